@@ -1,0 +1,11 @@
+/* commands.h — one entry point per subcommand. Each takes the arguments
+ * after the subcommand name (argv[0] is the subcommand), returns the exit
+ * status, prints its own --help, and reports errors as one line on stderr. */
+#ifndef AHASCOPE_COMMANDS_H
+#define AHASCOPE_COMMANDS_H
+
+int cmd_generate(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+#endif

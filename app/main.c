@@ -1,0 +1,42 @@
+/* main.c — `ahascope <command> [flags]`: dispatch to a subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "app/commands.h"
+#include "app/version.h"
+
+typedef struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *summary;
+} Command;
+
+static const Command COMMANDS[] = {
+    {"generate", cmd_generate, "generate text from a prompt"},
+    {"bench", cmd_bench, "measure prefill/decode speed against the bandwidth roofline"},
+    {"run", cmd_run, "the main job (what `make run` does): fetch the default model if needed, then run"},
+};
+#define N_COMMANDS (int)(sizeof COMMANDS / sizeof COMMANDS[0])
+
+static void usage(FILE *f) {
+    fprintf(f, "ahascope %s — All-or-Here Attention profiler\n\n", AHASCOPE_VERSION);
+    fprintf(f, "usage: ahascope <command> [flags]    (ahascope <command> --help for details)\n\ncommands:\n");
+    for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) return cmd_run(1, (char *[]){"run", NULL});
+    const char *name = argv[1];
+    if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(name, "--version")) {
+        printf("ahascope %s\n", AHASCOPE_VERSION);
+        return 0;
+    }
+    for (int i = 0; i < N_COMMANDS; i++)
+        if (!strcmp(name, COMMANDS[i].name)) return COMMANDS[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "ahascope: unknown command '%s' (try: ahascope --help)\n", name);
+    return 2;
+}

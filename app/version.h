@@ -1,0 +1,4 @@
+#ifndef AHASCOPE_VERSION_H
+#define AHASCOPE_VERSION_H
+#define AHASCOPE_VERSION "0.1.0"
+#endif

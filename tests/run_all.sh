@@ -1,0 +1,26 @@
+#!/bin/sh
+# Runs the test suite against the optimised build and the ASan+UBSan build,
+# then prints the combined "N passed, N failed" line. Exit non-zero on any failure.
+set -u
+total_p=0; total_f=0; total_s=0; rc=0
+for variant in build build-san; do
+    bin=./ahascope
+    [ "$variant" = build-san ] && bin=./build-san/ahascope
+    echo "== $variant =="
+    out=$(mktemp)
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+        AHASCOPE_BIN=$bin ./$variant/run_tests 2>&1 | tee "$out"
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
+    rm -f "$out"
+    if [ -z "$line" ]; then
+        echo "$variant: the test runner did not finish (crash?)"
+        total_f=$((total_f + 1)); rc=1; continue
+    fi
+    p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
+    f=$(echo "$line" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')
+    s=$(echo "$line" | sed -nE 's/.*, ([0-9]+) skipped.*/\1/p'); s=${s:-0}
+    total_p=$((total_p + p)); total_f=$((total_f + f)); total_s=$((total_s + s))
+    [ "$f" -ne 0 ] && rc=1
+done
+echo "$total_p passed, $total_f failed, $total_s skipped"
+[ $total_f -eq 0 ] && [ $rc -eq 0 ]

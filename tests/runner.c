@@ -1,0 +1,145 @@
+/* runner.c — runs every registered TEST, optionally filtered by a substring
+ * given as argv[1], and ends with the line "N passed, N failed[, N skipped]". */
+#define _POSIX_C_SOURCE 200809L
+#include "test.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct {
+    const char *name, *file;
+    test_fn fn;
+} TestCase;
+
+static TestCase g_tests[1024];
+static int g_ntests;
+static int g_cur_failed, g_cur_skipped;
+static char g_tmpdir[256];
+
+void test_register(const char *name, const char *file, test_fn fn) {
+    if (g_ntests < (int)(sizeof g_tests / sizeof g_tests[0]))
+        g_tests[g_ntests++] = (TestCase){name, file, fn};
+}
+
+void test_fail(const char *file, int line, const char *fmt, ...) {
+    if (g_cur_failed < 20) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "    %s:%d: ", file, line);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+    }
+    g_cur_failed++;
+}
+
+void test_skip(const char *why) {
+    fprintf(stderr, "    skipped: %s\n", why);
+    g_cur_skipped = 1;
+}
+
+int test_skipped(void) { return g_cur_skipped; }
+
+const char *test_shared_dir(void) {
+    const char *s = getenv("AHASCOPE_SHARED");
+    return (s && *s) ? s : "../shared";
+}
+
+static char *rotating(void) {
+    static char bufs[8][1024];
+    static int i;
+    return bufs[i++ & 7];
+}
+
+const char *test_shared(const char *rel) {
+    char *b = rotating();
+    snprintf(b, 1024, "%s/%s", test_shared_dir(), rel);
+    return b;
+}
+
+int test_shared_available(void) {
+    struct stat st;
+    return stat(test_shared("models/stories260K/stories260K.bin"), &st) == 0;
+}
+
+const char *test_tmpdir(void) { return g_tmpdir; }
+
+const char *test_tmp(const char *name) {
+    char *b = rotating();
+    snprintf(b, 1024, "%s/%s", g_tmpdir, name);
+    return b;
+}
+
+char *test_read_file(const char *path, long *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc(n + 1);
+    if (buf && fread(buf, 1, n, f) != (size_t)n) { free(buf); buf = NULL; }
+    fclose(f);
+    if (buf) { buf[n] = 0; if (len) *len = n; }
+    return buf;
+}
+
+int test_write_file(const char *path, const void *data, long len) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    int ok = fwrite(data, 1, len, f) == (size_t)len;
+    return (fclose(f) == 0 && ok) ? 0 : -1;
+}
+
+char *test_run(const char *cmd, int *status) {
+    char full[8192];
+    snprintf(full, sizeof full, "(%s) 2>&1", cmd);
+    FILE *p = popen(full, "r");
+    if (!p) { *status = -1; return NULL; }
+    size_t cap = 4096, n = 0;
+    char *out = malloc(cap);
+    size_t r;
+    while (out && (r = fread(out + n, 1, cap - n - 1, p)) > 0) {
+        n += r;
+        if (cap - n < 2) { cap *= 2; out = realloc(out, cap); }
+    }
+    int st = pclose(p);
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    if (out) out[n] = 0;
+    return out;
+}
+
+static void cleanup_tmp(void) {
+    if (!g_tmpdir[0] || getenv("AHASCOPE_KEEP_TMP")) return;
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "warning: could not remove %s\n", g_tmpdir);
+}
+
+int main(int argc, char **argv) {
+    const char *filter = argc > 1 ? argv[1] : NULL;
+    snprintf(g_tmpdir, sizeof g_tmpdir, "/tmp/ahascope-test-XXXXXX");
+    if (!mkdtemp(g_tmpdir)) { perror("mkdtemp"); return 2; }
+    atexit(cleanup_tmp);
+    if (!test_shared_available())
+        fprintf(stderr, "note: shared data not found at %s; tests that need it will be skipped\n",
+                test_shared_dir());
+    int passed = 0, failed = 0, skipped = 0;
+    for (int i = 0; i < g_ntests; i++) {
+        TestCase *t = &g_tests[i];
+        if (filter && !strstr(t->name, filter) && !strstr(t->file, filter)) continue;
+        g_cur_failed = 0;
+        g_cur_skipped = 0;
+        fprintf(stderr, "  %-48s ", t->name);
+        fflush(stderr);
+        t->fn();
+        if (g_cur_failed) { fprintf(stderr, "  %s FAILED (%d)\n", t->name, g_cur_failed); failed++; }
+        else if (g_cur_skipped) { skipped++; }
+        else { fprintf(stderr, "ok\n"); passed++; }
+    }
+    printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,78 @@
+/* test.h — the project's tiny test harness.
+ *
+ * TEST(name) { ... } defines and registers a test; CHECK* record a failure
+ * with file:line and keep going, so one run shows every broken assertion.
+ * A test that needs ../shared data calls SKIP_UNLESS_SHARED() and is counted
+ * as skipped (with the reason printed) when the data is absent.
+ */
+#ifndef AHASCOPE_TEST_H
+#define AHASCOPE_TEST_H
+
+#include <math.h>
+#include <stdio.h>
+
+typedef void (*test_fn)(void);
+
+void test_register(const char *name, const char *file, test_fn fn);
+void test_fail(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void test_skip(const char *why);
+int test_skipped(void);
+
+/* Path of the shared test data directory ($AHASCOPE_SHARED or ../shared). */
+const char *test_shared_dir(void);
+/* test_shared_dir() + "/" + rel, in a static rotating buffer. */
+const char *test_shared(const char *rel);
+/* A fresh scratch directory for this test run (removed at exit). */
+const char *test_tmpdir(void);
+/* tmpdir + "/" + name in a static rotating buffer. */
+const char *test_tmp(const char *name);
+
+#define TEST(name)                                                                  \
+    static void name(void);                                                         \
+    __attribute__((constructor)) static void reg_##name(void) {                     \
+        test_register(#name, __FILE__, name);                                       \
+    }                                                                               \
+    static void name(void)
+
+#define CHECK(cond)                                                                 \
+    do {                                                                            \
+        if (!(cond)) test_fail(__FILE__, __LINE__, "CHECK(%s)", #cond);             \
+    } while (0)
+
+#define CHECK_MSG(cond, ...)                                                        \
+    do {                                                                            \
+        if (!(cond)) test_fail(__FILE__, __LINE__, __VA_ARGS__);                    \
+    } while (0)
+
+#define CHECK_INT(a, b)                                                             \
+    do {                                                                            \
+        long long a_ = (long long)(a), b_ = (long long)(b);                         \
+        if (a_ != b_) test_fail(__FILE__, __LINE__, "%s == %lld, expected %s == %lld", #a, a_, #b, b_); \
+    } while (0)
+
+#define CHECK_NEAR(a, b, tol)                                                       \
+    do {                                                                            \
+        double a_ = (double)(a), b_ = (double)(b);                                  \
+        if (!(fabs(a_ - b_) <= (tol)))                                              \
+            test_fail(__FILE__, __LINE__, "%s = %.9g, expected %.9g (tol %g)", #a, a_, b_, (double)(tol)); \
+    } while (0)
+
+/* Returns from the test (counted as skipped) when ../shared is missing. */
+#define SKIP_UNLESS_SHARED()                                                        \
+    do {                                                                            \
+        if (!test_shared_available()) {                                             \
+            test_skip("shared test data not found (set AHASCOPE_SHARED)");          \
+            return;                                                                 \
+        }                                                                           \
+    } while (0)
+
+int test_shared_available(void);
+
+/* Read a whole file into a malloc'd NUL-terminated buffer (NULL on failure). */
+char *test_read_file(const char *path, long *len);
+/* Write bytes to a file; returns 0 on success. */
+int test_write_file(const char *path, const void *data, long len);
+/* Run a shell command, capture stdout+stderr (malloc'd) and exit status. */
+char *test_run(const char *cmd, int *status);
+
+#endif
