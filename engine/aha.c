@@ -1,0 +1,76 @@
+#include "aha.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const NAMES[POLICY_COUNT] = {"aha", "full", "local", "oracle", "qada", "qada_bulk", "static", "random"};
+
+AttnConfig aha_defaults(void) {
+    AttnConfig a;
+    memset(&a, 0, sizeof a);
+    a.policy = POLICY_FULL;
+    a.window = 32;
+    a.sinks = 0;
+    a.tau = 0.5f;
+    a.theta = 0.1f;
+    a.p = 0.1f;
+    a.seed = 1;
+    return a;
+}
+
+const char *aha_policy_name(Policy p) { return (p >= 0 && p < POLICY_COUNT) ? NAMES[p] : "?"; }
+
+int aha_policy_parse(const char *s, Policy *out, Err *e) {
+    for (int i = 0; i < POLICY_COUNT; i++)
+        if (!strcmp(s, NAMES[i])) { *out = (Policy)i; return 0; }
+    return err_set(e, "unknown policy '%s' (aha, full, local, oracle, qada, qada_bulk, static, random)", s);
+}
+
+int aha_check(const AttnConfig *a, int n_layers, int n_heads, Err *e) {
+    (void)n_layers; (void)n_heads;
+    if (a->window < 1) return err_set(e, "window must be at least 1 (got %d)", a->window);
+    if (a->sinks < 0) return err_set(e, "sinks must be >= 0 (got %d)", a->sinks);
+    if (!(a->tau >= 0 && a->tau <= 1)) return err_set(e, "tau must be in [0, 1]");
+    if (!(a->theta >= 0 && a->theta <= 1)) return err_set(e, "theta must be in [0, 1]");
+    if (!(a->p >= 0 && a->p <= 1)) return err_set(e, "p must be in [0, 1]");
+    if (a->policy == POLICY_AHA && !a->routers)
+        return err_set(e, "policy aha needs routers (--routers FILE, or --routers random[:SEED])");
+    if (a->policy == POLICY_STATIC && !a->static_heads)
+        return err_set(e, "policy static needs a head set (--static-heads l.h,... or a file)");
+    return 0;
+}
+
+float aha_uniform(uint64_t seed, int pos, int layer, int head) {
+    uint64_t z = seed ^ ((uint64_t)(uint32_t)pos << 32) ^ ((uint64_t)(uint32_t)layer << 16) ^ (uint64_t)(uint32_t)head;
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (float)(z >> 40) / 16777216.0f;
+}
+
+int aha_parse_heads(const char *spec, int n_layers, int n_heads, uint8_t **out, Err *e) {
+    uint8_t *m = calloc((size_t)n_layers * n_heads, 1);
+    if (!m) return err_set(e, "out of memory");
+    const char *s = spec;
+    while (*s) {
+        while (*s == ' ' || *s == '\n' || *s == '\t' || *s == ',') s++;
+        if (!*s) break;
+        if (*s == '#') { while (*s && *s != '\n') s++; continue; }
+        char *end;
+        long l = strtol(s, &end, 10);
+        if (end == s || *end != '.') { free(m); return err_set(e, "bad head '%.20s' (expected layer.head)", s); }
+        s = end + 1;
+        long h = strtol(s, &end, 10);
+        if (end == s) { free(m); return err_set(e, "bad head '%.20s' (expected layer.head)", s); }
+        if (l < 0 || l >= n_layers || h < 0 || h >= n_heads) {
+            free(m);
+            return err_set(e, "head %ld.%ld out of range (model has %d layers x %d heads)", l, h, n_layers, n_heads);
+        }
+        m[l * n_heads + h] = 1;
+        s = end;
+    }
+    *out = m;
+    return 0;
+}

@@ -1,0 +1,56 @@
+/* aha.h — how attention is routed: the policy that picks each head's
+ * branch (global or local) and the settings of the local set and the
+ * predictors. See DESIGN.md §1. */
+#ifndef AHASCOPE_AHA_H
+#define AHASCOPE_AHA_H
+
+#include <stdint.h>
+
+#include "err.h"
+
+typedef enum {
+    POLICY_AHA,       /* learned router: global iff σ(x·w_r) > τ */
+    POLICY_FULL,      /* every head global */
+    POLICY_LOCAL,     /* every head local */
+    POLICY_ORACLE,    /* global iff out_mass > θ (reads far keys to know) */
+    POLICY_QADA,      /* global iff QAdA's local-key estimate > θ */
+    POLICY_QADA_BULK, /* global iff the exact-bulk-moment estimate > θ */
+    POLICY_STATIC,    /* a fixed set of global heads */
+    POLICY_RANDOM,    /* each token-head global with probability p */
+    POLICY_COUNT
+} Policy;
+
+typedef struct {
+    Policy policy;
+    int window;              /* w ≥ 1: local keys t-w+1 … t */
+    int sinks;               /* S ≥ 0: first S positions always in the local set */
+    float tau;               /* router threshold (strictly greater is global) */
+    float theta;             /* oracle / QAdA threshold on out-of-window mass */
+    float p;                 /* random policy: probability of global */
+    uint64_t seed;           /* random policy stream */
+    int profile;             /* compute every predictor at every step */
+    const float *routers;    /* [n_layers][n_heads][dim] router vectors, or NULL */
+    const uint8_t *static_heads; /* [n_layers * n_heads], 1 = global, or NULL */
+} AttnConfig;
+
+/* Defaults: full policy, window 32, no sinks, τ 0.5, θ 0.1, p 0.1. */
+AttnConfig aha_defaults(void);
+
+/* Name of a policy ("aha", "full", …). */
+const char *aha_policy_name(Policy p);
+
+/* Parse a policy name; returns 0 and sets *out, or -1 with an error. */
+int aha_policy_parse(const char *s, Policy *out, Err *e);
+
+/* Check the settings against a model shape (routers present for aha, a
+ * head set for static, ranges of w, S, τ, θ, p). Returns 0 if usable. */
+int aha_check(const AttnConfig *a, int n_layers, int n_heads, Err *e);
+
+/* Deterministic uniform in [0,1) for the random policy: a hash of
+ * (seed, pos, layer, head), so threads and prefill/decode agree. */
+float aha_uniform(uint64_t seed, int pos, int layer, int head);
+
+/* Parse "l.h,l.h,…" into a [n_layers*n_heads] 0/1 map (calloc'd). */
+int aha_parse_heads(const char *spec, int n_layers, int n_heads, uint8_t **out, Err *e);
+
+#endif

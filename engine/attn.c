@@ -1,0 +1,138 @@
+#include "attn.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "kernels.h"
+
+void attn_local_set(int t, int window, int sinks, int *n_sinks, int *win_lo) {
+    int ns = sinks < t + 1 ? sinks : t + 1;
+    int lo = t - window + 1;
+    if (lo < ns) lo = ns;
+    *n_sinks = ns;
+    *win_lo = lo;
+}
+
+void attn_bulk_absorb(double *m1, double *m2, const float *k, int hs) {
+    for (int a = 0; a < hs; a++) {
+        double ka = k[a];
+        m1[a] += ka;
+        double *row = m2 + (size_t)a * hs;
+        for (int b = 0; b < hs; b++) row[b] += ka * k[b];
+    }
+}
+
+float attn_qada_mass(double n_far, double mean_s, double var_s, double log_local) {
+    if (n_far <= 0) return 0.0f;
+    if (var_s < 0) var_s = 0;
+    double log_bulk = log(n_far) + mean_s + 0.5 * var_s;
+    return (float)(1.0 / (1.0 + exp(log_local - log_bulk)));
+}
+
+/* Scores of keys [lo, hi) into s[], returning their max (-inf if empty). */
+static float score_range(const AttnHeadIn *in, int lo, int hi, float *s) {
+    float scale = 1.0f / sqrtf((float)in->head_size), m = -INFINITY;
+    for (int i = lo; i < hi; i++) {
+        s[i] = k_dot(in->q, in->k + (size_t)i * in->stride, in->head_size) * scale;
+        if (s[i] > m) m = s[i];
+    }
+    return m;
+}
+
+/* Σ exp(s_i - m) over [lo, hi), accumulating exp(s_i - m)·v_i into acc. */
+static double sum_range(const AttnHeadIn *in, int lo, int hi, const float *s, float m, float *acc) {
+    double z = 0;
+    for (int i = lo; i < hi; i++) {
+        float e = expf(s[i] - m);
+        z += e;
+        k_axpy(acc, e, in->v + (size_t)i * in->stride, in->head_size);
+    }
+    return z;
+}
+
+/* QAdA's bulk model from the window's own scores: mean and variance of
+ * s over the window are q·μ/√d and qᵀΣq/d for the window keys' Gaussian. */
+static float qada_local(const float *s, int lo, int t, double n_far, double log_local) {
+    double sum = 0, sq = 0;
+    int n = t - lo + 1;
+    for (int i = lo; i <= t; i++) { sum += s[i]; sq += (double)s[i] * s[i]; }
+    double mean = sum / n;
+    return attn_qada_mass(n_far, mean, sq / n - mean * mean, log_local);
+}
+
+static float qada_bulk(const AttnHeadIn *in, double n_far, double log_local) {
+    int hs = in->head_size;
+    double qm = 0, qMq = 0;
+    for (int a = 0; a < hs; a++) {
+        qm += in->q[a] * in->bulk_m1[a];
+        const double *row = in->bulk_m2 + (size_t)a * hs;
+        double r = 0;
+        for (int b = 0; b < hs; b++) r += row[b] * in->q[b];
+        qMq += in->q[a] * r;
+    }
+    double mu = qm / n_far; /* q·μ */
+    double var = (qMq / n_far - mu * mu) / hs;
+    return attn_qada_mass(n_far, mu / sqrt((double)hs), var, log_local);
+}
+
+static int decide(const AttnHeadIn *in, const AttnHeadOut *r) {
+    switch (in->rule) {
+    case GATE_ORACLE: return r->oracle_mass > in->theta;
+    case GATE_QADA: return r->qada_mass > in->theta;
+    case GATE_QADA_BULK: return r->qada_bulk_mass > in->theta;
+    default: return in->gate ? 1 : 0;
+    }
+}
+
+void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHeadOut *res) {
+    const int hs = in->head_size, t = in->t;
+    float *s = scratch, *acc_loc = scratch + t + 1, *acc_far = acc_loc + hs;
+    int ns, lo;
+    attn_local_set(t, in->window, in->sinks, &ns, &lo);
+    const int n_far = lo - ns, n_local = ns + (t - lo + 1);
+    res->oracle_mass = res->oracle_err = res->qada_mass = res->qada_bulk_mass = NAN;
+
+    /* local branch: sinks then window, one softmax */
+    float m_loc = fmaxf(score_range(in, 0, ns, s), score_range(in, lo, t + 1, s));
+    memset(acc_loc, 0, hs * sizeof(float));
+    double z_loc = sum_range(in, 0, ns, s, m_loc, acc_loc) + sum_range(in, lo, t + 1, s, m_loc, acc_loc);
+    double log_local = m_loc + log(z_loc);
+    if (in->want_qada || in->rule == GATE_QADA)
+        res->qada_mass = n_far > 0 ? qada_local(s, lo, t, n_far, log_local) : 0.0f;
+    if (in->bulk_m1)
+        res->qada_bulk_mass = n_far > 0 ? qada_bulk(in, n_far, log_local) : 0.0f;
+
+    /* every rule but the oracle can decide before any far key is read */
+    int oracle = in->want_oracle || in->rule == GATE_ORACLE;
+    res->gate = in->rule == GATE_ORACLE ? 0 : decide(in, res);
+    int need_far = n_far > 0 && (oracle || res->gate);
+    double a = 1, b = 0, z_far = 0;
+    if (need_far) {
+        float m_far = score_range(in, ns, lo, s);
+        memset(acc_far, 0, hs * sizeof(float));
+        z_far = sum_range(in, ns, lo, s, m_far, acc_far);
+        float m = fmaxf(m_loc, m_far);
+        a = exp((double)m_loc - m);
+        b = exp((double)m_far - m);
+    }
+    double z_full = a * z_loc + b * z_far;
+    if (oracle) {
+        res->oracle_mass = n_far > 0 ? (float)(b * z_far / z_full) : 0.0f;
+        double diff = 0, norm = 0;
+        for (int i = 0; i < hs; i++) {
+            double full = (a * acc_loc[i] + (need_far ? b * acc_far[i] : 0)) / z_full;
+            double loc = acc_loc[i] / z_loc;
+            diff += (full - loc) * (full - loc);
+            norm += full * full;
+        }
+        res->oracle_err = norm > 0 ? (float)sqrt(diff / norm) : 0.0f;
+        if (in->rule == GATE_ORACLE) res->gate = decide(in, res);
+    }
+    if (res->gate && need_far) {
+        for (int i = 0; i < hs; i++) out[i] = (float)((a * acc_loc[i] + b * acc_far[i]) / z_full);
+        res->keys_read = t + 1;
+    } else {
+        for (int i = 0; i < hs; i++) out[i] = (float)(acc_loc[i] / z_loc);
+        res->keys_read = res->gate ? t + 1 : n_local;
+    }
+}

@@ -1,0 +1,61 @@
+/* attn.h — one attention head at one position, with AHA's two branches.
+ *
+ * The local set of position t is the sinks [0, min(S, t+1)) plus the window
+ * [max(t-w+1, S), t]; every other earlier key is "far". The local branch is
+ * always computed; the far keys are read only when the executed branch is
+ * global or when the oracle is asked for (profiling). Softmax partial sums
+ * of the two parts combine exactly into full attention, so a global head
+ * costs the same as plain attention.
+ */
+#ifndef AHASCOPE_ATTN_H
+#define AHASCOPE_ATTN_H
+
+#include <stdint.h>
+
+/* How the executed gate is chosen for this head. */
+typedef enum {
+    GATE_FIXED,     /* use AttnHeadIn.gate */
+    GATE_ORACLE,    /* out_mass > theta */
+    GATE_QADA,      /* qada_mass > theta */
+    GATE_QADA_BULK  /* qada_bulk_mass > theta */
+} GateRule;
+
+typedef struct {
+    const float *q;     /* [head_size], after RoPE */
+    const float *k;     /* key cache of this layer and KV head: key i at k + i*stride */
+    const float *v;     /* value cache, same layout */
+    int stride;         /* floats between positions in the cache (kv_dim) */
+    int head_size;
+    int t;              /* query position (keys 0..t are valid) */
+    int window, sinks;
+    GateRule rule;
+    int gate;           /* GATE_FIXED: 1 global, 0 local */
+    float theta;
+    int want_oracle;    /* compute out_mass and rel_err (reads far keys) */
+    int want_qada;      /* compute the local-key QAdA estimate */
+    const double *bulk_m1; /* [head_size] Σ k over the far keys, or NULL */
+    const double *bulk_m2; /* [head_size^2] Σ k kᵀ over the far keys */
+} AttnHeadIn;
+
+typedef struct {
+    int gate;             /* executed branch */
+    int keys_read;        /* keys the executed branch read */
+    float oracle_mass, oracle_err, qada_mass, qada_bulk_mass; /* NAN if not computed */
+} AttnHeadOut;
+
+/* Attention of one head at one position: writes the executed output to
+ * out[head_size]; scratch needs t+1 floats plus 3*head_size. */
+void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHeadOut *res);
+
+/* Bounds of the local set at position t: sinks [0, *n_sinks) and window
+ * [*win_lo, t]; far keys are [*n_sinks, *win_lo). */
+void attn_local_set(int t, int window, int sinks, int *n_sinks, int *win_lo);
+
+/* Add key k[head_size] to running bulk moments (m1 += k, m2 += k kᵀ). */
+void attn_bulk_absorb(double *m1, double *m2, const float *k, int head_size);
+
+/* The QAdA estimate of the far mass: log-normal sum of n_far keys whose
+ * scores have the given mean and variance, against a local log-sum-exp. */
+float attn_qada_mass(double n_far, double mean_s, double var_s, double log_local);
+
+#endif

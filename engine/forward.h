@@ -1,0 +1,55 @@
+/* forward.h — the transformer forward pass with AHA attention.
+ *
+ * One entry point feeds n tokens at positions pos0 … pos0+n-1: n = 1 is a
+ * decode step (matrix–vector), n > 1 a batched prefill (matrix–matrix,
+ * causal attention inside the batch). Both run the same per-head attention
+ * (attn.h), so they make the same decisions for the same tokens.
+ */
+#ifndef AHASCOPE_FORWARD_H
+#define AHASCOPE_FORWARD_H
+
+#include "aha.h"
+#include "model.h"
+#include "pool.h"
+#include "trace.h"
+
+typedef struct {
+    Config c;
+    int max_batch;        /* rows a single forward call processes at most */
+    /* activations, [max_batch][width] */
+    float *x;             /* residual stream [B][dim] */
+    float *xb, *xb2;      /* [B][dim] */
+    float *q;             /* [B][dim] */
+    float *hb, *hb2;      /* [B][hidden] */
+    float *rlog;          /* router logits [B][n_heads] */
+    float *logits;        /* [vocab]: the last row's logits */
+    float *key_cache;     /* [layer][seq_len][kv_dim], after RoPE */
+    float *value_cache;   /* [layer][seq_len][kv_dim] */
+    float *rope_cos, *rope_sin; /* [seq_len][head_size/2] */
+    float *scratch;       /* per KV head: seq_len + 3*head_size floats */
+    double *bulk_m1;      /* per (layer, KV head): Σ k over absorbed far keys [head_size] */
+    double *bulk_m2;      /* per (layer, KV head): Σ k kᵀ [head_size^2] */
+    int *bulk_n;          /* keys absorbed per (layer, KV head) */
+    int *bulk_start;      /* sink count the moments were built for */
+    Pool *pool;
+} RunState;
+
+/* Allocate buffers for a model shape; max_batch bounds a prefill chunk,
+ * n_threads the parallelism (<= 1: single-threaded). Returns 0 on success. */
+int fwd_init(RunState *s, const Config *c, int max_batch, int n_threads, Err *e);
+
+/* Free everything fwd_init allocated (safe on a zeroed struct). */
+void fwd_free(RunState *s);
+
+/* Forget the running bulk moments (a new sequence starts). */
+void fwd_reset(RunState *s);
+
+/* Feed tokens[0..n) at positions pos0 … pos0+n-1 (all < seq_len, ids in
+ * range: the caller checks). Prefills in chunks of max_batch. If
+ * logits_all is non-NULL it receives n rows of vocab logits; s->logits
+ * always ends with the last row's. traces, if non-NULL, holds n traces whose
+ * per-head fields are filled (pos and token too). */
+void fwd_forward(const Model *m, RunState *s, const AttnConfig *a, const int *tokens, int n, int pos0,
+                 float *logits_all, StepTrace **traces);
+
+#endif

@@ -1,0 +1,257 @@
+#include "model.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define V1_MAGIC 0x616b3432u /* "ak42" */
+#define V1_HEADER 256
+#define V0_HEADER 28
+
+int model_config_check(Config *c, const char *what, Err *e) {
+    const struct { const char *name; int v, max; } f[] = {
+        {"dim", c->dim, MODEL_MAX_DIM},         {"hidden_dim", c->hidden_dim, 4 * MODEL_MAX_DIM},
+        {"n_layers", c->n_layers, MODEL_MAX_LAYERS}, {"n_heads", c->n_heads, MODEL_MAX_DIM},
+        {"n_kv_heads", c->n_kv_heads, MODEL_MAX_DIM}, {"vocab_size", c->vocab_size, MODEL_MAX_VOCAB},
+        {"seq_len", c->seq_len, MODEL_MAX_SEQ},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        if (f[i].v <= 0) return err_set(e, "%s: %s must be positive (got %d)", what, f[i].name, f[i].v);
+        if (f[i].v > f[i].max) return err_set(e, "%s: %s = %d is absurdly large (max %d)", what, f[i].name, f[i].v, f[i].max);
+    }
+    if (c->dim % c->n_heads) return err_set(e, "%s: n_heads (%d) does not divide dim (%d)", what, c->n_heads, c->dim);
+    if (c->n_heads % c->n_kv_heads)
+        return err_set(e, "%s: n_kv_heads (%d) does not divide n_heads (%d)", what, c->n_kv_heads, c->n_heads);
+    c->head_size = c->dim / c->n_heads;
+    if (c->head_size % 2) return err_set(e, "%s: head size %d is odd (RoPE rotates pairs)", what, c->head_size);
+    c->kv_dim = c->n_kv_heads * c->head_size;
+    if (c->rope_theta <= 0) c->rope_theta = 10000.0f;
+    return 0;
+}
+
+/* Float count of every tensor, in llama2.c's legacy (v0) order; the v1
+ * order is a permutation of the same tensors, so the total is shared. */
+static uint64_t weight_floats(const Config *c) {
+    uint64_t d = c->dim, h = c->hidden_dim, L = c->n_layers, kv = c->kv_dim, V = c->vocab_size;
+    uint64_t n = V * d + L * d * 2 + L * d * d * 2 + L * d * kv * 2 + L * d * h * 3 + d;
+    if (!c->shared_classifier) n += V * d;
+    return n;
+}
+
+size_t model_n_params(const Config *c) { return (size_t)weight_floats(c); }
+
+size_t model_decode_bytes(const Config *c) {
+    uint64_t n = weight_floats(c) - (uint64_t)c->vocab_size * c->dim; /* embedding: one row read */
+    if (!c->shared_classifier) return (size_t)((n + c->dim) * sizeof(float));
+    /* shared: the classifier reads the whole embedding matrix anyway */
+    return (size_t)((n + (uint64_t)c->vocab_size * c->dim) * sizeof(float));
+}
+
+/* Point every Weights field into a contiguous float array laid out in the
+ * given file version's order. */
+static void wire_weights(Model *m, const float *p, int version) {
+    const Config *c = &m->c;
+    uint64_t d = c->dim, h = c->hidden_dim, L = c->n_layers, kv = c->kv_dim, V = c->vocab_size;
+    Weights *w = &m->w;
+    if (version == 1) {
+        w->rms_att = p;         p += L * d;
+        w->rms_ffn = p;         p += L * d;
+        w->rms_final = p;       p += d;
+        w->token_embedding = p; p += V * d;
+    } else {
+        w->token_embedding = p; p += V * d;
+        w->rms_att = p;         p += L * d;
+    }
+    w->wq = p; p += L * d * d;
+    w->wk = p; p += L * d * kv;
+    w->wv = p; p += L * d * kv;
+    w->wo = p; p += L * d * d;
+    if (version != 1) { w->rms_ffn = p; p += L * d; }
+    w->w1 = p; p += L * d * h;
+    w->w2 = p; p += L * d * h;
+    w->w3 = p; p += L * d * h;
+    if (version != 1) {
+        w->rms_final = p; p += d;
+        p += (uint64_t)c->seq_len * c->head_size; /* legacy freq_cis_real + imag: unused */
+    }
+    w->wcls = c->shared_classifier ? w->token_embedding : p;
+}
+
+static int read_header(const unsigned char *b, size_t size, Config *c, int *version, size_t *hdr,
+                       const char *path, Err *e) {
+    int32_t h[9];
+    memset(c, 0, sizeof *c);
+    if (size < V0_HEADER) return err_set(e, "%s: file is %zu bytes, too short for a llama2.c header", path, size);
+    uint32_t magic;
+    memcpy(&magic, b, 4);
+    if (magic == V1_MAGIC) {
+        if (size < V1_HEADER) return err_set(e, "%s: truncated v1 header (%zu of 256 bytes)", path, size);
+        memcpy(h, b, 36);
+        if (h[1] != 1) return err_set(e, "%s: unsupported ak42 checkpoint version %d (only 1)", path, h[1]);
+        *version = 1;
+        *hdr = V1_HEADER;
+        c->dim = h[2]; c->hidden_dim = h[3]; c->n_layers = h[4]; c->n_heads = h[5];
+        c->n_kv_heads = h[6]; c->vocab_size = h[7]; c->seq_len = h[8];
+        if (b[36] > 1) return err_set(e, "%s: shared_classifier flag is %d (expected 0 or 1)", path, b[36]);
+        c->shared_classifier = b[36];
+    } else {
+        memcpy(h, b, 28);
+        *version = 0;
+        *hdr = V0_HEADER;
+        c->dim = h[0]; c->hidden_dim = h[1]; c->n_layers = h[2]; c->n_heads = h[3];
+        c->n_kv_heads = h[4]; c->seq_len = h[6];
+        c->shared_classifier = h[5] > 0;
+        c->vocab_size = h[5] == INT32_MIN ? 0 : abs(h[5]);
+    }
+    c->rope_theta = 10000.0f;
+    return model_config_check(c, path, e);
+}
+
+int model_load(Model *m, const char *path, Err *e) {
+    memset(m, 0, sizeof *m);
+    snprintf(m->path, sizeof m->path, "%s", path);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return err_set(e, "%s: cannot open model: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return err_set(e, "%s: not a regular file", path);
+    }
+    size_t size = (size_t)st.st_size;
+    void *map = size ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+    close(fd);
+    if (map == MAP_FAILED) return err_set(e, "%s: cannot map model (%s)", path, size ? strerror(errno) : "empty file");
+    size_t hdr = 0;
+    if (read_header(map, size, &m->c, &m->version, &hdr, path, e) != 0) {
+        munmap(map, size);
+        return -1;
+    }
+    uint64_t floats = weight_floats(&m->c);
+    uint64_t expect = hdr + floats * 4;
+    uint64_t expect_freq = expect + (uint64_t)m->c.seq_len * m->c.head_size * 4;
+    int ok = m->version == 1 ? size == expect : size == expect_freq;
+    if (!ok) {
+        munmap(map, size);
+        return err_set(e, "%s: file is %zu bytes but its header (dim %d, %d layers, vocab %d, %s classifier) needs %llu",
+                       path, size, m->c.dim, m->c.n_layers, m->c.vocab_size,
+                       m->c.shared_classifier ? "shared" : "separate",
+                       (unsigned long long)(m->version == 1 ? expect : expect_freq));
+    }
+    m->map = map;
+    m->map_size = size;
+    wire_weights(m, (const float *)((const char *)map + hdr), m->version);
+    return 0;
+}
+
+/* splitmix64: a fast deterministic stream for random weights */
+static uint64_t mix64(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void fill_uniform(float *p, uint64_t n, float scale, uint64_t *s) {
+    for (uint64_t i = 0; i < n; i++)
+        p[i] = scale * ((float)(mix64(s) >> 40) * (2.0f / 16777216.0f) - 1.0f);
+}
+
+int model_random(Model *m, const Config *cfg, uint64_t seed, Err *e) {
+    memset(m, 0, sizeof *m);
+    m->c = *cfg;
+    if (model_config_check(&m->c, "random model", e) != 0) return -1;
+    uint64_t n = weight_floats(&m->c) + (uint64_t)m->c.seq_len * m->c.head_size;
+    if (n > (uint64_t)(SIZE_MAX / 8))
+        return err_set(e, "random model: %llu weights do not fit in memory", (unsigned long long)n);
+    m->owned = malloc(n * sizeof(float));
+    if (!m->owned) return err_set(e, "random model: cannot allocate %llu MB", (unsigned long long)(n * 4 >> 20));
+    m->version = -1;
+    wire_weights(m, m->owned, 0);
+    const Config *c = &m->c;
+    uint64_t d = c->dim, h = c->hidden_dim, L = c->n_layers, kv = c->kv_dim, V = c->vocab_size;
+    uint64_t s = seed;
+    float *w = m->owned;
+    fill_uniform(w, V * d, 1.0f, &s);                       w += V * d;
+    for (uint64_t i = 0; i < L * d; i++) *w++ = 1.0f;      /* rms_att */
+    fill_uniform(w, L * d * (2 * d + 2 * kv), 1.0f / sqrtf((float)d), &s); w += L * d * (2 * d + 2 * kv);
+    for (uint64_t i = 0; i < L * d; i++) *w++ = 1.0f;      /* rms_ffn */
+    fill_uniform(w, L * d * h, 1.0f / sqrtf((float)d), &s); w += L * d * h;
+    fill_uniform(w, L * d * h, 1.0f / sqrtf((float)h), &s); w += L * d * h;
+    fill_uniform(w, L * d * h, 1.0f / sqrtf((float)d), &s); w += L * d * h;
+    for (uint64_t i = 0; i < d; i++) *w++ = 1.0f;          /* rms_final */
+    memset(w, 0, (uint64_t)c->seq_len * c->head_size * sizeof(float)); w += (uint64_t)c->seq_len * c->head_size;
+    if (!c->shared_classifier) fill_uniform(w, V * d, 1.0f / sqrtf((float)d), &s);
+    return 0;
+}
+
+static int write_all(FILE *f, const void *p, uint64_t bytes) { return fwrite(p, 1, bytes, f) == bytes ? 0 : -1; }
+
+static int write_tensors(FILE *f, const Model *m, int version) {
+    const Config *c = &m->c;
+    const Weights *w = &m->w;
+    uint64_t d = c->dim, h = c->hidden_dim, L = c->n_layers, kv = c->kv_dim, V = c->vocab_size;
+    int r = 0;
+    if (version == 1) {
+        r |= write_all(f, w->rms_att, L * d * 4) | write_all(f, w->rms_ffn, L * d * 4);
+        r |= write_all(f, w->rms_final, d * 4) | write_all(f, w->token_embedding, V * d * 4);
+    } else {
+        r |= write_all(f, w->token_embedding, V * d * 4) | write_all(f, w->rms_att, L * d * 4);
+    }
+    r |= write_all(f, w->wq, L * d * d * 4) | write_all(f, w->wk, L * d * kv * 4);
+    r |= write_all(f, w->wv, L * d * kv * 4) | write_all(f, w->wo, L * d * d * 4);
+    if (version != 1) r |= write_all(f, w->rms_ffn, L * d * 4);
+    r |= write_all(f, w->w1, L * d * h * 4) | write_all(f, w->w2, L * d * h * 4) | write_all(f, w->w3, L * d * h * 4);
+    if (version != 1) {
+        r |= write_all(f, w->rms_final, d * 4);
+        /* freq_cis tables, as the legacy exporter wrote them (cos then sin) */
+        for (int part = 0; part < 2 && !r; part++)
+            for (int t = 0; t < c->seq_len && !r; t++)
+                for (int i = 0; i < c->head_size / 2 && !r; i++) {
+                    float fr = powf(c->rope_theta, -2.0f * i / (float)c->head_size) * t;
+                    float v = part ? sinf(fr) : cosf(fr);
+                    r |= write_all(f, &v, 4);
+                }
+    }
+    if (!c->shared_classifier) r |= write_all(f, w->wcls, V * d * 4);
+    return r;
+}
+
+int model_save(const Model *m, const char *path, int version, Err *e) {
+    const Config *c = &m->c;
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return err_set(e, "%s: cannot write: %s", path, strerror(errno));
+    int r;
+    if (version == 1) {
+        unsigned char hdr[V1_HEADER] = {0};
+        int32_t h[9] = {(int32_t)V1_MAGIC, 1, c->dim, c->hidden_dim, c->n_layers, c->n_heads,
+                        c->n_kv_heads, c->vocab_size, c->seq_len};
+        memcpy(hdr, h, sizeof h);
+        hdr[36] = (unsigned char)c->shared_classifier;
+        r = write_all(f, hdr, sizeof hdr);
+    } else {
+        int32_t h[7] = {c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads,
+                        c->shared_classifier ? c->vocab_size : -c->vocab_size, c->seq_len};
+        r = write_all(f, h, sizeof h);
+    }
+    r |= write_tensors(f, m, version);
+    if (fclose(f) != 0) r = -1;
+    if (r != 0 || rename(tmp, path) != 0) {
+        remove(tmp);
+        return err_set(e, "%s: write failed: %s", path, strerror(errno ? errno : EIO));
+    }
+    return 0;
+}
+
+void model_free(Model *m) {
+    if (m->map) munmap(m->map, m->map_size);
+    free(m->owned);
+    memset(m, 0, sizeof *m);
+}

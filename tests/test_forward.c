@@ -1,0 +1,135 @@
+/* Golden tests of the forward pass against the reference llama2.c run:
+ * ids of greedy generation and the logits of every position, both fed
+ * token by token (decode) and as one batched prefill. Tolerance 1e-4 max
+ * abs on logits (the reference sums in another order; seen ~1e-6). */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/forward.h"
+#include "tests/test.h"
+
+typedef struct {
+    int n_prompts;
+    int prompt_len[8], len[8];
+    int *ids[8];
+    float *logits; /* rows of 512, prompt after prompt */
+    long n_rows;
+} Golden;
+
+static int golden_load(Golden *g) {
+    memset(g, 0, sizeof *g);
+    char *js = test_read_file(test_shared("golden/stories260K_greedy.json"), NULL);
+    long nbytes = 0;
+    char *lg = test_read_file(test_shared("golden/stories260K_logits.f32"), &nbytes);
+    cJSON *root = js ? cJSON_Parse(js) : NULL;
+    free(js);
+    if (!root || !lg) { cJSON_Delete(root); free(lg); return -1; }
+    cJSON *e;
+    cJSON_ArrayForEach(e, root) {
+        int k = g->n_prompts++;
+        cJSON *p = cJSON_GetObjectItem(e, "prompt_ids"), *ids = cJSON_GetObjectItem(e, "ids");
+        g->prompt_len[k] = cJSON_GetArraySize(p);
+        g->len[k] = cJSON_GetArraySize(ids);
+        g->ids[k] = malloc(g->len[k] * sizeof(int));
+        for (int i = 0; i < g->len[k]; i++) g->ids[k][i] = cJSON_GetArrayItem(ids, i)->valueint;
+    }
+    cJSON_Delete(root);
+    g->logits = (float *)lg;
+    g->n_rows = nbytes / (512 * 4);
+    return 0;
+}
+
+static void golden_free(Golden *g) {
+    for (int k = 0; k < g->n_prompts; k++) free(g->ids[k]);
+    free(g->logits);
+}
+
+static float max_abs_diff(const float *a, const float *b, int n) {
+    float m = 0;
+    for (int i = 0; i < n; i++) {
+        float d = fabsf(a[i] - b[i]);
+        if (!(d <= m)) m = d; /* NaN propagates as failure */
+    }
+    return m;
+}
+
+static int load_260k(Model *m) {
+    Err e;
+    if (model_load(m, test_shared("models/stories260K/stories260K.bin"), &e) != 0) {
+        test_fail(__FILE__, __LINE__, "%s", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+TEST(golden_logits_decode_and_prefill) {
+    SKIP_UNLESS_SHARED();
+    Golden g;
+    Model m;
+    RunState s;
+    Err e;
+    CHECK(golden_load(&g) == 0);
+    if (load_260k(&m)) { golden_free(&g); return; }
+    CHECK(fwd_init(&s, &m.c, 512, 2, &e) == 0);
+    AttnConfig a = aha_defaults();
+    long row = 0;
+    float worst_dec = 0, worst_pre = 0;
+    float *all = malloc((size_t)512 * 512 * sizeof(float));
+    for (int k = 0; k < g.n_prompts; k++) {
+        int n = g.len[k] - 1;
+        for (int t = 0; t < n; t++) {
+            fwd_forward(&m, &s, &a, &g.ids[k][t], 1, t, NULL, NULL);
+            float d = max_abs_diff(s.logits, g.logits + (row + t) * 512, 512);
+            if (!(d <= worst_dec)) worst_dec = d;
+        }
+        fwd_forward(&m, &s, &a, g.ids[k], n, 0, all, NULL);
+        for (int t = 0; t < n; t++) {
+            float d = max_abs_diff(all + (size_t)t * 512, g.logits + (row + t) * 512, 512);
+            if (!(d <= worst_pre)) worst_pre = d;
+        }
+        row += n;
+    }
+    CHECK_INT(row, g.n_rows);
+    CHECK_MSG(worst_dec <= 1e-4f, "decode logits differ from golden by %g", worst_dec);
+    CHECK_MSG(worst_pre <= 1e-4f, "prefill logits differ from golden by %g", worst_pre);
+    free(all);
+    fwd_free(&s);
+    model_free(&m);
+    golden_free(&g);
+}
+
+static int argmax(const float *v, int n) {
+    int b = 0;
+    for (int i = 1; i < n; i++) if (v[i] > v[b]) b = i;
+    return b;
+}
+
+TEST(golden_greedy_ids_prefill_then_decode) {
+    SKIP_UNLESS_SHARED();
+    Golden g;
+    Model m;
+    RunState s;
+    Err e;
+    CHECK(golden_load(&g) == 0);
+    if (load_260k(&m)) { golden_free(&g); return; }
+    CHECK(fwd_init(&s, &m.c, 64, 2, &e) == 0);
+    AttnConfig a = aha_defaults();
+    for (int k = 0; k < g.n_prompts; k++) {
+        int ids[600], n = g.prompt_len[k];
+        memcpy(ids, g.ids[k], n * sizeof(int));
+        fwd_forward(&m, &s, &a, ids, n, 0, NULL, NULL);
+        while (n < 257) {
+            ids[n] = argmax(s.logits, 512);
+            n++;
+            if (ids[n - 1] == 1) break;
+            fwd_forward(&m, &s, &a, &ids[n - 1], 1, n - 1, NULL, NULL);
+        }
+        CHECK_INT(n, g.len[k]);
+        int same = n == g.len[k] && memcmp(ids, g.ids[k], n * sizeof(int)) == 0;
+        CHECK_MSG(same, "prompt %d: greedy ids differ from golden", k);
+    }
+    fwd_free(&s);
+    model_free(&m);
+    golden_free(&g);
+}
