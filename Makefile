@@ -21,7 +21,8 @@ all: ahascope
 # --- optimised build (objects in build/) ---
 build/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) $(OPT) -c $< -o $@
+	@echo "cc $<"
+	@$(CC) $(CFLAGS_BASE) $(OPT) -c $< -o $@
 
 ahascope: $(LIB_SRC:%.c=build/%.o) build/app/main.o
 	$(CC) $(CFLAGS_BASE) $(OPT) $^ -o $@ $(LDLIBS)
@@ -32,7 +33,8 @@ build/run_tests: $(LIB_SRC:%.c=build/%.o) $(TEST_SRC:%.c=build/%.o)
 # --- sanitizer build (objects in build-san/) ---
 build-san/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) $(SAN) -c $< -o $@
+	@echo "cc (san) $<"
+	@$(CC) $(CFLAGS_BASE) $(SAN) -c $< -o $@
 
 build-san/ahascope: $(LIB_SRC:%.c=build-san/%.o) build-san/app/main.o
 	$(CC) $(CFLAGS_BASE) $(SAN) $^ -o $@ $(LDLIBS)

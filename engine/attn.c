@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "matvec.h"
 
 void attn_local_set(int t, int window, int sinks, int *n_sinks, int *win_lo) {
     int ns = sinks < t + 1 ? sinks : t + 1;
@@ -31,22 +31,22 @@ float attn_qada_mass(double n_far, double mean_s, double var_s, double log_local
 
 /* Scores of keys [lo, hi) into s[], returning their max (-inf if empty). */
 static float score_range(const AttnHeadIn *in, int lo, int hi, float *s) {
-    float scale = 1.0f / sqrtf((float)in->head_size), m = -INFINITY;
-    for (int i = lo; i < hi; i++) {
-        s[i] = k_dot(in->q, in->k + (size_t)i * in->stride, in->head_size) * scale;
-        if (s[i] > m) m = s[i];
-    }
+    if (hi <= lo) return -INFINITY;
+    mv_scores(s + lo, in->q, in->k + (size_t)lo * in->stride, in->stride, in->head_size, hi - lo,
+              1.0f / sqrtf((float)in->head_size));
+    float m = -INFINITY;
+    for (int i = lo; i < hi; i++) if (s[i] > m) m = s[i];
     return m;
 }
 
-/* Σ exp(s_i - m) over [lo, hi), accumulating exp(s_i - m)·v_i into acc. */
-static double sum_range(const AttnHeadIn *in, int lo, int hi, const float *s, float m, float *acc) {
+/* Σ exp(s_i - m) over [lo, hi), accumulating exp(s_i - m)·v_i into acc.
+ * The weights go to e[] (a buffer apart from s, which the oracle and QAdA
+ * still read). */
+static double sum_range(const AttnHeadIn *in, int lo, int hi, const float *s, float m, float *e, float *acc) {
+    if (hi <= lo) return 0;
     double z = 0;
-    for (int i = lo; i < hi; i++) {
-        float e = expf(s[i] - m);
-        z += e;
-        k_axpy(acc, e, in->v + (size_t)i * in->stride, in->head_size);
-    }
+    for (int i = lo; i < hi; i++) { e[i] = expf(s[i] - m); z += e[i]; }
+    mv_wsum(acc, e + lo, in->v + (size_t)lo * in->stride, in->stride, in->head_size, hi - lo);
     return z;
 }
 
@@ -86,7 +86,7 @@ static int decide(const AttnHeadIn *in, const AttnHeadOut *r) {
 
 void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHeadOut *res) {
     const int hs = in->head_size, t = in->t;
-    float *s = scratch, *acc_loc = scratch + t + 1, *acc_far = acc_loc + hs;
+    float *s = scratch, *ew = scratch + t + 1, *acc_loc = ew + t + 1, *acc_far = acc_loc + hs;
     int ns, lo;
     attn_local_set(t, in->window, in->sinks, &ns, &lo);
     const int n_far = lo - ns, n_local = ns + (t - lo + 1);
@@ -95,7 +95,7 @@ void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHea
     /* local branch: sinks then window, one softmax */
     float m_loc = fmaxf(score_range(in, 0, ns, s), score_range(in, lo, t + 1, s));
     memset(acc_loc, 0, hs * sizeof(float));
-    double z_loc = sum_range(in, 0, ns, s, m_loc, acc_loc) + sum_range(in, lo, t + 1, s, m_loc, acc_loc);
+    double z_loc = sum_range(in, 0, ns, s, m_loc, ew, acc_loc) + sum_range(in, lo, t + 1, s, m_loc, ew, acc_loc);
     double log_local = m_loc + log(z_loc);
     if (in->want_qada || in->rule == GATE_QADA)
         res->qada_mass = n_far > 0 ? qada_local(s, lo, t, n_far, log_local) : 0.0f;
@@ -110,7 +110,7 @@ void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHea
     if (need_far) {
         float m_far = score_range(in, ns, lo, s);
         memset(acc_far, 0, hs * sizeof(float));
-        z_far = sum_range(in, ns, lo, s, m_far, acc_far);
+        z_far = sum_range(in, ns, lo, s, m_far, ew, acc_far);
         float m = fmaxf(m_loc, m_far);
         a = exp((double)m_loc - m);
         b = exp((double)m_far - m);

@@ -44,7 +44,7 @@ typedef struct {
 } AttnHeadOut;
 
 /* Attention of one head at one position: writes the executed output to
- * out[head_size]; scratch needs t+1 floats plus 3*head_size. */
+ * out[head_size]; scratch needs 2*(t+1) + 2*head_size floats. */
 void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHeadOut *res);
 
 /* Bounds of the local set at position t: sinks [0, *n_sinks) and window

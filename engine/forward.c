@@ -7,6 +7,7 @@
 
 #include "attn.h"
 #include "kernels.h"
+#include "matvec.h"
 
 void openblas_set_num_threads(int n); /* OpenBLAS extension, not in cblas.h everywhere */
 
@@ -31,7 +32,7 @@ int fwd_init(RunState *s, const Config *c, int max_batch, int n_threads, Err *e)
     s->value_cache = calloc(cache, sizeof(float));
     s->rope_cos = malloc((size_t)c->seq_len * hs / 2 * sizeof(float));
     s->rope_sin = malloc((size_t)c->seq_len * hs / 2 * sizeof(float));
-    s->scratch = malloc((size_t)c->n_kv_heads * (c->seq_len + 3 * hs) * sizeof(float));
+    s->scratch = malloc((size_t)c->n_kv_heads * (2 * c->seq_len + 3 * hs) * sizeof(float));
     s->bulk_m1 = calloc(heads_kv * hs, sizeof(double));
     s->bulk_m2 = calloc(heads_kv * hs * hs, sizeof(double));
     s->bulk_n = calloc(heads_kv, sizeof(int));
@@ -69,35 +70,51 @@ void fwd_reset(RunState *s) {
     memset(s->bulk_n, 0, heads_kv * sizeof(int));
 }
 
-/* ---- matmul: out[T][n_out] = in[T][n_in] · W[n_out][n_in]ᵀ, rows of W split over the pool ---- */
+/* ---- matmul: out_k[T][n_k] = in[T][n_in] · W_k[n_k][n_in]ᵀ for up to three
+ * matrices sharing one input (q/k/v, gate/up), their rows split over the
+ * pool as one job: fewer wake-ups per decode step, even shares per core. */
 
 typedef struct {
-    float *out;
-    const float *in, *w;
-    int T, n_in, n_out;
+    const float *in;
+    int T, n_in, n_mats;
+    float *out[3];
+    const float *w[3];
+    int n_out[3];
 } MatMul;
+
+static void matmul_rows(const MatMul *mm, int k, int r0, int r1) {
+    const float *w = mm->w[k] + (size_t)r0 * mm->n_in;
+    if (mm->T == 1)
+        mv_f32(mm->out[k] + r0, w, mm->in, r1 - r0, mm->n_in);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, mm->T, r1 - r0, mm->n_in, 1.0f, mm->in, mm->n_in, w,
+                    mm->n_in, 0.0f, mm->out[k] + r0, mm->n_out[k]);
+}
 
 static void matmul_task(void *ctx, int task, int n_tasks) {
     const MatMul *mm = ctx;
-    /* chunks of 16 rows keep each thread's slice of W aligned to cache lines */
-    int rows = (mm->n_out + 15) / 16;
-    int r0 = (int)((long)rows * task / n_tasks) * 16, r1 = (int)((long)rows * (task + 1) / n_tasks) * 16;
-    if (r1 > mm->n_out) r1 = mm->n_out;
-    if (r0 >= r1) return;
-    const float *w = mm->w + (size_t)r0 * mm->n_in;
-    if (mm->T == 1)
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, r1 - r0, mm->n_in, 1.0f, w, mm->n_in, mm->in, 1, 0.0f,
-                    mm->out + r0, 1);
-    else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, mm->T, r1 - r0, mm->n_in, 1.0f, mm->in, mm->n_in, w,
-                    mm->n_in, 0.0f, mm->out + r0, mm->n_out);
+    long total = 0;
+    for (int k = 0; k < mm->n_mats; k++) total += mm->n_out[k];
+    /* this task's share of the concatenated rows, in blocks of 16 */
+    long blocks = (total + 15) / 16, lo = blocks * task / n_tasks * 16, hi = blocks * (task + 1) / n_tasks * 16;
+    long base = 0;
+    for (int k = 0; k < mm->n_mats; base += mm->n_out[k], k++) {
+        long r0 = lo > base ? lo - base : 0, r1 = hi - base < mm->n_out[k] ? hi - base : mm->n_out[k];
+        if (r0 < r1) matmul_rows(mm, k, (int)r0, (int)r1);
+    }
+}
+
+static void matmul_run(RunState *s, MatMul *mm) {
+    long total = 0;
+    for (int k = 0; k < mm->n_mats; k++) total += mm->n_out[k];
+    int tasks = pool_threads(s->pool);
+    if ((long)mm->T * mm->n_in * total < 32768) tasks = 1; /* not worth a wake-up */
+    pool_run(s->pool, matmul_task, mm, tasks);
 }
 
 static void matmul(RunState *s, float *out, const float *in, const float *w, int T, int n_in, int n_out) {
-    MatMul mm = {out, in, w, T, n_in, n_out};
-    int tasks = pool_threads(s->pool);
-    if ((long)T * n_in * n_out < 32768) tasks = 1; /* not worth a wake-up */
-    pool_run(s->pool, matmul_task, &mm, tasks);
+    MatMul mm = {.in = in, .T = T, .n_in = n_in, .n_mats = 1, .out = {out}, .w = {w}, .n_out = {n_out}};
+    matmul_run(s, &mm);
 }
 
 /* ---- attention over the batch, one task per KV head ---- */
@@ -156,7 +173,7 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
     int bulk = a->profile || a->policy == POLICY_QADA_BULK;
     size_t loff = (size_t)l * c->seq_len * c->kv_dim;
     size_t idx = (size_t)l * c->n_kv_heads + kvh;
-    float *scratch = s->scratch + (size_t)kvh * (c->seq_len + 3 * hs);
+    float *scratch = s->scratch + (size_t)kvh * (2 * c->seq_len + 3 * hs);
     for (int i = 0; i < j->T; i++) {
         int t = j->pos0 + i;
         if (bulk) bulk_sync(s, a, l, kvh, t);
@@ -209,9 +226,9 @@ static void layer_forward(const Model *m, RunState *s, const AttnConfig *a, int 
     float *vc = s->value_cache + ((size_t)l * c->seq_len + pos0) * kv;
 
     for (int i = 0; i < T; i++) k_rmsnorm(s->xb + (size_t)i * d, s->x + (size_t)i * d, w->rms_att + (size_t)l * d, d);
-    matmul(s, s->q, s->xb, w->wq + l * dd, T, d, d);          /* q [T][dim] */
-    matmul(s, kc, s->xb, w->wk + l * dkv, T, d, kv);          /* k straight into the cache */
-    matmul(s, vc, s->xb, w->wv + l * dkv, T, d, kv);
+    MatMul qkv = {.in = s->xb, .T = T, .n_in = d, .n_mats = 3,   /* q [T][dim]; k, v straight into the cache */
+                  .out = {s->q, kc, vc}, .w = {w->wq + l * dd, w->wk + l * dkv, w->wv + l * dkv}, .n_out = {d, kv, kv}};
+    matmul_run(s, &qkv);
     if (a->routers) matmul(s, s->rlog, s->xb, a->routers + (size_t)l * c->n_heads * d, T, d, c->n_heads);
     rope_rows(s, s->q, d, T, d, pos0);
     rope_rows(s, kc, kv, T, kv, pos0);
@@ -223,8 +240,9 @@ static void layer_forward(const Model *m, RunState *s, const AttnConfig *a, int 
     for (size_t i = 0; i < (size_t)T * d; i++) s->x[i] += s->xb2[i];
 
     for (int i = 0; i < T; i++) k_rmsnorm(s->xb + (size_t)i * d, s->x + (size_t)i * d, w->rms_ffn + (size_t)l * d, d);
-    matmul(s, s->hb, s->xb, w->w1 + l * dh, T, d, hid);
-    matmul(s, s->hb2, s->xb, w->w3 + l * dh, T, d, hid);
+    MatMul ffn = {.in = s->xb, .T = T, .n_in = d, .n_mats = 2, .out = {s->hb, s->hb2},
+                  .w = {w->w1 + l * dh, w->w3 + l * dh}, .n_out = {hid, hid}};
+    matmul_run(s, &ffn);
     k_swiglu(s->hb, s->hb2, T * hid);
     matmul(s, s->xb2, s->hb, w->w2 + l * dh, T, hid, d);
     for (size_t i = 0; i < (size_t)T * d; i++) s->x[i] += s->xb2[i];

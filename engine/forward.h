@@ -26,7 +26,7 @@ typedef struct {
     float *key_cache;     /* [layer][seq_len][kv_dim], after RoPE */
     float *value_cache;   /* [layer][seq_len][kv_dim] */
     float *rope_cos, *rope_sin; /* [seq_len][head_size/2] */
-    float *scratch;       /* per KV head: seq_len + 3*head_size floats */
+    float *scratch;       /* per KV head: 2*seq_len + 3*head_size floats */
     double *bulk_m1;      /* per (layer, KV head): Σ k over absorbed far keys [head_size] */
     double *bulk_m2;      /* per (layer, KV head): Σ k kᵀ [head_size^2] */
     int *bulk_n;          /* keys absorbed per (layer, KV head) */

@@ -56,3 +56,14 @@ void k_swiglu(float *h, const float *u, int n) {
         h[i] = v * (1.0f / (1.0f + expf(-v))) * u[i];
     }
 }
+
+CLONES float k_stream_sum(const float *x, size_t n) {
+    float acc[32] = {0};
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int j = 0; j < 32; j++) acc[j] += x[i + j];
+    float s = 0;
+    for (; i < n; i++) s += x[i];
+    for (int j = 0; j < 32; j++) s += acc[j];
+    return s;
+}

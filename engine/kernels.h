@@ -4,6 +4,8 @@
 #ifndef AHASCOPE_KERNELS_H
 #define AHASCOPE_KERNELS_H
 
+#include <stddef.h>
+
 /* Σ a[i]·b[i] over n floats. */
 float k_dot(const float *a, const float *b, int n);
 
@@ -22,4 +24,8 @@ void k_logit_stats(const float *logits, int n, int target, float *logprob, float
 /* h = silu(h) * u, elementwise (SwiGLU). */
 void k_swiglu(float *h, const float *u, int n);
 
+
+/* Sum of n floats, read once in order: the streaming kernel that measures
+ * the machine's read bandwidth. */
+float k_stream_sum(const float *x, size_t n);
 #endif

@@ -29,6 +29,7 @@ typedef struct {
     int *vocab_len;      /* byte length of each (pieces may contain no NUL) */
     float *scores;       /* merge scores */
     TokIndex *sorted;    /* vocab sorted by string, for lookup */
+    char byte_text[256][2]; /* decoded text of the <0xXX> pieces */
     char path[512];      /* file it came from, for messages */
 } Tokenizer;
 

@@ -1,0 +1,61 @@
+/* args.h — flag parsing shared by the subcommands.
+ *
+ * Every command walks argv with args_next(); shared groups of flags (the
+ * model, sampling, attention policy) are parsed by one function each so the
+ * commands agree on names, ranges and messages. Values are strict: "12x",
+ * "", out-of-range numbers and unknown flags are one-line errors.
+ */
+#ifndef AHASCOPE_ARGS_H
+#define AHASCOPE_ARGS_H
+
+#include <stdint.h>
+
+#include "engine/aha.h"
+#include "engine/err.h"
+
+typedef struct {
+    int argc;
+    char **argv;
+    int i;            /* next index to read */
+    const char *cmd;  /* subcommand name, for messages */
+} Args;
+
+/* Flags of the model, prompt, sampling and attention policy. */
+typedef struct {
+    const char *model;      /* --model PATH (file or directory) */
+    const char *tokenizer;  /* --tokenizer PATH */
+    const char *prompt;     /* --prompt TEXT */
+    int have_prompt;
+    int steps;              /* --steps N (0: default) */
+    float temperature;      /* --temperature T */
+    float topp;             /* --topp P */
+    uint64_t seed;          /* --seed S */
+    int have_seed;
+    AttnConfig attn;        /* --policy --window --sinks --tau --theta --p --profile */
+    int have_policy, have_window;
+    const char *routers;    /* --routers FILE | random[:SEED] */
+    const char *static_heads; /* --static-heads l.h,... or FILE */
+} RunOpts;
+
+/* Defaults: steps 256, temperature 1.0, top-p 0.9, seed from the clock,
+ * full policy (aha when routers are given), window 32. */
+void runopts_defaults(RunOpts *o);
+
+/* If argv[a->i] is one of the RunOpts flags, consume it (and its value)
+ * and return 1; return 0 if not ours; -1 with e set on a bad value. */
+int runopts_parse(RunOpts *o, Args *a, Err *e);
+
+/* The value after flag argv[a->i - 1]; error if missing. */
+const char *args_value(Args *a, Err *e);
+
+/* Strict number parsers: the whole string must be a number in [lo, hi]. */
+int args_int(const char *flag, const char *s, long lo, long hi, long *out, Err *e);
+int args_float(const char *flag, const char *s, double lo, double hi, double *out, Err *e);
+
+/* True if s is --help or -h. */
+int args_is_help(const char *s);
+
+/* Print "ahascope: <msg>" on stderr and return exit status 1. */
+int args_fail(const Err *e);
+
+#endif

@@ -1,0 +1,319 @@
+/* `ahascope bench`: speed figures measured in one run, as medians.
+ *
+ * Throughput mode: prefill and decode tok/s of a model (a file, or random
+ * weights of a named shape), the weight bytes a decode step streams, the
+ * machine's read bandwidth measured by the project's own streaming kernel,
+ * and roofline_frac = decode tok/s × bytes per step ÷ bandwidth.
+ * Context mode (--context N): the time of one decode step at position N for
+ * a policy, with the KV cache pre-filled with random keys and values.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "app/args.h"
+#include "app/commands.h"
+#include "engine/forward.h"
+#include "engine/kernels.h"
+#include "engine/matvec.h"
+
+typedef struct {
+    const char *model, *shape, *dims, *save;
+    int prompt_len, decode, runs, json, threads;
+    int context, compare_full;
+    AttnConfig attn;
+} BenchOpts;
+
+static void bench_help(void) {
+    puts("usage: ahascope bench [--model PATH | --shape 260K|15M|110M | --dims d,hidden,layers,heads,kv_heads,vocab,seq_len]\n"
+         "                      [--prompt-len N] [--decode N] [--runs R] [--json] [--save FILE] [--threads N]\n"
+         "                      [--context N --window W --policy P [--p P] [--sinks S] [--profile] [--compare-full]]\n"
+         "\n"
+         "Throughput (default): medians over R runs of prefill tok/s (a prompt of N tokens, default 512)\n"
+         "and decode tok/s (default 64 tokens), the weight bytes streamed per decode step, the read\n"
+         "bandwidth measured by a streaming kernel in the same run, and roofline_frac.\n"
+         "--shape/--dims build random weights in memory; --save also writes them as a llama2.c v0 file.\n"
+         "Context mode (--context N): median time of one decode step at position N (KV cache filled with\n"
+         "random keys/values) under a policy: step_ms, keys_read_frac, and with --compare-full the\n"
+         "speedup over the full-attention step measured in the same run.\n"
+         "--json prints one JSON object.");
+}
+
+static double seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int shape_config(const BenchOpts *b, Config *c, Err *e) {
+    memset(c, 0, sizeof *c);
+    int v[7];
+    if (b->dims) {
+        char extra;
+        if (sscanf(b->dims, "%d,%d,%d,%d,%d,%d,%d%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &extra) != 7)
+            return err_set(e, "--dims: expected 7 comma-separated integers dim,hidden,layers,heads,kv_heads,vocab,seq_len");
+    } else if (!strcmp(b->shape, "260K")) {
+        int s[7] = {64, 172, 5, 8, 4, 512, 512}; memcpy(v, s, sizeof s);
+    } else if (!strcmp(b->shape, "15M")) {
+        int s[7] = {288, 768, 6, 6, 6, 32000, 256}; memcpy(v, s, sizeof s);
+    } else if (!strcmp(b->shape, "110M")) {
+        int s[7] = {768, 2048, 12, 12, 12, 32000, 1024}; memcpy(v, s, sizeof s);
+    } else {
+        return err_set(e, "--shape: unknown shape '%s' (260K, 15M, 110M)", b->shape);
+    }
+    *c = (Config){.dim = v[0], .hidden_dim = v[1], .n_layers = v[2], .n_heads = v[3], .n_kv_heads = v[4],
+                  .vocab_size = v[5], .seq_len = v[6], .shared_classifier = 1, .rope_theta = 10000.0f};
+    return model_config_check(c, "--dims", e);
+}
+
+typedef struct {
+    const float *buf;
+    size_t n;
+    float sums[64];
+} Stream;
+
+static void stream_task(void *ctx, int task, int n_tasks) {
+    Stream *s = ctx;
+    size_t lo = s->n * task / n_tasks, hi = s->n * (task + 1) / n_tasks;
+    s->sums[task] = k_stream_sum(s->buf + lo, hi - lo);
+}
+
+/* One pass of every thread streaming its own slice of a buffer far larger
+ * than the caches; GB/s. Called between the timed runs, so bandwidth and
+ * decode see the same machine (it is shared and noisy). */
+static double stream_pass(Pool *pool, Stream *s) {
+    double t0 = seconds();
+    pool_run(pool, stream_task, s, pool_threads(pool));
+    return s->n * sizeof(float) / (seconds() - t0) / 1e9;
+}
+typedef struct {
+    double prefill_tok_s, decode_tok_s, bandwidth_gbs, roofline_frac, roofline_frac_weights;
+    size_t weight_bytes, kv_bytes;
+} Throughput;
+
+static void random_tokens(int *ids, int n, int vocab, uint64_t *seed) {
+    for (int i = 0; i < n; i++) {
+        *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+        ids[i] = (int)((*seed >> 33) % (uint64_t)vocab);
+    }
+    ids[0] = 1;
+}
+
+static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out, Err *e) {
+    const Config *c = &m->c;
+    int plen = b->prompt_len, dec = b->decode, R = b->runs;
+    if (plen + dec > c->seq_len)
+        return err_set(e, "bench: prompt (%d) + decode (%d) exceed the context (%d)", plen, dec, c->seq_len);
+    RunState s;
+    if (fwd_init(&s, c, plen, b->threads, e) != 0) return -1;
+    Stream st = {.n = (size_t)256 << 20 >> 2};
+    float *buf = malloc(st.n * sizeof(float));
+    int *ids = malloc((size_t)(plen + dec) * sizeof(int));
+    double *pre = malloc(R * sizeof(double)), *dtk = malloc(R * sizeof(double)), *bw = malloc(3 * R * sizeof(double));
+    if (!buf || !ids || !pre || !dtk || !bw) {
+        free(buf); free(ids); free(pre); free(dtk); free(bw); fwd_free(&s);
+        return err_set(e, "bench: out of memory");
+    }
+    for (size_t i = 0; i < st.n; i++) buf[i] = (float)(i & 7);
+    st.buf = buf;
+    uint64_t seed = 42;
+    random_tokens(ids, plen + dec, c->vocab_size, &seed);
+    for (int r = 0; r < R; r++) {
+        bw[3 * r] = stream_pass(s.pool, &st);
+        double t0 = seconds();
+        fwd_forward(m, &s, &b->attn, ids, plen, 0, NULL, NULL);
+        double t1 = seconds();
+        bw[3 * r + 1] = stream_pass(s.pool, &st);
+        double t2 = seconds();
+        for (int i = 0; i < dec; i++) fwd_forward(m, &s, &b->attn, &ids[plen + i], 1, plen + i, NULL, NULL);
+        double t3 = seconds();
+        bw[3 * r + 2] = stream_pass(s.pool, &st);
+        pre[r] = plen / (t1 - t0);
+        dtk[r] = dec / (t3 - t2);
+    }
+    out->prefill_tok_s = median(pre, R);
+    out->decode_tok_s = median(dtk, R);
+    out->bandwidth_gbs = median(bw, 3 * R);
+    out->weight_bytes = model_decode_bytes(c);
+    /* full attention reads every cached key and value: average over the decoded positions */
+    out->kv_bytes = (size_t)c->n_layers * 2 * c->kv_dim * sizeof(float) * (size_t)(plen + (dec + 1) / 2);
+    out->roofline_frac = out->decode_tok_s * (out->weight_bytes + out->kv_bytes) / (out->bandwidth_gbs * 1e9);
+    out->roofline_frac_weights = out->decode_tok_s * out->weight_bytes / (out->bandwidth_gbs * 1e9);
+    free(buf); free(ids); free(pre); free(dtk); free(bw);
+    fwd_free(&s);
+    return 0;
+}
+
+typedef struct {
+    double step_ms, keys_read_frac, global_share, full_ms, plain_ms;
+} ContextResult;
+
+/* Median decode-step time at position N for one policy; the KV cache below
+ * N holds random keys and values (their content does not change the cost). */
+static double time_step_at(const Model *m, RunState *s, const AttnConfig *a, int N, int runs, double *keys_frac,
+                           double *global) {
+    const Config *c = &m->c;
+    StepTrace *tr = trace_new(c->n_layers, c->n_heads);
+    double *t = malloc(runs * sizeof(double));
+    int tok = 1;
+    fwd_forward(m, s, a, &tok, 1, N, NULL, &tr); /* warm-up: bulk moments catch up once */
+    for (int r = 0; r < runs; r++) {
+        double t0 = seconds();
+        fwd_forward(m, s, a, &tok, 1, N, NULL, &tr);
+        t[r] = (seconds() - t0) * 1e3;
+    }
+    long keys = 0, g = 0;
+    for (int i = 0; i < trace_cells(tr); i++) { keys += tr->keys_read[i]; g += tr->gate[i] == 1; }
+    if (keys_frac) *keys_frac = (double)keys / ((double)trace_cells(tr) * (N + 1));
+    if (global) *global = (double)g / trace_cells(tr);
+    double med = median(t, runs);
+    free(t);
+    trace_free(tr);
+    return med;
+}
+
+static int bench_context(const Model *m, const BenchOpts *b, ContextResult *out, Err *e) {
+    const Config *c = &m->c;
+    if (b->context >= c->seq_len) return err_set(e, "bench: --context %d must be below the model's context (%d)", b->context, c->seq_len);
+    if (aha_check(&b->attn, c->n_layers, c->n_heads, e) != 0) return -1;
+    RunState s;
+    if (fwd_init(&s, c, 1, b->threads, e) != 0) return -1;
+    uint64_t seed = 7;
+    size_t per_layer = (size_t)c->seq_len * c->kv_dim, fill = (size_t)b->context * c->kv_dim;
+    for (int l = 0; l < c->n_layers; l++)
+        for (size_t i = 0; i < fill; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            float v = (float)((seed >> 40) & 0xffff) / 32768.0f - 1.0f;
+            s.key_cache[l * per_layer + i] = v;
+            s.value_cache[l * per_layer + i] = -v;
+        }
+    out->step_ms = time_step_at(m, &s, &b->attn, b->context, b->runs, &out->keys_read_frac, &out->global_share);
+    out->full_ms = out->plain_ms = NAN;
+    if (b->compare_full) {
+        AttnConfig full = b->attn;
+        full.policy = POLICY_FULL;
+        full.profile = 0;
+        out->full_ms = time_step_at(m, &s, &full, b->context, b->runs, NULL, NULL);
+    }
+    if (b->attn.profile) { /* what profiling costs over the same policy's plain step */
+        AttnConfig plain = b->attn;
+        plain.profile = 0;
+        out->plain_ms = time_step_at(m, &s, &plain, b->context, b->runs, NULL, NULL);
+    }
+    fwd_free(&s);
+    return 0;
+}
+
+static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
+    Args a = {argc, argv, 1, "bench"};
+    RunOpts ro;
+    runopts_defaults(&ro);
+    *b = (BenchOpts){.shape = "110M", .prompt_len = 512, .decode = 64, .runs = 5, .threads = pool_default_threads()};
+    while (a.i < argc) {
+        const char *f = argv[a.i];
+        int r = runopts_parse(&ro, &a, e); /* --model and the policy flags */
+        if (r < 0) return -1;
+        if (r > 0) continue;
+        a.i++;
+        const char *v = NULL;
+        long n;
+        int *dst = !strcmp(f, "--prompt-len") ? &b->prompt_len : !strcmp(f, "--decode") ? &b->decode
+                 : !strcmp(f, "--runs") ? &b->runs : !strcmp(f, "--context") ? &b->context
+                 : !strcmp(f, "--threads") ? &b->threads : NULL;
+        if (dst) {
+            if (!(v = args_value(&a, e)) || args_int(f, v, dst == &b->prompt_len ? 1 : dst == &b->context ? 1 : 1,
+                                                      dst == &b->threads ? 64 : 1 << 20, &n, e)) return -1;
+            *dst = (int)n;
+        } else if (!strcmp(f, "--shape")) { if (!(b->shape = args_value(&a, e))) return -1; }
+        else if (!strcmp(f, "--dims")) { if (!(b->dims = args_value(&a, e))) return -1; }
+        else if (!strcmp(f, "--save")) { if (!(b->save = args_value(&a, e))) return -1; }
+        else if (!strcmp(f, "--json")) b->json = 1;
+        else if (!strcmp(f, "--compare-full")) b->compare_full = 1;
+        else return err_set(e, "bench: unknown flag '%s' (see ahascope bench --help)", f);
+    }
+    if (ro.routers) return err_set(e, "bench: --routers is not supported yet");
+    b->model = ro.model;
+    b->attn = ro.attn;
+    if (b->runs > 1000) return err_set(e, "bench: --runs %d is too many (max 1000)", b->runs);
+    return 0;
+}
+
+static void print_throughput(const BenchOpts *b, const Model *m, const Throughput *t) {
+    const Config *c = &m->c;
+    if (b->json) {
+        printf("{\"prefill_tok_s\": %.3f, \"decode_tok_s\": %.3f, \"weight_bytes\": %zu, \"kv_bytes\": %zu, "
+               "\"bandwidth_gbs\": %.3f, \"roofline_frac\": %.4f, \"roofline_frac_weights\": %.4f, "
+               "\"prompt_len\": %d, \"decode\": %d, \"runs\": %d, \"threads\": %d, \"matvec\": \"%s\"}\n",
+               t->prefill_tok_s, t->decode_tok_s, t->weight_bytes, t->kv_bytes, t->bandwidth_gbs, t->roofline_frac,
+               t->roofline_frac_weights, b->prompt_len, b->decode, b->runs, b->threads, mv_variant());
+        return;
+    }
+    printf("model           %s (dim %d, hidden %d, %d layers, %d/%d heads, vocab %d, context %d)\n",
+           m->path[0] ? m->path : "random weights", c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads,
+           c->vocab_size, c->seq_len);
+    printf("prefill         %10.1f tok/s   (%d-token prompt, median of %d runs)\n", t->prefill_tok_s, b->prompt_len, b->runs);
+    printf("decode          %10.1f tok/s   (%d tokens after the prompt, %s kernel, %d threads)\n", t->decode_tok_s,
+           b->decode, mv_variant(), b->threads);
+    printf("prefill/decode  %10.1fx\n", t->prefill_tok_s / t->decode_tok_s);
+    printf("weight bytes    %10.1f MB per decode step (+ %.1f MB of KV cache at this context)\n", t->weight_bytes / 1e6,
+           t->kv_bytes / 1e6);
+    printf("bandwidth       %10.2f GB/s (streaming read, median of %d passes between the runs)\n", t->bandwidth_gbs,
+           3 * b->runs);
+    printf("roofline_frac   %10.3f   (weights + KV; weights only: %.3f)\n", t->roofline_frac, t->roofline_frac_weights);
+}
+
+static void print_context(const BenchOpts *b, const ContextResult *r) {
+    if (b->json) {
+        printf("{\"context\": %d, \"window\": %d, \"policy\": \"%s\", \"step_ms\": %.4f, \"keys_read_frac\": %.4f, "
+               "\"global_share\": %.4f",
+               b->context, b->attn.window, aha_policy_name(b->attn.policy), r->step_ms, r->keys_read_frac, r->global_share);
+        if (!isnan(r->full_ms)) printf(", \"full_step_ms\": %.4f, \"speedup_vs_full\": %.3f", r->full_ms, r->full_ms / r->step_ms);
+        if (!isnan(r->plain_ms)) printf(", \"plain_step_ms\": %.4f, \"profile_ratio\": %.3f", r->plain_ms, r->step_ms / r->plain_ms);
+        printf("}\n");
+        return;
+    }
+    printf("step at position %d, policy %s, window %d%s: %.3f ms (median of %d)\n", b->context,
+           aha_policy_name(b->attn.policy), b->attn.window, b->attn.profile ? ", profiled" : "", r->step_ms, b->runs);
+    printf("keys_read_frac  %.4f   global_share %.4f\n", r->keys_read_frac, r->global_share);
+    if (!isnan(r->full_ms)) printf("full step       %.3f ms   speedup_vs_full %.2fx\n", r->full_ms, r->full_ms / r->step_ms);
+    if (!isnan(r->plain_ms)) printf("unprofiled step %.3f ms   profile_ratio %.2fx\n", r->plain_ms, r->step_ms / r->plain_ms);
+}
+
+int cmd_bench(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (args_is_help(argv[i])) { bench_help(); return 0; }
+    BenchOpts b;
+    Err e;
+    Model m;
+    if (parse_bench(argc, argv, &b, &e) != 0) return args_fail(&e);
+    if (b.model) {
+        if (model_load(&m, b.model, &e) != 0) return args_fail(&e);
+    } else {
+        Config c;
+        if (shape_config(&b, &c, &e) != 0 || model_random(&m, &c, 1234, &e) != 0) return args_fail(&e);
+        if (b.save && model_save(&m, b.save, 0, &e) != 0) { model_free(&m); return args_fail(&e); }
+    }
+    int rc = 0;
+    if (b.context > 0) {
+        ContextResult r = {0};
+        if (bench_context(&m, &b, &r, &e) == 0) print_context(&b, &r); else rc = args_fail(&e);
+    } else {
+        if (b.prompt_len + b.decode > m.c.seq_len && !b.model) b.prompt_len = m.c.seq_len - b.decode;
+        Throughput t = {0};
+        if (bench_throughput(&m, &b, &t, &e) == 0) print_throughput(&b, &m, &t); else rc = args_fail(&e);
+    }
+    model_free(&m);
+    return rc;
+}

@@ -1,0 +1,103 @@
+/* `ahascope generate`: text (or ids) from a prompt, llama2.c-style. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "app/args.h"
+#include "app/commands.h"
+#include "app/setup.h"
+#include "engine/session.h"
+
+static void generate_help(void) {
+    puts("usage: ahascope generate [--model PATH] [--tokenizer PATH] --prompt TEXT [--steps N]\n"
+         "                         [--temperature T] [--topp P] [--seed S] [--ids] [policy flags]\n"
+         "\n"
+         "Generate text from a prompt. --steps counts positions including the prompt (default 256,\n"
+         "capped at the model's context); generation also stops when the model emits BOS.\n"
+         "  --temperature T   0 = greedy (default 1.0)       --topp P     nucleus mass (default 0.9)\n"
+         "  --seed S          same seed, same text           --ids        print one line of token ids\n"
+         "  --threads N       worker threads (default: all cores)\n"
+         "policy flags: --policy aha|full|local|oracle|qada|qada_bulk|static|random  --window W\n"
+         "  --sinks S  --tau T  --theta X  --p P  --static-heads l.h,...|FILE  --routers FILE|random[:SEED]\n"
+         "  --profile  (compute every predictor at every step)");
+}
+
+static double seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Prints each new token as it is produced so a long generation streams. */
+static void print_piece(const Session *s, int i) {
+    char buf[256];
+    size_t n = tok_piece_printable(s->tok, i > 0 ? s->ids[i - 1] : -1, s->ids[i], buf, sizeof buf);
+    fwrite(buf, 1, n, stdout);
+    fflush(stdout);
+}
+
+static int run_generate(RunOpts *o, int print_ids, int threads, Err *e) {
+    Loaded L;
+    Session s;
+    int rc = 1;
+    if (app_load(o, &L, 1, e) != 0) goto out_unload;
+    if (session_init(&s, &L.model, &L.tok, &o->attn, o->steps, o->temperature, o->topp, o->seed, threads, e)) goto out_unload;
+    const char *prompt = o->prompt ? o->prompt : "";
+    if (session_start_text(&s, prompt, strlen(prompt), e) != 0) goto out_session;
+    double t0 = seconds();
+    int n_pre = session_prefill(&s, NULL);
+    double t1 = seconds();
+    int printed = 1, more = 1;
+    while (more) {
+        if (!print_ids)
+            for (; printed < s.n_ids; printed++) print_piece(&s, printed);
+        more = session_step(&s, NULL);
+    }
+    if (!print_ids)
+        for (; printed < s.n_ids; printed++) print_piece(&s, printed);
+    double t2 = seconds();
+    if (print_ids) {
+        for (int i = 0; i < s.n_ids; i++) printf(i ? " %d" : "%d", s.ids[i]);
+        putchar('\n');
+    } else {
+        putchar('\n');
+    }
+    int n_dec = s.n_fed - n_pre;
+    if (getenv("AHASCOPE_VERBOSE"))
+        fprintf(stderr, "prefill %d tok in %.3fs, decode %d tok at %.1f tok/s\n", n_pre, t1 - t0, n_dec,
+                n_dec > 0 ? n_dec / (t2 - t1) : 0.0);
+    rc = 0;
+out_session:
+    session_free(&s);
+out_unload:
+    app_unload(&L);
+    return rc;
+}
+
+int cmd_generate(int argc, char **argv) {
+    RunOpts o;
+    runopts_defaults(&o);
+    Args a = {argc, argv, 1, "generate"};
+    Err e;
+    int print_ids = 0;
+    long threads = pool_default_threads();
+    while (a.i < argc) {
+        const char *f = argv[a.i];
+        if (args_is_help(f)) { generate_help(); return 0; }
+        int r = runopts_parse(&o, &a, &e);
+        if (r < 0) return args_fail(&e);
+        if (r > 0) continue;
+        a.i++;
+        if (!strcmp(f, "--ids")) { print_ids = 1; continue; }
+        if (!strcmp(f, "--threads")) {
+            const char *v = args_value(&a, &e);
+            if (!v || args_int(f, v, 1, 64, &threads, &e)) return args_fail(&e);
+            continue;
+        }
+        err_set(&e, "generate: unknown flag '%s' (see ahascope generate --help)", f);
+        return args_fail(&e);
+    }
+    if (run_generate(&o, print_ids, (int)threads, &e) != 0) return args_fail(&e);
+    return 0;
+}

@@ -1,0 +1,139 @@
+#include "app/setup.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int is_file(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void app_cache_dir(char *out, size_t cap) {
+    const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+    if (x && *x) snprintf(out, cap, "%s/ahascope", x);
+    else snprintf(out, cap, "%s/.cache/ahascope", h && *h ? h : ".");
+}
+
+/* A models directory holds stories260K/stories260K.bin or stories260K.bin. */
+static int model_in_dir(const char *dir, char *out, size_t cap) {
+    snprintf(out, cap, "%s/stories260K/stories260K.bin", dir);
+    if (is_file(out)) return 0;
+    snprintf(out, cap, "%s/stories260K.bin", dir);
+    return is_file(out) ? 0 : -1;
+}
+
+int app_find_model(char *out, size_t cap) {
+    const char *env = getenv("AHASCOPE_MODELS");
+    if (env && *env && model_in_dir(env, out, cap) == 0) return 0;
+    if (model_in_dir("../shared/models", out, cap) == 0) return 0;
+    char exe[1024], dir[1100];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = 0;
+        snprintf(dir, sizeof dir, "%s/../shared/models", exe);
+        if (model_in_dir(dir, out, cap) == 0) return 0;
+    }
+    app_cache_dir(dir, sizeof dir);
+    return model_in_dir(dir, out, cap);
+}
+
+int app_find_tokenizer(const char *model_path, int vocab_size, char *out, size_t cap) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", model_path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    else snprintf(dir, sizeof dir, ".");
+    snprintf(out, cap, "%s/tokenizer.bin", dir);
+    if (is_file(out)) return 0;
+    snprintf(out, cap, "%s/tok%d.bin", dir, vocab_size);
+    if (is_file(out)) return 0;
+    if (vocab_size == 32000) {
+        snprintf(out, cap, "%s/llama2-tokenizer.bin", dir);
+        if (is_file(out)) return 0;
+        snprintf(out, cap, "%s/../llama2-tokenizer.bin", dir);
+        if (is_file(out)) return 0;
+    }
+    return -1;
+}
+
+static int resolve_model(const RunOpts *o, Loaded *L, Err *e) {
+    if (o->model) {
+        if (is_dir(o->model)) {
+            if (model_in_dir(o->model, L->model_path, sizeof L->model_path) != 0)
+                return err_set(e, "%s: no llama2.c checkpoint found in this directory", o->model);
+        } else {
+            snprintf(L->model_path, sizeof L->model_path, "%s", o->model);
+        }
+        return 0;
+    }
+    if (app_find_model(L->model_path, sizeof L->model_path) == 0) return 0;
+    char cache[1024];
+    app_cache_dir(cache, sizeof cache);
+    return err_set(e, "no model found (looked in $AHASCOPE_MODELS, ../shared/models, %s); "
+                      "pass --model PATH or run `make run` to download stories260K", cache);
+}
+
+static int load_static(RunOpts *o, Loaded *L, Err *e) {
+    if (!o->static_heads) return 0;
+    const Config *c = &L->model.c;
+    const char *spec = o->static_heads;
+    char *text = NULL;
+    if (is_file(spec)) {
+        FILE *f = fopen(spec, "rb");
+        long n = 0;
+        if (f && fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+        if (!f || n < 0 || n > (1 << 20)) {
+            if (f) fclose(f);
+            return err_set(e, "%s: cannot read head set (missing or over 1 MB)", spec);
+        }
+        rewind(f);
+        text = calloc(1, (size_t)n + 1);
+        if (!text || fread(text, 1, (size_t)n, f) != (size_t)n) { fclose(f); free(text); return err_set(e, "%s: read failed", spec); }
+        fclose(f);
+        spec = text;
+    }
+    int r = aha_parse_heads(spec, c->n_layers, c->n_heads, &L->static_heads, e);
+    if (r != 0 && text) err_prefix(e, o->static_heads);
+    free(text);
+    o->attn.static_heads = L->static_heads;
+    return r;
+}
+
+int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e) {
+    memset(L, 0, sizeof *L);
+    if (resolve_model(o, L, e) != 0) return -1;
+    if (model_load(&L->model, L->model_path, e) != 0) return -1;
+    const Config *c = &L->model.c;
+    if (need_tok || o->tokenizer) {
+        if (o->tokenizer) snprintf(L->tok_path, sizeof L->tok_path, "%s", o->tokenizer);
+        else if (app_find_tokenizer(L->model_path, c->vocab_size, L->tok_path, sizeof L->tok_path) != 0)
+            return err_set(e, "%s: no tokenizer beside the model (tokenizer.bin or tok%d.bin); pass --tokenizer PATH",
+                           L->model_path, c->vocab_size);
+        if (tok_load(&L->tok, L->tok_path, c->vocab_size, e) != 0) return -1;
+        L->have_tok = 1;
+    }
+    if (load_static(o, L, e) != 0) return -1;
+    if (o->routers) return err_set(e, "--routers: routers are not supported yet");
+    if (o->attn.policy == POLICY_AHA && !o->attn.routers)
+        return err_set(e, "policy aha needs routers (--routers FILE, or --routers random[:SEED])");
+    if (o->attn.sinks > c->seq_len) return err_set(e, "--sinks %d exceeds the context (%d)", o->attn.sinks, c->seq_len);
+    return aha_check(&o->attn, c->n_layers, c->n_heads, e);
+}
+
+void app_unload(Loaded *L) {
+    model_free(&L->model);
+    if (L->have_tok) tok_free(&L->tok);
+    free(L->routers);
+    free(L->static_heads);
+    memset(L, 0, sizeof *L);
+}

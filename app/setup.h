@@ -1,0 +1,40 @@
+/* setup.h — turning command-line options into loaded engine objects:
+ * where the model is (discovery), its tokenizer, routers and head sets. */
+#ifndef AHASCOPE_SETUP_H
+#define AHASCOPE_SETUP_H
+
+#include "app/args.h"
+#include "engine/model.h"
+#include "engine/tokenizer.h"
+
+typedef struct {
+    Model model;
+    Tokenizer tok;
+    int have_tok;
+    char model_path[1024];
+    char tok_path[1024];
+    float *routers;          /* [n_layers][n_heads][dim] or NULL */
+    char routers_desc[1024]; /* file path or "random:SEED" */
+    int routers_window;      /* window stored with the routers (0: none) */
+    uint8_t *static_heads;
+} Loaded;
+
+/* Find the default model: $AHASCOPE_MODELS, ../shared/models, then the
+ * cache directory; writes the checkpoint path. Returns 0 if found. */
+int app_find_model(char *out, size_t cap);
+
+/* The cache directory ($XDG_CACHE_HOME/ahascope or ~/.cache/ahascope). */
+void app_cache_dir(char *out, size_t cap);
+
+/* Pick the tokenizer beside a model (tokenizer.bin, tok<vocab>.bin, or the
+ * Llama-2 vocabulary for 32000-token models). Returns 0 if found. */
+int app_find_tokenizer(const char *model_path, int vocab_size, char *out, size_t cap);
+
+/* Load model, tokenizer (need_tok), routers and static heads as the options
+ * say, and finish o->attn (routers pointer, default window and policy). */
+int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e);
+
+/* Release what app_load loaded. */
+void app_unload(Loaded *L);
+
+#endif

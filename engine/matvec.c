@@ -1,0 +1,135 @@
+#include "matvec.h"
+
+#include <immintrin.h>
+
+static void mv_portable(float *out, const float *w, const float *x, int n, int d) {
+    for (int i = 0; i < n; i++) {
+        const float *r = w + (long)i * d;
+        float acc[8] = {0};
+        int j = 0;
+        for (; j + 8 <= d; j += 8)
+            for (int k = 0; k < 8; k++) acc[k] += r[j + k] * x[j + k];
+        float s = 0;
+        for (; j < d; j++) s += r[j] * x[j];
+        for (int k = 0; k < 8; k++) s += acc[k];
+        out[i] = s;
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void mv_avx2(float *out, const float *w, const float *x, int n, int d) {
+    for (int i = 0; i < n; i++) {
+        const float *r = w + (long)i * d;
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        int j = 0;
+        for (; j + 32 <= d; j += 32) {
+            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(r + j), _mm256_loadu_ps(x + j), a0);
+            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(r + j + 8), _mm256_loadu_ps(x + j + 8), a1);
+            a2 = _mm256_fmadd_ps(_mm256_loadu_ps(r + j + 16), _mm256_loadu_ps(x + j + 16), a2);
+            a3 = _mm256_fmadd_ps(_mm256_loadu_ps(r + j + 24), _mm256_loadu_ps(x + j + 24), a3);
+        }
+        __m256 a = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
+        __m128 h = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+        h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+        h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));
+        float s = _mm_cvtss_f32(h);
+        for (; j < d; j++) s += r[j] * x[j];
+        out[i] = s;
+    }
+}
+
+__attribute__((target("avx512f"))) static void mv_avx512(float *out, const float *w, const float *x, int n, int d) {
+    for (int i = 0; i < n; i++) {
+        const float *r = w + (long)i * d;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        int j = 0;
+        for (; j + 64 <= d; j += 64) {
+            a0 = _mm512_fmadd_ps(_mm512_loadu_ps(r + j), _mm512_loadu_ps(x + j), a0);
+            a1 = _mm512_fmadd_ps(_mm512_loadu_ps(r + j + 16), _mm512_loadu_ps(x + j + 16), a1);
+            a2 = _mm512_fmadd_ps(_mm512_loadu_ps(r + j + 32), _mm512_loadu_ps(x + j + 32), a2);
+            a3 = _mm512_fmadd_ps(_mm512_loadu_ps(r + j + 48), _mm512_loadu_ps(x + j + 48), a3);
+        }
+        for (; j + 16 <= d; j += 16) a0 = _mm512_fmadd_ps(_mm512_loadu_ps(r + j), _mm512_loadu_ps(x + j), a0);
+        float s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+        for (; j < d; j++) s += r[j] * x[j];
+        out[i] = s;
+    }
+}
+
+static void scores_portable(float *s, const float *q, const float *k, int stride, int hs, int n, float scale) {
+    for (int i = 0; i < n; i++) {
+        const float *ki = k + (long)i * stride;
+        float acc = 0;
+        for (int j = 0; j < hs; j++) acc += q[j] * ki[j];
+        s[i] = acc * scale;
+    }
+}
+
+static void wsum_portable(float *acc, const float *w, const float *v, int stride, int hs, int n) {
+    for (int i = 0; i < n; i++) {
+        const float *vi = v + (long)i * stride;
+        for (int j = 0; j < hs; j++) acc[j] += w[i] * vi[j];
+    }
+}
+
+/* AVX-512 paths for head sizes that are a multiple of 16 (up to 256). */
+__attribute__((target("avx512f"))) static void scores_avx512(float *s, const float *q, const float *k, int stride, int hs,
+                                                             int n, float scale) {
+    for (int i = 0; i < n; i++) {
+        const float *ki = k + (long)i * stride;
+        __m512 a = _mm512_mul_ps(_mm512_loadu_ps(ki), _mm512_loadu_ps(q));
+        for (int j = 16; j < hs; j += 16) a = _mm512_fmadd_ps(_mm512_loadu_ps(ki + j), _mm512_loadu_ps(q + j), a);
+        s[i] = _mm512_reduce_add_ps(a) * scale;
+    }
+}
+
+__attribute__((target("avx512f"))) static void wsum_avx512(float *acc, const float *w, const float *v, int stride, int hs,
+                                                           int n) {
+    for (int j = 0; j < hs; j += 64) {
+        int lanes = hs - j < 64 ? (hs - j) / 16 : 4;
+        __m512 a[4];
+        for (int u = 0; u < lanes; u++) a[u] = _mm512_loadu_ps(acc + j + u * 16);
+        for (int i = 0; i < n; i++) {
+            const float *vi = v + (long)i * stride + j;
+            __m512 wi = _mm512_set1_ps(w[i]);
+            for (int u = 0; u < lanes; u++) a[u] = _mm512_fmadd_ps(wi, _mm512_loadu_ps(vi + u * 16), a[u]);
+        }
+        for (int u = 0; u < lanes; u++) _mm512_storeu_ps(acc + j + u * 16, a[u]);
+    }
+}
+
+static int have_avx512(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+}
+
+void mv_scores(float *s, const float *q, const float *k, int stride, int hs, int n, float scale) {
+    if (hs % 16 == 0 && hs <= 256 && have_avx512()) scores_avx512(s, q, k, stride, hs, n, scale);
+    else scores_portable(s, q, k, stride, hs, n, scale);
+}
+
+void mv_wsum(float *acc, const float *w, const float *v, int stride, int hs, int n) {
+    if (hs % 16 == 0 && hs <= 256 && have_avx512()) wsum_avx512(acc, w, v, stride, hs, n);
+    else wsum_portable(acc, w, v, stride, hs, n);
+}
+
+typedef void (*mv_fn)(float *, const float *, const float *, int, int);
+
+/* Resolved on every call from a cheap cached CPU check; no mutable globals. */
+static mv_fn mv_pick(const char **name) {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) { *name = "avx512"; return mv_avx512; }
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) { *name = "avx2"; return mv_avx2; }
+    *name = "portable";
+    return mv_portable;
+}
+
+void mv_f32(float *out, const float *w, const float *x, int n, int d) {
+    const char *name;
+    mv_pick(&name)(out, w, x, n, d);
+}
+
+const char *mv_variant(void) {
+    const char *name;
+    mv_pick(&name);
+    return name;
+}

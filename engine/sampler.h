@@ -1,0 +1,29 @@
+/* sampler.h — choosing the next token from logits: greedy, temperature,
+ * nucleus (top-p), with a seeded generator so a seed reproduces a text. */
+#ifndef AHASCOPE_SAMPLER_H
+#define AHASCOPE_SAMPLER_H
+
+#include <stdint.h>
+
+typedef struct {
+    int vocab_size;
+    float temperature;  /* 0: greedy */
+    float topp;         /* in (0,1): nucleus sampling; otherwise the full distribution */
+    uint64_t state;     /* xorshift64* state */
+    float *probs;       /* [vocab] scratch */
+    int *order;         /* [vocab] scratch for top-p */
+} Sampler;
+
+/* Set up a sampler; returns 0, or -1 when out of memory. */
+int sampler_init(Sampler *s, int vocab_size, float temperature, float topp, uint64_t seed);
+
+/* Free the scratch buffers. */
+void sampler_free(Sampler *s);
+
+/* Pick a token from logits (not modified). */
+int sampler_sample(Sampler *s, const float *logits);
+
+/* Index of the largest logit (first on ties). */
+int sampler_argmax(const float *logits, int n);
+
+#endif

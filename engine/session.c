@@ -1,0 +1,138 @@
+#include "session.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels.h"
+
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+int session_init(Session *s, const Model *m, const Tokenizer *tok, const AttnConfig *a, int steps,
+                 float temperature, float topp, uint64_t seed, int n_threads, Err *e) {
+    memset(s, 0, sizeof *s);
+    s->model = m;
+    s->tok = tok;
+    s->attn = *a;
+    if (aha_check(a, m->c.n_layers, m->c.n_heads, e) != 0) return -1;
+    s->steps = (steps <= 0 || steps > m->c.seq_len) ? m->c.seq_len : steps;
+    int batch = s->steps < 256 ? s->steps : 256;
+    if (fwd_init(&s->rs, &m->c, batch, n_threads, e) != 0) return -1;
+    size_t V = m->c.vocab_size;
+    s->ids = malloc(((size_t)s->steps + 1) * sizeof(int));
+    s->prev_logits = malloc(V * sizeof(float));
+    s->batch_logits = malloc((size_t)batch * V * sizeof(float));
+    if (!s->ids || !s->prev_logits || !s->batch_logits || sampler_init(&s->sampler, (int)V, temperature, topp, seed)) {
+        session_free(s);
+        return err_set(e, "out of memory for a session of %d steps", s->steps);
+    }
+    return 0;
+}
+
+void session_free(Session *s) {
+    fwd_free(&s->rs);
+    sampler_free(&s->sampler);
+    free(s->ids);
+    free(s->prev_logits);
+    free(s->batch_logits);
+    memset(s, 0, sizeof *s);
+}
+
+int session_start_ids(Session *s, const int *ids, int n, Err *e) {
+    if (n < 1) return err_set(e, "empty token sequence (need at least BOS)");
+    for (int i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= s->model->c.vocab_size)
+            return err_set(e, "token id %d at position %d is outside the vocabulary (%d)", ids[i], i, s->model->c.vocab_size);
+    /* llama2.c: with fewer steps than prompt tokens, only the first steps+1 are kept */
+    if (n > s->steps + 1) n = s->steps + 1;
+    memcpy(s->ids, ids, n * sizeof(int));
+    s->n_ids = s->n_prompt = n;
+    s->n_fed = 0;
+    s->done = 0;
+    return 0;
+}
+
+int session_start_text(Session *s, const char *text, size_t len, Err *e) {
+    if (!s->tok) return err_set(e, "no tokenizer loaded");
+    if (len > (size_t)64 << 20) return err_set(e, "prompt of %zu bytes is too long", len);
+    int *ids = malloc((len + 3) * sizeof(int)), n = 0;
+    if (!ids) return err_set(e, "out of memory encoding the prompt");
+    int r = tok_encode(s->tok, text, len, 1, 0, ids, (int)len + 3, &n, e);
+    if (r == 0 && n > s->model->c.seq_len)
+        r = err_set(e, "prompt is %d tokens but the model's context is %d", n, s->model->c.seq_len);
+    if (r == 0) r = session_start_ids(s, ids, n, e);
+    free(ids);
+    return r;
+}
+
+int session_prompt_pending(const Session *s) {
+    int last = s->n_prompt < s->steps ? s->n_prompt : s->steps;
+    return last > s->n_fed ? last - s->n_fed : 0;
+}
+
+static void fill_token_fields(Session *s, StepTrace *tr, int pos, const float *pred_logits) {
+    int prev = pos > 0 ? s->ids[pos - 1] : -1, tok = s->ids[pos];
+    tr->pos = pos;
+    tr->token = tok;
+    tr->is_prompt = pos < s->n_prompt;
+    if (pred_logits) k_logit_stats(pred_logits, s->model->c.vocab_size, tok, &tr->logprob, &tr->entropy);
+    if (s->tok) tok_piece_printable(s->tok, prev, tok, tr->piece, sizeof tr->piece);
+    else tr->piece[0] = '\0';
+}
+
+int session_prefill(Session *s, StepTrace **traces) {
+    int n = session_prompt_pending(s), V = s->model->c.vocab_size, B = s->rs.max_batch;
+    for (int done = 0; done < n; done += B) {
+        int T = n - done < B ? n - done : B, pos0 = s->n_fed;
+        double t0 = now_us();
+        fwd_forward(s->model, &s->rs, &s->attn, s->ids + pos0, T, pos0, traces ? s->batch_logits : NULL,
+                    traces ? traces + done : NULL);
+        double per = (now_us() - t0) / T;
+        if (traces)
+            for (int i = 0; i < T; i++) {
+                const float *pred = pos0 + i > 0 ? (i > 0 ? s->batch_logits + (size_t)(i - 1) * V : s->prev_logits) : NULL;
+                fill_token_fields(s, traces[done + i], pos0 + i, pred);
+                traces[done + i]->step_us = per;
+            }
+        s->n_fed += T;
+        memcpy(s->prev_logits, s->rs.logits, V * sizeof(float));
+    }
+    if (s->n_fed >= s->steps) s->done = 1; /* a prompt longer than steps: nothing to generate */
+    return n;
+}
+
+/* Feed ids[n_fed] (already appended), recording it in trace. */
+static int feed_one(Session *s, StepTrace *trace) {
+    int pos = s->n_fed;
+    double t0 = now_us();
+    fwd_forward(s->model, &s->rs, &s->attn, &s->ids[pos], 1, pos, NULL, trace ? &trace : NULL);
+    if (trace) {
+        fill_token_fields(s, trace, pos, pos > 0 ? s->prev_logits : NULL);
+        trace->step_us = now_us() - t0;
+    }
+    memcpy(s->prev_logits, s->rs.logits, s->model->c.vocab_size * sizeof(float));
+    s->n_fed++;
+    return 1;
+}
+
+int session_step(Session *s, StepTrace *trace) {
+    if (session_prompt_pending(s) > 0) session_prefill(s, NULL);
+    if (s->done || s->n_fed == 0) return 0;
+    return session_force(s, sampler_sample(&s->sampler, s->prev_logits), trace);
+}
+
+int session_force(Session *s, int token, StepTrace *trace) {
+    if (session_prompt_pending(s) > 0) session_prefill(s, NULL);
+    if (s->done || token < 0 || token >= s->model->c.vocab_size) return 0;
+    s->ids[s->n_ids++] = token;
+    /* the token predicted at the last position is kept but never fed */
+    if (token == TOK_BOS || s->n_fed >= s->steps) {
+        s->done = 1;
+        return 0;
+    }
+    return feed_one(s, trace);
+}

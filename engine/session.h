@@ -1,0 +1,61 @@
+/* session.h — one sequence being generated or evaluated: the model, its
+ * tokenizer, the attention settings and sampler, and the tokens so far.
+ * Each position fed through the model yields a StepTrace; this is the
+ * surface the app, the store and the views are driven from.
+ *
+ * Positions follow llama2.c: `steps` positions are fed at most; the token
+ * predicted at the last one is appended but not fed. Generation also ends
+ * when the model emits BOS (kept in ids).
+ */
+#ifndef AHASCOPE_SESSION_H
+#define AHASCOPE_SESSION_H
+
+#include "forward.h"
+#include "sampler.h"
+#include "tokenizer.h"
+
+typedef struct {
+    const Model *model;
+    const Tokenizer *tok;
+    AttnConfig attn;
+    RunState rs;
+    Sampler sampler;
+    int steps;        /* positions to feed at most (<= seq_len) */
+    int *ids;         /* [steps + 1] every token: prompt, then generated */
+    int n_ids, n_prompt, n_fed;
+    int done;         /* no more positions will be fed */
+    float *prev_logits; /* logits that predicted ids[n_fed] (valid when n_fed > 0) */
+    float *batch_logits; /* [max_batch][vocab] for prefill traces */
+} Session;
+
+/* Create a session. steps <= 0 or > seq_len means seq_len. Returns 0 on success. */
+int session_init(Session *s, const Model *m, const Tokenizer *tok, const AttnConfig *a, int steps,
+                 float temperature, float topp, uint64_t seed, int n_threads, Err *e);
+
+/* Free the session (the model and tokenizer are the caller's). */
+void session_free(Session *s);
+
+/* Start a new sequence from already-encoded ids (BOS included by the caller). */
+int session_start_ids(Session *s, const int *ids, int n, Err *e);
+
+/* Start a new sequence from text (encoded with BOS). */
+int session_start_text(Session *s, const char *text, size_t len, Err *e);
+
+/* Feed every prompt position not yet fed in one batched pass. traces, if
+ * not NULL, receives one filled trace per position fed, in order (the
+ * caller provides at least session_prompt_pending() of them). Returns the
+ * number of positions fed. */
+int session_prefill(Session *s, StepTrace **traces);
+
+/* Positions of the prompt still to feed. */
+int session_prompt_pending(const Session *s);
+
+/* Choose the next token (sampling from the last logits) and feed it.
+ * Returns 1 if a position was fed (trace filled if non-NULL), 0 when the
+ * sequence is finished (context or steps reached, or BOS emitted). */
+int session_step(Session *s, StepTrace *trace);
+
+/* Teacher forcing: append a given token and feed it, like session_step. */
+int session_force(Session *s, int token, StepTrace *trace);
+
+#endif

@@ -1,0 +1,214 @@
+#include "tokenizer.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOK_MAX_LEN_LIMIT (1 << 16)
+#define TOK_MAX_VOCAB (1 << 22)
+
+static int cmp_index(const void *a, const void *b) {
+    return strcmp(((const TokIndex *)a)->str, ((const TokIndex *)b)->str);
+}
+
+void tok_free(Tokenizer *t) {
+    if (t->vocab)
+        for (int i = 0; i < t->vocab_size; i++) free(t->vocab[i]);
+    free(t->vocab);
+    free(t->vocab_len);
+    free(t->scores);
+    free(t->sorted);
+    memset(t, 0, sizeof *t);
+}
+
+/* Grow the per-token arrays to hold at least n entries. */
+static int tok_reserve(Tokenizer *t, int *cap, int n) {
+    if (n <= *cap) return 0;
+    int nc = *cap ? *cap * 2 : 1024;
+    while (nc < n) nc *= 2;
+    char **v = realloc(t->vocab, (size_t)nc * sizeof *v);
+    if (v) t->vocab = v;
+    int *l = realloc(t->vocab_len, (size_t)nc * sizeof *l);
+    if (l) t->vocab_len = l;
+    float *s = realloc(t->scores, (size_t)nc * sizeof *s);
+    if (s) t->scores = s;
+    if (!v || !l || !s) return -1;
+    *cap = nc;
+    return 0;
+}
+
+/* Read one token record (score, len, bytes); 1 = read, 0 = clean EOF, -1 = error. */
+static int read_token(Tokenizer *t, FILE *f, int i, Err *e) {
+    float score;
+    int32_t len;
+    size_t got = fread(&score, 1, 4, f);
+    if (got == 0 && feof(f)) return 0;
+    if (got != 4 || fread(&len, 4, 1, f) != 1)
+        return err_set(e, "%s: truncated at token %d (header of the token cut short)", t->path, i);
+    if (!isfinite(score)) return err_set(e, "%s: token %d has a non-finite score", t->path, i);
+    if (len < 0 || len > t->max_token_length)
+        return err_set(e, "%s: token %d has length %d (max_token_length is %d)", t->path, i, len, t->max_token_length);
+    char *s = malloc((size_t)len + 1);
+    if (!s) return err_set(e, "%s: out of memory", t->path);
+    if (len && fread(s, 1, (size_t)len, f) != (size_t)len) {
+        free(s);
+        return err_set(e, "%s: truncated inside token %d (%d bytes expected)", t->path, i, len);
+    }
+    s[len] = 0;
+    if (strlen(s) != (size_t)len) {
+        free(s);
+        return err_set(e, "%s: token %d contains a NUL byte", t->path, i);
+    }
+    t->vocab[i] = s;
+    t->vocab_len[i] = len;
+    t->scores[i] = score;
+    return 1;
+}
+
+int tok_load(Tokenizer *t, const char *path, int vocab_size, Err *e) {
+    memset(t, 0, sizeof *t);
+    snprintf(t->path, sizeof t->path, "%s", path);
+    if (vocab_size > TOK_MAX_VOCAB) return err_set(e, "%s: vocabulary size %d is absurd", path, vocab_size);
+    FILE *f = fopen(path, "rb");
+    if (!f) return err_set(e, "%s: cannot open tokenizer: %s", path, strerror(errno));
+    int32_t maxlen;
+    int cap = 0, n = 0, r = 0;
+    if (fread(&maxlen, 4, 1, f) != 1) r = err_set(e, "%s: too short for a tokenizer header", path);
+    else if (maxlen <= 0 || maxlen > TOK_MAX_LEN_LIMIT) r = err_set(e, "%s: max_token_length %d is invalid", path, maxlen);
+    t->max_token_length = maxlen;
+    while (r == 0 && (vocab_size <= 0 || n < vocab_size)) {
+        if (n >= TOK_MAX_VOCAB) { r = err_set(e, "%s: more than %d tokens", path, TOK_MAX_VOCAB); break; }
+        if (tok_reserve(t, &cap, n + 1) != 0) { r = err_set(e, "%s: out of memory", path); break; }
+        int got = read_token(t, f, n, e);
+        if (got < 0) r = -1;
+        else if (got == 0) break;
+        else t->vocab_size = ++n;
+    }
+    fclose(f);
+    if (r == 0 && vocab_size > 0 && n < vocab_size)
+        r = err_set(e, "%s: has %d tokens but the model's vocabulary is %d", path, n, vocab_size);
+    if (r == 0 && n == 0) r = err_set(e, "%s: contains no tokens", path);
+    if (r == 0 && n <= 258) r = err_set(e, "%s: %d tokens is too few for byte fallback (needs > 258)", path, n);
+    if (r == 0 && !(t->sorted = malloc((size_t)n * sizeof(TokIndex)))) r = err_set(e, "%s: out of memory", path);
+    if (r != 0) { tok_free(t); return -1; }
+    for (int i = 0; i < n; i++) t->sorted[i] = (TokIndex){t->vocab[i], i};
+    for (int b = 0; b < 256; b++) { t->byte_text[b][0] = (char)b; t->byte_text[b][1] = 0; }
+    qsort(t->sorted, n, sizeof(TokIndex), cmp_index);
+    return 0;
+}
+
+int tok_lookup(const Tokenizer *t, const char *str) {
+    TokIndex key = {(char *)str, 0};
+    const TokIndex *hit = bsearch(&key, t->sorted, t->vocab_size, sizeof(TokIndex), cmp_index);
+    return hit ? hit->id : -1;
+}
+
+/* Length of the UTF-8 sequence starting at s (1 for an invalid byte, which
+ * then goes through byte fallback alone). */
+static size_t utf8_len(const unsigned char *s, size_t left) {
+    size_t n = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3 : (s[0] & 0xF8) == 0xF0 ? 4 : 1;
+    if (n > left) return 1;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80) return 1;
+    return n;
+}
+
+/* Code points (or bytes) to initial tokens. */
+static int split_symbols(const Tokenizer *t, const unsigned char *s, size_t len, int *ids, int n, char *buf) {
+    for (size_t i = 0; i < len;) {
+        size_t k = utf8_len(s + i, len - i);
+        memcpy(buf, s + i, k);
+        buf[k] = 0;
+        int id = tok_lookup(t, buf);
+        if (id >= 0) ids[n++] = id;
+        else
+            for (size_t j = 0; j < k; j++) ids[n++] = s[i + j] + 3; /* <0xXX> */
+        i += k;
+    }
+    return n;
+}
+
+/* Repeatedly merge the adjacent pair with the best-scoring merged token. */
+static int merge_pairs(const Tokenizer *t, int *ids, int n, char *buf) {
+    for (;;) {
+        float best = -1e30f;
+        int best_id = -1, best_at = -1;
+        for (int i = 0; i + 1 < n; i++) {
+            int la = t->vocab_len[ids[i]], lb = t->vocab_len[ids[i + 1]];
+            if (la + lb > t->max_token_length) continue;
+            memcpy(buf, t->vocab[ids[i]], la);
+            memcpy(buf + la, t->vocab[ids[i + 1]], lb);
+            buf[la + lb] = 0;
+            int id = tok_lookup(t, buf);
+            if (id >= 0 && t->scores[id] > best) { best = t->scores[id]; best_id = id; best_at = i; }
+        }
+        if (best_at < 0) return n;
+        ids[best_at] = best_id;
+        memmove(ids + best_at + 1, ids + best_at + 2, (size_t)(n - best_at - 2) * sizeof(int));
+        n--;
+    }
+}
+
+int tok_encode(const Tokenizer *t, const char *text, size_t len, int bos, int eos, int *ids, int max_ids,
+               int *n_ids, Err *e) {
+    if (max_ids < 0 || (size_t)max_ids < len + 3) return err_set(e, "tokenizer: output buffer too small");
+    char *buf = malloc((size_t)t->max_token_length * 2 + 8);
+    if (!buf) return err_set(e, "tokenizer: out of memory");
+    int n = 0;
+    if (bos) ids[n++] = TOK_BOS;
+    int start = n;
+    if (len > 0) {
+        int sp = tok_lookup(t, " "); /* SentencePiece's dummy prefix */
+        if (sp >= 0) ids[n++] = sp;
+    }
+    n = split_symbols(t, (const unsigned char *)text, len, ids, n, buf);
+    n = start + merge_pairs(t, ids + start, n - start, buf);
+    if (eos) ids[n++] = TOK_EOS;
+    free(buf);
+    *n_ids = n;
+    return 0;
+}
+
+/* Byte value of a "<0xXX>" piece, or -1. */
+static int byte_piece(const char *p, size_t n) {
+    unsigned v;
+    char tail;
+    if (n != 6 || sscanf(p, "<0x%2X%c", &v, &tail) != 2 || tail != '>') return -1;
+    return (int)v;
+}
+
+const char *tok_decode(const Tokenizer *t, int prev, int token, size_t *out_len) {
+    if (token < 0 || token >= t->vocab_size) { *out_len = 0; return ""; }
+    const char *p = t->vocab[token];
+    size_t n = (size_t)t->vocab_len[token];
+    int b = byte_piece(p, n);
+    if (b >= 0) {
+        *out_len = 1;
+        return (const char *)&t->byte_text[b][0];
+    }
+    if (prev == TOK_BOS && p[0] == ' ') { p++; n--; }
+    *out_len = n;
+    return p;
+}
+
+size_t tok_piece_printable(const Tokenizer *t, int prev, int token, char *buf, size_t cap) {
+    size_t n, k = 0;
+    const char *p = tok_decode(t, prev, token, &n);
+    if (cap == 0) return 0;
+    for (size_t i = 0; i < n && k + 1 < cap; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) continue;
+        buf[k++] = (char)c;
+    }
+    /* never end inside a UTF-8 sequence that was cut by cap */
+    if (k + 1 >= cap && k > 0) {
+        size_t j = k;
+        while (j > 0 && ((unsigned char)buf[j - 1] & 0xC0) == 0x80) j--;
+        if (j > 0 && (unsigned char)buf[j - 1] >= 0xC0 && k - (j - 1) < utf8_len((unsigned char *)buf + j - 1, 4)) k = j - 1;
+    }
+    buf[k] = 0;
+    return k;
+}
