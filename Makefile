@@ -25,10 +25,12 @@ build/%.o: %.c $(HDRS)
 	@$(CC) $(CFLAGS_BASE) $(OPT) -c $< -o $@
 
 ahascope: $(LIB_SRC:%.c=build/%.o) build/app/main.o
-	$(CC) $(CFLAGS_BASE) $(OPT) $^ -o $@ $(LDLIBS)
+	@echo "ld $@"
+	@$(CC) $(CFLAGS_BASE) $(OPT) $^ -o $@ $(LDLIBS)
 
 build/run_tests: $(LIB_SRC:%.c=build/%.o) $(TEST_SRC:%.c=build/%.o)
-	$(CC) $(CFLAGS_BASE) $(OPT) $^ -o $@ $(LDLIBS)
+	@echo "ld $@"
+	@$(CC) $(CFLAGS_BASE) $(OPT) $^ -o $@ $(LDLIBS)
 
 # --- sanitizer build (objects in build-san/) ---
 build-san/%.o: %.c $(HDRS)
@@ -37,10 +39,12 @@ build-san/%.o: %.c $(HDRS)
 	@$(CC) $(CFLAGS_BASE) $(SAN) -c $< -o $@
 
 build-san/ahascope: $(LIB_SRC:%.c=build-san/%.o) build-san/app/main.o
-	$(CC) $(CFLAGS_BASE) $(SAN) $^ -o $@ $(LDLIBS)
+	@echo "ld $@"
+	@$(CC) $(CFLAGS_BASE) $(SAN) $^ -o $@ $(LDLIBS)
 
 build-san/run_tests: $(LIB_SRC:%.c=build-san/%.o) $(TEST_SRC:%.c=build-san/%.o)
-	$(CC) $(CFLAGS_BASE) $(SAN) $^ -o $@ $(LDLIBS)
+	@echo "ld $@"
+	@$(CC) $(CFLAGS_BASE) $(SAN) $^ -o $@ $(LDLIBS)
 
 # The suite runs against each build's own binary; tests/run_all.sh sums the
 # two runs into the final "N passed, N failed" line.

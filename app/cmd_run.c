@@ -1,0 +1,63 @@
+/* `ahascope run` (what `make run` does): make sure a model is at hand,
+ * downloading stories260K into the cache when none is found, then run the
+ * main job: for now, a story from the default model. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "app/args.h"
+#include "app/commands.h"
+#include "app/setup.h"
+
+#define UPSTREAM "https://huggingface.co/karpathy/tinyllamas/resolve/main/stories260K"
+
+static const struct { const char *name, *sha256; } FILES[] = {
+    {"stories260K.bin", "b0a507e7ad0f626624f17112325e66691f9076d622e1d3274d103d00299f2696"},
+    {"tok512.bin", "037cb335abb25d1fa9e8ecae30ed2a3a8ace9302862ebcdc05d51a6bbb10c312"},
+};
+
+/* curl each file to FILE.part, check its sha256, then rename into place. */
+static int download_default(const char *dir, Err *e) {
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+    if (system(cmd) != 0) return err_set(e, "%s: cannot create the cache directory", dir);
+    for (size_t i = 0; i < sizeof FILES / sizeof FILES[0]; i++) {
+        fprintf(stderr, "ahascope: downloading %s into %s\n", FILES[i].name, dir);
+        snprintf(cmd, sizeof cmd,
+                 "curl -fsSL --retry 2 --connect-timeout 20 -o '%s/%s.part' '%s/%s' && "
+                 "echo '%s  %s/%s.part' | sha256sum -c --status && mv '%s/%s.part' '%s/%s'",
+                 dir, FILES[i].name, UPSTREAM, FILES[i].name, FILES[i].sha256, dir, FILES[i].name, dir,
+                 FILES[i].name, dir, FILES[i].name);
+        if (system(cmd) != 0)
+            return err_set(e, "could not download %s (offline, or checksum mismatch). Copy stories260K.bin and "
+                              "tok512.bin from %s into %s, or pass --model PATH", FILES[i].name, UPSTREAM, dir);
+    }
+    return 0;
+}
+
+int cmd_run(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (args_is_help(argv[i])) {
+            puts("usage: ahascope run [generate flags]\n\nThe main job (`make run`): find the default model "
+                 "($AHASCOPE_MODELS, ../shared/models,\nthe cache), downloading stories260K there if none is found, "
+                 "then tell a story.\nAny flag of `ahascope generate` may follow.");
+            return 0;
+        }
+    char path[1024];
+    Err e;
+    if (app_find_model(path, sizeof path) != 0) {
+        char cache[1024];
+        app_cache_dir(cache, sizeof cache);
+        if (download_default(cache, &e) != 0) return args_fail(&e);
+        if (app_find_model(path, sizeof path) != 0) {
+            err_set(&e, "downloaded the model but cannot find it in %s", cache);
+            return args_fail(&e);
+        }
+    }
+    char *gen[64] = {"generate", "--model", path, "--prompt", "Once upon a time", "--temperature", "0.8"};
+    int n = 7;
+    for (int i = 1; i < argc && n < 63; i++) gen[n++] = argv[i];
+    gen[n] = NULL;
+    return cmd_generate(n, gen);
+}

@@ -1,0 +1,154 @@
+/* Tokenizer: golden encodings from the reference implementation, decode
+ * round trips, invalid UTF-8, and malformed tokenizer files. */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/tokenizer.h"
+#include "tests/test.h"
+
+/* Concatenated decode of ids[1..n) (skipping BOS), into a malloc'd buffer. */
+static char *decode_all(const Tokenizer *t, const int *ids, int n, size_t *len) {
+    size_t cap = 16, k = 0;
+    char *out = malloc(cap);
+    for (int i = 1; i < n; i++) {
+        size_t m;
+        const char *p = tok_decode(t, ids[i - 1], ids[i], &m);
+        while (k + m + 1 > cap) out = realloc(out, cap *= 2);
+        memcpy(out + k, p, m);
+        k += m;
+    }
+    out[k] = 0;
+    *len = k;
+    return out;
+}
+
+static void check_golden(const char *tok_rel, int vocab, const char *golden_rel) {
+    Tokenizer t;
+    Err e;
+    if (tok_load(&t, test_shared(tok_rel), vocab, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
+    char *js = test_read_file(test_shared(golden_rel), NULL);
+    cJSON *root = js ? cJSON_Parse(js) : NULL;
+    CHECK(root != NULL && cJSON_GetArraySize(root) >= 5);
+    cJSON *c;
+    cJSON_ArrayForEach(c, root) {
+        const char *text = cJSON_GetObjectItem(c, "text")->valuestring;
+        cJSON *ids = cJSON_GetObjectItem(c, "ids");
+        int bos = cJSON_IsTrue(cJSON_GetObjectItem(c, "bos")), n = 0, want = cJSON_GetArraySize(ids);
+        size_t len = strlen(text);
+        int *out = malloc((len + 3) * sizeof(int));
+        CHECK(tok_encode(&t, text, len, bos, 0, out, (int)len + 3, &n, &e) == 0);
+        int same = n == want;
+        for (int i = 0; same && i < n; i++) same = out[i] == cJSON_GetArrayItem(ids, i)->valueint;
+        CHECK_MSG(same, "%s: encoding of \"%s\" differs from golden (%d vs %d ids)", tok_rel, text, n, want);
+        size_t dl;
+        char *dec = decode_all(&t, out, n, &dl);
+        CHECK_MSG(dl == len && memcmp(dec, text, len) == 0, "%s: decode(encode(\"%s\")) = \"%s\"", tok_rel, text, dec);
+        free(dec);
+        free(out);
+    }
+    cJSON_Delete(root);
+    free(js);
+    tok_free(&t);
+}
+
+TEST(tokenizer_golden_tok512) {
+    SKIP_UNLESS_SHARED();
+    check_golden("models/stories260K/tok512.bin", 512, "golden/tok512_encode.json");
+}
+
+TEST(tokenizer_golden_llama2_32000) {
+    SKIP_UNLESS_SHARED();
+    check_golden("models/llama2-tokenizer.bin", 32000, "golden/llama2_tokenizer_encode.json");
+}
+
+TEST(tokenizer_invalid_utf8_round_trips_through_byte_fallback) {
+    SKIP_UNLESS_SHARED();
+    Tokenizer t;
+    Err e;
+    CHECK(tok_load(&t, test_shared("models/stories260K/tok512.bin"), 512, &e) == 0);
+    const char *cases[] = {"\xff\xfe", "abc\xe6\x97", "\x80\x80x", "\xc0\xaf overlong", "ok \xf0\x9f\x99", "\xed\xa0\x80"};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t len = strlen(cases[c]), dl;
+        int ids[64], n = 0;
+        CHECK(tok_encode(&t, cases[c], len, 1, 0, ids, 64, &n, &e) == 0);
+        char *dec = decode_all(&t, ids, n, &dl);
+        CHECK_MSG(dl == len && memcmp(dec, cases[c], len) == 0, "case %zu does not round-trip", c);
+        free(dec);
+    }
+    int ids[4], n = -1;
+    CHECK(tok_encode(&t, "", 0, 1, 0, ids, 4, &n, &e) == 0);
+    CHECK_INT(n, 1);
+    CHECK(tok_encode(&t, "", 0, 0, 0, ids, 4, &n, &e) == 0);
+    CHECK_INT(n, 0);
+    char buf[8];
+    int byte_tok = 0xE2 + 3;
+    CHECK_INT(tok_piece_printable(&t, 5, 3 + 0x07, buf, sizeof buf), 0); /* BEL is never printed */
+    CHECK_INT(tok_piece_printable(&t, 5, 3 + '\n', buf, sizeof buf), 1);
+    size_t m;
+    CHECK(tok_decode(&t, 5, byte_tok, &m)[0] == '\xe2' && m == 1);
+    tok_free(&t);
+}
+
+TEST(tokenizer_long_text) {
+    SKIP_UNLESS_SHARED();
+    Tokenizer t;
+    Err e;
+    CHECK(tok_load(&t, test_shared("models/stories260K/tok512.bin"), 512, &e) == 0);
+    size_t len = 20000;
+    char *text = malloc(len + 1);
+    for (size_t i = 0; i < len; i++) text[i] = "Once upon a time, Lily saw 3 cats.\n"[i % 35];
+    text[len] = 0;
+    int *ids = malloc((len + 3) * sizeof(int)), n = 0;
+    CHECK(tok_encode(&t, text, len, 1, 0, ids, (int)len + 3, &n, &e) == 0);
+    CHECK(n > 1000 && n < (int)len);
+    size_t dl;
+    char *dec = decode_all(&t, ids, n, &dl);
+    CHECK(dl == len && memcmp(dec, text, len) == 0);
+    free(dec); free(ids); free(text);
+    tok_free(&t);
+}
+
+/* Write a tokenizer file from a header and raw records. */
+static const char *write_tok(const char *name, const void *data, long n) {
+    const char *p = test_tmp(name);
+    test_write_file(p, data, n);
+    return p;
+}
+
+TEST(tokenizer_malformed_files_fail_with_path) {
+    Tokenizer t;
+    Err e;
+    unsigned char good[8 + 300 * 9];
+    long n = 0;
+    int32_t maxlen = 4;
+    memcpy(good, &maxlen, 4); n = 4;
+    for (int i = 0; i < 300; i++) {
+        float s = (float)-i;
+        int32_t len = 1;
+        memcpy(good + n, &s, 4); memcpy(good + n + 4, &len, 4); good[n + 8] = (unsigned char)('a' + i % 26);
+        n += 9;
+    }
+    CHECK(tok_load(&t, write_tok("ok.bin", good, n), 300, &e) == 0);
+    tok_free(&t);
+    struct { const char *name; long cut; int patch_at; int32_t patch; int vocab; } cases[] = {
+        {"empty.bin", 0, -1, 0, 300},           {"short_header.bin", 2, -1, 0, 300},
+        {"cut_record.bin", 4 + 9 * 10 + 3, -1, 0, 300}, {"cut_bytes.bin", 4 + 9 * 10 + 8, -1, 0, 300},
+        {"neg_len.bin", n, 4 + 4, -5, 300},     {"huge_len.bin", n, 4 + 4, 0x7fffffff, 300},
+        {"len_over_max.bin", n, 4 + 4, 9, 300}, {"zero_maxlen.bin", n, 0, 0, 300},
+        {"neg_maxlen.bin", n, 0, -1, 300},      {"nan_score.bin", n, 4, 0x7fc00000, 300},
+        {"too_few.bin", n, -1, 0, 512},         {"header_only.bin", 4, -1, 0, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        unsigned char buf[sizeof good];
+        memcpy(buf, good, sizeof good);
+        if (cases[c].patch_at >= 0) memcpy(buf + cases[c].patch_at, &cases[c].patch, 4);
+        const char *p = write_tok(cases[c].name, buf, cases[c].cut);
+        e.msg[0] = 0;
+        int r = tok_load(&t, p, cases[c].vocab, &e);
+        CHECK_MSG(r != 0, "%s was accepted", cases[c].name);
+        CHECK_MSG(strstr(e.msg, p) != NULL, "%s: message does not name the file: %s", cases[c].name, e.msg);
+        if (r == 0) tok_free(&t);
+    }
+    CHECK(tok_load(&t, test_tmp("missing.bin"), 10, &e) != 0 && strstr(e.msg, "missing.bin"));
+}
