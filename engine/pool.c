@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #define POOL_MAX 64
-#define SPIN_ITERS 20000 /* ~tens of microseconds: covers the gap between sections */
+#define SPIN_ITERS 300000 /* ~0.1-1 ms: covers the gaps between sections, as OpenMP's spin does */
 
 typedef struct {
     Pool *pool;
