@@ -18,11 +18,13 @@
 #include "engine/forward.h"
 #include "engine/kernels.h"
 #include "engine/matvec.h"
+#include "engine/routers.h"
 
 typedef struct {
     const char *model, *shape, *dims, *save;
     int prompt_len, decode, runs, json, threads;
     int context, compare_full;
+    const char *routers;
     AttnConfig attn;
 } BenchOpts;
 
@@ -243,8 +245,8 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
         else if (!strcmp(f, "--compare-full")) b->compare_full = 1;
         else return err_set(e, "bench: unknown flag '%s' (see ahascope bench --help)", f);
     }
-    if (ro.routers) return err_set(e, "bench: --routers is not supported yet");
     b->model = ro.model;
+    b->routers = ro.routers;
     b->attn = ro.attn;
     if (b->runs > 1000) return err_set(e, "bench: --runs %d is too many (max 1000)", b->runs);
     return 0;
@@ -306,6 +308,11 @@ int cmd_bench(int argc, char **argv) {
         if (b.save && model_save(&m, b.save, 0, &e) != 0) { model_free(&m); return args_fail(&e); }
     }
     int rc = 0;
+    Routers rt = {0};
+    if (b.routers) {
+        if (router_open(&rt, b.routers, m.c.n_layers, m.c.n_heads, m.c.dim, &e) != 0) { model_free(&m); return args_fail(&e); }
+        b.attn.routers = rt.w;
+    }
     if (b.context > 0) {
         ContextResult r = {0};
         if (bench_context(&m, &b, &r, &e) == 0) print_context(&b, &r); else rc = args_fail(&e);
@@ -314,6 +321,7 @@ int cmd_bench(int argc, char **argv) {
         Throughput t = {0};
         if (bench_throughput(&m, &b, &t, &e) == 0) print_throughput(&b, &m, &t); else rc = args_fail(&e);
     }
+    router_free(&rt);
     model_free(&m);
     return rc;
 }

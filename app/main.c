@@ -13,6 +13,7 @@ typedef struct {
 
 static const Command COMMANDS[] = {
     {"generate", cmd_generate, "generate text from a prompt"},
+    {"trace", cmd_trace, "print the per-step trace (every head's decision) as JSON lines"},
     {"bench", cmd_bench, "measure prefill/decode speed against the bandwidth roofline"},
     {"run", cmd_run, "the main job (what `make run` does): fetch the default model if needed, then run"},
 };

@@ -123,7 +123,12 @@ int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e) {
         L->have_tok = 1;
     }
     if (load_static(o, L, e) != 0) return -1;
-    if (o->routers) return err_set(e, "--routers: routers are not supported yet");
+    if (o->routers) {
+        if (router_open(&L->routers, o->routers, c->n_layers, c->n_heads, c->dim, e) != 0) return -1;
+        o->attn.routers = L->routers.w;
+        if (!o->have_window && L->routers.window > 0) o->attn.window = L->routers.window;
+        if (!o->have_policy) o->attn.policy = POLICY_AHA; /* routers given: they drive by default */
+    }
     if (o->attn.policy == POLICY_AHA && !o->attn.routers)
         return err_set(e, "policy aha needs routers (--routers FILE, or --routers random[:SEED])");
     if (o->attn.sinks > c->seq_len) return err_set(e, "--sinks %d exceeds the context (%d)", o->attn.sinks, c->seq_len);
@@ -133,7 +138,7 @@ int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e) {
 void app_unload(Loaded *L) {
     model_free(&L->model);
     if (L->have_tok) tok_free(&L->tok);
-    free(L->routers);
+    router_free(&L->routers);
     free(L->static_heads);
     memset(L, 0, sizeof *L);
 }

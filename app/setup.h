@@ -5,6 +5,7 @@
 
 #include "app/args.h"
 #include "engine/model.h"
+#include "engine/routers.h"
 #include "engine/tokenizer.h"
 
 typedef struct {
@@ -13,9 +14,7 @@ typedef struct {
     int have_tok;
     char model_path[1024];
     char tok_path[1024];
-    float *routers;          /* [n_layers][n_heads][dim] or NULL */
-    char routers_desc[1024]; /* file path or "random:SEED" */
-    int routers_window;      /* window stored with the routers (0: none) */
+    Routers routers;         /* routers.w is NULL without --routers */
     uint8_t *static_heads;
 } Loaded;
 

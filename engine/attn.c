@@ -105,6 +105,15 @@ void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHea
     /* every rule but the oracle can decide before any far key is read */
     int oracle = in->want_oracle || in->rule == GATE_ORACLE;
     res->gate = in->rule == GATE_ORACLE ? 0 : decide(in, res);
+    if (res->gate && !oracle && n_far > 0) {
+        /* plain global attention: one softmax over 0..t, exactly as full attention computes it */
+        float m = fmaxf(m_loc, score_range(in, ns, lo, s));
+        memset(acc_loc, 0, hs * sizeof(float));
+        double z = sum_range(in, 0, t + 1, s, m, ew, acc_loc);
+        for (int i = 0; i < hs; i++) out[i] = (float)(acc_loc[i] / z);
+        res->keys_read = t + 1;
+        return;
+    }
     int need_far = n_far > 0 && (oracle || res->gate);
     double a = 1, b = 0, z_far = 0;
     if (need_far) {

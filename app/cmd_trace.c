@@ -1,0 +1,116 @@
+/* `ahascope trace --jsonl`: the per-step trace as JSON lines, one object per
+ * position fed, so any tool can read every head's decision without SQLite. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/args.h"
+#include "app/commands.h"
+#include "app/setup.h"
+#include "engine/session.h"
+
+static void trace_help(void) {
+    puts("usage: ahascope trace [--model PATH] [--tokenizer PATH] --prompt TEXT [--steps N] [--temperature T]\n"
+         "                      [--topp P] [--seed S] [policy flags] [--profile] --jsonl\n"
+         "\n"
+         "Run the model and print one JSON object per position fed (prompt and generated):\n"
+         "  pos, token, piece, logprob, entropy, step_us, and per (layer, head) flat arrays of\n"
+         "  n_layers*n_heads numbers in layer-major order: score, gate, oracle_mass, oracle_err,\n"
+         "  qada_mass, qada_bulk_mass, keys_read (null where a value was not computed).\n"
+         "logprob/entropy describe the distribution that predicted the token (null at position 0).\n"
+         "--profile computes the oracle and both QAdA estimates at every step, whatever the policy.");
+}
+
+/* Seven significant digits: what a float holds, without 17-digit noise. */
+static cJSON *num_or_null(double v) {
+    if (isnan(v) || isinf(v)) return cJSON_CreateNull();
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.7g", v);
+    return cJSON_CreateRaw(buf);
+}
+
+static void add_floats(cJSON *o, const char *key, const float *v, int n) {
+    cJSON *a = cJSON_AddArrayToObject(o, key);
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, num_or_null(v[i]));
+}
+
+/* Print one trace as a single JSON line on stdout. */
+static int print_trace_line(const StepTrace *t) {
+    cJSON *o = cJSON_CreateObject();
+    int n = trace_cells(t);
+    cJSON_AddNumberToObject(o, "pos", t->pos);
+    cJSON_AddNumberToObject(o, "token", t->token);
+    cJSON_AddStringToObject(o, "piece", t->piece);
+    cJSON_AddItemToObject(o, "logprob", num_or_null(t->logprob));
+    cJSON_AddItemToObject(o, "entropy", num_or_null(t->entropy));
+    cJSON_AddNumberToObject(o, "step_us", round(t->step_us * 10) / 10);
+    add_floats(o, "score", t->score, n);
+    cJSON *g = cJSON_AddArrayToObject(o, "gate");
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(g, t->gate[i] < 0 ? cJSON_CreateNull() : cJSON_CreateNumber(t->gate[i]));
+    add_floats(o, "oracle_mass", t->oracle_mass, n);
+    add_floats(o, "oracle_err", t->oracle_err, n);
+    add_floats(o, "qada_mass", t->qada_mass, n);
+    add_floats(o, "qada_bulk_mass", t->qada_bulk_mass, n);
+    cJSON *k = cJSON_AddArrayToObject(o, "keys_read");
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(k, t->keys_read[i] < 0 ? cJSON_CreateNull() : cJSON_CreateNumber(t->keys_read[i]));
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!s) return -1;
+    int ok = puts(s) >= 0;
+    free(s);
+    return ok ? 0 : -1;
+}
+
+static int run_trace(RunOpts *o, Err *e) {
+    Loaded L;
+    Session s;
+    int rc = -1;
+    StepTrace **pre = NULL;
+    if (app_load(o, &L, 1, e) != 0) goto out;
+    const Config *c = &L.model.c;
+    if (session_init(&s, &L.model, &L.tok, &o->attn, o->steps, o->temperature, o->topp, o->seed, pool_default_threads(), e))
+        goto out;
+    const char *prompt = o->prompt ? o->prompt : "";
+    if (session_start_text(&s, prompt, strlen(prompt), e) != 0) goto out_session;
+    int n = session_prompt_pending(&s);
+    pre = calloc(n, sizeof *pre);
+    for (int i = 0; pre && i < n; i++) pre[i] = trace_new(c->n_layers, c->n_heads);
+    session_prefill(&s, pre);
+    for (int i = 0; i < n; i++) print_trace_line(pre[i]);
+    StepTrace *t = trace_new(c->n_layers, c->n_heads);
+    while (session_step(&s, t)) {
+        if (print_trace_line(t) != 0) break;
+        trace_clear(t);
+    }
+    trace_free(t);
+    rc = fflush(stdout) == 0 ? 0 : err_set(e, "trace: cannot write to stdout");
+out_session:
+    session_free(&s);
+out:
+    if (pre)
+        for (int i = 0; i < n; i++) trace_free(pre[i]);
+    free(pre);
+    app_unload(&L);
+    return rc;
+}
+
+int cmd_trace(int argc, char **argv) {
+    RunOpts o;
+    runopts_defaults(&o);
+    Args a = {argc, argv, 1, "trace"};
+    Err e;
+    while (a.i < argc) {
+        const char *f = argv[a.i];
+        if (args_is_help(f)) { trace_help(); return 0; }
+        int r = runopts_parse(&o, &a, &e);
+        if (r < 0) return args_fail(&e);
+        if (r > 0) continue;
+        a.i++;
+        if (!strcmp(f, "--jsonl")) continue;
+        err_set(&e, "trace: unknown flag '%s' (see ahascope trace --help)", f);
+        return args_fail(&e);
+    }
+    return run_trace(&o, &e) == 0 ? 0 : args_fail(&e);
+}

@@ -1,0 +1,98 @@
+#include "routers.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "safetensors.h"
+
+static int router_alloc(Routers *r, int n_layers, int n_heads, int dim, Err *e) {
+    memset(r, 0, sizeof *r);
+    r->n_layers = n_layers;
+    r->n_heads = n_heads;
+    r->dim = dim;
+    r->tau = NAN;
+    r->w = malloc((size_t)n_layers * n_heads * dim * sizeof(float));
+    return r->w ? 0 : err_set(e, "out of memory for routers");
+}
+
+int router_load(Routers *r, const char *path, int n_layers, int n_heads, int dim, Err *e) {
+    StFile f;
+    if (st_open(&f, path, e) != 0) return -1;
+    if (router_alloc(r, n_layers, n_heads, dim, e) != 0) { st_close(&f); return -1; }
+    snprintf(r->desc, sizeof r->desc, "%s", path);
+    int64_t shape[2] = {n_heads, dim};
+    for (int l = 0; l < n_layers; l++) {
+        char name[96];
+        snprintf(name, sizeof name, "model.layers.%d.self_attn.router.weight", l);
+        const StTensor *t = st_expect(&f, name, ST_F32, 2, shape, e);
+        if (!t) { st_close(&f); router_free(r); return -1; }
+        memcpy(r->w + (size_t)l * n_heads * dim, t->data, t->nbytes);
+    }
+    const char *w = st_meta(&f, "window"), *tau = st_meta(&f, "tau");
+    char *end;
+    if (w) {
+        long v = strtol(w, &end, 10);
+        if (*end || v < 1 || v > (1 << 20)) { st_close(&f); router_free(r); return err_set(e, "%s: metadata window '%s' is not a positive integer", path, w); }
+        r->window = (int)v;
+    }
+    if (tau) {
+        double v = strtod(tau, &end);
+        if (*end || !(v >= 0 && v <= 1)) { st_close(&f); router_free(r); return err_set(e, "%s: metadata tau '%s' is not in [0, 1]", path, tau); }
+        r->tau = (float)v;
+    }
+    st_close(&f);
+    return 0;
+}
+
+int router_random(Routers *r, int n_layers, int n_heads, int dim, uint64_t seed, Err *e) {
+    if (router_alloc(r, n_layers, n_heads, dim, e) != 0) return -1;
+    snprintf(r->desc, sizeof r->desc, "random:%llu", (unsigned long long)seed);
+    uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+    size_t n = (size_t)n_layers * n_heads * dim;
+    float scale = 1.0f / sqrtf((float)dim);
+    for (size_t i = 0; i < n; i++) { /* Box–Muller on a xorshift stream */
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        double u1 = ((s >> 11) + 1.0) / 9007199254740993.0;
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        double u2 = (s >> 11) / 9007199254740992.0;
+        r->w[i] = scale * (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+    }
+    return 0;
+}
+
+int router_open(Routers *r, const char *spec, int n_layers, int n_heads, int dim, Err *e) {
+    if (!strncmp(spec, "random", 6) && (spec[6] == 0 || spec[6] == ':')) {
+        unsigned long long seed = 1;
+        if (spec[6] == ':') {
+            char *end;
+            seed = strtoull(spec + 7, &end, 10);
+            if (!spec[7] || *end) return err_set(e, "--routers: bad seed in '%s' (random:SEED)", spec);
+        }
+        return router_random(r, n_layers, n_heads, dim, seed, e);
+    }
+    return router_load(r, spec, n_layers, n_heads, dim, e);
+}
+
+int router_save(const Routers *r, const char *path, const char *const *keys, const char *const *values, int n_meta,
+                Err *e) {
+    StWriter w;
+    st_writer_init(&w);
+    int64_t shape[2] = {r->n_heads, r->dim};
+    int rc = 0;
+    for (int l = 0; rc == 0 && l < r->n_layers; l++) {
+        char name[96]; /* the writer copies names */
+        snprintf(name, sizeof name, "model.layers.%d.self_attn.router.weight", l);
+        rc = st_writer_add(&w, name, ST_F32, 2, shape, r->w + (size_t)l * r->n_heads * r->dim, e);
+    }
+    for (int i = 0; rc == 0 && i < n_meta; i++) rc = st_writer_meta(&w, keys[i], values[i], e);
+    if (rc == 0) rc = st_write(&w, path, e);
+    st_writer_free(&w);
+    return rc;
+}
+
+void router_free(Routers *r) {
+    free(r->w);
+    r->w = NULL;
+}

@@ -1,0 +1,41 @@
+/* routers.h — AHA router vectors for models that ship none.
+ *
+ * A router file is safetensors with one F32 tensor per layer,
+ * `model.layers.{l}.self_attn.router.weight` of shape [n_heads, dim], and
+ * string metadata (window, tau, lambda, trained_on, …). In memory the
+ * routers are one array [n_layers][n_heads][dim], as the forward pass reads
+ * them.
+ */
+#ifndef AHASCOPE_ROUTERS_H
+#define AHASCOPE_ROUTERS_H
+
+#include <stdint.h>
+
+#include "err.h"
+
+typedef struct {
+    float *w;             /* [n_layers][n_heads][dim] */
+    int n_layers, n_heads, dim;
+    int window;           /* metadata "window" (0 if absent) */
+    float tau;            /* metadata "tau" (NAN if absent) */
+    char desc[1024];      /* file path, or "random:SEED" */
+} Routers;
+
+/* Load routers for a model of the given shape; every layer's tensor must be
+ * present with exactly that shape and dtype F32. Returns 0 on success. */
+int router_load(Routers *r, const char *path, int n_layers, int n_heads, int dim, Err *e);
+
+/* Gaussian routers N(0, 1/dim), deterministic in seed (tests, benchmarks). */
+int router_random(Routers *r, int n_layers, int n_heads, int dim, uint64_t seed, Err *e);
+
+/* Parse a --routers value ("random", "random:SEED" or a path) and load it. */
+int router_open(Routers *r, const char *spec, int n_layers, int n_heads, int dim, Err *e);
+
+/* Write routers with metadata pairs (keys[i] = values[i]). */
+int router_save(const Routers *r, const char *path, const char *const *keys, const char *const *values, int n_meta,
+                Err *e);
+
+/* Free the vectors (safe on a zeroed struct). */
+void router_free(Routers *r);
+
+#endif
