@@ -110,7 +110,7 @@ int view_bench_frames(int cols, int rows, int n_layers, int n_heads, int n_token
     FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
     int rc = (!ms || !out || !in) ? err_set(e, "bench: cannot open /dev/null or allocate") : 0;
     if (!rc) rc = fill_model(&m, n_layers, n_heads, n_tokens, e);
-    SCREEN *prev = set_term(NULL), *scr = NULL;
+    SCREEN *scr = NULL;
     if (!rc && !(scr = newterm("xterm-256color", out, in)) && !(scr = newterm("xterm", out, in)))
         rc = err_set(e, "bench: no terminfo entry for xterm-256color or xterm");
     if (!rc) rc = run_frames(&m, cols, rows, frames, ms, e);
@@ -118,7 +118,6 @@ int view_bench_frames(int cols, int rows, int n_layers, int n_heads, int n_token
         endwin();
         delscreen(scr);
     }
-    if (prev) set_term(prev);
     if (!rc) {
         qsort(ms, (size_t)frames, sizeof *ms, cmp_double);
         *median_ms = frames % 2 ? ms[frames / 2] : (ms[frames / 2 - 1] + ms[frames / 2]) / 2;

@@ -19,12 +19,12 @@ static int hints(const ViewModel *m, const char **out, int max) {
     HINT("spc", "step");
     HINT("p", m->playing ? "pause" : "play");
     HINT("m", "metric");
+    HINT("?", "help");
+    HINT("q", "quit");
     if (m->inspector_open) HINT("Esc", "close inspector");
     else HINT("Enter", "inspect");
     HINT("Tab", "focus");
     HINT(":", "sql");
-    HINT("?", "help");
-    HINT("q", "quit");
 #undef HINT
     return n;
 }

@@ -14,11 +14,12 @@ enum {
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /* Start of a window of n_vis items out of n_total keeping item sel in view
- * (centred); align 2 keeps the start even so half-block pairs stay put. */
+ * (centred); align 2 keeps the start even so half-block pairs stay put,
+ * rounding up (the window may then end one item early) so sel stays inside. */
 static int window_start(int sel, int n_total, int n_vis, int align) {
     if (n_vis >= n_total) return 0;
     int s = clampi(sel - n_vis / 2, 0, n_total - n_vis);
-    if (align == 2) s &= ~1;
+    if (align == 2 && (s & 1)) s++;
     return s;
 }
 

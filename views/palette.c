@@ -2,6 +2,7 @@
 #include "views/palette.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* One palette entry: a curses colour and whether dark text reads on it. */
@@ -58,6 +59,12 @@ ViewColour view_colour_pick(int mono_flag, const char *no_color_env, int has_col
     if (n_colours >= 256 && n_pairs > view_palette_pairs_needed(VIEW_COLOUR_256)) return VIEW_COLOUR_256;
     if (n_colours >= 8 && n_pairs > view_palette_pairs_needed(VIEW_COLOUR_8)) return VIEW_COLOUR_8;
     return VIEW_COLOUR_NONE;
+}
+
+ViewColour view_colour_detect(int mono_flag) {
+    const char *nc = getenv("NO_COLOR");
+    if (mono_flag || (nc && *nc) || !has_colors() || start_color() != OK) return VIEW_COLOUR_NONE;
+    return view_colour_pick(0, NULL, 1, COLORS, COLOR_PAIRS);
 }
 
 static short bg_of(const ViewPalette *p, short c) { return c == -1 || c == -2 ? p->default_bg : c; }

@@ -174,6 +174,10 @@ ViewMouse view_mouse_kind(unsigned long bstate);
 ViewColour view_colour_pick(int mono_flag, const char *no_color_env, int has_colours,
                             int n_colours, int n_pairs);
 
+/* view_colour_pick for the running curses terminal: reads NO_COLOR, calls
+ * start_color() and looks at COLORS and COLOR_PAIRS. */
+ViewColour view_colour_detect(int mono_flag);
+
 /* Layout options matching the model's current state (shape, open panes, modes). */
 LayoutOpts view_layout_opts(const ViewModel *m);
 
