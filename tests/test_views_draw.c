@@ -229,7 +229,7 @@ TEST(views_draw_tokens_tint_and_cursor) {
     view_key(&m, ']'); /* cursor on " upon" */
     ViewPalette pal;
     view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
-    WINDOW *w = newwin(6, 60, 0, 0);
+    WINDOW *w = newwin(6, 90, 0, 0);
     view_draw_tokens(w, &m, &pal);
     CHECK(strstr(fx_line(w, 1), "Once upon a time, there was") != NULL);
     CHECK(strstr(fx_line(w, 2), "Once upon a time") != NULL); /* the newline token wrapped */
@@ -245,6 +245,7 @@ TEST(views_draw_tokens_tint_and_cursor) {
     int sw0 = m.hist[0]->gate[0] ? VIEW_SW_LEVEL1 + VIEW_LEVELS - 1 : VIEW_SW_LEVEL1;
     CHECK_INT(pair, view_pair_token(&pal, sw0));
     CHECK(strstr(fx_line(w, 0), "executed gate") != NULL);
+    CHECK(strstr(fx_line(w, 0), "3 prompt + 9 generated") != NULL);
     view_key(&m, 'g');
     werase(w);
     view_draw_tokens(w, &m, &pal);

@@ -127,3 +127,55 @@ TEST(views_glyph_ramps_mono_and_ascii) {
     /* strictly ASCII in ascii mode */
     for (int sw = 0; sw < VIEW_SWATCHES; sw++) CHECK(view_glyph_shade(&a, sw) < 0x80);
 }
+
+/* The cumulative counts give what recounting the history gives, also after
+ * τ changes (before and after view_stats_sync). */
+TEST(views_stats_match_recount_and_follow_tau) {
+    ViewModel m;
+    view_init(&m, 3, 5, NULL);
+    StepTrace *t = trace_new(3, 5);
+    for (int p = 0; p < 50; p++) {
+        t->pos = p;
+        for (int c = 0; c < 15; c++) {
+            t->score[c] = (float)((p * 7 + c * 3) % 10) / 10.0f;
+            t->gate[c] = t->score[c] > 0.5f;
+            t->oracle_mass[c] = (float)((p + c) % 4) / 8.0f;
+            t->keys_read[c] = (p + c) % 3 ? p + 1 : 1;
+        }
+        if (p == 10) t->score[2] = NAN; /* falls back to the executed gate */
+        view_push(&m, t, NULL);
+    }
+    trace_free(t);
+    CHECK_INT(m.stats.n, 50);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int upto = 0; upto < 50; upto += 7) {
+            float fa[3], fo[3], sa[3], so[3];
+            double fg, fk, sg, sk;
+            view_layer_rates(&m, upto, fa, fo);
+            view_totals(&m, upto, &fg, &fk);
+            int n = m.stats.n;
+            m.stats.n = 0; /* force the recount */
+            view_layer_rates(&m, upto, sa, so);
+            view_totals(&m, upto, &sg, &sk);
+            m.stats.n = n;
+            for (int l = 0; l < 3; l++) {
+                CHECK_NEAR(fa[l], sa[l], 1e-6);
+                CHECK_NEAR(fo[l], so[l], 1e-6);
+            }
+            CHECK_NEAR(fg, sg, 1e-12);
+            CHECK_NEAR(fk, sk, 1e-12);
+        }
+        float before[3], after[3], o[3];
+        view_layer_rates(&m, 49, before, o);
+        m.hdr.tau = 0.75f; /* stale counts are not used ... */
+        view_layer_rates(&m, 49, after, o);
+        CHECK(after[0] < before[0]);
+        CHECK_INT(view_stats_sync(&m, NULL), 0); /* ... until synced */
+        CHECK(m.stats.tau == 0.75f);
+        view_layer_rates(&m, 49, before, o);
+        CHECK_NEAR(before[0], after[0], 1e-6);
+        m.hdr.tau = 0.5f;
+        view_stats_sync(&m, NULL);
+    }
+    view_free(&m);
+}

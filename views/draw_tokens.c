@@ -16,14 +16,14 @@ static attr_t mono_emphasis(int sw) {
 }
 
 static void token_title(const ViewModel *m, char *buf, size_t n) {
-    if (m->tint_share)
-        snprintf(buf, n, "tokens %d \xc2\xb7 tint: share of heads global", m->n_hist);
+    int prompt = 0;
+    while (prompt < m->n_hist && m->hist[prompt]->is_prompt) prompt++;
+    char tint[96];
+    if (m->tint_share) snprintf(tint, sizeof tint, "share of heads global");
     else if (m->metric == VIEW_METRIC_AGREE)
-        snprintf(buf, n, "tokens %d \xc2\xb7 tint: L%d H%d %s vs oracle", m->n_hist, m->sel_layer, m->sel_head,
-                 view_pred_name(m->agree_pred));
-    else
-        snprintf(buf, n, "tokens %d \xc2\xb7 tint: L%d H%d %s", m->n_hist, m->sel_layer, m->sel_head,
-                 view_metric_name(m->metric));
+        snprintf(tint, sizeof tint, "L%d H%d %s vs oracle", m->sel_layer, m->sel_head, view_pred_name(m->agree_pred));
+    else snprintf(tint, sizeof tint, "L%d H%d %s", m->sel_layer, m->sel_head, view_metric_name(m->metric));
+    snprintf(buf, n, "tokens: %d prompt + %d generated \xc2\xb7 tint: %s", prompt, m->n_hist - prompt, tint);
 }
 
 static void draw_token(WINDOW *w, const ViewModel *m, const ViewPalette *p, int i, int y, int x, int maxw) {

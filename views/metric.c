@@ -89,34 +89,55 @@ int view_token_swatch(const ViewModel *m, const StepTrace *t) {
     return view_swatch(m, t, m->sel_layer * m->n_heads + m->sel_head);
 }
 
-/* AHA's call where the router was evaluated, else what was executed. */
-static int aha_or_gate(const ViewModel *m, const StepTrace *t, int cell) {
+int view_aha_decision(const ViewModel *m, const StepTrace *t, int cell) {
     int d = view_pred_decision(m, t, cell, VIEW_PRED_AHA);
     return d >= 0 ? d : view_pred_decision(m, t, cell, VIEW_PRED_GATE);
 }
 
+/* The cumulative counts answer for position upto when they were made with
+ * the current thresholds and reach that far. */
+static int stats_cover(const ViewModel *m, int upto) {
+    return upto >= 0 && upto < m->stats.n && m->stats.tau == m->hdr.tau && m->stats.theta == m->hdr.theta;
+}
+
+static float ratio(double a, double b) { return b > 0 ? (float)(a / b) : NAN; }
+
 void view_layer_rates(const ViewModel *m, int upto, float *aha, float *oracle) {
     int L = m->n_layers, H = m->n_heads;
     if (upto >= m->n_hist) upto = m->n_hist - 1;
+    if (stats_cover(m, upto)) {
+        const int32_t *c = m->stats.layer + (size_t)upto * L * 4;
+        for (int l = 0; l < L; l++) {
+            aha[l] = ratio(c[4 * l], c[4 * l + 1]);
+            oracle[l] = ratio(c[4 * l + 2], c[4 * l + 3]);
+        }
+        return;
+    }
     for (int l = 0; l < L; l++) {
         int na = 0, ga = 0, no = 0, go = 0;
         for (int i = 0; i <= upto; i++) {
             const StepTrace *t = m->hist[i];
             for (int c = l * H; c < (l + 1) * H; c++) {
-                int a = aha_or_gate(m, t, c), o = view_oracle_decision(m, t, c);
+                int a = view_aha_decision(m, t, c), o = view_oracle_decision(m, t, c);
                 if (a >= 0) na++, ga += a;
                 if (o >= 0) no++, go += o;
             }
         }
-        aha[l] = na ? (float)ga / na : NAN;
-        oracle[l] = no ? (float)go / no : NAN;
+        aha[l] = ratio(ga, na);
+        oracle[l] = ratio(go, no);
     }
 }
 
 void view_totals(const ViewModel *m, int upto, double *global_share, double *keys_share) {
+    if (upto >= m->n_hist) upto = m->n_hist - 1;
+    if (stats_cover(m, upto)) {
+        const double *c = m->stats.total + (size_t)upto * 4;
+        *global_share = c[1] > 0 ? c[0] / c[1] : NAN;
+        *keys_share = c[3] > 0 ? c[2] / c[3] : NAN;
+        return;
+    }
     long long n = 0, g = 0;
     double keys = 0, full = 0;
-    if (upto >= m->n_hist) upto = m->n_hist - 1;
     for (int i = 0; i <= upto; i++) {
         const StepTrace *t = m->hist[i];
         int cells = trace_cells(t);

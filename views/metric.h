@@ -45,6 +45,10 @@ int view_pred_decision(const ViewModel *m, const StepTrace *t, int cell, ViewPre
 /* The oracle's decision (out_mass > θ): 1, 0, or -1 when not computed. */
 int view_oracle_decision(const ViewModel *m, const StepTrace *t, int cell);
 
+/* AHA's decision where the router was evaluated, else the executed gate
+ * (what the bars count as "AHA"): 1, 0, or -1 when neither is known. */
+int view_aha_decision(const ViewModel *m, const StepTrace *t, int cell);
+
 /* Swatch of one cell under the model's current metric (and predictor). */
 int view_swatch(const ViewModel *m, const StepTrace *t, int cell);
 
@@ -54,6 +58,14 @@ float view_global_share(const StepTrace *t);
 /* Swatch tinting a token: the selected head's metric, or the share of heads
  * global when m->tint_share is set. */
 int view_token_swatch(const ViewModel *m, const StepTrace *t);
+
+/* Bring the model's cumulative counts up to date with its history and its
+ * current τ/θ (view_push does this; call it after changing hdr.tau or
+ * hdr.theta without pushing). Until then rates are computed the slow way. */
+int view_stats_sync(ViewModel *m, Err *e);
+
+/* Free the cumulative counts (view_free does this). */
+void view_stats_free(ViewModel *m);
 
 /* Per-layer global rates over history positions 0 … upto: AHA's decision
  * (router, or the executed gate where no router score exists) and the

@@ -2,6 +2,8 @@
  * text, status message (see view.h). */
 #include "views/view.h"
 
+#include "views/metric.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,7 @@ void view_free(ViewModel *m) {
     free(m->attn.w);
     free(m->sql_query);
     free(m->sql_text);
+    view_stats_free(m);
     memset(m, 0, sizeof *m);
     m->cursor = -1;
 }
@@ -51,7 +54,7 @@ int view_push(ViewModel *m, const StepTrace *t, Err *e) {
     trace_copy(copy, t);
     m->hist[m->n_hist++] = copy;
     if (m->follow || m->cursor < 0) m->cursor = m->n_hist - 1;
-    return 0;
+    return view_stats_sync(m, e);
 }
 
 void view_clear_history(ViewModel *m) {
@@ -60,6 +63,7 @@ void view_clear_history(ViewModel *m) {
     m->cursor = -1;
     m->follow = 1;
     m->attn.pos = -1;
+    m->stats.n = 0;
 }
 
 const StepTrace *view_trace(const ViewModel *m, int i) {

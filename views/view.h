@@ -113,6 +113,15 @@ typedef struct {
     int sql_scroll, sql_lines;
 
     char status[160]; /* transient message; cleared by the next key */
+
+    /* Cumulative counts per position for the header and the bars, so a
+     * frame costs O(layers) rather than O(tokens × heads) (see metric.h). */
+    struct {
+        float tau, theta; /* thresholds the counts were made with */
+        int n, cap;       /* positions counted */
+        int32_t *layer;   /* [pos][layer][4]: AHA global, AHA known, oracle global, oracle known */
+        double *total;    /* [pos][4]: gate global, gate known, keys read, keys of full attention */
+    } stats;
 } ViewModel;
 
 /* Clicked or scrolled-over place of the screen. Fields that do not apply are -1. */
