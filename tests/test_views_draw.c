@@ -1,0 +1,461 @@
+/* Drawing into off-screen windows (newterm on /dev/null): glyphs and colour
+ * pairs read back with mvwin_wch, legend text, tokens, header, frames. */
+#include <math.h>
+#include <string.h>
+
+#include "tests/test.h"
+#include "tests/views_fixture.h"
+#include "views/geom.h"
+#include "views/paint.h"
+
+/* A 3-layer × 4-head model with one step: gate global exactly on cells
+ * where (layer + head) is even, except cell (2, 3) which is not computed. */
+static void gate_model(ViewModel *m, int n_layers) {
+    view_init(m, n_layers, 4, NULL);
+    StepTrace *t = trace_new(n_layers, 4);
+    t->pos = 0;
+    snprintf(t->piece, sizeof t->piece, "Hi");
+    for (int l = 0; l < n_layers; l++)
+        for (int h = 0; h < 4; h++) {
+            int c = l * 4 + h;
+            t->gate[c] = (l + h) % 2 == 0;
+            t->score[c] = t->gate[c] ? 0.9f : 0.1f;
+            t->oracle_mass[c] = (l == 0) ? 0.5f : 0.0f;
+        }
+    t->gate[2 * 4 + 3] = -1;
+    view_push(m, t, NULL);
+    trace_free(t);
+}
+
+/* Colour numbers behind a pair. */
+static void pair_colours(short pair, short *fg, short *bg) {
+    *fg = *bg = -99;
+    pair_content(pair, fg, bg);
+}
+
+/* Where heatmap cell (layer, head) is drawn in a w×h heatmap window. */
+static void cell_at(const ViewModel *m, const ViewPalette *p, int w, int h, int layer, int head, int *y, int *x) {
+    ViewHeatGeom g;
+    view_heat_geom(m, w, h, p->colour != VIEW_COLOUR_NONE && !p->ascii, &g);
+    *x = g.x0 + (head - g.first_head) * (g.cw + g.gap);
+    *y = g.y0 + (layer - g.first_layer) / (g.half ? 2 : 1);
+}
+
+TEST(views_draw_heatmap_cell_glyph_and_pair_256) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 100, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    gate_model(&m, 3);
+    m.colour = VIEW_COLOUR_256;
+    ViewPalette pal;
+    CHECK_INT(view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL), 0);
+    WINDOW *w = newwin(8, 40, 0, 0);
+    view_draw_heatmap(w, &m, &pal);
+    int y, x;
+    wchar_t ch;
+    short pair, fg, bg;
+    attr_t a;
+    cell_at(&m, &pal, 40, 8, 1, 1, &y, &x); /* (1+1) even: global */
+    fx_cell(w, y, x, &ch, &pair, &a);
+    CHECK_INT(ch, 0x2588); /* █: three layers fit, one per line */
+    CHECK_INT(pair, view_pair_cells(&pal, VIEW_SW_LEVEL1 + VIEW_LEVELS - 1, VIEW_SW_LEVEL1 + VIEW_LEVELS - 1));
+    pair_colours(pair, &fg, &bg);
+    CHECK_INT(fg, 220); /* the hot end of the ramp */
+    cell_at(&m, &pal, 40, 8, 1, 2, &y, &x); /* local */
+    fx_cell(w, y, x, &ch, &pair, &a);
+    pair_colours(pair, &fg, &bg);
+    CHECK_INT(fg, 54); /* the cold end */
+    cell_at(&m, &pal, 40, 8, 2, 3, &y, &x); /* not computed */
+    fx_cell(w, y, x, &ch, &pair, &a);
+    pair_colours(pair, &fg, &bg);
+    CHECK_INT(fg, 236);
+    /* the selected cell (0, 0) is outlined by eighth-blocks either side */
+    cell_at(&m, &pal, 40, 8, 0, 0, &y, &x);
+    fx_cell(w, y, x - 1, &ch, &pair, &a);
+    CHECK_INT(ch, 0x2595);
+    ViewHeatGeom g;
+    view_heat_geom(&m, 40, 8, 1, &g);
+    fx_cell(w, y, x + g.cw, &ch, &pair, &a);
+    CHECK_INT(ch, 0x258f);
+    CHECK(strstr(fx_line(w, 0), "L0 H0") != NULL);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+TEST(views_draw_heatmap_half_blocks_pair_two_layers) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 100, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    gate_model(&m, 16);
+    m.colour = VIEW_COLOUR_256;
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(11, 40, 0, 0); /* 8 cell lines for 16 layers */
+    view_draw_heatmap(w, &m, &pal);
+    int y, x;
+    wchar_t ch;
+    short pair, fg, bg;
+    attr_t a;
+    cell_at(&m, &pal, 40, 11, 4, 2, &y, &x); /* layer 4 global over layer 5 local */
+    CHECK_INT(y, 2 + 2);
+    fx_cell(w, y, x, &ch, &pair, &a);
+    CHECK_INT(ch, 0x2580); /* ▀ */
+    pair_colours(pair, &fg, &bg);
+    CHECK_INT(fg, 220);
+    CHECK_INT(bg, 54);
+    cell_at(&m, &pal, 40, 11, 4, 3, &y, &x); /* layer 4 local over layer 5 global */
+    fx_cell(w, y, x, &ch, &pair, &a);
+    pair_colours(pair, &fg, &bg);
+    CHECK_INT(fg, 54);
+    CHECK_INT(bg, 220);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+TEST(views_draw_heatmap_8_colours_mono_and_ascii) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm", 100, 30), 0);
+    if (!term.scr) return;
+    CHECK_INT(view_colour_detect(0), VIEW_COLOUR_8);
+    ViewModel m;
+    gate_model(&m, 3);
+    ViewPalette pal;
+    CHECK_INT(view_palette_init(&pal, VIEW_COLOUR_8, 0, NULL), 0);
+    WINDOW *w = newwin(8, 40, 0, 0);
+    view_draw_heatmap(w, &m, &pal);
+    int y, x;
+    wchar_t ch;
+    short pair, fg, bg;
+    attr_t a;
+    cell_at(&m, &pal, 40, 8, 0, 0, &y, &x);
+    fx_cell(w, y, x, &ch, &pair, &a);
+    pair_colours(pair, &fg, &bg);
+    CHECK_INT(fg, COLOR_YELLOW);
+    cell_at(&m, &pal, 40, 8, 0, 1, &y, &x);
+    fx_cell(w, y, x, &ch, &pair, &a);
+    pair_colours(pair, &fg, &bg);
+    CHECK_INT(fg, COLOR_BLUE);
+
+    /* no colour: shading glyphs and pair 0 */
+    view_palette_init(&pal, VIEW_COLOUR_NONE, 0, NULL);
+    werase(w);
+    view_draw_heatmap(w, &m, &pal);
+    cell_at(&m, &pal, 40, 8, 1, 1, &y, &x);
+    fx_cell(w, y, x, &ch, &pair, &a);
+    CHECK_INT(ch, 0x2588);
+    CHECK_INT(pair, 0);
+    cell_at(&m, &pal, 40, 8, 1, 2, &y, &x);
+    fx_cell(w, y, x, &ch, &pair, &a);
+    CHECK_INT(ch, ' ');
+    /* router score 0.9 → level 8 → full shade; ascii → '@' */
+    m.metric = VIEW_METRIC_SCORE;
+    view_palette_init(&pal, VIEW_COLOUR_NONE, 1, NULL);
+    werase(w);
+    view_draw_heatmap(w, &m, &pal);
+    cell_at(&m, &pal, 40, 8, 1, 1, &y, &x);
+    fx_cell(w, y, x, &ch, &pair, &a);
+    CHECK_INT(ch, '@');
+    fx_cell(w, y, x - 1, &ch, &pair, &a); /* not selected: the gap stays blank */
+    CHECK_INT(ch, ' ');
+    fx_cell(w, 0, 0, &ch, &pair, &a);
+    CHECK_INT(ch, '+'); /* ASCII border */
+    for (int yy = 0; yy < 8; yy++)
+        for (const char *s = fx_line(w, yy); *s; s++) CHECK_MSG((unsigned char)*s < 0x80, "non-ASCII on line %d", yy);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+TEST(views_draw_legend_follows_metric_cycle) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 120, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    gate_model(&m, 3);
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(1, 120, 0, 0);
+    char seen[VIEW_METRIC_COUNT][512];
+    for (int i = 0; i < VIEW_METRIC_COUNT; i++) {
+        werase(w);
+        view_draw_legend(w, &m, &pal);
+        snprintf(seen[i], sizeof seen[i], "%s", fx_line(w, 0));
+        CHECK_MSG(strstr(seen[i], view_metric_name(m.metric)) != NULL, "legend '%s' lacks '%s'", seen[i],
+                  view_metric_name(m.metric));
+        view_key(&m, 'm');
+    }
+    for (int i = 1; i < VIEW_METRIC_COUNT; i++) CHECK(strcmp(seen[i], seen[i - 1]) != 0);
+    CHECK(strstr(seen[VIEW_METRIC_GATE], "local") && strstr(seen[VIEW_METRIC_GATE], "global"));
+    CHECK(strstr(seen[VIEW_METRIC_SCORE], "0.50") != NULL); /* τ shown with the score scale */
+    CHECK(strstr(seen[VIEW_METRIC_AGREE], "missed global") && strstr(seen[VIEW_METRIC_AGREE], "needless global"));
+    CHECK(strstr(seen[VIEW_METRIC_QADA_BULK], "ablation") != NULL);
+    /* the scale's samples carry the ramp's colours, cold to hot */
+    m.metric = VIEW_METRIC_SCORE;
+    werase(w);
+    view_draw_legend(w, &m, &pal);
+    const char *line = fx_line(w, 0);
+    const char *zero = strstr(line, ": 0 ");
+    CHECK(zero != NULL);
+    if (zero) {
+        int x = view_text_width("", 0);
+        for (const char *s = line; s < zero + 4; s++) x += ((unsigned char)*s & 0xc0) != 0x80;
+        wchar_t ch;
+        short pair, fg, bg;
+        attr_t a;
+        fx_cell(w, 0, x, &ch, &pair, &a);
+        pair_colours(pair, &fg, &bg);
+        CHECK_INT(fg, 54);
+        fx_cell(w, 0, x + VIEW_LEVELS - 1, &ch, &pair, &a);
+        pair_colours(pair, &fg, &bg);
+        CHECK_INT(fg, 220);
+    }
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+TEST(views_draw_tokens_tint_and_cursor) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 100, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    fx_fill(&m, 12);
+    view_key(&m, KEY_HOME);
+    view_key(&m, ']'); /* cursor on " upon" */
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(6, 90, 0, 0);
+    view_draw_tokens(w, &m, &pal);
+    CHECK(strstr(fx_line(w, 1), "Once upon a time, there was") != NULL);
+    CHECK(strstr(fx_line(w, 2), "Once upon a time") != NULL); /* the newline token wrapped */
+    wchar_t ch;
+    short pair;
+    attr_t a;
+    fx_cell(w, 1, 1 + 5, &ch, &pair, &a); /* 'u' of " upon" */
+    CHECK_INT(ch, 'u');
+    CHECK(a & A_REVERSE);
+    CHECK_INT(pair, view_pair_token(&pal, view_token_swatch(&m, m.hist[1])));
+    fx_cell(w, 1, 1, &ch, &pair, &a); /* "Once": not the cursor, tinted by its own gate */
+    CHECK(!(a & A_REVERSE));
+    int sw0 = m.hist[0]->gate[0] ? VIEW_SW_LEVEL1 + VIEW_LEVELS - 1 : VIEW_SW_LEVEL1;
+    CHECK_INT(pair, view_pair_token(&pal, sw0));
+    CHECK(strstr(fx_line(w, 0), "executed gate") != NULL);
+    CHECK(strstr(fx_line(w, 0), "3 prompt + 9 generated") != NULL);
+    view_key(&m, 'g');
+    werase(w);
+    view_draw_tokens(w, &m, &pal);
+    CHECK(strstr(fx_line(w, 0), "share of heads global") != NULL);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+TEST(views_draw_header_shows_policy_and_settings) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 160, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    fx_fill(&m, 5);
+    snprintf(m.hdr.model, sizeof m.hdr.model, "stories260K");
+    snprintf(m.hdr.policy, sizeof m.hdr.policy, "aha");
+    snprintf(m.hdr.record, sizeof m.hdr.record, "ahascope.db run 4");
+    m.hdr.window = 128;
+    m.hdr.ctx_len = 512;
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(1, 160, 0, 0);
+    view_draw_header(w, &m, &pal);
+    const char *line = fx_line(w, 0);
+    CHECK(strstr(line, "stories260K") && strstr(line, "policy aha") && strstr(line, "w 128"));
+    CHECK(strstr(line, "pos 4/512") && strstr(line, "ahascope.db run 4"));
+    CHECK(strstr(line, "\xcf\x84 0.50") && strstr(line, "\xce\xb8 0.10"));
+    double g, k;
+    view_totals(&m, m.cursor, &g, &k);
+    char expect[32];
+    snprintf(expect, sizeof expect, "global %.1f%%", 100 * g);
+    CHECK(strstr(line, expect) != NULL);
+    /* narrow: low-priority fields go, the policy stays */
+    snprintf(m.hdr.policy, sizeof m.hdr.policy, "oracle");
+    WINDOW *n = newwin(1, 80, 1, 0);
+    view_draw_header(n, &m, &pal);
+    CHECK(strstr(fx_line(n, 0), "policy oracle") != NULL);
+    CHECK(strstr(fx_line(n, 0), "ahascope.db") == NULL);
+    delwin(n);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+TEST(views_draw_inspector_strip_out_of_window_mass) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 100, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    fx_fill(&m, 8);
+    m.inspector_open = 1;
+    float wts[8] = {0.1f, 0.1f, 0.1f, 0.05f, 0.2f, 0.15f, 0.1f, 0.2f};
+    /* window 4 at pos 7 keeps 4…7; sink 0 is local too: 1…3 is outside */
+    view_set_attention(&m, 7, 0, 0, wts, 8, 4, 1, NULL);
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(8, 100, 0, 0);
+    view_draw_inspector(w, &m, &pal);
+    CHECK(fx_contains(w, "out-of-window mass 25.0%"));
+    CHECK(fx_contains(w, "window 4 from pos 4"));
+    ViewInspGeom g;
+    view_insp_geom(&m, 100, 8, &g);
+    wchar_t ch;
+    short pair;
+    attr_t a;
+    fx_cell(w, g.y_strip + 1, g.x0 + 4, &ch, &pair, &a);
+    CHECK_INT(ch, 0x2191); /* ↑ under position 4, the window's start */
+    fx_cell(w, g.y_strip + 1, g.x0, &ch, &pair, &a);
+    CHECK_INT(ch, 's');
+    fx_cell(w, g.y_strip, g.x0 + 4, &ch, &pair, &a);
+    CHECK_INT(ch, 0x2588); /* the largest weight fills its cell */
+    /* the score sparkline's value at the cursor */
+    char val[16];
+    snprintf(val, sizeof val, "%.2f", fx_value(7, 0, 0));
+    CHECK(strstr(fx_line(w, g.y_spark), val) != NULL);
+    /* another head: the strip no longer applies */
+    m.sel_head = 1;
+    werase(w);
+    view_draw_inspector(w, &m, &pal);
+    CHECK(fx_contains(w, "not available"));
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+TEST(views_frame_layout_follows_terminal_size) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 60, 20), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 5, 8, NULL);
+    fx_fill(&m, 30);
+    m.colour = VIEW_COLOUR_256;
+    snprintf(m.hdr.policy, sizeof m.hdr.policy, "aha");
+    ViewScreen s;
+    Err e;
+    CHECK_INT(view_screen_init(&s, &m, &e), 0);
+    CHECK_INT(view_frame(&s, &m, &e), 0);
+    CHECK(fx_contains(curscr, "enlarge to 80\xc3\x97" "24"));
+    CHECK_INT(s.lay.too_small, 1);
+    resizeterm(30, 100);
+    CHECK_INT(view_frame(&s, &m, &e), 0);
+    CHECK_INT(s.lay.too_small, 0);
+    CHECK(!fx_contains(curscr, "enlarge"));
+    CHECK(fx_contains(curscr, "timeline"));
+    CHECK(fx_contains(curscr, "policy aha"));
+    CHECK(fx_contains(curscr, "executed gate"));
+    view_key(&m, 'm');
+    view_key(&m, '?');
+    CHECK_INT(view_frame(&s, &m, &e), 0);
+    CHECK(fx_contains(curscr, "router score"));
+    CHECK(fx_contains(curscr, "help"));
+    CHECK(fx_contains(curscr, "edit prompt"));
+    view_key(&m, 27);
+    view_set_sql(&m, "select count(*) from runs", "count(*)\n42", NULL);
+    CHECK_INT(view_frame(&s, &m, &e), 0);
+    CHECK(!fx_contains(curscr, "edit prompt"));
+    CHECK(fx_contains(curscr, "select count(*) from runs"));
+    CHECK(fx_contains(curscr, "42"));
+    CHECK(!fx_contains(curscr, "timeline"));
+    CHECK(s.win[VIEW_PANE_SQL] != NULL && s.win[VIEW_PANE_TIMELINE] == NULL);
+    /* --mono at run time: no colour pairs anywhere on screen */
+    m.mono = 1;
+    CHECK_INT(view_frame(&s, &m, &e), 0);
+    int coloured = 0;
+    for (int y = 0; y < 30; y++)
+        for (int x = 0; x < 100; x++) {
+            wchar_t ch;
+            short pair;
+            attr_t a;
+            fx_cell(curscr, y, x, &ch, &pair, &a);
+            coloured += pair != 0;
+        }
+    CHECK_INT(coloured, 0);
+    view_screen_free(&s);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+TEST(views_status_line_message_and_keys) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 100, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(1, 100, 0, 0);
+    view_draw_status(w, &m, &pal);
+    CHECK(strstr(fx_line(w, 0), "q quit") != NULL);
+    CHECK(strstr(fx_line(w, 0), "paused") != NULL);
+    m.playing = 1;
+    m.speed = 4;
+    view_set_status(&m, "exported run 3 to run3.json");
+    werase(w);
+    view_draw_status(w, &m, &pal);
+    CHECK(strstr(fx_line(w, 0), "exported run 3 to run3.json") != NULL);
+    CHECK(strstr(fx_line(w, 0), "playing 4/s") != NULL);
+    m.status[0] = '\0';
+    m.focus = VIEW_PANE_SQL;
+    werase(w);
+    view_draw_status(w, &m, &pal);
+    CHECK(strstr(fx_line(w, 0), "scroll") != NULL);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* Every pane drawn into windows of awkward sizes: no crash, nothing left
+ * half-drawn outside what ncurses can clip. */
+TEST(views_draw_survives_tiny_windows) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 100, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 16, 16, NULL);
+    fx_fill(&m, 40);
+    m.inspector_open = 1;
+    view_set_sql(&m, "q", "a\tb\nc", NULL);
+    float wts[40];
+    for (int i = 0; i < 40; i++) wts[i] = 1.0f / 40;
+    view_set_attention(&m, 39, 0, 0, wts, 40, 8, 2, NULL);
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    static void (*const fns[])(WINDOW *, const ViewModel *, const ViewPalette *) = {
+        view_draw_header,    view_draw_tokens, view_draw_heatmap, view_draw_timeline, view_draw_bars,
+        view_draw_inspector, view_draw_sql,    view_draw_legend,  view_draw_status,   view_draw_help,
+    };
+    static const int sizes[][2] = {{1, 1}, {2, 2}, {3, 10}, {1, 40}, {5, 5}, {4, 30}, {12, 7}};
+    int drawn = 0;
+    for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++)
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            WINDOW *w = newwin(sizes[s][0], sizes[s][1], 0, 0);
+            fns[f](w, &m, &pal);
+            drawn++;
+            delwin(w);
+        }
+    CHECK_INT(drawn, 70);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+TEST(views_bench_frames_reports_a_median) {
+    double ms = -1;
+    Err e;
+    CHECK_INT(view_bench_frames(200, 60, 16, 16, 200, 5, &ms, &e), 0);
+    CHECK(ms > 0);
+    CHECK(view_bench_frames(0, 60, 16, 16, 200, 5, &ms, &e) != 0);
+    CHECK(strstr(e.msg, "bad arguments") != NULL);
+}

@@ -1,0 +1,291 @@
+/* Key and mouse handling: view state changes and the actions returned. */
+#include <string.h>
+
+#include "tests/test.h"
+#include "tests/views_fixture.h"
+#include "views/geom.h"
+
+static void model(ViewModel *m, int L, int H, int n) {
+    view_init(m, L, H, NULL);
+    fx_fill(m, n);
+}
+
+TEST(views_keys_move_head_selection_and_clamp) {
+    ViewModel m;
+    model(&m, 5, 8, 10);
+    CHECK_INT(m.focus, VIEW_PANE_HEATMAP);
+    CHECK_INT(view_key(&m, 'l'), VIEW_ACT_NONE);
+    CHECK_INT(view_key(&m, KEY_RIGHT), VIEW_ACT_NONE);
+    CHECK_INT(m.sel_head, 2);
+    view_key(&m, 'j');
+    view_key(&m, KEY_DOWN);
+    CHECK_INT(m.sel_layer, 2);
+    for (int i = 0; i < 20; i++) view_key(&m, 'j');
+    CHECK_INT(m.sel_layer, 4);
+    for (int i = 0; i < 20; i++) view_key(&m, KEY_LEFT);
+    CHECK_INT(m.sel_head, 0);
+    view_key(&m, 'k');
+    CHECK_INT(m.sel_layer, 3);
+    view_free(&m);
+}
+
+TEST(views_keys_token_cursor_history_and_follow) {
+    ViewModel m;
+    model(&m, 2, 2, 10);
+    CHECK_INT(m.cursor, 9);
+    CHECK_INT(m.follow, 1);
+    view_key(&m, '[');
+    view_key(&m, '[');
+    CHECK_INT(m.cursor, 7);
+    CHECK_INT(m.follow, 0);
+    fx_fill(&m, 1); /* a new step does not move a cursor that is browsing history */
+    CHECK_INT(m.n_hist, 11);
+    CHECK_INT(m.cursor, 7);
+    view_key(&m, KEY_HOME);
+    CHECK_INT(m.cursor, 0);
+    view_key(&m, '[');
+    CHECK_INT(m.cursor, 0);
+    /* space behind the newest step replays history instead of stepping */
+    CHECK_INT(view_key(&m, ' '), VIEW_ACT_NONE);
+    CHECK_INT(m.cursor, 1);
+    view_key(&m, KEY_END);
+    CHECK_INT(m.cursor, 10);
+    CHECK_INT(m.follow, 1);
+    CHECK_INT(view_key(&m, ' '), VIEW_ACT_STEP);
+    CHECK_INT(view_key(&m, 'n'), VIEW_ACT_STEP);
+    fx_fill(&m, 1);
+    CHECK_INT(m.cursor, 11);
+    view_key(&m, KEY_PPAGE);
+    CHECK_INT(m.cursor, 1);
+    view_key(&m, ']');
+    CHECK_INT(m.cursor, 2);
+    view_free(&m);
+}
+
+TEST(views_keys_return_app_actions) {
+    ViewModel m;
+    model(&m, 2, 2, 3);
+    static const struct {
+        int ch;
+        ViewAction a;
+    } map[] = {
+        {'p', VIEW_ACT_PLAY_TOGGLE}, {'+', VIEW_ACT_SPEED_UP},      {'-', VIEW_ACT_SPEED_DOWN},
+        {'P', VIEW_ACT_CHANGE_POLICY}, {'W', VIEW_ACT_WINDOW_UP},   {'w', VIEW_ACT_WINDOW_DOWN},
+        {'T', VIEW_ACT_TAU_UP},      {'t', VIEW_ACT_TAU_DOWN},      {'O', VIEW_ACT_THETA_UP},
+        {'o', VIEW_ACT_THETA_DOWN},  {'e', VIEW_ACT_EDIT_PROMPT},   {':', VIEW_ACT_SQL_PROMPT},
+        {'s', VIEW_ACT_EXPORT},      {'q', VIEW_ACT_QUIT},          {KEY_MOUSE, VIEW_ACT_MOUSE},
+        {12, VIEW_ACT_REDRAW},       {'x', VIEW_ACT_NONE},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        CHECK_MSG(view_key(&m, map[i].ch) == map[i].a, "key %d gave the wrong action", map[i].ch);
+    view_free(&m);
+}
+
+TEST(views_keys_metric_cycle_help_and_status) {
+    ViewModel m;
+    model(&m, 2, 2, 3);
+    ViewMetric seen[VIEW_METRIC_COUNT];
+    for (int i = 0; i < VIEW_METRIC_COUNT; i++) {
+        seen[i] = m.metric;
+        view_key(&m, 'm');
+    }
+    CHECK_INT(m.metric, VIEW_METRIC_GATE);
+    for (int i = 0; i < VIEW_METRIC_COUNT; i++)
+        for (int j = i + 1; j < VIEW_METRIC_COUNT; j++) CHECK(seen[i] != seen[j]);
+    view_key(&m, 'M');
+    CHECK_INT(m.metric, VIEW_METRIC_AGREE);
+    view_key(&m, 'a');
+    CHECK_INT(m.agree_pred, VIEW_PRED_GATE);
+    view_key(&m, 'g');
+    CHECK_INT(m.tint_share, 1);
+
+    view_key(&m, '?');
+    CHECK_INT(m.help_open, 1);
+    CHECK_INT(view_key(&m, 'P'), VIEW_ACT_NONE); /* a key on the help only closes it */
+    CHECK_INT(m.help_open, 0);
+    view_key(&m, '?');
+    CHECK_INT(view_key(&m, 'q'), VIEW_ACT_QUIT);
+
+    view_set_status(&m, "exported %d rows", 12);
+    CHECK(strcmp(m.status, "exported 12 rows") == 0);
+    view_key(&m, 'l');
+    CHECK_INT(m.status[0], 0);
+    view_free(&m);
+}
+
+TEST(views_keys_focus_inspector_sql_and_escape) {
+    ViewModel m;
+    model(&m, 3, 4, 5);
+    view_key(&m, '\t');
+    CHECK_INT(m.focus, VIEW_PANE_TIMELINE);
+    view_key(&m, '\t');
+    CHECK_INT(m.focus, VIEW_PANE_BARS);
+    view_key(&m, '\t');
+    CHECK_INT(m.focus, VIEW_PANE_TOKENS);
+    view_key(&m, KEY_BTAB);
+    CHECK_INT(m.focus, VIEW_PANE_BARS);
+    /* in the timeline, up/down walk (layer, head) rows and left/right the tokens */
+    m.focus = VIEW_PANE_TIMELINE;
+    view_key(&m, KEY_UP);
+    CHECK_INT(m.sel_layer, 0);
+    for (int i = 0; i < 5; i++) view_key(&m, 'j');
+    CHECK_INT(m.sel_layer, 1);
+    CHECK_INT(m.sel_head, 1);
+    view_key(&m, 'h');
+    CHECK_INT(m.cursor, 3);
+
+    view_key(&m, '\n');
+    CHECK_INT(m.inspector_open, 1);
+    CHECK_INT(m.focus, VIEW_PANE_INSPECTOR);
+    int pos, layer, head;
+    CHECK_INT(view_attention_wanted(&m, &pos, &layer, &head), 1);
+    CHECK_INT(pos, 3);
+    CHECK_INT(layer, 1);
+    CHECK_INT(head, 1);
+    float w[4] = {0.25f, 0.25f, 0.25f, 0.25f};
+    view_set_attention(&m, 3, 1, 1, w, 4, 2, 0, NULL);
+    CHECK_INT(view_attention_wanted(&m, &pos, &layer, &head), 0);
+    view_key(&m, KEY_RIGHT); /* head 2 now: the strip no longer matches */
+    CHECK_INT(view_attention_wanted(&m, &pos, &layer, &head), 1);
+
+    CHECK_INT(view_set_sql(&m, "select 1", "a\nb\nc\nd\n", NULL), 0);
+    CHECK_INT(m.sql_open, 1);
+    CHECK_INT(m.sql_lines, 4);
+    CHECK_INT(m.focus, VIEW_PANE_SQL);
+    view_key(&m, 'j');
+    view_key(&m, KEY_NPAGE);
+    CHECK_INT(m.sql_scroll, 3);
+    view_key(&m, 27); /* Esc closes the SQL pane first, then the inspector */
+    CHECK_INT(m.sql_open, 0);
+    CHECK_INT(m.inspector_open, 1);
+    view_key(&m, 27);
+    CHECK_INT(m.inspector_open, 0);
+    CHECK(m.focus != VIEW_PANE_INSPECTOR && m.focus != VIEW_PANE_SQL);
+    view_free(&m);
+}
+
+TEST(views_push_rejects_wrong_shape_and_keeps_copies) {
+    ViewModel m;
+    Err e;
+    CHECK(view_init(&m, 0, 3, &e) != 0);
+    view_init(&m, 2, 3, NULL);
+    StepTrace *t = trace_new(3, 2);
+    CHECK(view_push(&m, t, &e) != 0);
+    CHECK(strstr(e.msg, "shape") != NULL);
+    trace_free(t);
+    t = trace_new(2, 3);
+    t->pos = 0;
+    t->score[4] = 0.75f;
+    CHECK_INT(view_push(&m, t, &e), 0);
+    t->score[4] = 0.1f; /* the model holds its own copy */
+    CHECK_NEAR(view_trace(&m, 0)->score[4], 0.75, 0);
+    CHECK(view_trace(&m, 1) == NULL);
+    for (int i = 0; i < 600; i++) view_push(&m, t, NULL); /* grows past the first capacity */
+    CHECK_INT(m.n_hist, 601);
+    view_clear_history(&m);
+    CHECK_INT(m.n_hist, 0);
+    CHECK_INT(m.cursor, -1);
+    trace_free(t);
+    view_free(&m);
+}
+
+/* Screen position of heatmap cell (layer, head) in layout l. */
+static void heat_cell_xy(const ViewModel *m, const Layout *l, int layer, int head, int *x, int *y) {
+    const ViewRect *r = &l->pane[VIEW_PANE_HEATMAP];
+    ViewHeatGeom g;
+    view_heat_geom(m, r->w, r->h, view_layout_opts(m).half_blocks, &g);
+    *x = r->x + g.x0 + (head - g.first_head) * (g.cw + g.gap);
+    *y = r->y + g.y0 + (layer - g.first_layer) / (g.half ? 2 : 1);
+}
+
+TEST(views_mouse_hit_test_heatmap_tokens_timeline) {
+    ViewModel m;
+    model(&m, 5, 8, 30);
+    m.colour = VIEW_COLOUR_256;
+    LayoutOpts o = view_layout_opts(&m);
+    Layout l;
+    view_layout(100, 30, &o, &l);
+    int x, y;
+    heat_cell_xy(&m, &l, 2, 3, &x, &y);
+    ViewHit h = view_hit(&m, &l, x, y);
+    CHECK_INT(h.pane, VIEW_PANE_HEATMAP);
+    CHECK_INT(h.layer, 2);
+    CHECK_INT(h.head, 3);
+    m.focus = VIEW_PANE_TOKENS;
+    view_mouse(&m, &l, x, y, VIEW_MOUSE_CLICK);
+    CHECK_INT(m.sel_layer, 2);
+    CHECK_INT(m.sel_head, 3);
+    CHECK_INT(m.focus, VIEW_PANE_HEATMAP);
+    /* the border and the header select nothing */
+    const ViewRect *hm = &l.pane[VIEW_PANE_HEATMAP];
+    h = view_hit(&m, &l, hm->x, hm->y);
+    CHECK_INT(h.layer, -1);
+    h = view_hit(&m, &l, 5, 0);
+    CHECK_INT(h.pane, VIEW_PANE_HEADER);
+
+    /* tokens: "Once" starts the stream, " upon" follows at column 4 */
+    view_key(&m, KEY_HOME);
+    const ViewRect *tk = &l.pane[VIEW_PANE_TOKENS];
+    h = view_hit(&m, &l, tk->x + 1 + 5, tk->y + 1);
+    CHECK_INT(h.pane, VIEW_PANE_TOKENS);
+    CHECK_INT(h.pos, 1);
+    view_mouse(&m, &l, tk->x + 1 + 5, tk->y + 1, VIEW_MOUSE_CLICK);
+    CHECK_INT(m.cursor, 1);
+    CHECK_INT(m.focus, VIEW_PANE_TOKENS);
+    CHECK_INT(view_hit(&m, &l, tk->x + tk->w - 2, tk->y + 1).pos, -1); /* past the end of the line */
+
+    /* timeline: column → token, line → (layer, head) row */
+    const ViewRect *tl = &l.pane[VIEW_PANE_TIMELINE];
+    ViewTimeGeom g;
+    view_time_geom(&m, tl->w, tl->h, 1, &g);
+    view_mouse(&m, &l, tl->x + g.x0 + 7, tl->y + g.y0 + 2, VIEW_MOUSE_CLICK);
+    CHECK_INT(m.cursor, g.first_tok + 7);
+    int row = g.first_row + 2 * (g.half ? 2 : 1);
+    CHECK_INT(m.sel_layer * m.n_heads + m.sel_head, row);
+    view_mouse(&m, &l, tl->x + g.x0 + 7, tl->y + g.y0 + 2, VIEW_MOUSE_WHEEL_UP);
+    CHECK_INT(m.cursor, g.first_tok + 6);
+
+    /* bars: a line is a layer */
+    const ViewRect *br = &l.pane[VIEW_PANE_BARS];
+    view_mouse(&m, &l, br->x + 3, br->y + 1 + 4, VIEW_MOUSE_CLICK);
+    CHECK_INT(m.sel_layer, 4);
+    view_free(&m);
+}
+
+TEST(views_mouse_half_block_click_picks_other_layer_and_sql_wheel) {
+    ViewModel m;
+    model(&m, 16, 16, 20);
+    m.colour = VIEW_COLOUR_256;
+    LayoutOpts o = view_layout_opts(&m);
+    Layout l;
+    view_layout(80, 24, &o, &l);
+    int x, y;
+    heat_cell_xy(&m, &l, 4, 5, &x, &y);
+    view_mouse(&m, &l, x, y, VIEW_MOUSE_CLICK);
+    CHECK_INT(m.sel_layer, 4);
+    CHECK_INT(m.sel_head, 5);
+    view_mouse(&m, &l, x, y, VIEW_MOUSE_CLICK); /* same text cell again: the lower layer */
+    CHECK_INT(m.sel_layer, 5);
+
+    view_set_sql(&m, "q", "1\n2\n3\n4\n5\n6\n7\n8", NULL);
+    o = view_layout_opts(&m);
+    view_layout(80, 24, &o, &l);
+    const ViewRect *sq = &l.pane[VIEW_PANE_SQL];
+    CHECK(sq->w > 0);
+    view_mouse(&m, &l, sq->x + 3, sq->y + 2, VIEW_MOUSE_WHEEL_DOWN);
+    CHECK_INT(m.sql_scroll, 3);
+    view_mouse(&m, &l, sq->x + 3, sq->y + 2, VIEW_MOUSE_WHEEL_UP);
+    CHECK_INT(m.sql_scroll, 0);
+
+    Layout tiny;
+    view_layout(40, 10, &o, &tiny);
+    CHECK_INT(view_hit(&m, &tiny, 3, 3).pane, VIEW_PANE_NONE);
+    m.help_open = 1;
+    view_mouse(&m, &l, x, y, VIEW_MOUSE_CLICK); /* a click closes the help, selects nothing */
+    CHECK_INT(m.help_open, 0);
+    CHECK_INT(m.sel_layer, 5);
+    CHECK_INT(view_mouse_kind(BUTTON1_CLICKED), VIEW_MOUSE_CLICK);
+    CHECK_INT(view_mouse_kind(BUTTON4_PRESSED), VIEW_MOUSE_WHEEL_UP);
+    CHECK_INT(view_mouse_kind(BUTTON5_PRESSED), VIEW_MOUSE_WHEEL_DOWN);
+    view_free(&m);
+}

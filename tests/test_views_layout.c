@@ -1,0 +1,162 @@
+/* Layout: a pure function of size and options — checked at many sizes for
+ * overlaps, staying on screen, covering it, and the minimum-size rule; and
+ * the in-pane geometry stays inside its pane. */
+#include <string.h>
+
+#include "tests/test.h"
+#include "views/geom.h"
+#include "views/layout.h"
+#include "views/view.h"
+
+static const int COLS[] = {20, 40, 60, 79, 80, 81, 90, 100, 120, 132, 150, 160, 200, 240, 300, 400};
+static const int ROWS[] = {6, 12, 23, 24, 25, 30, 40, 50, 60, 80, 100, 120};
+static const int SHAPES[][2] = {{1, 1}, {5, 8}, {16, 16}, {32, 32}, {80, 64}};
+#define N(a) (int)(sizeof(a) / sizeof((a)[0]))
+
+static int overlap(const ViewRect *a, const ViewRect *b) {
+    if (!a->w || !b->w) return 0;
+    return a->x < b->x + b->w && b->x < a->x + a->w && a->y < b->y + b->h && b->y < a->y + a->h;
+}
+
+/* Everything a layout must satisfy; returns the number of broken rules. */
+static int check_layout(int cols, int rows, const LayoutOpts *o, const Layout *l) {
+    int bad = 0;
+    int small = cols < VIEW_MIN_COLS || rows < VIEW_MIN_ROWS;
+    CHECK_INT(l->too_small, small);
+    if (small) {
+        for (int p = 0; p < VIEW_PANE_COUNT; p++) bad += l->pane[p].w != 0 || l->pane[p].h != 0;
+        CHECK_INT(bad, 0);
+        return bad;
+    }
+    long area = 0;
+    for (int p = 0; p < VIEW_PANE_COUNT; p++) {
+        const ViewRect *r = &l->pane[p];
+        if (!r->w) continue;
+        area += (long)r->w * r->h;
+        int inside = r->x >= 0 && r->y >= 0 && r->x + r->w <= cols && r->y + r->h <= rows && r->h > 0;
+        CHECK_MSG(inside, "%dx%d: pane %s at %d,%d %dx%d leaves the screen", cols, rows, view_pane_name(p), r->x,
+                  r->y, r->w, r->h);
+        bad += !inside;
+        for (int q = p + 1; q < VIEW_PANE_COUNT; q++) {
+            int ov = overlap(r, &l->pane[q]);
+            CHECK_MSG(!ov, "%dx%d: %s overlaps %s", cols, rows, view_pane_name(p), view_pane_name(q));
+            bad += ov;
+        }
+    }
+    CHECK_MSG(area == (long)cols * rows, "%dx%d: panes cover %ld of %ld cells", cols, rows, area, (long)cols * rows);
+    bad += area != (long)cols * rows;
+    /* the panes that must be there, and the ones that depend on options */
+    bad += !l->pane[VIEW_PANE_HEADER].w + !l->pane[VIEW_PANE_TOKENS].w + !l->pane[VIEW_PANE_HEATMAP].w +
+           !l->pane[VIEW_PANE_LEGEND].w + !l->pane[VIEW_PANE_STATUS].w;
+    bad += !!l->pane[VIEW_PANE_INSPECTOR].w != !!o->inspector;
+    bad += !!l->pane[VIEW_PANE_SQL].w != !!o->sql;
+    bad += !!l->pane[VIEW_PANE_TIMELINE].w != !o->sql;
+    bad += l->pane[VIEW_PANE_STATUS].y != rows - 1 || l->pane[VIEW_PANE_HEADER].y != 0;
+    const ViewRect *h = &l->help;
+    bad += h->x < 0 || h->y < 0 || h->x + h->w > cols || h->y + h->h > rows || h->w < 40;
+    CHECK_INT(bad, 0);
+    return bad;
+}
+
+TEST(views_layout_many_sizes_tile_the_screen) {
+    int sizes = 0, failures = 0;
+    for (int c = 0; c < N(COLS); c++)
+        for (int r = 0; r < N(ROWS); r++) {
+            sizes++;
+            for (int s = 0; s < N(SHAPES); s++)
+                for (int opt = 0; opt < 8; opt++) {
+                    LayoutOpts o = {SHAPES[s][0], SHAPES[s][1], opt & 1, (opt >> 1) & 1, (opt >> 2) & 1};
+                    Layout l;
+                    view_layout(COLS[c], ROWS[r], &o, &l);
+                    failures += check_layout(COLS[c], ROWS[r], &o, &l) != 0;
+                    if (failures > 5) return;
+                }
+        }
+    CHECK(sizes >= 30);
+    CHECK_INT(failures, 0);
+}
+
+TEST(views_layout_is_pure_and_minimum_is_80x24) {
+    LayoutOpts o = {16, 16, 0, 0, 1};
+    Layout a, b;
+    view_layout(123, 45, &o, &a);
+    view_layout(123, 45, &o, &b);
+    CHECK(memcmp(&a, &b, sizeof a) == 0);
+    view_layout(80, 24, &o, &a);
+    CHECK_INT(a.too_small, 0);
+    view_layout(79, 24, &o, &a);
+    CHECK_INT(a.too_small, 1);
+    view_layout(80, 23, &o, &a);
+    CHECK_INT(a.too_small, 1);
+    view_layout(20, 6, &o, &a);
+    CHECK_INT(a.too_small, 1);
+    CHECK_INT(a.cols, 20);
+    CHECK_INT(a.rows, 6);
+}
+
+TEST(views_layout_16x16_at_80x24_uses_half_blocks_and_inspector_takes_bars) {
+    ViewModel m;
+    CHECK_INT(view_init(&m, 16, 16, NULL), 0);
+    LayoutOpts o = {16, 16, 1, 0, 1};
+    Layout l;
+    view_layout(80, 24, &o, &l);
+    const ViewRect *hm = &l.pane[VIEW_PANE_HEATMAP];
+    ViewHeatGeom g;
+    view_heat_geom(&m, hm->w, hm->h, 1, &g);
+    CHECK_INT(g.half, 1);
+    CHECK_INT(g.n_layers_vis, 16); /* all 16 layers on 8 lines */
+    CHECK_INT(g.n_heads_vis, 16);
+    CHECK_INT(l.pane[VIEW_PANE_BARS].w, 0);
+    CHECK(l.pane[VIEW_PANE_INSPECTOR].w > 0);
+    CHECK_INT(l.pane[VIEW_PANE_INSPECTOR].y, hm->y);
+    /* with room, the inspector is its own band and the bars stay */
+    view_layout(200, 60, &o, &l);
+    CHECK(l.pane[VIEW_PANE_BARS].w > 0);
+    CHECK_INT(l.pane[VIEW_PANE_INSPECTOR].w, 200);
+    hm = &l.pane[VIEW_PANE_HEATMAP];
+    view_heat_geom(&m, hm->w, hm->h, 1, &g);
+    CHECK_INT(g.half, 0); /* one layer per line when there is room */
+    CHECK_INT(g.n_layers_vis, 16);
+    view_free(&m);
+}
+
+/* Cells and rows of the heatmap and timeline stay inside their pane border. */
+TEST(views_geometry_stays_inside_panes) {
+    int bad = 0;
+    for (int s = 0; s < N(SHAPES); s++) {
+        ViewModel m;
+        view_init(&m, SHAPES[s][0], SHAPES[s][1], NULL);
+        m.sel_layer = m.n_layers - 1;
+        m.sel_head = m.n_heads / 2;
+        m.n_hist = 0;
+        for (int c = 0; c < N(COLS); c++)
+            for (int r = 0; r < N(ROWS); r++) {
+                LayoutOpts o = {m.n_layers, m.n_heads, r & 1, 0, 1};
+                Layout l;
+                view_layout(COLS[c], ROWS[r], &o, &l);
+                if (l.too_small) continue;
+                const ViewRect *hm = &l.pane[VIEW_PANE_HEATMAP];
+                ViewHeatGeom g;
+                view_heat_geom(&m, hm->w, hm->h, 1, &g);
+                bad += g.x0 + g.n_heads_vis * (g.cw + g.gap) > hm->w - 1;
+                bad += g.y0 + (g.n_layers_vis + g.half) / (g.half ? 2 : 1) > hm->h - 1;
+                bad += m.sel_layer < g.first_layer || m.sel_layer >= g.first_layer + g.n_layers_vis;
+                bad += m.sel_head < g.first_head || m.sel_head >= g.first_head + g.n_heads_vis;
+                const ViewRect *tl = &l.pane[VIEW_PANE_TIMELINE];
+                ViewTimeGeom t;
+                view_time_geom(&m, tl->w, tl->h, 1, &t);
+                bad += t.x0 + t.n_cols > tl->w - 1 || t.y0 + t.lines > tl->h - 1;
+                int sel = m.sel_layer * m.n_heads + m.sel_head;
+                bad += sel < t.first_row || sel >= t.first_row + t.n_rows_vis;
+            }
+        view_free(&m);
+    }
+    CHECK_INT(bad, 0);
+}
+
+TEST(views_first_col_follows_cursor) {
+    CHECK_INT(view_first_col(5, 10, 20), 0);     /* all fit */
+    CHECK_INT(view_first_col(199, 200, 50), 150); /* newest at the right edge */
+    CHECK_INT(view_first_col(100, 200, 50), 75);  /* centred */
+    CHECK_INT(view_first_col(3, 200, 50), 0);
+}

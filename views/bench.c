@@ -1,0 +1,130 @@
+/* bench.c — frame-time benchmark on an off-screen terminal (see screen.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "views/screen.h"
+
+/* Deterministic pseudo-random value in [0, 1) from a position and a cell. */
+static float noise(unsigned pos, unsigned cell, unsigned salt) {
+    unsigned x = pos * 2654435761u ^ cell * 2246822519u ^ salt * 3266489917u;
+    x ^= x >> 15;
+    x *= 2246822519u;
+    x ^= x >> 13;
+    return (float)(x & 0xffffff) / (float)0x1000000;
+}
+
+/* A plausible step: a few heads lean global, the rest mostly local. */
+static void synth_step(StepTrace *t, int pos, float tau, float theta) {
+    static const char *const words[] = {" the", " cat", " sat", " on", " a", " mat", ".", "\n", " Once", " upon"};
+    int cells = trace_cells(t);
+    t->pos = pos;
+    t->token = pos % 10;
+    t->is_prompt = pos < 8;
+    snprintf(t->piece, sizeof t->piece, "%s", words[pos % 10]);
+    t->logprob = -noise(pos, 0, 9) * 4;
+    t->entropy = noise(pos, 0, 8) * 3;
+    t->step_us = 1000;
+    for (int c = 0; c < cells; c++) {
+        float bias = (c % 7 == 0) ? 0.45f : 0.0f;
+        float s = fminf(1.0f, noise(pos, c, 1) * 0.6f + bias);
+        t->score[c] = s;
+        t->gate[c] = s > tau;
+        t->oracle_mass[c] = fminf(1.0f, noise(pos, c, 2) * 0.3f + bias * 0.5f);
+        t->oracle_err[c] = t->oracle_mass[c] * 0.8f;
+        t->qada_mass[c] = fminf(1.0f, t->oracle_mass[c] + noise(pos, c, 3) * 0.1f);
+        t->qada_bulk_mass[c] = fminf(1.0f, t->oracle_mass[c] + noise(pos, c, 4) * 0.05f);
+        t->keys_read[c] = t->gate[c] ? pos + 1 : (pos + 1 < 128 ? pos + 1 : 128);
+    }
+    (void)theta;
+}
+
+static int fill_model(ViewModel *m, int n_layers, int n_heads, int n_tokens, Err *e) {
+    if (view_init(m, n_layers, n_heads, e)) return -1;
+    snprintf(m->hdr.model, sizeof m->hdr.model, "synthetic-%dx%d", n_layers, n_heads);
+    snprintf(m->hdr.policy, sizeof m->hdr.policy, "aha");
+    snprintf(m->hdr.record, sizeof m->hdr.record, "/dev/null");
+    m->hdr.window = 128;
+    m->hdr.ctx_len = 4096;
+    m->hdr.tok_s = 25;
+    StepTrace *t = trace_new(n_layers, n_heads);
+    if (!t) return err_set(e, "bench: out of memory");
+    int rc = 0;
+    for (int i = 0; i < n_tokens && !rc; i++) {
+        synth_step(t, i, m->hdr.tau, m->hdr.theta);
+        rc = view_push(m, t, e);
+    }
+    trace_free(t);
+    float *w = malloc((size_t)n_tokens * sizeof *w);
+    if (!rc && w) {
+        for (int i = 0; i < n_tokens; i++) w[i] = 1.0f / n_tokens;
+        rc = view_set_attention(m, n_tokens - 1, 0, 0, w, n_tokens, 128, 0, e);
+    }
+    free(w);
+    m->colour = VIEW_COLOUR_256;
+    m->inspector_open = 1;
+    return rc;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The frames themselves: cursor and selection move so every frame differs. */
+static int run_frames(ViewModel *m, int cols, int rows, int frames, double *ms, Err *e) {
+    ViewScreen s;
+    resizeterm(rows, cols);
+    if (view_screen_init(&s, m, e)) return -1;
+    int rc = 0;
+    for (int f = 0; f < frames && !rc; f++) {
+        m->cursor = m->n_hist - 1 - f % (m->n_hist < 40 ? m->n_hist : 40);
+        m->sel_layer = f % m->n_layers;
+        m->sel_head = (f / 3) % m->n_heads;
+        m->attn.layer = m->sel_layer;
+        m->attn.head = m->sel_head;
+        m->attn.pos = m->cursor;
+        double t0 = now_ms();
+        rc = view_frame(&s, m, e);
+        ms[f] = now_ms() - t0;
+    }
+    view_screen_free(&s);
+    return rc;
+}
+
+int view_bench_frames(int cols, int rows, int n_layers, int n_heads, int n_tokens, int frames,
+                      double *median_ms, Err *e) {
+    if (cols < 1 || rows < 1 || n_tokens < 1 || frames < 1)
+        return err_set(e, "bench: bad arguments (%dx%d, %d tokens, %d frames)", cols, rows, n_tokens, frames);
+    ViewModel m;
+    memset(&m, 0, sizeof m);
+    double *ms = calloc((size_t)frames, sizeof *ms);
+    FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
+    int rc = (!ms || !out || !in) ? err_set(e, "bench: cannot open /dev/null or allocate") : 0;
+    if (!rc) rc = fill_model(&m, n_layers, n_heads, n_tokens, e);
+    SCREEN *scr = NULL;
+    if (!rc && !(scr = newterm("xterm-256color", out, in)) && !(scr = newterm("xterm", out, in)))
+        rc = err_set(e, "bench: no terminfo entry for xterm-256color or xterm");
+    if (!rc) rc = run_frames(&m, cols, rows, frames, ms, e);
+    if (scr) {
+        endwin();
+        delscreen(scr);
+    }
+    if (!rc) {
+        qsort(ms, (size_t)frames, sizeof *ms, cmp_double);
+        *median_ms = frames % 2 ? ms[frames / 2] : (ms[frames / 2 - 1] + ms[frames / 2]) / 2;
+    }
+    view_free(&m);
+    free(ms);
+    if (out) fclose(out);
+    if (in) fclose(in);
+    return rc;
+}

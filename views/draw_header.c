@@ -1,0 +1,89 @@
+/* draw_header.c — the header line (see draw.h). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "views/draw.h"
+#include "views/paint.h"
+
+enum { SEG_MAX = 12, SEG_LEN = 96 };
+
+typedef struct {
+    char text[SEG_LEN];
+    int prio; /* lower survives longer when the line is too narrow */
+    int keep;
+} Seg;
+
+typedef struct {
+    Seg seg[SEG_MAX];
+    int n;
+} SegList;
+
+static void add(SegList *l, int prio, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void add(SegList *l, int prio, const char *fmt, ...) {
+    if (l->n == SEG_MAX) return;
+    Seg *s = &l->seg[l->n++];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->text, sizeof s->text, fmt, ap);
+    va_end(ap);
+    s->prio = prio;
+    s->keep = 1;
+}
+
+static void collect(const ViewModel *m, const ViewPalette *p, SegList *l) {
+    const ViewHeader *h = &m->hdr;
+    const StepTrace *t = view_trace(m, m->cursor);
+    int a = p->ascii;
+    double g, k;
+    view_totals(m, m->cursor, &g, &k);
+    add(l, 0, "%s", h->model[0] ? h->model : "(no model)");
+    add(l, 0, "policy %s", h->policy[0] ? h->policy : "?");
+    add(l, 1, "w %d", h->window);
+    add(l, 4, "sinks %d", h->sinks);
+    add(l, 1, "%s %.2f %s %.2f", a ? "tau" : "\xcf\x84", h->tau, a ? "theta" : "\xce\xb8", h->theta);
+    if (h->ctx_len > 0) add(l, 0, "pos %d/%d", t ? t->pos : 0, h->ctx_len);
+    else add(l, 0, "pos %d", t ? t->pos : 0);
+    if (h->tok_s > 0) add(l, 5, "%.1f tok/s", h->tok_s);
+    if (!isnan(g)) add(l, 1, "global %.1f%%", 100 * g);
+    if (!isnan(k)) add(l, 3, "keys %.1f%%", 100 * k);
+    if (h->record[0]) add(l, 6, "rec %s", h->record);
+}
+
+/* Drop the lowest-priority segments (latest first) until the line fits. */
+static void fit(SegList *l, int width, int sep_w, int ascii) {
+    for (;;) {
+        int total = 0, worst = -1;
+        for (int i = 0; i < l->n; i++) {
+            if (!l->seg[i].keep) continue;
+            total += view_text_width(l->seg[i].text, ascii) + (total ? sep_w : 0);
+            if (worst < 0 || l->seg[i].prio >= l->seg[worst].prio) worst = i;
+        }
+        if (total <= width || worst < 0 || l->seg[worst].prio == 0) return;
+        l->seg[worst].keep = 0;
+    }
+}
+
+void view_draw_header(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
+    int h, wd;
+    getmaxyx(w, h, wd);
+    (void)h;
+    attr_t a;
+    short pair;
+    view_text_style(p, VIEW_TX_HEADER, &a, &pair);
+    view_fill(w, 0, 0, wd, L' ', a, pair);
+    int x = view_puts(w, 0, 0, wd, " ahascope ", 1, a | A_BOLD, pair);
+    const char *sep = p->ascii ? " | " : " \xe2\x94\x82 ";
+    SegList l = {.n = 0};
+    collect(m, p, &l);
+    fit(&l, wd - x - 1, 3, p->ascii);
+    int first = 1;
+    for (int i = 0; i < l.n && x < wd; i++) {
+        if (!l.seg[i].keep) continue;
+        if (!first) x += view_puts(w, 0, x, wd - x, sep, p->ascii, a & ~A_BOLD, pair);
+        x += view_puts(w, 0, x, wd - x, l.seg[i].text, p->ascii, a & ~A_BOLD, pair);
+        first = 0;
+    }
+}

@@ -1,0 +1,100 @@
+/* draw_inspector.c — the selected head over time, and its attention at the
+ * cursor token (see draw.h). */
+#include <math.h>
+#include <stdio.h>
+
+#include "views/draw.h"
+#include "views/geom.h"
+#include "views/paint.h"
+
+/* Sparkline of one metric of the selected head over the visible tokens,
+ * each glyph coloured by its level; the cursor column reversed. */
+static void sparkline(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int y,
+                      const char *label, ViewMetric k) {
+    int cell = m->sel_layer * m->n_heads + m->sel_head;
+    view_puts(w, y, 1, g->x0 - 1, label, p->ascii, A_DIM, 0);
+    for (int c = 0; c < g->n_tok_vis; c++) {
+        int i = g->first_tok + c;
+        float v = view_metric_value(m, m->hist[i], cell, k);
+        attr_t a = i == m->cursor ? A_REVERSE : A_NORMAL;
+        view_put(w, y, g->x0 + c, view_glyph_spark(p, v), a, view_pair_cells(p, view_level(v), VIEW_SW_BLANK));
+    }
+    const StepTrace *t = view_trace(m, m->cursor);
+    float v = t ? view_metric_value(m, t, cell, k) : NAN;
+    if (!isnan(v)) view_printf(w, y, g->x0 + g->n_cols + 1, 5, 1, A_BOLD, 0, "%.2f", v);
+}
+
+/* Mass of the attention strip's bin c of n_cols over n positions. */
+static float bin_mass(const ViewAttn *at, int c, int n_cols) {
+    int n = at->n;
+    int lo = n <= n_cols ? c : (int)((long long)c * n / n_cols);
+    int hi = n <= n_cols ? c + 1 : (int)((long long)(c + 1) * n / n_cols);
+    float s = 0;
+    for (int i = lo; i < hi && i < n; i++) s += at->w[i];
+    return s;
+}
+
+static int column_of(int pos, int n, int n_cols) {
+    return n <= n_cols ? pos : (int)((long long)pos * n_cols / n);
+}
+
+/* The attention strip over positions 0 … pos, the window boundary marked
+ * below it, and the mass that fell outside the local set. */
+static void strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int wd) {
+    const ViewAttn *at = &m->attn;
+    const StepTrace *t = view_trace(m, m->cursor);
+    int y = g->y_strip, width = wd - 1 - g->x0;
+    view_puts(w, y, 1, g->x0 - 1, "attn", 1, A_DIM, 0);
+    if (!t || at->pos != t->pos || at->layer != m->sel_layer || at->head != m->sel_head || at->n <= 0) {
+        view_puts(w, y, g->x0, width, "attention weights not available for this token", p->ascii, A_DIM, 0);
+        return;
+    }
+    int cols = at->n < width ? at->n : width;
+    float max = 0;
+    for (int c = 0; c < cols; c++)
+        if (bin_mass(at, c, cols) > max) max = bin_mass(at, c, cols);
+    for (int c = 0; c < cols; c++) {
+        float v = max > 0 ? bin_mass(at, c, cols) / max : 0;
+        view_put(w, y, g->x0 + c, view_glyph_spark(p, v), A_NORMAL, view_pair_cells(p, view_level(v), VIEW_SW_BLANK));
+    }
+    int start = at->window > 0 ? at->pos - at->window + 1 : 0;
+    if (start < 0) start = 0;
+    float out = 0;
+    for (int i = at->sinks; i < start && i < at->n; i++) out += at->w[i];
+    for (int s = 0; s < at->sinks && s < at->n; s++)
+        view_put(w, y + 1, g->x0 + column_of(s, at->n, cols), L's', A_DIM, 0);
+    attr_t fa;
+    short fp;
+    view_text_style(p, VIEW_TX_FOCUS, &fa, &fp);
+    int bx = g->x0 + column_of(start, at->n, cols);
+    view_put(w, y + 1, bx, p->ascii ? L'^' : L'\u2191', fa, fp);
+    /* the long note when it fits beside the marker, else the short one */
+    char msg[2][120];
+    snprintf(msg[0], sizeof msg[0], "window %d from pos %d \xc2\xb7 out-of-window mass %.1f%%", at->window, start,
+             100 * out);
+    snprintf(msg[1], sizeof msg[1], "out %.1f%%", 100 * out);
+    int k = 0, mw = 0, mx = g->x0;
+    for (k = 0; k < 2; k++) {
+        mw = view_text_width(msg[k], p->ascii);
+        if (bx + 2 + mw <= wd - 1) { mx = bx + 2; break; }
+        if (bx - 1 - mw >= g->x0) { mx = bx - 1 - mw; break; }
+    }
+    if (k == 2) k = 1;
+    view_puts(w, y + 1, mx, wd - 1 - mx, msg[k], p->ascii, A_BOLD, 0);
+}
+
+void view_draw_inspector(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
+    int h, wd;
+    getmaxyx(w, h, wd);
+    char title[120];
+    snprintf(title, sizeof title, "inspector \xc2\xb7 L%d H%d", m->sel_layer, m->sel_head);
+    view_frame_box(w, p, title, m->focus == VIEW_PANE_INSPECTOR);
+    ViewInspGeom g;
+    view_insp_geom(m, wd, h, &g);
+    static const char *const labels[4] = {"score", "oracle", "qada", "q_bulk"};
+    static const ViewMetric metrics[4] = {VIEW_METRIC_SCORE, VIEW_METRIC_ORACLE_MASS, VIEW_METRIC_QADA,
+                                          VIEW_METRIC_QADA_BULK};
+    for (int i = 0; i < 4 && g.y_spark + i < h - 1; i++)
+        sparkline(w, m, p, &g, g.y_spark + i, labels[i], metrics[i]);
+    if (g.y_strip + 1 < h - 1) strip(w, m, p, &g, wd);
+}

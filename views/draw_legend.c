@@ -1,0 +1,79 @@
+/* draw_legend.c — the one-line legend of the current metric (see draw.h). */
+#include <stdio.h>
+
+#include "views/draw.h"
+#include "views/paint.h"
+
+/* One sample cell of a swatch, as the heatmaps draw it. */
+static int sample(WINDOW *w, const ViewPalette *p, int x, int sw) {
+    wchar_t ch;
+    attr_t a;
+    short pair;
+    view_cell_style(p, sw, sw, 0, &ch, &a, &pair);
+    if (p->colour == VIEW_COLOUR_NONE && ch == L' ') ch = p->ascii ? L'_' : L'\u00b7';
+    view_put(w, 0, x, ch, a, pair);
+    return 1;
+}
+
+/* Threshold note of a metric: what value counts as "global". */
+static void note(const ViewModel *m, int ascii, char *buf, size_t n) {
+    const char *tau = ascii ? "tau" : "\xcf\x84", *theta = ascii ? "theta" : "\xce\xb8";
+    switch (m->metric) {
+    case VIEW_METRIC_SCORE: snprintf(buf, n, "global if > %s %.2f", tau, m->hdr.tau); break;
+    case VIEW_METRIC_ORACLE_MASS: snprintf(buf, n, "oracle global if > %s %.2f", theta, m->hdr.theta); break;
+    case VIEW_METRIC_ORACLE_ERR: snprintf(buf, n, "||o_full - o_local|| / ||o_full||, clamped at 1"); break;
+    case VIEW_METRIC_QADA:
+    case VIEW_METRIC_QADA_BULK: snprintf(buf, n, "predicted out_mass; global if > %s %.2f", theta, m->hdr.theta); break;
+    default: buf[0] = '\0'; break;
+    }
+}
+
+/* The four classes with their samples; short labels when the long ones
+ * would not fit the line. */
+static int agree_scale(WINDOW *w, const ViewModel *m, const ViewPalette *p, int x, int wd) {
+    static const int sw[4] = {VIEW_SW_BOTH_GLOBAL, VIEW_SW_BOTH_LOCAL, VIEW_SW_MISSED_GLOBAL,
+                              VIEW_SW_NEEDLESS_GLOBAL};
+    static const char *const name[2][4] = {
+        {"both global", "both local", "missed global", "needless global"},
+        {"both G", "both L", "missed G", "needless G"},
+    };
+    char head[64];
+    snprintf(head, sizeof head, "%s vs oracle: ", view_pred_name(m->agree_pred));
+    int need = view_text_width(head, p->ascii);
+    for (int i = 0; i < 4; i++) need += 4 + view_text_width(name[0][i], p->ascii);
+    const char *const *labels = x + need <= wd ? name[0] : name[1];
+    x += view_puts(w, 0, x, wd - x, head, p->ascii, A_NORMAL, 0);
+    for (int i = 0; i < 4 && x + 2 < wd; i++) {
+        x += sample(w, p, x, sw[i]);
+        x += view_printf(w, 0, x, wd - x, p->ascii, A_NORMAL, 0, " %s  ", labels[i]);
+    }
+    return x;
+}
+
+static int gradient_scale(WINDOW *w, const ViewModel *m, const ViewPalette *p, int x, int wd) {
+    if (m->metric == VIEW_METRIC_GATE) {
+        x += sample(w, p, x, VIEW_SW_LEVEL1);
+        x += view_puts(w, 0, x, wd - x, " local  ", p->ascii, A_NORMAL, 0);
+        x += sample(w, p, x, VIEW_SW_LEVEL1 + VIEW_LEVELS - 1);
+        return x + view_puts(w, 0, x, wd - x, " global", p->ascii, A_NORMAL, 0);
+    }
+    x += view_puts(w, 0, x, wd - x, "0 ", 1, A_NORMAL, 0);
+    for (int l = 0; l < VIEW_LEVELS && x < wd; l++) x += sample(w, p, x, VIEW_SW_LEVEL1 + l);
+    x += view_puts(w, 0, x, wd - x, m->metric != VIEW_METRIC_ORACLE_ERR ? " 1" : p->ascii ? " >=1" : " \xe2\x89\xa5" "1", p->ascii,
+                   A_NORMAL, 0);
+    char buf[96];
+    note(m, p->ascii, buf, sizeof buf);
+    if (buf[0]) x += view_printf(w, 0, x, wd - x, p->ascii, A_DIM, 0, "   %s", buf);
+    return x;
+}
+
+void view_draw_legend(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
+    int h, wd;
+    getmaxyx(w, h, wd);
+    (void)h;
+    view_fill(w, 0, 0, wd, L' ', A_NORMAL, 0);
+    int x = 1 + view_printf(w, 0, 1, wd - 1, p->ascii, A_BOLD, 0, "%s: ", view_metric_name(m->metric));
+    if (m->metric == VIEW_METRIC_AGREE) x = agree_scale(w, m, p, x, wd);
+    else x = gradient_scale(w, m, p, x, wd);
+    if (x + 17 < wd) view_puts(w, 0, wd - 16, 16, "m: next metric", 1, A_DIM, 0);
+}

@@ -1,0 +1,77 @@
+/* draw_status.c — the status line and the too-small message (see draw.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "views/draw.h"
+#include "views/paint.h"
+
+/* Keys worth showing now, as "key label" pairs, most specific first. */
+static int hints(const ViewModel *m, const char **out, int max) {
+    int n = 0;
+#define HINT(k, l) \
+    do { if (n + 2 <= max) { out[n++] = (k); out[n++] = (l); } } while (0)
+    switch (m->focus) {
+    case VIEW_PANE_SQL: HINT("\xe2\x86\x91\xe2\x86\x93", "scroll"); HINT("Esc", "close"); break;
+    case VIEW_PANE_TIMELINE: HINT("\xe2\x86\x90\xe2\x86\x92", "token"); HINT("\xe2\x86\x91\xe2\x86\x93", "head"); break;
+    case VIEW_PANE_TOKENS: HINT("\xe2\x86\x90\xe2\x86\x92", "token"); HINT("\xe2\x86\x91\xe2\x86\x93", "layer"); break;
+    default: HINT("arrows", "head"); HINT("[ ]", "token"); break;
+    }
+    HINT("spc", "step");
+    HINT("p", m->playing ? "pause" : "play");
+    HINT("m", "metric");
+    HINT("?", "help");
+    HINT("q", "quit");
+    if (m->inspector_open) HINT("Esc", "close inspector");
+    else HINT("Enter", "inspect");
+    HINT("Tab", "focus");
+    HINT(":", "sql");
+#undef HINT
+    return n;
+}
+
+static int play_state(const ViewModel *m, const ViewPalette *p, char *buf, size_t n) {
+    if (m->playing) snprintf(buf, n, "%s playing %.3g/s ", p->ascii ? ">" : "\xe2\x96\xb6", m->speed);
+    else snprintf(buf, n, "paused ");
+    return view_text_width(buf, p->ascii);
+}
+
+void view_draw_status(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
+    int h, wd;
+    getmaxyx(w, h, wd);
+    (void)h;
+    attr_t sa, ka, ma;
+    short sp, kp, mp;
+    view_text_style(p, VIEW_TX_STATUS, &sa, &sp);
+    view_text_style(p, VIEW_TX_KEY, &ka, &kp);
+    view_text_style(p, VIEW_TX_MSG, &ma, &mp);
+    view_fill(w, 0, 0, wd, L' ', sa, sp);
+    char right[64];
+    int rw = play_state(m, p, right, sizeof right);
+    int limit = wd - rw - 1;
+    int x = 1;
+    if (m->status[0]) {
+        x += view_puts(w, 0, x, limit - x, m->status, p->ascii, ma, mp);
+    } else {
+        const char *hs[32];
+        int n = hints(m, hs, 32);
+        for (int i = 0; i + 1 < n; i += 2) {
+            int need = view_text_width(hs[i], p->ascii) + view_text_width(hs[i + 1], p->ascii) + 3;
+            if (x + need > limit) break;
+            x += view_puts(w, 0, x, limit - x, hs[i], p->ascii, ka, kp);
+            x += view_printf(w, 0, x, limit - x, p->ascii, sa, sp, " %s  ", hs[i + 1]);
+        }
+    }
+    if (rw < wd) view_puts(w, 0, wd - rw, rw, right, p->ascii, sa | A_BOLD, sp);
+}
+
+void view_draw_too_small(WINDOW *w, const ViewPalette *p, int cols, int rows) {
+    int h, wd;
+    getmaxyx(w, h, wd);
+    (void)h;
+    char msg[96];
+    snprintf(msg, sizeof msg, "enlarge to %d\xc3\x97%d (now %d\xc3\x97%d)", VIEW_MIN_COLS, VIEW_MIN_ROWS, cols,
+             rows);
+    int mw = view_text_width(msg, p->ascii);
+    int x = mw < wd ? (wd - mw) / 2 : 0;
+    view_puts(w, 0, x, wd - x, msg, p->ascii, A_BOLD, 0);
+}

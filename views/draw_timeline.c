@@ -1,0 +1,79 @@
+/* draw_timeline.c — rows (layer, head) × columns tokens (see draw.h). */
+#include <stdio.h>
+
+#include "views/draw.h"
+#include "views/geom.h"
+#include "views/paint.h"
+
+static int half_ok(const ViewPalette *p) { return p->colour != VIEW_COLOUR_NONE && !p->ascii; }
+
+static void time_title(const ViewModel *m, const ViewTimeGeom *g, char *buf, size_t n) {
+    if (m->n_hist == 0) {
+        snprintf(buf, n, "timeline \xc2\xb7 %s", view_metric_short(m->metric));
+        return;
+    }
+    snprintf(buf, n, "timeline \xc2\xb7 %s \xc2\xb7 pos %d-%d of %d \xc2\xb7 heads %d-%d of %d",
+             view_metric_short(m->metric), g->first_tok, g->first_tok + g->n_tok_vis - 1, m->n_hist,
+             g->first_row, g->first_row + g->n_rows_vis - 1, m->n_layers * m->n_heads);
+}
+
+/* Layer label where a layer starts within the line, and ▸ on the line that
+ * holds the selected head. */
+static void row_label(WINDOW *w, const ViewModel *m, const ViewPalette *p, int y, int row, int n) {
+    int H = m->n_heads, sel = m->sel_layer * H + m->sel_head;
+    for (int r = row; r < row + n; r++)
+        if (r % H == 0) {
+            char lab[8];
+            snprintf(lab, sizeof lab, r / H < 100 ? "L%d" : "%d", r / H);
+            view_puts(w, y, 1, 3, lab, 1, A_DIM, 0);
+            break;
+        }
+    if (sel >= row && sel < row + n) {
+        attr_t fa;
+        short fp;
+        view_text_style(p, VIEW_TX_FOCUS, &fa, &fp);
+        view_put(w, y, 4, p->ascii ? L'>' : L'\u25b8', fa, fp);
+    }
+}
+
+/* ▲ on the bottom border under the cursor's column (the top border holds the title). */
+static void cursor_marks(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewTimeGeom *g, int h) {
+    int c = m->cursor - g->first_tok;
+    if (c < 0 || c >= g->n_tok_vis) return;
+    attr_t fa;
+    short fp;
+    view_text_style(p, VIEW_TX_FOCUS, &fa, &fp);
+    view_put(w, h - 1, g->x0 + c, p->ascii ? L'^' : L'\u25b2', fa, fp);
+}
+
+void view_draw_timeline(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
+    int h, wd;
+    getmaxyx(w, h, wd);
+    ViewTimeGeom g;
+    view_time_geom(m, wd, h, half_ok(p), &g);
+    char title[200];
+    time_title(m, &g, title, sizeof title);
+    view_frame_box(w, p, title, m->focus == VIEW_PANE_TIMELINE);
+    if (g.lines <= 0 || g.n_cols <= 0) return;
+    int per_line = g.half ? 2 : 1;
+    for (int line = 0; line < g.lines && line * per_line < g.n_rows_vis; line++) {
+        int row = g.first_row + line * per_line;
+        int has_bottom = g.half && row + 1 < g.first_row + g.n_rows_vis;
+        row_label(w, m, p, g.y0 + line, row, has_bottom ? 2 : 1);
+        wmove(w, g.y0 + line, g.x0);
+        for (int c = 0; c < g.n_tok_vis; c++) {
+            const StepTrace *t = m->hist[g.first_tok + c];
+            int st = view_swatch(m, t, row);
+            int sb = has_bottom ? view_swatch(m, t, row + 1) : VIEW_SW_BLANK;
+            wchar_t ch;
+            attr_t a;
+            short pair;
+            view_cell_style(p, st, sb, g.half, &ch, &a, &pair);
+            cchar_t cc;
+            wchar_t s[2] = {ch, L'\0'};
+            setcchar(&cc, s, a, pair, NULL);
+            wadd_wch(w, &cc); /* cells of a line are adjacent: no per-cell move */
+        }
+    }
+    cursor_marks(w, m, p, &g, h);
+}

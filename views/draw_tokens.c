@@ -1,0 +1,68 @@
+/* draw_tokens.c — the wrapped, tinted token stream (see draw.h). */
+#include <stdio.h>
+
+#include "views/draw.h"
+#include "views/geom.h"
+#include "views/paint.h"
+
+/* Without colour a token's tint becomes emphasis: bold for high values or
+ * both-global, underline for the agreement errors. */
+static attr_t mono_emphasis(int sw) {
+    if (sw == VIEW_SW_MISSED_GLOBAL) return A_BOLD | A_UNDERLINE;
+    if (sw == VIEW_SW_NEEDLESS_GLOBAL) return A_UNDERLINE;
+    if (sw == VIEW_SW_BOTH_GLOBAL) return A_BOLD;
+    if (sw >= VIEW_SW_LEVEL1 + VIEW_LEVELS / 2 && sw < VIEW_SW_LEVEL1 + VIEW_LEVELS) return A_BOLD;
+    return A_NORMAL;
+}
+
+static void token_title(const ViewModel *m, char *buf, size_t n) {
+    int prompt = 0;
+    while (prompt < m->n_hist && m->hist[prompt]->is_prompt) prompt++;
+    char tint[96];
+    if (m->tint_share) snprintf(tint, sizeof tint, "share of heads global");
+    else if (m->metric == VIEW_METRIC_AGREE)
+        snprintf(tint, sizeof tint, "L%d H%d %s vs oracle", m->sel_layer, m->sel_head, view_pred_name(m->agree_pred));
+    else snprintf(tint, sizeof tint, "L%d H%d %s", m->sel_layer, m->sel_head, view_metric_name(m->metric));
+    snprintf(buf, n, "tokens: %d prompt + %d generated \xc2\xb7 tint: %s", prompt, m->n_hist - prompt, tint);
+}
+
+static void draw_token(WINDOW *w, const ViewModel *m, const ViewPalette *p, int i, int y, int x, int maxw) {
+    const StepTrace *t = m->hist[i];
+    wchar_t buf[TRACE_PIECE_MAX];
+    int width, nl;
+    int n = view_token_glyphs(t->piece, p->ascii, buf, TRACE_PIECE_MAX, &width, &nl);
+    int sw = view_token_swatch(m, t);
+    short pair = view_pair_token(p, sw);
+    attr_t a = p->colour == VIEW_COLOUR_NONE ? mono_emphasis(sw) : A_NORMAL;
+    if (i == m->cursor) a |= A_REVERSE | A_BOLD;
+    int used = 0;
+    for (int k = 0; k < n; k++) {
+        int cw = wcwidth(buf[k]);
+        if (cw < 1) cw = 1;
+        if (used + cw > maxw) break;
+        view_put(w, y, x + used, buf[k], a, pair);
+        used += cw;
+    }
+}
+
+void view_draw_tokens(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
+    int h, wd;
+    getmaxyx(w, h, wd);
+    char title[160];
+    token_title(m, title, sizeof title);
+    view_frame_box(w, p, title, m->focus == VIEW_PANE_TOKENS);
+    int iw = wd - 2, ih = h - 2;
+    if (iw <= 0 || ih <= 0) return;
+    if (m->n_hist == 0) {
+        view_puts(w, 1, 1, iw, "(no tokens yet: press space to step)", p->ascii, A_DIM, 0);
+        return;
+    }
+    int first = view_tok_first_line(m, iw, ih);
+    int x = 0, y = 0, sx, sy, tw;
+    for (int i = 0; i < m->n_hist; i++) {
+        view_tok_place(m, i, iw, &x, &y, &sx, &sy, &tw);
+        if (sy < first) continue;
+        if (sy >= first + ih) break;
+        draw_token(w, m, p, i, 1 + sy - first, 1 + sx, iw - sx);
+    }
+}

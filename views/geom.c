@@ -1,0 +1,125 @@
+/* geom.c — in-pane geometry shared by drawing and hit-testing (see geom.h). */
+#include "views/geom.h"
+
+#include "views/paint.h"
+
+enum {
+    HEAT_LABEL_W = 4, /* "L15 " */
+    HEAT_MAX_CW = 3,
+    TIME_LABEL_W = 5, /* "L15▸ " */
+    INSP_LABEL_W = 8, /* "oracle  " */
+    INSP_VALUE_W = 6, /* " 0.73 " */
+};
+
+static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* Start of a window of n_vis items out of n_total keeping item sel in view
+ * (centred); align 2 keeps the start even so half-block pairs stay put,
+ * rounding up (the window may then end one item early) so sel stays inside. */
+static int window_start(int sel, int n_total, int n_vis, int align) {
+    if (n_vis >= n_total) return 0;
+    int s = clampi(sel - n_vis / 2, 0, n_total - n_vis);
+    if (align == 2 && (s & 1)) s++;
+    return s;
+}
+
+void view_heat_geom(const ViewModel *m, int w, int h, int half_ok, ViewHeatGeom *g) {
+    int avail_w = w - 2 - HEAT_LABEL_W;
+    int lines = h - 3; /* border top/bottom + head-number row */
+    if (avail_w < 1) avail_w = 1;
+    if (lines < 1) lines = 1;
+    g->gap = 0;
+    g->cw = 1;
+    for (int cw = HEAT_MAX_CW; cw >= 1; cw--)
+        if (m->n_heads * (cw + 1) + 1 <= avail_w) {
+            g->cw = cw;
+            g->gap = 1;
+            break;
+        }
+    g->x0 = 1 + HEAT_LABEL_W + g->gap;
+    g->y0 = 2;
+    g->lines = lines;
+    g->half = half_ok && m->n_layers > lines;
+    int cap_layers = lines * (g->half ? 2 : 1);
+    g->n_layers_vis = m->n_layers < cap_layers ? m->n_layers : cap_layers;
+    g->first_layer = window_start(m->sel_layer, m->n_layers, g->n_layers_vis, g->half ? 2 : 1);
+    if (g->first_layer + g->n_layers_vis > m->n_layers) g->n_layers_vis = m->n_layers - g->first_layer;
+    int cap_heads = (avail_w - g->gap) / (g->cw + g->gap);
+    g->n_heads_vis = m->n_heads < cap_heads ? m->n_heads : cap_heads;
+    g->first_head = window_start(m->sel_head, m->n_heads, g->n_heads_vis, 1);
+}
+
+int view_first_col(int cursor, int n_total, int n_cols) {
+    if (n_cols <= 0 || n_total <= n_cols) return 0;
+    if (cursor >= n_total - 1) return n_total - n_cols;
+    return window_start(cursor, n_total, n_cols, 1);
+}
+
+void view_time_geom(const ViewModel *m, int w, int h, int half_ok, ViewTimeGeom *g) {
+    int rows = m->n_layers * m->n_heads;
+    g->x0 = 1 + TIME_LABEL_W;
+    g->y0 = 1;
+    g->n_cols = w - 2 - TIME_LABEL_W;
+    g->lines = h - 2;
+    if (g->n_cols < 0) g->n_cols = 0;
+    if (g->lines < 0) g->lines = 0;
+    g->first_tok = view_first_col(m->cursor, m->n_hist, g->n_cols);
+    g->n_tok_vis = m->n_hist - g->first_tok < g->n_cols ? m->n_hist - g->first_tok : g->n_cols;
+    g->half = half_ok && rows > g->lines;
+    int cap = g->lines * (g->half ? 2 : 1);
+    g->n_rows_vis = rows < cap ? rows : cap;
+    g->first_row = window_start(m->sel_layer * m->n_heads + m->sel_head, rows, g->n_rows_vis, g->half ? 2 : 1);
+    if (g->first_row + g->n_rows_vis > rows) g->n_rows_vis = rows - g->first_row;
+}
+
+void view_bars_geom(const ViewModel *m, int w, int h, ViewBarsGeom *g) {
+    int lines = h - 2;
+    if (lines < 0) lines = 0;
+    g->y0 = 1;
+    g->label_w = 4;
+    /* each bar is followed by " 100%" and a separating space */
+    g->bar_w = (w - 2 - g->label_w - 2 * 6) / 2;
+    if (g->bar_w < 1) g->bar_w = 1;
+    g->n_layers_vis = m->n_layers < lines ? m->n_layers : lines;
+    g->first_layer = window_start(m->sel_layer, m->n_layers, g->n_layers_vis, 1);
+}
+
+void view_insp_geom(const ViewModel *m, int w, int h, ViewInspGeom *g) {
+    g->x0 = 1 + INSP_LABEL_W;
+    g->n_cols = w - 2 - INSP_LABEL_W - INSP_VALUE_W;
+    if (g->n_cols < 0) g->n_cols = 0;
+    g->first_tok = view_first_col(m->cursor, m->n_hist, g->n_cols);
+    g->n_tok_vis = m->n_hist - g->first_tok < g->n_cols ? m->n_hist - g->first_tok : g->n_cols;
+    g->y_spark = 1;
+    g->y_strip = 5;
+    (void)h;
+}
+
+void view_tok_place(const ViewModel *m, int i, int iw, int *x, int *y, int *sx, int *sy, int *width) {
+    wchar_t buf[TRACE_PIECE_MAX];
+    int nl;
+    view_token_glyphs(m->hist[i]->piece, m->ascii, buf, TRACE_PIECE_MAX, width, &nl);
+    if (*width > iw) *width = iw;
+    if (*x > 0 && *x + *width > iw) {
+        *x = 0;
+        (*y)++;
+    }
+    *sx = *x;
+    *sy = *y;
+    *x += *width;
+    if (nl) {
+        *x = 0;
+        (*y)++;
+    }
+}
+
+int view_tok_first_line(const ViewModel *m, int iw, int ih) {
+    int x = 0, y = 0, sx, sy, wd, cur_line = 0;
+    if (iw <= 0 || ih <= 0) return 0;
+    for (int i = 0; i < m->n_hist; i++) {
+        view_tok_place(m, i, iw, &x, &y, &sx, &sy, &wd);
+        if (i == m->cursor) cur_line = sy;
+    }
+    int total = x > 0 ? y + 1 : y;
+    return window_start(cur_line, total, ih < total ? ih : total, 1);
+}

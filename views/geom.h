@@ -1,0 +1,66 @@
+/* geom.h — where things sit inside a pane: heatmap cells, timeline rows and
+ * columns, wrapped tokens, bar lines, sparkline columns. Pure functions of
+ * the view model and the pane size, shared by drawing and hit-testing so a
+ * click lands on what was drawn. Coordinates are window-local (0,0 is the
+ * pane's top-left corner, on its border).
+ */
+#ifndef AHASCOPE_VIEW_GEOM_H
+#define AHASCOPE_VIEW_GEOM_H
+
+#include "views/view.h"
+
+typedef struct {
+    int half;        /* two layers per text line (▀ half-blocks) */
+    int cw, gap;     /* columns per head cell; 1 when a gap column separates cells */
+    int x0, y0;      /* window position of the first visible cell */
+    int lines;       /* text lines of cells */
+    int first_layer, n_layers_vis;
+    int first_head, n_heads_vis;
+} ViewHeatGeom;
+
+typedef struct {
+    int half;            /* two (layer, head) rows per text line */
+    int x0, y0;          /* window position of the first visible cell */
+    int n_cols, lines;   /* token columns and text lines available */
+    int first_tok, n_tok_vis;
+    int first_row, n_rows_vis; /* row = layer * n_heads + head */
+} ViewTimeGeom;
+
+typedef struct {
+    int y0, first_layer, n_layers_vis;
+    int label_w, bar_w; /* "L15 " and each of the two bars */
+} ViewBarsGeom;
+
+typedef struct {
+    int x0, n_cols, first_tok, n_tok_vis; /* sparkline token columns */
+    int y_spark, y_strip;                 /* first sparkline line; attention strip line */
+} ViewInspGeom;
+
+/* Heatmap geometry in a w×h pane; half_ok allows half-blocks. The visible
+ * window of layers/heads follows the selection when not all fit. */
+void view_heat_geom(const ViewModel *m, int w, int h, int half_ok, ViewHeatGeom *g);
+
+/* Timeline geometry in a w×h pane; columns scroll with the cursor, rows
+ * with the selected head. */
+void view_time_geom(const ViewModel *m, int w, int h, int half_ok, ViewTimeGeom *g);
+
+/* Per-layer bars geometry in a w×h pane. */
+void view_bars_geom(const ViewModel *m, int w, int h, ViewBarsGeom *g);
+
+/* Head inspector geometry in a w×h pane. */
+void view_insp_geom(const ViewModel *m, int w, int h, ViewInspGeom *g);
+
+/* First visible column of a token strip n_cols wide, keeping the cursor in
+ * view (centred, or at the right edge when on the newest token). */
+int view_first_col(int cursor, int n_total, int n_cols);
+
+/* Lay token i out after position (*x, *y) in a stream iw columns wide: the
+ * token starts at (*sx, *sy), is *width columns wide, and (*x, *y) moves past
+ * it (to the next line after a newline token). */
+void view_tok_place(const ViewModel *m, int i, int iw, int *x, int *y, int *sx, int *sy, int *width);
+
+/* First wrapped line shown in a token pane with iw×ih inner cells, so that
+ * the cursor token stays in view. */
+int view_tok_first_line(const ViewModel *m, int iw, int ih);
+
+#endif

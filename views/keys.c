@@ -1,0 +1,219 @@
+/* keys.c — key and mouse handling: pure functions of the view model that
+ * change view state and say what the app must do (see view.h). */
+#include "views/geom.h"
+#include "views/metric.h"
+#include "views/tui.h"
+
+enum { CH_ESC = 27, CH_TAB = '\t', CH_CTRL_L = 12, PAGE = 10, WHEEL_SQL = 3 };
+
+static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static void move_cursor(ViewModel *m, int to) {
+    if (m->n_hist == 0) return;
+    m->cursor = clampi(to, 0, m->n_hist - 1);
+    m->follow = m->cursor == m->n_hist - 1;
+}
+
+static void select_head(ViewModel *m, int layer, int head) {
+    m->sel_layer = clampi(layer, 0, m->n_layers - 1);
+    m->sel_head = clampi(head, 0, m->n_heads - 1);
+}
+
+/* The timeline lists heads as one sequence of (layer, head) rows. */
+static void move_row(ViewModel *m, int d) {
+    int rows = m->n_layers * m->n_heads;
+    int r = clampi(m->sel_layer * m->n_heads + m->sel_head + d, 0, rows - 1);
+    select_head(m, r / m->n_heads, r % m->n_heads);
+}
+
+static void scroll_sql(ViewModel *m, int d) {
+    m->sql_scroll = clampi(m->sql_scroll + d, 0, m->sql_lines > 0 ? m->sql_lines - 1 : 0);
+}
+
+/* A pane can take the focus when it is on screen: the SQL pane replaces the
+ * timeline, and at small sizes the inspector replaces the bars. */
+static int focusable(const ViewModel *m, ViewPane p) {
+    switch (p) {
+    case VIEW_PANE_TOKENS:
+    case VIEW_PANE_HEATMAP: return 1;
+    case VIEW_PANE_TIMELINE: return !m->sql_open;
+    case VIEW_PANE_BARS: return !m->inspector_open;
+    case VIEW_PANE_INSPECTOR: return m->inspector_open;
+    case VIEW_PANE_SQL: return m->sql_open;
+    default: return 0;
+    }
+}
+
+static void cycle_focus(ViewModel *m, int dir) {
+    static const ViewPane order[] = {VIEW_PANE_TOKENS, VIEW_PANE_HEATMAP,   VIEW_PANE_TIMELINE,
+                                     VIEW_PANE_BARS,   VIEW_PANE_INSPECTOR, VIEW_PANE_SQL};
+    int n = (int)(sizeof order / sizeof order[0]), at = 0;
+    for (int i = 0; i < n; i++)
+        if (order[i] == m->focus) at = i;
+    for (int k = 1; k <= n; k++) {
+        ViewPane p = order[((at + dir * k) % n + n) % n];
+        if (focusable(m, p)) {
+            m->focus = p;
+            return;
+        }
+    }
+}
+
+/* Arrows and hjkl: what they move depends on the focused pane. */
+static int direction_key(ViewModel *m, int ch) {
+    int dx = 0, dy = 0;
+    if (ch == KEY_LEFT || ch == 'h') dx = -1;
+    else if (ch == KEY_RIGHT || ch == 'l') dx = 1;
+    else if (ch == KEY_UP || ch == 'k') dy = -1;
+    else if (ch == KEY_DOWN || ch == 'j') dy = 1;
+    else return 0;
+    switch (m->focus) {
+    case VIEW_PANE_SQL: scroll_sql(m, dy); break;
+    case VIEW_PANE_TIMELINE:
+        if (dx) move_cursor(m, m->cursor + dx);
+        else move_row(m, dy);
+        break;
+    case VIEW_PANE_TOKENS:
+        if (dx) move_cursor(m, m->cursor + dx);
+        else select_head(m, m->sel_layer + dy, m->sel_head);
+        break;
+    default: select_head(m, m->sel_layer + dy, m->sel_head + dx); break;
+    }
+    return 1;
+}
+
+/* Keys that are requests to the app rather than view changes. */
+static ViewAction command_key(int ch) {
+    switch (ch) {
+    case 'p': return VIEW_ACT_PLAY_TOGGLE;
+    case '+': case '=': return VIEW_ACT_SPEED_UP;
+    case '-': case '_': return VIEW_ACT_SPEED_DOWN;
+    case 'P': return VIEW_ACT_CHANGE_POLICY;
+    case 'W': return VIEW_ACT_WINDOW_UP;
+    case 'w': return VIEW_ACT_WINDOW_DOWN;
+    case 'T': return VIEW_ACT_TAU_UP;
+    case 't': return VIEW_ACT_TAU_DOWN;
+    case 'O': return VIEW_ACT_THETA_UP;
+    case 'o': return VIEW_ACT_THETA_DOWN;
+    case 'e': return VIEW_ACT_EDIT_PROMPT;
+    case ':': return VIEW_ACT_SQL_PROMPT;
+    case 's': return VIEW_ACT_EXPORT;
+    case 'q': return VIEW_ACT_QUIT;
+    case CH_CTRL_L: return VIEW_ACT_REDRAW;
+    case KEY_MOUSE: return VIEW_ACT_MOUSE;
+    default: return VIEW_ACT_NONE;
+    }
+}
+
+static void close_overlay(ViewModel *m) {
+    if (m->sql_open) {
+        m->sql_open = 0;
+        if (m->focus == VIEW_PANE_SQL) m->focus = VIEW_PANE_TIMELINE;
+    } else if (m->inspector_open) {
+        m->inspector_open = 0;
+        if (m->focus == VIEW_PANE_INSPECTOR) m->focus = VIEW_PANE_HEATMAP;
+    }
+}
+
+static void toggle_inspector(ViewModel *m) {
+    m->inspector_open = !m->inspector_open;
+    if (m->inspector_open) m->focus = VIEW_PANE_INSPECTOR;
+    else if (m->focus == VIEW_PANE_INSPECTOR) m->focus = VIEW_PANE_HEATMAP;
+}
+
+/* Keys that change only view state; returns 0 for keys it does not know. */
+static int view_state_key(ViewModel *m, int ch) {
+    switch (ch) {
+    case '[': move_cursor(m, m->cursor - 1); break;
+    case ']': move_cursor(m, m->cursor + 1); break;
+    case KEY_HOME: move_cursor(m, 0); break;
+    case KEY_END: move_cursor(m, m->n_hist - 1); break;
+    case KEY_PPAGE:
+        if (m->focus == VIEW_PANE_SQL) scroll_sql(m, -PAGE);
+        else move_cursor(m, m->cursor - PAGE);
+        break;
+    case KEY_NPAGE:
+        if (m->focus == VIEW_PANE_SQL) scroll_sql(m, PAGE);
+        else move_cursor(m, m->cursor + PAGE);
+        break;
+    case CH_TAB: cycle_focus(m, 1); break;
+    case KEY_BTAB: cycle_focus(m, -1); break;
+    case 'm': m->metric = (ViewMetric)((m->metric + 1) % VIEW_METRIC_COUNT); break;
+    case 'M': m->metric = (ViewMetric)((m->metric + VIEW_METRIC_COUNT - 1) % VIEW_METRIC_COUNT); break;
+    case 'a':
+        m->agree_pred = (ViewPredictor)((m->agree_pred + 1) % VIEW_PRED_COUNT);
+        m->metric = VIEW_METRIC_AGREE;
+        break;
+    case 'g': m->tint_share = !m->tint_share; break;
+    case '?': m->help_open = 1; break;
+    case '\n': case '\r': case KEY_ENTER: toggle_inspector(m); break;
+    case CH_ESC: close_overlay(m); break;
+    default: return 0;
+    }
+    return 1;
+}
+
+ViewAction view_key(ViewModel *m, int ch) {
+    m->status[0] = '\0';
+    if (m->help_open && ch != KEY_MOUSE && ch != KEY_RESIZE) {
+        m->help_open = 0; /* any key closes the help; q still quits */
+        return ch == 'q' ? VIEW_ACT_QUIT : VIEW_ACT_NONE;
+    }
+    if (ch == ' ' || ch == 'n') {
+        /* behind the newest step, stepping replays what is already computed */
+        if (m->cursor < m->n_hist - 1) {
+            move_cursor(m, m->cursor + 1);
+            return VIEW_ACT_NONE;
+        }
+        return VIEW_ACT_STEP;
+    }
+    ViewAction a = command_key(ch);
+    if (a != VIEW_ACT_NONE) return a;
+    if (!direction_key(m, ch)) view_state_key(m, ch);
+    return VIEW_ACT_NONE;
+}
+
+/* A click on the heatmap cell already selected, in half-block mode, picks
+ * the other layer of the pair (one text cell shows two layers). */
+static void click_heatmap(ViewModel *m, const Layout *lay, const ViewHit *h) {
+    const ViewRect *r = &lay->pane[VIEW_PANE_HEATMAP];
+    ViewHeatGeom g;
+    view_heat_geom(m, r->w, r->h, view_layout_opts(m).half_blocks, &g);
+    int layer = h->layer;
+    if (g.half && layer == m->sel_layer && h->head == m->sel_head && layer + 1 < m->n_layers) layer++;
+    select_head(m, layer, h->head);
+}
+
+ViewAction view_mouse(ViewModel *m, const Layout *lay, int x, int y, ViewMouse kind) {
+    if (m->help_open) {
+        if (kind == VIEW_MOUSE_CLICK) m->help_open = 0;
+        return VIEW_ACT_NONE;
+    }
+    ViewHit h = view_hit(m, lay, x, y);
+    if (h.pane == VIEW_PANE_NONE) return VIEW_ACT_NONE;
+    if (kind == VIEW_MOUSE_CLICK) {
+        if (focusable(m, h.pane)) m->focus = h.pane;
+        if (h.pane == VIEW_PANE_HEATMAP && h.layer >= 0) click_heatmap(m, lay, &h);
+        else if (h.layer >= 0) select_head(m, h.layer, h.head >= 0 ? h.head : m->sel_head);
+        if (h.pos >= 0) move_cursor(m, h.pos);
+        return VIEW_ACT_NONE;
+    }
+    if (kind != VIEW_MOUSE_WHEEL_UP && kind != VIEW_MOUSE_WHEEL_DOWN) return VIEW_ACT_NONE;
+    int d = kind == VIEW_MOUSE_WHEEL_UP ? -1 : 1;
+    switch (h.pane) {
+    case VIEW_PANE_SQL: scroll_sql(m, d * WHEEL_SQL); break;
+    case VIEW_PANE_HEATMAP:
+    case VIEW_PANE_BARS: select_head(m, m->sel_layer + d, m->sel_head); break;
+    default: move_cursor(m, m->cursor + d); break;
+    }
+    return VIEW_ACT_NONE;
+}
+
+ViewMouse view_mouse_kind(unsigned long bstate) {
+    if (bstate & BUTTON4_PRESSED) return VIEW_MOUSE_WHEEL_UP;
+#ifdef BUTTON5_PRESSED
+    if (bstate & BUTTON5_PRESSED) return VIEW_MOUSE_WHEEL_DOWN;
+#endif
+    if (bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED)) return VIEW_MOUSE_CLICK;
+    return VIEW_MOUSE_OTHER;
+}

@@ -1,0 +1,103 @@
+/* layout.c — the pure pane layout (see layout.h). */
+#include "views/layout.h"
+
+#include <string.h>
+
+/* Heights include the pane's border (two lines). */
+enum {
+    TOKENS_MIN_H = 4,
+    TOKENS_MAX_H = 10,
+    TIMELINE_MIN_H = 6,
+    INSPECTOR_H = 8,
+    MID_MIN_H = 5,
+    BARS_MIN_W = 24,
+    HEAT_MIN_W = 24,
+    HEAT_LABEL_W = 4, /* "L15 " left of the cells */
+    HEAT_MAX_CW = 3,  /* columns per head cell when space allows */
+};
+
+static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static ViewRect rect(int x, int y, int w, int h) {
+    ViewRect r = {x, y, w, h};
+    if (w <= 0 || h <= 0) r = (ViewRect){0, 0, 0, 0};
+    return r;
+}
+
+/* Width of the heatmap pane: the widest cells (with a one-column gap that
+ * holds the selection outline) that leave the bars their minimum width. */
+static int heat_width(int cols, int n_heads) {
+    int limit = cols - BARS_MIN_W;
+    for (int cw = HEAT_MAX_CW; cw >= 1; cw--) {
+        int need = 2 + HEAT_LABEL_W + n_heads * (cw + 1) + 1;
+        if (need <= limit) return need < HEAT_MIN_W ? HEAT_MIN_W : need;
+    }
+    int dense = 2 + HEAT_LABEL_W + n_heads;
+    return clampi(dense, HEAT_MIN_W, limit);
+}
+
+/* Height of the middle band: all layers one per line when that takes less
+ * than about half the space, else two per line (half-blocks), else what fits. */
+static int mid_height(int avail, int n_layers, int half_ok) {
+    int cap = avail - TIMELINE_MIN_H;
+    int full = n_layers + 3; /* border + head-number row */
+    int half = (n_layers + 1) / 2 + 3;
+    int h;
+    if (full <= cap && (full * 2 <= avail + 4 || !half_ok)) h = full;
+    else if (half_ok && half <= cap) h = half;
+    else h = cap;
+    return clampi(h, MID_MIN_H, cap > MID_MIN_H ? cap : MID_MIN_H);
+}
+
+void view_layout(int cols, int rows, const LayoutOpts *o, Layout *out) {
+    memset(out, 0, sizeof *out);
+    out->cols = cols;
+    out->rows = rows;
+    if (cols < VIEW_MIN_COLS || rows < VIEW_MIN_ROWS) {
+        out->too_small = 1;
+        return;
+    }
+    int n_layers = o->n_layers > 0 ? o->n_layers : 1;
+    int n_heads = o->n_heads > 0 ? o->n_heads : 1;
+    int body = rows - 3; /* minus header, legend, status */
+
+    out->pane[VIEW_PANE_HEADER] = rect(0, 0, cols, 1);
+    out->pane[VIEW_PANE_LEGEND] = rect(0, rows - 2, cols, 1);
+    out->pane[VIEW_PANE_STATUS] = rect(0, rows - 1, cols, 1);
+
+    int tok_h = clampi(body / 5, TOKENS_MIN_H, TOKENS_MAX_H);
+    out->pane[VIEW_PANE_TOKENS] = rect(0, 1, cols, tok_h);
+
+    int y = 1 + tok_h;
+    int rest = body - tok_h;
+    int mid_h = mid_height(rest, n_layers, o->half_blocks);
+    int heat_w = heat_width(cols, n_heads);
+    int insp_band = o->inspector && rest - mid_h >= INSPECTOR_H + TIMELINE_MIN_H;
+    out->pane[VIEW_PANE_HEATMAP] = rect(0, y, heat_w, mid_h);
+    ViewPane right = (o->inspector && !insp_band) ? VIEW_PANE_INSPECTOR : VIEW_PANE_BARS;
+    out->pane[right] = rect(heat_w, y, cols - heat_w, mid_h);
+    y += mid_h;
+    rest -= mid_h;
+
+    if (insp_band) {
+        out->pane[VIEW_PANE_INSPECTOR] = rect(0, y, cols, INSPECTOR_H);
+        y += INSPECTOR_H;
+        rest -= INSPECTOR_H;
+    }
+    out->pane[o->sql ? VIEW_PANE_SQL : VIEW_PANE_TIMELINE] = rect(0, y, cols, rest);
+
+    int hw = cols - 4 < 66 ? cols - 4 : 66;
+    int hh = rows - 2 < 24 ? rows - 2 : 24;
+    out->help = rect((cols - hw) / 2, (rows - hh) / 2, hw, hh);
+}
+
+int view_rect_has(const ViewRect *r, int x, int y) {
+    return r->w > 0 && r->h > 0 && x >= r->x && x < r->x + r->w && y >= r->y && y < r->y + r->h;
+}
+
+const char *view_pane_name(ViewPane p) {
+    static const char *const names[VIEW_PANE_COUNT] = {
+        "header", "tokens", "heatmap", "bars", "inspector", "timeline", "sql", "legend", "status",
+    };
+    return (p >= 0 && p < VIEW_PANE_COUNT) ? names[p] : "none";
+}

@@ -1,0 +1,62 @@
+/* layout.h — where each pane of the TUI goes, as a pure function of the
+ * terminal size and a few options. Drawing, mouse hit-tests and the tests all
+ * call the same function, so what is drawn and what is clicked agree.
+ *
+ * Screen, top to bottom:  header (1 line) · token stream · a middle band with
+ * the layer×head heatmap on the left and the per-layer bars on the right ·
+ * the head inspector band (when open and there is room; otherwise it takes
+ * the bars' place) · the timeline (or the SQL result pane when open) ·
+ * the metric legend (1 line) · the status line (1 line). Tiled panes never
+ * overlap and together cover the whole screen; the help overlay is the one
+ * rectangle drawn on top of the others.
+ */
+#ifndef AHASCOPE_VIEW_LAYOUT_H
+#define AHASCOPE_VIEW_LAYOUT_H
+
+#define VIEW_MIN_COLS 80
+#define VIEW_MIN_ROWS 24
+
+typedef enum {
+    VIEW_PANE_HEADER,
+    VIEW_PANE_TOKENS,
+    VIEW_PANE_HEATMAP,
+    VIEW_PANE_BARS,
+    VIEW_PANE_INSPECTOR,
+    VIEW_PANE_TIMELINE,
+    VIEW_PANE_SQL,
+    VIEW_PANE_LEGEND,
+    VIEW_PANE_STATUS,
+    VIEW_PANE_COUNT,
+    VIEW_PANE_NONE = -1
+} ViewPane;
+
+/* A rectangle in screen cells; w or h of 0 means "not shown". */
+typedef struct {
+    int x, y, w, h;
+} ViewRect;
+
+typedef struct {
+    int n_layers, n_heads; /* model shape: sizes the heatmap */
+    int inspector;         /* head inspector open */
+    int sql;               /* SQL result pane open (takes the timeline's place) */
+    int half_blocks;       /* ▀ cells are available (UTF-8 and colour) */
+} LayoutOpts;
+
+typedef struct {
+    int cols, rows;
+    int too_small;                  /* below VIEW_MIN_COLS × VIEW_MIN_ROWS: nothing else set */
+    ViewRect pane[VIEW_PANE_COUNT]; /* tiled panes; hidden ones are all zero */
+    ViewRect help;                  /* the help overlay, centred over the rest */
+} Layout;
+
+/* Compute the pane rectangles for a cols×rows terminal. Pure: same inputs,
+ * same output; never fails (a terminal below the minimum sets too_small). */
+void view_layout(int cols, int rows, const LayoutOpts *opts, Layout *out);
+
+/* 1 if the rectangle is shown and (x, y) lies inside it. */
+int view_rect_has(const ViewRect *r, int x, int y);
+
+/* Short name of a pane ("heatmap", …) for titles and messages. */
+const char *view_pane_name(ViewPane p);
+
+#endif

@@ -1,0 +1,151 @@
+/* metric.c — metric values, swatches and running rates (see metric.h). */
+#include "views/metric.h"
+
+#include <math.h>
+
+const char *view_metric_name(ViewMetric k) {
+    static const char *const names[VIEW_METRIC_COUNT] = {
+        "executed gate",      "router score",       "oracle out_mass",
+        "oracle rel_err",     "QAdA estimate",      "qada_bulk estimate (ablation)",
+        "agreement",
+    };
+    return (k >= 0 && k < VIEW_METRIC_COUNT) ? names[k] : "?";
+}
+
+const char *view_metric_short(ViewMetric k) {
+    static const char *const names[VIEW_METRIC_COUNT] = {
+        "gate", "score", "out_mass", "rel_err", "qada", "qada_bulk", "agree",
+    };
+    return (k >= 0 && k < VIEW_METRIC_COUNT) ? names[k] : "?";
+}
+
+const char *view_pred_name(ViewPredictor p) {
+    static const char *const names[VIEW_PRED_COUNT] = {"AHA", "gate", "QAdA", "qada_bulk"};
+    return (p >= 0 && p < VIEW_PRED_COUNT) ? names[p] : "?";
+}
+
+float view_metric_value(const ViewModel *m, const StepTrace *t, int cell, ViewMetric k) {
+    (void)m;
+    float v;
+    switch (k) {
+    case VIEW_METRIC_GATE: return t->gate[cell] < 0 ? NAN : (float)t->gate[cell];
+    case VIEW_METRIC_SCORE: v = t->score[cell]; break;
+    case VIEW_METRIC_ORACLE_MASS: v = t->oracle_mass[cell]; break;
+    case VIEW_METRIC_ORACLE_ERR: v = t->oracle_err[cell]; break;
+    case VIEW_METRIC_QADA: v = t->qada_mass[cell]; break;
+    case VIEW_METRIC_QADA_BULK: v = t->qada_bulk_mass[cell]; break;
+    default: return NAN;
+    }
+    if (isnan(v)) return NAN;
+    return v < 0 ? 0.0f : v > 1 ? 1.0f : v;
+}
+
+int view_level(float v) {
+    if (isnan(v)) return VIEW_SW_NONE;
+    int l = (int)floorf(v * VIEW_LEVELS);
+    if (l < 0) l = 0;
+    if (l > VIEW_LEVELS - 1) l = VIEW_LEVELS - 1;
+    return VIEW_SW_LEVEL1 + l;
+}
+
+static int above(float v, float thr) { return isnan(v) ? -1 : v > thr; }
+
+int view_pred_decision(const ViewModel *m, const StepTrace *t, int cell, ViewPredictor p) {
+    switch (p) {
+    case VIEW_PRED_AHA: return above(t->score[cell], m->hdr.tau);
+    case VIEW_PRED_GATE: return t->gate[cell] < 0 ? -1 : t->gate[cell] != 0;
+    case VIEW_PRED_QADA: return above(t->qada_mass[cell], m->hdr.theta);
+    case VIEW_PRED_QADA_BULK: return above(t->qada_bulk_mass[cell], m->hdr.theta);
+    default: return -1;
+    }
+}
+
+int view_oracle_decision(const ViewModel *m, const StepTrace *t, int cell) {
+    return above(t->oracle_mass[cell], m->hdr.theta);
+}
+
+int view_swatch(const ViewModel *m, const StepTrace *t, int cell) {
+    if (m->metric != VIEW_METRIC_AGREE) return view_level(view_metric_value(m, t, cell, m->metric));
+    int p = view_pred_decision(m, t, cell, m->agree_pred);
+    int o = view_oracle_decision(m, t, cell);
+    if (p < 0 || o < 0) return VIEW_SW_NONE;
+    if (p && o) return VIEW_SW_BOTH_GLOBAL;
+    if (!p && !o) return VIEW_SW_BOTH_LOCAL;
+    return o ? VIEW_SW_MISSED_GLOBAL : VIEW_SW_NEEDLESS_GLOBAL;
+}
+
+float view_global_share(const StepTrace *t) {
+    int n = 0, g = 0, cells = trace_cells(t);
+    for (int i = 0; i < cells; i++) {
+        if (t->gate[i] < 0) continue;
+        n++;
+        g += t->gate[i] != 0;
+    }
+    return n ? (float)g / n : NAN;
+}
+
+int view_token_swatch(const ViewModel *m, const StepTrace *t) {
+    if (m->tint_share) return view_level(view_global_share(t));
+    return view_swatch(m, t, m->sel_layer * m->n_heads + m->sel_head);
+}
+
+int view_aha_decision(const ViewModel *m, const StepTrace *t, int cell) {
+    int d = view_pred_decision(m, t, cell, VIEW_PRED_AHA);
+    return d >= 0 ? d : view_pred_decision(m, t, cell, VIEW_PRED_GATE);
+}
+
+/* The cumulative counts answer for position upto when they were made with
+ * the current thresholds and reach that far. */
+static int stats_cover(const ViewModel *m, int upto) {
+    return upto >= 0 && upto < m->stats.n && m->stats.tau == m->hdr.tau && m->stats.theta == m->hdr.theta;
+}
+
+static float ratio(double a, double b) { return b > 0 ? (float)(a / b) : NAN; }
+
+void view_layer_rates(const ViewModel *m, int upto, float *aha, float *oracle) {
+    int L = m->n_layers, H = m->n_heads;
+    if (upto >= m->n_hist) upto = m->n_hist - 1;
+    if (stats_cover(m, upto)) {
+        const int32_t *c = m->stats.layer + (size_t)upto * L * 4;
+        for (int l = 0; l < L; l++) {
+            aha[l] = ratio(c[4 * l], c[4 * l + 1]);
+            oracle[l] = ratio(c[4 * l + 2], c[4 * l + 3]);
+        }
+        return;
+    }
+    for (int l = 0; l < L; l++) {
+        int na = 0, ga = 0, no = 0, go = 0;
+        for (int i = 0; i <= upto; i++) {
+            const StepTrace *t = m->hist[i];
+            for (int c = l * H; c < (l + 1) * H; c++) {
+                int a = view_aha_decision(m, t, c), o = view_oracle_decision(m, t, c);
+                if (a >= 0) na++, ga += a;
+                if (o >= 0) no++, go += o;
+            }
+        }
+        aha[l] = ratio(ga, na);
+        oracle[l] = ratio(go, no);
+    }
+}
+
+void view_totals(const ViewModel *m, int upto, double *global_share, double *keys_share) {
+    if (upto >= m->n_hist) upto = m->n_hist - 1;
+    if (stats_cover(m, upto)) {
+        const double *c = m->stats.total + (size_t)upto * 4;
+        *global_share = c[1] > 0 ? c[0] / c[1] : NAN;
+        *keys_share = c[3] > 0 ? c[2] / c[3] : NAN;
+        return;
+    }
+    long long n = 0, g = 0;
+    double keys = 0, full = 0;
+    for (int i = 0; i <= upto; i++) {
+        const StepTrace *t = m->hist[i];
+        int cells = trace_cells(t);
+        for (int c = 0; c < cells; c++) {
+            if (t->gate[c] >= 0) n++, g += t->gate[c] != 0;
+            if (t->keys_read[c] >= 0) keys += t->keys_read[c], full += t->pos + 1;
+        }
+    }
+    *global_share = n ? (double)g / n : NAN;
+    *keys_share = full > 0 ? keys / full : NAN;
+}

@@ -1,0 +1,79 @@
+/* metric.h — turning trace values into what a cell shows, and the running
+ * rates the header and the bars print. Pure functions of the view model.
+ *
+ * A "swatch" is a cell's look, independent of the terminal: none (value not
+ * computed), one of VIEW_LEVELS gradient levels, or one of the four agreement
+ * classes. palette.h maps swatches to colours and glyphs.
+ */
+#ifndef AHASCOPE_VIEW_METRIC_H
+#define AHASCOPE_VIEW_METRIC_H
+
+#include "views/view.h"
+
+#define VIEW_LEVELS 8
+
+enum {
+    VIEW_SW_NONE = 0,                 /* not computed (NAN / -1) */
+    VIEW_SW_LEVEL1 = 1,               /* levels 1 … VIEW_LEVELS: low … high */
+    VIEW_SW_BOTH_GLOBAL = VIEW_LEVELS + 1,
+    VIEW_SW_BOTH_LOCAL,
+    VIEW_SW_MISSED_GLOBAL,   /* oracle global, predictor local: quality risk */
+    VIEW_SW_NEEDLESS_GLOBAL, /* predictor global, oracle local: wasted reads */
+    VIEW_SW_BLANK,           /* empty screen background (no cell at all) */
+    VIEW_SWATCHES
+};
+
+/* Long name of a metric, as in the legend ("router score", …). */
+const char *view_metric_name(ViewMetric k);
+
+/* Short name of a metric for narrow places ("score", …). */
+const char *view_metric_short(ViewMetric k);
+
+/* Name of a predictor compared by the agreement metric ("AHA", …). */
+const char *view_pred_name(ViewPredictor p);
+
+/* Value of metric k at one cell of t, scaled to [0, 1] (rel_err clamped);
+ * NAN when not computed and for VIEW_METRIC_AGREE. */
+float view_metric_value(const ViewModel *m, const StepTrace *t, int cell, ViewMetric k);
+
+/* Gradient level 1 … VIEW_LEVELS of a value in [0, 1]; VIEW_SW_NONE for NAN. */
+int view_level(float v);
+
+/* Decision of predictor p at one cell: 1 global, 0 local, -1 unknown. */
+int view_pred_decision(const ViewModel *m, const StepTrace *t, int cell, ViewPredictor p);
+
+/* The oracle's decision (out_mass > θ): 1, 0, or -1 when not computed. */
+int view_oracle_decision(const ViewModel *m, const StepTrace *t, int cell);
+
+/* AHA's decision where the router was evaluated, else the executed gate
+ * (what the bars count as "AHA"): 1, 0, or -1 when neither is known. */
+int view_aha_decision(const ViewModel *m, const StepTrace *t, int cell);
+
+/* Swatch of one cell under the model's current metric (and predictor). */
+int view_swatch(const ViewModel *m, const StepTrace *t, int cell);
+
+/* Fraction of t's heads whose executed gate was global; NAN if none known. */
+float view_global_share(const StepTrace *t);
+
+/* Swatch tinting a token: the selected head's metric, or the share of heads
+ * global when m->tint_share is set. */
+int view_token_swatch(const ViewModel *m, const StepTrace *t);
+
+/* Bring the model's cumulative counts up to date with its history and its
+ * current τ/θ (view_push does this; call it after changing hdr.tau or
+ * hdr.theta without pushing). Until then rates are computed the slow way. */
+int view_stats_sync(ViewModel *m, Err *e);
+
+/* Free the cumulative counts (view_free does this). */
+void view_stats_free(ViewModel *m);
+
+/* Per-layer global rates over history positions 0 … upto: AHA's decision
+ * (router, or the executed gate where no router score exists) and the
+ * oracle's. Arrays hold n_layers entries; NAN where nothing is known. */
+void view_layer_rates(const ViewModel *m, int upto, float *aha, float *oracle);
+
+/* Over positions 0 … upto: share of (token, head) that ran global, and keys
+ * read relative to full attention (pos + 1 keys per head). NAN if unknown. */
+void view_totals(const ViewModel *m, int upto, double *global_share, double *keys_share);
+
+#endif

@@ -1,0 +1,147 @@
+/* model.c — the view model's data: history of traces, attention strip, SQL
+ * text, status message (see view.h). */
+#include "views/view.h"
+
+#include "views/metric.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int view_init(ViewModel *m, int n_layers, int n_heads, Err *e) {
+    memset(m, 0, sizeof *m);
+    if (n_layers <= 0 || n_heads <= 0 || n_layers > 4096 || n_heads > 4096)
+        return err_set(e, "view: bad model shape %d layers × %d heads", n_layers, n_heads);
+    m->n_layers = n_layers;
+    m->n_heads = n_heads;
+    m->cursor = -1;
+    m->follow = 1;
+    m->focus = VIEW_PANE_HEATMAP;
+    m->metric = VIEW_METRIC_GATE;
+    m->agree_pred = VIEW_PRED_AHA;
+    m->colour = VIEW_COLOUR_NONE;
+    m->hdr.tau = 0.5f;
+    m->hdr.theta = 0.1f;
+    m->attn.pos = -1;
+    return 0;
+}
+
+void view_free(ViewModel *m) {
+    view_clear_history(m);
+    free(m->hist);
+    free(m->attn.w);
+    free(m->sql_query);
+    free(m->sql_text);
+    view_stats_free(m);
+    memset(m, 0, sizeof *m);
+    m->cursor = -1;
+}
+
+int view_push(ViewModel *m, const StepTrace *t, Err *e) {
+    if (t->n_layers != m->n_layers || t->n_heads != m->n_heads)
+        return err_set(e, "view: trace shape %d×%d does not match the model's %d×%d", t->n_layers,
+                       t->n_heads, m->n_layers, m->n_heads);
+    if (m->n_hist == m->cap_hist) {
+        int cap = m->cap_hist ? m->cap_hist * 2 : 256;
+        StepTrace **h = realloc(m->hist, (size_t)cap * sizeof *h);
+        if (!h) return err_set(e, "view: out of memory for %d steps", cap);
+        m->hist = h;
+        m->cap_hist = cap;
+    }
+    StepTrace *copy = trace_new(m->n_layers, m->n_heads);
+    if (!copy) return err_set(e, "view: out of memory for a step");
+    trace_copy(copy, t);
+    m->hist[m->n_hist++] = copy;
+    if (m->follow || m->cursor < 0) m->cursor = m->n_hist - 1;
+    return view_stats_sync(m, e);
+}
+
+void view_clear_history(ViewModel *m) {
+    for (int i = 0; i < m->n_hist; i++) trace_free(m->hist[i]);
+    m->n_hist = 0;
+    m->cursor = -1;
+    m->follow = 1;
+    m->attn.pos = -1;
+    m->stats.n = 0;
+}
+
+const StepTrace *view_trace(const ViewModel *m, int i) {
+    return (i >= 0 && i < m->n_hist) ? m->hist[i] : NULL;
+}
+
+int view_set_attention(ViewModel *m, int pos, int layer, int head, const float *w, int n,
+                       int window, int sinks, Err *e) {
+    if (n < 0) return err_set(e, "view: negative attention length");
+    if (n > m->attn.cap) {
+        float *p = realloc(m->attn.w, (size_t)n * sizeof *p);
+        if (!p) return err_set(e, "view: out of memory for %d attention weights", n);
+        m->attn.w = p;
+        m->attn.cap = n;
+    }
+    if (n) memcpy(m->attn.w, w, (size_t)n * sizeof *w);
+    m->attn.n = n;
+    m->attn.pos = pos;
+    m->attn.layer = layer;
+    m->attn.head = head;
+    m->attn.window = window;
+    m->attn.sinks = sinks;
+    return 0;
+}
+
+int view_attention_wanted(const ViewModel *m, int *pos, int *layer, int *head) {
+    const StepTrace *t = view_trace(m, m->cursor);
+    if (!m->inspector_open || !t) return 0;
+    if (m->attn.pos == t->pos && m->attn.layer == m->sel_layer && m->attn.head == m->sel_head)
+        return 0;
+    *pos = t->pos;
+    *layer = m->sel_layer;
+    *head = m->sel_head;
+    return 1;
+}
+
+static char *dup_str(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+int view_set_sql(ViewModel *m, const char *query, const char *text, Err *e) {
+    char *q = dup_str(query ? query : "");
+    char *t = dup_str(text ? text : "");
+    if (!q || !t) {
+        free(q);
+        free(t);
+        return err_set(e, "view: out of memory for the SQL result");
+    }
+    free(m->sql_query);
+    free(m->sql_text);
+    m->sql_query = q;
+    m->sql_text = t;
+    m->sql_lines = 1;
+    for (const char *p = t; *p; p++)
+        if (*p == '\n' && p[1]) m->sql_lines++;
+    m->sql_scroll = 0;
+    m->sql_open = 1;
+    m->focus = VIEW_PANE_SQL;
+    return 0;
+}
+
+void view_set_status(ViewModel *m, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->status, sizeof m->status, fmt, ap);
+    va_end(ap);
+}
+
+LayoutOpts view_layout_opts(const ViewModel *m) {
+    LayoutOpts o = {
+        .n_layers = m->n_layers,
+        .n_heads = m->n_heads,
+        .inspector = m->inspector_open,
+        .sql = m->sql_open,
+        .half_blocks = !m->ascii && !m->mono && m->colour != VIEW_COLOUR_NONE,
+    };
+    return o;
+}

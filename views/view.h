@@ -1,0 +1,193 @@
+/* view.h — the view model: everything the TUI screens draw, and the pure
+ * key/mouse handling that changes it.
+ *
+ * The app owns one ViewModel. It copies each StepTrace the engine produces
+ * into it (view_push), sets the header fields, and hands SQL results and
+ * attention strips over as plain data. The screens (draw.h, screen.h) only
+ * read it. view_key / view_mouse change the view state themselves (cursor,
+ * selection, focus, metric, overlays) and return a ViewAction for anything
+ * the app must do (step the engine, change a setting, quit, …).
+ *
+ * A ViewModel is not thread-safe: the engine's worker thread must not touch
+ * it. Hand traces to the UI thread (queue or mutex) and push them there.
+ */
+#ifndef AHASCOPE_VIEW_H
+#define AHASCOPE_VIEW_H
+
+#include "engine/err.h"
+#include "engine/trace.h"
+#include "views/layout.h"
+
+/* What the heatmaps and the token tint show. */
+typedef enum {
+    VIEW_METRIC_GATE,        /* executed branch: 0 local, 1 global */
+    VIEW_METRIC_SCORE,       /* router score σ(x·w_r) */
+    VIEW_METRIC_ORACLE_MASS, /* softmax mass outside the local set */
+    VIEW_METRIC_ORACLE_ERR,  /* relative output error of going local */
+    VIEW_METRIC_QADA,        /* QAdA estimate, local-key moments */
+    VIEW_METRIC_QADA_BULK,   /* QAdA model with exact bulk moments (ablation) */
+    VIEW_METRIC_AGREE,       /* a predictor's decision vs the oracle's, four classes */
+    VIEW_METRIC_COUNT
+} ViewMetric;
+
+/* The decision compared with the oracle by VIEW_METRIC_AGREE. */
+typedef enum {
+    VIEW_PRED_AHA,       /* router score > τ */
+    VIEW_PRED_GATE,      /* the executed gate, whatever policy drove it */
+    VIEW_PRED_QADA,      /* qada_mass > θ */
+    VIEW_PRED_QADA_BULK, /* qada_bulk_mass > θ */
+    VIEW_PRED_COUNT
+} ViewPredictor;
+
+typedef enum { VIEW_COLOUR_NONE, VIEW_COLOUR_8, VIEW_COLOUR_256 } ViewColour;
+
+/* What the app must do after a key or mouse event. */
+typedef enum {
+    VIEW_ACT_NONE,
+    VIEW_ACT_STEP,
+    VIEW_ACT_PLAY_TOGGLE,
+    VIEW_ACT_SPEED_UP,
+    VIEW_ACT_SPEED_DOWN,
+    VIEW_ACT_CHANGE_POLICY,
+    VIEW_ACT_WINDOW_UP,
+    VIEW_ACT_WINDOW_DOWN,
+    VIEW_ACT_TAU_UP,
+    VIEW_ACT_TAU_DOWN,
+    VIEW_ACT_THETA_UP,
+    VIEW_ACT_THETA_DOWN,
+    VIEW_ACT_EDIT_PROMPT,
+    VIEW_ACT_SQL_PROMPT,
+    VIEW_ACT_EXPORT,
+    VIEW_ACT_QUIT,
+    VIEW_ACT_REDRAW, /* Ctrl-L: the app calls clearok(curscr, TRUE) */
+    VIEW_ACT_MOUSE,  /* KEY_MOUSE: the app calls getmouse() then view_mouse() */
+    VIEW_ACT_COUNT
+} ViewAction;
+
+typedef enum { VIEW_MOUSE_CLICK, VIEW_MOUSE_WHEEL_UP, VIEW_MOUSE_WHEEL_DOWN, VIEW_MOUSE_OTHER } ViewMouse;
+
+/* The header line's facts; the app fills them in directly. */
+typedef struct {
+    char model[96];
+    char policy[24];
+    char record[160]; /* recording target, e.g. "ahascope.db run 7" or "replay" */
+    int window, sinks, ctx_len;
+    float tau, theta;
+    double tok_s; /* generation speed; <= 0 hides it */
+} ViewHeader;
+
+/* Attention weights of one head at one position, for the inspector strip. */
+typedef struct {
+    int pos, layer, head; /* whose weights these are; pos < 0: none */
+    int n;                /* weights over positions 0 … n-1 */
+    float *w;
+    int cap;
+    int window, sinks; /* local set at pos: the last `window` positions plus the first `sinks` */
+} ViewAttn;
+
+typedef struct {
+    ViewHeader hdr;
+    int n_layers, n_heads;
+
+    StepTrace **hist; /* hist[i] is position i; owned copies */
+    int n_hist, cap_hist;
+    int cursor; /* index into hist; -1 while empty */
+    int follow; /* cursor moves along with new steps (it was on the newest) */
+
+    int sel_layer, sel_head;
+    ViewPane focus;
+    ViewMetric metric;
+    ViewPredictor agree_pred;
+    int tint_share; /* tokens tinted by share of heads global, not by the selected head */
+
+    ViewColour colour; /* what the terminal can do; the app sets it (view_colour_pick) */
+    int mono;          /* no colour at all: shading glyphs (--mono, NO_COLOR) */
+    int ascii;         /* no UTF-8: ASCII ramps and borders (--ascii) */
+
+    int help_open, inspector_open, sql_open;
+    int playing;  /* set by the app; shown in the status line */
+    double speed; /* set by the app: play speed in steps per second */
+
+    ViewAttn attn;
+    char *sql_query, *sql_text; /* owned; the pane shows sql_text from line sql_scroll */
+    int sql_scroll, sql_lines;
+
+    char status[160]; /* transient message; cleared by the next key */
+
+    /* Cumulative counts per position for the header and the bars, so a
+     * frame costs O(layers) rather than O(tokens × heads) (see metric.h). */
+    struct {
+        float tau, theta; /* thresholds the counts were made with */
+        int n, cap;       /* positions counted */
+        int32_t *layer;   /* [pos][layer][4]: AHA global, AHA known, oracle global, oracle known */
+        double *total;    /* [pos][4]: gate global, gate known, keys read, keys of full attention */
+    } stats;
+} ViewModel;
+
+/* Clicked or scrolled-over place of the screen. Fields that do not apply are -1. */
+typedef struct {
+    ViewPane pane;
+    int layer, head; /* heatmap, timeline row, bars (layer only) */
+    int pos;         /* tokens, timeline column */
+} ViewHit;
+
+/* Set up an empty model for a model shape (header zeroed, metric = gate,
+ * focus = heatmap, follow on). Fails on a bad shape. */
+int view_init(ViewModel *m, int n_layers, int n_heads, Err *e);
+
+/* Free everything the model owns (the struct itself is the caller's). */
+void view_free(ViewModel *m);
+
+/* Append a copy of t as the next position. The shape must match the model.
+ * With follow on, the cursor moves to the new step. */
+int view_push(ViewModel *m, const StepTrace *t, Err *e);
+
+/* Drop the whole history (a new run starts); the selection is kept. */
+void view_clear_history(ViewModel *m);
+
+/* Trace at history index i, or NULL when out of range. */
+const StepTrace *view_trace(const ViewModel *m, int i);
+
+/* Hand over the attention weights w[0 … n-1] of (layer, head) at pos for the
+ * inspector strip; window/sinks describe the local set. Copies w. */
+int view_set_attention(ViewModel *m, int pos, int layer, int head, const float *w, int n,
+                       int window, int sinks, Err *e);
+
+/* 1 if the inspector is open and holds no strip for the current cursor and
+ * selection; then *pos, *layer, *head say which one the app should compute. */
+int view_attention_wanted(const ViewModel *m, int *pos, int *layer, int *head);
+
+/* Show a query and its result text (lines separated by '\n') in the SQL pane,
+ * opening it and focusing it. Copies both strings. */
+int view_set_sql(ViewModel *m, const char *query, const char *text, Err *e);
+
+/* Set the transient status message (printf-style; truncated to fit). */
+void view_set_status(ViewModel *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Handle one key from getch()/wget_wch() (KEY_* codes included). Changes the
+ * view state itself and returns what the app must do, if anything. */
+ViewAction view_key(ViewModel *m, int ch);
+
+/* What lies under screen cell (x, y) in layout lay. Pure. */
+ViewHit view_hit(const ViewModel *m, const Layout *lay, int x, int y);
+
+/* Handle a mouse event at (x, y): a click selects the head or token under it
+ * and focuses its pane; the wheel scrolls what is under the pointer. */
+ViewAction view_mouse(ViewModel *m, const Layout *lay, int x, int y, ViewMouse kind);
+
+/* Map an ncurses MEVENT bstate to a ViewMouse kind. */
+ViewMouse view_mouse_kind(unsigned long bstate);
+
+/* Choose the colour mode: NONE with --mono or a non-empty NO_COLOR, else the
+ * best of 256/8 colours the terminal offers (colour pairs included). Pure. */
+ViewColour view_colour_pick(int mono_flag, const char *no_color_env, int has_colours,
+                            int n_colours, int n_pairs);
+
+/* view_colour_pick for the running curses terminal: reads NO_COLOR, calls
+ * start_color() and looks at COLORS and COLOR_PAIRS. */
+ViewColour view_colour_detect(int mono_flag);
+
+/* Layout options matching the model's current state (shape, open panes, modes). */
+LayoutOpts view_layout_opts(const ViewModel *m);
+
+#endif
