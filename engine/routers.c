@@ -34,12 +34,22 @@ int router_load(Routers *r, const char *path, int n_layers, int n_heads, int dim
     char *end;
     if (w) {
         long v = strtol(w, &end, 10);
-        if (*end || v < 1 || v > (1 << 20)) { st_close(&f); router_free(r); return err_set(e, "%s: metadata window '%s' is not a positive integer", path, w); }
+        if (*end || v < 1 || v > (1 << 20)) {
+            err_set(e, "%s: metadata window '%.40s' is not a positive integer", path, w); /* before st_close frees w */
+            st_close(&f);
+            router_free(r);
+            return -1;
+        }
         r->window = (int)v;
     }
     if (tau) {
         double v = strtod(tau, &end);
-        if (*end || !(v >= 0 && v <= 1)) { st_close(&f); router_free(r); return err_set(e, "%s: metadata tau '%s' is not in [0, 1]", path, tau); }
+        if (*end || !(v >= 0 && v <= 1)) {
+            err_set(e, "%s: metadata tau '%.40s' is not in [0, 1]", path, tau);
+            st_close(&f);
+            router_free(r);
+            return -1;
+        }
         r->tau = (float)v;
     }
     st_close(&f);

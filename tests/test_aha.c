@@ -6,6 +6,7 @@
 #include "engine/attn.h"
 #include "engine/forward.h"
 #include "engine/routers.h"
+#include "engine/safetensors.h"
 #include "tests/test.h"
 
 static uint64_t rng = 88172645463325252ull;
@@ -306,5 +307,17 @@ TEST(router_file_round_trip_and_malformed) {
     CHECK(router_load(&back, test_tmp("longhdr.safetensors"), 3, 4, 16, &e) != 0);
     free(buf);
     /* F16 instead of F32 */
+    StWriter w;
+    st_writer_init(&w);
+    int64_t shape[2] = {4, 16};
+    uint16_t half[64] = {0};
+    for (int l = 0; l < 3; l++) {
+        char name[96];
+        snprintf(name, sizeof name, "model.layers.%d.self_attn.router.weight", l);
+        st_writer_add(&w, name, ST_F16, 2, shape, half, &e);
+    }
+    CHECK(st_write(&w, test_tmp("f16.safetensors"), &e) == 0);
+    st_writer_free(&w);
+    CHECK(router_load(&back, test_tmp("f16.safetensors"), 3, 4, 16, &e) != 0 && strstr(e.msg, "F16"));
     router_free(&r);
 }

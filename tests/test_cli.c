@@ -188,3 +188,53 @@ TEST(cli_generate_edge_cases) {
     free(x);
     free(y);
 }
+
+#include <cjson/cJSON.h>
+
+TEST(cli_trace_jsonl_and_policies) {
+    SKIP_UNLESS_SHARED();
+    char a[1024];
+    int st;
+    const char *model = test_shared("models/stories260K/stories260K.bin");
+    snprintf(a, sizeof a, "trace --model %s --prompt 'Once upon a time' --steps 12 --temperature 0 --policy local "
+                          "--window 3 --sinks 1 --profile --jsonl 2>/dev/null", model);
+    char *out = run(&st, a);
+    CHECK_INT(st, 0);
+    int lines = 0;
+    for (char *line = out, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = 0;
+        cJSON *o = cJSON_Parse(line);
+        CHECK_MSG(o != NULL, "line %d is not JSON", lines);
+        if (!o) break;
+        int pos = cJSON_GetObjectItem(o, "pos")->valueint;
+        CHECK_INT(pos, lines);
+        cJSON *kr = cJSON_GetObjectItem(o, "keys_read"), *om = cJSON_GetObjectItem(o, "oracle_mass");
+        CHECK_INT(cJSON_GetArraySize(kr), 40); /* 5 layers x 8 heads */
+        int expect = pos + 1 < 4 ? pos + 1 : 4; /* 1 sink + window 3 */
+        CHECK_INT(cJSON_GetArrayItem(kr, 17)->valueint, expect);
+        CHECK(cJSON_IsNumber(cJSON_GetArrayItem(om, 0)));
+        CHECK(cJSON_IsNull(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "score"), 0))); /* no routers */
+        CHECK(pos > 0 || cJSON_IsNull(cJSON_GetObjectItem(o, "logprob")));
+        cJSON_Delete(o);
+        lines++;
+    }
+    CHECK_INT(lines, 12);
+    free(out);
+    snprintf(a, sizeof a, "generate --model %s --prompt hi --steps 8 --policy static --static-heads 0.1,4.7", model);
+    out = run(&st, a);
+    CHECK_INT(st, 0);
+    free(out);
+    snprintf(a, sizeof a, "generate --model %s --prompt hi --policy static --static-heads 5.0", model);
+    expect_error(a, "out of range");
+    snprintf(a, sizeof a, "generate --model %s --prompt hi --policy static", model);
+    expect_error(a, "needs a head set");
+    snprintf(a, sizeof a, "generate --model %s --prompt hi --policy aha", model);
+    expect_error(a, "needs routers");
+    snprintf(a, sizeof a, "generate --model %s --prompt hi --routers %s", model, test_tmp("nope.safetensors"));
+    expect_error(a, "nope.safetensors");
+    snprintf(a, sizeof a, "generate --model %s --prompt hi --routers random:x", model);
+    expect_error(a, "bad seed");
+    snprintf(a, sizeof a, "generate --model %s --prompt hi --sinks 600", model);
+    expect_error(a, "exceeds the context");
+}
