@@ -44,6 +44,12 @@ int args_float(const char *flag, const char *s, double lo, double hi, double *ou
     return 0;
 }
 
+double args_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 int args_is_help(const char *s) { return !strcmp(s, "--help") || !strcmp(s, "-h"); }
 
 int args_fail(const Err *e) {

@@ -55,6 +55,9 @@ int args_float(const char *flag, const char *s, double lo, double hi, double *ou
 /* True if s is --help or -h. */
 int args_is_help(const char *s);
 
+/* Monotonic wall-clock seconds, for the timings commands report. */
+double args_seconds(void);
+
 /* Print "ahascope: <msg>" on stderr and return exit status 1. */
 int args_fail(const Err *e);
 

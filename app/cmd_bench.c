@@ -43,12 +43,6 @@ static void bench_help(void) {
          "--json prints one JSON object.");
 }
 
-static double seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -96,9 +90,9 @@ static void stream_task(void *ctx, int task, int n_tasks) {
  * than the caches; GB/s. Called between the timed runs, so bandwidth and
  * decode see the same machine (it is shared and noisy). */
 static double stream_pass(Pool *pool, Stream *s) {
-    double t0 = seconds();
+    double t0 = args_seconds();
     pool_run(pool, stream_task, s, pool_threads(pool));
-    return s->n * sizeof(float) / (seconds() - t0) / 1e9;
+    return s->n * sizeof(float) / (args_seconds() - t0) / 1e9;
 }
 typedef struct {
     double prefill_tok_s, decode_tok_s, bandwidth_gbs, roofline_frac, roofline_frac_weights;
@@ -134,13 +128,13 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
     random_tokens(ids, plen + dec, c->vocab_size, &seed);
     for (int r = 0; r < R; r++) {
         bw[3 * r] = stream_pass(s.pool, &st);
-        double t0 = seconds();
+        double t0 = args_seconds();
         fwd_forward(m, &s, &b->attn, ids, plen, 0, NULL, NULL);
-        double t1 = seconds();
+        double t1 = args_seconds();
         bw[3 * r + 1] = stream_pass(s.pool, &st);
-        double t2 = seconds();
+        double t2 = args_seconds();
         for (int i = 0; i < dec; i++) fwd_forward(m, &s, &b->attn, &ids[plen + i], 1, plen + i, NULL, NULL);
-        double t3 = seconds();
+        double t3 = args_seconds();
         bw[3 * r + 2] = stream_pass(s.pool, &st);
         pre[r] = plen / (t1 - t0);
         dtk[r] = dec / (t3 - t2);
@@ -172,9 +166,9 @@ static double time_step_at(const Model *m, RunState *s, const AttnConfig *a, int
     int tok = 1;
     fwd_forward(m, s, a, &tok, 1, N, NULL, &tr); /* warm-up: bulk moments catch up once */
     for (int r = 0; r < runs; r++) {
-        double t0 = seconds();
+        double t0 = args_seconds();
         fwd_forward(m, s, a, &tok, 1, N, NULL, &tr);
-        t[r] = (seconds() - t0) * 1e3;
+        t[r] = (args_seconds() - t0) * 1e3;
     }
     long keys = 0, g = 0;
     for (int i = 0; i < trace_cells(tr); i++) { keys += tr->keys_read[i]; g += tr->gate[i] == 1; }

@@ -23,12 +23,6 @@ static void generate_help(void) {
          "  --profile  (compute every predictor at every step)");
 }
 
-static double seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Prints each new token as it is produced so a long generation streams. */
 static void print_piece(const Session *s, int i) {
     char buf[256];
@@ -45,9 +39,9 @@ static int run_generate(RunOpts *o, int print_ids, int threads, Err *e) {
     if (session_init(&s, &L.model, &L.tok, &o->attn, o->steps, o->temperature, o->topp, o->seed, threads, e)) goto out_unload;
     const char *prompt = o->prompt ? o->prompt : "";
     if (session_start_text(&s, prompt, strlen(prompt), e) != 0) goto out_session;
-    double t0 = seconds();
+    double t0 = args_seconds();
     int n_pre = session_prefill(&s, NULL);
-    double t1 = seconds();
+    double t1 = args_seconds();
     int printed = 1, more = 1;
     while (more) {
         if (!print_ids)
@@ -56,7 +50,7 @@ static int run_generate(RunOpts *o, int print_ids, int threads, Err *e) {
     }
     if (!print_ids)
         for (; printed < s.n_ids; printed++) print_piece(&s, printed);
-    double t2 = seconds();
+    double t2 = args_seconds();
     if (print_ids) {
         for (int i = 0; i < s.n_ids; i++) printf(i ? " %d" : "%d", s.ids[i]);
         putchar('\n');
