@@ -19,11 +19,12 @@
 #include "engine/kernels.h"
 #include "engine/matvec.h"
 #include "engine/routers.h"
+#include "views/screen.h"
 
 typedef struct {
     const char *model, *shape, *dims, *save;
     int prompt_len, decode, runs, json, threads;
-    int context, compare_full;
+    int context, compare_full, tui;
     const char *routers;
     AttnConfig attn;
 } BenchOpts;
@@ -40,6 +41,7 @@ static void bench_help(void) {
          "Context mode (--context N): median time of one decode step at position N (KV cache filled with\n"
          "random keys/values) under a policy: step_ms, keys_read_frac, and with --compare-full the\n"
          "speedup over the full-attention step measured in the same run.\n"
+         "--tui: median time of a full TUI frame (200x60, 16x16 heads, 200 tokens) rendered off-screen.\n"
          "--json prints one JSON object.");
 }
 
@@ -237,6 +239,7 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
         else if (!strcmp(f, "--save")) { if (!(b->save = args_value(&a, e))) return -1; }
         else if (!strcmp(f, "--json")) b->json = 1;
         else if (!strcmp(f, "--compare-full")) b->compare_full = 1;
+        else if (!strcmp(f, "--tui")) b->tui = 1;
         else return err_set(e, "bench: unknown flag '%s' (see ahascope bench --help)", f);
     }
     b->model = ro.model;
@@ -294,6 +297,13 @@ int cmd_bench(int argc, char **argv) {
     Err e;
     Model m;
     if (parse_bench(argc, argv, &b, &e) != 0) return args_fail(&e);
+    if (b.tui) { /* frames of a 16x16-head, 200-token synthetic trace at 200x60, off-screen */
+        double ms;
+        if (view_bench_frames(200, 60, 16, 16, 200, 50 * b.runs, &ms, &e) != 0) return args_fail(&e);
+        if (b.json) printf("{\"frame_ms\": %.3f, \"cols\": 200, \"rows\": 60, \"layers\": 16, \"heads\": 16, \"tokens\": 200}\n", ms);
+        else printf("TUI frame (200x60, 16x16 heads, 200 tokens, off-screen): %.3f ms median\n", ms);
+        return 0;
+    }
     if (b.model) {
         if (model_load(&m, b.model, &e) != 0) return args_fail(&e);
     } else {

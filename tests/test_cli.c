@@ -145,6 +145,9 @@ TEST(cli_bad_flags) {
     char *out = run(&st, "generate --help");
     CHECK(st == 0 && out && strstr(out, "usage: ahascope generate"));
     free(out);
+    out = run(&st, "bench --tui --runs 1 --json");
+    CHECK(st == 0 && out && strstr(out, "\"frame_ms\": ") && strstr(out, "\"heads\": 16"));
+    free(out);
     out = run(&st, "bench --help");
     CHECK(st == 0 && out && strstr(out, "usage: ahascope bench"));
     free(out);
