@@ -4,36 +4,11 @@
 
 #define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 
-/* Sixteen independent partial sums let the compiler keep whole vector
- * registers busy without -ffast-math reassociation. */
-CLONES float k_dot(const float *a, const float *b, int n) {
-    float acc[16] = {0};
-    int i = 0;
-    for (; i + 16 <= n; i += 16)
-        for (int j = 0; j < 16; j++) acc[j] += a[i + j] * b[i + j];
-    float s = 0;
-    for (; i < n; i++) s += a[i] * b[i];
-    for (int j = 0; j < 16; j++) s += acc[j];
-    return s;
-}
-
-CLONES void k_axpy(float *y, float a, const float *x, int n) {
-    for (int i = 0; i < n; i++) y[i] += a * x[i];
-}
-
 void k_rmsnorm(float *out, const float *x, const float *w, int n) {
     float ss = 0;
     for (int i = 0; i < n; i++) ss += x[i] * x[i];
     ss = 1.0f / sqrtf(ss / n + 1e-5f);
     for (int i = 0; i < n; i++) out[i] = w[i] * (ss * x[i]);
-}
-
-void k_softmax(float *x, int n) {
-    float m = x[0];
-    for (int i = 1; i < n; i++) if (x[i] > m) m = x[i];
-    float s = 0;
-    for (int i = 0; i < n; i++) { x[i] = expf(x[i] - m); s += x[i]; }
-    for (int i = 0; i < n; i++) x[i] /= s;
 }
 
 void k_logit_stats(const float *logits, int n, int target, float *logprob, float *entropy) {

@@ -6,17 +6,8 @@
 
 #include <stddef.h>
 
-/* Σ a[i]·b[i] over n floats. */
-float k_dot(const float *a, const float *b, int n);
-
-/* y[i] += a · x[i]. */
-void k_axpy(float *y, float a, const float *x, int n);
-
 /* out = x / rms(x) · w, rms with eps 1e-5 as in llama2.c. */
 void k_rmsnorm(float *out, const float *x, const float *w, int n);
-
-/* In place: x = softmax(x). */
-void k_softmax(float *x, int n);
 
 /* log-sum-exp, entropy (nats) and log p[target] of a logit vector. */
 void k_logit_stats(const float *logits, int n, int target, float *logprob, float *entropy);
