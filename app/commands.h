@@ -8,5 +8,11 @@ int cmd_generate(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_runs(int argc, char **argv);
+int cmd_query(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 #endif

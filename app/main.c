@@ -14,6 +14,12 @@ typedef struct {
 static const Command COMMANDS[] = {
     {"generate", cmd_generate, "generate text from a prompt"},
     {"trace", cmd_trace, "print the per-step trace (every head's decision) as JSON lines"},
+    {"record", cmd_record, "run the model headless, recording every decision into a SQLite database"},
+    {"runs", cmd_runs, "list the runs recorded in a database"},
+    {"query", cmd_query, "read-only SQL over a recorded database (table, CSV or JSON)"},
+    {"export", cmd_export, "write one recorded run as JSON or CSV"},
+    {"compare", cmd_compare, "predictor vs oracle confusion of a run, or where two runs diverge"},
+    {"merge", cmd_merge, "merge databases recorded in parallel into one"},
     {"bench", cmd_bench, "measure prefill/decode speed against the bandwidth roofline"},
     {"run", cmd_run, "the main job (what `make run` does): fetch the default model if needed, then run"},
 };

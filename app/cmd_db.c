@@ -1,0 +1,208 @@
+/* `ahascope runs | query | export | compare | merge`: the database side.
+ * Every one opens the file read-only except merge's output. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app/args.h"
+#include "app/commands.h"
+#include "store/store.h"
+
+#define BUSY_MS 2000 /* how long a locked database is waited for */
+
+typedef struct {
+    const char *db, *out, *sql, *predictor;
+    int64_t run[2];
+    int n_runs;
+    StoreFormat fmt;
+    int have_fmt;
+    const char **inputs;
+    int n_inputs;
+} DbOpts;
+
+/* Flags the database commands share. Returns 1 consumed, 0 not ours, -1 error. */
+static int db_flag(DbOpts *d, Args *a, Err *e) {
+    const char *f = a->argv[a->i];
+    if (!strcmp(f, "--csv") || !strcmp(f, "--json") || !strcmp(f, "--table")) {
+        d->fmt = f[2] == 'c' ? STORE_FMT_CSV : f[2] == 'j' ? STORE_FMT_JSON : STORE_FMT_TABLE;
+        d->have_fmt = 1;
+        a->i++;
+        return 1;
+    }
+    const char **target = !strcmp(f, "--db")          ? &d->db
+                          : !strcmp(f, "--out")       ? &d->out
+                          : !strcmp(f, "--predictor") ? &d->predictor
+                                                      : NULL;
+    a->i++;
+    if (target) return (*target = args_value(a, e)) ? 1 : -1;
+    if (!strcmp(f, "--run")) {
+        const char *v = args_value(a, e);
+        long id;
+        if (!v || args_int(f, v, 1, 1L << 62, &id, e)) return -1;
+        if (d->n_runs == 2) return err_set(e, "%s: at most two --run", a->cmd);
+        d->run[d->n_runs++] = id;
+        return 1;
+    }
+    a->i--;
+    return 0;
+}
+
+/* Parse argv: shared flags, then positional arguments (SQL, input files). */
+static int db_parse(DbOpts *d, Args *a, void (*help)(void), int *done, Err *e) {
+    memset(d, 0, sizeof *d);
+    d->inputs = calloc(a->argc, sizeof *d->inputs);
+    if (!d->inputs) return err_set(e, "%s: out of memory", a->cmd);
+    *done = 0;
+    while (a->i < a->argc) {
+        const char *f = a->argv[a->i];
+        if (args_is_help(f)) { help(); *done = 1; return 0; }
+        int r = db_flag(d, a, e);
+        if (r < 0) return -1;
+        if (r > 0) continue;
+        if (f[0] == '-' && f[1]) return err_set(e, "%s: unknown flag '%s' (see ahascope %s --help)", a->cmd, f, a->cmd);
+        d->inputs[d->n_inputs++] = f;
+        a->i++;
+    }
+    return 0;
+}
+
+static int finish(Store *st, int rc, Err *e) {
+    Err e2;
+    store_close(st, &e2);
+    return rc == 0 ? 0 : args_fail(e);
+}
+
+static void runs_help(void) {
+    puts("usage: ahascope runs --db FILE [--csv|--json]\n\n"
+         "One line per recorded run: id, status (running, done, interrupted, failed), positions\n"
+         "recorded, policy, window, when it was created, model and prompt.");
+}
+
+int cmd_runs(int argc, char **argv) {
+    Args a = {argc, argv, 1, "runs"};
+    DbOpts d;
+    Err e;
+    int done;
+    if (db_parse(&d, &a, runs_help, &done, &e)) return free(d.inputs), args_fail(&e);
+    free(d.inputs);
+    if (done) return 0;
+    if (d.n_inputs) { err_set(&e, "runs: unexpected argument '%s'", argv[argc - 1]); return args_fail(&e); }
+    Store *st = store_open(d.db, STORE_READ, BUSY_MS, &e);
+    if (!st) return args_fail(&e);
+    return finish(st, store_list_runs(st, d.fmt, stdout, &e), &e);
+}
+
+static void query_help(void) {
+    puts("usage: ahascope query --db FILE \"SQL\" [--csv|--json]\n\n"
+         "Run SQL over a recorded database and print the result: an aligned table by default,\n"
+         "CSV (RFC 4180) or JSON (an array of objects per statement). The file is opened read-only;\n"
+         "INSERT, UPDATE, DELETE, CREATE, DROP, ATTACH, writable pragmas and load_extension() are\n"
+         "refused. Tables, views and examples: store/SCHEMA.md, e.g.\n"
+         "  ahascope query --db ahascope.db \"SELECT * FROM head_rates ORDER BY global_rate DESC LIMIT 10\"");
+}
+
+int cmd_query(int argc, char **argv) {
+    Args a = {argc, argv, 1, "query"};
+    DbOpts d;
+    Err e;
+    int done;
+    if (db_parse(&d, &a, query_help, &done, &e)) return free(d.inputs), args_fail(&e);
+    if (done) return free(d.inputs), 0;
+    const char *sql = d.n_inputs == 1 ? d.inputs[0] : NULL;
+    int n = d.n_inputs;
+    free(d.inputs);
+    if (n != 1) {
+        err_set(&e, n ? "query: give the SQL as one argument (quote it)" : "query: no SQL given (see --help)");
+        return args_fail(&e);
+    }
+    Store *st = store_open(d.db, STORE_READ, BUSY_MS, &e);
+    if (!st) return args_fail(&e);
+    return finish(st, store_query(st, sql, d.fmt, stdout, &e), &e);
+}
+
+static void export_help(void) {
+    puts("usage: ahascope export --db FILE --run ID --json|--csv [--out PATH]\n\n"
+         "Write one run: JSON {\"run\": {...}, \"tokens\": [...], \"decisions\": [...]}, or CSV with one row per\n"
+         "(position, layer, head) joined with that position's token columns. --out writes the file\n"
+         "atomically (a temporary file renamed into place); default stdout.");
+}
+
+/* Write to PATH.tmp and rename, so a failed export never leaves half a file. */
+static int export_to(Store *st, const DbOpts *d, Err *e) {
+    if (!d->out) {
+        if (store_export(st, d->run[0], d->fmt, stdout, e)) return -1;
+        return fflush(stdout) == 0 ? 0 : err_set(e, "export: cannot write to stdout");
+    }
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp", d->out);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return err_set(e, "%s: cannot create", tmp);
+    int rc = store_export(st, d->run[0], d->fmt, f, e);
+    if (fclose(f) != 0 && rc == 0) rc = err_set(e, "%s: write failed (disk full?)", d->out);
+    if (rc == 0 && rename(tmp, d->out) != 0) rc = err_set(e, "%s: cannot write", d->out);
+    if (rc != 0) unlink(tmp);
+    return rc;
+}
+
+int cmd_export(int argc, char **argv) {
+    Args a = {argc, argv, 1, "export"};
+    DbOpts d;
+    Err e;
+    int done;
+    if (db_parse(&d, &a, export_help, &done, &e)) return free(d.inputs), args_fail(&e);
+    free(d.inputs);
+    if (done) return 0;
+    if (d.n_runs != 1) { err_set(&e, "export: give one --run ID"); return args_fail(&e); }
+    if (!d.have_fmt || d.fmt == STORE_FMT_TABLE) { err_set(&e, "export: choose --json or --csv"); return args_fail(&e); }
+    Store *st = store_open(d.db, STORE_READ, BUSY_MS, &e);
+    if (!st) return args_fail(&e);
+    return finish(st, export_to(st, &d, &e), &e);
+}
+
+static void compare_help(void) {
+    puts("usage: ahascope compare --db FILE --run ID [--run ID2] [--predictor executed|aha|qada|qada_bulk]\n\n"
+         "One run: every predictor's confusion against the oracle (global iff out_mass > theta):\n"
+         "tp, fp, fn, tn, precision, recall, F1, then per layer and per head for --predictor\n"
+         "(default aha for aha runs, else qada). The run needs oracle values (--profile).\n"
+         "Two runs: where their tokens diverge and how their gates differ per layer and head.");
+}
+
+int cmd_compare(int argc, char **argv) {
+    Args a = {argc, argv, 1, "compare"};
+    DbOpts d;
+    Err e;
+    int done;
+    if (db_parse(&d, &a, compare_help, &done, &e)) return free(d.inputs), args_fail(&e);
+    free(d.inputs);
+    if (done) return 0;
+    if (d.n_runs == 0) { err_set(&e, "compare: give --run ID"); return args_fail(&e); }
+    Store *st = store_open(d.db, STORE_READ, BUSY_MS, &e);
+    if (!st) return args_fail(&e);
+    return finish(st, store_compare(st, d.run[0], d.n_runs > 1 ? d.run[1] : 0, d.predictor, stdout, &e), &e);
+}
+
+static void merge_help(void) {
+    puts("usage: ahascope merge --out FILE IN.db...\n\n"
+         "Append every run of the input databases to FILE (created if missing), renumbering run ids\n"
+         "after those already in FILE. runs.origin keeps where each came from (\"IN.db#id\").\n"
+         "Each input is copied in one transaction: a failure leaves FILE as it was before that input.");
+}
+
+int cmd_merge(int argc, char **argv) {
+    Args a = {argc, argv, 1, "merge"};
+    DbOpts d;
+    Err e;
+    int done;
+    if (db_parse(&d, &a, merge_help, &done, &e)) return free(d.inputs), args_fail(&e);
+    if (done) return free(d.inputs), 0;
+    int rc = -1;
+    Store *st = NULL;
+    if (!d.out) err_set(&e, "merge: --out FILE is required");
+    else if (d.n_inputs == 0) err_set(&e, "merge: no input databases given");
+    else if ((st = store_open(d.out, STORE_WRITE, 5000, &e)))
+        rc = store_merge(st, d.inputs, d.n_inputs, stdout, &e);
+    free(d.inputs);
+    if (!st) return args_fail(&e);
+    return finish(st, rc, &e);
+}

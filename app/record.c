@@ -1,0 +1,39 @@
+/* record.c — the runs row: enough to reproduce a run from the database. */
+#include <stdio.h>
+#include <string.h>
+
+#include "app/record.h"
+
+void app_heads_text(const uint8_t *map, int n_layers, int n_heads, char *out, size_t cap) {
+    size_t o = 0;
+    out[0] = 0;
+    for (int i = 0; map && i < n_layers * n_heads && o + 16 < cap; i++)
+        if (map[i]) o += (size_t)snprintf(out + o, cap - o, "%s%d.%d", o ? "," : "", i / n_heads, i % n_heads);
+}
+
+int app_run_info(const RunOpts *o, const Loaded *L, StoreRunInfo *r, Err *e) {
+    memset(r, 0, sizeof *r);
+    const Config *c = &L->model.c;
+    const AttnConfig *a = &o->attn;
+    snprintf(r->model, sizeof r->model, "%s", L->model.path[0] ? L->model.path : "random");
+    if (L->model.path[0] && store_sha256_file(L->model.path, r->model_sha256, e)) return -1;
+    snprintf(r->arch, sizeof r->arch, "llama2c-v%d", L->model.version < 0 ? 0 : L->model.version);
+    r->dim = c->dim, r->hidden_dim = c->hidden_dim, r->n_layers = c->n_layers, r->n_heads = c->n_heads;
+    r->n_kv_heads = c->n_kv_heads, r->vocab_size = c->vocab_size, r->seq_len = c->seq_len;
+    if (L->have_tok) {
+        snprintf(r->tokenizer, sizeof r->tokenizer, "%s", L->tok_path);
+        if (store_sha256_file(L->tok_path, r->tokenizer_sha256, e)) return -1;
+    }
+    snprintf(r->policy, sizeof r->policy, "%s", aha_policy_name(a->policy));
+    r->window = a->window, r->sinks = a->sinks, r->profile = a->profile;
+    r->tau = a->tau, r->theta = a->theta, r->p = a->p;
+    if (L->routers.w) {
+        snprintf(r->routers, sizeof r->routers, "%s", L->routers.desc);
+        if (strncmp(L->routers.desc, "random", 6) != 0 && store_sha256_file(L->routers.desc, r->routers_sha256, e))
+            return -1;
+    }
+    app_heads_text(L->static_heads, c->n_layers, c->n_heads, r->static_heads, sizeof r->static_heads);
+    r->prompt = (char *)(o->prompt ? o->prompt : "");
+    r->steps = o->steps, r->temperature = o->temperature, r->topp = o->topp, r->seed = o->seed;
+    return 0;
+}

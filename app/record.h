@@ -1,0 +1,17 @@
+/* record.h — what the app tells the store about a run, shared by
+ * `record`, `bench --record` and the TUI. */
+#ifndef AHASCOPE_RECORD_H
+#define AHASCOPE_RECORD_H
+
+#include "app/args.h"
+#include "app/setup.h"
+#include "store/store.h"
+
+/* Fill a runs row from the options and what was loaded (hashes the model,
+ * tokenizer and router files). info->prompt borrows o->prompt. */
+int app_run_info(const RunOpts *o, const Loaded *L, StoreRunInfo *info, Err *e);
+
+/* "l.h,l.h,…" of the global heads in a [n_layers*n_heads] map. */
+void app_heads_text(const uint8_t *map, int n_layers, int n_heads, char *out, size_t cap);
+
+#endif

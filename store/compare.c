@@ -1,0 +1,152 @@
+/* compare.c — how well a predictor matches the oracle in a run, and where
+ * two runs part ways (tokens, then gates). */
+#include <string.h>
+
+#include "store/internal.h"
+#include "store/print.h"
+
+static const char *const PREDICTORS[] = {"executed", "aha", "qada", "qada_bulk"};
+
+/* Confusion counts of one predictor for one run, grouped by `group`
+ * ("" for overall, "layer", or "layer, head"). */
+static int print_confusion(Store *s, int64_t run, const char *pred, const char *group, FILE *out, Err *e) {
+    char sql[1400];
+    const char *sel = *group ? group : "predictor";
+    snprintf(sql, sizeof sql,
+             "SELECT %s, n, tp, fp, fn, tn, ROUND(tp * 1.0 / NULLIF(tp + fp, 0), 4) AS precision,"
+             " ROUND(tp * 1.0 / NULLIF(tp + fn, 0), 4) AS recall,"
+             " ROUND(2.0 * tp / NULLIF(2 * tp + fp + fn, 0), 4) AS f1,"
+             " ROUND((tp + fp) * 1.0 / n, 4) AS predicted_rate, ROUND((tp + fn) * 1.0 / n, 4) AS oracle_rate FROM ("
+             " SELECT %s, COUNT(*) AS n, SUM(predicted AND oracle) AS tp, SUM(predicted AND NOT oracle) AS fp,"
+             " SUM(NOT predicted AND oracle) AS fn, SUM(NOT predicted AND NOT oracle) AS tn"
+             " FROM predictions WHERE run_id=?1 AND (?2 IS NULL OR predictor=?2)"
+             " AND predicted IS NOT NULL AND oracle IS NOT NULL GROUP BY %s) ORDER BY %s",
+             sel, sel, sel, *group ? group : "CASE predictor WHEN 'executed' THEN 0 WHEN 'aha' THEN 1 "
+                                             "WHEN 'qada' THEN 2 ELSE 3 END");
+    sqlite3_stmt *st;
+    if (store_prepare(s, sql, &st, e)) return -1;
+    sqlite3_bind_int64(st, 1, run);
+    if (pred) sqlite3_bind_text(st, 2, pred, -1, SQLITE_STATIC);
+    int rc = print_result(st, STORE_FMT_TABLE, out);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "compare failed", e);
+    return 0;
+}
+
+static int count_where(Store *s, const char *sql, int64_t run, int64_t *out, Err *e) {
+    sqlite3_stmt *st;
+    if (store_prepare(s, sql, &st, e)) return -1;
+    sqlite3_bind_int64(st, 1, run);
+    int rc = sqlite3_step(st);
+    *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) return store_sql_err(s->db, s->path, "compare failed", e);
+    return 0;
+}
+
+static int compare_one(Store *s, int64_t run, const char *pred, FILE *out, Err *e) {
+    StoreRunInfo r;
+    if (store_run_info(s, run, &r, e)) return -1;
+    int64_t n_oracle = 0, n_pred = 0;
+    if (count_where(s, "SELECT COUNT(*) FROM decisions WHERE run_id=?1 AND oracle_mass IS NOT NULL", run, &n_oracle, e))
+        goto fail;
+    if (n_oracle == 0) {
+        err_set(e, "%s: run %lld has no oracle values (record it with --profile or --policy oracle)", s->path,
+                (long long)run);
+        goto fail;
+    }
+    if (!pred) pred = r.policy[0] && strcmp(r.policy, "aha") == 0 ? "aha" : "qada";
+    char sql[200];
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM predictions WHERE run_id=?1 AND predictor='%s' AND predicted IS NOT NULL",
+             pred);
+    if (count_where(s, sql, run, &n_pred, e)) goto fail;
+    fprintf(out, "run %lld: policy %s, window %d, sinks %d, tau %g, theta %g, %d positions, %s\n", (long long)run,
+            r.policy, r.window, r.sinks, r.tau, r.theta, r.n_tokens, r.status);
+    fprintf(out, "\nevery predictor vs the oracle (global iff out_mass > theta):\n");
+    if (print_confusion(s, run, NULL, "", out, e)) goto fail;
+    if (n_pred == 0) {
+        fprintf(out, "\npredictor %s has no values in this run (no routers, or not profiled)\n", pred);
+    } else {
+        fprintf(out, "\n%s per layer:\n", pred);
+        if (print_confusion(s, run, pred, "layer", out, e)) goto fail;
+        fprintf(out, "\n%s per head:\n", pred);
+        if (print_confusion(s, run, pred, "layer, head", out, e)) goto fail;
+    }
+    store_run_info_free(&r);
+    return 0;
+fail:
+    store_run_info_free(&r);
+    return -1;
+}
+
+static int print_sql(Store *s, const char *sql, int64_t a, int64_t b, FILE *out, Err *e) {
+    sqlite3_stmt *st;
+    if (store_prepare(s, sql, &st, e)) return -1;
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    int rc = print_result(st, STORE_FMT_TABLE, out);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "compare failed", e);
+    return 0;
+}
+
+static int first_divergence(Store *s, int64_t a, int64_t b, int *pos, Err *e) {
+    sqlite3_stmt *st;
+    if (store_prepare(s, "SELECT MIN(x.pos) FROM tokens x JOIN tokens y ON y.run_id=?2 AND y.pos=x.pos"
+                         " WHERE x.run_id=?1 AND x.token_id<>y.token_id", &st, e))
+        return -1;
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    int rc = sqlite3_step(st);
+    *pos = rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL ? sqlite3_column_int(st, 0) : -1;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) return store_sql_err(s->db, s->path, "compare failed", e);
+    return 0;
+}
+
+static int compare_two(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
+    StoreRunInfo ra, rb;
+    if (store_run_info(s, a, &ra, e)) return -1;
+    if (store_run_info(s, b, &rb, e)) { store_run_info_free(&ra); return -1; }
+    int same_shape = ra.n_layers == rb.n_layers && ra.n_heads == rb.n_heads;
+    fprintf(out, "run %lld: policy %s, window %d, %d positions | run %lld: policy %s, window %d, %d positions\n",
+            (long long)a, ra.policy, ra.window, ra.n_tokens, (long long)b, rb.policy, rb.window, rb.n_tokens);
+    store_run_info_free(&ra);
+    store_run_info_free(&rb);
+    if (!same_shape) return err_set(e, "compare: runs %lld and %lld have different shapes", (long long)a, (long long)b);
+    int div;
+    if (first_divergence(s, a, b, &div, e)) return -1;
+    if (div < 0) fprintf(out, "tokens: identical over the positions both runs have\n");
+    else {
+        fprintf(out, "tokens: diverge at position %d:\n", div);
+        char sql[300];
+        snprintf(sql, sizeof sql, "SELECT pos, x.token_id AS token_a, x.piece AS piece_a, y.token_id AS token_b,"
+                                  " y.piece AS piece_b FROM tokens x JOIN tokens y ON y.run_id=?2 AND y.pos=x.pos"
+                                  " WHERE x.run_id=?1 AND x.pos BETWEEN %d AND %d ORDER BY pos", div, div + 4);
+        if (print_sql(s, sql, a, b, out, e)) return -1;
+    }
+    fprintf(out, "\ngates per layer (over positions both runs have):\n");
+    static const char per_layer[] =
+        "SELECT x.layer, COUNT(*) AS n, ROUND(AVG(x.gate), 4) AS global_a, ROUND(AVG(y.gate), 4) AS global_b,"
+        " SUM(x.gate<>y.gate) AS differ, ROUND(AVG(x.gate<>y.gate), 4) AS differ_rate"
+        " FROM decisions x JOIN decisions y ON y.run_id=?2 AND y.pos=x.pos AND y.layer=x.layer AND y.head=x.head"
+        " WHERE x.run_id=?1 GROUP BY x.layer ORDER BY x.layer";
+    if (print_sql(s, per_layer, a, b, out, e)) return -1;
+    fprintf(out, "\nheads whose gates differ most:\n");
+    static const char per_head[] =
+        "SELECT x.layer, x.head, COUNT(*) AS n, SUM(x.gate<>y.gate) AS differ,"
+        " ROUND(AVG(x.gate<>y.gate), 4) AS differ_rate, MIN(CASE WHEN x.gate<>y.gate THEN x.pos END) AS first_pos"
+        " FROM decisions x JOIN decisions y ON y.run_id=?2 AND y.pos=x.pos AND y.layer=x.layer AND y.head=x.head"
+        " WHERE x.run_id=?1 GROUP BY x.layer, x.head HAVING differ > 0 ORDER BY differ DESC, x.layer, x.head LIMIT 10";
+    return print_sql(s, per_head, a, b, out, e);
+}
+
+int store_compare(Store *s, int64_t run_a, int64_t run_b, const char *predictor, FILE *out, Err *e) {
+    if (predictor) {
+        int ok = 0;
+        for (size_t i = 0; i < sizeof PREDICTORS / sizeof PREDICTORS[0]; i++) ok |= !strcmp(predictor, PREDICTORS[i]);
+        if (!ok) return err_set(e, "compare: unknown predictor '%s' (executed, aha, qada, qada_bulk)", predictor);
+    }
+    if (run_b > 0) return compare_two(s, run_a, run_b, out, e);
+    return compare_one(s, run_a, predictor, out, e);
+}

@@ -1,0 +1,99 @@
+/* export.c — one run out of the database as JSON or CSV.
+ *
+ * JSON is {"run": {...}, "tokens": [...], "decisions": [...]}, the three
+ * tables' rows as objects. It is streamed row by row (each row built with
+ * cJSON) so a long run of a big model does not need its whole tree in
+ * memory. CSV is one row per decision joined with its token's columns: the
+ * long format pandas and R read directly.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/internal.h"
+#include "store/print.h"
+
+static cJSON *row_object(sqlite3_stmt *st) {
+    cJSON *o = cJSON_CreateObject();
+    for (int c = 0; o && c < sqlite3_column_count(st); c++)
+        cJSON_AddItemToObject(o, sqlite3_column_name(st, c), print_json_value(st, c));
+    return o;
+}
+
+static int print_object(cJSON *o, FILE *out) {
+    char *s = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    if (!s) return -1;
+    fputs(s, out);
+    free(s);
+    return 0;
+}
+
+/* Rows of a query as a JSON array, one object per line. */
+static int stream_array(Store *s, const char *sql, int64_t run_id, FILE *out, Err *e) {
+    sqlite3_stmt *st;
+    if (store_prepare(s, sql, &st, e)) return -1;
+    sqlite3_bind_int64(st, 1, run_id);
+    fputc('[', out);
+    int rc, n = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        fputs(n++ ? ",\n" : "\n", out);
+        if (print_object(row_object(st), out)) { rc = SQLITE_NOMEM; break; }
+    }
+    fputs(n ? "\n]" : "]", out);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "cannot export", e);
+    return 0;
+}
+
+static int export_json(Store *s, int64_t run_id, FILE *out, Err *e) {
+    sqlite3_stmt *st;
+    if (store_prepare(s, "SELECT run_id, parent_run_id,"
+                         " ahascope_status(status, writer_host, writer_pid, writer_start) AS status,"
+                         " created_at, finished_at, ahascope_version, model, model_sha256, arch, dim, hidden_dim,"
+                         " n_layers, n_heads, n_kv_heads, vocab_size, seq_len, tokenizer, tokenizer_sha256, policy,"
+                         " window, sinks, tau, theta, p, profile, routers, routers_sha256, static_heads, prompt,"
+                         " steps, temperature, topp, seed, origin, n_tokens FROM runs WHERE run_id=?1",
+                      &st, e))
+        return -1;
+    sqlite3_bind_int64(st, 1, run_id);
+    int rc = sqlite3_step(st);
+    cJSON *run = rc == SQLITE_ROW ? row_object(st) : NULL;
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE) return err_set(e, "%s: no run %lld", s->path, (long long)run_id);
+    if (rc != SQLITE_ROW) return store_sql_err(s->db, s->path, "cannot export", e);
+    fputs("{\"run\": ", out);
+    if (print_object(run, out)) return err_set(e, "export: out of memory");
+    fputs(",\n\"tokens\": ", out);
+    if (stream_array(s, "SELECT pos, token_id, piece, is_prompt, logprob, entropy, step_us FROM tokens"
+                        " WHERE run_id=?1 ORDER BY pos", run_id, out, e))
+        return -1;
+    fputs(",\n\"decisions\": ", out);
+    if (stream_array(s, "SELECT pos, layer, head, score, gate, oracle_mass, oracle_err, qada_mass, qada_bulk_mass,"
+                        " keys_read FROM decisions WHERE run_id=?1 ORDER BY pos, layer, head", run_id, out, e))
+        return -1;
+    fputs("}\n", out);
+    return 0;
+}
+
+static int export_csv(Store *s, int64_t run_id, FILE *out, Err *e) {
+    StoreRunInfo r;
+    if (store_run_info(s, run_id, &r, e)) return -1;
+    store_run_info_free(&r);
+    sqlite3_stmt *st;
+    if (store_prepare(s, "SELECT t.run_id, t.pos, t.token_id, t.piece, t.is_prompt, t.logprob, t.entropy, t.step_us,"
+                         " d.layer, d.head, d.score, d.gate, d.oracle_mass, d.oracle_err, d.qada_mass,"
+                         " d.qada_bulk_mass, d.keys_read FROM tokens t JOIN decisions d USING(run_id, pos)"
+                         " WHERE t.run_id=?1 ORDER BY t.pos, d.layer, d.head", &st, e))
+        return -1;
+    sqlite3_bind_int64(st, 1, run_id);
+    int rc = print_result(st, STORE_FMT_CSV, out);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "cannot export", e);
+    return 0;
+}
+
+int store_export(Store *s, int64_t run_id, StoreFormat fmt, FILE *out, Err *e) {
+    if (fmt == STORE_FMT_JSON) return export_json(s, run_id, out, e);
+    if (fmt == STORE_FMT_CSV) return export_csv(s, run_id, out, e);
+    return err_set(e, "export: choose --json or --csv");
+}

@@ -1,0 +1,41 @@
+/* internal.h — what the store's files share and nobody else sees. */
+#ifndef AHASCOPE_STORE_INTERNAL_H
+#define AHASCOPE_STORE_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "store/store.h"
+
+struct Store {
+    sqlite3 *db;
+    char path[1024];
+    StoreMode mode;
+    int commit_every;    /* steps per transaction */
+    int pending;         /* steps written in the open transaction */
+    int64_t pending_run; /* run those steps belong to */
+    int pending_n_tokens; /* n_tokens to record at the next commit */
+    sqlite3_stmt *ins_token, *ins_decision, *upd_tokens;
+};
+
+extern const char *const STORE_SCHEMA_SQL;
+
+/* Check (and with create, make) the schema; -1 with e set if unusable. */
+int store_schema_check(sqlite3 *db, const char *path, int create, Err *e);
+
+/* Set e to "<path>: <what>: <sqlite's message>" and return -1; names
+ * "disk full" and "locked" plainly since those are the ones users can fix. */
+int store_sql_err(sqlite3 *db, const char *path, const char *what, Err *e);
+
+/* 1 if the process (pid, start time from /proc) is still alive on this host. */
+int store_writer_alive(int64_t pid, int64_t start);
+
+/* This host's name, this process's pid and start time. */
+void store_writer_self(char *host, size_t cap, int64_t *pid, int64_t *start);
+
+/* Current UTC time as ISO-8601 into out[32]. */
+void store_now(char out[32]);
+
+/* Prepare sql or set e. */
+int store_prepare(Store *s, const char *sql, sqlite3_stmt **st, Err *e);
+
+#endif

@@ -1,0 +1,89 @@
+/* merge.c — many databases recorded in parallel become one: each input's
+ * runs are appended with run ids shifted past the ones already present, so
+ * runs from different processes or machines can be analysed together. */
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store/internal.h"
+
+static const char RUN_COLUMNS[] =
+    "status, created_at, finished_at, ahascope_version, writer_host, writer_pid, writer_start, model, model_sha256,"
+    " arch, dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len, tokenizer, tokenizer_sha256,"
+    " policy, window, sinks, tau, theta, p, profile, routers, routers_sha256, static_heads, prompt, steps,"
+    " temperature, topp, seed, origin, n_tokens";
+
+static int same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static int exec_bound(Store *s, const char *sql, int64_t off, const char *origin, int *changes) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return SQLITE_ERROR;
+    sqlite3_bind_int64(st, 1, off);
+    if (origin) sqlite3_bind_text(st, 2, origin, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (changes) *changes = sqlite3_changes(s->db);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* Copy every run of the attached database `src` in one transaction. */
+static int copy_runs(Store *s, const char *input, int *n_runs, int64_t *off) {
+    char sql[2048];
+    sqlite3_stmt *st;
+    int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) return rc;
+    rc = sqlite3_prepare_v2(s->db, "SELECT COALESCE(MAX(run_id), 0) FROM main.runs", -1, &st, NULL);
+    if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) *off = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    /* The origin names where a run came from, kept through repeated merges. */
+    snprintf(sql, sizeof sql,
+             "INSERT INTO main.runs(run_id, parent_run_id, %s) SELECT run_id + ?1, parent_run_id + ?1,"
+             " ahascope_status(status, writer_host, writer_pid, writer_start)%.*s,"
+             " COALESCE(origin, ?2 || '#' || run_id), n_tokens FROM src.runs ORDER BY run_id",
+             RUN_COLUMNS, (int)(strstr(RUN_COLUMNS, ", origin") - RUN_COLUMNS - 6), RUN_COLUMNS + 6);
+    if (rc == SQLITE_OK) rc = exec_bound(s, sql, *off, input, n_runs);
+    if (rc == SQLITE_OK)
+        rc = exec_bound(s, "INSERT INTO main.tokens SELECT run_id + ?1, pos, token_id, piece, is_prompt, logprob,"
+                           " entropy, step_us FROM src.tokens", *off, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = exec_bound(s, "INSERT INTO main.decisions SELECT run_id + ?1, pos, layer, head, score, gate, oracle_mass,"
+                           " oracle_err, qada_mass, qada_bulk_mass, keys_read FROM src.decisions", *off, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) rc = sqlite3_errcode(s->db);
+    return rc;
+}
+
+static int merge_one(Store *s, const char *input, FILE *log, Err *e) {
+    if (same_file(input, s->path)) return err_set(e, "%s: is the output database itself", input);
+    Store *in = store_open(input, STORE_READ, 2000, e); /* validates: SQLite, ours, this schema */
+    if (!in) return -1;
+    store_close(in, NULL);
+    sqlite3_stmt *st;
+    if (store_prepare(s, "ATTACH DATABASE ?1 AS src", &st, e)) return -1;
+    sqlite3_bind_text(st, 1, input, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return store_sql_err(s->db, input, "cannot attach", e);
+    int n_runs = 0;
+    int64_t off = 0;
+    rc = copy_runs(s, input, &n_runs, &off);
+    if (rc != SQLITE_OK) {
+        store_sql_err(s->db, s->path, "merge failed", e);
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    sqlite3_exec(s->db, "DETACH DATABASE src", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) return -1;
+    if (log) fprintf(log, "%s: %d run%s as %lld..%lld\n", input, n_runs, n_runs == 1 ? "" : "s", (long long)off + 1,
+                     (long long)off + n_runs);
+    return 0;
+}
+
+int store_merge(Store *s, const char *const *inputs, int n, FILE *log, Err *e) {
+    if (s->mode != STORE_WRITE) return err_set(e, "%s: opened read-only", s->path);
+    if (store_flush(s, e)) return -1;
+    for (int i = 0; i < n; i++)
+        if (merge_one(s, inputs[i], log, e)) return -1;
+    return 0;
+}

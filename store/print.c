@@ -1,0 +1,185 @@
+/* print.c — result sets as an aligned table, CSV (RFC 4180) or JSON, for
+ * `query`, `runs` and `compare`. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/print.h"
+
+#define CELL_MAX 64 /* table cells wider than this are cut with "…" */
+
+/* Text of one value for the table: NULL shown as NULL, control characters
+ * escaped so a piece like "\n" cannot break the layout. */
+static void cell_text(sqlite3_stmt *st, int i, char *out, size_t cap) {
+    switch (sqlite3_column_type(st, i)) {
+    case SQLITE_NULL: snprintf(out, cap, "NULL"); return;
+    case SQLITE_INTEGER: snprintf(out, cap, "%lld", (long long)sqlite3_column_int64(st, i)); return;
+    case SQLITE_FLOAT: snprintf(out, cap, "%.6g", sqlite3_column_double(st, i)); return;
+    case SQLITE_BLOB: snprintf(out, cap, "<blob %d bytes>", sqlite3_column_bytes(st, i)); return;
+    default: break;
+    }
+    const unsigned char *s = sqlite3_column_text(st, i);
+    size_t o = 0;
+    int chars = 0;
+    for (; s && *s && o + 8 < cap; s++) {
+        if ((*s & 0xC0) != 0x80 && ++chars > CELL_MAX) { memcpy(out + o, "\xE2\x80\xA6", 3), o += 3; break; }
+        if (*s < 0x20 || *s == 0x7f) o += (size_t)snprintf(out + o, cap - o, *s == '\n' ? "\\n" : "\\x%02x", *s);
+        else out[o++] = (char)*s;
+    }
+    out[o] = 0;
+}
+
+static int display_width(const char *s) {
+    int w = 0;
+    for (; *s; s++) w += (*s & 0xC0) != 0x80;
+    return w;
+}
+
+typedef struct {
+    char **cells; /* [rows + 1][cols], row 0 the header */
+    int rows, cols, cap;
+} Table;
+
+static int table_add_row(Table *t, sqlite3_stmt *st) {
+    if (t->rows + 1 >= t->cap) {
+        int cap = t->cap ? 2 * t->cap : 64;
+        char **grown = realloc(t->cells, (size_t)cap * t->cols * sizeof *grown);
+        if (!grown) return -1;
+        memset(grown + (size_t)t->cap * t->cols, 0, (size_t)(cap - t->cap) * t->cols * sizeof *grown);
+        t->cells = grown, t->cap = cap;
+    }
+    char buf[CELL_MAX * 4 + 16];
+    for (int c = 0; c < t->cols; c++) {
+        cell_text(st, c, buf, sizeof buf);
+        if (!(t->cells[(size_t)(t->rows + 1) * t->cols + c] = strdup(buf))) return -1;
+    }
+    t->rows++;
+    return 0;
+}
+
+static void table_print(const Table *t, const int *numeric, FILE *out) {
+    int *w = calloc(t->cols, sizeof *w);
+    if (!w) return;
+    for (int r = 0; r <= t->rows; r++)
+        for (int c = 0; c < t->cols; c++) {
+            int cw = display_width(t->cells[(size_t)r * t->cols + c]);
+            if (cw > w[c]) w[c] = cw;
+        }
+    for (int r = 0; r <= t->rows; r++) {
+        for (int c = 0; c < t->cols; c++) {
+            const char *v = t->cells[(size_t)r * t->cols + c];
+            int pad = w[c] - display_width(v);
+            if (r > 0 && numeric[c]) fprintf(out, "%*s%s", pad, "", v);
+            else fprintf(out, "%s%*s", v, c + 1 < t->cols ? pad : 0, "");
+            if (c + 1 < t->cols) fputs("  ", out);
+        }
+        fputc('\n', out);
+        if (r == 0) {
+            for (int c = 0; c < t->cols; c++) {
+                for (int i = 0; i < w[c]; i++) fputc('-', out);
+                if (c + 1 < t->cols) fputs("  ", out);
+            }
+            fputc('\n', out);
+        }
+    }
+    free(w);
+}
+
+static void csv_field(const char *v, FILE *out) {
+    if (!strpbrk(v, ",\"\r\n")) { fputs(v, out); return; }
+    fputc('"', out);
+    for (; *v; v++) {
+        if (*v == '"') fputc('"', out);
+        fputc(*v, out);
+    }
+    fputc('"', out);
+}
+
+static void csv_value(sqlite3_stmt *st, int i, FILE *out) {
+    switch (sqlite3_column_type(st, i)) {
+    case SQLITE_NULL: return;
+    case SQLITE_INTEGER: fprintf(out, "%lld", (long long)sqlite3_column_int64(st, i)); return;
+    case SQLITE_FLOAT: fprintf(out, "%.15g", sqlite3_column_double(st, i)); return;
+    default: csv_field((const char *)sqlite3_column_text(st, i), out);
+    }
+}
+
+cJSON *print_json_value(sqlite3_stmt *st, int i) {
+    char buf[40];
+    switch (sqlite3_column_type(st, i)) {
+    case SQLITE_NULL: return cJSON_CreateNull();
+    case SQLITE_INTEGER:
+        snprintf(buf, sizeof buf, "%lld", (long long)sqlite3_column_int64(st, i));
+        return cJSON_CreateRaw(buf);
+    case SQLITE_FLOAT: {
+        double v = sqlite3_column_double(st, i);
+        if (isnan(v) || isinf(v)) return cJSON_CreateNull();
+        snprintf(buf, sizeof buf, "%.15g", v);
+        return cJSON_CreateRaw(buf);
+    }
+    default: return cJSON_CreateString((const char *)sqlite3_column_text(st, i));
+    }
+}
+
+static int step_rows(sqlite3_stmt *st, StoreFormat fmt, FILE *out, Table *t, cJSON *arr) {
+    int rc, cols = sqlite3_column_count(st);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (fmt == STORE_FMT_TABLE) {
+            if (table_add_row(t, st)) return SQLITE_NOMEM;
+        } else if (fmt == STORE_FMT_CSV) {
+            for (int c = 0; c < cols; c++) {
+                if (c) fputc(',', out);
+                csv_value(st, c, out);
+            }
+            fputs("\r\n", out);
+        } else {
+            cJSON *o = cJSON_CreateObject();
+            for (int c = 0; c < cols; c++) cJSON_AddItemToObject(o, sqlite3_column_name(st, c), print_json_value(st, c));
+            cJSON_AddItemToArray(arr, o);
+        }
+    }
+    return rc;
+}
+
+static void table_free(Table *t) {
+    for (int i = 0; i < (t->rows + 1) * t->cols; i++) free(t->cells[i]);
+    free(t->cells);
+}
+
+int print_result(sqlite3_stmt *st, StoreFormat fmt, FILE *out) {
+    int cols = sqlite3_column_count(st);
+    Table t = {NULL, 0, cols, 0};
+    cJSON *arr = fmt == STORE_FMT_JSON ? cJSON_CreateArray() : NULL;
+    if (fmt == STORE_FMT_TABLE) {
+        if (!(t.cells = calloc((size_t)cols * 64, sizeof *t.cells))) return SQLITE_NOMEM;
+        t.cap = 64;
+        for (int c = 0; c < cols; c++) t.cells[c] = strdup(sqlite3_column_name(st, c));
+    } else if (fmt == STORE_FMT_CSV) {
+        for (int c = 0; c < cols; c++) {
+            if (c) fputc(',', out);
+            csv_field(sqlite3_column_name(st, c), out);
+        }
+        fputs("\r\n", out);
+    }
+    int rc = step_rows(st, fmt, out, &t, arr);
+    if (rc == SQLITE_DONE && fmt == STORE_FMT_TABLE) {
+        /* A column is right-aligned when its first row is a number. */
+        int *numeric = calloc(cols, sizeof *numeric);
+        for (int c = 0; numeric && c < cols && t.rows > 0; c++) {
+            const char *v = t.cells[cols + c];
+            char *end;
+            strtod(v, &end);
+            numeric[c] = *v && !*end;
+        }
+        if (numeric) table_print(&t, numeric, out);
+        free(numeric);
+    } else if (rc == SQLITE_DONE && arr) {
+        char *s = cJSON_PrintUnformatted(arr);
+        if (s) fprintf(out, "%s\n", s);
+        free(s);
+    }
+    if (fmt == STORE_FMT_TABLE) table_free(&t);
+    cJSON_Delete(arr);
+    return rc;
+}

@@ -1,0 +1,160 @@
+/* reader.c — a recorded run read back: its settings and its steps, as the
+ * same StepTrace the engine produced (NULL back to NAN / -1). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/internal.h"
+
+static void col_text(sqlite3_stmt *st, int i, char *out, size_t cap) {
+    const unsigned char *v = sqlite3_column_text(st, i);
+    snprintf(out, cap, "%s", v ? (const char *)v : "");
+}
+
+static double col_real(sqlite3_stmt *st, int i) {
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+static int col_int(sqlite3_stmt *st, int i, int missing) {
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? missing : sqlite3_column_int(st, i);
+}
+
+static const char SELECT_RUN[] =
+    "SELECT parent_run_id, status, created_at, ahascope_version, model, model_sha256, arch, dim, hidden_dim,"
+    " n_layers, n_heads, n_kv_heads, vocab_size, seq_len, tokenizer, tokenizer_sha256, policy, window, sinks,"
+    " tau, theta, p, profile, routers, routers_sha256, static_heads, prompt, steps, temperature, topp, seed,"
+    " origin, n_tokens, writer_host, writer_pid, writer_start FROM runs WHERE run_id=?1";
+
+/* 'running' is what the row says; whether it is still true depends on the
+ * writer process, which only a reader on the same host can check. */
+static void effective_status(sqlite3_stmt *st, StoreRunInfo *r) {
+    if (strcmp(r->status, "running") != 0) return;
+    char host[256], row_host[256];
+    int64_t pid, start;
+    store_writer_self(host, sizeof host, &pid, &start);
+    col_text(st, 33, row_host, sizeof row_host);
+    if (strcmp(host, row_host) != 0) return;
+    if (!store_writer_alive(sqlite3_column_int64(st, 34), sqlite3_column_int64(st, 35)))
+        snprintf(r->status, sizeof r->status, "interrupted");
+}
+
+static void fill_run(sqlite3_stmt *st, StoreRunInfo *r) {
+    r->parent_run_id = sqlite3_column_int64(st, 0);
+    col_text(st, 1, r->status, sizeof r->status);
+    col_text(st, 2, r->created_at, sizeof r->created_at);
+    col_text(st, 3, r->version, sizeof r->version);
+    col_text(st, 4, r->model, sizeof r->model);
+    col_text(st, 5, r->model_sha256, sizeof r->model_sha256);
+    col_text(st, 6, r->arch, sizeof r->arch);
+    int *dims[] = {&r->dim, &r->hidden_dim, &r->n_layers, &r->n_heads, &r->n_kv_heads, &r->vocab_size, &r->seq_len};
+    for (int i = 0; i < 7; i++) *dims[i] = sqlite3_column_int(st, 7 + i);
+    col_text(st, 14, r->tokenizer, sizeof r->tokenizer);
+    col_text(st, 15, r->tokenizer_sha256, sizeof r->tokenizer_sha256);
+    col_text(st, 16, r->policy, sizeof r->policy);
+    r->window = sqlite3_column_int(st, 17);
+    r->sinks = sqlite3_column_int(st, 18);
+    r->tau = col_real(st, 19);
+    r->theta = col_real(st, 20);
+    r->p = col_real(st, 21);
+    r->profile = sqlite3_column_int(st, 22);
+    col_text(st, 23, r->routers, sizeof r->routers);
+    col_text(st, 24, r->routers_sha256, sizeof r->routers_sha256);
+    col_text(st, 25, r->static_heads, sizeof r->static_heads);
+    const unsigned char *prompt = sqlite3_column_text(st, 26);
+    r->prompt = strdup(prompt ? (const char *)prompt : "");
+    r->steps = sqlite3_column_int(st, 27);
+    r->temperature = col_real(st, 28);
+    r->topp = col_real(st, 29);
+    const unsigned char *seed = sqlite3_column_text(st, 30);
+    r->seed = seed ? strtoull((const char *)seed, NULL, 10) : 0;
+    col_text(st, 31, r->origin, sizeof r->origin);
+    r->n_tokens = sqlite3_column_int(st, 32);
+    effective_status(st, r);
+}
+
+int store_run_info(Store *s, int64_t run_id, StoreRunInfo *info, Err *e) {
+    memset(info, 0, sizeof *info);
+    sqlite3_stmt *st;
+    if (store_prepare(s, SELECT_RUN, &st, e)) return -1;
+    sqlite3_bind_int64(st, 1, run_id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        info->run_id = run_id;
+        fill_run(st, info);
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE) return err_set(e, "%s: no run %lld", s->path, (long long)run_id);
+    if (rc != SQLITE_ROW) return store_sql_err(s->db, s->path, "cannot read the run", e);
+    if (!info->prompt) return err_set(e, "%s: out of memory", s->path);
+    if (info->n_layers < 1 || info->n_heads < 1 || info->n_layers > 4096 || info->n_heads > 4096)
+        return err_set(e, "%s: run %lld has an impossible shape %dx%d", s->path, (long long)run_id, info->n_layers,
+                       info->n_heads);
+    return 0;
+}
+
+void store_run_info_free(StoreRunInfo *info) {
+    free(info->prompt);
+    info->prompt = NULL;
+}
+
+static int read_tokens(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr, Err *e) {
+    sqlite3_stmt *st;
+    if (store_prepare(s, "SELECT pos, token_id, piece, is_prompt, logprob, entropy, step_us FROM tokens"
+                         " WHERE run_id=?1 AND pos>=?2 AND pos<?3 ORDER BY pos", &st, e))
+        return -1;
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_int(st, 2, pos0);
+    sqlite3_bind_int(st, 3, pos0 + n);
+    int found = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int pos = sqlite3_column_int(st, 0);
+        if (pos != pos0 + found) break; /* a gap ends the contiguous run of steps */
+        StepTrace *t = tr[found++];
+        trace_clear(t);
+        t->pos = pos;
+        t->token = sqlite3_column_int(st, 1);
+        col_text(st, 2, t->piece, sizeof t->piece);
+        t->is_prompt = sqlite3_column_int(st, 3);
+        t->logprob = (float)col_real(st, 4);
+        t->entropy = (float)col_real(st, 5);
+        t->step_us = col_real(st, 6);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "cannot read tokens", e);
+    return found;
+}
+
+static int read_decisions(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr, Err *e) {
+    sqlite3_stmt *st;
+    if (store_prepare(s, "SELECT pos, layer, head, score, gate, oracle_mass, oracle_err, qada_mass, qada_bulk_mass,"
+                         " keys_read FROM decisions WHERE run_id=?1 AND pos>=?2 AND pos<?3", &st, e))
+        return -1;
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_int(st, 2, pos0);
+    sqlite3_bind_int(st, 3, pos0 + n);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int pos = sqlite3_column_int(st, 0), l = sqlite3_column_int(st, 1), h = sqlite3_column_int(st, 2);
+        StepTrace *t = tr[pos - pos0];
+        if (l < 0 || h < 0 || l >= t->n_layers || h >= t->n_heads) continue; /* not this run's shape */
+        int i = l * t->n_heads + h;
+        t->score[i] = (float)col_real(st, 3);
+        t->gate[i] = (int8_t)col_int(st, 4, -1);
+        t->oracle_mass[i] = (float)col_real(st, 5);
+        t->oracle_err[i] = (float)col_real(st, 6);
+        t->qada_mass[i] = (float)col_real(st, 7);
+        t->qada_bulk_mass[i] = (float)col_real(st, 8);
+        t->keys_read[i] = col_int(st, 9, -1);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "cannot read decisions", e);
+    return 0;
+}
+
+int store_read_steps(Store *s, int64_t run_id, int pos0, int n, StepTrace **traces, Err *e) {
+    if (n <= 0) return 0;
+    int found = read_tokens(s, run_id, pos0, n, traces, e);
+    if (found <= 0) return found;
+    if (read_decisions(s, run_id, pos0, found, traces, e)) return -1;
+    return found;
+}

@@ -1,0 +1,241 @@
+/* store.c — opening a database: is it SQLite, is it ours, is it whole, and
+ * which runs did a dead writer leave behind. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/internal.h"
+
+int store_sql_err(sqlite3 *db, const char *path, const char *what, Err *e) {
+    int code = db ? sqlite3_extended_errcode(db) & 0xff : SQLITE_ERROR;
+    const char *msg = db ? sqlite3_errmsg(db) : "out of memory";
+    if (code == SQLITE_FULL) return err_set(e, "%s: %s: disk full (%s)", path, what, msg);
+    if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+        return err_set(e, "%s: %s: the database is locked by another process", path, what);
+    if (code == SQLITE_NOTADB) return err_set(e, "%s: not an SQLite database", path);
+    if (code == SQLITE_CORRUPT) return err_set(e, "%s: %s: the database is damaged (%s)", path, what, msg);
+    return err_set(e, "%s: %s: %s", path, what, msg);
+}
+
+int store_prepare(Store *s, const char *sql, sqlite3_stmt **st, Err *e) {
+    if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) == SQLITE_OK) return 0;
+    return store_sql_err(s->db, s->path, "cannot prepare a statement", e);
+}
+
+void store_now(char out[32]) {
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Field 22 of /proc/PID/stat: start time in clock ticks since boot. Telling
+ * a live writer from a new process that reuses its pid needs it. */
+static int64_t proc_start(int64_t pid) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    if (!p) return -1;
+    long long v = -1;
+    int field = 2;
+    for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " "))
+        if (++field == 22) { v = atoll(tok); break; }
+    return v;
+}
+
+void store_writer_self(char *host, size_t cap, int64_t *pid, int64_t *start) {
+    if (gethostname(host, cap) != 0) snprintf(host, cap, "?");
+    host[cap - 1] = 0;
+    *pid = getpid();
+    *start = proc_start(*pid);
+}
+
+int store_writer_alive(int64_t pid, int64_t start) {
+    if (pid <= 0) return 0;
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) return 0;
+    int64_t now = proc_start(pid);
+    return now < 0 || start <= 0 || now == start; /* start unknown: trust the pid */
+}
+
+/* A file SQLite would open but whose pages are cut off fails only at the
+ * first query that reaches them; the header says how big it should be. */
+static int check_header(const char *path, Err *e) {
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    if (st.st_size == 0) return 0;
+    unsigned char h[100];
+    FILE *f = fopen(path, "rb");
+    if (!f) return err_set(e, "%s: cannot read: %s", path, strerror(errno));
+    size_t n = fread(h, 1, sizeof h, f);
+    fclose(f);
+    if (n < sizeof h || memcmp(h, "SQLite format 3", 16) != 0) return err_set(e, "%s: not an SQLite database", path);
+    long page = (h[16] << 8) | h[17];
+    if (page == 1) page = 65536;
+    unsigned long pages = ((unsigned long)h[28] << 24) | (h[29] << 16) | (h[30] << 8) | h[31];
+    int size_valid = memcmp(h + 24, h + 92, 4) == 0;
+    char wal[1100];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    struct stat ws;
+    int has_wal = stat(wal, &ws) == 0 && ws.st_size > 0;
+    if (size_valid && !has_wal && (unsigned long long)pages * page > (unsigned long long)st.st_size)
+        return err_set(e, "%s: truncated: %lld of %llu bytes present", path, (long long)st.st_size,
+                       (unsigned long long)pages * page);
+    return 0;
+}
+
+/* Runs still 'running' whose writer on this host has died become
+ * 'interrupted': their committed steps stay, and say where they stopped. */
+static int recover_runs(Store *s, Err *e) {
+    char host[256], now[32];
+    int64_t me, my_start;
+    store_writer_self(host, sizeof host, &me, &my_start);
+    sqlite3_stmt *sel, *upd;
+    if (store_prepare(s, "SELECT run_id, writer_pid, writer_start FROM runs WHERE status='running' AND writer_host=?1",
+                      &sel, e))
+        return -1;
+    if (store_prepare(s, "UPDATE runs SET status='interrupted', finished_at=?2 WHERE run_id=?1", &upd, e)) {
+        sqlite3_finalize(sel);
+        return -1;
+    }
+    store_now(now);
+    sqlite3_bind_text(sel, 1, host, -1, SQLITE_TRANSIENT);
+    int rc;
+    while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
+        int64_t pid = sqlite3_column_int64(sel, 1), start = sqlite3_column_int64(sel, 2);
+        if (pid == me || store_writer_alive(pid, start)) continue;
+        sqlite3_bind_int64(upd, 1, sqlite3_column_int64(sel, 0));
+        sqlite3_bind_text(upd, 2, now, -1, SQLITE_TRANSIENT);
+        rc = sqlite3_step(upd);
+        sqlite3_reset(upd);
+        if (rc != SQLITE_DONE) break;
+    }
+    sqlite3_finalize(sel);
+    sqlite3_finalize(upd);
+    if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "cannot mark interrupted runs", e);
+    return 0;
+}
+
+/* ahascope_status(status, host, pid, start): the status a reader should
+ * believe — 'running' rows whose writer on this host died read 'interrupted'. */
+static void sql_status(sqlite3_context *ctx, int argc, sqlite3_value **v) {
+    (void)argc;
+    const unsigned char *status = sqlite3_value_text(v[0]), *host = sqlite3_value_text(v[1]);
+    char me[256];
+    int64_t pid, start;
+    store_writer_self(me, sizeof me, &pid, &start);
+    if (status && host && !strcmp((const char *)status, "running") && !strcmp((const char *)host, me) &&
+        !store_writer_alive(sqlite3_value_int64(v[2]), sqlite3_value_int64(v[3])))
+        status = (const unsigned char *)"interrupted";
+    if (status) sqlite3_result_text(ctx, (const char *)status, -1, SQLITE_TRANSIENT);
+    else sqlite3_result_null(ctx);
+}
+
+static int configure(Store *s, int busy_ms, Err *e) {
+    sqlite3_create_function(s->db, "ahascope_status", 4, SQLITE_UTF8, NULL, sql_status, NULL, NULL);
+    sqlite3_busy_timeout(s->db, busy_ms);
+    sqlite3_extended_result_codes(s->db, 1);
+    if (s->mode == STORE_READ) return sqlite3_exec(s->db, "PRAGMA query_only=1", NULL, NULL, NULL) == SQLITE_OK
+                                          ? 0
+                                          : store_sql_err(s->db, s->path, "cannot open", e);
+    /* WAL: readers never wait for the writer; NORMAL sync: a commit survives
+     * the process being killed (not a power cut) without an fsync per step. */
+    const char *setup = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;";
+    if (sqlite3_exec(s->db, setup, NULL, NULL, NULL) != SQLITE_OK)
+        return store_sql_err(s->db, s->path, "cannot open for writing", e);
+    return 0;
+}
+
+Store *store_open(const char *path, StoreMode mode, int busy_ms, Err *e) {
+    if (!path || !*path) { err_set(e, "no database file given (--db FILE)"); return NULL; }
+    struct stat st;
+    if (mode == STORE_READ && stat(path, &st) != 0) {
+        err_set(e, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { err_set(e, "%s: is a directory", path); return NULL; }
+    if (check_header(path, e) != 0) return NULL;
+    Store *s = calloc(1, sizeof *s);
+    if (!s) { err_set(e, "%s: out of memory", path); return NULL; }
+    snprintf(s->path, sizeof s->path, "%s", path);
+    s->mode = mode;
+    s->commit_every = 1;
+    int flags = mode == STORE_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    if (sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        store_sql_err(s->db, path, "cannot open", e);
+        goto fail;
+    }
+    sqlite3_db_config(s->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+    if (configure(s, busy_ms, e) != 0) goto fail;
+    if (store_schema_check(s->db, path, mode == STORE_WRITE, e) != 0) goto fail;
+    if (mode == STORE_WRITE && recover_runs(s, e) != 0) goto fail;
+    return s;
+fail:
+    sqlite3_close(s->db);
+    free(s);
+    return NULL;
+}
+
+static void finalize_writer(Store *s) {
+    sqlite3_finalize(s->ins_token);
+    sqlite3_finalize(s->ins_decision);
+    sqlite3_finalize(s->upd_tokens);
+    s->ins_token = s->ins_decision = s->upd_tokens = NULL;
+}
+
+int store_close(Store *s, Err *e) {
+    if (!s) return 0;
+    int rc = s->pending ? store_flush(s, e) : 0;
+    finalize_writer(s);
+    sqlite3_close(s->db);
+    free(s);
+    return rc;
+}
+
+const char *store_path(const Store *s) { return s->path; }
+
+int store_set_limit(Store *s, int64_t max_bytes, Err *e) {
+    if (max_bytes <= 0) return 0;
+    int page = 4096;
+    sqlite3_stmt *st;
+    if (store_prepare(s, "PRAGMA page_size", &st, e)) return -1;
+    if (sqlite3_step(st) == SQLITE_ROW) page = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA max_page_count=%lld", (long long)(max_bytes / (page > 0 ? page : 4096)));
+    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK) return store_sql_err(s->db, s->path, "cannot set limit", e);
+    return 0;
+}
+
+void store_set_commit_every(Store *s, int n) { s->commit_every = n > 0 ? n : 1; }
+
+int store_run_ids(Store *s, int64_t **ids, Err *e) {
+    sqlite3_stmt *st;
+    *ids = NULL;
+    if (store_prepare(s, "SELECT run_id FROM runs ORDER BY run_id", &st, e)) return -1;
+    int n = 0, cap = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            int64_t *grown = realloc(*ids, cap * sizeof **ids);
+            if (!grown) { rc = SQLITE_NOMEM; break; }
+            *ids = grown;
+        }
+        (*ids)[n++] = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        free(*ids);
+        *ids = NULL;
+        return store_sql_err(s->db, s->path, "cannot list runs", e);
+    }
+    return n;
+}

@@ -1,0 +1,136 @@
+/* store.h — every decision recorded in SQLite, and read back.
+ *
+ * A database holds runs; a run is one sequence fed through the model under
+ * one attention setting. Its steps (one StepTrace per position) go into
+ * `tokens` (one row per position) and `decisions` (one row per position,
+ * layer and head). The schema, its views and worked queries are in
+ * store/SCHEMA.md. Nothing outside store/ includes sqlite3.h.
+ *
+ * Writing: WAL journal, one transaction per step by default (or per N
+ * steps), so a step is wholly in the database or not at all, and a reader in
+ * another process never waits. A run is 'running' while its writer lives;
+ * opening the database for writing marks runs whose writer process died as
+ * 'interrupted' (readers see the same verdict through store_run_status).
+ */
+#ifndef AHASCOPE_STORE_H
+#define AHASCOPE_STORE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "engine/err.h"
+#include "engine/trace.h"
+
+#define STORE_SCHEMA_VERSION 1
+#define STORE_APPLICATION_ID 0x41484153 /* "AHAS": marks a file as ours */
+
+typedef struct Store Store;
+
+typedef enum { STORE_READ, STORE_WRITE } StoreMode;
+
+/* Everything needed to reproduce a run (the `runs` row). Strings are
+ * borrowed when writing, owned by the struct after store_run_info. */
+typedef struct {
+    int64_t run_id;           /* assigned by store_run_begin */
+    int64_t parent_run_id;    /* run this one re-evaluates (TUI setting change), 0 if none */
+    char status[16];          /* running | done | interrupted | failed */
+    char created_at[32];      /* ISO-8601 UTC */
+    char version[16];         /* ahascope version that wrote it */
+    char model[1024], model_sha256[65], arch[32];
+    int dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len;
+    char tokenizer[1024], tokenizer_sha256[65];
+    char policy[16];
+    int window, sinks, profile;
+    double tau, theta, p;
+    char routers[1024], routers_sha256[65];
+    char static_heads[1024];  /* "l.h,…" of the static policy's global heads, "" if none */
+    char *prompt;             /* prompt text (heap, store_run_info_free) */
+    int steps;
+    double temperature, topp;
+    uint64_t seed;
+    char origin[1024];        /* "file.db#id" when merged in, "" otherwise */
+    int n_tokens;             /* positions committed */
+} StoreRunInfo;
+
+/* Open (STORE_WRITE: create if missing, make the schema, recover runs left
+ * 'running' by dead writers) or open read-only. Refuses files that are not
+ * SQLite, not ours, of a newer schema, damaged, or locked for longer than
+ * busy_ms. Returns NULL with e set ("<path>: <problem>"). */
+Store *store_open(const char *path, StoreMode mode, int busy_ms, Err *e);
+
+/* Close, committing pending steps (safe on NULL). Returns 0, or -1 with e
+ * set if the final commit failed. */
+int store_close(Store *s, Err *e);
+
+/* Path the store was opened with. */
+const char *store_path(const Store *s);
+
+/* Limit the file to about max_bytes (SQLite max_page_count); writes beyond
+ * it fail as "disk full". 0 = no limit. */
+int store_set_limit(Store *s, int64_t max_bytes, Err *e);
+
+/* Steps per transaction (default 1: every step committed on its own). */
+void store_set_commit_every(Store *s, int n);
+
+/* Insert the runs row (status 'running', this process as writer) and
+ * commit it; sets info->run_id. */
+int store_run_begin(Store *s, StoreRunInfo *info, Err *e);
+
+/* Record one step of the run. Commits when commit_every steps are pending;
+ * *committed (if non-NULL) is set to the number of steps made durable by
+ * this call (0 while batching). On failure the pending steps are rolled
+ * back and everything committed before stays intact. */
+int store_write_step(Store *s, int64_t run_id, const StepTrace *t, int *committed, Err *e);
+
+/* Commit pending steps now. */
+int store_flush(Store *s, Err *e);
+
+/* Commit pending steps and set the run's final status ("done",
+ * "interrupted" or "failed"). */
+int store_run_end(Store *s, int64_t run_id, const char *status, Err *e);
+
+/* Read a run's row. Its status is the effective one: a 'running' run whose
+ * writer on this host has died reads as 'interrupted'. */
+int store_run_info(Store *s, int64_t run_id, StoreRunInfo *info, Err *e);
+
+/* Free what store_run_info allocated. */
+void store_run_info_free(StoreRunInfo *info);
+
+/* Read steps pos0 … pos0+n-1 of a run into caller traces (shape must match
+ * the run's). Returns the number of positions found (stops at the first
+ * missing one), or -1 with e set. */
+int store_read_steps(Store *s, int64_t run_id, int pos0, int n, StepTrace **traces, Err *e);
+
+/* Ids of runs, ascending (heap, caller frees). Returns the count or -1. */
+int store_run_ids(Store *s, int64_t **ids, Err *e);
+
+/* Hex SHA-256 of a file's bytes into out[65]. Returns 0, or -1 if unreadable. */
+int store_sha256_file(const char *path, char out[65], Err *e);
+
+/* ---- commands over a database (read-only unless stated) ---- */
+
+typedef enum { STORE_FMT_TABLE, STORE_FMT_CSV, STORE_FMT_JSON } StoreFormat;
+
+/* Run SQL (one or more statements) on a read-only connection that also
+ * refuses writes, ATTACH, writable pragmas and extension loading; print each
+ * result set to out in fmt. */
+int store_query(Store *s, const char *sql, StoreFormat fmt, FILE *out, Err *e);
+
+/* One line per run (id, status, tokens, policy, window, created, model,
+ * prompt), in fmt. */
+int store_list_runs(Store *s, StoreFormat fmt, FILE *out, Err *e);
+
+/* Write a run with its tokens and decisions: JSON {run, tokens, decisions},
+ * or CSV (one row per decision joined with its token). */
+int store_export(Store *s, int64_t run_id, StoreFormat fmt, FILE *out, Err *e);
+
+/* Print a predictor's confusion against the oracle per layer, per head and
+ * overall; with run_b > 0, where two runs' tokens and gates diverge. */
+int store_compare(Store *s, int64_t run_a, int64_t run_b, const char *predictor, FILE *out, Err *e);
+
+/* Append every run of the databases at inputs[0..n) into s (opened for
+ * writing), renumbering run ids after the ones already there; prints one
+ * line per run copied to log. */
+int store_merge(Store *s, const char *const *inputs, int n, FILE *log, Err *e);
+
+#endif

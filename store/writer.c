@@ -1,0 +1,196 @@
+/* writer.c — recording runs: one runs row, then one transaction per step
+ * (or per commit_every steps) holding its token row and every head's row. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/version.h"
+#include "store/internal.h"
+
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *v) {
+    if (v && *v) sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+    else sqlite3_bind_null(st, i);
+}
+
+/* Missing floats are NaN in a trace and NULL in the database, so SQL
+ * aggregates skip them instead of turning NaN. */
+static void bind_real(sqlite3_stmt *st, int i, double v) {
+    if (isnan(v) || isinf(v)) sqlite3_bind_null(st, i);
+    else sqlite3_bind_double(st, i, v);
+}
+
+static void bind_int_or_null(sqlite3_stmt *st, int i, int v) {
+    if (v < 0) sqlite3_bind_null(st, i);
+    else sqlite3_bind_int(st, i, v);
+}
+
+static const char INSERT_RUN[] =
+    "INSERT INTO runs(parent_run_id, status, created_at, ahascope_version, writer_host, writer_pid, writer_start,"
+    " model, model_sha256, arch, dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len,"
+    " tokenizer, tokenizer_sha256, policy, window, sinks, tau, theta, p, profile, routers, routers_sha256,"
+    " static_heads, prompt, steps, temperature, topp, seed, origin)"
+    " VALUES(?1,'running',?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,"
+    "?26,?27,?28,?29,?30,?31,?32,?33,?34)";
+
+static void bind_run(sqlite3_stmt *st, const StoreRunInfo *r) {
+    char host[256], seed[24];
+    int64_t pid, start;
+    store_writer_self(host, sizeof host, &pid, &start);
+    if (r->parent_run_id > 0) sqlite3_bind_int64(st, 1, r->parent_run_id);
+    sqlite3_bind_text(st, 2, r->created_at, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, AHASCOPE_VERSION, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, host, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 5, pid);
+    sqlite3_bind_int64(st, 6, start);
+    sqlite3_bind_text(st, 7, r->model, -1, SQLITE_TRANSIENT);
+    bind_text_or_null(st, 8, r->model_sha256);
+    bind_text_or_null(st, 9, r->arch);
+    const int dims[] = {r->dim, r->hidden_dim, r->n_layers, r->n_heads, r->n_kv_heads, r->vocab_size, r->seq_len};
+    for (int i = 0; i < 7; i++) sqlite3_bind_int(st, 10 + i, dims[i]);
+    bind_text_or_null(st, 17, r->tokenizer);
+    bind_text_or_null(st, 18, r->tokenizer_sha256);
+    sqlite3_bind_text(st, 19, r->policy, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 20, r->window);
+    sqlite3_bind_int(st, 21, r->sinks);
+    bind_real(st, 22, r->tau);
+    bind_real(st, 23, r->theta);
+    bind_real(st, 24, r->p);
+    sqlite3_bind_int(st, 25, r->profile);
+    bind_text_or_null(st, 26, r->routers);
+    bind_text_or_null(st, 27, r->routers_sha256);
+    bind_text_or_null(st, 28, r->static_heads);
+    sqlite3_bind_text(st, 29, r->prompt ? r->prompt : "", -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 30, r->steps);
+    bind_real(st, 31, r->temperature);
+    bind_real(st, 32, r->topp);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->seed);
+    sqlite3_bind_text(st, 33, seed, -1, SQLITE_TRANSIENT);
+    bind_text_or_null(st, 34, r->origin);
+}
+
+int store_run_begin(Store *s, StoreRunInfo *info, Err *e) {
+    if (s->mode != STORE_WRITE) return err_set(e, "%s: opened read-only", s->path);
+    if (store_flush(s, e)) return -1;
+    if (!info->created_at[0]) store_now(info->created_at);
+    sqlite3_stmt *st;
+    if (store_prepare(s, INSERT_RUN, &st, e)) return -1;
+    bind_run(st, info);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "cannot start a run", e);
+    info->run_id = sqlite3_last_insert_rowid(s->db);
+    snprintf(info->status, sizeof info->status, "running");
+    return 0;
+}
+
+static int prepare_writer(Store *s, Err *e) {
+    if (s->ins_token) return 0;
+    if (store_prepare(s, "INSERT INTO tokens VALUES(?1,?2,?3,?4,?5,?6,?7,?8)", &s->ins_token, e) ||
+        store_prepare(s, "INSERT INTO decisions VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)", &s->ins_decision, e) ||
+        store_prepare(s, "UPDATE runs SET n_tokens=MAX(n_tokens,?2) WHERE run_id=?1", &s->upd_tokens, e))
+        return -1;
+    return 0;
+}
+
+static int insert_token(Store *s, int64_t run_id, const StepTrace *t) {
+    sqlite3_stmt *st = s->ins_token;
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_int(st, 2, t->pos);
+    sqlite3_bind_int(st, 3, t->token);
+    sqlite3_bind_text(st, 4, t->piece, (int)strnlen(t->piece, TRACE_PIECE_MAX), SQLITE_STATIC);
+    sqlite3_bind_int(st, 5, t->is_prompt);
+    bind_real(st, 6, t->logprob);
+    bind_real(st, 7, t->entropy);
+    bind_real(st, 8, t->step_us);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* The hot loop of recording: one prepared statement re-bound per head. */
+static int insert_decisions(Store *s, int64_t run_id, const StepTrace *t) {
+    sqlite3_stmt *st = s->ins_decision;
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_int(st, 2, t->pos);
+    for (int l = 0, i = 0; l < t->n_layers; l++)
+        for (int h = 0; h < t->n_heads; h++, i++) {
+            sqlite3_bind_int(st, 3, l);
+            sqlite3_bind_int(st, 4, h);
+            bind_real(st, 5, t->score[i]);
+            bind_int_or_null(st, 6, t->gate[i]);
+            bind_real(st, 7, t->oracle_mass[i]);
+            bind_real(st, 8, t->oracle_err[i]);
+            bind_real(st, 9, t->qada_mass[i]);
+            bind_real(st, 10, t->qada_bulk_mass[i]);
+            bind_int_or_null(st, 11, t->keys_read[i]);
+            int rc = sqlite3_step(st);
+            sqlite3_reset(st);
+            if (rc != SQLITE_DONE) return rc;
+        }
+    return SQLITE_OK;
+}
+
+static void rollback(Store *s) {
+    if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    s->pending = 0;
+    s->pending_n_tokens = 0;
+}
+
+int store_write_step(Store *s, int64_t run_id, const StepTrace *t, int *committed, Err *e) {
+    if (committed) *committed = 0;
+    if (s->mode != STORE_WRITE) return err_set(e, "%s: opened read-only", s->path);
+    if (prepare_writer(s, e)) return -1;
+    if (s->pending && s->pending_run != run_id && store_flush(s, e)) return -1;
+    if (s->pending == 0 && sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return store_sql_err(s->db, s->path, "cannot start a transaction", e);
+    int rc = insert_token(s, run_id, t);
+    if (rc == SQLITE_OK) rc = insert_decisions(s, run_id, t);
+    if (rc != SQLITE_OK) {
+        char what[64];
+        snprintf(what, sizeof what, "cannot record position %d", t->pos);
+        store_sql_err(s->db, s->path, what, e);
+        rollback(s);
+        return -1;
+    }
+    s->pending++;
+    s->pending_run = run_id;
+    if (t->pos + 1 > s->pending_n_tokens) s->pending_n_tokens = t->pos + 1;
+    if (s->pending < s->commit_every) return 0;
+    int n = s->pending;
+    if (store_flush(s, e)) return -1;
+    if (committed) *committed = n;
+    return 0;
+}
+
+int store_flush(Store *s, Err *e) {
+    if (s->pending == 0) return 0;
+    sqlite3_bind_int64(s->upd_tokens, 1, s->pending_run);
+    sqlite3_bind_int(s->upd_tokens, 2, s->pending_n_tokens);
+    int rc = sqlite3_step(s->upd_tokens);
+    sqlite3_reset(s->upd_tokens);
+    if (rc == SQLITE_DONE) rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    else rc = SQLITE_ERROR;
+    if (rc != SQLITE_OK) {
+        store_sql_err(s->db, s->path, "cannot commit", e);
+        rollback(s);
+        return -1;
+    }
+    s->pending = 0;
+    s->pending_n_tokens = 0;
+    return 0;
+}
+
+int store_run_end(Store *s, int64_t run_id, const char *status, Err *e) {
+    if (store_flush(s, e)) return -1;
+    char now[32];
+    store_now(now);
+    sqlite3_stmt *st;
+    if (store_prepare(s, "UPDATE runs SET status=?2, finished_at=?3 WHERE run_id=?1", &st, e)) return -1;
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_text(st, 2, status, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, now, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "cannot finish the run", e);
+    return 0;
+}

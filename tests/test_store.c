@@ -1,0 +1,589 @@
+/* test_store.c — the SQLite store through its C API: round trips, views,
+ * batching, disk full, bad files, locks, interrupted runs, read-only SQL,
+ * export and merge. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine/session.h"
+#include "store/store.h"
+#include "test.h"
+
+/* A trace with every kind of value: numbers, NaN (not computed), -1. */
+static StepTrace *synthetic_trace(int L, int H, int pos, unsigned seed) {
+    StepTrace *t = trace_new(L, H);
+    srand(seed + (unsigned)pos * 7919u);
+    t->pos = pos;
+    t->token = rand() % 512;
+    t->is_prompt = pos < 3;
+    snprintf(t->piece, sizeof t->piece, pos % 5 == 0 ? "\n" : pos % 5 == 1 ? "é,\"x\"" : " w%d", pos);
+    t->logprob = pos == 0 ? NAN : -(float)rand() / RAND_MAX * 5;
+    t->entropy = pos == 0 ? NAN : (float)rand() / RAND_MAX * 3;
+    t->step_us = 10 + rand() % 1000 + 0.25;
+    for (int i = 0; i < L * H; i++) {
+        t->score[i] = (i + pos) % 7 == 0 ? NAN : (float)rand() / RAND_MAX;
+        t->gate[i] = (int8_t)((i + pos) % 11 == 0 ? -1 : rand() % 2);
+        t->oracle_mass[i] = (i + pos) % 13 == 0 ? NAN : (float)rand() / RAND_MAX;
+        t->oracle_err[i] = (float)rand() / RAND_MAX;
+        t->qada_mass[i] = (float)rand() / RAND_MAX;
+        t->qada_bulk_mass[i] = (i % 3) ? (float)rand() / RAND_MAX : NAN;
+        t->keys_read[i] = (i + pos) % 17 == 0 ? -1 : rand() % (pos + 1) + 1;
+    }
+    return t;
+}
+
+static void run_info(StoreRunInfo *r, int L, int H) {
+    memset(r, 0, sizeof *r);
+    snprintf(r->model, sizeof r->model, "test.bin");
+    snprintf(r->arch, sizeof r->arch, "llama2c-v0");
+    r->dim = 64, r->hidden_dim = 128, r->n_layers = L, r->n_heads = H, r->n_kv_heads = H;
+    r->vocab_size = 512, r->seq_len = 256;
+    snprintf(r->policy, sizeof r->policy, "aha");
+    r->window = 8, r->sinks = 1, r->tau = 0.5, r->theta = 0.1, r->p = 0.1, r->profile = 1;
+    r->prompt = "héllo \"world\"\n";
+    r->steps = 32, r->temperature = 0.8, r->topp = 0.9;
+    r->seed = 18446744073709551615ULL; /* the largest seed must survive */
+}
+
+static int same_float(float a, float b) { return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0; }
+
+/* Every field of two traces equal (NaN equals NaN). */
+static int traces_equal(const StepTrace *a, const StepTrace *b, char *why, size_t cap) {
+    if (a->pos != b->pos || a->token != b->token || a->is_prompt != b->is_prompt || strcmp(a->piece, b->piece) ||
+        !same_float(a->logprob, b->logprob) || !same_float(a->entropy, b->entropy) || a->step_us != b->step_us)
+        return snprintf(why, cap, "token fields differ at pos %d", a->pos), 0;
+    for (int i = 0; i < trace_cells(a); i++)
+        if (!same_float(a->score[i], b->score[i]) || a->gate[i] != b->gate[i] ||
+            !same_float(a->oracle_mass[i], b->oracle_mass[i]) || !same_float(a->oracle_err[i], b->oracle_err[i]) ||
+            !same_float(a->qada_mass[i], b->qada_mass[i]) || !same_float(a->qada_bulk_mass[i], b->qada_bulk_mass[i]) ||
+            a->keys_read[i] != b->keys_read[i])
+            return snprintf(why, cap, "cell %d differs at pos %d", i, a->pos), 0;
+    return 1;
+}
+
+static void fresh(const char *path) {
+    char p[1100];
+    unlink(path);
+    snprintf(p, sizeof p, "%s-wal", path), unlink(p);
+    snprintf(p, sizeof p, "%s-shm", path), unlink(p);
+}
+
+/* Record n synthetic steps as one run; returns the run id. */
+static int64_t record_synthetic(const char *path, int L, int H, int n, unsigned seed) {
+    Err e;
+    Store *s = store_open(path, STORE_WRITE, 1000, &e);
+    CHECK_MSG(s != NULL, "open: %s", e.msg);
+    if (!s) return 0;
+    StoreRunInfo r;
+    run_info(&r, L, H);
+    CHECK_MSG(store_run_begin(s, &r, &e) == 0, "begin: %s", e.msg);
+    for (int p = 0; p < n; p++) {
+        StepTrace *t = synthetic_trace(L, H, p, seed);
+        CHECK_MSG(store_write_step(s, r.run_id, t, NULL, &e) == 0, "write: %s", e.msg);
+        trace_free(t);
+    }
+    CHECK(store_run_end(s, r.run_id, "done", &e) == 0);
+    CHECK(store_close(s, &e) == 0);
+    return r.run_id;
+}
+
+TEST(store_round_trip_synthetic) {
+    const char *db = test_tmp("rt.db");
+    fresh(db);
+    int L = 3, H = 4, n = 20;
+    int64_t id = record_synthetic(db, L, H, n, 5);
+    CHECK_INT(id, 1);
+    Err e;
+    Store *s = store_open(db, STORE_READ, 1000, &e);
+    CHECK_MSG(s != NULL, "%s", e.msg);
+    if (!s) return;
+    StoreRunInfo r, want;
+    run_info(&want, L, H);
+    CHECK(store_run_info(s, id, &r, &e) == 0);
+    CHECK(strcmp(r.prompt, want.prompt) == 0);
+    CHECK(r.seed == want.seed);
+    CHECK(strcmp(r.status, "done") == 0);
+    CHECK_INT(r.n_tokens, n);
+    CHECK_INT(r.window, 8);
+    CHECK_INT(r.sinks, 1);
+    CHECK(r.tau == 0.5 && r.theta == 0.1 && r.temperature == 0.8);
+    CHECK(strcmp(r.policy, "aha") == 0 && strcmp(r.version, "") != 0);
+    store_run_info_free(&r);
+    StepTrace *got[20];
+    for (int i = 0; i < n; i++) got[i] = trace_new(L, H);
+    CHECK_INT(store_read_steps(s, id, 0, n, got, &e), n);
+    char why[128] = "";
+    for (int i = 0; i < n; i++) {
+        StepTrace *w = synthetic_trace(L, H, i, 5);
+        CHECK_MSG(traces_equal(got[i], w, why, sizeof why), "%s", why);
+        trace_free(w);
+    }
+    CHECK_INT(store_read_steps(s, id, 15, 20, got, &e), 5); /* stops at the end */
+    for (int i = 0; i < n; i++) trace_free(got[i]);
+    store_close(s, NULL);
+}
+
+/* The real thing: traces from the engine recorded and read back unchanged. */
+TEST(store_round_trip_engine) {
+    SKIP_UNLESS_SHARED();
+    Model m;
+    Tokenizer tok;
+    Err e;
+    CHECK(model_load(&m, test_shared("models/stories260K/stories260K.bin"), &e) == 0);
+    CHECK(tok_load(&tok, test_shared("models/stories260K/tok512.bin"), m.c.vocab_size, &e) == 0);
+    AttnConfig a = aha_defaults();
+    a.policy = POLICY_QADA, a.window = 4, a.sinks = 1, a.profile = 1;
+    Session ses;
+    CHECK(session_init(&ses, &m, &tok, &a, 40, 0.9f, 0.9f, 7, 1, &e) == 0);
+    CHECK(session_start_text(&ses, "Lily saw a cat", 14, &e) == 0);
+    StepTrace *t[48];
+    for (int i = 0; i < 48; i++) t[i] = trace_new(m.c.n_layers, m.c.n_heads);
+    int n = session_prefill(&ses, t);
+    while (n < 48 && session_step(&ses, t[n])) n++;
+    const char *db = test_tmp("engine.db");
+    fresh(db);
+    Store *s = store_open(db, STORE_WRITE, 1000, &e);
+    StoreRunInfo r;
+    run_info(&r, m.c.n_layers, m.c.n_heads);
+    store_set_commit_every(s, 3);
+    CHECK(store_run_begin(s, &r, &e) == 0);
+    for (int i = 0; i < n; i++) CHECK(store_write_step(s, r.run_id, t[i], NULL, &e) == 0);
+    CHECK(store_run_end(s, r.run_id, "done", &e) == 0);
+    store_close(s, NULL);
+    s = store_open(db, STORE_READ, 1000, &e);
+    StepTrace *g[48];
+    for (int i = 0; i < n; i++) g[i] = trace_new(m.c.n_layers, m.c.n_heads);
+    CHECK_INT(store_read_steps(s, r.run_id, 0, n, g, &e), n);
+    char why[128] = "";
+    int same = 1;
+    for (int i = 0; i < n && same; i++) same = traces_equal(g[i], t[i], why, sizeof why);
+    CHECK_MSG(same, "%s", why);
+    CHECK(n > 30);
+    for (int i = 0; i < n; i++) trace_free(g[i]);
+    for (int i = 0; i < 48; i++) trace_free(t[i]);
+    store_close(s, NULL);
+    session_free(&ses);
+    tok_free(&tok);
+    model_free(&m);
+}
+
+/* Run one query and return its single value as a double (NAN if NULL). */
+static double scalar(const char *db, const char *sql) {
+    sqlite3 *h;
+    double v = NAN;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return v;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+        sqlite3_column_type(st, 0) != SQLITE_NULL)
+        v = sqlite3_column_double(st, 0);
+    else if (sqlite3_errcode(h) != SQLITE_OK && sqlite3_errcode(h) != SQLITE_ROW)
+        fprintf(stderr, "scalar(%s): %s\n", sql, sqlite3_errmsg(h));
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return v;
+}
+
+TEST(store_views_match_hand_counts) {
+    const char *db = test_tmp("views.db");
+    fresh(db);
+    int L = 2, H = 3, n = 30;
+    record_synthetic(db, L, H, n, 11);
+    /* Recount confusion of qada (θ = 0.1) for head (1,2) from the traces. */
+    long tp = 0, fp = 0, fn = 0, tn = 0, gsum = 0, gn = 0;
+    for (int p = 0; p < n; p++) {
+        StepTrace *t = synthetic_trace(L, H, p, 11);
+        int i = 1 * H + 2;
+        if (t->gate[i] >= 0) gsum += t->gate[i], gn++;
+        if (!isnan(t->oracle_mass[i]) && !isnan(t->qada_mass[i])) {
+            int o = t->oracle_mass[i] > 0.1f, q = t->qada_mass[i] > 0.1f;
+            tp += q && o, fp += q && !o, fn += !q && o, tn += !q && !o;
+        }
+        trace_free(t);
+    }
+    const char *w = "WHERE run_id=1 AND predictor='qada' AND layer=1 AND head=2";
+    char sql[256];
+    const char *cols[] = {"tp", "fp", "fn", "tn"};
+    long want[] = {tp, fp, fn, tn};
+    for (int k = 0; k < 4; k++) {
+        snprintf(sql, sizeof sql, "SELECT %s FROM confusion_head %s", cols[k], w);
+        CHECK_NEAR(scalar(db, sql), want[k], 0);
+    }
+    snprintf(sql, sizeof sql, "SELECT f1 FROM confusion_head %s", w);
+    CHECK_NEAR(scalar(db, sql), 2.0 * tp / (2 * tp + fp + fn), 1e-12);
+    CHECK_NEAR(scalar(db, "SELECT global_rate FROM head_rates WHERE run_id=1 AND layer=1 AND head=2"),
+               (double)gsum / gn, 1e-12);
+    CHECK_NEAR(scalar(db, "SELECT COUNT(*) FROM token_share WHERE run_id=1"), n, 0);
+    CHECK_NEAR(scalar(db, "SELECT SUM(tp+fp+fn+tn) FROM confusion WHERE predictor='qada'"),
+               scalar(db, "SELECT COUNT(*) FROM decisions WHERE oracle_mass IS NOT NULL AND qada_mass IS NOT NULL"), 0);
+    CHECK_NEAR(scalar(db, "PRAGMA user_version"), STORE_SCHEMA_VERSION, 0);
+    CHECK(scalar(db, "SELECT perplexity FROM run_summary") > 1);
+}
+
+TEST(store_commit_every_batches_and_flushes) {
+    const char *db = test_tmp("batch.db");
+    fresh(db);
+    Err e;
+    Store *s = store_open(db, STORE_WRITE, 1000, &e);
+    store_set_commit_every(s, 4);
+    StoreRunInfo r;
+    run_info(&r, 1, 2);
+    store_run_begin(s, &r, &e);
+    int total = 0;
+    for (int p = 0; p < 6; p++) {
+        StepTrace *t = synthetic_trace(1, 2, p, 1);
+        int c = 0;
+        CHECK(store_write_step(s, r.run_id, t, &c, &e) == 0);
+        total += c;
+        trace_free(t);
+    }
+    CHECK_INT(total, 4);
+    /* Another connection sees exactly the committed batch, never half of one. */
+    CHECK_NEAR(scalar(db, "SELECT COUNT(*) FROM tokens"), 4, 0);
+    CHECK_NEAR(scalar(db, "SELECT COUNT(*) FROM decisions"), 8, 0);
+    CHECK_NEAR(scalar(db, "SELECT n_tokens FROM runs"), 4, 0);
+    CHECK(store_close(s, &e) == 0);
+    CHECK_NEAR(scalar(db, "SELECT COUNT(*) FROM tokens"), 6, 0);
+}
+
+TEST(store_disk_full_keeps_committed_steps) {
+    const char *db = test_tmp("full.db");
+    fresh(db);
+    Err e;
+    Store *s = store_open(db, STORE_WRITE, 1000, &e);
+    CHECK(store_set_limit(s, 96 * 1024, &e) == 0);
+    StoreRunInfo r;
+    run_info(&r, 4, 8);
+    CHECK(store_run_begin(s, &r, &e) == 0);
+    int p = 0, rc = 0;
+    for (; p < 10000 && rc == 0; p++) {
+        StepTrace *t = synthetic_trace(4, 8, p, 3);
+        rc = store_write_step(s, r.run_id, t, NULL, &e);
+        trace_free(t);
+    }
+    CHECK(rc != 0);
+    CHECK_MSG(strstr(e.msg, "disk full") && strstr(e.msg, "full.db"), "message: %s", e.msg);
+    int committed = p - 1;
+    store_close(s, NULL);
+    CHECK(committed > 5);
+    s = store_open(db, STORE_READ, 1000, &e);
+    CHECK_MSG(s != NULL, "%s", e.msg);
+    CHECK_NEAR(scalar(db, "SELECT COUNT(*) FROM tokens"), committed, 0);
+    CHECK_NEAR(scalar(db, "SELECT COUNT(*) FROM decisions"), committed * 32, 0);
+    sqlite3 *h;
+    sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL);
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, NULL);
+    CHECK(sqlite3_step(st) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    StepTrace *t[1] = {trace_new(4, 8)};
+    CHECK_INT(store_read_steps(s, 1, committed - 1, 1, t, &e), 1);
+    trace_free(t[0]);
+    store_close(s, NULL);
+}
+
+static void exec_sql(const char *db, const char *sql) {
+    sqlite3 *h;
+    sqlite3_open(db, &h);
+    char *msg = NULL;
+    if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK) fprintf(stderr, "exec_sql: %s\n", msg);
+    sqlite3_free(msg);
+    sqlite3_close(h);
+}
+
+/* Open must fail with a message naming the file and containing `want`. */
+static void expect_open_error(const char *db, StoreMode mode, const char *want) {
+    Err e = {{0}};
+    Store *s = store_open(db, mode, 200, &e);
+    CHECK_MSG(s == NULL, "%s opened", db);
+    store_close(s, NULL);
+    CHECK_MSG(strstr(e.msg, want) != NULL && strstr(e.msg, db) != NULL, "for %s got '%s', want '%s'", db, e.msg, want);
+}
+
+TEST(store_rejects_bad_files) {
+    const char *txt = test_tmp("notdb.db");
+    test_write_file(txt, "hello, I am text and not a database at all, sorry\n", 52);
+    expect_open_error(txt, STORE_READ, "not an SQLite database");
+    expect_open_error(txt, STORE_WRITE, "not an SQLite database");
+    expect_open_error(test_tmp("missing.db"), STORE_READ, "No such file");
+    expect_open_error(test_tmpdir(), STORE_READ, "directory");
+    const char *empty = test_tmp("empty.db");
+    test_write_file(empty, "", 0);
+    expect_open_error(empty, STORE_READ, "empty database");
+
+    const char *foreign = test_tmp("foreign.db");
+    fresh(foreign);
+    exec_sql(foreign, "CREATE TABLE customers(id, name); INSERT INTO customers VALUES(1,'x');");
+    expect_open_error(foreign, STORE_READ, "not an ahascope database");
+    expect_open_error(foreign, STORE_WRITE, "not an ahascope database");
+
+    const char *newer = test_tmp("newer.db");
+    fresh(newer);
+    record_synthetic(newer, 1, 1, 2, 1);
+    exec_sql(newer, "PRAGMA user_version=99");
+    expect_open_error(newer, STORE_READ, "newer");
+    expect_open_error(newer, STORE_WRITE, "newer");
+
+    const char *damaged = test_tmp("damaged.db");
+    fresh(damaged);
+    record_synthetic(damaged, 1, 1, 2, 1);
+    exec_sql(damaged, "DROP VIEW head_rates");
+    expect_open_error(damaged, STORE_READ, "head_rates");
+
+    /* Cut a database in half: the header promises more pages than exist. */
+    const char *cut = test_tmp("cut.db");
+    fresh(cut);
+    record_synthetic(cut, 4, 8, 40, 1);
+    exec_sql(cut, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
+    long len = 0;
+    char *bytes = test_read_file(cut, &len);
+    CHECK(bytes && len > 8192);
+    if (bytes) test_write_file(cut, bytes, len / 2);
+    free(bytes);
+    expect_open_error(cut, STORE_READ, "truncated");
+    /* And a garbage-filled page 1 after a valid magic: never a crash. */
+    const char *junk = test_tmp("junk.db");
+    char j[4096];
+    memset(j, 0xA5, sizeof j);
+    memcpy(j, "SQLite format 3", 16);
+    test_write_file(junk, j, sizeof j);
+    Err e;
+    Store *s = store_open(junk, STORE_READ, 100, &e);
+    CHECK(s == NULL);
+    store_close(s, NULL);
+}
+
+TEST(store_reports_locked_database) {
+    const char *db = test_tmp("locked.db");
+    fresh(db);
+    record_synthetic(db, 1, 2, 3, 1);
+    sqlite3 *h;
+    sqlite3_open(db, &h);
+    /* An exclusive-mode writer shuts every other connection out. */
+    char *msg = NULL;
+    int rc = sqlite3_exec(h, "PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE; UPDATE runs SET n_tokens=n_tokens;",
+                          NULL, NULL, &msg);
+    CHECK_MSG(rc == SQLITE_OK, "%s", msg ? msg : "");
+    sqlite3_free(msg);
+    expect_open_error(db, STORE_READ, "locked");
+    expect_open_error(db, STORE_WRITE, "locked");
+    sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(h);
+    Err e;
+    Store *s = store_open(db, STORE_READ, 200, &e);
+    CHECK_MSG(s != NULL, "after unlock: %s", e.msg);
+    store_close(s, NULL);
+}
+
+TEST(store_marks_dead_writers_interrupted) {
+    const char *db = test_tmp("dead.db");
+    fresh(db);
+    record_synthetic(db, 1, 2, 3, 1);
+    pid_t child = fork();
+    if (child == 0) _exit(0);
+    waitpid(child, NULL, 0);
+    char host[256], sql[512];
+    gethostname(host, sizeof host);
+    snprintf(sql, sizeof sql, "UPDATE runs SET status='running', writer_host='%s', writer_pid=%d", host, (int)child);
+    exec_sql(db, sql);
+    Err e;
+    Store *s = store_open(db, STORE_READ, 200, &e);
+    StoreRunInfo r;
+    CHECK(store_run_info(s, 1, &r, &e) == 0);
+    CHECK_MSG(strcmp(r.status, "interrupted") == 0, "reader sees %s", r.status);
+    store_run_info_free(&r);
+    store_close(s, NULL);
+    /* Our own pid is alive: a reader must not call that run interrupted. */
+    snprintf(sql, sizeof sql, "UPDATE runs SET writer_pid=%d, writer_start=NULL", (int)getpid());
+    exec_sql(db, sql);
+    s = store_open(db, STORE_READ, 200, &e);
+    CHECK(store_run_info(s, 1, &r, &e) == 0);
+    CHECK(strcmp(r.status, "running") == 0);
+    store_run_info_free(&r);
+    store_close(s, NULL);
+    snprintf(sql, sizeof sql, "UPDATE runs SET writer_pid=%d", (int)child);
+    exec_sql(db, sql);
+    s = store_open(db, STORE_WRITE, 200, &e); /* a writer fixes the row itself */
+    store_close(s, NULL);
+    sqlite3 *h;
+    sqlite3_open(db, &h);
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(h, "SELECT status FROM runs", -1, &st, NULL);
+    CHECK(sqlite3_step(st) == SQLITE_ROW && !strcmp((const char *)sqlite3_column_text(st, 0), "interrupted"));
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+}
+
+static char *query_text(Store *s, const char *sql, StoreFormat fmt, int *rc) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    Err e;
+    *rc = store_query(s, sql, fmt, f, &e);
+    fclose(f);
+    if (*rc) {
+        free(buf);
+        return strdup(e.msg);
+    }
+    return buf;
+}
+
+TEST(store_query_refuses_every_write) {
+    const char *db = test_tmp("ro.db");
+    fresh(db);
+    record_synthetic(db, 2, 2, 5, 1);
+    exec_sql(db, "PRAGMA wal_checkpoint(TRUNCATE)");
+    long n0 = 0;
+    char *before = test_read_file(db, &n0);
+    const char *bad[] = {
+        "INSERT INTO runs(status, created_at, ahascope_version, model, n_layers, n_heads, policy) VALUES('done','x','x','x',1,1,'x')",
+        "UPDATE runs SET prompt='x'",
+        "DELETE FROM decisions",
+        "DROP TABLE tokens",
+        "DROP VIEW head_rates",
+        "CREATE TABLE t(x)",
+        "CREATE TEMP TABLE t(x)",
+        "CREATE INDEX i ON tokens(piece)",
+        "ATTACH DATABASE 'other.db' AS o",
+        "PRAGMA writable_schema=ON",
+        "PRAGMA writable_schema",
+        "PRAGMA query_only=0",
+        "PRAGMA user_version=5",
+        "SELECT load_extension('/lib/x86_64-linux-gnu/libc.so.6')",
+        "VACUUM",
+        "SELECT 1; DELETE FROM tokens",
+        "BEGIN; DELETE FROM tokens; COMMIT",
+        "REINDEX",
+        "ANALYZE",
+    };
+    Err e;
+    Store *s = store_open(db, STORE_READ, 200, &e);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc;
+        char *out = query_text(s, bad[i], STORE_FMT_TABLE, &rc);
+        CHECK_MSG(rc != 0, "allowed: %s -> %s", bad[i], out);
+        free(out);
+    }
+    int rc;
+    char *ok = query_text(s, "SELECT COUNT(*) AS n FROM decisions; PRAGMA table_info(runs)", STORE_FMT_CSV, &rc);
+    CHECK_MSG(rc == 0 && strstr(ok, "n\r\n20\r\n") && strstr(ok, "prompt"), "got: %s", ok);
+    free(ok);
+    store_close(s, NULL);
+    long n1 = 0;
+    char *after = test_read_file(db, &n1);
+    CHECK(before && after && n0 == n1 && memcmp(before, after, n0) == 0);
+    free(before);
+    free(after);
+    CHECK(access(test_tmp("other.db"), F_OK) != 0);
+}
+
+TEST(store_query_formats) {
+    const char *db = test_tmp("fmt.db");
+    fresh(db);
+    record_synthetic(db, 1, 2, 6, 2);
+    Err e;
+    Store *s = store_open(db, STORE_READ, 200, &e);
+    int rc;
+    char *j = query_text(s, "SELECT pos, piece, logprob FROM tokens ORDER BY pos", STORE_FMT_JSON, &rc);
+    cJSON *arr = cJSON_Parse(j);
+    CHECK_MSG(cJSON_IsArray(arr) && cJSON_GetArraySize(arr) == 6, "json: %s", j);
+    cJSON *row0 = cJSON_GetArrayItem(arr, 0), *row1 = cJSON_GetArrayItem(arr, 1);
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(row0, "logprob")));
+    CHECK(!strcmp(cJSON_GetObjectItem(row0, "piece")->valuestring, "\n"));
+    CHECK(!strcmp(cJSON_GetObjectItem(row1, "piece")->valuestring, "é,\"x\""));
+    cJSON_Delete(arr);
+    free(j);
+    char *c = query_text(s, "SELECT pos, piece FROM tokens WHERE pos IN (0,1) ORDER BY pos", STORE_FMT_CSV, &rc);
+    CHECK_MSG(!strcmp(c, "pos,piece\r\n0,\"\n\"\r\n1,\"é,\"\"x\"\"\"\r\n"), "csv: %s", c);
+    free(c);
+    char *t = query_text(s, "SELECT pos, piece FROM tokens WHERE pos IN (0,1) ORDER BY pos", STORE_FMT_TABLE, &rc);
+    CHECK_MSG(strstr(t, "\\n") && !strstr(t, "\n\n"), "table: %s", t);
+    free(t);
+    store_close(s, NULL);
+}
+
+static int count_runs(const char *db) { return (int)scalar(db, "SELECT COUNT(*) FROM runs"); }
+
+TEST(store_merge_renumbers_runs) {
+    const char *a = test_tmp("ma.db"), *b = test_tmp("mb.db"), *out = test_tmp("mout.db");
+    fresh(a), fresh(b), fresh(out);
+    record_synthetic(a, 2, 2, 4, 1);
+    record_synthetic(a, 2, 2, 5, 2);
+    record_synthetic(b, 2, 2, 7, 3);
+    Err e;
+    Store *s = store_open(out, STORE_WRITE, 200, &e);
+    const char *in[] = {a, b};
+    CHECK_MSG(store_merge(s, in, 2, NULL, &e) == 0, "%s", e.msg);
+    const char *again[] = {b};
+    CHECK(store_merge(s, again, 1, NULL, &e) == 0);
+    const char *self[] = {out};
+    CHECK(store_merge(s, self, 1, NULL, &e) != 0 && strstr(e.msg, "output"));
+    const char *foreign = test_tmp("mforeign.db");
+    fresh(foreign);
+    exec_sql(foreign, "CREATE TABLE x(y)");
+    const char *bad[] = {foreign};
+    CHECK(store_merge(s, bad, 1, NULL, &e) != 0 && strstr(e.msg, "not an ahascope database"));
+    store_close(s, NULL);
+    CHECK_INT(count_runs(out), 4);
+    CHECK_NEAR(scalar(out, "SELECT n_tokens FROM runs WHERE run_id=3"), 7, 0);
+    CHECK_NEAR(scalar(out, "SELECT COUNT(*) FROM tokens WHERE run_id=4"), 7, 0);
+    CHECK_NEAR(scalar(out, "SELECT COUNT(*) FROM decisions"), (4 + 5 + 7 + 7) * 4, 0);
+    CHECK_NEAR(scalar(out, "SELECT COUNT(*) FROM runs WHERE origin LIKE '%mb.db#1'"), 2, 0);
+    /* The merged copy holds the same values, not just the same counts. */
+    CHECK_NEAR(scalar(out, "SELECT SUM(score) FROM decisions WHERE run_id=3"),
+               scalar(b, "SELECT SUM(score) FROM decisions WHERE run_id=1"), 0);
+}
+
+TEST(store_export_json_and_csv) {
+    const char *db = test_tmp("exp.db");
+    fresh(db);
+    record_synthetic(db, 2, 3, 4, 9);
+    Err e;
+    Store *s = store_open(db, STORE_READ, 200, &e);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(store_export(s, 1, STORE_FMT_JSON, f, &e) == 0);
+    fclose(f);
+    cJSON *j = cJSON_Parse(buf);
+    CHECK_MSG(j != NULL, "export is not JSON: %.200s", buf);
+    CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(j, "tokens")), 4);
+    CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(j, "decisions")), 24);
+    cJSON *run = cJSON_GetObjectItem(j, "run");
+    CHECK(run && !strcmp(cJSON_GetObjectItem(run, "seed")->valuestring, "18446744073709551615"));
+    cJSON_Delete(j);
+    free(buf);
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    CHECK(store_export(s, 1, STORE_FMT_CSV, f, &e) == 0);
+    fclose(f);
+    int lines = 0;
+    for (char *p = buf; (p = strstr(p, "\r\n")); p += 2) lines++;
+    CHECK_INT(lines, 1 + 24);
+    free(buf);
+    f = fopen("/dev/null", "w");
+    CHECK(store_export(s, 99, STORE_FMT_JSON, f, &e) != 0 && strstr(e.msg, "no run 99"));
+    fclose(f);
+    store_close(s, NULL);
+}
+
+TEST(store_sha256_known_vectors) {
+    const char *p = test_tmp("sha.txt");
+    char hex[65];
+    Err e;
+    test_write_file(p, "abc", 3);
+    CHECK(store_sha256_file(p, hex, &e) == 0);
+    CHECK(!strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+    test_write_file(p, "", 0);
+    store_sha256_file(p, hex, &e);
+    CHECK(!strcmp(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
+    const char *s56 = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    test_write_file(p, s56, (long)strlen(s56));
+    store_sha256_file(p, hex, &e);
+    CHECK(!strcmp(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"));
+    CHECK(store_sha256_file(test_tmp("nope"), hex, &e) != 0);
+}
