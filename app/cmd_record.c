@@ -35,15 +35,18 @@ static void record_help(void) {
 
 typedef struct {
     const char *db;
-    long commit_every, max_mb, threads;
+    long commit_every, threads;
+    double max_mb;
     int progress;
 } RecordOpts;
 
-/* Write steps and say which are durable; returns -1 when the store failed. */
-static int write_steps(Store *st, int64_t run, StepTrace **t, int n, int progress, Err *e) {
+/* Write steps and say which are durable; returns -1 when the store failed.
+ * *pending is the last position written but not yet committed, or -1. */
+static int write_steps(Store *st, int64_t run, StepTrace **t, int n, int progress, int *pending, Err *e) {
     for (int i = 0; i < n; i++) {
         int committed = 0;
         if (store_write_step(st, run, t[i], &committed, e)) return -1;
+        *pending = committed ? -1 : t[i]->pos;
         if (progress && committed) fprintf(stderr, "committed pos %d\n", t[i]->pos);
     }
     return 0;
@@ -51,20 +54,20 @@ static int write_steps(Store *st, int64_t run, StepTrace **t, int n, int progres
 
 static int record_session(Session *s, Store *st, int64_t run, const RecordOpts *ro, Err *e) {
     const Config *c = &s->model->c;
-    int n = session_prompt_pending(s), rc = -1;
+    int n = session_prompt_pending(s), rc = -1, pending = -1;
     StepTrace **pre = calloc(n > 0 ? n : 1, sizeof *pre);
     StepTrace *t = trace_new(c->n_layers, c->n_heads);
     int ok = pre && t;
     for (int i = 0; ok && i < n; i++) ok = (pre[i] = trace_new(c->n_layers, c->n_heads)) != NULL;
     if (!ok) { err_set(e, "record: out of memory"); goto out; }
     session_prefill(s, pre);
-    if (write_steps(st, run, pre, n, ro->progress, e)) goto out;
+    if (write_steps(st, run, pre, n, ro->progress, &pending, e)) goto out;
     while (!g_stop && session_step(s, t)) {
-        if (write_steps(st, run, &t, 1, ro->progress, e)) goto out;
+        if (write_steps(st, run, &t, 1, ro->progress, &pending, e)) goto out;
         trace_clear(t);
     }
     if (store_flush(st, e)) goto out;
-    if (ro->progress) fprintf(stderr, "committed pos %d\n", s->n_fed - 1);
+    if (ro->progress && pending >= 0) fprintf(stderr, "committed pos %d\n", pending);
     rc = 0;
 out:
     for (int i = 0; pre && i < n; i++) trace_free(pre[i]);
@@ -81,7 +84,7 @@ static int run_record(RunOpts *o, const RecordOpts *ro, Err *e) {
     Store *st = store_open(ro->db, STORE_WRITE, 5000, e);
     if (!st) return -1;
     store_set_commit_every(st, (int)ro->commit_every);
-    if (store_set_limit(st, ro->max_mb * 1024 * 1024, e)) goto out_store;
+    if (store_set_limit(st, (int64_t)(ro->max_mb * 1024 * 1024), e)) goto out_store;
     if (app_load(o, &L, 1, e) != 0) goto out_unload;
     if (session_init(&s, &L.model, &L.tok, &o->attn, o->steps, o->temperature, o->topp, o->seed, (int)ro->threads, e))
         goto out_unload;
@@ -111,7 +114,7 @@ out_store:
 int cmd_record(int argc, char **argv) {
     RunOpts o;
     runopts_defaults(&o);
-    RecordOpts ro = {NULL, 1, 0, pool_default_threads(), 0};
+    RecordOpts ro = {NULL, 1, pool_default_threads(), 0, 0};
     Args a = {argc, argv, 1, "record"};
     Err e;
     while (a.i < argc) {
@@ -124,8 +127,11 @@ int cmd_record(int argc, char **argv) {
         const char *v = NULL;
         if (!strcmp(f, "--progress")) { ro.progress = 1; continue; }
         if (!strcmp(f, "--db")) { if (!(ro.db = args_value(&a, &e))) return args_fail(&e); continue; }
+        if (!strcmp(f, "--max-db-mb")) {
+            if (!(v = args_value(&a, &e)) || args_float(f, v, 0.01, 1e9, &ro.max_mb, &e)) return args_fail(&e);
+            continue;
+        }
         long *target = !strcmp(f, "--commit-every") ? &ro.commit_every
-                       : !strcmp(f, "--max-db-mb")  ? &ro.max_mb
                        : !strcmp(f, "--threads")    ? &ro.threads
                                                     : NULL;
         if (!target) {

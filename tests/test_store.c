@@ -306,7 +306,8 @@ static void expect_open_error(const char *db, StoreMode mode, const char *want) 
 
 TEST(store_rejects_bad_files) {
     const char *txt = test_tmp("notdb.db");
-    test_write_file(txt, "hello, I am text and not a database at all, sorry\n", 52);
+    const char *text = "hello, I am text and not a database at all, sorry\n";
+    test_write_file(txt, text, (long)strlen(text));
     expect_open_error(txt, STORE_READ, "not an SQLite database");
     expect_open_error(txt, STORE_WRITE, "not an SQLite database");
     expect_open_error(test_tmp("missing.db"), STORE_READ, "No such file");

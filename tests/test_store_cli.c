@@ -1,0 +1,353 @@
+/* test_store_cli.c — the database commands as users run them: kill -9 at
+ * random moments, a reader beside a recording writer, read-only query,
+ * bad files, --help, and the contracts of their outputs. */
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/store.h"
+#include "test.h"
+
+static const char *bin(void) {
+    const char *b = getenv("AHASCOPE_BIN");
+    return b ? b : "./ahascope";
+}
+
+static char *run(const char *fmt, int *status, ...) __attribute__((format(printf, 1, 3)));
+static char *run(const char *fmt, int *status, ...) {
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, status);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    return test_run(cmd, status);
+}
+
+/* A random-weight model big enough that a 1024-step run lasts a while,
+ * with the stories260K tokenizer (vocab 512). Made once per test run. */
+static const char *long_model(void) {
+    static char path[1100];
+    if (path[0]) return path;
+    snprintf(path, sizeof path, "%s", test_tmp("long.bin"));
+    int st;
+    free(run("%s bench --dims 192,512,4,4,4,512,1024 --save %s", &st, bin(), path));
+    CHECK_INT(st, 0);
+    return path;
+}
+
+static void remove_db(const char *db) {
+    char p[1100];
+    unlink(db);
+    snprintf(p, sizeof p, "%s-wal", db), unlink(p);
+    snprintf(p, sizeof p, "%s-shm", db), unlink(p);
+}
+
+/* Start `ahascope record` into db in the background, stderr to errpath. */
+static pid_t spawn_recorder(const char *db, const char *errpath, int steps) {
+    char steps_s[16];
+    snprintf(steps_s, sizeof steps_s, "%d", steps);
+    const char *model = long_model(); /* made by the parent, once */
+    char tok[1024];
+    snprintf(tok, sizeof tok, "%s", test_shared("models/stories260K/tok512.bin"));
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 2);
+        int nul = open("/dev/null", O_WRONLY);
+        dup2(nul, 1);
+        execl(bin(), bin(), "record", "--db", db, "--model", model, "--tokenizer", tok, "--prompt", "Once upon a time", "--steps", steps_s,
+              "--profile", "--threads", "1", "--progress", "--seed", "3", (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Last "committed pos P" the recorder printed before it died (-1: none). */
+static int last_committed(const char *errpath) {
+    char *s = test_read_file(errpath, NULL);
+    int last = -1;
+    for (char *p = s; p && (p = strstr(p, "committed pos ")); p += 14) last = atoi(p + 14);
+    free(s);
+    return last;
+}
+
+static long long scalar(sqlite3 *h, const char *sql, int64_t run_id) {
+    sqlite3_stmt *st;
+    long long v = -1;
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK) return -2;
+    sqlite3_bind_int64(st, 1, run_id);
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_type(st, 0) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static int integrity_ok(const char *db) {
+    sqlite3 *h;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return 0;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    int ok = rc == SQLITE_ROW && !strcmp((const char *)sqlite3_column_text(st, 0), "ok");
+    if (!ok) fprintf(stderr, "integrity_check: %s\n", rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0)
+                                                                        : sqlite3_errmsg(h));
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return ok;
+}
+
+TEST(store_cli_kill9_twenty_times) {
+    SKIP_UNLESS_SHARED();
+    char db[1024], err[1024]; /* test_tmp's buffers rotate; the loop outlives them */
+    snprintf(db, sizeof db, "%s", test_tmp("kill.db"));
+    snprintf(err, sizeof err, "%s", test_tmp("kill.err"));
+    remove_db(db);
+    srand((unsigned)time(NULL));
+    int mid_run = 0;
+    int64_t prev_run = 0;
+    for (int k = 1; k <= 20; k++) {
+        pid_t pid = spawn_recorder(db, err, 1024);
+        /* Random moments within the run, measured from its first commit so a
+         * slow start (the sanitizer build) does not push the kill before it;
+         * a few kills land before the first commit on purpose. */
+        for (int w = 0; k % 5 != 0 && w < 2500 && last_committed(err) < 0; w++) usleep(2000);
+        usleep(rand() % 500000);
+        kill(pid, SIGKILL);
+        int status;
+        waitpid(pid, &status, 0);
+        int last = last_committed(err);
+        CHECK_MSG(integrity_ok(db), "kill %d: integrity_check failed", k);
+        sqlite3 *h;
+        sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL);
+        int64_t run_id = scalar(h, "SELECT MAX(run_id) FROM runs", 0);
+        if (run_id <= prev_run) { /* killed before the run row was written: nothing to check */
+            sqlite3_close(h);
+            continue;
+        }
+        prev_run = run_id;
+        long long n = scalar(h, "SELECT COUNT(*) FROM tokens WHERE run_id=?1", run_id);
+        long long partial = scalar(h, "SELECT COUNT(*) FROM tokens t WHERE run_id=?1 AND (SELECT COUNT(*) FROM decisions d"
+                                      " WHERE d.run_id=t.run_id AND d.pos=t.pos) <> 16", run_id);
+        long long gaps = scalar(h, "SELECT COUNT(*) - (MAX(pos) + 1) FROM tokens WHERE run_id=?1", run_id);
+        sqlite3_close(h);
+        CHECK_MSG(n >= last + 1, "kill %d: committed up to %d but %lld rows", k, last, n);
+        CHECK_MSG(partial == 0, "kill %d: %lld positions with a partial set of heads", k, partial);
+        CHECK_MSG(n == 0 || gaps == 0, "kill %d: positions missing", k);
+        Err e;
+        Store *s = store_open(db, STORE_READ, 1000, &e);
+        CHECK_MSG(s != NULL, "kill %d: %s", k, e.msg);
+        StoreRunInfo r;
+        if (s && store_run_info(s, run_id, &r, &e) == 0) {
+            int done = !strcmp(r.status, "done");
+            mid_run += !done;
+            CHECK_MSG(done || !strcmp(r.status, "interrupted"), "kill %d: status %s", k, r.status);
+            CHECK_MSG(!done || n == 1024, "kill %d: done with %lld positions", k, n);
+            store_run_info_free(&r);
+        }
+        store_close(s, NULL);
+    }
+    CHECK_MSG(mid_run >= 12, "only %d of 20 kills landed mid-run", mid_run);
+    /* The next writer marks every killed run interrupted in the row itself. */
+    int st;
+    char *out = run("%s runs --db %s --csv", &st, bin(), db);
+    CHECK(st == 0 && !strstr(out, "running"));
+    free(out);
+    Err e;
+    Store *s = store_open(db, STORE_WRITE, 1000, &e);
+    store_close(s, NULL);
+    sqlite3 *h;
+    sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL);
+    CHECK_INT(scalar(h, "SELECT COUNT(*) FROM runs WHERE status='running'", 0), 0);
+    sqlite3_close(h);
+}
+
+TEST(store_cli_reader_beside_writer) {
+    SKIP_UNLESS_SHARED();
+    char db[1024], err[1024];
+    snprintf(db, sizeof db, "%s", test_tmp("conc.db"));
+    snprintf(err, sizeof err, "%s", test_tmp("conc.err"));
+    remove_db(db);
+    pid_t pid = spawn_recorder(db, err, 1024);
+    int queries = 0, failures = 0, status = 0;
+    char last_err[600] = "";
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+        Err e;
+        Store *s = store_open(db, STORE_READ, 2000, &e);
+        if (!s) { /* the writer has not created the schema yet */
+            if (!strstr(e.msg, "No such file") && !strstr(e.msg, "empty database")) failures++, snprintf(last_err, sizeof last_err, "%s", e.msg);
+            continue;
+        }
+        FILE *f = fopen("/dev/null", "w");
+        if (store_query(s, "SELECT COUNT(*) FROM decisions; SELECT * FROM layer_rates; SELECT * FROM token_share"
+                           " ORDER BY pos DESC LIMIT 3", STORE_FMT_CSV, f, &e))
+            failures++, snprintf(last_err, sizeof last_err, "%s", e.msg);
+        fclose(f);
+        store_close(s, NULL);
+        queries++;
+    }
+    CHECK_INT(WEXITSTATUS(status), 0);
+    CHECK_MSG(failures == 0, "%d of %d queries failed: %s", failures, queries, last_err);
+    CHECK_MSG(queries >= 5, "only %d queries ran", queries);
+}
+
+TEST(store_cli_record_runs_query_export) {
+    SKIP_UNLESS_SHARED();
+    const char *db = test_tmp("cli.db");
+    remove_db(db);
+    const char *m = test_shared("models/stories260K/stories260K.bin");
+    int st;
+    char *out = run("%s record --db %s --model %s --prompt 'Once upon a time' --steps 40 --profile --seed 1 "
+                    "--policy qada --window 8", &st, bin(), db, m);
+    CHECK_MSG(st == 0 && !strcmp(out, "1\n"), "record printed: %s", out);
+    free(out);
+    out = run("%s record --db %s --model %s --prompt 'Once upon a time' --steps 40 --profile --seed 1 --window 8 "
+              "--commit-every 7", &st, bin(), db, m);
+    CHECK_MSG(st == 0 && !strcmp(out, "2\n"), "record printed: %s", out);
+    free(out);
+    out = run("%s runs --db %s", &st, bin(), db);
+    CHECK_MSG(st == 0 && strstr(out, "run_id") && strstr(out, "qada") && strstr(out, "done"), "%s", out);
+    int lines = 0;
+    for (char *p = out; *p; p++) lines += *p == '\n';
+    CHECK_INT(lines, 4); /* header, rule, two runs */
+    free(out);
+    out = run("%s query --db %s 'SELECT run_id, n_tokens, status FROM runs' --csv", &st, bin(), db);
+    CHECK_MSG(st == 0 && !strcmp(out, "run_id,n_tokens,status\r\n1,40,done\r\n2,40,done\r\n"), "%s", out);
+    free(out);
+    out = run("%s query --db %s --json 'SELECT COUNT(*) AS n FROM decisions WHERE run_id=1'", &st, bin(), db);
+    CHECK_MSG(st == 0 && !strcmp(out, "[{\"n\":1600}]\n"), "%s", out);
+    free(out);
+    out = run("%s export --db %s --run 1 --json --out %s", &st, bin(), db, test_tmp("run1.json"));
+    CHECK(st == 0);
+    free(out);
+    char *json = test_read_file(test_tmp("run1.json"), NULL);
+    cJSON *j = cJSON_Parse(json);
+    CHECK(j && cJSON_GetArraySize(cJSON_GetObjectItem(j, "decisions")) == 1600);
+    CHECK(j && !strcmp(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "run"), "policy")->valuestring, "qada"));
+    cJSON_Delete(j);
+    free(json);
+    out = run("%s export --db %s --run 2 --csv", &st, bin(), db);
+    CHECK(st == 0 && strncmp(out, "run_id,pos,token_id,piece", 25) == 0);
+    free(out);
+    out = run("%s compare --db %s --run 1", &st, bin(), db);
+    CHECK_MSG(st == 0 && strstr(out, "qada per head") && strstr(out, "precision"), "%s", out);
+    free(out);
+    out = run("%s compare --db %s --run 1 --run 2", &st, bin(), db);
+    CHECK_MSG(st == 0 && strstr(out, "tokens:") && strstr(out, "differ"), "%s", out);
+    free(out);
+    out = run("%s merge --out %s %s %s", &st, bin(), test_tmp("merged.db"), db, db);
+    CHECK_MSG(st == 0 && strstr(out, "as 3..4"), "%s", out);
+    free(out);
+}
+
+/* A command must fail with exit 1 and one line naming the problem. */
+static void expect_fail(const char *args, const char *want) {
+    int st;
+    char *out = run("%s %s", &st, bin(), args);
+    int nl = 0;
+    for (char *p = out; *p; p++) nl += *p == '\n';
+    CHECK_MSG(st == 1 && nl == 1 && strstr(out, want), "'%s' -> status %d: %s (want %s)", args, st, out, want);
+    free(out);
+}
+
+TEST(store_cli_bad_files_and_flags) {
+    char args[2048];
+    const char *txt = test_tmp("text.db");
+    const char *text = "just some text, definitely no database header here....\n";
+    test_write_file(txt, text, (long)strlen(text));
+    const char *cmds[] = {"runs --db %s", "query --db %s 'SELECT 1'", "export --db %s --run 1 --json",
+                          "compare --db %s --run 1"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(args, sizeof args, cmds[i], txt);
+        expect_fail(args, "not an SQLite database");
+        snprintf(args, sizeof args, cmds[i], test_tmp("absent.db"));
+        expect_fail(args, "No such file");
+    }
+    const char *db = test_tmp("newer_cli.db");
+    remove_db(db);
+    sqlite3 *h;
+    sqlite3_open(db, &h);
+    sqlite3_exec(h, "PRAGMA application_id=1095254355; PRAGMA user_version=7; CREATE TABLE runs(x);", NULL, NULL, NULL);
+    sqlite3_close(h);
+    snprintf(args, sizeof args, "runs --db %s", db);
+    expect_fail(args, "newer");
+    snprintf(args, sizeof args, "record --db %s --prompt x", db);
+    expect_fail(args, "newer");
+    snprintf(args, sizeof args, "merge --out %s %s", test_tmp("m2.db"), db);
+    expect_fail(args, "newer");
+    expect_fail("query --db x.db", "no SQL given");
+    expect_fail("export --db x.db --run 1", "--json or --csv");
+    expect_fail("export --db x.db --json", "--run");
+    expect_fail("compare --db x.db", "--run");
+    expect_fail("compare --db x.db --run 0", "--run");
+    expect_fail("runs --db x.db --bogus", "unknown flag");
+    expect_fail("record --prompt x", "--db FILE is required");
+    expect_fail("record --db x.db --commit-every 0", "--commit-every");
+    expect_fail("merge x.db", "--out");
+    expect_fail("merge --out x.db", "no input");
+    const char *names[] = {"record", "runs", "query", "export", "compare", "merge"};
+    for (int i = 0; i < 6; i++) {
+        int st;
+        char *out = run("%s %s --help", &st, bin(), names[i]);
+        CHECK_MSG(st == 0 && strstr(out, "usage: ahascope"), "%s --help: %s", names[i], out);
+        free(out);
+    }
+}
+
+TEST(store_cli_query_is_read_only) {
+    SKIP_UNLESS_SHARED();
+    const char *db = test_tmp("ro_cli.db");
+    remove_db(db);
+    int st;
+    free(run("%s record --db %s --model %s --prompt 'Once' --steps 10 --seed 1", &st, bin(), db,
+             test_shared("models/stories260K/stories260K.bin")));
+    CHECK_INT(st, 0);
+    char sum_before[65], sum_after[65];
+    Err e;
+    store_sha256_file(db, sum_before, &e);
+    const char *bad[] = {"INSERT INTO tokens VALUES(1,99,1,\"x\",0,0,0,0)", "UPDATE runs SET status=\"failed\"",
+                         "DELETE FROM runs", "DROP TABLE decisions", "CREATE TABLE x(y)",
+                         "ATTACH DATABASE \"/tmp/ahascope_attack.db\" AS a", "PRAGMA writable_schema=1",
+                         "SELECT load_extension(\"libm.so.6\")"};
+    for (int i = 0; i < 8; i++) {
+        char *out = run("%s query --db %s '%s'", &st, bin(), db, bad[i]);
+        CHECK_MSG(st == 1 && strstr(out, "ahascope: query:"), "%s -> %d %s", bad[i], st, out);
+        free(out);
+    }
+    store_sha256_file(db, sum_after, &e);
+    CHECK(!strcmp(sum_before, sum_after));
+    CHECK(access("/tmp/ahascope_attack.db", F_OK) != 0);
+}
+
+TEST(store_cli_disk_full) {
+    SKIP_UNLESS_SHARED();
+    char db[1024], err[1024];
+    snprintf(db, sizeof db, "%s", test_tmp("full_cli.db"));
+    snprintf(err, sizeof err, "%s", test_tmp("full_cli.err"));
+    remove_db(db);
+    int st;
+    char *out = run("%s record --db %s --model %s --tokenizer %s --prompt 'Once' --steps 1024 --profile --max-db-mb 0.3 "
+                    "--progress --threads 1 2>%s", &st, bin(), db, long_model(),
+                    test_shared("models/stories260K/tok512.bin"), err);
+    CHECK_INT(st, 1);
+    free(out);
+    char *msg = test_read_file(err, NULL);
+    CHECK_MSG(msg && strstr(msg, "disk full") && strstr(msg, "full_cli.db"), "%s", msg ? msg : "");
+    free(msg);
+    int last = last_committed(err);
+    CHECK(last > 10);
+    CHECK(integrity_ok(db));
+    out = run("%s query --db %s 'SELECT COUNT(*) FROM tokens' --csv", &st, bin(), db);
+    char want[64];
+    snprintf(want, sizeof want, "COUNT(*)\r\n%d\r\n", last + 1);
+    CHECK_MSG(st == 0 && !strcmp(out, want), "%s vs %s", out, want);
+    free(out);
+    out = run("%s runs --db %s --csv", &st, bin(), db);
+    CHECK_MSG(st == 0 && (strstr(out, "failed") || strstr(out, "interrupted")), "%s", out);
+    free(out);
+}
