@@ -132,10 +132,14 @@ static int has_object(sqlite3 *db, const char *type, const char *name) {
     return found;
 }
 
-/* Create the schema in one transaction so a crash leaves none or all of it. */
+/* Create the schema in one transaction so a crash leaves none or all of
+ * it. Another writer may have created it since we looked: then leave it. */
 static int schema_create(sqlite3 *db, const char *path, Err *e) {
     char sql[64];
+    int app = 0;
     int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = pragma_int(db, "PRAGMA application_id", &app);
+    if (rc == SQLITE_OK && app == STORE_APPLICATION_ID) return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) ? -1 : 1;
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, STORE_SCHEMA_SQL, NULL, NULL, NULL);
     snprintf(sql, sizeof sql, "PRAGMA application_id=%d", STORE_APPLICATION_ID);
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
@@ -150,19 +154,30 @@ static int schema_create(sqlite3 *db, const char *path, Err *e) {
     return 0;
 }
 
+/* Header fields and table count, read in one snapshot: a writer creating
+ * the schema between two reads would otherwise look like foreign tables. */
+static int read_identity(sqlite3 *db, int *app, int *ver, int *n_tables, char *first, size_t cap) {
+    int rc = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = pragma_int(db, "PRAGMA application_id", app);
+    if (rc == SQLITE_OK) rc = pragma_int(db, "PRAGMA user_version", ver);
+    if (rc == SQLITE_OK) rc = count_objects(db, n_tables, first, cap);
+    if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, rc == SQLITE_OK ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
 int store_schema_check(sqlite3 *db, const char *path, int create, Err *e) {
     int app = 0, ver = 0, n_tables = 0;
     char first[128];
-    int rc = pragma_int(db, "PRAGMA application_id", &app);
-    if (rc == SQLITE_OK) rc = pragma_int(db, "PRAGMA user_version", &ver);
-    if (rc == SQLITE_OK) rc = count_objects(db, &n_tables, first, sizeof first);
-    if (rc != SQLITE_OK) return store_sql_err(db, path, "cannot read the database", e);
+    if (read_identity(db, &app, &ver, &n_tables, first, sizeof first) != SQLITE_OK)
+        return store_sql_err(db, path, "cannot read the database", e);
     if (app != STORE_APPLICATION_ID) {
         if (n_tables > 0 || app != 0 || ver != 0)
             return err_set(e, "%s: not an ahascope database (it holds foreign tables such as '%s')", path,
                            n_tables ? first : "?");
         if (!create) return err_set(e, "%s: empty database: nothing has been recorded in it", path);
-        return schema_create(db, path, e);
+        int rc = schema_create(db, path, e);
+        if (rc <= 0) return rc;
+        return store_schema_check(db, path, 0, e);
     }
     if (ver > STORE_SCHEMA_VERSION)
         return err_set(e, "%s: schema version %d is newer than this ahascope understands (%d); upgrade ahascope", path,
