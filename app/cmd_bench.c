@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "app/args.h"
+#include "app/bench.h"
 #include "app/commands.h"
 #include "engine/forward.h"
 #include "engine/kernels.h"
@@ -21,13 +22,6 @@
 #include "engine/routers.h"
 #include "views/screen.h"
 
-typedef struct {
-    const char *model, *shape, *dims, *save;
-    int prompt_len, decode, runs, json, threads;
-    int context, compare_full, tui;
-    const char *routers;
-    AttnConfig attn;
-} BenchOpts;
 
 static void bench_help(void) {
     puts("usage: ahascope bench [--model PATH | --shape 260K|15M|110M | --dims d,hidden,layers,heads,kv_heads,vocab,seq_len]\n"
@@ -41,6 +35,9 @@ static void bench_help(void) {
          "Context mode (--context N): median time of one decode step at position N (KV cache filled with\n"
          "random keys/values) under a policy: step_ms, keys_read_frac, and with --compare-full the\n"
          "speedup over the full-attention step measured in the same run.\n"
+         "--record [--db FILE]: decision rows/s the store writes into a file database (one transaction\n"
+         "per step, and batched), and the cost of recording a --profile run over the same run unrecorded\n"
+         "(--prompt-len, default 32 here, then --decode tokens, default 224; medians of --runs pairs).\n"
          "--tui: median time of a full TUI frame (200x60, 16x16 heads, 200 tokens) rendered off-screen.\n"
          "--json prints one JSON object.");
 }
@@ -50,7 +47,7 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static double median(double *v, int n) {
+double bench_median(double *v, int n) {
     qsort(v, n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
@@ -141,9 +138,9 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
         pre[r] = plen / (t1 - t0);
         dtk[r] = dec / (t3 - t2);
     }
-    out->prefill_tok_s = median(pre, R);
-    out->decode_tok_s = median(dtk, R);
-    out->bandwidth_gbs = median(bw, 3 * R);
+    out->prefill_tok_s = bench_median(pre, R);
+    out->decode_tok_s = bench_median(dtk, R);
+    out->bandwidth_gbs = bench_median(bw, 3 * R);
     out->weight_bytes = model_decode_bytes(c);
     /* full attention reads every cached key and value: average over the decoded positions */
     out->kv_bytes = (size_t)c->n_layers * 2 * c->kv_dim * sizeof(float) * (size_t)(plen + (dec + 1) / 2);
@@ -176,7 +173,7 @@ static double time_step_at(const Model *m, RunState *s, const AttnConfig *a, int
     for (int i = 0; i < trace_cells(tr); i++) { keys += tr->keys_read[i]; g += tr->gate[i] == 1; }
     if (keys_frac) *keys_frac = (double)keys / ((double)trace_cells(tr) * (N + 1));
     if (global) *global = (double)g / trace_cells(tr);
-    double med = median(t, runs);
+    double med = bench_median(t, runs);
     free(t);
     trace_free(tr);
     return med;
@@ -218,7 +215,7 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
     Args a = {argc, argv, 1, "bench"};
     RunOpts ro;
     runopts_defaults(&ro);
-    *b = (BenchOpts){.shape = "110M", .prompt_len = 512, .decode = 64, .runs = 5, .threads = pool_default_threads()};
+    *b = (BenchOpts){.shape = "110M", .runs = 5, .threads = pool_default_threads()};
     while (a.i < argc) {
         const char *f = argv[a.i];
         int r = runopts_parse(&ro, &a, e); /* --model and the policy flags */
@@ -240,8 +237,12 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
         else if (!strcmp(f, "--json")) b->json = 1;
         else if (!strcmp(f, "--compare-full")) b->compare_full = 1;
         else if (!strcmp(f, "--tui")) b->tui = 1;
+        else if (!strcmp(f, "--record")) b->record = 1;
+        else if (!strcmp(f, "--db")) { if (!(b->db = args_value(&a, e))) return -1; }
         else return err_set(e, "bench: unknown flag '%s' (see ahascope bench --help)", f);
     }
+    if (!b->prompt_len) b->prompt_len = b->record ? 32 : 512;
+    if (!b->decode) b->decode = b->record ? 224 : 64;
     b->model = ro.model;
     b->routers = ro.routers;
     b->attn = ro.attn;
@@ -317,7 +318,9 @@ int cmd_bench(int argc, char **argv) {
         if (router_open(&rt, b.routers, m.c.n_layers, m.c.n_heads, m.c.dim, &e) != 0) { model_free(&m); return args_fail(&e); }
         b.attn.routers = rt.w;
     }
-    if (b.context > 0) {
+    if (b.record) {
+        if (bench_record(&m, &b, &e) != 0) rc = args_fail(&e);
+    } else if (b.context > 0) {
         ContextResult r = {0};
         if (bench_context(&m, &b, &r, &e) == 0) print_context(&b, &r); else rc = args_fail(&e);
     } else {

@@ -15,6 +15,7 @@ struct Store {
     int64_t pending_run; /* run those steps belong to */
     int pending_n_tokens; /* n_tokens to record at the next commit */
     sqlite3_stmt *ins_token, *ins_decision, *upd_tokens;
+    int rows_per_insert; /* heads per decisions INSERT (the shape it was prepared for) */
 };
 
 extern const char *const STORE_SCHEMA_SQL;
