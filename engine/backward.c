@@ -1,0 +1,194 @@
+/* backward.c — the layer primitives of training (all but attention). */
+#include "backward.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+void embed_forward(float *x, const int *tokens, const float *emb, int N, int C) {
+    for (int n = 0; n < N; n++) memcpy(x + (size_t)n * C, emb + (size_t)tokens[n] * C, (size_t)C * sizeof(float));
+}
+
+void embed_backward(float *demb, const float *dx, const int *tokens, int N, int C) {
+    if (!demb) return;
+    for (int n = 0; n < N; n++) {
+        float *row = demb + (size_t)tokens[n] * C;
+        const float *g = dx + (size_t)n * C;
+        for (int i = 0; i < C; i++) row[i] += g[i];
+    }
+}
+
+void matmul_forward(float *out, const float *in, const float *w, int N, int n_in, int n_out) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, n_out, n_in, 1.0f, in, n_in, w, n_in, 0.0f, out, n_out);
+}
+
+void matmul_backward(float *din, float *dw, const float *dout, const float *in, const float *w, int N, int n_in,
+                     int n_out) {
+    if (din)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, n_in, n_out, 1.0f, dout, n_out, w, n_in, 1.0f, din,
+                    n_in);
+    if (dw)
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_out, n_in, N, 1.0f, dout, n_out, in, n_in, 1.0f, dw,
+                    n_in);
+}
+
+void rmsnorm_forward(float *out, float *rstd, const float *x, const float *w, int N, int C) {
+    for (int n = 0; n < N; n++) {
+        const float *xr = x + (size_t)n * C;
+        float *o = out + (size_t)n * C;
+        float ss = 0;
+        for (int i = 0; i < C; i++) ss += xr[i] * xr[i];
+        ss = 1.0f / sqrtf(ss / C + 1e-5f);
+        for (int i = 0; i < C; i++) o[i] = w[i] * (ss * xr[i]);
+        rstd[n] = ss;
+    }
+}
+
+/* y_i = w_i·x_i·ρ with ρ = (mean x² + ε)^(−1/2), ∂ρ/∂x_j = −ρ³·x_j/C, so
+ * ∂L/∂x_j = ρ·w_j·dy_j − ρ³·x_j/C · Σ_i dy_i·w_i·x_i. */
+void rmsnorm_backward(float *dx, float *dw, const float *dout, const float *x, const float *rstd, const float *w,
+                      int N, int C) {
+    for (int n = 0; n < N; n++) {
+        const float *xr = x + (size_t)n * C, *dy = dout + (size_t)n * C;
+        float rho = rstd[n];
+        double dot = 0;
+        for (int i = 0; i < C; i++) dot += (double)dy[i] * w[i] * xr[i];
+        float k = (float)(dot * rho * rho * rho / C);
+        if (dx)
+            for (int i = 0; i < C; i++) dx[(size_t)n * C + i] += rho * w[i] * dy[i] - k * xr[i];
+        if (dw)
+            for (int i = 0; i < C; i++) dw[i] += dy[i] * xr[i] * rho;
+    }
+}
+
+void rope_table(float *cos_t, float *sin_t, int T, int head_size, float theta) {
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < head_size; i += 2) {
+            float freq = 1.0f / powf(theta, i / (float)head_size);
+            float val = t * freq;
+            cos_t[(size_t)t * head_size / 2 + i / 2] = cosf(val);
+            sin_t[(size_t)t * head_size / 2 + i / 2] = sinf(val);
+        }
+}
+
+/* dir = +1 rotates by the position's angle, −1 by its negative (the
+ * transpose, which is what the backward needs). */
+static void rope_rotate(float *x, const float *cos_t, const float *sin_t, int B, int T, int width, int head_size,
+                        float dir) {
+    for (int n = 0; n < B * T; n++) {
+        int t = n % T;
+        const float *cs = cos_t + (size_t)t * head_size / 2, *sn = sin_t + (size_t)t * head_size / 2;
+        float *row = x + (size_t)n * width;
+        for (int j = 0; j < width; j += 2) {
+            float c = cs[(j % head_size) / 2], s = dir * sn[(j % head_size) / 2], a = row[j], b = row[j + 1];
+            row[j] = a * c - b * s;
+            row[j + 1] = a * s + b * c;
+        }
+    }
+}
+
+void rope_forward(float *x, const float *cos_t, const float *sin_t, int B, int T, int width, int head_size) {
+    rope_rotate(x, cos_t, sin_t, B, T, width, head_size, 1.0f);
+}
+
+void rope_backward(float *dx, const float *cos_t, const float *sin_t, int B, int T, int width, int head_size) {
+    rope_rotate(dx, cos_t, sin_t, B, T, width, head_size, -1.0f);
+}
+
+void swiglu_forward(float *out, const float *h1, const float *h3, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        float v = h1[i];
+        out[i] = v * (1.0f / (1.0f + expf(-v))) * h3[i];
+    }
+}
+
+/* silu(v) = v·σ(v), silu'(v) = σ(v)·(1 + v·(1 − σ(v))). */
+void swiglu_backward(float *dh1, float *dh3, const float *dout, const float *h1, const float *h3, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        float v = h1[i], sg = 1.0f / (1.0f + expf(-v));
+        if (dh1) dh1[i] += dout[i] * h3[i] * sg * (1.0f + v * (1.0f - sg));
+        if (dh3) dh3[i] += dout[i] * v * sg;
+    }
+}
+
+void residual_forward(float *out, const float *a, const float *b, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+}
+
+void residual_backward(float *da, float *db, const float *dout, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (da) da[i] += dout[i];
+        if (db) db[i] += dout[i];
+    }
+}
+
+long router_forward(float *r, uint8_t *gate, const float *xn, const float *wr, float tau, int N, int C, int H) {
+    matmul_forward(r, xn, wr, N, C, H);
+    long global = 0;
+    for (size_t i = 0; i < (size_t)N * H; i++) {
+        r[i] = 1.0f / (1.0f + expf(-r[i])); /* as the inference forward scores a head */
+        gate[i] = r[i] > tau;
+        global += gate[i];
+    }
+    return global;
+}
+
+/* H is a handful of heads: plain loops beat two skinny GEMMs and need no
+ * buffer for the logit gradients. */
+void router_backward(float *dxn, float *dwr, const float *dr, const float *r, const float *xn, const float *wr, int N,
+                     int C, int H) {
+    for (int n = 0; n < N; n++) {
+        const float *x = xn + (size_t)n * C;
+        for (int h = 0; h < H; h++) {
+            float rv = r[(size_t)n * H + h], dl = dr[(size_t)n * H + h] * rv * (1.0f - rv);
+            const float *wh = wr + (size_t)h * C;
+            if (dxn)
+                for (int i = 0; i < C; i++) dxn[(size_t)n * C + i] += dl * wh[i];
+            if (dwr)
+                for (int i = 0; i < C; i++) dwr[(size_t)h * C + i] += dl * x[i];
+        }
+    }
+}
+
+/* Softmax of one row in double; returns log Σ exp(logits) (for the losses). */
+static double softmax_row(float *probs, const float *logits, int V) {
+    float m = logits[0];
+    for (int i = 1; i < V; i++) if (logits[i] > m) m = logits[i];
+    double z = 0;
+    for (int i = 0; i < V; i++) z += exp((double)logits[i] - m);
+    for (int i = 0; i < V; i++) probs[i] = (float)(exp((double)logits[i] - m) / z);
+    return m + log(z);
+}
+
+double crossentropy_forward(float *probs, const float *logits, const int *targets, int N, int V) {
+    double sum = 0;
+    for (int n = 0; n < N; n++) {
+        double lse = softmax_row(probs + (size_t)n * V, logits + (size_t)n * V, V);
+        sum += lse - logits[(size_t)n * V + targets[n]];
+    }
+    return sum / N;
+}
+
+void crossentropy_backward(float *dlogits, const float *probs, const int *targets, int N, int V, float scale) {
+    for (int n = 0; n < N; n++) {
+        float *d = dlogits + (size_t)n * V;
+        const float *p = probs + (size_t)n * V;
+        for (int i = 0; i < V; i++) d[i] += scale * p[i];
+        d[targets[n]] -= scale;
+    }
+}
+
+double kl_forward(float *probs, const float *logits, const float *p, int N, int V) {
+    double sum = 0;
+    for (int n = 0; n < N; n++) {
+        const float *l = logits + (size_t)n * V, *pr = p + (size_t)n * V;
+        double lse = softmax_row(probs + (size_t)n * V, l, V);
+        for (int i = 0; i < V; i++)
+            if (pr[i] > 0) sum += pr[i] * (log((double)pr[i]) - ((double)l[i] - lse)); /* 0·log 0 = 0 */
+    }
+    return sum / N;
+}
+
+void kl_backward(float *dlogits, const float *probs, const float *p, int N, int V, float scale) {
+    for (size_t i = 0; i < (size_t)N * V; i++) dlogits[i] += scale * (probs[i] - p[i]);
+}

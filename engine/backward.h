@@ -1,0 +1,198 @@
+/* backward.h — training forward and backward passes (llm.c style) for the
+ * llama2.c architecture with AHA routers (DESIGN.md §1.1).
+ *
+ * Two levels:
+ *   - layer primitives, each a *_forward / *_backward pair over explicit
+ *     shapes: N = B·T rows of f32 activations, row-major, matrices
+ *     W[out][in] as in the checkpoint;
+ *   - the whole model: TrainState keeps every activation of a B×T batch,
+ *     train_forward computes the loss, train_backward the gradients of the
+ *     routers and, optionally, of every weight tensor.
+ *
+ * Conventions of the primitives: every *_backward ADDS into the d* buffers
+ * it is given (callers zero them first), and a NULL d* buffer is skipped —
+ * that is how the base-model weight gradients are left out when only the
+ * routers train. The two RoPE functions are the exception: they work in
+ * place. Single-threaded (BLAS may thread the matmuls).
+ *
+ * AHA attention computes both branches for every (b, t, head) and selects
+ * one with the hard gate g. Its backward follows the straight-through
+ * estimator g̃ = g + r − stopgrad(r): the executed branch gets ∂L/∂o, and
+ * ∂L/∂r = ⟨∂L/∂o, o_all − o_here⟩ whatever g was.
+ */
+#ifndef AHASCOPE_BACKWARD_H
+#define AHASCOPE_BACKWARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "model.h"
+
+/* ---- layer primitives ---------------------------------------------------- */
+
+/* x[N][C] = emb[tokens[n]] (token embedding lookup). */
+void embed_forward(float *x, const int *tokens, const float *emb, int N, int C);
+/* demb[tokens[n]] += dx[n]. */
+void embed_backward(float *demb, const float *dx, const int *tokens, int N, int C);
+
+/* out[N][n_out] = in[N][n_in] · w[n_out][n_in]ᵀ. */
+void matmul_forward(float *out, const float *in, const float *w, int N, int n_in, int n_out);
+/* din[N][n_in] += dout · w; dw[n_out][n_in] += doutᵀ · in. */
+void matmul_backward(float *din, float *dw, const float *dout, const float *in, const float *w, int N, int n_in,
+                     int n_out);
+
+/* out[N][C] = x · rstd · w with rstd[N] = 1/√(mean(x²) + 1e-5), the same
+ * float arithmetic as the inference kernel; rstd is kept for the backward. */
+void rmsnorm_forward(float *out, float *rstd, const float *x, const float *w, int N, int C);
+/* dx[N][C] += ∂/∂x, dw[C] += ∂/∂w of the rmsnorm whose forward saw x, rstd. */
+void rmsnorm_backward(float *dx, float *dw, const float *dout, const float *x, const float *rstd, const float *w,
+                      int N, int C);
+
+/* RoPE tables cos/sin[T][head_size/2] for positions 0..T-1, computed as the
+ * inference forward (engine/forward.c) computes them. */
+void rope_table(float *cos_t, float *sin_t, int T, int head_size, float theta);
+/* Rotate x[B·T][width] in place, row b·T+t at position t: adjacent pairs
+ * (x[2i], x[2i+1]) of each head_size-wide head, as llama2.c does. */
+void rope_forward(float *x, const float *cos_t, const float *sin_t, int B, int T, int width, int head_size);
+/* In place: dx holds ∂L/∂(rotated x) on entry and ∂L/∂x on return (the
+ * transpose rotation). */
+void rope_backward(float *dx, const float *cos_t, const float *sin_t, int B, int T, int width, int head_size);
+
+/* out[n] = silu(h1[n]) · h3[n] (SwiGLU, the inference kernel's arithmetic). */
+void swiglu_forward(float *out, const float *h1, const float *h3, size_t n);
+/* dh1 += dout · h3 · silu'(h1); dh3 += dout · silu(h1). */
+void swiglu_backward(float *dh1, float *dh3, const float *dout, const float *h1, const float *h3, size_t n);
+
+/* out[n] = a[n] + b[n] (out may alias a). */
+void residual_forward(float *out, const float *a, const float *b, size_t n);
+/* da += dout; db += dout. */
+void residual_backward(float *da, float *db, const float *dout, size_t n);
+
+/* Routers: r[N][H] = σ(xn[N][C] · wr[H][C]ᵀ), gate = 1[r > tau]. Returns
+ * the number of global gates. */
+long router_forward(float *r, uint8_t *gate, const float *xn, const float *wr, float tau, int N, int C, int H);
+/* Given dr[N][H] = ∂L/∂r: dxn += (dr·r(1−r)) · wr; dwr += (dr·r(1−r))ᵀ · xn. */
+void router_backward(float *dxn, float *dwr, const float *dr, const float *r, const float *xn, const float *wr, int N,
+                     int C, int H);
+
+/* Shape of one AHA attention call (window w ≥ 1 keys including the current
+ * one, plus the first `sinks` positions; engine/attn.c attn_local_set). */
+typedef struct {
+    int B, T;
+    int n_heads, n_kv_heads, head_size;
+    int window, sinks;
+} AttnDims;
+
+/* Inputs and saved outputs of AHA attention; D = n_heads·head_size,
+ * KV = n_kv_heads·head_size, query head h reads KV head h / (n_heads/n_kv_heads). */
+typedef struct {
+    const float *q;          /* [N][D] after RoPE */
+    const float *k, *v;      /* [N][KV], k after RoPE */
+    const uint8_t *gate;     /* [N][n_heads], 1 = global */
+    float *out;              /* [N][D] the executed branch */
+    float *o_all, *o_here;   /* [N][D] the global and the local branch */
+    float *lse_all, *lse_here; /* [N][n_heads] log-sum-exp of each branch's scores */
+} AttnActs;
+
+/* Causal attention, both branches for every (b, t, head), the executed one
+ * chosen by gate. scratch: T floats. */
+void attention_forward(const AttnDims *d, const AttnActs *a, float *scratch);
+/* STE backward: the executed branch's softmax gets dout (into dq, dk, dv);
+ * dgate[N][n_heads] += ⟨dout, o_all − o_here⟩, which is ∂L/∂r. */
+void attention_backward(const AttnDims *d, const AttnActs *a, const float *dout, float *dq, float *dk, float *dv,
+                        float *dgate, float *scratch);
+
+/* probs[N][V] = softmax(logits); returns mean over rows of −log probs[target]. */
+double crossentropy_forward(float *probs, const float *logits, const int *targets, int N, int V);
+/* dlogits += scale · (probs − onehot(target)); scale = ∂L/∂(mean loss) / N. */
+void crossentropy_backward(float *dlogits, const float *probs, const int *targets, int N, int V, float scale);
+
+/* probs = softmax(logits); returns the mean over rows of KL(p || probs) for
+ * target distributions p[N][V] (self-distillation). */
+double kl_forward(float *probs, const float *logits, const float *p, int N, int V);
+/* dlogits += scale · (probs − p) (rows of p sum to 1). */
+void kl_backward(float *dlogits, const float *probs, const float *p, int N, int V, float scale);
+
+/* ---- the whole model ------------------------------------------------------ */
+
+typedef enum {
+    TRAIN_CE, /* cross-entropy against targets[B][T] */
+    TRAIN_KL  /* KL(p_full || p_model) against target_probs[B][T][vocab] */
+} TrainObjective;
+
+typedef struct {
+    int window, sinks;
+    float tau;      /* global iff r > tau; tau < 0 makes every head global */
+    float lambda;   /* weight of mean(r) in the loss */
+    TrainObjective objective;
+} TrainConfig;
+
+/* Gradients of every weight tensor, laid out as Weights; when the
+ * classifier is shared, wcls == token_embedding (their gradients add). */
+typedef struct {
+    float *token_embedding, *rms_att, *wq, *wk, *wv, *wo, *rms_ffn, *w1, *w2, *w3, *rms_final, *wcls;
+    float *mem;    /* one block holding all of them */
+    size_t n;      /* floats in mem (model_n_params) */
+} Grads;
+
+/* Every activation of a B×T batch, layer-major: X[l] is X + l·N·width. */
+typedef struct {
+    Config c;
+    int B, T, N;            /* N = B·T rows */
+    TrainConfig tc;         /* settings of the last forward */
+    int *inputs, *targets;  /* [N] copies from the last forward */
+    const float *target_probs; /* [N][vocab], the caller's (KL), kept until the backward */
+    float *rope_cos, *rope_sin; /* [T][head_size/2] */
+    /* per layer */
+    float *res;             /* [L+1][N][dim] residual stream entering layer l; res[L] is the final one */
+    float *res_mid;         /* [L][N][dim] after the attention residual */
+    float *xn1, *rstd1;     /* [L][N][dim], [L][N] attention rmsnorm: feeds W_Q, W_K, W_V, routers */
+    float *q, *k, *v;       /* [L][N][dim], [L][N][kv_dim] ×2, after RoPE */
+    float *r;               /* [L][N][n_heads] router scores σ(xn1·w_r) */
+    uint8_t *gate;          /* [L][N][n_heads] executed gates */
+    float *att, *o_all, *o_here; /* [L][N][dim] */
+    float *lse_all, *lse_here;   /* [L][N][n_heads] */
+    float *xn2, *rstd2;     /* [L][N][dim], [L][N] FFN rmsnorm */
+    float *h1, *h3, *hs;    /* [L][N][hidden] w1 out, w3 out, swiglu out */
+    /* head */
+    float *xnf, *rstdf;     /* [N][dim], [N] */
+    float *logits, *probs;  /* [N][vocab] */
+    /* gradient buffers, reused across layers */
+    float *branch;          /* [N][dim] a block's output before its residual add (forward scratch) */
+    float *dres, *dxn, *dbranch, *dq, *dk, *dv, *dh1, *dh3, *dhs, *dgate, *dlogits;
+    float *scratch;         /* [T] */
+    float *mem;             /* one block holding the floats above */
+    /* results of the last forward */
+    double loss, task_loss, mean_r, global_share;
+} TrainState;
+
+/* Allocate the activations of B sequences of T positions (T ≤ seq_len).
+ * Returns 0 on success. */
+int train_init(TrainState *s, const Config *c, int B, int T, Err *e);
+
+/* Free everything train_init allocated (safe on a zeroed struct). */
+void train_free(TrainState *s);
+
+/* Forward pass of B×T tokens (inputs[B][T], ids in range) with routers
+ * [n_layers][n_heads][dim]: fills the activations and returns the loss
+ * L = task + lambda·mean(r); s->task_loss, s->mean_r and s->global_share
+ * (mean g) are set too. CE needs targets[B][T]; KL needs target_probs
+ * [B][T][vocab], which must stay valid until train_backward — a forward
+ * with tau < 0 leaves the full-attention teacher's distribution in s->probs. */
+double train_forward(TrainState *s, const Weights *w, const float *routers, const TrainConfig *tc, const int *inputs,
+                     const int *targets, const float *target_probs);
+
+/* Backward pass of the last forward: overwrites drouters[n_layers][n_heads]
+ * [dim] with ∂L/∂routers (STE), and, if g is non-NULL, every tensor of g
+ * with ∂L/∂weights (through the router inputs too); g == NULL skips the
+ * weight-gradient products. */
+void train_backward(TrainState *s, const Weights *w, const float *routers, float *drouters, Grads *g);
+
+/* Allocate zeroed gradients for a model shape. Returns 0 on success. */
+int grads_init(Grads *g, const Config *c, Err *e);
+
+/* Free gradients (safe on a zeroed struct). */
+void grads_free(Grads *g);
+
+#endif
