@@ -351,3 +351,16 @@ TEST(store_cli_disk_full) {
     CHECK_MSG(st == 0 && (strstr(out, "failed") || strstr(out, "interrupted")), "%s", out);
     free(out);
 }
+
+TEST(store_cli_bench_record_reports) {
+    int st;
+    char *out = run("%s bench --record --shape 260K --runs 1 --prompt-len 4 --decode 12 --json --threads 1", &st, bin());
+    cJSON *j = cJSON_Parse(out);
+    CHECK_MSG(st == 0 && j, "%s", out);
+    const char *keys[] = {"rows_per_s", "rows_per_s_batched64", "run_s_plain", "run_s_recorded", "record_overhead"};
+    for (int i = 0; j && i < 5; i++) CHECK_MSG(cJSON_IsNumber(cJSON_GetObjectItem(j, keys[i])), "missing %s", keys[i]);
+    CHECK(j && cJSON_GetObjectItem(j, "rows_per_s")->valuedouble > 1000);
+    CHECK(j && cJSON_GetObjectItem(j, "positions")->valueint == 16);
+    cJSON_Delete(j);
+    free(out);
+}
