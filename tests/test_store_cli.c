@@ -56,6 +56,7 @@ static pid_t spawn_recorder(const char *db, const char *errpath, int steps) {
     const char *model = long_model(); /* made by the parent, once */
     char tok[1024];
     snprintf(tok, sizeof tok, "%s", test_shared("models/stories260K/tok512.bin"));
+    unlink(errpath); /* the parent polls it: no stale lines from the last recorder */
     pid_t pid = fork();
     if (pid == 0) {
         int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
