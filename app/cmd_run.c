@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "app/args.h"
@@ -39,9 +40,10 @@ static int download_default(const char *dir, Err *e) {
 int cmd_run(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (args_is_help(argv[i])) {
-            puts("usage: ahascope run [generate flags]\n\nThe main job (`make run`): find the default model "
+            puts("usage: ahascope run [tui flags]\n\nThe main job (`make run`): find the default model "
                  "($AHASCOPE_MODELS, ../shared/models,\nthe cache), downloading stories260K there if none is found, "
-                 "then tell a story.\nAny flag of `ahascope generate` may follow.");
+                 "then open the TUI on it with\nthe prompt \"Once upon a time\" (any flag of `ahascope tui` may follow).\n"
+                 "Without a terminal it tells the story as text instead (flags of `ahascope generate`).");
             return 0;
         }
     char path[1024];
@@ -55,9 +57,10 @@ int cmd_run(int argc, char **argv) {
             return args_fail(&e);
         }
     }
-    char *gen[64] = {"generate", "--model", path, "--prompt", "Once upon a time", "--temperature", "0.8"};
+    int tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+    char *gen[64] = {tty ? "tui" : "generate", "--model", path, "--prompt", "Once upon a time", "--temperature", "0.8"};
     int n = 7;
     for (int i = 1; i < argc && n < 63; i++) gen[n++] = argv[i];
     gen[n] = NULL;
-    return cmd_generate(n, gen);
+    return tty ? cmd_tui(n, gen) : cmd_generate(n, gen);
 }

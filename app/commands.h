@@ -14,5 +14,6 @@ int cmd_query(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_tui(int argc, char **argv);
 
 #endif

@@ -12,6 +12,7 @@ typedef struct {
 } Command;
 
 static const Command COMMANDS[] = {
+    {"tui", cmd_tui, "step through generation and watch every head choose global or local (the default)"},
     {"generate", cmd_generate, "generate text from a prompt"},
     {"trace", cmd_trace, "print the per-step trace (every head's decision) as JSON lines"},
     {"record", cmd_record, "run the model headless, recording every decision into a SQLite database"},
@@ -32,7 +33,7 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) return cmd_run(1, (char *[]){"run", NULL});
+    if (argc < 2) return cmd_tui(1, (char *[]){"tui", NULL});
     const char *name = argv[1];
     if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
         usage(stdout);

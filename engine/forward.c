@@ -61,6 +61,7 @@ void fwd_free(RunState *s) {
     free(s->x); free(s->xb); free(s->xb2); free(s->q); free(s->hb); free(s->hb2); free(s->rlog);
     free(s->logits); free(s->key_cache); free(s->value_cache); free(s->rope_cos); free(s->rope_sin);
     free(s->scratch); free(s->bulk_m1); free(s->bulk_m2); free(s->bulk_n); free(s->bulk_start);
+    free(s->q_cache);
     pool_free(s->pool);
     memset(s, 0, sizeof *s);
 }
@@ -232,6 +233,7 @@ static void layer_forward(const Model *m, RunState *s, const AttnConfig *a, int 
     if (a->routers) matmul(s, s->rlog, s->xb, a->routers + (size_t)l * c->n_heads * d, T, d, c->n_heads);
     rope_rows(s, s->q, d, T, d, pos0);
     rope_rows(s, kc, kv, T, kv, pos0);
+    if (s->q_cache) memcpy(s->q_cache + ((size_t)l * c->seq_len + pos0) * d, s->q, (size_t)T * d * sizeof(float));
 
     AttnJob job = {s, a, l, T, pos0, tr};
     pool_run(s->pool, attn_task, &job, c->n_kv_heads);       /* xb [T][dim] = attention output */
@@ -274,4 +276,33 @@ void fwd_forward(const Model *m, RunState *s, const AttnConfig *a, const int *to
         forward_chunk(m, s, a, tokens + done, T, pos0 + done,
                       logits_all ? logits_all + (size_t)done * m->c.vocab_size : NULL, traces ? traces + done : NULL);
     }
+}
+
+int fwd_keep_queries(RunState *s, Err *e) {
+    if (s->q_cache) return 0;
+    size_t n = (size_t)s->c.n_layers * s->c.seq_len * s->c.dim;
+    s->q_cache = calloc(n, sizeof(float));
+    if (!s->q_cache) return err_set(e, "out of memory for the query cache (%zu MB)", n * sizeof(float) >> 20);
+    return 0;
+}
+
+int fwd_attention_weights(const RunState *s, int layer, int head, int pos, float *w) {
+    const Config *c = &s->c;
+    if (!s->q_cache || layer < 0 || layer >= c->n_layers || head < 0 || head >= c->n_heads || pos < 0 ||
+        pos >= c->seq_len)
+        return -1;
+    int hs = c->head_size, kvh = head / (c->n_heads / c->n_kv_heads);
+    const float *q = s->q_cache + ((size_t)layer * c->seq_len + pos) * c->dim + (size_t)head * hs;
+    const float *k = s->key_cache + (size_t)layer * c->seq_len * c->kv_dim + (size_t)kvh * hs;
+    float scale = 1.0f / sqrtf((float)hs), m = -INFINITY;
+    for (int i = 0; i <= pos; i++) {
+        float dot = 0;
+        for (int j = 0; j < hs; j++) dot += q[j] * k[(size_t)i * c->kv_dim + j];
+        w[i] = dot * scale;
+        if (w[i] > m) m = w[i];
+    }
+    double z = 0;
+    for (int i = 0; i <= pos; i++) z += (w[i] = expf(w[i] - m));
+    for (int i = 0; i <= pos; i++) w[i] = (float)(w[i] / z);
+    return 0;
 }

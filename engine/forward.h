@@ -31,6 +31,7 @@ typedef struct {
     double *bulk_m2;      /* per (layer, KV head): Σ k kᵀ [head_size^2] */
     int *bulk_n;          /* keys absorbed per (layer, KV head) */
     int *bulk_start;      /* sink count the moments were built for */
+    float *q_cache;       /* [layer][seq_len][dim] queries after RoPE, or NULL (fwd_keep_queries) */
     Pool *pool;
 } RunState;
 
@@ -51,5 +52,14 @@ void fwd_reset(RunState *s);
  * per-head fields are filled (pos and token too). */
 void fwd_forward(const Model *m, RunState *s, const AttnConfig *a, const int *tokens, int n, int pos0,
                  float *logits_all, StepTrace **traces);
+
+/* Keep every position's queries from now on, so the attention weights of
+ * any past position can be looked at again (the TUI's inspector). */
+int fwd_keep_queries(RunState *s, Err *e);
+
+/* Full-attention softmax weights w[0..pos] of query head `head` in `layer`
+ * at position pos, from the kept queries and the KV cache; what the head
+ * would attend to if it went global. -1 without kept queries or out of range. */
+int fwd_attention_weights(const RunState *s, int layer, int head, int pos, float *w);
 
 #endif

@@ -49,7 +49,14 @@ void view_draw_status(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int rw = play_state(m, p, right, sizeof right);
     int limit = wd - rw - 1;
     int x = 1;
-    if (m->status[0]) {
+    if (m->input.active) { /* the editor: label, text, a block cursor; long text shows its end */
+        x += view_printf(w, 0, x, limit - x, p->ascii, ka, kp, "%s: ", m->input.label);
+        const char *t = m->input.text;
+        while (*t && view_text_width(t, p->ascii) > limit - x - 1)
+            do t++; while (((unsigned char)*t & 0xC0) == 0x80);
+        x += view_puts(w, 0, x, limit - x, t, p->ascii, sa, sp);
+        view_puts(w, 0, x, 1, p->ascii ? "_" : "\xe2\x96\x8f", p->ascii, sa | A_BLINK, sp);
+    } else if (m->status[0]) {
         x += view_puts(w, 0, x, limit - x, m->status, p->ascii, ma, mp);
     } else {
         const char *hs[32];

@@ -113,6 +113,11 @@ typedef struct {
     int sql_scroll, sql_lines;
 
     char status[160]; /* transient message; cleared by the next key */
+    struct {
+        int active;       /* the status line is a one-line text editor */
+        char label[32];   /* e.g. "prompt" or "sql" */
+        char text[1024];  /* UTF-8 typed so far */
+    } input;
 
     /* Cumulative counts per position for the header and the bars, so a
      * frame costs O(layers) rather than O(tokens × heads) (see metric.h). */
@@ -163,6 +168,17 @@ int view_set_sql(ViewModel *m, const char *query, const char *text, Err *e);
 
 /* Set the transient status message (printf-style; truncated to fit). */
 void view_set_status(ViewModel *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+typedef enum { VIEW_INPUT_EDITING, VIEW_INPUT_DONE, VIEW_INPUT_CANCEL } ViewInput;
+
+/* Turn the status line into a one-line editor labelled `label`, starting
+ * with `text`. While m->input.active, keys go to view_input_key. */
+void view_input_begin(ViewModel *m, const char *label, const char *text);
+
+/* Edit the input line: printable bytes (UTF-8 arrives byte by byte) are
+ * appended, Backspace removes the last character, Ctrl-U clears, Enter
+ * finishes (DONE) and Esc cancels; either ends the editing. */
+ViewInput view_input_key(ViewModel *m, int ch);
 
 /* Handle one key from getch()/wget_wch() (KEY_* codes included). Changes the
  * view state itself and returns what the app must do, if anything. */

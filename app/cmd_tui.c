@@ -1,0 +1,350 @@
+/* `ahascope tui` (and `ahascope` alone): step through generation token by
+ * token and watch every head choose global or local.
+ *
+ * Two threads: the engine steps in a TuiWorker (tui_worker.h), this UI
+ * thread owns the ViewModel and curses. Each frame it takes the worker's
+ * finished traces, draws (one doupdate), and waits at most 20 ms for a key,
+ * so keys are answered while a long step runs. Signal handlers only set
+ * flags; every way out restores the terminal.
+ */
+#include <langinfo.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app/args.h"
+#include "app/commands.h"
+#include "app/record.h"
+#include "app/tui_worker.h"
+#include "views/metric.h"
+#include "views/screen.h"
+
+static volatile sig_atomic_t g_winch, g_quit;
+
+static void on_winch(int sig) { (void)sig, g_winch = 1; }
+static void on_quit(int sig) { (void)sig, g_quit = 1; }
+
+static const double SPEEDS[] = {0.5, 1, 2, 5, 10, 20, 50, 100, 200, 0}; /* 0: as fast as it goes */
+#define N_SPEEDS (int)(sizeof SPEEDS / sizeof SPEEDS[0])
+
+typedef struct {
+    ViewModel m;
+    ViewScreen scr;
+    TuiWorker w;
+    const Loaded *L;
+    const char *db;     /* recording target, NULL: not recording */
+    int speed_i, playing, dirty, want_sql;
+    int attn_pending;   /* an attention request is out */
+    AttnConfig cfg;     /* the settings asked for last (the worker may not have started them yet) */
+    int restore;        /* cursor to put back once a re-evaluated run reaches it, -1 none */
+    char prompt[1024];
+} Tui;
+
+static void tui_help(void) {
+    puts("usage: ahascope tui [--model PATH] [--tokenizer PATH] [--prompt TEXT] [--steps N] [--temperature T]\n"
+         "                    [--topp P] [--seed S] [policy flags] [--db FILE | --no-record] [--mono] [--ascii]\n"
+         "                    [--threads N]\n"
+         "\n"
+         "Step through generation token by token and watch every attention head choose global or local.\n"
+         "Every predictor is computed at every step (--profile is implied). Each run is recorded into\n"
+         "--db (default ahascope.db in the current directory) unless --no-record.\n"
+         "  space/n step   p play/pause   +/- speed   arrows/hjkl head   [ ] Home End token   Tab focus\n"
+         "  m metric   a agreement predictor   g tint by global share   Enter inspect head   ? help\n"
+         "  P policy   w/W window   t/T tau   o/O theta   (re-evaluates the tokens as a new, linked run)\n"
+         "  e edit prompt   : read-only SQL   s export run (JSON + CSV)   q quit\n"
+         "--mono draws with shading glyphs only (also when NO_COLOR is set); --ascii avoids UTF-8.\n"
+         "ahascope with no command opens this screen.");
+}
+
+/* Take what the worker finished: a new run clears the history first. */
+static void take_results(Tui *t) {
+    TuiWorker *w = &t->w;
+    Err e;
+    pthread_mutex_lock(&w->mu);
+    if (w->cleared) { /* a new run: show the same position under the new settings once it is there */
+        t->restore = t->m.follow ? -1 : t->m.cursor;
+        view_clear_history(&t->m);
+        w->cleared = 0;
+        t->attn_pending = 0;
+        t->dirty = 1;
+    }
+    for (int i = 0; i < w->n_out; i++) {
+        view_push(&t->m, w->out[i], &e);
+        trace_free(w->out[i]);
+        t->dirty = 1;
+    }
+    w->n_out = 0;
+    if (t->restore >= 0 && t->restore < t->m.n_hist) t->m.cursor = t->restore, t->m.follow = 0, t->restore = -1;
+    if (w->attn_ready) {
+        view_set_attention(&t->m, w->attn_rpos, w->attn_rlayer, w->attn_rhead, w->attn_w, w->attn_n,
+                           w->attn.window, w->attn.sinks, &e);
+        w->attn_ready = 0, t->attn_pending = 0, t->dirty = 1;
+    }
+    if (w->message[0]) view_set_status(&t->m, "%s", w->message), w->message[0] = 0, t->dirty = 1;
+    if (w->finished && t->playing) t->playing = 0, view_set_status(&t->m, "sequence finished"), t->dirty = 1;
+    ViewHeader *h = &t->m.hdr;
+    snprintf(h->policy, sizeof h->policy, "%s", aha_policy_name(w->attn.policy));
+    if (h->window != w->attn.window || h->tau != w->attn.tau || h->theta != w->attn.theta) t->dirty = 1;
+    h->window = w->attn.window, h->sinks = w->attn.sinks, h->tau = w->attn.tau, h->theta = w->attn.theta;
+    h->tok_s = w->tok_s;
+    if (t->db && w->run_id) snprintf(h->record, sizeof h->record, "%s run %lld", t->db, (long long)w->run_id);
+    else snprintf(h->record, sizeof h->record, "not recording");
+    int pos, l, hd;
+    if (!t->attn_pending && view_attention_wanted(&t->m, &pos, &l, &hd)) {
+        w->attn_req = 1, w->attn_pos = pos, w->attn_layer = l, w->attn_head = hd;
+        t->attn_pending = 1;
+        pthread_cond_signal(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Tell the worker to play or pause at the current speed. */
+static void set_play(Tui *t, int playing) {
+    pthread_mutex_lock(&t->w.mu);
+    t->playing = t->w.playing = playing && !t->w.finished;
+    t->w.speed = SPEEDS[t->speed_i];
+    pthread_cond_signal(&t->w.cv);
+    pthread_mutex_unlock(&t->w.mu);
+    t->m.playing = t->playing;
+    t->m.speed = SPEEDS[t->speed_i] > 0 ? SPEEDS[t->speed_i] : 9999;
+}
+
+static void step_once(Tui *t) {
+    pthread_mutex_lock(&t->w.mu);
+    int finished = t->w.finished;
+    if (!finished) t->w.want_steps++;
+    pthread_cond_signal(&t->w.cv);
+    pthread_mutex_unlock(&t->w.mu);
+    if (finished) view_set_status(&t->m, "sequence finished: e for a new prompt, or change a setting");
+}
+
+/* The next policy that can run on what was loaded. */
+static Policy next_policy(const Tui *t, Policy p) {
+    for (int i = 0; i < POLICY_COUNT; i++) {
+        p = (Policy)((p + 1) % POLICY_COUNT);
+        if (p == POLICY_AHA && !t->L->routers.w) continue;
+        if (p == POLICY_STATIC && !t->L->static_heads) continue;
+        return p;
+    }
+    return p;
+}
+
+/* P w W t T o O: a changed setting re-runs the same tokens as a new run. */
+static void change_setting(Tui *t, ViewAction a) {
+    AttnConfig c = t->cfg;
+    int seq = t->L->model.c.seq_len;
+    switch (a) {
+    case VIEW_ACT_CHANGE_POLICY: c.policy = next_policy(t, c.policy); break;
+    case VIEW_ACT_WINDOW_UP: c.window = c.window * 2 <= seq ? c.window * 2 : seq; break;
+    case VIEW_ACT_WINDOW_DOWN: c.window = c.window / 2 >= 1 ? c.window / 2 : 1; break;
+    case VIEW_ACT_TAU_UP: c.tau = c.tau + 0.05f <= 1.0f ? c.tau + 0.05f : 1.0f; break;
+    case VIEW_ACT_TAU_DOWN: c.tau = c.tau - 0.05f >= 0.0f ? c.tau - 0.05f : 0.0f; break;
+    case VIEW_ACT_THETA_UP: c.theta = c.theta + 0.05f <= 1.0f ? c.theta + 0.05f : 1.0f; break;
+    case VIEW_ACT_THETA_DOWN: c.theta = c.theta - 0.05f >= 0.0f ? c.theta - 0.05f : 0.0f; break;
+    default: return;
+    }
+    t->cfg = c;
+    set_play(t, 0);
+    tui_worker_restart(&t->w, &c, NULL);
+    view_set_status(&t->m, "re-evaluating under %s, w=%d, tau=%.2f, theta=%.2f", aha_policy_name(c.policy), c.window,
+                    c.tau, c.theta);
+}
+
+/* `:` SQL over the current database on its own read-only connection. */
+static void run_sql(Tui *t, const char *sql) {
+    Err e;
+    char *text = NULL;
+    size_t len = 0;
+    if (!t->db) { view_set_status(&t->m, "not recording: no database to query"); return; }
+    Store *st = store_open(t->db, STORE_READ, 500, &e);
+    FILE *f = open_memstream(&text, &len);
+    if (!f) { store_close(st, NULL); return; }
+    if (!st || store_query(st, sql, STORE_FMT_TABLE, f, &e)) fprintf(f, "error: %s\n", e.msg);
+    fclose(f);
+    store_close(st, NULL);
+    view_set_sql(&t->m, sql, text ? text : "", &e);
+    free(text);
+}
+
+static int export_one(Store *st, int64_t run, StoreFormat fmt, const char *path, Err *e) {
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return err_set(e, "%s: cannot create", tmp);
+    int rc = store_export(st, run, fmt, f, e);
+    if (fclose(f) != 0 && rc == 0) rc = err_set(e, "%s: write failed", path);
+    if (rc == 0 && rename(tmp, path) != 0) rc = err_set(e, "%s: cannot write", path);
+    if (rc) unlink(tmp);
+    return rc;
+}
+
+/* `s`: the current run as ahascope-run<ID>.json and .csv in the current directory. */
+static void export_run(Tui *t) {
+    pthread_mutex_lock(&t->w.mu);
+    int64_t run = t->w.run_id;
+    pthread_mutex_unlock(&t->w.mu);
+    if (!t->db || !run) { view_set_status(&t->m, "not recording: nothing to export"); return; }
+    Err e;
+    char js[64], cs[64];
+    snprintf(js, sizeof js, "ahascope-run%lld.json", (long long)run);
+    snprintf(cs, sizeof cs, "ahascope-run%lld.csv", (long long)run);
+    Store *st = store_open(t->db, STORE_READ, 500, &e);
+    if (st && export_one(st, run, STORE_FMT_JSON, js, &e) == 0 && export_one(st, run, STORE_FMT_CSV, cs, &e) == 0)
+        view_set_status(&t->m, "exported run %lld to %s and %s", (long long)run, js, cs);
+    else view_set_status(&t->m, "export failed: %s", e.msg);
+    store_close(st, NULL);
+}
+
+/* Finish an input line: the prompt restarts, SQL runs. */
+static void input_done(Tui *t) {
+    if (!strcmp(t->m.input.label, "prompt")) {
+        snprintf(t->prompt, sizeof t->prompt, "%s", t->m.input.text);
+        set_play(t, 0);
+        t->m.cursor = -1;
+        t->m.follow = 1;
+        tui_worker_restart(&t->w, &t->cfg, t->prompt);
+    } else {
+        run_sql(t, t->m.input.text);
+    }
+}
+
+/* Act on one key; returns 1 to quit. */
+static int handle_key(Tui *t, int ch) {
+    if (t->m.input.active) {
+        if (view_input_key(&t->m, ch) == VIEW_INPUT_DONE) input_done(t);
+        return 0;
+    }
+    ViewAction a = view_key(&t->m, ch);
+    if (a == VIEW_ACT_MOUSE) {
+        MEVENT ev;
+        a = getmouse(&ev) == OK ? view_mouse(&t->m, &t->scr.lay, ev.x, ev.y, view_mouse_kind(ev.bstate)) : VIEW_ACT_NONE;
+    }
+    switch (a) {
+    case VIEW_ACT_QUIT: return 1;
+    case VIEW_ACT_STEP: step_once(t); break;
+    case VIEW_ACT_PLAY_TOGGLE: set_play(t, !t->playing); break;
+    case VIEW_ACT_SPEED_UP: t->speed_i = t->speed_i + 1 < N_SPEEDS ? t->speed_i + 1 : t->speed_i; set_play(t, t->playing); break;
+    case VIEW_ACT_SPEED_DOWN: t->speed_i = t->speed_i > 0 ? t->speed_i - 1 : 0; set_play(t, t->playing); break;
+    case VIEW_ACT_EDIT_PROMPT: view_input_begin(&t->m, "prompt", t->prompt); break;
+    case VIEW_ACT_SQL_PROMPT: view_input_begin(&t->m, "sql", t->m.sql_query ? t->m.sql_query : ""); break;
+    case VIEW_ACT_EXPORT: export_run(t); break;
+    case VIEW_ACT_REDRAW: clearok(curscr, TRUE); break;
+    default: change_setting(t, a); break;
+    }
+    return 0;
+}
+
+static void curses_start(Tui *t, int mono, int ascii) {
+    initscr();
+    cbreak();
+    noecho();
+    keypad(stdscr, TRUE);
+    curs_set(0);
+    set_escdelay(25);
+    timeout(20);
+    mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+    mouseinterval(0);
+    t->m.ascii = ascii || strcmp(nl_langinfo(CODESET), "UTF-8") != 0;
+    t->m.mono = mono || (getenv("NO_COLOR") && *getenv("NO_COLOR"));
+    t->m.colour = view_colour_detect(mono);
+}
+
+/* The UI loop: results in, one frame out, one key (or 20 ms) at a time. */
+static void ui_loop(Tui *t) {
+    Err e;
+    t->dirty = 1;
+    for (;;) {
+        if (g_quit) break;
+        if (g_winch) { g_winch = 0; endwin(); refresh(); t->dirty = 1; }
+        take_results(t);
+        if (t->dirty) {
+            if (view_frame(&t->scr, &t->m, &e)) break;
+            t->dirty = 0;
+        }
+        int ch = getch();
+        if (ch == ERR) continue;
+        t->dirty = 1;
+        if (ch == KEY_RESIZE) continue;
+        if (handle_key(t, ch)) break;
+    }
+}
+
+static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads, Err *e) {
+    static Tui t; /* large; one per process */
+    Loaded L;
+    int rc = -1;
+    memset(&t, 0, sizeof t);
+    o->attn.profile = 1;
+    if (app_load(o, &L, 1, e)) goto out;
+    t.L = &L;
+    t.db = db;
+    t.speed_i = 4;
+    t.restore = -1;
+    snprintf(t.prompt, sizeof t.prompt, "%s", o->prompt ? o->prompt : "Once upon a time");
+    o->prompt = t.prompt;
+    if (view_init(&t.m, L.model.c.n_layers, L.model.c.n_heads, e)) goto out;
+    TuiWorker *w = &t.w;
+    w->model = &L.model, w->tok = &L.tok, w->steps = o->steps, w->threads = threads;
+    w->temperature = o->temperature, w->topp = o->topp, w->seed = o->seed;
+    if (app_run_info(o, &L, &w->info, e)) goto out_view;
+    if (db && !(w->store = store_open(db, STORE_WRITE, 2000, e))) goto out_view;
+    const char *slash = strrchr(L.model_path, '/');
+    snprintf(t.m.hdr.model, sizeof t.m.hdr.model, "%.95s", slash ? slash + 1 : L.model_path);
+    t.m.hdr.ctx_len = L.model.c.seq_len;
+    t.cfg = o->attn;
+    if (tui_worker_start(w, &o->attn, t.prompt, e)) { store_close(w->store, NULL); goto out_view; }
+    signal(SIGWINCH, on_winch);
+    signal(SIGINT, on_quit);
+    signal(SIGTERM, on_quit);
+    curses_start(&t, mono, ascii);
+    if (view_screen_init(&t.scr, &t.m, e) == 0) {
+        ui_loop(&t);
+        rc = 0;
+        view_screen_free(&t.scr);
+    }
+    endwin();
+    tui_worker_stop(w);
+out_view:
+    view_free(&t.m);
+out:
+    app_unload(&L);
+    return rc;
+}
+
+int cmd_tui(int argc, char **argv) {
+    RunOpts o;
+    runopts_defaults(&o);
+    Args a = {argc, argv, 1, "tui"};
+    Err e;
+    const char *db = "ahascope.db";
+    int mono = 0, ascii = 0;
+    long threads = pool_default_threads();
+    while (a.i < argc) {
+        const char *f = argv[a.i];
+        if (args_is_help(f)) { tui_help(); return 0; }
+        int r = runopts_parse(&o, &a, &e);
+        if (r < 0) return args_fail(&e);
+        if (r > 0) continue;
+        a.i++;
+        if (!strcmp(f, "--mono")) mono = 1;
+        else if (!strcmp(f, "--ascii")) ascii = 1;
+        else if (!strcmp(f, "--no-record")) db = NULL;
+        else if (!strcmp(f, "--db")) { if (!(db = args_value(&a, &e))) return args_fail(&e); }
+        else if (!strcmp(f, "--threads")) {
+            const char *v = args_value(&a, &e);
+            if (!v || args_int(f, v, 1, 64, &threads, &e)) return args_fail(&e);
+        } else {
+            err_set(&e, "tui: unknown flag '%s' (see ahascope tui --help)", f);
+            return args_fail(&e);
+        }
+    }
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        err_set(&e, "tui: needs a terminal on stdin and stdout (for headless runs use 'ahascope record')");
+        return args_fail(&e);
+    }
+    setlocale(LC_ALL, "");
+    return run_tui(&o, db, mono, ascii, (int)threads, &e) == 0 ? 0 : args_fail(&e);
+}

@@ -1,0 +1,234 @@
+/* tui_worker.c — the engine thread behind the TUI (see tui_worker.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "app/args.h"
+#include "app/tui_worker.h"
+
+/* Hand a finished trace to the UI (called with mu held). */
+static void publish(TuiWorker *w, const StepTrace *t) {
+    if (w->n_out == w->cap_out) {
+        int cap = w->cap_out ? 2 * w->cap_out : 64;
+        StepTrace **grown = realloc(w->out, cap * sizeof *grown);
+        if (!grown) return;
+        w->out = grown, w->cap_out = cap;
+    }
+    StepTrace *c = trace_new(t->n_layers, t->n_heads);
+    if (!c) return;
+    trace_copy(c, t);
+    w->out[w->n_out++] = c;
+}
+
+/* Record and publish traces; a database error stops recording, not the run. */
+static void deliver(TuiWorker *w, StepTrace **t, int n) {
+    Err e;
+    for (int i = 0; w->store && w->run_id && i < n; i++)
+        if (store_write_step(w->store, w->run_id, t[i], NULL, &e)) {
+            pthread_mutex_lock(&w->mu);
+            snprintf(w->message, sizeof w->message, "recording stopped: %s", e.msg);
+            pthread_mutex_unlock(&w->mu);
+            store_run_end(w->store, w->run_id, "failed", &e);
+            w->run_id = 0;
+        }
+    pthread_mutex_lock(&w->mu);
+    for (int i = 0; i < n; i++) publish(w, t[i]);
+    memcpy(w->ids, w->ses.ids, (size_t)w->ses.n_fed * sizeof *w->ids);
+    w->n_ids = w->ses.n_fed;
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void end_run(TuiWorker *w, const char *status) {
+    Err e;
+    if (w->store && w->run_id) store_run_end(w->store, w->run_id, status, &e);
+    w->run_id = 0;
+}
+
+/* Begin a run: session under attn, fed from text or from teacher-forced ids.
+ * Returns 0, or -1 with e set. Called without mu. */
+static int begin(TuiWorker *w, const AttnConfig *attn, const char *prompt, const int *ids, int n_ids, int n_prompt,
+                 int64_t parent, Err *e) {
+    if (w->have_ses) session_free(&w->ses);
+    w->have_ses = 0;
+    if (session_init(&w->ses, w->model, w->tok, attn, w->steps, w->temperature, w->topp, w->seed, w->threads, e))
+        return -1;
+    w->have_ses = 1;
+    if (fwd_keep_queries(&w->ses.rs, e)) return -1;
+    int rc = prompt ? session_start_text(&w->ses, prompt, strlen(prompt), e) : session_start_ids(&w->ses, ids, n_ids, e);
+    if (rc) return -1;
+    StoreRunInfo info = w->info;
+    snprintf(info.policy, sizeof info.policy, "%s", aha_policy_name(attn->policy));
+    info.window = attn->window, info.sinks = attn->sinks, info.tau = attn->tau, info.theta = attn->theta;
+    info.p = attn->p, info.profile = attn->profile, info.parent_run_id = parent;
+    if (prompt) info.prompt = (char *)prompt;
+    if (w->store && store_run_begin(w->store, &info, e)) {
+        w->store = NULL; /* keep running without recording; say so */
+        pthread_mutex_lock(&w->mu);
+        snprintf(w->message, sizeof w->message, "not recording: %s", e->msg);
+        pthread_mutex_unlock(&w->mu);
+    }
+    pthread_mutex_lock(&w->mu);
+    w->run_id = w->store ? info.run_id : 0;
+    w->attn = *attn;
+    w->n_prompt = prompt ? w->ses.n_prompt : n_prompt;
+    w->finished = 0;
+    w->cleared = 1;
+    for (int i = 0; i < w->n_out; i++) trace_free(w->out[i]);
+    w->n_out = 0;
+    pthread_mutex_unlock(&w->mu);
+    return 0;
+}
+
+/* Feed the pending prompt (all at once) or one new token. */
+static void step(TuiWorker *w) {
+    const Config *c = &w->model->c;
+    int n = session_prompt_pending(&w->ses);
+    if (n > 0) {
+        StepTrace **t = calloc(n, sizeof *t);
+        int ok = t != NULL;
+        for (int i = 0; ok && i < n; i++) ok = (t[i] = trace_new(c->n_layers, c->n_heads)) != NULL;
+        if (ok) {
+            double t0 = args_seconds();
+            session_prefill(&w->ses, t);
+            double dt = args_seconds() - t0;
+            /* teacher-forced tokens past the original prompt stay generated ones */
+            for (int i = 0; i < n; i++) t[i]->is_prompt = t[i]->pos < w->n_prompt;
+            deliver(w, t, n);
+            pthread_mutex_lock(&w->mu);
+            if (dt > 0) w->tok_s = n / dt;
+            pthread_mutex_unlock(&w->mu);
+        }
+        for (int i = 0; t && i < n; i++) trace_free(t[i]);
+        free(t);
+        return;
+    }
+    StepTrace *t = trace_new(c->n_layers, c->n_heads);
+    if (!t) return;
+    double t0 = args_seconds();
+    int more = session_step(&w->ses, t);
+    double dt = args_seconds() - t0;
+    if (more) deliver(w, &t, 1);
+    pthread_mutex_lock(&w->mu);
+    if (more && dt > 0) w->tok_s = w->tok_s > 0 ? 0.8 * w->tok_s + 0.2 / dt : 1 / dt;
+    if (!more) w->finished = 1;
+    pthread_mutex_unlock(&w->mu);
+    trace_free(t);
+}
+
+/* Take a restart request (mu held); run it without mu. */
+static void do_restart(TuiWorker *w) {
+    AttnConfig a = w->next_attn;
+    char *prompt = w->next_prompt;
+    int *ids = w->next_ids, n = w->n_next_ids, n_prompt = w->next_n_prompt;
+    int64_t parent = w->next_parent;
+    w->next_prompt = NULL, w->next_ids = NULL, w->restart = 0;
+    pthread_mutex_unlock(&w->mu);
+    end_run(w, "done");
+    Err e;
+    if (begin(w, &a, prompt, ids, n, n_prompt, parent, &e)) {
+        pthread_mutex_lock(&w->mu);
+        snprintf(w->message, sizeof w->message, "%s", e.msg);
+        w->finished = 1;
+        pthread_mutex_unlock(&w->mu);
+    } else if (!prompt) {
+        step(w); /* re-evaluate the whole sequence at once: the views compare like with like */
+    }
+    free(prompt);
+    free(ids);
+    pthread_mutex_lock(&w->mu);
+}
+
+/* Answer an attention-weights request (mu held while reading the request). */
+static void do_attention(TuiWorker *w) {
+    int pos = w->attn_pos, l = w->attn_layer, h = w->attn_head;
+    w->attn_req = 0;
+    if (pos >= w->ses.n_fed) return; /* not computed in this session */
+    fwd_attention_weights(&w->ses.rs, l, h, pos, w->attn_w);
+    w->attn_ready = 1, w->attn_n = pos + 1, w->attn_rpos = pos, w->attn_rlayer = l, w->attn_rhead = h;
+}
+
+static void wait_until(TuiWorker *w, double when) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    double left = when - args_seconds();
+    if (left <= 0) return;
+    ts.tv_sec += (time_t)left;
+    ts.tv_nsec += (long)((left - (time_t)left) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+}
+
+static void *worker_main(void *arg) {
+    TuiWorker *w = arg;
+    double next_play = 0;
+    pthread_mutex_lock(&w->mu);
+    while (!w->quit) {
+        if (w->restart) { do_restart(w); continue; }
+        if (w->attn_req) { do_attention(w); continue; }
+        int want = !w->finished && (w->want_steps > 0 || w->playing);
+        if (!want) { pthread_cond_wait(&w->cv, &w->mu); continue; }
+        if (w->want_steps == 0 && w->speed > 0 && args_seconds() < next_play) { wait_until(w, next_play); continue; }
+        if (w->want_steps > 0) w->want_steps--;
+        next_play = args_seconds() + (w->speed > 0 ? 1.0 / w->speed : 0);
+        pthread_mutex_unlock(&w->mu);
+        step(w);
+        pthread_mutex_lock(&w->mu);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+int tui_worker_start(TuiWorker *w, const AttnConfig *attn, const char *prompt, Err *e) {
+    const Config *c = &w->model->c;
+    w->attn_w = malloc((size_t)c->seq_len * sizeof *w->attn_w);
+    w->ids = malloc((size_t)(c->seq_len + 1) * sizeof *w->ids);
+    if (!w->attn_w || !w->ids) return err_set(e, "out of memory");
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    if (begin(w, attn, prompt, NULL, 0, 0, 0, e)) return -1;
+    w->want_steps = 1; /* the prompt shows at once */
+    if (pthread_create(&w->thread, NULL, worker_main, w) != 0) return err_set(e, "cannot start the engine thread");
+    return 0;
+}
+
+void tui_worker_restart(TuiWorker *w, const AttnConfig *attn, const char *prompt) {
+    pthread_mutex_lock(&w->mu);
+    free(w->next_prompt);
+    free(w->next_ids);
+    w->next_prompt = prompt ? strdup(prompt) : NULL;
+    w->next_ids = NULL;
+    if (!prompt && w->n_ids > 0 && (w->next_ids = malloc((size_t)w->n_ids * sizeof *w->next_ids))) {
+        memcpy(w->next_ids, w->ids, (size_t)w->n_ids * sizeof *w->ids);
+        w->n_next_ids = w->n_ids;
+        w->next_n_prompt = w->n_prompt;
+    }
+    if (!prompt && !w->next_ids) w->next_prompt = strdup(""); /* nothing fed yet: start afresh */
+    w->next_attn = *attn;
+    w->next_parent = prompt ? 0 : w->run_id;
+    w->restart = 1;
+    w->want_steps = prompt ? 1 : 0;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+void tui_worker_stop(TuiWorker *w) {
+    pthread_mutex_lock(&w->mu);
+    w->quit = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    end_run(w, "done");
+    Err e;
+    store_close(w->store, &e);
+    w->store = NULL;
+    if (w->have_ses) session_free(&w->ses);
+    for (int i = 0; i < w->n_out; i++) trace_free(w->out[i]);
+    free(w->out);
+    free(w->next_prompt);
+    free(w->next_ids);
+    free(w->attn_w);
+    free(w->ids);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+}
