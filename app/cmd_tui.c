@@ -256,10 +256,17 @@ static void curses_start(Tui *t, int mono, int ascii) {
 static void ui_loop(Tui *t) {
     Err e;
     t->dirty = 1;
+    int repainted = 0;
     for (;;) {
         if (g_quit) break;
         if (g_winch) { g_winch = 0; endwin(); refresh(); t->dirty = 1; }
         take_results(t);
+        if (!repainted && t->m.n_hist > 0) {
+            /* Repaint the whole screen once the first tokens are in: some
+             * terminals (tmux panes just created) drop the very first frame. */
+            clearok(curscr, TRUE);
+            repainted = t->dirty = 1;
+        }
         if (t->dirty) {
             if (view_frame(&t->scr, &t->m, &e)) break;
             t->dirty = 0;

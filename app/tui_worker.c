@@ -162,6 +162,10 @@ static void wait_until(TuiWorker *w, double when) {
 static void *worker_main(void *arg) {
     TuiWorker *w = arg;
     double next_play = 0;
+    /* Test knob: pretend every step is slow (a big model) to check that the
+     * UI still answers keys at once. */
+    const char *delay = getenv("AHASCOPE_TEST_STEP_DELAY_MS");
+    long delay_ms = delay ? atol(delay) : 0;
     pthread_mutex_lock(&w->mu);
     while (!w->quit) {
         if (w->restart) { do_restart(w); continue; }
@@ -172,6 +176,7 @@ static void *worker_main(void *arg) {
         if (w->want_steps > 0) w->want_steps--;
         next_play = args_seconds() + (w->speed > 0 ? 1.0 / w->speed : 0);
         pthread_mutex_unlock(&w->mu);
+        if (delay_ms > 0) nanosleep(&(struct timespec){delay_ms / 1000, (delay_ms % 1000) * 1000000L}, NULL);
         step(w);
         pthread_mutex_lock(&w->mu);
     }

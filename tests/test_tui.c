@@ -1,0 +1,277 @@
+/* test_tui.c — the TUI end to end, driven through tmux: keys in, screen
+ * text out (capture-pane), database checked afterwards. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test.h"
+
+typedef struct {
+    char sock[64];   /* a tmux server of our own, so tests never touch the user's */
+    char dir[1024];  /* working directory of the TUI */
+} Tmux;
+
+static const char *bin_abs(void) {
+    static char path[1100];
+    const char *b = getenv("AHASCOPE_BIN");
+    if (!b) b = "./ahascope";
+    if (b[0] == '/') return b;
+    char cwd[1024];
+    if (!getcwd(cwd, sizeof cwd)) return b;
+    snprintf(path, sizeof path, "%s/%s", cwd, b);
+    return path;
+}
+
+/* The model by absolute path: the TUI runs in its own directory. */
+static const char *model_abs(void) {
+    static char path[4096];
+    if (!realpath(test_shared("models/stories260K/stories260K.bin"), path)) return "missing-model";
+    return path;
+}
+
+static char *sh(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *sh(int *status, const char *fmt, ...) {
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int st;
+    char *out = test_run(cmd, status ? status : &st);
+    return out;
+}
+
+static int have_tmux(void) {
+    int st;
+    free(sh(&st, "command -v tmux >/dev/null 2>&1"));
+    return st == 0;
+}
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Start the TUI (extra flags, environment) in a cols×rows tmux pane. When
+ * it exits the pane prints "EXITED <status>" and stays, so tests can see it. */
+static int tmux_start(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags) {
+    snprintf(t->sock, sizeof t->sock, "ahascope-%d-%s", (int)getpid(), name);
+    snprintf(t->dir, sizeof t->dir, "%s", test_tmp(name));
+    int st;
+    free(sh(&st, "mkdir -p %s", t->dir));
+    free(sh(&st,
+            "tmux -L %s -f /dev/null new-session -d -x %d -y %d \"cd %s && env TERM=xterm-256color LANG=C.UTF-8 %s %s tui "
+            "--model %s --seed 1 --temperature 0 %s; echo EXITED \\$?; sleep 60\"",
+            t->sock, cols, rows, t->dir, env ? env : "", bin_abs(), model_abs(), flags ? flags : ""));
+    return st;
+}
+
+static char *tmux_capture(Tmux *t) {
+    int st;
+    return sh(&st, "tmux -L %s capture-pane -p", t->sock);
+}
+
+static void tmux_keys(Tmux *t, const char *keys) {
+    int st;
+    free(sh(&st, "tmux -L %s send-keys %s", t->sock, keys));
+}
+
+/* Wait until the screen shows `text` (up to secs); returns the screen (or NULL). */
+static char *tmux_wait(Tmux *t, const char *text, double secs) {
+    double end = now() + secs;
+    for (;;) {
+        char *s = tmux_capture(t);
+        if (s && strstr(s, text)) return s;
+        if (now() > end) {
+            fprintf(stderr, "--- waited for '%s', screen was:\n%s---\n", text, s ? s : "");
+            free(s);
+            return NULL;
+        }
+        free(s);
+        usleep(30000);
+    }
+}
+
+static void tmux_stop(Tmux *t) {
+    int st;
+    free(sh(&st, "tmux -L %s kill-server 2>/dev/null", t->sock));
+}
+
+#define NEED_TUI()                                                          \
+    do {                                                                    \
+        SKIP_UNLESS_SHARED();                                               \
+        if (!have_tmux()) { test_skip("tmux not installed"); return; }      \
+    } while (0)
+
+static int expect(Tmux *t, const char *text, double secs) {
+    char *s = tmux_wait(t, text, secs);
+    free(s);
+    return s != NULL;
+}
+
+/* A wait the rest of the test depends on: fail and stop the test at once. */
+#define WAIT(t, text, secs)                                                          \
+    do {                                                                             \
+        if (!expect(t, text, secs)) {                                                \
+            test_fail(__FILE__, __LINE__, "screen never showed '%s'", text);         \
+            tmux_stop(t);                                                            \
+            return;                                                                  \
+        }                                                                            \
+    } while (0)
+
+static char *query(Tmux *t, const char *sql) {
+    int st;
+    return sh(&st, "%s query --db %s/ahascope.db --csv \"%s\"", bin_abs(), t->dir, sql);
+}
+
+TEST(tui_steps_plays_and_quits_cleanly) {
+    NEED_TUI();
+    Tmux t;
+    CHECK_INT(tmux_start(&t, "basic", 120, 40, NULL, ""), 0);
+    WAIT(&t, "pos 4/512", 10);      /* "Once upon a time" and BOS prefilled */
+    WAIT(&t, "Once upon a time", 1);
+    WAIT(&t, "policy full", 1);
+    tmux_keys(&t, "n n Space");
+    WAIT(&t, "pos 7/512", 5);
+    tmux_keys(&t, "p");
+    WAIT(&t, "playing", 2);
+    WAIT(&t, "pos 12/512", 5);
+    tmux_keys(&t, "p");
+    WAIT(&t, "paused", 2);
+    tmux_keys(&t, "[ [");
+    WAIT(&t, "heads @ pos", 1);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    char *r = query(&t, "SELECT status, n_tokens >= 13, parent_run_id IS NULL FROM runs");
+    CHECK_MSG(r && strstr(r, "done,1,1"), "runs: %s", r);
+    free(r);
+    tmux_stop(&t);
+}
+
+TEST(tui_setting_change_reevaluates_as_linked_run) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "settings", 120, 40, NULL, "--window 16");
+    WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, "n n n n n");
+    WAIT(&t, "pos 9/512", 5);
+    tmux_keys(&t, "w");
+    WAIT(&t, "w 8 ", 5);
+    tmux_keys(&t, "P");
+    WAIT(&t, "policy local", 5);
+    WAIT(&t, "pos 9/512", 5); /* same tokens, re-evaluated */
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    char *r = query(&t, "SELECT run_id, parent_run_id, policy, window, n_tokens FROM runs ORDER BY run_id");
+    CHECK_MSG(r && strstr(r, "1,,full,16,10") && strstr(r, "2,1,full,8,10") && strstr(r, "3,2,local,8,10"), "%s", r);
+    free(r);
+    /* like with like: the re-evaluated runs fed exactly the same tokens */
+    r = query(&t, "SELECT COUNT(*) FROM tokens a JOIN tokens b ON b.run_id=3 AND b.pos=a.pos AND b.token_id=a.token_id "
+                  "WHERE a.run_id=1");
+    CHECK_MSG(r && strstr(r, "\n10"), "%s", r);
+    free(r);
+    tmux_stop(&t);
+}
+
+TEST(tui_sql_prompt_metric_help_and_export) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "sql", 120, 40, NULL, "");
+    WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, ": \"SELECT 40+2 AS answer\" Enter");
+    WAIT(&t, "answer", 5);
+    WAIT(&t, "42", 1);
+    tmux_keys(&t, "Escape : \"DELETE FROM runs\" Enter");
+    WAIT(&t, "read-only", 5);
+    tmux_keys(&t, "Escape m");
+    WAIT(&t, "router score", 3);
+    tmux_keys(&t, "m");
+    WAIT(&t, "oracle", 3);
+    tmux_keys(&t, "?");
+    WAIT(&t, "edit prompt", 3);
+    tmux_keys(&t, "Escape s");
+    WAIT(&t, "exported run 1", 5);
+    char path[1100];
+    snprintf(path, sizeof path, "%s/ahascope-run1.json", t.dir);
+    CHECK(access(path, R_OK) == 0);
+    tmux_keys(&t, "e C-u \"Lily\" Enter");
+    WAIT(&t, "Lily", 5);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    char *r = query(&t, "SELECT prompt FROM runs WHERE run_id=2");
+    CHECK_MSG(r && strstr(r, "Lily"), "%s", r);
+    free(r);
+    tmux_stop(&t);
+}
+
+TEST(tui_small_terminal_and_resize) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "small", 60, 20, NULL, "--no-record");
+    WAIT(&t, "enlarge to 80", 10);
+    int st;
+    free(sh(&st, "tmux -L %s resize-window -x 100 -y 30", t.sock));
+    WAIT(&t, "policy full", 5);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    char path[1100];
+    snprintf(path, sizeof path, "%s/ahascope.db", t.dir);
+    CHECK(access(path, F_OK) != 0); /* --no-record wrote nothing */
+    tmux_stop(&t);
+}
+
+TEST(tui_ascii_and_no_color) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "ascii", 100, 30, "NO_COLOR=1", "--ascii --no-record");
+    char *s = tmux_wait(&t, "pos 4/512", 10);
+    CHECK(s != NULL);
+    int high = 0;
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) high |= *p >= 0x80;
+    CHECK_MSG(!high, "--ascii screen holds non-ASCII bytes");
+    free(s);
+    int st;
+    char *esc = sh(&st, "tmux -L %s capture-pane -p -e", t.sock);
+    CHECK_MSG(esc && !strstr(esc, "38;5;") && !strstr(esc, "48;5;"), "NO_COLOR screen has colours");
+    free(esc);
+    tmux_keys(&t, "C-c");
+    WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+}
+
+TEST(tui_answers_keys_while_a_step_is_slow) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "slow", 120, 40, "AHASCOPE_TEST_STEP_DELAY_MS=1500", "--no-record");
+    WAIT(&t, "pos 4/512", 15);
+    tmux_keys(&t, "p");
+    WAIT(&t, "playing", 3);
+    usleep(200000); /* now inside a 1.5 s step */
+    double t0 = now();
+    tmux_keys(&t, "m");
+    WAIT(&t, "router score", 3);
+    double dt = now() - t0;
+    CHECK_MSG(dt < 0.5, "a key took %.0f ms to show during a slow step", dt * 1e3);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5); /* quits without waiting for the step */
+    tmux_stop(&t);
+}
+
+TEST(tui_refuses_without_a_terminal) {
+    SKIP_UNLESS_SHARED();
+    int st;
+    char *out = sh(&st, "%s tui --model %s --no-record </dev/null", bin_abs(),
+                   test_shared("models/stories260K/stories260K.bin"));
+    CHECK_INT(st, 1);
+    CHECK_MSG(strstr(out, "needs a terminal") != NULL, "%s", out);
+    free(out);
+    out = sh(&st, "%s tui --bogus", bin_abs());
+    CHECK(st == 1 && strstr(out, "unknown flag"));
+    free(out);
+    out = sh(&st, "%s tui --help", bin_abs());
+    CHECK(st == 0 && strstr(out, "usage: ahascope tui"));
+    free(out);
+}
