@@ -22,9 +22,10 @@
 #include "views/metric.h"
 #include "views/screen.h"
 
-static volatile sig_atomic_t g_winch, g_quit;
+/* SIGINT/SIGTERM only set this; SIGWINCH is left to ncurses, whose handler
+ * likewise only records it and surfaces it as KEY_RESIZE from getch(). */
+static volatile sig_atomic_t g_quit;
 
-static void on_winch(int sig) { (void)sig, g_winch = 1; }
 static void on_quit(int sig) { (void)sig, g_quit = 1; }
 
 static const double SPEEDS[] = {0.5, 1, 2, 5, 10, 20, 50, 100, 200, 0}; /* 0: as fast as it goes */
@@ -256,17 +257,9 @@ static void curses_start(Tui *t, int mono, int ascii) {
 static void ui_loop(Tui *t) {
     Err e;
     t->dirty = 1;
-    int repainted = 0;
     for (;;) {
         if (g_quit) break;
-        if (g_winch) { g_winch = 0; endwin(); refresh(); t->dirty = 1; }
         take_results(t);
-        if (!repainted && t->m.n_hist > 0) {
-            /* Repaint the whole screen once the first tokens are in: some
-             * terminals (tmux panes just created) drop the very first frame. */
-            clearok(curscr, TRUE);
-            repainted = t->dirty = 1;
-        }
         if (t->dirty) {
             if (view_frame(&t->scr, &t->m, &e)) break;
             t->dirty = 0;
@@ -274,7 +267,10 @@ static void ui_loop(Tui *t) {
         int ch = getch();
         if (ch == ERR) continue;
         t->dirty = 1;
-        if (ch == KEY_RESIZE) continue;
+        if (ch == KEY_RESIZE) { /* ncurses' own SIGWINCH flag, already applied to LINES/COLS */
+            clearok(curscr, TRUE);
+            continue;
+        }
         if (handle_key(t, ch)) break;
     }
 }
@@ -303,7 +299,6 @@ static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads,
     t.m.hdr.ctx_len = L.model.c.seq_len;
     t.cfg = o->attn;
     if (tui_worker_start(w, &o->attn, t.prompt, e)) { store_close(w->store, NULL); goto out_view; }
-    signal(SIGWINCH, on_winch);
     signal(SIGINT, on_quit);
     signal(SIGTERM, on_quit);
     curses_start(&t, mono, ascii);

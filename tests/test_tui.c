@@ -56,7 +56,9 @@ static double now(void) {
 }
 
 /* Start the TUI (extra flags, environment) in a cols×rows tmux pane. When
- * it exits the pane prints "EXITED <status>" and stays, so tests can see it. */
+ * it exits the pane prints "EXITED <status>" and stays, so tests can see it.
+ * The short sleep first: a pane tmux has just created may still be cleared
+ * by tmux itself after a program has drawn in it. */
 static int tmux_start(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags) {
     snprintf(t->sock, sizeof t->sock, "ahascope-%d-%s", (int)getpid(), name);
     snprintf(t->dir, sizeof t->dir, "%s", test_tmp(name));
@@ -69,22 +71,35 @@ static int tmux_start(Tmux *t, const char *name, int cols, int rows, const char 
     return st;
 }
 
-static char *tmux_capture(Tmux *t) {
-    int st;
-    return sh(&st, "tmux -L %s capture-pane -p", t->sock);
-}
-
 static void tmux_keys(Tmux *t, const char *keys) {
     int st;
     free(sh(&st, "tmux -L %s send-keys %s", t->sock, keys));
 }
 
-/* Wait until the screen shows `text` (up to secs); returns the screen (or NULL). */
+static char *tmux_capture(Tmux *t) {
+    int st;
+    return sh(&st, "tmux -L %s capture-pane -p", t->sock);
+}
+
+static int blank(const char *s) {
+    for (; s && *s; s++)
+        if (*s != ' ' && *s != '\n') return 0;
+    return 1;
+}
+
+/* Wait until the screen shows `text` (up to secs); returns the screen (or NULL).
+ * A pane tmux has just created is sometimes wiped by tmux after the program
+ * drew its first frame (a resize to the same size, which the program cannot
+ * see); a blank screen is answered with Ctrl-L, the TUI's redraw key. */
 static char *tmux_wait(Tmux *t, const char *text, double secs) {
-    double end = now() + secs;
+    double start = now(), end = start + secs, last_redraw = start;
     for (;;) {
         char *s = tmux_capture(t);
         if (s && strstr(s, text)) return s;
+        if (blank(s) && now() - last_redraw > 1.0) {
+            tmux_keys(t, "C-l");
+            last_redraw = now();
+        }
         if (now() > end) {
             fprintf(stderr, "--- waited for '%s', screen was:\n%s---\n", text, s ? s : "");
             free(s);
