@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "app/args.h"
@@ -22,9 +23,20 @@
 #include "views/metric.h"
 #include "views/screen.h"
 
-/* SIGINT/SIGTERM only set this; SIGWINCH is left to ncurses, whose handler
- * likewise only records it and surfaces it as KEY_RESIZE from getch(). */
-static volatile sig_atomic_t g_quit;
+/* The handlers only set these. SIGWINCH is handled here rather than by
+ * ncurses: a process-wide signal may land in an engine or BLAS thread, and
+ * ncurses then learns of it only when a key arrives. The UI loop polls the
+ * flag every frame instead. */
+static volatile sig_atomic_t g_quit, g_winch;
+
+static void on_winch(int sig) { (void)sig, g_winch = 1; }
+
+/* Follow the terminal's new size (read from the tty) and repaint it all. */
+static void follow_resize(void) {
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0) resizeterm(ws.ws_row, ws.ws_col);
+    clearok(curscr, TRUE);
+}
 
 static void on_quit(int sig) { (void)sig, g_quit = 1; }
 
@@ -39,6 +51,8 @@ typedef struct {
     const char *db;     /* recording target, NULL: not recording */
     int speed_i, playing, dirty, want_sql;
     int attn_pending;   /* an attention request is out */
+    int replay;         /* browsing a recorded run: no model, no worker */
+    int64_t replay_run;
     AttnConfig cfg;     /* the settings asked for last (the worker may not have started them yet) */
     int restore;        /* cursor to put back once a re-evaluated run reaches it, -1 none */
     char prompt[1024];
@@ -48,6 +62,7 @@ static void tui_help(void) {
     puts("usage: ahascope tui [--model PATH] [--tokenizer PATH] [--prompt TEXT] [--steps N] [--temperature T]\n"
          "                    [--topp P] [--seed S] [policy flags] [--db FILE | --no-record] [--mono] [--ascii]\n"
          "                    [--threads N]\n"
+         "       ahascope tui --replay --db FILE [--run ID]     browse a recorded run (default: the last) without a model\n"
          "\n"
          "Step through generation token by token and watch every attention head choose global or local.\n"
          "Every predictor is computed at every step (--profile is implied). Each run is recorded into\n"
@@ -64,6 +79,7 @@ static void tui_help(void) {
 static void take_results(Tui *t) {
     TuiWorker *w = &t->w;
     Err e;
+    if (t->replay) return;
     pthread_mutex_lock(&w->mu);
     if (w->cleared) { /* a new run: show the same position under the new settings once it is there */
         t->restore = t->m.follow ? -1 : t->m.cursor;
@@ -184,9 +200,12 @@ static int export_one(Store *st, int64_t run, StoreFormat fmt, const char *path,
 
 /* `s`: the current run as ahascope-run<ID>.json and .csv in the current directory. */
 static void export_run(Tui *t) {
-    pthread_mutex_lock(&t->w.mu);
-    int64_t run = t->w.run_id;
-    pthread_mutex_unlock(&t->w.mu);
+    int64_t run = t->replay_run;
+    if (!t->replay) {
+        pthread_mutex_lock(&t->w.mu);
+        run = t->w.run_id;
+        pthread_mutex_unlock(&t->w.mu);
+    }
     if (!t->db || !run) { view_set_status(&t->m, "not recording: nothing to export"); return; }
     Err e;
     char js[64], cs[64];
@@ -212,6 +231,20 @@ static void input_done(Tui *t) {
     }
 }
 
+/* Replay: the keys that need no engine. Returns 1 to quit. */
+static int replay_key(Tui *t, ViewAction a) {
+    switch (a) {
+    case VIEW_ACT_QUIT: return 1;
+    case VIEW_ACT_SQL_PROMPT: view_input_begin(&t->m, "sql", t->m.sql_query ? t->m.sql_query : ""); break;
+    case VIEW_ACT_EXPORT: export_run(t); break;
+    case VIEW_ACT_REDRAW: clearok(curscr, TRUE); break;
+    case VIEW_ACT_NONE: case VIEW_ACT_MOUSE: break;
+    default: view_set_status(&t->m, "replay of run %lld: stepping and settings need the model (run without --replay)",
+                             (long long)t->replay_run);
+    }
+    return 0;
+}
+
 /* Act on one key; returns 1 to quit. */
 static int handle_key(Tui *t, int ch) {
     if (t->m.input.active) {
@@ -223,6 +256,7 @@ static int handle_key(Tui *t, int ch) {
         MEVENT ev;
         a = getmouse(&ev) == OK ? view_mouse(&t->m, &t->scr.lay, ev.x, ev.y, view_mouse_kind(ev.bstate)) : VIEW_ACT_NONE;
     }
+    if (t->replay) return replay_key(t, a);
     switch (a) {
     case VIEW_ACT_QUIT: return 1;
     case VIEW_ACT_STEP: step_once(t); break;
@@ -239,6 +273,7 @@ static int handle_key(Tui *t, int ch) {
 }
 
 static void curses_start(Tui *t, int mono, int ascii) {
+    signal(SIGWINCH, on_winch);
     initscr();
     cbreak();
     noecho();
@@ -259,6 +294,7 @@ static void ui_loop(Tui *t) {
     t->dirty = 1;
     for (;;) {
         if (g_quit) break;
+        if (g_winch) g_winch = 0, follow_resize(), t->dirty = 1;
         take_results(t);
         if (t->dirty) {
             if (view_frame(&t->scr, &t->m, &e)) break;
@@ -267,12 +303,82 @@ static void ui_loop(Tui *t) {
         int ch = getch();
         if (ch == ERR) continue;
         t->dirty = 1;
-        if (ch == KEY_RESIZE) { /* ncurses' own SIGWINCH flag, already applied to LINES/COLS */
+        if (ch == KEY_RESIZE) { /* resizeterm's own notice */
             clearok(curscr, TRUE);
             continue;
         }
         if (handle_key(t, ch)) break;
     }
+}
+
+/* Load every recorded step of run `id` into the view model. */
+static int load_replay(Tui *t, Store *st, const StoreRunInfo *r, Err *e) {
+    enum { CHUNK = 64 };
+    StepTrace *buf[CHUNK];
+    int rc = 0;
+    for (int i = 0; i < CHUNK; i++) buf[i] = NULL;
+    for (int i = 0; i < CHUNK && rc == 0; i++)
+        if (!(buf[i] = trace_new(r->n_layers, r->n_heads))) rc = err_set(e, "out of memory");
+    for (int pos = 0; rc == 0;) {
+        int n = store_read_steps(st, r->run_id, pos, CHUNK, buf, e);
+        if (n < 0) rc = -1;
+        for (int i = 0; i < n && rc == 0; i++) rc = view_push(&t->m, buf[i], e);
+        if (n < CHUNK) break;
+        pos += n;
+    }
+    for (int i = 0; i < CHUNK; i++) trace_free(buf[i]);
+    return rc;
+}
+
+static void replay_header(Tui *t, const StoreRunInfo *r) {
+    ViewHeader *h = &t->m.hdr;
+    const char *slash = strrchr(r->model, '/');
+    snprintf(h->model, sizeof h->model, "%.95s", slash ? slash + 1 : r->model);
+    snprintf(h->policy, sizeof h->policy, "%s", r->policy);
+    snprintf(h->record, sizeof h->record, "replay %.100s run %lld", t->db, (long long)r->run_id);
+    h->window = r->window, h->sinks = r->sinks, h->tau = (float)r->tau, h->theta = (float)r->theta;
+    h->ctx_len = r->seq_len;
+    h->tok_s = 0;
+}
+
+/* `--replay`: browse a recorded run (the last one by default) without a model. */
+static int run_replay(const char *db, int64_t run, int mono, int ascii, Err *e) {
+    static Tui t;
+    memset(&t, 0, sizeof t);
+    t.replay = 1, t.db = db, t.restore = -1;
+    Store *st = store_open(db, STORE_READ, 2000, e);
+    if (!st) return -1;
+    int64_t *ids = NULL;
+    int n = run > 0 ? 0 : store_run_ids(st, &ids, e);
+    if (run <= 0 && n > 0) run = ids[n - 1];
+    free(ids);
+    StoreRunInfo r;
+    int rc = -1;
+    if (n < 0 || (run <= 0 && err_set(e, "%s: no runs recorded", db)) || store_run_info(st, run, &r, e)) {
+        store_close(st, NULL);
+        return -1;
+    }
+    t.replay_run = run;
+    if (view_init(&t.m, r.n_layers, r.n_heads, e) == 0 && load_replay(&t, st, &r, e) == 0) {
+        replay_header(&t, &r);
+        store_close(st, NULL);
+        st = NULL;
+        view_set_status(&t.m, "replay of run %lld (%s): [ ] Home End move through its %d positions", (long long)run,
+                        r.status, t.m.n_hist);
+        signal(SIGINT, on_quit);
+        signal(SIGTERM, on_quit);
+        curses_start(&t, mono, ascii);
+        if (view_screen_init(&t.scr, &t.m, e) == 0) {
+            ui_loop(&t);
+            rc = 0;
+            view_screen_free(&t.scr);
+        }
+        endwin();
+    }
+    store_close(st, NULL);
+    store_run_info_free(&r);
+    view_free(&t.m);
+    return rc;
 }
 
 static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads, Err *e) {
@@ -322,8 +428,8 @@ int cmd_tui(int argc, char **argv) {
     Args a = {argc, argv, 1, "tui"};
     Err e;
     const char *db = "ahascope.db";
-    int mono = 0, ascii = 0;
-    long threads = pool_default_threads();
+    int mono = 0, ascii = 0, replay = 0;
+    long threads = pool_default_threads(), run = 0;
     while (a.i < argc) {
         const char *f = argv[a.i];
         if (args_is_help(f)) { tui_help(); return 0; }
@@ -334,6 +440,11 @@ int cmd_tui(int argc, char **argv) {
         if (!strcmp(f, "--mono")) mono = 1;
         else if (!strcmp(f, "--ascii")) ascii = 1;
         else if (!strcmp(f, "--no-record")) db = NULL;
+        else if (!strcmp(f, "--replay")) replay = 1;
+        else if (!strcmp(f, "--run")) {
+            const char *v = args_value(&a, &e);
+            if (!v || args_int(f, v, 1, 1L << 62, &run, &e)) return args_fail(&e);
+        }
         else if (!strcmp(f, "--db")) { if (!(db = args_value(&a, &e))) return args_fail(&e); }
         else if (!strcmp(f, "--threads")) {
             const char *v = args_value(&a, &e);
@@ -348,5 +459,10 @@ int cmd_tui(int argc, char **argv) {
         return args_fail(&e);
     }
     setlocale(LC_ALL, "");
+    if (replay) {
+        if (!db) { err_set(&e, "tui: --replay needs --db FILE"); return args_fail(&e); }
+        return run_replay(db, run, mono, ascii, &e) == 0 ? 0 : args_fail(&e);
+    }
+    if (run) { err_set(&e, "tui: --run ID goes with --replay"); return args_fail(&e); }
     return run_tui(&o, db, mono, ascii, (int)threads, &e) == 0 ? 0 : args_fail(&e);
 }

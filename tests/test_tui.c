@@ -290,3 +290,63 @@ TEST(tui_refuses_without_a_terminal) {
     CHECK(st == 0 && strstr(out, "usage: ahascope tui"));
     free(out);
 }
+
+#include <cjson/cJSON.h>
+
+#include "engine/tokenizer.h"
+
+/* The text of golden ids[from..to) of the first prompt, as the TUI prints it. */
+static int golden_text(int from, int to, char *out, size_t cap) {
+    char *js = test_read_file(test_shared("golden/stories260K_greedy.json"), NULL);
+    cJSON *g = cJSON_Parse(js);
+    free(js);
+    cJSON *ids = cJSON_GetObjectItem(cJSON_GetArrayItem(g, 0), "ids");
+    Tokenizer tok;
+    Err e;
+    int ok = ids && tok_load(&tok, test_shared("models/stories260K/tok512.bin"), 512, &e) == 0;
+    size_t o = 0;
+    out[0] = 0;
+    for (int i = from; ok && i < to && o + 64 < cap; i++) {
+        int prev = cJSON_GetArrayItem(ids, i - 1)->valueint, id = cJSON_GetArrayItem(ids, i)->valueint;
+        o += tok_piece_printable(&tok, prev, id, out + o, cap - o);
+    }
+    if (ok) tok_free(&tok);
+    cJSON_Delete(g);
+    return ok ? 0 : -1;
+}
+
+TEST(tui_golden_text_mouse_resize_and_replay) {
+    NEED_TUI();
+    char want[256];
+    CHECK(golden_text(1, 10, want, sizeof want) == 0); /* prompt, then the first 5 generated tokens */
+    Tmux t;
+    tmux_start(&t, "golden", 120, 40, NULL, "--db golden.db");
+    WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, "n n n n n");
+    WAIT(&t, "pos 9/512", 5);
+    WAIT(&t, want, 2);
+    /* a click on heatmap cell L2 H3 (SGR mouse report, 1-based column 19, row 13) selects it */
+    int st;
+    free(sh(&st, "tmux -L %s send-keys -l \"$(printf '\\033[<0;19;13M')\"", t.sock));
+    WAIT(&t, "L2 H3", 3);
+    /* a bigger terminal shows the fields a narrow header drops */
+    free(sh(&st, "tmux -L %s resize-window -x 220 -y 60", t.sock));
+    WAIT(&t, "golden.db run 1", 5);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+    /* replay: the same tokens, from the database alone */
+    Tmux r;
+    snprintf(r.sock, sizeof r.sock, "ahascope-%d-replay", (int)getpid());
+    snprintf(r.dir, sizeof r.dir, "%s", t.dir);
+    free(sh(&st, "tmux -L %s -f /dev/null new-session -d -x 220 -y 40 \"cd %s && env TERM=xterm-256color "
+                 "LANG=C.UTF-8 %s tui --replay --db golden.db; echo EXITED \\$?; sleep 60\"", r.sock, r.dir, bin_abs()));
+    WAIT(&r, "replay golden.db run 1", 10);
+    WAIT(&r, want, 2);
+    WAIT(&r, "pos 9/512", 1);
+    tmux_keys(&r, "n");
+    WAIT(&r, "need the model", 3);
+    tmux_keys(&r, "q");
+    WAIT(&r, "EXITED 0", 5);
+    tmux_stop(&r);
+}
