@@ -15,5 +15,6 @@ int cmd_export(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_tui(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
 #endif
