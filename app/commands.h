@@ -16,5 +16,6 @@ int cmd_compare(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_tui(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
 #endif

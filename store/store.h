@@ -133,4 +133,16 @@ int store_compare(Store *s, int64_t run_a, int64_t run_b, const char *predictor,
  * line per run copied to log. */
 int store_merge(Store *s, const char *const *inputs, int n, FILE *log, Err *e);
 
+/* One head's oracle global rate over some runs. */
+typedef struct {
+    int layer, head;
+    double oracle_rate; /* share of positions with oracle_mass > the run's θ */
+    long n;             /* decisions counted */
+} StoreHeadRate;
+
+/* Oracle global rate of every head over runs[0..n_runs) (same shape,
+ * recorded with oracle values), highest first, ties by (layer, head).
+ * *out is heap (caller frees); returns the number of heads or -1. */
+int store_head_rates(Store *s, const int64_t *runs, int n_runs, StoreHeadRate **out, Err *e);
+
 #endif

@@ -1,0 +1,107 @@
+/* `ahascope calibrate`: the static baseline's head set, chosen from
+ * recorded oracle rates to a budget, written as a file --static-heads reads. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app/args.h"
+#include "app/commands.h"
+#include "store/store.h"
+
+static void calibrate_help(void) {
+    puts("usage: ahascope calibrate --db FILE --run ID [--run ID ...] --budget K|P% --out heads.txt\n\n"
+         "Pick the static policy's global heads (DuoAttention / RazorAttention style): the K heads\n"
+         "with the highest oracle global rate (oracle_mass > theta) pooled over the given runs, which\n"
+         "must be recorded with --profile. --budget 25% takes a quarter of all heads. The output lists\n"
+         "one layer.head per line with its rate as a comment; use it with --policy static\n"
+         "--static-heads heads.txt.");
+}
+
+typedef struct {
+    const char *db, *out, *budget;
+    int64_t *runs;
+    int n_runs;
+} CalOpts;
+
+static int parse(int argc, char **argv, CalOpts *c, int *help, Err *e) {
+    Args a = {argc, argv, 1, "calibrate"};
+    memset(c, 0, sizeof *c);
+    *help = 0;
+    if (!(c->runs = calloc(argc, sizeof *c->runs))) return err_set(e, "calibrate: out of memory");
+    while (a.i < argc) {
+        const char *f = argv[a.i++];
+        if (args_is_help(f)) { *help = 1; return 0; }
+        const char **target = !strcmp(f, "--db") ? &c->db : !strcmp(f, "--out") ? &c->out
+                            : !strcmp(f, "--budget") ? &c->budget : NULL;
+        if (target) {
+            if (!(*target = args_value(&a, e))) return -1;
+        } else if (!strcmp(f, "--run")) {
+            const char *v = args_value(&a, e);
+            long id;
+            if (!v || args_int(f, v, 1, 1L << 62, &id, e)) return -1;
+            c->runs[c->n_runs++] = id;
+        } else {
+            return err_set(e, "calibrate: unknown flag '%s' (see ahascope calibrate --help)", f);
+        }
+    }
+    if (!c->db || !c->out || !c->budget || c->n_runs == 0)
+        return err_set(e, "calibrate: --db, --run, --budget and --out are all required");
+    return 0;
+}
+
+/* K from "K" or "P%" of n heads. */
+static int budget_heads(const char *s, int n, int *k, Err *e) {
+    size_t len = strlen(s);
+    if (len > 1 && s[len - 1] == '%') {
+        char num[32];
+        double p;
+        snprintf(num, sizeof num, "%.*s", (int)(len - 1), s);
+        if (args_float("--budget", num, 0, 100, &p, e)) return -1;
+        *k = (int)(p / 100 * n + 0.5);
+        return 0;
+    }
+    long v;
+    if (args_int("--budget", s, 0, n, &v, e)) return -1;
+    *k = (int)v;
+    return 0;
+}
+
+static int write_heads(const CalOpts *c, const StoreHeadRate *r, int n, int k, Err *e) {
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp", c->out);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return err_set(e, "%s: cannot create", tmp);
+    fprintf(f, "# static heads: the %d of %d heads with the highest oracle global rate\n# from %s runs", k, n, c->db);
+    for (int i = 0; i < c->n_runs; i++) fprintf(f, " %lld", (long long)c->runs[i]);
+    fprintf(f, "\n");
+    for (int i = 0; i < k; i++) fprintf(f, "%d.%d  # oracle rate %.4f over %ld\n", r[i].layer, r[i].head, r[i].oracle_rate, r[i].n);
+    int ok = fclose(f) == 0;
+    if (!ok || rename(tmp, c->out) != 0) {
+        unlink(tmp);
+        return err_set(e, "%s: cannot write", c->out);
+    }
+    return 0;
+}
+
+int cmd_calibrate(int argc, char **argv) {
+    CalOpts c;
+    Err e;
+    int help, rc = 1;
+    if (parse(argc, argv, &c, &help, &e)) { free(c.runs); return args_fail(&e); }
+    if (help) { calibrate_help(); free(c.runs); return 0; }
+    Store *st = store_open(c.db, STORE_READ, 2000, &e);
+    StoreHeadRate *r = NULL;
+    int n = st ? store_head_rates(st, c.runs, c.n_runs, &r, &e) : -1, k = 0;
+    if (n > 0 && budget_heads(c.budget, n, &k, &e) == 0 && write_heads(&c, r, n, k, &e) == 0) {
+        double covered = 0, total = 0;
+        for (int i = 0; i < n; i++) total += r[i].oracle_rate * r[i].n, covered += i < k ? r[i].oracle_rate * r[i].n : 0;
+        printf("%d of %d heads -> %s (they hold %.1f%% of the oracle's global decisions)\n", k, n, c.out,
+               total > 0 ? 100 * covered / total : 0.0);
+        rc = 0;
+    }
+    store_close(st, NULL);
+    free(r);
+    free(c.runs);
+    return rc ? args_fail(&e) : 0;
+}
