@@ -17,5 +17,6 @@ int cmd_merge(int argc, char **argv);
 int cmd_tui(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 
 #endif

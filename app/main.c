@@ -21,6 +21,7 @@ static const Command COMMANDS[] = {
     {"export", cmd_export, "write one recorded run as JSON or CSV"},
     {"compare", cmd_compare, "predictor vs oracle confusion of a run, or where two runs diverge"},
     {"merge", cmd_merge, "merge databases recorded in parallel into one"},
+    {"eval", cmd_eval, "teacher-forced quality, global share and predictor scores of a policy; --match-budget"},
     {"calibrate", cmd_calibrate, "choose the static baseline's heads from recorded oracle rates"},
     {"convert", cmd_convert, "write a llama2.c checkpoint as a Hugging Face llama folder"},
     {"bench", cmd_bench, "measure prefill/decode speed against the bandwidth roofline"},

@@ -34,15 +34,25 @@ static int copy_runs(Store *s, const char *input, int *n_runs, int64_t *off) {
     sqlite3_stmt *st;
     int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (rc != SQLITE_OK) return rc;
-    rc = sqlite3_prepare_v2(s->db, "SELECT COALESCE(MAX(run_id), 0) FROM main.runs", -1, &st, NULL);
-    if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) *off = sqlite3_column_int64(st, 0);
+    rc = sqlite3_prepare_v2(s->db, "SELECT (SELECT COALESCE(MAX(run_id), 0) FROM main.runs),"
+                                   " (SELECT COALESCE(MAX(eval_id), 0) FROM main.evals)", -1, &st, NULL);
+    long long eoff = 0;
+    if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) *off = sqlite3_column_int64(st, 0), eoff = sqlite3_column_int64(st, 1);
     sqlite3_finalize(st);
+    /* evaluations first: the runs that belong to them point at them */
+    snprintf(sql, sizeof sql, "INSERT INTO main.evals SELECT eval_id + %lld, created_at, label, model, model_sha256,"
+             " policy, window, sinks, tau, theta, p, routers, static_heads, data, n_seqs, n_tokens, perplexity,"
+             " perplexity_full, kl_mean, global_share, keys_read_frac, matched_to FROM src.evals", eoff);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+    snprintf(sql, sizeof sql, "INSERT INTO main.eval_scores SELECT eval_id + %lld, predictor, tp, fp, fn, tn,"
+             " precision, recall, f1, predicted_rate FROM src.eval_scores", eoff);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
     /* The origin names where a run came from, kept through repeated merges. */
     snprintf(sql, sizeof sql,
-             "INSERT INTO main.runs(run_id, parent_run_id, %s) SELECT run_id + ?1, parent_run_id + ?1,"
-             " ahascope_status(status, writer_host, writer_pid, writer_start)%.*s,"
+             "INSERT INTO main.runs(run_id, parent_run_id, eval_id, %s) SELECT run_id + ?1, parent_run_id + ?1,"
+             " eval_id + %lld, ahascope_status(status, writer_host, writer_pid, writer_start)%.*s,"
              " COALESCE(origin, ?2 || '#' || run_id), n_tokens FROM src.runs ORDER BY run_id",
-             RUN_COLUMNS, (int)(strstr(RUN_COLUMNS, ", origin") - RUN_COLUMNS - 6), RUN_COLUMNS + 6);
+             RUN_COLUMNS, eoff, (int)(strstr(RUN_COLUMNS, ", origin") - RUN_COLUMNS - 6), RUN_COLUMNS + 6);
     if (rc == SQLITE_OK) rc = exec_bound(s, sql, *off, input, n_runs);
     if (rc == SQLITE_OK)
         rc = exec_bound(s, "INSERT INTO main.tokens SELECT run_id + ?1, pos, token_id, piece, is_prompt, logprob,"

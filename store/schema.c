@@ -21,8 +21,21 @@ const char *const STORE_SCHEMA_SQL =
     "  profile INTEGER, routers TEXT, routers_sha256 TEXT, static_heads TEXT,\n"
     "  prompt TEXT, steps INTEGER, temperature REAL, topp REAL, seed TEXT,\n"
     "  origin TEXT,\n"
+    "  eval_id INTEGER REFERENCES evals(eval_id),\n"
     "  n_tokens INTEGER NOT NULL DEFAULT 0\n"
     ");\n"
+    "CREATE TABLE evals(\n"
+    "  eval_id INTEGER PRIMARY KEY, created_at TEXT NOT NULL, label TEXT,\n"
+    "  model TEXT, model_sha256 TEXT, policy TEXT NOT NULL, window INTEGER, sinks INTEGER,\n"
+    "  tau REAL, theta REAL, p REAL, routers TEXT, static_heads TEXT, data TEXT,\n"
+    "  n_seqs INTEGER, n_tokens INTEGER, perplexity REAL, perplexity_full REAL, kl_mean REAL,\n"
+    "  global_share REAL, keys_read_frac REAL, matched_to TEXT\n"
+    ");\n"
+    "CREATE TABLE eval_scores(\n"
+    "  eval_id INTEGER NOT NULL, predictor TEXT NOT NULL, tp INTEGER, fp INTEGER, fn INTEGER, tn INTEGER,\n"
+    "  precision REAL, recall REAL, f1 REAL, predicted_rate REAL,\n"
+    "  PRIMARY KEY(eval_id, predictor)\n"
+    ") WITHOUT ROWID;\n"
     "CREATE TABLE tokens(\n"
     "  run_id INTEGER NOT NULL, pos INTEGER NOT NULL, token_id INTEGER NOT NULL, piece TEXT,\n"
     "  is_prompt INTEGER NOT NULL, logprob REAL, entropy REAL, step_us REAL,\n"
@@ -92,6 +105,7 @@ const char *const STORE_SCHEMA_SQL =
 /* Tables and views a valid database must have (by type and name). */
 static const char *const REQUIRED[][2] = {
     {"table", "runs"},         {"table", "tokens"},         {"table", "decisions"},
+    {"table", "evals"},        {"table", "eval_scores"},
     {"view", "predictions"},   {"view", "head_rates"},      {"view", "layer_rates"},
     {"view", "token_share"},   {"view", "confusion_head"},  {"view", "confusion"},
     {"view", "run_summary"},

@@ -49,6 +49,7 @@ typedef struct {
     double temperature, topp;
     uint64_t seed;
     char origin[1024];        /* "file.db#id" when merged in, "" otherwise */
+    int64_t eval_id;          /* the evaluation this run belongs to, 0 if none */
     int n_tokens;             /* positions committed */
 } StoreRunInfo;
 
@@ -132,6 +133,30 @@ int store_compare(Store *s, int64_t run_a, int64_t run_b, const char *predictor,
  * writing), renumbering run ids after the ones already there; prints one
  * line per run copied to log. */
 int store_merge(Store *s, const char *const *inputs, int n, FILE *log, Err *e);
+
+/* An evaluation: settings in, summary out (the `evals` row). */
+typedef struct {
+    char label[64], policy[16], data[1024];
+    char model[1024], model_sha256[65], routers[1024], static_heads[1024];
+    int window, sinks;
+    double tau, theta, p;
+    int n_seqs;
+    long n_tokens;
+    double perplexity, perplexity_full, kl_mean, global_share, keys_read_frac;
+    char matched_to[64]; /* "aha 0.2310" when thresholds were matched to a budget */
+} StoreEval;
+
+/* Confusion of one predictor against the oracle (an `eval_scores` row). */
+typedef struct {
+    char predictor[16];
+    long tp, fp, fn, tn;
+} StoreScore;
+
+/* Insert the evals row (metrics NULL until store_eval_end); sets *id. */
+int store_eval_begin(Store *s, const StoreEval *ev, int64_t *id, Err *e);
+
+/* Fill in the summary and the per-predictor scores of evaluation id. */
+int store_eval_end(Store *s, int64_t id, const StoreEval *ev, const StoreScore *scores, int n_scores, Err *e);
 
 /* One head's oracle global rate over some runs. */
 typedef struct {

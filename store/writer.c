@@ -28,9 +28,9 @@ static const char INSERT_RUN[] =
     "INSERT INTO runs(parent_run_id, status, created_at, ahascope_version, writer_host, writer_pid, writer_start,"
     " model, model_sha256, arch, dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len,"
     " tokenizer, tokenizer_sha256, policy, window, sinks, tau, theta, p, profile, routers, routers_sha256,"
-    " static_heads, prompt, steps, temperature, topp, seed, origin)"
+    " static_heads, prompt, steps, temperature, topp, seed, origin, eval_id)"
     " VALUES(?1,'running',?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,"
-    "?26,?27,?28,?29,?30,?31,?32,?33,?34)";
+    "?26,?27,?28,?29,?30,?31,?32,?33,?34,?35)";
 
 static void bind_run(sqlite3_stmt *st, const StoreRunInfo *r) {
     char host[256], seed[24];
@@ -66,6 +66,7 @@ static void bind_run(sqlite3_stmt *st, const StoreRunInfo *r) {
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->seed);
     sqlite3_bind_text(st, 33, seed, -1, SQLITE_TRANSIENT);
     bind_text_or_null(st, 34, r->origin);
+    if (r->eval_id > 0) sqlite3_bind_int64(st, 35, r->eval_id);
 }
 
 int store_run_begin(Store *s, StoreRunInfo *info, Err *e) {

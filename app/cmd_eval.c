@@ -1,0 +1,268 @@
+/* `ahascope eval`: a policy on held-out sequences, teacher-forced — and with
+ * --match-budget aha, every training-free predictor at the AHA routers'
+ * global share, side by side. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/args.h"
+#include "app/commands.h"
+#include "app/eval.h"
+#include "app/record.h"
+#include "engine/pool.h"
+
+static void eval_help(void) {
+    puts("usage: ahascope eval [--model PATH] [--routers FILE] --policy P [policy flags] [--data FILE | --self N]\n"
+         "                     [--seq-len T] [--max-seqs N] [--db FILE] [--match-budget aha] [--label TEXT]\n"
+         "                     [--json] [--threads N]\n"
+         "\n"
+         "Teacher-forced over held-out sequences: perplexity, mean KL(full || policy) per token, global\n"
+         "share, keys-read fraction, and each predictor's precision / recall / F1 against the oracle.\n"
+         "  --self N        N sequences sampled from the model at temperature 1 with full attention\n"
+         "                  (default 8; seed --seed, default 1234, so they are not a training stream)\n"
+         "  --data FILE     a text file cut into --seq-len chunks (default 256, at most the context)\n"
+         "  --db FILE       record one run per sequence and the summary in the `evals` table\n"
+         "  --match-budget aha  evaluate the AHA routers, then choose for qada, qada_bulk and oracle the\n"
+         "                  theta, for random the p, and for static the head count that give the same\n"
+         "                  global share on the same data, and evaluate each (needs --routers)\n"
+         "A progress bar goes to stderr.");
+}
+
+typedef struct {
+    RunOpts o;
+    const char *data, *db, *match, *label;
+    long self_n, seq_len, max_seqs, threads;
+    int json;
+} EvalOpts;
+
+/* Flags of eval. Returns 1 on --help, 0 parsed, -1 error. */
+static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
+    runopts_defaults(&x->o);
+    x->o.seed = 1234;
+    x->self_n = 8, x->seq_len = 256, x->max_seqs = 1000, x->threads = pool_default_threads();
+    Args a = {argc, argv, 1, "eval"};
+    while (a.i < argc) {
+        const char *f = argv[a.i];
+        if (args_is_help(f)) return 1;
+        int r = runopts_parse(&x->o, &a, e);
+        if (r < 0) return -1;
+        if (r > 0) continue;
+        a.i++;
+        const char **str = !strcmp(f, "--data") ? &x->data : !strcmp(f, "--db") ? &x->db
+                         : !strcmp(f, "--match-budget") ? &x->match : !strcmp(f, "--label") ? &x->label : NULL;
+        long *num = !strcmp(f, "--self") ? &x->self_n : !strcmp(f, "--seq-len") ? &x->seq_len
+                  : !strcmp(f, "--max-seqs") ? &x->max_seqs : !strcmp(f, "--threads") ? &x->threads : NULL;
+        if (!strcmp(f, "--json")) x->json = 1;
+        else if (str) { if (!(*str = args_value(&a, e))) return -1; }
+        else if (num) {
+            const char *v = args_value(&a, e);
+            if (!v || args_int(f, v, num == &x->seq_len ? 2 : 1, num == &x->threads ? 64 : 1 << 20, num, e)) return -1;
+        } else return err_set(e, "eval: unknown flag '%s' (see ahascope eval --help)", f);
+    }
+    if (x->match && strcmp(x->match, "aha") != 0) return err_set(e, "eval: --match-budget takes 'aha' (the routers)");
+    if (x->match && !x->o.routers) return err_set(e, "eval: --match-budget aha needs --routers FILE");
+    return 0;
+}
+
+typedef struct {
+    char name[16], knob[32];
+    AttnConfig a;
+    StoreEval ev;
+    EvalSums s;
+} Row;
+
+/* Evaluate one setting (recorded when st is set) and summarise it into row. */
+static int eval_row(const Loaded *L, const EvalData *d, const EvalOpts *x, Store *st, StoreRunInfo *info, Row *row,
+                    const char *matched, Err *e) {
+    StoreEval *ev = &row->ev;
+    memset(ev, 0, sizeof *ev);
+    snprintf(ev->policy, sizeof ev->policy, "%s", aha_policy_name(row->a.policy));
+    snprintf(ev->label, sizeof ev->label, "%s", x->label ? x->label : "");
+    snprintf(ev->data, sizeof ev->data, "%s", d->desc);
+    snprintf(ev->model, sizeof ev->model, "%s", info->model);
+    snprintf(ev->model_sha256, sizeof ev->model_sha256, "%s", info->model_sha256);
+    snprintf(ev->routers, sizeof ev->routers, "%s", info->routers);
+    snprintf(ev->matched_to, sizeof ev->matched_to, "%s", matched ? matched : "");
+    if (row->a.policy == POLICY_STATIC)
+        app_heads_text(row->a.static_heads, L->model.c.n_layers, L->model.c.n_heads, ev->static_heads,
+                       sizeof ev->static_heads);
+    ev->window = row->a.window, ev->sinks = row->a.sinks, ev->tau = row->a.tau, ev->theta = row->a.theta;
+    ev->p = row->a.p, ev->n_seqs = d->n;
+    int64_t id = 0;
+    if (st && store_eval_begin(st, ev, &id, e)) return -1;
+    row->s.ref_theta = x->o.attn.theta;
+    snprintf(info->policy, sizeof info->policy, "%s", ev->policy);
+    info->theta = row->a.theta, info->p = row->a.p, info->tau = row->a.tau, info->profile = 1;
+    if (eval_policy(&L->model, L->have_tok ? &L->tok : NULL, &row->a, d, (int)x->threads, st, info, id, 1, &row->s, e))
+        return -1;
+    eval_summarise(&row->s, ev);
+    return st ? store_eval_end(st, id, ev, row->s.score, EVAL_N_PRED, e) : 0;
+}
+
+/* Global share of a setting on the data (no recording): what matching bisects. */
+static double share_of(const Loaded *L, const EvalData *d, const EvalOpts *x, const AttnConfig *a, Err *e) {
+    EvalSums s = {0};
+    if (eval_policy(&L->model, NULL, a, d, (int)x->threads, NULL, NULL, 0, 0, &s, e)) return NAN;
+    return s.gate_n > 0 ? s.gate_sum / s.gate_n : NAN;
+}
+
+/* θ in [0, 1] whose executed global share is closest to target: the share
+ * falls as θ rises, so bisect; stop within a quarter of a point. */
+static double match_theta(const Loaded *L, const EvalData *d, const EvalOpts *x, AttnConfig a, double target, Err *e) {
+    double lo = 0, hi = 1, best = 0.5, best_gap = INFINITY;
+    for (int it = 0; it < 16; it++) {
+        a.theta = (float)(0.5 * (lo + hi));
+        double g = share_of(L, d, x, &a, e);
+        if (isnan(g)) return NAN;
+        if (fabs(g - target) < best_gap) best_gap = fabs(g - target), best = a.theta;
+        if (best_gap < 0.0025) break;
+        if (g > target) lo = a.theta;
+        else hi = a.theta;
+    }
+    return best;
+}
+
+/* The K heads with the highest oracle rate in counts, K = target × heads. */
+static uint8_t *static_heads_for(const long *counts, int cells, double target, int *k_out) {
+    uint8_t *map = calloc(cells, 1);
+    int k = (int)floor(target * cells + 0.5);
+    for (int n = 0; map && n < k; n++) {
+        int best = -1;
+        double br = -1;
+        for (int i = 0; i < cells; i++) {
+            double r = counts[2 * i + 1] ? (double)counts[2 * i] / counts[2 * i + 1] : 0;
+            if (!map[i] && r > br) br = r, best = i;
+        }
+        if (best >= 0) map[best] = 1;
+    }
+    *k_out = k;
+    return map;
+}
+
+static void print_rows(const Row *rows, int n, int json) {
+    if (json) {
+        printf("[");
+        for (int i = 0; i < n; i++) {
+            const StoreEval *v = &rows[i].ev;
+            const StoreScore *c = &rows[i].s.score[0];
+            double prec = c->tp + c->fp ? (double)c->tp / (c->tp + c->fp) : NAN, rec = c->tp + c->fn ? (double)c->tp / (c->tp + c->fn) : NAN;
+            printf("%s{\"predictor\": \"%s\", \"knob\": \"%s\", \"global_share\": %.6f, \"keys_read_frac\": %.6f, "
+                   "\"kl\": %.6g, \"perplexity\": %.6f, \"perplexity_full\": %.6f, \"precision\": %.6f, \"recall\": %.6f, "
+                   "\"n_tokens\": %ld}", i ? ", " : "", rows[i].name, rows[i].knob, v->global_share, v->keys_read_frac,
+                   v->kl_mean, v->perplexity, v->perplexity_full, isnan(prec) ? -1 : prec, isnan(rec) ? -1 : rec,
+                   v->n_tokens);
+        }
+        printf("]\n");
+        return;
+    }
+    printf("%-10s %-14s %8s %8s %10s %9s %9s %9s %9s\n", "predictor", "setting", "global", "keys", "KL(nats)", "ppl",
+           "precision", "recall", "F1");
+    for (int i = 0; i < n; i++) {
+        const StoreEval *v = &rows[i].ev;
+        const StoreScore *c = &rows[i].s.score[0];
+        double prec = c->tp + c->fp ? (double)c->tp / (c->tp + c->fp) : NAN;
+        double rec = c->tp + c->fn ? (double)c->tp / (c->tp + c->fn) : NAN;
+        double f1 = 2 * c->tp + c->fp + c->fn ? 2.0 * c->tp / (2 * c->tp + c->fp + c->fn) : NAN;
+        printf("%-10s %-14s %7.2f%% %7.2f%% %10.5f %9.4f %9.4f %9.4f %9.4f\n", rows[i].name, rows[i].knob,
+               100 * v->global_share, 100 * v->keys_read_frac, v->kl_mean, v->perplexity, prec, rec, f1);
+    }
+    for (int i = 1; i < n; i++)
+        if (fabs(rows[i].ev.global_share - rows[0].ev.global_share) > 0.01)
+            printf("note: %s could not be brought within 1 point of %.2f%% (its share jumps past it)\n", rows[i].name,
+                   100 * rows[0].ev.global_share);
+    if (n > 0) printf("full attention perplexity on the same tokens: %.4f (%ld tokens)\n", rows[0].ev.perplexity_full,
+                      rows[0].ev.n_tokens);
+}
+
+/* --match-budget aha: AHA first, then every predictor at its global share. */
+static int run_matched(const Loaded *L, const EvalData *d, EvalOpts *x, Store *st, StoreRunInfo *info, Err *e) {
+    int cells = L->model.c.n_layers * L->model.c.n_heads, rc = -1, n = 0, k = 0;
+    long *counts = calloc((size_t)cells * 2, sizeof *counts);
+    uint8_t *heads = NULL;
+    Row *rows = calloc(6, sizeof *rows);
+    if (!counts || !rows) { err_set(e, "eval: out of memory"); goto out; }
+    Row *r = &rows[n++];
+    snprintf(r->name, sizeof r->name, "aha");
+    snprintf(r->knob, sizeof r->knob, "tau=%.3g", x->o.attn.tau);
+    r->a = x->o.attn, r->a.policy = POLICY_AHA, r->s.head_counts = counts;
+    if (eval_row(L, d, x, st, info, r, NULL, e)) goto out;
+    double g = r->ev.global_share;
+    char matched[64];
+    snprintf(matched, sizeof matched, "aha %.4f", g);
+    const Policy thr[] = {POLICY_QADA, POLICY_QADA_BULK, POLICY_ORACLE};
+    for (int i = 0; i < 3; i++) {
+        r = &rows[n++];
+        r->a = x->o.attn, r->a.policy = thr[i];
+        double th = match_theta(L, d, x, r->a, g, e);
+        if (isnan(th)) goto out;
+        r->a.theta = (float)th;
+        snprintf(r->name, sizeof r->name, "%s", aha_policy_name(thr[i]));
+        snprintf(r->knob, sizeof r->knob, "theta=%.4f", th);
+        if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
+    }
+    r = &rows[n++];
+    r->a = x->o.attn, r->a.policy = POLICY_RANDOM, r->a.p = (float)g;
+    snprintf(r->name, sizeof r->name, "random");
+    snprintf(r->knob, sizeof r->knob, "p=%.4f", g);
+    if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
+    r = &rows[n++];
+    heads = static_heads_for(counts, cells, g, &k);
+    r->a = x->o.attn, r->a.policy = POLICY_STATIC, r->a.static_heads = heads;
+    snprintf(r->name, sizeof r->name, "static");
+    snprintf(r->knob, sizeof r->knob, "%d/%d heads", k, cells);
+    if (!heads || eval_row(L, d, x, st, info, r, matched, e)) goto out;
+    print_rows(rows, n, x->json);
+    if (!x->json) printf("oracle labels: out_mass > theta = %.3g for every row\n", x->o.attn.theta);
+    rc = 0;
+out:
+    free(counts), free(heads), free(rows);
+    return rc;
+}
+
+static int run_eval(EvalOpts *x, Err *e) {
+    Loaded L;
+    EvalData d = {0};
+    Store *st = NULL;
+    StoreRunInfo info;
+    int rc = -1;
+    if (app_load(&x->o, &L, 1, e)) goto out;
+    int len = (int)(x->seq_len < L.model.c.seq_len ? x->seq_len : L.model.c.seq_len);
+    if (x->seq_len > L.model.c.seq_len) {
+        err_set(e, "eval: --seq-len %ld exceeds the model's context (%d)", x->seq_len, L.model.c.seq_len);
+        goto out;
+    }
+    if (x->o.attn.window > L.model.c.seq_len) {
+        err_set(e, "eval: window %d is larger than the context (%d)", x->o.attn.window, L.model.c.seq_len);
+        goto out;
+    }
+    if (x->data ? eval_data_file(&d, &L.tok, x->data, len, (int)x->max_seqs, e)
+                : eval_data_self(&d, &L.model, &L.tok, (int)x->self_n, len, x->o.seed, e))
+        goto out;
+    x->o.prompt = "";
+    if (app_run_info(&x->o, &L, &info, e)) goto out;
+    if (x->db && !(st = store_open(x->db, STORE_WRITE, 5000, e))) goto out;
+    if (x->match) rc = run_matched(&L, &d, x, st, &info, e);
+    else {
+        Row row = {.a = x->o.attn};
+        snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
+        snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
+        rc = eval_row(&L, &d, x, st, &info, &row, NULL, e);
+        if (rc == 0) print_rows(&row, 1, x->json);
+    }
+out:
+    if (store_close(st, rc ? NULL : e)) rc = -1;
+    eval_data_free(&d);
+    app_unload(&L);
+    return rc;
+}
+
+int cmd_eval(int argc, char **argv) {
+    static EvalOpts x;
+    Err e;
+    memset(&x, 0, sizeof x);
+    int r = parse(argc, argv, &x, &e);
+    if (r == 1) { eval_help(); return 0; }
+    if (r < 0 || run_eval(&x, &e)) return args_fail(&e);
+    return 0;
+}

@@ -1,0 +1,220 @@
+/* eval.c — teacher-forced evaluation (see eval.h). Each sequence is fed
+ * twice in one batch each: under full attention (the reference
+ * distribution) and under the policy (with every predictor profiled). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app/args.h"
+#include "app/eval.h"
+#include "engine/kernels.h"
+#include "engine/session.h"
+
+void eval_data_free(EvalData *d) {
+    for (int i = 0; d->seq && i < d->n; i++) free(d->seq[i]);
+    free(d->seq);
+    free(d->len);
+    memset(d, 0, sizeof *d);
+}
+
+static int data_alloc(EvalData *d, int n, Err *e) {
+    memset(d, 0, sizeof *d);
+    d->seq = calloc(n, sizeof *d->seq);
+    d->len = calloc(n, sizeof *d->len);
+    return d->seq && d->len ? 0 : err_set(e, "out of memory for the evaluation data");
+}
+
+int eval_data_self(EvalData *d, const Model *m, const Tokenizer *tok, int n, int len, uint64_t seed, Err *e) {
+    if (data_alloc(d, n, e)) return -1;
+    snprintf(d->desc, sizeof d->desc, "self:%d:%d:%llu", n, len, (unsigned long long)seed);
+    AttnConfig full = aha_defaults();
+    Session s;
+    if (session_init(&s, m, tok, &full, len, 1.0f, 1.0f, seed, 1, e)) return -1;
+    int bos = 1, rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        if ((rc = session_start_ids(&s, &bos, 1, e))) break;
+        while (session_step(&s, NULL)) {}
+        d->len[i] = s.n_fed < len ? s.n_fed : len; /* a sample that ends early (BOS) is shorter */
+        if (!(d->seq[i] = malloc((size_t)d->len[i] * sizeof(int)))) rc = err_set(e, "out of memory");
+        else memcpy(d->seq[i], s.ids, (size_t)d->len[i] * sizeof(int));
+        d->n = i + 1;
+    }
+    session_free(&s);
+    return rc;
+}
+
+int eval_data_file(EvalData *d, const Tokenizer *tok, const char *path, int len, int max_n, Err *e) {
+    long size = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return err_set(e, "%s: cannot read", path);
+    fseek(f, 0, SEEK_END);
+    size = ftell(f);
+    rewind(f);
+    if (size <= 0) { fclose(f); return err_set(e, "%s: empty data file", path); }
+    if (size > (64L << 20)) { fclose(f); return err_set(e, "%s: larger than 64 MB", path); }
+    char *text = malloc((size_t)size + 1);
+    int *ids = malloc(((size_t)size + 3) * sizeof *ids), n_ids = 0;
+    int ok = text && ids && fread(text, 1, (size_t)size, f) == (size_t)size;
+    fclose(f);
+    int rc = ok ? tok_encode(tok, text, (size_t)size, 0, 0, ids, (int)size + 3, &n_ids, e) : err_set(e, "%s: read error", path);
+    free(text);
+    int per = len - 1, n = n_ids / per < max_n ? n_ids / per : max_n;
+    if (rc == 0 && n < 1) rc = err_set(e, "%s: %d tokens, fewer than one sequence of %d", path, n_ids, len);
+    if (rc == 0) rc = data_alloc(d, n, e);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        if (!(d->seq[i] = malloc((size_t)len * sizeof(int)))) { rc = err_set(e, "out of memory"); break; }
+        d->seq[i][0] = 1; /* BOS, as every sequence the model saw in training began */
+        memcpy(d->seq[i] + 1, ids + (size_t)i * per, (size_t)per * sizeof(int));
+        d->len[i] = len;
+        d->n = i + 1;
+    }
+    if (rc == 0) snprintf(d->desc, sizeof d->desc, "%s", path);
+    free(ids);
+    return rc;
+}
+
+/* log-softmax of a row into out (nats). */
+static void log_softmax(const float *x, int V, double *out) {
+    double m = x[0], z = 0;
+    for (int i = 1; i < V; i++) m = x[i] > m ? x[i] : m;
+    for (int i = 0; i < V; i++) z += exp(x[i] - m);
+    double lz = m + log(z);
+    for (int i = 0; i < V; i++) out[i] = x[i] - lz;
+}
+
+/* Predictor decisions against the oracle at every (position, layer, head). */
+static void score_trace(const StepTrace *t, const AttnConfig *a, EvalSums *s) {
+    for (int i = 0; i < trace_cells(t); i++) {
+        if (t->gate[i] >= 0) s->gate_sum += t->gate[i], s->gate_n++;
+        if (t->keys_read[i] >= 0) s->keys_read += t->keys_read[i], s->keys_full += t->pos + 1;
+        if (isnan(t->oracle_mass[i])) continue;
+        float ref = s->ref_theta > 0 ? s->ref_theta : a->theta;
+        int o = t->oracle_mass[i] > ref;
+        if (s->head_counts) s->head_counts[2 * i] += o, s->head_counts[2 * i + 1]++;
+        int pred[EVAL_N_PRED] = {t->gate[i], isnan(t->score[i]) ? -1 : t->score[i] > a->tau,
+                                 isnan(t->qada_mass[i]) ? -1 : t->qada_mass[i] > a->theta,
+                                 isnan(t->qada_bulk_mass[i]) ? -1 : t->qada_bulk_mass[i] > a->theta,
+                                 t->oracle_mass[i] > a->theta};
+        for (int k = 0; k < EVAL_N_PRED; k++) {
+            StoreScore *c = &s->score[k];
+            if (pred[k] < 0) continue;
+            if (pred[k] && o) c->tp++;
+            else if (pred[k]) c->fp++;
+            else if (o) c->fn++;
+            else c->tn++;
+        }
+    }
+}
+
+typedef struct {
+    RunState rs;
+    float *lg_full, *lg_pol; /* [len][V] */
+    double *lp_full, *lp_pol; /* [V] */
+    StepTrace **tr;           /* [len] */
+    int cap;
+} EvalBufs;
+
+static int bufs_init(EvalBufs *b, const Model *m, int max_len, int threads, Err *e) {
+    const Config *c = &m->c;
+    memset(b, 0, sizeof *b);
+    if (fwd_init(&b->rs, c, max_len < 128 ? max_len : 128, threads, e)) return -1;
+    size_t V = (size_t)c->vocab_size;
+    b->lg_full = malloc((size_t)max_len * V * sizeof(float));
+    b->lg_pol = malloc((size_t)max_len * V * sizeof(float));
+    b->lp_full = malloc(V * sizeof(double));
+    b->lp_pol = malloc(V * sizeof(double));
+    b->tr = calloc(max_len, sizeof *b->tr);
+    b->cap = max_len;
+    int ok = b->lg_full && b->lg_pol && b->lp_full && b->lp_pol && b->tr;
+    for (int i = 0; ok && i < max_len; i++) ok = (b->tr[i] = trace_new(c->n_layers, c->n_heads)) != NULL;
+    return ok ? 0 : err_set(e, "out of memory for the evaluation");
+}
+
+static void bufs_free(EvalBufs *b) {
+    for (int i = 0; b->tr && i < b->cap; i++) trace_free(b->tr[i]);
+    free(b->tr), free(b->lg_full), free(b->lg_pol), free(b->lp_full), free(b->lp_pol);
+    fwd_free(&b->rs);
+}
+
+/* One sequence: both passes, the sums, the token fields of the traces. */
+static void eval_sequence(const Model *m, const Tokenizer *tok, const AttnConfig *a, EvalBufs *b, const int *seq,
+                          int len, EvalSums *s) {
+    int V = m->c.vocab_size;
+    AttnConfig full = *a;
+    full.policy = POLICY_FULL, full.profile = 0;
+    fwd_reset(&b->rs);
+    fwd_forward(m, &b->rs, &full, seq, len, 0, b->lg_full, NULL);
+    fwd_reset(&b->rs);
+    for (int i = 0; i < len; i++) trace_clear(b->tr[i]);
+    fwd_forward(m, &b->rs, a, seq, len, 0, b->lg_pol, b->tr);
+    for (int t = 0; t < len; t++) {
+        StepTrace *tr = b->tr[t];
+        tr->pos = t, tr->token = seq[t], tr->is_prompt = 1;
+        if (tok) tok_piece_printable(tok, t ? seq[t - 1] : -1, seq[t], tr->piece, sizeof tr->piece);
+        if (t > 0) k_logit_stats(b->lg_pol + (size_t)(t - 1) * V, V, seq[t], &tr->logprob, &tr->entropy);
+        score_trace(tr, a, s);
+        if (t + 1 >= len) continue;
+        log_softmax(b->lg_full + (size_t)t * V, V, b->lp_full);
+        log_softmax(b->lg_pol + (size_t)t * V, V, b->lp_pol);
+        double kl = 0;
+        for (int v = 0; v < V; v++) kl += exp(b->lp_full[v]) * (b->lp_full[v] - b->lp_pol[v]);
+        s->kl += kl > 0 ? kl : 0;
+        s->nll -= b->lp_pol[seq[t + 1]];
+        s->nll_full -= b->lp_full[seq[t + 1]];
+        s->n_tokens++;
+    }
+}
+
+static int record_sequence(Store *st, const StoreRunInfo *info, int64_t eval_id, EvalBufs *b, int len, Err *e) {
+    StoreRunInfo r = *info;
+    r.eval_id = eval_id;
+    r.steps = len;
+    r.created_at[0] = 0;
+    if (store_run_begin(st, &r, e)) return -1;
+    store_set_commit_every(st, len); /* one transaction per sequence: a sequence is wholly in or not */
+    for (int t = 0; t < len; t++)
+        if (store_write_step(st, r.run_id, b->tr[t], NULL, e)) return -1;
+    store_set_commit_every(st, 1);
+    return store_run_end(st, r.run_id, "done", e);
+}
+
+int eval_policy(const Model *m, const Tokenizer *tok, const AttnConfig *a, const EvalData *d, int threads, Store *st,
+                const StoreRunInfo *info, int64_t eval_id, int progress, EvalSums *out, Err *e) {
+    static const char *const names[EVAL_N_PRED] = {"executed", "aha", "qada", "qada_bulk", "oracle"};
+    long *heads = out->head_counts;
+    float ref = out->ref_theta;
+    memset(out, 0, sizeof *out);
+    out->head_counts = heads, out->ref_theta = ref;
+    for (int k = 0; k < EVAL_N_PRED; k++) snprintf(out->score[k].predictor, sizeof out->score[k].predictor, "%s", names[k]);
+    int max_len = 1;
+    for (int i = 0; i < d->n; i++) max_len = d->len[i] > max_len ? d->len[i] : max_len;
+    AttnConfig pa = *a;
+    pa.profile = 1;
+    EvalBufs b;
+    int rc = bufs_init(&b, m, max_len, threads, e);
+    int tty = progress && isatty(STDERR_FILENO);
+    double t0 = args_seconds();
+    for (int i = 0; rc == 0 && i < d->n; i++) {
+        eval_sequence(m, tok, &pa, &b, d->seq[i], d->len[i], out);
+        if (st) rc = record_sequence(st, info, eval_id, &b, d->len[i], e);
+        if (progress && (tty || i + 1 == d->n)) {
+            double dt = args_seconds() - t0, eta = dt / (i + 1) * (d->n - i - 1);
+            fprintf(stderr, "%seval %-9s [%3d/%d] %5.1f s, ETA %4.0f s%s", tty ? "\r" : "", aha_policy_name(a->policy),
+                    i + 1, d->n, dt, eta, tty && i + 1 < d->n ? "" : "\n");
+        }
+    }
+    bufs_free(&b);
+    return rc;
+}
+
+void eval_summarise(const EvalSums *s, StoreEval *ev) {
+    double n = s->n_tokens > 0 ? (double)s->n_tokens : NAN;
+    ev->n_tokens = s->n_tokens;
+    ev->perplexity = exp(s->nll / n);
+    ev->perplexity_full = exp(s->nll_full / n);
+    ev->kl_mean = s->kl / n;
+    ev->global_share = s->gate_n > 0 ? s->gate_sum / s->gate_n : NAN;
+    ev->keys_read_frac = s->keys_full > 0 ? s->keys_read / s->keys_full : NAN;
+}

@@ -1,0 +1,51 @@
+/* eval.h — teacher-forced evaluation of an attention policy on held-out
+ * sequences: quality against full attention, how much went global, and how
+ * well each predictor matches the oracle. Shared by `eval` and `sweep`. */
+#ifndef AHASCOPE_EVAL_H
+#define AHASCOPE_EVAL_H
+
+#include "app/setup.h"
+#include "store/store.h"
+
+/* Held-out token sequences, each starting with BOS. */
+typedef struct {
+    int **seq;
+    int *len;
+    int n;
+    char desc[1024]; /* "self:N:LEN:SEED" or the data file */
+} EvalData;
+
+/* N sequences of len tokens sampled from the model itself (temperature 1,
+ * full attention, seed): held out from any training stream by its seed. */
+int eval_data_self(EvalData *d, const Model *m, const Tokenizer *tok, int n, int len, uint64_t seed, Err *e);
+
+/* A text file encoded with the tokenizer and cut into chunks of len tokens
+ * (BOS + len-1), at most max_n chunks. Errors name the file (empty, too short). */
+int eval_data_file(EvalData *d, const Tokenizer *tok, const char *path, int len, int max_n, Err *e);
+
+void eval_data_free(EvalData *d);
+
+#define EVAL_N_PRED 5 /* executed, aha, qada, qada_bulk, oracle */
+
+typedef struct {
+    long n_tokens;               /* predicted tokens (positions 1 … len-1) */
+    double nll, nll_full, kl;    /* sums over predicted tokens, nats */
+    double gate_sum, gate_n;     /* executed gates */
+    double keys_read, keys_full; /* keys read vs full attention */
+    StoreScore score[EVAL_N_PRED];
+    long *head_counts;           /* optional, the caller's [n_layers*n_heads][2]: oracle global, known */
+    float ref_theta;             /* the oracle's θ for the labels; 0 or NAN: the policy's θ. A matched
+                                  * predictor moves its own θ, the ground truth must stay put. */
+} EvalSums;
+
+/* Policy a on every sequence (out is reset, except head_counts, which is
+ * added to when set, and ref_theta); with st non-NULL each sequence is recorded
+ * as a run (info is the row template, eval_id its evaluation). progress
+ * prints a bar on stderr. */
+int eval_policy(const Model *m, const Tokenizer *tok, const AttnConfig *a, const EvalData *d, int threads, Store *st,
+                const StoreRunInfo *info, int64_t eval_id, int progress, EvalSums *out, Err *e);
+
+/* The summary numbers of sums into ev (perplexities, mean KL, shares). */
+void eval_summarise(const EvalSums *s, StoreEval *ev);
+
+#endif
