@@ -107,18 +107,21 @@ static double share_of(const Loaded *L, const EvalData *d, const EvalOpts *x, co
     return s.gate_n > 0 ? s.gate_sum / s.gate_n : NAN;
 }
 
-/* θ in [0, 1] whose executed global share is closest to target: the share
- * falls as θ rises, so bisect; stop within a quarter of a point. */
+/* θ in (0, 1] whose executed global share is closest to target. The share
+ * falls as θ rises, and the estimates spread over many orders of magnitude
+ * (qada_bulk goes down to 1e-20), so bisect on log10 θ in [-40, 0]; stop
+ * within a quarter of a point. */
 static double match_theta(const Loaded *L, const EvalData *d, const EvalOpts *x, AttnConfig a, double target, Err *e) {
-    double lo = 0, hi = 1, best = 0.5, best_gap = INFINITY;
-    for (int it = 0; it < 16; it++) {
-        a.theta = (float)(0.5 * (lo + hi));
+    double lo = -40, hi = 0, best = 0.5, best_gap = INFINITY;
+    for (int it = 0; it < 24; it++) {
+        double mid = 0.5 * (lo + hi);
+        a.theta = (float)pow(10, mid);
         double g = share_of(L, d, x, &a, e);
         if (isnan(g)) return NAN;
         if (fabs(g - target) < best_gap) best_gap = fabs(g - target), best = a.theta;
         if (best_gap < 0.0025) break;
-        if (g > target) lo = a.theta;
-        else hi = a.theta;
+        if (g > target) lo = mid;
+        else hi = mid;
     }
     return best;
 }
@@ -198,13 +201,21 @@ static int run_matched(const Loaded *L, const EvalData *d, EvalOpts *x, Store *s
         if (isnan(th)) goto out;
         r->a.theta = (float)th;
         snprintf(r->name, sizeof r->name, "%s", aha_policy_name(thr[i]));
-        snprintf(r->knob, sizeof r->knob, "theta=%.4f", th);
+        snprintf(r->knob, sizeof r->knob, "theta=%.3g", th);
         if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
     }
     r = &rows[n++];
     r->a = x->o.attn, r->a.policy = POLICY_RANDOM, r->a.p = (float)g;
+    /* p is the expected share; positions before the window is full count
+     * too, so correct p by the share it actually gave, a few times */
+    for (int it = 0; it < 4; it++) {
+        double got = share_of(L, d, x, &r->a, e);
+        if (isnan(got)) goto out;
+        if (fabs(got - g) < 0.0025 || got <= 0) break;
+        r->a.p = (float)fmin(1.0, r->a.p * g / got);
+    }
     snprintf(r->name, sizeof r->name, "random");
-    snprintf(r->knob, sizeof r->knob, "p=%.4f", g);
+    snprintf(r->knob, sizeof r->knob, "p=%.4f", r->a.p);
     if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
     r = &rows[n++];
     heads = static_heads_for(counts, cells, g, &k);

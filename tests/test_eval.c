@@ -1,0 +1,167 @@
+/* test_eval.c — `ahascope eval`: the oracle's two ends, perplexity against
+ * the engine's own, store = printed table, matched budgets, bad input. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/session.h"
+#include "store/store.h"
+#include "test.h"
+
+static const char *bin(void) {
+    const char *b = getenv("AHASCOPE_BIN");
+    return b ? b : "./ahascope";
+}
+
+static const char *model(void) { return test_shared("models/stories260K/stories260K.bin"); }
+
+/* Run eval with extra flags; returns its --json array (NULL on failure). */
+static cJSON *eval_json(const char *fmt, ...) {
+    char flags[2048], cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(flags, sizeof flags, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "%s eval --model %s --self 3 --seq-len 64 --json %s 2>/dev/null", bin(), model(), flags);
+    int st;
+    char *out = test_run(cmd, &st);
+    cJSON *j = st == 0 ? cJSON_Parse(out) : NULL;
+    if (!j) fprintf(stderr, "eval %s -> %d: %s\n", flags, st, out);
+    free(out);
+    return j;
+}
+
+static double field(cJSON *j, int row, const char *key) {
+    cJSON *v = cJSON_GetObjectItem(cJSON_GetArrayItem(j, row), key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+TEST(eval_oracle_ends_are_full_and_local) {
+    SKIP_UNLESS_SHARED();
+    cJSON *zero = eval_json("--policy oracle --theta 0 --window 8");
+    cJSON *one = eval_json("--policy oracle --theta 1 --window 8");
+    cJSON *local = eval_json("--policy local --window 8");
+    CHECK(zero && one && local);
+    /* θ → 0: every head with any far mass reads it: full attention up to rounding */
+    CHECK_MSG(field(zero, 0, "kl") < 1e-6, "KL at theta 0: %g", field(zero, 0, "kl"));
+    CHECK_NEAR(field(zero, 0, "perplexity"), field(zero, 0, "perplexity_full"), 1e-4);
+    /* θ → 1: no mass exceeds it, so nothing goes global: the local policy exactly */
+    CHECK_NEAR(field(one, 0, "global_share"), 0, 0);
+    CHECK_NEAR(field(one, 0, "kl"), field(local, 0, "kl"), 1e-9);
+    CHECK(field(local, 0, "kl") > 1e-4); /* and local does change the output */
+    cJSON_Delete(zero), cJSON_Delete(one), cJSON_Delete(local);
+}
+
+/* Perplexity of the recorded tokens computed by a plain Session, prompt fed
+ * as one batch — the engine's own path, independent of eval's. */
+static double engine_perplexity(const char *db) {
+    Err e;
+    Store *s = store_open(db, STORE_READ, 1000, &e);
+    Model m;
+    Tokenizer tok;
+    if (!s || model_load(&m, model(), &e)) return NAN;
+    tok_load(&tok, test_shared("models/stories260K/tok512.bin"), m.c.vocab_size, &e);
+    int64_t *ids;
+    int n = store_run_ids(s, &ids, &e);
+    double nll = 0;
+    long count = 0;
+    AttnConfig full = aha_defaults();
+    for (int r = 0; r < n; r++) {
+        StoreRunInfo info;
+        store_run_info(s, ids[r], &info, &e);
+        int len = info.n_tokens;
+        store_run_info_free(&info);
+        StepTrace **t = calloc(len, sizeof *t);
+        for (int i = 0; i < len; i++) t[i] = trace_new(m.c.n_layers, m.c.n_heads);
+        store_read_steps(s, ids[r], 0, len, t, &e);
+        int *tokens = malloc(len * sizeof *tokens);
+        for (int i = 0; i < len; i++) tokens[i] = t[i]->token;
+        Session ses;
+        session_init(&ses, &m, &tok, &full, len, 1, 1, 1, 1, &e);
+        session_start_ids(&ses, tokens, len, &e);
+        session_prefill(&ses, t);
+        for (int i = 1; i < len; i++) nll -= t[i]->logprob, count++;
+        session_free(&ses);
+        for (int i = 0; i < len; i++) trace_free(t[i]);
+        free(t);
+        free(tokens);
+    }
+    free(ids);
+    tok_free(&tok);
+    model_free(&m);
+    store_close(s, NULL);
+    return count ? exp(nll / count) : NAN;
+}
+
+static double db_scalar(const char *db, const char *sql) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s query --db %s --csv \"%s\"", bin(), db, sql);
+    int st;
+    char *out = test_run(cmd, &st);
+    char *nl = out ? strchr(out, '\n') : NULL;
+    double v = nl ? strtod(nl + 1, NULL) : NAN;
+    free(out);
+    return v;
+}
+
+TEST(eval_full_perplexity_and_store_match_the_table) {
+    SKIP_UNLESS_SHARED();
+    char db[1024];
+    snprintf(db, sizeof db, "%s", test_tmp("eval.db"));
+    cJSON *j = eval_json("--policy full --db %s", db);
+    CHECK(j != NULL);
+    if (!j) return;
+    double ppl = field(j, 0, "perplexity");
+    CHECK_NEAR(ppl, field(j, 0, "perplexity_full"), 1e-9);
+    double mine = engine_perplexity(db);
+    CHECK_MSG(fabs(mine - ppl) <= 1e-4 * ppl, "engine %.6f vs eval %.6f", mine, ppl);
+    CHECK_NEAR(db_scalar(db, "SELECT perplexity FROM evals"), ppl, 1e-5 * ppl);
+    CHECK_NEAR(db_scalar(db, "SELECT global_share FROM evals"), field(j, 0, "global_share"), 1e-6);
+    CHECK_NEAR(db_scalar(db, "SELECT n_tokens FROM evals"), field(j, 0, "n_tokens"), 0);
+    CHECK_NEAR(db_scalar(db, "SELECT COUNT(*) FROM runs WHERE eval_id=1"), 3, 0);
+    CHECK_NEAR(db_scalar(db, "SELECT precision FROM eval_scores WHERE predictor='executed'"), field(j, 0, "precision"), 1e-6);
+    cJSON_Delete(j);
+}
+
+TEST(eval_matched_budget_hits_the_target) {
+    SKIP_UNLESS_SHARED();
+    cJSON *j = eval_json("--routers random:3 --window 8 --match-budget aha");
+    CHECK_MSG(j && cJSON_GetArraySize(j) == 6, "rows: %d", j ? cJSON_GetArraySize(j) : -1);
+    if (!j) return;
+    double target = field(j, 0, "global_share");
+    CHECK(target > 0.05 && target < 0.95);
+    for (int i = 1; i < 5; i++) { /* qada, qada_bulk, oracle, random */
+        double g = field(j, i, "global_share");
+        CHECK_MSG(fabs(g - target) <= 0.01, "%s: %.4f vs %.4f",
+                  cJSON_GetObjectItem(cJSON_GetArrayItem(j, i), "predictor")->valuestring, g, target);
+    }
+    /* static moves in whole heads: within half a head of the 40 */
+    CHECK_MSG(fabs(field(j, 5, "global_share") - target) <= 0.5 / 40 + 1e-9, "static %.4f", field(j, 5, "global_share"));
+    cJSON_Delete(j);
+}
+
+TEST(eval_rejects_bad_combinations) {
+    SKIP_UNLESS_SHARED();
+    char empty[1024];
+    snprintf(empty, sizeof empty, "%s", test_tmp("empty.txt"));
+    test_write_file(empty, "", 0);
+    const char *bad[][2] = {{"--match-budget aha", "needs --routers"},
+                            {"--match-budget qada --routers random", "takes 'aha'"},
+                            {"--data EMPTY", "empty data file"},
+                            {"--seq-len 9999", "exceeds the model's context"},
+                            {"--window 100000", "window"},
+                            {"--bogus", "unknown flag"}};
+    for (int i = 0; i < 6; i++) {
+        char flags[1100], cmd[4096];
+        snprintf(flags, sizeof flags, "%s", bad[i][0]);
+        char *at = strstr(flags, "EMPTY");
+        if (at) snprintf(at, sizeof flags - (at - flags), "%s", empty);
+        snprintf(cmd, sizeof cmd, "%s eval --model %s --self 2 --seq-len 32 %s", bin(), model(), flags);
+        int st;
+        char *out = test_run(cmd, &st);
+        CHECK_MSG(st == 1 && strstr(out, bad[i][1]), "%s -> %d %s", flags, st, out);
+        free(out);
+    }
+}
