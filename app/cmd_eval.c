@@ -8,14 +8,14 @@
 
 #include "app/args.h"
 #include "app/commands.h"
-#include "app/eval.h"
+#include "app/eval_report.h"
 #include "app/record.h"
 #include "engine/pool.h"
 
 static void eval_help(void) {
     puts("usage: ahascope eval [--model PATH] [--routers FILE] --policy P [policy flags] [--data FILE | --self N]\n"
          "                     [--seq-len T] [--max-seqs N] [--db FILE] [--match-budget aha] [--label TEXT]\n"
-         "                     [--json] [--threads N]\n"
+         "                     [--json] [--plot] [--svg FILE] [--threads N]\n"
          "\n"
          "Teacher-forced over held-out sequences: perplexity, mean KL(full || policy) per token, global\n"
          "share, keys-read fraction, and each predictor's precision / recall / F1 against the oracle.\n"
@@ -26,15 +26,9 @@ static void eval_help(void) {
          "  --match-budget aha  evaluate the AHA routers, then choose for qada, qada_bulk and oracle the\n"
          "                  theta, for random the p, and for static the head count that give the same\n"
          "                  global share on the same data, and evaluate each (needs --routers)\n"
+         "  --plot / --svg FILE  global share against KL, one mark per setting, in the terminal / as SVG\n"
          "A progress bar goes to stderr.");
 }
-
-typedef struct {
-    RunOpts o;
-    const char *data, *db, *match, *label;
-    long self_n, seq_len, max_seqs, threads;
-    int json;
-} EvalOpts;
 
 /* Flags of eval. Returns 1 on --help, 0 parsed, -1 error. */
 static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
@@ -54,6 +48,8 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
         long *num = !strcmp(f, "--self") ? &x->self_n : !strcmp(f, "--seq-len") ? &x->seq_len
                   : !strcmp(f, "--max-seqs") ? &x->max_seqs : !strcmp(f, "--threads") ? &x->threads : NULL;
         if (!strcmp(f, "--json")) x->json = 1;
+        else if (!strcmp(f, "--plot")) x->plot = 1;
+        else if (!strcmp(f, "--svg")) { if (!(x->svg = args_value(&a, e))) return -1; }
         else if (str) { if (!(*str = args_value(&a, e))) return -1; }
         else if (num) {
             const char *v = args_value(&a, e);
@@ -63,41 +59,6 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
     if (x->match && strcmp(x->match, "aha") != 0) return err_set(e, "eval: --match-budget takes 'aha' (the routers)");
     if (x->match && !x->o.routers) return err_set(e, "eval: --match-budget aha needs --routers FILE");
     return 0;
-}
-
-typedef struct {
-    char name[16], knob[32];
-    AttnConfig a;
-    StoreEval ev;
-    EvalSums s;
-} Row;
-
-/* Evaluate one setting (recorded when st is set) and summarise it into row. */
-static int eval_row(const Loaded *L, const EvalData *d, const EvalOpts *x, Store *st, StoreRunInfo *info, Row *row,
-                    const char *matched, Err *e) {
-    StoreEval *ev = &row->ev;
-    memset(ev, 0, sizeof *ev);
-    snprintf(ev->policy, sizeof ev->policy, "%s", aha_policy_name(row->a.policy));
-    snprintf(ev->label, sizeof ev->label, "%s", x->label ? x->label : "");
-    snprintf(ev->data, sizeof ev->data, "%s", d->desc);
-    snprintf(ev->model, sizeof ev->model, "%s", info->model);
-    snprintf(ev->model_sha256, sizeof ev->model_sha256, "%s", info->model_sha256);
-    snprintf(ev->routers, sizeof ev->routers, "%s", info->routers);
-    snprintf(ev->matched_to, sizeof ev->matched_to, "%s", matched ? matched : "");
-    if (row->a.policy == POLICY_STATIC)
-        app_heads_text(row->a.static_heads, L->model.c.n_layers, L->model.c.n_heads, ev->static_heads,
-                       sizeof ev->static_heads);
-    ev->window = row->a.window, ev->sinks = row->a.sinks, ev->tau = row->a.tau, ev->theta = row->a.theta;
-    ev->p = row->a.p, ev->n_seqs = d->n;
-    int64_t id = 0;
-    if (st && store_eval_begin(st, ev, &id, e)) return -1;
-    row->s.ref_theta = x->o.attn.theta;
-    snprintf(info->policy, sizeof info->policy, "%s", ev->policy);
-    info->theta = row->a.theta, info->p = row->a.p, info->tau = row->a.tau, info->profile = 1;
-    if (eval_policy(&L->model, L->have_tok ? &L->tok : NULL, &row->a, d, (int)x->threads, st, info, id, 1, &row->s, e))
-        return -1;
-    eval_summarise(&row->s, ev);
-    return st ? store_eval_end(st, id, ev, row->s.score, EVAL_N_PRED, e) : 0;
 }
 
 /* Global share of a setting on the data (no recording): what matching bisects. */
@@ -141,41 +102,6 @@ static uint8_t *static_heads_for(const long *counts, int cells, double target, i
     }
     *k_out = k;
     return map;
-}
-
-static void print_rows(const Row *rows, int n, int json) {
-    if (json) {
-        printf("[");
-        for (int i = 0; i < n; i++) {
-            const StoreEval *v = &rows[i].ev;
-            const StoreScore *c = &rows[i].s.score[0];
-            double prec = c->tp + c->fp ? (double)c->tp / (c->tp + c->fp) : NAN, rec = c->tp + c->fn ? (double)c->tp / (c->tp + c->fn) : NAN;
-            printf("%s{\"predictor\": \"%s\", \"knob\": \"%s\", \"global_share\": %.6f, \"keys_read_frac\": %.6f, "
-                   "\"kl\": %.6g, \"perplexity\": %.6f, \"perplexity_full\": %.6f, \"precision\": %.6f, \"recall\": %.6f, "
-                   "\"n_tokens\": %ld}", i ? ", " : "", rows[i].name, rows[i].knob, v->global_share, v->keys_read_frac,
-                   v->kl_mean, v->perplexity, v->perplexity_full, isnan(prec) ? -1 : prec, isnan(rec) ? -1 : rec,
-                   v->n_tokens);
-        }
-        printf("]\n");
-        return;
-    }
-    printf("%-10s %-14s %8s %8s %10s %9s %9s %9s %9s\n", "predictor", "setting", "global", "keys", "KL(nats)", "ppl",
-           "precision", "recall", "F1");
-    for (int i = 0; i < n; i++) {
-        const StoreEval *v = &rows[i].ev;
-        const StoreScore *c = &rows[i].s.score[0];
-        double prec = c->tp + c->fp ? (double)c->tp / (c->tp + c->fp) : NAN;
-        double rec = c->tp + c->fn ? (double)c->tp / (c->tp + c->fn) : NAN;
-        double f1 = 2 * c->tp + c->fp + c->fn ? 2.0 * c->tp / (2 * c->tp + c->fp + c->fn) : NAN;
-        printf("%-10s %-14s %7.2f%% %7.2f%% %10.5f %9.4f %9.4f %9.4f %9.4f\n", rows[i].name, rows[i].knob,
-               100 * v->global_share, 100 * v->keys_read_frac, v->kl_mean, v->perplexity, prec, rec, f1);
-    }
-    for (int i = 1; i < n; i++)
-        if (fabs(rows[i].ev.global_share - rows[0].ev.global_share) > 0.01)
-            printf("note: %s could not be brought within 1 point of %.2f%% (its share jumps past it)\n", rows[i].name,
-                   100 * rows[0].ev.global_share);
-    if (n > 0) printf("full attention perplexity on the same tokens: %.4f (%ld tokens)\n", rows[0].ev.perplexity_full,
-                      rows[0].ev.n_tokens);
 }
 
 /* --match-budget aha: AHA first, then every predictor at its global share. */
@@ -223,9 +149,9 @@ static int run_matched(const Loaded *L, const EvalData *d, EvalOpts *x, Store *s
     snprintf(r->name, sizeof r->name, "static");
     snprintf(r->knob, sizeof r->knob, "%d/%d heads", k, cells);
     if (!heads || eval_row(L, d, x, st, info, r, matched, e)) goto out;
-    print_rows(rows, n, x->json);
+    eval_print_rows(rows, n, x->json);
     if (!x->json) printf("oracle labels: out_mass > theta = %.3g for every row\n", x->o.attn.theta);
-    rc = 0;
+    rc = eval_plot_rows(rows, n, x, "predictors at the AHA routers' global share", e);
 out:
     free(counts), free(heads), free(rows);
     return rc;
@@ -259,7 +185,8 @@ static int run_eval(EvalOpts *x, Err *e) {
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
         snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
         rc = eval_row(&L, &d, x, st, &info, &row, NULL, e);
-        if (rc == 0) print_rows(&row, 1, x->json);
+        if (rc == 0) eval_print_rows(&row, 1, x->json);
+        if (rc == 0) rc = eval_plot_rows(&row, 1, x, "evaluation", e);
     }
 out:
     if (store_close(st, rc ? NULL : e)) rc = -1;

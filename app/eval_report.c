@@ -1,0 +1,96 @@
+/* eval_report.c — one evaluated setting, and its table and plots. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/eval_report.h"
+#include "app/record.h"
+#include "views/plot.h"
+
+/* Evaluate one setting (recorded when st is set) and summarise it into row. */
+int eval_row(const Loaded *L, const EvalData *d, const EvalOpts *x, Store *st, StoreRunInfo *info, Row *row,
+                    const char *matched, Err *e) {
+    StoreEval *ev = &row->ev;
+    memset(ev, 0, sizeof *ev);
+    snprintf(ev->policy, sizeof ev->policy, "%s", aha_policy_name(row->a.policy));
+    snprintf(ev->label, sizeof ev->label, "%s", x->label ? x->label : "");
+    snprintf(ev->data, sizeof ev->data, "%s", d->desc);
+    snprintf(ev->model, sizeof ev->model, "%s", info->model);
+    snprintf(ev->model_sha256, sizeof ev->model_sha256, "%s", info->model_sha256);
+    snprintf(ev->routers, sizeof ev->routers, "%s", info->routers);
+    snprintf(ev->matched_to, sizeof ev->matched_to, "%s", matched ? matched : "");
+    if (row->a.policy == POLICY_STATIC)
+        app_heads_text(row->a.static_heads, L->model.c.n_layers, L->model.c.n_heads, ev->static_heads,
+                       sizeof ev->static_heads);
+    ev->window = row->a.window, ev->sinks = row->a.sinks, ev->tau = row->a.tau, ev->theta = row->a.theta;
+    ev->p = row->a.p, ev->n_seqs = d->n;
+    int64_t id = 0;
+    if (st && store_eval_begin(st, ev, &id, e)) return -1;
+    row->s.ref_theta = x->o.attn.theta;
+    snprintf(info->policy, sizeof info->policy, "%s", ev->policy);
+    info->theta = row->a.theta, info->p = row->a.p, info->tau = row->a.tau, info->profile = 1;
+    if (eval_policy(&L->model, L->have_tok ? &L->tok : NULL, &row->a, d, (int)x->threads, st, info, id, 1, &row->s, e))
+        return -1;
+    eval_summarise(&row->s, ev);
+    return st ? store_eval_end(st, id, ev, row->s.score, EVAL_N_PRED, e) : 0;
+}
+
+void eval_print_rows(const Row *rows, int n, int json) {
+    if (json) {
+        printf("[");
+        for (int i = 0; i < n; i++) {
+            const StoreEval *v = &rows[i].ev;
+            const StoreScore *c = &rows[i].s.score[0];
+            double prec = c->tp + c->fp ? (double)c->tp / (c->tp + c->fp) : NAN, rec = c->tp + c->fn ? (double)c->tp / (c->tp + c->fn) : NAN;
+            printf("%s{\"predictor\": \"%s\", \"knob\": \"%s\", \"global_share\": %.6f, \"keys_read_frac\": %.6f, "
+                   "\"kl\": %.6g, \"perplexity\": %.6f, \"perplexity_full\": %.6f, \"precision\": %.6f, \"recall\": %.6f, "
+                   "\"n_tokens\": %ld}", i ? ", " : "", rows[i].name, rows[i].knob, v->global_share, v->keys_read_frac,
+                   v->kl_mean, v->perplexity, v->perplexity_full, isnan(prec) ? -1 : prec, isnan(rec) ? -1 : rec,
+                   v->n_tokens);
+        }
+        printf("]\n");
+        return;
+    }
+    printf("%-10s %-14s %8s %8s %10s %9s %9s %9s %9s\n", "predictor", "setting", "global", "keys", "KL(nats)", "ppl",
+           "precision", "recall", "F1");
+    for (int i = 0; i < n; i++) {
+        const StoreEval *v = &rows[i].ev;
+        const StoreScore *c = &rows[i].s.score[0];
+        double prec = c->tp + c->fp ? (double)c->tp / (c->tp + c->fp) : NAN;
+        double rec = c->tp + c->fn ? (double)c->tp / (c->tp + c->fn) : NAN;
+        double f1 = 2 * c->tp + c->fp + c->fn ? 2.0 * c->tp / (2 * c->tp + c->fp + c->fn) : NAN;
+        printf("%-10s %-14s %7.2f%% %7.2f%% %10.5f %9.4f %9.4f %9.4f %9.4f\n", rows[i].name, rows[i].knob,
+               100 * v->global_share, 100 * v->keys_read_frac, v->kl_mean, v->perplexity, prec, rec, f1);
+    }
+    for (int i = 1; i < n; i++)
+        if (fabs(rows[i].ev.global_share - rows[0].ev.global_share) > 0.01)
+            printf("note: %s could not be brought within 1 point of %.2f%% (its share jumps past it)\n", rows[i].name,
+                   100 * rows[0].ev.global_share);
+    if (n > 0) printf("full attention perplexity on the same tokens: %.4f (%ld tokens)\n", rows[0].ev.perplexity_full,
+                      rows[0].ev.n_tokens);
+}
+
+int eval_plot_rows(const Row *rows, int n, const EvalOpts *x, const char *title, Err *e) {
+    if (!x->svg && !x->plot) return 0;
+    PlotPoint *pts = calloc(n, sizeof *pts);
+    PlotSeries *ser = calloc(n, sizeof *ser);
+    int ns = 0, rc = 0;
+    if (!pts || !ser) { free(pts), free(ser); return err_set(e, "out of memory"); }
+    for (int i = 0; i < n; i++) {
+        pts[i].x = rows[i].ev.global_share, pts[i].y = rows[i].ev.kl_mean;
+        snprintf(pts[i].label, sizeof pts[i].label, "%s", rows[i].knob);
+        int k = 0;
+        while (k < ns && strcmp(ser[k].name, rows[i].name)) k++;
+        if (k == ns) { snprintf(ser[ns].name, sizeof ser[ns].name, "%s", rows[i].name), ser[ns].pts = &pts[i], ns++; }
+        ser[k].n++;
+    }
+    PlotSpec spec = {.log_x = 0};
+    snprintf(spec.title, sizeof spec.title, "%s", title);
+    snprintf(spec.xlabel, sizeof spec.xlabel, "global share");
+    snprintf(spec.ylabel, sizeof spec.ylabel, "KL(full || policy), nats/token");
+    if (x->svg) rc = plot_svg(x->svg, &spec, ser, ns, e);
+    if (rc == 0 && x->plot) plot_text(stdout, &spec, ser, ns, 72, 20);
+    free(pts), free(ser);
+    return rc;
+}

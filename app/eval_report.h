@@ -1,0 +1,36 @@
+/* eval_report.h — what `eval` and `sweep` share: their options, one
+ * evaluated setting (a row of the table), printing and plotting rows. */
+#ifndef AHASCOPE_EVAL_REPORT_H
+#define AHASCOPE_EVAL_REPORT_H
+
+#include "app/args.h"
+#include "app/eval.h"
+
+typedef struct {
+    RunOpts o;
+    const char *data, *db, *match, *label;
+    long self_n, seq_len, max_seqs, threads;
+    int json, plot;
+    const char *svg;
+} EvalOpts;
+
+typedef struct {
+    char name[16], knob[32];
+    AttnConfig a;
+    StoreEval ev;
+    EvalSums s;
+} Row;
+
+/* Evaluate row->a on d (recorded into st when set; info is the runs row
+ * template) and summarise it into row; matched names a budget target. */
+int eval_row(const Loaded *L, const EvalData *d, const EvalOpts *x, Store *st, StoreRunInfo *info, Row *row,
+             const char *matched, Err *e);
+
+/* The table (or --json array) of rows. */
+void eval_print_rows(const Row *rows, int n, int json);
+
+/* --svg FILE and --plot: global share (x) against KL (y), one series per
+ * predictor name, so the Pareto picture shows who wins at each budget. */
+int eval_plot_rows(const Row *rows, int n, const EvalOpts *x, const char *title, Err *e);
+
+#endif
