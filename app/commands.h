@@ -18,5 +18,6 @@ int cmd_tui(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 #endif

@@ -22,6 +22,7 @@ static const Command COMMANDS[] = {
     {"compare", cmd_compare, "predictor vs oracle confusion of a run, or where two runs diverge"},
     {"merge", cmd_merge, "merge databases recorded in parallel into one"},
     {"eval", cmd_eval, "teacher-forced quality, global share and predictor scores of a policy; --match-budget"},
+    {"sweep", cmd_sweep, "windows x policies x thresholds on the same data: Pareto front, window curve"},
     {"calibrate", cmd_calibrate, "choose the static baseline's heads from recorded oracle rates"},
     {"convert", cmd_convert, "write a llama2.c checkpoint as a Hugging Face llama folder"},
     {"bench", cmd_bench, "measure prefill/decode speed against the bandwidth roofline"},

@@ -165,3 +165,53 @@ TEST(eval_rejects_bad_combinations) {
         free(out);
     }
 }
+
+/* Marks (class="mark") in an SVG file parsed by python3's XML parser; -1 if
+ * the file is not well-formed XML. */
+static int svg_marks(const char *path) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "python3 -c \"import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); "
+                              "print(sum(e.getAttribute('class') == 'mark' for t in ('circle', 'rect') "
+                              "for e in d.getElementsByTagName(t)))\" %s", path);
+    int st;
+    char *out = test_run(cmd, &st);
+    int n = st == 0 ? atoi(out) : -1;
+    free(out);
+    return n;
+}
+
+TEST(sweep_front_window_curve_and_svg) {
+    SKIP_UNLESS_SHARED();
+    int st;
+    free(test_run("python3 -c 'import xml.dom.minidom'", &st));
+    if (st != 0) { test_skip("python3 not installed"); return; }
+    char svg[1024], win[1100], db[1024], cmd[4096];
+    snprintf(svg, sizeof svg, "%s", test_tmp("sweep.svg"));
+    snprintf(win, sizeof win, "%s", test_tmp("sweep-windows.svg"));
+    snprintf(db, sizeof db, "%s", test_tmp("sweep.db"));
+    snprintf(cmd, sizeof cmd, "%s sweep --model %s --policy oracle,random --theta 0.05,0.2 --p 0.3 --window 8,32,128 "
+                              "--self 2 --seq-len 160 --svg %s --db %s 2>/dev/null", bin(), model(), svg, db);
+    char *out = test_run(cmd, &st);
+    CHECK_MSG(st == 0 && strstr(out, "Pareto front") && strstr(out, "global share by window"), "%s", out);
+    free(out);
+    CHECK_INT(svg_marks(svg), 9); /* (2 thetas + 1 p) x 3 windows */
+    CHECK_INT(svg_marks(win), 9);
+    CHECK_NEAR(db_scalar(db, "SELECT COUNT(*) FROM evals WHERE label='sweep'"), 9, 0);
+    /* the oracle needs less global attention as the window grows */
+    double g8 = db_scalar(db, "SELECT global_share FROM evals WHERE policy='oracle' AND window=8 AND ABS(theta - 0.05) < 1e-6");
+    double g128 = db_scalar(db, "SELECT global_share FROM evals WHERE policy='oracle' AND window=128 AND ABS(theta - 0.05) < 1e-6");
+    CHECK_MSG(g8 > g128, "oracle share w=8 %.3f, w=128 %.3f", g8, g128);
+    snprintf(cmd, sizeof cmd, "%s eval --model %s --routers random:3 --match-budget aha --window 8 --self 2 --seq-len 48 "
+                              "--svg %s 2>/dev/null", bin(), model(), svg);
+    free(test_run(cmd, &st));
+    CHECK_INT(st, 0);
+    CHECK_INT(svg_marks(svg), 6);
+    snprintf(cmd, sizeof cmd, "%s sweep --model %s --policy oracle --window 8,99999 --self 1 --seq-len 16", bin(), model());
+    out = test_run(cmd, &st);
+    CHECK_MSG(st == 1 && strstr(out, "window"), "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s sweep --model %s --policy aha --window 8 --self 1 --seq-len 16", bin(), model());
+    out = test_run(cmd, &st);
+    CHECK_MSG(st == 1 && strstr(out, "needs --routers"), "%s", out);
+    free(out);
+}

@@ -1,0 +1,262 @@
+/* `ahascope sweep`: many settings on the same held-out data — policies ×
+ * windows × thresholds — every point recorded, then the Pareto front of
+ * global share against KL, and with several windows the curve of how much
+ * global attention each window still needs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/commands.h"
+#include "app/eval_report.h"
+#include "app/record.h"
+#include "engine/pool.h"
+#include "views/plot.h"
+
+static void sweep_help(void) {
+    puts("usage: ahascope sweep [--model PATH] --policy P[,P...] --window W[,W...] [--theta X[,X...]] [--tau T[,T...]]\n"
+         "                      [--p P[,P...]] [--routers FILE|TEMPLATE] [--data FILE | --self N] [--seq-len T]\n"
+         "                      [--db FILE] [--plot] [--svg FILE] [--json] [--threads N]\n"
+         "\n"
+         "Evaluate every combination on the same held-out sequences (as `ahascope eval`), print each point\n"
+         "and the Pareto front of global share against KL(full || policy). Lists are comma-separated.\n"
+         "  --theta applies to oracle, qada and qada_bulk; --tau to aha; --p to random.\n"
+         "  --routers may contain {w}, replaced by each window (routers trained per window), e.g.\n"
+         "      --routers engine/routers/stories260K_w{w}.safetensors\n"
+         "  --window 8,16,32,64,128,256 --policy oracle,aha gives the curve of global need against window.\n"
+         "  --svg FILE writes the Pareto scatter; with several windows also FILE without .svg + -windows.svg.\n"
+         "Every point is recorded with --db (an `evals` row each, label 'sweep').");
+}
+
+#define MAX_LIST 32
+
+typedef struct {
+    EvalOpts x;
+    const char *policies, *windows, *thetas, *taus, *ps;
+} SweepOpts;
+
+static int parse_list(const char *flag, const char *s, double *v, int *n, Err *e) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", s);
+    *n = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (*n == MAX_LIST) return err_set(e, "sweep: %s has more than %d values", flag, MAX_LIST);
+        if (args_float(flag, t, -1e9, 1e9, &v[(*n)++], e)) return -1;
+    }
+    return *n ? 0 : err_set(e, "sweep: %s is empty", flag);
+}
+
+static int parse(int argc, char **argv, SweepOpts *w, Err *e) {
+    EvalOpts *x = &w->x;
+    runopts_defaults(&x->o);
+    x->o.seed = 1234, x->self_n = 8, x->seq_len = 256, x->max_seqs = 1000, x->threads = pool_default_threads();
+    Args a = {argc, argv, 1, "sweep"};
+    while (a.i < argc) {
+        const char *f = argv[a.i++];
+        if (args_is_help(f)) return 1;
+        const char **str = !strcmp(f, "--policy") ? &w->policies : !strcmp(f, "--window") ? &w->windows
+                         : !strcmp(f, "--theta") ? &w->thetas : !strcmp(f, "--tau") ? &w->taus
+                         : !strcmp(f, "--p") ? &w->ps : !strcmp(f, "--data") ? &x->data : !strcmp(f, "--db") ? &x->db
+                         : !strcmp(f, "--svg") ? &x->svg : !strcmp(f, "--routers") ? &x->o.routers
+                         : !strcmp(f, "--model") ? &x->o.model : !strcmp(f, "--tokenizer") ? &x->o.tokenizer : NULL;
+        long *num = !strcmp(f, "--self") ? &x->self_n : !strcmp(f, "--seq-len") ? &x->seq_len
+                  : !strcmp(f, "--max-seqs") ? &x->max_seqs : !strcmp(f, "--threads") ? &x->threads : NULL;
+        if (!strcmp(f, "--json")) x->json = 1;
+        else if (!strcmp(f, "--plot")) x->plot = 1;
+        else if (str) { if (!(*str = args_value(&a, e))) return -1; }
+        else if (num) {
+            const char *v = args_value(&a, e);
+            if (!v || args_int(f, v, num == &x->seq_len ? 2 : 1, num == &x->threads ? 64 : 1 << 20, num, e)) return -1;
+        } else return err_set(e, "sweep: unknown flag '%s' (see ahascope sweep --help)", f);
+    }
+    if (!w->policies || !w->windows) return err_set(e, "sweep: --policy and --window are required");
+    x->label = "sweep";
+    return 0;
+}
+
+/* Routers for one window: the template with {w} replaced, loaded fresh. */
+static int routers_for(const char *tmpl, int window, const Config *c, Routers *r, Err *e) {
+    char path[1100];
+    const char *at = strstr(tmpl, "{w}");
+    if (at) snprintf(path, sizeof path, "%.*s%d%s", (int)(at - tmpl), tmpl, window, at + 3);
+    else snprintf(path, sizeof path, "%s", tmpl);
+    router_free(r);
+    return router_open(r, path, c->n_layers, c->n_heads, c->dim, e);
+}
+
+typedef struct {
+    Row *rows;
+    int n, cap;
+} Rows;
+
+static Row *add_row(Rows *rs, Err *e) {
+    if (rs->n == rs->cap) {
+        int cap = rs->cap ? 2 * rs->cap : 16;
+        Row *g = realloc(rs->rows, cap * sizeof *g);
+        if (!g) { err_set(e, "sweep: out of memory"); return NULL; }
+        rs->rows = g, rs->cap = cap;
+    }
+    Row *r = &rs->rows[rs->n++];
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
+/* Every knob value of one policy at one window. */
+static int sweep_policy(SweepOpts *w, const Loaded *L, const EvalData *d, Store *st, StoreRunInfo *info, Policy p,
+                        int window, Routers *rt, Rows *rs, Err *e) {
+    double v[MAX_LIST] = {NAN};
+    int n = 1;
+    const char *list = p == POLICY_AHA ? w->taus : p == POLICY_RANDOM ? w->ps
+                     : (p == POLICY_ORACLE || p == POLICY_QADA || p == POLICY_QADA_BULK) ? w->thetas : NULL;
+    if (list && parse_list(p == POLICY_AHA ? "--tau" : p == POLICY_RANDOM ? "--p" : "--theta", list, v, &n, e)) return -1;
+    if (p == POLICY_AHA) {
+        if (!w->x.o.routers) return err_set(e, "sweep: policy aha needs --routers FILE (or a {w} template)");
+        if (routers_for(w->x.o.routers, window, &L->model.c, rt, e)) return -1;
+        snprintf(info->routers, sizeof info->routers, "%s", rt->desc);
+    }
+    for (int i = 0; i < n; i++) {
+        Row *r = add_row(rs, e);
+        if (!r) return -1;
+        r->a = w->x.o.attn, r->a.policy = p, r->a.window = window, r->a.routers = rt->w;
+        snprintf(r->name, sizeof r->name, "%s", aha_policy_name(p));
+        int k = snprintf(r->knob, sizeof r->knob, "w=%d", window);
+        if (!isnan(v[i])) {
+            float *knob = p == POLICY_AHA ? &r->a.tau : p == POLICY_RANDOM ? &r->a.p : &r->a.theta;
+            *knob = (float)v[i];
+            snprintf(r->knob + k, sizeof r->knob - k, " %s=%g", p == POLICY_AHA ? "tau" : p == POLICY_RANDOM ? "p" : "th", v[i]);
+        }
+        info->window = window;
+        if (eval_row(L, d, &w->x, st, info, r, NULL, e)) return -1;
+    }
+    return 0;
+}
+
+/* Pareto front: no other point has a lower (or equal) share and a lower KL. */
+static void print_front(const Rows *rs) {
+    printf("\nPareto front (global share vs KL, lower is better in both):\n");
+    for (int i = 0; i < rs->n; i++) {
+        const StoreEval *a = &rs->rows[i].ev;
+        int dominated = 0;
+        for (int j = 0; j < rs->n && !dominated; j++) {
+            const StoreEval *b = &rs->rows[j].ev;
+            dominated = j != i && b->global_share <= a->global_share && b->kl_mean <= a->kl_mean &&
+                        (b->global_share < a->global_share || b->kl_mean < a->kl_mean);
+        }
+        if (!dominated)
+            printf("  %-10s %-18s global %6.2f%%  KL %.5f  ppl %.4f\n", rs->rows[i].name, rs->rows[i].knob,
+                   100 * a->global_share, a->kl_mean, a->perplexity);
+    }
+}
+
+/* Rows grouped by setting apart from the window: one curve each. */
+static int window_curves(const Rows *rs, const EvalOpts *x, int n_windows, Err *e) {
+    if (n_windows < 2) return 0;
+    PlotPoint *pts = calloc(rs->n, sizeof *pts);
+    PlotSeries *ser = calloc(rs->n, sizeof *ser);
+    int ns = 0, rc = 0;
+    if (!pts || !ser) { free(pts), free(ser); return err_set(e, "sweep: out of memory"); }
+    printf("\nglobal share by window:\n");
+    for (int i = 0; i < rs->n; i++) {
+        const Row *r = &rs->rows[i];
+        const char *rest = strchr(r->knob, ' ');
+        char key[32];
+        snprintf(key, sizeof key, "%s%s", r->name, rest ? rest : "");
+        int k = 0;
+        while (k < ns && strcmp(ser[k].name, key)) k++;
+        if (k == ns) snprintf(ser[ns].name, sizeof ser[ns].name, "%s", key), ser[ns].lines = 1, ns++;
+        ser[k].n++;
+        printf("  %-22s w=%-5d global %6.2f%%  keys read %6.2f%%  KL %.5f\n", key, r->a.window, 100 * r->ev.global_share,
+               100 * r->ev.keys_read_frac, r->ev.kl_mean);
+    }
+    /* points grouped by series, in window order (rows were made window-major) */
+    int o = 0;
+    for (int k = 0; k < ns; k++) {
+        ser[k].pts = &pts[o];
+        for (int i = 0, m = 0; i < rs->n && m < ser[k].n; i++) {
+            const Row *r = &rs->rows[i];
+            const char *rest = strchr(r->knob, ' ');
+            char key[32];
+            snprintf(key, sizeof key, "%s%s", r->name, rest ? rest : "");
+            if (strcmp(key, ser[k].name)) continue;
+            pts[o].x = r->a.window, pts[o].y = r->ev.global_share;
+            snprintf(pts[o].label, sizeof pts[o].label, "w=%d", r->a.window);
+            o++, m++;
+        }
+    }
+    PlotSpec spec = {.log_x = 1};
+    snprintf(spec.title, sizeof spec.title, "global share needed as the window grows");
+    snprintf(spec.xlabel, sizeof spec.xlabel, "window (keys, log scale)");
+    snprintf(spec.ylabel, sizeof spec.ylabel, "global share");
+    if (x->plot) plot_text(stdout, &spec, ser, ns, 72, 18);
+    if (x->svg) {
+        char path[1100];
+        size_t len = strlen(x->svg);
+        int strip = len > 4 && !strcmp(x->svg + len - 4, ".svg") ? 4 : 0;
+        snprintf(path, sizeof path, "%.*s-windows.svg", (int)(len - strip), x->svg);
+        rc = plot_svg(path, &spec, ser, ns, e);
+    }
+    free(pts), free(ser);
+    return rc;
+}
+
+static int run_sweep(SweepOpts *w, Err *e) {
+    EvalOpts *x = &w->x;
+    Loaded L;
+    EvalData d = {0};
+    Store *st = NULL;
+    StoreRunInfo info;
+    Rows rs = {0};
+    Routers rt = {0};
+    double win[MAX_LIST];
+    int n_win = 0, rc = -1;
+    char pol_buf[256];
+    const char *tmpl = x->o.routers;
+    x->o.routers = NULL; /* loaded per window below */
+    if (parse_list("--window", w->windows, win, &n_win, e) || app_load(&x->o, &L, 1, e)) goto out;
+    x->o.routers = tmpl;
+    for (int i = 0; i < n_win; i++)
+        if (win[i] < 1 || win[i] > L.model.c.seq_len || win[i] != floor(win[i])) {
+            err_set(e, "sweep: window %g must be a whole number from 1 to the context (%d)", win[i], L.model.c.seq_len);
+            goto out;
+        }
+    if (x->seq_len > L.model.c.seq_len) {
+        err_set(e, "sweep: --seq-len %ld exceeds the model's context (%d)", x->seq_len, L.model.c.seq_len);
+        goto out;
+    }
+    if (x->data ? eval_data_file(&d, &L.tok, x->data, (int)x->seq_len, (int)x->max_seqs, e)
+                : eval_data_self(&d, &L.model, &L.tok, (int)x->self_n, (int)x->seq_len, x->o.seed, e))
+        goto out;
+    x->o.prompt = "";
+    if (app_run_info(&x->o, &L, &info, e)) goto out;
+    if (x->db && !(st = store_open(x->db, STORE_WRITE, 5000, e))) goto out;
+    for (int i = 0; i < n_win; i++) {
+        snprintf(pol_buf, sizeof pol_buf, "%s", w->policies);
+        for (char *save = NULL, *t = strtok_r(pol_buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            Policy p;
+            if (aha_policy_parse(t, &p, e)) goto out;
+            if (p == POLICY_STATIC) { err_set(e, "sweep: use calibrate + eval --policy static for static heads"); goto out; }
+            if (sweep_policy(w, &L, &d, st, &info, p, (int)win[i], &rt, &rs, e)) goto out;
+        }
+    }
+    eval_print_rows(rs.rows, rs.n, x->json);
+    if (!x->json) print_front(&rs);
+    rc = eval_plot_rows(rs.rows, rs.n, x, "sweep: global share against KL", e);
+    if (rc == 0 && !x->json) rc = window_curves(&rs, x, n_win, e);
+out:
+    if (store_close(st, rc ? NULL : e)) rc = -1;
+    router_free(&rt);
+    free(rs.rows);
+    eval_data_free(&d);
+    app_unload(&L);
+    return rc;
+}
+
+int cmd_sweep(int argc, char **argv) {
+    static SweepOpts w;
+    Err e;
+    memset(&w, 0, sizeof w);
+    int r = parse(argc, argv, &w, &e);
+    if (r == 1) { sweep_help(); return 0; }
+    if (r < 0 || run_sweep(&w, &e)) return args_fail(&e);
+    return 0;
+}
