@@ -8,6 +8,7 @@
  * flags; every way out restores the terminal.
  */
 #include <langinfo.h>
+#include <math.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "app/record.h"
 #include "app/tui_worker.h"
 #include "views/metric.h"
+#include "views/plot.h"
 #include "views/screen.h"
 
 /* The handlers only set these. SIGWINCH is handled here rather than by
@@ -70,7 +72,7 @@ static void tui_help(void) {
          "  space/n step   p play/pause   +/- speed   arrows/hjkl head   [ ] Home End token   Tab focus\n"
          "  m metric   a agreement predictor   g tint by global share   Enter inspect head   ? help\n"
          "  P policy   w/W window   t/T tau   o/O theta   (re-evaluates the tokens as a new, linked run)\n"
-         "  e edit prompt   : read-only SQL   s export run (JSON + CSV)   q quit\n"
+         "  e edit prompt   : read-only SQL   s export run (JSON + CSV)   v plots   q quit\n"
          "--mono draws with shading glyphs only (also when NO_COLOR is set); --ascii avoids UTF-8.\n"
          "ahascope with no command opens this screen.");
 }
@@ -218,6 +220,87 @@ static void export_run(Tui *t) {
     store_close(st, NULL);
 }
 
+/* Per-head global rates of the history so far, executed beside the oracle. */
+static void plot_head_rates(const Tui *t, FILE *f) {
+    const ViewModel *m = &t->m;
+    int cells = m->n_layers * m->n_heads;
+    double *g = calloc(cells * 4, sizeof *g);
+    if (!g) return;
+    for (int i = 0; i < m->n_hist; i++) {
+        const StepTrace *tr = m->hist[i];
+        for (int c = 0; c < cells; c++) {
+            if (tr->gate[c] >= 0) g[4 * c] += tr->gate[c], g[4 * c + 1]++;
+            if (!isnan(tr->oracle_mass[c])) g[4 * c + 2] += tr->oracle_mass[c] > m->hdr.theta, g[4 * c + 3]++;
+        }
+    }
+    fprintf(f, "per-head global rate over %d positions: executed (#) and oracle at theta %.2f (+)\n", m->n_hist,
+            m->hdr.theta);
+    for (int c = 0; c < cells; c++) {
+        double a = g[4 * c + 1] ? g[4 * c] / g[4 * c + 1] : 0, o = g[4 * c + 3] ? g[4 * c + 2] / g[4 * c + 3] : 0;
+        char bar[41];
+        for (int k = 0; k < 40; k++) bar[k] = k < (int)(a * 40 + 0.5) ? '#' : k < (int)(o * 40 + 0.5) ? '+' : ' ';
+        bar[40] = 0;
+        fprintf(f, "L%-2d H%-2d |%s| %5.1f%%  oracle %5.1f%%\n", c / m->n_heads, c % m->n_heads, bar, 100 * a, 100 * o);
+    }
+    free(g);
+}
+
+/* Recorded evaluations of the current database (eval / sweep) as a scatter. */
+static void plot_evals(const Tui *t, FILE *f) {
+    enum { MAXP = 256, MAXS = 8 };
+    Err e;
+    Store *st = t->db ? store_open(t->db, STORE_READ, 500, &e) : NULL;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *q = open_memstream(&text, &len);
+    int ok = st && q && store_query(st, "SELECT policy, global_share, kl_mean FROM evals WHERE kl_mean IS NOT NULL",
+                                    STORE_FMT_CSV, q, &e) == 0;
+    if (q) fclose(q);
+    store_close(st, NULL);
+    PlotPoint raw[MAXP], pts[MAXP];
+    int which[MAXP], np = 0, ns = 0;
+    PlotSeries ser[MAXS];
+    memset(ser, 0, sizeof ser);
+    for (char *line = ok && text ? strstr(text, "\r\n") : NULL; line && np < MAXP; line = strstr(line + 2, "\r\n")) {
+        char pol[16];
+        double x, y;
+        if (sscanf(line + 2, "%15[^,],%lf,%lf", pol, &x, &y) != 3) continue;
+        int k = 0;
+        while (k < ns && strcmp(ser[k].name, pol)) k++;
+        if (k == MAXS) continue;
+        if (k == ns) snprintf(ser[ns++].name, sizeof ser[0].name, "%s", pol);
+        raw[np] = (PlotPoint){x, y, ""}, which[np++] = k;
+    }
+    free(text);
+    if (np == 0) { fprintf(f, "\nno recorded evaluations in this database (ahascope eval/sweep --db)\n"); return; }
+    int o = 0; /* plot_text wants each series' points together */
+    for (int k = 0; k < ns; k++) {
+        ser[k].pts = &pts[o];
+        for (int i = 0; i < np; i++)
+            if (which[i] == k) pts[o++] = raw[i], ser[k].n++;
+    }
+    PlotSpec spec = {.log_x = 0};
+    snprintf(spec.title, sizeof spec.title, "recorded evaluations: global share against KL");
+    snprintf(spec.xlabel, sizeof spec.xlabel, "global share");
+    snprintf(spec.ylabel, sizeof spec.ylabel, "KL nats/token");
+    fprintf(f, "\n");
+    plot_text(f, &spec, ser, ns, 72, 18);
+}
+
+/* `v`: the plots, as text in the scrollable pane. */
+static void show_plots(Tui *t) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return;
+    plot_head_rates(t, f);
+    plot_evals(t, f);
+    fclose(f);
+    Err e;
+    view_set_sql(&t->m, "plots", text ? text : "", &e);
+    free(text);
+}
+
 /* Finish an input line: the prompt restarts, SQL runs. */
 static void input_done(Tui *t) {
     if (!strcmp(t->m.input.label, "prompt")) {
@@ -237,6 +320,7 @@ static int replay_key(Tui *t, ViewAction a) {
     case VIEW_ACT_QUIT: return 1;
     case VIEW_ACT_SQL_PROMPT: view_input_begin(&t->m, "sql", t->m.sql_query ? t->m.sql_query : ""); break;
     case VIEW_ACT_EXPORT: export_run(t); break;
+    case VIEW_ACT_PLOTS: show_plots(t); break;
     case VIEW_ACT_REDRAW: clearok(curscr, TRUE); break;
     case VIEW_ACT_NONE: case VIEW_ACT_MOUSE: break;
     default: view_set_status(&t->m, "replay of run %lld: stepping and settings need the model (run without --replay)",
@@ -266,6 +350,7 @@ static int handle_key(Tui *t, int ch) {
     case VIEW_ACT_EDIT_PROMPT: view_input_begin(&t->m, "prompt", t->prompt); break;
     case VIEW_ACT_SQL_PROMPT: view_input_begin(&t->m, "sql", t->m.sql_query ? t->m.sql_query : ""); break;
     case VIEW_ACT_EXPORT: export_run(t); break;
+    case VIEW_ACT_PLOTS: show_plots(t); break;
     case VIEW_ACT_REDRAW: clearok(curscr, TRUE); break;
     default: change_setting(t, a); break;
     }

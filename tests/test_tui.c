@@ -207,6 +207,10 @@ TEST(tui_sql_prompt_metric_help_and_export) {
     WAIT(&t, "oracle", 3);
     tmux_keys(&t, "?");
     WAIT(&t, "edit prompt", 3);
+    tmux_keys(&t, "Escape v");
+    WAIT(&t, "per-head global rate", 3);
+    tmux_keys(&t, "NPage NPage NPage");
+    WAIT(&t, "no recorded evaluations", 3);
     tmux_keys(&t, "Escape s");
     WAIT(&t, "exported run 1", 5);
     char path[1100];

@@ -22,6 +22,7 @@ static const char *const HELP[][2] = {
     {"w W  t T  o O", "window, tau, theta: lower / raise"},
     {NULL, "other"},
     {"e  :  s", "edit prompt, read-only SQL, export run"},
+    {"v", "plots: per-head rates, recorded evaluations"},
     {"Esc  q", "close overlay / pane, quit"},
     {NULL, "qada_bulk is this project's ablation, not QAdA"},
 };

@@ -98,6 +98,7 @@ static ViewAction command_key(int ch) {
     case 'e': return VIEW_ACT_EDIT_PROMPT;
     case ':': return VIEW_ACT_SQL_PROMPT;
     case 's': return VIEW_ACT_EXPORT;
+    case 'v': return VIEW_ACT_PLOTS;
     case 'q': return VIEW_ACT_QUIT;
     case CH_CTRL_L: return VIEW_ACT_REDRAW;
     case KEY_MOUSE: return VIEW_ACT_MOUSE;
