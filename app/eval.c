@@ -33,12 +33,19 @@ int eval_data_self(EvalData *d, const Model *m, const Tokenizer *tok, int n, int
     Session s;
     if (session_init(&s, m, tok, &full, len, 1.0f, 1.0f, seed, 1, e)) return -1;
     int bos = 1, rc = 0;
+    /* Stories end with BOS long before the context is full: pack samples one
+     * after another, each opening with BOS, as the training data was packed. */
     for (int i = 0; i < n && rc == 0; i++) {
-        if ((rc = session_start_ids(&s, &bos, 1, e))) break;
-        while (session_step(&s, NULL)) {}
-        d->len[i] = s.n_fed < len ? s.n_fed : len; /* a sample that ends early (BOS) is shorter */
-        if (!(d->seq[i] = malloc((size_t)d->len[i] * sizeof(int)))) rc = err_set(e, "out of memory");
-        else memcpy(d->seq[i], s.ids, (size_t)d->len[i] * sizeof(int));
+        if (!(d->seq[i] = malloc((size_t)len * sizeof(int)))) { rc = err_set(e, "out of memory"); break; }
+        int got = 0;
+        while (got < len && rc == 0) {
+            if ((rc = session_start_ids(&s, &bos, 1, e))) break;
+            while (session_step(&s, NULL)) {}
+            int take = s.n_fed < len - got ? s.n_fed : len - got;
+            memcpy(d->seq[i] + got, s.ids, (size_t)take * sizeof(int));
+            got += take;
+        }
+        d->len[i] = got;
         d->n = i + 1;
     }
     session_free(&s);
