@@ -63,7 +63,7 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
 
 /* Global share of a setting on the data (no recording): what matching bisects. */
 static double share_of(const Loaded *L, const EvalData *d, const EvalOpts *x, const AttnConfig *a, Err *e) {
-    EvalSums s = {0};
+    EvalSums s = {.share_only = 1};
     if (eval_policy(&L->model, NULL, a, d, (int)x->threads, NULL, NULL, 0, 0, &s, e)) return NAN;
     return s.gate_n > 0 ? s.gate_sum / s.gate_n : NAN;
 }

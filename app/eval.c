@@ -151,11 +151,17 @@ static void eval_sequence(const Model *m, const Tokenizer *tok, const AttnConfig
     int V = m->c.vocab_size;
     AttnConfig full = *a;
     full.policy = POLICY_FULL, full.profile = 0;
-    fwd_reset(&b->rs);
-    fwd_forward(m, &b->rs, &full, seq, len, 0, b->lg_full, NULL);
+    if (!s->share_only) {
+        fwd_reset(&b->rs);
+        fwd_forward(m, &b->rs, &full, seq, len, 0, b->lg_full, NULL);
+    }
     fwd_reset(&b->rs);
     for (int i = 0; i < len; i++) trace_clear(b->tr[i]);
-    fwd_forward(m, &b->rs, a, seq, len, 0, b->lg_pol, b->tr);
+    fwd_forward(m, &b->rs, a, seq, len, 0, s->share_only ? NULL : b->lg_pol, b->tr);
+    if (s->share_only) {
+        for (int t = 0; t < len; t++) score_trace(b->tr[t], a, s);
+        return;
+    }
     for (int t = 0; t < len; t++) {
         StepTrace *tr = b->tr[t];
         tr->pos = t, tr->token = seq[t], tr->is_prompt = 1;
@@ -192,13 +198,14 @@ int eval_policy(const Model *m, const Tokenizer *tok, const AttnConfig *a, const
     static const char *const names[EVAL_N_PRED] = {"executed", "aha", "qada", "qada_bulk", "oracle"};
     long *heads = out->head_counts;
     float ref = out->ref_theta;
+    int share_only = out->share_only;
     memset(out, 0, sizeof *out);
-    out->head_counts = heads, out->ref_theta = ref;
+    out->head_counts = heads, out->ref_theta = ref, out->share_only = share_only;
     for (int k = 0; k < EVAL_N_PRED; k++) snprintf(out->score[k].predictor, sizeof out->score[k].predictor, "%s", names[k]);
     int max_len = 1;
     for (int i = 0; i < d->n; i++) max_len = d->len[i] > max_len ? d->len[i] : max_len;
     AttnConfig pa = *a;
-    pa.profile = 1;
+    pa.profile = !share_only;
     EvalBufs b;
     int rc = bufs_init(&b, m, max_len, threads, e);
     int tty = progress && isatty(STDERR_FILENO);

@@ -34,12 +34,14 @@ typedef struct {
     double keys_read, keys_full; /* keys read vs full attention */
     StoreScore score[EVAL_N_PRED];
     long *head_counts;           /* optional, the caller's [n_layers*n_heads][2]: oracle global, known */
+    int share_only;              /* only the global share is wanted (threshold search): skip the
+                                  * full-attention pass and the profiling, about 3x less work */
     float ref_theta;             /* the oracle's θ for the labels; 0 or NAN: the policy's θ. A matched
                                   * predictor moves its own θ, the ground truth must stay put. */
 } EvalSums;
 
 /* Policy a on every sequence (out is reset, except head_counts, which is
- * added to when set, and ref_theta); with st non-NULL each sequence is recorded
+ * added to when set, ref_theta and share_only); with st non-NULL each sequence is recorded
  * as a run (info is the row template, eval_id its evaluation). progress
  * prints a bar on stderr. */
 int eval_policy(const Model *m, const Tokenizer *tok, const AttnConfig *a, const EvalData *d, int threads, Store *st,
