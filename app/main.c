@@ -21,6 +21,7 @@ static const Command COMMANDS[] = {
     {"export", cmd_export, "write one recorded run as JSON or CSV"},
     {"compare", cmd_compare, "predictor vs oracle confusion of a run, or where two runs diverge"},
     {"merge", cmd_merge, "merge databases recorded in parallel into one"},
+    {"train", cmd_train, "learn AHA routers for a model (straight-through estimator + lambda * mean(r))"},
     {"eval", cmd_eval, "teacher-forced quality, global share and predictor scores of a policy; --match-budget"},
     {"sweep", cmd_sweep, "windows x policies x thresholds on the same data: Pareto front, window curve"},
     {"calibrate", cmd_calibrate, "choose the static baseline's heads from recorded oracle rates"},
