@@ -472,6 +472,15 @@ static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads,
     int rc = -1;
     memset(&t, 0, sizeof t);
     o->attn.profile = 1;
+    /* With no policy or routers asked for, the demo runs AHA on the shipped
+     * routers when the model has some (stories260K, w = 16: about a quarter
+     * of the heads go global, so there is something to see). */
+    static char routers[1100];
+    char model[1024];
+    if (!o->routers && !o->have_policy && !o->have_window &&
+        (o->model ? snprintf(model, sizeof model, "%s", o->model) > 0 : app_find_model(model, sizeof model) == 0) &&
+        app_default_routers(model, routers, sizeof routers) == 0)
+        o->routers = routers;
     if (app_load(o, &L, 1, e)) goto out;
     t.L = &L;
     t.db = db;

@@ -47,6 +47,25 @@ int app_find_model(char *out, size_t cap) {
     return model_in_dir(dir, out, cap);
 }
 
+int app_default_routers(const char *model_path, char *out, size_t cap) {
+    const char *base = strrchr(model_path, '/');
+    base = base ? base + 1 : model_path;
+    if (strcmp(base, "stories260K.bin") != 0) return -1;
+    const char *file = "engine/routers/stories260K_w16.safetensors";
+    snprintf(out, cap, "%s", file);
+    if (is_file(out)) return 0;
+    char exe[1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return -1;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = 0;
+    snprintf(out, cap, "%s/%s", exe, file);
+    if (is_file(out)) return 0;
+    snprintf(out, cap, "%s/../%s", exe, file); /* build-san/ahascope */
+    return is_file(out) ? 0 : -1;
+}
+
 int app_find_tokenizer(const char *model_path, int vocab_size, char *out, size_t cap) {
     char dir[1024];
     snprintf(dir, sizeof dir, "%s", model_path);

@@ -29,6 +29,11 @@ void app_cache_dir(char *out, size_t cap);
  * Llama-2 vocabulary for 32000-token models). Returns 0 if found. */
 int app_find_tokenizer(const char *model_path, int vocab_size, char *out, size_t cap);
 
+/* The shipped routers for a model, if any: stories260K gets the w = 16 set
+ * (engine/routers/, found from the working directory, the binary's directory
+ * or its parent). */
+int app_default_routers(const char *model_path, char *out, size_t cap);
+
 /* Load model, tokenizer (need_tok), routers and static heads as the options
  * say, and finish o->attn (routers pointer, default window and policy). */
 int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e);

@@ -114,7 +114,10 @@ TEST(eval_full_perplexity_and_store_match_the_table) {
     CHECK(j != NULL);
     if (!j) return;
     double ppl = field(j, 0, "perplexity");
-    CHECK_NEAR(ppl, field(j, 0, "perplexity_full"), 1e-9);
+    /* The policy pass is profiled: a profiled global head sums its softmax as
+     * local + far parts, the reference pass in one sum, so the two agree to
+     * float rounding (a few 1e-7 relative), not to the last bit. */
+    CHECK_NEAR(ppl, field(j, 0, "perplexity_full"), 1e-6 * ppl);
     double mine = engine_perplexity(db);
     CHECK_MSG(fabs(mine - ppl) <= 1e-4 * ppl, "engine %.6f vs eval %.6f", mine, ppl);
     CHECK_NEAR(db_scalar(db, "SELECT perplexity FROM evals"), ppl, 1e-5 * ppl);
