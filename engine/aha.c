@@ -34,7 +34,7 @@ int aha_check(const AttnConfig *a, int n_layers, int n_heads, Err *e) {
     if (!(a->tau >= 0 && a->tau <= 1)) return err_set(e, "tau must be in [0, 1]");
     if (!(a->theta >= 0 && a->theta <= 1)) return err_set(e, "theta must be in [0, 1]");
     if (!(a->p >= 0 && a->p <= 1)) return err_set(e, "p must be in [0, 1]");
-    if (a->policy == POLICY_AHA && !a->routers)
+    if (a->policy == POLICY_AHA && !a->routers && !a->model_routers)
         return err_set(e, "policy aha needs routers (--routers FILE, or --routers random[:SEED])");
     if (a->policy == POLICY_STATIC && !a->static_heads)
         return err_set(e, "policy static needs a head set (--static-heads l.h,... or a file)");

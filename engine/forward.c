@@ -11,19 +11,55 @@
 
 void openblas_set_num_threads(int n); /* OpenBLAS extension, not in cblas.h everywhere */
 
+/* Rows of a half-precision matrix widened at a time for a prefill sgemm:
+ * enough to keep BLAS busy, small enough to stay in cache. */
+#define HALF_TILE 64
+
+/* The rotation frequency of pair i (of head_size/2), with llama3's
+ * rescaling of long wavelengths when the config asks for it. */
+static double rope_freq(const Config *c, int i) {
+    double f = 1.0 / pow(c->rope_theta, 2.0 * i / c->head_size);
+    if (c->rope_factor <= 0) return f;
+    double pi = 3.14159265358979323846, wavelen = 2 * pi / f;
+    double lo_wl = c->rope_orig_ctx / c->rope_low, hi_wl = c->rope_orig_ctx / c->rope_high;
+    if (wavelen < hi_wl) return f;
+    if (wavelen > lo_wl) return f / c->rope_factor;
+    double smooth = (c->rope_orig_ctx / wavelen - c->rope_low) / (c->rope_high - c->rope_low);
+    return (1 - smooth) * f / c->rope_factor + smooth * f;
+}
+
+static void rope_tables(RunState *s, const Config *c) {
+    size_t hs = c->head_size;
+    for (int t = 0; t < c->seq_len; t++)
+        for (int i = 0; i < c->head_size; i += 2) {
+            float *co = &s->rope_cos[(size_t)t * hs / 2 + i / 2], *si = &s->rope_sin[(size_t)t * hs / 2 + i / 2];
+            if (c->arch == ARCH_LLAMA2C) { /* the same float arithmetic as llama2.c, so positions rotate identically */
+                float freq = 1.0f / powf(c->rope_theta, i / (float)c->head_size);
+                float val = t * freq;
+                *co = cosf(val), *si = sinf(val);
+            } else {
+                double val = t * rope_freq(c, i / 2);
+                *co = (float)cos(val), *si = (float)sin(val);
+            }
+        }
+}
+
 int fwd_init(RunState *s, const Config *c, int max_batch, int n_threads, Err *e) {
     memset(s, 0, sizeof *s);
     s->c = *c;
     if (max_batch < 1) max_batch = 1;
     if (max_batch > c->seq_len) max_batch = c->seq_len;
     s->max_batch = max_batch;
-    size_t B = max_batch, d = c->dim, h = c->hidden_dim, hs = c->head_size;
+    size_t B = max_batch, d = c->dim, h = c->hidden_dim, hs = c->head_size, qd = c->q_dim;
+    size_t wide = d > qd ? d : qd, max_in = wide > h ? wide : h;
     size_t cache = (size_t)c->n_layers * c->seq_len * c->kv_dim;
     size_t heads_kv = (size_t)c->n_layers * c->n_kv_heads;
+    s->pool = pool_new(n_threads);
+    s->n_tiles = pool_threads(s->pool);
     s->x = malloc(B * d * sizeof(float));
-    s->xb = malloc(B * d * sizeof(float));
+    s->xb = malloc(B * wide * sizeof(float));
     s->xb2 = malloc(B * d * sizeof(float));
-    s->q = malloc(B * d * sizeof(float));
+    s->q = malloc(B * qd * sizeof(float));
     s->hb = malloc(B * h * sizeof(float));
     s->hb2 = malloc(B * h * sizeof(float));
     s->rlog = malloc(B * c->n_heads * sizeof(float));
@@ -37,23 +73,17 @@ int fwd_init(RunState *s, const Config *c, int max_batch, int n_threads, Err *e)
     s->bulk_m2 = calloc(heads_kv * hs * hs, sizeof(double));
     s->bulk_n = calloc(heads_kv, sizeof(int));
     s->bulk_start = calloc(heads_kv, sizeof(int));
+    s->tile_floats = c->dtype == DT_F32 ? 0 : HALF_TILE * max_in;
+    s->tiles = s->tile_floats ? malloc((size_t)s->n_tiles * s->tile_floats * sizeof(float)) : NULL;
     if (!s->x || !s->xb || !s->xb2 || !s->q || !s->hb || !s->hb2 || !s->rlog || !s->logits || !s->key_cache ||
         !s->value_cache || !s->rope_cos || !s->rope_sin || !s->scratch || !s->bulk_m1 || !s->bulk_m2 ||
-        !s->bulk_n || !s->bulk_start) {
+        !s->bulk_n || !s->bulk_start || (s->tile_floats && !s->tiles)) {
         fwd_free(s);
         return err_set(e, "out of memory for the run state (context %d, KV cache %zu MB)", c->seq_len,
                        cache * 8 >> 20);
     }
-    /* the same float arithmetic as llama2.c, so positions rotate identically */
-    for (int t = 0; t < c->seq_len; t++)
-        for (int i = 0; i < c->head_size; i += 2) {
-            float freq = 1.0f / powf(c->rope_theta, i / (float)c->head_size);
-            float val = t * freq;
-            s->rope_cos[(size_t)t * hs / 2 + i / 2] = cosf(val);
-            s->rope_sin[(size_t)t * hs / 2 + i / 2] = sinf(val);
-        }
+    rope_tables(s, c);
     openblas_set_num_threads(1);
-    s->pool = pool_new(n_threads);
     return 0;
 }
 
@@ -61,7 +91,7 @@ void fwd_free(RunState *s) {
     free(s->x); free(s->xb); free(s->xb2); free(s->q); free(s->hb); free(s->hb2); free(s->rlog);
     free(s->logits); free(s->key_cache); free(s->value_cache); free(s->rope_cos); free(s->rope_sin);
     free(s->scratch); free(s->bulk_m1); free(s->bulk_m2); free(s->bulk_n); free(s->bulk_start);
-    free(s->q_cache);
+    free(s->q_cache); free(s->tiles);
     pool_free(s->pool);
     memset(s, 0, sizeof *s);
 }
@@ -71,25 +101,52 @@ void fwd_reset(RunState *s) {
     memset(s->bulk_n, 0, heads_kv * sizeof(int));
 }
 
-/* ---- matmul: out_k[T][n_k] = in[T][n_in] · W_k[n_k][n_in]ᵀ for up to three
- * matrices sharing one input (q/k/v, gate/up), their rows split over the
- * pool as one job: fewer wake-ups per decode step, even shares per core. */
+/* ---- matmul: out_k[T][n_k] = in[T][n_in] · W_k[n_k][n_in]ᵀ for up to four
+ * matrices sharing one input (q/router/k/v, gate/up), their rows split over
+ * the pool as one job: fewer wake-ups per decode step, even shares per core.
+ * Weights are read in their stored dtype: a decode step widens them in
+ * registers; a prefill widens HALF_TILE rows at a time for sgemm, so no
+ * whole f32 copy of a half-precision model ever exists. */
+
+#define MM_MAX 4
 
 typedef struct {
+    RunState *s;
     const float *in;
     int T, n_in, n_mats;
-    float *out[3];
-    const float *w[3];
-    int n_out[3];
+    float *out[MM_MAX];
+    Mat w[MM_MAX];
+    int n_out[MM_MAX];
+    int ld_out[MM_MAX];   /* floats between rows of out (0: n_out) */
 } MatMul;
 
-static void matmul_rows(const MatMul *mm, int k, int r0, int r1) {
-    const float *w = mm->w[k] + (size_t)r0 * mm->n_in;
-    if (mm->T == 1)
-        mv_f32(mm->out[k] + r0, w, mm->in, r1 - r0, mm->n_in);
-    else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, mm->T, r1 - r0, mm->n_in, 1.0f, mm->in, mm->n_in, w,
-                    mm->n_in, 0.0f, mm->out[k] + r0, mm->n_out[k]);
+static const void *mat_row(Mat m, size_t row, int n_in) {
+    return (const char *)m.p + row * n_in * model_dtype_size(m.dt);
+}
+
+static void mv_any(float *out, Mat w, const float *x, int n, int d) {
+    if (w.dt == DT_BF16) mv_bf16(out, w.p, x, n, d);
+    else if (w.dt == DT_F16) mv_f16(out, w.p, x, n, d);
+    else mv_f32(out, w.p, x, n, d);
+}
+
+static void matmul_rows(const MatMul *mm, int k, int r0, int r1, int task) {
+    Mat w = {mat_row(mm->w[k], r0, mm->n_in), mm->w[k].dt};
+    int ld = mm->ld_out[k] ? mm->ld_out[k] : mm->n_out[k];
+    if (mm->T == 1) {
+        mv_any(mm->out[k] + r0, w, mm->in, r1 - r0, mm->n_in);
+    } else if (w.dt == DT_F32) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, mm->T, r1 - r0, mm->n_in, 1.0f, mm->in, mm->n_in, w.p,
+                    mm->n_in, 0.0f, mm->out[k] + r0, ld);
+    } else {
+        float *tile = mm->s->tiles + (size_t)task * mm->s->tile_floats;
+        for (int t0 = 0; t0 < r1 - r0; t0 += HALF_TILE) {
+            int nt = r1 - r0 - t0 < HALF_TILE ? r1 - r0 - t0 : HALF_TILE;
+            mv_widen(tile, mat_row(w, t0, mm->n_in), (size_t)nt * mm->n_in, w.dt == DT_BF16);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, mm->T, nt, mm->n_in, 1.0f, mm->in, mm->n_in, tile,
+                        mm->n_in, 0.0f, mm->out[k] + r0 + t0, ld);
+        }
+    }
 }
 
 static void matmul_task(void *ctx, int task, int n_tasks) {
@@ -101,19 +158,20 @@ static void matmul_task(void *ctx, int task, int n_tasks) {
     long base = 0;
     for (int k = 0; k < mm->n_mats; base += mm->n_out[k], k++) {
         long r0 = lo > base ? lo - base : 0, r1 = hi - base < mm->n_out[k] ? hi - base : mm->n_out[k];
-        if (r0 < r1) matmul_rows(mm, k, (int)r0, (int)r1);
+        if (r0 < r1) matmul_rows(mm, k, (int)r0, (int)r1, task);
     }
 }
 
 static void matmul_run(RunState *s, MatMul *mm) {
     long total = 0;
     for (int k = 0; k < mm->n_mats; k++) total += mm->n_out[k];
+    mm->s = s;
     int tasks = pool_threads(s->pool);
     if ((long)mm->T * mm->n_in * total < 32768) tasks = 1; /* not worth a wake-up */
     pool_run(s->pool, matmul_task, mm, tasks);
 }
 
-static void matmul(RunState *s, float *out, const float *in, const float *w, int T, int n_in, int n_out) {
+static void matmul(RunState *s, float *out, const float *in, Mat w, int T, int n_in, int n_out) {
     MatMul mm = {.in = in, .T = T, .n_in = n_in, .n_mats = 1, .out = {out}, .w = {w}, .n_out = {n_out}};
     matmul_run(s, &mm);
 }
@@ -124,6 +182,7 @@ typedef struct {
     RunState *s;
     const AttnConfig *a;
     int layer, T, pos0;
+    int routed;           /* s->rlog holds router logits (a router file or the model's own) */
     StepTrace **traces;
 } AttnJob;
 
@@ -179,8 +238,8 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
         int t = j->pos0 + i;
         if (bulk) bulk_sync(s, a, l, kvh, t);
         for (int h = kvh * group; h < (kvh + 1) * group; h++) {
-            float score = a->routers ? 1.0f / (1.0f + expf(-s->rlog[(size_t)i * c->n_heads + h])) : NAN;
-            AttnHeadIn in = {.q = s->q + (size_t)i * c->dim + h * hs, .k = s->key_cache + loff + kvh * hs,
+            float score = j->routed ? 1.0f / (1.0f + expf(-s->rlog[(size_t)i * c->n_heads + h])) : NAN;
+            AttnHeadIn in = {.q = s->q + (size_t)i * c->q_dim + h * hs, .k = s->key_cache + loff + kvh * hs,
                              .v = s->value_cache + loff + kvh * hs, .stride = c->kv_dim, .head_size = hs,
                              .t = t, .window = a->window, .sinks = a->sinks, .theta = a->theta,
                              .want_oracle = a->profile, .want_qada = a->profile,
@@ -188,7 +247,7 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
                              .bulk_m2 = bulk ? s->bulk_m2 + idx * hs * hs : NULL};
             gate_rule(j, t, h, score, &in);
             AttnHeadOut r;
-            attn_head_forward(&in, s->xb + (size_t)i * c->dim + h * hs, scratch, &r);
+            attn_head_forward(&in, s->xb + (size_t)i * c->q_dim + h * hs, scratch, &r);
             if (j->traces) {
                 StepTrace *tr = j->traces[i];
                 int cell = l * c->n_heads + h;
@@ -204,11 +263,22 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
     }
 }
 
+/* Rotate every head of T rows (width floats each, stride apart) to their
+ * positions: adjacent pairs (llama2.c) or halves (Hugging Face). */
 static void rope_rows(RunState *s, float *v, int width, int T, int stride, int pos0) {
-    int hs = s->c.head_size;
+    int hs = s->c.head_size, half = hs / 2;
     for (int i = 0; i < T; i++) {
-        const float *cs = s->rope_cos + (size_t)(pos0 + i) * hs / 2, *sn = s->rope_sin + (size_t)(pos0 + i) * hs / 2;
+        const float *cs = s->rope_cos + (size_t)(pos0 + i) * half, *sn = s->rope_sin + (size_t)(pos0 + i) * half;
         float *row = v + (size_t)i * stride;
+        if (s->c.rope_half) {
+            for (int h0 = 0; h0 < width; h0 += hs)
+                for (int j = 0; j < half; j++) {
+                    float a = row[h0 + j], b = row[h0 + j + half];
+                    row[h0 + j] = a * cs[j] - b * sn[j];
+                    row[h0 + j + half] = a * sn[j] + b * cs[j];
+                }
+            continue;
+        }
         for (int j = 0; j < width; j += 2) {
             float c0 = cs[(j % hs) / 2], s0 = sn[(j % hs) / 2], a = row[j], b = row[j + 1];
             row[j] = a * c0 - b * s0;
@@ -217,52 +287,86 @@ static void rope_rows(RunState *s, float *v, int width, int T, int stride, int p
     }
 }
 
-/* One transformer block over T rows (the math of llama2.c's forward, batched). */
+/* rows[i] = rmsnorm(rows[i]) · w (in place when out == in), T rows of n. */
+static void norm_rows(const Config *c, float *out, const float *in, const float *w, int T, int n, int ld_out, int ld_in) {
+    for (int i = 0; i < T; i++) k_rmsnorm_eps(out + (size_t)i * ld_out, in + (size_t)i * ld_in, w, n, c->norm_eps);
+}
+
+static void add_bias(float *rows, const float *b, int T, int n, int stride) {
+    if (!b) return;
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < n; j++) rows[(size_t)i * stride + j] += b[j];
+}
+
+/* One transformer block over T rows. Llama-style blocks normalise before
+ * attention and the FFN; OLMo-2 feeds the raw stream in and normalises
+ * their outputs instead. The router reads whatever feeds W_Q. */
 static void layer_forward(const Model *m, RunState *s, const AttnConfig *a, int l, int T, int pos0, StepTrace **tr) {
     const Config *c = &m->c;
-    const Weights *w = &m->w;
-    int d = c->dim, kv = c->kv_dim, hid = c->hidden_dim;
-    size_t dd = (size_t)d * d, dkv = (size_t)d * kv, dh = (size_t)d * hid;
+    const LayerWeights *lw = &m->layers[l];
+    int d = c->dim, kv = c->kv_dim, hid = c->hidden_dim, qd = c->q_dim, H = c->n_heads;
     float *kc = s->key_cache + ((size_t)l * c->seq_len + pos0) * kv;
     float *vc = s->value_cache + ((size_t)l * c->seq_len + pos0) * kv;
 
-    for (int i = 0; i < T; i++) k_rmsnorm(s->xb + (size_t)i * d, s->x + (size_t)i * d, w->rms_att + (size_t)l * d, d);
-    MatMul qkv = {.in = s->xb, .T = T, .n_in = d, .n_mats = 3,   /* q [T][dim]; k, v straight into the cache */
-                  .out = {s->q, kc, vc}, .w = {w->wq + l * dd, w->wk + l * dkv, w->wv + l * dkv}, .n_out = {d, kv, kv}};
+    const float *in = s->x;
+    if (lw->attn_norm) norm_rows(c, s->xb, s->x, lw->attn_norm, T, d, d, d), in = s->xb;
+    int builtin = !a->routers && m->builtin_routers;
+    MatMul qkv = {.in = in, .T = T, .n_in = d, .n_mats = 3,   /* q [T][q_dim]; k, v straight into the cache */
+                  .out = {s->q, kc, vc}, .w = {lw->wq, lw->wk, lw->wv}, .n_out = {qd, kv, kv}};
+    if (builtin) { /* faolmo: the router rows follow W_Q in q_proj */
+        qkv.n_mats = 4;
+        qkv.out[3] = s->rlog, qkv.n_out[3] = H;
+        qkv.w[3] = (Mat){mat_row(lw->wq, qd, d), lw->wq.dt};
+    }
     matmul_run(s, &qkv);
-    if (a->routers) matmul(s, s->rlog, s->xb, a->routers + (size_t)l * c->n_heads * d, T, d, c->n_heads);
-    rope_rows(s, s->q, d, T, d, pos0);
+    if (a->routers) matmul(s, s->rlog, in, (Mat){a->routers + (size_t)l * H * d, DT_F32}, T, d, H);
+    add_bias(s->q, lw->bq, T, qd, qd);
+    add_bias(kc, lw->bk, T, kv, kv);
+    add_bias(vc, lw->bv, T, kv, kv);
+    if (lw->q_norm) norm_rows(c, s->q, s->q, lw->q_norm, T, qd, qd, qd);
+    if (lw->k_norm) norm_rows(c, kc, kc, lw->k_norm, T, kv, kv, kv);
+    rope_rows(s, s->q, qd, T, qd, pos0);
     rope_rows(s, kc, kv, T, kv, pos0);
-    if (s->q_cache) memcpy(s->q_cache + ((size_t)l * c->seq_len + pos0) * d, s->q, (size_t)T * d * sizeof(float));
+    if (s->q_cache) memcpy(s->q_cache + ((size_t)l * c->seq_len + pos0) * qd, s->q, (size_t)T * qd * sizeof(float));
 
-    AttnJob job = {s, a, l, T, pos0, tr};
-    pool_run(s->pool, attn_task, &job, c->n_kv_heads);       /* xb [T][dim] = attention output */
+    AttnJob job = {s, a, l, T, pos0, builtin || a->routers, tr};
+    pool_run(s->pool, attn_task, &job, c->n_kv_heads);       /* xb [T][q_dim] = attention output */
 
-    matmul(s, s->xb2, s->xb, w->wo + l * dd, T, d, d);
+    matmul(s, s->xb2, s->xb, lw->wo, T, qd, d);
+    if (lw->post_attn_norm) norm_rows(c, s->xb2, s->xb2, lw->post_attn_norm, T, d, d, d);
     for (size_t i = 0; i < (size_t)T * d; i++) s->x[i] += s->xb2[i];
 
-    for (int i = 0; i < T; i++) k_rmsnorm(s->xb + (size_t)i * d, s->x + (size_t)i * d, w->rms_ffn + (size_t)l * d, d);
-    MatMul ffn = {.in = s->xb, .T = T, .n_in = d, .n_mats = 2, .out = {s->hb, s->hb2},
-                  .w = {w->w1 + l * dh, w->w3 + l * dh}, .n_out = {hid, hid}};
+    in = s->x;
+    if (lw->ffn_norm) norm_rows(c, s->xb, s->x, lw->ffn_norm, T, d, d, d), in = s->xb;
+    MatMul ffn = {.in = in, .T = T, .n_in = d, .n_mats = 2, .out = {s->hb, s->hb2},
+                  .w = {lw->w1, lw->w3}, .n_out = {hid, hid}};
     matmul_run(s, &ffn);
     k_swiglu(s->hb, s->hb2, T * hid);
-    matmul(s, s->xb2, s->hb, w->w2 + l * dh, T, hid, d);
+    matmul(s, s->xb2, s->hb, lw->w2, T, hid, d);
+    if (lw->post_ffn_norm) norm_rows(c, s->xb2, s->xb2, lw->post_ffn_norm, T, d, d, d);
     for (size_t i = 0; i < (size_t)T * d; i++) s->x[i] += s->xb2[i];
+}
+
+static void embed_row(const Model *m, int token, float *out) {
+    int d = m->c.dim;
+    const void *row = mat_row(m->embed, (size_t)token, d);
+    if (m->embed.dt == DT_F32) memcpy(out, row, d * sizeof(float));
+    else mv_widen(out, row, d, m->embed.dt == DT_BF16);
 }
 
 static void forward_chunk(const Model *m, RunState *s, const AttnConfig *a, const int *tokens, int T, int pos0,
                           float *logits_all, StepTrace **tr) {
     const Config *c = &m->c;
     int d = c->dim;
-    for (int i = 0; i < T; i++) memcpy(s->x + (size_t)i * d, m->w.token_embedding + (size_t)tokens[i] * d, d * sizeof(float));
+    for (int i = 0; i < T; i++) embed_row(m, tokens[i], s->x + (size_t)i * d);
     for (int l = 0; l < c->n_layers; l++) layer_forward(m, s, a, l, T, pos0, tr);
     if (logits_all) {
-        for (int i = 0; i < T; i++) k_rmsnorm(s->xb + (size_t)i * d, s->x + (size_t)i * d, m->w.rms_final, d);
-        matmul(s, logits_all, s->xb, m->w.wcls, T, d, c->vocab_size);
+        norm_rows(c, s->xb, s->x, m->final_norm, T, d, d, d);
+        matmul(s, logits_all, s->xb, m->cls, T, d, c->vocab_size);
         memcpy(s->logits, logits_all + (size_t)(T - 1) * c->vocab_size, c->vocab_size * sizeof(float));
     } else {
-        k_rmsnorm(s->xb, s->x + (size_t)(T - 1) * d, m->w.rms_final, d);
-        matmul(s, s->logits, s->xb, m->w.wcls, 1, d, c->vocab_size);
+        norm_rows(c, s->xb, s->x + (size_t)(T - 1) * d, m->final_norm, 1, d, d, d);
+        matmul(s, s->logits, s->xb, m->cls, 1, d, c->vocab_size);
     }
 }
 
@@ -280,7 +384,7 @@ void fwd_forward(const Model *m, RunState *s, const AttnConfig *a, const int *to
 
 int fwd_keep_queries(RunState *s, Err *e) {
     if (s->q_cache) return 0;
-    size_t n = (size_t)s->c.n_layers * s->c.seq_len * s->c.dim;
+    size_t n = (size_t)s->c.n_layers * s->c.seq_len * s->c.q_dim;
     s->q_cache = calloc(n, sizeof(float));
     if (!s->q_cache) return err_set(e, "out of memory for the query cache (%zu MB)", n * sizeof(float) >> 20);
     return 0;
@@ -292,7 +396,7 @@ int fwd_attention_weights(const RunState *s, int layer, int head, int pos, float
         pos >= c->seq_len)
         return -1;
     int hs = c->head_size, kvh = head / (c->n_heads / c->n_kv_heads);
-    const float *q = s->q_cache + ((size_t)layer * c->seq_len + pos) * c->dim + (size_t)head * hs;
+    const float *q = s->q_cache + ((size_t)layer * c->seq_len + pos) * c->q_dim + (size_t)head * hs;
     const float *k = s->key_cache + (size_t)layer * c->seq_len * c->kv_dim + (size_t)kvh * hs;
     float scale = 1.0f / sqrtf((float)hs), m = -INFINITY;
     for (int i = 0; i <= pos; i++) {

@@ -18,8 +18,9 @@ typedef struct {
     int max_batch;        /* rows a single forward call processes at most */
     /* activations, [max_batch][width] */
     float *x;             /* residual stream [B][dim] */
-    float *xb, *xb2;      /* [B][dim] */
-    float *q;             /* [B][dim] */
+    float *xb;            /* [B][max(dim, q_dim)]: normed input, then attention output */
+    float *xb2;           /* [B][dim] */
+    float *q;             /* [B][q_dim] */
     float *hb, *hb2;      /* [B][hidden] */
     float *rlog;          /* router logits [B][n_heads] */
     float *logits;        /* [vocab]: the last row's logits */
@@ -31,7 +32,10 @@ typedef struct {
     double *bulk_m2;      /* per (layer, KV head): Σ k kᵀ [head_size^2] */
     int *bulk_n;          /* keys absorbed per (layer, KV head) */
     int *bulk_start;      /* sink count the moments were built for */
-    float *q_cache;       /* [layer][seq_len][dim] queries after RoPE, or NULL (fwd_keep_queries) */
+    float *q_cache;       /* [layer][seq_len][q_dim] queries after RoPE, or NULL (fwd_keep_queries) */
+    float *tiles;         /* per pool task: half-precision rows widened for a prefill sgemm */
+    size_t tile_floats;   /* floats per task in tiles (0 for f32 models) */
+    int n_tiles;
     Pool *pool;
 } RunState;
 

@@ -4,12 +4,14 @@
 
 #define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 
-void k_rmsnorm(float *out, const float *x, const float *w, int n) {
+void k_rmsnorm_eps(float *out, const float *x, const float *w, int n, float eps) {
     float ss = 0;
     for (int i = 0; i < n; i++) ss += x[i] * x[i];
-    ss = 1.0f / sqrtf(ss / n + 1e-5f);
+    ss = 1.0f / sqrtf(ss / n + eps);
     for (int i = 0; i < n; i++) out[i] = w[i] * (ss * x[i]);
 }
+
+void k_rmsnorm(float *out, const float *x, const float *w, int n) { k_rmsnorm_eps(out, x, w, n, 1e-5f); }
 
 void k_logit_stats(const float *logits, int n, int target, float *logprob, float *entropy) {
     float m = logits[0];

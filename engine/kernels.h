@@ -9,6 +9,9 @@
 /* out = x / rms(x) · w, rms with eps 1e-5 as in llama2.c. */
 void k_rmsnorm(float *out, const float *x, const float *w, int n);
 
+/* The same with the model's own epsilon (HF configs: rms_norm_eps). */
+void k_rmsnorm_eps(float *out, const float *x, const float *w, int n, float eps);
+
 /* log-sum-exp, entropy (nats) and log p[target] of a logit vector. */
 void k_logit_stats(const float *logits, int n, int target, float *logprob, float *entropy);
 

@@ -1,6 +1,9 @@
 #include "matvec.h"
 
 #include <immintrin.h>
+#include <stdint.h>
+
+#include "safetensors.h"
 
 static void mv_portable(float *out, const float *w, const float *x, int n, int d) {
     for (int i = 0; i < n; i++) {
@@ -53,6 +56,126 @@ __attribute__((target("avx512f"))) static void mv_avx512(float *out, const float
         for (; j < d; j++) s += r[j] * x[j];
         out[i] = s;
     }
+}
+
+/* ---- half-precision weights: each row is widened to f32 in registers, so
+ * activations stay f32 and the products are exact; a decode step is bound
+ * by the bytes it streams, and these read half as many as mv_f32. (AVX-512
+ * BF16's dot instruction would round x to bf16 too: faster on paper, but
+ * the loads, not the arithmetic, are the limit here.) */
+
+static float bf16f(uint16_t h) { return st_bf16_to_f32(h); }
+
+static void mv_half_portable(float *out, const uint16_t *w, const float *x, int n, int d, int bf16) {
+    for (int i = 0; i < n; i++) {
+        const uint16_t *r = w + (long)i * d;
+        float acc[8] = {0}, s = 0;
+        int j = 0;
+        for (; j + 8 <= d; j += 8)
+            for (int k = 0; k < 8; k++) acc[k] += (bf16 ? bf16f(r[j + k]) : st_f16_to_f32(r[j + k])) * x[j + k];
+        for (; j < d; j++) s += (bf16 ? bf16f(r[j]) : st_f16_to_f32(r[j])) * x[j];
+        for (int k = 0; k < 8; k++) s += acc[k];
+        out[i] = s;
+    }
+}
+
+__attribute__((target("avx512f"))) static inline __m512 ld16_bf16(const uint16_t *p) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16));
+}
+
+__attribute__((target("avx512f"))) static inline __m512 ld16_f16(const uint16_t *p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
+}
+
+#define MV_HALF_AVX512(NAME, LOAD)                                                                        \
+    __attribute__((target("avx512f"))) static void NAME(float *out, const uint16_t *w, const float *x, int n, int d) { \
+        for (int i = 0; i < n; i++) {                                                                     \
+            const uint16_t *r = w + (long)i * d;                                                          \
+            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                                   \
+            int j = 0;                                                                                    \
+            for (; j + 64 <= d; j += 64) {                                                                \
+                a0 = _mm512_fmadd_ps(LOAD(r + j), _mm512_loadu_ps(x + j), a0);                            \
+                a1 = _mm512_fmadd_ps(LOAD(r + j + 16), _mm512_loadu_ps(x + j + 16), a1);                  \
+                a2 = _mm512_fmadd_ps(LOAD(r + j + 32), _mm512_loadu_ps(x + j + 32), a2);                  \
+                a3 = _mm512_fmadd_ps(LOAD(r + j + 48), _mm512_loadu_ps(x + j + 48), a3);                  \
+            }                                                                                             \
+            for (; j + 16 <= d; j += 16) a0 = _mm512_fmadd_ps(LOAD(r + j), _mm512_loadu_ps(x + j), a0);   \
+            float s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));  \
+            for (; j < d; j++) s += LOAD##_one(r[j]) * x[j];                                              \
+            out[i] = s;                                                                                   \
+        }                                                                                                 \
+    }
+
+static inline float ld16_bf16_one(uint16_t h) { return st_bf16_to_f32(h); }
+static inline float ld16_f16_one(uint16_t h) { return st_f16_to_f32(h); }
+MV_HALF_AVX512(mv_bf16_avx512, ld16_bf16)
+MV_HALF_AVX512(mv_f16_avx512, ld16_f16)
+
+__attribute__((target("avx2,fma"))) static inline __m256 ld8_bf16(const uint16_t *p) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
+}
+
+__attribute__((target("avx2,fma,f16c"))) static inline __m256 ld8_f16(const uint16_t *p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+}
+
+#define MV_HALF_AVX2(NAME, LOAD, TARGET)                                                                  \
+    __attribute__((target(TARGET))) static void NAME(float *out, const uint16_t *w, const float *x, int n, int d) { \
+        for (int i = 0; i < n; i++) {                                                                     \
+            const uint16_t *r = w + (long)i * d;                                                          \
+            __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                                   \
+            int j = 0;                                                                                    \
+            for (; j + 32 <= d; j += 32) {                                                                \
+                a0 = _mm256_fmadd_ps(LOAD(r + j), _mm256_loadu_ps(x + j), a0);                            \
+                a1 = _mm256_fmadd_ps(LOAD(r + j + 8), _mm256_loadu_ps(x + j + 8), a1);                    \
+                a2 = _mm256_fmadd_ps(LOAD(r + j + 16), _mm256_loadu_ps(x + j + 16), a2);                  \
+                a3 = _mm256_fmadd_ps(LOAD(r + j + 24), _mm256_loadu_ps(x + j + 24), a3);                  \
+            }                                                                                             \
+            __m256 a = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));                       \
+            __m128 h = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));                \
+            h = _mm_add_ps(h, _mm_movehl_ps(h, h));                                                       \
+            h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));                                                   \
+            float s = _mm_cvtss_f32(h);                                                                   \
+            for (; j < d; j++) s += LOAD##_one(r[j]) * x[j];                                              \
+            out[i] = s;                                                                                   \
+        }                                                                                                 \
+    }
+
+static inline float ld8_bf16_one(uint16_t h) { return st_bf16_to_f32(h); }
+static inline float ld8_f16_one(uint16_t h) { return st_f16_to_f32(h); }
+MV_HALF_AVX2(mv_bf16_avx2, ld8_bf16, "avx2,fma")
+MV_HALF_AVX2(mv_f16_avx2, ld8_f16, "avx2,fma,f16c")
+
+static int cpu_has(int what) {
+    __builtin_cpu_init();
+    switch (what) {
+    case 0: return __builtin_cpu_supports("avx512f");
+    case 1: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    default: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    }
+}
+
+void mv_bf16(float *out, const uint16_t *w, const float *x, int n, int d) {
+    if (cpu_has(0)) mv_bf16_avx512(out, w, x, n, d);
+    else if (cpu_has(1)) mv_bf16_avx2(out, w, x, n, d);
+    else mv_half_portable(out, w, x, n, d, 1);
+}
+
+void mv_f16(float *out, const uint16_t *w, const float *x, int n, int d) {
+    if (cpu_has(0)) mv_f16_avx512(out, w, x, n, d);
+    else if (cpu_has(2)) mv_f16_avx2(out, w, x, n, d);
+    else mv_half_portable(out, w, x, n, d, 0);
+}
+
+__attribute__((target("avx512f"))) static void widen_avx512(float *out, const uint16_t *in, size_t n, int bf16) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, bf16 ? ld16_bf16(in + i) : ld16_f16(in + i));
+    for (; i < n; i++) out[i] = bf16 ? st_bf16_to_f32(in[i]) : st_f16_to_f32(in[i]);
+}
+
+void mv_widen(float *out, const uint16_t *in, size_t n, int bf16) {
+    if (cpu_has(0)) { widen_avx512(out, in, n, bf16); return; }
+    for (size_t i = 0; i < n; i++) out[i] = bf16 ? st_bf16_to_f32(in[i]) : st_f16_to_f32(in[i]);
 }
 
 static void scores_portable(float *s, const float *q, const float *k, int stride, int hs, int n, float scale) {

@@ -9,8 +9,19 @@
 #ifndef AHASCOPE_MATVEC_H
 #define AHASCOPE_MATVEC_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 /* out[i] = Σ_j w[i*d + j] · x[j] for i in [0, n). */
 void mv_f32(float *out, const float *w, const float *x, int n, int d);
+
+/* The same over bf16 or IEEE f16 weights (x and out stay f32; each weight
+ * is widened exactly). */
+void mv_bf16(float *out, const uint16_t *w, const float *x, int n, int d);
+void mv_f16(float *out, const uint16_t *w, const float *x, int n, int d);
+
+/* Widen n bf16 (bf16 = 1) or f16 values to f32. */
+void mv_widen(float *out, const uint16_t *in, size_t n, int bf16);
 
 /* Attention scores: s[i] = scale · q·k_i for n keys k_i = k + i*stride. */
 void mv_scores(float *s, const float *q, const float *k, int stride, int hs, int n, float scale);

@@ -1,5 +1,7 @@
 #include "model.h"
 
+#include "safetensors.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -25,39 +27,56 @@ int model_config_check(Config *c, const char *what, Err *e) {
         if (f[i].v <= 0) return err_set(e, "%s: %s must be positive (got %d)", what, f[i].name, f[i].v);
         if (f[i].v > f[i].max) return err_set(e, "%s: %s = %d is absurdly large (max %d)", what, f[i].name, f[i].v, f[i].max);
     }
-    if (c->dim % c->n_heads) return err_set(e, "%s: n_heads (%d) does not divide dim (%d)", what, c->n_heads, c->dim);
+    if (c->head_size <= 0) { /* not given apart: the llama2.c rule */
+        if (c->dim % c->n_heads) return err_set(e, "%s: n_heads (%d) does not divide dim (%d)", what, c->n_heads, c->dim);
+        c->head_size = c->dim / c->n_heads;
+    }
+    if (c->head_size > 4096) return err_set(e, "%s: head size %d is absurdly large (max 4096)", what, c->head_size);
+    if ((long)c->head_size * c->n_heads > MODEL_MAX_DIM)
+        return err_set(e, "%s: n_heads x head_size = %ld is absurdly large (max %d)", what,
+                       (long)c->head_size * c->n_heads, MODEL_MAX_DIM);
     if (c->n_heads % c->n_kv_heads)
         return err_set(e, "%s: n_kv_heads (%d) does not divide n_heads (%d)", what, c->n_kv_heads, c->n_heads);
-    c->head_size = c->dim / c->n_heads;
     if (c->head_size % 2) return err_set(e, "%s: head size %d is odd (RoPE rotates pairs)", what, c->head_size);
+    c->q_dim = c->n_heads * c->head_size;
     c->kv_dim = c->n_kv_heads * c->head_size;
     if (c->rope_theta <= 0) c->rope_theta = 10000.0f;
+    if (c->norm_eps <= 0) c->norm_eps = 1e-5f;
     return 0;
 }
 
-/* Float count of every tensor, in llama2.c's legacy (v0) order; the v1
- * order is a permutation of the same tensors, so the total is shared. */
-static uint64_t weight_floats(const Config *c) {
-    uint64_t d = c->dim, h = c->hidden_dim, L = c->n_layers, kv = c->kv_dim, V = c->vocab_size;
-    uint64_t n = V * d + L * d * 2 + L * d * d * 2 + L * d * kv * 2 + L * d * h * 3 + d;
+size_t model_dtype_size(int dt) { return dt == DT_F32 ? 4 : 2; }
+
+const char *model_dtype_name(int dt) { return dt == DT_BF16 ? "bf16" : dt == DT_F16 ? "f16" : "f32"; }
+
+/* Element count of the matrices (embedding and classifier included) and of
+ * the norm vectors. In llama2.c's files these are every tensor, in legacy
+ * (v0) order; the v1 order is a permutation of the same tensors. */
+static uint64_t matrix_elems(const Config *c) {
+    uint64_t d = c->dim, h = c->hidden_dim, L = c->n_layers, kv = c->kv_dim, V = c->vocab_size, q = c->q_dim;
+    uint64_t n = V * d + L * d * q * 2 + L * d * kv * 2 + L * d * h * 3;
     if (!c->shared_classifier) n += V * d;
     return n;
 }
 
+static uint64_t norm_elems(const Config *c) { return (uint64_t)c->n_layers * c->dim * 2 + c->dim; }
+
+static uint64_t weight_floats(const Config *c) { return matrix_elems(c) + norm_elems(c); }
+
 size_t model_n_params(const Config *c) { return (size_t)weight_floats(c); }
 
 size_t model_decode_bytes(const Config *c) {
-    uint64_t n = weight_floats(c) - (uint64_t)c->vocab_size * c->dim; /* embedding: one row read */
-    if (!c->shared_classifier) return (size_t)((n + c->dim) * sizeof(float));
-    /* shared: the classifier reads the whole embedding matrix anyway */
-    return (size_t)((n + (uint64_t)c->vocab_size * c->dim) * sizeof(float));
+    uint64_t V = c->vocab_size, d = c->dim, ws = model_dtype_size(c->dtype);
+    /* the embedding is read one row a step; a shared classifier reads it whole anyway */
+    uint64_t mats = matrix_elems(c) - (c->shared_classifier ? 0 : V * d) + (c->shared_classifier ? 0 : d);
+    return (size_t)(mats * ws + norm_elems(c) * sizeof(float));
 }
 
 /* Point every Weights field into a contiguous float array laid out in the
  * given file version's order. */
 static void wire_weights(Model *m, const float *p, int version) {
     const Config *c = &m->c;
-    uint64_t d = c->dim, h = c->hidden_dim, L = c->n_layers, kv = c->kv_dim, V = c->vocab_size;
+    uint64_t d = c->dim, h = c->hidden_dim, L = c->n_layers, kv = c->kv_dim, V = c->vocab_size, q = c->q_dim;
     Weights *w = &m->w;
     if (version == 1) {
         w->rms_att = p;         p += L * d;
@@ -68,10 +87,10 @@ static void wire_weights(Model *m, const float *p, int version) {
         w->token_embedding = p; p += V * d;
         w->rms_att = p;         p += L * d;
     }
-    w->wq = p; p += L * d * d;
+    w->wq = p; p += L * d * q;
     w->wk = p; p += L * d * kv;
     w->wv = p; p += L * d * kv;
-    w->wo = p; p += L * d * d;
+    w->wo = p; p += L * d * q;
     if (version != 1) { w->rms_ffn = p; p += L * d; }
     w->w1 = p; p += L * d * h;
     w->w2 = p; p += L * d * h;
@@ -81,6 +100,34 @@ static void wire_weights(Model *m, const float *p, int version) {
         p += (uint64_t)c->seq_len * c->head_size; /* legacy freq_cis_real + imag: unused */
     }
     w->wcls = c->shared_classifier ? w->token_embedding : p;
+}
+
+int model_wire_layers(Model *m, Err *e) {
+    const Config *c = &m->c;
+    const Weights *w = &m->w;
+    free(m->layers);
+    m->layers = calloc((size_t)c->n_layers, sizeof *m->layers);
+    if (!m->layers) return err_set(e, "out of memory for %d layers", c->n_layers);
+    size_t d = c->dim, h = c->hidden_dim, kv = c->kv_dim, q = c->q_dim;
+    for (size_t l = 0; l < (size_t)c->n_layers; l++) {
+        LayerWeights *lw = &m->layers[l];
+        lw->wq = (Mat){w->wq + l * q * d, DT_F32};
+        lw->wk = (Mat){w->wk + l * kv * d, DT_F32};
+        lw->wv = (Mat){w->wv + l * kv * d, DT_F32};
+        lw->wo = (Mat){w->wo + l * d * q, DT_F32};
+        lw->w1 = (Mat){w->w1 + l * h * d, DT_F32};
+        lw->w2 = (Mat){w->w2 + l * d * h, DT_F32};
+        lw->w3 = (Mat){w->w3 + l * h * d, DT_F32};
+        lw->attn_norm = w->rms_att + l * d;
+        lw->ffn_norm = w->rms_ffn + l * d;
+    }
+    m->embed = (Mat){w->token_embedding, DT_F32};
+    m->cls = (Mat){w->wcls, DT_F32};
+    m->final_norm = w->rms_final;
+    m->c.arch = ARCH_LLAMA2C;
+    m->c.dtype = DT_F32;
+    snprintf(m->arch_name, sizeof m->arch_name, "llama2.c");
+    return 0;
 }
 
 static int read_header(const unsigned char *b, size_t size, Config *c, int *version, size_t *hdr,
@@ -114,6 +161,7 @@ static int read_header(const unsigned char *b, size_t size, Config *c, int *vers
 }
 
 int model_load(Model *m, const char *path, Err *e) {
+    if (model_is_hf_dir(path)) return model_load_hf(m, path, 0, e);
     memset(m, 0, sizeof *m);
     snprintf(m->path, sizeof m->path, "%s", path);
     int fd = open(path, O_RDONLY);
@@ -145,7 +193,9 @@ int model_load(Model *m, const char *path, Err *e) {
     }
     m->map = map;
     m->map_size = size;
+    m->file_bytes = size;
     wire_weights(m, (const float *)((const char *)map + hdr), m->version);
+    if (model_wire_layers(m, e) != 0) { model_free(m); return -1; }
     return 0;
 }
 
@@ -179,7 +229,7 @@ int model_random(Model *m, const Config *cfg, uint64_t seed, Err *e) {
     float *w = m->owned;
     fill_uniform(w, V * d, 1.0f, &s);                       w += V * d;
     for (uint64_t i = 0; i < L * d; i++) *w++ = 1.0f;      /* rms_att */
-    fill_uniform(w, L * d * (2 * d + 2 * kv), 1.0f / sqrtf((float)d), &s); w += L * d * (2 * d + 2 * kv);
+    fill_uniform(w, L * d * (2 * c->q_dim + 2 * kv), 1.0f / sqrtf((float)d), &s); w += L * d * (2 * c->q_dim + 2 * kv);
     for (uint64_t i = 0; i < L * d; i++) *w++ = 1.0f;      /* rms_ffn */
     fill_uniform(w, L * d * h, 1.0f / sqrtf((float)d), &s); w += L * d * h;
     fill_uniform(w, L * d * h, 1.0f / sqrtf((float)h), &s); w += L * d * h;
@@ -187,6 +237,44 @@ int model_random(Model *m, const Config *cfg, uint64_t seed, Err *e) {
     for (uint64_t i = 0; i < d; i++) *w++ = 1.0f;          /* rms_final */
     memset(w, 0, (uint64_t)c->seq_len * c->head_size * sizeof(float)); w += (uint64_t)c->seq_len * c->head_size;
     if (!c->shared_classifier) fill_uniform(w, V * d, 1.0f / sqrtf((float)d), &s);
+    return model_wire_layers(m, e);
+}
+
+/* Round n floats to half precision in place of the copy at out. */
+static void to_half(uint16_t *out, const float *in, size_t n, DType dt) {
+    for (size_t i = 0; i < n; i++) out[i] = dt == DT_BF16 ? st_f32_to_bf16(in[i]) : st_f32_to_f16(in[i]);
+}
+
+int model_to_half(Model *m, DType dt, Err *e) {
+    Config *c = &m->c;
+    if (dt == DT_F32 || !m->layers || !m->w.wq) return dt == DT_F32 ? 0 : err_set(e, "model_to_half: no f32 weights");
+    size_t d = c->dim, h = c->hidden_dim, kv = c->kv_dim, q = c->q_dim, L = c->n_layers, V = c->vocab_size;
+    size_t per_layer = 2 * q * d + 2 * kv * d + 3 * h * d;
+    size_t n = L * per_layer + V * d * (c->shared_classifier ? 1 : 2);
+    uint16_t *buf = malloc(n * sizeof(uint16_t)), *p = buf;
+    if (!buf) return err_set(e, "out of memory for %zu MB of %s weights", n * 2 >> 20, model_dtype_name(dt));
+    const Weights *w = &m->w;
+    for (size_t l = 0; l < L; l++) {
+        LayerWeights *lw = &m->layers[l];
+        struct { Mat *m; const float *src; size_t n; } parts[] = {
+            {&lw->wq, w->wq + l * q * d, q * d}, {&lw->wk, w->wk + l * kv * d, kv * d},
+            {&lw->wv, w->wv + l * kv * d, kv * d}, {&lw->wo, w->wo + l * d * q, d * q},
+            {&lw->w1, w->w1 + l * h * d, h * d}, {&lw->w2, w->w2 + l * d * h, d * h}, {&lw->w3, w->w3 + l * h * d, h * d}};
+        for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
+            to_half(p, parts[k].src, parts[k].n, dt);
+            *parts[k].m = (Mat){p, dt};
+            p += parts[k].n;
+        }
+    }
+    to_half(p, w->token_embedding, V * d, dt);
+    m->embed = (Mat){p, dt};
+    p += V * d;
+    if (c->shared_classifier) m->cls = m->embed;
+    else { to_half(p, w->wcls, V * d, dt); m->cls = (Mat){p, dt}; }
+    free(m->owned_half);
+    m->owned_half = buf;
+    c->dtype = dt;
+    /* the f32 matrices are no longer what runs: only keep them for a random model's norms */
     return 0;
 }
 
@@ -203,8 +291,8 @@ static int write_tensors(FILE *f, const Model *m, int version) {
     } else {
         r |= write_all(f, w->token_embedding, V * d * 4) | write_all(f, w->rms_att, L * d * 4);
     }
-    r |= write_all(f, w->wq, L * d * d * 4) | write_all(f, w->wk, L * d * kv * 4);
-    r |= write_all(f, w->wv, L * d * kv * 4) | write_all(f, w->wo, L * d * d * 4);
+    r |= write_all(f, w->wq, L * d * c->q_dim * 4) | write_all(f, w->wk, L * d * kv * 4);
+    r |= write_all(f, w->wv, L * d * kv * 4) | write_all(f, w->wo, L * d * c->q_dim * 4);
     if (version != 1) r |= write_all(f, w->rms_ffn, L * d * 4);
     r |= write_all(f, w->w1, L * d * h * 4) | write_all(f, w->w2, L * d * h * 4) | write_all(f, w->w3, L * d * h * 4);
     if (version != 1) {
@@ -224,6 +312,8 @@ static int write_tensors(FILE *f, const Model *m, int version) {
 
 int model_save(const Model *m, const char *path, int version, Err *e) {
     const Config *c = &m->c;
+    if (!m->w.wq || c->q_dim != c->dim || c->arch != ARCH_LLAMA2C)
+        return err_set(e, "%s: only a llama2.c-shaped f32 model can be written as a llama2.c checkpoint", path);
     char tmp[1100];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "wb");
@@ -252,6 +342,9 @@ int model_save(const Model *m, const char *path, int version, Err *e) {
 
 void model_free(Model *m) {
     if (m->map) munmap(m->map, m->map_size);
+    model_hf_free(m);
+    free(m->layers);
+    free(m->owned_half);
     free(m->owned);
     memset(m, 0, sizeof *m);
 }

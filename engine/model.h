@@ -1,8 +1,13 @@
-/* model.h — transformer weights: llama2.c checkpoints (v0 legacy and v1
- * "ak42"), memory-mapped, or random weights built in memory for benchmarks.
+/* model.h — transformer weights, from llama2.c checkpoints (v0 legacy and
+ * v1 "ak42"), Hugging Face folders (model_hf.c: llama, qwen2, olmo2, faolmo
+ * in F32/F16/BF16), or random weights built in memory for benchmarks.
  *
- * Matrices are row-major [out][in], as llama2.c stores them; RoPE in these
- * checkpoints rotates adjacent pairs (q[2i], q[2i+1]).
+ * Matrices are row-major [out][in]. llama2.c checkpoints rotate adjacent
+ * RoPE pairs (q[2i], q[2i+1]); Hugging Face models rotate halves (q[i],
+ * q[i + head_size/2]). The forward pass reads only Model.layers, .embed,
+ * .cls and .final_norm, so every source feeds the same code; Weights (f32,
+ * contiguous over layers) exists only for llama2.c sources, which training,
+ * saving and conversion need.
  */
 #ifndef AHASCOPE_MODEL_H
 #define AHASCOPE_MODEL_H
@@ -11,6 +16,18 @@
 #include <stdint.h>
 
 #include "err.h"
+
+/* Where a model's architecture came from; decides the block's shape. */
+typedef enum {
+    ARCH_LLAMA2C, /* llama2.c checkpoint: pre-norm llama, adjacent-pair RoPE */
+    ARCH_LLAMA,   /* HF llama: pre-norm, rotate-half RoPE, optional llama3 scaling */
+    ARCH_QWEN2,   /* HF qwen2: llama with q/k/v biases */
+    ARCH_OLMO2,   /* HF olmo2: no pre-norms, post-attention/-FFN norms, QK-norm */
+    ARCH_FAOLMO   /* AHA-OLMO2: olmo2 with router rows fused into q_proj */
+} Arch;
+
+/* Storage type of a weight matrix (the forward pass computes in f32). */
+typedef enum { DT_F32, DT_F16, DT_BF16 } DType;
 
 typedef struct {
     int dim;          /* residual stream width */
@@ -24,6 +41,14 @@ typedef struct {
     int kv_dim;       /* n_kv_heads * head_size */
     int shared_classifier; /* 1: logits use the token embedding matrix */
     float rope_theta; /* 10000 for llama2.c checkpoints */
+    int q_dim;        /* n_heads * head_size; equals dim unless head_size is set apart */
+    float norm_eps;   /* RMSNorm epsilon: 1e-5 for llama2.c */
+    int rope_half;    /* 1: rotate-half pairs (HF); 0: adjacent pairs (llama2.c) */
+    float rope_factor;           /* llama3 rope scaling factor; 0: no scaling */
+    float rope_low, rope_high;   /* llama3 low_freq_factor, high_freq_factor */
+    int rope_orig_ctx;           /* llama3 original_max_position_embeddings */
+    int arch;         /* Arch */
+    int dtype;        /* DType of the big matrices (bytes per weight in decode_bytes) */
 } Config;
 
 typedef struct {
@@ -41,14 +66,45 @@ typedef struct {
     const float *wcls;            /* [vocab][dim] (== token_embedding when shared) */
 } Weights;
 
+/* A matrix in its stored type: rows of `cols` elements starting at p. */
+typedef struct {
+    const void *p;
+    int dt;            /* DType */
+} Mat;
+
+/* One block's weights as the forward pass reads them. Vectors are f32
+ * (HF models: converted copies, they are small); NULL means the block has
+ * no such part. */
+typedef struct {
+    Mat wq;            /* [q_dim (+ n_heads router rows, faolmo)][dim] */
+    Mat wk, wv;        /* [kv_dim][dim] */
+    Mat wo;            /* [dim][q_dim] */
+    Mat w1, w3;        /* [hidden][dim]: gate, up */
+    Mat w2;            /* [dim][hidden]: down */
+    const float *attn_norm, *ffn_norm;           /* [dim] pre-norms; NULL in OLMo-2 */
+    const float *post_attn_norm, *post_ffn_norm; /* [dim] OLMo-2's post-norms */
+    const float *q_norm, *k_norm;                /* [q_dim], [kv_dim]: QK-norm over the whole projection */
+    const float *bq, *bk, *bv;                   /* [q_dim], [kv_dim]: Qwen2's biases */
+} LayerWeights;
+
 typedef struct {
     Config c;
-    Weights w;
+    Weights w;         /* llama2.c sources only; all NULL for HF folders */
+    LayerWeights *layers; /* [n_layers] */
+    Mat embed;         /* [vocab][dim] */
+    Mat cls;           /* [vocab][dim] (the embedding when shared) */
+    const float *final_norm; /* [dim] */
+    int builtin_routers;  /* faolmo: wq holds n_heads router rows after W_Q */
+    int default_window;   /* the method's window for built-in routers (faolmo: 128), else 0 */
+    char arch_name[32];   /* "llama2.c", "llama", "qwen2", "olmo2", "faolmo" */
+    size_t file_bytes;    /* bytes of the checkpoint file(s) */
+    void *hf;             /* HF sources: open shards and converted vectors (model_hf.c) */
     char path[1024];   /* file the weights came from ("" for random) */
     int version;       /* 0 legacy, 1 ak42, -1 random */
     void *map;         /* mmap of the checkpoint, or NULL */
     size_t map_size;
     float *owned;      /* heap weights of a random model, or NULL */
+    uint16_t *owned_half; /* model_to_half: the matrices in bf16/f16, or NULL */
 } Model;
 
 /* Limits that reject absurd headers before any allocation is sized from them. */
@@ -63,8 +119,39 @@ typedef struct {
 int model_config_check(Config *c, const char *what, Err *e);
 
 /* Load a llama2.c checkpoint (v0 or v1) with mmap, validating every header
- * field and the exact file size. Returns 0 on success. */
+ * field and the exact file size; or, when path is a directory holding
+ * config.json, a Hugging Face folder (model_load_hf). Returns 0 on success. */
 int model_load(Model *m, const char *path, Err *e);
+
+/* Default context of a Hugging Face model: max_position_embeddings capped
+ * here, because the KV cache is sized for the whole context. */
+#define MODEL_HF_DEFAULT_CTX 4096
+
+/* Load a Hugging Face folder: config.json and model.safetensors or sharded
+ * files with model.safetensors.index.json, memory-mapped and used in their
+ * stored dtype. max_ctx > 0 caps the context (else MODEL_HF_DEFAULT_CTX).
+ * Errors name the file and, where one is at fault, the tensor. */
+int model_load_hf(Model *m, const char *dir, int max_ctx, Err *e);
+
+/* Release what model_load_hf allocated (model_free calls it; safe on any model). */
+void model_hf_free(Model *m);
+
+/* 1 if path is a directory with a config.json (a Hugging Face folder). */
+int model_is_hf_dir(const char *path);
+
+/* Point m->layers, embed, cls and final_norm at the f32 Weights (llama2.c
+ * sources and random models). Returns 0, or -1 when out of memory. */
+int model_wire_layers(Model *m, Err *e);
+
+/* Replace a random or llama2.c model's matrices by bf16 or f16 copies (for
+ * benchmarks and tests of the half-precision kernels); norms stay f32. */
+int model_to_half(Model *m, DType dt, Err *e);
+
+/* Size in bytes of one element of a DType. */
+size_t model_dtype_size(int dt);
+
+/* Name of a DType ("f32", "f16", "bf16"). */
+const char *model_dtype_name(int dt);
 
 /* Build a model with random weights (uniform, scaled so activations stay
  * O(1)) from a config, deterministic in seed. Returns 0 on success. */
@@ -74,11 +161,12 @@ int model_random(Model *m, const Config *c, uint64_t seed, Err *e);
  * freq_cis tables) or 1 ("ak42"). Written to path.tmp then renamed. */
 int model_save(const Model *m, const char *path, int version, Err *e);
 
-/* Number of parameters (classifier counted once when shared). */
+/* Number of parameters (classifier counted once when shared; built-in
+ * router rows, biases and QK-norms not counted). */
 size_t model_n_params(const Config *c);
 
-/* Bytes of weights a decode step streams from memory: every matrix and
- * norm once, plus one row of the embedding table. */
+/* Bytes of weights a decode step streams from memory: every matrix once in
+ * its stored dtype (c->dtype) and the f32 norms, plus one embedding row. */
 size_t model_decode_bytes(const Config *c);
 
 /* Unmap or free the weights (safe on a zeroed struct). */

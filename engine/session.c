@@ -18,6 +18,7 @@ int session_init(Session *s, const Model *m, const Tokenizer *tok, const AttnCon
     s->model = m;
     s->tok = tok;
     s->attn = *a;
+    s->stop_id = tok ? tok_stop_id(tok) : m->c.arch == ARCH_LLAMA2C ? TOK_BOS : -1;
     if (aha_check(a, m->c.n_layers, m->c.n_heads, e) != 0) return -1;
     s->steps = (steps <= 0 || steps > m->c.seq_len) ? m->c.seq_len : steps;
     int batch = s->steps < 256 ? s->steps : 256;
@@ -62,6 +63,10 @@ int session_start_text(Session *s, const char *text, size_t len, Err *e) {
     int *ids = malloc((len + 3) * sizeof(int)), n = 0;
     if (!ids) return err_set(e, "out of memory encoding the prompt");
     int r = tok_encode(s->tok, text, len, 1, 0, ids, (int)len + 3, &n, e);
+    if (r == 0 && n == 0) { /* a tokenizer without BOS and an empty prompt: start from end-of-text */
+        if (s->stop_id < 0) r = err_set(e, "empty prompt and the tokenizer has neither BOS nor EOS to start from");
+        else ids[n++] = s->stop_id;
+    }
     if (r == 0 && n > s->model->c.seq_len)
         r = err_set(e, "prompt is %d tokens but the model's context is %d", n, s->model->c.seq_len);
     if (r == 0) r = session_start_ids(s, ids, n, e);
@@ -130,7 +135,7 @@ int session_force(Session *s, int token, StepTrace *trace) {
     if (s->done || token < 0 || token >= s->model->c.vocab_size) return 0;
     s->ids[s->n_ids++] = token;
     /* the token predicted at the last position is kept but never fed */
-    if (token == TOK_BOS || s->n_fed >= s->steps) {
+    if (token == s->stop_id || s->n_fed >= s->steps) {
         s->done = 1;
         return 0;
     }

@@ -5,7 +5,8 @@
  *
  * Positions follow llama2.c: `steps` positions are fed at most; the token
  * predicted at the last one is appended but not fed. Generation also ends
- * when the model emits BOS (kept in ids).
+ * when the model emits its stop token (kept in ids): BOS for llama2.c
+ * vocabularies, as llama2.c does, the EOS of a tokenizer.json.
  */
 #ifndef AHASCOPE_SESSION_H
 #define AHASCOPE_SESSION_H
@@ -24,6 +25,7 @@ typedef struct {
     int *ids;         /* [steps + 1] every token: prompt, then generated */
     int n_ids, n_prompt, n_fed;
     int done;         /* no more positions will be fed */
+    int stop_id;      /* token that ends generation (BOS for llama2.c, EOS for HF; -1 none) */
     float *prev_logits; /* logits that predicted ids[n_fed] (valid when n_fed > 0) */
     float *batch_logits; /* [max_batch][vocab] for prefill traces */
 } Session;

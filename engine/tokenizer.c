@@ -1,5 +1,7 @@
 #include "tokenizer.h"
 
+#include "hftok.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -15,6 +17,7 @@ static int cmp_index(const void *a, const void *b) {
 }
 
 void tok_free(Tokenizer *t) {
+    hftok_free(t->hf);
     if (t->vocab)
         for (int i = 0; i < t->vocab_size; i++) free(t->vocab[i]);
     free(t->vocab);
@@ -101,6 +104,7 @@ int tok_load(Tokenizer *t, const char *path, int vocab_size, Err *e) {
 }
 
 int tok_lookup(const Tokenizer *t, const char *str) {
+    if (t->hf) return hftok_lookup(t->hf, str);
     TokIndex key = {(char *)str, 0};
     const TokIndex *hit = bsearch(&key, t->sorted, t->vocab_size, sizeof(TokIndex), cmp_index);
     return hit ? hit->id : -1;
@@ -152,9 +156,29 @@ static int merge_pairs(const Tokenizer *t, int *ids, int n, char *buf) {
     }
 }
 
+/* tokenizer.json: BOS/EOS only where the model's own tokenizer adds them;
+ * the HF encoder wants room for its worst case, so encode into its own
+ * buffer and copy what fits. */
+static int encode_hf(const Tokenizer *t, const char *text, size_t len, int bos, int eos, int *ids, int max_ids,
+                     int *n_ids, Err *e) {
+    int flags = (bos && hftok_wants_bos(t->hf) ? HFTOK_BOS : 0) | (eos && hftok_wants_eos(t->hf) ? HFTOK_EOS : 0) |
+                (t->special ? HFTOK_SPECIAL : 0);
+    if (len > (size_t)1 << 26) return err_set(e, "tokenizer: text of %zu bytes is too long", len);
+    int cap = (int)(4 * len + 8), n = 0;
+    int *tmp = malloc((size_t)cap * sizeof(int));
+    if (!tmp) return err_set(e, "tokenizer: out of memory");
+    int r = hftok_encode(t->hf, text, len, flags, tmp, cap, &n, e);
+    if (r == 0 && n > max_ids) r = err_set(e, "tokenizer: output buffer too small");
+    if (r == 0) memcpy(ids, tmp, (size_t)n * sizeof(int)), *n_ids = n;
+    if (r != 0 && t->path[0]) err_prefix(e, t->path);
+    free(tmp);
+    return r;
+}
+
 int tok_encode(const Tokenizer *t, const char *text, size_t len, int bos, int eos, int *ids, int max_ids,
                int *n_ids, Err *e) {
     if (max_ids < 0 || (size_t)max_ids < len + 3) return err_set(e, "tokenizer: output buffer too small");
+    if (t->hf) return encode_hf(t, text, len, bos, eos, ids, max_ids, n_ids, e);
     char *buf = malloc((size_t)t->max_token_length * 2 + 8);
     if (!buf) return err_set(e, "tokenizer: out of memory");
     int n = 0;
@@ -181,6 +205,7 @@ static int byte_piece(const char *p, size_t n) {
 }
 
 const char *tok_decode(const Tokenizer *t, int prev, int token, size_t *out_len) {
+    if (t->hf) return hftok_decode(t->hf, prev, token, out_len);
     if (token < 0 || token >= t->vocab_size) { *out_len = 0; return ""; }
     const char *p = t->vocab[token];
     size_t n = (size_t)t->vocab_len[token];
@@ -195,6 +220,7 @@ const char *tok_decode(const Tokenizer *t, int prev, int token, size_t *out_len)
 }
 
 size_t tok_piece_printable(const Tokenizer *t, int prev, int token, char *buf, size_t cap) {
+    if (t->hf) return hftok_piece_printable(t->hf, prev, token, buf, cap);
     size_t n, k = 0;
     const char *p = tok_decode(t, prev, token, &n);
     if (cap == 0) return 0;
@@ -212,3 +238,28 @@ size_t tok_piece_printable(const Tokenizer *t, int prev, int token, char *buf, s
     buf[k] = 0;
     return k;
 }
+
+int tok_load_hf(Tokenizer *t, const char *path, const char *model_dir, int vocab_size, Err *e) {
+    memset(t, 0, sizeof *t);
+    snprintf(t->path, sizeof t->path, "%s", path);
+    if (hftok_load(&t->hf, path, e) != 0) return -1;
+    t->vocab_size = hftok_vocab_size(t->hf);
+    if (vocab_size > 0 && t->vocab_size > vocab_size) {
+        err_set(e, "%s: %d token ids but the model has %d embeddings", path, t->vocab_size, vocab_size);
+        tok_free(t);
+        return -1;
+    }
+    /* BOS/EOS: the tokenizer's own config first, then what generation uses */
+    const char *files[] = {"tokenizer_config.json", "generation_config.json"};
+    for (int i = 0; model_dir && i < 2; i++) {
+        char p[1100];
+        snprintf(p, sizeof p, "%s/%s", model_dir, files[i]);
+        FILE *f = fopen(p, "rb");
+        if (!f) continue;
+        fclose(f);
+        if (hftok_load_config(t->hf, p, e) != 0) { tok_free(t); return -1; }
+    }
+    return 0;
+}
+
+int tok_stop_id(const Tokenizer *t) { return t->hf ? hftok_eos(t->hf) : TOK_BOS; }

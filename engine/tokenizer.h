@@ -31,6 +31,8 @@ typedef struct {
     TokIndex *sorted;    /* vocab sorted by string, for lookup */
     char byte_text[256][2]; /* decoded text of the <0xXX> pieces */
     char path[512];      /* file it came from, for messages */
+    struct HfTok *hf;    /* a tokenizer.json (tok_load_hf): every call goes to it */
+    int special;         /* HF: match special tokens spelled in the text (--chat) */
 } Tokenizer;
 
 /* Load a tokenizer.bin. vocab_size > 0 reads exactly that many tokens (the
@@ -62,5 +64,14 @@ size_t tok_piece_printable(const Tokenizer *t, int prev, int token, char *buf, s
 
 /* Id of an exact token string, or -1. */
 int tok_lookup(const Tokenizer *t, const char *str);
+
+/* Load a Hugging Face tokenizer.json behind the same calls, with BOS/EOS
+ * from model_dir's tokenizer_config.json and generation_config.json when
+ * present. Refused if it has more ids than the model's vocab_size. */
+int tok_load_hf(Tokenizer *t, const char *path, const char *model_dir, int vocab_size, Err *e);
+
+/* The id that ends generation: BOS for llama2.c vocabularies (llama2.c's
+ * rule), the model's EOS for tokenizer.json ones (-1: none). */
+int tok_stop_id(const Tokenizer *t);
 
 #endif

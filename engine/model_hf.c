@@ -1,0 +1,384 @@
+/* model_hf.c — Hugging Face model folders: config.json plus safetensors
+ * (one file, or shards listed in model.safetensors.index.json) for the
+ * llama, qwen2, olmo2 and faolmo architectures.
+ *
+ * Matrices stay in the memory-mapped files in their stored dtype (F32, F16
+ * or BF16) and the forward pass reads them there; only the small vectors
+ * (norms, biases) are converted to f32 copies. Everything a file says is
+ * checked before it is used: config values for type and range, every
+ * tensor for presence, dtype, exact shape and alignment, so a bad folder is
+ * one error line naming the file (and the tensor), never a crash.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "model.h"
+#include "safetensors.h"
+
+#define HF_MAX_JSON (64u << 20) /* config and index files: far larger than any real one */
+#define HF_MAX_SHARDS 1024
+
+typedef struct {
+    char dir[1024];
+    StFile *shards;
+    int n_shards;
+    cJSON *weight_map;   /* index.json's name → shard file, or NULL (one file) */
+    cJSON *index;        /* the parsed index (owns weight_map) */
+    float *vecs;         /* f32 copies of the norm and bias vectors */
+    size_t n_vecs, cap_vecs;
+} HfModel;
+
+int model_is_hf_dir(const char *path) {
+    struct stat st;
+    char p[1100];
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+    snprintf(p, sizeof p, "%s/config.json", path);
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+void model_hf_free(Model *m) {
+    HfModel *hf = m->hf;
+    if (!hf) return;
+    for (int i = 0; i < hf->n_shards; i++) st_close(&hf->shards[i]);
+    free(hf->shards);
+    cJSON_Delete(hf->index);
+    free(hf->vecs);
+    free(hf);
+    m->hf = NULL;
+}
+
+/* ---- JSON files ---------------------------------------------------------- */
+
+static cJSON *read_json(const char *path, Err *e) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { err_set(e, "%s: cannot open: %s", path, strerror(errno)); return NULL; }
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    char *buf = NULL;
+    if (n <= 0 || (unsigned long)n > HF_MAX_JSON) {
+        err_set(e, "%s: %s", path, n == 0 ? "the file is empty" : "unreadable or over 64 MB");
+    } else if (!(buf = malloc((size_t)n + 1))) {
+        err_set(e, "%s: out of memory", path);
+    } else {
+        rewind(f);
+        if (fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; err_set(e, "%s: read error", path); }
+    }
+    fclose(f);
+    if (!buf) return NULL;
+    buf[n] = 0;
+    cJSON *j = cJSON_ParseWithLength(buf, (size_t)n);
+    free(buf);
+    if (!j) err_set(e, "%s: not valid JSON", path);
+    else if (!cJSON_IsObject(j)) { cJSON_Delete(j); j = NULL; err_set(e, "%s: expected a JSON object", path); }
+    return j;
+}
+
+static const char *json_kind(const cJSON *v) {
+    return cJSON_IsString(v) ? "a string" : cJSON_IsBool(v) ? "a boolean" : cJSON_IsNull(v) ? "null"
+         : cJSON_IsArray(v) ? "an array" : cJSON_IsObject(v) ? "an object" : "a number";
+}
+
+/* An integer field in [lo, hi]; absent (or null) gives dflt, or an error
+ * when dflt < 0 means "required". */
+static int cfg_int(const cJSON *j, const char *key, long dflt, long lo, long hi, int *out, const char *path, Err *e) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (!v || cJSON_IsNull(v)) {
+        if (dflt < 0) return err_set(e, "%s: %s is missing", path, key);
+        *out = (int)dflt;
+        return 0;
+    }
+    if (!cJSON_IsNumber(v)) return err_set(e, "%s: %s must be a whole number (got %s)", path, key, json_kind(v));
+    double d = v->valuedouble;
+    if (d != floor(d)) return err_set(e, "%s: %s must be a whole number (got %g)", path, key, d);
+    if (d < lo) return err_set(e, "%s: %s = %.0f is out of range (min %ld)", path, key, d, lo);
+    if (d > hi) return err_set(e, "%s: %s = %.0f is absurdly large (max %ld)", path, key, d, hi);
+    *out = (int)d;
+    return 0;
+}
+
+/* A positive finite float field; absent gives dflt. */
+static int cfg_float(const cJSON *j, const char *key, double dflt, float *out, const char *path, Err *e) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (!v || cJSON_IsNull(v)) { *out = (float)dflt; return 0; }
+    if (!cJSON_IsNumber(v)) return err_set(e, "%s: %s must be a number (got %s)", path, key, json_kind(v));
+    if (!(v->valuedouble > 0 && v->valuedouble < 1e30)) return err_set(e, "%s: %s = %g is out of range", path, key, v->valuedouble);
+    *out = (float)v->valuedouble;
+    return 0;
+}
+
+static int cfg_bool(const cJSON *j, const char *key, int dflt, int *out, const char *path, Err *e) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (!v || cJSON_IsNull(v)) { *out = dflt; return 0; }
+    if (!cJSON_IsBool(v)) return err_set(e, "%s: %s must be true or false (got %s)", path, key, json_kind(v));
+    *out = cJSON_IsTrue(v);
+    return 0;
+}
+
+static int parse_arch(const cJSON *j, Config *c, char *name, size_t cap, const char *path, Err *e) {
+    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(j, "model_type");
+    if (!cJSON_IsString(mt)) return err_set(e, "%s: model_type is missing or not a string", path);
+    static const struct { const char *name; Arch arch; } known[] = {
+        {"llama", ARCH_LLAMA}, {"qwen2", ARCH_QWEN2}, {"olmo2", ARCH_OLMO2}, {"faolmo", ARCH_FAOLMO}};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (!strcmp(mt->valuestring, known[i].name)) {
+            c->arch = known[i].arch;
+            snprintf(name, cap, "%s", known[i].name);
+            return 0;
+        }
+    return err_set(e, "%s: model_type '%.40s' is not supported (llama, qwen2, olmo2, faolmo)", path, mt->valuestring);
+}
+
+/* llama3-style rope_scaling, the only kind these architectures ship with. */
+static int parse_rope_scaling(const cJSON *j, Config *c, const char *path, Err *e) {
+    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(j, "rope_scaling");
+    if (!rs || cJSON_IsNull(rs)) return 0;
+    if (!cJSON_IsObject(rs)) return err_set(e, "%s: rope_scaling must be an object or null", path);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(rs, "rope_type");
+    if (!t) t = cJSON_GetObjectItemCaseSensitive(rs, "type");
+    if (!cJSON_IsString(t)) return err_set(e, "%s: rope_scaling has no rope_type", path);
+    if (!strcmp(t->valuestring, "default")) return 0;
+    if (strcmp(t->valuestring, "llama3"))
+        return err_set(e, "%s: rope_scaling type '%.40s' is not supported (llama3 only)", path, t->valuestring);
+    if (cfg_float(rs, "factor", -1, &c->rope_factor, path, e) || cfg_float(rs, "low_freq_factor", -1, &c->rope_low, path, e) ||
+        cfg_float(rs, "high_freq_factor", -1, &c->rope_high, path, e) ||
+        cfg_int(rs, "original_max_position_embeddings", -1, 1, MODEL_MAX_SEQ, &c->rope_orig_ctx, path, e))
+        return -1;
+    if (!(c->rope_factor > 0 && c->rope_low > 0 && c->rope_high > c->rope_low))
+        return err_set(e, "%s: rope_scaling needs factor > 0 and high_freq_factor > low_freq_factor > 0", path);
+    return 0;
+}
+
+static int parse_config(const cJSON *j, Model *m, int max_ctx, int *tied, const char *path, Err *e) {
+    Config *c = &m->c;
+    memset(c, 0, sizeof *c);
+    if (parse_arch(j, c, m->arch_name, sizeof m->arch_name, path, e)) return -1;
+    const cJSON *act = cJSON_GetObjectItemCaseSensitive(j, "hidden_act");
+    if (act && !(cJSON_IsString(act) && !strcmp(act->valuestring, "silu")))
+        return err_set(e, "%s: hidden_act must be \"silu\" (SwiGLU)", path);
+    int max_pos = 0, bias = 0;
+    if (cfg_int(j, "hidden_size", -1, 1, MODEL_MAX_DIM, &c->dim, path, e) ||
+        cfg_int(j, "intermediate_size", -1, 1, 4 * MODEL_MAX_DIM, &c->hidden_dim, path, e) ||
+        cfg_int(j, "num_hidden_layers", -1, 1, MODEL_MAX_LAYERS, &c->n_layers, path, e) ||
+        cfg_int(j, "num_attention_heads", -1, 1, MODEL_MAX_DIM, &c->n_heads, path, e) ||
+        cfg_int(j, "num_key_value_heads", c->n_heads, 1, MODEL_MAX_DIM, &c->n_kv_heads, path, e) ||
+        cfg_int(j, "head_dim", 0, 2, 4096, &c->head_size, path, e) ||
+        cfg_int(j, "vocab_size", -1, 1, MODEL_MAX_VOCAB, &c->vocab_size, path, e) ||
+        cfg_int(j, "max_position_embeddings", -1, 1, 1 << 24, &max_pos, path, e) ||
+        cfg_float(j, "rms_norm_eps", 1e-6, &c->norm_eps, path, e) ||
+        cfg_float(j, "rope_theta", 10000, &c->rope_theta, path, e) ||
+        cfg_bool(j, "tie_word_embeddings", -1, tied, path, e) ||
+        cfg_bool(j, "attention_bias", 0, &bias, path, e) || parse_rope_scaling(j, c, path, e))
+        return -1;
+    if (bias && c->arch != ARCH_QWEN2) return err_set(e, "%s: attention_bias is not supported for %s", path, m->arch_name);
+    int cap = max_ctx > 0 ? max_ctx : MODEL_HF_DEFAULT_CTX;
+    c->seq_len = max_pos < cap ? max_pos : cap;
+    c->rope_half = 1;
+    if (m->c.arch == ARCH_FAOLMO) {
+        int w = 0; /* the released config stores no window: the method's code uses 128 */
+        if (cfg_int(j, "aha_window", 128, 1, MODEL_MAX_SEQ, &w, path, e)) return -1;
+        m->builtin_routers = 1, m->default_window = w;
+    }
+    return model_config_check(c, path, e);
+}
+
+/* ---- shards -------------------------------------------------------------- */
+
+static int safe_shard_name(const char *s) {
+    size_t n = strlen(s);
+    return n > 12 && n < 200 && !strchr(s, '/') && strcmp(s + n - 12, ".safetensors") == 0 && s[0] != '.';
+}
+
+static int open_shard(HfModel *hf, const char *file, Err *e) {
+    for (int i = 0; i < hf->n_shards; i++) {
+        const char *p = strrchr(hf->shards[i].path, '/');
+        if (p && !strcmp(p + 1, file)) return 0;
+    }
+    if (hf->n_shards >= HF_MAX_SHARDS) return err_set(e, "%s: more than %d shards", hf->dir, HF_MAX_SHARDS);
+    char path[1300];
+    snprintf(path, sizeof path, "%s/%s", hf->dir, file);
+    StFile *more = realloc(hf->shards, (size_t)(hf->n_shards + 1) * sizeof *more);
+    if (!more) return err_set(e, "%s: out of memory", path);
+    hf->shards = more;
+    if (st_open(&hf->shards[hf->n_shards], path, e) != 0) return -1;
+    hf->n_shards++;
+    return 0;
+}
+
+static int open_shards(HfModel *hf, Err *e) {
+    char path[1300];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/model.safetensors.index.json", hf->dir);
+    if (stat(path, &st) != 0) {
+        snprintf(path, sizeof path, "%s/model.safetensors", hf->dir);
+        if (stat(path, &st) != 0) return err_set(e, "%s: no model.safetensors or model.safetensors.index.json", hf->dir);
+        return open_shard(hf, "model.safetensors", e);
+    }
+    if (!(hf->index = read_json(path, e))) return -1;
+    hf->weight_map = cJSON_GetObjectItemCaseSensitive(hf->index, "weight_map");
+    if (!cJSON_IsObject(hf->weight_map)) return err_set(e, "%s: weight_map is missing or not an object", path);
+    for (const cJSON *it = hf->weight_map->child; it; it = it->next) {
+        if (!cJSON_IsString(it) || !safe_shard_name(it->valuestring))
+            return err_set(e, "%s: weight_map entry '%.60s' does not name a .safetensors file in the folder", path,
+                           it->string ? it->string : "?");
+        if (open_shard(hf, it->valuestring, e) != 0) return -1;
+    }
+    return 0;
+}
+
+/* The tensor called name, from the shard the index assigns it to. */
+static const StTensor *find_tensor(const HfModel *hf, const char *name, const StFile **file, Err *e) {
+    const StFile *f = &hf->shards[0];
+    if (hf->weight_map) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(hf->weight_map, name);
+        if (!cJSON_IsString(v)) { err_set(e, "%s: tensor %s is missing from the index", hf->dir, name); return NULL; }
+        for (int i = 0; i < hf->n_shards; i++) {
+            const char *p = strrchr(hf->shards[i].path, '/');
+            if (p && !strcmp(p + 1, v->valuestring)) f = &hf->shards[i];
+        }
+    }
+    *file = f;
+    const StTensor *t = st_find(f, name);
+    if (!t) err_set(e, "%s: tensor %s is missing", f->path, name);
+    return t;
+}
+
+static int to_dtype(StDtype st, int *dt) {
+    if (st == ST_F32) *dt = DT_F32;
+    else if (st == ST_F16) *dt = DT_F16;
+    else if (st == ST_BF16) *dt = DT_BF16;
+    else return -1;
+    return 0;
+}
+
+/* A [rows][cols] (cols = 0: a vector of rows) tensor in a float dtype, aligned for it. */
+static const StTensor *get_tensor(const HfModel *hf, const char *name, long rows, long cols, int *dt, Err *e) {
+    const StFile *f;
+    const StTensor *t = find_tensor(hf, name, &f, e);
+    if (!t) return NULL;
+    int ndim = cols ? 2 : 1;
+    int64_t want[2] = {rows, cols};
+    char got[128], exp[128];
+    if (t->ndim != ndim || t->shape[0] != rows || (cols && t->shape[1] != cols)) {
+        err_set(e, "%s: tensor %s has shape %s, expected %s", f->path, name, st_shape_str(got, sizeof got, t->ndim, t->shape),
+                st_shape_str(exp, sizeof exp, ndim, want));
+        return NULL;
+    }
+    if (to_dtype(t->dtype, dt) != 0) {
+        err_set(e, "%s: tensor %s is %s (F32, F16 or BF16 expected)", f->path, name, st_dtype_name(t->dtype));
+        return NULL;
+    }
+    if ((uintptr_t)t->data % model_dtype_size(*dt)) {
+        err_set(e, "%s: tensor %s is not aligned to its element size in the file", f->path, name);
+        return NULL;
+    }
+    return t;
+}
+
+static int get_mat(const HfModel *hf, const char *name, long rows, long cols, Mat *out, int *any_half, Err *e) {
+    int dt;
+    const StTensor *t = get_tensor(hf, name, rows, cols, &dt, e);
+    if (!t) return -1;
+    *out = (Mat){t->data, dt};
+    if (dt != DT_F32) *any_half = dt;
+    return 0;
+}
+
+/* A vector of n floats, converted to f32 into the model's own buffer. */
+static int get_vec(HfModel *hf, const char *name, long n, const float **out, Err *e) {
+    int dt;
+    const StTensor *t = get_tensor(hf, name, n, 0, &dt, e);
+    if (!t) return -1;
+    if (hf->n_vecs + (size_t)n > hf->cap_vecs) return err_set(e, "%s: internal: vector buffer too small", name);
+    float *v = hf->vecs + hf->n_vecs;
+    hf->n_vecs += (size_t)n;
+    const uint16_t *h = t->data;
+    for (long i = 0; i < n; i++)
+        v[i] = dt == DT_F32 ? ((const float *)t->data)[i] : dt == DT_BF16 ? st_bf16_to_f32(h[i]) : st_f16_to_f32(h[i]);
+    *out = v;
+    return 0;
+}
+
+/* ---- wiring -------------------------------------------------------------- */
+
+static int wire_layer(Model *m, HfModel *hf, int l, int *any_half, Err *e) {
+    const Config *c = &m->c;
+    LayerWeights *lw = &m->layers[l];
+    long d = c->dim, q = c->q_dim, kv = c->kv_dim, h = c->hidden_dim, H = c->n_heads;
+    int olmo = c->arch == ARCH_OLMO2 || c->arch == ARCH_FAOLMO;
+    char n[ST_MAX_NAME];
+#define NAME(fmt) (snprintf(n, sizeof n, "model.layers.%d." fmt, l), n)
+    if (get_mat(hf, NAME("self_attn.q_proj.weight"), q + (m->builtin_routers ? H : 0), d, &lw->wq, any_half, e) ||
+        get_mat(hf, NAME("self_attn.k_proj.weight"), kv, d, &lw->wk, any_half, e) ||
+        get_mat(hf, NAME("self_attn.v_proj.weight"), kv, d, &lw->wv, any_half, e) ||
+        get_mat(hf, NAME("self_attn.o_proj.weight"), d, q, &lw->wo, any_half, e) ||
+        get_mat(hf, NAME("mlp.gate_proj.weight"), h, d, &lw->w1, any_half, e) ||
+        get_mat(hf, NAME("mlp.down_proj.weight"), d, h, &lw->w2, any_half, e) ||
+        get_mat(hf, NAME("mlp.up_proj.weight"), h, d, &lw->w3, any_half, e))
+        return -1;
+    if (olmo) {
+        if (get_vec(hf, NAME("post_attention_layernorm.weight"), d, &lw->post_attn_norm, e) ||
+            get_vec(hf, NAME("post_feedforward_layernorm.weight"), d, &lw->post_ffn_norm, e) ||
+            get_vec(hf, NAME("self_attn.q_norm.weight"), q, &lw->q_norm, e) ||
+            get_vec(hf, NAME("self_attn.k_norm.weight"), kv, &lw->k_norm, e))
+            return -1;
+    } else if (get_vec(hf, NAME("input_layernorm.weight"), d, &lw->attn_norm, e) ||
+               get_vec(hf, NAME("post_attention_layernorm.weight"), d, &lw->ffn_norm, e)) {
+        return -1; /* llama's "post_attention_layernorm" is the pre-FFN norm */
+    }
+    if (c->arch == ARCH_QWEN2 &&
+        (get_vec(hf, NAME("self_attn.q_proj.bias"), q, &lw->bq, e) || get_vec(hf, NAME("self_attn.k_proj.bias"), kv, &lw->bk, e) ||
+         get_vec(hf, NAME("self_attn.v_proj.bias"), kv, &lw->bv, e)))
+        return -1;
+#undef NAME
+    return 0;
+}
+
+static int wire_model(Model *m, HfModel *hf, int tied, Err *e) {
+    Config *c = &m->c;
+    size_t per_layer = 4 * (size_t)c->dim + (size_t)c->q_dim * 2 + (size_t)c->kv_dim * 3;
+    hf->cap_vecs = per_layer * c->n_layers + c->dim;
+    hf->vecs = malloc(hf->cap_vecs * sizeof(float));
+    m->layers = calloc((size_t)c->n_layers, sizeof *m->layers);
+    if (!hf->vecs || !m->layers) return err_set(e, "%s: out of memory", hf->dir);
+    int any_half = 0;
+    for (int l = 0; l < c->n_layers; l++)
+        if (wire_layer(m, hf, l, &any_half, e) != 0) return -1;
+    if (get_mat(hf, "model.embed_tokens.weight", c->vocab_size, c->dim, &m->embed, &any_half, e) ||
+        get_vec(hf, "model.norm.weight", c->dim, &m->final_norm, e))
+        return -1;
+    const StFile *f;
+    Err probe = {0};
+    int has_head = hf->weight_map ? cJSON_GetObjectItemCaseSensitive(hf->weight_map, "lm_head.weight") != NULL
+                                  : find_tensor(hf, "lm_head.weight", &f, &probe) != NULL;
+    if (tied < 0) tied = !has_head; /* no config word: a checkpoint without lm_head shares the embedding */
+    c->shared_classifier = tied;
+    if (tied) m->cls = m->embed;
+    else if (get_mat(hf, "lm_head.weight", c->vocab_size, c->dim, &m->cls, &any_half, e)) return -1;
+    c->dtype = any_half ? any_half : DT_F32;
+    return 0;
+}
+
+int model_load_hf(Model *m, const char *dir, int max_ctx, Err *e) {
+    memset(m, 0, sizeof *m);
+    snprintf(m->path, sizeof m->path, "%s", dir);
+    m->version = 2;
+    HfModel *hf = calloc(1, sizeof *hf);
+    if (!hf) return err_set(e, "%s: out of memory", dir);
+    m->hf = hf;
+    snprintf(hf->dir, sizeof hf->dir, "%s", dir);
+    char path[1300];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    cJSON *cfg = read_json(path, e);
+    int tied = -1, rc = -1;
+    if (cfg && parse_config(cfg, m, max_ctx, &tied, path, e) == 0 && open_shards(hf, e) == 0 &&
+        wire_model(m, hf, tied, e) == 0)
+        rc = 0;
+    cJSON_Delete(cfg);
+    if (rc != 0) { model_free(m); return -1; }
+    for (int i = 0; i < hf->n_shards; i++) m->file_bytes += hf->shards[i].size;
+    return 0;
+}
