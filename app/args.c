@@ -98,6 +98,12 @@ int runopts_parse(RunOpts *o, Args *a, Err *e) {
     a->i++;
     if (!strcmp(f, "--model")) return (o->model = args_value(a, e)) ? 1 : -1;
     if (!strcmp(f, "--tokenizer")) return (o->tokenizer = args_value(a, e)) ? 1 : -1;
+    if (!strcmp(f, "--context")) {
+        if (!(v = args_value(a, e)) || args_int(f, v, 1, 1 << 20, &n, e)) return -1;
+        o->context = (int)n;
+        return 1;
+    }
+    if (!strcmp(f, "--chat")) { o->chat = 1; return 1; }
     if (!strcmp(f, "--prompt")) {
         o->have_prompt = 1;
         return (o->prompt = args_value(a, e)) ? 1 : -1;

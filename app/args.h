@@ -35,6 +35,8 @@ typedef struct {
     int have_policy, have_window;
     const char *routers;    /* --routers FILE | random[:SEED] */
     const char *static_heads; /* --static-heads l.h,... or FILE */
+    int context;            /* --context N: cap a Hugging Face model's context (0: default) */
+    int chat;               /* --chat: wrap the prompt in the model family's chat format */
 } RunOpts;
 
 /* Defaults: steps 256, temperature 1.0, top-p 0.9, seed from the clock,

@@ -131,6 +131,11 @@ static int write_configs(const Model *m, const char *dir, StDtype dt, Err *e) {
 static int convert(const char *model_path, const char *dir, StDtype dt, Err *e) {
     Model m;
     if (model_load(&m, model_path, e)) return -1;
+    if (m.c.arch != ARCH_LLAMA2C) {
+        model_free(&m);
+        return err_set(e, "%s: convert --to hf reads llama2.c checkpoints (this is a Hugging Face folder already)",
+                       model_path);
+    }
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         model_free(&m);
         return err_set(e, "%s: cannot create: %s", dir, strerror(errno));

@@ -25,6 +25,7 @@ static const Command COMMANDS[] = {
     {"eval", cmd_eval, "teacher-forced quality, global share and predictor scores of a policy; --match-budget"},
     {"sweep", cmd_sweep, "windows x policies x thresholds on the same data: Pareto front, window curve"},
     {"calibrate", cmd_calibrate, "choose the static baseline's heads from recorded oracle rates"},
+    {"info", cmd_info, "describe a model: architecture, dims, dtype, parameters, bytes, tokenizer, routers"},
     {"convert", cmd_convert, "write a llama2.c checkpoint as a Hugging Face llama folder"},
     {"bench", cmd_bench, "measure prefill/decode speed against the bandwidth roofline"},
     {"run", cmd_run, "the main job (what `make run` does): fetch the default model if needed, then run"},

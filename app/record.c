@@ -21,7 +21,7 @@ int app_run_info(const RunOpts *o, const Loaded *L, StoreRunInfo *r, Err *e) {
     r->dim = c->dim, r->hidden_dim = c->hidden_dim, r->n_layers = c->n_layers, r->n_heads = c->n_heads;
     r->n_kv_heads = c->n_kv_heads, r->vocab_size = c->vocab_size, r->seq_len = c->seq_len;
     if (L->have_tok) {
-        snprintf(r->tokenizer, sizeof r->tokenizer, "%s", L->tok_path);
+        snprintf(r->tokenizer, sizeof r->tokenizer, "%.1000s", L->tok_path);
         if (store_sha256_file(L->tok_path, r->tokenizer_sha256, e)) return -1;
     }
     snprintf(r->policy, sizeof r->policy, "%s", aha_policy_name(a->policy));

@@ -87,9 +87,11 @@ int app_find_tokenizer(const char *model_path, int vocab_size, char *out, size_t
 
 static int resolve_model(const RunOpts *o, Loaded *L, Err *e) {
     if (o->model) {
-        if (is_dir(o->model)) {
+        if (model_is_hf_dir(o->model)) {
+            snprintf(L->model_path, sizeof L->model_path, "%s", o->model);
+        } else if (is_dir(o->model)) {
             if (model_in_dir(o->model, L->model_path, sizeof L->model_path) != 0)
-                return err_set(e, "%s: no llama2.c checkpoint found in this directory", o->model);
+                return err_set(e, "%s: neither a Hugging Face folder (config.json) nor a llama2.c checkpoint here", o->model);
         } else {
             snprintf(L->model_path, sizeof L->model_path, "%s", o->model);
         }
@@ -128,18 +130,45 @@ static int load_static(RunOpts *o, Loaded *L, Err *e) {
     return r;
 }
 
+static int ends_with(const char *s, const char *tail) {
+    size_t n = strlen(s), k = strlen(tail);
+    return n >= k && !strcmp(s + n - k, tail);
+}
+
+/* The tokenizer: --tokenizer (a .json is a tokenizer.json), else the
+ * folder's tokenizer.json for a Hugging Face model, else the llama2.c
+ * vocabulary beside the checkpoint. */
+static int load_tokenizer(const RunOpts *o, Loaded *L, Err *e) {
+    const Model *m = &L->model;
+    int hf = m->version == 2;
+    if (o->tokenizer) snprintf(L->tok_path, sizeof L->tok_path, "%s", o->tokenizer);
+    else if (hf) snprintf(L->tok_path, sizeof L->tok_path, "%.1000s/tokenizer.json", L->model_path);
+    else if (app_find_tokenizer(L->model_path, m->c.vocab_size, L->tok_path, sizeof L->tok_path) != 0)
+        return err_set(e, "%s: no tokenizer beside the model (tokenizer.bin or tok%d.bin); pass --tokenizer PATH",
+                       L->model_path, m->c.vocab_size);
+    if (hf && !o->tokenizer && !is_file(L->tok_path))
+        return err_set(e, "%s: no tokenizer.json in the folder; pass --tokenizer PATH", L->model_path);
+    int r = ends_with(L->tok_path, ".json")
+                ? tok_load_hf(&L->tok, L->tok_path, hf ? L->model_path : NULL, m->c.vocab_size, e)
+                : tok_load(&L->tok, L->tok_path, m->c.vocab_size, e);
+    if (r != 0) return -1;
+    L->tok.special = o->chat;
+    L->have_tok = 1;
+    return 0;
+}
+
 int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e) {
     memset(L, 0, sizeof *L);
     if (resolve_model(o, L, e) != 0) return -1;
-    if (model_load(&L->model, L->model_path, e) != 0) return -1;
+    int r = model_is_hf_dir(L->model_path) ? model_load_hf(&L->model, L->model_path, o->context, e)
+                                            : model_load(&L->model, L->model_path, e);
+    if (r != 0) return -1;
     const Config *c = &L->model.c;
-    if (need_tok || o->tokenizer) {
-        if (o->tokenizer) snprintf(L->tok_path, sizeof L->tok_path, "%s", o->tokenizer);
-        else if (app_find_tokenizer(L->model_path, c->vocab_size, L->tok_path, sizeof L->tok_path) != 0)
-            return err_set(e, "%s: no tokenizer beside the model (tokenizer.bin or tok%d.bin); pass --tokenizer PATH",
-                           L->model_path, c->vocab_size);
-        if (tok_load(&L->tok, L->tok_path, c->vocab_size, e) != 0) return -1;
-        L->have_tok = 1;
+    if ((need_tok || o->tokenizer) && load_tokenizer(o, L, e) != 0) return -1;
+    if (L->model.builtin_routers && !o->routers) { /* faolmo: the model routes itself */
+        o->attn.model_routers = 1;
+        if (!o->have_window) o->attn.window = L->model.default_window;
+        if (!o->have_policy) o->attn.policy = POLICY_AHA;
     }
     if (load_static(o, L, e) != 0) return -1;
     if (o->routers) {

@@ -13,7 +13,7 @@ typedef struct {
     Tokenizer tok;
     int have_tok;
     char model_path[1024];
-    char tok_path[1024];
+    char tok_path[1100];
     Routers routers;         /* routers.w is NULL without --routers */
     uint8_t *static_heads;
 } Loaded;

@@ -1,0 +1,118 @@
+/* `ahascope info`: what a model is — architecture, shape, storage dtype,
+ * parameters and bytes, tokenizer, routers — without running it. Loading
+ * goes through the same validation as every other command, so `info` is
+ * also the quickest way to ask "will ahascope accept this folder?". */
+#include <stdio.h>
+#include <string.h>
+
+#include "app/args.h"
+#include "app/commands.h"
+#include "app/setup.h"
+#include "engine/hftok.h"
+
+static void info_help(void) {
+    puts("usage: ahascope info [--model PATH] [--tokenizer PATH] [--routers FILE] [--context N] [--json]\n"
+         "\n"
+         "Describe a model: a llama2.c checkpoint or a Hugging Face folder (config.json + safetensors,\n"
+         "llama / qwen2 / olmo2 / faolmo, F32 / F16 / BF16). Prints architecture, dimensions, dtype,\n"
+         "parameter count, bytes, RoPE, tokenizer kind and router presence; --json as one object.\n"
+         "Exits 1 with one line naming the file (and tensor) when the model or its tokenizer is bad.");
+}
+
+/* Parameters the checkpoint stores: matrices, norms, biases, QK-norms, router rows. */
+static size_t count_params(const Model *m) {
+    const Config *c = &m->c;
+    size_t n = model_n_params(c);
+    const LayerWeights *lw = m->layers;
+    size_t per = (lw->bq ? (size_t)c->q_dim + 2 * c->kv_dim : 0) + (lw->q_norm ? (size_t)c->q_dim + c->kv_dim : 0) +
+                 (m->builtin_routers ? (size_t)c->n_heads * c->dim : 0);
+    return n + per * c->n_layers;
+}
+
+static const char *router_text(const Loaded *L, const RunOpts *o, char *buf, size_t cap) {
+    if (o->routers) snprintf(buf, cap, "file %s (window %d)", o->routers, o->attn.window);
+    else if (L->model.builtin_routers)
+        snprintf(buf, cap, "built-in (fused into q_proj, window %d)", L->model.default_window);
+    else snprintf(buf, cap, "none (train some with `ahascope train`, or pass --routers)");
+    return buf;
+}
+
+static const char *tok_text(const Loaded *L, char *buf, size_t cap) {
+    if (!L->have_tok) snprintf(buf, cap, "none found (pass --tokenizer PATH)");
+    else if (L->tok.hf) snprintf(buf, cap, "%s (%s)", hftok_describe(L->tok.hf), L->tok_path);
+    else snprintf(buf, cap, "llama2.c tokenizer.bin, %d ids (%s)", L->tok.vocab_size, L->tok_path);
+    return buf;
+}
+
+static void print_text(const Loaded *L, const RunOpts *o) {
+    const Model *m = &L->model;
+    const Config *c = &m->c;
+    char rb[1300], tb[1400];
+    printf("model         %s\n", L->model_path);
+    printf("format        %s\n", m->version == 2 ? "Hugging Face folder" : m->version == 1 ? "llama2.c v1 (ak42)" : "llama2.c v0");
+    printf("architecture  %s\n", m->arch_name);
+    printf("dims          dim %d, hidden %d, layers %d, heads %d, kv_heads %d, head_size %d, vocab %d\n", c->dim,
+           c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->head_size, c->vocab_size);
+    printf("context       %d\n", c->seq_len);
+    printf("dtype         %s\n", model_dtype_name(c->dtype));
+    printf("parameters    %zu (%.2f M)\n", count_params(m), count_params(m) / 1e6);
+    printf("bytes         %zu on disk, %zu streamed per decode step\n", m->file_bytes, model_decode_bytes(c));
+    printf("classifier    %s\n", c->shared_classifier ? "tied to the embedding" : "separate (lm_head)");
+    printf("rope          %s pairs, theta %g%s\n", c->rope_half ? "rotate-half" : "adjacent", c->rope_theta,
+           c->rope_factor > 0 ? ", llama3 scaling" : "");
+    printf("norm_eps      %g\n", c->norm_eps);
+    printf("tokenizer     %s\n", tok_text(L, tb, sizeof tb));
+    printf("routers       %s\n", router_text(L, o, rb, sizeof rb));
+}
+
+static void print_json(const Loaded *L, const RunOpts *o) {
+    const Model *m = &L->model;
+    const Config *c = &m->c;
+    char rb[1300], tb[1400];
+    /* every string printed here is ours or a path; paths are escaped minimally */
+    printf("{\"architecture\": \"%s\", \"dim\": %d, \"hidden_dim\": %d, \"n_layers\": %d, \"n_heads\": %d, "
+           "\"n_kv_heads\": %d, \"head_size\": %d, \"vocab_size\": %d, \"context\": %d, \"dtype\": \"%s\", "
+           "\"parameters\": %zu, \"file_bytes\": %zu, \"decode_bytes\": %zu, \"tied\": %s, \"builtin_routers\": %s, "
+           "\"tokenizer\": \"",
+           m->arch_name, c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->head_size, c->vocab_size,
+           c->seq_len, model_dtype_name(c->dtype), count_params(m), m->file_bytes, model_decode_bytes(c),
+           c->shared_classifier ? "true" : "false", m->builtin_routers ? "true" : "false");
+    for (const char *p = tok_text(L, tb, sizeof tb); *p; p++) printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+    printf("\", \"routers\": \"");
+    for (const char *p = router_text(L, o, rb, sizeof rb); *p; p++) printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+    printf("\"}\n");
+}
+
+int cmd_info(int argc, char **argv) {
+    RunOpts o;
+    runopts_defaults(&o);
+    Err e = {0};
+    int json = 0;
+    Args a = {argc, argv, 1, "info"};
+    while (a.i < argc) {
+        if (args_is_help(argv[a.i])) { info_help(); return 0; }
+        int r = runopts_parse(&o, &a, &e);
+        if (r < 0) return args_fail(&e);
+        if (r > 0) continue;
+        if (!strcmp(argv[a.i], "--json")) { json = 1, a.i++; continue; }
+        err_set(&e, "info: unknown flag '%s' (see ahascope info --help)", argv[a.i]);
+        return args_fail(&e);
+    }
+    Loaded L;
+    if (app_load(&o, &L, 0, &e) != 0) { app_unload(&L); return args_fail(&e); }
+    int hf_tok = L.model.version == 2 && !o.tokenizer;
+    char p[1100];
+    snprintf(p, sizeof p, "%.1000s/tokenizer.json", L.model_path);
+    FILE *f = hf_tok ? fopen(p, "rb") : NULL;
+    if (f) fclose(f);
+    /* a tokenizer that is there must load; one that is missing is only reported */
+    if (o.tokenizer || f || (!hf_tok && app_find_tokenizer(L.model_path, L.model.c.vocab_size, p, sizeof p) == 0)) {
+        o.tokenizer = o.tokenizer ? o.tokenizer : (f ? NULL : p);
+        app_unload(&L);
+        if (app_load(&o, &L, 1, &e) != 0) { app_unload(&L); return args_fail(&e); }
+    }
+    if (json) print_json(&L, &o);
+    else print_text(&L, &o);
+    app_unload(&L);
+    return 0;
+}
