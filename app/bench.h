@@ -14,6 +14,8 @@ typedef struct {
     int record;              /* --record: the store's writer speed and cost */
     const char *db;          /* --db FILE for --record (default: a temporary file) */
     const char *routers;
+    int dtype;               /* --dtype: also time the random model's matrices in bf16/f16 */
+    int max_ctx;             /* --context also caps a Hugging Face model's context */
     AttnConfig attn;
 } BenchOpts;
 

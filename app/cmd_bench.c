@@ -39,6 +39,9 @@ static void bench_help(void) {
          "per step, and batched), and the cost of recording a --profile run over the same run unrecorded\n"
          "(--prompt-len, default 32 here, then --decode tokens, default 224; medians of --runs pairs).\n"
          "--tui: median time of a full TUI frame (200x60, 16x16 heads, 200 tokens) rendered off-screen.\n"
+         "--dtype bf16|f16 with --shape/--dims: the same random model timed in f32 and in bf16/f16, runs\n"
+         "alternated, and the decode ratio (roofline counted in the stored bytes). With --model, the resident\n"
+         "memory the model adds (resident_mb) against its file size.\n"
          "--json prints one JSON object.");
 }
 
@@ -151,6 +154,87 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
     return 0;
 }
 
+/* Resident set size of this process in bytes (0 if /proc says nothing). */
+static size_t resident_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0, res = 0;
+    if (f) {
+        if (fscanf(f, "%lu %lu", &pages, &res) != 2) res = 0;
+        fclose(f);
+    }
+    return (size_t)res * 4096;
+}
+
+/* What the model itself holds in memory once it has run: the process's
+ * resident growth over loading it and feeding 8 tokens (the caller took
+ * `before` ahead of the load). */
+static size_t model_resident(const Model *m, const BenchOpts *b, size_t before, Err *e) {
+    RunState s;
+    Config c = m->c;
+    if (c.seq_len > 64) c.seq_len = 64; /* the warm-up state is not the model's */
+    if (fwd_init(&s, &c, 8, b->threads, e) != 0) return 0;
+    int ids[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    for (int i = 0; i < 8; i++) ids[i] %= c.vocab_size;
+    fwd_forward(m, &s, &b->attn, ids, 8, 0, NULL, NULL);
+    for (int i = 0; i < 4; i++) fwd_forward(m, &s, &b->attn, &ids[i], 1, 8 + i, NULL, NULL);
+    size_t after = resident_bytes();
+    fwd_free(&s);
+    return after > before ? after - before : 0;
+}
+
+/* The same random weights in f32 and in a half dtype, runs alternated so
+ * both see the same machine; medians of each. */
+static int bench_dtypes(const Model *m32, const Config *c, const BenchOpts *b, Throughput *t32, Throughput *th, Err *e) {
+    Model mh;
+    if (model_random(&mh, c, 1234, e) != 0) return -1;
+    if (model_to_half(&mh, b->dtype, e) != 0) { model_free(&mh); return -1; }
+    BenchOpts one = *b;
+    one.runs = 1;
+    int R = b->runs, rc = 0;
+    double *v = calloc((size_t)R * 8, sizeof(double));
+    if (!v) { model_free(&mh); return err_set(e, "bench: out of memory"); }
+    for (int r = 0; r < R && rc == 0; r++) {
+        rc = bench_throughput(m32, &one, t32, e) || bench_throughput(&mh, &one, th, e);
+        double row[8] = {t32->prefill_tok_s, t32->decode_tok_s, t32->bandwidth_gbs, th->prefill_tok_s,
+                         th->decode_tok_s, th->bandwidth_gbs, 0, 0};
+        for (int k = 0; k < 6; k++) v[(size_t)k * R + r] = row[k];
+    }
+    if (rc == 0) {
+        Throughput *t[2] = {t32, th};
+        for (int k = 0; k < 2; k++) {
+            t[k]->prefill_tok_s = bench_median(v + (size_t)(3 * k) * R, R);
+            t[k]->decode_tok_s = bench_median(v + (size_t)(3 * k + 1) * R, R);
+            t[k]->bandwidth_gbs = bench_median(v + (size_t)(3 * k + 2) * R, R);
+            t[k]->roofline_frac = t[k]->decode_tok_s * (t[k]->weight_bytes + t[k]->kv_bytes) / (t[k]->bandwidth_gbs * 1e9);
+            t[k]->roofline_frac_weights = t[k]->decode_tok_s * t[k]->weight_bytes / (t[k]->bandwidth_gbs * 1e9);
+        }
+    }
+    free(v);
+    model_free(&mh);
+    return rc ? -1 : 0;
+}
+
+static void print_dtypes(const BenchOpts *b, const Throughput *t32, const Throughput *th) {
+    const char *hn = model_dtype_name(b->dtype);
+    double ratio = th->decode_tok_s / t32->decode_tok_s;
+    if (b->json) {
+        printf("{\"f32\": {\"prefill_tok_s\": %.3f, \"decode_tok_s\": %.3f, \"weight_bytes\": %zu, \"roofline_frac\": %.4f}, "
+               "\"%s\": {\"prefill_tok_s\": %.3f, \"decode_tok_s\": %.3f, \"weight_bytes\": %zu, \"roofline_frac\": %.4f, "
+               "\"roofline_frac_weights\": %.4f}, \"bandwidth_gbs\": %.3f, \"decode_ratio\": %.3f, \"runs\": %d}\n",
+               t32->prefill_tok_s, t32->decode_tok_s, t32->weight_bytes, t32->roofline_frac, hn, th->prefill_tok_s,
+               th->decode_tok_s, th->weight_bytes, th->roofline_frac, th->roofline_frac_weights, th->bandwidth_gbs, ratio,
+               b->runs);
+        return;
+    }
+    printf("%-5s prefill %8.1f tok/s  decode %7.1f tok/s  %6.1f MB/step  roofline_frac %.3f\n", "f32",
+           t32->prefill_tok_s, t32->decode_tok_s, (t32->weight_bytes + t32->kv_bytes) / 1e6, t32->roofline_frac);
+    printf("%-5s prefill %8.1f tok/s  decode %7.1f tok/s  %6.1f MB/step  roofline_frac %.3f (weights only %.3f)\n", hn,
+           th->prefill_tok_s, th->decode_tok_s, (th->weight_bytes + th->kv_bytes) / 1e6, th->roofline_frac,
+           th->roofline_frac_weights);
+    printf("bandwidth %.2f GB/s; %s decode / f32 decode = %.2fx (medians of %d alternated runs)\n", th->bandwidth_gbs, hn,
+           ratio, b->runs);
+}
+
 typedef struct {
     double step_ms, keys_read_frac, global_share, full_ms, plain_ms;
 } ContextResult;
@@ -239,10 +323,18 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
         else if (!strcmp(f, "--tui")) b->tui = 1;
         else if (!strcmp(f, "--record")) b->record = 1;
         else if (!strcmp(f, "--db")) { if (!(b->db = args_value(&a, e))) return -1; }
+        else if (!strcmp(f, "--dtype")) {
+            if (!(v = args_value(&a, e))) return -1;
+            if (!strcmp(v, "f32")) b->dtype = DT_F32;
+            else if (!strcmp(v, "bf16")) b->dtype = DT_BF16;
+            else if (!strcmp(v, "f16")) b->dtype = DT_F16;
+            else return err_set(e, "--dtype: expected f32, bf16 or f16 (got '%s')", v);
+        }
         else return err_set(e, "bench: unknown flag '%s' (see ahascope bench --help)", f);
     }
     if (!b->prompt_len) b->prompt_len = b->record ? 32 : 512;
     if (!b->decode) b->decode = b->record ? 224 : 64;
+    if (ro.context) b->context = ro.context; /* the shared flag parser took it first */
     b->model = ro.model;
     b->routers = ro.routers;
     b->attn = ro.attn;
@@ -250,14 +342,16 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
     return 0;
 }
 
-static void print_throughput(const BenchOpts *b, const Model *m, const Throughput *t) {
+static void print_throughput(const BenchOpts *b, const Model *m, const Throughput *t, size_t resident) {
     const Config *c = &m->c;
     if (b->json) {
         printf("{\"prefill_tok_s\": %.3f, \"decode_tok_s\": %.3f, \"weight_bytes\": %zu, \"kv_bytes\": %zu, "
                "\"bandwidth_gbs\": %.3f, \"roofline_frac\": %.4f, \"roofline_frac_weights\": %.4f, "
-               "\"prompt_len\": %d, \"decode\": %d, \"runs\": %d, \"threads\": %d, \"matvec\": \"%s\"}\n",
+               "\"prompt_len\": %d, \"decode\": %d, \"runs\": %d, \"threads\": %d, \"matvec\": \"%s\", "
+               "\"dtype\": \"%s\", \"file_bytes\": %zu, \"resident_bytes\": %zu}\n",
                t->prefill_tok_s, t->decode_tok_s, t->weight_bytes, t->kv_bytes, t->bandwidth_gbs, t->roofline_frac,
-               t->roofline_frac_weights, b->prompt_len, b->decode, b->runs, b->threads, mv_variant());
+               t->roofline_frac_weights, b->prompt_len, b->decode, b->runs, b->threads, mv_variant(),
+               model_dtype_name(c->dtype), m->file_bytes, resident);
         return;
     }
     printf("model           %s (dim %d, hidden %d, %d layers, %d/%d heads, vocab %d, context %d)\n",
@@ -271,7 +365,11 @@ static void print_throughput(const BenchOpts *b, const Model *m, const Throughpu
            t->kv_bytes / 1e6);
     printf("bandwidth       %10.2f GB/s (streaming read, median of %d passes between the runs)\n", t->bandwidth_gbs,
            3 * b->runs);
-    printf("roofline_frac   %10.3f   (weights + KV; weights only: %.3f)\n", t->roofline_frac, t->roofline_frac_weights);
+    printf("roofline_frac   %10.3f   (weights + KV; weights only: %.3f; %s weights)\n", t->roofline_frac,
+           t->roofline_frac_weights, model_dtype_name(c->dtype));
+    if (resident && m->file_bytes)
+        printf("resident        %10.1f MB added by the model, file %.1f MB (%.2fx)\n", resident / 1e6, m->file_bytes / 1e6,
+               (double)resident / m->file_bytes);
 }
 
 static void print_context(const BenchOpts *b, const ContextResult *r) {
@@ -305,8 +403,12 @@ int cmd_bench(int argc, char **argv) {
         else printf("TUI frame (200x60, 16x16 heads, 200 tokens, off-screen): %.3f ms median\n", ms);
         return 0;
     }
+    size_t before = resident_bytes(), resident = 0;
     if (b.model) {
-        if (model_load(&m, b.model, &e) != 0) return args_fail(&e);
+        int r = model_is_hf_dir(b.model) ? model_load_hf(&m, b.model, b.context ? b.context + 1 : 0, &e)
+                                         : model_load(&m, b.model, &e);
+        if (r != 0) return args_fail(&e);
+        if (!b.context && !b.record) resident = model_resident(&m, &b, before, &e);
     } else {
         Config c;
         if (shape_config(&b, &c, &e) != 0 || model_random(&m, &c, 1234, &e) != 0) return args_fail(&e);
@@ -325,8 +427,14 @@ int cmd_bench(int argc, char **argv) {
         if (bench_context(&m, &b, &r, &e) == 0) print_context(&b, &r); else rc = args_fail(&e);
     } else {
         if (b.prompt_len + b.decode > m.c.seq_len && !b.model) b.prompt_len = m.c.seq_len - b.decode;
-        Throughput t = {0};
-        if (bench_throughput(&m, &b, &t, &e) == 0) print_throughput(&b, &m, &t); else rc = args_fail(&e);
+        Throughput t = {0}, th = {0};
+        if (b.dtype != DT_F32 && !b.model) {
+            if (bench_dtypes(&m, &m.c, &b, &t, &th, &e) == 0) print_dtypes(&b, &t, &th); else rc = args_fail(&e);
+        } else if (bench_throughput(&m, &b, &t, &e) == 0) {
+            print_throughput(&b, &m, &t, resident);
+        } else {
+            rc = args_fail(&e);
+        }
     }
     router_free(&rt);
     model_free(&m);
