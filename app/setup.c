@@ -177,7 +177,7 @@ int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e) {
         if (!o->have_window && L->routers.window > 0) o->attn.window = L->routers.window;
         if (!o->have_policy) o->attn.policy = POLICY_AHA; /* routers given: they drive by default */
     }
-    if (o->attn.policy == POLICY_AHA && !o->attn.routers)
+    if (o->attn.policy == POLICY_AHA && !o->attn.routers && !o->attn.model_routers)
         return err_set(e, "policy aha needs routers (--routers FILE, or --routers random[:SEED])");
     if (o->attn.sinks > c->seq_len) return err_set(e, "--sinks %d exceeds the context (%d)", o->attn.sinks, c->seq_len);
     return aha_check(&o->attn, c->n_layers, c->n_heads, e);

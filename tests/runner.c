@@ -112,6 +112,24 @@ char *test_run(const char *cmd, int *status) {
     return out;
 }
 
+const char *test_python_numpy(void) {
+    static const char *found;
+    static int looked;
+    if (looked) return found;
+    looked = 1;
+    /* a pyenv shim first on PATH often lacks Debian's python3-numpy */
+    const char *cands[] = {getenv("AHASCOPE_PYTHON"), "python3", "/usr/bin/python3"};
+    for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
+        char cmd[600];
+        int st;
+        if (!cands[i] || !*cands[i] || strlen(cands[i]) > 500) continue;
+        snprintf(cmd, sizeof cmd, "'%s' -c 'import numpy' 2>/dev/null", cands[i]);
+        free(test_run(cmd, &st));
+        if (st == 0) return found = cands[i];
+    }
+    return NULL;
+}
+
 static void cleanup_tmp(void) {
     if (!g_tmpdir[0] || getenv("AHASCOPE_KEEP_TMP")) return;
     char cmd[400];

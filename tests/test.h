@@ -75,4 +75,8 @@ int test_write_file(const char *path, const void *data, long len);
 /* Run a shell command, capture stdout+stderr (malloc'd) and exit status. */
 char *test_run(const char *cmd, int *status);
 
+/* A python3 that can import numpy ($AHASCOPE_PYTHON, python3 on PATH, then
+ * /usr/bin/python3), or NULL: tests of Python references skip without one. */
+const char *test_python_numpy(void);
+
 #endif

@@ -1,0 +1,211 @@
+/* test_hf.c — Hugging Face folders against an independent reference.
+ *
+ * tests/fixtures/hf/make_hf.py writes tiny random checkpoints (llama with
+ * GQA, head_dim apart from hidden/heads, llama3 RoPE scaling and an untied
+ * classifier; qwen2 with q/k/v biases and tied embeddings; olmo2; faolmo
+ * with its fused router rows), in F32, BF16, F16 and sharded copies, and
+ * the logits a float64 NumPy forward gives for 12 tokens. The reference
+ * uses the stored (rounded) weights, so every dtype is held to 1e-4 on
+ * logits; decode (one token a step) and prefill (one batch) are both run.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/forward.h"
+#include "tests/test.h"
+
+#define FIX_TOL 1e-4
+
+static const char *fixture_dir(void) {
+    static char dir[600];
+    static int made = -1;
+    if (made >= 0) return made ? dir : NULL;
+    made = 0;
+    const char *py = test_python_numpy();
+    if (!py) return NULL;
+    snprintf(dir, sizeof dir, "%s", test_tmp("hf"));
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "'%s' tests/fixtures/hf/make_hf.py '%s' >/dev/null", py, dir);
+    int st;
+    char *out = test_run(cmd, &st);
+    if (st != 0) test_fail(__FILE__, __LINE__, "make_hf.py failed: %s", out ? out : "");
+    free(out);
+    made = st == 0;
+    return made ? dir : NULL;
+}
+
+#define NEED_FIXTURES(dir)                                                              \
+    const char *dir = fixture_dir();                                                    \
+    if (!dir) {                                                                         \
+        if (!test_python_numpy()) test_skip("no python3 with numpy (AHASCOPE_PYTHON)"); \
+        return;                                                                         \
+    }
+
+static cJSON *load_json(const char *path) {
+    char *s = test_read_file(path, NULL);
+    cJSON *j = s ? cJSON_Parse(s) : NULL;
+    free(s);
+    if (!j) test_fail(__FILE__, __LINE__, "cannot read %s", path);
+    return j;
+}
+
+/* Logits of every position, by decode steps (prefill = 0) or one batch. */
+static int run_logits(const Model *m, const AttnConfig *a, const int *tok, int n, int prefill, float *out,
+                      StepTrace **tr) {
+    RunState s;
+    Err e;
+    if (fwd_init(&s, &m->c, n, 2, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); return -1; }
+    if (prefill) {
+        fwd_forward(m, &s, a, tok, n, 0, out, tr);
+    } else {
+        for (int t = 0; t < n; t++) {
+            fwd_forward(m, &s, a, &tok[t], 1, t, NULL, tr ? &tr[t] : NULL);
+            memcpy(out + (size_t)t * m->c.vocab_size, s.logits, m->c.vocab_size * sizeof(float));
+        }
+    }
+    fwd_free(&s);
+    return 0;
+}
+
+static double worst_vs(const float *got, const cJSON *rows, int n, int V) {
+    double w = 0;
+    for (int t = 0; t < n; t++)
+        for (int v = 0; v < V; v++) {
+            double d = fabs(got[(size_t)t * V + v] - cJSON_GetArrayItem(cJSON_GetArrayItem(rows, t), v)->valuedouble);
+            if (!(d <= w)) w = d;
+        }
+    return w;
+}
+
+/* One folder: full-attention logits by decode and by prefill. */
+static void check_folder(const char *root, const char *name) {
+    char dir[800], path[900];
+    snprintf(dir, sizeof dir, "%s/%s", root, name);
+    snprintf(path, sizeof path, "%s/expected.json", dir);
+    cJSON *ex = load_json(path);
+    Model m;
+    Err e;
+    if (!ex) return;
+    if (model_load(&m, dir, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); cJSON_Delete(ex); return; }
+    const cJSON *toks = cJSON_GetObjectItem(ex, "tokens"), *logits = cJSON_GetObjectItem(ex, "logits");
+    int n = cJSON_GetArraySize(toks), V = m.c.vocab_size, tok[64];
+    for (int i = 0; i < n && i < 64; i++) tok[i] = cJSON_GetArrayItem(toks, i)->valueint;
+    float *out = malloc((size_t)n * V * sizeof(float));
+    AttnConfig a = aha_defaults(); /* full attention */
+    for (int prefill = 0; prefill < 2; prefill++) {
+        if (run_logits(&m, &a, tok, n, prefill, out, NULL) != 0) break;
+        double w = worst_vs(out, logits, n, V);
+        CHECK_MSG(w <= FIX_TOL, "%s (%s): logits differ from the reference by %g", name, prefill ? "prefill" : "decode", w);
+    }
+    free(out);
+    model_free(&m);
+    cJSON_Delete(ex);
+}
+
+TEST(hf_llama_gqa_head_dim_llama3_rope_untied_matches_reference) {
+    NEED_FIXTURES(dir);
+    check_folder(dir, "llama");
+}
+
+TEST(hf_qwen2_biases_tied_matches_reference) {
+    NEED_FIXTURES(dir);
+    check_folder(dir, "qwen2");
+}
+
+TEST(hf_olmo2_postnorms_qknorm_matches_reference) {
+    NEED_FIXTURES(dir);
+    check_folder(dir, "olmo2");
+}
+
+TEST(hf_faolmo_full_attention_matches_reference) {
+    NEED_FIXTURES(dir);
+    check_folder(dir, "faolmo");
+}
+
+TEST(hf_bf16_f16_and_sharded_copies_match_reference) {
+    NEED_FIXTURES(dir);
+    const char *names[] = {"llama-bf16", "llama-f16", "faolmo-bf16", "llama-sharded", "faolmo-sharded"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) check_folder(dir, names[i]);
+}
+
+/* Sharded and unsharded copies hold the same bytes: logits identical to the bit. */
+TEST(hf_sharded_equals_unsharded_exactly) {
+    NEED_FIXTURES(dir);
+    const char *pairs[][2] = {{"llama", "llama-sharded"}, {"faolmo", "faolmo-sharded"}};
+    for (int p = 0; p < 2; p++) {
+        float *out[2] = {NULL, NULL};
+        int n = 12, tok[12] = {1, 5, 9, 17, 33, 2, 64, 80, 3, 4, 90, 7}, V = 0;
+        for (int k = 0; k < 2; k++) {
+            char d[800];
+            Model m;
+            Err e;
+            snprintf(d, sizeof d, "%s/%s", dir, pairs[p][k]);
+            if (model_load(&m, d, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); continue; }
+            V = m.c.vocab_size;
+            out[k] = malloc((size_t)n * V * sizeof(float));
+            AttnConfig a = aha_defaults();
+            run_logits(&m, &a, tok, n, 1, out[k], NULL);
+            model_free(&m);
+        }
+        CHECK(out[0] && out[1] && memcmp(out[0], out[1], (size_t)n * V * sizeof(float)) == 0);
+        free(out[0]);
+        free(out[1]);
+    }
+}
+
+/* faolmo under its own routers at window 4: router scores, the gates they
+ * give (a score within 1e-5 of tau may fall either way and is not judged)
+ * and the logits of the hard-selected mix of full and windowed heads. */
+static void check_faolmo_aha(const char *root, const char *name) {
+    char dir[800], path[900];
+    snprintf(dir, sizeof dir, "%s/%s", root, name);
+    snprintf(path, sizeof path, "%s/expected.json", dir);
+    cJSON *ex = load_json(path);
+    Model m;
+    Err e;
+    if (!ex) return;
+    if (model_load(&m, dir, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); cJSON_Delete(ex); return; }
+    CHECK_INT(m.builtin_routers, 1);
+    CHECK_INT(m.default_window, 128);
+    const cJSON *aha = cJSON_GetObjectItem(ex, "aha"), *toks = cJSON_GetObjectItem(ex, "tokens");
+    int n = cJSON_GetArraySize(toks), V = m.c.vocab_size, L = m.c.n_layers, H = m.c.n_heads, tok[64];
+    for (int i = 0; i < n && i < 64; i++) tok[i] = cJSON_GetArrayItem(toks, i)->valueint;
+    AttnConfig a = aha_defaults();
+    a.policy = POLICY_AHA, a.model_routers = 1;
+    a.window = cJSON_GetObjectItem(aha, "window")->valueint;
+    a.tau = (float)cJSON_GetObjectItem(aha, "tau")->valuedouble;
+    float *out = malloc((size_t)n * V * sizeof(float));
+    StepTrace *tr[64];
+    for (int t = 0; t < n; t++) tr[t] = trace_new(L, H);
+    for (int prefill = 0; prefill < 2; prefill++) {
+        run_logits(&m, &a, tok, n, prefill, out, tr);
+        double w = worst_vs(out, cJSON_GetObjectItem(aha, "logits"), n, V), ws = 0;
+        int wrong = 0, globals = 0;
+        for (int t = 0; t < n; t++)
+            for (int l = 0; l < L; l++)
+                for (int h = 0; h < H; h++) {
+                    double ref = cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetObjectItem(aha, "scores"), t), l), h)->valuedouble;
+                    int g = cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetObjectItem(aha, "gates"), t), l), h)->valueint;
+                    float got = tr[t]->score[l * H + h];
+                    ws = fmax(ws, fabs(got - ref));
+                    globals += g;
+                    if (fabs(ref - a.tau) > 1e-5 && tr[t]->gate[l * H + h] != g) wrong++;
+                }
+        CHECK_MSG(ws <= 1e-5, "%s: router scores differ by %g", name, ws);
+        CHECK_MSG(wrong == 0, "%s: %d gates differ from the reference", name, wrong);
+        CHECK_MSG(w <= FIX_TOL, "%s (%s): AHA logits differ from the reference by %g", name, prefill ? "prefill" : "decode", w);
+        CHECK_MSG(globals > 0 && globals < n * L * H, "%s: the fixture should mix global and local heads (%d global)", name, globals);
+    }
+    for (int t = 0; t < n; t++) trace_free(tr[t]);
+    free(out);
+    model_free(&m);
+    cJSON_Delete(ex);
+}
+
+TEST(hf_faolmo_router_scores_gates_and_aha_logits_match_reference) {
+    NEED_FIXTURES(dir);
+    check_faolmo_aha(dir, "faolmo");
+    check_faolmo_aha(dir, "faolmo-bf16");
+}
