@@ -25,28 +25,7 @@ static const char *bin(void) {
     return b ? b : "./ahascope";
 }
 
-/* A python3 that can import numpy: $AHASCOPE_PYTHON, else python3 on PATH,
- * else Debian's /usr/bin/python3 (a pyenv shim first on PATH often lacks
- * the system's python3-numpy). NULL if none. */
-static const char *python(void) {
-    static char py[512];
-    static int done;
-    if (done) return py[0] ? py : NULL;
-    done = 1;
-    const char *cands[] = {getenv("AHASCOPE_PYTHON"), "python3", "/usr/bin/python3"};
-    for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
-        if (!cands[i] || !*cands[i]) continue;
-        char cmd[700];
-        snprintf(cmd, sizeof cmd, "'%s' -c 'import numpy' >/dev/null 2>&1", cands[i]);
-        int st;
-        free(test_run(cmd, &st));
-        if (st == 0) {
-            snprintf(py, sizeof py, "%s", cands[i]);
-            return py;
-        }
-    }
-    return NULL;
-}
+static const char *python(void) { return test_python_numpy(); }
 
 /* Run `python script ARG` from the fixture directory; 0 on success (a
  * failure is recorded with the script's output). */
