@@ -136,6 +136,11 @@ int model_load_hf(Model *m, const char *dir, int max_ctx, Err *e);
 /* Release what model_load_hf allocated (model_free calls it; safe on any model). */
 void model_hf_free(Model *m);
 
+/* The files a loaded model came from, in a fixed order (llama2.c: the
+ * checkpoint; HF: config.json, then the safetensors files); at most cap
+ * paths, valid while the model is loaded. Returns the count. */
+int model_files(const Model *m, const char **paths, int cap);
+
 /* 1 if path is a directory with a config.json (a Hugging Face folder). */
 int model_is_hf_dir(const char *path);
 

@@ -25,6 +25,7 @@
 
 typedef struct {
     char dir[1024];
+    char config[1100];   /* dir/config.json */
     StFile *shards;
     int n_shards;
     cJSON *weight_map;   /* index.json's name → shard file, or NULL (one file) */
@@ -370,8 +371,8 @@ int model_load_hf(Model *m, const char *dir, int max_ctx, Err *e) {
     if (!hf) return err_set(e, "%s: out of memory", dir);
     m->hf = hf;
     snprintf(hf->dir, sizeof hf->dir, "%s", dir);
-    char path[1300];
-    snprintf(path, sizeof path, "%s/config.json", dir);
+    snprintf(hf->config, sizeof hf->config, "%.1000s/config.json", dir);
+    const char *path = hf->config;
     cJSON *cfg = read_json(path, e);
     int tied = -1, rc = -1;
     if (cfg && parse_config(cfg, m, max_ctx, &tied, path, e) == 0 && open_shards(hf, e) == 0 &&
@@ -381,4 +382,17 @@ int model_load_hf(Model *m, const char *dir, int max_ctx, Err *e) {
     if (rc != 0) { model_free(m); return -1; }
     for (int i = 0; i < hf->n_shards; i++) m->file_bytes += hf->shards[i].size;
     return 0;
+}
+
+int model_files(const Model *m, const char **paths, int cap) {
+    const HfModel *hf = m->hf;
+    if (!hf) {
+        if (!m->path[0] || cap < 1) return 0;
+        paths[0] = m->path;
+        return 1;
+    }
+    int n = 0;
+    if (n < cap) paths[n++] = hf->config;
+    for (int i = 0; i < hf->n_shards && n < cap; i++) paths[n++] = hf->shards[i].path;
+    return n;
 }

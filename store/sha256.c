@@ -73,17 +73,21 @@ static void sha_final(Sha256 *c, char out[65]) {
     for (int i = 0; i < 8; i++) snprintf(out + 8 * i, 9, "%08x", c->h[i]);
 }
 
-int store_sha256_file(const char *path, char out[65], Err *e) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(e, "%s: cannot read: %s", path, strerror(errno));
+int store_sha256_files(const char *const *paths, int n, char out[65], Err *e) {
     Sha256 c;
     sha_init(&c);
     unsigned char buf[1 << 16];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sha_update(&c, buf, n);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) return err_set(e, "%s: read error", path);
+    for (int i = 0; i < n; i++) {
+        FILE *f = fopen(paths[i], "rb");
+        if (!f) return err_set(e, "%s: cannot read: %s", paths[i], strerror(errno));
+        size_t k;
+        while ((k = fread(buf, 1, sizeof buf, f)) > 0) sha_update(&c, buf, k);
+        int bad = ferror(f);
+        fclose(f);
+        if (bad) return err_set(e, "%s: read error", paths[i]);
+    }
     sha_final(&c, out);
     return 0;
 }
+
+int store_sha256_file(const char *path, char out[65], Err *e) { return store_sha256_files(&path, 1, out, e); }
