@@ -79,19 +79,31 @@ static double worst_vs(const float *got, const cJSON *rows, int n, int V) {
     return w;
 }
 
-/* One folder: full-attention logits by decode and by prefill. */
-static void check_folder(const char *root, const char *name) {
+/* Load folder root/name and its expected.json: the model, the reference
+ * and its tokens (at most 64). Returns the reference, or NULL (failed). */
+static cJSON *open_case(const char *root, const char *name, Model *m, int *tok, int *n) {
     char dir[800], path[900];
     snprintf(dir, sizeof dir, "%s/%s", root, name);
     snprintf(path, sizeof path, "%s/expected.json", dir);
     cJSON *ex = load_json(path);
-    Model m;
     Err e;
+    if (!ex) return NULL;
+    if (model_load(m, dir, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); cJSON_Delete(ex); return NULL; }
+    const cJSON *toks = cJSON_GetObjectItem(ex, "tokens");
+    *n = cJSON_GetArraySize(toks);
+    if (*n > 64) *n = 64;
+    for (int i = 0; i < *n; i++) tok[i] = cJSON_GetArrayItem(toks, i)->valueint;
+    return ex;
+}
+
+/* One folder: full-attention logits by decode and by prefill. */
+static void check_folder(const char *root, const char *name) {
+    Model m;
+    int n, tok[64];
+    cJSON *ex = open_case(root, name, &m, tok, &n);
     if (!ex) return;
-    if (model_load(&m, dir, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); cJSON_Delete(ex); return; }
-    const cJSON *toks = cJSON_GetObjectItem(ex, "tokens"), *logits = cJSON_GetObjectItem(ex, "logits");
-    int n = cJSON_GetArraySize(toks), V = m.c.vocab_size, tok[64];
-    for (int i = 0; i < n && i < 64; i++) tok[i] = cJSON_GetArrayItem(toks, i)->valueint;
+    const cJSON *logits = cJSON_GetObjectItem(ex, "logits");
+    int V = m.c.vocab_size;
     float *out = malloc((size_t)n * V * sizeof(float));
     AttnConfig a = aha_defaults(); /* full attention */
     for (int prefill = 0; prefill < 2; prefill++) {
@@ -159,19 +171,14 @@ TEST(hf_sharded_equals_unsharded_exactly) {
  * give (a score within 1e-5 of tau may fall either way and is not judged)
  * and the logits of the hard-selected mix of full and windowed heads. */
 static void check_faolmo_aha(const char *root, const char *name) {
-    char dir[800], path[900];
-    snprintf(dir, sizeof dir, "%s/%s", root, name);
-    snprintf(path, sizeof path, "%s/expected.json", dir);
-    cJSON *ex = load_json(path);
     Model m;
-    Err e;
+    int n, tok[64];
+    cJSON *ex = open_case(root, name, &m, tok, &n);
     if (!ex) return;
-    if (model_load(&m, dir, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); cJSON_Delete(ex); return; }
     CHECK_INT(m.builtin_routers, 1);
     CHECK_INT(m.default_window, 128);
-    const cJSON *aha = cJSON_GetObjectItem(ex, "aha"), *toks = cJSON_GetObjectItem(ex, "tokens");
-    int n = cJSON_GetArraySize(toks), V = m.c.vocab_size, L = m.c.n_layers, H = m.c.n_heads, tok[64];
-    for (int i = 0; i < n && i < 64; i++) tok[i] = cJSON_GetArrayItem(toks, i)->valueint;
+    const cJSON *aha = cJSON_GetObjectItem(ex, "aha");
+    int V = m.c.vocab_size, L = m.c.n_layers, H = m.c.n_heads;
     AttnConfig a = aha_defaults();
     a.policy = POLICY_AHA, a.model_routers = 1;
     a.window = cJSON_GetObjectItem(aha, "window")->valueint;
