@@ -20,6 +20,8 @@ static void generate_help(void) {
          "  --threads N       worker threads (default: all cores)\n"
          "policy flags: --policy aha|full|local|oracle|qada|qada_bulk|static|random  --window W\n"
          "  --sinks S  --tau T  --theta X  --p P  --static-heads l.h,...|FILE  --routers FILE|random[:SEED]\n"
+         "model flags: --model PATH (a llama2.c checkpoint or a Hugging Face folder)  --tokenizer FILE\n"
+         "  --context N (cap a folder's context, default 4096)  --chat (wrap the prompt in the model's chat format)\n"
          "  --profile  (compute every predictor at every step)");
 }
 

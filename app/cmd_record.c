@@ -30,6 +30,8 @@ static void record_help(void) {
          "Ctrl-C stops the run and marks it interrupted; what was committed stays.\n"
          "policy flags: --policy aha|full|local|oracle|qada|qada_bulk|static|random  --window W\n"
          "  --sinks S  --tau T  --theta X  --p P  --static-heads l.h,...|FILE  --routers FILE|random[:SEED]\n"
+         "model flags: --model PATH (a llama2.c checkpoint or a Hugging Face folder)  --tokenizer FILE\n"
+         "  --context N (cap a folder's context, default 4096)  --chat (wrap the prompt in the model's chat format)\n"
          "Schema and example queries: store/SCHEMA.md.");
 }
 

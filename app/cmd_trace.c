@@ -20,6 +20,8 @@ static void trace_help(void) {
          "  n_layers*n_heads numbers in layer-major order: score, gate, oracle_mass, oracle_err,\n"
          "  qada_mass, qada_bulk_mass, keys_read (null where a value was not computed).\n"
          "logprob/entropy describe the distribution that predicted the token (null at position 0).\n"
+         "model flags: --model PATH (a llama2.c checkpoint or a Hugging Face folder)  --tokenizer FILE\n"
+         "  --context N (cap a folder's context, default 4096)  --chat (wrap the prompt in the model's chat format)\n"
          "--profile computes the oracle and both QAdA estimates at every step, whatever the policy.");
 }
 

@@ -74,6 +74,8 @@ static void tui_help(void) {
          "  P policy   w/W window   t/T tau   o/O theta   (re-evaluates the tokens as a new, linked run)\n"
          "  e edit prompt   : read-only SQL   s export run (JSON + CSV)   v plots   q quit\n"
          "--mono draws with shading glyphs only (also when NO_COLOR is set); --ascii avoids UTF-8.\n"
+         "model flags: --model PATH (a llama2.c checkpoint or a Hugging Face folder)  --tokenizer FILE\n"
+         "  --context N (cap a folder's context, default 4096)  --chat (wrap the prompt in the model's chat format)\n"
          "ahascope with no command opens this screen.");
 }
 
