@@ -1,10 +1,15 @@
 #include "app/setup.h"
 
+#include <cjson/cJSON.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "engine/chat.h"
+#include "engine/hftok.h"
 
 static int is_file(const char *p) {
     struct stat st;
@@ -157,6 +162,53 @@ static int load_tokenizer(const RunOpts *o, Loaded *L, Err *e) {
     return 0;
 }
 
+/* The chat_template of a folder's tokenizer_config.json (a string, or the
+ * "default" entry of a list of named templates), malloc'd; NULL if none. */
+static char *read_chat_template(const char *dir) {
+    char p[1100];
+    snprintf(p, sizeof p, "%.1000s/tokenizer_config.json", dir);
+    FILE *f = fopen(p, "rb");
+    if (!f) return NULL;
+    char *buf = NULL, *out = NULL;
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (n > 0 && n < (64L << 20) && (buf = malloc((size_t)n + 1))) {
+        rewind(f);
+        buf[fread(buf, 1, (size_t)n, f)] = 0;
+    }
+    fclose(f);
+    cJSON *j = buf ? cJSON_Parse(buf) : NULL;
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "chat_template"), *it;
+    if (cJSON_IsString(t)) out = strdup(t->valuestring);
+    const cJSON *list = cJSON_IsArray(t) ? t : NULL;
+    cJSON_ArrayForEach(it, list) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name"), *tmpl = cJSON_GetObjectItemCaseSensitive(it, "template");
+        if (!out && cJSON_IsString(tmpl) && (!cJSON_IsString(name) || !strcmp(name->valuestring, "default")))
+            out = strdup(tmpl->valuestring);
+    }
+    cJSON_Delete(j);
+    free(buf);
+    return out;
+}
+
+/* --chat: wrap the prompt in the model family's format, let the encoder
+ * match its special tokens, and stop generation at the end of the turn. */
+static int apply_chat(RunOpts *o, Loaded *L, Err *e) {
+    if (!o->chat || !L->have_tok) return 0;
+    if (!L->tok.hf) return err_set(e, "--chat needs a model with a tokenizer.json (a Hugging Face folder)");
+    char *tmpl = read_chat_template(L->model_path);
+    Chat c = chat_for(L->model.arch_name, tmpl);
+    free(tmpl);
+    if (c.format == CHAT_NONE)
+        return err_set(e, "%s: --chat: no chat format known for model_type %s (Tulu, Llama-3 and ChatML are)",
+                       L->model_path, L->model.arch_name);
+    if (!(L->chat_prompt = chat_wrap(&c, o->prompt ? o->prompt : ""))) return err_set(e, "out of memory");
+    o->prompt = L->chat_prompt;
+    L->tok.text_has_bos = chat_has_bos(c.format);
+    int stop = hftok_lookup(L->tok.hf, chat_end_of_turn(c.format));
+    if (stop >= 0) L->tok.has_stop = 1, L->tok.stop = stop;
+    return 0;
+}
+
 int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e) {
     memset(L, 0, sizeof *L);
     if (resolve_model(o, L, e) != 0) return -1;
@@ -164,7 +216,7 @@ int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e) {
                                             : model_load(&L->model, L->model_path, e);
     if (r != 0) return -1;
     const Config *c = &L->model.c;
-    if ((need_tok || o->tokenizer) && load_tokenizer(o, L, e) != 0) return -1;
+    if ((need_tok || o->tokenizer) && (load_tokenizer(o, L, e) != 0 || apply_chat(o, L, e) != 0)) return -1;
     if (L->model.builtin_routers && !o->routers) { /* faolmo: the model routes itself */
         o->attn.model_routers = 1;
         if (!o->have_window) o->attn.window = L->model.default_window;
@@ -188,5 +240,6 @@ void app_unload(Loaded *L) {
     if (L->have_tok) tok_free(&L->tok);
     router_free(&L->routers);
     free(L->static_heads);
+    free(L->chat_prompt);
     memset(L, 0, sizeof *L);
 }

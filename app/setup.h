@@ -16,6 +16,7 @@ typedef struct {
     char tok_path[1100];
     Routers routers;         /* routers.w is NULL without --routers */
     uint8_t *static_heads;
+    char *chat_prompt;       /* --chat: the prompt as wrapped (o->prompt points here) */
 } Loaded;
 
 /* Find the default model: $AHASCOPE_MODELS, ../shared/models, then the

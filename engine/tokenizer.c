@@ -161,7 +161,7 @@ static int merge_pairs(const Tokenizer *t, int *ids, int n, char *buf) {
  * buffer and copy what fits. */
 static int encode_hf(const Tokenizer *t, const char *text, size_t len, int bos, int eos, int *ids, int max_ids,
                      int *n_ids, Err *e) {
-    int flags = (bos && hftok_wants_bos(t->hf) ? HFTOK_BOS : 0) | (eos && hftok_wants_eos(t->hf) ? HFTOK_EOS : 0) |
+    int flags = (bos && !t->text_has_bos && hftok_wants_bos(t->hf) ? HFTOK_BOS : 0) | (eos && hftok_wants_eos(t->hf) ? HFTOK_EOS : 0) |
                 (t->special ? HFTOK_SPECIAL : 0);
     if (len > (size_t)1 << 26) return err_set(e, "tokenizer: text of %zu bytes is too long", len);
     int cap = (int)(4 * len + 8), n = 0;
@@ -262,4 +262,4 @@ int tok_load_hf(Tokenizer *t, const char *path, const char *model_dir, int vocab
     return 0;
 }
 
-int tok_stop_id(const Tokenizer *t) { return t->hf ? hftok_eos(t->hf) : TOK_BOS; }
+int tok_stop_id(const Tokenizer *t) { return t->has_stop ? t->stop : t->hf ? hftok_eos(t->hf) : TOK_BOS; }

@@ -33,6 +33,8 @@ typedef struct {
     char path[512];      /* file it came from, for messages */
     struct HfTok *hf;    /* a tokenizer.json (tok_load_hf): every call goes to it */
     int special;         /* HF: match special tokens spelled in the text (--chat) */
+    int text_has_bos;    /* HF: the text spells BOS itself (a chat format): never prepend it */
+    int has_stop, stop;  /* a stop id set apart from the default (a chat format's end of turn) */
 } Tokenizer;
 
 /* Load a tokenizer.bin. vocab_size > 0 reads exactly that many tokens (the

@@ -208,3 +208,47 @@ TEST(hf_good_folders_info) {
     }
     cJSON_Delete(models);
 }
+
+/* --chat on the base folder (a Llama-3-style byte-level tokenizer): with a
+ * Llama-3 chat_template the prompt is wrapped, <|begin_of_text|> comes once
+ * (the text carries it, the encoder must not add another) and <|eot_id|> is
+ * one id; with no template a llama folder has no known format, and a
+ * llama2.c vocabulary cannot take --chat at all. */
+TEST(hf_chat_wraps_the_prompt_once) {
+    const char *dir = bad_dir();
+    if (!dir) return;
+    char chat[600], cmd[8192];
+    int st;
+    snprintf(chat, sizeof chat, "%s", test_tmp("hfchat"));
+    snprintf(cmd, sizeof cmd, "cp -r '%s/base' '%s' && printf '%%s' '{\"bos_token\": \"<|begin_of_text|>\", "
+             "\"eos_token\": \"<|end_of_text|>\", \"chat_template\": \"{{ bos_token }}<|start_header_id|>user\"}' "
+             "> '%s/tokenizer_config.json' && sed -i 's/\"max_position_embeddings\": *64/\"max_position_embeddings\": 256/' "
+             "'%s/config.json'", dir, chat, chat, chat);
+    free(test_run(cmd, &st));
+    CHECK_INT(st, 0);
+    snprintf(cmd, sizeof cmd, "%s generate --model '%s' --chat --prompt hi --steps 120 --temperature 0 --ids 2>&1", bin(), chat);
+    char *out = test_run(cmd, &st);
+    CHECK_INT(st, 0);
+    int ids[256], n = 0, bos = 0, eot = 0;
+    for (char *p = out, *end; p && n < 256; p = end) {
+        long v = strtol(p, &end, 10);
+        if (end == p) break;
+        ids[n++] = (int)v;
+    }
+    for (int i = 0; i < n; i++) bos += ids[i] == 266, eot += ids[i] == 268;
+    CHECK_MSG(n > 10 && ids[0] == 266 && bos == 1, "chat ids: %s", out ? out : "");
+    CHECK_MSG(eot >= 1, "<|eot_id|> should be one id: %s", out ? out : "");
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s generate --model '%s/base' --chat --prompt hi --steps 4 2>&1", bin(), dir);
+    out = test_run(cmd, &st);
+    CHECK_INT(st, 1);
+    CHECK_MSG(out && strstr(out, "no chat format known"), "%s", out ? out : "");
+    free(out);
+    if (!test_shared_available()) return;
+    snprintf(cmd, sizeof cmd, "%s generate --model %s --chat --prompt hi --steps 4 2>&1", bin(),
+             test_shared("models/stories260K/stories260K.bin"));
+    out = test_run(cmd, &st);
+    CHECK_INT(st, 1);
+    CHECK_MSG(out && strstr(out, "tokenizer.json"), "%s", out ? out : "");
+    free(out);
+}
