@@ -99,7 +99,7 @@ TEST(cli_malformed_checkpoints) {
     free(buf);
     model_free(&m);
     MODEL_ERR(test_tmp("does_not_exist.bin"), "cannot open model");
-    MODEL_ERR("/", "no llama2.c checkpoint");
+    MODEL_ERR("/", "nor a llama2.c checkpoint");
 #undef MODEL_ERR
 }
 
