@@ -195,4 +195,9 @@ int grads_init(Grads *g, const Config *c, Err *e);
 /* Free gradients (safe on a zeroed struct). */
 void grads_free(Grads *g);
 
+/* Full fine-tuning: a heap copy of src's weights in a Grads-shaped block p
+ * (the gradients' layout, so one AdamW group over p->mem pairs each weight
+ * with its gradient), w pointing into it. Free with grads_free. */
+int weights_clone(Grads *p, Weights *w, const Config *c, const Weights *src, Err *e);
+
 #endif
