@@ -114,6 +114,12 @@ double kl_forward(float *probs, const float *logits, const float *p, int N, int 
 /* dlogits += scale · (probs − p) (rows of p sum to 1). */
 void kl_backward(float *dlogits, const float *probs, const float *p, int N, int V, float scale);
 
+/* Flush subnormal floats to zero in this thread's arithmetic from now on
+ * (x86 FTZ and DAZ; threads created later inherit it; elsewhere a no-op).
+ * Gradients below 1e-38 carry nothing, but subnormal operands slow the
+ * BLAS kernels a hundredfold — a model whose KL is near 0 makes nothing else. */
+void train_flush_subnormals(void);
+
 /* ---- the whole model ------------------------------------------------------ */
 
 typedef enum {
