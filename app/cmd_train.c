@@ -1,19 +1,23 @@
-/* `ahascope train`: learn AHA routers for a model whose weights stay frozen.
+/* `ahascope train`: learn AHA routers, with the base model frozen (default)
+ * or fine-tuned along with them (--train all, as the paper does).
  *
  * Each step takes a batch of B sequences, computes the loss
  * L = task + λ·mean(r) with the hard gates in the forward pass, gets the
  * router gradients by the straight-through estimator (engine/backward.h)
- * and takes an AdamW step on the router vectors only. The task is KL from
- * the model's own full-attention distribution (default: AHA should change
- * nothing) or next-token cross-entropy. Batches are a function of (seed,
- * step), so a run resumed from its checkpoint ends where an uninterrupted
- * one does.
+ * and takes an AdamW step on the router vectors (and, with --train all, on
+ * a heap copy of every weight). The task is KL from the original model's
+ * full-attention distribution (default: AHA should change nothing; the
+ * teacher always runs the loaded, untouched weights) or next-token
+ * cross-entropy. Batches are a function of (seed, step), so a run resumed
+ * from its checkpoint ends where an uninterrupted one does.
  */
+#include <cblas.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "app/args.h"
@@ -29,28 +33,61 @@ static void on_int(int sig) { (void)sig, g_stop = 1; }
 
 static void train_help(void) {
     puts("usage: ahascope train [--model M] --window W [--lambda L] [--tau T] [--sinks S] [--steps N] [--batch B]\n"
-         "                      [--seq-len T] [--lr LR] [--data FILE | --self N] [--objective kl|ce] [--train routers]\n"
+         "                      [--seq-len T] [--lr LR] [--data FILE | --self N] [--objective kl|ce]\n"
+         "                      [--train routers|all] [--lr-model LR] [--out-model FILE]\n"
          "                      [--seed S] [--resume CKPT] [--stop-after K] --out FILE\n"
          "\n"
-         "Learn one router vector per head (global iff sigmoid(x.w) > tau) with the base model frozen,\n"
-         "by the straight-through estimator, loss = task + lambda * mean(r) over tokens, layers, heads.\n"
-         "  --objective kl  KL(full-attention distribution || AHA distribution): AHA should change\n"
-         "                  nothing (default); ce: next-token cross-entropy\n"
+         "Learn one router vector per head (global iff sigmoid(x.w) > tau) by the straight-through estimator,\n"
+         "loss = task + lambda * mean(r) over tokens, layers, heads.\n"
+         "  --objective kl  KL(original model's full-attention distribution || AHA distribution): AHA should\n"
+         "                  change nothing (default); ce: next-token cross-entropy\n"
+         "  --train routers the base model stays frozen (default); all: full fine-tuning, every weight\n"
+         "                  learns too (AdamW at --lr-model, default 1e-4, same schedule) and the tuned model\n"
+         "                  is written as a llama2.c checkpoint to --out-model (default FILE without\n"
+         "                  .safetensors, plus .bin), in the input's version\n"
          "  --self N        N sequences sampled from the model itself (default 64), 1 in 8 held out;\n"
          "  --data FILE     or a text file cut into --seq-len chunks\n"
          "  defaults: lambda 0.02, tau 0.5, sinks 0, steps 300, batch 8, seq-len 128, lr 0.02 (AdamW,\n"
          "  10% warm-up, cosine to lr/10), seed 1\n"
          "Writes FILE (router safetensors with metadata: window, tau, lambda, sinks, objective, data, steps,\n"
-         "held-out global share and loss). Ctrl-C (or --stop-after K) writes FILE.ckpt, which --resume\n"
-         "continues. A progress bar goes to stderr. --train all (full fine-tuning) is not available yet.");
+         "seed, train, model, held-out global share and task loss, task loss on as many training sequences).\n"
+         "Ctrl-C (or --stop-after K) writes FILE.ckpt (routers, tuned weights, AdamW moments, step), which\n"
+         "--resume continues exactly. A progress bar goes to stderr: step, loss, task loss, global share,\n"
+         "tokens/s, ETA.");
 }
 
 typedef struct {
     RunOpts o;
-    const char *out, *data, *resume, *objective, *train;
+    const char *out, *out_model, *data, *resume, *objective, *train;
     long steps, batch, seq_len, self_n, stop_after;
-    double lambda, lr;
+    double lambda, lr, lr_model;
+    int all;                 /* --train all */
+    char out_model_buf[1100];
 } TrainOpts;
+
+/* The default --out-model: --out without ".safetensors", plus ".bin". */
+static void default_out_model(TrainOpts *t) {
+    size_t n = strlen(t->out), k = strlen(".safetensors");
+    if (n > k && !strcmp(t->out + n - k, ".safetensors")) n -= k;
+    snprintf(t->out_model_buf, sizeof t->out_model_buf, "%.*s.bin", (int)(n < 1000 ? n : 1000), t->out);
+    t->out_model = t->out_model_buf;
+}
+
+/* Checks across flags, after they are all read. */
+static int check_combination(TrainOpts *t, Err *e) {
+    if (!t->out) return err_set(e, "train: --out FILE is required");
+    if (!t->o.have_window) return err_set(e, "train: --window W is required");
+    if (strcmp(t->objective, "kl") && strcmp(t->objective, "ce")) return err_set(e, "train: --objective is kl or ce");
+    if (strcmp(t->train, "routers") && strcmp(t->train, "all")) return err_set(e, "train: --train is routers or all");
+    t->all = !strcmp(t->train, "all");
+    if (!t->all && (t->out_model || t->lr_model > 0))
+        return err_set(e, "train: --out-model and --lr-model need --train all (the base model is frozen)");
+    if (t->o.routers) return err_set(e, "train: --routers is not an input here (see --resume)");
+    if (t->all && !t->out_model) default_out_model(t);
+    if (t->all && !strcmp(t->out_model, t->out)) return err_set(e, "train: --out-model and --out are the same file");
+    if (t->lr_model <= 0) t->lr_model = 1e-4;
+    return 0;
+}
 
 static int parse(int argc, char **argv, TrainOpts *t, Err *e) {
     runopts_defaults(&t->o);
@@ -68,24 +105,19 @@ static int parse(int argc, char **argv, TrainOpts *t, Err *e) {
         a.i++;
         const char **str = !strcmp(f, "--out") ? &t->out : !strcmp(f, "--data") ? &t->data
                          : !strcmp(f, "--resume") ? &t->resume : !strcmp(f, "--objective") ? &t->objective
-                         : !strcmp(f, "--train") ? &t->train : NULL;
+                         : !strcmp(f, "--train") ? &t->train : !strcmp(f, "--out-model") ? &t->out_model : NULL;
         long *num = !strcmp(f, "--steps") ? &t->steps : !strcmp(f, "--batch") ? &t->batch
                   : !strcmp(f, "--seq-len") ? &t->seq_len : !strcmp(f, "--self") ? &t->self_n
                   : !strcmp(f, "--stop-after") ? &t->stop_after : NULL;
-        double *real = !strcmp(f, "--lambda") ? &t->lambda : !strcmp(f, "--lr") ? &t->lr : NULL;
+        double *real = !strcmp(f, "--lambda") ? &t->lambda : !strcmp(f, "--lr") ? &t->lr
+                     : !strcmp(f, "--lr-model") ? &t->lr_model : NULL;
         const char *v = NULL;
         if (str) { if (!(*str = args_value(&a, e))) return -1; }
         else if (num) { if (!(v = args_value(&a, e)) || args_int(f, v, num == &t->seq_len ? 2 : 1, 1 << 20, num, e)) return -1; }
-        else if (real) { if (!(v = args_value(&a, e)) || args_float(f, v, real == &t->lr ? 1e-9 : 0, 1e3, real, e)) return -1; }
+        else if (real) { if (!(v = args_value(&a, e)) || args_float(f, v, real == &t->lambda ? 0 : 1e-9, 1e3, real, e)) return -1; }
         else return err_set(e, "train: unknown flag '%s' (see ahascope train --help)", f);
     }
-    if (!t->out) return err_set(e, "train: --out FILE is required");
-    if (!t->o.have_window) return err_set(e, "train: --window W is required");
-    if (strcmp(t->objective, "kl") && strcmp(t->objective, "ce")) return err_set(e, "train: --objective is kl or ce");
-    if (!strcmp(t->train, "all")) return err_set(e, "train: --train all (full fine-tuning) is not available yet; use routers");
-    if (strcmp(t->train, "routers")) return err_set(e, "train: --train is routers (or all)");
-    if (t->o.routers) return err_set(e, "train: --routers is not an input here (see --resume)");
-    return 0;
+    return check_combination(t, e);
 }
 
 typedef struct {
@@ -98,15 +130,27 @@ typedef struct {
     float *routers, *drouters, *target; /* [L][H][dim] ×2, [N][vocab] */
     int *in, *tg;                        /* [N] */
     AdamW opt;
-    long step;
+    Grads params, grads;  /* --train all: the tuned weights (Grads layout) and their gradients */
+    Weights tuned;        /* views into params */
+    AdamW opt_w;
+    long step, step0;     /* steps done; where this process started */
 } Trainer;
 
-/* Batch of `step`: sequence indices from a hash of (seed, step, slot). */
-static void fill_batch(Trainer *tr, long step, int held) {
+/* The weights the student runs: the tuned copy, or the frozen model. */
+static const Weights *student(const Trainer *tr) { return tr->t->all ? &tr->tuned : &tr->m->w; }
+
+/* Which sequences a batch holds: the training stream (a hash of seed, step
+ * and slot), or held-out / training sequences in order (evaluation). */
+enum { BATCH_TRAIN, BATCH_HELD, BATCH_TRAIN_EVAL };
+
+/* Batch number `step` of the given kind into tr->in, tr->tg. */
+static void fill_batch(Trainer *tr, long step, int kind) {
     for (int b = 0; b < tr->B; b++) {
         uint64_t h = (tr->t->o.seed + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)(step * 131 + b) * 0xBF58476D1CE4E5B9ull;
         h ^= h >> 31;
-        int k = held ? tr->n_train + (int)((step * tr->B + b) % tr->n_held) : (int)(h % (uint64_t)tr->n_train);
+        long slot = step * tr->B + b;
+        int k = kind == BATCH_HELD ? tr->n_train + (int)(slot % tr->n_held)
+              : kind == BATCH_TRAIN_EVAL ? (int)(slot % tr->n_train) : (int)(h % (uint64_t)tr->n_train);
         const int *seq = tr->data.seq[k];
         int len = tr->data.len[k];
         for (int i = 0; i < tr->T; i++) {
@@ -116,14 +160,23 @@ static void fill_batch(Trainer *tr, long step, int held) {
     }
 }
 
-/* Forward (with the full-attention teacher first for KL); returns the loss. */
+/* Forward (for KL, first the teacher: the loaded model's own weights under
+ * full attention, never the tuned copy); returns the loss. */
 static double forward(Trainer *tr) {
-    const Weights *w = &tr->m->w;
     if (tr->tc.objective == TRAIN_KL) {
-        train_forward(&tr->s, w, tr->routers, &tr->teacher, tr->in, tr->tg, NULL);
+        train_forward(&tr->s, &tr->m->w, tr->routers, &tr->teacher, tr->in, tr->tg, NULL);
         memcpy(tr->target, tr->s.probs, (size_t)tr->s.N * tr->m->c.vocab_size * sizeof(float));
     }
-    return train_forward(&tr->s, w, tr->routers, &tr->tc, tr->in, tr->tg, tr->tc.objective == TRAIN_KL ? tr->target : NULL);
+    return train_forward(&tr->s, student(tr), tr->routers, &tr->tc, tr->in, tr->tg,
+                         tr->tc.objective == TRAIN_KL ? tr->target : NULL);
+}
+
+/* --train all: the heap copy of the weights, their gradients and moments. */
+static int init_weights(Trainer *tr, Err *e) {
+    const Config *c = &tr->m->c;
+    AdamWConfig h = adamw_defaults();
+    if (weights_clone(&tr->params, &tr->tuned, c, &tr->m->w, e) || grads_init(&tr->grads, c, e)) return -1;
+    return adamw_init(&tr->opt_w, tr->params.n, &h, e);
 }
 
 static int trainer_init(Trainer *tr, const Model *m, TrainOpts *t, Err *e) {
@@ -143,6 +196,7 @@ static int trainer_init(Trainer *tr, const Model *m, TrainOpts *t, Err *e) {
     if (train_init(&tr->s, c, tr->B, tr->T, e)) return -1;
     AdamWConfig h = adamw_defaults();
     if (adamw_init(&tr->opt, nr, &h, e)) return -1;
+    if (t->all && init_weights(tr, e)) return -1;
     /* Small random routers: scores start near 0.5, so about half the heads
      * go global and both branches get gradient from the first step. */
     uint64_t s = t->o.seed * 0x2545F4914F6CDD1Dull + 7;
@@ -156,14 +210,18 @@ static int trainer_init(Trainer *tr, const Model *m, TrainOpts *t, Err *e) {
 static void trainer_free(Trainer *tr) {
     train_free(&tr->s);
     adamw_free(&tr->opt);
+    adamw_free(&tr->opt_w);
+    grads_free(&tr->params);
+    grads_free(&tr->grads);
     free(tr->routers), free(tr->drouters), free(tr->target), free(tr->in), free(tr->tg);
     eval_data_free(&tr->data);
 }
 
-/* Checkpoint: routers and AdamW moments as F32 tensors, the step as metadata. */
+/* Checkpoint: routers, AdamW moments (and with --train all the tuned
+ * weights and theirs) as F32 tensors; step, seed and mode as metadata. */
 static int save_checkpoint(const Trainer *tr, const char *path, Err *e) {
     const Config *c = &tr->m->c;
-    int64_t shape[1] = {(int64_t)c->n_layers * c->n_heads * c->dim};
+    int64_t shape[1] = {(int64_t)c->n_layers * c->n_heads * c->dim}, wshape[1] = {(int64_t)tr->params.n};
     char step[32], seed[32];
     StWriter w;
     st_writer_init(&w);
@@ -172,90 +230,145 @@ static int save_checkpoint(const Trainer *tr, const char *path, Err *e) {
     int rc = st_writer_add(&w, "routers", ST_F32, 1, shape, tr->routers, e);
     if (rc == 0) rc = st_writer_add(&w, "adam.m", ST_F32, 1, shape, tr->opt.m, e);
     if (rc == 0) rc = st_writer_add(&w, "adam.v", ST_F32, 1, shape, tr->opt.v, e);
+    if (rc == 0 && tr->t->all) rc = st_writer_add(&w, "weights", ST_F32, 1, wshape, tr->params.mem, e);
+    if (rc == 0 && tr->t->all) rc = st_writer_add(&w, "weights.adam.m", ST_F32, 1, wshape, tr->opt_w.m, e);
+    if (rc == 0 && tr->t->all) rc = st_writer_add(&w, "weights.adam.v", ST_F32, 1, wshape, tr->opt_w.v, e);
     if (rc == 0) rc = st_writer_meta(&w, "step", step, e);
     if (rc == 0) rc = st_writer_meta(&w, "seed", seed, e);
+    if (rc == 0) rc = st_writer_meta(&w, "train", tr->t->train, e);
     if (rc == 0) rc = st_write(&w, path, e);
     st_writer_free(&w);
     return rc;
 }
 
+/* Copy n floats of tensor name from f into dst (shape [n], F32). */
+static int load_tensor(const StFile *f, const char *name, float *dst, size_t n, Err *e) {
+    int64_t shape[1] = {(int64_t)n};
+    const StTensor *t = st_expect(f, name, ST_F32, 1, shape, e);
+    if (!t) return -1;
+    memcpy(dst, t->data, t->nbytes);
+    return 0;
+}
+
 static int load_checkpoint(Trainer *tr, const char *path, Err *e) {
     const Config *c = &tr->m->c;
-    int64_t shape[1] = {(int64_t)c->n_layers * c->n_heads * c->dim};
+    size_t nr = (size_t)c->n_layers * c->n_heads * c->dim, nw = tr->params.n;
     StFile f;
     if (st_open(&f, path, e)) return -1;
-    const StTensor *r = st_expect(&f, "routers", ST_F32, 1, shape, e);
-    const StTensor *m = r ? st_expect(&f, "adam.m", ST_F32, 1, shape, e) : NULL;
-    const StTensor *v = m ? st_expect(&f, "adam.v", ST_F32, 1, shape, e) : NULL;
-    const char *step = st_meta(&f, "step");
-    long k;
-    int rc = v && step && args_int("step", step, 0, 1L << 40, &k, e) == 0 ? 0 : -1;
-    if (rc == 0) {
-        memcpy(tr->routers, r->data, r->nbytes), memcpy(tr->opt.m, m->data, m->nbytes), memcpy(tr->opt.v, v->data, v->nbytes);
-        tr->step = tr->opt.step = k;
-    } else if (v && !step) {
-        err_set(e, "%s: not a train checkpoint (no step)", path);
-    }
+    const char *step = st_meta(&f, "step"), *mode = st_meta(&f, "train");
+    if (!mode) mode = "routers"; /* checkpoints from before --train all */
+    long k = 0;
+    int rc = load_tensor(&f, "routers", tr->routers, nr, e) || load_tensor(&f, "adam.m", tr->opt.m, nr, e) ||
+             load_tensor(&f, "adam.v", tr->opt.v, nr, e) ? -1 : 0;
+    if (rc == 0 && !step) rc = err_set(e, "%s: not a train checkpoint (no step)", path);
+    if (rc == 0) rc = args_int("step", step, 0, 1L << 40, &k, e);
+    if (rc == 0 && strcmp(mode, tr->t->train))
+        rc = err_set(e, "%s: checkpoint of --train %s; resume it with --train %s", path, mode, mode);
+    if (rc == 0 && tr->t->all)
+        rc = load_tensor(&f, "weights", tr->params.mem, nw, e) || load_tensor(&f, "weights.adam.m", tr->opt_w.m, nw, e) ||
+             load_tensor(&f, "weights.adam.v", tr->opt_w.v, nw, e) ? -1 : 0;
+    if (rc == 0) tr->step = tr->step0 = tr->opt.step = tr->opt_w.step = k;
     st_close(&f);
     return rc;
 }
 
-/* Held-out loss and global share (forward only, every held-out sequence once). */
-static void held_out(Trainer *tr, double *loss, double *share) {
+/* Task loss and global share, forward only, over every held-out sequence
+ * once (kind BATCH_HELD) or as many training sequences (BATCH_TRAIN_EVAL). */
+static void evaluate(Trainer *tr, int kind, double *loss, double *share) {
     int batches = (tr->n_held + tr->B - 1) / tr->B;
     double l = 0, g = 0;
     for (int i = 0; i < batches; i++) {
-        fill_batch(tr, i, 1);
+        fill_batch(tr, i, kind);
         forward(tr);
         l += tr->s.task_loss, g += tr->s.global_share;
     }
     *loss = l / batches, *share = g / batches;
 }
 
+/* The bar on stderr: redrawn in place on a terminal, every 10% otherwise.
+ * tok/s counts the B·T positions of the steps this process ran. */
 static void progress(const Trainer *tr, double loss, double t0, int last) {
     int tty = isatty(STDERR_FILENO);
-    long total = tr->t->steps, done = tr->step;
+    long total = tr->t->steps, done = tr->step, ran = tr->step - tr->step0;
     if (!tty && !last && done % (total / 10 > 0 ? total / 10 : 1)) return;
-    double dt = args_seconds() - t0, tok_s = dt > 0 ? (double)done * tr->B * tr->T / dt : 0;
+    double dt = args_seconds() - t0, tok_s = dt > 0 ? (double)ran * tr->B * tr->T / dt : 0;
     int bar = (int)(20.0 * done / total);
     fprintf(stderr, "%s[%.*s%.*s] step %ld/%ld loss %.5f task %.5f global %5.1f%% %6.0f tok/s ETA %4.0f s%s",
             tty ? "\r" : "", bar, "####################", 20 - bar, "                    ", done, total, loss,
-            tr->s.task_loss, 100 * tr->s.global_share, tok_s, done ? dt / done * (total - done) : 0, tty && !last ? "" : "\n");
+            tr->s.task_loss, 100 * tr->s.global_share, tok_s, ran ? dt / ran * (total - done) : 0,
+            tty && !last ? "" : "\n");
 }
 
-static int save_routers(Trainer *tr, double hl, double hg, Err *e) {
+/* The router file: vectors plus the settings and results as metadata. */
+static int save_routers(Trainer *tr, double hl, double hg, double tl, Err *e) {
     const Config *c = &tr->m->c;
     TrainOpts *t = tr->t;
     Routers r = {tr->routers, c->n_layers, c->n_heads, c->dim, t->o.attn.window, t->o.attn.tau, ""};
-    char v[10][64];
+    enum { N_META = 13 };
+    char v[N_META][64];
     snprintf(v[0], 64, "%d", t->o.attn.window), snprintf(v[1], 64, "%g", t->o.attn.tau);
     snprintf(v[2], 64, "%g", t->lambda), snprintf(v[3], 64, "%d", t->o.attn.sinks);
     snprintf(v[4], 64, "%s", t->objective), snprintf(v[5], 64, "%.63s", tr->data.desc);
     snprintf(v[6], 64, "%ld", tr->step), snprintf(v[7], 64, "%.4f", hg);
     snprintf(v[8], 64, "%.6f", hl), snprintf(v[9], 64, "%llu", (unsigned long long)t->o.seed);
-    const char *keys[] = {"window", "tau", "lambda", "sinks", "objective", "data", "steps", "heldout_global_share",
-                          "heldout_task_loss", "seed"};
-    const char *vals[10];
-    for (int i = 0; i < 10; i++) vals[i] = v[i];
-    return router_save(&r, t->out, keys, vals, 10, e);
+    snprintf(v[10], 64, "%.6f", tl), snprintf(v[11], 64, "%s", t->train);
+    snprintf(v[12], 64, "%.63s", t->all ? t->out_model : "");
+    /* with --train all the routers belong to the tuned model, named by "model" */
+    const char *keys[N_META] = {"window", "tau", "lambda", "sinks", "objective", "data", "steps",
+                                "heldout_global_share", "heldout_task_loss", "seed", "train_task_loss", "train",
+                                "model"};
+    const char *vals[N_META];
+    for (int i = 0; i < N_META; i++) vals[i] = v[i];
+    return router_save(&r, t->out, keys, vals, t->all ? N_META : N_META - 1, e);
+}
+
+/* --train all: the tuned weights as a llama2.c checkpoint, in the input's version. */
+static int save_model(const Trainer *tr, Err *e) {
+    Model tuned = *tr->m;
+    tuned.w = tr->tuned, tuned.map = NULL, tuned.owned = NULL;
+    return model_save(&tuned, tr->t->out_model, tr->m->version == 1 ? 1 : 0, e);
+}
+
+/* One optimiser step on the batch of tr->step; returns its loss. */
+static double train_step(Trainer *tr) {
+    TrainOpts *t = tr->t;
+    long warm = t->steps / 10;
+    fill_batch(tr, tr->step, BATCH_TRAIN);
+    double loss = forward(tr);
+    train_backward(&tr->s, student(tr), tr->routers, tr->drouters, t->all ? &tr->grads : NULL);
+    float lr = lr_warmup_cosine(tr->step, warm, t->steps, (float)t->lr, (float)t->lr / 10);
+    adamw_step(&tr->opt, tr->routers, tr->drouters, lr);
+    if (t->all) {
+        float lw = lr_warmup_cosine(tr->step, warm, t->steps, (float)t->lr_model, (float)t->lr_model / 10);
+        adamw_step(&tr->opt_w, tr->params.mem, tr->grads.mem, lw);
+    }
+    tr->step++;
+    return loss;
+}
+
+/* OpenBLAS falls back to its SSE3 ("Prescott") kernels on x86 CPUs it does
+ * not recognise (some virtual machines), which halves training speed: say
+ * how to pick the right ones. */
+static void blas_note(void) {
+#if defined(OPENBLAS_VERSION) && defined(__x86_64__) && defined(__GNUC__)
+    const char *core = openblas_get_corename();
+    if (core && !strcmp(core, "Prescott") && __builtin_cpu_supports("avx2"))
+        fprintf(stderr, "train: note: OpenBLAS did not recognise this CPU and runs its SSE3 kernels; "
+                        "OPENBLAS_CORETYPE=%s in the environment makes its matrix products about 4x faster\n",
+                __builtin_cpu_supports("avx512f") ? "SkylakeX" : "Haswell");
+#endif
 }
 
 static int train_loop(Trainer *tr, Err *e) {
     TrainOpts *t = tr->t;
-    size_t nr = (size_t)tr->m->c.n_layers * tr->m->c.n_heads * tr->m->c.dim;
     double t0 = args_seconds(), loss = 0;
-    long warm = t->steps / 10;
     signal(SIGINT, on_int);
+    train_flush_subnormals(); /* after the data is sampled, which stays as eval makes it */
+    blas_note();
     while (tr->step < t->steps && !g_stop && !(t->stop_after && tr->step >= t->stop_after)) {
-        fill_batch(tr, tr->step, 0);
-        loss = forward(tr);
-        train_backward(&tr->s, &tr->m->w, tr->routers, tr->drouters, NULL);
-        float lr = lr_warmup_cosine(tr->step, warm, t->steps, (float)t->lr, (float)t->lr / 10);
-        adamw_step(&tr->opt, tr->routers, tr->drouters, lr);
-        tr->step++;
+        loss = train_step(tr);
         progress(tr, loss, t0, tr->step == t->steps);
     }
-    (void)nr;
     if (tr->step < t->steps) { /* interrupted: keep where we are */
         char ck[1100];
         snprintf(ck, sizeof ck, "%s.ckpt", t->out);
@@ -263,11 +376,23 @@ static int train_loop(Trainer *tr, Err *e) {
         fprintf(stderr, "\nstopped at step %ld: checkpoint %s (continue with --resume %s)\n", tr->step, ck, ck);
         return 1;
     }
-    double hl, hg;
-    held_out(tr, &hl, &hg);
-    if (save_routers(tr, hl, hg, e)) return -1;
+    double hl, hg, tl, tg;
+    evaluate(tr, BATCH_HELD, &hl, &hg);
+    evaluate(tr, BATCH_TRAIN_EVAL, &tl, &tg);
+    if (t->all && save_model(tr, e)) return -1;
+    if (save_routers(tr, hl, hg, tl, e)) return -1;
     printf("%s: window %d, lambda %g: held-out global share %.2f%%, %s %.5f\n", t->out, t->o.attn.window, t->lambda,
            100 * hg, t->objective, hl);
+    if (t->all) printf("%s: the fine-tuned model (use these routers with it)\n", t->out_model);
+    return 0;
+}
+
+/* Refuse an --out-model that is the input checkpoint itself. */
+static int check_out_model(const TrainOpts *t, const Model *m, Err *e) {
+    struct stat a, b;
+    if (!t->all || stat(t->out_model, &a) != 0 || stat(m->path, &b) != 0) return 0;
+    if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+        return err_set(e, "train: --out-model %s would overwrite the input model", t->out_model);
     return 0;
 }
 
@@ -283,13 +408,10 @@ static int run_train(TrainOpts *t, Err *e) {
         goto out;
     }
     if (t->o.attn.window > L.model.c.seq_len) { err_set(e, "train: window larger than the context"); goto out; }
-    if (trainer_init(&tr, &L.model, t, e)) goto out;
-    int len = (int)t->seq_len + 1;
-    if (t->data ? eval_data_file(&tr.data, &L.tok, t->data, len, 1 << 20, e)
-                : eval_data_self(&tr.data, &L.model, &L.tok, (int)t->self_n, len, t->o.seed * 7919 + 17, e))
+    if (check_out_model(t, &L.model, e) || trainer_init(&tr, &L.model, t, e)) goto out;
+    if (train_data_make(&tr.data, &tr.n_held, &L.model, &L.tok, t->data, (int)t->self_n, (int)t->seq_len + 1,
+                        t->o.seed, e))
         goto out;
-    if (tr.data.n < 2) { err_set(e, "train: %s gives %d sequence(s); need at least 2 (one held out)", tr.data.desc, tr.data.n); goto out; }
-    tr.n_held = tr.data.n / 8 > 0 ? tr.data.n / 8 : 1;
     tr.n_train = tr.data.n - tr.n_held;
     if (t->resume && load_checkpoint(&tr, t->resume, e)) goto out;
     rc = train_loop(&tr, e);

@@ -25,6 +25,13 @@ int eval_data_file(EvalData *d, const Tokenizer *tok, const char *path, int len,
 
 void eval_data_free(EvalData *d);
 
+/* The data `ahascope train` learns from: the text file when file is set, else
+ * n_self sequences sampled from the model with a seed derived from the run's
+ * seed. The last *n_held sequences (1 in 8, at least 1) are held out; the
+ * shipped-routers test regenerates them through this function. */
+int train_data_make(EvalData *d, int *n_held, const Model *m, const Tokenizer *tok, const char *file, int n_self,
+                    int len, uint64_t seed, Err *e);
+
 #define EVAL_N_PRED 5 /* executed, aha, qada, qada_bulk, oracle */
 
 typedef struct {

@@ -4,6 +4,15 @@
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
+void train_flush_subnormals(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_setcsr(_mm_getcsr() | 0x8000u | 0x0040u); /* FTZ: results; DAZ: operands */
+#endif
+}
 
 void embed_forward(float *x, const int *tokens, const float *emb, int N, int C) {
     for (int n = 0; n < N; n++) memcpy(x + (size_t)n * C, emb + (size_t)tokens[n] * C, (size_t)C * sizeof(float));

@@ -114,6 +114,12 @@ double kl_forward(float *probs, const float *logits, const float *p, int N, int 
 /* dlogits += scale · (probs − p) (rows of p sum to 1). */
 void kl_backward(float *dlogits, const float *probs, const float *p, int N, int V, float scale);
 
+/* Flush subnormal floats to zero in this thread's arithmetic from now on
+ * (x86 FTZ and DAZ; threads created later inherit it; elsewhere a no-op).
+ * Gradients below 1e-38 carry nothing, but subnormal operands slow the
+ * BLAS kernels a hundredfold — a model whose KL is near 0 makes nothing else. */
+void train_flush_subnormals(void);
+
 /* ---- the whole model ------------------------------------------------------ */
 
 typedef enum {
@@ -194,5 +200,10 @@ int grads_init(Grads *g, const Config *c, Err *e);
 
 /* Free gradients (safe on a zeroed struct). */
 void grads_free(Grads *g);
+
+/* Full fine-tuning: a heap copy of src's weights in a Grads-shaped block p
+ * (the gradients' layout, so one AdamW group over p->mem pairs each weight
+ * with its gradient), w pointing into it. Free with grads_free. */
+int weights_clone(Grads *p, Weights *w, const Config *c, const Weights *src, Err *e);
 
 #endif

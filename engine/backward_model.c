@@ -85,6 +85,23 @@ void grads_free(Grads *g) {
     memset(g, 0, sizeof *g);
 }
 
+int weights_clone(Grads *p, Weights *w, const Config *c, const Weights *src, Err *e) {
+    if (grads_init(p, c, e)) return -1;
+    size_t L = c->n_layers, d = c->dim, kv = c->kv_dim, hid = c->hidden_dim, V = c->vocab_size;
+    struct { float *dst; const float *src; size_t n; } t[] = {
+        {p->token_embedding, src->token_embedding, V * d}, {p->rms_att, src->rms_att, L * d},
+        {p->wq, src->wq, L * d * d}, {p->wk, src->wk, L * kv * d}, {p->wv, src->wv, L * kv * d},
+        {p->wo, src->wo, L * d * d}, {p->rms_ffn, src->rms_ffn, L * d}, {p->w1, src->w1, L * hid * d},
+        {p->w2, src->w2, L * d * hid}, {p->w3, src->w3, L * hid * d}, {p->rms_final, src->rms_final, d},
+        {p->wcls, src->wcls, V * d},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0] - (c->shared_classifier ? 1 : 0); i++)
+        memcpy(t[i].dst, t[i].src, t[i].n * sizeof(float));
+    *w = (Weights){p->token_embedding, p->rms_att, p->wq, p->wk, p->wv, p->wo, p->rms_ffn, p->w1, p->w2, p->w3,
+                   p->rms_final, p->wcls};
+    return 0;
+}
+
 /* ---- forward ---- */
 
 /* Per-layer slices of the activations (X + l·N·width). */
