@@ -402,6 +402,10 @@ static int run_train(TrainOpts *t, Err *e) {
     int rc = -1;
     memset(&tr, 0, sizeof tr);
     if (app_load(&t->o, &L, 1, e)) goto out;
+    if (L.model.c.arch != ARCH_LLAMA2C) { /* the backward pass reads the f32 llama2.c layout */
+        err_set(e, "%s: train needs a llama2.c checkpoint; Hugging Face folders are not trainable yet", L.model_path);
+        goto out;
+    }
     if (t->seq_len + 1 > L.model.c.seq_len) {
         err_set(e, "train: --seq-len %ld needs %ld positions but the context is %d", t->seq_len, t->seq_len + 1,
                 L.model.c.seq_len);

@@ -99,6 +99,9 @@ void fwd_free(RunState *s) {
 void fwd_reset(RunState *s) {
     size_t heads_kv = (size_t)s->c.n_layers * s->c.n_kv_heads;
     memset(s->bulk_n, 0, heads_kv * sizeof(int));
+    /* no sink count matches -1: the next bulk_sync clears the sums, which
+     * still hold the previous sequence's keys */
+    for (size_t i = 0; i < heads_kv; i++) s->bulk_start[i] = -1;
 }
 
 /* ---- matmul: out_k[T][n_k] = in[T][n_in] · W_k[n_k][n_in]ᵀ for up to four

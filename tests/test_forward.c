@@ -263,3 +263,35 @@ TEST(hf_converted_stories260K_matches_golden) {
     }
     golden_free(&g);
 }
+
+/* A new sequence (pos 0) on a used run state must forget the running bulk
+ * moments of the last one: qada_bulk of the second sequence equals a fresh
+ * state's exactly. (They once carried the earlier keys into every later
+ * sequence of an eval.) */
+TEST(qada_bulk_forgets_the_previous_sequence) {
+    SKIP_UNLESS_SHARED();
+    Model m;
+    RunState used, fresh;
+    Err e;
+    if (load_260k(&m)) return;
+    CHECK(fwd_init(&used, &m.c, 64, 1, &e) == 0);
+    CHECK(fwd_init(&fresh, &m.c, 64, 1, &e) == 0);
+    AttnConfig a = aha_defaults();
+    a.window = 8, a.profile = 1;
+    int n = 40, A[40], B[40];
+    for (int i = 0; i < n; i++) A[i] = (i * 37 + 5) % 512, B[i] = (i * 91 + 11) % 512;
+    StepTrace *ta[40], *tb[40];
+    for (int i = 0; i < n; i++) ta[i] = trace_new(m.c.n_layers, m.c.n_heads), tb[i] = trace_new(m.c.n_layers, m.c.n_heads);
+    fwd_forward(&m, &used, &a, A, n, 0, NULL, ta);
+    fwd_forward(&m, &used, &a, B, n, 0, NULL, ta);
+    fwd_forward(&m, &fresh, &a, B, n, 0, NULL, tb);
+    int differ = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < trace_cells(ta[i]); k++)
+            if (memcmp(&ta[i]->qada_bulk_mass[k], &tb[i]->qada_bulk_mass[k], sizeof(float))) differ++;
+    CHECK_MSG(differ == 0, "%d qada_bulk values differ from a fresh state", differ);
+    for (int i = 0; i < n; i++) trace_free(ta[i]), trace_free(tb[i]);
+    fwd_free(&used);
+    fwd_free(&fresh);
+    model_free(&m);
+}
