@@ -127,7 +127,9 @@ static int run_matched(const Loaded *L, const EvalData *d, EvalOpts *x, Store *s
         if (isnan(th)) goto out;
         r->a.theta = (float)th;
         snprintf(r->name, sizeof r->name, "%s", aha_policy_name(thr[i]));
-        snprintf(r->knob, sizeof r->knob, "theta=%.3g", th);
+        /* thresholds next to 1 matter by their distance from it: "theta=1-2e-07", not "theta=1" */
+        if (th > 0.999 && th < 1) snprintf(r->knob, sizeof r->knob, "theta=1-%.2g", 1 - th);
+        else snprintf(r->knob, sizeof r->knob, "theta=%.3g", th);
         if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
     }
     r = &rows[n++];

@@ -223,6 +223,12 @@ static int run_sweep(SweepOpts *w, Err *e) {
         err_set(e, "sweep: --seq-len %ld exceeds the model's context (%d)", x->seq_len, L.model.c.seq_len);
         goto out;
     }
+    snprintf(pol_buf, sizeof pol_buf, "%s", w->policies); /* refuse before any work, not after it */
+    for (char *save = NULL, *t = strtok_r(pol_buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        Policy p;
+        if (aha_policy_parse(t, &p, e)) goto out;
+        if (p == POLICY_STATIC) { err_set(e, "sweep: use calibrate + eval --policy static for static heads"); goto out; }
+    }
     if (x->data ? eval_data_file(&d, &L.tok, x->data, (int)x->seq_len, (int)x->max_seqs, e)
                 : eval_data_self(&d, &L.model, &L.tok, (int)x->self_n, (int)x->seq_len, x->o.seed, e))
         goto out;
