@@ -151,7 +151,7 @@ static int run_matched(const Loaded *L, const EvalData *d, EvalOpts *x, Store *s
     snprintf(r->name, sizeof r->name, "static");
     snprintf(r->knob, sizeof r->knob, "%d/%d heads", k, cells);
     if (!heads || eval_row(L, d, x, st, info, r, matched, e)) goto out;
-    eval_print_rows(rows, n, x->json);
+    eval_print_rows(rows, n, x->json, 1);
     if (!x->json) printf("oracle labels: out_mass > theta = %.3g for every row\n", x->o.attn.theta);
     rc = eval_plot_rows(rows, n, x, "predictors at the AHA routers' global share", e);
 out:
@@ -187,7 +187,7 @@ static int run_eval(EvalOpts *x, Err *e) {
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
         snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
         rc = eval_row(&L, &d, x, st, &info, &row, NULL, e);
-        if (rc == 0) eval_print_rows(&row, 1, x->json);
+        if (rc == 0) eval_print_rows(&row, 1, x->json, 0);
         if (rc == 0) rc = eval_plot_rows(&row, 1, x, "evaluation", e);
     }
 out:

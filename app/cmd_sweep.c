@@ -244,7 +244,7 @@ static int run_sweep(SweepOpts *w, Err *e) {
             if (sweep_policy(w, &L, &d, st, &info, p, (int)win[i], &rt, &rs, e)) goto out;
         }
     }
-    eval_print_rows(rs.rows, rs.n, x->json);
+    eval_print_rows(rs.rows, rs.n, x->json, 0);
     if (!x->json) print_front(&rs);
     rc = eval_plot_rows(rs.rows, rs.n, x, "sweep: global share against KL", e);
     if (rc == 0 && !x->json) rc = window_curves(&rs, x, n_win, e);

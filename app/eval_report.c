@@ -36,7 +36,7 @@ int eval_row(const Loaded *L, const EvalData *d, const EvalOpts *x, Store *st, S
     return st ? store_eval_end(st, id, ev, row->s.score, EVAL_N_PRED, e) : 0;
 }
 
-void eval_print_rows(const Row *rows, int n, int json) {
+void eval_print_rows(const Row *rows, int n, int json, int matched) {
     if (json) {
         printf("[");
         for (int i = 0; i < n; i++) {
@@ -63,7 +63,7 @@ void eval_print_rows(const Row *rows, int n, int json) {
         printf("%-10s %-14s %7.2f%% %7.2f%% %10.5f %9.4f %9.4f %9.4f %9.4f\n", rows[i].name, rows[i].knob,
                100 * v->global_share, 100 * v->keys_read_frac, v->kl_mean, v->perplexity, prec, rec, f1);
     }
-    for (int i = 1; i < n; i++)
+    for (int i = 1; matched && i < n; i++)
         if (fabs(rows[i].ev.global_share - rows[0].ev.global_share) > 0.01)
             printf("note: %s could not be brought within 1 point of %.2f%% (its share jumps past it)\n", rows[i].name,
                    100 * rows[0].ev.global_share);

@@ -26,8 +26,9 @@ typedef struct {
 int eval_row(const Loaded *L, const EvalData *d, const EvalOpts *x, Store *st, StoreRunInfo *info, Row *row,
              const char *matched, Err *e);
 
-/* The table (or --json array) of rows. */
-void eval_print_rows(const Row *rows, int n, int json);
+/* The table (or --json array) of rows; matched: rows 1.. were set to row 0's
+ * global share, so say which could not be brought within a point of it. */
+void eval_print_rows(const Row *rows, int n, int json, int matched);
 
 /* --svg FILE and --plot: global share (x) against KL (y), one series per
  * predictor name, so the Pareto picture shows who wins at each budget. */
