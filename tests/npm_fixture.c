@@ -59,3 +59,11 @@ HfTok *npm_tokenizer(const char *name, const cJSON *expected) {
     }
     return t;
 }
+
+int npm_skip_unless_available(void) {
+    if (npm_available()) return 1;
+    char why[512];
+    snprintf(why, sizeof why, "no npm tokenizer fixtures in %s; %s", npm_dir(), NPM_FIXTURE_HOWTO);
+    test_skip(why);
+    return 0;
+}

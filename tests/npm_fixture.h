@@ -18,6 +18,10 @@ const char *npm_dir(void);
 /* 1 if npm_dir()/index.json exists (install.sh has run to the end). */
 int npm_available(void);
 
+/* 1 if the fixtures are there; otherwise counts the test as skipped, saying
+ * how to create them, and returns 0. */
+int npm_skip_unless_available(void);
+
 /* Parse npm_dir()/<name>.expected.json; NULL (with a test failure) if it is
  * missing or malformed. */
 cJSON *npm_expected(const char *name);

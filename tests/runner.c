@@ -3,6 +3,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "test.h"
 
+#include <cjson/cJSON.h>
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +112,14 @@ char *test_run(const char *cmd, int *status) {
     *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
     if (out) out[n] = 0;
     return out;
+}
+
+struct cJSON *test_read_json(const char *path) {
+    char *s = test_read_file(path, NULL);
+    cJSON *j = s ? cJSON_Parse(s) : NULL;
+    free(s);
+    if (!j) test_fail(__FILE__, __LINE__, "cannot read %s", path);
+    return j;
 }
 
 const char *test_python_numpy(void) {

@@ -70,6 +70,9 @@ int test_shared_available(void);
 
 /* Read a whole file into a malloc'd NUL-terminated buffer (NULL on failure). */
 char *test_read_file(const char *path, long *len);
+/* Parse a JSON file (a cJSON tree the caller deletes); NULL, with a
+ * recorded failure, if it cannot be read or parsed. */
+struct cJSON *test_read_json(const char *path);
 /* Write bytes to a file; returns 0 on success. */
 int test_write_file(const char *path, const void *data, long len);
 /* Run a shell command, capture stdout+stderr (malloc'd) and exit status. */

@@ -159,12 +159,7 @@ static int same_ids(const int *ids, int n, const cJSON *want) {
 /* chat_for on the package's own chat_template reproduces the rendered text
  * for every prompt, and our ids for it equal the reference's. */
 static void check_package(const char *name, ChatFormat want_format, const char *want_system) {
-    if (!npm_available()) {
-        char why[512];
-        snprintf(why, sizeof why, "no npm tokenizer fixtures in %s; %s", npm_dir(), NPM_FIXTURE_HOWTO);
-        test_skip(why);
-        return;
-    }
+    if (!npm_skip_unless_available()) return;
     cJSON *exp = npm_expected(name);
     HfTok *t = exp ? npm_tokenizer(name, exp) : NULL;
     const cJSON *chat = exp ? cJSON_GetObjectItem(exp, "chat") : NULL, *cfg = exp ? cJSON_GetObjectItem(exp, "tokenizer_config") : NULL;
@@ -209,12 +204,7 @@ TEST(chat_npm_qwen3) { check_package("qwen3", CHAT_CHATML, ""); }
  * OLMo-2 chat_template, so the text is compared with the exact string above
  * and the ids with the reference's for that string (in strings.json). */
 TEST(chat_npm_tulu_cl100k) {
-    if (!npm_available()) {
-        char why[512];
-        snprintf(why, sizeof why, "no npm tokenizer fixtures in %s; %s", npm_dir(), NPM_FIXTURE_HOWTO);
-        test_skip(why);
-        return;
-    }
+    if (!npm_skip_unless_available()) return;
     cJSON *exp = npm_expected("gpt35turbo");
     HfTok *t = exp ? npm_tokenizer("gpt35turbo", exp) : NULL;
     if (t) {

@@ -43,13 +43,7 @@ static const char *fixture_dir(void) {
         return;                                                                         \
     }
 
-static cJSON *load_json(const char *path) {
-    char *s = test_read_file(path, NULL);
-    cJSON *j = s ? cJSON_Parse(s) : NULL;
-    free(s);
-    if (!j) test_fail(__FILE__, __LINE__, "cannot read %s", path);
-    return j;
-}
+static cJSON *load_json(const char *path) { return test_read_json(path); }
 
 /* Logits of every position, by decode steps (prefill = 0) or one batch. */
 static int run_logits(const Model *m, const AttnConfig *a, const int *tok, int n, int prefill, float *out,

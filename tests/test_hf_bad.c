@@ -68,14 +68,7 @@ static const char *good_dir(void) {
     return fixtures("make_hf.py", "hfgood", dir, sizeof dir, &state);
 }
 
-/* A parsed JSON file (NULL, with a recorded failure, if unreadable). */
-static cJSON *load_json(const char *path) {
-    char *s = test_read_file(path, NULL);
-    cJSON *j = s ? cJSON_Parse(s) : NULL;
-    free(s);
-    if (!j) test_fail(__FILE__, __LINE__, "cannot read %s", path);
-    return j;
-}
+static cJSON *load_json(const char *path) { return test_read_json(path); }
 
 typedef struct {
     int status;

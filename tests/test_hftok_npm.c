@@ -85,12 +85,7 @@ static const Variant VARIANTS[] = {{"ids", HFTOK_SPECIAL}, {"ids_post", -1}, {"i
 
 /* Compare one tokenizer on every string and variant. */
 static void check_tokenizer(const char *name) {
-    if (!npm_available()) {
-        char why[512];
-        snprintf(why, sizeof why, "no npm tokenizer fixtures in %s; %s", npm_dir(), NPM_FIXTURE_HOWTO);
-        test_skip(why);
-        return;
-    }
+    if (!npm_skip_unless_available()) return;
     cJSON *exp = npm_expected(name);
     if (!exp) return;
     HfTok *t = npm_tokenizer(name, exp);
