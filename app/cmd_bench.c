@@ -190,12 +190,12 @@ static int bench_dtypes(const Model *m32, const Config *c, const BenchOpts *b, T
     BenchOpts one = *b;
     one.runs = 1;
     int R = b->runs, rc = 0;
-    double *v = calloc((size_t)R * 8, sizeof(double));
+    double *v = calloc((size_t)R * 6, sizeof(double)); /* [prefill, decode, bandwidth] x [f32, half], by run */
     if (!v) { model_free(&mh); return err_set(e, "bench: out of memory"); }
     for (int r = 0; r < R && rc == 0; r++) {
         rc = bench_throughput(m32, &one, t32, e) || bench_throughput(&mh, &one, th, e);
-        double row[8] = {t32->prefill_tok_s, t32->decode_tok_s, t32->bandwidth_gbs, th->prefill_tok_s,
-                         th->decode_tok_s, th->bandwidth_gbs, 0, 0};
+        double row[6] = {t32->prefill_tok_s, t32->decode_tok_s, t32->bandwidth_gbs, th->prefill_tok_s,
+                         th->decode_tok_s, th->bandwidth_gbs};
         for (int k = 0; k < 6; k++) v[(size_t)k * R + r] = row[k];
     }
     if (rc == 0) {

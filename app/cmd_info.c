@@ -4,6 +4,7 @@
  * also the quickest way to ask "will ahascope accept this folder?". */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app/args.h"
 #include "app/commands.h"
@@ -100,17 +101,12 @@ int cmd_info(int argc, char **argv) {
     }
     Loaded L;
     if (app_load(&o, &L, 0, &e) != 0) { app_unload(&L); return args_fail(&e); }
-    int hf_tok = L.model.version == 2 && !o.tokenizer;
-    char p[1100];
-    snprintf(p, sizeof p, "%.1000s/tokenizer.json", L.model_path);
-    FILE *f = hf_tok ? fopen(p, "rb") : NULL;
-    if (f) fclose(f);
     /* a tokenizer that is there must load; one that is missing is only reported */
-    if (o.tokenizer || f || (!hf_tok && app_find_tokenizer(L.model_path, L.model.c.vocab_size, p, sizeof p) == 0)) {
-        o.tokenizer = o.tokenizer ? o.tokenizer : (f ? NULL : p);
-        app_unload(&L);
-        if (app_load(&o, &L, 1, &e) != 0) { app_unload(&L); return args_fail(&e); }
-    }
+    char p[1100];
+    if (L.model.version == 2) snprintf(p, sizeof p, "%.1000s/tokenizer.json", L.model_path);
+    int present = o.tokenizer || (L.model.version == 2 ? access(p, F_OK) == 0
+                                  : app_find_tokenizer(L.model_path, L.model.c.vocab_size, p, sizeof p) == 0);
+    if (present && !L.have_tok && app_load_tokenizer(&o, &L, &e) != 0) { app_unload(&L); return args_fail(&e); }
     if (json) print_json(&L, &o);
     else print_text(&L, &o);
     app_unload(&L);

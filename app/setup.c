@@ -209,6 +209,10 @@ static int apply_chat(RunOpts *o, Loaded *L, Err *e) {
     return 0;
 }
 
+int app_load_tokenizer(RunOpts *o, Loaded *L, Err *e) {
+    return load_tokenizer(o, L, e) != 0 || apply_chat(o, L, e) != 0 ? -1 : 0;
+}
+
 int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e) {
     memset(L, 0, sizeof *L);
     if (resolve_model(o, L, e) != 0) return -1;
@@ -216,7 +220,7 @@ int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e) {
                                             : model_load(&L->model, L->model_path, e);
     if (r != 0) return -1;
     const Config *c = &L->model.c;
-    if ((need_tok || o->tokenizer) && (load_tokenizer(o, L, e) != 0 || apply_chat(o, L, e) != 0)) return -1;
+    if ((need_tok || o->tokenizer) && app_load_tokenizer(o, L, e) != 0) return -1;
     if (L->model.builtin_routers && !o->routers) { /* faolmo: the model routes itself */
         o->attn.model_routers = 1;
         if (!o->have_window) o->attn.window = L->model.default_window;

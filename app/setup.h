@@ -39,6 +39,10 @@ int app_default_routers(const char *model_path, char *out, size_t cap);
  * say, and finish o->attn (routers pointer, default window and policy). */
 int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e);
 
+/* Load the tokenizer app_load would load (and apply --chat) into a Loaded
+ * whose model is already loaded: for callers that loaded with need_tok = 0. */
+int app_load_tokenizer(RunOpts *o, Loaded *L, Err *e);
+
 /* Release what app_load loaded. */
 void app_unload(Loaded *L);
 

@@ -220,18 +220,13 @@ __attribute__((target("avx512f"))) static void wsum_avx512(float *acc, const flo
     }
 }
 
-static int have_avx512(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
-}
-
 void mv_scores(float *s, const float *q, const float *k, int stride, int hs, int n, float scale) {
-    if (hs % 16 == 0 && hs <= 256 && have_avx512()) scores_avx512(s, q, k, stride, hs, n, scale);
+    if (hs % 16 == 0 && hs <= 256 && cpu_has(0)) scores_avx512(s, q, k, stride, hs, n, scale);
     else scores_portable(s, q, k, stride, hs, n, scale);
 }
 
 void mv_wsum(float *acc, const float *w, const float *v, int stride, int hs, int n) {
-    if (hs % 16 == 0 && hs <= 256 && have_avx512()) wsum_avx512(acc, w, v, stride, hs, n);
+    if (hs % 16 == 0 && hs <= 256 && cpu_has(0)) wsum_avx512(acc, w, v, stride, hs, n);
     else wsum_portable(acc, w, v, stride, hs, n);
 }
 
