@@ -269,13 +269,14 @@ static int bench_context(const Model *m, const BenchOpts *b, ContextResult *out,
     RunState s;
     if (fwd_init(&s, c, 1, b->threads, e) != 0) return -1;
     uint64_t seed = 7;
-    size_t per_layer = (size_t)c->seq_len * c->kv_dim, fill = (size_t)b->context * c->kv_dim;
     for (int l = 0; l < c->n_layers; l++)
-        for (size_t i = 0; i < fill; i++) {
-            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-            float v = (float)((seed >> 40) & 0xffff) / 32768.0f - 1.0f;
-            s.key_cache[l * per_layer + i] = v;
-            s.value_cache[l * per_layer + i] = -v;
+        for (int h = 0; h < c->n_kv_heads; h++) {
+            float *k = fwd_kv_row(&s, 0, l, h, 0), *v = fwd_kv_row(&s, 1, l, h, 0);
+            for (size_t i = 0; i < (size_t)b->context * c->head_size; i++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                k[i] = (float)((seed >> 40) & 0xffff) / 32768.0f - 1.0f;
+                v[i] = -k[i];
+            }
         }
     out->step_ms = time_step_at(m, &s, &b->attn, b->context, b->runs, &out->keys_read_frac, &out->global_share);
     out->full_ms = out->plain_ms = NAN;

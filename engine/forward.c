@@ -66,6 +66,7 @@ int fwd_init(RunState *s, const Config *c, int max_batch, int n_threads, Err *e)
     s->logits = malloc((size_t)c->vocab_size * sizeof(float));
     s->key_cache = calloc(cache, sizeof(float));
     s->value_cache = calloc(cache, sizeof(float));
+    s->kv_new = malloc(2 * B * c->kv_dim * sizeof(float));
     s->rope_cos = malloc((size_t)c->seq_len * hs / 2 * sizeof(float));
     s->rope_sin = malloc((size_t)c->seq_len * hs / 2 * sizeof(float));
     s->scratch = malloc((size_t)c->n_kv_heads * (2 * c->seq_len + 3 * hs) * sizeof(float));
@@ -76,7 +77,7 @@ int fwd_init(RunState *s, const Config *c, int max_batch, int n_threads, Err *e)
     s->tile_floats = c->dtype == DT_F32 ? 0 : HALF_TILE * max_in;
     s->tiles = s->tile_floats ? malloc((size_t)s->n_tiles * s->tile_floats * sizeof(float)) : NULL;
     if (!s->x || !s->xb || !s->xb2 || !s->q || !s->hb || !s->hb2 || !s->rlog || !s->logits || !s->key_cache ||
-        !s->value_cache || !s->rope_cos || !s->rope_sin || !s->scratch || !s->bulk_m1 || !s->bulk_m2 ||
+        !s->value_cache || !s->kv_new || !s->rope_cos || !s->rope_sin || !s->scratch || !s->bulk_m1 || !s->bulk_m2 ||
         !s->bulk_n || !s->bulk_start || (s->tile_floats && !s->tiles)) {
         fwd_free(s);
         return err_set(e, "out of memory for the run state (context %d, KV cache %zu MB)", c->seq_len,
@@ -89,7 +90,7 @@ int fwd_init(RunState *s, const Config *c, int max_batch, int n_threads, Err *e)
 
 void fwd_free(RunState *s) {
     free(s->x); free(s->xb); free(s->xb2); free(s->q); free(s->hb); free(s->hb2); free(s->rlog);
-    free(s->logits); free(s->key_cache); free(s->value_cache); free(s->rope_cos); free(s->rope_sin);
+    free(s->logits); free(s->key_cache); free(s->value_cache); free(s->kv_new); free(s->rope_cos); free(s->rope_sin);
     free(s->scratch); free(s->bulk_m1); free(s->bulk_m2); free(s->bulk_n); free(s->bulk_start);
     free(s->q_cache); free(s->tiles);
     pool_free(s->pool);
@@ -112,6 +113,7 @@ void fwd_reset(RunState *s) {
  * whole f32 copy of a half-precision model ever exists. */
 
 #define MM_MAX 4
+#define MM_SLICES 4 /* row slices per thread in a decode step */
 
 typedef struct {
     RunState *s;
@@ -170,6 +172,11 @@ static void matmul_run(RunState *s, MatMul *mm) {
     for (int k = 0; k < mm->n_mats; k++) total += mm->n_out[k];
     mm->s = s;
     int tasks = pool_threads(s->pool);
+    /* A decode step claims its rows in several slices per thread, so a core
+     * the host slows down (this machine is shared) hands its remaining
+     * slices to the others instead of holding up the barrier. A prefill
+     * keeps one slice per thread: its task index picks a widening tile. */
+    if (mm->T == 1) tasks *= MM_SLICES;
     if ((long)mm->T * mm->n_in * total < 32768) tasks = 1; /* not worth a wake-up */
     pool_run(s->pool, matmul_task, mm, tasks);
 }
@@ -221,8 +228,8 @@ static void bulk_sync(RunState *s, const AttnConfig *a, int layer, int kvh, int 
         s->bulk_n[idx] = 0;
         s->bulk_start[idx] = ns;
     }
-    const float *kc = s->key_cache + (size_t)layer * c->seq_len * c->kv_dim + kvh * hs;
-    for (int i = ns + s->bulk_n[idx]; i < lo; i++) attn_bulk_absorb(m1, m2, kc + (size_t)i * c->kv_dim, c->head_size);
+    const float *kc = fwd_kv_row(s, 0, layer, kvh, 0);
+    for (int i = ns + s->bulk_n[idx]; i < lo; i++) attn_bulk_absorb(m1, m2, kc + i * hs, c->head_size);
     s->bulk_n[idx] = want;
 }
 
@@ -234,7 +241,6 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
     const AttnConfig *a = j->a;
     int group = c->n_heads / c->n_kv_heads, hs = c->head_size, l = j->layer;
     int bulk = a->profile || a->policy == POLICY_QADA_BULK;
-    size_t loff = (size_t)l * c->seq_len * c->kv_dim;
     size_t idx = (size_t)l * c->n_kv_heads + kvh;
     float *scratch = s->scratch + (size_t)kvh * (2 * c->seq_len + 3 * hs);
     for (int i = 0; i < j->T; i++) {
@@ -242,8 +248,8 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
         if (bulk) bulk_sync(s, a, l, kvh, t);
         for (int h = kvh * group; h < (kvh + 1) * group; h++) {
             float score = j->routed ? 1.0f / (1.0f + expf(-s->rlog[(size_t)i * c->n_heads + h])) : NAN;
-            AttnHeadIn in = {.q = s->q + (size_t)i * c->q_dim + h * hs, .k = s->key_cache + loff + kvh * hs,
-                             .v = s->value_cache + loff + kvh * hs, .stride = c->kv_dim, .head_size = hs,
+            AttnHeadIn in = {.q = s->q + (size_t)i * c->q_dim + h * hs, .k = fwd_kv_row(s, 0, l, kvh, 0),
+                             .v = fwd_kv_row(s, 1, l, kvh, 0), .stride = hs, .head_size = hs,
                              .t = t, .window = a->window, .sinks = a->sinks, .theta = a->theta,
                              .want_oracle = a->profile, .want_qada = a->profile,
                              .bulk_m1 = bulk ? s->bulk_m1 + idx * hs : NULL,
@@ -308,14 +314,13 @@ static void layer_forward(const Model *m, RunState *s, const AttnConfig *a, int 
     const Config *c = &m->c;
     const LayerWeights *lw = &m->layers[l];
     int d = c->dim, kv = c->kv_dim, hid = c->hidden_dim, qd = c->q_dim, H = c->n_heads;
-    float *kc = s->key_cache + ((size_t)l * c->seq_len + pos0) * kv;
-    float *vc = s->value_cache + ((size_t)l * c->seq_len + pos0) * kv;
+    float *kn = s->kv_new, *vn = s->kv_new + (size_t)s->max_batch * kv;
 
     const float *in = s->x;
     if (lw->attn_norm) norm_rows(c, s->xb, s->x, lw->attn_norm, T, d, d, d), in = s->xb;
     int builtin = !a->routers && m->builtin_routers;
-    MatMul qkv = {.in = in, .T = T, .n_in = d, .n_mats = 3,   /* q [T][q_dim]; k, v straight into the cache */
-                  .out = {s->q, kc, vc}, .w = {lw->wq, lw->wk, lw->wv}, .n_out = {qd, kv, kv}};
+    MatMul qkv = {.in = in, .T = T, .n_in = d, .n_mats = 3,   /* q [T][q_dim]; k, v [T][kv_dim] */
+                  .out = {s->q, kn, vn}, .w = {lw->wq, lw->wk, lw->wv}, .n_out = {qd, kv, kv}};
     if (builtin) { /* faolmo: the router rows follow W_Q in q_proj */
         qkv.n_mats = 4;
         qkv.out[3] = s->rlog, qkv.n_out[3] = H;
@@ -324,12 +329,18 @@ static void layer_forward(const Model *m, RunState *s, const AttnConfig *a, int 
     matmul_run(s, &qkv);
     if (a->routers) matmul(s, s->rlog, in, (Mat){a->routers + (size_t)l * H * d, DT_F32}, T, d, H);
     add_bias(s->q, lw->bq, T, qd, qd);
-    add_bias(kc, lw->bk, T, kv, kv);
-    add_bias(vc, lw->bv, T, kv, kv);
+    add_bias(kn, lw->bk, T, kv, kv);
+    add_bias(vn, lw->bv, T, kv, kv);
     if (lw->q_norm) norm_rows(c, s->q, s->q, lw->q_norm, T, qd, qd, qd);
-    if (lw->k_norm) norm_rows(c, kc, kc, lw->k_norm, T, kv, kv, kv);
+    if (lw->k_norm) norm_rows(c, kn, kn, lw->k_norm, T, kv, kv, kv);
     rope_rows(s, s->q, qd, T, qd, pos0);
-    rope_rows(s, kc, kv, T, kv, pos0);
+    rope_rows(s, kn, kv, T, kv, pos0);
+    for (int i = 0; i < T; i++)
+        for (int h = 0; h < c->n_kv_heads; h++) {
+            size_t off = (size_t)i * kv + (size_t)h * c->head_size, bytes = c->head_size * sizeof(float);
+            memcpy(fwd_kv_row(s, 0, l, h, pos0 + i), kn + off, bytes);
+            memcpy(fwd_kv_row(s, 1, l, h, pos0 + i), vn + off, bytes);
+        }
     if (s->q_cache) memcpy(s->q_cache + ((size_t)l * c->seq_len + pos0) * qd, s->q, (size_t)T * qd * sizeof(float));
 
     AttnJob job = {s, a, l, T, pos0, builtin || a->routers, tr};
@@ -393,6 +404,12 @@ int fwd_keep_queries(RunState *s, Err *e) {
     return 0;
 }
 
+float *fwd_kv_row(const RunState *s, int value, int layer, int kvh, int pos) {
+    const Config *c = &s->c;
+    size_t row = ((size_t)layer * c->n_kv_heads + kvh) * c->seq_len + pos;
+    return (value ? s->value_cache : s->key_cache) + row * c->head_size;
+}
+
 int fwd_attention_weights(const RunState *s, int layer, int head, int pos, float *w) {
     const Config *c = &s->c;
     if (!s->q_cache || layer < 0 || layer >= c->n_layers || head < 0 || head >= c->n_heads || pos < 0 ||
@@ -400,11 +417,11 @@ int fwd_attention_weights(const RunState *s, int layer, int head, int pos, float
         return -1;
     int hs = c->head_size, kvh = head / (c->n_heads / c->n_kv_heads);
     const float *q = s->q_cache + ((size_t)layer * c->seq_len + pos) * c->q_dim + (size_t)head * hs;
-    const float *k = s->key_cache + (size_t)layer * c->seq_len * c->kv_dim + (size_t)kvh * hs;
+    const float *k = fwd_kv_row(s, 0, layer, kvh, 0);
     float scale = 1.0f / sqrtf((float)hs), m = -INFINITY;
     for (int i = 0; i <= pos; i++) {
         float dot = 0;
-        for (int j = 0; j < hs; j++) dot += q[j] * k[(size_t)i * c->kv_dim + j];
+        for (int j = 0; j < hs; j++) dot += q[j] * k[(size_t)i * hs + j];
         w[i] = dot * scale;
         if (w[i] > m) m = w[i];
     }

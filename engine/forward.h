@@ -24,8 +24,9 @@ typedef struct {
     float *hb, *hb2;      /* [B][hidden] */
     float *rlog;          /* router logits [B][n_heads] */
     float *logits;        /* [vocab]: the last row's logits */
-    float *key_cache;     /* [layer][seq_len][kv_dim], after RoPE */
-    float *value_cache;   /* [layer][seq_len][kv_dim] */
+    float *key_cache;     /* [layer][kv_head][seq_len][head_size], after RoPE: each head's keys one stream */
+    float *value_cache;   /* [layer][kv_head][seq_len][head_size] */
+    float *kv_new;        /* [2][B][kv_dim]: this call's keys, then values, before they enter the cache */
     float *rope_cos, *rope_sin; /* [seq_len][head_size/2] */
     float *scratch;       /* per KV head: 2*seq_len + 3*head_size floats */
     double *bulk_m1;      /* per (layer, KV head): Σ k over absorbed far keys [head_size] */
@@ -56,6 +57,10 @@ void fwd_reset(RunState *s);
  * per-head fields are filled (pos and token too). */
 void fwd_forward(const Model *m, RunState *s, const AttnConfig *a, const int *tokens, int n, int pos0,
                  float *logits_all, StepTrace **traces);
+
+/* The cached key (value = 0) or value (value = 1) of one KV head at one
+ * position: head_size floats, followed by the same head's next position. */
+float *fwd_kv_row(const RunState *s, int value, int layer, int kvh, int pos);
 
 /* Keep every position's queries from now on, so the attention weights of
  * any past position can be looked at again (the TUI's inspector). */

@@ -5,6 +5,27 @@
 
 #include "safetensors.h"
 
+/* Software prefetch for the weight stream. Out of cache, the hardware
+ * prefetchers alone let a core pull bf16 rows at only ~70% of the rate it
+ * pulls f32 rows: twice the instructions per cache line leave fewer lines
+ * in flight. Asking for the line 4 KiB ahead, into L2 (T1: it spends L2's
+ * miss slots, not L1's fill buffers), closes the gap: an out-of-cache
+ * matvec on 2 threads went from 8.5 to 11 G bf16 weights/s, f32 gained ~5%,
+ * and 2 KiB ahead or T0 did worse. In-cache speed is unchanged. The address
+ * is formed as an integer: it may lie past the matrix, which a prefetch
+ * never faults on, but pointer arithmetic may not. */
+#define MV_PREFETCH 4096
+
+static inline void mv_prefetch_at(const void *p, size_t ahead, int lines) {
+    for (int l = 0; l < lines; l++) _mm_prefetch((const char *)((uintptr_t)p + ahead + 64 * l), _MM_HINT_T1);
+}
+
+static inline void mv_prefetch(const void *p, int lines) { mv_prefetch_at(p, MV_PREFETCH, lines); }
+
+/* Attention asks for the key or value this many positions ahead: ~5 cycles
+ * a key means 8 ahead would arrive too late for a DRAM miss. */
+#define MV_AHEAD_ROWS 32
+
 static void mv_portable(float *out, const float *w, const float *x, int n, int d) {
     for (int i = 0; i < n; i++) {
         const float *r = w + (long)i * d;
@@ -25,6 +46,7 @@ __attribute__((target("avx2,fma"))) static void mv_avx2(float *out, const float 
         __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
         int j = 0;
         for (; j + 32 <= d; j += 32) {
+            mv_prefetch(r + j, 2);
             a0 = _mm256_fmadd_ps(_mm256_loadu_ps(r + j), _mm256_loadu_ps(x + j), a0);
             a1 = _mm256_fmadd_ps(_mm256_loadu_ps(r + j + 8), _mm256_loadu_ps(x + j + 8), a1);
             a2 = _mm256_fmadd_ps(_mm256_loadu_ps(r + j + 16), _mm256_loadu_ps(x + j + 16), a2);
@@ -46,6 +68,7 @@ __attribute__((target("avx512f"))) static void mv_avx512(float *out, const float
         __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
         int j = 0;
         for (; j + 64 <= d; j += 64) {
+            mv_prefetch(r + j, 4);
             a0 = _mm512_fmadd_ps(_mm512_loadu_ps(r + j), _mm512_loadu_ps(x + j), a0);
             a1 = _mm512_fmadd_ps(_mm512_loadu_ps(r + j + 16), _mm512_loadu_ps(x + j + 16), a1);
             a2 = _mm512_fmadd_ps(_mm512_loadu_ps(r + j + 32), _mm512_loadu_ps(x + j + 32), a2);
@@ -94,6 +117,7 @@ __attribute__((target("avx512f"))) static inline __m512 ld16_f16(const uint16_t 
             __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                                   \
             int j = 0;                                                                                    \
             for (; j + 64 <= d; j += 64) {                                                                \
+                mv_prefetch(r + j, 2);                                                                    \
                 a0 = _mm512_fmadd_ps(LOAD(r + j), _mm512_loadu_ps(x + j), a0);                            \
                 a1 = _mm512_fmadd_ps(LOAD(r + j + 16), _mm512_loadu_ps(x + j + 16), a1);                  \
                 a2 = _mm512_fmadd_ps(LOAD(r + j + 32), _mm512_loadu_ps(x + j + 32), a2);                  \
@@ -126,6 +150,7 @@ __attribute__((target("avx2,fma,f16c"))) static inline __m256 ld8_f16(const uint
             __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                                   \
             int j = 0;                                                                                    \
             for (; j + 32 <= d; j += 32) {                                                                \
+                mv_prefetch(r + j, 1);                                                                    \
                 a0 = _mm256_fmadd_ps(LOAD(r + j), _mm256_loadu_ps(x + j), a0);                            \
                 a1 = _mm256_fmadd_ps(LOAD(r + j + 8), _mm256_loadu_ps(x + j + 8), a1);                    \
                 a2 = _mm256_fmadd_ps(LOAD(r + j + 16), _mm256_loadu_ps(x + j + 16), a2);                  \
@@ -199,6 +224,9 @@ __attribute__((target("avx512f"))) static void scores_avx512(float *s, const flo
                                                              int n, float scale) {
     for (int i = 0; i < n; i++) {
         const float *ki = k + (long)i * stride;
+        /* keys are a strided walk (one head's slice of each cached row),
+         * which the hardware prefetchers follow poorly */
+        mv_prefetch_at(ki, (size_t)MV_AHEAD_ROWS * stride * sizeof(float), hs / 16);
         __m512 a = _mm512_mul_ps(_mm512_loadu_ps(ki), _mm512_loadu_ps(q));
         for (int j = 16; j < hs; j += 16) a = _mm512_fmadd_ps(_mm512_loadu_ps(ki + j), _mm512_loadu_ps(q + j), a);
         s[i] = _mm512_reduce_add_ps(a) * scale;
@@ -213,6 +241,7 @@ __attribute__((target("avx512f"))) static void wsum_avx512(float *acc, const flo
         for (int u = 0; u < lanes; u++) a[u] = _mm512_loadu_ps(acc + j + u * 16);
         for (int i = 0; i < n; i++) {
             const float *vi = v + (long)i * stride + j;
+            mv_prefetch_at(vi, (size_t)MV_AHEAD_ROWS * stride * sizeof(float), lanes);
             __m512 wi = _mm512_set1_ps(w[i]);
             for (int u = 0; u < lanes; u++) a[u] = _mm512_fmadd_ps(wi, _mm512_loadu_ps(vi + u * 16), a[u]);
         }

@@ -3,7 +3,8 @@
  * A decode step streams every weight once, so this kernel is judged by
  * bytes per second: one row at a time with independent accumulators reads
  * W as a single sequential stream, which the hardware prefetchers follow
- * (OpenBLAS's sgemv reached about half the machine's bandwidth here).
+ * (OpenBLAS's sgemv reached about half the machine's bandwidth here), and
+ * a software prefetch 4 KiB ahead keeps enough lines in flight for bf16.
  * The widest instruction set the CPU has is chosen at run time.
  */
 #ifndef AHASCOPE_MATVEC_H
