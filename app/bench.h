@@ -6,6 +6,9 @@
 #include "engine/aha.h"
 #include "engine/err.h"
 #include "engine/model.h"
+#include "engine/pool.h"
+
+#include <stdint.h>
 
 typedef struct {
     const char *model, *shape, *dims, *save;
@@ -21,6 +24,34 @@ typedef struct {
 
 /* Median of v[0..n) (sorts v). */
 double bench_median(double *v, int n);
+
+/* Decode figures of one model: tok/s, bandwidth, and the share of it the
+ * decode step's bytes (weights, plus the KV cache full attention reads)
+ * reach. */
+typedef struct {
+    double prefill_tok_s, decode_tok_s, bandwidth_gbs, roofline_frac, roofline_frac_weights;
+    size_t weight_bytes, kv_bytes;
+} Throughput;
+
+/* A read-bandwidth probe: each pool thread sums its slice of buf (n floats,
+ * far larger than the caches). */
+#define BENCH_STREAM_FLOATS ((size_t)256 << 20 >> 2)
+typedef struct {
+    const float *buf;
+    size_t n;
+    float sums[64];
+} BenchStream;
+
+/* One pass of the probe; GB/s. Called between timed runs, so bandwidth and
+ * decode see the same machine (it is shared and noisy). */
+double bench_stream_pass(Pool *pool, BenchStream *s);
+
+/* n pseudo-random token ids below vocab from *seed, the first one 1 (BOS). */
+void bench_random_tokens(int *ids, int n, int vocab, uint64_t *seed);
+
+/* --dtype with --shape/--dims: the model's random weights in f32 and in
+ * b->dtype, decode steps interleaved one for one. Prints its figures. */
+int bench_dtypes(const Model *m32, const BenchOpts *b, Err *e);
 
 /* --record: decision rows/s into a file database, and the cost of
  * recording a run over the same run unrecorded. Prints its figures. */

@@ -3,7 +3,8 @@
  * Throughput mode: prefill and decode tok/s of a model (a file, or random
  * weights of a named shape), the weight bytes a decode step streams, the
  * machine's read bandwidth measured by the project's own streaming kernel,
- * and roofline_frac = decode tok/s × bytes per step ÷ bandwidth.
+ * and roofline_frac = decode tok/s × bytes per step ÷ bandwidth (per run,
+ * against the passes just before and after its decode; then the median).
  * Context mode (--context N): the time of one decode step at position N for
  * a policy, with the KV cache pre-filled with random keys and values.
  */
@@ -30,7 +31,8 @@ static void bench_help(void) {
          "\n"
          "Throughput (default): medians over R runs of prefill tok/s (a prompt of N tokens, default 512)\n"
          "and decode tok/s (default 64 tokens), the weight bytes streamed per decode step, the read\n"
-         "bandwidth measured by a streaming kernel in the same run, and roofline_frac.\n"
+         "bandwidth measured by a streaming kernel in the same run, and roofline_frac (each run's decode\n"
+         "against the bandwidth measured just before and after it; the median over runs).\n"
          "--shape/--dims build random weights in memory; --save also writes them as a llama2.c v0 file.\n"
          "Context mode (--context N): median time of one decode step at position N (KV cache filled with\n"
          "random keys/values) under a policy: step_ms, keys_read_frac, and with --compare-full the\n"
@@ -39,8 +41,9 @@ static void bench_help(void) {
          "per step, and batched), and the cost of recording a --profile run over the same run unrecorded\n"
          "(--prompt-len, default 32 here, then --decode tokens, default 224; medians of --runs pairs).\n"
          "--tui: median time of a full TUI frame (200x60, 16x16 heads, 200 tokens) rendered off-screen.\n"
-         "--dtype bf16|f16 with --shape/--dims: the same random model timed in f32 and in bf16/f16, runs\n"
-         "alternated, and the decode ratio (roofline counted in the stored bytes). With --model, the resident\n"
+         "--dtype bf16|f16 with --shape/--dims: the same random model timed in f32 and in bf16/f16, decode\n"
+         "steps interleaved one for one: median tok/s of each, the median of the paired steps' ratios and\n"
+         "the ratio of the medians (roofline counted in the stored bytes). With --model, the resident\n"
          "memory the model adds (resident_mb) against its file size.\n"
          "--json prints one JSON object.");
 }
@@ -76,32 +79,19 @@ static int shape_config(const BenchOpts *b, Config *c, Err *e) {
     return model_config_check(c, "--dims", e);
 }
 
-typedef struct {
-    const float *buf;
-    size_t n;
-    float sums[64];
-} Stream;
-
 static void stream_task(void *ctx, int task, int n_tasks) {
-    Stream *s = ctx;
+    BenchStream *s = ctx;
     size_t lo = s->n * task / n_tasks, hi = s->n * (task + 1) / n_tasks;
     s->sums[task] = k_stream_sum(s->buf + lo, hi - lo);
 }
 
-/* One pass of every thread streaming its own slice of a buffer far larger
- * than the caches; GB/s. Called between the timed runs, so bandwidth and
- * decode see the same machine (it is shared and noisy). */
-static double stream_pass(Pool *pool, Stream *s) {
+double bench_stream_pass(Pool *pool, BenchStream *s) {
     double t0 = args_seconds();
     pool_run(pool, stream_task, s, pool_threads(pool));
     return s->n * sizeof(float) / (args_seconds() - t0) / 1e9;
 }
-typedef struct {
-    double prefill_tok_s, decode_tok_s, bandwidth_gbs, roofline_frac, roofline_frac_weights;
-    size_t weight_bytes, kv_bytes;
-} Throughput;
 
-static void random_tokens(int *ids, int n, int vocab, uint64_t *seed) {
+void bench_random_tokens(int *ids, int n, int vocab, uint64_t *seed) {
     for (int i = 0; i < n; i++) {
         *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
         ids[i] = (int)((*seed >> 33) % (uint64_t)vocab);
@@ -116,40 +106,47 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
         return err_set(e, "bench: prompt (%d) + decode (%d) exceed the context (%d)", plen, dec, c->seq_len);
     RunState s;
     if (fwd_init(&s, c, plen, b->threads, e) != 0) return -1;
-    Stream st = {.n = (size_t)256 << 20 >> 2};
+    BenchStream st = {.n = BENCH_STREAM_FLOATS};
     float *buf = malloc(st.n * sizeof(float));
     int *ids = malloc((size_t)(plen + dec) * sizeof(int));
     double *pre = malloc(R * sizeof(double)), *dtk = malloc(R * sizeof(double)), *bw = malloc(3 * R * sizeof(double));
-    if (!buf || !ids || !pre || !dtk || !bw) {
-        free(buf); free(ids); free(pre); free(dtk); free(bw); fwd_free(&s);
+    double *rf = malloc(R * sizeof(double));
+    if (!buf || !ids || !pre || !dtk || !bw || !rf) {
+        free(buf); free(ids); free(pre); free(dtk); free(bw); free(rf); fwd_free(&s);
         return err_set(e, "bench: out of memory");
     }
     for (size_t i = 0; i < st.n; i++) buf[i] = (float)(i & 7);
     st.buf = buf;
     uint64_t seed = 42;
-    random_tokens(ids, plen + dec, c->vocab_size, &seed);
+    bench_random_tokens(ids, plen + dec, c->vocab_size, &seed);
     for (int r = 0; r < R; r++) {
-        bw[3 * r] = stream_pass(s.pool, &st);
+        bw[3 * r] = bench_stream_pass(s.pool, &st);
         double t0 = args_seconds();
         fwd_forward(m, &s, &b->attn, ids, plen, 0, NULL, NULL);
         double t1 = args_seconds();
-        bw[3 * r + 1] = stream_pass(s.pool, &st);
+        bw[3 * r + 1] = bench_stream_pass(s.pool, &st);
         double t2 = args_seconds();
         for (int i = 0; i < dec; i++) fwd_forward(m, &s, &b->attn, &ids[plen + i], 1, plen + i, NULL, NULL);
         double t3 = args_seconds();
-        bw[3 * r + 2] = stream_pass(s.pool, &st);
+        bw[3 * r + 2] = bench_stream_pass(s.pool, &st);
         pre[r] = plen / (t1 - t0);
         dtk[r] = dec / (t3 - t2);
     }
-    out->prefill_tok_s = bench_median(pre, R);
-    out->decode_tok_s = bench_median(dtk, R);
-    out->bandwidth_gbs = bench_median(bw, 3 * R);
     out->weight_bytes = model_decode_bytes(c);
     /* full attention reads every cached key and value: average over the decoded positions */
     out->kv_bytes = (size_t)c->n_layers * 2 * c->kv_dim * sizeof(float) * (size_t)(plen + (dec + 1) / 2);
-    out->roofline_frac = out->decode_tok_s * (out->weight_bytes + out->kv_bytes) / (out->bandwidth_gbs * 1e9);
-    out->roofline_frac_weights = out->decode_tok_s * out->weight_bytes / (out->bandwidth_gbs * 1e9);
-    free(buf); free(ids); free(pre); free(dtk); free(bw);
+    /* Each run's decode is set against the bandwidth measured just before
+     * and just after it: the host's load moves both together, and pairing
+     * them cancels most of it (one median over all passes let a slow phase
+     * push f32 past 1.0). */
+    for (int r = 0; r < R; r++)
+        rf[r] = dtk[r] * (double)(out->weight_bytes + out->kv_bytes) / ((bw[3 * r + 1] + bw[3 * r + 2]) / 2 * 1e9);
+    out->prefill_tok_s = bench_median(pre, R);
+    out->decode_tok_s = bench_median(dtk, R);
+    out->bandwidth_gbs = bench_median(bw, 3 * R);
+    out->roofline_frac = bench_median(rf, R);
+    out->roofline_frac_weights = out->roofline_frac * out->weight_bytes / (double)(out->weight_bytes + out->kv_bytes);
+    free(buf); free(ids); free(pre); free(dtk); free(bw); free(rf);
     fwd_free(&s);
     return 0;
 }
@@ -179,59 +176,6 @@ static size_t model_resident(const Model *m, const BenchOpts *b, size_t before, 
     size_t after = resident_bytes();
     fwd_free(&s);
     return after > before ? after - before : 0;
-}
-
-/* The same random weights in f32 and in a half dtype, runs alternated so
- * both see the same machine; medians of each. */
-static int bench_dtypes(const Model *m32, const Config *c, const BenchOpts *b, Throughput *t32, Throughput *th, Err *e) {
-    Model mh;
-    if (model_random(&mh, c, 1234, e) != 0) return -1;
-    if (model_to_half(&mh, b->dtype, e) != 0) { model_free(&mh); return -1; }
-    BenchOpts one = *b;
-    one.runs = 1;
-    int R = b->runs, rc = 0;
-    double *v = calloc((size_t)R * 6, sizeof(double)); /* [prefill, decode, bandwidth] x [f32, half], by run */
-    if (!v) { model_free(&mh); return err_set(e, "bench: out of memory"); }
-    for (int r = 0; r < R && rc == 0; r++) {
-        rc = bench_throughput(m32, &one, t32, e) || bench_throughput(&mh, &one, th, e);
-        double row[6] = {t32->prefill_tok_s, t32->decode_tok_s, t32->bandwidth_gbs, th->prefill_tok_s,
-                         th->decode_tok_s, th->bandwidth_gbs};
-        for (int k = 0; k < 6; k++) v[(size_t)k * R + r] = row[k];
-    }
-    if (rc == 0) {
-        Throughput *t[2] = {t32, th};
-        for (int k = 0; k < 2; k++) {
-            t[k]->prefill_tok_s = bench_median(v + (size_t)(3 * k) * R, R);
-            t[k]->decode_tok_s = bench_median(v + (size_t)(3 * k + 1) * R, R);
-            t[k]->bandwidth_gbs = bench_median(v + (size_t)(3 * k + 2) * R, R);
-            t[k]->roofline_frac = t[k]->decode_tok_s * (t[k]->weight_bytes + t[k]->kv_bytes) / (t[k]->bandwidth_gbs * 1e9);
-            t[k]->roofline_frac_weights = t[k]->decode_tok_s * t[k]->weight_bytes / (t[k]->bandwidth_gbs * 1e9);
-        }
-    }
-    free(v);
-    model_free(&mh);
-    return rc ? -1 : 0;
-}
-
-static void print_dtypes(const BenchOpts *b, const Throughput *t32, const Throughput *th) {
-    const char *hn = model_dtype_name(b->dtype);
-    double ratio = th->decode_tok_s / t32->decode_tok_s;
-    if (b->json) {
-        printf("{\"f32\": {\"prefill_tok_s\": %.3f, \"decode_tok_s\": %.3f, \"weight_bytes\": %zu, \"roofline_frac\": %.4f}, "
-               "\"%s\": {\"prefill_tok_s\": %.3f, \"decode_tok_s\": %.3f, \"weight_bytes\": %zu, \"roofline_frac\": %.4f, "
-               "\"roofline_frac_weights\": %.4f}, \"bandwidth_gbs\": %.3f, \"decode_ratio\": %.3f, \"runs\": %d}\n",
-               t32->prefill_tok_s, t32->decode_tok_s, t32->weight_bytes, t32->roofline_frac, hn, th->prefill_tok_s,
-               th->decode_tok_s, th->weight_bytes, th->roofline_frac, th->roofline_frac_weights, th->bandwidth_gbs, ratio,
-               b->runs);
-        return;
-    }
-    printf("%-5s prefill %8.1f tok/s  decode %7.1f tok/s  %6.1f MB/step  roofline_frac %.3f\n", "f32",
-           t32->prefill_tok_s, t32->decode_tok_s, (t32->weight_bytes + t32->kv_bytes) / 1e6, t32->roofline_frac);
-    printf("%-5s prefill %8.1f tok/s  decode %7.1f tok/s  %6.1f MB/step  roofline_frac %.3f (weights only %.3f)\n", hn,
-           th->prefill_tok_s, th->decode_tok_s, (th->weight_bytes + th->kv_bytes) / 1e6, th->roofline_frac,
-           th->roofline_frac_weights);
-    printf("bandwidth %.2f GB/s; %s decode / f32 decode = %.2fx (medians of %d alternated runs)\n", th->bandwidth_gbs, hn,
-           ratio, b->runs);
 }
 
 typedef struct {
@@ -427,9 +371,9 @@ int cmd_bench(int argc, char **argv) {
         if (bench_context(&m, &b, &r, &e) == 0) print_context(&b, &r); else rc = args_fail(&e);
     } else {
         if (b.prompt_len + b.decode > m.c.seq_len && !b.model) b.prompt_len = m.c.seq_len - b.decode;
-        Throughput t = {0}, th = {0};
+        Throughput t = {0};
         if (b.dtype != DT_F32 && !b.model) {
-            if (bench_dtypes(&m, &m.c, &b, &t, &th, &e) == 0) print_dtypes(&b, &t, &th); else rc = args_fail(&e);
+            if (bench_dtypes(&m, &b, &e) != 0) rc = args_fail(&e);
         } else if (bench_throughput(&m, &b, &t, &e) == 0) {
             print_throughput(&b, &m, &t, resident);
         } else {

@@ -1,6 +1,8 @@
 /* The command line as users meet it: malformed inputs give one line on
  * stderr and a non-zero exit, never a crash (this suite also runs under
  * ASan+UBSan); edge cases of generation behave like llama2.c. */
+#include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,6 +155,39 @@ TEST(cli_bad_flags) {
     free(out);
 }
 
+/* The dtype comparison reports both dtypes, the median of the paired
+ * steps' ratios beside the ratio of the medians, and roofline fractions
+ * that count the KV cache on top of the weights. */
+TEST(cli_bench_dtype_reports_paired_figures) {
+    int st;
+    char *out = run(&st, "bench --shape 260K --dtype bf16 --runs 3 --prompt-len 8 --decode 8 --threads 1 --json");
+    cJSON *j = out ? cJSON_Parse(out) : NULL;
+    CHECK_MSG(st == 0 && j, "bench --dtype --json: %d %s", st, out ? out : "");
+    if (j) {
+        cJSON *f = cJSON_GetObjectItem(j, "f32"), *h = cJSON_GetObjectItem(j, "bf16");
+        double ratio = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "decode_ratio"));
+        double of_medians = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "decode_ratio_of_medians"));
+        CHECK(f && h && isfinite(ratio) && ratio > 0 && isfinite(of_medians) && of_medians > 0);
+        CHECK_INT((int)cJSON_GetNumberValue(cJSON_GetObjectItem(j, "runs")), 3);
+        CHECK_INT((int)cJSON_GetNumberValue(cJSON_GetObjectItem(j, "steps")), 24);
+        double rf = cJSON_GetNumberValue(cJSON_GetObjectItem(h, "roofline_frac"));
+        double rfw = cJSON_GetNumberValue(cJSON_GetObjectItem(h, "roofline_frac_weights"));
+        CHECK(isfinite(rf) && rf > 0 && rfw > 0 && rfw < rf); /* the KV cache adds bytes */
+        CHECK_NEAR(of_medians, cJSON_GetNumberValue(cJSON_GetObjectItem(h, "decode_tok_s")) /
+                                   cJSON_GetNumberValue(cJSON_GetObjectItem(f, "decode_tok_s")), 1e-3);
+        /* half the weight bytes, give or take the f32 norms */
+        double wf = cJSON_GetNumberValue(cJSON_GetObjectItem(f, "weight_bytes"));
+        double wh = cJSON_GetNumberValue(cJSON_GetObjectItem(h, "weight_bytes"));
+        CHECK_MSG(wh > 0.45 * wf && wh < 0.56 * wf, "weight bytes f32 %.0f bf16 %.0f", wf, wh);
+    }
+    cJSON_Delete(j);
+    free(out);
+    out = run(&st, "bench --shape 260K --dtype f16 --runs 1 --prompt-len 4 --decode 4 --threads 1");
+    CHECK_MSG(st == 0 && out && strstr(out, "f16 decode / f32 decode = ") && strstr(out, "median of 4 paired steps over 1 rounds"),
+              "bench --dtype f16: %s", out ? out : "");
+    free(out);
+}
+
 static char *ids_of(const char *args) {
     char a[2048];
     snprintf(a, sizeof a, "generate --model %s --temperature 0 --ids %s", test_shared("models/stories260K/stories260K.bin"), args);
@@ -191,8 +226,6 @@ TEST(cli_generate_edge_cases) {
     free(x);
     free(y);
 }
-
-#include <cjson/cJSON.h>
 
 TEST(cli_trace_jsonl_and_policies) {
     SKIP_UNLESS_SHARED();
