@@ -1,6 +1,9 @@
 /* main.c — `ahascope <command> [flags]`: dispatch to a subcommand. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include "app/commands.h"
 #include "app/version.h"
@@ -38,7 +41,32 @@ static void usage(FILE *f) {
     for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
 }
 
+char *openblas_get_corename(void); /* OpenBLAS extension, not in cblas.h everywhere */
+
+/* Debian's OpenBLAS 0.3.21 does not recognise CPUs newer than itself and
+ * falls back to its SSE3 "Prescott" kernels: prefill (sgemm) ran 2.5x
+ * slower than with its AVX-512 kernels on this project's Xeon. The core
+ * type can only be chosen before the library initialises, so ahascope runs
+ * itself again, once, with OPENBLAS_CORETYPE set. Setting that variable
+ * (to anything) opts out. */
+static void openblas_pick_core(char **argv) {
+    if (getenv("OPENBLAS_CORETYPE")) return;
+    const char *core = openblas_get_corename();
+    if (!core || strcasecmp(core, "Prescott") != 0) return;
+    __builtin_cpu_init();
+    const char *want = NULL;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq"))
+        want = "SkylakeX";
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        want = "Haswell";
+    if (!want || setenv("OPENBLAS_CORETYPE", want, 1) != 0) return;
+    fflush(NULL);
+    execv("/proc/self/exe", argv); /* returns only on failure: keep the slow kernels */
+}
+
 int main(int argc, char **argv) {
+    openblas_pick_core(argv);
     if (argc < 2) return cmd_tui(1, (char *[]){"tui", NULL});
     const char *name = argv[1];
     if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
