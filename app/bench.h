@@ -33,14 +33,21 @@ typedef struct {
     size_t weight_bytes, kv_bytes;
 } Throughput;
 
+/* Sets t's weight_bytes and kv_bytes: what a decode step reads after a
+ * plen-token prompt, the KV cache (full attention) averaged over the dec
+ * decoded positions. */
+void bench_step_bytes(const Config *c, int plen, int dec, Throughput *t);
+
 /* A read-bandwidth probe: each pool thread sums its slice of buf (n floats,
  * far larger than the caches). */
-#define BENCH_STREAM_FLOATS ((size_t)256 << 20 >> 2)
 typedef struct {
-    const float *buf;
+    float *buf;
     size_t n;
     float sums[64];
 } BenchStream;
+
+/* Allocate and fill the probe's 256 MB buffer; 0 on success (free s->buf). */
+int bench_stream_init(BenchStream *s);
 
 /* One pass of the probe; GB/s. Called between timed runs, so bandwidth and
  * decode see the same machine (it is shared and noisy). */

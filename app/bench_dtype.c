@@ -32,9 +32,7 @@ static void side_summary(Side *d, const BenchOpts *b, double bw_gbs) {
     t->prefill_tok_s = bench_median(d->pre, b->runs);
     t->decode_tok_s = 1.0 / bench_median(d->step, b->runs * b->decode);
     t->bandwidth_gbs = bw_gbs;
-    t->weight_bytes = model_decode_bytes(c);
-    /* full attention reads every cached key and value: average over the decoded positions */
-    t->kv_bytes = (size_t)c->n_layers * 2 * c->kv_dim * sizeof(float) * (size_t)(b->prompt_len + (b->decode + 1) / 2);
+    bench_step_bytes(c, b->prompt_len, b->decode, t);
     t->roofline_frac = t->decode_tok_s * (double)(t->weight_bytes + t->kv_bytes) / (bw_gbs * 1e9);
     t->roofline_frac_weights = t->decode_tok_s * (double)t->weight_bytes / (bw_gbs * 1e9);
 }
@@ -76,13 +74,13 @@ static void dtype_round(Side d[2], const BenchOpts *b, const int *ids, int r, Be
     }
     bw[1] = bench_stream_pass(d[0].s.pool, st);
     for (int i = 0; i < b->decode; i++) {
+        size_t k = (size_t)r * b->decode + i;
         for (int j = 0; j < 2; j++) {
             Side *x = &d[(i + j) % 2];
             double t0 = args_seconds();
             fwd_forward(x->m, &x->s, &b->attn, &ids[plen + i], 1, plen + i, NULL, NULL);
-            x->step[(size_t)r * b->decode + i] = args_seconds() - t0;
+            x->step[k] = args_seconds() - t0;
         }
-        size_t k = (size_t)r * b->decode + i;
         ratio[i] = d[0].step[k] / d[1].step[k];
     }
     bw[2] = bench_stream_pass(d[0].s.pool, st);
@@ -102,17 +100,15 @@ int bench_dtypes(const Model *m32, const BenchOpts *b, Err *e) {
     if (rc == 0 && fwd_init(&d[1].s, &mh.c, plen, b->threads, e) != 0) { fwd_free(&d[0].s); rc = -1; }
     if (rc != 0) { model_free(&mh); return -1; }
     size_t steps = (size_t)R * dec;
-    BenchStream st = {.n = BENCH_STREAM_FLOATS};
-    float *buf = malloc(st.n * sizeof(float));
+    BenchStream st;
+    int no_stream = bench_stream_init(&st);
     int *ids = malloc((size_t)(plen + dec) * sizeof(int));
     double *bw = malloc(3 * (size_t)R * sizeof(double)), *ratio = malloc(steps * sizeof(double));
     for (int k = 0; k < 2; k++) {
         d[k].pre = malloc(R * sizeof(double));
         d[k].step = malloc(steps * sizeof(double));
     }
-    if (buf && ids && bw && ratio && d[0].pre && d[0].step && d[1].pre && d[1].step) {
-        for (size_t i = 0; i < st.n; i++) buf[i] = (float)(i & 7);
-        st.buf = buf;
+    if (!no_stream && ids && bw && ratio && d[0].pre && d[0].step && d[1].pre && d[1].step) {
         uint64_t seed = 42;
         bench_random_tokens(ids, plen + dec, c->vocab_size, &seed);
         for (int r = 0; r < R; r++) dtype_round(d, b, ids, r, &st, bw + 3 * r, ratio + (size_t)r * dec);
@@ -123,7 +119,7 @@ int bench_dtypes(const Model *m32, const BenchOpts *b, Err *e) {
         rc = err_set(e, "bench: out of memory");
     }
     for (int k = 0; k < 2; k++) { free(d[k].pre); free(d[k].step); fwd_free(&d[k].s); }
-    free(buf); free(ids); free(bw); free(ratio);
+    free(st.buf); free(ids); free(bw); free(ratio);
     model_free(&mh);
     return rc;
 }

@@ -18,7 +18,6 @@
 #include "app/bench.h"
 #include "app/commands.h"
 #include "engine/forward.h"
-#include "engine/kernels.h"
 #include "engine/matvec.h"
 #include "engine/routers.h"
 #include "views/screen.h"
@@ -82,7 +81,20 @@ static int shape_config(const BenchOpts *b, Config *c, Err *e) {
 static void stream_task(void *ctx, int task, int n_tasks) {
     BenchStream *s = ctx;
     size_t lo = s->n * task / n_tasks, hi = s->n * (task + 1) / n_tasks;
-    s->sums[task] = k_stream_sum(s->buf + lo, hi - lo);
+    s->sums[task] = mv_stream_sum(s->buf + lo, hi - lo);
+}
+
+int bench_stream_init(BenchStream *s) {
+    s->n = (size_t)256 << 20 >> 2;
+    s->buf = malloc(s->n * sizeof(float));
+    if (!s->buf) return -1;
+    for (size_t i = 0; i < s->n; i++) s->buf[i] = (float)(i & 7);
+    return 0;
+}
+
+void bench_step_bytes(const Config *c, int plen, int dec, Throughput *t) {
+    t->weight_bytes = model_decode_bytes(c);
+    t->kv_bytes = (size_t)c->n_layers * 2 * c->kv_dim * sizeof(float) * (size_t)(plen + (dec + 1) / 2);
 }
 
 double bench_stream_pass(Pool *pool, BenchStream *s) {
@@ -106,17 +118,15 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
         return err_set(e, "bench: prompt (%d) + decode (%d) exceed the context (%d)", plen, dec, c->seq_len);
     RunState s;
     if (fwd_init(&s, c, plen, b->threads, e) != 0) return -1;
-    BenchStream st = {.n = BENCH_STREAM_FLOATS};
-    float *buf = malloc(st.n * sizeof(float));
+    BenchStream st;
+    int no_stream = bench_stream_init(&st);
     int *ids = malloc((size_t)(plen + dec) * sizeof(int));
     double *pre = malloc(R * sizeof(double)), *dtk = malloc(R * sizeof(double)), *bw = malloc(3 * R * sizeof(double));
     double *rf = malloc(R * sizeof(double));
-    if (!buf || !ids || !pre || !dtk || !bw || !rf) {
-        free(buf); free(ids); free(pre); free(dtk); free(bw); free(rf); fwd_free(&s);
+    if (no_stream || !ids || !pre || !dtk || !bw || !rf) {
+        free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf); fwd_free(&s);
         return err_set(e, "bench: out of memory");
     }
-    for (size_t i = 0; i < st.n; i++) buf[i] = (float)(i & 7);
-    st.buf = buf;
     uint64_t seed = 42;
     bench_random_tokens(ids, plen + dec, c->vocab_size, &seed);
     for (int r = 0; r < R; r++) {
@@ -132,9 +142,7 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
         pre[r] = plen / (t1 - t0);
         dtk[r] = dec / (t3 - t2);
     }
-    out->weight_bytes = model_decode_bytes(c);
-    /* full attention reads every cached key and value: average over the decoded positions */
-    out->kv_bytes = (size_t)c->n_layers * 2 * c->kv_dim * sizeof(float) * (size_t)(plen + (dec + 1) / 2);
+    bench_step_bytes(c, plen, dec, out);
     /* Each run's decode is set against the bandwidth measured just before
      * and just after it: the host's load moves both together, and pairing
      * them cancels most of it (one median over all passes let a slow phase
@@ -146,7 +154,7 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
     out->bandwidth_gbs = bench_median(bw, 3 * R);
     out->roofline_frac = bench_median(rf, R);
     out->roofline_frac_weights = out->roofline_frac * out->weight_bytes / (double)(out->weight_bytes + out->kv_bytes);
-    free(buf); free(ids); free(pre); free(dtk); free(bw); free(rf);
+    free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf);
     fwd_free(&s);
     return 0;
 }

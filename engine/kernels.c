@@ -1,10 +1,6 @@
 #include "kernels.h"
 
-#include <immintrin.h>
 #include <math.h>
-#include <stdint.h>
-
-#define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 
 void k_rmsnorm_eps(float *out, const float *x, const float *w, int n, float eps) {
     float ss = 0;
@@ -36,19 +32,3 @@ void k_swiglu(float *h, const float *u, int n) {
     }
 }
 
-/* The same software prefetch as the decode kernels (matvec.c): the
- * bandwidth a roofline divides by must be the best the machine gives a
- * read stream, or a kernel that prefetches seems to beat it. */
-CLONES float k_stream_sum(const float *x, size_t n) {
-    float acc[32] = {0};
-    size_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        _mm_prefetch((const char *)((uintptr_t)(x + i) + 4096), _MM_HINT_T1);
-        _mm_prefetch((const char *)((uintptr_t)(x + i) + 4096 + 64), _MM_HINT_T1);
-        for (int j = 0; j < 32; j++) acc[j] += x[i + j];
-    }
-    float s = 0;
-    for (; i < n; i++) s += x[i];
-    for (int j = 0; j < 32; j++) s += acc[j];
-    return s;
-}

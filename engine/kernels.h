@@ -18,8 +18,4 @@ void k_logit_stats(const float *logits, int n, int target, float *logprob, float
 /* h = silu(h) * u, elementwise (SwiGLU). */
 void k_swiglu(float *h, const float *u, int n);
 
-
-/* Sum of n floats, read once in order: the streaming kernel that measures
- * the machine's read bandwidth. */
-float k_stream_sum(const float *x, size_t n);
 #endif

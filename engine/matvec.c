@@ -26,6 +26,22 @@ static inline void mv_prefetch(const void *p, int lines) { mv_prefetch_at(p, MV_
  * a key means 8 ahead would arrive too late for a DRAM miss. */
 #define MV_AHEAD_ROWS 32
 
+/* Σ x[0..n): the bandwidth probe a decode step's roofline divides by. It
+ * prefetches as the kernels do, so it measures the best the machine gives a
+ * read stream (without, f32 decode streamed faster than it measured). */
+__attribute__((target_clones("avx512f", "avx2", "default"))) float mv_stream_sum(const float *x, size_t n) {
+    float acc[32] = {0};
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        mv_prefetch(x + i, 2);
+        for (int j = 0; j < 32; j++) acc[j] += x[i + j];
+    }
+    float s = 0;
+    for (; i < n; i++) s += x[i];
+    for (int j = 0; j < 32; j++) s += acc[j];
+    return s;
+}
+
 static void mv_portable(float *out, const float *w, const float *x, int n, int d) {
     for (int i = 0; i < n; i++) {
         const float *r = w + (long)i * d;

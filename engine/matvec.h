@@ -30,6 +30,10 @@ void mv_scores(float *s, const float *q, const float *k, int stride, int hs, int
 /* Weighted value sum: acc[hs] += Σ_i w[i] · v_i for n values v_i = v + i*stride. */
 void mv_wsum(float *acc, const float *w, const float *v, int stride, int hs, int n);
 
+/* Σ x[0..n), read the way the kernels above read their weights: the
+ * streaming probe `bench` measures bandwidth with. */
+float mv_stream_sum(const float *x, size_t n);
+
 /* Name of the kernel variant in use ("avx512", "avx2", "portable"). */
 const char *mv_variant(void);
 
