@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/model.h"
+
 void runopts_defaults(RunOpts *o) {
     memset(o, 0, sizeof *o);
     o->steps = 256;
@@ -14,6 +16,7 @@ void runopts_defaults(RunOpts *o) {
     o->topp = 0.9f;
     o->seed = (uint64_t)time(NULL);
     o->attn = aha_defaults();
+    o->kv_dtype = -1;
 }
 
 const char *args_value(Args *a, Err *e) {
@@ -104,6 +107,12 @@ int runopts_parse(RunOpts *o, Args *a, Err *e) {
         return 1;
     }
     if (!strcmp(f, "--chat")) { o->chat = 1; return 1; }
+    if (!strcmp(f, "--kv-dtype")) {
+        if (!(v = args_value(a, e))) return -1;
+        o->kv_dtype = !strcmp(v, "f32") ? DT_F32 : !strcmp(v, "bf16") ? DT_BF16 : !strcmp(v, "f16") ? DT_F16 : -1;
+        if (o->kv_dtype < 0) return err_set(e, "%s: --kv-dtype must be f32, bf16 or f16, not \"%s\"", a->cmd, v);
+        return 1;
+    }
     if (!strcmp(f, "--prompt")) {
         o->have_prompt = 1;
         return (o->prompt = args_value(a, e)) ? 1 : -1;

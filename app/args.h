@@ -37,10 +37,11 @@ typedef struct {
     const char *static_heads; /* --static-heads l.h,... or FILE */
     int context;            /* --context N: cap a Hugging Face model's context (0: default) */
     int chat;               /* --chat: wrap the prompt in the model family's chat format */
+    int kv_dtype;           /* --kv-dtype f32|bf16|f16: the KV cache's type (-1: the model's) */
 } RunOpts;
 
 /* Defaults: steps 256, temperature 1.0, top-p 0.9, seed from the clock,
- * full policy (aha when routers are given), window 32. */
+ * full policy (aha when routers are given), window 32, the model's KV dtype. */
 void runopts_defaults(RunOpts *o);
 
 /* If argv[a->i] is one of the RunOpts flags, consume it (and its value)

@@ -19,6 +19,7 @@ typedef struct {
     const char *routers;
     int dtype;               /* --dtype: also time the random model's matrices in bf16/f16 */
     int max_ctx;             /* --context also caps a Hugging Face model's context */
+    int kv_dtype;            /* --kv-dtype: the KV cache's type (-1: each model's own) */
     AttnConfig attn;
 } BenchOpts;
 

@@ -37,23 +37,27 @@ static void side_summary(Side *d, const BenchOpts *b, double bw_gbs) {
     t->roofline_frac_weights = t->decode_tok_s * (double)t->weight_bytes / (bw_gbs * 1e9);
 }
 
-static void print_dtypes(const BenchOpts *b, const Throughput *t32, const Throughput *th, double ratio) {
-    const char *hn = model_dtype_name(b->dtype);
+static void print_dtypes(const BenchOpts *b, const Side d[2], double ratio) {
+    const Throughput *t32 = &d[0].t, *th = &d[1].t;
+    const char *hn = model_dtype_name(b->dtype), *kv32 = model_dtype_name(d[0].m->c.kv_dtype),
+               *kvh = model_dtype_name(d[1].m->c.kv_dtype);
     double of_medians = th->decode_tok_s / t32->decode_tok_s;
     if (b->json) {
-        printf("{\"f32\": {\"prefill_tok_s\": %.3f, \"decode_tok_s\": %.3f, \"weight_bytes\": %zu, \"roofline_frac\": %.4f}, "
-               "\"%s\": {\"prefill_tok_s\": %.3f, \"decode_tok_s\": %.3f, \"weight_bytes\": %zu, \"roofline_frac\": %.4f, "
+        printf("{\"f32\": {\"prefill_tok_s\": %.3f, \"decode_tok_s\": %.3f, \"weight_bytes\": %zu, \"kv_bytes\": %zu, "
+               "\"kv_dtype\": \"%s\", \"roofline_frac\": %.4f}, "
+               "\"%s\": {\"prefill_tok_s\": %.3f, \"decode_tok_s\": %.3f, \"weight_bytes\": %zu, \"kv_bytes\": %zu, "
+               "\"kv_dtype\": \"%s\", \"roofline_frac\": %.4f, "
                "\"roofline_frac_weights\": %.4f}, \"bandwidth_gbs\": %.3f, \"decode_ratio\": %.3f, "
                "\"decode_ratio_of_medians\": %.3f, \"runs\": %d, \"steps\": %d}\n",
-               t32->prefill_tok_s, t32->decode_tok_s, t32->weight_bytes, t32->roofline_frac, hn, th->prefill_tok_s,
-               th->decode_tok_s, th->weight_bytes, th->roofline_frac, th->roofline_frac_weights, th->bandwidth_gbs, ratio,
-               of_medians, b->runs, b->runs * b->decode);
+               t32->prefill_tok_s, t32->decode_tok_s, t32->weight_bytes, t32->kv_bytes, kv32, t32->roofline_frac, hn,
+               th->prefill_tok_s, th->decode_tok_s, th->weight_bytes, th->kv_bytes, kvh, th->roofline_frac,
+               th->roofline_frac_weights, th->bandwidth_gbs, ratio, of_medians, b->runs, b->runs * b->decode);
         return;
     }
-    printf("%-5s prefill %8.1f tok/s  decode %7.1f tok/s  %6.1f MB/step  roofline_frac %.3f\n", "f32",
-           t32->prefill_tok_s, t32->decode_tok_s, (t32->weight_bytes + t32->kv_bytes) / 1e6, t32->roofline_frac);
-    printf("%-5s prefill %8.1f tok/s  decode %7.1f tok/s  %6.1f MB/step  roofline_frac %.3f (weights only %.3f)\n", hn,
-           th->prefill_tok_s, th->decode_tok_s, (th->weight_bytes + th->kv_bytes) / 1e6, th->roofline_frac,
+    printf("%-5s prefill %8.1f tok/s  decode %7.1f tok/s  %6.1f MB/step (kv %s)  roofline_frac %.3f\n", "f32",
+           t32->prefill_tok_s, t32->decode_tok_s, (t32->weight_bytes + t32->kv_bytes) / 1e6, kv32, t32->roofline_frac);
+    printf("%-5s prefill %8.1f tok/s  decode %7.1f tok/s  %6.1f MB/step (kv %s)  roofline_frac %.3f (weights only %.3f)\n",
+           hn, th->prefill_tok_s, th->decode_tok_s, (th->weight_bytes + th->kv_bytes) / 1e6, kvh, th->roofline_frac,
            th->roofline_frac_weights);
     printf("bandwidth %.2f GB/s; %s decode / f32 decode = %.2fx (median of %d paired steps over %d rounds; "
            "ratio of medians %.2fx)\n",
@@ -95,6 +99,7 @@ int bench_dtypes(const Model *m32, const BenchOpts *b, Err *e) {
     Model mh;
     if (model_random(&mh, c, 1234, e) != 0) return -1;
     if (model_to_half(&mh, b->dtype, e) != 0) { model_free(&mh); return -1; }
+    if (b->kv_dtype >= 0) mh.c.kv_dtype = b->kv_dtype;
     Side d[2] = {{.m = m32}, {.m = &mh}};
     int rc = fwd_init(&d[0].s, c, plen, b->threads, e);
     if (rc == 0 && fwd_init(&d[1].s, &mh.c, plen, b->threads, e) != 0) { fwd_free(&d[0].s); rc = -1; }
@@ -114,7 +119,7 @@ int bench_dtypes(const Model *m32, const BenchOpts *b, Err *e) {
         for (int r = 0; r < R; r++) dtype_round(d, b, ids, r, &st, bw + 3 * r, ratio + (size_t)r * dec);
         double bw_gbs = bench_median(bw, 3 * R);
         for (int k = 0; k < 2; k++) side_summary(&d[k], b, bw_gbs);
-        print_dtypes(b, &d[0].t, &d[1].t, bench_median(ratio, (int)steps));
+        print_dtypes(b, d, bench_median(ratio, (int)steps));
     } else {
         rc = err_set(e, "bench: out of memory");
     }

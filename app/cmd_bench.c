@@ -26,6 +26,7 @@
 static void bench_help(void) {
     puts("usage: ahascope bench [--model PATH | --shape 260K|15M|110M | --dims d,hidden,layers,heads,kv_heads,vocab,seq_len]\n"
          "                      [--prompt-len N] [--decode N] [--runs R] [--json] [--save FILE] [--threads N]\n"
+         "                      [--dtype bf16|f16] [--kv-dtype f32|bf16|f16]\n"
          "                      [--context N --window W --policy P [--p P] [--sinks S] [--profile] [--compare-full]]\n"
          "\n"
          "Throughput (default): medians over R runs of prefill tok/s (a prompt of N tokens, default 512)\n"
@@ -42,8 +43,10 @@ static void bench_help(void) {
          "--tui: median time of a full TUI frame (200x60, 16x16 heads, 200 tokens) rendered off-screen.\n"
          "--dtype bf16|f16 with --shape/--dims: the same random model timed in f32 and in bf16/f16, decode\n"
          "steps interleaved one for one: median tok/s of each, the median of the paired steps' ratios and\n"
-         "the ratio of the medians (roofline counted in the stored bytes). With --model, the resident\n"
-         "memory the model adds (resident_mb) against its file size.\n"
+         "the ratio of the medians (roofline counted in the stored bytes: weights, and the KV cache in its\n"
+         "own type). With --model, the resident memory the model adds (resident_mb) against its file size.\n"
+         "--kv-dtype f32|bf16|f16: the KV cache's type (default each model's own: f32 for f32 weights,\n"
+         "bf16/f16 for half-precision ones).\n"
          "--json prints one JSON object.");
 }
 
@@ -94,7 +97,7 @@ int bench_stream_init(BenchStream *s) {
 
 void bench_step_bytes(const Config *c, int plen, int dec, Throughput *t) {
     t->weight_bytes = model_decode_bytes(c);
-    t->kv_bytes = (size_t)c->n_layers * 2 * c->kv_dim * sizeof(float) * (size_t)(plen + (dec + 1) / 2);
+    t->kv_bytes = (size_t)c->n_layers * 2 * c->kv_dim * model_dtype_size(c->kv_dtype) * (size_t)(plen + (dec + 1) / 2);
 }
 
 double bench_stream_pass(Pool *pool, BenchStream *s) {
@@ -221,15 +224,18 @@ static int bench_context(const Model *m, const BenchOpts *b, ContextResult *out,
     RunState s;
     if (fwd_init(&s, c, 1, b->threads, e) != 0) return -1;
     uint64_t seed = 7;
+    float *k = s.scratch, *v = s.scratch + c->head_size; /* scratch holds seq_len + 2*head_size floats */
     for (int l = 0; l < c->n_layers; l++)
-        for (int h = 0; h < c->n_kv_heads; h++) {
-            float *k = fwd_kv_row(&s, 0, l, h, 0), *v = fwd_kv_row(&s, 1, l, h, 0);
-            for (size_t i = 0; i < (size_t)b->context * c->head_size; i++) {
-                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-                k[i] = (float)((seed >> 40) & 0xffff) / 32768.0f - 1.0f;
-                v[i] = -k[i];
+        for (int h = 0; h < c->n_kv_heads; h++)
+            for (int pos = 0; pos < b->context; pos++) {
+                for (int j = 0; j < c->head_size; j++) {
+                    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                    k[j] = (float)((seed >> 40) & 0xffff) / 32768.0f - 1.0f;
+                    v[j] = -k[j];
+                }
+                fwd_kv_set(&s, 0, l, h, pos, k);
+                fwd_kv_set(&s, 1, l, h, pos, v);
             }
-        }
     out->step_ms = time_step_at(m, &s, &b->attn, b->context, b->runs, &out->keys_read_frac, &out->global_share);
     out->full_ms = out->plain_ms = NAN;
     if (b->compare_full) {
@@ -290,6 +296,7 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
     b->model = ro.model;
     b->routers = ro.routers;
     b->attn = ro.attn;
+    b->kv_dtype = ro.kv_dtype;
     if (b->runs > 1000) return err_set(e, "bench: --runs %d is too many (max 1000)", b->runs);
     return 0;
 }
@@ -366,6 +373,7 @@ int cmd_bench(int argc, char **argv) {
         if (shape_config(&b, &c, &e) != 0 || model_random(&m, &c, 1234, &e) != 0) return args_fail(&e);
         if (b.save && model_save(&m, b.save, 0, &e) != 0) { model_free(&m); return args_fail(&e); }
     }
+    if (b.kv_dtype >= 0) m.c.kv_dtype = b.kv_dtype;
     int rc = 0;
     Routers rt = {0};
     if (b.routers) {

@@ -12,10 +12,11 @@
 #include "engine/hftok.h"
 
 static void info_help(void) {
-    puts("usage: ahascope info [--model PATH] [--tokenizer PATH] [--routers FILE] [--context N] [--json]\n"
+    puts("usage: ahascope info [--model PATH] [--tokenizer PATH] [--routers FILE] [--context N] [--kv-dtype T] [--json]\n"
          "\n"
          "Describe a model: a llama2.c checkpoint or a Hugging Face folder (config.json + safetensors,\n"
          "llama / qwen2 / olmo2 / faolmo, F32 / F16 / BF16). Prints architecture, dimensions, dtype,\n"
+         "the KV cache's type and size at the full context (--kv-dtype as a run would set it),\n"
          "parameter count, bytes, RoPE, tokenizer kind and router presence; --json as one object.\n"
          "Exits 1 with one line naming the file (and tensor) when the model or its tokenizer is bad.");
 }
@@ -45,6 +46,11 @@ static const char *tok_text(const Loaded *L, char *buf, size_t cap) {
     return buf;
 }
 
+/* Keys and values of every layer at every position of the context. */
+static size_t kv_cache_bytes(const Config *c) {
+    return (size_t)2 * c->n_layers * c->seq_len * c->kv_dim * model_dtype_size(c->kv_dtype);
+}
+
 static void print_text(const Loaded *L, const RunOpts *o) {
     const Model *m = &L->model;
     const Config *c = &m->c;
@@ -56,6 +62,7 @@ static void print_text(const Loaded *L, const RunOpts *o) {
            c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->head_size, c->vocab_size);
     printf("context       %d\n", c->seq_len);
     printf("dtype         %s\n", model_dtype_name(c->dtype));
+    printf("kv cache      %s, %.1f MB at the full context\n", model_dtype_name(c->kv_dtype), kv_cache_bytes(c) / 1e6);
     printf("parameters    %zu (%.2f M)\n", count_params(m), count_params(m) / 1e6);
     printf("bytes         %zu on disk, %zu streamed per decode step\n", m->file_bytes, model_decode_bytes(c));
     printf("classifier    %s\n", c->shared_classifier ? "tied to the embedding" : "separate (lm_head)");
@@ -73,10 +80,11 @@ static void print_json(const Loaded *L, const RunOpts *o) {
     /* every string printed here is ours or a path; paths are escaped minimally */
     printf("{\"architecture\": \"%s\", \"dim\": %d, \"hidden_dim\": %d, \"n_layers\": %d, \"n_heads\": %d, "
            "\"n_kv_heads\": %d, \"head_size\": %d, \"vocab_size\": %d, \"context\": %d, \"dtype\": \"%s\", "
+           "\"kv_dtype\": \"%s\", \"kv_cache_bytes\": %zu, "
            "\"parameters\": %zu, \"file_bytes\": %zu, \"decode_bytes\": %zu, \"tied\": %s, \"builtin_routers\": %s, "
            "\"tokenizer\": \"",
            m->arch_name, c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->head_size, c->vocab_size,
-           c->seq_len, model_dtype_name(c->dtype), count_params(m), m->file_bytes, model_decode_bytes(c),
+           c->seq_len, model_dtype_name(c->dtype), model_dtype_name(c->kv_dtype), kv_cache_bytes(c), count_params(m), m->file_bytes, model_decode_bytes(c),
            c->shared_classifier ? "true" : "false", m->builtin_routers ? "true" : "false");
     for (const char *p = tok_text(L, tb, sizeof tb); *p; p++) printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
     printf("\", \"routers\": \"");

@@ -32,6 +32,7 @@ static void record_help(void) {
          "  --sinks S  --tau T  --theta X  --p P  --static-heads l.h,...|FILE  --routers FILE|random[:SEED]\n"
          "model flags: --model PATH (a llama2.c checkpoint or a Hugging Face folder)  --tokenizer FILE\n"
          "  --context N (cap a folder's context, default 4096)  --chat (wrap the prompt in the model's chat format)\n"
+         "  --kv-dtype f32|bf16|f16 (the KV cache's type; default the model's: a bf16 model caches bf16)\n"
          "Schema and example queries: store/SCHEMA.md.");
 }
 

@@ -22,6 +22,7 @@ static void trace_help(void) {
          "logprob/entropy describe the distribution that predicted the token (null at position 0).\n"
          "model flags: --model PATH (a llama2.c checkpoint or a Hugging Face folder)  --tokenizer FILE\n"
          "  --context N (cap a folder's context, default 4096)  --chat (wrap the prompt in the model's chat format)\n"
+         "  --kv-dtype f32|bf16|f16 (the KV cache's type; default the model's: a bf16 model caches bf16)\n"
          "--profile computes the oracle and both QAdA estimates at every step, whatever the policy.");
 }
 

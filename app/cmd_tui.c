@@ -76,6 +76,7 @@ static void tui_help(void) {
          "--mono draws with shading glyphs only (also when NO_COLOR is set); --ascii avoids UTF-8.\n"
          "model flags: --model PATH (a llama2.c checkpoint or a Hugging Face folder)  --tokenizer FILE\n"
          "  --context N (cap a folder's context, default 4096)  --chat (wrap the prompt in the model's chat format)\n"
+         "  --kv-dtype f32|bf16|f16 (the KV cache's type; default the model's: a bf16 model caches bf16)\n"
          "ahascope with no command opens this screen.");
 }
 

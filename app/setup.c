@@ -219,6 +219,7 @@ int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e) {
     int r = model_is_hf_dir(L->model_path) ? model_load_hf(&L->model, L->model_path, o->context, e)
                                             : model_load(&L->model, L->model_path, e);
     if (r != 0) return -1;
+    if (o->kv_dtype >= 0) L->model.c.kv_dtype = o->kv_dtype;
     const Config *c = &L->model.c;
     if ((need_tok || o->tokenizer) && app_load_tokenizer(o, L, e) != 0) return -1;
     if (L->model.builtin_routers && !o->routers) { /* faolmo: the model routes itself */

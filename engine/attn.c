@@ -3,7 +3,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "matvec.h"
+#include "attn_kernels.h"
+#include "model.h"
 
 void attn_local_set(int t, int window, int sinks, int *n_sinks, int *win_lo) {
     int ns = sinks < t + 1 ? sinks : t + 1;
@@ -29,25 +30,23 @@ float attn_qada_mass(double n_far, double mean_s, double var_s, double log_local
     return (float)(1.0 / (1.0 + exp(log_local - log_bulk)));
 }
 
+/* Position pos of a cached key or value array. */
+static const void *kv_at(const AttnHeadIn *in, const void *base, int pos) {
+    return (const char *)base + (size_t)pos * in->stride * model_dtype_size(in->kv_dtype);
+}
+
 /* Scores of keys [lo, hi) into s[], returning their max (-inf if empty). */
 static float score_range(const AttnHeadIn *in, int lo, int hi, float *s) {
     if (hi <= lo) return -INFINITY;
-    mv_scores(s + lo, in->q, in->k + (size_t)lo * in->stride, in->stride, in->head_size, hi - lo,
-              1.0f / sqrtf((float)in->head_size));
-    float m = -INFINITY;
-    for (int i = lo; i < hi; i++) if (s[i] > m) m = s[i];
-    return m;
+    return attn_scores(s + lo, in->q, kv_at(in, in->k, lo), in->kv_dtype, in->stride, in->head_size, hi - lo,
+                       1.0f / sqrtf((float)in->head_size));
 }
 
 /* Σ exp(s_i - m) over [lo, hi), accumulating exp(s_i - m)·v_i into acc.
- * The weights go to e[] (a buffer apart from s, which the oracle and QAdA
- * still read). */
-static double sum_range(const AttnHeadIn *in, int lo, int hi, const float *s, float m, float *e, float *acc) {
+ * s itself is left alone: the oracle and QAdA still read it. */
+static double sum_range(const AttnHeadIn *in, int lo, int hi, const float *s, float m, float *acc) {
     if (hi <= lo) return 0;
-    double z = 0;
-    for (int i = lo; i < hi; i++) { e[i] = expf(s[i] - m); z += e[i]; }
-    mv_wsum(acc, e + lo, in->v + (size_t)lo * in->stride, in->stride, in->head_size, hi - lo);
-    return z;
+    return attn_softmax_wsum(acc, s + lo, m, kv_at(in, in->v, lo), in->kv_dtype, in->stride, in->head_size, hi - lo);
 }
 
 /* QAdA's bulk model from the window's own scores: mean and variance of
@@ -75,6 +74,15 @@ static float qada_bulk(const AttnHeadIn *in, double n_far, double log_local) {
     return attn_qada_mass(n_far, mu / sqrt((double)hs), var, log_local);
 }
 
+/* Plain global attention from the scores s[0..t] and their max m: one
+ * softmax, exactly as full attention computes it (a key's score does not
+ * depend on the range it was computed in). acc is head_size floats. */
+static void global_softmax(const AttnHeadIn *in, float m, const float *s, float *acc, float *out) {
+    memset(acc, 0, in->head_size * sizeof(float));
+    double z = sum_range(in, 0, in->t + 1, s, m, acc);
+    for (int i = 0; i < in->head_size; i++) out[i] = (float)(acc[i] / z);
+}
+
 static int decide(const AttnHeadIn *in, const AttnHeadOut *r) {
     switch (in->rule) {
     case GATE_ORACLE: return r->oracle_mass > in->theta;
@@ -86,16 +94,23 @@ static int decide(const AttnHeadIn *in, const AttnHeadOut *r) {
 
 void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHeadOut *res) {
     const int hs = in->head_size, t = in->t;
-    float *s = scratch, *ew = scratch + t + 1, *acc_loc = ew + t + 1, *acc_far = acc_loc + hs;
+    float *s = scratch, *acc_loc = scratch + t + 1, *acc_far = acc_loc + hs;
     int ns, lo;
     attn_local_set(t, in->window, in->sinks, &ns, &lo);
     const int n_far = lo - ns, n_local = ns + (t - lo + 1);
     res->oracle_mass = res->oracle_err = res->qada_mass = res->qada_bulk_mass = NAN;
+    res->keys_read = t + 1;
+    if (in->rule == GATE_FIXED && in->gate && !in->want_oracle && !in->want_qada && !in->bulk_m1) {
+        /* a global head nobody profiles needs no local softmax */
+        res->gate = 1;
+        global_softmax(in, score_range(in, 0, t + 1, s), s, acc_loc, out);
+        return;
+    }
 
     /* local branch: sinks then window, one softmax */
     float m_loc = fmaxf(score_range(in, 0, ns, s), score_range(in, lo, t + 1, s));
     memset(acc_loc, 0, hs * sizeof(float));
-    double z_loc = sum_range(in, 0, ns, s, m_loc, ew, acc_loc) + sum_range(in, lo, t + 1, s, m_loc, ew, acc_loc);
+    double z_loc = sum_range(in, 0, ns, s, m_loc, acc_loc) + sum_range(in, lo, t + 1, s, m_loc, acc_loc);
     double log_local = m_loc + log(z_loc);
     if (in->want_qada || in->rule == GATE_QADA)
         res->qada_mass = n_far > 0 ? qada_local(s, lo, t, n_far, log_local) : 0.0f;
@@ -106,12 +121,7 @@ void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHea
     int oracle = in->want_oracle || in->rule == GATE_ORACLE;
     res->gate = in->rule == GATE_ORACLE ? 0 : decide(in, res);
     if (res->gate && !oracle && n_far > 0) {
-        /* plain global attention: one softmax over 0..t, exactly as full attention computes it */
-        float m = fmaxf(m_loc, score_range(in, ns, lo, s));
-        memset(acc_loc, 0, hs * sizeof(float));
-        double z = sum_range(in, 0, t + 1, s, m, ew, acc_loc);
-        for (int i = 0; i < hs; i++) out[i] = (float)(acc_loc[i] / z);
-        res->keys_read = t + 1;
+        global_softmax(in, fmaxf(m_loc, score_range(in, ns, lo, s)), s, acc_loc, out);
         return;
     }
     int need_far = n_far > 0 && (oracle || res->gate);
@@ -119,7 +129,7 @@ void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHea
     if (need_far) {
         float m_far = score_range(in, ns, lo, s);
         memset(acc_far, 0, hs * sizeof(float));
-        z_far = sum_range(in, ns, lo, s, m_far, ew, acc_far);
+        z_far = sum_range(in, ns, lo, s, m_far, acc_far);
         float m = fmaxf(m_loc, m_far);
         a = exp((double)m_loc - m);
         b = exp((double)m_far - m);

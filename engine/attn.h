@@ -2,10 +2,12 @@
  *
  * The local set of position t is the sinks [0, min(S, t+1)) plus the window
  * [max(t-w+1, S), t]; every other earlier key is "far". The local branch is
- * always computed; the far keys are read only when the executed branch is
- * global or when the oracle is asked for (profiling). Softmax partial sums
- * of the two parts combine exactly into full attention, so a global head
- * costs the same as plain attention.
+ * computed first whenever something must be decided or measured from it;
+ * the far keys are read only when the executed branch is global or when the
+ * oracle is asked for (profiling). Softmax partial sums of the two parts
+ * combine exactly into full attention, so a global head costs the same as
+ * plain attention, and a head fixed global that nobody profiles skips the
+ * local softmax altogether.
  */
 #ifndef AHASCOPE_ATTN_H
 #define AHASCOPE_ATTN_H
@@ -22,9 +24,10 @@ typedef enum {
 
 typedef struct {
     const float *q;     /* [head_size], after RoPE */
-    const float *k;     /* key cache of this layer and KV head: key i at k + i*stride */
-    const float *v;     /* value cache, same layout */
-    int stride;         /* floats between positions in the cache (kv_dim) */
+    const void *k;      /* key cache of this layer and KV head: key i at element i*stride */
+    const void *v;      /* value cache, same layout */
+    int kv_dtype;       /* DType of the cached elements */
+    int stride;         /* elements between positions in the cache (head_size: the cache is head-major) */
     int head_size;
     int t;              /* query position (keys 0..t are valid) */
     int window, sinks;
@@ -44,7 +47,7 @@ typedef struct {
 } AttnHeadOut;
 
 /* Attention of one head at one position: writes the executed output to
- * out[head_size]; scratch needs 2*(t+1) + 2*head_size floats. */
+ * out[head_size]; scratch needs (t+1) + 2*head_size floats. */
 void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHeadOut *res);
 
 /* Bounds of the local set at position t: sinks [0, *n_sinks) and window

@@ -8,6 +8,7 @@
 #include "attn.h"
 #include "kernels.h"
 #include "matvec.h"
+#include "safetensors.h"
 
 void openblas_set_num_threads(int n); /* OpenBLAS extension, not in cblas.h everywhere */
 
@@ -44,8 +45,14 @@ static void rope_tables(RunState *s, const Config *c) {
         }
 }
 
+/* One KV head's attention scratch: scores for every position, two
+ * accumulators (attn_head_forward's contract). */
+static size_t attn_scratch_floats(const Config *c) { return (size_t)c->seq_len + 2 * (size_t)c->head_size; }
+
 int fwd_init(RunState *s, const Config *c, int max_batch, int n_threads, Err *e) {
     memset(s, 0, sizeof *s);
+    if (c->kv_dtype != DT_F32 && c->kv_dtype != DT_BF16 && c->kv_dtype != DT_F16)
+        return err_set(e, "unknown KV cache dtype %d", c->kv_dtype);
     s->c = *c;
     if (max_batch < 1) max_batch = 1;
     if (max_batch > c->seq_len) max_batch = c->seq_len;
@@ -64,12 +71,12 @@ int fwd_init(RunState *s, const Config *c, int max_batch, int n_threads, Err *e)
     s->hb2 = malloc(B * h * sizeof(float));
     s->rlog = malloc(B * c->n_heads * sizeof(float));
     s->logits = malloc((size_t)c->vocab_size * sizeof(float));
-    s->key_cache = calloc(cache, sizeof(float));
-    s->value_cache = calloc(cache, sizeof(float));
+    s->key_cache = calloc(cache, model_dtype_size(c->kv_dtype));
+    s->value_cache = calloc(cache, model_dtype_size(c->kv_dtype));
     s->kv_new = malloc(2 * B * c->kv_dim * sizeof(float));
     s->rope_cos = malloc((size_t)c->seq_len * hs / 2 * sizeof(float));
     s->rope_sin = malloc((size_t)c->seq_len * hs / 2 * sizeof(float));
-    s->scratch = malloc((size_t)c->n_kv_heads * (2 * c->seq_len + 3 * hs) * sizeof(float));
+    s->scratch = malloc((size_t)c->n_kv_heads * attn_scratch_floats(c) * sizeof(float));
     s->bulk_m1 = calloc(heads_kv * hs, sizeof(double));
     s->bulk_m2 = calloc(heads_kv * hs * hs, sizeof(double));
     s->bulk_n = calloc(heads_kv, sizeof(int));
@@ -81,7 +88,7 @@ int fwd_init(RunState *s, const Config *c, int max_batch, int n_threads, Err *e)
         !s->bulk_n || !s->bulk_start || (s->tile_floats && !s->tiles)) {
         fwd_free(s);
         return err_set(e, "out of memory for the run state (context %d, KV cache %zu MB)", c->seq_len,
-                       cache * 8 >> 20);
+                       cache * 2 * model_dtype_size(c->kv_dtype) >> 20);
     }
     rope_tables(s, c);
     openblas_set_num_threads(1);
@@ -217,7 +224,7 @@ static void gate_rule(const AttnJob *j, int t, int h, float score, AttnHeadIn *i
 
 /* Bring the bulk moments of (layer, kv head) to exactly the far keys of
  * position t, absorbing keys as they leave the window (O(d²) each). */
-static void bulk_sync(RunState *s, const AttnConfig *a, int layer, int kvh, int t) {
+static void bulk_sync(RunState *s, const AttnConfig *a, int layer, int kvh, int t, float *key) {
     const Config *c = &s->c;
     size_t idx = (size_t)layer * c->n_kv_heads + kvh, hs = c->head_size;
     double *m1 = s->bulk_m1 + idx * hs, *m2 = s->bulk_m2 + idx * hs * hs;
@@ -230,8 +237,10 @@ static void bulk_sync(RunState *s, const AttnConfig *a, int layer, int kvh, int 
         s->bulk_n[idx] = 0;
         s->bulk_start[idx] = ns;
     }
-    const float *kc = fwd_kv_row(s, 0, layer, kvh, 0);
-    for (int i = ns + s->bulk_n[idx]; i < lo; i++) attn_bulk_absorb(m1, m2, kc + i * hs, c->head_size);
+    for (int i = ns + s->bulk_n[idx]; i < lo; i++) {
+        fwd_kv_get(s, 0, layer, kvh, i, key);
+        attn_bulk_absorb(m1, m2, key, c->head_size);
+    }
     s->bulk_n[idx] = want;
 }
 
@@ -244,14 +253,14 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
     int group = c->n_heads / c->n_kv_heads, hs = c->head_size, l = j->layer;
     int bulk = a->profile || a->policy == POLICY_QADA_BULK;
     size_t idx = (size_t)l * c->n_kv_heads + kvh;
-    float *scratch = s->scratch + (size_t)kvh * (2 * c->seq_len + 3 * hs);
+    float *scratch = s->scratch + (size_t)kvh * attn_scratch_floats(c);
     for (int i = 0; i < j->T; i++) {
         int t = j->pos0 + i;
-        if (bulk) bulk_sync(s, a, l, kvh, t);
+        if (bulk) bulk_sync(s, a, l, kvh, t, scratch); /* before the head uses scratch */
         for (int h = kvh * group; h < (kvh + 1) * group; h++) {
             float score = j->routed ? 1.0f / (1.0f + expf(-s->rlog[(size_t)i * c->n_heads + h])) : NAN;
-            AttnHeadIn in = {.q = s->q + (size_t)i * c->q_dim + h * hs, .k = fwd_kv_row(s, 0, l, kvh, 0),
-                             .v = fwd_kv_row(s, 1, l, kvh, 0), .stride = hs, .head_size = hs,
+            AttnHeadIn in = {.q = s->q + (size_t)i * c->q_dim + h * hs, .k = fwd_kv_at(s, 0, l, kvh, 0),
+                             .v = fwd_kv_at(s, 1, l, kvh, 0), .kv_dtype = c->kv_dtype, .stride = hs, .head_size = hs,
                              .t = t, .window = a->window, .sinks = a->sinks, .theta = a->theta,
                              .want_oracle = a->profile, .want_qada = a->profile,
                              .bulk_m1 = bulk ? s->bulk_m1 + idx * hs : NULL,
@@ -313,12 +322,11 @@ static void add_bias(float *rows, const float *b, int T, int n, int stride) {
  * the head-major cache at positions pos0 … pos0+T-1. */
 static void kv_store(RunState *s, int layer, int pos0, int T, const float *k, const float *v) {
     const Config *c = &s->c;
-    size_t bytes = c->head_size * sizeof(float);
     for (int i = 0; i < T; i++)
         for (int h = 0; h < c->n_kv_heads; h++) {
             size_t off = (size_t)i * c->kv_dim + (size_t)h * c->head_size;
-            memcpy(fwd_kv_row(s, 0, layer, h, pos0 + i), k + off, bytes);
-            memcpy(fwd_kv_row(s, 1, layer, h, pos0 + i), v + off, bytes);
+            fwd_kv_set(s, 0, layer, h, pos0 + i, k + off);
+            fwd_kv_set(s, 1, layer, h, pos0 + i, v + off);
         }
 }
 
@@ -414,10 +422,25 @@ int fwd_keep_queries(RunState *s, Err *e) {
     return 0;
 }
 
-float *fwd_kv_row(const RunState *s, int value, int layer, int kvh, int pos) {
+void *fwd_kv_at(const RunState *s, int value, int layer, int kvh, int pos) {
     const Config *c = &s->c;
     size_t row = ((size_t)layer * c->n_kv_heads + kvh) * c->seq_len + pos;
-    return (value ? s->value_cache : s->key_cache) + row * c->head_size;
+    return (char *)(value ? s->value_cache : s->key_cache) + row * c->head_size * model_dtype_size(c->kv_dtype);
+}
+
+void fwd_kv_get(const RunState *s, int value, int layer, int kvh, int pos, float *out) {
+    const void *p = fwd_kv_at(s, value, layer, kvh, pos);
+    int hs = s->c.head_size;
+    if (s->c.kv_dtype == DT_F32) memcpy(out, p, hs * sizeof(float));
+    else mv_widen(out, p, hs, s->c.kv_dtype == DT_BF16);
+}
+
+void fwd_kv_set(RunState *s, int value, int layer, int kvh, int pos, const float *in) {
+    void *p = fwd_kv_at(s, value, layer, kvh, pos);
+    int hs = s->c.head_size, dt = s->c.kv_dtype;
+    if (dt == DT_F32) { memcpy(p, in, hs * sizeof(float)); return; }
+    uint16_t *h = p;
+    for (int j = 0; j < hs; j++) h[j] = dt == DT_BF16 ? st_f32_to_bf16(in[j]) : st_f32_to_f16(in[j]);
 }
 
 int fwd_attention_weights(const RunState *s, int layer, int head, int pos, float *w) {
@@ -427,16 +450,19 @@ int fwd_attention_weights(const RunState *s, int layer, int head, int pos, float
         return -1;
     int hs = c->head_size, kvh = head / (c->n_heads / c->n_kv_heads);
     const float *q = s->q_cache + ((size_t)layer * c->seq_len + pos) * c->q_dim + (size_t)head * hs;
-    const float *k = fwd_kv_row(s, 0, layer, kvh, 0);
+    float *k = malloc(hs * sizeof(float));
+    if (!k) return -1;
     float scale = 1.0f / sqrtf((float)hs), m = -INFINITY;
     for (int i = 0; i <= pos; i++) {
         float dot = 0;
-        for (int j = 0; j < hs; j++) dot += q[j] * k[(size_t)i * hs + j];
+        fwd_kv_get(s, 0, layer, kvh, i, k);
+        for (int j = 0; j < hs; j++) dot += q[j] * k[j];
         w[i] = dot * scale;
         if (w[i] > m) m = w[i];
     }
     double z = 0;
     for (int i = 0; i <= pos; i++) z += (w[i] = expf(w[i] - m));
     for (int i = 0; i <= pos; i++) w[i] = (float)(w[i] / z);
+    free(k);
     return 0;
 }

@@ -24,11 +24,11 @@ typedef struct {
     float *hb, *hb2;      /* [B][hidden] */
     float *rlog;          /* router logits [B][n_heads] */
     float *logits;        /* [vocab]: the last row's logits */
-    float *key_cache;     /* [layer][kv_head][seq_len][head_size], after RoPE: each head's keys one stream */
-    float *value_cache;   /* [layer][kv_head][seq_len][head_size] */
+    void *key_cache;      /* [layer][kv_head][seq_len][head_size] of c.kv_dtype, after RoPE: each head's keys one stream */
+    void *value_cache;    /* [layer][kv_head][seq_len][head_size] of c.kv_dtype */
     float *kv_new;        /* [2][B][kv_dim]: this call's keys, then values, before they enter the cache */
     float *rope_cos, *rope_sin; /* [seq_len][head_size/2] */
-    float *scratch;       /* per KV head: 2*seq_len + 3*head_size floats */
+    float *scratch;       /* per KV head: seq_len + 2*head_size floats */
     double *bulk_m1;      /* per (layer, KV head): Σ k over absorbed far keys [head_size] */
     double *bulk_m2;      /* per (layer, KV head): Σ k kᵀ [head_size^2] */
     int *bulk_n;          /* keys absorbed per (layer, KV head) */
@@ -58,9 +58,17 @@ void fwd_reset(RunState *s);
 void fwd_forward(const Model *m, RunState *s, const AttnConfig *a, const int *tokens, int n, int pos0,
                  float *logits_all, StepTrace **traces);
 
-/* The cached key (value = 0) or value (value = 1) of one KV head at one
- * position: head_size floats, followed by the same head's next position. */
-float *fwd_kv_row(const RunState *s, int value, int layer, int kvh, int pos);
+/* Where the cached key (value = 0) or value (value = 1) of one KV head at
+ * one position lives: head_size elements of c.kv_dtype, followed by the
+ * same head's next position. */
+void *fwd_kv_at(const RunState *s, int value, int layer, int kvh, int pos);
+
+/* Read that key or value as head_size floats. */
+void fwd_kv_get(const RunState *s, int value, int layer, int kvh, int pos, float *out);
+
+/* Store head_size floats as that key or value, rounded to c.kv_dtype
+ * (NaN and infinities survive the rounding). */
+void fwd_kv_set(RunState *s, int value, int layer, int kvh, int pos, const float *in);
 
 /* Keep every position's queries from now on, so the attention weights of
  * any past position can be looked at again (the TUI's inspector). */

@@ -3,28 +3,8 @@
 #include <immintrin.h>
 #include <stdint.h>
 
+#include "simd.h"
 #include "safetensors.h"
-
-/* Software prefetch for the weight stream. Out of cache, the hardware
- * prefetchers alone let a core pull bf16 rows at only ~70% of the rate it
- * pulls f32 rows: twice the instructions per cache line leave fewer lines
- * in flight. Asking for the line 4 KiB ahead, into L2 (T1: it spends L2's
- * miss slots, not L1's fill buffers), closes the gap: an out-of-cache
- * matvec on 2 threads went from 8.5 to 11 G bf16 weights/s, f32 gained ~5%,
- * and 2 KiB ahead or T0 did worse. In-cache speed is unchanged. The address
- * is formed as an integer: it may lie past the matrix, which a prefetch
- * never faults on, but pointer arithmetic may not. */
-#define MV_PREFETCH 4096
-
-static inline void mv_prefetch_at(const void *p, size_t ahead, int lines) {
-    for (int l = 0; l < lines; l++) _mm_prefetch((const char *)((uintptr_t)p + ahead + 64 * l), _MM_HINT_T1);
-}
-
-static inline void mv_prefetch(const void *p, int lines) { mv_prefetch_at(p, MV_PREFETCH, lines); }
-
-/* Attention asks for the key or value this many positions ahead: ~5 cycles
- * a key means 8 ahead would arrive too late for a DRAM miss. */
-#define MV_AHEAD_ROWS 32
 
 /* Σ x[0..n): the bandwidth probe a decode step's roofline divides by. It
  * prefetches as the kernels do, so it measures the best the machine gives a
@@ -118,14 +98,6 @@ static void mv_half_portable(float *out, const uint16_t *w, const float *x, int 
     }
 }
 
-__attribute__((target("avx512f"))) static inline __m512 ld16_bf16(const uint16_t *p) {
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16));
-}
-
-__attribute__((target("avx512f"))) static inline __m512 ld16_f16(const uint16_t *p) {
-    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
-}
-
 #define MV_HALF_AVX512(NAME, LOAD)                                                                        \
     __attribute__((target("avx512f"))) static void NAME(float *out, const uint16_t *w, const float *x, int n, int d) { \
         for (int i = 0; i < n; i++) {                                                                     \
@@ -196,6 +168,8 @@ static int cpu_has(int what) {
     }
 }
 
+int mv_cpu_avx512(void) { return cpu_has(0); }
+
 void mv_bf16(float *out, const uint16_t *w, const float *x, int n, int d) {
     if (cpu_has(0)) mv_bf16_avx512(out, w, x, n, d);
     else if (cpu_has(1)) mv_bf16_avx2(out, w, x, n, d);
@@ -217,62 +191,6 @@ __attribute__((target("avx512f"))) static void widen_avx512(float *out, const ui
 void mv_widen(float *out, const uint16_t *in, size_t n, int bf16) {
     if (cpu_has(0)) { widen_avx512(out, in, n, bf16); return; }
     for (size_t i = 0; i < n; i++) out[i] = bf16 ? st_bf16_to_f32(in[i]) : st_f16_to_f32(in[i]);
-}
-
-static void scores_portable(float *s, const float *q, const float *k, int stride, int hs, int n, float scale) {
-    for (int i = 0; i < n; i++) {
-        const float *ki = k + (long)i * stride;
-        float acc = 0;
-        for (int j = 0; j < hs; j++) acc += q[j] * ki[j];
-        s[i] = acc * scale;
-    }
-}
-
-static void wsum_portable(float *acc, const float *w, const float *v, int stride, int hs, int n) {
-    for (int i = 0; i < n; i++) {
-        const float *vi = v + (long)i * stride;
-        for (int j = 0; j < hs; j++) acc[j] += w[i] * vi[j];
-    }
-}
-
-/* AVX-512 paths for head sizes that are a multiple of 16 (up to 256). */
-__attribute__((target("avx512f"))) static void scores_avx512(float *s, const float *q, const float *k, int stride, int hs,
-                                                             int n, float scale) {
-    for (int i = 0; i < n; i++) {
-        const float *ki = k + (long)i * stride;
-        /* keys are a strided walk (one head's slice of each cached row),
-         * which the hardware prefetchers follow poorly */
-        mv_prefetch_at(ki, (size_t)MV_AHEAD_ROWS * stride * sizeof(float), hs / 16);
-        __m512 a = _mm512_mul_ps(_mm512_loadu_ps(ki), _mm512_loadu_ps(q));
-        for (int j = 16; j < hs; j += 16) a = _mm512_fmadd_ps(_mm512_loadu_ps(ki + j), _mm512_loadu_ps(q + j), a);
-        s[i] = _mm512_reduce_add_ps(a) * scale;
-    }
-}
-
-__attribute__((target("avx512f"))) static void wsum_avx512(float *acc, const float *w, const float *v, int stride, int hs,
-                                                           int n) {
-    for (int j = 0; j < hs; j += 64) {
-        int lanes = hs - j < 64 ? (hs - j) / 16 : 4;
-        __m512 a[4];
-        for (int u = 0; u < lanes; u++) a[u] = _mm512_loadu_ps(acc + j + u * 16);
-        for (int i = 0; i < n; i++) {
-            const float *vi = v + (long)i * stride + j;
-            mv_prefetch_at(vi, (size_t)MV_AHEAD_ROWS * stride * sizeof(float), lanes);
-            __m512 wi = _mm512_set1_ps(w[i]);
-            for (int u = 0; u < lanes; u++) a[u] = _mm512_fmadd_ps(wi, _mm512_loadu_ps(vi + u * 16), a[u]);
-        }
-        for (int u = 0; u < lanes; u++) _mm512_storeu_ps(acc + j + u * 16, a[u]);
-    }
-}
-
-void mv_scores(float *s, const float *q, const float *k, int stride, int hs, int n, float scale) {
-    if (hs % 16 == 0 && hs <= 256 && cpu_has(0)) scores_avx512(s, q, k, stride, hs, n, scale);
-    else scores_portable(s, q, k, stride, hs, n, scale);
-}
-
-void mv_wsum(float *acc, const float *w, const float *v, int stride, int hs, int n) {
-    if (hs % 16 == 0 && hs <= 256 && cpu_has(0)) wsum_avx512(acc, w, v, stride, hs, n);
-    else wsum_portable(acc, w, v, stride, hs, n);
 }
 
 typedef void (*mv_fn)(float *, const float *, const float *, int, int);

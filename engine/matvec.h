@@ -24,11 +24,8 @@ void mv_f16(float *out, const uint16_t *w, const float *x, int n, int d);
 /* Widen n bf16 (bf16 = 1) or f16 values to f32. */
 void mv_widen(float *out, const uint16_t *in, size_t n, int bf16);
 
-/* Attention scores: s[i] = scale · q·k_i for n keys k_i = k + i*stride. */
-void mv_scores(float *s, const float *q, const float *k, int stride, int hs, int n, float scale);
-
-/* Weighted value sum: acc[hs] += Σ_i w[i] · v_i for n values v_i = v + i*stride. */
-void mv_wsum(float *acc, const float *w, const float *v, int stride, int hs, int n);
+/* 1 when the CPU runs AVX-512F (the kernels here and attention's use it). */
+int mv_cpu_avx512(void);
 
 /* Σ x[0..n), read the way the kernels above read their weights: the
  * streaming probe `bench` measures bandwidth with. */

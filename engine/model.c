@@ -273,7 +273,7 @@ int model_to_half(Model *m, DType dt, Err *e) {
     else { to_half(p, w->wcls, V * d, dt); m->cls = (Mat){p, dt}; }
     free(m->owned_half);
     m->owned_half = buf;
-    c->dtype = dt;
+    c->dtype = c->kv_dtype = dt;
     /* the f32 matrices are no longer what runs: only keep them for a random model's norms */
     return 0;
 }

@@ -49,6 +49,8 @@ typedef struct {
     int rope_orig_ctx;           /* llama3 original_max_position_embeddings */
     int arch;         /* Arch */
     int dtype;        /* DType of the big matrices (bytes per weight in decode_bytes) */
+    int kv_dtype;     /* DType the KV cache stores: the matrices' by default (HF does the same);
+                         a run may set it to DT_F32 before fwd_init to keep keys and values exact */
 } Config;
 
 typedef struct {

@@ -359,7 +359,7 @@ static int wire_model(Model *m, HfModel *hf, int tied, Err *e) {
     c->shared_classifier = tied;
     if (tied) m->cls = m->embed;
     else if (get_mat(hf, "lm_head.weight", c->vocab_size, c->dim, &m->cls, &any_half, e)) return -1;
-    c->dtype = any_half ? any_half : DT_F32;
+    c->dtype = c->kv_dtype = any_half ? any_half : DT_F32;
     return 0;
 }
 

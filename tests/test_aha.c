@@ -193,10 +193,12 @@ TEST(aha_poisoned_cache_local_run_is_unchanged) {
     float clean[512];
     fwd_forward(&m, &s, &a, &IDS[t], 1, t, NULL, &tr);
     memcpy(clean, s.logits, sizeof clean);
+    float nans[64];
+    for (int j = 0; j < 64; j++) nans[j] = NAN;
+    CHECK(m.c.head_size <= 64);
     for (int l = 0; l < m.c.n_layers; l++)
         for (int h = 0; h < m.c.n_kv_heads; h++)
-            for (int i = a.sinks; i < t - a.window + 1; i++)
-                for (int j = 0; j < m.c.head_size; j++) fwd_kv_row(&s, 0, l, h, i)[j] = fwd_kv_row(&s, 1, l, h, i)[j] = NAN;
+            for (int i = a.sinks; i < t - a.window + 1; i++) fwd_kv_set(&s, 0, l, h, i, nans), fwd_kv_set(&s, 1, l, h, i, nans);
     fwd_forward(&m, &s, &a, &IDS[t], 1, t, NULL, &tr);
     CHECK(memcmp(clean, s.logits, sizeof clean) == 0);
     for (int i = 0; i < trace_cells(tr); i++) CHECK_INT(tr->keys_read[i], a.sinks + a.window);
@@ -267,8 +269,11 @@ TEST(aha_bulk_moments_match_recomputation_after_500_steps) {
         for (int kvh = 0; kvh < c.n_kv_heads; kvh++) {
             size_t idx = (size_t)l * c.n_kv_heads + kvh;
             double m1[8] = {0}, m2[64] = {0};
-            for (int i = a.sinks; i < far_hi; i++)
-                attn_bulk_absorb(m1, m2, fwd_kv_row(&s, 0, l, kvh, i), hs);
+            float key[8];
+            for (int i = a.sinks; i < far_hi; i++) {
+                fwd_kv_get(&s, 0, l, kvh, i, key);
+                attn_bulk_absorb(m1, m2, key, hs);
+            }
             CHECK_INT(s.bulk_n[idx], far_hi - a.sinks);
             for (int j = 0; j < hs; j++) worst = fmax(worst, fabs(s.bulk_m1[idx * hs + j] - m1[j]) / (fabs(m1[j]) + 1e-3));
             for (int j = 0; j < hs * hs; j++) worst = fmax(worst, fabs(s.bulk_m2[idx * hs * hs + j] - m2[j]) / (fabs(m2[j]) + 1e-3));

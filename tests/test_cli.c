@@ -137,6 +137,7 @@ TEST(cli_bad_flags) {
     expect_error("generate --seed x1", "not a whole number");
     expect_error("generate --prompt", "needs a value");
     expect_error("generate --frobnicate", "unknown flag");
+    expect_error("generate --kv-dtype f8", "--kv-dtype must be f32, bf16 or f16");
     expect_error("generate --policy wild", "unknown policy");
     expect_error("generate --window 0", "out of range");
     expect_error("bench --shape 7B", "unknown shape");
@@ -179,7 +180,19 @@ TEST(cli_bench_dtype_reports_paired_figures) {
         double wf = cJSON_GetNumberValue(cJSON_GetObjectItem(f, "weight_bytes"));
         double wh = cJSON_GetNumberValue(cJSON_GetObjectItem(h, "weight_bytes"));
         CHECK_MSG(wh > 0.45 * wf && wh < 0.56 * wf, "weight bytes f32 %.0f bf16 %.0f", wf, wh);
+        /* a bf16 model caches bf16 keys and values: exactly half the cache bytes */
+        double kf = cJSON_GetNumberValue(cJSON_GetObjectItem(f, "kv_bytes"));
+        double kh = cJSON_GetNumberValue(cJSON_GetObjectItem(h, "kv_bytes"));
+        CHECK_MSG(kf > 0 && kh * 2 == kf, "kv bytes f32 %.0f bf16 %.0f", kf, kh);
+        CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(h, "kv_dtype")), "bf16"));
     }
+    cJSON_Delete(j);
+    free(out);
+    out = run(&st, "bench --shape 260K --dtype bf16 --kv-dtype f32 --runs 1 --prompt-len 4 --decode 4 --threads 1 --json");
+    j = out ? cJSON_Parse(out) : NULL;
+    cJSON *h = j ? cJSON_GetObjectItem(j, "bf16") : NULL;
+    CHECK_MSG(st == 0 && h && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(h, "kv_dtype")), "f32"),
+              "bench --kv-dtype f32: %s", out ? out : "");
     cJSON_Delete(j);
     free(out);
     out = run(&st, "bench --shape 260K --dtype f16 --runs 1 --prompt-len 4 --decode 4 --threads 1");

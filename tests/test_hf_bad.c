@@ -200,6 +200,12 @@ TEST(hf_good_folders_info) {
         expect_success(args, arch);
     }
     cJSON_Delete(models);
+    /* a bf16 folder caches bf16 keys and values unless told otherwise */
+    char args[1400];
+    snprintf(args, sizeof args, "info --model '%s/llama-bf16'", dir);
+    expect_success(args, "kv cache      bf16");
+    snprintf(args, sizeof args, "info --model '%s/llama-bf16' --kv-dtype f32", dir);
+    expect_success(args, "kv cache      f32");
 }
 
 /* --chat on the base folder (a Llama-3-style byte-level tokenizer): with a
