@@ -130,6 +130,7 @@ typedef struct {
     Mat w[MM_MAX];
     int n_out[MM_MAX];
     int ld_out[MM_MAX];   /* floats between rows of out (0: n_out) */
+    int glu;              /* gate and up (n_out equal): out[0] = silu(out[0]) · out[1] */
 } MatMul;
 
 static const void *mat_row(Mat m, size_t row, int n_in) {
@@ -161,17 +162,42 @@ static void matmul_rows(const MatMul *mm, int k, int r0, int r1, int task) {
     }
 }
 
+/* First 16-row block of task t of n. A decode step's slices shrink
+ * linearly (weights n, n-1, …, 1), so the last ones claimed are short and
+ * the thread that claims one keeps the other waiting least; a prefill's
+ * tasks are equal (one per thread). */
+static long slice_start(long blocks, int t, int n, int shrink) {
+    if (!shrink) return blocks * t / n;
+    long w = (long)t * n - (long)t * (t - 1) / 2, total = (long)n * (n + 1) / 2;
+    return blocks * w / total;
+}
+
 static void matmul_task(void *ctx, int task, int n_tasks) {
     const MatMul *mm = ctx;
     long total = 0;
     for (int k = 0; k < mm->n_mats; k++) total += mm->n_out[k];
     /* this task's share of the concatenated rows, in blocks of 16 */
-    long blocks = (total + 15) / 16, lo = blocks * task / n_tasks * 16, hi = blocks * (task + 1) / n_tasks * 16;
+    long blocks = (total + 15) / 16, lo = slice_start(blocks, task, n_tasks, mm->T == 1) * 16,
+         hi = slice_start(blocks, task + 1, n_tasks, mm->T == 1) * 16;
     long base = 0;
     for (int k = 0; k < mm->n_mats; base += mm->n_out[k], k++) {
         long r0 = lo > base ? lo - base : 0, r1 = hi - base < mm->n_out[k] ? hi - base : mm->n_out[k];
         if (r0 < r1) matmul_rows(mm, k, (int)r0, (int)r1, task);
     }
+}
+
+/* A gated FFN's gate and up rows in matching ranges, so each task applies
+ * SwiGLU to the rows it just made: no serial pass after the barrier. */
+static void glu_task(void *ctx, int task, int n_tasks) {
+    const MatMul *mm = ctx;
+    long blocks = (mm->n_out[0] + 15) / 16, r0 = slice_start(blocks, task, n_tasks, mm->T == 1) * 16,
+         r1 = slice_start(blocks, task + 1, n_tasks, mm->T == 1) * 16;
+    if (r1 > mm->n_out[0]) r1 = mm->n_out[0];
+    if (r0 >= r1) return;
+    matmul_rows(mm, 0, (int)r0, (int)r1, task);
+    matmul_rows(mm, 1, (int)r0, (int)r1, task);
+    for (int t = 0; t < mm->T; t++)
+        k_swiglu(mm->out[0] + (size_t)t * mm->n_out[0] + r0, mm->out[1] + (size_t)t * mm->n_out[1] + r0, (int)(r1 - r0));
 }
 
 static void matmul_run(RunState *s, MatMul *mm) {
@@ -187,7 +213,7 @@ static void matmul_run(RunState *s, MatMul *mm) {
      * one slice per thread: its task index picks a widening tile. */
     if (mm->T == 1) tasks *= MM_SLICES;
     if ((long)mm->T * mm->n_in * total < 32768) tasks = 1; /* not worth a wake-up */
-    pool_run(s->pool, matmul_task, mm, tasks);
+    pool_run(s->pool, mm->glu ? glu_task : matmul_task, mm, tasks);
 }
 
 static void matmul(RunState *s, float *out, const float *in, Mat w, int T, int n_in, int n_out) {
@@ -244,6 +270,47 @@ static void bulk_sync(RunState *s, const AttnConfig *a, int layer, int kvh, int 
     s->bulk_n[idx] = want;
 }
 
+/* Rotate columns [col0, col0 + width) (whole heads) of T rows, stride
+ * floats apart, to their positions: adjacent pairs (llama2.c) or halves
+ * (Hugging Face). */
+static void rope_span(const RunState *s, float *v, int col0, int width, int T, int stride, int pos0) {
+    int hs = s->c.head_size, half = hs / 2;
+    for (int i = 0; i < T; i++) {
+        const float *cs = s->rope_cos + (size_t)(pos0 + i) * half, *sn = s->rope_sin + (size_t)(pos0 + i) * half;
+        float *row = v + (size_t)i * stride + col0;
+        if (s->c.rope_half) {
+            for (int h0 = 0; h0 < width; h0 += hs)
+                for (int j = 0; j < half; j++) {
+                    float a = row[h0 + j], b = row[h0 + j + half];
+                    row[h0 + j] = a * cs[j] - b * sn[j];
+                    row[h0 + j + half] = a * sn[j] + b * cs[j];
+                }
+            continue;
+        }
+        for (int j = 0; j < width; j += 2) {
+            float c0 = cs[(j % hs) / 2], s0 = sn[(j % hs) / 2], a = row[j], b = row[j + 1];
+            row[j] = a * c0 - b * s0;
+            row[j + 1] = a * s0 + b * c0;
+        }
+    }
+}
+
+/* Make KV head kvh's part of this call's rows ready: rotate its queries and
+ * its new keys, and move the keys and values (kv_new) into the cache at
+ * positions pos0 … pos0+T-1. Each attention task does its own heads. */
+static void head_prepare(RunState *s, int layer, int kvh, int T, int pos0) {
+    const Config *c = &s->c;
+    int hs = c->head_size, group = c->n_heads / c->n_kv_heads;
+    float *kn = s->kv_new, *vn = s->kv_new + (size_t)s->max_batch * c->kv_dim;
+    rope_span(s, s->q, kvh * group * hs, group * hs, T, c->q_dim, pos0);
+    rope_span(s, kn, kvh * hs, hs, T, c->kv_dim, pos0);
+    for (int i = 0; i < T; i++) {
+        size_t off = (size_t)i * c->kv_dim + (size_t)kvh * hs;
+        fwd_kv_set(s, 0, layer, kvh, pos0 + i, kn + off);
+        fwd_kv_set(s, 1, layer, kvh, pos0 + i, vn + off);
+    }
+}
+
 static void attn_task(void *ctx, int kvh, int n_tasks) {
     (void)n_tasks;
     const AttnJob *j = ctx;
@@ -254,6 +321,7 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
     int bulk = a->profile || a->policy == POLICY_QADA_BULK;
     size_t idx = (size_t)l * c->n_kv_heads + kvh;
     float *scratch = s->scratch + (size_t)kvh * attn_scratch_floats(c);
+    head_prepare(s, l, kvh, j->T, j->pos0);
     for (int i = 0; i < j->T; i++) {
         int t = j->pos0 + i;
         if (bulk) bulk_sync(s, a, l, kvh, t, scratch); /* before the head uses scratch */
@@ -283,30 +351,6 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
     }
 }
 
-/* Rotate every head of T rows (width floats each, stride apart) to their
- * positions: adjacent pairs (llama2.c) or halves (Hugging Face). */
-static void rope_rows(RunState *s, float *v, int width, int T, int stride, int pos0) {
-    int hs = s->c.head_size, half = hs / 2;
-    for (int i = 0; i < T; i++) {
-        const float *cs = s->rope_cos + (size_t)(pos0 + i) * half, *sn = s->rope_sin + (size_t)(pos0 + i) * half;
-        float *row = v + (size_t)i * stride;
-        if (s->c.rope_half) {
-            for (int h0 = 0; h0 < width; h0 += hs)
-                for (int j = 0; j < half; j++) {
-                    float a = row[h0 + j], b = row[h0 + j + half];
-                    row[h0 + j] = a * cs[j] - b * sn[j];
-                    row[h0 + j + half] = a * sn[j] + b * cs[j];
-                }
-            continue;
-        }
-        for (int j = 0; j < width; j += 2) {
-            float c0 = cs[(j % hs) / 2], s0 = sn[(j % hs) / 2], a = row[j], b = row[j + 1];
-            row[j] = a * c0 - b * s0;
-            row[j + 1] = a * s0 + b * c0;
-        }
-    }
-}
-
 /* rows[i] = rmsnorm(rows[i]) · w (in place when out == in), T rows of n. */
 static void norm_rows(const Config *c, float *out, const float *in, const float *w, int T, int n, int ld_out, int ld_in) {
     for (int i = 0; i < T; i++) k_rmsnorm_eps(out + (size_t)i * ld_out, in + (size_t)i * ld_in, w, n, c->norm_eps);
@@ -316,18 +360,6 @@ static void add_bias(float *rows, const float *b, int T, int n, int stride) {
     if (!b) return;
     for (int i = 0; i < T; i++)
         for (int j = 0; j < n; j++) rows[(size_t)i * stride + j] += b[j];
-}
-
-/* Move T new rows of keys and values ([T][kv_dim], head after head) into
- * the head-major cache at positions pos0 … pos0+T-1. */
-static void kv_store(RunState *s, int layer, int pos0, int T, const float *k, const float *v) {
-    const Config *c = &s->c;
-    for (int i = 0; i < T; i++)
-        for (int h = 0; h < c->n_kv_heads; h++) {
-            size_t off = (size_t)i * c->kv_dim + (size_t)h * c->head_size;
-            fwd_kv_set(s, 0, layer, h, pos0 + i, k + off);
-            fwd_kv_set(s, 1, layer, h, pos0 + i, v + off);
-        }
 }
 
 /* One transformer block over T rows. Llama-style blocks normalise before
@@ -356,13 +388,10 @@ static void layer_forward(const Model *m, RunState *s, const AttnConfig *a, int 
     add_bias(vn, lw->bv, T, kv, kv);
     if (lw->q_norm) norm_rows(c, s->q, s->q, lw->q_norm, T, qd, qd, qd);
     if (lw->k_norm) norm_rows(c, kn, kn, lw->k_norm, T, kv, kv, kv);
-    rope_rows(s, s->q, qd, T, qd, pos0);
-    rope_rows(s, kn, kv, T, kv, pos0);
-    kv_store(s, l, pos0, T, kn, vn);
-    if (s->q_cache) memcpy(s->q_cache + ((size_t)l * c->seq_len + pos0) * qd, s->q, (size_t)T * qd * sizeof(float));
 
     AttnJob job = {s, a, l, T, pos0, builtin || a->routers, tr};
     pool_run(s->pool, attn_task, &job, c->n_kv_heads);       /* xb [T][q_dim] = attention output */
+    if (s->q_cache) memcpy(s->q_cache + ((size_t)l * c->seq_len + pos0) * qd, s->q, (size_t)T * qd * sizeof(float));
 
     matmul(s, s->xb2, s->xb, lw->wo, T, qd, d);
     if (lw->post_attn_norm) norm_rows(c, s->xb2, s->xb2, lw->post_attn_norm, T, d, d, d);
@@ -370,10 +399,9 @@ static void layer_forward(const Model *m, RunState *s, const AttnConfig *a, int 
 
     in = s->x;
     if (lw->ffn_norm) norm_rows(c, s->xb, s->x, lw->ffn_norm, T, d, d, d), in = s->xb;
-    MatMul ffn = {.in = in, .T = T, .n_in = d, .n_mats = 2, .out = {s->hb, s->hb2},
-                  .w = {lw->w1, lw->w3}, .n_out = {hid, hid}};
+    MatMul ffn = {.in = in, .T = T, .n_in = d, .n_mats = 2, .out = {s->hb, s->hb2},  /* hb = silu(w1·in) · (w3·in) */
+                  .w = {lw->w1, lw->w3}, .n_out = {hid, hid}, .glu = 1};
     matmul_run(s, &ffn);
-    k_swiglu(s->hb, s->hb2, T * hid);
     matmul(s, s->xb2, s->hb, lw->w2, T, hid, d);
     if (lw->post_ffn_norm) norm_rows(c, s->xb2, s->xb2, lw->post_ffn_norm, T, d, d, d);
     for (size_t i = 0; i < (size_t)T * d; i++) s->x[i] += s->xb2[i];

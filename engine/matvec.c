@@ -106,6 +106,7 @@ static void mv_half_portable(float *out, const uint16_t *w, const float *x, int 
             int j = 0;                                                                                    \
             for (; j + 64 <= d; j += 64) {                                                                \
                 mv_prefetch(r + j, 2);                                                                    \
+                mv_prefetch_near(r + j, 2);                                                               \
                 a0 = _mm512_fmadd_ps(LOAD(r + j), _mm512_loadu_ps(x + j), a0);                            \
                 a1 = _mm512_fmadd_ps(LOAD(r + j + 16), _mm512_loadu_ps(x + j + 16), a1);                  \
                 a2 = _mm512_fmadd_ps(LOAD(r + j + 32), _mm512_loadu_ps(x + j + 32), a2);                  \
