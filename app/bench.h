@@ -44,7 +44,7 @@ void bench_step_bytes(const Config *c, int plen, int dec, Throughput *t);
 typedef struct {
     float *buf;
     size_t n;
-    float sums[64];
+    float sums[64];       /* one per chunk: the pass claims 64 chunks */
 } BenchStream;
 
 /* Allocate and fill the probe's 256 MB buffer; 0 on success (free s->buf). */

@@ -8,7 +8,8 @@
  * steps alternate one for one, the order flipping every step; each dtype's
  * speed is its median step, and the ratio the median of the paired steps'
  * ratios. Prefills alternate by round. Bandwidth passes sit between the
- * phases of every round, and roofline_frac divides by their median.
+ * phases of every round; each round's decode is set against the passes
+ * around it, and roofline_frac is the median over rounds.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,16 +26,24 @@ typedef struct {
     Throughput t;
 } Side;
 
-/* Medians of one side's samples into its Throughput, roofline over bw. */
-static void side_summary(Side *d, const BenchOpts *b, double bw_gbs) {
+/* Medians of one side's samples into its Throughput. Each round's decode
+ * is set against the bandwidth passes just before and after it (bw[3r+1],
+ * bw[3r+2]) and roofline_frac is the median over rounds, as in plain
+ * throughput mode: the host's bandwidth moves in phases, and one median
+ * over the whole run once put a decode against a slow phase it did not see
+ * (roofline_frac 1.6). rf is scratch for R values. */
+static void side_summary(Side *d, const BenchOpts *b, const double *bw, double *rf) {
     const Config *c = &d->m->c;
     Throughput *t = &d->t;
-    t->prefill_tok_s = bench_median(d->pre, b->runs);
-    t->decode_tok_s = 1.0 / bench_median(d->step, b->runs * b->decode);
-    t->bandwidth_gbs = bw_gbs;
-    bench_step_bytes(c, b->prompt_len, b->decode, t);
-    t->roofline_frac = t->decode_tok_s * (double)(t->weight_bytes + t->kv_bytes) / (bw_gbs * 1e9);
-    t->roofline_frac_weights = t->decode_tok_s * (double)t->weight_bytes / (bw_gbs * 1e9);
+    int R = b->runs, dec = b->decode;
+    bench_step_bytes(c, b->prompt_len, dec, t);
+    double bytes = (double)(t->weight_bytes + t->kv_bytes);
+    for (int r = 0; r < R; r++) /* sorts each round's steps in place; the run's median is unchanged */
+        rf[r] = bytes / bench_median(d->step + (size_t)r * dec, dec) / ((bw[3 * r + 1] + bw[3 * r + 2]) / 2 * 1e9);
+    t->roofline_frac = bench_median(rf, R);
+    t->roofline_frac_weights = t->roofline_frac * t->weight_bytes / bytes;
+    t->prefill_tok_s = bench_median(d->pre, R);
+    t->decode_tok_s = 1.0 / bench_median(d->step, R * dec);
 }
 
 static void print_dtypes(const BenchOpts *b, const Side d[2], double ratio) {
@@ -117,9 +126,11 @@ int bench_dtypes(const Model *m32, const BenchOpts *b, Err *e) {
         uint64_t seed = 42;
         bench_random_tokens(ids, plen + dec, c->vocab_size, &seed);
         for (int r = 0; r < R; r++) dtype_round(d, b, ids, r, &st, bw + 3 * r, ratio + (size_t)r * dec);
-        double bw_gbs = bench_median(bw, 3 * R);
-        for (int k = 0; k < 2; k++) side_summary(&d[k], b, bw_gbs);
-        print_dtypes(b, d, bench_median(ratio, (int)steps));
+        double paired = bench_median(ratio, (int)steps);
+        for (int k = 0; k < 2; k++) side_summary(&d[k], b, bw, ratio); /* ratio is free now: scratch */
+        double bw_gbs = bench_median(bw, 3 * R);                       /* sorts bw: after the rounds' use */
+        d[0].t.bandwidth_gbs = d[1].t.bandwidth_gbs = bw_gbs;
+        print_dtypes(b, d, paired);
     } else {
         rc = err_set(e, "bench: out of memory");
     }
