@@ -8,9 +8,12 @@
  * steps alternate one for one, the order flipping every step; each dtype's
  * speed is its median step, and the ratio the median of the paired steps'
  * ratios. Prefills alternate by round. Bandwidth passes sit between the
- * phases of every round; each round's decode is set against the passes
- * around it, and roofline_frac is the median over rounds.
+ * phases of every round; each round's decode is set against the faster
+ * of the passes around it (the bandwidth the machine offered then: a pass
+ * caught in a slow phase once put decode above 1), and roofline_frac is
+ * the median over rounds.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -27,11 +30,11 @@ typedef struct {
 } Side;
 
 /* Medians of one side's samples into its Throughput. Each round's decode
- * is set against the bandwidth passes just before and after it (bw[3r+1],
- * bw[3r+2]) and roofline_frac is the median over rounds, as in plain
- * throughput mode: the host's bandwidth moves in phases, and one median
- * over the whole run once put a decode against a slow phase it did not see
- * (roofline_frac 1.6). rf is scratch for R values. */
+ * is set against the faster of the bandwidth passes just before and after
+ * it (bw[3r+1], bw[3r+2]) and roofline_frac is the median over rounds, as
+ * in plain throughput mode: the host's bandwidth moves in phases, and one
+ * median over the whole run once put a decode against a slow phase it did
+ * not see (roofline_frac 1.6). rf is scratch for R values. */
 static void side_summary(Side *d, const BenchOpts *b, const double *bw, double *rf) {
     const Config *c = &d->m->c;
     Throughput *t = &d->t;
@@ -39,7 +42,7 @@ static void side_summary(Side *d, const BenchOpts *b, const double *bw, double *
     bench_step_bytes(c, b->prompt_len, dec, t);
     double bytes = (double)(t->weight_bytes + t->kv_bytes);
     for (int r = 0; r < R; r++) /* sorts each round's steps in place; the run's median is unchanged */
-        rf[r] = bytes / bench_median(d->step + (size_t)r * dec, dec) / ((bw[3 * r + 1] + bw[3 * r + 2]) / 2 * 1e9);
+        rf[r] = bytes / bench_median(d->step + (size_t)r * dec, dec) / (fmax(bw[3 * r + 1], bw[3 * r + 2]) * 1e9);
     t->roofline_frac = bench_median(rf, R);
     t->roofline_frac_weights = t->roofline_frac * t->weight_bytes / bytes;
     t->prefill_tok_s = bench_median(d->pre, R);

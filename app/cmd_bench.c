@@ -149,12 +149,12 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
         dtk[r] = dec / (t3 - t2);
     }
     bench_step_bytes(c, plen, dec, out);
-    /* Each run's decode is set against the bandwidth measured just before
-     * and just after it: the host's load moves both together, and pairing
-     * them cancels most of it (one median over all passes let a slow phase
-     * push f32 past 1.0). */
+    /* Each run's decode is set against the faster of the bandwidth passes
+     * just before and just after it: the host's load moves both together,
+     * and pairing them cancels most of it (one median over all passes let a
+     * slow phase push f32 past 1.0; a pass caught in one can still). */
     for (int r = 0; r < R; r++)
-        rf[r] = dtk[r] * (double)(out->weight_bytes + out->kv_bytes) / ((bw[3 * r + 1] + bw[3 * r + 2]) / 2 * 1e9);
+        rf[r] = dtk[r] * (double)(out->weight_bytes + out->kv_bytes) / (fmax(bw[3 * r + 1], bw[3 * r + 2]) * 1e9);
     out->prefill_tok_s = bench_median(pre, R);
     out->decode_tok_s = bench_median(dtk, R);
     out->bandwidth_gbs = bench_median(bw, 3 * R);
