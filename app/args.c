@@ -109,8 +109,7 @@ int runopts_parse(RunOpts *o, Args *a, Err *e) {
     if (!strcmp(f, "--chat")) { o->chat = 1; return 1; }
     if (!strcmp(f, "--kv-dtype")) {
         if (!(v = args_value(a, e))) return -1;
-        o->kv_dtype = !strcmp(v, "f32") ? DT_F32 : !strcmp(v, "bf16") ? DT_BF16 : !strcmp(v, "f16") ? DT_F16 : -1;
-        if (o->kv_dtype < 0) return err_set(e, "%s: --kv-dtype must be f32, bf16 or f16, not \"%s\"", a->cmd, v);
+        if ((o->kv_dtype = model_dtype_parse(v)) < 0) return err_set(e, "%s: --kv-dtype must be f32, bf16 or f16, not \"%s\"", a->cmd, v);
         return 1;
     }
     if (!strcmp(f, "--prompt")) {

@@ -39,8 +39,15 @@ typedef struct {
  * decoded positions. */
 void bench_step_bytes(const Config *c, int plen, int dec, Throughput *t);
 
-/* A read-bandwidth probe: each pool thread sums its slice of buf (n floats,
- * far larger than the caches). */
+/* roofline_frac of one run: decode at tok_s reading t's weight and KV bytes,
+ * against the faster of the bandwidth passes just before and after it
+ * (bw[1], bw[2] of the run's three; bw[0] precedes its prefill). The host's
+ * load moves decode and probe together and pairing them cancels most of it;
+ * the faster pass, because one caught in a slow phase flatters the decode. */
+double bench_roofline(const Throughput *t, double tok_s, const double *bw);
+
+/* A read-bandwidth probe: the pool's threads sum buf (n floats, far larger
+ * than the caches) in 64 chunks, each claimed as a thread frees up. */
 typedef struct {
     float *buf;
     size_t n;

@@ -13,7 +13,6 @@
  * caught in a slow phase once put decode above 1), and roofline_frac is
  * the median over rounds.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -29,22 +28,19 @@ typedef struct {
     Throughput t;
 } Side;
 
-/* Medians of one side's samples into its Throughput. Each round's decode
- * is set against the faster of the bandwidth passes just before and after
- * it (bw[3r+1], bw[3r+2]) and roofline_frac is the median over rounds, as
- * in plain throughput mode: the host's bandwidth moves in phases, and one
+/* Medians of one side's samples into its Throughput; roofline_frac is the
+ * median over rounds of bench_roofline, as in plain throughput mode (one
  * median over the whole run once put a decode against a slow phase it did
- * not see (roofline_frac 1.6). rf is scratch for R values. */
+ * not see: roofline_frac 1.6). rf is scratch for R values. */
 static void side_summary(Side *d, const BenchOpts *b, const double *bw, double *rf) {
     const Config *c = &d->m->c;
     Throughput *t = &d->t;
     int R = b->runs, dec = b->decode;
     bench_step_bytes(c, b->prompt_len, dec, t);
-    double bytes = (double)(t->weight_bytes + t->kv_bytes);
     for (int r = 0; r < R; r++) /* sorts each round's steps in place; the run's median is unchanged */
-        rf[r] = bytes / bench_median(d->step + (size_t)r * dec, dec) / (fmax(bw[3 * r + 1], bw[3 * r + 2]) * 1e9);
+        rf[r] = bench_roofline(t, 1.0 / bench_median(d->step + (size_t)r * dec, dec), bw + 3 * r);
     t->roofline_frac = bench_median(rf, R);
-    t->roofline_frac_weights = t->roofline_frac * t->weight_bytes / bytes;
+    t->roofline_frac_weights = t->roofline_frac * t->weight_bytes / (double)(t->weight_bytes + t->kv_bytes);
     t->prefill_tok_s = bench_median(d->pre, R);
     t->decode_tok_s = 1.0 / bench_median(d->step, R * dec);
 }

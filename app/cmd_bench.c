@@ -4,7 +4,7 @@
  * weights of a named shape), the weight bytes a decode step streams, the
  * machine's read bandwidth measured by the project's own streaming kernel,
  * and roofline_frac = decode tok/s × bytes per step ÷ bandwidth (per run,
- * against the passes just before and after its decode; then the median).
+ * against the faster of the passes around its decode; then the median).
  * Context mode (--context N): the time of one decode step at position N for
  * a policy, with the KV cache pre-filled with random keys and values.
  */
@@ -32,7 +32,7 @@ static void bench_help(void) {
          "Throughput (default): medians over R runs of prefill tok/s (a prompt of N tokens, default 512)\n"
          "and decode tok/s (default 64 tokens), the weight bytes streamed per decode step, the read\n"
          "bandwidth measured by a streaming kernel in the same run, and roofline_frac (each run's decode\n"
-         "against the bandwidth measured just before and after it; the median over runs).\n"
+         "against the faster of the bandwidth passes just before and after it; the median over runs).\n"
          "--shape/--dims build random weights in memory; --save also writes them as a llama2.c v0 file.\n"
          "Context mode (--context N): median time of one decode step at position N (KV cache filled with\n"
          "random keys/values) under a policy: step_ms, keys_read_frac, and with --compare-full the\n"
@@ -97,7 +97,11 @@ int bench_stream_init(BenchStream *s) {
 
 void bench_step_bytes(const Config *c, int plen, int dec, Throughput *t) {
     t->weight_bytes = model_decode_bytes(c);
-    t->kv_bytes = (size_t)c->n_layers * 2 * c->kv_dim * model_dtype_size(c->kv_dtype) * (size_t)(plen + (dec + 1) / 2);
+    t->kv_bytes = model_kv_bytes(c, (size_t)(plen + (dec + 1) / 2)); /* full attention, averaged over the decode */
+}
+
+double bench_roofline(const Throughput *t, double tok_s, const double *bw) {
+    return tok_s * (double)(t->weight_bytes + t->kv_bytes) / (fmax(bw[1], bw[2]) * 1e9);
 }
 
 double bench_stream_pass(Pool *pool, BenchStream *s) {
@@ -149,12 +153,7 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
         dtk[r] = dec / (t3 - t2);
     }
     bench_step_bytes(c, plen, dec, out);
-    /* Each run's decode is set against the faster of the bandwidth passes
-     * just before and just after it: the host's load moves both together,
-     * and pairing them cancels most of it (one median over all passes let a
-     * slow phase push f32 past 1.0; a pass caught in one can still). */
-    for (int r = 0; r < R; r++)
-        rf[r] = dtk[r] * (double)(out->weight_bytes + out->kv_bytes) / (fmax(bw[3 * r + 1], bw[3 * r + 2]) * 1e9);
+    for (int r = 0; r < R; r++) rf[r] = bench_roofline(out, dtk[r], bw + 3 * r);
     out->prefill_tok_s = bench_median(pre, R);
     out->decode_tok_s = bench_median(dtk, R);
     out->bandwidth_gbs = bench_median(bw, 3 * R);
@@ -286,10 +285,8 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
         else if (!strcmp(f, "--db")) { if (!(b->db = args_value(&a, e))) return -1; }
         else if (!strcmp(f, "--dtype")) {
             if (!(v = args_value(&a, e))) return -1;
-            if (!strcmp(v, "f32")) b->dtype = DT_F32;
-            else if (!strcmp(v, "bf16")) b->dtype = DT_BF16;
-            else if (!strcmp(v, "f16")) b->dtype = DT_F16;
-            else return err_set(e, "--dtype: expected f32, bf16 or f16 (got '%s')", v);
+            if ((b->dtype = model_dtype_parse(v)) < 0)
+                return err_set(e, "--dtype: expected f32, bf16 or f16 (got '%s')", v);
         }
         else return err_set(e, "bench: unknown flag '%s' (see ahascope bench --help)", f);
     }

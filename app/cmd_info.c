@@ -46,11 +46,6 @@ static const char *tok_text(const Loaded *L, char *buf, size_t cap) {
     return buf;
 }
 
-/* Keys and values of every layer at every position of the context. */
-static size_t kv_cache_bytes(const Config *c) {
-    return (size_t)2 * c->n_layers * c->seq_len * c->kv_dim * model_dtype_size(c->kv_dtype);
-}
-
 static void print_text(const Loaded *L, const RunOpts *o) {
     const Model *m = &L->model;
     const Config *c = &m->c;
@@ -62,7 +57,7 @@ static void print_text(const Loaded *L, const RunOpts *o) {
            c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->head_size, c->vocab_size);
     printf("context       %d\n", c->seq_len);
     printf("dtype         %s\n", model_dtype_name(c->dtype));
-    printf("kv cache      %s, %.1f MB at the full context\n", model_dtype_name(c->kv_dtype), kv_cache_bytes(c) / 1e6);
+    printf("kv cache      %s, %.1f MB at the full context\n", model_dtype_name(c->kv_dtype), model_kv_bytes(c, c->seq_len) / 1e6);
     printf("parameters    %zu (%.2f M)\n", count_params(m), count_params(m) / 1e6);
     printf("bytes         %zu on disk, %zu streamed per decode step\n", m->file_bytes, model_decode_bytes(c));
     printf("classifier    %s\n", c->shared_classifier ? "tied to the embedding" : "separate (lm_head)");
@@ -84,7 +79,7 @@ static void print_json(const Loaded *L, const RunOpts *o) {
            "\"parameters\": %zu, \"file_bytes\": %zu, \"decode_bytes\": %zu, \"tied\": %s, \"builtin_routers\": %s, "
            "\"tokenizer\": \"",
            m->arch_name, c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->head_size, c->vocab_size,
-           c->seq_len, model_dtype_name(c->dtype), model_dtype_name(c->kv_dtype), kv_cache_bytes(c), count_params(m), m->file_bytes, model_decode_bytes(c),
+           c->seq_len, model_dtype_name(c->dtype), model_dtype_name(c->kv_dtype), model_kv_bytes(c, c->seq_len), count_params(m), m->file_bytes, model_decode_bytes(c),
            c->shared_classifier ? "true" : "false", m->builtin_routers ? "true" : "false");
     for (const char *p = tok_text(L, tb, sizeof tb); *p; p++) printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
     printf("\", \"routers\": \"");

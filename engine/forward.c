@@ -129,7 +129,6 @@ typedef struct {
     float *out[MM_MAX];
     Mat w[MM_MAX];
     int n_out[MM_MAX];
-    int ld_out[MM_MAX];   /* floats between rows of out (0: n_out) */
     int glu;              /* gate and up (n_out equal): out[0] = silu(out[0]) · out[1] */
 } MatMul;
 
@@ -145,7 +144,7 @@ static void mv_any(float *out, Mat w, const float *x, int n, int d) {
 
 static void matmul_rows(const MatMul *mm, int k, int r0, int r1, int task) {
     Mat w = {mat_row(mm->w[k], r0, mm->n_in), mm->w[k].dt};
-    int ld = mm->ld_out[k] ? mm->ld_out[k] : mm->n_out[k];
+    int ld = mm->n_out[k];
     if (mm->T == 1) {
         mv_any(mm->out[k] + r0, w, mm->in, r1 - r0, mm->n_in);
     } else if (w.dt == DT_F32) {

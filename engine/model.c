@@ -49,6 +49,10 @@ size_t model_dtype_size(int dt) { return dt == DT_F32 ? 4 : 2; }
 
 const char *model_dtype_name(int dt) { return dt == DT_BF16 ? "bf16" : dt == DT_F16 ? "f16" : "f32"; }
 
+int model_dtype_parse(const char *name) {
+    return !strcmp(name, "f32") ? DT_F32 : !strcmp(name, "bf16") ? DT_BF16 : !strcmp(name, "f16") ? DT_F16 : -1;
+}
+
 /* Element count of the matrices (embedding and classifier included) and of
  * the norm vectors. In llama2.c's files these are every tensor, in legacy
  * (v0) order; the v1 order is a permutation of the same tensors. */
@@ -70,6 +74,10 @@ size_t model_decode_bytes(const Config *c) {
     /* the embedding is read one row a step; a shared classifier reads it whole anyway */
     uint64_t mats = matrix_elems(c) - (c->shared_classifier ? 0 : V * d) + (c->shared_classifier ? 0 : d);
     return (size_t)(mats * ws + norm_elems(c) * sizeof(float));
+}
+
+size_t model_kv_bytes(const Config *c, size_t positions) {
+    return (size_t)2 * c->n_layers * c->kv_dim * model_dtype_size(c->kv_dtype) * positions;
 }
 
 /* Point every Weights field into a contiguous float array laid out in the

@@ -160,6 +160,9 @@ size_t model_dtype_size(int dt);
 /* Name of a DType ("f32", "f16", "bf16"). */
 const char *model_dtype_name(int dt);
 
+/* The DType a name (as model_dtype_name writes it) stands for; -1 if none. */
+int model_dtype_parse(const char *name);
+
 /* Build a model with random weights (uniform, scaled so activations stay
  * O(1)) from a config, deterministic in seed. Returns 0 on success. */
 int model_random(Model *m, const Config *c, uint64_t seed, Err *e);
@@ -175,6 +178,10 @@ size_t model_n_params(const Config *c);
 /* Bytes of weights a decode step streams from memory: every matrix once in
  * its stored dtype (c->dtype) and the f32 norms, plus one embedding row. */
 size_t model_decode_bytes(const Config *c);
+
+/* Bytes of keys and values, every layer, in c->kv_dtype, for `positions`
+ * cached positions. */
+size_t model_kv_bytes(const Config *c, size_t positions);
 
 /* Unmap or free the weights (safe on a zeroed struct). */
 void model_free(Model *m);
