@@ -54,7 +54,7 @@ typedef struct {
     float sums[64];       /* one per chunk: the pass claims 64 chunks */
 } BenchStream;
 
-/* Allocate and fill the probe's 256 MB buffer; 0 on success (free s->buf). */
+/* Allocate and fill the probe's 256 MB buffer; 0 on success (mem_big_free s->buf). */
 int bench_stream_init(BenchStream *s);
 
 /* One pass of the probe; GB/s. Called between timed runs, so bandwidth and

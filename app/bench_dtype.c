@@ -19,6 +19,7 @@
 #include "app/args.h"
 #include "app/bench.h"
 #include "engine/forward.h"
+#include "engine/mem.h"
 
 typedef struct {
     const Model *m;
@@ -134,7 +135,7 @@ int bench_dtypes(const Model *m32, const BenchOpts *b, Err *e) {
         rc = err_set(e, "bench: out of memory");
     }
     for (int k = 0; k < 2; k++) { free(d[k].pre); free(d[k].step); fwd_free(&d[k].s); }
-    free(st.buf); free(ids); free(bw); free(ratio);
+    mem_big_free(st.buf); free(ids); free(bw); free(ratio);
     model_free(&mh);
     return rc;
 }

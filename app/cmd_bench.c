@@ -19,6 +19,7 @@
 #include "app/commands.h"
 #include "engine/forward.h"
 #include "engine/matvec.h"
+#include "engine/mem.h"
 #include "engine/routers.h"
 #include "views/screen.h"
 
@@ -89,7 +90,7 @@ static void stream_task(void *ctx, int task, int n_tasks) {
 
 int bench_stream_init(BenchStream *s) {
     s->n = (size_t)256 << 20 >> 2;
-    s->buf = malloc(s->n * sizeof(float));
+    s->buf = mem_big_alloc(s->n * sizeof(float)); /* the pages the weights it is set against get */
     if (!s->buf) return -1;
     for (size_t i = 0; i < s->n; i++) s->buf[i] = (float)(i & 7);
     return 0;
@@ -134,7 +135,7 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
     double *pre = malloc(R * sizeof(double)), *dtk = malloc(R * sizeof(double)), *bw = malloc(3 * R * sizeof(double));
     double *rf = malloc(R * sizeof(double));
     if (no_stream || !ids || !pre || !dtk || !bw || !rf) {
-        free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf); fwd_free(&s);
+        mem_big_free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf); fwd_free(&s);
         return err_set(e, "bench: out of memory");
     }
     uint64_t seed = 42;
@@ -159,7 +160,7 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
     out->bandwidth_gbs = bench_median(bw, 3 * R);
     out->roofline_frac = bench_median(rf, R);
     out->roofline_frac_weights = out->roofline_frac * out->weight_bytes / (double)(out->weight_bytes + out->kv_bytes);
-    free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf);
+    mem_big_free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf);
     fwd_free(&s);
     return 0;
 }

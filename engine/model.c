@@ -1,5 +1,6 @@
 #include "model.h"
 
+#include "mem.h"
 #include "safetensors.h"
 
 #include <errno.h>
@@ -227,7 +228,7 @@ int model_random(Model *m, const Config *cfg, uint64_t seed, Err *e) {
     uint64_t n = weight_floats(&m->c) + (uint64_t)m->c.seq_len * m->c.head_size;
     if (n > (uint64_t)(SIZE_MAX / 8))
         return err_set(e, "random model: %llu weights do not fit in memory", (unsigned long long)n);
-    m->owned = malloc(n * sizeof(float));
+    m->owned = mem_big_alloc(n * sizeof(float));
     if (!m->owned) return err_set(e, "random model: cannot allocate %llu MB", (unsigned long long)(n * 4 >> 20));
     m->version = -1;
     wire_weights(m, m->owned, 0);
@@ -259,7 +260,7 @@ int model_to_half(Model *m, DType dt, Err *e) {
     size_t d = c->dim, h = c->hidden_dim, kv = c->kv_dim, q = c->q_dim, L = c->n_layers, V = c->vocab_size;
     size_t per_layer = 2 * q * d + 2 * kv * d + 3 * h * d;
     size_t n = L * per_layer + V * d * (c->shared_classifier ? 1 : 2);
-    uint16_t *buf = malloc(n * sizeof(uint16_t)), *p = buf;
+    uint16_t *buf = mem_big_alloc(n * sizeof(uint16_t)), *p = buf;
     if (!buf) return err_set(e, "out of memory for %zu MB of %s weights", n * 2 >> 20, model_dtype_name(dt));
     const Weights *w = &m->w;
     for (size_t l = 0; l < L; l++) {
@@ -279,7 +280,7 @@ int model_to_half(Model *m, DType dt, Err *e) {
     p += V * d;
     if (c->shared_classifier) m->cls = m->embed;
     else { to_half(p, w->wcls, V * d, dt); m->cls = (Mat){p, dt}; }
-    free(m->owned_half);
+    mem_big_free(m->owned_half);
     m->owned_half = buf;
     c->dtype = c->kv_dtype = dt;
     /* the f32 matrices are no longer what runs: only keep them for a random model's norms */
@@ -352,7 +353,7 @@ void model_free(Model *m) {
     if (m->map) munmap(m->map, m->map_size);
     model_hf_free(m);
     free(m->layers);
-    free(m->owned_half);
-    free(m->owned);
+    mem_big_free(m->owned_half);
+    mem_big_free(m->owned);
     memset(m, 0, sizeof *m);
 }
