@@ -46,6 +46,10 @@ void bench_step_bytes(const Config *c, int plen, int dec, Throughput *t);
  * the faster pass, because one caught in a slow phase flatters the decode. */
 double bench_roofline(const Throughput *t, double tok_s, const double *bw);
 
+/* t's roofline_frac from the runs' values rf[0..R) (their median; sorts rf),
+ * and roofline_frac_weights, the weights' share of it. */
+void bench_set_roofline(Throughput *t, double *rf, int R);
+
 /* A read-bandwidth probe: the pool's threads sum buf (n floats, far larger
  * than the caches) in 64 chunks, each claimed as a thread frees up. */
 typedef struct {

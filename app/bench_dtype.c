@@ -40,8 +40,7 @@ static void side_summary(Side *d, const BenchOpts *b, const double *bw, double *
     bench_step_bytes(c, b->prompt_len, dec, t);
     for (int r = 0; r < R; r++) /* sorts each round's steps in place; the run's median is unchanged */
         rf[r] = bench_roofline(t, 1.0 / bench_median(d->step + (size_t)r * dec, dec), bw + 3 * r);
-    t->roofline_frac = bench_median(rf, R);
-    t->roofline_frac_weights = t->roofline_frac * t->weight_bytes / (double)(t->weight_bytes + t->kv_bytes);
+    bench_set_roofline(t, rf, R);
     t->prefill_tok_s = bench_median(d->pre, R);
     t->decode_tok_s = 1.0 / bench_median(d->step, R * dec);
 }

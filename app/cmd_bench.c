@@ -105,6 +105,11 @@ double bench_roofline(const Throughput *t, double tok_s, const double *bw) {
     return tok_s * (double)(t->weight_bytes + t->kv_bytes) / (fmax(bw[1], bw[2]) * 1e9);
 }
 
+void bench_set_roofline(Throughput *t, double *rf, int R) {
+    t->roofline_frac = bench_median(rf, R);
+    t->roofline_frac_weights = t->roofline_frac * t->weight_bytes / (double)(t->weight_bytes + t->kv_bytes);
+}
+
 double bench_stream_pass(Pool *pool, BenchStream *s) {
     double t0 = args_seconds();
     /* 64 chunks of 4 MB claimed as threads free up, as decode claims its
@@ -158,8 +163,7 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
     out->prefill_tok_s = bench_median(pre, R);
     out->decode_tok_s = bench_median(dtk, R);
     out->bandwidth_gbs = bench_median(bw, 3 * R);
-    out->roofline_frac = bench_median(rf, R);
-    out->roofline_frac_weights = out->roofline_frac * out->weight_bytes / (double)(out->weight_bytes + out->kv_bytes);
+    bench_set_roofline(out, rf, R);
     mem_big_free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf);
     fwd_free(&s);
     return 0;

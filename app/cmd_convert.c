@@ -61,7 +61,7 @@ static int add(Out *o, const char *name, const float *v, int ndim, int64_t d0, i
     if (o->dt != ST_F32) {
         uint16_t *h = keep(o, malloc(n * sizeof *h));
         if (!h) return err_set(e, "convert: out of memory");
-        for (size_t i = 0; i < n; i++) h[i] = o->dt == ST_BF16 ? st_f32_to_bf16(v[i]) : st_f32_to_f16(v[i]);
+        st_f32_to_half_n(h, v, n, o->dt == ST_BF16);
         data = h;
     }
     return st_writer_add(&o->w, name, o->dt, ndim, shape, data, e);

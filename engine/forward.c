@@ -465,9 +465,8 @@ void fwd_kv_get(const RunState *s, int value, int layer, int kvh, int pos, float
 void fwd_kv_set(RunState *s, int value, int layer, int kvh, int pos, const float *in) {
     void *p = fwd_kv_at(s, value, layer, kvh, pos);
     int hs = s->c.head_size, dt = s->c.kv_dtype;
-    if (dt == DT_F32) { memcpy(p, in, hs * sizeof(float)); return; }
-    uint16_t *h = p;
-    for (int j = 0; j < hs; j++) h[j] = dt == DT_BF16 ? st_f32_to_bf16(in[j]) : st_f32_to_f16(in[j]);
+    if (dt == DT_F32) memcpy(p, in, hs * sizeof(float));
+    else st_f32_to_half_n(p, in, hs, dt == DT_BF16);
 }
 
 int fwd_attention_weights(const RunState *s, int layer, int head, int pos, float *w) {

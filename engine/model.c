@@ -249,11 +249,6 @@ int model_random(Model *m, const Config *cfg, uint64_t seed, Err *e) {
     return model_wire_layers(m, e);
 }
 
-/* Round n floats to half precision in place of the copy at out. */
-static void to_half(uint16_t *out, const float *in, size_t n, DType dt) {
-    for (size_t i = 0; i < n; i++) out[i] = dt == DT_BF16 ? st_f32_to_bf16(in[i]) : st_f32_to_f16(in[i]);
-}
-
 int model_to_half(Model *m, DType dt, Err *e) {
     Config *c = &m->c;
     if (dt == DT_F32 || !m->layers || !m->w.wq) return dt == DT_F32 ? 0 : err_set(e, "model_to_half: no f32 weights");
@@ -270,16 +265,16 @@ int model_to_half(Model *m, DType dt, Err *e) {
             {&lw->wv, w->wv + l * kv * d, kv * d}, {&lw->wo, w->wo + l * d * q, d * q},
             {&lw->w1, w->w1 + l * h * d, h * d}, {&lw->w2, w->w2 + l * d * h, d * h}, {&lw->w3, w->w3 + l * h * d, h * d}};
         for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
-            to_half(p, parts[k].src, parts[k].n, dt);
+            st_f32_to_half_n(p, parts[k].src, parts[k].n, dt == DT_BF16);
             *parts[k].m = (Mat){p, dt};
             p += parts[k].n;
         }
     }
-    to_half(p, w->token_embedding, V * d, dt);
+    st_f32_to_half_n(p, w->token_embedding, V * d, dt == DT_BF16);
     m->embed = (Mat){p, dt};
     p += V * d;
     if (c->shared_classifier) m->cls = m->embed;
-    else { to_half(p, w->wcls, V * d, dt); m->cls = (Mat){p, dt}; }
+    else { st_f32_to_half_n(p, w->wcls, V * d, dt == DT_BF16); m->cls = (Mat){p, dt}; }
     mem_big_free(m->owned_half);
     m->owned_half = buf;
     c->dtype = c->kv_dtype = dt;

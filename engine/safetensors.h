@@ -172,4 +172,7 @@ float st_f16_to_f32(uint16_t h);
  * tiny values give subnormals or zero, NaN stays NaN (quieted). */
 uint16_t st_f32_to_f16(float x);
 
+/* n floats to bf16 (bf16 = 1) or f16 bits, each rounded as above. */
+void st_f32_to_half_n(uint16_t *out, const float *in, size_t n, int bf16);
+
 #endif

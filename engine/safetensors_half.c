@@ -76,3 +76,8 @@ uint16_t st_f32_to_f16(float x) {
      * result of 0x400 is the smallest normal, again the right bit pattern. */
     return (uint16_t)(sign | shift_rne(mant | 0x800000u, (unsigned)(-(e + 1))));
 }
+
+void st_f32_to_half_n(uint16_t *out, const float *in, size_t n, int bf16) {
+    if (bf16) for (size_t i = 0; i < n; i++) out[i] = st_f32_to_bf16(in[i]);
+    else for (size_t i = 0; i < n; i++) out[i] = st_f32_to_f16(in[i]);
+}
