@@ -31,13 +31,15 @@ static inline void mv_prefetch_at(const void *p, size_t ahead, int lines) {
 /* The weight stream's prefetch: `lines` lines MV_PREFETCH bytes ahead. */
 static inline void mv_prefetch(const void *p, int lines) { mv_prefetch_at(p, MV_PREFETCH, lines); }
 
-/* Half-precision rows also ask for the line 1 KiB ahead into L1 (T0):
+/* Half-precision rows also ask for the line 2 KiB ahead into L1 (T0):
  * widening costs the core two extra instructions per 16 weights, and with
  * its loads waiting on L2 it fell behind the stream. In `bench --dtype bf16`
  * on the 110M shape (runs of the two builds alternated) this second
- * prefetch took bf16 decode from 1.72-1.76x f32 to 1.84-1.90x; 256 bytes
- * ahead gained less, 1.5-2 KiB the same; f32 rows gained nothing from it. */
-#define MV_PREFETCH_NEAR 1024
+ * prefetch took bf16 decode from 1.72-1.76x f32 to 1.84-1.90x, with one
+ * row at a time and 1 KiB ahead. Reading two rows at once, 2 KiB per
+ * stream did best: roofline 0.86-0.92 against 0.80-0.86 at 1 KiB, 0.83-0.89
+ * at 1.5 KiB, 0.82-0.85 at 3 KiB. f32 rows gained nothing from it. */
+#define MV_PREFETCH_NEAR 2048
 
 static inline void mv_prefetch_near(const void *p, int lines) {
     for (int l = 0; l < lines; l++) _mm_prefetch((const char *)((uintptr_t)p + MV_PREFETCH_NEAR + 64 * l), _MM_HINT_T0);

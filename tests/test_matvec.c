@@ -2,7 +2,8 @@
  * reference over the widened weights, at lengths that exercise the vector
  * body and every tail (d mod 64, 32, 16, 8). The products are exact in
  * float, so only summation order separates kernel and reference: 1e-5
- * relative to the sum of |w·x|. */
+ * relative to the sum of |w·x|. Row counts 1, 2, 5 and 6 cover the kernel
+ * pairing row i with row i + n/2 and the odd row it leaves over. */
 #include <stdlib.h>
 
 #include "engine/matvec.h"
@@ -17,10 +18,11 @@ static float frand(unsigned *s) {
 TEST(matvec_half_kernels_match_reference_at_every_tail) {
     const int dims[] = {1, 7, 8, 15, 16, 17, 31, 33, 63, 64, 65, 100, 172, 257};
     unsigned seed = 7;
-    for (size_t k = 0; k < sizeof dims / sizeof dims[0]; k++) {
-        int d = dims[k], n = 5;
+    const int rows[] = {1, 2, 5, 6};
+    for (size_t k = 0; k < sizeof dims / sizeof dims[0] * 4; k++) {
+        int d = dims[k / 4], n = rows[k % 4];
         uint16_t *wb = malloc((size_t)n * d * 2), *wh = malloc((size_t)n * d * 2);
-        float *x = malloc((size_t)d * 4), *wide = malloc((size_t)n * d * 4), outb[5], outh[5];
+        float *x = malloc((size_t)d * 4), *wide = malloc((size_t)n * d * 4), outb[6], outh[6];
         for (int i = 0; i < n * d; i++) {
             float v = frand(&seed) * 3;
             wb[i] = st_f32_to_bf16(v), wh[i] = st_f32_to_f16(v);
