@@ -36,18 +36,33 @@ int eval_row(const Loaded *L, const EvalData *d, const EvalOpts *x, Store *st, S
     return st ? store_eval_end(st, id, ev, row->s.score, EVAL_N_PRED, e) : 0;
 }
 
+/* Precision, recall and F1 of a confusion; NaN where the denominator is 0
+ * (a predictor that never says global has no precision). */
+static void eval_prf(const StoreScore *c, double *prec, double *rec, double *f1) {
+    *prec = c->tp + c->fp ? (double)c->tp / (c->tp + c->fp) : NAN;
+    *rec = c->tp + c->fn ? (double)c->tp / (c->tp + c->fn) : NAN;
+    *f1 = 2 * c->tp + c->fp + c->fn ? 2.0 * c->tp / (2 * c->tp + c->fp + c->fn) : NAN;
+}
+
+/* A JSON number, or null for NaN (JSON has no NaN). */
+static void json_num(const char *key, double v) {
+    if (isnan(v)) printf(", \"%s\": null", key);
+    else printf(", \"%s\": %.6f", key, v);
+}
+
 void eval_print_rows(const Row *rows, int n, int json, int matched) {
+    double prec, rec, f1;
     if (json) {
         printf("[");
         for (int i = 0; i < n; i++) {
             const StoreEval *v = &rows[i].ev;
-            const StoreScore *c = &rows[i].s.score[0];
-            double prec = c->tp + c->fp ? (double)c->tp / (c->tp + c->fp) : NAN, rec = c->tp + c->fn ? (double)c->tp / (c->tp + c->fn) : NAN;
+            eval_prf(&rows[i].s.score[0], &prec, &rec, &f1);
             printf("%s{\"predictor\": \"%s\", \"knob\": \"%s\", \"global_share\": %.6f, \"keys_read_frac\": %.6f, "
-                   "\"kl\": %.6g, \"perplexity\": %.6f, \"perplexity_full\": %.6f, \"precision\": %.6f, \"recall\": %.6f, "
-                   "\"n_tokens\": %ld}", i ? ", " : "", rows[i].name, rows[i].knob, v->global_share, v->keys_read_frac,
-                   v->kl_mean, v->perplexity, v->perplexity_full, isnan(prec) ? -1 : prec, isnan(rec) ? -1 : rec,
-                   v->n_tokens);
+                   "\"kl\": %.6g, \"perplexity\": %.6f, \"perplexity_full\": %.6f",
+                   i ? ", " : "", rows[i].name, rows[i].knob, v->global_share, v->keys_read_frac, v->kl_mean,
+                   v->perplexity, v->perplexity_full);
+            json_num("precision", prec), json_num("recall", rec), json_num("f1", f1);
+            printf(", \"n_tokens\": %ld}", v->n_tokens);
         }
         printf("]\n");
         return;
@@ -56,10 +71,7 @@ void eval_print_rows(const Row *rows, int n, int json, int matched) {
            "precision", "recall", "F1");
     for (int i = 0; i < n; i++) {
         const StoreEval *v = &rows[i].ev;
-        const StoreScore *c = &rows[i].s.score[0];
-        double prec = c->tp + c->fp ? (double)c->tp / (c->tp + c->fp) : NAN;
-        double rec = c->tp + c->fn ? (double)c->tp / (c->tp + c->fn) : NAN;
-        double f1 = 2 * c->tp + c->fp + c->fn ? 2.0 * c->tp / (2 * c->tp + c->fp + c->fn) : NAN;
+        eval_prf(&rows[i].s.score[0], &prec, &rec, &f1);
         printf("%-10s %-14s %7.2f%% %7.2f%% %10.5f %9.4f %9.4f %9.4f %9.4f\n", rows[i].name, rows[i].knob,
                100 * v->global_share, 100 * v->keys_read_frac, v->kl_mean, v->perplexity, prec, rec, f1);
     }

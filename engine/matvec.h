@@ -1,10 +1,12 @@
 /* matvec.h — out[n] = W[n][d] · x[d], the decode step's hot loop.
  *
  * A decode step streams every weight once, so this kernel is judged by
- * bytes per second: one row at a time with independent accumulators reads
- * W as a single sequential stream, which the hardware prefetchers follow
- * (OpenBLAS's sgemv reached about half the machine's bandwidth here), and
- * a software prefetch 4 KiB ahead keeps enough lines in flight for bf16.
+ * bytes per second: rows with independent accumulators read W as
+ * sequential streams, which the hardware prefetchers follow (OpenBLAS's
+ * sgemv reached about half the machine's bandwidth here), and software
+ * prefetches 4 KiB ahead keep enough lines in flight. The half-precision
+ * kernels read two rows half the call's rows apart at once: two streams
+ * keep more lines in flight than one.
  * The widest instruction set the CPU has is chosen at run time.
  */
 #ifndef AHASCOPE_MATVEC_H

@@ -51,6 +51,11 @@ TEST(eval_oracle_ends_are_full_and_local) {
     CHECK_NEAR(field(one, 0, "global_share"), 0, 0);
     CHECK_NEAR(field(one, 0, "kl"), field(local, 0, "kl"), 1e-9);
     CHECK(field(local, 0, "kl") > 1e-4); /* and local does change the output */
+    /* local never says global: no precision (null in JSON, not a number), recall and F1 0 */
+    cJSON *lr = cJSON_GetArrayItem(local, 0);
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(lr, "precision")));
+    CHECK_NEAR(field(local, 0, "recall"), 0, 0);
+    CHECK_NEAR(field(local, 0, "f1"), 0, 0);
     cJSON_Delete(zero), cJSON_Delete(one), cJSON_Delete(local);
 }
 
@@ -125,6 +130,13 @@ TEST(eval_full_perplexity_and_store_match_the_table) {
     CHECK_NEAR(db_scalar(db, "SELECT n_tokens FROM evals"), field(j, 0, "n_tokens"), 0);
     CHECK_NEAR(db_scalar(db, "SELECT COUNT(*) FROM runs WHERE eval_id=1"), 3, 0);
     CHECK_NEAR(db_scalar(db, "SELECT precision FROM eval_scores WHERE predictor='executed'"), field(j, 0, "precision"), 1e-6);
+    CHECK_NEAR(db_scalar(db, "SELECT recall FROM eval_scores WHERE predictor='executed'"), field(j, 0, "recall"), 1e-6);
+    CHECK_NEAR(db_scalar(db, "SELECT f1 FROM eval_scores WHERE predictor='executed'"), field(j, 0, "f1"), 1e-6);
+    /* full attention says global everywhere: recall 1, F1 the harmonic mean
+     * (1e-5: p and r come printed to six decimals) */
+    double p = field(j, 0, "precision"), r = field(j, 0, "recall");
+    CHECK_NEAR(r, 1, 1e-9);
+    CHECK_NEAR(field(j, 0, "f1"), 2 * p * r / (p + r), 1e-5);
     cJSON_Delete(j);
 }
 
