@@ -26,8 +26,20 @@ void mv_f16(float *out, const uint16_t *w, const float *x, int n, int d);
 /* Widen n bf16 (bf16 = 1) or f16 values to f32. */
 void mv_widen(float *out, const uint16_t *in, size_t n, int bf16);
 
+/* Instruction sets the kernels come in, narrowest first. */
+typedef enum { MV_PORTABLE, MV_AVX2, MV_AVX512 } MvIsa;
+
+/* The widest instruction set this CPU runs (AVX2 counts only with FMA). */
+MvIsa mv_isa(void);
+
 /* 1 when the CPU runs AVX-512F (the kernels here and attention's use it). */
 int mv_cpu_avx512(void);
+
+/* mv_f32, and mv_bf16 (bf16 = 1) or mv_f16, with the kernel for isa rather
+ * than the widest: tests run every variant the CPU has. An isa the CPU
+ * lacks gives the widest it has; f16 on AVX2 without F16C is portable. */
+void mv_f32_isa(MvIsa isa, float *out, const float *w, const float *x, int n, int d);
+void mv_half_isa(MvIsa isa, float *out, const uint16_t *w, const float *x, int n, int d, int bf16);
 
 /* Σ x[0..n), read the way the kernels above read their weights: the
  * streaming probe `bench` measures bandwidth with. */
