@@ -171,13 +171,19 @@ static long slice_start(long blocks, int t, int n, int shrink) {
     return blocks * w / total;
 }
 
+/* Task t of n's share [*lo, *hi) of `rows` rows, in blocks of 16 (*hi may
+ * pass rows by less than a block). */
+static void slice_rows(long rows, int t, int n, int shrink, long *lo, long *hi) {
+    long blocks = (rows + 15) / 16;
+    *lo = slice_start(blocks, t, n, shrink) * 16;
+    *hi = slice_start(blocks, t + 1, n, shrink) * 16;
+}
+
 static void matmul_task(void *ctx, int task, int n_tasks) {
     const MatMul *mm = ctx;
-    long total = 0;
+    long total = 0, lo, hi;
     for (int k = 0; k < mm->n_mats; k++) total += mm->n_out[k];
-    /* this task's share of the concatenated rows, in blocks of 16 */
-    long blocks = (total + 15) / 16, lo = slice_start(blocks, task, n_tasks, mm->T == 1) * 16,
-         hi = slice_start(blocks, task + 1, n_tasks, mm->T == 1) * 16;
+    slice_rows(total, task, n_tasks, mm->T == 1, &lo, &hi); /* of the concatenated rows */
     long base = 0;
     for (int k = 0; k < mm->n_mats; base += mm->n_out[k], k++) {
         long r0 = lo > base ? lo - base : 0, r1 = hi - base < mm->n_out[k] ? hi - base : mm->n_out[k];
@@ -189,8 +195,8 @@ static void matmul_task(void *ctx, int task, int n_tasks) {
  * SwiGLU to the rows it just made: no serial pass after the barrier. */
 static void glu_task(void *ctx, int task, int n_tasks) {
     const MatMul *mm = ctx;
-    long blocks = (mm->n_out[0] + 15) / 16, r0 = slice_start(blocks, task, n_tasks, mm->T == 1) * 16,
-         r1 = slice_start(blocks, task + 1, n_tasks, mm->T == 1) * 16;
+    long r0, r1;
+    slice_rows(mm->n_out[0], task, n_tasks, mm->T == 1, &r0, &r1);
     if (r1 > mm->n_out[0]) r1 = mm->n_out[0];
     if (r0 >= r1) return;
     matmul_rows(mm, 0, (int)r0, (int)r1, task);

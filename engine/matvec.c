@@ -36,6 +36,13 @@ static void mv_portable(float *out, const float *w, const float *x, int n, int d
     }
 }
 
+/* Σ of a vector's 8 lanes. */
+__attribute__((target("avx2"))) static inline float hsum256(__m256 a) {
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
+}
+
 __attribute__((target("avx2,fma"))) static void mv_avx2(float *out, const float *w, const float *x, int n, int d) {
     for (int i = 0; i < n; i++) {
         const float *r = w + (long)i * d;
@@ -48,11 +55,7 @@ __attribute__((target("avx2,fma"))) static void mv_avx2(float *out, const float 
             a2 = _mm256_fmadd_ps(_mm256_loadu_ps(r + j + 16), _mm256_loadu_ps(x + j + 16), a2);
             a3 = _mm256_fmadd_ps(_mm256_loadu_ps(r + j + 24), _mm256_loadu_ps(x + j + 24), a3);
         }
-        __m256 a = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
-        __m128 h = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-        h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-        h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));
-        float s = _mm_cvtss_f32(h);
+        float s = hsum256(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
         for (; j < d; j++) s += r[j] * x[j];
         out[i] = s;
     }
@@ -155,10 +158,7 @@ __attribute__((target("avx2,fma,f16c"))) static inline __m256 ld8_f16(const uint
     __attribute__((target(TARGET))) static float NAME##_tail(const uint16_t *r, const float *x, int j, int d, \
                                                              __m256 a) {                                  \
         for (; j + 8 <= d; j += 8) a = _mm256_fmadd_ps(LOAD(r + j), _mm256_loadu_ps(x + j), a);           \
-        __m128 h = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));                   \
-        h = _mm_add_ps(h, _mm_movehl_ps(h, h));                                                           \
-        h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));                                                       \
-        float s = _mm_cvtss_f32(h);                                                                       \
+        float s = hsum256(a);                                                                             \
         for (; j < d; j++) s += LOAD##_one(r[j]) * x[j];                                                  \
         return s;                                                                                         \
     }                                                                                                     \
@@ -207,17 +207,21 @@ static MvIsa isa_clamp(MvIsa isa) {
     return isa > have ? have : isa;
 }
 
-void mv_half_isa(MvIsa isa, float *out, const uint16_t *w, const float *x, int n, int d, int bf16) {
-    isa = isa_clamp(isa);
+/* The half-precision kernel for an isa the CPU has. */
+static void half_kernel(MvIsa isa, float *out, const uint16_t *w, const float *x, int n, int d, int bf16) {
     if (isa == MV_AVX512) bf16 ? mv_bf16_avx512(out, w, x, n, d) : mv_f16_avx512(out, w, x, n, d);
     else if (isa == MV_AVX2 && bf16) mv_bf16_avx2(out, w, x, n, d);
     else if (isa == MV_AVX2 && __builtin_cpu_supports("f16c")) mv_f16_avx2(out, w, x, n, d);
     else mv_half_portable(out, w, x, n, d, bf16);
 }
 
-void mv_bf16(float *out, const uint16_t *w, const float *x, int n, int d) { mv_half_isa(mv_isa(), out, w, x, n, d, 1); }
+void mv_half_isa(MvIsa isa, float *out, const uint16_t *w, const float *x, int n, int d, int bf16) {
+    half_kernel(isa_clamp(isa), out, w, x, n, d, bf16);
+}
 
-void mv_f16(float *out, const uint16_t *w, const float *x, int n, int d) { mv_half_isa(mv_isa(), out, w, x, n, d, 0); }
+void mv_bf16(float *out, const uint16_t *w, const float *x, int n, int d) { half_kernel(mv_isa(), out, w, x, n, d, 1); }
+
+void mv_f16(float *out, const uint16_t *w, const float *x, int n, int d) { half_kernel(mv_isa(), out, w, x, n, d, 0); }
 
 __attribute__((target("avx512f"))) static void widen_avx512(float *out, const uint16_t *in, size_t n, int bf16) {
     size_t i = 0;
@@ -230,14 +234,18 @@ void mv_widen(float *out, const uint16_t *in, size_t n, int bf16) {
     for (size_t i = 0; i < n; i++) out[i] = bf16 ? st_bf16_to_f32(in[i]) : st_f16_to_f32(in[i]);
 }
 
-void mv_f32_isa(MvIsa isa, float *out, const float *w, const float *x, int n, int d) {
-    isa = isa_clamp(isa);
+/* The f32 kernel for an isa the CPU has. */
+static void f32_kernel(MvIsa isa, float *out, const float *w, const float *x, int n, int d) {
     if (isa == MV_AVX512) mv_avx512(out, w, x, n, d);
     else if (isa == MV_AVX2) mv_avx2(out, w, x, n, d);
     else mv_portable(out, w, x, n, d);
 }
 
-void mv_f32(float *out, const float *w, const float *x, int n, int d) { mv_f32_isa(mv_isa(), out, w, x, n, d); }
+void mv_f32_isa(MvIsa isa, float *out, const float *w, const float *x, int n, int d) {
+    f32_kernel(isa_clamp(isa), out, w, x, n, d);
+}
+
+void mv_f32(float *out, const float *w, const float *x, int n, int d) { f32_kernel(mv_isa(), out, w, x, n, d); }
 
 const char *mv_variant(void) {
     static const char *const names[] = {"portable", "avx2", "avx512"};

@@ -19,16 +19,16 @@ static float frand(unsigned *s) {
 
 static const char *const isa_name[] = {"portable", "avx2", "avx512"};
 
-/* 1 when out[0..n) matches W·x for the f32 weights wide[n][d]. */
-static int rows_match(const float *out, const float *wide, const float *x, int n, int d, const char *what, MvIsa isa) {
+/* Check out[0..n) against W·x for the f32 weights wide[n][d] (the first
+ * mismatch only). */
+static void rows_match(const float *out, const float *wide, const float *x, int n, int d, const char *what, MvIsa isa) {
     for (int i = 0; i < n; i++) {
         double ref = 0, mag = 0;
         for (int j = 0; j < d; j++) ref += (double)wide[i * d + j] * x[j], mag += fabs((double)wide[i * d + j] * x[j]);
-        CHECK_MSG(fabs(out[i] - ref) <= 1e-5 * mag + 1e-7, "%s %s n=%d d=%d row %d: %.9g vs %.9g", isa_name[isa], what,
-                  n, d, i, out[i], ref);
-        if (fabs(out[i] - ref) > 1e-5 * mag + 1e-7) return 0;
+        int ok = fabs(out[i] - ref) <= 1e-5 * mag + 1e-7;
+        CHECK_MSG(ok, "%s %s n=%d d=%d row %d: %.9g vs %.9g", isa_name[isa], what, n, d, i, out[i], ref);
+        if (!ok) return;
     }
-    return 1;
 }
 
 /* Every kernel of one isa on an n × d matrix of random weights. */
