@@ -120,9 +120,9 @@ static int compare_two(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
     else {
         fprintf(out, "tokens: diverge at position %d:\n", div);
         char sql[300];
-        snprintf(sql, sizeof sql, "SELECT pos, x.token_id AS token_a, x.piece AS piece_a, y.token_id AS token_b,"
+        snprintf(sql, sizeof sql, "SELECT x.pos AS pos, x.token_id AS token_a, x.piece AS piece_a, y.token_id AS token_b,"
                                   " y.piece AS piece_b FROM tokens x JOIN tokens y ON y.run_id=?2 AND y.pos=x.pos"
-                                  " WHERE x.run_id=?1 AND x.pos BETWEEN %d AND %d ORDER BY pos", div, div + 4);
+                                  " WHERE x.run_id=?1 AND x.pos BETWEEN %d AND %d ORDER BY x.pos", div, div + 4);
         if (print_sql(s, sql, a, b, out, e)) return -1;
     }
     fprintf(out, "\ngates per layer (over positions both runs have):\n");

@@ -246,6 +246,24 @@ TEST(store_cli_record_runs_query_export) {
     free(out);
 }
 
+/* Two runs whose tokens diverge: compare prints the diverging tokens side by side. */
+TEST(store_cli_compare_diverging_runs) {
+    SKIP_UNLESS_SHARED();
+    const char *db = test_tmp("diverge.db");
+    remove_db(db);
+    const char *m = test_shared("models/stories260K/stories260K.bin");
+    int st;
+    for (int seed = 1; seed <= 2; seed++) {
+        char *out = run("%s record --db %s --model %s --prompt 'Once upon a time' --steps 40 --seed %d "
+                        "--policy local --window 8", &st, bin(), db, m, seed);
+        CHECK_MSG(st == 0, "record printed: %s", out);
+        free(out);
+    }
+    char *out = run("%s compare --db %s --run 1 --run 2", &st, bin(), db);
+    CHECK_MSG(st == 0 && strstr(out, "diverge at position") && strstr(out, "token_a"), "%s", out);
+    free(out);
+}
+
 /* A command must fail with exit 1 and one line naming the problem. */
 static void expect_fail(const char *args, const char *want) {
     int st;
