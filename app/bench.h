@@ -72,6 +72,10 @@ void bench_random_tokens(int *ids, int n, int vocab, uint64_t *seed);
  * b->dtype, decode steps interleaved one for one. Prints its figures. */
 int bench_dtypes(const Model *m32, const BenchOpts *b, Err *e);
 
+/* Median over n paired measurements of rec[i] / plain[i], minus 1: the
+ * relative cost of recording (NAN when n is 0). */
+double bench_paired_overhead(const double *plain, const double *rec, int n);
+
 /* --record: decision rows/s into a file database, and the cost of
  * recording a run over the same run unrecorded. Prints its figures. */
 int bench_record(const Model *m, const BenchOpts *b, Err *e);

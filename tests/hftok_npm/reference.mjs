@@ -93,6 +93,7 @@ function tokenText(v) {
 }
 
 const names = [];
+const crossCheckDiffers = {}; // string shown -> names of the tokenizers where it differs
 for (const pkg of packages) {
   const root = packageRoot(pkg);
   const version = readJson(path.join(root, "package.json")).version;
@@ -134,9 +135,10 @@ for (const pkg of packages) {
       if (JSON.stringify(other) !== JSON.stringify(ids)) lenmlDiffers.push(i);
     }
   });
-  if (lenmlDiffers.length)
-    console.error(`${name}: @lenml/tokenizers differs from the reference on ${lenmlDiffers.length} strings: ` +
-      lenmlDiffers.map((i) => show(texts[i].text)).join(", "));
+  for (const i of lenmlDiffers) {
+    const key = show(texts[i].text);
+    (crossCheckDiffers[key] ??= []).push(name);
+  }
 
   let chat = null;
   if (typeof cfgJson.chat_template === "string") {
@@ -168,3 +170,10 @@ for (const pkg of packages) {
   console.log(`${name}: ${pkg}@${version}, ${cases.length} strings -> ${path.join(dir, name + ".expected.json")}`);
 }
 fs.writeFileSync(path.join(dir, "index.json"), JSON.stringify({ tokenizers: names }, null, 1) + "\n");
+// One line for the whole cross-check, not one per tokenizer: it is known and
+// harmless (see the top of this file), and noise before the suite hides news.
+const differing = Object.entries(crossCheckDiffers);
+if (differing.length)
+  console.log(`note: the cross-check encoder @lenml/tokenizers differs from the reference on ` +
+    differing.map(([text, who]) => `${text} (${who.join(", ")})`).join("; ") +
+    ` -- JavaScript's \\s lacks U+0085; the reference is used`);
