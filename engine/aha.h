@@ -1,6 +1,6 @@
 /* aha.h — how attention is routed: the policy that picks each head's
  * branch (global or local) and the settings of the local set and the
- * predictors. See DESIGN.md §1. */
+ * predictors. The design is described in engine/README.md. */
 #ifndef AHASCOPE_AHA_H
 #define AHASCOPE_AHA_H
 

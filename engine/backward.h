@@ -1,5 +1,6 @@
 /* backward.h — training forward and backward passes (llm.c style) for the
- * llama2.c architecture with AHA routers (DESIGN.md §1.1).
+ * llama2.c architecture with AHA routers (engine/README.md, "Sessions,
+ * sampling and training").
  *
  * Two levels:
  *   - layer primitives, each a *_forward / *_backward pair over explicit
