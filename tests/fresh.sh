@@ -60,6 +60,13 @@ mkdir -p "$root/work/ahascope"
 (cd "$top" && git ls-files -z | tar --null -T - -cf -) | tar -C "$root/work/ahascope" -xf -
 cp -a "$shared" "$root/work/shared"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# The machine's own network settings, not packages: the certificate
+# authorities this host trusts locally (a TLS-inspecting egress, for one),
+# which the ca-certificates package that make deps installs then takes in.
+if [ -d /usr/local/share/ca-certificates ]; then
+    mkdir -p "$root/usr/local/share/ca-certificates"
+    cp -a /usr/local/share/ca-certificates/. "$root/usr/local/share/ca-certificates/"
+fi
 mount -t proc proc "$root/proc"
 mount --rbind /sys "$root/sys"
 mount --bind /dev "$root/dev"
