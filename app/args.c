@@ -55,6 +55,12 @@ double args_seconds(void) {
 
 int args_is_help(const char *s) { return !strcmp(s, "--help") || !strcmp(s, "-h"); }
 
+int runopts_check(const RunOpts *o, Err *e) {
+    if (o->attn.policy == POLICY_STATIC && !o->static_heads)
+        return err_usage(e, "policy static needs a head set (--static-heads l.h,... or a file)");
+    return 0;
+}
+
 void args_help_model(void) {
     puts("model flags:\n"
          "  --model PATH      a llama2.c checkpoint or a Hugging Face folder (default: stories260K from\n"

@@ -59,6 +59,11 @@ void runopts_defaults(RunOpts *o);
  * and return 1; return 0 if not ours; -1 with e set on a bad value. */
 int runopts_parse(RunOpts *o, Args *a, Err *e);
 
+/* Checks across the RunOpts flags once all are read: those the command
+ * line alone shows to be wrong (a static policy without its heads). The
+ * rest (routers for aha, ranges against the model) need the model. */
+int runopts_check(const RunOpts *o, Err *e);
+
 /* The --help lines of the flag groups runopts_parse reads, each flag with
  * its default, for the commands to print after their own. */
 void args_help_model(void);

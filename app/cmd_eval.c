@@ -63,6 +63,7 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
             if (!v || args_int(f, v, num == &x->seq_len ? 2 : 1, num == &x->threads ? 64 : 1 << 20, num, e)) return -1;
         } else return args_unknown(f, e);
     }
+    if (runopts_check(&x->o, e)) return -1;
     if (x->match && strcmp(x->match, "aha") != 0) return err_usage(e, "--match-budget takes 'aha' (the routers)");
     if (x->match && !x->o.routers) return err_usage(e, "--match-budget aha needs --routers FILE");
     return 0;

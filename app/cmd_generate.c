@@ -91,6 +91,6 @@ int cmd_generate(int argc, char **argv) {
         args_unknown(f, &e);
         return args_fail(&e);
     }
-    if (run_generate(&o, print_ids, (int)threads, &e) != 0) return args_fail(&e);
+    if (runopts_check(&o, &e) || run_generate(&o, print_ids, (int)threads, &e) != 0) return args_fail(&e);
     return 0;
 }

@@ -143,5 +143,6 @@ int cmd_record(int argc, char **argv) {
         if (!(v = args_value(&a, &e)) || args_int(f, v, 1, hi, target, &e)) return args_fail(&e);
     }
     if (!ro.db) { err_usage(&e, "--db FILE is required"); return args_fail(&e); }
+    if (runopts_check(&o, &e)) return args_fail(&e);
     return run_record(&o, &ro, &e) == 0 ? 0 : (g_stop ? (args_fail(&e), 130) : args_fail(&e));
 }

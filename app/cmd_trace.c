@@ -115,5 +115,5 @@ int cmd_trace(int argc, char **argv) {
         args_unknown(f, &e);
         return args_fail(&e);
     }
-    return run_trace(&o, &e) == 0 ? 0 : args_fail(&e);
+    return runopts_check(&o, &e) == 0 && run_trace(&o, &e) == 0 ? 0 : args_fail(&e);
 }

@@ -558,6 +558,7 @@ int cmd_tui(int argc, char **argv) {
     }
     if (replay && !db) { err_usage(&e, "--replay needs --db FILE"); return args_fail(&e); }
     if (!replay && run) { err_usage(&e, "--run ID goes with --replay"); return args_fail(&e); }
+    if (!replay && runopts_check(&o, &e)) return args_fail(&e);
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
         err_set(&e, "needs a terminal on stdin and stdout (for headless runs use 'ahascope record')");
         return args_fail(&e);
