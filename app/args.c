@@ -99,8 +99,6 @@ static const char *g_command; /* set once by main before the command runs */
 
 void args_set_command(const char *name) { g_command = name; }
 
-const char *args_command(void) { return g_command; }
-
 int args_unknown(const char *arg, Err *e) {
     if (arg[0] != '-' || !arg[1]) return err_usage(e, "unexpected argument '%s'", arg);
     if (!g_command) return err_usage(e, "unknown flag '%s' (see ahascope --help)", arg);

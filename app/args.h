@@ -87,9 +87,6 @@ double args_seconds(void);
  * every error line. */
 void args_set_command(const char *name);
 
-/* The subcommand named by args_set_command, or NULL before one is. */
-const char *args_command(void);
-
 /* The usage error for an argument the command does not take: an unknown
  * flag (pointing at --help) or an unexpected positional argument. Returns -1. */
 int args_unknown(const char *arg, Err *e);

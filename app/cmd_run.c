@@ -24,7 +24,7 @@ static int download_default(const char *dir, Err *e) {
     snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
     if (system(cmd) != 0) return err_set(e, "%s: cannot create the cache directory", dir);
     for (size_t i = 0; i < sizeof FILES / sizeof FILES[0]; i++) {
-        fprintf(stderr, "ahascope: downloading %s into %s\n", FILES[i].name, dir);
+        fprintf(stderr, "ahascope run: downloading %s into %s\n", FILES[i].name, dir);
         snprintf(cmd, sizeof cmd,
                  "curl -fsSL --retry 2 --connect-timeout 20 -o '%s/%s.part' '%s/%s' && "
                  "echo '%s  %s/%s.part' | sha256sum -c --status && mv '%s/%s.part' '%s/%s'",
