@@ -1,6 +1,7 @@
 /* The command line as users meet it: malformed inputs give one line on
- * stderr and a non-zero exit, never a crash (this suite also runs under
- * ASan+UBSan); edge cases of generation behave like llama2.c. */
+ * stderr, "ahascope CMD: ...", and exit 2 (usage) or 1 (failure), never a
+ * crash (this suite also runs under ASan+UBSan); every --help tells which
+ * flags are optional; edge cases of generation behave like llama2.c. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
