@@ -21,7 +21,7 @@ void runopts_defaults(RunOpts *o) {
 
 const char *args_value(Args *a, Err *e) {
     if (a->i >= a->argc) {
-        err_set(e, "%s: %s needs a value", a->cmd, a->argv[a->i - 1]);
+        err_usage(e, "%s needs a value", a->argv[a->i - 1]);
         return NULL;
     }
     return a->argv[a->i++];
@@ -31,8 +31,8 @@ int args_int(const char *flag, const char *s, long lo, long hi, long *out, Err *
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (!*s || *end || errno) return err_set(e, "%s: '%s' is not a whole number", flag, s);
-    if (v < lo || v > hi) return err_set(e, "%s: %ld is out of range [%ld, %ld]", flag, v, lo, hi);
+    if (!*s || *end || errno) return err_usage(e, "%s: '%s' is not a whole number", flag, s);
+    if (v < lo || v > hi) return err_usage(e, "%s: %ld is out of range [%ld, %ld]", flag, v, lo, hi);
     *out = v;
     return 0;
 }
@@ -41,8 +41,8 @@ int args_float(const char *flag, const char *s, double lo, double hi, double *ou
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (!*s || *end || errno || !isfinite(v)) return err_set(e, "%s: '%s' is not a number", flag, s);
-    if (v < lo || v > hi) return err_set(e, "%s: %g is out of range [%g, %g]", flag, v, lo, hi);
+    if (!*s || *end || errno || !isfinite(v)) return err_usage(e, "%s: '%s' is not a number", flag, s);
+    if (v < lo || v > hi) return err_usage(e, "%s: %g is out of range [%g, %g]", flag, v, lo, hi);
     *out = v;
     return 0;
 }
@@ -55,9 +55,60 @@ double args_seconds(void) {
 
 int args_is_help(const char *s) { return !strcmp(s, "--help") || !strcmp(s, "-h"); }
 
+int runopts_check(const RunOpts *o, Err *e) {
+    if (o->attn.policy == POLICY_STATIC && !o->static_heads)
+        return err_usage(e, "policy static needs a head set (--static-heads l.h,... or a file)");
+    return 0;
+}
+
+void args_help_model(void) {
+    puts("model flags:\n"
+         "  --model PATH      a llama2.c checkpoint or a Hugging Face folder (default: stories260K from\n"
+         "                    $AHASCOPE_MODELS, ../shared/models or the cache, as `ahascope run` finds it)\n"
+         "  --tokenizer FILE  default: the folder's tokenizer.json, or tokenizer.bin / tok<vocab>.bin beside\n"
+         "                    a checkpoint\n"
+         "  --context N       cap a folder's context (default 4096)\n"
+         "  --chat            wrap the prompt in the model family's chat format\n"
+         "  --kv-dtype f32|bf16|f16  the KV cache's type (default the model's: a bf16 model caches bf16)");
+}
+
+void args_help_sampling(void) {
+    puts("sampling flags:\n"
+         "  --steps N         positions, the prompt's included (default 256, capped at the context);\n"
+         "                    generation also stops when the model emits BOS\n"
+         "  --temperature T   0 = greedy (default 1.0)\n"
+         "  --topp P          nucleus mass (default 0.9)\n"
+         "  --seed S          same seed, same text (default: the clock)");
+}
+
+void args_help_policy(void) {
+    puts("policy flags:\n"
+         "  --policy aha|full|local|oracle|qada|qada_bulk|static|random\n"
+         "                    default full; aha when routers are given or built into the model\n"
+         "  --window W        local keys per head (default 32, or the window the routers were trained for)\n"
+         "  --sinks S         first S positions always in the local set (default 0)\n"
+         "  --tau T           aha: global iff the router's sigmoid > T (default 0.5)\n"
+         "  --theta X         oracle, qada, qada_bulk: global iff out-of-window mass > X (default 0.1)\n"
+         "  --p P             random: probability of global (default 0.1)\n"
+         "  --static-heads l.h,...|FILE   static: the global heads (no default)\n"
+         "  --routers FILE|random[:SEED]  router vectors (safetensors), or random ones (seed 1)\n"
+         "  --profile         compute every predictor at every step, whatever the policy");
+}
+
+static const char *g_command; /* set once by main before the command runs */
+
+void args_set_command(const char *name) { g_command = name; }
+
+int args_unknown(const char *arg, Err *e) {
+    if (arg[0] != '-' || !arg[1]) return err_usage(e, "unexpected argument '%s'", arg);
+    if (!g_command) return err_usage(e, "unknown flag '%s' (see ahascope --help)", arg);
+    return err_usage(e, "unknown flag '%s' (see ahascope %s --help)", arg, g_command);
+}
+
 int args_fail(const Err *e) {
-    fprintf(stderr, "ahascope: %s\n", e->msg);
-    return 1;
+    if (g_command) fprintf(stderr, "ahascope %s: %s\n", g_command, e->msg);
+    else fprintf(stderr, "ahascope: %s\n", e->msg);
+    return e->usage ? 2 : 1;
 }
 
 /* The attention-policy flags. Returns 1 consumed, 0 not ours, -1 error. */
@@ -67,7 +118,8 @@ static int parse_attn(RunOpts *o, Args *a, const char *f, Err *e) {
     double x = 0;
     if (!strcmp(f, "--profile")) { o->attn.profile = 1; return 1; }
     if (!strcmp(f, "--policy")) {
-        if (!(v = args_value(a, e)) || aha_policy_parse(v, &o->attn.policy, e)) return -1;
+        if (!(v = args_value(a, e))) return -1;
+        if (aha_policy_parse(v, &o->attn.policy, e)) return err_as_usage(e);
         o->have_policy = 1;
         return 1;
     }
@@ -89,7 +141,14 @@ static int parse_attn(RunOpts *o, Args *a, const char *f, Err *e) {
         *dst = (float)x;
         return 1;
     }
-    if (!strcmp(f, "--routers")) { return (o->routers = args_value(a, e)) ? 1 : -1; }
+    if (!strcmp(f, "--routers")) {
+        const char *r = o->routers = args_value(a, e);
+        if (!r) return -1;
+        /* the engine checks the seed too, but only after loading the model */
+        if (!strncmp(r, "random:", 7) && (!r[7] || strspn(r + 7, "0123456789") != strlen(r + 7)))
+            return err_usage(e, "--routers: bad seed in '%s' (random:SEED)", r);
+        return 1;
+    }
     if (!strcmp(f, "--static-heads")) { return (o->static_heads = args_value(a, e)) ? 1 : -1; }
     return 0;
 }
@@ -109,7 +168,7 @@ int runopts_parse(RunOpts *o, Args *a, Err *e) {
     if (!strcmp(f, "--chat")) { o->chat = 1; return 1; }
     if (!strcmp(f, "--kv-dtype")) {
         if (!(v = args_value(a, e))) return -1;
-        if ((o->kv_dtype = model_dtype_parse(v)) < 0) return err_set(e, "%s: --kv-dtype must be f32, bf16 or f16, not \"%s\"", a->cmd, v);
+        if ((o->kv_dtype = model_dtype_parse(v)) < 0) return err_usage(e, "--kv-dtype must be f32, bf16 or f16, not \"%s\"", v);
         return 1;
     }
     if (!strcmp(f, "--prompt")) {

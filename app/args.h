@@ -1,9 +1,21 @@
-/* args.h — flag parsing shared by the subcommands.
+/* args.h — flag parsing and error lines shared by the subcommands.
  *
- * Every command walks argv with args_next(); shared groups of flags (the
+ * Every command walks argv with an Args cursor; shared groups of flags (the
  * model, sampling, attention policy) are parsed by one function each so the
  * commands agree on names, ranges and messages. Values are strict: "12x",
  * "", out-of-range numbers and unknown flags are one-line errors.
+ *
+ * The error convention, for every command: an error is one line on stderr,
+ * "ahascope CMD: message", CMD being the subcommand the user typed (`run`
+ * when run hands over to tui or generate); before a command is known the
+ * line is "ahascope: message". Messages do not repeat the command. A usage
+ * error exits 2: an unknown flag or argument, a flag missing its value or
+ * with a malformed or out-of-range one, a required flag missing, flags that
+ * conflict — anything the command line alone shows to be wrong (Err.usage,
+ * set by err_usage and by every parser here). Any other failure exits 1: a
+ * file that cannot be read or written, a bad model, a database error, a
+ * value that does not fit the model. Commands return through args_fail().
+ * --help prints on stdout and exits 0.
  */
 #ifndef AHASCOPE_ARGS_H
 #define AHASCOPE_ARGS_H
@@ -16,8 +28,7 @@
 typedef struct {
     int argc;
     char **argv;
-    int i;            /* next index to read */
-    const char *cmd;  /* subcommand name, for messages */
+    int i; /* next index to read */
 } Args;
 
 /* Flags of the model, prompt, sampling and attention policy. */
@@ -48,6 +59,17 @@ void runopts_defaults(RunOpts *o);
  * and return 1; return 0 if not ours; -1 with e set on a bad value. */
 int runopts_parse(RunOpts *o, Args *a, Err *e);
 
+/* Checks across the RunOpts flags once all are read: those the command
+ * line alone shows to be wrong (a static policy without its heads). The
+ * rest (routers for aha, ranges against the model) need the model. */
+int runopts_check(const RunOpts *o, Err *e);
+
+/* The --help lines of the flag groups runopts_parse reads, each flag with
+ * its default, for the commands to print after their own. */
+void args_help_model(void);
+void args_help_sampling(void);
+void args_help_policy(void);
+
 /* The value after flag argv[a->i - 1]; error if missing. */
 const char *args_value(Args *a, Err *e);
 
@@ -61,7 +83,16 @@ int args_is_help(const char *s);
 /* Monotonic wall-clock seconds, for the timings commands report. */
 double args_seconds(void);
 
-/* Print "ahascope: <msg>" on stderr and return exit status 1. */
+/* Name the subcommand the user typed, once, before running it: the CMD of
+ * every error line. */
+void args_set_command(const char *name);
+
+/* The usage error for an argument the command does not take: an unknown
+ * flag (pointing at --help) or an unexpected positional argument. Returns -1. */
+int args_unknown(const char *arg, Err *e);
+
+/* Print e as "ahascope CMD: <msg>" on stderr; return the exit status, 2 for
+ * a usage error and 1 for a failure. */
 int args_fail(const Err *e);
 
 #endif

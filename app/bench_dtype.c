@@ -102,7 +102,7 @@ int bench_dtypes(const Model *m32, const BenchOpts *b, Err *e) {
     const Config *c = &m32->c;
     int R = b->runs, plen = b->prompt_len, dec = b->decode;
     if (plen < 1 || dec < 1 || plen + dec > c->seq_len)
-        return err_set(e, "bench: prompt (%d) + decode (%d) must fit the context (%d), each at least 1", plen, dec,
+        return err_set(e, "prompt (%d) + decode (%d) must fit the context (%d), each at least 1", plen, dec,
                        c->seq_len);
     Model mh;
     if (model_random(&mh, c, 1234, e) != 0) return -1;
@@ -131,7 +131,7 @@ int bench_dtypes(const Model *m32, const BenchOpts *b, Err *e) {
         d[0].t.bandwidth_gbs = d[1].t.bandwidth_gbs = bw_gbs;
         print_dtypes(b, d, paired);
     } else {
-        rc = err_set(e, "bench: out of memory");
+        rc = err_set(e, "out of memory");
     }
     for (int k = 0; k < 2; k++) { free(d[k].pre); free(d[k].step); fwd_free(&d[k].s); }
     mem_big_free(st.buf); free(ids); free(bw); free(ratio);

@@ -86,7 +86,7 @@ static int run_bufs_init(RunBufs *rb, const Model *m, const BenchOpts *b, Err *e
     rb->step = trace_new(c->n_layers, c->n_heads);
     int ok = rb->pre && rb->step;
     for (int i = 0; ok && i < b->prompt_len; i++) ok = (rb->pre[i] = trace_new(c->n_layers, c->n_heads)) != NULL;
-    return ok ? 0 : err_set(e, "bench: out of memory");
+    return ok ? 0 : err_set(e, "out of memory");
 }
 
 static void run_bufs_free(RunBufs *rb, int prompt_len) {
@@ -160,7 +160,7 @@ static int measure_cost(const Model *m, const BenchOpts *b, Store *st, RecordRes
     int *ids = malloc((size_t)n * sizeof *ids), rc = -1;
     int ok0 = run_bufs_init(&side[0], m, b, e) == 0, ok1 = ok0 && run_bufs_init(&side[1], m, b, e) == 0;
     if (!ok0 || !ok1 || !plain || !rec || !tp || !tr || !ids) {
-        if (ok0 && ok1) err_set(e, "bench: out of memory");
+        if (ok0 && ok1) err_set(e, "out of memory");
         goto out;
     }
     for (int i = 0; i < n; i++) ids[i] = 1 + (i * 7919) % (m->c.vocab_size - 1);
@@ -189,7 +189,7 @@ static int measure(const Model *m, const BenchOpts *b, Store *st, RecordResult *
     if (measure_cost(m, b, st, out, e)) return -1;
     double *w1 = calloc(R, sizeof *w1), *w64 = calloc(R, sizeof *w64);
     int rc = -1;
-    if (!w1 || !w64) { err_set(e, "bench: out of memory"); goto out; }
+    if (!w1 || !w64) { err_set(e, "out of memory"); goto out; }
     for (int r = 0; r < R; r++)
         if ((w1[r] = writer_rows_per_s(st, c, steps, 1, e)) < 0 || (w64[r] = writer_rows_per_s(st, c, steps, 64, e)) < 0)
             goto out;
@@ -224,14 +224,14 @@ static void print_record(const BenchOpts *b, const Model *m, const RecordResult 
 
 int bench_record(const Model *m, const BenchOpts *b, Err *e) {
     if (b->prompt_len + b->decode > m->c.seq_len)
-        return err_set(e, "bench: prompt (%d) + decode (%d) exceed the context (%d)", b->prompt_len, b->decode,
+        return err_set(e, "prompt (%d) + decode (%d) exceed the context (%d)", b->prompt_len, b->decode,
                        m->c.seq_len);
     char dir[256] = "", path[1100];
     if (b->db) snprintf(path, sizeof path, "%s", b->db);
     else {
         const char *tmp = getenv("TMPDIR");
         snprintf(dir, sizeof dir, "%s/ahascope-bench-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        if (!mkdtemp(dir)) return err_set(e, "bench: cannot create a temporary directory in %s", dir);
+        if (!mkdtemp(dir)) return err_set(e, "cannot create a temporary directory in %s", dir);
         snprintf(path, sizeof path, "%s/bench.db", dir);
     }
     Store *st = store_open(path, STORE_WRITE, 5000, e);

@@ -28,7 +28,8 @@ static void bench_help(void) {
     puts("usage: ahascope bench [--model PATH | --shape 260K|15M|110M | --dims d,hidden,layers,heads,kv_heads,vocab,seq_len]\n"
          "                      [--prompt-len N] [--decode N] [--runs R] [--json] [--save FILE] [--threads N]\n"
          "                      [--dtype bf16|f16] [--kv-dtype f32|bf16|f16]\n"
-         "                      [--context N --window W --policy P [--p P] [--sinks S] [--profile] [--compare-full]]\n"
+         "                      [--context N --window W --policy P [--p P] [--sinks S] [--routers FILE] [--profile]\n"
+         "                      [--compare-full]] [--record [--db FILE]] [--tui]\n"
          "\n"
          "Throughput (default): medians over R runs of prefill tok/s (a prompt of N tokens, default 512)\n"
          "and decode tok/s (default 64 tokens), the weight bytes streamed per decode step, the read\n"
@@ -48,7 +49,7 @@ static void bench_help(void) {
          "own type). With --model, the resident memory the model adds (resident_mb) against its file size.\n"
          "--kv-dtype f32|bf16|f16: the KV cache's type (default each model's own: f32 for f32 weights,\n"
          "bf16/f16 for half-precision ones).\n"
-         "--json prints one JSON object.");
+         "--json prints one JSON object. Defaults: --shape 110M, --runs 5, --threads all cores.");
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -67,7 +68,7 @@ static int shape_config(const BenchOpts *b, Config *c, Err *e) {
     if (b->dims) {
         char extra;
         if (sscanf(b->dims, "%d,%d,%d,%d,%d,%d,%d%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &extra) != 7)
-            return err_set(e, "--dims: expected 7 comma-separated integers dim,hidden,layers,heads,kv_heads,vocab,seq_len");
+            return err_usage(e, "--dims: expected 7 comma-separated integers dim,hidden,layers,heads,kv_heads,vocab,seq_len");
     } else if (!strcmp(b->shape, "260K")) {
         int s[7] = {64, 172, 5, 8, 4, 512, 512}; memcpy(v, s, sizeof s);
     } else if (!strcmp(b->shape, "15M")) {
@@ -75,11 +76,11 @@ static int shape_config(const BenchOpts *b, Config *c, Err *e) {
     } else if (!strcmp(b->shape, "110M")) {
         int s[7] = {768, 2048, 12, 12, 12, 32000, 1024}; memcpy(v, s, sizeof s);
     } else {
-        return err_set(e, "--shape: unknown shape '%s' (260K, 15M, 110M)", b->shape);
+        return err_usage(e, "--shape: unknown shape '%s' (260K, 15M, 110M)", b->shape);
     }
     *c = (Config){.dim = v[0], .hidden_dim = v[1], .n_layers = v[2], .n_heads = v[3], .n_kv_heads = v[4],
                   .vocab_size = v[5], .seq_len = v[6], .shared_classifier = 1, .rope_theta = 10000.0f};
-    return model_config_check(c, "--dims", e);
+    return model_config_check(c, "--dims", e) ? err_as_usage(e) : 0; /* the flag gave a shape no model has */
 }
 
 static void stream_task(void *ctx, int task, int n_tasks) {
@@ -131,7 +132,7 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
     const Config *c = &m->c;
     int plen = b->prompt_len, dec = b->decode, R = b->runs;
     if (plen + dec > c->seq_len)
-        return err_set(e, "bench: prompt (%d) + decode (%d) exceed the context (%d)", plen, dec, c->seq_len);
+        return err_set(e, "prompt (%d) + decode (%d) exceed the context (%d)", plen, dec, c->seq_len);
     RunState s;
     if (fwd_init(&s, c, plen, b->threads, e) != 0) return -1;
     BenchStream st;
@@ -141,7 +142,7 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
     double *rf = malloc(R * sizeof(double));
     if (no_stream || !ids || !pre || !dtk || !bw || !rf) {
         mem_big_free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf); fwd_free(&s);
-        return err_set(e, "bench: out of memory");
+        return err_set(e, "out of memory");
     }
     uint64_t seed = 42;
     bench_random_tokens(ids, plen + dec, c->vocab_size, &seed);
@@ -226,7 +227,7 @@ static double time_step_at(const Model *m, RunState *s, const AttnConfig *a, int
 
 static int bench_context(const Model *m, const BenchOpts *b, ContextResult *out, Err *e) {
     const Config *c = &m->c;
-    if (b->context >= c->seq_len) return err_set(e, "bench: --context %d must be below the model's context (%d)", b->context, c->seq_len);
+    if (b->context >= c->seq_len) return err_set(e, "--context %d must be below the model's context (%d)", b->context, c->seq_len);
     if (aha_check(&b->attn, c->n_layers, c->n_heads, e) != 0) return -1;
     RunState s;
     if (fwd_init(&s, c, 1, b->threads, e) != 0) return -1;
@@ -261,7 +262,7 @@ static int bench_context(const Model *m, const BenchOpts *b, ContextResult *out,
 }
 
 static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
-    Args a = {argc, argv, 1, "bench"};
+    Args a = {argc, argv, 1};
     RunOpts ro;
     runopts_defaults(&ro);
     *b = (BenchOpts){.shape = "110M", .runs = 5, .threads = pool_default_threads()};
@@ -291,9 +292,9 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
         else if (!strcmp(f, "--dtype")) {
             if (!(v = args_value(&a, e))) return -1;
             if ((b->dtype = model_dtype_parse(v)) < 0)
-                return err_set(e, "--dtype: expected f32, bf16 or f16 (got '%s')", v);
+                return err_usage(e, "--dtype: expected f32, bf16 or f16 (got '%s')", v);
         }
-        else return err_set(e, "bench: unknown flag '%s' (see ahascope bench --help)", f);
+        else return args_unknown(f, e);
     }
     if (!b->prompt_len) b->prompt_len = b->record ? 32 : 512;
     if (!b->decode) b->decode = b->record ? 224 : 64;
@@ -302,7 +303,7 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
     b->routers = ro.routers;
     b->attn = ro.attn;
     b->kv_dtype = ro.kv_dtype;
-    if (b->runs > 1000) return err_set(e, "bench: --runs %d is too many (max 1000)", b->runs);
+    if (b->runs > 1000) return err_usage(e, "--runs %d is too many (max 1000)", b->runs);
     return 0;
 }
 

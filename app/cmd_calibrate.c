@@ -20,15 +20,35 @@ static void calibrate_help(void) {
 
 typedef struct {
     const char *db, *out, *budget;
+    double budget_v;   /* K heads, or P percent of them */
+    int budget_pct;
     int64_t *runs;
     int n_runs;
 } CalOpts;
 
+/* --budget "K" or "P%": the form is checked with the other flags; whether K
+ * fits is known only once the runs' heads are counted. */
+static int budget_parse(CalOpts *c, Err *e) {
+    const char *s = c->budget;
+    size_t len = strlen(s);
+    c->budget_pct = len > 1 && s[len - 1] == '%';
+    if (!c->budget_pct) {
+        long k;
+        if (args_int("--budget", s, 0, 1 << 20, &k, e)) return -1;
+        c->budget_v = (double)k;
+        return 0;
+    }
+    char num[32];
+    if (len > sizeof num) return err_usage(e, "--budget: '%s' is not a number of heads or a percentage", s);
+    snprintf(num, sizeof num, "%.*s", (int)(len - 1), s);
+    return args_float("--budget", num, 0, 100, &c->budget_v, e);
+}
+
 static int parse(int argc, char **argv, CalOpts *c, int *help, Err *e) {
-    Args a = {argc, argv, 1, "calibrate"};
+    Args a = {argc, argv, 1};
     memset(c, 0, sizeof *c);
     *help = 0;
-    if (!(c->runs = calloc(argc, sizeof *c->runs))) return err_set(e, "calibrate: out of memory");
+    if (!(c->runs = calloc(argc, sizeof *c->runs))) return err_set(e, "out of memory");
     while (a.i < argc) {
         const char *f = argv[a.i++];
         if (args_is_help(f)) { *help = 1; return 0; }
@@ -42,29 +62,18 @@ static int parse(int argc, char **argv, CalOpts *c, int *help, Err *e) {
             if (!v || args_int(f, v, 1, 1L << 62, &id, e)) return -1;
             c->runs[c->n_runs++] = id;
         } else {
-            return err_set(e, "calibrate: unknown flag '%s' (see ahascope calibrate --help)", f);
+            return args_unknown(f, e);
         }
     }
     if (!c->db || !c->out || !c->budget || c->n_runs == 0)
-        return err_set(e, "calibrate: --db, --run, --budget and --out are all required");
-    return 0;
+        return err_usage(e, "--db, --run, --budget and --out are all required");
+    return budget_parse(c, e);
 }
 
-/* K from "K" or "P%" of n heads. */
-static int budget_heads(const char *s, int n, int *k, Err *e) {
-    size_t len = strlen(s);
-    if (len > 1 && s[len - 1] == '%') {
-        char num[32];
-        double p;
-        snprintf(num, sizeof num, "%.*s", (int)(len - 1), s);
-        if (args_float("--budget", num, 0, 100, &p, e)) return -1;
-        *k = (int)(p / 100 * n + 0.5);
-        return 0;
-    }
-    long v;
-    if (args_int("--budget", s, 0, n, &v, e)) return -1;
-    *k = (int)v;
-    return 0;
+/* K of the n heads the runs have. */
+static int budget_heads(const CalOpts *c, int n, int *k, Err *e) {
+    *k = c->budget_pct ? (int)(c->budget_v / 100 * n + 0.5) : (int)c->budget_v;
+    return *k <= n ? 0 : err_set(e, "--budget %d exceeds the %d heads of the runs", *k, n);
 }
 
 static int write_heads(const CalOpts *c, const StoreHeadRate *r, int n, int k, Err *e) {
@@ -93,7 +102,7 @@ int cmd_calibrate(int argc, char **argv) {
     Store *st = store_open(c.db, STORE_READ, 2000, &e);
     StoreHeadRate *r = NULL;
     int n = st ? store_head_rates(st, c.runs, c.n_runs, &r, &e) : -1, k = 0;
-    if (n > 0 && budget_heads(c.budget, n, &k, &e) == 0 && write_heads(&c, r, n, k, &e) == 0) {
+    if (n > 0 && budget_heads(&c, n, &k, &e) == 0 && write_heads(&c, r, n, k, &e) == 0) {
         double covered = 0, total = 0;
         for (int i = 0; i < n; i++) total += r[i].oracle_rate * r[i].n, covered += i < k ? r[i].oracle_rate * r[i].n : 0;
         printf("%d of %d heads -> %s (they hold %.1f%% of the oracle's global decisions)\n", k, n, c.out,

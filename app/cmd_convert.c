@@ -60,7 +60,7 @@ static int add(Out *o, const char *name, const float *v, int ndim, int64_t d0, i
     const void *data = v;
     if (o->dt != ST_F32) {
         uint16_t *h = keep(o, malloc(n * sizeof *h));
-        if (!h) return err_set(e, "convert: out of memory");
+        if (!h) return err_set(e, "out of memory");
         st_f32_to_half_n(h, v, n, o->dt == ST_BF16);
         data = h;
     }
@@ -73,7 +73,7 @@ static int add_layer(Out *o, const Model *m, int l, Err *e) {
     int d = c->dim, hs = c->head_size, kv = c->kv_dim, hid = c->hidden_dim;
     char name[128];
     float *q = keep(o, malloc((size_t)d * d * sizeof(float))), *k = keep(o, malloc((size_t)kv * d * sizeof(float)));
-    if (!q || !k) return err_set(e, "convert: out of memory");
+    if (!q || !k) return err_set(e, "out of memory");
     permute_rope_rows(q, w->wq + (size_t)l * d * d, c->n_heads, hs, d);
     permute_rope_rows(k, w->wk + (size_t)l * kv * d, c->n_kv_heads, hs, d);
 #define ADD(suffix, ptr, n0, n1)                                                       \
@@ -160,7 +160,7 @@ static int convert(const char *model_path, const char *dir, StDtype dt, Err *e) 
 }
 
 int cmd_convert(int argc, char **argv) {
-    Args a = {argc, argv, 1, "convert"};
+    Args a = {argc, argv, 1};
     Err e;
     const char *to = NULL, *model = NULL, *out = NULL, *dtype = "f32";
     while (a.i < argc) {
@@ -169,13 +169,13 @@ int cmd_convert(int argc, char **argv) {
         a.i++;
         const char **target = !strcmp(f, "--to") ? &to : !strcmp(f, "--model") ? &model : !strcmp(f, "--out") ? &out
                             : !strcmp(f, "--dtype") ? &dtype : NULL;
-        if (!target) { err_set(&e, "convert: unknown flag '%s' (see ahascope convert --help)", f); return args_fail(&e); }
+        if (!target) { args_unknown(f, &e); return args_fail(&e); }
         if (!(*target = args_value(&a, &e))) return args_fail(&e);
     }
-    if (!to || strcmp(to, "hf") != 0) { err_set(&e, "convert: --to hf is the one conversion there is"); return args_fail(&e); }
-    if (!model || !out) { err_set(&e, "convert: --model FILE.bin and --out DIR are required"); return args_fail(&e); }
+    if (!to || strcmp(to, "hf") != 0) { err_usage(&e, "--to hf is the one conversion there is"); return args_fail(&e); }
+    if (!model || !out) { err_usage(&e, "--model FILE.bin and --out DIR are required"); return args_fail(&e); }
     StDtype dt = !strcmp(dtype, "f32") ? ST_F32 : !strcmp(dtype, "bf16") ? ST_BF16 : !strcmp(dtype, "f16") ? ST_F16 : ST_ANY;
-    if (dt == ST_ANY) { err_set(&e, "convert: --dtype must be f32, bf16 or f16, not '%s'", dtype); return args_fail(&e); }
+    if (dt == ST_ANY) { err_usage(&e, "--dtype must be f32, bf16 or f16, not '%s'", dtype); return args_fail(&e); }
     if (convert(model, out, dt, &e)) return args_fail(&e);
     printf("wrote %s/config.json, generation_config.json, model.safetensors (%s)\n", out, dtype);
     return 0;

@@ -40,7 +40,7 @@ static int db_flag(DbOpts *d, Args *a, Err *e) {
         const char *v = args_value(a, e);
         long id;
         if (!v || args_int(f, v, 1, 1L << 62, &id, e)) return -1;
-        if (d->n_runs == 2) return err_set(e, "%s: at most two --run", a->cmd);
+        if (d->n_runs == 2) return err_usage(e, "at most two --run");
         d->run[d->n_runs++] = id;
         return 1;
     }
@@ -52,7 +52,7 @@ static int db_flag(DbOpts *d, Args *a, Err *e) {
 static int db_parse(DbOpts *d, Args *a, void (*help)(void), int *done, Err *e) {
     memset(d, 0, sizeof *d);
     d->inputs = calloc(a->argc, sizeof *d->inputs);
-    if (!d->inputs) return err_set(e, "%s: out of memory", a->cmd);
+    if (!d->inputs) return err_set(e, "out of memory");
     *done = 0;
     while (a->i < a->argc) {
         const char *f = a->argv[a->i];
@@ -60,11 +60,22 @@ static int db_parse(DbOpts *d, Args *a, void (*help)(void), int *done, Err *e) {
         int r = db_flag(d, a, e);
         if (r < 0) return -1;
         if (r > 0) continue;
-        if (f[0] == '-' && f[1]) return err_set(e, "%s: unknown flag '%s' (see ahascope %s --help)", a->cmd, f, a->cmd);
+        if (f[0] == '-' && f[1]) return args_unknown(f, e);
         d->inputs[d->n_inputs++] = f;
         a->i++;
     }
     return 0;
+}
+
+/* Usage checks after parsing: no stray arguments (beyond the `args` the
+ * command takes), the database named, a known predictor. */
+static int db_check(const DbOpts *d, int args, Err *e) {
+    if (d->n_inputs > args) return args_unknown(d->inputs[args], e);
+    if (!d->db) return err_usage(e, "--db FILE is required");
+    static const char *const predictors[] = {"executed", "aha", "qada", "qada_bulk"};
+    int known = !d->predictor;
+    for (size_t i = 0; i < sizeof predictors / sizeof predictors[0]; i++) known |= d->predictor && !strcmp(d->predictor, predictors[i]);
+    return known ? 0 : err_usage(e, "--predictor: unknown predictor '%s' (executed, aha, qada, qada_bulk)", d->predictor);
 }
 
 static int finish(Store *st, int rc, Err *e) {
@@ -74,27 +85,27 @@ static int finish(Store *st, int rc, Err *e) {
 }
 
 static void runs_help(void) {
-    puts("usage: ahascope runs --db FILE [--csv|--json]\n\n"
+    puts("usage: ahascope runs --db FILE [--table|--csv|--json]\n\n"
          "One line per recorded run: id, status (running, done, interrupted, failed), positions\n"
-         "recorded, policy, window, when it was created, model and prompt.");
+         "recorded, policy, window, when it was created, model and prompt; an aligned table by default.");
 }
 
 int cmd_runs(int argc, char **argv) {
-    Args a = {argc, argv, 1, "runs"};
+    Args a = {argc, argv, 1};
     DbOpts d;
     Err e;
     int done;
-    if (db_parse(&d, &a, runs_help, &done, &e)) return free(d.inputs), args_fail(&e);
+    int bad = db_parse(&d, &a, runs_help, &done, &e) || (!done && db_check(&d, 0, &e));
     free(d.inputs);
+    if (bad) return args_fail(&e);
     if (done) return 0;
-    if (d.n_inputs) { err_set(&e, "runs: unexpected argument '%s'", argv[argc - 1]); return args_fail(&e); }
     Store *st = store_open(d.db, STORE_READ, BUSY_MS, &e);
     if (!st) return args_fail(&e);
     return finish(st, store_list_runs(st, d.fmt, stdout, &e), &e);
 }
 
 static void query_help(void) {
-    puts("usage: ahascope query --db FILE \"SQL\" [--csv|--json]\n\n"
+    puts("usage: ahascope query --db FILE \"SQL\" [--table|--csv|--json]\n\n"
          "Run SQL over a recorded database and print the result: an aligned table by default,\n"
          "CSV (RFC 4180) or JSON (an array of objects per statement). The file is opened read-only;\n"
          "INSERT, UPDATE, DELETE, CREATE, DROP, ATTACH, writable pragmas and load_extension() are\n"
@@ -103,19 +114,18 @@ static void query_help(void) {
 }
 
 int cmd_query(int argc, char **argv) {
-    Args a = {argc, argv, 1, "query"};
+    Args a = {argc, argv, 1};
     DbOpts d;
     Err e;
     int done;
-    if (db_parse(&d, &a, query_help, &done, &e)) return free(d.inputs), args_fail(&e);
-    if (done) return free(d.inputs), 0;
+    int bad = db_parse(&d, &a, query_help, &done, &e);
+    if (!bad && !done && d.n_inputs != 1)
+        bad = err_usage(&e, d.n_inputs ? "give the SQL as one argument (quote it)" : "no SQL given (see --help)");
+    if (!bad && !done) bad = db_check(&d, 1, &e);
     const char *sql = d.n_inputs == 1 ? d.inputs[0] : NULL;
-    int n = d.n_inputs;
     free(d.inputs);
-    if (n != 1) {
-        err_set(&e, n ? "query: give the SQL as one argument (quote it)" : "query: no SQL given (see --help)");
-        return args_fail(&e);
-    }
+    if (bad) return args_fail(&e);
+    if (done) return 0;
     Store *st = store_open(d.db, STORE_READ, BUSY_MS, &e);
     if (!st) return args_fail(&e);
     return finish(st, store_query(st, sql, d.fmt, stdout, &e), &e);
@@ -132,7 +142,7 @@ static void export_help(void) {
 static int export_to(Store *st, const DbOpts *d, Err *e) {
     if (!d->out) {
         if (store_export(st, d->run[0], d->fmt, stdout, e)) return -1;
-        return fflush(stdout) == 0 ? 0 : err_set(e, "export: cannot write to stdout");
+        return fflush(stdout) == 0 ? 0 : err_set(e, "cannot write to stdout");
     }
     char tmp[1100];
     snprintf(tmp, sizeof tmp, "%s.tmp", d->out);
@@ -146,15 +156,16 @@ static int export_to(Store *st, const DbOpts *d, Err *e) {
 }
 
 int cmd_export(int argc, char **argv) {
-    Args a = {argc, argv, 1, "export"};
+    Args a = {argc, argv, 1};
     DbOpts d;
     Err e;
     int done;
-    if (db_parse(&d, &a, export_help, &done, &e)) return free(d.inputs), args_fail(&e);
+    int bad = db_parse(&d, &a, export_help, &done, &e) || (!done && db_check(&d, 0, &e));
     free(d.inputs);
+    if (bad) return args_fail(&e);
     if (done) return 0;
-    if (d.n_runs != 1) { err_set(&e, "export: give one --run ID"); return args_fail(&e); }
-    if (!d.have_fmt || d.fmt == STORE_FMT_TABLE) { err_set(&e, "export: choose --json or --csv"); return args_fail(&e); }
+    if (d.n_runs != 1) { err_usage(&e, "give one --run ID"); return args_fail(&e); }
+    if (!d.have_fmt || d.fmt == STORE_FMT_TABLE) { err_usage(&e, "choose --json or --csv"); return args_fail(&e); }
     Store *st = store_open(d.db, STORE_READ, BUSY_MS, &e);
     if (!st) return args_fail(&e);
     return finish(st, export_to(st, &d, &e), &e);
@@ -169,14 +180,15 @@ static void compare_help(void) {
 }
 
 int cmd_compare(int argc, char **argv) {
-    Args a = {argc, argv, 1, "compare"};
+    Args a = {argc, argv, 1};
     DbOpts d;
     Err e;
     int done;
-    if (db_parse(&d, &a, compare_help, &done, &e)) return free(d.inputs), args_fail(&e);
+    int bad = db_parse(&d, &a, compare_help, &done, &e) || (!done && db_check(&d, 0, &e));
     free(d.inputs);
+    if (bad) return args_fail(&e);
     if (done) return 0;
-    if (d.n_runs == 0) { err_set(&e, "compare: give --run ID"); return args_fail(&e); }
+    if (d.n_runs == 0) { err_usage(&e, "give --run ID"); return args_fail(&e); }
     Store *st = store_open(d.db, STORE_READ, BUSY_MS, &e);
     if (!st) return args_fail(&e);
     return finish(st, store_compare(st, d.run[0], d.n_runs > 1 ? d.run[1] : 0, d.predictor, stdout, &e), &e);
@@ -190,7 +202,7 @@ static void merge_help(void) {
 }
 
 int cmd_merge(int argc, char **argv) {
-    Args a = {argc, argv, 1, "merge"};
+    Args a = {argc, argv, 1};
     DbOpts d;
     Err e;
     int done;
@@ -198,8 +210,8 @@ int cmd_merge(int argc, char **argv) {
     if (done) return free(d.inputs), 0;
     int rc = -1;
     Store *st = NULL;
-    if (!d.out) err_set(&e, "merge: --out FILE is required");
-    else if (d.n_inputs == 0) err_set(&e, "merge: no input databases given");
+    if (!d.out) err_usage(&e, "--out FILE is required");
+    else if (d.n_inputs == 0) err_usage(&e, "no input databases given");
     else if ((st = store_open(d.out, STORE_WRITE, 5000, &e)))
         rc = store_merge(st, d.inputs, d.n_inputs, stdout, &e);
     free(d.inputs);

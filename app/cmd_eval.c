@@ -13,21 +13,28 @@
 #include "engine/pool.h"
 
 static void eval_help(void) {
-    puts("usage: ahascope eval [--model PATH] [--routers FILE] --policy P [policy flags] [--data FILE | --self N]\n"
-         "                     [--seq-len T] [--max-seqs N] [--db FILE] [--match-budget aha] [--label TEXT]\n"
-         "                     [--json] [--plot] [--svg FILE] [--threads N]\n"
+    puts("usage: ahascope eval [--data FILE | --self N] [--seq-len T] [--max-seqs N] [--seed S] [--db FILE]\n"
+         "                     [--match-budget aha] [--label TEXT] [--json] [--plot] [--svg FILE] [--threads N]\n"
+         "                     [model flags] [policy flags]\n"
          "\n"
          "Teacher-forced over held-out sequences: perplexity, mean KL(full || policy) per token, global\n"
          "share, keys-read fraction, and each predictor's precision / recall / F1 against the oracle.\n"
+         "The policy evaluated is --policy (default full, or aha when --routers is given).\n"
          "  --self N        N sequences sampled from the model at temperature 1 with full attention\n"
          "                  (default 8; seed --seed, default 1234, so they are not a training stream)\n"
-         "  --data FILE     a text file cut into --seq-len chunks (default 256, at most the context)\n"
-         "  --db FILE       record one run per sequence and the summary in the `evals` table\n"
+         "  --data FILE     a text file cut into --seq-len chunks (default 256, at most the context),\n"
+         "                  at most --max-seqs of them (default 1000)\n"
+         "  --db FILE       record one run per sequence and the summary in the `evals` table (default: none)\n"
+         "  --label TEXT    the evals row's label (default empty)\n"
          "  --match-budget aha  evaluate the AHA routers, then choose for qada, qada_bulk and oracle the\n"
          "                  theta, for random the p, and for static the head count that give the same\n"
          "                  global share on the same data, and evaluate each (needs --routers)\n"
+         "  --json          print the rows as JSON\n"
          "  --plot / --svg FILE  global share against KL, one mark per setting, in the terminal / as SVG\n"
+         "  --threads N     worker threads (default: all cores)\n"
          "A progress bar goes to stderr.");
+    args_help_model();
+    args_help_policy();
 }
 
 /* Flags of eval. Returns 1 on --help, 0 parsed, -1 error. */
@@ -35,7 +42,7 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
     runopts_defaults(&x->o);
     x->o.seed = 1234;
     x->self_n = 8, x->seq_len = 256, x->max_seqs = 1000, x->threads = pool_default_threads();
-    Args a = {argc, argv, 1, "eval"};
+    Args a = {argc, argv, 1};
     while (a.i < argc) {
         const char *f = argv[a.i];
         if (args_is_help(f)) return 1;
@@ -54,10 +61,11 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
         else if (num) {
             const char *v = args_value(&a, e);
             if (!v || args_int(f, v, num == &x->seq_len ? 2 : 1, num == &x->threads ? 64 : 1 << 20, num, e)) return -1;
-        } else return err_set(e, "eval: unknown flag '%s' (see ahascope eval --help)", f);
+        } else return args_unknown(f, e);
     }
-    if (x->match && strcmp(x->match, "aha") != 0) return err_set(e, "eval: --match-budget takes 'aha' (the routers)");
-    if (x->match && !x->o.routers) return err_set(e, "eval: --match-budget aha needs --routers FILE");
+    if (runopts_check(&x->o, e)) return -1;
+    if (x->match && strcmp(x->match, "aha") != 0) return err_usage(e, "--match-budget takes 'aha' (the routers)");
+    if (x->match && !x->o.routers) return err_usage(e, "--match-budget aha needs --routers FILE");
     return 0;
 }
 
@@ -110,7 +118,7 @@ static int run_matched(const Loaded *L, const EvalData *d, EvalOpts *x, Store *s
     long *counts = calloc((size_t)cells * 2, sizeof *counts);
     uint8_t *heads = NULL;
     Row *rows = calloc(6, sizeof *rows);
-    if (!counts || !rows) { err_set(e, "eval: out of memory"); goto out; }
+    if (!counts || !rows) { err_set(e, "out of memory"); goto out; }
     Row *r = &rows[n++];
     snprintf(r->name, sizeof r->name, "aha");
     snprintf(r->knob, sizeof r->knob, "tau=%.3g", x->o.attn.tau);
@@ -168,11 +176,11 @@ static int run_eval(EvalOpts *x, Err *e) {
     if (app_load(&x->o, &L, 1, e)) goto out;
     int len = (int)(x->seq_len < L.model.c.seq_len ? x->seq_len : L.model.c.seq_len);
     if (x->seq_len > L.model.c.seq_len) {
-        err_set(e, "eval: --seq-len %ld exceeds the model's context (%d)", x->seq_len, L.model.c.seq_len);
+        err_set(e, "--seq-len %ld exceeds the model's context (%d)", x->seq_len, L.model.c.seq_len);
         goto out;
     }
     if (x->o.attn.window > L.model.c.seq_len) {
-        err_set(e, "eval: window %d is larger than the context (%d)", x->o.attn.window, L.model.c.seq_len);
+        err_set(e, "window %d is larger than the context (%d)", x->o.attn.window, L.model.c.seq_len);
         goto out;
     }
     if (x->data ? eval_data_file(&d, &L.tok, x->data, len, (int)x->max_seqs, e)

@@ -10,20 +10,16 @@
 #include "engine/session.h"
 
 static void generate_help(void) {
-    puts("usage: ahascope generate [--model PATH] [--tokenizer PATH] --prompt TEXT [--steps N]\n"
-         "                         [--temperature T] [--topp P] [--seed S] [--ids] [policy flags]\n"
+    puts("usage: ahascope generate [--prompt TEXT] [--ids] [--threads N] [sampling flags] [model flags]\n"
+         "                         [policy flags]\n"
          "\n"
-         "Generate text from a prompt. --steps counts positions including the prompt (default 256,\n"
-         "capped at the model's context); generation also stops when the model emits BOS.\n"
-         "  --temperature T   0 = greedy (default 1.0)       --topp P     nucleus mass (default 0.9)\n"
-         "  --seed S          same seed, same text           --ids        print one line of token ids\n"
-         "  --threads N       worker threads (default: all cores)\n"
-         "policy flags: --policy aha|full|local|oracle|qada|qada_bulk|static|random  --window W\n"
-         "  --sinks S  --tau T  --theta X  --p P  --static-heads l.h,...|FILE  --routers FILE|random[:SEED]\n"
-         "model flags: --model PATH (a llama2.c checkpoint or a Hugging Face folder)  --tokenizer FILE\n"
-         "  --context N (cap a folder's context, default 4096)  --chat (wrap the prompt in the model's chat format)\n"
-         "  --kv-dtype f32|bf16|f16 (the KV cache's type; default the model's: a bf16 model caches bf16)\n"
-         "  --profile  (compute every predictor at every step)");
+         "Generate text from a prompt, llama2.c-style.\n"
+         "  --prompt TEXT     the text to continue (default empty: generation starts from BOS alone)\n"
+         "  --ids             print one line of token ids instead of the text\n"
+         "  --threads N       worker threads (default: all cores)");
+    args_help_sampling();
+    args_help_model();
+    args_help_policy();
 }
 
 /* Prints each new token as it is produced so a long generation streams. */
@@ -75,7 +71,7 @@ out_unload:
 int cmd_generate(int argc, char **argv) {
     RunOpts o;
     runopts_defaults(&o);
-    Args a = {argc, argv, 1, "generate"};
+    Args a = {argc, argv, 1};
     Err e;
     int print_ids = 0;
     long threads = pool_default_threads();
@@ -92,9 +88,9 @@ int cmd_generate(int argc, char **argv) {
             if (!v || args_int(f, v, 1, 64, &threads, &e)) return args_fail(&e);
             continue;
         }
-        err_set(&e, "generate: unknown flag '%s' (see ahascope generate --help)", f);
+        args_unknown(f, &e);
         return args_fail(&e);
     }
-    if (run_generate(&o, print_ids, (int)threads, &e) != 0) return args_fail(&e);
+    if (runopts_check(&o, &e) || run_generate(&o, print_ids, (int)threads, &e) != 0) return args_fail(&e);
     return 0;
 }

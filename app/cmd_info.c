@@ -12,13 +12,16 @@
 #include "engine/hftok.h"
 
 static void info_help(void) {
-    puts("usage: ahascope info [--model PATH] [--tokenizer PATH] [--routers FILE] [--context N] [--kv-dtype T] [--json]\n"
+    puts("usage: ahascope info [--routers FILE] [--json] [model flags]\n"
          "\n"
          "Describe a model: a llama2.c checkpoint or a Hugging Face folder (config.json + safetensors,\n"
          "llama / qwen2 / olmo2 / faolmo, F32 / F16 / BF16). Prints architecture, dimensions, dtype,\n"
          "the KV cache's type and size at the full context (--kv-dtype as a run would set it),\n"
-         "parameter count, bytes, RoPE, tokenizer kind and router presence; --json as one object.\n"
+         "parameter count, bytes, RoPE, tokenizer kind and router presence.\n"
+         "  --routers FILE    check these routers against the model (default: its built-in ones, if any)\n"
+         "  --json            one JSON object instead of the text\n"
          "Exits 1 with one line naming the file (and tensor) when the model or its tokenizer is bad.");
+    args_help_model();
 }
 
 /* Parameters the checkpoint stores: matrices, norms, biases, QK-norms, router rows. */
@@ -92,14 +95,14 @@ int cmd_info(int argc, char **argv) {
     runopts_defaults(&o);
     Err e = {0};
     int json = 0;
-    Args a = {argc, argv, 1, "info"};
+    Args a = {argc, argv, 1};
     while (a.i < argc) {
         if (args_is_help(argv[a.i])) { info_help(); return 0; }
         int r = runopts_parse(&o, &a, &e);
         if (r < 0) return args_fail(&e);
         if (r > 0) continue;
         if (!strcmp(argv[a.i], "--json")) { json = 1, a.i++; continue; }
-        err_set(&e, "info: unknown flag '%s' (see ahascope info --help)", argv[a.i]);
+        args_unknown(argv[a.i], &e);
         return args_fail(&e);
     }
     Loaded L;

@@ -17,23 +17,21 @@ static void on_signal(int sig) {
 }
 
 static void record_help(void) {
-    puts("usage: ahascope record --db FILE [--model PATH] [--tokenizer PATH] --prompt TEXT [--steps N]\n"
-         "                       [--temperature T] [--topp P] [--seed S] [policy flags] [--profile]\n"
-         "                       [--commit-every N] [--max-db-mb MB] [--progress] [--threads N]\n"
+    puts("usage: ahascope record --db FILE [--prompt TEXT] [--commit-every N] [--max-db-mb MB] [--progress]\n"
+         "                       [--threads N] [sampling flags] [model flags] [policy flags]\n"
          "\n"
          "Run the model and record every position (prompt and generated) into the SQLite database FILE\n"
          "(created if missing): one row per token, one per (token, layer, head). Prints the run id.\n"
+         "  --prompt TEXT     the text to continue (default empty: start from BOS alone)\n"
          "  --commit-every N  steps per transaction (default 1: each step durable on its own)\n"
-         "  --max-db-mb MB    stop with a 'disk full' error if the file would grow past MB\n"
+         "  --max-db-mb MB    stop with a 'disk full' error if the file would grow past MB (default: no limit)\n"
          "  --progress        print 'committed pos P' on stderr after each commit\n"
-         "  --profile         compute the oracle and both QAdA estimates at every step\n"
+         "  --threads N       worker threads (default: all cores)\n"
          "Ctrl-C stops the run and marks it interrupted; what was committed stays.\n"
-         "policy flags: --policy aha|full|local|oracle|qada|qada_bulk|static|random  --window W\n"
-         "  --sinks S  --tau T  --theta X  --p P  --static-heads l.h,...|FILE  --routers FILE|random[:SEED]\n"
-         "model flags: --model PATH (a llama2.c checkpoint or a Hugging Face folder)  --tokenizer FILE\n"
-         "  --context N (cap a folder's context, default 4096)  --chat (wrap the prompt in the model's chat format)\n"
-         "  --kv-dtype f32|bf16|f16 (the KV cache's type; default the model's: a bf16 model caches bf16)\n"
          "Schema and example queries: store/SCHEMA.md.");
+    args_help_sampling();
+    args_help_model();
+    args_help_policy();
 }
 
 typedef struct {
@@ -62,7 +60,7 @@ static int record_session(Session *s, Store *st, int64_t run, const RecordOpts *
     StepTrace *t = trace_new(c->n_layers, c->n_heads);
     int ok = pre && t;
     for (int i = 0; ok && i < n; i++) ok = (pre[i] = trace_new(c->n_layers, c->n_heads)) != NULL;
-    if (!ok) { err_set(e, "record: out of memory"); goto out; }
+    if (!ok) { err_set(e, "out of memory"); goto out; }
     session_prefill(s, pre);
     if (write_steps(st, run, pre, n, ro->progress, &pending, e)) goto out;
     while (!g_stop && session_step(s, t)) {
@@ -104,7 +102,7 @@ static int run_record(RunOpts *o, const RecordOpts *ro, Err *e) {
     /* After a write failure (disk full) the status update may fail too; the
      * next open for writing marks the run interrupted from its dead pid. */
     store_run_end(st, info.run_id, failed ? "failed" : g_stop ? "interrupted" : "done", &e2);
-    rc = failed ? -1 : g_stop ? (err_set(e, "record: interrupted; run %lld kept what was committed",
+    rc = failed ? -1 : g_stop ? (err_set(e, "interrupted; run %lld kept what was committed",
                                          (long long)info.run_id), -1) : 0;
 out_unload:
     if (have_session) session_free(&s);
@@ -118,7 +116,7 @@ int cmd_record(int argc, char **argv) {
     RunOpts o;
     runopts_defaults(&o);
     RecordOpts ro = {NULL, 1, pool_default_threads(), 0, 0};
-    Args a = {argc, argv, 1, "record"};
+    Args a = {argc, argv, 1};
     Err e;
     while (a.i < argc) {
         const char *f = argv[a.i];
@@ -138,12 +136,13 @@ int cmd_record(int argc, char **argv) {
                        : !strcmp(f, "--threads")    ? &ro.threads
                                                     : NULL;
         if (!target) {
-            err_set(&e, "record: unknown flag '%s' (see ahascope record --help)", f);
+            args_unknown(f, &e);
             return args_fail(&e);
         }
         long hi = target == &ro.threads ? 64 : 1L << 30;
         if (!(v = args_value(&a, &e)) || args_int(f, v, 1, hi, target, &e)) return args_fail(&e);
     }
-    if (!ro.db) { err_set(&e, "record: --db FILE is required"); return args_fail(&e); }
+    if (!ro.db) { err_usage(&e, "--db FILE is required"); return args_fail(&e); }
+    if (runopts_check(&o, &e)) return args_fail(&e);
     return run_record(&o, &ro, &e) == 0 ? 0 : (g_stop ? (args_fail(&e), 130) : args_fail(&e));
 }

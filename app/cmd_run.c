@@ -24,7 +24,7 @@ static int download_default(const char *dir, Err *e) {
     snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
     if (system(cmd) != 0) return err_set(e, "%s: cannot create the cache directory", dir);
     for (size_t i = 0; i < sizeof FILES / sizeof FILES[0]; i++) {
-        fprintf(stderr, "ahascope: downloading %s into %s\n", FILES[i].name, dir);
+        fprintf(stderr, "ahascope run: downloading %s into %s\n", FILES[i].name, dir);
         snprintf(cmd, sizeof cmd,
                  "curl -fsSL --retry 2 --connect-timeout 20 -o '%s/%s.part' '%s/%s' && "
                  "echo '%s  %s/%s.part' | sha256sum -c --status && mv '%s/%s.part' '%s/%s'",
@@ -40,10 +40,12 @@ static int download_default(const char *dir, Err *e) {
 int cmd_run(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (args_is_help(argv[i])) {
-            puts("usage: ahascope run [tui flags]\n\nThe main job (`make run`): find the default model "
-                 "($AHASCOPE_MODELS, ../shared/models,\nthe cache), downloading stories260K there if none is found, "
-                 "then open the TUI on it with\nthe prompt \"Once upon a time\" (any flag of `ahascope tui` may follow).\n"
-                 "Without a terminal it tells the story as text instead (flags of `ahascope generate`).");
+            puts("usage: ahascope run [tui flags]          on a terminal\n"
+                 "       ahascope run [generate flags]     otherwise\n\n"
+                 "The main job (`make run`): find the default model ($AHASCOPE_MODELS, ../shared/models,\n"
+                 "the cache), downloading stories260K there if none is found, then open the TUI on it with\n"
+                 "the prompt \"Once upon a time\" at temperature 0.8 (any flag of `ahascope tui` may follow).\n"
+                 "Without a terminal it tells the story as text instead (any flag of `ahascope generate`).");
             return 0;
         }
     char path[1024];

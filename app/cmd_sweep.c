@@ -16,7 +16,8 @@
 static void sweep_help(void) {
     puts("usage: ahascope sweep [--model PATH] --policy P[,P...] --window W[,W...] [--theta X[,X...]] [--tau T[,T...]]\n"
          "                      [--p P[,P...]] [--routers FILE|TEMPLATE] [--data FILE | --self N] [--seq-len T]\n"
-         "                      [--db FILE] [--plot] [--svg FILE] [--json] [--threads N]\n"
+         "                      [--max-seqs N] [--tokenizer PATH] [--db FILE] [--plot] [--svg FILE] [--json]\n"
+         "                      [--threads N]\n"
          "\n"
          "Evaluate every combination on the same held-out sequences (as `ahascope eval`), print each point\n"
          "and the Pareto front of global share against KL(full || policy). Lists are comma-separated.\n"
@@ -25,7 +26,8 @@ static void sweep_help(void) {
          "      --routers engine/routers/stories260K_w{w}.safetensors\n"
          "  --window 8,16,32,64,128,256 --policy oracle,aha gives the curve of global need against window.\n"
          "  --svg FILE writes the Pareto scatter; with several windows also FILE without .svg + -windows.svg.\n"
-         "Every point is recorded with --db (an `evals` row each, label 'sweep').");
+         "Every point is recorded with --db (an `evals` row each, label 'sweep').\n"
+         "Defaults as `ahascope eval`: theta 0.1, tau 0.5, p 0.1, --self 8, --seq-len 256, --max-seqs 1000.");
 }
 
 #define MAX_LIST 32
@@ -40,17 +42,17 @@ static int parse_list(const char *flag, const char *s, double *v, int *n, Err *e
     snprintf(buf, sizeof buf, "%s", s);
     *n = 0;
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (*n == MAX_LIST) return err_set(e, "sweep: %s has more than %d values", flag, MAX_LIST);
+        if (*n == MAX_LIST) return err_usage(e, "%s has more than %d values", flag, MAX_LIST);
         if (args_float(flag, t, -1e9, 1e9, &v[(*n)++], e)) return -1;
     }
-    return *n ? 0 : err_set(e, "sweep: %s is empty", flag);
+    return *n ? 0 : err_usage(e, "%s is empty", flag);
 }
 
 static int parse(int argc, char **argv, SweepOpts *w, Err *e) {
     EvalOpts *x = &w->x;
     runopts_defaults(&x->o);
     x->o.seed = 1234, x->self_n = 8, x->seq_len = 256, x->max_seqs = 1000, x->threads = pool_default_threads();
-    Args a = {argc, argv, 1, "sweep"};
+    Args a = {argc, argv, 1};
     while (a.i < argc) {
         const char *f = argv[a.i++];
         if (args_is_help(f)) return 1;
@@ -67,9 +69,9 @@ static int parse(int argc, char **argv, SweepOpts *w, Err *e) {
         else if (num) {
             const char *v = args_value(&a, e);
             if (!v || args_int(f, v, num == &x->seq_len ? 2 : 1, num == &x->threads ? 64 : 1 << 20, num, e)) return -1;
-        } else return err_set(e, "sweep: unknown flag '%s' (see ahascope sweep --help)", f);
+        } else return args_unknown(f, e);
     }
-    if (!w->policies || !w->windows) return err_set(e, "sweep: --policy and --window are required");
+    if (!w->policies || !w->windows) return err_usage(e, "--policy and --window are required");
     x->label = "sweep";
     return 0;
 }
@@ -93,7 +95,7 @@ static Row *add_row(Rows *rs, Err *e) {
     if (rs->n == rs->cap) {
         int cap = rs->cap ? 2 * rs->cap : 16;
         Row *g = realloc(rs->rows, cap * sizeof *g);
-        if (!g) { err_set(e, "sweep: out of memory"); return NULL; }
+        if (!g) { err_set(e, "out of memory"); return NULL; }
         rs->rows = g, rs->cap = cap;
     }
     Row *r = &rs->rows[rs->n++];
@@ -110,7 +112,7 @@ static int sweep_policy(SweepOpts *w, const Loaded *L, const EvalData *d, Store 
                      : (p == POLICY_ORACLE || p == POLICY_QADA || p == POLICY_QADA_BULK) ? w->thetas : NULL;
     if (list && parse_list(p == POLICY_AHA ? "--tau" : p == POLICY_RANDOM ? "--p" : "--theta", list, v, &n, e)) return -1;
     if (p == POLICY_AHA) {
-        if (!w->x.o.routers) return err_set(e, "sweep: policy aha needs --routers FILE (or a {w} template)");
+        if (!w->x.o.routers) return err_usage(e, "policy aha needs --routers FILE (or a {w} template)");
         if (routers_for(w->x.o.routers, window, &L->model.c, rt, e)) return -1;
         snprintf(info->routers, sizeof info->routers, "%s", rt->desc);
     }
@@ -154,7 +156,7 @@ static int window_curves(const Rows *rs, const EvalOpts *x, int n_windows, Err *
     PlotPoint *pts = calloc(rs->n, sizeof *pts);
     PlotSeries *ser = calloc(rs->n, sizeof *ser);
     int ns = 0, rc = 0;
-    if (!pts || !ser) { free(pts), free(ser); return err_set(e, "sweep: out of memory"); }
+    if (!pts || !ser) { free(pts), free(ser); return err_set(e, "out of memory"); }
     printf("\nglobal share by window:\n");
     for (int i = 0; i < rs->n; i++) {
         const Row *r = &rs->rows[i];
@@ -216,18 +218,18 @@ static int run_sweep(SweepOpts *w, Err *e) {
     x->o.routers = tmpl;
     for (int i = 0; i < n_win; i++)
         if (win[i] < 1 || win[i] > L.model.c.seq_len || win[i] != floor(win[i])) {
-            err_set(e, "sweep: window %g must be a whole number from 1 to the context (%d)", win[i], L.model.c.seq_len);
+            err_set(e, "window %g must be a whole number from 1 to the context (%d)", win[i], L.model.c.seq_len);
             goto out;
         }
     if (x->seq_len > L.model.c.seq_len) {
-        err_set(e, "sweep: --seq-len %ld exceeds the model's context (%d)", x->seq_len, L.model.c.seq_len);
+        err_set(e, "--seq-len %ld exceeds the model's context (%d)", x->seq_len, L.model.c.seq_len);
         goto out;
     }
     snprintf(pol_buf, sizeof pol_buf, "%s", w->policies); /* refuse before any work, not after it */
     for (char *save = NULL, *t = strtok_r(pol_buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         Policy p;
-        if (aha_policy_parse(t, &p, e)) goto out;
-        if (p == POLICY_STATIC) { err_set(e, "sweep: use calibrate + eval --policy static for static heads"); goto out; }
+        if (aha_policy_parse(t, &p, e)) { err_as_usage(e); goto out; }
+        if (p == POLICY_STATIC) { err_usage(e, "use calibrate + eval --policy static for static heads"); goto out; }
     }
     if (x->data ? eval_data_file(&d, &L.tok, x->data, (int)x->seq_len, (int)x->max_seqs, e)
                 : eval_data_self(&d, &L.model, &L.tok, (int)x->self_n, (int)x->seq_len, x->o.seed, e))
@@ -240,7 +242,7 @@ static int run_sweep(SweepOpts *w, Err *e) {
         for (char *save = NULL, *t = strtok_r(pol_buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
             Policy p;
             if (aha_policy_parse(t, &p, e)) goto out;
-            if (p == POLICY_STATIC) { err_set(e, "sweep: use calibrate + eval --policy static for static heads"); goto out; }
+            if (p == POLICY_STATIC) { err_usage(e, "use calibrate + eval --policy static for static heads"); goto out; }
             if (sweep_policy(w, &L, &d, st, &info, p, (int)win[i], &rt, &rs, e)) goto out;
         }
     }

@@ -12,18 +12,18 @@
 #include "engine/session.h"
 
 static void trace_help(void) {
-    puts("usage: ahascope trace [--model PATH] [--tokenizer PATH] --prompt TEXT [--steps N] [--temperature T]\n"
-         "                      [--topp P] [--seed S] [policy flags] [--profile] --jsonl\n"
+    puts("usage: ahascope trace [--prompt TEXT] [--jsonl] [sampling flags] [model flags] [policy flags]\n"
          "\n"
          "Run the model and print one JSON object per position fed (prompt and generated):\n"
          "  pos, token, piece, logprob, entropy, step_us, and per (layer, head) flat arrays of\n"
          "  n_layers*n_heads numbers in layer-major order: score, gate, oracle_mass, oracle_err,\n"
          "  qada_mass, qada_bulk_mass, keys_read (null where a value was not computed).\n"
          "logprob/entropy describe the distribution that predicted the token (null at position 0).\n"
-         "model flags: --model PATH (a llama2.c checkpoint or a Hugging Face folder)  --tokenizer FILE\n"
-         "  --context N (cap a folder's context, default 4096)  --chat (wrap the prompt in the model's chat format)\n"
-         "  --kv-dtype f32|bf16|f16 (the KV cache's type; default the model's: a bf16 model caches bf16)\n"
-         "--profile computes the oracle and both QAdA estimates at every step, whatever the policy.");
+         "  --prompt TEXT     the text to continue (default empty: start from BOS alone)\n"
+         "  --jsonl           JSON lines, the one format there is (the default)");
+    args_help_sampling();
+    args_help_model();
+    args_help_policy();
 }
 
 /* Seven significant digits: what a float holds, without 17-digit noise. */
@@ -88,7 +88,7 @@ static int run_trace(RunOpts *o, Err *e) {
         trace_clear(t);
     }
     trace_free(t);
-    rc = fflush(stdout) == 0 ? 0 : err_set(e, "trace: cannot write to stdout");
+    rc = fflush(stdout) == 0 ? 0 : err_set(e, "cannot write to stdout");
 out_session:
     session_free(&s);
 out:
@@ -102,7 +102,7 @@ out:
 int cmd_trace(int argc, char **argv) {
     RunOpts o;
     runopts_defaults(&o);
-    Args a = {argc, argv, 1, "trace"};
+    Args a = {argc, argv, 1};
     Err e;
     while (a.i < argc) {
         const char *f = argv[a.i];
@@ -112,8 +112,8 @@ int cmd_trace(int argc, char **argv) {
         if (r > 0) continue;
         a.i++;
         if (!strcmp(f, "--jsonl")) continue;
-        err_set(&e, "trace: unknown flag '%s' (see ahascope trace --help)", f);
+        args_unknown(f, &e);
         return args_fail(&e);
     }
-    return run_trace(&o, &e) == 0 ? 0 : args_fail(&e);
+    return runopts_check(&o, &e) == 0 && run_trace(&o, &e) == 0 ? 0 : args_fail(&e);
 }

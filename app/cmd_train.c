@@ -75,16 +75,16 @@ static void default_out_model(TrainOpts *t) {
 
 /* Checks across flags, after they are all read. */
 static int check_combination(TrainOpts *t, Err *e) {
-    if (!t->out) return err_set(e, "train: --out FILE is required");
-    if (!t->o.have_window) return err_set(e, "train: --window W is required");
-    if (strcmp(t->objective, "kl") && strcmp(t->objective, "ce")) return err_set(e, "train: --objective is kl or ce");
-    if (strcmp(t->train, "routers") && strcmp(t->train, "all")) return err_set(e, "train: --train is routers or all");
+    if (!t->out) return err_usage(e, "--out FILE is required");
+    if (!t->o.have_window) return err_usage(e, "--window W is required");
+    if (strcmp(t->objective, "kl") && strcmp(t->objective, "ce")) return err_usage(e, "--objective is kl or ce");
+    if (strcmp(t->train, "routers") && strcmp(t->train, "all")) return err_usage(e, "--train is routers or all");
     t->all = !strcmp(t->train, "all");
     if (!t->all && (t->out_model || t->lr_model > 0))
-        return err_set(e, "train: --out-model and --lr-model need --train all (the base model is frozen)");
-    if (t->o.routers) return err_set(e, "train: --routers is not an input here (see --resume)");
+        return err_usage(e, "--out-model and --lr-model need --train all (the base model is frozen)");
+    if (t->o.routers) return err_usage(e, "--routers is not an input here (see --resume)");
     if (t->all && !t->out_model) default_out_model(t);
-    if (t->all && !strcmp(t->out_model, t->out)) return err_set(e, "train: --out-model and --out are the same file");
+    if (t->all && !strcmp(t->out_model, t->out)) return err_usage(e, "--out-model and --out are the same file");
     if (t->lr_model <= 0) t->lr_model = 1e-4;
     return 0;
 }
@@ -94,7 +94,7 @@ static int parse(int argc, char **argv, TrainOpts *t, Err *e) {
     t->o.seed = 1, t->o.attn.window = 0;
     t->steps = 300, t->batch = 8, t->seq_len = 128, t->self_n = 64, t->lambda = 0.02, t->lr = 0.02;
     t->objective = "kl", t->train = "routers";
-    Args a = {argc, argv, 1, "train"};
+    Args a = {argc, argv, 1};
     while (a.i < argc) {
         const char *f = argv[a.i];
         if (args_is_help(f)) return 1;
@@ -115,7 +115,7 @@ static int parse(int argc, char **argv, TrainOpts *t, Err *e) {
         if (str) { if (!(*str = args_value(&a, e))) return -1; }
         else if (num) { if (!(v = args_value(&a, e)) || args_int(f, v, num == &t->seq_len ? 2 : 1, 1 << 20, num, e)) return -1; }
         else if (real) { if (!(v = args_value(&a, e)) || args_float(f, v, real == &t->lambda ? 0 : 1e-9, 1e3, real, e)) return -1; }
-        else return err_set(e, "train: unknown flag '%s' (see ahascope train --help)", f);
+        else return args_unknown(f, e);
     }
     return check_combination(t, e);
 }
@@ -192,7 +192,7 @@ static int trainer_init(Trainer *tr, const Model *m, TrainOpts *t, Err *e) {
     tr->target = malloc(N * c->vocab_size * sizeof(float));
     tr->in = malloc(N * sizeof(int));
     tr->tg = malloc(N * sizeof(int));
-    if (!tr->routers || !tr->drouters || !tr->target || !tr->in || !tr->tg) return err_set(e, "train: out of memory");
+    if (!tr->routers || !tr->drouters || !tr->target || !tr->in || !tr->tg) return err_set(e, "out of memory");
     if (train_init(&tr->s, c, tr->B, tr->T, e)) return -1;
     AdamWConfig h = adamw_defaults();
     if (adamw_init(&tr->opt, nr, &h, e)) return -1;
@@ -392,7 +392,7 @@ static int check_out_model(const TrainOpts *t, const Model *m, Err *e) {
     struct stat a, b;
     if (!t->all || stat(t->out_model, &a) != 0 || stat(m->path, &b) != 0) return 0;
     if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-        return err_set(e, "train: --out-model %s would overwrite the input model", t->out_model);
+        return err_set(e, "--out-model %s would overwrite the input model", t->out_model);
     return 0;
 }
 
@@ -407,11 +407,11 @@ static int run_train(TrainOpts *t, Err *e) {
         goto out;
     }
     if (t->seq_len + 1 > L.model.c.seq_len) {
-        err_set(e, "train: --seq-len %ld needs %ld positions but the context is %d", t->seq_len, t->seq_len + 1,
+        err_set(e, "--seq-len %ld needs %ld positions but the context is %d", t->seq_len, t->seq_len + 1,
                 L.model.c.seq_len);
         goto out;
     }
-    if (t->o.attn.window > L.model.c.seq_len) { err_set(e, "train: window larger than the context"); goto out; }
+    if (t->o.attn.window > L.model.c.seq_len) { err_set(e, "window larger than the context"); goto out; }
     if (check_out_model(t, &L.model, e) || trainer_init(&tr, &L.model, t, e)) goto out;
     if (train_data_make(&tr.data, &tr.n_held, &L.model, &L.tok, t->data, (int)t->self_n, (int)t->seq_len + 1,
                         t->o.seed, e))

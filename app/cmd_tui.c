@@ -61,23 +61,28 @@ typedef struct {
 } Tui;
 
 static void tui_help(void) {
-    puts("usage: ahascope tui [--model PATH] [--tokenizer PATH] [--prompt TEXT] [--steps N] [--temperature T]\n"
-         "                    [--topp P] [--seed S] [policy flags] [--db FILE | --no-record] [--mono] [--ascii]\n"
-         "                    [--threads N]\n"
-         "       ahascope tui --replay --db FILE [--run ID]     browse a recorded run (default: the last) without a model\n"
+    puts("usage: ahascope tui [--prompt TEXT] [--db FILE | --no-record] [--mono] [--ascii] [--threads N]\n"
+         "                    [sampling flags] [model flags] [policy flags]\n"
+         "       ahascope tui --replay [--db FILE] [--run ID] [--mono] [--ascii]\n"
          "\n"
          "Step through generation token by token and watch every attention head choose global or local.\n"
-         "Every predictor is computed at every step (--profile is implied). Each run is recorded into\n"
-         "--db (default ahascope.db in the current directory) unless --no-record.\n"
+         "Every predictor is computed at every step (--profile is implied). With no --policy, --window\n"
+         "or --routers, a model with shipped routers (stories260K) runs aha on them; others run full.\n"
+         "  --prompt TEXT     the text to continue (default \"Once upon a time\"; \"\" starts from BOS alone)\n"
+         "  --db FILE         record each run into FILE (default ahascope.db in the current directory)\n"
+         "  --no-record       record nothing\n"
+         "  --mono            shading glyphs only, no colour (also when NO_COLOR is set)\n"
+         "  --ascii           no UTF-8\n"
+         "  --threads N       worker threads (default: all cores)\n"
+         "  --replay          browse a recorded run without a model: --run ID (default the last)\n"
          "  space/n step   p play/pause   +/- speed   arrows/hjkl head   [ ] Home End token   Tab focus\n"
          "  m metric   a agreement predictor   g tint by global share   Enter inspect head   ? help\n"
          "  P policy   w/W window   t/T tau   o/O theta   (re-evaluates the tokens as a new, linked run)\n"
          "  e edit prompt   : read-only SQL   s export run (JSON + CSV)   v plots   q quit\n"
-         "--mono draws with shading glyphs only (also when NO_COLOR is set); --ascii avoids UTF-8.\n"
-         "model flags: --model PATH (a llama2.c checkpoint or a Hugging Face folder)  --tokenizer FILE\n"
-         "  --context N (cap a folder's context, default 4096)  --chat (wrap the prompt in the model's chat format)\n"
-         "  --kv-dtype f32|bf16|f16 (the KV cache's type; default the model's: a bf16 model caches bf16)\n"
          "ahascope with no command opens this screen.");
+    args_help_sampling();
+    args_help_model();
+    args_help_policy();
 }
 
 /* Take what the worker finished: a new run clears the history first. */
@@ -522,7 +527,7 @@ out:
 int cmd_tui(int argc, char **argv) {
     RunOpts o;
     runopts_defaults(&o);
-    Args a = {argc, argv, 1, "tui"};
+    Args a = {argc, argv, 1};
     Err e;
     const char *db = "ahascope.db";
     int mono = 0, ascii = 0, replay = 0;
@@ -547,19 +552,18 @@ int cmd_tui(int argc, char **argv) {
             const char *v = args_value(&a, &e);
             if (!v || args_int(f, v, 1, 64, &threads, &e)) return args_fail(&e);
         } else {
-            err_set(&e, "tui: unknown flag '%s' (see ahascope tui --help)", f);
+            args_unknown(f, &e);
             return args_fail(&e);
         }
     }
+    if (replay && !db) { err_usage(&e, "--replay needs --db FILE"); return args_fail(&e); }
+    if (!replay && run) { err_usage(&e, "--run ID goes with --replay"); return args_fail(&e); }
+    if (!replay && runopts_check(&o, &e)) return args_fail(&e);
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-        err_set(&e, "tui: needs a terminal on stdin and stdout (for headless runs use 'ahascope record')");
+        err_set(&e, "needs a terminal on stdin and stdout (for headless runs use 'ahascope record')");
         return args_fail(&e);
     }
     setlocale(LC_ALL, "");
-    if (replay) {
-        if (!db) { err_set(&e, "tui: --replay needs --db FILE"); return args_fail(&e); }
-        return run_replay(db, run, mono, ascii, &e) == 0 ? 0 : args_fail(&e);
-    }
-    if (run) { err_set(&e, "tui: --run ID goes with --replay"); return args_fail(&e); }
+    if (replay) return run_replay(db, run, mono, ascii, &e) == 0 ? 0 : args_fail(&e);
     return run_tui(&o, db, mono, ascii, (int)threads, &e) == 0 ? 0 : args_fail(&e);
 }

@@ -1,6 +1,8 @@
 /* commands.h — one entry point per subcommand. Each takes the arguments
  * after the subcommand name (argv[0] is the subcommand), returns the exit
- * status, prints its own --help, and reports errors as one line on stderr. */
+ * status, prints its own --help (stdout, status 0), and reports an error as
+ * one line "ahascope CMD: ..." through args_fail: 2 for a usage error, 1 for
+ * a failure (app/args.h). */
 #ifndef AHASCOPE_COMMANDS_H
 #define AHASCOPE_COMMANDS_H
 

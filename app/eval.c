@@ -86,7 +86,7 @@ int train_data_make(EvalData *d, int *n_held, const Model *m, const Tokenizer *t
                     int len, uint64_t seed, Err *e) {
     if (file ? eval_data_file(d, tok, file, len, 1 << 20, e) : eval_data_self(d, m, tok, n_self, len, seed * 7919 + 17, e))
         return -1;
-    if (d->n < 2) return err_set(e, "train: %s gives %d sequence(s); need at least 2 (one held out)", d->desc, d->n);
+    if (d->n < 2) return err_set(e, "%s gives %d sequence(s); need at least 2 (one held out)", d->desc, d->n);
     *n_held = d->n / 8 > 0 ? d->n / 8 : 1;
     return 0;
 }

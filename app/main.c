@@ -5,6 +5,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "app/args.h"
 #include "app/commands.h"
 #include "app/version.h"
 
@@ -78,7 +79,10 @@ int main(int argc, char **argv) {
         return 0;
     }
     for (int i = 0; i < N_COMMANDS; i++)
-        if (!strcmp(name, COMMANDS[i].name)) return COMMANDS[i].fn(argc - 1, argv + 1);
+        if (!strcmp(name, COMMANDS[i].name)) {
+            args_set_command(COMMANDS[i].name);
+            return COMMANDS[i].fn(argc - 1, argv + 1);
+        }
     fprintf(stderr, "ahascope: unknown command '%s' (try: ahascope --help)\n", name);
     return 2;
 }

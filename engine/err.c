@@ -4,12 +4,31 @@
 #include <stdio.h>
 #include <string.h>
 
-int err_set(Err *e, const char *fmt, ...) {
+static int err_vset(Err *e, int usage, const char *fmt, va_list ap) {
     if (!e) return -1;
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    e->usage = usage;
+    return -1;
+}
+
+int err_set(Err *e, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    err_vset(e, 0, fmt, ap);
     va_end(ap);
+    return -1;
+}
+
+int err_usage(Err *e, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    err_vset(e, 1, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int err_as_usage(Err *e) {
+    if (e) e->usage = 1;
     return -1;
 }
 

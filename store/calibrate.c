@@ -30,13 +30,13 @@ static int by_rate(const void *a, const void *b) {
 int store_head_rates(Store *s, const int64_t *runs, int n_runs, StoreHeadRate **out, Err *e) {
     int L = 0, H = 0;
     *out = NULL;
-    if (n_runs < 1) return err_set(e, "calibrate: no runs given");
+    if (n_runs < 1) return err_set(e, "no runs given");
     if (check_runs(s, runs, n_runs, &L, &H, e)) return -1;
     StoreHeadRate *r = calloc((size_t)L * H, sizeof *r);
     long *glob = calloc((size_t)L * H, sizeof *glob);
     sqlite3_stmt *st = NULL;
     int rc = -1;
-    if (!r || !glob) { err_set(e, "calibrate: out of memory"); goto out; }
+    if (!r || !glob) { err_set(e, "out of memory"); goto out; }
     if (store_prepare(s, "SELECT d.layer, d.head, COUNT(*), SUM(d.oracle_mass > r.theta) FROM decisions d JOIN runs r"
                          " USING(run_id) WHERE d.run_id=?1 AND d.oracle_mass IS NOT NULL GROUP BY d.layer, d.head", &st, e))
         goto out;

@@ -113,7 +113,7 @@ static int compare_two(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
             (long long)a, ra.policy, ra.window, ra.n_tokens, (long long)b, rb.policy, rb.window, rb.n_tokens);
     store_run_info_free(&ra);
     store_run_info_free(&rb);
-    if (!same_shape) return err_set(e, "compare: runs %lld and %lld have different shapes", (long long)a, (long long)b);
+    if (!same_shape) return err_set(e, "runs %lld and %lld have different shapes", (long long)a, (long long)b);
     int div;
     if (first_divergence(s, a, b, &div, e)) return -1;
     if (div < 0) fprintf(out, "tokens: identical over the positions both runs have\n");
@@ -145,7 +145,7 @@ int store_compare(Store *s, int64_t run_a, int64_t run_b, const char *predictor,
     if (predictor) {
         int ok = 0;
         for (size_t i = 0; i < sizeof PREDICTORS / sizeof PREDICTORS[0]; i++) ok |= !strcmp(predictor, PREDICTORS[i]);
-        if (!ok) return err_set(e, "compare: unknown predictor '%s' (executed, aha, qada, qada_bulk)", predictor);
+        if (!ok) return err_set(e, "unknown predictor '%s' (executed, aha, qada, qada_bulk)", predictor);
     }
     if (run_b > 0) return compare_two(s, run_a, run_b, out, e);
     return compare_one(s, run_a, predictor, out, e);

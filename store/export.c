@@ -62,7 +62,7 @@ static int export_json(Store *s, int64_t run_id, FILE *out, Err *e) {
     if (rc == SQLITE_DONE) return err_set(e, "%s: no run %lld", s->path, (long long)run_id);
     if (rc != SQLITE_ROW) return store_sql_err(s->db, s->path, "cannot export", e);
     fputs("{\"run\": ", out);
-    if (print_object(run, out)) return err_set(e, "export: out of memory");
+    if (print_object(run, out)) return err_set(e, "out of memory");
     fputs(",\n\"tokens\": ", out);
     if (stream_array(s, "SELECT pos, token_id, piece, is_prompt, logprob, entropy, step_us FROM tokens"
                         " WHERE run_id=?1 ORDER BY pos", run_id, out, e))
@@ -95,5 +95,5 @@ static int export_csv(Store *s, int64_t run_id, FILE *out, Err *e) {
 int store_export(Store *s, int64_t run_id, StoreFormat fmt, FILE *out, Err *e) {
     if (fmt == STORE_FMT_JSON) return export_json(s, run_id, out, e);
     if (fmt == STORE_FMT_CSV) return export_csv(s, run_id, out, e);
-    return err_set(e, "export: choose --json or --csv");
+    return err_set(e, "choose --json or --csv");
 }

@@ -70,20 +70,20 @@ static int run_statements(Store *s, Guard *g, const char *sql, StoreFormat fmt, 
         g->denied[0] = 0;
         int rc = sqlite3_prepare_v2(s->db, tail, -1, &st, &tail);
         if (rc != SQLITE_OK) {
-            if (g->denied[0]) return err_set(e, "query: read-only: %s is not allowed", g->denied);
-            return err_set(e, "query: %s", sqlite3_errmsg(s->db));
+            if (g->denied[0]) return err_set(e, "read-only: %s is not allowed", g->denied);
+            return err_set(e, "%s", sqlite3_errmsg(s->db));
         }
         if (!st) continue; /* whitespace or a comment */
         if (!sqlite3_stmt_readonly(st)) {
             sqlite3_finalize(st);
-            return err_set(e, "query: read-only: only statements that read are allowed");
+            return err_set(e, "read-only: only statements that read are allowed");
         }
         if (n++ > 0 && fmt == STORE_FMT_TABLE) fputc('\n', out);
         rc = print_result(st, fmt, out);
         sqlite3_finalize(st);
         if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "query failed", e);
     }
-    if (n == 0) return err_set(e, "query: no SQL statement given");
+    if (n == 0) return err_set(e, "no SQL statement given");
     return 0;
 }
 

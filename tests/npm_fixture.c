@@ -41,7 +41,7 @@ cJSON *npm_expected(const char *name) {
 
 HfTok *npm_tokenizer(const char *name, const cJSON *expected) {
     char path[2048];
-    Err e = {{0}};
+    Err e = {0};
     HfTok *t = NULL;
     snprintf(path, sizeof path, "%s/%s", npm_dir(), cJSON_GetObjectItem(expected, "tokenizer")->valuestring);
     if (hftok_load(&t, path, &e) != 0) {

@@ -58,14 +58,19 @@ TEST(calibrate_picks_top_oracle_heads) {
     out = run(cmd, &st);
     CHECK_MSG(st == 0 && strstr(out, "10 of 40"), "%s", out);
     free(out);
-    const char *bad[][2] = {{"--run 3 --budget 2", "no oracle values"},
-                            {"--run 1 --budget 41", "out of range"},
-                            {"--run 9 --budget 2", "no run 9"},
-                            {"--budget 2", "required"}};
-    for (int i = 0; i < 4; i++) {
-        snprintf(cmd, sizeof cmd, "%s calibrate --db %s %s --out %s", bin(), db, bad[i][0], heads);
+    /* what the runs say fails (1); what the command line alone shows is usage (2) */
+    const struct { const char *args, *needle; int status; } bad[] = {
+        {"--run 3 --budget 2", "no oracle values", 1},
+        {"--run 1 --budget 41", "exceeds the 40 heads", 1},
+        {"--run 9 --budget 2", "no run 9", 1},
+        {"--run 1 --budget 101%", "out of range", 2},
+        {"--run 1 --budget 2x", "not a whole number", 2},
+        {"--budget 2", "required", 2}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(cmd, sizeof cmd, "%s calibrate --db %s %s --out %s", bin(), db, bad[i].args, heads);
         out = run(cmd, &st);
-        CHECK_MSG(st == 1 && strstr(out, bad[i][1]), "%s -> %s", bad[i][0], out);
+        CHECK_MSG(st == bad[i].status && strstr(out, bad[i].needle) && !strncmp(out, "ahascope calibrate: ", 20),
+                  "%s -> %d %s", bad[i].args, st, out);
         free(out);
     }
 }

@@ -130,7 +130,7 @@ static int *encode_chat(const HfTok *t, ChatFormat f, const char *text, int *n) 
     size_t len = strlen(text);
     int cap = (int)(4 * len + 8), flags = HFTOK_SPECIAL | (hftok_wants_bos(t) && !chat_has_bos(f) ? HFTOK_BOS : 0);
     int *ids = malloc((size_t)cap * sizeof *ids);
-    Err e = {{0}};
+    Err e = {0};
     if (hftok_encode(t, text, len, flags, ids, cap, n, &e) != 0) {
         test_fail(__FILE__, __LINE__, "encode: %s", e.msg);
         *n = 0;

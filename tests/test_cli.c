@@ -1,6 +1,7 @@
 /* The command line as users meet it: malformed inputs give one line on
- * stderr and a non-zero exit, never a crash (this suite also runs under
- * ASan+UBSan); edge cases of generation behave like llama2.c. */
+ * stderr, "ahascope CMD: ...", and exit 2 (usage) or 1 (failure), never a
+ * crash (this suite also runs under ASan+UBSan); every --help tells which
+ * flags are optional; edge cases of generation behave like llama2.c. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
@@ -27,13 +28,17 @@ static int count_lines(const char *s) {
     return n;
 }
 
-/* A failing invocation: non-zero exit below 128 (no signal), exactly one
- * line of output, starting with "ahascope:", containing `needle`. */
-static void expect_error(const char *args, const char *needle) {
+/* A failing invocation `CMD ...`: exit `status` (2 a usage error, 1 a
+ * failure; no signal), exactly one line of output, "ahascope CMD: ...",
+ * containing `needle`. */
+static void expect_error(int status, const char *args, const char *needle) {
     int st;
     char *out = run(&st, args);
-    CHECK_MSG(st != 0 && st < 128, "`%s` exited %d", args, st);
-    CHECK_MSG(out && count_lines(out) == 1 && strncmp(out, "ahascope: ", 10) == 0, "`%s` printed: %s", args, out ? out : "");
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "ahascope %.*s: ", (int)strcspn(args, " "), args);
+    CHECK_MSG(st == status, "`%s` exited %d, expected %d", args, st, status);
+    CHECK_MSG(out && count_lines(out) == 1 && strncmp(out, prefix, strlen(prefix)) == 0, "`%s` printed: %s", args,
+              out ? out : "");
     CHECK_MSG(out && strstr(out, needle), "`%s`: expected '%s' in: %s", args, needle, out ? out : "");
     free(out);
 }
@@ -66,7 +71,7 @@ static const char *patched(const char *name, int field, int32_t value, long size
 TEST(cli_malformed_checkpoints) {
     char a[2048];
     const char *tokf = test_tmp("none.bin");
-#define MODEL_ERR(path, needle) do { snprintf(a, sizeof a, "generate --model '%s' --tokenizer '%s' --prompt x", path, tokf); expect_error(a, needle); } while (0)
+#define MODEL_ERR(path, needle) do { snprintf(a, sizeof a, "generate --model '%s' --tokenizer '%s' --prompt x", path, tokf); expect_error(1, a, needle); } while (0)
     MODEL_ERR(patched("neg_dim.bin", 0, -16, 0), "dim must be positive");
     MODEL_ERR(patched("zero_layers.bin", 2, 0, 0), "n_layers must be positive");
     MODEL_ERR(patched("heads_nodiv.bin", 3, 3, 0), "does not divide dim");
@@ -111,7 +116,7 @@ TEST(cli_bad_tokenizer_and_prompts) {
     const char *model = test_shared("models/stories260K/stories260K.bin");
     test_write_file(test_tmp("badtok.bin"), "\x05\x00\x00\x00\x00\x00", 6);
     snprintf(a, sizeof a, "generate --model %s --tokenizer %s --prompt hi", model, test_tmp("badtok.bin"));
-    expect_error(a, "badtok.bin");
+    expect_error(1, a, "badtok.bin");
     snprintf(a, sizeof a, "generate --model %s --tokenizer %s --prompt hi", model, test_shared("models/llama2-tokenizer.bin"));
     int st;
     char *out = run(&st, a); /* a 32000-token vocabulary is longer than the model's 512: llama2.c reads only 512 */
@@ -121,7 +126,7 @@ TEST(cli_bad_tokenizer_and_prompts) {
     for (int i = 0; i < 2900; i++) longp[i] = "ab cd "[i % 6];
     longp[2900] = 0;
     snprintf(a, sizeof a, "generate --model %s --prompt '%s'", model, longp);
-    expect_error(a, "context is 512");
+    expect_error(1, a, "context is 512");
     free(longp);
     snprintf(a, sizeof a, "generate --model %s --temperature 0 --steps 12 --prompt \"$(printf 'caf\\303\\251 \\377\\376 bad')\"", model);
     out = run(&st, a);
@@ -130,22 +135,25 @@ TEST(cli_bad_tokenizer_and_prompts) {
 }
 
 TEST(cli_bad_flags) {
-    expect_error("generate --steps abc", "not a whole number");
-    expect_error("generate --steps -3", "out of range");
-    expect_error("generate --temperature nan", "not a number");
-    expect_error("generate --topp 2", "out of range");
-    expect_error("generate --seed x1", "not a whole number");
-    expect_error("generate --prompt", "needs a value");
-    expect_error("generate --frobnicate", "unknown flag");
-    expect_error("generate --kv-dtype f8", "--kv-dtype must be f32, bf16 or f16");
-    expect_error("generate --policy wild", "unknown policy");
-    expect_error("generate --window 0", "out of range");
-    expect_error("bench --shape 7B", "unknown shape");
-    expect_error("bench --dims 1,2,3", "7 comma-separated");
-    expect_error("bench --dims 64,172,5,8,3,512,512", "does not divide");
-    expect_error("frobnicate", "unknown command");
+    expect_error(2, "generate --steps abc", "not a whole number");
+    expect_error(2, "generate --steps -3", "out of range");
+    expect_error(2, "generate --temperature nan", "not a number");
+    expect_error(2, "generate --topp 2", "out of range");
+    expect_error(2, "generate --seed x1", "not a whole number");
+    expect_error(2, "generate --prompt", "needs a value");
+    expect_error(2, "generate --frobnicate", "unknown flag");
+    expect_error(2, "generate --kv-dtype f8", "--kv-dtype must be f32, bf16 or f16");
+    expect_error(2, "generate --policy wild", "unknown policy");
+    expect_error(2, "generate --window 0", "out of range");
+    expect_error(2, "bench --shape 7B", "unknown shape");
+    expect_error(2, "bench --dims 1,2,3", "7 comma-separated");
+    expect_error(2, "bench --dims 64,172,5,8,3,512,512", "does not divide");
     int st;
-    char *out = run(&st, "generate --help");
+    char *out = run(&st, "frobnicate"); /* no command known yet: no command in the line */
+    CHECK_MSG(st == 2 && out && !strcmp(out, "ahascope: unknown command 'frobnicate' (try: ahascope --help)\n"), "%d %s", st,
+              out ? out : "");
+    free(out);
+    out = run(&st, "generate --help");
     CHECK(st == 0 && out && strstr(out, "usage: ahascope generate"));
     free(out);
     out = run(&st, "bench --tui --runs 1 --json");
@@ -275,15 +283,269 @@ TEST(cli_trace_jsonl_and_policies) {
     CHECK_INT(st, 0);
     free(out);
     snprintf(a, sizeof a, "generate --model %s --prompt hi --policy static --static-heads 5.0", model);
-    expect_error(a, "out of range");
+    expect_error(1, a, "out of range"); /* the model has 5 layers */
     snprintf(a, sizeof a, "generate --model %s --prompt hi --policy static", model);
-    expect_error(a, "needs a head set");
+    expect_error(2, a, "needs a head set");
     snprintf(a, sizeof a, "generate --model %s --prompt hi --policy aha", model);
-    expect_error(a, "needs routers");
+    expect_error(1, a, "needs routers"); /* some models carry their own */
     snprintf(a, sizeof a, "generate --model %s --prompt hi --routers %s", model, test_tmp("nope.safetensors"));
-    expect_error(a, "nope.safetensors");
+    expect_error(1, a, "nope.safetensors");
     snprintf(a, sizeof a, "generate --model %s --prompt hi --routers random:x", model);
-    expect_error(a, "bad seed");
+    expect_error(2, a, "bad seed");
     snprintf(a, sizeof a, "generate --model %s --prompt hi --sinks 600", model);
-    expect_error(a, "exceeds the context");
+    expect_error(1, a, "exceeds the context");
+}
+
+/* ---- one error convention, honest --help texts ---- */
+
+/* The commands `ahascope --help` lists (app/main.c's table), one per line
+ * of a malloc'd string; NULL if the listing cannot be read. */
+static char *listed_commands(void) {
+    int st;
+    char *out = run(&st, "--help");
+    const char *at = out && st == 0 ? strstr(out, "commands:\n") : NULL;
+    char *names = at ? calloc(1, strlen(at) + 1) : NULL;
+    for (const char *p = at ? at + 10 : NULL; names && p && *p == ' ';) {
+        p += strspn(p, " ");
+        size_t n = strcspn(p, " \n");
+        strncat(names, p, n);
+        strcat(names, "\n");
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    free(out);
+    return names;
+}
+
+/* `cmdline` (a whole shell command running CMD) exits `status` and prints
+ * one line, "ahascope CMD: ...", that contains `needle`. */
+static void expect_line(int status, const char *cmdline, const char *cmd, const char *needle) {
+    int st;
+    char *out = test_run(cmdline, &st);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "ahascope %s: ", cmd);
+    CHECK_MSG(st == status && out && count_lines(out) == 1 && !strncmp(out, prefix, strlen(prefix)) && strstr(out, needle),
+              "`%s`: exit %d (want %d), printed: %s(want one line '%s...%s...')", cmdline, st, status, out ? out : "",
+              prefix, needle);
+    free(out);
+}
+
+/* Every command: an unknown flag is a usage error (2), a file it cannot
+ * open a failure (1); both one line naming the command the user typed. */
+TEST(cli_every_command_reports_errors_in_one_convention) {
+    /* per command, flags naming a file that is not there (harmless if the command got further) */
+    static const struct { const char *cmd, *bad_file; } table[] = {
+        {"tui", NULL}, /* refuses without a terminal first: tests/test_tui.c tries a bad model */
+        {"generate", "--model /nonexistent/m.bin"},
+        {"trace", "--model /nonexistent/m.bin"},
+        {"record", "--db /nonexistent/r.db"},
+        {"runs", "--db /nonexistent/r.db"},
+        {"query", "--db /nonexistent/r.db 'SELECT 1'"},
+        {"export", "--db /nonexistent/r.db --run 1 --json"},
+        {"compare", "--db /nonexistent/r.db --run 1"},
+        {"merge", "--out /nonexistent/m.db /nonexistent/r.db"},
+        {"train", "--model /nonexistent/m.bin --window 8 --out /nonexistent/r.safetensors"},
+        {"eval", "--model /nonexistent/m.bin"},
+        {"sweep", "--model /nonexistent/m.bin --policy full --window 8"},
+        {"calibrate", "--db /nonexistent/r.db --run 1 --budget 1 --out /nonexistent/h.txt"},
+        {"info", "--model /nonexistent/m.bin"},
+        {"convert", "--to hf --model /nonexistent/m.bin --out /nonexistent/d"},
+        {"bench", "--model /nonexistent/m.bin"},
+        {"run", "--model /nonexistent/m.bin"}, /* no terminal: generate's flags, errors still name run */
+    };
+    int n_table = (int)(sizeof table / sizeof table[0]);
+    char *names = listed_commands();
+    CHECK_MSG(names && *names, "cannot read the command list of `ahascope --help`");
+    for (char *name = names, *next; name && *name; name = next) {
+        next = strchr(name, '\n');
+        *next++ = 0;
+        int found = 0;
+        for (int i = 0; i < n_table; i++) found |= !strcmp(table[i].cmd, name);
+        CHECK_MSG(found, "command '%s' is missing from this test's table", name);
+    }
+    free(names);
+    for (int i = 0; i < n_table; i++) {
+        const char *cmd = table[i].cmd;
+        char a[2048], env[1200] = "";
+        if (!strcmp(cmd, "run")) { /* run finds the default model (or would download it) before it hands over */
+            if (!test_shared_available()) continue;
+            snprintf(env, sizeof env, "env AHASCOPE_MODELS=%s ", test_shared("models"));
+        }
+        snprintf(a, sizeof a, "%s%s %s --frobnicate </dev/null", env, bin(), cmd);
+        expect_line(2, a, cmd, "unknown flag '--frobnicate'");
+        if (!table[i].bad_file) continue;
+        snprintf(a, sizeof a, "%s%s %s %s </dev/null", env, bin(), cmd, table[i].bad_file);
+        expect_line(1, a, cmd, "/nonexistent/");
+    }
+}
+
+/* A flag of a usage synopsis shown bare (outside [ ]): "--x" or
+ * alternatives "--json|--csv", and the placeholder of its value if any. */
+typedef struct {
+    char flag[64], value[64];
+} Bare;
+
+/* What to pass for a placeholder: a lowercase literal as is ("hf"), a path
+ * that does not exist for files, 1 for numbers and the rest. */
+static const char *stand_in(const char *placeholder, char *buf, size_t cap) {
+    char p[64]; /* without quotes or a list's tail: "SQL" -> SQL, W[,W...] -> W */
+    const char *from = placeholder + (*placeholder == '"');
+    snprintf(p, sizeof p, "%.*s", (int)strcspn(from, "\"["), from);
+    if (strspn(p, "abcdefghijklmnopqrstuvwxyz") == strlen(p)) snprintf(buf, cap, "%s", p);
+    else if (strstr(p, "FILE") || strstr(p, "DIR") || strstr(p, "PATH") || strchr(p, '.'))
+        snprintf(buf, cap, "/nonexistent/x");
+    else snprintf(buf, cap, "1");
+    return buf;
+}
+
+/* Parse the synopsis forms of `help` (up to its first blank line) for one
+ * form: its bare flags and positional arguments at bracket depth 0. Forms
+ * start at each "ahascope CMD"; returns how many forms there are. */
+static int synopsis_form(const char *help, int form, Bare *bare, int *n_bare, char pos[][64], int *n_pos) {
+    const char *end = strstr(help, "\n\n");
+    size_t len = end ? (size_t)(end - help) : strlen(help);
+    char *text = strndup(help, len);
+    int forms = 0, depth = 0, after_flag = 0, skip = 0;
+    *n_bare = *n_pos = 0;
+    for (char *save = NULL, *t = strtok_r(text, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
+        int before = depth;
+        for (const char *c = t; *c; c++) depth += (*c == '[') - (*c == ']');
+        if (!strcmp(t, "ahascope")) { forms++, skip = 1, after_flag = 0; continue; }
+        if (skip) { skip = 0; continue; } /* the command name */
+        if (forms - 1 != form || before > 0 || t[0] == '[' || !strcmp(t, "usage:")) { after_flag = 0; continue; }
+        if (!strncmp(t, "--", 2) && *n_bare < 16) {
+            snprintf(bare[(*n_bare)++].flag, 64, "%s", t);
+            bare[*n_bare - 1].value[0] = 0;
+            after_flag = 1;
+        } else if (after_flag) {
+            snprintf(bare[*n_bare - 1].value, 64, "%s", t);
+            after_flag = 0;
+        } else if (*n_pos < 4) {
+            snprintf(pos[(*n_pos)++], 64, "%s", t);
+        }
+    }
+    free(text);
+    return forms;
+}
+
+/* Every command answers --help on stdout with status 0; every flag its
+ * synopsis shows bare is required: leaving it out (the others given) is a
+ * usage error that names it. A bracketed flag is optional by the look of it. */
+TEST(cli_help_brackets_exactly_the_optional_flags) {
+    char *names = listed_commands();
+    CHECK_MSG(names && *names, "cannot read the command list of `ahascope --help`");
+    for (char *cmd = names, *next; cmd && *cmd; cmd = next) {
+        next = strchr(cmd, '\n');
+        *next++ = 0;
+        char a[4096];
+        int st;
+        snprintf(a, sizeof a, "%s --help 2>/dev/null", cmd);
+        char *help = run(&st, a);
+        char want[64];
+        snprintf(want, sizeof want, "usage: ahascope %s ", cmd);
+        CHECK_MSG(st == 0 && help && !strncmp(help, want, strlen(want)), "`%s --help`: %d %s", cmd, st, help ? help : "");
+        snprintf(a, sizeof a, "%s --help >/dev/null", cmd);
+        char *err = run(&st, a);
+        CHECK_MSG(st == 0 && err && !*err, "`%s --help` wrote on stderr: %s", cmd, err ? err : "");
+        free(err);
+        if (!help) continue;
+        int forms = 1;
+        for (int form = 0; form < forms; form++) {
+            Bare bare[16];
+            char pos[4][64];
+            int n_bare, n_pos;
+            forms = synopsis_form(help, form, bare, &n_bare, pos, &n_pos);
+            /* a second form ("tui --replay ...") is chosen by its first flag, which is not left out */
+            int first = form > 0 && n_bare > 0;
+            for (int omit = first; omit < n_bare; omit++) {
+                char buf[128];
+                int k = snprintf(a, sizeof a, "%s", cmd);
+                if (first) k += snprintf(a + k, sizeof a - k, " %s", bare[0].flag);
+                for (int i = first; i < n_bare; i++) {
+                    if (i == omit) continue;
+                    k += snprintf(a + k, sizeof a - k, " %.*s", (int)strcspn(bare[i].flag, "|"), bare[i].flag);
+                    if (bare[i].value[0]) k += snprintf(a + k, sizeof a - k, " %s", stand_in(bare[i].value, buf, sizeof buf));
+                }
+                for (int i = 0; i < n_pos; i++) k += snprintf(a + k, sizeof a - k, " %s", stand_in(pos[i], buf, sizeof buf));
+                /* a model that is not there: if the flag were not required, the command fails with 1, not 2 */
+                int model_bare = 0;
+                for (int i = 0; i < n_bare; i++) model_bare |= !strcmp(bare[i].flag, "--model");
+                if (strstr(help, "--model ") && !model_bare) snprintf(a + k, sizeof a - k, " --model /nonexistent/m.bin");
+                char *out = run(&st, a);
+                int named = 0; /* the message names the flag, or one of its alternatives */
+                char alts[64];
+                snprintf(alts, sizeof alts, "%s", bare[omit].flag);
+                for (char *s2 = NULL, *alt = strtok_r(alts, "|", &s2); alt; alt = strtok_r(NULL, "|", &s2))
+                    named |= out && strstr(out, alt) != NULL;
+                snprintf(want, sizeof want, "ahascope %s: ", cmd);
+                CHECK_MSG(st == 2 && out && count_lines(out) == 1 && !strncmp(out, want, strlen(want)) && named,
+                          "%s --help shows %s as required, but `%s` exited %d: %s", cmd, bare[omit].flag, a, st,
+                          out ? out : "");
+                free(out);
+            }
+        }
+        free(help);
+    }
+    free(names);
+}
+
+/* "prefill N tok" of an AHASCOPE_VERBOSE run: the prompt's length in
+ * tokens, BOS included; -1 if the line is missing. */
+static int prefilled(const char *out) {
+    const char *at = out ? strstr(out, "prefill ") : NULL;
+    return at ? atoi(at + 8) : -1;
+}
+
+/* An empty prompt is a prompt: generation starts from BOS alone, in every
+ * command that takes one, not from a default text. */
+TEST(cli_empty_prompt_starts_from_bos) {
+    SKIP_UNLESS_SHARED();
+    const char *model = test_shared("models/stories260K/stories260K.bin");
+    char a[2048];
+    int st;
+    char *out = ids_of("--prompt '' --steps 8");
+    CHECK_MSG(out && !strncmp(out, "1 ", 2) && count_ids(out) == 9, "generate --prompt '': %s", out ? out : "");
+    free(out);
+    snprintf(a, sizeof a, "env AHASCOPE_VERBOSE=1 %s generate --model %s --prompt '' --temperature 0 --steps 8 --ids", bin(),
+             model);
+    out = test_run(a, &st);
+    CHECK_MSG(st == 0 && prefilled(out) == 1, "generate --prompt '' prefilled: %s", out ? out : "");
+    free(out);
+    /* run's default prompt is "Once upon a time" (5 tokens); an empty one replaces it */
+    const char *prompts[] = {"--prompt ''", ""};
+    int want[] = {1, 5};
+    for (int i = 0; i < 2; i++) {
+        snprintf(a, sizeof a, "env AHASCOPE_VERBOSE=1 AHASCOPE_MODELS=%s %s run %s --temperature 0 --steps 8 --ids </dev/null",
+                 test_shared("models"), bin(), prompts[i]);
+        out = test_run(a, &st);
+        CHECK_MSG(st == 0 && prefilled(out) == want[i], "`%s`: %d %s", a, st, out ? out : "");
+        free(out);
+    }
+    /* record keeps the empty prompt as it was given: one prompt token, BOS */
+    const char *db = test_tmp("empty_prompt.db");
+    snprintf(a, sizeof a, "%s record --db %s --model %s --prompt '' --temperature 0 --steps 6 >/dev/null && %s query --db %s "
+             "\"SELECT quote(prompt), (SELECT SUM(is_prompt) FROM tokens), (SELECT token_id FROM tokens WHERE pos = 0) "
+             "FROM runs\" --csv", bin(), db, model, bin(), db);
+    out = test_run(a, &st);
+    CHECK_MSG(st == 0 && out && strstr(out, "\r\n'',1,1\r\n"), "record --prompt '': %s", out ? out : "");
+    free(out);
+}
+
+/* `run` hands over to tui or generate, but the user typed run: its error
+ * lines say run (here on a pipe, where generate takes the flags). */
+TEST(cli_run_errors_name_run) {
+    SKIP_UNLESS_SHARED(); /* run looks for the default model (or downloads it) first */
+    char a[2048];
+    int st;
+    snprintf(a, sizeof a, "env AHASCOPE_MODELS=%s %s run --no-record </dev/null", test_shared("models"), bin());
+    char *out = test_run(a, &st);
+    CHECK_MSG(st == 2 && out && count_lines(out) == 1 && !strncmp(out, "ahascope run: unknown flag '--no-record'", 40) &&
+                  !strstr(out, "generate"),
+              "`%s`: %d %s", a, st, out ? out : "");
+    free(out);
+    snprintf(a, sizeof a, "env AHASCOPE_MODELS=%s %s run --steps 0 </dev/null | cat", test_shared("models"), bin());
+    out = test_run(a, &st);
+    CHECK_MSG(out && count_lines(out) == 1 && !strncmp(out, "ahascope run: --steps: 0 is out of range", 40), "`%s`: %s", a,
+              out ? out : "");
+    free(out);
 }

@@ -105,17 +105,20 @@ TEST(convert_hf_layout_and_rope_equivalence) {
 }
 
 TEST(convert_rejects_bad_arguments) {
-    const char *bad[][2] = {{"convert --to gguf --model x.bin --out d", "--to hf"},
-                            {"convert --to hf --out d", "--model"},
-                            {"convert --to hf --model /nonexistent.bin --out d", "nonexistent.bin"},
-                            {"convert --to hf --model x --out d --dtype f8", "--dtype"},
-                            {"convert --bogus", "unknown flag"}};
-    for (int i = 0; i < 5; i++) {
+    /* usage errors exit 2, a file that cannot be read exits 1 */
+    const struct { const char *args, *needle; int status; } bad[] = {
+        {"convert --to gguf --model x.bin --out d", "--to hf", 2},
+        {"convert --to hf --out d", "--model", 2},
+        {"convert --to hf --model /nonexistent.bin --out d", "nonexistent.bin", 1},
+        {"convert --to hf --model x --out d --dtype f8", "--dtype", 2},
+        {"convert --bogus", "unknown flag", 2}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char cmd[512];
-        snprintf(cmd, sizeof cmd, "%s %s", bin(), bad[i][0]);
+        snprintf(cmd, sizeof cmd, "%s %s", bin(), bad[i].args);
         int st;
         char *out = test_run(cmd, &st);
-        CHECK_MSG(st == 1 && strstr(out, bad[i][1]), "%s -> %d %s", bad[i][0], st, out);
+        CHECK_MSG(st == bad[i].status && strstr(out, bad[i].needle) && !strncmp(out, "ahascope convert: ", 18),
+                  "%s -> %d %s", bad[i].args, st, out);
         free(out);
     }
 }

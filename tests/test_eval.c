@@ -162,21 +162,24 @@ TEST(eval_rejects_bad_combinations) {
     char empty[1024];
     snprintf(empty, sizeof empty, "%s", test_tmp("empty.txt"));
     test_write_file(empty, "", 0);
-    const char *bad[][2] = {{"--match-budget aha", "needs --routers"},
-                            {"--match-budget qada --routers random", "takes 'aha'"},
-                            {"--data EMPTY", "empty data file"},
-                            {"--seq-len 9999", "exceeds the model's context"},
-                            {"--window 100000", "window"},
-                            {"--bogus", "unknown flag"}};
-    for (int i = 0; i < 6; i++) {
+    /* usage errors exit 2, what the model or the data refuse exits 1 */
+    const struct { const char *flags, *needle; int status; } bad[] = {
+        {"--match-budget aha", "needs --routers", 2},
+        {"--match-budget qada --routers random", "takes 'aha'", 2},
+        {"--data EMPTY", "empty data file", 1},
+        {"--seq-len 9999", "exceeds the model's context", 1},
+        {"--window 100000", "window", 1},
+        {"--bogus", "unknown flag", 2}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char flags[1100], cmd[4096];
-        snprintf(flags, sizeof flags, "%s", bad[i][0]);
+        snprintf(flags, sizeof flags, "%s", bad[i].flags);
         char *at = strstr(flags, "EMPTY");
         if (at) snprintf(at, sizeof flags - (at - flags), "%s", empty);
         snprintf(cmd, sizeof cmd, "%s eval --model %s --self 2 --seq-len 32 %s", bin(), model(), flags);
         int st;
         char *out = test_run(cmd, &st);
-        CHECK_MSG(st == 1 && strstr(out, bad[i][1]), "%s -> %d %s", flags, st, out);
+        CHECK_MSG(st == bad[i].status && strstr(out, bad[i].needle) && !strncmp(out, "ahascope eval: ", 15),
+                  "%s -> %d %s", flags, st, out);
         free(out);
     }
 }
@@ -227,6 +230,6 @@ TEST(sweep_front_window_curve_and_svg) {
     free(out);
     snprintf(cmd, sizeof cmd, "%s sweep --model %s --policy aha --window 8 --self 1 --seq-len 16", bin(), model());
     out = test_run(cmd, &st);
-    CHECK_MSG(st == 1 && strstr(out, "needs --routers"), "%s", out);
+    CHECK_MSG(st == 2 && strstr(out, "needs --routers"), "%s", out); /* a usage error */
     free(out);
 }

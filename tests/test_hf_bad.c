@@ -4,7 +4,7 @@
  * config.json, safetensors headers, shards, tokenizer.json) must be refused
  * by `ahascope info --model DIR` (and, for the tokenizer cases, by
  * `ahascope generate`) with exit status 1 and exactly one stderr line
- * "ahascope: ..." naming the file or tensor at fault, and without a
+ * "ahascope CMD: ..." naming the file or tensor at fault, and without a
  * sanitizer report. The valid folders (the base the bad ones are copied
  * from, and every model of make_hf.py) must load, and `info` must name the
  * architecture.
@@ -109,17 +109,19 @@ static int one_line(const char *s) {
     return n > 0 && s[n - 1] == '\n' && !memchr(s, '\n', n - 1);
 }
 
-/* `args` must fail cleanly: status 1, one stderr line "ahascope: ..." that
- * contains `expect`, no sanitizer report anywhere. */
+/* `args` (a command and its flags) must fail cleanly: status 1, one stderr
+ * line "ahascope CMD: ..." that contains `expect`, no sanitizer report anywhere. */
 static void expect_refusal(const char *what, const char *args, const char *expect) {
     Run r = run_cli(args);
-    int ok = r.status == 1 && one_line(r.err) && !strncmp(r.err, "ahascope: ", 10) && strstr(r.err, expect) &&
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "ahascope %.*s: ", (int)strcspn(args, " "), args);
+    int ok = r.status == 1 && one_line(r.err) && !strncmp(r.err, prefix, strlen(prefix)) && strstr(r.err, expect) &&
              !sanitizer_report(r.err) && !sanitizer_report(r.out);
     if (!ok)
         test_fail(__FILE__, __LINE__,
-                  "%s: `%s`\n      wanted status 1 and one line \"ahascope: ...%s...\";\n"
+                  "%s: `%s`\n      wanted status 1 and one line \"%s...%s...\";\n"
                   "      got status %d%s, stderr: %.600s",
-                  what, r.cmd, expect, r.status, r.status == 124 ? " (timed out)" : "", r.err);
+                  what, r.cmd, prefix, expect, r.status, r.status == 124 ? " (timed out)" : "", r.err);
     run_free(&r);
 }
 

@@ -20,7 +20,7 @@ static HfTok *load_fixture(const char *name) {
     char path[256];
     snprintf(path, sizeof path, FIX "%s.json", name);
     HfTok *t = NULL;
-    Err e = {{0}};
+    Err e = {0};
     if (hftok_load(&t, path, &e) != 0) test_fail(__FILE__, __LINE__, "%s", e.msg);
     return t;
 }
@@ -29,7 +29,7 @@ static HfTok *load_fixture(const char *name) {
 static int *encode(const HfTok *t, const char *s, size_t len, int flags, int *n) {
     int cap = (int)(4 * len + 8);
     int *ids = malloc((size_t)cap * sizeof *ids);
-    Err e = {{0}};
+    Err e = {0};
     if (hftok_encode(t, s, len, flags, ids, cap, n, &e) != 0) {
         test_fail(__FILE__, __LINE__, "encode failed: %s", e.msg);
         *n = 0;
@@ -500,7 +500,7 @@ TEST(hftok_malformed_files_fail_with_path) {
         const char *p = test_tmp(name);
         test_write_file(p, cases[i].json, (long)strlen(cases[i].json));
         HfTok *t = (HfTok *)&t;
-        Err e = {{0}};
+        Err e = {0};
         int r = hftok_load(&t, p, &e);
         CHECK_MSG(r != 0 && t == NULL, "%s was accepted", cases[i].name);
         CHECK_MSG(strstr(e.msg, p) == e.msg, "%s: message does not start with the file: %s", cases[i].name, e.msg);
@@ -562,7 +562,7 @@ TEST(hftok_regex_spellings) {
         const char *p = test_tmp("alt.json");
         test_write_file(p, js, (long)strlen(js));
         HfTok *t = NULL;
-        Err e = {{0}};
+        Err e = {0};
         CHECK_MSG(hftok_load(&t, p, &e) == 0, "%s", e.msg);
         if (t) CHECK_MSG(strstr(hftok_describe(t), alts[i][1]) != NULL, "described as %s", hftok_describe(t));
         hftok_free(t);

@@ -113,7 +113,7 @@ static void check_tokenizer(const char *name) {
         for (size_t v = 0; v < sizeof VARIANTS / sizeof VARIANTS[0]; v++) {
             const cJSON *want = cJSON_GetObjectItem(c, VARIANTS[v].key);
             int flags = VARIANTS[v].flags < 0 ? post_flags : VARIANTS[v].flags, same;
-            Err e = {{0}};
+            Err e = {0};
             int r = hftok_encode(t, text, len, flags, ids, cap, &n, &e);
             same = r == 0 && n == cJSON_GetArraySize(want);
             for (int k = 0; same && k < n; k++) same = ids[k] == cJSON_GetArrayItem(want, k)->valueint;

@@ -25,7 +25,7 @@ static const char *raw_file(const char *fname, const char *json, long long hlen,
  * want. */
 static void expect_open_error(const char *path, const char *want, int line) {
     StFile f;
-    Err e = {{0}};
+    Err e = {0};
     int rc = st_open(&f, path, &e);
     CHECK_MSG(rc != 0, "line %d: st_open(%s) succeeded, expected '%s'", line, path, want);
     CHECK_MSG(strstr(e.msg, path) == e.msg, "line %d: message does not start with the path: %s", line, e.msg);
@@ -50,7 +50,7 @@ TEST(safetensors_reads_hand_written_file) {
     memcpy(buf + 8 + jl, vals, 8);
     test_write_file(path, buf, (long)(8 + jl + 8));
     StFile f;
-    Err e = {{0}};
+    Err e = {0};
     CHECK(st_open(&f, path, &e) == 0);
     if (e.msg[0]) printf("%s\n", e.msg);
     CHECK_INT(st_count(&f), 1);
@@ -79,7 +79,7 @@ TEST(safetensors_round_trip) {
     int32_t d[6] = {1, -2, 3, -4, 5, 2147483647};
     int64_t sa[2] = {2, 3}, sb[1] = {5}, sd[3] = {3, 1, 2}, se[2] = {0, 4};
     StWriter w;
-    Err e = {{0}};
+    Err e = {0};
     st_writer_init(&w);
     CHECK(st_writer_add(&w, "layer.0.a", ST_F32, 2, sa, a, &e) == 0);
     CHECK(st_writer_add(&w, "b", ST_BF16, 1, sb, b, &e) == 0);
@@ -136,7 +136,7 @@ TEST(safetensors_expect_reports_mismatch) {
     float a[6] = {0};
     int64_t sa[2] = {2, 3}, wrong[2] = {3, 2};
     StWriter w;
-    Err e = {{0}};
+    Err e = {0};
     st_writer_init(&w);
     CHECK(st_writer_add(&w, "router", ST_F32, 2, sa, a, &e) == 0);
     const char *path = test_tmp("expect.safetensors");
@@ -157,7 +157,7 @@ TEST(safetensors_expect_reports_mismatch) {
 
 TEST(safetensors_writer_rejects_bad_tensors) {
     StWriter w;
-    Err e = {{0}};
+    Err e = {0};
     float x[4] = {0};
     int64_t s1[1] = {4}, neg[1] = {-1}, s9[9] = {1, 1, 1, 1, 1, 1, 1, 1, 4};
     char longname[300];
@@ -234,7 +234,7 @@ TEST(safetensors_truncated_file_is_an_error) {
     for (int i = 0; i < 16; i++) a[i] = (float)i;
     int64_t s[1] = {16};
     StWriter w;
-    Err e = {{0}};
+    Err e = {0};
     st_writer_init(&w);
     CHECK(st_writer_add(&w, "model.layers.0.self_attn.router.weight", ST_F32, 1, s, a, &e) == 0);
     const char *path = test_tmp("trunc.safetensors");
@@ -266,7 +266,7 @@ TEST(safetensors_mutations_never_escape_the_buffer) {
     uint16_t b[4] = {1, 2, 3, 4};
     int64_t sa[2] = {2, 3}, sb[1] = {4};
     StWriter w;
-    Err e = {{0}};
+    Err e = {0};
     st_writer_init(&w);
     st_writer_add(&w, "a", ST_F32, 2, sa, a, &e);
     st_writer_add(&w, "b", ST_F16, 1, sb, b, &e);

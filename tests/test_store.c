@@ -297,7 +297,7 @@ static void exec_sql(const char *db, const char *sql) {
 
 /* Open must fail with a message naming the file and containing `want`. */
 static void expect_open_error(const char *db, StoreMode mode, const char *want) {
-    Err e = {{0}};
+    Err e = {0};
     Store *s = store_open(db, mode, 200, &e);
     CHECK_MSG(s == NULL, "%s opened", db);
     store_close(s, NULL);

@@ -265,13 +265,17 @@ TEST(store_cli_compare_diverging_runs) {
     free(out);
 }
 
-/* A command must fail with exit 1 and one line naming the problem. */
-static void expect_fail(const char *args, const char *want) {
+/* A command must fail with `status` (1 a failure, 2 a usage error) and one
+ * line "ahascope CMD: ..." naming the problem. */
+static void expect_fail(int status, const char *args, const char *want) {
     int st;
     char *out = run("%s %s", &st, bin(), args);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "ahascope %.*s: ", (int)strcspn(args, " "), args);
     int nl = 0;
     for (char *p = out; *p; p++) nl += *p == '\n';
-    CHECK_MSG(st == 1 && nl == 1 && strstr(out, want), "'%s' -> status %d: %s (want %s)", args, st, out, want);
+    CHECK_MSG(st == status && nl == 1 && !strncmp(out, prefix, strlen(prefix)) && strstr(out, want),
+              "'%s' -> status %d: %s (want %d, %s%s)", args, st, out, status, prefix, want);
     free(out);
 }
 
@@ -284,9 +288,9 @@ TEST(store_cli_bad_files_and_flags) {
                           "compare --db %s --run 1"};
     for (int i = 0; i < 4; i++) {
         snprintf(args, sizeof args, cmds[i], txt);
-        expect_fail(args, "not an SQLite database");
+        expect_fail(1, args, "not an SQLite database");
         snprintf(args, sizeof args, cmds[i], test_tmp("absent.db"));
-        expect_fail(args, "No such file");
+        expect_fail(1, args, "No such file");
     }
     const char *db = test_tmp("newer_cli.db");
     remove_db(db);
@@ -295,21 +299,27 @@ TEST(store_cli_bad_files_and_flags) {
     sqlite3_exec(h, "PRAGMA application_id=1095254355; PRAGMA user_version=7; CREATE TABLE runs(x);", NULL, NULL, NULL);
     sqlite3_close(h);
     snprintf(args, sizeof args, "runs --db %s", db);
-    expect_fail(args, "newer");
+    expect_fail(1, args, "newer");
     snprintf(args, sizeof args, "record --db %s --prompt x", db);
-    expect_fail(args, "newer");
+    expect_fail(1, args, "newer");
     snprintf(args, sizeof args, "merge --out %s %s", test_tmp("m2.db"), db);
-    expect_fail(args, "newer");
-    expect_fail("query --db x.db", "no SQL given");
-    expect_fail("export --db x.db --run 1", "--json or --csv");
-    expect_fail("export --db x.db --json", "--run");
-    expect_fail("compare --db x.db", "--run");
-    expect_fail("compare --db x.db --run 0", "--run");
-    expect_fail("runs --db x.db --bogus", "unknown flag");
-    expect_fail("record --prompt x", "--db FILE is required");
-    expect_fail("record --db x.db --commit-every 0", "--commit-every");
-    expect_fail("merge x.db", "--out");
-    expect_fail("merge --out x.db", "no input");
+    expect_fail(1, args, "newer");
+    /* the command line alone is wrong: usage errors, exit 2, before any file is opened */
+    expect_fail(2, "query --db x.db", "no SQL given");
+    expect_fail(2, "query 'SELECT 1'", "--db FILE is required");
+    expect_fail(2, "runs", "--db FILE is required");
+    expect_fail(2, "runs --db x.db extra", "unexpected argument 'extra'");
+    expect_fail(2, "export --db x.db --run 1", "--json or --csv");
+    expect_fail(2, "export --db x.db --json", "--run");
+    expect_fail(2, "export --run 1 --json", "--db FILE is required");
+    expect_fail(2, "compare --db x.db", "--run");
+    expect_fail(2, "compare --db x.db --run 0", "--run");
+    expect_fail(2, "compare --db x.db --run 1 --predictor nope", "unknown predictor 'nope'");
+    expect_fail(2, "runs --db x.db --bogus", "unknown flag");
+    expect_fail(2, "record --prompt x", "--db FILE is required");
+    expect_fail(2, "record --db x.db --commit-every 0", "--commit-every");
+    expect_fail(2, "merge x.db", "--out");
+    expect_fail(2, "merge --out x.db", "no input");
     const char *names[] = {"record", "runs", "query", "export", "compare", "merge"};
     for (int i = 0; i < 6; i++) {
         int st;
@@ -336,7 +346,7 @@ TEST(store_cli_query_is_read_only) {
                          "SELECT load_extension(\"libm.so.6\")"};
     for (int i = 0; i < 8; i++) {
         char *out = run("%s query --db %s '%s'", &st, bin(), db, bad[i]);
-        CHECK_MSG(st == 1 && strstr(out, "ahascope: query:"), "%s -> %d %s", bad[i], st, out);
+        CHECK_MSG(st == 1 && strstr(out, "ahascope query: read-only:") == out, "%s -> %d %s", bad[i], st, out);
         free(out);
     }
     store_sha256_file(db, sum_after, &e);

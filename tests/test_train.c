@@ -87,26 +87,29 @@ TEST(train_rejects_bad_input) {
     char empty[1024];
     snprintf(empty, sizeof empty, "%s", test_tmp("train_empty.txt"));
     test_write_file(empty, "", 0);
-    const char *bad[][2] = {{"--train some", "routers or all"},   {"--objective mse", "kl or ce"},
-                            {"--seq-len 600", "context"},        {"--lr 0", "--lr"},
-                            {"--data EMPTY", "empty data file"}, {"--bogus", "unknown flag"}};
-    for (int i = 0; i < 6; i++) {
+    /* usage errors exit 2, what the model or the data refuse exits 1 */
+    const struct { const char *flags, *needle; int status; } bad[] = {
+        {"--train some", "routers or all", 2}, {"--objective mse", "kl or ce", 2},
+        {"--seq-len 600", "context", 1},       {"--lr 0", "--lr", 2},
+        {"--data EMPTY", "empty data file", 1}, {"--bogus", "unknown flag", 2}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char flags[1100], cmd[4096];
-        snprintf(flags, sizeof flags, "%s", bad[i][0]);
+        snprintf(flags, sizeof flags, "%s", bad[i].flags);
         char *at = strstr(flags, "EMPTY");
         if (at) snprintf(at, sizeof flags - (at - flags), "%s", empty);
         snprintf(cmd, sizeof cmd, "%s train --model %s --window 8 --out %s %s", bin(),
                  test_shared("models/stories260K/stories260K.bin"), test_tmp("x.safetensors"), flags);
         int st;
         char *out = test_run(cmd, &st);
-        CHECK_MSG(st == 1 && strstr(out, bad[i][1]), "%s -> %d %s", flags, st, out);
+        CHECK_MSG(st == bad[i].status && strstr(out, bad[i].needle) && !strncmp(out, "ahascope train: ", 16),
+                  "%s -> %d %s", flags, st, out);
         free(out);
     }
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "%s train --model %s --out x", bin(), test_shared("models/stories260K/stories260K.bin"));
     int st;
     char *out = test_run(cmd, &st);
-    CHECK(st == 1 && strstr(out, "--window"));
+    CHECK(st == 2 && strstr(out, "--window"));
     free(out);
 }
 
@@ -268,6 +271,7 @@ TEST(train_all_rejects_bad_combinations) {
     char bad[6][1200];
     const char *want[6] = {"need --train all", "need --train all", "resume it with --train routers",
                            "resume it with --train all", "overwrite the input model", "same file"};
+    const int status[6] = {2, 2, 1, 1, 1, 2}; /* flags that conflict are usage errors; files refuse with 1 */
     snprintf(bad[0], sizeof bad[0], "--out-model %s", test_tmp("x.bin"));
     snprintf(bad[1], sizeof bad[1], "--lr-model 1e-3");
     snprintf(bad[2], sizeof bad[2], "--train all --resume %s.ckpt", rck);
@@ -282,7 +286,7 @@ TEST(train_all_rejects_bad_combinations) {
         int st;
         char *out = test_run(cmd, &st);
         char *nl = strchr(out, '\n');
-        CHECK_MSG(st == 1 && strstr(out, want[i]) && nl && !nl[1], "%s -> %d %s", bad[i], st, out);
+        CHECK_MSG(st == status[i] && strstr(out, want[i]) && nl && !nl[1], "%s -> %d %s", bad[i], st, out);
         free(out);
     }
 }

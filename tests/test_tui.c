@@ -226,6 +226,29 @@ TEST(tui_sql_prompt_metric_help_and_export) {
     tmux_stop(&t);
 }
 
+/* An empty prompt starts from BOS alone (not the default "Once upon a
+ * time"), and is recorded as given; a model that is not there ends the TUI
+ * with one line naming tui and the file, status 1. */
+TEST(tui_empty_prompt_and_missing_model) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "empty", 120, 40, NULL, "--policy full --prompt ''");
+    WAIT(&t, "1 prompt + 0 generated", 10);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    char *r = query(&t, "SELECT quote(prompt), (SELECT SUM(is_prompt) FROM tokens), (SELECT token_id FROM tokens WHERE pos=0) "
+                        "FROM runs");
+    CHECK_MSG(r && strstr(r, "\n'',1,1"), "%s", r);
+    free(r);
+    tmux_stop(&t);
+    tmux_start(&t, "nomodel", 120, 40, NULL, "--model /nonexistent/m.bin");
+    WAIT(&t, "EXITED 1", 10);
+    char *s = tmux_capture(&t);
+    CHECK_MSG(s && strstr(s, "ahascope tui: /nonexistent/m.bin: cannot open model"), "%s", s);
+    free(s);
+    tmux_stop(&t);
+}
+
 TEST(tui_small_terminal_and_resize) {
     NEED_TUI();
     Tmux t;
@@ -289,7 +312,7 @@ TEST(tui_refuses_without_a_terminal) {
     CHECK_MSG(strstr(out, "needs a terminal") != NULL, "%s", out);
     free(out);
     out = sh(&st, "%s tui --bogus", bin_abs());
-    CHECK(st == 1 && strstr(out, "unknown flag"));
+    CHECK(st == 2 && strstr(out, "ahascope tui: unknown flag")); /* a usage error */
     free(out);
     out = sh(&st, "%s tui --help", bin_abs());
     CHECK(st == 0 && strstr(out, "usage: ahascope tui"));

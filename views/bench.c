@@ -50,7 +50,7 @@ static int fill_model(ViewModel *m, int n_layers, int n_heads, int n_tokens, Err
     m->hdr.ctx_len = 4096;
     m->hdr.tok_s = 25;
     StepTrace *t = trace_new(n_layers, n_heads);
-    if (!t) return err_set(e, "bench: out of memory");
+    if (!t) return err_set(e, "out of memory");
     int rc = 0;
     for (int i = 0; i < n_tokens && !rc; i++) {
         synth_step(t, i, m->hdr.tau, m->hdr.theta);
@@ -103,16 +103,16 @@ static int run_frames(ViewModel *m, int cols, int rows, int frames, double *ms, 
 int view_bench_frames(int cols, int rows, int n_layers, int n_heads, int n_tokens, int frames,
                       double *median_ms, Err *e) {
     if (cols < 1 || rows < 1 || n_tokens < 1 || frames < 1)
-        return err_set(e, "bench: bad arguments (%dx%d, %d tokens, %d frames)", cols, rows, n_tokens, frames);
+        return err_set(e, "bad arguments (%dx%d, %d tokens, %d frames)", cols, rows, n_tokens, frames);
     ViewModel m;
     memset(&m, 0, sizeof m);
     double *ms = calloc((size_t)frames, sizeof *ms);
     FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
-    int rc = (!ms || !out || !in) ? err_set(e, "bench: cannot open /dev/null or allocate") : 0;
+    int rc = (!ms || !out || !in) ? err_set(e, "cannot open /dev/null or allocate") : 0;
     if (!rc) rc = fill_model(&m, n_layers, n_heads, n_tokens, e);
     SCREEN *scr = NULL;
     if (!rc && !(scr = newterm("xterm-256color", out, in)) && !(scr = newterm("xterm", out, in)))
-        rc = err_set(e, "bench: no terminfo entry for xterm-256color or xterm");
+        rc = err_set(e, "no terminfo entry for xterm-256color or xterm");
     if (!rc) rc = run_frames(&m, cols, rows, frames, ms, e);
     if (scr) {
         endwin();
