@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "files.h"
 #include "safetensors.h"
 
 static int router_alloc(Routers *r, int n_layers, int n_heads, int dim, Err *e) {
@@ -17,9 +18,23 @@ static int router_alloc(Routers *r, int n_layers, int n_heads, int dim, Err *e) 
     return r->w ? 0 : err_set(e, "out of memory for routers");
 }
 
+#define NOT_ROUTERS "an AHA router file"
+
+/* Open path as safetensors, refusing (without opening it) anything that is
+ * plainly something else: a text file, a checkpoint, a FIFO. */
+static int open_router_file(StFile *f, const char *path, FileKind *kind, Err *e) {
+    FileKind k = *kind = file_kind(path);
+    if (k == FILE_MISSING) return err_set(e, "%s: no such router file", path);
+    if (k != FILE_SAFETENSORS && k != FILE_ROUTERS && k != FILE_BINARY && k != FILE_UNREADABLE)
+        return file_not(e, path, NOT_ROUTERS, k, NULL);
+    if (st_open(f, path, e) == 0) return 0;
+    return k == FILE_BINARY ? file_not(e, path, NOT_ROUTERS, k, e ? e->msg : NULL) : -1;
+}
+
 int router_load(Routers *r, const char *path, int n_layers, int n_heads, int dim, Err *e) {
     StFile f;
-    if (st_open(&f, path, e) != 0) return -1;
+    FileKind kind;
+    if (open_router_file(&f, path, &kind, e) != 0) return -1;
     if (router_alloc(r, n_layers, n_heads, dim, e) != 0) { st_close(&f); return -1; }
     snprintf(r->desc, sizeof r->desc, "%s", path);
     int64_t shape[2] = {n_heads, dim};
@@ -27,6 +42,8 @@ int router_load(Routers *r, const char *path, int n_layers, int n_heads, int dim
         char name[96];
         snprintf(name, sizeof name, "model.layers.%d.self_attn.router.weight", l);
         const StTensor *t = st_expect(&f, name, ST_F32, 2, shape, e);
+        if (!t && l == 0 && kind != FILE_ROUTERS && !st_find(&f, name)) /* not a router file at all */
+            file_not(e, path, NOT_ROUTERS, kind, e ? e->msg : NULL);
         if (!t) { st_close(&f); router_free(r); return -1; }
         memcpy(r->w + (size_t)l * n_heads * dim, t->data, t->nbytes);
     }

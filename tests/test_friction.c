@@ -1,0 +1,211 @@
+/* test_friction.c — what a new user meets with files: a file of the wrong
+ * kind says what it is not and what it looks like; a FIFO never hangs; a
+ * database or output where the user cannot write says "permission denied"
+ * or "no such directory" and what was tried; work that would write a file
+ * checks first that it can; exports never overwrite another run's file; a
+ * bare model name is looked up where the default model is.
+ *
+ * Messages are matched on their text, not on their "ahascope CMD:" prefix. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/model.h"
+#include "engine/routers.h"
+#include "engine/safetensors.h"
+#include "tests/test.h"
+
+static const char *bin(void) {
+    const char *b = getenv("AHASCOPE_BIN");
+    return b && *b ? b : "./ahascope";
+}
+
+/* The binary by absolute path, for commands run from another directory. */
+__attribute__((unused)) static const char *bin_abs(void) {
+    static char path[1100];
+    const char *b = bin();
+    char cwd[1024];
+    if (b[0] == '/' || !getcwd(cwd, sizeof cwd)) return b;
+    snprintf(path, sizeof path, "%s/%s", cwd, b);
+    return path;
+}
+
+static char *sh(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *sh(int *status, const char *fmt, ...) {
+    char cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    return test_run(cmd, status);
+}
+
+static int count_lines(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+/* `ahascope ARGS` must exit 1 (not hang: 10 s at most), print one line, and
+ * that line must hold every needle (NULL-terminated list). */
+static void expect_fail(const char *args, ...) {
+    int st;
+    char *out = sh(&st, "timeout 10 %s %s </dev/null", bin(), args);
+    CHECK_MSG(st == 1, "`%s` exited %d%s: %s", args, st, st == 124 ? " (hung)" : "", out ? out : "");
+    CHECK_MSG(out && count_lines(out) == 1, "`%s` printed: %s", args, out ? out : "");
+    va_list ap;
+    va_start(ap, args);
+    for (const char *needle; (needle = va_arg(ap, const char *));)
+        CHECK_MSG(out && strstr(out, needle), "`%s`: expected '%s' in: %s", args, needle, out ? out : "");
+    va_end(ap);
+    free(out);
+}
+
+/* A small random llama2.c model (vocab 300) and a matching tokenizer. */
+static const char *tiny_model(void) {
+    static char path[1024];
+    if (path[0]) return path;
+    Config c = {.dim = 16, .hidden_dim = 24, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .vocab_size = 300,
+                .seq_len = 32, .shared_classifier = 1};
+    Model m;
+    Err e;
+    snprintf(path, sizeof path, "%s", test_tmp("tiny.bin"));
+    CHECK(model_random(&m, &c, 3, &e) == 0 && model_save(&m, path, 0, &e) == 0);
+    model_free(&m);
+    return path;
+}
+
+/* A tokenizer.bin of 300 tokens: the 3 specials, 256 byte pieces, letters. */
+static const char *tiny_tokenizer(void) {
+    static char path[1024];
+    if (path[0]) return path;
+    snprintf(path, sizeof path, "%s", test_tmp("tok300.bin"));
+    FILE *f = fopen(path, "wb");
+    int32_t maxlen = 6;
+    fwrite(&maxlen, 4, 1, f);
+    for (int i = 0; i < 300; i++) {
+        char s[8];
+        if (i < 3) snprintf(s, sizeof s, "%s", i == 0 ? "<unk>" : i == 1 ? "<s>" : "</s>");
+        else if (i < 259) snprintf(s, sizeof s, "<0x%02X>", i - 3);
+        else snprintf(s, sizeof s, "%c%c", 'a' + (i - 259) % 26, 'a' + (i - 259) / 26);
+        float score = -(float)i;
+        int32_t len = (int32_t)strlen(s);
+        fwrite(&score, 4, 1, f);
+        fwrite(&len, 4, 1, f);
+        fwrite(s, 1, (size_t)len, f);
+    }
+    fclose(f);
+    return path;
+}
+
+/* Router vectors for tiny_model() (2 layers, 4 heads, dim 16). */
+static const char *tiny_routers(const char *name) {
+    Routers r;
+    Err e;
+    const char *path = test_tmp(name);
+    CHECK(router_random(&r, 2, 4, 16, 1, &e) == 0);
+    const char *k[] = {"window"}, *v[] = {"8"};
+    CHECK_MSG(router_save(&r, path, k, v, 1, &e) == 0, "%s", e.msg);
+    router_free(&r);
+    return path;
+}
+
+/* A safetensors file of model weights (no router tensor). */
+static const char *weights_file(void) {
+    static float w[16 * 4];
+    const char *path = test_tmp("model.safetensors");
+    StWriter sw;
+    Err e;
+    int64_t shape[2] = {4, 16};
+    st_writer_init(&sw);
+    CHECK(st_writer_add(&sw, "model.embed_tokens.weight", ST_F32, 2, shape, w, &e) == 0);
+    CHECK_MSG(st_write(&sw, path, &e) == 0, "%s", e.msg);
+    st_writer_free(&sw);
+    return path;
+}
+
+static const char *text_file(void) {
+    const char *path = test_tmp("NOTES.md");
+    const char *s = "# notes\n\nThis is a README, not a model.\n";
+    test_write_file(path, s, (long)strlen(s));
+    return path;
+}
+
+static const char *fifo(void) {
+    const char *path = test_tmp("pipe");
+    unlink(path);
+    CHECK(mkfifo(path, 0600) == 0);
+    return path;
+}
+
+#define NOT_MODEL "not a llama2.c checkpoint or Hugging Face folder"
+
+TEST(friction_model_of_the_wrong_kind_says_what_it_is) {
+    char a[4096];
+#define MODEL(path, ...) do { snprintf(a, sizeof a, "info --model '%s'", path); expect_fail(a, NOT_MODEL, __VA_ARGS__, NULL); } while (0)
+    MODEL(text_file(), "a text file");
+    test_write_file(test_tmp("three.bin"), "\x01\x00\x02", 3);
+    MODEL(test_tmp("three.bin"), "too short");
+    test_write_file(test_tmp("empty.bin"), "", 0);
+    MODEL(test_tmp("empty.bin"), "empty");
+    mkdir(test_tmp("folder"), 0755);
+    MODEL(test_tmp("folder"), "directory", "config.json");
+    MODEL("/dev/zero", "a device");
+    MODEL(fifo(), "a FIFO"); /* must not block waiting for a writer */
+    MODEL(tiny_routers("r.safetensors"), "router file", "--routers");
+    MODEL(weights_file(), "safetensors", "the folder");
+    MODEL(tiny_tokenizer(), "tokenizer", "--tokenizer");
+#undef MODEL
+    snprintf(a, sizeof a, "info --model '%s'", tiny_model()); /* and the right kind still loads */
+    int st;
+    char *out = sh(&st, "%s %s", bin(), a);
+    CHECK_MSG(st == 0, "%s", out);
+    free(out);
+}
+
+#define NOT_TOKENIZER "not a llama2.c tokenizer.bin or tokenizer.json"
+
+TEST(friction_tokenizer_of_the_wrong_kind_says_what_it_is) {
+    char a[4096];
+    const char *m = tiny_model();
+#define TOK(path, ...) do { snprintf(a, sizeof a, "info --model '%s' --tokenizer '%s'", m, path); expect_fail(a, NOT_TOKENIZER, __VA_ARGS__, NULL); } while (0)
+    TOK(text_file(), "a text file");
+    TOK(m, "a llama2.c checkpoint", "--model");
+    TOK(tiny_routers("r.safetensors"), "router file");
+    TOK(test_tmpdir(), "a directory");
+    TOK("/dev/zero", "a device");
+    TOK(fifo(), "a FIFO");
+    test_write_file(test_tmp("three.bin"), "\x05\x00\x00", 3);
+    TOK(test_tmp("three.bin"), "too short");
+#undef TOK
+    snprintf(a, sizeof a, "info --model '%s' --tokenizer '%s'", m, tiny_tokenizer());
+    int st;
+    char *out = sh(&st, "%s %s", bin(), a);
+    CHECK_MSG(st == 0, "%s", out);
+    free(out);
+}
+
+#define NOT_ROUTERS "not an AHA router file"
+
+TEST(friction_routers_of_the_wrong_kind_say_what_they_are) {
+    char a[4096];
+    const char *m = tiny_model(), *t = tiny_tokenizer();
+#define ROUT(path, ...) do { snprintf(a, sizeof a, "generate --model '%s' --tokenizer '%s' --steps 2 --routers '%s'", m, t, path); expect_fail(a, __VA_ARGS__, NULL); } while (0)
+    ROUT(text_file(), NOT_ROUTERS, "a text file");
+    ROUT(m, NOT_ROUTERS, "a llama2.c checkpoint", "--model");
+    ROUT(t, NOT_ROUTERS, "tokenizer");
+    ROUT(weights_file(), NOT_ROUTERS, "safetensors");
+    ROUT(test_tmpdir(), NOT_ROUTERS, "a directory");
+    ROUT(fifo(), NOT_ROUTERS, "a FIFO");
+    ROUT(test_tmp("absent.safetensors"), "absent.safetensors", "no such");
+#undef ROUT
+    snprintf(a, sizeof a, "generate --model '%s' --tokenizer '%s' --steps 2 --routers '%s'", m, t, tiny_routers("ok.safetensors"));
+    int st;
+    char *out = sh(&st, "%s %s", bin(), a);
+    CHECK_MSG(st == 0, "%s", out);
+    free(out);
+}
