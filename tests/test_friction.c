@@ -209,3 +209,130 @@ TEST(friction_routers_of_the_wrong_kind_say_what_they_are) {
     CHECK_MSG(st == 0, "%s", out);
     free(out);
 }
+
+/* ---- databases and outputs where the user cannot write ------------------ */
+
+/* Run `ahascope ARGS` under a pseudo-terminal (the TUI refuses a pipe);
+ * NULL when script(1) is missing. */
+static char *tty_run(int *st, const char *prefix, const char *args) {
+    int have;
+    free(sh(&have, "command -v script >/dev/null 2>&1"));
+    if (have != 0) return NULL;
+    return sh(st, "timeout 20 script -qec \"%s %s %s\" /dev/null </dev/null", prefix, bin_abs(), args);
+}
+
+/* Like expect_fail, for the TUI: exit 1 and every needle in what it printed. */
+static void expect_tui_fail(const char *prefix, const char *args, ...) {
+    int st;
+    char *out = tty_run(&st, prefix, args);
+    if (!out) { printf("    (no script(1): TUI case not run)\n"); return; }
+    CHECK_MSG(st == 1, "tui `%s` exited %d: %s", args, st, out);
+    va_list ap;
+    va_start(ap, args);
+    for (const char *needle; (needle = va_arg(ap, const char *));)
+        CHECK_MSG(strstr(out, needle), "tui `%s`: expected '%s' in: %s", args, needle, out);
+    va_end(ap);
+    free(out);
+}
+
+/* A recorded database at path (run 1 of tiny_model). */
+static void record_db(const char *path, const char *model, const char *tok) {
+    int st;
+    char *out = sh(&st, "%s record --db '%s' --model '%s' --tokenizer '%s' --steps 4 --profile --prompt ab", bin(), path, model, tok);
+    CHECK_MSG(st == 0, "record: %s", out);
+    free(out);
+}
+
+TEST(friction_database_in_a_missing_directory_says_so) {
+    char a[4096], db[1100], nodir[1100];
+    const char *m = tiny_model(), *t = tiny_tokenizer();
+    snprintf(nodir, sizeof nodir, "%s", test_tmp("no/such/dir"));
+    snprintf(db, sizeof db, "%s", test_tmp("have.db"));
+    record_db(db, m, t);
+    snprintf(a, sizeof a, "record --db %s/x.db --model %s --tokenizer %s --steps 2", nodir, m, t);
+    expect_fail(a, "x.db", "no such directory", "create", NULL);
+    snprintf(a, sizeof a, "runs --db %s/x.db", nodir);
+    expect_fail(a, "x.db", "no such directory", "read", NULL);
+    snprintf(a, sizeof a, "query --db %s/x.db 'SELECT 1'", nodir);
+    expect_fail(a, "x.db", "no such directory", "read", NULL);
+    snprintf(a, sizeof a, "merge --out %s/m.db %s", nodir, db);
+    expect_fail(a, "m.db", "no such directory", "create", NULL);
+    snprintf(a, sizeof a, "export --db %s --run 1 --json --out %s/run1.json", db, nodir);
+    expect_fail(a, "run1.json", "no such directory", NULL);
+    snprintf(a, sizeof a, "calibrate --db %s --run 1 --budget 2 --out %s/heads.txt", db, nodir);
+    expect_fail(a, "heads.txt", "no such directory", NULL);
+    snprintf(a, sizeof a, "tui --model %s --tokenizer %s --db %s/x.db", m, t, nodir);
+    expect_tui_fail("", a, "x.db", "no such directory", NULL);
+    snprintf(a, sizeof a, "tui --replay --db %s/x.db", nodir);
+    expect_tui_fail("", a, "x.db", "no such directory", NULL);
+    expect_fail("runs --db /dev/null", "not a database", NULL);
+}
+
+/* A prefix that runs a command as an unprivileged user, since root ignores
+ * file permissions: "" when not root, setpriv or runuser as nobody when
+ * root, NULL (the test skips) when neither can run the binary. */
+static const char *unprivileged(void) {
+    if (geteuid() != 0) return "";
+    static const char *const ways[] = {"setpriv --reuid=65534 --regid=65534 --clear-groups", "runuser -u nobody --"};
+    for (int i = 0; i < 2; i++) {
+        int st;
+        free(sh(&st, "%s %s --help >/dev/null 2>&1", ways[i], bin_abs()));
+        if (st == 0) return ways[i];
+    }
+    return NULL;
+}
+
+/* `PREFIX ahascope ARGS` must fail in one line saying "permission denied"
+ * and `want`. */
+static void expect_denied(const char *prefix, const char *want, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void expect_denied(const char *prefix, const char *want, const char *fmt, ...) {
+    char args[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    int st;
+    char *out = sh(&st, "%s %s %s", prefix, bin_abs(), args);
+    CHECK_MSG(st == 1 && count_lines(out) == 1 && strstr(out, "permission denied") && strstr(out, want),
+              "`%s` as nobody -> %d (expected '%s'): %s", args, st, want, out);
+    free(out);
+}
+
+TEST(friction_database_without_permission_says_permission_denied) {
+    const char *as = unprivileged();
+    if (!as) {
+        test_skip("running as root and neither setpriv nor runuser can run the binary as nobody (root ignores permissions)");
+        return;
+    }
+    /* a world-readable scratch tree: the test's own tmpdir is private to root */
+    char root[] = "/tmp/ahascope-perm-XXXXXX", a[4096], m[1100], t[1100], db[1100];
+    if (!mkdtemp(root)) { test_fail(__FILE__, __LINE__, "mkdtemp failed"); return; }
+    chmod(root, 0755);
+    int st;
+    snprintf(m, sizeof m, "%s/tiny.bin", root);
+    snprintf(t, sizeof t, "%s/tok300.bin", root);
+    free(sh(&st, "cp '%s' '%s' && cp '%s' '%s' && mkdir '%s/ro' && chmod 644 '%s' '%s'", tiny_model(), m,
+            tiny_tokenizer(), t, root, m, t));
+    snprintf(db, sizeof db, "%s/ro/a.db", root);
+    record_db(db, m, t);
+    snprintf(a, sizeof a, "%s/ro/secret.db", root);
+    record_db(a, m, t);
+    free(sh(&st, "chmod 600 '%s/ro/secret.db'; chmod 644 '%s'; chmod 555 '%s/ro'", root, db, root));
+    const char *want = "cannot create the database";
+    expect_denied(as, want, "record --db %s/ro/new.db --model %s --tokenizer %s --steps 2", root, m, t);
+    expect_denied(as, want, "merge --out %s/ro/m.db %s", root, db);
+    want = "cannot write the database";
+    expect_denied(as, want, "record --db %s --model %s --tokenizer %s --steps 2", db, m, t);
+    want = "cannot read the database";
+    expect_denied(as, want, "runs --db %s", db);
+    expect_denied(as, want, "query --db %s 'SELECT 1'", db);
+    expect_denied(as, want, "runs --db %s/ro/secret.db", root);
+    want = "run1.json";
+    free(sh(&st, "chmod 777 '%s/ro'", root)); /* a readable database, an unwritable output directory */
+    free(sh(&st, "mkdir '%s/ro2' && chmod 555 '%s/ro2'", root, root));
+    expect_denied(as, want, "export --db %s --run 1 --json --out %s/ro2/run1.json", db, root);
+    snprintf(a, sizeof a, "tui --model %s --tokenizer %s --db %s/ro2/x.db", m, t, root);
+    expect_tui_fail(as, a, "x.db", "permission denied", NULL);
+    free(sh(&st, "chmod -R u+w '%s'; rm -rf '%s'", root, root));
+}
