@@ -267,8 +267,10 @@ int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e) {
         if (!o->have_policy) o->attn.policy = POLICY_AHA;
     }
     if (load_static(o, L, e) != 0) return -1;
-    if (o->routers) {
-        if (router_open(&L->routers, o->routers, c->n_layers, c->n_heads, c->dim, e) != 0) return -1;
+    if (o->routers) { /* a "{w}" template (as sweep takes) names the file for --window */
+        if (strstr(o->routers, "{w}") && !o->have_window)
+            return err_set(e, "--routers %s: a {w} template needs --window W", o->routers);
+        if (router_open_for(&L->routers, o->routers, o->attn.window, c->n_layers, c->n_heads, c->dim, e) != 0) return -1;
         o->attn.routers = L->routers.w;
         if (!o->have_window && L->routers.window > 0) o->attn.window = L->routers.window;
         if (!o->have_policy) o->attn.policy = POLICY_AHA; /* routers given: they drive by default */

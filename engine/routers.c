@@ -1,5 +1,6 @@
 #include "routers.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +101,47 @@ int router_open(Routers *r, const char *spec, int n_layers, int n_heads, int dim
         return router_random(r, n_layers, n_heads, dim, seed, e);
     }
     return router_load(r, spec, n_layers, n_heads, dim, e);
+}
+
+void router_path_for(const char *spec, int window, char *out, size_t cap) {
+    const char *at = strstr(spec, "{w}");
+    if (at) snprintf(out, cap, "%.*s%d%s", (int)(at - spec), spec, window, at + 3);
+    else snprintf(out, cap, "%s", spec);
+}
+
+/* "8, 16, 32" of the windows a "{w}" template names existing files for,
+ * ascending; "" if none. */
+static void template_windows(const char *tmpl, char *out, size_t cap) {
+    const char *at = strstr(tmpl, "{w}"), *slash = strrchr(tmpl, '/');
+    out[0] = 0;
+    if (!at || (slash && slash > at)) return;
+    char dir[1024];
+    file_parent(tmpl, dir, sizeof dir);
+    const char *pre = slash ? slash + 1 : tmpl, *post = at + 3;
+    size_t npre = (size_t)(at - pre), npost = strlen(post);
+    DIR *d = opendir(dir);
+    int w[64], n = 0;
+    for (struct dirent *de; d && n < 64 && (de = readdir(d));) {
+        const char *name = de->d_name;
+        size_t len = strlen(name);
+        if (len <= npre + npost || strncmp(name, pre, npre) || strcmp(name + len - npost, post)) continue;
+        char *end;
+        long v = strtol(name + npre, &end, 10);
+        if (end == name + len - npost && end > name + npre && v > 0 && v < (1 << 20)) w[n++] = (int)v;
+    }
+    if (d) closedir(d);
+    for (int i = 1; i < n; i++) /* insertion sort: a handful of windows */
+        for (int j = i; j > 0 && w[j - 1] > w[j]; j--) { int t = w[j]; w[j] = w[j - 1]; w[j - 1] = t; }
+    for (int i = 0, k = 0; i < n && (size_t)k < cap; i++) k += snprintf(out + k, cap - k, "%s%d", i ? ", " : "", w[i]);
+}
+
+int router_open_for(Routers *r, const char *spec, int window, int n_layers, int n_heads, int dim, Err *e) {
+    char path[1100], have[256];
+    router_path_for(spec, window, path, sizeof path);
+    if (!strstr(spec, "{w}") || file_kind(path) != FILE_MISSING) return router_open(r, path, n_layers, n_heads, dim, e);
+    template_windows(spec, have, sizeof have);
+    return err_set(e, "%s: no such router file (--routers %s at w = %d; %s%s)", path, spec, window,
+                   have[0] ? "files exist for w = " : "no window has one", have);
 }
 
 int router_save(const Routers *r, const char *path, const char *const *keys, const char *const *values, int n_meta,

@@ -336,3 +336,34 @@ TEST(friction_database_without_permission_says_permission_denied) {
     expect_tui_fail(as, a, "x.db", "permission denied", NULL);
     free(sh(&st, "chmod -R u+w '%s'; rm -rf '%s'", root, root));
 }
+
+/* ---- every input checked before work starts ---------------------------- */
+
+static int exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+TEST(friction_sweep_checks_every_windows_routers_before_any_work) {
+    char a[8192], tmpl[1100], db[1100];
+    const char *m = tiny_model(), *t = tiny_tokenizer();
+    tiny_routers("rt_w8.safetensors");
+    tiny_routers("rt_w16.safetensors");
+    snprintf(tmpl, sizeof tmpl, "%s", test_tmp("rt_w{w}.safetensors"));
+    snprintf(db, sizeof db, "%s", test_tmp("sweep.db"));
+    snprintf(a, sizeof a, "sweep --model %s --tokenizer %s --policy oracle,aha --routers '%s' --window 8,16,24 "
+                          "--self 2 --seq-len 16 --db %s", m, t, tmpl, db);
+    expect_fail(a, "rt_w24.safetensors", "no such router file", "8, 16", NULL);
+    CHECK_MSG(!exists(db), "sweep recorded into %s before refusing", db); /* nothing was evaluated */
+    snprintf(a, sizeof a, "sweep --model %s --tokenizer %s --policy oracle,aha --window 8,16 --self 2 --seq-len 16", m, t);
+    expect_fail(a, "needs --routers", NULL);
+    snprintf(a, sizeof a, "eval --model %s --tokenizer %s --routers '%s' --window 24 --self 2 --seq-len 16 --db %s", m, t,
+             tmpl, db);
+    expect_fail(a, "rt_w24.safetensors", "no such router file", NULL);
+    CHECK(!exists(db));
+    int st; /* the windows that have routers run */
+    char *out = sh(&st, "%s sweep --model %s --tokenizer %s --policy aha --routers '%s' --window 8,16 --self 2 --seq-len 16",
+                   bin(), m, t, tmpl);
+    CHECK_MSG(st == 0 && strstr(out, "w=16"), "%s", out);
+    free(out);
+}
