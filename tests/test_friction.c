@@ -73,7 +73,7 @@ static const char *tiny_model(void) {
                 .seq_len = 32, .shared_classifier = 1};
     Model m;
     Err e;
-    snprintf(path, sizeof path, "%s", test_tmp("tiny.bin"));
+    snprintf(path, sizeof path, "%s", test_tmp("fr-tiny.bin"));
     CHECK(model_random(&m, &c, 3, &e) == 0 && model_save(&m, path, 0, &e) == 0);
     model_free(&m);
     return path;
@@ -83,7 +83,7 @@ static const char *tiny_model(void) {
 static const char *tiny_tokenizer(void) {
     static char path[1024];
     if (path[0]) return path;
-    snprintf(path, sizeof path, "%s", test_tmp("tok300.bin"));
+    snprintf(path, sizeof path, "%s", test_tmp("fr-tok300.bin"));
     FILE *f = fopen(path, "wb");
     int32_t maxlen = 6;
     fwrite(&maxlen, 4, 1, f);
@@ -117,7 +117,7 @@ static const char *tiny_routers(const char *name) {
 /* A safetensors file of model weights (no router tensor). */
 static const char *weights_file(void) {
     static float w[16 * 4];
-    const char *path = test_tmp("model.safetensors");
+    const char *path = test_tmp("fr-model.safetensors");
     StWriter sw;
     Err e;
     int64_t shape[2] = {4, 16};
@@ -129,14 +129,14 @@ static const char *weights_file(void) {
 }
 
 static const char *text_file(void) {
-    const char *path = test_tmp("NOTES.md");
+    const char *path = test_tmp("fr-NOTES.md");
     const char *s = "# notes\n\nThis is a README, not a model.\n";
     test_write_file(path, s, (long)strlen(s));
     return path;
 }
 
 static const char *fifo(void) {
-    const char *path = test_tmp("pipe");
+    const char *path = test_tmp("fr-pipe");
     unlink(path);
     CHECK(mkfifo(path, 0600) == 0);
     return path;
@@ -148,15 +148,15 @@ TEST(friction_model_of_the_wrong_kind_says_what_it_is) {
     char a[4096];
 #define MODEL(path, ...) do { snprintf(a, sizeof a, "info --model '%s'", path); expect_fail(a, NOT_MODEL, __VA_ARGS__, NULL); } while (0)
     MODEL(text_file(), "a text file");
-    test_write_file(test_tmp("three.bin"), "\x01\x00\x02", 3);
-    MODEL(test_tmp("three.bin"), "too short");
-    test_write_file(test_tmp("empty.bin"), "", 0);
-    MODEL(test_tmp("empty.bin"), "empty");
-    mkdir(test_tmp("folder"), 0755);
-    MODEL(test_tmp("folder"), "directory", "config.json");
+    test_write_file(test_tmp("fr-three.bin"), "\x01\x00\x02", 3);
+    MODEL(test_tmp("fr-three.bin"), "too short");
+    test_write_file(test_tmp("fr-empty.bin"), "", 0);
+    MODEL(test_tmp("fr-empty.bin"), "empty");
+    mkdir(test_tmp("fr-folder"), 0755);
+    MODEL(test_tmp("fr-folder"), "directory", "config.json");
     MODEL("/dev/zero", "a device");
     MODEL(fifo(), "a FIFO"); /* must not block waiting for a writer */
-    MODEL(tiny_routers("r.safetensors"), "router file", "--routers");
+    MODEL(tiny_routers("fr-r.safetensors"), "router file", "--routers");
     MODEL(weights_file(), "safetensors", "the folder");
     MODEL(tiny_tokenizer(), "tokenizer", "--tokenizer");
 #undef MODEL
@@ -175,12 +175,12 @@ TEST(friction_tokenizer_of_the_wrong_kind_says_what_it_is) {
 #define TOK(path, ...) do { snprintf(a, sizeof a, "info --model '%s' --tokenizer '%s'", m, path); expect_fail(a, NOT_TOKENIZER, __VA_ARGS__, NULL); } while (0)
     TOK(text_file(), "a text file");
     TOK(m, "a llama2.c checkpoint", "--model");
-    TOK(tiny_routers("r.safetensors"), "router file");
+    TOK(tiny_routers("fr-r.safetensors"), "router file");
     TOK(test_tmpdir(), "a directory");
     TOK("/dev/zero", "a device");
     TOK(fifo(), "a FIFO");
-    test_write_file(test_tmp("three.bin"), "\x05\x00\x00", 3);
-    TOK(test_tmp("three.bin"), "too short");
+    test_write_file(test_tmp("fr-three.bin"), "\x05\x00\x00", 3);
+    TOK(test_tmp("fr-three.bin"), "too short");
 #undef TOK
     snprintf(a, sizeof a, "info --model '%s' --tokenizer '%s'", m, tiny_tokenizer());
     int st;
@@ -201,9 +201,9 @@ TEST(friction_routers_of_the_wrong_kind_say_what_they_are) {
     ROUT(weights_file(), NOT_ROUTERS, "safetensors");
     ROUT(test_tmpdir(), NOT_ROUTERS, "a directory");
     ROUT(fifo(), NOT_ROUTERS, "a FIFO");
-    ROUT(test_tmp("absent.safetensors"), "absent.safetensors", "no such");
+    ROUT(test_tmp("fr-absent.safetensors"), "absent.safetensors", "no such");
 #undef ROUT
-    snprintf(a, sizeof a, "generate --model '%s' --tokenizer '%s' --steps 2 --routers '%s'", m, t, tiny_routers("ok.safetensors"));
+    snprintf(a, sizeof a, "generate --model '%s' --tokenizer '%s' --steps 2 --routers '%s'", m, t, tiny_routers("fr-ok.safetensors"));
     int st;
     char *out = sh(&st, "%s %s", bin(), a);
     CHECK_MSG(st == 0, "%s", out);
@@ -246,8 +246,8 @@ static void record_db(const char *path, const char *model, const char *tok) {
 TEST(friction_database_in_a_missing_directory_says_so) {
     char a[4096], db[1100], nodir[1100];
     const char *m = tiny_model(), *t = tiny_tokenizer();
-    snprintf(nodir, sizeof nodir, "%s", test_tmp("no/such/dir"));
-    snprintf(db, sizeof db, "%s", test_tmp("have.db"));
+    snprintf(nodir, sizeof nodir, "%s", test_tmp("fr-no/such/dir"));
+    snprintf(db, sizeof db, "%s", test_tmp("fr-have.db"));
     record_db(db, m, t);
     snprintf(a, sizeof a, "record --db %s/x.db --model %s --tokenizer %s --steps 2", nodir, m, t);
     expect_fail(a, "x.db", "no such directory", "create", NULL);
@@ -347,10 +347,10 @@ static int exists(const char *path) {
 TEST(friction_sweep_checks_every_windows_routers_before_any_work) {
     char a[8192], tmpl[1100], db[1100];
     const char *m = tiny_model(), *t = tiny_tokenizer();
-    tiny_routers("rt_w8.safetensors");
-    tiny_routers("rt_w16.safetensors");
-    snprintf(tmpl, sizeof tmpl, "%s", test_tmp("rt_w{w}.safetensors"));
-    snprintf(db, sizeof db, "%s", test_tmp("sweep.db"));
+    tiny_routers("fr-rt_w8.safetensors");
+    tiny_routers("fr-rt_w16.safetensors");
+    snprintf(tmpl, sizeof tmpl, "%s", test_tmp("fr-rt_w{w}.safetensors"));
+    snprintf(db, sizeof db, "%s", test_tmp("fr-sweep.db"));
     snprintf(a, sizeof a, "sweep --model %s --tokenizer %s --policy oracle,aha --routers '%s' --window 8,16,24 "
                           "--self 2 --seq-len 16 --db %s", m, t, tmpl, db);
     expect_fail(a, "rt_w24.safetensors", "no such router file", "8, 16", NULL);
