@@ -367,3 +367,28 @@ TEST(friction_sweep_checks_every_windows_routers_before_any_work) {
     CHECK_MSG(st == 0 && strstr(out, "w=16"), "%s", out);
     free(out);
 }
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+TEST(friction_train_refuses_an_output_it_cannot_create_before_training) {
+    char a[4096];
+    const char *m = tiny_model(), *t = tiny_tokenizer();
+    /* a million steps: it would train for far longer than the 10 s expect_fail allows */
+    double t0 = now_s();
+    snprintf(a, sizeof a, "train --model %s --tokenizer %s --window 8 --steps 1000000 --self 8 --seq-len 16 --out %s",
+             m, t, test_tmp("fr-missing/r.safetensors"));
+    expect_fail(a, "fr-missing/r.safetensors", "no such directory", NULL);
+    CHECK_MSG(now_s() - t0 < 1.0, "train took %.2f s to refuse", now_s() - t0);
+    CHECK(!exists(test_tmp("fr-missing/r.safetensors.tmp")));
+    snprintf(a, sizeof a, "train --model %s --tokenizer %s --window 8 --steps 1000000 --self 8 --seq-len 16 --train all "
+                          "--out %s --out-model %s", m, t, test_tmp("fr-r.safetensors"), test_tmp("fr-missing/m.bin"));
+    expect_fail(a, "fr-missing/m.bin", "no such directory", NULL);
+    snprintf(a, sizeof a, "train --model %s --tokenizer %s --window 8 --out %s", m, t, test_tmpdir());
+    expect_fail(a, "directory", NULL);
+    snprintf(a, sizeof a, "train --model %s --window 8", m); /* no --out: a usage error naming it */
+    expect_fail(a, "--out", NULL);
+}
