@@ -236,9 +236,10 @@ static void expect_tui_fail(const char *prefix, const char *args, ...) {
 }
 
 /* A recorded database at path (run 1 of tiny_model). */
-static void record_db(const char *path, const char *model, const char *tok) {
+static void record_db(const char *path, const char *model, const char *tok, const char *prompt) {
     int st;
-    char *out = sh(&st, "%s record --db '%s' --model '%s' --tokenizer '%s' --steps 4 --profile --prompt ab", bin(), path, model, tok);
+    char *out = sh(&st, "%s record --db '%s' --model '%s' --tokenizer '%s' --steps 4 --profile --prompt '%s'", bin(), path,
+                   model, tok, prompt);
     CHECK_MSG(st == 0, "record: %s", out);
     free(out);
 }
@@ -248,7 +249,7 @@ TEST(friction_database_in_a_missing_directory_says_so) {
     const char *m = tiny_model(), *t = tiny_tokenizer();
     snprintf(nodir, sizeof nodir, "%s", test_tmp("fr-no/such/dir"));
     snprintf(db, sizeof db, "%s", test_tmp("fr-have.db"));
-    record_db(db, m, t);
+    record_db(db, m, t, "ab");
     snprintf(a, sizeof a, "record --db %s/x.db --model %s --tokenizer %s --steps 2", nodir, m, t);
     expect_fail(a, "x.db", "no such directory", "create", NULL);
     snprintf(a, sizeof a, "runs --db %s/x.db", nodir);
@@ -315,9 +316,9 @@ TEST(friction_database_without_permission_says_permission_denied) {
     free(sh(&st, "cp '%s' '%s' && cp '%s' '%s' && mkdir '%s/ro' && chmod 644 '%s' '%s'", tiny_model(), m,
             tiny_tokenizer(), t, root, m, t));
     snprintf(db, sizeof db, "%s/ro/a.db", root);
-    record_db(db, m, t);
+    record_db(db, m, t, "ab");
     snprintf(a, sizeof a, "%s/ro/secret.db", root);
-    record_db(a, m, t);
+    record_db(a, m, t, "ab");
     free(sh(&st, "chmod 600 '%s/ro/secret.db'; chmod 644 '%s'; chmod 555 '%s/ro'", root, db, root));
     const char *want = "cannot create the database";
     expect_denied(as, want, "record --db %s/ro/new.db --model %s --tokenizer %s --steps 2", root, m, t);
@@ -391,4 +392,98 @@ TEST(friction_train_refuses_an_output_it_cannot_create_before_training) {
     expect_fail(a, "cannot create", "a directory", NULL);
     snprintf(a, sizeof a, "train --model %s --window 8", m); /* no --out: a usage error naming it */
     expect_fail(a, "--out", NULL);
+}
+
+/* ---- exports never overwrite another run's ------------------------------ */
+
+#include "app/record.h"
+
+/* A TUI on a tmux server of its own (sock), in dir; when it quits the pane
+ * prints "EXITED <status>" and stays. */
+static void tui_start(const char *sock, const char *dir, const char *flags) {
+    int st;
+    free(sh(&st,
+            "tmux -L %s -f /dev/null new-session -d -x 120 -y 40 \"cd %s && env TERM=xterm-256color LANG=C.UTF-8 %s tui "
+            "--model %s --tokenizer %s --seed 1 --temperature 0 --policy full %s; echo EXITED \\$?; sleep 60\"",
+            sock, dir, bin_abs(), tiny_model(), tiny_tokenizer(), flags));
+}
+
+/* Wait up to secs for the screen to show text (Ctrl-L on a blank screen:
+ * tmux may wipe a pane it has just made). */
+static int tui_wait(const char *sock, const char *text, double secs) {
+    double end = now_s() + secs;
+    for (int i = 0;; i++) {
+        int st;
+        char *s = sh(&st, "tmux -L %s capture-pane -p", sock);
+        int found = s && strstr(s, text), blank = s && strspn(s, " \n") == strlen(s);
+        if (!found && now_s() > end) fprintf(stderr, "--- waited for '%s', screen was:\n%s---\n", text, s ? s : "");
+        free(s);
+        if (found) return 1;
+        if (now_s() > end) return 0;
+        if (blank && i % 30 == 29) free(sh(&st, "tmux -L %s send-keys C-l", sock));
+        usleep(30000);
+    }
+}
+
+/* One TUI session: step, press `s`, wait for `shows`, quit. */
+static void tui_export(const char *sock, const char *dir, const char *flags, const char *shows) {
+    int st;
+    tui_start(sock, dir, flags);
+    CHECK_MSG(tui_wait(sock, "/32", 20), "the TUI did not start (%s)", flags);
+    free(sh(&st, "tmux -L %s send-keys n n s", sock));
+    CHECK_MSG(tui_wait(sock, shows, 10), "no '%s' after s (%s)", shows, flags);
+    free(sh(&st, "tmux -L %s send-keys q", sock));
+    CHECK(tui_wait(sock, "EXITED 0", 10));
+    free(sh(&st, "tmux -L %s kill-server 2>/dev/null", sock));
+}
+
+static int file_has(const char *path, const char *text) {
+    char *s = test_read_file(path, NULL);
+    int r = s && strstr(s, text);
+    free(s);
+    return r;
+}
+
+TEST(friction_tui_export_never_overwrites_another_runs_file) {
+    int st;
+    free(sh(&st, "command -v tmux >/dev/null 2>&1"));
+    if (st != 0) { test_skip("tmux not installed"); return; }
+    char dir[1100], sock[64], path[1200];
+    snprintf(dir, sizeof dir, "%s", test_tmp("fr-exports"));
+    mkdir(dir, 0755);
+    snprintf(sock, sizeof sock, "ahascope-fr-%d", (int)getpid());
+    /* run 1 of two databases: the same id, different runs */
+    tui_export(sock, dir, "--prompt Alpha --db a.db", "exported run 1 to ahascope-run1.json");
+    tui_export(sock, dir, "--prompt Beta --db b.db", "exported run 1 to ahascope-run1-2.json");
+    snprintf(path, sizeof path, "%s/ahascope-run1.json", dir);
+    CHECK_MSG(file_has(path, "\"prompt\":\"Alpha\""), "%s was overwritten", path);
+    snprintf(path, sizeof path, "%s/ahascope-run1-2.json", dir);
+    CHECK_MSG(file_has(path, "\"prompt\":\"Beta\""), "%s does not hold b.db's run", path);
+    snprintf(path, sizeof path, "%s/ahascope-run1-2.csv", dir);
+    CHECK(exists(path));
+}
+
+TEST(friction_export_names_replace_only_the_same_run) {
+    char a[1100], b[1100], js[1200], cs[1200];
+    snprintf(a, sizeof a, "%s", test_tmp("fr-ea.db"));
+    snprintf(b, sizeof b, "%s", test_tmp("fr-eb.db"));
+    record_db(a, tiny_model(), tiny_tokenizer(), "ab");
+    record_db(b, tiny_model(), tiny_tokenizer(), "cd");
+    Err e;
+    Store *sa = store_open(a, STORE_READ, 1000, &e), *sb = store_open(b, STORE_READ, 1000, &e);
+    if (!sa || !sb) { test_fail(__FILE__, __LINE__, "%s", e.msg); store_close(sa, NULL); return; }
+    const char *dir = test_tmp("fr-names");
+    mkdir(dir, 0755);
+    CHECK(app_export_names(sa, 1, dir, js, cs, sizeof js, &e) == 0 && strstr(js, "/ahascope-run1.json"));
+    FILE *f = fopen(js, "w");
+    CHECK(f && store_export(sa, 1, STORE_FMT_JSON, f, &e) == 0);
+    if (f) fclose(f);
+    test_write_file(cs, "x\n", 2);
+    CHECK(app_export_names(sa, 1, dir, js, cs, sizeof js, &e) == 0 && strstr(js, "/ahascope-run1.json")); /* same run */
+    CHECK(app_export_names(sb, 1, dir, js, cs, sizeof js, &e) == 0 && strstr(js, "/ahascope-run1-2.json"));
+    CHECK(strstr(cs, "/ahascope-run1-2.csv"));
+    test_write_file(test_tmp("fr-names/ahascope-run2.csv"), "x\n", 2); /* a csv of unknown origin is kept too */
+    CHECK(app_export_names(sa, 2, dir, js, cs, sizeof js, &e) != 0 || !strstr(js, "/ahascope-run2.json"));
+    store_close(sa, NULL);
+    store_close(sb, NULL);
 }
