@@ -482,7 +482,7 @@ static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads,
     static char routers[1100];
     char model[1024];
     if (!o->routers && !o->have_policy && !o->have_window &&
-        (o->model ? snprintf(model, sizeof model, "%s", o->model) > 0 : app_find_model(model, sizeof model) == 0) &&
+        app_model_path(o->model, model, sizeof model, NULL) == 0 && /* --model stories260K: its routers too */
         app_default_routers(model, routers, sizeof routers) == 0)
         o->routers = routers;
     if (app_load(o, &L, 1, e)) goto out;

@@ -25,7 +25,7 @@ static const char *bin(void) {
 }
 
 /* The binary by absolute path, for commands run from another directory. */
-__attribute__((unused)) static const char *bin_abs(void) {
+static const char *bin_abs(void) {
     static char path[1100];
     const char *b = bin();
     char cwd[1024];
@@ -486,4 +486,42 @@ TEST(friction_export_names_replace_only_the_same_run) {
     CHECK(app_export_names(sa, 2, dir, js, cs, sizeof js, &e) != 0 || !strstr(js, "/ahascope-run2.json"));
     store_close(sa, NULL);
     store_close(sb, NULL);
+}
+
+/* ---- a bare model name is looked up where the default model is ---------- */
+
+TEST(friction_bare_model_name_is_found_through_the_model_search) {
+    SKIP_UNLESS_SHARED();
+    char models[4096], a[8192];
+    if (!realpath(test_shared("models"), models)) { test_fail(__FILE__, __LINE__, "no %s", test_shared("models")); return; }
+    const char *dir = test_tmp("fr-convert");
+    mkdir(dir, 0755);
+    const char *names[] = {"stories260K.bin", "stories260K"};
+    for (int i = 0; i < 2; i++) { /* from a directory with no model in sight */
+        int st;
+        snprintf(a, sizeof a, "cd %s && AHASCOPE_MODELS=%s %s convert --to hf --model %s --out hf%d", dir, models, bin_abs(),
+                 names[i], i);
+        char *out = sh(&st, "%s", a);
+        CHECK_MSG(st == 0 && strstr(out, "model.safetensors"), "convert --model %s: %d %s", names[i], st, out);
+        free(out);
+        snprintf(a, sizeof a, "%s/hf%d/config.json", dir, i);
+        CHECK(exists(a));
+        snprintf(a, sizeof a, "cd %s && AHASCOPE_MODELS=%s %s info --model %s", dir, models, bin_abs(), names[i]);
+        out = sh(&st, "%s", a);
+        CHECK_MSG(st == 0 && strstr(out, "stories260K.bin"), "info --model %s: %d %s", names[i], st, out);
+        free(out);
+    }
+    /* not found: say where it looked */
+    snprintf(a, sizeof a, "cd %s && AHASCOPE_MODELS=%s timeout 10 %s convert --to hf --model stories999 --out x", dir,
+             models, bin_abs());
+    int st;
+    char *out = sh(&st, "%s", a);
+    CHECK_MSG(st == 1 && count_lines(out) == 1 && strstr(out, "stories999") && strstr(out, models) &&
+              strstr(out, "../shared/models"), "%d %s", st, out);
+    free(out);
+    /* a name with a directory in it is a path, never searched for */
+    snprintf(a, sizeof a, "cd %s && AHASCOPE_MODELS=%s %s info --model ./stories260K.bin", dir, models, bin_abs());
+    out = sh(&st, "%s", a);
+    CHECK_MSG(st == 1 && strstr(out, "cannot open model"), "%d %s", st, out);
+    free(out);
 }
