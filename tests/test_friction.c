@@ -448,13 +448,15 @@ TEST(friction_tui_export_never_overwrites_another_runs_file) {
     int st;
     free(sh(&st, "command -v tmux >/dev/null 2>&1"));
     if (st != 0) { test_skip("tmux not installed"); return; }
-    char dir[1100], sock[64], path[1200];
+    char dir[1100], sock_a[64], sock_b[64], path[1200];
     snprintf(dir, sizeof dir, "%s", test_tmp("fr-exports"));
     mkdir(dir, 0755);
-    snprintf(sock, sizeof sock, "ahascope-fr-%d", (int)getpid());
+    /* a tmux server each: a new session could meet the first server still shutting down */
+    snprintf(sock_a, sizeof sock_a, "ahascope-fr-%d-a", (int)getpid());
+    snprintf(sock_b, sizeof sock_b, "ahascope-fr-%d-b", (int)getpid());
     /* run 1 of two databases: the same id, different runs */
-    tui_export(sock, dir, "--prompt Alpha --db a.db", "exported run 1 to ahascope-run1.json");
-    tui_export(sock, dir, "--prompt Beta --db b.db", "exported run 1 to ahascope-run1-2.json");
+    tui_export(sock_a, dir, "--prompt Alpha --db a.db", "exported run 1 to ahascope-run1.json");
+    tui_export(sock_b, dir, "--prompt Beta --db b.db", "exported run 1 to ahascope-run1-2.json");
     snprintf(path, sizeof path, "%s/ahascope-run1.json", dir);
     CHECK_MSG(file_has(path, "\"prompt\":\"Alpha\""), "%s was overwritten", path);
     snprintf(path, sizeof path, "%s/ahascope-run1-2.json", dir);
