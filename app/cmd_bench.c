@@ -17,6 +17,7 @@
 #include "app/args.h"
 #include "app/bench.h"
 #include "app/commands.h"
+#include "app/setup.h"
 #include "engine/forward.h"
 #include "engine/matvec.h"
 #include "engine/mem.h"
@@ -370,8 +371,10 @@ int cmd_bench(int argc, char **argv) {
     }
     size_t before = resident_bytes(), resident = 0;
     if (b.model) {
-        int r = model_is_hf_dir(b.model) ? model_load_hf(&m, b.model, b.context ? b.context + 1 : 0, &e)
-                                         : model_load(&m, b.model, &e);
+        char path[1024]; /* a bare name (stories260K) is looked up as the default model is */
+        if (app_model_path(b.model, path, sizeof path, &e)) return args_fail(&e);
+        int r = model_is_hf_dir(path) ? model_load_hf(&m, path, b.context ? b.context + 1 : 0, &e)
+                                      : model_load(&m, path, &e);
         if (r != 0) return args_fail(&e);
         if (!b.context && !b.record) resident = model_resident(&m, &b, before, &e);
     } else {

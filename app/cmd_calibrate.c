@@ -7,6 +7,7 @@
 
 #include "app/args.h"
 #include "app/commands.h"
+#include "engine/files.h"
 #include "store/store.h"
 
 static void calibrate_help(void) {
@@ -78,9 +79,8 @@ static int budget_heads(const CalOpts *c, int n, int *k, Err *e) {
 
 static int write_heads(const CalOpts *c, const StoreHeadRate *r, int n, int k, Err *e) {
     char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", c->out);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return err_set(e, "%s: cannot create", tmp);
+    FILE *f = file_create_tmp(c->out, tmp, sizeof tmp, e);
+    if (!f) return -1;
     fprintf(f, "# static heads: the %d of %d heads with the highest oracle global rate\n# from %s runs", k, n, c->db);
     for (int i = 0; i < c->n_runs; i++) fprintf(f, " %lld", (long long)c->runs[i]);
     fprintf(f, "\n");

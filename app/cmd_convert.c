@@ -15,6 +15,7 @@
 
 #include "app/args.h"
 #include "app/commands.h"
+#include "app/setup.h"
 #include "engine/model.h"
 #include "engine/safetensors.h"
 
@@ -128,9 +129,10 @@ static int write_configs(const Model *m, const char *dir, StDtype dt, Err *e) {
     return write_json(dir, "generation_config.json", g, e);
 }
 
-static int convert(const char *model_path, const char *dir, StDtype dt, Err *e) {
+static int convert(const char *model_arg, const char *dir, StDtype dt, Err *e) {
     Model m;
-    if (model_load(&m, model_path, e)) return -1;
+    char model_path[1024]; /* a bare name (stories260K) is looked up as the default model is */
+    if (app_model_path(model_arg, model_path, sizeof model_path, e) || model_load(&m, model_path, e)) return -1;
     if (m.c.arch != ARCH_LLAMA2C) {
         model_free(&m);
         return err_set(e, "%s: convert --to hf reads llama2.c checkpoints (this is a Hugging Face folder already)",

@@ -7,6 +7,7 @@
 
 #include "app/args.h"
 #include "app/commands.h"
+#include "engine/files.h"
 #include "store/store.h"
 
 #define BUSY_MS 2000 /* how long a locked database is waited for */
@@ -145,9 +146,8 @@ static int export_to(Store *st, const DbOpts *d, Err *e) {
         return fflush(stdout) == 0 ? 0 : err_set(e, "cannot write to stdout");
     }
     char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", d->out);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return err_set(e, "%s: cannot create", tmp);
+    FILE *f = file_create_tmp(d->out, tmp, sizeof tmp, e);
+    if (!f) return -1;
     int rc = store_export(st, d->run[0], d->fmt, f, e);
     if (fclose(f) != 0 && rc == 0) rc = err_set(e, "%s: write failed (disk full?)", d->out);
     if (rc == 0 && rename(tmp, d->out) != 0) rc = err_set(e, "%s: cannot write", d->out);

@@ -10,6 +10,7 @@
 #include "app/commands.h"
 #include "app/eval_report.h"
 #include "app/record.h"
+#include "engine/files.h"
 #include "engine/pool.h"
 
 static void eval_help(void) {
@@ -183,12 +184,13 @@ static int run_eval(EvalOpts *x, Err *e) {
         err_set(e, "window %d is larger than the context (%d)", x->o.attn.window, L.model.c.seq_len);
         goto out;
     }
+    if ((x->svg && file_check_output(x->svg, NULL, e)) || (x->db && !(st = store_open(x->db, STORE_WRITE, 5000, e))))
+        goto out; /* before the data is made: that can take minutes */
     if (x->data ? eval_data_file(&d, &L.tok, x->data, len, (int)x->max_seqs, e)
                 : eval_data_self(&d, &L.model, &L.tok, (int)x->self_n, len, x->o.seed, e))
         goto out;
     x->o.prompt = "";
     if (app_run_info(&x->o, &L, &info, e)) goto out;
-    if (x->db && !(st = store_open(x->db, STORE_WRITE, 5000, e))) goto out;
     if (x->match) rc = run_matched(&L, &d, x, st, &info, e);
     else {
         Row row = {.a = x->o.attn};

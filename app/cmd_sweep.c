@@ -10,6 +10,7 @@
 #include "app/commands.h"
 #include "app/eval_report.h"
 #include "app/record.h"
+#include "engine/files.h"
 #include "engine/pool.h"
 #include "views/plot.h"
 
@@ -78,12 +79,19 @@ static int parse(int argc, char **argv, SweepOpts *w, Err *e) {
 
 /* Routers for one window: the template with {w} replaced, loaded fresh. */
 static int routers_for(const char *tmpl, int window, const Config *c, Routers *r, Err *e) {
-    char path[1100];
-    const char *at = strstr(tmpl, "{w}");
-    if (at) snprintf(path, sizeof path, "%.*s%d%s", (int)(at - tmpl), tmpl, window, at + 3);
-    else snprintf(path, sizeof path, "%s", tmpl);
     router_free(r);
-    return router_open(r, path, c->n_layers, c->n_heads, c->dim, e);
+    return router_open_for(r, tmpl, window, c->n_layers, c->n_heads, c->dim, e);
+}
+
+/* Every window's routers, loaded and dropped before any work, so that a
+ * missing file is named now, not after the windows before it have run. */
+static int check_routers(const char *tmpl, const double *win, int n_win, const Config *c, Err *e) {
+    if (!tmpl) return err_usage(e, "policy aha needs --routers FILE (or a {w} template)");
+    Routers r = {0};
+    for (int i = 0; i < n_win; i++)
+        if (routers_for(tmpl, (int)win[i], c, &r, e)) return -1;
+    router_free(&r);
+    return 0;
 }
 
 typedef struct {
@@ -230,13 +238,15 @@ static int run_sweep(SweepOpts *w, Err *e) {
         Policy p;
         if (aha_policy_parse(t, &p, e)) { err_as_usage(e); goto out; }
         if (p == POLICY_STATIC) { err_usage(e, "use calibrate + eval --policy static for static heads"); goto out; }
+        if (p == POLICY_AHA && check_routers(tmpl, win, n_win, &L.model.c, e)) goto out;
     }
+    if ((x->svg && file_check_output(x->svg, NULL, e)) || (x->db && !(st = store_open(x->db, STORE_WRITE, 5000, e))))
+        goto out;
     if (x->data ? eval_data_file(&d, &L.tok, x->data, (int)x->seq_len, (int)x->max_seqs, e)
                 : eval_data_self(&d, &L.model, &L.tok, (int)x->self_n, (int)x->seq_len, x->o.seed, e))
         goto out;
     x->o.prompt = "";
     if (app_run_info(&x->o, &L, &info, e)) goto out;
-    if (x->db && !(st = store_open(x->db, STORE_WRITE, 5000, e))) goto out;
     for (int i = 0; i < n_win; i++) {
         snprintf(pol_buf, sizeof pol_buf, "%s", w->policies);
         for (char *save = NULL, *t = strtok_r(pol_buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {

@@ -25,6 +25,7 @@
 #include "app/eval.h"
 #include "engine/adamw.h"
 #include "engine/backward.h"
+#include "engine/files.h"
 #include "engine/safetensors.h"
 
 static volatile sig_atomic_t g_stop; /* Ctrl-C: save a checkpoint and stop */
@@ -75,7 +76,7 @@ static void default_out_model(TrainOpts *t) {
 
 /* Checks across flags, after they are all read. */
 static int check_combination(TrainOpts *t, Err *e) {
-    if (!t->out) return err_usage(e, "--out FILE is required");
+    if (!t->out) return err_usage(e, "--out FILE is required (the router file to write, e.g. --out r16.safetensors)");
     if (!t->o.have_window) return err_usage(e, "--window W is required");
     if (strcmp(t->objective, "kl") && strcmp(t->objective, "ce")) return err_usage(e, "--objective is kl or ce");
     if (strcmp(t->train, "routers") && strcmp(t->train, "all")) return err_usage(e, "--train is routers or all");
@@ -86,7 +87,8 @@ static int check_combination(TrainOpts *t, Err *e) {
     if (t->all && !t->out_model) default_out_model(t);
     if (t->all && !strcmp(t->out_model, t->out)) return err_usage(e, "--out-model and --out are the same file");
     if (t->lr_model <= 0) t->lr_model = 1e-4;
-    return 0;
+    /* before minutes of training, not after: FILE.ckpt goes beside --out */
+    return file_check_output(t->out, NULL, e) || (t->all && file_check_output(t->out_model, NULL, e)) ? -1 : 0;
 }
 
 static int parse(int argc, char **argv, TrainOpts *t, Err *e) {

@@ -21,6 +21,7 @@
 #include "app/commands.h"
 #include "app/record.h"
 #include "app/tui_worker.h"
+#include "engine/files.h"
 #include "views/metric.h"
 #include "views/plot.h"
 #include "views/screen.h"
@@ -198,9 +199,8 @@ static void run_sql(Tui *t, const char *sql) {
 
 static int export_one(Store *st, int64_t run, StoreFormat fmt, const char *path, Err *e) {
     char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return err_set(e, "%s: cannot create", tmp);
+    FILE *f = file_create_tmp(path, tmp, sizeof tmp, e);
+    if (!f) return -1;
     int rc = store_export(st, run, fmt, f, e);
     if (fclose(f) != 0 && rc == 0) rc = err_set(e, "%s: write failed", path);
     if (rc == 0 && rename(tmp, path) != 0) rc = err_set(e, "%s: cannot write", path);
@@ -208,7 +208,8 @@ static int export_one(Store *st, int64_t run, StoreFormat fmt, const char *path,
     return rc;
 }
 
-/* `s`: the current run as ahascope-run<ID>.json and .csv in the current directory. */
+/* `s`: the current run as ahascope-run<ID>.json and .csv in the current
+ * directory (app_export_names: never over another run's export). */
 static void export_run(Tui *t) {
     int64_t run = t->replay_run;
     if (!t->replay) {
@@ -218,12 +219,12 @@ static void export_run(Tui *t) {
     }
     if (!t->db || !run) { view_set_status(&t->m, "not recording: nothing to export"); return; }
     Err e;
-    char js[64], cs[64];
-    snprintf(js, sizeof js, "ahascope-run%lld.json", (long long)run);
-    snprintf(cs, sizeof cs, "ahascope-run%lld.csv", (long long)run);
+    char js[1100], cs[1100], cwd[1024];
     Store *st = store_open(t->db, STORE_READ, 500, &e);
-    if (st && export_one(st, run, STORE_FMT_JSON, js, &e) == 0 && export_one(st, run, STORE_FMT_CSV, cs, &e) == 0)
-        view_set_status(&t->m, "exported run %lld to %s and %s", (long long)run, js, cs);
+    if (st && app_export_names(st, run, ".", js, cs, sizeof js, &e) == 0 &&
+        export_one(st, run, STORE_FMT_JSON, js, &e) == 0 && export_one(st, run, STORE_FMT_CSV, cs, &e) == 0)
+        view_set_status(&t->m, "exported run %lld to %s and .csv in %s", (long long)run, js + 2,
+                        getcwd(cwd, sizeof cwd) ? cwd : ".");
     else view_set_status(&t->m, "export failed: %s", e.msg);
     store_close(st, NULL);
 }
@@ -486,7 +487,7 @@ static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads,
     static char routers[1100];
     char model[1024];
     if (!o->routers && !o->have_policy && !o->have_window &&
-        (o->model ? snprintf(model, sizeof model, "%s", o->model) > 0 : app_find_model(model, sizeof model) == 0) &&
+        app_model_path(o->model, model, sizeof model, NULL) == 0 && /* --model stories260K: its routers too */
         app_default_routers(model, routers, sizeof routers) == 0)
         o->routers = routers;
     if (app_load(o, &L, 1, e)) goto out;

@@ -1,6 +1,9 @@
 /* record.c — the runs row: enough to reproduce a run from the database. */
+#include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "app/record.h"
 
@@ -39,4 +42,51 @@ int app_run_info(const RunOpts *o, const Loaded *L, StoreRunInfo *r, Err *e) {
     r->prompt = (char *)(o->prompt ? o->prompt : "");
     r->steps = o->steps, r->temperature = o->temperature, r->topp = o->topp, r->seed = o->seed;
     return 0;
+}
+
+/* 1 if the JSON export at path is of this run: the run object on its first
+ * line has the same id, creation time, seed and prompt. */
+static int export_is_run(const char *path, const StoreRunInfo *ri) {
+    FILE *f = fopen(path, "rb");
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n = f ? getline(&line, &cap, f) : -1;
+    if (f) fclose(f);
+    const char *head = "{\"run\": ";
+    int same = 0;
+    if (n > 10 && !strncmp(line, head, strlen(head))) {
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == ',')) line[--n] = 0;
+        cJSON *j = cJSON_Parse(line + strlen(head));
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "run_id"),
+                    *at = cJSON_GetObjectItemCaseSensitive(j, "created_at"),
+                    *seed = cJSON_GetObjectItemCaseSensitive(j, "seed"),
+                    *prompt = cJSON_GetObjectItemCaseSensitive(j, "prompt");
+        same = cJSON_IsNumber(id) && (int64_t)id->valuedouble == ri->run_id && cJSON_IsString(at) &&
+               !strcmp(at->valuestring, ri->created_at) && cJSON_IsString(seed) &&
+               strtoull(seed->valuestring, NULL, 10) == ri->seed &&
+               (cJSON_IsString(prompt) ? ri->prompt && !strcmp(prompt->valuestring, ri->prompt) : !ri->prompt);
+        cJSON_Delete(j);
+    }
+    free(line);
+    return same;
+}
+
+static int exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+int app_export_names(Store *st, int64_t run, const char *dir, char *json, char *csv, size_t cap, Err *e) {
+    StoreRunInfo ri;
+    if (store_run_info(st, run, &ri, e)) return -1;
+    int rc = -1;
+    for (int k = 1; k < 1000 && rc; k++) {
+        char tail[32] = "";
+        if (k > 1) snprintf(tail, sizeof tail, "-%d", k);
+        snprintf(json, cap, "%s/ahascope-run%lld%s.json", dir, (long long)run, tail);
+        snprintf(csv, cap, "%s/ahascope-run%lld%s.csv", dir, (long long)run, tail);
+        if (exists(json) ? export_is_run(json, &ri) : !exists(csv)) rc = 0;
+    }
+    store_run_info_free(&ri);
+    return rc ? err_set(e, "%s: 999 exports of other runs numbered %lld already", dir, (long long)run) : 0;
 }

@@ -14,4 +14,10 @@ int app_run_info(const RunOpts *o, const Loaded *L, StoreRunInfo *info, Err *e);
 /* "l.h,l.h,…" of the global heads in a [n_layers*n_heads] map. */
 void app_heads_text(const uint8_t *map, int n_layers, int n_heads, char *out, size_t cap);
 
+/* Where an export of a run goes in dir: ahascope-run<ID>.json and .csv, or
+ * ahascope-run<ID>-2.json, -3, ... when those names hold another run (ids
+ * restart in every database). A file is only ever replaced by an export of
+ * the same run (same id, creation time, seed and prompt). */
+int app_export_names(Store *st, int64_t run, const char *dir, char *json, char *csv, size_t cap, Err *e);
+
 #endif

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "engine/chat.h"
+#include "engine/files.h"
 #include "engine/hftok.h"
 
 static int is_file(const char *p) {
@@ -35,21 +36,78 @@ static int model_in_dir(const char *dir, char *out, size_t cap) {
     return is_file(out) ? 0 : -1;
 }
 
-int app_find_model(char *out, size_t cap) {
+#define MAX_MODEL_DIRS 4
+
+typedef struct {
+    char dir[MAX_MODEL_DIRS][1100];
+    int n;
+} ModelDirs;
+
+/* Where models are looked for, in order: $AHASCOPE_MODELS, ../shared/models
+ * from the working directory, then from the binary, then the cache. */
+static void model_dirs(ModelDirs *d) {
     const char *env = getenv("AHASCOPE_MODELS");
-    if (env && *env && model_in_dir(env, out, cap) == 0) return 0;
-    if (model_in_dir("../shared/models", out, cap) == 0) return 0;
-    char exe[1024], dir[1100];
+    d->n = 0;
+    if (env && *env) snprintf(d->dir[d->n++], sizeof d->dir[0], "%.1000s", env);
+    snprintf(d->dir[d->n++], sizeof d->dir[0], "../shared/models");
+    char exe[1024];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {
         exe[n] = 0;
         char *slash = strrchr(exe, '/');
         if (slash) *slash = 0;
-        snprintf(dir, sizeof dir, "%s/../shared/models", exe);
-        if (model_in_dir(dir, out, cap) == 0) return 0;
+        snprintf(d->dir[d->n++], sizeof d->dir[0], "%.1000s/../shared/models", exe);
     }
-    app_cache_dir(dir, sizeof dir);
-    return model_in_dir(dir, out, cap);
+    app_cache_dir(d->dir[d->n++], sizeof d->dir[0]);
+}
+
+/* "A, B, C" of the search directories, for messages. */
+static void model_dirs_text(const ModelDirs *d, char *out, size_t cap) {
+    size_t k = 0;
+    out[0] = 0;
+    for (int i = 0; i < d->n && k < cap; i++) k += snprintf(out + k, cap - k, "%s%s", i ? ", " : "", d->dir[i]);
+}
+
+int app_find_model(char *out, size_t cap) {
+    ModelDirs d;
+    model_dirs(&d);
+    for (int i = 0; i < d.n; i++)
+        if (model_in_dir(d.dir[i], out, cap) == 0) return 0;
+    return -1;
+}
+
+/* A model named without a directory, in one models directory: DIR/NAME
+ * (a checkpoint or a Hugging Face folder), DIR/NAME.bin, DIR/STEM/STEM.bin
+ * where STEM is NAME without ".bin". */
+static int model_named_in(const char *dir, const char *name, char *out, size_t cap) {
+    size_t n = strlen(name);
+    int stem = n > 4 && !strcmp(name + n - 4, ".bin") ? (int)(n - 4) : (int)n;
+    snprintf(out, cap, "%s/%s", dir, name);
+    if (is_file(out) || model_is_hf_dir(out)) return 0;
+    snprintf(out, cap, "%s/%s.bin", dir, name);
+    if (is_file(out)) return 0;
+    snprintf(out, cap, "%s/%.*s/%.*s.bin", dir, stem, name, stem, name);
+    return is_file(out) ? 0 : -1;
+}
+
+int app_model_path(const char *arg, char *out, size_t cap, Err *e) {
+    ModelDirs d;
+    char where[4600];
+    struct stat st;
+    if (arg && model_is_hf_dir(arg)) return snprintf(out, cap, "%s", arg), 0;
+    if (arg && is_dir(arg)) {
+        if (model_in_dir(arg, out, cap) == 0) return 0;
+        return err_set(e, "%s: not a llama2.c checkpoint or Hugging Face folder (a directory with no config.json, "
+                          "nor a llama2.c checkpoint named stories260K.bin)", arg);
+    }
+    if (arg && (lstat(arg, &st) == 0 || strchr(arg, '/'))) return snprintf(out, cap, "%s", arg), 0;
+    model_dirs(&d);
+    for (int i = 0; i < d.n; i++)
+        if (arg ? model_named_in(d.dir[i], arg, out, cap) == 0 : model_in_dir(d.dir[i], out, cap) == 0) return 0;
+    model_dirs_text(&d, where, sizeof where);
+    if (arg) return err_set(e, "%s: no such file, nor a model of that name in %s", arg, where);
+    return err_set(e, "no model found (looked in %s); pass --model PATH or run `make run` to download stories260K",
+                   where);
 }
 
 int app_default_routers(const char *model_path, char *out, size_t cap) {
@@ -88,25 +146,6 @@ int app_find_tokenizer(const char *model_path, int vocab_size, char *out, size_t
         if (is_file(out)) return 0;
     }
     return -1;
-}
-
-static int resolve_model(const RunOpts *o, Loaded *L, Err *e) {
-    if (o->model) {
-        if (model_is_hf_dir(o->model)) {
-            snprintf(L->model_path, sizeof L->model_path, "%s", o->model);
-        } else if (is_dir(o->model)) {
-            if (model_in_dir(o->model, L->model_path, sizeof L->model_path) != 0)
-                return err_set(e, "%s: neither a Hugging Face folder (config.json) nor a llama2.c checkpoint here", o->model);
-        } else {
-            snprintf(L->model_path, sizeof L->model_path, "%s", o->model);
-        }
-        return 0;
-    }
-    if (app_find_model(L->model_path, sizeof L->model_path) == 0) return 0;
-    char cache[1024];
-    app_cache_dir(cache, sizeof cache);
-    return err_set(e, "no model found (looked in $AHASCOPE_MODELS, ../shared/models, %s); "
-                      "pass --model PATH or run `make run` to download stories260K", cache);
 }
 
 static int load_static(RunOpts *o, Loaded *L, Err *e) {
@@ -153,7 +192,7 @@ static int load_tokenizer(const RunOpts *o, Loaded *L, Err *e) {
                        L->model_path, m->c.vocab_size);
     if (hf && !o->tokenizer && !is_file(L->tok_path))
         return err_set(e, "%s: no tokenizer.json in the folder; pass --tokenizer PATH", L->model_path);
-    int r = ends_with(L->tok_path, ".json")
+    int r = ends_with(L->tok_path, ".json") || file_kind(L->tok_path) == FILE_JSON
                 ? tok_load_hf(&L->tok, L->tok_path, hf ? L->model_path : NULL, m->c.vocab_size, e)
                 : tok_load(&L->tok, L->tok_path, m->c.vocab_size, e);
     if (r != 0) return -1;
@@ -215,7 +254,7 @@ int app_load_tokenizer(RunOpts *o, Loaded *L, Err *e) {
 
 int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e) {
     memset(L, 0, sizeof *L);
-    if (resolve_model(o, L, e) != 0) return -1;
+    if (app_model_path(o->model, L->model_path, sizeof L->model_path, e) != 0) return -1;
     int r = model_is_hf_dir(L->model_path) ? model_load_hf(&L->model, L->model_path, o->context, e)
                                             : model_load(&L->model, L->model_path, e);
     if (r != 0) return -1;
@@ -228,8 +267,10 @@ int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e) {
         if (!o->have_policy) o->attn.policy = POLICY_AHA;
     }
     if (load_static(o, L, e) != 0) return -1;
-    if (o->routers) {
-        if (router_open(&L->routers, o->routers, c->n_layers, c->n_heads, c->dim, e) != 0) return -1;
+    if (o->routers) { /* a "{w}" template (as sweep takes) names the file for --window */
+        if (strstr(o->routers, "{w}") && !o->have_window)
+            return err_set(e, "--routers %s: a {w} template needs --window W", o->routers);
+        if (router_open_for(&L->routers, o->routers, o->attn.window, c->n_layers, c->n_heads, c->dim, e) != 0) return -1;
         o->attn.routers = L->routers.w;
         if (!o->have_window && L->routers.window > 0) o->attn.window = L->routers.window;
         if (!o->have_policy) o->attn.policy = POLICY_AHA; /* routers given: they drive by default */

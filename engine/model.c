@@ -1,5 +1,6 @@
 #include "model.h"
 
+#include "files.h"
 #include "mem.h"
 #include "safetensors.h"
 
@@ -139,22 +140,23 @@ int model_wire_layers(Model *m, Err *e) {
     return 0;
 }
 
-static int read_header(const unsigned char *b, size_t size, Config *c, int *version, size_t *hdr,
-                       const char *path, Err *e) {
+/* Parse and check a v0 or v1 header; messages name no file (the caller
+ * says which file is not a checkpoint). */
+static int read_header(const unsigned char *b, size_t size, Config *c, int *version, size_t *hdr, Err *e) {
     int32_t h[9];
     memset(c, 0, sizeof *c);
-    if (size < V0_HEADER) return err_set(e, "%s: file is %zu bytes, too short for a llama2.c header", path, size);
+    if (size < V0_HEADER) return err_set(e, "%zu bytes, too short for a llama2.c header", size);
     uint32_t magic;
     memcpy(&magic, b, 4);
     if (magic == V1_MAGIC) {
-        if (size < V1_HEADER) return err_set(e, "%s: truncated v1 header (%zu of 256 bytes)", path, size);
+        if (size < V1_HEADER) return err_set(e, "truncated v1 header (%zu of 256 bytes)", size);
         memcpy(h, b, 36);
-        if (h[1] != 1) return err_set(e, "%s: unsupported ak42 checkpoint version %d (only 1)", path, h[1]);
+        if (h[1] != 1) return err_set(e, "unsupported ak42 checkpoint version %d (only 1)", h[1]);
         *version = 1;
         *hdr = V1_HEADER;
         c->dim = h[2]; c->hidden_dim = h[3]; c->n_layers = h[4]; c->n_heads = h[5];
         c->n_kv_heads = h[6]; c->vocab_size = h[7]; c->seq_len = h[8];
-        if (b[36] > 1) return err_set(e, "%s: shared_classifier flag is %d (expected 0 or 1)", path, b[36]);
+        if (b[36] > 1) return err_set(e, "shared_classifier flag is %d (expected 0 or 1)", b[36]);
         c->shared_classifier = b[36];
     } else {
         memcpy(h, b, 28);
@@ -166,39 +168,66 @@ static int read_header(const unsigned char *b, size_t size, Config *c, int *vers
         c->vocab_size = h[5] == INT32_MIN ? 0 : abs(h[5]);
     }
     c->rope_theta = 10000.0f;
-    return model_config_check(c, path, e);
+    return model_config_check(c, "header", e);
+}
+
+/* Bytes a checkpoint with this header must have: v1 has exactly the
+ * weights, v0 also the legacy RoPE tables. */
+static uint64_t checkpoint_bytes(const Config *c, int version, size_t hdr) {
+    uint64_t expect = hdr + weight_floats(c) * 4;
+    return version == 1 ? expect : expect + (uint64_t)c->seq_len * c->head_size * 4;
+}
+
+int model_sniff(const unsigned char *b, size_t n, uint64_t size) {
+    Config c;
+    int version = 0;
+    size_t hdr = 0;
+    if (read_header(b, n, &c, &version, &hdr, NULL) != 0) return 0;
+    return checkpoint_bytes(&c, version, hdr) == size;
+}
+
+#define NOT_CHECKPOINT "a llama2.c checkpoint or Hugging Face folder"
+
+/* A header that does not parse: say first that the file is no checkpoint,
+ * and what it looks like (a text file, a router file, ...). */
+static int not_checkpoint(const unsigned char *b, size_t size, const char *path, Err *e) {
+    char detail[sizeof e->msg];
+    snprintf(detail, sizeof detail, "%s", e ? e->msg : "");
+    FileKind k = file_kind_bytes(b, size < 4096 ? size : 4096, size);
+    return file_not(e, path, NOT_CHECKPOINT, k, detail);
 }
 
 int model_load(Model *m, const char *path, Err *e) {
     if (model_is_hf_dir(path)) return model_load_hf(m, path, 0, e);
     memset(m, 0, sizeof *m);
     snprintf(m->path, sizeof m->path, "%s", path);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return err_set(e, "%s: cannot open model: %s", path, strerror(errno));
+    int fd = file_open_regular(path, "model", NOT_CHECKPOINT, e);
+    if (fd < 0) return -1;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
         close(fd);
-        return err_set(e, "%s: not a regular file", path);
+        return err_set(e, "%s: cannot open model: %s", path, strerror(errno));
     }
     size_t size = (size_t)st.st_size;
-    void *map = size ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+    if (size == 0) {
+        close(fd);
+        return file_not(e, path, NOT_CHECKPOINT, FILE_EMPTY, NULL);
+    }
+    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
-    if (map == MAP_FAILED) return err_set(e, "%s: cannot map model (%s)", path, size ? strerror(errno) : "empty file");
+    if (map == MAP_FAILED) return err_set(e, "%s: cannot map model (%s)", path, strerror(errno));
     size_t hdr = 0;
-    if (read_header(map, size, &m->c, &m->version, &hdr, path, e) != 0) {
+    if (read_header(map, size, &m->c, &m->version, &hdr, e) != 0) {
+        not_checkpoint(map, size, path, e);
         munmap(map, size);
         return -1;
     }
-    uint64_t floats = weight_floats(&m->c);
-    uint64_t expect = hdr + floats * 4;
-    uint64_t expect_freq = expect + (uint64_t)m->c.seq_len * m->c.head_size * 4;
-    int ok = m->version == 1 ? size == expect : size == expect_freq;
-    if (!ok) {
+    uint64_t expect = checkpoint_bytes(&m->c, m->version, hdr);
+    if (size != expect) {
         munmap(map, size);
         return err_set(e, "%s: file is %zu bytes but its header (dim %d, %d layers, vocab %d, %s classifier) needs %llu",
                        path, size, m->c.dim, m->c.n_layers, m->c.vocab_size,
-                       m->c.shared_classifier ? "shared" : "separate",
-                       (unsigned long long)(m->version == 1 ? expect : expect_freq));
+                       m->c.shared_classifier ? "shared" : "separate", (unsigned long long)expect);
     }
     m->map = map;
     m->map_size = size;

@@ -120,6 +120,10 @@ typedef struct {
  * source in the message. Fills head_size and kv_dim. Returns 0 if valid. */
 int model_config_check(Config *c, const char *what, Err *e);
 
+/* 1 if b, the first n bytes of a file of `size` bytes, is a llama2.c
+ * checkpoint header that the size matches (for telling what a file is). */
+int model_sniff(const unsigned char *b, size_t n, uint64_t size);
+
 /* Load a llama2.c checkpoint (v0 or v1) with mmap, validating every header
  * field and the exact file size; or, when path is a directory holding
  * config.json, a Hugging Face folder (model_load_hf). Returns 0 on success. */

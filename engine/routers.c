@@ -1,10 +1,12 @@
 #include "routers.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "files.h"
 #include "safetensors.h"
 
 static int router_alloc(Routers *r, int n_layers, int n_heads, int dim, Err *e) {
@@ -17,9 +19,23 @@ static int router_alloc(Routers *r, int n_layers, int n_heads, int dim, Err *e) 
     return r->w ? 0 : err_set(e, "out of memory for routers");
 }
 
+#define NOT_ROUTERS "an AHA router file"
+
+/* Open path as safetensors, refusing (without opening it) anything that is
+ * plainly something else: a text file, a checkpoint, a FIFO. */
+static int open_router_file(StFile *f, const char *path, FileKind *kind, Err *e) {
+    FileKind k = *kind = file_kind(path);
+    if (k == FILE_MISSING) return err_set(e, "%s: no such router file", path);
+    if (k != FILE_SAFETENSORS && k != FILE_ROUTERS && k != FILE_BINARY && k != FILE_UNREADABLE)
+        return file_not(e, path, NOT_ROUTERS, k, NULL);
+    if (st_open(f, path, e) == 0) return 0;
+    return k == FILE_BINARY ? file_not(e, path, NOT_ROUTERS, k, e ? e->msg : NULL) : -1;
+}
+
 int router_load(Routers *r, const char *path, int n_layers, int n_heads, int dim, Err *e) {
     StFile f;
-    if (st_open(&f, path, e) != 0) return -1;
+    FileKind kind;
+    if (open_router_file(&f, path, &kind, e) != 0) return -1;
     if (router_alloc(r, n_layers, n_heads, dim, e) != 0) { st_close(&f); return -1; }
     snprintf(r->desc, sizeof r->desc, "%s", path);
     int64_t shape[2] = {n_heads, dim};
@@ -27,6 +43,8 @@ int router_load(Routers *r, const char *path, int n_layers, int n_heads, int dim
         char name[96];
         snprintf(name, sizeof name, "model.layers.%d.self_attn.router.weight", l);
         const StTensor *t = st_expect(&f, name, ST_F32, 2, shape, e);
+        if (!t && l == 0 && kind != FILE_ROUTERS && !st_find(&f, name)) /* not a router file at all */
+            file_not(e, path, NOT_ROUTERS, kind, e ? e->msg : NULL);
         if (!t) { st_close(&f); router_free(r); return -1; }
         memcpy(r->w + (size_t)l * n_heads * dim, t->data, t->nbytes);
     }
@@ -83,6 +101,47 @@ int router_open(Routers *r, const char *spec, int n_layers, int n_heads, int dim
         return router_random(r, n_layers, n_heads, dim, seed, e);
     }
     return router_load(r, spec, n_layers, n_heads, dim, e);
+}
+
+void router_path_for(const char *spec, int window, char *out, size_t cap) {
+    const char *at = strstr(spec, "{w}");
+    if (at) snprintf(out, cap, "%.*s%d%s", (int)(at - spec), spec, window, at + 3);
+    else snprintf(out, cap, "%s", spec);
+}
+
+/* "8, 16, 32" of the windows a "{w}" template names existing files for,
+ * ascending; "" if none. */
+static void template_windows(const char *tmpl, char *out, size_t cap) {
+    const char *at = strstr(tmpl, "{w}"), *slash = strrchr(tmpl, '/');
+    out[0] = 0;
+    if (!at || (slash && slash > at)) return;
+    char dir[1024];
+    file_parent(tmpl, dir, sizeof dir);
+    const char *pre = slash ? slash + 1 : tmpl, *post = at + 3;
+    size_t npre = (size_t)(at - pre), npost = strlen(post);
+    DIR *d = opendir(dir);
+    int w[64], n = 0;
+    for (struct dirent *de; d && n < 64 && (de = readdir(d));) {
+        const char *name = de->d_name;
+        size_t len = strlen(name);
+        if (len <= npre + npost || strncmp(name, pre, npre) || strcmp(name + len - npost, post)) continue;
+        char *end;
+        long v = strtol(name + npre, &end, 10);
+        if (end == name + len - npost && end > name + npre && v > 0 && v < (1 << 20)) w[n++] = (int)v;
+    }
+    if (d) closedir(d);
+    for (int i = 1; i < n; i++) /* insertion sort: a handful of windows */
+        for (int j = i; j > 0 && w[j - 1] > w[j]; j--) { int t = w[j]; w[j] = w[j - 1]; w[j - 1] = t; }
+    for (int i = 0, k = 0; i < n && (size_t)k < cap; i++) k += snprintf(out + k, cap - k, "%s%d", i ? ", " : "", w[i]);
+}
+
+int router_open_for(Routers *r, const char *spec, int window, int n_layers, int n_heads, int dim, Err *e) {
+    char path[1100], have[256];
+    router_path_for(spec, window, path, sizeof path);
+    if (!strstr(spec, "{w}") || file_kind(path) != FILE_MISSING) return router_open(r, path, n_layers, n_heads, dim, e);
+    template_windows(spec, have, sizeof have);
+    return err_set(e, "%s: no such router file (--routers %s at w = %d; %s%s)", path, spec, window,
+                   have[0] ? "files exist for w = " : "no window has one", have);
 }
 
 int router_save(const Routers *r, const char *path, const char *const *keys, const char *const *values, int n_meta,

@@ -9,6 +9,7 @@
 #ifndef AHASCOPE_ROUTERS_H
 #define AHASCOPE_ROUTERS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -30,6 +31,15 @@ int router_random(Routers *r, int n_layers, int n_heads, int dim, uint64_t seed,
 
 /* Parse a --routers value ("random", "random:SEED" or a path) and load it. */
 int router_open(Routers *r, const char *spec, int n_layers, int n_heads, int dim, Err *e);
+
+/* The path a --routers value names for one window: "{w}" in spec replaced
+ * by the window (a spec without "{w}" is the path itself). */
+void router_path_for(const char *spec, int window, char *out, size_t cap);
+
+/* router_open on router_path_for(spec, window); when a "{w}" template names
+ * no file at this window, the message names the file and the windows the
+ * template has files for. */
+int router_open_for(Routers *r, const char *spec, int window, int n_layers, int n_heads, int dim, Err *e);
 
 /* Write routers with metadata pairs (keys[i] = values[i]). */
 int router_save(const Routers *r, const char *path, const char *const *keys, const char *const *values, int n_meta,

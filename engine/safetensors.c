@@ -309,7 +309,7 @@ int st_open_buffer(StFile *f, const void *buf, size_t size, const char *name, Er
 
 int st_open(StFile *f, const char *path, Err *e) {
     clear(f);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return err_set(e, "%s: %s", path, strerror(errno));
     struct stat sb;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {

@@ -9,6 +9,7 @@
  * multiples of 8 bytes, so in practice the output is contiguous.
  */
 #include "engine/safetensors.h"
+#include "engine/files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -245,12 +246,13 @@ int st_write(const StWriter *w, const char *path, Err *e) {
     memcpy(tmp, path, plen);
     memcpy(tmp + plen, ".tmp", 5);
     int rc = 0, fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        rc = err_set(e, "%s: cannot create: %s", tmp, strerror(errno));
+    if (fd < 0) { /* name the file asked for and why, never the .tmp */
+        int err = errno;
+        rc = file_check_output(path, NULL, e) ? -1 : err_set(e, "%s: cannot create: %s", path, strerror(err));
     } else {
         if (write_body(w, fd, &hdr) || fsync(fd) != 0)
-            rc = err_set(e, "%s: write failed: %s", tmp, strerror(errno));
-        if (close(fd) != 0 && !rc) rc = err_set(e, "%s: close failed: %s", tmp, strerror(errno));
+            rc = err_set(e, "%s: write failed: %s", path, strerror(errno));
+        if (close(fd) != 0 && !rc) rc = err_set(e, "%s: close failed: %s", path, strerror(errno));
         if (!rc && rename(tmp, path) != 0)
             rc = err_set(e, "%s: cannot rename from %s: %s", path, tmp, strerror(errno));
         if (rc) unlink(tmp);

@@ -1,5 +1,6 @@
 #include "tokenizer.h"
 
+#include "files.h"
 #include "hftok.h"
 
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define TOK_MAX_LEN_LIMIT (1 << 16)
 #define TOK_MAX_VOCAB (1 << 22)
@@ -71,12 +73,47 @@ static int read_token(Tokenizer *t, FILE *f, int i, Err *e) {
     return 1;
 }
 
+int tok_sniff(const unsigned char *b, size_t n, uint64_t size) {
+    int32_t maxlen, len;
+    float score;
+    if (n < 4) return 0;
+    memcpy(&maxlen, b, 4);
+    if (maxlen <= 0 || maxlen > TOK_MAX_LEN_LIMIT) return 0;
+    size_t at = 4;
+    int records = 0;
+    while (records < 8 && at + 8 <= n) {
+        memcpy(&score, b + at, 4);
+        memcpy(&len, b + at + 4, 4);
+        if (!isfinite(score) || len < 0 || len > maxlen || at + 8 + (size_t)len > n) break;
+        if (memchr(b + at + 8, 0, (size_t)len)) return 0;
+        at += 8 + (size_t)len;
+        records++;
+    }
+    return records == 8 || (records > 0 && at == size);
+}
+
+#define NOT_TOKENIZER "a llama2.c tokenizer.bin or tokenizer.json"
+
+/* A file that failed to load as a tokenizer: if it does not look like one
+ * at all, say so and what it looks like instead of the first bad field. */
+static int not_tokenizer(const char *path, Err *e) {
+    FileKind k = file_kind(path);
+    if (k == FILE_TOKENIZER) return -1;
+    char detail[sizeof e->msg];
+    snprintf(detail, sizeof detail, "%s", e ? e->msg : "");
+    return file_not(e, path, NOT_TOKENIZER, k, detail);
+}
+
 int tok_load(Tokenizer *t, const char *path, int vocab_size, Err *e) {
     memset(t, 0, sizeof *t);
     snprintf(t->path, sizeof t->path, "%s", path);
     if (vocab_size > TOK_MAX_VOCAB) return err_set(e, "%s: vocabulary size %d is absurd", path, vocab_size);
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(e, "%s: cannot open tokenizer: %s", path, strerror(errno));
+    int fd = file_open_regular(path, "tokenizer", NOT_TOKENIZER, e);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        if (fd >= 0) close(fd);
+        return fd < 0 ? -1 : err_set(e, "%s: cannot open tokenizer: %s", path, strerror(errno));
+    }
     int32_t maxlen;
     int cap = 0, n = 0, r = 0;
     if (fread(&maxlen, 4, 1, f) != 1) r = err_set(e, "%s: too short for a tokenizer header", path);
@@ -96,7 +133,10 @@ int tok_load(Tokenizer *t, const char *path, int vocab_size, Err *e) {
     if (r == 0 && n == 0) r = err_set(e, "%s: contains no tokens", path);
     if (r == 0 && n <= 258) r = err_set(e, "%s: %d tokens is too few for byte fallback (needs > 258)", path, n);
     if (r == 0 && !(t->sorted = malloc((size_t)n * sizeof(TokIndex)))) r = err_set(e, "%s: out of memory", path);
-    if (r != 0) { tok_free(t); return -1; }
+    if (r != 0) {
+        tok_free(t);
+        return not_tokenizer(path, e);
+    }
     for (int i = 0; i < n; i++) t->sorted[i] = (TokIndex){t->vocab[i], i};
     for (int b = 0; b < 256; b++) { t->byte_text[b][0] = (char)b; t->byte_text[b][1] = 0; }
     qsort(t->sorted, n, sizeof(TokIndex), cmp_index);
@@ -242,7 +282,11 @@ size_t tok_piece_printable(const Tokenizer *t, int prev, int token, char *buf, s
 int tok_load_hf(Tokenizer *t, const char *path, const char *model_dir, int vocab_size, Err *e) {
     memset(t, 0, sizeof *t);
     snprintf(t->path, sizeof t->path, "%s", path);
-    if (hftok_load(&t->hf, path, e) != 0) return -1;
+    FileKind k = file_kind(path);
+    if (k == FILE_DIR || k == FILE_FIFO || k == FILE_DEVICE || k == FILE_SOCKET) /* never block reading a FIFO */
+        return file_not(e, path, "a tokenizer.json", k, NULL);
+    if (hftok_load(&t->hf, path, e) != 0)
+        return k == FILE_JSON || k == FILE_TEXT ? -1 : file_not(e, path, "a tokenizer.json", k, e ? e->msg : NULL);
     t->vocab_size = hftok_vocab_size(t->hf);
     if (vocab_size > 0 && t->vocab_size > vocab_size) {
         err_set(e, "%s: %d token ids but the model has %d embeddings", path, t->vocab_size, vocab_size);

@@ -11,6 +11,7 @@
 #define AHASCOPE_TOKENIZER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "err.h"
 
@@ -42,6 +43,11 @@ typedef struct {
  * until end of file. Every length is checked against the file; errors name
  * the file. Returns 0 on success. */
 int tok_load(Tokenizer *t, const char *path, int vocab_size, Err *e);
+
+/* 1 if the first n bytes of a file of `size` bytes look like a tokenizer.bin:
+ * a sane max_token_length, then well-formed token records (for telling
+ * what a file is). */
+int tok_sniff(const unsigned char *b, size_t n, uint64_t size);
 
 /* Release everything tok_load allocated (safe on a zeroed struct). */
 void tok_free(Tokenizer *t);

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/files.h"
 #include "store/internal.h"
 
 int store_sql_err(sqlite3 *db, const char *path, const char *what, Err *e) {
@@ -92,6 +93,52 @@ static int check_header(const char *path, Err *e) {
     return 0;
 }
 
+static int exists(const char *path, const char *suffix) {
+    char p[1100];
+    struct stat st;
+    snprintf(p, sizeof p, "%s%s", path, suffix);
+    return stat(p, &st) == 0;
+}
+
+/* Whether opening path must create files beside it: a reader of a WAL
+ * database needs PATH-shm, a writer needs -wal and -shm (or a rollback
+ * journal when the database is not in WAL mode). */
+static int needs_side_files(const char *path, StoreMode mode) {
+    unsigned char h[20] = {0};
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        if (fread(h, 1, sizeof h, f) != sizeof h) memset(h, 0, sizeof h);
+        fclose(f);
+    }
+    int wal = h[18] == 2; /* the header's read/write versions are 2 in WAL mode */
+    if (mode == STORE_READ) return wal && !exists(path, "-shm");
+    return !wal || !exists(path, "-wal") || !exists(path, "-shm");
+}
+
+/* Why SQLite could not open or read a database, when the file system says
+ * so: a missing directory, or a permission, with what was tried (read,
+ * write, create). Returns -1 with e set if it found the cause, else 0 (as
+ * root, access() grants everything and SQLite's own message stands). */
+static int explain_access(const char *path, StoreMode mode, Err *e) {
+    struct stat st;
+    int exists = stat(path, &st) == 0, err = errno;
+    const char *what = mode == STORE_READ ? "cannot read the database"
+                     : exists ? "cannot write the database" : "cannot create the database";
+    char dir[1024];
+    file_parent(path, dir, sizeof dir);
+    if (!exists) {
+        if (mode == STORE_WRITE || err != ENOENT || file_kind(dir) != FILE_DIR) return file_check_output(path, what, e);
+        return err_set(e, "%s: %s: %s", path, what, strerror(err));
+    }
+    if (access(path, R_OK) != 0) return err_set(e, "%s: %s: permission denied (the file is not readable)", path, what);
+    if (mode == STORE_WRITE && access(path, W_OK) != 0)
+        return err_set(e, "%s: %s: permission denied (the file is read-only)", path, what);
+    if (needs_side_files(path, mode) && access(dir, W_OK | X_OK) != 0)
+        return err_set(e, "%s: %s: permission denied (SQLite must create %s-%s beside it, and %s is not writable)",
+                       path, what, path, mode == STORE_READ ? "shm" : "wal and -shm", dir);
+    return 0;
+}
+
 /* Runs still 'running' whose writer on this host has died become
  * 'interrupted': their committed steps stay, and say where they stopped. */
 static int recover_runs(Store *s, Err *e) {
@@ -158,11 +205,16 @@ Store *store_open(const char *path, StoreMode mode, int busy_ms, Err *e) {
     if (!path || !*path) { err_set(e, "no database file given (--db FILE)"); return NULL; }
     struct stat st;
     if (mode == STORE_READ && stat(path, &st) != 0) {
-        err_set(e, "%s: %s", path, strerror(errno));
+        explain_access(path, mode, e);
         return NULL;
     }
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { err_set(e, "%s: is a directory", path); return NULL; }
-    if (check_header(path, e) != 0) return NULL;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* SQLite would block on a FIFO */
+        err_set(e, "%s: not a database (it is %s)", path, file_kind_name(file_kind(path)));
+        return NULL;
+    }
+    if (explain_access(path, mode, e) != 0) return NULL; /* before SQLite tries, so the message says why */
+    if (check_header(path, e) != 0) { explain_access(path, mode, e); return NULL; }
     Store *s = calloc(1, sizeof *s);
     if (!s) { err_set(e, "%s: out of memory", path); return NULL; }
     snprintf(s->path, sizeof s->path, "%s", path);
@@ -179,6 +231,7 @@ Store *store_open(const char *path, StoreMode mode, int busy_ms, Err *e) {
     if (mode == STORE_WRITE && recover_runs(s, e) != 0) goto fail;
     return s;
 fail:
+    explain_access(path, mode, e);
     sqlite3_close(s->db);
     free(s);
     return NULL;

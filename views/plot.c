@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/files.h"
 #include "views/plot.h"
 
 #define W 640
@@ -79,13 +80,6 @@ static void axes(FILE *f, const PlotSpec *spec, const Range *r) {
     fprintf(f, "</text>\n</g>\n");
 }
 
-static FILE *open_tmp(const char *path, char *tmp, size_t cap, Err *e) {
-    snprintf(tmp, cap, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) err_set(e, "%s: cannot create", tmp);
-    return f;
-}
-
 static int close_rename(FILE *f, const char *tmp, const char *path, Err *e) {
     int ok = !ferror(f);
     if (fclose(f) != 0) ok = 0;
@@ -117,7 +111,7 @@ static void series_svg(FILE *f, const Range *r, const PlotSeries *s, int i) {
 
 int plot_svg(const char *path, const PlotSpec *spec, const PlotSeries *s, int n_series, Err *e) {
     char tmp[1100];
-    FILE *f = open_tmp(path, tmp, sizeof tmp, e);
+    FILE *f = file_create_tmp(path, tmp, sizeof tmp, e);
     if (!f) return -1;
     Range r = range_of(spec, s, n_series);
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
@@ -132,7 +126,7 @@ int plot_svg(const char *path, const PlotSpec *spec, const PlotSeries *s, int n_
 int plot_svg_bars(const char *path, const PlotSpec *spec, const char *const *labels, const double *a,
                   const double *b, int n, const char *legend_a, const char *legend_b, Err *e) {
     char tmp[1100];
-    FILE *f = open_tmp(path, tmp, sizeof tmp, e);
+    FILE *f = file_create_tmp(path, tmp, sizeof tmp, e);
     if (!f) return -1;
     double top = 0;
     for (int i = 0; i < n; i++) top = fmax(top, fmax(a[i], b ? b[i] : 0));

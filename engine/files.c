@@ -1,0 +1,156 @@
+#include "files.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "tokenizer.h"
+
+#define SNIFF_BYTES 4096
+
+/* No NUL and no control byte but the usual whitespace (and ESC, for
+ * coloured logs): what an editor would show as text. */
+static int looks_text(const unsigned char *b, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if ((b[i] < 0x20 && !strchr("\t\n\r\f\v\033", b[i])) || b[i] == 0x7f) return 0;
+    return 1;
+}
+
+/* safetensors: a little-endian u64 header length that fits the file, then
+ * the JSON header's '{'. */
+static int looks_safetensors(const unsigned char *b, size_t n, uint64_t size) {
+    if (n < 9 || b[8] != '{') return 0;
+    uint64_t len = 0;
+    for (int i = 7; i >= 0; i--) len = len << 8 | b[i];
+    return len >= 2 && len <= size - 8;
+}
+
+FileKind file_kind_bytes(const unsigned char *b, size_t n, uint64_t size) {
+    if (size == 0) return FILE_EMPTY;
+    if (model_sniff(b, n, size)) return FILE_CHECKPOINT;
+    if (n >= 16 && !memcmp(b, "SQLite format 3", 16)) return FILE_SQLITE;
+    if (looks_safetensors(b, n, size))
+        return memmem(b, n, ".router.weight\"", 15) ? FILE_ROUTERS : FILE_SAFETENSORS;
+    if (tok_sniff(b, n, size)) return FILE_TOKENIZER;
+    if (!looks_text(b, n)) return FILE_BINARY;
+    size_t i = 0;
+    while (i < n && strchr(" \t\r\n", b[i])) i++;
+    return i < n && (b[i] == '{' || b[i] == '[') ? FILE_JSON : FILE_TEXT;
+}
+
+FileKind file_kind(const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0) return errno == EACCES ? FILE_UNREADABLE : FILE_MISSING;
+    if (S_ISDIR(st.st_mode)) return FILE_DIR;
+    if (S_ISFIFO(st.st_mode)) return FILE_FIFO;
+    if (S_ISSOCK(st.st_mode)) return FILE_SOCKET;
+    if (!S_ISREG(st.st_mode)) return FILE_DEVICE;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return FILE_UNREADABLE;
+    unsigned char b[SNIFF_BYTES];
+    ssize_t n = read(fd, b, sizeof b);
+    close(fd);
+    if (n < 0) return FILE_UNREADABLE;
+    return file_kind_bytes(b, (size_t)n, (uint64_t)st.st_size);
+}
+
+const char *file_kind_name(FileKind k) {
+    static const char *const names[] = {
+        [FILE_MISSING] = "no such file",          [FILE_UNREADABLE] = "an unreadable file",
+        [FILE_DIR] = "a directory",               [FILE_FIFO] = "a FIFO",
+        [FILE_DEVICE] = "a device",               [FILE_SOCKET] = "a socket",
+        [FILE_EMPTY] = "an empty file",           [FILE_TEXT] = "a text file",
+        [FILE_JSON] = "a JSON file",              [FILE_SAFETENSORS] = "a safetensors file of weights",
+        [FILE_ROUTERS] = "a router file",         [FILE_SQLITE] = "an SQLite database",
+        [FILE_CHECKPOINT] = "a llama2.c checkpoint", [FILE_TOKENIZER] = "a llama2.c tokenizer",
+        [FILE_BINARY] = "a binary file",
+    };
+    return k >= 0 && k <= FILE_BINARY ? names[k] : "?";
+}
+
+/* Where a file of this kind does belong, if anywhere. */
+static const char *kind_hint(FileKind k) {
+    switch (k) {
+    case FILE_CHECKPOINT: return "it goes with --model";
+    case FILE_TOKENIZER: return "it goes with --tokenizer";
+    case FILE_ROUTERS: return "it goes with --routers";
+    case FILE_SQLITE: return "it goes with --db";
+    case FILE_SAFETENSORS: return "--model takes the folder that holds it and config.json";
+    default: return NULL;
+    }
+}
+
+int file_not(Err *e, const char *path, const char *expected, FileKind k, const char *detail) {
+    if (!e) return -1;
+    char d[sizeof e->msg];
+    size_t plen = strlen(path);
+    if (detail && !strncmp(detail, path, plen) && !strncmp(detail + plen, ": ", 2)) detail += plen + 2;
+    const char *hint = kind_hint(k);
+    if (k == FILE_BINARY && detail && *detail) snprintf(d, sizeof d, "%s", detail);
+    else if (hint) snprintf(d, sizeof d, "%s: %s", file_kind_name(k), hint);
+    else snprintf(d, sizeof d, "%s", file_kind_name(k));
+    return err_set(e, "%s: not %s (%s)", path, expected, d);
+}
+
+int file_open_regular(const char *path, const char *noun, const char *expected, Err *e) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        err_set(e, "%s: cannot open %s: %s", path, noun, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        file_not(e, path, expected, file_kind(path), NULL);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL); /* a regular file ignores O_NONBLOCK; clear it all the same */
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
+void file_parent(const char *path, char *out, size_t cap) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(out, cap, ".");
+    else if (slash == path) snprintf(out, cap, "/");
+    else snprintf(out, cap, "%.*s", (int)(slash - path), path);
+}
+
+/* Why a directory cannot take a new file ("PATH: ACTION: ..."); 0 if it can. */
+static int dir_refuses(const char *path, const char *action, const char *dir, Err *e) {
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR) return err_set(e, "%s: %s: no such directory %s", path, action, dir);
+        if (errno == EACCES) return err_set(e, "%s: %s: permission denied (cannot search %s)", path, action, dir);
+        return err_set(e, "%s: %s: %s (%s)", path, action, strerror(errno), dir);
+    }
+    if (!S_ISDIR(st.st_mode)) return err_set(e, "%s: %s: %s is not a directory", path, action, dir);
+    if (access(dir, W_OK | X_OK) == 0) return 0;
+    if (errno == EACCES) return err_set(e, "%s: %s: permission denied (cannot write in %s)", path, action, dir);
+    return err_set(e, "%s: %s: %s (%s)", path, action, strerror(errno), dir);
+}
+
+int file_check_output(const char *path, const char *action, Err *e) {
+    if (!action) action = "cannot create";
+    if (!path || !*path) return err_set(e, "no output file given");
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return err_set(e, "%s: %s: it is %s, not a regular file", path, action, file_kind_name(file_kind(path)));
+    char dir[1024];
+    file_parent(path, dir, sizeof dir);
+    return dir_refuses(path, action, dir, e);
+}
+
+FILE *file_create_tmp(const char *path, char *tmp, size_t cap, Err *e) {
+    if (file_check_output(path, NULL, e) != 0) return NULL;
+    if ((size_t)snprintf(tmp, cap, "%s.tmp", path) >= cap) {
+        err_set(e, "%s: path too long", path);
+        return NULL;
+    }
+    FILE *f = fopen(tmp, "wb");
+    if (!f) err_set(e, "%s: cannot create: %s", path, strerror(errno));
+    return f;
+}

@@ -1,0 +1,71 @@
+/* files.h — what a path holds, and whether an output can be made there.
+ *
+ * Loaders call these so that a file of the wrong kind is refused by saying
+ * what it is not and what it looks like ("README.md: not a llama2.c
+ * checkpoint or Hugging Face folder (a text file)") instead of a complaint
+ * about a header field, and so that a FIFO or a device is never opened for
+ * reading (that would block or never end). Commands that write call
+ * file_check_output before any work, so hours of training are not lost to a
+ * missing directory. Nothing here keeps state.
+ */
+#ifndef AHASCOPE_FILES_H
+#define AHASCOPE_FILES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "err.h"
+
+typedef enum {
+    FILE_MISSING,
+    FILE_UNREADABLE,
+    FILE_DIR,
+    FILE_FIFO,
+    FILE_DEVICE,
+    FILE_SOCKET,
+    FILE_EMPTY,
+    FILE_TEXT,
+    FILE_JSON,
+    FILE_SAFETENSORS, /* safetensors that is not a router file (a model's weights) */
+    FILE_ROUTERS,     /* safetensors holding AHA router tensors */
+    FILE_SQLITE,
+    FILE_CHECKPOINT,  /* llama2.c checkpoint whose header matches its size */
+    FILE_TOKENIZER,   /* llama2.c tokenizer.bin */
+    FILE_BINARY       /* none of the above */
+} FileKind;
+
+/* The kind of what is at path, from stat and at most its first 4096 bytes;
+ * non-regular files are classified without being opened. */
+FileKind file_kind(const char *path);
+
+/* The kind of a regular file from its first n bytes and its full size. */
+FileKind file_kind_bytes(const unsigned char *b, size_t n, uint64_t size);
+
+/* "a text file", "a FIFO", "a llama2.c checkpoint", ... */
+const char *file_kind_name(FileKind k);
+
+/* Refuse path as not being `expected`, saying what it is: "PATH: not
+ * EXPECTED (KIND: pass it as --FLAG)", or with `detail` in the parentheses
+ * when the kind says nothing more (FILE_BINARY). Returns -1. */
+int file_not(Err *e, const char *path, const char *expected, FileKind k, const char *detail);
+
+/* Open a regular file read-only without blocking on a FIFO. Returns the
+ * descriptor, or -1 with e set: "PATH: cannot open NOUN: reason" when it
+ * cannot be opened, file_not(expected) when it is not a regular file. */
+int file_open_regular(const char *path, const char *noun, const char *expected, Err *e);
+
+/* The directory a path is in ("." for a bare name). */
+void file_parent(const char *path, char *out, size_t cap);
+
+/* Whether path can be written (created or atomically replaced through
+ * PATH.tmp): its directory exists and is writable, and path is not a
+ * directory or a special file. Errors read "PATH: ACTION: reason", ACTION
+ * defaulting to "cannot create". Returns 0 if it can. */
+int file_check_output(const char *path, const char *action, Err *e);
+
+/* Create PATH.tmp (its name into tmp) for writing, to be renamed onto path
+ * once whole. On failure e names path and the reason, never the .tmp. */
+FILE *file_create_tmp(const char *path, char *tmp, size_t cap, Err *e);
+
+#endif
