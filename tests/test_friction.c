@@ -50,19 +50,31 @@ static int count_lines(const char *s) {
     return n;
 }
 
-/* `ahascope ARGS` must exit 1 (not hang: 10 s at most), print one line, and
- * that line must hold every needle (NULL-terminated list). */
-static void expect_fail(const char *args, ...) {
+/* `ahascope ARGS` must exit `want` (1 a failure, 2 a usage error; never
+ * hang: 10 s at most), print one line, and that line must hold every needle
+ * of the NULL-terminated list. */
+static void expect_exit_v(int want, const char *args, va_list ap) {
     int st;
     char *out = sh(&st, "timeout 10 %s %s </dev/null", bin(), args);
-    CHECK_MSG(st == 1, "`%s` exited %d%s: %s", args, st, st == 124 ? " (hung)" : "", out ? out : "");
+    CHECK_MSG(st == want, "`%s` exited %d%s: %s", args, st, st == 124 ? " (hung)" : "", out ? out : "");
     CHECK_MSG(out && count_lines(out) == 1, "`%s` printed: %s", args, out ? out : "");
-    va_list ap;
-    va_start(ap, args);
     for (const char *needle; (needle = va_arg(ap, const char *));)
         CHECK_MSG(out && strstr(out, needle), "`%s`: expected '%s' in: %s", args, needle, out ? out : "");
-    va_end(ap);
     free(out);
+}
+
+static void expect_fail(const char *args, ...) {
+    va_list ap;
+    va_start(ap, args);
+    expect_exit_v(1, args, ap);
+    va_end(ap);
+}
+
+static void expect_usage(const char *args, ...) {
+    va_list ap;
+    va_start(ap, args);
+    expect_exit_v(2, args, ap);
+    va_end(ap);
 }
 
 /* A small random llama2.c model (vocab 300) and a matching tokenizer. */
@@ -357,7 +369,7 @@ TEST(friction_sweep_checks_every_windows_routers_before_any_work) {
     expect_fail(a, "rt_w24.safetensors", "no such router file", "8, 16", NULL);
     CHECK_MSG(!exists(db), "sweep recorded into %s before refusing", db); /* nothing was evaluated */
     snprintf(a, sizeof a, "sweep --model %s --tokenizer %s --policy oracle,aha --window 8,16 --self 2 --seq-len 16", m, t);
-    expect_fail(a, "needs --routers", NULL);
+    expect_usage(a, "needs --routers", NULL);
     snprintf(a, sizeof a, "eval --model %s --tokenizer %s --routers '%s' --window 24 --self 2 --seq-len 16 --db %s", m, t,
              tmpl, db);
     expect_fail(a, "rt_w24.safetensors", "no such router file", NULL);
@@ -391,7 +403,7 @@ TEST(friction_train_refuses_an_output_it_cannot_create_before_training) {
     snprintf(a, sizeof a, "train --model %s --tokenizer %s --window 8 --self 8 --seq-len 16 --out %s", m, t, test_tmpdir());
     expect_fail(a, "cannot create", "a directory", NULL);
     snprintf(a, sizeof a, "train --model %s --window 8", m); /* no --out: a usage error naming it */
-    expect_fail(a, "--out", NULL);
+    expect_usage(a, "--out", NULL);
 }
 
 /* ---- exports never overwrite another run's ------------------------------ */
