@@ -87,8 +87,11 @@ run: deps-build
 test-fresh:
 	@sh tests/fresh.sh
 
+# app/FINDINGS.md's sh blocks, in order, by the README-examples runner, in
+# build/findings (kept). About an hour on 2 cores.
 findings: ahascope
-	@sh app/findings.sh
+	@mkdir -p build/findings
+	python3 tests/readme_examples.py --keep build/findings --timeout 3600 app/FINDINGS.md
 
 bench: ahascope
 	./ahascope bench --shape 110M --runs 5
