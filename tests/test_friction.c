@@ -539,3 +539,26 @@ TEST(friction_bare_model_name_is_found_through_the_model_search) {
     CHECK_MSG(st == 1 && strstr(out, "cannot open model"), "%d %s", st, out);
     free(out);
 }
+
+/* make deps without root or sudo: one line naming the packages and the
+ * command, exit 1, nothing installed. The probe is made to fail with a PATH
+ * that has no compiler; `id` is the one tool the script needs there. */
+TEST(friction_deps_without_root_or_sudo_names_the_packages) {
+    const char *as = unprivileged();
+    if (!as) { test_skip("cannot run as an unprivileged user (setpriv/runuser)"); return; }
+    char dir[] = "/tmp/ahascope-deps-XXXXXX";
+    if (!mkdtemp(dir)) { test_fail(__FILE__, __LINE__, "mkdtemp failed"); return; }
+    chmod(dir, 0755);
+    int st;
+    free(sh(&st, "ln -s \"$(command -v id)\" %s/id && cp .ci/deps.sh %s/ && chmod 644 %s/deps.sh", dir, dir, dir));
+    char *out = sh(&st, "cd / && %s env -i PATH=%s /bin/sh %s/deps.sh ensure build", as, dir, dir);
+    CHECK_MSG(st == 1 && count_lines(out) == 1, "deps.sh as nobody exited %d: %s", st, out);
+    CHECK_MSG(strstr(out, "sudo apt-get install") && strstr(out, "libcjson-dev") && strstr(out, "libncurses-dev"),
+              "deps.sh as nobody: %s", out);
+    free(out);
+    free(sh(&st, "rm -rf %s", dir));
+    /* on a machine that has everything, `ensure` is a no-op that says nothing */
+    out = sh(&st, "sh .ci/deps.sh ensure build");
+    CHECK_MSG(st == 0 && out && !*out, "deps.sh ensure build on a complete machine: %d %s", st, out);
+    free(out);
+}
