@@ -114,6 +114,16 @@ char *test_run(const char *cmd, int *status) {
     return out;
 }
 
+char *test_runf(int *status, const char *fmt, ...) {
+    char cmd[8192];
+    int st;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    return test_run(cmd, status ? status : &st);
+}
+
 struct cJSON *test_read_json(const char *path) {
     char *s = test_read_file(path, NULL);
     cJSON *j = s ? cJSON_Parse(s) : NULL;

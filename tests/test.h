@@ -77,6 +77,8 @@ struct cJSON *test_read_json(const char *path);
 int test_write_file(const char *path, const void *data, long len);
 /* Run a shell command, capture stdout+stderr (malloc'd) and exit status. */
 char *test_run(const char *cmd, int *status);
+/* test_run of a printf-formatted command; status may be NULL. */
+char *test_runf(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A python3 that can import numpy ($AHASCOPE_PYTHON, python3 on PATH, then
  * /usr/bin/python3), or NULL: tests of Python references skip without one. */

@@ -34,15 +34,6 @@ static const char *bin_abs(void) {
     return path;
 }
 
-static char *sh(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static char *sh(int *status, const char *fmt, ...) {
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    return test_run(cmd, status);
-}
 
 static int count_lines(const char *s) {
     int n = 0;
@@ -55,7 +46,7 @@ static int count_lines(const char *s) {
  * of the NULL-terminated list. */
 static void expect_exit_v(int want, const char *args, va_list ap) {
     int st;
-    char *out = sh(&st, "timeout 10 %s %s </dev/null", bin(), args);
+    char *out = test_runf(&st, "timeout 10 %s %s </dev/null", bin(), args);
     CHECK_MSG(st == want, "`%s` exited %d%s: %s", args, st, st == 124 ? " (hung)" : "", out ? out : "");
     CHECK_MSG(out && count_lines(out) == 1, "`%s` printed: %s", args, out ? out : "");
     for (const char *needle; (needle = va_arg(ap, const char *));)
@@ -174,7 +165,7 @@ TEST(friction_model_of_the_wrong_kind_says_what_it_is) {
 #undef MODEL
     snprintf(a, sizeof a, "info --model '%s'", tiny_model()); /* and the right kind still loads */
     int st;
-    char *out = sh(&st, "%s %s", bin(), a);
+    char *out = test_runf(&st, "%s %s", bin(), a);
     CHECK_MSG(st == 0, "%s", out);
     free(out);
 }
@@ -196,7 +187,7 @@ TEST(friction_tokenizer_of_the_wrong_kind_says_what_it_is) {
 #undef TOK
     snprintf(a, sizeof a, "info --model '%s' --tokenizer '%s'", m, tiny_tokenizer());
     int st;
-    char *out = sh(&st, "%s %s", bin(), a);
+    char *out = test_runf(&st, "%s %s", bin(), a);
     CHECK_MSG(st == 0, "%s", out);
     free(out);
 }
@@ -217,7 +208,7 @@ TEST(friction_routers_of_the_wrong_kind_say_what_they_are) {
 #undef ROUT
     snprintf(a, sizeof a, "generate --model '%s' --tokenizer '%s' --steps 2 --routers '%s'", m, t, tiny_routers("fr-ok.safetensors"));
     int st;
-    char *out = sh(&st, "%s %s", bin(), a);
+    char *out = test_runf(&st, "%s %s", bin(), a);
     CHECK_MSG(st == 0, "%s", out);
     free(out);
 }
@@ -228,9 +219,9 @@ TEST(friction_routers_of_the_wrong_kind_say_what_they_are) {
  * NULL when script(1) is missing. */
 static char *tty_run(int *st, const char *prefix, const char *args) {
     int have;
-    free(sh(&have, "command -v script >/dev/null 2>&1"));
+    free(test_runf(&have, "command -v script >/dev/null 2>&1"));
     if (have != 0) return NULL;
-    return sh(st, "timeout 20 script -qec \"%s %s %s\" /dev/null </dev/null", prefix, bin_abs(), args);
+    return test_runf(st, "timeout 20 script -qec \"%s %s %s\" /dev/null </dev/null", prefix, bin_abs(), args);
 }
 
 /* Like expect_fail, for the TUI: exit 1 and every needle in what it printed. */
@@ -250,7 +241,7 @@ static void expect_tui_fail(const char *prefix, const char *args, ...) {
 /* A recorded database at path (run 1 of tiny_model). */
 static void record_db(const char *path, const char *model, const char *tok, const char *prompt) {
     int st;
-    char *out = sh(&st, "%s record --db '%s' --model '%s' --tokenizer '%s' --steps 4 --profile --prompt '%s'", bin(), path,
+    char *out = test_runf(&st, "%s record --db '%s' --model '%s' --tokenizer '%s' --steps 4 --profile --prompt '%s'", bin(), path,
                    model, tok, prompt);
     CHECK_MSG(st == 0, "record: %s", out);
     free(out);
@@ -289,7 +280,7 @@ static const char *unprivileged(void) {
     static const char *const ways[] = {"setpriv --reuid=65534 --regid=65534 --clear-groups", "runuser -u nobody --"};
     for (int i = 0; i < 2; i++) {
         int st;
-        free(sh(&st, "%s %s --help >/dev/null 2>&1", ways[i], bin_abs()));
+        free(test_runf(&st, "%s %s --help >/dev/null 2>&1", ways[i], bin_abs()));
         if (st == 0) return ways[i];
     }
     return NULL;
@@ -306,7 +297,7 @@ static void expect_denied(const char *prefix, const char *want, const char *fmt,
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     int st;
-    char *out = sh(&st, "%s %s %s", prefix, bin_abs(), args);
+    char *out = test_runf(&st, "%s %s %s", prefix, bin_abs(), args);
     CHECK_MSG(st == 1 && count_lines(out) == 1 && strstr(out, "permission denied") && strstr(out, want),
               "`%s` as nobody -> %d (expected '%s'): %s", args, st, want, out);
     free(out);
@@ -325,13 +316,13 @@ TEST(friction_database_without_permission_says_permission_denied) {
     int st;
     snprintf(m, sizeof m, "%s/tiny.bin", root);
     snprintf(t, sizeof t, "%s/tok300.bin", root);
-    free(sh(&st, "cp '%s' '%s' && cp '%s' '%s' && mkdir '%s/ro' && chmod 644 '%s' '%s'", tiny_model(), m,
+    free(test_runf(&st, "cp '%s' '%s' && cp '%s' '%s' && mkdir '%s/ro' && chmod 644 '%s' '%s'", tiny_model(), m,
             tiny_tokenizer(), t, root, m, t));
     snprintf(db, sizeof db, "%s/ro/a.db", root);
     record_db(db, m, t, "ab");
     snprintf(a, sizeof a, "%s/ro/secret.db", root);
     record_db(a, m, t, "ab");
-    free(sh(&st, "chmod 600 '%s/ro/secret.db'; chmod 644 '%s'; chmod 555 '%s/ro'", root, db, root));
+    free(test_runf(&st, "chmod 600 '%s/ro/secret.db'; chmod 644 '%s'; chmod 555 '%s/ro'", root, db, root));
     const char *want = "cannot create the database";
     expect_denied(as, want, "record --db %s/ro/new.db --model %s --tokenizer %s --steps 2", root, m, t);
     expect_denied(as, want, "merge --out %s/ro/m.db %s", root, db);
@@ -342,12 +333,12 @@ TEST(friction_database_without_permission_says_permission_denied) {
     expect_denied(as, want, "query --db %s 'SELECT 1'", db);
     expect_denied(as, want, "runs --db %s/ro/secret.db", root);
     want = "run1.json";
-    free(sh(&st, "chmod 777 '%s/ro'", root)); /* a readable database, an unwritable output directory */
-    free(sh(&st, "mkdir '%s/ro2' && chmod 555 '%s/ro2'", root, root));
+    free(test_runf(&st, "chmod 777 '%s/ro'", root)); /* a readable database, an unwritable output directory */
+    free(test_runf(&st, "mkdir '%s/ro2' && chmod 555 '%s/ro2'", root, root));
     expect_denied(as, want, "export --db %s --run 1 --json --out %s/ro2/run1.json", db, root);
     snprintf(a, sizeof a, "tui --model %s --tokenizer %s --db %s/ro2/x.db", m, t, root);
     expect_tui_fail(as, a, "x.db", "permission denied", NULL);
-    free(sh(&st, "chmod -R u+w '%s'; rm -rf '%s'", root, root));
+    free(test_runf(&st, "chmod -R u+w '%s'; rm -rf '%s'", root, root));
 }
 
 /* ---- every input checked before work starts ---------------------------- */
@@ -375,7 +366,7 @@ TEST(friction_sweep_checks_every_windows_routers_before_any_work) {
     expect_fail(a, "rt_w24.safetensors", "no such router file", NULL);
     CHECK(!exists(db));
     int st; /* the windows that have routers run */
-    char *out = sh(&st, "%s sweep --model %s --tokenizer %s --policy aha --routers '%s' --window 8,16 --self 2 --seq-len 16",
+    char *out = test_runf(&st, "%s sweep --model %s --tokenizer %s --policy aha --routers '%s' --window 8,16 --self 2 --seq-len 16",
                    bin(), m, t, tmpl);
     CHECK_MSG(st == 0 && strstr(out, "w=16"), "%s", out);
     free(out);
@@ -414,7 +405,7 @@ TEST(friction_train_refuses_an_output_it_cannot_create_before_training) {
  * prints "EXITED <status>" and stays. */
 static void tui_start(const char *sock, const char *dir, const char *flags) {
     int st;
-    free(sh(&st,
+    free(test_runf(&st,
             "tmux -L %s -f /dev/null new-session -d -x 120 -y 40 \"cd %s && env TERM=xterm-256color LANG=C.UTF-8 %s tui "
             "--model %s --tokenizer %s --seed 1 --temperature 0 --policy full %s; echo EXITED \\$?; sleep 60\"",
             sock, dir, bin_abs(), tiny_model(), tiny_tokenizer(), flags));
@@ -426,13 +417,13 @@ static int tui_wait(const char *sock, const char *text, double secs) {
     double end = now_s() + secs;
     for (int i = 0;; i++) {
         int st;
-        char *s = sh(&st, "tmux -L %s capture-pane -p", sock);
+        char *s = test_runf(&st, "tmux -L %s capture-pane -p", sock);
         int found = s && strstr(s, text), blank = s && strspn(s, " \n") == strlen(s);
         if (!found && now_s() > end) fprintf(stderr, "--- waited for '%s', screen was:\n%s---\n", text, s ? s : "");
         free(s);
         if (found) return 1;
         if (now_s() > end) return 0;
-        if (blank && i % 30 == 29) free(sh(&st, "tmux -L %s send-keys C-l", sock));
+        if (blank && i % 30 == 29) free(test_runf(&st, "tmux -L %s send-keys C-l", sock));
         usleep(30000);
     }
 }
@@ -442,11 +433,11 @@ static void tui_export(const char *sock, const char *dir, const char *flags, con
     int st;
     tui_start(sock, dir, flags);
     CHECK_MSG(tui_wait(sock, "/32", 20), "the TUI did not start (%s)", flags);
-    free(sh(&st, "tmux -L %s send-keys n n s", sock));
+    free(test_runf(&st, "tmux -L %s send-keys n n s", sock));
     CHECK_MSG(tui_wait(sock, shows, 10), "no '%s' after s (%s)", shows, flags);
-    free(sh(&st, "tmux -L %s send-keys q", sock));
+    free(test_runf(&st, "tmux -L %s send-keys q", sock));
     CHECK(tui_wait(sock, "EXITED 0", 10));
-    free(sh(&st, "tmux -L %s kill-server 2>/dev/null", sock));
+    free(test_runf(&st, "tmux -L %s kill-server 2>/dev/null", sock));
 }
 
 static int file_has(const char *path, const char *text) {
@@ -458,7 +449,7 @@ static int file_has(const char *path, const char *text) {
 
 TEST(friction_tui_export_never_overwrites_another_runs_file) {
     int st;
-    free(sh(&st, "command -v tmux >/dev/null 2>&1"));
+    free(test_runf(&st, "command -v tmux >/dev/null 2>&1"));
     if (st != 0) { test_skip("tmux not installed"); return; }
     char dir[1100], sock_a[64], sock_b[64], path[1200];
     snprintf(dir, sizeof dir, "%s", test_tmp("fr-exports"));
@@ -515,13 +506,13 @@ TEST(friction_bare_model_name_is_found_through_the_model_search) {
         int st;
         snprintf(a, sizeof a, "cd %s && AHASCOPE_MODELS=%s %s convert --to hf --model %s --out hf%d", dir, models, bin_abs(),
                  names[i], i);
-        char *out = sh(&st, "%s", a);
+        char *out = test_runf(&st, "%s", a);
         CHECK_MSG(st == 0 && strstr(out, "model.safetensors"), "convert --model %s: %d %s", names[i], st, out);
         free(out);
         snprintf(a, sizeof a, "%s/hf%d/config.json", dir, i);
         CHECK(exists(a));
         snprintf(a, sizeof a, "cd %s && AHASCOPE_MODELS=%s %s info --model %s", dir, models, bin_abs(), names[i]);
-        out = sh(&st, "%s", a);
+        out = test_runf(&st, "%s", a);
         CHECK_MSG(st == 0 && strstr(out, "stories260K.bin"), "info --model %s: %d %s", names[i], st, out);
         free(out);
     }
@@ -529,13 +520,13 @@ TEST(friction_bare_model_name_is_found_through_the_model_search) {
     snprintf(a, sizeof a, "cd %s && AHASCOPE_MODELS=%s timeout 10 %s convert --to hf --model stories999 --out x", dir,
              models, bin_abs());
     int st;
-    char *out = sh(&st, "%s", a);
+    char *out = test_runf(&st, "%s", a);
     CHECK_MSG(st == 1 && count_lines(out) == 1 && strstr(out, "stories999") && strstr(out, models) &&
               strstr(out, "../shared/models"), "%d %s", st, out);
     free(out);
     /* a name with a directory in it is a path, never searched for */
     snprintf(a, sizeof a, "cd %s && AHASCOPE_MODELS=%s %s info --model ./stories260K.bin", dir, models, bin_abs());
-    out = sh(&st, "%s", a);
+    out = test_runf(&st, "%s", a);
     CHECK_MSG(st == 1 && strstr(out, "cannot open model"), "%d %s", st, out);
     free(out);
 }
@@ -550,15 +541,15 @@ TEST(friction_deps_without_root_or_sudo_names_the_packages) {
     if (!mkdtemp(dir)) { test_fail(__FILE__, __LINE__, "mkdtemp failed"); return; }
     chmod(dir, 0755);
     int st;
-    free(sh(&st, "ln -s \"$(command -v id)\" %s/id && cp .ci/deps.sh %s/ && chmod 644 %s/deps.sh", dir, dir, dir));
-    char *out = sh(&st, "cd / && %s env -i PATH=%s /bin/sh %s/deps.sh ensure build", as, dir, dir);
+    free(test_runf(&st, "ln -s \"$(command -v id)\" %s/id && cp .ci/deps.sh %s/ && chmod 644 %s/deps.sh", dir, dir, dir));
+    char *out = test_runf(&st, "cd / && %s env -i PATH=%s /bin/sh %s/deps.sh ensure build", as, dir, dir);
     CHECK_MSG(st == 1 && count_lines(out) == 1, "deps.sh as nobody exited %d: %s", st, out);
     CHECK_MSG(strstr(out, "sudo apt-get install") && strstr(out, "libcjson-dev") && strstr(out, "libncurses-dev"),
               "deps.sh as nobody: %s", out);
     free(out);
-    free(sh(&st, "rm -rf %s", dir));
+    free(test_runf(&st, "rm -rf %s", dir));
     /* on a machine that has everything, `ensure` is a no-op that says nothing */
-    out = sh(&st, "sh .ci/deps.sh ensure build");
+    out = test_runf(&st, "sh .ci/deps.sh ensure build");
     CHECK_MSG(st == 0 && out && !*out, "deps.sh ensure build on a complete machine: %d %s", st, out);
     free(out);
 }

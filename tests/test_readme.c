@@ -101,7 +101,7 @@ TEST(readme_examples_catch_a_broken_example) {
     CHECK_MSG(has(out, "broken.md:2 ok ("), "the good block is not reported ok:\n%s", out);
     /* the failing line, not just its block, with the program's message */
     CHECK_MSG(has(out, "broken.md:7 FAILED (exit ") && has(out, "--no-such-flag\n"), "no failure for line 7:\n%s", out);
-    CHECK_MSG(has(out, "    ahascope: generate: unknown flag"), "the output's tail is not shown:\n%s", out);
+    CHECK_MSG(has(out, "    ahascope generate: unknown flag"), "the output's tail is not shown:\n%s", out);
     CHECK_MSG(!has(out, "not-reached"), "the block went on after its failure:\n%s", out);
     CHECK_MSG(!has(out, "broken.md:10") && !has(out, "broken.md:11"), "the text block was reported:\n%s", out);
     char ran[1100];

@@ -31,21 +31,10 @@ static const char *model_abs(void) {
     return path;
 }
 
-static char *sh(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static char *sh(int *status, const char *fmt, ...) {
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st;
-    char *out = test_run(cmd, status ? status : &st);
-    return out;
-}
 
 static int have_tmux(void) {
     int st;
-    free(sh(&st, "command -v tmux >/dev/null 2>&1"));
+    free(test_runf(&st, "command -v tmux >/dev/null 2>&1"));
     return st == 0;
 }
 
@@ -63,8 +52,8 @@ static int tmux_start(Tmux *t, const char *name, int cols, int rows, const char 
     snprintf(t->sock, sizeof t->sock, "ahascope-%d-%s", (int)getpid(), name);
     snprintf(t->dir, sizeof t->dir, "%s", test_tmp(name));
     int st;
-    free(sh(&st, "mkdir -p %s", t->dir));
-    free(sh(&st,
+    free(test_runf(&st, "mkdir -p %s", t->dir));
+    free(test_runf(&st,
             "tmux -L %s -f /dev/null new-session -d -x %d -y %d \"cd %s && env TERM=xterm-256color LANG=C.UTF-8 %s %s tui "
             "--model %s --seed 1 --temperature 0 %s; echo EXITED \\$?; sleep 60\"",
             t->sock, cols, rows, t->dir, env ? env : "", bin_abs(), model_abs(), flags ? flags : ""));
@@ -73,12 +62,12 @@ static int tmux_start(Tmux *t, const char *name, int cols, int rows, const char 
 
 static void tmux_keys(Tmux *t, const char *keys) {
     int st;
-    free(sh(&st, "tmux -L %s send-keys %s", t->sock, keys));
+    free(test_runf(&st, "tmux -L %s send-keys %s", t->sock, keys));
 }
 
 static char *tmux_capture(Tmux *t) {
     int st;
-    return sh(&st, "tmux -L %s capture-pane -p", t->sock);
+    return test_runf(&st, "tmux -L %s capture-pane -p", t->sock);
 }
 
 static int blank(const char *s) {
@@ -112,7 +101,7 @@ static char *tmux_wait(Tmux *t, const char *text, double secs) {
 
 static void tmux_stop(Tmux *t) {
     int st;
-    free(sh(&st, "tmux -L %s kill-server 2>/dev/null", t->sock));
+    free(test_runf(&st, "tmux -L %s kill-server 2>/dev/null", t->sock));
 }
 
 #define NEED_TUI()                                                          \
@@ -139,7 +128,7 @@ static int expect(Tmux *t, const char *text, double secs) {
 
 static char *query(Tmux *t, const char *sql) {
     int st;
-    return sh(&st, "%s query --db %s/ahascope.db --csv \"%s\"", bin_abs(), t->dir, sql);
+    return test_runf(&st, "%s query --db %s/ahascope.db --csv \"%s\"", bin_abs(), t->dir, sql);
 }
 
 TEST(tui_steps_plays_and_quits_cleanly) {
@@ -255,7 +244,7 @@ TEST(tui_small_terminal_and_resize) {
     tmux_start(&t, "small", 60, 20, NULL, "--policy full --no-record");
     WAIT(&t, "enlarge to 80", 10);
     int st;
-    free(sh(&st, "tmux -L %s resize-window -x 100 -y 30", t.sock));
+    free(test_runf(&st, "tmux -L %s resize-window -x 100 -y 30", t.sock));
     WAIT(&t, "policy full", 5);
     tmux_keys(&t, "q");
     WAIT(&t, "EXITED 0", 5);
@@ -277,7 +266,7 @@ TEST(tui_ascii_and_no_color) {
     CHECK_MSG(!high, "--ascii screen holds non-ASCII bytes");
     free(s);
     int st;
-    char *esc = sh(&st, "tmux -L %s capture-pane -p -e", t.sock);
+    char *esc = test_runf(&st, "tmux -L %s capture-pane -p -e", t.sock);
     CHECK_MSG(esc && !strstr(esc, "38;5;") && !strstr(esc, "48;5;"), "NO_COLOR screen has colours");
     free(esc);
     tmux_keys(&t, "C-c");
@@ -306,15 +295,15 @@ TEST(tui_answers_keys_while_a_step_is_slow) {
 TEST(tui_refuses_without_a_terminal) {
     SKIP_UNLESS_SHARED();
     int st;
-    char *out = sh(&st, "%s tui --model %s --no-record </dev/null", bin_abs(),
+    char *out = test_runf(&st, "%s tui --model %s --no-record </dev/null", bin_abs(),
                    test_shared("models/stories260K/stories260K.bin"));
     CHECK_INT(st, 1);
     CHECK_MSG(strstr(out, "needs a terminal") != NULL, "%s", out);
     free(out);
-    out = sh(&st, "%s tui --bogus", bin_abs());
+    out = test_runf(&st, "%s tui --bogus", bin_abs());
     CHECK(st == 2 && strstr(out, "ahascope tui: unknown flag")); /* a usage error */
     free(out);
-    out = sh(&st, "%s tui --help", bin_abs());
+    out = test_runf(&st, "%s tui --help", bin_abs());
     CHECK(st == 0 && strstr(out, "usage: ahascope tui"));
     free(out);
 }
@@ -355,10 +344,10 @@ TEST(tui_golden_text_mouse_resize_and_replay) {
     WAIT(&t, want, 2);
     /* a click on heatmap cell L2 H3 (SGR mouse report, 1-based column 19, row 13) selects it */
     int st;
-    free(sh(&st, "tmux -L %s send-keys -l \"$(printf '\\033[<0;19;13M')\"", t.sock));
+    free(test_runf(&st, "tmux -L %s send-keys -l \"$(printf '\\033[<0;19;13M')\"", t.sock));
     WAIT(&t, "L2 H3", 3);
     /* a bigger terminal shows the fields a narrow header drops */
-    free(sh(&st, "tmux -L %s resize-window -x 220 -y 60", t.sock));
+    free(test_runf(&st, "tmux -L %s resize-window -x 220 -y 60", t.sock));
     WAIT(&t, "golden.db run 1", 5);
     tmux_keys(&t, "q");
     WAIT(&t, "EXITED 0", 5);
@@ -367,7 +356,7 @@ TEST(tui_golden_text_mouse_resize_and_replay) {
     Tmux r;
     snprintf(r.sock, sizeof r.sock, "ahascope-%d-replay", (int)getpid());
     snprintf(r.dir, sizeof r.dir, "%s", t.dir);
-    free(sh(&st, "tmux -L %s -f /dev/null new-session -d -x 220 -y 40 \"cd %s && env TERM=xterm-256color "
+    free(test_runf(&st, "tmux -L %s -f /dev/null new-session -d -x 220 -y 40 \"cd %s && env TERM=xterm-256color "
                  "LANG=C.UTF-8 %s tui --replay --db golden.db; echo EXITED \\$?; sleep 60\"", r.sock, r.dir, bin_abs()));
     WAIT(&r, "replay golden.db run 1", 10);
     WAIT(&r, want, 2);
