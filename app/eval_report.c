@@ -83,20 +83,35 @@ void eval_print_rows(const Row *rows, int n, int json, int matched) {
                       rows[0].ev.n_tokens);
 }
 
+/* The series of each predictor name, in order of first appearance, its
+ * points copied out contiguously: rows of one name need not be adjacent
+ * (a sweep makes them window-major, policies interleaved). */
+static int plot_series_of(const Row *rows, int n, PlotPoint *pts, PlotSeries *ser) {
+    int ns = 0, o = 0;
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        while (k < ns && strcmp(ser[k].name, rows[i].name)) k++;
+        if (k < ns) continue;
+        snprintf(ser[ns].name, sizeof ser[ns].name, "%s", rows[i].name);
+        ser[ns].pts = &pts[o];
+        for (int j = i; j < n; j++) {
+            if (strcmp(rows[j].name, rows[i].name)) continue;
+            pts[o].x = rows[j].ev.global_share, pts[o].y = rows[j].ev.kl_mean;
+            snprintf(pts[o].label, sizeof pts[o].label, "%s", rows[j].knob);
+            o++, ser[ns].n++;
+        }
+        ns++;
+    }
+    return ns;
+}
+
 int eval_plot_rows(const Row *rows, int n, const EvalOpts *x, const char *title, Err *e) {
     if (!x->svg && !x->plot) return 0;
     PlotPoint *pts = calloc(n, sizeof *pts);
     PlotSeries *ser = calloc(n, sizeof *ser);
-    int ns = 0, rc = 0;
+    int rc = 0;
     if (!pts || !ser) { free(pts), free(ser); return err_set(e, "out of memory"); }
-    for (int i = 0; i < n; i++) {
-        pts[i].x = rows[i].ev.global_share, pts[i].y = rows[i].ev.kl_mean;
-        snprintf(pts[i].label, sizeof pts[i].label, "%s", rows[i].knob);
-        int k = 0;
-        while (k < ns && strcmp(ser[k].name, rows[i].name)) k++;
-        if (k == ns) { snprintf(ser[ns].name, sizeof ser[ns].name, "%s", rows[i].name), ser[ns].pts = &pts[i], ns++; }
-        ser[k].n++;
-    }
+    int ns = plot_series_of(rows, n, pts, ser);
     PlotSpec spec = {.log_x = 0};
     snprintf(spec.title, sizeof spec.title, "%s", title);
     snprintf(spec.xlabel, sizeof spec.xlabel, "global share");

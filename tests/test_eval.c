@@ -198,6 +198,47 @@ static int svg_marks(const char *path) {
     return n;
 }
 
+/* Checks an SVG scatter against the --json table printed with it: every
+ * row is one mark, in the series of its predictor, at its (share, KL), and
+ * the legend names each predictor once. Prints "ok" or what differs. */
+static const char *SVG_VS_TABLE =
+    "import json, sys, xml.dom.minidom as m\n"
+    "rows = json.load(open(sys.argv[2]))\n"
+    "want = sorted((r['predictor'], r['knob'], '%.4g' % r['global_share'], '%.4g' % r['kl']) for r in rows)\n"
+    "d = m.parse(sys.argv[1])\n"
+    "got = []\n"
+    "for c in d.getElementsByTagName('circle'):\n"
+    "    t = c.getElementsByTagName('title')[0].firstChild.data\n"
+    "    head, xy = t.rsplit(': (', 1)\n"
+    "    name, knob = head.split(' ', 1)\n"
+    "    x, y = xy.rstrip(')').split(', ')\n"
+    "    got.append((name, knob, x, y))\n"
+    "legend = [t.firstChild.data for t in d.getElementsByTagName('text') if t.getAttribute('font-size') == '12']\n"
+    "names = sorted(set(r['predictor'] for r in rows))\n"
+    "ok = sorted(got) == want and sorted(n for n in legend if n in names) == names\n"
+    "print('ok' if ok else 'svg %s legend %s table %s' % (sorted(got), legend, want))\n";
+
+TEST(sweep_svg_points_land_in_their_series) {
+    SKIP_UNLESS_SHARED();
+    int st;
+    free(test_run("python3 -c 'import xml.dom.minidom'", &st));
+    if (st != 0) { test_skip("python3 not installed"); return; }
+    char svg[1024], js[1024], py[1024], cmd[4096];
+    snprintf(svg, sizeof svg, "%s", test_tmp("series.svg"));
+    snprintf(js, sizeof js, "%s", test_tmp("series.json"));
+    snprintf(py, sizeof py, "%s", test_tmp("svg_vs_table.py"));
+    test_write_file(py, SVG_VS_TABLE, (long)strlen(SVG_VS_TABLE));
+    /* rows come window-major: oracle w=8, random w=8, oracle w=16, random w=16 */
+    snprintf(cmd, sizeof cmd, "%s sweep --model %s --policy oracle,random --window 8,16 --self 2 --seq-len 48 --json "
+                              "--svg %s >%s 2>/dev/null", bin(), model(), svg, js);
+    free(test_run(cmd, &st));
+    CHECK_INT(st, 0);
+    snprintf(cmd, sizeof cmd, "python3 %s %s %s", py, svg, js);
+    char *out = test_run(cmd, &st);
+    CHECK_MSG(st == 0 && !strcmp(out, "ok\n"), "%s", out);
+    free(out);
+}
+
 TEST(sweep_front_window_curve_and_svg) {
     SKIP_UNLESS_SHARED();
     int st;
