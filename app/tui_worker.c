@@ -55,7 +55,8 @@ static int begin(TuiWorker *w, const AttnConfig *attn, const char *prompt, const
         return -1;
     w->have_ses = 1;
     if (fwd_keep_queries(&w->ses.rs, e)) return -1;
-    int rc = prompt ? session_start_text(&w->ses, prompt, strlen(prompt), e) : session_start_ids(&w->ses, ids, n_ids, e);
+    int rc = prompt ? session_start_text(&w->ses, prompt, strlen(prompt), e)
+                    : session_resume_ids(&w->ses, ids, n_ids, n_prompt, e);
     if (rc) return -1;
     StoreRunInfo info = w->info;
     snprintf(info.policy, sizeof info.policy, "%s", aha_policy_name(attn->policy));

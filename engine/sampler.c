@@ -29,6 +29,10 @@ static float rand_unit(Sampler *s) {
     return (float)((s->state * 0x2545f4914f6cdd1dull) >> 40) / 16777216.0f;
 }
 
+void sampler_skip(Sampler *s, int n) {
+    for (int i = 0; s->temperature > 0 && i < n; i++) rand_unit(s);
+}
+
 int sampler_argmax(const float *logits, int n) {
     int best = 0;
     for (int i = 1; i < n; i++) if (logits[i] > logits[best]) best = i;

@@ -23,6 +23,11 @@ void sampler_free(Sampler *s);
 /* Pick a token from logits (not modified). */
 int sampler_sample(Sampler *s, const float *logits);
 
+/* Advance the generator past the draws n sampled tokens would have taken
+ * (none when greedy), so a sequence resumed from tokens sampled earlier
+ * goes on drawing where their sampling left off. */
+void sampler_skip(Sampler *s, int n);
+
 /* Index of the largest logit (first on ties). */
 int sampler_argmax(const float *logits, int n);
 

@@ -57,6 +57,12 @@ int session_start_ids(Session *s, const int *ids, int n, Err *e) {
     return 0;
 }
 
+int session_resume_ids(Session *s, const int *ids, int n, int n_prompt, Err *e) {
+    if (session_start_ids(s, ids, n, e)) return -1;
+    if (s->n_ids > n_prompt) sampler_skip(&s->sampler, s->n_ids - n_prompt);
+    return 0;
+}
+
 int session_start_text(Session *s, const char *text, size_t len, Err *e) {
     if (!s->tok) return err_set(e, "no tokenizer loaded");
     if (len > (size_t)64 << 20) return err_set(e, "prompt of %zu bytes is too long", len);

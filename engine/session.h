@@ -40,6 +40,13 @@ void session_free(Session *s);
 /* Start a new sequence from already-encoded ids (BOS included by the caller). */
 int session_start_ids(Session *s, const int *ids, int n, Err *e);
 
+/* Start from ids whose first n_prompt are the prompt and the rest were
+ * generated before (a re-evaluation under new settings): the sampler skips
+ * the draws those tokens took, so the tokens generated next are the ones a
+ * single run would have drawn, and the run stays reproducible from its
+ * prompt and seed. */
+int session_resume_ids(Session *s, const int *ids, int n, int n_prompt, Err *e);
+
 /* Start a new sequence from text (encoded with BOS). */
 int session_start_text(Session *s, const char *text, size_t len, Err *e);
 
