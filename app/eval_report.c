@@ -50,6 +50,17 @@ static void json_num(const char *key, double v) {
     else printf(", \"%s\": %.6f", key, v);
 }
 
+/* A JSON string: quotes, backslashes and control bytes escaped. */
+static void json_str(const char *key, const char *v) {
+    printf(", \"%s\": \"", key);
+    for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
+        if (*c == '"' || *c == '\\') printf("\\%c", *c);
+        else if (*c < 0x20) printf("\\u%04x", *c);
+        else putchar(*c);
+    }
+    putchar('"');
+}
+
 void eval_print_rows(const Row *rows, int n, int json, int matched) {
     double prec, rec, f1;
     if (json) {
@@ -62,6 +73,7 @@ void eval_print_rows(const Row *rows, int n, int json, int matched) {
                    i ? ", " : "", rows[i].name, rows[i].knob, v->global_share, v->keys_read_frac, v->kl_mean,
                    v->perplexity, v->perplexity_full);
             json_num("precision", prec), json_num("recall", rec), json_num("f1", f1);
+            if (rows[i].calibrated_on) json_str("calibrated_on", rows[i].calibrated_on);
             printf(", \"n_tokens\": %ld}", v->n_tokens);
         }
         printf("]\n");
@@ -79,6 +91,10 @@ void eval_print_rows(const Row *rows, int n, int json, int matched) {
         if (fabs(rows[i].ev.global_share - rows[0].ev.global_share) > 0.01)
             printf("note: %s could not be brought within 1 point of %.2f%% (its share jumps past it)\n", rows[i].name,
                    100 * rows[0].ev.global_share);
+    for (int i = 0; i < n; i++)
+        if (rows[i].calibrated_on)
+            printf("note: %s was calibrated on %s, not on the evaluated %s\n", rows[i].name, rows[i].calibrated_on,
+                   rows[i].ev.data);
     if (n > 0) printf("full attention perplexity on the same tokens: %.4f (%ld tokens)\n", rows[0].ev.perplexity_full,
                       rows[0].ev.n_tokens);
 }
