@@ -321,6 +321,7 @@ TEST(tui_refuses_without_a_terminal) {
 
 #include <cjson/cJSON.h>
 
+#include "engine/routers.h"
 #include "engine/tokenizer.h"
 
 /* The text of golden ids[from..to) of the first prompt, as the TUI prints it. */
@@ -438,5 +439,30 @@ TEST(tui_sampled_run_is_reproduced_by_record) {
     /* and the re-evaluated run begins with the first run's tokens */
     CHECK_MSG(tui && first && strlen(first) > 20 && !strncmp(tui, first, strlen(first)), "run 1: %s", first);
     free(tui), free(again), free(first);
+    tmux_stop(&t);
+}
+
+/* A router file's τ runs the TUI (header, recorded run) and its trained
+ * window, when another is asked for, is a warning on the status line. */
+TEST(tui_router_file_tau_and_window_warning) {
+    NEED_TUI();
+    char path[1024];
+    snprintf(path, sizeof path, "%s", test_tmp("w8.safetensors"));
+    Routers r = {0};
+    Err e;
+    const char *keys[] = {"window", "tau"}, *vals[] = {"8", "0.7"};
+    CHECK(router_random(&r, 5, 8, 64, 5, &e) == 0 && router_save(&r, path, keys, vals, 2, &e) == 0);
+    router_free(&r);
+    char flags[1100];
+    snprintf(flags, sizeof flags, "--routers %s --window 16", path);
+    Tmux t;
+    tmux_start(&t, "rmeta", 220, 40, "NO_COLOR=1", flags);
+    WAIT(&t, "trained for window 8, used here at window 16", 10);
+    WAIT(&t, "\xcf\x84 0.70", 1); /* τ */
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    char *q = query(&t, "SELECT printf('%.2f', tau), window FROM runs");
+    CHECK_MSG(q && strstr(q, "0.70,16"), "%s", q);
+    free(q);
     tmux_stop(&t);
 }
