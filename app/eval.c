@@ -9,6 +9,7 @@
 
 #include "app/args.h"
 #include "app/eval.h"
+#include "app/record.h"
 #include "engine/kernels.h"
 #include "engine/session.h"
 
@@ -41,6 +42,7 @@ int eval_data_self(EvalData *d, const Model *m, const Tokenizer *tok, int n, int
         while (got < len && rc == 0) {
             if ((rc = session_start_ids(&s, &bos, 1, e))) break;
             while (session_step(&s, NULL)) {}
+            if ((rc = app_session_error(&s, e))) break;
             int take = s.n_fed < len - got ? s.n_fed : len - got;
             memcpy(d->seq[i] + got, s.ids, (size_t)take * sizeof(int));
             got += take;

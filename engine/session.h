@@ -25,6 +25,8 @@ typedef struct {
     int *ids;         /* [steps + 1] every token: prompt, then generated */
     int n_ids, n_prompt, n_fed;
     int done;         /* no more positions will be fed */
+    int failed;       /* SAMPLER_NONFINITE / SAMPLER_OVERFLOW: the last logits could not be sampled, so
+                       * generation stopped short (0: it did not) */
     int stop_id;      /* token that ends generation (BOS for llama2.c, EOS for HF; -1 none) */
     float *prev_logits; /* logits that predicted ids[n_fed] (valid when n_fed > 0) */
     float *batch_logits; /* [max_batch][vocab] for prefill traces */
@@ -61,7 +63,8 @@ int session_prompt_pending(const Session *s);
 
 /* Choose the next token (sampling from the last logits) and feed it.
  * Returns 1 if a position was fed (trace filled if non-NULL), 0 when the
- * sequence is finished (context or steps reached, or BOS emitted). */
+ * sequence is finished (context or steps reached, or BOS emitted) or when
+ * the logits could not be sampled (failed says why; nothing is appended). */
 int session_step(Session *s, StepTrace *trace);
 
 /* Teacher forcing: append a given token and feed it, like session_step. */

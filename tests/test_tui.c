@@ -466,3 +466,20 @@ TEST(tui_router_file_tau_and_window_warning) {
     free(q);
     tmux_stop(&t);
 }
+
+/* Logits that cannot be sampled stop the TUI's run: the reason on the
+ * status line, the run recorded as failed, no garbage token after the prompt. */
+TEST(tui_unsampleable_logits_fail_the_run) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "tiny", 160, 40, NULL, "--policy full --temperature 1e-38");
+    WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, "n");
+    WAIT(&t, "position 5: --temperature 1e-38 is too small", 5);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    char *r = query(&t, "SELECT status, n_tokens FROM runs");
+    CHECK_MSG(r && strstr(r, "failed,5"), "%s", r);
+    free(r);
+    tmux_stop(&t);
+}
