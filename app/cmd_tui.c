@@ -177,8 +177,9 @@ static void change_setting(Tui *t, ViewAction a) {
     set_play(t, 0);
     tui_worker_restart(&t->w, &c, NULL);
     int trained = c.policy == POLICY_AHA && c.routers ? t->L->routers.window : 0;
+    const char *note = trained > 0 && trained != c.window ? " (the routers were trained for another w)" : "";
     view_set_status(&t->m, "re-evaluating under %s, w=%d, tau=%.2f, theta=%.2f%s", aha_policy_name(c.policy), c.window,
-                    c.tau, c.theta, trained > 0 && trained != c.window ? " (the routers were trained for another w)" : "");
+                    c.tau, c.theta, note);
 }
 
 /* `:` SQL over the current database on its own read-only connection. */
