@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,7 +88,7 @@ void args_help_policy(void) {
          "                    default full; aha when routers are given or built into the model\n"
          "  --window W        local keys per head (default 32, or the window the routers were trained for)\n"
          "  --sinks S         first S positions always in the local set (default 0)\n"
-         "  --tau T           aha: global iff the router's sigmoid > T (default 0.5)\n"
+         "  --tau T           aha: global iff the router's sigmoid > T (default: the router file's, else 0.5)\n"
          "  --theta X         oracle, qada, qada_bulk: global iff out-of-window mass > X (default 0.1)\n"
          "  --p P             random: probability of global (default 0.1)\n"
          "  --static-heads l.h,...|FILE   static: the global heads (no default)\n"
@@ -103,6 +104,16 @@ int args_unknown(const char *arg, Err *e) {
     if (arg[0] != '-' || !arg[1]) return err_usage(e, "unexpected argument '%s'", arg);
     if (!g_command) return err_usage(e, "unknown flag '%s' (see ahascope --help)", arg);
     return err_usage(e, "unknown flag '%s' (see ahascope %s --help)", arg, g_command);
+}
+
+void args_warn(const char *fmt, ...) {
+    char msg[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (g_command) fprintf(stderr, "ahascope %s: warning: %s\n", g_command, msg);
+    else fprintf(stderr, "ahascope: warning: %s\n", msg);
 }
 
 int args_fail(const Err *e) {
@@ -139,6 +150,7 @@ static int parse_attn(RunOpts *o, Args *a, const char *f, Err *e) {
     if (dst) {
         if (!(v = args_value(a, e)) || args_float(f, v, 0, 1, &x, e)) return -1;
         *dst = (float)x;
+        if (dst == &o->attn.tau) o->have_tau = 1;
         return 1;
     }
     if (!strcmp(f, "--routers")) {

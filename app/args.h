@@ -43,7 +43,7 @@ typedef struct {
     uint64_t seed;          /* --seed S */
     int have_seed;
     AttnConfig attn;        /* --policy --window --sinks --tau --theta --p --profile */
-    int have_policy, have_window;
+    int have_policy, have_window, have_tau;
     const char *routers;    /* --routers FILE | random[:SEED] */
     const char *static_heads; /* --static-heads l.h,... or FILE */
     int context;            /* --context N: cap a Hugging Face model's context (0: default) */
@@ -90,6 +90,10 @@ void args_set_command(const char *name);
 /* The usage error for an argument the command does not take: an unknown
  * flag (pointing at --help) or an unexpected positional argument. Returns -1. */
 int args_unknown(const char *arg, Err *e);
+
+/* Print a warning, the run going on, as one line on stderr: "ahascope CMD:
+ * warning: <msg>". */
+void args_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Print e as "ahascope CMD: <msg>" on stderr; return the exit status, 2 for
  * a usage error and 1 for a failure. */

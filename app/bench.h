@@ -21,6 +21,7 @@ typedef struct {
     int max_ctx;             /* --context also caps a Hugging Face model's context */
     int kv_dtype;            /* --kv-dtype: the KV cache's type (-1: each model's own) */
     AttnConfig attn;
+    int have_tau;            /* --tau given: it wins over the router file's */
 } BenchOpts;
 
 /* Median of v[0..n) (sorts v). */

@@ -302,7 +302,7 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
     if (ro.context) b->context = ro.context; /* the shared flag parser took it first */
     b->model = ro.model;
     b->routers = ro.routers;
-    b->attn = ro.attn;
+    b->attn = ro.attn, b->have_tau = ro.have_tau;
     b->kv_dtype = ro.kv_dtype;
     if (b->runs > 1000) return err_usage(e, "--runs %d is too many (max 1000)", b->runs);
     return 0;
@@ -388,6 +388,8 @@ int cmd_bench(int argc, char **argv) {
     if (b.routers) {
         if (router_open(&rt, b.routers, m.c.n_layers, m.c.n_heads, m.c.dim, &e) != 0) { model_free(&m); return args_fail(&e); }
         b.attn.routers = rt.w;
+        char warn[1200];
+        app_router_meta(&rt, b.have_tau, &b.attn, warn, sizeof warn);
     }
     if (b.record) {
         if (bench_record(&m, &b, &e) != 0) rc = args_fail(&e);

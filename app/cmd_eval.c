@@ -29,7 +29,9 @@ static void eval_help(void) {
          "  --label TEXT    the evals row's label (default empty)\n"
          "  --match-budget aha  evaluate the AHA routers, then choose for qada, qada_bulk and oracle the\n"
          "                  theta, for random the p, and for static the head count that give the same\n"
-         "                  global share on the same data, and evaluate each (needs --routers)\n"
+         "                  global share on the same data, and evaluate each (needs --routers); the static\n"
+         "                  heads are ranked on calibration sequences apart from the evaluated ones: N more\n"
+         "                  sampled with another seed, or the first quarter of --data's chunks\n"
          "  --json          print the rows as JSON\n"
          "  --plot / --svg FILE  global share against KL, one mark per setting, in the terminal / as SVG\n"
          "  --threads N     worker threads (default: all cores)\n"
@@ -113,8 +115,18 @@ static uint8_t *static_heads_for(const long *counts, int cells, double target, i
     return map;
 }
 
-/* --match-budget aha: AHA first, then every predictor at its global share. */
-static int run_matched(const Loaded *L, const EvalData *d, EvalOpts *x, Store *st, StoreRunInfo *info, Err *e) {
+/* Per-head oracle counts of an AHA pass over the calibration data cal. */
+static int calibrate_counts(const Loaded *L, const EvalData *cal, const EvalOpts *x, long *counts, Err *e) {
+    EvalSums s = {.head_counts = counts, .ref_theta = x->o.attn.theta};
+    AttnConfig a = x->o.attn;
+    a.policy = POLICY_AHA;
+    return eval_policy(&L->model, NULL, &a, cal, (int)x->threads, NULL, NULL, 0, 0, &s, e);
+}
+
+/* --match-budget aha: AHA first, then every predictor at its global share;
+ * the static heads are ranked on cal, not on the evaluated d. */
+static int run_matched(const Loaded *L, const EvalData *d, const EvalData *cal, EvalOpts *x, Store *st,
+                       StoreRunInfo *info, Err *e) {
     int cells = L->model.c.n_layers * L->model.c.n_heads, rc = -1, n = 0, k = 0;
     long *counts = calloc((size_t)cells * 2, sizeof *counts);
     uint8_t *heads = NULL;
@@ -123,7 +135,7 @@ static int run_matched(const Loaded *L, const EvalData *d, EvalOpts *x, Store *s
     Row *r = &rows[n++];
     snprintf(r->name, sizeof r->name, "aha");
     snprintf(r->knob, sizeof r->knob, "tau=%.3g", x->o.attn.tau);
-    r->a = x->o.attn, r->a.policy = POLICY_AHA, r->s.head_counts = counts;
+    r->a = x->o.attn, r->a.policy = POLICY_AHA;
     if (eval_row(L, d, x, st, info, r, NULL, e)) goto out;
     double g = r->ev.global_share;
     char matched[64];
@@ -155,7 +167,9 @@ static int run_matched(const Loaded *L, const EvalData *d, EvalOpts *x, Store *s
     snprintf(r->knob, sizeof r->knob, "p=%.4f", r->a.p);
     if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
     r = &rows[n++];
+    if (calibrate_counts(L, cal, x, counts, e)) goto out;
     heads = static_heads_for(counts, cells, g, &k);
+    r->calibrated_on = cal->desc;
     r->a = x->o.attn, r->a.policy = POLICY_STATIC, r->a.static_heads = heads;
     snprintf(r->name, sizeof r->name, "static");
     snprintf(r->knob, sizeof r->knob, "%d/%d heads", k, cells);
@@ -170,7 +184,7 @@ out:
 
 static int run_eval(EvalOpts *x, Err *e) {
     Loaded L;
-    EvalData d = {0};
+    EvalData d = {0}, cal = {0};
     Store *st = NULL;
     StoreRunInfo info;
     int rc = -1;
@@ -191,7 +205,9 @@ static int run_eval(EvalOpts *x, Err *e) {
         goto out;
     x->o.prompt = "";
     if (app_run_info(&x->o, &L, &info, e)) goto out;
-    if (x->match) rc = run_matched(&L, &d, x, st, &info, e);
+    if (x->match && eval_data_calibration(&cal, &d, &L.model, &L.tok, x->data, (int)x->self_n, len, x->o.seed, e))
+        goto out;
+    if (x->match) rc = run_matched(&L, &d, &cal, x, st, &info, e);
     else {
         Row row = {.a = x->o.attn};
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
@@ -203,6 +219,7 @@ static int run_eval(EvalOpts *x, Err *e) {
 out:
     if (store_close(st, rc ? NULL : e)) rc = -1;
     eval_data_free(&d);
+    eval_data_free(&cal);
     app_unload(&L);
     return rc;
 }

@@ -6,6 +6,7 @@
 
 #include "app/args.h"
 #include "app/commands.h"
+#include "app/record.h"
 #include "app/setup.h"
 #include "engine/session.h"
 
@@ -56,6 +57,8 @@ static int run_generate(RunOpts *o, int print_ids, int threads, Err *e) {
     } else {
         putchar('\n');
     }
+    fflush(stdout);
+    if (app_session_error(&s, e)) goto out_session;
     int n_dec = s.n_fed - n_pre;
     if (getenv("AHASCOPE_VERBOSE"))
         fprintf(stderr, "prefill %d tok in %.3fs, decode %d tok at %.1f tok/s\n", n_pre, t1 - t0, n_dec,

@@ -69,6 +69,7 @@ static int record_session(Session *s, Store *st, int64_t run, const RecordOpts *
     }
     if (store_flush(st, e)) goto out;
     if (ro->progress && pending >= 0) fprintf(stderr, "committed pos %d\n", pending);
+    if (app_session_error(s, e)) goto out; /* the run ends failed, not done */
     rc = 0;
 out:
     for (int i = 0; pre && i < n; i++) trace_free(pre[i]);

@@ -28,7 +28,8 @@ static void sweep_help(void) {
          "  --window 8,16,32,64,128,256 --policy oracle,aha gives the curve of global need against window.\n"
          "  --svg FILE writes the Pareto scatter; with several windows also FILE without .svg + -windows.svg.\n"
          "Every point is recorded with --db (an `evals` row each, label 'sweep').\n"
-         "Defaults as `ahascope eval`: theta 0.1, tau 0.5, p 0.1, --self 8, --seq-len 256, --max-seqs 1000.");
+         "Defaults as `ahascope eval`: theta 0.1, tau the router file's (else 0.5), p 0.1, --self 8, --seq-len 256,\n"
+         "--max-seqs 1000. Routers used at a window other than their file's `window` are a warning on stderr.");
 }
 
 #define MAX_LIST 32
@@ -119,15 +120,19 @@ static int sweep_policy(SweepOpts *w, const Loaded *L, const EvalData *d, Store 
     const char *list = p == POLICY_AHA ? w->taus : p == POLICY_RANDOM ? w->ps
                      : (p == POLICY_ORACLE || p == POLICY_QADA || p == POLICY_QADA_BULK) ? w->thetas : NULL;
     if (list && parse_list(p == POLICY_AHA ? "--tau" : p == POLICY_RANDOM ? "--p" : "--theta", list, v, &n, e)) return -1;
+    AttnConfig base = w->x.o.attn;
+    base.policy = p, base.window = window;
     if (p == POLICY_AHA) {
+        char warn[1200];
         if (!w->x.o.routers) return err_usage(e, "policy aha needs --routers FILE (or a {w} template)");
         if (routers_for(w->x.o.routers, window, &L->model.c, rt, e)) return -1;
         snprintf(info->routers, sizeof info->routers, "%s", rt->desc);
+        app_router_meta(rt, w->taus != NULL, &base, warn, sizeof warn); /* the file's τ without --tau */
     }
     for (int i = 0; i < n; i++) {
         Row *r = add_row(rs, e);
         if (!r) return -1;
-        r->a = w->x.o.attn, r->a.policy = p, r->a.window = window, r->a.routers = rt->w;
+        r->a = base, r->a.routers = rt->w;
         snprintf(r->name, sizeof r->name, "%s", aha_policy_name(p));
         int k = snprintf(r->knob, sizeof r->knob, "w=%d", window);
         if (!isnan(v[i])) {

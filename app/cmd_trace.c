@@ -8,6 +8,7 @@
 
 #include "app/args.h"
 #include "app/commands.h"
+#include "app/record.h"
 #include "app/setup.h"
 #include "engine/session.h"
 
@@ -88,7 +89,7 @@ static int run_trace(RunOpts *o, Err *e) {
         trace_clear(t);
     }
     trace_free(t);
-    rc = fflush(stdout) == 0 ? 0 : err_set(e, "cannot write to stdout");
+    rc = fflush(stdout) == 0 ? app_session_error(&s, e) : err_set(e, "cannot write to stdout");
 out_session:
     session_free(&s);
 out:

@@ -177,8 +177,10 @@ static void change_setting(Tui *t, ViewAction a) {
     t->cfg = c;
     set_play(t, 0);
     tui_worker_restart(&t->w, &c, NULL);
-    view_set_status(&t->m, "re-evaluating under %s, w=%d, tau=%.2f, theta=%.2f", aha_policy_name(c.policy), c.window,
-                    c.tau, c.theta);
+    int trained = c.policy == POLICY_AHA && c.routers ? t->L->routers.window : 0;
+    const char *note = trained > 0 && trained != c.window ? " (the routers were trained for another w)" : "";
+    view_set_status(&t->m, "re-evaluating under %s, w=%d, tau=%.2f, theta=%.2f%s", aha_policy_name(c.policy), c.window,
+                    c.tau, c.theta, note);
 }
 
 /* `:` SQL over the current database on its own read-only connection. */
@@ -508,6 +510,7 @@ static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads,
     t.m.hdr.ctx_len = L.model.c.seq_len;
     t.cfg = o->attn;
     if (tui_worker_start(w, &o->attn, t.prompt, e)) { store_close(w->store, NULL); goto out_view; }
+    if (L.warning[0]) view_set_status(&t.m, "warning: %s", L.warning);
     signal(SIGINT, on_quit);
     signal(SIGTERM, on_quit);
     curses_start(&t, mono, ascii);

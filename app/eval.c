@@ -9,6 +9,7 @@
 
 #include "app/args.h"
 #include "app/eval.h"
+#include "app/record.h"
 #include "engine/kernels.h"
 #include "engine/session.h"
 
@@ -41,6 +42,7 @@ int eval_data_self(EvalData *d, const Model *m, const Tokenizer *tok, int n, int
         while (got < len && rc == 0) {
             if ((rc = session_start_ids(&s, &bos, 1, e))) break;
             while (session_step(&s, NULL)) {}
+            if ((rc = app_session_error(&s, e))) break;
             int take = s.n_fed < len - got ? s.n_fed : len - got;
             memcpy(d->seq[i] + got, s.ids, (size_t)take * sizeof(int));
             got += take;
@@ -80,6 +82,24 @@ int eval_data_file(EvalData *d, const Tokenizer *tok, const char *path, int len,
     if (rc == 0) snprintf(d->desc, sizeof d->desc, "%s", path);
     free(ids);
     return rc;
+}
+
+int eval_data_calibration(EvalData *cal, EvalData *d, const Model *m, const Tokenizer *tok, const char *file, int n,
+                          int len, uint64_t seed, Err *e) {
+    if (!file) return eval_data_self(cal, m, tok, n, len, (seed * 7919 + 31) & 0x7fffffffffffffffull, e);
+    if (d->n < 2) return err_set(e, "%s gives %d sequence(s); need at least 2 (a quarter calibrates the baseline)",
+                                 d->desc, d->n);
+    int k = d->n / 4 > 0 ? d->n / 4 : 1, total = d->n;
+    if (data_alloc(cal, k, e)) return -1;
+    memcpy(cal->seq, d->seq, (size_t)k * sizeof *d->seq);
+    memcpy(cal->len, d->len, (size_t)k * sizeof *d->len);
+    cal->n = k;
+    d->n = total - k;
+    memmove(d->seq, d->seq + k, (size_t)d->n * sizeof *d->seq);
+    memmove(d->len, d->len + k, (size_t)d->n * sizeof *d->len);
+    snprintf(cal->desc, sizeof cal->desc, "%.900s chunks 1-%d", file, k);
+    snprintf(d->desc, sizeof d->desc, "%.900s chunks %d-%d", file, k + 1, total);
+    return 0;
 }
 
 int train_data_make(EvalData *d, int *n_held, const Model *m, const Tokenizer *tok, const char *file, int n_self,

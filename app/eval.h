@@ -25,6 +25,15 @@ int eval_data_file(EvalData *d, const Tokenizer *tok, const char *path, int len,
 
 void eval_data_free(EvalData *d);
 
+/* Sequences to calibrate a baseline on (the static heads of
+ * --match-budget), none of them evaluated, so the baseline is not fitted to
+ * its own test. Self data (file NULL): n more sampled with the seed
+ * seed * 7919 + 31, which no evaluation or training stream of this family
+ * uses. A file: the first quarter of d's chunks (at least one, and one must
+ * remain), moved out of d; both descs then name their chunks. */
+int eval_data_calibration(EvalData *cal, EvalData *d, const Model *m, const Tokenizer *tok, const char *file, int n,
+                          int len, uint64_t seed, Err *e);
+
 /* The data `ahascope train` learns from: the text file when file is set, else
  * n_self sequences sampled from the model with a seed derived from the run's
  * seed. The last *n_held sequences (1 in 8, at least 1) are held out; the

@@ -50,6 +50,17 @@ static void json_num(const char *key, double v) {
     else printf(", \"%s\": %.6f", key, v);
 }
 
+/* A JSON string: quotes, backslashes and control bytes escaped. */
+static void json_str(const char *key, const char *v) {
+    printf(", \"%s\": \"", key);
+    for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
+        if (*c == '"' || *c == '\\') printf("\\%c", *c);
+        else if (*c < 0x20) printf("\\u%04x", *c);
+        else putchar(*c);
+    }
+    putchar('"');
+}
+
 void eval_print_rows(const Row *rows, int n, int json, int matched) {
     double prec, rec, f1;
     if (json) {
@@ -62,6 +73,7 @@ void eval_print_rows(const Row *rows, int n, int json, int matched) {
                    i ? ", " : "", rows[i].name, rows[i].knob, v->global_share, v->keys_read_frac, v->kl_mean,
                    v->perplexity, v->perplexity_full);
             json_num("precision", prec), json_num("recall", rec), json_num("f1", f1);
+            if (rows[i].calibrated_on) json_str("calibrated_on", rows[i].calibrated_on);
             printf(", \"n_tokens\": %ld}", v->n_tokens);
         }
         printf("]\n");
@@ -79,24 +91,43 @@ void eval_print_rows(const Row *rows, int n, int json, int matched) {
         if (fabs(rows[i].ev.global_share - rows[0].ev.global_share) > 0.01)
             printf("note: %s could not be brought within 1 point of %.2f%% (its share jumps past it)\n", rows[i].name,
                    100 * rows[0].ev.global_share);
+    for (int i = 0; i < n; i++)
+        if (rows[i].calibrated_on)
+            printf("note: %s was calibrated on %s, not on the evaluated %s\n", rows[i].name, rows[i].calibrated_on,
+                   rows[i].ev.data);
     if (n > 0) printf("full attention perplexity on the same tokens: %.4f (%ld tokens)\n", rows[0].ev.perplexity_full,
                       rows[0].ev.n_tokens);
+}
+
+/* The series of each predictor name, in order of first appearance, its
+ * points copied out contiguously: rows of one name need not be adjacent
+ * (a sweep makes them window-major, policies interleaved). */
+static int plot_series_of(const Row *rows, int n, PlotPoint *pts, PlotSeries *ser) {
+    int ns = 0, o = 0;
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        while (k < ns && strcmp(ser[k].name, rows[i].name)) k++;
+        if (k < ns) continue;
+        snprintf(ser[ns].name, sizeof ser[ns].name, "%s", rows[i].name);
+        ser[ns].pts = &pts[o];
+        for (int j = i; j < n; j++) {
+            if (strcmp(rows[j].name, rows[i].name)) continue;
+            pts[o].x = rows[j].ev.global_share, pts[o].y = rows[j].ev.kl_mean;
+            snprintf(pts[o].label, sizeof pts[o].label, "%s", rows[j].knob);
+            o++, ser[ns].n++;
+        }
+        ns++;
+    }
+    return ns;
 }
 
 int eval_plot_rows(const Row *rows, int n, const EvalOpts *x, const char *title, Err *e) {
     if (!x->svg && !x->plot) return 0;
     PlotPoint *pts = calloc(n, sizeof *pts);
     PlotSeries *ser = calloc(n, sizeof *ser);
-    int ns = 0, rc = 0;
+    int rc = 0;
     if (!pts || !ser) { free(pts), free(ser); return err_set(e, "out of memory"); }
-    for (int i = 0; i < n; i++) {
-        pts[i].x = rows[i].ev.global_share, pts[i].y = rows[i].ev.kl_mean;
-        snprintf(pts[i].label, sizeof pts[i].label, "%s", rows[i].knob);
-        int k = 0;
-        while (k < ns && strcmp(ser[k].name, rows[i].name)) k++;
-        if (k == ns) { snprintf(ser[ns].name, sizeof ser[ns].name, "%s", rows[i].name), ser[ns].pts = &pts[i], ns++; }
-        ser[k].n++;
-    }
+    int ns = plot_series_of(rows, n, pts, ser);
     PlotSpec spec = {.log_x = 0};
     snprintf(spec.title, sizeof spec.title, "%s", title);
     snprintf(spec.xlabel, sizeof spec.xlabel, "global share");

@@ -19,6 +19,7 @@ typedef struct {
     AttnConfig a;
     StoreEval ev;
     EvalSums s;
+    const char *calibrated_on; /* the data its settings were fitted on, when not the evaluated data */
 } Row;
 
 /* Evaluate row->a on d (recorded into st when set; info is the runs row
@@ -27,7 +28,8 @@ int eval_row(const Loaded *L, const EvalData *d, const EvalOpts *x, Store *st, S
              const char *matched, Err *e);
 
 /* The table (or --json array) of rows; matched: rows 1.. were set to row 0's
- * global share, so say which could not be brought within a point of it. */
+ * global share, so say which could not be brought within a point of it.
+ * A row calibrated elsewhere says on what. */
 void eval_print_rows(const Row *rows, int n, int json, int matched);
 
 /* --svg FILE and --plot: global share (x) against KL (y), one series per

@@ -14,6 +14,19 @@ void app_heads_text(const uint8_t *map, int n_layers, int n_heads, char *out, si
         if (map[i]) o += (size_t)snprintf(out + o, cap - o, "%s%d.%d", o ? "," : "", i / n_heads, i % n_heads);
 }
 
+int app_session_error(const Session *s, Err *e) {
+    if (s->failed == SAMPLER_OVERFLOW)
+        return err_set(e, "position %d: --temperature %g is too small: the logits divided by it overflow (0 is greedy)",
+                       s->n_ids, s->sampler.temperature);
+    if (!s->failed) return 0;
+    int kv = s->model->c.kv_dtype;
+    if (kv != DT_F32)
+        return err_set(e, "position %d: the logits are not finite (NaN or Inf); the %s KV cache probably overflowed, "
+                          "try --kv-dtype f32", s->n_ids, model_dtype_name(kv));
+    return err_set(e, "position %d: the logits are not finite (NaN or Inf): the model's activations overflowed",
+                   s->n_ids);
+}
+
 int app_run_info(const RunOpts *o, const Loaded *L, StoreRunInfo *r, Err *e) {
     memset(r, 0, sizeof *r);
     const Config *c = &L->model.c;

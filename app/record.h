@@ -5,11 +5,17 @@
 
 #include "app/args.h"
 #include "app/setup.h"
+#include "engine/session.h"
 #include "store/store.h"
 
 /* Fill a runs row from the options and what was loaded (hashes the model,
  * tokenizer and router files). info->prompt borrows o->prompt. */
 int app_run_info(const RunOpts *o, const Loaded *L, StoreRunInfo *info, Err *e);
+
+/* 0 if s generated normally; else -1 with e set to the one line saying why
+ * it stopped: the position, and the likely cause (a half-precision KV
+ * cache overflowing, a temperature too small for the logits). */
+int app_session_error(const Session *s, Err *e);
 
 /* "l.h,l.h,…" of the global heads in a [n_layers*n_heads] map. */
 void app_heads_text(const uint8_t *map, int n_layers, int n_heads, char *out, size_t cap);

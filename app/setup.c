@@ -2,6 +2,7 @@
 
 #include <cjson/cJSON.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +253,16 @@ int app_load_tokenizer(RunOpts *o, Loaded *L, Err *e) {
     return load_tokenizer(o, L, e) != 0 || apply_chat(o, L, e) != 0 ? -1 : 0;
 }
 
+void app_router_meta(const Routers *r, int have_tau, AttnConfig *a, char *warn, size_t cap) {
+    warn[0] = 0;
+    if (!have_tau && !isnan(r->tau)) a->tau = r->tau;
+    if (r->window > 0 && a->window != r->window) {
+        snprintf(warn, cap, "%.1000s was trained for window %d, used here at window %d", r->desc, r->window,
+                 a->window);
+        args_warn("%s", warn);
+    }
+}
+
 int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e) {
     memset(L, 0, sizeof *L);
     if (app_model_path(o->model, L->model_path, sizeof L->model_path, e) != 0) return -1;
@@ -274,6 +285,7 @@ int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e) {
         o->attn.routers = L->routers.w;
         if (!o->have_window && L->routers.window > 0) o->attn.window = L->routers.window;
         if (!o->have_policy) o->attn.policy = POLICY_AHA; /* routers given: they drive by default */
+        app_router_meta(&L->routers, o->have_tau, &o->attn, L->warning, sizeof L->warning);
     }
     if (o->attn.policy == POLICY_AHA && !o->attn.routers && !o->attn.model_routers)
         return err_set(e, "policy aha needs routers (--routers FILE, or --routers random[:SEED])");

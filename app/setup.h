@@ -17,6 +17,7 @@ typedef struct {
     Routers routers;         /* routers.w is NULL without --routers */
     uint8_t *static_heads;
     char *chat_prompt;       /* --chat: the prompt as wrapped (o->prompt points here) */
+    char warning[1200];      /* what app_load warned of on stderr ("" none), for the TUI's status line */
 } Loaded;
 
 /* Find the default model: $AHASCOPE_MODELS, ../shared/models, then the
@@ -41,8 +42,15 @@ int app_find_tokenizer(const char *model_path, int vocab_size, char *out, size_t
  * or its parent). */
 int app_default_routers(const char *model_path, char *out, size_t cap);
 
+/* A router file's own settings applied to a: its τ unless have_tau (--tau
+ * wins). When a runs at a window other than the one the routers were
+ * trained for, warn (a line on stderr) and keep the message in warn (cap
+ * bytes; "" when all is well), so a screen can show it too. */
+void app_router_meta(const Routers *r, int have_tau, AttnConfig *a, char *warn, size_t cap);
+
 /* Load model, tokenizer (need_tok), routers and static heads as the options
- * say, and finish o->attn (routers pointer, default window and policy). */
+ * say, and finish o->attn (routers pointer, default window and policy, the
+ * router file's τ); a warning goes to stderr and L->warning. */
 int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e);
 
 /* Load the tokenizer app_load would load (and apply --chat) into a Loaded

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "app/args.h"
+#include "app/record.h"
 #include "app/tui_worker.h"
 
 /* Hand a finished trace to the UI (called with mu held). */
@@ -55,7 +56,8 @@ static int begin(TuiWorker *w, const AttnConfig *attn, const char *prompt, const
         return -1;
     w->have_ses = 1;
     if (fwd_keep_queries(&w->ses.rs, e)) return -1;
-    int rc = prompt ? session_start_text(&w->ses, prompt, strlen(prompt), e) : session_start_ids(&w->ses, ids, n_ids, e);
+    int rc = prompt ? session_start_text(&w->ses, prompt, strlen(prompt), e)
+                    : session_resume_ids(&w->ses, ids, n_ids, n_prompt, e);
     if (rc) return -1;
     StoreRunInfo info = w->info;
     snprintf(info.policy, sizeof info.policy, "%s", aha_policy_name(attn->policy));
@@ -109,7 +111,11 @@ static void step(TuiWorker *w) {
     int more = session_step(&w->ses, t);
     double dt = args_seconds() - t0;
     if (more) deliver(w, &t, 1);
+    Err e;
+    int failed = !more && app_session_error(&w->ses, &e);
+    if (failed) end_run(w, "failed"); /* never a finished run of garbage */
     pthread_mutex_lock(&w->mu);
+    if (failed) snprintf(w->message, sizeof w->message, "%s", e.msg);
     if (more && dt > 0) w->tok_s = w->tok_s > 0 ? 0.8 * w->tok_s + 0.2 / dt : 1 / dt;
     if (!more) w->finished = 1;
     pthread_mutex_unlock(&w->mu);

@@ -29,6 +29,10 @@ static float rand_unit(Sampler *s) {
     return (float)((s->state * 0x2545f4914f6cdd1dull) >> 40) / 16777216.0f;
 }
 
+void sampler_skip(Sampler *s, int n) {
+    for (int i = 0; s->temperature > 0 && i < n; i++) rand_unit(s);
+}
+
 int sampler_argmax(const float *logits, int n) {
     int best = 0;
     for (int i = 1; i < n; i++) if (logits[i] > logits[best]) best = i;
@@ -42,11 +46,15 @@ static int by_prob_desc(const void *a, const void *b, void *ctx) {
 }
 
 /* Nucleus: the smallest set of most likely tokens whose mass reaches topp.
- * Tokens below (1-topp)/(n-1) can never be in it, so they are not sorted. */
+ * Tokens below (1-topp)/(n-1) can never be in it, so they are not sorted.
+ * probs is a distribution (finite, summing to 1), so its largest entry is
+ * at least 1/V > cutoff and the set is never empty; the guard keeps any
+ * rounding from reading order[-1]. */
 static int sample_topp(Sampler *s, float coin) {
     int n = 0, V = s->vocab_size;
     float cutoff = (1.0f - s->topp) / (V - 1);
     for (int i = 0; i < V; i++) if (s->probs[i] >= cutoff) s->order[n++] = i;
+    if (n == 0) return sampler_argmax(s->probs, V);
     qsort_r(s->order, n, sizeof(int), by_prob_desc, s->probs);
     float mass = 0;
     int last = n - 1;
@@ -62,10 +70,25 @@ static int sample_topp(Sampler *s, float coin) {
     return s->order[last];
 }
 
+/* SAMPLER_NONFINITE unless the logits are a distribution's: no NaN, no
+ * +Inf, and at least one above -Inf (a -Inf logit is probability 0). */
+static int check_logits(const float *logits, int V) {
+    int any = 0;
+    for (int i = 0; i < V; i++) {
+        if (isnan(logits[i]) || logits[i] == INFINITY) return SAMPLER_NONFINITE;
+        any |= logits[i] > -INFINITY;
+    }
+    return any ? 0 : SAMPLER_NONFINITE;
+}
+
 int sampler_sample(Sampler *s, const float *logits) {
-    int V = s->vocab_size;
+    int V = s->vocab_size, bad = check_logits(logits, V);
+    if (bad) return bad;
     if (s->temperature <= 0) return sampler_argmax(logits, V);
-    for (int i = 0; i < V; i++) s->probs[i] = logits[i] / s->temperature;
+    for (int i = 0; i < V; i++) {
+        s->probs[i] = logits[i] / s->temperature;
+        if (isinf(s->probs[i]) && logits[i] > -INFINITY) return SAMPLER_OVERFLOW; /* a tiny temperature */
+    }
     float m = s->probs[0], z = 0;
     for (int i = 1; i < V; i++) if (s->probs[i] > m) m = s->probs[i];
     for (int i = 0; i < V; i++) { s->probs[i] = expf(s->probs[i] - m); z += s->probs[i]; }

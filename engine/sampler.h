@@ -20,8 +20,20 @@ int sampler_init(Sampler *s, int vocab_size, float temperature, float topp, uint
 /* Free the scratch buffers. */
 void sampler_free(Sampler *s);
 
-/* Pick a token from logits (not modified). */
+/* Why logits could not be sampled (sampler_sample's negative returns). */
+enum {
+    SAMPLER_NONFINITE = -1, /* a logit is NaN or +Inf, or every logit is -Inf: no distribution */
+    SAMPLER_OVERFLOW = -2,  /* finite logits, but divided by the temperature they overflow */
+};
+
+/* Pick a token from logits (not modified); or SAMPLER_NONFINITE /
+ * SAMPLER_OVERFLOW, drawing nothing, when they give no distribution. */
 int sampler_sample(Sampler *s, const float *logits);
+
+/* Advance the generator past the draws n sampled tokens would have taken
+ * (none when greedy), so a sequence resumed from tokens sampled earlier
+ * goes on drawing where their sampling left off. */
+void sampler_skip(Sampler *s, int n);
 
 /* Index of the largest logit (first on ties). */
 int sampler_argmax(const float *logits, int n);

@@ -53,7 +53,13 @@ int session_start_ids(Session *s, const int *ids, int n, Err *e) {
     memcpy(s->ids, ids, n * sizeof(int));
     s->n_ids = s->n_prompt = n;
     s->n_fed = 0;
-    s->done = 0;
+    s->done = 0, s->failed = 0;
+    return 0;
+}
+
+int session_resume_ids(Session *s, const int *ids, int n, int n_prompt, Err *e) {
+    if (session_start_ids(s, ids, n, e)) return -1;
+    if (s->n_ids > n_prompt) sampler_skip(&s->sampler, s->n_ids - n_prompt);
     return 0;
 }
 
@@ -127,7 +133,12 @@ static int feed_one(Session *s, StepTrace *trace) {
 int session_step(Session *s, StepTrace *trace) {
     if (session_prompt_pending(s) > 0) session_prefill(s, NULL);
     if (s->done || s->n_fed == 0) return 0;
-    return session_force(s, sampler_sample(&s->sampler, s->prev_logits), trace);
+    int token = sampler_sample(&s->sampler, s->prev_logits);
+    if (token < 0) {
+        s->failed = token, s->done = 1;
+        return 0;
+    }
+    return session_force(s, token, trace);
 }
 
 int session_force(Session *s, int token, StepTrace *trace) {

@@ -25,6 +25,8 @@ typedef struct {
     int *ids;         /* [steps + 1] every token: prompt, then generated */
     int n_ids, n_prompt, n_fed;
     int done;         /* no more positions will be fed */
+    int failed;       /* SAMPLER_NONFINITE / SAMPLER_OVERFLOW: the last logits could not be sampled, so
+                       * generation stopped short (0: it did not) */
     int stop_id;      /* token that ends generation (BOS for llama2.c, EOS for HF; -1 none) */
     float *prev_logits; /* logits that predicted ids[n_fed] (valid when n_fed > 0) */
     float *batch_logits; /* [max_batch][vocab] for prefill traces */
@@ -40,6 +42,13 @@ void session_free(Session *s);
 /* Start a new sequence from already-encoded ids (BOS included by the caller). */
 int session_start_ids(Session *s, const int *ids, int n, Err *e);
 
+/* Start from ids whose first n_prompt are the prompt and the rest were
+ * generated before (a re-evaluation under new settings): the sampler skips
+ * the draws those tokens took, so the tokens generated next are the ones a
+ * single run would have drawn, and the run stays reproducible from its
+ * prompt and seed. */
+int session_resume_ids(Session *s, const int *ids, int n, int n_prompt, Err *e);
+
 /* Start a new sequence from text (encoded with BOS). */
 int session_start_text(Session *s, const char *text, size_t len, Err *e);
 
@@ -54,7 +63,8 @@ int session_prompt_pending(const Session *s);
 
 /* Choose the next token (sampling from the last logits) and feed it.
  * Returns 1 if a position was fed (trace filled if non-NULL), 0 when the
- * sequence is finished (context or steps reached, or BOS emitted). */
+ * sequence is finished (context or steps reached, or BOS emitted) or when
+ * the logits could not be sampled (failed says why; nothing is appended). */
 int session_step(Session *s, StepTrace *trace);
 
 /* Teacher forcing: append a given token and feed it, like session_step. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/eval.h"
 #include "engine/session.h"
 #include "store/store.h"
 #include "test.h"
@@ -198,6 +199,47 @@ static int svg_marks(const char *path) {
     return n;
 }
 
+/* Checks an SVG scatter against the --json table printed with it: every
+ * row is one mark, in the series of its predictor, at its (share, KL), and
+ * the legend names each predictor once. Prints "ok" or what differs. */
+static const char *SVG_VS_TABLE =
+    "import json, sys, xml.dom.minidom as m\n"
+    "rows = json.load(open(sys.argv[2]))\n"
+    "want = sorted((r['predictor'], r['knob'], '%.4g' % r['global_share'], '%.4g' % r['kl']) for r in rows)\n"
+    "d = m.parse(sys.argv[1])\n"
+    "got = []\n"
+    "for c in d.getElementsByTagName('circle'):\n"
+    "    t = c.getElementsByTagName('title')[0].firstChild.data\n"
+    "    head, xy = t.rsplit(': (', 1)\n"
+    "    name, knob = head.split(' ', 1)\n"
+    "    x, y = xy.rstrip(')').split(', ')\n"
+    "    got.append((name, knob, x, y))\n"
+    "legend = [t.firstChild.data for t in d.getElementsByTagName('text') if t.getAttribute('font-size') == '12']\n"
+    "names = sorted(set(r['predictor'] for r in rows))\n"
+    "ok = sorted(got) == want and sorted(n for n in legend if n in names) == names\n"
+    "print('ok' if ok else 'svg %s legend %s table %s' % (sorted(got), legend, want))\n";
+
+TEST(sweep_svg_points_land_in_their_series) {
+    SKIP_UNLESS_SHARED();
+    int st;
+    free(test_run("python3 -c 'import xml.dom.minidom'", &st));
+    if (st != 0) { test_skip("python3 not installed"); return; }
+    char svg[1024], js[1024], py[1024], cmd[4096];
+    snprintf(svg, sizeof svg, "%s", test_tmp("series.svg"));
+    snprintf(js, sizeof js, "%s", test_tmp("series.json"));
+    snprintf(py, sizeof py, "%s", test_tmp("svg_vs_table.py"));
+    test_write_file(py, SVG_VS_TABLE, (long)strlen(SVG_VS_TABLE));
+    /* rows come window-major: oracle w=8, random w=8, oracle w=16, random w=16 */
+    snprintf(cmd, sizeof cmd, "%s sweep --model %s --policy oracle,random --window 8,16 --self 2 --seq-len 48 --json "
+                              "--svg %s >%s 2>/dev/null", bin(), model(), svg, js);
+    free(test_run(cmd, &st));
+    CHECK_INT(st, 0);
+    snprintf(cmd, sizeof cmd, "python3 %s %s %s", py, svg, js);
+    char *out = test_run(cmd, &st);
+    CHECK_MSG(st == 0 && !strcmp(out, "ok\n"), "%s", out);
+    free(out);
+}
+
 TEST(sweep_front_window_curve_and_svg) {
     SKIP_UNLESS_SHARED();
     int st;
@@ -232,4 +274,95 @@ TEST(sweep_front_window_curve_and_svg) {
     out = test_run(cmd, &st);
     CHECK_MSG(st == 2 && strstr(out, "needs --routers"), "%s", out); /* a usage error */
     free(out);
+}
+
+/* A story text long enough for a dozen short chunks. */
+static const char *story_file(void) {
+    static char path[1024];
+    snprintf(path, sizeof path, "%s", test_tmp("story.txt"));
+    char text[4096] = "";
+    for (int i = 0; i < 20; i++)
+        strcat(text, i % 2 ? "Lily saw a big red ball in the park. She ran to get it and laughed. "
+                           : "Once upon a time there was a little dog named Tom. He liked to play with his friend. ");
+    test_write_file(path, text, (long)strlen(text));
+    return path;
+}
+
+static int same_seq(const EvalData *a, int i, const EvalData *b, int j) {
+    return a->len[i] == b->len[j] && !memcmp(a->seq[i], b->seq[j], (size_t)a->len[i] * sizeof(int));
+}
+
+/* No calibration sequence is one of the evaluated ones: sampled with their
+ * own seed for self data, the first chunks of a file taken out of it. */
+TEST(eval_calibration_is_disjoint_from_evaluated) {
+    SKIP_UNLESS_SHARED();
+    Model m;
+    Tokenizer tok;
+    Err e;
+    CHECK(model_load(&m, model(), &e) == 0);
+    CHECK(tok_load(&tok, test_shared("models/stories260K/tok512.bin"), m.c.vocab_size, &e) == 0);
+    EvalData d = {0}, cal = {0}, all = {0};
+    CHECK(eval_data_self(&d, &m, &tok, 4, 48, 1234, &e) == 0);
+    CHECK(eval_data_calibration(&cal, &d, &m, &tok, NULL, 4, 48, 1234, &e) == 0);
+    CHECK_INT(cal.n, 4);
+    CHECK_INT(d.n, 4);
+    for (int i = 0; i < cal.n; i++)
+        for (int j = 0; j < d.n; j++) CHECK_MSG(!same_seq(&cal, i, &d, j), "calibration %d = evaluated %d", i, j);
+    CHECK(strcmp(cal.desc, d.desc) != 0);
+    eval_data_free(&d), eval_data_free(&cal);
+    const char *file = story_file();
+    CHECK(eval_data_file(&d, &tok, file, 24, 1000, &e) == 0);
+    CHECK(eval_data_file(&all, &tok, file, 24, 1000, &e) == 0);
+    CHECK(all.n >= 8);
+    CHECK(eval_data_calibration(&cal, &d, &m, &tok, file, 4, 24, 1234, &e) == 0);
+    CHECK_INT(cal.n, all.n / 4);
+    CHECK_INT(cal.n + d.n, all.n);
+    /* the first quarter calibrates, the rest is evaluated: each chunk in exactly one */
+    for (int i = 0; i < all.n; i++)
+        CHECK(i < cal.n ? same_seq(&all, i, &cal, i) : same_seq(&all, i, &d, i - cal.n));
+    char want[1100];
+    snprintf(want, sizeof want, "%s chunks 1-%d", file, cal.n);
+    CHECK_MSG(!strcmp(cal.desc, want), "%s", cal.desc);
+    eval_data_free(&d), eval_data_free(&cal), eval_data_free(&all);
+    tok_free(&tok);
+    model_free(&m);
+}
+
+/* --match-budget says where the static heads were ranked, and it is not on
+ * the evaluated data: the JSON row, the table's note, and with --data the
+ * held-out chunks are not scored. */
+TEST(eval_matched_static_calibrates_apart) {
+    SKIP_UNLESS_SHARED();
+    cJSON *j = eval_json("--routers random:3 --window 8 --match-budget aha");
+    cJSON *st = j ? cJSON_GetArrayItem(j, 5) : NULL;
+    cJSON *cal = st ? cJSON_GetObjectItem(st, "calibrated_on") : NULL;
+    CHECK_MSG(cJSON_IsString(cal) && !strncmp(cal->valuestring, "self:3:64:", 10) &&
+              strcmp(cal->valuestring, "self:3:64:1234") != 0, "static row: %s", st ? cJSON_PrintUnformatted(st) : "none");
+    for (int i = 0; i < 5; i++) CHECK(cJSON_GetObjectItem(cJSON_GetArrayItem(j, i), "calibrated_on") == NULL);
+    cJSON_Delete(j);
+    char cmd[4096];
+    const char *file = story_file();
+    snprintf(cmd, sizeof cmd, "%s eval --model %s --routers random:3 --window 8 --match-budget aha --data %s --seq-len 24 "
+                              "2>/dev/null", bin(), model(), file);
+    int status;
+    char *out = test_run(cmd, &status);
+    char want[1100];
+    snprintf(want, sizeof want, "static was calibrated on %s chunks 1-", file);
+    CHECK_MSG(status == 0 && strstr(out, want) && strstr(out, "not on the evaluated"), "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s eval --model %s --routers random:3 --window 8 --match-budget aha --data %s --seq-len 24 "
+                              "--json 2>/dev/null", bin(), model(), file);
+    out = test_run(cmd, &status);
+    j = cJSON_Parse(out);
+    free(out);
+    Tokenizer tok;
+    Err e;
+    EvalData all = {0};
+    CHECK(tok_load(&tok, test_shared("models/stories260K/tok512.bin"), 512, &e) == 0);
+    CHECK(eval_data_file(&all, &tok, file, 24, 1000, &e) == 0);
+    /* scored tokens: 23 per evaluated chunk, the first quarter of the chunks left out */
+    CHECK_NEAR(field(j, 0, "n_tokens"), (all.n - all.n / 4) * 23, 0);
+    cJSON_Delete(j);
+    eval_data_free(&all);
+    tok_free(&tok);
 }

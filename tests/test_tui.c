@@ -310,6 +310,7 @@ TEST(tui_refuses_without_a_terminal) {
 
 #include <cjson/cJSON.h>
 
+#include "engine/routers.h"
 #include "engine/tokenizer.h"
 
 /* The text of golden ids[from..to) of the first prompt, as the TUI prints it. */
@@ -366,4 +367,108 @@ TEST(tui_golden_text_mouse_resize_and_replay) {
     tmux_keys(&r, "q");
     WAIT(&r, "EXITED 0", 5);
     tmux_stop(&r);
+}
+
+/* The token ids of a run, "1,403,…", from `query` (NULL on failure). */
+static char *run_tokens(const char *db, int run) {
+    int st;
+    char *out = sh(&st, "%s query --db %s --csv \"SELECT group_concat(token_id) FROM (SELECT token_id FROM tokens "
+                        "WHERE run_id=%d ORDER BY pos)\"", bin_abs(), db, run);
+    char *nl = out ? strchr(out, '\n') : NULL;
+    if (st != 0 || !nl) { free(out); return NULL; }
+    memmove(out, nl + 1, strlen(nl + 1) + 1);
+    out[strcspn(out, "\r\n")] = 0;
+    size_t n = strlen(out);
+    if (n >= 2 && out[0] == '"') memmove(out, out + 1, n - 2), out[n - 2] = 0; /* CSV quotes the commas */
+    return out;
+}
+
+/* A sampled TUI run, re-evaluated midway (w then W: two linked runs, the
+ * last under the first's settings) and played to the end, is the run
+ * `record` makes from the settings its runs row holds: the re-evaluation
+ * goes on drawing where the sampling before it left off, not from the seed
+ * afresh. */
+TEST(tui_sampled_run_is_reproduced_by_record) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "repro", 120, 40, NULL,
+               "--policy full --window 16 --seed 12 --temperature 1.0 --steps 60 --prompt 'Once upon a time'");
+    WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, "n n n n n n n n n n");
+    WAIT(&t, "pos 14/512", 5);
+    tmux_keys(&t, "w");
+    WAIT(&t, "w 8 ", 5);
+    tmux_keys(&t, "W");
+    WAIT(&t, "w 16 ", 5);
+    WAIT(&t, "pos 14/512", 5);
+    tmux_keys(&t, "+ + + + + p"); /* as fast as it goes */
+    WAIT(&t, "sequence finished", 20);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    char db[1100], rec[1100];
+    snprintf(db, sizeof db, "%s/ahascope.db", t.dir);
+    snprintf(rec, sizeof rec, "%s/record.db", t.dir);
+    int st;
+    char *row = sh(&st, "%s query --db %s --csv \"SELECT parent_run_id, prompt, policy, window, seed, temperature, topp, "
+                        "steps, status FROM runs WHERE run_id=3\"", bin_abs(), db);
+    char prompt[64] = "", policy[16] = "", seed[32] = "", status[16] = "";
+    int parent = 0, window = 0, steps = 0;
+    double temp = 0, topp = 0;
+    char *nl = row ? strchr(row, '\n') : NULL;
+    int got = nl ? sscanf(nl + 1, "%d,%63[^,],%15[^,],%d,%31[^,],%lf,%lf,%d,%15[a-z]", &parent, prompt, policy, &window,
+                          seed, &temp, &topp, &steps, status) : 0;
+    CHECK_MSG(got == 9 && parent == 2 && !strcmp(status, "done"), "runs: %s", row);
+    free(row);
+    char *out = sh(&st, "%s record --db %s --model %s --prompt '%s' --policy %s --window %d --seed %s --temperature %.9g "
+                        "--topp %.9g --steps %d", bin_abs(), rec, model_abs(), prompt, policy, window, seed, temp, topp, steps);
+    CHECK_MSG(st == 0, "%s", out);
+    free(out);
+    char *tui = run_tokens(db, 3), *again = run_tokens(rec, 1), *first = run_tokens(db, 1);
+    CHECK_MSG(tui && again && !strcmp(tui, again), "tui run 3: %s\nrecord:     %s", tui, again);
+    /* and the re-evaluated run begins with the first run's tokens */
+    CHECK_MSG(tui && first && strlen(first) > 20 && !strncmp(tui, first, strlen(first)), "run 1: %s", first);
+    free(tui), free(again), free(first);
+    tmux_stop(&t);
+}
+
+/* A router file's τ runs the TUI (header, recorded run) and its trained
+ * window, when another is asked for, is a warning on the status line. */
+TEST(tui_router_file_tau_and_window_warning) {
+    NEED_TUI();
+    char path[1024];
+    snprintf(path, sizeof path, "%s", test_tmp("w8.safetensors"));
+    Routers r = {0};
+    Err e;
+    const char *keys[] = {"window", "tau"}, *vals[] = {"8", "0.7"};
+    CHECK(router_random(&r, 5, 8, 64, 5, &e) == 0 && router_save(&r, path, keys, vals, 2, &e) == 0);
+    router_free(&r);
+    char flags[1100];
+    snprintf(flags, sizeof flags, "--routers %s --window 16", path);
+    Tmux t;
+    tmux_start(&t, "rmeta", 220, 40, "NO_COLOR=1", flags);
+    WAIT(&t, "trained for window 8, used here at window 16", 10);
+    WAIT(&t, "\xcf\x84 0.70", 1); /* τ */
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    char *q = query(&t, "SELECT printf('%.2f', tau), window FROM runs");
+    CHECK_MSG(q && strstr(q, "0.70,16"), "%s", q);
+    free(q);
+    tmux_stop(&t);
+}
+
+/* Logits that cannot be sampled stop the TUI's run: the reason on the
+ * status line, the run recorded as failed, no garbage token after the prompt. */
+TEST(tui_unsampleable_logits_fail_the_run) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "tiny", 160, 40, NULL, "--policy full --temperature 1e-38");
+    WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, "n");
+    WAIT(&t, "position 5: --temperature 1e-38 is too small", 5);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    char *r = query(&t, "SELECT status, n_tokens FROM runs");
+    CHECK_MSG(r && strstr(r, "failed,5"), "%s", r);
+    free(r);
+    tmux_stop(&t);
 }
