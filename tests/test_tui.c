@@ -372,7 +372,7 @@ TEST(tui_golden_text_mouse_resize_and_replay) {
 /* The token ids of a run, "1,403,…", from `query` (NULL on failure). */
 static char *run_tokens(const char *db, int run) {
     int st;
-    char *out = sh(&st, "%s query --db %s --csv \"SELECT group_concat(token_id) FROM (SELECT token_id FROM tokens "
+    char *out = test_runf(&st, "%s query --db %s --csv \"SELECT group_concat(token_id) FROM (SELECT token_id FROM tokens "
                         "WHERE run_id=%d ORDER BY pos)\"", bin_abs(), db, run);
     char *nl = out ? strchr(out, '\n') : NULL;
     if (st != 0 || !nl) { free(out); return NULL; }
@@ -409,7 +409,7 @@ TEST(tui_sampled_run_is_reproduced_by_record) {
     snprintf(db, sizeof db, "%s/ahascope.db", t.dir);
     snprintf(rec, sizeof rec, "%s/record.db", t.dir);
     int st;
-    char *row = sh(&st, "%s query --db %s --csv \"SELECT parent_run_id, prompt, policy, window, seed, temperature, topp, "
+    char *row = test_runf(&st, "%s query --db %s --csv \"SELECT parent_run_id, prompt, policy, window, seed, temperature, topp, "
                         "steps, status FROM runs WHERE run_id=3\"", bin_abs(), db);
     char prompt[64] = "", policy[16] = "", seed[32] = "", status[16] = "";
     int parent = 0, window = 0, steps = 0;
@@ -419,7 +419,7 @@ TEST(tui_sampled_run_is_reproduced_by_record) {
                           seed, &temp, &topp, &steps, status) : 0;
     CHECK_MSG(got == 9 && parent == 2 && !strcmp(status, "done"), "runs: %s", row);
     free(row);
-    char *out = sh(&st, "%s record --db %s --model %s --prompt '%s' --policy %s --window %d --seed %s --temperature %.9g "
+    char *out = test_runf(&st, "%s record --db %s --model %s --prompt '%s' --policy %s --window %d --seed %s --temperature %.9g "
                         "--topp %.9g --steps %d", bin_abs(), rec, model_abs(), prompt, policy, window, seed, temp, topp, steps);
     CHECK_MSG(st == 0, "%s", out);
     free(out);
