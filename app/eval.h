@@ -32,7 +32,7 @@ void eval_data_free(EvalData *d);
 int train_data_make(EvalData *d, int *n_held, const Model *m, const Tokenizer *tok, const char *file, int n_self,
                     int len, uint64_t seed, Err *e);
 
-#define EVAL_N_PRED 5 /* executed, aha, qada, qada_bulk, oracle */
+#define EVAL_N_PRED DECIDE_COUNT /* score[k] is predictor k of engine/decide.h */
 
 typedef struct {
     long n_tokens;               /* predicted tokens (positions 1 … len-1) */
