@@ -198,7 +198,8 @@ int eval_policy(const Model *m, const Tokenizer *tok, const AttnConfig *a, const
     int share_only = out->share_only;
     memset(out, 0, sizeof *out);
     out->head_counts = heads, out->ref_theta = ref, out->share_only = share_only;
-    for (int k = 0; k < EVAL_N_PRED; k++) snprintf(out->score[k].predictor, sizeof out->score[k].predictor, "%s", decide_name((DecidePred)k));
+    for (int k = 0; k < EVAL_N_PRED; k++)
+        snprintf(out->score[k].predictor, sizeof out->score[k].predictor, "%s", decide_name((DecidePred)k));
     int max_len = 1;
     for (int i = 0; i < d->n; i++) max_len = d->len[i] > max_len ? d->len[i] : max_len;
     AttnConfig pa = *a;

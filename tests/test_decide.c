@@ -75,7 +75,9 @@ static float col_f(sqlite3_stmt *st, int i) {
     return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : (float)sqlite3_column_double(st, i);
 }
 
-static int col_d(sqlite3_stmt *st, int i) { return sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int(st, i); }
+static int col_d(sqlite3_stmt *st, int i) {
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int(st, i);
+}
 
 /* A decision the C module should give for one row of `predictions`. */
 static void cross_row(Cross *x, sqlite3_stmt *st) {
@@ -125,7 +127,8 @@ static int same_counts(sqlite3_stmt *st, int col, const DecideCounts *c) {
 
 /* `confusion` and `confusion_head` against the module's counts and rates. */
 static void cross_confusion(Cross *x) {
-    sqlite3_stmt *st = prep(x->db, "SELECT predictor, tp, fp, fn, tn, precision, recall, f1 FROM confusion WHERE run_id=1");
+    sqlite3_stmt *st =
+        prep(x->db, "SELECT predictor, tp, fp, fn, tn, precision, recall, f1 FROM confusion WHERE run_id=1");
     int seen = 0;
     while (st && sqlite3_step(st) == SQLITE_ROW) {
         DecidePred p;
@@ -240,7 +243,8 @@ static void cross_round(const char *path, double tau, double theta) {
                                    " JOIN decisions d USING(run_id, pos, layer, head) WHERE p.run_id=1");
     while (st && sqlite3_step(st) == SQLITE_ROW) cross_row(x, st);
     sqlite3_finalize(st);
-    CHECK_MSG(x->mismatches == 0, "tau %g theta %g: %d of %d predictions rows differ", tau, theta, x->mismatches, x->rows);
+    CHECK_MSG(x->mismatches == 0, "tau %g theta %g: %d of %d predictions rows differ", tau, theta, x->mismatches,
+              x->rows);
     sqlite3_stmt *n = prep(x->db, "SELECT COUNT(*) FROM decisions WHERE run_id=1");
     CHECK(n && sqlite3_step(n) == SQLITE_ROW && x->rows == sqlite3_column_int(n, 0) * DECIDE_N_SQL && x->rows > 0);
     sqlite3_finalize(n);
