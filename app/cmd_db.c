@@ -73,10 +73,11 @@ static int db_parse(DbOpts *d, Args *a, void (*help)(void), int *done, Err *e) {
 static int db_check(const DbOpts *d, int args, Err *e) {
     if (d->n_inputs > args) return args_unknown(d->inputs[args], e);
     if (!d->db) return err_usage(e, "--db FILE is required");
-    static const char *const predictors[] = {"executed", "aha", "qada", "qada_bulk"};
-    int known = !d->predictor;
-    for (size_t i = 0; i < sizeof predictors / sizeof predictors[0]; i++) known |= d->predictor && !strcmp(d->predictor, predictors[i]);
-    return known ? 0 : err_usage(e, "--predictor: unknown predictor '%s' (executed, aha, qada, qada_bulk)", d->predictor);
+    DecidePred p;
+    char names[64];
+    decide_list(names, sizeof names, DECIDE_N_SQL); /* what the SQL views carry */
+    if (!d->predictor || (decide_parse(d->predictor, &p) == 0 && p < DECIDE_N_SQL)) return 0;
+    return err_usage(e, "--predictor: unknown predictor '%s' (%s)", d->predictor, names);
 }
 
 static int finish(Store *st, int rc, Err *e) {

@@ -241,7 +241,8 @@ static void plot_head_rates(const Tui *t, FILE *f) {
         const StepTrace *tr = m->hist[i];
         for (int c = 0; c < cells; c++) {
             if (tr->gate[c] >= 0) g[4 * c] += tr->gate[c], g[4 * c + 1]++;
-            if (!isnan(tr->oracle_mass[c])) g[4 * c + 2] += tr->oracle_mass[c] > m->hdr.theta, g[4 * c + 3]++;
+            int o = decide_label(tr, c, m->hdr.theta);
+            if (o >= 0) g[4 * c + 2] += o, g[4 * c + 3]++;
         }
     }
     fprintf(f, "per-head global rate over %d positions: executed (#) and oracle at theta %.2f (+)\n", m->n_hist,

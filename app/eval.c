@@ -125,22 +125,11 @@ static void score_trace(const StepTrace *t, const AttnConfig *a, EvalSums *s) {
     for (int i = 0; i < trace_cells(t); i++) {
         if (t->gate[i] >= 0) s->gate_sum += t->gate[i], s->gate_n++;
         if (t->keys_read[i] >= 0) s->keys_read += t->keys_read[i], s->keys_full += t->pos + 1;
-        if (isnan(t->oracle_mass[i])) continue;
-        float ref = s->ref_theta > 0 ? s->ref_theta : a->theta;
-        int o = t->oracle_mass[i] > ref;
+        int o = decide_label(t, i, s->ref_theta > 0 ? s->ref_theta : a->theta);
+        if (o < 0) continue;
         if (s->head_counts) s->head_counts[2 * i] += o, s->head_counts[2 * i + 1]++;
-        int pred[EVAL_N_PRED] = {t->gate[i], isnan(t->score[i]) ? -1 : t->score[i] > a->tau,
-                                 isnan(t->qada_mass[i]) ? -1 : t->qada_mass[i] > a->theta,
-                                 isnan(t->qada_bulk_mass[i]) ? -1 : t->qada_bulk_mass[i] > a->theta,
-                                 t->oracle_mass[i] > a->theta};
-        for (int k = 0; k < EVAL_N_PRED; k++) {
-            StoreScore *c = &s->score[k];
-            if (pred[k] < 0) continue;
-            if (pred[k] && o) c->tp++;
-            else if (pred[k]) c->fp++;
-            else if (o) c->fn++;
-            else c->tn++;
-        }
+        for (int k = 0; k < EVAL_N_PRED; k++)
+            decide_tally(&s->score[k].n, decide_cell(t, i, (DecidePred)k, a->tau, a->theta), o);
     }
 }
 
@@ -224,13 +213,13 @@ static int record_sequence(Store *st, const StoreRunInfo *info, int64_t eval_id,
 
 int eval_policy(const Model *m, const Tokenizer *tok, const AttnConfig *a, const EvalData *d, int threads, Store *st,
                 const StoreRunInfo *info, int64_t eval_id, int progress, EvalSums *out, Err *e) {
-    static const char *const names[EVAL_N_PRED] = {"executed", "aha", "qada", "qada_bulk", "oracle"};
     long *heads = out->head_counts;
     float ref = out->ref_theta;
     int share_only = out->share_only;
     memset(out, 0, sizeof *out);
     out->head_counts = heads, out->ref_theta = ref, out->share_only = share_only;
-    for (int k = 0; k < EVAL_N_PRED; k++) snprintf(out->score[k].predictor, sizeof out->score[k].predictor, "%s", names[k]);
+    for (int k = 0; k < EVAL_N_PRED; k++)
+        snprintf(out->score[k].predictor, sizeof out->score[k].predictor, "%s", decide_name((DecidePred)k));
     int max_len = 1;
     for (int i = 0; i < d->n; i++) max_len = d->len[i] > max_len ? d->len[i] : max_len;
     AttnConfig pa = *a;

@@ -41,7 +41,7 @@ int eval_data_calibration(EvalData *cal, EvalData *d, const Model *m, const Toke
 int train_data_make(EvalData *d, int *n_held, const Model *m, const Tokenizer *tok, const char *file, int n_self,
                     int len, uint64_t seed, Err *e);
 
-#define EVAL_N_PRED 5 /* executed, aha, qada, qada_bulk, oracle */
+#define EVAL_N_PRED DECIDE_COUNT /* score[k] is predictor k of engine/decide.h */
 
 typedef struct {
     long n_tokens;               /* predicted tokens (positions 1 … len-1) */

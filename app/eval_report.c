@@ -36,12 +36,11 @@ int eval_row(const Loaded *L, const EvalData *d, const EvalOpts *x, Store *st, S
     return st ? store_eval_end(st, id, ev, row->s.score, EVAL_N_PRED, e) : 0;
 }
 
-/* Precision, recall and F1 of a confusion; NaN where the denominator is 0
- * (a predictor that never says global has no precision). */
-static void eval_prf(const StoreScore *c, double *prec, double *rec, double *f1) {
-    *prec = c->tp + c->fp ? (double)c->tp / (c->tp + c->fp) : NAN;
-    *rec = c->tp + c->fn ? (double)c->tp / (c->tp + c->fn) : NAN;
-    *f1 = 2 * c->tp + c->fp + c->fn ? 2.0 * c->tp / (2 * c->tp + c->fp + c->fn) : NAN;
+/* Precision, recall and F1 of the executed gate (the row's policy) against
+ * the oracle; NaN where undefined. */
+static void eval_prf(const Row *row, double *prec, double *rec, double *f1) {
+    DecideRates r = decide_rates(&row->s.score[DECIDE_EXECUTED].n);
+    *prec = r.precision, *rec = r.recall, *f1 = r.f1;
 }
 
 /* A JSON number, or null for NaN (JSON has no NaN). */
@@ -67,7 +66,7 @@ void eval_print_rows(const Row *rows, int n, int json, int matched) {
         printf("[");
         for (int i = 0; i < n; i++) {
             const StoreEval *v = &rows[i].ev;
-            eval_prf(&rows[i].s.score[0], &prec, &rec, &f1);
+            eval_prf(&rows[i], &prec, &rec, &f1);
             printf("%s{\"predictor\": \"%s\", \"knob\": \"%s\", \"global_share\": %.6f, \"keys_read_frac\": %.6f, "
                    "\"kl\": %.6g, \"perplexity\": %.6f, \"perplexity_full\": %.6f",
                    i ? ", " : "", rows[i].name, rows[i].knob, v->global_share, v->keys_read_frac, v->kl_mean,
@@ -83,7 +82,7 @@ void eval_print_rows(const Row *rows, int n, int json, int matched) {
            "precision", "recall", "F1");
     for (int i = 0; i < n; i++) {
         const StoreEval *v = &rows[i].ev;
-        eval_prf(&rows[i].s.score[0], &prec, &rec, &f1);
+        eval_prf(&rows[i], &prec, &rec, &f1);
         printf("%-10s %-14s %7.2f%% %7.2f%% %10.5f %9.4f %9.4f %9.4f %9.4f\n", rows[i].name, rows[i].knob,
                100 * v->global_share, 100 * v->keys_read_frac, v->kl_mean, v->perplexity, prec, rec, f1);
     }

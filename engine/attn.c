@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "attn_kernels.h"
+#include "decide.h"
 #include "model.h"
 
 void attn_local_set(int t, int window, int sinks, int *n_sinks, int *win_lo) {
@@ -85,9 +86,9 @@ static void global_softmax(const AttnHeadIn *in, float m, const float *s, float 
 
 static int decide(const AttnHeadIn *in, const AttnHeadOut *r) {
     switch (in->rule) {
-    case GATE_ORACLE: return r->oracle_mass > in->theta;
-    case GATE_QADA: return r->qada_mass > in->theta;
-    case GATE_QADA_BULK: return r->qada_bulk_mass > in->theta;
+    case GATE_ORACLE: return decide_mass(r->oracle_mass, in->theta) == 1;
+    case GATE_QADA: return decide_mass(r->qada_mass, in->theta) == 1;
+    case GATE_QADA_BULK: return decide_mass(r->qada_bulk_mass, in->theta) == 1;
     default: return in->gate ? 1 : 0;
     }
 }

@@ -8,6 +8,8 @@
 #include <xmmintrin.h>
 #endif
 
+#include "decide.h"
+
 void train_flush_subnormals(void) {
 #if defined(__x86_64__) || defined(__i386__)
     _mm_setcsr(_mm_getcsr() | 0x8000u | 0x0040u); /* FTZ: results; DAZ: operands */
@@ -136,7 +138,7 @@ long router_forward(float *r, uint8_t *gate, const float *xn, const float *wr, f
     long global = 0;
     for (size_t i = 0; i < (size_t)N * H; i++) {
         r[i] = 1.0f / (1.0f + expf(-r[i])); /* as the inference forward scores a head */
-        gate[i] = r[i] > tau;
+        gate[i] = decide_router(r[i], tau) == 1;
         global += gate[i];
     }
     return global;

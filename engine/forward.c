@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "decide.h"
 #include "kernels.h"
 #include "matvec.h"
 #include "safetensors.h"
@@ -241,11 +242,11 @@ static void gate_rule(const AttnJob *j, int t, int h, float score, AttnHeadIn *i
     int cell = j->layer * j->s->c.n_heads + h;
     in->rule = GATE_FIXED;
     switch (a->policy) {
-    case POLICY_AHA: in->gate = score > a->tau; break;
+    case POLICY_AHA: in->gate = decide_router(score, a->tau) == 1; break;
     case POLICY_FULL: in->gate = 1; break;
     case POLICY_LOCAL: in->gate = 0; break;
-    case POLICY_STATIC: in->gate = a->static_heads ? a->static_heads[cell] : 0; break;
-    case POLICY_RANDOM: in->gate = aha_uniform(a->seed, t, j->layer, h) < a->p; break;
+    case POLICY_STATIC: in->gate = decide_static(a->static_heads, cell); break;
+    case POLICY_RANDOM: in->gate = decide_random(a->seed, t, j->layer, h, a->p); break;
     case POLICY_ORACLE: in->rule = GATE_ORACLE; break;
     case POLICY_QADA: in->rule = GATE_QADA; break;
     case POLICY_QADA_BULK: in->rule = GATE_QADA_BULK; break;

@@ -37,6 +37,7 @@ int store_head_rates(Store *s, const int64_t *runs, int n_runs, StoreHeadRate **
     sqlite3_stmt *st = NULL;
     int rc = -1;
     if (!r || !glob) { err_set(e, "out of memory"); goto out; }
+    /* the oracle's label in SQL: mirrors decide_label (engine/decide.h) */
     if (store_prepare(s, "SELECT d.layer, d.head, COUNT(*), SUM(d.oracle_mass > r.theta) FROM decisions d JOIN runs r"
                          " USING(run_id) WHERE d.run_id=?1 AND d.oracle_mass IS NOT NULL GROUP BY d.layer, d.head", &st, e))
         goto out;

@@ -5,10 +5,9 @@
 #include "store/internal.h"
 #include "store/print.h"
 
-static const char *const PREDICTORS[] = {"executed", "aha", "qada", "qada_bulk"};
-
 /* Confusion counts of one predictor for one run, grouped by `group`
- * ("" for overall, "layer", or "layer, head"). */
+ * ("" for overall, "layer", or "layer, head"). The rates mirror
+ * decide_rates (engine/decide.h); the ORDER BY is its predictor order. */
 static int print_confusion(Store *s, int64_t run, const char *pred, const char *group, FILE *out, Err *e) {
     char sql[1400];
     const char *sel = *group ? group : "predictor";
@@ -143,9 +142,11 @@ static int compare_two(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
 
 int store_compare(Store *s, int64_t run_a, int64_t run_b, const char *predictor, FILE *out, Err *e) {
     if (predictor) {
-        int ok = 0;
-        for (size_t i = 0; i < sizeof PREDICTORS / sizeof PREDICTORS[0]; i++) ok |= !strcmp(predictor, PREDICTORS[i]);
-        if (!ok) return err_set(e, "unknown predictor '%s' (executed, aha, qada, qada_bulk)", predictor);
+        DecidePred p;
+        char names[64];
+        decide_list(names, sizeof names, DECIDE_N_SQL);
+        if (decide_parse(predictor, &p) || p >= DECIDE_N_SQL)
+            return err_set(e, "unknown predictor '%s' (%s)", predictor, names);
     }
     if (run_b > 0) return compare_two(s, run_a, run_b, out, e);
     return compare_one(s, run_a, predictor, out, e);

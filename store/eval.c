@@ -45,18 +45,19 @@ int store_eval_begin(Store *s, const StoreEval *ev, int64_t *id, Err *e) {
     return 0;
 }
 
-static int insert_score(Store *s, sqlite3_stmt *st, int64_t id, const StoreScore *c) {
-    long n = c->tp + c->fp + c->fn + c->tn;
+static int insert_score(Store *s, sqlite3_stmt *st, int64_t id, const StoreScore *sc) {
+    const DecideCounts *c = &sc->n;
+    DecideRates r = decide_rates(c);
     sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_text(st, 2, c->predictor, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, sc->predictor, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 3, c->tp);
     sqlite3_bind_int64(st, 4, c->fp);
     sqlite3_bind_int64(st, 5, c->fn);
     sqlite3_bind_int64(st, 6, c->tn);
-    real_or_null(st, 7, c->tp + c->fp ? (double)c->tp / (c->tp + c->fp) : NAN);
-    real_or_null(st, 8, c->tp + c->fn ? (double)c->tp / (c->tp + c->fn) : NAN);
-    real_or_null(st, 9, 2 * c->tp + c->fp + c->fn ? 2.0 * c->tp / (2 * c->tp + c->fp + c->fn) : NAN);
-    real_or_null(st, 10, n ? (double)(c->tp + c->fp) / n : NAN);
+    real_or_null(st, 7, r.precision);
+    real_or_null(st, 8, r.recall);
+    real_or_null(st, 9, r.f1);
+    real_or_null(st, 10, r.predicted_rate);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     (void)s;

@@ -3,7 +3,10 @@
 #include "store/internal.h"
 
 /* Predicted global = value above the run's threshold; NULL where the value
- * was not computed, so every rate and confusion skips it. */
+ * was not computed, so every rate and confusion skips it. The views
+ * (predictions, *_rates, token_share, confusion*, run_summary) are a mirror
+ * in SQL of engine/decide.h's rules and rates, the one definition the C code
+ * uses; tests/test_decide.c checks the two agree cell for cell. */
 const char *const STORE_SCHEMA_SQL =
     "CREATE TABLE runs(\n"
     "  run_id INTEGER PRIMARY KEY,\n"

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "engine/decide.h"
 #include "engine/err.h"
 #include "engine/trace.h"
 
@@ -152,8 +153,8 @@ typedef struct {
 
 /* Confusion of one predictor against the oracle (an `eval_scores` row). */
 typedef struct {
-    char predictor[16];
-    long tp, fp, fn, tn;
+    char predictor[16]; /* decide_name() of the predictor */
+    DecideCounts n;
 } StoreScore;
 
 /* Insert the evals row (metrics NULL until store_eval_end); sets *id. */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/decide.h"
 #include "views/screen.h"
 
 /* Deterministic pseudo-random value in [0, 1) from a position and a cell. */
@@ -31,7 +32,7 @@ static void synth_step(StepTrace *t, int pos, float tau, float theta) {
         float bias = (c % 7 == 0) ? 0.45f : 0.0f;
         float s = fminf(1.0f, noise(pos, c, 1) * 0.6f + bias);
         t->score[c] = s;
-        t->gate[c] = s > tau;
+        t->gate[c] = decide_router(s, tau) == 1;
         t->oracle_mass[c] = fminf(1.0f, noise(pos, c, 2) * 0.3f + bias * 0.5f);
         t->oracle_err[c] = t->oracle_mass[c] * 0.8f;
         t->qada_mass[c] = fminf(1.0f, t->oracle_mass[c] + noise(pos, c, 3) * 0.1f);

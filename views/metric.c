@@ -19,10 +19,7 @@ const char *view_metric_short(ViewMetric k) {
     return (k >= 0 && k < VIEW_METRIC_COUNT) ? names[k] : "?";
 }
 
-const char *view_pred_name(ViewPredictor p) {
-    static const char *const names[VIEW_PRED_COUNT] = {"AHA", "gate", "QAdA", "qada_bulk"};
-    return (p >= 0 && p < VIEW_PRED_COUNT) ? names[p] : "?";
-}
+const char *view_pred_name(ViewPredictor p) { return p >= 0 && p < VIEW_PRED_COUNT ? decide_title(p) : "?"; }
 
 float view_metric_value(const ViewModel *m, const StepTrace *t, int cell, ViewMetric k) {
     (void)m;
@@ -48,20 +45,12 @@ int view_level(float v) {
     return VIEW_SW_LEVEL1 + l;
 }
 
-static int above(float v, float thr) { return isnan(v) ? -1 : v > thr; }
-
 int view_pred_decision(const ViewModel *m, const StepTrace *t, int cell, ViewPredictor p) {
-    switch (p) {
-    case VIEW_PRED_AHA: return above(t->score[cell], m->hdr.tau);
-    case VIEW_PRED_GATE: return t->gate[cell] < 0 ? -1 : t->gate[cell] != 0;
-    case VIEW_PRED_QADA: return above(t->qada_mass[cell], m->hdr.theta);
-    case VIEW_PRED_QADA_BULK: return above(t->qada_bulk_mass[cell], m->hdr.theta);
-    default: return -1;
-    }
+    return p >= 0 && p < VIEW_PRED_COUNT ? decide_cell(t, cell, p, m->hdr.tau, m->hdr.theta) : -1;
 }
 
 int view_oracle_decision(const ViewModel *m, const StepTrace *t, int cell) {
-    return above(t->oracle_mass[cell], m->hdr.theta);
+    return decide_label(t, cell, m->hdr.theta);
 }
 
 int view_swatch(const ViewModel *m, const StepTrace *t, int cell) {

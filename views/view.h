@@ -14,6 +14,7 @@
 #ifndef AHASCOPE_VIEW_H
 #define AHASCOPE_VIEW_H
 
+#include "engine/decide.h"
 #include "engine/err.h"
 #include "engine/trace.h"
 #include "views/layout.h"
@@ -30,14 +31,14 @@ typedef enum {
     VIEW_METRIC_COUNT
 } ViewMetric;
 
-/* The decision compared with the oracle by VIEW_METRIC_AGREE. */
-typedef enum {
-    VIEW_PRED_AHA,       /* router score > τ */
-    VIEW_PRED_GATE,      /* the executed gate, whatever policy drove it */
-    VIEW_PRED_QADA,      /* qada_mass > θ */
-    VIEW_PRED_QADA_BULK, /* qada_bulk_mass > θ */
-    VIEW_PRED_COUNT
-} ViewPredictor;
+/* The decision compared with the oracle by VIEW_METRIC_AGREE: one of
+ * engine/decide.h's predictors, in its order, all but the oracle itself. */
+typedef DecidePred ViewPredictor;
+#define VIEW_PRED_GATE DECIDE_EXECUTED
+#define VIEW_PRED_AHA DECIDE_AHA
+#define VIEW_PRED_QADA DECIDE_QADA
+#define VIEW_PRED_QADA_BULK DECIDE_QADA_BULK
+#define VIEW_PRED_COUNT DECIDE_N_SQL
 
 typedef enum { VIEW_COLOUR_NONE, VIEW_COLOUR_8, VIEW_COLOUR_256 } ViewColour;
 

@@ -1,0 +1,63 @@
+/* decide.c — the predictors' rules and their scores (see decide.h). */
+#include "decide.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "aha.h"
+
+static const char *const NAMES[DECIDE_COUNT] = {"executed", "aha", "qada", "qada_bulk", "oracle"};
+static const char *const TITLES[DECIDE_COUNT] = {"gate", "AHA", "QAdA", "qada_bulk", "oracle"};
+
+const char *decide_name(DecidePred p) { return p >= 0 && p < DECIDE_COUNT ? NAMES[p] : "?"; }
+
+const char *decide_title(DecidePred p) { return p >= 0 && p < DECIDE_COUNT ? TITLES[p] : "?"; }
+
+int decide_parse(const char *s, DecidePred *out) {
+    for (int p = 0; s && p < DECIDE_COUNT; p++)
+        if (!strcmp(s, NAMES[p])) { *out = (DecidePred)p; return 0; }
+    return -1;
+}
+
+void decide_list(char *buf, size_t cap, int n) {
+    size_t len = 0;
+    if (cap) buf[0] = 0;
+    for (int p = 0; p < n && p < DECIDE_COUNT && len < cap; p++)
+        len += snprintf(buf + len, cap - len, "%s%s", p ? ", " : "", NAMES[p]);
+}
+
+int decide_random(uint64_t seed, int pos, int layer, int head, float p) {
+    return aha_uniform(seed, pos, layer, head) < p;
+}
+
+int decide_cell(const StepTrace *t, int cell, DecidePred p, float tau, float theta) {
+    switch (p) {
+    case DECIDE_EXECUTED: return t->gate[cell] < 0 ? -1 : t->gate[cell] != 0;
+    case DECIDE_AHA: return decide_router(t->score[cell], tau);
+    case DECIDE_QADA: return decide_mass(t->qada_mass[cell], theta);
+    case DECIDE_QADA_BULK: return decide_mass(t->qada_bulk_mass[cell], theta);
+    case DECIDE_ORACLE: return decide_mass(t->oracle_mass[cell], theta);
+    default: return -1;
+    }
+}
+
+int decide_label(const StepTrace *t, int cell, float theta) { return decide_mass(t->oracle_mass[cell], theta); }
+
+void decide_tally(DecideCounts *c, int pred, int label) {
+    if (pred < 0 || label < 0) return;
+    if (pred && label) c->tp++;
+    else if (pred) c->fp++;
+    else if (label) c->fn++;
+    else c->tn++;
+}
+
+static double share(long a, long b) { return b ? (double)a / b : NAN; }
+
+DecideRates decide_rates(const DecideCounts *c) {
+    DecideRates r;
+    r.precision = share(c->tp, c->tp + c->fp);
+    r.recall = share(c->tp, c->tp + c->fn);
+    r.f1 = share(2 * c->tp, 2 * c->tp + c->fp + c->fn);
+    r.predicted_rate = share(c->tp + c->fp, c->tp + c->fp + c->fn + c->tn);
+    return r;
+}

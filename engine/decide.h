@@ -1,0 +1,96 @@
+/* decide.h — the one definition of every decision ahascope scores: which
+ * predictors exist (one list, one order, one name each), what each says at
+ * one (position, layer, head) cell of a StepTrace, the oracle's label, the
+ * confusion counts against it, and precision / recall / F1.
+ *
+ * Every rule is "global iff value > threshold", strictly; a value that was
+ * not computed (NAN, or a gate of -1) gives no decision (-1), and such a
+ * cell is left out of every count. The forward pass executes the same
+ * rules (decide_router, decide_mass, decide_static, decide_random), so what
+ * a run did and what is scored afterwards cannot drift apart.
+ *
+ * The SQL views of the store (store/schema.c, store/calibrate.c) mirror
+ * these rules in SQL; tests/test_decide.c checks them cell for cell against
+ * this module on a recorded run. Change a rule here and there together. */
+#ifndef AHASCOPE_DECIDE_H
+#define AHASCOPE_DECIDE_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+/* The predictors scored against the oracle. Static head sets, random,
+ * full and local are executed-only: they are scored as DECIDE_EXECUTED of
+ * a run under that policy, since a trace does not hold their inputs. */
+typedef enum {
+    DECIDE_EXECUTED,  /* the gate the run executed, whatever policy drove it */
+    DECIDE_AHA,       /* router: score > τ */
+    DECIDE_QADA,      /* QAdA estimate from the window's keys: qada_mass > θ */
+    DECIDE_QADA_BULK, /* the same from exact bulk moments: qada_bulk_mass > θ */
+    DECIDE_ORACLE,    /* oracle_mass > θ at the run's θ (the label may use another θ) */
+    DECIDE_COUNT
+} DecidePred;
+
+/* The predictors the SQL `predictions` view carries: all but the oracle,
+ * which is the label there. */
+#define DECIDE_N_SQL DECIDE_ORACLE
+
+/* Name of a predictor as stored and typed ("executed", "aha", "qada",
+ * "qada_bulk", "oracle"); "?" out of range. */
+const char *decide_name(DecidePred p);
+
+/* Name of a predictor as the TUI shows it ("gate", "AHA", "QAdA", …). */
+const char *decide_title(DecidePred p);
+
+/* Parse a predictor name; returns 0 and sets *out, or -1 if unknown. */
+int decide_parse(const char *s, DecidePred *out);
+
+/* The names of the first n predictors joined by ", " into buf (for
+ * messages that list the choices). */
+void decide_list(char *buf, size_t cap, int n);
+
+/* The rule behind every threshold: 1 if v > threshold, 0 if not, -1 when v
+ * was not computed (NAN). */
+static inline int decide_above(float v, float threshold) { return isnan(v) ? -1 : v > threshold; }
+
+/* The router's decision: σ(x·w_r) > τ. */
+static inline int decide_router(float score, float tau) { return decide_above(score, tau); }
+
+/* The decision of a mass estimate (oracle, qada, qada_bulk): mass > θ. */
+static inline int decide_mass(float mass, float theta) { return decide_above(mass, theta); }
+
+/* A static head set's decision: the head's entry of the 0/1 map (local
+ * without a map). */
+static inline int decide_static(const uint8_t *heads, int cell) { return heads ? heads[cell] != 0 : 0; }
+
+/* The random policy's decision: a uniform drawn from (seed, pos, layer,
+ * head) below p. */
+int decide_random(uint64_t seed, int pos, int layer, int head, float p);
+
+/* Decision of predictor p at one cell of t: 1 global, 0 local, -1 unknown. */
+int decide_cell(const StepTrace *t, int cell, DecidePred p, float tau, float theta);
+
+/* The oracle's label at one cell (oracle_mass > θ): 1, 0, or -1 unknown. */
+int decide_label(const StepTrace *t, int cell, float theta);
+
+/* Confusion of a predictor against the oracle's labels. */
+typedef struct {
+    long tp, fp, fn, tn;
+} DecideCounts;
+
+/* Count one (decision, label) pair; either unknown (-1) counts nothing. */
+void decide_tally(DecideCounts *c, int pred, int label);
+
+/* What a confusion says; NAN where the denominator is 0 (a predictor that
+ * never says global has no precision), which becomes JSON null, SQL NULL. */
+typedef struct {
+    double precision, recall, f1;
+    double predicted_rate; /* share of counted cells predicted global */
+} DecideRates;
+
+/* Precision, recall, F1 and predicted rate of c. */
+DecideRates decide_rates(const DecideCounts *c);
+
+#endif

@@ -1,0 +1,297 @@
+/* test_decide.c — the predictors' rules (engine/decide.h), and the SQL
+ * views that mirror them checked against the C module cell for cell. */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/decide.h"
+#include "store/store.h"
+#include "test.h"
+
+TEST(decide_names_one_list) {
+    DecidePred p;
+    for (int k = 0; k < DECIDE_COUNT; k++) {
+        CHECK_INT(decide_parse(decide_name((DecidePred)k), &p), 0);
+        CHECK_INT(p, k);
+    }
+    CHECK(!strcmp(decide_name(DECIDE_EXECUTED), "executed") && !strcmp(decide_name(DECIDE_ORACLE), "oracle"));
+    CHECK_INT(decide_parse("static", &p), -1);
+    char buf[64];
+    decide_list(buf, sizeof buf, DECIDE_N_SQL);
+    CHECK_MSG(!strcmp(buf, "executed, aha, qada, qada_bulk"), "%s", buf);
+}
+
+TEST(decide_rules_strict_and_unknown) {
+    StepTrace *t = trace_new(1, 2);
+    t->score[0] = 0.5f, t->qada_mass[0] = 0.1f, t->oracle_mass[0] = 0.10001f, t->gate[0] = 1;
+    CHECK_INT(decide_cell(t, 0, DECIDE_AHA, 0.5f, 0.1f), 0); /* equal is local */
+    CHECK_INT(decide_cell(t, 0, DECIDE_QADA, 0.5f, 0.1f), 0);
+    CHECK_INT(decide_cell(t, 0, DECIDE_ORACLE, 0.5f, 0.1f), 1);
+    CHECK_INT(decide_label(t, 0, 0.1f), 1);
+    CHECK_INT(decide_cell(t, 0, DECIDE_EXECUTED, 0.5f, 0.1f), 1);
+    for (int k = 0; k < DECIDE_COUNT; k++) CHECK_INT(decide_cell(t, 1, (DecidePred)k, 0.5f, 0.1f), -1);
+    CHECK_INT(decide_label(t, 1, 0.1f), -1);
+    uint8_t heads[2] = {0, 1};
+    CHECK_INT(decide_static(heads, 1), 1);
+    CHECK_INT(decide_static(NULL, 1), 0);
+    trace_free(t);
+}
+
+TEST(decide_counts_and_undefined_rates) {
+    DecideCounts c = {0};
+    decide_tally(&c, 1, 1), decide_tally(&c, 1, 0), decide_tally(&c, 0, 1), decide_tally(&c, 0, 0);
+    decide_tally(&c, -1, 1), decide_tally(&c, 1, -1);
+    CHECK(c.tp == 1 && c.fp == 1 && c.fn == 1 && c.tn == 1);
+    DecideRates r = decide_rates(&c);
+    CHECK_NEAR(r.precision, 0.5, 1e-12);
+    CHECK_NEAR(r.f1, 0.5, 1e-12);
+    CHECK_NEAR(r.predicted_rate, 0.5, 1e-12);
+    DecideCounts never = {0, 0, 3, 5}, none = {0};
+    r = decide_rates(&never);
+    CHECK(isnan(r.precision) && r.recall == 0 && r.f1 == 0);
+    r = decide_rates(&none);
+    CHECK(isnan(r.precision) && isnan(r.recall) && isnan(r.f1) && isnan(r.predicted_rate));
+}
+
+/* ---- the SQL mirror against the C module ---- */
+
+enum { XL = 16, XH = 16, XP = 64 }; /* room for stories260K's 5 layers x 8 heads, 40 positions */
+
+typedef struct {
+    sqlite3 *db;
+    float tau, theta;
+    StepTrace *t;                        /* 1x1: the stored values of one cell */
+    DecideCounts all[DECIDE_N_SQL];      /* from the C module */
+    DecideCounts head[DECIDE_N_SQL][XL * XH];
+    long known[DECIDE_COUNT][XL * XH], global[DECIDE_COUNT][XL * XH]; /* per-head rates */
+    long gate_n[XL * XH], gate_sum[XL * XH];
+    long pos_known[XP], pos_global[XP], pos_gate_n[XP], pos_gate_sum[XP]; /* oracle and executed per position */
+    int mismatches, rows;
+} Cross;
+
+static float col_f(sqlite3_stmt *st, int i) {
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : (float)sqlite3_column_double(st, i);
+}
+
+static int col_d(sqlite3_stmt *st, int i) {
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int(st, i);
+}
+
+/* A decision the C module should give for one row of `predictions`. */
+static void cross_row(Cross *x, sqlite3_stmt *st) {
+    int layer = sqlite3_column_int(st, 1), head = sqlite3_column_int(st, 2), cell = layer * XH + head;
+    DecidePred p;
+    CHECK_INT(decide_parse((const char *)sqlite3_column_text(st, 3), &p), 0);
+    StepTrace *t = x->t;
+    t->score[0] = col_f(st, 6), t->gate[0] = (int8_t)col_d(st, 7), t->oracle_mass[0] = col_f(st, 8);
+    t->qada_mass[0] = col_f(st, 9), t->qada_bulk_mass[0] = col_f(st, 10);
+    int c = decide_cell(t, 0, p, x->tau, x->theta), o = decide_label(t, 0, x->theta);
+    int sp = col_d(st, 4), so = col_d(st, 5);
+    if (c != sp || o != so) {
+        if (x->mismatches++ < 5)
+            test_fail(__FILE__, __LINE__, "pos %d L%d H%d %s: SQL predicted %d oracle %d, C %d and %d",
+                      sqlite3_column_int(st, 0), layer, head, decide_name(p), sp, so, c, o);
+    }
+    decide_tally(&x->all[p], c, o);
+    decide_tally(&x->head[p][cell], c, o);
+    x->rows++;
+    if (p != DECIDE_EXECUTED) return; /* count each cell's rates once */
+    for (int k = 0; k < DECIDE_COUNT; k++) {
+        int d = decide_cell(t, 0, (DecidePred)k, x->tau, x->theta);
+        if (d >= 0) x->known[k][cell]++, x->global[k][cell] += d;
+    }
+    if (t->gate[0] >= 0) x->gate_n[cell]++, x->gate_sum[cell] += t->gate[0];
+    int pos = sqlite3_column_int(st, 0);
+    if (pos < 0 || pos >= XP) return;
+    if (o >= 0) x->pos_known[pos]++, x->pos_global[pos] += o;
+    if (t->gate[0] >= 0) x->pos_gate_n[pos]++, x->pos_gate_sum[pos] += t->gate[0];
+}
+
+static sqlite3_stmt *prep(sqlite3 *db, const char *sql) {
+    sqlite3_stmt *st = NULL;
+    CHECK_MSG(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(db));
+    return st;
+}
+
+static int same_rate(sqlite3_stmt *st, int col, double want) {
+    if (sqlite3_column_type(st, col) == SQLITE_NULL) return isnan(want);
+    return !isnan(want) && fabs(sqlite3_column_double(st, col) - want) < 1e-9;
+}
+
+static int same_counts(sqlite3_stmt *st, int col, const DecideCounts *c) {
+    return sqlite3_column_int64(st, col) == c->tp && sqlite3_column_int64(st, col + 1) == c->fp &&
+           sqlite3_column_int64(st, col + 2) == c->fn && sqlite3_column_int64(st, col + 3) == c->tn;
+}
+
+/* `confusion` and `confusion_head` against the module's counts and rates. */
+static void cross_confusion(Cross *x) {
+    sqlite3_stmt *st =
+        prep(x->db, "SELECT predictor, tp, fp, fn, tn, precision, recall, f1 FROM confusion WHERE run_id=1");
+    int seen = 0;
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
+        DecidePred p;
+        if (decide_parse((const char *)sqlite3_column_text(st, 0), &p) || p >= DECIDE_N_SQL) { CHECK(0); continue; }
+        DecideRates r = decide_rates(&x->all[p]);
+        CHECK_MSG(same_counts(st, 1, &x->all[p]), "confusion %s: SQL %lld %lld %lld %lld, C %ld %ld %ld %ld",
+                  decide_name(p), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+                  sqlite3_column_int64(st, 4), x->all[p].tp, x->all[p].fp, x->all[p].fn, x->all[p].tn);
+        CHECK_MSG(same_rate(st, 5, r.precision) && same_rate(st, 6, r.recall) && same_rate(st, 7, r.f1),
+                  "confusion %s: rates differ", decide_name(p));
+        seen |= 1 << p;
+    }
+    sqlite3_finalize(st);
+    for (int p = 0; p < DECIDE_N_SQL; p++) {
+        const DecideCounts *c = &x->all[p];
+        CHECK_MSG(!!(seen & 1 << p) == (c->tp + c->fp + c->fn + c->tn > 0), "confusion row of %s", decide_name(p));
+    }
+    st = prep(x->db, "SELECT predictor, layer, head, tp, fp, fn, tn, f1 FROM confusion_head WHERE run_id=1");
+    int bad = 0;
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
+        DecidePred p;
+        int cell = sqlite3_column_int(st, 1) * XH + sqlite3_column_int(st, 2);
+        if (decide_parse((const char *)sqlite3_column_text(st, 0), &p) || p >= DECIDE_N_SQL) { bad++; continue; }
+        bad += !same_counts(st, 3, &x->head[p][cell]) || !same_rate(st, 7, decide_rates(&x->head[p][cell]).f1);
+    }
+    sqlite3_finalize(st);
+    CHECK_MSG(bad == 0, "%d confusion_head rows differ", bad);
+}
+
+static double mean(long sum, long n) { return n ? (double)sum / n : NAN; }
+
+/* `head_rates` and the calibrate query (store_head_rates) against the module. */
+static void cross_rates(Cross *x, const char *path) {
+    sqlite3_stmt *st = prep(x->db, "SELECT layer, head, global_rate, oracle_rate, aha_rate, qada_rate, qada_bulk_rate"
+                                   " FROM head_rates WHERE run_id=1");
+    int bad = 0, n = 0;
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
+        int c = sqlite3_column_int(st, 0) * XH + sqlite3_column_int(st, 1);
+        static const DecidePred cols[] = {DECIDE_ORACLE, DECIDE_AHA, DECIDE_QADA, DECIDE_QADA_BULK};
+        bad += !same_rate(st, 2, mean(x->gate_sum[c], x->gate_n[c]));
+        for (int k = 0; k < 4; k++) bad += !same_rate(st, 3 + k, mean(x->global[cols[k]][c], x->known[cols[k]][c]));
+        n++;
+    }
+    sqlite3_finalize(st);
+    CHECK_MSG(bad == 0 && n > 0, "%d head_rates values differ over %d heads", bad, n);
+    Err e;
+    Store *s = store_open(path, STORE_READ, 1000, &e);
+    CHECK_MSG(s, "%s", e.msg);
+    StoreHeadRate *hr = NULL;
+    int64_t run = 1;
+    int m = s ? store_head_rates(s, &run, 1, &hr, &e) : -1;
+    CHECK_MSG(m == n, "calibrate: %d heads (%s)", m, m < 0 ? e.msg : "");
+    for (int i = 0; i < m; i++) {
+        int c = hr[i].layer * XH + hr[i].head;
+        CHECK_MSG(hr[i].n == x->known[DECIDE_ORACLE][c] &&
+                      fabs(hr[i].oracle_rate - mean(x->global[DECIDE_ORACLE][c], x->known[DECIDE_ORACLE][c])) < 1e-12,
+                  "calibrate L%d H%d: %g", hr[i].layer, hr[i].head, hr[i].oracle_rate);
+    }
+    free(hr);
+    if (s) store_close(s, &e);
+}
+
+static long sum_layer(const long *per_cell, int layer) {
+    long s = 0;
+    for (int h = 0; h < XH; h++) s += per_cell[layer * XH + h];
+    return s;
+}
+
+/* `layer_rates`, `token_share` and `run_summary` against the module. */
+static void cross_shares(Cross *x) {
+    static const DecidePred cols[] = {DECIDE_ORACLE, DECIDE_AHA, DECIDE_QADA, DECIDE_QADA_BULK};
+    sqlite3_stmt *st = prep(x->db, "SELECT layer, global_rate, oracle_rate, aha_rate, qada_rate, qada_bulk_rate"
+                                   " FROM layer_rates WHERE run_id=1");
+    int bad = 0, n = 0;
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
+        int l = sqlite3_column_int(st, 0);
+        bad += !same_rate(st, 1, mean(sum_layer(x->gate_sum, l), sum_layer(x->gate_n, l)));
+        for (int k = 0; k < 4; k++)
+            bad += !same_rate(st, 2 + k, mean(sum_layer(x->global[cols[k]], l), sum_layer(x->known[cols[k]], l)));
+        n++;
+    }
+    sqlite3_finalize(st);
+    CHECK_MSG(bad == 0 && n > 0, "%d layer_rates values differ over %d layers", bad, n);
+    st = prep(x->db, "SELECT pos, global_share, oracle_share FROM token_share WHERE run_id=1");
+    long known = 0, global = 0;
+    bad = n = 0;
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
+        int p = sqlite3_column_int(st, 0);
+        if (p < 0 || p >= XP) { bad++; continue; }
+        bad += !same_rate(st, 1, mean(x->pos_gate_sum[p], x->pos_gate_n[p]));
+        bad += !same_rate(st, 2, mean(x->pos_global[p], x->pos_known[p]));
+        known += x->pos_known[p], global += x->pos_global[p], n++;
+    }
+    sqlite3_finalize(st);
+    CHECK_MSG(bad == 0 && n > 0, "%d token_share values differ over %d positions", bad, n);
+    st = prep(x->db, "SELECT oracle_share FROM run_summary WHERE run_id=1");
+    CHECK(st && sqlite3_step(st) == SQLITE_ROW && same_rate(st, 0, mean(global, known)));
+    sqlite3_finalize(st);
+}
+
+/* One round at thresholds (tau, theta), written into the run so both
+ * sides read the same ones. */
+static void cross_round(const char *path, double tau, double theta) {
+    Cross *x = calloc(1, sizeof *x);
+    CHECK(sqlite3_open(path, &x->db) == SQLITE_OK);
+    char sql[160];
+    snprintf(sql, sizeof sql, "UPDATE runs SET tau=%.17g, theta=%.17g WHERE run_id=1", tau, theta);
+    CHECK(sqlite3_exec(x->db, sql, NULL, NULL, NULL) == SQLITE_OK);
+    x->tau = (float)tau, x->theta = (float)theta, x->t = trace_new(1, 1);
+    sqlite3_stmt *st = prep(x->db, "SELECT p.pos, p.layer, p.head, p.predictor, p.predicted, p.oracle, d.score, d.gate,"
+                                   " d.oracle_mass, d.qada_mass, d.qada_bulk_mass FROM predictions p"
+                                   " JOIN decisions d USING(run_id, pos, layer, head) WHERE p.run_id=1");
+    while (st && sqlite3_step(st) == SQLITE_ROW) cross_row(x, st);
+    sqlite3_finalize(st);
+    CHECK_MSG(x->mismatches == 0, "tau %g theta %g: %d of %d predictions rows differ", tau, theta, x->mismatches,
+              x->rows);
+    sqlite3_stmt *n = prep(x->db, "SELECT COUNT(*) FROM decisions WHERE run_id=1");
+    CHECK(n && sqlite3_step(n) == SQLITE_ROW && x->rows == sqlite3_column_int(n, 0) * DECIDE_N_SQL && x->rows > 0);
+    sqlite3_finalize(n);
+    cross_confusion(x);
+    cross_rates(x, path);
+    cross_shares(x);
+    trace_free(x->t);
+    sqlite3_close(x->db);
+    free(x);
+}
+
+static double scalar(const char *path, const char *sql) {
+    sqlite3 *db;
+    double v = NAN;
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    sqlite3_stmt *st = prep(db, sql);
+    if (st && sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    CHECK_MSG(!isnan(v), "no value: %s", sql);
+    return v;
+}
+
+/* A stored value of one column, halfway up its sorted values: a threshold
+ * that some cell meets exactly, so `>` against `>=` shows. */
+static double median_of(const char *path, const char *col) {
+    char sql[200];
+    snprintf(sql, sizeof sql, "SELECT %s FROM decisions WHERE run_id=1 AND %s IS NOT NULL ORDER BY %s LIMIT 1 OFFSET "
+                              "(SELECT COUNT(%s) / 2 FROM decisions WHERE run_id=1)", col, col, col, col);
+    return scalar(path, sql);
+}
+
+TEST(decide_sql_views_mirror_the_module) {
+    SKIP_UNLESS_SHARED();
+    const char *db = test_tmp("decide.db"), *bin = getenv("AHASCOPE_BIN") ? getenv("AHASCOPE_BIN") : "./ahascope";
+    remove(db);
+    int st;
+    char *out = test_runf(&st, "%s record --db %s --model %s --prompt 'Once upon a time' --steps 40 --profile --seed 1"
+                               " --policy aha --routers engine/routers/stories260K_w8.safetensors --window 8",
+                          bin, db, test_shared("models/stories260K/stories260K.bin"));
+    CHECK_MSG(st == 0 && !strcmp(out, "1\n"), "record printed: %s", out);
+    free(out);
+    if (st != 0) return;
+    cross_round(db, scalar(db, "SELECT tau FROM runs"), scalar(db, "SELECT theta FROM runs")); /* as recorded */
+    double score = median_of(db, "score"), oracle = median_of(db, "oracle_mass");
+    double qada = median_of(db, "qada_mass"), bulk = median_of(db, "qada_bulk_mass");
+    cross_round(db, score, oracle); /* ties on the router and the oracle */
+    cross_round(db, score, qada);
+    cross_round(db, score, bulk);
+}
