@@ -369,6 +369,33 @@ TEST(tui_golden_text_mouse_resize_and_replay) {
     tmux_stop(&r);
 }
 
+/* A replay draws its first frame with no key pressed. It used to stay blank
+ * until a key: getch() repainted the untouched-since-initscr stdscr over the
+ * frame. No Ctrl-L here (tmux_wait's remedy for tmux's own wipes), so the
+ * program starts after the pane has settled. */
+TEST(tui_replay_first_frame_without_a_key) {
+    NEED_TUI();
+    const char *dir = test_tmp("firstframe");
+    int st;
+    free(test_runf(&st, "mkdir -p %s && cd %s && %s record --db ff.db --model %s --steps 12 --temperature 0", dir, dir,
+                   bin_abs(), model_abs()));
+    CHECK_MSG(st == 0, "record failed");
+    Tmux r;
+    snprintf(r.sock, sizeof r.sock, "ahascope-%d-firstframe", (int)getpid());
+    snprintf(r.dir, sizeof r.dir, "%s", dir);
+    free(test_runf(&st, "tmux -L %s -f /dev/null new-session -d -x 100 -y 30 \"sleep 1; cd %s && env "
+                   "TERM=xterm-256color LANG=C.UTF-8 %s tui --replay --db ff.db; sleep 60\"", r.sock, dir, bin_abs()));
+    int shown = 0;
+    for (double end = now() + 15; !shown && now() < end; usleep(100000)) {
+        char *s = tmux_capture(&r);
+        shown = s && strstr(s, "ahascope stories260K.bin");
+        free(s);
+    }
+    CHECK_MSG(shown, "the replay stayed blank with no key pressed");
+    tmux_keys(&r, "q");
+    tmux_stop(&r);
+}
+
 /* The token ids of a run, "1,403,…", from `query` (NULL on failure). */
 static char *run_tokens(const char *db, int run) {
     int st;
@@ -447,7 +474,7 @@ TEST(tui_router_file_tau_and_window_warning) {
     Tmux t;
     tmux_start(&t, "rmeta", 220, 40, "NO_COLOR=1", flags);
     WAIT(&t, "trained for window 8, used here at window 16", 10);
-    WAIT(&t, "\xcf\x84 0.70", 1); /* τ */
+    WAIT(&t, "\xcf\x84 0.70", 5); /* τ */
     tmux_keys(&t, "q");
     WAIT(&t, "EXITED 0", 5);
     char *q = query(&t, "SELECT printf('%.2f', tau), window FROM runs");

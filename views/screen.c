@@ -77,6 +77,12 @@ int view_frame(ViewScreen *s, const ViewModel *m, Err *e) {
         doupdate();
         return 0;
     }
+    /* stdscr first, under the panes: getch() refreshes stdscr whenever it is
+     * touched (after initscr and every resize it all is), which would paint
+     * its blank cells over the frame just drawn until the next key redrew it
+     * (a replay always opened blank). Once passed to the virtual screen here
+     * it is untouched, and getch leaves the frame alone. */
+    wnoutrefresh(stdscr);
     for (int p = 0; p < VIEW_PANE_COUNT; p++) {
         if (!s->win[p]) continue;
         werase(s->win[p]);
