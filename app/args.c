@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/decide.h"
 #include "engine/model.h"
 
 void runopts_defaults(RunOpts *o) {
@@ -90,6 +91,7 @@ void args_help_policy(void) {
          "  --sinks S         first S positions always in the local set (default 0)\n"
          "  --tau T           aha: global iff the router's sigmoid > T (default: the router file's, else 0.5)\n"
          "  --theta X         oracle, qada, qada_bulk: global iff out-of-window mass > X (default 0.1)\n"
+         "  --theta-logit L   the same threshold as log-odds ln(X/(1-X)), for X a probability cannot hold\n"
          "  --p P             random: probability of global (default 0.1)\n"
          "  --static-heads l.h,...|FILE   static: the global heads (no default)\n"
          "  --routers FILE|random[:SEED]  router vectors (safetensors), or random ones (seed 1)\n"
@@ -145,8 +147,17 @@ static int parse_attn(RunOpts *o, Args *a, const char *f, Err *e) {
         o->attn.sinks = (int)n;
         return 1;
     }
-    float *dst = !strcmp(f, "--tau") ? &o->attn.tau : !strcmp(f, "--theta") ? &o->attn.theta
-               : !strcmp(f, "--p") ? &o->attn.p : NULL;
+    if (!strcmp(f, "--theta")) {
+        if (!(v = args_value(a, e)) || args_float(f, v, 0, 1, &x, e)) return -1;
+        o->attn.theta_logit = decide_theta_logit(x);
+        return 1;
+    }
+    if (!strcmp(f, "--theta-logit")) { /* thresholds a probability cannot hold, e.g. from --match-budget */
+        if (!(v = args_value(a, e)) || args_float(f, v, -1e30, 1e30, &x, e)) return -1;
+        o->attn.theta_logit = x;
+        return 1;
+    }
+    float *dst = !strcmp(f, "--tau") ? &o->attn.tau : !strcmp(f, "--p") ? &o->attn.p : NULL;
     if (dst) {
         if (!(v = args_value(a, e)) || args_float(f, v, 0, 1, &x, e)) return -1;
         *dst = (float)x;

@@ -26,8 +26,8 @@ static void fill_synthetic(StepTrace *t, int pos) {
     for (int i = 0; i < trace_cells(t); i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         float u = (float)(x >> 40) / (float)(1 << 24);
-        t->score[i] = u, t->gate[i] = u > 0.5f, t->oracle_mass[i] = u * u, t->oracle_err[i] = u * 0.5f;
-        t->qada_mass[i] = 1 - u, t->qada_bulk_mass[i] = u * 0.9f, t->keys_read[i] = pos + 1;
+        t->score[i] = u, t->gate[i] = u > 0.5f, t->oracle_logit[i] = 8 * u - 4, t->oracle_err[i] = u * 0.5f;
+        t->qada_logit[i] = 4 - 8 * u, t->qada_bulk_logit[i] = 30 * u, t->keys_read[i] = pos + 1;
     }
 }
 

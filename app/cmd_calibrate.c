@@ -13,7 +13,7 @@
 static void calibrate_help(void) {
     puts("usage: ahascope calibrate --db FILE --run ID [--run ID ...] --budget K|P% --out heads.txt\n\n"
          "Pick the static policy's global heads (DuoAttention / RazorAttention style): the K heads\n"
-         "with the highest oracle global rate (oracle_mass > theta) pooled over the given runs, which\n"
+         "with the highest oracle global rate (out-of-window mass > theta) pooled over the given runs, which\n"
          "must be recorded with --profile. --budget 25% takes a quarter of all heads. The output lists\n"
          "one layer.head per line with its rate as a comment; use it with --policy static\n"
          "--static-heads heads.txt.");

@@ -79,21 +79,20 @@ static double share_of(const Loaded *L, const EvalData *d, const EvalOpts *x, co
     return s.gate_n > 0 ? s.gate_sum / s.gate_n : NAN;
 }
 
-/* θ in (0, 1] whose executed global share is closest to target. The share
- * falls as θ rises, and the estimates spread over many orders of magnitude
- * (qada_bulk goes down to 1e-20), so bisect on log10 θ in [-40, 0]; stop
- * within a quarter of a point. */
+/* θ, as log-odds, whose executed global share is closest to target. The
+ * share falls as θ rises; the estimates are log-odds spread over hundreds
+ * of nats (qada_bulk past 50), which no probability θ could reach, so
+ * bisect on the log-odds in [-100, 300]; stop within a quarter of a point. */
 static double match_theta(const Loaded *L, const EvalData *d, const EvalOpts *x, AttnConfig a, double target, Err *e) {
-    double lo = -40, hi = 0, best = 0.5, best_gap = INFINITY;
-    for (int it = 0; it < 24; it++) {
-        double mid = 0.5 * (lo + hi);
-        a.theta = (float)pow(10, mid);
+    double lo = -100, hi = 300, best = 0, best_gap = INFINITY;
+    for (int it = 0; it < 40; it++) {
+        a.theta_logit = 0.5 * (lo + hi);
         double g = share_of(L, d, x, &a, e);
         if (isnan(g)) return NAN;
-        if (fabs(g - target) < best_gap) best_gap = fabs(g - target), best = a.theta;
+        if (fabs(g - target) < best_gap) best_gap = fabs(g - target), best = a.theta_logit;
         if (best_gap < 0.0025) break;
-        if (g > target) lo = mid;
-        else hi = mid;
+        if (g > target) lo = a.theta_logit;
+        else hi = a.theta_logit;
     }
     return best;
 }
@@ -117,7 +116,7 @@ static uint8_t *static_heads_for(const long *counts, int cells, double target, i
 
 /* Per-head oracle counts of an AHA pass over the calibration data cal. */
 static int calibrate_counts(const Loaded *L, const EvalData *cal, const EvalOpts *x, long *counts, Err *e) {
-    EvalSums s = {.head_counts = counts, .ref_theta = x->o.attn.theta};
+    EvalSums s = {.head_counts = counts, .ref_theta_logit = x->o.attn.theta_logit, .ref_set = 1};
     AttnConfig a = x->o.attn;
     a.policy = POLICY_AHA;
     return eval_policy(&L->model, NULL, &a, cal, (int)x->threads, NULL, NULL, 0, 0, &s, e);
@@ -146,11 +145,9 @@ static int run_matched(const Loaded *L, const EvalData *d, const EvalData *cal, 
         r->a = x->o.attn, r->a.policy = thr[i];
         double th = match_theta(L, d, x, r->a, g, e);
         if (isnan(th)) goto out;
-        r->a.theta = (float)th;
+        r->a.theta_logit = th;
         snprintf(r->name, sizeof r->name, "%s", aha_policy_name(thr[i]));
-        /* thresholds next to 1 matter by their distance from it: "theta=1-2e-07", not "theta=1" */
-        if (th > 0.999 && th < 1) snprintf(r->knob, sizeof r->knob, "theta=1-%.2g", 1 - th);
-        else snprintf(r->knob, sizeof r->knob, "theta=%.3g", th);
+        eval_theta_knob(th, r->knob, sizeof r->knob);
         if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
     }
     r = &rows[n++];
@@ -175,7 +172,7 @@ static int run_matched(const Loaded *L, const EvalData *d, const EvalData *cal, 
     snprintf(r->knob, sizeof r->knob, "%d/%d heads", k, cells);
     if (!heads || eval_row(L, d, x, st, info, r, matched, e)) goto out;
     eval_print_rows(rows, n, x->json, 1);
-    if (!x->json) printf("oracle labels: out_mass > theta = %.3g for every row\n", x->o.attn.theta);
+    if (!x->json) printf("oracle labels: out_mass > theta = %.3g for every row\n", decide_prob(x->o.attn.theta_logit));
     rc = eval_plot_rows(rows, n, x, "predictors at the AHA routers' global share", e);
 out:
     free(counts), free(heads), free(rows);

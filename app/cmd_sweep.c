@@ -136,8 +136,8 @@ static int sweep_policy(SweepOpts *w, const Loaded *L, const EvalData *d, Store 
         snprintf(r->name, sizeof r->name, "%s", aha_policy_name(p));
         int k = snprintf(r->knob, sizeof r->knob, "w=%d", window);
         if (!isnan(v[i])) {
-            float *knob = p == POLICY_AHA ? &r->a.tau : p == POLICY_RANDOM ? &r->a.p : &r->a.theta;
-            *knob = (float)v[i];
+            if (p == POLICY_AHA || p == POLICY_RANDOM) *(p == POLICY_AHA ? &r->a.tau : &r->a.p) = (float)v[i];
+            else r->a.theta_logit = decide_theta_logit(v[i]);
             snprintf(r->knob + k, sizeof r->knob - k, " %s=%g", p == POLICY_AHA ? "tau" : p == POLICY_RANDOM ? "p" : "th", v[i]);
         }
         info->window = window;

@@ -17,8 +17,10 @@ static void trace_help(void) {
          "\n"
          "Run the model and print one JSON object per position fed (prompt and generated):\n"
          "  pos, token, piece, logprob, entropy, step_us, and per (layer, head) flat arrays of\n"
-         "  n_layers*n_heads numbers in layer-major order: score, gate, oracle_mass, oracle_err,\n"
-         "  qada_mass, qada_bulk_mass, keys_read (null where a value was not computed).\n"
+         "  n_layers*n_heads numbers in layer-major order: score, gate, oracle_logit, oracle_err,\n"
+         "  qada_logit, qada_bulk_logit, keys_read (null where a value was not computed); the\n"
+         "  *_logit values are ln(mass outside the local set / mass inside); n_far (keys outside the\n"
+         "  local set: 0 means no choice) and kv_read (KV positions read per KV head, summed).\n"
          "logprob/entropy describe the distribution that predicted the token (null at position 0).\n"
          "  --prompt TEXT     the text to continue (default empty: start from BOS alone)\n"
          "  --jsonl           JSON lines, the one format there is (the default)");
@@ -35,10 +37,10 @@ static cJSON *num_or_null(double v) {
     return cJSON_CreateRaw(buf);
 }
 
-static void add_floats(cJSON *o, const char *key, const float *v, int n) {
-    cJSON *a = cJSON_AddArrayToObject(o, key);
-    for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, num_or_null(v[i]));
-}
+/* A per-head value as JSON, by its SQL type in the field list: null
+ * where not computed. */
+static cJSON *json_REAL(double v) { return num_or_null(v); }
+static cJSON *json_INTEGER(long v) { return v < 0 ? cJSON_CreateNull() : cJSON_CreateNumber((double)v); }
 
 /* Print one trace as a single JSON line on stdout. */
 static int print_trace_line(const StepTrace *t) {
@@ -50,15 +52,15 @@ static int print_trace_line(const StepTrace *t) {
     cJSON_AddItemToObject(o, "logprob", num_or_null(t->logprob));
     cJSON_AddItemToObject(o, "entropy", num_or_null(t->entropy));
     cJSON_AddNumberToObject(o, "step_us", round(t->step_us * 10) / 10);
-    add_floats(o, "score", t->score, n);
-    cJSON *g = cJSON_AddArrayToObject(o, "gate");
-    for (int i = 0; i < n; i++) cJSON_AddItemToArray(g, t->gate[i] < 0 ? cJSON_CreateNull() : cJSON_CreateNumber(t->gate[i]));
-    add_floats(o, "oracle_mass", t->oracle_mass, n);
-    add_floats(o, "oracle_err", t->oracle_err, n);
-    add_floats(o, "qada_mass", t->qada_mass, n);
-    add_floats(o, "qada_bulk_mass", t->qada_bulk_mass, n);
-    cJSON *k = cJSON_AddArrayToObject(o, "keys_read");
-    for (int i = 0; i < n; i++) cJSON_AddItemToArray(k, t->keys_read[i] < 0 ? cJSON_CreateNull() : cJSON_CreateNumber(t->keys_read[i]));
+    cJSON_AddItemToObject(o, "n_far", json_INTEGER(t->n_far));
+    cJSON_AddItemToObject(o, "kv_read", json_INTEGER(trace_kv_read_total(t)));
+#define TRACE_JSON(name, type, missing, sql, doc)                                                              \
+    {                                                                                                          \
+        cJSON *a = cJSON_AddArrayToObject(o, #name);                                                           \
+        for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, json_##sql(t->name[i]));                            \
+    }
+    TRACE_HEAD_FIELDS(TRACE_JSON)
+#undef TRACE_JSON
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     if (!s) return -1;

@@ -115,8 +115,8 @@ static void take_results(Tui *t) {
     if (w->finished && t->playing) t->playing = 0, view_set_status(&t->m, "sequence finished"), t->dirty = 1;
     ViewHeader *h = &t->m.hdr;
     snprintf(h->policy, sizeof h->policy, "%s", aha_policy_name(w->attn.policy));
-    if (h->window != w->attn.window || h->tau != w->attn.tau || h->theta != w->attn.theta) t->dirty = 1;
-    h->window = w->attn.window, h->sinks = w->attn.sinks, h->tau = w->attn.tau, h->theta = w->attn.theta;
+    if (h->window != w->attn.window || h->tau != w->attn.tau || h->theta_logit != w->attn.theta_logit) t->dirty = 1;
+    h->window = w->attn.window, h->sinks = w->attn.sinks, h->tau = w->attn.tau, h->theta_logit = w->attn.theta_logit;
     h->tok_s = w->tok_s;
     if (t->db && w->run_id) snprintf(h->record, sizeof h->record, "%s run %lld", t->db, (long long)w->run_id);
     else snprintf(h->record, sizeof h->record, "not recording");
@@ -170,8 +170,8 @@ static void change_setting(Tui *t, ViewAction a) {
     case VIEW_ACT_WINDOW_DOWN: c.window = c.window / 2 >= 1 ? c.window / 2 : 1; break;
     case VIEW_ACT_TAU_UP: c.tau = c.tau + 0.05f <= 1.0f ? c.tau + 0.05f : 1.0f; break;
     case VIEW_ACT_TAU_DOWN: c.tau = c.tau - 0.05f >= 0.0f ? c.tau - 0.05f : 0.0f; break;
-    case VIEW_ACT_THETA_UP: c.theta = c.theta + 0.05f <= 1.0f ? c.theta + 0.05f : 1.0f; break;
-    case VIEW_ACT_THETA_DOWN: c.theta = c.theta - 0.05f >= 0.0f ? c.theta - 0.05f : 0.0f; break;
+    case VIEW_ACT_THETA_UP: c.theta_logit = decide_theta_logit(fmin(1.0, decide_prob(c.theta_logit) + 0.05)); break;
+    case VIEW_ACT_THETA_DOWN: c.theta_logit = decide_theta_logit(fmax(0.0, decide_prob(c.theta_logit) - 0.05)); break;
     default: return;
     }
     t->cfg = c;
@@ -180,7 +180,7 @@ static void change_setting(Tui *t, ViewAction a) {
     int trained = c.policy == POLICY_AHA && c.routers ? t->L->routers.window : 0;
     const char *note = trained > 0 && trained != c.window ? " (the routers were trained for another w)" : "";
     view_set_status(&t->m, "re-evaluating under %s, w=%d, tau=%.2f, theta=%.2f%s", aha_policy_name(c.policy), c.window,
-                    c.tau, c.theta, note);
+                    c.tau, decide_prob(c.theta_logit), note);
 }
 
 /* `:` SQL over the current database on its own read-only connection. */
@@ -240,13 +240,14 @@ static void plot_head_rates(const Tui *t, FILE *f) {
     for (int i = 0; i < m->n_hist; i++) {
         const StepTrace *tr = m->hist[i];
         for (int c = 0; c < cells; c++) {
-            if (tr->gate[c] >= 0) g[4 * c] += tr->gate[c], g[4 * c + 1]++;
-            int o = decide_label(tr, c, m->hdr.theta);
+            int d = decide_cell(tr, c, DECIDE_EXECUTED, 0, 0); /* -1 where there was no choice */
+            if (d >= 0) g[4 * c] += d, g[4 * c + 1]++;
+            int o = decide_label(tr, c, m->hdr.theta_logit);
             if (o >= 0) g[4 * c + 2] += o, g[4 * c + 3]++;
         }
     }
     fprintf(f, "per-head global rate over %d positions: executed (#) and oracle at theta %.2f (+)\n", m->n_hist,
-            m->hdr.theta);
+            decide_prob(m->hdr.theta_logit));
     for (int c = 0; c < cells; c++) {
         double a = g[4 * c + 1] ? g[4 * c] / g[4 * c + 1] : 0, o = g[4 * c + 3] ? g[4 * c + 2] / g[4 * c + 3] : 0;
         char bar[41];
@@ -433,7 +434,7 @@ static void replay_header(Tui *t, const StoreRunInfo *r) {
     snprintf(h->model, sizeof h->model, "%.95s", slash ? slash + 1 : r->model);
     snprintf(h->policy, sizeof h->policy, "%s", r->policy);
     snprintf(h->record, sizeof h->record, "replay %.100s run %lld", t->db, (long long)r->run_id);
-    h->window = r->window, h->sinks = r->sinks, h->tau = (float)r->tau, h->theta = (float)r->theta;
+    h->window = r->window, h->sinks = r->sinks, h->tau = (float)r->tau, h->theta_logit = r->theta_logit;
     h->ctx_len = r->seq_len;
     h->tok_s = 0;
 }

@@ -123,13 +123,15 @@ static void log_softmax(const float *x, int V, double *out) {
 /* Predictor decisions against the oracle at every (position, layer, head). */
 static void score_trace(const StepTrace *t, const AttnConfig *a, EvalSums *s) {
     for (int i = 0; i < trace_cells(t); i++) {
-        if (t->gate[i] >= 0) s->gate_sum += t->gate[i], s->gate_n++;
+        int g = decide_cell(t, i, DECIDE_EXECUTED, a->tau, a->theta_logit); /* -1 where there was no choice */
+        if (g >= 0) s->gate_sum += g, s->gate_n++;
         if (t->keys_read[i] >= 0) s->keys_read += t->keys_read[i], s->keys_full += t->pos + 1;
-        int o = decide_label(t, i, s->ref_theta > 0 ? s->ref_theta : a->theta);
+        if (t->kv_read[i] >= 0) s->kv_read += t->kv_read[i], s->kv_full += t->pos + 1;
+        int o = decide_label(t, i, s->ref_set ? s->ref_theta_logit : a->theta_logit);
         if (o < 0) continue;
         if (s->head_counts) s->head_counts[2 * i] += o, s->head_counts[2 * i + 1]++;
         for (int k = 0; k < EVAL_N_PRED; k++)
-            decide_tally(&s->score[k].n, decide_cell(t, i, (DecidePred)k, a->tau, a->theta), o);
+            decide_tally(&s->score[k].n, decide_cell(t, i, (DecidePred)k, a->tau, a->theta_logit), o);
     }
 }
 
@@ -214,10 +216,10 @@ static int record_sequence(Store *st, const StoreRunInfo *info, int64_t eval_id,
 int eval_policy(const Model *m, const Tokenizer *tok, const AttnConfig *a, const EvalData *d, int threads, Store *st,
                 const StoreRunInfo *info, int64_t eval_id, int progress, EvalSums *out, Err *e) {
     long *heads = out->head_counts;
-    float ref = out->ref_theta;
-    int share_only = out->share_only;
+    double ref = out->ref_theta_logit;
+    int ref_set = out->ref_set, share_only = out->share_only;
     memset(out, 0, sizeof *out);
-    out->head_counts = heads, out->ref_theta = ref, out->share_only = share_only;
+    out->head_counts = heads, out->ref_theta_logit = ref, out->ref_set = ref_set, out->share_only = share_only;
     for (int k = 0; k < EVAL_N_PRED; k++)
         snprintf(out->score[k].predictor, sizeof out->score[k].predictor, "%s", decide_name((DecidePred)k));
     int max_len = 1;
@@ -249,4 +251,5 @@ void eval_summarise(const EvalSums *s, StoreEval *ev) {
     ev->kl_mean = s->kl / n;
     ev->global_share = s->gate_n > 0 ? s->gate_sum / s->gate_n : NAN;
     ev->keys_read_frac = s->keys_full > 0 ? s->keys_read / s->keys_full : NAN;
+    ev->kv_read_frac = s->kv_full > 0 ? s->kv_read / s->kv_full : NAN;
 }

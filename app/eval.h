@@ -46,18 +46,19 @@ int train_data_make(EvalData *d, int *n_held, const Model *m, const Tokenizer *t
 typedef struct {
     long n_tokens;               /* predicted tokens (positions 1 … len-1) */
     double nll, nll_full, kl;    /* sums over predicted tokens, nats */
-    double gate_sum, gate_n;     /* executed gates */
-    double keys_read, keys_full; /* keys read vs full attention */
+    double gate_sum, gate_n;     /* executed gates, at positions with a choice (far keys exist) */
+    double keys_read, keys_full; /* keys read per query head vs full attention */
+    double kv_read, kv_full;     /* KV positions read per KV head vs full attention: the memory traffic */
     StoreScore score[EVAL_N_PRED];
     long *head_counts;           /* optional, the caller's [n_layers*n_heads][2]: oracle global, known */
     int share_only;              /* only the global share is wanted (threshold search): skip the
                                   * full-attention pass and the profiling, about 3x less work */
-    float ref_theta;             /* the oracle's θ for the labels; 0 or NAN: the policy's θ. A matched
-                                  * predictor moves its own θ, the ground truth must stay put. */
+    int ref_set;                 /* 1: label with ref_theta_logit, not the policy's θ. A matched */
+    double ref_theta_logit;      /* predictor moves its own θ, the ground truth must stay put. */
 } EvalSums;
 
 /* Policy a on every sequence (out is reset, except head_counts, which is
- * added to when set, ref_theta and share_only); with st non-NULL each sequence is recorded
+ * added to when set, ref_set/ref_theta_logit and share_only); with st non-NULL each sequence is recorded
  * as a run (info is the row template, eval_id its evaluation). progress
  * prints a bar on stderr. */
 int eval_policy(const Model *m, const Tokenizer *tok, const AttnConfig *a, const EvalData *d, int threads, Store *st,

@@ -23,17 +23,24 @@ int eval_row(const Loaded *L, const EvalData *d, const EvalOpts *x, Store *st, S
     if (row->a.policy == POLICY_STATIC)
         app_heads_text(row->a.static_heads, L->model.c.n_layers, L->model.c.n_heads, ev->static_heads,
                        sizeof ev->static_heads);
-    ev->window = row->a.window, ev->sinks = row->a.sinks, ev->tau = row->a.tau, ev->theta = row->a.theta;
+    ev->window = row->a.window, ev->sinks = row->a.sinks, ev->tau = row->a.tau, ev->theta_logit = row->a.theta_logit;
     ev->p = row->a.p, ev->n_seqs = d->n;
     int64_t id = 0;
     if (st && store_eval_begin(st, ev, &id, e)) return -1;
-    row->s.ref_theta = x->o.attn.theta;
+    row->s.ref_theta_logit = x->o.attn.theta_logit, row->s.ref_set = 1;
     snprintf(info->policy, sizeof info->policy, "%s", ev->policy);
-    info->theta = row->a.theta, info->p = row->a.p, info->tau = row->a.tau, info->profile = 1;
+    info->theta_logit = row->a.theta_logit, info->p = row->a.p, info->tau = row->a.tau, info->profile = 1;
     if (eval_policy(&L->model, L->have_tok ? &L->tok : NULL, &row->a, d, (int)x->threads, st, info, id, 1, &row->s, e))
         return -1;
     eval_summarise(&row->s, ev);
     return st ? store_eval_end(st, id, ev, row->s.score, EVAL_N_PRED, e) : 0;
+}
+
+void eval_theta_knob(double l, char *buf, size_t cap) {
+    double th = decide_prob(l);
+    if (l > 6.9) snprintf(buf, cap, "theta=1-%.2g (logit %.4g)", 1.0 / (1.0 + exp(l)), l); /* 1 - θ, exactly */
+    else if (l < -6.9) snprintf(buf, cap, "theta=%.2g (logit %.4g)", th, l);
+    else snprintf(buf, cap, "theta=%.3g", th);
 }
 
 /* Precision, recall and F1 of the executed gate (the row's policy) against
@@ -43,9 +50,9 @@ static void eval_prf(const Row *row, double *prec, double *rec, double *f1) {
     *prec = r.precision, *rec = r.recall, *f1 = r.f1;
 }
 
-/* A JSON number, or null for NaN (JSON has no NaN). */
+/* A JSON number, or null for NaN and ±Inf (JSON has neither). */
 static void json_num(const char *key, double v) {
-    if (isnan(v)) printf(", \"%s\": null", key);
+    if (!isfinite(v)) printf(", \"%s\": null", key);
     else printf(", \"%s\": %.6f", key, v);
 }
 
@@ -71,6 +78,7 @@ void eval_print_rows(const Row *rows, int n, int json, int matched) {
                    "\"kl\": %.6g, \"perplexity\": %.6f, \"perplexity_full\": %.6f",
                    i ? ", " : "", rows[i].name, rows[i].knob, v->global_share, v->keys_read_frac, v->kl_mean,
                    v->perplexity, v->perplexity_full);
+            json_num("kv_read_frac", v->kv_read_frac), json_num("theta_logit", rows[i].a.theta_logit);
             json_num("precision", prec), json_num("recall", rec), json_num("f1", f1);
             if (rows[i].calibrated_on) json_str("calibrated_on", rows[i].calibrated_on);
             printf(", \"n_tokens\": %ld}", v->n_tokens);
@@ -78,14 +86,19 @@ void eval_print_rows(const Row *rows, int n, int json, int matched) {
         printf("]\n");
         return;
     }
-    printf("%-10s %-14s %8s %8s %10s %9s %9s %9s %9s\n", "predictor", "setting", "global", "keys", "KL(nats)", "ppl",
-           "precision", "recall", "F1");
+    int wk = 14; /* the setting column fits the longest setting */
+    for (int i = 0; i < n; i++) wk = (int)strlen(rows[i].knob) > wk ? (int)strlen(rows[i].knob) : wk;
+    printf("%-10s %-*s %8s %8s %8s %10s %9s %9s %9s %9s\n", "predictor", wk, "setting", "global", "keys/qh", "KV/kvh",
+           "KL(nats)", "ppl", "precision", "recall", "F1");
     for (int i = 0; i < n; i++) {
         const StoreEval *v = &rows[i].ev;
         eval_prf(&rows[i], &prec, &rec, &f1);
-        printf("%-10s %-14s %7.2f%% %7.2f%% %10.5f %9.4f %9.4f %9.4f %9.4f\n", rows[i].name, rows[i].knob,
-               100 * v->global_share, 100 * v->keys_read_frac, v->kl_mean, v->perplexity, prec, rec, f1);
+        printf("%-10s %-*s %7.2f%% %7.2f%% %7.2f%% %10.5f %9.4f %9.4f %9.4f %9.4f\n", rows[i].name, wk, rows[i].knob,
+               100 * v->global_share, 100 * v->keys_read_frac, 100 * v->kv_read_frac, v->kl_mean, v->perplexity, prec,
+               rec, f1);
     }
+    printf("global: share of decisions (positions with far keys) run global; keys/qh: keys read per query head,\n"
+           "KV/kvh: KV positions read per KV head (the memory traffic), both against full attention\n");
     for (int i = 1; matched && i < n; i++)
         if (fabs(rows[i].ev.global_share - rows[0].ev.global_share) > 0.01)
             printf("note: %s could not be brought within 1 point of %.2f%% (its share jumps past it)\n", rows[i].name,

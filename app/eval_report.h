@@ -15,7 +15,7 @@ typedef struct {
 } EvalOpts;
 
 typedef struct {
-    char name[16], knob[32];
+    char name[16], knob[48];
     AttnConfig a;
     StoreEval ev;
     EvalSums s;
@@ -26,6 +26,10 @@ typedef struct {
  * template) and summarise it into row; matched names a budget target. */
 int eval_row(const Loaded *L, const EvalData *d, const EvalOpts *x, Store *st, StoreRunInfo *info, Row *row,
              const char *matched, Err *e);
+
+/* A θ given as log-odds, as the table shows it: "theta=0.1", or by its
+ * distance from 1 with the log-odds when close ("theta=1-2.3e-22 (logit 50.1)"). */
+void eval_theta_knob(double theta_logit, char *buf, size_t cap);
 
 /* The table (or --json array) of rows; matched: rows 1.. were set to row 0's
  * global share, so say which could not be brought within a point of it.

@@ -45,7 +45,7 @@ int app_run_info(const RunOpts *o, const Loaded *L, StoreRunInfo *r, Err *e) {
     }
     snprintf(r->policy, sizeof r->policy, "%s", aha_policy_name(a->policy));
     r->window = a->window, r->sinks = a->sinks, r->profile = a->profile;
-    r->tau = a->tau, r->theta = a->theta, r->p = a->p;
+    r->tau = a->tau, r->theta_logit = a->theta_logit, r->p = a->p;
     if (L->routers.w) {
         snprintf(r->routers, sizeof r->routers, "%s", L->routers.desc);
         if (strncmp(L->routers.desc, "random", 6) != 0 && store_sha256_file(L->routers.desc, r->routers_sha256, e))

@@ -61,7 +61,7 @@ static int begin(TuiWorker *w, const AttnConfig *attn, const char *prompt, const
     if (rc) return -1;
     StoreRunInfo info = w->info;
     snprintf(info.policy, sizeof info.policy, "%s", aha_policy_name(attn->policy));
-    info.window = attn->window, info.sinks = attn->sinks, info.tau = attn->tau, info.theta = attn->theta;
+    info.window = attn->window, info.sinks = attn->sinks, info.tau = attn->tau, info.theta_logit = attn->theta_logit;
     info.p = attn->p, info.profile = attn->profile, info.parent_run_id = parent;
     if (prompt) info.prompt = (char *)prompt;
     if (w->store && store_run_begin(w->store, &info, e)) {

@@ -1,4 +1,5 @@
 #include "aha.h"
+#include "decide.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@ AttnConfig aha_defaults(void) {
     a.window = 32;
     a.sinks = 0;
     a.tau = 0.5f;
-    a.theta = 0.1f;
+    a.theta_logit = decide_theta_logit(0.1);
     a.p = 0.1f;
     a.seed = 1;
     return a;
@@ -32,7 +33,7 @@ int aha_check(const AttnConfig *a, int n_layers, int n_heads, Err *e) {
     if (a->window < 1) return err_set(e, "window must be at least 1 (got %d)", a->window);
     if (a->sinks < 0) return err_set(e, "sinks must be >= 0 (got %d)", a->sinks);
     if (!(a->tau >= 0 && a->tau <= 1)) return err_set(e, "tau must be in [0, 1]");
-    if (!(a->theta >= 0 && a->theta <= 1)) return err_set(e, "theta must be in [0, 1]");
+    if (isnan(a->theta_logit)) return err_set(e, "theta must be in [0, 1]");
     if (!(a->p >= 0 && a->p <= 1)) return err_set(e, "p must be in [0, 1]");
     if (a->policy == POLICY_AHA && !a->routers && !a->model_routers)
         return err_set(e, "policy aha needs routers (--routers FILE, or --routers random[:SEED])");

@@ -25,7 +25,9 @@ typedef struct {
     int window;              /* w ≥ 1: local keys t-w+1 … t */
     int sinks;               /* S ≥ 0: first S positions always in the local set */
     float tau;               /* router threshold (strictly greater is global) */
-    float theta;             /* oracle / QAdA threshold on out-of-window mass */
+    double theta_logit;      /* oracle / QAdA threshold θ on out-of-window mass, as log-odds
+                                ln(θ / (1 - θ)) (decide_theta_logit): thresholds past what a
+                                probability can hold (1 - 1e-20) stay exact */
     float p;                 /* random policy: probability of global */
     uint64_t seed;           /* random policy stream */
     int profile;             /* compute every predictor at every step */

@@ -24,11 +24,20 @@ void attn_bulk_absorb(double *m1, double *m2, const float *k, int hs) {
     }
 }
 
-float attn_qada_mass(double n_far, double mean_s, double var_s, double log_local) {
-    if (n_far <= 0) return 0.0f;
+int attn_n_far(int t, int window, int sinks) {
+    int ns, lo;
+    attn_local_set(t, window, sinks, &ns, &lo);
+    return lo - ns;
+}
+
+int attn_kv_read(int t, int window, int sinks, int any_global) {
+    return any_global ? t + 1 : t + 1 - attn_n_far(t, window, sinks);
+}
+
+float attn_qada_logit(double n_far, double mean_s, double var_s, double log_local) {
+    if (n_far <= 0) return NAN;
     if (var_s < 0) var_s = 0;
-    double log_bulk = log(n_far) + mean_s + 0.5 * var_s;
-    return (float)(1.0 / (1.0 + exp(log_local - log_bulk)));
+    return (float)(log(n_far) + mean_s + 0.5 * var_s - log_local);
 }
 
 /* Position pos of a cached key or value array. */
@@ -57,7 +66,7 @@ static float qada_local(const float *s, int lo, int t, double n_far, double log_
     int n = t - lo + 1;
     for (int i = lo; i <= t; i++) { sum += s[i]; sq += (double)s[i] * s[i]; }
     double mean = sum / n;
-    return attn_qada_mass(n_far, mean, sq / n - mean * mean, log_local);
+    return attn_qada_logit(n_far, mean, sq / n - mean * mean, log_local);
 }
 
 static float qada_bulk(const AttnHeadIn *in, double n_far, double log_local) {
@@ -72,7 +81,7 @@ static float qada_bulk(const AttnHeadIn *in, double n_far, double log_local) {
     }
     double mu = qm / n_far; /* q·μ */
     double var = (qMq / n_far - mu * mu) / hs;
-    return attn_qada_mass(n_far, mu / sqrt((double)hs), var, log_local);
+    return attn_qada_logit(n_far, mu / sqrt((double)hs), var, log_local);
 }
 
 /* Plain global attention from the scores s[0..t] and their max m: one
@@ -86,9 +95,9 @@ static void global_softmax(const AttnHeadIn *in, float m, const float *s, float 
 
 static int decide(const AttnHeadIn *in, const AttnHeadOut *r) {
     switch (in->rule) {
-    case GATE_ORACLE: return decide_mass(r->oracle_mass, in->theta) == 1;
-    case GATE_QADA: return decide_mass(r->qada_mass, in->theta) == 1;
-    case GATE_QADA_BULK: return decide_mass(r->qada_bulk_mass, in->theta) == 1;
+    case GATE_ORACLE: return decide_logit(r->oracle_logit, in->theta_logit) == 1;
+    case GATE_QADA: return decide_logit(r->qada_logit, in->theta_logit) == 1;
+    case GATE_QADA_BULK: return decide_logit(r->qada_bulk_logit, in->theta_logit) == 1;
     default: return in->gate ? 1 : 0;
     }
 }
@@ -99,7 +108,7 @@ void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHea
     int ns, lo;
     attn_local_set(t, in->window, in->sinks, &ns, &lo);
     const int n_far = lo - ns, n_local = ns + (t - lo + 1);
-    res->oracle_mass = res->oracle_err = res->qada_mass = res->qada_bulk_mass = NAN;
+    res->oracle_logit = res->oracle_err = res->qada_logit = res->qada_bulk_logit = NAN;
     res->keys_read = t + 1;
     if (in->rule == GATE_FIXED && in->gate && !in->want_oracle && !in->want_qada && !in->bulk_m1) {
         /* a global head nobody profiles needs no local softmax */
@@ -114,9 +123,9 @@ void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHea
     double z_loc = sum_range(in, 0, ns, s, m_loc, acc_loc) + sum_range(in, lo, t + 1, s, m_loc, acc_loc);
     double log_local = m_loc + log(z_loc);
     if (in->want_qada || in->rule == GATE_QADA)
-        res->qada_mass = n_far > 0 ? qada_local(s, lo, t, n_far, log_local) : 0.0f;
+        res->qada_logit = n_far > 0 ? qada_local(s, lo, t, n_far, log_local) : NAN;
     if (in->bulk_m1)
-        res->qada_bulk_mass = n_far > 0 ? qada_bulk(in, n_far, log_local) : 0.0f;
+        res->qada_bulk_logit = n_far > 0 ? qada_bulk(in, n_far, log_local) : NAN;
 
     /* every rule but the oracle can decide before any far key is read */
     int oracle = in->want_oracle || in->rule == GATE_ORACLE;
@@ -127,8 +136,9 @@ void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHea
     }
     int need_far = n_far > 0 && (oracle || res->gate);
     double a = 1, b = 0, z_far = 0;
+    float m_far = -INFINITY;
     if (need_far) {
-        float m_far = score_range(in, ns, lo, s);
+        m_far = score_range(in, ns, lo, s);
         memset(acc_far, 0, hs * sizeof(float));
         z_far = sum_range(in, ns, lo, s, m_far, acc_far);
         float m = fmaxf(m_loc, m_far);
@@ -137,7 +147,8 @@ void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHea
     }
     double z_full = a * z_loc + b * z_far;
     if (oracle) {
-        res->oracle_mass = n_far > 0 ? (float)(b * z_far / z_full) : 0.0f;
+        /* ln(far) - ln(local), each from its own max: exact at any ratio */
+        res->oracle_logit = n_far > 0 ? (float)((m_far + log(z_far)) - log_local) : NAN;
         double diff = 0, norm = 0;
         for (int i = 0; i < hs; i++) {
             double full = (a * acc_loc[i] + (need_far ? b * acc_far[i] : 0)) / z_full;

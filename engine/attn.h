@@ -17,9 +17,9 @@
 /* How the executed gate is chosen for this head. */
 typedef enum {
     GATE_FIXED,     /* use AttnHeadIn.gate */
-    GATE_ORACLE,    /* out_mass > theta */
-    GATE_QADA,      /* qada_mass > theta */
-    GATE_QADA_BULK  /* qada_bulk_mass > theta */
+    GATE_ORACLE,    /* oracle_logit > theta_logit */
+    GATE_QADA,      /* qada_logit > theta_logit */
+    GATE_QADA_BULK  /* qada_bulk_logit > theta_logit */
 } GateRule;
 
 typedef struct {
@@ -33,8 +33,8 @@ typedef struct {
     int window, sinks;
     GateRule rule;
     int gate;           /* GATE_FIXED: 1 global, 0 local */
-    float theta;
-    int want_oracle;    /* compute out_mass and rel_err (reads far keys) */
+    double theta_logit; /* θ as log-odds (decide_theta_logit) */
+    int want_oracle;    /* compute oracle_logit and oracle_err (reads far keys) */
     int want_qada;      /* compute the local-key QAdA estimate */
     const double *bulk_m1; /* [head_size] Σ k over the far keys, or NULL */
     const double *bulk_m2; /* [head_size^2] Σ k kᵀ over the far keys */
@@ -43,7 +43,9 @@ typedef struct {
 typedef struct {
     int gate;             /* executed branch */
     int keys_read;        /* keys the executed branch read */
-    float oracle_mass, oracle_err, qada_mass, qada_bulk_mass; /* NAN if not computed */
+    /* log-odds of the mass outside the local set (exact, QAdA, QAdA bulk)
+     * and the oracle's output error; NAN if not computed or no far keys */
+    float oracle_logit, oracle_err, qada_logit, qada_bulk_logit;
 } AttnHeadOut;
 
 /* Attention of one head at one position: writes the executed output to
@@ -57,8 +59,17 @@ void attn_local_set(int t, int window, int sinks, int *n_sinks, int *win_lo);
 /* Add key k[head_size] to running bulk moments (m1 += k, m2 += k kᵀ). */
 void attn_bulk_absorb(double *m1, double *m2, const float *k, int head_size);
 
-/* The QAdA estimate of the far mass: log-normal sum of n_far keys whose
- * scores have the given mean and variance, against a local log-sum-exp. */
-float attn_qada_mass(double n_far, double mean_s, double var_s, double log_local);
+/* Keys outside the local set of position t (0 inside the window: global
+ * and local read the same keys, there is no choice to make). */
+int attn_n_far(int t, int window, int sinks);
+
+/* KV positions one KV head reads at position t: all t + 1 when any query
+ * head of its group is global, else the local set. */
+int attn_kv_read(int t, int window, int sinks, int any_global);
+
+/* The QAdA estimate of the far mass as log-odds against the local mass:
+ * the log of a log-normal sum of n_far keys whose scores have the given
+ * mean and variance, minus the local log-sum-exp. Never saturates. */
+float attn_qada_logit(double n_far, double mean_s, double var_s, double log_local);
 
 #endif

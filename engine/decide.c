@@ -30,18 +30,21 @@ int decide_random(uint64_t seed, int pos, int layer, int head, float p) {
     return aha_uniform(seed, pos, layer, head) < p;
 }
 
-int decide_cell(const StepTrace *t, int cell, DecidePred p, float tau, float theta) {
+int decide_cell(const StepTrace *t, int cell, DecidePred p, float tau, double theta_logit) {
+    if (!decide_has_choice(t)) return -1;
     switch (p) {
     case DECIDE_EXECUTED: return t->gate[cell] < 0 ? -1 : t->gate[cell] != 0;
     case DECIDE_AHA: return decide_router(t->score[cell], tau);
-    case DECIDE_QADA: return decide_mass(t->qada_mass[cell], theta);
-    case DECIDE_QADA_BULK: return decide_mass(t->qada_bulk_mass[cell], theta);
-    case DECIDE_ORACLE: return decide_mass(t->oracle_mass[cell], theta);
+    case DECIDE_QADA: return decide_logit(t->qada_logit[cell], theta_logit);
+    case DECIDE_QADA_BULK: return decide_logit(t->qada_bulk_logit[cell], theta_logit);
+    case DECIDE_ORACLE: return decide_logit(t->oracle_logit[cell], theta_logit);
     default: return -1;
     }
 }
 
-int decide_label(const StepTrace *t, int cell, float theta) { return decide_mass(t->oracle_mass[cell], theta); }
+int decide_label(const StepTrace *t, int cell, double theta_logit) {
+    return decide_has_choice(t) ? decide_logit(t->oracle_logit[cell], theta_logit) : -1;
+}
 
 void decide_tally(DecideCounts *c, int pred, int label) {
     if (pred < 0 || label < 0) return;

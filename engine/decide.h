@@ -5,7 +5,11 @@
  *
  * Every rule is "global iff value > threshold", strictly; a value that was
  * not computed (NAN, or a gate of -1) gives no decision (-1), and such a
- * cell is left out of every count. The forward pass executes the same
+ * cell is left out of every count. So is every cell of a position with no
+ * far keys (t < window + sinks): global and local read the same keys there,
+ * so nothing was decided. Mass estimates are compared in log space: the
+ * trace holds log-odds ln(far/local) and θ is turned into log-odds once
+ * (decide_theta_logit), so a threshold can sit anywhere in the tail. The forward pass executes the same
  * rules (decide_router, decide_mass, decide_static, decide_random), so what
  * a run did and what is scored afterwards cannot drift apart.
  *
@@ -27,9 +31,9 @@
 typedef enum {
     DECIDE_EXECUTED,  /* the gate the run executed, whatever policy drove it */
     DECIDE_AHA,       /* router: score > τ */
-    DECIDE_QADA,      /* QAdA estimate from the window's keys: qada_mass > θ */
-    DECIDE_QADA_BULK, /* the same from exact bulk moments: qada_bulk_mass > θ */
-    DECIDE_ORACLE,    /* oracle_mass > θ at the run's θ (the label may use another θ) */
+    DECIDE_QADA,      /* QAdA estimate from the window's keys: qada_logit > logit(θ) */
+    DECIDE_QADA_BULK, /* the same from exact bulk moments: qada_bulk_logit > logit(θ) */
+    DECIDE_ORACLE,    /* oracle_logit > logit(θ) at the run's θ (the label may use another θ) */
     DECIDE_COUNT
 } DecidePred;
 
@@ -58,8 +62,17 @@ static inline int decide_above(float v, float threshold) { return isnan(v) ? -1 
 /* The router's decision: σ(x·w_r) > τ. */
 static inline int decide_router(float score, float tau) { return decide_above(score, tau); }
 
-/* The decision of a mass estimate (oracle, qada, qada_bulk): mass > θ. */
-static inline int decide_mass(float mass, float theta) { return decide_above(mass, theta); }
+/* θ, a share of attention mass in [0, 1], as log-odds ln(θ / (1 - θ)):
+ * -inf at 0 (every far mass counts), +inf at 1 (none does). */
+static inline double decide_theta_logit(double theta) { return log(theta) - log1p(-theta); }
+
+/* The probability a log-odds value stands for: 1 / (1 + e^-x), for people
+ * (it rounds to 1 above ~37 in double). */
+static inline double decide_prob(double logit) { return 1.0 / (1.0 + exp(-logit)); }
+
+/* The decision of a mass estimate (oracle, qada, qada_bulk) held as
+ * log-odds: mass > θ, i.e. logit > logit(θ). */
+static inline int decide_logit(float logit, double theta_logit) { return isnan(logit) ? -1 : logit > theta_logit; }
 
 /* A static head set's decision: the head's entry of the 0/1 map (local
  * without a map). */
@@ -69,11 +82,18 @@ static inline int decide_static(const uint8_t *heads, int cell) { return heads ?
  * head) below p. */
 int decide_random(uint64_t seed, int pos, int layer, int head, float p);
 
-/* Decision of predictor p at one cell of t: 1 global, 0 local, -1 unknown. */
-int decide_cell(const StepTrace *t, int cell, DecidePred p, float tau, float theta);
+/* 1 when position t of the trace had far keys, so its heads made a choice;
+ * 0 when it had none (t < window + sinks). An unknown n_far counts as a
+ * choice. */
+static inline int decide_has_choice(const StepTrace *t) { return t->n_far != 0; }
 
-/* The oracle's label at one cell (oracle_mass > θ): 1, 0, or -1 unknown. */
-int decide_label(const StepTrace *t, int cell, float theta);
+/* Decision of predictor p at one cell of t: 1 global, 0 local, -1 unknown
+ * or no choice at this position. */
+int decide_cell(const StepTrace *t, int cell, DecidePred p, float tau, double theta_logit);
+
+/* The oracle's label at one cell (oracle_logit > logit(θ)): 1, 0, or -1
+ * unknown or no choice. */
+int decide_label(const StepTrace *t, int cell, double theta_logit);
 
 /* Confusion of a predictor against the oracle's labels. */
 typedef struct {

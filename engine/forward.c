@@ -331,29 +331,35 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
     for (int i = 0; i < j->T; i++) {
         int t = j->pos0 + i;
         if (bulk) bulk_sync(s, a, l, kvh, t, scratch); /* before the head uses scratch */
+        int any_global = 0;
         for (int h = kvh * group; h < (kvh + 1) * group; h++) {
             float score = j->routed ? 1.0f / (1.0f + expf(-s->rlog[(size_t)i * c->n_heads + h])) : NAN;
             AttnHeadIn in = {.q = s->q + (size_t)i * c->q_dim + h * hs, .k = fwd_kv_at(s, 0, l, kvh, 0),
                              .v = fwd_kv_at(s, 1, l, kvh, 0), .kv_dtype = c->kv_dtype, .stride = hs, .head_size = hs,
-                             .t = t, .window = a->window, .sinks = a->sinks, .theta = a->theta,
+                             .t = t, .window = a->window, .sinks = a->sinks, .theta_logit = a->theta_logit,
                              .want_oracle = a->profile, .want_qada = a->profile,
                              .bulk_m1 = bulk ? s->bulk_m1 + idx * hs : NULL,
                              .bulk_m2 = bulk ? s->bulk_m2 + idx * hs * hs : NULL};
             gate_rule(j, t, h, score, &in);
             AttnHeadOut r;
             attn_head_forward(&in, s->xb + (size_t)i * c->q_dim + h * hs, scratch, &r);
+            any_global |= r.gate;
             if (j->traces) {
                 StepTrace *tr = j->traces[i];
                 int cell = l * c->n_heads + h;
                 tr->score[cell] = score;
                 tr->gate[cell] = (int8_t)r.gate;
                 tr->keys_read[cell] = r.keys_read;
-                tr->oracle_mass[cell] = r.oracle_mass;
+                tr->oracle_logit[cell] = r.oracle_logit;
                 tr->oracle_err[cell] = r.oracle_err;
-                tr->qada_mass[cell] = r.qada_mass;
-                tr->qada_bulk_mass[cell] = r.qada_bulk_mass;
+                tr->qada_logit[cell] = r.qada_logit;
+                tr->qada_bulk_logit[cell] = r.qada_bulk_logit;
             }
         }
+        /* the group shares one KV head: its far keys are read once if any
+         * of the group's query heads went global */
+        if (j->traces)
+            j->traces[i]->kv_read[l * c->n_heads + kvh] = attn_kv_read(t, a->window, a->sinks, any_global);
     }
 }
 
@@ -442,7 +448,13 @@ void fwd_forward(const Model *m, RunState *s, const AttnConfig *a, const int *to
     for (int done = 0; done < n; done += s->max_batch) {
         int T = n - done < s->max_batch ? n - done : s->max_batch;
         if (traces)
-            for (int i = 0; i < T; i++) { traces[done + i]->pos = pos0 + done + i; traces[done + i]->token = tokens[done + i]; }
+            for (int i = 0; i < T; i++) {
+                StepTrace *tr = traces[done + i];
+                tr->pos = pos0 + done + i;
+                tr->token = tokens[done + i];
+                tr->n_far = attn_n_far(tr->pos, a->window, a->sinks);
+                tr->n_kv_heads = m->c.n_kv_heads;
+            }
         forward_chunk(m, s, a, tokens + done, T, pos0 + done,
                       logits_all ? logits_all + (size_t)done * m->c.vocab_size : NULL, traces ? traces + done : NULL);
     }

@@ -1,24 +1,30 @@
 #include "trace.h"
 
 #include <math.h>
+#include <stdalign.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Each array starts on a max_align_t boundary, whatever the field order. */
+static size_t trace_round(size_t n) { return (n + alignof(max_align_t) - 1) / alignof(max_align_t) * alignof(max_align_t); }
 
 /* One allocation holds the struct and all its arrays, so a copy of a trace
  * is a pointer fix-up away and a history of traces is cheap to keep. */
 static size_t trace_bytes(int cells) {
-    return sizeof(StepTrace) + (size_t)cells * (5 * sizeof(float) + sizeof(int8_t) + sizeof(int32_t)) + 16;
+    size_t n = trace_round(sizeof(StepTrace));
+#define TRACE_SIZE(name, type, missing, sql, doc) n += trace_round((size_t)cells * sizeof(type));
+    TRACE_HEAD_FIELDS(TRACE_SIZE)
+#undef TRACE_SIZE
+    return n + trace_round((size_t)cells * sizeof(int32_t)); /* kv_read */
 }
 
 static void trace_wire(StepTrace *t, int cells) {
-    char *p = (char *)(t + 1);
-    t->score = (float *)p;          p += cells * sizeof(float);
-    t->oracle_mass = (float *)p;    p += cells * sizeof(float);
-    t->oracle_err = (float *)p;     p += cells * sizeof(float);
-    t->qada_mass = (float *)p;      p += cells * sizeof(float);
-    t->qada_bulk_mass = (float *)p; p += cells * sizeof(float);
-    t->keys_read = (int32_t *)p;    p += cells * sizeof(int32_t);
-    t->gate = (int8_t *)p;
+    char *p = (char *)t + trace_round(sizeof(StepTrace));
+#define TRACE_WIRE(name, type, missing, sql, doc) t->name = (type *)p, p += trace_round((size_t)cells * sizeof(type));
+    TRACE_HEAD_FIELDS(TRACE_WIRE)
+#undef TRACE_WIRE
+    t->kv_read = (int32_t *)p;
 }
 
 StepTrace *trace_new(int n_layers, int n_heads) {
@@ -42,14 +48,13 @@ void trace_clear(StepTrace *t) {
     t->logprob = NAN;
     t->entropy = NAN;
     t->step_us = 0;
+    t->n_far = -1;
+    t->n_kv_heads = -1;
     for (int i = 0; i < cells; i++) {
-        t->score[i] = NAN;
-        t->oracle_mass[i] = NAN;
-        t->oracle_err[i] = NAN;
-        t->qada_mass[i] = NAN;
-        t->qada_bulk_mass[i] = NAN;
-        t->keys_read[i] = -1;
-        t->gate[i] = -1;
+#define TRACE_CLEAR(name, type, missing, sql, doc) t->name[i] = (type)(missing);
+        TRACE_HEAD_FIELDS(TRACE_CLEAR)
+#undef TRACE_CLEAR
+        t->kv_read[i] = -1;
     }
 }
 
@@ -60,3 +65,15 @@ void trace_copy(StepTrace *dst, const StepTrace *src) {
 }
 
 void trace_free(StepTrace *t) { free(t); }
+
+long trace_kv_full(const StepTrace *t) {
+    return t->n_kv_heads > 0 && t->pos >= 0 ? (long)t->n_layers * t->n_kv_heads * (t->pos + 1) : -1;
+}
+
+long trace_kv_read_total(const StepTrace *t) {
+    long sum = 0;
+    int any = 0, cells = trace_cells(t);
+    for (int i = 0; i < cells; i++)
+        if (t->kv_read[i] >= 0) sum += t->kv_read[i], any = 1;
+    return any ? sum : -1;
+}

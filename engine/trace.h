@@ -17,6 +17,28 @@
 
 #define TRACE_PIECE_MAX 64 /* bytes kept of a token's text, NUL included */
 
+/* The per-head fields of a trace, one list. Everything that stores, reads,
+ * exports or shows a per-head value is generated from it: the arrays of
+ * StepTrace, trace_new/clear/copy, the `decisions` table's columns, the
+ * writer's binding and the reader's columns, JSON/CSV export and merge.
+ * Adding a field is adding a line here (and a line in store/SCHEMA.md).
+ *
+ *   X(name, C type, missing value, SQL type, meaning)
+ *
+ * A missing value means "not computed" and is NULL in the database. The
+ * three estimates of the mass outside the local set are log-odds,
+ * ln(far mass / local mass): a float probability rounds to exactly 1 above
+ * log-odds ~16.6, and ranking and thresholding need the tail. Probabilities
+ * are derived from them for people (decide_prob, the `masses` view). */
+#define TRACE_HEAD_FIELDS(X)                                                                                       \
+    X(score, float, NAN, REAL, "router score sigma(x.w_r) in [0,1]")                                               \
+    X(gate, int8_t, -1, INTEGER, "executed branch: 1 global, 0 local")                                             \
+    X(oracle_logit, float, NAN, REAL, "ln(softmax mass outside the local set / mass inside), exact")               \
+    X(oracle_err, float, NAN, REAL, "||o_full - o_local|| / ||o_full||")                                           \
+    X(qada_logit, float, NAN, REAL, "QAdA estimate of oracle_logit from the window's keys")                        \
+    X(qada_bulk_logit, float, NAN, REAL, "the same model from exact far-key moments (ablation)")                   \
+    X(keys_read, int32_t, -1, INTEGER, "keys this query head's branch read")
+
 typedef struct {
     int pos;                      /* 0-based position in the sequence */
     int token;                    /* token id fed at pos */
@@ -25,15 +47,19 @@ typedef struct {
     float logprob;                /* log p(token | tokens < pos), nats; NAN at pos 0 */
     float entropy;                /* entropy of that predicting distribution, nats */
     double step_us;               /* wall time of the step (prefill: share of the batch) */
+    int n_far;                    /* keys outside the local set at pos (same for every head);
+                                     0: no choice, global and local read the same keys; -1 unknown */
 
     int n_layers, n_heads;        /* shape of every per-head array below */
-    float *score;                 /* router σ(x·w_r) in [0,1]; NAN without routers */
-    int8_t *gate;                 /* executed branch: 1 global, 0 local */
-    float *oracle_mass;           /* softmax mass outside the local set (oracle) */
-    float *oracle_err;            /* ||o_full - o_local|| / ||o_full|| */
-    float *qada_mass;             /* QAdA estimate of oracle_mass, local-key moments */
-    float *qada_bulk_mass;        /* same model, exact running bulk moments (ablation) */
-    int32_t *keys_read;           /* keys the executed branch read */
+    int n_kv_heads;               /* KV heads per layer (GQA: fewer than n_heads); -1 unknown */
+#define TRACE_DECLARE(name, type, missing, sql, doc) type *name;
+    TRACE_HEAD_FIELDS(TRACE_DECLARE)
+#undef TRACE_DECLARE
+    /* KV positions read per (layer, KV head), at [layer * n_heads + kv_head]
+     * (entries past n_kv_heads stay -1): a KV head's far keys are read once
+     * when any query head of its group is global. -1 not computed. A
+     * trace read back from a database holds the step's total in entry 0. */
+    int32_t *kv_read;
 } StepTrace;
 
 /* Allocate a trace for a model shape; all per-head values start as "not
@@ -51,5 +77,13 @@ void trace_free(StepTrace *t);
 
 /* Number of per-head entries (n_layers * n_heads). */
 static inline int trace_cells(const StepTrace *t) { return t->n_layers * t->n_heads; }
+
+/* KV positions the step read, summed over layers and KV heads; -1 if none
+ * was recorded. */
+long trace_kv_read_total(const StepTrace *t);
+
+/* KV positions full attention reads at this step (every layer and KV
+ * head, pos + 1 each); -1 if the KV head count is unknown. */
+long trace_kv_full(const StepTrace *t);
 
 #endif

@@ -38,8 +38,8 @@ int store_head_rates(Store *s, const int64_t *runs, int n_runs, StoreHeadRate **
     int rc = -1;
     if (!r || !glob) { err_set(e, "out of memory"); goto out; }
     /* the oracle's label in SQL: mirrors decide_label (engine/decide.h) */
-    if (store_prepare(s, "SELECT d.layer, d.head, COUNT(*), SUM(d.oracle_mass > r.theta) FROM decisions d JOIN runs r"
-                         " USING(run_id) WHERE d.run_id=?1 AND d.oracle_mass IS NOT NULL GROUP BY d.layer, d.head", &st, e))
+    if (store_prepare(s, "SELECT layer, head, COUNT(*), SUM(oracle_logit > theta_logit) FROM decided"
+                         " WHERE run_id=?1 AND oracle_logit IS NOT NULL GROUP BY layer, head", &st, e))
         goto out;
     for (int i = 0; i < n_runs; i++) {
         sqlite3_bind_int64(st, 1, runs[i]);
@@ -54,7 +54,7 @@ int store_head_rates(Store *s, const int64_t *runs, int n_runs, StoreHeadRate **
         sqlite3_reset(st);
         if (step != SQLITE_DONE) { store_sql_err(s->db, s->path, "calibrate failed", e); goto out; }
         if (!seen) {
-            err_set(e, "%s: run %lld has no oracle values (record it with --profile)", s->path, (long long)runs[i]);
+            err_set(e, "%s: run %lld has no oracle values past its window (record it with --profile, more steps than --window)", s->path, (long long)runs[i]);
             goto out;
         }
     }

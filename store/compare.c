@@ -47,7 +47,7 @@ static int compare_one(Store *s, int64_t run, const char *pred, FILE *out, Err *
     StoreRunInfo r;
     if (store_run_info(s, run, &r, e)) return -1;
     int64_t n_oracle = 0, n_pred = 0;
-    if (count_where(s, "SELECT COUNT(*) FROM decisions WHERE run_id=?1 AND oracle_mass IS NOT NULL", run, &n_oracle, e))
+    if (count_where(s, "SELECT COUNT(*) FROM decisions WHERE run_id=?1 AND oracle_logit IS NOT NULL", run, &n_oracle, e))
         goto fail;
     if (n_oracle == 0) {
         err_set(e, "%s: run %lld has no oracle values (record it with --profile or --policy oracle)", s->path,
@@ -60,7 +60,7 @@ static int compare_one(Store *s, int64_t run, const char *pred, FILE *out, Err *
              pred);
     if (count_where(s, sql, run, &n_pred, e)) goto fail;
     fprintf(out, "run %lld: policy %s, window %d, sinks %d, tau %g, theta %g, %d positions, %s\n", (long long)run,
-            r.policy, r.window, r.sinks, r.tau, r.theta, r.n_tokens, r.status);
+            r.policy, r.window, r.sinks, r.tau, decide_prob(r.theta_logit), r.n_tokens, r.status);
     fprintf(out, "\nevery predictor vs the oracle (global iff out_mass > theta):\n");
     if (print_confusion(s, run, NULL, "", out, e)) goto fail;
     if (n_pred == 0) {

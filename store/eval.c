@@ -20,8 +20,8 @@ int store_eval_begin(Store *s, const StoreEval *ev, int64_t *id, Err *e) {
     store_now(now);
     sqlite3_stmt *st;
     if (store_prepare(s, "INSERT INTO evals(created_at, label, model, model_sha256, policy, window, sinks, tau, theta, p,"
-                         " routers, static_heads, data, n_seqs, matched_to) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,"
-                         "?13,?14,?15)", &st, e))
+                         " routers, static_heads, data, n_seqs, matched_to, theta_logit) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,"
+                         "?9,?10,?11,?12,?13,?14,?15,?16)", &st, e))
         return -1;
     sqlite3_bind_text(st, 1, now, -1, SQLITE_TRANSIENT);
     text_or_null(st, 2, ev->label);
@@ -31,13 +31,14 @@ int store_eval_begin(Store *s, const StoreEval *ev, int64_t *id, Err *e) {
     sqlite3_bind_int(st, 6, ev->window);
     sqlite3_bind_int(st, 7, ev->sinks);
     real_or_null(st, 8, ev->tau);
-    real_or_null(st, 9, ev->theta);
+    real_or_null(st, 9, decide_prob(ev->theta_logit)); /* θ for people; theta_logit is exact */
     real_or_null(st, 10, ev->p);
     text_or_null(st, 11, ev->routers);
     text_or_null(st, 12, ev->static_heads);
     text_or_null(st, 13, ev->data);
     sqlite3_bind_int(st, 14, ev->n_seqs);
     text_or_null(st, 15, ev->matched_to);
+    if (!isnan(ev->theta_logit)) sqlite3_bind_double(st, 16, ev->theta_logit); /* ±Inf (θ = 0, 1) kept */
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "cannot start an evaluation", e);
@@ -70,7 +71,7 @@ int store_eval_end(Store *s, int64_t id, const StoreEval *ev, const StoreScore *
     if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         return store_sql_err(s->db, s->path, "cannot finish the evaluation", e);
     if (store_prepare(s, "UPDATE evals SET n_seqs=?2, n_tokens=?3, perplexity=?4, perplexity_full=?5, kl_mean=?6,"
-                         " global_share=?7, keys_read_frac=?8, matched_to=?9 WHERE eval_id=?1", &st, e))
+                         " global_share=?7, keys_read_frac=?8, matched_to=?9, kv_read_frac=?10 WHERE eval_id=?1", &st, e))
         goto fail;
     if (store_prepare(s, "INSERT OR REPLACE INTO eval_scores VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)", &sc, e)) {
         sqlite3_finalize(st);
@@ -82,6 +83,7 @@ int store_eval_end(Store *s, int64_t id, const StoreEval *ev, const StoreScore *
     double v[] = {ev->perplexity, ev->perplexity_full, ev->kl_mean, ev->global_share, ev->keys_read_frac};
     for (int i = 0; i < 5; i++) real_or_null(st, 4 + i, v[i]);
     text_or_null(st, 9, ev->matched_to);
+    real_or_null(st, 10, ev->kv_read_frac);
     int ok = sqlite3_step(st) == SQLITE_DONE;
     for (int i = 0; ok && i < n_scores; i++) ok = insert_score(s, sc, id, &scores[i]) == 0;
     sqlite3_finalize(st);

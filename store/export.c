@@ -52,7 +52,7 @@ static int export_json(Store *s, int64_t run_id, FILE *out, Err *e) {
                          " created_at, finished_at, ahascope_version, model, model_sha256, arch, dim, hidden_dim,"
                          " n_layers, n_heads, n_kv_heads, vocab_size, seq_len, tokenizer, tokenizer_sha256, policy,"
                          " window, sinks, tau, theta, p, profile, routers, routers_sha256, static_heads, prompt,"
-                         " steps, temperature, topp, seed, origin, n_tokens FROM runs WHERE run_id=?1",
+                         " steps, temperature, topp, seed, origin, n_tokens, theta_logit FROM runs WHERE run_id=?1",
                       &st, e))
         return -1;
     sqlite3_bind_int64(st, 1, run_id);
@@ -64,12 +64,12 @@ static int export_json(Store *s, int64_t run_id, FILE *out, Err *e) {
     fputs("{\"run\": ", out);
     if (print_object(run, out)) return err_set(e, "out of memory");
     fputs(",\n\"tokens\": ", out);
-    if (stream_array(s, "SELECT pos, token_id, piece, is_prompt, logprob, entropy, step_us FROM tokens"
+    if (stream_array(s, "SELECT pos, token_id, piece, is_prompt, logprob, entropy, step_us, n_far, kv_read FROM tokens"
                         " WHERE run_id=?1 ORDER BY pos", run_id, out, e))
         return -1;
     fputs(",\n\"decisions\": ", out);
-    if (stream_array(s, "SELECT pos, layer, head, score, gate, oracle_mass, oracle_err, qada_mass, qada_bulk_mass,"
-                        " keys_read FROM decisions WHERE run_id=?1 ORDER BY pos, layer, head", run_id, out, e))
+    if (stream_array(s, "SELECT pos, layer, head" STORE_HEAD_COLUMNS " FROM decisions WHERE run_id=?1"
+                        " ORDER BY pos, layer, head", run_id, out, e))
         return -1;
     fputs("}\n", out);
     return 0;
@@ -81,9 +81,8 @@ static int export_csv(Store *s, int64_t run_id, FILE *out, Err *e) {
     store_run_info_free(&r);
     sqlite3_stmt *st;
     if (store_prepare(s, "SELECT t.run_id, t.pos, t.token_id, t.piece, t.is_prompt, t.logprob, t.entropy, t.step_us,"
-                         " d.layer, d.head, d.score, d.gate, d.oracle_mass, d.oracle_err, d.qada_mass,"
-                         " d.qada_bulk_mass, d.keys_read FROM tokens t JOIN decisions d USING(run_id, pos)"
-                         " WHERE t.run_id=?1 ORDER BY t.pos, d.layer, d.head", &st, e))
+                         " t.n_far, t.kv_read, d.layer, d.head" STORE_HEAD_COLUMNS " FROM tokens t"
+                         " JOIN decisions d USING(run_id, pos) WHERE t.run_id=?1 ORDER BY t.pos, d.layer, d.head", &st, e))
         return -1;
     sqlite3_bind_int64(st, 1, run_id);
     int rc = print_result(st, STORE_FMT_CSV, out);

@@ -18,7 +18,19 @@ struct Store {
     int rows_per_insert; /* heads per decisions INSERT (the shape it was prepared for) */
 };
 
-extern const char *const STORE_SCHEMA_SQL;
+/* ", score, gate, …": the per-head columns of `decisions`, in order, from
+ * engine/trace.h's field list. */
+#define STORE_HEAD_NAME(name, type, missing, sql, doc) ", " #name
+#define STORE_HEAD_COLUMNS TRACE_HEAD_FIELDS(STORE_HEAD_NAME)
+
+/* Bind a value to a REAL or INTEGER column: NULL for "not computed" (NaN
+ * or ±Inf reals, negative integers), so SQL aggregates skip it. */
+void store_bind_REAL(sqlite3_stmt *st, int i, double v);
+void store_bind_INTEGER(sqlite3_stmt *st, int i, long v);
+
+/* Read a REAL or INTEGER column; NULL gives missing. */
+double store_col_REAL(sqlite3_stmt *st, int i, double missing);
+long store_col_INTEGER(sqlite3_stmt *st, int i, long missing);
 
 /* Check (and with create, make) the schema; -1 with e set if unusable. */
 int store_schema_check(sqlite3 *db, const char *path, int create, Err *e);

@@ -10,7 +10,7 @@ static const char RUN_COLUMNS[] =
     "status, created_at, finished_at, ahascope_version, writer_host, writer_pid, writer_start, model, model_sha256,"
     " arch, dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len, tokenizer, tokenizer_sha256,"
     " policy, window, sinks, tau, theta, p, profile, routers, routers_sha256, static_heads, prompt, steps,"
-    " temperature, topp, seed, origin, n_tokens";
+    " temperature, topp, seed, origin, n_tokens, theta_logit";
 
 static int same_file(const char *a, const char *b) {
     struct stat sa, sb;
@@ -42,7 +42,8 @@ static int copy_runs(Store *s, const char *input, int *n_runs, int64_t *off) {
     /* evaluations first: the runs that belong to them point at them */
     snprintf(sql, sizeof sql, "INSERT INTO main.evals SELECT eval_id + %lld, created_at, label, model, model_sha256,"
              " policy, window, sinks, tau, theta, p, routers, static_heads, data, n_seqs, n_tokens, perplexity,"
-             " perplexity_full, kl_mean, global_share, keys_read_frac, matched_to FROM src.evals", eoff);
+             " perplexity_full, kl_mean, global_share, keys_read_frac, matched_to, theta_logit, kv_read_frac"
+             " FROM src.evals", eoff);
     if (rc == SQLITE_OK) rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
     snprintf(sql, sizeof sql, "INSERT INTO main.eval_scores SELECT eval_id + %lld, predictor, tp, fp, fn, tn,"
              " precision, recall, f1, predicted_rate FROM src.eval_scores", eoff);
@@ -51,15 +52,17 @@ static int copy_runs(Store *s, const char *input, int *n_runs, int64_t *off) {
     snprintf(sql, sizeof sql,
              "INSERT INTO main.runs(run_id, parent_run_id, eval_id, %s) SELECT run_id + ?1, parent_run_id + ?1,"
              " eval_id + %lld, ahascope_status(status, writer_host, writer_pid, writer_start)%.*s,"
-             " COALESCE(origin, ?2 || '#' || run_id), n_tokens FROM src.runs ORDER BY run_id",
+             " COALESCE(origin, ?2 || '#' || run_id), n_tokens, theta_logit FROM src.runs ORDER BY run_id",
              RUN_COLUMNS, eoff, (int)(strstr(RUN_COLUMNS, ", origin") - RUN_COLUMNS - 6), RUN_COLUMNS + 6);
     if (rc == SQLITE_OK) rc = exec_bound(s, sql, *off, input, n_runs);
     if (rc == SQLITE_OK)
-        rc = exec_bound(s, "INSERT INTO main.tokens SELECT run_id + ?1, pos, token_id, piece, is_prompt, logprob,"
-                           " entropy, step_us FROM src.tokens", *off, NULL, NULL);
+        rc = exec_bound(s, "INSERT INTO main.tokens(run_id, pos, token_id, piece, is_prompt, logprob, entropy,"
+                           " step_us, n_far, kv_read) SELECT run_id + ?1, pos, token_id, piece, is_prompt, logprob,"
+                           " entropy, step_us, n_far, kv_read FROM src.tokens", *off, NULL, NULL);
     if (rc == SQLITE_OK)
-        rc = exec_bound(s, "INSERT INTO main.decisions SELECT run_id + ?1, pos, layer, head, score, gate, oracle_mass,"
-                           " oracle_err, qada_mass, qada_bulk_mass, keys_read FROM src.decisions", *off, NULL, NULL);
+        rc = exec_bound(s, "INSERT INTO main.decisions(run_id, pos, layer, head" STORE_HEAD_COLUMNS ")"
+                           " SELECT run_id + ?1, pos, layer, head" STORE_HEAD_COLUMNS " FROM src.decisions", *off, NULL,
+                        NULL);
     if (rc == SQLITE_OK) rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) rc = sqlite3_errcode(s->db);
     return rc;

@@ -15,15 +15,12 @@ static double col_real(sqlite3_stmt *st, int i) {
     return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
 }
 
-static int col_int(sqlite3_stmt *st, int i, int missing) {
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? missing : sqlite3_column_int(st, i);
-}
 
 static const char SELECT_RUN[] =
     "SELECT parent_run_id, status, created_at, ahascope_version, model, model_sha256, arch, dim, hidden_dim,"
     " n_layers, n_heads, n_kv_heads, vocab_size, seq_len, tokenizer, tokenizer_sha256, policy, window, sinks,"
     " tau, theta, p, profile, routers, routers_sha256, static_heads, prompt, steps, temperature, topp, seed,"
-    " origin, n_tokens, writer_host, writer_pid, writer_start FROM runs WHERE run_id=?1";
+    " origin, n_tokens, writer_host, writer_pid, writer_start, theta_logit FROM runs WHERE run_id=?1";
 
 /* 'running' is what the row says; whether it is still true depends on the
  * writer process, which only a reader on the same host can check. */
@@ -54,7 +51,8 @@ static void fill_run(sqlite3_stmt *st, StoreRunInfo *r) {
     r->window = sqlite3_column_int(st, 17);
     r->sinks = sqlite3_column_int(st, 18);
     r->tau = col_real(st, 19);
-    r->theta = col_real(st, 20);
+    /* a NULL theta_logit is no threshold recorded, as a NULL theta was */
+    r->theta_logit = sqlite3_column_type(st, 36) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 36);
     r->p = col_real(st, 21);
     r->profile = sqlite3_column_int(st, 22);
     col_text(st, 23, r->routers, sizeof r->routers);
@@ -99,7 +97,7 @@ void store_run_info_free(StoreRunInfo *info) {
 
 static int read_tokens(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr, Err *e) {
     sqlite3_stmt *st;
-    if (store_prepare(s, "SELECT pos, token_id, piece, is_prompt, logprob, entropy, step_us FROM tokens"
+    if (store_prepare(s, "SELECT pos, token_id, piece, is_prompt, logprob, entropy, step_us, n_far, kv_read FROM tokens"
                          " WHERE run_id=?1 AND pos>=?2 AND pos<?3 ORDER BY pos", &st, e))
         return -1;
     sqlite3_bind_int64(st, 1, run_id);
@@ -118,6 +116,8 @@ static int read_tokens(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr
         t->logprob = (float)col_real(st, 4);
         t->entropy = (float)col_real(st, 5);
         t->step_us = col_real(st, 6);
+        t->n_far = (int)store_col_INTEGER(st, 7, -1);
+        t->kv_read[0] = (int32_t)store_col_INTEGER(st, 8, -1); /* the database keeps the step's total only */
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "cannot read tokens", e);
@@ -126,8 +126,8 @@ static int read_tokens(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr
 
 static int read_decisions(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr, Err *e) {
     sqlite3_stmt *st;
-    if (store_prepare(s, "SELECT pos, layer, head, score, gate, oracle_mass, oracle_err, qada_mass, qada_bulk_mass,"
-                         " keys_read FROM decisions WHERE run_id=?1 AND pos>=?2 AND pos<?3", &st, e))
+    if (store_prepare(s, "SELECT pos, layer, head" STORE_HEAD_COLUMNS " FROM decisions WHERE run_id=?1 AND pos>=?2"
+                         " AND pos<?3", &st, e))
         return -1;
     sqlite3_bind_int64(st, 1, run_id);
     sqlite3_bind_int(st, 2, pos0);
@@ -137,18 +137,24 @@ static int read_decisions(Store *s, int64_t run_id, int pos0, int n, StepTrace *
         int pos = sqlite3_column_int(st, 0), l = sqlite3_column_int(st, 1), h = sqlite3_column_int(st, 2);
         StepTrace *t = tr[pos - pos0];
         if (l < 0 || h < 0 || l >= t->n_layers || h >= t->n_heads) continue; /* not this run's shape */
-        int i = l * t->n_heads + h;
-        t->score[i] = (float)col_real(st, 3);
-        t->gate[i] = (int8_t)col_int(st, 4, -1);
-        t->oracle_mass[i] = (float)col_real(st, 5);
-        t->oracle_err[i] = (float)col_real(st, 6);
-        t->qada_mass[i] = (float)col_real(st, 7);
-        t->qada_bulk_mass[i] = (float)col_real(st, 8);
-        t->keys_read[i] = col_int(st, 9, -1);
+        int i = l * t->n_heads + h, k = 3;
+#define READER_COLUMN(name, type, missing, sql, doc) t->name[i] = (type)store_col_##sql(st, k++, missing);
+        TRACE_HEAD_FIELDS(READER_COLUMN)
+#undef READER_COLUMN
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "cannot read decisions", e);
     return 0;
+}
+
+/* KV heads of a run (n_heads where it was not recorded: no GQA). */
+static int run_kv_heads(Store *s, int64_t run_id, Err *e) {
+    sqlite3_stmt *st;
+    if (store_prepare(s, "SELECT COALESCE(n_kv_heads, n_heads) FROM runs WHERE run_id=?1", &st, e)) return -1;
+    sqlite3_bind_int64(st, 1, run_id);
+    int kv = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+    sqlite3_finalize(st);
+    return kv;
 }
 
 int store_read_steps(Store *s, int64_t run_id, int pos0, int n, StepTrace **traces, Err *e) {
@@ -156,5 +162,7 @@ int store_read_steps(Store *s, int64_t run_id, int pos0, int n, StepTrace **trac
     int found = read_tokens(s, run_id, pos0, n, traces, e);
     if (found <= 0) return found;
     if (read_decisions(s, run_id, pos0, found, traces, e)) return -1;
+    int kv = run_kv_heads(s, run_id, e);
+    for (int i = 0; i < found; i++) traces[i]->n_kv_heads = kv > 0 && kv <= traces[i]->n_heads ? kv : -1;
     return found;
 }

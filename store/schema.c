@@ -1,13 +1,19 @@
 /* schema.c — the tables and views of an ahascope database (documented for
  * users in store/SCHEMA.md; keep the two in step). */
+#include <stdlib.h>
+#include <string.h>
+
 #include "store/internal.h"
 
-/* Predicted global = value above the run's threshold; NULL where the value
- * was not computed, so every rate and confusion skips it. The views
- * (predictions, *_rates, token_share, confusion*, run_summary) are a mirror
- * in SQL of engine/decide.h's rules and rates, the one definition the C code
- * uses; tests/test_decide.c checks the two agree cell for cell. */
-const char *const STORE_SCHEMA_SQL =
+/* Column definitions of the per-head fields, from engine/trace.h's list. */
+#define SCHEMA_COLUMN(name, type, missing, sql, doc) ", " #name " " #sql
+#define SCHEMA_HEAD_COLUMNS TRACE_HEAD_FIELDS(SCHEMA_COLUMN)
+
+/* The tables. Columns added by a schema version go at the end of their
+ * table, so a migrated database and a new one have the same column order
+ * (merge copies rows by position). decisions is rebuilt by the migration
+ * instead, since its columns changed meaning. */
+static const char SCHEMA_TABLES[] =
     "CREATE TABLE runs(\n"
     "  run_id INTEGER PRIMARY KEY,\n"
     "  parent_run_id INTEGER REFERENCES runs(run_id),\n"
@@ -25,14 +31,16 @@ const char *const STORE_SCHEMA_SQL =
     "  prompt TEXT, steps INTEGER, temperature REAL, topp REAL, seed TEXT,\n"
     "  origin TEXT,\n"
     "  eval_id INTEGER REFERENCES evals(eval_id),\n"
-    "  n_tokens INTEGER NOT NULL DEFAULT 0\n"
+    "  n_tokens INTEGER NOT NULL DEFAULT 0,\n"
+    "  theta_logit REAL\n"
     ");\n"
     "CREATE TABLE evals(\n"
     "  eval_id INTEGER PRIMARY KEY, created_at TEXT NOT NULL, label TEXT,\n"
     "  model TEXT, model_sha256 TEXT, policy TEXT NOT NULL, window INTEGER, sinks INTEGER,\n"
     "  tau REAL, theta REAL, p REAL, routers TEXT, static_heads TEXT, data TEXT,\n"
     "  n_seqs INTEGER, n_tokens INTEGER, perplexity REAL, perplexity_full REAL, kl_mean REAL,\n"
-    "  global_share REAL, keys_read_frac REAL, matched_to TEXT\n"
+    "  global_share REAL, keys_read_frac REAL, matched_to TEXT,\n"
+    "  theta_logit REAL, kv_read_frac REAL\n"
     ");\n"
     "CREATE TABLE eval_scores(\n"
     "  eval_id INTEGER NOT NULL, predictor TEXT NOT NULL, tp INTEGER, fp INTEGER, fn INTEGER, tn INTEGER,\n"
@@ -42,44 +50,68 @@ const char *const STORE_SCHEMA_SQL =
     "CREATE TABLE tokens(\n"
     "  run_id INTEGER NOT NULL, pos INTEGER NOT NULL, token_id INTEGER NOT NULL, piece TEXT,\n"
     "  is_prompt INTEGER NOT NULL, logprob REAL, entropy REAL, step_us REAL,\n"
+    "  n_far INTEGER, kv_read INTEGER,\n"
     "  PRIMARY KEY(run_id, pos)\n"
-    ") WITHOUT ROWID;\n"
+    ") WITHOUT ROWID;\n";
+
+static const char SCHEMA_DECISIONS[] =
     "CREATE TABLE decisions(\n"
-    "  run_id INTEGER NOT NULL, pos INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT NULL,\n"
-    "  score REAL, gate INTEGER, oracle_mass REAL, oracle_err REAL, qada_mass REAL,\n"
-    "  qada_bulk_mass REAL, keys_read INTEGER,\n"
+    "  run_id INTEGER NOT NULL, pos INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT NULL"
+    SCHEMA_HEAD_COLUMNS ",\n"
     "  PRIMARY KEY(run_id, pos, layer, head)\n"
-    ") WITHOUT ROWID;\n"
-    "CREATE VIEW predictions AS\n"
+    ") WITHOUT ROWID;\n";
+
+/* The views, "CREATE @ VIEW", @ replaced by nothing for the file's own views, "TEMP" for
+ * the compatibility views over an old file opened read-only.
+ *
+ * Predicted global = value above the run's threshold; NULL where the value
+ * was not computed, so every rate and confusion skips it; positions with
+ * no far keys (tokens.n_far = 0) are not decisions and are left out. The
+ * views (decided, predictions, *_rates, token_share, confusion*,
+ * run_summary) are a mirror in SQL of engine/decide.h's rules and rates,
+ * the one definition the C code uses; tests/test_decide.c checks the two
+ * agree cell for cell. */
+static const char SCHEMA_VIEWS[] =
+    "CREATE @ VIEW masses AS\n"
+    "  SELECT run_id, pos, layer, head, 1.0 / (1.0 + EXP(-oracle_logit)) AS oracle_mass,\n"
+    "    1.0 / (1.0 + EXP(-qada_logit)) AS qada_mass, 1.0 / (1.0 + EXP(-qada_bulk_logit)) AS qada_bulk_mass\n"
+    "  FROM decisions;\n"
+    "CREATE @ VIEW decided AS\n"
+    "  SELECT d.*, r.tau, r.theta_logit FROM decisions d JOIN runs r USING(run_id) JOIN tokens t USING(run_id, pos)\n"
+    "  WHERE t.n_far IS NOT 0;\n"
+    "CREATE @ VIEW predictions AS\n"
     "  SELECT d.run_id, d.pos, d.layer, d.head, p.predictor,\n"
-    "    CASE p.predictor WHEN 'executed' THEN d.gate WHEN 'aha' THEN d.score > r.tau\n"
-    "      WHEN 'qada' THEN d.qada_mass > r.theta WHEN 'qada_bulk' THEN d.qada_bulk_mass > r.theta END\n"
+    "    CASE p.predictor WHEN 'executed' THEN d.gate WHEN 'aha' THEN d.score > d.tau\n"
+    "      WHEN 'qada' THEN d.qada_logit > d.theta_logit WHEN 'qada_bulk' THEN d.qada_bulk_logit > d.theta_logit END\n"
     "      AS predicted,\n"
-    "    d.oracle_mass > r.theta AS oracle\n"
-    "  FROM decisions d JOIN runs r USING(run_id)\n"
+    "    d.oracle_logit > d.theta_logit AS oracle\n"
+    "  FROM decided d\n"
     "  CROSS JOIN (SELECT 'executed' AS predictor UNION ALL SELECT 'aha' UNION ALL SELECT 'qada'\n"
     "              UNION ALL SELECT 'qada_bulk') p;\n"
-    "CREATE VIEW head_rates AS\n"
-    "  SELECT d.run_id, d.layer, d.head, COUNT(*) AS n, AVG(d.gate) AS global_rate,\n"
-    "    AVG(d.oracle_mass > r.theta) AS oracle_rate, AVG(d.score > r.tau) AS aha_rate,\n"
-    "    AVG(d.qada_mass > r.theta) AS qada_rate, AVG(d.qada_bulk_mass > r.theta) AS qada_bulk_rate,\n"
-    "    AVG(d.score) AS mean_score, AVG(d.oracle_mass) AS mean_oracle_mass,\n"
-    "    AVG(d.oracle_err) AS mean_oracle_err, SUM(d.keys_read) AS keys_read\n"
-    "  FROM decisions d JOIN runs r USING(run_id) GROUP BY d.run_id, d.layer, d.head;\n"
-    "CREATE VIEW layer_rates AS\n"
-    "  SELECT d.run_id, d.layer, COUNT(*) AS n, AVG(d.gate) AS global_rate,\n"
-    "    AVG(d.oracle_mass > r.theta) AS oracle_rate, AVG(d.score > r.tau) AS aha_rate,\n"
-    "    AVG(d.qada_mass > r.theta) AS qada_rate, AVG(d.qada_bulk_mass > r.theta) AS qada_bulk_rate,\n"
-    "    AVG(d.oracle_mass) AS mean_oracle_mass, SUM(d.keys_read) AS keys_read\n"
-    "  FROM decisions d JOIN runs r USING(run_id) GROUP BY d.run_id, d.layer;\n"
-    "CREATE VIEW token_share AS\n"
-    "  SELECT t.run_id, t.pos, t.token_id, t.piece, t.is_prompt, t.logprob,\n"
-    "    AVG(d.gate) AS global_share, AVG(d.oracle_mass > r.theta) AS oracle_share,\n"
+    "CREATE @ VIEW head_rates AS\n"
+    "  SELECT run_id, layer, head, COUNT(*) AS n, AVG(gate) AS global_rate,\n"
+    "    AVG(oracle_logit > theta_logit) AS oracle_rate, AVG(score > tau) AS aha_rate,\n"
+    "    AVG(qada_logit > theta_logit) AS qada_rate, AVG(qada_bulk_logit > theta_logit) AS qada_bulk_rate,\n"
+    "    AVG(score) AS mean_score, AVG(1.0 / (1.0 + EXP(-oracle_logit))) AS mean_oracle_mass,\n"
+    "    AVG(oracle_err) AS mean_oracle_err, SUM(keys_read) AS keys_read\n"
+    "  FROM decided GROUP BY run_id, layer, head;\n"
+    "CREATE @ VIEW layer_rates AS\n"
+    "  SELECT run_id, layer, COUNT(*) AS n, AVG(gate) AS global_rate,\n"
+    "    AVG(oracle_logit > theta_logit) AS oracle_rate, AVG(score > tau) AS aha_rate,\n"
+    "    AVG(qada_logit > theta_logit) AS qada_rate, AVG(qada_bulk_logit > theta_logit) AS qada_bulk_rate,\n"
+    "    AVG(1.0 / (1.0 + EXP(-oracle_logit))) AS mean_oracle_mass, SUM(keys_read) AS keys_read\n"
+    "  FROM decided GROUP BY run_id, layer;\n"
+    "CREATE @ VIEW token_share AS\n"
+    "  SELECT t.run_id, t.pos, t.token_id, t.piece, t.is_prompt, t.logprob, t.n_far,\n"
+    "    CASE WHEN t.n_far IS NOT 0 THEN AVG(d.gate) END AS global_share,\n"
+    "    CASE WHEN t.n_far IS NOT 0 THEN AVG(d.oracle_logit > r.theta_logit) END AS oracle_share,\n"
     "    SUM(d.keys_read) AS keys_read, COUNT(*) * (t.pos + 1) AS keys_full,\n"
-    "    SUM(d.keys_read) * 1.0 / (COUNT(*) * (t.pos + 1)) AS keys_read_frac\n"
+    "    SUM(d.keys_read) * 1.0 / (COUNT(*) * (t.pos + 1)) AS keys_read_frac,\n"
+    "    t.kv_read, COALESCE(r.n_kv_heads, r.n_heads) * r.n_layers * (t.pos + 1) AS kv_full,\n"
+    "    t.kv_read * 1.0 / (COALESCE(r.n_kv_heads, r.n_heads) * r.n_layers * (t.pos + 1)) AS kv_read_frac\n"
     "  FROM tokens t JOIN decisions d USING(run_id, pos) JOIN runs r USING(run_id)\n"
     "  GROUP BY t.run_id, t.pos;\n"
-    "CREATE VIEW confusion_head AS\n"
+    "CREATE @ VIEW confusion_head AS\n"
     "  SELECT *, tp * 1.0 / NULLIF(tp + fp, 0) AS precision, tp * 1.0 / NULLIF(tp + fn, 0) AS recall,\n"
     "    2.0 * tp / NULLIF(2 * tp + fp + fn, 0) AS f1 FROM (\n"
     "    SELECT run_id, predictor, layer, head,\n"
@@ -87,7 +119,7 @@ const char *const STORE_SCHEMA_SQL =
     "      SUM(predicted = 0 AND oracle = 1) AS fn, SUM(predicted = 0 AND oracle = 0) AS tn\n"
     "    FROM predictions WHERE predicted IS NOT NULL AND oracle IS NOT NULL\n"
     "    GROUP BY run_id, predictor, layer, head);\n"
-    "CREATE VIEW confusion AS\n"
+    "CREATE @ VIEW confusion AS\n"
     "  SELECT *, tp * 1.0 / NULLIF(tp + fp, 0) AS precision, tp * 1.0 / NULLIF(tp + fn, 0) AS recall,\n"
     "    2.0 * tp / NULLIF(2 * tp + fp + fn, 0) AS f1 FROM (\n"
     "    SELECT run_id, predictor,\n"
@@ -95,15 +127,64 @@ const char *const STORE_SCHEMA_SQL =
     "      SUM(predicted = 0 AND oracle = 1) AS fn, SUM(predicted = 0 AND oracle = 0) AS tn\n"
     "    FROM predictions WHERE predicted IS NOT NULL AND oracle IS NOT NULL\n"
     "    GROUP BY run_id, predictor);\n"
-    "CREATE VIEW run_summary AS\n"
+    "CREATE @ VIEW run_summary AS\n"
     "  SELECT r.run_id, r.status, r.policy, r.window, r.n_tokens,\n"
-    "    (SELECT AVG(gate) FROM decisions d WHERE d.run_id = r.run_id) AS global_share,\n"
-    "    (SELECT AVG(d.oracle_mass > r.theta) FROM decisions d WHERE d.run_id = r.run_id) AS oracle_share,\n"
+    "    (SELECT AVG(gate) FROM decided d WHERE d.run_id = r.run_id) AS global_share,\n"
+    "    (SELECT AVG(d.oracle_logit > d.theta_logit) FROM decided d WHERE d.run_id = r.run_id) AS oracle_share,\n"
     "    (SELECT SUM(keys_read) * 1.0 / SUM(keys_full) FROM token_share s WHERE s.run_id = r.run_id)\n"
     "      AS keys_read_frac,\n"
+    "    (SELECT SUM(kv_read) * 1.0 / SUM(kv_full) FROM token_share s WHERE s.run_id = r.run_id)\n"
+    "      AS kv_read_frac,\n"
     "    (SELECT EXP(-AVG(logprob)) FROM tokens t WHERE t.run_id = r.run_id AND logprob IS NOT NULL)\n"
     "      AS perplexity\n"
     "  FROM runs r;\n";
+
+/* Names of the views above, to drop them before a migration. */
+static const char *const VIEW_NAMES[] = {"masses", "decided", "predictions", "head_rates", "layer_rates",
+                                         "token_share", "confusion_head", "confusion", "run_summary"};
+
+/* Keys outside the local set of a position, in SQL: attn_n_far
+ * (engine/attn.h) over a tokens row t joined with its runs row r. */
+#define SQL_N_FAR                                                                                              \
+    "MAX(0, MAX(t.pos - r.window + 1, MIN(r.sinks, t.pos + 1)) - MIN(r.sinks, t.pos + 1))"
+
+/* A version-1 probability as log-odds; 1.0 (saturated) is +Inf, which
+ * still compares above every finite threshold, as 1.0 did. */
+#define SQL_LOGIT(m)                                                                                           \
+    "CASE WHEN " m " IS NULL THEN NULL WHEN " m " >= 1 THEN 9e999 WHEN " m " <= 0 THEN -9e999 ELSE LN(" m      \
+    ") - LN(1 - " m ") END"
+
+/* Version 1 (probabilities, no n_far / kv_read / theta_logit) to 2. */
+static const char MIGRATE_1_TO_2[] =
+    "ALTER TABLE runs ADD COLUMN theta_logit REAL;\n"
+    "UPDATE runs SET theta_logit = " SQL_LOGIT("theta") ";\n"
+    "ALTER TABLE evals ADD COLUMN theta_logit REAL;\n"
+    "ALTER TABLE evals ADD COLUMN kv_read_frac REAL;\n"
+    "UPDATE evals SET theta_logit = " SQL_LOGIT("theta") ";\n"
+    "ALTER TABLE tokens ADD COLUMN n_far INTEGER;\n"
+    "ALTER TABLE tokens ADD COLUMN kv_read INTEGER;\n"
+    "UPDATE tokens AS t SET n_far = " SQL_N_FAR " FROM runs r WHERE r.run_id = t.run_id;\n"
+    "ALTER TABLE decisions RENAME TO decisions_v1;\n"
+    "%s"
+    "INSERT INTO decisions SELECT d.run_id, d.pos, d.layer, d.head, d.score, d.gate,\n"
+    "  CASE WHEN t.n_far = 0 THEN NULL ELSE " SQL_LOGIT("d.oracle_mass") " END, d.oracle_err,\n"
+    "  CASE WHEN t.n_far = 0 THEN NULL ELSE " SQL_LOGIT("d.qada_mass") " END,\n"
+    "  CASE WHEN t.n_far = 0 THEN NULL ELSE " SQL_LOGIT("d.qada_bulk_mass") " END, d.keys_read\n"
+    "  FROM decisions_v1 d LEFT JOIN tokens t USING(run_id, pos);\n"
+    "DROP TABLE decisions_v1;\n";
+
+/* What a version-1 file looks like to a reader: TEMP views named like the
+ * version-2 tables, shadowing the file's own (SQLite looks in temp first). */
+static const char COMPAT_1[] =
+    "CREATE TEMP VIEW runs AS SELECT *, " SQL_LOGIT("theta") " AS theta_logit FROM main.runs;\n"
+    "CREATE TEMP VIEW evals AS SELECT *, " SQL_LOGIT("theta") " AS theta_logit, NULL AS kv_read_frac FROM main.evals;\n"
+    "CREATE TEMP VIEW tokens AS SELECT t.*, " SQL_N_FAR " AS n_far, NULL AS kv_read\n"
+    "  FROM main.tokens t JOIN main.runs r USING(run_id);\n"
+    "CREATE TEMP VIEW decisions AS SELECT d.run_id, d.pos, d.layer, d.head, d.score, d.gate,\n"
+    "  CASE WHEN t.n_far = 0 THEN NULL ELSE " SQL_LOGIT("d.oracle_mass") " END AS oracle_logit, d.oracle_err,\n"
+    "  CASE WHEN t.n_far = 0 THEN NULL ELSE " SQL_LOGIT("d.qada_mass") " END AS qada_logit,\n"
+    "  CASE WHEN t.n_far = 0 THEN NULL ELSE " SQL_LOGIT("d.qada_bulk_mass") " END AS qada_bulk_logit, d.keys_read\n"
+    "  FROM main.decisions d JOIN temp.tokens t USING(run_id, pos);\n";
 
 /* Tables and views a valid database must have (by type and name). */
 static const char *const REQUIRED[][2] = {
@@ -111,7 +192,7 @@ static const char *const REQUIRED[][2] = {
     {"table", "evals"},        {"table", "eval_scores"},
     {"view", "predictions"},   {"view", "head_rates"},      {"view", "layer_rates"},
     {"view", "token_share"},   {"view", "confusion_head"},  {"view", "confusion"},
-    {"view", "run_summary"},
+    {"view", "run_summary"},     {"view", "masses"},          {"view", "decided"},
 };
 
 static int pragma_int(sqlite3 *db, const char *sql, int *out) {
@@ -149,6 +230,56 @@ static int has_object(sqlite3 *db, const char *type, const char *name) {
     return found;
 }
 
+/* Create the views, as the file's own (kind "") or as TEMP ones. */
+static int exec_views(sqlite3 *db, const char *kind) {
+    size_t n = strlen(kind), len = 0;
+    char *sql = malloc(sizeof SCHEMA_VIEWS * (n + 1));
+    if (!sql) return SQLITE_NOMEM;
+    for (const char *c = SCHEMA_VIEWS; *c; c++) {
+        if (*c != '@') { sql[len++] = *c; continue; }
+        memcpy(sql + len, kind, n);
+        len += n;
+    }
+    sql[len] = 0;
+    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    free(sql);
+    return rc;
+}
+
+/* Bring a version-1 file to version 2 in one transaction: a crash leaves
+ * the old file as it was. Another writer may have done it since we looked:
+ * then leave it. Returns 0 or -1 with e set. */
+static int schema_migrate(sqlite3 *db, const char *path, Err *e) {
+    int ver = 0;
+    int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = pragma_int(db, "PRAGMA user_version", &ver);
+    if (rc == SQLITE_OK && ver == STORE_SCHEMA_VERSION) return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) ? -1 : 0;
+    for (size_t i = 0; rc == SQLITE_OK && i < sizeof VIEW_NAMES / sizeof VIEW_NAMES[0]; i++) {
+        char *sql = sqlite3_mprintf("DROP VIEW IF EXISTS \"%w\"", VIEW_NAMES[i]);
+        rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
+        sqlite3_free(sql);
+    }
+    char *sql = rc == SQLITE_OK ? sqlite3_mprintf(MIGRATE_1_TO_2, SCHEMA_DECISIONS) : NULL;
+    if (rc == SQLITE_OK) rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    if (rc == SQLITE_OK) rc = exec_views(db, "");
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "PRAGMA user_version=2", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+        int err = store_sql_err(db, path, "cannot upgrade the schema from version 1", e);
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return err;
+    }
+    return 0;
+}
+
+/* A version-1 file opened read-only: version-2 names over its tables. */
+static int schema_compat(sqlite3 *db, const char *path, Err *e) {
+    int rc = sqlite3_exec(db, COMPAT_1, NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = exec_views(db, "TEMP");
+    return rc == SQLITE_OK ? 0 : store_sql_err(db, path, "cannot read schema version 1", e);
+}
+
 /* Create the schema in one transaction so a crash leaves none or all of
  * it. Another writer may have created it since we looked: then leave it. */
 static int schema_create(sqlite3 *db, const char *path, Err *e) {
@@ -157,7 +288,9 @@ static int schema_create(sqlite3 *db, const char *path, Err *e) {
     int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = pragma_int(db, "PRAGMA application_id", &app);
     if (rc == SQLITE_OK && app == STORE_APPLICATION_ID) return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) ? -1 : 1;
-    if (rc == SQLITE_OK) rc = sqlite3_exec(db, STORE_SCHEMA_SQL, NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, SCHEMA_TABLES, NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, SCHEMA_DECISIONS, NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = exec_views(db, "");
     snprintf(sql, sizeof sql, "PRAGMA application_id=%d", STORE_APPLICATION_ID);
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
     snprintf(sql, sizeof sql, "PRAGMA user_version=%d", STORE_SCHEMA_VERSION);
@@ -199,10 +332,14 @@ int store_schema_check(sqlite3 *db, const char *path, int create, Err *e) {
     if (ver > STORE_SCHEMA_VERSION)
         return err_set(e, "%s: schema version %d is newer than this ahascope understands (%d); upgrade ahascope", path,
                        ver, STORE_SCHEMA_VERSION);
-    if (ver < STORE_SCHEMA_VERSION)
-        return err_set(e, "%s: schema version %d is older than %d and cannot be read", path, ver, STORE_SCHEMA_VERSION);
-    for (size_t i = 0; i < sizeof REQUIRED / sizeof REQUIRED[0]; i++)
+    if (ver < 1) return err_set(e, "%s: schema version %d is older than 1 and cannot be read", path, ver);
+    /* version 1 had the first twelve objects; masses and decided came with 2 */
+    size_t n_required = ver == 1 ? 12 : sizeof REQUIRED / sizeof REQUIRED[0];
+    for (size_t i = 0; i < n_required; i++)
         if (!has_object(db, REQUIRED[i][0], REQUIRED[i][1]))
             return err_set(e, "%s: damaged ahascope schema: %s '%s' is missing", path, REQUIRED[i][0], REQUIRED[i][1]);
-    return 0;
+    if (ver == STORE_SCHEMA_VERSION) return 0;
+    if (!create) return schema_compat(db, path, e);
+    if (schema_migrate(db, path, e)) return -1;
+    return store_schema_check(db, path, 0, e);
 }

@@ -1,5 +1,6 @@
 /* store.c — opening a database: is it SQLite, is it ours, is it whole, and
  * which runs did a dead writer leave behind. */
+#include <math.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -20,6 +21,24 @@ int store_sql_err(sqlite3 *db, const char *path, const char *what, Err *e) {
     if (code == SQLITE_NOTADB) return err_set(e, "%s: not an SQLite database", path);
     if (code == SQLITE_CORRUPT) return err_set(e, "%s: %s: the database is damaged (%s)", path, what, msg);
     return err_set(e, "%s: %s: %s", path, what, msg);
+}
+
+void store_bind_REAL(sqlite3_stmt *st, int i, double v) {
+    if (isnan(v) || isinf(v)) sqlite3_bind_null(st, i);
+    else sqlite3_bind_double(st, i, v);
+}
+
+void store_bind_INTEGER(sqlite3_stmt *st, int i, long v) {
+    if (v < 0) sqlite3_bind_null(st, i);
+    else sqlite3_bind_int64(st, i, v);
+}
+
+double store_col_REAL(sqlite3_stmt *st, int i, double missing) {
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? missing : sqlite3_column_double(st, i);
+}
+
+long store_col_INTEGER(sqlite3_stmt *st, int i, long missing) {
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? missing : (long)sqlite3_column_int64(st, i);
 }
 
 int store_prepare(Store *s, const char *sql, sqlite3_stmt **st, Err *e) {
@@ -190,9 +209,7 @@ static int configure(Store *s, int busy_ms, Err *e) {
     sqlite3_create_function(s->db, "ahascope_status", 4, SQLITE_UTF8, NULL, sql_status, NULL, NULL);
     sqlite3_busy_timeout(s->db, busy_ms);
     sqlite3_extended_result_codes(s->db, 1);
-    if (s->mode == STORE_READ) return sqlite3_exec(s->db, "PRAGMA query_only=1", NULL, NULL, NULL) == SQLITE_OK
-                                          ? 0
-                                          : store_sql_err(s->db, s->path, "cannot open", e);
+    if (s->mode == STORE_READ) return 0; /* query_only comes after the schema check, which may add TEMP views */
     /* WAL: readers never wait for the writer; NORMAL sync: a commit survives
      * the process being killed (not a power cut) without an fsync per step. */
     const char *setup = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;";
@@ -228,6 +245,10 @@ Store *store_open(const char *path, StoreMode mode, int busy_ms, Err *e) {
     sqlite3_db_config(s->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
     if (configure(s, busy_ms, e) != 0) goto fail;
     if (store_schema_check(s->db, path, mode == STORE_WRITE, e) != 0) goto fail;
+    if (mode == STORE_READ && sqlite3_exec(s->db, "PRAGMA query_only=1", NULL, NULL, NULL) != SQLITE_OK) {
+        store_sql_err(s->db, s->path, "cannot open", e);
+        goto fail;
+    }
     if (mode == STORE_WRITE && recover_runs(s, e) != 0) goto fail;
     return s;
 fail:

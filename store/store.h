@@ -22,7 +22,7 @@
 #include "engine/err.h"
 #include "engine/trace.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 #define STORE_APPLICATION_ID 0x41484153 /* "AHAS": marks a file as ours */
 
 typedef struct Store Store;
@@ -42,7 +42,7 @@ typedef struct {
     char tokenizer[1024], tokenizer_sha256[65];
     char policy[16];
     int window, sinks, profile;
-    double tau, theta, p;
+    double tau, theta_logit, p; /* θ as log-odds (engine/decide.h); the row also holds θ itself */
     char routers[1024], routers_sha256[65];
     char static_heads[1024];  /* "l.h,…" of the static policy's global heads, "" if none */
     char *prompt;             /* prompt text (heap, store_run_info_free) */
@@ -144,10 +144,12 @@ typedef struct {
     char label[64], policy[16], data[1024];
     char model[1024], model_sha256[65], routers[1024], static_heads[1024];
     int window, sinks;
-    double tau, theta, p;
+    double tau, theta_logit, p;
     int n_seqs;
     long n_tokens;
-    double perplexity, perplexity_full, kl_mean, global_share, keys_read_frac;
+    double perplexity, perplexity_full, kl_mean, global_share;
+    double keys_read_frac; /* keys read per query head / full attention */
+    double kv_read_frac;   /* KV positions read per KV head / full attention: the memory traffic */
     char matched_to[64]; /* "aha 0.2310" when thresholds were matched to a budget */
 } StoreEval;
 
@@ -166,7 +168,7 @@ int store_eval_end(Store *s, int64_t id, const StoreEval *ev, const StoreScore *
 /* One head's oracle global rate over some runs. */
 typedef struct {
     int layer, head;
-    double oracle_rate; /* share of positions with oracle_mass > the run's θ */
+    double oracle_rate; /* share of decisions with oracle_logit > the run's logit(θ) */
     long n;             /* decisions counted */
 } StoreHeadRate;
 

@@ -12,25 +12,21 @@ static void bind_text_or_null(sqlite3_stmt *st, int i, const char *v) {
     else sqlite3_bind_null(st, i);
 }
 
-/* Missing floats are NaN in a trace and NULL in the database, so SQL
- * aggregates skip them instead of turning NaN. */
-static void bind_real(sqlite3_stmt *st, int i, double v) {
-    if (isnan(v) || isinf(v)) sqlite3_bind_null(st, i);
-    else sqlite3_bind_double(st, i, v);
-}
+#define bind_real store_bind_REAL
 
-static void bind_int_or_null(sqlite3_stmt *st, int i, int v) {
-    if (v < 0) sqlite3_bind_null(st, i);
-    else sqlite3_bind_int(st, i, v);
+/* A threshold as log-odds: ±Inf (θ = 0 or 1) is a real threshold, kept. */
+static void bind_logit(sqlite3_stmt *st, int i, double v) {
+    if (isnan(v)) sqlite3_bind_null(st, i);
+    else sqlite3_bind_double(st, i, v);
 }
 
 static const char INSERT_RUN[] =
     "INSERT INTO runs(parent_run_id, status, created_at, ahascope_version, writer_host, writer_pid, writer_start,"
     " model, model_sha256, arch, dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len,"
     " tokenizer, tokenizer_sha256, policy, window, sinks, tau, theta, p, profile, routers, routers_sha256,"
-    " static_heads, prompt, steps, temperature, topp, seed, origin, eval_id)"
+    " static_heads, prompt, steps, temperature, topp, seed, origin, eval_id, theta_logit)"
     " VALUES(?1,'running',?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,"
-    "?26,?27,?28,?29,?30,?31,?32,?33,?34,?35)";
+    "?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36)";
 
 static void bind_run(sqlite3_stmt *st, const StoreRunInfo *r) {
     char host[256], seed[24];
@@ -53,7 +49,7 @@ static void bind_run(sqlite3_stmt *st, const StoreRunInfo *r) {
     sqlite3_bind_int(st, 20, r->window);
     sqlite3_bind_int(st, 21, r->sinks);
     bind_real(st, 22, r->tau);
-    bind_real(st, 23, r->theta);
+    bind_real(st, 23, decide_prob(r->theta_logit)); /* θ for people; the decisions use theta_logit */
     bind_real(st, 24, r->p);
     sqlite3_bind_int(st, 25, r->profile);
     bind_text_or_null(st, 26, r->routers);
@@ -67,6 +63,7 @@ static void bind_run(sqlite3_stmt *st, const StoreRunInfo *r) {
     sqlite3_bind_text(st, 33, seed, -1, SQLITE_TRANSIENT);
     bind_text_or_null(st, 34, r->origin);
     if (r->eval_id > 0) sqlite3_bind_int64(st, 35, r->eval_id);
+    bind_logit(st, 36, r->theta_logit);
 }
 
 int store_run_begin(Store *s, StoreRunInfo *info, Err *e) {
@@ -87,12 +84,19 @@ int store_run_begin(Store *s, StoreRunInfo *info, Err *e) {
 /* One statement inserts a whole layer's heads: the per-statement work of
  * SQLite is paid once per layer instead of once per head, which is most of
  * what stands between the writer and 500k rows/s. */
+#define WRITER_COUNT(name, type, missing, sql, doc) +1
+enum { HEAD_VALUES = 4 TRACE_HEAD_FIELDS(WRITER_COUNT) }; /* run_id, pos, layer, head, then the fields */
+
 static int prepare_decisions(Store *s, int n_heads, Err *e) {
-    size_t cap = 64 + (size_t)n_heads * 26;
+    size_t cap = 256 + (size_t)n_heads * (3 + 2 * HEAD_VALUES);
     char *sql = malloc(cap);
     if (!sql) return err_set(e, "%s: out of memory", s->path);
-    size_t o = (size_t)snprintf(sql, cap, "INSERT INTO decisions VALUES");
-    for (int h = 0; h < n_heads; h++) o += (size_t)snprintf(sql + o, cap - o, "%s(?,?,?,?,?,?,?,?,?,?,?)", h ? "," : "");
+    size_t o = (size_t)snprintf(sql, cap, "INSERT INTO decisions(run_id, pos, layer, head" STORE_HEAD_COLUMNS ") VALUES");
+    for (int h = 0; h < n_heads; h++) {
+        o += (size_t)snprintf(sql + o, cap - o, "%s(?", h ? "," : "");
+        for (int v = 1; v < HEAD_VALUES; v++) o += (size_t)snprintf(sql + o, cap - o, ",?");
+        o += (size_t)snprintf(sql + o, cap - o, ")");
+    }
     int rc = store_prepare(s, sql, &s->ins_decision, e);
     free(sql);
     s->rows_per_insert = n_heads;
@@ -105,7 +109,8 @@ static int prepare_writer(Store *s, int n_heads, Err *e) {
         sqlite3_finalize(s->ins_token), sqlite3_finalize(s->ins_decision), sqlite3_finalize(s->upd_tokens);
         s->ins_token = s->ins_decision = s->upd_tokens = NULL;
     }
-    if (store_prepare(s, "INSERT INTO tokens VALUES(?1,?2,?3,?4,?5,?6,?7,?8)", &s->ins_token, e) ||
+    if (store_prepare(s, "INSERT INTO tokens(run_id, pos, token_id, piece, is_prompt, logprob, entropy, step_us,"
+                                  " n_far, kv_read) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)", &s->ins_token, e) ||
         prepare_decisions(s, n_heads, e) ||
         store_prepare(s, "UPDATE runs SET n_tokens=MAX(n_tokens,?2) WHERE run_id=?1", &s->upd_tokens, e))
         return -1;
@@ -122,27 +127,26 @@ static int insert_token(Store *s, int64_t run_id, const StepTrace *t) {
     bind_real(st, 6, t->logprob);
     bind_real(st, 7, t->entropy);
     bind_real(st, 8, t->step_us);
+    store_bind_INTEGER(st, 9, t->n_far);
+    store_bind_INTEGER(st, 10, trace_kv_read_total(t));
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* The hot loop of recording: one statement per layer, 11 values per head. */
+/* The hot loop of recording: one statement per layer, HEAD_VALUES values
+ * per head, bound from the field list. */
 static int insert_decisions(Store *s, int64_t run_id, const StepTrace *t) {
     sqlite3_stmt *st = s->ins_decision;
     for (int l = 0, i = 0; l < t->n_layers; l++) {
-        for (int h = 0, b = 0; h < t->n_heads; h++, i++, b += 11) {
-            sqlite3_bind_int64(st, b + 1, run_id);
-            sqlite3_bind_int(st, b + 2, t->pos);
-            sqlite3_bind_int(st, b + 3, l);
-            sqlite3_bind_int(st, b + 4, h);
-            bind_real(st, b + 5, t->score[i]);
-            bind_int_or_null(st, b + 6, t->gate[i]);
-            bind_real(st, b + 7, t->oracle_mass[i]);
-            bind_real(st, b + 8, t->oracle_err[i]);
-            bind_real(st, b + 9, t->qada_mass[i]);
-            bind_real(st, b + 10, t->qada_bulk_mass[i]);
-            bind_int_or_null(st, b + 11, t->keys_read[i]);
+        for (int h = 0, b = 1; h < t->n_heads; h++, i++) {
+            sqlite3_bind_int64(st, b++, run_id);
+            sqlite3_bind_int(st, b++, t->pos);
+            sqlite3_bind_int(st, b++, l);
+            sqlite3_bind_int(st, b++, h);
+#define WRITER_BIND(name, type, missing, sql, doc) store_bind_##sql(st, b++, t->name[i]);
+            TRACE_HEAD_FIELDS(WRITER_BIND)
+#undef WRITER_BIND
         }
         int rc = sqlite3_step(st);
         sqlite3_reset(st);

@@ -32,8 +32,8 @@ TEST(calibrate_picks_top_oracle_heads) {
     free(out);
     /* the same three heads, recounted independently in SQL */
     snprintf(cmd, sizeof cmd, "%s query --db %s --csv \"SELECT layer || '.' || head FROM decisions d JOIN runs r "
-                              "USING(run_id) WHERE run_id IN (1,2) GROUP BY layer, head ORDER BY "
-                              "AVG(oracle_mass > theta) DESC, layer, head LIMIT 3\"", bin(), db);
+                              "USING(run_id) JOIN tokens t USING(run_id, pos) WHERE run_id IN (1,2) AND t.n_far > 0 "
+                              "GROUP BY layer, head ORDER BY AVG(oracle_logit > theta_logit) DESC, layer, head LIMIT 3\"", bin(), db);
     char *want = run(cmd, &st);
     char *got = test_read_file(heads, NULL);
     char *line = want ? strchr(want, '\n') : NULL; /* skip the CSV header */

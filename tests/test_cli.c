@@ -266,11 +266,13 @@ TEST(cli_trace_jsonl_and_policies) {
         if (!o) break;
         int pos = cJSON_GetObjectItem(o, "pos")->valueint;
         CHECK_INT(pos, lines);
-        cJSON *kr = cJSON_GetObjectItem(o, "keys_read"), *om = cJSON_GetObjectItem(o, "oracle_mass");
+        cJSON *kr = cJSON_GetObjectItem(o, "keys_read"), *om = cJSON_GetObjectItem(o, "oracle_logit");
         CHECK_INT(cJSON_GetArraySize(kr), 40); /* 5 layers x 8 heads */
         int expect = pos + 1 < 4 ? pos + 1 : 4; /* 1 sink + window 3 */
         CHECK_INT(cJSON_GetArrayItem(kr, 17)->valueint, expect);
-        CHECK(cJSON_IsNumber(cJSON_GetArrayItem(om, 0)));
+        /* positions 0-3 have no far keys: no mass outside the local set to speak of */
+        CHECK(pos < 4 ? cJSON_IsNull(cJSON_GetArrayItem(om, 0)) : cJSON_IsNumber(cJSON_GetArrayItem(om, 0)));
+        CHECK_INT(cJSON_GetObjectItem(o, "n_far")->valueint, pos + 1 > 4 ? pos + 1 - 4 : 0);
         CHECK(cJSON_IsNull(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "score"), 0))); /* no routers */
         CHECK(pos > 0 || cJSON_IsNull(cJSON_GetObjectItem(o, "logprob")));
         cJSON_Delete(o);

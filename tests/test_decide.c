@@ -25,14 +25,27 @@ TEST(decide_names_one_list) {
 
 TEST(decide_rules_strict_and_unknown) {
     StepTrace *t = trace_new(1, 2);
-    t->score[0] = 0.5f, t->qada_mass[0] = 0.1f, t->oracle_mass[0] = 0.10001f, t->gate[0] = 1;
-    CHECK_INT(decide_cell(t, 0, DECIDE_AHA, 0.5f, 0.1f), 0); /* equal is local */
-    CHECK_INT(decide_cell(t, 0, DECIDE_QADA, 0.5f, 0.1f), 0);
-    CHECK_INT(decide_cell(t, 0, DECIDE_ORACLE, 0.5f, 0.1f), 1);
-    CHECK_INT(decide_label(t, 0, 0.1f), 1);
-    CHECK_INT(decide_cell(t, 0, DECIDE_EXECUTED, 0.5f, 0.1f), 1);
-    for (int k = 0; k < DECIDE_COUNT; k++) CHECK_INT(decide_cell(t, 1, (DecidePred)k, 0.5f, 0.1f), -1);
-    CHECK_INT(decide_label(t, 1, 0.1f), -1);
+    t->score[0] = 0.5f, t->qada_logit[0] = -2.0f, t->oracle_logit[0] = -1.999f, t->gate[0] = 1;
+    CHECK_INT(decide_cell(t, 0, DECIDE_AHA, 0.5f, -2.0), 0); /* equal is local */
+    CHECK_INT(decide_cell(t, 0, DECIDE_QADA, 0.5f, -2.0), 0);
+    CHECK_INT(decide_cell(t, 0, DECIDE_ORACLE, 0.5f, -2.0), 1);
+    CHECK_INT(decide_label(t, 0, -2.0), 1);
+    CHECK_INT(decide_cell(t, 0, DECIDE_EXECUTED, 0.5f, -2.0), 1);
+    for (int k = 0; k < DECIDE_COUNT; k++) CHECK_INT(decide_cell(t, 1, (DecidePred)k, 0.5f, -2.0), -1);
+    CHECK_INT(decide_label(t, 1, -2.0), -1);
+    /* log space: estimates far past what a float probability holds stay ordered */
+    t->qada_logit[0] = 40.0f;
+    CHECK_INT(decide_cell(t, 0, DECIDE_QADA, 0.5f, 39.5), 1);
+    CHECK_INT(decide_cell(t, 0, DECIDE_QADA, 0.5f, 40.5), 0);
+    CHECK_INT(decide_cell(t, 0, DECIDE_QADA, 0.5f, decide_theta_logit(1.0)), 0); /* θ = 1: never global */
+    CHECK_INT(decide_cell(t, 0, DECIDE_QADA, 0.5f, decide_theta_logit(0.0)), 1); /* θ = 0: any far mass */
+    CHECK_NEAR(decide_prob(decide_theta_logit(0.1)), 0.1, 1e-15);
+    /* no far keys at this position: nothing was decided, by anyone */
+    t->n_far = 0;
+    for (int k = 0; k < DECIDE_COUNT; k++) CHECK_INT(decide_cell(t, 0, (DecidePred)k, 0.5f, -2.0), -1);
+    CHECK_INT(decide_label(t, 0, -2.0), -1);
+    t->n_far = 3;
+    CHECK_INT(decide_cell(t, 0, DECIDE_EXECUTED, 0.5f, -2.0), 1);
     uint8_t heads[2] = {0, 1};
     CHECK_INT(decide_static(heads, 1), 1);
     CHECK_INT(decide_static(NULL, 1), 0);
@@ -61,7 +74,8 @@ enum { XL = 16, XH = 16, XP = 64 }; /* room for stories260K's 5 layers x 8 heads
 
 typedef struct {
     sqlite3 *db;
-    float tau, theta;
+    float tau;
+    double theta_logit;
     StepTrace *t;                        /* 1x1: the stored values of one cell */
     DecideCounts all[DECIDE_N_SQL];      /* from the C module */
     DecideCounts head[DECIDE_N_SQL][XL * XH];
@@ -85,9 +99,9 @@ static void cross_row(Cross *x, sqlite3_stmt *st) {
     DecidePred p;
     CHECK_INT(decide_parse((const char *)sqlite3_column_text(st, 3), &p), 0);
     StepTrace *t = x->t;
-    t->score[0] = col_f(st, 6), t->gate[0] = (int8_t)col_d(st, 7), t->oracle_mass[0] = col_f(st, 8);
-    t->qada_mass[0] = col_f(st, 9), t->qada_bulk_mass[0] = col_f(st, 10);
-    int c = decide_cell(t, 0, p, x->tau, x->theta), o = decide_label(t, 0, x->theta);
+    t->score[0] = col_f(st, 6), t->gate[0] = (int8_t)col_d(st, 7), t->oracle_logit[0] = col_f(st, 8);
+    t->qada_logit[0] = col_f(st, 9), t->qada_bulk_logit[0] = col_f(st, 10), t->n_far = col_d(st, 11);
+    int c = decide_cell(t, 0, p, x->tau, x->theta_logit), o = decide_label(t, 0, x->theta_logit);
     int sp = col_d(st, 4), so = col_d(st, 5);
     if (c != sp || o != so) {
         if (x->mismatches++ < 5)
@@ -99,14 +113,15 @@ static void cross_row(Cross *x, sqlite3_stmt *st) {
     x->rows++;
     if (p != DECIDE_EXECUTED) return; /* count each cell's rates once */
     for (int k = 0; k < DECIDE_COUNT; k++) {
-        int d = decide_cell(t, 0, (DecidePred)k, x->tau, x->theta);
+        int d = decide_cell(t, 0, (DecidePred)k, x->tau, x->theta_logit);
         if (d >= 0) x->known[k][cell]++, x->global[k][cell] += d;
     }
-    if (t->gate[0] >= 0) x->gate_n[cell]++, x->gate_sum[cell] += t->gate[0];
+    int g = decide_cell(t, 0, DECIDE_EXECUTED, x->tau, x->theta_logit);
+    if (g >= 0) x->gate_n[cell]++, x->gate_sum[cell] += g;
     int pos = sqlite3_column_int(st, 0);
     if (pos < 0 || pos >= XP) return;
     if (o >= 0) x->pos_known[pos]++, x->pos_global[pos] += o;
-    if (t->gate[0] >= 0) x->pos_gate_n[pos]++, x->pos_gate_sum[pos] += t->gate[0];
+    if (g >= 0) x->pos_gate_n[pos]++, x->pos_gate_sum[pos] += g;
 }
 
 static sqlite3_stmt *prep(sqlite3 *db, const char *sql) {
@@ -229,24 +244,30 @@ static void cross_shares(Cross *x) {
     sqlite3_finalize(st);
 }
 
-/* One round at thresholds (tau, theta), written into the run so both
- * sides read the same ones. */
+/* One round at thresholds (tau, theta as log-odds), written into the run
+ * so both sides read the same ones. */
 static void cross_round(const char *path, double tau, double theta) {
     Cross *x = calloc(1, sizeof *x);
     CHECK(sqlite3_open(path, &x->db) == SQLITE_OK);
     char sql[160];
-    snprintf(sql, sizeof sql, "UPDATE runs SET tau=%.17g, theta=%.17g WHERE run_id=1", tau, theta);
+    snprintf(sql, sizeof sql, "UPDATE runs SET tau=%.17g, theta_logit=%.17g WHERE run_id=1", tau, theta);
     CHECK(sqlite3_exec(x->db, sql, NULL, NULL, NULL) == SQLITE_OK);
-    x->tau = (float)tau, x->theta = (float)theta, x->t = trace_new(1, 1);
+    x->tau = (float)tau, x->theta_logit = theta, x->t = trace_new(1, 1);
     sqlite3_stmt *st = prep(x->db, "SELECT p.pos, p.layer, p.head, p.predictor, p.predicted, p.oracle, d.score, d.gate,"
-                                   " d.oracle_mass, d.qada_mass, d.qada_bulk_mass FROM predictions p"
-                                   " JOIN decisions d USING(run_id, pos, layer, head) WHERE p.run_id=1");
+                                   " d.oracle_logit, d.qada_logit, d.qada_bulk_logit, t.n_far FROM predictions p"
+                                   " JOIN decisions d USING(run_id, pos, layer, head) JOIN tokens t USING(run_id, pos)"
+                                   " WHERE p.run_id=1");
     while (st && sqlite3_step(st) == SQLITE_ROW) cross_row(x, st);
     sqlite3_finalize(st);
     CHECK_MSG(x->mismatches == 0, "tau %g theta %g: %d of %d predictions rows differ", tau, theta, x->mismatches,
               x->rows);
-    sqlite3_stmt *n = prep(x->db, "SELECT COUNT(*) FROM decisions WHERE run_id=1");
+    /* every decision at a position with far keys, and none of the others (window 8: positions 0-7 have none) */
+    sqlite3_stmt *n = prep(x->db, "SELECT COUNT(*), SUM(n_far = 0) FROM decisions JOIN tokens USING(run_id, pos)"
+                                  " WHERE run_id=1 AND n_far > 0");
     CHECK(n && sqlite3_step(n) == SQLITE_ROW && x->rows == sqlite3_column_int(n, 0) * DECIDE_N_SQL && x->rows > 0);
+    sqlite3_finalize(n);
+    n = prep(x->db, "SELECT COUNT(*) FROM tokens WHERE run_id=1 AND n_far = 0");
+    CHECK(n && sqlite3_step(n) == SQLITE_ROW && sqlite3_column_int(n, 0) == 8);
     sqlite3_finalize(n);
     cross_confusion(x);
     cross_rates(x, path);
@@ -288,9 +309,9 @@ TEST(decide_sql_views_mirror_the_module) {
     CHECK_MSG(st == 0 && !strcmp(out, "1\n"), "record printed: %s", out);
     free(out);
     if (st != 0) return;
-    cross_round(db, scalar(db, "SELECT tau FROM runs"), scalar(db, "SELECT theta FROM runs")); /* as recorded */
-    double score = median_of(db, "score"), oracle = median_of(db, "oracle_mass");
-    double qada = median_of(db, "qada_mass"), bulk = median_of(db, "qada_bulk_mass");
+    cross_round(db, scalar(db, "SELECT tau FROM runs"), scalar(db, "SELECT theta_logit FROM runs")); /* as recorded */
+    double score = median_of(db, "score"), oracle = median_of(db, "oracle_logit");
+    double qada = median_of(db, "qada_logit"), bulk = median_of(db, "qada_bulk_logit");
     cross_round(db, score, oracle); /* ties on the router and the oracle */
     cross_round(db, score, qada);
     cross_round(db, score, bulk);

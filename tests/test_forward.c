@@ -299,7 +299,7 @@ TEST(qada_bulk_forgets_the_previous_sequence) {
     int differ = 0;
     for (int i = 0; i < n; i++)
         for (int k = 0; k < trace_cells(ta[i]); k++)
-            if (memcmp(&ta[i]->qada_bulk_mass[k], &tb[i]->qada_bulk_mass[k], sizeof(float))) differ++;
+            if (memcmp(&ta[i]->qada_bulk_logit[k], &tb[i]->qada_bulk_logit[k], sizeof(float))) differ++;
     CHECK_MSG(differ == 0, "%d qada_bulk values differ from a fresh state", differ);
     for (int i = 0; i < n; i++) trace_free(ta[i]), trace_free(tb[i]);
     fwd_free(&used);

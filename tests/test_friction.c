@@ -241,7 +241,7 @@ static void expect_tui_fail(const char *prefix, const char *args, ...) {
 /* A recorded database at path (run 1 of tiny_model). */
 static void record_db(const char *path, const char *model, const char *tok, const char *prompt) {
     int st;
-    char *out = test_runf(&st, "%s record --db '%s' --model '%s' --tokenizer '%s' --steps 4 --profile --prompt '%s'", bin(), path,
+    char *out = test_runf(&st, "%s record --db '%s' --model '%s' --tokenizer '%s' --steps 4 --window 2 --profile --prompt '%s'", bin(), path,
                    model, tok, prompt);
     CHECK_MSG(st == 0, "record: %s", out);
     free(out);

@@ -24,13 +24,16 @@ static StepTrace *synthetic_trace(int L, int H, int pos, unsigned seed) {
     t->logprob = pos == 0 ? NAN : -(float)rand() / RAND_MAX * 5;
     t->entropy = pos == 0 ? NAN : (float)rand() / RAND_MAX * 3;
     t->step_us = 10 + rand() % 1000 + 0.25;
+    t->n_far = pos;          /* position 0 has no choice */
+    t->n_kv_heads = H;
+    t->kv_read[0] = 3 * pos; /* the step's total: what a database keeps */
     for (int i = 0; i < L * H; i++) {
         t->score[i] = (i + pos) % 7 == 0 ? NAN : (float)rand() / RAND_MAX;
         t->gate[i] = (int8_t)((i + pos) % 11 == 0 ? -1 : rand() % 2);
-        t->oracle_mass[i] = (i + pos) % 13 == 0 ? NAN : (float)rand() / RAND_MAX;
+        t->oracle_logit[i] = (i + pos) % 13 == 0 ? NAN : (float)rand() / RAND_MAX * 8 - 4;
         t->oracle_err[i] = (float)rand() / RAND_MAX;
-        t->qada_mass[i] = (float)rand() / RAND_MAX;
-        t->qada_bulk_mass[i] = (i % 3) ? (float)rand() / RAND_MAX : NAN;
+        t->qada_logit[i] = (float)rand() / RAND_MAX * 8 - 4;
+        t->qada_bulk_logit[i] = (i % 3) ? (float)rand() / RAND_MAX * 80 - 20 : NAN; /* far past float probabilities */
         t->keys_read[i] = (i + pos) % 17 == 0 ? -1 : rand() % (pos + 1) + 1;
     }
     return t;
@@ -43,25 +46,27 @@ static void run_info(StoreRunInfo *r, int L, int H) {
     r->dim = 64, r->hidden_dim = 128, r->n_layers = L, r->n_heads = H, r->n_kv_heads = H;
     r->vocab_size = 512, r->seq_len = 256;
     snprintf(r->policy, sizeof r->policy, "aha");
-    r->window = 8, r->sinks = 1, r->tau = 0.5, r->theta = 0.1, r->p = 0.1, r->profile = 1;
+    r->window = 8, r->sinks = 1, r->tau = 0.5, r->theta_logit = decide_theta_logit(0.1), r->p = 0.1, r->profile = 1;
     r->prompt = "héllo \"world\"\n";
     r->steps = 32, r->temperature = 0.8, r->topp = 0.9;
     r->seed = 18446744073709551615ULL; /* the largest seed must survive */
 }
 
 static int same_float(float a, float b) { return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0; }
+static int same_value(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
 
 /* Every field of two traces equal (NaN equals NaN). */
 static int traces_equal(const StepTrace *a, const StepTrace *b, char *why, size_t cap) {
     if (a->pos != b->pos || a->token != b->token || a->is_prompt != b->is_prompt || strcmp(a->piece, b->piece) ||
-        !same_float(a->logprob, b->logprob) || !same_float(a->entropy, b->entropy) || a->step_us != b->step_us)
+        !same_float(a->logprob, b->logprob) || !same_float(a->entropy, b->entropy) || a->step_us != b->step_us ||
+        a->n_far != b->n_far || trace_kv_read_total(a) != trace_kv_read_total(b) || a->n_kv_heads != b->n_kv_heads)
         return snprintf(why, cap, "token fields differ at pos %d", a->pos), 0;
-    for (int i = 0; i < trace_cells(a); i++)
-        if (!same_float(a->score[i], b->score[i]) || a->gate[i] != b->gate[i] ||
-            !same_float(a->oracle_mass[i], b->oracle_mass[i]) || !same_float(a->oracle_err[i], b->oracle_err[i]) ||
-            !same_float(a->qada_mass[i], b->qada_mass[i]) || !same_float(a->qada_bulk_mass[i], b->qada_bulk_mass[i]) ||
-            a->keys_read[i] != b->keys_read[i])
-            return snprintf(why, cap, "cell %d differs at pos %d", i, a->pos), 0;
+    for (int i = 0; i < trace_cells(a); i++) {
+#define SAME_FIELD(name, type, missing, sql, doc) \
+        if (!same_value(a->name[i], b->name[i])) return snprintf(why, cap, #name " of cell %d differs at pos %d", i, a->pos), 0;
+        TRACE_HEAD_FIELDS(SAME_FIELD)
+#undef SAME_FIELD
+    }
     return 1;
 }
 
@@ -110,7 +115,7 @@ TEST(store_round_trip_synthetic) {
     CHECK_INT(r.n_tokens, n);
     CHECK_INT(r.window, 8);
     CHECK_INT(r.sinks, 1);
-    CHECK(r.tau == 0.5 && r.theta == 0.1 && r.temperature == 0.8);
+    CHECK(r.tau == 0.5 && r.theta_logit == decide_theta_logit(0.1) && r.temperature == 0.8);
     CHECK(strcmp(r.policy, "aha") == 0 && strcmp(r.version, "") != 0);
     store_run_info_free(&r);
     StepTrace *got[20];
@@ -149,6 +154,7 @@ TEST(store_round_trip_engine) {
     Store *s = store_open(db, STORE_WRITE, 1000, &e);
     StoreRunInfo r;
     run_info(&r, m.c.n_layers, m.c.n_heads);
+    r.n_kv_heads = m.c.n_kv_heads;
     store_set_commit_every(s, 3);
     CHECK(store_run_begin(s, &r, &e) == 0);
     for (int i = 0; i < n; i++) CHECK(store_write_step(s, r.run_id, t[i], NULL, &e) == 0);
@@ -197,9 +203,11 @@ TEST(store_views_match_hand_counts) {
     for (int p = 0; p < n; p++) {
         StepTrace *t = synthetic_trace(L, H, p, 11);
         int i = 1 * H + 2;
+        if (p == 0) { trace_free(t); continue; } /* no far keys at position 0: not a decision */
         if (t->gate[i] >= 0) gsum += t->gate[i], gn++;
-        if (!isnan(t->oracle_mass[i]) && !isnan(t->qada_mass[i])) {
-            int o = t->oracle_mass[i] > 0.1f, q = t->qada_mass[i] > 0.1f;
+        if (!isnan(t->oracle_logit[i]) && !isnan(t->qada_logit[i])) {
+            double th = decide_theta_logit(0.1);
+            int o = t->oracle_logit[i] > th, q = t->qada_logit[i] > th;
             tp += q && o, fp += q && !o, fn += !q && o, tn += !q && !o;
         }
         trace_free(t);
@@ -218,7 +226,8 @@ TEST(store_views_match_hand_counts) {
                (double)gsum / gn, 1e-12);
     CHECK_NEAR(scalar(db, "SELECT COUNT(*) FROM token_share WHERE run_id=1"), n, 0);
     CHECK_NEAR(scalar(db, "SELECT SUM(tp+fp+fn+tn) FROM confusion WHERE predictor='qada'"),
-               scalar(db, "SELECT COUNT(*) FROM decisions WHERE oracle_mass IS NOT NULL AND qada_mass IS NOT NULL"), 0);
+               scalar(db, "SELECT COUNT(*) FROM decisions JOIN tokens USING(run_id, pos) WHERE n_far != 0"
+                          " AND oracle_logit IS NOT NULL AND qada_logit IS NOT NULL"), 0);
     CHECK_NEAR(scalar(db, "PRAGMA user_version"), STORE_SCHEMA_VERSION, 0);
     CHECK(scalar(db, "SELECT perplexity FROM run_summary") > 1);
 }
@@ -587,4 +596,67 @@ TEST(store_sha256_known_vectors) {
     store_sha256_file(p, hex, &e);
     CHECK(!strcmp(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"));
     CHECK(store_sha256_file(test_tmp("nope"), hex, &e) != 0);
+}
+
+/* Copy the committed version-1 fixture to a scratch path. */
+static int copy_fixture(const char *to) {
+    long n = 0;
+    char *data = test_read_file("tests/fixtures/store/v1.db", &n);
+    int rc = data ? test_write_file(to, data, n) : -1;
+    free(data);
+    return rc;
+}
+
+/* Both ways of reading a version-1 database (the compatibility views of a
+ * reader, the migration of a writer) give the same version-2 answers, the
+ * reader leaves the file untouched, and the saturated probabilities of
+ * version 1 still count as global at every θ below 1. */
+TEST(store_reads_and_upgrades_a_version_1_database) {
+    const char *ro = test_tmp("v1-read.db"), *rw = test_tmp("v1-write.db");
+    CHECK(copy_fixture(ro) == 0 && copy_fixture(rw) == 0);
+    long n0 = 0;
+    char *before = test_read_file(ro, &n0);
+    const char *q = "SELECT (SELECT group_concat(predictor || ':' || tp || '/' || fp || '/' || fn || '/' || tn, ' ')"
+                    " FROM confusion WHERE run_id = 1), (SELECT COUNT(*) FROM tokens WHERE run_id = 1 AND n_far = 0),"
+                    " (SELECT COUNT(*) FROM decisions WHERE qada_bulk_logit > 1e308),"
+                    " (SELECT ROUND(theta_logit, 6) FROM runs WHERE run_id = 1),"
+                    " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 1),"
+                    " (SELECT ROUND(oracle_mass, 6) FROM masses WHERE run_id = 1 AND pos = 30 AND layer = 2 AND head = 3)";
+    int st;
+    char *compat = test_runf(&st, "%s query --db %s --csv \"%s\"", getenv("AHASCOPE_BIN") ? getenv("AHASCOPE_BIN") : "./ahascope", ro, q);
+    CHECK_MSG(st == 0, "query of a version-1 file: %s", compat);
+    long n1 = 0;
+    char *after = test_read_file(ro, &n1);
+    CHECK_MSG(before && after && n0 == n1 && memcmp(before, after, n0) == 0, "reading changed the version-1 file");
+    free(before), free(after);
+    /* a writer upgrades the file in place */
+    Err e;
+    Store *s = store_open(rw, STORE_WRITE, 1000, &e);
+    CHECK_MSG(s != NULL, "%s", e.msg);
+    if (s) store_close(s, NULL);
+    CHECK_NEAR(scalar(rw, "PRAGMA user_version"), STORE_SCHEMA_VERSION, 0);
+    char *migrated = test_runf(&st, "%s query --db %s --csv \"%s\"", getenv("AHASCOPE_BIN") ? getenv("AHASCOPE_BIN") : "./ahascope", rw, q);
+    CHECK_MSG(st == 0 && compat && migrated && !strcmp(compat, migrated), "compat:\n%s\nmigrated:\n%s", compat, migrated);
+    /* window 16: positions 0-15 decide nothing; saturated values became +Inf */
+    CHECK_MSG(migrated && strstr(migrated, ",16,"), "%s", migrated);
+    CHECK(scalar(rw, "SELECT COUNT(*) FROM decisions WHERE qada_bulk_logit > 1e308") > 0);
+    CHECK_NEAR(scalar(rw, "SELECT COUNT(*) FROM decisions d JOIN tokens t USING(run_id, pos) WHERE t.n_far = 0"
+                          " AND (d.oracle_logit IS NOT NULL OR d.qada_logit IS NOT NULL)"), 0, 0);
+    CHECK_NEAR(scalar(rw, "SELECT theta_logit FROM runs WHERE run_id = 1"), decide_theta_logit(0.1), 1e-6);
+    CHECK_NEAR(scalar(rw, "SELECT COUNT(*) FROM evals WHERE theta_logit IS NOT NULL"), 1, 0);
+    /* the upgraded file takes new runs, and reads its old ones as traces */
+    s = store_open(rw, STORE_WRITE, 1000, &e);
+    StoreRunInfo r;
+    run_info(&r, 5, 8);
+    CHECK(s && store_run_begin(s, &r, &e) == 0);
+    StepTrace *t = synthetic_trace(5, 8, 0, 3);
+    CHECK(s && store_write_step(s, r.run_id, t, NULL, &e) == 0 && store_run_end(s, r.run_id, "done", &e) == 0);
+    CHECK_INT((int)r.run_id, 3);
+    StepTrace *old = trace_new(5, 8);
+    CHECK(s && store_read_steps(s, 1, 30, 1, &old, &e) == 1);
+    CHECK_INT(old->n_far, 30 + 1 - 16);
+    CHECK(isfinite(old->oracle_logit[0]) && old->kv_read[0] == -1); /* version 1 did not count KV reads */
+    trace_free(old), trace_free(t);
+    if (s) store_close(s, NULL);
+    free(compat), free(migrated);
 }

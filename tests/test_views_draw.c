@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "engine/decide.h"
 #include "tests/test.h"
 #include "tests/views_fixture.h"
 #include "views/geom.h"
@@ -20,7 +21,7 @@ static void gate_model(ViewModel *m, int n_layers) {
             int c = l * 4 + h;
             t->gate[c] = (l + h) % 2 == 0;
             t->score[c] = t->gate[c] ? 0.9f : 0.1f;
-            t->oracle_mass[c] = (l == 0) ? 0.5f : 0.0f;
+            t->oracle_logit[c] = (float)decide_theta_logit((l == 0) ? 0.5f : 0.0f);
         }
     t->gate[2 * 4 + 3] = -1;
     view_push(m, t, NULL);
@@ -275,8 +276,9 @@ TEST(views_draw_header_shows_policy_and_settings) {
     CHECK(strstr(line, "stories260K") && strstr(line, "policy aha") && strstr(line, "w 128"));
     CHECK(strstr(line, "pos 4/512") && strstr(line, "ahascope.db run 4"));
     CHECK(strstr(line, "\xcf\x84 0.50") && strstr(line, "\xce\xb8 0.10"));
-    double g, k;
-    view_totals(&m, m.cursor, &g, &k);
+    ViewTotals tot;
+    view_totals(&m, m.cursor, &tot);
+    double g = tot.global_share;
     char expect[32];
     snprintf(expect, sizeof expect, "global %.1f%%", 100 * g);
     CHECK(strstr(line, expect) != NULL);

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "engine/decide.h"
 #include "tests/test.h"
 #include "views/metric.h"
 #include "views/palette.h"
@@ -34,11 +35,11 @@ TEST(views_metric_agreement_four_classes) {
     view_init(&m, 1, 4, NULL);
     m.metric = VIEW_METRIC_AGREE;
     m.hdr.tau = 0.5f;
-    m.hdr.theta = 0.1f;
+    m.hdr.theta_logit = decide_theta_logit(0.1);
     StepTrace *t = trace_new(1, 4);
     /* (AHA score, oracle mass): both global, both local, missed, needless */
     float score[4] = {0.9f, 0.2f, 0.3f, 0.7f}, mass[4] = {0.5f, 0.05f, 0.4f, 0.01f};
-    for (int c = 0; c < 4; c++) t->score[c] = score[c], t->oracle_mass[c] = mass[c];
+    for (int c = 0; c < 4; c++) t->score[c] = score[c], t->oracle_logit[c] = (float)decide_theta_logit(mass[c]);
     CHECK_INT(view_swatch(&m, t, 0), VIEW_SW_BOTH_GLOBAL);
     CHECK_INT(view_swatch(&m, t, 1), VIEW_SW_BOTH_LOCAL);
     CHECK_INT(view_swatch(&m, t, 2), VIEW_SW_MISSED_GLOBAL);
@@ -49,7 +50,7 @@ TEST(views_metric_agreement_four_classes) {
     /* QAdA as the predictor; unknown where it was not computed */
     m.agree_pred = VIEW_PRED_QADA;
     CHECK_INT(view_swatch(&m, t, 0), VIEW_SW_NONE);
-    t->qada_mass[0] = 0.3f;
+    t->qada_logit[0] = (float)decide_theta_logit(0.3f);
     CHECK_INT(view_swatch(&m, t, 0), VIEW_SW_BOTH_GLOBAL);
     m.agree_pred = VIEW_PRED_GATE;
     t->gate[1] = 1;
@@ -68,7 +69,7 @@ TEST(views_metric_layer_rates_and_totals) {
         for (int c = 0; c < 4; c++) {
             t->score[c] = (c == 0) ? 0.9f : 0.1f;
             t->gate[c] = c == 0;
-            t->oracle_mass[c] = (c < 2 && p % 2 == 0) ? 0.8f : 0.0f;
+            t->oracle_logit[c] = (float)decide_theta_logit((c < 2 && p % 2 == 0) ? 0.8f : 0.0f);
             t->keys_read[c] = c == 0 ? p + 1 : 1;
         }
         view_push(&m, t, NULL);
@@ -81,8 +82,9 @@ TEST(views_metric_layer_rates_and_totals) {
     CHECK_NEAR(oracle[1], 0.0, 1e-6);
     view_layer_rates(&m, 0, aha, oracle); /* up to the cursor only */
     CHECK_NEAR(oracle[0], 1.0, 1e-6);
-    double g, k;
-    view_totals(&m, 3, &g, &k);
+    ViewTotals tot;
+    view_totals(&m, 3, &tot);
+    double g = tot.global_share, k = tot.keys_share;
     CHECK_NEAR(g, 0.25, 1e-9);
     /* keys: head 0 reads all (1+2+3+4), the others 1 each of (1+2+3+4) */
     CHECK_NEAR(k, (10.0 + 3 * 4) / (4 * 10.0), 1e-9);
@@ -139,7 +141,7 @@ TEST(views_stats_match_recount_and_follow_tau) {
         for (int c = 0; c < 15; c++) {
             t->score[c] = (float)((p * 7 + c * 3) % 10) / 10.0f;
             t->gate[c] = t->score[c] > 0.5f;
-            t->oracle_mass[c] = (float)((p + c) % 4) / 8.0f;
+            t->oracle_logit[c] = (float)decide_theta_logit((float)((p + c) % 4) / 8.0f);
             t->keys_read[c] = (p + c) % 3 ? p + 1 : 1;
         }
         if (p == 10) t->score[2] = NAN; /* falls back to the executed gate */
@@ -150,13 +152,15 @@ TEST(views_stats_match_recount_and_follow_tau) {
     for (int pass = 0; pass < 2; pass++) {
         for (int upto = 0; upto < 50; upto += 7) {
             float fa[3], fo[3], sa[3], so[3];
-            double fg, fk, sg, sk;
+            ViewTotals ft, st;
             view_layer_rates(&m, upto, fa, fo);
-            view_totals(&m, upto, &fg, &fk);
+            view_totals(&m, upto, &ft);
+            double fg = ft.global_share, fk = ft.keys_share;
             int n = m.stats.n;
             m.stats.n = 0; /* force the recount */
             view_layer_rates(&m, upto, sa, so);
-            view_totals(&m, upto, &sg, &sk);
+            view_totals(&m, upto, &st);
+            double sg = st.global_share, sk = st.keys_share;
             m.stats.n = n;
             for (int l = 0; l < 3; l++) {
                 CHECK_NEAR(fa[l], sa[l], 1e-6);

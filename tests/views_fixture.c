@@ -1,4 +1,5 @@
 /* views_fixture.c — helpers for the views tests (see views_fixture.h). */
+#include "engine/decide.h"
 #include "tests/views_fixture.h"
 
 #include <locale.h>
@@ -45,10 +46,10 @@ void fx_fill(ViewModel *m, int n) {
         for (int c = 0; c < trace_cells(t); c++) {
             t->score[c] = fx_value(p, c, 0);
             t->gate[c] = t->score[c] > 0.5f;
-            t->oracle_mass[c] = fx_value(p, c, 1);
+            t->oracle_logit[c] = (float)decide_theta_logit(fx_value(p, c, 1));
             t->oracle_err[c] = fx_value(p, c, 2);
-            t->qada_mass[c] = fx_value(p, c, 3);
-            t->qada_bulk_mass[c] = fx_value(p, c, 4);
+            t->qada_logit[c] = (float)decide_theta_logit(fx_value(p, c, 3));
+            t->qada_bulk_logit[c] = (float)decide_theta_logit(fx_value(p, c, 4));
             t->keys_read[c] = t->gate[c] ? p + 1 : (p + 1 < 4 ? p + 1 : 4);
         }
         view_push(m, t, NULL);

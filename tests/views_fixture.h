@@ -24,7 +24,7 @@ void fx_term_close(FxTerm *t);
 void fx_fill(ViewModel *m, int n);
 
 /* The value fx_fill puts at (pos, cell) for metric slot k (0 score,
- * 1 oracle_mass, 2 oracle_err, 3 qada, 4 qada_bulk); gate = score > 0.5. */
+ * 1 oracle mass (stored as log-odds), 2 oracle_err, 3 qada, 4 qada_bulk); gate = score > 0.5. */
 float fx_value(int pos, int cell, int k);
 
 /* Text of line y of window w (UTF-8, trailing spaces kept), in a static buffer. */

@@ -33,10 +33,11 @@ static void synth_step(StepTrace *t, int pos, float tau, float theta) {
         float s = fminf(1.0f, noise(pos, c, 1) * 0.6f + bias);
         t->score[c] = s;
         t->gate[c] = decide_router(s, tau) == 1;
-        t->oracle_mass[c] = fminf(1.0f, noise(pos, c, 2) * 0.3f + bias * 0.5f);
-        t->oracle_err[c] = t->oracle_mass[c] * 0.8f;
-        t->qada_mass[c] = fminf(1.0f, t->oracle_mass[c] + noise(pos, c, 3) * 0.1f);
-        t->qada_bulk_mass[c] = fminf(1.0f, t->oracle_mass[c] + noise(pos, c, 4) * 0.05f);
+        float mass = fminf(0.99f, noise(pos, c, 2) * 0.3f + bias * 0.5f);
+        t->oracle_logit[c] = (float)decide_theta_logit(mass);
+        t->oracle_err[c] = mass * 0.8f;
+        t->qada_logit[c] = (float)decide_theta_logit(fminf(0.99f, mass + noise(pos, c, 3) * 0.1f));
+        t->qada_bulk_logit[c] = (float)decide_theta_logit(fminf(0.99f, mass + noise(pos, c, 4) * 0.05f));
         t->keys_read[c] = t->gate[c] ? pos + 1 : (pos + 1 < 128 ? pos + 1 : 128);
     }
     (void)theta;
@@ -54,7 +55,7 @@ static int fill_model(ViewModel *m, int n_layers, int n_heads, int n_tokens, Err
     if (!t) return err_set(e, "out of memory");
     int rc = 0;
     for (int i = 0; i < n_tokens && !rc; i++) {
-        synth_step(t, i, m->hdr.tau, m->hdr.theta);
+        synth_step(t, i, m->hdr.tau, (float)m->hdr.theta_logit);
         rc = view_push(m, t, e);
     }
     trace_free(t);

@@ -30,7 +30,7 @@ void view_draw_bars(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     getmaxyx(w, h, wd);
     char title[120];
     snprintf(title, sizeof title, "global rate by layer, pos 0-%d %s AHA | oracle (%s %.2f)",
-             m->cursor < 0 ? 0 : m->cursor, p->ascii ? "-" : "\xc2\xb7", p->ascii ? "theta" : "\xce\xb8", m->hdr.theta);
+             m->cursor < 0 ? 0 : m->cursor, p->ascii ? "-" : "\xc2\xb7", p->ascii ? "theta" : "\xce\xb8", decide_prob(m->hdr.theta_logit));
     view_frame_box(w, p, title, m->focus == VIEW_PANE_BARS);
     ViewBarsGeom g;
     view_bars_geom(m, wd, h, &g);

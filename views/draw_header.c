@@ -37,18 +37,20 @@ static void collect(const ViewModel *m, const ViewPalette *p, SegList *l) {
     const ViewHeader *h = &m->hdr;
     const StepTrace *t = view_trace(m, m->cursor);
     int a = p->ascii;
-    double g, k;
-    view_totals(m, m->cursor, &g, &k);
+    ViewTotals tot;
+    view_totals(m, m->cursor, &tot);
     add(l, 0, "%s", h->model[0] ? h->model : "(no model)");
     add(l, 0, "policy %s", h->policy[0] ? h->policy : "?");
     add(l, 1, "w %d", h->window);
     add(l, 4, "sinks %d", h->sinks);
-    add(l, 1, "%s %.2f %s %.2f", a ? "tau" : "\xcf\x84", h->tau, a ? "theta" : "\xce\xb8", h->theta);
+    add(l, 1, "%s %.2f %s %.2f", a ? "tau" : "\xcf\x84", h->tau, a ? "theta" : "\xce\xb8", decide_prob(h->theta_logit));
     if (h->ctx_len > 0) add(l, 0, "pos %d/%d", t ? t->pos : 0, h->ctx_len);
     else add(l, 0, "pos %d", t ? t->pos : 0);
     if (h->tok_s > 0) add(l, 5, "%.1f tok/s", h->tok_s);
-    if (!isnan(g)) add(l, 1, "global %.1f%%", 100 * g);
-    if (!isnan(k)) add(l, 3, "keys %.1f%%", 100 * k);
+    if (!isnan(tot.global_share)) add(l, 1, "global %.1f%%", 100 * tot.global_share);
+    /* keys per query head; KV per KV head, what memory traffic follows */
+    if (!isnan(tot.keys_share)) add(l, 3, "keys/qh %.1f%%", 100 * tot.keys_share);
+    if (!isnan(tot.kv_share)) add(l, 2, "KV read %.1f%%", 100 * tot.kv_share);
     if (h->record[0]) add(l, 6, "rec %s", h->record);
 }
 

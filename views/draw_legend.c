@@ -20,10 +20,10 @@ static void note(const ViewModel *m, int ascii, char *buf, size_t n) {
     const char *tau = ascii ? "tau" : "\xcf\x84", *theta = ascii ? "theta" : "\xce\xb8";
     switch (m->metric) {
     case VIEW_METRIC_SCORE: snprintf(buf, n, "global if > %s %.2f", tau, m->hdr.tau); break;
-    case VIEW_METRIC_ORACLE_MASS: snprintf(buf, n, "oracle global if > %s %.2f", theta, m->hdr.theta); break;
+    case VIEW_METRIC_ORACLE_MASS: snprintf(buf, n, "oracle global if > %s %.2f", theta, decide_prob(m->hdr.theta_logit)); break;
     case VIEW_METRIC_ORACLE_ERR: snprintf(buf, n, "||o_full - o_local|| / ||o_full||, clamped at 1"); break;
     case VIEW_METRIC_QADA:
-    case VIEW_METRIC_QADA_BULK: snprintf(buf, n, "predicted out_mass; global if > %s %.2f", theta, m->hdr.theta); break;
+    case VIEW_METRIC_QADA_BULK: snprintf(buf, n, "predicted out_mass; global if > %s %.2f", theta, decide_prob(m->hdr.theta_logit)); break;
     default: buf[0] = '\0'; break;
     }
 }

@@ -27,10 +27,11 @@ float view_metric_value(const ViewModel *m, const StepTrace *t, int cell, ViewMe
     switch (k) {
     case VIEW_METRIC_GATE: return t->gate[cell] < 0 ? NAN : (float)t->gate[cell];
     case VIEW_METRIC_SCORE: v = t->score[cell]; break;
-    case VIEW_METRIC_ORACLE_MASS: v = t->oracle_mass[cell]; break;
+    /* the estimates are log-odds; people read them as a share of the mass */
+    case VIEW_METRIC_ORACLE_MASS: v = (float)decide_prob(t->oracle_logit[cell]); break;
     case VIEW_METRIC_ORACLE_ERR: v = t->oracle_err[cell]; break;
-    case VIEW_METRIC_QADA: v = t->qada_mass[cell]; break;
-    case VIEW_METRIC_QADA_BULK: v = t->qada_bulk_mass[cell]; break;
+    case VIEW_METRIC_QADA: v = (float)decide_prob(t->qada_logit[cell]); break;
+    case VIEW_METRIC_QADA_BULK: v = (float)decide_prob(t->qada_bulk_logit[cell]); break;
     default: return NAN;
     }
     if (isnan(v)) return NAN;
@@ -46,11 +47,11 @@ int view_level(float v) {
 }
 
 int view_pred_decision(const ViewModel *m, const StepTrace *t, int cell, ViewPredictor p) {
-    return p >= 0 && p < VIEW_PRED_COUNT ? decide_cell(t, cell, p, m->hdr.tau, m->hdr.theta) : -1;
+    return p >= 0 && p < VIEW_PRED_COUNT ? decide_cell(t, cell, p, m->hdr.tau, m->hdr.theta_logit) : -1;
 }
 
 int view_oracle_decision(const ViewModel *m, const StepTrace *t, int cell) {
-    return decide_label(t, cell, m->hdr.theta);
+    return decide_label(t, cell, m->hdr.theta_logit);
 }
 
 int view_swatch(const ViewModel *m, const StepTrace *t, int cell) {
@@ -66,9 +67,10 @@ int view_swatch(const ViewModel *m, const StepTrace *t, int cell) {
 float view_global_share(const StepTrace *t) {
     int n = 0, g = 0, cells = trace_cells(t);
     for (int i = 0; i < cells; i++) {
-        if (t->gate[i] < 0) continue;
+        int d = decide_cell(t, i, DECIDE_EXECUTED, 0, 0); /* -1 where there was no choice */
+        if (d < 0) continue;
         n++;
-        g += t->gate[i] != 0;
+        g += d;
     }
     return n ? (float)g / n : NAN;
 }
@@ -86,7 +88,7 @@ int view_aha_decision(const ViewModel *m, const StepTrace *t, int cell) {
 /* The cumulative counts answer for position upto when they were made with
  * the current thresholds and reach that far. */
 static int stats_cover(const ViewModel *m, int upto) {
-    return upto >= 0 && upto < m->stats.n && m->stats.tau == m->hdr.tau && m->stats.theta == m->hdr.theta;
+    return upto >= 0 && upto < m->stats.n && m->stats.tau == m->hdr.tau && m->stats.theta_logit == m->hdr.theta_logit;
 }
 
 static float ratio(double a, double b) { return b > 0 ? (float)(a / b) : NAN; }
@@ -117,24 +119,26 @@ void view_layer_rates(const ViewModel *m, int upto, float *aha, float *oracle) {
     }
 }
 
-void view_totals(const ViewModel *m, int upto, double *global_share, double *keys_share) {
+void view_count_step(const StepTrace *t, double tot[VIEW_TOTALS]) {
+    int cells = trace_cells(t);
+    for (int c = 0; c < cells; c++) {
+        int d = decide_cell(t, c, DECIDE_EXECUTED, 0, 0); /* -1 where there was no choice */
+        if (d >= 0) tot[0] += d, tot[1]++;
+        if (t->keys_read[c] >= 0) tot[2] += t->keys_read[c], tot[3] += t->pos + 1;
+    }
+    long kv = trace_kv_read_total(t), full = trace_kv_full(t);
+    if (kv >= 0 && full > 0) tot[4] += (double)kv, tot[5] += (double)full;
+}
+
+void view_totals(const ViewModel *m, int upto, ViewTotals *out) {
+    double c[VIEW_TOTALS] = {0};
     if (upto >= m->n_hist) upto = m->n_hist - 1;
     if (stats_cover(m, upto)) {
-        const double *c = m->stats.total + (size_t)upto * 4;
-        *global_share = c[1] > 0 ? c[0] / c[1] : NAN;
-        *keys_share = c[3] > 0 ? c[2] / c[3] : NAN;
-        return;
+        for (int k = 0; k < VIEW_TOTALS; k++) c[k] = m->stats.total[(size_t)upto * VIEW_TOTALS + k];
+    } else {
+        for (int i = 0; i <= upto; i++) view_count_step(m->hist[i], c);
     }
-    long long n = 0, g = 0;
-    double keys = 0, full = 0;
-    for (int i = 0; i <= upto; i++) {
-        const StepTrace *t = m->hist[i];
-        int cells = trace_cells(t);
-        for (int c = 0; c < cells; c++) {
-            if (t->gate[c] >= 0) n++, g += t->gate[c] != 0;
-            if (t->keys_read[c] >= 0) keys += t->keys_read[c], full += t->pos + 1;
-        }
-    }
-    *global_share = n ? (double)g / n : NAN;
-    *keys_share = full > 0 ? keys / full : NAN;
+    out->global_share = c[1] > 0 ? c[0] / c[1] : NAN;
+    out->keys_share = c[3] > 0 ? c[2] / c[3] : NAN;
+    out->kv_share = c[5] > 0 ? c[4] / c[5] : NAN;
 }

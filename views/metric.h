@@ -72,8 +72,21 @@ void view_stats_free(ViewModel *m);
  * oracle's. Arrays hold n_layers entries; NAN where nothing is known. */
 void view_layer_rates(const ViewModel *m, int upto, float *aha, float *oracle);
 
-/* Over positions 0 … upto: share of (token, head) that ran global, and keys
- * read relative to full attention (pos + 1 keys per head). NAN if unknown. */
-void view_totals(const ViewModel *m, int upto, double *global_share, double *keys_share);
+/* Running totals of one history, over positions 0 … upto; NAN if unknown. */
+typedef struct {
+    double global_share; /* decisions run global (positions with far keys only) */
+    double keys_share;   /* keys read per query head / full attention (pos + 1 per head) */
+    double kv_share;     /* KV positions read per KV head / full attention: the memory traffic */
+} ViewTotals;
+
+/* Sums behind ViewTotals: global, decided, keys, keys full, KV, KV full. */
+#define VIEW_TOTALS 6
+
+/* Add one step's sums to tot (the cumulative counts and the slow path
+ * share it, so they cannot disagree). */
+void view_count_step(const StepTrace *t, double tot[VIEW_TOTALS]);
+
+/* The totals of m's history up to position upto. */
+void view_totals(const ViewModel *m, int upto, ViewTotals *out);
 
 #endif

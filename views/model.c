@@ -22,7 +22,7 @@ int view_init(ViewModel *m, int n_layers, int n_heads, Err *e) {
     m->agree_pred = VIEW_PRED_AHA;
     m->colour = VIEW_COLOUR_NONE;
     m->hdr.tau = 0.5f;
-    m->hdr.theta = 0.1f;
+    m->hdr.theta_logit = decide_theta_logit(0.1);
     m->attn.pos = -1;
     return 0;
 }

@@ -18,11 +18,8 @@ static void count_step(const ViewModel *m, const StepTrace *t, const int32_t *pr
             if (o >= 0) c[2] += o, c[3]++;
         }
     }
-    for (int k = 0; k < 4; k++) tot[k] = prev_t ? prev_t[k] : 0;
-    for (int cell = 0; cell < L * H; cell++) {
-        if (t->gate[cell] >= 0) tot[0] += t->gate[cell] != 0, tot[1]++;
-        if (t->keys_read[cell] >= 0) tot[2] += t->keys_read[cell], tot[3] += t->pos + 1;
-    }
+    for (int k = 0; k < VIEW_TOTALS; k++) tot[k] = prev_t ? prev_t[k] : 0;
+    view_count_step(t, tot);
 }
 
 static int reserve(ViewModel *m, int n, Err *e) {
@@ -31,7 +28,7 @@ static int reserve(ViewModel *m, int n, Err *e) {
     while (cap < n) cap *= 2;
     int32_t *l = realloc(m->stats.layer, (size_t)cap * m->n_layers * 4 * sizeof *l);
     if (l) m->stats.layer = l;
-    double *t = realloc(m->stats.total, (size_t)cap * 4 * sizeof *t);
+    double *t = realloc(m->stats.total, (size_t)cap * VIEW_TOTALS * sizeof *t);
     if (t) m->stats.total = t;
     if (!l || !t) return err_set(e, "view: out of memory for running counts of %d steps", cap);
     m->stats.cap = cap;
@@ -39,17 +36,17 @@ static int reserve(ViewModel *m, int n, Err *e) {
 }
 
 int view_stats_sync(ViewModel *m, Err *e) {
-    if (m->stats.tau != m->hdr.tau || m->stats.theta != m->hdr.theta || m->stats.n > m->n_hist) {
+    if (m->stats.tau != m->hdr.tau || m->stats.theta_logit != m->hdr.theta_logit || m->stats.n > m->n_hist) {
         m->stats.n = 0;
         m->stats.tau = m->hdr.tau;
-        m->stats.theta = m->hdr.theta;
+        m->stats.theta_logit = m->hdr.theta_logit;
     }
     if (reserve(m, m->n_hist, e)) return -1;
     int L4 = m->n_layers * 4;
     for (int i = m->stats.n; i < m->n_hist; i++) {
         const int32_t *pl = i ? m->stats.layer + (size_t)(i - 1) * L4 : NULL;
-        const double *pt = i ? m->stats.total + (size_t)(i - 1) * 4 : NULL;
-        count_step(m, m->hist[i], pl, pt, m->stats.layer + (size_t)i * L4, m->stats.total + (size_t)i * 4);
+        const double *pt = i ? m->stats.total + (size_t)(i - 1) * VIEW_TOTALS : NULL;
+        count_step(m, m->hist[i], pl, pt, m->stats.layer + (size_t)i * L4, m->stats.total + (size_t)i * VIEW_TOTALS);
     }
     m->stats.n = m->n_hist;
     return 0;

@@ -74,7 +74,8 @@ typedef struct {
     char policy[24];
     char record[160]; /* recording target, e.g. "ahascope.db run 7" or "replay" */
     int window, sinks, ctx_len;
-    float tau, theta;
+    float tau;
+    double theta_logit; /* θ as log-odds (engine/decide.h); shown as a probability */
     double tok_s; /* generation speed; <= 0 hides it */
 } ViewHeader;
 
@@ -124,10 +125,11 @@ typedef struct {
     /* Cumulative counts per position for the header and the bars, so a
      * frame costs O(layers) rather than O(tokens × heads) (see metric.h). */
     struct {
-        float tau, theta; /* thresholds the counts were made with */
+        float tau;          /* thresholds the counts were made with */
+        double theta_logit;
         int n, cap;       /* positions counted */
         int32_t *layer;   /* [pos][layer][4]: AHA global, AHA known, oracle global, oracle known */
-        double *total;    /* [pos][4]: gate global, gate known, keys read, keys of full attention */
+        double *total;    /* [pos][VIEW_TOTALS]: see view_count_step (metric.h) */
     } stats;
 } ViewModel;
 
