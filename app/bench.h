@@ -22,6 +22,8 @@ typedef struct {
     int kv_dtype;            /* --kv-dtype: the KV cache's type (-1: each model's own) */
     AttnConfig attn;
     int have_tau;            /* --tau given: it wins over the router file's */
+    int have_window;         /* --window given: it wins over a model's own (faolmo: 128) */
+    int bytes_only;          /* --bytes-only: the byte split of a step, nothing timed */
 } BenchOpts;
 
 /* Median of v[0..n) (sorts v). */

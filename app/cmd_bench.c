@@ -7,6 +7,9 @@
  * against the faster of the passes around its decode; then the median).
  * Context mode (--context N): the time of one decode step at position N for
  * a policy, with the KV cache pre-filled with random keys and values.
+ * Both modes also give the byte split of a decode step (engine/cost.h):
+ * weights, and the KV cache with every head local and every head global;
+ * --bytes-only gives that split alone, computed, nothing built or timed.
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +21,7 @@
 #include "app/bench.h"
 #include "app/commands.h"
 #include "app/setup.h"
+#include "engine/cost.h"
 #include "engine/forward.h"
 #include "engine/matvec.h"
 #include "engine/mem.h"
@@ -31,6 +35,7 @@ static void bench_help(void) {
          "                      [--dtype bf16|f16] [--kv-dtype f32|bf16|f16]\n"
          "                      [--context N --window W --policy P [--p P] [--sinks S] [--routers FILE] [--profile]\n"
          "                      [--compare-full]] [--record [--db FILE]] [--tui]\n"
+         "                      [--bytes-only [--context N] [--window W] [--sinks S]]\n"
          "\n"
          "Throughput (default): medians over R runs of prefill tok/s (a prompt of N tokens, default 512)\n"
          "and decode tok/s (default 64 tokens), the weight bytes streamed per decode step, the read\n"
@@ -50,6 +55,15 @@ static void bench_help(void) {
          "own type). With --model, the resident memory the model adds (resident_mb) against its file size.\n"
          "--kv-dtype f32|bf16|f16: the KV cache's type (default each model's own: f32 for f32 weights,\n"
          "bf16/f16 for half-precision ones).\n"
+         "Both modes also print the bytes a decode step reads: the weights, and the KV cache with every\n"
+         "head local (the first S sinks + the last W keys, per layer and KV head) and every head global\n"
+         "(all N+1 keys), each bound's share of the step, and max_saving = 1 - (weights + all-local KV) /\n"
+         "(weights + all-global KV), the most routing can save; context mode adds kv_bytes_read, what the\n"
+         "timed step's gates read (a KV head reads all keys if any query head of its group is global).\n"
+         "Throughput mode reports them at the middle decode step (position prompt-len + (decode+1)/2 - 1).\n"
+         "--bytes-only: that split alone, computed without building or timing anything (any --context N,\n"
+         "default as throughput mode; --dtype and --kv-dtype set the stored types of --shape/--dims).\n"
+         "Defaults: --window 32 (a faolmo model's own 128), --sinks 0.\n"
          "--json prints one JSON object. Defaults: --shape 110M, --runs 5, --threads all cores.");
 }
 
@@ -110,6 +124,36 @@ double bench_roofline(const Throughput *t, double tok_s, const double *bw) {
 void bench_set_roofline(Throughput *t, double *rf, int R) {
     t->roofline_frac = bench_median(rf, R);
     t->roofline_frac_weights = t->roofline_frac * t->weight_bytes / (double)(t->weight_bytes + t->kv_bytes);
+}
+
+/* The position the byte split is given at: --context, else throughput's
+ * middle decode step, whose full-attention KV bytes are its kv_bytes. */
+static int cost_position(const BenchOpts *b) {
+    return b->context ? b->context : b->prompt_len + (b->decode + 1) / 2 - 1;
+}
+
+/* The byte split as `, "key": value` pairs that continue a JSON object;
+ * with_position also gives the position and window (context mode has its own). */
+static void print_cost_json(const CostStep *s, int with_position) {
+    if (with_position) printf(", \"context\": %d, \"window\": %d", s->t, s->window);
+    printf(", \"sinks\": %d, \"weight_bytes_step\": %zu, \"kv_bytes_all_local\": %zu, \"kv_bytes_all_global\": %zu, "
+           "\"kv_share_all_local\": %.6f, \"kv_share_all_global\": %.6f, \"max_saving\": %.6f",
+           s->sinks, s->weight_bytes, s->kv_bytes_local, s->kv_bytes_global, cost_kv_share(s, s->kv_bytes_local),
+           cost_kv_share(s, s->kv_bytes_global), cost_max_saving(s));
+}
+
+/* The byte split as text: the weights, each bound of the KV cache with its
+ * share of the step, and the most routing can save. */
+static void print_cost_text(const Config *c, const CostStep *s) {
+    printf("step bytes      at position %d (%d keys), window %d, sinks %d; %s weights, %s KV cache\n", s->t, s->t + 1,
+           s->window, s->sinks, model_dtype_name(c->dtype), model_dtype_name(c->kv_dtype));
+    printf("  weights       %12.3f MB\n", s->weight_bytes / 1e6);
+    printf("  KV all local  %12.3f MB   (%.1f%% of the step)\n", s->kv_bytes_local / 1e6,
+           100 * cost_kv_share(s, s->kv_bytes_local));
+    printf("  KV all global %12.3f MB   (%.1f%% of the step)\n", s->kv_bytes_global / 1e6,
+           100 * cost_kv_share(s, s->kv_bytes_global));
+    printf("max saving      %12.1f%%    of the step's bytes (every head local against every head global)\n",
+           100 * cost_max_saving(s));
 }
 
 double bench_stream_pass(Pool *pool, BenchStream *s) {
@@ -200,12 +244,23 @@ static size_t model_resident(const Model *m, const BenchOpts *b, size_t before, 
 
 typedef struct {
     double step_ms, keys_read_frac, global_share, full_ms, plain_ms;
+    CostStep cost;       /* the byte split at position N */
+    size_t kv_read;      /* KV bytes the timed step's gates read, per KV head */
 } ContextResult;
+
+/* KV positions a step read, from its trace's gates: per layer and KV head,
+ * all t+1 if any query head of the group was global, else the local set. */
+static uint64_t trace_kv_positions(const StepTrace *tr, int n_kv_heads, int t, const AttnConfig *a) {
+    uint64_t n = 0;
+    for (int l = 0; l < tr->n_layers; l++)
+        n += cost_kv_layer_positions(tr->gate + (size_t)l * tr->n_heads, tr->n_heads, n_kv_heads, t, a->window, a->sinks);
+    return n;
+}
 
 /* Median decode-step time at position N for one policy; the KV cache below
  * N holds random keys and values (their content does not change the cost). */
 static double time_step_at(const Model *m, RunState *s, const AttnConfig *a, int N, int runs, double *keys_frac,
-                           double *global) {
+                           double *global, uint64_t *kv_pos) {
     const Config *c = &m->c;
     StepTrace *tr = trace_new(c->n_layers, c->n_heads);
     double *t = malloc(runs * sizeof(double));
@@ -220,6 +275,7 @@ static double time_step_at(const Model *m, RunState *s, const AttnConfig *a, int
     for (int i = 0; i < trace_cells(tr); i++) { keys += tr->keys_read[i]; g += tr->gate[i] == 1; }
     if (keys_frac) *keys_frac = (double)keys / ((double)trace_cells(tr) * (N + 1));
     if (global) *global = (double)g / trace_cells(tr);
+    if (kv_pos) *kv_pos = trace_kv_positions(tr, c->n_kv_heads, N, a);
     double med = bench_median(t, runs);
     free(t);
     trace_free(tr);
@@ -245,18 +301,21 @@ static int bench_context(const Model *m, const BenchOpts *b, ContextResult *out,
                 fwd_kv_set(&s, 0, l, h, pos, k);
                 fwd_kv_set(&s, 1, l, h, pos, v);
             }
-    out->step_ms = time_step_at(m, &s, &b->attn, b->context, b->runs, &out->keys_read_frac, &out->global_share);
+    uint64_t kv_pos = 0;
+    out->step_ms = time_step_at(m, &s, &b->attn, b->context, b->runs, &out->keys_read_frac, &out->global_share, &kv_pos);
+    cost_step(c, b->context, b->attn.window, b->attn.sinks, &out->cost);
+    out->kv_read = cost_kv_bytes(c, kv_pos);
     out->full_ms = out->plain_ms = NAN;
     if (b->compare_full) {
         AttnConfig full = b->attn;
         full.policy = POLICY_FULL;
         full.profile = 0;
-        out->full_ms = time_step_at(m, &s, &full, b->context, b->runs, NULL, NULL);
+        out->full_ms = time_step_at(m, &s, &full, b->context, b->runs, NULL, NULL, NULL);
     }
     if (b->attn.profile) { /* what profiling costs over the same policy's plain step */
         AttnConfig plain = b->attn;
         plain.profile = 0;
-        out->plain_ms = time_step_at(m, &s, &plain, b->context, b->runs, NULL, NULL);
+        out->plain_ms = time_step_at(m, &s, &plain, b->context, b->runs, NULL, NULL, NULL);
     }
     fwd_free(&s);
     return 0;
@@ -288,6 +347,7 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
         else if (!strcmp(f, "--json")) b->json = 1;
         else if (!strcmp(f, "--compare-full")) b->compare_full = 1;
         else if (!strcmp(f, "--tui")) b->tui = 1;
+        else if (!strcmp(f, "--bytes-only")) b->bytes_only = 1;
         else if (!strcmp(f, "--record")) b->record = 1;
         else if (!strcmp(f, "--db")) { if (!(b->db = args_value(&a, e))) return -1; }
         else if (!strcmp(f, "--dtype")) {
@@ -302,22 +362,27 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
     if (ro.context) b->context = ro.context; /* the shared flag parser took it first */
     b->model = ro.model;
     b->routers = ro.routers;
-    b->attn = ro.attn, b->have_tau = ro.have_tau;
+    b->attn = ro.attn, b->have_tau = ro.have_tau, b->have_window = ro.have_window;
     b->kv_dtype = ro.kv_dtype;
     if (b->runs > 1000) return err_usage(e, "--runs %d is too many (max 1000)", b->runs);
+    if (b->bytes_only && (b->record || b->tui || b->compare_full))
+        return err_usage(e, "--bytes-only times nothing: it does not go with --record, --tui or --compare-full");
     return 0;
 }
 
-static void print_throughput(const BenchOpts *b, const Model *m, const Throughput *t, size_t resident) {
+static void print_throughput(const BenchOpts *b, const Model *m, const Throughput *t, const CostStep *cs,
+                             size_t resident) {
     const Config *c = &m->c;
     if (b->json) {
         printf("{\"prefill_tok_s\": %.3f, \"decode_tok_s\": %.3f, \"weight_bytes\": %zu, \"kv_bytes\": %zu, "
                "\"bandwidth_gbs\": %.3f, \"roofline_frac\": %.4f, \"roofline_frac_weights\": %.4f, "
                "\"prompt_len\": %d, \"decode\": %d, \"runs\": %d, \"threads\": %d, \"matvec\": \"%s\", "
-               "\"dtype\": \"%s\", \"file_bytes\": %zu, \"resident_bytes\": %zu}\n",
+               "\"dtype\": \"%s\", \"file_bytes\": %zu, \"resident_bytes\": %zu",
                t->prefill_tok_s, t->decode_tok_s, t->weight_bytes, t->kv_bytes, t->bandwidth_gbs, t->roofline_frac,
                t->roofline_frac_weights, b->prompt_len, b->decode, b->runs, b->threads, mv_variant(),
                model_dtype_name(c->dtype), m->file_bytes, resident);
+        print_cost_json(cs, 1);
+        printf("}\n");
         return;
     }
     printf("model           %s (dim %d, hidden %d, %d layers, %d/%d heads, vocab %d, context %d)\n",
@@ -336,16 +401,18 @@ static void print_throughput(const BenchOpts *b, const Model *m, const Throughpu
     if (resident && m->file_bytes)
         printf("resident        %10.1f MB added by the model, file %.1f MB (%.2fx)\n", resident / 1e6, m->file_bytes / 1e6,
                (double)resident / m->file_bytes);
+    print_cost_text(c, cs);
 }
 
-static void print_context(const BenchOpts *b, const ContextResult *r) {
+static void print_context(const BenchOpts *b, const Config *c, const ContextResult *r) {
     if (b->json) {
         printf("{\"context\": %d, \"window\": %d, \"policy\": \"%s\", \"step_ms\": %.4f, \"keys_read_frac\": %.4f, "
                "\"global_share\": %.4f",
                b->context, b->attn.window, aha_policy_name(b->attn.policy), r->step_ms, r->keys_read_frac, r->global_share);
         if (!isnan(r->full_ms)) printf(", \"full_step_ms\": %.4f, \"speedup_vs_full\": %.3f", r->full_ms, r->full_ms / r->step_ms);
         if (!isnan(r->plain_ms)) printf(", \"plain_step_ms\": %.4f, \"profile_ratio\": %.3f", r->plain_ms, r->step_ms / r->plain_ms);
-        printf("}\n");
+        print_cost_json(&r->cost, 0);
+        printf(", \"kv_bytes_read\": %zu, \"kv_share_read\": %.6f}\n", r->kv_read, cost_kv_share(&r->cost, r->kv_read));
         return;
     }
     printf("step at position %d, policy %s, window %d%s: %.3f ms (median of %d)\n", b->context,
@@ -353,6 +420,47 @@ static void print_context(const BenchOpts *b, const ContextResult *r) {
     printf("keys_read_frac  %.4f   global_share %.4f\n", r->keys_read_frac, r->global_share);
     if (!isnan(r->full_ms)) printf("full step       %.3f ms   speedup_vs_full %.2fx\n", r->full_ms, r->full_ms / r->step_ms);
     if (!isnan(r->plain_ms)) printf("unprofiled step %.3f ms   profile_ratio %.2fx\n", r->plain_ms, r->step_ms / r->plain_ms);
+    print_cost_text(c, &r->cost);
+    printf("  KV read       %12.3f MB   (%.1f%% of the step: this step's gates, per KV head)\n", r->kv_read / 1e6,
+           100 * cost_kv_share(&r->cost, r->kv_read));
+}
+
+/* Load --model (a bare name is looked up as the default model is; a
+ * folder's context is capped just past --context) and take its own window
+ * unless --window was given. */
+static int load_model(BenchOpts *b, Model *m, Err *e) {
+    char path[1024];
+    if (app_model_path(b->model, path, sizeof path, e)) return -1;
+    int r = model_is_hf_dir(path) ? model_load_hf(m, path, b->context ? b->context + 1 : 0, e) : model_load(m, path, e);
+    if (r == 0 && m->default_window > 0 && !b->have_window) b->attn.window = m->default_window;
+    return r;
+}
+
+/* --bytes-only: the byte split from the config alone, so any shape and
+ * position answers at once: --shape/--dims build no weights, and a model
+ * file is only mapped. */
+static int bench_bytes(BenchOpts *b, Err *e) {
+    Model m = {0};
+    Config c;
+    if (b->model) {
+        if (load_model(b, &m, e) != 0) return -1;
+        c = m.c;
+    } else {
+        if (shape_config(b, &c, e) != 0) return -1;
+        c.dtype = c.kv_dtype = b->dtype; /* the random model would be built in f32, or converted to --dtype */
+    }
+    if (b->kv_dtype >= 0) c.kv_dtype = b->kv_dtype;
+    CostStep cs;
+    cost_step(&c, cost_position(b), b->attn.window, b->attn.sinks, &cs);
+    if (b->json) {
+        printf("{\"dtype\": \"%s\", \"kv_dtype\": \"%s\"", model_dtype_name(c.dtype), model_dtype_name(c.kv_dtype));
+        print_cost_json(&cs, 1);
+        printf("}\n");
+    } else {
+        print_cost_text(&c, &cs);
+    }
+    model_free(&m);
+    return 0;
 }
 
 int cmd_bench(int argc, char **argv) {
@@ -369,13 +477,10 @@ int cmd_bench(int argc, char **argv) {
         else printf("TUI frame (200x60, 16x16 heads, 200 tokens, off-screen): %.3f ms median\n", ms);
         return 0;
     }
+    if (b.bytes_only) return bench_bytes(&b, &e) != 0 ? args_fail(&e) : 0;
     size_t before = resident_bytes(), resident = 0;
     if (b.model) {
-        char path[1024]; /* a bare name (stories260K) is looked up as the default model is */
-        if (app_model_path(b.model, path, sizeof path, &e)) return args_fail(&e);
-        int r = model_is_hf_dir(path) ? model_load_hf(&m, path, b.context ? b.context + 1 : 0, &e)
-                                      : model_load(&m, path, &e);
-        if (r != 0) return args_fail(&e);
+        if (load_model(&b, &m, &e) != 0) return args_fail(&e);
         if (!b.context && !b.record) resident = model_resident(&m, &b, before, &e);
     } else {
         Config c;
@@ -395,14 +500,16 @@ int cmd_bench(int argc, char **argv) {
         if (bench_record(&m, &b, &e) != 0) rc = args_fail(&e);
     } else if (b.context > 0) {
         ContextResult r = {0};
-        if (bench_context(&m, &b, &r, &e) == 0) print_context(&b, &r); else rc = args_fail(&e);
+        if (bench_context(&m, &b, &r, &e) == 0) print_context(&b, &m.c, &r); else rc = args_fail(&e);
     } else {
         if (b.prompt_len + b.decode > m.c.seq_len && !b.model) b.prompt_len = m.c.seq_len - b.decode;
         Throughput t = {0};
         if (b.dtype != DT_F32 && !b.model) {
             if (bench_dtypes(&m, &b, &e) != 0) rc = args_fail(&e);
         } else if (bench_throughput(&m, &b, &t, &e) == 0) {
-            print_throughput(&b, &m, &t, resident);
+            CostStep cs;
+            cost_step(&m.c, cost_position(&b), b.attn.window, b.attn.sinks, &cs);
+            print_throughput(&b, &m, &t, &cs, resident);
         } else {
             rc = args_fail(&e);
         }

@@ -209,6 +209,74 @@ TEST(cli_bench_dtype_reports_paired_figures) {
     free(out);
 }
 
+static double num(const cJSON *j, const char *key) { return cJSON_GetNumberValue(cJSON_GetObjectItem(j, key)); }
+
+/* The byte split of a step in every mode's JSON, against the 260K shape by
+ * hand: head size 8, 5 layers × 4 KV heads, so a cached position is 5·4·2·8
+ * elements; weights 259328 matrix elements and 704 f32 norm elements. */
+TEST(cli_bench_reports_the_byte_split) {
+    int st;
+    char *out = run(&st, "bench --bytes-only --shape 260K --context 100 --window 16 --sinks 2 --json");
+    cJSON *j = out ? cJSON_Parse(out) : NULL;
+    CHECK_MSG(st == 0 && j, "bench --bytes-only --json: %d %s", st, out ? out : "");
+    if (j) {
+        double w = (259328 + 704) * 4.0, local = 5 * 4 * 18 * 64.0, global = 5 * 4 * 101 * 64.0;
+        CHECK_INT(num(j, "context"), 100);
+        CHECK_INT(num(j, "window"), 16);
+        CHECK_INT(num(j, "sinks"), 2);
+        CHECK_NEAR(num(j, "weight_bytes_step"), w, 0);
+        CHECK_NEAR(num(j, "kv_bytes_all_local"), local, 0);
+        CHECK_NEAR(num(j, "kv_bytes_all_global"), global, 0);
+        CHECK_NEAR(num(j, "kv_share_all_local"), local / (w + local), 1e-6);
+        CHECK_NEAR(num(j, "kv_share_all_global"), global / (w + global), 1e-6);
+        CHECK_NEAR(num(j, "max_saving"), 1 - (w + local) / (w + global), 1e-6);
+    }
+    cJSON_Delete(j);
+    free(out);
+    out = run(&st, "bench --bytes-only --shape 260K --dtype bf16 --context 100 --window 16 --json");
+    j = out ? cJSON_Parse(out) : NULL;
+    CHECK_MSG(st == 0 && j && num(j, "weight_bytes_step") == 259328 * 2 + 704 * 4 &&
+                  num(j, "kv_bytes_all_global") == 5 * 4 * 101 * 32 && num(j, "kv_bytes_all_local") == 5 * 4 * 16 * 32,
+              "bench --bytes-only --dtype bf16: %s", out ? out : "");
+    cJSON_Delete(j);
+    free(out);
+    /* throughput: at the middle decode step, whose all-global bytes are kv_bytes */
+    out = run(&st, "bench --shape 260K --runs 1 --prompt-len 40 --decode 8 --window 8 --threads 1 --json");
+    j = out ? cJSON_Parse(out) : NULL;
+    CHECK_MSG(st == 0 && j, "bench --json: %d %s", st, out ? out : "");
+    if (j) {
+        CHECK_INT(num(j, "context"), 40 + 4 - 1);
+        CHECK_NEAR(num(j, "kv_bytes_all_global"), num(j, "kv_bytes"), 0);
+        CHECK_NEAR(num(j, "weight_bytes_step"), num(j, "weight_bytes"), 0);
+        CHECK_NEAR(num(j, "kv_bytes_all_local"), 5 * 4 * 8 * 64.0, 0);
+        CHECK(num(j, "max_saving") > 0 && isfinite(num(j, "decode_tok_s"))); /* the old keys stay */
+    }
+    cJSON_Delete(j);
+    free(out);
+    /* context mode: the bytes the timed step's gates read lie between the
+     * bounds, and are each bound under the policies that make them */
+    const char *pol[] = {"full", "local", "random --p 0.3"};
+    for (int i = 0; i < 3; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "bench --shape 260K --context 200 --window 16 --policy %s --runs 1 --threads 1 --json", pol[i]);
+        out = run(&st, args);
+        j = out ? cJSON_Parse(out) : NULL;
+        CHECK_MSG(st == 0 && j, "%s: %d %s", args, st, out ? out : "");
+        if (j) {
+            double rd = num(j, "kv_bytes_read"), lo = num(j, "kv_bytes_all_local"), hi = num(j, "kv_bytes_all_global");
+            CHECK_NEAR(hi, 5 * 4 * 201 * 64.0, 0);
+            CHECK_MSG(i == 0 ? rd == hi : i == 1 ? rd == lo : rd > lo && rd < hi, "%s: read %.0f of %.0f..%.0f", args, rd, lo, hi);
+            CHECK(num(j, "step_ms") > 0 && isfinite(num(j, "kv_share_read")));
+        }
+        cJSON_Delete(j);
+        free(out);
+    }
+    out = run(&st, "bench --bytes-only --shape 260K --context 100 --window 16");
+    CHECK_MSG(st == 0 && out && strstr(out, "KV all global") && strstr(out, "max saving"), "text: %s", out ? out : "");
+    free(out);
+    expect_error(2, "bench --bytes-only --record", "--bytes-only");
+}
+
 static char *ids_of(const char *args) {
     char a[2048];
     snprintf(a, sizeof a, "generate --model %s --temperature 0 --ids %s", test_shared("models/stories260K/stories260K.bin"), args);
