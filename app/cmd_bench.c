@@ -248,14 +248,6 @@ typedef struct {
     size_t kv_read;      /* KV bytes the timed step's gates read, per KV head */
 } ContextResult;
 
-/* KV positions a step read, from its trace's gates: per layer and KV head,
- * all t+1 if any query head of the group was global, else the local set. */
-static uint64_t trace_kv_positions(const StepTrace *tr, int n_kv_heads, int t, const AttnConfig *a) {
-    uint64_t n = 0;
-    for (int l = 0; l < tr->n_layers; l++)
-        n += cost_kv_layer_positions(tr->gate + (size_t)l * tr->n_heads, tr->n_heads, n_kv_heads, t, a->window, a->sinks);
-    return n;
-}
 
 /* Median decode-step time at position N for one policy; the KV cache below
  * N holds random keys and values (their content does not change the cost). */
@@ -275,7 +267,7 @@ static double time_step_at(const Model *m, RunState *s, const AttnConfig *a, int
     for (int i = 0; i < trace_cells(tr); i++) { keys += tr->keys_read[i]; g += tr->gate[i] == 1; }
     if (keys_frac) *keys_frac = (double)keys / ((double)trace_cells(tr) * (N + 1));
     if (global) *global = (double)g / trace_cells(tr);
-    if (kv_pos) *kv_pos = trace_kv_positions(tr, c->n_kv_heads, N, a);
+    if (kv_pos) *kv_pos = (uint64_t)trace_kv_read_total(tr); /* counted by the engine, per KV head */
     double med = bench_median(t, runs);
     free(t);
     trace_free(tr);
@@ -417,7 +409,8 @@ static void print_context(const BenchOpts *b, const Config *c, const ContextResu
     }
     printf("step at position %d, policy %s, window %d%s: %.3f ms (median of %d)\n", b->context,
            aha_policy_name(b->attn.policy), b->attn.window, b->attn.profile ? ", profiled" : "", r->step_ms, b->runs);
-    printf("keys_read_frac  %.4f   global_share %.4f\n", r->keys_read_frac, r->global_share);
+    printf("keys_read_frac  %.4f   (keys read per query head; the KV cache's traffic, per KV head, is below)"
+           "   global_share %.4f\n", r->keys_read_frac, r->global_share);
     if (!isnan(r->full_ms)) printf("full step       %.3f ms   speedup_vs_full %.2fx\n", r->full_ms, r->full_ms / r->step_ms);
     if (!isnan(r->plain_ms)) printf("unprofiled step %.3f ms   profile_ratio %.2fx\n", r->plain_ms, r->step_ms / r->plain_ms);
     print_cost_text(c, &r->cost);

@@ -180,8 +180,8 @@ static int window_curves(const Rows *rs, const EvalOpts *x, int n_windows, Err *
         while (k < ns && strcmp(ser[k].name, key)) k++;
         if (k == ns) snprintf(ser[ns].name, sizeof ser[ns].name, "%s", key), ser[ns].lines = 1, ns++;
         ser[k].n++;
-        printf("  %-22s w=%-5d global %6.2f%%  keys read %6.2f%%  KL %.5f\n", key, r->a.window, 100 * r->ev.global_share,
-               100 * r->ev.keys_read_frac, r->ev.kl_mean);
+        printf("  %-22s w=%-5d global %6.2f%%  keys/qh %6.2f%%  KV/kvh %6.2f%%  KL %.5f\n", key, r->a.window,
+               100 * r->ev.global_share, 100 * r->ev.keys_read_frac, 100 * r->ev.kv_read_frac, r->ev.kl_mean);
     }
     /* points grouped by series, in window order (rows were made window-major) */
     int o = 0;

@@ -54,7 +54,7 @@ static int print_trace_line(const StepTrace *t) {
     cJSON_AddNumberToObject(o, "step_us", round(t->step_us * 10) / 10);
     cJSON_AddItemToObject(o, "n_far", json_INTEGER(t->n_far));
     cJSON_AddItemToObject(o, "kv_read", json_INTEGER(trace_kv_read_total(t)));
-#define TRACE_JSON(name, type, missing, sql, doc)                                                              \
+#define TRACE_JSON(name, type, missing, sql, show, title, short_name, doc)                                                              \
     {                                                                                                          \
         cJSON *a = cJSON_AddArrayToObject(o, #name);                                                           \
         for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, json_##sql(t->name[i]));                            \

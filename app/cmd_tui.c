@@ -21,6 +21,7 @@
 #include "app/commands.h"
 #include "app/record.h"
 #include "app/tui_worker.h"
+#include "engine/cost.h"
 #include "engine/files.h"
 #include "views/metric.h"
 #include "views/plot.h"
@@ -510,6 +511,8 @@ static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads,
     const char *slash = strrchr(L.model_path, '/');
     snprintf(t.m.hdr.model, sizeof t.m.hdr.model, "%.95s", slash ? slash + 1 : L.model_path);
     t.m.hdr.ctx_len = L.model.c.seq_len;
+    t.m.hdr.weight_bytes = (double)model_decode_bytes(&L.model.c);
+    t.m.hdr.kv_bytes_per_pos = (double)cost_kv_bytes(&L.model.c, 1);
     t.cfg = o->attn;
     if (tui_worker_start(w, &o->attn, t.prompt, e)) { store_close(w->store, NULL); goto out_view; }
     if (L.warning[0]) view_set_status(&t.m, "warning: %s", L.warning);

@@ -122,11 +122,15 @@ static void log_softmax(const float *x, int V, double *out) {
 
 /* Predictor decisions against the oracle at every (position, layer, head). */
 static void score_trace(const StepTrace *t, const AttnConfig *a, EvalSums *s) {
+    s->steps++;
     for (int i = 0; i < trace_cells(t); i++) {
         int g = decide_cell(t, i, DECIDE_EXECUTED, a->tau, a->theta_logit); /* -1 where there was no choice */
         if (g >= 0) s->gate_sum += g, s->gate_n++;
         if (t->keys_read[i] >= 0) s->keys_read += t->keys_read[i], s->keys_full += t->pos + 1;
-        if (t->kv_read[i] >= 0) s->kv_read += t->kv_read[i], s->kv_full += t->pos + 1;
+        if (t->kv_read[i] >= 0) {
+            s->kv_read += t->kv_read[i], s->kv_full += t->pos + 1;
+            s->kv_local += t->pos + 1 - (t->n_far > 0 ? t->n_far : 0);
+        }
         int o = decide_label(t, i, s->ref_set ? s->ref_theta_logit : a->theta_logit);
         if (o < 0) continue;
         if (s->head_counts) s->head_counts[2 * i] += o, s->head_counts[2 * i + 1]++;

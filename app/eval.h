@@ -49,6 +49,8 @@ typedef struct {
     double gate_sum, gate_n;     /* executed gates, at positions with a choice (far keys exist) */
     double keys_read, keys_full; /* keys read per query head vs full attention */
     double kv_read, kv_full;     /* KV positions read per KV head vs full attention: the memory traffic */
+    double kv_local;             /* KV positions an all-local step would read (the lower bound) */
+    long steps;                  /* positions those sums are over */
     StoreScore score[EVAL_N_PRED];
     long *head_counts;           /* optional, the caller's [n_layers*n_heads][2]: oracle global, known */
     int share_only;              /* only the global share is wanted (threshold search): skip the

@@ -6,6 +6,7 @@
 
 #include "app/eval_report.h"
 #include "app/record.h"
+#include "engine/cost.h"
 #include "views/plot.h"
 
 /* Evaluate one setting (recorded when st is set) and summarise it into row. */
@@ -33,6 +34,8 @@ int eval_row(const Loaded *L, const EvalData *d, const EvalOpts *x, Store *st, S
     if (eval_policy(&L->model, L->have_tok ? &L->tok : NULL, &row->a, d, (int)x->threads, st, info, id, 1, &row->s, e))
         return -1;
     eval_summarise(&row->s, ev);
+    row->weight_bytes = (double)model_decode_bytes(&L->model.c);
+    row->kv_pos_bytes = (double)cost_kv_bytes(&L->model.c, 1);
     return st ? store_eval_end(st, id, ev, row->s.score, EVAL_N_PRED, e) : 0;
 }
 
@@ -79,6 +82,10 @@ void eval_print_rows(const Row *rows, int n, int json, int matched) {
                    i ? ", " : "", rows[i].name, rows[i].knob, v->global_share, v->keys_read_frac, v->kl_mean,
                    v->perplexity, v->perplexity_full);
             json_num("kv_read_frac", v->kv_read_frac), json_num("theta_logit", rows[i].a.theta_logit);
+            const EvalSums *s = &rows[i].s;
+            double per = s->steps ? rows[i].kv_pos_bytes / s->steps : NAN; /* means over the decode steps */
+            json_num("weight_bytes_step", rows[i].weight_bytes), json_num("kv_bytes_step", s->kv_read * per);
+            json_num("kv_bytes_step_all_local", s->kv_local * per), json_num("kv_bytes_step_all_global", s->kv_full * per);
             json_num("precision", prec), json_num("recall", rec), json_num("f1", f1);
             if (rows[i].calibrated_on) json_str("calibrated_on", rows[i].calibrated_on);
             printf(", \"n_tokens\": %ld}", v->n_tokens);
@@ -88,14 +95,23 @@ void eval_print_rows(const Row *rows, int n, int json, int matched) {
     }
     int wk = 14; /* the setting column fits the longest setting */
     for (int i = 0; i < n; i++) wk = (int)strlen(rows[i].knob) > wk ? (int)strlen(rows[i].knob) : wk;
-    printf("%-10s %-*s %8s %8s %8s %10s %9s %9s %9s %9s\n", "predictor", wk, "setting", "global", "keys/qh", "KV/kvh",
-           "KL(nats)", "ppl", "precision", "recall", "F1");
+    printf("%-10s %-*s %8s %8s %8s %9s %10s %9s %9s %9s %9s\n", "predictor", wk, "setting", "global", "keys/qh", "KV/kvh",
+           "KV MB", "KL(nats)", "ppl", "precision", "recall", "F1");
     for (int i = 0; i < n; i++) {
         const StoreEval *v = &rows[i].ev;
         eval_prf(&rows[i], &prec, &rec, &f1);
-        printf("%-10s %-*s %7.2f%% %7.2f%% %7.2f%% %10.5f %9.4f %9.4f %9.4f %9.4f\n", rows[i].name, wk, rows[i].knob,
-               100 * v->global_share, 100 * v->keys_read_frac, 100 * v->kv_read_frac, v->kl_mean, v->perplexity, prec,
+        const EvalSums *s = &rows[i].s;
+        printf("%-10s %-*s %7.2f%% %7.2f%% %7.2f%% %9.4g %10.5f %9.4f %9.4f %9.4f %9.4f\n", rows[i].name, wk,
+               rows[i].knob, 100 * v->global_share, 100 * v->keys_read_frac, 100 * v->kv_read_frac,
+               s->steps ? s->kv_read * rows[i].kv_pos_bytes / s->steps / 1e6 : NAN, v->kl_mean, v->perplexity, prec,
                rec, f1);
+    }
+    if (n > 0 && rows[0].s.steps) {
+        const Row *r = &rows[0];
+        double per = r->kv_pos_bytes / r->s.steps / 1e6;
+        printf("bytes a decode step reads, mean over the positions: weights %.4g MB; KV cache %.4g MB all-local .. "
+               "%.4g MB all-global (KV MB: each row's)\n", r->weight_bytes / 1e6, r->s.kv_local * per,
+               r->s.kv_full * per);
     }
     printf("global: share of decisions (positions with far keys) run global; keys/qh: keys read per query head,\n"
            "KV/kvh: KV positions read per KV head (the memory traffic), both against full attention\n");

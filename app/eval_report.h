@@ -20,6 +20,7 @@ typedef struct {
     StoreEval ev;
     EvalSums s;
     const char *calibrated_on; /* the data its settings were fitted on, when not the evaluated data */
+    double weight_bytes, kv_pos_bytes; /* a decode step's weights; K+V of one position of one KV head */
 } Row;
 
 /* Evaluate row->a on d (recorded into st when set; info is the runs row

@@ -2,11 +2,7 @@
 
 #include "attn.h"
 
-int cost_local_keys(int t, int window, int sinks) {
-    int ns, lo;
-    attn_local_set(t, window, sinks, &ns, &lo);
-    return ns + (t - lo + 1); /* the window [lo, t] never overlaps the sinks */
-}
+int cost_local_keys(int t, int window, int sinks) { return attn_kv_read(t, window, sinks, 0); }
 
 size_t cost_kv_bytes(const Config *c, uint64_t kv_positions) {
     /* a key and a value of head_size elements per position */
@@ -22,9 +18,9 @@ void cost_step(const Config *c, int t, int window, int sinks, CostStep *out) {
 }
 
 int cost_kv_head_positions(const int8_t *gates, int group, int t, int window, int sinks) {
-    for (int h = 0; h < group; h++)
-        if (gates[h] == 1) return t + 1; /* one global query head pulls the far keys in for all */
-    return cost_local_keys(t, window, sinks);
+    int any = 0;
+    for (int h = 0; h < group; h++) any |= gates[h] == 1; /* one global query head pulls the far keys in for all */
+    return attn_kv_read(t, window, sinks, any);
 }
 
 uint64_t cost_kv_layer_positions(const int8_t *gates, int n_heads, int n_kv_heads, int t, int window, int sinks) {

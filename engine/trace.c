@@ -13,7 +13,7 @@ static size_t trace_round(size_t n) { return (n + alignof(max_align_t) - 1) / al
  * is a pointer fix-up away and a history of traces is cheap to keep. */
 static size_t trace_bytes(int cells) {
     size_t n = trace_round(sizeof(StepTrace));
-#define TRACE_SIZE(name, type, missing, sql, doc) n += trace_round((size_t)cells * sizeof(type));
+#define TRACE_SIZE(name, type, missing, sql, show, title, short_name, doc) n += trace_round((size_t)cells * sizeof(type));
     TRACE_HEAD_FIELDS(TRACE_SIZE)
 #undef TRACE_SIZE
     return n + trace_round((size_t)cells * sizeof(int32_t)); /* kv_read */
@@ -21,7 +21,7 @@ static size_t trace_bytes(int cells) {
 
 static void trace_wire(StepTrace *t, int cells) {
     char *p = (char *)t + trace_round(sizeof(StepTrace));
-#define TRACE_WIRE(name, type, missing, sql, doc) t->name = (type *)p, p += trace_round((size_t)cells * sizeof(type));
+#define TRACE_WIRE(name, type, missing, sql, show, title, short_name, doc) t->name = (type *)p, p += trace_round((size_t)cells * sizeof(type));
     TRACE_HEAD_FIELDS(TRACE_WIRE)
 #undef TRACE_WIRE
     t->kv_read = (int32_t *)p;
@@ -51,7 +51,7 @@ void trace_clear(StepTrace *t) {
     t->n_far = -1;
     t->n_kv_heads = -1;
     for (int i = 0; i < cells; i++) {
-#define TRACE_CLEAR(name, type, missing, sql, doc) t->name[i] = (type)(missing);
+#define TRACE_CLEAR(name, type, missing, sql, show, title, short_name, doc) t->name[i] = (type)(missing);
         TRACE_HEAD_FIELDS(TRACE_CLEAR)
 #undef TRACE_CLEAR
         t->kv_read[i] = -1;

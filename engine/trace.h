@@ -23,21 +23,28 @@
  * writer's binding and the reader's columns, JSON/CSV export and merge.
  * Adding a field is adding a line here (and a line in store/SCHEMA.md).
  *
- *   X(name, C type, missing value, SQL type, meaning)
+ *   X(name, C type, missing value, SQL type, how a view shows it, long name, short name, meaning)
+ *
+ * "How a view shows it" maps the value onto [0, 1] for a heatmap (views/metric.c):
+ * GATE 0/1, UNIT as is (clamped), PROB log-odds as a probability, KEYS as
+ * a fraction of the pos + 1 keys there are. The list's order is the order
+ * the TUI's `m` key cycles the metrics in.
  *
  * A missing value means "not computed" and is NULL in the database. The
  * three estimates of the mass outside the local set are log-odds,
  * ln(far mass / local mass): a float probability rounds to exactly 1 above
  * log-odds ~16.6, and ranking and thresholding need the tail. Probabilities
  * are derived from them for people (decide_prob, the `masses` view). */
-#define TRACE_HEAD_FIELDS(X)                                                                                       \
-    X(score, float, NAN, REAL, "router score sigma(x.w_r) in [0,1]")                                               \
-    X(gate, int8_t, -1, INTEGER, "executed branch: 1 global, 0 local")                                             \
-    X(oracle_logit, float, NAN, REAL, "ln(softmax mass outside the local set / mass inside), exact")               \
-    X(oracle_err, float, NAN, REAL, "||o_full - o_local|| / ||o_full||")                                           \
-    X(qada_logit, float, NAN, REAL, "QAdA estimate of oracle_logit from the window's keys")                        \
-    X(qada_bulk_logit, float, NAN, REAL, "the same model from exact far-key moments (ablation)")                   \
-    X(keys_read, int32_t, -1, INTEGER, "keys this query head's branch read")
+#define TRACE_HEAD_FIELDS(X)                                                                                     \
+    X(gate, int8_t, -1, INTEGER, GATE, "executed gate", "gate", "executed branch: 1 global, 0 local")            \
+    X(score, float, NAN, REAL, UNIT, "router score", "score", "router score sigma(x.w_r) in [0,1]")              \
+    X(oracle_logit, float, NAN, REAL, PROB, "oracle out_mass", "out_mass",                                       \
+      "ln(softmax mass outside the local set / mass inside), exact")                                             \
+    X(oracle_err, float, NAN, REAL, UNIT, "oracle rel_err", "rel_err", "||o_full - o_local|| / ||o_full||")      \
+    X(qada_logit, float, NAN, REAL, PROB, "QAdA estimate", "qada", "QAdA estimate of oracle_logit, window keys")  \
+    X(qada_bulk_logit, float, NAN, REAL, PROB, "qada_bulk estimate (ablation)", "qada_bulk",                     \
+      "the same model from exact far-key moments (ablation)")                                                    \
+    X(keys_read, int32_t, -1, INTEGER, KEYS, "keys read / (pos+1)", "keys", "keys this query head's branch read")
 
 typedef struct {
     int pos;                      /* 0-based position in the sequence */
@@ -52,7 +59,7 @@ typedef struct {
 
     int n_layers, n_heads;        /* shape of every per-head array below */
     int n_kv_heads;               /* KV heads per layer (GQA: fewer than n_heads); -1 unknown */
-#define TRACE_DECLARE(name, type, missing, sql, doc) type *name;
+#define TRACE_DECLARE(name, type, missing, sql, show, title, short_name, doc) type *name;
     TRACE_HEAD_FIELDS(TRACE_DECLARE)
 #undef TRACE_DECLARE
     /* KV positions read per (layer, KV head), at [layer * n_heads + kv_head]

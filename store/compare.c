@@ -43,6 +43,8 @@ static int count_where(Store *s, const char *sql, int64_t run, int64_t *out, Err
     return 0;
 }
 
+static int print_reads(Store *s, int64_t a, int64_t b, FILE *out, Err *e);
+
 static int compare_one(Store *s, int64_t run, const char *pred, FILE *out, Err *e) {
     StoreRunInfo r;
     if (store_run_info(s, run, &r, e)) return -1;
@@ -61,7 +63,9 @@ static int compare_one(Store *s, int64_t run, const char *pred, FILE *out, Err *
     if (count_where(s, sql, run, &n_pred, e)) goto fail;
     fprintf(out, "run %lld: policy %s, window %d, sinks %d, tau %g, theta %g, %d positions, %s\n", (long long)run,
             r.policy, r.window, r.sinks, r.tau, decide_prob(r.theta_logit), r.n_tokens, r.status);
-    fprintf(out, "\nevery predictor vs the oracle (global iff out_mass > theta):\n");
+    if (print_reads(s, run, run, out, e)) goto fail;
+    fprintf(out, "\nevery predictor vs the oracle (global iff out_mass > theta), over the positions with far"
+                 " keys:\n");
     if (print_confusion(s, run, NULL, "", out, e)) goto fail;
     if (n_pred == 0) {
         fprintf(out, "\npredictor %s has no values in this run (no routers, or not profiled)\n", pred);
@@ -87,6 +91,16 @@ static int print_sql(Store *s, const char *sql, int64_t a, int64_t b, FILE *out,
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "compare failed", e);
     return 0;
+}
+
+/* What each run read: keys per query head and KV positions per KV head
+ * (the memory traffic), both against full attention. */
+static int print_reads(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
+    fprintf(out, "\nreads against full attention (keys per query head; KV positions per KV head, the memory"
+                 " traffic):\n");
+    return print_sql(s, "SELECT run_id, ROUND(global_share, 4) AS global_share, ROUND(keys_read_frac, 4) AS"
+                        " keys_per_query_head, ROUND(kv_read_frac, 4) AS kv_per_kv_head FROM run_summary"
+                        " WHERE run_id IN (?1, ?2) ORDER BY run_id", a, b, out, e);
 }
 
 static int first_divergence(Store *s, int64_t a, int64_t b, int *pos, Err *e) {
@@ -124,18 +138,19 @@ static int compare_two(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
                                   " WHERE x.run_id=?1 AND x.pos BETWEEN %d AND %d ORDER BY x.pos", div, div + 4);
         if (print_sql(s, sql, a, b, out, e)) return -1;
     }
-    fprintf(out, "\ngates per layer (over positions both runs have):\n");
+    if (print_reads(s, a, b, out, e)) return -1;
+    fprintf(out, "\ngates per layer (over the decisions both runs have: positions with far keys):\n");
     static const char per_layer[] =
         "SELECT x.layer, COUNT(*) AS n, ROUND(AVG(x.gate), 4) AS global_a, ROUND(AVG(y.gate), 4) AS global_b,"
         " SUM(x.gate<>y.gate) AS differ, ROUND(AVG(x.gate<>y.gate), 4) AS differ_rate"
-        " FROM decisions x JOIN decisions y ON y.run_id=?2 AND y.pos=x.pos AND y.layer=x.layer AND y.head=x.head"
+        " FROM decided x JOIN decided y ON y.run_id=?2 AND y.pos=x.pos AND y.layer=x.layer AND y.head=x.head"
         " WHERE x.run_id=?1 GROUP BY x.layer ORDER BY x.layer";
     if (print_sql(s, per_layer, a, b, out, e)) return -1;
     fprintf(out, "\nheads whose gates differ most:\n");
     static const char per_head[] =
         "SELECT x.layer, x.head, COUNT(*) AS n, SUM(x.gate<>y.gate) AS differ,"
         " ROUND(AVG(x.gate<>y.gate), 4) AS differ_rate, MIN(CASE WHEN x.gate<>y.gate THEN x.pos END) AS first_pos"
-        " FROM decisions x JOIN decisions y ON y.run_id=?2 AND y.pos=x.pos AND y.layer=x.layer AND y.head=x.head"
+        " FROM decided x JOIN decided y ON y.run_id=?2 AND y.pos=x.pos AND y.layer=x.layer AND y.head=x.head"
         " WHERE x.run_id=?1 GROUP BY x.layer, x.head HAVING differ > 0 ORDER BY differ DESC, x.layer, x.head LIMIT 10";
     return print_sql(s, per_head, a, b, out, e);
 }

@@ -20,7 +20,7 @@ struct Store {
 
 /* ", score, gate, …": the per-head columns of `decisions`, in order, from
  * engine/trace.h's field list. */
-#define STORE_HEAD_NAME(name, type, missing, sql, doc) ", " #name
+#define STORE_HEAD_NAME(name, type, missing, sql, show, title, short_name, doc) ", " #name
 #define STORE_HEAD_COLUMNS TRACE_HEAD_FIELDS(STORE_HEAD_NAME)
 
 /* Bind a value to a REAL or INTEGER column: NULL for "not computed" (NaN

@@ -1,7 +1,9 @@
 /* merge.c — many databases recorded in parallel become one: each input's
  * runs are appended with run ids shifted past the ones already present, so
  * runs from different processes or machines can be analysed together. */
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "store/internal.h"
@@ -68,14 +70,57 @@ static int copy_runs(Store *s, const char *input, int *n_runs, int64_t *off) {
     return rc;
 }
 
+/* An input of an older schema is copied to a scratch file and upgraded
+ * there, so the copy's columns line up and the input itself is untouched.
+ * Sets scratch to the copy's path ("" when the input is current). */
+static int upgraded_copy(Store *in, const char *input, char *scratch, size_t cap, Err *e) {
+    scratch[0] = 0;
+    int ver = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(in->db, "PRAGMA main.user_version", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        ver = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (ver == STORE_SCHEMA_VERSION) return 0;
+    const char *dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(scratch, cap, "%s/ahascope-merge-XXXXXX", dir);
+    int fd = mkstemp(scratch);
+    if (fd < 0) return err_set(e, "%s: cannot make a scratch copy to upgrade it in %s", input, dir);
+    close(fd);
+    sqlite3 *to = NULL;
+    int rc = sqlite3_open(scratch, &to);
+    sqlite3_backup *b = rc == SQLITE_OK ? sqlite3_backup_init(to, "main", in->db, "main") : NULL;
+    if (b) sqlite3_backup_step(b, -1), sqlite3_backup_finish(b);
+    rc = b ? sqlite3_errcode(to) : SQLITE_ERROR;
+    sqlite3_close(to);
+    Store *up = rc == SQLITE_OK ? store_open(scratch, STORE_WRITE, 2000, e) : NULL; /* upgrades the copy */
+    if (up) return store_close(up, e);
+    if (rc != SQLITE_OK) err_set(e, "%s: cannot copy it to upgrade its schema version %d", input, ver);
+    unlink(scratch);
+    scratch[0] = 0;
+    return -1;
+}
+
+static int attach_and_copy(Store *s, const char *input, const char *path, FILE *log, Err *e);
+
 static int merge_one(Store *s, const char *input, FILE *log, Err *e) {
     if (same_file(input, s->path)) return err_set(e, "%s: is the output database itself", input);
-    Store *in = store_open(input, STORE_READ, 2000, e); /* validates: SQLite, ours, this schema */
+    Store *in = store_open(input, STORE_READ, 2000, e); /* validates: SQLite, ours, a schema we read */
     if (!in) return -1;
+    char scratch[1100];
+    int up = upgraded_copy(in, input, scratch, sizeof scratch, e);
     store_close(in, NULL);
+    if (up) return -1;
+    int rc = attach_and_copy(s, input, scratch[0] ? scratch : input, log, e);
+    if (scratch[0]) unlink(scratch);
+    return rc;
+}
+
+/* ATTACH path as src and copy its runs; input names it in messages. */
+static int attach_and_copy(Store *s, const char *input, const char *path, FILE *log, Err *e) {
     sqlite3_stmt *st;
     if (store_prepare(s, "ATTACH DATABASE ?1 AS src", &st, e)) return -1;
-    sqlite3_bind_text(st, 1, input, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return store_sql_err(s->db, input, "cannot attach", e);

@@ -138,7 +138,7 @@ static int read_decisions(Store *s, int64_t run_id, int pos0, int n, StepTrace *
         StepTrace *t = tr[pos - pos0];
         if (l < 0 || h < 0 || l >= t->n_layers || h >= t->n_heads) continue; /* not this run's shape */
         int i = l * t->n_heads + h, k = 3;
-#define READER_COLUMN(name, type, missing, sql, doc) t->name[i] = (type)store_col_##sql(st, k++, missing);
+#define READER_COLUMN(name, type, missing, sql, show, title, short_name, doc) t->name[i] = (type)store_col_##sql(st, k++, missing);
         TRACE_HEAD_FIELDS(READER_COLUMN)
 #undef READER_COLUMN
     }

@@ -6,7 +6,7 @@
 #include "store/internal.h"
 
 /* Column definitions of the per-head fields, from engine/trace.h's list. */
-#define SCHEMA_COLUMN(name, type, missing, sql, doc) ", " #name " " #sql
+#define SCHEMA_COLUMN(name, type, missing, sql, show, title, short_name, doc) ", " #name " " #sql
 #define SCHEMA_HEAD_COLUMNS TRACE_HEAD_FIELDS(SCHEMA_COLUMN)
 
 /* The tables. Columns added by a schema version go at the end of their
@@ -166,7 +166,9 @@ static const char MIGRATE_1_TO_2[] =
     "UPDATE tokens AS t SET n_far = " SQL_N_FAR " FROM runs r WHERE r.run_id = t.run_id;\n"
     "ALTER TABLE decisions RENAME TO decisions_v1;\n"
     "%s"
-    "INSERT INTO decisions SELECT d.run_id, d.pos, d.layer, d.head, d.score, d.gate,\n"
+    "INSERT INTO decisions(run_id, pos, layer, head, score, gate, oracle_logit, oracle_err, qada_logit,\n"
+    "    qada_bulk_logit, keys_read)\n"
+    "  SELECT d.run_id, d.pos, d.layer, d.head, d.score, d.gate,\n"
     "  CASE WHEN t.n_far = 0 THEN NULL ELSE " SQL_LOGIT("d.oracle_mass") " END, d.oracle_err,\n"
     "  CASE WHEN t.n_far = 0 THEN NULL ELSE " SQL_LOGIT("d.qada_mass") " END,\n"
     "  CASE WHEN t.n_far = 0 THEN NULL ELSE " SQL_LOGIT("d.qada_bulk_mass") " END, d.keys_read\n"
@@ -180,7 +182,7 @@ static const char COMPAT_1[] =
     "CREATE TEMP VIEW evals AS SELECT *, " SQL_LOGIT("theta") " AS theta_logit, NULL AS kv_read_frac FROM main.evals;\n"
     "CREATE TEMP VIEW tokens AS SELECT t.*, " SQL_N_FAR " AS n_far, NULL AS kv_read\n"
     "  FROM main.tokens t JOIN main.runs r USING(run_id);\n"
-    "CREATE TEMP VIEW decisions AS SELECT d.run_id, d.pos, d.layer, d.head, d.score, d.gate,\n"
+    "CREATE TEMP VIEW decisions AS SELECT d.run_id, d.pos, d.layer, d.head, d.gate, d.score,\n"
     "  CASE WHEN t.n_far = 0 THEN NULL ELSE " SQL_LOGIT("d.oracle_mass") " END AS oracle_logit, d.oracle_err,\n"
     "  CASE WHEN t.n_far = 0 THEN NULL ELSE " SQL_LOGIT("d.qada_mass") " END AS qada_logit,\n"
     "  CASE WHEN t.n_far = 0 THEN NULL ELSE " SQL_LOGIT("d.qada_bulk_mass") " END AS qada_bulk_logit, d.keys_read\n"

@@ -84,7 +84,7 @@ int store_run_begin(Store *s, StoreRunInfo *info, Err *e) {
 /* One statement inserts a whole layer's heads: the per-statement work of
  * SQLite is paid once per layer instead of once per head, which is most of
  * what stands between the writer and 500k rows/s. */
-#define WRITER_COUNT(name, type, missing, sql, doc) +1
+#define WRITER_COUNT(name, type, missing, sql, show, title, short_name, doc) +1
 enum { HEAD_VALUES = 4 TRACE_HEAD_FIELDS(WRITER_COUNT) }; /* run_id, pos, layer, head, then the fields */
 
 static int prepare_decisions(Store *s, int n_heads, Err *e) {
@@ -144,7 +144,7 @@ static int insert_decisions(Store *s, int64_t run_id, const StepTrace *t) {
             sqlite3_bind_int(st, b++, t->pos);
             sqlite3_bind_int(st, b++, l);
             sqlite3_bind_int(st, b++, h);
-#define WRITER_BIND(name, type, missing, sql, doc) store_bind_##sql(st, b++, t->name[i]);
+#define WRITER_BIND(name, type, missing, sql, show, title, short_name, doc) store_bind_##sql(st, b++, t->name[i]);
             TRACE_HEAD_FIELDS(WRITER_BIND)
 #undef WRITER_BIND
         }

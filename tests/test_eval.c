@@ -366,3 +366,25 @@ TEST(eval_matched_static_calibrates_apart) {
     eval_data_free(&all);
     tok_free(&tok);
 }
+
+/* Keys per query head and KV positions per KV head are two figures: on a
+ * GQA model (2 query heads per KV head) the second is never below the
+ * first, the bytes of a step lie between the all-local and all-global
+ * bounds, and full / local attention sit exactly on them. */
+TEST(eval_counts_kv_reads_per_kv_head_and_bytes_within_bounds) {
+    SKIP_UNLESS_SHARED();
+    cJSON *aha = eval_json("--routers engine/routers/stories260K_w8.safetensors --window 8");
+    cJSON *full = eval_json("--policy full --window 8");
+    cJSON *local = eval_json("--policy local --window 8");
+    CHECK(aha && full && local);
+    double q = field(aha, 0, "keys_read_frac"), kv = field(aha, 0, "kv_read_frac");
+    CHECK_MSG(kv > q && q > 0 && kv < 1, "keys/qh %g, KV/kvh %g", q, kv);
+    double b = field(aha, 0, "kv_bytes_step"), lo = field(aha, 0, "kv_bytes_step_all_local");
+    double hi = field(aha, 0, "kv_bytes_step_all_global");
+    CHECK_MSG(lo < b && b < hi, "%g not within [%g, %g]", b, lo, hi);
+    CHECK_NEAR(field(full, 0, "kv_bytes_step"), field(full, 0, "kv_bytes_step_all_global"), 1e-6);
+    CHECK_NEAR(field(local, 0, "kv_bytes_step"), field(local, 0, "kv_bytes_step_all_local"), 1e-6);
+    CHECK_NEAR(field(full, 0, "kv_read_frac"), 1, 0);
+    CHECK(field(aha, 0, "weight_bytes_step") > 1e6);
+    cJSON_Delete(aha), cJSON_Delete(full), cJSON_Delete(local);
+}

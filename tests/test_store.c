@@ -62,7 +62,7 @@ static int traces_equal(const StepTrace *a, const StepTrace *b, char *why, size_
         a->n_far != b->n_far || trace_kv_read_total(a) != trace_kv_read_total(b) || a->n_kv_heads != b->n_kv_heads)
         return snprintf(why, cap, "token fields differ at pos %d", a->pos), 0;
     for (int i = 0; i < trace_cells(a); i++) {
-#define SAME_FIELD(name, type, missing, sql, doc) \
+#define SAME_FIELD(name, type, missing, sql, show, title, short_name, doc) \
         if (!same_value(a->name[i], b->name[i])) return snprintf(why, cap, #name " of cell %d differs at pos %d", i, a->pos), 0;
         TRACE_HEAD_FIELDS(SAME_FIELD)
 #undef SAME_FIELD
@@ -658,5 +658,46 @@ TEST(store_reads_and_upgrades_a_version_1_database) {
     CHECK(isfinite(old->oracle_logit[0]) && old->kv_read[0] == -1); /* version 1 did not count KV reads */
     trace_free(old), trace_free(t);
     if (s) store_close(s, NULL);
+    /* merge reads a version-1 input through an upgraded scratch copy, leaving it as it was */
+    const char *merged = test_tmp("v1-merged.db");
+    remove(merged);
+    char *m = test_runf(&st, "%s merge --out %s %s", getenv("AHASCOPE_BIN") ? getenv("AHASCOPE_BIN") : "./ahascope",
+                        merged, ro);
+    CHECK_MSG(st == 0, "merge of a version-1 file: %s", m);
+    free(m);
+    CHECK_NEAR(scalar(merged, "SELECT COUNT(*) FROM decisions WHERE qada_bulk_logit > 1e308"),
+               scalar(rw, "SELECT COUNT(*) FROM decisions WHERE qada_bulk_logit > 1e308"), 0);
+    CHECK_NEAR(scalar(ro, "PRAGMA user_version"), 1, 0);
     free(compat), free(migrated);
+}
+
+/* One field list: the decisions table's columns, the export's header and
+ * the views' metrics all come from TRACE_HEAD_FIELDS, in its order. */
+TEST(store_columns_follow_the_trace_field_list) {
+    const char *db = test_tmp("fields.db");
+    fresh(db);
+    record_synthetic(db, 2, 3, 4, 5);
+    static const char *const names[] = {
+#define FIELD_NAME(name, type, missing, sql, show, title, short_name, doc) #name,
+        TRACE_HEAD_FIELDS(FIELD_NAME)
+#undef FIELD_NAME
+    };
+    int n = (int)(sizeof names / sizeof names[0]);
+    char want[512] = "run_id,pos,layer,head", sql[128];
+    for (int i = 0; i < n; i++) {
+        strcat(want, ","), strcat(want, names[i]);
+        snprintf(sql, sizeof sql, "SELECT cid FROM pragma_table_info('decisions') WHERE name = '%s'", names[i]);
+        CHECK_NEAR(scalar(db, sql), 4 + i, 0);
+    }
+    CHECK_NEAR(scalar(db, "SELECT COUNT(*) FROM pragma_table_info('decisions')"), 4 + n, 0);
+    int st;
+    char *csv = test_runf(&st, "%s export --db %s --run 1 --csv", getenv("AHASCOPE_BIN") ? getenv("AHASCOPE_BIN") : "./ahascope", db);
+    CHECK_MSG(st == 0 && csv && strstr(csv, ",layer,head,") && strstr(csv, want + strlen("run_id,pos,layer,head")),
+              "CSV header does not follow the list: %.300s", csv);
+    free(csv);
+    StepTrace *t = trace_new(1, 1);
+    t->gate[0] = 1, t->keys_read[0] = 3, t->score[0] = 0.5f;
+    trace_clear(t);
+    CHECK(t->gate[0] == -1 && t->keys_read[0] == -1 && isnan(t->score[0]) && isnan(t->qada_bulk_logit[0]));
+    trace_free(t);
 }

@@ -153,7 +153,7 @@ TEST(views_draw_heatmap_8_colours_mono_and_ascii) {
     fx_cell(w, y, x, &ch, &pair, &a);
     CHECK_INT(ch, ' ');
     /* router score 0.9 → level 8 → full shade; ascii → '@' */
-    m.metric = VIEW_METRIC_SCORE;
+    m.metric = VIEW_METRIC_score;
     view_palette_init(&pal, VIEW_COLOUR_NONE, 1, NULL);
     werase(w);
     view_draw_heatmap(w, &m, &pal);
@@ -190,12 +190,12 @@ TEST(views_draw_legend_follows_metric_cycle) {
         view_key(&m, 'm');
     }
     for (int i = 1; i < VIEW_METRIC_COUNT; i++) CHECK(strcmp(seen[i], seen[i - 1]) != 0);
-    CHECK(strstr(seen[VIEW_METRIC_GATE], "local") && strstr(seen[VIEW_METRIC_GATE], "global"));
-    CHECK(strstr(seen[VIEW_METRIC_SCORE], "0.50") != NULL); /* τ shown with the score scale */
+    CHECK(strstr(seen[VIEW_METRIC_gate], "local") && strstr(seen[VIEW_METRIC_gate], "global"));
+    CHECK(strstr(seen[VIEW_METRIC_score], "0.50") != NULL); /* τ shown with the score scale */
     CHECK(strstr(seen[VIEW_METRIC_AGREE], "missed global") && strstr(seen[VIEW_METRIC_AGREE], "needless global"));
-    CHECK(strstr(seen[VIEW_METRIC_QADA_BULK], "ablation") != NULL);
+    CHECK(strstr(seen[VIEW_METRIC_qada_bulk_logit], "ablation") != NULL);
     /* the scale's samples carry the ramp's colours, cold to hot */
-    m.metric = VIEW_METRIC_SCORE;
+    m.metric = VIEW_METRIC_score;
     werase(w);
     view_draw_legend(w, &m, &pal);
     const char *line = fx_line(w, 0);
@@ -460,4 +460,33 @@ TEST(views_bench_frames_reports_a_median) {
     CHECK(ms > 0);
     CHECK(view_bench_frames(0, 60, 16, 16, 200, 5, &ms, &e) != 0);
     CHECK(strstr(e.msg, "bad arguments") != NULL);
+}
+
+/* The header says which keys it counts (per query head, per KV head) and
+ * splits the cursor step's bytes into weights and KV, with its bounds. */
+TEST(views_draw_header_splits_the_steps_bytes) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 250, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 2, 4, NULL); /* 2 layers, 4 query heads over 2 KV heads */
+    StepTrace *t = trace_new(2, 4);
+    t->pos = 9, t->token = 5, t->n_far = 6, t->n_kv_heads = 2; /* 10 keys: 4 local, 6 far */
+    for (int c = 0; c < 8; c++) t->gate[c] = c == 0, t->keys_read[c] = c == 0 ? 10 : 4;
+    t->kv_read[0] = 10, t->kv_read[1] = 4, t->kv_read[4] = 4, t->kv_read[5] = 4; /* head 0's KV head reads all */
+    view_push(&m, t, NULL);
+    trace_free(t);
+    m.hdr.weight_bytes = 2e6, m.hdr.kv_bytes_per_pos = 1000;
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(1, 250, 0, 0);
+    view_draw_header(w, &m, &pal);
+    const char *line = fx_line(w, 0);
+    /* keys/qh (10 + 7*4) / 80; KV (10 + 3*4) / 40; bytes: 22 positions, bounds 16 and 40 */
+    CHECK_MSG(strstr(line, "keys/qh 47.5%") && strstr(line, "KV read 55.0%"), "%s", line);
+    CHECK_MSG(strstr(line, "step 2 MB + KV 0.022 MB [0.016..0.04]"), "%s", line);
+    CHECK_MSG(strstr(line, "global 12.5%"), "%s", line);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
 }

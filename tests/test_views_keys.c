@@ -89,7 +89,7 @@ TEST(views_keys_metric_cycle_help_and_status) {
         seen[i] = m.metric;
         view_key(&m, 'm');
     }
-    CHECK_INT(m.metric, VIEW_METRIC_GATE);
+    CHECK_INT(m.metric, VIEW_METRIC_gate);
     for (int i = 0; i < VIEW_METRIC_COUNT; i++)
         for (int j = i + 1; j < VIEW_METRIC_COUNT; j++) CHECK(seen[i] != seen[j]);
     view_key(&m, 'M');

@@ -18,12 +18,12 @@ TEST(views_metric_levels_and_missing_values) {
     view_init(&m, 1, 2, NULL);
     StepTrace *t = trace_new(1, 2);
     t->oracle_err[0] = 3.0f; /* rel_err above 1 is clamped for display */
-    CHECK_NEAR(view_metric_value(&m, t, 0, VIEW_METRIC_ORACLE_ERR), 1.0, 0);
-    CHECK(isnan(view_metric_value(&m, t, 1, VIEW_METRIC_ORACLE_ERR)));
-    CHECK(isnan(view_metric_value(&m, t, 0, VIEW_METRIC_GATE)));
+    CHECK_NEAR(view_metric_value(&m, t, 0, VIEW_METRIC_oracle_err), 1.0, 0);
+    CHECK(isnan(view_metric_value(&m, t, 1, VIEW_METRIC_oracle_err)));
+    CHECK(isnan(view_metric_value(&m, t, 0, VIEW_METRIC_gate)));
     t->gate[1] = 1;
-    CHECK_NEAR(view_metric_value(&m, t, 1, VIEW_METRIC_GATE), 1.0, 0);
-    m.metric = VIEW_METRIC_GATE;
+    CHECK_NEAR(view_metric_value(&m, t, 1, VIEW_METRIC_gate), 1.0, 0);
+    m.metric = VIEW_METRIC_gate;
     CHECK_INT(view_swatch(&m, t, 0), VIEW_SW_NONE);
     CHECK_INT(view_swatch(&m, t, 1), VIEW_SW_LEVEL1 + VIEW_LEVELS - 1);
     trace_free(t);

@@ -33,6 +33,20 @@ static void add(SegList *l, int prio, const char *fmt, ...) {
     s->keep = 1;
 }
 
+/* Megabytes, with the precision a header has room for. */
+static double mb(double bytes) { return bytes / 1e6; }
+
+/* The step at the cursor: weights + the KV bytes it read per KV head, and
+ * the KV bytes of all-local and all-global at this position. */
+static void add_bytes(SegList *l, const ViewHeader *h, const StepTrace *t) {
+    if (!t || h->weight_bytes <= 0 || h->kv_bytes_per_pos <= 0 || t->n_kv_heads <= 0 || t->n_far < 0) return;
+    long kv = trace_kv_read_total(t), full = trace_kv_full(t);
+    if (kv < 0 || full <= 0) return;
+    double per = (double)t->n_layers * t->n_kv_heads, local = per * (t->pos + 1 - t->n_far) * h->kv_bytes_per_pos;
+    add(l, 7, "step %.3g MB + KV %.3g MB [%.3g..%.3g]", mb(h->weight_bytes), mb(kv * h->kv_bytes_per_pos), mb(local),
+        mb(full * h->kv_bytes_per_pos));
+}
+
 static void collect(const ViewModel *m, const ViewPalette *p, SegList *l) {
     const ViewHeader *h = &m->hdr;
     const StepTrace *t = view_trace(m, m->cursor);
@@ -51,6 +65,7 @@ static void collect(const ViewModel *m, const ViewPalette *p, SegList *l) {
     /* keys per query head; KV per KV head, what memory traffic follows */
     if (!isnan(tot.keys_share)) add(l, 3, "keys/qh %.1f%%", 100 * tot.keys_share);
     if (!isnan(tot.kv_share)) add(l, 2, "KV read %.1f%%", 100 * tot.kv_share);
+    add_bytes(l, h, t);
     if (h->record[0]) add(l, 6, "rec %s", h->record);
 }
 

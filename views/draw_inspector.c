@@ -92,8 +92,8 @@ void view_draw_inspector(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     ViewInspGeom g;
     view_insp_geom(m, wd, h, &g);
     static const char *const labels[4] = {"score", "oracle", "qada", "q_bulk"};
-    static const ViewMetric metrics[4] = {VIEW_METRIC_SCORE, VIEW_METRIC_ORACLE_MASS, VIEW_METRIC_QADA,
-                                          VIEW_METRIC_QADA_BULK};
+    static const ViewMetric metrics[4] = {VIEW_METRIC_score, VIEW_METRIC_oracle_logit, VIEW_METRIC_qada_logit,
+                                          VIEW_METRIC_qada_bulk_logit};
     for (int i = 0; i < 4 && g.y_spark + i < h - 1; i++)
         sparkline(w, m, p, &g, g.y_spark + i, labels[i], metrics[i]);
     if (g.y_strip + 1 < h - 1) strip(w, m, p, &g, wd);

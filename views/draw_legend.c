@@ -19,11 +19,12 @@ static int sample(WINDOW *w, const ViewPalette *p, int x, int sw) {
 static void note(const ViewModel *m, int ascii, char *buf, size_t n) {
     const char *tau = ascii ? "tau" : "\xcf\x84", *theta = ascii ? "theta" : "\xce\xb8";
     switch (m->metric) {
-    case VIEW_METRIC_SCORE: snprintf(buf, n, "global if > %s %.2f", tau, m->hdr.tau); break;
-    case VIEW_METRIC_ORACLE_MASS: snprintf(buf, n, "oracle global if > %s %.2f", theta, decide_prob(m->hdr.theta_logit)); break;
-    case VIEW_METRIC_ORACLE_ERR: snprintf(buf, n, "||o_full - o_local|| / ||o_full||, clamped at 1"); break;
-    case VIEW_METRIC_QADA:
-    case VIEW_METRIC_QADA_BULK: snprintf(buf, n, "predicted out_mass; global if > %s %.2f", theta, decide_prob(m->hdr.theta_logit)); break;
+    case VIEW_METRIC_score: snprintf(buf, n, "global if > %s %.2f", tau, m->hdr.tau); break;
+    case VIEW_METRIC_oracle_logit: snprintf(buf, n, "oracle global if > %s %.2f", theta, decide_prob(m->hdr.theta_logit)); break;
+    case VIEW_METRIC_oracle_err: snprintf(buf, n, "||o_full - o_local|| / ||o_full||, clamped at 1"); break;
+    case VIEW_METRIC_keys_read: snprintf(buf, n, "keys this query head read, of the pos+1 there are"); break;
+    case VIEW_METRIC_qada_logit:
+    case VIEW_METRIC_qada_bulk_logit: snprintf(buf, n, "predicted out_mass; global if > %s %.2f", theta, decide_prob(m->hdr.theta_logit)); break;
     default: buf[0] = '\0'; break;
     }
 }
@@ -51,7 +52,7 @@ static int agree_scale(WINDOW *w, const ViewModel *m, const ViewPalette *p, int 
 }
 
 static int gradient_scale(WINDOW *w, const ViewModel *m, const ViewPalette *p, int x, int wd) {
-    if (m->metric == VIEW_METRIC_GATE) {
+    if (m->metric == VIEW_METRIC_gate) {
         x += sample(w, p, x, VIEW_SW_LEVEL1);
         x += view_puts(w, 0, x, wd - x, " local  ", p->ascii, A_NORMAL, 0);
         x += sample(w, p, x, VIEW_SW_LEVEL1 + VIEW_LEVELS - 1);
@@ -59,7 +60,7 @@ static int gradient_scale(WINDOW *w, const ViewModel *m, const ViewPalette *p, i
     }
     x += view_puts(w, 0, x, wd - x, "0 ", 1, A_NORMAL, 0);
     for (int l = 0; l < VIEW_LEVELS && x < wd; l++) x += sample(w, p, x, VIEW_SW_LEVEL1 + l);
-    x += view_puts(w, 0, x, wd - x, m->metric != VIEW_METRIC_ORACLE_ERR ? " 1" : p->ascii ? " >=1" : " \xe2\x89\xa5" "1", p->ascii,
+    x += view_puts(w, 0, x, wd - x, m->metric != VIEW_METRIC_oracle_err ? " 1" : p->ascii ? " >=1" : " \xe2\x89\xa5" "1", p->ascii,
                    A_NORMAL, 0);
     char buf[96];
     note(m, p->ascii, buf, sizeof buf);

@@ -3,39 +3,36 @@
 
 #include <math.h>
 
+#define METRIC_TITLE(name, type, missing, sql, show, title, short_name, doc) title,
+#define METRIC_SHORT(name, type, missing, sql, show, title, short_name, doc) short_name,
+
 const char *view_metric_name(ViewMetric k) {
-    static const char *const names[VIEW_METRIC_COUNT] = {
-        "executed gate",      "router score",       "oracle out_mass",
-        "oracle rel_err",     "QAdA estimate",      "qada_bulk estimate (ablation)",
-        "agreement",
-    };
+    static const char *const names[VIEW_METRIC_COUNT] = {TRACE_HEAD_FIELDS(METRIC_TITLE) "agreement"};
     return (k >= 0 && k < VIEW_METRIC_COUNT) ? names[k] : "?";
 }
 
 const char *view_metric_short(ViewMetric k) {
-    static const char *const names[VIEW_METRIC_COUNT] = {
-        "gate", "score", "out_mass", "rel_err", "qada", "qada_bulk", "agree",
-    };
+    static const char *const names[VIEW_METRIC_COUNT] = {TRACE_HEAD_FIELDS(METRIC_SHORT) "agree"};
     return (k >= 0 && k < VIEW_METRIC_COUNT) ? names[k] : "?";
 }
+
+/* A field's value on [0, 1], by how the field list says to show it. */
+static float show_GATE(double v, const StepTrace *t) { (void)t; return v < 0 ? NAN : (float)v; }
+static float show_UNIT(double v, const StepTrace *t) { (void)t; return isnan(v) ? NAN : v < 0 ? 0.0f : v > 1 ? 1.0f : (float)v; }
+static float show_PROB(double v, const StepTrace *t) { (void)t; return isnan(v) ? NAN : (float)decide_prob(v); } /* log-odds */
+static float show_KEYS(double v, const StepTrace *t) { return v < 0 || t->pos < 0 ? NAN : show_UNIT(v / (t->pos + 1), t); }
 
 const char *view_pred_name(ViewPredictor p) { return p >= 0 && p < VIEW_PRED_COUNT ? decide_title(p) : "?"; }
 
 float view_metric_value(const ViewModel *m, const StepTrace *t, int cell, ViewMetric k) {
     (void)m;
-    float v;
     switch (k) {
-    case VIEW_METRIC_GATE: return t->gate[cell] < 0 ? NAN : (float)t->gate[cell];
-    case VIEW_METRIC_SCORE: v = t->score[cell]; break;
-    /* the estimates are log-odds; people read them as a share of the mass */
-    case VIEW_METRIC_ORACLE_MASS: v = (float)decide_prob(t->oracle_logit[cell]); break;
-    case VIEW_METRIC_ORACLE_ERR: v = t->oracle_err[cell]; break;
-    case VIEW_METRIC_QADA: v = (float)decide_prob(t->qada_logit[cell]); break;
-    case VIEW_METRIC_QADA_BULK: v = (float)decide_prob(t->qada_bulk_logit[cell]); break;
+#define METRIC_VALUE(name, type, missing, sql, show, title, short_name, doc)                                    \
+    case VIEW_METRIC_##name: return show_##show((double)t->name[cell], t);
+        TRACE_HEAD_FIELDS(METRIC_VALUE)
+#undef METRIC_VALUE
     default: return NAN;
     }
-    if (isnan(v)) return NAN;
-    return v < 0 ? 0.0f : v > 1 ? 1.0f : v;
 }
 
 int view_level(float v) {

@@ -18,7 +18,7 @@ int view_init(ViewModel *m, int n_layers, int n_heads, Err *e) {
     m->cursor = -1;
     m->follow = 1;
     m->focus = VIEW_PANE_HEATMAP;
-    m->metric = VIEW_METRIC_GATE;
+    m->metric = VIEW_METRIC_gate;
     m->agree_pred = VIEW_PRED_AHA;
     m->colour = VIEW_COLOUR_NONE;
     m->hdr.tau = 0.5f;

@@ -19,15 +19,14 @@
 #include "engine/trace.h"
 #include "views/layout.h"
 
-/* What the heatmaps and the token tint show. */
+/* What the heatmaps and the token tint show: every per-head field of the
+ * trace (engine/trace.h's list, in its order: VIEW_METRIC_gate,
+ * VIEW_METRIC_score, …), then the agreement of a predictor with the oracle. */
 typedef enum {
-    VIEW_METRIC_GATE,        /* executed branch: 0 local, 1 global */
-    VIEW_METRIC_SCORE,       /* router score σ(x·w_r) */
-    VIEW_METRIC_ORACLE_MASS, /* softmax mass outside the local set */
-    VIEW_METRIC_ORACLE_ERR,  /* relative output error of going local */
-    VIEW_METRIC_QADA,        /* QAdA estimate, local-key moments */
-    VIEW_METRIC_QADA_BULK,   /* QAdA model with exact bulk moments (ablation) */
-    VIEW_METRIC_AGREE,       /* a predictor's decision vs the oracle's, four classes */
+#define VIEW_METRIC_ENUM(name, type, missing, sql, show, title, short_name, doc) VIEW_METRIC_##name,
+    TRACE_HEAD_FIELDS(VIEW_METRIC_ENUM)
+#undef VIEW_METRIC_ENUM
+    VIEW_METRIC_AGREE, /* a predictor's decision vs the oracle's, four classes */
     VIEW_METRIC_COUNT
 } ViewMetric;
 
@@ -77,6 +76,10 @@ typedef struct {
     float tau;
     double theta_logit; /* θ as log-odds (engine/decide.h); shown as a probability */
     double tok_s; /* generation speed; <= 0 hides it */
+    /* What a decode step reads (engine/cost.h), for the step's byte split;
+     * 0 hides it (a replay without the model at hand). */
+    double weight_bytes;     /* weights streamed per step */
+    double kv_bytes_per_pos; /* K and V of one position of one (layer, KV head) */
 } ViewHeader;
 
 /* Attention weights of one head at one position, for the inspector strip. */
