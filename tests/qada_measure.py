@@ -240,6 +240,7 @@ def synthetic(d, theta, max_n, rng):
     if len(idx) > max_n:
         idx = np.sort(rng.choice(idx, max_n, replace=False))
     over = np.zeros(len(idx), dtype=bool)
+    z_max = np.zeros(len(idx))
     gap = np.zeros(len(idx))
     logit_est = np.zeros(len(idx))
     logit_true = np.zeros(len(idx))
@@ -250,12 +251,13 @@ def synthetic(d, theta, max_n, rng):
         lse = m + math.log(np.exp(x - m).sum())
         est = math.log(n) + x.mean() + 0.5 * x.var()
         over[j] = est > math.log(n) + m
+        z_max[j] = (m - x.mean()) / max(x.std(), 1e-300)
         gap[j] = est - lse
         logit_est[j] = est - d["lse_local"][r]
         logit_true[j] = lse - d["lse_local"][r]
     label = sigmoid(logit_true) > theta
     return {"decisions": int(len(idx)), "bulk_over_ceiling": float(over.mean()),
-            "median_overshoot": float(np.median(gap)), "oracle_rate": float(label.mean()),
+            "median_overshoot": float(np.median(gap)), "median_z_max": float(np.median(z_max)), "oracle_rate": float(label.mean()),
             "auc_bulk": auc(logit_est, label)}
 
 
@@ -275,6 +277,8 @@ def summarise(d, theta, synth_n, seed):
            "share_sd_above_sqrt_2ln_n": float((sd > tail).mean()),
            "share_sd_above_2sqrt_2ln_n": float((sd > 2 * tail).mean()),
            "median_true_minus_ceiling": float(np.median(d["lse_far"] - ceiling)),
+           "median_z_max_far": float(np.median((d["max_far"] - d["mean_far"]) / np.maximum(sd, 1e-300))),
+           "auc_var_far_alone": auc(d["var_far"], label), "auc_var_win_alone": auc(d["var_win"], label),
            "predictors": {}}
     for name, e in est.items():
         logit = e - d["lse_local"]
@@ -399,7 +403,7 @@ def main():
     if dump:
         dump.close()
     d = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    res = {"model": model, "source": src, "sequences": len(seqs), "tokens": int(sum(min(len(s), cfg["seq_len"])
+    res = {"model": os.path.abspath(model), "source": src, "sequences": len(seqs), "tokens": int(sum(min(len(s), cfg["seq_len"])
                                                                                    for s in seqs)),
            "window": window, "sinks": sinks, "theta": theta}
     res.update(summarise(d, theta, args.synthetic, args.seed))
@@ -420,12 +424,15 @@ def main():
     for name, p in res["predictors"].items():
         print("%-10s %13.1f%% %18.2f %7.3f %7.1f%% %9.3f %6.3f" % (name, 100 * p["over_ceiling"],
               p["median_overshoot"], p["auc"], 100 * p["global_rate"], p["precision"], p["recall"]))
-    print("AUC of the ceiling itself (log n_far + max far score): %.3f" % res["auc_ceiling"])
+    print("AUC of the ceiling itself (log n_far + max far score): %.3f; of var_far alone %.3f, var_win alone %.3f"
+          % (res["auc_ceiling"], res["auc_var_far_alone"], res["auc_var_win_alone"]))
+    print("median (max far score - mean) / sd_far: %.2f" % res["median_z_max_far"])
     if "synthetic_gaussian" in res:
         g = res["synthetic_gaussian"]
         print("exactly Gaussian far scores (same n_far, mean, sd; %d decisions): bulk estimate > ceiling in %.1f%%, "
-              "median est-true %.2f, AUC %.3f" % (g["decisions"], 100 * g["bulk_over_ceiling"],
-                                                  g["median_overshoot"], g["auc_bulk"]))
+              "median est-true %.2f, median (max - mean) / sd %.2f, oracle global %.1f%%, AUC %.3f"
+              % (g["decisions"], 100 * g["bulk_over_ceiling"], g["median_overshoot"], g["median_z_max"],
+                 100 * g["oracle_rate"], g["auc_bulk"]))
     if compared:
         print("engine check: %d decisions, max |oracle mass - db %s| = %.2g" % (compared, col, worst))
 
