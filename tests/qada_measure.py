@@ -33,8 +33,10 @@ Without --model the checkpoint is the run's model if it exists, else
 $AHASCOPE_SHARED/models/stories260K/stories260K.bin. Window, sinks and theta
 default to the runs table's. --pack LEN concatenates the sequences in order
 and cuts them into LEN-token sequences (as `ahascope eval --self` packs
-stories). With --db and no --pack, every decision the database holds an
-oracle for (oracle_logit, or the older oracle_mass) is compared with ours.
+stories). The forward is always full attention: with --db and no --pack,
+every decision of a run recorded under `--policy full` at the same window and
+sinks that holds an oracle value (oracle_logit, or the older oracle_mass) is
+compared with ours; other runs are measured but not compared.
 --dump writes one CSV row per decision: seq,pos,layer,head,n_far,oracle_mass,
 qada_mass,qada_bulk_mass.
 """
@@ -178,7 +180,10 @@ def masked_lse(s, mask):
 def masked_moments(s, mask, n):
     mean = np.where(mask, s, 0.0).sum(axis=1) / n
     dev = np.where(mask, s - mean[:, None], 0.0)
-    return mean, (dev * dev).sum(axis=1) / n
+    var = (dev * dev).sum(axis=1) / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        skew = np.where(var > 0, (dev ** 3).sum(axis=1) / n / var ** 1.5, 0.0)
+    return mean, var, skew
 
 
 def decisions(cfg, qk, window, sinks):
@@ -187,7 +192,7 @@ def decisions(cfg, qk, window, sinks):
     H, KV, hs = cfg["n_heads"], cfg["n_kv"], cfg["hs"]
     ns, lo = local_sets(T, window, sinks)
     rows = np.flatnonzero(lo > ns)  # positions with at least one far key
-    out = {k: [] for k in ("pos", "layer", "head", "n_far", "mean_far", "var_far", "max_far", "lse_far",
+    out = {k: [] for k in ("pos", "layer", "head", "n_far", "mean_far", "var_far", "skew_far", "max_far", "lse_far",
                            "lse_local", "mean_win", "var_win")}
     if len(rows) == 0:
         return {k: np.zeros(0) for k in out}
@@ -203,10 +208,10 @@ def decisions(cfg, qk, window, sinks):
             s = q[rows, h] @ k[:, h * KV // H].T / math.sqrt(hs)
             lse_far, max_far = masked_lse(s, far)
             lse_loc, _ = masked_lse(s, local)
-            mf, vf = masked_moments(s, far, n_far)
-            mw, vw = masked_moments(s, win, n_win)
+            mf, vf, kf = masked_moments(s, far, n_far)
+            mw, vw, _ = masked_moments(s, win, n_win)
             for key, val in (("pos", rows), ("layer", np.full(len(rows), l)), ("head", np.full(len(rows), h)),
-                             ("n_far", n_far), ("mean_far", mf), ("var_far", vf), ("max_far", max_far),
+                             ("n_far", n_far), ("mean_far", mf), ("var_far", vf), ("skew_far", kf), ("max_far", max_far),
                              ("lse_far", lse_far), ("lse_local", lse_loc), ("mean_win", mw), ("var_win", vw)):
                 out[key].append(val)
     return {k: np.concatenate(v) for k, v in out.items()}
@@ -278,6 +283,10 @@ def summarise(d, theta, synth_n, seed):
            "share_sd_above_2sqrt_2ln_n": float((sd > 2 * tail).mean()),
            "median_true_minus_ceiling": float(np.median(d["lse_far"] - ceiling)),
            "median_z_max_far": float(np.median((d["max_far"] - d["mean_far"]) / np.maximum(sd, 1e-300))),
+           "median_sd_win": float(np.median(np.sqrt(d["var_win"]))),
+           "median_mean_win_minus_mean_far": float(np.median(d["mean_win"] - d["mean_far"])),
+           "qada_mean_term_over_ceiling": float((d["mean_win"] > d["max_far"]).mean()),
+           "median_skew_far": float(np.median(d["skew_far"])),
            "auc_var_far_alone": auc(d["var_far"], label), "auc_var_win_alone": auc(d["var_win"], label),
            "predictors": {}}
     for name, e in est.items():
@@ -304,12 +313,13 @@ def runs_from_db(path, wanted):
     ids = wanted or [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY run_id")]
     runs = []
     for rid in ids:
-        row = con.execute("SELECT model, window, sinks, theta FROM runs WHERE run_id = ?", (rid,)).fetchone()
+        row = con.execute("SELECT model, window, sinks, theta, policy FROM runs WHERE run_id = ?",
+                          (rid,)).fetchone()
         if row is None:
             raise SystemExit("%s: no run %d" % (path, rid))
         toks = [r[0] for r in con.execute("SELECT token_id FROM tokens WHERE run_id = ? ORDER BY pos", (rid,))]
         runs.append({"run_id": rid, "model": row[0], "window": row[1], "sinks": row[2] or 0, "theta": row[3],
-                     "tokens": toks})
+                     "policy": row[4], "tokens": toks})
     return con, cols, runs
 
 
@@ -393,7 +403,7 @@ def main():
                 dump.write("%d,%d,%d,%d,%d,%.9g,%.9g,%.9g\n" % (si, d["pos"][j], d["layer"][j], d["head"][j],
                                                                 d["n_far"][j], oracle[j], qa[j], qb[j]))
         r = runs[si] if check else None
-        if r and r["window"] == window and (r["sinks"] or 0) == sinks:
+        if r and r["window"] == window and (r["sinks"] or 0) == sinks and r["policy"] == "full":
             col, got = db_oracle(con, r["run_id"])
             for j in range(len(oracle)):
                 v = got.get((int(d["pos"][j]), int(d["layer"][j]), int(d["head"][j]))) if got else None
@@ -426,13 +436,18 @@ def main():
               p["median_overshoot"], p["auc"], 100 * p["global_rate"], p["precision"], p["recall"]))
     print("AUC of the ceiling itself (log n_far + max far score): %.3f; of var_far alone %.3f, var_win alone %.3f"
           % (res["auc_ceiling"], res["auc_var_far_alone"], res["auc_var_win_alone"]))
-    print("median (max far score - mean) / sd_far: %.2f" % res["median_z_max_far"])
+    print("median (max far score - mean) / sd_far: %.2f; median skewness of the far scores %.2f"
+          % (res["median_z_max_far"], res["median_skew_far"]))
+    print("qada's window: median sd %.2f, median mean_win - mean_far %.2f; log n_far + mean_win alone > ceiling in %.1f%%"
+          % (res["median_sd_win"], res["median_mean_win_minus_mean_far"], 100 * res["qada_mean_term_over_ceiling"]))
     if "synthetic_gaussian" in res:
         g = res["synthetic_gaussian"]
         print("exactly Gaussian far scores (same n_far, mean, sd; %d decisions): bulk estimate > ceiling in %.1f%%, "
               "median est-true %.2f, median (max - mean) / sd %.2f, oracle global %.1f%%, AUC %.3f"
               % (g["decisions"], 100 * g["bulk_over_ceiling"], g["median_overshoot"], g["median_z_max"],
                  100 * g["oracle_rate"], g["auc_bulk"]))
+    if con is not None and not compared:
+        print("engine check: none (no profiled --policy full run at this window and sinks, or --pack)")
     if compared:
         print("engine check: %d decisions, max |oracle mass - db %s| = %.2g" % (compared, col, worst))
 
