@@ -25,8 +25,8 @@ the AUC ranks decisions by it against the oracle label far mass > theta.
 The synthetic check redraws each decision's far scores as n_far exactly
 Gaussian samples of the same mean and sd and applies the bulk estimate to them.
 
-  qada_measure.py --db runs.db [--run N ...] [--pack 512] [--window W] [--sinks S]
-                  [--theta X] [--json] [--dump FILE] [--synthetic N]
+  qada_measure.py --db runs.db [--run N ...] [--pack 512] [--max-seqs N] [--window W]
+                  [--sinks S] [--theta X] [--json] [--dump FILE] [--synthetic N] [--seed S]
   qada_measure.py --model PATH --tokens FILE ...   (one sequence a line, ids)
 
 Without --model the checkpoint is the run's model if it exists, else
@@ -375,6 +375,7 @@ def main():
     window = args.window if args.window is not None else first.get("window")
     sinks = args.sinks if args.sinks is not None else first.get("sinks", 0)
     theta = args.theta if args.theta is not None else (first.get("theta") or 0.1)
+    theta = float("%.6g" % theta)  # the runs table holds a float32's widening
     if window is None:
         ap.error("--window is needed with --tokens")
     model = args.model or default_model(first.get("model"))
