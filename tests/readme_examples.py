@@ -7,9 +7,9 @@ The convention (README.md follows it, and so can any other document):
     blocks run in document order, all in ONE fresh scratch directory (a later
     block may use a file an earlier one wrote), each with
     `bash -e -o pipefail`, stdin from /dev/null, no terminal, and a timeout.
-  - In that directory `./ahascope` is the binary under test and `engine` is
-    the checkout's engine/ folder; AHASCOPE_MODELS points at the shared
-    models, so commands without --model find stories260K.
+  - In that directory `./ahascope` is the binary under test, `engine` and
+    `tests` are the checkout's engine/ and tests/ folders; AHASCOPE_MODELS
+    points at the shared models, so commands without --model find stories260K.
   - A line is not run when it contains `path/to/` (a placeholder), starts
     with `make` (set-up, which runs this test) or ends with the comment
     `# interactive` (a TUI launch). Lines joined by a trailing backslash, and
@@ -208,6 +208,7 @@ def main():
         os.makedirs(scratch, exist_ok=True)
         link(binary, os.path.join(scratch, "ahascope"))
         link(os.path.join(CHECKOUT, "engine"), os.path.join(scratch, "engine"))
+        link(os.path.join(CHECKOUT, "tests"), os.path.join(scratch, "tests"))
         for k, block in enumerate(blocks):
             err_file = os.path.join(meta, "err%d" % k)
             # Line L of the script is line L of the document (bash's messages
