@@ -141,21 +141,32 @@ TEST(eval_full_perplexity_and_store_match_the_table) {
     cJSON_Delete(j);
 }
 
-TEST(eval_matched_budget_hits_the_target) {
-    SKIP_UNLESS_SHARED();
-    cJSON *j = eval_json("--routers random:3 --window 8 --match-budget aha");
+/* Every threshold predictor within half a point of AHA's share: the
+ * estimates are log-odds, so qada_bulk's tail (past log-odds 50 on the
+ * shipped w = 16 routers' share, where version 1's float probabilities
+ * were all exactly 1) can be cut anywhere. */
+static void matched_within_half_a_point(const char *flags) {
+    cJSON *j = eval_json("%s", flags);
     CHECK_MSG(j && cJSON_GetArraySize(j) == 6, "rows: %d", j ? cJSON_GetArraySize(j) : -1);
     if (!j) return;
     double target = field(j, 0, "global_share");
     CHECK(target > 0.05 && target < 0.95);
     for (int i = 1; i < 5; i++) { /* qada, qada_bulk, oracle, random */
         double g = field(j, i, "global_share");
-        CHECK_MSG(fabs(g - target) <= 0.01, "%s: %.4f vs %.4f",
-                  cJSON_GetObjectItem(cJSON_GetArrayItem(j, i), "predictor")->valuestring, g, target);
+        CHECK_MSG(fabs(g - target) <= 0.005, "%s: %.4f vs %.4f (%s)",
+                  cJSON_GetObjectItem(cJSON_GetArrayItem(j, i), "predictor")->valuestring, g, target, flags);
     }
     /* static moves in whole heads: within half a head of the 40 */
     CHECK_MSG(fabs(field(j, 5, "global_share") - target) <= 0.5 / 40 + 1e-9, "static %.4f", field(j, 5, "global_share"));
     cJSON_Delete(j);
+}
+
+TEST(eval_matched_budget_hits_the_target) {
+    SKIP_UNLESS_SHARED();
+    matched_within_half_a_point("--routers random:3 --window 8 --match-budget aha");
+    /* 512-token sequences: long enough for qada_bulk to saturate in version 1 (50.8% against 25.8%) */
+    matched_within_half_a_point("--routers engine/routers/stories260K_w16.safetensors --window 16 --match-budget aha"
+                                " --self 2 --seq-len 512");
 }
 
 TEST(eval_rejects_bad_combinations) {
