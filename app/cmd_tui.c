@@ -59,6 +59,10 @@ typedef struct {
     int64_t replay_run;
     AttnConfig cfg;     /* the settings asked for last (the worker may not have started them yet) */
     int restore;        /* cursor to put back once a re-evaluated run reaches it, -1 none */
+    int new_run_pending; /* a new run began: the old one stays on screen until its first step */
+    int reevaluating;   /* a re-evaluation was asked for: say its run id when it shows */
+    char reevaluating_what[160];
+    float *attn_buf;    /* [seq_len] attention weights taken from the worker */
     char prompt[1024];
 } Tui;
 
@@ -87,67 +91,77 @@ static void tui_help(void) {
     args_help_policy();
 }
 
-/* Take what the worker finished: a new run clears the history first. */
-static void take_results(Tui *t) {
-    TuiWorker *w = &t->w;
+/* Show the steps the worker finished. A new run keeps the old one on
+ * screen until its first step arrives, then replaces it at the same
+ * position. */
+static void show_steps(Tui *t, TuiTake *k) {
     Err e;
-    if (t->replay) return;
-    pthread_mutex_lock(&w->mu);
-    if (w->cleared) { /* a new run: show the same position under the new settings once it is there */
+    if (k->new_run) t->new_run_pending = 1;
+    if (t->new_run_pending && k->n > 0) {
         t->restore = t->m.follow ? -1 : t->m.cursor;
         view_clear_history(&t->m);
-        w->cleared = 0;
+        t->new_run_pending = 0;
         t->attn_pending = 0;
+        if (t->reevaluating) view_set_status(&t->m, "run %lld: %s", (long long)k->run_id, t->reevaluating_what);
+        t->reevaluating = 0;
+    }
+    for (int i = 0; i < k->n; i++) {
+        if (view_push_owned(&t->m, k->traces[i], &e)) view_set_status(&t->m, "%s", e.msg);
         t->dirty = 1;
     }
-    for (int i = 0; i < w->n_out; i++) {
-        view_push(&t->m, w->out[i], &e);
-        trace_free(w->out[i]);
-        t->dirty = 1;
-    }
-    w->n_out = 0;
+    free(k->traces);
     if (t->restore >= 0 && t->restore < t->m.n_hist) t->m.cursor = t->restore, t->m.follow = 0, t->restore = -1;
-    if (w->attn_ready) {
-        view_set_attention(&t->m, w->attn_rpos, w->attn_rlayer, w->attn_rhead, w->attn_w, w->attn_n,
-                           w->attn.window, w->attn.sinks, &e);
-        w->attn_ready = 0, t->attn_pending = 0, t->dirty = 1;
-    }
-    if (w->message[0]) view_set_status(&t->m, "%s", w->message), w->message[0] = 0, t->dirty = 1;
-    if (w->finished && t->playing) t->playing = 0, view_set_status(&t->m, "sequence finished"), t->dirty = 1;
+}
+
+/* The header facts of the run on screen. */
+static void show_run(Tui *t, const TuiTake *k) {
     ViewHeader *h = &t->m.hdr;
-    snprintf(h->policy, sizeof h->policy, "%s", aha_policy_name(w->attn.policy));
-    if (h->window != w->attn.window || h->tau != w->attn.tau || h->theta_logit != w->attn.theta_logit) t->dirty = 1;
-    h->window = w->attn.window, h->sinks = w->attn.sinks, h->tau = w->attn.tau, h->theta_logit = w->attn.theta_logit;
-    h->tok_s = w->tok_s;
-    if (t->db && w->run_id) snprintf(h->record, sizeof h->record, "%s run %lld", t->db, (long long)w->run_id);
+    const AttnConfig *a = &k->attn;
+    if (t->new_run_pending) return; /* still showing the previous run */
+    snprintf(h->policy, sizeof h->policy, "%s", aha_policy_name(a->policy));
+    if (h->window != a->window || h->tau != t->cfg.tau || h->theta_logit != t->cfg.theta_logit) t->dirty = 1;
+    /* thresholds that do not change execution are the UI's own (re-thresholded from stored values) */
+    h->window = a->window, h->sinks = a->sinks, h->tau = t->cfg.tau, h->theta_logit = t->cfg.theta_logit;
+    h->tok_s = k->tok_s;
+    if (t->db && k->run_id) snprintf(h->record, sizeof h->record, "%s run %lld", t->db, (long long)k->run_id);
     else snprintf(h->record, sizeof h->record, "not recording");
+}
+
+/* Take what the worker finished and ask for the attention the view wants. */
+static void take_results(Tui *t) {
+    Err e;
+    if (t->replay) return;
+    TuiTake k;
+    tui_worker_take(&t->w, &k, t->attn_buf);
+    show_steps(t, &k);
+    if (k.attn_ready) {
+        view_set_attention(&t->m, k.attn_pos, k.attn_layer, k.attn_head, t->attn_buf, k.attn_n, k.attn.window,
+                           k.attn.sinks, &e);
+        t->attn_pending = 0, t->dirty = 1;
+    }
+    if (k.message[0]) view_set_status(&t->m, "%s", k.message), t->dirty = 1;
+    if (k.finished && t->playing) {
+        t->playing = t->m.playing = 0;
+        view_set_status(&t->m, "sequence finished");
+        t->dirty = 1;
+    }
+    show_run(t, &k);
     int pos, l, hd;
     if (!t->attn_pending && view_attention_wanted(&t->m, &pos, &l, &hd)) {
-        w->attn_req = 1, w->attn_pos = pos, w->attn_layer = l, w->attn_head = hd;
+        tui_worker_request_attention(&t->w, pos, l, hd);
         t->attn_pending = 1;
-        pthread_cond_signal(&w->cv);
     }
-    pthread_mutex_unlock(&w->mu);
 }
 
 /* Tell the worker to play or pause at the current speed. */
 static void set_play(Tui *t, int playing) {
-    pthread_mutex_lock(&t->w.mu);
-    t->playing = t->w.playing = playing && !t->w.finished;
-    t->w.speed = SPEEDS[t->speed_i];
-    pthread_cond_signal(&t->w.cv);
-    pthread_mutex_unlock(&t->w.mu);
+    t->playing = tui_worker_play(&t->w, playing, SPEEDS[t->speed_i]);
     t->m.playing = t->playing;
-    t->m.speed = SPEEDS[t->speed_i] > 0 ? SPEEDS[t->speed_i] : 9999;
+    t->m.speed = SPEEDS[t->speed_i]; /* 0: as fast as it goes */
 }
 
 static void step_once(Tui *t) {
-    pthread_mutex_lock(&t->w.mu);
-    int finished = t->w.finished;
-    if (!finished) t->w.want_steps++;
-    pthread_cond_signal(&t->w.cv);
-    pthread_mutex_unlock(&t->w.mu);
-    if (finished) view_set_status(&t->m, "sequence finished: e for a new prompt, or change a setting");
+    if (!tui_worker_step(&t->w)) view_set_status(&t->m, "sequence finished: e for a new prompt, or change a setting");
 }
 
 /* The next policy that can run on what was loaded. */
@@ -175,13 +189,29 @@ static void change_setting(Tui *t, ViewAction a) {
     case VIEW_ACT_THETA_DOWN: c.theta_logit = decide_theta_logit(fmax(0.0, decide_prob(c.theta_logit) - 0.05)); break;
     default: return;
     }
-    t->cfg = c;
-    set_play(t, 0);
-    tui_worker_restart(&t->w, &c, NULL);
     int trained = c.policy == POLICY_AHA && c.routers ? t->L->routers.window : 0;
     const char *note = trained > 0 && trained != c.window ? " (the routers were trained for another w)" : "";
-    view_set_status(&t->m, "re-evaluating under %s, w=%d, tau=%.2f, theta=%.2f%s", aha_policy_name(c.policy), c.window,
-                    c.tau, decide_prob(c.theta_logit), note);
+    snprintf(t->reevaluating_what, sizeof t->reevaluating_what, "%s, w=%d, tau=%.2f, theta=%.2f%s",
+             aha_policy_name(c.policy), c.window, c.tau, decide_prob(c.theta_logit), note);
+    if (!memcmp(&c, &t->cfg, sizeof c)) { /* at a limit: nothing changed, nothing to record */
+        view_set_status(&t->m, "unchanged: %s", t->reevaluating_what);
+        return;
+    }
+    int same = aha_same_execution(&c, &t->cfg);
+    t->cfg = c;
+    if (same) { /* the same branches run: re-threshold the stored values, record nothing */
+        Err e;
+        t->m.hdr.tau = c.tau, t->m.hdr.theta_logit = c.theta_logit;
+        view_stats_sync(&t->m, &e);
+        view_set_status(&t->m, "re-scored (policy %s runs the same): %s", aha_policy_name(c.policy),
+                        t->reevaluating_what);
+        t->dirty = 1;
+        return;
+    }
+    set_play(t, 0);
+    tui_worker_restart(&t->w, &c, NULL);
+    t->reevaluating = 1;
+    view_set_status(&t->m, "re-evaluating under %s", t->reevaluating_what);
 }
 
 /* `:` SQL over the current database on its own read-only connection. */
@@ -215,11 +245,7 @@ static int export_one(Store *st, int64_t run, StoreFormat fmt, const char *path,
  * directory (app_export_names: never over another run's export). */
 static void export_run(Tui *t) {
     int64_t run = t->replay_run;
-    if (!t->replay) {
-        pthread_mutex_lock(&t->w.mu);
-        run = t->w.run_id;
-        pthread_mutex_unlock(&t->w.mu);
-    }
+    if (!t->replay) run = tui_worker_run_id(&t->w);
     if (!t->db || !run) { view_set_status(&t->m, "not recording: nothing to export"); return; }
     Err e;
     char js[1100], cs[1100], cwd[1024];
@@ -406,6 +432,8 @@ static void ui_loop(Tui *t) {
             clearok(curscr, TRUE);
             continue;
         }
+        /* the "enlarge" screen shows nothing to act on: only quit and redraw work there */
+        if (t->scr.lay.too_small && ch != 'q' && ch != 'Q' && ch != 12) continue;
         if (handle_key(t, ch)) break;
     }
 }
@@ -445,6 +473,7 @@ static int run_replay(const char *db, int64_t run, int mono, int ascii, Err *e) 
     static Tui t;
     memset(&t, 0, sizeof t);
     t.replay = 1, t.db = db, t.restore = -1;
+
     Store *st = store_open(db, STORE_READ, 2000, e);
     if (!st) return -1;
     int64_t *ids = NULL;
@@ -460,6 +489,7 @@ static int run_replay(const char *db, int64_t run, int mono, int ascii, Err *e) 
     t.replay_run = run;
     if (view_init(&t.m, r.n_layers, r.n_heads, e) == 0 && load_replay(&t, st, &r, e) == 0) {
         replay_header(&t, &r);
+        t.m.replay = 1;
         store_close(st, NULL);
         st = NULL;
         view_set_status(&t.m, "replay of run %lld (%s): [ ] Home End move through its %d positions", (long long)run,
@@ -514,6 +544,7 @@ static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads,
     t.m.hdr.weight_bytes = (double)model_decode_bytes(&L.model.c);
     t.m.hdr.kv_bytes_per_pos = (double)cost_kv_bytes(&L.model.c, 1);
     t.cfg = o->attn;
+    if (!(t.attn_buf = malloc((size_t)L.model.c.seq_len * sizeof *t.attn_buf))) { err_set(e, "out of memory"); goto out_view; }
     if (tui_worker_start(w, &o->attn, t.prompt, e)) { store_close(w->store, NULL); goto out_view; }
     if (L.warning[0]) view_set_status(&t.m, "warning: %s", L.warning);
     signal(SIGINT, on_quit);
@@ -527,6 +558,7 @@ static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads,
     endwin();
     tui_worker_stop(w);
 out_view:
+    free(t.attn_buf);
     view_free(&t.m);
 out:
     app_unload(&L);

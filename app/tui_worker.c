@@ -8,21 +8,30 @@
 #include "app/record.h"
 #include "app/tui_worker.h"
 
-/* Hand a finished trace to the UI (called with mu held). */
-static void publish(TuiWorker *w, const StepTrace *t) {
+/* Hand a finished trace to the UI (called with mu held): the trace itself,
+ * which the UI then owns; 0, or -1 (the caller keeps it) out of memory. */
+static int publish(TuiWorker *w, StepTrace *t) {
     if (w->n_out == w->cap_out) {
         int cap = w->cap_out ? 2 * w->cap_out : 64;
         StepTrace **grown = realloc(w->out, cap * sizeof *grown);
-        if (!grown) return;
+        if (!grown) return -1;
         w->out = grown, w->cap_out = cap;
     }
-    StepTrace *c = trace_new(t->n_layers, t->n_heads);
-    if (!c) return;
-    trace_copy(c, t);
-    w->out[w->n_out++] = c;
+    w->out[w->n_out++] = t;
+    return 0;
 }
 
-/* Record and publish traces; a database error stops recording, not the run. */
+static void end_run(TuiWorker *w, const char *status) {
+    Err e;
+    pthread_mutex_lock(&w->mu);
+    int64_t run = w->run_id;
+    w->run_id = 0;
+    pthread_mutex_unlock(&w->mu);
+    if (w->store && run) store_run_end(w->store, run, status, &e);
+}
+
+/* Record and publish traces; a database error stops recording, not the run.
+ * Published traces change owner: their slots in t become NULL. */
 static void deliver(TuiWorker *w, StepTrace **t, int n) {
     Err e;
     for (int i = 0; w->store && w->run_id && i < n; i++)
@@ -30,21 +39,16 @@ static void deliver(TuiWorker *w, StepTrace **t, int n) {
             pthread_mutex_lock(&w->mu);
             snprintf(w->message, sizeof w->message, "recording stopped: %s", e.msg);
             pthread_mutex_unlock(&w->mu);
-            store_run_end(w->store, w->run_id, "failed", &e);
-            w->run_id = 0;
+            end_run(w, "failed");
         }
     pthread_mutex_lock(&w->mu);
-    for (int i = 0; i < n; i++) publish(w, t[i]);
+    for (int i = 0; i < n; i++)
+        if (publish(w, t[i]) == 0) t[i] = NULL;
     memcpy(w->ids, w->ses.ids, (size_t)w->ses.n_fed * sizeof *w->ids);
     w->n_ids = w->ses.n_fed;
     pthread_mutex_unlock(&w->mu);
 }
 
-static void end_run(TuiWorker *w, const char *status) {
-    Err e;
-    if (w->store && w->run_id) store_run_end(w->store, w->run_id, status, &e);
-    w->run_id = 0;
-}
 
 /* Begin a run: session under attn, fed from text or from teacher-forced ids.
  * Returns 0, or -1 with e set. Called without mu. */
@@ -72,6 +76,7 @@ static int begin(TuiWorker *w, const AttnConfig *attn, const char *prompt, const
     }
     pthread_mutex_lock(&w->mu);
     w->run_id = w->store ? info.run_id : 0;
+    if (w->run_id) w->last_run = w->run_id;
     w->attn = *attn;
     w->n_prompt = prompt ? w->ses.n_prompt : n_prompt;
     w->finished = 0;
@@ -110,7 +115,7 @@ static void step(TuiWorker *w) {
     double t0 = args_seconds();
     int more = session_step(&w->ses, t);
     double dt = args_seconds() - t0;
-    if (more) deliver(w, &t, 1);
+    if (more) deliver(w, &t, 1); /* t becomes NULL: the UI has it */
     Err e;
     int failed = !more && app_session_error(&w->ses, &e);
     if (failed) end_run(w, "failed"); /* never a finished run of garbage */
@@ -127,7 +132,7 @@ static void do_restart(TuiWorker *w) {
     AttnConfig a = w->next_attn;
     char *prompt = w->next_prompt;
     int *ids = w->next_ids, n = w->n_next_ids, n_prompt = w->next_n_prompt;
-    int64_t parent = w->next_parent;
+    int64_t parent = w->next_reeval ? w->last_run : 0;
     w->next_prompt = NULL, w->next_ids = NULL, w->restart = 0;
     pthread_mutex_unlock(&w->mu);
     end_run(w, "done");
@@ -167,7 +172,7 @@ static void wait_until(TuiWorker *w, double when) {
 
 static void *worker_main(void *arg) {
     TuiWorker *w = arg;
-    double next_play = 0;
+    double last_step = 0;
     /* Test knob: pretend every step is slow (a big model) to check that the
      * UI still answers keys at once. */
     const char *delay = getenv("AHASCOPE_TEST_STEP_DELAY_MS");
@@ -178,9 +183,11 @@ static void *worker_main(void *arg) {
         if (w->attn_req) { do_attention(w); continue; }
         int want = !w->finished && (w->want_steps > 0 || w->playing);
         if (!want) { pthread_cond_wait(&w->cv, &w->mu); continue; }
-        if (w->want_steps == 0 && w->speed > 0 && args_seconds() < next_play) { wait_until(w, next_play); continue; }
+        /* the interval follows the speed asked for now, not the one of the last step */
+        double due = last_step + (w->speed > 0 ? 1.0 / w->speed : 0);
+        if (w->want_steps == 0 && w->speed > 0 && args_seconds() < due) { wait_until(w, due); continue; }
         if (w->want_steps > 0) w->want_steps--;
-        next_play = args_seconds() + (w->speed > 0 ? 1.0 / w->speed : 0);
+        last_step = args_seconds();
         pthread_mutex_unlock(&w->mu);
         if (delay_ms > 0) nanosleep(&(struct timespec){delay_ms / 1000, (delay_ms % 1000) * 1000000L}, NULL);
         step(w);
@@ -216,11 +223,63 @@ void tui_worker_restart(TuiWorker *w, const AttnConfig *attn, const char *prompt
     }
     if (!prompt && !w->next_ids) w->next_prompt = strdup(""); /* nothing fed yet: start afresh */
     w->next_attn = *attn;
-    w->next_parent = prompt ? 0 : w->run_id;
+    w->next_reeval = !prompt;
     w->restart = 1;
     w->want_steps = prompt ? 1 : 0;
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
+}
+
+void tui_worker_take(TuiWorker *w, TuiTake *out, float *attn_buf) {
+    pthread_mutex_lock(&w->mu);
+    out->traces = w->out, out->n = w->n_out; /* the array and its traces change hands */
+    w->out = NULL, w->n_out = w->cap_out = 0;
+    out->new_run = w->cleared;
+    w->cleared = 0;
+    out->run_id = w->run_id, out->attn = w->attn, out->finished = w->finished, out->tok_s = w->tok_s;
+    snprintf(out->message, sizeof out->message, "%s", w->message);
+    w->message[0] = 0;
+    out->attn_ready = w->attn_ready;
+    if (w->attn_ready) {
+        memcpy(attn_buf, w->attn_w, (size_t)w->attn_n * sizeof *attn_buf);
+        out->attn_n = w->attn_n, out->attn_pos = w->attn_rpos, out->attn_layer = w->attn_rlayer;
+        out->attn_head = w->attn_rhead;
+        w->attn_ready = 0;
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
+int tui_worker_step(TuiWorker *w) {
+    pthread_mutex_lock(&w->mu);
+    int more = !w->finished;
+    if (more) w->want_steps++;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    return more;
+}
+
+int tui_worker_play(TuiWorker *w, int playing, double speed) {
+    pthread_mutex_lock(&w->mu);
+    w->playing = playing && !w->finished;
+    w->speed = speed;
+    int now = w->playing;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    return now;
+}
+
+void tui_worker_request_attention(TuiWorker *w, int pos, int layer, int head) {
+    pthread_mutex_lock(&w->mu);
+    w->attn_req = 1, w->attn_pos = pos, w->attn_layer = layer, w->attn_head = head;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+int64_t tui_worker_run_id(TuiWorker *w) {
+    pthread_mutex_lock(&w->mu);
+    int64_t run = w->run_id;
+    pthread_mutex_unlock(&w->mu);
+    return run;
 }
 
 void tui_worker_stop(TuiWorker *w) {

@@ -1,10 +1,15 @@
 /* tui_worker.h — the engine thread behind the TUI.
  *
  * The worker owns the session (model state, KV cache) and the database
- * writer. The UI thread never touches either: it posts requests (step,
- * play, restart under new settings, attention weights) and takes finished
- * traces, one copy per position, under the worker's mutex. So a slow step
- * of a big model never blocks a key press.
+ * writer. The UI thread never touches either, nor the worker's mutex: it
+ * asks through the functions below (step, play, re-evaluate, new prompt,
+ * attention weights) and takes what is finished with tui_worker_take,
+ * which hands over the traces themselves (made once, by the step, then
+ * owned by the UI). So a slow step of a big model never blocks a key press.
+ *
+ * Lineage: requests coalesce (a re-evaluation asked for before the worker
+ * started the previous one replaces it), and each re-evaluation's parent is
+ * the last run the worker started, so rapid keys make one chain of runs.
  */
 #ifndef AHASCOPE_TUI_WORKER_H
 #define AHASCOPE_TUI_WORKER_H
@@ -35,14 +40,15 @@ typedef struct {
     AttnConfig next_attn;
     char *next_prompt;        /* heap; NULL with next_ids */
     int *next_ids, n_next_ids, next_n_prompt; /* teacher-forced tokens (heap) */
-    int64_t next_parent;
+    int next_reeval;          /* the restart re-evaluates the current tokens (its parent: last_run) */
     int attn_req, attn_pos, attn_layer, attn_head;
 
     /* results, under mu */
     StepTrace **out;          /* finished traces the UI has not taken yet */
     int n_out, cap_out;
     int cleared;              /* a new run started: the UI drops its history first */
-    int64_t run_id;           /* current run in the database (0: not recording) */
+    int64_t run_id;           /* current run in the database (0: not recording, or ended) */
+    int64_t last_run;         /* the last run begun, kept after it ends: the parent of a re-evaluation */
     AttnConfig attn;          /* settings of the current run */
     int finished;             /* the sequence cannot grow (context, steps or BOS) */
     double tok_s;
@@ -64,8 +70,37 @@ int tui_worker_start(TuiWorker *w, const AttnConfig *attn, const char *prompt, E
 void tui_worker_stop(TuiWorker *w);
 
 /* Start a new run: on new text (prompt != NULL), or teacher-forcing the
- * current tokens under attn with the current run as parent. Takes the
- * mutex itself. */
+ * current tokens under attn with the last run begun as parent. */
 void tui_worker_restart(TuiWorker *w, const AttnConfig *attn, const char *prompt);
+
+/* What the UI takes each frame. */
+typedef struct {
+    StepTrace **traces;   /* finished traces, in order; the caller owns them and the array */
+    int n;
+    int new_run;          /* a new run began: these traces (if any) are its first */
+    int64_t run_id;       /* the run they belong to (0: not recording) */
+    AttnConfig attn;      /* its settings */
+    int finished;         /* the sequence cannot grow */
+    double tok_s;
+    char message[600];    /* a notice or error for the status line, "" none */
+    int attn_ready, attn_n, attn_pos, attn_layer, attn_head; /* weights copied into the caller's buffer */
+} TuiTake;
+
+/* Take everything finished since the last call; attention weights, when
+ * an answer is ready, are copied into attn_buf (seq_len floats). */
+void tui_worker_take(TuiWorker *w, TuiTake *out, float *attn_buf);
+
+/* Ask for one more step; returns 0 (asking nothing) if the sequence is finished. */
+int tui_worker_step(TuiWorker *w);
+
+/* Play (steps per second, 0 as fast as it goes) or pause; returns whether
+ * it now plays (never after the end). A new speed applies at once. */
+int tui_worker_play(TuiWorker *w, int playing, double speed);
+
+/* Ask for the attention weights of (pos, layer, head) of the current run. */
+void tui_worker_request_attention(TuiWorker *w, int pos, int layer, int head);
+
+/* The run being recorded (0: none). */
+int64_t tui_worker_run_id(TuiWorker *w);
 
 #endif

@@ -20,6 +20,18 @@ AttnConfig aha_defaults(void) {
     return a;
 }
 
+int aha_same_execution(const AttnConfig *a, const AttnConfig *b) {
+    if (a->policy != b->policy || a->window != b->window || a->sinks != b->sinks || a->routers != b->routers ||
+        a->static_heads != b->static_heads || a->model_routers != b->model_routers)
+        return 0;
+    switch (a->policy) {
+    case POLICY_AHA: return a->tau == b->tau;
+    case POLICY_ORACLE: case POLICY_QADA: case POLICY_QADA_BULK: return a->theta_logit == b->theta_logit;
+    case POLICY_RANDOM: return a->p == b->p && a->seed == b->seed;
+    default: return 1;
+    }
+}
+
 const char *aha_policy_name(Policy p) { return (p >= 0 && p < POLICY_COUNT) ? NAMES[p] : "?"; }
 
 int aha_policy_parse(const char *s, Policy *out, Err *e) {

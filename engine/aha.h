@@ -39,6 +39,13 @@ typedef struct {
 /* Defaults: full policy, window 32, no sinks, τ 0.5, θ 0.1, p 0.1. */
 AttnConfig aha_defaults(void);
 
+/* 1 when a and b execute the same branches on the same tokens: same
+ * policy, local set and routers, and the same value of the one threshold
+ * the policy uses (τ for aha, θ for oracle and the QAdA policies, p for
+ * random). A threshold the policy does not use changes only how the
+ * stored values are scored, never what runs. */
+int aha_same_execution(const AttnConfig *a, const AttnConfig *b);
+
 /* Name of a policy ("aha", "full", …). */
 const char *aha_policy_name(Policy p);
 

@@ -243,9 +243,14 @@ TEST(tui_small_terminal_and_resize) {
     Tmux t;
     tmux_start(&t, "small", 60, 20, NULL, "--policy full --no-record");
     WAIT(&t, "enlarge to 80", 10);
+    tmux_keys(&t, "P p"); /* on the "enlarge" screen keys do nothing: no policy change, no play */
+    usleep(300000);
     int st;
     free(test_runf(&st, "tmux -L %s resize-window -x 100 -y 30", t.sock));
     WAIT(&t, "policy full", 5);
+    char *s = tmux_capture(&t);
+    CHECK_MSG(s && strstr(s, "paused") && !strstr(s, "re-evaluating"), "keys acted on the enlarge screen:\n%s", s);
+    free(s);
     tmux_keys(&t, "q");
     WAIT(&t, "EXITED 0", 5);
     char path[1100];
@@ -392,6 +397,9 @@ TEST(tui_replay_first_frame_without_a_key) {
         free(s);
     }
     CHECK_MSG(shown, "the replay stayed blank with no key pressed");
+    char *s = tmux_capture(&r);
+    CHECK_MSG(s && !strstr(s, "spc step") && !strstr(s, " play "), "a replay advertises stepping:\n%s", s);
+    free(s);
     tmux_keys(&r, "q");
     tmux_stop(&r);
 }
@@ -497,5 +505,77 @@ TEST(tui_unsampleable_logits_fail_the_run) {
     char *r = query(&t, "SELECT status, n_tokens FROM runs");
     CHECK_MSG(r && strstr(r, "failed,5"), "%s", r);
     free(r);
+    tmux_stop(&t);
+}
+
+/* Setting keys faster than the model re-evaluates: one chain of runs, each
+ * the child of the one before, however fast the keys come. */
+TEST(tui_fast_setting_keys_keep_one_lineage) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "lineage", 120, 40, "AHASCOPE_TEST_STEP_DELAY_MS=300", "--policy full --window 16");
+    WAIT(&t, "pos 4/512", 10);
+    for (int i = 0; i < 6; i++) { /* w W w W w W: three every ~0.2 s, the rest at once */
+        tmux_keys(&t, i % 2 ? "W" : "w");
+        if (i < 3) usleep(200000);
+    }
+    WAIT(&t, "w 16 ", 10);
+    usleep(2500000); /* let the last re-evaluation finish */
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 10);
+    /* every run after the first has the run before it as parent, and no run has two children */
+    char *r = query(&t, "SELECT COUNT(*), SUM(parent_run_id IS NULL), SUM(parent_run_id = run_id - 1),"
+                        " (SELECT COUNT(*) FROM (SELECT parent_run_id FROM runs WHERE parent_run_id IS NOT NULL"
+                        " GROUP BY parent_run_id HAVING COUNT(*) > 1)) FROM runs");
+    int n = 0, roots = -1, chained = -1, forks = -1;
+    CHECK_MSG(r && sscanf(strchr(r, '\n') ? strchr(r, '\n') + 1 : "", "%d,%d,%d,%d", &n, &roots, &chained, &forks) == 4,
+              "%s", r);
+    CHECK_MSG(n >= 2 && roots == 1 && chained == n - 1 && forks == 0, "runs %d, roots %d, chained %d, forks %d", n,
+              roots, chained, forks);
+    free(r);
+    tmux_stop(&t);
+}
+
+/* A key at a limit changes nothing and records nothing; a threshold the
+ * policy does not use re-scores the stored values without a new run. */
+TEST(tui_records_a_run_only_when_execution_changes) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "limits", 120, 40, NULL, "--policy full --window 1");
+    WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, "w");                  /* already 1 */
+    WAIT(&t, "unchanged", 5);
+    tmux_keys(&t, "o o t");              /* θ and τ: policy full uses neither */
+    WAIT(&t, "re-scored", 5);
+    WAIT(&t, "\xce\xb8 0.00", 5);        /* the header shows the new θ */
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    char *r = query(&t, "SELECT COUNT(*) FROM runs");
+    CHECK_MSG(r && strchr(r, '\n') && atoi(strchr(r, '\n') + 1) == 1, "runs: %s", r);
+    free(r);
+    tmux_stop(&t);
+}
+
+/* A re-evaluation keeps the old run on screen until its first step, then
+ * names the new run; "playing" goes off at the end; top speed reads as such. */
+TEST(tui_reevaluation_keeps_the_screen_and_names_the_run) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "keep", 120, 40, "AHASCOPE_TEST_STEP_DELAY_MS=1500", "--policy full --window 16 --steps 8");
+    WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, "w");
+    usleep(500000); /* inside the new run's slow first step */
+    char *s = tmux_capture(&t);
+    CHECK_MSG(s && !strstr(s, "no tokens yet") && strstr(s, "pos 4/512"), "%s", s);
+    free(s);
+    WAIT(&t, "run 2: full, w=8", 10);
+    tmux_keys(&t, "+ + + + + + + + + +"); /* to the top speed */
+    tmux_keys(&t, "p");
+    WAIT(&t, "sequence finished", 20);
+    s = tmux_capture(&t);
+    CHECK_MSG(s && !strstr(s, "playing") && !strstr(s, "e+0"), "%s", s);
+    free(s);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }

@@ -16,8 +16,10 @@ static int hints(const ViewModel *m, const char **out, int max) {
     case VIEW_PANE_TOKENS: HINT("\xe2\x86\x90\xe2\x86\x92", "token"); HINT("\xe2\x86\x91\xe2\x86\x93", "layer"); break;
     default: HINT("arrows", "head"); HINT("[ ]", "token"); break;
     }
-    HINT("spc", "step");
-    HINT("p", m->playing ? "pause" : "play");
+    if (!m->replay) { /* a replay has nothing to step or play */
+        HINT("spc", "step");
+        HINT("p", m->playing ? "pause" : "play");
+    }
     HINT("m", "metric");
     HINT("?", "help");
     HINT("q", "quit");
@@ -30,7 +32,9 @@ static int hints(const ViewModel *m, const char **out, int max) {
 }
 
 static int play_state(const ViewModel *m, const ViewPalette *p, char *buf, size_t n) {
-    if (m->playing) snprintf(buf, n, "%s playing %.3g/s ", p->ascii ? ">" : "\xe2\x96\xb6", m->speed);
+    const char *play = p->ascii ? ">" : "\xe2\x96\xb6";
+    if (m->playing && m->speed > 0) snprintf(buf, n, "%s playing %g/s ", play, m->speed);
+    else if (m->playing) snprintf(buf, n, "%s playing at full speed ", play);
     else snprintf(buf, n, "paused ");
     return view_text_width(buf, p->ascii);
 }

@@ -39,20 +39,27 @@ void view_free(ViewModel *m) {
 }
 
 int view_push(ViewModel *m, const StepTrace *t, Err *e) {
-    if (t->n_layers != m->n_layers || t->n_heads != m->n_heads)
-        return err_set(e, "view: trace shape %d×%d does not match the model's %d×%d", t->n_layers,
-                       t->n_heads, m->n_layers, m->n_heads);
+    StepTrace *copy = trace_new(t->n_layers, t->n_heads);
+    if (!copy) return err_set(e, "view: out of memory for a step");
+    trace_copy(copy, t);
+    return view_push_owned(m, copy, e);
+}
+
+int view_push_owned(ViewModel *m, StepTrace *t, Err *e) {
+    if (t->n_layers != m->n_layers || t->n_heads != m->n_heads) {
+        err_set(e, "view: trace shape %d×%d does not match the model's %d×%d", t->n_layers, t->n_heads,
+                m->n_layers, m->n_heads);
+        trace_free(t);
+        return -1;
+    }
     if (m->n_hist == m->cap_hist) {
         int cap = m->cap_hist ? m->cap_hist * 2 : 256;
         StepTrace **h = realloc(m->hist, (size_t)cap * sizeof *h);
-        if (!h) return err_set(e, "view: out of memory for %d steps", cap);
+        if (!h) { trace_free(t); return err_set(e, "view: out of memory for %d steps", cap); }
         m->hist = h;
         m->cap_hist = cap;
     }
-    StepTrace *copy = trace_new(m->n_layers, m->n_heads);
-    if (!copy) return err_set(e, "view: out of memory for a step");
-    trace_copy(copy, t);
-    m->hist[m->n_hist++] = copy;
+    m->hist[m->n_hist++] = t;
     if (m->follow || m->cursor < 0) m->cursor = m->n_hist - 1;
     return view_stats_sync(m, e);
 }

@@ -112,7 +112,8 @@ typedef struct {
 
     int help_open, inspector_open, sql_open;
     int playing;  /* set by the app; shown in the status line */
-    double speed; /* set by the app: play speed in steps per second */
+    int replay;   /* set by the app: a recorded run without the model, nothing to step or play */
+    double speed; /* set by the app: play speed in steps per second, 0 as fast as it goes */
 
     ViewAttn attn;
     char *sql_query, *sql_text; /* owned; the pane shows sql_text from line sql_scroll */
@@ -153,6 +154,9 @@ void view_free(ViewModel *m);
 /* Append a copy of t as the next position. The shape must match the model.
  * With follow on, the cursor moves to the new step. */
 int view_push(ViewModel *m, const StepTrace *t, Err *e);
+
+/* Append t itself (the model owns it from now on, freed even on error). */
+int view_push_owned(ViewModel *m, StepTrace *t, Err *e);
 
 /* Drop the whole history (a new run starts); the selection is kept. */
 void view_clear_history(ViewModel *m);
