@@ -175,6 +175,25 @@ static Policy next_policy(const Tui *t, Policy p) {
     return p;
 }
 
+/* τ or θ one step up or down (t T o O); 0 if a is neither. */
+static int next_threshold(ViewAction a, float *tau, double *theta_logit) {
+    switch (a) {
+    case VIEW_ACT_TAU_UP: *tau = *tau + 0.05f <= 1.0f ? *tau + 0.05f : 1.0f; return 1;
+    case VIEW_ACT_TAU_DOWN: *tau = *tau - 0.05f >= 0.0f ? *tau - 0.05f : 0.0f; return 1;
+    case VIEW_ACT_THETA_UP: *theta_logit = decide_theta_logit(fmin(1.0, decide_prob(*theta_logit) + 0.05)); return 1;
+    case VIEW_ACT_THETA_DOWN: *theta_logit = decide_theta_logit(fmax(0.0, decide_prob(*theta_logit) - 0.05)); return 1;
+    default: return 0;
+    }
+}
+
+/* Score the stored values of the history at new thresholds. */
+static void rescore(Tui *t, float tau, double theta_logit) {
+    Err e;
+    t->m.hdr.tau = tau, t->m.hdr.theta_logit = theta_logit;
+    if (view_stats_sync(&t->m, &e)) view_set_status(&t->m, "%s", e.msg);
+    t->dirty = 1;
+}
+
 /* P w W t T o O: a changed setting re-runs the same tokens as a new run. */
 static void change_setting(Tui *t, ViewAction a) {
     AttnConfig c = t->cfg;
@@ -183,11 +202,8 @@ static void change_setting(Tui *t, ViewAction a) {
     case VIEW_ACT_CHANGE_POLICY: c.policy = next_policy(t, c.policy); break;
     case VIEW_ACT_WINDOW_UP: c.window = c.window * 2 <= seq ? c.window * 2 : seq; break;
     case VIEW_ACT_WINDOW_DOWN: c.window = c.window / 2 >= 1 ? c.window / 2 : 1; break;
-    case VIEW_ACT_TAU_UP: c.tau = c.tau + 0.05f <= 1.0f ? c.tau + 0.05f : 1.0f; break;
-    case VIEW_ACT_TAU_DOWN: c.tau = c.tau - 0.05f >= 0.0f ? c.tau - 0.05f : 0.0f; break;
-    case VIEW_ACT_THETA_UP: c.theta_logit = decide_theta_logit(fmin(1.0, decide_prob(c.theta_logit) + 0.05)); break;
-    case VIEW_ACT_THETA_DOWN: c.theta_logit = decide_theta_logit(fmax(0.0, decide_prob(c.theta_logit) - 0.05)); break;
-    default: return;
+    default:
+        if (!next_threshold(a, &c.tau, &c.theta_logit)) return;
     }
     int trained = c.policy == POLICY_AHA && c.routers ? t->L->routers.window : 0;
     const char *note = trained > 0 && trained != c.window ? " (the routers were trained for another w)" : "";
@@ -200,12 +216,9 @@ static void change_setting(Tui *t, ViewAction a) {
     int same = aha_same_execution(&c, &t->cfg);
     t->cfg = c;
     if (same) { /* the same branches run: re-threshold the stored values, record nothing */
-        Err e;
-        t->m.hdr.tau = c.tau, t->m.hdr.theta_logit = c.theta_logit;
-        view_stats_sync(&t->m, &e);
+        rescore(t, c.tau, c.theta_logit);
         view_set_status(&t->m, "re-scored (policy %s runs the same): %s", aha_policy_name(c.policy),
                         t->reevaluating_what);
-        t->dirty = 1;
         return;
     }
     set_play(t, 0);
@@ -363,8 +376,18 @@ static int replay_key(Tui *t, ViewAction a) {
     case VIEW_ACT_PLOTS: show_plots(t); break;
     case VIEW_ACT_REDRAW: clearok(curscr, TRUE); break;
     case VIEW_ACT_NONE: case VIEW_ACT_MOUSE: break;
-    default: view_set_status(&t->m, "replay of run %lld: stepping and settings need the model (run without --replay)",
-                             (long long)t->replay_run);
+    default: {
+        float tau = t->m.hdr.tau;
+        double theta = t->m.hdr.theta_logit;
+        if (next_threshold(a, &tau, &theta)) { /* scores and masses are stored: re-threshold them */
+            rescore(t, tau, theta);
+            view_set_status(&t->m, "replay re-scored at tau %.2f, theta %.2f (the recorded gates stay)", tau,
+                            decide_prob(theta));
+            break;
+        }
+        view_set_status(&t->m, "replay of run %lld: stepping, the policy and the window need the model (run without"
+                               " --replay)", (long long)t->replay_run);
+    }
     }
     return 0;
 }

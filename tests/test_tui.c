@@ -400,6 +400,9 @@ TEST(tui_replay_first_frame_without_a_key) {
     char *s = tmux_capture(&r);
     CHECK_MSG(s && !strstr(s, "spc step") && !strstr(s, " play "), "a replay advertises stepping:\n%s", s);
     free(s);
+    tmux_keys(&r, "o"); /* θ from the stored masses, no model needed */
+    CHECK(expect(&r, "replay re-scored at tau 0.50, theta 0.05", 5));
+    CHECK(expect(&r, "\xce\xb8 0.05", 2));
     tmux_keys(&r, "q");
     tmux_stop(&r);
 }
