@@ -14,6 +14,7 @@ typedef struct {
     const char *model, *shape, *dims, *save;
     int prompt_len, decode, runs, json, threads;
     int context, compare_full, tui;
+    int tui_layers, tui_heads, tui_cols, tui_rows; /* --tui-heads LxH, --tui-size COLSxROWS */
     int record;              /* --record: the store's writer speed and cost */
     const char *db;          /* --db FILE for --record (default: a temporary file) */
     const char *routers;

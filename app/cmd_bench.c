@@ -48,7 +48,8 @@ static void bench_help(void) {
          "--record [--db FILE]: decision rows/s the store writes into a file database (one transaction\n"
          "per step, and batched), and the cost of recording a --profile run over the same run unrecorded\n"
          "(--prompt-len, default 32 here, then --decode tokens, default 224; medians of --runs pairs).\n"
-         "--tui: median time of a full TUI frame (200x60, 16x16 heads, 200 tokens) rendered off-screen.\n"
+         "--tui: median time of a full TUI frame (200x60, 16x16 heads, 200 tokens) rendered off-screen;\n"
+         "  --tui-heads LxH and --tui-size COLSxROWS change the shape and the screen (and imply --tui).\n"
          "--dtype bf16|f16 with --shape/--dims: the same random model timed in f32 and in bf16/f16, decode\n"
          "steps interleaved one for one: median tok/s of each, the median of the paired steps' ratios and\n"
          "the ratio of the medians (roofline counted in the stored bytes: weights, and the KV cache in its\n"
@@ -339,6 +340,17 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
         else if (!strcmp(f, "--json")) b->json = 1;
         else if (!strcmp(f, "--compare-full")) b->compare_full = 1;
         else if (!strcmp(f, "--tui")) b->tui = 1;
+        else if (!strcmp(f, "--tui-heads") || !strcmp(f, "--tui-size")) {
+            int heads = !strcmp(f, "--tui-heads"), x = 0, y = 0;
+            char end;
+            if (!(v = args_value(&a, e))) return -1;
+            if (sscanf(v, "%dx%d%c", &x, &y, &end) != 2 || x < 1 || y < 1 || x > 4096 || y > 4096)
+                return err_usage(e, "%s: expected %s such as %s (got '%s')", f, heads ? "LAYERSxHEADS" : "COLSxROWS",
+                                 heads ? "32x32" : "250x70", v);
+            if (heads) b->tui_layers = x, b->tui_heads = y;
+            else b->tui_cols = x, b->tui_rows = y;
+            b->tui = 1;
+        }
         else if (!strcmp(f, "--bytes-only")) b->bytes_only = 1;
         else if (!strcmp(f, "--record")) b->record = 1;
         else if (!strcmp(f, "--db")) { if (!(b->db = args_value(&a, e))) return -1; }
@@ -463,11 +475,15 @@ int cmd_bench(int argc, char **argv) {
     Err e;
     Model m;
     if (parse_bench(argc, argv, &b, &e) != 0) return args_fail(&e);
-    if (b.tui) { /* frames of a 16x16-head, 200-token synthetic trace at 200x60, off-screen */
+    if (b.tui) { /* frames of a synthetic 200-token trace, off-screen */
         double ms;
-        if (view_bench_frames(200, 60, 16, 16, 200, 50 * b.runs, &ms, &e) != 0) return args_fail(&e);
-        if (b.json) printf("{\"frame_ms\": %.3f, \"cols\": 200, \"rows\": 60, \"layers\": 16, \"heads\": 16, \"tokens\": 200}\n", ms);
-        else printf("TUI frame (200x60, 16x16 heads, 200 tokens, off-screen): %.3f ms median\n", ms);
+        int L = b.tui_layers ? b.tui_layers : 16, H = b.tui_heads ? b.tui_heads : 16;
+        int cols = b.tui_cols ? b.tui_cols : 200, rows = b.tui_rows ? b.tui_rows : 60;
+        if (view_bench_frames(cols, rows, L, H, 200, 50 * b.runs, &ms, &e) != 0) return args_fail(&e);
+        if (b.json)
+            printf("{\"frame_ms\": %.3f, \"cols\": %d, \"rows\": %d, \"layers\": %d, \"heads\": %d, \"tokens\": 200}\n",
+                   ms, cols, rows, L, H);
+        else printf("TUI frame (%dx%d, %dx%d heads, 200 tokens, off-screen): %.3f ms median\n", cols, rows, L, H, ms);
         return 0;
     }
     if (b.bytes_only) return bench_bytes(&b, &e) != 0 ? args_fail(&e) : 0;

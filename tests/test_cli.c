@@ -159,6 +159,10 @@ TEST(cli_bad_flags) {
     out = run(&st, "bench --tui --runs 1 --json");
     CHECK(st == 0 && out && strstr(out, "\"frame_ms\": ") && strstr(out, "\"heads\": 16"));
     free(out);
+    out = run(&st, "bench --tui-heads 32x32 --tui-size 250x70 --runs 1 --json"); /* the shapes people open */
+    CHECK_MSG(st == 0 && out && strstr(out, "\"cols\": 250, \"rows\": 70, \"layers\": 32, \"heads\": 32"), "%s", out);
+    free(out);
+    expect_error(2, "bench --tui-heads 32", "LAYERSxHEADS");
     out = run(&st, "bench --help");
     CHECK(st == 0 && out && strstr(out, "usage: ahascope bench"));
     free(out);
