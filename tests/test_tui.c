@@ -6,6 +6,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "views/geom.h"
+#include "views/layout.h"
 #include "test.h"
 
 typedef struct {
@@ -348,9 +350,20 @@ TEST(tui_golden_text_mouse_resize_and_replay) {
     tmux_keys(&t, "n n n n n");
     WAIT(&t, "pos 9/512", 5);
     WAIT(&t, want, 2);
-    /* a click on heatmap cell L2 H3 (SGR mouse report, 1-based column 19, row 13) selects it */
+    /* a click on heatmap cell L2 H3 (an SGR mouse report, 1-based) selects it; where the cell is
+     * comes from the same layout and geometry the TUI draws with */
+    ViewModel vm;
+    view_init(&vm, 5, 8, NULL);
+    LayoutOpts lo = {5, 8, 0, 0, 1};
+    Layout lay;
+    view_layout(120, 40, &lo, &lay);
+    const ViewRect *hr = &lay.pane[VIEW_PANE_HEATMAP];
+    ViewHeatGeom hg;
+    view_heat_geom(&vm, hr->w, hr->h, 1, &hg);
+    int cx = hr->x + hg.x0 + 3 * (hg.cw + hg.gap) + 1, cy = hr->y + hg.y0 + 2 * hg.rh + 1;
+    view_free(&vm);
     int st;
-    free(test_runf(&st, "tmux -L %s send-keys -l \"$(printf '\\033[<0;19;13M')\"", t.sock));
+    free(test_runf(&st, "tmux -L %s send-keys -l \"$(printf '\\033[<0;%d;%dM')\"", t.sock, cx, cy));
     WAIT(&t, "L2 H3", 3);
     /* a bigger terminal shows the fields a narrow header drops */
     free(test_runf(&st, "tmux -L %s resize-window -x 220 -y 60", t.sock));

@@ -195,7 +195,7 @@ static void heat_cell_xy(const ViewModel *m, const Layout *l, int layer, int hea
     ViewHeatGeom g;
     view_heat_geom(m, r->w, r->h, view_layout_opts(m).half_blocks, &g);
     *x = r->x + g.x0 + (head - g.first_head) * (g.cw + g.gap);
-    *y = r->y + g.y0 + (layer - g.first_layer) / (g.half ? 2 : 1);
+    *y = r->y + g.y0 + (layer - g.first_layer) / (g.half ? 2 : 1) * g.rh;
 }
 
 TEST(views_mouse_hit_test_heatmap_tokens_timeline) {

@@ -160,3 +160,41 @@ TEST(views_first_col_follows_cursor) {
     CHECK_INT(view_first_col(100, 200, 50), 75);  /* centred */
     CHECK_INT(view_first_col(3, 200, 50), 0);
 }
+
+/* The heatmap grows with the terminal: stories260K's 5 x 8 heads fill more
+ * of a 250 x 70 screen than of an 80 x 24 one, and the shapes people open
+ * (16 x 16, 16 x 32, 24 x 14, 32 x 32) show every layer and head at 140 x 45. */
+TEST(views_layout_heatmap_grows_and_real_shapes_fit) {
+    static const int shapes[][2] = {{5, 8}, {16, 16}, {16, 32}, {24, 14}, {32, 32}};
+    for (int s = 0; s < 5; s++) {
+        ViewModel m;
+        CHECK_INT(view_init(&m, shapes[s][0], shapes[s][1], NULL), 0);
+        LayoutOpts o = {shapes[s][0], shapes[s][1], 0, 0, 1};
+        Layout small, big, mid;
+        view_layout(80, 24, &o, &small);
+        view_layout(250, 70, &o, &big);
+        view_layout(140, 45, &o, &mid);
+        ViewHeatGeom gs, gb, gm;
+        const ViewRect *a = &small.pane[VIEW_PANE_HEATMAP], *b = &big.pane[VIEW_PANE_HEATMAP];
+        const ViewRect *c = &mid.pane[VIEW_PANE_HEATMAP];
+        view_heat_geom(&m, a->w, a->h, 1, &gs);
+        view_heat_geom(&m, b->w, b->h, 1, &gb);
+        view_heat_geom(&m, c->w, c->h, 1, &gm);
+        CHECK_MSG((long)b->w * b->h > 2L * a->w * a->h, "%dx%d heads: heatmap %dx%d at 250x70, %dx%d at 80x24",
+                  shapes[s][0], shapes[s][1], b->w, b->h, a->w, a->h);
+        CHECK_MSG(gm.n_layers_vis == shapes[s][0] && gm.n_heads_vis == shapes[s][1],
+                  "%dx%d heads at 140x45: %d layers and %d heads visible", shapes[s][0], shapes[s][1],
+                  gm.n_layers_vis, gm.n_heads_vis);
+        view_free(&m);
+    }
+    /* stories260K at 250x70: cells several columns wide and lines high, every layer shown */
+    ViewModel m;
+    CHECK_INT(view_init(&m, 5, 8, NULL), 0);
+    LayoutOpts o = {5, 8, 0, 0, 1};
+    Layout l;
+    view_layout(250, 70, &o, &l);
+    ViewHeatGeom g;
+    view_heat_geom(&m, l.pane[VIEW_PANE_HEATMAP].w, l.pane[VIEW_PANE_HEATMAP].h, 1, &g);
+    CHECK_MSG(g.cw >= 6 && g.rh >= 2 && g.n_layers_vis == 5, "cw %d rh %d layers %d", g.cw, g.rh, g.n_layers_vis);
+    view_free(&m);
+}

@@ -50,13 +50,15 @@ static void outline(WINDOW *w, const ViewModel *m, const ViewPalette *p, const V
     int k = m->sel_head - g->first_head;
     int line = (m->sel_layer - g->first_layer) / (g->half ? 2 : 1);
     if (k < 0 || k >= g->n_heads_vis || line < 0 || m->sel_layer >= g->first_layer + g->n_layers_vis) return;
-    int x = g->x0 + k * (g->cw + g->gap), y = g->y0 + line;
+    int x = g->x0 + k * (g->cw + g->gap), y = g->y0 + line * g->rh;
     attr_t fa;
     short fp;
     view_text_style(p, VIEW_TX_FOCUS, &fa, &fp);
     if (g->gap) {
-        view_put(w, y, x - 1, p->ascii ? L'[' : L'\u2595', fa, fp);
-        view_put(w, y, x + g->cw, p->ascii ? L']' : L'\u258f', fa, fp);
+        for (int r = 0; r < g->rh; r++) {
+            view_put(w, y + r, x - 1, p->ascii ? L'[' : L'\u2595', fa, fp);
+            view_put(w, y + r, x + g->cw, p->ascii ? L']' : L'\u258f', fa, fp);
+        }
     } else if (p->colour == VIEW_COLOUR_NONE) {
         cchar_t cc;
         mvwin_wch(w, y, x, &cc);
@@ -80,10 +82,10 @@ void view_draw_heatmap(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     if (h < 4 || wd < g.x0 + 2) return;
     head_labels(w, m, p, &g);
     int per_line = g.half ? 2 : 1;
-    for (int line = 0; line * per_line < g.n_layers_vis && line < g.lines; line++) {
+    for (int line = 0; line * per_line < g.n_layers_vis && (line + 1) * g.rh <= g.lines; line++) {
         int top = g.first_layer + line * per_line;
         int has_bottom = g.half && top + 1 < g.first_layer + g.n_layers_vis;
-        layer_label(w, m, p, g.y0 + line, top, has_bottom ? 2 : 1);
+        layer_label(w, m, p, g.y0 + line * g.rh, top, has_bottom ? 2 : 1);
         for (int k = 0; k < g.n_heads_vis; k++) {
             int head = g.first_head + k;
             int st = t ? view_swatch(m, t, top * m->n_heads + head) : VIEW_SW_NONE;
@@ -93,7 +95,7 @@ void view_draw_heatmap(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
             attr_t a;
             short pair;
             view_cell_style(p, st, sb, g.half, &ch, &a, &pair);
-            view_fill(w, g.y0 + line, g.x0 + k * (g.cw + g.gap), g.cw, ch, a, pair);
+            for (int r = 0; r < g.rh; r++) view_fill(w, g.y0 + line * g.rh + r, g.x0 + k * (g.cw + g.gap), g.cw, ch, a, pair);
         }
     }
     outline(w, m, p, &g);

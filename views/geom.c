@@ -4,8 +4,6 @@
 #include "views/paint.h"
 
 enum {
-    HEAT_LABEL_W = 4, /* "L15 " */
-    HEAT_MAX_CW = 3,
     TIME_LABEL_W = 5, /* "L15▸ " */
     INSP_LABEL_W = 8, /* "oracle  " */
     INSP_VALUE_W = 6, /* " 0.73 " */
@@ -24,23 +22,27 @@ static int window_start(int sel, int n_total, int n_vis, int align) {
 }
 
 void view_heat_geom(const ViewModel *m, int w, int h, int half_ok, ViewHeatGeom *g) {
-    int avail_w = w - 2 - HEAT_LABEL_W;
+    int avail_w = w - 2 - VIEW_HEAT_LABEL_W;
     int lines = h - 3; /* border top/bottom + head-number row */
     if (avail_w < 1) avail_w = 1;
     if (lines < 1) lines = 1;
     g->gap = 0;
     g->cw = 1;
-    for (int cw = HEAT_MAX_CW; cw >= 1; cw--)
+    for (int cw = VIEW_HEAT_MAX_CW; cw >= 1; cw--)
         if (m->n_heads * (cw + 1) + 1 <= avail_w) {
             g->cw = cw;
             g->gap = 1;
             break;
         }
-    g->x0 = 1 + HEAT_LABEL_W + g->gap;
+    g->x0 = 1 + VIEW_HEAT_LABEL_W + g->gap;
     g->y0 = 2;
     g->lines = lines;
     g->half = half_ok && m->n_layers > lines;
-    int cap_layers = lines * (g->half ? 2 : 1);
+    /* lines per layer: as many as the pane gives every layer, up to the cap */
+    g->rh = g->half ? 1 : lines / (m->n_layers > 0 ? m->n_layers : 1);
+    if (g->rh < 1) g->rh = 1;
+    if (g->rh > VIEW_HEAT_MAX_RH) g->rh = VIEW_HEAT_MAX_RH;
+    int cap_layers = g->half ? lines * 2 : lines / g->rh;
     g->n_layers_vis = m->n_layers < cap_layers ? m->n_layers : cap_layers;
     g->first_layer = window_start(m->sel_layer, m->n_layers, g->n_layers_vis, g->half ? 2 : 1);
     if (g->first_layer + g->n_layers_vis > m->n_layers) g->n_layers_vis = m->n_layers - g->first_layer;

@@ -12,8 +12,9 @@
 typedef struct {
     int half;        /* two layers per text line (▀ half-blocks) */
     int cw, gap;     /* columns per head cell; 1 when a gap column separates cells */
+    int rh;          /* text lines per layer (1 with half-blocks) */
     int x0, y0;      /* window position of the first visible cell */
-    int lines;       /* text lines of cells */
+    int lines;       /* text lines available for cells */
     int first_layer, n_layers_vis;
     int first_head, n_heads_vis;
 } ViewHeatGeom;

@@ -6,7 +6,7 @@ static void hit_heatmap(const ViewModel *m, int w, int h, int lx, int ly, ViewHi
     view_heat_geom(m, w, h, view_layout_opts(m).half_blocks, &g);
     if (ly < g.y0 || ly >= g.y0 + g.lines || lx < g.x0) return;
     int k = (lx - g.x0) / (g.cw + g.gap);
-    int layer = g.first_layer + (ly - g.y0) * (g.half ? 2 : 1);
+    int layer = g.first_layer + (ly - g.y0) / g.rh * (g.half ? 2 : 1);
     if (k >= g.n_heads_vis || (lx - g.x0) % (g.cw + g.gap) >= g.cw) return;
     if (layer >= g.first_layer + g.n_layers_vis) return;
     out->layer = layer;

@@ -12,8 +12,7 @@ enum {
     MID_MIN_H = 5,
     BARS_MIN_W = 24,
     HEAT_MIN_W = 24,
-    HEAT_LABEL_W = 4, /* "L15 " left of the cells */
-    HEAT_MAX_CW = 3,  /* columns per head cell when space allows */
+    HEAT_SMALL_CW = 3, /* the widest cells that may squeeze the bars to their minimum */
 };
 
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -24,28 +23,38 @@ static ViewRect rect(int x, int y, int w, int h) {
     return r;
 }
 
-/* Width of the heatmap pane: the widest cells (with a one-column gap that
- * holds the selection outline) that leave the bars their minimum width. */
+/* Width of the heatmap pane for cells cw wide (with the one-column gap that
+ * holds the selection outline). */
+static int heat_need(int n_heads, int cw) { return 2 + VIEW_HEAT_LABEL_W + n_heads * (cw + 1) + 1; }
+
+/* Width of the heatmap pane: the widest cells up to 3 columns that leave
+ * the bars their minimum width, or wider ones (up to VIEW_HEAT_MAX_CW) that
+ * fit in half the screen, so the heatmap grows with the terminal. */
 static int heat_width(int cols, int n_heads) {
     int limit = cols - BARS_MIN_W;
-    for (int cw = HEAT_MAX_CW; cw >= 1; cw--) {
-        int need = 2 + HEAT_LABEL_W + n_heads * (cw + 1) + 1;
+    for (int cw = VIEW_HEAT_MAX_CW; cw > HEAT_SMALL_CW; cw--)
+        if (heat_need(n_heads, cw) <= cols / 2 && heat_need(n_heads, cw) <= limit) return heat_need(n_heads, cw);
+    for (int cw = HEAT_SMALL_CW; cw >= 1; cw--) {
+        int need = heat_need(n_heads, cw);
         if (need <= limit) return need < HEAT_MIN_W ? HEAT_MIN_W : need;
     }
-    int dense = 2 + HEAT_LABEL_W + n_heads;
+    int dense = 2 + VIEW_HEAT_LABEL_W + n_heads;
     return clampi(dense, HEAT_MIN_W, limit);
 }
 
-/* Height of the middle band: all layers one per line when that takes less
- * than about half the space, else two per line (half-blocks), else what fits. */
+/* Height of the middle band: every layer on 1 … VIEW_HEAT_MAX_RH lines
+ * when that takes less than about half the space (so the cells grow with
+ * the terminal), else two layers per line (half-blocks), else what fits. */
 static int mid_height(int avail, int n_layers, int half_ok) {
     int cap = avail - TIMELINE_MIN_H;
-    int full = n_layers + 3; /* border + head-number row */
     int half = (n_layers + 1) / 2 + 3;
-    int h;
-    if (full <= cap && (full * 2 <= avail + 4 || !half_ok)) h = full;
-    else if (half_ok && half <= cap) h = half;
-    else h = cap;
+    int h = 0;
+    for (int rh = VIEW_HEAT_MAX_RH; rh >= 1 && !h; rh--) {
+        int full = n_layers * rh + 3; /* border + head-number row */
+        if (full <= cap && (full * 2 <= avail + 4 || (!half_ok && rh == 1))) h = full;
+    }
+    if (!h && half_ok && half <= cap) h = half;
+    if (!h) h = cap;
     return clampi(h, MID_MIN_H, cap > MID_MIN_H ? cap : MID_MIN_H);
 }
 

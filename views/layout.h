@@ -16,6 +16,13 @@
 #define VIEW_MIN_COLS 80
 #define VIEW_MIN_ROWS 24
 
+/* The heatmap's cells, shared by the layout (which sizes its pane) and the
+ * geometry inside it (views/geom.h). Cells grow with the terminal: up to
+ * VIEW_HEAT_MAX_CW columns and VIEW_HEAT_MAX_RH lines per head cell. */
+#define VIEW_HEAT_LABEL_W 4 /* "L15 " left of the cells */
+#define VIEW_HEAT_MAX_CW 8
+#define VIEW_HEAT_MAX_RH 3
+
 typedef enum {
     VIEW_PANE_HEADER,
     VIEW_PANE_TOKENS,
