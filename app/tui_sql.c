@@ -21,15 +21,26 @@ static int should_stop(void *ctx, long rows) {
     return atomic_load(&q->cancel) || mono_now() > q->deadline;
 }
 
-/* The pane's text for a query that did not finish by itself. */
-static void stopped_note(TuiSql *q, FILE *f, TuiSqlEnd end, long rows, double secs) {
-    if (end == TUI_SQL_CANCELLED)
-        fprintf(f, "cancelled after %.2f s (%ld rows so far)\n", secs, rows);
-    else
+/* What follows the rows in the pane: why the query stopped, its error, or
+ * that the row cap left rows out. */
+static void end_note(const TuiSql *q, FILE *f, TuiSqlEnd end, const StoreQueryLimits *lim, const Err *e,
+                     double secs) {
+    switch (end) {
+    case TUI_SQL_CANCELLED: fprintf(f, "cancelled after %.2f s (%ld rows so far)\n", secs, lim->rows); break;
+    case TUI_SQL_TIMED_OUT:
         fprintf(f, "stopped by the %.3g s time limit after %ld rows (ahascope tui --sql-timeout SECONDS)\n",
-                q->time_limit, rows);
+                q->time_limit, lim->rows);
+        break;
+    case TUI_SQL_FAILED: fprintf(f, "error: %s\n", e->msg[0] ? e->msg : "out of memory"); break;
+    case TUI_SQL_OK:
+        if (lim->capped)
+            fprintf(f, "\n(the first %ld rows only: the row cap; narrow the query or page with LIMIT/OFFSET)\n",
+                    lim->rows);
+        break;
+    }
 }
 
+/* The query thread: open, run, note how it ended, then raise `done`. */
 static void *query_main(void *arg) {
     TuiSql *q = arg;
     char *text = NULL;
@@ -42,14 +53,14 @@ static void *query_main(void *arg) {
     int rc = st && f ? store_query_limited(st, q->res.sql, STORE_FMT_TABLE, f, &lim, &e) : -1;
     store_close(st, NULL);
     double secs = mono_now() - q->t0;
+    /* an interrupt nobody asked for is the deadline's */
     TuiSqlEnd end = rc == 0 ? TUI_SQL_OK
                     : atomic_load(&q->cancel) ? TUI_SQL_CANCELLED
                     : !strcmp(e.msg, "interrupted") ? TUI_SQL_TIMED_OUT : TUI_SQL_FAILED;
-    if (f && (end == TUI_SQL_CANCELLED || end == TUI_SQL_TIMED_OUT)) stopped_note(q, f, end, lim.rows, secs);
-    else if (f && end == TUI_SQL_FAILED) fprintf(f, "error: %s\n", e.msg[0] ? e.msg : "out of memory");
-    else if (f && lim.capped)
-        fprintf(f, "\n(the first %ld rows only: the row cap; narrow the query or page with LIMIT/OFFSET)\n", lim.rows);
-    if (f) fclose(f);
+    if (f) {
+        end_note(q, f, end, &lim, &e, secs);
+        fclose(f);
+    }
     q->res.text = text;
     q->res.end = end, q->res.rows = lim.rows, q->res.capped = lim.capped, q->res.secs = secs;
     atomic_store(&q->done, 1);
