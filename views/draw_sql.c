@@ -35,7 +35,7 @@ static const char *draw_line(WINDOW *w, int y, int wd, const char *s, int skip, 
 /* "sql (read-only) · lines 1-20 of 120 · cols 9-86 of 200 · SELECT …" */
 static void title(char *out, size_t cap, const ViewModel *m, int rows, int cols) {
     int body = m->sql_lines - m->sql_pinned;
-    int first = m->sql_scroll + 1, last = m->sql_scroll + rows < body ? m->sql_scroll + rows : body;
+    int first = body > 0 ? m->sql_scroll + 1 : 0, last = m->sql_scroll + rows < body ? m->sql_scroll + rows : body;
     int n = snprintf(out, cap, "%s \xc2\xb7 lines %d-%d of %d", m->sql_title, first, last, body);
     if (m->sql_width > cols && n > 0 && (size_t)n < cap) {
         int right = m->sql_hscroll + cols < m->sql_width ? m->sql_hscroll + cols : m->sql_width;
