@@ -20,6 +20,7 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "app/record.h"
+#include "app/tui_sql.h"
 #include "app/tui_worker.h"
 #include "engine/cost.h"
 #include "engine/files.h"
@@ -30,8 +31,9 @@
 /* The handlers only set these. SIGWINCH is handled here rather than by
  * ncurses: a process-wide signal may land in an engine or BLAS thread, and
  * ncurses then learns of it only when a key arrives. The UI loop polls the
- * flag every frame instead. */
-static volatile sig_atomic_t g_quit, g_winch;
+ * flag every frame instead. Ctrl-C (g_interrupt) cancels a running SQL
+ * query, and quits only when none runs. */
+static volatile sig_atomic_t g_quit, g_interrupt, g_winch;
 
 static void on_winch(int sig) { (void)sig, g_winch = 1; }
 
@@ -42,7 +44,10 @@ static void follow_resize(void) {
     clearok(curscr, TRUE);
 }
 
-static void on_quit(int sig) { (void)sig, g_quit = 1; }
+static void on_quit(int sig) {
+    if (sig == SIGINT) g_interrupt = 1;
+    else g_quit = 1;
+}
 
 static const double SPEEDS[] = {0.5, 1, 2, 5, 10, 20, 50, 100, 200, 0}; /* 0: as fast as it goes */
 #define N_SPEEDS (int)(sizeof SPEEDS / sizeof SPEEDS[0])
@@ -51,6 +56,8 @@ typedef struct {
     ViewModel m;
     ViewScreen scr;
     TuiWorker w;
+    TuiSql sql;         /* the `:` query running off this thread, if any */
+    double sql_shown;   /* when the progress line was last redrawn */
     const Loaded *L;
     const char *db;     /* recording target, NULL: not recording */
     int speed_i, playing, dirty, want_sql;
@@ -68,8 +75,8 @@ typedef struct {
 
 static void tui_help(void) {
     puts("usage: ahascope tui [--prompt TEXT] [--db FILE | --no-record] [--mono] [--ascii] [--threads N]\n"
-         "                    [sampling flags] [model flags] [policy flags]\n"
-         "       ahascope tui --replay [--db FILE] [--run ID] [--mono] [--ascii]\n"
+         "                    [--sql-timeout S] [sampling flags] [model flags] [policy flags]\n"
+         "       ahascope tui --replay [--db FILE] [--run ID] [--mono] [--ascii] [--sql-timeout S]\n"
          "\n"
          "Step through generation token by token and watch every attention head choose global or local.\n"
          "Every predictor is computed at every step (--profile is implied). With no --policy, --window\n"
@@ -81,6 +88,8 @@ static void tui_help(void) {
          "  --ascii           no UTF-8\n"
          "  --threads N       worker threads (default: all cores)\n"
          "  --replay          browse a recorded run without a model: --run ID (default the last)\n"
+         "  --sql-timeout S   stop a `:` query after S seconds (default 10; Esc or Ctrl-C stops it sooner;\n"
+         "                    results keep their first 10000 rows)\n"
          "  space/n step   p play/pause   +/- speed   arrows/hjkl head   [ ] Home End token   Tab focus\n"
          "  m metric   a agreement predictor   g tint by global share   Enter inspect head   ? help\n"
          "  P policy   w/W window   t/T tau   o/O theta   (re-evaluates the tokens as a new, linked run)\n"
@@ -227,20 +236,47 @@ static void change_setting(Tui *t, ViewAction a) {
     view_set_status(&t->m, "re-evaluating under %s", t->reevaluating_what);
 }
 
-/* `:` SQL over the current database on its own read-only connection. */
+/* `:` SQL over the current database: started here, run by t->sql on a
+ * thread and read-only connection of its own, taken by poll_sql. */
 static void run_sql(Tui *t, const char *sql) {
     Err e;
-    char *text = NULL;
-    size_t len = 0;
     if (!t->db) { view_set_status(&t->m, "not recording: no database to query"); return; }
-    Store *st = store_open(t->db, STORE_READ, 500, &e);
-    FILE *f = open_memstream(&text, &len);
-    if (!f) { store_close(st, NULL); return; }
-    if (!st || store_query(st, sql, STORE_FMT_TABLE, f, &e)) fprintf(f, "error: %s\n", e.msg);
-    fclose(f);
-    store_close(st, NULL);
-    view_set_sql(&t->m, sql, text ? text : "", &e);
-    free(text);
+    if (tui_sql_start(&t->sql, t->db, sql, &e)) view_set_status(&t->m, "sql: %s", e.msg);
+    else view_set_status(&t->m, "sql running\xe2\x80\xa6 (Esc cancels)");
+    t->sql_shown = 0;
+}
+
+/* The status line's word on a finished query. */
+static void sql_status(Tui *t, const TuiSqlResult *r) {
+    switch (r->end) {
+    case TUI_SQL_OK:
+        if (r->capped) view_set_status(&t->m, "sql: first %ld rows only (the row cap), %.2f s", r->rows, r->secs);
+        else view_set_status(&t->m, "sql: %ld rows, %.2f s", r->rows, r->secs);
+        break;
+    case TUI_SQL_CANCELLED: view_set_status(&t->m, "sql cancelled after %.2f s", r->secs); break;
+    case TUI_SQL_TIMED_OUT: view_set_status(&t->m, "sql stopped by the %.3g s time limit", t->sql.time_limit); break;
+    case TUI_SQL_FAILED: view_set_status(&t->m, "sql failed (see the pane)"); break;
+    }
+}
+
+/* Each frame: show a running query's progress (redrawn ten times a
+ * second), or hand a finished one's result to the SQL pane. */
+static void poll_sql(Tui *t) {
+    long rows;
+    double secs;
+    TuiSqlResult r;
+    if (tui_sql_progress(&t->sql, &rows, &secs)) {
+        if (secs - t->sql_shown < 0.1) return;
+        t->sql_shown = secs;
+        view_set_status(&t->m, "sql running\xe2\x80\xa6 %ld rows, %.1f s (Esc cancels)", rows, secs);
+        t->dirty = 1;
+    } else if (tui_sql_take(&t->sql, &r)) {
+        Err e;
+        view_set_sql(&t->m, r.sql, r.text ? r.text : "", &e);
+        sql_status(t, &r);
+        tui_sql_result_free(&r);
+        t->dirty = 1;
+    }
 }
 
 static int export_one(Store *st, int64_t run, StoreFormat fmt, const char *path, Err *e) {
@@ -350,7 +386,7 @@ static void show_plots(Tui *t) {
     plot_evals(t, f);
     fclose(f);
     Err e;
-    view_set_sql(&t->m, "plots", text ? text : "", &e);
+    view_set_text(&t->m, "plots", "", text ? text : "", &e);
     free(text);
 }
 
@@ -371,7 +407,7 @@ static void input_done(Tui *t) {
 static int replay_key(Tui *t, ViewAction a) {
     switch (a) {
     case VIEW_ACT_QUIT: return 1;
-    case VIEW_ACT_SQL_PROMPT: view_input_begin(&t->m, "sql", t->m.sql_query ? t->m.sql_query : ""); break;
+    case VIEW_ACT_SQL_PROMPT: view_input_begin(&t->m, "sql", ""); break;
     case VIEW_ACT_EXPORT: export_run(t); break;
     case VIEW_ACT_PLOTS: show_plots(t); break;
     case VIEW_ACT_REDRAW: clearok(curscr, TRUE); break;
@@ -394,6 +430,10 @@ static int replay_key(Tui *t, ViewAction a) {
 
 /* Act on one key; returns 1 to quit. */
 static int handle_key(Tui *t, int ch) {
+    if (!t->m.input.active && ch == 27 && tui_sql_cancel(&t->sql)) { /* Esc stops a query before closing panes */
+        view_set_status(&t->m, "sql cancelling\xe2\x80\xa6");
+        return 0;
+    }
     if (t->m.input.active) {
         if (view_input_key(&t->m, ch) == VIEW_INPUT_DONE) input_done(t);
         return 0;
@@ -411,7 +451,7 @@ static int handle_key(Tui *t, int ch) {
     case VIEW_ACT_SPEED_UP: t->speed_i = t->speed_i + 1 < N_SPEEDS ? t->speed_i + 1 : t->speed_i; set_play(t, t->playing); break;
     case VIEW_ACT_SPEED_DOWN: t->speed_i = t->speed_i > 0 ? t->speed_i - 1 : 0; set_play(t, t->playing); break;
     case VIEW_ACT_EDIT_PROMPT: view_input_begin(&t->m, "prompt", t->prompt); break;
-    case VIEW_ACT_SQL_PROMPT: view_input_begin(&t->m, "sql", t->m.sql_query ? t->m.sql_query : ""); break;
+    case VIEW_ACT_SQL_PROMPT: view_input_begin(&t->m, "sql", ""); break;
     case VIEW_ACT_EXPORT: export_run(t); break;
     case VIEW_ACT_PLOTS: show_plots(t); break;
     case VIEW_ACT_REDRAW: clearok(curscr, TRUE); break;
@@ -442,10 +482,16 @@ static void ui_loop(Tui *t) {
     t->dirty = 1;
     for (;;) {
         if (g_quit) break;
+        if (g_interrupt) {
+            g_interrupt = 0;
+            if (!tui_sql_cancel(&t->sql)) break;
+        }
         if (g_winch) g_winch = 0, follow_resize(), t->dirty = 1;
         take_results(t);
+        poll_sql(t);
         if (t->dirty) {
             if (view_frame(&t->scr, &t->m, &e)) break;
+            view_sql_fit(&t->m, &t->scr.lay); /* PgDn pages by what this frame showed */
             t->dirty = 0;
         }
         int ch = getch();
@@ -492,11 +538,11 @@ static void replay_header(Tui *t, const StoreRunInfo *r) {
 }
 
 /* `--replay`: browse a recorded run (the last one by default) without a model. */
-static int run_replay(const char *db, int64_t run, int mono, int ascii, Err *e) {
+static int run_replay(const char *db, int64_t run, int mono, int ascii, double sql_timeout, Err *e) {
     static Tui t;
     memset(&t, 0, sizeof t);
     t.replay = 1, t.db = db, t.restore = -1;
-
+    t.sql.time_limit = sql_timeout;
     Store *st = store_open(db, STORE_READ, 2000, e);
     if (!st) return -1;
     int64_t *ids = NULL;
@@ -526,6 +572,7 @@ static int run_replay(const char *db, int64_t run, int mono, int ascii, Err *e) 
             view_screen_free(&t.scr);
         }
         endwin();
+        tui_sql_stop(&t.sql);
     }
     store_close(st, NULL);
     store_run_info_free(&r);
@@ -533,11 +580,12 @@ static int run_replay(const char *db, int64_t run, int mono, int ascii, Err *e) 
     return rc;
 }
 
-static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads, Err *e) {
+static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads, double sql_timeout, Err *e) {
     static Tui t; /* large; one per process */
     Loaded L;
     int rc = -1;
     memset(&t, 0, sizeof t);
+    t.sql.time_limit = sql_timeout;
     o->attn.profile = 1;
     /* With no policy or routers asked for, the demo runs AHA on the shipped
      * routers when the model has some (stories260K, w = 16: about a quarter
@@ -579,6 +627,7 @@ static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads,
         view_screen_free(&t.scr);
     }
     endwin();
+    tui_sql_stop(&t.sql);
     tui_worker_stop(w);
 out_view:
     free(t.attn_buf);
@@ -596,6 +645,7 @@ int cmd_tui(int argc, char **argv) {
     const char *db = "ahascope.db";
     int mono = 0, ascii = 0, replay = 0;
     long threads = pool_default_threads(), run = 0;
+    double sql_timeout = TUI_SQL_TIME_LIMIT;
     while (a.i < argc) {
         const char *f = argv[a.i];
         if (args_is_help(f)) { tui_help(); return 0; }
@@ -610,6 +660,10 @@ int cmd_tui(int argc, char **argv) {
         else if (!strcmp(f, "--run")) {
             const char *v = args_value(&a, &e);
             if (!v || args_int(f, v, 1, 1L << 62, &run, &e)) return args_fail(&e);
+        }
+        else if (!strcmp(f, "--sql-timeout")) {
+            const char *v = args_value(&a, &e);
+            if (!v || args_float(f, v, 0.01, 86400, &sql_timeout, &e)) return args_fail(&e);
         }
         else if (!strcmp(f, "--db")) { if (!(db = args_value(&a, &e))) return args_fail(&e); }
         else if (!strcmp(f, "--threads")) {
@@ -628,6 +682,6 @@ int cmd_tui(int argc, char **argv) {
         return args_fail(&e);
     }
     setlocale(LC_ALL, "");
-    if (replay) return run_replay(db, run, mono, ascii, &e) == 0 ? 0 : args_fail(&e);
-    return run_tui(&o, db, mono, ascii, (int)threads, &e) == 0 ? 0 : args_fail(&e);
+    if (replay) return run_replay(db, run, mono, ascii, sql_timeout, &e) == 0 ? 0 : args_fail(&e);
+    return run_tui(&o, db, mono, ascii, (int)threads, sql_timeout, &e) == 0 ? 0 : args_fail(&e);
 }

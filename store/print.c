@@ -122,9 +122,13 @@ cJSON *print_json_value(sqlite3_stmt *st, int i) {
     }
 }
 
-static int step_rows(sqlite3_stmt *st, StoreFormat fmt, FILE *out, Table *t, cJSON *arr) {
+static int step_rows(sqlite3_stmt *st, StoreFormat fmt, FILE *out, Table *t, cJSON *arr, PrintLimit *lim) {
     int rc, cols = sqlite3_column_count(st);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (lim && lim->max_rows > 0 && lim->rows >= lim->max_rows) { /* one row more than the cap: say so */
+            lim->capped = 1;
+            return SQLITE_DONE;
+        }
         if (fmt == STORE_FMT_TABLE) {
             if (table_add_row(t, st)) return SQLITE_NOMEM;
         } else if (fmt == STORE_FMT_CSV) {
@@ -138,6 +142,7 @@ static int step_rows(sqlite3_stmt *st, StoreFormat fmt, FILE *out, Table *t, cJS
             for (int c = 0; c < cols; c++) cJSON_AddItemToObject(o, sqlite3_column_name(st, c), print_json_value(st, c));
             cJSON_AddItemToArray(arr, o);
         }
+        if (lim) lim->rows++;
     }
     return rc;
 }
@@ -147,7 +152,9 @@ static void table_free(Table *t) {
     free(t->cells);
 }
 
-int print_result(sqlite3_stmt *st, StoreFormat fmt, FILE *out) {
+int print_result(sqlite3_stmt *st, StoreFormat fmt, FILE *out) { return print_result_limited(st, fmt, out, NULL); }
+
+int print_result_limited(sqlite3_stmt *st, StoreFormat fmt, FILE *out, PrintLimit *lim) {
     int cols = sqlite3_column_count(st);
     Table t = {NULL, 0, cols, 0};
     cJSON *arr = fmt == STORE_FMT_JSON ? cJSON_CreateArray() : NULL;
@@ -162,7 +169,7 @@ int print_result(sqlite3_stmt *st, StoreFormat fmt, FILE *out) {
         }
         fputs("\r\n", out);
     }
-    int rc = step_rows(st, fmt, out, &t, arr);
+    int rc = step_rows(st, fmt, out, &t, arr, lim);
     if (rc == SQLITE_DONE && fmt == STORE_FMT_TABLE) {
         /* A column is right-aligned when its first row is a number. */
         int *numeric = calloc(cols, sizeof *numeric);

@@ -12,6 +12,17 @@
  * once every row is known). Returns SQLITE_DONE or the failing code. */
 int print_result(sqlite3_stmt *st, StoreFormat fmt, FILE *out);
 
+/* A row cap for print_result_limited, and what happened under it. */
+typedef struct {
+    long max_rows; /* stop after this many rows; 0: no cap */
+    long rows;     /* rows printed so far (counted across calls: the caller resets it) */
+    int capped;    /* set when a row beyond the cap was there and left out */
+} PrintLimit;
+
+/* print_result stopping at lim->max_rows rows (lim may be NULL: no cap);
+ * lim->rows counts as rows arrive, so a progress handler can read it. */
+int print_result_limited(sqlite3_stmt *st, StoreFormat fmt, FILE *out, PrintLimit *lim);
+
 /* Column i of the current row as a JSON value (numbers kept exact). */
 cJSON *print_json_value(sqlite3_stmt *st, int i);
 

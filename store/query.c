@@ -4,7 +4,12 @@
  * (store_open), extension loading is off, and an authorizer allows only
  * reading: SELECT, reads, functions other than load_extension, recursive
  * CTEs and the pragmas that merely report. ATTACH is refused too, so SQL
- * cannot reach (or create) another file.
+ * cannot reach (or create) another file. A refusal names the statement
+ * refused ("DROP TABLE is not allowed").
+ *
+ * store_query_limited adds what an interactive caller needs: a row cap and
+ * a progress handler through which the caller can stop a query that runs
+ * too long or is no longer wanted.
  */
 #include <string.h>
 
@@ -12,7 +17,10 @@
 #include "store/print.h"
 
 typedef struct {
-    char denied[96]; /* what the authorizer refused last, for the message */
+    char denied[96]; /* what the authorizer refused first, for the message */
+    int schema_write; /* a change to sqlite_schema was asked for (see authorize) */
+    StoreQueryLimits *lim;
+    PrintLimit rows;
 } Guard;
 
 static const char *const READ_PRAGMAS[] = {
@@ -31,6 +39,52 @@ static int pragma_allowed(const char *name, const char *arg) {
     return 0;
 }
 
+/* The statement an authorizer action code stands for, as users write it. */
+static const char *action_name(int action) {
+    switch (action) {
+    case SQLITE_INSERT: return "INSERT";
+    case SQLITE_UPDATE: return "UPDATE";
+    case SQLITE_DELETE: return "DELETE";
+    case SQLITE_ATTACH: return "ATTACH";
+    case SQLITE_DETACH: return "DETACH";
+    case SQLITE_TRANSACTION: return "BEGIN/COMMIT";
+    case SQLITE_SAVEPOINT: return "SAVEPOINT";
+    case SQLITE_ALTER_TABLE: return "ALTER TABLE";
+    case SQLITE_REINDEX: return "REINDEX";
+    case SQLITE_ANALYZE: return "ANALYZE";
+    case SQLITE_CREATE_INDEX: return "CREATE INDEX";
+    case SQLITE_CREATE_TABLE: return "CREATE TABLE";
+    case SQLITE_CREATE_TEMP_INDEX: return "CREATE TEMP INDEX";
+    case SQLITE_CREATE_TEMP_TABLE: return "CREATE TEMP TABLE";
+    case SQLITE_CREATE_TEMP_TRIGGER: return "CREATE TEMP TRIGGER";
+    case SQLITE_CREATE_TEMP_VIEW: return "CREATE TEMP VIEW";
+    case SQLITE_CREATE_TRIGGER: return "CREATE TRIGGER";
+    case SQLITE_CREATE_VIEW: return "CREATE VIEW";
+    case SQLITE_CREATE_VTABLE: return "CREATE VIRTUAL TABLE";
+    case SQLITE_DROP_INDEX: return "DROP INDEX";
+    case SQLITE_DROP_TABLE: return "DROP TABLE";
+    case SQLITE_DROP_TEMP_INDEX: return "DROP TEMP INDEX";
+    case SQLITE_DROP_TEMP_TABLE: return "DROP TEMP TABLE";
+    case SQLITE_DROP_TEMP_TRIGGER: return "DROP TEMP TRIGGER";
+    case SQLITE_DROP_TEMP_VIEW: return "DROP TEMP VIEW";
+    case SQLITE_DROP_TRIGGER: return "DROP TRIGGER";
+    case SQLITE_DROP_VIEW: return "DROP VIEW";
+    case SQLITE_DROP_VTABLE: return "DROP VIRTUAL TABLE";
+    default: return "this statement";
+    }
+}
+
+static int is_schema_table(const char *t) {
+    return t && (!strcmp(t, "sqlite_master") || !strcmp(t, "sqlite_schema") || !strcmp(t, "sqlite_temp_master") ||
+                 !strcmp(t, "sqlite_temp_schema"));
+}
+
+/* CREATE and DROP first ask to INSERT into or DELETE from sqlite_schema,
+ * then ask for themselves. Refusing that first request would name the
+ * wrong statement ("DELETE" for DROP TABLE), so it is let through here and
+ * remembered: the CREATE/DROP request that follows is refused by its own
+ * name, and a statement that still prepares is refused before it runs
+ * (run_statements). */
 static int authorize(void *ctx, int action, const char *a1, const char *a2, const char *db, const char *trigger) {
     (void)db, (void)trigger;
     Guard *g = ctx;
@@ -44,43 +98,57 @@ static int authorize(void *ctx, int action, const char *a1, const char *a2, cons
         return SQLITE_OK;
     case SQLITE_PRAGMA:
         if (a1 && pragma_allowed(a1, a2)) return SQLITE_OK;
-        snprintf(g->denied, sizeof g->denied, "PRAGMA %s%s", a1 ? a1 : "?", a2 ? " with a value" : "");
+        if (!g->denied[0])
+            snprintf(g->denied, sizeof g->denied, "PRAGMA %s%s", a1 ? a1 : "?", a2 ? " with a value" : "");
         return SQLITE_DENY;
-    case SQLITE_INSERT: what = "INSERT"; break;
-    case SQLITE_UPDATE: what = "UPDATE"; break;
-    case SQLITE_DELETE: what = "DELETE"; break;
-    case SQLITE_ATTACH: what = "ATTACH"; break;
-    case SQLITE_DETACH: what = "DETACH"; break;
-    case SQLITE_TRANSACTION: what = "transactions"; break;
-    case SQLITE_ALTER_TABLE: what = "ALTER"; break;
-    default:
-        if (action >= SQLITE_CREATE_INDEX && action <= SQLITE_DROP_VIEW) what = "CREATE/DROP";
-        else what = "this statement";
+    case SQLITE_INSERT:
+    case SQLITE_UPDATE:
+    case SQLITE_DELETE:
+        if (is_schema_table(a1)) { g->schema_write = 1; return SQLITE_OK; }
+        what = action_name(action);
+        break;
+    default: what = action_name(action);
     }
-    snprintf(g->denied, sizeof g->denied, "%s", what);
+    if (!g->denied[0]) snprintf(g->denied, sizeof g->denied, "%s", what);
     return SQLITE_DENY;
 }
 
-/* Run each statement of sql in turn; the first failure stops the rest. */
+/* SQLite's progress handler: ask the caller whether to go on. */
+static int progress(void *ctx) {
+    Guard *g = ctx;
+    return g->lim->interrupt(g->lim->ctx, g->rows.rows);
+}
+
+/* Prepare the next statement of *tail under the guard. Returns 0 with *st
+ * (NULL for whitespace or a comment), or -1 with e naming what was refused. */
+static int prepare_guarded(Store *s, Guard *g, const char **tail, sqlite3_stmt **st, Err *e) {
+    g->denied[0] = 0, g->schema_write = 0;
+    int rc = sqlite3_prepare_v2(s->db, *tail, -1, st, tail);
+    if (rc != SQLITE_OK) {
+        if (g->denied[0]) return err_set(e, "read-only: %s is not allowed", g->denied);
+        return err_set(e, "%s", sqlite3_errmsg(s->db));
+    }
+    if (*st && (g->schema_write || !sqlite3_stmt_readonly(*st))) {
+        sqlite3_finalize(*st);
+        *st = NULL;
+        return err_set(e, "read-only: only statements that read are allowed");
+    }
+    return 0;
+}
+
+/* Run each statement of sql in turn; the first failure (or the row cap)
+ * stops the rest. */
 static int run_statements(Store *s, Guard *g, const char *sql, StoreFormat fmt, FILE *out, Err *e) {
     const char *tail = sql;
     int n = 0;
-    while (tail && *tail) {
+    while (tail && *tail && !g->rows.capped) {
         sqlite3_stmt *st = NULL;
-        g->denied[0] = 0;
-        int rc = sqlite3_prepare_v2(s->db, tail, -1, &st, &tail);
-        if (rc != SQLITE_OK) {
-            if (g->denied[0]) return err_set(e, "read-only: %s is not allowed", g->denied);
-            return err_set(e, "%s", sqlite3_errmsg(s->db));
-        }
-        if (!st) continue; /* whitespace or a comment */
-        if (!sqlite3_stmt_readonly(st)) {
-            sqlite3_finalize(st);
-            return err_set(e, "read-only: only statements that read are allowed");
-        }
+        if (prepare_guarded(s, g, &tail, &st, e)) return -1;
+        if (!st) continue;
         if (n++ > 0 && fmt == STORE_FMT_TABLE) fputc('\n', out);
-        rc = print_result(st, fmt, out);
+        int rc = print_result_limited(st, fmt, out, &g->rows);
         sqlite3_finalize(st);
+        if (rc == SQLITE_INTERRUPT) return err_set(e, "interrupted");
         if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "query failed", e);
     }
     if (n == 0) return err_set(e, "no SQL statement given");
@@ -88,12 +156,19 @@ static int run_statements(Store *s, Guard *g, const char *sql, StoreFormat fmt, 
 }
 
 int store_query(Store *s, const char *sql, StoreFormat fmt, FILE *out, Err *e) {
+    return store_query_limited(s, sql, fmt, out, NULL, e);
+}
+
+int store_query_limited(Store *s, const char *sql, StoreFormat fmt, FILE *out, StoreQueryLimits *lim, Err *e) {
     if (s->mode != STORE_READ) return err_set(e, "%s: queries need a read-only connection", s->path);
-    Guard g = {{0}};
+    Guard g = {.lim = lim, .rows = {.max_rows = lim ? lim->max_rows : 0}};
     sqlite3_limit(s->db, SQLITE_LIMIT_ATTACHED, 0);
     sqlite3_set_authorizer(s->db, authorize, &g);
+    if (lim && lim->interrupt) sqlite3_progress_handler(s->db, 1000, progress, &g);
     int rc = run_statements(s, &g, sql, fmt, out, e);
+    sqlite3_progress_handler(s->db, 0, NULL, NULL);
     sqlite3_set_authorizer(s->db, NULL, NULL);
+    if (lim) lim->rows = g.rows.rows, lim->capped = g.rows.capped;
     return rc;
 }
 

@@ -122,6 +122,24 @@ typedef enum { STORE_FMT_TABLE, STORE_FMT_CSV, STORE_FMT_JSON } StoreFormat;
  * result set to out in fmt. */
 int store_query(Store *s, const char *sql, StoreFormat fmt, FILE *out, Err *e);
 
+/* Bounds for store_query_limited, and what happened under them. */
+typedef struct {
+    long max_rows; /* rows over all the statements; 0: no cap */
+    /* Polled while SQLite works (every thousand or so virtual-machine
+     * steps, so also inside a long sort or an endless recursive CTE that
+     * yields no rows) with the rows printed so far; nonzero stops the query,
+     * which then fails with "interrupted". NULL: never stopped. Runs on the
+     * querying thread. */
+    int (*interrupt)(void *ctx, long rows);
+    void *ctx;
+    long rows;  /* out: rows printed */
+    int capped; /* out: 1 if rows beyond max_rows were left out (the statements after it did not run) */
+} StoreQueryLimits;
+
+/* store_query within lim (NULL: none). The caller tells a stop it asked for
+ * from a failure by what its interrupt callback returned. */
+int store_query_limited(Store *s, const char *sql, StoreFormat fmt, FILE *out, StoreQueryLimits *lim, Err *e);
+
 /* One line per run (id, status, tokens, policy, window, created, model,
  * prompt), in fmt. */
 int store_list_runs(Store *s, StoreFormat fmt, FILE *out, Err *e);

@@ -491,6 +491,71 @@ TEST(store_query_refuses_every_write) {
     CHECK(access(test_tmp("other.db"), F_OK) != 0);
 }
 
+/* A refusal names the statement refused, not the schema write SQLite asks
+ * about first (DROP TABLE used to read "DELETE is not allowed"). */
+TEST(store_query_names_what_it_refuses) {
+    const char *db = test_tmp("names.db");
+    fresh(db);
+    record_synthetic(db, 2, 2, 3, 1);
+    Err e;
+    Store *s = store_open(db, STORE_READ, 200, &e);
+    const char *cases[][2] = {
+        {"DROP TABLE tokens", "DROP TABLE is not allowed"},
+        {"DROP VIEW head_rates", "DROP VIEW is not allowed"},
+        {"CREATE TABLE t(x)", "CREATE TABLE is not allowed"},
+        {"CREATE TEMP TABLE t(x)", "CREATE TEMP TABLE is not allowed"},
+        {"CREATE INDEX i ON tokens(piece)", "CREATE INDEX is not allowed"},
+        {"DELETE FROM decisions", "DELETE is not allowed"},
+        {"DELETE FROM sqlite_master", "sqlite_master"}, /* SQLite refuses these itself */
+        {"INSERT INTO sqlite_master VALUES('table','x','x',0,'')", "sqlite_master"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc;
+        char *out = query_text(s, cases[i][0], STORE_FMT_TABLE, &rc);
+        CHECK_MSG(rc != 0 && out && strstr(out, cases[i][1]), "%s -> %s", cases[i][0], out);
+        free(out);
+    }
+    store_close(s, NULL);
+}
+
+static int stop_after(void *ctx, long rows) {
+    (void)rows;
+    return --*(int *)ctx < 0;
+}
+
+/* The row cap ends a result early and says so; the interrupt callback
+ * stops a query that yields no rows at all. */
+TEST(store_query_limited_caps_and_interrupts) {
+    const char *db = test_tmp("lim.db");
+    fresh(db);
+    record_synthetic(db, 2, 2, 3, 1);
+    Err e;
+    Store *s = store_open(db, STORE_READ, 200, &e);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    StoreQueryLimits lim = {.max_rows = 5};
+    int rc = store_query_limited(s, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT x FROM c; "
+                                    "SELECT 'never' AS y", STORE_FMT_CSV, f, &lim, &e);
+    fclose(f);
+    CHECK_INT(rc, 0);
+    CHECK_INT(lim.rows, 5);
+    CHECK_INT(lim.capped, 1);
+    CHECK_MSG(buf && strstr(buf, "\r\n5\r\n") && !strstr(buf, "\r\n6\r\n") && !strstr(buf, "never"), "%s", buf);
+    free(buf);
+    int polls = 50;
+    StoreQueryLimits stop = {.interrupt = stop_after, .ctx = &polls};
+    f = open_memstream(&buf, &len);
+    rc = store_query_limited(s, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c",
+                             STORE_FMT_TABLE, f, &stop, &e);
+    fclose(f);
+    free(buf);
+    CHECK_INT(rc, -1);
+    CHECK_MSG(strstr(e.msg, "interrupted"), "%s", e.msg);
+    CHECK_INT(stop.capped, 0);
+    store_close(s, NULL);
+}
+
 TEST(store_query_formats) {
     const char *db = test_tmp("fmt.db");
     fresh(db);

@@ -524,6 +524,184 @@ TEST(tui_unsampleable_logits_fail_the_run) {
     tmux_stop(&t);
 }
 
+/* ---- the SQL pane ---- */
+
+#define ENDLESS_COUNT "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c"
+
+/* Seconds until the screen shows text (a large number if it never does). */
+static double time_until(Tmux *t, const char *text, double secs) {
+    double t0 = now();
+    return expect(t, text, secs) ? now() - t0 : 1e9;
+}
+
+/* An endless query runs off the UI thread: the progress shows, keys are
+ * answered meanwhile, and Esc or Ctrl-C stop it at once (Ctrl-C quits only
+ * when no query runs). Today's UI froze until SIGKILL. */
+TEST(tui_sql_runs_off_the_ui_thread_and_cancels) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "sqlcancel", 120, 40, NULL, "--policy full");
+    WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, ": \"" ENDLESS_COUNT "\" Enter");
+    WAIT(&t, "Esc cancels", 3);
+    tmux_keys(&t, "n");
+    WAIT(&t, "pos 5/512", 5); /* the engine and the keys go on meanwhile */
+    WAIT(&t, "rows, ", 3);    /* "sql running… 0 rows, 1.2 s" */
+    tmux_keys(&t, "Escape");
+    double dt = time_until(&t, "cancelled after", 3);
+    CHECK_MSG(dt < 1.0, "Esc took %.2f s to cancel", dt); /* 100 ms in the app; tmux polling and load on top */
+    tmux_keys(&t, ": \"" ENDLESS_COUNT "\" Enter");
+    WAIT(&t, "Esc cancels", 3);
+    tmux_keys(&t, "C-c");
+    dt = time_until(&t, "cancelled after", 3);
+    CHECK_MSG(dt < 1.0, "Ctrl-C took %.2f s to cancel", dt);
+    tmux_keys(&t, "n");
+    WAIT(&t, "pos 6/512", 5); /* still running: Ctrl-C stopped the query, not the TUI */
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+}
+
+/* A query stops at the time limit (--sql-timeout), and an endless result
+ * keeps its first 10000 rows and says so. */
+TEST(tui_sql_time_limit_and_row_cap) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "sqllimit", 120, 40, NULL, "--policy full --sql-timeout 1");
+    WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, ": \"" ENDLESS_COUNT "\" Enter");
+    WAIT(&t, "stopped by the 1 s time limit", 6);
+    tmux_keys(&t, ": \"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT x AS n FROM c\" Enter");
+    WAIT(&t, "first 10000 rows only", 10);
+    WAIT(&t, "lines 1-", 1);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+}
+
+/* DROP TABLE is refused by its own name (it was "DELETE is not allowed"). */
+TEST(tui_sql_refusal_names_the_statement) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "sqldrop", 120, 40, NULL, "--policy full");
+    WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, ": \"DROP TABLE runs\" Enter");
+    WAIT(&t, "DROP TABLE is not allowed", 5);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    char *r = query(&t, "SELECT COUNT(*) FROM runs");
+    CHECK_MSG(r && strstr(r, "\n1"), "%s", r);
+    free(r);
+    tmux_stop(&t);
+}
+
+/* `:` starts empty (typing used to append to the last query); ↑/↓ walk
+ * the queries entered before. */
+TEST(tui_sql_prompt_starts_empty_with_history) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "sqlhist", 120, 40, NULL, "--policy full");
+    WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, ": \"SELECT 1 AS first\" Enter");
+    WAIT(&t, "of 1 \xc2\xb7 SELECT 1 AS first", 5);
+    tmux_keys(&t, ": \"SELECT 2 AS second\" Enter");
+    WAIT(&t, "of 1 \xc2\xb7 SELECT 2 AS second", 5);
+    tmux_keys(&t, ": Up Up");
+    WAIT(&t, "sql: SELECT 1 AS first", 3);
+    tmux_keys(&t, "Down");
+    WAIT(&t, "sql: SELECT 2 AS second", 3);
+    tmux_keys(&t, "Up Enter");
+    WAIT(&t, "of 1 \xc2\xb7 SELECT 1 AS first", 5);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+}
+
+/* The numbers of the "rowNNN" cells on screen: lowest and highest. */
+static int rows_shown(const char *s, int *lo, int *hi) {
+    int n = 0;
+    *lo = 1 << 30, *hi = -1;
+    for (const char *p = s; p && (p = strstr(p, "row")); p += 3) {
+        int v;
+        if (sscanf(p + 3, "%3d", &v) == 1 && p[3] >= '0' && p[3] <= '9') {
+            if (v < *lo) *lo = v;
+            if (v > *hi) *hi = v;
+            n++;
+        }
+    }
+    return n;
+}
+
+/* The header row stays while PgDn/PgUp move by exactly the rows shown
+ * (80×24: the pane shows fewer than 10 rows, which PgDn used to skip);
+ * ←/→ and h/l scroll a wide result sideways. */
+TEST(tui_sql_pane_pages_keeps_header_and_scrolls_sideways) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "sqlpage", 80, 24, NULL, "--policy full");
+    WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, ": \"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<300) "
+                  "SELECT printf('row%03d', x) AS hdrcol FROM c\" Enter");
+    WAIT(&t, "row001", 5);
+    char *s = tmux_capture(&t);
+    int lo, hi, lo2, hi2;
+    int n = rows_shown(s, &lo, &hi);
+    CHECK_MSG(n > 3 && lo == 1 && hi == n, "first page: %d rows, %d-%d\n%s", n, lo, hi, s);
+    free(s);
+    tmux_keys(&t, "NPage");
+    char want[32];
+    snprintf(want, sizeof want, "row%03d", hi + 1);
+    usleep(300000);
+    WAIT(&t, want, 3);
+    s = tmux_capture(&t);
+    rows_shown(s, &lo2, &hi2);
+    CHECK_MSG(lo2 == hi + 1 && hi2 == 2 * hi, "after PgDn: %d-%d (page of %d)\n%s", lo2, hi2, hi, s);
+    CHECK_MSG(strstr(s, "hdrcol"), "the header scrolled away:\n%s", s);
+    free(s);
+    tmux_keys(&t, "NPage PPage");
+    usleep(300000);
+    WAIT(&t, want, 3);
+    s = tmux_capture(&t);
+    rows_shown(s, &lo2, &hi2);
+    CHECK_MSG(lo2 == hi + 1, "after PgDn PgUp: from %d\n%s", lo2, s);
+    free(s);
+    char sql[700] = "SELECT 0 AS c00";
+    for (int i = 1; i <= 40; i++) snprintf(sql + strlen(sql), sizeof sql - strlen(sql), ", %d AS c%02d", i, i);
+    char keys[800];
+    snprintf(keys, sizeof keys, ": \"%s\" Enter", sql);
+    tmux_keys(&t, keys);
+    WAIT(&t, "sql: 1 rows", 5); /* not "c00": the editor line shows the query while it is typed */
+    s = tmux_capture(&t);
+    CHECK_MSG(s && !strstr(s, "c40") && strstr(s, "cols 1-78 of 203"), "%s", s);
+    free(s);
+    tmux_keys(&t, "l l l l l l l l Right Right Right Right Right Right Right Right");
+    WAIT(&t, "c40", 3);
+    s = tmux_capture(&t);
+    CHECK_MSG(s && !strstr(s, "c00") && strstr(s, "cols 126-203 of 203"), "%s", s);
+    free(s);
+    tmux_keys(&t, "Left h");
+    WAIT(&t, "cols 110-187 of 203", 3);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+}
+
+/* `v` shows the plots under their own title, not "sql (read-only)". */
+TEST(tui_plots_pane_has_its_own_title) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "plotstitle", 120, 40, NULL, "--policy full --no-record");
+    WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, "v");
+    WAIT(&t, "per-head global rate", 5);
+    char *s = tmux_capture(&t);
+    CHECK_MSG(s && strstr(s, "plots \xc2\xb7 lines 1-") && !strstr(s, "sql (read-only)"), "%s", s);
+    free(s);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+}
+
 /* Setting keys faster than the model re-evaluates: one chain of runs, each
  * the child of the one before, however fast the keys come. */
 TEST(tui_fast_setting_keys_keep_one_lineage) {

@@ -289,3 +289,77 @@ TEST(views_mouse_half_block_click_picks_other_layer_and_sql_wheel) {
     CHECK_INT(view_mouse_kind(BUTTON5_PRESSED), VIEW_MOUSE_WHEEL_DOWN);
     view_free(&m);
 }
+
+static void type(ViewModel *m, const char *s) {
+    for (; *s; s++) view_input_key(m, (unsigned char)*s);
+}
+
+/* ↑/↓ walk the lines entered before under the same label; ↓ past the
+ * newest gives back what was being typed. */
+TEST(views_input_history_per_label) {
+    ViewModel m;
+    CHECK_INT(view_init(&m, 2, 2, NULL), 0);
+    view_input_begin(&m, "sql", "");
+    type(&m, "SELECT 1");
+    CHECK_INT(view_input_key(&m, '\n'), VIEW_INPUT_DONE);
+    view_input_begin(&m, "prompt", "");
+    type(&m, "Once");
+    view_input_key(&m, '\n');
+    view_input_begin(&m, "sql", "");
+    type(&m, "SELECT 2");
+    view_input_key(&m, '\n');
+    view_input_begin(&m, "sql", "");
+    CHECK(!strcmp(m.input.text, ""));
+    type(&m, "draft");
+    view_input_key(&m, KEY_UP);
+    CHECK(!strcmp(m.input.text, "SELECT 2"));
+    view_input_key(&m, KEY_UP); /* the prompt line in between is skipped */
+    CHECK(!strcmp(m.input.text, "SELECT 1"));
+    view_input_key(&m, KEY_UP); /* the oldest stays */
+    CHECK(!strcmp(m.input.text, "SELECT 1"));
+    view_input_key(&m, KEY_DOWN);
+    CHECK(!strcmp(m.input.text, "SELECT 2"));
+    view_input_key(&m, KEY_DOWN);
+    CHECK(!strcmp(m.input.text, "draft"));
+    CHECK_INT(view_input_key(&m, 27), VIEW_INPUT_CANCEL);
+    CHECK_INT(m.input.n_history, 3); /* a cancelled line is not remembered */
+    view_free(&m);
+}
+
+/* A table keeps its header; PgDn moves by the rows the pane shows and
+ * stops at the last full page; ←/→ scroll sideways within the widest line. */
+TEST(views_sql_pane_pages_and_scrolls_sideways) {
+    ViewModel m;
+    CHECK_INT(view_init(&m, 2, 2, NULL), 0);
+    char text[4096] = "n\n---\n";
+    for (int i = 1; i <= 25; i++) snprintf(text + strlen(text), sizeof text - strlen(text), "%d\n", i);
+    CHECK_INT(view_set_sql(&m, "q", text, NULL), 0);
+    CHECK_INT(m.sql_pinned, 2);
+    Layout l;
+    LayoutOpts o = view_layout_opts(&m);
+    view_layout(80, 24, &o, &l);
+    view_sql_fit(&m, &l);
+    int page = m.sql_page;
+    CHECK(page > 0 && page < 25);
+    view_key(&m, KEY_NPAGE);
+    CHECK_INT(m.sql_scroll, page);
+    for (int i = 0; i < 10; i++) view_key(&m, KEY_NPAGE);
+    CHECK_INT(m.sql_scroll, 25 - page);
+    view_key(&m, KEY_PPAGE);
+    CHECK_INT(m.sql_scroll, 25 - 2 * page > 0 ? 25 - 2 * page : 0);
+    char wide[300];
+    memset(wide, 'x', 200);
+    wide[200] = 0;
+    CHECK_INT(view_set_text(&m, "plots", "", wide, NULL), 0);
+    CHECK_INT(m.sql_pinned, 0);
+    CHECK(!strcmp(m.sql_title, "plots"));
+    view_sql_fit(&m, &l);
+    CHECK_INT(m.sql_cols, 78);
+    view_key(&m, 'l');
+    CHECK_INT(m.sql_hscroll, VIEW_SQL_HSTEP);
+    for (int i = 0; i < 30; i++) view_key(&m, KEY_RIGHT);
+    CHECK_INT(m.sql_hscroll, 200 - 78);
+    view_key(&m, 'h');
+    CHECK_INT(m.sql_hscroll, 200 - 78 - VIEW_SQL_HSTEP);
+    view_free(&m);
+}

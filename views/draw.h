@@ -35,7 +35,8 @@ void view_draw_bars(WINDOW *w, const ViewModel *m, const ViewPalette *p);
  * for the selected head, and the attention strip at the cursor token. */
 void view_draw_inspector(WINDOW *w, const ViewModel *m, const ViewPalette *p);
 
-/* SQL result text, scrolled to m->sql_scroll. */
+/* The text pane (SQL results, plots) under m->sql_title: the pinned header
+ * lines, then the rest from line m->sql_scroll, all from column m->sql_hscroll. */
 void view_draw_sql(WINDOW *w, const ViewModel *m, const ViewPalette *p);
 
 /* One-line legend of the current metric with its colour scale. */

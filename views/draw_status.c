@@ -11,7 +11,11 @@ static int hints(const ViewModel *m, const char **out, int max) {
 #define HINT(k, l) \
     do { if (n + 2 <= max) { out[n++] = (k); out[n++] = (l); } } while (0)
     switch (m->focus) {
-    case VIEW_PANE_SQL: HINT("\xe2\x86\x91\xe2\x86\x93", "scroll"); HINT("Esc", "close"); break;
+    case VIEW_PANE_SQL:
+        HINT("\xe2\x86\x91\xe2\x86\x93 PgDn", "scroll");
+        if (m->sql_width > m->sql_cols && m->sql_cols > 0) HINT("\xe2\x86\x90\xe2\x86\x92", "sideways");
+        HINT("Esc", "close");
+        break;
     case VIEW_PANE_TIMELINE: HINT("\xe2\x86\x90\xe2\x86\x92", "token"); HINT("\xe2\x86\x91\xe2\x86\x93", "head"); break;
     case VIEW_PANE_TOKENS: HINT("\xe2\x86\x90\xe2\x86\x92", "token"); HINT("\xe2\x86\x91\xe2\x86\x93", "layer"); break;
     default: HINT("arrows", "head"); HINT("[ ]", "token"); break;

@@ -26,8 +26,21 @@ static void move_row(ViewModel *m, int d) {
     select_head(m, r / m->n_heads, r % m->n_heads);
 }
 
+/* Scroll the text pane's rows (below its pinned header). With the pane's
+ * size known, the last screenful stays full; PgDn never skips a row. */
 static void scroll_sql(ViewModel *m, int d) {
-    m->sql_scroll = clampi(m->sql_scroll + d, 0, m->sql_lines > 0 ? m->sql_lines - 1 : 0);
+    int body = m->sql_lines - m->sql_pinned;
+    int last = m->sql_page > 0 ? body - m->sql_page : body - 1;
+    m->sql_scroll = clampi(m->sql_scroll + d, 0, last > 0 ? last : 0);
+}
+
+/* One screenful of the text pane (PgUp/PgDn). */
+static int sql_page(const ViewModel *m) { return m->sql_page > 0 ? m->sql_page : PAGE; }
+
+/* Scroll the text pane sideways, for results wider than the pane. */
+static void hscroll_sql(ViewModel *m, int d) {
+    int last = m->sql_cols > 0 ? m->sql_width - m->sql_cols : m->sql_width - 1;
+    m->sql_hscroll = clampi(m->sql_hscroll + d * VIEW_SQL_HSTEP, 0, last > 0 ? last : 0);
 }
 
 /* A pane can take the focus when it is on screen: the SQL pane replaces the
@@ -68,7 +81,10 @@ static int direction_key(ViewModel *m, int ch) {
     else if (ch == KEY_DOWN || ch == 'j') dy = 1;
     else return 0;
     switch (m->focus) {
-    case VIEW_PANE_SQL: scroll_sql(m, dy); break;
+    case VIEW_PANE_SQL:
+        if (dx) hscroll_sql(m, dx);
+        else scroll_sql(m, dy);
+        break;
     case VIEW_PANE_TIMELINE:
         if (dx) move_cursor(m, m->cursor + dx);
         else move_row(m, dy);
@@ -130,11 +146,11 @@ static int view_state_key(ViewModel *m, int ch) {
     case KEY_HOME: move_cursor(m, 0); break;
     case KEY_END: move_cursor(m, m->n_hist - 1); break;
     case KEY_PPAGE:
-        if (m->focus == VIEW_PANE_SQL) scroll_sql(m, -PAGE);
+        if (m->focus == VIEW_PANE_SQL) scroll_sql(m, -sql_page(m));
         else move_cursor(m, m->cursor - PAGE);
         break;
     case KEY_NPAGE:
-        if (m->focus == VIEW_PANE_SQL) scroll_sql(m, PAGE);
+        if (m->focus == VIEW_PANE_SQL) scroll_sql(m, sql_page(m));
         else move_cursor(m, m->cursor + PAGE);
         break;
     case CH_TAB: cycle_focus(m, 1); break;

@@ -96,7 +96,7 @@ void view_layout(int cols, int rows, const LayoutOpts *o, Layout *out) {
     out->pane[o->sql ? VIEW_PANE_SQL : VIEW_PANE_TIMELINE] = rect(0, y, cols, rest);
 
     int hw = cols - 4 < 66 ? cols - 4 : 66;
-    int hh = rows - 2 < 24 ? rows - 2 : 24;
+    int hh = rows - 2 < 26 ? rows - 2 : 26; /* every help line from 28 rows up */
     out->help = rect((cols - hw) / 2, (rows - hh) / 2, hw, hh);
 }
 

@@ -114,7 +114,31 @@ static char *dup_str(const char *s) {
     return p;
 }
 
+/* 1 if the text's second line is a table rule (dashes and spaces only):
+ * then its first two lines are the header to keep on screen. */
+static int table_header_lines(const char *t) {
+    const char *nl = strchr(t, '\n');
+    if (!nl || nl[1] != '-') return 0;
+    for (const char *p = nl + 1; *p && *p != '\n'; p++)
+        if (*p != '-' && *p != ' ') return 0;
+    return 2;
+}
+
+/* The widest line of t, in characters (UTF-8 continuation bytes not counted). */
+static int widest_line(const char *t) {
+    int w = 0, best = 0;
+    for (; *t; t++) {
+        if (*t == '\n') w = 0;
+        else if (((unsigned char)*t & 0xC0) != 0x80 && ++w > best) best = w;
+    }
+    return best;
+}
+
 int view_set_sql(ViewModel *m, const char *query, const char *text, Err *e) {
+    return view_set_text(m, "sql (read-only)", query, text, e);
+}
+
+int view_set_text(ViewModel *m, const char *title, const char *query, const char *text, Err *e) {
     char *q = dup_str(query ? query : "");
     char *t = dup_str(text ? text : "");
     if (!q || !t) {
@@ -129,10 +153,19 @@ int view_set_sql(ViewModel *m, const char *query, const char *text, Err *e) {
     m->sql_lines = 1;
     for (const char *p = t; *p; p++)
         if (*p == '\n' && p[1]) m->sql_lines++;
-    m->sql_scroll = 0;
+    m->sql_scroll = m->sql_hscroll = 0;
+    m->sql_pinned = table_header_lines(t);
+    m->sql_width = widest_line(t);
+    snprintf(m->sql_title, sizeof m->sql_title, "%s", title ? title : "");
     m->sql_open = 1;
     m->focus = VIEW_PANE_SQL;
     return 0;
+}
+
+void view_sql_fit(ViewModel *m, const Layout *lay) {
+    const ViewRect *r = &lay->pane[VIEW_PANE_SQL];
+    m->sql_page = r->h > 2 + m->sql_pinned ? r->h - 2 - m->sql_pinned : 0; /* inside the box, below the header */
+    m->sql_cols = r->w > 2 ? r->w - 2 : 0;
 }
 
 void view_set_status(ViewModel *m, const char *fmt, ...) {

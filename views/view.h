@@ -39,6 +39,9 @@ typedef DecidePred ViewPredictor;
 #define VIEW_PRED_QADA_BULK DECIDE_QADA_BULK
 #define VIEW_PRED_COUNT DECIDE_N_SQL
 
+#define VIEW_INPUT_HISTORY 32 /* lines remembered by the input editor */
+#define VIEW_SQL_HSTEP 8      /* columns one ←/→ moves the text pane */
+
 typedef enum { VIEW_COLOUR_NONE, VIEW_COLOUR_8, VIEW_COLOUR_256 } ViewColour;
 
 /* What the app must do after a key or mouse event. */
@@ -116,14 +119,30 @@ typedef struct {
     double speed; /* set by the app: play speed in steps per second, 0 as fast as it goes */
 
     ViewAttn attn;
-    char *sql_query, *sql_text; /* owned; the pane shows sql_text from line sql_scroll */
-    int sql_scroll, sql_lines;
+    /* The text pane (SQL results, plots): sql_text's first sql_pinned
+     * lines (a table's header and rule) stay at the top; below them the
+     * pane shows the rest from line sql_scroll and column sql_hscroll. */
+    char *sql_query, *sql_text; /* owned */
+    char sql_title[32];         /* "sql (read-only)" or "plots" */
+    int sql_scroll, sql_lines;  /* sql_lines counts every line, pinned ones too */
+    int sql_pinned;
+    int sql_hscroll, sql_width; /* first column shown; the widest line, in characters */
+    int sql_page, sql_cols;     /* scrolling lines and columns the pane shows (view_sql_fit); 0 unknown */
 
     char status[160]; /* transient message; cleared by the next key */
     struct {
         int active;       /* the status line is a one-line text editor */
         char label[32];   /* e.g. "prompt" or "sql" */
         char text[1024];  /* UTF-8 typed so far */
+        /* Lines entered before, newest last, each under its label, so ↑/↓
+         * in the SQL editor walk earlier queries and never prompts. */
+        struct {
+            char label[32];
+            char text[1024];
+        } history[VIEW_INPUT_HISTORY];
+        int n_history;
+        int browse;         /* history entry shown, or -1: the line being typed */
+        char draft[1024];   /* the line being typed, kept while browsing */
     } input;
 
     /* Cumulative counts per position for the header and the bars, so a
@@ -174,8 +193,17 @@ int view_set_attention(ViewModel *m, int pos, int layer, int head, const float *
 int view_attention_wanted(const ViewModel *m, int *pos, int *layer, int *head);
 
 /* Show a query and its result text (lines separated by '\n') in the SQL pane,
- * opening it and focusing it. Copies both strings. */
+ * opening it and focusing it. Copies both strings. A table's header and its
+ * rule of dashes (store's table format) stay on screen while the rows scroll. */
 int view_set_sql(ViewModel *m, const char *query, const char *text, Err *e);
+
+/* view_set_sql under another pane title (e.g. "plots"); query may be "". */
+int view_set_text(ViewModel *m, const char *title, const char *query, const char *text, Err *e);
+
+/* Record how many scrolling lines and columns the text pane shows in
+ * layout lay, so PgDn moves by exactly one screenful. The app calls it
+ * after each frame. */
+void view_sql_fit(ViewModel *m, const Layout *lay);
 
 /* Set the transient status message (printf-style; truncated to fit). */
 void view_set_status(ViewModel *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -187,8 +215,9 @@ typedef enum { VIEW_INPUT_EDITING, VIEW_INPUT_DONE, VIEW_INPUT_CANCEL } ViewInpu
 void view_input_begin(ViewModel *m, const char *label, const char *text);
 
 /* Edit the input line: printable bytes (UTF-8 arrives byte by byte) are
- * appended, Backspace removes the last character, Ctrl-U clears, Enter
- * finishes (DONE) and Esc cancels; either ends the editing. */
+ * appended, Backspace removes the last character, Ctrl-U clears, ↑/↓ walk
+ * the lines entered before under the same label, Enter finishes (DONE, and
+ * remembers the line) and Esc cancels; either ends the editing. */
 ViewInput view_input_key(ViewModel *m, int ch);
 
 /* Handle one key from getch()/wget_wch() (KEY_* codes included). Changes the
