@@ -1,0 +1,137 @@
+/* explain.c — the verdicts in words (see explain.h). */
+#include "views/explain.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/decide.h"
+
+/* The symbols a verdict uses, as Unicode or spelled out for ASCII terminals. */
+typedef struct {
+    const char *tau, *theta, *le, *to, *dot;
+} Glyphs;
+
+static const Glyphs UNI = {"\xcf\x84", "\xce\xb8", "\xe2\x89\xa4", "\xe2\x86\x92", "\xc2\xb7"};
+static const Glyphs ASC = {"tau", "theta", "<=", "->", "|"};
+
+const char *view_explain_agreement(int decision, int label) {
+    if (decision < 0 || label < 0) return NULL;
+    if (decision) return label ? "needed and taken" : "needless";
+    return label ? "missed" : "not needed, not taken";
+}
+
+/* Append printf text to a line, truncating at its capacity. */
+static void add(char *line, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(char *line, const char *fmt, ...) {
+    size_t len = strlen(line);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line + len, VIEW_EXPLAIN_CAP - len, fmt, ap);
+    va_end(ap);
+}
+
+/* Fewest decimals, from lo to lo + 3, at which v and its threshold print
+ * differently, so "0.50 ≤ τ 0.50" only shows when they are truly equal. */
+static int digits_apart(double v, double thr, int lo) {
+    char a[48], b[48];
+    for (int d = lo; d <= lo + 3; d++) {
+        snprintf(a, sizeof a, "%.*f", d, v);
+        snprintf(b, sizeof b, "%.*f", d, thr);
+        if (strcmp(a, b)) return d;
+    }
+    return lo;
+}
+
+/* A percentage at d decimals; tails that would round to 0% or 100% say
+ * "<" or ">" instead, since the masses live in the tails (log-odds). */
+static void pct(char *buf, size_t n, double p, int d) {
+    double unit = pow(10, -d);
+    if (p > 0 && p < unit / 2) snprintf(buf, n, "<%.*f%%", d, unit);
+    else if (p < 100 && p > 100 - unit / 2) snprintf(buf, n, ">%.*f%%", d, 100 - unit);
+    else snprintf(buf, n, "%.*f%%", d, p);
+}
+
+/* A mass held as log-odds and θ as percentages into a and b, at the
+ * fewest decimals that tell them apart. */
+static void mass_pcts(double logit, double theta_logit, char *a, char *b, size_t n) {
+    double p = 100 * decide_prob(logit), th = 100 * decide_prob(theta_logit);
+    int d = digits_apart(p, th, 0);
+    pct(a, n, p, d);
+    pct(b, n, th, d);
+}
+
+static void agreement(char *line, int decision, int label, const Glyphs *g) {
+    const char *a = view_explain_agreement(decision, label);
+    if (a) add(line, " %s %s", g->dot, a);
+}
+
+static void router_line(const ViewModel *m, const StepTrace *t, int cell, int label, const Glyphs *g,
+                        ViewExplain *out) {
+    char *line = out->line[VIEW_EXPLAIN_ROUTER];
+    int d = decide_cell(t, cell, DECIDE_AHA, m->hdr.tau, m->hdr.theta_logit);
+    out->decision[VIEW_EXPLAIN_ROUTER] = d;
+    float s = t->score[cell], tau = m->hdr.tau;
+    if (d < 0) { add(line, "router: no score"); return; }
+    int k = digits_apart(s, tau, 2);
+    add(line, "router %.*f %s %s %.*f %s %s", k, (double)s, d ? ">" : g->le, g->tau, k, (double)tau, g->to,
+        d ? "global" : "local");
+    agreement(line, d, label, g);
+}
+
+static void oracle_line(const ViewModel *m, const StepTrace *t, int cell, const Glyphs *g, ViewExplain *out) {
+    char *line = out->line[VIEW_EXPLAIN_ORACLE];
+    int d = decide_label(t, cell, m->hdr.theta_logit);
+    out->decision[VIEW_EXPLAIN_ORACLE] = d;
+    if (d < 0) { add(line, "oracle: not profiled"); return; }
+    char a[32], b[32];
+    mass_pcts(t->oracle_logit[cell], m->hdr.theta_logit, a, b, sizeof a);
+    add(line, "oracle: %s of the mass is outside %s %s %s %s %s %s", a,
+        m->hdr.sinks > 0 ? "sinks+window" : "the window", d ? ">" : g->le, g->theta, b, g->to,
+        d ? "needed" : "not needed");
+}
+
+/* A mass estimate's line: "QAdA estimate 93% > θ 10% → global · needless". */
+static void estimate_line(const ViewModel *m, const StepTrace *t, int cell, int slot, DecidePred p, int label,
+                          const Glyphs *g, ViewExplain *out) {
+    char *line = out->line[slot];
+    const float *v = p == DECIDE_QADA ? t->qada_logit : t->qada_bulk_logit;
+    int d = decide_cell(t, cell, p, m->hdr.tau, m->hdr.theta_logit);
+    out->decision[slot] = d;
+    if (d < 0) { add(line, "%s: not profiled", decide_title(p)); return; }
+    char a[32], b[32];
+    mass_pcts(v[cell], m->hdr.theta_logit, a, b, sizeof a);
+    add(line, "%s estimate %s %s %s %s %s %s", decide_title(p), a, d ? ">" : g->le, g->theta, b, g->to,
+        d ? "global" : "local");
+    agreement(line, d, label, g);
+}
+
+static void gate_line(const ViewModel *m, const StepTrace *t, int cell, int label, const Glyphs *g,
+                      ViewExplain *out) {
+    char *line = out->line[VIEW_EXPLAIN_GATE];
+    int d = decide_cell(t, cell, DECIDE_EXECUTED, m->hdr.tau, m->hdr.theta_logit);
+    out->decision[VIEW_EXPLAIN_GATE] = d;
+    if (d < 0) { add(line, "executed: not recorded"); return; }
+    add(line, "executed %s", d ? "global" : "local");
+    if (m->hdr.policy[0]) add(line, " under policy %s", m->hdr.policy);
+    agreement(line, d, label, g);
+}
+
+void view_explain(const ViewModel *m, const StepTrace *t, int cell, ViewExplain *out) {
+    memset(out, 0, sizeof *out);
+    const Glyphs *g = m->ascii ? &ASC : &UNI;
+    if (!decide_has_choice(t)) {
+        out->n = 1;
+        out->decision[0] = -1;
+        add(out->line[0], "no far keys at pos %d: global and local read the same keys", t->pos);
+        return;
+    }
+    int label = decide_label(t, cell, m->hdr.theta_logit);
+    router_line(m, t, cell, label, g, out);
+    oracle_line(m, t, cell, g, out);
+    estimate_line(m, t, cell, VIEW_EXPLAIN_QADA, DECIDE_QADA, label, g, out);
+    estimate_line(m, t, cell, VIEW_EXPLAIN_QADA_BULK, DECIDE_QADA_BULK, label, g, out);
+    gate_line(m, t, cell, label, g, out);
+    out->n = VIEW_EXPLAIN_LINES;
+}
