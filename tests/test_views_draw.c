@@ -490,3 +490,92 @@ TEST(views_draw_header_splits_the_steps_bytes) {
     view_free(&m);
     fx_term_close(&term);
 }
+
+/* The inspector at pos 7 of a 2×2 fixture, head (0, 0) set to a global
+ * router decision the oracle needed: τ 0.5, θ 10%, policy aha. */
+static void verdict_model(ViewModel *m) {
+    view_init(m, 2, 2, NULL);
+    fx_fill(m, 8);
+    m->inspector_open = 1;
+    m->hdr.tau = 0.5f;
+    m->hdr.theta_logit = decide_theta_logit(0.1);
+    snprintf(m->hdr.policy, sizeof m->hdr.policy, "aha");
+    StepTrace *t = m->hist[7];
+    t->score[0] = 0.51f;
+    t->gate[0] = 1;
+    t->oracle_logit[0] = (float)decide_theta_logit(0.31);
+    t->qada_logit[0] = (float)decide_theta_logit(0.93);
+}
+
+TEST(views_draw_inspector_shows_the_verdicts) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 100, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    verdict_model(&m);
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(8, 100, 0, 0);
+    view_draw_inspector(w, &m, &pal);
+    ViewInspGeom g;
+    view_insp_geom(&m, 100, 8, &g);
+    CHECK(g.text_w > 0);
+    /* each verdict on its predictor's sparkline row, the gate's beside the strip */
+    CHECK(strstr(fx_line(w, g.y_spark), "router 0.51 > \xcf\x84 0.50 \xe2\x86\x92 global \xc2\xb7 needed and taken"));
+    CHECK(strstr(fx_line(w, g.y_spark + 1), "oracle: 31% of the mass is outside the window > \xce\xb8 10%"));
+    CHECK(strstr(fx_line(w, g.y_spark + 2), "QAdA estimate 93% > \xce\xb8 10% \xe2\x86\x92 global"));
+    CHECK(strstr(fx_line(w, g.y_spark + 3), "qada_bulk estimate"));
+    CHECK(strstr(fx_line(w, g.y_strip), "executed global under policy aha"));
+    wchar_t ch;
+    short pair;
+    attr_t a;
+    fx_cell(w, g.y_spark, g.x_text, &ch, &pair, &a);
+    CHECK_INT(ch, 'r');
+    CHECK(a & A_BOLD); /* a global verdict stands out */
+    /* no choice at this position: one line says why */
+    m.hist[7]->n_far = 0;
+    werase(w);
+    view_draw_inspector(w, &m, &pal);
+    CHECK(fx_contains(w, "no far keys at pos 7: global and local read the same keys"));
+    CHECK(!fx_contains(w, "router 0.51"));
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+TEST(views_draw_inspector_verdicts_narrow_and_ascii) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 100, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    verdict_model(&m);
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(8, 60, 0, 0);
+    view_draw_inspector(w, &m, &pal);
+    ViewInspGeom g;
+    view_insp_geom(&m, 60, 8, &g);
+    CHECK(g.text_w > 0 && g.x_text + g.text_w <= 59);
+    /* the long oracle line is cut with an ellipsis inside the border */
+    const char *l = fx_line(w, g.y_spark + 1);
+    CHECK(strstr(l, "oracle: 31% of the mass"));
+    CHECK(strstr(l, "\xe2\x80\xa6\xe2\x94\x82") != NULL); /* …│ */
+    /* ASCII: τ and θ spelled out, the cut marked with '~' */
+    m.ascii = 1;
+    view_palette_init(&pal, VIEW_COLOUR_256, 1, NULL);
+    werase(w);
+    view_draw_inspector(w, &m, &pal);
+    CHECK(strstr(fx_line(w, g.y_spark), "router 0.51 > tau 0.50 -> global"));
+    CHECK(strstr(fx_line(w, g.y_spark + 1), "~|"));
+    /* too narrow for verdicts: the sparklines keep their value column */
+    WINDOW *n = newwin(8, 40, 0, 0);
+    view_insp_geom(&m, 40, 8, &g);
+    CHECK_INT(g.text_w, 0);
+    view_draw_inspector(n, &m, &pal);
+    CHECK(!fx_contains(n, "router"));
+    CHECK(fx_contains(n, "0.51"));
+    delwin(n);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}

@@ -1,9 +1,10 @@
-/* draw_inspector.c — the selected head over time, and its attention at the
- * cursor token (see draw.h). */
+/* draw_inspector.c — the selected head over time, its verdicts and its
+ * attention at the cursor token (see draw.h). */
 #include <math.h>
 #include <stdio.h>
 
 #include "views/draw.h"
+#include "views/explain.h"
 #include "views/geom.h"
 #include "views/paint.h"
 
@@ -21,7 +22,20 @@ static void sparkline(WINDOW *w, const ViewModel *m, const ViewPalette *p, const
     }
     const StepTrace *t = view_trace(m, m->cursor);
     float v = t ? view_metric_value(m, t, cell, k) : NAN;
-    if (!isnan(v)) view_printf(w, y, g->x0 + g->n_cols + 1, 5, 1, A_BOLD, 0, "%.2f", v);
+    if (!isnan(v) && g->x_value >= 0) view_printf(w, y, g->x_value, 5, 1, A_BOLD, 0, "%.2f", v);
+}
+
+/* The verdicts at the cursor token beside the sparklines (one line per
+ * predictor, then the executed gate): global ones bold, missing ones dim. */
+static void verdicts(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int h) {
+    const StepTrace *t = view_trace(m, m->cursor);
+    if (!t || g->text_w <= 0) return;
+    ViewExplain x;
+    view_explain(m, t, m->sel_layer * m->n_heads + m->sel_head, &x);
+    for (int i = 0; i < x.n && g->y_spark + i < h - 1; i++) {
+        attr_t a = x.decision[i] > 0 ? A_BOLD : x.decision[i] < 0 ? A_DIM : A_NORMAL;
+        view_puts_fit(w, g->y_spark + i, g->x_text, g->text_w, x.line[i], p->ascii, a, 0);
+    }
 }
 
 /* Mass of the attention strip's bin c of n_cols over n positions. */
@@ -43,10 +57,12 @@ static int column_of(int pos, int n, int n_cols) {
 static void strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int wd) {
     const ViewAttn *at = &m->attn;
     const StepTrace *t = view_trace(m, m->cursor);
-    int y = g->y_strip, width = wd - 1 - g->x0;
+    int y = g->y_strip, width = g->text_w ? g->n_cols : wd - 1 - g->x0;
     view_puts(w, y, 1, g->x0 - 1, "attn", 1, A_DIM, 0);
     if (!t || at->pos != t->pos || at->layer != m->sel_layer || at->head != m->sel_head || at->n <= 0) {
-        view_puts(w, y, g->x0, width, "attention weights not available for this token", p->ascii, A_DIM, 0);
+        const char *why = "attention weights not available for this token";
+        if (view_text_width(why, p->ascii) > width) why = "weights not available"; /* beside the verdicts */
+        view_puts_fit(w, y, g->x0, width, why, p->ascii, A_DIM, 0);
         return;
     }
     int cols = at->n < width ? at->n : width;
@@ -83,11 +99,22 @@ static void strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, const Vie
     view_puts(w, y + 1, mx, wd - 1 - mx, msg[k], p->ascii, A_BOLD, 0);
 }
 
+/* "inspector · L0 H3 @ pos 28 «w»": the verdicts and the strip are about
+ * the cursor token, so the title names it. */
+static void insp_title(const ViewModel *m, int ascii, char *buf, size_t n) {
+    const StepTrace *t = view_trace(m, m->cursor);
+    int k = snprintf(buf, n, "inspector \xc2\xb7 L%d H%d", m->sel_layer, m->sel_head);
+    if (!t || k < 0 || (size_t)k >= n) return;
+    char label[TRACE_PIECE_MAX * 4];
+    view_piece_label(t->piece, ascii, label, sizeof label);
+    snprintf(buf + k, n - (size_t)k, " @ pos %d \xc2\xab%.24s\xc2\xbb", t->pos, label);
+}
+
 void view_draw_inspector(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int h, wd;
     getmaxyx(w, h, wd);
-    char title[120];
-    snprintf(title, sizeof title, "inspector \xc2\xb7 L%d H%d", m->sel_layer, m->sel_head);
+    char title[200];
+    insp_title(m, p->ascii, title, sizeof title);
     view_frame_box(w, p, title, m->focus == VIEW_PANE_INSPECTOR);
     ViewInspGeom g;
     view_insp_geom(m, wd, h, &g);
@@ -97,4 +124,5 @@ void view_draw_inspector(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     for (int i = 0; i < 4 && g.y_spark + i < h - 1; i++)
         sparkline(w, m, p, &g, g.y_spark + i, labels[i], metrics[i]);
     if (g.y_strip + 1 < h - 1) strip(w, m, p, &g, wd);
+    verdicts(w, m, p, &g, h);
 }
