@@ -164,3 +164,74 @@ TEST(views_explain_tails_and_near_ties_of_the_masses) {
     trace_free(t);
     view_free(&m);
 }
+
+/* Weights of pos 9 over 0 … 9 with 1 sink and a window of 4 (6 … 9). */
+static void attn_fixture(ViewAttn *at, float *w) {
+    static const float wts[10] = {0.20f, 0.02f, 0.15f, 0.03f, 0.15f, 0.05f, 0.1f, 0.1f, 0.1f, 0.1f};
+    memcpy(w, wts, sizeof wts);
+    *at = (ViewAttn){.pos = 9, .layer = 0, .head = 0, .n = 10, .w = w, .cap = 10, .window = 4, .sinks = 1};
+}
+
+TEST(views_explain_attention_split_and_top_far) {
+    float w[10];
+    ViewAttn at;
+    attn_fixture(&at, w);
+    ViewAttnSplit s;
+    view_attn_split(&at, &s);
+    CHECK_INT(s.window_start, 6);
+    CHECK_NEAR(s.sinks, 0.20, 1e-6);
+    CHECK_NEAR(s.window, 0.40, 1e-6);
+    CHECK_NEAR(s.far, 0.40, 1e-6);
+    CHECK_INT(s.n_top, 5); /* far: 1 … 5 */
+    /* heaviest first; 2 and 4 tie at 0.15, the earlier first */
+    int want[5] = {2, 4, 5, 3, 1};
+    for (int k = 0; k < 5; k++) CHECK_INT(s.top_pos[k], want[k]);
+    /* no window (0): every key is local, nothing far */
+    at.window = 0;
+    view_attn_split(&at, &s);
+    CHECK_INT(s.n_top, 0);
+    CHECK_NEAR(s.far, 0, 0);
+    /* more far positions than the ranking holds: the heaviest are kept */
+    float many[40];
+    for (int i = 0; i < 40; i++) many[i] = (float)(i % 10) / 100.0f;
+    ViewAttn big = {.pos = 39, .n = 40, .w = many, .cap = 40, .window = 4, .sinks = 0};
+    view_attn_split(&big, &s);
+    CHECK_INT(s.n_top, VIEW_ATTN_TOP);
+    CHECK_INT(s.top_pos[0], 9);
+    for (int k = 0; k < VIEW_ATTN_TOP; k++) CHECK(s.top_w[k] >= 0.07f);
+}
+
+TEST(views_explain_attention_text_fits_its_width) {
+    ViewModel m;
+    view_init(&m, 1, 1, NULL);
+    StepTrace *t = trace_new(1, 1);
+    static const char *const words[10] = {"<s>", "Once", " upon", " a", " time", " Lily", ",", " she", " saw", "\n"};
+    for (int p = 0; p < 10; p++) {
+        t->pos = p;
+        snprintf(t->piece, sizeof t->piece, "%s", words[p]);
+        view_push(&m, t, NULL);
+    }
+    float w[10];
+    ViewAttn at;
+    attn_fixture(&at, w);
+    ViewAttnSplit s;
+    view_attn_split(&at, &s);
+    char buf[256];
+    view_explain_attn(&m, &at, &s, 200, buf, sizeof buf);
+    CHECK_MSG(!strcmp(buf, "sinks 20% \xc2\xb7 window 40% \xc2\xb7 far 40% \xc2\xb7 pos 2 \" upon\" 0.15 \xc2\xb7 "
+                           "pos 4 \" time\" 0.15 \xc2\xb7 pos 5 \" Lily\" 0.05 \xc2\xb7 pos 3 \" a\" 0.03 \xc2\xb7 "
+                           "pos 1 \"Once\" 0.02"),
+              "got \"%s\"", buf);
+    /* narrow: whole entries only */
+    view_explain_attn(&m, &at, &s, 60, buf, sizeof buf);
+    CHECK_MSG(!strcmp(buf, "sinks 20% \xc2\xb7 window 40% \xc2\xb7 far 40% \xc2\xb7 pos 2 \" upon\" 0.15"), "got \"%s\"",
+              buf);
+    /* no sinks configured: no sinks part; ASCII separators */
+    at.sinks = 0;
+    m.ascii = 1;
+    view_attn_split(&at, &s);
+    view_explain_attn(&m, &at, &s, 40, buf, sizeof buf);
+    CHECK_MSG(!strcmp(buf, "window 40% | far 60% | pos 0 \"<s>\" 0.20"), "got \"%s\"", buf);
+    trace_free(t);
+    view_free(&m);
+}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/decide.h"
+#include "views/paint.h"
 
 /* The symbols a verdict uses, as Unicode or spelled out for ASCII terminals. */
 typedef struct {
@@ -134,4 +135,62 @@ void view_explain(const ViewModel *m, const StepTrace *t, int cell, ViewExplain 
     estimate_line(m, t, cell, VIEW_EXPLAIN_QADA_BULK, DECIDE_QADA_BULK, label, g, out);
     gate_line(m, t, cell, label, g, out);
     out->n = VIEW_EXPLAIN_LINES;
+}
+
+/* Insert far position i of weight v into the ranking if it is heavy
+ * enough; equal weights keep their order, so earlier positions come first. */
+static void rank_far(ViewAttnSplit *s, int i, float v) {
+    int k = s->n_top;
+    if (k == VIEW_ATTN_TOP) {
+        if (!(v > s->top_w[k - 1])) return;
+        k--; /* the lightest drops out */
+    } else {
+        s->n_top++;
+    }
+    for (; k > 0 && v > s->top_w[k - 1]; k--) {
+        s->top_pos[k] = s->top_pos[k - 1];
+        s->top_w[k] = s->top_w[k - 1];
+    }
+    s->top_pos[k] = i;
+    s->top_w[k] = v;
+}
+
+void view_attn_split(const ViewAttn *at, ViewAttnSplit *s) {
+    memset(s, 0, sizeof *s);
+    s->window_start = at->window > 0 ? at->pos - at->window + 1 : 0;
+    if (s->window_start < 0) s->window_start = 0;
+    for (int i = 0; i < at->n; i++) {
+        float v = at->w[i];
+        if (i < at->sinks) s->sinks += v;
+        else if (i >= s->window_start) s->window += v;
+        else {
+            s->far += v;
+            rank_far(s, i, v);
+        }
+    }
+}
+
+/* A mass share for people: whole percent, tails as "<1%" / ">99%". */
+static void share(char *buf, size_t n, double v) { pct(buf, n, 100 * v, 0); }
+
+void view_explain_attn(const ViewModel *m, const ViewAttn *at, const ViewAttnSplit *s, int max_w, char *buf,
+                       size_t n) {
+    const char *dot = m->ascii ? ASC.dot : UNI.dot;
+    char sk[32], wn[32], fr[32], line[4 * VIEW_EXPLAIN_CAP] = "";
+    share(sk, sizeof sk, s->sinks);
+    share(wn, sizeof wn, s->window);
+    share(fr, sizeof fr, s->far);
+    if (at->sinks > 0) add(line, "sinks %s %s ", sk, dot);
+    add(line, "window %s %s far %s", wn, dot, fr);
+    for (int k = 0; k < s->n_top; k++) {
+        const StepTrace *t = view_trace(m, s->top_pos[k]);
+        char label[TRACE_PIECE_MAX * 4] = "", entry[VIEW_EXPLAIN_CAP];
+        if (t) view_piece_label(t->piece, m->ascii, label, sizeof label);
+        snprintf(entry, sizeof entry, " %s pos %d \"%.32s\" %.2f", dot, s->top_pos[k], label, (double)s->top_w[k]);
+        if (view_text_width(line, m->ascii) + view_text_width(entry, m->ascii) > max_w) break;
+        size_t len = strlen(line), el = strlen(entry);
+        if (len + el >= sizeof line) break;
+        memcpy(line + len, entry, el + 1);
+    }
+    snprintf(buf, n, "%s", line);
 }

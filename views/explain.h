@@ -3,6 +3,8 @@
  * decided, and whether that agrees with the oracle. Pure text from the view
  * model's header (τ, θ, policy) and one StepTrace, so it is tested without
  * curses; every decision comes from engine/decide.h, never recomputed here.
+ * Also where the head looked: its attention weights (ViewAttn) split into
+ * sinks, window and far, with the heaviest far positions and their tokens.
  *
  * ASCII mode (m->ascii) spells τ, θ, ≤ and → out as tau, theta, <= and ->.
  */
@@ -37,5 +39,28 @@ void view_explain(const ViewModel *m, const StepTrace *t, int cell, ViewExplain 
 /* The agreement of a decision with the oracle's label: "needed and taken",
  * "missed", "needless", "not needed, not taken"; NULL if either is unknown. */
 const char *view_explain_agreement(int decision, int label);
+
+/* Far positions ranked at most. */
+#define VIEW_ATTN_TOP 8
+
+/* Where one head's attention went at one position. */
+typedef struct {
+    double sinks, window, far; /* mass on each part of the context (sums to the weights' total) */
+    int window_start;          /* first window position: pos - window + 1, at least 0 */
+    int n_top;                 /* far positions ranked, heaviest first (ties: earlier first) */
+    int top_pos[VIEW_ATTN_TOP];
+    float top_w[VIEW_ATTN_TOP];
+} ViewAttnSplit;
+
+/* Split at's weights by the local set it describes: positions below
+ * at->sinks are sinks, from window_start on the window, the rest far (a
+ * window of 0 leaves nothing far, as attn.c's local set does). */
+void view_attn_split(const ViewAttn *at, ViewAttnSplit *s);
+
+/* "window 79% · far 21% · pos 12 \"Lily\" 0.41 · …" into buf (sinks first
+ * when there are any): as many far positions as fit in max_w columns, their
+ * text from m's history. */
+void view_explain_attn(const ViewModel *m, const ViewAttn *at, const ViewAttnSplit *s, int max_w, char *buf,
+                       size_t n);
 
 #endif
