@@ -309,10 +309,12 @@ TEST(views_draw_inspector_strip_out_of_window_mass) {
     view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
     WINDOW *w = newwin(8, 100, 0, 0);
     view_draw_inspector(w, &m, &pal);
-    CHECK(fx_contains(w, "out-of-window mass 25.0%"));
-    CHECK(fx_contains(w, "window 4 from pos 4"));
     ViewInspGeom g;
     view_insp_geom(&m, 100, 8, &g);
+    /* beside the verdicts: the axis labelled with the window's start and the
+     * last position, and where the head looked, heaviest far position first */
+    CHECK(strstr(fx_line(w, g.y_strip + 1), "pos     s\xe2\x94\x80\xe2\x94\x80" "4\xe2\x86\x91\xe2\x95\x90\xe2\x95\x90" "7"));
+    CHECK(strstr(fx_line(w, g.y_strip + 1), "sinks 10% \xc2\xb7 window 65% \xc2\xb7 far 25% \xc2\xb7 pos 1 \" upon\" 0.10"));
     wchar_t ch;
     short pair;
     attr_t a;
@@ -326,6 +328,13 @@ TEST(views_draw_inspector_strip_out_of_window_mass) {
     char val[16];
     snprintf(val, sizeof val, "%.2f", fx_value(7, 0, 0));
     CHECK(strstr(fx_line(w, g.y_spark), val) != NULL);
+    /* too narrow for verdicts: the boundary with its note, the whole width */
+    WINDOW *n = newwin(8, 46, 0, 0);
+    view_insp_geom(&m, 46, 8, &g);
+    CHECK_INT(g.text_w, 0);
+    view_draw_inspector(n, &m, &pal);
+    CHECK(fx_contains(n, "window from 4 \xc2\xb7 far 25.0%"));
+    delwin(n);
     /* another head: the strip no longer applies */
     m.sel_head = 1;
     werase(w);
@@ -575,6 +584,46 @@ TEST(views_draw_inspector_verdicts_narrow_and_ascii) {
     CHECK(!fx_contains(n, "router"));
     CHECK(fx_contains(n, "0.51"));
     delwin(n);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* More positions than strip columns: the axis marks the window's start once,
+ * on the column whose bin holds it, and labels the last position. */
+TEST(views_draw_inspector_axis_over_binned_positions) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 100, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 1, 1, NULL);
+    fx_fill(&m, 29);
+    m.inspector_open = 1;
+    float wts[29];
+    for (int i = 0; i < 29; i++) wts[i] = 1.0f / 29;
+    view_set_attention(&m, 28, 0, 0, wts, 29, 16, 0, NULL); /* window from 13 */
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(8, 100, 0, 0);
+    view_draw_inspector(w, &m, &pal);
+    ViewInspGeom g;
+    view_insp_geom(&m, 100, 8, &g);
+    CHECK(g.n_cols < 29);
+    const char *l = fx_line(w, g.y_strip + 1);
+    const char *up = strstr(l, "13\xe2\x86\x91");
+    CHECK(up != NULL);
+    CHECK(up && strstr(up + 5, "\xe2\x86\x91") == NULL); /* one marker */
+    CHECK(strstr(l, "28 window 55% \xc2\xb7 far 45%"));
+    /* the marker's column sums positions up to and including 13 */
+    int col = -1;
+    for (int c = 0; c < g.n_cols; c++) {
+        wchar_t ch;
+        short pair;
+        attr_t a;
+        fx_cell(w, g.y_strip + 1, g.x0 + c, &ch, &pair, &a);
+        if (ch == 0x2191) col = c;
+    }
+    CHECK(col >= 0 && col * 29 / g.n_cols <= 13 && (col + 1) * 29 / g.n_cols > 13);
     delwin(w);
     view_free(&m);
     fx_term_close(&term);

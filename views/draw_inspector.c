@@ -38,22 +38,89 @@ static void verdicts(WINDOW *w, const ViewModel *m, const ViewPalette *p, const 
     }
 }
 
-/* Mass of the attention strip's bin c of n_cols over n positions. */
+/* First position of the attention strip's column c of n_cols over n
+ * positions (one position per column when they fit, else even bins). */
+static int bin_lo(int c, int n, int n_cols) { return n <= n_cols ? c : (int)((long long)c * n / n_cols); }
+
+/* Mass of the strip's column c. */
 static float bin_mass(const ViewAttn *at, int c, int n_cols) {
-    int n = at->n;
-    int lo = n <= n_cols ? c : (int)((long long)c * n / n_cols);
-    int hi = n <= n_cols ? c + 1 : (int)((long long)(c + 1) * n / n_cols);
     float s = 0;
-    for (int i = lo; i < hi && i < n; i++) s += at->w[i];
+    for (int i = bin_lo(c, at->n, n_cols); i < bin_lo(c + 1, at->n, n_cols) && i < at->n; i++) s += at->w[i];
     return s;
 }
 
+/* The strip column whose bin holds pos, so markers sit on their bin. */
 static int column_of(int pos, int n, int n_cols) {
-    return n <= n_cols ? pos : (int)((long long)pos * n_cols / n);
+    int c = n <= n_cols ? pos : (int)((long long)pos * n_cols / n);
+    while (c + 1 < n_cols && bin_lo(c + 1, n, n_cols) <= pos) c++;
+    while (c > 0 && bin_lo(c, n, n_cols) > pos) c--;
+    return c;
 }
 
-/* The attention strip over positions 0 … pos, the window boundary marked
- * below it, and the mass that fell outside the local set. */
+/* The window boundary under the strip with a note beside it (the window's
+ * first position, the mass outside the local set): the narrow inspector's
+ * form, without room for the axis labels and the far positions. */
+static void boundary_note(WINDOW *w, const ViewPalette *p, const ViewInspGeom *g, const ViewAttn *at,
+                          const ViewAttnSplit *sp, int cols, int wd) {
+    int y = g->y_strip + 1;
+    for (int s = 0; s < at->sinks && s < at->n; s++)
+        view_put(w, y, g->x0 + column_of(s, at->n, cols), L's', A_DIM, 0);
+    attr_t fa;
+    short fp;
+    view_text_style(p, VIEW_TX_FOCUS, &fa, &fp);
+    int bx = g->x0 + column_of(sp->window_start, at->n, cols);
+    view_put(w, y, bx, p->ascii ? L'^' : L'\u2191', fa, fp);
+    /* the long note when it fits beside the marker, else the short one */
+    char msg[2][120];
+    snprintf(msg[0], sizeof msg[0], "window from %d \xc2\xb7 far %.1f%%", sp->window_start, 100 * sp->far);
+    snprintf(msg[1], sizeof msg[1], "far %.1f%%", 100 * sp->far);
+    int k = 0, mw = 0, mx = g->x0;
+    for (k = 0; k < 2; k++) {
+        mw = view_text_width(msg[k], p->ascii);
+        if (bx + 2 + mw <= wd - 1) { mx = bx + 2; break; }
+        if (bx - 1 - mw >= g->x0) { mx = bx - 1 - mw; break; }
+    }
+    if (k == 2) k = 1;
+    view_puts(w, y, mx, wd - 1 - mx, msg[k], p->ascii, A_BOLD, 0);
+}
+
+/* Glyph of axis column c (positions lo … hi-1): s sinks, ↑ the window's
+ * first position, ═ window, ─ far. */
+static wchar_t axis_glyph(const ViewAttn *at, int start, int lo, int hi, int ascii) {
+    if (lo < at->sinks) return L's';
+    if (start > 0 && start >= lo && start < hi) return ascii ? L'^' : L'\u2191';
+    if (lo >= start) return ascii ? L'=' : L'\u2550';
+    return ascii ? L'-' : L'\u2500';
+}
+
+/* The axis under the strip, labelled with the window's first position left
+ * of its marker and the last position at the end, where they fit. */
+static void axis(WINDOW *w, const ViewPalette *p, const ViewInspGeom *g, const ViewAttn *at, int start, int cols) {
+    int y = g->y_strip + 1, n = at->n, sink_end = 0;
+    view_puts(w, y, 1, g->x0 - 1, "pos", 1, A_DIM, 0);
+    for (int c = 0; c < cols; c++) {
+        int lo = bin_lo(c, n, cols), hi = bin_lo(c + 1, n, cols);
+        if (lo < at->sinks) sink_end = c + 1;
+        view_put(w, y, g->x0 + c, axis_glyph(at, start, lo, hi, p->ascii), A_DIM, 0);
+    }
+    attr_t fa;
+    short fp;
+    view_text_style(p, VIEW_TX_FOCUS, &fa, &fp);
+    int bx = column_of(start, n, cols), right = cols;
+    char num[16];
+    if (start > 0 && start >= at->sinks) {
+        view_put(w, y, g->x0 + bx, p->ascii ? L'^' : L'\u2191', fa, fp);
+        int len = snprintf(num, sizeof num, "%d", start);
+        if (bx - len >= sink_end) view_puts(w, y, g->x0 + bx - len, len, num, 1, fa, fp);
+    } else {
+        bx = -1;
+    }
+    int len = snprintf(num, sizeof num, "%d", n - 1);
+    if (right - len > bx + 1) view_puts(w, y, g->x0 + right - len, len, num, 1, A_DIM, 0);
+}
+
+/* The attention strip over positions 0 … pos; under it the window boundary
+ * and, beside the verdicts, where the head looked (explain.h). */
 static void strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int wd) {
     const ViewAttn *at = &m->attn;
     const StepTrace *t = view_trace(m, m->cursor);
@@ -73,30 +140,16 @@ static void strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, const Vie
         float v = max > 0 ? bin_mass(at, c, cols) / max : 0;
         view_put(w, y, g->x0 + c, view_glyph_spark(p, v), A_NORMAL, view_pair_cells(p, view_level(v), VIEW_SW_BLANK));
     }
-    int start = at->window > 0 ? at->pos - at->window + 1 : 0;
-    if (start < 0) start = 0;
-    float out = 0;
-    for (int i = at->sinks; i < start && i < at->n; i++) out += at->w[i];
-    for (int s = 0; s < at->sinks && s < at->n; s++)
-        view_put(w, y + 1, g->x0 + column_of(s, at->n, cols), L's', A_DIM, 0);
-    attr_t fa;
-    short fp;
-    view_text_style(p, VIEW_TX_FOCUS, &fa, &fp);
-    int bx = g->x0 + column_of(start, at->n, cols);
-    view_put(w, y + 1, bx, p->ascii ? L'^' : L'\u2191', fa, fp);
-    /* the long note when it fits beside the marker, else the short one */
-    char msg[2][120];
-    snprintf(msg[0], sizeof msg[0], "window %d from pos %d \xc2\xb7 out-of-window mass %.1f%%", at->window, start,
-             100 * out);
-    snprintf(msg[1], sizeof msg[1], "out %.1f%%", 100 * out);
-    int k = 0, mw = 0, mx = g->x0;
-    for (k = 0; k < 2; k++) {
-        mw = view_text_width(msg[k], p->ascii);
-        if (bx + 2 + mw <= wd - 1) { mx = bx + 2; break; }
-        if (bx - 1 - mw >= g->x0) { mx = bx - 1 - mw; break; }
+    ViewAttnSplit sp;
+    view_attn_split(at, &sp);
+    if (!g->text_w) {
+        boundary_note(w, p, g, at, &sp, cols, wd);
+        return;
     }
-    if (k == 2) k = 1;
-    view_puts(w, y + 1, mx, wd - 1 - mx, msg[k], p->ascii, A_BOLD, 0);
+    axis(w, p, g, at, sp.window_start, cols);
+    char where[4 * VIEW_EXPLAIN_CAP];
+    view_explain_attn(m, at, &sp, g->text_w, where, sizeof where);
+    view_puts_fit(w, y + 1, g->x_text, g->text_w, where, p->ascii, A_NORMAL, 0);
 }
 
 /* "inspector · L0 H3 @ pos 28 «w»": the verdicts and the strip are about
