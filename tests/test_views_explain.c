@@ -165,6 +165,43 @@ TEST(views_explain_tails_and_near_ties_of_the_masses) {
     view_free(&m);
 }
 
+/* Characters of UTF-8 text (every one used here is one column wide). */
+static int chars(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += ((unsigned char)*s & 0xc0) != 0x80;
+    return n;
+}
+
+TEST(views_explain_brief_forms_for_narrow_panes) {
+    ViewModel m;
+    StepTrace *t = one_cell(&m);
+    t->score[0] = 0.51f;
+    t->gate[0] = 1;
+    set_masses(t, 0.31, 0.05, 0.93);
+    m.hdr.theta_logit = decide_theta_logit(0.5); /* θ 50%: the oracle says not needed */
+    ViewExplain x;
+    view_explain(&m, t, 0, &x);
+    CHECK_LINE(x, VIEW_EXPLAIN_ROUTER, "router 0.51 > \xcf\x84 0.50 \xe2\x86\x92 global \xc2\xb7 needless");
+    CHECK_MSG(!strcmp(x.brief[VIEW_EXPLAIN_ORACLE], "oracle 31% \xe2\x89\xa4 \xce\xb8 50% \xe2\x86\x92 not needed"),
+              "%s", x.brief[VIEW_EXPLAIN_ORACLE]);
+    CHECK_MSG(!strcmp(x.brief[VIEW_EXPLAIN_QADA], "QAdA 5% \xe2\x89\xa4 \xce\xb8 50% \xe2\x86\x92 local \xc2\xb7 agrees"),
+              "%s", x.brief[VIEW_EXPLAIN_QADA]);
+    CHECK_MSG(!strcmp(x.brief[VIEW_EXPLAIN_QADA_BULK],
+                      "q_bulk 93% > \xce\xb8 50% \xe2\x86\x92 global \xc2\xb7 needless"),
+              "%s", x.brief[VIEW_EXPLAIN_QADA_BULK]);
+    CHECK_MSG(!strcmp(x.brief[VIEW_EXPLAIN_GATE], "executed global \xc2\xb7 needless"), "%s", x.brief[VIEW_EXPLAIN_GATE]);
+    for (int i = 0; i < VIEW_EXPLAIN_LINES; i++) CHECK(chars(x.brief[i]) <= 39); /* a 41-column pane */
+    /* missing values and no choice have brief forms too */
+    t->score[0] = NAN;
+    view_explain(&m, t, 0, &x);
+    CHECK(!strcmp(x.brief[VIEW_EXPLAIN_ROUTER], "router: no score"));
+    t->n_far = 0;
+    view_explain(&m, t, 0, &x);
+    CHECK(!strcmp(x.brief[0], "pos 40: no far keys, no choice"));
+    trace_free(t);
+    view_free(&m);
+}
+
 /* Weights of pos 9 over 0 … 9 with 1 sink and a window of 4 (6 … 9). */
 static void attn_fixture(ViewAttn *at, float *w) {
     static const float wts[10] = {0.20f, 0.02f, 0.15f, 0.03f, 0.15f, 0.05f, 0.1f, 0.1f, 0.1f, 0.1f};

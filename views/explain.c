@@ -63,60 +63,86 @@ static void mass_pcts(double logit, double theta_logit, char *a, char *b, size_t
     pct(b, n, th, d);
 }
 
-static void agreement(char *line, int decision, int label, const Glyphs *g) {
-    const char *a = view_explain_agreement(decision, label);
-    if (a) add(line, " %s %s", g->dot, a);
+/* One verdict, written in both forms: the sentence, e.g. "router 0.51 > τ
+ * 0.50 → global · needed and taken", and the brief one for narrow panes,
+ * e.g. "AHA 0.51 > τ 0.50 → global · agrees". */
+typedef struct {
+    const char *name, *brief_name;   /* "oracle:" / "oracle" */
+    const char *value, *brief_value; /* "31% of the mass is outside the window" / "31%" */
+    const char *sym, *thr, *verdict; /* "θ", "10%", "needed" */
+    int d, label;                    /* the decision; the oracle's label (-1: no agreement) */
+} Verdict;
+
+static void put_verdict(ViewExplain *out, int slot, const Verdict *v, const Glyphs *g) {
+    const char *cmp = v->d ? ">" : g->le;
+    out->decision[slot] = v->d;
+    add(out->line[slot], "%s %s %s %s %s %s %s", v->name, v->value, cmp, v->sym, v->thr, g->to, v->verdict);
+    add(out->brief[slot], "%s %s %s %s %s %s %s", v->brief_name, v->brief_value, cmp, v->sym, v->thr, g->to,
+        v->verdict);
+    const char *a = view_explain_agreement(v->d, v->label);
+    if (!a) return;
+    add(out->line[slot], " %s %s", g->dot, a);
+    add(out->brief[slot], " %s %s", g->dot, v->d == v->label ? "agrees" : a);
+}
+
+/* A value that was not there to decide on: the same words in both forms. */
+static void put_missing(ViewExplain *out, int slot, const char *name, const char *why) {
+    out->decision[slot] = -1;
+    add(out->line[slot], "%s: %s", name, why);
+    add(out->brief[slot], "%s: %s", name, why);
 }
 
 static void router_line(const ViewModel *m, const StepTrace *t, int cell, int label, const Glyphs *g,
                         ViewExplain *out) {
-    char *line = out->line[VIEW_EXPLAIN_ROUTER];
     int d = decide_cell(t, cell, DECIDE_AHA, m->hdr.tau, m->hdr.theta_logit);
-    out->decision[VIEW_EXPLAIN_ROUTER] = d;
-    float s = t->score[cell], tau = m->hdr.tau;
-    if (d < 0) { add(line, "router: no score"); return; }
+    if (d < 0) { put_missing(out, VIEW_EXPLAIN_ROUTER, "router", "no score"); return; }
+    double s = t->score[cell], tau = m->hdr.tau;
     int k = digits_apart(s, tau, 2);
-    add(line, "router %.*f %s %s %.*f %s %s", k, (double)s, d ? ">" : g->le, g->tau, k, (double)tau, g->to,
-        d ? "global" : "local");
-    agreement(line, d, label, g);
+    char a[48], b[48];
+    snprintf(a, sizeof a, "%.*f", k, s);
+    snprintf(b, sizeof b, "%.*f", k, tau);
+    Verdict v = {"router", decide_title(DECIDE_AHA), a, a, g->tau, b, d ? "global" : "local", d, label};
+    put_verdict(out, VIEW_EXPLAIN_ROUTER, &v, g);
 }
 
 static void oracle_line(const ViewModel *m, const StepTrace *t, int cell, const Glyphs *g, ViewExplain *out) {
-    char *line = out->line[VIEW_EXPLAIN_ORACLE];
     int d = decide_label(t, cell, m->hdr.theta_logit);
-    out->decision[VIEW_EXPLAIN_ORACLE] = d;
-    if (d < 0) { add(line, "oracle: not profiled"); return; }
-    char a[32], b[32];
+    if (d < 0) { put_missing(out, VIEW_EXPLAIN_ORACLE, "oracle", "not profiled"); return; }
+    char a[32], b[32], phrase[96];
     mass_pcts(t->oracle_logit[cell], m->hdr.theta_logit, a, b, sizeof a);
-    add(line, "oracle: %s of the mass is outside %s %s %s %s %s %s", a,
-        m->hdr.sinks > 0 ? "sinks+window" : "the window", d ? ">" : g->le, g->theta, b, g->to,
-        d ? "needed" : "not needed");
+    snprintf(phrase, sizeof phrase, "%s of the mass is outside %s", a,
+             m->hdr.sinks > 0 ? "sinks+window" : "the window");
+    Verdict v = {"oracle:", "oracle", phrase, a, g->theta, b, d ? "needed" : "not needed", d, -1};
+    put_verdict(out, VIEW_EXPLAIN_ORACLE, &v, g);
 }
 
 /* A mass estimate's line: "QAdA estimate 93% > θ 10% → global · needless". */
 static void estimate_line(const ViewModel *m, const StepTrace *t, int cell, int slot, DecidePred p, int label,
                           const Glyphs *g, ViewExplain *out) {
-    char *line = out->line[slot];
-    const float *v = p == DECIDE_QADA ? t->qada_logit : t->qada_bulk_logit;
+    const float *val = p == DECIDE_QADA ? t->qada_logit : t->qada_bulk_logit;
     int d = decide_cell(t, cell, p, m->hdr.tau, m->hdr.theta_logit);
-    out->decision[slot] = d;
-    if (d < 0) { add(line, "%s: not profiled", decide_title(p)); return; }
-    char a[32], b[32];
-    mass_pcts(v[cell], m->hdr.theta_logit, a, b, sizeof a);
-    add(line, "%s estimate %s %s %s %s %s %s", decide_title(p), a, d ? ">" : g->le, g->theta, b, g->to,
-        d ? "global" : "local");
-    agreement(line, d, label, g);
+    if (d < 0) { put_missing(out, slot, decide_title(p), "not profiled"); return; }
+    char a[32], b[32], name[48];
+    mass_pcts(val[cell], m->hdr.theta_logit, a, b, sizeof a);
+    snprintf(name, sizeof name, "%s estimate", decide_title(p));
+    /* the brief names are the inspector's row labels, short enough for 40 columns */
+    Verdict v = {name, p == DECIDE_QADA ? "QAdA" : "q_bulk", a, a, g->theta, b, d ? "global" : "local", d, label};
+    put_verdict(out, slot, &v, g);
 }
 
 static void gate_line(const ViewModel *m, const StepTrace *t, int cell, int label, const Glyphs *g,
                       ViewExplain *out) {
-    char *line = out->line[VIEW_EXPLAIN_GATE];
+    char *line = out->line[VIEW_EXPLAIN_GATE], *brief = out->brief[VIEW_EXPLAIN_GATE];
     int d = decide_cell(t, cell, DECIDE_EXECUTED, m->hdr.tau, m->hdr.theta_logit);
+    if (d < 0) { put_missing(out, VIEW_EXPLAIN_GATE, "executed", "not recorded"); return; }
     out->decision[VIEW_EXPLAIN_GATE] = d;
-    if (d < 0) { add(line, "executed: not recorded"); return; }
     add(line, "executed %s", d ? "global" : "local");
+    add(brief, "executed %s", d ? "global" : "local");
     if (m->hdr.policy[0]) add(line, " under policy %s", m->hdr.policy);
-    agreement(line, d, label, g);
+    const char *a = view_explain_agreement(d, label);
+    if (!a) return;
+    add(line, " %s %s", g->dot, a);
+    add(brief, " %s %s", g->dot, d == label ? "agrees" : a);
 }
 
 void view_explain(const ViewModel *m, const StepTrace *t, int cell, ViewExplain *out) {
@@ -126,6 +152,7 @@ void view_explain(const ViewModel *m, const StepTrace *t, int cell, ViewExplain 
         out->n = 1;
         out->decision[0] = -1;
         add(out->line[0], "no far keys at pos %d: global and local read the same keys", t->pos);
+        add(out->brief[0], "pos %d: no far keys, no choice", t->pos);
         return;
     }
     int label = decide_label(t, cell, m->hdr.theta_logit);

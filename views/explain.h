@@ -27,13 +27,15 @@ enum {
 #define VIEW_EXPLAIN_CAP 128
 
 typedef struct {
-    int n;                                        /* lines filled */
-    char line[VIEW_EXPLAIN_LINES][VIEW_EXPLAIN_CAP]; /* UTF-8 (ASCII in ascii mode) */
-    int decision[VIEW_EXPLAIN_LINES];             /* 1 global, 0 local, -1 none */
+    int n;                                            /* lines filled */
+    char line[VIEW_EXPLAIN_LINES][VIEW_EXPLAIN_CAP];  /* UTF-8 (ASCII in ascii mode) */
+    char brief[VIEW_EXPLAIN_LINES][VIEW_EXPLAIN_CAP]; /* the same, short enough for a narrow pane */
+    int decision[VIEW_EXPLAIN_LINES];                 /* 1 global, 0 local, -1 none */
 } ViewExplain;
 
 /* Fill out with the verdicts at one cell of t under m's τ and θ, e.g.
- * "router 0.51 > τ 0.50 → global · needed and taken". */
+ * "router 0.51 > τ 0.50 → global · needed and taken", briefly "AHA 0.51 >
+ * τ 0.50 → global · agrees" and "oracle 31% > θ 10% → needed". */
 void view_explain(const ViewModel *m, const StepTrace *t, int cell, ViewExplain *out);
 
 /* The agreement of a decision with the oracle's label: "needed and taken",
