@@ -328,10 +328,10 @@ TEST(views_draw_inspector_strip_out_of_window_mass) {
     char val[16];
     snprintf(val, sizeof val, "%.2f", fx_value(7, 0, 0));
     CHECK(strstr(fx_line(w, g.y_spark), val) != NULL);
-    /* too narrow for verdicts: the boundary with its note, the whole width */
+    /* stacked (too narrow beside the sparklines): the boundary with its note */
     WINDOW *n = newwin(8, 46, 0, 0);
     view_insp_geom(&m, 46, 8, &g);
-    CHECK_INT(g.text_w, 0);
+    CHECK_INT(g.stacked, 1);
     view_draw_inspector(n, &m, &pal);
     CHECK(fx_contains(n, "window from 4 \xc2\xb7 far 25.0%"));
     delwin(n);
@@ -560,30 +560,48 @@ TEST(views_draw_inspector_verdicts_narrow_and_ascii) {
     verdict_model(&m);
     ViewPalette pal;
     view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    /* 60 columns: beside the sparklines, the brief forms where the full ones do not fit */
     WINDOW *w = newwin(8, 60, 0, 0);
     view_draw_inspector(w, &m, &pal);
     ViewInspGeom g;
     view_insp_geom(&m, 60, 8, &g);
-    CHECK(g.text_w > 0 && g.x_text + g.text_w <= 59);
-    /* the long oracle line is cut with an ellipsis inside the border */
-    const char *l = fx_line(w, g.y_spark + 1);
-    CHECK(strstr(l, "oracle: 31% of the mass"));
-    CHECK(strstr(l, "\xe2\x80\xa6\xe2\x94\x82") != NULL); /* …│ */
+    CHECK(!g.stacked && g.x_text + g.text_w <= 59);
+    CHECK(strstr(fx_line(w, g.y_spark), "AHA 0.51 > \xcf\x84 0.50 \xe2\x86\x92 global \xc2\xb7 agrees"));
+    CHECK(strstr(fx_line(w, g.y_spark + 1), "oracle 31% > \xce\xb8 10% \xe2\x86\x92 needed"));
+    delwin(w);
+    /* 50 columns: even the brief router line is cut, with an ellipsis inside the border */
+    w = newwin(8, 50, 0, 0);
+    view_draw_inspector(w, &m, &pal);
+    view_insp_geom(&m, 50, 8, &g);
+    CHECK(!g.stacked);
+    CHECK(strstr(fx_line(w, g.y_spark), "AHA 0.51 > \xcf\x84 0.50"));
+    CHECK(strstr(fx_line(w, g.y_spark), "\xe2\x80\xa6\xe2\x94\x82") != NULL); /* …│ */
     /* ASCII: τ and θ spelled out, the cut marked with '~' */
     m.ascii = 1;
     view_palette_init(&pal, VIEW_COLOUR_256, 1, NULL);
     werase(w);
     view_draw_inspector(w, &m, &pal);
-    CHECK(strstr(fx_line(w, g.y_spark), "router 0.51 > tau 0.50 -> global"));
-    CHECK(strstr(fx_line(w, g.y_spark + 1), "~|"));
-    /* too narrow for verdicts: the sparklines keep their value column */
-    WINDOW *n = newwin(8, 40, 0, 0);
+    CHECK(strstr(fx_line(w, g.y_spark), "AHA 0.51 > tau 0.50"));
+    CHECK(strstr(fx_line(w, g.y_spark), "~|"));
+    CHECK(strstr(fx_line(w, g.y_spark + 1), "oracle 31% > theta 10%"));
+    delwin(w);
+    /* 40 columns: stacked, the verdicts take the sparklines' lines */
+    m.ascii = 0;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    w = newwin(8, 40, 0, 0);
+    view_draw_inspector(w, &m, &pal);
     view_insp_geom(&m, 40, 8, &g);
-    CHECK_INT(g.text_w, 0);
-    view_draw_inspector(n, &m, &pal);
-    CHECK(!fx_contains(n, "router"));
-    CHECK(fx_contains(n, "0.51"));
-    delwin(n);
+    CHECK(g.stacked && g.n_text == 4 && g.y_strip == 5 && g.n_tok_vis == 0);
+    CHECK(!fx_contains(w, "score"));
+    CHECK(strstr(fx_line(w, 1), "\xe2\x94\x82" "AHA 0.51 > \xcf\x84 0.50 \xe2\x86\x92 global \xc2\xb7 agrees"));
+    CHECK(strstr(fx_line(w, 4), "q_bulk"));
+    CHECK(strstr(fx_line(w, 5), "attn"));
+    delwin(w);
+    /* a taller stacked pane has room for the executed gate too */
+    w = newwin(9, 40, 0, 0);
+    view_draw_inspector(w, &m, &pal);
+    CHECK(strstr(fx_line(w, 5), "executed global \xc2\xb7 agrees"));
+    CHECK(strstr(fx_line(w, 6), "attn"));
     delwin(w);
     view_free(&m);
     fx_term_close(&term);

@@ -1,6 +1,5 @@
 /* draw_inspector.c — the selected head over time, its verdicts and its
  * attention at the cursor token (see draw.h). */
-#include <math.h>
 #include <stdio.h>
 
 #include "views/draw.h"
@@ -9,7 +8,8 @@
 #include "views/paint.h"
 
 /* Sparkline of one metric of the selected head over the visible tokens,
- * each glyph coloured by its level; the cursor column reversed. */
+ * each glyph coloured by its level; the cursor column reversed (its value
+ * is stated by the verdict beside it). */
 static void sparkline(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int y,
                       const char *label, ViewMetric k) {
     int cell = m->sel_layer * m->n_heads + m->sel_head;
@@ -20,21 +20,20 @@ static void sparkline(WINDOW *w, const ViewModel *m, const ViewPalette *p, const
         attr_t a = i == m->cursor ? A_REVERSE : A_NORMAL;
         view_put(w, y, g->x0 + c, view_glyph_spark(p, v), a, view_pair_cells(p, view_level(v), VIEW_SW_BLANK));
     }
-    const StepTrace *t = view_trace(m, m->cursor);
-    float v = t ? view_metric_value(m, t, cell, k) : NAN;
-    if (!isnan(v) && g->x_value >= 0) view_printf(w, y, g->x_value, 5, 1, A_BOLD, 0, "%.2f", v);
 }
 
-/* The verdicts at the cursor token beside the sparklines (one line per
- * predictor, then the executed gate): global ones bold, missing ones dim. */
+/* The verdicts at the cursor token (one line per predictor, then the
+ * executed gate), in full where they fit, else briefly: global ones bold,
+ * missing ones dim. */
 static void verdicts(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int h) {
     const StepTrace *t = view_trace(m, m->cursor);
     if (!t || g->text_w <= 0) return;
     ViewExplain x;
     view_explain(m, t, m->sel_layer * m->n_heads + m->sel_head, &x);
-    for (int i = 0; i < x.n && g->y_spark + i < h - 1; i++) {
+    for (int i = 0; i < x.n && i < g->n_text && g->y_spark + i < h - 1; i++) {
         attr_t a = x.decision[i] > 0 ? A_BOLD : x.decision[i] < 0 ? A_DIM : A_NORMAL;
-        view_puts_fit(w, g->y_spark + i, g->x_text, g->text_w, x.line[i], p->ascii, a, 0);
+        const char *s = view_text_width(x.line[i], p->ascii) <= g->text_w ? x.line[i] : x.brief[i];
+        view_puts_fit(w, g->y_spark + i, g->x_text, g->text_w, s, p->ascii, a, 0);
     }
 }
 
@@ -58,8 +57,8 @@ static int column_of(int pos, int n, int n_cols) {
 }
 
 /* The window boundary under the strip with a note beside it (the window's
- * first position, the mass outside the local set): the narrow inspector's
- * form, without room for the axis labels and the far positions. */
+ * first position, the mass outside the local set): the stacked inspector's
+ * form, without a text column for the far positions. */
 static void boundary_note(WINDOW *w, const ViewPalette *p, const ViewInspGeom *g, const ViewAttn *at,
                           const ViewAttnSplit *sp, int cols, int wd) {
     int y = g->y_strip + 1;
@@ -124,7 +123,7 @@ static void axis(WINDOW *w, const ViewPalette *p, const ViewInspGeom *g, const V
 static void strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int wd) {
     const ViewAttn *at = &m->attn;
     const StepTrace *t = view_trace(m, m->cursor);
-    int y = g->y_strip, width = g->text_w ? g->n_cols : wd - 1 - g->x0;
+    int y = g->y_strip, width = g->stacked ? wd - 1 - g->x0 : g->n_cols;
     view_puts(w, y, 1, g->x0 - 1, "attn", 1, A_DIM, 0);
     if (!t || at->pos != t->pos || at->layer != m->sel_layer || at->head != m->sel_head || at->n <= 0) {
         const char *why = "attention weights not available for this token";
@@ -142,7 +141,7 @@ static void strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, const Vie
     }
     ViewAttnSplit sp;
     view_attn_split(at, &sp);
-    if (!g->text_w) {
+    if (g->stacked) {
         boundary_note(w, p, g, at, &sp, cols, wd);
         return;
     }
@@ -174,7 +173,7 @@ void view_draw_inspector(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     static const char *const labels[4] = {"score", "oracle", "qada", "q_bulk"};
     static const ViewMetric metrics[4] = {VIEW_METRIC_score, VIEW_METRIC_oracle_logit, VIEW_METRIC_qada_logit,
                                           VIEW_METRIC_qada_bulk_logit};
-    for (int i = 0; i < 4 && g.y_spark + i < h - 1; i++)
+    for (int i = 0; i < 4 && !g.stacked && g.y_spark + i < h - 1; i++)
         sparkline(w, m, p, &g, g.y_spark + i, labels[i], metrics[i]);
     if (g.y_strip + 1 < h - 1) strip(w, m, p, &g, wd);
     verdicts(w, m, p, &g, h);
