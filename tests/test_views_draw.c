@@ -541,6 +541,10 @@ TEST(views_draw_inspector_shows_the_verdicts) {
     fx_cell(w, g.y_spark, g.x_text, &ch, &pair, &a);
     CHECK_INT(ch, 'r');
     CHECK(a & A_BOLD); /* a global verdict stands out */
+    /* the agreement tinted like the agreement metric's cells */
+    fx_cell(w, g.y_spark, g.x_text + 32, &ch, &pair, &a); /* after "router 0.51 > τ 0.50 → global · " */
+    CHECK_INT(ch, 'n');
+    CHECK_INT(pair, view_pair_token(&pal, VIEW_SW_BOTH_GLOBAL));
     /* no choice at this position: one line says why */
     m.hist[7]->n_far = 0;
     werase(w);

@@ -47,6 +47,13 @@ TEST(views_explain_global_verdicts_with_thresholds) {
                "qada_bulk estimate 5% \xe2\x89\xa4 \xce\xb8 10% \xe2\x86\x92 local \xc2\xb7 missed");
     CHECK_LINE(x, VIEW_EXPLAIN_GATE, "executed global under policy aha \xc2\xb7 needed and taken");
     for (int i = 0; i < VIEW_EXPLAIN_LINES; i++) CHECK_INT(x.decision[i], i != VIEW_EXPLAIN_QADA_BULK);
+    /* where each agreement starts, and its class */
+    CHECK(!strcmp(x.line[VIEW_EXPLAIN_ROUTER] + x.agree_at[VIEW_EXPLAIN_ROUTER], "needed and taken"));
+    CHECK(!strcmp(x.brief[VIEW_EXPLAIN_ROUTER] + x.brief_agree_at[VIEW_EXPLAIN_ROUTER], "agrees"));
+    CHECK_INT(x.agree_sw[VIEW_EXPLAIN_ROUTER], VIEW_SW_BOTH_GLOBAL);
+    CHECK(!strcmp(x.brief[VIEW_EXPLAIN_QADA_BULK] + x.brief_agree_at[VIEW_EXPLAIN_QADA_BULK], "missed"));
+    CHECK_INT(x.agree_sw[VIEW_EXPLAIN_QADA_BULK], VIEW_SW_MISSED_GLOBAL);
+    CHECK_INT(x.agree_at[VIEW_EXPLAIN_ORACLE], 0); /* the oracle is the label itself */
     trace_free(t);
     view_free(&m);
 }

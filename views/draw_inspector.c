@@ -22,6 +22,18 @@ static void sparkline(WINDOW *w, const ViewModel *m, const ViewPalette *p, const
     }
 }
 
+/* Draw one verdict; its agreement, when it is there in full, tinted like
+ * the agreement metric's cells. */
+static void verdict_line(WINDOW *w, const ViewPalette *p, int y, int x, int maxw, const char *s, int agree_at,
+                         int sw, attr_t a) {
+    int used = view_puts_fit(w, y, x, maxw, s, p->ascii, a, 0);
+    if (agree_at <= 0 || used < view_text_width(s, p->ascii)) return;
+    char head[VIEW_EXPLAIN_CAP];
+    snprintf(head, sizeof head, "%.*s", agree_at, s);
+    int ax = x + view_text_width(head, p->ascii);
+    view_puts(w, y, ax, maxw - (ax - x), s + agree_at, p->ascii, a, view_pair_token(p, sw));
+}
+
 /* The verdicts at the cursor token (one line per predictor, then the
  * executed gate), in full where they fit, else briefly: global ones bold,
  * missing ones dim. */
@@ -32,8 +44,9 @@ static void verdicts(WINDOW *w, const ViewModel *m, const ViewPalette *p, const 
     view_explain(m, t, m->sel_layer * m->n_heads + m->sel_head, &x);
     for (int i = 0; i < x.n && i < g->n_text && g->y_spark + i < h - 1; i++) {
         attr_t a = x.decision[i] > 0 ? A_BOLD : x.decision[i] < 0 ? A_DIM : A_NORMAL;
-        const char *s = view_text_width(x.line[i], p->ascii) <= g->text_w ? x.line[i] : x.brief[i];
-        view_puts_fit(w, g->y_spark + i, g->x_text, g->text_w, s, p->ascii, a, 0);
+        int full = view_text_width(x.line[i], p->ascii) <= g->text_w;
+        verdict_line(w, p, g->y_spark + i, g->x_text, g->text_w, full ? x.line[i] : x.brief[i],
+                     full ? x.agree_at[i] : x.brief_agree_at[i], x.agree_sw[i], a);
     }
 }
 

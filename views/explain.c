@@ -73,16 +73,28 @@ typedef struct {
     int d, label;                    /* the decision; the oracle's label (-1: no agreement) */
 } Verdict;
 
+/* End line slot with the agreement of decision d with the oracle's label:
+ * spelled out in the sentence, one word in the brief form. */
+static void put_agreement(ViewExplain *out, int slot, int d, int label, const Glyphs *g) {
+    const char *a = view_explain_agreement(d, label);
+    if (!a) return;
+    add(out->line[slot], " %s ", g->dot);
+    add(out->brief[slot], " %s ", g->dot);
+    out->agree_at[slot] = (int)strlen(out->line[slot]);
+    out->brief_agree_at[slot] = (int)strlen(out->brief[slot]);
+    add(out->line[slot], "%s", a);
+    add(out->brief[slot], "%s", d == label ? "agrees" : a);
+    out->agree_sw[slot] = d && label ? VIEW_SW_BOTH_GLOBAL : !d && !label ? VIEW_SW_BOTH_LOCAL
+                          : label ? VIEW_SW_MISSED_GLOBAL : VIEW_SW_NEEDLESS_GLOBAL;
+}
+
 static void put_verdict(ViewExplain *out, int slot, const Verdict *v, const Glyphs *g) {
     const char *cmp = v->d ? ">" : g->le;
     out->decision[slot] = v->d;
     add(out->line[slot], "%s %s %s %s %s %s %s", v->name, v->value, cmp, v->sym, v->thr, g->to, v->verdict);
     add(out->brief[slot], "%s %s %s %s %s %s %s", v->brief_name, v->brief_value, cmp, v->sym, v->thr, g->to,
         v->verdict);
-    const char *a = view_explain_agreement(v->d, v->label);
-    if (!a) return;
-    add(out->line[slot], " %s %s", g->dot, a);
-    add(out->brief[slot], " %s %s", g->dot, v->d == v->label ? "agrees" : a);
+    put_agreement(out, slot, v->d, v->label, g);
 }
 
 /* A value that was not there to decide on: the same words in both forms. */
@@ -139,10 +151,7 @@ static void gate_line(const ViewModel *m, const StepTrace *t, int cell, int labe
     add(line, "executed %s", d ? "global" : "local");
     add(brief, "executed %s", d ? "global" : "local");
     if (m->hdr.policy[0]) add(line, " under policy %s", m->hdr.policy);
-    const char *a = view_explain_agreement(d, label);
-    if (!a) return;
-    add(line, " %s %s", g->dot, a);
-    add(brief, " %s %s", g->dot, d == label ? "agrees" : a);
+    put_agreement(out, VIEW_EXPLAIN_GATE, d, label, g);
 }
 
 void view_explain(const ViewModel *m, const StepTrace *t, int cell, ViewExplain *out) {

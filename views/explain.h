@@ -11,7 +11,7 @@
 #ifndef AHASCOPE_VIEW_EXPLAIN_H
 #define AHASCOPE_VIEW_EXPLAIN_H
 
-#include "views/view.h"
+#include "views/metric.h"
 
 /* One line per predictor, in the inspector's sparkline order, then the
  * executed gate. A position without far keys has one line only. */
@@ -31,6 +31,10 @@ typedef struct {
     char line[VIEW_EXPLAIN_LINES][VIEW_EXPLAIN_CAP];  /* UTF-8 (ASCII in ascii mode) */
     char brief[VIEW_EXPLAIN_LINES][VIEW_EXPLAIN_CAP]; /* the same, short enough for a narrow pane */
     int decision[VIEW_EXPLAIN_LINES];                 /* 1 global, 0 local, -1 none */
+    /* The agreement ending a line: where it starts in line and in brief (0:
+     * none) and its class as a swatch (VIEW_SW_BOTH_GLOBAL …, metric.h), so
+     * it can be tinted like the agreement metric's cells. */
+    int agree_at[VIEW_EXPLAIN_LINES], brief_agree_at[VIEW_EXPLAIN_LINES], agree_sw[VIEW_EXPLAIN_LINES];
 } ViewExplain;
 
 /* Fill out with the verdicts at one cell of t under m's τ and θ, e.g.
