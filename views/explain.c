@@ -34,7 +34,8 @@ static void add(char *line, const char *fmt, ...) {
 }
 
 /* Fewest decimals, from lo to lo + 3, at which v and its threshold print
- * differently, so "0.50 ≤ τ 0.50" only shows when they are truly equal. */
+ * differently (lo when they never do), so a near tie shows why it went the
+ * way it did: "0.5002 > τ 0.5000", not "0.50 > τ 0.50". */
 static int digits_apart(double v, double thr, int lo) {
     char a[48], b[48];
     for (int d = lo; d <= lo + 3; d++) {
