@@ -58,9 +58,9 @@ typedef struct {
     float top_w[VIEW_ATTN_TOP];
 } ViewAttnSplit;
 
-/* Split at's weights by the local set it describes: positions below
- * at->sinks are sinks, from window_start on the window, the rest far (a
- * window of 0 leaves nothing far, as attn.c's local set does). */
+/* Split at's weights by the local set it describes, the engine's local set:
+ * positions below at->sinks are sinks, the others from window_start on the
+ * window, the rest far. A window of 0 means not known: nothing counts as far. */
 void view_attn_split(const ViewAttn *at, ViewAttnSplit *s);
 
 /* "window 79% · far 21% · pos 12 \"Lily\" 0.41 · …" into buf (sinks first
