@@ -10,7 +10,7 @@ enum {
     TIME_LABEL_W = 5, /* "L15▸ " */
     INSP_LABEL_W = 8, /* "oracle  " */
     INSP_SPARK_MIN = 12, /* sparkline columns kept beside the verdicts */
-    INSP_TEXT_MIN = 24,  /* narrower than this, the verdicts are left out */
+    INSP_TEXT_MIN = 24,  /* narrower than this beside the sparklines, the verdicts stack */
     INSP_TEXT_W = 66,    /* the longest verdict line of a usual model */
     INSP_SPARKS = 4,     /* score, oracle, qada, q_bulk */
 };
