@@ -773,3 +773,28 @@ TEST(tui_reevaluation_keeps_the_screen_and_names_the_run) {
     WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
+
+/* The inspector of the running TUI explains the selected head at the cursor
+ * token once it has far keys: each predictor against its threshold, the
+ * executed gate, and where the head looked, beside an axis. */
+TEST(tui_inspector_explains_the_verdicts) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "explain", 100, 30, NULL, "--no-record");
+    WAIT(&t, "pos 4/512", 10);
+    for (int i = 0; i < 14; i++) tmux_keys(&t, "n"); /* window 16: far keys from pos 16 on */
+    WAIT(&t, "pos 18/512", 10);
+    tmux_keys(&t, "Enter");
+    WAIT(&t, "inspector \xc2\xb7 L0 H0 @ pos 18", 5);
+    WAIT(&t, "\xcf\x84 0.50", 5);                          /* router … τ 0.50 → … */
+    WAIT(&t, "of the mass is outside the window", 1);
+    WAIT(&t, "QAdA estimate", 1);
+    WAIT(&t, "under policy aha", 1);
+    WAIT(&t, "far ", 1);                                     /* window …% · far …% */
+    /* back before the window filled: nothing was decided there */
+    tmux_keys(&t, "[ [ [ [ [ [ [ [ [ [ [ [ [ [ [");
+    WAIT(&t, "no far keys at pos 3", 5);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+}

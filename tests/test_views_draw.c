@@ -309,10 +309,12 @@ TEST(views_draw_inspector_strip_out_of_window_mass) {
     view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
     WINDOW *w = newwin(8, 100, 0, 0);
     view_draw_inspector(w, &m, &pal);
-    CHECK(fx_contains(w, "out-of-window mass 25.0%"));
-    CHECK(fx_contains(w, "window 4 from pos 4"));
     ViewInspGeom g;
     view_insp_geom(&m, 100, 8, &g);
+    /* beside the verdicts: the axis labelled with the window's start and the
+     * last position, and where the head looked, heaviest far position first */
+    CHECK(strstr(fx_line(w, g.y_strip + 1), "pos     s\xe2\x94\x80\xe2\x94\x80" "4\xe2\x86\x91\xe2\x95\x90\xe2\x95\x90" "7"));
+    CHECK(strstr(fx_line(w, g.y_strip + 1), "sinks 10% \xc2\xb7 window 65% \xc2\xb7 far 25% \xc2\xb7 pos 1 \" upon\" 0.10"));
     wchar_t ch;
     short pair;
     attr_t a;
@@ -326,6 +328,13 @@ TEST(views_draw_inspector_strip_out_of_window_mass) {
     char val[16];
     snprintf(val, sizeof val, "%.2f", fx_value(7, 0, 0));
     CHECK(strstr(fx_line(w, g.y_spark), val) != NULL);
+    /* stacked (too narrow beside the sparklines): the boundary with its note */
+    WINDOW *n = newwin(8, 46, 0, 0);
+    view_insp_geom(&m, 46, 8, &g);
+    CHECK_INT(g.stacked, 1);
+    view_draw_inspector(n, &m, &pal);
+    CHECK(fx_contains(n, "window from 4 \xc2\xb7 far 25.0%"));
+    delwin(n);
     /* another head: the strip no longer applies */
     m.sel_head = 1;
     werase(w);
@@ -486,6 +495,157 @@ TEST(views_draw_header_splits_the_steps_bytes) {
     CHECK_MSG(strstr(line, "keys/qh 47.5%") && strstr(line, "KV read 55.0%"), "%s", line);
     CHECK_MSG(strstr(line, "step 2 MB + KV 0.022 MB [0.016..0.04]"), "%s", line);
     CHECK_MSG(strstr(line, "global 12.5%"), "%s", line);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* The inspector at pos 7 of a 2×2 fixture, head (0, 0) set to a global
+ * router decision the oracle needed: τ 0.5, θ 10%, policy aha. */
+static void verdict_model(ViewModel *m) {
+    view_init(m, 2, 2, NULL);
+    fx_fill(m, 8);
+    m->inspector_open = 1;
+    m->hdr.tau = 0.5f;
+    m->hdr.theta_logit = decide_theta_logit(0.1);
+    snprintf(m->hdr.policy, sizeof m->hdr.policy, "aha");
+    StepTrace *t = m->hist[7];
+    t->score[0] = 0.51f;
+    t->gate[0] = 1;
+    t->oracle_logit[0] = (float)decide_theta_logit(0.31);
+    t->qada_logit[0] = (float)decide_theta_logit(0.93);
+}
+
+TEST(views_draw_inspector_shows_the_verdicts) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 100, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    verdict_model(&m);
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(8, 100, 0, 0);
+    view_draw_inspector(w, &m, &pal);
+    ViewInspGeom g;
+    view_insp_geom(&m, 100, 8, &g);
+    CHECK(g.text_w > 0);
+    /* each verdict on its predictor's sparkline row, the gate's beside the strip */
+    CHECK(strstr(fx_line(w, g.y_spark), "router 0.51 > \xcf\x84 0.50 \xe2\x86\x92 global \xc2\xb7 needed and taken"));
+    CHECK(strstr(fx_line(w, g.y_spark + 1), "oracle: 31% of the mass is outside the window > \xce\xb8 10%"));
+    CHECK(strstr(fx_line(w, g.y_spark + 2), "QAdA estimate 93% > \xce\xb8 10% \xe2\x86\x92 global"));
+    CHECK(strstr(fx_line(w, g.y_spark + 3), "qada_bulk estimate"));
+    CHECK(strstr(fx_line(w, g.y_strip), "executed global under policy aha"));
+    wchar_t ch;
+    short pair;
+    attr_t a;
+    fx_cell(w, g.y_spark, g.x_text, &ch, &pair, &a);
+    CHECK_INT(ch, 'r');
+    CHECK(a & A_BOLD); /* a global verdict stands out */
+    /* the agreement tinted like the agreement metric's cells */
+    fx_cell(w, g.y_spark, g.x_text + 32, &ch, &pair, &a); /* after "router 0.51 > τ 0.50 → global · " */
+    CHECK_INT(ch, 'n');
+    CHECK_INT(pair, view_pair_token(&pal, VIEW_SW_BOTH_GLOBAL));
+    /* no choice at this position: one line says why */
+    m.hist[7]->n_far = 0;
+    werase(w);
+    view_draw_inspector(w, &m, &pal);
+    CHECK(fx_contains(w, "no far keys at pos 7: global and local read the same keys"));
+    CHECK(!fx_contains(w, "router 0.51"));
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+TEST(views_draw_inspector_verdicts_narrow_and_ascii) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 100, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    verdict_model(&m);
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    /* 60 columns: beside the sparklines, the brief forms where the full ones do not fit */
+    WINDOW *w = newwin(8, 60, 0, 0);
+    view_draw_inspector(w, &m, &pal);
+    ViewInspGeom g;
+    view_insp_geom(&m, 60, 8, &g);
+    CHECK(!g.stacked && g.x_text + g.text_w <= 59);
+    CHECK(strstr(fx_line(w, g.y_spark), "AHA 0.51 > \xcf\x84 0.50 \xe2\x86\x92 global \xc2\xb7 agrees"));
+    CHECK(strstr(fx_line(w, g.y_spark + 1), "oracle 31% > \xce\xb8 10% \xe2\x86\x92 needed"));
+    delwin(w);
+    /* 50 columns: even the brief router line is cut, with an ellipsis inside the border */
+    w = newwin(8, 50, 0, 0);
+    view_draw_inspector(w, &m, &pal);
+    view_insp_geom(&m, 50, 8, &g);
+    CHECK(!g.stacked);
+    CHECK(strstr(fx_line(w, g.y_spark), "AHA 0.51 > \xcf\x84 0.50"));
+    CHECK(strstr(fx_line(w, g.y_spark), "\xe2\x80\xa6\xe2\x94\x82") != NULL); /* …│ */
+    /* ASCII: τ and θ spelled out, the cut marked with '~' */
+    m.ascii = 1;
+    view_palette_init(&pal, VIEW_COLOUR_256, 1, NULL);
+    werase(w);
+    view_draw_inspector(w, &m, &pal);
+    CHECK(strstr(fx_line(w, g.y_spark), "AHA 0.51 > tau 0.50"));
+    CHECK(strstr(fx_line(w, g.y_spark), "~|"));
+    CHECK(strstr(fx_line(w, g.y_spark + 1), "oracle 31% > theta 10%"));
+    delwin(w);
+    /* 40 columns: stacked, the verdicts take the sparklines' lines */
+    m.ascii = 0;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    w = newwin(8, 40, 0, 0);
+    view_draw_inspector(w, &m, &pal);
+    view_insp_geom(&m, 40, 8, &g);
+    CHECK(g.stacked && g.n_text == 4 && g.y_strip == 5 && g.n_tok_vis == 0);
+    CHECK(!fx_contains(w, "score"));
+    CHECK(strstr(fx_line(w, 1), "\xe2\x94\x82" "AHA 0.51 > \xcf\x84 0.50 \xe2\x86\x92 global \xc2\xb7 agrees"));
+    CHECK(strstr(fx_line(w, 4), "q_bulk"));
+    CHECK(strstr(fx_line(w, 5), "attn"));
+    delwin(w);
+    /* a taller stacked pane has room for the executed gate too */
+    w = newwin(9, 40, 0, 0);
+    view_draw_inspector(w, &m, &pal);
+    CHECK(strstr(fx_line(w, 5), "executed global \xc2\xb7 agrees"));
+    CHECK(strstr(fx_line(w, 6), "attn"));
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* More positions than strip columns: the axis marks the window's start once,
+ * on the column whose bin holds it, and labels the last position. */
+TEST(views_draw_inspector_axis_over_binned_positions) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 100, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 1, 1, NULL);
+    fx_fill(&m, 29);
+    m.inspector_open = 1;
+    float wts[29];
+    for (int i = 0; i < 29; i++) wts[i] = 1.0f / 29;
+    view_set_attention(&m, 28, 0, 0, wts, 29, 16, 0, NULL); /* window from 13 */
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(8, 100, 0, 0);
+    view_draw_inspector(w, &m, &pal);
+    ViewInspGeom g;
+    view_insp_geom(&m, 100, 8, &g);
+    CHECK(g.n_cols < 29);
+    const char *l = fx_line(w, g.y_strip + 1);
+    const char *up = strstr(l, "13\xe2\x86\x91");
+    CHECK(up != NULL);
+    CHECK(up && strstr(up + 5, "\xe2\x86\x91") == NULL); /* one marker */
+    CHECK(strstr(l, "28 window 55% \xc2\xb7 far 45%"));
+    /* the marker's column sums positions up to and including 13 */
+    int col = -1;
+    for (int c = 0; c < g.n_cols; c++) {
+        wchar_t ch;
+        short pair;
+        attr_t a;
+        fx_cell(w, g.y_strip + 1, g.x0 + c, &ch, &pair, &a);
+        if (ch == 0x2191) col = c;
+    }
+    CHECK(col >= 0 && col * 29 / g.n_cols <= 13 && (col + 1) * 29 / g.n_cols > 13);
     delwin(w);
     view_free(&m);
     fx_term_close(&term);

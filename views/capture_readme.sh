@@ -3,7 +3,9 @@
 # default model (stories260K, the shipped w = 16 routers) in a detached tmux
 # session of a fixed size, steps a fixed number of tokens with a fixed seed,
 # opens the head inspector, and pastes `tmux capture-pane -p` between the
-# <!-- tui-capture:begin --> and <!-- tui-capture:end --> markers of README.md.
+# <!-- tui-capture:begin --> and <!-- tui-capture:end --> markers of README.md,
+# and the inspector pane alone (the verdicts at the cursor token) between the
+# <!-- inspector-capture:begin --> / :end markers of views/README.md.
 #
 #   sh views/capture_readme.sh          (from anywhere; needs ./ahascope and tmux)
 #
@@ -17,11 +19,16 @@ COLS=100 ROWS=30 STEPS=24 SEED=1 PROMPT="Once upon a time"
 README=README.md
 BEGIN='<!-- tui-capture:begin -->'
 END='<!-- tui-capture:end -->'
+VIEWS_README=views/README.md
+VBEGIN='<!-- inspector-capture:begin -->'
+VEND='<!-- inspector-capture:end -->'
 
 command -v tmux >/dev/null 2>&1 || { echo "capture_readme.sh: tmux is not installed (make deps)" >&2; exit 1; }
 [ -x ./ahascope ] || { echo "capture_readme.sh: ./ahascope is not built (run make)" >&2; exit 1; }
 grep -qF "$BEGIN" "$README" && grep -qF "$END" "$README" ||
     { echo "capture_readme.sh: $README lacks the $BEGIN / $END markers" >&2; exit 1; }
+grep -qF "$VBEGIN" "$VIEWS_README" && grep -qF "$VEND" "$VIEWS_README" ||
+    { echo "capture_readme.sh: $VIEWS_README lacks the $VBEGIN / $VEND markers" >&2; exit 1; }
 ./ahascope info >/dev/null || { echo "capture_readme.sh: no default model (see engine/MODELS.md)" >&2; exit 1; }
 
 tmp=$(mktemp -d)
@@ -58,10 +65,19 @@ sleep 0.3
 tmux -L "$sock" capture-pane -p -t cap | sed 's/[[:space:]]*$//' >"$tmp/capture"
 tmux -L "$sock" send-keys -t cap q
 
-awk -v begin="$BEGIN" -v end="$END" -v cap="$tmp/capture" '
-    $0 == begin { print; print "```text"; while ((getline line < cap) > 0) print line; print "```"; skip = 1; next }
-    $0 == end   { skip = 0 }
-    !skip       { print }
-' "$README" >"$tmp/README.md"
-cat "$tmp/README.md" >"$README"
-echo "capture_readme.sh: $README updated ($COLS x $ROWS, $STEPS steps, seed $SEED)"
+# Replace what lies between markers $2 and $3 of file $1 by the text of $4.
+paste_between() {
+    awk -v begin="$2" -v end="$3" -v cap="$4" '
+        $0 == begin { print; print "```text"; while ((getline line < cap) > 0) print line; print "```"; skip = 1; next }
+        $0 == end   { skip = 0 }
+        !skip       { print }
+    ' "$1" >"$tmp/pasted"
+    cat "$tmp/pasted" >"$1"
+}
+
+# the inspector pane: from its top border to the next bottom border
+awk '/^┌ inspector/ { on = 1 } on { print } on && /^└/ { exit }' "$tmp/capture" >"$tmp/inspector"
+[ -s "$tmp/inspector" ] || { echo "capture_readme.sh: no inspector pane in the capture" >&2; exit 1; }
+paste_between "$README" "$BEGIN" "$END" "$tmp/capture"
+paste_between "$VIEWS_README" "$VBEGIN" "$VEND" "$tmp/inspector"
+echo "capture_readme.sh: $README and $VIEWS_README updated ($COLS x $ROWS, $STEPS steps, seed $SEED)"

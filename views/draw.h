@@ -32,7 +32,8 @@ void view_draw_timeline(WINDOW *w, const ViewModel *m, const ViewPalette *p);
 void view_draw_bars(WINDOW *w, const ViewModel *m, const ViewPalette *p);
 
 /* Head inspector: sparklines of router score, oracle mass, qada, qada_bulk
- * for the selected head, and the attention strip at the cursor token. */
+ * for the selected head, each predictor's verdict at the cursor token with
+ * its threshold (views/explain.h), and the attention strip there. */
 void view_draw_inspector(WINDOW *w, const ViewModel *m, const ViewPalette *p);
 
 /* The text pane (SQL results, plots) under m->sql_title: the pinned header

@@ -1,14 +1,15 @@
-/* draw_inspector.c — the selected head over time, and its attention at the
- * cursor token (see draw.h). */
-#include <math.h>
+/* draw_inspector.c — the selected head over time, its verdicts and its
+ * attention at the cursor token (see draw.h). */
 #include <stdio.h>
 
 #include "views/draw.h"
+#include "views/explain.h"
 #include "views/geom.h"
 #include "views/paint.h"
 
 /* Sparkline of one metric of the selected head over the visible tokens,
- * each glyph coloured by its level; the cursor column reversed. */
+ * each glyph coloured by its level; the cursor column reversed (its value
+ * is stated by the verdict beside it). */
 static void sparkline(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int y,
                       const char *label, ViewMetric k) {
     int cell = m->sel_layer * m->n_heads + m->sel_head;
@@ -19,34 +20,128 @@ static void sparkline(WINDOW *w, const ViewModel *m, const ViewPalette *p, const
         attr_t a = i == m->cursor ? A_REVERSE : A_NORMAL;
         view_put(w, y, g->x0 + c, view_glyph_spark(p, v), a, view_pair_cells(p, view_level(v), VIEW_SW_BLANK));
     }
-    const StepTrace *t = view_trace(m, m->cursor);
-    float v = t ? view_metric_value(m, t, cell, k) : NAN;
-    if (!isnan(v)) view_printf(w, y, g->x0 + g->n_cols + 1, 5, 1, A_BOLD, 0, "%.2f", v);
 }
 
-/* Mass of the attention strip's bin c of n_cols over n positions. */
+/* Draw one verdict; its agreement, when it is there in full, tinted like
+ * the agreement metric's cells. */
+static void verdict_line(WINDOW *w, const ViewPalette *p, int y, int x, int maxw, const char *s, int agree_at,
+                         int sw, attr_t a) {
+    int used = view_puts_fit(w, y, x, maxw, s, p->ascii, a, 0);
+    if (agree_at <= 0 || used < view_text_width(s, p->ascii)) return;
+    char head[VIEW_EXPLAIN_CAP];
+    snprintf(head, sizeof head, "%.*s", agree_at, s);
+    int ax = x + view_text_width(head, p->ascii);
+    view_puts(w, y, ax, maxw - (ax - x), s + agree_at, p->ascii, a, view_pair_token(p, sw));
+}
+
+/* The verdicts at the cursor token (one line per predictor, then the
+ * executed gate), in full where they fit, else briefly: global ones bold,
+ * missing ones dim. */
+static void verdicts(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int h) {
+    const StepTrace *t = view_trace(m, m->cursor);
+    if (!t || g->text_w <= 0) return;
+    ViewExplain x;
+    view_explain(m, t, m->sel_layer * m->n_heads + m->sel_head, &x);
+    for (int i = 0; i < x.n && i < g->n_text && g->y_spark + i < h - 1; i++) {
+        attr_t a = x.decision[i] > 0 ? A_BOLD : x.decision[i] < 0 ? A_DIM : A_NORMAL;
+        int full = view_text_width(x.line[i], p->ascii) <= g->text_w;
+        verdict_line(w, p, g->y_spark + i, g->x_text, g->text_w, full ? x.line[i] : x.brief[i],
+                     full ? x.agree_at[i] : x.brief_agree_at[i], x.agree_sw[i], a);
+    }
+}
+
+/* First position of the attention strip's column c of n_cols over n
+ * positions (one position per column when they fit, else even bins). */
+static int bin_lo(int c, int n, int n_cols) { return n <= n_cols ? c : (int)((long long)c * n / n_cols); }
+
+/* Mass of the strip's column c. */
 static float bin_mass(const ViewAttn *at, int c, int n_cols) {
-    int n = at->n;
-    int lo = n <= n_cols ? c : (int)((long long)c * n / n_cols);
-    int hi = n <= n_cols ? c + 1 : (int)((long long)(c + 1) * n / n_cols);
     float s = 0;
-    for (int i = lo; i < hi && i < n; i++) s += at->w[i];
+    for (int i = bin_lo(c, at->n, n_cols); i < bin_lo(c + 1, at->n, n_cols) && i < at->n; i++) s += at->w[i];
     return s;
 }
 
+/* The strip column whose bin holds pos, so markers sit on their bin. */
 static int column_of(int pos, int n, int n_cols) {
-    return n <= n_cols ? pos : (int)((long long)pos * n_cols / n);
+    int c = n <= n_cols ? pos : (int)((long long)pos * n_cols / n);
+    while (c + 1 < n_cols && bin_lo(c + 1, n, n_cols) <= pos) c++;
+    while (c > 0 && bin_lo(c, n, n_cols) > pos) c--;
+    return c;
 }
 
-/* The attention strip over positions 0 … pos, the window boundary marked
- * below it, and the mass that fell outside the local set. */
+/* The window boundary under the strip with a note beside it (the window's
+ * first position, the mass outside the local set): the stacked inspector's
+ * form, without a text column for the far positions. */
+static void boundary_note(WINDOW *w, const ViewPalette *p, const ViewInspGeom *g, const ViewAttn *at,
+                          const ViewAttnSplit *sp, int cols, int wd) {
+    int y = g->y_strip + 1;
+    for (int s = 0; s < at->sinks && s < at->n; s++)
+        view_put(w, y, g->x0 + column_of(s, at->n, cols), L's', A_DIM, 0);
+    attr_t fa;
+    short fp;
+    view_text_style(p, VIEW_TX_FOCUS, &fa, &fp);
+    int bx = g->x0 + column_of(sp->window_start, at->n, cols);
+    view_put(w, y, bx, p->ascii ? L'^' : L'\u2191', fa, fp);
+    /* the long note when it fits beside the marker, else the short one */
+    char msg[2][120];
+    snprintf(msg[0], sizeof msg[0], "window from %d \xc2\xb7 far %.1f%%", sp->window_start, 100 * sp->far);
+    snprintf(msg[1], sizeof msg[1], "far %.1f%%", 100 * sp->far);
+    int k = 0, mw = 0, mx = g->x0;
+    for (k = 0; k < 2; k++) {
+        mw = view_text_width(msg[k], p->ascii);
+        if (bx + 2 + mw <= wd - 1) { mx = bx + 2; break; }
+        if (bx - 1 - mw >= g->x0) { mx = bx - 1 - mw; break; }
+    }
+    if (k == 2) k = 1;
+    view_puts(w, y, mx, wd - 1 - mx, msg[k], p->ascii, A_BOLD, 0);
+}
+
+/* Glyph of axis column c (positions lo … hi-1): s sinks, ↑ the window's
+ * first position, ═ window, ─ far. */
+static wchar_t axis_glyph(const ViewAttn *at, int start, int lo, int hi, int ascii) {
+    if (lo < at->sinks) return L's';
+    if (start > 0 && start >= lo && start < hi) return ascii ? L'^' : L'\u2191';
+    if (lo >= start) return ascii ? L'=' : L'\u2550';
+    return ascii ? L'-' : L'\u2500';
+}
+
+/* The axis under the strip, labelled with the window's first position left
+ * of its marker and the last position at the end, where they fit. */
+static void axis(WINDOW *w, const ViewPalette *p, const ViewInspGeom *g, const ViewAttn *at, int start, int cols) {
+    int y = g->y_strip + 1, n = at->n, sink_end = 0;
+    view_puts(w, y, 1, g->x0 - 1, "pos", 1, A_DIM, 0);
+    for (int c = 0; c < cols; c++) {
+        int lo = bin_lo(c, n, cols), hi = bin_lo(c + 1, n, cols);
+        if (lo < at->sinks) sink_end = c + 1;
+        view_put(w, y, g->x0 + c, axis_glyph(at, start, lo, hi, p->ascii), A_DIM, 0);
+    }
+    attr_t fa;
+    short fp;
+    view_text_style(p, VIEW_TX_FOCUS, &fa, &fp);
+    int bx = column_of(start, n, cols), right = cols;
+    char num[16];
+    if (start > 0 && start >= at->sinks) {
+        view_put(w, y, g->x0 + bx, p->ascii ? L'^' : L'\u2191', fa, fp);
+        int len = snprintf(num, sizeof num, "%d", start);
+        if (bx - len >= sink_end) view_puts(w, y, g->x0 + bx - len, len, num, 1, fa, fp);
+    } else {
+        bx = -1;
+    }
+    int len = snprintf(num, sizeof num, "%d", n - 1);
+    if (right - len > bx + 1) view_puts(w, y, g->x0 + right - len, len, num, 1, A_DIM, 0);
+}
+
+/* The attention strip over positions 0 … pos; under it the window boundary
+ * and, beside the verdicts, where the head looked (explain.h). */
 static void strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int wd) {
     const ViewAttn *at = &m->attn;
     const StepTrace *t = view_trace(m, m->cursor);
-    int y = g->y_strip, width = wd - 1 - g->x0;
+    int y = g->y_strip, width = g->stacked ? wd - 1 - g->x0 : g->n_cols;
     view_puts(w, y, 1, g->x0 - 1, "attn", 1, A_DIM, 0);
     if (!t || at->pos != t->pos || at->layer != m->sel_layer || at->head != m->sel_head || at->n <= 0) {
-        view_puts(w, y, g->x0, width, "attention weights not available for this token", p->ascii, A_DIM, 0);
+        const char *why = "attention weights not available for this token";
+        if (view_text_width(why, p->ascii) > width) why = "weights not available"; /* beside the verdicts */
+        view_puts_fit(w, y, g->x0, width, why, p->ascii, A_DIM, 0);
         return;
     }
     int cols = at->n < width ? at->n : width;
@@ -57,44 +152,42 @@ static void strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, const Vie
         float v = max > 0 ? bin_mass(at, c, cols) / max : 0;
         view_put(w, y, g->x0 + c, view_glyph_spark(p, v), A_NORMAL, view_pair_cells(p, view_level(v), VIEW_SW_BLANK));
     }
-    int start = at->window > 0 ? at->pos - at->window + 1 : 0;
-    if (start < 0) start = 0;
-    float out = 0;
-    for (int i = at->sinks; i < start && i < at->n; i++) out += at->w[i];
-    for (int s = 0; s < at->sinks && s < at->n; s++)
-        view_put(w, y + 1, g->x0 + column_of(s, at->n, cols), L's', A_DIM, 0);
-    attr_t fa;
-    short fp;
-    view_text_style(p, VIEW_TX_FOCUS, &fa, &fp);
-    int bx = g->x0 + column_of(start, at->n, cols);
-    view_put(w, y + 1, bx, p->ascii ? L'^' : L'\u2191', fa, fp);
-    /* the long note when it fits beside the marker, else the short one */
-    char msg[2][120];
-    snprintf(msg[0], sizeof msg[0], "window %d from pos %d \xc2\xb7 out-of-window mass %.1f%%", at->window, start,
-             100 * out);
-    snprintf(msg[1], sizeof msg[1], "out %.1f%%", 100 * out);
-    int k = 0, mw = 0, mx = g->x0;
-    for (k = 0; k < 2; k++) {
-        mw = view_text_width(msg[k], p->ascii);
-        if (bx + 2 + mw <= wd - 1) { mx = bx + 2; break; }
-        if (bx - 1 - mw >= g->x0) { mx = bx - 1 - mw; break; }
+    ViewAttnSplit sp;
+    view_attn_split(at, &sp);
+    if (g->stacked) {
+        boundary_note(w, p, g, at, &sp, cols, wd);
+        return;
     }
-    if (k == 2) k = 1;
-    view_puts(w, y + 1, mx, wd - 1 - mx, msg[k], p->ascii, A_BOLD, 0);
+    axis(w, p, g, at, sp.window_start, cols);
+    char where[4 * VIEW_EXPLAIN_CAP];
+    view_explain_attn(m, at, &sp, g->text_w, where, sizeof where);
+    view_puts_fit(w, y + 1, g->x_text, g->text_w, where, p->ascii, A_NORMAL, 0);
+}
+
+/* "inspector · L0 H3 @ pos 28 «w»": the verdicts and the strip are about
+ * the cursor token, so the title names it. */
+static void insp_title(const ViewModel *m, int ascii, char *buf, size_t n) {
+    const StepTrace *t = view_trace(m, m->cursor);
+    int k = snprintf(buf, n, "inspector \xc2\xb7 L%d H%d", m->sel_layer, m->sel_head);
+    if (!t || k < 0 || (size_t)k >= n) return;
+    char label[TRACE_PIECE_MAX * 4];
+    view_piece_label(t->piece, ascii, label, sizeof label);
+    snprintf(buf + k, n - (size_t)k, " @ pos %d \xc2\xab%.24s\xc2\xbb", t->pos, label);
 }
 
 void view_draw_inspector(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int h, wd;
     getmaxyx(w, h, wd);
-    char title[120];
-    snprintf(title, sizeof title, "inspector \xc2\xb7 L%d H%d", m->sel_layer, m->sel_head);
+    char title[200];
+    insp_title(m, p->ascii, title, sizeof title);
     view_frame_box(w, p, title, m->focus == VIEW_PANE_INSPECTOR);
     ViewInspGeom g;
     view_insp_geom(m, wd, h, &g);
     static const char *const labels[4] = {"score", "oracle", "qada", "q_bulk"};
     static const ViewMetric metrics[4] = {VIEW_METRIC_score, VIEW_METRIC_oracle_logit, VIEW_METRIC_qada_logit,
                                           VIEW_METRIC_qada_bulk_logit};
-    for (int i = 0; i < 4 && g.y_spark + i < h - 1; i++)
+    for (int i = 0; i < 4 && !g.stacked && g.y_spark + i < h - 1; i++)
         sparkline(w, m, p, &g, g.y_spark + i, labels[i], metrics[i]);
     if (g.y_strip + 1 < h - 1) strip(w, m, p, &g, wd);
+    verdicts(w, m, p, &g, h);
 }

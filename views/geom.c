@@ -1,12 +1,16 @@
 /* geom.c — in-pane geometry shared by drawing and hit-testing (see geom.h). */
 #include "views/geom.h"
 
+#include "views/explain.h"
 #include "views/paint.h"
 
 enum {
     TIME_LABEL_W = 5, /* "L15▸ " */
     INSP_LABEL_W = 8, /* "oracle  " */
-    INSP_VALUE_W = 6, /* " 0.73 " */
+    INSP_SPARK_MIN = 12, /* sparkline columns kept beside the verdicts */
+    INSP_TEXT_MIN = 24,  /* narrower than this beside the sparklines, the verdicts stack */
+    INSP_TEXT_W = 66,    /* the longest verdict line of a usual model */
+    INSP_SPARKS = 4,     /* score, oracle, qada, q_bulk */
 };
 
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -87,14 +91,26 @@ void view_bars_geom(const ViewModel *m, int w, int h, ViewBarsGeom *g) {
 }
 
 void view_insp_geom(const ViewModel *m, int w, int h, ViewInspGeom *g) {
+    int inner = w - 2 - INSP_LABEL_W; /* right of the labels */
     g->x0 = 1 + INSP_LABEL_W;
-    g->n_cols = w - 2 - INSP_LABEL_W - INSP_VALUE_W;
-    if (g->n_cols < 0) g->n_cols = 0;
+    g->y_spark = 1;
+    g->text_w = clampi(inner - 1 - INSP_SPARK_MIN, 0, INSP_TEXT_W);
+    g->stacked = g->text_w < INSP_TEXT_MIN;
+    if (g->stacked) {
+        /* the verdicts are what the inspector is for: they keep their lines,
+         * the strip and its boundary the two below */
+        g->n_cols = 0;
+        g->x_text = 1;
+        g->text_w = w - 2 > 0 ? w - 2 : 0;
+        g->n_text = clampi(h - 4, 0, VIEW_EXPLAIN_LINES);
+    } else {
+        g->n_cols = inner - 1 - g->text_w;
+        g->x_text = g->x0 + g->n_cols + 1;
+        g->n_text = VIEW_EXPLAIN_LINES;
+    }
+    g->y_strip = g->y_spark + (g->stacked ? g->n_text : INSP_SPARKS);
     g->first_tok = view_first_col(m->cursor, m->n_hist, g->n_cols);
     g->n_tok_vis = m->n_hist - g->first_tok < g->n_cols ? m->n_hist - g->first_tok : g->n_cols;
-    g->y_spark = 1;
-    g->y_strip = 5;
-    (void)h;
 }
 
 void view_tok_place(const ViewModel *m, int i, int iw, int *x, int *y, int *sx, int *sy, int *width) {

@@ -35,6 +35,9 @@ typedef struct {
 typedef struct {
     int x0, n_cols, first_tok, n_tok_vis; /* sparkline token columns */
     int y_spark, y_strip;                 /* first sparkline line; attention strip line */
+    int x_text, text_w;                   /* verdicts (views/explain.h): beside the sparklines, or stacked */
+    int stacked;   /* too narrow for both: the verdicts take the sparklines' lines (n_cols 0) */
+    int n_text;    /* verdict lines shown from y_spark on */
 } ViewInspGeom;
 
 /* Heatmap geometry in a w×h pane; half_ok allows half-blocks. The visible
@@ -48,7 +51,9 @@ void view_time_geom(const ViewModel *m, int w, int h, int half_ok, ViewTimeGeom 
 /* Per-layer bars geometry in a w×h pane. */
 void view_bars_geom(const ViewModel *m, int w, int h, ViewBarsGeom *g);
 
-/* Head inspector geometry in a w×h pane. */
+/* Head inspector geometry in a w×h pane: the verdicts take the right of
+ * the pane when it is wide enough, the sparklines and strip what is left;
+ * in a narrow pane the verdicts replace the sparklines, above the strip. */
 void view_insp_geom(const ViewModel *m, int w, int h, ViewInspGeom *g);
 
 /* First visible column of a token strip n_cols wide, keeping the cursor in

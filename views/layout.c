@@ -28,11 +28,13 @@ static ViewRect rect(int x, int y, int w, int h) {
 static int heat_need(int n_heads, int cw) { return 2 + VIEW_HEAT_LABEL_W + n_heads * (cw + 1) + 1; }
 
 /* Width of the heatmap pane: the widest cells up to 3 columns that leave
- * the bars their minimum width, or wider ones (up to VIEW_HEAT_MAX_CW) that
- * fit in half the screen, so the heatmap grows with the terminal. */
-static int heat_width(int cols, int n_heads) {
+ * the bars their minimum width, or, with grow, wider ones (up to
+ * VIEW_HEAT_MAX_CW) that fit in half the screen, so the heatmap grows with
+ * the terminal. An open inspector keeps the room instead: its sentences
+ * need it more. */
+static int heat_width(int cols, int n_heads, int grow) {
     int limit = cols - BARS_MIN_W;
-    for (int cw = VIEW_HEAT_MAX_CW; cw > HEAT_SMALL_CW; cw--)
+    for (int cw = VIEW_HEAT_MAX_CW; grow && cw > HEAT_SMALL_CW; cw--)
         if (heat_need(n_heads, cw) <= cols / 2 && heat_need(n_heads, cw) <= limit) return heat_need(n_heads, cw);
     for (int cw = HEAT_SMALL_CW; cw >= 1; cw--) {
         int need = heat_need(n_heads, cw);
@@ -45,11 +47,11 @@ static int heat_width(int cols, int n_heads) {
 /* Height of the middle band: every layer on 1 … VIEW_HEAT_MAX_RH lines
  * when that takes less than about half the space (so the cells grow with
  * the terminal), else two layers per line (half-blocks), else what fits. */
-static int mid_height(int avail, int n_layers, int half_ok) {
+static int mid_height(int avail, int n_layers, int half_ok, int max_rh) {
     int cap = avail - TIMELINE_MIN_H;
     int half = (n_layers + 1) / 2 + 3;
     int h = 0;
-    for (int rh = VIEW_HEAT_MAX_RH; rh >= 1 && !h; rh--) {
+    for (int rh = max_rh; rh >= 1 && !h; rh--) {
         int full = n_layers * rh + 3; /* border + head-number row */
         if (full <= cap && (full * 2 <= avail + 4 || (!half_ok && rh == 1))) h = full;
     }
@@ -79,8 +81,8 @@ void view_layout(int cols, int rows, const LayoutOpts *o, Layout *out) {
 
     int y = 1 + tok_h;
     int rest = body - tok_h;
-    int mid_h = mid_height(rest, n_layers, o->half_blocks);
-    int heat_w = heat_width(cols, n_heads);
+    int mid_h = mid_height(rest, n_layers, o->half_blocks, o->inspector ? 1 : VIEW_HEAT_MAX_RH);
+    int heat_w = heat_width(cols, n_heads, !o->inspector);
     int insp_band = o->inspector && rest - mid_h >= INSPECTOR_H + TIMELINE_MIN_H;
     out->pane[VIEW_PANE_HEATMAP] = rect(0, y, heat_w, mid_h);
     ViewPane right = (o->inspector && !insp_band) ? VIEW_PANE_INSPECTOR : VIEW_PANE_BARS;

@@ -83,6 +83,15 @@ int view_puts(WINDOW *w, int y, int x, int maxw, const char *s, int ascii, attr_
     return used;
 }
 
+int view_puts_fit(WINDOW *w, int y, int x, int maxw, const char *s, int ascii, attr_t attr, short pair) {
+    if (maxw <= 0) return 0;
+    if (view_text_width(s, ascii) <= maxw) return view_puts(w, y, x, maxw, s, ascii, attr, pair);
+    /* cut short: the last column says so, rather than a word ending mid-way unmarked */
+    int used = view_puts(w, y, x, maxw - 1, s, ascii, attr, pair);
+    view_put(w, y, x + used, ascii ? L'~' : L'\u2026', attr, pair);
+    return used + 1;
+}
+
 int view_printf(WINDOW *w, int y, int x, int maxw, int ascii, attr_t attr, short pair, const char *fmt,
                 ...) {
     char buf[512];

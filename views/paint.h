@@ -17,6 +17,9 @@ void view_fill(WINDOW *w, int y, int x, int n, wchar_t ch, attr_t attr, short pa
  * Returns the number of columns written. */
 int view_puts(WINDOW *w, int y, int x, int maxw, const char *s, int ascii, attr_t attr, short pair);
 
+/* view_puts that marks text cut at maxw with a final … ('~' in ascii). */
+int view_puts_fit(WINDOW *w, int y, int x, int maxw, const char *s, int ascii, attr_t attr, short pair);
+
 /* printf into view_puts. */
 int view_printf(WINDOW *w, int y, int x, int maxw, int ascii, attr_t attr, short pair, const char *fmt,
                 ...) __attribute__((format(printf, 8, 9)));

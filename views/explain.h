@@ -1,0 +1,72 @@
+/* explain.h — the inspector's verdicts in words: for one (position, head)
+ * cell, what each predictor saw, the threshold it compared against, what it
+ * decided, and whether that agrees with the oracle. Pure text from the view
+ * model's header (τ, θ, policy) and one StepTrace, so it is tested without
+ * curses; every decision comes from engine/decide.h, never recomputed here.
+ * Also where the head looked: its attention weights (ViewAttn) split into
+ * sinks, window and far, with the heaviest far positions and their tokens.
+ *
+ * ASCII mode (m->ascii) spells τ, θ, ≤ and → out as tau, theta, <= and ->.
+ */
+#ifndef AHASCOPE_VIEW_EXPLAIN_H
+#define AHASCOPE_VIEW_EXPLAIN_H
+
+#include "views/metric.h"
+
+/* One line per predictor, in the inspector's sparkline order, then the
+ * executed gate. A position without far keys has one line only. */
+enum {
+    VIEW_EXPLAIN_ROUTER,
+    VIEW_EXPLAIN_ORACLE,
+    VIEW_EXPLAIN_QADA,
+    VIEW_EXPLAIN_QADA_BULK,
+    VIEW_EXPLAIN_GATE,
+    VIEW_EXPLAIN_LINES
+};
+
+#define VIEW_EXPLAIN_CAP 128
+
+typedef struct {
+    int n;                                            /* lines filled */
+    char line[VIEW_EXPLAIN_LINES][VIEW_EXPLAIN_CAP];  /* UTF-8 (ASCII in ascii mode) */
+    char brief[VIEW_EXPLAIN_LINES][VIEW_EXPLAIN_CAP]; /* the same, short enough for a narrow pane */
+    int decision[VIEW_EXPLAIN_LINES];                 /* 1 global, 0 local, -1 none */
+    /* The agreement ending a line: where it starts in line and in brief (0:
+     * none) and its class as a swatch (VIEW_SW_BOTH_GLOBAL …, metric.h), so
+     * it can be tinted like the agreement metric's cells. */
+    int agree_at[VIEW_EXPLAIN_LINES], brief_agree_at[VIEW_EXPLAIN_LINES], agree_sw[VIEW_EXPLAIN_LINES];
+} ViewExplain;
+
+/* Fill out with the verdicts at one cell of t under m's τ and θ, e.g.
+ * "router 0.51 > τ 0.50 → global · needed and taken", briefly "AHA 0.51 >
+ * τ 0.50 → global · agrees" and "oracle 31% > θ 10% → needed". */
+void view_explain(const ViewModel *m, const StepTrace *t, int cell, ViewExplain *out);
+
+/* The agreement of a decision with the oracle's label: "needed and taken",
+ * "missed", "needless", "not needed, not taken"; NULL if either is unknown. */
+const char *view_explain_agreement(int decision, int label);
+
+/* Far positions ranked at most. */
+#define VIEW_ATTN_TOP 8
+
+/* Where one head's attention went at one position. */
+typedef struct {
+    double sinks, window, far; /* mass on each part of the context (sums to the weights' total) */
+    int window_start;          /* first window position: pos - window + 1, at least 0 */
+    int n_top;                 /* far positions ranked, heaviest first (ties: earlier first) */
+    int top_pos[VIEW_ATTN_TOP];
+    float top_w[VIEW_ATTN_TOP];
+} ViewAttnSplit;
+
+/* Split at's weights by the local set it describes, the engine's local set:
+ * positions below at->sinks are sinks, the others from window_start on the
+ * window, the rest far. A window of 0 means not known: nothing counts as far. */
+void view_attn_split(const ViewAttn *at, ViewAttnSplit *s);
+
+/* "window 79% · far 21% · pos 12 \"Lily\" 0.41 · …" into buf (sinks first
+ * when there are any): as many far positions as fit in max_w columns, their
+ * text from m's history. */
+void view_explain_attn(const ViewModel *m, const ViewAttn *at, const ViewAttnSplit *s, int max_w, char *buf,
+                       size_t n);
+
+#endif
