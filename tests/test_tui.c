@@ -798,3 +798,26 @@ TEST(tui_inspector_explains_the_verdicts) {
     WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
+
+/* A new play speed applies at once: at 0.5 steps/s the next step is 2 s
+ * away; raised to 20 steps/s, steps follow within a second instead of
+ * after the old interval. */
+TEST(tui_speed_change_applies_at_once) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "speed", 120, 40, NULL, "--policy full --no-record");
+    WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, "- - - - - - - - - -"); /* the slowest: 0.5 steps/s */
+    tmux_keys(&t, "p");
+    WAIT(&t, "playing 0.5/s", 3);
+    WAIT(&t, "pos 5/512", 3); /* the first step comes at once, the next 2 s later */
+    tmux_keys(&t, "+ + + + +"); /* 20 steps/s */
+    double t0 = now();
+    WAIT(&t, "pos 9/512", 5);
+    double dt = now() - t0;
+    CHECK_MSG(dt < 1.2, "at 20 steps/s, 4 steps took %.2f s: the old 2 s interval was waited out", dt);
+    WAIT(&t, "playing 20/s", 2);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+}
