@@ -390,6 +390,35 @@ static void show_plots(Tui *t) {
     free(text);
 }
 
+/* `R` (diff 0) the run on screen summarised, or `D` (diff 1) where it
+ * differs from its parent: `compare`'s text in the scrollable pane. */
+static void show_compare(Tui *t, int diff) {
+    int64_t run = t->replay ? t->replay_run : tui_worker_run_id(&t->w);
+    if (!t->db || !run) { view_set_status(&t->m, "not recording: nothing to summarise"); return; }
+    Err e;
+    StoreRunInfo r;
+    char *text = NULL, title[64];
+    size_t len = 0;
+    Store *st = store_open(t->db, STORE_READ, 500, &e);
+    int ok = st && store_run_info(st, run, &r, &e) == 0;
+    int64_t parent = ok ? r.parent_run_id : 0;
+    if (ok) store_run_info_free(&r);
+    if (ok && diff && !parent) {
+        view_set_status(&t->m, "run %lld has no parent run (change a setting to make one)", (long long)run);
+        store_close(st, NULL);
+        return;
+    }
+    FILE *f = ok ? open_memstream(&text, &len) : NULL;
+    if (f && store_compare(st, diff ? parent : run, diff ? run : 0, NULL, f, &e)) fprintf(f, "error: %s\n", e.msg);
+    if (f) fclose(f);
+    store_close(st, NULL);
+    if (!ok) { view_set_status(&t->m, "%s", e.msg); return; }
+    if (diff) snprintf(title, sizeof title, "run %lld vs its parent %lld", (long long)run, (long long)parent);
+    else snprintf(title, sizeof title, "run %lld summary", (long long)run);
+    view_set_text(&t->m, title, "", text ? text : "", &e);
+    free(text);
+}
+
 /* Finish an input line: the prompt restarts, SQL runs. */
 static void input_done(Tui *t) {
     if (!strcmp(t->m.input.label, "prompt")) {
@@ -410,6 +439,7 @@ static int replay_key(Tui *t, ViewAction a) {
     case VIEW_ACT_SQL_PROMPT: view_input_begin(&t->m, "sql", ""); break;
     case VIEW_ACT_EXPORT: export_run(t); break;
     case VIEW_ACT_PLOTS: show_plots(t); break;
+    case VIEW_ACT_SUMMARY: case VIEW_ACT_DIFF: show_compare(t, a == VIEW_ACT_DIFF); break;
     case VIEW_ACT_REDRAW: clearok(curscr, TRUE); break;
     case VIEW_ACT_NONE: case VIEW_ACT_MOUSE: break;
     default: {
@@ -454,6 +484,7 @@ static int handle_key(Tui *t, int ch) {
     case VIEW_ACT_SQL_PROMPT: view_input_begin(&t->m, "sql", ""); break;
     case VIEW_ACT_EXPORT: export_run(t); break;
     case VIEW_ACT_PLOTS: show_plots(t); break;
+    case VIEW_ACT_SUMMARY: case VIEW_ACT_DIFF: show_compare(t, a == VIEW_ACT_DIFF); break;
     case VIEW_ACT_REDRAW: clearok(curscr, TRUE); break;
     default: change_setting(t, a); break;
     }

@@ -821,3 +821,29 @@ TEST(tui_speed_change_applies_at_once) {
     WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
+
+/* `R` summarises the run on screen and `D` diffs it against its parent,
+ * in the text pane (compare's numbers, on one screen). */
+TEST(tui_run_summary_and_diff_against_the_parent) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "summary", 140, 45, NULL, "--policy full --window 16");
+    WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, "n n n n n n n n n n n n n n n n");
+    WAIT(&t, "pos 20/512", 10);
+    tmux_keys(&t, "D");
+    WAIT(&t, "run 1 has no parent run", 5);
+    tmux_keys(&t, "R");
+    WAIT(&t, "run 1 summary", 5);
+    WAIT(&t, "every predictor vs the oracle", 2);
+    WAIT(&t, "kv_per_kv_head", 2);
+    tmux_keys(&t, "Escape");
+    tmux_keys(&t, "w");
+    WAIT(&t, "run 2: full, w=8", 10);
+    tmux_keys(&t, "D");
+    WAIT(&t, "run 2 vs its parent 1", 5);
+    WAIT(&t, "gates per layer", 2);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+}

@@ -24,7 +24,7 @@ static const char *const HELP[][2] = {
     {"e  :  s", "edit prompt, read-only SQL, export run"},
     {"Esc  C-c", "stop a running query; \xe2\x86\x91\xe2\x86\x93 after : earlier ones"},
     {"hl \xe2\x86\x90\xe2\x86\x92", "SQL pane: scroll a wide result sideways"},
-    {"v", "plots: per-head rates, recorded evaluations"},
+    {"v  R  D", "plots; run summary; diff against the parent run"},
     {"Esc  q", "close overlay / pane, quit"},
     {NULL, "qada_bulk is this project's ablation, not QAdA"},
 };

@@ -115,6 +115,8 @@ static ViewAction command_key(int ch) {
     case ':': return VIEW_ACT_SQL_PROMPT;
     case 's': return VIEW_ACT_EXPORT;
     case 'v': return VIEW_ACT_PLOTS;
+    case 'R': return VIEW_ACT_SUMMARY;
+    case 'D': return VIEW_ACT_DIFF;
     case 'q': return VIEW_ACT_QUIT;
     case CH_CTRL_L: return VIEW_ACT_REDRAW;
     case KEY_MOUSE: return VIEW_ACT_MOUSE;
