@@ -650,3 +650,28 @@ TEST(views_draw_inspector_axis_over_binned_positions) {
     view_free(&m);
     fx_term_close(&term);
 }
+
+/* The agreement classes never put red against green, the pair most
+ * colour-blind readers cannot tell apart: Okabe–Ito blue, grey,
+ * vermillion and reddish purple at 256 colours; blue, cyan, yellow and
+ * red at 8. */
+TEST(views_agreement_palette_is_colour_blind_safe) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 100, 30), 0);
+    if (!term.scr) return;
+    static const int sw[4] = {VIEW_SW_BOTH_GLOBAL, VIEW_SW_BOTH_LOCAL, VIEW_SW_MISSED_GLOBAL, VIEW_SW_NEEDLESS_GLOBAL};
+    static const short want256[4] = {32, 240, 166, 175};
+    static const short want8[4] = {COLOR_BLUE, COLOR_CYAN, COLOR_YELLOW, COLOR_RED};
+    for (int mode = 0; mode < 2; mode++) {
+        ViewPalette pal;
+        CHECK_INT(view_palette_init(&pal, mode ? VIEW_COLOUR_8 : VIEW_COLOUR_256, 0, NULL), 0);
+        for (int k = 0; k < 4; k++) {
+            short fg, bg;
+            pair_colours(view_pair_cells(&pal, sw[k], sw[k]), &fg, &bg);
+            CHECK_MSG(fg == (mode ? want8[k] : want256[k]), "%s colours, class %d: colour %d", mode ? "8" : "256", k,
+                      fg);
+            CHECK(fg != COLOR_GREEN && fg != 34 && fg != 196); /* the old green and red */
+        }
+    }
+    fx_term_close(&term);
+}

@@ -13,19 +13,22 @@ typedef struct {
 
 /* 256 colours: index 0 is the screen background, 1 "not computed", then a
  * viridis-like ramp (perceptually ordered, colour-blind safe), then the four
- * agreement classes. */
+ * agreement classes in Okabe–Ito hues that no common colour blindness
+ * confuses (no red against green): both global blue, both local grey,
+ * missed global vermillion, needless global reddish purple. */
 static const Ink INK256[] = {
     {-1, 0},  {236, 0}, {54, 0},  {61, 0},  {24, 0},  {30, 0},  {35, 1},  {77, 1},
-    {148, 1}, {220, 1}, {34, 1},  {240, 0}, {196, 0}, {214, 1},
+    {148, 1}, {220, 1}, {32, 0},  {240, 0}, {166, 0}, {175, 1},
 };
 static const unsigned char SW256[VIEW_SWATCHES] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 0};
 
 /* 8 colours: black serves as background and "not computed"; the eight levels
- * share four hues; agreement reuses green/blue/red/yellow. */
+ * share four hues; agreement avoids red against green: both global blue,
+ * both local cyan, missed yellow, needless red. */
 static const Ink INK8[] = {
     {COLOR_BLACK, 0}, {COLOR_BLUE, 0}, {COLOR_CYAN, 1}, {COLOR_GREEN, 1}, {COLOR_YELLOW, 1}, {COLOR_RED, 0},
 };
-static const unsigned char SW8[VIEW_SWATCHES] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 3, 1, 5, 4, 0};
+static const unsigned char SW8[VIEW_SWATCHES] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 1, 2, 4, 5, 0};
 
 /* Text roles: foreground, background (-2 = the screen background), attributes. */
 typedef struct {
