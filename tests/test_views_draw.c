@@ -675,3 +675,46 @@ TEST(views_agreement_palette_is_colour_blind_safe) {
     }
     fx_term_close(&term);
 }
+
+/* `L` turns the timeline into one row per layer, each cell the share of
+ * that layer's heads that ran global at the token: all rows visible at
+ * once for a 32-layer model, and a click picks the layer. */
+TEST(views_timeline_per_layer_view) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 140, 45), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    CHECK_INT(view_init(&m, 32, 32, NULL), 0);
+    StepTrace *t = trace_new(32, 32);
+    for (int p = 0; p < 20; p++) {
+        trace_clear(t);
+        t->pos = p, t->token = 1, t->n_far = p; /* position 0: no choice */
+        for (int c = 0; c < 32 * 32; c++) t->gate[c] = (c / 32) < 16; /* layers 0-15 all global */
+        view_push(&m, t, NULL);
+    }
+    trace_free(t);
+    m.colour = VIEW_COLOUR_256;
+    CHECK_INT(view_key(&m, 'L'), VIEW_ACT_NONE);
+    CHECK_INT(m.timeline_layers, 1);
+    ViewPalette pal;
+    CHECK_INT(view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL), 0);
+    WINDOW *w = newwin(40, 140, 0, 0);
+    view_draw_timeline(w, &m, &pal);
+    CHECK(fx_contains(w, "per layer: share of heads global"));
+    ViewTimeGeom g;
+    view_time_geom(&m, 140, 40, 1, &g);
+    CHECK_INT(g.n_rows_vis, 32);
+    CHECK_INT(g.half, 0);
+    wchar_t ch;
+    short pair, fg, bg;
+    attr_t a;
+    fx_cell(w, g.y0 + 3, g.x0 + 5, &ch, &pair, &a); /* layer 3: every head global */
+    pair_colours(pair, &fg, &bg);
+    CHECK_INT(fg, 220);
+    fx_cell(w, g.y0 + 20, g.x0 + 5, &ch, &pair, &a); /* layer 20: none */
+    pair_colours(pair, &fg, &bg);
+    CHECK_INT(fg, 54);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}

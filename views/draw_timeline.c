@@ -8,6 +8,11 @@
 static int half_ok(const ViewPalette *p) { return p->colour != VIEW_COLOUR_NONE && !p->ascii; }
 
 static void time_title(const ViewModel *m, const ViewTimeGeom *g, char *buf, size_t n) {
+    if (m->timeline_layers) {
+        snprintf(buf, n, "timeline \xc2\xb7 per layer: share of heads global \xc2\xb7 pos %d-%d of %d \xc2\xb7 L for heads",
+                 g->first_tok, g->first_tok + g->n_tok_vis - 1, m->n_hist);
+        return;
+    }
     if (m->n_hist == 0) {
         snprintf(buf, n, "timeline \xc2\xb7 %s", view_metric_short(m->metric));
         return;
@@ -20,7 +25,8 @@ static void time_title(const ViewModel *m, const ViewTimeGeom *g, char *buf, siz
 /* Layer label where a layer starts within the line, and ▸ on the line that
  * holds the selected head. */
 static void row_label(WINDOW *w, const ViewModel *m, const ViewPalette *p, int y, int row, int n) {
-    int H = m->n_heads, sel = m->sel_layer * H + m->sel_head;
+    int H = m->timeline_layers ? 1 : m->n_heads; /* per-layer rows: every row starts a layer */
+    int sel = m->timeline_layers ? m->sel_layer : m->sel_layer * H + m->sel_head;
     for (int r = row; r < row + n; r++)
         if (r % H == 0) {
             char lab[8];
@@ -34,6 +40,17 @@ static void row_label(WINDOW *w, const ViewModel *m, const ViewPalette *p, int y
         view_text_style(p, VIEW_TX_FOCUS, &fa, &fp);
         view_put(w, y, 4, p->ascii ? L'>' : L'\u25b8', fa, fp);
     }
+}
+
+/* A layer's cell in per-layer mode: the share of its heads that ran global
+ * at token t (decisions only), on the gradient. */
+static int layer_swatch(const ViewModel *m, const StepTrace *t, int layer) {
+    int n = 0, g = 0;
+    for (int c = layer * m->n_heads; c < (layer + 1) * m->n_heads; c++) {
+        int d = decide_cell(t, c, DECIDE_EXECUTED, m->hdr.tau, m->hdr.theta_logit);
+        if (d >= 0) n++, g += d;
+    }
+    return view_level(n ? (float)g / n : NAN);
 }
 
 /* ▲ on the bottom border under the cursor's column (the top border holds the title). */
@@ -63,8 +80,9 @@ void view_draw_timeline(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
         wmove(w, g.y0 + line, g.x0);
         for (int c = 0; c < g.n_tok_vis; c++) {
             const StepTrace *t = m->hist[g.first_tok + c];
-            int st = view_swatch(m, t, row);
-            int sb = has_bottom ? view_swatch(m, t, row + 1) : VIEW_SW_BLANK;
+            int st = m->timeline_layers ? layer_swatch(m, t, row) : view_swatch(m, t, row);
+            int sb = !has_bottom ? VIEW_SW_BLANK : m->timeline_layers ? layer_swatch(m, t, row + 1)
+                                                                       : view_swatch(m, t, row + 1);
             wchar_t ch;
             attr_t a;
             short pair;

@@ -62,7 +62,7 @@ int view_first_col(int cursor, int n_total, int n_cols) {
 }
 
 void view_time_geom(const ViewModel *m, int w, int h, int half_ok, ViewTimeGeom *g) {
-    int rows = m->n_layers * m->n_heads;
+    int rows = m->timeline_layers ? m->n_layers : m->n_layers * m->n_heads;
     g->x0 = 1 + TIME_LABEL_W;
     g->y0 = 1;
     g->n_cols = w - 2 - TIME_LABEL_W;
@@ -74,7 +74,8 @@ void view_time_geom(const ViewModel *m, int w, int h, int half_ok, ViewTimeGeom 
     g->half = half_ok && rows > g->lines;
     int cap = g->lines * (g->half ? 2 : 1);
     g->n_rows_vis = rows < cap ? rows : cap;
-    g->first_row = window_start(m->sel_layer * m->n_heads + m->sel_head, rows, g->n_rows_vis, g->half ? 2 : 1);
+    int sel = m->timeline_layers ? m->sel_layer : m->sel_layer * m->n_heads + m->sel_head;
+    g->first_row = window_start(sel, rows, g->n_rows_vis, g->half ? 2 : 1);
     if (g->first_row + g->n_rows_vis > rows) g->n_rows_vis = rows - g->first_row;
 }
 

@@ -24,7 +24,7 @@ typedef struct {
     int x0, y0;          /* window position of the first visible cell */
     int n_cols, lines;   /* token columns and text lines available */
     int first_tok, n_tok_vis;
-    int first_row, n_rows_vis; /* row = layer * n_heads + head */
+    int first_row, n_rows_vis; /* row = layer * n_heads + head (a layer in per-layer mode) */
 } ViewTimeGeom;
 
 typedef struct {

@@ -19,7 +19,10 @@ static void hit_timeline(const ViewModel *m, int w, int h, int lx, int ly, ViewH
     int col = lx - g.x0, line = ly - g.y0;
     if (line < 0 || line >= g.lines) return;
     int row = g.first_row + line * (g.half ? 2 : 1);
-    if (row < g.first_row + g.n_rows_vis) {
+    if (row < g.first_row + g.n_rows_vis && m->timeline_layers) {
+        out->layer = row;
+        out->head = m->sel_head;
+    } else if (row < g.first_row + g.n_rows_vis) {
         out->layer = row / m->n_heads;
         out->head = row % m->n_heads;
     }

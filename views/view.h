@@ -110,6 +110,7 @@ typedef struct {
     ViewMetric metric;
     ViewPredictor agree_pred;
     int tint_share; /* tokens tinted by share of heads global, not by the selected head */
+    int timeline_layers; /* the timeline shows one row per layer (share of its heads global), not per head */
 
     ViewColour colour; /* what the terminal can do; the app sets it (view_colour_pick) */
     int mono;          /* no colour at all: shading glyphs (--mono, NO_COLOR) */
