@@ -369,8 +369,9 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
     b->attn = ro.attn, b->have_tau = ro.have_tau, b->have_window = ro.have_window;
     b->kv_dtype = ro.kv_dtype;
     if (b->runs > 1000) return err_usage(e, "--runs %d is too many (max 1000)", b->runs);
-    if (b->bytes_only && (b->record || b->tui || b->compare_full))
-        return err_usage(e, "--bytes-only times nothing: it does not go with --record, --tui or --compare-full");
+    if (b->bytes_only && (b->record || b->tui || b->compare_full || b->save))
+        return err_usage(e, "--bytes-only builds and times nothing: it does not go with --record, --tui, --compare-full"
+                            " or --save");
     return 0;
 }
 

@@ -847,3 +847,42 @@ TEST(tui_run_summary_and_diff_against_the_parent) {
     WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
+
+/* The shapes people open, end to end: a random-weight 16-layer model with
+ * 32 heads per layer (8 KV heads), saved by `bench --save`, run with random
+ * routers at 140x45 (every layer and head in the heatmap, the per-layer
+ * timeline one key away) and at 80x24. */
+TEST(tui_sixteen_by_thirty_two_heads_end_to_end) {
+    NEED_TUI();
+    int st;
+    const char *dir = test_tmp("shape1632");
+    free(test_runf(&st, "mkdir -p %s && %s bench --dims 64,128,16,32,8,512,256 --save %s/m.bin --runs 1 --prompt-len 2"
+                        " --decode 2", dir, bin_abs(), dir));
+    CHECK_MSG(st == 0, "bench --save failed");
+    char tok[4096];
+    if (!realpath(test_shared("models/stories260K/tok512.bin"), tok)) snprintf(tok, sizeof tok, "missing-tokenizer");
+    static const int sizes[][2] = {{140, 45}, {80, 24}};
+    for (int k = 0; k < 2; k++) {
+        Tmux t;
+        snprintf(t.sock, sizeof t.sock, "ahascope-%d-shape%d", (int)getpid(), k);
+        snprintf(t.dir, sizeof t.dir, "%s", dir);
+        free(test_runf(&st, "tmux -L %s -f /dev/null new-session -d -x %d -y %d \"cd %s && env TERM=xterm-256color "
+                            "LANG=C.UTF-8 %s tui --model m.bin --tokenizer %s --routers random:3 --window 8 --no-record; "
+                            "echo EXITED \\$?; sleep 60\"", t.sock, sizes[k][0], sizes[k][1], dir, bin_abs(),
+                       tok));
+        WAIT(&t, "policy aha", 10);
+        tmux_keys(&t, "n n n n n n n n n n n n");
+        WAIT(&t, "pos 16/256", 10);
+        if (k == 0) {
+            WAIT(&t, "L15 ", 2);       /* the last layer's row in the heatmap */
+            WAIT(&t, " 31 ", 2);       /* the last head's column label */
+            tmux_keys(&t, "L");
+            WAIT(&t, "per layer: share of heads global", 3);
+        } else {
+            WAIT(&t, "heads @ pos 16", 2);
+        }
+        tmux_keys(&t, "q");
+        WAIT(&t, "EXITED 0", 5);
+        tmux_stop(&t);
+    }
+}
