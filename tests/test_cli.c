@@ -279,6 +279,7 @@ TEST(cli_bench_reports_the_byte_split) {
     CHECK_MSG(st == 0 && out && strstr(out, "KV all global") && strstr(out, "max saving"), "text: %s", out ? out : "");
     free(out);
     expect_error(2, "bench --bytes-only --record", "--bytes-only");
+    expect_error(2, "bench --bytes-only --save m.bin", "--save"); /* it used to write nothing and say nothing */
 }
 
 static char *ids_of(const char *args) {
