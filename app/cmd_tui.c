@@ -421,6 +421,12 @@ static void show_compare(Tui *t, int diff) {
 
 /* Finish an input line: the prompt restarts, SQL runs. */
 static void input_done(Tui *t) {
+    if (!strcmp(t->m.input.label, "search")) { /* `/`: the next token holding the text */
+        int i = view_find_token(&t->m, t->m.input.text, t->m.cursor);
+        if (i < 0) view_set_status(&t->m, "no token holds \"%s\"", t->m.input.text);
+        else t->m.cursor = i, t->m.follow = 0, view_set_status(&t->m, "\"%s\" at pos %d", t->m.input.text, i);
+        return;
+    }
     if (!strcmp(t->m.input.label, "prompt")) {
         snprintf(t->prompt, sizeof t->prompt, "%s", t->m.input.text);
         set_play(t, 0);

@@ -886,3 +886,19 @@ TEST(tui_sixteen_by_thirty_two_heads_end_to_end) {
         tmux_stop(&t);
     }
 }
+
+/* `/` searches the token stream and moves the cursor to the match. */
+TEST(tui_search_moves_the_cursor) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "search", 120, 40, NULL, "--policy full --no-record");
+    WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, "/ u p o n Enter");
+    WAIT(&t, "\"upon\" at pos 2", 5);
+    WAIT(&t, "heads @ pos 2", 2);
+    tmux_keys(&t, "/ d r a g o n Enter");
+    WAIT(&t, "no token holds \"dragon\"", 5);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+}

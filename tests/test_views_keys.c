@@ -363,3 +363,27 @@ TEST(views_sql_pane_pages_and_scrolls_sideways) {
     CHECK_INT(m.sql_hscroll, 200 - 78 - VIEW_SQL_HSTEP);
     view_free(&m);
 }
+
+/* `/` opens a search line; the next token holding the text, wrapping
+ * round, is where the cursor goes (the app moves it). */
+TEST(views_search_finds_the_next_token) {
+    ViewModel m;
+    CHECK_INT(view_init(&m, 1, 1, NULL), 0);
+    static const char *const pieces[] = {"<s>", "Once", " upon", " a", " time", " upon"};
+    StepTrace *t = trace_new(1, 1);
+    for (int i = 0; i < 6; i++) {
+        trace_clear(t);
+        t->pos = i;
+        snprintf(t->piece, sizeof t->piece, "%s", pieces[i]);
+        view_push(&m, t, NULL);
+    }
+    trace_free(t);
+    CHECK_INT(view_find_token(&m, "upon", -1), 2);
+    CHECK_INT(view_find_token(&m, "upon", 2), 5);
+    CHECK_INT(view_find_token(&m, "upon", 5), 2); /* wraps round */
+    CHECK_INT(view_find_token(&m, "dragon", 0), -1);
+    CHECK_INT(view_find_token(&m, "", 0), -1);
+    CHECK_INT(view_key(&m, '/'), VIEW_ACT_NONE);
+    CHECK(m.input.active && !strcmp(m.input.label, "search"));
+    view_free(&m);
+}

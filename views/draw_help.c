@@ -15,7 +15,7 @@ static const char *const HELP[][2] = {
     {"Enter", "open / close the head inspector"},
     {"m M", "next / previous metric"},
     {"a", "agreement vs oracle: AHA/gate/QAdA/bulk"},
-    {"g  L", "tint tokens by share global; timeline per layer"},
+    {"g  L  /", "tint by share global; timeline per layer; search"},
     {"mouse", "click a head or token; wheel scrolls"},
     {NULL, "settings (re-run teacher-forced as a linked run)"},
     {"P", "change policy"},

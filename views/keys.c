@@ -164,6 +164,7 @@ static int view_state_key(ViewModel *m, int ch) {
         m->metric = VIEW_METRIC_AGREE;
         break;
     case 'g': m->tint_share = !m->tint_share; break;
+    case '/': view_input_begin(m, "search", ""); break;
     case 'L': m->timeline_layers = !m->timeline_layers; break;
     case '?': m->help_open = 1; break;
     case '\n': case '\r': case KEY_ENTER: toggle_inspector(m); break;

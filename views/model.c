@@ -73,6 +73,15 @@ void view_clear_history(ViewModel *m) {
     m->stats.n = 0;
 }
 
+int view_find_token(const ViewModel *m, const char *needle, int from) {
+    if (!needle || !*needle || m->n_hist <= 0) return -1;
+    for (int k = 1; k <= m->n_hist; k++) {
+        int i = ((from < 0 ? -1 : from) + k) % m->n_hist;
+        if (strstr(m->hist[i]->piece, needle)) return i;
+    }
+    return -1;
+}
+
 const StepTrace *view_trace(const ViewModel *m, int i) {
     return (i >= 0 && i < m->n_hist) ? m->hist[i] : NULL;
 }

@@ -217,6 +217,10 @@ typedef enum { VIEW_INPUT_EDITING, VIEW_INPUT_DONE, VIEW_INPUT_CANCEL } ViewInpu
  * with `text`. While m->input.active, keys go to view_input_key. */
 void view_input_begin(ViewModel *m, const char *label, const char *text);
 
+/* The first token after position from (wrapping round) whose text contains
+ * needle; -1 if none does or needle is empty. */
+int view_find_token(const ViewModel *m, const char *needle, int from);
+
 /* Edit the input line: printable bytes (UTF-8 arrives byte by byte) are
  * appended, Backspace removes the last character, Ctrl-U clears, ↑/↓ walk
  * the lines entered before under the same label, Enter finishes (DONE, and
