@@ -64,6 +64,7 @@ typedef struct {
     int attn_pending;   /* an attention request is out */
     int replay;         /* browsing a recorded run: no model, no worker */
     int64_t replay_run;
+    double replay_next; /* when a playing replay moves its cursor on */
     AttnConfig cfg;     /* the settings asked for last (the worker may not have started them yet) */
     int restore;        /* cursor to put back once a re-evaluated run reaches it, -1 none */
     int new_run_pending; /* a new run began: the old one stays on screen until its first step */
@@ -442,6 +443,17 @@ static void input_done(Tui *t) {
 static int replay_key(Tui *t, ViewAction a) {
     switch (a) {
     case VIEW_ACT_QUIT: return 1;
+    case VIEW_ACT_STEP: view_set_status(&t->m, "end of the recorded run ([ or Home to go back)"); break;
+    case VIEW_ACT_PLAY_TOGGLE: /* play the recording: the cursor moves on at the play speed */
+        t->playing = t->m.playing = !t->playing;
+        if (t->playing && t->m.cursor >= t->m.n_hist - 1) t->m.cursor = 0; /* from the start, at the end */
+        t->m.follow = 0, t->m.speed = SPEEDS[t->speed_i], t->replay_next = 0;
+        break;
+    case VIEW_ACT_SPEED_UP: case VIEW_ACT_SPEED_DOWN:
+        t->speed_i = a == VIEW_ACT_SPEED_UP ? (t->speed_i + 1 < N_SPEEDS ? t->speed_i + 1 : t->speed_i)
+                                            : (t->speed_i > 0 ? t->speed_i - 1 : 0);
+        t->m.speed = SPEEDS[t->speed_i];
+        break;
     case VIEW_ACT_SQL_PROMPT: view_input_begin(&t->m, "sql", ""); break;
     case VIEW_ACT_EXPORT: export_run(t); break;
     case VIEW_ACT_PLOTS: show_plots(t); break;
@@ -513,6 +525,23 @@ static void curses_start(Tui *t, int mono, int ascii) {
     t->m.colour = view_colour_detect(mono);
 }
 
+/* A playing replay: the cursor moves on one position per 1/speed seconds,
+ * and stops at the end of the recording. */
+static void replay_advance(Tui *t) {
+    double now = args_seconds();
+    if (now < t->replay_next) return;
+    double speed = SPEEDS[t->speed_i];
+    t->replay_next = now + (speed > 0 ? 1.0 / speed : 0);
+    if (t->m.cursor + 1 < t->m.n_hist) {
+        t->m.cursor++;
+        t->dirty = 1;
+        return;
+    }
+    t->playing = t->m.playing = 0;
+    view_set_status(&t->m, "end of the recorded run");
+    t->dirty = 1;
+}
+
 /* The UI loop: results in, one frame out, one key (or 20 ms) at a time. */
 static void ui_loop(Tui *t) {
     Err e;
@@ -525,6 +554,7 @@ static void ui_loop(Tui *t) {
         }
         if (g_winch) g_winch = 0, follow_resize(), t->dirty = 1;
         take_results(t);
+        if (t->replay && t->playing) replay_advance(t);
         poll_sql(t);
         if (t->dirty) {
             if (view_frame(&t->scr, &t->m, &e)) break;
@@ -579,6 +609,7 @@ static int run_replay(const char *db, int64_t run, int mono, int ascii, double s
     static Tui t;
     memset(&t, 0, sizeof t);
     t.replay = 1, t.db = db, t.restore = -1;
+    t.speed_i = 4; /* 10 positions a second when played */
     t.sql.time_limit = sql_timeout;
     Store *st = store_open(db, STORE_READ, 2000, e);
     if (!st) return -1;
@@ -595,7 +626,6 @@ static int run_replay(const char *db, int64_t run, int mono, int ascii, double s
     t.replay_run = run;
     if (view_init(&t.m, r.n_layers, r.n_heads, e) == 0 && load_replay(&t, st, &r, e) == 0) {
         replay_header(&t, &r);
-        t.m.replay = 1;
         store_close(st, NULL);
         st = NULL;
         view_set_status(&t.m, "replay of run %lld (%s): [ ] Home End move through its %d positions", (long long)run,

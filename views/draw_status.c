@@ -20,10 +20,8 @@ static int hints(const ViewModel *m, const char **out, int max) {
     case VIEW_PANE_TOKENS: HINT("\xe2\x86\x90\xe2\x86\x92", "token"); HINT("\xe2\x86\x91\xe2\x86\x93", "layer"); break;
     default: HINT("arrows", "head"); HINT("[ ]", "token"); break;
     }
-    if (!m->replay) { /* a replay has nothing to step or play */
-        HINT("spc", "step");
-        HINT("p", m->playing ? "pause" : "play");
-    }
+    HINT("spc", "step"); /* in a replay, through the recording */
+    HINT("p", m->playing ? "pause" : "play");
     HINT("m", "metric");
     HINT("?", "help");
     HINT("q", "quit");

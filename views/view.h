@@ -118,7 +118,6 @@ typedef struct {
 
     int help_open, inspector_open, sql_open;
     int playing;  /* set by the app; shown in the status line */
-    int replay;   /* set by the app: a recorded run without the model, nothing to step or play */
     double speed; /* set by the app: play speed in steps per second, 0 as fast as it goes */
 
     ViewAttn attn;
