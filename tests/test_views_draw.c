@@ -718,3 +718,37 @@ TEST(views_timeline_per_layer_view) {
     view_free(&m);
     fx_term_close(&term);
 }
+
+/* Timeline rows say which (layer, head) they are, and the bottom border
+ * numbers the positions every ten. */
+TEST(views_timeline_labels_rows_and_positions) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 140, 45), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    CHECK_INT(view_init(&m, 32, 32, NULL), 0);
+    StepTrace *t = trace_new(32, 32);
+    for (int p = 0; p < 35; p++) {
+        trace_clear(t);
+        t->pos = p, t->n_far = p;
+        for (int c = 0; c < 32 * 32; c++) t->gate[c] = c % 3 == 0;
+        view_push(&m, t, NULL);
+    }
+    trace_free(t);
+    m.sel_layer = 7, m.sel_head = 20;
+    ViewPalette pal;
+    CHECK_INT(view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL), 0);
+    WINDOW *w = newwin(20, 140, 0, 0);
+    view_draw_timeline(w, &m, &pal);
+    CHECK(fx_contains(w, "L7H20") || fx_contains(w, "L7H19")); /* the selected head's line (two rows per line) */
+    ViewTimeGeom g;
+    view_time_geom(&m, 140, 20, 1, &g);
+    char want[16];
+    snprintf(want, sizeof want, "L%dH%d", g.first_row / 32, g.first_row % 32);
+    CHECK_MSG(fx_contains(w, want), "no label %s", want);
+    const char *bottom = fx_line(w, 19);
+    CHECK_MSG(strstr(bottom, "10") && strstr(bottom, "20") && strstr(bottom, "30"), "axis: %s", bottom);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}

@@ -22,23 +22,35 @@ static void time_title(const ViewModel *m, const ViewTimeGeom *g, char *buf, siz
              g->first_row, g->first_row + g->n_rows_vis - 1, m->n_layers * m->n_heads);
 }
 
-/* Layer label where a layer starts within the line, and ▸ on the line that
- * holds the selected head. */
+/* The line's first row as "L#H#" ("L#" per layer), bright where a layer
+ * starts, and ▸ on the line that holds the selected head. */
 static void row_label(WINDOW *w, const ViewModel *m, const ViewPalette *p, int y, int row, int n) {
     int H = m->timeline_layers ? 1 : m->n_heads; /* per-layer rows: every row starts a layer */
     int sel = m->timeline_layers ? m->sel_layer : m->sel_layer * H + m->sel_head;
-    for (int r = row; r < row + n; r++)
-        if (r % H == 0) {
-            char lab[8];
-            snprintf(lab, sizeof lab, r / H < 100 ? "L%d" : "%d", r / H);
-            view_puts(w, y, 1, 3, lab, 1, A_DIM, 0);
-            break;
-        }
+    char lab[16];
+    if (m->timeline_layers) snprintf(lab, sizeof lab, "L%d", row);
+    else snprintf(lab, sizeof lab, "L%dH%d", row / H, row % H);
+    view_puts(w, y, 1, 6, lab, 1, row % H == 0 ? A_NORMAL : A_DIM, 0);
     if (sel >= row && sel < row + n) {
         attr_t fa;
         short fp;
         view_text_style(p, VIEW_TX_FOCUS, &fa, &fp);
-        view_put(w, y, 4, p->ascii ? L'>' : L'\u25b8', fa, fp);
+        view_put(w, y, 7, p->ascii ? L'>' : L'\u25b8', fa, fp);
+    }
+}
+
+/* Position numbers on the bottom border, every ten positions where they
+ * fit, so a column can be read as a position. */
+static void position_axis(WINDOW *w, const ViewTimeGeom *g, int h) {
+    int last_end = -1;
+    for (int c = 0; c < g->n_tok_vis; c++) {
+        int pos = g->first_tok + c;
+        if (pos % 10 != 0 || g->x0 + c <= last_end) continue;
+        char num[16];
+        int len = snprintf(num, sizeof num, "%d", pos);
+        if (c + len > g->n_cols) break;
+        view_puts(w, h - 1, g->x0 + c, len, num, 1, A_DIM, 0);
+        last_end = g->x0 + c + len;
     }
 }
 
@@ -93,5 +105,6 @@ void view_draw_timeline(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
             wadd_wch(w, &cc); /* cells of a line are adjacent: no per-cell move */
         }
     }
+    position_axis(w, &g, h);
     cursor_marks(w, m, p, &g, h);
 }

@@ -5,7 +5,7 @@
 #include "views/paint.h"
 
 enum {
-    TIME_LABEL_W = 5, /* "L15▸ " */
+    TIME_LABEL_W = 8, /* "L15H31▸ " */
     INSP_LABEL_W = 8, /* "oracle  " */
     INSP_SPARK_MIN = 12, /* sparkline columns kept beside the verdicts */
     INSP_TEXT_MIN = 24,  /* narrower than this beside the sparklines, the verdicts stack */
