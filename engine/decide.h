@@ -10,7 +10,7 @@
  * so nothing was decided. Mass estimates are compared in log space: the
  * trace holds log-odds ln(far/local) and θ is turned into log-odds once
  * (decide_theta_logit), so a threshold can sit anywhere in the tail. The forward pass executes the same
- * rules (decide_router, decide_mass, decide_static, decide_random), so what
+ * rules (decide_router, decide_logit, decide_static, decide_random), so what
  * a run did and what is scored afterwards cannot drift apart.
  *
  * The SQL views of the store (store/schema.c, store/calibrate.c) mirror

@@ -4,16 +4,6 @@
 
 #include "store/internal.h"
 
-static void text_or_null(sqlite3_stmt *st, int i, const char *v) {
-    if (v && *v) sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-    else sqlite3_bind_null(st, i);
-}
-
-static void real_or_null(sqlite3_stmt *st, int i, double v) {
-    if (isnan(v) || isinf(v)) sqlite3_bind_null(st, i);
-    else sqlite3_bind_double(st, i, v);
-}
-
 int store_eval_begin(Store *s, const StoreEval *ev, int64_t *id, Err *e) {
     if (store_flush(s, e)) return -1;
     char now[32];
@@ -24,21 +14,21 @@ int store_eval_begin(Store *s, const StoreEval *ev, int64_t *id, Err *e) {
                          "?9,?10,?11,?12,?13,?14,?15,?16)", &st, e))
         return -1;
     sqlite3_bind_text(st, 1, now, -1, SQLITE_TRANSIENT);
-    text_or_null(st, 2, ev->label);
-    text_or_null(st, 3, ev->model);
-    text_or_null(st, 4, ev->model_sha256);
+    store_bind_TEXT(st, 2, ev->label);
+    store_bind_TEXT(st, 3, ev->model);
+    store_bind_TEXT(st, 4, ev->model_sha256);
     sqlite3_bind_text(st, 5, ev->policy, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 6, ev->window);
     sqlite3_bind_int(st, 7, ev->sinks);
-    real_or_null(st, 8, ev->tau);
-    real_or_null(st, 9, decide_prob(ev->theta_logit)); /* θ for people; theta_logit is exact */
-    real_or_null(st, 10, ev->p);
-    text_or_null(st, 11, ev->routers);
-    text_or_null(st, 12, ev->static_heads);
-    text_or_null(st, 13, ev->data);
+    store_bind_REAL(st, 8, ev->tau);
+    store_bind_REAL(st, 9, decide_prob(ev->theta_logit)); /* θ for people; theta_logit is exact */
+    store_bind_REAL(st, 10, ev->p);
+    store_bind_TEXT(st, 11, ev->routers);
+    store_bind_TEXT(st, 12, ev->static_heads);
+    store_bind_TEXT(st, 13, ev->data);
     sqlite3_bind_int(st, 14, ev->n_seqs);
-    text_or_null(st, 15, ev->matched_to);
-    if (!isnan(ev->theta_logit)) sqlite3_bind_double(st, 16, ev->theta_logit); /* ±Inf (θ = 0, 1) kept */
+    store_bind_TEXT(st, 15, ev->matched_to);
+    store_bind_LOGIT(st, 16, ev->theta_logit);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "cannot start an evaluation", e);
@@ -55,10 +45,10 @@ static int insert_score(Store *s, sqlite3_stmt *st, int64_t id, const StoreScore
     sqlite3_bind_int64(st, 4, c->fp);
     sqlite3_bind_int64(st, 5, c->fn);
     sqlite3_bind_int64(st, 6, c->tn);
-    real_or_null(st, 7, r.precision);
-    real_or_null(st, 8, r.recall);
-    real_or_null(st, 9, r.f1);
-    real_or_null(st, 10, r.predicted_rate);
+    store_bind_REAL(st, 7, r.precision);
+    store_bind_REAL(st, 8, r.recall);
+    store_bind_REAL(st, 9, r.f1);
+    store_bind_REAL(st, 10, r.predicted_rate);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     (void)s;
@@ -81,9 +71,9 @@ int store_eval_end(Store *s, int64_t id, const StoreEval *ev, const StoreScore *
     sqlite3_bind_int(st, 2, ev->n_seqs);
     sqlite3_bind_int64(st, 3, ev->n_tokens);
     double v[] = {ev->perplexity, ev->perplexity_full, ev->kl_mean, ev->global_share, ev->keys_read_frac};
-    for (int i = 0; i < 5; i++) real_or_null(st, 4 + i, v[i]);
-    text_or_null(st, 9, ev->matched_to);
-    real_or_null(st, 10, ev->kv_read_frac);
+    for (int i = 0; i < 5; i++) store_bind_REAL(st, 4 + i, v[i]);
+    store_bind_TEXT(st, 9, ev->matched_to);
+    store_bind_REAL(st, 10, ev->kv_read_frac);
     int ok = sqlite3_step(st) == SQLITE_DONE;
     for (int i = 0; ok && i < n_scores; i++) ok = insert_score(s, sc, id, &scores[i]) == 0;
     sqlite3_finalize(st);

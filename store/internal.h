@@ -28,6 +28,13 @@ struct Store {
 void store_bind_REAL(sqlite3_stmt *st, int i, double v);
 void store_bind_INTEGER(sqlite3_stmt *st, int i, long v);
 
+/* Bind text, NULL for a missing or empty string. */
+void store_bind_TEXT(sqlite3_stmt *st, int i, const char *v);
+
+/* Bind a threshold held as log-odds: NULL for NaN, but ±Inf (θ = 0 or 1)
+ * is a real threshold and is kept. */
+void store_bind_LOGIT(sqlite3_stmt *st, int i, double v);
+
 /* Read a REAL or INTEGER column; NULL gives missing. */
 double store_col_REAL(sqlite3_stmt *st, int i, double missing);
 long store_col_INTEGER(sqlite3_stmt *st, int i, long missing);

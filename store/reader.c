@@ -11,9 +11,6 @@ static void col_text(sqlite3_stmt *st, int i, char *out, size_t cap) {
     snprintf(out, cap, "%s", v ? (const char *)v : "");
 }
 
-static double col_real(sqlite3_stmt *st, int i) {
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
-}
 
 
 static const char SELECT_RUN[] =
@@ -50,10 +47,9 @@ static void fill_run(sqlite3_stmt *st, StoreRunInfo *r) {
     col_text(st, 16, r->policy, sizeof r->policy);
     r->window = sqlite3_column_int(st, 17);
     r->sinks = sqlite3_column_int(st, 18);
-    r->tau = col_real(st, 19);
-    /* a NULL theta_logit is no threshold recorded, as a NULL theta was */
-    r->theta_logit = sqlite3_column_type(st, 36) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 36);
-    r->p = col_real(st, 21);
+    r->tau = store_col_REAL(st, 19, NAN);
+    r->theta_logit = store_col_REAL(st, 36, NAN); /* NULL: no threshold recorded, as a NULL theta was */
+    r->p = store_col_REAL(st, 21, NAN);
     r->profile = sqlite3_column_int(st, 22);
     col_text(st, 23, r->routers, sizeof r->routers);
     col_text(st, 24, r->routers_sha256, sizeof r->routers_sha256);
@@ -61,8 +57,8 @@ static void fill_run(sqlite3_stmt *st, StoreRunInfo *r) {
     const unsigned char *prompt = sqlite3_column_text(st, 26);
     r->prompt = strdup(prompt ? (const char *)prompt : "");
     r->steps = sqlite3_column_int(st, 27);
-    r->temperature = col_real(st, 28);
-    r->topp = col_real(st, 29);
+    r->temperature = store_col_REAL(st, 28, NAN);
+    r->topp = store_col_REAL(st, 29, NAN);
     const unsigned char *seed = sqlite3_column_text(st, 30);
     r->seed = seed ? strtoull((const char *)seed, NULL, 10) : 0;
     col_text(st, 31, r->origin, sizeof r->origin);
@@ -113,9 +109,9 @@ static int read_tokens(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr
         t->token = sqlite3_column_int(st, 1);
         col_text(st, 2, t->piece, sizeof t->piece);
         t->is_prompt = sqlite3_column_int(st, 3);
-        t->logprob = (float)col_real(st, 4);
-        t->entropy = (float)col_real(st, 5);
-        t->step_us = col_real(st, 6);
+        t->logprob = (float)store_col_REAL(st, 4, NAN);
+        t->entropy = (float)store_col_REAL(st, 5, NAN);
+        t->step_us = store_col_REAL(st, 6, NAN);
         t->n_far = (int)store_col_INTEGER(st, 7, -1);
         t->kv_read[0] = (int32_t)store_col_INTEGER(st, 8, -1); /* the database keeps the step's total only */
     }

@@ -33,6 +33,16 @@ void store_bind_INTEGER(sqlite3_stmt *st, int i, long v) {
     else sqlite3_bind_int64(st, i, v);
 }
 
+void store_bind_TEXT(sqlite3_stmt *st, int i, const char *v) {
+    if (v && *v) sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+    else sqlite3_bind_null(st, i);
+}
+
+void store_bind_LOGIT(sqlite3_stmt *st, int i, double v) {
+    if (isnan(v)) sqlite3_bind_null(st, i);
+    else sqlite3_bind_double(st, i, v);
+}
+
 double store_col_REAL(sqlite3_stmt *st, int i, double missing) {
     return sqlite3_column_type(st, i) == SQLITE_NULL ? missing : sqlite3_column_double(st, i);
 }

@@ -7,18 +7,7 @@
 #include "app/version.h"
 #include "store/internal.h"
 
-static void bind_text_or_null(sqlite3_stmt *st, int i, const char *v) {
-    if (v && *v) sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-    else sqlite3_bind_null(st, i);
-}
 
-#define bind_real store_bind_REAL
-
-/* A threshold as log-odds: ±Inf (θ = 0 or 1) is a real threshold, kept. */
-static void bind_logit(sqlite3_stmt *st, int i, double v) {
-    if (isnan(v)) sqlite3_bind_null(st, i);
-    else sqlite3_bind_double(st, i, v);
-}
 
 static const char INSERT_RUN[] =
     "INSERT INTO runs(parent_run_id, status, created_at, ahascope_version, writer_host, writer_pid, writer_start,"
@@ -39,31 +28,31 @@ static void bind_run(sqlite3_stmt *st, const StoreRunInfo *r) {
     sqlite3_bind_int64(st, 5, pid);
     sqlite3_bind_int64(st, 6, start);
     sqlite3_bind_text(st, 7, r->model, -1, SQLITE_TRANSIENT);
-    bind_text_or_null(st, 8, r->model_sha256);
-    bind_text_or_null(st, 9, r->arch);
+    store_bind_TEXT(st, 8, r->model_sha256);
+    store_bind_TEXT(st, 9, r->arch);
     const int dims[] = {r->dim, r->hidden_dim, r->n_layers, r->n_heads, r->n_kv_heads, r->vocab_size, r->seq_len};
     for (int i = 0; i < 7; i++) sqlite3_bind_int(st, 10 + i, dims[i]);
-    bind_text_or_null(st, 17, r->tokenizer);
-    bind_text_or_null(st, 18, r->tokenizer_sha256);
+    store_bind_TEXT(st, 17, r->tokenizer);
+    store_bind_TEXT(st, 18, r->tokenizer_sha256);
     sqlite3_bind_text(st, 19, r->policy, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 20, r->window);
     sqlite3_bind_int(st, 21, r->sinks);
-    bind_real(st, 22, r->tau);
-    bind_real(st, 23, decide_prob(r->theta_logit)); /* θ for people; the decisions use theta_logit */
-    bind_real(st, 24, r->p);
+    store_bind_REAL(st, 22, r->tau);
+    store_bind_REAL(st, 23, decide_prob(r->theta_logit)); /* θ for people; the decisions use theta_logit */
+    store_bind_REAL(st, 24, r->p);
     sqlite3_bind_int(st, 25, r->profile);
-    bind_text_or_null(st, 26, r->routers);
-    bind_text_or_null(st, 27, r->routers_sha256);
-    bind_text_or_null(st, 28, r->static_heads);
+    store_bind_TEXT(st, 26, r->routers);
+    store_bind_TEXT(st, 27, r->routers_sha256);
+    store_bind_TEXT(st, 28, r->static_heads);
     sqlite3_bind_text(st, 29, r->prompt ? r->prompt : "", -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 30, r->steps);
-    bind_real(st, 31, r->temperature);
-    bind_real(st, 32, r->topp);
+    store_bind_REAL(st, 31, r->temperature);
+    store_bind_REAL(st, 32, r->topp);
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->seed);
     sqlite3_bind_text(st, 33, seed, -1, SQLITE_TRANSIENT);
-    bind_text_or_null(st, 34, r->origin);
+    store_bind_TEXT(st, 34, r->origin);
     if (r->eval_id > 0) sqlite3_bind_int64(st, 35, r->eval_id);
-    bind_logit(st, 36, r->theta_logit);
+    store_bind_LOGIT(st, 36, r->theta_logit);
 }
 
 int store_run_begin(Store *s, StoreRunInfo *info, Err *e) {
@@ -124,9 +113,9 @@ static int insert_token(Store *s, int64_t run_id, const StepTrace *t) {
     sqlite3_bind_int(st, 3, t->token);
     sqlite3_bind_text(st, 4, t->piece, (int)strnlen(t->piece, TRACE_PIECE_MAX), SQLITE_STATIC);
     sqlite3_bind_int(st, 5, t->is_prompt);
-    bind_real(st, 6, t->logprob);
-    bind_real(st, 7, t->entropy);
-    bind_real(st, 8, t->step_us);
+    store_bind_REAL(st, 6, t->logprob);
+    store_bind_REAL(st, 7, t->entropy);
+    store_bind_REAL(st, 8, t->step_us);
     store_bind_INTEGER(st, 9, t->n_far);
     store_bind_INTEGER(st, 10, trace_kv_read_total(t));
     int rc = sqlite3_step(st);

@@ -62,14 +62,9 @@ int view_swatch(const ViewModel *m, const StepTrace *t, int cell) {
 }
 
 float view_global_share(const StepTrace *t) {
-    int n = 0, g = 0, cells = trace_cells(t);
-    for (int i = 0; i < cells; i++) {
-        int d = decide_cell(t, i, DECIDE_EXECUTED, 0, 0); /* -1 where there was no choice */
-        if (d < 0) continue;
-        n++;
-        g += d;
-    }
-    return n ? (float)g / n : NAN;
+    double c[VIEW_TOTALS] = {0};
+    view_count_step(t, c); /* the one count of executed decisions */
+    return c[1] > 0 ? (float)(c[0] / c[1]) : NAN;
 }
 
 int view_token_swatch(const ViewModel *m, const StepTrace *t) {
