@@ -91,10 +91,11 @@ static void tui_help(void) {
          "  --replay          browse a recorded run without a model: --run ID (default the last)\n"
          "  --sql-timeout S   stop a `:` query after S seconds (default 10; Esc or Ctrl-C stops it sooner;\n"
          "                    results keep their first 10000 rows)\n"
-         "  space/n step   p play/pause   +/- speed   arrows/hjkl head   [ ] Home End token   Tab focus\n"
-         "  m metric   a agreement predictor   g tint by global share   Enter inspect head   ? help\n"
+         "The keys (? in the TUI lists them all):\n"
+         "  space step   p play/pause   +/- speed   arrows/hjkl head   [ ] Home End token   Tab focus\n"
+         "  m metric   a agreement predictor   n/N next missed/needless global   Enter inspect head\n"
          "  P policy   w/W window   t/T tau   o/O theta   (re-evaluates the tokens as a new, linked run)\n"
-         "  e edit prompt   : read-only SQL   s export run (JSON + CSV)   v plots   q quit\n"
+         "  e edit prompt   : read-only SQL   s export   v plots   R summary   D diff   B runs   q quit\n"
          "ahascope with no command opens this screen.");
     args_help_sampling();
     args_help_model();
@@ -420,12 +421,70 @@ static void show_compare(Tui *t, int diff) {
     free(text);
 }
 
+/* `B`: the database's runs in the text pane, newest first; the status
+ * line asks for the one to open. */
+static void show_runs(Tui *t) {
+    static const char *const LIST =
+        "SELECT run_id AS run, parent_run_id AS parent, status, policy, window AS w, n_tokens AS tokens,"
+        " n_layers || 'x' || n_heads AS heads, substr(replace(prompt, char(10), ' '), 1, 48) AS prompt"
+        " FROM runs ORDER BY run_id DESC LIMIT 1000";
+    if (!t->db) { view_set_status(&t->m, "not recording: no runs to browse"); return; }
+    Err e;
+    char *text = NULL;
+    size_t len = 0;
+    Store *st = store_open(t->db, STORE_READ, 500, &e);
+    FILE *f = st ? open_memstream(&text, &len) : NULL;
+    int rc = f ? store_query(st, LIST, STORE_FMT_TABLE, f, &e) : -1;
+    if (f) fclose(f);
+    store_close(st, NULL);
+    if (rc == 0) view_set_text(&t->m, "runs \xc2\xb7 type a run id, Enter opens it", "", text ? text : "", &e);
+    free(text);
+    if (rc) { view_set_status(&t->m, "runs: %s", e.msg); return; }
+    view_input_begin(&t->m, "open run", "");
+}
+
+static int load_replay(Tui *t, Store *st, const StoreRunInfo *r, Err *e);
+static void replay_header(Tui *t, const StoreRunInfo *r);
+
+/* Open recorded run `id` on this screen, as a replay (a live TUI pauses and
+ * leaves its run recorded as it is). The screen keeps its shape, so a run of
+ * another shape is named, not opened. */
+static int open_run(Tui *t, int64_t id, Err *e) {
+    StoreRunInfo r;
+    Store *st = store_open(t->db, STORE_READ, 2000, e);
+    if (!st) return -1;
+    int rc = store_run_info(st, id, &r, e);
+    if (rc == 0 && (r.n_layers != t->m.n_layers || r.n_heads != t->m.n_heads))
+        rc = err_set(e, "run %lld has %d\xc3\x97%d heads, this screen %d\xc3\x97%d: open it with tui --replay --run %lld",
+                     (long long)id, r.n_layers, r.n_heads, t->m.n_layers, t->m.n_heads, (long long)id);
+    if (rc == 0) {
+        if (!t->replay) set_play(t, 0);
+        t->replay = 1, t->replay_run = id, t->playing = t->m.playing = 0, t->new_run_pending = 0;
+        view_clear_history(&t->m);
+        rc = load_replay(t, st, &r, e);
+        replay_header(t, &r);
+        t->m.cursor = t->m.n_hist > 0 ? 0 : -1, t->m.follow = 0;
+    }
+    store_run_info_free(&r); /* zeroed first, so safe after a failure too */
+    store_close(st, NULL);
+    return rc;
+}
+
 /* Finish an input line: the prompt restarts, SQL runs. */
 static void input_done(Tui *t) {
     if (!strcmp(t->m.input.label, "search")) { /* `/`: the next token holding the text */
         int i = view_find_token(&t->m, t->m.input.text, t->m.cursor);
         if (i < 0) view_set_status(&t->m, "no token holds \"%s\"", t->m.input.text);
         else t->m.cursor = i, t->m.follow = 0, view_set_status(&t->m, "\"%s\" at pos %d", t->m.input.text, i);
+        return;
+    }
+    if (!strcmp(t->m.input.label, "open run")) {
+        Err e;
+        char *end;
+        long long id = strtoll(t->m.input.text, &end, 10);
+        if (end == t->m.input.text || *end || id <= 0) view_set_status(&t->m, "not a run id: \"%s\"", t->m.input.text);
+        else if (open_run(t, id, &e)) view_set_status(&t->m, "%s", e.msg);
+        else view_set_status(&t->m, "replay of run %lld: [ ] Home End move, p plays, B another run", id);
         return;
     }
     if (!strcmp(t->m.input.label, "prompt")) {
@@ -458,6 +517,7 @@ static int replay_key(Tui *t, ViewAction a) {
     case VIEW_ACT_EXPORT: export_run(t); break;
     case VIEW_ACT_PLOTS: show_plots(t); break;
     case VIEW_ACT_SUMMARY: case VIEW_ACT_DIFF: show_compare(t, a == VIEW_ACT_DIFF); break;
+    case VIEW_ACT_RUNS: show_runs(t); break;
     case VIEW_ACT_REDRAW: clearok(curscr, TRUE); break;
     case VIEW_ACT_NONE: case VIEW_ACT_MOUSE: break;
     default: {
@@ -503,6 +563,7 @@ static int handle_key(Tui *t, int ch) {
     case VIEW_ACT_EXPORT: export_run(t); break;
     case VIEW_ACT_PLOTS: show_plots(t); break;
     case VIEW_ACT_SUMMARY: case VIEW_ACT_DIFF: show_compare(t, a == VIEW_ACT_DIFF); break;
+    case VIEW_ACT_RUNS: show_runs(t); break;
     case VIEW_ACT_REDRAW: clearok(curscr, TRUE); break;
     default: change_setting(t, a); break;
     }

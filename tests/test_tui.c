@@ -380,7 +380,7 @@ TEST(tui_golden_text_mouse_resize_and_replay) {
     WAIT(&r, "replay golden.db run 1", 10);
     WAIT(&r, want, 2);
     WAIT(&r, "pos 9/512", 1);
-    tmux_keys(&r, "n");
+    tmux_keys(&r, "Space");
     WAIT(&r, "end of the recorded run", 3);
     tmux_keys(&r, "w");
     WAIT(&r, "need the model", 3);
@@ -516,7 +516,7 @@ TEST(tui_unsampleable_logits_fail_the_run) {
     Tmux t;
     tmux_start(&t, "tiny", 160, 40, NULL, "--policy full --temperature 1e-38");
     WAIT(&t, "pos 4/512", 10);
-    tmux_keys(&t, "n");
+    tmux_keys(&t, "Space");
     WAIT(&t, "position 5: --temperature 1e-38 is too small", 5);
     tmux_keys(&t, "q");
     WAIT(&t, "EXITED 0", 5);
@@ -546,7 +546,7 @@ TEST(tui_sql_runs_off_the_ui_thread_and_cancels) {
     WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, ": \"" ENDLESS_COUNT "\" Enter");
     WAIT(&t, "Esc cancels", 3);
-    tmux_keys(&t, "n");
+    tmux_keys(&t, "Space");
     WAIT(&t, "pos 5/512", 5); /* the engine and the keys go on meanwhile */
     WAIT(&t, "rows, ", 3);    /* "sql running… 0 rows, 1.2 s" */
     tmux_keys(&t, "Escape");
@@ -557,7 +557,7 @@ TEST(tui_sql_runs_off_the_ui_thread_and_cancels) {
     tmux_keys(&t, "C-c");
     dt = time_until(&t, "cancelled after", 3);
     CHECK_MSG(dt < 1.0, "Ctrl-C took %.2f s to cancel", dt);
-    tmux_keys(&t, "n");
+    tmux_keys(&t, "Space");
     WAIT(&t, "pos 6/512", 5); /* still running: Ctrl-C stopped the query, not the TUI */
     tmux_keys(&t, "q");
     WAIT(&t, "EXITED 0", 5);
@@ -784,7 +784,7 @@ TEST(tui_inspector_explains_the_verdicts) {
     Tmux t;
     tmux_start(&t, "explain", 100, 30, NULL, "--no-record");
     WAIT(&t, "pos 4/512", 10);
-    for (int i = 0; i < 14; i++) tmux_keys(&t, "n"); /* window 16: far keys from pos 16 on */
+    for (int i = 0; i < 14; i++) tmux_keys(&t, "Space"); /* window 16: far keys from pos 16 on */
     WAIT(&t, "pos 18/512", 10);
     tmux_keys(&t, "Enter");
     WAIT(&t, "inspector \xc2\xb7 L0 H0 @ pos 18", 5);

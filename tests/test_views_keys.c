@@ -4,6 +4,8 @@
 #include "tests/test.h"
 #include "tests/views_fixture.h"
 #include "views/geom.h"
+#include "views/keymap.h"
+#include "views/metric.h"
 
 static void model(ViewModel *m, int L, int H, int n) {
     view_init(m, L, H, NULL);
@@ -52,7 +54,6 @@ TEST(views_keys_token_cursor_history_and_follow) {
     CHECK_INT(m.cursor, 10);
     CHECK_INT(m.follow, 1);
     CHECK_INT(view_key(&m, ' '), VIEW_ACT_STEP);
-    CHECK_INT(view_key(&m, 'n'), VIEW_ACT_STEP);
     fx_fill(&m, 1);
     CHECK_INT(m.cursor, 11);
     view_key(&m, KEY_PPAGE);
@@ -74,7 +75,8 @@ TEST(views_keys_return_app_actions) {
         {'T', VIEW_ACT_TAU_UP},      {'t', VIEW_ACT_TAU_DOWN},      {'O', VIEW_ACT_THETA_UP},
         {'o', VIEW_ACT_THETA_DOWN},  {'e', VIEW_ACT_EDIT_PROMPT},   {':', VIEW_ACT_SQL_PROMPT},
         {'s', VIEW_ACT_EXPORT},      {'q', VIEW_ACT_QUIT},          {KEY_MOUSE, VIEW_ACT_MOUSE},
-        {12, VIEW_ACT_REDRAW},       {'x', VIEW_ACT_NONE},
+        {12, VIEW_ACT_REDRAW},       {'B', VIEW_ACT_RUNS},          {'R', VIEW_ACT_SUMMARY},
+        {'D', VIEW_ACT_DIFF},        {'v', VIEW_ACT_PLOTS},         {'x', VIEW_ACT_NONE},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         CHECK_MSG(view_key(&m, map[i].ch) == map[i].a, "key %d gave the wrong action", map[i].ch);
@@ -386,4 +388,68 @@ TEST(views_search_finds_the_next_token) {
     CHECK_INT(view_key(&m, '/'), VIEW_ACT_NONE);
     CHECK(m.input.active && !strcmp(m.input.label, "search"));
     view_free(&m);
+}
+
+/* Make every cell agree (router and oracle both local), then plant one
+ * disagreement: router global where the oracle is local, or the reverse. */
+static void agree_all(ViewModel *m) {
+    for (int i = 0; i < m->n_hist; i++)
+        for (int c = 0; c < m->n_layers * m->n_heads; c++) {
+            m->hist[i]->score[c] = 0.1f, m->hist[i]->oracle_logit[c] = -20.0f;
+            m->hist[i]->n_far = 4;
+        }
+}
+
+TEST(views_keys_n_and_N_jump_to_the_next_disagreement) {
+    ViewModel m;
+    model(&m, 3, 4, 12);
+    agree_all(&m);
+    m.agree_pred = VIEW_PRED_AHA;
+    m.hist[8]->oracle_logit[1 * 4 + 2] = 20.0f; /* missed at pos 8, L1H2 */
+    m.hist[3]->oracle_logit[0] = 20.0f;          /* missed at pos 3, L0H0: the selected head */
+    m.hist[5]->score[2 * 4 + 3] = 0.9f;          /* needless at pos 5, L2H3 */
+    view_key(&m, KEY_HOME);
+    CHECK_INT(view_key(&m, 'n'), VIEW_ACT_NONE);
+    CHECK_INT(m.cursor, 3); /* the selected head's own miss comes first */
+    CHECK_INT(m.sel_layer, 0);
+    CHECK_INT(m.metric, VIEW_METRIC_AGREE);
+    CHECK(strstr(m.status, "missed global at pos 3, L0H0") != NULL);
+    view_key(&m, 'n'); /* none left in L0H0: the next in any head, which is selected */
+    CHECK_INT(m.cursor, 8);
+    CHECK_INT(m.sel_layer, 1);
+    CHECK_INT(m.sel_head, 2);
+    view_key(&m, 'N');
+    CHECK_INT(m.cursor, 5); /* wraps past the end */
+    CHECK_INT(m.sel_layer, 2);
+    CHECK_INT(m.sel_head, 3);
+    CHECK(strstr(m.status, "needless global at pos 5, L2H3") != NULL);
+    m.hist[5]->n_far = 0; /* no choice there: not a disagreement */
+    view_key(&m, 'N');
+    CHECK(strstr(m.status, "no needless global") != NULL);
+    CHECK_INT(m.cursor, 5);
+    view_free(&m);
+}
+
+TEST(views_key_table_binds_each_key_once_and_names_every_command) {
+    int n;
+    const ViewBinding *b = view_bindings(&n);
+    CHECK(n > 10);
+    int seen[512] = {0};
+    for (int r = 0; r < n; r++)
+        for (int s = 0; s < VIEW_KEYS_PER_ROW && b[r].key[s]; s++) {
+            int k = b[r].key[s] & 511;
+            CHECK_MSG(!seen[k], "key %d bound twice", b[r].key[s]);
+            seen[k] = 1;
+            CHECK_INT(view_key_command(b[r].key[s]), b[r].cmd[s]);
+        }
+    /* every view operation and every app request a key can make has a key */
+    for (int op = VIEW_OP_STEP; op < VIEW_OP_END; op++) CHECK_MSG(view_command_key(op) != 0, "op %d has no key", op);
+    for (int a = VIEW_ACT_STEP; a < VIEW_ACT_COUNT; a++) {
+        if (a == VIEW_ACT_MOUSE || a == VIEW_ACT_STEP) continue;
+        CHECK_MSG(view_command_key(a) != 0, "action %d has no key", a);
+    }
+    char buf[8];
+    CHECK(strcmp(view_key_name(' ', buf), "spc") == 0);
+    CHECK(strcmp(view_key_name('n', buf), "n") == 0);
+    CHECK(strcmp(view_command_hint(VIEW_OP_NEXT_MISSED), "missed") == 0);
 }

@@ -3,32 +3,42 @@
 #include <string.h>
 
 #include "views/draw.h"
+#include "views/keymap.h"
 #include "views/paint.h"
 
-/* Keys worth showing now, as "key label" pairs, most specific first. */
-static int hints(const ViewModel *m, const char **out, int max) {
-    int n = 0;
-#define HINT(k, l) \
-    do { if (n + 2 <= max) { out[n++] = (k); out[n++] = (l); } } while (0)
+/* Keys worth showing now, as "key label" pairs, most specific first. Keys
+ * and words come from the key table (keymap.h); only the arrows, whose
+ * meaning follows the focused pane, and play/pause are worded here. */
+static int hints(const ViewModel *m, const char **out, int max, char names[][8]) {
+    int n = 0, k = 0;
+#define HINT(key, label) \
+    do { if (n + 2 <= max && (label)) { out[n++] = (key); out[n++] = (label); } } while (0)
+#define HINT_CMD(cmd) HINT(view_key_name(view_command_key(cmd), names[k++]), view_command_hint(cmd))
     switch (m->focus) {
     case VIEW_PANE_SQL:
         HINT("\xe2\x86\x91\xe2\x86\x93 PgDn", "scroll");
         if (m->sql_width > m->sql_cols && m->sql_cols > 0) HINT("\xe2\x86\x90\xe2\x86\x92", "sideways");
-        HINT("Esc", "close");
+        HINT_CMD(VIEW_OP_CLOSE);
         break;
     case VIEW_PANE_TIMELINE: HINT("\xe2\x86\x90\xe2\x86\x92", "token"); HINT("\xe2\x86\x91\xe2\x86\x93", "head"); break;
     case VIEW_PANE_TOKENS: HINT("\xe2\x86\x90\xe2\x86\x92", "token"); HINT("\xe2\x86\x91\xe2\x86\x93", "layer"); break;
     default: HINT("arrows", "head"); HINT("[ ]", "token"); break;
     }
-    HINT("spc", "step"); /* in a replay, through the recording */
-    HINT("p", m->playing ? "pause" : "play");
-    HINT("m", "metric");
-    HINT("?", "help");
-    HINT("q", "quit");
+    HINT_CMD(VIEW_OP_STEP); /* in a replay, through the recording */
+    HINT(view_key_name(view_command_key(VIEW_ACT_PLAY_TOGGLE), names[k++]), m->playing ? "pause" : "play");
+    HINT_CMD(VIEW_OP_METRIC_NEXT);
+    HINT_CMD(VIEW_OP_HELP);
+    HINT_CMD(VIEW_ACT_QUIT);
     if (m->inspector_open) HINT("Esc", "close inspector");
-    else HINT("Enter", "inspect");
-    HINT("Tab", "focus");
-    HINT(":", "sql");
+    else HINT_CMD(VIEW_OP_INSPECT);
+    if (m->metric == VIEW_METRIC_AGREE) {
+        HINT_CMD(VIEW_OP_NEXT_MISSED);
+        HINT_CMD(VIEW_OP_NEXT_NEEDLESS);
+    }
+    HINT_CMD(VIEW_OP_FOCUS_NEXT);
+    HINT_CMD(VIEW_ACT_SQL_PROMPT);
+    HINT_CMD(VIEW_OP_SEARCH);
+#undef HINT_CMD
 #undef HINT
     return n;
 }
@@ -66,7 +76,8 @@ void view_draw_status(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
         x += view_puts(w, 0, x, limit - x, m->status, p->ascii, ma, mp);
     } else {
         const char *hs[32];
-        int n = hints(m, hs, 32);
+        char names[16][8];
+        int n = hints(m, hs, 32, names);
         for (int i = 0; i + 1 < n; i += 2) {
             int need = view_text_width(hs[i], p->ascii) + view_text_width(hs[i + 1], p->ascii) + 3;
             if (x + need > limit) break;

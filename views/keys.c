@@ -1,10 +1,11 @@
 /* keys.c — key and mouse handling: pure functions of the view model that
  * change view state and say what the app must do (see view.h). */
 #include "views/geom.h"
+#include "views/keymap.h"
 #include "views/metric.h"
 #include "views/tui.h"
 
-enum { CH_ESC = 27, CH_TAB = '\t', CH_CTRL_L = 12, PAGE = 10, WHEEL_SQL = 3 };
+enum { PAGE = 10, WHEEL_SQL = 3 };
 
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
@@ -73,13 +74,9 @@ static void cycle_focus(ViewModel *m, int dir) {
 }
 
 /* Arrows and hjkl: what they move depends on the focused pane. */
-static int direction_key(ViewModel *m, int ch) {
-    int dx = 0, dy = 0;
-    if (ch == KEY_LEFT || ch == 'h') dx = -1;
-    else if (ch == KEY_RIGHT || ch == 'l') dx = 1;
-    else if (ch == KEY_UP || ch == 'k') dy = -1;
-    else if (ch == KEY_DOWN || ch == 'j') dy = 1;
-    else return 0;
+static void direction(ViewModel *m, int op) {
+    int dx = op == VIEW_OP_LEFT ? -1 : op == VIEW_OP_RIGHT ? 1 : 0;
+    int dy = op == VIEW_OP_UP ? -1 : op == VIEW_OP_DOWN ? 1 : 0;
     switch (m->focus) {
     case VIEW_PANE_SQL:
         if (dx) hscroll_sql(m, dx);
@@ -94,33 +91,6 @@ static int direction_key(ViewModel *m, int ch) {
         else select_head(m, m->sel_layer + dy, m->sel_head);
         break;
     default: select_head(m, m->sel_layer + dy, m->sel_head + dx); break;
-    }
-    return 1;
-}
-
-/* Keys that are requests to the app rather than view changes. */
-static ViewAction command_key(int ch) {
-    switch (ch) {
-    case 'p': return VIEW_ACT_PLAY_TOGGLE;
-    case '+': case '=': return VIEW_ACT_SPEED_UP;
-    case '-': case '_': return VIEW_ACT_SPEED_DOWN;
-    case 'P': return VIEW_ACT_CHANGE_POLICY;
-    case 'W': return VIEW_ACT_WINDOW_UP;
-    case 'w': return VIEW_ACT_WINDOW_DOWN;
-    case 'T': return VIEW_ACT_TAU_UP;
-    case 't': return VIEW_ACT_TAU_DOWN;
-    case 'O': return VIEW_ACT_THETA_UP;
-    case 'o': return VIEW_ACT_THETA_DOWN;
-    case 'e': return VIEW_ACT_EDIT_PROMPT;
-    case ':': return VIEW_ACT_SQL_PROMPT;
-    case 's': return VIEW_ACT_EXPORT;
-    case 'v': return VIEW_ACT_PLOTS;
-    case 'R': return VIEW_ACT_SUMMARY;
-    case 'D': return VIEW_ACT_DIFF;
-    case 'q': return VIEW_ACT_QUIT;
-    case CH_CTRL_L: return VIEW_ACT_REDRAW;
-    case KEY_MOUSE: return VIEW_ACT_MOUSE;
-    default: return VIEW_ACT_NONE;
     }
 }
 
@@ -140,38 +110,70 @@ static void toggle_inspector(ViewModel *m) {
     else if (m->focus == VIEW_PANE_INSPECTOR) m->focus = VIEW_PANE_HEATMAP;
 }
 
-/* Keys that change only view state; returns 0 for keys it does not know. */
-static int view_state_key(ViewModel *m, int ch) {
-    switch (ch) {
-    case '[': move_cursor(m, m->cursor - 1); break;
-    case ']': move_cursor(m, m->cursor + 1); break;
-    case KEY_HOME: move_cursor(m, 0); break;
-    case KEY_END: move_cursor(m, m->n_hist - 1); break;
-    case KEY_PPAGE:
+/* 1 if the compared predictor disagrees with the oracle at (t, cell) the
+ * way `want` names (VIEW_SW_MISSED_GLOBAL or VIEW_SW_NEEDLESS_GLOBAL). */
+static int disagrees(const ViewModel *m, const StepTrace *t, int cell, int want) {
+    int p = view_pred_decision(m, t, cell, m->agree_pred), o = view_oracle_decision(m, t, cell);
+    return p >= 0 && o >= 0 && p != o && (o ? VIEW_SW_MISSED_GLOBAL : VIEW_SW_NEEDLESS_GLOBAL) == want;
+}
+
+/* n / N: the next missed (or needless) global of the compared predictor,
+ * in reading order from the cursor: later heads at the cursor's position,
+ * then each later position (wrapping), the selected head first there. */
+static void jump_to_disagreement(ViewModel *m, int want) {
+    const char *what = want == VIEW_SW_MISSED_GLOBAL ? "missed" : "needless";
+    int cells = m->n_layers * m->n_heads, sel = m->sel_layer * m->n_heads + m->sel_head;
+    for (int k = 0; k <= m->n_hist && m->n_hist > 0; k++) {
+        int i = (m->cursor + k) % m->n_hist;
+        const StepTrace *t = view_trace(m, i);
+        for (int j = -1; j < cells; j++) {
+            int c = j < 0 ? sel : j;
+            if ((k == 0 && c <= sel) || (j >= 0 && c == sel && k > 0) || !disagrees(m, t, c, want)) continue;
+            move_cursor(m, i);
+            select_head(m, c / m->n_heads, c % m->n_heads);
+            m->metric = VIEW_METRIC_AGREE;
+            view_set_status(m, "%s global at pos %d, L%dH%d (%s vs oracle)", what, t->pos, c / m->n_heads,
+                            c % m->n_heads, view_pred_name(m->agree_pred));
+            return;
+        }
+    }
+    view_set_status(m, "no %s global of %s in the history", what, view_pred_name(m->agree_pred));
+}
+
+/* Apply a command that changes only view state. */
+static void apply_op(ViewModel *m, int op) {
+    switch (op) {
+    case VIEW_OP_CURSOR_PREV: move_cursor(m, m->cursor - 1); break;
+    case VIEW_OP_CURSOR_NEXT: move_cursor(m, m->cursor + 1); break;
+    case VIEW_OP_CURSOR_FIRST: move_cursor(m, 0); break;
+    case VIEW_OP_CURSOR_LAST: move_cursor(m, m->n_hist - 1); break;
+    case VIEW_OP_PAGE_UP:
         if (m->focus == VIEW_PANE_SQL) scroll_sql(m, -sql_page(m));
         else move_cursor(m, m->cursor - PAGE);
         break;
-    case KEY_NPAGE:
+    case VIEW_OP_PAGE_DOWN:
         if (m->focus == VIEW_PANE_SQL) scroll_sql(m, sql_page(m));
         else move_cursor(m, m->cursor + PAGE);
         break;
-    case CH_TAB: cycle_focus(m, 1); break;
-    case KEY_BTAB: cycle_focus(m, -1); break;
-    case 'm': m->metric = (ViewMetric)((m->metric + 1) % VIEW_METRIC_COUNT); break;
-    case 'M': m->metric = (ViewMetric)((m->metric + VIEW_METRIC_COUNT - 1) % VIEW_METRIC_COUNT); break;
-    case 'a':
+    case VIEW_OP_LEFT: case VIEW_OP_RIGHT: case VIEW_OP_UP: case VIEW_OP_DOWN: direction(m, op); break;
+    case VIEW_OP_FOCUS_NEXT: cycle_focus(m, 1); break;
+    case VIEW_OP_FOCUS_PREV: cycle_focus(m, -1); break;
+    case VIEW_OP_METRIC_NEXT: m->metric = (ViewMetric)((m->metric + 1) % VIEW_METRIC_COUNT); break;
+    case VIEW_OP_METRIC_PREV: m->metric = (ViewMetric)((m->metric + VIEW_METRIC_COUNT - 1) % VIEW_METRIC_COUNT); break;
+    case VIEW_OP_AGREE_NEXT:
         m->agree_pred = (ViewPredictor)((m->agree_pred + 1) % VIEW_PRED_COUNT);
         m->metric = VIEW_METRIC_AGREE;
         break;
-    case 'g': m->tint_share = !m->tint_share; break;
-    case '/': view_input_begin(m, "search", ""); break;
-    case 'L': m->timeline_layers = !m->timeline_layers; break;
-    case '?': m->help_open = 1; break;
-    case '\n': case '\r': case KEY_ENTER: toggle_inspector(m); break;
-    case CH_ESC: close_overlay(m); break;
-    default: return 0;
+    case VIEW_OP_NEXT_MISSED: jump_to_disagreement(m, VIEW_SW_MISSED_GLOBAL); break;
+    case VIEW_OP_NEXT_NEEDLESS: jump_to_disagreement(m, VIEW_SW_NEEDLESS_GLOBAL); break;
+    case VIEW_OP_TINT: m->tint_share = !m->tint_share; break;
+    case VIEW_OP_SEARCH: view_input_begin(m, "search", ""); break;
+    case VIEW_OP_TIMELINE_LAYERS: m->timeline_layers = !m->timeline_layers; break;
+    case VIEW_OP_HELP: m->help_open = 1; break;
+    case VIEW_OP_INSPECT: toggle_inspector(m); break;
+    case VIEW_OP_CLOSE: close_overlay(m); break;
+    default: break;
     }
-    return 1;
 }
 
 ViewAction view_key(ViewModel *m, int ch) {
@@ -180,7 +182,9 @@ ViewAction view_key(ViewModel *m, int ch) {
         m->help_open = 0; /* any key closes the help; q still quits */
         return ch == 'q' ? VIEW_ACT_QUIT : VIEW_ACT_NONE;
     }
-    if (ch == ' ' || ch == 'n') {
+    if (ch == KEY_MOUSE) return VIEW_ACT_MOUSE;
+    int cmd = view_key_command(ch);
+    if (cmd == VIEW_OP_STEP) {
         /* behind the newest step, stepping replays what is already computed */
         if (m->cursor < m->n_hist - 1) {
             move_cursor(m, m->cursor + 1);
@@ -188,9 +192,8 @@ ViewAction view_key(ViewModel *m, int ch) {
         }
         return VIEW_ACT_STEP;
     }
-    ViewAction a = command_key(ch);
-    if (a != VIEW_ACT_NONE) return a;
-    if (!direction_key(m, ch)) view_state_key(m, ch);
+    if (cmd < VIEW_ACT_COUNT) return (ViewAction)cmd;
+    apply_op(m, cmd);
     return VIEW_ACT_NONE;
 }
 

@@ -65,6 +65,7 @@ typedef enum {
     VIEW_ACT_PLOTS,  /* v: the app shows its plots (per-head rates, recorded evaluations) in the text pane */
     VIEW_ACT_SUMMARY, /* R: the app shows the run's summary (confusion per predictor, layer, head; reads) */
     VIEW_ACT_DIFF,   /* D: the app shows where the run differs from its parent (tokens, gate flips) */
+    VIEW_ACT_RUNS,   /* B: the app lists the database's runs (the run browser) */
     VIEW_ACT_REDRAW, /* Ctrl-L: the app calls clearok(curscr, TRUE) */
     VIEW_ACT_MOUSE,  /* KEY_MOUSE: the app calls getmouse() then view_mouse() */
     VIEW_ACT_COUNT

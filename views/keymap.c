@@ -1,0 +1,113 @@
+/* keymap.c — the TUI's one key table (see keymap.h). */
+#include <stdio.h>
+
+#include "views/keymap.h"
+#include "views/tui.h"
+
+enum { CH_ESC = 27, CH_TAB = '\t', CH_CTRL_L = 12 };
+
+#define K(...) {__VA_ARGS__}
+#define SECTION(text) {NULL, text, {0}, {0}, {NULL}}
+#define NOTE(label, text) {label, text, {0}, {0}, {NULL}}
+
+static const ViewBinding BINDINGS[] = {
+    SECTION("stepping"),
+    {"spc", "step one token (replays history when behind)", K(' '), K(VIEW_OP_STEP), K("step")},
+    {"p  + -", "play / pause, play speed", K('p', '+', '=', '-'),
+     K(VIEW_ACT_PLAY_TOGGLE, VIEW_ACT_SPEED_UP, VIEW_ACT_SPEED_UP, VIEW_ACT_SPEED_DOWN), K("play")},
+    {"[ ] Home End", "move the token cursor through history", K('[', ']', KEY_HOME, KEY_END),
+     K(VIEW_OP_CURSOR_PREV, VIEW_OP_CURSOR_NEXT, VIEW_OP_CURSOR_FIRST, VIEW_OP_CURSOR_LAST), K(NULL, NULL)},
+    {"PgUp PgDn", "cursor 10 tokens (SQL pane: a page)", K(KEY_PPAGE, KEY_NPAGE),
+     K(VIEW_OP_PAGE_UP, VIEW_OP_PAGE_DOWN), K(NULL)},
+    {"n N", "next missed / needless global (compared predictor)", K('n', 'N'),
+     K(VIEW_OP_NEXT_MISSED, VIEW_OP_NEXT_NEEDLESS), K("missed", "needless")},
+    SECTION("selection and view"),
+    {"arrows hjkl", "move the head selection (focused pane)", K(KEY_LEFT, KEY_RIGHT, KEY_UP, KEY_DOWN),
+     K(VIEW_OP_LEFT, VIEW_OP_RIGHT, VIEW_OP_UP, VIEW_OP_DOWN), K(NULL)},
+    {"", "", K('h', 'l', 'k', 'j'), K(VIEW_OP_LEFT, VIEW_OP_RIGHT, VIEW_OP_UP, VIEW_OP_DOWN), K(NULL)},
+    {"Tab S-Tab", "move focus between panes", K(CH_TAB, KEY_BTAB), K(VIEW_OP_FOCUS_NEXT, VIEW_OP_FOCUS_PREV),
+     K("focus")},
+    {"Enter", "open / close the head inspector", K('\n', '\r', KEY_ENTER),
+     K(VIEW_OP_INSPECT, VIEW_OP_INSPECT, VIEW_OP_INSPECT), K("inspect")},
+    {"m M", "next / previous metric", K('m', 'M'), K(VIEW_OP_METRIC_NEXT, VIEW_OP_METRIC_PREV), K("metric")},
+    {"a", "agreement vs oracle: gate/AHA/QAdA/bulk", K('a'), K(VIEW_OP_AGREE_NEXT), K(NULL)},
+    {"g  L  /", "tint by share global; timeline per layer; search", K('g', 'L', '/'),
+     K(VIEW_OP_TINT, VIEW_OP_TIMELINE_LAYERS, VIEW_OP_SEARCH), K(NULL, NULL, "find")},
+    NOTE("mouse", "click a head or token; wheel scrolls"),
+    SECTION("settings (re-run teacher-forced as a linked run)"),
+    {"P", "change policy", K('P'), K(VIEW_ACT_CHANGE_POLICY), K(NULL)},
+    {"w W  t T", "window, tau: lower / raise", K('w', 'W', 't', 'T'),
+     K(VIEW_ACT_WINDOW_DOWN, VIEW_ACT_WINDOW_UP, VIEW_ACT_TAU_DOWN, VIEW_ACT_TAU_UP), K(NULL)},
+    {"o O", "theta (oracle and QAdA): lower / raise", K('o', 'O'), K(VIEW_ACT_THETA_DOWN, VIEW_ACT_THETA_UP),
+     K(NULL)},
+    SECTION("other"),
+    {"e  :  s", "edit prompt, read-only SQL, export run", K('e', ':', 's'),
+     K(VIEW_ACT_EDIT_PROMPT, VIEW_ACT_SQL_PROMPT, VIEW_ACT_EXPORT), K(NULL, "sql")},
+    NOTE("Esc  C-c", "stop a running query; \xe2\x86\x91\xe2\x86\x93 after : earlier ones"),
+    NOTE("hl \xe2\x86\x90\xe2\x86\x92", "SQL pane: scroll a wide result sideways"),
+    {"v  R  D  B", "plots; run summary; diff vs parent; runs", K('v', 'R', 'D', 'B'),
+     K(VIEW_ACT_PLOTS, VIEW_ACT_SUMMARY, VIEW_ACT_DIFF, VIEW_ACT_RUNS), K(NULL)},
+    {"?  C-l", "this help; redraw the screen", K('?', CH_CTRL_L), K(VIEW_OP_HELP, VIEW_ACT_REDRAW), K("help")},
+    {"Esc  q", "close overlay / pane, quit", K(CH_ESC, 'q'), K(VIEW_OP_CLOSE, VIEW_ACT_QUIT), K("close", "quit")},
+    NOTE("", "qada_bulk is this project's ablation, not QAdA"),
+};
+
+#undef K
+#undef SECTION
+#undef NOTE
+
+const ViewBinding *view_bindings(int *n) {
+    *n = (int)(sizeof BINDINGS / sizeof BINDINGS[0]);
+    return BINDINGS;
+}
+
+/* Find the row and slot binding key ch (or, with ch 0, command cmd). */
+static int find(int ch, int cmd, int *row, int *slot) {
+    int n = (int)(sizeof BINDINGS / sizeof BINDINGS[0]);
+    for (int r = 0; r < n; r++)
+        for (int s = 0; s < VIEW_KEYS_PER_ROW && BINDINGS[r].key[s]; s++)
+            if (ch ? BINDINGS[r].key[s] == ch : BINDINGS[r].cmd[s] == cmd) {
+                *row = r;
+                *slot = s;
+                return 1;
+            }
+    return 0;
+}
+
+int view_key_command(int ch) {
+    int r, s;
+    return ch && find(ch, 0, &r, &s) ? BINDINGS[r].cmd[s] : VIEW_ACT_NONE;
+}
+
+int view_command_key(int cmd) {
+    int r, s;
+    return find(0, cmd, &r, &s) ? BINDINGS[r].key[s] : 0;
+}
+
+const char *view_command_hint(int cmd) {
+    int r, s;
+    return find(0, cmd, &r, &s) ? BINDINGS[r].hint[s] : NULL;
+}
+
+const char *view_key_name(int ch, char buf[8]) {
+    switch (ch) {
+    case ' ': return "spc";
+    case '\n': case '\r': case KEY_ENTER: return "Enter";
+    case CH_TAB: return "Tab";
+    case KEY_BTAB: return "S-Tab";
+    case CH_ESC: return "Esc";
+    case CH_CTRL_L: return "C-l";
+    case KEY_HOME: return "Home";
+    case KEY_END: return "End";
+    case KEY_PPAGE: return "PgUp";
+    case KEY_NPAGE: return "PgDn";
+    case KEY_LEFT: return "\xe2\x86\x90";
+    case KEY_RIGHT: return "\xe2\x86\x92";
+    case KEY_UP: return "\xe2\x86\x91";
+    case KEY_DOWN: return "\xe2\x86\x93";
+    default: break;
+    }
+    if (ch > ' ' && ch < 127) snprintf(buf, 8, "%c", ch);
+    else snprintf(buf, 8, "#%d", ch & 0xffff);
+    return buf;
+}

@@ -1,0 +1,72 @@
+/* keymap.h — the TUI's one key table. Every key the TUI answers is listed
+ * here once, with what it does and the words that explain it: view_key
+ * dispatches through it, the `?` help is drawn from it, and the status line's
+ * hints name their keys from it, so the three cannot drift apart.
+ *
+ * A binding row holds up to VIEW_KEYS_PER_ROW keys, each with its own
+ * command; the row's label and help describe them together ("w W" lower /
+ * raise the window). Rows without keys are help-only lines (mouse, editor
+ * keys) or section headings (help == NULL).
+ */
+#ifndef AHASCOPE_VIEW_KEYMAP_H
+#define AHASCOPE_VIEW_KEYMAP_H
+
+#include "views/view.h"
+
+/* Commands that change only view state. They are numbered after ViewAction's
+ * values, so one int names either an app request or a view change. */
+typedef enum {
+    VIEW_OP_STEP = VIEW_ACT_COUNT, /* step one token; behind the newest step, move the cursor */
+    VIEW_OP_CURSOR_PREV,
+    VIEW_OP_CURSOR_NEXT,
+    VIEW_OP_CURSOR_FIRST,
+    VIEW_OP_CURSOR_LAST,
+    VIEW_OP_PAGE_UP,
+    VIEW_OP_PAGE_DOWN,
+    VIEW_OP_LEFT,
+    VIEW_OP_RIGHT,
+    VIEW_OP_UP,
+    VIEW_OP_DOWN,
+    VIEW_OP_FOCUS_NEXT,
+    VIEW_OP_FOCUS_PREV,
+    VIEW_OP_METRIC_NEXT,
+    VIEW_OP_METRIC_PREV,
+    VIEW_OP_AGREE_NEXT,
+    VIEW_OP_TINT,
+    VIEW_OP_SEARCH,
+    VIEW_OP_NEXT_MISSED,   /* the next missed global of the compared predictor */
+    VIEW_OP_NEXT_NEEDLESS, /* the next needless global */
+    VIEW_OP_TIMELINE_LAYERS,
+    VIEW_OP_HELP,
+    VIEW_OP_INSPECT,
+    VIEW_OP_CLOSE,
+    VIEW_OP_END
+} ViewOp;
+
+#define VIEW_KEYS_PER_ROW 4
+
+typedef struct {
+    const char *label;            /* the keys as the help shows them; NULL: a section heading */
+    const char *help;             /* what they do (the heading's text for a section) */
+    int key[VIEW_KEYS_PER_ROW];   /* ncurses key codes; 0 ends the list */
+    int cmd[VIEW_KEYS_PER_ROW];   /* per key: a ViewAction or a ViewOp */
+    const char *hint[VIEW_KEYS_PER_ROW]; /* per key: the status line's word, or NULL */
+} ViewBinding;
+
+/* The table, in help order; *n receives its length. */
+const ViewBinding *view_bindings(int *n);
+
+/* The command bound to key ch (a ViewAction or ViewOp); VIEW_ACT_NONE when
+ * no row binds it. */
+int view_key_command(int ch);
+
+/* The first key bound to command cmd, or 0 when none is. */
+int view_command_key(int cmd);
+
+/* The status line's word for command cmd, or NULL. */
+const char *view_command_hint(int cmd);
+
+/* A key's name as the hints print it ("spc", "Enter", "p", "?"). */
+const char *view_key_name(int ch, char buf[8]);
+
+#endif
