@@ -1,5 +1,6 @@
 /* compare.c — how well a predictor matches the oracle in a run, and where
  * two runs part ways (tokens, then gates). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "store/internal.h"
@@ -117,6 +118,56 @@ static int first_divergence(Store *s, int64_t a, int64_t b, int *pos, Err *e) {
     return 0;
 }
 
+/* Gate flips from run a to run b as a layer × head map: one character per
+ * head ('.' none, digit d: flipped in up to d tenths of its decisions), each
+ * layer's flips by direction at the row's end, and the totals above. */
+static int print_flip_map(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, FILE *out, Err *e) {
+    static const char sql[] =
+        "SELECT x.layer, x.head, COUNT(*), SUM(x.gate=1 AND y.gate=0), SUM(x.gate=0 AND y.gate=1)"
+        " FROM decided x JOIN decided y ON y.run_id=?2 AND y.pos=x.pos AND y.layer=x.layer AND y.head=x.head"
+        " WHERE x.run_id=?1 GROUP BY x.layer, x.head";
+    size_t cells = (size_t)n_layers * (size_t)n_heads;
+    int64_t *c = calloc(cells * 3, sizeof *c), tot[3] = {0, 0, 0};
+    sqlite3_stmt *st = NULL;
+    if (!c) return err_set(e, "out of memory");
+    if (store_prepare(s, sql, &st, e)) { free(c); return -1; }
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int l = sqlite3_column_int(st, 0), h = sqlite3_column_int(st, 1);
+        if (l < 0 || l >= n_layers || h < 0 || h >= n_heads) continue; /* not this shape: the reader bounds it */
+        for (int k = 0; k < 3; k++) {
+            c[((size_t)l * n_heads + h) * 3 + k] = sqlite3_column_int64(st, 2 + k);
+            tot[k] += sqlite3_column_int64(st, 2 + k);
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) { free(c); return store_sql_err(s->db, s->path, "compare failed", e); }
+    fprintf(out, "\ngate flips per head, run %lld -> run %lld: %lld global->local (-), %lld local->global (+) of %lld"
+                 " decisions; the gates agree on %.2f%%\n", (long long)a, (long long)b, (long long)tot[1],
+            (long long)tot[2], (long long)tot[0], tot[0] ? 100.0 * (tot[0] - tot[1] - tot[2]) / tot[0] : 100.0);
+    fprintf(out, "('.' no flip; digit d: flipped in up to d tenths of the head's decisions)\n     ");
+    for (int h = 0; h < n_heads; h++) fputc(h % 10 == 0 ? '0' + (h / 10) % 10 : ' ', out);
+    fprintf(out, "  head / 10\n     ");
+    for (int h = 0; h < n_heads; h++) fputc('0' + h % 10, out);
+    fputc('\n', out);
+    for (int l = 0; l < n_layers; l++) {
+        int64_t down = 0, up = 0;
+        fprintf(out, "L%-3d ", l);
+        for (int h = 0; h < n_heads; h++) {
+            const int64_t *k = &c[((size_t)l * n_heads + h) * 3];
+            int64_t f = k[1] + k[2];
+            int d = f == 0 || k[0] == 0 ? 0 : (int)((f * 10 + k[0] - 1) / k[0]);
+            fputc(d == 0 ? '.' : '0' + (d > 9 ? 9 : d), out);
+            down += k[1], up += k[2];
+        }
+        fprintf(out, "  -%lld +%lld\n", (long long)down, (long long)up);
+    }
+    free(c);
+    return 0;
+}
+
 static int compare_two(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
     StoreRunInfo ra, rb;
     if (store_run_info(s, a, &ra, e)) return -1;
@@ -124,6 +175,7 @@ static int compare_two(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
     int same_shape = ra.n_layers == rb.n_layers && ra.n_heads == rb.n_heads;
     fprintf(out, "run %lld: policy %s, window %d, %d positions | run %lld: policy %s, window %d, %d positions\n",
             (long long)a, ra.policy, ra.window, ra.n_tokens, (long long)b, rb.policy, rb.window, rb.n_tokens);
+    int n_layers = ra.n_layers, n_heads = ra.n_heads;
     store_run_info_free(&ra);
     store_run_info_free(&rb);
     if (!same_shape) return err_set(e, "runs %lld and %lld have different shapes", (long long)a, (long long)b);
@@ -139,6 +191,7 @@ static int compare_two(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
         if (print_sql(s, sql, a, b, out, e)) return -1;
     }
     if (print_reads(s, a, b, out, e)) return -1;
+    if (print_flip_map(s, a, b, n_layers, n_heads, out, e)) return -1;
     fprintf(out, "\ngates per layer (over the decisions both runs have: positions with far keys):\n");
     static const char per_layer[] =
         "SELECT x.layer, COUNT(*) AS n, ROUND(AVG(x.gate), 4) AS global_a, ROUND(AVG(y.gate), 4) AS global_b,"

@@ -265,6 +265,50 @@ TEST(store_cli_compare_diverging_runs) {
     free(out);
 }
 
+/* Two AHA runs at different windows: compare draws the gate flips per head,
+ * and its counts are those an independent query over the file gives. */
+TEST(store_cli_compare_maps_gate_flips_per_head) {
+    SKIP_UNLESS_SHARED();
+    const char *db = test_tmp("flips.db");
+    remove_db(db);
+    const char *m = test_shared("models/stories260K/stories260K.bin");
+    int st;
+    for (int w = 16; w >= 8; w /= 2) {
+        char *out = run("%s record --db %s --model %s --prompt 'Once upon a time' --steps 48 --temperature 0 "
+                        "--routers engine/routers/stories260K_w16.safetensors --window %d", &st, bin(), db, m, w);
+        CHECK_MSG(st == 0, "record printed: %s", out);
+        free(out);
+    }
+    sqlite3 *h;
+    CHECK(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    static const char *const q[2] = {
+        "SELECT SUM(x.gate=1 AND y.gate=0) FROM decisions x JOIN decisions y ON y.run_id=2 AND y.pos=x.pos AND"
+        " y.layer=x.layer AND y.head=x.head JOIN tokens t ON t.run_id=x.run_id AND t.pos=x.pos"
+        " WHERE x.run_id=?1 AND t.n_far>0",
+        "SELECT SUM(x.gate=0 AND y.gate=1) FROM decisions x JOIN decisions y ON y.run_id=2 AND y.pos=x.pos AND"
+        " y.layer=x.layer AND y.head=x.head JOIN tokens t ON t.run_id=x.run_id AND t.pos=x.pos"
+        " WHERE x.run_id=?1 AND t.n_far>0"};
+    long long down = scalar(h, q[0], 1), up = scalar(h, q[1], 1);
+    long long l0 = scalar(h, "SELECT SUM(x.gate<>y.gate) FROM decisions x JOIN decisions y ON y.run_id=2 AND"
+                             " y.pos=x.pos AND y.layer=x.layer AND y.head=x.head JOIN tokens t ON t.run_id=x.run_id"
+                             " AND t.pos=x.pos WHERE x.run_id=?1 AND t.n_far>0 AND x.layer=0", 1);
+    sqlite3_close(h);
+    CHECK(down + up > 0); /* halving the window moves some heads */
+    char *out = run("%s compare --db %s --run 1 --run 2", &st, bin(), db);
+    char want[160];
+    snprintf(want, sizeof want, "run 1 -> run 2: %lld global->local (-), %lld local->global (+)", down, up);
+    CHECK_MSG(st == 0 && strstr(out, want), "want '%s' in: %s", want, out);
+    const char *row = strstr(out, "\nL0   ");
+    CHECK_MSG(row != NULL, "%s", out);
+    long long d0 = -1, u0 = -1;
+    if (row) {
+        CHECK_INT((int)strspn(row + 6, ".0123456789"), 8); /* one character per head of stories260K */
+        CHECK(sscanf(row + 6 + 8, "  -%lld +%lld", &d0, &u0) == 2);
+    }
+    CHECK_MSG(d0 + u0 == l0, "layer 0: %lld + %lld flips, the query counts %lld", d0, u0, l0);
+    free(out);
+}
+
 /* A command must fail with `status` (1 a failure, 2 a usage error) and one
  * line "ahascope CMD: ..." naming the problem. */
 static void expect_fail(int status, const char *args, const char *want) {

@@ -140,7 +140,7 @@ TEST(tui_steps_plays_and_quits_cleanly) {
     WAIT(&t, "pos 4/512", 10);      /* "Once upon a time" and BOS prefilled */
     WAIT(&t, "Once upon a time", 1);
     WAIT(&t, "policy full", 1);
-    tmux_keys(&t, "n n Space");
+    tmux_keys(&t, "Space Space Space");
     WAIT(&t, "pos 7/512", 5);
     tmux_keys(&t, "p");
     WAIT(&t, "playing", 2);
@@ -162,7 +162,7 @@ TEST(tui_setting_change_reevaluates_as_linked_run) {
     Tmux t;
     tmux_start(&t, "settings", 120, 40, NULL, "--policy full --window 16");
     WAIT(&t, "pos 4/512", 10);
-    tmux_keys(&t, "n n n n n");
+    tmux_keys(&t, "Space Space Space Space Space");
     WAIT(&t, "pos 9/512", 5);
     tmux_keys(&t, "w");
     WAIT(&t, "w 8 ", 5);
@@ -347,7 +347,7 @@ TEST(tui_golden_text_mouse_resize_and_replay) {
     Tmux t;
     tmux_start(&t, "golden", 120, 40, NULL, "--policy full --db golden.db");
     WAIT(&t, "pos 4/512", 10);
-    tmux_keys(&t, "n n n n n");
+    tmux_keys(&t, "Space Space Space Space Space");
     WAIT(&t, "pos 9/512", 5);
     WAIT(&t, want, 2);
     /* a click on heatmap cell L2 H3 (an SGR mouse report, 1-based) selects it; where the cell is
@@ -447,7 +447,7 @@ TEST(tui_sampled_run_is_reproduced_by_record) {
     tmux_start(&t, "repro", 120, 40, NULL,
                "--policy full --window 16 --seed 12 --temperature 1.0 --steps 60 --prompt 'Once upon a time'");
     WAIT(&t, "pos 4/512", 10);
-    tmux_keys(&t, "n n n n n n n n n n");
+    tmux_keys(&t, "Space Space Space Space Space Space Space Space Space Space");
     WAIT(&t, "pos 14/512", 5);
     tmux_keys(&t, "w");
     WAIT(&t, "w 8 ", 5);
@@ -836,7 +836,7 @@ TEST(tui_run_summary_and_diff_against_the_parent) {
     Tmux t;
     tmux_start(&t, "summary", 140, 45, NULL, "--policy full --window 16");
     WAIT(&t, "pos 4/512", 10);
-    tmux_keys(&t, "n n n n n n n n n n n n n n n n");
+    tmux_keys(&t, "Space Space Space Space Space Space Space Space Space Space Space Space Space Space Space Space");
     WAIT(&t, "pos 20/512", 10);
     tmux_keys(&t, "D");
     WAIT(&t, "run 1 has no parent run", 5);
@@ -849,6 +849,7 @@ TEST(tui_run_summary_and_diff_against_the_parent) {
     WAIT(&t, "run 2: full, w=8", 10);
     tmux_keys(&t, "D");
     WAIT(&t, "run 2 vs its parent 1", 5);
+    WAIT(&t, "gate flips per head", 2);
     WAIT(&t, "gates per layer", 2);
     tmux_keys(&t, "q");
     WAIT(&t, "EXITED 0", 5);
@@ -878,7 +879,7 @@ TEST(tui_sixteen_by_thirty_two_heads_end_to_end) {
                             "echo EXITED \\$?; sleep 60\"", t.sock, sizes[k][0], sizes[k][1], dir, bin_abs(),
                        tok));
         WAIT(&t, "policy aha", 10);
-        tmux_keys(&t, "n n n n n n n n n n n n");
+        tmux_keys(&t, "Space Space Space Space Space Space Space Space Space Space Space Space");
         WAIT(&t, "pos 16/256", 10);
         if (k == 0) {
             WAIT(&t, "L15 ", 2);       /* the last layer's row in the heatmap */

@@ -752,3 +752,94 @@ TEST(views_timeline_labels_rows_and_positions) {
     view_free(&m);
     fx_term_close(&term);
 }
+
+/* The surprise strip under the token stream: one sparkline column per
+ * position (full at 10 nats), the cursor's -log p and entropy beside it; a
+ * click on a column selects that position. */
+TEST(views_draw_tokens_surprise_strip) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 100, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    fx_fill(&m, 12);
+    for (int i = 0; i < 12; i++) m.hist[i]->logprob = i == 0 ? NAN : -(float)i, m.hist[i]->entropy = 0.25f * i;
+    view_key(&m, KEY_HOME);
+    for (int i = 0; i < 4; i++) view_key(&m, ']'); /* cursor on position 4 */
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 1 /* ascii */, NULL);
+    WINDOW *w = newwin(6, 90, 0, 0);
+    view_draw_tokens(w, &m, &pal);
+    ViewTokGeom g;
+    view_tok_geom(&m, 90, 6, &g);
+    CHECK_INT(g.y_strip, 4);
+    CHECK_INT(g.ih, 3);
+    const char *strip = fx_line(w, g.y_strip);
+    CHECK_MSG(strstr(strip, "-log p") && strstr(strip, "pos 4 -log p 4.00 H 1.00"), "strip: '%s'", strip);
+    wchar_t ch, ch10;
+    short pair;
+    attr_t a;
+    fx_cell(w, g.y_strip, g.x0 + 0, &ch, &pair, &a); /* position 0: no prediction */
+    CHECK_INT(ch, '.');
+    fx_cell(w, g.y_strip, g.x0 + 4, &ch, &pair, &a);
+    CHECK(a & A_REVERSE); /* the cursor's column */
+    CHECK_INT(ch, view_glyph_spark(&pal, 0.4f));
+    fx_cell(w, g.y_strip, g.x0 + 10, &ch10, &pair, &a);
+    CHECK_INT(ch10, view_glyph_spark(&pal, 1.0f)); /* 10 nats: full */
+    Layout lay;
+    LayoutOpts o = {2, 2, 0, 0, 0};
+    view_layout(100, 30, &o, &lay);
+    const ViewRect *r = &lay.pane[VIEW_PANE_TOKENS];
+    view_tok_geom(&m, r->w, r->h, &g);
+    ViewHit h = view_hit(&m, &lay, r->x + g.x0 + 7, r->y + g.y_strip);
+    CHECK_INT(h.pane, VIEW_PANE_TOKENS);
+    CHECK_INT(h.pos, g.first_tok + 7);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* Without colour the token stream's tint is bold and underline: the legend
+ * says which is which, in those very attributes; tinting by the share of
+ * heads global gets its own scale. */
+TEST(views_draw_legend_explains_the_token_tint) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 140, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    gate_model(&m, 3);
+    ViewPalette mono, col;
+    view_palette_init(&mono, VIEW_COLOUR_NONE, 0, NULL);
+    view_palette_init(&col, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(1, 140, 0, 0);
+    m.metric = VIEW_METRIC_AGREE;
+    view_draw_legend(w, &m, &mono);
+    const char *line = fx_line(w, 0);
+    const char *at = strstr(line, "missed needless both global");
+    CHECK_MSG(at && strstr(line, "tokens: "), "legend: '%s'", line);
+    if (at) {
+        int x = 0;
+        for (const char *s = line; s < at; s++) x += ((unsigned char)*s & 0xc0) != 0x80;
+        wchar_t ch;
+        short pair;
+        attr_t a;
+        fx_cell(w, 0, x, &ch, &pair, &a);
+        CHECK((a & A_BOLD) && (a & A_UNDERLINE)); /* "missed" drawn as a missed token is */
+        fx_cell(w, 0, x + 7, &ch, &pair, &a);
+        CHECK(!(a & A_BOLD) && (a & A_UNDERLINE)); /* "needless" */
+    }
+    m.metric = VIEW_METRIC_score;
+    werase(w);
+    view_draw_legend(w, &m, &mono);
+    CHECK(strstr(fx_line(w, 0), "tokens: bold = upper half") != NULL);
+    werase(w);
+    view_draw_legend(w, &m, &col); /* colour, tinted by the selected head: the scale says it all */
+    CHECK(strstr(fx_line(w, 0), "tokens:") == NULL);
+    m.tint_share = 1;
+    werase(w);
+    view_draw_legend(w, &m, &col);
+    CHECK(strstr(fx_line(w, 0), "tokens: share global") != NULL);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}

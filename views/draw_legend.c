@@ -68,6 +68,35 @@ static int gradient_scale(WINDOW *w, const ViewModel *m, const ViewPalette *p, i
     return x;
 }
 
+/* How the token stream shows its tint, where that differs from the scale
+ * on the left: the share of heads global (its own gradient), or, without
+ * colour, bold and underline standing in for the colours. Drawn at the
+ * right end when it fits; returns 0 when it did not. */
+static int token_legend(WINDOW *w, const ViewModel *m, const ViewPalette *p, int x, int wd) {
+    int mono = p->colour == VIEW_COLOUR_NONE;
+    int agree = m->metric == VIEW_METRIC_AGREE && !m->tint_share;
+    if (!mono && !m->tint_share) return 0;
+    typedef struct { const char *text; attr_t a; } Word;
+    static const Word AGREE[] = {
+        {"missed", A_BOLD | A_UNDERLINE}, {" ", 0}, {"needless", A_UNDERLINE}, {" ", 0}, {"both global", A_BOLD}},
+                      HIGH[] = {{"bold", A_BOLD}, {" = upper half", 0}};
+    int need = 10 + (m->tint_share ? 18 + (mono ? 20 : VIEW_LEVELS) : 0) + (mono ? (agree ? 32 : 18) : 0);
+    int at = wd - need - 1;
+    if (at < x + 2) return 0;
+    at += view_puts(w, 0, at, wd - at, "tokens: ", 1, A_DIM, 0);
+    if (m->tint_share) {
+        at += view_puts(w, 0, at, wd - at, "share global ", 1, A_NORMAL, 0);
+        if (!mono)
+            for (int l = 0; l < VIEW_LEVELS && at < wd; l++) at += sample(w, p, at, VIEW_SW_LEVEL1 + l);
+        at += view_puts(w, 0, at, wd - at, " ", 1, A_NORMAL, 0);
+    }
+    if (!mono) return 1;
+    const Word *words = agree ? AGREE : HIGH;
+    int n = agree ? (int)(sizeof AGREE / sizeof AGREE[0]) : (int)(sizeof HIGH / sizeof HIGH[0]);
+    for (int i = 0; i < n; i++) at += view_puts(w, 0, at, wd - at, words[i].text, p->ascii, words[i].a, 0);
+    return 1;
+}
+
 void view_draw_legend(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int h, wd;
     getmaxyx(w, h, wd);
@@ -76,5 +105,5 @@ void view_draw_legend(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int x = 1 + view_printf(w, 0, 1, wd - 1, p->ascii, A_BOLD, 0, "%s: ", view_metric_name(m->metric));
     if (m->metric == VIEW_METRIC_AGREE) x = agree_scale(w, m, p, x, wd);
     else x = gradient_scale(w, m, p, x, wd);
-    if (x + 17 < wd) view_puts(w, 0, wd - 16, 16, "m: next metric", 1, A_DIM, 0);
+    if (!token_legend(w, m, p, x, wd) && x + 17 < wd) view_puts(w, 0, wd - 16, 16, "m: next metric", 1, A_DIM, 0);
 }

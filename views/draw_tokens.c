@@ -1,4 +1,5 @@
 /* draw_tokens.c — the wrapped, tinted token stream (see draw.h). */
+#include <math.h>
 #include <stdio.h>
 
 #include "views/draw.h"
@@ -45,6 +46,29 @@ static void draw_token(WINDOW *w, const ViewModel *m, const ViewPalette *p, int 
     }
 }
 
+/* Surprise of each position, -log p in nats, as a sparkline (full height at
+ * SURPRISE_TOP nats and above), and the cursor's -log p and entropy: where
+ * the model was unsure, and what each token cost it. */
+#define SURPRISE_TOP 10.0f
+static void surprise_strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewTokGeom *g) {
+    const char *minus = p->ascii ? "-" : "\xe2\x88\x92";
+    view_printf(w, g->y_strip, 1, g->x0 - 1, p->ascii, A_DIM, 0, "%slog p", minus);
+    for (int c = 0; c < g->n_tok_vis; c++) {
+        const StepTrace *t = m->hist[g->first_tok + c];
+        float v = isnan(t->logprob) ? NAN : fminf(-t->logprob / SURPRISE_TOP, 1.0f);
+        attr_t a = g->first_tok + c == m->cursor ? A_REVERSE : A_NORMAL;
+        wchar_t ch = isnan(v) ? (p->ascii ? L'.' : L'\u00b7') : view_glyph_spark(p, v);
+        view_put(w, g->y_strip, g->x0 + c, ch, a, isnan(v) ? 0 : view_pair_cells(p, view_level(v), VIEW_SW_BLANK));
+    }
+    if (m->cursor < 0 || m->cursor >= m->n_hist) return;
+    const StepTrace *t = m->hist[m->cursor];
+    if (isnan(t->logprob))
+        view_printf(w, g->y_strip, g->x_text, g->text_w, p->ascii, A_DIM, 0, "pos %d: no prediction", t->pos);
+    else
+        view_printf(w, g->y_strip, g->x_text, g->text_w, p->ascii, A_NORMAL, 0, "pos %d %slog p %.2f H %.2f", t->pos,
+                    minus, -t->logprob, t->entropy);
+}
+
 void view_draw_tokens(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int h, wd;
     getmaxyx(w, h, wd);
@@ -57,7 +81,10 @@ void view_draw_tokens(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
         view_puts(w, 1, 1, iw, "(no tokens yet: press space to step)", p->ascii, A_DIM, 0);
         return;
     }
-    int first = view_tok_first_line(m, iw, ih);
+    ViewTokGeom g;
+    view_tok_geom(m, wd, h, &g);
+    int first = g.first_line;
+    ih = g.ih;
     int x = 0, y = 0, sx, sy, tw;
     for (int i = 0; i < m->n_hist; i++) {
         view_tok_place(m, i, iw, &x, &y, &sx, &sy, &tw);
@@ -65,4 +92,5 @@ void view_draw_tokens(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
         if (sy >= first + ih) break;
         draw_token(w, m, p, i, 1 + sy - first, 1 + sx, iw - sx);
     }
+    if (g.y_strip) surprise_strip(w, m, p, &g);
 }

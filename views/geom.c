@@ -1,4 +1,6 @@
 /* geom.c — in-pane geometry shared by drawing and hit-testing (see geom.h). */
+#include <string.h>
+
 #include "views/geom.h"
 
 #include "views/explain.h"
@@ -141,4 +143,22 @@ int view_tok_first_line(const ViewModel *m, int iw, int ih) {
     }
     int total = x > 0 ? y + 1 : y;
     return window_start(cur_line, total, ih < total ? ih : total, 1);
+}
+
+void view_tok_geom(const ViewModel *m, int w, int h, ViewTokGeom *g) {
+    enum { LABEL = 7, TEXT = 30 }; /* "-log p " and "pos 1234 -log p 12.34 H 12.34" */
+    memset(g, 0, sizeof *g);
+    g->iw = w - 2, g->ih = h - 2;
+    if (g->iw <= 0 || g->ih <= 0) return;
+    if (g->ih >= 3 && g->iw > LABEL + TEXT + 8) {
+        g->ih--;
+        g->y_strip = h - 2;
+        g->x0 = 1 + LABEL;
+        g->n_cols = g->iw - LABEL - TEXT - 1;
+        g->first_tok = view_first_col(m->cursor, m->n_hist, g->n_cols);
+        g->n_tok_vis = m->n_hist - g->first_tok < g->n_cols ? m->n_hist - g->first_tok : g->n_cols;
+        g->x_text = g->x0 + g->n_cols + 1;
+        g->text_w = TEXT;
+    }
+    g->first_line = view_tok_first_line(m, g->iw, g->ih);
 }

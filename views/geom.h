@@ -40,6 +40,19 @@ typedef struct {
     int n_text;    /* verdict lines shown from y_spark on */
 } ViewInspGeom;
 
+typedef struct {
+    int iw, ih;        /* token text: columns and lines (below the top border) */
+    int first_line;    /* first wrapped line shown (the cursor stays in view) */
+    int y_strip;       /* the surprise strip's line (-log p per position), 0: not shown */
+    int x0, n_cols;    /* strip glyph columns, after its label */
+    int first_tok, n_tok_vis;
+    int x_text, text_w; /* the cursor's -log p and entropy, right of the strip */
+} ViewTokGeom;
+
+/* Token pane geometry in a w×h pane: the wrapped text, and from 3 inner
+ * lines up a one-line strip of -log p per position on the last line. */
+void view_tok_geom(const ViewModel *m, int w, int h, ViewTokGeom *g);
+
 /* Heatmap geometry in a w×h pane; half_ok allows half-blocks. The visible
  * window of layers/heads follows the selection when not all fit. */
 void view_heat_geom(const ViewModel *m, int w, int h, int half_ok, ViewHeatGeom *g);

@@ -30,9 +30,15 @@ static void hit_timeline(const ViewModel *m, int w, int h, int lx, int ly, ViewH
 }
 
 static void hit_tokens(const ViewModel *m, int w, int h, int lx, int ly, ViewHit *out) {
-    int iw = w - 2, ih = h - 2;
-    int first = view_tok_first_line(m, iw, ih);
+    ViewTokGeom g;
+    view_tok_geom(m, w, h, &g);
+    int iw = g.iw, ih = g.ih, first = g.first_line;
     int x = 0, y = 0, sx, sy, wd;
+    if (g.y_strip && ly == g.y_strip) { /* the surprise strip: its column's position */
+        int col = lx - g.x0;
+        if (col >= 0 && col < g.n_tok_vis) out->pos = g.first_tok + col;
+        return;
+    }
     int tx = lx - 1, ty = ly - 1 + first;
     if (lx < 1 || lx > iw || ly < 1 || ly > ih) return;
     for (int i = 0; i < m->n_hist; i++) {
