@@ -437,7 +437,7 @@ static void show_runs(Tui *t) {
     int rc = f ? store_query(st, LIST, STORE_FMT_TABLE, f, &e) : -1;
     if (f) fclose(f);
     store_close(st, NULL);
-    if (rc == 0) view_set_text(&t->m, "runs \xc2\xb7 type a run id, Enter opens it", "", text ? text : "", &e);
+    if (rc == 0) view_set_text(&t->m, "runs: type an id, Enter", "", text ? text : "", &e);
     free(text);
     if (rc) { view_set_status(&t->m, "runs: %s", e.msg); return; }
     view_input_begin(&t->m, "open run", "");

@@ -910,3 +910,40 @@ TEST(tui_search_moves_the_cursor) {
     WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
+
+/* n / N jump to the compared predictor's next missed / needless global,
+ * B lists the runs and opens one as a replay, and the surprise strip shows
+ * the cursor's -log p: at 80x24 and at 140x45. */
+TEST(tui_jumps_to_disagreements_browses_runs_and_shows_surprise) {
+    NEED_TUI();
+    static const int size[2][2] = {{80, 24}, {140, 45}};
+    for (int s = 0; s < 2; s++) {
+        Tmux t;
+        tmux_start(&t, s ? "jump140" : "jump80", size[s][0], size[s][1], NULL, "");
+        WAIT(&t, "pos 4/512", 10);
+        tmux_keys(&t, "p");
+        WAIT(&t, "pos 60/512", 20);
+        tmux_keys(&t, "p");
+        WAIT(&t, "paused", 5);
+        tmux_keys(&t, "Home n");
+        WAIT(&t, "missed global at pos", 5);
+        WAIT(&t, "AHA vs oracle", 2);
+        tmux_keys(&t, "N");
+        WAIT(&t, "needless global at pos", 5);
+        if (s == 1) WAIT(&t, "log p", 2); /* the strip has room from 3 token lines up */
+        tmux_keys(&t, "w");
+        WAIT(&t, "run 2:", 10);
+        tmux_keys(&t, "B");
+        WAIT(&t, "open run:", 5);
+        WAIT(&t, "tokens", 2); /* the list's header */
+        tmux_keys(&t, "1 Enter");
+        WAIT(&t, "replay of run 1", 5);
+        tmux_keys(&t, "B");
+        WAIT(&t, "open run:", 5);
+        tmux_keys(&t, "9 9 Enter");
+        WAIT(&t, "no run 99", 5);
+        tmux_keys(&t, "q");
+        WAIT(&t, "EXITED 0", 5);
+        tmux_stop(&t);
+    }
+}
