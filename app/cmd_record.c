@@ -27,6 +27,9 @@ static void record_help(void) {
          "  --max-db-mb MB    stop with a 'disk full' error if the file would grow past MB (default: no limit)\n"
          "  --progress        print 'committed pos P' on stderr after each commit\n"
          "  --threads N       worker threads (default: all cores)\n"
+         "  --attn-top K      also record, per position and head, the K heaviest far positions of its full\n"
+         "                    attention (table attn_top; 0 = none, the default; at most 64) so a replay\n"
+         "                    shows where each head looked without the model\n"
          "Ctrl-C stops the run and marks it interrupted; what was committed stays.\n"
          "Schema and example queries: store/SCHEMA.md.");
     args_help_sampling();
@@ -37,6 +40,7 @@ static void record_help(void) {
 typedef struct {
     const char *db;
     long commit_every, threads;
+    long attn_top; /* far positions ranked per head (0: none) */
     double max_mb;
     int progress;
 } RecordOpts;
@@ -57,9 +61,10 @@ static int record_session(Session *s, Store *st, int64_t run, const RecordOpts *
     const Config *c = &s->model->c;
     int n = session_prompt_pending(s), rc = -1, pending = -1;
     StepTrace **pre = calloc(n > 0 ? n : 1, sizeof *pre);
-    StepTrace *t = trace_new(c->n_layers, c->n_heads);
+    int k = (int)ro->attn_top;
+    StepTrace *t = trace_new_top(c->n_layers, c->n_heads, k);
     int ok = pre && t;
-    for (int i = 0; ok && i < n; i++) ok = (pre[i] = trace_new(c->n_layers, c->n_heads)) != NULL;
+    for (int i = 0; ok && i < n; i++) ok = (pre[i] = trace_new_top(c->n_layers, c->n_heads, k)) != NULL;
     if (!ok) { err_set(e, "out of memory"); goto out; }
     session_prefill(s, pre);
     if (write_steps(st, run, pre, n, ro->progress, &pending, e)) goto out;
@@ -91,6 +96,7 @@ static int run_record(RunOpts *o, const RecordOpts *ro, Err *e) {
     if (session_init(&s, &L.model, &L.tok, &o->attn, o->steps, o->temperature, o->topp, o->seed, (int)ro->threads, e))
         goto out_unload;
     have_session = 1;
+    if (ro->attn_top > 0 && fwd_keep_queries(&s.rs, e)) goto out_unload; /* the weights come from kept queries */
     const char *prompt = o->prompt ? o->prompt : "";
     if (session_start_text(&s, prompt, strlen(prompt), e) != 0) goto out_unload;
     if (app_run_info(o, &L, &info, e) || store_run_begin(st, &info, e)) goto out_unload;
@@ -116,7 +122,7 @@ out_store:
 int cmd_record(int argc, char **argv) {
     RunOpts o;
     runopts_defaults(&o);
-    RecordOpts ro = {NULL, 1, pool_default_threads(), 0, 0};
+    RecordOpts ro = {NULL, 1, pool_default_threads(), 0, 0, 0};
     Args a = {argc, argv, 1};
     Err e;
     while (a.i < argc) {
@@ -135,13 +141,15 @@ int cmd_record(int argc, char **argv) {
         }
         long *target = !strcmp(f, "--commit-every") ? &ro.commit_every
                        : !strcmp(f, "--threads")    ? &ro.threads
+                       : !strcmp(f, "--attn-top")   ? &ro.attn_top
                                                     : NULL;
         if (!target) {
             args_unknown(f, &e);
             return args_fail(&e);
         }
-        long hi = target == &ro.threads ? 64 : 1L << 30;
-        if (!(v = args_value(&a, &e)) || args_int(f, v, 1, hi, target, &e)) return args_fail(&e);
+        long lo = target == &ro.attn_top ? 0 : 1;
+        long hi = target == &ro.threads ? 64 : target == &ro.attn_top ? TRACE_TOP_MAX : 1L << 30;
+        if (!(v = args_value(&a, &e)) || args_int(f, v, lo, hi, target, &e)) return args_fail(&e);
     }
     if (!ro.db) { err_usage(&e, "--db FILE is required"); return args_fail(&e); }
     if (runopts_check(&o, &e)) return args_fail(&e);

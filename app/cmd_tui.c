@@ -24,6 +24,7 @@
 #include "app/tui_worker.h"
 #include "engine/cost.h"
 #include "engine/files.h"
+#include "views/explain.h"
 #include "views/metric.h"
 #include "views/plot.h"
 #include "views/screen.h"
@@ -88,6 +89,8 @@ static void tui_help(void) {
          "  --mono            shading glyphs only, no colour (also when NO_COLOR is set)\n"
          "  --ascii           no UTF-8\n"
          "  --threads N       worker threads (default: all cores)\n"
+         "  --attn-top K      record each head's K heaviest far positions (default 8, 0 none) so a replay\n"
+         "                    shows where it looked\n"
          "  --replay          browse a recorded run without a model: --run ID (default the last)\n"
          "  --sql-timeout S   stop a `:` query after S seconds (default 10; Esc or Ctrl-C stops it sooner;\n"
          "                    results keep their first 10000 rows)\n"
@@ -639,10 +642,10 @@ static void ui_loop(Tui *t) {
 static int load_replay(Tui *t, Store *st, const StoreRunInfo *r, Err *e) {
     enum { CHUNK = 64 };
     StepTrace *buf[CHUNK];
-    int rc = 0;
+    int k = store_run_attn_top(st, r->run_id, e), rc = k < 0 ? -1 : 0;
     for (int i = 0; i < CHUNK; i++) buf[i] = NULL;
     for (int i = 0; i < CHUNK && rc == 0; i++)
-        if (!(buf[i] = trace_new(r->n_layers, r->n_heads))) rc = err_set(e, "out of memory");
+        if (!(buf[i] = trace_new_top(r->n_layers, r->n_heads, k))) rc = err_set(e, "out of memory");
     for (int pos = 0; rc == 0;) {
         int n = store_read_steps(st, r->run_id, pos, CHUNK, buf, e);
         if (n < 0) rc = -1;
@@ -708,7 +711,8 @@ static int run_replay(const char *db, int64_t run, int mono, int ascii, double s
     return rc;
 }
 
-static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads, double sql_timeout, Err *e) {
+static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads, int attn_top, double sql_timeout,
+                   Err *e) {
     static Tui t; /* large; one per process */
     Loaded L;
     int rc = -1;
@@ -733,7 +737,7 @@ static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads,
     o->prompt = t.prompt;
     if (view_init(&t.m, L.model.c.n_layers, L.model.c.n_heads, e)) goto out;
     TuiWorker *w = &t.w;
-    w->model = &L.model, w->tok = &L.tok, w->steps = o->steps, w->threads = threads;
+    w->model = &L.model, w->tok = &L.tok, w->steps = o->steps, w->threads = threads, w->attn_top = attn_top;
     w->temperature = o->temperature, w->topp = o->topp, w->seed = o->seed;
     if (app_run_info(o, &L, &w->info, e)) goto out_view;
     if (db && !(w->store = store_open(db, STORE_WRITE, 2000, e))) goto out_view;
@@ -772,7 +776,7 @@ int cmd_tui(int argc, char **argv) {
     Err e;
     const char *db = "ahascope.db";
     int mono = 0, ascii = 0, replay = 0;
-    long threads = pool_default_threads(), run = 0;
+    long threads = pool_default_threads(), run = 0, attn_top = VIEW_ATTN_TOP;
     double sql_timeout = TUI_SQL_TIME_LIMIT;
     while (a.i < argc) {
         const char *f = argv[a.i];
@@ -797,6 +801,9 @@ int cmd_tui(int argc, char **argv) {
         else if (!strcmp(f, "--threads")) {
             const char *v = args_value(&a, &e);
             if (!v || args_int(f, v, 1, 64, &threads, &e)) return args_fail(&e);
+        } else if (!strcmp(f, "--attn-top")) {
+            const char *v = args_value(&a, &e);
+            if (!v || args_int(f, v, 0, TRACE_TOP_MAX, &attn_top, &e)) return args_fail(&e);
         } else {
             args_unknown(f, &e);
             return args_fail(&e);
@@ -811,5 +818,5 @@ int cmd_tui(int argc, char **argv) {
     }
     setlocale(LC_ALL, "");
     if (replay) return run_replay(db, run, mono, ascii, sql_timeout, &e) == 0 ? 0 : args_fail(&e);
-    return run_tui(&o, db, mono, ascii, (int)threads, sql_timeout, &e) == 0 ? 0 : args_fail(&e);
+    return run_tui(&o, db, mono, ascii, (int)threads, (int)attn_top, sql_timeout, &e) == 0 ? 0 : args_fail(&e);
 }

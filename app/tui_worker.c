@@ -94,7 +94,7 @@ static void step(TuiWorker *w) {
     if (n > 0) {
         StepTrace **t = calloc(n, sizeof *t);
         int ok = t != NULL;
-        for (int i = 0; ok && i < n; i++) ok = (t[i] = trace_new(c->n_layers, c->n_heads)) != NULL;
+        for (int i = 0; ok && i < n; i++) ok = (t[i] = trace_new_top(c->n_layers, c->n_heads, w->attn_top)) != NULL;
         if (ok) {
             double t0 = args_seconds();
             session_prefill(&w->ses, t);
@@ -110,7 +110,7 @@ static void step(TuiWorker *w) {
         free(t);
         return;
     }
-    StepTrace *t = trace_new(c->n_layers, c->n_heads);
+    StepTrace *t = trace_new_top(c->n_layers, c->n_heads, w->attn_top);
     if (!t) return;
     double t0 = args_seconds();
     int more = session_step(&w->ses, t);

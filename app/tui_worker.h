@@ -26,6 +26,7 @@ typedef struct {
     Store *store;             /* writer, or NULL: not recording (owned by the worker once started) */
     StoreRunInfo info;        /* template of every run's row */
     int steps, threads;
+    int attn_top;             /* far positions ranked per head and recorded (attn_top table); 0 none */
     float temperature, topp;
     uint64_t seed;
 

@@ -488,26 +488,66 @@ void fwd_kv_set(RunState *s, int value, int layer, int kvh, int pos, const float
     else st_f32_to_half_n(p, in, hs, dt == DT_BF16);
 }
 
-int fwd_attention_weights(const RunState *s, int layer, int head, int pos, float *w) {
+/* Softmax weights w[0..pos] of one query head over the cached keys; kbuf
+ * holds one key (head_size floats). */
+static void attention_row(const RunState *s, int layer, int head, int pos, float *w, float *kbuf) {
     const Config *c = &s->c;
-    if (!s->q_cache || layer < 0 || layer >= c->n_layers || head < 0 || head >= c->n_heads || pos < 0 ||
-        pos >= c->seq_len)
-        return -1;
     int hs = c->head_size, kvh = head / (c->n_heads / c->n_kv_heads);
     const float *q = s->q_cache + ((size_t)layer * c->seq_len + pos) * c->q_dim + (size_t)head * hs;
-    float *k = malloc(hs * sizeof(float));
-    if (!k) return -1;
     float scale = 1.0f / sqrtf((float)hs), m = -INFINITY;
     for (int i = 0; i <= pos; i++) {
         float dot = 0;
-        fwd_kv_get(s, 0, layer, kvh, i, k);
-        for (int j = 0; j < hs; j++) dot += q[j] * k[j];
+        fwd_kv_get(s, 0, layer, kvh, i, kbuf);
+        for (int j = 0; j < hs; j++) dot += q[j] * kbuf[j];
         w[i] = dot * scale;
         if (w[i] > m) m = w[i];
     }
     double z = 0;
     for (int i = 0; i <= pos; i++) z += (w[i] = expf(w[i] - m));
     for (int i = 0; i <= pos; i++) w[i] = (float)(w[i] / z);
+}
+
+int fwd_attention_weights(const RunState *s, int layer, int head, int pos, float *w) {
+    const Config *c = &s->c;
+    if (!s->q_cache || layer < 0 || layer >= c->n_layers || head < 0 || head >= c->n_heads || pos < 0 ||
+        pos >= c->seq_len)
+        return -1;
+    float *k = malloc(c->head_size * sizeof(float));
+    if (!k) return -1;
+    attention_row(s, layer, head, pos, w, k);
     free(k);
+    return 0;
+}
+
+/* Rank far position i of weight v into the k slots of pos/wt (heaviest
+ * first; an equal weight goes after those already there, so the earlier
+ * position comes first). */
+static void rank_top(int32_t *pos, float *wt, int k, int i, float v) {
+    if (!(v > wt[k - 1]) && pos[k - 1] >= 0) return;
+    int r = k - 1;
+    for (; r > 0 && (pos[r - 1] < 0 || v > wt[r - 1]); r--) pos[r] = pos[r - 1], wt[r] = wt[r - 1];
+    pos[r] = i, wt[r] = v;
+}
+
+int fwd_attention_top(const RunState *s, int pos, int window, int sinks, StepTrace *t) {
+    const Config *c = &s->c;
+    int k = t->top_k;
+    if (k <= 0) return 0;
+    if (!s->q_cache || pos < 0 || pos >= c->seq_len || t->n_layers != c->n_layers || t->n_heads != c->n_heads)
+        return -1;
+    float *w = malloc(((size_t)pos + 1 + c->head_size) * sizeof(float));
+    if (!w) return -1;
+    int n_sinks, win_lo;
+    attn_local_set(pos, window, sinks, &n_sinks, &win_lo);
+    for (int l = 0; l < c->n_layers; l++)
+        for (int h = 0; h < c->n_heads; h++) {
+            int32_t *tp = t->top_pos + ((size_t)l * c->n_heads + h) * k;
+            float *tw = t->top_w + ((size_t)l * c->n_heads + h) * k;
+            for (int r = 0; r < k; r++) tp[r] = -1, tw[r] = NAN;
+            if (win_lo <= n_sinks) continue; /* no far keys: nothing to rank */
+            attention_row(s, l, h, pos, w, w + pos + 1);
+            for (int i = n_sinks; i < win_lo; i++) rank_top(tp, tw, k, i, w[i]);
+        }
+    free(w);
     return 0;
 }

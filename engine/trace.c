@@ -11,12 +11,14 @@ static size_t trace_round(size_t n) { return (n + alignof(max_align_t) - 1) / al
 
 /* One allocation holds the struct and all its arrays, so a copy of a trace
  * is a pointer fix-up away and a history of traces is cheap to keep. */
-static size_t trace_bytes(int cells) {
+static size_t trace_bytes(int cells, int top_k) {
     size_t n = trace_round(sizeof(StepTrace));
 #define TRACE_SIZE(name, type, missing, sql, show, title, short_name, doc) n += trace_round((size_t)cells * sizeof(type));
     TRACE_HEAD_FIELDS(TRACE_SIZE)
 #undef TRACE_SIZE
-    return n + trace_round((size_t)cells * sizeof(int32_t)); /* kv_read */
+    n += trace_round((size_t)cells * sizeof(int32_t)); /* kv_read */
+    size_t top = (size_t)cells * (size_t)top_k;
+    return n + trace_round(top * sizeof(int32_t)) + trace_round(top * sizeof(float));
 }
 
 static void trace_wire(StepTrace *t, int cells) {
@@ -25,15 +27,24 @@ static void trace_wire(StepTrace *t, int cells) {
     TRACE_HEAD_FIELDS(TRACE_WIRE)
 #undef TRACE_WIRE
     t->kv_read = (int32_t *)p;
+    p += trace_round((size_t)cells * sizeof(int32_t));
+    size_t top = (size_t)cells * (size_t)t->top_k;
+    t->top_pos = t->top_k ? (int32_t *)p : NULL;
+    p += trace_round(top * sizeof(int32_t));
+    t->top_w = t->top_k ? (float *)p : NULL;
 }
 
-StepTrace *trace_new(int n_layers, int n_heads) {
+StepTrace *trace_new(int n_layers, int n_heads) { return trace_new_top(n_layers, n_heads, 0); }
+
+StepTrace *trace_new_top(int n_layers, int n_heads, int top_k) {
     if (n_layers <= 0 || n_heads <= 0 || n_layers > 4096 || n_heads > 4096) return NULL;
+    if (top_k < 0 || top_k > TRACE_TOP_MAX) return NULL;
     int cells = n_layers * n_heads;
-    StepTrace *t = malloc(trace_bytes(cells));
+    StepTrace *t = malloc(trace_bytes(cells, top_k));
     if (!t) return NULL;
     t->n_layers = n_layers;
     t->n_heads = n_heads;
+    t->top_k = top_k;
     trace_wire(t, cells);
     trace_clear(t);
     return t;
@@ -56,11 +67,12 @@ void trace_clear(StepTrace *t) {
 #undef TRACE_CLEAR
         t->kv_read[i] = -1;
     }
+    for (size_t i = 0; i < (size_t)cells * (size_t)t->top_k; i++) t->top_pos[i] = -1, t->top_w[i] = NAN;
 }
 
 void trace_copy(StepTrace *dst, const StepTrace *src) {
     int cells = trace_cells(src);
-    memcpy(dst, src, trace_bytes(cells));
+    memcpy(dst, src, trace_bytes(cells, src->top_k));
     trace_wire(dst, cells);
 }
 

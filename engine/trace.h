@@ -67,16 +67,31 @@ typedef struct {
      * when any query head of its group is global. -1 not computed. A
      * trace read back from a database holds the step's total in entry 0. */
     int32_t *kv_read;
+    /* Where each head looked beyond its local set: the top_k heaviest far
+     * positions of its full attention at pos, heaviest first (ties: the
+     * earlier position first), at [cell * top_k + rank]; top_pos -1 and
+     * top_w NAN past the last (fewer far keys) or when not computed.
+     * top_k 0: none recorded (trace_new_top asks for them). */
+    int top_k;
+    int32_t *top_pos;
+    float *top_w;
 } StepTrace;
+
+/* Most far positions a trace ranks per head. */
+#define TRACE_TOP_MAX 64
 
 /* Allocate a trace for a model shape; all per-head values start as "not
  * computed". Returns NULL on allocation failure. */
 StepTrace *trace_new(int n_layers, int n_heads);
 
+/* The same with room for the top_k heaviest far positions of each head
+ * (0 … TRACE_TOP_MAX); NULL on allocation failure or a bad top_k. */
+StepTrace *trace_new_top(int n_layers, int n_heads, int top_k);
+
 /* Reset every field of t to "not computed", keeping its shape. */
 void trace_clear(StepTrace *t);
 
-/* Copy src into dst; both must have the same shape. */
+/* Copy src into dst; both must have the same shape and top_k. */
 void trace_copy(StepTrace *dst, const StepTrace *src);
 
 /* Free a trace from trace_new (NULL is fine). */

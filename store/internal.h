@@ -15,6 +15,7 @@ struct Store {
     int64_t pending_run; /* run those steps belong to */
     int pending_n_tokens; /* n_tokens to record at the next commit */
     sqlite3_stmt *ins_token, *ins_decision, *upd_tokens;
+    sqlite3_stmt *ins_top; /* attn_top rows, prepared on the first step that has them */
     int rows_per_insert; /* heads per decisions INSERT (the shape it was prepared for) */
 };
 

@@ -65,6 +65,10 @@ static int copy_runs(Store *s, const char *input, int *n_runs, int64_t *off) {
         rc = exec_bound(s, "INSERT INTO main.decisions(run_id, pos, layer, head" STORE_HEAD_COLUMNS ")"
                            " SELECT run_id + ?1, pos, layer, head" STORE_HEAD_COLUMNS " FROM src.decisions", *off, NULL,
                         NULL);
+    if (rc == SQLITE_OK)
+        rc = exec_bound(s, "INSERT INTO main.attn_top(run_id, pos, layer, head, rank, key_pos, weight)"
+                           " SELECT run_id + ?1, pos, layer, head, rank, key_pos, weight FROM src.attn_top", *off, NULL,
+                        NULL);
     if (rc == SQLITE_OK) rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) rc = sqlite3_errcode(s->db);
     return rc;

@@ -143,6 +143,44 @@ static int read_decisions(Store *s, int64_t run_id, int pos0, int n, StepTrace *
     return 0;
 }
 
+/* The recorded far positions of each head, into traces with room for them
+ * (ranks past a trace's top_k are left out). */
+static int read_attn_top(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr, Err *e) {
+    sqlite3_stmt *st;
+    if (tr[0]->top_k <= 0) return 0;
+    if (store_prepare(s, "SELECT pos, layer, head, rank, key_pos, weight FROM attn_top WHERE run_id=?1 AND pos>=?2"
+                         " AND pos<?3", &st, e))
+        return -1;
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_int(st, 2, pos0);
+    sqlite3_bind_int(st, 3, pos0 + n);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int pos = sqlite3_column_int(st, 0), l = sqlite3_column_int(st, 1), h = sqlite3_column_int(st, 2);
+        int r = sqlite3_column_int(st, 3), key = sqlite3_column_int(st, 4);
+        StepTrace *t = tr[pos - pos0];
+        if (l < 0 || h < 0 || l >= t->n_layers || h >= t->n_heads || r < 0 || r >= t->top_k || key < 0 || key >= pos)
+            continue; /* not this run's shape, or not a far position of pos */
+        size_t i = ((size_t)l * t->n_heads + h) * t->top_k + r;
+        t->top_pos[i] = key;
+        t->top_w[i] = (float)store_col_REAL(st, 5, NAN);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "cannot read attn_top", e);
+    return 0;
+}
+
+int store_run_attn_top(Store *s, int64_t run_id, Err *e) {
+    sqlite3_stmt *st;
+    if (store_prepare(s, "SELECT MAX(rank) FROM attn_top WHERE run_id=?1", &st, e)) return -1;
+    sqlite3_bind_int64(st, 1, run_id);
+    int rc = sqlite3_step(st);
+    long k = rc == SQLITE_ROW ? (long)store_col_INTEGER(st, 0, -1) + 1 : -1;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) return store_sql_err(s->db, s->path, "cannot read attn_top", e);
+    return k < 0 ? 0 : k > TRACE_TOP_MAX ? TRACE_TOP_MAX : (int)k;
+}
+
 /* KV heads of a run (n_heads where it was not recorded: no GQA). */
 static int run_kv_heads(Store *s, int64_t run_id, Err *e) {
     sqlite3_stmt *st;
@@ -158,6 +196,7 @@ int store_read_steps(Store *s, int64_t run_id, int pos0, int n, StepTrace **trac
     int found = read_tokens(s, run_id, pos0, n, traces, e);
     if (found <= 0) return found;
     if (read_decisions(s, run_id, pos0, found, traces, e)) return -1;
+    if (read_attn_top(s, run_id, pos0, found, traces, e)) return -1;
     int kv = run_kv_heads(s, run_id, e);
     for (int i = 0; i < found; i++) traces[i]->n_kv_heads = kv > 0 && kv <= traces[i]->n_heads ? kv : -1;
     return found;

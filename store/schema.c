@@ -13,6 +13,16 @@
  * table, so a migrated database and a new one have the same column order
  * (merge copies rows by position). decisions is rebuilt by the migration
  * instead, since its columns changed meaning. */
+/* Where each head looked beyond its local set (record --attn-top K, the
+ * TUI): its K heaviest far positions, rank 0 the heaviest. Added by
+ * version 3, so also the whole of MIGRATE_2_TO_3. */
+#define SCHEMA_ATTN_TOP                                                                                        \
+    "CREATE TABLE attn_top(\n"                                                                                 \
+    "  run_id INTEGER NOT NULL, pos INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT NULL,\n"        \
+    "  rank INTEGER NOT NULL, key_pos INTEGER NOT NULL, weight REAL NOT NULL,\n"                               \
+    "  PRIMARY KEY(run_id, pos, layer, head, rank)\n"                                                          \
+    ") WITHOUT ROWID;\n"
+
 static const char SCHEMA_TABLES[] =
     "CREATE TABLE runs(\n"
     "  run_id INTEGER PRIMARY KEY,\n"
@@ -52,7 +62,8 @@ static const char SCHEMA_TABLES[] =
     "  is_prompt INTEGER NOT NULL, logprob REAL, entropy REAL, step_us REAL,\n"
     "  n_far INTEGER, kv_read INTEGER,\n"
     "  PRIMARY KEY(run_id, pos)\n"
-    ") WITHOUT ROWID;\n";
+    ") WITHOUT ROWID;\n"
+    SCHEMA_ATTN_TOP;
 
 static const char SCHEMA_DECISIONS[] =
     "CREATE TABLE decisions(\n"
@@ -188,14 +199,25 @@ static const char COMPAT_1[] =
     "  CASE WHEN t.n_far = 0 THEN NULL ELSE " SQL_LOGIT("d.qada_bulk_mass") " END AS qada_bulk_logit, d.keys_read\n"
     "  FROM main.decisions d JOIN temp.tokens t USING(run_id, pos);\n";
 
-/* Tables and views a valid database must have (by type and name). */
+/* Version 2 to 3: where each head looked (an empty table to begin with). */
+static const char MIGRATE_2_TO_3[] = SCHEMA_ATTN_TOP;
+
+/* What a version-2 file opened read-only lacks: an empty attn_top. */
+static const char COMPAT_2[] =
+    "CREATE TEMP VIEW attn_top AS SELECT 0 AS run_id, 0 AS pos, 0 AS layer, 0 AS head, 0 AS rank, 0 AS key_pos,"
+    " 0.0 AS weight WHERE 0;\n";
+
+/* Tables and views a valid database must have (by type and name), in the
+ * order the versions added them: REQUIRED_BY[v] of them from version v. */
 static const char *const REQUIRED[][2] = {
     {"table", "runs"},         {"table", "tokens"},         {"table", "decisions"},
     {"table", "evals"},        {"table", "eval_scores"},
     {"view", "predictions"},   {"view", "head_rates"},      {"view", "layer_rates"},
     {"view", "token_share"},   {"view", "confusion_head"},  {"view", "confusion"},
-    {"view", "run_summary"},     {"view", "masses"},          {"view", "decided"},
+    {"view", "run_summary"},   {"view", "masses"},          {"view", "decided"},
+    {"table", "attn_top"},
 };
+static const size_t REQUIRED_BY[STORE_SCHEMA_VERSION + 1] = {0, 12, 14, 15};
 
 static int pragma_int(sqlite3 *db, const char *sql, int *out) {
     sqlite3_stmt *st;
@@ -248,14 +270,10 @@ static int exec_views(sqlite3 *db, const char *kind) {
     return rc;
 }
 
-/* Bring a version-1 file to version 2 in one transaction: a crash leaves
- * the old file as it was. Another writer may have done it since we looked:
- * then leave it. Returns 0 or -1 with e set. */
-static int schema_migrate(sqlite3 *db, const char *path, Err *e) {
-    int ver = 0;
-    int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-    if (rc == SQLITE_OK) rc = pragma_int(db, "PRAGMA user_version", &ver);
-    if (rc == SQLITE_OK && ver == STORE_SCHEMA_VERSION) return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) ? -1 : 0;
+/* Version 1 to 2, inside the caller's transaction: the views go, the
+ * tables change, the views come back. */
+static int migrate_1_to_2(sqlite3 *db) {
+    int rc = SQLITE_OK;
     for (size_t i = 0; rc == SQLITE_OK && i < sizeof VIEW_NAMES / sizeof VIEW_NAMES[0]; i++) {
         char *sql = sqlite3_mprintf("DROP VIEW IF EXISTS \"%w\"", VIEW_NAMES[i]);
         rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
@@ -265,21 +283,41 @@ static int schema_migrate(sqlite3 *db, const char *path, Err *e) {
     if (rc == SQLITE_OK) rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
     sqlite3_free(sql);
     if (rc == SQLITE_OK) rc = exec_views(db, "");
-    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "PRAGMA user_version=2", NULL, NULL, NULL);
+    return rc;
+}
+
+/* Bring an older file to the current version, each step in turn, in one
+ * transaction: a crash leaves the old file as it was. Another writer may
+ * have done it since we looked: then leave it. Returns 0 or -1 with e set. */
+static int schema_migrate(sqlite3 *db, const char *path, Err *e) {
+    int ver = 0;
+    char sql[64], what[64];
+    int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = pragma_int(db, "PRAGMA user_version", &ver);
+    if (rc == SQLITE_OK && ver == STORE_SCHEMA_VERSION) return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) ? -1 : 0;
+    snprintf(what, sizeof what, "cannot upgrade the schema from version %d", ver);
+    if (rc == SQLITE_OK && ver == 1) rc = migrate_1_to_2(db);
+    if (rc == SQLITE_OK && ver <= 2) rc = sqlite3_exec(db, MIGRATE_2_TO_3, NULL, NULL, NULL);
+    snprintf(sql, sizeof sql, "PRAGMA user_version=%d", STORE_SCHEMA_VERSION);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
-        int err = store_sql_err(db, path, "cannot upgrade the schema from version 1", e);
+        int err = store_sql_err(db, path, what, e);
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return err;
     }
     return 0;
 }
 
-/* A version-1 file opened read-only: version-2 names over its tables. */
-static int schema_compat(sqlite3 *db, const char *path, Err *e) {
-    int rc = sqlite3_exec(db, COMPAT_1, NULL, NULL, NULL);
-    if (rc == SQLITE_OK) rc = exec_views(db, "TEMP");
-    return rc == SQLITE_OK ? 0 : store_sql_err(db, path, "cannot read schema version 1", e);
+/* An older file opened read-only: the current names over its tables. */
+static int schema_compat(sqlite3 *db, const char *path, int ver, Err *e) {
+    int rc = ver == 1 ? sqlite3_exec(db, COMPAT_1, NULL, NULL, NULL) : SQLITE_OK;
+    if (rc == SQLITE_OK && ver == 1) rc = exec_views(db, "TEMP");
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, COMPAT_2, NULL, NULL, NULL);
+    if (rc == SQLITE_OK) return 0;
+    char what[64];
+    snprintf(what, sizeof what, "cannot read schema version %d", ver);
+    return store_sql_err(db, path, what, e);
 }
 
 /* Create the schema in one transaction so a crash leaves none or all of
@@ -335,13 +373,11 @@ int store_schema_check(sqlite3 *db, const char *path, int create, Err *e) {
         return err_set(e, "%s: schema version %d is newer than this ahascope understands (%d); upgrade ahascope", path,
                        ver, STORE_SCHEMA_VERSION);
     if (ver < 1) return err_set(e, "%s: schema version %d is older than 1 and cannot be read", path, ver);
-    /* version 1 had the first twelve objects; masses and decided came with 2 */
-    size_t n_required = ver == 1 ? 12 : sizeof REQUIRED / sizeof REQUIRED[0];
-    for (size_t i = 0; i < n_required; i++)
+    for (size_t i = 0; i < REQUIRED_BY[ver]; i++)
         if (!has_object(db, REQUIRED[i][0], REQUIRED[i][1]))
             return err_set(e, "%s: damaged ahascope schema: %s '%s' is missing", path, REQUIRED[i][0], REQUIRED[i][1]);
     if (ver == STORE_SCHEMA_VERSION) return 0;
-    if (!create) return schema_compat(db, path, e);
+    if (!create) return schema_compat(db, path, ver, e);
     if (schema_migrate(db, path, e)) return -1;
     return store_schema_check(db, path, 0, e);
 }

@@ -272,7 +272,8 @@ static void finalize_writer(Store *s) {
     sqlite3_finalize(s->ins_token);
     sqlite3_finalize(s->ins_decision);
     sqlite3_finalize(s->upd_tokens);
-    s->ins_token = s->ins_decision = s->upd_tokens = NULL;
+    sqlite3_finalize(s->ins_top);
+    s->ins_token = s->ins_decision = s->upd_tokens = s->ins_top = NULL;
 }
 
 int store_close(Store *s, Err *e) {

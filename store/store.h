@@ -22,7 +22,7 @@
 #include "engine/err.h"
 #include "engine/trace.h"
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 #define STORE_APPLICATION_ID 0x41484153 /* "AHAS": marks a file as ours */
 
 typedef struct Store Store;
@@ -99,9 +99,14 @@ int store_run_info(Store *s, int64_t run_id, StoreRunInfo *info, Err *e);
 void store_run_info_free(StoreRunInfo *info);
 
 /* Read steps pos0 … pos0+n-1 of a run into caller traces (shape must match
- * the run's). Returns the number of positions found (stops at the first
- * missing one), or -1 with e set. */
+ * the run's; traces made with trace_new_top also get the recorded far
+ * positions, up to their top_k). Returns the number of positions found
+ * (stops at the first missing one), or -1 with e set. */
 int store_read_steps(Store *s, int64_t run_id, int pos0, int n, StepTrace **traces, Err *e);
+
+/* Far positions recorded per head for a run (record --attn-top K): K, 0
+ * when none were, or -1 with e set. */
+int store_run_attn_top(Store *s, int64_t run_id, Err *e);
 
 /* Ids of runs, ascending (heap, caller frees). Returns the count or -1. */
 int store_run_ids(Store *s, int64_t **ids, Err *e);

@@ -144,6 +144,31 @@ static int insert_decisions(Store *s, int64_t run_id, const StepTrace *t) {
     return SQLITE_OK;
 }
 
+/* Where each head looked: one row per recorded far position. */
+static int insert_attn_top(Store *s, int64_t run_id, const StepTrace *t) {
+    if (t->top_k <= 0) return SQLITE_OK;
+    if (!s->ins_top && sqlite3_prepare_v2(s->db, "INSERT INTO attn_top(run_id, pos, layer, head, rank, key_pos, weight)"
+                                                 " VALUES(?1,?2,?3,?4,?5,?6,?7)", -1, &s->ins_top, NULL) != SQLITE_OK)
+        return sqlite3_errcode(s->db);
+    sqlite3_stmt *st = s->ins_top;
+    for (int c = 0; c < trace_cells(t); c++)
+        for (int r = 0; r < t->top_k; r++) {
+            size_t i = (size_t)c * t->top_k + r;
+            if (t->top_pos[i] < 0 || !isfinite(t->top_w[i])) break;
+            sqlite3_bind_int64(st, 1, run_id);
+            sqlite3_bind_int(st, 2, t->pos);
+            sqlite3_bind_int(st, 3, c / t->n_heads);
+            sqlite3_bind_int(st, 4, c % t->n_heads);
+            sqlite3_bind_int(st, 5, r);
+            sqlite3_bind_int(st, 6, t->top_pos[i]);
+            sqlite3_bind_double(st, 7, t->top_w[i]);
+            int rc = sqlite3_step(st);
+            sqlite3_reset(st);
+            if (rc != SQLITE_DONE) return rc;
+        }
+    return SQLITE_OK;
+}
+
 static void rollback(Store *s) {
     if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     s->pending = 0;
@@ -159,6 +184,7 @@ int store_write_step(Store *s, int64_t run_id, const StepTrace *t, int *committe
         return store_sql_err(s->db, s->path, "cannot start a transaction", e);
     int rc = insert_token(s, run_id, t);
     if (rc == SQLITE_OK) rc = insert_decisions(s, run_id, t);
+    if (rc == SQLITE_OK) rc = insert_attn_top(s, run_id, t);
     if (rc != SQLITE_OK) {
         char what[64];
         snprintf(what, sizeof what, "cannot record position %d", t->pos);

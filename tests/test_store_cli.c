@@ -309,6 +309,64 @@ TEST(store_cli_compare_maps_gate_flips_per_head) {
     free(out);
 }
 
+/* record --attn-top K: each head's K heaviest far positions of its full
+ * attention. With K above every n_far the rows rank all far keys, so their
+ * weights sum to the far mass the attention kernel measured for the oracle
+ * (a separate computation); ranks go heaviest first; only far keys appear;
+ * merge carries them; a replay reads them back. */
+TEST(store_cli_record_attn_top_ranks_the_far_keys) {
+    SKIP_UNLESS_SHARED();
+    const char *db = test_tmp("attn_top.db");
+    remove_db(db);
+    const char *m = test_shared("models/stories260K/stories260K.bin");
+    int st;
+    char *out = run("%s record --db %s --model %s --prompt 'Once upon a time' --steps 40 --temperature 0 --profile"
+                    " --policy local --window 8 --sinks 2 --attn-top 64", &st, bin(), db, m);
+    CHECK_MSG(st == 0, "record printed: %s", out);
+    free(out);
+    sqlite3 *h;
+    CHECK(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    /* every (pos, layer, head) with far keys has exactly n_far rows, summing to the far mass */
+    long long bad_count = scalar(h, "SELECT COUNT(*) FROM (SELECT a.pos, a.layer, a.head, COUNT(*) AS c, t.n_far"
+                                    " FROM attn_top a JOIN tokens t USING(run_id, pos) WHERE a.run_id=?1"
+                                    " GROUP BY a.pos, a.layer, a.head) WHERE c <> n_far", 1);
+    long long with_far = scalar(h, "SELECT COUNT(*) FROM decided WHERE run_id=?1", 1);
+    long long groups = scalar(h, "SELECT COUNT(*) FROM (SELECT 1 FROM attn_top WHERE run_id=?1"
+                                 " GROUP BY pos, layer, head)", 1);
+    long long mass_off = scalar(h, "SELECT COUNT(*) FROM (SELECT a.pos, a.layer, a.head, SUM(a.weight) AS s"
+                                   " FROM attn_top a WHERE a.run_id=?1 GROUP BY a.pos, a.layer, a.head)"
+                                   " JOIN masses USING(pos, layer, head) WHERE run_id=?1"
+                                   " AND ABS(s - oracle_mass) > 1e-4 + 1e-3 * oracle_mass", 1);
+    long long misordered = scalar(h, "SELECT COUNT(*) FROM attn_top a JOIN attn_top b ON b.run_id=a.run_id AND"
+                                     " b.pos=a.pos AND b.layer=a.layer AND b.head=a.head AND b.rank=a.rank+1"
+                                     " WHERE a.run_id=?1 AND (b.weight > a.weight OR (b.weight = a.weight AND"
+                                     " b.key_pos < a.key_pos))", 1);
+    long long not_far = scalar(h, "SELECT COUNT(*) FROM attn_top WHERE run_id=?1 AND (key_pos < 2 OR"
+                                  " key_pos > pos - 8)", 1);
+    sqlite3_close(h);
+    CHECK(with_far > 0);
+    CHECK_MSG(groups == with_far, "%lld heads ranked, %lld decisions with far keys", groups, with_far);
+    CHECK_INT((int)bad_count, 0);
+    CHECK_MSG(mass_off == 0, "%lld heads whose ranked weights do not sum to the oracle's far mass", mass_off);
+    CHECK_INT((int)misordered, 0);
+    CHECK_INT((int)not_far, 0);
+    /* merge keeps them, under the new run id */
+    const char *merged = test_tmp("attn_top_merged.db");
+    remove_db(merged);
+    out = run("%s merge --out %s %s %s", &st, bin(), merged, db, db);
+    CHECK_MSG(st == 0, "%s", out);
+    free(out);
+    CHECK(sqlite3_open_v2(merged, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    long long n1 = scalar(h, "SELECT COUNT(*) FROM attn_top WHERE run_id=?1", 1);
+    long long n2 = scalar(h, "SELECT COUNT(*) FROM attn_top WHERE run_id=?1", 2);
+    sqlite3_close(h);
+    CHECK(n1 > 0 && n1 == n2);
+    /* out of range */
+    out = run("%s record --db %s --model %s --steps 4 --attn-top 65", &st, bin(), db, m);
+    CHECK_MSG(st == 2 && strstr(out, "--attn-top"), "%s", out);
+    free(out);
+}
+
 /* A command must fail with `status` (1 a failure, 2 a usage error) and one
  * line "ahascope CMD: ..." naming the problem. */
 static void expect_fail(int status, const char *args, const char *want) {

@@ -947,3 +947,30 @@ TEST(tui_jumps_to_disagreements_browses_runs_and_shows_surprise) {
         tmux_stop(&t);
     }
 }
+
+/* A run recorded by the TUI (which ranks each head's far positions by
+ * default) explains itself in a replay, with no model: the inspector shows
+ * the far share and the heaviest far positions with their text. */
+TEST(tui_replay_explains_where_heads_looked_without_the_model) {
+    NEED_TUI();
+    Tmux t;
+    tmux_start(&t, "replaytop", 140, 45, NULL, "--window 8");
+    WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, "p");
+    WAIT(&t, "pos 30/512", 20);
+    tmux_keys(&t, "p q");
+    WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+    Tmux r;
+    tmux_start(&r, "replaytop", 140, 45, NULL, "--replay");
+    WAIT(&r, "replay of run 1", 10);
+    tmux_keys(&r, "End Enter");
+    WAIT(&r, "inspector", 5);
+    char *scr = tmux_wait(&r, "recorded: far ", 5);
+    const char *line = scr ? strstr(scr, "recorded: far ") : NULL;
+    CHECK_MSG(line && strstr(line, " pos ") && strchr(line, '"'), "%s", scr ? scr : "(no screen)");
+    free(scr);
+    tmux_keys(&r, "q");
+    WAIT(&r, "EXITED 0", 5);
+    tmux_stop(&r);
+}

@@ -139,6 +139,11 @@ static void strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, const Vie
     int y = g->y_strip, width = g->stacked ? wd - 1 - g->x0 : g->n_cols;
     view_puts(w, y, 1, g->x0 - 1, "attn", 1, A_DIM, 0);
     if (!t || at->pos != t->pos || at->layer != m->sel_layer || at->head != m->sel_head || at->n <= 0) {
+        char rec[4 * VIEW_EXPLAIN_CAP];
+        if (view_explain_recorded(m, t, m->sel_layer * m->n_heads + m->sel_head, width, rec, sizeof rec)) {
+            view_puts_fit(w, y, g->x0, width, rec, p->ascii, A_NORMAL, 0); /* a replay: what the run recorded */
+            return;
+        }
         const char *why = "attention weights not available for this token";
         if (view_text_width(why, p->ascii) > width) why = "weights not available"; /* beside the verdicts */
         view_puts_fit(w, y, g->x0, width, why, p->ascii, A_DIM, 0);

@@ -210,6 +210,21 @@ void view_attn_split(const ViewAttn *at, ViewAttnSplit *s) {
 /* A mass share for people: whole percent, tails as "<1%" / ">99%". */
 static void share(char *buf, size_t n, double v) { pct(buf, n, 100 * v, 0); }
 
+/* Append " · pos 12 \"Lily\" 0.41" to line if it fits in max_w columns;
+ * returns 0 when it did not. */
+static int append_far(const ViewModel *m, char *line, size_t cap, int pos, float w, int max_w) {
+    const char *dot = m->ascii ? ASC.dot : UNI.dot;
+    const StepTrace *t = view_trace(m, pos);
+    char label[TRACE_PIECE_MAX * 4] = "", entry[VIEW_EXPLAIN_CAP];
+    if (t) view_piece_label(t->piece, m->ascii, label, sizeof label);
+    snprintf(entry, sizeof entry, " %s pos %d \"%.32s\" %.2f", dot, pos, label, (double)w);
+    if (view_text_width(line, m->ascii) + view_text_width(entry, m->ascii) > max_w) return 0;
+    size_t len = strlen(line), el = strlen(entry);
+    if (len + el >= cap) return 0;
+    memcpy(line + len, entry, el + 1);
+    return 1;
+}
+
 void view_explain_attn(const ViewModel *m, const ViewAttn *at, const ViewAttnSplit *s, int max_w, char *buf,
                        size_t n) {
     const char *dot = m->ascii ? ASC.dot : UNI.dot;
@@ -219,15 +234,23 @@ void view_explain_attn(const ViewModel *m, const ViewAttn *at, const ViewAttnSpl
     share(fr, sizeof fr, s->far);
     if (at->sinks > 0) add(line, "sinks %s %s ", sk, dot);
     add(line, "window %s %s far %s", wn, dot, fr);
-    for (int k = 0; k < s->n_top; k++) {
-        const StepTrace *t = view_trace(m, s->top_pos[k]);
-        char label[TRACE_PIECE_MAX * 4] = "", entry[VIEW_EXPLAIN_CAP];
-        if (t) view_piece_label(t->piece, m->ascii, label, sizeof label);
-        snprintf(entry, sizeof entry, " %s pos %d \"%.32s\" %.2f", dot, s->top_pos[k], label, (double)s->top_w[k]);
-        if (view_text_width(line, m->ascii) + view_text_width(entry, m->ascii) > max_w) break;
-        size_t len = strlen(line), el = strlen(entry);
-        if (len + el >= sizeof line) break;
-        memcpy(line + len, entry, el + 1);
-    }
+    for (int k = 0; k < s->n_top && append_far(m, line, sizeof line, s->top_pos[k], s->top_w[k], max_w); k++) {}
     snprintf(buf, n, "%s", line);
+}
+
+int view_explain_recorded(const ViewModel *m, const StepTrace *t, int cell, int max_w, char *buf, size_t n) {
+    if (!t || t->top_k <= 0 || cell < 0 || cell >= trace_cells(t)) return 0;
+    const int32_t *pos = t->top_pos + (size_t)cell * t->top_k;
+    const float *w = t->top_w + (size_t)cell * t->top_k;
+    char fr[32], line[4 * VIEW_EXPLAIN_CAP] = "";
+    float logit = t->oracle_logit[cell];
+    if (!isnan(logit)) {
+        share(fr, sizeof fr, decide_prob(logit));
+        add(line, "recorded: far %s", fr);
+    } else {
+        add(line, "recorded far positions:");
+    }
+    for (int k = 0; k < t->top_k && pos[k] >= 0 && append_far(m, line, sizeof line, pos[k], w[k], max_w); k++) {}
+    snprintf(buf, n, "%s", line);
+    return 1;
 }

@@ -69,4 +69,10 @@ void view_attn_split(const ViewAttn *at, ViewAttnSplit *s);
 void view_explain_attn(const ViewModel *m, const ViewAttn *at, const ViewAttnSplit *s, int max_w, char *buf,
                        size_t n);
 
+/* "recorded: far 21% · pos 12 \"Lily\" 0.41 · …": where the head of cell
+ * looked at t, from the far positions the run recorded (t->top_k of them;
+ * the far share from the oracle's log-odds), for a replay without the
+ * model. Returns 0, writing nothing, when t holds none. */
+int view_explain_recorded(const ViewModel *m, const StepTrace *t, int cell, int max_w, char *buf, size_t n);
+
 #endif

@@ -39,7 +39,7 @@ void view_free(ViewModel *m) {
 }
 
 int view_push(ViewModel *m, const StepTrace *t, Err *e) {
-    StepTrace *copy = trace_new(t->n_layers, t->n_heads);
+    StepTrace *copy = trace_new_top(t->n_layers, t->n_heads, t->top_k);
     if (!copy) return err_set(e, "view: out of memory for a step");
     trace_copy(copy, t);
     return view_push_owned(m, copy, e);
