@@ -6,6 +6,7 @@
 #include "engine/decide.h"
 #include "tests/test.h"
 #include "tests/views_fixture.h"
+#include "views/explain.h"
 #include "views/geom.h"
 #include "views/paint.h"
 
@@ -839,6 +840,62 @@ TEST(views_draw_legend_explains_the_token_tint) {
     werase(w);
     view_draw_legend(w, &m, &col);
     CHECK(strstr(fx_line(w, 0), "tokens: share global") != NULL);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* A taller inspector lists the ranked far positions one per line (live:
+ * from the attention weights; replay: from what the run recorded), and the
+ * layout gives it the lines when there is room. */
+TEST(views_draw_inspector_lists_far_positions) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 120, 40), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    fx_fill(&m, 8);
+    m.inspector_open = 1;
+    float wts[8] = {0.1f, 0.1f, 0.1f, 0.05f, 0.2f, 0.15f, 0.1f, 0.2f};
+    view_set_attention(&m, 7, 0, 0, wts, 8, 4, 1, NULL); /* far: 1 2 3 */
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(14, 100, 0, 0);
+    ViewInspGeom g;
+    view_insp_geom(&m, 100, 14, &g);
+    CHECK(g.y_list > g.y_strip + 1 && g.n_list >= 4);
+    view_draw_inspector(w, &m, &pal);
+    CHECK(strstr(fx_line(w, g.y_list), "heaviest far positions:") != NULL);
+    CHECK_MSG(strstr(fx_line(w, g.y_list + 1), " 1  pos 1 ") && strstr(fx_line(w, g.y_list + 1), "0.100"), "'%s'",
+              fx_line(w, g.y_list + 1));
+    CHECK(strstr(fx_line(w, g.y_list + 3), " 3  pos 3 ") && strstr(fx_line(w, g.y_list + 3), "0.050"));
+    CHECK(strstr(fx_line(w, g.y_list + 4), "pos") == NULL); /* three far keys, three lines */
+    /* a replay: no weights, the recorded ranks */
+    view_free(&m);
+    view_init(&m, 2, 2, NULL);
+    fx_fill(&m, 7);
+    StepTrace *r = trace_new_top(2, 2, 2);
+    CHECK(r != NULL);
+    if (r) {
+        r->pos = 7, r->n_far = 3, r->oracle_logit[0] = 0.0f;
+        r->top_pos[0] = 2, r->top_w[0] = 0.3f, r->top_pos[1] = 1, r->top_w[1] = 0.2f;
+        view_push(&m, r, NULL);
+    }
+    m.inspector_open = 1;
+    werase(w);
+    view_draw_inspector(w, &m, &pal);
+    CHECK(fx_contains(w, "recorded: far 50%"));
+    CHECK(strstr(fx_line(w, g.y_list), "(recorded)") != NULL);
+    CHECK(strstr(fx_line(w, g.y_list + 1), " 1  pos 2 ") != NULL);
+    CHECK(strstr(fx_line(w, g.y_list + 2), " 2  pos 1 ") != NULL);
+    trace_free(r);
+    /* the layout: the band grows past its 8 lines when the screen has room, up to a line per rank */
+    Layout lay;
+    LayoutOpts o = {5, 8, 1, 0, 1};
+    view_layout(250, 70, &o, &lay);
+    CHECK(lay.pane[VIEW_PANE_INSPECTOR].h > 8 && lay.pane[VIEW_PANE_INSPECTOR].h <= 8 + VIEW_ATTN_TOP + 1);
+    view_layout(140, 30, &o, &lay);
+    CHECK(lay.pane[VIEW_PANE_INSPECTOR].h == 0 || lay.pane[VIEW_PANE_INSPECTOR].h >= 8);
     delwin(w);
     view_free(&m);
     fx_term_close(&term);

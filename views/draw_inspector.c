@@ -131,6 +131,39 @@ static void axis(WINDOW *w, const ViewPalette *p, const ViewInspGeom *g, const V
     if (right - len > bx + 1) view_puts(w, y, g->x0 + right - len, len, num, 1, A_DIM, 0);
 }
 
+/* The ranked far positions, one per line under the strip when the pane is
+ * tall enough: rank, position, its text, its weight, and a bar scaled to
+ * the heaviest. */
+static void far_list(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int wd,
+                     const int *pos, const float *wt, int n, const char *what) {
+    if (!g->y_list) return;
+    view_puts(w, g->y_list, 1, wd - 2, what, p->ascii, A_DIM, 0);
+    for (int k = 0; k < n && k + 1 < g->n_list && pos[k] >= 0; k++) {
+        const StepTrace *t = view_trace(m, pos[k]);
+        char label[TRACE_PIECE_MAX * 4] = "", line[160];
+        if (t) view_piece_label(t->piece, m->ascii, label, sizeof label);
+        int x = 1 + view_printf(w, g->y_list + 1 + k, 1, wd - 2, p->ascii, A_NORMAL, 0, "%2d  pos %-5d \"%.16s\"", k + 1,
+                                pos[k], label);
+        x = x < 34 ? 34 : x + 1;
+        snprintf(line, sizeof line, "%.3f ", (double)wt[k]);
+        x += view_puts(w, g->y_list + 1 + k, x, wd - 1 - x, line, 1, A_BOLD, 0);
+        int bar = wt[0] > 0 ? (int)(wt[k] / wt[0] * 24 + 0.5f) : 0;
+        for (int b = 0; b < bar && x + b < wd - 1; b++)
+            view_put(w, g->y_list + 1 + k, x + b, p->ascii ? L'#' : L'\u2588', A_NORMAL,
+                     view_pair_cells(p, view_level(wt[k] / wt[0]), VIEW_SW_BLANK));
+    }
+}
+
+/* The same from the far positions the run recorded for the cursor token. */
+static void recorded_list(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int wd,
+                          const StepTrace *t) {
+    int cell = m->sel_layer * m->n_heads + m->sel_head, n = 0, pos[VIEW_ATTN_TOP];
+    float wt[VIEW_ATTN_TOP];
+    for (; t && n < t->top_k && n < VIEW_ATTN_TOP; n++)
+        pos[n] = t->top_pos[(size_t)cell * t->top_k + n], wt[n] = t->top_w[(size_t)cell * t->top_k + n];
+    if (n > 0) far_list(w, m, p, g, wd, pos, wt, n, "heaviest far positions (recorded):");
+}
+
 /* The attention strip over positions 0 … pos; under it the window boundary
  * and, beside the verdicts, where the head looked (explain.h). */
 static void strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int wd) {
@@ -142,6 +175,7 @@ static void strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, const Vie
         char rec[4 * VIEW_EXPLAIN_CAP];
         if (view_explain_recorded(m, t, m->sel_layer * m->n_heads + m->sel_head, width, rec, sizeof rec)) {
             view_puts_fit(w, y, g->x0, width, rec, p->ascii, A_NORMAL, 0); /* a replay: what the run recorded */
+            recorded_list(w, m, p, g, wd, t);
             return;
         }
         const char *why = "attention weights not available for this token";
@@ -159,6 +193,7 @@ static void strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, const Vie
     }
     ViewAttnSplit sp;
     view_attn_split(at, &sp);
+    far_list(w, m, p, g, wd, sp.top_pos, sp.top_w, sp.n_top, "heaviest far positions:");
     if (g->stacked) {
         boundary_note(w, p, g, at, &sp, cols, wd);
         return;

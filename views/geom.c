@@ -112,6 +112,9 @@ void view_insp_geom(const ViewModel *m, int w, int h, ViewInspGeom *g) {
         g->n_text = VIEW_EXPLAIN_LINES;
     }
     g->y_strip = g->y_spark + (g->stacked ? g->n_text : INSP_SPARKS);
+    g->y_list = g->y_strip + 2;
+    g->n_list = clampi(h - 1 - g->y_list, 0, VIEW_ATTN_TOP);
+    if (g->n_list == 0) g->y_list = 0;
     g->first_tok = view_first_col(m->cursor, m->n_hist, g->n_cols);
     g->n_tok_vis = m->n_hist - g->first_tok < g->n_cols ? m->n_hist - g->first_tok : g->n_cols;
 }

@@ -38,6 +38,7 @@ typedef struct {
     int x_text, text_w;                   /* verdicts (views/explain.h): beside the sparklines, or stacked */
     int stacked;   /* too narrow for both: the verdicts take the sparklines' lines (n_cols 0) */
     int n_text;    /* verdict lines shown from y_spark on */
+    int y_list, n_list; /* the ranked far positions, one per line, under the strip's axis (0: no room) */
 } ViewInspGeom;
 
 typedef struct {

@@ -8,7 +8,8 @@ enum {
     TOKENS_MIN_H = 4,
     TOKENS_MAX_H = 10,
     TIMELINE_MIN_H = 6,
-    INSPECTOR_H = 8,
+    INSPECTOR_H = 8,       /* sparklines, the attention strip and its axis */
+    INSPECTOR_MAX_H = 17,  /* and one line per ranked far position (VIEW_ATTN_TOP) under them */
     MID_MIN_H = 5,
     BARS_MIN_W = 24,
     HEAT_MIN_W = 24,
@@ -90,10 +91,11 @@ void view_layout(int cols, int rows, const LayoutOpts *o, Layout *out) {
     y += mid_h;
     rest -= mid_h;
 
-    if (insp_band) {
-        out->pane[VIEW_PANE_INSPECTOR] = rect(0, y, cols, INSPECTOR_H);
-        y += INSPECTOR_H;
-        rest -= INSPECTOR_H;
+    if (insp_band) { /* it grows, up to a line per ranked far position, into half of what is left */
+        int ih = clampi(rest / 2, INSPECTOR_H, INSPECTOR_MAX_H);
+        out->pane[VIEW_PANE_INSPECTOR] = rect(0, y, cols, ih);
+        y += ih;
+        rest -= ih;
     }
     out->pane[o->sql ? VIEW_PANE_SQL : VIEW_PANE_TIMELINE] = rect(0, y, cols, rest);
 
