@@ -55,7 +55,7 @@ tmux -L "$sock" -f /dev/null new-session -d -s cap -x $COLS -y $ROWS \
 wait_for "pos 4/"                       # the prompt is in (BOS + 4 tokens)
 step=0
 while [ $step -lt $STEPS ]; do
-    tmux -L "$sock" send-keys -t cap n
+    tmux -L "$sock" send-keys -t cap Space
     step=$((step + 1))
     wait_for "pos $((4 + step))/"       # one token per key, each step finished
 done
