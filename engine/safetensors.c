@@ -4,6 +4,7 @@
  * here once, so st_find/st_expect callers can index tensor data freely.
  */
 #include "engine/safetensors.h"
+#include "engine/files.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -309,12 +310,12 @@ int st_open_buffer(StFile *f, const void *buf, size_t size, const char *name, Er
 
 int st_open(StFile *f, const char *path, Err *e) {
     clear(f);
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return err_set(e, "%s: %s", path, strerror(errno));
+    int fd = file_open_regular(path, "safetensors file", "a safetensors file", e);
+    if (fd < 0) return -1;
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fstat(fd, &sb) != 0) {
         close(fd);
-        return err_set(e, "%s: not a regular file", path);
+        return err_set(e, "%s: %s", path, strerror(errno));
     }
     size_t size = (size_t)sb.st_size;
     if (size < 8) {

@@ -150,8 +150,8 @@ int st_writer_add(StWriter *w, const char *name, StDtype dt, int ndim,
 /* Add (or replace) a metadata pair; both strings are copied. */
 int st_writer_meta(StWriter *w, const char *key, const char *value, Err *e);
 
-/* Write the file atomically: path.tmp, fsync, rename. The header is padded
- * with spaces to a multiple of 8 bytes and each tensor starts 8-aligned. */
+/* Write the file atomically (through FileAtomic: a fresh temporary beside
+ * it, fsync, rename). The header is padded with spaces to a multiple of 8 bytes and each tensor starts 8-aligned. */
 int st_write(const StWriter *w, const char *path, Err *e);
 
 /* Free the writer's own allocations (not the borrowed tensor data). */

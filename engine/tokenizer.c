@@ -298,9 +298,7 @@ int tok_load_hf(Tokenizer *t, const char *path, const char *model_dir, int vocab
     for (int i = 0; model_dir && i < 2; i++) {
         char p[1100];
         snprintf(p, sizeof p, "%s/%s", model_dir, files[i]);
-        FILE *f = fopen(p, "rb");
-        if (!f) continue;
-        fclose(f);
+        if (file_kind(p) == FILE_MISSING) continue; /* optional; a FIFO is refused by the loader */
         if (hftok_load_config(t->hf, p, e) != 0) { tok_free(t); return -1; }
     }
     return 0;

@@ -1,0 +1,214 @@
+/* test_files_hostile.c — hostile files around the loaders and writers.
+ *
+ * Every writer goes through FileAtomic: a planted OUT.tmp symlink (the
+ * name the old writers used) must neither be followed nor left behind, and
+ * the output must still appear whole. Every reader goes through
+ * file_open_regular: a FIFO given where a file is read is refused by name
+ * at once, never waited on (the CLI runs under `timeout` so a regression
+ * fails instead of hanging the suite).
+ */
+#include <dirent.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/files.h"
+#include "engine/safetensors.h"
+#include "test.h"
+
+static const char *bin(void) {
+    const char *b = getenv("AHASCOPE_BIN");
+    return b ? b : "./ahascope";
+}
+
+static const char *model(void) { return test_shared("models/stories260K/stories260K.bin"); }
+
+/* A scratch directory of its own, so leftover temporaries can be counted. */
+static const char *fresh_dir(const char *name) {
+    const char *d = test_tmp(name);
+    mkdir(d, 0755);
+    return d;
+}
+
+/* Regular files in dir whose names end in ".tmp" (the planted ones are
+ * symlinks). */
+static int stray_tmps(const char *dir) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *de; d && (de = readdir(d));) {
+        size_t len = strlen(de->d_name);
+        char p[1400];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        if (len > 4 && !strcmp(de->d_name + len - 4, ".tmp") && lstat(p, &st) == 0 && S_ISREG(st.st_mode)) n++;
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+/* Plant OUT.tmp as a symlink to a victim file holding "VICTIM". */
+static void plant(const char *out, char *victim, size_t cap) {
+    char link[4200];
+    snprintf(victim, cap, "%s.victim", out);
+    snprintf(link, sizeof link, "%s.tmp", out);
+    CHECK(test_write_file(victim, "VICTIM", 6) == 0);
+    unlink(link);
+    CHECK(symlink(victim, link) == 0);
+}
+
+static void expect_victim_intact(const char *victim, const char *what) {
+    long n = 0;
+    char *v = test_read_file(victim, &n);
+    CHECK_MSG(v && n == 6 && !memcmp(v, "VICTIM", 6), "%s overwrote the planted symlink's target: %.40s", what,
+              v ? v : "(gone)");
+    free(v);
+}
+
+/* The first bytes of path start with `head`. */
+static int starts_with(const char *path, const char *head) {
+    long n = 0;
+    char *s = test_read_file(path, &n);
+    int ok = s && n >= (long)strlen(head) && !memcmp(s, head, strlen(head));
+    free(s);
+    return ok;
+}
+
+TEST(files_atomic_open_ignores_a_planted_tmp_symlink) {
+    const char *dir = fresh_dir("atomic-unit");
+    char out[1100], victim[1200];
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    plant(out, victim, sizeof victim);
+    FileAtomic a;
+    Err e;
+    CHECK(file_atomic_open(&a, out, &e) != NULL);
+    if (a.f) fputs("hello\n", a.f);
+    CHECK(file_atomic_commit(&a, &e) == 0);
+    expect_victim_intact(victim, "file_atomic_commit");
+    CHECK(starts_with(out, "hello\n"));
+    CHECK_INT(stray_tmps(dir), 0);
+    /* aborted: the old output stays and no temporary is left */
+    CHECK(file_atomic_open(&a, out, &e) != NULL);
+    if (a.f) fputs("half", a.f);
+    file_atomic_abort(&a);
+    CHECK(starts_with(out, "hello\n"));
+    CHECK_INT(stray_tmps(dir), 0);
+    /* refused before anything is created */
+    char missing[1200];
+    snprintf(missing, sizeof missing, "%s/no-such-dir/x", dir);
+    CHECK(file_atomic_open(&a, missing, &e) == NULL && strstr(e.msg, "no such directory"));
+}
+
+/* Run one writer with OUT.tmp planted; the victim stays, OUT starts with
+ * `head`, and no temporary is left beside it. */
+static void check_writer(const char *what, const char *dir, const char *out, const char *fmt_cmd, const char *head) {
+    char victim[1200], cmd[8192];
+    plant(out, victim, sizeof victim);
+    snprintf(cmd, sizeof cmd, fmt_cmd, bin(), out);
+    int st;
+    char *o = test_run(cmd, &st);
+    CHECK_MSG(st == 0, "%s: status %d: %s", what, st, o ? o : "");
+    free(o);
+    expect_victim_intact(victim, what);
+    CHECK_MSG(starts_with(out, head), "%s: %s does not start as expected", what, out);
+    CHECK_MSG(stray_tmps(dir) == 0, "%s left a temporary in %s", what, dir);
+}
+
+TEST(files_every_cli_writer_ignores_a_planted_tmp_symlink) {
+    SKIP_UNLESS_SHARED();
+    const char *dir = fresh_dir("atomic-cli");
+    char db[1100], out[1100], cmd[4096];
+    snprintf(db, sizeof db, "%s/runs.db", dir);
+    int st;
+    free(test_runf(&st, "%s record --db %s --model %s --prompt 'Once upon a time' --steps 12 --window 8 --profile "
+                        ">/dev/null 2>&1", bin(), db, model()));
+    CHECK_INT(st, 0);
+
+    snprintf(out, sizeof out, "%s/ex.json", dir);
+    snprintf(cmd, sizeof cmd, "%%s export --db %s --run 1 --json --out %%s 2>&1", db);
+    check_writer("export", dir, out, cmd, "{");
+
+    snprintf(out, sizeof out, "%s/heads.txt", dir);
+    snprintf(cmd, sizeof cmd, "%%s calibrate --db %s --run 1 --budget 3 --out %%s 2>&1", db);
+    check_writer("calibrate", dir, out, cmd, "# static heads");
+
+    snprintf(out, sizeof out, "%s/r.safetensors", dir);
+    snprintf(cmd, sizeof cmd, "%%s train --model %s --window 8 --steps 2 --self 8 --seq-len 16 --batch 2 --out %%s 2>&1",
+             model());
+    check_writer("train --out", dir, out, cmd, "");
+    StFile f;
+    Err e;
+    CHECK_MSG(st_open(&f, out, &e) == 0, "%s", e.msg);
+    st_close(&f);
+
+    char routers[1100];
+    snprintf(routers, sizeof routers, "%s/r-all.safetensors", dir);
+    snprintf(out, sizeof out, "%s/m.bin", dir);
+    snprintf(cmd, sizeof cmd, "%%s train --model %s --window 8 --steps 1 --self 8 --seq-len 16 --batch 2 --train all "
+                              "--out %s --out-model %%s 2>&1", model(), routers);
+    check_writer("train --out-model", dir, out, cmd, "");
+    free(test_runf(&st, "%s info --model %s >/dev/null 2>&1", bin(), out));
+    CHECK_MSG(st == 0, "the model train wrote does not load (%d)", st);
+
+    char hf[1000];
+    snprintf(hf, sizeof hf, "%s/hf", dir);
+    mkdir(hf, 0755);
+    snprintf(out, sizeof out, "%s/config.json", hf);
+    snprintf(cmd, sizeof cmd, "%%s convert --to hf --model %s --out %s 2>&1; : %%s", model(), hf);
+    check_writer("convert", hf, out, cmd, "{");
+}
+
+/* The CLI with args, under `timeout 5`; it must fail at once with one line
+ * naming path as a FIFO. */
+static void expect_fifo_refused(const char *args, const char *path) {
+    int st;
+    char *o = test_runf(&st, "timeout 5 %s %s 2>&1 </dev/null", bin(), args);
+    CHECK_MSG(st != 124 * 256 && st != 124, "blocked on a FIFO: %s", args);
+    CHECK_MSG(st != 0 && o && strstr(o, path) && strstr(o, "FIFO") && strchr(o, '\n') == o + strlen(o) - 1,
+              "%s: status %d: %s", args, st, o ? o : "");
+    free(o);
+}
+
+TEST(files_fifo_inputs_are_refused_without_blocking) {
+    SKIP_UNLESS_SHARED();
+    char fifo[1100], a[4096];
+    snprintf(fifo, sizeof fifo, "%s", test_tmp("input.fifo"));
+    unlink(fifo);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    const char *m = model();
+    snprintf(a, sizeof a, "info --model %s", fifo);
+    expect_fifo_refused(a, fifo);
+    snprintf(a, sizeof a, "generate --model %s --tokenizer %s --prompt hi --steps 2", m, fifo);
+    expect_fifo_refused(a, fifo);
+    snprintf(a, sizeof a, "generate --model %s --routers %s --prompt hi --steps 2", m, fifo);
+    expect_fifo_refused(a, fifo);
+    snprintf(a, sizeof a, "generate --model %s --policy static --static-heads %s --prompt hi --steps 2", m, fifo);
+    expect_fifo_refused(a, fifo);
+    snprintf(a, sizeof a, "eval --model %s --data %s", m, fifo);
+    expect_fifo_refused(a, fifo);
+    snprintf(a, sizeof a, "train --model %s --window 8 --steps 1 --data %s --out %s", m, fifo, test_tmp("fifo-r.safetensors"));
+    expect_fifo_refused(a, fifo);
+}
+
+static void on_alarm(int sig) { (void)sig; }
+
+TEST(files_read_all_refuses_a_fifo_and_bounds_the_size) {
+    char fifo[1100];
+    snprintf(fifo, sizeof fifo, "%s", test_tmp("unit.fifo"));
+    unlink(fifo);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    signal(SIGALRM, on_alarm); /* a blocking open() returns EINTR instead of hanging */
+    alarm(5);
+    size_t n = 0;
+    Err e;
+    char *buf = file_read_all(fifo, "data file", "a text file", 100, &n, &e);
+    alarm(0);
+    CHECK(!buf && strstr(e.msg, "not a text file (a FIFO)"));
+    const char *big = test_tmp("big.txt");
+    CHECK(test_write_file(big, "0123456789", 10) == 0);
+    CHECK(!file_read_all(big, "data file", "a text file", 9, &n, &e) && strstr(e.msg, "over the 9-byte limit"));
+    buf = file_read_all(big, "data file", "a text file", 10, &n, &e);
+    CHECK(buf && n == 10 && buf[10] == 0);
+    free(buf);
+}
