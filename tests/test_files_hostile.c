@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "engine/files.h"
+#include "engine/routers.h"
 #include "engine/safetensors.h"
 #include "test.h"
 
@@ -211,4 +212,61 @@ TEST(files_read_all_refuses_a_fifo_and_bounds_the_size) {
     buf = file_read_all(big, "data file", "a text file", 10, &n, &e);
     CHECK(buf && n == 10 && buf[10] == 0);
     free(buf);
+}
+
+/* ---- non-finite values ---------------------------------------------------- */
+
+TEST(files_nonfinite_router_weights_are_refused_naming_the_tensor) {
+    const float bad[2] = {NAN, INFINITY};
+    for (int i = 0; i < 2; i++) {
+        Routers r;
+        Err e;
+        const char *path = test_tmp(i ? "inf-routers.safetensors" : "nan-routers.safetensors");
+        CHECK(router_random(&r, 3, 4, 16, 1, &e) == 0);
+        r.w[1 * 4 * 16 + 5] = bad[i]; /* layer 1, head 0, element 5 */
+        CHECK(router_save(&r, path, NULL, NULL, 0, &e) == 0);
+        router_free(&r);
+        CHECK(router_load(&r, path, 3, 4, 16, &e) != 0);
+        CHECK_MSG(strstr(e.msg, path) && strstr(e.msg, "model.layers.1.self_attn.router.weight") &&
+                  strstr(e.msg, i ? "inf" : "nan") && !strchr(e.msg, '\n'), "%s", e.msg);
+        router_free(&r);
+    }
+}
+
+/* A copy of stories260K.bin with n floats from float index k set to v. */
+static const char *patched_model(const char *name, long k, long n, float v) {
+    long len = 0;
+    char *b = test_read_file(model(), &len);
+    const char *path = test_tmp(name);
+    for (long i = 0; b && i < n && 28 + 4 * (k + i) + 4 <= len; i++) memcpy(b + 28 + 4 * (k + i), &v, 4);
+    CHECK(b && test_write_file(path, b, len) == 0);
+    free(b);
+    return path;
+}
+
+/* train on a model with a NaN weight, and on one whose activations
+ * overflow: one line, exit 1, no router file (it used to write NaN routers
+ * with heldout_task_loss 0 and exit 0). */
+TEST(files_train_stops_on_nonfinite_weights_losses_and_gradients) {
+    SKIP_UNLESS_SHARED();
+    const char *data = test_tmp("nf-data.txt");
+    char text[4000] = "";
+    for (int i = 0; i < 40; i++) strcat(text, "Once upon a time there was a girl. She played outside. ");
+    CHECK(test_write_file(data, text, (long)strlen(text)) == 0);
+    const struct { const char *model, *want; } cases[] = {
+        {patched_model("nf-nan.bin", 100, 1, NAN), "weight token_embedding holds nan at element 100"},
+        {patched_model("nf-huge.bin", 5000, 64, 3e38f), "is not finite"},
+    };
+    for (int i = 0; i < 2; i++) {
+        const char *out = test_tmp("nf-r.safetensors");
+        unlink(out);
+        int st;
+        char *o = test_runf(&st, "%s train --model %s --tokenizer %s --window 8 --steps 3 --data %s --seq-len 16 "
+                                 "--batch 2 --out %s 2>&1 >/dev/null | grep -v '^\\['", bin(), cases[i].model,
+                            test_shared("models/stories260K/tok512.bin"), data, out);
+        CHECK_MSG(o && strstr(o, "ahascope train: ") && strstr(o, cases[i].want) && strchr(o, '\n') == o + strlen(o) - 1,
+                  "%s: %s", cases[i].model, o ? o : "");
+        CHECK_MSG(access(out, F_OK) != 0, "train wrote %s from a non-finite run", out);
+        free(o);
+    }
 }
