@@ -270,3 +270,58 @@ TEST(files_train_stops_on_nonfinite_weights_losses_and_gradients) {
         free(o);
     }
 }
+
+/* ---- memory amplification --------------------------------------------------- */
+
+/* Put the header length before the header that fills b[8..len). */
+static void set_header_len(char *b, size_t len) {
+    for (int i = 0; i < 8; i++) b[i] = (char)((uint64_t)(len - 8) >> (8 * i));
+}
+
+/* A safetensors buffer whose header holds n entries, each `entry`
+ * printf'd with its index. */
+static char *header_of(const char *entry, long n, size_t *size) {
+    size_t cap = (size_t)n * (strlen(entry) + 16) + 64, len = 8;
+    char *b = malloc(cap);
+    if (!b) return NULL;
+    b[len++] = '{';
+    for (long i = 0; i < n; i++) {
+        if (i) b[len++] = ',';
+        len += (size_t)snprintf(b + len, cap - len, entry, i);
+    }
+    b[len++] = '}';
+    set_header_len(b, len);
+    *size = len;
+    return b;
+}
+
+/* Too many tensors, or too many JSON values, are refused from the header's
+ * text before a tree is built (a 58 MB header of a million empty tensors
+ * peaked at 1.13 GB); a file just within the limit still opens. */
+TEST(files_safetensors_header_counts_are_bounded_before_parsing) {
+    const char *empty = "\"t%07ld\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}";
+    size_t size;
+    StFile f;
+    Err e;
+    char *b = header_of(empty, ST_MAX_TENSORS + 1, &size);
+    CHECK(b && st_open_buffer(&f, b, size, "many.safetensors", &e) != 0);
+    CHECK_MSG(strstr(e.msg, "many.safetensors: header has 65537 entries"), "%s", e.msg);
+    free(b);
+    b = header_of(empty, ST_MAX_TENSORS, &size);
+    CHECK_MSG(b && st_open_buffer(&f, b, size, "limit.safetensors", &e) == 0, "%s", e.msg);
+    CHECK_INT(st_count(&f), ST_MAX_TENSORS);
+    CHECK(st_find(&f, "t0065535") && !strcmp(st_tensor(&f, 7)->name, "t0000007"));
+    st_close(&f);
+    free(b);
+    /* one entry with a vast array of zeros: few tensors, many values */
+    size_t n = ST_MAX_VALUES + 10, cap = 2 * n + 64;
+    b = malloc(cap);
+    if (!b) return;
+    size_t len = 8 + (size_t)snprintf(b + 8, cap - 8, "{\"pad\":[0");
+    for (size_t i = 0; i < n; i++) b[len++] = ',', b[len++] = '0';
+    len += (size_t)snprintf(b + len, cap - len, "]}");
+    set_header_len(b, len);
+    CHECK(st_open_buffer(&f, b, len, "values.safetensors", &e) != 0);
+    CHECK_MSG(strstr(e.msg, "values.safetensors: header holds about") && strstr(e.msg, "JSON values"), "%s", e.msg);
+    free(b);
+}
