@@ -182,7 +182,7 @@ static int load_tokenizer(const RunOpts *o, Loaded *L, Err *e) {
     else if (app_find_tokenizer(L->model_path, m->c.vocab_size, L->tok_path, sizeof L->tok_path) != 0)
         return err_set(e, "%s: no tokenizer beside the model (tokenizer.bin or tok%d.bin); pass --tokenizer PATH",
                        L->model_path, m->c.vocab_size);
-    if (hf && !o->tokenizer && !is_file(L->tok_path))
+    if (hf && !o->tokenizer && file_kind(L->tok_path) == FILE_MISSING) /* a FIFO there is refused by name */
         return err_set(e, "%s: no tokenizer.json in the folder; pass --tokenizer PATH", L->model_path);
     int r = ends_with(L->tok_path, ".json") || file_kind(L->tok_path) == FILE_JSON
                 ? tok_load_hf(&L->tok, L->tok_path, hf ? L->model_path : NULL, m->c.vocab_size, e)

@@ -17,6 +17,7 @@
 #include "engine/files.h"
 #include "engine/routers.h"
 #include "engine/safetensors.h"
+#include "engine/tokenizer.h"
 #include "test.h"
 
 static const char *bin(void) {
@@ -324,4 +325,25 @@ TEST(files_safetensors_header_counts_are_bounded_before_parsing) {
     CHECK(st_open_buffer(&f, b, len, "values.safetensors", &e) != 0);
     CHECK_MSG(strstr(e.msg, "values.safetensors: header holds about") && strstr(e.msg, "JSON values"), "%s", e.msg);
     free(b);
+}
+
+/* A folder's tokenizer_config.json or generation_config.json as a FIFO:
+ * refused by name, where it used to block in fopen(). */
+TEST(files_fifo_tokenizer_configs_are_refused_without_blocking) {
+    const char *names[] = {"tokenizer_config.json", "generation_config.json"};
+    signal(SIGALRM, on_alarm);
+    for (int i = 0; i < 2; i++) {
+        char dir[1100], fifo[1200];
+        snprintf(dir, sizeof dir, "%s", fresh_dir(i ? "tokcfg-gen" : "tokcfg-tok"));
+        snprintf(fifo, sizeof fifo, "%s/%s", dir, names[i]);
+        unlink(fifo);
+        CHECK(mkfifo(fifo, 0600) == 0);
+        Tokenizer t;
+        Err e;
+        alarm(5);
+        int rc = tok_load_hf(&t, "tests/fixtures/hftok/llama2.json", dir, 0, &e);
+        alarm(0);
+        CHECK_MSG(rc != 0 && strstr(e.msg, fifo) && strstr(e.msg, "(a FIFO)"), "%s: %s", names[i], rc ? e.msg : "loaded");
+        if (rc == 0) tok_free(&t);
+    }
 }
