@@ -101,12 +101,13 @@ static int write_json(const char *dir, const char *file, cJSON *j, Err *e) {
     cJSON_Delete(j);
     snprintf(path, sizeof path, "%s/%s", dir, file);
     FileAtomic a;
-    int rc = s ? 0 : err_set(e, "%s: out of memory", path);
-    if (rc == 0 && !file_atomic_open(&a, path, e)) rc = -1;
-    else if (rc == 0 && (fputs(s, a.f) < 0 || fputc('\n', a.f) == EOF)) {
-        file_atomic_abort(&a);
-        rc = err_set(e, "%s: cannot write", path);
-    } else if (rc == 0) rc = file_atomic_commit(&a, e);
+    int rc = -1;
+    if (!s) err_set(e, "%s: out of memory", path);
+    else if (file_atomic_open(&a, path, e)) {
+        if (fputs(s, a.f) >= 0 && fputc('\n', a.f) != EOF) rc = file_atomic_commit(&a, e);
+        else rc = err_set(e, "%s: cannot write", path);
+        file_atomic_abort(&a); /* nothing after a commit; else removes the temporary */
+    }
     free(s);
     return rc;
 }
