@@ -16,6 +16,7 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "app/setup.h"
+#include "engine/files.h"
 #include "engine/model.h"
 #include "engine/safetensors.h"
 
@@ -99,11 +100,16 @@ static int write_json(const char *dir, const char *file, cJSON *j, Err *e) {
     char path[1100], *s = cJSON_Print(j);
     cJSON_Delete(j);
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    FILE *f = s ? fopen(path, "w") : NULL;
-    int ok = f && fputs(s, f) >= 0 && fputc('\n', f) != EOF;
-    if (f && fclose(f) != 0) ok = 0;
+    FileAtomic a;
+    int rc = -1;
+    if (!s) err_set(e, "%s: out of memory", path);
+    else if (file_atomic_open(&a, path, e)) {
+        if (fputs(s, a.f) >= 0 && fputc('\n', a.f) != EOF) rc = file_atomic_commit(&a, e);
+        else rc = err_set(e, "%s: cannot write", path);
+        file_atomic_abort(&a); /* nothing after a commit; else removes the temporary */
+    }
     free(s);
-    return ok ? 0 : err_set(e, "%s: cannot write", path);
+    return rc;
 }
 
 static int write_configs(const Model *m, const char *dir, StDtype dt, Err *e) {

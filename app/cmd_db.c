@@ -140,20 +140,18 @@ static void export_help(void) {
          "atomically (a temporary file renamed into place); default stdout.");
 }
 
-/* Write to PATH.tmp and rename, so a failed export never leaves half a file. */
+/* Write through a temporary renamed into place, so a failed export never
+ * leaves half a file. */
 static int export_to(Store *st, const DbOpts *d, Err *e) {
     if (!d->out) {
         if (store_export(st, d->run[0], d->fmt, stdout, e)) return -1;
         return fflush(stdout) == 0 ? 0 : err_set(e, "cannot write to stdout");
     }
-    char tmp[1100];
-    FILE *f = file_create_tmp(d->out, tmp, sizeof tmp, e);
-    if (!f) return -1;
-    int rc = store_export(st, d->run[0], d->fmt, f, e);
-    if (fclose(f) != 0 && rc == 0) rc = err_set(e, "%s: write failed (disk full?)", d->out);
-    if (rc == 0 && rename(tmp, d->out) != 0) rc = err_set(e, "%s: cannot write", d->out);
-    if (rc != 0) unlink(tmp);
-    return rc;
+    FileAtomic a;
+    if (!file_atomic_open(&a, d->out, e)) return -1;
+    if (store_export(st, d->run[0], d->fmt, a.f, e) == 0) return file_atomic_commit(&a, e);
+    file_atomic_abort(&a);
+    return -1;
 }
 
 int cmd_export(int argc, char **argv) {

@@ -285,14 +285,11 @@ static void poll_sql(Tui *t) {
 }
 
 static int export_one(Store *st, int64_t run, StoreFormat fmt, const char *path, Err *e) {
-    char tmp[1100];
-    FILE *f = file_create_tmp(path, tmp, sizeof tmp, e);
-    if (!f) return -1;
-    int rc = store_export(st, run, fmt, f, e);
-    if (fclose(f) != 0 && rc == 0) rc = err_set(e, "%s: write failed", path);
-    if (rc == 0 && rename(tmp, path) != 0) rc = err_set(e, "%s: cannot write", path);
-    if (rc) unlink(tmp);
-    return rc;
+    FileAtomic a;
+    if (!file_atomic_open(&a, path, e)) return -1;
+    if (store_export(st, run, fmt, a.f, e) == 0) return file_atomic_commit(&a, e);
+    file_atomic_abort(&a);
+    return -1;
 }
 
 /* `s`: the current run as ahascope-run<ID>.json and .csv in the current

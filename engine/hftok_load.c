@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "files.h"
 #include "hftok_impl.h"
 #include "unicode.h"
 
@@ -45,32 +46,9 @@ static int json_id(const cJSON *v, int *id) {
     return 0;
 }
 
-/* Whole file into a malloc'd NUL-terminated buffer. */
-static char *read_all(const char *path, size_t *len, Err *e) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        err_set(e, "cannot open: %s", strerror(errno));
-        return NULL;
-    }
-    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    char *buf = NULL;
-    if (n < 0) err_set(e, "cannot determine the file size");
-    else if (n == 0) err_set(e, "the file is empty");
-    else if (n > HFTOK_MAX_FILE) err_set(e, "%ld bytes is too large for a tokenizer file", n);
-    else if (!(buf = malloc((size_t)n + 1))) err_set(e, "out of memory reading %ld bytes", n);
-    else if (fseek(f, 0, SEEK_SET) != 0 || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        err_set(e, "read error");
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) buf[n] = 0, *len = (size_t)n;
-    return buf;
-}
-
 static cJSON *parse_file(const char *path, Err *e) {
     size_t n = 0;
-    char *buf = read_all(path, &n, e);
+    char *buf = file_read_all(path, "tokenizer file", "a tokenizer JSON file", HFTOK_MAX_FILE, &n, e);
     if (!buf) return NULL;
     cJSON *root = cJSON_ParseWithLength(buf, n);
     if (!root) {

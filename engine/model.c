@@ -347,10 +347,9 @@ int model_save(const Model *m, const char *path, int version, Err *e) {
     const Config *c = &m->c;
     if (!m->w.wq || c->q_dim != c->dim || c->arch != ARCH_LLAMA2C)
         return err_set(e, "%s: only a llama2.c-shaped f32 model can be written as a llama2.c checkpoint", path);
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return err_set(e, "%s: cannot write: %s", path, strerror(errno));
+    FileAtomic a;
+    FILE *f = file_atomic_open(&a, path, e);
+    if (!f) return -1;
     int r;
     if (version == 1) {
         unsigned char hdr[V1_HEADER] = {0};
@@ -365,12 +364,10 @@ int model_save(const Model *m, const char *path, int version, Err *e) {
         r = write_all(f, h, sizeof h);
     }
     r |= write_tensors(f, m, version);
-    if (fclose(f) != 0) r = -1;
-    if (r != 0 || rename(tmp, path) != 0) {
-        remove(tmp);
-        return err_set(e, "%s: write failed: %s", path, strerror(errno ? errno : EIO));
-    }
-    return 0;
+    if (r == 0) return file_atomic_commit(&a, e);
+    int err = errno ? errno : EIO;
+    file_atomic_abort(&a);
+    return err_set(e, "%s: write failed: %s", path, strerror(err));
 }
 
 void model_free(Model *m) {

@@ -147,7 +147,8 @@ void model_hf_free(Model *m);
  * paths, valid while the model is loaded. Returns the count. */
 int model_files(const Model *m, const char **paths, int cap);
 
-/* 1 if path is a directory with a config.json (a Hugging Face folder). */
+/* 1 if path is a directory with a config.json (a Hugging Face folder); a
+ * config.json that is not a regular file counts, so loading names it. */
 int model_is_hf_dir(const char *path);
 
 /* Point m->layers, embed, cls and final_norm at the f32 Weights (llama2.c
@@ -172,7 +173,7 @@ int model_dtype_parse(const char *name);
 int model_random(Model *m, const Config *c, uint64_t seed, Err *e);
 
 /* Write the model as a llama2.c checkpoint: version 0 (legacy, with the
- * freq_cis tables) or 1 ("ak42"). Written to path.tmp then renamed. */
+ * freq_cis tables) or 1 ("ak42"), atomically through FileAtomic. */
 int model_save(const Model *m, const char *path, int version, Err *e);
 
 /* Number of parameters (classifier counted once when shared; built-in

@@ -108,12 +108,8 @@ int tok_load(Tokenizer *t, const char *path, int vocab_size, Err *e) {
     memset(t, 0, sizeof *t);
     snprintf(t->path, sizeof t->path, "%s", path);
     if (vocab_size > TOK_MAX_VOCAB) return err_set(e, "%s: vocabulary size %d is absurd", path, vocab_size);
-    int fd = file_open_regular(path, "tokenizer", NOT_TOKENIZER, e);
-    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
-    if (!f) {
-        if (fd >= 0) close(fd);
-        return fd < 0 ? -1 : err_set(e, "%s: cannot open tokenizer: %s", path, strerror(errno));
-    }
+    FILE *f = file_fopen_regular(path, "tokenizer", NOT_TOKENIZER, e);
+    if (!f) return -1;
     int32_t maxlen;
     int cap = 0, n = 0, r = 0;
     if (fread(&maxlen, 4, 1, f) != 1) r = err_set(e, "%s: too short for a tokenizer header", path);
@@ -298,9 +294,7 @@ int tok_load_hf(Tokenizer *t, const char *path, const char *model_dir, int vocab
     for (int i = 0; model_dir && i < 2; i++) {
         char p[1100];
         snprintf(p, sizeof p, "%s/%s", model_dir, files[i]);
-        FILE *f = fopen(p, "rb");
-        if (!f) continue;
-        fclose(f);
+        if (file_kind(p) == FILE_MISSING) continue; /* optional; a FIFO is refused by the loader */
         if (hftok_load_config(t->hf, p, e) != 0) { tok_free(t); return -1; }
     }
     return 0;

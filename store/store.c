@@ -103,8 +103,8 @@ static int check_header(const char *path, Err *e) {
     if (stat(path, &st) != 0) return 0;
     if (st.st_size == 0) return 0;
     unsigned char h[100];
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(e, "%s: cannot read: %s", path, strerror(errno));
+    FILE *f = file_fopen_regular(path, "the database", "an SQLite database", e);
+    if (!f) return -1;
     size_t n = fread(h, 1, sizeof h, f);
     fclose(f);
     if (n < sizeof h || memcmp(h, "SQLite format 3", 16) != 0) return err_set(e, "%s: not an SQLite database", path);
@@ -134,7 +134,7 @@ static int exists(const char *path, const char *suffix) {
  * journal when the database is not in WAL mode). */
 static int needs_side_files(const char *path, StoreMode mode) {
     unsigned char h[20] = {0};
-    FILE *f = fopen(path, "rb");
+    FILE *f = file_fopen_regular(path, "the database", "an SQLite database", NULL);
     if (f) {
         if (fread(h, 1, sizeof h, f) != sizeof h) memset(h, 0, sizeof h);
         fclose(f);

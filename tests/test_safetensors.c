@@ -226,7 +226,7 @@ TEST(safetensors_malformed_files_give_clear_errors) {
     snprintf(big, sizeof big, "{\"%0300d\":{}}", 0);
     EXPECT_OPEN_ERROR(raw_file("longname.st", big, -1, 0), "limit 255");
     EXPECT_OPEN_ERROR(test_tmp("does-not-exist.st"), "No such file");
-    EXPECT_OPEN_ERROR(test_tmpdir(), "not a regular file");
+    EXPECT_OPEN_ERROR(test_tmpdir(), "not a safetensors file (a directory)");
 }
 
 TEST(safetensors_truncated_file_is_an_error) {
