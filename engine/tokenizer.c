@@ -175,25 +175,109 @@ static int split_symbols(const Tokenizer *t, const unsigned char *s, size_t len,
     return n;
 }
 
-/* Repeatedly merge the adjacent pair with the best-scoring merged token. */
-static int merge_pairs(const Tokenizer *t, int *ids, int n, char *buf) {
-    for (;;) {
-        float best = -1e30f;
-        int best_id = -1, best_at = -1;
-        for (int i = 0; i + 1 < n; i++) {
-            int la = t->vocab_len[ids[i]], lb = t->vocab_len[ids[i + 1]];
-            if (la + lb > t->max_token_length) continue;
-            memcpy(buf, t->vocab[ids[i]], la);
-            memcpy(buf + la, t->vocab[ids[i + 1]], lb);
-            buf[la + lb] = 0;
-            int id = tok_lookup(t, buf);
-            if (id >= 0 && t->scores[id] > best) { best = t->scores[id]; best_id = id; best_at = i; }
-        }
-        if (best_at < 0) return n;
-        ids[best_at] = best_id;
-        memmove(ids + best_at + 1, ids + best_at + 2, (size_t)(n - best_at - 2) * sizeof(int));
-        n--;
+/* ---- merges ------------------------------------------------------------------
+ * llama2.c merges, repeatedly, the adjacent pair whose merged string has the
+ * highest score, the leftmost among equal scores. Rescanning every pair per
+ * merge is quadratic; instead a binary heap holds every candidate pair,
+ * ordered by (score descending, position ascending), over a linked list of
+ * symbols. A merge changes only its two neighbouring pairs, so it pushes
+ * those two; heap entries whose symbols changed since (their version stamps
+ * differ) are dropped when popped. Positions are the symbols' original
+ * indices, whose order the list keeps, so the tie rule is the same. */
+
+typedef struct {
+    int id, prev, next; /* id -1: absorbed into its left neighbour */
+    unsigned ver;       /* bumped on every change, to spot stale candidates */
+} MergeSym;
+
+typedef struct {
+    float score;
+    int pos, right, id; /* left and right symbol, the merged token */
+    unsigned lver, rver;
+} MergeCand;
+
+typedef struct {
+    const Tokenizer *t;
+    MergeSym *sym;
+    MergeCand *heap;
+    size_t heap_n, heap_cap;
+    char *buf; /* room for two pieces */
+} Merger;
+
+static int cand_before(const MergeCand *a, const MergeCand *b) {
+    return a->score != b->score ? a->score > b->score : a->pos < b->pos;
+}
+
+/* Push the pair starting at symbol pos, if its merged string is a token.
+ * Scores at or below -1e30 never win, as in llama2.c's scan. */
+static int merge_push(Merger *m, int pos) {
+    const Tokenizer *t = m->t;
+    int right = m->sym[pos].next;
+    if (right < 0) return 0;
+    int a = m->sym[pos].id, b = m->sym[right].id, la = t->vocab_len[a], lb = t->vocab_len[b];
+    if (la + lb > t->max_token_length) return 0;
+    memcpy(m->buf, t->vocab[a], (size_t)la);
+    memcpy(m->buf + la, t->vocab[b], (size_t)lb);
+    m->buf[la + lb] = 0;
+    int id = tok_lookup(t, m->buf);
+    if (id < 0 || !(t->scores[id] > -1e30f)) return 0;
+    if (m->heap_n == m->heap_cap) {
+        size_t cap = m->heap_cap ? 2 * m->heap_cap : 256;
+        MergeCand *h = realloc(m->heap, cap * sizeof *h);
+        if (!h) return -1;
+        m->heap = h, m->heap_cap = cap;
     }
+    MergeCand x = {t->scores[id], pos, right, id, m->sym[pos].ver, m->sym[right].ver};
+    size_t i = m->heap_n++;
+    while (i > 0 && cand_before(&x, &m->heap[(i - 1) / 2])) m->heap[i] = m->heap[(i - 1) / 2], i = (i - 1) / 2;
+    m->heap[i] = x;
+    return 0;
+}
+
+static MergeCand merge_pop(Merger *m) {
+    MergeCand top = m->heap[0], x = m->heap[--m->heap_n];
+    size_t i = 0, n = m->heap_n;
+    for (size_t k; (k = 2 * i + 1) < n; i = k) {
+        if (k + 1 < n && cand_before(&m->heap[k + 1], &m->heap[k])) k++;
+        if (!cand_before(&m->heap[k], &x)) break;
+        m->heap[i] = m->heap[k];
+    }
+    if (n) m->heap[i] = x;
+    return top;
+}
+
+static int merge_stale(const Merger *m, const MergeCand *c) {
+    const MergeSym *l = &m->sym[c->pos], *r = &m->sym[c->right];
+    return l->id < 0 || l->ver != c->lver || l->next != c->right || r->ver != c->rver;
+}
+
+/* Merge the best pair until none is left. */
+static int merge_run(Merger *m) {
+    while (m->heap_n) {
+        MergeCand c = merge_pop(m);
+        if (merge_stale(m, &c)) continue;
+        MergeSym *s = m->sym, *l = &s[c.pos], *r = &s[c.right];
+        l->id = c.id, l->ver++, l->next = r->next;
+        if (r->next >= 0) s[r->next].prev = c.pos;
+        r->id = -1, r->ver++;
+        if ((l->prev >= 0 && merge_push(m, l->prev)) || merge_push(m, c.pos)) return -1;
+    }
+    return 0;
+}
+
+/* Merge ids[0..n) in place; returns the new count, or -1 when out of memory. */
+static int merge_pairs(const Tokenizer *t, int *ids, int n, char *buf) {
+    if (n < 2) return n;
+    Merger m = {t, malloc((size_t)n * sizeof(MergeSym)), NULL, 0, 0, buf};
+    int r = m.sym ? 0 : -1;
+    for (int i = 0; r == 0 && i < n; i++) m.sym[i] = (MergeSym){ids[i], i - 1, i + 1 < n ? i + 1 : -1, 0};
+    for (int i = 0; r == 0 && i + 1 < n; i++) r = merge_push(&m, i);
+    if (r == 0) r = merge_run(&m);
+    int k = 0;
+    for (int i = 0; r == 0 && i >= 0; i = m.sym[i].next) ids[k++] = m.sym[i].id;
+    free(m.sym);
+    free(m.heap);
+    return r == 0 ? k : -1;
 }
 
 /* tokenizer.json: BOS/EOS only where the model's own tokenizer adds them;
@@ -229,9 +313,11 @@ int tok_encode(const Tokenizer *t, const char *text, size_t len, int bos, int eo
         if (sp >= 0) ids[n++] = sp;
     }
     n = split_symbols(t, (const unsigned char *)text, len, ids, n, buf);
-    n = start + merge_pairs(t, ids + start, n - start, buf);
-    if (eos) ids[n++] = TOK_EOS;
+    int merged = merge_pairs(t, ids + start, n - start, buf);
     free(buf);
+    if (merged < 0) return err_set(e, "tokenizer: out of memory");
+    n = start + merged;
+    if (eos) ids[n++] = TOK_EOS;
     *n_ids = n;
     return 0;
 }

@@ -5,7 +5,9 @@
  * Encoding is llama2.c's: optional BOS (id 1), a dummy-prefix space when the
  * text is non-empty, UTF-8 code points looked up whole, unknown code points
  * spelled as <0xXX> byte tokens (id = byte + 3), then greedy merges of the
- * adjacent pair whose merged string has the highest score.
+ * adjacent pair whose merged string has the highest score (the leftmost
+ * among equal scores; scores at or below -1e30 never merge). The merges run
+ * over a heap of candidate pairs: O(n log n) in the text's length.
  */
 #ifndef AHASCOPE_TOKENIZER_H
 #define AHASCOPE_TOKENIZER_H
