@@ -11,6 +11,7 @@
 #include "app/record.h"
 #include "app/setup.h"
 #include "engine/session.h"
+#include "engine/textout.h"
 
 static void trace_help(void) {
     puts("usage: ahascope trace [--prompt TEXT] [--jsonl] [sampling flags] [model flags] [policy flags]\n"
@@ -48,7 +49,7 @@ static int print_trace_line(const StepTrace *t) {
     int n = trace_cells(t);
     cJSON_AddNumberToObject(o, "pos", t->pos);
     cJSON_AddNumberToObject(o, "token", t->token);
-    cJSON_AddStringToObject(o, "piece", t->piece);
+    textout_json_add(o, "piece", t->piece, strlen(t->piece));
     cJSON_AddItemToObject(o, "logprob", num_or_null(t->logprob));
     cJSON_AddItemToObject(o, "entropy", num_or_null(t->entropy));
     cJSON_AddNumberToObject(o, "step_us", round(t->step_us * 10) / 10);
