@@ -1,5 +1,6 @@
 #include "tokenizer.h"
 
+#include "bpeheap.h"
 #include "files.h"
 #include "hftok.h"
 
@@ -18,6 +19,41 @@ static int cmp_index(const void *a, const void *b) {
     return strcmp(((const TokIndex *)a)->str, ((const TokIndex *)b)->str);
 }
 
+static size_t str_hash(const char *s, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+    return (size_t)(h ^ (h >> 31));
+}
+
+/* Id of s[0..n), or -1: one probe run in the hash table. */
+static int lookup_n(const Tokenizer *t, const char *s, size_t n) {
+    for (size_t i = str_hash(s, n) & t->hash_mask;; i = (i + 1) & t->hash_mask) {
+        int id = t->hash[i];
+        if (id < 0) return -1;
+        if ((size_t)t->vocab_len[id] == n && memcmp(t->vocab[id], s, n) == 0) return id;
+    }
+}
+
+/* Fill the hash table. A vocabulary may spell one string twice; the table
+ * keeps the id a binary search of the sorted vocabulary finds, which is
+ * what lookups returned before there was a table. */
+static int hash_build(Tokenizer *t) {
+    size_t cap = 1024;
+    while (cap < 2 * (size_t)t->vocab_size) cap *= 2;
+    if (!(t->hash = malloc(cap * sizeof *t->hash))) return -1;
+    memset(t->hash, 0xff, cap * sizeof *t->hash);
+    t->hash_mask = cap - 1;
+    for (int k = 0; k < t->vocab_size; k++) {
+        const TokIndex *x = &t->sorted[k];
+        if (k > 0 && strcmp(t->sorted[k - 1].str, x->str) == 0) continue;
+        const TokIndex *hit = bsearch(x, t->sorted, t->vocab_size, sizeof(TokIndex), cmp_index);
+        size_t n = (size_t)t->vocab_len[hit->id], i = str_hash(x->str, n) & t->hash_mask;
+        while (t->hash[i] >= 0) i = (i + 1) & t->hash_mask;
+        t->hash[i] = hit->id;
+    }
+    return 0;
+}
+
 void tok_free(Tokenizer *t) {
     hftok_free(t->hf);
     if (t->vocab)
@@ -26,6 +62,7 @@ void tok_free(Tokenizer *t) {
     free(t->vocab_len);
     free(t->scores);
     free(t->sorted);
+    free(t->hash);
     memset(t, 0, sizeof *t);
 }
 
@@ -140,14 +177,16 @@ int tok_load(Tokenizer *t, const char *path, int vocab_size, Err *e) {
     for (int i = 0; i < n; i++) t->sorted[i] = (TokIndex){t->vocab[i], i};
     for (int b = 0; b < 256; b++) { t->byte_text[b][0] = (char)b; t->byte_text[b][1] = 0; }
     qsort(t->sorted, n, sizeof(TokIndex), cmp_index);
+    if (hash_build(t) != 0) {
+        tok_free(t);
+        return err_set(e, "%s: out of memory", path);
+    }
     return 0;
 }
 
 int tok_lookup(const Tokenizer *t, const char *str) {
     if (t->hf) return hftok_lookup(t->hf, str);
-    TokIndex key = {(char *)str, 0};
-    const TokIndex *hit = bsearch(&key, t->sorted, t->vocab_size, sizeof(TokIndex), cmp_index);
-    return hit ? hit->id : -1;
+    return lookup_n(t, str, strlen(str));
 }
 
 /* Length of the UTF-8 sequence starting at s (1 for an invalid byte, which
@@ -178,34 +217,34 @@ static int split_symbols(const Tokenizer *t, const unsigned char *s, size_t len,
 /* ---- merges ------------------------------------------------------------------
  * llama2.c merges, repeatedly, the adjacent pair whose merged string has the
  * highest score, the leftmost among equal scores. Rescanning every pair per
- * merge is quadratic; instead a binary heap holds every candidate pair,
- * ordered by (score descending, position ascending), over a linked list of
- * symbols. A merge changes only its two neighbouring pairs, so it pushes
- * those two; heap entries whose symbols changed since (their version stamps
- * differ) are dropped when popped. Positions are the symbols' original
- * indices, whose order the list keeps, so the tie rule is the same. */
+ * merge is quadratic; instead a heap (engine/bpeheap.h) holds every
+ * candidate pair, keyed by (score descending, position ascending), over a
+ * linked list of symbols. A symbol's version stamps the pair that starts at
+ * it: a merge changes only the pair at its left symbol and the one before,
+ * so it bumps those two and pushes their new pairs; heap entries with an old
+ * stamp are dropped when popped. Positions are the symbols' original
+ * indices, whose order the list keeps, so the tie rule is the scan's. */
 
 typedef struct {
     int id, prev, next; /* id -1: absorbed into its left neighbour */
-    unsigned ver;       /* bumped on every change, to spot stale candidates */
+    unsigned ver;       /* bumped whenever the pair starting here changes */
 } MergeSym;
-
-typedef struct {
-    float score;
-    int pos, right, id; /* left and right symbol, the merged token */
-    unsigned lver, rver;
-} MergeCand;
 
 typedef struct {
     const Tokenizer *t;
     MergeSym *sym;
-    MergeCand *heap;
-    size_t heap_n, heap_cap;
-    char *buf; /* room for two pieces */
+    BpeHeap heap; /* payload: a = merged id, b = the left symbol's version */
+    char *buf;    /* room for two pieces */
 } Merger;
 
-static int cand_before(const MergeCand *a, const MergeCand *b) {
-    return a->score != b->score ? a->score > b->score : a->pos < b->pos;
+/* Key of a score at a position: higher scores and then lower positions sort
+ * first as unsigned integers. -0 is +0, as the float comparison has it. */
+static uint64_t merge_key(float score, int pos) {
+    uint32_t u;
+    if (score == 0) score = 0;
+    memcpy(&u, &score, 4);
+    u = u & 0x80000000u ? ~u : u | 0x80000000u; /* ascending with the float */
+    return (uint64_t)~u << 32 | (uint32_t)pos;
 }
 
 /* Push the pair starting at symbol pos, if its merged string is a token.
@@ -218,49 +257,24 @@ static int merge_push(Merger *m, int pos) {
     if (la + lb > t->max_token_length) return 0;
     memcpy(m->buf, t->vocab[a], (size_t)la);
     memcpy(m->buf + la, t->vocab[b], (size_t)lb);
-    m->buf[la + lb] = 0;
-    int id = tok_lookup(t, m->buf);
+    int id = lookup_n(t, m->buf, (size_t)(la + lb));
     if (id < 0 || !(t->scores[id] > -1e30f)) return 0;
-    if (m->heap_n == m->heap_cap) {
-        size_t cap = m->heap_cap ? 2 * m->heap_cap : 256;
-        MergeCand *h = realloc(m->heap, cap * sizeof *h);
-        if (!h) return -1;
-        m->heap = h, m->heap_cap = cap;
-    }
-    MergeCand x = {t->scores[id], pos, right, id, m->sym[pos].ver, m->sym[right].ver};
-    size_t i = m->heap_n++;
-    while (i > 0 && cand_before(&x, &m->heap[(i - 1) / 2])) m->heap[i] = m->heap[(i - 1) / 2], i = (i - 1) / 2;
-    m->heap[i] = x;
-    return 0;
-}
-
-static MergeCand merge_pop(Merger *m) {
-    MergeCand top = m->heap[0], x = m->heap[--m->heap_n];
-    size_t i = 0, n = m->heap_n;
-    for (size_t k; (k = 2 * i + 1) < n; i = k) {
-        if (k + 1 < n && cand_before(&m->heap[k + 1], &m->heap[k])) k++;
-        if (!cand_before(&m->heap[k], &x)) break;
-        m->heap[i] = m->heap[k];
-    }
-    if (n) m->heap[i] = x;
-    return top;
-}
-
-static int merge_stale(const Merger *m, const MergeCand *c) {
-    const MergeSym *l = &m->sym[c->pos], *r = &m->sym[c->right];
-    return l->id < 0 || l->ver != c->lver || l->next != c->right || r->ver != c->rver;
+    return bpeheap_push(&m->heap, (BpeCand){merge_key(t->scores[id], pos), id, (int32_t)m->sym[pos].ver});
 }
 
 /* Merge the best pair until none is left. */
 static int merge_run(Merger *m) {
-    while (m->heap_n) {
-        MergeCand c = merge_pop(m);
-        if (merge_stale(m, &c)) continue;
-        MergeSym *s = m->sym, *l = &s[c.pos], *r = &s[c.right];
-        l->id = c.id, l->ver++, l->next = r->next;
-        if (r->next >= 0) s[r->next].prev = c.pos;
-        r->id = -1, r->ver++;
-        if ((l->prev >= 0 && merge_push(m, l->prev)) || merge_push(m, c.pos)) return -1;
+    while (m->heap.n) {
+        BpeCand c = bpeheap_pop(&m->heap);
+        int pos = (int)(uint32_t)c.key;
+        MergeSym *s = m->sym, *l = &s[pos];
+        if (l->id < 0 || l->ver != (unsigned)c.b) continue; /* stale */
+        MergeSym *r = &s[l->next];
+        l->id = c.a, l->ver++, l->next = r->next;
+        if (r->next >= 0) s[r->next].prev = pos;
+        r->id = -1;
+        if (l->prev >= 0) s[l->prev].ver++;
+        if ((l->prev >= 0 && merge_push(m, l->prev)) || merge_push(m, pos)) return -1;
     }
     return 0;
 }
@@ -268,7 +282,7 @@ static int merge_run(Merger *m) {
 /* Merge ids[0..n) in place; returns the new count, or -1 when out of memory. */
 static int merge_pairs(const Tokenizer *t, int *ids, int n, char *buf) {
     if (n < 2) return n;
-    Merger m = {t, malloc((size_t)n * sizeof(MergeSym)), NULL, 0, 0, buf};
+    Merger m = {t, malloc((size_t)n * sizeof(MergeSym)), {0}, buf};
     int r = m.sym ? 0 : -1;
     for (int i = 0; r == 0 && i < n; i++) m.sym[i] = (MergeSym){ids[i], i - 1, i + 1 < n ? i + 1 : -1, 0};
     for (int i = 0; r == 0 && i + 1 < n; i++) r = merge_push(&m, i);
@@ -276,7 +290,7 @@ static int merge_pairs(const Tokenizer *t, int *ids, int n, char *buf) {
     int k = 0;
     for (int i = 0; r == 0 && i >= 0; i = m.sym[i].next) ids[k++] = m.sym[i].id;
     free(m.sym);
-    free(m.heap);
+    bpeheap_free(&m.heap);
     return r == 0 ? k : -1;
 }
 

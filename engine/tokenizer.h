@@ -31,7 +31,9 @@ typedef struct {
     char **vocab;        /* vocab_size NUL-terminated strings */
     int *vocab_len;      /* byte length of each (pieces may contain no NUL) */
     float *scores;       /* merge scores */
-    TokIndex *sorted;    /* vocab sorted by string, for lookup */
+    TokIndex *sorted;    /* vocab sorted by string */
+    int *hash;           /* open-addressed string -> id table over vocab (-1: empty), for lookup */
+    size_t hash_mask;    /* its size minus 1 (a power of 2) */
     char byte_text[256][2]; /* decoded text of the <0xXX> pieces */
     char path[512];      /* file it came from, for messages */
     struct HfTok *hf;    /* a tokenizer.json (tok_load_hf): every call goes to it */
