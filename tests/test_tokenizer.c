@@ -299,3 +299,26 @@ TEST(tokenizer_long_text_is_not_quadratic) {
     free(text), free(ids);
     tok_free(&t);
 }
+
+/* bench --tokenizer: one JSON object with the counts; its flags refused
+ * without a tokenizer, an unreadable --text named. */
+TEST(tokenizer_bench_mode) {
+    SKIP_UNLESS_SHARED();
+    const char *bin = getenv("AHASCOPE_BIN") ? getenv("AHASCOPE_BIN") : "./ahascope";
+    int st;
+    char *out = test_runf(&st, "%s bench --tokenizer %s --bytes 20000 --runs 1 --json", bin,
+                          test_shared("models/stories260K/tok512.bin"));
+    cJSON *j = st == 0 ? cJSON_Parse(out) : NULL;
+    CHECK_MSG(j, "%s", out);
+    CHECK(j && cJSON_GetObjectItem(j, "bytes")->valuedouble == 20000);
+    CHECK(j && cJSON_GetObjectItem(j, "tokens")->valuedouble > 1000 && !strcmp(cJSON_GetObjectItem(j, "kind")->valuestring, "llama2.c"));
+    cJSON_Delete(j);
+    free(out);
+    out = test_runf(&st, "%s bench --text x.txt 2>&1", bin);
+    CHECK_MSG(st == 2 && strstr(out, "--tokenizer"), "%s", out);
+    free(out);
+    out = test_runf(&st, "%s bench --tokenizer %s --text %s 2>&1", bin, test_shared("models/stories260K/tok512.bin"),
+                    test_tmp("no-such.txt"));
+    CHECK_MSG(st != 0 && strstr(out, "no-such.txt") && strchr(out, '\n') == strrchr(out, '\n'), "%s", out);
+    free(out);
+}
