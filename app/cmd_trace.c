@@ -23,6 +23,8 @@ static void trace_help(void) {
          "  *_logit values are ln(mass outside the local set / mass inside); n_far (keys outside the\n"
          "  local set: 0 means no choice) and kv_read (KV positions read per KV head, summed).\n"
          "logprob/entropy describe the distribution that predicted the token (null at position 0).\n"
+         "Lines are valid UTF-8: a piece that is not (a byte-fallback token, e.g. one byte of an emoji)\n"
+         "is written with U+FFFD, and piece_hex (only then) holds its raw bytes as hex.\n"
          "  --prompt TEXT     the text to continue (default empty: start from BOS alone)\n"
          "  --jsonl           JSON lines, the one format there is (the default)");
     args_help_sampling();
