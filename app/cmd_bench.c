@@ -36,6 +36,7 @@ static void bench_help(void) {
          "                      [--context N --window W --policy P [--p P] [--sinks S] [--routers FILE] [--profile]\n"
          "                      [--compare-full]] [--record [--db FILE]] [--tui]\n"
          "                      [--bytes-only [--context N] [--window W] [--sinks S]]\n"
+         "       ahascope bench --tokenizer PATH [--text FILE] [--bytes N] [--runs R] [--json]\n"
          "\n"
          "Throughput (default): medians over R runs of prefill tok/s (a prompt of N tokens, default 512)\n"
          "and decode tok/s (default 64 tokens), the weight bytes streamed per decode step, the read\n"
@@ -65,6 +66,9 @@ static void bench_help(void) {
          "--bytes-only: that split alone, computed without building or timing anything (any --context N,\n"
          "default as throughput mode; --dtype and --kv-dtype set the stored types of --shape/--dims).\n"
          "Defaults: --window 32 (a faolmo model's own 128), --sinks 0.\n"
+         "--tokenizer PATH (a tokenizer.bin, a tokenizer.json, or a model: its own tokenizer): median time\n"
+         "  over R runs of encoding --text FILE (its first --bytes N bytes), else N bytes (default 1 MB) of\n"
+         "  generated English-like text, the same on every run and machine; prints bytes, tokens, MB/s.\n"
          "--json prints one JSON object. Defaults: --shape 110M, --runs 5, --threads all cores.");
 }
 
@@ -352,6 +356,11 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
             b->tui = 1;
         }
         else if (!strcmp(f, "--bytes-only")) b->bytes_only = 1;
+        else if (!strcmp(f, "--text")) { if (!(b->text = args_value(&a, e))) return -1; }
+        else if (!strcmp(f, "--bytes")) {
+            if (!(v = args_value(&a, e)) || args_int(f, v, 1, 64L << 20, &n, e)) return -1;
+            b->text_bytes = n;
+        }
         else if (!strcmp(f, "--record")) b->record = 1;
         else if (!strcmp(f, "--db")) { if (!(b->db = args_value(&a, e))) return -1; }
         else if (!strcmp(f, "--dtype")) {
@@ -365,6 +374,8 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
     if (!b->decode) b->decode = b->record ? 224 : 64;
     if (ro.context) b->context = ro.context; /* the shared flag parser took it first */
     b->model = ro.model;
+    b->tokenizer = ro.tokenizer;
+    if ((b->text || b->text_bytes) && !b->tokenizer) return err_usage(e, "--text and --bytes time a tokenizer: add --tokenizer PATH");
     b->routers = ro.routers;
     b->attn = ro.attn, b->have_tau = ro.have_tau, b->have_window = ro.have_window;
     b->kv_dtype = ro.kv_dtype;
@@ -476,6 +487,7 @@ int cmd_bench(int argc, char **argv) {
     Err e;
     Model m;
     if (parse_bench(argc, argv, &b, &e) != 0) return args_fail(&e);
+    if (b.tokenizer) return bench_tokenizer(&b, &e) != 0 ? args_fail(&e) : 0;
     if (b.tui) { /* frames of a synthetic 200-token trace, off-screen */
         double ms;
         int L = b.tui_layers ? b.tui_layers : 16, H = b.tui_heads ? b.tui_heads : 16;

@@ -111,7 +111,8 @@ static void query_help(void) {
          "Run SQL over a recorded database and print the result: an aligned table by default,\n"
          "CSV (RFC 4180) or JSON (an array of objects per statement). The file is opened read-only;\n"
          "INSERT, UPDATE, DELETE, CREATE, DROP, ATTACH, writable pragmas and load_extension() are\n"
-         "refused. Tables, views and examples: store/SCHEMA.md, e.g.\n"
+         "refused. CSV and JSON are valid UTF-8: invalid bytes in a text value become U+FFFD, and\n"
+         "JSON adds \"<column>_hex\" with its raw bytes. Tables, views and examples: store/SCHEMA.md, e.g.\n"
          "  ahascope query --db ahascope.db \"SELECT * FROM head_rates ORDER BY global_rate DESC LIMIT 10\"");
 }
 
@@ -137,7 +138,8 @@ static void export_help(void) {
     puts("usage: ahascope export --db FILE --run ID --json|--csv [--out PATH]\n\n"
          "Write one run: JSON {\"run\": {...}, \"tokens\": [...], \"decisions\": [...]}, or CSV with one row per\n"
          "(position, layer, head) joined with that position's token columns. --out writes the file\n"
-         "atomically (a temporary file renamed into place); default stdout.");
+         "atomically (a temporary file renamed into place); default stdout. Both are valid UTF-8: a\n"
+         "piece that is not (a byte-fallback token) is written with U+FFFD, in JSON also as piece_hex.");
 }
 
 /* Write through a temporary renamed into place, so a failed export never

@@ -128,23 +128,18 @@ static int load_vocab(HfTok *t, const cJSON *vocab, const cJSON *added, size_t n
     return 0;
 }
 
-static int cmp_added(const void *a, const void *b, void *pool) {
+static int cmp_added(const void *a, const void *b) {
     const HfAdded *x = a, *y = b;
-    const unsigned char *p = pool;
-    if (p[x->off] != p[y->off]) return p[x->off] - p[y->off];
-    return x->len != y->len ? (x->len > y->len ? -1 : 1) : x->id - y->id;
+    if (x->first != y->first) return x->first - y->first;
+    if (x->len != y->len) return x->len > y->len ? -1 : 1;
+    return x->id != y->id ? x->id - y->id : x->seq - y->seq;
 }
 
 /* Sort by first byte, longest first, so the first hit at a position is the
- * longest (the reference matches leftmost-longest). Insertion sort: there
- * are at most a few thousand added tokens and qsort has no context pointer. */
+ * longest (the reference matches leftmost-longest); ties by id, then by
+ * place in the file, keep the order total so qsort's instability cannot show. */
 static void sort_added(HfTok *t) {
-    for (int i = 1; i < t->n_added; i++) {
-        HfAdded x = t->added[i];
-        int j = i;
-        while (j > 0 && cmp_added(&t->added[j - 1], &x, t->pool) > 0) t->added[j] = t->added[j - 1], j--;
-        t->added[j] = x;
-    }
+    qsort(t->added, (size_t)t->n_added, sizeof *t->added, cmp_added);
     for (int b = 0, k = 0; b <= 256; b++) {
         while (k < t->n_added && (unsigned char)t->pool[t->added[k].off] < b) k++;
         t->added_at[b] = k;
@@ -166,7 +161,7 @@ static int load_added(HfTok *t, const cJSON *added, Err *e) {
         HfAdded *x = &t->added[t->n_added++];
         *x = (HfAdded){t->form_off[id], t->form_len[id], id, (unsigned char)get_bool(a, "special", 0),
                        (unsigned char)get_bool(a, "lstrip", 0), (unsigned char)get_bool(a, "rstrip", 0),
-                       (unsigned char)get_bool(a, "single_word", 0)};
+                       (unsigned char)get_bool(a, "single_word", 0), (unsigned char)t->pool[t->form_off[id]], t->n_added - 1};
         t->flags[id] |= HF_TOK_ADDED | (x->special ? HF_TOK_SPECIAL : 0);
         i++;
     }
