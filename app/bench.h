@@ -25,6 +25,9 @@ typedef struct {
     int have_tau;            /* --tau given: it wins over the router file's */
     int have_window;         /* --window given: it wins over a model's own (faolmo: 128) */
     int bytes_only;          /* --bytes-only: the byte split of a step, nothing timed */
+    int arch;                /* --arch: the random model's block layout (Arch; ARCH_LLAMA2C without it) */
+    const char *save_hf;     /* --save-hf DIR: the random model as a Hugging Face folder */
+    const char *save_routers; /* --save-routers FILE: random routers for the random model's shape */
 } BenchOpts;
 
 /* Median of v[0..n) (sorts v). */
