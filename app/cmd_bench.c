@@ -540,6 +540,10 @@ int cmd_bench(int argc, char **argv) {
         if (b.save && model_save(&m, b.save, 0, &e) != 0) { model_free(&m); return args_fail(&e); }
     }
     if (b.kv_dtype >= 0) m.c.kv_dtype = b.kv_dtype;
+    if (m.builtin_routers && !b.routers) { /* faolmo routes itself, as on every command */
+        b.attn.model_routers = 1;
+        if (!b.have_window) b.attn.window = m.default_window;
+    }
     int rc = 0;
     Routers rt = {0};
     if (b.routers) {

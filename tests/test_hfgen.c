@@ -199,3 +199,16 @@ TEST(hfgen_writes_are_deterministic_and_bad_shapes_write_nothing) {
     CHECK(st == 2 && out && strstr(out, "--arch"));
     free(out);
 }
+
+/* Without --save-hf, --arch times that block in memory; a faolmo model
+ * routes itself there too (AHA at its own window 128, no --routers). */
+TEST(hfgen_bench_times_the_arch_in_memory) {
+    int st;
+    char *out = test_runf(&st, "%s bench --arch faolmo --dims " GEN_DIMS " --context 40 --policy aha --runs 1 --json 2>&1",
+                          bin());
+    CHECK_MSG(st == 0 && out && strstr(out, "\"policy\": \"aha\"") && strstr(out, "\"window\": 128"), "%s", out);
+    free(out);
+    out = test_runf(&st, "%s bench --arch olmo2 --dims " GEN_DIMS " --prompt-len 8 --decode 4 --runs 1 --json 2>&1", bin());
+    CHECK_MSG(st == 0 && out && strstr(out, "\"decode_tok_s\""), "%s", out);
+    free(out);
+}

@@ -938,7 +938,7 @@ static const char *make_hf_folder(const char *name, const char *arch, const char
  * (the bars pane has the same labels, but never at the left edge). */
 static int heatmap_rows_shown(const char *scr, int n_layers, int step) {
     for (int l = 0; l < n_layers; l += step) {
-        char label[16];
+        char label[32];
         snprintf(label, sizeof label, "\n\xe2\x94\x82L%d ", l);
         if (!strstr(scr, label)) return 0;
     }
