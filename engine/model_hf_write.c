@@ -118,6 +118,7 @@ typedef struct {
     int n_owned, cap_owned;
 } Out;
 
+/* Hold p until the file is written; NULL (p freed) when it cannot be held. */
 static void *keep(Out *o, void *p) {
     if (!p) return NULL;
     if (o->n_owned == o->cap_owned) {
@@ -153,9 +154,10 @@ static const float *rope_rows(Out *o, const float *src, int heads, size_t rows, 
     if (!o->permute) return src;
     float *dst = keep(o, malloc(rows * cols * sizeof(float)));
     if (!dst) return NULL;
-    int hs = o->c->head_size;
+    size_t hs = (size_t)o->c->head_size, half = hs / 2, rope = (size_t)heads * hs;
     for (size_t r = 0; r < rows; r++) {
-        size_t h = r / hs, j = r % hs, from = (int)h >= heads ? r : h * hs + (j < (size_t)hs / 2 ? 2 * j : 2 * (j - hs / 2) + 1);
+        size_t j = r % hs, from = r;
+        if (r < rope) from = r - j + (j < half ? 2 * j : 2 * (j - half) + 1); /* file row j holds pair row from */
         memcpy(dst + r * cols, src + from * cols, cols * sizeof(float));
     }
     return dst;
