@@ -1,6 +1,8 @@
 /* model.h — transformer weights, from llama2.c checkpoints (v0 legacy and
  * v1 "ak42"), Hugging Face folders (model_hf.c: llama, qwen2, olmo2, faolmo
- * in F32/F16/BF16), or random weights built in memory for benchmarks.
+ * in F32/F16/BF16), or random weights built in memory for benchmarks, in
+ * the llama2.c block or any of those architectures' (model_hf_write.c, which
+ * also writes a model out as a Hugging Face folder).
  *
  * Matrices are row-major [out][in]. llama2.c checkpoints rotate adjacent
  * RoPE pairs (q[2i], q[2i+1]); Hugging Face models rotate halves (q[i],
