@@ -3,7 +3,10 @@
  * asked for and compute what the in-memory model it was written from
  * computes (f32: to 1e-5), under full attention and under AHA routing; a
  * llama folder must match the same weights saved as a llama2.c checkpoint;
- * the generated tokenizer must load and round-trip text. */
+ * the generated tokenizer must load and round-trip text; and every folder
+ * must give the logits tests/fixtures/hf/make_hf.py's float64 NumPy forward
+ * (an independent reading of the Hugging Face modelling code) gives. */
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,5 +213,60 @@ TEST(hfgen_bench_times_the_arch_in_memory) {
     free(out);
     out = test_runf(&st, "%s bench --arch olmo2 --dims " GEN_DIMS " --prompt-len 8 --decode 4 --runs 1 --json 2>&1", bin());
     CHECK_MSG(st == 0 && out && strstr(out, "\"decode_tok_s\""), "%s", out);
+    free(out);
+}
+
+/* make_hf.py's forward over folders DIR/<arch>: one JSON object, arch → logits rows. */
+static const char NUMPY_FORWARD[] =
+    "import json, os, sys\n"
+    "sys.path.insert(0, 'tests/fixtures/hf')\n"
+    "import make_hf\n"
+    "out = {}\n"
+    "for arch in sys.argv[2:]:\n"
+    "    cfg, W, _ = make_hf.load_folder(os.path.join(sys.argv[1], arch))\n"
+    "    logits, _, _ = make_hf.forward(cfg, W, [(t * 37 + 5) %% cfg['vocab_size'] for t in range(%d)])\n"
+    "    out[arch] = logits.tolist()\n"
+    "print(json.dumps(out))\n";
+
+TEST(hfgen_folders_match_the_numpy_reference_forward) {
+    const char *py = test_python_numpy();
+    if (!py) { test_skip("no python3 with numpy (AHASCOPE_PYTHON)"); return; }
+    const char *archs[] = {"llama", "qwen2", "olmo2", "faolmo"};
+    char root[1024], script[1100], src[1024];
+    snprintf(root, sizeof root, "%s", test_tmp("numpy_ref"));
+    snprintf(script, sizeof script, "%s/forward.py", root);
+    int st;
+    free(test_runf(&st, "mkdir -p %s", root));
+    for (int i = 0; i < 4; i++) {
+        char args[1400];
+        snprintf(args, sizeof args, "--arch %s --dims " GEN_DIMS " --save-hf %s/%s", archs[i], root, archs[i]);
+        if (bench(args) != 0) return;
+    }
+    snprintf(src, sizeof src, NUMPY_FORWARD, GEN_TOKENS);
+    CHECK(test_write_file(script, src, (long)strlen(src)) == 0);
+    char *out = test_runf(&st, "'%s' %s %s llama qwen2 olmo2 faolmo", py, script, root);
+    cJSON *ref = st == 0 && out ? cJSON_Parse(out) : NULL;
+    CHECK_MSG(ref, "make_hf.py forward failed (exit %d): %.400s", st, out ? out : "");
+    for (int i = 0; ref && i < 4; i++) {
+        char dir[1100];
+        snprintf(dir, sizeof dir, "%s/%s", root, archs[i]);
+        Model m;
+        Err e;
+        if (model_load_hf(&m, dir, 0, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); continue; }
+        AttnConfig full = aha_defaults();
+        float *got = logits_of(&m, &full);
+        const cJSON *rows = cJSON_GetObjectItem(ref, archs[i]);
+        double w = 0;
+        for (int t = 0; got && t < GEN_TOKENS; t++)
+            for (int v = 0; v < m.c.vocab_size; v++) {
+                const cJSON *x = cJSON_GetArrayItem(cJSON_GetArrayItem(rows, t), v);
+                double d = x ? fabs(got[(size_t)t * m.c.vocab_size + v] - x->valuedouble) : INFINITY;
+                if (!(d <= w)) w = d;
+            }
+        CHECK_MSG(got && w < 1e-4, "%s: logits differ from the NumPy forward by %g", archs[i], w); /* f32 against f64 */
+        free(got);
+        model_free(&m);
+    }
+    cJSON_Delete(ref);
     free(out);
 }
