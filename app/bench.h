@@ -28,6 +28,9 @@ typedef struct {
     const char *tokenizer;   /* --tokenizer PATH: time encoding instead (a tokenizer file or a model) */
     const char *text;        /* --text FILE: what --tokenizer encodes (default: generated text) */
     long text_bytes;         /* --bytes N: that many bytes of it (0: 1 MB generated, or the whole file) */
+    int arch;                /* --arch: the random model's block layout (Arch; ARCH_LLAMA2C without it) */
+    const char *save_hf;     /* --save-hf DIR: the random model as a Hugging Face folder */
+    const char *save_routers; /* --save-routers FILE: random routers for the random model's shape */
 } BenchOpts;
 
 /* Median of v[0..n) (sorts v). */
