@@ -71,9 +71,6 @@ static int export_json(Store *s, int64_t run_id, FILE *out, Err *e) {
 }
 
 static int export_csv(Store *s, int64_t run_id, FILE *out, Err *e) {
-    StoreRunInfo r;
-    if (store_run_info(s, run_id, &r, e)) return -1;
-    store_run_info_free(&r);
     sqlite3_stmt *st;
     if (store_prepare(s, "SELECT t.run_id, t.pos, t.token_id, t.piece, t.is_prompt, t.logprob, t.entropy, t.step_us,"
                          " t.n_far, t.kv_read, d.layer, d.head" STORE_HEAD_COLUMNS " FROM tokens t"
@@ -87,6 +84,9 @@ static int export_csv(Store *s, int64_t run_id, FILE *out, Err *e) {
 }
 
 int store_export(Store *s, int64_t run_id, StoreFormat fmt, FILE *out, Err *e) {
+    StoreRunInfo r; /* a run that does not exist, or whose shape is impossible, is refused before any output */
+    if (store_run_info(s, run_id, &r, e)) return -1;
+    store_run_info_free(&r);
     if (fmt == STORE_FMT_JSON) return export_json(s, run_id, out, e);
     if (fmt == STORE_FMT_CSV) return export_csv(s, run_id, out, e);
     return err_set(e, "choose --json or --csv");
