@@ -642,7 +642,9 @@ static int load_replay(Tui *t, Store *st, const StoreRunInfo *r, Err *e) {
     int k = store_run_attn_top(st, r->run_id, e), rc = k < 0 ? -1 : 0;
     for (int i = 0; i < CHUNK; i++) buf[i] = NULL;
     for (int i = 0; i < CHUNK && rc == 0; i++)
-        if (!(buf[i] = trace_new_top(r->n_layers, r->n_heads, k))) rc = err_set(e, "out of memory");
+        if (!(buf[i] = trace_new_top(r->n_layers, r->n_heads, k)))
+            rc = err_set(e, "%s: out of memory for run %lld (%d layers x %d heads)", t->db, (long long)r->run_id,
+                         r->n_layers, r->n_heads);
     for (int pos = 0; rc == 0;) {
         int n = store_read_steps(st, r->run_id, pos, CHUNK, buf, e);
         if (n < 0) rc = -1;

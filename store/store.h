@@ -56,8 +56,9 @@ typedef struct {
 
 /* Open (STORE_WRITE: create if missing, make the schema, recover runs left
  * 'running' by dead writers) or open read-only. Refuses files that are not
- * SQLite, not ours, of a newer schema, damaged, or locked for longer than
- * busy_ms. Returns NULL with e set ("<path>: <problem>"). */
+ * SQLite, not ours, of a newer schema, damaged, tampered with (any object
+ * not exactly as ahascope creates it, any trigger), or locked for longer
+ * than busy_ms. Returns NULL with e set ("<path>: <problem>"). */
 Store *store_open(const char *path, StoreMode mode, int busy_ms, Err *e);
 
 /* Close, committing pending steps (safe on NULL). Returns 0, or -1 with e
@@ -92,7 +93,9 @@ int store_flush(Store *s, Err *e);
 int store_run_end(Store *s, int64_t run_id, const char *status, Err *e);
 
 /* Read a run's row. Its status is the effective one: a 'running' run whose
- * writer on this host has died reads as 'interrupted'. */
+ * writer on this host has died reads as 'interrupted'. Refuses a run whose
+ * shape is impossible (beyond the engine's limits, or not the grid its
+ * first recorded step holds), so callers may size allocations from it. */
 int store_run_info(Store *s, int64_t run_id, StoreRunInfo *info, Err *e);
 
 /* Free what store_run_info allocated. */
