@@ -88,26 +88,21 @@ static void seed_routers(void) {
     router_free(&r);
 }
 
-/* config.json of each architecture, the shapes tests/fixtures/hf writes. */
+/* config.json of each architecture at the shape of fuzz_config.c's weights. */
 static void seed_configs(void) {
+#define SHAPE "\"hidden_size\":16,\"intermediate_size\":32,\"num_hidden_layers\":1,\"num_attention_heads\":4," \
+              "\"num_key_value_heads\":2,\"head_dim\":8,\"vocab_size\":64,\"max_position_embeddings\":64"
     static const char *cfg[][2] = {
         {"llama.json", "{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"llama\",\"hidden_act\":\"silu\","
-                       "\"hidden_size\":16,\"intermediate_size\":32,\"num_hidden_layers\":2,\"num_attention_heads\":4,"
-                       "\"num_key_value_heads\":2,\"head_dim\":8,\"vocab_size\":64,\"max_position_embeddings\":64,"
-                       "\"rms_norm_eps\":1e-05,\"rope_theta\":500000.0,\"tie_word_embeddings\":false,"
+                       SHAPE ",\"rms_norm_eps\":1e-05,\"rope_theta\":500000.0,\"tie_word_embeddings\":false,"
                        "\"rope_scaling\":{\"rope_type\":\"llama3\",\"factor\":8.0,\"low_freq_factor\":1.0,"
                        "\"high_freq_factor\":4.0,\"original_max_position_embeddings\":16}}"},
-        {"qwen2.json", "{\"model_type\":\"qwen2\",\"hidden_size\":16,\"intermediate_size\":32,\"num_hidden_layers\":1,"
-                       "\"num_attention_heads\":2,\"num_key_value_heads\":1,\"vocab_size\":64,"
-                       "\"max_position_embeddings\":32,\"rope_scaling\":null,\"tie_word_embeddings\":true,"
+        {"qwen2.json", "{\"model_type\":\"qwen2\"," SHAPE ",\"rope_scaling\":null,\"tie_word_embeddings\":true,"
                        "\"attention_bias\":true}"},
-        {"olmo2.json", "{\"model_type\":\"olmo2\",\"hidden_size\":16,\"intermediate_size\":32,\"num_hidden_layers\":1,"
-                       "\"num_attention_heads\":2,\"vocab_size\":64,\"max_position_embeddings\":32,"
-                       "\"tie_word_embeddings\":false,\"rms_norm_eps\":1e-06}"},
-        {"faolmo.json", "{\"model_type\":\"faolmo\",\"hidden_size\":16,\"intermediate_size\":32,\"num_hidden_layers\":1,"
-                        "\"num_attention_heads\":2,\"vocab_size\":64,\"max_position_embeddings\":32,"
-                        "\"tie_word_embeddings\":false,\"aha_window\":8}"},
+        {"olmo2.json", "{\"model_type\":\"olmo2\"," SHAPE ",\"tie_word_embeddings\":false,\"rms_norm_eps\":1e-06}"},
+        {"faolmo.json", "{\"model_type\":\"faolmo\"," SHAPE ",\"tie_word_embeddings\":false,\"aha_window\":8}"},
     };
+#undef SHAPE
     for (size_t i = 0; i < sizeof cfg / sizeof *cfg; i++) put("config", cfg[i][0], cfg[i][1], strlen(cfg[i][1]));
 }
 
