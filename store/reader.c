@@ -80,9 +80,11 @@ int store_run_info(Store *s, int64_t run_id, StoreRunInfo *info, Err *e) {
     if (rc == SQLITE_DONE) return err_set(e, "%s: no run %lld", s->path, (long long)run_id);
     if (rc != SQLITE_ROW) return store_sql_err(s->db, s->path, "cannot read the run", e);
     if (!info->prompt) return err_set(e, "%s: out of memory", s->path);
-    if (info->n_layers < 1 || info->n_heads < 1 || info->n_layers > 4096 || info->n_heads > 4096)
+    if (info->n_layers < 1 || info->n_heads < 1 || (int64_t)info->n_layers * info->n_heads > STORE_MAX_CELLS) {
+        store_run_info_free(info); /* the caller frees only what a successful call returns */
         return err_set(e, "%s: run %lld has an impossible shape %dx%d", s->path, (long long)run_id, info->n_layers,
                        info->n_heads);
+    }
     return 0;
 }
 

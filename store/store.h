@@ -91,8 +91,15 @@ int store_flush(Store *s, Err *e);
  * "interrupted" or "failed"). */
 int store_run_end(Store *s, int64_t run_id, const char *status, Err *e);
 
+/* Most (layer, head) cells a run read back may have: far above any real
+ * model (Llama-3 405B has 126 x 128), low enough that whatever a database
+ * claims, a reader's traces of that shape (the TUI's replay holds 64) fit
+ * in memory. */
+#define STORE_MAX_CELLS (1 << 18)
+
 /* Read a run's row. Its status is the effective one: a 'running' run whose
- * writer on this host has died reads as 'interrupted'. */
+ * writer on this host has died reads as 'interrupted'. A run whose shape is
+ * not 1..STORE_MAX_CELLS cells is refused (nothing to free then). */
 int store_run_info(Store *s, int64_t run_id, StoreRunInfo *info, Err *e);
 
 /* Free what store_run_info allocated. */

@@ -1,10 +1,12 @@
 /* test_fuzz_found.c — unit tests for defects the fuzz harnesses of
  * tests/fuzz/ found; each input also sits in tests/fuzz/regress/. */
+#include <sqlite3.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "engine/model.h"
 #include "engine/safetensors.h"
+#include "store/store.h"
 #include "test.h"
 
 /* A folder holding config.json (text) and a one-tensor model.safetensors. */
@@ -38,4 +40,33 @@ TEST(fuzz_hf_config_larger_than_its_files_is_refused_first) {
     CHECK(model_load_hf(&m, dir, 0, &e) != 0);
     CHECK_MSG(strstr(e.msg, "config.json: describes at least") && strstr(e.msg, "safetensors files hold"),
               "message: %s", e.msg);
+}
+
+/* fuzz_store: a runs row claiming 4096 x 4096 heads passed the reader's
+ * shape check, so the TUI's replay sized 64 traces of 600 MB each from it;
+ * and a refused row leaked its prompt. */
+TEST(fuzz_store_run_of_absurd_shape_is_refused_without_leaking) {
+    const char *db = test_tmp("shape.db");
+    Err e;
+    Store *s = store_open(db, STORE_WRITE, 1000, &e);
+    CHECK_MSG(s != NULL, "%s", e.msg);
+    if (!s) return;
+    StoreRunInfo r;
+    memset(&r, 0, sizeof r);
+    r.n_layers = 2, r.n_heads = 2, r.prompt = "a prompt that must not leak";
+    snprintf(r.policy, sizeof r.policy, "aha");
+    CHECK(store_run_begin(s, &r, &e) == 0);
+    CHECK(store_close(s, &e) == 0);
+    sqlite3 *raw;
+    CHECK(sqlite3_open(db, &raw) == SQLITE_OK);
+    CHECK(sqlite3_exec(raw, "UPDATE runs SET n_layers=4096, n_heads=4096", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(raw);
+    s = store_open(db, STORE_READ, 1000, &e);
+    CHECK_MSG(s != NULL, "%s", e.msg);
+    if (!s) return;
+    StoreRunInfo info;
+    CHECK(store_run_info(s, r.run_id, &info, &e) != 0);
+    CHECK_MSG(strstr(e.msg, "impossible shape 4096x4096"), "message: %s", e.msg);
+    CHECK(info.prompt == NULL);
+    store_close(s, &e);
 }
