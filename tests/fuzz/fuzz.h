@@ -2,8 +2,8 @@
  *
  * Loaders that only take a path are fuzzed through a file: each harness
  * process writes its inputs into one private temporary directory (made on
- * first use, removed at exit), so parallel jobs never see each other's
- * bytes. The fixed llama2.c vocabulary the encoder harness and the seed
+ * first use in $TMPDIR, else /dev/shm, else /tmp; removed at exit), so
+ * parallel jobs never see each other's bytes. The fixed llama2.c vocabulary the encoder harness and the seed
  * generator both use is built here, so seeds and harness cannot drift. No
  * state is kept beyond the directory's name.
  */
