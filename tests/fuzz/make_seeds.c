@@ -121,6 +121,18 @@ static void seed_tokenizer_json(void) {
     put("tokenizer_json", "tiny.json", tok, sizeof tok - 1);
 }
 
+/* tokenizer_config.json and generation_config.json in their usual shapes. */
+static void seed_tokenizer_configs(void) {
+    static const char *cfg[][2] = {
+        {"plain.json", "{\"bos_token\":\"<|endoftext|>\",\"eos_token\":\"<|endoftext|>\",\"add_bos_token\":true}"},
+        {"content.json", "{\"bos_token\":{\"content\":\"<|endoftext|>\",\"lstrip\":false},\"eos_token\":null,"
+                         "\"add_eos_token\":false}"},
+        {"generation.json", "{\"bos_token_id\":0,\"eos_token_id\":[1,2],\"do_sample\":true}"},
+    };
+    for (size_t i = 0; i < sizeof cfg / sizeof *cfg; i++)
+        put("tokenizer_config", cfg[i][0], cfg[i][1], strlen(cfg[i][1]));
+}
+
 /* Texts for the encoder; the first byte picks vocabulary and flags. */
 static void seed_texts(void) {
     static const char *texts[] = {"\x04the thé abab", "\x05Hello  world<|endoftext|>\n", "\x16 ▁hi </s>\xff",
@@ -172,6 +184,7 @@ int main(int argc, char **argv) {
     seed_routers();
     seed_configs();
     seed_tokenizer_json();
+    seed_tokenizer_configs();
     seed_texts();
     seed_store();
     return 0;
