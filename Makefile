@@ -96,12 +96,12 @@ build-fuzz/seeds/.done: build-fuzz/make_seeds $(wildcard tests/fixtures/hftok/*.
 fuzz-build: $(FUZZ_NAMES:%=build-fuzz/fuzz_%) build-fuzz/seeds/.done
 
 # Each harness for FUZZ_TIME seconds; what it learns stays in
-# build-fuzz/corpus/NAME, crashes go to build-fuzz/crashes/NAME-*.
+# build-fuzz/corpus/NAME, crashes (and inputs slower than 10 s) go to build-fuzz/crashes/NAME-*.
 fuzz: fuzz-build
 	@for n in $(FUZZ_NAMES); do \
 		mkdir -p build-fuzz/corpus/$$n build-fuzz/crashes tests/fuzz/regress/$$n; \
 		echo "== fuzz_$$n ($(FUZZ_TIME) s)"; \
-		./build-fuzz/fuzz_$$n -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
+		./build-fuzz/fuzz_$$n -max_total_time=$(FUZZ_TIME) -timeout=10 -print_final_stats=1 \
 			-artifact_prefix=build-fuzz/crashes/$$n- build-fuzz/corpus/$$n \
 			build-fuzz/seeds/$$n tests/fuzz/regress/$$n || exit 1; \
 	done

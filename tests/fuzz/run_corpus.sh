@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs every fuzz harness once over its seeds (build-fuzz/seeds/NAME) and its
 # committed regression inputs (tests/fuzz/regress/NAME): no new inputs, a few
-# seconds in all. One harness is one test; prints "N passed, N failed, N
+# seconds in all (an input over 30 s fails as a hang). One harness is one test; prints "N passed, N failed, N
 # skipped" last, like the C runner, and exits non-zero on any failure.
 # Without the harnesses (no clang) each is counted as skipped, saying why.
 set -u
@@ -21,7 +21,7 @@ for src in tests/fuzz/fuzz_*.c; do
         f=$((f + 1)); continue
     fi
     log=$(mktemp)
-    if "$bin" -runs=1 "$@" >"$log" 2>&1; then
+    if "$bin" -runs=1 -timeout=30 "$@" >"$log" 2>&1; then
         echo "ok   $name ($# inputs)"
         p=$((p + 1))
     else
