@@ -1,8 +1,9 @@
 #!/bin/sh
 # Runs every fuzz harness once over its seeds (build-fuzz/seeds/NAME) and its
 # committed regression inputs (tests/fuzz/regress/NAME): no new inputs, a few
-# seconds in all (an input over 30 s fails as a hang). One harness is one test; prints "N passed, N failed, N
-# skipped" last, like the C runner, and exits non-zero on any failure.
+# seconds in all (an input over 30 s fails as a hang). One harness is one
+# test; prints "N passed, N failed, N skipped" last, like the C runner, and
+# exits non-zero on any failure.
 # Without the harnesses (no clang) each is counted as skipped, saying why.
 set -u
 p=0; f=0; s=0
