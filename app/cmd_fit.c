@@ -117,14 +117,14 @@ static int run_fit(FitOpts *t, Err *e) {
     EvalData d = {0};
     FitResult res = {0};
     int n_held = 0, rc = -1;
-    if (app_load(&t->o, &L, 1, e)) goto out;
+    if (app_load(&t->o, &L, t->data != NULL, e)) goto out; /* self-sampled data needs no tokenizer */
     const Config *c = &L.model.c;
     if (t->seq_len > c->seq_len) { err_set(e, "--seq-len %ld exceeds the context (%d)", t->seq_len, c->seq_len); goto out; }
     if (t->o.attn.window >= t->seq_len) {
         err_set(e, "--window %d leaves no far keys in sequences of --seq-len %ld", t->o.attn.window, t->seq_len);
         goto out;
     }
-    if (train_data_make(&d, &n_held, &L.model, &L.tok, t->data, (int)t->self_n, (int)t->seq_len, t->o.seed, e)) goto out;
+    if (train_data_make(&d, &n_held, &L.model, L.have_tok ? &L.tok : NULL, t->data, (int)t->self_n, (int)t->seq_len, t->o.seed, e)) goto out;
     FitConfig fc = {t->o.attn.window, t->o.attn.sinks, t->o.attn.theta_logit, t->l2, (int)t->iters,
                     !strcmp(t->weight, "err"), t->o.have_tau ? NAN : t->share, t->o.have_tau ? t->o.attn.tau : NAN,
                     (int)t->threads, 1};
