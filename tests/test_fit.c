@@ -179,7 +179,7 @@ TEST(fit_beats_random_routers_at_the_same_share_on_stories260K) {
     for (int i = 1; i < 64; i++) seq[i] = 3 + (int)(uni(&s) * 400);
     int n = score_cells(&m, &fitted, seq, 64, sf, lab), n2 = score_cells(&m, &rnd, seq, 64, sr, lab2);
     CHECK(n > 1000 && n == n2);
-    double af = agreement_at(sf, lab, n, 0.3), ar = agreement_at(sr, lab, n, 0.3);
+    double af = agreement_at(sf, lab, n, 0.3), ar = agreement_at(sr, lab, n, 0.3); /* measured 0.737, 0.503 */
     CHECK_MSG(af > ar + 0.1, "fitted agreement %.3f vs random %.3f", af, ar);
     router_free(&fitted), router_free(&rnd), model_free(&m);
 }
