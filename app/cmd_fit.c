@@ -36,6 +36,7 @@ static void fit_help(void) {
          "Writes FILE atomically: router safetensors with a bias per head and metadata (window, tau,\n"
          "theta, sinks, objective oracle-fit, share, data, seed, l2, iters, weight, model, held-out global\n"
          "share, agreement, precision and recall against the oracle). Progress goes to stderr.");
+    args_help_model();
 }
 
 typedef struct {
