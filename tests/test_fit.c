@@ -302,3 +302,35 @@ TEST(fit_beats_faolmo_built_in_routers_at_the_same_share) {
     CHECK_MSG(af > ab + 0.03, "fitted agreement %.3f vs built-in %.3f at share %.3f", af, ab, share);
     router_free(&r), model_free(&m);
 }
+
+/* The forward pass adds a layer's biases to its router logits, at every
+ * position and head (prefill and decode alike, one code path). */
+TEST(router_bias_shifts_every_router_logit_in_the_forward_pass) {
+    SKIP_UNLESS_SHARED();
+    Model m;
+    Routers r;
+    Err e;
+    CHECK_INT(model_load(&m, test_shared("models/stories260K/stories260K.bin"), &e), 0);
+    CHECK_INT(router_random(&r, 5, 8, 64, 5, &e), 0);
+    float b[40];
+    for (int i = 0; i < 40; i++) b[i] = 0.05f * i - 1.0f;
+    int seq[12] = {1, 365, 1691, 1084, 1576, 679, 362, 612, 1101, 1084, 277, 29892};
+    for (int i = 0; i < 12; i++) seq[i] %= m.c.vocab_size;
+    StepTrace *plain[12], *biased[12];
+    RunState s;
+    AttnConfig a = aha_defaults();
+    a.policy = POLICY_FULL, a.window = 4, a.routers = r.w;
+    for (int i = 0; i < 12; i++) plain[i] = trace_new(5, 8), biased[i] = trace_new(5, 8);
+    CHECK_INT(fwd_init(&s, &m.c, 12, 1, &e), 0);
+    fwd_forward(&m, &s, &a, seq, 12, 0, NULL, plain);
+    a.router_bias = b;
+    fwd_forward(&m, &s, &a, seq, 12, 0, NULL, biased);
+    for (int t = 0; t < 12; t++)
+        for (int c = 0; c < 40; c++) {
+            double z0 = log(plain[t]->score[c] / (1 - plain[t]->score[c]));
+            double z1 = log(biased[t]->score[c] / (1 - biased[t]->score[c]));
+            CHECK_NEAR(z1 - z0, b[c], 1e-4);
+        }
+    for (int i = 0; i < 12; i++) trace_free(plain[i]), trace_free(biased[i]);
+    fwd_free(&s), router_free(&r), model_free(&m);
+}
