@@ -25,6 +25,12 @@ typedef struct {
     int have_tau;            /* --tau given: it wins over the router file's */
     int have_window;         /* --window given: it wins over a model's own (faolmo: 128) */
     int bytes_only;          /* --bytes-only: the byte split of a step, nothing timed */
+    const char *tokenizer;   /* --tokenizer PATH: time encoding instead (a tokenizer file or a model) */
+    const char *text;        /* --text FILE: what --tokenizer encodes (default: generated text) */
+    long text_bytes;         /* --bytes N: that many bytes of it (0: 1 MB generated, or the whole file) */
+    int arch;                /* --arch: the random model's block layout (Arch; ARCH_LLAMA2C without it) */
+    const char *save_hf;     /* --save-hf DIR: the random model as a Hugging Face folder */
+    const char *save_routers; /* --save-routers FILE: random routers for the random model's shape */
 } BenchOpts;
 
 /* Median of v[0..n) (sorts v). */
@@ -71,6 +77,12 @@ double bench_stream_pass(Pool *pool, BenchStream *s);
 
 /* n pseudo-random token ids below vocab from *seed, the first one 1 (BOS). */
 void bench_random_tokens(int *ids, int n, int vocab, uint64_t *seed);
+
+/* --tokenizer: the median time over b->runs of encoding b->text (or
+ * b->text_bytes of generated English-like text, default 1 MB) with the
+ * tokenizer.bin, tokenizer.json or model's tokenizer b->tokenizer names.
+ * Prints its figures. */
+int bench_tokenizer(const BenchOpts *b, Err *e);
 
 /* --dtype with --shape/--dims: the model's random weights in f32 and in
  * b->dtype, decode steps interleaved one for one. Prints its figures. */

@@ -78,19 +78,14 @@ static int budget_heads(const CalOpts *c, int n, int *k, Err *e) {
 }
 
 static int write_heads(const CalOpts *c, const StoreHeadRate *r, int n, int k, Err *e) {
-    char tmp[1100];
-    FILE *f = file_create_tmp(c->out, tmp, sizeof tmp, e);
+    FileAtomic a;
+    FILE *f = file_atomic_open(&a, c->out, e);
     if (!f) return -1;
     fprintf(f, "# static heads: the %d of %d heads with the highest oracle global rate\n# from %s runs", k, n, c->db);
     for (int i = 0; i < c->n_runs; i++) fprintf(f, " %lld", (long long)c->runs[i]);
     fprintf(f, "\n");
     for (int i = 0; i < k; i++) fprintf(f, "%d.%d  # oracle rate %.4f over %ld\n", r[i].layer, r[i].head, r[i].oracle_rate, r[i].n);
-    int ok = fclose(f) == 0;
-    if (!ok || rename(tmp, c->out) != 0) {
-        unlink(tmp);
-        return err_set(e, "%s: cannot write", c->out);
-    }
-    return 0;
+    return file_atomic_commit(&a, e);
 }
 
 int cmd_calibrate(int argc, char **argv) {

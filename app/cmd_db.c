@@ -1,5 +1,6 @@
 /* `ahascope runs | query | export | compare | merge`: the database side.
  * Every one opens the file read-only except merge's output. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,9 @@
 #include "store/store.h"
 
 #define BUSY_MS 2000 /* how long a locked database is waited for */
+#define QUERY_TIMEOUT 10.0 /* seconds `query` runs SQL by default (--timeout) */
+
+static volatile sig_atomic_t g_cancel; /* Ctrl-C during `query`: the progress handler stops the SQL */
 
 typedef struct {
     const char *db, *out, *sql, *predictor;
@@ -18,6 +22,7 @@ typedef struct {
     int n_runs;
     StoreFormat fmt;
     int have_fmt;
+    double timeout; /* --timeout S (query only); 0: not given */
     const char **inputs;
     int n_inputs;
 } DbOpts;
@@ -37,6 +42,10 @@ static int db_flag(DbOpts *d, Args *a, Err *e) {
                                                       : NULL;
     a->i++;
     if (target) return (*target = args_value(a, e)) ? 1 : -1;
+    if (!strcmp(f, "--timeout")) {
+        const char *v = args_value(a, e);
+        return v && args_float(f, v, 0.01, 86400, &d->timeout, e) == 0 ? 1 : -1;
+    }
     if (!strcmp(f, "--run")) {
         const char *v = args_value(a, e);
         long id;
@@ -73,6 +82,7 @@ static int db_parse(DbOpts *d, Args *a, void (*help)(void), int *done, Err *e) {
 static int db_check(const DbOpts *d, int args, Err *e) {
     if (d->n_inputs > args) return args_unknown(d->inputs[args], e);
     if (!d->db) return err_usage(e, "--db FILE is required");
+    if (d->timeout > 0 && args != 1) return err_usage(e, "--timeout is for query only"); /* the one taking SQL */
     DecidePred p;
     char names[64];
     decide_list(names, sizeof names, DECIDE_N_SQL); /* what the SQL views carry */
@@ -107,12 +117,36 @@ int cmd_runs(int argc, char **argv) {
 }
 
 static void query_help(void) {
-    puts("usage: ahascope query --db FILE \"SQL\" [--table|--csv|--json]\n\n"
+    puts("usage: ahascope query --db FILE \"SQL\" [--table|--csv|--json] [--timeout S]\n\n"
          "Run SQL over a recorded database and print the result: an aligned table by default,\n"
          "CSV (RFC 4180) or JSON (an array of objects per statement). The file is opened read-only;\n"
-         "INSERT, UPDATE, DELETE, CREATE, DROP, ATTACH, writable pragmas and load_extension() are\n"
-         "refused. Tables, views and examples: store/SCHEMA.md, e.g.\n"
+         "INSERT, UPDATE, DELETE, CREATE, DROP, ATTACH, writable pragmas, load_extension() and\n"
+         "fts3_tokenizer() are refused. A value may hold at most 64 MiB and SQLite at most 512 MiB.\n"
+         "CSV and JSON are valid UTF-8: invalid bytes in a text value become U+FFFD, and\n"
+         "JSON adds \"<column>_hex\" with its raw bytes.\n"
+         "  --timeout S   stop the SQL after S seconds (default 10); Ctrl-C stops it sooner\n"
+         "Tables, views and examples: store/SCHEMA.md, e.g.\n"
          "  ahascope query --db ahascope.db \"SELECT * FROM head_rates ORDER BY global_rate DESC LIMIT 10\"");
+}
+
+static void on_sigint(int sig) { (void)sig, g_cancel = 1; }
+
+static int query_cancelled(void *ctx, long rows) {
+    (void)ctx, (void)rows;
+    return g_cancel;
+}
+
+/* The SQL under the time limit, with Ctrl-C stopping it: "cancelled"
+ * exits 130 as an interrupted command does, the time limit 1. */
+static int run_query(Store *st, const char *sql, const DbOpts *d, Err *e) {
+    StoreQueryLimits lim = {.timeout_s = d->timeout > 0 ? d->timeout : QUERY_TIMEOUT, .interrupt = query_cancelled};
+    signal(SIGINT, on_sigint);
+    int rc = store_query_limited(st, sql, d->fmt, stdout, &lim, e);
+    signal(SIGINT, SIG_DFL);
+    if (rc && lim.timed_out) err_set(e, "stopped after %g s (--timeout)", lim.timeout_s);
+    else if (rc && g_cancel) err_set(e, "cancelled");
+    rc = finish(st, rc, e);
+    return rc && g_cancel && !lim.timed_out ? 130 : rc;
 }
 
 int cmd_query(int argc, char **argv) {
@@ -130,30 +164,29 @@ int cmd_query(int argc, char **argv) {
     if (done) return 0;
     Store *st = store_open(d.db, STORE_READ, BUSY_MS, &e);
     if (!st) return args_fail(&e);
-    return finish(st, store_query(st, sql, d.fmt, stdout, &e), &e);
+    return run_query(st, sql, &d, &e);
 }
 
 static void export_help(void) {
     puts("usage: ahascope export --db FILE --run ID --json|--csv [--out PATH]\n\n"
          "Write one run: JSON {\"run\": {...}, \"tokens\": [...], \"decisions\": [...]}, or CSV with one row per\n"
          "(position, layer, head) joined with that position's token columns. --out writes the file\n"
-         "atomically (a temporary file renamed into place); default stdout.");
+         "atomically (a temporary file renamed into place); default stdout. Both are valid UTF-8: a\n"
+         "piece that is not (a byte-fallback token) is written with U+FFFD, in JSON also as piece_hex.");
 }
 
-/* Write to PATH.tmp and rename, so a failed export never leaves half a file. */
+/* Write through a temporary renamed into place, so a failed export never
+ * leaves half a file. */
 static int export_to(Store *st, const DbOpts *d, Err *e) {
     if (!d->out) {
         if (store_export(st, d->run[0], d->fmt, stdout, e)) return -1;
         return fflush(stdout) == 0 ? 0 : err_set(e, "cannot write to stdout");
     }
-    char tmp[1100];
-    FILE *f = file_create_tmp(d->out, tmp, sizeof tmp, e);
-    if (!f) return -1;
-    int rc = store_export(st, d->run[0], d->fmt, f, e);
-    if (fclose(f) != 0 && rc == 0) rc = err_set(e, "%s: write failed (disk full?)", d->out);
-    if (rc == 0 && rename(tmp, d->out) != 0) rc = err_set(e, "%s: cannot write", d->out);
-    if (rc != 0) unlink(tmp);
-    return rc;
+    FileAtomic a;
+    if (!file_atomic_open(&a, d->out, e)) return -1;
+    if (store_export(st, d->run[0], d->fmt, a.f, e) == 0) return file_atomic_commit(&a, e);
+    file_atomic_abort(&a);
+    return -1;
 }
 
 int cmd_export(int argc, char **argv) {

@@ -10,6 +10,7 @@
 #include "app/commands.h"
 #include "app/setup.h"
 #include "engine/hftok.h"
+#include "engine/textout.h"
 
 static void info_help(void) {
     puts("usage: ahascope info [--routers FILE] [--json] [model flags]\n"
@@ -75,19 +76,19 @@ static void print_json(const Loaded *L, const RunOpts *o) {
     const Model *m = &L->model;
     const Config *c = &m->c;
     char rb[1300], tb[1400];
-    /* every string printed here is ours or a path; paths are escaped minimally */
+    /* every string printed here is ours or a path; paths may hold any bytes: engine/textout.h */
     printf("{\"architecture\": \"%s\", \"dim\": %d, \"hidden_dim\": %d, \"n_layers\": %d, \"n_heads\": %d, "
            "\"n_kv_heads\": %d, \"head_size\": %d, \"vocab_size\": %d, \"context\": %d, \"dtype\": \"%s\", "
            "\"kv_dtype\": \"%s\", \"kv_cache_bytes\": %zu, "
            "\"parameters\": %zu, \"file_bytes\": %zu, \"decode_bytes\": %zu, \"tied\": %s, \"builtin_routers\": %s, "
-           "\"tokenizer\": \"",
+           "\"tokenizer\": ",
            m->arch_name, c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->head_size, c->vocab_size,
            c->seq_len, model_dtype_name(c->dtype), model_dtype_name(c->kv_dtype), model_kv_bytes(c, c->seq_len), count_params(m), m->file_bytes, model_decode_bytes(c),
            c->shared_classifier ? "true" : "false", m->builtin_routers ? "true" : "false");
-    for (const char *p = tok_text(L, tb, sizeof tb); *p; p++) printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
-    printf("\", \"routers\": \"");
-    for (const char *p = router_text(L, o, rb, sizeof rb); *p; p++) printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
-    printf("\"}\n");
+    textout_json_print(stdout, tok_text(L, tb, sizeof tb));
+    printf(", \"routers\": ");
+    textout_json_print(stdout, router_text(L, o, rb, sizeof rb));
+    printf("}\n");
 }
 
 int cmd_info(int argc, char **argv) {

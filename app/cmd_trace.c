@@ -11,6 +11,7 @@
 #include "app/record.h"
 #include "app/setup.h"
 #include "engine/session.h"
+#include "engine/textout.h"
 
 static void trace_help(void) {
     puts("usage: ahascope trace [--prompt TEXT] [--jsonl] [sampling flags] [model flags] [policy flags]\n"
@@ -22,6 +23,8 @@ static void trace_help(void) {
          "  *_logit values are ln(mass outside the local set / mass inside); n_far (keys outside the\n"
          "  local set: 0 means no choice) and kv_read (KV positions read per KV head, summed).\n"
          "logprob/entropy describe the distribution that predicted the token (null at position 0).\n"
+         "Lines are valid UTF-8: a piece that is not (a byte-fallback token, e.g. one byte of an emoji)\n"
+         "is written with U+FFFD, and piece_hex (only then) holds its raw bytes as hex.\n"
          "  --prompt TEXT     the text to continue (default empty: start from BOS alone)\n"
          "  --jsonl           JSON lines, the one format there is (the default)");
     args_help_sampling();
@@ -48,7 +51,7 @@ static int print_trace_line(const StepTrace *t) {
     int n = trace_cells(t);
     cJSON_AddNumberToObject(o, "pos", t->pos);
     cJSON_AddNumberToObject(o, "token", t->token);
-    cJSON_AddStringToObject(o, "piece", t->piece);
+    textout_json_add(o, "piece", t->piece, strlen(t->piece));
     cJSON_AddItemToObject(o, "logprob", num_or_null(t->logprob));
     cJSON_AddItemToObject(o, "entropy", num_or_null(t->entropy));
     cJSON_AddNumberToObject(o, "step_us", round(t->step_us * 10) / 10);

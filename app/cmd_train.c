@@ -26,6 +26,7 @@
 #include "engine/adamw.h"
 #include "engine/backward.h"
 #include "engine/files.h"
+#include "engine/kernels.h"
 #include "engine/safetensors.h"
 
 static volatile sig_atomic_t g_stop; /* Ctrl-C: save a checkpoint and stop */
@@ -249,7 +250,8 @@ static int load_tensor(const StFile *f, const char *name, float *dst, size_t n, 
     const StTensor *t = st_expect(f, name, ST_F32, 1, shape, e);
     if (!t) return -1;
     memcpy(dst, t->data, t->nbytes);
-    return 0;
+    size_t bad = k_first_nonfinite(dst, n);
+    return bad < n ? err_set(e, "%s: tensor '%s' holds %g at element %zu", f->path, name, dst[bad], bad) : 0;
 }
 
 static int load_checkpoint(Trainer *tr, const char *path, Err *e) {
@@ -331,13 +333,27 @@ static int save_model(const Trainer *tr, Err *e) {
     return model_save(&tuned, tr->t->out_model, tr->m->version == 1 ? 1 : 0, e);
 }
 
-/* One optimiser step on the batch of tr->step; returns its loss. */
-static double train_step(Trainer *tr) {
+/* Stop on a NaN or Inf in the loss or a gradient, before the step writes
+ * it into the routers: what follows would be NaN routers saved as if
+ * trained, every score "not computed". */
+static int check_finite(const Trainer *tr, double loss, Err *e) {
+    const char *what = !isfinite(loss) || !isfinite(tr->s.task_loss) ? "the loss"
+                     : k_first_nonfinite(tr->drouters, tr->opt.n) < tr->opt.n ? "a router gradient"
+                     : tr->t->all && k_first_nonfinite(tr->grads.mem, tr->grads.n) < tr->grads.n ? "a weight gradient"
+                     : NULL;
+    if (!what) return 0;
+    return err_set(e, "step %ld: %s is not finite (loss %g): the model's activations overflow or --lr%s is too "
+                      "high; nothing written", tr->step + 1, what, loss, tr->t->all ? " or --lr-model" : "");
+}
+
+/* One optimiser step on the batch of tr->step; its loss into *loss. */
+static int train_step(Trainer *tr, double *loss_out, Err *e) {
     TrainOpts *t = tr->t;
     long warm = t->steps / 10;
     fill_batch(tr, tr->step, BATCH_TRAIN);
-    double loss = forward(tr);
+    double loss = *loss_out = forward(tr);
     train_backward(&tr->s, student(tr), tr->routers, tr->drouters, t->all ? &tr->grads : NULL);
+    if (check_finite(tr, loss, e)) return -1;
     float lr = lr_warmup_cosine(tr->step, warm, t->steps, (float)t->lr, (float)t->lr / 10);
     adamw_step(&tr->opt, tr->routers, tr->drouters, lr);
     if (t->all) {
@@ -345,7 +361,7 @@ static double train_step(Trainer *tr) {
         adamw_step(&tr->opt_w, tr->params.mem, tr->grads.mem, lw);
     }
     tr->step++;
-    return loss;
+    return 0;
 }
 
 /* OpenBLAS falls back to its SSE3 ("Prescott") kernels on x86 CPUs it does
@@ -368,7 +384,10 @@ static int train_loop(Trainer *tr, Err *e) {
     train_flush_subnormals(); /* after the data is sampled, which stays as eval makes it */
     blas_note();
     while (tr->step < t->steps && !g_stop && !(t->stop_after && tr->step >= t->stop_after)) {
-        loss = train_step(tr);
+        if (train_step(tr, &loss, e)) {
+            if (isatty(STDERR_FILENO)) fputc('\n', stderr); /* end the bar's line before the error's */
+            return -1;
+        }
         progress(tr, loss, t0, tr->step == t->steps);
     }
     if (tr->step < t->steps) { /* interrupted: keep where we are */
@@ -381,6 +400,8 @@ static int train_loop(Trainer *tr, Err *e) {
     double hl, hg, tl, tg;
     evaluate(tr, BATCH_HELD, &hl, &hg);
     evaluate(tr, BATCH_TRAIN_EVAL, &tl, &tg);
+    if (!isfinite(hl) || !isfinite(tl) || k_first_nonfinite(tr->routers, tr->opt.n) < tr->opt.n)
+        return err_set(e, "the trained routers give a non-finite loss (held-out %g, training %g); nothing written", hl, tl);
     if (t->all && save_model(tr, e)) return -1;
     if (save_routers(tr, hl, hg, tl, e)) return -1;
     printf("%s: window %d, lambda %g: held-out global share %.2f%%, %s %.5f\n", t->out, t->o.attn.window, t->lambda,
@@ -414,6 +435,10 @@ static int run_train(TrainOpts *t, Err *e) {
         goto out;
     }
     if (t->o.attn.window > L.model.c.seq_len) { err_set(e, "window larger than the context"); goto out; }
+    if (weights_check_finite(&L.model.w, &L.model.c, e)) { /* else every step is NaN */
+        err_prefix(e, L.model_path);
+        goto out;
+    }
     if (check_out_model(t, &L.model, e) || trainer_init(&tr, &L.model, t, e)) goto out;
     if (train_data_make(&tr.data, &tr.n_held, &L.model, &L.tok, t->data, (int)t->self_n, (int)t->seq_len + 1,
                         t->o.seed, e))

@@ -285,14 +285,11 @@ static void poll_sql(Tui *t) {
 }
 
 static int export_one(Store *st, int64_t run, StoreFormat fmt, const char *path, Err *e) {
-    char tmp[1100];
-    FILE *f = file_create_tmp(path, tmp, sizeof tmp, e);
-    if (!f) return -1;
-    int rc = store_export(st, run, fmt, f, e);
-    if (fclose(f) != 0 && rc == 0) rc = err_set(e, "%s: write failed", path);
-    if (rc == 0 && rename(tmp, path) != 0) rc = err_set(e, "%s: cannot write", path);
-    if (rc) unlink(tmp);
-    return rc;
+    FileAtomic a;
+    if (!file_atomic_open(&a, path, e)) return -1;
+    if (store_export(st, run, fmt, a.f, e) == 0) return file_atomic_commit(&a, e);
+    file_atomic_abort(&a);
+    return -1;
 }
 
 /* `s`: the current run as ahascope-run<ID>.json and .csv in the current
@@ -645,7 +642,9 @@ static int load_replay(Tui *t, Store *st, const StoreRunInfo *r, Err *e) {
     int k = store_run_attn_top(st, r->run_id, e), rc = k < 0 ? -1 : 0;
     for (int i = 0; i < CHUNK; i++) buf[i] = NULL;
     for (int i = 0; i < CHUNK && rc == 0; i++)
-        if (!(buf[i] = trace_new_top(r->n_layers, r->n_heads, k))) rc = err_set(e, "out of memory");
+        if (!(buf[i] = trace_new_top(r->n_layers, r->n_heads, k)))
+            rc = err_set(e, "%s: out of memory for run %lld (%d layers x %d heads)", t->db, (long long)r->run_id,
+                         r->n_layers, r->n_heads);
     for (int pos = 0; rc == 0;) {
         int n = store_read_steps(st, r->run_id, pos, CHUNK, buf, e);
         if (n < 0) rc = -1;

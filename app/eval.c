@@ -10,6 +10,7 @@
 #include "app/args.h"
 #include "app/eval.h"
 #include "app/record.h"
+#include "engine/files.h"
 #include "engine/kernels.h"
 #include "engine/session.h"
 
@@ -55,19 +56,11 @@ int eval_data_self(EvalData *d, const Model *m, const Tokenizer *tok, int n, int
 }
 
 int eval_data_file(EvalData *d, const Tokenizer *tok, const char *path, int len, int max_n, Err *e) {
-    long size = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(e, "%s: cannot read", path);
-    fseek(f, 0, SEEK_END);
-    size = ftell(f);
-    rewind(f);
-    if (size <= 0) { fclose(f); return err_set(e, "%s: empty data file", path); }
-    if (size > (64L << 20)) { fclose(f); return err_set(e, "%s: larger than 64 MB", path); }
-    char *text = malloc((size_t)size + 1);
-    int *ids = malloc(((size_t)size + 3) * sizeof *ids), n_ids = 0;
-    int ok = text && ids && fread(text, 1, (size_t)size, f) == (size_t)size;
-    fclose(f);
-    int rc = ok ? tok_encode(tok, text, (size_t)size, 0, 0, ids, (int)size + 3, &n_ids, e) : err_set(e, "%s: read error", path);
+    size_t size = 0;
+    char *text = file_read_all(path, "data file", "a text file", 64 << 20, &size, e);
+    if (!text) return -1;
+    int *ids = malloc((size + 3) * sizeof *ids), n_ids = 0;
+    int rc = ids ? tok_encode(tok, text, size, 0, 0, ids, (int)size + 3, &n_ids, e) : err_set(e, "out of memory");
     free(text);
     int per = len - 1, n = n_ids / per < max_n ? n_ids / per : max_n;
     if (rc == 0 && n < 1) rc = err_set(e, "%s: %d tokens, fewer than one sequence of %d", path, n_ids, len);

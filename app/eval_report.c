@@ -7,6 +7,7 @@
 #include "app/eval_report.h"
 #include "app/record.h"
 #include "engine/cost.h"
+#include "engine/textout.h"
 #include "views/plot.h"
 
 /* Evaluate one setting (recorded when st is set) and summarise it into row. */
@@ -59,15 +60,10 @@ static void json_num(const char *key, double v) {
     else printf(", \"%s\": %.6f", key, v);
 }
 
-/* A JSON string: quotes, backslashes and control bytes escaped. */
+/* A JSON string member, valid UTF-8 (engine/textout.h). */
 static void json_str(const char *key, const char *v) {
-    printf(", \"%s\": \"", key);
-    for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
-        if (*c == '"' || *c == '\\') printf("\\%c", *c);
-        else if (*c < 0x20) printf("\\u%04x", *c);
-        else putchar(*c);
-    }
-    putchar('"');
+    printf(", \"%s\": ", key);
+    textout_json_print(stdout, v);
 }
 
 void eval_print_rows(const Row *rows, int n, int json, int matched) {

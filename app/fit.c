@@ -12,6 +12,7 @@
 #include "engine/attn.h"
 #include "engine/decide.h"
 #include "engine/forward.h"
+#include "engine/kernels.h"
 #include "engine/logfit.h"
 
 /* One example per position with far keys, per layer: what the router read
@@ -217,6 +218,10 @@ int fit_routers(const Model *m, const EvalData *d, int n_held, const FitConfig *
     t0 = args_seconds();
     openblas_set_num_threads(c->threads > 0 ? c->threads : 1); /* the forward pass asked for 1 */
     if (rc == 0) rc = fit_layers(&x, c, &out->r, e);
+    size_t nw = (size_t)x.L * x.H * x.d, nb = (size_t)x.L * x.H;
+    if (rc == 0 && (k_first_nonfinite(out->r.w, nw) < nw || k_first_nonfinite(out->r.b, nb) < nb))
+        rc = err_set(e, "%s: the fitted routers are not finite (the model's activations overflow?); nothing written",
+                     d->desc);
     if (rc == 0) rc = threshold_and_measure(&x, c, out, e);
     out->fit_s = args_seconds() - t0;
     out->n_train = x.n_train, out->n_held = x.rows - x.n_train;

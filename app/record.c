@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "app/record.h"
+#include "engine/files.h"
 
 void app_heads_text(const uint8_t *map, int n_layers, int n_heads, char *out, size_t cap) {
     size_t o = 0;
@@ -60,7 +61,7 @@ int app_run_info(const RunOpts *o, const Loaded *L, StoreRunInfo *r, Err *e) {
 /* 1 if the JSON export at path is of this run: the run object on its first
  * line has the same id, creation time, seed and prompt. */
 static int export_is_run(const char *path, const StoreRunInfo *ri) {
-    FILE *f = fopen(path, "rb");
+    FILE *f = file_fopen_regular(path, "export", "an export", NULL); /* never wait on a FIFO */
     char *line = NULL;
     size_t cap = 0;
     ssize_t n = f ? getline(&line, &cap, f) : -1;

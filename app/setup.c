@@ -154,18 +154,9 @@ static int load_static(RunOpts *o, Loaded *L, Err *e) {
     const Config *c = &L->model.c;
     const char *spec = o->static_heads;
     char *text = NULL;
-    if (is_file(spec)) {
-        FILE *f = fopen(spec, "rb");
-        long n = 0;
-        if (f && fseek(f, 0, SEEK_END) == 0) n = ftell(f);
-        if (!f || n < 0 || n > (1 << 20)) {
-            if (f) fclose(f);
-            return err_set(e, "%s: cannot read head set (missing or over 1 MB)", spec);
-        }
-        rewind(f);
-        text = calloc(1, (size_t)n + 1);
-        if (!text || fread(text, 1, (size_t)n, f) != (size_t)n) { fclose(f); free(text); return err_set(e, "%s: read failed", spec); }
-        fclose(f);
+    if (file_kind(spec) != FILE_MISSING) { /* a file of any kind, so a FIFO is refused by name */
+        size_t n;
+        if (!(text = file_read_all(spec, "head set", "a head-set file", 1 << 20, &n, e))) return -1;
         spec = text;
     }
     int r = aha_parse_heads(spec, c->n_layers, c->n_heads, &L->static_heads, e);
@@ -191,7 +182,7 @@ static int load_tokenizer(const RunOpts *o, Loaded *L, Err *e) {
     else if (app_find_tokenizer(L->model_path, m->c.vocab_size, L->tok_path, sizeof L->tok_path) != 0)
         return err_set(e, "%s: no tokenizer beside the model (tokenizer.bin or tok%d.bin); pass --tokenizer PATH",
                        L->model_path, m->c.vocab_size);
-    if (hf && !o->tokenizer && !is_file(L->tok_path))
+    if (hf && !o->tokenizer && file_kind(L->tok_path) == FILE_MISSING) /* a FIFO there is refused by name */
         return err_set(e, "%s: no tokenizer.json in the folder; pass --tokenizer PATH", L->model_path);
     int r = ends_with(L->tok_path, ".json") || file_kind(L->tok_path) == FILE_JSON
                 ? tok_load_hf(&L->tok, L->tok_path, hf ? L->model_path : NULL, m->c.vocab_size, e)
@@ -207,15 +198,9 @@ static int load_tokenizer(const RunOpts *o, Loaded *L, Err *e) {
 static char *read_chat_template(const char *dir) {
     char p[1100];
     snprintf(p, sizeof p, "%.1000s/tokenizer_config.json", dir);
-    FILE *f = fopen(p, "rb");
-    if (!f) return NULL;
-    char *buf = NULL, *out = NULL;
-    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    if (n > 0 && n < (64L << 20) && (buf = malloc((size_t)n + 1))) {
-        rewind(f);
-        buf[fread(buf, 1, (size_t)n, f)] = 0;
-    }
-    fclose(f);
+    char *out = NULL;
+    size_t n;
+    char *buf = file_read_all(p, "tokenizer config", "a JSON file", 64 << 20, &n, NULL); /* none: no template */
     cJSON *j = buf ? cJSON_Parse(buf) : NULL;
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "chat_template"), *it;
     if (cJSON_IsString(t)) out = strdup(t->valuestring);

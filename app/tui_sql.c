@@ -14,11 +14,11 @@ static double mono_now(void) {
 }
 
 /* Polled by SQLite's progress handler on the query thread: publish the
- * row count, and stop on a cancel or past the deadline. */
+ * row count, and stop on a cancel (the time limit is the store's). */
 static int should_stop(void *ctx, long rows) {
     TuiSql *q = ctx;
     atomic_store(&q->rows, rows);
-    return atomic_load(&q->cancel) || mono_now() > q->deadline;
+    return atomic_load(&q->cancel);
 }
 
 /* What follows the rows in the pane: why the query stopped, its error, or
@@ -48,15 +48,14 @@ static void *query_main(void *arg) {
     FILE *f = open_memstream(&text, &len);
     Err e;
     e.msg[0] = 0;
-    StoreQueryLimits lim = {.max_rows = q->max_rows, .interrupt = should_stop, .ctx = q};
+    StoreQueryLimits lim = {.max_rows = q->max_rows, .timeout_s = q->time_limit, .interrupt = should_stop, .ctx = q};
     Store *st = store_open(q->db, STORE_READ, 500, &e);
     int rc = st && f ? store_query_limited(st, q->res.sql, STORE_FMT_TABLE, f, &lim, &e) : -1;
     store_close(st, NULL);
     double secs = mono_now() - q->t0;
-    /* an interrupt nobody asked for is the deadline's */
     TuiSqlEnd end = rc == 0 ? TUI_SQL_OK
-                    : atomic_load(&q->cancel) ? TUI_SQL_CANCELLED
-                    : !strcmp(e.msg, "interrupted") ? TUI_SQL_TIMED_OUT : TUI_SQL_FAILED;
+                    : lim.timed_out ? TUI_SQL_TIMED_OUT
+                    : atomic_load(&q->cancel) ? TUI_SQL_CANCELLED : TUI_SQL_FAILED;
     if (f) {
         end_note(q, f, end, &lim, &e, secs);
         fclose(f);
@@ -85,7 +84,6 @@ int tui_sql_start(TuiSql *q, const char *db, const char *sql, Err *e) {
     atomic_store(&q->done, 0);
     atomic_store(&q->rows, 0);
     q->t0 = mono_now();
-    q->deadline = q->t0 + q->time_limit;
     if (pthread_create(&q->thread, NULL, query_main, q) != 0) {
         tui_sql_result_free(&q->res);
         return err_set(e, "cannot start the query thread");

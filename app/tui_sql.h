@@ -3,9 +3,10 @@
  * One query at a time runs on a thread of its own, over its own read-only
  * connection (store_open STORE_READ, store_query_limited), so a slow or
  * endless query never freezes the screen. SQLite's progress handler polls
- * a cancel flag and a deadline, so Esc / Ctrl-C stop it within
+ * a cancel flag and the time limit, so Esc / Ctrl-C stop it within
  * milliseconds; a row cap bounds what an endless result can fill memory
- * with. The UI thread polls each frame (tui_sql_progress, tui_sql_take);
+ * with, and the store's length and heap ceilings (the same as `ahascope
+ * query`'s) what one value can. The UI thread polls each frame (tui_sql_progress, tui_sql_take);
  * the query thread touches nothing of the UI.
  */
 #ifndef AHASCOPE_TUI_SQL_H
@@ -41,7 +42,7 @@ typedef struct {
     atomic_int cancel;      /* UI → query thread: stop */
     atomic_int done;        /* query thread → UI: res is complete */
     atomic_long rows;       /* rows so far, for the progress line */
-    double t0, deadline;    /* monotonic seconds */
+    double t0;              /* monotonic seconds at the start */
     char db[1024];
     TuiSqlResult res;       /* written by the query thread until done */
 } TuiSql;

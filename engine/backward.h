@@ -207,4 +207,9 @@ void grads_free(Grads *g);
  * with its gradient), w pointing into it. Free with grads_free. */
 int weights_clone(Grads *p, Weights *w, const Config *c, const Weights *src, Err *e);
 
+/* Refuse weights holding NaN or Inf (training on them yields NaN routers
+ * that look like "no head ever global"): "weight NAME holds nan at element
+ * I". Returns 0 if every element is finite. */
+int weights_check_finite(const Weights *w, const Config *c, Err *e);
+
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "backward.h"
+#include "kernels.h"
 
 /* ---- allocation: every float buffer carved from one block ---- */
 
@@ -85,22 +86,43 @@ void grads_free(Grads *g) {
     memset(g, 0, sizeof *g);
 }
 
+/* The llama2.c tensors of w with their names and element counts, in file
+ * order; the classifier only when it is not the embedding. Returns the count. */
+typedef struct { const char *name; const float *p; size_t n; } WeightSpan;
+
+static int weight_spans(const Weights *w, const Config *c, WeightSpan t[12]) {
+    size_t L = c->n_layers, d = c->dim, kv = c->kv_dim, hid = c->hidden_dim, V = c->vocab_size;
+    WeightSpan all[12] = {
+        {"token_embedding", w->token_embedding, V * d}, {"rms_att", w->rms_att, L * d}, {"wq", w->wq, L * d * d},
+        {"wk", w->wk, L * kv * d}, {"wv", w->wv, L * kv * d}, {"wo", w->wo, L * d * d},
+        {"rms_ffn", w->rms_ffn, L * d}, {"w1", w->w1, L * hid * d}, {"w2", w->w2, L * d * hid},
+        {"w3", w->w3, L * hid * d}, {"rms_final", w->rms_final, d}, {"wcls", w->wcls, V * d},
+    };
+    memcpy(t, all, sizeof all);
+    return c->shared_classifier ? 11 : 12;
+}
+
 int weights_clone(Grads *p, Weights *w, const Config *c, const Weights *src, Err *e) {
     if (grads_init(p, c, e)) return -1;
-    size_t L = c->n_layers, d = c->dim, kv = c->kv_dim, hid = c->hidden_dim, V = c->vocab_size;
-    struct { float *dst; const float *src; size_t n; } t[] = {
-        {p->token_embedding, src->token_embedding, V * d}, {p->rms_att, src->rms_att, L * d},
-        {p->wq, src->wq, L * d * d}, {p->wk, src->wk, L * kv * d}, {p->wv, src->wv, L * kv * d},
-        {p->wo, src->wo, L * d * d}, {p->rms_ffn, src->rms_ffn, L * d}, {p->w1, src->w1, L * hid * d},
-        {p->w2, src->w2, L * d * hid}, {p->w3, src->w3, L * hid * d}, {p->rms_final, src->rms_final, d},
-        {p->wcls, src->wcls, V * d},
-    };
-    for (size_t i = 0; i < sizeof t / sizeof t[0] - (c->shared_classifier ? 1 : 0); i++)
-        memcpy(t[i].dst, t[i].src, t[i].n * sizeof(float));
     *w = (Weights){p->token_embedding, p->rms_att, p->wq, p->wk, p->wv, p->wo, p->rms_ffn, p->w1, p->w2, p->w3,
                    p->rms_final, p->wcls};
+    WeightSpan from[12], to[12];
+    int n = weight_spans(src, c, from);
+    weight_spans(w, c, to);
+    for (int i = 0; i < n; i++) memcpy((float *)to[i].p, from[i].p, from[i].n * sizeof(float)); /* p's own heap */
     return 0;
 }
+
+int weights_check_finite(const Weights *w, const Config *c, Err *e) {
+    WeightSpan t[12];
+    int n = weight_spans(w, c, t);
+    for (int i = 0; i < n; i++) {
+        size_t k = k_first_nonfinite(t[i].p, t[i].n);
+        if (k < t[i].n) return err_set(e, "weight %s holds %g at element %zu", t[i].name, t[i].p[k], k);
+    }
+    return 0;
+}
+
 
 /* ---- forward ---- */
 

@@ -34,6 +34,8 @@ int err_as_usage(Err *e) {
 
 int err_prefix(Err *e, const char *prefix) {
     if (!e) return -1;
+    size_t have = strlen(prefix); /* already named (a lower layer knew the path after all) */
+    if (!strncmp(e->msg, prefix, have) && !strncmp(e->msg + have, ": ", 2)) return -1;
     char tmp[sizeof e->msg];
     memcpy(tmp, e->msg, sizeof tmp);
     size_t n = strlen(prefix);

@@ -30,7 +30,8 @@ int err_usage(Err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 int err_as_usage(Err *e);
 
 /* Prefix the existing message with "<path>: " (used when a lower layer did
- * not know the file name). Keeps the kind. Returns -1. */
+ * not know the file name), unless it already starts so. Keeps the kind.
+ * Returns -1. */
 int err_prefix(Err *e, const char *prefix);
 
 #endif

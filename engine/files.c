@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -144,13 +146,96 @@ int file_check_output(const char *path, const char *action, Err *e) {
     return dir_refuses(path, action, dir, e);
 }
 
-FILE *file_create_tmp(const char *path, char *tmp, size_t cap, Err *e) {
+FILE *file_fopen_regular(const char *path, const char *noun, const char *expected, Err *e) {
+    int fd = file_open_regular(path, noun, expected, e);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
+    if (fd >= 0 && !f) {
+        err_set(e, "%s: cannot open %s: %s", path, noun, strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
+/* Read exactly n bytes from fd, retrying short reads. */
+static int read_exact(int fd, char *buf, size_t n) {
+    while (n > 0) {
+        ssize_t k = read(fd, buf, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        buf += k, n -= (size_t)k;
+    }
+    return 0;
+}
+
+char *file_read_all(const char *path, const char *noun, const char *expected, size_t max, size_t *len, Err *e) {
+    int fd = file_open_regular(path, noun, expected, e);
+    if (fd < 0) return NULL;
+    struct stat st;
+    char *buf = NULL;
+    if (fstat(fd, &st) != 0) err_set(e, "%s: cannot read %s: %s", path, noun, strerror(errno));
+    else if (st.st_size == 0) err_set(e, "%s: empty %s", path, noun);
+    else if ((uint64_t)st.st_size > max)
+        err_set(e, "%s: %s of %lld bytes is over the %zu-byte limit", path, noun, (long long)st.st_size, max);
+    else if (!(buf = malloc((size_t)st.st_size + 1))) err_set(e, "%s: out of memory reading %s", path, noun);
+    else if (read_exact(fd, buf, (size_t)st.st_size) != 0) {
+        err_set(e, "%s: read error in %s", path, noun);
+        free(buf);
+        buf = NULL;
+    }
+    close(fd);
+    if (buf) buf[st.st_size] = 0, *len = (size_t)st.st_size;
+    return buf;
+}
+
+/* A fresh temporary name beside path; attempt varies it when one exists.
+ * Unpredictable enough that nobody plants a file there in advance, and
+ * O_EXCL refuses it if they do. */
+static void atomic_name(char *out, size_t cap, const char *path, unsigned attempt) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40;
+    x += (attempt + 1) * 0x9E3779B97F4A7C15ull;
+    x ^= x >> 31, x *= 0xBF58476D1CE4E5B9ull, x ^= x >> 29;
+    snprintf(out, cap, "%s.%06llx.tmp", path, (unsigned long long)(x & 0xffffff));
+}
+
+FILE *file_atomic_open(FileAtomic *a, const char *path, Err *e) {
+    memset(a, 0, sizeof *a);
     if (file_check_output(path, NULL, e) != 0) return NULL;
-    if ((size_t)snprintf(tmp, cap, "%s.tmp", path) >= cap) {
+    if (strlen(path) + 12 >= sizeof a->path) {
         err_set(e, "%s: path too long", path);
         return NULL;
     }
-    FILE *f = fopen(tmp, "wb");
-    if (!f) err_set(e, "%s: cannot create: %s", path, strerror(errno));
-    return f;
+    snprintf(a->path, sizeof a->path, "%s", path);
+    int fd = -1;
+    for (unsigned i = 0; fd < 0 && i < 100; i++) {
+        atomic_name(a->tmp, sizeof a->tmp, path, i);
+        fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd >= 0 && !(a->f = fdopen(fd, "wb"))) {
+        close(fd);
+        unlink(a->tmp);
+    }
+    if (!a->f) err_set(e, "%s: cannot create: %s", path, strerror(errno));
+    return a->f;
+}
+
+int file_atomic_commit(FileAtomic *a, Err *e) {
+    if (!a->f) return err_set(e, "%s: not open for writing", a->path);
+    int ok = fflush(a->f) == 0 && !ferror(a->f) && fsync(fileno(a->f)) == 0;
+    int err = ok ? 0 : errno;
+    if (fclose(a->f) != 0 && ok) ok = 0, err = errno;
+    a->f = NULL;
+    if (ok && rename(a->tmp, a->path) == 0) return 0;
+    if (ok) err = errno;
+    unlink(a->tmp);
+    return err_set(e, "%s: write failed: %s", a->path, strerror(err ? err : EIO));
+}
+
+void file_atomic_abort(FileAtomic *a) {
+    if (!a->f) return;
+    fclose(a->f);
+    a->f = NULL;
+    unlink(a->tmp);
 }

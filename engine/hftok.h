@@ -110,4 +110,15 @@ int hftok_wants_eos(const HfTok *t);
  * ids", for info output and tests. */
 const char *hftok_describe(const HfTok *t);
 
+/* Smallest vocabulary hftok_bytelevel_json can fill: 256 bytes + its special. */
+#define HFTOK_GEN_MIN_VOCAB 257
+
+/* A generated GPT-2-style byte-level BPE tokenizer.json of exactly n_vocab
+ * ids (for random-weight models, which have no tokenizer of their own):
+ * ids 0-255 are the bytes, then merges that build letter runs ("Ġa",
+ * "ab", "Ġab", ...), and id n_vocab - 1 is "<|endoftext|>", which a
+ * post-processor prepends as BOS. Returns malloc'd JSON text, or NULL with
+ * e set (n_vocab below HFTOK_GEN_MIN_VOCAB, or out of memory). */
+char *hftok_bytelevel_json(int n_vocab, Err *e);
+
 #endif

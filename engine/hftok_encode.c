@@ -2,8 +2,8 @@
  *
  * BPE follows the reference exactly: the symbols of a pre-token are merged
  * one pair at a time, always the pair with the lowest merge rank and, among
- * equal ranks, the leftmost. A binary heap of candidate pairs over a linked
- * list of symbols makes a pre-token of n symbols cost O(n log n); heap
+ * equal ranks, the leftmost. A heap of candidate pairs (engine/bpeheap.h,
+ * shared with tokenizer.c) over a linked list of symbols makes a pre-token of n symbols cost O(n log n); heap
  * entries made stale by a neighbouring merge are skipped when popped. A
  * per-call cache maps repeated pre-tokens to their ids, so long texts cost
  * little more than their distinct words. All scratch memory belongs to one
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpeheap.h"
 #include "hftok_impl.h"
 #include "unicode.h"
 
@@ -20,10 +21,6 @@
 typedef struct {
     int id, prev, next; /* id -1: absorbed by its left neighbour */
 } Sym;
-
-typedef struct {
-    int32_t rank, pos, left, right;
-} Cand;
 
 typedef struct {
     uint64_t hash;
@@ -35,8 +32,8 @@ typedef struct {
     int *ids, cap, n;
     Err *e;
     Sym *sym;
-    Cand *heap;
-    size_t sym_cap, heap_cap, heap_n;
+    BpeHeap heap; /* key rank << 32 | position; payload the left and right ids */
+    size_t sym_cap;
     char *buf; /* normalised segment / vocab spelling of a word */
     size_t buf_cap;
     CacheEnt *cache;
@@ -127,50 +124,29 @@ static int cache_emit(Enc *c, const char *w, size_t n) {
 
 /* ---- BPE ------------------------------------------------------------------ */
 
-static int cand_less(const Cand *a, const Cand *b) { return a->rank != b->rank ? a->rank < b->rank : a->pos < b->pos; }
-
 static int heap_push(Enc *c, int pos) {
     int right = c->sym[pos].next;
     if (right < 0) return 0;
     const HfPairEnt *m = hf_pmap_get(c->t, c->sym[pos].id, c->sym[right].id);
     if (!m) return 0;
-    if (grow(&c->heap, &c->heap_cap, c->heap_n + 1, sizeof(Cand))) return -1;
-    size_t i = c->heap_n++;
-    Cand x = {m->rank, pos, c->sym[pos].id, c->sym[right].id};
-    while (i > 0 && cand_less(&x, &c->heap[(i - 1) / 2])) c->heap[i] = c->heap[(i - 1) / 2], i = (i - 1) / 2;
-    c->heap[i] = x;
-    return 0;
-}
-
-static Cand heap_pop(Enc *c) {
-    Cand top = c->heap[0], x = c->heap[--c->heap_n];
-    size_t i = 0, n = c->heap_n;
-    for (;;) {
-        size_t k = 2 * i + 1;
-        if (k >= n) break;
-        if (k + 1 < n && cand_less(&c->heap[k + 1], &c->heap[k])) k++;
-        if (!cand_less(&c->heap[k], &x)) break;
-        c->heap[i] = c->heap[k], i = k;
-    }
-    if (n) c->heap[i] = x;
-    return top;
+    return bpeheap_push(&c->heap, (BpeCand){(uint64_t)(uint32_t)m->rank << 32 | (uint32_t)pos, c->sym[pos].id, c->sym[right].id});
 }
 
 /* Merge the n symbols in c->sym and emit the result. */
 static int merge_and_emit(Enc *c, int n) {
-    c->heap_n = 0;
+    c->heap.n = 0;
     for (int i = 0; i + 1 < n; i++)
         if (heap_push(c, i)) return oom(c);
-    while (c->heap_n) {
-        Cand k = heap_pop(c);
+    while (c->heap.n) {
+        BpeCand k = bpeheap_pop(&c->heap);
         Sym *s = c->sym;
-        int right = s[k.pos].next;
-        if (s[k.pos].id != k.left || right < 0 || s[right].id != k.right) continue; /* stale */
-        s[k.pos].id = hf_pmap_get(c->t, k.left, k.right)->id;
-        s[k.pos].next = s[right].next;
-        if (s[right].next >= 0) s[s[right].next].prev = k.pos;
+        int pos = (int)(uint32_t)k.key, right = s[pos].next;
+        if (s[pos].id != k.a || right < 0 || s[right].id != k.b) continue; /* stale */
+        s[pos].id = hf_pmap_get(c->t, k.a, k.b)->id;
+        s[pos].next = s[right].next;
+        if (s[right].next >= 0) s[s[right].next].prev = pos;
         s[right].id = -1;
-        if ((s[k.pos].prev >= 0 && heap_push(c, s[k.pos].prev)) || heap_push(c, k.pos)) return oom(c);
+        if ((s[pos].prev >= 0 && heap_push(c, s[pos].prev)) || heap_push(c, pos)) return oom(c);
     }
     for (int i = 0; i >= 0; i = c->sym[i].next)
         if (emit(c, c->sym[i].id)) return -1;
@@ -368,7 +344,7 @@ int hftok_encode(const HfTok *t, const char *text, size_t len, int flags, int *i
     if (!r) r = encode_text(&c, text, len, flags & HFTOK_SPECIAL);
     if (!r && (flags & HFTOK_EOS) && t->eos_id >= 0) r = emit(&c, t->eos_id);
     free(c.sym);
-    free(c.heap);
+    bpeheap_free(&c.heap);
     free(c.buf);
     free(c.cache);
     free(c.cwords);

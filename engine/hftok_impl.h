@@ -42,6 +42,8 @@ typedef struct {
     uint32_t off, len; /* content, in the pool */
     int id;
     unsigned char special, lstrip, rstrip, single_word;
+    unsigned char first; /* its first byte, the sort key */
+    int seq;             /* its place in added_tokens: a repeated entry keeps its order */
 } HfAdded;
 
 struct HfTok {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "files.h"
 #include "hftok_impl.h"
 #include "unicode.h"
 
@@ -45,32 +46,9 @@ static int json_id(const cJSON *v, int *id) {
     return 0;
 }
 
-/* Whole file into a malloc'd NUL-terminated buffer. */
-static char *read_all(const char *path, size_t *len, Err *e) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        err_set(e, "cannot open: %s", strerror(errno));
-        return NULL;
-    }
-    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    char *buf = NULL;
-    if (n < 0) err_set(e, "cannot determine the file size");
-    else if (n == 0) err_set(e, "the file is empty");
-    else if (n > HFTOK_MAX_FILE) err_set(e, "%ld bytes is too large for a tokenizer file", n);
-    else if (!(buf = malloc((size_t)n + 1))) err_set(e, "out of memory reading %ld bytes", n);
-    else if (fseek(f, 0, SEEK_SET) != 0 || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        err_set(e, "read error");
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) buf[n] = 0, *len = (size_t)n;
-    return buf;
-}
-
 static cJSON *parse_file(const char *path, Err *e) {
     size_t n = 0;
-    char *buf = read_all(path, &n, e);
+    char *buf = file_read_all(path, "tokenizer file", "a tokenizer JSON file", HFTOK_MAX_FILE, &n, e);
     if (!buf) return NULL;
     cJSON *root = cJSON_ParseWithLength(buf, n);
     if (!root) {
@@ -150,23 +128,18 @@ static int load_vocab(HfTok *t, const cJSON *vocab, const cJSON *added, size_t n
     return 0;
 }
 
-static int cmp_added(const void *a, const void *b, void *pool) {
+static int cmp_added(const void *a, const void *b) {
     const HfAdded *x = a, *y = b;
-    const unsigned char *p = pool;
-    if (p[x->off] != p[y->off]) return p[x->off] - p[y->off];
-    return x->len != y->len ? (x->len > y->len ? -1 : 1) : x->id - y->id;
+    if (x->first != y->first) return x->first - y->first;
+    if (x->len != y->len) return x->len > y->len ? -1 : 1;
+    return x->id != y->id ? x->id - y->id : x->seq - y->seq;
 }
 
 /* Sort by first byte, longest first, so the first hit at a position is the
- * longest (the reference matches leftmost-longest). Insertion sort: there
- * are at most a few thousand added tokens and qsort has no context pointer. */
+ * longest (the reference matches leftmost-longest); ties by id, then by
+ * place in the file, keep the order total so qsort's instability cannot show. */
 static void sort_added(HfTok *t) {
-    for (int i = 1; i < t->n_added; i++) {
-        HfAdded x = t->added[i];
-        int j = i;
-        while (j > 0 && cmp_added(&t->added[j - 1], &x, t->pool) > 0) t->added[j] = t->added[j - 1], j--;
-        t->added[j] = x;
-    }
+    qsort(t->added, (size_t)t->n_added, sizeof *t->added, cmp_added);
     for (int b = 0, k = 0; b <= 256; b++) {
         while (k < t->n_added && (unsigned char)t->pool[t->added[k].off] < b) k++;
         t->added_at[b] = k;
@@ -188,7 +161,7 @@ static int load_added(HfTok *t, const cJSON *added, Err *e) {
         HfAdded *x = &t->added[t->n_added++];
         *x = (HfAdded){t->form_off[id], t->form_len[id], id, (unsigned char)get_bool(a, "special", 0),
                        (unsigned char)get_bool(a, "lstrip", 0), (unsigned char)get_bool(a, "rstrip", 0),
-                       (unsigned char)get_bool(a, "single_word", 0)};
+                       (unsigned char)get_bool(a, "single_word", 0), (unsigned char)t->pool[t->form_off[id]], t->n_added - 1};
         t->flags[id] |= HF_TOK_ADDED | (x->special ? HF_TOK_SPECIAL : 0);
         i++;
     }

@@ -32,3 +32,9 @@ void k_swiglu(float *h, const float *u, int n) {
     }
 }
 
+
+size_t k_first_nonfinite(const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return i;
+    return n;
+}

@@ -18,4 +18,8 @@ void k_logit_stats(const float *logits, int n, int target, float *logprob, float
 /* h = silu(h) * u, elementwise (SwiGLU). */
 void k_swiglu(float *h, const float *u, int n);
 
+/* The index of the first NaN or Inf among x[0..n), or n if there is none
+ * (loaders and training refuse such values instead of computing with them). */
+size_t k_first_nonfinite(const float *x, size_t n);
+
 #endif

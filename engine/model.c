@@ -245,7 +245,7 @@ static uint64_t mix64(uint64_t *s) {
     return z ^ (z >> 31);
 }
 
-static void fill_uniform(float *p, uint64_t n, float scale, uint64_t *s) {
+void model_fill_uniform(float *p, uint64_t n, float scale, uint64_t *s) {
     for (uint64_t i = 0; i < n; i++)
         p[i] = scale * ((float)(mix64(s) >> 40) * (2.0f / 16777216.0f) - 1.0f);
 }
@@ -265,16 +265,16 @@ int model_random(Model *m, const Config *cfg, uint64_t seed, Err *e) {
     uint64_t d = c->dim, h = c->hidden_dim, L = c->n_layers, kv = c->kv_dim, V = c->vocab_size;
     uint64_t s = seed;
     float *w = m->owned;
-    fill_uniform(w, V * d, 1.0f, &s);                       w += V * d;
+    model_fill_uniform(w, V * d, 1.0f, &s);                       w += V * d;
     for (uint64_t i = 0; i < L * d; i++) *w++ = 1.0f;      /* rms_att */
-    fill_uniform(w, L * d * (2 * c->q_dim + 2 * kv), 1.0f / sqrtf((float)d), &s); w += L * d * (2 * c->q_dim + 2 * kv);
+    model_fill_uniform(w, L * d * (2 * c->q_dim + 2 * kv), 1.0f / sqrtf((float)d), &s); w += L * d * (2 * c->q_dim + 2 * kv);
     for (uint64_t i = 0; i < L * d; i++) *w++ = 1.0f;      /* rms_ffn */
-    fill_uniform(w, L * d * h, 1.0f / sqrtf((float)d), &s); w += L * d * h;
-    fill_uniform(w, L * d * h, 1.0f / sqrtf((float)h), &s); w += L * d * h;
-    fill_uniform(w, L * d * h, 1.0f / sqrtf((float)d), &s); w += L * d * h;
+    model_fill_uniform(w, L * d * h, 1.0f / sqrtf((float)d), &s); w += L * d * h;
+    model_fill_uniform(w, L * d * h, 1.0f / sqrtf((float)h), &s); w += L * d * h;
+    model_fill_uniform(w, L * d * h, 1.0f / sqrtf((float)d), &s); w += L * d * h;
     for (uint64_t i = 0; i < d; i++) *w++ = 1.0f;          /* rms_final */
     memset(w, 0, (uint64_t)c->seq_len * c->head_size * sizeof(float)); w += (uint64_t)c->seq_len * c->head_size;
-    if (!c->shared_classifier) fill_uniform(w, V * d, 1.0f / sqrtf((float)d), &s);
+    if (!c->shared_classifier) model_fill_uniform(w, V * d, 1.0f / sqrtf((float)d), &s);
     return model_wire_layers(m, e);
 }
 
@@ -345,12 +345,12 @@ static int write_tensors(FILE *f, const Model *m, int version) {
 
 int model_save(const Model *m, const char *path, int version, Err *e) {
     const Config *c = &m->c;
-    if (!m->w.wq || c->q_dim != c->dim || c->arch != ARCH_LLAMA2C)
+    /* a random llama (model_random_arch) is the llama2.c block with another name */
+    if (!m->w.wq || c->q_dim != c->dim || (c->arch != ARCH_LLAMA2C && c->arch != ARCH_LLAMA))
         return err_set(e, "%s: only a llama2.c-shaped f32 model can be written as a llama2.c checkpoint", path);
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return err_set(e, "%s: cannot write: %s", path, strerror(errno));
+    FileAtomic a;
+    FILE *f = file_atomic_open(&a, path, e);
+    if (!f) return -1;
     int r;
     if (version == 1) {
         unsigned char hdr[V1_HEADER] = {0};
@@ -365,12 +365,10 @@ int model_save(const Model *m, const char *path, int version, Err *e) {
         r = write_all(f, h, sizeof h);
     }
     r |= write_tensors(f, m, version);
-    if (fclose(f) != 0) r = -1;
-    if (r != 0 || rename(tmp, path) != 0) {
-        remove(tmp);
-        return err_set(e, "%s: write failed: %s", path, strerror(errno ? errno : EIO));
-    }
-    return 0;
+    if (r == 0) return file_atomic_commit(&a, e);
+    int err = errno ? errno : EIO;
+    file_atomic_abort(&a);
+    return err_set(e, "%s: write failed: %s", path, strerror(err));
 }
 
 void model_free(Model *m) {
@@ -379,5 +377,6 @@ void model_free(Model *m) {
     free(m->layers);
     mem_big_free(m->owned_half);
     mem_big_free(m->owned);
+    free(m->owned_arch);
     memset(m, 0, sizeof *m);
 }

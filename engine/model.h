@@ -1,6 +1,8 @@
 /* model.h — transformer weights, from llama2.c checkpoints (v0 legacy and
  * v1 "ak42"), Hugging Face folders (model_hf.c: llama, qwen2, olmo2, faolmo
- * in F32/F16/BF16), or random weights built in memory for benchmarks.
+ * in F32/F16/BF16), or random weights built in memory for benchmarks, in
+ * the llama2.c block or any of those architectures' (model_hf_write.c, which
+ * also writes a model out as a Hugging Face folder).
  *
  * Matrices are row-major [out][in]. llama2.c checkpoints rotate adjacent
  * RoPE pairs (q[2i], q[2i+1]); Hugging Face models rotate halves (q[i],
@@ -107,6 +109,7 @@ typedef struct {
     size_t map_size;
     float *owned;      /* heap weights of a random model, or NULL */
     uint16_t *owned_half; /* model_to_half: the matrices in bf16/f16, or NULL */
+    float *owned_arch;    /* model_random_arch: the parts llama2.c has no place for, or NULL */
 } Model;
 
 /* Limits that reject absurd headers before any allocation is sized from them. */
@@ -147,7 +150,8 @@ void model_hf_free(Model *m);
  * paths, valid while the model is loaded. Returns the count. */
 int model_files(const Model *m, const char **paths, int cap);
 
-/* 1 if path is a directory with a config.json (a Hugging Face folder). */
+/* 1 if path is a directory with a config.json (a Hugging Face folder); a
+ * config.json that is not a regular file counts, so loading names it. */
 int model_is_hf_dir(const char *path);
 
 /* Point m->layers, embed, cls and final_norm at the f32 Weights (llama2.c
@@ -171,8 +175,41 @@ int model_dtype_parse(const char *name);
  * O(1)) from a config, deterministic in seed. Returns 0 on success. */
 int model_random(Model *m, const Config *c, uint64_t seed, Err *e);
 
+/* n uniform values in [-scale, scale) from the stream *s (the generator
+ * model_random draws from, so every random part of a model is one kind). */
+void model_fill_uniform(float *p, uint64_t n, float scale, uint64_t *s);
+
+/* model_random in the block layout of arch (model_hf_write.c): qwen2 adds
+ * q/k/v biases; olmo2 moves the norms after attention and the FFN, adds
+ * QK-norms and unties the classifier; faolmo also appends n_heads router
+ * rows to every W_Q. Norm and bias values are randomised so a misplaced
+ * one shows. RoPE stays on adjacent pairs (model_save_hf reorders the rows
+ * for the rotate-half files). ARCH_LLAMA2C is plain model_random. */
+int model_random_arch(Model *m, const Config *c, int arch, uint64_t seed, Err *e);
+
+/* The model_type of an architecture ("llama" for ARCH_LLAMA2C), and the
+ * Arch a name stands for (-1 if none of llama, qwen2, olmo2, faolmo). */
+const char *model_arch_type(int arch);
+int model_arch_parse(const char *name);
+
+/* What model_save_hf writes beside the weights. */
+typedef struct {
+    int dtype;          /* DType of every tensor in model.safetensors */
+    int bos_id, eos_id; /* config.json's and generation_config.json's */
+    int tokenizer;      /* 1: also a byte-level tokenizer.json of vocab_size ids (hftok_bytelevel_json) */
+} HfSaveOpts;
+
+/* Write an f32 model (model_random_arch, or a llama2.c checkpoint, written
+ * as llama) as a Hugging Face folder dir: model.safetensors, then
+ * generation_config.json, tokenizer.json if asked, and config.json last, so
+ * a folder that stopped half-way is not taken for a model. Each file is
+ * written to a temporary and renamed. W_Q/W_K rows (and their norms and
+ * biases) are reordered from adjacent RoPE pairs to halves when the model
+ * rotates pairs, so the folder computes the same logits. */
+int model_save_hf(const Model *m, const char *dir, const HfSaveOpts *o, Err *e);
+
 /* Write the model as a llama2.c checkpoint: version 0 (legacy, with the
- * freq_cis tables) or 1 ("ak42"). Written to path.tmp then renamed. */
+ * freq_cis tables) or 1 ("ak42"), atomically through FileAtomic. */
 int model_save(const Model *m, const char *path, int version, Err *e);
 
 /* Number of parameters (classifier counted once when shared; built-in

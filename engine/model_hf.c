@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "files.h"
 #include "model.h"
 #include "safetensors.h"
 
@@ -39,7 +40,7 @@ int model_is_hf_dir(const char *path) {
     char p[1100];
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
     snprintf(p, sizeof p, "%s/config.json", path);
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+    return stat(p, &st) == 0 && !S_ISDIR(st.st_mode); /* a FIFO is refused when read, by name */
 }
 
 void model_hf_free(Model *m) {
@@ -56,22 +57,10 @@ void model_hf_free(Model *m) {
 /* ---- JSON files ---------------------------------------------------------- */
 
 static cJSON *read_json(const char *path, Err *e) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { err_set(e, "%s: cannot open: %s", path, strerror(errno)); return NULL; }
-    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    char *buf = NULL;
-    if (n <= 0 || (unsigned long)n > HF_MAX_JSON) {
-        err_set(e, "%s: %s", path, n == 0 ? "the file is empty" : "unreadable or over 64 MB");
-    } else if (!(buf = malloc((size_t)n + 1))) {
-        err_set(e, "%s: out of memory", path);
-    } else {
-        rewind(f);
-        if (fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; err_set(e, "%s: read error", path); }
-    }
-    fclose(f);
+    size_t n = 0;
+    char *buf = file_read_all(path, "JSON file", "a JSON file", HF_MAX_JSON, &n, e);
     if (!buf) return NULL;
-    buf[n] = 0;
-    cJSON *j = cJSON_ParseWithLength(buf, (size_t)n);
+    cJSON *j = cJSON_ParseWithLength(buf, n);
     free(buf);
     if (!j) err_set(e, "%s: not valid JSON", path);
     else if (!cJSON_IsObject(j)) { cJSON_Delete(j); j = NULL; err_set(e, "%s: expected a JSON object", path); }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "files.h"
+#include "kernels.h"
 #include "safetensors.h"
 
 static int router_alloc(Routers *r, int n_layers, int n_heads, int dim, Err *e) {
@@ -32,13 +33,31 @@ static int open_router_file(StFile *f, const char *path, FileKind *kind, Err *e)
     return k == FILE_BINARY ? file_not(e, path, NOT_ROUTERS, k, e ? e->msg : NULL) : -1;
 }
 
+/* Layer l's vectors from f into r, checked for shape, dtype and finiteness. */
+static int load_layer(Routers *r, const StFile *f, int l, FileKind kind, const char *path, Err *e) {
+    char name[96];
+    snprintf(name, sizeof name, "model.layers.%d.self_attn.router.weight", l);
+    int64_t shape[2] = {r->n_heads, r->dim};
+    const StTensor *t = st_expect(f, name, ST_F32, 2, shape, e);
+    if (!t && l == 0 && kind != FILE_ROUTERS && !st_find(f, name)) /* not a router file at all */
+        return file_not(e, path, NOT_ROUTERS, kind, e ? e->msg : NULL);
+    if (!t) return -1;
+    size_t n = (size_t)r->n_heads * r->dim, bad;
+    float *dst = r->w + (size_t)l * n;
+    memcpy(dst, t->data, t->nbytes); /* copied first: the mapping need not be float-aligned */
+    if ((bad = k_first_nonfinite(dst, n)) < n) /* NaN scores would read as "not computed", every head local */
+        return err_set(e, "%s: tensor '%s' holds %g at element %zu (router weights must be finite)", path, name,
+                       dst[bad], bad);
+    return 0;
+}
+
 static void bias_name(char *out, size_t cap, int layer) {
     snprintf(out, cap, "model.layers.%d.self_attn.router.bias", layer);
 }
 
 /* The optional biases: absent in layer 0 means none; present there means
  * every layer has one of shape [n_heads]. */
-static int load_bias(Routers *r, const StFile *f, Err *e) {
+static int load_bias(Routers *r, const StFile *f, const char *path, Err *e) {
     char name[96];
     bias_name(name, sizeof name, 0);
     if (!st_find(f, name)) return 0;
@@ -48,7 +67,12 @@ static int load_bias(Routers *r, const StFile *f, Err *e) {
         bias_name(name, sizeof name, l);
         const StTensor *t = st_expect(f, name, ST_F32, 1, shape, e);
         if (!t) return -1;
-        memcpy(r->b + (size_t)l * r->n_heads, t->data, t->nbytes);
+        float *dst = r->b + (size_t)l * r->n_heads;
+        memcpy(dst, t->data, t->nbytes);
+        size_t bad = k_first_nonfinite(dst, (size_t)r->n_heads);
+        if (bad < (size_t)r->n_heads)
+            return err_set(e, "%s: tensor '%s' holds %g at element %zu (router biases must be finite)", path, name,
+                           dst[bad], bad);
     }
     return 0;
 }
@@ -59,17 +83,9 @@ int router_load(Routers *r, const char *path, int n_layers, int n_heads, int dim
     if (open_router_file(&f, path, &kind, e) != 0) return -1;
     if (router_alloc(r, n_layers, n_heads, dim, e) != 0) { st_close(&f); return -1; }
     snprintf(r->desc, sizeof r->desc, "%s", path);
-    int64_t shape[2] = {n_heads, dim};
-    for (int l = 0; l < n_layers; l++) {
-        char name[96];
-        snprintf(name, sizeof name, "model.layers.%d.self_attn.router.weight", l);
-        const StTensor *t = st_expect(&f, name, ST_F32, 2, shape, e);
-        if (!t && l == 0 && kind != FILE_ROUTERS && !st_find(&f, name)) /* not a router file at all */
-            file_not(e, path, NOT_ROUTERS, kind, e ? e->msg : NULL);
-        if (!t) { st_close(&f); router_free(r); return -1; }
-        memcpy(r->w + (size_t)l * n_heads * dim, t->data, t->nbytes);
-    }
-    if (load_bias(r, &f, e) != 0) { st_close(&f); router_free(r); return -1; }
+    for (int l = 0; l < n_layers; l++)
+        if (load_layer(r, &f, l, kind, path, e)) { st_close(&f); router_free(r); return -1; }
+    if (load_bias(r, &f, path, e) != 0) { st_close(&f); router_free(r); return -1; }
     const char *w = st_meta(&f, "window"), *tau = st_meta(&f, "tau");
     char *end;
     if (w) {

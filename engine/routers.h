@@ -27,8 +27,9 @@ typedef struct {
 } Routers;
 
 /* Load routers for a model of the given shape; every layer's tensor must be
- * present with exactly that shape and dtype F32 (biases: in every layer or
- * none). Returns 0 on success. */
+ * present with exactly that shape and dtype F32, and finite (a NaN or Inf
+ * is refused naming the file and tensor); biases likewise, in every layer
+ * or none. Returns 0 on success. */
 int router_load(Routers *r, const char *path, int n_layers, int n_heads, int dim, Err *e);
 
 /* Gaussian routers N(0, 1/dim), deterministic in seed (tests, benchmarks). */

@@ -4,6 +4,7 @@
  * here once, so st_find/st_expect callers can index tensor data freely.
  */
 #include "engine/safetensors.h"
+#include "engine/files.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -119,12 +120,10 @@ static int parse_offsets(const StFile *f, const char *name, const cJSON *jo, uin
 
 /* One header entry that is not __metadata__: fill t, checking everything
  * that can be checked without looking at the other tensors. */
-static int parse_tensor(const StFile *f, const cJSON *item, StTensor *t, Err *e) {
+static int parse_tensor(const StFile *f, const cJSON *item, StTensor *t, char *name_at, Err *e) {
     const char *name = item->string;
-    if (strlen(name) >= ST_MAX_NAME)
-        return err_set(e, "%s: tensor name '%.40s...' is %zu bytes (limit %d)", f->path, name,
-                       strlen(name), ST_MAX_NAME - 1);
-    memcpy(t->name, name, strlen(name) + 1);
+    memcpy(name_at, name, strlen(name) + 1);
+    t->name = name_at;
     if (!cJSON_IsObject(item)) return err_set(e, "%s: tensor '%s': entry is not an object", f->path, name);
     const cJSON *jd = cJSON_GetObjectItemCaseSensitive(item, "dtype");
     if (!cJSON_IsString(jd)) return err_set(e, "%s: tensor '%s': dtype missing or not a string", f->path, name);
@@ -245,20 +244,69 @@ static int index_tensors(StFile *f, Err *e) {
     return 0;
 }
 
+/* The bytes of all tensor names (with their NULs), refusing a name of
+ * ST_MAX_NAME bytes or more. */
+static int names_size(const StFile *f, const cJSON *root, size_t *total, Err *e) {
+    const cJSON *item;
+    *total = 1;
+    cJSON_ArrayForEach(item, root) {
+        size_t len = strlen(item->string);
+        if (len >= ST_MAX_NAME)
+            return err_set(e, "%s: tensor name '%.40s...' is %zu bytes (limit %d)", f->path, item->string, len,
+                           ST_MAX_NAME - 1);
+        *total += len + 1;
+    }
+    return 0;
+}
+
 static int parse_entries(StFile *f, const cJSON *root, Err *e) {
     int n = cJSON_GetArraySize(root);
+    size_t names = 0, used = 0;
+    if (names_size(f, root, &names, e)) return -1;
     f->tensors = calloc((size_t)n + 1, sizeof *f->tensors);
-    if (!f->tensors) return err_set(e, "%s: out of memory", f->path);
+    f->names = malloc(names);
+    if (!f->tensors || !f->names) return err_set(e, "%s: out of memory", f->path);
     const cJSON *item;
     cJSON_ArrayForEach(item, root) {
         if (strcmp(item->string, "__metadata__") == 0) {
             if (parse_meta(f, item, e)) return -1;
             continue;
         }
-        if (parse_tensor(f, item, &f->tensors[f->n_tensors], e)) return -1;
+        if (parse_tensor(f, item, &f->tensors[f->n_tensors], f->names + used, e)) return -1;
+        used += strlen(item->string) + 1;
         f->n_tensors++;
     }
     return index_tensors(f, e);
+}
+
+/* The top-level entries and (an upper bound on) the JSON values of a header,
+ * counted in its text with strings skipped, so that a hostile header is
+ * refused before cJSON builds a tree many times its size. */
+static void header_counts(const char *h, size_t n, size_t *entries, size_t *values) {
+    size_t depth = 0, top = 0, v = 1;
+    int in_str = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = h[i];
+        if (in_str) {
+            if (c == '\\') i++;
+            else if (c == '"') in_str = 0;
+        } else if (c == '"') in_str = 1;
+        else if (c == '{' || c == '[') depth++, v += 2; /* the container and its first element */
+        else if (c == '}' || c == ']') depth -= depth > 0;
+        else if (c == ',') v++, top += depth == 1;
+    }
+    *entries = top + 1, *values = v;
+}
+
+static int check_counts(const StFile *f, const char *hdr, size_t hlen, Err *e) {
+    size_t entries, values;
+    header_counts(hdr, hlen, &entries, &values);
+    if (entries > ST_MAX_TENSORS)
+        return err_set(e, "%s: header has %zu entries (at most %d tensors per file)", f->path, entries, ST_MAX_TENSORS);
+    if (values > ST_MAX_VALUES)
+        return err_set(e, "%s: header holds about %zu JSON values (at most %d: 16 a tensor)", f->path, values,
+                       ST_MAX_VALUES);
+    return 0;
 }
 
 /* Validate the buffer already stored in f (base, size) and fill the rest. */
@@ -275,6 +323,7 @@ static int parse_file(StFile *f, Err *e) {
     const char *hdr = (const char *)f->base + 8, *end = NULL;
     f->data = f->base + 8 + hlen;
     f->data_size = f->size - 8 - (size_t)hlen;
+    if (check_counts(f, hdr, (size_t)hlen, e)) return -1;
     cJSON *root = cJSON_ParseWithLengthOpts(hdr, (size_t)hlen, &end, 0);
     if (!root) {
         long at = end && end >= hdr ? (long)(end - hdr) : 0;
@@ -309,12 +358,12 @@ int st_open_buffer(StFile *f, const void *buf, size_t size, const char *name, Er
 
 int st_open(StFile *f, const char *path, Err *e) {
     clear(f);
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return err_set(e, "%s: %s", path, strerror(errno));
+    int fd = file_open_regular(path, "safetensors file", "a safetensors file", e);
+    if (fd < 0) return -1;
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fstat(fd, &sb) != 0) {
         close(fd);
-        return err_set(e, "%s: not a regular file", path);
+        return err_set(e, "%s: %s", path, strerror(errno));
     }
     size_t size = (size_t)sb.st_size;
     if (size < 8) {
@@ -351,6 +400,7 @@ void st_close(StFile *f) {
     free(f->meta_values);
     free(f->tensors);
     free(f->by_name);
+    free(f->names);
     free(f->path);
     clear(f);
 }

@@ -24,6 +24,11 @@
 #define ST_MAX_DIMS 8
 #define ST_MAX_NAME 256                       /* names are shorter than this */
 #define ST_MAX_HEADER ((uint64_t)100000000)   /* header bytes, as the reference */
+/* Counted in the header text before it is parsed: a JSON tree costs about
+ * 64 bytes a value, so a 60 MB header of a million empty tensors once took
+ * over 1 GB. Real files hold at most a few thousand tensors per file. */
+#define ST_MAX_TENSORS 65536                  /* top-level entries */
+#define ST_MAX_VALUES (16 * ST_MAX_TENSORS)   /* JSON values in the whole header */
 
 typedef enum {
     ST_BOOL,
@@ -46,7 +51,7 @@ typedef enum {
 } StDtype;
 
 typedef struct {
-    char name[ST_MAX_NAME];
+    const char *name;  /* in the StFile's name block; valid until st_close */
     StDtype dtype;
     int ndim;
     int64_t shape[ST_MAX_DIMS];
@@ -65,6 +70,7 @@ typedef struct {
     StTensor *tensors;      /* in header order */
     int n_tensors;
     const StTensor **by_name; /* tensors sorted by name, for st_find */
+    char *names;            /* every tensor's name, NUL-separated, in one block */
     char **meta_keys;       /* __metadata__, in header order */
     char **meta_values;
     int n_meta;
@@ -81,7 +87,9 @@ const char *st_dtype_name(StDtype dt);
 int st_dtype_parse(const char *name, StDtype *dt);
 
 /* Map path read-only and validate its header completely (sizes, dtypes,
- * shapes, offsets, overlaps, unique names, string metadata). On failure f is
+ * shapes, offsets, overlaps, unique names, string metadata), refusing a
+ * header of more than ST_MAX_TENSORS entries or ST_MAX_VALUES JSON values
+ * before parsing it. On failure f is
  * left empty (st_close is still safe) and e holds one line naming the file
  * and, where relevant, the tensor. */
 int st_open(StFile *f, const char *path, Err *e);
@@ -150,8 +158,8 @@ int st_writer_add(StWriter *w, const char *name, StDtype dt, int ndim,
 /* Add (or replace) a metadata pair; both strings are copied. */
 int st_writer_meta(StWriter *w, const char *key, const char *value, Err *e);
 
-/* Write the file atomically: path.tmp, fsync, rename. The header is padded
- * with spaces to a multiple of 8 bytes and each tensor starts 8-aligned. */
+/* Write the file atomically (through FileAtomic: a fresh temporary beside
+ * it, fsync, rename). The header is padded with spaces to a multiple of 8 bytes and each tensor starts 8-aligned. */
 int st_write(const StWriter *w, const char *path, Err *e);
 
 /* Free the writer's own allocations (not the borrowed tensor data). */

@@ -237,27 +237,13 @@ int st_write(const StWriter *w, const char *path, Err *e) {
         free(hdr.p);
         return err_set(e, "%s: out of memory building the header", path);
     }
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
-    if (!tmp) {
-        free(hdr.p);
-        return err_set(e, "%s: out of memory", path);
+    FileAtomic a;
+    int rc = -1;
+    if (file_atomic_open(&a, path, e)) { /* unbuffered writes to its descriptor; commit syncs */
+        if (write_body(w, fileno(a.f), &hdr) == 0) rc = file_atomic_commit(&a, e);
+        else rc = err_set(e, "%s: write failed: %s", path, strerror(errno));
+        file_atomic_abort(&a);
     }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    int rc = 0, fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) { /* name the file asked for and why, never the .tmp */
-        int err = errno;
-        rc = file_check_output(path, NULL, e) ? -1 : err_set(e, "%s: cannot create: %s", path, strerror(err));
-    } else {
-        if (write_body(w, fd, &hdr) || fsync(fd) != 0)
-            rc = err_set(e, "%s: write failed: %s", path, strerror(errno));
-        if (close(fd) != 0 && !rc) rc = err_set(e, "%s: close failed: %s", path, strerror(errno));
-        if (!rc && rename(tmp, path) != 0)
-            rc = err_set(e, "%s: cannot rename from %s: %s", path, tmp, strerror(errno));
-        if (rc) unlink(tmp);
-    }
-    free(tmp);
     free(hdr.p);
     return rc;
 }

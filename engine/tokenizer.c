@@ -1,5 +1,6 @@
 #include "tokenizer.h"
 
+#include "bpeheap.h"
 #include "files.h"
 #include "hftok.h"
 
@@ -18,6 +19,41 @@ static int cmp_index(const void *a, const void *b) {
     return strcmp(((const TokIndex *)a)->str, ((const TokIndex *)b)->str);
 }
 
+static size_t str_hash(const char *s, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+    return (size_t)(h ^ (h >> 31));
+}
+
+/* Id of s[0..n), or -1: one probe run in the hash table. */
+static int lookup_n(const Tokenizer *t, const char *s, size_t n) {
+    for (size_t i = str_hash(s, n) & t->hash_mask;; i = (i + 1) & t->hash_mask) {
+        int id = t->hash[i];
+        if (id < 0) return -1;
+        if ((size_t)t->vocab_len[id] == n && memcmp(t->vocab[id], s, n) == 0) return id;
+    }
+}
+
+/* Fill the hash table. A vocabulary may spell one string twice; the table
+ * keeps the id a binary search of the sorted vocabulary finds, which is
+ * what lookups returned before there was a table. */
+static int hash_build(Tokenizer *t) {
+    size_t cap = 1024;
+    while (cap < 2 * (size_t)t->vocab_size) cap *= 2;
+    if (!(t->hash = malloc(cap * sizeof *t->hash))) return -1;
+    memset(t->hash, 0xff, cap * sizeof *t->hash);
+    t->hash_mask = cap - 1;
+    for (int k = 0; k < t->vocab_size; k++) {
+        const TokIndex *x = &t->sorted[k];
+        if (k > 0 && strcmp(t->sorted[k - 1].str, x->str) == 0) continue;
+        const TokIndex *hit = bsearch(x, t->sorted, t->vocab_size, sizeof(TokIndex), cmp_index);
+        size_t n = (size_t)t->vocab_len[hit->id], i = str_hash(x->str, n) & t->hash_mask;
+        while (t->hash[i] >= 0) i = (i + 1) & t->hash_mask;
+        t->hash[i] = hit->id;
+    }
+    return 0;
+}
+
 void tok_free(Tokenizer *t) {
     hftok_free(t->hf);
     if (t->vocab)
@@ -26,6 +62,7 @@ void tok_free(Tokenizer *t) {
     free(t->vocab_len);
     free(t->scores);
     free(t->sorted);
+    free(t->hash);
     memset(t, 0, sizeof *t);
 }
 
@@ -108,12 +145,8 @@ int tok_load(Tokenizer *t, const char *path, int vocab_size, Err *e) {
     memset(t, 0, sizeof *t);
     snprintf(t->path, sizeof t->path, "%s", path);
     if (vocab_size > TOK_MAX_VOCAB) return err_set(e, "%s: vocabulary size %d is absurd", path, vocab_size);
-    int fd = file_open_regular(path, "tokenizer", NOT_TOKENIZER, e);
-    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
-    if (!f) {
-        if (fd >= 0) close(fd);
-        return fd < 0 ? -1 : err_set(e, "%s: cannot open tokenizer: %s", path, strerror(errno));
-    }
+    FILE *f = file_fopen_regular(path, "tokenizer", NOT_TOKENIZER, e);
+    if (!f) return -1;
     int32_t maxlen;
     int cap = 0, n = 0, r = 0;
     if (fread(&maxlen, 4, 1, f) != 1) r = err_set(e, "%s: too short for a tokenizer header", path);
@@ -140,14 +173,16 @@ int tok_load(Tokenizer *t, const char *path, int vocab_size, Err *e) {
     for (int i = 0; i < n; i++) t->sorted[i] = (TokIndex){t->vocab[i], i};
     for (int b = 0; b < 256; b++) { t->byte_text[b][0] = (char)b; t->byte_text[b][1] = 0; }
     qsort(t->sorted, n, sizeof(TokIndex), cmp_index);
+    if (hash_build(t) != 0) {
+        tok_free(t);
+        return err_set(e, "%s: out of memory", path);
+    }
     return 0;
 }
 
 int tok_lookup(const Tokenizer *t, const char *str) {
     if (t->hf) return hftok_lookup(t->hf, str);
-    TokIndex key = {(char *)str, 0};
-    const TokIndex *hit = bsearch(&key, t->sorted, t->vocab_size, sizeof(TokIndex), cmp_index);
-    return hit ? hit->id : -1;
+    return lookup_n(t, str, strlen(str));
 }
 
 /* Length of the UTF-8 sequence starting at s (1 for an invalid byte, which
@@ -175,25 +210,84 @@ static int split_symbols(const Tokenizer *t, const unsigned char *s, size_t len,
     return n;
 }
 
-/* Repeatedly merge the adjacent pair with the best-scoring merged token. */
-static int merge_pairs(const Tokenizer *t, int *ids, int n, char *buf) {
-    for (;;) {
-        float best = -1e30f;
-        int best_id = -1, best_at = -1;
-        for (int i = 0; i + 1 < n; i++) {
-            int la = t->vocab_len[ids[i]], lb = t->vocab_len[ids[i + 1]];
-            if (la + lb > t->max_token_length) continue;
-            memcpy(buf, t->vocab[ids[i]], la);
-            memcpy(buf + la, t->vocab[ids[i + 1]], lb);
-            buf[la + lb] = 0;
-            int id = tok_lookup(t, buf);
-            if (id >= 0 && t->scores[id] > best) { best = t->scores[id]; best_id = id; best_at = i; }
-        }
-        if (best_at < 0) return n;
-        ids[best_at] = best_id;
-        memmove(ids + best_at + 1, ids + best_at + 2, (size_t)(n - best_at - 2) * sizeof(int));
-        n--;
+/* ---- merges ------------------------------------------------------------------
+ * llama2.c merges, repeatedly, the adjacent pair whose merged string has the
+ * highest score, the leftmost among equal scores. Rescanning every pair per
+ * merge is quadratic; instead a heap (engine/bpeheap.h) holds every
+ * candidate pair, keyed by (score descending, position ascending), over a
+ * linked list of symbols. A symbol's version stamps the pair that starts at
+ * it: a merge changes only the pair at its left symbol and the one before,
+ * so it bumps those two and pushes their new pairs; heap entries with an old
+ * stamp are dropped when popped. Positions are the symbols' original
+ * indices, whose order the list keeps, so the tie rule is the scan's. */
+
+typedef struct {
+    int id, prev, next; /* id -1: absorbed into its left neighbour */
+    unsigned ver;       /* bumped whenever the pair starting here changes */
+} MergeSym;
+
+typedef struct {
+    const Tokenizer *t;
+    MergeSym *sym;
+    BpeHeap heap; /* payload: a = merged id, b = the left symbol's version */
+    char *buf;    /* room for two pieces */
+} Merger;
+
+/* Key of a score at a position: higher scores and then lower positions sort
+ * first as unsigned integers. -0 is +0, as the float comparison has it. */
+static uint64_t merge_key(float score, int pos) {
+    uint32_t u;
+    if (score == 0) score = 0;
+    memcpy(&u, &score, 4);
+    u = u & 0x80000000u ? ~u : u | 0x80000000u; /* ascending with the float */
+    return (uint64_t)~u << 32 | (uint32_t)pos;
+}
+
+/* Push the pair starting at symbol pos, if its merged string is a token.
+ * Scores at or below -1e30 never win, as in llama2.c's scan. */
+static int merge_push(Merger *m, int pos) {
+    const Tokenizer *t = m->t;
+    int right = m->sym[pos].next;
+    if (right < 0) return 0;
+    int a = m->sym[pos].id, b = m->sym[right].id, la = t->vocab_len[a], lb = t->vocab_len[b];
+    if (la + lb > t->max_token_length) return 0;
+    memcpy(m->buf, t->vocab[a], (size_t)la);
+    memcpy(m->buf + la, t->vocab[b], (size_t)lb);
+    int id = lookup_n(t, m->buf, (size_t)(la + lb));
+    if (id < 0 || !(t->scores[id] > -1e30f)) return 0;
+    return bpeheap_push(&m->heap, (BpeCand){merge_key(t->scores[id], pos), id, (int32_t)m->sym[pos].ver});
+}
+
+/* Merge the best pair until none is left. */
+static int merge_run(Merger *m) {
+    while (m->heap.n) {
+        BpeCand c = bpeheap_pop(&m->heap);
+        int pos = (int)(uint32_t)c.key;
+        MergeSym *s = m->sym, *l = &s[pos];
+        if (l->id < 0 || l->ver != (unsigned)c.b) continue; /* stale */
+        MergeSym *r = &s[l->next];
+        l->id = c.a, l->ver++, l->next = r->next;
+        if (r->next >= 0) s[r->next].prev = pos;
+        r->id = -1;
+        if (l->prev >= 0) s[l->prev].ver++;
+        if ((l->prev >= 0 && merge_push(m, l->prev)) || merge_push(m, pos)) return -1;
     }
+    return 0;
+}
+
+/* Merge ids[0..n) in place; returns the new count, or -1 when out of memory. */
+static int merge_pairs(const Tokenizer *t, int *ids, int n, char *buf) {
+    if (n < 2) return n;
+    Merger m = {t, malloc((size_t)n * sizeof(MergeSym)), {0}, buf};
+    int r = m.sym ? 0 : -1;
+    for (int i = 0; r == 0 && i < n; i++) m.sym[i] = (MergeSym){ids[i], i - 1, i + 1 < n ? i + 1 : -1, 0};
+    for (int i = 0; r == 0 && i + 1 < n; i++) r = merge_push(&m, i);
+    if (r == 0) r = merge_run(&m);
+    int k = 0;
+    for (int i = 0; r == 0 && i >= 0; i = m.sym[i].next) ids[k++] = m.sym[i].id;
+    free(m.sym);
+    bpeheap_free(&m.heap);
+    return r == 0 ? k : -1;
 }
 
 /* tokenizer.json: BOS/EOS only where the model's own tokenizer adds them;
@@ -229,9 +323,11 @@ int tok_encode(const Tokenizer *t, const char *text, size_t len, int bos, int eo
         if (sp >= 0) ids[n++] = sp;
     }
     n = split_symbols(t, (const unsigned char *)text, len, ids, n, buf);
-    n = start + merge_pairs(t, ids + start, n - start, buf);
-    if (eos) ids[n++] = TOK_EOS;
+    int merged = merge_pairs(t, ids + start, n - start, buf);
     free(buf);
+    if (merged < 0) return err_set(e, "tokenizer: out of memory");
+    n = start + merged;
+    if (eos) ids[n++] = TOK_EOS;
     *n_ids = n;
     return 0;
 }
@@ -298,9 +394,7 @@ int tok_load_hf(Tokenizer *t, const char *path, const char *model_dir, int vocab
     for (int i = 0; model_dir && i < 2; i++) {
         char p[1100];
         snprintf(p, sizeof p, "%s/%s", model_dir, files[i]);
-        FILE *f = fopen(p, "rb");
-        if (!f) continue;
-        fclose(f);
+        if (file_kind(p) == FILE_MISSING) continue; /* optional; a FIFO is refused by the loader */
         if (hftok_load_config(t->hf, p, e) != 0) { tok_free(t); return -1; }
     }
     return 0;

@@ -5,7 +5,9 @@
  * Encoding is llama2.c's: optional BOS (id 1), a dummy-prefix space when the
  * text is non-empty, UTF-8 code points looked up whole, unknown code points
  * spelled as <0xXX> byte tokens (id = byte + 3), then greedy merges of the
- * adjacent pair whose merged string has the highest score.
+ * adjacent pair whose merged string has the highest score (the leftmost
+ * among equal scores; scores at or below -1e30 never merge). The merges run
+ * over a heap of candidate pairs: O(n log n) in the text's length.
  */
 #ifndef AHASCOPE_TOKENIZER_H
 #define AHASCOPE_TOKENIZER_H
@@ -29,7 +31,9 @@ typedef struct {
     char **vocab;        /* vocab_size NUL-terminated strings */
     int *vocab_len;      /* byte length of each (pieces may contain no NUL) */
     float *scores;       /* merge scores */
-    TokIndex *sorted;    /* vocab sorted by string, for lookup */
+    TokIndex *sorted;    /* vocab sorted by string */
+    int *hash;           /* open-addressed string -> id table over vocab (-1: empty), for lookup */
+    size_t hash_mask;    /* its size minus 1 (a power of 2) */
     char byte_text[256][2]; /* decoded text of the <0xXX> pieces */
     char path[512];      /* file it came from, for messages */
     struct HfTok *hf;    /* a tokenizer.json (tok_load_hf): every call goes to it */

@@ -4,20 +4,15 @@
  * tables' rows as objects. It is streamed row by row (each row built with
  * cJSON) so a long run of a big model does not need its whole tree in
  * memory. CSV is one row per decision joined with its token's columns: the
- * long format pandas and R read directly.
+ * long format pandas and R read directly. Both are valid UTF-8: a piece
+ * that is not (a byte-fallback token) is written with U+FFFD, and in JSON
+ * also as "piece_hex", its raw bytes (engine/textout.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "store/internal.h"
 #include "store/print.h"
-
-static cJSON *row_object(sqlite3_stmt *st) {
-    cJSON *o = cJSON_CreateObject();
-    for (int c = 0; o && c < sqlite3_column_count(st); c++)
-        cJSON_AddItemToObject(o, sqlite3_column_name(st, c), print_json_value(st, c));
-    return o;
-}
 
 static int print_object(cJSON *o, FILE *out) {
     char *s = o ? cJSON_PrintUnformatted(o) : NULL;
@@ -37,7 +32,7 @@ static int stream_array(Store *s, const char *sql, int64_t run_id, FILE *out, Er
     int rc, n = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         fputs(n++ ? ",\n" : "\n", out);
-        if (print_object(row_object(st), out)) { rc = SQLITE_NOMEM; break; }
+        if (print_object(print_json_row(st), out)) { rc = SQLITE_NOMEM; break; }
     }
     fputs(n ? "\n]" : "]", out);
     sqlite3_finalize(st);
@@ -57,7 +52,7 @@ static int export_json(Store *s, int64_t run_id, FILE *out, Err *e) {
         return -1;
     sqlite3_bind_int64(st, 1, run_id);
     int rc = sqlite3_step(st);
-    cJSON *run = rc == SQLITE_ROW ? row_object(st) : NULL;
+    cJSON *run = rc == SQLITE_ROW ? print_json_row(st) : NULL;
     sqlite3_finalize(st);
     if (rc == SQLITE_DONE) return err_set(e, "%s: no run %lld", s->path, (long long)run_id);
     if (rc != SQLITE_ROW) return store_sql_err(s->db, s->path, "cannot export", e);
@@ -76,9 +71,6 @@ static int export_json(Store *s, int64_t run_id, FILE *out, Err *e) {
 }
 
 static int export_csv(Store *s, int64_t run_id, FILE *out, Err *e) {
-    StoreRunInfo r;
-    if (store_run_info(s, run_id, &r, e)) return -1;
-    store_run_info_free(&r);
     sqlite3_stmt *st;
     if (store_prepare(s, "SELECT t.run_id, t.pos, t.token_id, t.piece, t.is_prompt, t.logprob, t.entropy, t.step_us,"
                          " t.n_far, t.kv_read, d.layer, d.head" STORE_HEAD_COLUMNS " FROM tokens t"
@@ -92,6 +84,9 @@ static int export_csv(Store *s, int64_t run_id, FILE *out, Err *e) {
 }
 
 int store_export(Store *s, int64_t run_id, StoreFormat fmt, FILE *out, Err *e) {
+    StoreRunInfo r; /* a run that does not exist, or whose shape is impossible, is refused before any output */
+    if (store_run_info(s, run_id, &r, e)) return -1;
+    store_run_info_free(&r);
     if (fmt == STORE_FMT_JSON) return export_json(s, run_id, out, e);
     if (fmt == STORE_FMT_CSV) return export_csv(s, run_id, out, e);
     return err_set(e, "choose --json or --csv");

@@ -40,8 +40,28 @@ void store_bind_LOGIT(sqlite3_stmt *st, int i, double v);
 double store_col_REAL(sqlite3_stmt *st, int i, double missing);
 long store_col_INTEGER(sqlite3_stmt *st, int i, long missing);
 
+/* Open a connection (sqlite3_open_v2 flags) and harden it: defensive mode,
+ * the file's schema untrusted, triggers, extension loading and
+ * fts3_tokenizer off. Every connection the store makes goes through here.
+ * Returns SQLITE_OK, SQLite's code, or SQLITE_MISUSE when a setting did not
+ * take (*db is then open, for the caller to close). */
+int store_db_open(const char *path, int flags, sqlite3 **db);
+
 /* Check (and with create, make) the schema; -1 with e set if unusable. */
 int store_schema_check(sqlite3 *db, const char *path, int create, Err *e);
+
+/* Check that database `schema` of db ("main", or an attached name) holds
+ * exactly the tables, indexes and views this version of ahascope creates
+ * for its user_version, and nothing else (no trigger, no extra object):
+ * every one compared by type, name, table and stored SQL. Sets *ver.
+ * Returns 0, or -1 with e "<path>: tampered schema: …". Reads in one
+ * snapshot (its own transaction unless one is open). */
+int store_schema_verify(sqlite3 *db, const char *schema, const char *path, int *ver, Err *e);
+
+/* The statements that made a new file at an older schema version, as
+ * that version wrote them (schema_old.c); NULL for the current version
+ * (schema.c makes it) or one never released. */
+const char *store_schema_old(int version);
 
 /* Set e to "<path>: <what>: <sqlite's message>" and return -1; names
  * "disk full" and "locked" plainly since those are the ones users can fix. */

@@ -30,13 +30,11 @@ static int exec_bound(Store *s, const char *sql, int64_t off, const char *origin
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* Copy every run of the attached database `src` in one transaction. */
+/* Copy every run of the attached database `src`, inside the caller's transaction. */
 static int copy_runs(Store *s, const char *input, int *n_runs, int64_t *off) {
     char sql[2048];
     sqlite3_stmt *st;
-    int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-    if (rc != SQLITE_OK) return rc;
-    rc = sqlite3_prepare_v2(s->db, "SELECT (SELECT COALESCE(MAX(run_id), 0) FROM main.runs),"
+    int rc = sqlite3_prepare_v2(s->db, "SELECT (SELECT COALESCE(MAX(run_id), 0) FROM main.runs),"
                                    " (SELECT COALESCE(MAX(eval_id), 0) FROM main.evals)", -1, &st, NULL);
     long long eoff = 0;
     if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) *off = sqlite3_column_int64(st, 0), eoff = sqlite3_column_int64(st, 1);
@@ -69,7 +67,6 @@ static int copy_runs(Store *s, const char *input, int *n_runs, int64_t *off) {
         rc = exec_bound(s, "INSERT INTO main.attn_top(run_id, pos, layer, head, rank, key_pos, weight)"
                            " SELECT run_id + ?1, pos, layer, head, rank, key_pos, weight FROM src.attn_top", *off, NULL,
                         NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) rc = sqlite3_errcode(s->db);
     return rc;
 }
@@ -92,7 +89,7 @@ static int upgraded_copy(Store *in, const char *input, char *scratch, size_t cap
     if (fd < 0) return err_set(e, "%s: cannot make a scratch copy to upgrade it in %s", input, dir);
     close(fd);
     sqlite3 *to = NULL;
-    int rc = sqlite3_open(scratch, &to);
+    int rc = store_db_open(scratch, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &to);
     sqlite3_backup *b = rc == SQLITE_OK ? sqlite3_backup_init(to, "main", in->db, "main") : NULL;
     if (b) sqlite3_backup_step(b, -1), sqlite3_backup_finish(b);
     rc = b ? sqlite3_errcode(to) : SQLITE_ERROR;
@@ -128,13 +125,19 @@ static int attach_and_copy(Store *s, const char *input, const char *path, FILE *
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return store_sql_err(s->db, input, "cannot attach", e);
-    int n_runs = 0;
+    int n_runs = 0, ver = 0;
     int64_t off = 0;
-    rc = copy_runs(s, input, &n_runs, &off);
-    if (rc != SQLITE_OK) {
+    rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) store_sql_err(s->db, s->path, "merge failed", e);
+    /* checked again as attached, in the snapshot copied from: the file may
+     * have changed since store_open looked at it */
+    else if (store_schema_verify(s->db, "src", input, &ver, e) ||
+             (ver != STORE_SCHEMA_VERSION && err_set(e, "%s: changed while being merged", input)))
+        rc = SQLITE_ERROR;
+    else if ((rc = copy_runs(s, input, &n_runs, &off)) != SQLITE_OK ||
+             (rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK)
         store_sql_err(s->db, s->path, "merge failed", e);
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-    }
+    if (rc != SQLITE_OK && !sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_exec(s->db, "DETACH DATABASE src", NULL, NULL, NULL);
     if (rc != SQLITE_OK) return -1;
     if (log) fprintf(log, "%s: %d run%s as %lld..%lld\n", input, n_runs, n_runs == 1 ? "" : "s", (long long)off + 1,

@@ -1,10 +1,12 @@
 /* print.c — result sets as an aligned table, CSV (RFC 4180) or JSON, for
- * `query`, `runs` and `compare`. */
+ * `query`, `runs` and `compare`. Text bound for CSV or JSON goes through
+ * engine/textout.h, so those files are always valid UTF-8. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/textout.h"
 #include "store/print.h"
 
 #define CELL_MAX 64 /* table cells wider than this are cut with "…" */
@@ -86,26 +88,18 @@ static void table_print(const Table *t, const int *numeric, FILE *out) {
     free(w);
 }
 
-static void csv_field(const char *v, FILE *out) {
-    if (!strpbrk(v, ",\"\r\n")) { fputs(v, out); return; }
-    fputc('"', out);
-    for (; *v; v++) {
-        if (*v == '"') fputc('"', out);
-        fputc(*v, out);
-    }
-    fputc('"', out);
-}
-
 static void csv_value(sqlite3_stmt *st, int i, FILE *out) {
     switch (sqlite3_column_type(st, i)) {
     case SQLITE_NULL: return;
     case SQLITE_INTEGER: fprintf(out, "%lld", (long long)sqlite3_column_int64(st, i)); return;
     case SQLITE_FLOAT: fprintf(out, "%.15g", sqlite3_column_double(st, i)); return;
-    default: csv_field((const char *)sqlite3_column_text(st, i), out);
+    default: textout_csv(out, (const char *)sqlite3_column_text(st, i));
     }
 }
 
-cJSON *print_json_value(sqlite3_stmt *st, int i) {
+/* Column i of the current row as a JSON value (numbers kept exact); text
+ * made valid UTF-8. */
+static cJSON *json_value(sqlite3_stmt *st, int i) {
     char buf[40];
     switch (sqlite3_column_type(st, i)) {
     case SQLITE_NULL: return cJSON_CreateNull();
@@ -118,8 +112,20 @@ cJSON *print_json_value(sqlite3_stmt *st, int i) {
         snprintf(buf, sizeof buf, "%.15g", v);
         return cJSON_CreateRaw(buf);
     }
-    default: return cJSON_CreateString((const char *)sqlite3_column_text(st, i));
+    default: return textout_json((const char *)sqlite3_column_text(st, i), (size_t)sqlite3_column_bytes(st, i));
     }
+}
+
+cJSON *print_json_row(sqlite3_stmt *st) {
+    cJSON *o = cJSON_CreateObject();
+    for (int c = 0; o && c < sqlite3_column_count(st); c++) {
+        const char *name = sqlite3_column_name(st, c);
+        int bad = sqlite3_column_type(st, c) == SQLITE_TEXT
+                      ? textout_json_add(o, name, (const char *)sqlite3_column_text(st, c), (size_t)sqlite3_column_bytes(st, c))
+                      : textout_json_add_item(o, name, json_value(st, c));
+        if (bad) cJSON_Delete(o), o = NULL;
+    }
+    return o;
 }
 
 static int step_rows(sqlite3_stmt *st, StoreFormat fmt, FILE *out, Table *t, cJSON *arr, PrintLimit *lim) {
@@ -138,9 +144,8 @@ static int step_rows(sqlite3_stmt *st, StoreFormat fmt, FILE *out, Table *t, cJS
             }
             fputs("\r\n", out);
         } else {
-            cJSON *o = cJSON_CreateObject();
-            for (int c = 0; c < cols; c++) cJSON_AddItemToObject(o, sqlite3_column_name(st, c), print_json_value(st, c));
-            cJSON_AddItemToArray(arr, o);
+            cJSON *o = print_json_row(st);
+            if (!o || !cJSON_AddItemToArray(arr, o)) return cJSON_Delete(o), SQLITE_NOMEM;
         }
         if (lim) lim->rows++;
     }
@@ -165,7 +170,7 @@ int print_result_limited(sqlite3_stmt *st, StoreFormat fmt, FILE *out, PrintLimi
     } else if (fmt == STORE_FMT_CSV) {
         for (int c = 0; c < cols; c++) {
             if (c) fputc(',', out);
-            csv_field(sqlite3_column_name(st, c), out);
+            textout_csv(out, sqlite3_column_name(st, c));
         }
         fputs("\r\n", out);
     }

@@ -23,7 +23,9 @@ typedef struct {
  * lim->rows counts as rows arrive, so a progress handler can read it. */
 int print_result_limited(sqlite3_stmt *st, StoreFormat fmt, FILE *out, PrintLimit *lim);
 
-/* Column i of the current row as a JSON value (numbers kept exact). */
-cJSON *print_json_value(sqlite3_stmt *st, int i);
+/* The current row as a JSON object keyed by column name (numbers kept
+ * exact; text valid UTF-8, with "<column>_hex" holding the raw bytes of a
+ * value that was not: engine/textout.h). NULL when out of memory. */
+cJSON *print_json_row(sqlite3_stmt *st);
 
 #endif

@@ -7,11 +7,17 @@
  * cannot reach (or create) another file. A refusal names the statement
  * refused ("DROP TABLE is not allowed").
  *
- * store_query_limited adds what an interactive caller needs: a row cap and
- * a progress handler through which the caller can stop a query that runs
- * too long or is no longer wanted.
+ * Two ceilings hold for every query: no value longer than
+ * STORE_SQL_MAX_LENGTH, no more than STORE_SQL_MAX_HEAP of SQLite memory;
+ * past either the query fails cleanly ("string or blob too big", "out of
+ * memory") instead of taking the machine's memory.
+ *
+ * store_query_limited adds what an interactive caller needs: a row cap, a
+ * time limit, and a progress handler through which the caller can stop a
+ * query that is no longer wanted.
  */
 #include <string.h>
+#include <time.h>
 
 #include "store/internal.h"
 #include "store/print.h"
@@ -21,6 +27,8 @@ typedef struct {
     int schema_write; /* a change to sqlite_schema was asked for (see authorize) */
     StoreQueryLimits *lim;
     PrintLimit rows;
+    double deadline; /* monotonic seconds; 0: none */
+    int timed_out;
 } Guard;
 
 static const char *const READ_PRAGMAS[] = {
@@ -94,7 +102,9 @@ static int authorize(void *ctx, int action, const char *a1, const char *a2, cons
     case SQLITE_READ:
     case SQLITE_RECURSIVE: return SQLITE_OK;
     case SQLITE_FUNCTION:
+        /* load_extension runs code; fts3_tokenizer hands out a pointer into the library */
         if (a2 && !strcmp(a2, "load_extension")) { what = "load_extension()"; break; }
+        if (a2 && !strcmp(a2, "fts3_tokenizer")) { what = "fts3_tokenizer()"; break; }
         return SQLITE_OK;
     case SQLITE_PRAGMA:
         if (a1 && pragma_allowed(a1, a2)) return SQLITE_OK;
@@ -113,10 +123,27 @@ static int authorize(void *ctx, int action, const char *a1, const char *a2, cons
     return SQLITE_DENY;
 }
 
-/* SQLite's progress handler: ask the caller whether to go on. */
+static double mono_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* SQLite's progress handler: past the deadline, stop; else ask the caller
+ * whether to go on. */
 static int progress(void *ctx) {
     Guard *g = ctx;
-    return g->lim->interrupt(g->lim->ctx, g->rows.rows);
+    if (g->deadline > 0 && mono_now() > g->deadline) return g->timed_out = 1;
+    return g->lim->interrupt && g->lim->interrupt(g->lim->ctx, g->rows.rows);
+}
+
+/* The ceilings every user query runs under. The heap limit is SQLite's,
+ * process-wide, and only ever lowered to ours. */
+static void limit_user_sql(sqlite3 *db) {
+    sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, STORE_SQL_MAX_LENGTH);
+    int64_t heap = sqlite3_hard_heap_limit64(-1);
+    if (heap <= 0 || heap > STORE_SQL_MAX_HEAP) sqlite3_hard_heap_limit64(STORE_SQL_MAX_HEAP);
 }
 
 /* Prepare the next statement of *tail under the guard. Returns 0 with *st
@@ -148,6 +175,8 @@ static int run_statements(Store *s, Guard *g, const char *sql, StoreFormat fmt, 
         if (n++ > 0 && fmt == STORE_FMT_TABLE) fputc('\n', out);
         int rc = print_result_limited(st, fmt, out, &g->rows);
         sqlite3_finalize(st);
+        if (rc == SQLITE_INTERRUPT && g->timed_out)
+            return err_set(e, "stopped after %g s (the time limit)", g->lim->timeout_s);
         if (rc == SQLITE_INTERRUPT) return err_set(e, "interrupted");
         if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "query failed", e);
     }
@@ -162,13 +191,14 @@ int store_query(Store *s, const char *sql, StoreFormat fmt, FILE *out, Err *e) {
 int store_query_limited(Store *s, const char *sql, StoreFormat fmt, FILE *out, StoreQueryLimits *lim, Err *e) {
     if (s->mode != STORE_READ) return err_set(e, "%s: queries need a read-only connection", s->path);
     Guard g = {.lim = lim, .rows = {.max_rows = lim ? lim->max_rows : 0}};
-    sqlite3_limit(s->db, SQLITE_LIMIT_ATTACHED, 0);
+    if (lim && lim->timeout_s > 0) g.deadline = mono_now() + lim->timeout_s;
+    limit_user_sql(s->db);
     sqlite3_set_authorizer(s->db, authorize, &g);
-    if (lim && lim->interrupt) sqlite3_progress_handler(s->db, 1000, progress, &g);
+    if (lim && (lim->interrupt || g.deadline > 0)) sqlite3_progress_handler(s->db, 1000, progress, &g);
     int rc = run_statements(s, &g, sql, fmt, out, e);
     sqlite3_progress_handler(s->db, 0, NULL, NULL);
     sqlite3_set_authorizer(s->db, NULL, NULL);
-    if (lim) lim->rows = g.rows.rows, lim->capped = g.rows.capped;
+    if (lim) lim->rows = g.rows.rows, lim->capped = g.rows.capped, lim->timed_out = g.timed_out;
     return rc;
 }
 

@@ -4,13 +4,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/model.h"
 #include "store/internal.h"
+
+/* Layers x heads a run may claim: far above any model (the largest have
+ * some 16 thousand), far below what the claim alone could make a reader
+ * allocate (the TUI's replay holds 64 steps of every cell at a time). */
+#define READER_MAX_CELLS (1 << 20)
 
 static void col_text(sqlite3_stmt *st, int i, char *out, size_t cap) {
     const unsigned char *v = sqlite3_column_text(st, i);
     snprintf(out, cap, "%s", v ? (const char *)v : "");
 }
 
+/* An INTEGER column as an int; a value that does not fit reads -1, which
+ * every shape check refuses, instead of its low 32 bits. */
+static int col_int(sqlite3_stmt *st, int i) {
+    sqlite3_int64 v = sqlite3_column_int64(st, i);
+    return v >= -1000000000 && v <= 1000000000 ? (int)v : -1;
+}
 
 
 static const char SELECT_RUN[] =
@@ -41,7 +53,7 @@ static void fill_run(sqlite3_stmt *st, StoreRunInfo *r) {
     col_text(st, 5, r->model_sha256, sizeof r->model_sha256);
     col_text(st, 6, r->arch, sizeof r->arch);
     int *dims[] = {&r->dim, &r->hidden_dim, &r->n_layers, &r->n_heads, &r->n_kv_heads, &r->vocab_size, &r->seq_len};
-    for (int i = 0; i < 7; i++) *dims[i] = sqlite3_column_int(st, 7 + i);
+    for (int i = 0; i < 7; i++) *dims[i] = col_int(st, 7 + i);
     col_text(st, 14, r->tokenizer, sizeof r->tokenizer);
     col_text(st, 15, r->tokenizer_sha256, sizeof r->tokenizer_sha256);
     col_text(st, 16, r->policy, sizeof r->policy);
@@ -62,8 +74,54 @@ static void fill_run(sqlite3_stmt *st, StoreRunInfo *r) {
     const unsigned char *seed = sqlite3_column_text(st, 30);
     r->seed = seed ? strtoull((const char *)seed, NULL, 10) : 0;
     col_text(st, 31, r->origin, sizeof r->origin);
-    r->n_tokens = sqlite3_column_int(st, 32);
+    r->n_tokens = col_int(st, 32);
     effective_status(st, r);
+}
+
+/* Each shape field of a run within the engine's own limits (engine/model.h;
+ * 0 is a field not recorded), checked before anything is sized from them. */
+static int check_limits(const Store *s, const StoreRunInfo *r, Err *e) {
+    const struct { const char *name; long v, lo, hi; } f[] = {
+        {"n_layers", r->n_layers, 1, MODEL_MAX_LAYERS},
+        {"n_heads", r->n_heads, 1, MODEL_MAX_DIM / 2}, /* heads of at least two dims fill at most the width */
+        {"n_kv_heads", r->n_kv_heads, 0, r->n_heads},  {"dim", r->dim, 0, MODEL_MAX_DIM},
+        {"hidden_dim", r->hidden_dim, 0, 4L * MODEL_MAX_DIM}, {"vocab_size", r->vocab_size, 0, MODEL_MAX_VOCAB},
+        {"seq_len", r->seq_len, 0, MODEL_MAX_SEQ},     {"n_tokens", r->n_tokens, 0, MODEL_MAX_SEQ},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (f[i].v < f[i].lo || f[i].v > f[i].hi)
+            return err_set(e, "%s: run %lld: %s = %ld is impossible (%ld to %ld)", s->path, (long long)r->run_id,
+                           f[i].name, f[i].v, f[i].lo, f[i].hi);
+    if ((long)r->n_layers * r->n_heads > READER_MAX_CELLS)
+        return err_set(e, "%s: run %lld: %d layers x %d heads is absurdly large (max %d cells)", s->path,
+                       (long long)r->run_id, r->n_layers, r->n_heads, READER_MAX_CELLS);
+    if (r->n_kv_heads > 0 && r->n_heads % r->n_kv_heads)
+        return err_set(e, "%s: run %lld: n_kv_heads %d does not divide n_heads %d", s->path, (long long)r->run_id,
+                       r->n_kv_heads, r->n_heads);
+    return 0;
+}
+
+/* The claimed shape against the rows: the run's first recorded position
+ * must hold every cell of the layers x heads grid and no other (the key
+ * is unique, so count and ranges settle it). A run with no steps yet has
+ * only the limits above to go by. */
+static int check_rows(Store *s, const StoreRunInfo *r, Err *e) {
+    sqlite3_stmt *st;
+    if (store_prepare(s, "SELECT COUNT(*), MIN(layer), MAX(layer), MIN(head), MAX(head) FROM decisions"
+                         " WHERE run_id=?1 AND pos=(SELECT MIN(pos) FROM decisions WHERE run_id=?1)", &st, e))
+        return -1;
+    sqlite3_bind_int64(st, 1, r->run_id);
+    int rc = sqlite3_step(st);
+    sqlite3_int64 v[5] = {0};
+    for (int i = 0; rc == SQLITE_ROW && i < 5; i++) v[i] = sqlite3_column_int64(st, i);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) return store_sql_err(s->db, s->path, "cannot read the run", e);
+    if (v[0] == 0 || (v[0] == (sqlite3_int64)r->n_layers * r->n_heads && v[1] == 0 && v[2] == r->n_layers - 1 &&
+                      v[3] == 0 && v[4] == r->n_heads - 1))
+        return 0;
+    return err_set(e, "%s: run %lld claims %d layers x %d heads, but its first step holds %lld cells (layers "
+                      "%lld..%lld, heads %lld..%lld)", s->path, (long long)r->run_id, r->n_layers, r->n_heads,
+                   (long long)v[0], (long long)v[1], (long long)v[2], (long long)v[3], (long long)v[4]);
 }
 
 int store_run_info(Store *s, int64_t run_id, StoreRunInfo *info, Err *e) {
@@ -80,9 +138,7 @@ int store_run_info(Store *s, int64_t run_id, StoreRunInfo *info, Err *e) {
     if (rc == SQLITE_DONE) return err_set(e, "%s: no run %lld", s->path, (long long)run_id);
     if (rc != SQLITE_ROW) return store_sql_err(s->db, s->path, "cannot read the run", e);
     if (!info->prompt) return err_set(e, "%s: out of memory", s->path);
-    if (info->n_layers < 1 || info->n_heads < 1 || info->n_layers > 4096 || info->n_heads > 4096)
-        return err_set(e, "%s: run %lld has an impossible shape %dx%d", s->path, (long long)run_id, info->n_layers,
-                       info->n_heads);
+    if (check_limits(s, info, e) || check_rows(s, info, e)) return store_run_info_free(info), -1;
     return 0;
 }
 

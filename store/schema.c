@@ -207,18 +207,6 @@ static const char COMPAT_2[] =
     "CREATE TEMP VIEW attn_top AS SELECT 0 AS run_id, 0 AS pos, 0 AS layer, 0 AS head, 0 AS rank, 0 AS key_pos,"
     " 0.0 AS weight WHERE 0;\n";
 
-/* Tables and views a valid database must have (by type and name), in the
- * order the versions added them: REQUIRED_BY[v] of them from version v. */
-static const char *const REQUIRED[][2] = {
-    {"table", "runs"},         {"table", "tokens"},         {"table", "decisions"},
-    {"table", "evals"},        {"table", "eval_scores"},
-    {"view", "predictions"},   {"view", "head_rates"},      {"view", "layer_rates"},
-    {"view", "token_share"},   {"view", "confusion_head"},  {"view", "confusion"},
-    {"view", "run_summary"},   {"view", "masses"},          {"view", "decided"},
-    {"table", "attn_top"},
-};
-static const size_t REQUIRED_BY[STORE_SCHEMA_VERSION + 1] = {0, 12, 14, 15};
-
 static int pragma_int(sqlite3 *db, const char *sql, int *out) {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return sqlite3_errcode(db);
@@ -241,17 +229,6 @@ static int count_objects(sqlite3 *db, int *n_tables, char *first, size_t cap) {
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
-}
-
-static int has_object(sqlite3 *db, const char *type, const char *name) {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type=?1 AND name=?2", -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_text(st, 1, type, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
-    int found = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return found;
 }
 
 /* Create the views, as the file's own (kind "") or as TEMP ones. */
@@ -286,6 +263,15 @@ static int migrate_1_to_2(sqlite3 *db) {
     return rc;
 }
 
+/* The upgrade steps from version `from` to version `to`, in turn, inside
+ * the caller's transaction. */
+static int migrate_steps(sqlite3 *db, int from, int to) {
+    int rc = SQLITE_OK;
+    if (from <= 1 && to >= 2) rc = migrate_1_to_2(db);
+    if (rc == SQLITE_OK && from <= 2 && to >= 3) rc = sqlite3_exec(db, MIGRATE_2_TO_3, NULL, NULL, NULL);
+    return rc;
+}
+
 /* Bring an older file to the current version, each step in turn, in one
  * transaction: a crash leaves the old file as it was. Another writer may
  * have done it since we looked: then leave it. Returns 0 or -1 with e set. */
@@ -296,8 +282,7 @@ static int schema_migrate(sqlite3 *db, const char *path, Err *e) {
     if (rc == SQLITE_OK) rc = pragma_int(db, "PRAGMA user_version", &ver);
     if (rc == SQLITE_OK && ver == STORE_SCHEMA_VERSION) return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) ? -1 : 0;
     snprintf(what, sizeof what, "cannot upgrade the schema from version %d", ver);
-    if (rc == SQLITE_OK && ver == 1) rc = migrate_1_to_2(db);
-    if (rc == SQLITE_OK && ver <= 2) rc = sqlite3_exec(db, MIGRATE_2_TO_3, NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = migrate_steps(db, ver, STORE_SCHEMA_VERSION);
     snprintf(sql, sizeof sql, "PRAGMA user_version=%d", STORE_SCHEMA_VERSION);
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
@@ -320,6 +305,14 @@ static int schema_compat(sqlite3 *db, const char *path, int ver, Err *e) {
     return store_sql_err(db, path, what, e);
 }
 
+/* The tables and views of a new file. */
+static int create_objects(sqlite3 *db) {
+    int rc = sqlite3_exec(db, SCHEMA_TABLES, NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, SCHEMA_DECISIONS, NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = exec_views(db, "");
+    return rc;
+}
+
 /* Create the schema in one transaction so a crash leaves none or all of
  * it. Another writer may have created it since we looked: then leave it. */
 static int schema_create(sqlite3 *db, const char *path, Err *e) {
@@ -328,9 +321,7 @@ static int schema_create(sqlite3 *db, const char *path, Err *e) {
     int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = pragma_int(db, "PRAGMA application_id", &app);
     if (rc == SQLITE_OK && app == STORE_APPLICATION_ID) return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) ? -1 : 1;
-    if (rc == SQLITE_OK) rc = sqlite3_exec(db, SCHEMA_TABLES, NULL, NULL, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_exec(db, SCHEMA_DECISIONS, NULL, NULL, NULL);
-    if (rc == SQLITE_OK) rc = exec_views(db, "");
+    if (rc == SQLITE_OK) rc = create_objects(db);
     snprintf(sql, sizeof sql, "PRAGMA application_id=%d", STORE_APPLICATION_ID);
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
     snprintf(sql, sizeof sql, "PRAGMA user_version=%d", STORE_SCHEMA_VERSION);
@@ -342,6 +333,113 @@ static int schema_create(sqlite3 *db, const char *path, Err *e) {
         return err;
     }
     return 0;
+}
+
+/* A private in-memory database holding exactly the objects a file created
+ * at version `created` has once upgraded to version `ver`: made by the
+ * very statements that make and upgrade a file (schema_old.c for older
+ * versions), so the SQL text SQLite stores, ALTER TABLE's edits included,
+ * matches byte for byte and no list of objects is kept twice. NULL on failure. */
+static sqlite3 *expected_db(int created, int ver) {
+    sqlite3 *mem = NULL;
+    int rc = store_db_open(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &mem);
+    const char *old = store_schema_old(created);
+    if (rc == SQLITE_OK) rc = old ? sqlite3_exec(mem, old, NULL, NULL, NULL) : create_objects(mem);
+    if (rc == SQLITE_OK) rc = migrate_steps(mem, created, ver);
+    if (rc == SQLITE_OK) return mem;
+    sqlite3_close(mem);
+    return NULL;
+}
+
+/* Column i of two rows in the order ORDER BY gives (NULL first, then
+ * bytes), so the walk below can tell a missing name from an extra one. */
+static int col_cmp(sqlite3_stmt *a, sqlite3_stmt *b, int i) {
+    int na = sqlite3_column_type(a, i) == SQLITE_NULL, nb = sqlite3_column_type(b, i) == SQLITE_NULL;
+    if (na || nb) return nb - na;
+    const void *x = sqlite3_column_blob(a, i), *y = sqlite3_column_blob(b, i);
+    int lx = sqlite3_column_bytes(a, i), ly = sqlite3_column_bytes(b, i);
+    int c = lx && ly ? memcmp(x, y, (size_t)(lx < ly ? lx : ly)) : 0;
+    return c ? c : (lx > ly) - (lx < ly);
+}
+
+/* "<problem> trigger 't'<tail>" of the row st; a name is the file's to
+ * choose, so control characters become '?' to keep the message one line. */
+static void describe(char *why, size_t cap, const char *problem, sqlite3_stmt *st, const char *tail) {
+    const unsigned char *type = sqlite3_column_text(st, 0), *name = sqlite3_column_text(st, 1);
+    snprintf(why, cap, "%s %.16s '%.64s'%s", problem, type ? (const char *)type : "object",
+             name ? (const char *)name : "", tail);
+    for (char *c = why; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+}
+
+/* One step of the walk over two name-ordered object lists: 0 when the rows
+ * are the same object, else 1 with why set. */
+static int row_diff(sqlite3_stmt *f, int rf, sqlite3_stmt *w, int rw, char *why, size_t cap) {
+    int c = rf != SQLITE_ROW ? 1 : rw != SQLITE_ROW ? -1 : col_cmp(f, w, 1);
+    if (c < 0) return describe(why, cap, "tampered schema: unexpected", f, ""), 1;
+    if (c > 0) return describe(why, cap, "damaged ahascope schema:", w, " is missing"), 1;
+    if (col_cmp(f, w, 0) || col_cmp(f, w, 2) || col_cmp(f, w, 3))
+        return describe(why, cap, "tampered schema:", f, " is not the one ahascope creates"), 1;
+    return 0;
+}
+
+/* Walk the objects of `schema` in db beside those of want, by name.
+ * Returns 0 if they are the same, 1 with why set at the first difference
+ * (*same: objects alike before it), or SQLite's error code. */
+static int schema_diff(sqlite3 *db, const char *schema, sqlite3 *want, char *why, size_t cap, int *same) {
+    static const char list[] = "SELECT type, name, tbl_name, sql FROM \"%w\".sqlite_schema ORDER BY name";
+    char *sql = sqlite3_mprintf(list, schema);
+    sqlite3_stmt *f = NULL, *w = NULL;
+    int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &f, NULL) : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(want, "SELECT type, name, tbl_name, sql FROM main.sqlite_schema"
+                                                       " ORDER BY name", -1, &w, NULL);
+    int rf = rc == SQLITE_OK ? sqlite3_step(f) : rc, rw = rc == SQLITE_OK ? sqlite3_step(w) : rc;
+    for (*same = 0; rf == SQLITE_ROW || rw == SQLITE_ROW; ++*same, rf = sqlite3_step(f), rw = sqlite3_step(w)) {
+        if ((rf != SQLITE_ROW && rf != SQLITE_DONE) || (rw != SQLITE_ROW && rw != SQLITE_DONE)) break;
+        if ((rc = row_diff(f, rf, w, rw, why, cap))) break;
+    }
+    if (rc == SQLITE_OK && rf != SQLITE_DONE && rf != SQLITE_ROW) rc = rf;
+    if (rc == SQLITE_OK && rw != SQLITE_DONE && rw != SQLITE_ROW) rc = rw;
+    sqlite3_finalize(f);
+    sqlite3_finalize(w);
+    return rc;
+}
+
+/* store_schema_verify inside a snapshot: the header, then the objects
+ * against each way a file of its version can rightly look (created at that
+ * version, or at any older one and upgraded). */
+static int verify_snapshot(sqlite3 *db, const char *schema, const char *path, int *ver, Err *e) {
+    int app = 0;
+    char sql[160], why[200] = "", try_why[200];
+    sqlite3_snprintf(sizeof sql, sql, "PRAGMA \"%w\".application_id", schema);
+    int rc = pragma_int(db, sql, &app);
+    sqlite3_snprintf(sizeof sql, sql, "PRAGMA \"%w\".user_version", schema);
+    if (rc == SQLITE_OK) rc = pragma_int(db, sql, ver);
+    if (rc != SQLITE_OK) return store_sql_err(db, path, "cannot read the schema", e);
+    if (app != STORE_APPLICATION_ID) return err_set(e, "%s: not an ahascope database", path);
+    if (*ver < 1 || *ver > STORE_SCHEMA_VERSION)
+        return err_set(e, "%s: schema version %d is not one this ahascope reads (1 to %d)", path, *ver,
+                       STORE_SCHEMA_VERSION);
+    for (int created = *ver, best = -1, same; created >= 1; created--) {
+        sqlite3 *want = expected_db(created, *ver);
+        if (!want) return err_set(e, "%s: cannot check the schema: out of memory", path);
+        rc = schema_diff(db, schema, want, try_why, sizeof try_why, &same);
+        sqlite3_close(want);
+        if (rc == SQLITE_OK) return 0;
+        if (rc != 1) return store_sql_err(db, path, "cannot read the schema", e);
+        if (same > best) best = same, memcpy(why, try_why, sizeof why); /* report the nearest */
+    }
+    return err_set(e, "%s: %s", path, why);
+}
+
+int store_schema_verify(sqlite3 *db, const char *schema, const char *path, int *ver, Err *e) {
+    int own = sqlite3_get_autocommit(db);
+    if (own && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        return store_sql_err(db, path, "cannot read the database", e);
+    int rc = verify_snapshot(db, schema, path, ver, e);
+    if (own) sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    return rc;
 }
 
 /* Header fields and table count, read in one snapshot: a writer creating
@@ -373,9 +471,7 @@ int store_schema_check(sqlite3 *db, const char *path, int create, Err *e) {
         return err_set(e, "%s: schema version %d is newer than this ahascope understands (%d); upgrade ahascope", path,
                        ver, STORE_SCHEMA_VERSION);
     if (ver < 1) return err_set(e, "%s: schema version %d is older than 1 and cannot be read", path, ver);
-    for (size_t i = 0; i < REQUIRED_BY[ver]; i++)
-        if (!has_object(db, REQUIRED[i][0], REQUIRED[i][1]))
-            return err_set(e, "%s: damaged ahascope schema: %s '%s' is missing", path, REQUIRED[i][0], REQUIRED[i][1]);
+    if (store_schema_verify(db, "main", path, &ver, e)) return -1; /* ver again: a writer may have upgraded it */
     if (ver == STORE_SCHEMA_VERSION) return 0;
     if (!create) return schema_compat(db, path, ver, e);
     if (schema_migrate(db, path, e)) return -1;

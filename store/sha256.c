@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "engine/files.h"
 #include "store/store.h"
 
 typedef struct {
@@ -78,8 +79,8 @@ int store_sha256_files(const char *const *paths, int n, char out[65], Err *e) {
     sha_init(&c);
     unsigned char buf[1 << 16];
     for (int i = 0; i < n; i++) {
-        FILE *f = fopen(paths[i], "rb");
-        if (!f) return err_set(e, "%s: cannot read: %s", paths[i], strerror(errno));
+        FILE *f = file_fopen_regular(paths[i], "file", "a regular file", e);
+        if (!f) return -1;
         size_t k;
         while ((k = fread(buf, 1, sizeof buf, f)) > 0) sha_update(&c, buf, k);
         int bad = ferror(f);

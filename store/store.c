@@ -103,8 +103,8 @@ static int check_header(const char *path, Err *e) {
     if (stat(path, &st) != 0) return 0;
     if (st.st_size == 0) return 0;
     unsigned char h[100];
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(e, "%s: cannot read: %s", path, strerror(errno));
+    FILE *f = file_fopen_regular(path, "the database", "an SQLite database", e);
+    if (!f) return -1;
     size_t n = fread(h, 1, sizeof h, f);
     fclose(f);
     if (n < sizeof h || memcmp(h, "SQLite format 3", 16) != 0) return err_set(e, "%s: not an SQLite database", path);
@@ -134,7 +134,7 @@ static int exists(const char *path, const char *suffix) {
  * journal when the database is not in WAL mode). */
 static int needs_side_files(const char *path, StoreMode mode) {
     unsigned char h[20] = {0};
-    FILE *f = fopen(path, "rb");
+    FILE *f = file_fopen_regular(path, "the database", "an SQLite database", NULL);
     if (f) {
         if (fread(h, 1, sizeof h, f) != sizeof h) memset(h, 0, sizeof h);
         fclose(f);
@@ -215,6 +215,24 @@ static void sql_status(sqlite3_context *ctx, int argc, sqlite3_value **v) {
     else sqlite3_result_null(ctx);
 }
 
+int store_db_open(const char *path, int flags, sqlite3 **db) {
+    int rc = sqlite3_open_v2(path, db, flags | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) return rc;
+    /* What a file could otherwise make this process do: run its triggers,
+     * call functions with side effects from its views, load code, hand
+     * out a pointer (fts3_tokenizer), or rewrite sqlite_schema. */
+    static const int off[] = {SQLITE_DBCONFIG_TRUSTED_SCHEMA, SQLITE_DBCONFIG_ENABLE_TRIGGER,
+                              SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER};
+    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++) {
+        int now = 1;
+        if (sqlite3_db_config(*db, off[i], 0, &now) != SQLITE_OK || now != 0) return SQLITE_MISUSE;
+    }
+    int defensive = 0;
+    if (sqlite3_db_config(*db, SQLITE_DBCONFIG_DEFENSIVE, 1, &defensive) != SQLITE_OK || !defensive)
+        return SQLITE_MISUSE;
+    return SQLITE_OK;
+}
+
 static int configure(Store *s, int busy_ms, Err *e) {
     sqlite3_create_function(s->db, "ahascope_status", 4, SQLITE_UTF8, NULL, sql_status, NULL, NULL);
     sqlite3_busy_timeout(s->db, busy_ms);
@@ -248,11 +266,16 @@ Store *store_open(const char *path, StoreMode mode, int busy_ms, Err *e) {
     s->mode = mode;
     s->commit_every = 1;
     int flags = mode == STORE_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-    if (sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+    int rc = store_db_open(path, flags, &s->db);
+    if (rc == SQLITE_MISUSE) {
+        err_set(e, "%s: cannot open: this SQLite (%s) lacks the defensive settings ahascope needs", path,
+                sqlite3_libversion());
+        goto fail;
+    }
+    if (rc != SQLITE_OK) {
         store_sql_err(s->db, path, "cannot open", e);
         goto fail;
     }
-    sqlite3_db_config(s->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
     if (configure(s, busy_ms, e) != 0) goto fail;
     if (store_schema_check(s->db, path, mode == STORE_WRITE, e) != 0) goto fail;
     if (mode == STORE_READ && sqlite3_exec(s->db, "PRAGMA query_only=1", NULL, NULL, NULL) != SQLITE_OK) {

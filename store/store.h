@@ -56,8 +56,9 @@ typedef struct {
 
 /* Open (STORE_WRITE: create if missing, make the schema, recover runs left
  * 'running' by dead writers) or open read-only. Refuses files that are not
- * SQLite, not ours, of a newer schema, damaged, or locked for longer than
- * busy_ms. Returns NULL with e set ("<path>: <problem>"). */
+ * SQLite, not ours, of a newer schema, damaged, tampered with (any object
+ * not exactly as ahascope creates it, any trigger), or locked for longer
+ * than busy_ms. Returns NULL with e set ("<path>: <problem>"). */
 Store *store_open(const char *path, StoreMode mode, int busy_ms, Err *e);
 
 /* Close, committing pending steps (safe on NULL). Returns 0, or -1 with e
@@ -92,7 +93,9 @@ int store_flush(Store *s, Err *e);
 int store_run_end(Store *s, int64_t run_id, const char *status, Err *e);
 
 /* Read a run's row. Its status is the effective one: a 'running' run whose
- * writer on this host has died reads as 'interrupted'. */
+ * writer on this host has died reads as 'interrupted'. Refuses a run whose
+ * shape is impossible (beyond the engine's limits, or not the grid its
+ * first recorded step holds), so callers may size allocations from it. */
 int store_run_info(Store *s, int64_t run_id, StoreRunInfo *info, Err *e);
 
 /* Free what store_run_info allocated. */
@@ -123,13 +126,21 @@ int store_sha256_files(const char *const *paths, int n, char out[65], Err *e);
 typedef enum { STORE_FMT_TABLE, STORE_FMT_CSV, STORE_FMT_JSON } StoreFormat;
 
 /* Run SQL (one or more statements) on a read-only connection that also
- * refuses writes, ATTACH, writable pragmas and extension loading; print each
- * result set to out in fmt. */
+ * refuses writes, ATTACH, writable pragmas, extension loading and
+ * fts3_tokenizer(); print each result set to out in fmt. */
 int store_query(Store *s, const char *sql, StoreFormat fmt, FILE *out, Err *e);
+
+/* What any one value user SQL builds may hold (SQLITE_LIMIT_LENGTH on
+ * its connection), and what SQLite may allocate in the whole process
+ * while it runs (sqlite3_hard_heap_limit64, which is process-wide: a
+ * recording writer beside the TUI's `:` pane shares it, and needs a few MB). */
+#define STORE_SQL_MAX_LENGTH (64 << 20)
+#define STORE_SQL_MAX_HEAP ((int64_t)512 << 20)
 
 /* Bounds for store_query_limited, and what happened under them. */
 typedef struct {
     long max_rows; /* rows over all the statements; 0: no cap */
+    double timeout_s; /* seconds the whole SQL may run; 0: no time limit */
     /* Polled while SQLite works (every thousand or so virtual-machine
      * steps, so also inside a long sort or an endless recursive CTE that
      * yields no rows) with the rows printed so far; nonzero stops the query,
@@ -139,10 +150,14 @@ typedef struct {
     void *ctx;
     long rows;  /* out: rows printed */
     int capped; /* out: 1 if rows beyond max_rows were left out (the statements after it did not run) */
+    int timed_out; /* out: 1 if timeout_s stopped it (the error then says "stopped after S s") */
 } StoreQueryLimits;
 
-/* store_query within lim (NULL: none). The caller tells a stop it asked for
- * from a failure by what its interrupt callback returned. */
+/* store_query within lim (NULL: no row cap or time limit). Every user
+ * query, bounded or not, runs under STORE_SQL_MAX_LENGTH and
+ * STORE_SQL_MAX_HEAP: the one place the CLI's `query` and the TUI's `:`
+ * pane get their limits. The caller tells a stop it asked for from a
+ * failure by what its interrupt callback returned. */
 int store_query_limited(Store *s, const char *sql, StoreFormat fmt, FILE *out, StoreQueryLimits *lim, Err *e);
 
 /* One line per run (id, status, tokens, policy, window, created, model,

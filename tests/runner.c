@@ -1,6 +1,8 @@
 /* runner.c — runs every registered TEST, optionally filtered by a substring
  * given as argv[1], and ends with the line "N passed, N failed[, N skipped]". */
 #define _POSIX_C_SOURCE 200809L
+#include <glob.h>
+#include <sys/stat.h>
 #include "test.h"
 
 #include <cjson/cJSON.h>
@@ -74,6 +76,17 @@ const char *test_tmp(const char *name) {
     char *b = rotating();
     snprintf(b, 1024, "%s/%s", g_tmpdir, name);
     return b;
+}
+
+int test_count_tmp(const char *path) {
+    char pat[4200], plain[4200];
+    snprintf(pat, sizeof pat, "%s.??????.tmp", path);
+    snprintf(plain, sizeof plain, "%s.tmp", path);
+    glob_t g;
+    int n = glob(pat, 0, NULL, &g) == 0 ? (int)g.gl_pathc : 0;
+    if (n >= 0) globfree(&g);
+    struct stat sb;
+    return n + (lstat(plain, &sb) == 0);
 }
 
 char *test_read_file(const char *path, long *len) {

@@ -73,6 +73,9 @@ char *test_read_file(const char *path, long *len);
 /* Parse a JSON file (a cJSON tree the caller deletes); NULL, with a
  * recorded failure, if it cannot be read or parsed. */
 struct cJSON *test_read_json(const char *path);
+/* Temporaries an atomic writer of `path` left behind (PATH.tmp or
+ * PATH.XXXXXX.tmp, engine/files.h): 0 when every write cleaned up. */
+int test_count_tmp(const char *path);
 /* Write bytes to a file; returns 0 on success. */
 int test_write_file(const char *path, const void *data, long len);
 /* Run a shell command, capture stdout+stderr (malloc'd) and exit status. */

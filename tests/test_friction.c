@@ -387,7 +387,8 @@ TEST(friction_train_refuses_an_output_it_cannot_create_before_training) {
              m, t, test_tmp("fr-missing/r.safetensors"));
     expect_fail(a, "fr-missing/r.safetensors", "no such directory", NULL);
     CHECK_MSG(now_s() - t0 < 1.0, "train took %.2f s to refuse", now_s() - t0);
-    CHECK(!exists(test_tmp("fr-missing/r.safetensors.tmp")));
+    CHECK_INT(test_count_tmp(test_tmp("fr-missing/r.safetensors")), 0);
+    CHECK_INT(test_count_tmp(test_tmp("fr-r.safetensors")), 0);
     snprintf(a, sizeof a, "train --model %s --tokenizer %s --window 8 --steps 1000000 --self 8 --seq-len 16 --train all "
                           "--out %s --out-model %s", m, t, test_tmp("fr-r.safetensors"), test_tmp("fr-missing/m.bin"));
     expect_fail(a, "fr-missing/m.bin", "no such directory", NULL);

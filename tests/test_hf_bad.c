@@ -253,3 +253,37 @@ TEST(hf_chat_wraps_the_prompt_once) {
     CHECK_MSG(out && strstr(out, "tokenizer.json"), "%s", out ? out : "");
     free(out);
 }
+
+/* A copy of fixture folder `name` with `file` replaced by a FIFO. */
+static const char *fifo_folder(const char *name, const char *file) {
+    static char dir[1100];
+    const char *good = good_dir();
+    if (!good) return NULL;
+    snprintf(dir, sizeof dir, "%s", test_tmp("hf-fifo"));
+    int st;
+    free(test_runf(&st, "rm -rf '%s' && cp -r '%s/%s' '%s' && rm -f '%s/%s' && mkfifo '%s/%s'", dir, good, name, dir,
+                   dir, file, dir, file));
+    CHECK_INT(st, 0);
+    return st == 0 ? dir : NULL;
+}
+
+/* Any file of a folder as a FIFO: refused at once, by name, never waited
+ * on (`timeout 5` turns a regression into a failure, not a hang). */
+TEST(hf_fifo_files_in_a_folder_are_refused_without_blocking) {
+    static const struct { const char *folder, *file; } cases[] = {
+        {"llama", "config.json"},
+        {"llama", "model.safetensors"},
+        {"llama-sharded", "model.safetensors.index.json"},
+        {"llama-sharded", "model-00002-of-00002.safetensors"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *dir = fifo_folder(cases[i].folder, cases[i].file);
+        if (!dir) return;
+        int st;
+        char *o = test_runf(&st, "timeout 5 %s info --model '%s' 2>&1 >/dev/null", bin(), dir);
+        CHECK_MSG(st == 1 && o && one_line(o) && strstr(o, cases[i].file) && strstr(o, "(a FIFO)"),
+                  "%s/%s: status %d%s: %s", cases[i].folder, cases[i].file, st, st == 124 ? " (blocked)" : "",
+                  o ? o : "");
+        free(o);
+    }
+}

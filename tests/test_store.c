@@ -736,26 +736,24 @@ TEST(store_reads_and_upgrades_a_version_1_database) {
     free(compat), free(migrated);
 }
 
-/* A version-2 file (this version's schema without attn_top): read-only it
- * shows an empty attn_top and stays byte-identical; a writer adds the table
- * and takes steps with recorded far positions, which read back. */
+/* A version-2 file (tests/fixtures/store/v2.db, written by the version-2
+ * binary): read-only it shows an empty attn_top, answers as before and stays
+ * byte-identical; a writer upgrades it, and the new run's recorded far
+ * positions read back. */
 TEST(store_reads_and_upgrades_a_version_2_database) {
     const char *ro = test_tmp("v2-read.db"), *rw = test_tmp("v2-write.db");
-    fresh(ro), fresh(rw);
-    record_synthetic(ro, 2, 2, 4, 1);
-    record_synthetic(rw, 2, 2, 4, 1);
+    long n = 0;
+    char *fx = test_read_file("tests/fixtures/store/v2.db", &n);
+    CHECK(fx && test_write_file(ro, fx, n) == 0 && test_write_file(rw, fx, n) == 0);
+    free(fx);
     int st;
-    for (int i = 0; i < 2; i++) {
-        char *o = test_runf(&st, "sqlite3 %s 'DROP TABLE attn_top; PRAGMA user_version=2'", i ? rw : ro);
-        CHECK_MSG(st == 0, "%s", o);
-        free(o);
-    }
     long n0 = 0, n1 = 0;
     char *before = test_read_file(ro, &n0);
     const char *bin = getenv("AHASCOPE_BIN") ? getenv("AHASCOPE_BIN") : "./ahascope";
-    char *q = test_runf(&st, "%s query --db %s --csv 'SELECT COUNT(*) AS n FROM attn_top'", bin, ro);
-    CHECK_MSG(st == 0 && q && strstr(q, "n\r\n0"), "query of a version-2 file: %s", q);
-    free(q);
+    const char *q = "SELECT (SELECT COUNT(*) FROM attn_top), (SELECT COUNT(*) FROM decided WHERE run_id = 1),"
+                    " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 1)";
+    char *compat = test_runf(&st, "%s query --db %s --csv \"%s\"", bin, ro, q);
+    CHECK_MSG(st == 0 && compat && strstr(compat, "\r\n0,320,"), "query of a version-2 file: %s", compat);
     char *after = test_read_file(ro, &n1);
     CHECK_MSG(before && after && n0 == n1 && memcmp(before, after, n0) == 0, "reading changed the version-2 file");
     free(before), free(after);
@@ -763,6 +761,9 @@ TEST(store_reads_and_upgrades_a_version_2_database) {
     Store *s = store_open(rw, STORE_WRITE, 1000, &e);
     CHECK_MSG(s != NULL, "%s", e.msg);
     CHECK_NEAR(scalar(rw, "PRAGMA user_version"), STORE_SCHEMA_VERSION, 0);
+    char *migrated = test_runf(&st, "%s query --db %s --csv \"%s\"", bin, rw, q);
+    CHECK_MSG(st == 0 && compat && migrated && !strcmp(compat, migrated), "compat:\n%s\nmigrated:\n%s", compat, migrated);
+    free(compat), free(migrated);
     StoreRunInfo r;
     run_info(&r, 2, 2);
     CHECK(s && store_run_begin(s, &r, &e) == 0);

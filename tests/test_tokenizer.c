@@ -1,8 +1,10 @@
 /* Tokenizer: golden encodings from the reference implementation, decode
- * round trips, invalid UTF-8, and malformed tokenizer files. */
+ * round trips, invalid UTF-8, malformed tokenizer files, and the heap merge
+ * against the quadratic scan it replaced (ids equal, time not quadratic). */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/tokenizer.h"
 #include "tests/test.h"
@@ -151,4 +153,172 @@ TEST(tokenizer_malformed_files_fail_with_path) {
         if (r == 0) tok_free(&t);
     }
     CHECK(tok_load(&t, test_tmp("missing.bin"), 10, &e) != 0 && strstr(e.msg, "missing.bin"));
+}
+
+/* ---- the heap merge against the scan it replaced -------------------------------- */
+
+/* The encoder as it was before the heap (test-only reference): each merge
+ * rescans every adjacent pair and takes the first with the highest score. */
+static size_t ref_utf8_len(const unsigned char *s, size_t left) {
+    size_t n = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3 : (s[0] & 0xF8) == 0xF0 ? 4 : 1;
+    if (n > left) return 1;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80) return 1;
+    return n;
+}
+
+static int ref_encode(const Tokenizer *t, const char *text, size_t len, int *ids) {
+    char buf[64], *m = malloc((size_t)t->max_token_length * 2 + 8);
+    int n = 0, sp = len ? tok_lookup(t, " ") : -1;
+    if (sp >= 0) ids[n++] = sp;
+    for (size_t i = 0; i < len;) {
+        size_t k = ref_utf8_len((const unsigned char *)text + i, len - i);
+        memcpy(buf, text + i, k), buf[k] = 0;
+        int id = tok_lookup(t, buf);
+        if (id >= 0) ids[n++] = id;
+        else
+            for (size_t j = 0; j < k; j++) ids[n++] = (unsigned char)text[i + j] + 3;
+        i += k;
+    }
+    for (;;) {
+        float best = -1e30f;
+        int best_id = -1, best_at = -1;
+        for (int i = 0; i + 1 < n; i++) {
+            int la = t->vocab_len[ids[i]], lb = t->vocab_len[ids[i + 1]];
+            if (la + lb > t->max_token_length) continue;
+            memcpy(m, t->vocab[ids[i]], la), memcpy(m + la, t->vocab[ids[i + 1]], lb), m[la + lb] = 0;
+            int id = tok_lookup(t, m);
+            if (id >= 0 && t->scores[id] > best) best = t->scores[id], best_id = id, best_at = i;
+        }
+        if (best_at < 0) break;
+        ids[best_at] = best_id;
+        memmove(ids + best_at + 1, ids + best_at + 2, (size_t)(n - best_at - 2) * sizeof(int));
+        n--;
+    }
+    free(m);
+    return n;
+}
+
+static unsigned rng_next(unsigned *s) { return *s = *s * 1664525u + 1013904223u, *s >> 8; }
+
+/* Random text from pieces the vocabularies know, accents, emoji and
+ * invalid bytes, so merges, byte fallback and ties all happen. */
+static size_t random_text(unsigned *seed, char *out, size_t max) {
+    static const char *parts[] = {"a", "b", "c", "ab", "ba", "abc", " ", "  ", "the", " once", "é", "ö", "日本",
+                                  "\xf0\x9f\x98\x80", "\xff", "\xc3", "\n", "x", "ing", "aaaa"};
+    size_t n = 0, want = rng_next(seed) % max;
+    while (n < want) {
+        const char *p = parts[rng_next(seed) % (sizeof parts / sizeof parts[0])];
+        size_t l = strlen(p);
+        if (n + l > max) break;
+        memcpy(out + n, p, l), n += l;
+    }
+    return n;
+}
+
+static void check_equivalence(const Tokenizer *t, unsigned seed, int rounds) {
+    enum { MAX = 300 };
+    char text[MAX];
+    int got[MAX + 3], want[MAX + 3], n;
+    Err e;
+    for (int r = 0; r < rounds; r++) {
+        size_t len = random_text(&seed, text, MAX);
+        int m = ref_encode(t, text, len, want);
+        CHECK(tok_encode(t, text, len, 0, 0, got, MAX + 3, &n, &e) == 0);
+        int same = n == m && memcmp(got, want, (size_t)n * sizeof(int)) == 0;
+        CHECK_MSG(same, "%s: round %d (%zu bytes): %d ids, the scan gives %d", t->path, r, len, n, m);
+        if (!same) return;
+    }
+}
+
+/* A vocabulary built for ties: every string of 1 to 4 letters over {a,b,c}
+ * with scores from only three values, some below llama2.c's -1e30 floor
+ * (never merged), and a max_token_length that rules out some pairs. */
+static const char *write_tie_vocab(void) {
+    static unsigned char buf[8 + 400 * 16];
+    int32_t maxlen = 6;
+    long n = 0;
+    memcpy(buf, &maxlen, 4), n = 4;
+    char s[8];
+    for (int i = 0; i < 379; i++) {
+        float score = 0;
+        if (i < 3) snprintf(s, sizeof s, "%s", i == 0 ? "<unk>" : i == 1 ? "<s>" : "</s>");
+        else if (i < 259) snprintf(s, sizeof s, "<0x%02X>", i - 3);
+        else {
+            int k = i - 259, len = k < 3 ? 1 : k < 12 ? 2 : k < 39 ? 3 : 4, base = len == 1 ? 0 : len == 2 ? 3 : len == 3 ? 12 : 39;
+            for (int j = 0, v = k - base; j < len; j++, v /= 3) s[j] = (char)('a' + v % 3);
+            s[len] = 0;
+            float levels[] = {-1.0f, -2.0f, -1.0f, -3e30f};
+            score = levels[(k * 7) % 4];
+        }
+        int32_t len = (int32_t)strlen(s);
+        memcpy(buf + n, &score, 4), memcpy(buf + n + 4, &len, 4), memcpy(buf + n + 8, s, (size_t)len);
+        n += 8 + len;
+    }
+    return write_tok("ties.bin", buf, n);
+}
+
+TEST(tokenizer_heap_merges_match_the_scan) {
+    Tokenizer t;
+    Err e;
+    CHECK(tok_load(&t, write_tie_vocab(), 0, &e) == 0);
+    check_equivalence(&t, 1, 2000);
+    tok_free(&t);
+    if (!test_shared_available()) return;
+    const char *vocabs[] = {"models/stories260K/tok512.bin", "models/llama2-tokenizer.bin"};
+    for (int v = 0; v < 2; v++) {
+        if (tok_load(&t, test_shared(vocabs[v]), 0, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); continue; }
+        check_equivalence(&t, 7 + (unsigned)v, 300);
+        tok_free(&t);
+    }
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The scan took 5 s for 16 800 characters and grows with their square;
+ * the heap takes milliseconds for 60 KB. */
+TEST(tokenizer_long_text_is_not_quadratic) {
+    SKIP_UNLESS_SHARED();
+    Tokenizer t;
+    Err e;
+    CHECK(tok_load(&t, test_shared("models/stories260K/tok512.bin"), 512, &e) == 0);
+    const char *sentence = "Once upon a time, Lily saw 3 cats near the big park. They were happy. ";
+    size_t sl = strlen(sentence), len = 60000;
+    char *text = malloc(len);
+    int *ids = malloc((len + 3) * sizeof(int)), n = 0;
+    for (size_t i = 0; i < len; i++) text[i] = sentence[i % sl];
+    double t0 = now_s();
+    CHECK(tok_encode(&t, text, len, 1, 0, ids, (int)len + 3, &n, &e) == 0);
+    double s = now_s() - t0;
+    CHECK_MSG(s < 1.0, "%zu bytes took %.2f s", len, s);
+    CHECK(n > 10000 && n < (int)len / 2);
+    free(text), free(ids);
+    tok_free(&t);
+}
+
+/* bench --tokenizer: one JSON object with the counts; its flags refused
+ * without a tokenizer, an unreadable --text named. */
+TEST(tokenizer_bench_mode) {
+    SKIP_UNLESS_SHARED();
+    const char *bin = getenv("AHASCOPE_BIN") ? getenv("AHASCOPE_BIN") : "./ahascope";
+    int st;
+    char *out = test_runf(&st, "%s bench --tokenizer %s --bytes 20000 --runs 1 --json", bin,
+                          test_shared("models/stories260K/tok512.bin"));
+    cJSON *j = st == 0 ? cJSON_Parse(out) : NULL;
+    CHECK_MSG(j, "%s", out);
+    CHECK(j && cJSON_GetObjectItem(j, "bytes")->valuedouble == 20000);
+    CHECK(j && cJSON_GetObjectItem(j, "tokens")->valuedouble > 1000 && !strcmp(cJSON_GetObjectItem(j, "kind")->valuestring, "llama2.c"));
+    cJSON_Delete(j);
+    free(out);
+    out = test_runf(&st, "%s bench --text x.txt 2>&1", bin);
+    CHECK_MSG(st == 2 && strstr(out, "--tokenizer"), "%s", out);
+    free(out);
+    out = test_runf(&st, "%s bench --tokenizer %s --text %s 2>&1", bin, test_shared("models/stories260K/tok512.bin"),
+                    test_tmp("no-such.txt"));
+    CHECK_MSG(st != 0 && strstr(out, "no-such.txt") && strchr(out, '\n') == strrchr(out, '\n'), "%s", out);
+    free(out);
 }

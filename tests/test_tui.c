@@ -974,3 +974,133 @@ TEST(tui_replay_explains_where_heads_looked_without_the_model) {
     WAIT(&r, "EXITED 0", 5);
     tmux_stop(&r);
 }
+
+/* ---- generated Hugging Face folders at the shapes people open ------------- */
+
+/* Start `ahascope tui ARGS` in dir (which holds the database) in a cols×rows pane. */
+static int tmux_start_in(Tmux *t, const char *name, const char *dir, int cols, int rows, const char *args) {
+    int st;
+    snprintf(t->sock, sizeof t->sock, "ahascope-%d-%s", (int)getpid(), name);
+    snprintf(t->dir, sizeof t->dir, "%s", dir);
+    free(test_runf(&st, "tmux -L %s -f /dev/null new-session -d -x %d -y %d \"cd %s && env TERM=xterm-256color "
+                        "LANG=C.UTF-8 %s tui --seed 1 --temperature 0 --window 8 %s; echo EXITED \\$?; sleep 60\"",
+                   t->sock, cols, rows, dir, bin_abs(), args));
+    return st;
+}
+
+/* `bench --arch ARCH --dims DIMS --save-hf DIR/m --save-routers DIR/r.st` in a fresh DIR. */
+static const char *make_hf_folder(const char *name, const char *arch, const char *dims) {
+    const char *dir = test_tmp(name);
+    int st;
+    char *out = test_runf(&st, "mkdir -p %s && %s bench --arch %s --dims %s --dtype bf16 --save-hf %s/m "
+                               "--save-routers %s/r.st 2>&1", dir, bin_abs(), arch, dims, dir, dir);
+    if (st != 0) test_fail(__FILE__, __LINE__, "bench --save-hf: %s", out ? out : "");
+    free(out);
+    return st == 0 ? dir : NULL;
+}
+
+/* Every heatmap row label L0, L<step>, … up to last layer starts a screen line
+ * (the bars pane has the same labels, but never at the left edge). */
+static int heatmap_rows_shown(const char *scr, int n_layers, int step) {
+    for (int l = 0; l < n_layers; l += step) {
+        char label[32];
+        snprintf(label, sizeof label, "\n\xe2\x94\x82L%d ", l);
+        if (!strstr(scr, label)) return 0;
+    }
+    return 1;
+}
+
+/* The large screen of a generated folder: all layers in the heatmap, the
+ * last heads labelled, the timeline scrolled to the last layer, the
+ * inspector's verdicts there; then the recorded run's shape. */
+static void hf_shape_large(const char *dir, const char *name, int L, int H, int KV, int dim, int step, const char *arch) {
+    Tmux t;
+    tmux_start_in(&t, name, dir, 140, 45, "--model m --routers r.st");
+    WAIT(&t, "policy aha", 10);
+    tmux_keys(&t, "Space Space Space Space Space Space Space Space Space Space Space Space");
+    WAIT(&t, "pos 23/256", 10);
+    char *scr = tmux_capture(&t), want[64];
+    CHECK_MSG(scr && heatmap_rows_shown(scr, L, step), "not every layer in the heatmap:\n%s", scr ? scr : "");
+    snprintf(want, sizeof want, " %d ", H - 1);
+    CHECK_MSG(scr && strstr(scr, want), "head %d not labelled:\n%s", H - 1, scr ? scr : "");
+    free(scr);
+    snprintf(want, sizeof want, "of %d \xe2\x94\x80", L * H);
+    WAIT(&t, want, 2);                                   /* timeline: heads a-b of L·H */
+    WAIT(&t, "L0H0", 1);
+    tmux_keys(&t, "Tab Tab");                            /* focus: the timeline */
+    for (int i = 0; i < L + 4; i++) tmux_keys(&t, "j");
+    snprintf(want, sizeof want, "L%dH0", L - 1);
+    WAIT(&t, want, 5);
+    tmux_keys(&t, "Enter");
+    snprintf(want, sizeof want, "inspector \xc2\xb7 L%d H0 @ pos 23", L - 1);
+    WAIT(&t, want, 5);
+    WAIT(&t, "\xcf\x84 0.50 \xe2\x86\x92 ", 2);        /* router … τ 0.50 → local/global */
+    WAIT(&t, "under policy aha", 1);
+    WAIT(&t, "log p", 1);                                /* the surprise strip under the tokens */
+    tmux_keys(&t, "Escape n");                           /* AHA vs oracle: the next missed global */
+    char *jump = tmux_wait(&t, "(AHA vs oracle)", 3);     /* "missed global at pos P, L#H# (AHA vs oracle)" */
+    if (!jump) WAIT(&t, "no missed global of AHA", 3);   /* or none in the history */
+    free(jump);
+    tmux_keys(&t, "R");
+    WAIT(&t, "summary", 5);
+    tmux_keys(&t, "Escape B");                           /* the run browser */
+    WAIT(&t, "open run:", 5);
+    tmux_keys(&t, "Escape q");
+    WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+    char *r = query(&t, "SELECT arch, n_layers, n_heads, n_kv_heads, dim, vocab_size, status FROM runs");
+    snprintf(want, sizeof want, "hf-%s,%d,%d,%d,%d,512,done", arch, L, H, KV, dim);
+    CHECK_MSG(r && strstr(r, want), "runs: %s (want %s)", r, want);
+    free(r);
+    r = query(&t, "SELECT COUNT(DISTINCT layer), COUNT(DISTINCT head), COUNT(*) = (SELECT n_tokens FROM runs) * "
+                  "COUNT(DISTINCT layer) * COUNT(DISTINCT head) FROM decisions");
+    snprintf(want, sizeof want, "%d,%d,1", L, H);
+    CHECK_MSG(r && strstr(r, want), "decisions: %s (want %s)", r, want);
+    free(r);
+}
+
+/* 80×24: the heatmap scrolls to the last layer and head, and the inspector
+ * stacks its verdicts beside it. */
+static void hf_shape_small(const char *dir, const char *name, int L, int H) {
+    Tmux t;
+    tmux_start_in(&t, name, dir, 80, 24, "--model m --routers r.st --no-record");
+    WAIT(&t, "policy aha", 10);
+    for (int i = 0; i < L + 4; i++) tmux_keys(&t, "j");
+    for (int i = 0; i < H + 4; i++) tmux_keys(&t, "l");
+    char want[64];
+    snprintf(want, sizeof want, "\xc2\xb7 L%d H%d \xe2\x94\x80", L - 1, H - 1);
+    WAIT(&t, want, 5);                                   /* heatmap title: the selection */
+    snprintf(want, sizeof want, "\n\xe2\x94\x82L%d ", (L - 1) / 2 * 2);
+    WAIT(&t, want, 2);                                   /* its row is on screen */
+    tmux_keys(&t, "Enter");
+    snprintf(want, sizeof want, "inspector \xc2\xb7 L%d H%d", L - 1, H - 1);
+    WAIT(&t, want, 5);
+    WAIT(&t, "\xcf\x84 0.50 \xe2\x86\x92 ", 2);
+    tmux_keys(&t, "Escape q");
+    WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+}
+
+/* A 16-layer × 32-head llama folder (head size 4, 8 KV heads, bf16) with
+ * random routers, written by `bench --save-hf`, at 140×45 and 80×24. */
+TEST(tui_hf_llama_sixteen_by_thirty_two_heads) {
+    if (!have_tmux()) { test_skip("tmux not installed"); return; }
+    const char *dir = make_hf_folder("hf1632", "llama", "128,256,16,32,8,512,256");
+    if (!dir) return;
+    char d[1024];
+    snprintf(d, sizeof d, "%s", dir);
+    hf_shape_large(d, "hf1632big", 16, 32, 8, 128, 1, "llama");
+    hf_shape_small(d, "hf1632small", 16, 32);
+}
+
+/* A 24-layer × 14-head qwen2 folder (head size 4, 2 KV heads): the heatmap
+ * packs two layers per row (labels L0, L2, …, L22). */
+TEST(tui_hf_qwen2_twenty_four_by_fourteen_heads) {
+    if (!have_tmux()) { test_skip("tmux not installed"); return; }
+    const char *dir = make_hf_folder("hf2414", "qwen2", "56,112,24,14,2,512,256");
+    if (!dir) return;
+    char d[1024];
+    snprintf(d, sizeof d, "%s", dir);
+    hf_shape_large(d, "hf2414big", 24, 14, 2, 56, 2, "qwen2");
+    hf_shape_small(d, "hf2414small", 24, 14);
+}

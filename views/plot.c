@@ -80,14 +80,6 @@ static void axes(FILE *f, const PlotSpec *spec, const Range *r) {
     fprintf(f, "</text>\n</g>\n");
 }
 
-static int close_rename(FILE *f, const char *tmp, const char *path, Err *e) {
-    int ok = !ferror(f);
-    if (fclose(f) != 0) ok = 0;
-    if (ok && rename(tmp, path) == 0) return 0;
-    unlink(tmp);
-    return err_set(e, "%s: cannot write", path);
-}
-
 static void series_svg(FILE *f, const Range *r, const PlotSeries *s, int i) {
     const char *c = COLOURS[i % 7];
     if (s->lines && s->n > 1) {
@@ -110,8 +102,8 @@ static void series_svg(FILE *f, const Range *r, const PlotSeries *s, int i) {
 }
 
 int plot_svg(const char *path, const PlotSpec *spec, const PlotSeries *s, int n_series, Err *e) {
-    char tmp[1100];
-    FILE *f = file_create_tmp(path, tmp, sizeof tmp, e);
+    FileAtomic out;
+    FILE *f = file_atomic_open(&out, path, e);
     if (!f) return -1;
     Range r = range_of(spec, s, n_series);
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
@@ -120,13 +112,13 @@ int plot_svg(const char *path, const PlotSpec *spec, const PlotSeries *s, int n_
     axes(f, spec, &r);
     for (int i = 0; i < n_series; i++) series_svg(f, &r, &s[i], i);
     fprintf(f, "</svg>\n");
-    return close_rename(f, tmp, path, e);
+    return file_atomic_commit(&out, e);
 }
 
 int plot_svg_bars(const char *path, const PlotSpec *spec, const char *const *labels, const double *a,
                   const double *b, int n, const char *legend_a, const char *legend_b, Err *e) {
-    char tmp[1100];
-    FILE *f = file_create_tmp(path, tmp, sizeof tmp, e);
+    FileAtomic out;
+    FILE *f = file_atomic_open(&out, path, e);
     if (!f) return -1;
     double top = 0;
     for (int i = 0; i < n; i++) top = fmax(top, fmax(a[i], b ? b[i] : 0));
@@ -153,7 +145,7 @@ int plot_svg_bars(const char *path, const PlotSpec *spec, const char *const *lab
         fprintf(f, "</text>\n");
     }
     fprintf(f, "</svg>\n");
-    return close_rename(f, tmp, path, e);
+    return file_atomic_commit(&out, e);
 }
 
 /* A distinct mark per series: the first letter of its name not taken yet. */

@@ -27,7 +27,7 @@ typedef struct {
 } PlotSpec;
 
 /* Write an SVG scatter/line chart: one <circle class="mark"> per point,
- * axes with ticks, a legend; written to path.tmp then renamed. */
+ * axes with ticks, a legend; written atomically through FileAtomic. */
 int plot_svg(const char *path, const PlotSpec *spec, const PlotSeries *s, int n_series, Err *e);
 
 /* Write an SVG bar chart: one <rect class="mark"> per value (two bars per

@@ -1,0 +1,307 @@
+/* test_store_hostile.c — databases and SQL written to do harm: a schema
+ * with a trigger or a replaced view, user SQL that never ends or asks for
+ * a gigabyte, runs that claim absurd shapes. Each must be refused or
+ * stopped in one line naming the file, with the recorded data untouched. */
+#include <fcntl.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "app/tui_sql.h"
+#include "store/store.h"
+#include "test.h"
+
+#define ENDLESS "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) "
+
+static const char *bin(void) {
+    const char *b = getenv("AHASCOPE_BIN");
+    return b ? b : "./ahascope";
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void fresh(const char *path) {
+    char p[1100];
+    unlink(path);
+    snprintf(p, sizeof p, "%s-wal", path), unlink(p);
+    snprintf(p, sizeof p, "%s-shm", path), unlink(p);
+}
+
+/* A database of ours holding one run of n steps of an L x H model. */
+static void record_run(const char *path, int L, int H, int n) {
+    fresh(path);
+    Err e;
+    Store *s = store_open(path, STORE_WRITE, 1000, &e);
+    CHECK_MSG(s != NULL, "open: %s", e.msg);
+    if (!s) return;
+    StoreRunInfo r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.model, sizeof r.model, "m.bin");
+    snprintf(r.policy, sizeof r.policy, "aha");
+    r.n_layers = L, r.n_heads = H, r.n_kv_heads = H, r.dim = 8 * H, r.vocab_size = 512, r.seq_len = 256;
+    r.window = 4, r.sinks = 1, r.tau = 0.5, r.theta_logit = 0, r.prompt = "x";
+    CHECK(store_run_begin(s, &r, &e) == 0);
+    for (int p = 0; p < n; p++) {
+        StepTrace *t = trace_new(L, H);
+        t->pos = p, t->token = p + 1, t->n_far = p > 4 ? p - 4 : 0, t->n_kv_heads = H;
+        for (int i = 0; i < L * H; i++) t->gate[i] = (int8_t)((i + p) % 2), t->score[i] = 0.25f * (i % 4);
+        CHECK_MSG(store_write_step(s, r.run_id, t, NULL, &e) == 0, "write: %s", e.msg);
+        trace_free(t);
+    }
+    CHECK(store_run_end(s, r.run_id, "done", &e) == 0);
+    CHECK(store_close(s, &e) == 0);
+}
+
+/* Run SQL on the file directly, as someone editing it would. */
+static void tamper(const char *db, const char *sql) {
+    sqlite3 *h;
+    CHECK(sqlite3_open(db, &h) == SQLITE_OK);
+    char *msg = NULL;
+    CHECK_MSG(sqlite3_exec(h, sql, NULL, NULL, &msg) == SQLITE_OK, "%s: %s", sql, msg);
+    sqlite3_free(msg);
+    sqlite3_close(h);
+}
+
+static long long scalar(const char *db, const char *sql) {
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    long long v = -1;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    return v;
+}
+
+/* `ahascope ARGS` (under `timeout`, so a hang fails instead of blocking)
+ * must exit with status and one line naming db and holding want. */
+static void expect_refused(int status, const char *db, const char *args, const char *want) {
+    int st;
+    char *out = test_runf(&st, "timeout 20 %s %s", bin(), args);
+    int lines = 0;
+    for (char *p = out; p && *p; p++) lines += *p == '\n';
+    CHECK_MSG(st == status && lines == 1 && out && strstr(out, db) && strstr(out, want),
+              "'%s' -> status %d (want %d): %s(want '%s')", args, st, status, out, want);
+    free(out);
+}
+
+static void expect_open_refused(const char *db, StoreMode mode, const char *want) {
+    Err e = {0};
+    Store *s = store_open(db, mode, 200, &e);
+    CHECK_MSG(s == NULL && strstr(e.msg, db) && strstr(e.msg, want), "%s: got '%s', want '%s'", db, e.msg, want);
+    store_close(s, NULL);
+}
+
+/* A trigger in the file would run inside our own writes: a merge into it
+ * used to exit 0 after the trigger had deleted every recorded decision. */
+TEST(store_hostile_trigger_is_refused) {
+    char db[1024], good[1024], args[4096];
+    snprintf(db, sizeof db, "%s", test_tmp("trigger.db"));
+    snprintf(good, sizeof good, "%s", test_tmp("trigger_src.db"));
+    record_run(db, 2, 2, 6);
+    record_run(good, 2, 2, 6);
+    tamper(db, "CREATE TRIGGER t AFTER INSERT ON tokens BEGIN DELETE FROM decisions;"
+               " UPDATE runs SET prompt='pwned'; END");
+    snprintf(args, sizeof args, "merge --out %s %s", db, good);
+    expect_refused(1, db, args, "tampered schema: unexpected trigger 't'");
+    CHECK_INT(scalar(db, "SELECT COUNT(*) FROM decisions"), 24);
+    CHECK_INT(scalar(db, "SELECT COUNT(*) FROM runs WHERE prompt = 'pwned'"), 0);
+    snprintf(args, sizeof args, "merge --out %s %s", test_tmp("trigger_out.db"), db);
+    expect_refused(1, db, args, "unexpected trigger 't'");
+    snprintf(args, sizeof args, "runs --db %s", db);
+    expect_refused(1, db, args, "unexpected trigger 't'");
+    if (test_shared_available()) {
+        snprintf(args, sizeof args, "record --db %s --model %s --prompt Once --steps 3", db,
+                 test_shared("models/stories260K/stories260K.bin"));
+        expect_refused(1, db, args, "unexpected trigger 't'");
+        CHECK_INT(scalar(db, "SELECT COUNT(*) FROM decisions"), 24);
+    }
+    expect_open_refused(db, STORE_WRITE, "unexpected trigger");
+    expect_open_refused(db, STORE_READ, "unexpected trigger");
+}
+
+/* A view replaced by an endless one used to hang query and compare;
+ * every other change to the objects is refused the same way. */
+TEST(store_hostile_changed_objects_are_refused) {
+    static const char *const cases[][2] = {
+        {"DROP VIEW run_summary; CREATE VIEW run_summary AS " ENDLESS "SELECT x AS run_id FROM c",
+         "view 'run_summary' is not the one ahascope creates"},
+        {"DROP VIEW decided; CREATE VIEW decided AS SELECT * FROM decisions", "view 'decided' is not the one"},
+        {"ALTER TABLE runs ADD COLUMN extra TEXT", "table 'runs' is not the one"},
+        {"CREATE INDEX sneaky ON tokens(piece)", "unexpected index 'sneaky'"},
+        {"CREATE TABLE notes(x)", "unexpected table 'notes'"},
+        {"CREATE VIEW \"a\nb\" AS SELECT 1", "unexpected view 'a?b'"}, /* the message stays one line */
+        {"DROP VIEW head_rates", "view 'head_rates' is missing"},
+    };
+    char db[1024], args[2048];
+    snprintf(db, sizeof db, "%s", test_tmp("changed.db"));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        record_run(db, 2, 2, 6);
+        tamper(db, cases[i][0]);
+        snprintf(args, sizeof args, "query --db %s 'SELECT * FROM run_summary'", db);
+        expect_refused(1, db, args, cases[i][1]);
+        snprintf(args, sizeof args, "compare --db %s --run 1", db);
+        expect_refused(1, db, args, cases[i][1]);
+    }
+    /* the untouched file, and an untouched version-1 file, still open */
+    record_run(db, 2, 2, 6);
+    Err e;
+    Store *s = store_open(db, STORE_READ, 200, &e);
+    CHECK_MSG(s != NULL, "%s", e.msg);
+    store_close(s, NULL);
+    const char *v1 = test_tmp("v1_trigger.db");
+    long n = 0;
+    char *bytes = test_read_file("tests/fixtures/store/v1.db", &n);
+    CHECK(bytes && test_write_file(v1, bytes, n) == 0);
+    free(bytes);
+    s = store_open(v1, STORE_READ, 200, &e);
+    CHECK_MSG(s != NULL, "%s", e.msg);
+    store_close(s, NULL);
+    tamper(v1, "CREATE TRIGGER t1 AFTER INSERT ON runs BEGIN DELETE FROM decisions; END");
+    expect_open_refused(v1, STORE_READ, "unexpected trigger 't1'");
+    expect_open_refused(v1, STORE_WRITE, "unexpected trigger 't1'");
+    CHECK_INT(scalar(v1, "PRAGMA user_version"), 1); /* refused before any upgrade */
+}
+
+/* fts3_tokenizer('simple') used to print the address of a library
+ * structure; with a second argument it could point SQLite at any code. */
+TEST(store_hostile_query_refuses_fts3_tokenizer) {
+    const char *db = test_tmp("fts.db");
+    record_run(db, 1, 1, 2);
+    const char *sqls[] = {"SELECT fts3_tokenizer('simple')", "SELECT fts3_tokenizer('x', X'0000000000000000')"};
+    for (int i = 0; i < 2; i++) {
+        int st;
+        char *out = test_runf(&st, "%s query --db %s \"%s\"", bin(), db, sqls[i]);
+        CHECK_MSG(st == 1 && out && strstr(out, "fts3_tokenizer() is not allowed") && !strstr(out, "0x"), "%s -> %d %s",
+                  sqls[i], st, out);
+        free(out);
+    }
+}
+
+/* Endless SQL stops at --timeout, and Ctrl-C stops it sooner; neither
+ * touches the file. */
+TEST(store_hostile_query_time_limit_and_cancel) {
+    const char *db = test_tmp("slow.db");
+    record_run(db, 2, 4, 40);
+    char before[65], after[65];
+    Err e;
+    store_sha256_file(db, before, &e);
+    const char *sqls[] = {ENDLESS "SELECT count(*) FROM c",
+                          "SELECT count(*) FROM decisions a, decisions b, decisions c, decisions d"};
+    for (int i = 0; i < 2; i++) {
+        int st;
+        double t0 = now_s();
+        char *out = test_runf(&st, "timeout 30 %s query --db %s --timeout 1 \"%s\"", bin(), db, sqls[i]);
+        double dt = now_s() - t0;
+        CHECK_MSG(st == 1 && dt < 5 && out && !strcmp(out, "ahascope query: stopped after 1 s (--timeout)\n"),
+                  "%s -> %d after %.1f s: %s", sqls[i], st, dt, out);
+        free(out);
+    }
+    char *help = test_runf(NULL, "%s query --help", bin());
+    CHECK_MSG(help && strstr(help, "--timeout S") && strstr(help, "default 10"), "%s", help);
+    free(help);
+    int st;
+    char *bad = test_runf(&st, "%s query --db %s --timeout 0 'SELECT 1'", bin(), db);
+    CHECK_MSG(st == 2 && strstr(bad, "--timeout"), "%s", bad);
+    free(bad);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int nul = open("/dev/null", O_WRONLY);
+        dup2(nul, 1), dup2(nul, 2);
+        execl(bin(), bin(), "query", "--db", db, ENDLESS "SELECT count(*) FROM c", (char *)NULL);
+        _exit(127);
+    }
+    usleep(400000);
+    double t0 = now_s();
+    kill(pid, SIGINT);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 130 && now_s() - t0 < 2, "Ctrl-C: status %d", status);
+    store_sha256_file(db, after, &e);
+    CHECK(!strcmp(before, after));
+}
+
+/* A gigabyte asked for is an error, not a gigabyte: the same ceilings in
+ * `query`, in the C API and in the TUI's `:` pane. */
+TEST(store_hostile_query_memory_ceilings) {
+    const char *db = test_tmp("big.db");
+    record_run(db, 2, 2, 6);
+    char before[65], after[65];
+    Err e;
+    store_sha256_file(db, before, &e);
+    int st;
+    double t0 = now_s();
+    char *out = test_runf(&st, "%s query --db %s 'SELECT length(randomblob(1000000000))'", bin(), db);
+    CHECK_MSG(st == 1 && now_s() - t0 < 2 && out && strstr(out, "string or blob too big") && strstr(out, db),
+              "status %d: %s", st, out);
+    free(out);
+    Store *s = store_open(db, STORE_READ, 200, &e);
+    FILE *sink = fopen("/dev/null", "w");
+    CHECK(s && sink && store_query(s, "SELECT 1", STORE_FMT_CSV, sink, &e) == 0);
+    if (sink) fclose(sink);
+    int64_t heap = sqlite3_hard_heap_limit64(-1);
+    CHECK_MSG(heap > 0 && heap <= STORE_SQL_MAX_HEAP, "heap limit %lld", (long long)heap);
+    store_close(s, NULL);
+    TuiSql q;
+    memset(&q, 0, sizeof q);
+    TuiSqlResult r = {0};
+    CHECK_INT(tui_sql_start(&q, db, "SELECT length(randomblob(1000000000))", &e), 0);
+    int got = 0;
+    for (double end = now_s() + 5; !got && now_s() < end; usleep(5000)) got = tui_sql_take(&q, &r);
+    CHECK_MSG(got && r.end == TUI_SQL_FAILED && r.text && strstr(r.text, "too big"), "%s", r.text);
+    tui_sql_result_free(&r);
+    tui_sql_stop(&q);
+    store_sha256_file(db, after, &e);
+    CHECK(!strcmp(before, after));
+}
+
+/* A 150 KB file claiming 4096 x 4096 heads used to send the TUI after
+ * 31 GB; every reader of a run's shape now refuses it first. */
+TEST(store_hostile_absurd_shapes_are_refused) {
+    static const char *const cases[][2] = {
+        {"UPDATE runs SET n_layers = 4096, n_heads = 4096", "n_layers = 4096 is impossible"},
+        {"UPDATE runs SET n_layers = 1024, n_heads = 1025", "1024 layers x 1025 heads is absurdly large"},
+        {"UPDATE runs SET n_layers = 4294967298", "n_layers = -1 is impossible"},
+        {"UPDATE runs SET n_heads = 8, n_kv_heads = 8", "claims 3 layers x 8 heads, but its first step holds 12"},
+        {"UPDATE runs SET n_kv_heads = 3", "n_kv_heads 3 does not divide n_heads 4"},
+        {"UPDATE runs SET vocab_size = 1e9", "vocab_size = 1000000000 is impossible"},
+        {"DELETE FROM decisions WHERE pos = 0 AND layer = 2", "first step holds 8 cells"},
+    };
+    char db[1024], args[2048];
+    snprintf(db, sizeof db, "%s", test_tmp("shape.db"));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        record_run(db, 3, 4, 5);
+        tamper(db, cases[i][0]);
+        Err e = {0};
+        Store *s = store_open(db, STORE_READ, 200, &e);
+        StoreRunInfo r;
+        CHECK_MSG(s && store_run_info(s, 1, &r, &e) != 0 && strstr(e.msg, db) && strstr(e.msg, cases[i][1]),
+                  "%s: got '%s'", cases[i][0], e.msg);
+        store_close(s, NULL);
+        const char *cmds[] = {"export --db %s --run 1 --json", "export --db %s --run 1 --csv", "compare --db %s --run 1"};
+        for (int c = 0; c < 3; c++) {
+            snprintf(args, sizeof args, cmds[c], db);
+            expect_refused(1, db, args, cases[i][1]);
+        }
+    }
+    /* the TUI's replay reads the shape first too (it needs a terminal: script gives it one) */
+    int st;
+    free(test_runf(&st, "command -v script >/dev/null 2>&1"));
+    if (st == 0) {
+        record_run(db, 3, 4, 5);
+        tamper(db, cases[0][0]);
+        char *out = test_runf(&st, "timeout 60 script -qec '%s tui --replay --db %s' /dev/null </dev/null", bin(), db);
+        CHECK_MSG(st == 1 && out && strstr(out, db) && strstr(out, cases[0][1]), "replay: %d %s", st, out);
+        free(out);
+    }
+}
