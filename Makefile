@@ -6,6 +6,7 @@
 #   make test-fresh make run + make test inside a fresh Debian root (debootstrap; slow, not in make test)
 #   make findings   regenerate the research tables of app/FINDINGS.md (slow, not in make test)
 #   make bench      the speed figures quoted in engine/PERFORMANCE.md
+#   make fuzz       build the libFuzzer harnesses (tests/fuzz/) and fuzz each FUZZ_TIME seconds (default 60)
 
 CC      ?= cc
 WARN    := -std=c11 -Wall -Wextra -Werror
@@ -18,7 +19,7 @@ LIB_SRC  := $(sort $(wildcard engine/*.c) $(wildcard store/*.c) $(wildcard views
 TEST_SRC := $(sort $(wildcard tests/*.c))
 HDRS     := $(wildcard engine/*.h store/*.h views/*.h app/*.h tests/*.h)
 
-.PHONY: all test test-fast run bench clean npm-fixtures deps deps-build deps-test test-fresh findings
+.PHONY: all test test-fast run bench clean fuzz fuzz-build npm-fixtures deps deps-build deps-test test-fresh findings
 all: ahascope
 
 # --- Debian packages (.ci/deps.sh holds the one list) ---
@@ -58,11 +59,60 @@ build-san/run_tests: $(LIB_SRC:%.c=build-san/%.o) $(TEST_SRC:%.c=build-san/%.o)
 	@echo "ld $@"
 	@$(CC) $(CFLAGS_BASE) $(SAN) $^ -o $@ $(LDLIBS)
 
+# --- libFuzzer harnesses (tests/fuzz/README.md; objects in build-fuzz/) ---
+# The parsers live in engine/ and store/, so only those are compiled, once,
+# with coverage for the fuzzer; each harness links them with its own main.
+FUZZ_CC    ?= clang
+FUZZ_TIME  ?= 60
+FUZZ_SAN   := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_LIB   := $(sort $(wildcard engine/*.c) $(wildcard store/*.c)) tests/fuzz/fuzz_util.c
+FUZZ_OBJ   := $(FUZZ_LIB:%.c=build-fuzz/%.o)
+FUZZ_NAMES := $(sort $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out tests/fuzz/fuzz_util.c,$(wildcard tests/fuzz/fuzz_*.c))))
+FUZZ_LIBS  := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas) -lsqlite3 -lcjson -lpthread -lm
+
+build-fuzz/%.o: %.c $(HDRS) tests/fuzz/fuzz.h
+	@mkdir -p $(dir $@)
+	@echo "clang (fuzz) $<"
+	@$(FUZZ_CC) $(CFLAGS_BASE) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c $< -o $@
+
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) tests/fuzz/fuzz.h
+	@echo "ld (fuzz) $@"
+	@$(FUZZ_CC) $(CFLAGS_BASE) $(FUZZ_SAN) -fsanitize=fuzzer -DFUZZ_FIXTURES='"$(CURDIR)/tests/fixtures/hftok"' \
+		$< $(FUZZ_OBJ) -o $@ $(FUZZ_LIBS)
+
+build-fuzz/make_seeds: tests/fuzz/make_seeds.c $(FUZZ_OBJ) tests/fuzz/fuzz.h
+	@echo "ld (fuzz) $@"
+	@$(FUZZ_CC) $(CFLAGS_BASE) $(FUZZ_SAN) $< $(FUZZ_OBJ) -o $@ $(FUZZ_LIBS)
+
+# Seeds are generated, never committed: the project's own writers, plus the
+# tokenizer.json fixtures. tests/fuzz/regress/ holds the committed inputs
+# that once crashed a harness.
+build-fuzz/seeds/.done: build-fuzz/make_seeds $(wildcard tests/fixtures/hftok/*.json)
+	@rm -rf build-fuzz/seeds
+	@./build-fuzz/make_seeds build-fuzz/seeds
+	@for f in tests/fixtures/hftok/*.json; do case $$f in *.expected.json) ;; *) cp $$f build-fuzz/seeds/tokenizer_json/;; esac; done
+	@touch $@
+
+fuzz-build: $(FUZZ_NAMES:%=build-fuzz/fuzz_%) build-fuzz/seeds/.done
+
+# Each harness for FUZZ_TIME seconds; what it learns stays in
+# build-fuzz/corpus/NAME, crashes (and inputs slower than 10 s) go to build-fuzz/crashes/NAME-*.
+fuzz: fuzz-build
+	@for n in $(FUZZ_NAMES); do \
+		mkdir -p build-fuzz/corpus/$$n build-fuzz/crashes tests/fuzz/regress/$$n; \
+		echo "== fuzz_$$n ($(FUZZ_TIME) s)"; \
+		./build-fuzz/fuzz_$$n -max_total_time=$(FUZZ_TIME) -timeout=10 -print_final_stats=1 \
+			-artifact_prefix=build-fuzz/crashes/$$n- build-fuzz/corpus/$$n \
+			build-fuzz/seeds/$$n tests/fuzz/regress/$$n || exit 1; \
+	done
+
 # The suite runs against each build's own binary; tests/run_all.sh sums the
 # two runs into the final "N passed, N failed" line.
 test: deps-test
 	@$(MAKE) --no-print-directory ahascope build/run_tests build-san/ahascope build-san/run_tests
 	@$(MAKE) --no-print-directory build/npm/.done || echo "npm fixtures not installed (see build/npm-install.log); their tests will be skipped"
+	@if command -v $(FUZZ_CC) >/dev/null 2>&1; then $(MAKE) --no-print-directory -j2 fuzz-build; \
+	else echo "$(FUZZ_CC) not found: the fuzz harnesses will be skipped"; fi
 	@sh tests/run_all.sh
 
 # Only the optimised build, optionally filtered: make test-fast T=tokenizer
@@ -97,4 +147,4 @@ bench: ahascope
 	./ahascope bench --shape 110M --runs 5
 
 clean:
-	rm -rf build build-san ahascope
+	rm -rf build build-san build-fuzz ahascope

@@ -14,8 +14,10 @@ set -u
 BUILD_PKGS="build-essential pkg-config libopenblas-dev libsqlite3-dev libcjson-dev libncurses-dev"
 # tmux drives the TUI end to end; sqlite3 and python3-numpy are the independent
 # references; node/npm fetch the reference tokenizers (tests/hftok_npm);
-# debootstrap is for `make test-fresh` only and is installed by it, not here.
-TEST_PKGS="tmux sqlite3 python3 python3-numpy nodejs npm ca-certificates curl"
+# clang with its libFuzzer runtime (libclang-rt-dev, only a Recommends of
+# clang) builds the fuzz harnesses (tests/fuzz); debootstrap is for
+# `make test-fresh` only and is installed by it, not here.
+TEST_PKGS="tmux sqlite3 python3 python3-numpy nodejs npm ca-certificates curl clang libclang-rt-dev"
 
 pkgs() {
     case "$1" in
@@ -48,11 +50,25 @@ C
     return $ok
 }
 
+# clang alone is not enough: without libclang-rt-dev -fsanitize=fuzzer
+# does not link.
+probe_fuzzer() {
+    command -v clang >/dev/null 2>&1 || return 1
+    tmp=$(mktemp -d 2>/dev/null) || return 1
+    printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
+        'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { return d && n > 99; }' >"$tmp/f.c"
+    clang -fsanitize=fuzzer,address,undefined "$tmp/f.c" -o "$tmp/f" >/dev/null 2>&1
+    ok=$?
+    rm -rf "$tmp"
+    return $ok
+}
+
 probe_test() {
     probe_build || return 1
     for c in tmux sqlite3 python3 node npm curl; do
         command -v "$c" >/dev/null 2>&1 || return 1
     done
+    probe_fuzzer || return 1
     # the suite looks for numpy in $AHASCOPE_PYTHON, python3, then Debian's own
     # (a pyenv shim first on PATH often lacks python3-numpy), and so does this
     for py in "${AHASCOPE_PYTHON:-python3}" python3 /usr/bin/python3; do

@@ -1,5 +1,6 @@
 #include "matvec.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 #include <stdint.h>
 
@@ -207,11 +208,17 @@ static MvIsa isa_clamp(MvIsa isa) {
     return isa > have ? have : isa;
 }
 
+/* F16C through cpuid: clang's __builtin_cpu_supports does not know "f16c". */
+static int cpu_f16c(void) {
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+
 /* The half-precision kernel for an isa the CPU has. */
 static void half_kernel(MvIsa isa, float *out, const uint16_t *w, const float *x, int n, int d, int bf16) {
     if (isa == MV_AVX512) bf16 ? mv_bf16_avx512(out, w, x, n, d) : mv_f16_avx512(out, w, x, n, d);
     else if (isa == MV_AVX2 && bf16) mv_bf16_avx2(out, w, x, n, d);
-    else if (isa == MV_AVX2 && __builtin_cpu_supports("f16c")) mv_f16_avx2(out, w, x, n, d);
+    else if (isa == MV_AVX2 && cpu_f16c()) mv_f16_avx2(out, w, x, n, d);
     else mv_half_portable(out, w, x, n, d, bf16);
 }
 

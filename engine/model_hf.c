@@ -327,6 +327,20 @@ static int wire_layer(Model *m, HfModel *hf, int l, int *any_half, Err *e) {
     return 0;
 }
 
+/* The weights a config describes must fit in its files (no dtype is under 2
+ * bytes; the classifier counted as tied): checked before anything is sized
+ * from the config, so a config.json of absurd shape beside small files is
+ * refused at once instead of allocating gigabytes first. */
+static int check_weight_bytes(const Model *m, const HfModel *hf, Err *e) {
+    Config lo = m->c;
+    lo.shared_classifier = 1;
+    uint64_t need = (uint64_t)model_n_params(&lo) * 2, have = 0;
+    for (int i = 0; i < hf->n_shards; i++) have += hf->shards[i].size;
+    if (need <= have) return 0;
+    return err_set(e, "%s: describes at least %llu bytes of weights but the safetensors files hold %llu", hf->config,
+                   (unsigned long long)need, (unsigned long long)have);
+}
+
 static int wire_model(Model *m, HfModel *hf, int tied, Err *e) {
     Config *c = &m->c;
     size_t per_layer = 4 * (size_t)c->dim + (size_t)c->q_dim * 2 + (size_t)c->kv_dim * 3;
@@ -365,7 +379,7 @@ int model_load_hf(Model *m, const char *dir, int max_ctx, Err *e) {
     cJSON *cfg = read_json(path, e);
     int tied = -1, rc = -1;
     if (cfg && parse_config(cfg, m, max_ctx, &tied, path, e) == 0 && open_shards(hf, e) == 0 &&
-        wire_model(m, hf, tied, e) == 0)
+        check_weight_bytes(m, hf, e) == 0 && wire_model(m, hf, tied, e) == 0)
         rc = 0;
     cJSON_Delete(cfg);
     if (rc != 0) { model_free(m); return -1; }

@@ -7,10 +7,6 @@
 #include "engine/model.h"
 #include "store/internal.h"
 
-/* Layers x heads a run may claim: far above any model (the largest have
- * some 16 thousand), far below what the claim alone could make a reader
- * allocate (the TUI's replay holds 64 steps of every cell at a time). */
-#define READER_MAX_CELLS (1 << 20)
 
 static void col_text(sqlite3_stmt *st, int i, char *out, size_t cap) {
     const unsigned char *v = sqlite3_column_text(st, i);
@@ -92,9 +88,9 @@ static int check_limits(const Store *s, const StoreRunInfo *r, Err *e) {
         if (f[i].v < f[i].lo || f[i].v > f[i].hi)
             return err_set(e, "%s: run %lld: %s = %ld is impossible (%ld to %ld)", s->path, (long long)r->run_id,
                            f[i].name, f[i].v, f[i].lo, f[i].hi);
-    if ((long)r->n_layers * r->n_heads > READER_MAX_CELLS)
+    if ((long)r->n_layers * r->n_heads > STORE_MAX_CELLS)
         return err_set(e, "%s: run %lld: %d layers x %d heads is absurdly large (max %d cells)", s->path,
-                       (long long)r->run_id, r->n_layers, r->n_heads, READER_MAX_CELLS);
+                       (long long)r->run_id, r->n_layers, r->n_heads, STORE_MAX_CELLS);
     if (r->n_kv_heads > 0 && r->n_heads % r->n_kv_heads)
         return err_set(e, "%s: run %lld: n_kv_heads %d does not divide n_heads %d", s->path, (long long)r->run_id,
                        r->n_kv_heads, r->n_heads);

@@ -92,6 +92,12 @@ int store_flush(Store *s, Err *e);
  * "interrupted" or "failed"). */
 int store_run_end(Store *s, int64_t run_id, const char *status, Err *e);
 
+/* Most (layer, head) cells a run read back may have: far above any real
+ * model (Llama-3 405B has 126 x 128), low enough that whatever a database
+ * claims, a reader's traces of that shape (the TUI's replay holds 64) fit
+ * in memory. */
+#define STORE_MAX_CELLS (1 << 18)
+
 /* Read a run's row. Its status is the effective one: a 'running' run whose
  * writer on this host has died reads as 'interrupted'. Refuses a run whose
  * shape is impossible (beyond the engine's limits, or not the grid its

@@ -1,6 +1,8 @@
 #!/bin/sh
 # Runs the test suite against the optimised build and the ASan+UBSan build,
-# then prints the combined "N passed, N failed" line. Exit non-zero on any failure.
+# then each fuzz harness over its seeds (tests/fuzz/run_corpus.sh, one test
+# per harness), and prints the combined "N passed, N failed" line. Exit
+# non-zero on any failure.
 set -u
 total_p=0; total_f=0; total_s=0; rc=0
 for variant in build build-san; do
@@ -22,5 +24,18 @@ for variant in build build-san; do
     total_p=$((total_p + p)); total_f=$((total_f + f)); total_s=$((total_s + s))
     [ "$f" -ne 0 ] && rc=1
 done
+echo "== fuzz harnesses (seeds and regressions) =="
+out=$(mktemp)
+sh tests/fuzz/run_corpus.sh 2>&1 | tee "$out"
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
+rm -f "$out"
+if [ -z "$line" ]; then
+    echo "fuzz: the corpus runner did not finish"
+    total_f=$((total_f + 1)); rc=1
+else
+    set -- $(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/')
+    total_p=$((total_p + $1)); total_f=$((total_f + $2)); total_s=$((total_s + $3))
+    [ "$2" -ne 0 ] && rc=1
+fi
 echo "$total_p passed, $total_f failed, $total_s skipped"
 [ $total_f -eq 0 ] && [ $rc -eq 0 ]

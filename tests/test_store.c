@@ -21,19 +21,19 @@ static StepTrace *synthetic_trace(int L, int H, int pos, unsigned seed) {
     t->token = rand() % 512;
     t->is_prompt = pos < 3;
     snprintf(t->piece, sizeof t->piece, pos % 5 == 0 ? "\n" : pos % 5 == 1 ? "é,\"x\"" : " w%d", pos);
-    t->logprob = pos == 0 ? NAN : -(float)rand() / RAND_MAX * 5;
-    t->entropy = pos == 0 ? NAN : (float)rand() / RAND_MAX * 3;
+    t->logprob = pos == 0 ? NAN : -(float)rand() / (float)RAND_MAX * 5;
+    t->entropy = pos == 0 ? NAN : (float)rand() / (float)RAND_MAX * 3;
     t->step_us = 10 + rand() % 1000 + 0.25;
     t->n_far = pos;          /* position 0 has no choice */
     t->n_kv_heads = H;
     t->kv_read[0] = 3 * pos; /* the step's total: what a database keeps */
     for (int i = 0; i < L * H; i++) {
-        t->score[i] = (i + pos) % 7 == 0 ? NAN : (float)rand() / RAND_MAX;
+        t->score[i] = (i + pos) % 7 == 0 ? NAN : (float)rand() / (float)RAND_MAX;
         t->gate[i] = (int8_t)((i + pos) % 11 == 0 ? -1 : rand() % 2);
-        t->oracle_logit[i] = (i + pos) % 13 == 0 ? NAN : (float)rand() / RAND_MAX * 8 - 4;
-        t->oracle_err[i] = (float)rand() / RAND_MAX;
-        t->qada_logit[i] = (float)rand() / RAND_MAX * 8 - 4;
-        t->qada_bulk_logit[i] = (i % 3) ? (float)rand() / RAND_MAX * 80 - 20 : NAN; /* far past float probabilities */
+        t->oracle_logit[i] = (i + pos) % 13 == 0 ? NAN : (float)rand() / (float)RAND_MAX * 8 - 4;
+        t->oracle_err[i] = (float)rand() / (float)RAND_MAX;
+        t->qada_logit[i] = (float)rand() / (float)RAND_MAX * 8 - 4;
+        t->qada_bulk_logit[i] = (i % 3) ? (float)rand() / (float)RAND_MAX * 80 - 20 : NAN; /* far past float probabilities */
         t->keys_read[i] = (i + pos) % 17 == 0 ? -1 : rand() % (pos + 1) + 1;
     }
     return t;

@@ -1,0 +1,191 @@
+/* make_seeds.c — writes the seed corpora of the fuzz harnesses into OUT_DIR,
+ * one folder per harness, with the project's own writers (model_save,
+ * st_write, router_save, the store's writer) so seeds are real files of
+ * each format. Usage: make_seeds OUT_DIR (the Makefile runs it at build
+ * time; nothing it writes is committed). */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/model.h"
+#include "engine/routers.h"
+#include "engine/safetensors.h"
+#include "engine/trace.h"
+#include "fuzz.h"
+#include "store/store.h"
+
+static const char *out_dir;
+
+/* OUT_DIR/harness/name, its folder made on the way. */
+static const char *seed_path(const char *harness, const char *name) {
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/%s", out_dir, harness);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/%s/%s", out_dir, harness, name);
+    return path;
+}
+
+static void put(const char *harness, const char *name, const void *data, size_t n) {
+    FILE *f = fopen(seed_path(harness, name), "wb");
+    if (!f || fwrite(data, 1, n, f) != n || fclose(f) != 0) { perror(name); exit(1); }
+}
+
+static void die(const char *what, const Err *e) {
+    fprintf(stderr, "make_seeds: %s: %s\n", what, e->msg);
+    exit(1);
+}
+
+/* Tiny checkpoints in both versions, shared and separate classifiers. */
+static void seed_checkpoints(void) {
+    Config c = {.dim = 8, .hidden_dim = 16, .n_layers = 1, .n_heads = 2, .n_kv_heads = 1,
+                .vocab_size = 12, .seq_len = 4, .shared_classifier = 1};
+    Err e;
+    for (int v = 0; v < 2; v++) {
+        c.shared_classifier = !v;
+        Model m;
+        if (model_random(&m, &c, 7, &e) != 0) die("model_random", &e);
+        if (model_save(&m, seed_path("checkpoint", v ? "v1.bin" : "v0.bin"), v, &e) != 0) die("model_save", &e);
+        model_free(&m);
+    }
+}
+
+static void seed_tokenizer_bin(void) {
+    size_t n;
+    uint8_t *b = fuzz_tokenizer_bin(&n);
+    put("tokenizer_bin", "small.bin", b, n);
+    free(b);
+}
+
+/* Tensors of several dtypes and ranks, with metadata. */
+static void seed_safetensors(void) {
+    static float f[6] = {1, 2, 3, 4, 5, 6};
+    static uint16_t h[4] = {0x3c00, 0, 0x7c00, 0xfe00};
+    static int64_t q[2] = {-1, 1};
+    int64_t s23[2] = {2, 3}, s4[1] = {4}, s2[1] = {2}, s0[1] = {0};
+    StWriter w;
+    Err e;
+    st_writer_init(&w);
+    if (st_writer_add(&w, "a.weight", ST_F32, 2, s23, f, &e) || st_writer_add(&w, "b", ST_BF16, 1, s4, h, &e) ||
+        st_writer_add(&w, "c", ST_F16, 1, s4, h, &e) || st_writer_add(&w, "d", ST_I64, 1, s2, q, &e) ||
+        st_writer_add(&w, "empty", ST_F32, 1, s0, f, &e) || st_writer_add(&w, "scalar", ST_F32, 0, s0, f, &e) ||
+        st_writer_meta(&w, "format", "pt", &e) || st_write(&w, seed_path("safetensors", "mixed.safetensors"), &e))
+        die("st_write", &e);
+    st_writer_free(&w);
+}
+
+/* Router files of the harness's shape (2 layers, 2 heads, width 4). */
+static void seed_routers(void) {
+    Routers r;
+    Err e;
+    const char *keys[] = {"window", "tau", "trained_on"}, *values[] = {"16", "0.5", "seed"};
+    if (router_random(&r, 2, 2, 4, 3, &e) || router_save(&r, seed_path("routers", "meta.safetensors"), keys, values, 3, &e) ||
+        router_save(&r, seed_path("routers", "plain.safetensors"), NULL, NULL, 0, &e))
+        die("router_save", &e);
+    router_free(&r);
+}
+
+/* config.json of each architecture at the shape of fuzz_config.c's weights. */
+static void seed_configs(void) {
+#define SHAPE "\"hidden_size\":16,\"intermediate_size\":32,\"num_hidden_layers\":1,\"num_attention_heads\":4," \
+              "\"num_key_value_heads\":2,\"head_dim\":8,\"vocab_size\":64,\"max_position_embeddings\":64"
+    static const char *cfg[][2] = {
+        {"llama.json", "{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"llama\",\"hidden_act\":\"silu\","
+                       SHAPE ",\"rms_norm_eps\":1e-05,\"rope_theta\":500000.0,\"tie_word_embeddings\":false,"
+                       "\"rope_scaling\":{\"rope_type\":\"llama3\",\"factor\":8.0,\"low_freq_factor\":1.0,"
+                       "\"high_freq_factor\":4.0,\"original_max_position_embeddings\":16}}"},
+        {"qwen2.json", "{\"model_type\":\"qwen2\"," SHAPE ",\"rope_scaling\":null,\"tie_word_embeddings\":true,"
+                       "\"attention_bias\":true}"},
+        {"olmo2.json", "{\"model_type\":\"olmo2\"," SHAPE ",\"tie_word_embeddings\":false,\"rms_norm_eps\":1e-06}"},
+        {"faolmo.json", "{\"model_type\":\"faolmo\"," SHAPE ",\"tie_word_embeddings\":false,\"aha_window\":8}"},
+    };
+#undef SHAPE
+    for (size_t i = 0; i < sizeof cfg / sizeof *cfg; i++) put("config", cfg[i][0], cfg[i][1], strlen(cfg[i][1]));
+}
+
+/* A tokenizer.json far smaller than the fixtures: byte-level BPE with an
+ * added special token and a template post-processor. */
+static void seed_tokenizer_json(void) {
+    static const char tok[] =
+        "{\"added_tokens\":[{\"id\":6,\"content\":\"<|endoftext|>\",\"special\":true}],"
+        "\"normalizer\":null,\"pre_tokenizer\":{\"type\":\"ByteLevel\",\"add_prefix_space\":false,"
+        "\"use_regex\":true},\"decoder\":{\"type\":\"ByteLevel\"},"
+        "\"post_processor\":{\"type\":\"TemplateProcessing\",\"single\":[{\"SpecialToken\":{\"id\":\"<|endoftext|>\","
+        "\"type_id\":0}},{\"Sequence\":{\"id\":\"A\",\"type_id\":0}}],\"special_tokens\":{\"<|endoftext|>\":"
+        "{\"id\":\"<|endoftext|>\",\"ids\":[6],\"tokens\":[\"<|endoftext|>\"]}}},"
+        "\"model\":{\"type\":\"BPE\",\"byte_fallback\":false,\"vocab\":{\"a\":0,\"b\":1,\"Ġ\":2,\"ab\":3,\"Ġa\":4,"
+        "\"Ġab\":5,\"<|endoftext|>\":6},\"merges\":[\"a b\",\"Ġ a\",[\"Ġa\",\"b\"]]}}";
+    put("tokenizer_json", "tiny.json", tok, sizeof tok - 1);
+}
+
+/* tokenizer_config.json and generation_config.json in their usual shapes. */
+static void seed_tokenizer_configs(void) {
+    static const char *cfg[][2] = {
+        {"plain.json", "{\"bos_token\":\"<|endoftext|>\",\"eos_token\":\"<|endoftext|>\",\"add_bos_token\":true}"},
+        {"content.json", "{\"bos_token\":{\"content\":\"<|endoftext|>\",\"lstrip\":false},\"eos_token\":null,"
+                         "\"add_eos_token\":false}"},
+        {"generation.json", "{\"bos_token_id\":0,\"eos_token_id\":[1,2],\"do_sample\":true}"},
+    };
+    for (size_t i = 0; i < sizeof cfg / sizeof *cfg; i++)
+        put("tokenizer_config", cfg[i][0], cfg[i][1], strlen(cfg[i][1]));
+}
+
+/* Texts for the encoder; the first byte picks vocabulary and flags. */
+static void seed_texts(void) {
+    static const char *texts[] = {"\x04the thé abab", "\x05Hello  world<|endoftext|>\n", "\x16 ▁hi </s>\xff",
+                                  "\x1c\xe2\x82\xac\xf0\x9f\x98\x80 12345 ...", "\x00", "\x0a\t\t  \r\n\xc3"};
+    for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "text%zu", i);
+        put("encode", name, texts[i], strlen(texts[i] + 1) + 1);
+    }
+}
+
+/* One run of three steps, shrunk to 512-byte pages so the seed is small. */
+static void seed_store(void) {
+    const char *path = seed_path("store", "run.db");
+    unlink(path);
+    Err e;
+    Store *s = store_open(path, STORE_WRITE, 1000, &e);
+    if (!s) die("store_open", &e);
+    StoreRunInfo r = {.dim = 8, .hidden_dim = 16, .n_layers = 1, .n_heads = 2, .n_kv_heads = 2, .vocab_size = 12,
+                      .seq_len = 4, .window = 2, .sinks = 1, .tau = 0.5, .steps = 3, .prompt = "hi"};
+    snprintf(r.model, sizeof r.model, "m.bin");
+    snprintf(r.policy, sizeof r.policy, "aha");
+    if (store_run_begin(s, &r, &e)) die("store_run_begin", &e);
+    for (int p = 0; p < 3; p++) {
+        StepTrace *t = trace_new(1, 2);
+        t->pos = p, t->token = p + 3, t->n_far = p, t->n_kv_heads = 2;
+        snprintf(t->piece, sizeof t->piece, "t%d", p);
+        t->score[0] = 0.25f, t->gate[0] = 1, t->gate[1] = 0;
+        if (store_write_step(s, r.run_id, t, NULL, &e)) die("store_write_step", &e);
+        trace_free(t);
+    }
+    if (store_run_end(s, r.run_id, "done", &e) || store_close(s, &e)) die("store_close", &e);
+    sqlite3 *db;
+    if (sqlite3_open(path, &db) != SQLITE_OK ||
+        sqlite3_exec(db, "PRAGMA journal_mode=DELETE; PRAGMA page_size=512; VACUUM;", NULL, NULL, NULL) != SQLITE_OK) {
+        fprintf(stderr, "make_seeds: %s: %s\n", path, sqlite3_errmsg(db));
+        exit(1);
+    }
+    sqlite3_close(db);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) { fprintf(stderr, "usage: make_seeds OUT_DIR\n"); return 2; }
+    out_dir = argv[1];
+    mkdir(out_dir, 0755);
+    seed_checkpoints();
+    seed_tokenizer_bin();
+    seed_safetensors();
+    seed_routers();
+    seed_configs();
+    seed_tokenizer_json();
+    seed_tokenizer_configs();
+    seed_texts();
+    seed_store();
+    return 0;
+}
