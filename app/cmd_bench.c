@@ -561,6 +561,7 @@ int cmd_bench(int argc, char **argv) {
     if (b.routers) {
         if (router_open(&rt, b.routers, m.c.n_layers, m.c.n_heads, m.c.dim, &e) != 0) { model_free(&m); return args_fail(&e); }
         b.attn.routers = rt.w;
+        b.attn.router_bias = rt.b;
         char warn[1200];
         app_router_meta(&rt, b.have_tau, &b.attn, warn, sizeof warn);
     }

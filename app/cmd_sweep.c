@@ -132,7 +132,7 @@ static int sweep_policy(SweepOpts *w, const Loaded *L, const EvalData *d, Store 
     for (int i = 0; i < n; i++) {
         Row *r = add_row(rs, e);
         if (!r) return -1;
-        r->a = base, r->a.routers = rt->w;
+        r->a = base, r->a.routers = rt->w, r->a.router_bias = rt->b;
         snprintf(r->name, sizeof r->name, "%s", aha_policy_name(p));
         int k = snprintf(r->knob, sizeof r->knob, "w=%d", window);
         if (!isnan(v[i])) {

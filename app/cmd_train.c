@@ -307,7 +307,7 @@ static void progress(const Trainer *tr, double loss, double t0, int last) {
 static int save_routers(Trainer *tr, double hl, double hg, double tl, Err *e) {
     const Config *c = &tr->m->c;
     TrainOpts *t = tr->t;
-    Routers r = {tr->routers, c->n_layers, c->n_heads, c->dim, t->o.attn.window, t->o.attn.tau, ""};
+    Routers r = {tr->routers, c->n_layers, c->n_heads, c->dim, t->o.attn.window, t->o.attn.tau, "", NULL};
     enum { N_META = 13 };
     char v[N_META][64];
     snprintf(v[0], 64, "%d", t->o.attn.window), snprintf(v[1], 64, "%g", t->o.attn.tau);

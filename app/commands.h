@@ -22,6 +22,7 @@ int cmd_calibrate(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_train(int argc, char **argv);
+int cmd_fit(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 
 #endif

@@ -26,6 +26,7 @@ static const Command COMMANDS[] = {
     {"compare", cmd_compare, "predictor vs oracle confusion of a run, or where two runs diverge"},
     {"merge", cmd_merge, "merge databases recorded in parallel into one"},
     {"train", cmd_train, "learn AHA routers for a model (straight-through estimator + lambda * mean(r))"},
+    {"fit", cmd_fit, "fit AHA routers to the oracle's labels, any model, no backward pass (logistic regression)"},
     {"eval", cmd_eval, "teacher-forced quality, global share and predictor scores of a policy; --match-budget"},
     {"sweep", cmd_sweep, "windows x policies x thresholds on the same data: Pareto front, window curve"},
     {"calibrate", cmd_calibrate, "choose the static baseline's heads from recorded oracle rates"},

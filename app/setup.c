@@ -268,6 +268,7 @@ int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e) {
             return err_set(e, "--routers %s: a {w} template needs --window W", o->routers);
         if (router_open_for(&L->routers, o->routers, o->attn.window, c->n_layers, c->n_heads, c->dim, e) != 0) return -1;
         o->attn.routers = L->routers.w;
+        o->attn.router_bias = L->routers.b;
         if (!o->have_window && L->routers.window > 0) o->attn.window = L->routers.window;
         if (!o->have_policy) o->attn.policy = POLICY_AHA; /* routers given: they drive by default */
         app_router_meta(&L->routers, o->have_tau, &o->attn, L->warning, sizeof L->warning);

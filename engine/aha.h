@@ -32,6 +32,7 @@ typedef struct {
     uint64_t seed;           /* random policy stream */
     int profile;             /* compute every predictor at every step */
     const float *routers;    /* [n_layers][n_heads][dim] router vectors, or NULL */
+    const float *router_bias; /* [n_layers][n_heads] added to the router logits, or NULL (none) */
     int model_routers;       /* 1: the model carries its own routers (faolmo), used when routers is NULL */
     const uint8_t *static_heads; /* [n_layers * n_heads], 1 = global, or NULL */
 } AttnConfig;

@@ -100,7 +100,7 @@ void fwd_free(RunState *s) {
     free(s->x); free(s->xb); free(s->xb2); free(s->q); free(s->hb); free(s->hb2); free(s->rlog);
     free(s->logits); free(s->key_cache); free(s->value_cache); free(s->kv_new); free(s->rope_cos); free(s->rope_sin);
     free(s->scratch); free(s->bulk_m1); free(s->bulk_m2); free(s->bulk_n); free(s->bulk_start);
-    free(s->q_cache); free(s->tiles);
+    free(s->q_cache); free(s->tiles); free(s->router_in);
     pool_free(s->pool);
     memset(s, 0, sizeof *s);
 }
@@ -395,6 +395,8 @@ static void layer_forward(const Model *m, RunState *s, const AttnConfig *a, int 
     }
     matmul_run(s, &qkv);
     if (a->routers) matmul(s, s->rlog, in, (Mat){a->routers + (size_t)l * H * d, DT_F32}, T, d, H);
+    if (a->routers && a->router_bias) add_bias(s->rlog, a->router_bias + (size_t)l * H, T, H, H);
+    if (s->router_in) memcpy(s->router_in + (size_t)l * s->max_batch * d, in, (size_t)T * d * sizeof(float));
     add_bias(s->q, lw->bq, T, qd, qd);
     add_bias(kn, lw->bk, T, kv, kv);
     add_bias(vn, lw->bv, T, kv, kv);
@@ -458,6 +460,13 @@ void fwd_forward(const Model *m, RunState *s, const AttnConfig *a, const int *to
         forward_chunk(m, s, a, tokens + done, T, pos0 + done,
                       logits_all ? logits_all + (size_t)done * m->c.vocab_size : NULL, traces ? traces + done : NULL);
     }
+}
+
+int fwd_keep_router_inputs(RunState *s, Err *e) {
+    if (s->router_in) return 0;
+    size_t n = (size_t)s->c.n_layers * s->max_batch * s->c.dim;
+    s->router_in = malloc(n * sizeof(float));
+    return s->router_in ? 0 : err_set(e, "out of memory for the router inputs (%zu MB)", n * sizeof(float) >> 20);
 }
 
 int fwd_keep_queries(RunState *s, Err *e) {

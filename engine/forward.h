@@ -34,6 +34,7 @@ typedef struct {
     int *bulk_n;          /* keys absorbed per (layer, KV head) */
     int *bulk_start;      /* sink count the moments were built for */
     float *q_cache;       /* [layer][seq_len][q_dim] queries after RoPE, or NULL (fwd_keep_queries) */
+    float *router_in;     /* [layer][max_batch][dim]: the last call's router inputs, or NULL (fwd_keep_router_inputs) */
     float *tiles;         /* per pool task: half-precision rows widened for a prefill sgemm */
     size_t tile_floats;   /* floats per task in tiles (0 for f32 models) */
     int n_tiles;
@@ -73,6 +74,13 @@ void fwd_kv_set(RunState *s, int value, int layer, int kvh, int pos, const float
 /* Keep every position's queries from now on, so the attention weights of
  * any past position can be looked at again (the TUI's inspector). */
 int fwd_keep_queries(RunState *s, Err *e);
+
+/* Keep, from now on, what the router reads at every layer (the normed
+ * input, or the raw stream where the block has no pre-norm) in
+ * s->router_in; row i is position pos0 + i of the last chunk fed, so a
+ * caller that wants every row feeds at most max_batch tokens a call. Off by
+ * default: normal runs copy nothing. Returns 0, or -1 out of memory. */
+int fwd_keep_router_inputs(RunState *s, Err *e);
 
 /* Full-attention softmax weights w[0..pos] of query head `head` in `layer`
  * at position pos, from the kept queries and the KV cache; what the head

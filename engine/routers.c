@@ -51,6 +51,32 @@ static int load_layer(Routers *r, const StFile *f, int l, FileKind kind, const c
     return 0;
 }
 
+static void bias_name(char *out, size_t cap, int layer) {
+    snprintf(out, cap, "model.layers.%d.self_attn.router.bias", layer);
+}
+
+/* The optional biases: absent in layer 0 means none; present there means
+ * every layer has one of shape [n_heads]. */
+static int load_bias(Routers *r, const StFile *f, const char *path, Err *e) {
+    char name[96];
+    bias_name(name, sizeof name, 0);
+    if (!st_find(f, name)) return 0;
+    if (!(r->b = malloc((size_t)r->n_layers * r->n_heads * sizeof(float)))) return err_set(e, "out of memory for routers");
+    int64_t shape[1] = {r->n_heads};
+    for (int l = 0; l < r->n_layers; l++) {
+        bias_name(name, sizeof name, l);
+        const StTensor *t = st_expect(f, name, ST_F32, 1, shape, e);
+        if (!t) return -1;
+        float *dst = r->b + (size_t)l * r->n_heads;
+        memcpy(dst, t->data, t->nbytes);
+        size_t bad = k_first_nonfinite(dst, (size_t)r->n_heads);
+        if (bad < (size_t)r->n_heads)
+            return err_set(e, "%s: tensor '%s' holds %g at element %zu (router biases must be finite)", path, name,
+                           dst[bad], bad);
+    }
+    return 0;
+}
+
 int router_load(Routers *r, const char *path, int n_layers, int n_heads, int dim, Err *e) {
     StFile f;
     FileKind kind;
@@ -59,6 +85,7 @@ int router_load(Routers *r, const char *path, int n_layers, int n_heads, int dim
     snprintf(r->desc, sizeof r->desc, "%s", path);
     for (int l = 0; l < n_layers; l++)
         if (load_layer(r, &f, l, kind, path, e)) { st_close(&f); router_free(r); return -1; }
+    if (load_bias(r, &f, path, e) != 0) { st_close(&f); router_free(r); return -1; }
     const char *w = st_meta(&f, "window"), *tau = st_meta(&f, "tau");
     char *end;
     if (w) {
@@ -165,6 +192,9 @@ int router_save(const Routers *r, const char *path, const char *const *keys, con
         char name[96]; /* the writer copies names */
         snprintf(name, sizeof name, "model.layers.%d.self_attn.router.weight", l);
         rc = st_writer_add(&w, name, ST_F32, 2, shape, r->w + (size_t)l * r->n_heads * r->dim, e);
+        int64_t bshape[1] = {r->n_heads};
+        bias_name(name, sizeof name, l);
+        if (rc == 0 && r->b) rc = st_writer_add(&w, name, ST_F32, 1, bshape, r->b + (size_t)l * r->n_heads, e);
     }
     for (int i = 0; rc == 0 && i < n_meta; i++) rc = st_writer_meta(&w, keys[i], values[i], e);
     if (rc == 0) rc = st_write(&w, path, e);
@@ -174,5 +204,6 @@ int router_save(const Routers *r, const char *path, const char *const *keys, con
 
 void router_free(Routers *r) {
     free(r->w);
-    r->w = NULL;
+    free(r->b);
+    r->w = r->b = NULL;
 }

@@ -1,10 +1,13 @@
 /* routers.h — AHA router vectors for models that ship none.
  *
  * A router file is safetensors with one F32 tensor per layer,
- * `model.layers.{l}.self_attn.router.weight` of shape [n_heads, dim], and
- * string metadata (window, tau, lambda, trained_on, …). In memory the
- * routers are one array [n_layers][n_heads][dim], as the forward pass reads
- * them.
+ * `model.layers.{l}.self_attn.router.weight` of shape [n_heads, dim], an
+ * optional F32 `model.layers.{l}.self_attn.router.bias` of shape [n_heads]
+ * (added to the logit; `ahascope fit` writes one, `train` does not: a file
+ * has it for every layer or for none), and string metadata (window, tau,
+ * lambda, objective, …). In memory the routers are one array
+ * [n_layers][n_heads][dim], as the forward pass reads them, and the biases
+ * one array [n_layers][n_heads] or NULL.
  */
 #ifndef AHASCOPE_ROUTERS_H
 #define AHASCOPE_ROUTERS_H
@@ -20,11 +23,13 @@ typedef struct {
     int window;           /* metadata "window" (0 if absent) */
     float tau;            /* metadata "tau" (NAN if absent) */
     char desc[1024];      /* file path, or "random:SEED" */
+    float *b;             /* [n_layers][n_heads] logit biases, or NULL (the file has none) */
 } Routers;
 
 /* Load routers for a model of the given shape; every layer's tensor must be
  * present with exactly that shape and dtype F32, and finite (a NaN or Inf
- * is refused naming the file and tensor). Returns 0 on success. */
+ * is refused naming the file and tensor); biases likewise, in every layer
+ * or none. Returns 0 on success. */
 int router_load(Routers *r, const char *path, int n_layers, int n_heads, int dim, Err *e);
 
 /* Gaussian routers N(0, 1/dim), deterministic in seed (tests, benchmarks). */
@@ -42,7 +47,7 @@ void router_path_for(const char *spec, int window, char *out, size_t cap);
  * template has files for. */
 int router_open_for(Routers *r, const char *spec, int window, int n_layers, int n_heads, int dim, Err *e);
 
-/* Write routers with metadata pairs (keys[i] = values[i]). */
+/* Write routers (and r->b when set) with metadata pairs (keys[i] = values[i]). */
 int router_save(const Routers *r, const char *path, const char *const *keys, const char *const *values, int n_meta,
                 Err *e);
 

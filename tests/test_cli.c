@@ -420,6 +420,7 @@ TEST(cli_every_command_reports_errors_in_one_convention) {
         {"compare", "--db /nonexistent/r.db --run 1"},
         {"merge", "--out /nonexistent/m.db /nonexistent/r.db"},
         {"train", "--model /nonexistent/m.bin --window 8 --out /nonexistent/r.safetensors"},
+        {"fit", "--model /nonexistent/m.bin --window 8 --out /nonexistent/r.safetensors"},
         {"eval", "--model /nonexistent/m.bin"},
         {"sweep", "--model /nonexistent/m.bin --policy full --window 8"},
         {"calibrate", "--db /nonexistent/r.db --run 1 --budget 1 --out /nonexistent/h.txt"},

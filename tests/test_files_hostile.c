@@ -144,6 +144,12 @@ TEST(files_every_cli_writer_ignores_a_planted_tmp_symlink) {
     CHECK_MSG(st_open(&f, out, &e) == 0, "%s", e.msg);
     st_close(&f);
 
+    snprintf(out, sizeof out, "%s/fit.safetensors", dir);
+    snprintf(cmd, sizeof cmd, "%%s fit --model %s --window 4 --self 4 --seq-len 16 --out %%s 2>&1", model());
+    check_writer("fit --out", dir, out, cmd, "");
+    CHECK_MSG(st_open(&f, out, &e) == 0, "%s", e.msg);
+    st_close(&f);
+
     char routers[1100];
     snprintf(routers, sizeof routers, "%s/r-all.safetensors", dir);
     snprintf(out, sizeof out, "%s/m.bin", dir);

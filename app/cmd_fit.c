@@ -1,0 +1,157 @@
+/* `ahascope fit`: flags, loading and the router file; the fitting itself
+ * is app/fit.c. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/args.h"
+#include "app/commands.h"
+#include "app/fit.h"
+#include "engine/decide.h"
+#include "engine/files.h"
+#include "engine/pool.h"
+
+static void fit_help(void) {
+    puts("usage: ahascope fit [--model M] --window W [--sinks S] [--theta X] [--share S | --tau T]\n"
+         "                    [--data FILE | --self N] [--seq-len T] [--l2 L] [--iters K] [--weight none|err]\n"
+         "                    [--seed S] [--threads N] --out FILE\n"
+         "\n"
+         "Fit one router per head (global iff sigmoid(x.w + b) > tau) straight to the oracle's labels, with\n"
+         "the model frozen and no backward pass: any model the engine runs (llama2.c checkpoints and Hugging\n"
+         "Face folders of every architecture). The model runs under full attention; at every position with\n"
+         "keys beyond the window, each head's label is out_mass > theta and its input is what the router\n"
+         "reads (the normed input, or the raw stream for olmo2/faolmo). Each layer's heads are fitted by\n"
+         "L2-regularised logistic regression; one tau for the model then sends --share of the training\n"
+         "cells global.\n"
+         "  --share S       target global share (default 0.25); --tau T uses T as the threshold instead\n"
+         "  --theta X       the oracle's label threshold on out-of-window mass (default 0.7, not 0.1:\n"
+         "                  the lowest KL at a matched share on stories260K)\n"
+         "  --weight err    weight each example by oracle_err, the output change going local causes\n"
+         "                  (default none: every example counts 1)\n"
+         "  --l2 L          penalty on the router weights (default 0.001); --iters K solver iterations (30)\n"
+         "  --self N        N sequences sampled from the model itself (default 64), 1 in 8 held out;\n"
+         "  --data FILE     or a text file cut into --seq-len chunks (default 128 tokens)\n"
+         "  --threads N     worker threads (default: all cores)\n"
+         "Writes FILE atomically: router safetensors with a bias per head and metadata (window, tau,\n"
+         "theta, sinks, objective oracle-fit, share, data, seed, l2, iters, weight, model, held-out global\n"
+         "share, agreement, precision and recall against the oracle). Progress goes to stderr.");
+    args_help_model();
+}
+
+typedef struct {
+    RunOpts o;
+    const char *out, *data, *weight;
+    long seq_len, self_n, iters, threads;
+    double l2, share;
+    int have_share, have_self;
+} FitOpts;
+
+static int check_combination(FitOpts *t, Err *e) {
+    if (!t->out) return err_usage(e, "--out FILE is required (the router file to write, e.g. --out fit16.safetensors)");
+    if (!t->o.have_window) return err_usage(e, "--window W is required");
+    if (strcmp(t->weight, "none") && strcmp(t->weight, "err")) return err_usage(e, "--weight is none or err");
+    if (t->have_share && t->o.have_tau) return err_usage(e, "--share and --tau both set the threshold: give one");
+    if (t->o.have_tau && !(t->o.attn.tau > 0 && t->o.attn.tau < 1)) return err_usage(e, "--tau must be in (0, 1) here");
+    if (t->o.routers) return err_usage(e, "--routers is not an input here (fit writes --out)");
+    if (t->data && t->have_self) return err_usage(e, "--data and --self both give the data");
+    return file_check_output(t->out, NULL, e);
+}
+
+static int parse(int argc, char **argv, FitOpts *t, Err *e) {
+    runopts_defaults(&t->o);
+    t->o.seed = 1;
+    /* labels at θ 0.7 gave the lowest KL at matched shares on stories260K (app/FINDINGS.md) */
+    t->o.attn.theta_logit = decide_theta_logit(0.7);
+    t->seq_len = 128, t->self_n = 64, t->iters = 30, t->threads = pool_default_threads();
+    t->l2 = 1e-3, t->share = 0.25, t->weight = "none";
+    Args a = {argc, argv, 1};
+    while (a.i < argc) {
+        const char *f = argv[a.i];
+        if (args_is_help(f)) return 1;
+        int r = runopts_parse(&t->o, &a, e);
+        if (r < 0) return -1;
+        if (r > 0) continue;
+        a.i++;
+        const char **str = !strcmp(f, "--out") ? &t->out : !strcmp(f, "--data") ? &t->data
+                         : !strcmp(f, "--weight") ? &t->weight : NULL;
+        long *num = !strcmp(f, "--seq-len") ? &t->seq_len : !strcmp(f, "--self") ? &t->self_n
+                  : !strcmp(f, "--iters") ? &t->iters : !strcmp(f, "--threads") ? &t->threads : NULL;
+        double *real = !strcmp(f, "--l2") ? &t->l2 : !strcmp(f, "--share") ? &t->share : NULL;
+        const char *v = NULL;
+        if (str) { if (!(*str = args_value(&a, e))) return -1; }
+        else if (num) {
+            long lo = num == &t->seq_len ? 2 : num == &t->self_n ? 2 : 1, hi = num == &t->threads ? 64 : 1 << 20;
+            if (!(v = args_value(&a, e)) || args_int(f, v, lo, hi, num, e)) return -1;
+            if (num == &t->self_n) t->have_self = 1;
+        } else if (real) {
+            if (!(v = args_value(&a, e)) || args_float(f, v, real == &t->l2 ? 1e-9 : 0, real == &t->l2 ? 1e3 : 1, real, e))
+                return -1;
+            if (real == &t->share) t->have_share = 1;
+        } else return args_unknown(f, e);
+    }
+    return check_combination(t, e);
+}
+
+/* The router file: weights, biases, the settings and the held-out figures. */
+static int save(const FitOpts *t, const Loaded *L, const EvalData *d, FitResult *res, Err *e) {
+    enum { N_META = 19 };
+    char v[N_META][64];
+    const AttnConfig *a = &t->o.attn;
+    snprintf(v[0], 64, "%d", a->window), snprintf(v[1], 64, "%.9g", res->tau);
+    snprintf(v[2], 64, "%.9g", 1.0 / (1.0 + exp(-a->theta_logit))), snprintf(v[3], 64, "%d", a->sinks);
+    snprintf(v[4], 64, "oracle-fit"), snprintf(v[5], 64, "%.63s", d->desc);
+    snprintf(v[6], 64, "%llu", (unsigned long long)t->o.seed), snprintf(v[7], 64, "%g", t->l2);
+    snprintf(v[8], 64, "%ld", t->iters), snprintf(v[9], 64, "%s", t->weight);
+    snprintf(v[10], 64, "%.4f", res->train_share), snprintf(v[11], 64, "%.4f", res->held_share);
+    snprintf(v[12], 64, "%.4f", res->held_agree), snprintf(v[13], 64, "%.4f", res->held_precision);
+    snprintf(v[14], 64, "%.4f", res->held_recall), snprintf(v[15], 64, "%.63s", L->model_path);
+    snprintf(v[16], 64, "%ld", res->tokens), snprintf(v[17], 64, "%s", t->o.have_tau ? "" : "share");
+    snprintf(v[18], 64, "%g", t->o.have_tau ? NAN : t->share);
+    const char *keys[N_META] = {"window", "tau", "theta", "sinks", "objective", "data", "seed", "l2", "iters",
+                                "weight", "train_global_share", "heldout_global_share", "heldout_agreement",
+                                "heldout_precision", "heldout_recall", "model", "tokens", "threshold_from", "share"};
+    const char *vals[N_META];
+    for (int i = 0; i < N_META; i++) vals[i] = v[i];
+    res->r.window = a->window;
+    return router_save(&res->r, t->out, keys, vals, t->o.have_tau ? N_META - 2 : N_META, e);
+}
+
+static int run_fit(FitOpts *t, Err *e) {
+    Loaded L;
+    EvalData d = {0};
+    FitResult res = {0};
+    int n_held = 0, rc = -1;
+    if (app_load(&t->o, &L, t->data != NULL, e)) goto out; /* self-sampled data needs no tokenizer */
+    const Config *c = &L.model.c;
+    if (t->seq_len > c->seq_len) { err_set(e, "--seq-len %ld exceeds the context (%d)", t->seq_len, c->seq_len); goto out; }
+    if (t->o.attn.window >= t->seq_len) {
+        err_set(e, "--window %d leaves no far keys in sequences of --seq-len %ld", t->o.attn.window, t->seq_len);
+        goto out;
+    }
+    if (train_data_make(&d, &n_held, &L.model, L.have_tok ? &L.tok : NULL, t->data, (int)t->self_n, (int)t->seq_len, t->o.seed, e)) goto out;
+    FitConfig fc = {t->o.attn.window, t->o.attn.sinks, t->o.attn.theta_logit, t->l2, (int)t->iters,
+                    !strcmp(t->weight, "err"), t->o.have_tau ? NAN : t->share, t->o.have_tau ? t->o.attn.tau : NAN,
+                    (int)t->threads, 1};
+    if (fit_routers(&L.model, &d, n_held, &fc, &res, e) || save(t, &L, &d, &res, e)) goto out;
+    printf("%s: window %d, tau %.6g: held-out global share %.2f%%, agreement with the oracle %.2f%% "
+           "(precision %.3f, recall %.3f); %ld tokens, %.1f s running the model, %.1f s fitting\n",
+           t->out, t->o.attn.window, res.tau, 100 * res.held_share, 100 * res.held_agree, res.held_precision,
+           res.held_recall, res.tokens, res.collect_s, res.fit_s);
+    rc = 0;
+out:
+    fit_result_free(&res);
+    eval_data_free(&d);
+    app_unload(&L);
+    return rc;
+}
+
+int cmd_fit(int argc, char **argv) {
+    static FitOpts t;
+    Err e;
+    memset(&t, 0, sizeof t);
+    int r = parse(argc, argv, &t, &e);
+    if (r == 1) { fit_help(); return 0; }
+    if (r < 0) return args_fail(&e);
+    return run_fit(&t, &e) < 0 ? args_fail(&e) : 0;
+}

@@ -1,0 +1,50 @@
+/* fit.h — `ahascope fit`: AHA routers fitted straight to the oracle's
+ * labels, the model frozen and no backward pass through it, so any
+ * architecture the forward pass runs can be given routers.
+ *
+ * The model runs under full attention with the oracle profiled over every
+ * sequence; at each position that has far keys, every (layer, head) gives
+ * one example: what the router reads there (RunState.router_in) and the
+ * label out_mass > θ, weighted by 1 or by the output change going local
+ * would cause (oracle_err). Each layer's heads are then fitted together by
+ * L2-regularised logistic regression (engine/logfit.h) on the training
+ * sequences, and one threshold τ for the whole model is set so that the
+ * global share on them is --share (or τ is given). The held-out sequences
+ * measure agreement with the oracle.
+ */
+#ifndef AHASCOPE_FIT_H
+#define AHASCOPE_FIT_H
+
+#include "app/eval.h"
+#include "engine/routers.h"
+
+typedef struct {
+    int window, sinks;
+    double theta_logit;   /* the oracle's label threshold, log-odds */
+    double l2;            /* logistic penalty (engine/logfit.h) */
+    int iters;            /* solver iterations */
+    int weight_err;       /* 1: weight each example by oracle_err */
+    double share;         /* target global share, or NAN when tau is given */
+    double tau;           /* the threshold to use as is, or NAN */
+    int threads;
+    int progress;         /* a bar on stderr */
+} FitConfig;
+
+typedef struct {
+    Routers r;            /* fitted weights and biases (r.b always set) */
+    double tau;           /* the threshold that hits the share */
+    double train_share;   /* global share on the training examples at tau */
+    double held_share, held_agree, held_precision, held_recall; /* held-out, against the oracle */
+    long n_train, n_held; /* examples (positions with far keys) per (layer, head) */
+    long tokens;          /* tokens fed */
+    double collect_s, fit_s; /* seconds running the model, seconds fitting */
+} FitResult;
+
+/* Fit routers for m on d, whose last n_held sequences are held out.
+ * Returns 0, or -1 with e set (out of memory, no position with far keys). */
+int fit_routers(const Model *m, const EvalData *d, int n_held, const FitConfig *c, FitResult *out, Err *e);
+
+/* Free the routers of a result (safe on a zeroed one). */
+void fit_result_free(FitResult *r);
+
+#endif
