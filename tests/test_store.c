@@ -745,8 +745,21 @@ TEST(store_reads_and_upgrades_a_version_2_database) {
     record_synthetic(ro, 2, 2, 4, 1);
     record_synthetic(rw, 2, 2, 4, 1);
     int st;
+    /* version 2 had neither attn_top nor the four per-head columns version 3
+     * appended; the views that read them stand in as stubs (a reader shadows
+     * them, the migration replaces them) */
+    static const char *const views[] = {"masses", "decided", "predictions", "head_rates", "layer_rates",
+                                        "token_share", "confusion_head", "confusion", "run_summary"};
+    char drop[1024] = "", stub[1024] = "";
+    for (size_t v = 0; v < sizeof views / sizeof views[0]; v++) {
+        snprintf(drop + strlen(drop), sizeof drop - strlen(drop), "DROP VIEW %s; ", views[v]);
+        snprintf(stub + strlen(stub), sizeof stub - strlen(stub), "CREATE VIEW %s AS SELECT 1; ", views[v]);
+    }
     for (int i = 0; i < 2; i++) {
-        char *o = test_runf(&st, "sqlite3 %s 'DROP TABLE attn_top; PRAGMA user_version=2'", i ? rw : ro);
+        char *o = test_runf(&st, "sqlite3 %s '%s ALTER TABLE decisions DROP COLUMN qada_rem_logit; ALTER TABLE decisions"
+                                 " DROP COLUMN qada_rem_bulk_logit; ALTER TABLE decisions DROP COLUMN far_mean;"
+                                 " ALTER TABLE decisions DROP COLUMN far_std; %s DROP TABLE attn_top;"
+                                 " PRAGMA user_version=2'", i ? rw : ro, drop, stub);
         CHECK_MSG(st == 0, "%s", o);
         free(o);
     }
@@ -756,6 +769,10 @@ TEST(store_reads_and_upgrades_a_version_2_database) {
     char *q = test_runf(&st, "%s query --db %s --csv 'SELECT COUNT(*) AS n FROM attn_top'", bin, ro);
     CHECK_MSG(st == 0 && q && strstr(q, "n\r\n0"), "query of a version-2 file: %s", q);
     free(q);
+    q = test_runf(&st, "%s query --db %s --csv 'SELECT COUNT(*) AS n FROM masses JOIN decisions USING(run_id, pos, layer, head)"
+                       " WHERE regime IS NULL AND far_mean IS NULL AND qada_rem_bulk_logit IS NULL' 2>&1", bin, ro); /* version 3's columns read as NULL */
+    CHECK_MSG(st == 0 && q && strstr(q, "n\r\n") && !strstr(q, "n\r\n0"), "version-3 columns of a version-2 file: %s", q);
+    free(q);
     char *after = test_read_file(ro, &n1);
     CHECK_MSG(before && after && n0 == n1 && memcmp(before, after, n0) == 0, "reading changed the version-2 file");
     free(before), free(after);
@@ -763,6 +780,9 @@ TEST(store_reads_and_upgrades_a_version_2_database) {
     Store *s = store_open(rw, STORE_WRITE, 1000, &e);
     CHECK_MSG(s != NULL, "%s", e.msg);
     CHECK_NEAR(scalar(rw, "PRAGMA user_version"), STORE_SCHEMA_VERSION, 0);
+    CHECK_NEAR(scalar(rw, "SELECT COUNT(*) FROM pragma_table_info('decisions') WHERE name IN ('qada_rem_logit',"
+                          " 'qada_rem_bulk_logit', 'far_mean', 'far_std')"), 4, 0);
+    CHECK(scalar(rw, "SELECT COUNT(*) FROM masses WHERE regime IS NULL") > 0); /* the views came back, new ones too */
     StoreRunInfo r;
     run_info(&r, 2, 2);
     CHECK(s && store_run_begin(s, &r, &e) == 0);
