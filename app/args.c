@@ -85,12 +85,12 @@ void args_help_sampling(void) {
 
 void args_help_policy(void) {
     puts("policy flags:\n"
-         "  --policy aha|full|local|oracle|qada|qada_bulk|static|random\n"
+         "  --policy aha|full|local|oracle|qada|qada_bulk|qada_rem|qada_rem_bulk|static|random\n"
          "                    default full; aha when routers are given or built into the model\n"
          "  --window W        local keys per head (default 32, or the window the routers were trained for)\n"
          "  --sinks S         first S positions always in the local set (default 0)\n"
          "  --tau T           aha: global iff the router's sigmoid > T (default: the router file's, else 0.5)\n"
-         "  --theta X         oracle, qada, qada_bulk: global iff out-of-window mass > X (default 0.1)\n"
+         "  --theta X         oracle and the QAdA family: global iff out-of-window mass > X (default 0.1)\n"
          "  --theta-logit L   the same threshold as log-odds ln(X/(1-X)), for X a probability cannot hold\n"
          "  --p P             random: probability of global (default 0.1)\n"
          "  --static-heads l.h,...|FILE   static: the global heads (no default)\n"

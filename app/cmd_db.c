@@ -206,7 +206,7 @@ int cmd_export(int argc, char **argv) {
 }
 
 static void compare_help(void) {
-    puts("usage: ahascope compare --db FILE --run ID [--run ID2] [--predictor executed|aha|qada|qada_bulk]\n\n"
+    puts("usage: ahascope compare --db FILE --run ID [--run ID2] [--predictor executed|aha|qada|qada_bulk|qada_rem|qada_rem_bulk]\n\n"
          "One run: every predictor's confusion against the oracle (global iff out_mass > theta):\n"
          "tp, fp, fn, tn, precision, recall, F1, then per layer and per head for --predictor\n"
          "(default aha for aha runs, else qada). The run needs oracle values (--profile).\n"

@@ -19,7 +19,8 @@ static void eval_help(void) {
          "                     [model flags] [policy flags]\n"
          "\n"
          "Teacher-forced over held-out sequences: perplexity, mean KL(full || policy) per token, global\n"
-         "share, keys-read fraction, and each predictor's precision / recall / F1 against the oracle.\n"
+         "share, keys-read fraction, and each predictor's precision / recall / F1 against the oracle,\n"
+         "with the AUC of its value's ranking of the oracle's labels.\n"
          "The policy evaluated is --policy (default full, or aha when --routers is given).\n"
          "  --self N        N sequences sampled from the model at temperature 1 with full attention\n"
          "                  (default 8; seed --seed, default 1234, so they are not a training stream)\n"
@@ -27,7 +28,8 @@ static void eval_help(void) {
          "                  at most --max-seqs of them (default 1000)\n"
          "  --db FILE       record one run per sequence and the summary in the `evals` table (default: none)\n"
          "  --label TEXT    the evals row's label (default empty)\n"
-         "  --match-budget aha  evaluate the AHA routers, then choose for qada, qada_bulk and oracle the\n"
+         "  --match-budget aha  evaluate the AHA routers, then choose for qada, qada_bulk, qada_rem,\n"
+         "                  qada_rem_bulk (REM-corrected QAdA, this project's) and oracle the\n"
          "                  theta, for random the p, and for static the head count that give the same\n"
          "                  global share on the same data, and evaluate each (needs --routers); the static\n"
          "                  heads are ranked on calibration sequences apart from the evaluated ones: N more\n"
@@ -129,7 +131,7 @@ static int run_matched(const Loaded *L, const EvalData *d, const EvalData *cal, 
     int cells = L->model.c.n_layers * L->model.c.n_heads, rc = -1, n = 0, k = 0;
     long *counts = calloc((size_t)cells * 2, sizeof *counts);
     uint8_t *heads = NULL;
-    Row *rows = calloc(6, sizeof *rows);
+    Row *rows = calloc(8, sizeof *rows);
     if (!counts || !rows) { err_set(e, "out of memory"); goto out; }
     Row *r = &rows[n++];
     snprintf(r->name, sizeof r->name, "aha");
@@ -139,8 +141,8 @@ static int run_matched(const Loaded *L, const EvalData *d, const EvalData *cal, 
     double g = r->ev.global_share;
     char matched[64];
     snprintf(matched, sizeof matched, "aha %.4f", g);
-    const Policy thr[] = {POLICY_QADA, POLICY_QADA_BULK, POLICY_ORACLE};
-    for (int i = 0; i < 3; i++) {
+    const Policy thr[] = {POLICY_QADA, POLICY_QADA_BULK, POLICY_QADA_REM, POLICY_QADA_REM_BULK, POLICY_ORACLE};
+    for (int i = 0; i < (int)(sizeof thr / sizeof thr[0]); i++) {
         r = &rows[n++];
         r->a = x->o.attn, r->a.policy = thr[i];
         double th = match_theta(L, d, x, r->a, g, e);

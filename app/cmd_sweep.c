@@ -22,7 +22,7 @@ static void sweep_help(void) {
          "\n"
          "Evaluate every combination on the same held-out sequences (as `ahascope eval`), print each point\n"
          "and the Pareto front of global share against KL(full || policy). Lists are comma-separated.\n"
-         "  --theta applies to oracle, qada and qada_bulk; --tau to aha; --p to random.\n"
+         "  --theta applies to oracle and the QAdA family (qada, qada_bulk, qada_rem, qada_rem_bulk); --tau to aha; --p to random.\n"
          "  --routers may contain {w}, replaced by each window (routers trained per window), e.g.\n"
          "      --routers engine/routers/stories260K_w{w}.safetensors\n"
          "  --window 8,16,32,64,128,256 --policy oracle,aha gives the curve of global need against window.\n"
@@ -118,7 +118,8 @@ static int sweep_policy(SweepOpts *w, const Loaded *L, const EvalData *d, Store 
     double v[MAX_LIST] = {NAN};
     int n = 1;
     const char *list = p == POLICY_AHA ? w->taus : p == POLICY_RANDOM ? w->ps
-                     : (p == POLICY_ORACLE || p == POLICY_QADA || p == POLICY_QADA_BULK) ? w->thetas : NULL;
+                     : (p == POLICY_ORACLE || p == POLICY_QADA || p == POLICY_QADA_BULK || p == POLICY_QADA_REM ||
+                        p == POLICY_QADA_REM_BULK) ? w->thetas : NULL;
     if (list && parse_list(p == POLICY_AHA ? "--tau" : p == POLICY_RANDOM ? "--p" : "--theta", list, v, &n, e)) return -1;
     AttnConfig base = w->x.o.attn;
     base.policy = p, base.window = window;

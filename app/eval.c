@@ -113,6 +113,27 @@ static void log_softmax(const float *x, int V, double *out) {
     for (int i = 0; i < V; i++) out[i] = x[i] - lz;
 }
 
+double eval_auc(const EvalAuc *a) {
+    double below = 0, n_neg = 0, n_pos = 0, wins = 0;
+    for (int i = 0; i < EVAL_AUC_BINS; i++) n_neg += a->neg[i];
+    for (int i = 0; i < EVAL_AUC_BINS; i++) {
+        wins += a->pos[i] * (below + 0.5 * a->neg[i]);
+        below += a->neg[i];
+        n_pos += a->pos[i];
+    }
+    return n_pos > 0 && n_neg > 0 ? wins / (n_pos * n_neg) : NAN;
+}
+
+/* Add one (value, label) pair of predictor k to its ranking counts. */
+static void auc_add(EvalAuc *a, DecidePred k, float v, int label) {
+    if (isnan(v) || k == DECIDE_EXECUTED) return;
+    double x = k == DECIDE_AHA ? log(v) - log1p(-(double)v) : v; /* the score as log-odds: same order */
+    double f = (x + EVAL_AUC_RANGE) / (2 * EVAL_AUC_RANGE) * EVAL_AUC_BINS;
+    int b = f < 0 ? 0 : f >= EVAL_AUC_BINS - 1 ? EVAL_AUC_BINS - 1 : (int)f;
+    if (label) a->pos[b]++;
+    else a->neg[b]++;
+}
+
 /* Predictor decisions against the oracle at every (position, layer, head). */
 static void score_trace(const StepTrace *t, const AttnConfig *a, EvalSums *s) {
     s->steps++;
@@ -127,8 +148,10 @@ static void score_trace(const StepTrace *t, const AttnConfig *a, EvalSums *s) {
         int o = decide_label(t, i, s->ref_set ? s->ref_theta_logit : a->theta_logit);
         if (o < 0) continue;
         if (s->head_counts) s->head_counts[2 * i] += o, s->head_counts[2 * i + 1]++;
-        for (int k = 0; k < EVAL_N_PRED; k++)
+        for (int k = 0; k < EVAL_N_PRED; k++) {
             decide_tally(&s->score[k].n, decide_cell(t, i, (DecidePred)k, a->tau, a->theta_logit), o);
+            if (!s->share_only) auc_add(&s->auc[k], (DecidePred)k, decide_value(t, i, (DecidePred)k), o);
+        }
     }
 }
 

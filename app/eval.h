@@ -43,6 +43,20 @@ int train_data_make(EvalData *d, int *n_held, const Model *m, const Tokenizer *t
 
 #define EVAL_N_PRED DECIDE_COUNT /* score[k] is predictor k of engine/decide.h */
 
+/* How well a predictor's value ranks the oracle's labels: counts of
+ * positive and negative labels per bin of the value (router scores as
+ * log-odds, like the estimates), EVAL_AUC_BINS bins over ±EVAL_AUC_RANGE
+ * nats, the tails in the end bins. Values within one bin count as ties. */
+#define EVAL_AUC_BINS 2048
+#define EVAL_AUC_RANGE 64.0
+typedef struct {
+    int32_t pos[EVAL_AUC_BINS], neg[EVAL_AUC_BINS];
+} EvalAuc;
+
+/* Area under the ROC curve of a: the chance a positive outranks a negative
+ * (ties half); NAN without both labels. */
+double eval_auc(const EvalAuc *a);
+
 typedef struct {
     long n_tokens;               /* predicted tokens (positions 1 … len-1) */
     double nll, nll_full, kl;    /* sums over predicted tokens, nats */
@@ -52,6 +66,7 @@ typedef struct {
     double kv_local;             /* KV positions an all-local step would read (the lower bound) */
     long steps;                  /* positions those sums are over */
     StoreScore score[EVAL_N_PRED];
+    EvalAuc auc[EVAL_N_PRED];    /* each predictor's ranking against the labels (not the executed gate) */
     long *head_counts;           /* optional, the caller's [n_layers*n_heads][2]: oracle global, known */
     int share_only;              /* only the global share is wanted (threshold search): skip the
                                   * full-attention pass and the profiling, about 3x less work */

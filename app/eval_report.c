@@ -54,6 +54,14 @@ static void eval_prf(const Row *row, double *prec, double *rec, double *f1) {
     *prec = r.precision, *rec = r.recall, *f1 = r.f1;
 }
 
+/* AUC against the oracle of the predictor the row runs (its name: aha,
+ * the QAdA family, oracle); NAN for rows without a ranked value (static,
+ * random, full, local). */
+static double eval_row_auc(const Row *row) {
+    DecidePred p;
+    return decide_parse(row->name, &p) || p == DECIDE_EXECUTED ? NAN : eval_auc(&row->s.auc[p]);
+}
+
 /* A JSON number, or null for NaN and ±Inf (JSON has neither). */
 static void json_num(const char *key, double v) {
     if (!isfinite(v)) printf(", \"%s\": null", key);
@@ -83,6 +91,7 @@ void eval_print_rows(const Row *rows, int n, int json, int matched) {
             json_num("weight_bytes_step", rows[i].weight_bytes), json_num("kv_bytes_step", s->kv_read * per);
             json_num("kv_bytes_step_all_local", s->kv_local * per), json_num("kv_bytes_step_all_global", s->kv_full * per);
             json_num("precision", prec), json_num("recall", rec), json_num("f1", f1);
+            json_num("auc", eval_row_auc(&rows[i]));
             if (rows[i].calibrated_on) json_str("calibrated_on", rows[i].calibrated_on);
             printf(", \"n_tokens\": %ld}", v->n_tokens);
         }
@@ -91,16 +100,16 @@ void eval_print_rows(const Row *rows, int n, int json, int matched) {
     }
     int wk = 14; /* the setting column fits the longest setting */
     for (int i = 0; i < n; i++) wk = (int)strlen(rows[i].knob) > wk ? (int)strlen(rows[i].knob) : wk;
-    printf("%-10s %-*s %8s %8s %8s %9s %10s %9s %9s %9s %9s\n", "predictor", wk, "setting", "global", "keys/qh", "KV/kvh",
-           "KV MB", "KL(nats)", "ppl", "precision", "recall", "F1");
+    printf("%-13s %-*s %8s %8s %8s %9s %10s %9s %9s %9s %9s %7s\n", "predictor", wk, "setting", "global", "keys/qh",
+           "KV/kvh", "KV MB", "KL(nats)", "ppl", "precision", "recall", "F1", "AUC");
     for (int i = 0; i < n; i++) {
         const StoreEval *v = &rows[i].ev;
         eval_prf(&rows[i], &prec, &rec, &f1);
         const EvalSums *s = &rows[i].s;
-        printf("%-10s %-*s %7.2f%% %7.2f%% %7.2f%% %9.4g %10.5f %9.4f %9.4f %9.4f %9.4f\n", rows[i].name, wk,
+        printf("%-13s %-*s %7.2f%% %7.2f%% %7.2f%% %9.4g %10.5f %9.4f %9.4f %9.4f %9.4f %7.4f\n", rows[i].name, wk,
                rows[i].knob, 100 * v->global_share, 100 * v->keys_read_frac, 100 * v->kv_read_frac,
                s->steps ? s->kv_read * rows[i].kv_pos_bytes / s->steps / 1e6 : NAN, v->kl_mean, v->perplexity, prec,
-               rec, f1);
+               rec, f1, eval_row_auc(&rows[i]));
     }
     if (n > 0 && rows[0].s.steps) {
         const Row *r = &rows[0];
@@ -110,7 +119,8 @@ void eval_print_rows(const Row *rows, int n, int json, int matched) {
                r->s.kv_full * per);
     }
     printf("global: share of decisions (positions with far keys) run global; keys/qh: keys read per query head,\n"
-           "KV/kvh: KV positions read per KV head (the memory traffic), both against full attention\n");
+           "KV/kvh: KV positions read per KV head (the memory traffic), both against full attention;\n"
+           "AUC: how well the row's predictor ranks the oracle's labels (its value, not its threshold)\n");
     for (int i = 1; matched && i < n; i++)
         if (fabs(rows[i].ev.global_share - rows[0].ev.global_share) > 0.01)
             printf("note: %s could not be brought within 1 point of %.2f%% (its share jumps past it)\n", rows[i].name,

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const NAMES[POLICY_COUNT] = {"aha", "full", "local", "oracle", "qada", "qada_bulk", "static", "random"};
+static const char *const NAMES[POLICY_COUNT] = {"aha", "full", "local", "oracle", "qada", "qada_bulk", "qada_rem",
+                                                 "qada_rem_bulk", "static", "random"};
 
 AttnConfig aha_defaults(void) {
     AttnConfig a;
@@ -27,7 +28,8 @@ int aha_same_execution(const AttnConfig *a, const AttnConfig *b) {
         return 0;
     switch (a->policy) {
     case POLICY_AHA: return a->tau == b->tau;
-    case POLICY_ORACLE: case POLICY_QADA: case POLICY_QADA_BULK: return a->theta_logit == b->theta_logit;
+    case POLICY_ORACLE: case POLICY_QADA: case POLICY_QADA_BULK:
+    case POLICY_QADA_REM: case POLICY_QADA_REM_BULK: return a->theta_logit == b->theta_logit;
     case POLICY_RANDOM: return a->p == b->p && a->seed == b->seed;
     default: return 1;
     }
@@ -38,7 +40,7 @@ const char *aha_policy_name(Policy p) { return (p >= 0 && p < POLICY_COUNT) ? NA
 int aha_policy_parse(const char *s, Policy *out, Err *e) {
     for (int i = 0; i < POLICY_COUNT; i++)
         if (!strcmp(s, NAMES[i])) { *out = (Policy)i; return 0; }
-    return err_set(e, "unknown policy '%s' (aha, full, local, oracle, qada, qada_bulk, static, random)", s);
+    return err_set(e, "unknown policy '%s' (aha, full, local, oracle, qada, qada_bulk, qada_rem, qada_rem_bulk, static, random)", s);
 }
 
 int aha_check(const AttnConfig *a, int n_layers, int n_heads, Err *e) {

@@ -15,6 +15,8 @@ typedef enum {
     POLICY_ORACLE,    /* global iff out_mass > θ (reads far keys to know) */
     POLICY_QADA,      /* global iff QAdA's local-key estimate > θ */
     POLICY_QADA_BULK, /* global iff the exact-bulk-moment estimate > θ */
+    POLICY_QADA_REM,  /* global iff the REM-corrected local-key estimate > θ (this project's) */
+    POLICY_QADA_REM_BULK, /* the same from the exact bulk moments (this project's) */
     POLICY_STATIC,    /* a fixed set of global heads */
     POLICY_RANDOM,    /* each token-head global with probability p */
     POLICY_COUNT

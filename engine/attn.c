@@ -40,6 +40,13 @@ float attn_qada_logit(double n_far, double mean_s, double var_s, double log_loca
     return (float)(log(n_far) + mean_s + 0.5 * var_s - log_local);
 }
 
+float attn_qada_rem_logit(double n_far, double mean_s, double var_s, double log_local) {
+    if (n_far <= 0) return NAN;
+    double sd = var_s > 0 ? sqrt(var_s) : 0, edge = sqrt(2 * log(n_far));
+    if (sd <= edge) return attn_qada_logit(n_far, mean_s, var_s, log_local);
+    return (float)(mean_s + sd * edge - log_local);
+}
+
 /* Position pos of a cached key or value array. */
 static const void *kv_at(const AttnHeadIn *in, const void *base, int pos) {
     return (const char *)base + (size_t)pos * in->stride * model_dtype_size(in->kv_dtype);
@@ -59,17 +66,28 @@ static double sum_range(const AttnHeadIn *in, int lo, int hi, const float *s, fl
     return attn_softmax_wsum(acc, s + lo, m, kv_at(in, in->v, lo), in->kv_dtype, in->stride, in->head_size, hi - lo);
 }
 
-/* QAdA's bulk model from the window's own scores: mean and variance of
- * s over the window are q·μ/√d and qᵀΣq/d for the window keys' Gaussian. */
-static float qada_local(const float *s, int lo, int t, double n_far, double log_local) {
+/* Mean and variance of the scores s[lo, hi) (population moments). */
+static void score_moments(const float *s, int lo, int hi, double *mean, double *var) {
     double sum = 0, sq = 0;
-    int n = t - lo + 1;
-    for (int i = lo; i <= t; i++) { sum += s[i]; sq += (double)s[i] * s[i]; }
-    double mean = sum / n;
-    return attn_qada_logit(n_far, mean, sq / n - mean * mean, log_local);
+    int n = hi - lo;
+    for (int i = lo; i < hi; i++) { sum += s[i]; sq += (double)s[i] * s[i]; }
+    *mean = sum / n;
+    *var = sq / n - *mean * *mean;
 }
 
-static float qada_bulk(const AttnHeadIn *in, double n_far, double log_local) {
+/* QAdA's bulk model from the window's own scores: mean and variance of
+ * s over the window are q·μ/√d and qᵀΣq/d for the window keys' Gaussian.
+ * Both estimates that read them (qada, qada_rem) come from one pass. */
+static void qada_local(const float *s, int lo, int t, double n_far, double log_local, AttnHeadOut *res) {
+    double mean, var;
+    score_moments(s, lo, t + 1, &mean, &var);
+    res->qada_logit = attn_qada_logit(n_far, mean, var, log_local);
+    res->qada_rem_logit = attn_qada_rem_logit(n_far, mean, var, log_local);
+}
+
+/* The far scores' mean q·μ/√d and variance qᵀΣq/d from the running sums
+ * of the far keys, then both estimates (qada_bulk, qada_rem_bulk). */
+static void qada_bulk(const AttnHeadIn *in, double n_far, double log_local, AttnHeadOut *res) {
     int hs = in->head_size;
     double qm = 0, qMq = 0;
     for (int a = 0; a < hs; a++) {
@@ -80,8 +98,9 @@ static float qada_bulk(const AttnHeadIn *in, double n_far, double log_local) {
         qMq += in->q[a] * r;
     }
     double mu = qm / n_far; /* q·μ */
-    double var = (qMq / n_far - mu * mu) / hs;
-    return attn_qada_logit(n_far, mu / sqrt((double)hs), var, log_local);
+    double var = (qMq / n_far - mu * mu) / hs, mean = mu / sqrt((double)hs);
+    res->qada_bulk_logit = attn_qada_logit(n_far, mean, var, log_local);
+    res->qada_rem_bulk_logit = attn_qada_rem_logit(n_far, mean, var, log_local);
 }
 
 /* Plain global attention from the scores s[0..t] and their max m: one
@@ -93,11 +112,22 @@ static void global_softmax(const AttnHeadIn *in, float m, const float *s, float 
     for (int i = 0; i < in->head_size; i++) out[i] = (float)(acc[i] / z);
 }
 
+/* The far scores' exact mean and spread, which say whether the Gaussian
+ * sum model is in its frozen regime (σ > √(2 ln n_far)). */
+static void far_regime(const float *s, int ns, int lo, AttnHeadOut *res) {
+    double mean, var;
+    score_moments(s, ns, lo, &mean, &var);
+    res->far_mean = (float)mean;
+    res->far_std = (float)sqrt(var > 0 ? var : 0);
+}
+
 static int decide(const AttnHeadIn *in, const AttnHeadOut *r) {
     switch (in->rule) {
     case GATE_ORACLE: return decide_logit(r->oracle_logit, in->theta_logit) == 1;
     case GATE_QADA: return decide_logit(r->qada_logit, in->theta_logit) == 1;
     case GATE_QADA_BULK: return decide_logit(r->qada_bulk_logit, in->theta_logit) == 1;
+    case GATE_QADA_REM: return decide_logit(r->qada_rem_logit, in->theta_logit) == 1;
+    case GATE_QADA_REM_BULK: return decide_logit(r->qada_rem_bulk_logit, in->theta_logit) == 1;
     default: return in->gate ? 1 : 0;
     }
 }
@@ -109,6 +139,7 @@ void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHea
     attn_local_set(t, in->window, in->sinks, &ns, &lo);
     const int n_far = lo - ns, n_local = ns + (t - lo + 1);
     res->oracle_logit = res->oracle_err = res->qada_logit = res->qada_bulk_logit = NAN;
+    res->qada_rem_logit = res->qada_rem_bulk_logit = res->far_mean = res->far_std = NAN;
     res->keys_read = t + 1;
     if (in->rule == GATE_FIXED && in->gate && !in->want_oracle && !in->want_qada && !in->bulk_m1) {
         /* a global head nobody profiles needs no local softmax */
@@ -122,10 +153,9 @@ void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHea
     memset(acc_loc, 0, hs * sizeof(float));
     double z_loc = sum_range(in, 0, ns, s, m_loc, acc_loc) + sum_range(in, lo, t + 1, s, m_loc, acc_loc);
     double log_local = m_loc + log(z_loc);
-    if (in->want_qada || in->rule == GATE_QADA)
-        res->qada_logit = n_far > 0 ? qada_local(s, lo, t, n_far, log_local) : NAN;
-    if (in->bulk_m1)
-        res->qada_bulk_logit = n_far > 0 ? qada_bulk(in, n_far, log_local) : NAN;
+    if (n_far > 0 && (in->want_qada || in->rule == GATE_QADA || in->rule == GATE_QADA_REM))
+        qada_local(s, lo, t, n_far, log_local, res);
+    if (n_far > 0 && in->bulk_m1) qada_bulk(in, n_far, log_local, res);
 
     /* every rule but the oracle can decide before any far key is read */
     int oracle = in->want_oracle || in->rule == GATE_ORACLE;
@@ -149,6 +179,7 @@ void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHea
     if (oracle) {
         /* ln(far) - ln(local), each from its own max: exact at any ratio */
         res->oracle_logit = n_far > 0 ? (float)((m_far + log(z_far)) - log_local) : NAN;
+        if (n_far > 0) far_regime(s, ns, lo, res);
         double diff = 0, norm = 0;
         for (int i = 0; i < hs; i++) {
             double full = (a * acc_loc[i] + (need_far ? b * acc_far[i] : 0)) / z_full;

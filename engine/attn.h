@@ -19,7 +19,9 @@ typedef enum {
     GATE_FIXED,     /* use AttnHeadIn.gate */
     GATE_ORACLE,    /* oracle_logit > theta_logit */
     GATE_QADA,      /* qada_logit > theta_logit */
-    GATE_QADA_BULK  /* qada_bulk_logit > theta_logit */
+    GATE_QADA_BULK, /* qada_bulk_logit > theta_logit */
+    GATE_QADA_REM,  /* qada_rem_logit > theta_logit */
+    GATE_QADA_REM_BULK /* qada_rem_bulk_logit > theta_logit */
 } GateRule;
 
 typedef struct {
@@ -35,7 +37,7 @@ typedef struct {
     int gate;           /* GATE_FIXED: 1 global, 0 local */
     double theta_logit; /* θ as log-odds (decide_theta_logit) */
     int want_oracle;    /* compute oracle_logit and oracle_err (reads far keys) */
-    int want_qada;      /* compute the local-key QAdA estimate */
+    int want_qada;      /* compute the local-key QAdA estimates (qada, qada_rem) */
     const double *bulk_m1; /* [head_size] Σ k over the far keys, or NULL */
     const double *bulk_m2; /* [head_size^2] Σ k kᵀ over the far keys */
 } AttnHeadIn;
@@ -43,9 +45,13 @@ typedef struct {
 typedef struct {
     int gate;             /* executed branch */
     int keys_read;        /* keys the executed branch read */
-    /* log-odds of the mass outside the local set (exact, QAdA, QAdA bulk)
-     * and the oracle's output error; NAN if not computed or no far keys */
-    float oracle_logit, oracle_err, qada_logit, qada_bulk_logit;
+    /* log-odds of the mass outside the local set (exact, QAdA, QAdA bulk,
+     * and the REM-corrected pair) and the oracle's output error; NAN if not
+     * computed or no far keys */
+    float oracle_logit, oracle_err, qada_logit, qada_bulk_logit, qada_rem_logit, qada_rem_bulk_logit;
+    /* mean and standard deviation of the far keys' scores q·k/√d, exact,
+     * with the oracle; NAN if not computed or no far keys */
+    float far_mean, far_std;
 } AttnHeadOut;
 
 /* Attention of one head at one position: writes the executed output to
@@ -71,5 +77,11 @@ int attn_kv_read(int t, int window, int sinks, int any_global);
  * the log of a log-normal sum of n_far keys whose scores have the given
  * mean and variance, minus the local log-sum-exp. Never saturates. */
 float attn_qada_logit(double n_far, double mean_s, double var_s, double log_local);
+
+/* This project's REM-corrected QAdA estimate: the same log-normal sum while
+ * σ ≤ √(2 ln n), and μ + σ·√(2 ln n) above, where n Gaussian scores cannot
+ * hold the tail the log-normal mean counts (the random-energy model's
+ * frozen regime); the two agree at the boundary. Minus log_local. */
+float attn_qada_rem_logit(double n_far, double mean_s, double var_s, double log_local);
 
 #endif

@@ -6,8 +6,10 @@
 
 #include "aha.h"
 
-static const char *const NAMES[DECIDE_COUNT] = {"executed", "aha", "qada", "qada_bulk", "oracle"};
-static const char *const TITLES[DECIDE_COUNT] = {"gate", "AHA", "QAdA", "qada_bulk", "oracle"};
+static const char *const NAMES[DECIDE_COUNT] = {"executed", "aha", "qada", "qada_bulk", "qada_rem",
+                                                  "qada_rem_bulk", "oracle"};
+static const char *const TITLES[DECIDE_COUNT] = {"gate", "AHA", "QAdA", "qada_bulk", "qada_rem",
+                                                   "qada_rem_bulk", "oracle"};
 
 const char *decide_name(DecidePred p) { return p >= 0 && p < DECIDE_COUNT ? NAMES[p] : "?"; }
 
@@ -37,8 +39,23 @@ int decide_cell(const StepTrace *t, int cell, DecidePred p, float tau, double th
     case DECIDE_AHA: return decide_router(t->score[cell], tau);
     case DECIDE_QADA: return decide_logit(t->qada_logit[cell], theta_logit);
     case DECIDE_QADA_BULK: return decide_logit(t->qada_bulk_logit[cell], theta_logit);
+    case DECIDE_QADA_REM: return decide_logit(t->qada_rem_logit[cell], theta_logit);
+    case DECIDE_QADA_REM_BULK: return decide_logit(t->qada_rem_bulk_logit[cell], theta_logit);
     case DECIDE_ORACLE: return decide_logit(t->oracle_logit[cell], theta_logit);
     default: return -1;
+    }
+}
+
+float decide_value(const StepTrace *t, int cell, DecidePred p) {
+    switch (p) {
+    case DECIDE_EXECUTED: return t->gate[cell] < 0 ? NAN : (float)t->gate[cell];
+    case DECIDE_AHA: return t->score[cell];
+    case DECIDE_QADA: return t->qada_logit[cell];
+    case DECIDE_QADA_BULK: return t->qada_bulk_logit[cell];
+    case DECIDE_QADA_REM: return t->qada_rem_logit[cell];
+    case DECIDE_QADA_REM_BULK: return t->qada_rem_bulk_logit[cell];
+    case DECIDE_ORACLE: return t->oracle_logit[cell];
+    default: return NAN;
     }
 }
 

@@ -33,6 +33,8 @@ typedef enum {
     DECIDE_AHA,       /* router: score > τ */
     DECIDE_QADA,      /* QAdA estimate from the window's keys: qada_logit > logit(θ) */
     DECIDE_QADA_BULK, /* the same from exact bulk moments: qada_bulk_logit > logit(θ) */
+    DECIDE_QADA_REM,  /* REM-corrected QAdA (this project's): qada_rem_logit > logit(θ) */
+    DECIDE_QADA_REM_BULK, /* the same from exact bulk moments: qada_rem_bulk_logit > logit(θ) */
     DECIDE_ORACLE,    /* oracle_logit > logit(θ) at the run's θ (the label may use another θ) */
     DECIDE_COUNT
 } DecidePred;
@@ -42,7 +44,7 @@ typedef enum {
 #define DECIDE_N_SQL DECIDE_ORACLE
 
 /* Name of a predictor as stored and typed ("executed", "aha", "qada",
- * "qada_bulk", "oracle"); "?" out of range. */
+ * "qada_bulk", "qada_rem", "qada_rem_bulk", "oracle"); "?" out of range. */
 const char *decide_name(DecidePred p);
 
 /* Name of a predictor as the TUI shows it ("gate", "AHA", "QAdA", …). */
@@ -70,7 +72,7 @@ static inline double decide_theta_logit(double theta) { return log(theta) - log1
  * (it rounds to 1 above ~37 in double). */
 static inline double decide_prob(double logit) { return 1.0 / (1.0 + exp(-logit)); }
 
-/* The decision of a mass estimate (oracle, qada, qada_bulk) held as
+/* The decision of a mass estimate (oracle and the QAdA family) held as
  * log-odds: mass > θ, i.e. logit > logit(θ). */
 static inline int decide_logit(float logit, double theta_logit) { return isnan(logit) ? -1 : logit > theta_logit; }
 
@@ -90,6 +92,11 @@ static inline int decide_has_choice(const StepTrace *t) { return t->n_far != 0; 
 /* Decision of predictor p at one cell of t: 1 global, 0 local, -1 unknown
  * or no choice at this position. */
 int decide_cell(const StepTrace *t, int cell, DecidePred p, float tau, double theta_logit);
+
+/* The value predictor p thresholds at one cell, for ranking: the gate,
+ * the router score, or the log-odds of a mass estimate; NAN when not
+ * computed. */
+float decide_value(const StepTrace *t, int cell, DecidePred p);
 
 /* The oracle's label at one cell (oracle_logit > logit(θ)): 1, 0, or -1
  * unknown or no choice. */

@@ -250,6 +250,8 @@ static void gate_rule(const AttnJob *j, int t, int h, float score, AttnHeadIn *i
     case POLICY_ORACLE: in->rule = GATE_ORACLE; break;
     case POLICY_QADA: in->rule = GATE_QADA; break;
     case POLICY_QADA_BULK: in->rule = GATE_QADA_BULK; break;
+    case POLICY_QADA_REM: in->rule = GATE_QADA_REM; break;
+    case POLICY_QADA_REM_BULK: in->rule = GATE_QADA_REM_BULK; break;
     default: in->gate = 1; break;
     }
 }
@@ -324,7 +326,7 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
     const Config *c = &s->c;
     const AttnConfig *a = j->a;
     int group = c->n_heads / c->n_kv_heads, hs = c->head_size, l = j->layer;
-    int bulk = a->profile || a->policy == POLICY_QADA_BULK;
+    int bulk = a->profile || a->policy == POLICY_QADA_BULK || a->policy == POLICY_QADA_REM_BULK;
     size_t idx = (size_t)l * c->n_kv_heads + kvh;
     float *scratch = s->scratch + (size_t)kvh * attn_scratch_floats(c);
     head_prepare(s, l, kvh, j->T, j->pos0);
@@ -354,6 +356,10 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
                 tr->oracle_err[cell] = r.oracle_err;
                 tr->qada_logit[cell] = r.qada_logit;
                 tr->qada_bulk_logit[cell] = r.qada_bulk_logit;
+                tr->qada_rem_logit[cell] = r.qada_rem_logit;
+                tr->qada_rem_bulk_logit[cell] = r.qada_rem_bulk_logit;
+                tr->far_mean[cell] = r.far_mean;
+                tr->far_std[cell] = r.far_std;
             }
         }
         /* the group shares one KV head: its far keys are read once if any

@@ -21,14 +21,18 @@
  * exports or shows a per-head value is generated from it: the arrays of
  * StepTrace, trace_new/clear/copy, the `decisions` table's columns, the
  * writer's binding and the reader's columns, JSON/CSV export and merge.
- * Adding a field is adding a line here (and a line in store/SCHEMA.md).
+ * Adding a field is adding a line here (and a line in store/SCHEMA.md);
+ * a field goes at the end, since a migrated database appends its column
+ * (store/schema.c).
  *
  *   X(name, C type, missing value, SQL type, how a view shows it, long name, short name, meaning)
  *
  * "How a view shows it" maps the value onto [0, 1] for a heatmap (views/metric.c):
  * GATE 0/1, UNIT as is (clamped), PROB log-odds as a probability, KEYS as
- * a fraction of the pos + 1 keys there are. The list's order is the order
- * the TUI's `m` key cycles the metrics in.
+ * a fraction of the pos + 1 keys there are, REGIME a spread σ as
+ * σ / √(2 ln n_far) (above 1 is the frozen regime, see engine/README.md),
+ * NONE not as a heatmap (the `m` cycle skips it). The list's order is the
+ * order the TUI's `m` key cycles the metrics in.
  *
  * A missing value means "not computed" and is NULL in the database. The
  * three estimates of the mass outside the local set are log-odds,
@@ -44,7 +48,14 @@
     X(qada_logit, float, NAN, REAL, PROB, "QAdA estimate", "qada", "QAdA estimate of oracle_logit, window keys")  \
     X(qada_bulk_logit, float, NAN, REAL, PROB, "qada_bulk estimate (ablation)", "qada_bulk",                     \
       "the same model from exact far-key moments (ablation)")                                                    \
-    X(keys_read, int32_t, -1, INTEGER, KEYS, "keys read / (pos+1)", "keys", "keys this query head's branch read")
+    X(keys_read, int32_t, -1, INTEGER, KEYS, "keys read / (pos+1)", "keys", "keys this query head's branch read") \
+    X(qada_rem_logit, float, NAN, REAL, PROB, "qada_rem estimate (REM-corrected)", "qada_rem",                   \
+      "REM-corrected QAdA from window keys (this project's)")                                                    \
+    X(qada_rem_bulk_logit, float, NAN, REAL, PROB, "qada_rem_bulk estimate (REM-corrected)", "qada_rem_bulk",   \
+      "REM-corrected QAdA from exact far-key moments (this project's)")                                          \
+    X(far_mean, float, NAN, REAL, NONE, "far score mean", "far_mean", "mean of the far keys' q.k/sqrt(d), exact")  \
+    X(far_std, float, NAN, REAL, REGIME, "far-score regime", "regime",                              \
+      "std of the far keys' q.k/sqrt(d), exact; shown as sigma/sqrt(2 ln n_far)")
 
 typedef struct {
     int pos;                      /* 0-based position in the sequence */

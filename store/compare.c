@@ -22,7 +22,8 @@ static int print_confusion(Store *s, int64_t run, const char *pred, const char *
              " FROM predictions WHERE run_id=?1 AND (?2 IS NULL OR predictor=?2)"
              " AND predicted IS NOT NULL AND oracle IS NOT NULL GROUP BY %s) ORDER BY %s",
              sel, sel, sel, *group ? group : "CASE predictor WHEN 'executed' THEN 0 WHEN 'aha' THEN 1 "
-                                             "WHEN 'qada' THEN 2 ELSE 3 END");
+                                             "WHEN 'qada' THEN 2 WHEN 'qada_bulk' THEN 3 "
+                                             "WHEN 'qada_rem' THEN 4 ELSE 5 END");
     sqlite3_stmt *st;
     if (store_prepare(s, sql, &st, e)) return -1;
     sqlite3_bind_int64(st, 1, run);
@@ -45,6 +46,41 @@ static int count_where(Store *s, const char *sql, int64_t run, int64_t *out, Err
 }
 
 static int print_reads(Store *s, int64_t a, int64_t b, FILE *out, Err *e);
+static int print_sql(Store *s, const char *sql, int64_t a, int64_t b, FILE *out, Err *e);
+
+/* Precision and recall of estimate col (a log-odds column of decided)
+ * among the decisions whose regime test `in` holds, as four SQL columns. */
+static int regime_rates(char *buf, size_t cap, const char *col, const char *tag, const char *in) {
+    return snprintf(buf, cap,
+                    ", ROUND(SUM(%2$s AND %1$s > theta_logit AND oracle_logit > theta_logit) * 1.0"
+                    " / NULLIF(SUM(%2$s AND %1$s > theta_logit), 0), 4) AS %3$s_p"
+                    ", ROUND(SUM(%2$s AND %1$s > theta_logit AND oracle_logit > theta_logit) * 1.0"
+                    " / NULLIF(SUM(%2$s AND oracle_logit > theta_logit), 0), 4) AS %3$s_r",
+                    col, in, tag);
+}
+
+/* Per head: the share of decisions in the frozen regime (far scores' σ >
+ * √(2 ln n_far), where the log-normal sum overshoots) and the precision
+ * and recall of qada and qada_bulk on each side of that boundary. */
+static int print_regimes(Store *s, int64_t run, FILE *out, Err *e) {
+    static const char *const cols[2] = {"qada_logit", "qada_bulk_logit"}, *const tags[2] = {"qada", "bulk"};
+    static const char *const sides[2] = {"NOT frozen", "frozen"}, *const side_tags[2] = {"calm", "frozen"};
+    char sql[4096], part[600], tag[32];
+    size_t len = (size_t)snprintf(sql, sizeof sql, "SELECT layer, head, COUNT(*) AS n, ROUND(AVG(frozen), 4) AS frozen_share");
+    for (int c = 0; c < 2; c++)
+        for (int k = 0; k < 2; k++) {
+            snprintf(tag, sizeof tag, "%s_%s", tags[c], side_tags[k]);
+            regime_rates(part, sizeof part, cols[c], tag, sides[k]);
+            len += (size_t)snprintf(sql + len, sizeof sql - len, "%s", part);
+        }
+    snprintf(sql + len, sizeof sql - len,
+             " FROM (SELECT d.*, d.far_std > SQRT(2 * LN(t.n_far)) AS frozen FROM decided d JOIN tokens t"
+             " USING(run_id, pos) WHERE d.run_id = ?1 AND d.far_std IS NOT NULL AND t.n_far > 1"
+             " AND d.oracle_logit IS NOT NULL) GROUP BY layer, head ORDER BY layer, head");
+    fprintf(out, "\nper head, by regime of the far scores (frozen: sigma > sqrt(2 ln n_far), where the Gaussian"
+                 " sum overshoots;\ncalm: at or below), precision _p and recall _r against the oracle:\n");
+    return print_sql(s, sql, run, run, out, e);
+}
 
 static int compare_one(Store *s, int64_t run, const char *pred, FILE *out, Err *e) {
     StoreRunInfo r;
@@ -76,6 +112,11 @@ static int compare_one(Store *s, int64_t run, const char *pred, FILE *out, Err *
         fprintf(out, "\n%s per head:\n", pred);
         if (print_confusion(s, run, pred, "layer, head", out, e)) goto fail;
     }
+    int64_t n_regime = 0;
+    if (count_where(s, "SELECT COUNT(*) FROM decisions WHERE run_id=?1 AND far_std IS NOT NULL", run, &n_regime, e))
+        goto fail;
+    if (n_regime == 0) fprintf(out, "\nno far-score moments in this run (recorded before they were): no regimes\n");
+    else if (print_regimes(s, run, out, e)) goto fail;
     store_run_info_free(&r);
     return 0;
 fail:
@@ -211,7 +252,7 @@ static int compare_two(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
 int store_compare(Store *s, int64_t run_a, int64_t run_b, const char *predictor, FILE *out, Err *e) {
     if (predictor) {
         DecidePred p;
-        char names[64];
+        char names[128];
         decide_list(names, sizeof names, DECIDE_N_SQL);
         if (decide_parse(predictor, &p) || p >= DECIDE_N_SQL)
             return err_set(e, "unknown predictor '%s' (%s)", predictor, names);

@@ -63,6 +63,12 @@ int store_schema_verify(sqlite3 *db, const char *schema, const char *path, int *
  * (schema.c makes it) or one never released. */
 const char *store_schema_old(int version);
 
+/* What an older build left of a file created at version `created` when it
+ * upgraded it to version `ver`, frozen (schema_old.c); for ver the current
+ * version, store_schema_old(created), which the caller upgrades itself. NULL
+ * for a pair no build made. */
+const char *store_schema_old_upgraded(int created, int ver);
+
 /* Set e to "<path>: <what>: <sqlite's message>" and return -1; names
  * "disk full" and "locked" plainly since those are the ones users can fix. */
 int store_sql_err(sqlite3 *db, const char *path, const char *what, Err *e);

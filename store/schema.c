@@ -9,6 +9,14 @@
 #define SCHEMA_COLUMN(name, type, missing, sql, show, title, short_name, doc) ", " #name " " #sql
 #define SCHEMA_HEAD_COLUMNS TRACE_HEAD_FIELDS(SCHEMA_COLUMN)
 
+/* The per-head fields as (name, SQL type) pairs, in the list's order. The
+ * first SCHEMA_V2_HEAD_FIELDS were version 2's columns; version 3 appended
+ * the rest (the REM-corrected estimates and the far scores' moments). */
+#define SCHEMA_PAIR(name, type, missing, sql, show, title, short_name, doc) {#name, #sql},
+static const char *const HEAD_FIELDS[][2] = {TRACE_HEAD_FIELDS(SCHEMA_PAIR)};
+#define SCHEMA_N_HEAD_FIELDS (sizeof HEAD_FIELDS / sizeof HEAD_FIELDS[0])
+#define SCHEMA_V2_HEAD_FIELDS 7
+
 /* The tables. Columns added by a schema version go at the end of their
  * table, so a migrated database and a new one have the same column order
  * (merge copies rows by position). decisions is rebuilt by the migration
@@ -84,25 +92,32 @@ static const char SCHEMA_DECISIONS[] =
  * agree cell for cell. */
 static const char SCHEMA_VIEWS[] =
     "CREATE @ VIEW masses AS\n"
-    "  SELECT run_id, pos, layer, head, 1.0 / (1.0 + EXP(-oracle_logit)) AS oracle_mass,\n"
-    "    1.0 / (1.0 + EXP(-qada_logit)) AS qada_mass, 1.0 / (1.0 + EXP(-qada_bulk_logit)) AS qada_bulk_mass\n"
-    "  FROM decisions;\n"
+    "  SELECT d.run_id, d.pos, d.layer, d.head, 1.0 / (1.0 + EXP(-d.oracle_logit)) AS oracle_mass,\n"
+    "    1.0 / (1.0 + EXP(-d.qada_logit)) AS qada_mass, 1.0 / (1.0 + EXP(-d.qada_bulk_logit)) AS qada_bulk_mass,\n"
+    "    1.0 / (1.0 + EXP(-d.qada_rem_logit)) AS qada_rem_mass,\n"
+    "    1.0 / (1.0 + EXP(-d.qada_rem_bulk_logit)) AS qada_rem_bulk_mass,\n"
+    "    CASE WHEN t.n_far > 1 THEN d.far_std / SQRT(2 * LN(t.n_far)) END AS regime\n"
+    "  FROM decisions d LEFT JOIN tokens t USING(run_id, pos);\n"
     "CREATE @ VIEW decided AS\n"
     "  SELECT d.*, r.tau, r.theta_logit FROM decisions d JOIN runs r USING(run_id) JOIN tokens t USING(run_id, pos)\n"
     "  WHERE t.n_far IS NOT 0;\n"
     "CREATE @ VIEW predictions AS\n"
     "  SELECT d.run_id, d.pos, d.layer, d.head, p.predictor,\n"
     "    CASE p.predictor WHEN 'executed' THEN d.gate WHEN 'aha' THEN d.score > d.tau\n"
-    "      WHEN 'qada' THEN d.qada_logit > d.theta_logit WHEN 'qada_bulk' THEN d.qada_bulk_logit > d.theta_logit END\n"
+    "      WHEN 'qada' THEN d.qada_logit > d.theta_logit WHEN 'qada_bulk' THEN d.qada_bulk_logit > d.theta_logit\n"
+    "      WHEN 'qada_rem' THEN d.qada_rem_logit > d.theta_logit\n"
+    "      WHEN 'qada_rem_bulk' THEN d.qada_rem_bulk_logit > d.theta_logit END\n"
     "      AS predicted,\n"
     "    d.oracle_logit > d.theta_logit AS oracle\n"
     "  FROM decided d\n"
     "  CROSS JOIN (SELECT 'executed' AS predictor UNION ALL SELECT 'aha' UNION ALL SELECT 'qada'\n"
-    "              UNION ALL SELECT 'qada_bulk') p;\n"
+    "              UNION ALL SELECT 'qada_bulk' UNION ALL SELECT 'qada_rem' UNION ALL SELECT 'qada_rem_bulk') p;\n"
     "CREATE @ VIEW head_rates AS\n"
     "  SELECT run_id, layer, head, COUNT(*) AS n, AVG(gate) AS global_rate,\n"
     "    AVG(oracle_logit > theta_logit) AS oracle_rate, AVG(score > tau) AS aha_rate,\n"
     "    AVG(qada_logit > theta_logit) AS qada_rate, AVG(qada_bulk_logit > theta_logit) AS qada_bulk_rate,\n"
+    "    AVG(qada_rem_logit > theta_logit) AS qada_rem_rate,\n"
+    "    AVG(qada_rem_bulk_logit > theta_logit) AS qada_rem_bulk_rate,\n"
     "    AVG(score) AS mean_score, AVG(1.0 / (1.0 + EXP(-oracle_logit))) AS mean_oracle_mass,\n"
     "    AVG(oracle_err) AS mean_oracle_err, SUM(keys_read) AS keys_read\n"
     "  FROM decided GROUP BY run_id, layer, head;\n"
@@ -110,6 +125,8 @@ static const char SCHEMA_VIEWS[] =
     "  SELECT run_id, layer, COUNT(*) AS n, AVG(gate) AS global_rate,\n"
     "    AVG(oracle_logit > theta_logit) AS oracle_rate, AVG(score > tau) AS aha_rate,\n"
     "    AVG(qada_logit > theta_logit) AS qada_rate, AVG(qada_bulk_logit > theta_logit) AS qada_bulk_rate,\n"
+    "    AVG(qada_rem_logit > theta_logit) AS qada_rem_rate,\n"
+    "    AVG(qada_rem_bulk_logit > theta_logit) AS qada_rem_bulk_rate,\n"
     "    AVG(1.0 / (1.0 + EXP(-oracle_logit))) AS mean_oracle_mass, SUM(keys_read) AS keys_read\n"
     "  FROM decided GROUP BY run_id, layer;\n"
     "CREATE @ VIEW token_share AS\n"
@@ -175,8 +192,10 @@ static const char MIGRATE_1_TO_2[] =
     "ALTER TABLE tokens ADD COLUMN n_far INTEGER;\n"
     "ALTER TABLE tokens ADD COLUMN kv_read INTEGER;\n"
     "UPDATE tokens AS t SET n_far = " SQL_N_FAR " FROM runs r WHERE r.run_id = t.run_id;\n"
-    "ALTER TABLE decisions RENAME TO decisions_v1;\n"
-    "%s"
+    "ALTER TABLE decisions RENAME TO decisions_v1;\n";
+
+/* After version 2's decisions table is made: the old rows into it. */
+static const char MIGRATE_1_TO_2_COPY[] =
     "INSERT INTO decisions(run_id, pos, layer, head, score, gate, oracle_logit, oracle_err, qada_logit,\n"
     "    qada_bulk_logit, keys_read)\n"
     "  SELECT d.run_id, d.pos, d.layer, d.head, d.score, d.gate,\n"
@@ -197,7 +216,7 @@ static const char COMPAT_1[] =
     "  CASE WHEN t.n_far = 0 THEN NULL ELSE " SQL_LOGIT("d.oracle_mass") " END AS oracle_logit, d.oracle_err,\n"
     "  CASE WHEN t.n_far = 0 THEN NULL ELSE " SQL_LOGIT("d.qada_mass") " END AS qada_logit,\n"
     "  CASE WHEN t.n_far = 0 THEN NULL ELSE " SQL_LOGIT("d.qada_bulk_mass") " END AS qada_bulk_logit, d.keys_read\n"
-    "  FROM main.decisions d JOIN temp.tokens t USING(run_id, pos);\n";
+    "  %s FROM main.decisions d JOIN temp.tokens t USING(run_id, pos);\n";
 
 /* Version 2 to 3: where each head looked (an empty table to begin with). */
 static const char MIGRATE_2_TO_3[] = SCHEMA_ATTN_TOP;
@@ -206,6 +225,51 @@ static const char MIGRATE_2_TO_3[] = SCHEMA_ATTN_TOP;
 static const char COMPAT_2[] =
     "CREATE TEMP VIEW attn_top AS SELECT 0 AS run_id, 0 AS pos, 0 AS layer, 0 AS head, 0 AS rank, 0 AS key_pos,"
     " 0.0 AS weight WHERE 0;\n";
+
+/* A version-2 file's decisions as a reader sees them: version 3's columns
+ * NULL (%s: their list). */
+static const char COMPAT_2_DECISIONS[] = "CREATE TEMP VIEW decisions AS SELECT *%s FROM main.decisions;\n";
+
+/* Version 3's per-head columns, each written through fmt (two %s: name and
+ * SQL type, or one: the name), appended into buf. Returns 0, -1 if they do
+ * not fit. */
+static int v3_columns(char *buf, size_t cap, const char *fmt) {
+    size_t len = 0;
+    buf[0] = 0;
+    for (size_t i = SCHEMA_V2_HEAD_FIELDS; i < SCHEMA_N_HEAD_FIELDS; i++) {
+        int n = snprintf(buf + len, cap - len, fmt, HEAD_FIELDS[i][0], HEAD_FIELDS[i][1]);
+        if (n < 0 || (size_t)n >= cap - len) return -1;
+        len += (size_t)n;
+    }
+    return 0;
+}
+
+/* Run sql_fmt with its one %s replaced by v3_columns(col_fmt). */
+static int exec_with_v3_columns(sqlite3 *db, const char *sql_fmt, const char *col_fmt) {
+    char cols[1024];
+    if (v3_columns(cols, sizeof cols, col_fmt)) return SQLITE_TOOBIG;
+    char *sql = sqlite3_mprintf(sql_fmt, cols);
+    int rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    return rc;
+}
+
+/* Version 2's decisions table, as version 2 created it (its first
+ * SCHEMA_V2_HEAD_FIELDS per-head columns): the 1 to 2 step builds exactly
+ * that, so a file upgraded in one go and one upgraded by version 2 first
+ * end up with the same stored SQL once version 3's columns are appended. */
+static int exec_v2_decisions(sqlite3 *db) {
+    char cols[512] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < SCHEMA_V2_HEAD_FIELDS; i++)
+        len += (size_t)snprintf(cols + len, sizeof cols - len, ", %s %s", HEAD_FIELDS[i][0], HEAD_FIELDS[i][1]);
+    char *sql = sqlite3_mprintf("CREATE TABLE decisions(\n"
+                                "  run_id INTEGER NOT NULL, pos INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT"
+                                " NULL%s,\n  PRIMARY KEY(run_id, pos, layer, head)\n) WITHOUT ROWID;\n", cols);
+    int rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    return rc;
+}
 
 static int pragma_int(sqlite3 *db, const char *sql, int *out) {
     sqlite3_stmt *st;
@@ -247,28 +311,39 @@ static int exec_views(sqlite3 *db, const char *kind) {
     return rc;
 }
 
-/* Version 1 to 2, inside the caller's transaction: the views go, the
- * tables change, the views come back. */
-static int migrate_1_to_2(sqlite3 *db) {
+/* Drop the file's views before its tables change (they are recreated from
+ * SCHEMA_VIEWS afterwards). */
+static int drop_views(sqlite3 *db) {
     int rc = SQLITE_OK;
     for (size_t i = 0; rc == SQLITE_OK && i < sizeof VIEW_NAMES / sizeof VIEW_NAMES[0]; i++) {
         char *sql = sqlite3_mprintf("DROP VIEW IF EXISTS \"%w\"", VIEW_NAMES[i]);
         rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
         sqlite3_free(sql);
     }
-    char *sql = rc == SQLITE_OK ? sqlite3_mprintf(MIGRATE_1_TO_2, SCHEMA_DECISIONS) : NULL;
-    if (rc == SQLITE_OK) rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
-    sqlite3_free(sql);
-    if (rc == SQLITE_OK) rc = exec_views(db, "");
     return rc;
 }
 
-/* The upgrade steps from version `from` to version `to`, in turn, inside
- * the caller's transaction. */
-static int migrate_steps(sqlite3 *db, int from, int to) {
-    int rc = SQLITE_OK;
-    if (from <= 1 && to >= 2) rc = migrate_1_to_2(db);
-    if (rc == SQLITE_OK && from <= 2 && to >= 3) rc = sqlite3_exec(db, MIGRATE_2_TO_3, NULL, NULL, NULL);
+/* Version 1 to 2: the tables change (decisions rebuilt as version 2 had it). */
+static int migrate_1_to_2(sqlite3 *db) {
+    int rc = sqlite3_exec(db, MIGRATE_1_TO_2, NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = exec_v2_decisions(db);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, MIGRATE_1_TO_2_COPY, NULL, NULL, NULL);
+    return rc;
+}
+
+/* Version 2 to 3: attn_top, and the decisions columns version 3 appended. */
+static int migrate_2_to_3(sqlite3 *db) {
+    int rc = exec_with_v3_columns(db, "%s", "ALTER TABLE decisions ADD COLUMN %s %s;\n");
+    return rc == SQLITE_OK ? sqlite3_exec(db, MIGRATE_2_TO_3, NULL, NULL, NULL) : rc;
+}
+
+/* The upgrade from version `from` to the current one, inside the caller's
+ * transaction: the views go, each step in turn, the current views come. */
+static int migrate_steps(sqlite3 *db, int from) {
+    int rc = drop_views(db);
+    if (rc == SQLITE_OK && from <= 1) rc = migrate_1_to_2(db);
+    if (rc == SQLITE_OK && from <= 2) rc = migrate_2_to_3(db);
+    if (rc == SQLITE_OK) rc = exec_views(db, "");
     return rc;
 }
 
@@ -282,7 +357,7 @@ static int schema_migrate(sqlite3 *db, const char *path, Err *e) {
     if (rc == SQLITE_OK) rc = pragma_int(db, "PRAGMA user_version", &ver);
     if (rc == SQLITE_OK && ver == STORE_SCHEMA_VERSION) return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) ? -1 : 0;
     snprintf(what, sizeof what, "cannot upgrade the schema from version %d", ver);
-    if (rc == SQLITE_OK) rc = migrate_steps(db, ver, STORE_SCHEMA_VERSION);
+    if (rc == SQLITE_OK) rc = migrate_steps(db, ver);
     snprintf(sql, sizeof sql, "PRAGMA user_version=%d", STORE_SCHEMA_VERSION);
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
@@ -296,8 +371,8 @@ static int schema_migrate(sqlite3 *db, const char *path, Err *e) {
 
 /* An older file opened read-only: the current names over its tables. */
 static int schema_compat(sqlite3 *db, const char *path, int ver, Err *e) {
-    int rc = ver == 1 ? sqlite3_exec(db, COMPAT_1, NULL, NULL, NULL) : SQLITE_OK;
-    if (rc == SQLITE_OK && ver == 1) rc = exec_views(db, "TEMP");
+    int rc = exec_with_v3_columns(db, ver == 1 ? COMPAT_1 : COMPAT_2_DECISIONS, ", NULL AS %s");
+    if (rc == SQLITE_OK) rc = exec_views(db, "TEMP");
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, COMPAT_2, NULL, NULL, NULL);
     if (rc == SQLITE_OK) return 0;
     char what[64];
@@ -339,13 +414,15 @@ static int schema_create(sqlite3 *db, const char *path, Err *e) {
  * at version `created` has once upgraded to version `ver`: made by the
  * very statements that make and upgrade a file (schema_old.c for older
  * versions), so the SQL text SQLite stores, ALTER TABLE's edits included,
- * matches byte for byte and no list of objects is kept twice. NULL on failure. */
+ * matches byte for byte and no list of objects is kept twice. An upgrade
+ * that stopped short of the current version was made by an older build:
+ * schema_old.c holds what it left. NULL on failure. */
 static sqlite3 *expected_db(int created, int ver) {
     sqlite3 *mem = NULL;
     int rc = store_db_open(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &mem);
-    const char *old = store_schema_old(created);
+    const char *old = created < ver ? store_schema_old_upgraded(created, ver) : store_schema_old(created);
     if (rc == SQLITE_OK) rc = old ? sqlite3_exec(mem, old, NULL, NULL, NULL) : create_objects(mem);
-    if (rc == SQLITE_OK) rc = migrate_steps(mem, created, ver);
+    if (rc == SQLITE_OK && created < ver && ver == STORE_SCHEMA_VERSION) rc = migrate_steps(mem, created);
     if (rc == SQLITE_OK) return mem;
     sqlite3_close(mem);
     return NULL;

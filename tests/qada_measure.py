@@ -18,6 +18,11 @@ position with at least one far key, every layer and query head) it keeps:
                    paper's estimate, sinks left out, as the engine computes it)
   qada_bulk        log n_far + mean_far + var_far/2, the exact far moments
                    (the project's ablation; equal to the engine's q·mu, q'Sq form)
+  qada_rem         this project's REM-corrected QAdA (not the paper's): the
+                   same as qada while sd <= sqrt(2 ln n_far), else
+                   mean + sd * sqrt(2 ln n_far), the random-energy model's
+                   frozen-phase log-sum (continuous at the boundary)
+  qada_rem_bulk    the same correction on the exact far moments
   oracle           far mass = 1 / (1 + exp(lse_local - lse_far))
 
 Scores are q.k / sqrt(head_size). An estimate's log-odds is est - lse_local;
@@ -38,7 +43,7 @@ every decision of a run recorded under `--policy full` at the same window and
 sinks that holds an oracle value (oracle_logit, or the older oracle_mass) is
 compared with ours; other runs are measured but not compared.
 --dump writes one CSV row per decision: seq,pos,layer,head,n_far,oracle_mass,
-qada_mass,qada_bulk_mass.
+qada_mass,qada_bulk_mass,qada_rem_mass,qada_rem_bulk_mass,far_mean,far_std.
 """
 import argparse
 import json
@@ -266,11 +271,20 @@ def synthetic(d, theta, max_n, rng):
             "auc_bulk": auc(logit_est, label)}
 
 
+def rem_est(log_n, mean, var):
+    """REM-corrected log-sum of n Gaussian scores: the log-normal mean below
+    sd = sqrt(2 ln n), the frozen-phase mean + sd sqrt(2 ln n) above."""
+    sd, edge = np.sqrt(np.maximum(var, 0.0)), np.sqrt(2.0 * log_n)
+    return np.where(sd <= edge, log_n + mean + 0.5 * var, mean + sd * edge)
+
+
 def summarise(d, theta, synth_n, seed):
     n_far, sd = d["n_far"], np.sqrt(d["var_far"])
     log_n = np.log(n_far)
     est = {"qada": log_n + d["mean_win"] + 0.5 * d["var_win"],
-           "qada_bulk": log_n + d["mean_far"] + 0.5 * d["var_far"]}
+           "qada_bulk": log_n + d["mean_far"] + 0.5 * d["var_far"],
+           "qada_rem": rem_est(log_n, d["mean_win"], d["var_win"]),
+           "qada_rem_bulk": rem_est(log_n, d["mean_far"], d["var_far"])}
     ceiling = log_n + d["max_far"]
     oracle_logit = d["lse_far"] - d["lse_local"]
     label = sigmoid(oracle_logit) > theta
@@ -389,7 +403,8 @@ def main():
     parts, worst, compared, col = [], 0.0, 0, None
     dump = open(args.dump, "w") if args.dump else None
     if dump:
-        dump.write("seq,pos,layer,head,n_far,oracle_mass,qada_mass,qada_bulk_mass\n")
+        dump.write("seq,pos,layer,head,n_far,oracle_mass,qada_mass,qada_bulk_mass,qada_rem_mass,qada_rem_bulk_mass,"
+                   "far_mean,far_std\n")
     for si, toks in enumerate(seqs):
         toks = toks[:cfg["seq_len"]]
         _, qk = forward(cfg, w, toks)
@@ -400,9 +415,13 @@ def main():
             log_n = np.log(d["n_far"])
             qa = sigmoid(log_n + d["mean_win"] + 0.5 * d["var_win"] - d["lse_local"])
             qb = sigmoid(log_n + d["mean_far"] + 0.5 * d["var_far"] - d["lse_local"])
+            ra = sigmoid(rem_est(log_n, d["mean_win"], d["var_win"]) - d["lse_local"])
+            rb = sigmoid(rem_est(log_n, d["mean_far"], d["var_far"]) - d["lse_local"])
+            sd = np.sqrt(d["var_far"])
             for j in range(len(oracle)):
-                dump.write("%d,%d,%d,%d,%d,%.9g,%.9g,%.9g\n" % (si, d["pos"][j], d["layer"][j], d["head"][j],
-                                                                d["n_far"][j], oracle[j], qa[j], qb[j]))
+                dump.write("%d,%d,%d,%d,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n" % (
+                    si, d["pos"][j], d["layer"][j], d["head"][j], d["n_far"][j], oracle[j], qa[j], qb[j], ra[j], rb[j],
+                    d["mean_far"][j], sd[j]))
         r = runs[si] if check else None
         if r and r["window"] == window and (r["sinks"] or 0) == sinks and r["policy"] == "full":
             col, got = db_oracle(con, r["run_id"])

@@ -379,3 +379,24 @@ TEST(aha_gqa_kv_reads_count_far_keys_once_per_kv_head) {
     fwd_free(&s);
     model_free(&m);
 }
+
+/* This project's REM-corrected estimate: the log-normal sum while the far
+ * scores' σ ≤ √(2 ln n), μ + σ√(2 ln n) above, the two equal at the
+ * boundary; always at or below the plain QAdA estimate. */
+TEST(attn_qada_rem_formula_both_branches_and_continuous) {
+    const double n = 1000, mu = -0.7, local = 1.25, edge = sqrt(2 * log(n));
+    /* below the boundary: the same as QAdA */
+    CHECK_NEAR(attn_qada_rem_logit(n, mu, 1.5 * 1.5, local), attn_qada_logit(n, mu, 1.5 * 1.5, local), 1e-6);
+    CHECK_NEAR(attn_qada_rem_logit(n, mu, 1.5 * 1.5, local), log(n) + mu + 0.5 * 2.25 - local, 1e-5);
+    /* above: the frozen phase, linear in σ, far below QAdA's σ²/2 */
+    CHECK_NEAR(attn_qada_rem_logit(n, mu, 6.0 * 6.0, local), mu + 6.0 * edge - local, 1e-5);
+    CHECK(attn_qada_rem_logit(n, mu, 36, local) < attn_qada_logit(n, mu, 36, local) - 2); /* 22.3 + μ against 24.9 + μ */
+    /* continuous at σ = √(2 ln n): both sides meet ln n + μ + ln n */
+    float lo = attn_qada_rem_logit(n, mu, (edge - 1e-6) * (edge - 1e-6), local);
+    float hi = attn_qada_rem_logit(n, mu, (edge + 1e-6) * (edge + 1e-6), local);
+    CHECK_NEAR(lo, hi, 1e-4);
+    CHECK_NEAR(lo, 2 * log(n) + mu - local, 1e-4);
+    /* no far keys: nothing to estimate; a negative variance (rounding) is σ 0 */
+    CHECK(isnan(attn_qada_rem_logit(0, mu, 1, local)));
+    CHECK_NEAR(attn_qada_rem_logit(n, mu, -1e-9, local), log(n) + mu - local, 1e-5);
+}

@@ -18,9 +18,9 @@ TEST(decide_names_one_list) {
     }
     CHECK(!strcmp(decide_name(DECIDE_EXECUTED), "executed") && !strcmp(decide_name(DECIDE_ORACLE), "oracle"));
     CHECK_INT(decide_parse("static", &p), -1);
-    char buf[64];
+    char buf[96];
     decide_list(buf, sizeof buf, DECIDE_N_SQL);
-    CHECK_MSG(!strcmp(buf, "executed, aha, qada, qada_bulk"), "%s", buf);
+    CHECK_MSG(!strcmp(buf, "executed, aha, qada, qada_bulk, qada_rem, qada_rem_bulk"), "%s", buf);
 }
 
 TEST(decide_rules_strict_and_unknown) {
@@ -101,6 +101,7 @@ static void cross_row(Cross *x, sqlite3_stmt *st) {
     StepTrace *t = x->t;
     t->score[0] = col_f(st, 6), t->gate[0] = (int8_t)col_d(st, 7), t->oracle_logit[0] = col_f(st, 8);
     t->qada_logit[0] = col_f(st, 9), t->qada_bulk_logit[0] = col_f(st, 10), t->n_far = col_d(st, 11);
+    t->qada_rem_logit[0] = col_f(st, 12), t->qada_rem_bulk_logit[0] = col_f(st, 13);
     int c = decide_cell(t, 0, p, x->tau, x->theta_logit), o = decide_label(t, 0, x->theta_logit);
     int sp = col_d(st, 4), so = col_d(st, 5);
     if (c != sp || o != so) {
@@ -254,7 +255,8 @@ static void cross_round(const char *path, double tau, double theta) {
     CHECK(sqlite3_exec(x->db, sql, NULL, NULL, NULL) == SQLITE_OK);
     x->tau = (float)tau, x->theta_logit = theta, x->t = trace_new(1, 1);
     sqlite3_stmt *st = prep(x->db, "SELECT p.pos, p.layer, p.head, p.predictor, p.predicted, p.oracle, d.score, d.gate,"
-                                   " d.oracle_logit, d.qada_logit, d.qada_bulk_logit, t.n_far FROM predictions p"
+                                   " d.oracle_logit, d.qada_logit, d.qada_bulk_logit, t.n_far, d.qada_rem_logit,"
+                                   " d.qada_rem_bulk_logit FROM predictions p"
                                    " JOIN decisions d USING(run_id, pos, layer, head) JOIN tokens t USING(run_id, pos)"
                                    " WHERE p.run_id=1");
     while (st && sqlite3_step(st) == SQLITE_ROW) cross_row(x, st);

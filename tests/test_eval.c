@@ -147,17 +147,22 @@ TEST(eval_full_perplexity_and_store_match_the_table) {
  * were all exactly 1) can be cut anywhere. */
 static void matched_within_half_a_point(const char *flags) {
     cJSON *j = eval_json("%s", flags);
-    CHECK_MSG(j && cJSON_GetArraySize(j) == 6, "rows: %d", j ? cJSON_GetArraySize(j) : -1);
+    CHECK_MSG(j && cJSON_GetArraySize(j) == 8, "rows: %d", j ? cJSON_GetArraySize(j) : -1);
     if (!j) return;
     double target = field(j, 0, "global_share");
     CHECK(target > 0.05 && target < 0.95);
-    for (int i = 1; i < 5; i++) { /* qada, qada_bulk, oracle, random */
+    /* AUC ranks each predictor's value against the oracle's labels: the
+     * oracle's own log-odds rank them perfectly; random has none */
+    CHECK_NEAR(field(j, 5, "auc"), 1.0, 1e-3);
+    for (int i = 0; i < 5; i++) CHECK(field(j, i, "auc") >= 0 && field(j, i, "auc") <= 1);
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(j, 6), "auc")));
+    for (int i = 1; i < 7; i++) { /* qada, qada_bulk, qada_rem, qada_rem_bulk, oracle, random */
         double g = field(j, i, "global_share");
         CHECK_MSG(fabs(g - target) <= 0.005, "%s: %.4f vs %.4f (%s)",
                   cJSON_GetObjectItem(cJSON_GetArrayItem(j, i), "predictor")->valuestring, g, target, flags);
     }
     /* static moves in whole heads: within half a head of the 40 */
-    CHECK_MSG(fabs(field(j, 5, "global_share") - target) <= 0.5 / 40 + 1e-9, "static %.4f", field(j, 5, "global_share"));
+    CHECK_MSG(fabs(field(j, 7, "global_share") - target) <= 0.5 / 40 + 1e-9, "static %.4f", field(j, 7, "global_share"));
     cJSON_Delete(j);
 }
 
@@ -276,7 +281,7 @@ TEST(sweep_front_window_curve_and_svg) {
                               "--svg %s 2>/dev/null", bin(), model(), svg);
     free(test_run(cmd, &st));
     CHECK_INT(st, 0);
-    CHECK_INT(svg_marks(svg), 6);
+    CHECK_INT(svg_marks(svg), 8);
     snprintf(cmd, sizeof cmd, "%s sweep --model %s --policy oracle --window 8,99999 --self 1 --seq-len 16", bin(), model());
     out = test_run(cmd, &st);
     CHECK_MSG(st == 1 && strstr(out, "window"), "%s", out);
@@ -345,11 +350,11 @@ TEST(eval_calibration_is_disjoint_from_evaluated) {
 TEST(eval_matched_static_calibrates_apart) {
     SKIP_UNLESS_SHARED();
     cJSON *j = eval_json("--routers random:3 --window 8 --match-budget aha");
-    cJSON *st = j ? cJSON_GetArrayItem(j, 5) : NULL;
+    cJSON *st = j ? cJSON_GetArrayItem(j, 7) : NULL;
     cJSON *cal = st ? cJSON_GetObjectItem(st, "calibrated_on") : NULL;
     CHECK_MSG(cJSON_IsString(cal) && !strncmp(cal->valuestring, "self:3:64:", 10) &&
               strcmp(cal->valuestring, "self:3:64:1234") != 0, "static row: %s", st ? cJSON_PrintUnformatted(st) : "none");
-    for (int i = 0; i < 5; i++) CHECK(cJSON_GetObjectItem(cJSON_GetArrayItem(j, i), "calibrated_on") == NULL);
+    for (int i = 0; i < 7; i++) CHECK(cJSON_GetObjectItem(cJSON_GetArrayItem(j, i), "calibrated_on") == NULL);
     cJSON_Delete(j);
     char cmd[4096];
     const char *file = story_file();

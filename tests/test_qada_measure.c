@@ -6,7 +6,10 @@
  * engine records two short profiled runs (window 16 without sinks; window
  * 8 with 4 sinks) and the script's per-decision oracle far mass, qada and
  * qada_bulk estimates are held to the database's to MASS_TOL absolute, for
- * every decision that has a far key. The database may store each as a
+ * every decision that has a far key, and so are this project's
+ * REM-corrected pair (qada_rem, qada_rem_bulk) and the far scores' exact
+ * mean and spread (far_mean, far_std, to MOMENT_TOL: scores, not masses).
+ * The database may store each estimate as a
  * mass (oracle_mass, …) or as log-odds (oracle_logit, …): either is read,
  * and a copy of the database with oracle_mass rewritten as oracle_logit
  * is checked as well.
@@ -19,8 +22,11 @@
 
 #define MASS_TOL 1e-4 /* measured: at most 4e-6 (the float32 engine against float64) */
 
-enum { MAX_POS = 512, MAX_CELLS = 64 };
-static const char *const NAMES[3] = {"oracle", "qada", "qada_bulk"};
+#define MOMENT_TOL 1e-3 /* scores of magnitude ~10 from a float32 forward */
+
+enum { MAX_POS = 512, MAX_CELLS = 64, N_CHECKED = 7 };
+static const char *const NAMES[N_CHECKED] = {"oracle", "qada", "qada_bulk", "qada_rem", "qada_rem_bulk",
+                                             "far_mean", "far_std"};
 
 static const char *bin(void) {
     const char *b = getenv("AHASCOPE_BIN");
@@ -28,7 +34,8 @@ static const char *bin(void) {
 }
 
 /* The column holding predictor `name` in decisions: name_logit, else
- * name_mass; 0 if neither (then *col is empty). */
+ * name_mass, else name itself (a raw value, *is_logit 2); 0 if none (then
+ * *col is empty). */
 static int pick_column(sqlite3 *db, const char *name, char *col, size_t n, int *is_logit) {
     sqlite3_stmt *st;
     int found = 0;
@@ -41,6 +48,7 @@ static int pick_column(sqlite3 *db, const char *name, char *col, size_t n, int *
         if (c && !strcmp(c, want)) { snprintf(col, n, "%s", c); *is_logit = 1; found = 2; }
         snprintf(want, sizeof want, "%s_mass", name);
         if (c && !strcmp(c, want) && found < 2) { snprintf(col, n, "%s", c); *is_logit = 0; found = 1; }
+        if (c && !strcmp(c, name) && !found) { snprintf(col, n, "%s", c); *is_logit = 2; found = 1; }
     }
     sqlite3_finalize(st);
     return found != 0;
@@ -61,7 +69,7 @@ static int load_masses(sqlite3 *db, int run, const char *name, int heads, int ce
         int pos = sqlite3_column_int(st, 0), l = sqlite3_column_int(st, 1), h = sqlite3_column_int(st, 2);
         double x = sqlite3_column_double(st, 3);
         if (pos < 0 || pos >= MAX_POS || l * heads + h >= cells) continue;
-        v[(size_t)pos * cells + l * heads + h] = is_logit ? 1.0 / (1.0 + exp(-x)) : x;
+        v[(size_t)pos * cells + l * heads + h] = is_logit == 1 ? 1.0 / (1.0 + exp(-x)) : x;
     }
     sqlite3_finalize(st);
     return 0;
@@ -102,9 +110,9 @@ static int check_run(const char *py, const char *dbpath, int run, int window, in
     int want = db_int(db, sql); /* the decisions with a far key: t - window + 1 > sinks */
     CHECK_MSG(heads > 0 && cells > 0 && cells <= MAX_CELLS, "run %d: %d heads, %d cells", run, heads, cells);
     if (!(heads > 0 && cells > 0 && cells <= MAX_CELLS)) { sqlite3_close(db); return 0; }
-    double *v[3];
-    char col[3][64];
-    for (int k = 0; k < 3; k++) {
+    double *v[N_CHECKED];
+    char col[N_CHECKED][64];
+    for (int k = 0; k < N_CHECKED; k++) {
         v[k] = malloc((size_t)MAX_POS * cells * sizeof(double));
         CHECK_MSG(load_masses(db, run, NAMES[k], heads, cells, v[k], col[k], sizeof col[k]) == 0,
                   "run %d: no %s_logit or %s_mass column", run, NAMES[k], NAMES[k]);
@@ -114,16 +122,17 @@ static int check_run(const char *py, const char *dbpath, int run, int window, in
     FILE *f = fopen(dump, "r");
     CHECK_MSG(f != NULL, "no dump %s", dump);
     int n = 0, missing = 0;
-    double worst[3] = {0, 0, 0};
+    double worst[N_CHECKED] = {0};
     char line[400];
     if (f && fgets(line, sizeof line, f)) { /* header */
         int seq, pos, l, h, nf;
-        double m[3];
-        while (fscanf(f, "%d,%d,%d,%d,%d,%lf,%lf,%lf", &seq, &pos, &l, &h, &nf, &m[0], &m[1], &m[2]) == 8) {
+        double m[N_CHECKED];
+        while (fscanf(f, "%d,%d,%d,%d,%d,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &seq, &pos, &l, &h, &nf, &m[0], &m[1], &m[2],
+                      &m[3], &m[4], &m[5], &m[6]) == 12) {
             CHECK_INT(nf, pos - window + 1 - sinks);
             if (pos < 0 || pos >= MAX_POS || l * heads + h >= cells) { missing++; continue; }
             n++;
-            for (int k = 0; k < 3; k++) {
+            for (int k = 0; k < N_CHECKED; k++) {
                 double d = v[k][(size_t)pos * cells + l * heads + h];
                 if (isnan(d)) { missing++; continue; }
                 d = fabs(d - m[k]);
@@ -134,8 +143,8 @@ static int check_run(const char *py, const char *dbpath, int run, int window, in
     if (f) fclose(f);
     CHECK_MSG(n == want && missing == 0, "run %d: script gave %d decisions with far keys, the database %d (%d unmatched)",
               run, n, want, missing);
-    for (int k = 0; k < 3; k++) {
-        CHECK_MSG(worst[k] <= MASS_TOL, "run %d (window %d, sinks %d): %s differs from the database's %s by %g", run,
+    for (int k = 0; k < N_CHECKED; k++) {
+        CHECK_MSG(worst[k] <= (k < 5 ? MASS_TOL : MOMENT_TOL), "run %d (window %d, sinks %d): %s differs from the database's %s by %g", run,
                   window, sinks, NAMES[k], col[k], worst[k]);
         free(v[k]);
     }

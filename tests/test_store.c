@@ -754,6 +754,11 @@ TEST(store_reads_and_upgrades_a_version_2_database) {
                     " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 1)";
     char *compat = test_runf(&st, "%s query --db %s --csv \"%s\"", bin, ro, q);
     CHECK_MSG(st == 0 && compat && strstr(compat, "\r\n0,320,"), "query of a version-2 file: %s", compat);
+    char *q3 = test_runf(&st, "%s query --db %s --csv 'SELECT COUNT(*) AS n FROM masses JOIN decisions"
+                              " USING(run_id, pos, layer, head) WHERE regime IS NULL AND far_mean IS NULL AND"
+                              " qada_rem_bulk_logit IS NULL' 2>&1", bin, ro); /* version 3's columns read as NULL */
+    CHECK_MSG(st == 0 && q3 && strstr(q3, "n\r\n960"), "version-3 columns of a version-2 file: %s", q3);
+    free(q3);
     char *after = test_read_file(ro, &n1);
     CHECK_MSG(before && after && n0 == n1 && memcmp(before, after, n0) == 0, "reading changed the version-2 file");
     free(before), free(after);
@@ -764,6 +769,9 @@ TEST(store_reads_and_upgrades_a_version_2_database) {
     char *migrated = test_runf(&st, "%s query --db %s --csv \"%s\"", bin, rw, q);
     CHECK_MSG(st == 0 && compat && migrated && !strcmp(compat, migrated), "compat:\n%s\nmigrated:\n%s", compat, migrated);
     free(compat), free(migrated);
+    CHECK_NEAR(scalar(rw, "SELECT COUNT(*) FROM pragma_table_info('decisions') WHERE name IN ('qada_rem_logit',"
+                          " 'qada_rem_bulk_logit', 'far_mean', 'far_std')"), 4, 0);
+    CHECK(scalar(rw, "SELECT COUNT(*) FROM masses WHERE regime IS NULL") > 0); /* the views came back, new ones too */
     StoreRunInfo r;
     run_info(&r, 2, 2);
     CHECK(s && store_run_begin(s, &r, &e) == 0);

@@ -510,3 +510,33 @@ TEST(bench_record_overhead_is_paired) {
     CHECK_MSG(ov > 0.04 && ov < 0.06, "overhead %g", ov);
     CHECK(isnan(bench_paired_overhead(plain, rec, 0)));
 }
+
+/* compare splits each head's decisions by the far scores' regime (σ above
+ * or at most √(2 ln n_far)) and scores qada and qada_bulk on each side; the
+ * frozen share it prints is the file's own count. */
+TEST(store_cli_compare_splits_qada_by_regime) {
+    SKIP_UNLESS_SHARED();
+    const char *db = test_tmp("regime.db");
+    remove_db(db);
+    const char *m = test_shared("models/stories260K/stories260K.bin");
+    int st;
+    char *out = run("%s record --db %s --model %s --steps 60 --temperature 0 --window 8 --profile", &st, bin(), db, m);
+    CHECK_MSG(st == 0, "record printed: %s", out);
+    free(out);
+    out = run("%s compare --db %s --run 1", &st, bin(), db);
+    CHECK_MSG(st == 0 && strstr(out, "by regime of the far scores") && strstr(out, "frozen_share") &&
+                  strstr(out, "qada_frozen_p") && strstr(out, "bulk_calm_r"), "%s", out);
+    free(out);
+    out = run("%s query --db %s --csv \"SELECT ROUND(AVG(d.far_std > SQRT(2 * LN(t.n_far))), 4) AS s FROM decided d"
+              " JOIN tokens t USING(run_id, pos) WHERE d.layer = 0 AND d.head = 0 AND t.n_far > 1\"", &st, bin(), db);
+    CHECK_MSG(st == 0 && strstr(out, "s\r\n"), "%s", out);
+    char want[64];
+    double share = st == 0 && strstr(out, "s\r\n") ? atof(strstr(out, "s\r\n") + 3) : -1;
+    free(out);
+    CHECK(share >= 0 && share <= 1);
+    out = run("%s compare --db %s --run 1", &st, bin(), db);
+    snprintf(want, sizeof want, "%g", share);
+    const char *regime = out ? strstr(out, "by regime") : NULL;
+    CHECK_MSG(regime && strstr(regime, want), "frozen share %s of L0 H0 not in: %s", want, regime ? regime : "");
+    free(out);
+}

@@ -182,19 +182,22 @@ TEST(views_draw_legend_follows_metric_cycle) {
     view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
     WINDOW *w = newwin(1, 120, 0, 0);
     char seen[VIEW_METRIC_COUNT][512];
-    for (int i = 0; i < VIEW_METRIC_COUNT; i++) {
+    for (int i = 0; i < VIEW_METRIC_COUNT; i++) { /* every metric, also those the `m` cycle skips */
+        m.metric = (ViewMetric)i;
         werase(w);
         view_draw_legend(w, &m, &pal);
         snprintf(seen[i], sizeof seen[i], "%s", fx_line(w, 0));
         CHECK_MSG(strstr(seen[i], view_metric_name(m.metric)) != NULL, "legend '%s' lacks '%s'", seen[i],
                   view_metric_name(m.metric));
-        view_key(&m, 'm');
     }
     for (int i = 1; i < VIEW_METRIC_COUNT; i++) CHECK(strcmp(seen[i], seen[i - 1]) != 0);
     CHECK(strstr(seen[VIEW_METRIC_gate], "local") && strstr(seen[VIEW_METRIC_gate], "global"));
     CHECK(strstr(seen[VIEW_METRIC_score], "0.50") != NULL); /* τ shown with the score scale */
     CHECK(strstr(seen[VIEW_METRIC_AGREE], "missed global") && strstr(seen[VIEW_METRIC_AGREE], "needless global"));
     CHECK(strstr(seen[VIEW_METRIC_qada_bulk_logit], "ablation") != NULL);
+    CHECK_MSG(strstr(seen[VIEW_METRIC_far_std], "above 1 (mid) is the frozen regime") &&
+              strstr(seen[VIEW_METRIC_far_std], "0 ") && strstr(seen[VIEW_METRIC_far_std], " 2 "),
+              "%s", seen[VIEW_METRIC_far_std]);
     /* the scale's samples carry the ramp's colours, cold to hot */
     m.metric = VIEW_METRIC_score;
     werase(w);
@@ -627,10 +630,10 @@ TEST(views_draw_inspector_axis_over_binned_positions) {
     view_set_attention(&m, 28, 0, 0, wts, 29, 16, 0, NULL); /* window from 13 */
     ViewPalette pal;
     view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
-    WINDOW *w = newwin(8, 100, 0, 0);
+    WINDOW *w = newwin(10, 100, 0, 0);
     view_draw_inspector(w, &m, &pal);
     ViewInspGeom g;
-    view_insp_geom(&m, 100, 8, &g);
+    view_insp_geom(&m, 100, 10, &g);
     CHECK(g.n_cols < 29);
     const char *l = fx_line(w, g.y_strip + 1);
     const char *up = strstr(l, "13\xe2\x86\x91");

@@ -183,3 +183,23 @@ TEST(views_stats_match_recount_and_follow_tau) {
     }
     view_free(&m);
 }
+
+/* The regime metric: the far scores' σ as σ / √(2 ln n_far), drawn on a
+ * 0 … 2 scale so the frozen boundary (1) is the gradient's middle; far_mean
+ * has no heatmap and the `m` cycle passes it by. */
+TEST(views_metric_regime_ratio_and_boundary) {
+    CHECK_NEAR(view_regime(sqrt(2 * log(100.0)), 100), 1.0, 1e-6);
+    CHECK_NEAR(view_regime(3.0, 50), 3.0 / sqrt(2 * log(50.0)), 1e-6);
+    CHECK(isnan(view_regime(1.0, 1)) && isnan(view_regime(NAN, 100)));
+    ViewModel m;
+    view_init(&m, 1, 1, NULL);
+    StepTrace *t = trace_new(1, 1);
+    t->pos = 40, t->n_far = 100, t->far_std[0] = (float)sqrt(2 * log(100.0)), t->far_mean[0] = 2;
+    CHECK_NEAR(view_metric_value(&m, t, 0, VIEW_METRIC_far_std), 0.5, 1e-6);
+    t->far_std[0] = 100;
+    CHECK_NEAR(view_metric_value(&m, t, 0, VIEW_METRIC_far_std), 1.0, 0); /* clamped at 2 */
+    CHECK(isnan(view_metric_value(&m, t, 0, VIEW_METRIC_far_mean)));
+    CHECK_INT(view_metric_step(VIEW_METRIC_far_std, -1), VIEW_METRIC_qada_rem_bulk_logit);
+    trace_free(t);
+    view_free(&m);
+}

@@ -23,7 +23,11 @@ static void note(const ViewModel *m, int ascii, char *buf, size_t n) {
     case VIEW_METRIC_oracle_logit: snprintf(buf, n, "oracle global if > %s %.2f", theta, decide_prob(m->hdr.theta_logit)); break;
     case VIEW_METRIC_oracle_err: snprintf(buf, n, "||o_full - o_local|| / ||o_full||, clamped at 1"); break;
     case VIEW_METRIC_keys_read: snprintf(buf, n, "keys this query head read, of the pos+1 there are"); break;
-    case VIEW_METRIC_qada_logit:
+    case VIEW_METRIC_far_std:
+        snprintf(buf, n, "%s of the far scores; above 1 (mid) is the frozen regime",
+                 ascii ? "sigma/sqrt(2 ln n_far)" : "\xcf\x83/\xe2\x88\x9a(2 ln n_far)");
+        break;
+    case VIEW_METRIC_qada_logit: case VIEW_METRIC_qada_rem_logit: case VIEW_METRIC_qada_rem_bulk_logit:
     case VIEW_METRIC_qada_bulk_logit: snprintf(buf, n, "predicted out_mass; global if > %s %.2f", theta, decide_prob(m->hdr.theta_logit)); break;
     default: buf[0] = '\0'; break;
     }
@@ -60,8 +64,9 @@ static int gradient_scale(WINDOW *w, const ViewModel *m, const ViewPalette *p, i
     }
     x += view_puts(w, 0, x, wd - x, "0 ", 1, A_NORMAL, 0);
     for (int l = 0; l < VIEW_LEVELS && x < wd; l++) x += sample(w, p, x, VIEW_SW_LEVEL1 + l);
-    x += view_puts(w, 0, x, wd - x, m->metric != VIEW_METRIC_oracle_err ? " 1" : p->ascii ? " >=1" : " \xe2\x89\xa5" "1", p->ascii,
-                   A_NORMAL, 0);
+    const char *top = m->metric == VIEW_METRIC_far_std ? " 2"
+                      : m->metric != VIEW_METRIC_oracle_err ? " 1" : p->ascii ? " >=1" : " \xe2\x89\xa5" "1";
+    x += view_puts(w, 0, x, wd - x, top, p->ascii, A_NORMAL, 0);
     char buf[96];
     note(m, p->ascii, buf, sizeof buf);
     if (buf[0]) x += view_printf(w, 0, x, wd - x, p->ascii, A_DIM, 0, "   %s", buf);

@@ -132,14 +132,15 @@ static void oracle_line(const ViewModel *m, const StepTrace *t, int cell, const 
 /* A mass estimate's line: "QAdA estimate 93% > θ 10% → global · needless". */
 static void estimate_line(const ViewModel *m, const StepTrace *t, int cell, int slot, DecidePred p, int label,
                           const Glyphs *g, ViewExplain *out) {
-    const float *val = p == DECIDE_QADA ? t->qada_logit : t->qada_bulk_logit;
+    static const char *const brief[DECIDE_COUNT] = {[DECIDE_QADA] = "QAdA", [DECIDE_QADA_BULK] = "q_bulk",
+                                                    [DECIDE_QADA_REM] = "q_rem", [DECIDE_QADA_REM_BULK] = "q_rem_b"};
     int d = decide_cell(t, cell, p, m->hdr.tau, m->hdr.theta_logit);
     if (d < 0) { put_missing(out, slot, decide_title(p), "not profiled"); return; }
     char a[32], b[32], name[48];
-    mass_pcts(val[cell], m->hdr.theta_logit, a, b, sizeof a);
+    mass_pcts(decide_value(t, cell, p), m->hdr.theta_logit, a, b, sizeof a);
     snprintf(name, sizeof name, "%s estimate", decide_title(p));
     /* the brief names are the inspector's row labels, short enough for 40 columns */
-    Verdict v = {name, p == DECIDE_QADA ? "QAdA" : "q_bulk", a, a, g->theta, b, d ? "global" : "local", d, label};
+    Verdict v = {name, brief[p], a, a, g->theta, b, d ? "global" : "local", d, label};
     put_verdict(out, slot, &v, g);
 }
 
@@ -171,6 +172,8 @@ void view_explain(const ViewModel *m, const StepTrace *t, int cell, ViewExplain 
     estimate_line(m, t, cell, VIEW_EXPLAIN_QADA, DECIDE_QADA, label, g, out);
     estimate_line(m, t, cell, VIEW_EXPLAIN_QADA_BULK, DECIDE_QADA_BULK, label, g, out);
     gate_line(m, t, cell, label, g, out);
+    estimate_line(m, t, cell, VIEW_EXPLAIN_QADA_REM, DECIDE_QADA_REM, label, g, out);
+    estimate_line(m, t, cell, VIEW_EXPLAIN_QADA_REM_BULK, DECIDE_QADA_REM_BULK, label, g, out);
     out->n = VIEW_EXPLAIN_LINES;
 }
 

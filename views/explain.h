@@ -14,13 +14,18 @@
 #include "views/metric.h"
 
 /* One line per predictor, in the inspector's sparkline order, then the
- * executed gate. A position without far keys has one line only. */
+ * executed gate, then the REM-corrected pair (this project's), which the
+ * inspector has no sparkline rows for: it draws the first
+ * VIEW_EXPLAIN_INSPECTOR lines. A position without far keys has one line. */
 enum {
     VIEW_EXPLAIN_ROUTER,
     VIEW_EXPLAIN_ORACLE,
     VIEW_EXPLAIN_QADA,
     VIEW_EXPLAIN_QADA_BULK,
     VIEW_EXPLAIN_GATE,
+    VIEW_EXPLAIN_INSPECTOR,
+    VIEW_EXPLAIN_QADA_REM = VIEW_EXPLAIN_INSPECTOR,
+    VIEW_EXPLAIN_QADA_REM_BULK,
     VIEW_EXPLAIN_LINES
 };
 

@@ -105,11 +105,11 @@ void view_insp_geom(const ViewModel *m, int w, int h, ViewInspGeom *g) {
         g->n_cols = 0;
         g->x_text = 1;
         g->text_w = w - 2 > 0 ? w - 2 : 0;
-        g->n_text = clampi(h - 4, 0, VIEW_EXPLAIN_LINES);
+        g->n_text = clampi(h - 4, 0, VIEW_EXPLAIN_INSPECTOR);
     } else {
         g->n_cols = inner - 1 - g->text_w;
         g->x_text = g->x0 + g->n_cols + 1;
-        g->n_text = VIEW_EXPLAIN_LINES;
+        g->n_text = VIEW_EXPLAIN_INSPECTOR;
     }
     g->y_strip = g->y_spark + (g->stacked ? g->n_text : INSP_SPARKS);
     g->y_list = g->y_strip + 2;

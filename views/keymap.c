@@ -50,6 +50,7 @@ static const ViewBinding BINDINGS[] = {
     {"?  C-l", "this help; redraw the screen", K('?', CH_CTRL_L), K(VIEW_OP_HELP, VIEW_ACT_REDRAW), K("help")},
     {"Esc  q", "close overlay / pane, quit", K(CH_ESC, 'q'), K(VIEW_OP_CLOSE, VIEW_ACT_QUIT), K("close", "quit")},
     NOTE("", "qada_bulk is this project's ablation, not QAdA"),
+    NOTE("", "qada_rem(_bulk): REM-corrected QAdA, this project's"),
 };
 
 #undef K

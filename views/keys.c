@@ -158,8 +158,8 @@ static void apply_op(ViewModel *m, int op) {
     case VIEW_OP_LEFT: case VIEW_OP_RIGHT: case VIEW_OP_UP: case VIEW_OP_DOWN: direction(m, op); break;
     case VIEW_OP_FOCUS_NEXT: cycle_focus(m, 1); break;
     case VIEW_OP_FOCUS_PREV: cycle_focus(m, -1); break;
-    case VIEW_OP_METRIC_NEXT: m->metric = (ViewMetric)((m->metric + 1) % VIEW_METRIC_COUNT); break;
-    case VIEW_OP_METRIC_PREV: m->metric = (ViewMetric)((m->metric + VIEW_METRIC_COUNT - 1) % VIEW_METRIC_COUNT); break;
+    case VIEW_OP_METRIC_NEXT: m->metric = view_metric_step(m->metric, 1); break;
+    case VIEW_OP_METRIC_PREV: m->metric = view_metric_step(m->metric, -1); break;
     case VIEW_OP_AGREE_NEXT:
         m->agree_pred = (ViewPredictor)((m->agree_pred + 1) % VIEW_PRED_COUNT);
         m->metric = VIEW_METRIC_AGREE;

@@ -2,6 +2,7 @@
 #include "views/metric.h"
 
 #include <math.h>
+#include <string.h>
 
 #define METRIC_TITLE(name, type, missing, sql, show, title, short_name, doc) title,
 #define METRIC_SHORT(name, type, missing, sql, show, title, short_name, doc) short_name,
@@ -21,6 +22,28 @@ static float show_GATE(double v, const StepTrace *t) { (void)t; return v < 0 ? N
 static float show_UNIT(double v, const StepTrace *t) { (void)t; return isnan(v) ? NAN : v < 0 ? 0.0f : v > 1 ? 1.0f : (float)v; }
 static float show_PROB(double v, const StepTrace *t) { (void)t; return isnan(v) ? NAN : (float)decide_prob(v); } /* log-odds */
 static float show_KEYS(double v, const StepTrace *t) { return v < 0 || t->pos < 0 ? NAN : show_UNIT(v / (t->pos + 1), t); }
+/* The ratio on a 0 … 2 scale, so the regime boundary sits mid-gradient. */
+static float show_REGIME(double v, const StepTrace *t) { return show_UNIT(view_regime(v, t->n_far) / 2, t); }
+static float show_NONE(double v, const StepTrace *t) { (void)v, (void)t; return NAN; }
+
+float view_regime(double sigma, int n_far) {
+    return isnan(sigma) || n_far < 2 ? NAN : (float)(sigma / sqrt(2 * log((double)n_far)));
+}
+
+int view_metric_cycles(ViewMetric k) {
+#define METRIC_CYCLES(name, type, missing, sql, show, title, short_name, doc) !!strcmp(#show, "NONE"),
+    static const int cycles[VIEW_METRIC_COUNT] = {TRACE_HEAD_FIELDS(METRIC_CYCLES) 1};
+#undef METRIC_CYCLES
+    return k >= 0 && k < VIEW_METRIC_COUNT && cycles[k];
+}
+
+ViewMetric view_metric_step(ViewMetric k, int dir) {
+    for (int i = 0; i < VIEW_METRIC_COUNT; i++) {
+        k = (ViewMetric)((k + dir + VIEW_METRIC_COUNT) % VIEW_METRIC_COUNT);
+        if (view_metric_cycles(k)) break;
+    }
+    return k;
+}
 
 const char *view_pred_name(ViewPredictor p) { return p >= 0 && p < VIEW_PRED_COUNT ? decide_title(p) : "?"; }
 

@@ -36,6 +36,17 @@ const char *view_pred_name(ViewPredictor p);
  * NAN when not computed and for VIEW_METRIC_AGREE. */
 float view_metric_value(const ViewModel *m, const StepTrace *t, int cell, ViewMetric k);
 
+/* The regime of a spread σ of n far scores, σ / √(2 ln n): above 1 the
+ * Gaussian sum model counts tail mass n keys never hold. NAN below 2 keys. */
+float view_regime(double sigma, int n_far);
+
+/* 1 when the `m` key cycles through metric k; 0 for a field the list marks
+ * NONE (not useful as a heatmap). */
+int view_metric_cycles(ViewMetric k);
+
+/* The metric after (dir 1) or before (dir -1) k in the `m` cycle. */
+ViewMetric view_metric_step(ViewMetric k, int dir);
+
 /* Gradient level 1 … VIEW_LEVELS of a value in [0, 1]; VIEW_SW_NONE for NAN. */
 int view_level(float v);
 
