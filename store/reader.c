@@ -143,14 +143,21 @@ void store_run_info_free(StoreRunInfo *info) {
     info->prompt = NULL;
 }
 
+/* Prepare sql, whose ?1 ?2 ?3 are a run and the positions [pos0, pos0+n)
+ * of one chunk of steps, and bind them. */
+static int prepare_steps(Store *s, const char *sql, int64_t run_id, int pos0, int n, sqlite3_stmt **st, Err *e) {
+    if (store_prepare(s, sql, st, e)) return -1;
+    sqlite3_bind_int64(*st, 1, run_id);
+    sqlite3_bind_int(*st, 2, pos0);
+    sqlite3_bind_int(*st, 3, pos0 + n);
+    return 0;
+}
+
 static int read_tokens(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr, Err *e) {
     sqlite3_stmt *st;
-    if (store_prepare(s, "SELECT pos, token_id, piece, is_prompt, logprob, entropy, step_us, n_far, kv_read FROM tokens"
-                         " WHERE run_id=?1 AND pos>=?2 AND pos<?3 ORDER BY pos", &st, e))
+    if (prepare_steps(s, "SELECT pos, token_id, piece, is_prompt, logprob, entropy, step_us, n_far, kv_read FROM tokens"
+                         " WHERE run_id=?1 AND pos>=?2 AND pos<?3 ORDER BY pos", run_id, pos0, n, &st, e))
         return -1;
-    sqlite3_bind_int64(st, 1, run_id);
-    sqlite3_bind_int(st, 2, pos0);
-    sqlite3_bind_int(st, 3, pos0 + n);
     int found = 0, rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int pos = sqlite3_column_int(st, 0);
@@ -174,12 +181,9 @@ static int read_tokens(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr
 
 static int read_decisions(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr, Err *e) {
     sqlite3_stmt *st;
-    if (store_prepare(s, "SELECT pos, layer, head" STORE_HEAD_COLUMNS " FROM decisions WHERE run_id=?1 AND pos>=?2"
-                         " AND pos<?3", &st, e))
+    if (prepare_steps(s, "SELECT pos, layer, head" STORE_HEAD_COLUMNS " FROM decisions WHERE run_id=?1 AND pos>=?2"
+                         " AND pos<?3", run_id, pos0, n, &st, e))
         return -1;
-    sqlite3_bind_int64(st, 1, run_id);
-    sqlite3_bind_int(st, 2, pos0);
-    sqlite3_bind_int(st, 3, pos0 + n);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int pos = sqlite3_column_int(st, 0), l = sqlite3_column_int(st, 1), h = sqlite3_column_int(st, 2);
@@ -200,12 +204,9 @@ static int read_decisions(Store *s, int64_t run_id, int pos0, int n, StepTrace *
 static int read_attn_top(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr, Err *e) {
     sqlite3_stmt *st;
     if (tr[0]->top_k <= 0) return 0;
-    if (store_prepare(s, "SELECT pos, layer, head, rank, key_pos, weight FROM attn_top WHERE run_id=?1 AND pos>=?2"
-                         " AND pos<?3", &st, e))
+    if (prepare_steps(s, "SELECT pos, layer, head, rank, key_pos, weight FROM attn_top WHERE run_id=?1 AND pos>=?2"
+                         " AND pos<?3", run_id, pos0, n, &st, e))
         return -1;
-    sqlite3_bind_int64(st, 1, run_id);
-    sqlite3_bind_int(st, 2, pos0);
-    sqlite3_bind_int(st, 3, pos0 + n);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int pos = sqlite3_column_int(st, 0), l = sqlite3_column_int(st, 1), h = sqlite3_column_int(st, 2);
