@@ -2,6 +2,7 @@
 """A stand-in for the Hugging Face Hub, for tests/test_pull.c (standard library only).
 
     python3 tests/hub_server.py ROOT LOG
+    python3 tests/hub_server.py --shard SRC DST   # SRC's model.safetensors as 2 shards + index in DST
 
 Serves every folder ROOT/OWNER/NAME/ as the repository OWNER/NAME at any
 revision, on 127.0.0.1 and a free port, which it prints on the first line of
@@ -25,9 +26,47 @@ import hashlib
 import http.server
 import json
 import os
+import shutil
+import struct
 import sys
 import threading
 
+
+def shard(src, dst):
+    """Copy folder src to dst with model.safetensors split in two shards and
+    model.safetensors.index.json naming them, as sharded Hub repositories are."""
+    os.makedirs(dst, exist_ok=True)
+    for f in os.listdir(src):
+        if f != "model.safetensors":
+            shutil.copy(os.path.join(src, f), dst)
+    with open(os.path.join(src, "model.safetensors"), "rb") as fh:
+        raw = fh.read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header, data = json.loads(raw[8:8 + n]), raw[8 + n:]
+    meta = header.pop("__metadata__", None)
+    names = sorted(header)
+    weight_map = {}
+    for i, group in enumerate((names[: len(names) // 2], names[len(names) // 2:])):
+        fname = "model-%05d-of-00002.safetensors" % (i + 1)
+        h, blob = {}, b""
+        for t in group:
+            a, b = header[t]["data_offsets"]
+            h[t] = dict(header[t], data_offsets=[len(blob), len(blob) + b - a])
+            blob += data[a:b]
+            weight_map[t] = fname
+        if meta:
+            h["__metadata__"] = meta
+        hb = json.dumps(h).encode()
+        hb += b" " * (-len(hb) % 8)
+        with open(os.path.join(dst, fname), "wb") as fh:
+            fh.write(struct.pack("<Q", len(hb)) + hb + blob)
+    with open(os.path.join(dst, "model.safetensors.index.json"), "w") as fh:
+        json.dump({"metadata": {"total_size": len(data)}, "weight_map": weight_map}, fh)
+
+
+if sys.argv[1] == "--shard":
+    shard(sys.argv[2], sys.argv[3])
+    sys.exit(0)
 ROOT, LOG = sys.argv[1], sys.argv[2]
 seen = set()
 lock = threading.Lock()

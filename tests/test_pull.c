@@ -3,7 +3,8 @@
  * redirect, a truncated transfer retried and resumed with Range, a server
  * that ignores Range, a resume of a partial an earlier run left, a wrong
  * checksum refused with nothing placed, 401 naming HF_TOKEN, a 503 retried,
- * 404, and `--model OWNER/NAME` then running from the cache. */
+ * 404, a sharded repository, and `--model OWNER/NAME` then running from
+ * the cache. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,5 +236,32 @@ TEST(pull_retries_5xx_and_reports_404) {
     CHECK(st != 0);
     CHECK_MSG(out && strstr(out, "not a repository id") && lines(out) == 1, "got: %s", out ? out : "");
     free(out);
+    hub_stop(&h);
+}
+
+/* A repository with model.safetensors.index.json: the index, then every
+ * shard it names; the pulled folder generates what the unsharded one does. */
+TEST(pull_fetches_the_index_and_every_shard) {
+    Hub h = {0};
+    if (hub_start(&h, "pull7", NULL, 0)) return hub_stop(&h);
+    int st;
+    free(test_runf(&st, "%s tests/hub_server.py --shard %s/alice/tiny %s/alice/tiny-sharded", python(), h.root, h.root));
+    CHECK_INT(st, 0);
+    char *out = hub_run(&h, &st, "", "pull alice/tiny-sharded");
+    CHECK_MSG(st == 0, "pull failed: %s", out ? out : "");
+    free(out);
+    CHECK(exists(cached(&h, "tiny-sharded", "model.safetensors.index.json")));
+    CHECK(exists(cached(&h, "tiny-sharded", "model-00001-of-00002.safetensors")));
+    CHECK(exists(cached(&h, "tiny-sharded", "model-00002-of-00002.safetensors")));
+    CHECK(exists(cached(&h, "tiny-sharded", ".complete")));
+    const char *gen = "generate --prompt hello --steps 8 --temperature 0 --model";
+    char args[1400];
+    snprintf(args, sizeof args, "%s alice/tiny-sharded 2>/dev/null", gen);
+    char *a = hub_run(&h, &st, "", args);
+    CHECK_INT(st, 0);
+    snprintf(args, sizeof args, "%s %s/alice/tiny 2>/dev/null", gen, h.root);
+    char *b = hub_run(&h, &st, "", args);
+    CHECK_MSG(a && b && *a && !strcmp(a, b), "sharded pull: %s\nthe source folder: %s", a ? a : "", b ? b : "");
+    free(a), free(b);
     hub_stop(&h);
 }
