@@ -6,6 +6,7 @@
 #include <curl/curl.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,7 +183,7 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *u) {
     return n;
 }
 
-static void setup(Sink *s, const HubOpts *o, const char *url, struct curl_slist *hdr, char *range) {
+static void setup(Sink *s, const char *url, struct curl_slist *hdr, char *range) {
     CURL *c = s->c;
     curl_easy_reset(c);
     curl_easy_setopt(c, CURLOPT_URL, url);
@@ -198,7 +199,6 @@ static void setup(Sink *s, const HubOpts *o, const char *url, struct curl_slist 
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, s->progress && s->f ? 0L : 1L);
     curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(c, CURLOPT_XFERINFODATA, s);
-    (void)o;
     if (s->f && s->have > 0) {
         snprintf(range, 32, "%lld-", s->have);
         curl_easy_setopt(c, CURLOPT_RANGE, range);
@@ -247,7 +247,7 @@ static int attempt(Sink *s, const HubOpts *o, const char *url, const char *what,
     } else s->n = 0;
     s->checked = 0, s->code = 0, s->over = 0;
     if (s->f && s->expect >= 0 && s->have == s->expect) return ATTEMPT_OK; /* whole, but never checked and renamed */
-    setup(s, o, url, hdr, range);
+    setup(s, url, hdr, range);
     CURLcode rc = curl_easy_perform(s->c);
     if (!s->checked) curl_easy_getinfo(s->c, CURLINFO_RESPONSE_CODE, &s->code);
     if (s->f) draw(s, (long long)ftello(s->f), 1);
@@ -298,13 +298,28 @@ static int verify(const char *path, const char *what, const char *sha, Err *e) {
     return 0;
 }
 
+/* The partial download, created or kept, never through a symlink and
+ * only if it is a regular file (appends go to its end; a restart truncates). */
+static FILE *open_partial(const char *part, Err *e) {
+    struct stat st;
+    int fd = open(part, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return err_set(e, "%s: cannot write: %s", part, strerror(errno)), NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return err_set(e, "%s: not a regular file; remove it", part), NULL;
+    }
+    FILE *f = fdopen(fd, "a+");
+    if (!f) close(fd), err_set(e, "%s: cannot write: %s", part, strerror(errno));
+    return f;
+}
+
 static int fetch_one(CURL *c, const HubOpts *o, const char *url, const char *dest, const char *what,
                      const HubFile *hf, Listing *all, Err *e) {
     char part[1400];
     const char *label = strrchr(dest, '/') ? strrchr(dest, '/') + 1 : dest;
     snprintf(part, sizeof part, "%s.partial", dest);
-    FILE *f = fopen(part, "ab+");
-    if (!f) return err_set(e, "%s: cannot write: %s", part, strerror(errno));
+    FILE *f = open_partial(part, e);
+    if (!f) return -1;
     Sink s = {.c = c, .f = f, .expect = hf ? hf->size : -1, .label = label, .all = all, .progress = o->progress};
     int rc = request(&s, o, url, what, e);
     if (fclose(f) != 0 && rc == 0) rc = err_set(e, "%s: write error: %s", part, strerror(errno));

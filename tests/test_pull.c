@@ -265,3 +265,24 @@ TEST(pull_fetches_the_index_and_every_shard) {
     free(a), free(b);
     hub_stop(&h);
 }
+
+/* A FILE.partial planted as a symlink is refused, never written through. */
+TEST(pull_never_writes_through_a_planted_partial_symlink) {
+    Hub h = {0};
+    if (hub_start(&h, "pull8", NULL, 0)) return hub_stop(&h);
+    char target[1200];
+    snprintf(target, sizeof target, "%s/target", h.root);
+    CHECK(test_write_file(target, "keep", 4) == 0);
+    free(test_runf(NULL, "mkdir -p %s && ln -s %s %s", cached(&h, "tiny", ""), target,
+                   cached(&h, "tiny", "config.json.partial")));
+    int st;
+    char *out = hub_run(&h, &st, "", "pull alice/tiny");
+    CHECK(st != 0);
+    CHECK_MSG(out && strstr(out, "config.json.partial") && lines(out) == 1, "got: %s", out ? out : "");
+    free(out);
+    char *t = test_read_file(target, NULL);
+    CHECK(t && !strcmp(t, "keep"));
+    free(t);
+    CHECK(!exists(cached(&h, "tiny", ".complete")));
+    hub_stop(&h);
+}
