@@ -140,14 +140,17 @@ TEST(pull_redirect_truncation_resume_then_run_from_cache) {
 }
 
 /* A server that answers a Range request with the whole file (200): the
- * partial is discarded and the file comes whole, not appended twice. */
+ * partial is discarded and the file comes whole, not appended twice.
+ * --progress draws the file's bar and the whole pull's without a terminal. */
 TEST(pull_starts_over_when_the_server_ignores_range) {
     Hub h = {0};
     const char *names[] = {"tiny-norange"};
     if (hub_start(&h, "pull2", names, 1)) return hub_stop(&h);
     int st;
-    char *out = hub_run(&h, &st, "", "pull alice/tiny-norange");
+    char *out = hub_run(&h, &st, "", "pull alice/tiny-norange --progress");
     CHECK_MSG(st == 0, "pull failed: %s", out ? out : "");
+    CHECK_MSG(out && strstr(out, "model.safetensors") && strstr(out, "##] 100%") && strstr(out, "all [####"),
+              "no progress bars: %s", out ? out : "");
     free(out);
     char src[1200];
     snprintf(src, sizeof src, "%s/alice/tiny/model.safetensors", h.root);
