@@ -12,7 +12,7 @@ CC      ?= cc
 WARN    := -std=c11 -Wall -Wextra -Werror
 CFLAGS_BASE := $(WARN) -D_GNU_SOURCE -pthread -I. $(shell pkg-config --cflags openblas 2>/dev/null)
 OPT     := -O3 -g
-LDLIBS  := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas) -lsqlite3 -lcjson -lncursesw -lpthread -lm
+LDLIBS  := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas) -lsqlite3 -lcjson -lncursesw -lcurl -lpthread -lm
 SAN     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 LIB_SRC  := $(sort $(wildcard engine/*.c) $(wildcard store/*.c) $(wildcard views/*.c) $(filter-out app/main.c,$(wildcard app/*.c)))

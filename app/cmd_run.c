@@ -9,30 +9,33 @@
 
 #include "app/args.h"
 #include "app/commands.h"
+#include "app/hub.h"
 #include "app/setup.h"
 
-#define UPSTREAM "https://huggingface.co/karpathy/tinyllamas/resolve/main/stories260K"
+/* karpathy/tinyllamas keeps it in a subfolder, outside what `pull` fetches:
+ * each file goes through hub_fetch (so HF_ENDPOINT applies here too). */
+#define UPSTREAM "karpathy/tinyllamas/resolve/main/stories260K"
 
 static const struct { const char *name, *sha256; } FILES[] = {
     {"stories260K.bin", "b0a507e7ad0f626624f17112325e66691f9076d622e1d3274d103d00299f2696"},
     {"tok512.bin", "037cb335abb25d1fa9e8ecae30ed2a3a8ace9302862ebcdc05d51a6bbb10c312"},
 };
 
-/* curl each file to FILE.part, check its sha256, then rename into place. */
+/* Each file to FILE.partial, checked against its sha256, then renamed. */
 static int download_default(const char *dir, Err *e) {
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
-    if (system(cmd) != 0) return err_set(e, "%s: cannot create the cache directory", dir);
+    HubOpts o;
+    hub_opts_default(&o);
     for (size_t i = 0; i < sizeof FILES / sizeof FILES[0]; i++) {
+        char url[1200], dest[1200];
         fprintf(stderr, "ahascope run: downloading %s into %s\n", FILES[i].name, dir);
-        snprintf(cmd, sizeof cmd,
-                 "curl -fsSL --retry 2 --connect-timeout 20 -o '%s/%s.part' '%s/%s' && "
-                 "echo '%s  %s/%s.part' | sha256sum -c --status && mv '%s/%s.part' '%s/%s'",
-                 dir, FILES[i].name, UPSTREAM, FILES[i].name, FILES[i].sha256, dir, FILES[i].name, dir,
-                 FILES[i].name, dir, FILES[i].name);
-        if (system(cmd) != 0)
-            return err_set(e, "could not download %s (offline, or checksum mismatch). Copy stories260K.bin and "
-                              "tok512.bin from %s into %s, or pass --model PATH", FILES[i].name, UPSTREAM, dir);
+        snprintf(url, sizeof url, "%s/%s/%s", o.endpoint, UPSTREAM, FILES[i].name);
+        snprintf(dest, sizeof dest, "%.900s/%s", dir, FILES[i].name);
+        if (hub_fetch(&o, url, dest, FILES[i].sha256, e) != 0) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", e->msg);
+            return err_set(e, "%.300s. Copy stories260K.bin and tok512.bin from %s/%s into %s, or pass --model PATH",
+                           why, o.endpoint, UPSTREAM, dir);
+        }
     }
     return 0;
 }

@@ -24,5 +24,6 @@ int cmd_sweep(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_fit(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_pull(int argc, char **argv);
 
 #endif

@@ -33,6 +33,7 @@ static const Command COMMANDS[] = {
     {"info", cmd_info, "describe a model: architecture, dims, dtype, parameters, bytes, tokenizer, routers"},
     {"convert", cmd_convert, "write a llama2.c checkpoint as a Hugging Face llama folder"},
     {"bench", cmd_bench, "measure prefill/decode speed against the bandwidth roofline"},
+    {"pull", cmd_pull, "download a model from the Hugging Face Hub into the cache (resumed, checked)"},
     {"run", cmd_run, "the main job (what `make run` does): fetch the default model if needed, then run"},
 };
 #define N_COMMANDS (int)(sizeof COMMANDS / sizeof COMMANDS[0])

@@ -7,6 +7,7 @@
 
 #include "app/record.h"
 #include "engine/files.h"
+#include "engine/sha256.h"
 
 void app_heads_text(const uint8_t *map, int n_layers, int n_heads, char *out, size_t cap) {
     size_t o = 0;
@@ -35,21 +36,21 @@ int app_run_info(const RunOpts *o, const Loaded *L, StoreRunInfo *r, Err *e) {
     snprintf(r->model, sizeof r->model, "%s", L->model.path[0] ? L->model.path : "random");
     const char *files[1100];
     int n_files = model_files(&L->model, files, 1100);
-    if (n_files > 0 && store_sha256_files(files, n_files, r->model_sha256, e)) return -1;
+    if (n_files > 0 && sha256_files(files, n_files, r->model_sha256, e)) return -1;
     if (L->model.version == 2) snprintf(r->arch, sizeof r->arch, "hf-%.20s", L->model.arch_name);
     else snprintf(r->arch, sizeof r->arch, "llama2c-v%d", L->model.version < 0 ? 0 : L->model.version);
     r->dim = c->dim, r->hidden_dim = c->hidden_dim, r->n_layers = c->n_layers, r->n_heads = c->n_heads;
     r->n_kv_heads = c->n_kv_heads, r->vocab_size = c->vocab_size, r->seq_len = c->seq_len;
     if (L->have_tok) {
         snprintf(r->tokenizer, sizeof r->tokenizer, "%.1000s", L->tok_path);
-        if (store_sha256_file(L->tok_path, r->tokenizer_sha256, e)) return -1;
+        if (sha256_file(L->tok_path, r->tokenizer_sha256, e)) return -1;
     }
     snprintf(r->policy, sizeof r->policy, "%s", aha_policy_name(a->policy));
     r->window = a->window, r->sinks = a->sinks, r->profile = a->profile;
     r->tau = a->tau, r->theta_logit = a->theta_logit, r->p = a->p;
     if (L->routers.w) {
         snprintf(r->routers, sizeof r->routers, "%s", L->routers.desc);
-        if (strncmp(L->routers.desc, "random", 6) != 0 && store_sha256_file(L->routers.desc, r->routers_sha256, e))
+        if (strncmp(L->routers.desc, "random", 6) != 0 && sha256_file(L->routers.desc, r->routers_sha256, e))
             return -1;
     }
     app_heads_text(L->static_heads, c->n_layers, c->n_heads, r->static_heads, sizeof r->static_heads);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "app/hub.h"
 #include "engine/chat.h"
 #include "engine/files.h"
 #include "engine/hftok.h"
@@ -91,6 +92,21 @@ static int model_named_in(const char *dir, const char *name, char *out, size_t c
     return is_file(out) ? 0 : -1;
 }
 
+/* OWNER/NAME or OWNER/NAME@REV that names no local file: the complete
+ * pull of it in the cache. Returns 0 found, 1 not hub-shaped, -1 (e set)
+ * hub-shaped but not pulled. */
+static int model_from_hub(const char *arg, char *out, size_t cap, Err *e) {
+    char repo[200], rev[100] = "main";
+    const char *at = strchr(arg, '@');
+    if (strlen(arg) >= sizeof repo) return 1;
+    snprintf(repo, sizeof repo, "%.*s", at ? (int)(at - arg) : (int)strlen(arg), arg);
+    if (at) snprintf(rev, sizeof rev, "%.99s", at + 1);
+    if (!hub_repo_valid(repo) || !hub_rev_valid(rev)) return 1;
+    if (hub_cached(repo, rev, out, cap) == 0) return 0;
+    return err_set(e, "%s: no such file, and not pulled into %s; run: ahascope pull %s%s%s", arg, out, repo,
+                   at ? " --revision " : "", at ? rev : "");
+}
+
 int app_model_path(const char *arg, char *out, size_t cap, Err *e) {
     ModelDirs d;
     char where[4600];
@@ -101,7 +117,10 @@ int app_model_path(const char *arg, char *out, size_t cap, Err *e) {
         return err_set(e, "%s: not a llama2.c checkpoint or Hugging Face folder (a directory with no config.json, "
                           "nor a llama2.c checkpoint named stories260K.bin)", arg);
     }
-    if (arg && (lstat(arg, &st) == 0 || strchr(arg, '/'))) return snprintf(out, cap, "%s", arg), 0;
+    if (arg && lstat(arg, &st) == 0) return snprintf(out, cap, "%s", arg), 0;
+    int hub = arg && strchr(arg, '/') ? model_from_hub(arg, out, cap, e) : 1;
+    if (hub <= 0) return hub;
+    if (arg && strchr(arg, '/')) return snprintf(out, cap, "%s", arg), 0;
     model_dirs(&d);
     for (int i = 0; i < d.n; i++)
         if (arg ? model_named_in(d.dir[i], arg, out, cap) == 0 : model_in_dir(d.dir[i], out, cap) == 0) return 0;

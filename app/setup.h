@@ -24,10 +24,12 @@ typedef struct {
  * cache directory; writes the checkpoint path. Returns 0 if found. */
 int app_find_model(char *out, size_t cap);
 
-/* The model --model names: arg itself when it exists (or holds a '/'), a
- * folder's checkpoint, else a bare name looked up in the directories
- * app_find_model searches (stories260K, stories260K.bin, a folder's name);
- * arg NULL: the default model. On failure e says where it looked. */
+/* The model --model names: arg itself when it exists, else OWNER/NAME or
+ * OWNER/NAME@REV pulled into the cache (app/hub.h; when not pulled, e says
+ * to run ahascope pull), else arg as a path when it holds a '/', a folder's
+ * checkpoint, else a bare name looked up in the directories app_find_model
+ * searches (stories260K, stories260K.bin, a folder's name); arg NULL: the
+ * default model. On failure e says where it looked. */
 int app_model_path(const char *arg, char *out, size_t cap, Err *e);
 
 /* The cache directory ($XDG_CACHE_HOME/ahascope or ~/.cache/ahascope). */

@@ -120,13 +120,6 @@ int store_run_attn_top(Store *s, int64_t run_id, Err *e);
 /* Ids of runs, ascending (heap, caller frees). Returns the count or -1. */
 int store_run_ids(Store *s, int64_t **ids, Err *e);
 
-/* Hex SHA-256 of a file's bytes into out[65]. Returns 0, or -1 if unreadable. */
-int store_sha256_file(const char *path, char out[65], Err *e);
-
-/* Hex SHA-256 of the bytes of several files read one after another (a
- * Hugging Face folder: config.json, then its safetensors files). */
-int store_sha256_files(const char *const *paths, int n, char out[65], Err *e);
-
 /* ---- commands over a database (read-only unless stated) ---- */
 
 typedef enum { STORE_FMT_TABLE, STORE_FMT_CSV, STORE_FMT_JSON } StoreFormat;

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine/sha256.h"
 #include "engine/session.h"
 #include "store/store.h"
 #include "test.h"
@@ -651,16 +652,16 @@ TEST(store_sha256_known_vectors) {
     char hex[65];
     Err e;
     test_write_file(p, "abc", 3);
-    CHECK(store_sha256_file(p, hex, &e) == 0);
+    CHECK(sha256_file(p, hex, &e) == 0);
     CHECK(!strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
     test_write_file(p, "", 0);
-    store_sha256_file(p, hex, &e);
+    sha256_file(p, hex, &e);
     CHECK(!strcmp(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
     const char *s56 = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
     test_write_file(p, s56, (long)strlen(s56));
-    store_sha256_file(p, hex, &e);
+    sha256_file(p, hex, &e);
     CHECK(!strcmp(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"));
-    CHECK(store_sha256_file(test_tmp("nope"), hex, &e) != 0);
+    CHECK(sha256_file(test_tmp("nope"), hex, &e) != 0);
 }
 
 /* Copy the committed version-1 fixture to a scratch path. */

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/sha256.h"
 #include "app/bench.h"
 #include "store/store.h"
 #include "test.h"
@@ -441,7 +442,7 @@ TEST(store_cli_query_is_read_only) {
     CHECK_INT(st, 0);
     char sum_before[65], sum_after[65];
     Err e;
-    store_sha256_file(db, sum_before, &e);
+    sha256_file(db, sum_before, &e);
     const char *bad[] = {"INSERT INTO tokens VALUES(1,99,1,\"x\",0,0,0,0)", "UPDATE runs SET status=\"failed\"",
                          "DELETE FROM runs", "DROP TABLE decisions", "CREATE TABLE x(y)",
                          "ATTACH DATABASE \"/tmp/ahascope_attack.db\" AS a", "PRAGMA writable_schema=1",
@@ -451,7 +452,7 @@ TEST(store_cli_query_is_read_only) {
         CHECK_MSG(st == 1 && strstr(out, "ahascope query: read-only:") == out, "%s -> %d %s", bad[i], st, out);
         free(out);
     }
-    store_sha256_file(db, sum_after, &e);
+    sha256_file(db, sum_after, &e);
     CHECK(!strcmp(sum_before, sum_after));
     CHECK(access("/tmp/ahascope_attack.db", F_OK) != 0);
 }

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/sha256.h"
 #include "app/tui_sql.h"
 #include "store/store.h"
 #include "test.h"
@@ -195,7 +196,7 @@ TEST(store_hostile_query_time_limit_and_cancel) {
     record_run(db, 2, 4, 40);
     char before[65], after[65];
     Err e;
-    store_sha256_file(db, before, &e);
+    sha256_file(db, before, &e);
     const char *sqls[] = {ENDLESS "SELECT count(*) FROM c",
                           "SELECT count(*) FROM decisions a, decisions b, decisions c, decisions d"};
     for (int i = 0; i < 2; i++) {
@@ -227,7 +228,7 @@ TEST(store_hostile_query_time_limit_and_cancel) {
     int status = 0;
     waitpid(pid, &status, 0);
     CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 130 && now_s() - t0 < 2, "Ctrl-C: status %d", status);
-    store_sha256_file(db, after, &e);
+    sha256_file(db, after, &e);
     CHECK(!strcmp(before, after));
 }
 
@@ -238,7 +239,7 @@ TEST(store_hostile_query_memory_ceilings) {
     record_run(db, 2, 2, 6);
     char before[65], after[65];
     Err e;
-    store_sha256_file(db, before, &e);
+    sha256_file(db, before, &e);
     int st;
     double t0 = now_s();
     char *out = test_runf(&st, "%s query --db %s 'SELECT length(randomblob(1000000000))'", bin(), db);
@@ -261,7 +262,7 @@ TEST(store_hostile_query_memory_ceilings) {
     CHECK_MSG(got && r.end == TUI_SQL_FAILED && r.text && strstr(r.text, "too big"), "%s", r.text);
     tui_sql_result_free(&r);
     tui_sql_stop(&q);
-    store_sha256_file(db, after, &e);
+    sha256_file(db, after, &e);
     CHECK(!strcmp(before, after));
 }
 

@@ -1,18 +1,12 @@
-/* sha256.c — SHA-256 (FIPS 180-4) of a file, so a run names the exact
- * model and router bytes it was produced with. */
+/* sha256.c — SHA-256 (FIPS 180-4): a run names the exact model and router
+ * bytes it was produced with (store/), and a download is checked against
+ * the Hub's checksum as it arrives (app/hub.c). */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "engine/files.h"
-#include "store/store.h"
-
-typedef struct {
-    uint32_t h[8];
-    uint64_t bytes;
-    unsigned char block[64];
-    size_t fill;
-} Sha256;
+#include "engine/sha256.h"
 
 static const uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -46,7 +40,7 @@ static void compress(Sha256 *c, const unsigned char *p) {
     for (int i = 0; i < 8; i++) c->h[i] += v[i];
 }
 
-static void sha_init(Sha256 *c) {
+void sha256_init(Sha256 *c) {
     static const uint32_t H0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
     memcpy(c->h, H0, sizeof H0);
@@ -54,7 +48,8 @@ static void sha_init(Sha256 *c) {
     c->fill = 0;
 }
 
-static void sha_update(Sha256 *c, const unsigned char *p, size_t n) {
+void sha256_update(Sha256 *c, const void *data, size_t n) {
+    const unsigned char *p = data;
     c->bytes += n;
     while (n > 0) {
         size_t take = 64 - c->fill < n ? 64 - c->fill : n;
@@ -64,31 +59,31 @@ static void sha_update(Sha256 *c, const unsigned char *p, size_t n) {
     }
 }
 
-static void sha_final(Sha256 *c, char out[65]) {
+void sha256_final(Sha256 *c, char out[65]) {
     uint64_t bits = c->bytes * 8;
     unsigned char pad = 0x80, zero = 0, len[8];
-    sha_update(c, &pad, 1);
-    while (c->fill != 56) sha_update(c, &zero, 1);
+    sha256_update(c, &pad, 1);
+    while (c->fill != 56) sha256_update(c, &zero, 1);
     for (int i = 0; i < 8; i++) len[i] = (unsigned char)(bits >> (56 - 8 * i));
-    sha_update(c, len, 8);
+    sha256_update(c, len, 8);
     for (int i = 0; i < 8; i++) snprintf(out + 8 * i, 9, "%08x", c->h[i]);
 }
 
-int store_sha256_files(const char *const *paths, int n, char out[65], Err *e) {
+int sha256_files(const char *const *paths, int n, char out[65], Err *e) {
     Sha256 c;
-    sha_init(&c);
+    sha256_init(&c);
     unsigned char buf[1 << 16];
     for (int i = 0; i < n; i++) {
         FILE *f = file_fopen_regular(paths[i], "file", "a regular file", e);
         if (!f) return -1;
         size_t k;
-        while ((k = fread(buf, 1, sizeof buf, f)) > 0) sha_update(&c, buf, k);
+        while ((k = fread(buf, 1, sizeof buf, f)) > 0) sha256_update(&c, buf, k);
         int bad = ferror(f);
         fclose(f);
         if (bad) return err_set(e, "%s: read error", paths[i]);
     }
-    sha_final(&c, out);
+    sha256_final(&c, out);
     return 0;
 }
 
-int store_sha256_file(const char *path, char out[65], Err *e) { return store_sha256_files(&path, 1, out, e); }
+int sha256_file(const char *path, char out[65], Err *e) { return sha256_files(&path, 1, out, e); }

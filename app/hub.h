@@ -1,0 +1,61 @@
+/* hub.h — models from the Hugging Face Hub, downloaded into the cache.
+ *
+ * A repository OWNER/NAME at a revision lands in
+ * $XDG_CACHE_HOME/ahascope/hub/OWNER/NAME/REVISION/ (app_cache_dir). Nothing
+ * half-written is ever used: each file arrives as FILE.partial (kept between
+ * runs, so a later pull resumes it with a Range request), is checked against
+ * the Hub's size and, for large (LFS) files, SHA-256, and only then renamed
+ * to FILE; the folder counts as a model only once `.complete` is written,
+ * last. Requests retry transient failures (5xx, 429, timeouts, truncated
+ * transfers) with doubling pauses; 401/403, 404 and being offline end the
+ * pull with one line saying which. The endpoint is $HF_ENDPOINT (a mirror),
+ * default https://huggingface.co; $HF_TOKEN is sent as a bearer token. No
+ * state outlives a call.
+ */
+#ifndef AHASCOPE_HUB_H
+#define AHASCOPE_HUB_H
+
+#include <stddef.h>
+
+#include "engine/err.h"
+
+typedef struct {
+    char endpoint[512]; /* no trailing '/' */
+    const char *token;  /* bearer token, or NULL */
+    int progress;       /* draw per-file and overall bars on stderr */
+    int tries;          /* attempts per request, >= 1 */
+    long backoff_ms;    /* pause before the second attempt; doubles after each */
+} HubOpts;
+
+/* Defaults from the environment: HF_ENDPOINT, HF_TOKEN, bars only when
+ * stderr is a terminal, 5 tries starting at a 1 s pause. */
+void hub_opts_default(HubOpts *o);
+
+/* Whether s has the shape of a repository id, OWNER/NAME (letters, digits,
+ * '-', '_', '.', neither part empty, "." or "..", at most 96 bytes each), so
+ * it can name cache folders and URLs without escaping. */
+int hub_repo_valid(const char *s);
+
+/* Whether s can be a revision (a branch, tag or commit): the characters of
+ * a repository part, at most 96 bytes, not "." or "..". */
+int hub_rev_valid(const char *s);
+
+/* The cache folder of repo at rev (whether or not it exists). */
+void hub_dir(const char *repo, const char *rev, char *out, size_t cap);
+
+/* The folder of a complete pull of repo at rev into out. Returns 0 if there
+ * is one, -1 if nothing complete is cached. */
+int hub_cached(const char *repo, const char *rev, char *out, size_t cap);
+
+/* Download repo at rev (config.json, generation_config.json, tokenizer.json,
+ * tokenizer_config.json, model.safetensors or the index and every shard it
+ * names) into its cache folder, written to dir. Returns 0 when the folder is
+ * complete (already, or now), -1 with e set. */
+int hub_pull(const char *repo, const char *rev, const HubOpts *o, char *dir, size_t cap, Err *e);
+
+/* One file from url into dest the same way (dest.partial, resume, retries,
+ * then rename; missing directories made), checked against sha256 (64 hex
+ * digits) unless it is NULL. */
+int hub_fetch(const HubOpts *o, const char *url, const char *dest, const char *sha256, Err *e);
+
+#endif

@@ -1,0 +1,291 @@
+/* test_pull.c — `ahascope pull OWNER/NAME` against tests/hub_server.py, a
+ * local stand-in for the Hub (nothing leaves the machine): the listing, a
+ * redirect, a truncated transfer retried and resumed with Range, a server
+ * that ignores Range, a resume of a partial an earlier run left, a wrong
+ * checksum refused with nothing placed, 401 naming HF_TOKEN, a 503 retried,
+ * 404, a sharded repository, and `--model OWNER/NAME` then running from
+ * the cache. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test.h"
+
+#define TINY_DIMS "64,128,2,4,2,300,64" /* dim, hidden, layers, heads, kv heads, vocab, context */
+
+typedef struct {
+    char root[1024], log[1100], cache[1100], env[2400];
+    long pid;
+    int port;
+} Hub;
+
+static const char *bin(void) {
+    const char *b = getenv("AHASCOPE_BIN");
+    return b && *b ? b : "./ahascope";
+}
+
+static const char *python(void) { return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3"; }
+
+static int exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static int lines(const char *s) {
+    int n = 0;
+    for (; s && *s; s++) n += *s == '\n';
+    return n;
+}
+
+/* The last line of s (a static copy), where a command's error is. */
+static const char *last_line(const char *s) {
+    static char buf[2048];
+    size_t n = s ? strlen(s) : 0;
+    while (n > 0 && s[n - 1] == '\n') n--;
+    size_t b = n;
+    while (b > 0 && s[b - 1] != '\n') b--;
+    snprintf(buf, sizeof buf, "%.*s", (int)(n - b), s ? s + b : "");
+    return buf;
+}
+
+/* A tiny llama folder as alice/NAME for each name, a server over them, and
+ * the environment a pull into a fresh cache needs. Returns 0 when up. */
+static int hub_start(Hub *h, const char *tag, const char *const *names, int n) {
+    int st;
+    snprintf(h->root, sizeof h->root, "%s", test_tmp(tag));
+    snprintf(h->log, sizeof h->log, "%s/log", h->root);
+    snprintf(h->cache, sizeof h->cache, "%s/cache", h->root);
+    free(test_runf(&st, "mkdir -p %s/alice && %s bench --arch llama --dims " TINY_DIMS " --save-hf %s/alice/tiny", h->root,
+                   bin(), h->root));
+    for (int i = 0; i < n && st == 0; i++) free(test_runf(&st, "cp -r %s/alice/tiny %s/alice/%s", h->root, h->root, names[i]));
+    if (st != 0) return test_fail(__FILE__, __LINE__, "could not make the tiny model folders"), -1;
+    char *out = test_runf(&st, "%s tests/hub_server.py %s %s >%s/port 2>/dev/null </dev/null & echo $!", python(), h->root,
+                          h->log, h->root);
+    h->pid = out ? atol(out) : 0;
+    free(out);
+    char port[1100];
+    snprintf(port, sizeof port, "%s/port", h->root);
+    for (int i = 0; i < 100 && h->port <= 0; i++) {
+        char *p = test_read_file(port, NULL);
+        h->port = p ? atoi(p) : 0;
+        free(p);
+        if (h->port <= 0) usleep(50000);
+    }
+    snprintf(h->env, sizeof h->env, "env -u HF_TOKEN HF_ENDPOINT=http://127.0.0.1:%d XDG_CACHE_HOME=%s", h->port, h->cache);
+    if (h->port <= 0) return test_fail(__FILE__, __LINE__, "the test hub server did not start"), -1;
+    return 0;
+}
+
+static void hub_stop(Hub *h) {
+    if (h->pid > 0) free(test_runf(NULL, "kill %ld", h->pid));
+}
+
+/* `ahascope ARGS` with the hub's environment (extra: more VAR=VALUE). */
+static char *hub_run(Hub *h, int *st, const char *extra, const char *args) {
+    return test_runf(st, "%s %s %s %s", h->env, extra, bin(), args);
+}
+
+/* The cache's file of alice/NAME at main ("" file: the folder), in one of
+ * four rotating buffers. */
+static const char *cached(const Hub *h, const char *name, const char *file) {
+    static char buf[4][1400];
+    static int k;
+    char *b = buf[k++ % 4];
+    snprintf(b, sizeof buf[0], "%s/ahascope/hub/alice/%s/main%s%s", h->cache, name, *file ? "/" : "", file);
+    return b;
+}
+
+/* Whether two files hold the same bytes. */
+static int same_file(const char *a, const char *b) {
+    long na, nb;
+    char *x = test_read_file(a, &na), *y = test_read_file(b, &nb);
+    int same = x && y && na == nb && memcmp(x, y, (size_t)na) == 0;
+    free(x), free(y);
+    return same;
+}
+
+/* A pull through a redirect whose first transfer is cut short: retried with
+ * Range from where it stopped, verified, placed, marked complete; then
+ * `--model alice/tiny` runs from the cache. */
+TEST(pull_redirect_truncation_resume_then_run_from_cache) {
+    Hub h = {0};
+    if (hub_start(&h, "pull1", NULL, 0)) return hub_stop(&h);
+    int st;
+    char *out = hub_run(&h, &st, "", "pull alice/tiny");
+    CHECK_MSG(st == 0, "pull failed: %s", out ? out : "");
+    free(out);
+    char src[1200];
+    snprintf(src, sizeof src, "%s/alice/tiny/model.safetensors", h.root);
+    CHECK(same_file(src, cached(&h, "tiny", "model.safetensors")));
+    CHECK(exists(cached(&h, "tiny", ".complete")));
+    CHECK(exists(cached(&h, "tiny", "tokenizer.json")));
+    CHECK(!exists(cached(&h, "tiny", "model.safetensors.partial")));
+    char *log = test_read_file(h.log, NULL);
+    CHECK(log && strstr(log, "/alice/tiny/resolve/main/model.safetensors range=None"));
+    CHECK(log && strstr(log, "/cdn/alice/tiny/model.safetensors range=None")); /* the redirect was followed */
+    CHECK(log && strstr(log, "/cdn/alice/tiny/model.safetensors range=bytes=187528-")); /* resumed at half */
+    free(log);
+    out = hub_run(&h, &st, "", "generate --model alice/tiny --prompt hello --steps 6 --temperature 0");
+    CHECK_MSG(st == 0 && out && strlen(out) > 5, "generate from the cache: %s", out ? out : "");
+    free(out);
+    out = hub_run(&h, &st, "", "pull alice/tiny"); /* complete already: no request */
+    CHECK_INT(st, 0);
+    free(out);
+    log = test_read_file(h.log, NULL);
+    CHECK_INT(lines(log), 9);
+    free(log);
+    hub_stop(&h);
+}
+
+/* A server that answers a Range request with the whole file (200): the
+ * partial is discarded and the file comes whole, not appended twice.
+ * --progress draws the file's bar and the whole pull's without a terminal. */
+TEST(pull_starts_over_when_the_server_ignores_range) {
+    Hub h = {0};
+    const char *names[] = {"tiny-norange"};
+    if (hub_start(&h, "pull2", names, 1)) return hub_stop(&h);
+    int st;
+    char *out = hub_run(&h, &st, "", "pull alice/tiny-norange --progress");
+    CHECK_MSG(st == 0, "pull failed: %s", out ? out : "");
+    CHECK_MSG(out && strstr(out, "model.safetensors") && strstr(out, "##] 100%") && strstr(out, "all [####"),
+              "no progress bars: %s", out ? out : "");
+    free(out);
+    char src[1200];
+    snprintf(src, sizeof src, "%s/alice/tiny/model.safetensors", h.root);
+    CHECK(same_file(src, cached(&h, "tiny-norange", "model.safetensors")));
+    hub_stop(&h);
+}
+
+/* A FILE.partial left by an interrupted run is continued with Range. */
+TEST(pull_resumes_a_partial_an_earlier_run_left) {
+    Hub h = {0};
+    if (hub_start(&h, "pull3", NULL, 0)) return hub_stop(&h);
+    char src[1200];
+    snprintf(src, sizeof src, "%s/alice/tiny/model.safetensors", h.root);
+    long n;
+    char *bytes = test_read_file(src, &n);
+    free(test_runf(NULL, "mkdir -p %s", cached(&h, "tiny", "")));
+    CHECK(bytes && test_write_file(cached(&h, "tiny", "model.safetensors.partial"), bytes, 1000) == 0);
+    free(bytes);
+    int st;
+    char *out = hub_run(&h, &st, "", "pull alice/tiny");
+    CHECK_MSG(st == 0, "pull failed: %s", out ? out : "");
+    free(out);
+    CHECK(same_file(src, cached(&h, "tiny", "model.safetensors")));
+    char *log = test_read_file(h.log, NULL);
+    CHECK(log && strstr(log, "/cdn/alice/tiny/model.safetensors range=bytes=1000-"));
+    CHECK(log && !strstr(log, "/cdn/alice/tiny/model.safetensors range=None"));
+    free(log);
+    hub_stop(&h);
+}
+
+/* The Hub's SHA-256 disagrees with the bytes: refused in one line, nothing
+ * placed, the folder not complete, and --model says to pull. */
+TEST(pull_refuses_a_wrong_checksum_and_places_nothing) {
+    Hub h = {0};
+    const char *names[] = {"tiny-badsum"};
+    if (hub_start(&h, "pull4", names, 1)) return hub_stop(&h);
+    int st;
+    char *out = hub_run(&h, &st, "", "pull alice/tiny-badsum");
+    CHECK(st != 0);
+    const char *last = last_line(out);
+    CHECK_MSG(strstr(last, "model.safetensors") && strstr(last, "SHA-256"), "got: %s", out ? out : "");
+    free(out);
+    CHECK(!exists(cached(&h, "tiny-badsum", "model.safetensors")));
+    CHECK(!exists(cached(&h, "tiny-badsum", "model.safetensors.partial")));
+    CHECK(!exists(cached(&h, "tiny-badsum", ".complete")));
+    out = hub_run(&h, &st, "", "info --model alice/tiny-badsum");
+    CHECK(st != 0);
+    CHECK_MSG(out && strstr(out, "run: ahascope pull alice/tiny-badsum") && lines(out) == 1, "got: %s", out ? out : "");
+    free(out);
+    hub_stop(&h);
+}
+
+/* 401 without a token: one line naming HF_TOKEN; with it, the pull works. */
+TEST(pull_unauthorised_names_hf_token_and_sends_it) {
+    Hub h = {0};
+    const char *names[] = {"tiny-gated"};
+    if (hub_start(&h, "pull5", names, 1)) return hub_stop(&h);
+    int st;
+    char *out = hub_run(&h, &st, "", "pull alice/tiny-gated");
+    CHECK(st != 0);
+    CHECK_MSG(out && strstr(out, "HF_TOKEN") && strstr(out, "401") && lines(out) == 1, "got: %s", out ? out : "");
+    free(out);
+    CHECK(!exists(cached(&h, "tiny-gated", ".complete")));
+    out = hub_run(&h, &st, "HF_TOKEN=secret", "pull alice/tiny-gated");
+    CHECK_MSG(st == 0, "pull with the token: %s", out ? out : "");
+    free(out);
+    CHECK(exists(cached(&h, "tiny-gated", ".complete")));
+    hub_stop(&h);
+}
+
+/* A 503 is retried; a 404 ends the pull in one line. */
+TEST(pull_retries_5xx_and_reports_404) {
+    Hub h = {0};
+    const char *names[] = {"tiny-flaky"};
+    if (hub_start(&h, "pull6", names, 1)) return hub_stop(&h);
+    int st;
+    char *out = hub_run(&h, &st, "", "pull alice/tiny-flaky");
+    CHECK_MSG(st == 0 && strstr(out, "503"), "got: %s", out ? out : "");
+    free(out);
+    CHECK(exists(cached(&h, "tiny-flaky", ".complete")));
+    out = hub_run(&h, &st, "", "pull alice/missing");
+    CHECK(st != 0);
+    CHECK_MSG(out && strstr(out, "alice/missing") && strstr(out, "404") && lines(out) == 1, "got: %s", out ? out : "");
+    free(out);
+    out = hub_run(&h, &st, "", "pull ../etc");
+    CHECK(st != 0);
+    CHECK_MSG(out && strstr(out, "not a repository id") && lines(out) == 1, "got: %s", out ? out : "");
+    free(out);
+    hub_stop(&h);
+}
+
+/* A repository with model.safetensors.index.json: the index, then every
+ * shard it names; the pulled folder generates what the unsharded one does. */
+TEST(pull_fetches_the_index_and_every_shard) {
+    Hub h = {0};
+    if (hub_start(&h, "pull7", NULL, 0)) return hub_stop(&h);
+    int st;
+    free(test_runf(&st, "%s tests/hub_server.py --shard %s/alice/tiny %s/alice/tiny-sharded", python(), h.root, h.root));
+    CHECK_INT(st, 0);
+    char *out = hub_run(&h, &st, "", "pull alice/tiny-sharded");
+    CHECK_MSG(st == 0, "pull failed: %s", out ? out : "");
+    free(out);
+    CHECK(exists(cached(&h, "tiny-sharded", "model.safetensors.index.json")));
+    CHECK(exists(cached(&h, "tiny-sharded", "model-00001-of-00002.safetensors")));
+    CHECK(exists(cached(&h, "tiny-sharded", "model-00002-of-00002.safetensors")));
+    CHECK(exists(cached(&h, "tiny-sharded", ".complete")));
+    const char *gen = "generate --prompt hello --steps 8 --temperature 0 --model";
+    char args[1400];
+    snprintf(args, sizeof args, "%s alice/tiny-sharded 2>/dev/null", gen);
+    char *a = hub_run(&h, &st, "", args);
+    CHECK_INT(st, 0);
+    snprintf(args, sizeof args, "%s %s/alice/tiny 2>/dev/null", gen, h.root);
+    char *b = hub_run(&h, &st, "", args);
+    CHECK_MSG(a && b && *a && !strcmp(a, b), "sharded pull: %s\nthe source folder: %s", a ? a : "", b ? b : "");
+    free(a), free(b);
+    hub_stop(&h);
+}
+
+/* A FILE.partial planted as a symlink is refused, never written through. */
+TEST(pull_never_writes_through_a_planted_partial_symlink) {
+    Hub h = {0};
+    if (hub_start(&h, "pull8", NULL, 0)) return hub_stop(&h);
+    char target[1200];
+    snprintf(target, sizeof target, "%s/target", h.root);
+    CHECK(test_write_file(target, "keep", 4) == 0);
+    free(test_runf(NULL, "mkdir -p %s && ln -s %s %s", cached(&h, "tiny", ""), target,
+                   cached(&h, "tiny", "config.json.partial")));
+    int st;
+    char *out = hub_run(&h, &st, "", "pull alice/tiny");
+    CHECK(st != 0);
+    CHECK_MSG(out && strstr(out, "config.json.partial") && lines(out) == 1, "got: %s", out ? out : "");
+    free(out);
+    char *t = test_read_file(target, NULL);
+    CHECK(t && !strcmp(t, "keep"));
+    free(t);
+    CHECK(!exists(cached(&h, "tiny", ".complete")));
+    hub_stop(&h);
+}
