@@ -96,7 +96,6 @@ static int run_record(RunOpts *o, const RecordOpts *ro, Err *e) {
     if (session_init(&s, &L.model, &L.tok, &o->attn, o->steps, o->temperature, o->topp, o->seed, (int)ro->threads, e))
         goto out_unload;
     have_session = 1;
-    if (ro->attn_top > 0 && fwd_keep_queries(&s.rs, e)) goto out_unload; /* the weights come from kept queries */
     const char *prompt = o->prompt ? o->prompt : "";
     if (session_start_text(&s, prompt, strlen(prompt), e) != 0) goto out_unload;
     if (app_run_info(o, &L, &info, e) || store_run_begin(st, &info, e)) goto out_unload;

@@ -121,6 +121,23 @@ static void far_regime(const float *s, int ns, int lo, AttnHeadOut *res) {
     res->far_std = (float)sqrt(var > 0 ? var : 0);
 }
 
+/* Rank far position i of weight v into the k slots (heaviest first; an
+ * equal weight goes after those already there, so the earlier position
+ * comes first). */
+static void rank_far(int32_t *pos, float *wt, int k, int i, float v) {
+    if (pos[k - 1] >= 0 && !(v > wt[k - 1])) return;
+    int r = k - 1;
+    for (; r > 0 && (pos[r - 1] < 0 || v > wt[r - 1]); r--) pos[r] = pos[r - 1], wt[r] = wt[r - 1];
+    pos[r] = i, wt[r] = v;
+}
+
+/* The heaviest far positions by their weight in the full softmax (max m,
+ * sum z_full), into in->top_pos / in->top_w. */
+static void rank_far_weights(const AttnHeadIn *in, const float *s, int ns, int lo, float m, double z_full) {
+    for (int i = ns; i < lo; i++)
+        rank_far(in->top_pos, in->top_w, in->top_k, i, (float)(exp((double)s[i] - m) / z_full));
+}
+
 static int decide(const AttnHeadIn *in, const AttnHeadOut *r) {
     switch (in->rule) {
     case GATE_ORACLE: return decide_logit(r->oracle_logit, in->theta_logit) == 1;
@@ -138,10 +155,13 @@ void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHea
     int ns, lo;
     attn_local_set(t, in->window, in->sinks, &ns, &lo);
     const int n_far = lo - ns, n_local = ns + (t - lo + 1);
+    res->score = in->score;
     res->oracle_logit = res->oracle_err = res->qada_logit = res->qada_bulk_logit = NAN;
     res->qada_rem_logit = res->qada_rem_bulk_logit = res->far_mean = res->far_std = NAN;
     res->keys_read = t + 1;
-    if (in->rule == GATE_FIXED && in->gate && !in->want_oracle && !in->want_qada && !in->bulk_m1) {
+    if (in->top_k > 0)
+        for (int r = 0; r < in->top_k; r++) in->top_pos[r] = -1, in->top_w[r] = NAN;
+    if (in->rule == GATE_FIXED && in->gate && !in->want_oracle && !in->want_qada && !in->bulk_m1 && !in->top_k) {
         /* a global head nobody profiles needs no local softmax */
         res->gate = 1;
         global_softmax(in, score_range(in, 0, t + 1, s), s, acc_loc, out);
@@ -160,11 +180,11 @@ void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHea
     /* every rule but the oracle can decide before any far key is read */
     int oracle = in->want_oracle || in->rule == GATE_ORACLE;
     res->gate = in->rule == GATE_ORACLE ? 0 : decide(in, res);
-    if (res->gate && !oracle && n_far > 0) {
+    if (res->gate && !oracle && !in->top_k && n_far > 0) {
         global_softmax(in, fmaxf(m_loc, score_range(in, ns, lo, s)), s, acc_loc, out);
         return;
     }
-    int need_far = n_far > 0 && (oracle || res->gate);
+    int need_far = n_far > 0 && (oracle || res->gate || in->top_k > 0);
     double a = 1, b = 0, z_far = 0;
     float m_far = -INFINITY;
     if (need_far) {
@@ -176,6 +196,7 @@ void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHea
         b = exp((double)m_far - m);
     }
     double z_full = a * z_loc + b * z_far;
+    if (in->top_k > 0 && need_far) rank_far_weights(in, s, ns, lo, fmaxf(m_loc, m_far), z_full);
     if (oracle) {
         /* ln(far) - ln(local), each from its own max: exact at any ratio */
         res->oracle_logit = n_far > 0 ? (float)((m_far + log(z_far)) - log_local) : NAN;

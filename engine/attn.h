@@ -40,10 +40,17 @@ typedef struct {
     int want_qada;      /* compute the local-key QAdA estimates (qada, qada_rem) */
     const double *bulk_m1; /* [head_size] Σ k over the far keys, or NULL */
     const double *bulk_m2; /* [head_size^2] Σ k kᵀ over the far keys */
+    float score;        /* the router's score σ(x·w_r) for this head, NAN without routers: passed through */
+    int top_k;          /* rank this many far positions by full-attention weight (reads far keys); 0 none */
+    int32_t *top_pos;   /* [top_k] out: heaviest first, ties the earlier first; -1 past the last */
+    float *top_w;       /* [top_k] out: their full-attention weights; NAN past the last */
 } AttnHeadIn;
 
+/* Named as the trace's per-head fields (engine/trace.h), so the forward
+ * pass copies one into the other through the field list. */
 typedef struct {
     int gate;             /* executed branch */
+    float score;          /* AttnHeadIn.score, unchanged */
     int keys_read;        /* keys the executed branch read */
     /* log-odds of the mass outside the local set (exact, QAdA, QAdA bulk,
      * and the REM-corrected pair) and the oracle's output error; NAN if not

@@ -33,17 +33,11 @@ int decide_random(uint64_t seed, int pos, int layer, int head, float p) {
 }
 
 int decide_cell(const StepTrace *t, int cell, DecidePred p, float tau, double theta_logit) {
-    if (!decide_has_choice(t)) return -1;
-    switch (p) {
-    case DECIDE_EXECUTED: return t->gate[cell] < 0 ? -1 : t->gate[cell] != 0;
-    case DECIDE_AHA: return decide_router(t->score[cell], tau);
-    case DECIDE_QADA: return decide_logit(t->qada_logit[cell], theta_logit);
-    case DECIDE_QADA_BULK: return decide_logit(t->qada_bulk_logit[cell], theta_logit);
-    case DECIDE_QADA_REM: return decide_logit(t->qada_rem_logit[cell], theta_logit);
-    case DECIDE_QADA_REM_BULK: return decide_logit(t->qada_rem_bulk_logit[cell], theta_logit);
-    case DECIDE_ORACLE: return decide_logit(t->oracle_logit[cell], theta_logit);
-    default: return -1;
-    }
+    if (!decide_has_choice(t) || p < 0 || p >= DECIDE_COUNT) return -1;
+    float v = decide_value(t, cell, p); /* the one map from predictor to field */
+    if (p == DECIDE_EXECUTED) return isnan(v) ? -1 : v != 0;
+    if (p == DECIDE_AHA) return decide_router(v, tau);
+    return decide_logit(v, theta_logit); /* the estimates and the oracle: log-odds against θ */
 }
 
 float decide_value(const StepTrace *t, int cell, DecidePred p) {

@@ -336,30 +336,24 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
         int any_global = 0;
         for (int h = kvh * group; h < (kvh + 1) * group; h++) {
             float score = j->routed ? 1.0f / (1.0f + expf(-s->rlog[(size_t)i * c->n_heads + h])) : NAN;
+            StepTrace *tr = j->traces ? j->traces[i] : NULL;
+            int cell = l * c->n_heads + h, k = tr ? tr->top_k : 0;
             AttnHeadIn in = {.q = s->q + (size_t)i * c->q_dim + h * hs, .k = fwd_kv_at(s, 0, l, kvh, 0),
                              .v = fwd_kv_at(s, 1, l, kvh, 0), .kv_dtype = c->kv_dtype, .stride = hs, .head_size = hs,
                              .t = t, .window = a->window, .sinks = a->sinks, .theta_logit = a->theta_logit,
                              .want_oracle = a->profile, .want_qada = a->profile,
                              .bulk_m1 = bulk ? s->bulk_m1 + idx * hs : NULL,
-                             .bulk_m2 = bulk ? s->bulk_m2 + idx * hs * hs : NULL};
+                             .bulk_m2 = bulk ? s->bulk_m2 + idx * hs * hs : NULL, .score = score, .top_k = k,
+                             .top_pos = k ? tr->top_pos + (size_t)cell * k : NULL,
+                             .top_w = k ? tr->top_w + (size_t)cell * k : NULL};
             gate_rule(j, t, h, score, &in);
             AttnHeadOut r;
             attn_head_forward(&in, s->xb + (size_t)i * c->q_dim + h * hs, scratch, &r);
             any_global |= r.gate;
-            if (j->traces) {
-                StepTrace *tr = j->traces[i];
-                int cell = l * c->n_heads + h;
-                tr->score[cell] = score;
-                tr->gate[cell] = (int8_t)r.gate;
-                tr->keys_read[cell] = r.keys_read;
-                tr->oracle_logit[cell] = r.oracle_logit;
-                tr->oracle_err[cell] = r.oracle_err;
-                tr->qada_logit[cell] = r.qada_logit;
-                tr->qada_bulk_logit[cell] = r.qada_bulk_logit;
-                tr->qada_rem_logit[cell] = r.qada_rem_logit;
-                tr->qada_rem_bulk_logit[cell] = r.qada_rem_bulk_logit;
-                tr->far_mean[cell] = r.far_mean;
-                tr->far_std[cell] = r.far_std;
+            if (tr) { /* every per-head field of the trace, from the kernel's result of the same name */
+#define FWD_TRACE_COPY(name, type, missing, sql, show, title, short_name, doc) tr->name[cell] = (type)r.name;
+                TRACE_HEAD_FIELDS(FWD_TRACE_COPY)
+#undef FWD_TRACE_COPY
             }
         }
         /* the group shares one KV head: its far keys are read once if any
@@ -503,66 +497,26 @@ void fwd_kv_set(RunState *s, int value, int layer, int kvh, int pos, const float
     else st_f32_to_half_n(p, in, hs, dt == DT_BF16);
 }
 
-/* Softmax weights w[0..pos] of one query head over the cached keys; kbuf
- * holds one key (head_size floats). */
-static void attention_row(const RunState *s, int layer, int head, int pos, float *w, float *kbuf) {
+int fwd_attention_weights(const RunState *s, int layer, int head, int pos, float *w) {
     const Config *c = &s->c;
+    if (!s->q_cache || layer < 0 || layer >= c->n_layers || head < 0 || head >= c->n_heads || pos < 0 ||
+        pos >= c->seq_len)
+        return -1;
     int hs = c->head_size, kvh = head / (c->n_heads / c->n_kv_heads);
     const float *q = s->q_cache + ((size_t)layer * c->seq_len + pos) * c->q_dim + (size_t)head * hs;
+    float *k = malloc(hs * sizeof(float));
+    if (!k) return -1;
     float scale = 1.0f / sqrtf((float)hs), m = -INFINITY;
     for (int i = 0; i <= pos; i++) {
         float dot = 0;
-        fwd_kv_get(s, 0, layer, kvh, i, kbuf);
-        for (int j = 0; j < hs; j++) dot += q[j] * kbuf[j];
+        fwd_kv_get(s, 0, layer, kvh, i, k);
+        for (int j = 0; j < hs; j++) dot += q[j] * k[j];
         w[i] = dot * scale;
         if (w[i] > m) m = w[i];
     }
     double z = 0;
     for (int i = 0; i <= pos; i++) z += (w[i] = expf(w[i] - m));
     for (int i = 0; i <= pos; i++) w[i] = (float)(w[i] / z);
-}
-
-int fwd_attention_weights(const RunState *s, int layer, int head, int pos, float *w) {
-    const Config *c = &s->c;
-    if (!s->q_cache || layer < 0 || layer >= c->n_layers || head < 0 || head >= c->n_heads || pos < 0 ||
-        pos >= c->seq_len)
-        return -1;
-    float *k = malloc(c->head_size * sizeof(float));
-    if (!k) return -1;
-    attention_row(s, layer, head, pos, w, k);
     free(k);
-    return 0;
-}
-
-/* Rank far position i of weight v into the k slots of pos/wt (heaviest
- * first; an equal weight goes after those already there, so the earlier
- * position comes first). */
-static void rank_top(int32_t *pos, float *wt, int k, int i, float v) {
-    if (!(v > wt[k - 1]) && pos[k - 1] >= 0) return;
-    int r = k - 1;
-    for (; r > 0 && (pos[r - 1] < 0 || v > wt[r - 1]); r--) pos[r] = pos[r - 1], wt[r] = wt[r - 1];
-    pos[r] = i, wt[r] = v;
-}
-
-int fwd_attention_top(const RunState *s, int pos, int window, int sinks, StepTrace *t) {
-    const Config *c = &s->c;
-    int k = t->top_k;
-    if (k <= 0) return 0;
-    if (!s->q_cache || pos < 0 || pos >= c->seq_len || t->n_layers != c->n_layers || t->n_heads != c->n_heads)
-        return -1;
-    float *w = malloc(((size_t)pos + 1 + c->head_size) * sizeof(float));
-    if (!w) return -1;
-    int n_sinks, win_lo;
-    attn_local_set(pos, window, sinks, &n_sinks, &win_lo);
-    for (int l = 0; l < c->n_layers; l++)
-        for (int h = 0; h < c->n_heads; h++) {
-            int32_t *tp = t->top_pos + ((size_t)l * c->n_heads + h) * k;
-            float *tw = t->top_w + ((size_t)l * c->n_heads + h) * k;
-            for (int r = 0; r < k; r++) tp[r] = -1, tw[r] = NAN;
-            if (win_lo <= n_sinks) continue; /* no far keys: nothing to rank */
-            attention_row(s, l, h, pos, w, w + pos + 1);
-            for (int i = n_sinks; i < win_lo; i++) rank_top(tp, tw, k, i, w[i]);
-        }
-    free(w);
     return 0;
 }

@@ -87,11 +87,5 @@ int fwd_keep_router_inputs(RunState *s, Err *e);
  * would attend to if it went global. -1 without kept queries or out of range. */
 int fwd_attention_weights(const RunState *s, int layer, int head, int pos, float *w);
 
-/* Fill t's top_pos/top_w (t->top_k per head) with the heaviest far
- * positions of every head's full attention at pos, the local set being the
- * last `window` positions and the first `sinks`. Nothing to do when
- * t->top_k is 0; -1 without kept queries, on a shape mismatch or out of
- * memory. */
-int fwd_attention_top(const RunState *s, int pos, int window, int sinks, StepTrace *t);
 
 #endif

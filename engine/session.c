@@ -93,7 +93,6 @@ static void fill_token_fields(Session *s, StepTrace *tr, int pos, const float *p
     if (pred_logits) k_logit_stats(pred_logits, s->model->c.vocab_size, tok, &tr->logprob, &tr->entropy);
     if (s->tok) tok_piece_printable(s->tok, prev, tok, tr->piece, sizeof tr->piece);
     else tr->piece[0] = '\0';
-    if (tr->top_k > 0 && s->rs.q_cache) fwd_attention_top(&s->rs, pos, s->attn.window, s->attn.sinks, tr);
 }
 
 int session_prefill(Session *s, StepTrace **traces) {

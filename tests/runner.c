@@ -78,6 +78,14 @@ const char *test_tmp(const char *name) {
     return b;
 }
 
+int test_same_file(const char *a, const char *b) {
+    long na = 0, nb = 0;
+    char *x = test_read_file(a, &na), *y = test_read_file(b, &nb);
+    int same = x && y && na == nb && memcmp(x, y, (size_t)na) == 0;
+    free(x), free(y);
+    return same;
+}
+
 int test_count_tmp(const char *path) {
     char pat[4200], plain[4200];
     snprintf(pat, sizeof pat, "%s.??????.tmp", path);

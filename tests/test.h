@@ -76,6 +76,8 @@ struct cJSON *test_read_json(const char *path);
 /* Temporaries an atomic writer of `path` left behind (PATH.tmp or
  * PATH.XXXXXX.tmp, engine/files.h): 0 when every write cleaned up. */
 int test_count_tmp(const char *path);
+/* 1 if the two files hold the same bytes (both readable). */
+int test_same_file(const char *a, const char *b);
 /* Write bytes to a file; returns 0 on success. */
 int test_write_file(const char *path, const void *data, long len);
 /* Run a shell command, capture stdout+stderr (malloc'd) and exit status. */

@@ -193,20 +193,12 @@ TEST(fit_beats_random_routers_at_the_same_share_on_stories260K) {
     router_free(&fitted), router_free(&rnd), model_free(&m);
 }
 
-static int same_file(const char *a, const char *b) {
-    long na, nb;
-    char *x = test_read_file(a, &na), *y = test_read_file(b, &nb);
-    int same = x && y && na == nb && memcmp(x, y, (size_t)na) == 0;
-    free(x), free(y);
-    return same;
-}
-
 TEST(fit_is_deterministic_and_writes_its_metadata) {
     SKIP_UNLESS_SHARED();
     const char *a = test_tmp("det_fit_a.safetensors"), *b = test_tmp("det_fit_b.safetensors");
     CHECK_INT(fit(a, "--weight err --iters 10"), 0);
     CHECK_INT(fit(b, "--weight err --iters 10"), 0);
-    CHECK(same_file(a, b));
+    CHECK(test_same_file(a, b));
     StFile f;
     Err e;
     CHECK_INT(st_open(&f, a, &e), 0);

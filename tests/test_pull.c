@@ -97,15 +97,6 @@ static const char *cached(const Hub *h, const char *name, const char *file) {
     return b;
 }
 
-/* Whether two files hold the same bytes. */
-static int same_file(const char *a, const char *b) {
-    long na, nb;
-    char *x = test_read_file(a, &na), *y = test_read_file(b, &nb);
-    int same = x && y && na == nb && memcmp(x, y, (size_t)na) == 0;
-    free(x), free(y);
-    return same;
-}
-
 /* A pull through a redirect whose first transfer is cut short: retried with
  * Range from where it stopped, verified, placed, marked complete; then
  * `--model alice/tiny` runs from the cache. */
@@ -118,7 +109,7 @@ TEST(pull_redirect_truncation_resume_then_run_from_cache) {
     free(out);
     char src[1200];
     snprintf(src, sizeof src, "%s/alice/tiny/model.safetensors", h.root);
-    CHECK(same_file(src, cached(&h, "tiny", "model.safetensors")));
+    CHECK(test_same_file(src, cached(&h, "tiny", "model.safetensors")));
     CHECK(exists(cached(&h, "tiny", ".complete")));
     CHECK(exists(cached(&h, "tiny", "tokenizer.json")));
     CHECK(!exists(cached(&h, "tiny", "model.safetensors.partial")));
@@ -154,7 +145,7 @@ TEST(pull_starts_over_when_the_server_ignores_range) {
     free(out);
     char src[1200];
     snprintf(src, sizeof src, "%s/alice/tiny/model.safetensors", h.root);
-    CHECK(same_file(src, cached(&h, "tiny-norange", "model.safetensors")));
+    CHECK(test_same_file(src, cached(&h, "tiny-norange", "model.safetensors")));
     hub_stop(&h);
 }
 
@@ -173,7 +164,7 @@ TEST(pull_resumes_a_partial_an_earlier_run_left) {
     char *out = hub_run(&h, &st, "", "pull alice/tiny");
     CHECK_MSG(st == 0, "pull failed: %s", out ? out : "");
     free(out);
-    CHECK(same_file(src, cached(&h, "tiny", "model.safetensors")));
+    CHECK(test_same_file(src, cached(&h, "tiny", "model.safetensors")));
     char *log = test_read_file(h.log, NULL);
     CHECK(log && strstr(log, "/cdn/alice/tiny/model.safetensors range=bytes=1000-"));
     CHECK(log && !strstr(log, "/cdn/alice/tiny/model.safetensors range=None"));

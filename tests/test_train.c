@@ -220,14 +220,6 @@ TEST(train_all_writes_a_loadable_checkpoint_with_new_logits) {
     router_free(&r);
 }
 
-static int same_file(const char *a, const char *b) {
-    long na, nb;
-    char *fa = test_read_file(a, &na), *fb = test_read_file(b, &nb);
-    int same = fa && fb && na == nb && memcmp(fa, fb, na) == 0;
-    free(fa), free(fb);
-    return same;
-}
-
 TEST(train_all_is_deterministic_and_resumes_exactly) {
     SKIP_UNLESS_SHARED();
     char a[1024], b[1024], c[1024], ck[1100], flags[1300];
@@ -250,8 +242,8 @@ TEST(train_all_is_deterministic_and_resumes_exactly) {
     snprintf(ma, sizeof ma, "%s", test_tmp("tdet_a.bin"));
     snprintf(mb, sizeof mb, "%s", test_tmp("tdet_b.bin"));
     snprintf(mc, sizeof mc, "%s", test_tmp("tdet_c.bin"));
-    CHECK_MSG(same_file(ma, mb), "two --train all runs wrote different models");
-    CHECK_MSG(same_file(ma, mc), "the resumed --train all run wrote a different model");
+    CHECK_MSG(test_same_file(ma, mb), "two --train all runs wrote different models");
+    CHECK_MSG(test_same_file(ma, mc), "the resumed --train all run wrote a different model");
     /* the router files differ only in the "model" path they name */
     Routers ra, rc;
     CHECK(router_load(&ra, a, 2, 4, 32, &e) == 0 && router_load(&rc, c, 2, 4, 32, &e) == 0);
