@@ -113,6 +113,16 @@ static int score_run(Store *st, int64_t run, const AttnConfig *a, const Config *
     return rc;
 }
 
+/* The θ the oracle's labels were drawn at: a sweep labels every point at
+ * the default θ (its --theta list moves the predictors, not the truth),
+ * an unmatched eval at its own. */
+static double ref_theta(const StoreEval *ev) {
+    if (strcmp(ev->label, "sweep")) return ev->theta_logit;
+    RunOpts o;
+    runopts_defaults(&o);
+    return o.attn.theta_logit;
+}
+
 /* The setting column: the eval table's "w=W", a sweep's with its knob. */
 static void row_knob(const StoreEval *ev, Row *r) {
     int k = snprintf(r->knob, sizeof r->knob, "w=%d", ev->window);
@@ -141,7 +151,7 @@ static int group_row(Store *st, const StoreEvalRow *ev, int n, const Group *g, c
     row_knob(v0, r);
     EvalSums *s = &r->s;
     eval_sums_name(s);
-    s->ref_set = 1, s->ref_theta_logit = v0->theta_logit;
+    s->ref_set = 1, s->ref_theta_logit = ref_theta(v0);
     r->ev.n_seqs = 0;
     for (int i = g->first; i < n; i++) {
         char base[1024];

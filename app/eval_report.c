@@ -97,10 +97,12 @@ static double eval_row_auc(const Row *row) {
     return decide_parse(row->name, &p) || p == DECIDE_EXECUTED ? NAN : eval_auc(&row->s.auc[p]);
 }
 
-/* A JSON number, or null for NaN and ±Inf (JSON has neither). */
+/* A JSON number, or null for NaN and ±Inf (JSON has neither). Every
+ * digit of the double: merged shards are compared with the unsharded
+ * table to 1e-12, which six decimals would hide. */
 static void json_num(const char *key, double v) {
     if (!isfinite(v)) printf(", \"%s\": null", key);
-    else printf(", \"%s\": %.6f", key, v);
+    else printf(", \"%s\": %.17g", key, v);
 }
 
 /* A JSON string member, valid UTF-8 (engine/textout.h). */
@@ -116,10 +118,10 @@ void eval_print_rows(const Row *rows, int n, int json, int matched) {
         for (int i = 0; i < n; i++) {
             const StoreEval *v = &rows[i].ev;
             eval_prf(&rows[i], &prec, &rec, &f1);
-            printf("%s{\"predictor\": \"%s\", \"knob\": \"%s\", \"global_share\": %.6f, \"keys_read_frac\": %.6f, "
-                   "\"kl\": %.6g, \"perplexity\": %.6f, \"perplexity_full\": %.6f",
-                   i ? ", " : "", rows[i].name, rows[i].knob, v->global_share, v->keys_read_frac, v->kl_mean,
-                   v->perplexity, v->perplexity_full);
+            printf("%s{\"predictor\": \"%s\", \"knob\": \"%s\"", i ? ", " : "", rows[i].name, rows[i].knob);
+            json_num("global_share", v->global_share), json_num("keys_read_frac", v->keys_read_frac);
+            json_num("kl", v->kl_mean), json_num("perplexity", v->perplexity);
+            json_num("perplexity_full", v->perplexity_full);
             json_num("kv_read_frac", v->kv_read_frac), json_num("theta_logit", rows[i].a.theta_logit);
             const EvalSums *s = &rows[i].s;
             double per = s->steps ? rows[i].kv_pos_bytes / s->steps : NAN; /* means over the decode steps */
