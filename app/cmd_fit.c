@@ -33,6 +33,8 @@ static void fit_help(void) {
          "  --self N        N sequences sampled from the model itself (default 64), 1 in 8 held out;\n"
          "  --data FILE     or a text file cut into --seq-len chunks (default 128 tokens)\n"
          "  --threads N     worker threads (default: all cores)\n"
+         "  --shard I/N     refused: the fit needs every sequence's examples in one process (eval and sweep\n"
+         "                  take --shard)\n"
          "Writes FILE atomically: router safetensors with a bias per head and metadata (window, tau,\n"
          "theta, sinks, objective oracle-fit, share, data, seed, l2, iters, weight, model, held-out global\n"
          "share, agreement, precision and recall against the oracle). Progress goes to stderr.");
@@ -79,6 +81,9 @@ static int parse(int argc, char **argv, FitOpts *t, Err *e) {
                   : !strcmp(f, "--iters") ? &t->iters : !strcmp(f, "--threads") ? &t->threads : NULL;
         double *real = !strcmp(f, "--l2") ? &t->l2 : !strcmp(f, "--share") ? &t->share : NULL;
         const char *v = NULL;
+        if (!strcmp(f, "--shard"))
+            return err_usage(e, "--shard: fit is not sharded: its logistic regressions and its one tau need every "
+                                "sequence's examples in one process (shard eval and sweep, and run fit on one machine)");
         if (str) { if (!(*str = args_value(&a, e))) return -1; }
         else if (num) {
             long lo = num == &t->seq_len ? 2 : num == &t->self_n ? 2 : 1, hi = num == &t->threads ? 64 : 1 << 20;
