@@ -96,8 +96,9 @@ int eval_data_shard(EvalData *d, const ArgsShard *sh, Err *e) {
         else free(d->seq[k]);
     }
     d->n = kept;
+    if (!kept) return err_set(e, "shard %ld/%ld has no sequences: %s gives %d", sh->i, sh->n, d->desc, total);
     desc_add_shard(d, sh);
-    return kept ? 0 : err_set(e, "shard %ld/%ld has no sequences: %s gives %d", sh->i, sh->n, d->desc, total);
+    return 0;
 }
 
 int eval_data_file(EvalData *d, const Tokenizer *tok, const char *path, int len, int max_n, Err *e) {
