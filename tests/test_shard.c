@@ -220,7 +220,8 @@ TEST(shard_bad_values_and_incomplete_merges_are_refused) {
         {"sweep --policy full --window 8 --shard 2/2", "does not exist", 2},
         {"record --db /nonexistent/x.db --prompts /dev/null --shard 1", "is not I/N", 2},
         {"record --db /nonexistent/x.db --shard 0/2 --seed 1", "splits the lines of --prompts", 2},
-        {"fit --window 8 --out /nonexistent/r.st --shard 0/2", "fit is not sharded", 2},
+        {"fit --window 8 --out /nonexistent/r.st --shard 3/3", "does not exist", 2},
+        {"fit --window 8 --out r.st --from-shards a.st --self 8", "--from-shards fits on the shards' examples", 2},
         {"eval --shard 0/2 --match-budget aha --routers random", "--match-budget needs every sequence", 2},
         {"eval --from-db x.db --shard 0/2", "--from-db reads", 2},
         {"eval --self 2 --shard 4/5", "shard 4/5 has no sequences", 1}};
@@ -249,6 +250,47 @@ TEST(shard_bad_values_and_incomplete_merges_are_refused) {
     out = test_runf(&st, "%s eval --from-db %s --model %s 2>&1", bin(), m2, model());
     CHECK_MSG(st == 1 && strstr(out, "repeats shard 0/2"), "%d %s", st, out);
     free(out);
+}
+
+/* fit: the data pass in three shards, combined out of order, gives the
+ * router file of the unsharded fit byte for byte; shard files that do not
+ * belong together are refused naming the file. */
+TEST(shard_fit_combined_is_the_unsharded_fit) {
+    SKIP_UNLESS_SHARED();
+    const char *flags = "fit --window 8 --iters 8 --weight err";
+    const char *data = "--self 12 --seq-len 40";
+    char full[1100], comb[1100], f[3][1100], list[4000];
+    snprintf(full, sizeof full, "%s", tmp("fit_full.safetensors"));
+    snprintf(comb, sizeof comb, "%s", tmp("fit_comb.safetensors"));
+    int st;
+    free(run(&st, "%s %s --out %s", flags, data, full));
+    CHECK_INT(st, 0);
+    for (int i = 0; i < 3; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "fit_s%d.safetensors", i);
+        snprintf(f[i], sizeof f[i], "%s", tmp(name));
+        free(run(&st, "%s %s --shard %d/3 --out %s", flags, data, i, f[i]));
+        CHECK_INT(st, 0);
+    }
+    snprintf(list, sizeof list, "%s,%s,%s", f[2], f[0], f[1]);
+    free(run(&st, "%s --from-shards %s --out %s", flags, list, comb));
+    CHECK_INT(st, 0);
+    CHECK_MSG(test_same_file(full, comb), "%s and %s differ", full, comb);
+    /* which files (indices into f, 3 = the router file), the extra flags, the refusal */
+    const struct { int files[3], n; const char *extra, *needle; } bad[] = {
+        {{0, 1}, 2, "", "every shard of N is needed"},
+        {{0, 1, 0}, 3, "", "given twice"},
+        {{0, 1, 2}, 3, "--theta 0.5", "theta_logit is"},
+        {{3}, 1, "", "not a fit shard file"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int k = 0;
+        for (int j = 0; j < bad[i].n; j++)
+            k += snprintf(list + k, sizeof list - k, "%s%s", j ? "," : "", bad[i].files[j] == 3 ? full : f[bad[i].files[j]]);
+        char *out = test_runf(&st, "%s %s %s --from-shards %s --out %s --model %s 2>&1", bin(), flags, bad[i].extra,
+                              list, tmp("fit_bad.safetensors"), model());
+        CHECK_MSG(st == 1 && strstr(out, bad[i].needle) && strstr(out, ".safetensors"), "%zu: %d %s", i, st, out);
+        free(out);
+    }
 }
 
 /* A prompts file that is not one: every refusal names the file. */
