@@ -11,6 +11,10 @@
  * sequences, and one threshold τ for the whole model is set so that the
  * global share on them is --share (or τ is given). The held-out sequences
  * measure agreement with the oracle.
+ *
+ * The model pass can be split across processes: each shard writes its
+ * examples (fit_shard_write) and one process fits on all of them
+ * (fit_routers_from_shards), with the result the unsharded fit's.
  */
 #ifndef AHASCOPE_FIT_H
 #define AHASCOPE_FIT_H
