@@ -17,7 +17,9 @@ typedef struct {
 } EvalData;
 
 /* N sequences of len tokens sampled from the model itself (temperature 1,
- * full attention, seed): held out from any training stream by its seed. */
+ * full attention, seed) as one stream, each sequence going on from the
+ * sampler state the one before left: the data of train, fit and the
+ * calibration sequences, kept so that their routers stay reproducible. */
 int eval_data_self(EvalData *d, const Model *m, const Tokenizer *tok, int n, int len, uint64_t seed, Err *e);
 
 /* A text file encoded with the tokenizer and cut into chunks of len tokens
