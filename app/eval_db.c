@@ -28,7 +28,6 @@ static void data_shard(const char *data, char *base, size_t cap, ArgsShard *sh) 
         snprintf(base, cap, "%.*s", (int)(tag - data), data);
         return;
     }
-    sh->i = 0, sh->n = 1;
     snprintf(base, cap, "%s", data);
 }
 
@@ -82,8 +81,8 @@ static int group_rows(const char *path, const StoreEvalRow *ev, int n, const cha
                 return rc;
             }
     if (skipped)
-        fprintf(stderr, "note: %s: %d matched evaluation(s) (--match-budget) left out: their oracle labels used the "
-                        "AHA row's theta, which the file does not keep\n", path, skipped);
+        args_warn("%s: %d matched evaluation(s) (--match-budget) left out: their oracle labels used the AHA row's "
+                  "theta, which the file does not keep", path, skipped);
     *out = g;
     return ng;
 }
