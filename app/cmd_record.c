@@ -6,6 +6,7 @@
 
 #include "app/args.h"
 #include "app/commands.h"
+#include "app/progress.h"
 #include "app/record.h"
 #include "engine/session.h"
 
@@ -17,20 +18,24 @@ static void on_signal(int sig) {
 }
 
 static void record_help(void) {
-    puts("usage: ahascope record --db FILE [--prompt TEXT] [--commit-every N] [--max-db-mb MB] [--progress]\n"
-         "                       [--threads N] [sampling flags] [model flags] [policy flags]\n"
+    puts("usage: ahascope record --db FILE [--prompt TEXT | --prompt-file FILE] [--commit-every N]\n"
+         "                       [--max-db-mb MB] [--progress] [--threads N] [sampling flags] [model flags]\n"
+         "                       [policy flags]\n"
          "\n"
          "Run the model and record every position (prompt and generated) into the SQLite database FILE\n"
          "(created if missing): one row per token, one per (token, layer, head). Prints the run id.\n"
          "  --prompt TEXT     the text to continue (default empty: start from BOS alone)\n"
+         "  --prompt-file FILE  the prompt is FILE's text, byte for byte (at most 16 MiB, no NUL byte)\n"
          "  --commit-every N  steps per transaction (default 1: each step durable on its own)\n"
          "  --max-db-mb MB    stop with a 'disk full' error if the file would grow past MB (default: no limit)\n"
-         "  --progress        print 'committed pos P' on stderr after each commit\n"
+         "  --progress        a prefill bar on stderr (even when it is not a terminal; on one it shows by\n"
+         "                    itself once the prefill runs over 0.5 s), then 'committed pos P' after each commit\n"
          "  --threads N       worker threads (default: all cores)\n"
          "  --attn-top K      also record, per position and head, the K heaviest far positions of its full\n"
          "                    attention (table attn_top; 0 = none, the default; at most 64) so a replay\n"
          "                    shows where each head looked without the model\n"
-         "Ctrl-C stops the run and marks it interrupted; what was committed stays.\n"
+         "Ctrl-C stops the run (a long prefill between chunks of 64 tokens) and marks it interrupted; what\n"
+         "was committed stays.\n"
          "Schema and example queries: store/SCHEMA.md.");
     args_help_sampling();
     args_help_model();
@@ -66,8 +71,8 @@ static int record_session(Session *s, Store *st, int64_t run, const RecordOpts *
     int ok = pre && t;
     for (int i = 0; ok && i < n; i++) ok = (pre[i] = trace_new_top(c->n_layers, c->n_heads, k)) != NULL;
     if (!ok) { err_set(e, "out of memory"); goto out; }
-    session_prefill(s, pre);
-    if (write_steps(st, run, pre, n, ro->progress, &pending, e)) goto out;
+    int fed = progress_prefill(s, pre, ro->progress, &g_stop); /* fewer than n after Ctrl-C */
+    if (write_steps(st, run, pre, fed, ro->progress, &pending, e)) goto out;
     while (!g_stop && session_step(s, t)) {
         if (write_steps(st, run, &t, 1, ro->progress, &pending, e)) goto out;
         trace_clear(t);
