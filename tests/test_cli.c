@@ -679,6 +679,18 @@ TEST(cli_prompt_file_and_prefill_progress_bar) {
         for (int bar = 0; bar < 2; bar++) free(out[bar]), free(err[bar]);
     }
     char a[4096];
+    /* `run` without a terminal is generate, on the file's prompt rather than its default one */
+    char *outs[2];
+    int sts[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(a, sizeof a, "%s --model %s --prompt-file %s --steps 450 --temperature 0 2>/dev/null",
+                 k ? "run" : "generate", model, prompt);
+        outs[k] = run(&sts[k], a);
+    }
+    CHECK_MSG(sts[0] == 0 && sts[1] == 0 && outs[0] && outs[1] && !strcmp(outs[0], outs[1]) &&
+                  !strncmp(outs[1], "Lily saw", 8),
+              "run --prompt-file: %d %s", sts[1], outs[1] ? outs[1] : "");
+    free(outs[0]), free(outs[1]);
     snprintf(a, sizeof a, "generate --model %s --prompt-file %s --prompt hi", model, prompt);
     expect_error(2, a, "--prompt and --prompt-file conflict");
     CHECK_INT(test_write_file(test_tmp("nul.txt"), "Lily\0saw", 8), 0);
