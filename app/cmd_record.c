@@ -34,8 +34,8 @@ static void record_help(void) {
          "  --attn-top K      also record, per position and head, the K heaviest far positions of its full\n"
          "                    attention (table attn_top; 0 = none, the default; at most 64) so a replay\n"
          "                    shows where each head looked without the model\n"
-         "Ctrl-C stops the run (a long prefill between chunks of 64 tokens) and marks it interrupted; what\n"
-         "was committed stays.\n"
+         "Ctrl-C stops the run (a long prefill at the next layer, dropping the 64-token chunk under way) and\n"
+         "marks it interrupted; what was committed stays.\n"
          "Schema and example queries: store/SCHEMA.md.");
     args_help_sampling();
     args_help_model();

@@ -42,7 +42,7 @@ void progress_bar(char *out, double frac);
 
 /* Prefill s's pending prompt as session_prefill does (traces likewise),
  * drawing a "prefill" line on stderr (forced: --progress) and stopping
- * between chunks once *stop is set (a signal handler's flag; NULL: never).
+ * at the next layer once *stop is set (a signal handler's flag; NULL: never).
  * Returns the positions fed. */
 int progress_prefill(Session *s, StepTrace **traces, int forced, const volatile sig_atomic_t *stop);
 

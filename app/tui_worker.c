@@ -88,7 +88,7 @@ static int begin(TuiWorker *w, const AttnConfig *attn, const char *prompt, const
     return 0;
 }
 
-/* Between the chunks of a long prefill (engine thread): publish how far it
+/* Between the chunks and layers of a long prefill (engine thread): publish how far it
  * has come, and stop for a quit or a new prompt, which would throw the
  * rest away. */
 static int on_prefill(void *user, int done, int total) {

@@ -10,7 +10,7 @@
  * A prompt longer than one chunk (PROGRESS_PREFILL_CHUNK) is prefilled
  * chunk by chunk, publishing how far it has come after each, so the UI
  * can show a long prefill's progress; a quit, or a new prompt, stops it
- * between chunks rather than after the whole prompt.
+ * at the next layer (session.h) rather than after the whole prompt.
  *
  * Lineage: requests coalesce (a re-evaluation asked for before the worker
  * started the previous one replaces it), and each re-evaluation's parent is

@@ -103,11 +103,12 @@ void session_set_progress(Session *s, int chunk, SessionProgress fn, void *user)
 }
 
 /* Feed T prompt positions from n_fed as one forward call; traces (or NULL)
- * receives them. */
+ * receives them. An abandoned call (rs.stopped) feeds nothing. */
 static void prefill_chunk(Session *s, StepTrace **traces, int T) {
     int V = s->model->c.vocab_size, pos0 = s->n_fed;
     double t0 = now_us();
     fwd_forward(s->model, &s->rs, &s->attn, s->ids + pos0, T, pos0, traces ? s->batch_logits : NULL, traces);
+    if (s->rs.stopped) return;
     double per = (now_us() - t0) / T;
     for (int i = 0; traces && i < T; i++) {
         const float *pred = pos0 + i > 0 ? (i > 0 ? s->batch_logits + (size_t)(i - 1) * V : s->prev_logits) : NULL;
@@ -118,13 +119,28 @@ static void prefill_chunk(Session *s, StepTrace **traces, int T) {
     memcpy(s->prev_logits, s->rs.logits, V * sizeof(float));
 }
 
+/* The progress callback asked between layers (RunState.stop). */
+static int stop_between_layers(void *user) {
+    Session *s = user;
+    return s->progress(s->progress_user, s->progress_done, s->progress_total);
+}
+
 int session_prefill(Session *s, StepTrace **traces) {
-    int n = session_prompt_pending(s), B = s->chunk, done = 0;
+    int n = s->done ? 0 : session_prompt_pending(s), B = s->chunk, done = 0; /* done: maybe a spoiled cache */
+    s->rs.stop = s->progress ? stop_between_layers : NULL;
+    s->rs.stop_user = s;
+    s->progress_total = n;
     while (done < n && !(s->progress && s->progress(s->progress_user, done, n))) {
         int T = n - done < B ? n - done : B;
+        s->progress_done = done;
         prefill_chunk(s, traces ? traces + done : NULL, T);
+        if (s->rs.stopped) {
+            s->done = 1; /* the cache holds part of the chunk: nothing may be fed on top of it */
+            break;
+        }
         done += T;
     }
+    s->rs.stop = NULL;
     if (s->progress && n > 0 && done == n) s->progress(s->progress_user, n, n);
     if (s->n_fed >= s->steps) s->done = 1; /* a prompt longer than steps: nothing to generate */
     return done;

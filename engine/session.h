@@ -15,11 +15,14 @@
 #include "sampler.h"
 #include "tokenizer.h"
 
-/* How far a prefill has come: called before its first chunk (done 0) and
- * after each chunk fed, up to done == total. A non-zero return stops the
- * prefill there: the positions fed stay fed, the rest stay pending. This
- * is how a caller shows progress or cancels a long prompt without the
- * engine knowing of terminals or threads. */
+/* How far a prefill has come: called before its first chunk (done 0),
+ * after each chunk fed (up to done == total), and between the layers of a
+ * chunk with done unchanged. A non-zero return stops the prefill: between
+ * chunks the positions fed stay fed and the rest stay pending; inside a
+ * chunk that chunk is abandoned and the session is finished (done), its
+ * cache holding part of it. So a quit waits for one layer, not a chunk.
+ * This is how a caller shows progress or cancels a long prompt without
+ * the engine knowing of terminals or threads. */
 typedef int (*SessionProgress)(void *user, int done, int total);
 
 typedef struct {
@@ -40,6 +43,7 @@ typedef struct {
     int chunk;          /* positions a prefill feeds per forward call (1 … rs.max_batch) */
     SessionProgress progress; /* NULL: none */
     void *progress_user;
+    int progress_done, progress_total; /* the count a prefill reports between layers */
 } Session;
 
 /* Create a session. steps <= 0 or > seq_len means seq_len. Returns 0 on success. */
@@ -66,7 +70,8 @@ int session_start_text(Session *s, const char *text, size_t len, Err *e);
  * session_set_progress). traces, if not NULL, receives one filled trace per
  * position fed, in order (the caller provides at least
  * session_prompt_pending() of them). Returns the number of positions fed:
- * fewer than were pending when the progress callback stopped it. */
+ * fewer than were pending when the progress callback stopped it (traces
+ * past them hold nothing to use). */
 int session_prefill(Session *s, StepTrace **traces);
 
 /* Report prefill progress to fn (NULL: none) and feed chunk positions per

@@ -1,6 +1,6 @@
 /* test_session.c — a session's prefill in chunks: the same results as one
- * batch under every policy, the progress callback's reports, and a
- * prefill stopped part way and resumed.
+ * batch under every policy, the progress callback's reports, a prefill
+ * stopped between chunks and resumed, and one stopped inside a chunk.
  *
  * Tolerance: logits, logprobs and per-head values (masses compared as
  * probabilities) within 1e-4 absolute, the bound test_forward.c holds
@@ -127,18 +127,19 @@ TEST(session_chunked_prefill_matches_one_batch_under_every_policy) {
 }
 
 typedef struct {
-    int calls, done[64], total, stop_at;
+    int calls, n, done[64], total; /* calls, and the counts reported, each once in order */
+    int stop_at, stop_call;        /* stop once done reaches stop_at; or at call number stop_call */
 } Reports;
 
 static int on_progress(void *user, int done, int total) {
     Reports *r = user;
-    if (r->calls < 64) r->done[r->calls] = done;
     r->calls++;
+    if ((r->n == 0 || r->done[r->n - 1] != done) && r->n < 64) r->done[r->n++] = done;
     r->total = total;
-    return r->stop_at > 0 && done >= r->stop_at;
+    return (r->stop_at > 0 && done >= r->stop_at) || r->calls == r->stop_call;
 }
 
-TEST(session_prefill_reports_progress_and_stops_when_asked) {
+TEST(session_prefill_reports_progress_and_stops_between_chunks_or_layers) {
     SKIP_UNLESS_SHARED();
     Model m;
     if (load_260k(&m)) return;
@@ -147,11 +148,13 @@ TEST(session_prefill_reports_progress_and_stops_when_asked) {
     Reports rep = {0};
     Prefilled all;
     if (prefill(&m, &a, 64, on_progress, &rep, &all)) { model_free(&m); return; }
-    /* before the first chunk, after each of the four (64, 128, 192, 200) */
-    CHECK_INT(rep.calls, 5);
+    /* before the first chunk, after each of the four (64, 128, 192, 200),
+     * and between every layer of each chunk with the count unchanged */
+    CHECK_INT(rep.n, 5);
+    CHECK_INT(rep.calls, 5 + 4 * m.c.n_layers);
     CHECK_INT(rep.total, N_PROMPT);
     int want[] = {0, 64, 128, 192, 200};
-    for (int i = 0; i < 5 && i < rep.calls; i++) CHECK_INT(rep.done[i], want[i]);
+    for (int i = 0; i < 5 && i < rep.n; i++) CHECK_INT(rep.done[i], want[i]);
 
     /* stopped after the second chunk: 128 fed, the rest pending, and
      * resuming gives what one prefill gives */
@@ -175,6 +178,19 @@ TEST(session_prefill_reports_progress_and_stops_when_asked) {
     for (int i = 0; i < m.c.vocab_size; i++) worst = worse(worst, fabs(s.prev_logits[i] - all.last[i]));
     for (int t = 0; t < N_PROMPT; t++) worst = worse(worst, fabs(tr[t]->logprob - all.tr[t]->logprob));
     CHECK_MSG(worst <= 1e-4, "a resumed prefill differs from one prefill by %g", worst);
+
+    /* stopped inside the second chunk, after two of its layers: that chunk is
+     * abandoned (64 fed) and the session is finished, never fed on top of
+     * a cache holding part of a chunk */
+    CHECK(session_start_ids(&s, ids, N_PROMPT, &e) == 0);
+    Reports inside = {.stop_call = 1 + 1 + m.c.n_layers + 1 + 2}; /* 0, chunk 1's layers, 64, before layers 0, 1, 2 */
+    session_set_progress(&s, 64, on_progress, &inside);
+    CHECK_INT(session_prefill(&s, tr), 64);
+    CHECK_INT(s.n_fed, 64);
+    CHECK_INT(s.done, 1);
+    CHECK_INT(session_prefill(&s, tr), 0);
+    CHECK_INT(session_step(&s, NULL), 0);
+    CHECK_INT(s.n_fed, 64);
     for (int i = 0; i < N_PROMPT; i++) trace_free(tr[i]);
     session_free(&s);
     prefilled_free(&all);

@@ -1129,7 +1129,7 @@ static const char *long_prompt_flags(const char *dir) {
 /* A long prompt on a 4096-context folder: the status line counts the
  * prefill, keys answer meanwhile (? draws the help, a resize redraws), it
  * says what the prefill took; and q in the middle of one quits at once
- * (within one 64-token chunk, not the whole prompt). */
+ * (within one layer of the 64-token chunk under way, not the prompt). */
 TEST(tui_long_prompt_shows_prefill_progress_and_quits_during_it) {
     NEED_TUI();
     const char *dir = make_hf_folder("long4k", "llama", "64,128,4,4,4,512,4096");
