@@ -13,9 +13,11 @@
 
 #include "engine/session.h"
 
-/* Positions a prefill with progress feeds per forward call: a report (and
- * a chance to stop) every 64 tokens costs no measurable speed against one
- * 256-token batch (engine/PERFORMANCE.md, "Long prompts"). */
+/* Positions a prefill with progress feeds per forward call: a report every
+ * 64 tokens. Chunks of 32 to 256 prefilled 1024 tokens of the 110M shape
+ * within the noise of the shared host (engine/PERFORMANCE.md, "Long
+ * prompts"); much smaller ones would widen a half-precision model's
+ * weights once per few tokens. */
 #define PROGRESS_PREFILL_CHUNK 64
 
 typedef struct {
