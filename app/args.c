@@ -75,6 +75,7 @@ int args_is_help(const char *s) { return !strcmp(s, "--help") || !strcmp(s, "-h"
 int runopts_check(const RunOpts *o, Err *e) {
     if (o->attn.policy == POLICY_STATIC && !o->static_heads)
         return err_usage(e, "policy static needs a head set (--static-heads l.h,... or a file)");
+    if (o->have_prompt && o->prompt_file) return err_usage(e, "--prompt and --prompt-file conflict: give one");
     return 0;
 }
 
@@ -213,6 +214,7 @@ int runopts_parse(RunOpts *o, Args *a, Err *e) {
         o->have_prompt = 1;
         return (o->prompt = args_value(a, e)) ? 1 : -1;
     }
+    if (!strcmp(f, "--prompt-file")) return (o->prompt_file = args_value(a, e)) ? 1 : -1;
     if (!strcmp(f, "--steps")) {
         if (!(v = args_value(a, e)) || args_int(f, v, 1, 1 << 24, &n, e)) return -1;
         o->steps = (int)n;

@@ -35,7 +35,8 @@ typedef struct {
 typedef struct {
     const char *model;      /* --model PATH (file or directory) */
     const char *tokenizer;  /* --tokenizer PATH */
-    const char *prompt;     /* --prompt TEXT */
+    const char *prompt;     /* --prompt TEXT, or the text of --prompt-file once app_load read it */
+    const char *prompt_file; /* --prompt-file FILE */
     int have_prompt;
     int steps;              /* --steps N (0: default) */
     float temperature;      /* --temperature T */
@@ -60,7 +61,8 @@ void runopts_defaults(RunOpts *o);
 int runopts_parse(RunOpts *o, Args *a, Err *e);
 
 /* Checks across the RunOpts flags once all are read: those the command
- * line alone shows to be wrong (a static policy without its heads). The
+ * line alone shows to be wrong (a static policy without its heads, both
+ * --prompt and --prompt-file). The
  * rest (routers for aha, ranges against the model) need the model. */
 int runopts_check(const RunOpts *o, Err *e);
 

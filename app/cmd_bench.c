@@ -186,6 +186,14 @@ void bench_random_tokens(int *ids, int n, int vocab, uint64_t *seed) {
     ids[0] = 1;
 }
 
+/* CPU seconds this process has used, all threads: set against wall time it
+ * says whether other jobs on the host took the cores from the decode. */
+static double cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out, Err *e) {
     const Config *c = &m->c;
     int plen = b->prompt_len, dec = b->decode, R = b->runs;
@@ -197,9 +205,9 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
     int no_stream = bench_stream_init(&st);
     int *ids = malloc((size_t)(plen + dec) * sizeof(int));
     double *pre = malloc(R * sizeof(double)), *dtk = malloc(R * sizeof(double)), *bw = malloc(3 * R * sizeof(double));
-    double *rf = malloc(R * sizeof(double));
-    if (no_stream || !ids || !pre || !dtk || !bw || !rf) {
-        mem_big_free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf); fwd_free(&s);
+    double *rf = malloc(R * sizeof(double)), *cpu = malloc(R * sizeof(double));
+    if (no_stream || !ids || !pre || !dtk || !bw || !rf || !cpu) {
+        mem_big_free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf); free(cpu); fwd_free(&s);
         return err_set(e, "out of memory");
     }
     uint64_t seed = 42;
@@ -210,9 +218,10 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
         fwd_forward(m, &s, &b->attn, ids, plen, 0, NULL, NULL);
         double t1 = args_seconds();
         bw[3 * r + 1] = bench_stream_pass(s.pool, &st);
-        double t2 = args_seconds();
+        double t2 = args_seconds(), c2 = cpu_seconds();
         for (int i = 0; i < dec; i++) fwd_forward(m, &s, &b->attn, &ids[plen + i], 1, plen + i, NULL, NULL);
         double t3 = args_seconds();
+        cpu[r] = (cpu_seconds() - c2) / ((t3 - t2) * pool_threads(s.pool));
         bw[3 * r + 2] = bench_stream_pass(s.pool, &st);
         pre[r] = plen / (t1 - t0);
         dtk[r] = dec / (t3 - t2);
@@ -223,7 +232,8 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
     out->decode_tok_s = bench_median(dtk, R);
     out->bandwidth_gbs = bench_median(bw, 3 * R);
     bench_set_roofline(out, rf, R);
-    mem_big_free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf);
+    out->decode_cpu_share = bench_median(cpu, R);
+    mem_big_free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf); free(cpu);
     fwd_free(&s);
     return 0;
 }
@@ -425,10 +435,11 @@ static void print_throughput(const BenchOpts *b, const Model *m, const Throughpu
         printf("{\"prefill_tok_s\": %.3f, \"decode_tok_s\": %.3f, \"weight_bytes\": %zu, \"kv_bytes\": %zu, "
                "\"bandwidth_gbs\": %.3f, \"roofline_frac\": %.4f, \"roofline_frac_weights\": %.4f, "
                "\"prompt_len\": %d, \"decode\": %d, \"runs\": %d, \"threads\": %d, \"matvec\": \"%s\", "
-               "\"dtype\": \"%s\", \"file_bytes\": %zu, \"resident_bytes\": %zu, \"huge_page_bytes\": %zu",
+               "\"dtype\": \"%s\", \"file_bytes\": %zu, \"resident_bytes\": %zu, \"huge_page_bytes\": %zu, "
+               "\"decode_cpu_share\": %.3f",
                t->prefill_tok_s, t->decode_tok_s, t->weight_bytes, t->kv_bytes, t->bandwidth_gbs, t->roofline_frac,
                t->roofline_frac_weights, b->prompt_len, b->decode, b->runs, b->threads, mv_variant(),
-               model_dtype_name(c->dtype), m->file_bytes, resident, huge_page_bytes());
+               model_dtype_name(c->dtype), m->file_bytes, resident, huge_page_bytes(), t->decode_cpu_share);
         print_cost_json(cs, 1);
         printf("}\n");
         return;
@@ -440,6 +451,8 @@ static void print_throughput(const BenchOpts *b, const Model *m, const Throughpu
     printf("decode          %10.1f tok/s   (%d tokens after the prompt, %s kernel, %d threads)\n", t->decode_tok_s,
            b->decode, mv_variant(), b->threads);
     printf("prefill/decode  %10.1fx\n", t->prefill_tok_s / t->decode_tok_s);
+    printf("decode CPU      %10.2f of the %d threads' wall time%s\n", t->decode_cpu_share, b->threads,
+           t->decode_cpu_share < 0.9 ? " (other jobs took the cores: the figures understate this machine)" : "");
     printf("weight bytes    %10.1f MB per decode step (+ %.1f MB of KV cache at this context)\n", t->weight_bytes / 1e6,
            t->kv_bytes / 1e6);
     printf("bandwidth       %10.2f GB/s (streaming read, median of %d passes between the runs)\n", t->bandwidth_gbs,

@@ -6,6 +6,7 @@
 
 #include "app/args.h"
 #include "app/commands.h"
+#include "app/progress.h"
 #include "app/record.h"
 #include "engine/session.h"
 
@@ -17,16 +18,19 @@ static void on_signal(int sig) {
 }
 
 static void record_help(void) {
-    puts("usage: ahascope record --db FILE [--prompt TEXT | --prompts FILE [--shard I/N]] [--commit-every N]\n"
+    puts("usage: ahascope record --db FILE [--prompt TEXT | --prompt-file FILE | --prompts FILE [--shard I/N]]\n"
+         "                       [--commit-every N]\n"
          "                       [--max-db-mb MB] [--progress] [--threads N] [sampling flags] [model flags]\n"
          "                       [policy flags]\n"
          "\n"
          "Run the model and record every position (prompt and generated) into the SQLite database FILE\n"
          "(created if missing): one row per token, one per (token, layer, head). Prints the run id.\n"
          "  --prompt TEXT     the text to continue (default empty: start from BOS alone)\n"
+         "  --prompt-file FILE  the prompt is FILE's text, byte for byte (at most 16 MiB, no NUL byte)\n"
          "  --commit-every N  steps per transaction (default 1: each step durable on its own)\n"
          "  --max-db-mb MB    stop with a 'disk full' error if the file would grow past MB (default: no limit)\n"
-         "  --progress        print 'committed pos P' on stderr after each commit\n"
+         "  --progress        a prefill bar on stderr (even when it is not a terminal; on one it shows by\n"
+         "                    itself once the prefill runs over 0.5 s), then 'committed pos P' after each commit\n"
          "  --prompts FILE    record one run per line of FILE (empty lines skipped; at most 100000 lines of\n"
          "                    64 KiB), each as `--prompt LINE` with the same flags would, printing each run id\n"
          "  --shard I/N       with --prompts: only the lines L with (L-1) mod N = I (I from 0 to N-1), so N\n"
@@ -36,7 +40,8 @@ static void record_help(void) {
          "  --attn-top K      also record, per position and head, the K heaviest far positions of its full\n"
          "                    attention (table attn_top; 0 = none, the default; at most 64) so a replay\n"
          "                    shows where each head looked without the model\n"
-         "Ctrl-C stops the run and marks it interrupted; what was committed stays.\n"
+         "Ctrl-C stops the run (a long prefill at the next layer, dropping the 64-token chunk under way) and\n"
+         "marks it interrupted; what was committed stays.\n"
          "Schema and example queries: store/SCHEMA.md.");
     args_help_sampling();
     args_help_model();
@@ -74,8 +79,8 @@ static int record_session(Session *s, Store *st, int64_t run, const RecordOpts *
     int ok = pre && t;
     for (int i = 0; ok && i < n; i++) ok = (pre[i] = trace_new_top(c->n_layers, c->n_heads, k)) != NULL;
     if (!ok) { err_set(e, "out of memory"); goto out; }
-    session_prefill(s, pre);
-    if (write_steps(st, run, pre, n, ro->progress, &pending, e)) goto out;
+    int fed = progress_prefill(s, pre, ro->progress, &g_stop); /* fewer than n after Ctrl-C */
+    if (write_steps(st, run, pre, fed, ro->progress, &pending, e)) goto out;
     while (!g_stop && session_step(s, t)) {
         if (write_steps(st, run, &t, 1, ro->progress, &pending, e)) goto out;
         trace_clear(t);
@@ -144,7 +149,8 @@ out_store:
 /* --prompts and --shard: what they need and exclude. */
 static int record_check_batch(const RunOpts *o, const RecordOpts *ro, Err *e) {
     if (ro->shard.n > 1 && !ro->prompts) return err_usage(e, "--shard I/N splits the lines of --prompts FILE: give it");
-    if (ro->prompts && o->have_prompt) return err_usage(e, "--prompt and --prompts both give the prompt: pick one");
+    if (ro->prompts && (o->have_prompt || o->prompt_file))
+        return err_usage(e, "--prompts and --prompt/--prompt-file all give the prompt: pick one");
     if (ro->prompts && o->chat) return err_usage(e, "--chat wraps one --prompt; it does not apply to --prompts");
     if (ro->shard.n > 1 && !o->have_seed && o->temperature != 0)
         return err_usage(e, "--shard needs --seed S (or --temperature 0): the clock's seed differs between shards");

@@ -220,6 +220,7 @@ TEST(shard_bad_values_and_incomplete_merges_are_refused) {
         {"sweep --policy full --window 8 --shard 2/2", "does not exist", 2},
         {"record --db /nonexistent/x.db --prompts /dev/null --shard 1", "is not I/N", 2},
         {"record --db /nonexistent/x.db --shard 0/2 --seed 1", "splits the lines of --prompts", 2},
+        {"record --db /nonexistent/x.db --prompts /dev/null --prompt-file /dev/null", "all give the prompt", 2},
         {"fit --window 8 --out /nonexistent/r.st --shard 3/3", "does not exist", 2},
         {"fit --window 8 --out r.st --from-shards a.st --self 8", "--from-shards fits on the shards' examples", 2},
         {"eval --shard 0/2 --match-budget aha --routers random", "--match-budget needs every sequence", 2},
