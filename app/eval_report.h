@@ -12,6 +12,7 @@ typedef struct {
     long self_n, seq_len, max_seqs, threads;
     int json, plot;
     const char *svg;
+    double share;   /* eval --share: the aha τ is chosen to give this global share, or NAN */
 } EvalOpts;
 
 typedef struct {
