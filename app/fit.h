@@ -6,7 +6,8 @@
  * sequence; at each position that has far keys, every (layer, head) gives
  * one example: what the router reads there (RunState.router_in) and the
  * label out_mass > θ, weighted by 1 or by the output change going local
- * would cause (oracle_err). Each layer's heads are then fitted together by
+ * would cause (oracle_err), the positives then weighted up so they carry
+ * --balance of the total (fit_balance_factor). Each layer's heads are then fitted together by
  * L2-regularised logistic regression (engine/logfit.h) on the training
  * sequences, and one threshold τ for the whole model is set so that the
  * global share on them is --share (or τ is given). The held-out sequences
@@ -24,6 +25,7 @@ typedef struct {
     double l2;            /* logistic penalty (engine/logfit.h) */
     int iters;            /* solver iterations */
     int weight_err;       /* 1: weight each example by oracle_err */
+    double balance;       /* share of the training weight the positives carry, or 0: as labelled */
     double share;         /* target global share, or NAN when tau is given */
     double tau;           /* the threshold to use as is, or NAN */
     int threads;
@@ -43,6 +45,11 @@ typedef struct {
 /* Fit routers for m on d, whose last n_held sequences are held out.
  * Returns 0, or -1 with e set (out of memory, no position with far keys). */
 int fit_routers(const Model *m, const EvalData *d, int n_held, const FitConfig *c, FitResult *out, Err *e);
+
+/* The factor on the positives' weights that makes them carry `balance` of
+ * the total, when they carry pos of all: 1 when balance is 0 or either
+ * class is empty (nothing to balance). */
+double fit_balance_factor(double pos, double all, double balance);
 
 /* Free the routers of a result (safe on a zeroed one). */
 void fit_result_free(FitResult *r);
