@@ -31,7 +31,7 @@ static void fit_help(void) {
          "                  (default none: every example counts 1)\n"
          "  --balance R     weight the positive examples up so they carry R of the total weight\n"
          "                  (default 0.9; 0: as labelled): tau then cuts where the fit did its work,\n"
-         "                  which lowered the KL at a matched share on stories260K at every window\n"
+         "                  which lowered the KL at a matched share on stories260K (FINDINGS)\n"
          "  --l2 L          penalty on the router weights (default 0.001); --iters K solver iterations (30)\n"
          "  --self N        N sequences sampled from the model itself (default 64), 1 in 8 held out;\n"
          "  --data FILE     or a text file cut into --seq-len chunks (default 128 tokens)\n"

@@ -7,10 +7,11 @@
  * one example: what the router reads there (RunState.router_in) and the
  * label out_mass > θ, weighted by 1 or by the output change going local
  * would cause (oracle_err), the positives then weighted up so they carry
- * --balance of the total (fit_balance_factor). Each layer's heads are then fitted together by
- * L2-regularised logistic regression (engine/logfit.h) on the training
- * sequences, and one threshold τ for the whole model is set so that the
- * global share on them is --share (or τ is given). The held-out sequences
+ * --balance of the total (fit_balance_factor). Each layer's heads are
+ * then fitted together by L2-regularised logistic regression
+ * (engine/logfit.h) on the training sequences, and one threshold τ for the
+ * whole model is set so that the global share on them is --share (or τ is
+ * given). The held-out sequences
  * measure agreement with the oracle.
  */
 #ifndef AHASCOPE_FIT_H
