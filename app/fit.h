@@ -11,8 +11,7 @@
  * then fitted together by L2-regularised logistic regression
  * (engine/logfit.h) on the training sequences, and one threshold τ for the
  * whole model is set so that the global share on them is --share (or τ is
- * given). The held-out sequences
- * measure agreement with the oracle.
+ * given). The held-out sequences measure agreement with the oracle.
  */
 #ifndef AHASCOPE_FIT_H
 #define AHASCOPE_FIT_H
