@@ -77,6 +77,19 @@ const char *args_value(Args *a, Err *e);
 int args_int(const char *flag, const char *s, long lo, long hi, long *out, Err *e);
 int args_float(const char *flag, const char *s, double lo, double hi, double *out, Err *e);
 
+/* One shard of a job split across processes or machines (--shard I/N):
+ * item k (a sequence, a prompt line) belongs to shard k mod N. I is
+ * 0-based, as Slurm's array task ids are; unsharded is 0/1. */
+typedef struct {
+    long i, n;
+} ArgsShard;
+
+/* Parse "I/N" (0 <= I < N <= 2^20) for flag; a usage error otherwise. */
+int args_shard(const char *flag, const char *s, ArgsShard *out, Err *e);
+
+/* True if item k is this shard's (always for 0/1). */
+static inline int args_shard_owns(const ArgsShard *s, long k) { return s->n <= 1 || k % s->n == s->i; }
+
 /* True if s is --help or -h. */
 int args_is_help(const char *s);
 

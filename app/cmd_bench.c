@@ -61,7 +61,8 @@ static void bench_help(void) {
          "--dtype bf16|f16 with --shape/--dims: the same random model timed in f32 and in bf16/f16, decode\n"
          "steps interleaved one for one: median tok/s of each, the median of the paired steps' ratios and\n"
          "the ratio of the medians (roofline counted in the stored bytes: weights, and the KV cache in its\n"
-         "own type). With --model, the resident memory the model adds (resident_mb) against its file size.\n"
+         "own type). With --model, the resident memory the model adds (resident_bytes) against its file size\n"
+         "and the bytes on 2 MiB pages (huge_page_bytes; AHASCOPE_WEIGHTS=map|copy places the weights).\n"
          "--kv-dtype f32|bf16|f16: the KV cache's type (default each model's own: f32 for f32 weights,\n"
          "bf16/f16 for half-precision ones).\n"
          "Both modes also print the bytes a decode step reads: the weights, and the KV cache with every\n"
@@ -238,6 +239,21 @@ static size_t resident_bytes(void) {
     return (size_t)res * 4096;
 }
 
+/* Bytes of this process on 2 MiB pages, anonymous or file-backed (0 if
+ * /proc says nothing): how much of the weights the TLB reaches cheaply,
+ * which decided whether a folder decoded fast or slow before mem_view_file
+ * (engine/PERFORMANCE.md, "Slow invocations"). */
+static size_t huge_page_bytes(void) {
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    if (!f) return 0;
+    char line[256];
+    unsigned long long kb, total = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "AnonHugePages: %llu kB", &kb) == 1 || sscanf(line, "FilePmdMapped: %llu kB", &kb) == 1) total += kb;
+    fclose(f);
+    return (size_t)total * 1024;
+}
+
 /* What the model itself holds in memory once it has run: the process's
  * resident growth over loading it and feeding 8 tokens (the caller took
  * `before` ahead of the load). */
@@ -409,10 +425,10 @@ static void print_throughput(const BenchOpts *b, const Model *m, const Throughpu
         printf("{\"prefill_tok_s\": %.3f, \"decode_tok_s\": %.3f, \"weight_bytes\": %zu, \"kv_bytes\": %zu, "
                "\"bandwidth_gbs\": %.3f, \"roofline_frac\": %.4f, \"roofline_frac_weights\": %.4f, "
                "\"prompt_len\": %d, \"decode\": %d, \"runs\": %d, \"threads\": %d, \"matvec\": \"%s\", "
-               "\"dtype\": \"%s\", \"file_bytes\": %zu, \"resident_bytes\": %zu",
+               "\"dtype\": \"%s\", \"file_bytes\": %zu, \"resident_bytes\": %zu, \"huge_page_bytes\": %zu",
                t->prefill_tok_s, t->decode_tok_s, t->weight_bytes, t->kv_bytes, t->bandwidth_gbs, t->roofline_frac,
                t->roofline_frac_weights, b->prompt_len, b->decode, b->runs, b->threads, mv_variant(),
-               model_dtype_name(c->dtype), m->file_bytes, resident);
+               model_dtype_name(c->dtype), m->file_bytes, resident, huge_page_bytes());
         print_cost_json(cs, 1);
         printf("}\n");
         return;
@@ -433,6 +449,7 @@ static void print_throughput(const BenchOpts *b, const Model *m, const Throughpu
     if (resident && m->file_bytes)
         printf("resident        %10.1f MB added by the model, file %.1f MB (%.2fx)\n", resident / 1e6, m->file_bytes / 1e6,
                (double)resident / m->file_bytes);
+    printf("huge pages      %10.1f MB of the process on 2 MiB pages\n", huge_page_bytes() / 1e6);
     print_cost_text(c, cs);
 }
 
@@ -476,6 +493,7 @@ static int bench_bytes(BenchOpts *b, Err *e) {
     Model m = {0};
     Config c;
     if (b->model) {
+        setenv("AHASCOPE_WEIGHTS", "map", 0); /* no weight is read: copying them would only cost time */
         if (load_model(b, &m, e) != 0) return -1;
         c = m.c;
     } else {

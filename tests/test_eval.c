@@ -207,6 +207,7 @@ TEST(eval_rejects_bad_combinations) {
         {"--match-budget qada --routers random", "takes 'aha'", 2},
         {"--share 0.3", "needs the aha policy", 2},
         {"--share 1.5 --routers random", "--share", 2},
+        {"--share 0.3 --routers random --shard 0/2", "not with --shard", 2},
         {"--data EMPTY", "empty data file", 1},
         {"--seq-len 9999", "exceeds the model's context", 1},
         {"--window 100000", "window", 1},

@@ -226,11 +226,11 @@ TEST(fit_balance_factor_gives_the_positives_their_share) {
     CHECK_NEAR(fit_balance_factor(100, 100, 0.9), 1, 0);
 }
 
-/* KL of routers on 4 sequences of 256 tokens (seed 99) with τ chosen to
- * send 27% global, or NAN. */
+/* KL of routers on eval's default 8 sequences of 256 tokens with τ chosen
+ * to send 27% global, or NAN. */
 static double kl_at_share(const char *routers) {
     int st;
-    char *out = test_runf(&st, "%s eval --model %s --routers %s --self 4 --seed 99 --share 0.27 --threads 1 --json 2>/dev/null",
+    char *out = test_runf(&st, "%s eval --model %s --routers %s --share 0.27 --threads 1 --json 2>/dev/null",
                           bin(), test_shared("models/stories260K/stories260K.bin"), routers);
     const char *k = out ? strstr(out, "\"kl\": ") : NULL;
     double kl = st == 0 && k ? atof(k + 6) : NAN;
@@ -239,8 +239,8 @@ static double kl_at_share(const char *routers) {
 }
 
 /* The default --balance 0.9 fits routers with a lower KL at a matched
- * share than the unweighted fit (measured 0.0117 against 0.0155 here; 11
- * of 12 cells in app/FINDINGS.md). */
+ * share than the unweighted fit (measured 0.0115 against 0.0136 here;
+ * app/FINDINGS.md compares them at four windows on three samples). */
 TEST(fit_balanced_positives_lower_the_kl_at_a_matched_share) {
     SKIP_UNLESS_SHARED();
     const char *bal = test_tmp("bal16.safetensors"), *raw = test_tmp("raw16.safetensors");
@@ -252,7 +252,7 @@ TEST(fit_balanced_positives_lower_the_kl_at_a_matched_share) {
     free(test_runf(&st, fmt, bin(), m, raw, "--balance 0"));
     CHECK_INT(st, 0);
     double kb = kl_at_share(bal), kr = kl_at_share(raw);
-    CHECK_MSG(kb < 0.9 * kr, "KL balanced %.5f, unweighted %.5f", kb, kr);
+    CHECK_MSG(kb < 0.93 * kr, "KL balanced %.5f, unweighted %.5f", kb, kr);
 }
 
 /* Every architecture the engine runs fits, and the routers load with their
