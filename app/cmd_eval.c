@@ -15,8 +15,8 @@
 
 static void eval_help(void) {
     puts("usage: ahascope eval [--data FILE | --self N] [--seq-len T] [--max-seqs N] [--seed S] [--db FILE]\n"
-         "                     [--shard I/N] [--match-budget aha] [--label TEXT] [--json] [--plot] [--svg FILE]\n"
-         "                     [--threads N] [model flags] [policy flags]\n"
+         "                     [--shard I/N] [--share S] [--match-budget aha] [--label TEXT] [--json] [--plot]\n"
+         "                     [--svg FILE] [--threads N] [model flags] [policy flags]\n"
          "       ahascope eval --from-db DB [--json] [--plot] [--svg FILE] [model flags]\n"
          "\n"
          "Teacher-forced over held-out sequences: perplexity, mean KL(full || policy) per token, global\n"
@@ -29,6 +29,9 @@ static void eval_help(void) {
          "                  at most --max-seqs of them (default 1000)\n"
          "  --db FILE       record one run per sequence and the summary in the `evals` table (default: none)\n"
          "  --label TEXT    the evals row's label (default empty)\n"
+         "  --share S       aha: choose tau on the evaluated data so the routers' global share is S\n"
+         "                  (within 0.05 points), overriding --tau and the file's: compares routers at\n"
+         "                  exactly one budget (not with --shard)\n"
          "  --match-budget aha  evaluate the AHA routers, then choose for qada, qada_bulk, qada_rem,\n"
          "                  qada_rem_bulk (REM-corrected QAdA, this project's) and oracle the\n"
          "                  theta, for random the p, and for static the head count that give the same\n"
@@ -54,6 +57,7 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
     runopts_defaults(&x->o);
     x->o.seed = 1234;
     x->self_n = 8, x->seq_len = 256, x->max_seqs = 1000, x->threads = pool_default_threads();
+    x->share = NAN;
     Args a = {argc, argv, 1};
     while (a.i < argc) {
         const char *f = argv[a.i];
@@ -71,6 +75,10 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
         if (!strcmp(f, "--json")) x->json = 1;
         else if (!strcmp(f, "--plot")) x->plot = 1;
         else if (!strcmp(f, "--svg")) { if (!(x->svg = args_value(&a, e))) return -1; }
+        else if (!strcmp(f, "--share")) {
+            const char *v = args_value(&a, e);
+            if (!v || args_float(f, v, 0, 1, &x->share, e)) return -1;
+        }
         else if (str) { if (!(*str = args_value(&a, e))) return -1; }
         else if (num) {
             const char *v = args_value(&a, e);
@@ -80,6 +88,8 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
     if (runopts_check(&x->o, e) || eval_opts_shard_check(x, e)) return -1;
     if (x->match && strcmp(x->match, "aha") != 0) return err_usage(e, "--match-budget takes 'aha' (the routers)");
     if (x->match && !x->o.routers) return err_usage(e, "--match-budget aha needs --routers FILE");
+    if (!isnan(x->share) && (x->shard.n > 1 || x->from_db)) /* each shard would choose its own τ */
+        return err_usage(e, "--share chooses tau on the whole evaluated data: not with --shard or --from-db");
     return 0;
 }
 
@@ -90,22 +100,44 @@ static double share_of(const Loaded *L, const EvalData *d, const EvalOpts *x, co
     return s.gate_n > 0 ? s.gate_sum / s.gate_n : NAN;
 }
 
-/* θ, as log-odds, whose executed global share is closest to target. The
- * share falls as θ rises; the estimates are log-odds spread over hundreds
- * of nats (qada_bulk past 50), which no probability θ could reach, so
- * bisect on the log-odds in [-100, 300]; stop within a quarter of a point. */
-static double match_theta(const Loaded *L, const EvalData *d, const EvalOpts *x, AttnConfig a, double target, Err *e) {
-    double lo = -100, hi = 300, best = 0, best_gap = INFINITY;
+/* The knob whose executed global share is closest to target, bisected in
+ * [lo, hi] (the share falls as the knob rises) until within `tol`. */
+static double match_knob(const Loaded *L, const EvalData *d, const EvalOpts *x, AttnConfig a, double target,
+                         double lo, double hi, double tol, void (*set)(AttnConfig *, double), Err *e) {
+    double best = lo, best_gap = INFINITY;
     for (int it = 0; it < 40; it++) {
-        a.theta_logit = 0.5 * (lo + hi);
+        double k = 0.5 * (lo + hi);
+        set(&a, k);
         double g = share_of(L, d, x, &a, e);
         if (isnan(g)) return NAN;
-        if (fabs(g - target) < best_gap) best_gap = fabs(g - target), best = a.theta_logit;
-        if (best_gap < 0.0025) break;
-        if (g > target) lo = a.theta_logit;
-        else hi = a.theta_logit;
+        if (fabs(g - target) < best_gap) best_gap = fabs(g - target), best = k;
+        if (best_gap < tol) break;
+        if (g > target) lo = k;
+        else hi = k;
     }
     return best;
+}
+
+static void set_theta(AttnConfig *a, double k) { a->theta_logit = k; }
+
+static void set_tau_logit(AttnConfig *a, double k) { a->tau = (float)(1.0 / (1.0 + exp(-k))); }
+
+/* θ, as log-odds, whose executed global share is closest to target. The
+ * estimates are log-odds spread over hundreds of nats (qada_bulk past 50),
+ * which no probability θ could reach, so bisect on the log-odds in
+ * [-100, 300]; stop within a quarter of a point. */
+static double match_theta(const Loaded *L, const EvalData *d, const EvalOpts *x, AttnConfig a, double target, Err *e) {
+    return match_knob(L, d, x, a, target, -100, 300, 0.0025, set_theta, e);
+}
+
+/* --share: the aha τ giving that global share on d, bisected on its
+ * log-odds (a float τ resolves nothing past ±30); within 0.05 points, as
+ * routers are compared at one budget on a few thousand decisions. */
+static int match_tau(const Loaded *L, const EvalData *d, EvalOpts *x, Err *e) {
+    double k = match_knob(L, d, x, x->o.attn, x->share, -30, 30, 0.0005, set_tau_logit, e);
+    if (isnan(k)) return -1;
+    set_tau_logit(&x->o.attn, k);
+    return 0;
 }
 
 /* The K heads with the highest oracle rate in counts, K = target × heads. */
@@ -197,6 +229,10 @@ static int run_eval(EvalOpts *x, Err *e) {
     StoreRunInfo info;
     int rc = -1;
     if (app_load(&x->o, &L, 1, e)) goto out;
+    if (!isnan(x->share) && x->o.attn.policy != POLICY_AHA) {
+        err_usage(e, "--share chooses the aha routers' tau: it needs the aha policy (--routers FILE)");
+        goto out;
+    }
     int len = (int)(x->seq_len < L.model.c.seq_len ? x->seq_len : L.model.c.seq_len);
     if (x->seq_len > L.model.c.seq_len) {
         err_set(e, "--seq-len %ld exceeds the model's context (%d)", x->seq_len, L.model.c.seq_len);
@@ -213,11 +249,13 @@ static int run_eval(EvalOpts *x, Err *e) {
     if (app_run_info(&x->o, &L, &info, e)) goto out;
     if (x->match && eval_data_calibration(&cal, &d, &L.model, &L.tok, x->data, (int)x->self_n, len, x->o.seed, e))
         goto out;
+    if (!isnan(x->share) && match_tau(&L, &d, x, e)) goto out;
     if (x->match) rc = run_matched(&L, &d, &cal, x, st, &info, e);
     else {
         Row row = {.a = x->o.attn};
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
-        snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
+        if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
+        else snprintf(row.knob, sizeof row.knob, "w=%d tau=%.4g", x->o.attn.window, x->o.attn.tau);
         rc = eval_row(&L, &d, x, st, &info, &row, NULL, e);
         if (rc == 0) eval_print_rows(&row, 1, x->json, 0);
         if (rc == 0) rc = eval_plot_rows(&row, 1, x, "evaluation", e);

@@ -17,7 +17,7 @@ static void fit_help(void) {
     puts("usage: ahascope fit [--model M] --window W [--sinks S] [--theta X] [--share S | --tau T]\n"
          "                    [--shard I/N | --from-shards A,B,...]\n"
          "                    [--data FILE | --self N] [--seq-len T] [--l2 L] [--iters K] [--weight none|err]\n"
-         "                    [--seed S] [--threads N] --out FILE\n"
+         "                    [--balance R] [--seed S] [--threads N] --out FILE\n"
          "\n"
          "Fit one router per head (global iff sigmoid(x.w + b) > tau) straight to the oracle's labels, with\n"
          "the model frozen and no backward pass: any model the engine runs (llama2.c checkpoints and Hugging\n"
@@ -31,6 +31,9 @@ static void fit_help(void) {
          "                  the lowest KL at a matched share on stories260K)\n"
          "  --weight err    weight each example by oracle_err, the output change going local causes\n"
          "                  (default none: every example counts 1)\n"
+         "  --balance R     weight the positive examples up so they carry R of the total weight\n"
+         "                  (default 0.9; 0: as labelled): tau then cuts where the fit did its work,\n"
+         "                  which lowered the KL at a matched share on stories260K (FINDINGS)\n"
          "  --l2 L          penalty on the router weights (default 0.001); --iters K solver iterations (30)\n"
          "  --self N        N sequences sampled from the model itself (default 64), 1 in 8 held out;\n"
          "  --data FILE     or a text file cut into --seq-len chunks (default 128 tokens)\n"
@@ -40,8 +43,8 @@ static void fit_help(void) {
          "  --from-shards A,B,...  fit on every shard's --out (all N, any order), without running the model:\n"
          "                  the routers the unsharded fit writes, bit for bit (the same flags but --shard)\n"
          "Writes FILE atomically: router safetensors with a bias per head and metadata (window, tau,\n"
-         "theta, sinks, objective oracle-fit, share, data, seed, l2, iters, weight, model, held-out global\n"
-         "share, agreement, precision and recall against the oracle). Progress goes to stderr.");
+         "theta, sinks, objective oracle-fit, share, data, seed, l2, iters, weight, balance, model,\n"
+         "held-out global share, agreement, precision and recall against the oracle). Progress goes to stderr.");
     args_help_model();
 }
 
@@ -51,7 +54,7 @@ typedef struct {
     ArgsShard shard;         /* --shard I/N: the data pass of these sequences only, to --out */
     const char *from_shards; /* --from-shards A,B,...: fit on the shards' examples */
     long seq_len, self_n, iters, threads;
-    double l2, share;
+    double l2, share, balance;
     int have_share, have_self;
 } FitOpts;
 
@@ -74,7 +77,7 @@ static int parse(int argc, char **argv, FitOpts *t, Err *e) {
     /* labels at θ 0.7 gave the lowest KL at matched shares on stories260K (app/FINDINGS.md) */
     t->o.attn.theta_logit = decide_theta_logit(0.7);
     t->seq_len = 128, t->self_n = 64, t->iters = 30, t->threads = pool_default_threads();
-    t->l2 = 1e-3, t->share = 0.25, t->weight = "none";
+    t->l2 = 1e-3, t->share = 0.25, t->weight = "none", t->balance = 0.9; /* 0.9: app/FINDINGS.md */
     Args a = {argc, argv, 1};
     while (a.i < argc) {
         const char *f = argv[a.i];
@@ -87,7 +90,8 @@ static int parse(int argc, char **argv, FitOpts *t, Err *e) {
                          : !strcmp(f, "--weight") ? &t->weight : NULL;
         long *num = !strcmp(f, "--seq-len") ? &t->seq_len : !strcmp(f, "--self") ? &t->self_n
                   : !strcmp(f, "--iters") ? &t->iters : !strcmp(f, "--threads") ? &t->threads : NULL;
-        double *real = !strcmp(f, "--l2") ? &t->l2 : !strcmp(f, "--share") ? &t->share : NULL;
+        double *real = !strcmp(f, "--l2") ? &t->l2 : !strcmp(f, "--share") ? &t->share
+                     : !strcmp(f, "--balance") ? &t->balance : NULL;
         const char *v = NULL;
         if (!strcmp(f, "--shard")) {
             if (!(v = args_value(&a, e)) || args_shard(f, v, &t->shard, e)) return -1;
@@ -99,8 +103,8 @@ static int parse(int argc, char **argv, FitOpts *t, Err *e) {
             if (!(v = args_value(&a, e)) || args_int(f, v, lo, hi, num, e)) return -1;
             if (num == &t->self_n) t->have_self = 1;
         } else if (real) {
-            if (!(v = args_value(&a, e)) || args_float(f, v, real == &t->l2 ? 1e-9 : 0, real == &t->l2 ? 1e3 : 1, real, e))
-                return -1;
+            double hi = real == &t->l2 ? 1e3 : real == &t->balance ? 0.999 : 1;
+            if (!(v = args_value(&a, e)) || args_float(f, v, real == &t->l2 ? 1e-9 : 0, hi, real, e)) return -1;
             if (real == &t->share) t->have_share = 1;
         } else return args_unknown(f, e);
     }
@@ -109,7 +113,7 @@ static int parse(int argc, char **argv, FitOpts *t, Err *e) {
 
 /* The router file: weights, biases, the settings and the held-out figures. */
 static int save(const FitOpts *t, const Loaded *L, const char *desc, uint64_t seed, FitResult *res, Err *e) {
-    enum { N_META = 19 };
+    enum { N_META = 20 };
     char v[N_META][64];
     const AttnConfig *a = &t->o.attn;
     snprintf(v[0], 64, "%d", a->window), snprintf(v[1], 64, "%.9g", res->tau);
@@ -120,11 +124,12 @@ static int save(const FitOpts *t, const Loaded *L, const char *desc, uint64_t se
     snprintf(v[10], 64, "%.4f", res->train_share), snprintf(v[11], 64, "%.4f", res->held_share);
     snprintf(v[12], 64, "%.4f", res->held_agree), snprintf(v[13], 64, "%.4f", res->held_precision);
     snprintf(v[14], 64, "%.4f", res->held_recall), snprintf(v[15], 64, "%.63s", L->model_path);
-    snprintf(v[16], 64, "%ld", res->tokens), snprintf(v[17], 64, "%s", t->o.have_tau ? "" : "share");
-    snprintf(v[18], 64, "%g", t->o.have_tau ? NAN : t->share);
+    snprintf(v[16], 64, "%ld", res->tokens), snprintf(v[17], 64, "%g", t->balance);
+    snprintf(v[18], 64, "%s", t->o.have_tau ? "" : "share"), snprintf(v[19], 64, "%g", t->o.have_tau ? NAN : t->share);
     const char *keys[N_META] = {"window", "tau", "theta", "sinks", "objective", "data", "seed", "l2", "iters",
                                 "weight", "train_global_share", "heldout_global_share", "heldout_agreement",
-                                "heldout_precision", "heldout_recall", "model", "tokens", "threshold_from", "share"};
+                                "heldout_precision", "heldout_recall", "model", "tokens", "balance",
+                                "threshold_from", "share"};
     const char *vals[N_META];
     for (int i = 0; i < N_META; i++) vals[i] = v[i];
     res->r.window = a->window;
@@ -134,8 +139,8 @@ static int save(const FitOpts *t, const Loaded *L, const char *desc, uint64_t se
 /* The fit's settings from the flags. */
 static FitConfig fit_config(const FitOpts *t) {
     FitConfig fc = {t->o.attn.window, t->o.attn.sinks, t->o.attn.theta_logit, t->l2, (int)t->iters,
-                    !strcmp(t->weight, "err"), t->o.have_tau ? NAN : t->share, t->o.have_tau ? t->o.attn.tau : NAN,
-                    (int)t->threads, 1};
+                    !strcmp(t->weight, "err"), t->balance, t->o.have_tau ? NAN : t->share,
+                    t->o.have_tau ? t->o.attn.tau : NAN, (int)t->threads, 1};
     return fc;
 }
 

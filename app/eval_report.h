@@ -14,6 +14,7 @@ typedef struct {
     const char *svg;
     ArgsShard shard;     /* --shard I/N: this process's sequences (0/1: all) */
     const char *from_db; /* --from-db DB: re-summarise DB's evaluations instead of running any */
+    double share;        /* eval --share: the aha τ is chosen to give this global share, or NAN */
 } EvalOpts;
 
 /* --shard and --from-db, the flags eval and sweep share for evaluations

@@ -6,11 +6,12 @@
  * sequence; at each position that has far keys, every (layer, head) gives
  * one example: what the router reads there (RunState.router_in) and the
  * label out_mass > θ, weighted by 1 or by the output change going local
- * would cause (oracle_err). Each layer's heads are then fitted together by
- * L2-regularised logistic regression (engine/logfit.h) on the training
- * sequences, and one threshold τ for the whole model is set so that the
- * global share on them is --share (or τ is given). The held-out sequences
- * measure agreement with the oracle.
+ * would cause (oracle_err), the positives then weighted up so they carry
+ * --balance of the total (fit_balance_factor). Each layer's heads are
+ * then fitted together by L2-regularised logistic regression
+ * (engine/logfit.h) on the training sequences, and one threshold τ for the
+ * whole model is set so that the global share on them is --share (or τ is
+ * given). The held-out sequences measure agreement with the oracle.
  *
  * The model pass can be split across processes: each shard writes its
  * examples (fit_shard_write) and one process fits on all of them
@@ -28,6 +29,7 @@ typedef struct {
     double l2;            /* logistic penalty (engine/logfit.h) */
     int iters;            /* solver iterations */
     int weight_err;       /* 1: weight each example by oracle_err */
+    double balance;       /* share of the training weight the positives carry, or 0: as labelled */
     double share;         /* target global share, or NAN when tau is given */
     double tau;           /* the threshold to use as is, or NAN */
     int threads;
@@ -73,6 +75,11 @@ int fit_shard_write(const Model *m, const EvalData *d, int n_held, const ArgsSha
  * count in a file is checked before use; errors name the file. */
 int fit_routers_from_shards(const Model *m, const char *const *paths, int n, const FitConfig *c,
                             const char *model_sha256, FitShardInfo *info, FitResult *out, Err *e);
+
+/* The factor on the positives' weights that makes them carry `balance` of
+ * the total, when they carry pos of all: 1 when balance is 0 or either
+ * class is empty (nothing to balance). */
+double fit_balance_factor(double pos, double all, double balance);
 
 /* Free the routers of a result (safe on a zeroed one). */
 void fit_result_free(FitResult *r);

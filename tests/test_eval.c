@@ -174,6 +174,28 @@ TEST(eval_matched_budget_hits_the_target) {
                                 " --self 2 --seq-len 512");
 }
 
+/* --share picks the routers' τ on the evaluated data: the shipped w = 16
+ * routers (27% at their τ 0.5) land within 0.05 points of 15% and of 40%,
+ * and --match-budget then matches the predictors to that share. */
+TEST(eval_share_sets_the_routers_tau_for_a_global_share) {
+    SKIP_UNLESS_SHARED();
+    const char *r16 = "--routers engine/routers/stories260K_w16.safetensors --self 2 --seq-len 128";
+    for (int i = 0; i < 2; i++) {
+        double want = i ? 0.40 : 0.15;
+        cJSON *j = eval_json("%s --share %.2f", r16, want);
+        CHECK_MSG(j && cJSON_GetArraySize(j) == 1, "rows: %d", j ? cJSON_GetArraySize(j) : -1);
+        if (j) CHECK_NEAR(field(j, 0, "global_share"), want, 0.0005);
+        cJSON_Delete(j);
+    }
+    cJSON *j = eval_json("%s --share 0.15 --match-budget aha", r16);
+    CHECK_MSG(j && cJSON_GetArraySize(j) == 8, "rows: %d", j ? cJSON_GetArraySize(j) : -1);
+    if (j) {
+        CHECK_NEAR(field(j, 0, "global_share"), 0.15, 0.0005);
+        CHECK_NEAR(field(j, 5, "global_share"), 0.15, 0.005); /* the oracle row */
+    }
+    cJSON_Delete(j);
+}
+
 TEST(eval_rejects_bad_combinations) {
     SKIP_UNLESS_SHARED();
     char empty[1024];
@@ -183,6 +205,9 @@ TEST(eval_rejects_bad_combinations) {
     const struct { const char *flags, *needle; int status; } bad[] = {
         {"--match-budget aha", "needs --routers", 2},
         {"--match-budget qada --routers random", "takes 'aha'", 2},
+        {"--share 0.3", "needs the aha policy", 2},
+        {"--share 1.5 --routers random", "--share", 2},
+        {"--share 0.3 --routers random --shard 0/2", "not with --shard", 2},
         {"--data EMPTY", "empty data file", 1},
         {"--seq-len 9999", "exceeds the model's context", 1},
         {"--window 100000", "window", 1},
