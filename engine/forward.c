@@ -60,7 +60,7 @@ static int gemm_init(RunState *s, const Config *c, size_t max_in, Err *e) {
     s->gemm = c->dtype == DT_BF16 ? (GemmPath)gemm : GEMM_EXACT;
     s->tile_floats = c->dtype == DT_F32 ? 0 : HALF_TILE * max_in;
     if (c->dtype != DT_BF16 || gemm_half_best() == GEMM_EXACT) return 0; /* fwd_set_gemm may ask for it later */
-    size_t pack = (gemm_half_scratch_bytes((int)max_in) + sizeof(float) - 1) / sizeof(float);
+    size_t pack = (gemm_half_scratch_bytes(s->max_batch, (int)max_in) + sizeof(float) - 1) / sizeof(float);
     if (pack > s->tile_floats) s->tile_floats = pack;
     s->x_bf16 = malloc(gemm_half_x_elems(s->max_batch, (int)max_in) * sizeof(uint16_t));
     return s->x_bf16 ? 0 : err_set(e, "out of memory for the bf16 prefill input (%d × %zu)", s->max_batch, max_in);
@@ -235,14 +235,21 @@ static void glu_task(void *ctx, int task, int n_tasks) {
         k_swiglu(mm->out[0] + (size_t)t * mm->n_out[0] + r0, mm->out[1] + (size_t)t * mm->n_out[1] + r0, (int)(r1 - r0));
 }
 
+/* Task t of n rounds its share of the input rows for the bf16 paths. */
+static void round_task(void *ctx, int task, int n_tasks) {
+    const MatMul *mm = ctx;
+    int t0 = (int)((long)mm->T * task / n_tasks), t1 = (int)((long)mm->T * (task + 1) / n_tasks);
+    gemm_half_round_rows(mm->s->x_bf16, mm->in, mm->T, mm->n_in, t0, t1);
+}
+
 static void matmul_run(RunState *s, MatMul *mm) {
     long total = 0;
     for (int k = 0; k < mm->n_mats; k++) total += mm->n_out[k];
     mm->s = s;
     mm->x_bf16 = NULL;
     if (mm->T > 1 && s->gemm != GEMM_EXACT && mm->w[0].dt == DT_BF16) { /* one rounding, read by every task */
-        gemm_half_round_x(s->x_bf16, mm->in, mm->T, mm->n_in);
         mm->x_bf16 = s->x_bf16;
+        pool_run(s->pool, round_task, mm, pool_threads(s->pool));
     }
     int tasks = pool_threads(s->pool);
     /* A decode step's rows are claimed in slices, so a thread the host

@@ -18,6 +18,14 @@
 
 static size_t pad32(size_t v) { return (v + BLK - 1) / BLK * BLK; }
 
+/* The rounded activations are stored tile by tile: 16 rows × 32 bf16
+ * (1 KiB, one AMX tile) contiguous, tiles of a row block in k order. A tile
+ * load then reads 16 consecutive cache lines; with plain rows it read 16
+ * lines 4 KiB apart (d = 2048), a page each, and the products ran at about
+ * 25% of the tile peak, against about ?% so. Element (t, k) of a product
+ * with padded width dp lies at x_at(t, k, dp). */
+static size_t x_at(size_t t, size_t k, size_t dp) { return ((t / 16) * (dp / BLK) + k / BLK) * 512 + t % 16 * BLK + k % BLK; }
+
 /* ---- what the machine allows ---------------------------------------------- */
 
 /* AVX-512 F, BW, VL and BF16, and an OS that saves the zmm state (XCR0). */
@@ -87,26 +95,27 @@ int gemm_half_from_env(char *msg, size_t msg_size) {
 
 size_t gemm_half_x_elems(int T, int d) { return pad32((size_t)T) * pad32((size_t)d); }
 
-size_t gemm_half_scratch_bytes(int d) { return (size_t)BLK * pad32((size_t)d) * sizeof(uint16_t); }
+size_t gemm_half_scratch_bytes(int T, int d) {
+    return (size_t)BLK * pad32((size_t)d) * sizeof(uint16_t) + pad32((size_t)T) * BLK * sizeof(float);
+}
 
 /* VCVTNEPS2BF16 rounds to nearest even, as st_f32_to_bf16 does. */
-AVX512BF16 void gemm_half_round_rows(uint16_t *xb, const float *x, int d, int t0, int t1) {
-    size_t ld = pad32((size_t)d);
+AVX512BF16 void gemm_half_round_rows(uint16_t *xb, const float *x, int T, int d, int t0, int t1) {
+    size_t dp = pad32((size_t)d);
     for (int t = t0; t < t1; t++) {
         const float *row = x + (size_t)t * d;
-        uint16_t *out = xb + (size_t)t * ld;
-        for (int k = 0; k < d; k += 16) {
-            __mmask16 m = d - k >= 16 ? 0xffff : (__mmask16)((1u << (d - k)) - 1);
+        for (size_t k = 0; k < dp; k += 16) { /* 16 values never straddle a tile row */
+            __mmask16 m = (size_t)d >= k + 16 ? 0xffff : (size_t)d > k ? (__mmask16)((1u << (d - k)) - 1) : 0;
             __m256bh h = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, row + k));
-            _mm256_mask_storeu_epi16(out + k, m, (__m256i)h);
+            _mm256_storeu_si256((__m256i *)(xb + x_at((size_t)t, k, dp)), (__m256i)h);
         }
     }
+    if (t1 == T) /* whole zero rows pad the last row block */
+        for (size_t t = (size_t)T; t < pad32((size_t)T); t++)
+            for (size_t k = 0; k < dp; k += BLK) memset(xb + x_at(t, k, dp), 0, BLK * sizeof *xb);
 }
 
-void gemm_half_round_x(uint16_t *xb, const float *x, int T, int d) {
-    memset(xb, 0, gemm_half_x_elems(T, d) * sizeof *xb);
-    gemm_half_round_rows(xb, x, d, 0, T);
-}
+void gemm_half_round_x(uint16_t *xb, const float *x, int T, int d) { gemm_half_round_rows(xb, x, T, d, 0, T); }
 
 /* ---- weights: 32 rows into the pair-interleaved order ---------------------- */
 
@@ -155,29 +164,31 @@ AVX512BF16 static void pack_block(uint32_t *wp, const uint16_t *w, int rows, int
         }
 }
 
-/* ---- the kernels: a 32 × 32 block of C into cb[32][32] --------------------- */
+/* ---- the kernels: 32 columns of C into acc[rows][32] ----------------------- */
 
-/* rows (≤ 32, rounded up to 8) rows of xb against the packed block, by
- * broadcasting one activation pair against 16 packed weight pairs. */
-AVX512BF16 static void avx_block(float *cb, const uint16_t *xb, size_t ldx, int rows, int dp, const uint32_t *wp) {
+/* rows (≤ 32, rounded up to 8) rows of the row block at xb against the
+ * packed block, by broadcasting one activation pair against 16 packed
+ * weight pairs. */
+AVX512BF16 static void avx_block(float *acc, const uint16_t *xb, int rows, int dp, const uint32_t *wp) {
     size_t tile = (size_t)dp / 2 * 16;
     for (int r0 = 0; r0 < rows; r0 += 8) {
-        __m512 acc[8][2];
-        for (int i = 0; i < 8; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+        __m512 c[8][2];
+        for (int i = 0; i < 8; i++) c[i][0] = c[i][1] = _mm512_setzero_ps();
         for (int p = 0; p < dp / 2; p++) {
             __m512bh b0 = (__m512bh)_mm512_loadu_si512(wp + (size_t)p * 16);
             __m512bh b1 = (__m512bh)_mm512_loadu_si512(wp + tile + (size_t)p * 16);
+            const uint16_t *xp = xb + x_at((size_t)r0, 2 * (size_t)p, (size_t)dp);
             for (int i = 0; i < 8; i++) {
                 uint32_t pair;
-                memcpy(&pair, xb + (size_t)(r0 + i) * ldx + 2 * p, sizeof pair);
+                memcpy(&pair, xp + i * BLK, sizeof pair);
                 __m512bh a = (__m512bh)_mm512_set1_epi32((int)pair);
-                acc[i][0] = _mm512_dpbf16_ps(acc[i][0], a, b0);
-                acc[i][1] = _mm512_dpbf16_ps(acc[i][1], a, b1);
+                c[i][0] = _mm512_dpbf16_ps(c[i][0], a, b0);
+                c[i][1] = _mm512_dpbf16_ps(c[i][1], a, b1);
             }
         }
         for (int i = 0; i < 8; i++) {
-            _mm512_storeu_ps(cb + (size_t)(r0 + i) * BLK, acc[i][0]);
-            _mm512_storeu_ps(cb + (size_t)(r0 + i) * BLK + 16, acc[i][1]);
+            _mm512_storeu_ps(acc + (size_t)(r0 + i) * BLK, c[i][0]);
+            _mm512_storeu_ps(acc + (size_t)(r0 + i) * BLK + 16, c[i][1]);
         }
     }
 }
@@ -203,15 +214,16 @@ AMX static void amx_configure(void) {
     _tile_loadconfig(&cfg);
 }
 
-/* Tile numbers are immediates, so the 16-row and 32-row variants are
- * written out. */
-AMX static void amx_block(float *cb, const uint16_t *xb, size_t ldx, int rows, int dp, const uint32_t *wp) {
-    size_t tile = (size_t)dp / 2 * 16, sx = ldx * sizeof(uint16_t);
+/* rows (≤ 32) rows of the row block at xb against the packed block into
+ * acc[32][32]. Tile numbers are immediates, so the 16-row and 32-row
+ * variants are written out. */
+AMX static void amx_block(float *acc, const uint16_t *xb, int rows, int dp, const uint32_t *wp) {
+    size_t tile = (size_t)dp / 2 * 16, sc = BLK * sizeof(float), a1 = (size_t)dp * 16; /* the next 16 rows */
     _tile_zero(0);
     _tile_zero(1);
     if (rows <= 16) {
         for (int k = 0; k < dp; k += BLK) {
-            _tile_loadd(4, xb + k, sx);
+            _tile_loadd(4, xb + (size_t)k * 16, 64);
             _tile_loadd(6, wp + (size_t)k / 2 * 16, 64);
             _tile_loadd(7, wp + tile + (size_t)k / 2 * 16, 64);
             _tile_dpbf16ps(0, 4, 6);
@@ -221,8 +233,8 @@ AMX static void amx_block(float *cb, const uint16_t *xb, size_t ldx, int rows, i
         _tile_zero(2);
         _tile_zero(3);
         for (int k = 0; k < dp; k += BLK) {
-            _tile_loadd(4, xb + k, sx);
-            _tile_loadd(5, xb + 16 * ldx + k, sx);
+            _tile_loadd(4, xb + (size_t)k * 16, 64);
+            _tile_loadd(5, xb + a1 + (size_t)k * 16, 64);
             _tile_loadd(6, wp + (size_t)k / 2 * 16, 64);
             _tile_loadd(7, wp + tile + (size_t)k / 2 * 16, 64);
             _tile_dpbf16ps(0, 4, 6);
@@ -230,11 +242,11 @@ AMX static void amx_block(float *cb, const uint16_t *xb, size_t ldx, int rows, i
             _tile_dpbf16ps(2, 5, 6);
             _tile_dpbf16ps(3, 5, 7);
         }
-        _tile_stored(2, cb + 16 * BLK, BLK * sizeof(float));
-        _tile_stored(3, cb + 16 * BLK + 16, BLK * sizeof(float));
+        _tile_stored(2, acc + 16 * BLK, sc);
+        _tile_stored(3, acc + 16 * BLK + 16, sc);
     }
-    _tile_stored(0, cb, BLK * sizeof(float));
-    _tile_stored(1, cb + 16, BLK * sizeof(float));
+    _tile_stored(0, acc, sc);
+    _tile_stored(1, acc + 16, sc);
 }
 
 AMX static void amx_release(void) { _tile_release(); }
@@ -245,18 +257,18 @@ void gemm_half_bf16(GemmPath path, float *C, int ldc, const uint16_t *xb, int T,
                     void *scratch) {
     int dp = (int)pad32((size_t)d);
     uint32_t *wp = scratch;
-    float cb[BLK * BLK];
+    float *acc = (float *)(wp + (size_t)dp * 16); /* after the two packed tiles: [pad32(T)][32] */
     if (path == GEMM_AMX) amx_configure();
     for (int j0 = 0; j0 < n; j0 += BLK) {
         int nb = n - j0 < BLK ? n - j0 : BLK;
         pack_block(wp, w + (size_t)j0 * d, nb, d);
         for (int t0 = 0; t0 < T; t0 += BLK) {
-            int mb = T - t0 < BLK ? T - t0 : BLK;
-            const uint16_t *xr = xb + (size_t)t0 * dp;
-            if (path == GEMM_AMX) amx_block(cb, xr, (size_t)dp, mb, dp, wp);
-            else avx_block(cb, xr, (size_t)dp, (mb + 7) / 8 * 8, dp, wp);
-            for (int i = 0; i < mb; i++) memcpy(C + (size_t)(t0 + i) * ldc + j0, cb + (size_t)i * BLK, nb * sizeof(float));
+            int rows = T - t0 < BLK ? T - t0 : BLK;
+            const uint16_t *xr = xb + x_at((size_t)t0, 0, (size_t)dp);
+            if (path == GEMM_AMX) amx_block(acc + (size_t)t0 * BLK, xr, rows, dp, wp);
+            else avx_block(acc + (size_t)t0 * BLK, xr, (rows + 7) / 8 * 8, dp, wp);
         }
+        for (int t = 0; t < T; t++) memcpy(C + (size_t)t * ldc + j0, acc + (size_t)t * BLK, nb * sizeof(float));
     }
     if (path == GEMM_AMX) amx_release();
 }

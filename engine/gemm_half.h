@@ -45,19 +45,21 @@ int gemm_half_from_env(char *msg, size_t msg_size);
 /* uint16 elements of the rounded-activation buffer for up to T rows of d. */
 size_t gemm_half_x_elems(int T, int d);
 
-/* Bytes of one thread's packing scratch for rows of d. */
-size_t gemm_half_scratch_bytes(int d);
+/* Bytes of one thread's scratch for up to T rows of d: a packed block of
+ * weights and its 32 columns of C. */
+size_t gemm_half_scratch_bytes(int T, int d);
 
-/* Round rows [t0, t1) of x[T][d] to bf16 into xb (laid out for rows of d;
- * rows and columns past T and d stay zero once gemm_half_round_x has run). */
-void gemm_half_round_rows(uint16_t *xb, const float *x, int d, int t0, int t1);
+/* Round rows [t0, t1) of x[T][d] to bf16 into xb, padding columns
+ * included, and when t1 == T the padding rows after T (zeros): threads
+ * may round disjoint ranges of one buffer. */
+void gemm_half_round_rows(uint16_t *xb, const float *x, int T, int d, int t0, int t1);
 
-/* All of x[T][d] into xb, zero padding included. */
+/* All of x[T][d] into xb (gemm_half_round_rows over [0, T)). */
 void gemm_half_round_x(uint16_t *xb, const float *x, int T, int d);
 
 /* C[t][j] (row stride ldc) = Σ_k xb[t][k] · w[j][k] for t < T, j < n, with
  * xb from gemm_half_round_x and w[n][d] bf16; scratch holds
- * gemm_half_scratch_bytes(d). path must be
+ * gemm_half_scratch_bytes(T, d). path must be
  * available and not GEMM_EXACT. */
 void gemm_half_bf16(GemmPath path, float *C, int ldc, const uint16_t *xb, int T, int d, const uint16_t *w, int n,
                     void *scratch);

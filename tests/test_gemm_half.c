@@ -40,7 +40,7 @@ static double run_shape(GemmPath path, const Shape *s, int integers, unsigned *s
     int T = s->T, n = s->n, d = s->d, ldc = n + 3;
     float *x = malloc((size_t)T * d * sizeof(float)), *C = malloc((size_t)T * ldc * sizeof(float));
     uint16_t *w = malloc((size_t)n * d * sizeof(uint16_t)), *xb = malloc(gemm_half_x_elems(T, d) * sizeof(uint16_t));
-    void *scratch = malloc(gemm_half_scratch_bytes(d));
+    void *scratch = malloc(gemm_half_scratch_bytes(T, d));
     fill(x, w, s, integers, seed);
     for (size_t i = 0; i < (size_t)T * ldc; i++) C[i] = -12345.0f;
     gemm_half_round_x(xb, x, T, d);
