@@ -16,14 +16,24 @@
 #define AVX512BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 #define AMX __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16")))
 
+/* The weights are packed a panel at a time: NC rows (columns of C) × KC
+ * of the shared dimension, 256 KiB, which stays in L2 while every row
+ * block of X passes over it; a row block's 32 × KC activations (32 KiB)
+ * stay in L1 across the panel's 8 column blocks. The panel's columns of C
+ * accumulate in scratch across the KC chunks. Packing a whole 32-row
+ * block at once instead streamed all of X from L3 for every 32 columns. */
+#define KC 512
+#define NC 256
+
 static size_t pad32(size_t v) { return (v + BLK - 1) / BLK * BLK; }
 
 /* The rounded activations are stored tile by tile: 16 rows × 32 bf16
- * (1 KiB, one AMX tile) contiguous, tiles of a row block in k order. A tile
- * load then reads 16 consecutive cache lines; with plain rows it read 16
- * lines 4 KiB apart (d = 2048), a page each, and the products ran at about
- * 25% of the tile peak, against about ?% so. Element (t, k) of a product
- * with padded width dp lies at x_at(t, k, dp). */
+ * (1 KiB, one AMX tile) contiguous, tiles of a row block in k order, so a
+ * tile load reads 16 consecutive cache lines rather than 16 lines a row
+ * apart (4 KiB at d = 2048: one L1 set, a page each). Here it timed the
+ * same as plain rows (the products wait elsewhere), but it leaves the
+ * loads no stride to trip on. Element (t, k) of a product with padded
+ * width dp lies at x_at(t, k, dp). */
 static size_t x_at(size_t t, size_t k, size_t dp) { return ((t / 16) * (dp / BLK) + k / BLK) * 512 + t % 16 * BLK + k % BLK; }
 
 /* ---- what the machine allows ---------------------------------------------- */
@@ -96,7 +106,8 @@ int gemm_half_from_env(char *msg, size_t msg_size) {
 size_t gemm_half_x_elems(int T, int d) { return pad32((size_t)T) * pad32((size_t)d); }
 
 size_t gemm_half_scratch_bytes(int T, int d) {
-    return (size_t)BLK * pad32((size_t)d) * sizeof(uint16_t) + pad32((size_t)T) * BLK * sizeof(float);
+    (void)d;
+    return (size_t)NC * KC * sizeof(uint16_t) + pad32((size_t)T) * NC * sizeof(float);
 }
 
 /* VCVTNEPS2BF16 rounds to nearest even, as st_f32_to_bf16 does. */
@@ -145,14 +156,15 @@ AVX512BF16 static void transpose16(__m512i r[16]) {
     }
 }
 
-/* Rows [0, rows) of w[·][d] (rows ≤ 32) as two column tiles, each
- * [pad32(d)/2 pairs][16 rows] of 32-bit (bf16 k, bf16 k+1) pairs: the
- * layout TDPBF16PS takes its second operand in, one 64-byte line per pair
- * of k, which VDPBF16PS reads as well. Missing rows and columns are zero. */
-AVX512BF16 static void pack_block(uint32_t *wp, const uint16_t *w, int rows, int d) {
-    size_t dp = pad32((size_t)d), tile = dp / 2 * 16;
+/* Rows [0, rows) of w[·][d] (rows ≤ 32), k in [k0, k0 + kc), as two
+ * column tiles, each [kc/2 pairs][16 rows] of 32-bit (bf16 k, bf16 k+1)
+ * pairs: the layout TDPBF16PS takes its second operand in, one 64-byte
+ * line per pair of k, which VDPBF16PS reads as well. Missing rows and
+ * columns are zero. */
+AVX512BF16 static void pack_block(uint32_t *wp, const uint16_t *w, int rows, int d, int k0, int kc) {
+    size_t tile = (size_t)kc / 2 * 16;
     for (int nt = 0; nt < 2; nt++)
-        for (int k = 0; k < (int)dp; k += BLK) {
+        for (int k = k0; k < k0 + kc; k += BLK) {
             __m512i r[16];
             __mmask32 m = d - k >= BLK ? 0xffffffffu : d > k ? (__mmask32)((1u << (d - k)) - 1) : 0;
             for (int i = 0; i < 16; i++) {
@@ -160,24 +172,28 @@ AVX512BF16 static void pack_block(uint32_t *wp, const uint16_t *w, int rows, int
                 r[i] = row < rows ? _mm512_maskz_loadu_epi16(m, w + (size_t)row * d + k) : _mm512_setzero_si512();
             }
             transpose16(r);
-            for (int c = 0; c < 16; c++) _mm512_storeu_si512(wp + nt * tile + (size_t)(k / 2 + c) * 16, r[c]);
+            for (int c = 0; c < 16; c++) _mm512_storeu_si512(wp + nt * tile + (size_t)((k - k0) / 2 + c) * 16, r[c]);
         }
 }
 
 /* ---- the kernels: 32 columns of C into acc[rows][32] ----------------------- */
 
-/* rows (≤ 32, rounded up to 8) rows of the row block at xb against the
- * packed block, by broadcasting one activation pair against 16 packed
- * weight pairs. */
-AVX512BF16 static void avx_block(float *acc, const uint16_t *xb, int rows, int dp, const uint32_t *wp) {
-    size_t tile = (size_t)dp / 2 * 16;
+/* Rows [0, rows) (≤ 32, rounded up to 8) of the row block at xb, k in
+ * [k0, k0 + kc), against one packed block, added into acc (row stride NC;
+ * zero: start from nothing), by broadcasting one activation pair against
+ * 16 packed weight pairs. */
+AVX512BF16 static void avx_block(float *acc, int zero, const uint16_t *xb, int rows, int dp, int k0, int kc,
+                                 const uint32_t *wp) {
+    size_t tile = (size_t)kc / 2 * 16;
     for (int r0 = 0; r0 < rows; r0 += 8) {
         __m512 c[8][2];
-        for (int i = 0; i < 8; i++) c[i][0] = c[i][1] = _mm512_setzero_ps();
-        for (int p = 0; p < dp / 2; p++) {
+        for (int i = 0; i < 8; i++)
+            for (int h = 0; h < 2; h++)
+                c[i][h] = zero ? _mm512_setzero_ps() : _mm512_loadu_ps(acc + (size_t)(r0 + i) * NC + 16 * h);
+        for (int p = 0; p < kc / 2; p++) {
             __m512bh b0 = (__m512bh)_mm512_loadu_si512(wp + (size_t)p * 16);
             __m512bh b1 = (__m512bh)_mm512_loadu_si512(wp + tile + (size_t)p * 16);
-            const uint16_t *xp = xb + x_at((size_t)r0, 2 * (size_t)p, (size_t)dp);
+            const uint16_t *xp = xb + x_at((size_t)r0, (size_t)k0 + 2 * (size_t)p, (size_t)dp);
             for (int i = 0; i < 8; i++) {
                 uint32_t pair;
                 memcpy(&pair, xp + i * BLK, sizeof pair);
@@ -187,8 +203,8 @@ AVX512BF16 static void avx_block(float *acc, const uint16_t *xb, int rows, int d
             }
         }
         for (int i = 0; i < 8; i++) {
-            _mm512_storeu_ps(acc + (size_t)(r0 + i) * BLK, c[i][0]);
-            _mm512_storeu_ps(acc + (size_t)(r0 + i) * BLK + 16, c[i][1]);
+            _mm512_storeu_ps(acc + (size_t)(r0 + i) * NC, c[i][0]);
+            _mm512_storeu_ps(acc + (size_t)(r0 + i) * NC + 16, c[i][1]);
         }
     }
 }
@@ -214,27 +230,39 @@ AMX static void amx_configure(void) {
     _tile_loadconfig(&cfg);
 }
 
-/* rows (≤ 32) rows of the row block at xb against the packed block into
- * acc[32][32]. Tile numbers are immediates, so the 16-row and 32-row
- * variants are written out. */
-AMX static void amx_block(float *acc, const uint16_t *xb, int rows, int dp, const uint32_t *wp) {
-    size_t tile = (size_t)dp / 2 * 16, sc = BLK * sizeof(float), a1 = (size_t)dp * 16; /* the next 16 rows */
-    _tile_zero(0);
-    _tile_zero(1);
+/* The same by tiles: C in tiles 0-3, loaded from acc unless zero. Tile
+ * numbers are immediates, so the 16-row and 32-row variants are written
+ * out. */
+AMX static void amx_block(float *acc, int zero, const uint16_t *xb, int rows, int dp, int k0, int kc,
+                          const uint32_t *wp) {
+    size_t tile = (size_t)kc / 2 * 16, sc = NC * sizeof(float), a1 = (size_t)dp * 16; /* the next 16 rows */
+    float *c2 = acc + 16 * NC;
+    if (zero) {
+        _tile_zero(0);
+        _tile_zero(1);
+    } else {
+        _tile_loadd(0, acc, sc);
+        _tile_loadd(1, acc + 16, sc);
+    }
     if (rows <= 16) {
-        for (int k = 0; k < dp; k += BLK) {
-            _tile_loadd(4, xb + (size_t)k * 16, 64);
+        for (int k = 0; k < kc; k += BLK) {
+            _tile_loadd(4, xb + (size_t)(k0 + k) * 16, 64);
             _tile_loadd(6, wp + (size_t)k / 2 * 16, 64);
             _tile_loadd(7, wp + tile + (size_t)k / 2 * 16, 64);
             _tile_dpbf16ps(0, 4, 6);
             _tile_dpbf16ps(1, 4, 7);
         }
     } else {
-        _tile_zero(2);
-        _tile_zero(3);
-        for (int k = 0; k < dp; k += BLK) {
-            _tile_loadd(4, xb + (size_t)k * 16, 64);
-            _tile_loadd(5, xb + a1 + (size_t)k * 16, 64);
+        if (zero) {
+            _tile_zero(2);
+            _tile_zero(3);
+        } else {
+            _tile_loadd(2, c2, sc);
+            _tile_loadd(3, c2 + 16, sc);
+        }
+        for (int k = 0; k < kc; k += BLK) {
+            _tile_loadd(4, xb + (size_t)(k0 + k) * 16, 64);
+            _tile_loadd(5, xb + a1 + (size_t)(k0 + k) * 16, 64);
             _tile_loadd(6, wp + (size_t)k / 2 * 16, 64);
             _tile_loadd(7, wp + tile + (size_t)k / 2 * 16, 64);
             _tile_dpbf16ps(0, 4, 6);
@@ -242,8 +270,8 @@ AMX static void amx_block(float *acc, const uint16_t *xb, int rows, int dp, cons
             _tile_dpbf16ps(2, 5, 6);
             _tile_dpbf16ps(3, 5, 7);
         }
-        _tile_stored(2, acc + 16 * BLK, sc);
-        _tile_stored(3, acc + 16 * BLK + 16, sc);
+        _tile_stored(2, c2, sc);
+        _tile_stored(3, c2 + 16, sc);
     }
     _tile_stored(0, acc, sc);
     _tile_stored(1, acc + 16, sc);
@@ -253,22 +281,39 @@ AMX static void amx_release(void) { _tile_release(); }
 
 /* ---- the product ------------------------------------------------------------ */
 
+/* One packed panel (blocks of 32 columns, nb of them) against every row
+ * block for k in [k0, k0 + kc). */
+static void panel_rows(GemmPath path, float *acc, const uint16_t *xb, int T, int dp, int k0, int kc,
+                       const uint32_t *wp, int nb) {
+    for (int t0 = 0; t0 < T; t0 += BLK) {
+        int rows = T - t0 < BLK ? T - t0 : BLK;
+        const uint16_t *xr = xb + x_at((size_t)t0, 0, (size_t)dp);
+        for (int b = 0; b < nb; b++) {
+            float *a = acc + (size_t)t0 * NC + b * BLK;
+            const uint32_t *blk = wp + (size_t)b * kc * 16;
+            if (path == GEMM_AMX) amx_block(a, k0 == 0, xr, rows, dp, k0, kc, blk);
+            else avx_block(a, k0 == 0, xr, (rows + 7) / 8 * 8, dp, k0, kc, blk);
+        }
+    }
+}
+
 void gemm_half_bf16(GemmPath path, float *C, int ldc, const uint16_t *xb, int T, int d, const uint16_t *w, int n,
                     void *scratch) {
     int dp = (int)pad32((size_t)d);
     uint32_t *wp = scratch;
-    float *acc = (float *)(wp + (size_t)dp * 16); /* after the two packed tiles: [pad32(T)][32] */
+    float *acc = (float *)(wp + (size_t)NC * KC / 2); /* after the packed panel: [pad32(T)][NC] */
     if (path == GEMM_AMX) amx_configure();
-    for (int j0 = 0; j0 < n; j0 += BLK) {
-        int nb = n - j0 < BLK ? n - j0 : BLK;
-        pack_block(wp, w + (size_t)j0 * d, nb, d);
-        for (int t0 = 0; t0 < T; t0 += BLK) {
-            int rows = T - t0 < BLK ? T - t0 : BLK;
-            const uint16_t *xr = xb + x_at((size_t)t0, 0, (size_t)dp);
-            if (path == GEMM_AMX) amx_block(acc + (size_t)t0 * BLK, xr, rows, dp, wp);
-            else avx_block(acc + (size_t)t0 * BLK, xr, (rows + 7) / 8 * 8, dp, wp);
+    for (int j0 = 0; j0 < n; j0 += NC) {
+        int nc = n - j0 < NC ? n - j0 : NC, nb = (nc + BLK - 1) / BLK;
+        for (int k0 = 0; k0 < dp; k0 += KC) {
+            int kc = dp - k0 < KC ? dp - k0 : KC;
+            for (int b = 0; b < nb; b++) {
+                int rows = nc - b * BLK < BLK ? nc - b * BLK : BLK;
+                pack_block(wp + (size_t)b * kc * 16, w + (size_t)(j0 + b * BLK) * d, rows, d, k0, kc);
+            }
+            panel_rows(path, acc, xb, T, dp, k0, kc, wp, nb);
         }
-        for (int t = 0; t < T; t++) memcpy(C + (size_t)t * ldc + j0, acc + (size_t)t * BLK, nb * sizeof(float));
+        for (int t = 0; t < T; t++) memcpy(C + (size_t)t * ldc + j0, acc + (size_t)t * NC, nc * sizeof(float));
     }
     if (path == GEMM_AMX) amx_release();
 }

@@ -7,7 +7,8 @@
  * 2^-8 · Σ|x||w|. Small integers are exact in bf16 and their sums exact in
  * f32, so with such inputs the result must equal the reference exactly: any
  * misplaced pair or row shows. Shapes cover T = 1, T, n and d off every
- * block multiple (16, 32), odd d, and a C wider than n (ldc) whose other
+ * block multiple (16, 32), odd d, more than one packed panel (n > 256, d
+ * > 512), and a C wider than n (ldc) whose other
  * columns must stay untouched.
  */
 #include <stdlib.h>
@@ -25,7 +26,8 @@ static float frand(unsigned *s) {
 typedef struct { int T, n, d; } Shape;
 
 static const Shape SHAPES[] = {{1, 1, 1},   {1, 17, 33},  {3, 7, 3},    {5, 16, 32},  {16, 32, 64},  {17, 33, 31},
-                               {31, 40, 65}, {33, 64, 96}, {40, 100, 257}, {64, 48, 512}, {70, 31, 1001}};
+                               {31, 40, 65}, {33, 64, 96}, {40, 100, 257}, {64, 48, 512}, {70, 31, 1001},
+                               {35, 300, 600}, {9, 520, 1100}};
 
 /* Fill x[T][d] and w[n][d]: small integers (exact) or uniform reals. */
 static void fill(float *x, uint16_t *w, const Shape *s, int integers, unsigned *seed) {
