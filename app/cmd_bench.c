@@ -63,7 +63,7 @@ static void bench_help(void) {
          "the ratio of the medians (roofline counted in the stored bytes: weights, and the KV cache in its\n"
          "own type). With --arch, the model converted to bf16/f16 and timed alone. With --model, the\n"
          "resident memory the model adds (resident_mb) against its file size. A bf16 prefill multiplies as\n"
-         "$AHASCOPE_GEMM says (exact, avx512bf16, amx; default auto: the fastest the CPU allows).\n"
+         "$AHASCOPE_GEMM says (exact, avx512bf16, amx; default auto: amx where the CPU allows it, else exact).\n"
          "--kv-dtype f32|bf16|f16: the KV cache's type (default each model's own: f32 for f32 weights,\n"
          "bf16/f16 for half-precision ones).\n"
          "Both modes also print the bytes a decode step reads: the weights, and the KV cache with every\n"

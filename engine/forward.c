@@ -50,16 +50,17 @@ static void rope_tables(RunState *s, const Config *c) {
  * accumulators (attn_head_forward's contract). */
 static size_t attn_scratch_floats(const Config *c) { return (size_t)c->seq_len + 2 * (size_t)c->head_size; }
 
-/* The prefill path for bf16 weights ($AHASCOPE_GEMM, else the best the
- * machine has) and, when a fast one exists, its buffers' sizes: a packing
- * scratch per task (tile_floats) and the rounded input all tasks read. */
+/* The prefill path for bf16 weights ($AHASCOPE_GEMM, else gemm_half_best)
+ * and, when the machine has a fast one (fwd_set_gemm may ask for it
+ * later), its buffers: a packing scratch per task (tile_floats) and the
+ * rounded input all tasks read. */
 static int gemm_init(RunState *s, const Config *c, size_t max_in, Err *e) {
     char msg[200];
     int gemm = gemm_half_from_env(msg, sizeof msg);
     if (gemm < 0) return err_set(e, "%s", msg);
     s->gemm = c->dtype == DT_BF16 ? (GemmPath)gemm : GEMM_EXACT;
     s->tile_floats = c->dtype == DT_F32 ? 0 : HALF_TILE * max_in;
-    if (c->dtype != DT_BF16 || gemm_half_best() == GEMM_EXACT) return 0; /* fwd_set_gemm may ask for it later */
+    if (c->dtype != DT_BF16 || !gemm_half_available(GEMM_AVX512BF16)) return 0; /* (AMX implies it) */
     size_t pack = (gemm_half_scratch_bytes(s->max_batch, (int)max_in) + sizeof(float) - 1) / sizeof(float);
     if (pack > s->tile_floats) s->tile_floats = pack;
     s->x_bf16 = malloc(gemm_half_x_elems(s->max_batch, (int)max_in) * sizeof(uint16_t));

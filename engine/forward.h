@@ -38,7 +38,7 @@ typedef struct {
     float *router_in;     /* [layer][max_batch][dim]: the last call's router inputs, or NULL (fwd_keep_router_inputs) */
     float *tiles;         /* per pool task: half-precision rows widened for a prefill sgemm */
     size_t tile_floats;   /* floats per task in tiles (0 for f32 models) */
-    GemmPath gemm;        /* how a prefill multiplies bf16 weights (fwd_set_gemm; default $AHASCOPE_GEMM or the best) */
+    GemmPath gemm;        /* how a prefill multiplies bf16 weights (fwd_set_gemm; default $AHASCOPE_GEMM, else AMX or exact) */
     uint16_t *x_bf16;     /* [pad32(B)][pad32(max in)]: a prefill product's input rounded for the bf16 paths, or NULL */
     int n_tiles;
     Pool *pool;

@@ -25,20 +25,21 @@
  * products of the stored weights), or in bf16 by one of two instruction sets. */
 typedef enum { GEMM_EXACT, GEMM_AVX512BF16, GEMM_AMX } GemmPath;
 
-/* The fastest path this CPU and kernel allow (GEMM_EXACT when neither). */
+/* The default path: GEMM_AMX where the CPU and kernel allow it, else
+ * GEMM_EXACT (AVX-512 BF16 was no faster than sgemm: asked for by name only). */
 GemmPath gemm_half_best(void);
 
 /* 1 when path can run here (GEMM_EXACT always can). */
 int gemm_half_available(GemmPath path);
 
-/* The path a name asks for: "exact", "avx512bf16", "amx", or "auto" (the
- * best); -1 for any other name. */
+/* The path a name asks for: "exact", "avx512bf16", "amx", or "auto"
+ * (gemm_half_best); -1 for any other name. */
 int gemm_half_parse(const char *name);
 
 /* "exact", "avx512bf16" or "amx". */
 const char *gemm_half_name(GemmPath path);
 
-/* The path $AHASCOPE_GEMM asks for (unset: the best), or -1 with a message
+/* The path $AHASCOPE_GEMM asks for (unset: gemm_half_best), or -1 with a message
  * in msg when it names an unknown path or one this machine cannot run. */
 int gemm_half_from_env(char *msg, size_t msg_size);
 
