@@ -49,6 +49,21 @@ int args_float(const char *flag, const char *s, double lo, double hi, double *ou
     return 0;
 }
 
+int args_shard(const char *flag, const char *s, ArgsShard *out, Err *e) {
+    const char *slash = strchr(s, '/');
+    char num[32];
+    long i = 0, n = 0;
+    Err ignored;
+    if (!slash || slash - s >= (long)sizeof num)
+        return err_usage(e, "%s: '%s' is not I/N (shard I of N, I from 0 to N-1)", flag, s);
+    snprintf(num, sizeof num, "%.*s", (int)(slash - s), s);
+    if (args_int(flag, num, 0, 1L << 20, &i, &ignored) || args_int(flag, slash + 1, 1, 1L << 20, &n, &ignored))
+        return err_usage(e, "%s: '%s' is not I/N (shard I of N, I from 0 to N-1)", flag, s);
+    if (i >= n) return err_usage(e, "%s: shard %ld of %ld does not exist (shards are 0 to %ld)", flag, i, n, n - 1);
+    out->i = i, out->n = n;
+    return 0;
+}
+
 double args_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -60,6 +75,7 @@ int args_is_help(const char *s) { return !strcmp(s, "--help") || !strcmp(s, "-h"
 int runopts_check(const RunOpts *o, Err *e) {
     if (o->attn.policy == POLICY_STATIC && !o->static_heads)
         return err_usage(e, "policy static needs a head set (--static-heads l.h,... or a file)");
+    if (o->have_prompt && o->prompt_file) return err_usage(e, "--prompt and --prompt-file conflict: give one");
     return 0;
 }
 
@@ -198,6 +214,7 @@ int runopts_parse(RunOpts *o, Args *a, Err *e) {
         o->have_prompt = 1;
         return (o->prompt = args_value(a, e)) ? 1 : -1;
     }
+    if (!strcmp(f, "--prompt-file")) return (o->prompt_file = args_value(a, e)) ? 1 : -1;
     if (!strcmp(f, "--steps")) {
         if (!(v = args_value(a, e)) || args_int(f, v, 1, 1 << 24, &n, e)) return -1;
         o->steps = (int)n;

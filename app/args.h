@@ -35,7 +35,8 @@ typedef struct {
 typedef struct {
     const char *model;      /* --model PATH (file or directory) */
     const char *tokenizer;  /* --tokenizer PATH */
-    const char *prompt;     /* --prompt TEXT */
+    const char *prompt;     /* --prompt TEXT, or the text of --prompt-file once app_load read it */
+    const char *prompt_file; /* --prompt-file FILE */
     int have_prompt;
     int steps;              /* --steps N (0: default) */
     float temperature;      /* --temperature T */
@@ -60,7 +61,8 @@ void runopts_defaults(RunOpts *o);
 int runopts_parse(RunOpts *o, Args *a, Err *e);
 
 /* Checks across the RunOpts flags once all are read: those the command
- * line alone shows to be wrong (a static policy without its heads). The
+ * line alone shows to be wrong (a static policy without its heads, both
+ * --prompt and --prompt-file). The
  * rest (routers for aha, ranges against the model) need the model. */
 int runopts_check(const RunOpts *o, Err *e);
 
@@ -76,6 +78,19 @@ const char *args_value(Args *a, Err *e);
 /* Strict number parsers: the whole string must be a number in [lo, hi]. */
 int args_int(const char *flag, const char *s, long lo, long hi, long *out, Err *e);
 int args_float(const char *flag, const char *s, double lo, double hi, double *out, Err *e);
+
+/* One shard of a job split across processes or machines (--shard I/N):
+ * item k (a sequence, a prompt line) belongs to shard k mod N. I is
+ * 0-based, as Slurm's array task ids are; unsharded is 0/1. */
+typedef struct {
+    long i, n;
+} ArgsShard;
+
+/* Parse "I/N" (0 <= I < N <= 2^20) for flag; a usage error otherwise. */
+int args_shard(const char *flag, const char *s, ArgsShard *out, Err *e);
+
+/* True if item k is this shard's (always for 0/1). */
+static inline int args_shard_owns(const ArgsShard *s, long k) { return s->n <= 1 || k % s->n == s->i; }
 
 /* True if s is --help or -h. */
 int args_is_help(const char *s);

@@ -62,8 +62,9 @@ static void bench_help(void) {
          "steps interleaved one for one: median tok/s of each, the median of the paired steps' ratios and\n"
          "the ratio of the medians (roofline counted in the stored bytes: weights, and the KV cache in its\n"
          "own type). With --arch, the model converted to bf16/f16 and timed alone. With --model, the\n"
-         "resident memory the model adds (resident_mb) against its file size. A bf16 prefill multiplies as\n"
-         "$AHASCOPE_GEMM says (exact, avx512bf16, amx; default auto: amx where the CPU allows it, else exact).\n"
+         "resident memory the model adds (resident_bytes) against its file size and the bytes on 2 MiB\n"
+         "pages (huge_page_bytes; AHASCOPE_WEIGHTS=map|copy places the weights). A bf16 prefill multiplies\n"
+         "as $AHASCOPE_GEMM says (exact, avx512bf16, amx; default auto: amx where the CPU allows it, else exact).\n"
          "--kv-dtype f32|bf16|f16: the KV cache's type (default each model's own: f32 for f32 weights,\n"
          "bf16/f16 for half-precision ones).\n"
          "Both modes also print the bytes a decode step reads: the weights, and the KV cache with every\n"
@@ -187,6 +188,14 @@ void bench_random_tokens(int *ids, int n, int vocab, uint64_t *seed) {
     ids[0] = 1;
 }
 
+/* CPU seconds this process has used, all threads: set against wall time it
+ * says whether other jobs on the host took the cores from the decode. */
+static double cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out, Err *e) {
     const Config *c = &m->c;
     int plen = b->prompt_len, dec = b->decode, R = b->runs;
@@ -198,9 +207,9 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
     int no_stream = bench_stream_init(&st);
     int *ids = malloc((size_t)(plen + dec) * sizeof(int));
     double *pre = malloc(R * sizeof(double)), *dtk = malloc(R * sizeof(double)), *bw = malloc(3 * R * sizeof(double));
-    double *rf = malloc(R * sizeof(double));
-    if (no_stream || !ids || !pre || !dtk || !bw || !rf) {
-        mem_big_free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf); fwd_free(&s);
+    double *rf = malloc(R * sizeof(double)), *cpu = malloc(R * sizeof(double));
+    if (no_stream || !ids || !pre || !dtk || !bw || !rf || !cpu) {
+        mem_big_free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf); free(cpu); fwd_free(&s);
         return err_set(e, "out of memory");
     }
     uint64_t seed = 42;
@@ -211,9 +220,10 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
         fwd_forward(m, &s, &b->attn, ids, plen, 0, NULL, NULL);
         double t1 = args_seconds();
         bw[3 * r + 1] = bench_stream_pass(s.pool, &st);
-        double t2 = args_seconds();
+        double t2 = args_seconds(), c2 = cpu_seconds();
         for (int i = 0; i < dec; i++) fwd_forward(m, &s, &b->attn, &ids[plen + i], 1, plen + i, NULL, NULL);
         double t3 = args_seconds();
+        cpu[r] = (cpu_seconds() - c2) / ((t3 - t2) * pool_threads(s.pool));
         bw[3 * r + 2] = bench_stream_pass(s.pool, &st);
         pre[r] = plen / (t1 - t0);
         dtk[r] = dec / (t3 - t2);
@@ -224,7 +234,8 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
     out->decode_tok_s = bench_median(dtk, R);
     out->bandwidth_gbs = bench_median(bw, 3 * R);
     bench_set_roofline(out, rf, R);
-    mem_big_free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf);
+    out->decode_cpu_share = bench_median(cpu, R);
+    mem_big_free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf); free(cpu);
     fwd_free(&s);
     return 0;
 }
@@ -238,6 +249,21 @@ static size_t resident_bytes(void) {
         fclose(f);
     }
     return (size_t)res * 4096;
+}
+
+/* Bytes of this process on 2 MiB pages, anonymous or file-backed (0 if
+ * /proc says nothing): how much of the weights the TLB reaches cheaply,
+ * which decided whether a folder decoded fast or slow before mem_view_file
+ * (engine/PERFORMANCE.md, "Slow invocations"). */
+static size_t huge_page_bytes(void) {
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    if (!f) return 0;
+    char line[256];
+    unsigned long long kb, total = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "AnonHugePages: %llu kB", &kb) == 1 || sscanf(line, "FilePmdMapped: %llu kB", &kb) == 1) total += kb;
+    fclose(f);
+    return (size_t)total * 1024;
 }
 
 /* What the model itself holds in memory once it has run: the process's
@@ -419,10 +445,11 @@ static void print_throughput(const BenchOpts *b, const Model *m, const Throughpu
         printf("{\"prefill_tok_s\": %.3f, \"decode_tok_s\": %.3f, \"weight_bytes\": %zu, \"kv_bytes\": %zu, "
                "\"bandwidth_gbs\": %.3f, \"roofline_frac\": %.4f, \"roofline_frac_weights\": %.4f, "
                "\"prompt_len\": %d, \"decode\": %d, \"runs\": %d, \"threads\": %d, \"matvec\": \"%s\", "
-               "\"prefill_kernel\": \"%s\", \"dtype\": \"%s\", \"file_bytes\": %zu, \"resident_bytes\": %zu",
+               "\"prefill_kernel\": \"%s\", \"dtype\": \"%s\", \"file_bytes\": %zu, \"resident_bytes\": %zu, "
+               "\"huge_page_bytes\": %zu, \"decode_cpu_share\": %.3f",
                t->prefill_tok_s, t->decode_tok_s, t->weight_bytes, t->kv_bytes, t->bandwidth_gbs, t->roofline_frac,
                t->roofline_frac_weights, b->prompt_len, b->decode, b->runs, b->threads, mv_variant(), prefill_kernel(c),
-               model_dtype_name(c->dtype), m->file_bytes, resident);
+               model_dtype_name(c->dtype), m->file_bytes, resident, huge_page_bytes(), t->decode_cpu_share);
         print_cost_json(cs, 1);
         printf("}\n");
         return;
@@ -435,6 +462,8 @@ static void print_throughput(const BenchOpts *b, const Model *m, const Throughpu
     printf("decode          %10.1f tok/s   (%d tokens after the prompt, %s kernel, %d threads)\n", t->decode_tok_s,
            b->decode, mv_variant(), b->threads);
     printf("prefill/decode  %10.1fx\n", t->prefill_tok_s / t->decode_tok_s);
+    printf("decode CPU      %10.2f of the %d threads' wall time%s\n", t->decode_cpu_share, b->threads,
+           t->decode_cpu_share < 0.9 ? " (other jobs took the cores: the figures understate this machine)" : "");
     printf("weight bytes    %10.1f MB per decode step (+ %.1f MB of KV cache at this context)\n", t->weight_bytes / 1e6,
            t->kv_bytes / 1e6);
     printf("bandwidth       %10.2f GB/s (streaming read, median of %d passes between the runs)\n", t->bandwidth_gbs,
@@ -444,6 +473,7 @@ static void print_throughput(const BenchOpts *b, const Model *m, const Throughpu
     if (resident && m->file_bytes)
         printf("resident        %10.1f MB added by the model, file %.1f MB (%.2fx)\n", resident / 1e6, m->file_bytes / 1e6,
                (double)resident / m->file_bytes);
+    printf("huge pages      %10.1f MB of the process on 2 MiB pages\n", huge_page_bytes() / 1e6);
     print_cost_text(c, cs);
 }
 
@@ -487,6 +517,7 @@ static int bench_bytes(BenchOpts *b, Err *e) {
     Model m = {0};
     Config c;
     if (b->model) {
+        setenv("AHASCOPE_WEIGHTS", "map", 0); /* no weight is read: copying them would only cost time */
         if (load_model(b, &m, e) != 0) return -1;
         c = m.c;
     } else {

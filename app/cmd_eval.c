@@ -15,8 +15,9 @@
 
 static void eval_help(void) {
     puts("usage: ahascope eval [--data FILE | --self N] [--seq-len T] [--max-seqs N] [--seed S] [--db FILE]\n"
-         "                     [--match-budget aha] [--label TEXT] [--json] [--plot] [--svg FILE] [--threads N]\n"
-         "                     [model flags] [policy flags]\n"
+         "                     [--shard I/N] [--match-budget aha] [--label TEXT] [--json] [--plot] [--svg FILE]\n"
+         "                     [--threads N] [model flags] [policy flags]\n"
+         "       ahascope eval --from-db DB [--json] [--plot] [--svg FILE] [model flags]\n"
          "\n"
          "Teacher-forced over held-out sequences: perplexity, mean KL(full || policy) per token, global\n"
          "share, keys-read fraction, and each predictor's precision / recall / F1 against the oracle,\n"
@@ -34,6 +35,12 @@ static void eval_help(void) {
          "                  global share on the same data, and evaluate each (needs --routers); the static\n"
          "                  heads are ranked on calibration sequences apart from the evaluated ones: N more\n"
          "                  sampled with another seed, or the first quarter of --data's chunks\n"
+         "  --shard I/N     evaluate only shard I of N (I from 0 to N-1): sequence k when k mod N = I, the\n"
+         "                  same tokens as unsharded; with --db each shard writes its own file, `merge` joins\n"
+         "                  them and --from-db prints the unsharded table (not with --match-budget)\n"
+         "  --from-db DB    run nothing: re-summarise every evaluation recorded in DB (eval --db, sweep --db,\n"
+         "                  merged shards combined into one row each) into this table; the model flags name\n"
+         "                  the model they were run on (for the byte columns)\n"
          "  --json          print the rows as JSON\n"
          "  --plot / --svg FILE  global share against KL, one mark per setting, in the terminal / as SVG\n"
          "  --threads N     worker threads (default: all cores)\n"
@@ -55,6 +62,8 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
         if (r < 0) return -1;
         if (r > 0) continue;
         a.i++;
+        if ((r = eval_opts_shard_flag(x, f, &a, e)) < 0) return -1;
+        if (r > 0) continue;
         const char **str = !strcmp(f, "--data") ? &x->data : !strcmp(f, "--db") ? &x->db
                          : !strcmp(f, "--match-budget") ? &x->match : !strcmp(f, "--label") ? &x->label : NULL;
         long *num = !strcmp(f, "--self") ? &x->self_n : !strcmp(f, "--seq-len") ? &x->seq_len
@@ -68,7 +77,7 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
             if (!v || args_int(f, v, num == &x->seq_len ? 2 : 1, num == &x->threads ? 64 : 1 << 20, num, e)) return -1;
         } else return args_unknown(f, e);
     }
-    if (runopts_check(&x->o, e)) return -1;
+    if (runopts_check(&x->o, e) || eval_opts_shard_check(x, e)) return -1;
     if (x->match && strcmp(x->match, "aha") != 0) return err_usage(e, "--match-budget takes 'aha' (the routers)");
     if (x->match && !x->o.routers) return err_usage(e, "--match-budget aha needs --routers FILE");
     return 0;
@@ -199,9 +208,7 @@ static int run_eval(EvalOpts *x, Err *e) {
     }
     if ((x->svg && file_check_output(x->svg, NULL, e)) || (x->db && !(st = store_open(x->db, STORE_WRITE, 5000, e))))
         goto out; /* before the data is made: that can take minutes */
-    if (x->data ? eval_data_file(&d, &L.tok, x->data, len, (int)x->max_seqs, e)
-                : eval_data_self(&d, &L.model, &L.tok, (int)x->self_n, len, x->o.seed, e))
-        goto out;
+    if (eval_opts_data(x, &L, len, &d, e)) goto out;
     x->o.prompt = "";
     if (app_run_info(&x->o, &L, &info, e)) goto out;
     if (x->match && eval_data_calibration(&cal, &d, &L.model, &L.tok, x->data, (int)x->self_n, len, x->o.seed, e))
@@ -223,12 +230,22 @@ out:
     return rc;
 }
 
+/* --from-db: the table of every evaluation in the file, shards combined. */
+static int eval_from_db(EvalOpts *x, Err *e) {
+    Row *rows = NULL;
+    int n = eval_opts_rows_from_db(x, NULL, &rows, e), rc = n < 0 ? -1 : 0;
+    if (rc == 0) eval_print_rows(rows, n, x->json, 0);
+    if (rc == 0) rc = eval_plot_rows(rows, n, x, "evaluation", e);
+    free(rows);
+    return rc;
+}
+
 int cmd_eval(int argc, char **argv) {
     static EvalOpts x;
     Err e;
     memset(&x, 0, sizeof x);
     int r = parse(argc, argv, &x, &e);
     if (r == 1) { eval_help(); return 0; }
-    if (r < 0 || run_eval(&x, &e)) return args_fail(&e);
+    if (r < 0 || (x.from_db ? eval_from_db(&x, &e) : run_eval(&x, &e))) return args_fail(&e);
     return 0;
 }

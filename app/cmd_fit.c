@@ -8,12 +8,14 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "app/fit.h"
+#include "app/record.h"
 #include "engine/decide.h"
 #include "engine/files.h"
 #include "engine/pool.h"
 
 static void fit_help(void) {
     puts("usage: ahascope fit [--model M] --window W [--sinks S] [--theta X] [--share S | --tau T]\n"
+         "                    [--shard I/N | --from-shards A,B,...]\n"
          "                    [--data FILE | --self N] [--seq-len T] [--l2 L] [--iters K] [--weight none|err]\n"
          "                    [--seed S] [--threads N] --out FILE\n"
          "\n"
@@ -33,6 +35,10 @@ static void fit_help(void) {
          "  --self N        N sequences sampled from the model itself (default 64), 1 in 8 held out;\n"
          "  --data FILE     or a text file cut into --seq-len chunks (default 128 tokens)\n"
          "  --threads N     worker threads (default: all cores)\n"
+         "  --shard I/N     only the data pass, of shard I of N (I from 0 to N-1: sequences k with k mod N = I\n"
+         "                  of the same data): this shard's labelled examples go to --out (safetensors), no fit\n"
+         "  --from-shards A,B,...  fit on every shard's --out (all N, any order), without running the model:\n"
+         "                  the routers the unsharded fit writes, bit for bit (the same flags but --shard)\n"
          "Writes FILE atomically: router safetensors with a bias per head and metadata (window, tau,\n"
          "theta, sinks, objective oracle-fit, share, data, seed, l2, iters, weight, model, held-out global\n"
          "share, agreement, precision and recall against the oracle). Progress goes to stderr.");
@@ -42,6 +48,8 @@ static void fit_help(void) {
 typedef struct {
     RunOpts o;
     const char *out, *data, *weight;
+    ArgsShard shard;         /* --shard I/N: the data pass of these sequences only, to --out */
+    const char *from_shards; /* --from-shards A,B,...: fit on the shards' examples */
     long seq_len, self_n, iters, threads;
     double l2, share;
     int have_share, have_self;
@@ -55,6 +63,8 @@ static int check_combination(FitOpts *t, Err *e) {
     if (t->o.have_tau && !(t->o.attn.tau > 0 && t->o.attn.tau < 1)) return err_usage(e, "--tau must be in (0, 1) here");
     if (t->o.routers) return err_usage(e, "--routers is not an input here (fit writes --out)");
     if (t->data && t->have_self) return err_usage(e, "--data and --self both give the data");
+    if (t->from_shards && (t->shard.n > 1 || t->data || t->have_self))
+        return err_usage(e, "--from-shards fits on the shards' examples: --shard, --data and --self do not apply");
     return file_check_output(t->out, NULL, e);
 }
 
@@ -79,7 +89,11 @@ static int parse(int argc, char **argv, FitOpts *t, Err *e) {
                   : !strcmp(f, "--iters") ? &t->iters : !strcmp(f, "--threads") ? &t->threads : NULL;
         double *real = !strcmp(f, "--l2") ? &t->l2 : !strcmp(f, "--share") ? &t->share : NULL;
         const char *v = NULL;
-        if (str) { if (!(*str = args_value(&a, e))) return -1; }
+        if (!strcmp(f, "--shard")) {
+            if (!(v = args_value(&a, e)) || args_shard(f, v, &t->shard, e)) return -1;
+        } else if (!strcmp(f, "--from-shards")) {
+            if (!(t->from_shards = args_value(&a, e))) return -1;
+        } else if (str) { if (!(*str = args_value(&a, e))) return -1; }
         else if (num) {
             long lo = num == &t->seq_len ? 2 : num == &t->self_n ? 2 : 1, hi = num == &t->threads ? 64 : 1 << 20;
             if (!(v = args_value(&a, e)) || args_int(f, v, lo, hi, num, e)) return -1;
@@ -94,14 +108,14 @@ static int parse(int argc, char **argv, FitOpts *t, Err *e) {
 }
 
 /* The router file: weights, biases, the settings and the held-out figures. */
-static int save(const FitOpts *t, const Loaded *L, const EvalData *d, FitResult *res, Err *e) {
+static int save(const FitOpts *t, const Loaded *L, const char *desc, uint64_t seed, FitResult *res, Err *e) {
     enum { N_META = 19 };
     char v[N_META][64];
     const AttnConfig *a = &t->o.attn;
     snprintf(v[0], 64, "%d", a->window), snprintf(v[1], 64, "%.9g", res->tau);
     snprintf(v[2], 64, "%.9g", 1.0 / (1.0 + exp(-a->theta_logit))), snprintf(v[3], 64, "%d", a->sinks);
-    snprintf(v[4], 64, "oracle-fit"), snprintf(v[5], 64, "%.63s", d->desc);
-    snprintf(v[6], 64, "%llu", (unsigned long long)t->o.seed), snprintf(v[7], 64, "%g", t->l2);
+    snprintf(v[4], 64, "oracle-fit"), snprintf(v[5], 64, "%.63s", desc);
+    snprintf(v[6], 64, "%llu", (unsigned long long)seed), snprintf(v[7], 64, "%g", t->l2);
     snprintf(v[8], 64, "%ld", t->iters), snprintf(v[9], 64, "%s", t->weight);
     snprintf(v[10], 64, "%.4f", res->train_share), snprintf(v[11], 64, "%.4f", res->held_share);
     snprintf(v[12], 64, "%.4f", res->held_agree), snprintf(v[13], 64, "%.4f", res->held_precision);
@@ -117,6 +131,37 @@ static int save(const FitOpts *t, const Loaded *L, const EvalData *d, FitResult 
     return router_save(&res->r, t->out, keys, vals, t->o.have_tau ? N_META - 2 : N_META, e);
 }
 
+/* The fit's settings from the flags. */
+static FitConfig fit_config(const FitOpts *t) {
+    FitConfig fc = {t->o.attn.window, t->o.attn.sinks, t->o.attn.theta_logit, t->l2, (int)t->iters,
+                    !strcmp(t->weight, "err"), t->o.have_tau ? NAN : t->share, t->o.have_tau ? t->o.attn.tau : NAN,
+                    (int)t->threads, 1};
+    return fc;
+}
+
+static void print_result(const FitOpts *t, const FitResult *res) {
+    printf("%s: window %d, tau %.6g: held-out global share %.2f%%, agreement with the oracle %.2f%% "
+           "(precision %.3f, recall %.3f); %ld tokens, %.1f s running the model, %.1f s fitting\n",
+           t->out, t->o.attn.window, res->tau, 100 * res->held_share, 100 * res->held_agree, res->held_precision,
+           res->held_recall, res->tokens, res->collect_s, res->fit_s);
+}
+
+/* --shard I/N: the data pass of this shard's sequences, its examples to --out. */
+static int write_shard(const FitOpts *t, const Loaded *L, const EvalData *d, int n_held, const FitConfig *fc, Err *e) {
+    FitShardInfo info = {.n_seqs = d->n, .n_held = n_held, .seed = t->o.seed};
+    StoreRunInfo ri;
+    RunOpts o = t->o;
+    long rows = 0;
+    o.prompt = "";
+    snprintf(info.data, sizeof info.data, "%s", d->desc);
+    if (app_run_info(&o, L, &ri, e)) return -1;
+    snprintf(info.model_sha256, sizeof info.model_sha256, "%s", ri.model_sha256);
+    if (fit_shard_write(&L->model, d, n_held, &t->shard, fc, &info, t->out, &rows, e)) return -1;
+    printf("%s: shard %ld/%ld of %s: %ld examples per head from %ld tokens\n", t->out, t->shard.i, t->shard.n, d->desc,
+           rows, info.tokens);
+    return 0;
+}
+
 static int run_fit(FitOpts *t, Err *e) {
     Loaded L;
     EvalData d = {0};
@@ -130,18 +175,42 @@ static int run_fit(FitOpts *t, Err *e) {
         goto out;
     }
     if (train_data_make(&d, &n_held, &L.model, L.have_tok ? &L.tok : NULL, t->data, (int)t->self_n, (int)t->seq_len, t->o.seed, e)) goto out;
-    FitConfig fc = {t->o.attn.window, t->o.attn.sinks, t->o.attn.theta_logit, t->l2, (int)t->iters,
-                    !strcmp(t->weight, "err"), t->o.have_tau ? NAN : t->share, t->o.have_tau ? t->o.attn.tau : NAN,
-                    (int)t->threads, 1};
-    if (fit_routers(&L.model, &d, n_held, &fc, &res, e) || save(t, &L, &d, &res, e)) goto out;
-    printf("%s: window %d, tau %.6g: held-out global share %.2f%%, agreement with the oracle %.2f%% "
-           "(precision %.3f, recall %.3f); %ld tokens, %.1f s running the model, %.1f s fitting\n",
-           t->out, t->o.attn.window, res.tau, 100 * res.held_share, 100 * res.held_agree, res.held_precision,
-           res.held_recall, res.tokens, res.collect_s, res.fit_s);
+    FitConfig fc = fit_config(t);
+    if (t->shard.n > 1) { rc = write_shard(t, &L, &d, n_held, &fc, e); goto out; }
+    if (fit_routers(&L.model, &d, n_held, &fc, &res, e) || save(t, &L, d.desc, t->o.seed, &res, e)) goto out;
+    print_result(t, &res);
     rc = 0;
 out:
     fit_result_free(&res);
     eval_data_free(&d);
+    app_unload(&L);
+    return rc;
+}
+
+/* --from-shards: the fit on every shard's examples, without running the model. */
+static int run_from_shards(FitOpts *t, Err *e) {
+    Loaded L;
+    FitResult res = {0};
+    FitShardInfo info;
+    StoreRunInfo ri;
+    char list[8192];
+    const char *paths[4096];
+    int n = 0, rc = -1;
+    snprintf(list, sizeof list, "%s", t->from_shards);
+    for (char *save_p = NULL, *p = strtok_r(list, ",", &save_p); p; p = strtok_r(NULL, ",", &save_p)) {
+        if (n == 4096) return err_usage(e, "--from-shards: more than 4096 files");
+        paths[n++] = p;
+    }
+    t->o.prompt = "";
+    FitConfig fc = fit_config(t);
+    if (app_load(&t->o, &L, 0, e) || app_run_info(&t->o, &L, &ri, e)) goto out;
+    if (fit_routers_from_shards(&L.model, paths, n, &fc, ri.model_sha256, &info, &res, e) ||
+        save(t, &L, info.data, info.seed, &res, e))
+        goto out;
+    print_result(t, &res);
+    rc = 0;
+out:
+    fit_result_free(&res);
     app_unload(&L);
     return rc;
 }
@@ -153,5 +222,5 @@ int cmd_fit(int argc, char **argv) {
     int r = parse(argc, argv, &t, &e);
     if (r == 1) { fit_help(); return 0; }
     if (r < 0) return args_fail(&e);
-    return run_fit(&t, &e) < 0 ? args_fail(&e) : 0;
+    return (t.from_shards ? run_from_shards(&t, &e) : run_fit(&t, &e)) < 0 ? args_fail(&e) : 0;
 }

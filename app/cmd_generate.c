@@ -6,16 +6,20 @@
 
 #include "app/args.h"
 #include "app/commands.h"
+#include "app/progress.h"
 #include "app/record.h"
 #include "app/setup.h"
 #include "engine/session.h"
 
 static void generate_help(void) {
-    puts("usage: ahascope generate [--prompt TEXT] [--ids] [--threads N] [sampling flags] [model flags]\n"
-         "                         [policy flags]\n"
+    puts("usage: ahascope generate [--prompt TEXT | --prompt-file FILE] [--ids] [--progress] [--threads N]\n"
+         "                         [sampling flags] [model flags] [policy flags]\n"
          "\n"
          "Generate text from a prompt, llama2.c-style.\n"
          "  --prompt TEXT     the text to continue (default empty: generation starts from BOS alone)\n"
+         "  --prompt-file FILE  the prompt is FILE's text, byte for byte (at most 16 MiB, no NUL byte)\n"
+         "  --progress        a prefill bar on stderr (tokens, tok/s, time left) even when stderr is not a\n"
+         "                    terminal; on a terminal it shows by itself once the prefill runs over 0.5 s\n"
          "  --ids             print one line of token ids instead of the text\n"
          "  --threads N       worker threads (default: all cores)");
     args_help_sampling();
@@ -31,7 +35,7 @@ static void print_piece(const Session *s, int i) {
     fflush(stdout);
 }
 
-static int run_generate(RunOpts *o, int print_ids, int threads, Err *e) {
+static int run_generate(RunOpts *o, int print_ids, int progress, int threads, Err *e) {
     Loaded L;
     Session s;
     int rc = 1;
@@ -40,7 +44,7 @@ static int run_generate(RunOpts *o, int print_ids, int threads, Err *e) {
     const char *prompt = o->prompt ? o->prompt : "";
     if (session_start_text(&s, prompt, strlen(prompt), e) != 0) goto out_session;
     double t0 = args_seconds();
-    int n_pre = session_prefill(&s, NULL);
+    int n_pre = progress_prefill(&s, NULL, progress, NULL);
     double t1 = args_seconds();
     int printed = 1, more = 1;
     while (more) {
@@ -76,7 +80,7 @@ int cmd_generate(int argc, char **argv) {
     runopts_defaults(&o);
     Args a = {argc, argv, 1};
     Err e;
-    int print_ids = 0;
+    int print_ids = 0, progress = 0;
     long threads = pool_default_threads();
     while (a.i < argc) {
         const char *f = argv[a.i];
@@ -86,6 +90,7 @@ int cmd_generate(int argc, char **argv) {
         if (r > 0) continue;
         a.i++;
         if (!strcmp(f, "--ids")) { print_ids = 1; continue; }
+        if (!strcmp(f, "--progress")) { progress = 1; continue; }
         if (!strcmp(f, "--threads")) {
             const char *v = args_value(&a, &e);
             if (!v || args_int(f, v, 1, 64, &threads, &e)) return args_fail(&e);
@@ -94,6 +99,6 @@ int cmd_generate(int argc, char **argv) {
         args_unknown(f, &e);
         return args_fail(&e);
     }
-    if (runopts_check(&o, &e) || run_generate(&o, print_ids, (int)threads, &e) != 0) return args_fail(&e);
+    if (runopts_check(&o, &e) || run_generate(&o, print_ids, progress, (int)threads, &e) != 0) return args_fail(&e);
     return 0;
 }

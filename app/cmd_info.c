@@ -2,6 +2,7 @@
  * parameters and bytes, tokenizer, routers — without running it. Loading
  * goes through the same validation as every other command, so `info` is
  * also the quickest way to ask "will ahascope accept this folder?". */
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -107,6 +108,7 @@ int cmd_info(int argc, char **argv) {
         return args_fail(&e);
     }
     Loaded L;
+    setenv("AHASCOPE_WEIGHTS", "map", 0); /* info reads no weights: copying them would only cost time */
     if (app_load(&o, &L, 0, &e) != 0) { app_unload(&L); return args_fail(&e); }
     /* a tokenizer that is there must load; one that is missing is only reported */
     char p[1100];

@@ -6,6 +6,7 @@
 
 #include "app/args.h"
 #include "app/commands.h"
+#include "app/progress.h"
 #include "app/record.h"
 #include "engine/session.h"
 
@@ -17,20 +18,30 @@ static void on_signal(int sig) {
 }
 
 static void record_help(void) {
-    puts("usage: ahascope record --db FILE [--prompt TEXT] [--commit-every N] [--max-db-mb MB] [--progress]\n"
-         "                       [--threads N] [sampling flags] [model flags] [policy flags]\n"
+    puts("usage: ahascope record --db FILE [--prompt TEXT | --prompt-file FILE | --prompts FILE [--shard I/N]]\n"
+         "                       [--commit-every N]\n"
+         "                       [--max-db-mb MB] [--progress] [--threads N] [sampling flags] [model flags]\n"
+         "                       [policy flags]\n"
          "\n"
          "Run the model and record every position (prompt and generated) into the SQLite database FILE\n"
          "(created if missing): one row per token, one per (token, layer, head). Prints the run id.\n"
          "  --prompt TEXT     the text to continue (default empty: start from BOS alone)\n"
+         "  --prompt-file FILE  the prompt is FILE's text, byte for byte (at most 16 MiB, no NUL byte)\n"
          "  --commit-every N  steps per transaction (default 1: each step durable on its own)\n"
          "  --max-db-mb MB    stop with a 'disk full' error if the file would grow past MB (default: no limit)\n"
-         "  --progress        print 'committed pos P' on stderr after each commit\n"
+         "  --progress        a prefill bar on stderr (even when it is not a terminal; on one it shows by\n"
+         "                    itself once the prefill runs over 0.5 s), then 'committed pos P' after each commit\n"
+         "  --prompts FILE    record one run per line of FILE (empty lines skipped; at most 100000 lines of\n"
+         "                    64 KiB), each as `--prompt LINE` with the same flags would, printing each run id\n"
+         "  --shard I/N       with --prompts: only the lines L with (L-1) mod N = I (I from 0 to N-1), so N\n"
+         "                    processes with their own --db record disjoint runs; `merge` joins them (needs\n"
+         "                    --seed S unless --temperature 0)\n"
          "  --threads N       worker threads (default: all cores)\n"
          "  --attn-top K      also record, per position and head, the K heaviest far positions of its full\n"
          "                    attention (table attn_top; 0 = none, the default; at most 64) so a replay\n"
          "                    shows where each head looked without the model\n"
-         "Ctrl-C stops the run and marks it interrupted; what was committed stays.\n"
+         "Ctrl-C stops the run (a long prefill at the next layer, dropping the 64-token chunk under way) and\n"
+         "marks it interrupted; what was committed stays.\n"
          "Schema and example queries: store/SCHEMA.md.");
     args_help_sampling();
     args_help_model();
@@ -43,6 +54,8 @@ typedef struct {
     long attn_top; /* far positions ranked per head (0: none) */
     double max_mb;
     int progress;
+    const char *prompts; /* --prompts FILE: one run per line */
+    ArgsShard shard;     /* --shard I/N: the lines (k-1) mod N = I only */
 } RecordOpts;
 
 /* Write steps and say which are durable; returns -1 when the store failed.
@@ -66,8 +79,8 @@ static int record_session(Session *s, Store *st, int64_t run, const RecordOpts *
     int ok = pre && t;
     for (int i = 0; ok && i < n; i++) ok = (pre[i] = trace_new_top(c->n_layers, c->n_heads, k)) != NULL;
     if (!ok) { err_set(e, "out of memory"); goto out; }
-    session_prefill(s, pre);
-    if (write_steps(st, run, pre, n, ro->progress, &pending, e)) goto out;
+    int fed = progress_prefill(s, pre, ro->progress, &g_stop); /* fewer than n after Ctrl-C */
+    if (write_steps(st, run, pre, fed, ro->progress, &pending, e)) goto out;
     while (!g_stop && session_step(s, t)) {
         if (write_steps(st, run, &t, 1, ro->progress, &pending, e)) goto out;
         trace_clear(t);
@@ -83,26 +96,18 @@ out:
     return rc;
 }
 
-static int run_record(RunOpts *o, const RecordOpts *ro, Err *e) {
-    Loaded L;
+/* One prompt recorded as one run: the run `record --prompt TEXT` makes. */
+static int record_prompt(RunOpts *o, Loaded *L, Store *st, const char *prompt, const RecordOpts *ro, Err *e) {
     Session s;
     StoreRunInfo info;
-    int rc = -1, have_session = 0;
-    Store *st = store_open(ro->db, STORE_WRITE, 5000, e);
-    if (!st) return -1;
-    store_set_commit_every(st, (int)ro->commit_every);
-    if (store_set_limit(st, (int64_t)(ro->max_mb * 1024 * 1024), e)) goto out_store;
-    if (app_load(o, &L, 1, e) != 0) goto out_unload;
-    if (session_init(&s, &L.model, &L.tok, &o->attn, o->steps, o->temperature, o->topp, o->seed, (int)ro->threads, e))
-        goto out_unload;
-    have_session = 1;
-    const char *prompt = o->prompt ? o->prompt : "";
-    if (session_start_text(&s, prompt, strlen(prompt), e) != 0) goto out_unload;
-    if (app_run_info(o, &L, &info, e) || store_run_begin(st, &info, e)) goto out_unload;
+    if (session_init(&s, &L->model, &L->tok, &o->attn, o->steps, o->temperature, o->topp, o->seed, (int)ro->threads, e))
+        return -1;
+    int rc = -1;
+    o->prompt = prompt;
+    if (session_start_text(&s, prompt, strlen(prompt), e) != 0) goto out;
+    if (app_run_info(o, L, &info, e) || store_run_begin(st, &info, e)) goto out;
     printf("%lld\n", (long long)info.run_id);
     fflush(stdout);
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
     int failed = record_session(&s, st, info.run_id, ro, e);
     Err e2;
     /* After a write failure (disk full) the status update may fail too; the
@@ -110,18 +115,52 @@ static int run_record(RunOpts *o, const RecordOpts *ro, Err *e) {
     store_run_end(st, info.run_id, failed ? "failed" : g_stop ? "interrupted" : "done", &e2);
     rc = failed ? -1 : g_stop ? (err_set(e, "interrupted; run %lld kept what was committed",
                                          (long long)info.run_id), -1) : 0;
+out:
+    session_free(&s);
+    return rc;
+}
+
+static int run_record(RunOpts *o, const RecordOpts *ro, Err *e) {
+    Loaded L;
+    AppPrompts pr = {0};
+    int rc = -1;
+    if (ro->prompts && app_prompts_read(ro->prompts, &pr, e)) return -1;
+    Store *st = store_open(ro->db, STORE_WRITE, 5000, e);
+    if (!st) return app_prompts_free(&pr), -1;
+    store_set_commit_every(st, (int)ro->commit_every);
+    if (store_set_limit(st, (int64_t)(ro->max_mb * 1024 * 1024), e)) goto out_store;
+    if (app_load(o, &L, 1, e) != 0) goto out_unload;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    if (!ro->prompts) rc = record_prompt(o, &L, st, o->prompt ? o->prompt : "", ro, e);
+    else {
+        rc = 0;
+        for (int i = 0; rc == 0 && !g_stop && i < pr.n; i++)
+            if (args_shard_owns(&ro->shard, pr.line[i] - 1)) rc = record_prompt(o, &L, st, pr.text[i], ro, e);
+    }
 out_unload:
-    if (have_session) session_free(&s);
     app_unload(&L);
 out_store:
     if (store_close(st, rc ? NULL : e) != 0) rc = -1;
+    app_prompts_free(&pr);
     return rc;
+}
+
+/* --prompts and --shard: what they need and exclude. */
+static int record_check_batch(const RunOpts *o, const RecordOpts *ro, Err *e) {
+    if (ro->shard.n > 1 && !ro->prompts) return err_usage(e, "--shard I/N splits the lines of --prompts FILE: give it");
+    if (ro->prompts && (o->have_prompt || o->prompt_file))
+        return err_usage(e, "--prompts and --prompt/--prompt-file all give the prompt: pick one");
+    if (ro->prompts && o->chat) return err_usage(e, "--chat wraps one --prompt; it does not apply to --prompts");
+    if (ro->shard.n > 1 && !o->have_seed && o->temperature != 0)
+        return err_usage(e, "--shard needs --seed S (or --temperature 0): the clock's seed differs between shards");
+    return 0;
 }
 
 int cmd_record(int argc, char **argv) {
     RunOpts o;
     runopts_defaults(&o);
-    RecordOpts ro = {NULL, 1, pool_default_threads(), 0, 0, 0};
+    RecordOpts ro = {NULL, 1, pool_default_threads(), 0, 0, 0, NULL, {0, 1}};
     Args a = {argc, argv, 1};
     Err e;
     while (a.i < argc) {
@@ -134,6 +173,11 @@ int cmd_record(int argc, char **argv) {
         const char *v = NULL;
         if (!strcmp(f, "--progress")) { ro.progress = 1; continue; }
         if (!strcmp(f, "--db")) { if (!(ro.db = args_value(&a, &e))) return args_fail(&e); continue; }
+        if (!strcmp(f, "--prompts")) { if (!(ro.prompts = args_value(&a, &e))) return args_fail(&e); continue; }
+        if (!strcmp(f, "--shard")) {
+            if (!(v = args_value(&a, &e)) || args_shard(f, v, &ro.shard, &e)) return args_fail(&e);
+            continue;
+        }
         if (!strcmp(f, "--max-db-mb")) {
             if (!(v = args_value(&a, &e)) || args_float(f, v, 0.01, 1e9, &ro.max_mb, &e)) return args_fail(&e);
             continue;
@@ -152,5 +196,6 @@ int cmd_record(int argc, char **argv) {
     }
     if (!ro.db) { err_usage(&e, "--db FILE is required"); return args_fail(&e); }
     if (runopts_check(&o, &e)) return args_fail(&e);
+    if (record_check_batch(&o, &ro, &e)) return args_fail(&e);
     return run_record(&o, &ro, &e) == 0 ? 0 : (g_stop ? (args_fail(&e), 130) : args_fail(&e));
 }

@@ -47,7 +47,8 @@ int cmd_run(int argc, char **argv) {
                  "       ahascope run [generate flags]     otherwise\n\n"
                  "The main job (`make run`): find the default model ($AHASCOPE_MODELS, ../shared/models,\n"
                  "the cache), downloading stories260K there if none is found, then open the TUI on it with\n"
-                 "the prompt \"Once upon a time\" at temperature 0.8 (any flag of `ahascope tui` may follow).\n"
+                 "the prompt \"Once upon a time\" (unless --prompt or --prompt-file says otherwise) at temperature 0.8\n"
+                 "(any flag of `ahascope tui` may follow).\n"
                  "Without a terminal it tells the story as text instead (any flag of `ahascope generate`).");
             return 0;
         }
@@ -62,9 +63,10 @@ int cmd_run(int argc, char **argv) {
             return args_fail(&e);
         }
     }
-    int tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
-    char *gen[64] = {tty ? "tui" : "generate", "--model", path, "--prompt", "Once upon a time", "--temperature", "0.8"};
-    int n = 7;
+    int tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO), own_prompt = 0;
+    for (int i = 1; i < argc; i++) own_prompt |= !strcmp(argv[i], "--prompt-file"); /* the default would conflict */
+    char *gen[64] = {tty ? "tui" : "generate", "--model", path, "--temperature", "0.8", "--prompt", "Once upon a time"};
+    int n = own_prompt ? 5 : 7;
     for (int i = 1; i < argc && n < 63; i++) gen[n++] = argv[i];
     gen[n] = NULL;
     return tty ? cmd_tui(n, gen) : cmd_generate(n, gen);

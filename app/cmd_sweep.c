@@ -18,7 +18,8 @@ static void sweep_help(void) {
     puts("usage: ahascope sweep [--model PATH] --policy P[,P...] --window W[,W...] [--theta X[,X...]] [--tau T[,T...]]\n"
          "                      [--p P[,P...]] [--routers FILE|TEMPLATE] [--data FILE | --self N] [--seq-len T]\n"
          "                      [--max-seqs N] [--tokenizer PATH] [--db FILE] [--plot] [--svg FILE] [--json]\n"
-         "                      [--threads N]\n"
+         "                      [--threads N] [--shard I/N]\n"
+         "       ahascope sweep --from-db DB [--model PATH] [--json] [--plot] [--svg FILE]\n"
          "\n"
          "Evaluate every combination on the same held-out sequences (as `ahascope eval`), print each point\n"
          "and the Pareto front of global share against KL(full || policy). Lists are comma-separated.\n"
@@ -28,6 +29,11 @@ static void sweep_help(void) {
          "  --window 8,16,32,64,128,256 --policy oracle,aha gives the curve of global need against window.\n"
          "  --svg FILE writes the Pareto scatter; with several windows also FILE without .svg + -windows.svg.\n"
          "Every point is recorded with --db (an `evals` row each, label 'sweep').\n"
+         "  --shard I/N     evaluate only shard I of N of the sequences (I from 0 to N-1; sequence k when\n"
+         "                  k mod N = I), each shard into its own --db; `merge` joins the files\n"
+         "  --from-db DB    run nothing: the table, front and window curves of the sweep points recorded in\n"
+         "                  DB, the shards of each point combined as one unsharded run (the setting column\n"
+         "                  names every point's knob)\n"
          "Defaults as `ahascope eval`: theta 0.1, tau the router file's (else 0.5), p 0.1, --self 8, --seq-len 256,\n"
          "--max-seqs 1000. Routers used at a window other than their file's `window` are a warning on stderr.");
 }
@@ -65,6 +71,9 @@ static int parse(int argc, char **argv, SweepOpts *w, Err *e) {
                          : !strcmp(f, "--model") ? &x->o.model : !strcmp(f, "--tokenizer") ? &x->o.tokenizer : NULL;
         long *num = !strcmp(f, "--self") ? &x->self_n : !strcmp(f, "--seq-len") ? &x->seq_len
                   : !strcmp(f, "--max-seqs") ? &x->max_seqs : !strcmp(f, "--threads") ? &x->threads : NULL;
+        int r = eval_opts_shard_flag(x, f, &a, e);
+        if (r < 0) return -1;
+        if (r > 0) continue;
         if (!strcmp(f, "--json")) x->json = 1;
         else if (!strcmp(f, "--plot")) x->plot = 1;
         else if (str) { if (!(*str = args_value(&a, e))) return -1; }
@@ -73,8 +82,12 @@ static int parse(int argc, char **argv, SweepOpts *w, Err *e) {
             if (!v || args_int(f, v, num == &x->seq_len ? 2 : 1, num == &x->threads ? 64 : 1 << 20, num, e)) return -1;
         } else return args_unknown(f, e);
     }
-    if (!w->policies || !w->windows) return err_usage(e, "--policy and --window are required");
     x->label = "sweep";
+    if (eval_opts_shard_check(x, e)) return -1;
+    if (x->from_db && (w->policies || w->windows || w->thetas || w->taus || w->ps || x->o.routers))
+        return err_usage(e, "--from-db re-summarises the recorded points: --policy, --window, --theta, --tau, --p and "
+                            "--routers do not apply");
+    if (!x->from_db && (!w->policies || !w->windows)) return err_usage(e, "--policy and --window are required");
     return 0;
 }
 
@@ -248,9 +261,7 @@ static int run_sweep(SweepOpts *w, Err *e) {
     }
     if ((x->svg && file_check_output(x->svg, NULL, e)) || (x->db && !(st = store_open(x->db, STORE_WRITE, 5000, e))))
         goto out;
-    if (x->data ? eval_data_file(&d, &L.tok, x->data, (int)x->seq_len, (int)x->max_seqs, e)
-                : eval_data_self(&d, &L.model, &L.tok, (int)x->self_n, (int)x->seq_len, x->o.seed, e))
-        goto out;
+    if (eval_opts_data(x, &L, (int)x->seq_len, &d, e)) goto out;
     x->o.prompt = "";
     if (app_run_info(&x->o, &L, &info, e)) goto out;
     for (int i = 0; i < n_win; i++) {
@@ -275,12 +286,31 @@ out:
     return rc;
 }
 
+/* --from-db: the sweep's points recorded in the file (label 'sweep'),
+ * shards combined, with its front and window curves. */
+static int sweep_from_db(SweepOpts *w, Err *e) {
+    Rows rs = {0};
+    int n = eval_opts_rows_from_db(&w->x, "sweep", &rs.rows, e), n_win = 0, rc = n < 0 ? -1 : 0;
+    rs.n = rs.cap = n > 0 ? n : 0;
+    for (int i = 0; i < rs.n; i++) {
+        int seen = 0;
+        for (int j = 0; j < i; j++) seen |= rs.rows[j].a.window == rs.rows[i].a.window;
+        n_win += !seen;
+    }
+    if (rc == 0) eval_print_rows(rs.rows, rs.n, w->x.json, 0);
+    if (rc == 0 && !w->x.json) print_front(&rs);
+    if (rc == 0) rc = eval_plot_rows(rs.rows, rs.n, &w->x, "sweep: global share against KL", e);
+    if (rc == 0 && !w->x.json) rc = window_curves(&rs, &w->x, n_win, e);
+    free(rs.rows);
+    return rc;
+}
+
 int cmd_sweep(int argc, char **argv) {
     static SweepOpts w;
     Err e;
     memset(&w, 0, sizeof w);
     int r = parse(argc, argv, &w, &e);
     if (r == 1) { sweep_help(); return 0; }
-    if (r < 0 || run_sweep(&w, &e)) return args_fail(&e);
+    if (r < 0 || (w.x.from_db ? sweep_from_db(&w, &e) : run_sweep(&w, &e))) return args_fail(&e);
     return 0;
 }

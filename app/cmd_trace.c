@@ -8,13 +8,15 @@
 
 #include "app/args.h"
 #include "app/commands.h"
+#include "app/progress.h"
 #include "app/record.h"
 #include "app/setup.h"
 #include "engine/session.h"
 #include "engine/textout.h"
 
 static void trace_help(void) {
-    puts("usage: ahascope trace [--prompt TEXT] [--jsonl] [sampling flags] [model flags] [policy flags]\n"
+    puts("usage: ahascope trace [--prompt TEXT | --prompt-file FILE] [--jsonl] [--progress] [sampling flags]\n"
+         "                      [model flags] [policy flags]\n"
          "\n"
          "Run the model and print one JSON object per position fed (prompt and generated):\n"
          "  pos, token, piece, logprob, entropy, step_us, and per (layer, head) flat arrays of\n"
@@ -28,7 +30,10 @@ static void trace_help(void) {
          "Lines are valid UTF-8: a piece that is not (a byte-fallback token, e.g. one byte of an emoji)\n"
          "is written with U+FFFD, and piece_hex (only then) holds its raw bytes as hex.\n"
          "  --prompt TEXT     the text to continue (default empty: start from BOS alone)\n"
-         "  --jsonl           JSON lines, the one format there is (the default)");
+         "  --prompt-file FILE  the prompt is FILE's text, byte for byte (at most 16 MiB, no NUL byte)\n"
+         "  --jsonl           JSON lines, the one format there is (the default)\n"
+         "  --progress        a prefill bar on stderr even when it is not a terminal (on one it shows by\n"
+         "                    itself once the prefill runs over 0.5 s)");
     args_help_sampling();
     args_help_model();
     args_help_policy();
@@ -74,7 +79,7 @@ static int print_trace_line(const StepTrace *t) {
     return ok ? 0 : -1;
 }
 
-static int run_trace(RunOpts *o, Err *e) {
+static int run_trace(RunOpts *o, int progress, Err *e) {
     Loaded L;
     Session s;
     int rc = -1;
@@ -88,7 +93,7 @@ static int run_trace(RunOpts *o, Err *e) {
     int n = session_prompt_pending(&s);
     pre = calloc(n, sizeof *pre);
     for (int i = 0; pre && i < n; i++) pre[i] = trace_new(c->n_layers, c->n_heads);
-    session_prefill(&s, pre);
+    progress_prefill(&s, pre, progress, NULL);
     for (int i = 0; i < n; i++) print_trace_line(pre[i]);
     StepTrace *t = trace_new(c->n_layers, c->n_heads);
     while (session_step(&s, t)) {
@@ -112,6 +117,7 @@ int cmd_trace(int argc, char **argv) {
     runopts_defaults(&o);
     Args a = {argc, argv, 1};
     Err e;
+    int progress = 0;
     while (a.i < argc) {
         const char *f = argv[a.i];
         if (args_is_help(f)) { trace_help(); return 0; }
@@ -120,8 +126,9 @@ int cmd_trace(int argc, char **argv) {
         if (r > 0) continue;
         a.i++;
         if (!strcmp(f, "--jsonl")) continue;
+        if (!strcmp(f, "--progress")) { progress = 1; continue; }
         args_unknown(f, &e);
         return args_fail(&e);
     }
-    return runopts_check(&o, &e) == 0 && run_trace(&o, &e) == 0 ? 0 : args_fail(&e);
+    return runopts_check(&o, &e) == 0 && run_trace(&o, progress, &e) == 0 ? 0 : args_fail(&e);
 }

@@ -329,7 +329,7 @@ static int save_routers(Trainer *tr, double hl, double hg, double tl, Err *e) {
 /* --train all: the tuned weights as a llama2.c checkpoint, in the input's version. */
 static int save_model(const Trainer *tr, Err *e) {
     Model tuned = *tr->m;
-    tuned.w = tr->tuned, tuned.map = NULL, tuned.owned = NULL;
+    tuned.w = tr->tuned, tuned.file = (MemView){0}, tuned.owned = NULL;
     return model_save(&tuned, tr->t->out_model, tr->m->version == 1 ? 1 : 0, e);
 }
 

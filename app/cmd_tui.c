@@ -59,6 +59,8 @@ typedef struct {
     TuiWorker w;
     TuiSql sql;         /* the `:` query running off this thread, if any */
     double sql_shown;   /* when the progress line was last redrawn */
+    double prefill_shown; /* when a long prefill's line was last redrawn */
+    int prefill_on;     /* that line is up: say what the prefill took when it ends */
     const Loaded *L;
     const char *db;     /* recording target, NULL: not recording */
     int speed_i, playing, dirty, want_sql;
@@ -76,14 +78,19 @@ typedef struct {
 } Tui;
 
 static void tui_help(void) {
-    puts("usage: ahascope tui [--prompt TEXT] [--db FILE | --no-record] [--mono] [--ascii] [--threads N]\n"
-         "                    [--sql-timeout S] [sampling flags] [model flags] [policy flags]\n"
+    puts("usage: ahascope tui [--prompt TEXT | --prompt-file FILE] [--db FILE | --no-record] [--mono] [--ascii]\n"
+         "                    [--threads N] [--sql-timeout S] [sampling flags] [model flags] [policy flags]\n"
          "       ahascope tui --replay [--db FILE] [--run ID] [--mono] [--ascii] [--sql-timeout S]\n"
          "\n"
          "Step through generation token by token and watch every attention head choose global or local.\n"
          "Every predictor is computed at every step (--profile is implied). With no --policy, --window\n"
          "or --routers, a model with shipped routers (stories260K) runs aha on them; others run full.\n"
          "  --prompt TEXT     the text to continue (default \"Once upon a time\"; \"\" starts from BOS alone)\n"
+         "  --prompt-file FILE  the prompt is FILE's text, byte for byte (at most 16 MiB, no NUL byte); while a\n"
+         "                    prompt of more than 64 tokens is prefilled the status line shows\n"
+         "                    \"prefill 1024/4096 · 63 tok/s\" and every key still answers (q stops it)\n"
+         "  --progress        accepted so `ahascope run --progress` works on a terminal too (the status\n"
+         "                    line shows a long prefill by itself)\n"
          "  --db FILE         record each run into FILE (default ahascope.db in the current directory)\n"
          "  --no-record       record nothing\n"
          "  --mono            shading glyphs only, no colour (also when NO_COLOR is set)\n"
@@ -141,12 +148,34 @@ static void show_run(Tui *t, const TuiTake *k) {
     else snprintf(h->record, sizeof h->record, "not recording");
 }
 
+/* A long prefill on the status line, "prefill 1024/4096 · 63 tok/s",
+ * redrawn ten times a second (the worker runs it; keys go on being
+ * answered), then what it took once it ends. */
+static void show_prefill(Tui *t, const TuiTake *k) {
+    const char *dot = t->m.ascii ? "-" : "\xc2\xb7";
+    double now = args_seconds(), secs = k->prefill_s;
+    if (k->prefilling) {
+        if (t->prefill_on && now - t->prefill_shown < 0.1) return;
+        t->prefill_shown = now, t->prefill_on = 1, t->dirty = 1;
+        view_set_status(&t->m, "prefill %d/%d %s %.0f tok/s (q quits)", k->prefill_done, k->prefill_total, dot,
+                        secs > 0 ? k->prefill_done / secs : 0.0);
+    } else if (t->prefill_on) {
+        t->prefill_on = 0, t->dirty = 1;
+        if (k->prefill_done == k->prefill_total)
+            view_set_status(&t->m, "prefilled %d tokens in %.1f s %s %.0f tok/s", k->prefill_total, secs, dot,
+                            secs > 0 ? k->prefill_total / secs : 0.0);
+        else
+            view_set_status(&t->m, "prefill stopped at %d/%d", k->prefill_done, k->prefill_total);
+    }
+}
+
 /* Take what the worker finished and ask for the attention the view wants. */
 static void take_results(Tui *t) {
     Err e;
     if (t->replay) return;
     TuiTake k;
     tui_worker_take(&t->w, &k, t->attn_buf);
+    show_prefill(t, &k);
     show_steps(t, &k);
     if (k.attn_ready) {
         view_set_attention(&t->m, k.attn_pos, k.attn_layer, k.attn_head, t->attn_buf, k.attn_n, k.attn.window,
@@ -732,8 +761,8 @@ static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads,
     t.db = db;
     t.speed_i = 4;
     t.restore = -1;
-    snprintf(t.prompt, sizeof t.prompt, "%s", o->prompt ? o->prompt : "Once upon a time");
-    o->prompt = t.prompt;
+    if (!o->prompt) o->prompt = "Once upon a time";
+    snprintf(t.prompt, sizeof t.prompt, "%s", o->prompt); /* the `e` editor's copy: a longer prompt still runs whole */
     if (view_init(&t.m, L.model.c.n_layers, L.model.c.n_heads, e)) goto out;
     TuiWorker *w = &t.w;
     w->model = &L.model, w->tok = &L.tok, w->steps = o->steps, w->threads = threads, w->attn_top = attn_top;
@@ -747,7 +776,7 @@ static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads,
     t.m.hdr.kv_bytes_per_pos = (double)cost_kv_bytes(&L.model.c, 1);
     t.cfg = o->attn;
     if (!(t.attn_buf = malloc((size_t)L.model.c.seq_len * sizeof *t.attn_buf))) { err_set(e, "out of memory"); goto out_view; }
-    if (tui_worker_start(w, &o->attn, t.prompt, e)) { store_close(w->store, NULL); goto out_view; }
+    if (tui_worker_start(w, &o->attn, o->prompt, e)) { store_close(w->store, NULL); goto out_view; }
     if (L.warning[0]) view_set_status(&t.m, "warning: %s", L.warning);
     signal(SIGINT, on_quit);
     signal(SIGTERM, on_quit);
@@ -787,6 +816,7 @@ int cmd_tui(int argc, char **argv) {
         if (!strcmp(f, "--mono")) mono = 1;
         else if (!strcmp(f, "--ascii")) ascii = 1;
         else if (!strcmp(f, "--no-record")) db = NULL;
+        else if (!strcmp(f, "--progress")) continue; /* `run` hands generate's flags here on a terminal */
         else if (!strcmp(f, "--replay")) replay = 1;
         else if (!strcmp(f, "--run")) {
             const char *v = args_value(&a, &e);

@@ -55,6 +55,52 @@ int eval_data_self(EvalData *d, const Model *m, const Tokenizer *tok, int n, int
     return rc;
 }
 
+/* Sequence k's sampling seed: a function of the evaluation's seed and k
+ * alone (a splitmix64 finaliser), never of the sequences sampled before. */
+static uint64_t seq_seed(uint64_t seed, uint64_t k) {
+    uint64_t z = seed + 0x9e3779b97f4a7c15ull * (k + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return (z ^ (z >> 31)) & 0x7fffffffffffffffull;
+}
+
+static void desc_add_shard(EvalData *d, const ArgsShard *sh) {
+    size_t o = strlen(d->desc);
+    if (sh->n > 1) snprintf(d->desc + o, sizeof d->desc - o, EVAL_SHARD_TAG "%ld/%ld", sh->i, sh->n);
+}
+
+int eval_data_self_each(EvalData *d, const Model *m, const Tokenizer *tok, int n, int len, uint64_t seed,
+                        const ArgsShard *sh, Err *e) {
+    int mine = 0;
+    for (int k = 0; k < n; k++) mine += args_shard_owns(sh, k);
+    if (mine == 0) return err_set(e, "shard %ld/%ld has no sequences: --self %d gives %d", sh->i, sh->n, n, n);
+    if (data_alloc(d, mine, e)) return -1;
+    snprintf(d->desc, sizeof d->desc, "self:%d:%d:%llu", n, len, (unsigned long long)seed);
+    desc_add_shard(d, sh);
+    for (int k = 0; k < n; k++) {
+        if (!args_shard_owns(sh, k)) continue;
+        EvalData one;
+        if (eval_data_self(&one, m, tok, 1, len, seq_seed(seed, (uint64_t)k), e)) { eval_data_free(&one); return -1; }
+        d->seq[d->n] = one.seq[0], d->len[d->n] = one.len[0], d->n++;
+        one.seq[0] = NULL;
+        eval_data_free(&one);
+    }
+    return 0;
+}
+
+int eval_data_shard(EvalData *d, const ArgsShard *sh, Err *e) {
+    if (sh->n <= 1) return 0;
+    int kept = 0, total = d->n;
+    for (int k = 0; k < total; k++) {
+        if (args_shard_owns(sh, k)) d->seq[kept] = d->seq[k], d->len[kept++] = d->len[k];
+        else free(d->seq[k]);
+    }
+    d->n = kept;
+    if (!kept) return err_set(e, "shard %ld/%ld has no sequences: %s gives %d", sh->i, sh->n, d->desc, total);
+    desc_add_shard(d, sh);
+    return 0;
+}
+
 int eval_data_file(EvalData *d, const Tokenizer *tok, const char *path, int len, int max_n, Err *e) {
     size_t size = 0;
     char *text = file_read_all(path, "data file", "a text file", 64 << 20, &size, e);
@@ -134,17 +180,24 @@ static void auc_add(EvalAuc *a, DecidePred k, float v, int label) {
     else a->neg[b]++;
 }
 
-/* Predictor decisions against the oracle at every (position, layer, head). */
-static void score_trace(const StepTrace *t, const AttnConfig *a, EvalSums *s) {
+void eval_sums_name(EvalSums *s) {
+    for (int k = 0; k < EVAL_N_PRED; k++)
+        snprintf(s->score[k].predictor, sizeof s->score[k].predictor, "%s", decide_name((DecidePred)k));
+}
+
+void eval_score_step(const StepTrace *t, const AttnConfig *a, EvalSums *s) {
     s->steps++;
+    /* the step's KV totals, not per KV head: a trace read back from a
+     * database holds only those, and --from-db must sum the same numbers */
+    long kv = trace_kv_read_total(t), kv_full = trace_kv_full(t);
+    if (kv >= 0 && kv_full >= 0) {
+        s->kv_read += kv, s->kv_full += kv_full;
+        s->kv_local += (double)(kv_full / (t->pos + 1)) * (t->pos + 1 - (t->n_far > 0 ? t->n_far : 0));
+    }
     for (int i = 0; i < trace_cells(t); i++) {
         int g = decide_cell(t, i, DECIDE_EXECUTED, a->tau, a->theta_logit); /* -1 where there was no choice */
         if (g >= 0) s->gate_sum += g, s->gate_n++;
         if (t->keys_read[i] >= 0) s->keys_read += t->keys_read[i], s->keys_full += t->pos + 1;
-        if (t->kv_read[i] >= 0) {
-            s->kv_read += t->kv_read[i], s->kv_full += t->pos + 1;
-            s->kv_local += t->pos + 1 - (t->n_far > 0 ? t->n_far : 0);
-        }
         int o = decide_label(t, i, s->ref_set ? s->ref_theta_logit : a->theta_logit);
         if (o < 0) continue;
         if (s->head_counts) s->head_counts[2 * i] += o, s->head_counts[2 * i + 1]++;
@@ -199,7 +252,7 @@ static void eval_sequence(const Model *m, const Tokenizer *tok, const AttnConfig
     for (int i = 0; i < len; i++) trace_clear(b->tr[i]);
     fwd_forward(m, &b->rs, a, seq, len, 0, s->share_only ? NULL : b->lg_pol, b->tr);
     if (s->share_only) {
-        for (int t = 0; t < len; t++) score_trace(b->tr[t], a, s);
+        for (int t = 0; t < len; t++) eval_score_step(b->tr[t], a, s);
         return;
     }
     for (int t = 0; t < len; t++) {
@@ -207,7 +260,7 @@ static void eval_sequence(const Model *m, const Tokenizer *tok, const AttnConfig
         tr->pos = t, tr->token = seq[t], tr->is_prompt = 1;
         if (tok) tok_piece_printable(tok, t ? seq[t - 1] : -1, seq[t], tr->piece, sizeof tr->piece);
         if (t > 0) k_logit_stats(b->lg_pol + (size_t)(t - 1) * V, V, seq[t], &tr->logprob, &tr->entropy);
-        score_trace(tr, a, s);
+        eval_score_step(tr, a, s);
         if (t + 1 >= len) continue;
         log_softmax(b->lg_full + (size_t)t * V, V, b->lp_full);
         log_softmax(b->lg_pol + (size_t)t * V, V, b->lp_pol);
@@ -240,8 +293,7 @@ int eval_policy(const Model *m, const Tokenizer *tok, const AttnConfig *a, const
     int ref_set = out->ref_set, share_only = out->share_only;
     memset(out, 0, sizeof *out);
     out->head_counts = heads, out->ref_theta_logit = ref, out->ref_set = ref_set, out->share_only = share_only;
-    for (int k = 0; k < EVAL_N_PRED; k++)
-        snprintf(out->score[k].predictor, sizeof out->score[k].predictor, "%s", decide_name((DecidePred)k));
+    eval_sums_name(out);
     int max_len = 1;
     for (int i = 0; i < d->n; i++) max_len = d->len[i] > max_len ? d->len[i] : max_len;
     AttnConfig pa = *a;

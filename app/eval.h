@@ -4,6 +4,7 @@
 #ifndef AHASCOPE_EVAL_H
 #define AHASCOPE_EVAL_H
 
+#include "app/args.h"
 #include "app/setup.h"
 #include "store/store.h"
 
@@ -16,12 +17,30 @@ typedef struct {
 } EvalData;
 
 /* N sequences of len tokens sampled from the model itself (temperature 1,
- * full attention, seed): held out from any training stream by its seed. */
+ * full attention, seed) as one stream, each sequence going on from the
+ * sampler state the one before left: the data of train, fit and the
+ * calibration sequences, kept so that their routers stay reproducible. */
 int eval_data_self(EvalData *d, const Model *m, const Tokenizer *tok, int n, int len, uint64_t seed, Err *e);
 
 /* A text file encoded with the tokenizer and cut into chunks of len tokens
  * (BOS + len-1), at most max_n chunks. Errors name the file (empty, too short). */
 int eval_data_file(EvalData *d, const Tokenizer *tok, const char *path, int len, int max_n, Err *e);
+
+/* What eval and sweep evaluate from the model itself: n sequences of len
+ * tokens, sequence k sampled alone (temperature 1, full attention, BOS-led
+ * samples packed) with a seed mixed from (seed, k) only, so that each shard
+ * of sh (args_shard_owns) samples just its own sequences, token for token
+ * as an unsharded run does. The desc is "self:N:LEN:SEED", plus " shard I/N". */
+int eval_data_self_each(EvalData *d, const Model *m, const Tokenizer *tok, int n, int len, uint64_t seed,
+                        const ArgsShard *sh, Err *e);
+
+/* Keep only shard sh's sequences of d (k mod N = I, k counted from 0 in
+ * d's order) and say so in its desc; an empty shard is an error naming it. */
+int eval_data_shard(EvalData *d, const ArgsShard *sh, Err *e);
+
+/* The shard suffix descs carry (" shard I/N"): eval --from-db strips it to
+ * group a sharded evaluation's rows again. */
+#define EVAL_SHARD_TAG " shard "
 
 void eval_data_free(EvalData *d);
 
@@ -80,6 +99,15 @@ typedef struct {
  * prints a bar on stderr. */
 int eval_policy(const Model *m, const Tokenizer *tok, const AttnConfig *a, const EvalData *d, int threads, Store *st,
                 const StoreRunInfo *info, int64_t eval_id, int progress, EvalSums *out, Err *e);
+
+/* Name each score of s after its predictor (engine/decide.h order). */
+void eval_sums_name(EvalSums *s);
+
+/* Add one position's decisions to s: shares, reads, each predictor's
+ * confusion and ranking against the oracle (labels at s->ref_theta_logit
+ * when ref_set). eval_policy calls it on live traces, --from-db on traces
+ * read back from a database. */
+void eval_score_step(const StepTrace *t, const AttnConfig *a, EvalSums *s);
 
 /* The summary numbers of sums into ev (perplexities, mean KL, shares). */
 void eval_summarise(const EvalSums *s, StoreEval *ev);

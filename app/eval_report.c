@@ -4,11 +4,46 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/eval_db.h"
 #include "app/eval_report.h"
 #include "app/record.h"
 #include "engine/cost.h"
 #include "engine/textout.h"
 #include "views/plot.h"
+
+int eval_opts_shard_flag(EvalOpts *x, const char *f, Args *a, Err *e) {
+    const char *v;
+    if (strcmp(f, "--shard") && strcmp(f, "--from-db")) return 0;
+    if (!(v = args_value(a, e))) return -1;
+    if (!strcmp(f, "--from-db")) return x->from_db = v, 1;
+    return args_shard(f, v, &x->shard, e) ? -1 : 1;
+}
+
+int eval_opts_shard_check(const EvalOpts *x, Err *e) {
+    if (x->from_db && (x->db || x->data || x->shard.n > 1 || x->match))
+        return err_usage(e, "--from-db reads a database's recorded evaluations: --db, --data, --shard and "
+                            "--match-budget do not apply");
+    if (x->shard.n > 1 && x->match)
+        return err_usage(e, "--match-budget needs every sequence (it bisects thresholds on the whole data): run it "
+                            "unsharded");
+    return 0;
+}
+
+int eval_opts_data(const EvalOpts *x, const Loaded *L, int len, EvalData *d, Err *e) {
+    if (!x->data) return eval_data_self_each(d, &L->model, &L->tok, (int)x->self_n, len, x->o.seed, &x->shard, e);
+    return eval_data_file(d, &L->tok, x->data, len, (int)x->max_seqs, e) || eval_data_shard(d, &x->shard, e) ? -1 : 0;
+}
+
+int eval_opts_rows_from_db(EvalOpts *x, const char *label, Row **rows, Err *e) {
+    Loaded L;
+    StoreRunInfo info;
+    x->o.prompt = "";
+    x->o.routers = NULL, x->o.attn.policy = POLICY_FULL; /* the rows carry their own; the model is for the bytes */
+    int n = app_load(&x->o, &L, 0, e) || app_run_info(&x->o, &L, &info, e)
+          ? -1 : eval_db_rows(x->from_db, label, &L, info.model_sha256, rows, e);
+    app_unload(&L);
+    return n;
+}
 
 /* Evaluate one setting (recorded when st is set) and summarise it into row. */
 int eval_row(const Loaded *L, const EvalData *d, const EvalOpts *x, Store *st, StoreRunInfo *info, Row *row,
@@ -62,10 +97,12 @@ static double eval_row_auc(const Row *row) {
     return decide_parse(row->name, &p) || p == DECIDE_EXECUTED ? NAN : eval_auc(&row->s.auc[p]);
 }
 
-/* A JSON number, or null for NaN and ±Inf (JSON has neither). */
+/* A JSON number, or null for NaN and ±Inf (JSON has neither). Every
+ * digit of the double: merged shards are compared with the unsharded
+ * table to 1e-12, which six decimals would hide. */
 static void json_num(const char *key, double v) {
     if (!isfinite(v)) printf(", \"%s\": null", key);
-    else printf(", \"%s\": %.6f", key, v);
+    else printf(", \"%s\": %.17g", key, v);
 }
 
 /* A JSON string member, valid UTF-8 (engine/textout.h). */
@@ -81,10 +118,10 @@ void eval_print_rows(const Row *rows, int n, int json, int matched) {
         for (int i = 0; i < n; i++) {
             const StoreEval *v = &rows[i].ev;
             eval_prf(&rows[i], &prec, &rec, &f1);
-            printf("%s{\"predictor\": \"%s\", \"knob\": \"%s\", \"global_share\": %.6f, \"keys_read_frac\": %.6f, "
-                   "\"kl\": %.6g, \"perplexity\": %.6f, \"perplexity_full\": %.6f",
-                   i ? ", " : "", rows[i].name, rows[i].knob, v->global_share, v->keys_read_frac, v->kl_mean,
-                   v->perplexity, v->perplexity_full);
+            printf("%s{\"predictor\": \"%s\", \"knob\": \"%s\"", i ? ", " : "", rows[i].name, rows[i].knob);
+            json_num("global_share", v->global_share), json_num("keys_read_frac", v->keys_read_frac);
+            json_num("kl", v->kl_mean), json_num("perplexity", v->perplexity);
+            json_num("perplexity_full", v->perplexity_full);
             json_num("kv_read_frac", v->kv_read_frac), json_num("theta_logit", rows[i].a.theta_logit);
             const EvalSums *s = &rows[i].s;
             double per = s->steps ? rows[i].kv_pos_bytes / s->steps : NAN; /* means over the decode steps */

@@ -12,7 +12,21 @@ typedef struct {
     long self_n, seq_len, max_seqs, threads;
     int json, plot;
     const char *svg;
+    ArgsShard shard;     /* --shard I/N: this process's sequences (0/1: all) */
+    const char *from_db; /* --from-db DB: re-summarise DB's evaluations instead of running any */
 } EvalOpts;
+
+/* --shard and --from-db, the flags eval and sweep share for evaluations
+ * split across machines: consumes flag f's value; 1 if f was one of them,
+ * 0 if not, -1 on a bad value. */
+int eval_opts_shard_flag(EvalOpts *x, const char *f, Args *a, Err *e);
+
+/* Refuse what --shard and --from-db cannot be combined with. */
+int eval_opts_shard_check(const EvalOpts *x, Err *e);
+
+/* The evaluated data: --data's chunks or --self sequences, this shard's only. */
+int eval_opts_data(const EvalOpts *x, const Loaded *L, int len, EvalData *d, Err *e);
+
 
 typedef struct {
     char name[16], knob[48];
@@ -22,6 +36,10 @@ typedef struct {
     const char *calibrated_on; /* the data its settings were fitted on, when not the evaluated data */
     double weight_bytes, kv_pos_bytes; /* a decode step's weights; K+V of one position of one KV head */
 } Row;
+
+/* --from-db: load the model for the byte columns and read DB's rows (label
+ * NULL: all); *rows heap. Returns the count or -1. */
+int eval_opts_rows_from_db(EvalOpts *x, const char *label, Row **rows, Err *e);
 
 /* Evaluate row->a on d (recorded into st when set; info is the runs row
  * template) and summarise it into row; matched names a budget target. */

@@ -11,6 +11,10 @@
  * sequences, and one threshold τ for the whole model is set so that the
  * global share on them is --share (or τ is given). The held-out sequences
  * measure agreement with the oracle.
+ *
+ * The model pass can be split across processes: each shard writes its
+ * examples (fit_shard_write) and one process fits on all of them
+ * (fit_routers_from_shards), with the result the unsharded fit's.
  */
 #ifndef AHASCOPE_FIT_H
 #define AHASCOPE_FIT_H
@@ -43,6 +47,32 @@ typedef struct {
 /* Fit routers for m on d, whose last n_held sequences are held out.
  * Returns 0, or -1 with e set (out of memory, no position with far keys). */
 int fit_routers(const Model *m, const EvalData *d, int n_held, const FitConfig *c, FitResult *out, Err *e);
+
+/* What a shard file of the data pass holds beside its examples: the data
+ * it was cut from, which every shard of one fit shares. */
+typedef struct {
+    char data[1024];        /* the data's desc (eval.h), "self:N:LEN:SEED" or the file */
+    int n_seqs, n_held;     /* sequences of the whole data, the last n_held held out */
+    uint64_t seed;          /* --seed of the data */
+    char model_sha256[65];  /* the model labelled */
+    long tokens;            /* tokens fed: this shard's, or all of them once combined */
+} FitShardInfo;
+
+/* The data pass of shard sh alone (sequences k with k mod N = I of d):
+ * its labelled examples written atomically to path as safetensors
+ * (tensors x, y, wt, seq; metadata: c's window, sinks, θ and weighting,
+ * info and the shard), for fit_routers_from_shards. Sets *rows. */
+int fit_shard_write(const Model *m, const EvalData *d, int n_held, const ArgsShard *sh, const FitConfig *c,
+                    FitShardInfo *info, const char *path, long *rows, Err *e);
+
+/* Routers fitted on the shard files paths[0..n) of one data pass: every
+ * shard of its N exactly once, each labelled under c's window, sinks, θ
+ * and weighting and on the model of SHA-256 model_sha256; the rows merged
+ * back in sequence order, so the result is the unsharded fit_routers'
+ * bit for bit. Fills info from the files (tokens summed). Every length and
+ * count in a file is checked before use; errors name the file. */
+int fit_routers_from_shards(const Model *m, const char *const *paths, int n, const FitConfig *c,
+                            const char *model_sha256, FitShardInfo *info, FitResult *out, Err *e);
 
 /* Free the routers of a result (safe on a zeroed one). */
 void fit_result_free(FitResult *r);

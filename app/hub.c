@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "app/progress.h"
 #include "app/setup.h"
 #include "engine/files.h"
 #include "engine/sha256.h"
@@ -129,12 +130,6 @@ static void sleep_ms(long ms) {
 
 /* ---- progress ---- */
 
-static void bar(char *out, double frac) {
-    int fill = (int)(frac * 20 + 0.5);
-    for (int i = 0; i < 20; i++) out[i] = i < fill ? '#' : '-';
-    out[20] = 0;
-}
-
 /* One line, redrawn in place: this file's bar, then the whole pull's. */
 static void draw(Sink *s, long long now, int final) {
     double t = now_s();
@@ -142,11 +137,11 @@ static void draw(Sink *s, long long now, int final) {
     s->last_draw = t;
     char b1[21], b2[21];
     double f = s->expect > 0 ? (double)now / (double)s->expect : 0;
-    bar(b1, f > 1 ? 1 : f);
+    progress_bar(b1, f > 1 ? 1 : f);
     fprintf(stderr, "\r%-28.28s [%s] %3d%% %8.1f MB", s->label, b1, (int)(f * 100), now / 1e6);
     if (s->all && s->all->total > 0) {
         double g = (double)(s->all->done + now) / (double)s->all->total;
-        bar(b2, g > 1 ? 1 : g);
+        progress_bar(b2, g > 1 ? 1 : g);
         fprintf(stderr, "  all [%s] %3d%%", b2, (int)(g * 100));
     }
     fputs(final ? "\n" : "", stderr);

@@ -105,3 +105,33 @@ int app_export_names(Store *st, int64_t run, const char *dir, char *json, char *
     store_run_info_free(&ri);
     return rc ? err_set(e, "%s: 999 exports of other runs numbered %lld already", dir, (long long)run) : 0;
 }
+
+void app_prompts_free(AppPrompts *p) {
+    free(p->buf), free(p->text), free(p->line);
+    memset(p, 0, sizeof *p);
+}
+
+int app_prompts_read(const char *path, AppPrompts *p, Err *e) {
+    size_t size = 0;
+    memset(p, 0, sizeof *p);
+    if (!(p->buf = file_read_all(path, "prompts file", "a text file, one prompt a line", 64u << 20, &size, e)))
+        return -1;
+    if (memchr(p->buf, 0, size)) return app_prompts_free(p), err_set(e, "%s: a NUL byte: not a text file", path);
+    p->text = malloc(APP_PROMPTS_MAX * sizeof *p->text);
+    p->line = malloc(APP_PROMPTS_MAX * sizeof *p->line);
+    if (!p->text || !p->line) return app_prompts_free(p), err_set(e, "out of memory");
+    int line = 0;
+    for (char *s = p->buf, *end = p->buf + size; s < end; line++) {
+        char *nl = memchr(s, '\n', (size_t)(end - s)), *stop = nl ? nl : end;
+        if (line >= APP_PROMPTS_MAX)
+            return app_prompts_free(p), err_set(e, "%s: more than %d lines", path, APP_PROMPTS_MAX);
+        if (stop - s > APP_PROMPT_LINE_MAX)
+            return app_prompts_free(p), err_set(e, "%s:%d: a prompt longer than %d bytes", path, line + 1,
+                                               APP_PROMPT_LINE_MAX);
+        *stop = 0;
+        if (stop > s && stop[-1] == '\r') stop[-1] = 0;
+        if (*s) p->text[p->n] = s, p->line[p->n++] = line + 1;
+        s = stop + 1;
+    }
+    return p->n ? 0 : (app_prompts_free(p), err_set(e, "%s: no prompt (every line is empty)", path));
+}

@@ -26,4 +26,22 @@ void app_heads_text(const uint8_t *map, int n_layers, int n_heads, char *out, si
  * the same run (same id, creation time, seed and prompt). */
 int app_export_names(Store *st, int64_t run, const char *dir, char *json, char *csv, size_t cap, Err *e);
 
+/* record --prompts FILE: one prompt a line (a trailing CR dropped), empty
+ * lines skipped, at most APP_PROMPTS_MAX lines of at most
+ * APP_PROMPT_LINE_MAX bytes each; line[i] is prompt i's 1-based line. */
+#define APP_PROMPTS_MAX 100000
+#define APP_PROMPT_LINE_MAX 65536
+typedef struct {
+    char *buf;   /* the file, its newlines made NULs */
+    char **text; /* [n] prompts, into buf */
+    int *line;   /* [n] their line numbers */
+    int n;
+} AppPrompts;
+
+/* Read FILE's prompts; errors name the file (and the line): missing, not
+ * text, a line too long, too many lines, no prompt at all. */
+int app_prompts_read(const char *path, AppPrompts *p, Err *e);
+
+void app_prompts_free(AppPrompts *p);
+
 #endif

@@ -267,8 +267,21 @@ void app_router_meta(const Routers *r, int have_tau, AttnConfig *a, char *warn, 
     }
 }
 
+/* --prompt-file: the file's bytes as the prompt. A NUL would cut the text
+ * short without a word, so it is refused. */
+static int read_prompt_file(RunOpts *o, Loaded *L, Err *e) {
+    size_t n = 0;
+    L->prompt_text = file_read_all(o->prompt_file, "prompt file", "a text file", APP_PROMPT_FILE_MAX, &n, e);
+    if (!L->prompt_text) return -1;
+    if (strlen(L->prompt_text) != n)
+        return err_set(e, "%s: not a text file (a NUL byte at offset %zu)", o->prompt_file, strlen(L->prompt_text));
+    o->prompt = L->prompt_text;
+    return 0;
+}
+
 int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e) {
     memset(L, 0, sizeof *L);
+    if (o->prompt_file && read_prompt_file(o, L, e) != 0) return -1;
     if (app_model_path(o->model, L->model_path, sizeof L->model_path, e) != 0) return -1;
     int r = model_is_hf_dir(L->model_path) ? model_load_hf(&L->model, L->model_path, o->context, e)
                                             : model_load(&L->model, L->model_path, e);
@@ -304,5 +317,6 @@ void app_unload(Loaded *L) {
     router_free(&L->routers);
     free(L->static_heads);
     free(L->chat_prompt);
+    free(L->prompt_text);
     memset(L, 0, sizeof *L);
 }

@@ -8,6 +8,9 @@
 #include "engine/routers.h"
 #include "engine/tokenizer.h"
 
+/* Largest --prompt-file read: far more text than any context holds. */
+#define APP_PROMPT_FILE_MAX ((size_t)16 << 20)
+
 typedef struct {
     Model model;
     Tokenizer tok;
@@ -17,6 +20,7 @@ typedef struct {
     Routers routers;         /* routers.w is NULL without --routers */
     uint8_t *static_heads;
     char *chat_prompt;       /* --chat: the prompt as wrapped (o->prompt points here) */
+    char *prompt_text;       /* --prompt-file: the file's text (o->prompt points here until --chat wraps it) */
     char warning[1200];      /* what app_load warned of on stderr ("" none), for the TUI's status line */
 } Loaded;
 
@@ -52,7 +56,9 @@ void app_router_meta(const Routers *r, int have_tau, AttnConfig *a, char *warn, 
 
 /* Load model, tokenizer (need_tok), routers and static heads as the options
  * say, and finish o->attn (routers pointer, default window and policy, the
- * router file's τ); a warning goes to stderr and L->warning. */
+ * router file's τ); a warning goes to stderr and L->warning. A
+ * --prompt-file is read first (APP_PROMPT_FILE_MAX bytes at most, no NUL
+ * byte) and becomes o->prompt. */
 int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e);
 
 /* Load the tokenizer app_load would load (and apply --chat) into a Loaded

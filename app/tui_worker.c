@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "app/args.h"
+#include "app/progress.h"
 #include "app/record.h"
 #include "app/tui_worker.h"
 
@@ -87,6 +88,38 @@ static int begin(TuiWorker *w, const AttnConfig *attn, const char *prompt, const
     return 0;
 }
 
+/* Between the chunks and layers of a long prefill (engine thread): publish how far it
+ * has come, and stop for a quit or a new prompt, which would throw the
+ * rest away. */
+static int on_prefill(void *user, int done, int total) {
+    TuiWorker *w = user;
+    pthread_mutex_lock(&w->mu);
+    w->prefill_done = done, w->prefill_total = total;
+    w->prefill_s = args_seconds() - w->prefill_t0;
+    int stop = w->quit || (w->restart && w->next_prompt);
+    pthread_mutex_unlock(&w->mu);
+    return stop;
+}
+
+/* Prefill the n pending positions into t; a prompt of more than one chunk
+ * reports its progress (and can be stopped). Returns the positions fed. */
+static int prefill(TuiWorker *w, StepTrace **t, int n) {
+    int chunked = n > PROGRESS_PREFILL_CHUNK;
+    if (chunked) {
+        pthread_mutex_lock(&w->mu);
+        w->prefilling = 1, w->prefill_done = 0, w->prefill_total = n, w->prefill_s = 0;
+        w->prefill_t0 = args_seconds();
+        pthread_mutex_unlock(&w->mu);
+        session_set_progress(&w->ses, PROGRESS_PREFILL_CHUNK, on_prefill, w);
+    }
+    int fed = session_prefill(&w->ses, t);
+    session_set_progress(&w->ses, 0, NULL, NULL);
+    pthread_mutex_lock(&w->mu);
+    w->prefilling = 0;
+    pthread_mutex_unlock(&w->mu);
+    return fed;
+}
+
 /* Feed the pending prompt (all at once) or one new token. */
 static void step(TuiWorker *w) {
     const Config *c = &w->model->c;
@@ -95,9 +128,9 @@ static void step(TuiWorker *w) {
         StepTrace **t = calloc(n, sizeof *t);
         int ok = t != NULL;
         for (int i = 0; ok && i < n; i++) ok = (t[i] = trace_new_top(c->n_layers, c->n_heads, w->attn_top)) != NULL;
-        if (ok) {
-            double t0 = args_seconds();
-            session_prefill(&w->ses, t);
+        double t0 = args_seconds();
+        if (ok && prefill(w, t, n) < n) end_run(w, "interrupted"); /* stopped: nothing of it is shown */
+        else if (ok) {
             double dt = args_seconds() - t0;
             /* teacher-forced tokens past the original prompt stay generated ones */
             for (int i = 0; i < n; i++) t[i]->is_prompt = t[i]->pos < w->n_prompt;
@@ -237,6 +270,8 @@ void tui_worker_take(TuiWorker *w, TuiTake *out, float *attn_buf) {
     out->new_run = w->cleared;
     w->cleared = 0;
     out->run_id = w->run_id, out->attn = w->attn, out->finished = w->finished, out->tok_s = w->tok_s;
+    out->prefilling = w->prefilling, out->prefill_done = w->prefill_done, out->prefill_total = w->prefill_total;
+    out->prefill_s = w->prefilling ? args_seconds() - w->prefill_t0 : w->prefill_s;
     snprintf(out->message, sizeof out->message, "%s", w->message);
     w->message[0] = 0;
     out->attn_ready = w->attn_ready;

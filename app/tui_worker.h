@@ -7,6 +7,11 @@
  * which hands over the traces themselves (made once, by the step, then
  * owned by the UI). So a slow step of a big model never blocks a key press.
  *
+ * A prompt longer than one chunk (PROGRESS_PREFILL_CHUNK) is prefilled
+ * chunk by chunk, publishing how far it has come after each, so the UI
+ * can show a long prefill's progress; a quit, or a new prompt, stops it
+ * at the next layer (session.h) rather than after the whole prompt.
+ *
  * Lineage: requests coalesce (a re-evaluation asked for before the worker
  * started the previous one replaces it), and each re-evaluation's parent is
  * the last run the worker started, so rapid keys make one chain of runs.
@@ -53,6 +58,9 @@ typedef struct {
     AttnConfig attn;          /* settings of the current run */
     int finished;             /* the sequence cannot grow (context, steps or BOS) */
     double tok_s;
+    int prefilling;           /* a long prefill is under way (the three below say how far) */
+    int prefill_done, prefill_total;
+    double prefill_t0, prefill_s; /* its start; seconds it has run (or took) */
     float *attn_w;            /* [seq_len] weights answered for attn_* below */
     int attn_ready, attn_n, attn_rpos, attn_rlayer, attn_rhead;
     char message[600];        /* error or notice for the status line ("" none) */
@@ -83,6 +91,9 @@ typedef struct {
     AttnConfig attn;      /* its settings */
     int finished;         /* the sequence cannot grow */
     double tok_s;
+    int prefilling;       /* a long prompt is being prefilled: done of total positions, secs so far */
+    int prefill_done, prefill_total; /* the last long prefill's (kept once it ends; total 0: none yet) */
+    double prefill_s;
     char message[600];    /* a notice or error for the status line, "" none */
     int attn_ready, attn_n, attn_pos, attn_layer, attn_head; /* weights copied into the caller's buffer */
 } TuiTake;

@@ -475,7 +475,13 @@ static void forward_chunk(const Model *m, RunState *s, const AttnConfig *a, cons
     const Config *c = &m->c;
     int d = c->dim;
     for (int i = 0; i < T; i++) embed_row(m, tokens[i], s->x + (size_t)i * d);
-    for (int l = 0; l < c->n_layers; l++) layer_forward(m, s, a, l, T, pos0, tr);
+    for (int l = 0; l < c->n_layers; l++) {
+        if (s->stop && s->stop(s->stop_user)) {
+            s->stopped = 1;
+            return;
+        }
+        layer_forward(m, s, a, l, T, pos0, tr);
+    }
     if (logits_all) {
         norm_rows(c, s->xb, s->x, m->final_norm, T, d, d, d);
         matmul(s, logits_all, s->xb, m->cls, T, d, c->vocab_size);
@@ -489,7 +495,8 @@ static void forward_chunk(const Model *m, RunState *s, const AttnConfig *a, cons
 void fwd_forward(const Model *m, RunState *s, const AttnConfig *a, const int *tokens, int n, int pos0,
                  float *logits_all, StepTrace **traces) {
     if (pos0 == 0) fwd_reset(s);
-    for (int done = 0; done < n; done += s->max_batch) {
+    s->stopped = 0;
+    for (int done = 0; done < n && !s->stopped; done += s->max_batch) {
         int T = n - done < s->max_batch ? n - done : s->max_batch;
         if (traces)
             for (int i = 0; i < T; i++) {

@@ -42,6 +42,13 @@ typedef struct {
     uint16_t *x_bf16;     /* [pad32(B)][pad32(max in)]: a prefill product's input rounded for the bf16 paths, or NULL */
     int n_tiles;
     Pool *pool;
+    /* Asked before each layer of a call; non-zero abandons the call there
+     * (stopped is set), leaving part of it in the KV cache and the bulk
+     * moments: the caller must not feed on from that state. NULL: never.
+     * This is how a long prefill chunk is cut short for a quit. */
+    int (*stop)(void *user);
+    void *stop_user;
+    int stopped;          /* the last fwd_forward call was abandoned */
 } RunState;
 
 /* Allocate buffers for a model shape; max_batch bounds a prefill chunk,
@@ -60,7 +67,8 @@ void fwd_free(RunState *s);
 void fwd_reset(RunState *s);
 
 /* Feed tokens[0..n) at positions pos0 … pos0+n-1 (all < seq_len, ids in
- * range: the caller checks). Prefills in chunks of max_batch. If
+ * range: the caller checks). Prefills in chunks of max_batch; s->stop may
+ * abandon the call between layers (s->stopped says so). If
  * logits_all is non-NULL it receives n rows of vocab logits; s->logits
  * always ends with the last row's. traces, if non-NULL, holds n traces whose
  * per-head fields are filled (pos and token too). */

@@ -8,9 +8,15 @@
  * and 8% in f32 (alternated runs), and the 2-thread streaming probe rose
  * too. Linux gives anonymous memory huge pages only when asked
  * (transparent_hugepage=madvise is Debian's default), so these buffers ask.
- * Left on small pages: files (the page cache maps 4 KiB pages) and the KV
- * cache, which is touched sparsely at first — on 2 MiB pages a bf16 110M
- * model at context 4096 made 36 MB more resident after a 576-token run.
+ * The KV cache stays on small pages: it is touched sparsely at first — on
+ * 2 MiB pages a bf16 110M model at context 4096 made 36 MB more resident
+ * after a 576-token run.
+ *
+ * A model file's weights are read into such a block too (mem_view_file):
+ * a mapping of the file gets whatever pages the page cache happens to hold
+ * (recent kernels keep files in folios of mixed sizes and map the 2 MiB
+ * ones whole), so the same file decoded at different speeds from one
+ * invocation to the next (engine/PERFORMANCE.md, "Slow invocations").
  */
 #ifndef AHASCOPE_MEM_H
 #define AHASCOPE_MEM_H
@@ -24,5 +30,27 @@ void *mem_big_alloc(size_t bytes);
 
 /* Release a mem_big_alloc block; NULL is ignored. */
 void mem_big_free(void *p);
+
+/* A whole file's bytes, read-only, as the weights loaders hold them. */
+typedef struct {
+    const void *base;
+    size_t size;
+    int copied; /* 1: a mem_big_alloc block; 0: a mapping of the file */
+} MemView;
+
+/* How mem_view_file places a file: by size (MEM_VIEW_AUTO), or as
+ * $AHASCOPE_WEIGHTS=map|copy asks. */
+typedef enum { MEM_VIEW_AUTO, MEM_VIEW_MAP, MEM_VIEW_COPY } MemViewMode;
+
+/* The mode $AHASCOPE_WEIGHTS names (auto when unset or unknown). */
+MemViewMode mem_view_mode(void);
+
+/* Hold fd's first `size` bytes in *v: files of 64 MiB or more are read into
+ * huge pages when memory allows (half the available memory at most), the
+ * rest mapped. Returns 0, or -1 with errno set. fd may be closed after. */
+int mem_view_file(MemView *v, int fd, size_t size, MemViewMode mode);
+
+/* Release what mem_view_file made (safe on a zeroed view). */
+void mem_view_close(MemView *v);
 
 #endif

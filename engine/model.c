@@ -213,24 +213,24 @@ int model_load(Model *m, const char *path, Err *e) {
         close(fd);
         return file_not(e, path, NOT_CHECKPOINT, FILE_EMPTY, NULL);
     }
-    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int rc = mem_view_file(&m->file, fd, size, mem_view_mode());
+    int view_errno = errno;
     close(fd);
-    if (map == MAP_FAILED) return err_set(e, "%s: cannot map model (%s)", path, strerror(errno));
+    if (rc) return err_set(e, "%s: cannot read model (%s)", path, strerror(view_errno));
+    const void *map = m->file.base;
     size_t hdr = 0;
     if (read_header(map, size, &m->c, &m->version, &hdr, e) != 0) {
         not_checkpoint(map, size, path, e);
-        munmap(map, size);
+        mem_view_close(&m->file);
         return -1;
     }
     uint64_t expect = checkpoint_bytes(&m->c, m->version, hdr);
     if (size != expect) {
-        munmap(map, size);
+        mem_view_close(&m->file);
         return err_set(e, "%s: file is %zu bytes but its header (dim %d, %d layers, vocab %d, %s classifier) needs %llu",
                        path, size, m->c.dim, m->c.n_layers, m->c.vocab_size,
                        m->c.shared_classifier ? "shared" : "separate", (unsigned long long)expect);
     }
-    m->map = map;
-    m->map_size = size;
     m->file_bytes = size;
     wire_weights(m, (const float *)((const char *)map + hdr), m->version);
     if (model_wire_layers(m, e) != 0) { model_free(m); return -1; }
@@ -377,7 +377,7 @@ int model_save(const Model *m, const char *path, int version, Err *e) {
 }
 
 void model_free(Model *m) {
-    if (m->map) munmap(m->map, m->map_size);
+    mem_view_close(&m->file);
     model_hf_free(m);
     free(m->layers);
     mem_big_free(m->owned_half);

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "mem.h"
 
 /* Where a model's architecture came from; decides the block's shape. */
 typedef enum {
@@ -105,8 +106,7 @@ typedef struct {
     void *hf;             /* HF sources: open shards and converted vectors (model_hf.c) */
     char path[1024];   /* file the weights came from ("" for random) */
     int version;       /* 0 legacy, 1 ak42, -1 random */
-    void *map;         /* mmap of the checkpoint, or NULL */
-    size_t map_size;
+    MemView file;      /* the checkpoint's bytes (mem_view_file), or zeroed */
     float *owned;      /* heap weights of a random model, or NULL */
     uint16_t *owned_half; /* model_to_half: the matrices in bf16/f16, or NULL */
     float *owned_arch;    /* model_random_arch: the parts llama2.c has no place for, or NULL */

@@ -18,6 +18,8 @@ struct Pool {
     pthread_t threads[POOL_MAX];
     pthread_mutex_t mu;
     pthread_cond_t wake;
+    pthread_cond_t done;     /* a worker finished a job while pool_run slept (waiting set) */
+    atomic_int waiting;
     atomic_uint generation;  /* bumped once per job */
     atomic_int next_task;    /* next task index to claim */
     atomic_int stop;
@@ -56,6 +58,11 @@ static void *pool_worker(void *arg) {
         seen = atomic_load(&p->generation);
         pool_work(p);
         atomic_store(&p->done_gen[me], seen);
+        if (atomic_load(&p->waiting)) { /* seq_cst: pool_run sets waiting before it reads done_gen */
+            pthread_mutex_lock(&p->mu);
+            pthread_cond_broadcast(&p->done);
+            pthread_mutex_unlock(&p->mu);
+        }
     }
 }
 
@@ -66,6 +73,7 @@ Pool *pool_new(int n_threads) {
     if (!p) return NULL;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->wake, NULL);
+    pthread_cond_init(&p->done, NULL);
     p->n_threads = 1;
     for (int i = 1; i < n_threads; i++) {
         p->args[i].pool = p;
@@ -74,6 +82,22 @@ Pool *pool_new(int n_threads) {
         p->n_threads++;
     }
     return p;
+}
+
+/* Wait until worker i has left job gen. The other tasks are short, so spin
+ * first, as the workers do between jobs; then sleep. A spin without end
+ * kept a core from the very worker it waited for whenever the host had
+ * more runnable threads than cores and took that worker off: whole
+ * `bench --model` invocations ran 2-5x slow (engine/PERFORMANCE.md, "Slow
+ * invocations"). */
+static void wait_done(Pool *p, int i, unsigned gen) {
+    for (int spins = 0; spins < SPIN_ITERS; spins++)
+        if (atomic_load(&p->done_gen[i]) == gen) return;
+    pthread_mutex_lock(&p->mu);
+    atomic_store(&p->waiting, 1);
+    while (atomic_load(&p->done_gen[i]) != gen) pthread_cond_wait(&p->done, &p->mu);
+    atomic_store(&p->waiting, 0);
+    pthread_mutex_unlock(&p->mu);
 }
 
 void pool_run(Pool *p, pool_fn fn, void *ctx, int n_tasks) {
@@ -91,9 +115,7 @@ void pool_run(Pool *p, pool_fn fn, void *ctx, int n_tasks) {
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mu);
     pool_work(p);
-    /* the other tasks are short, and workers spin between jobs: spin too */
-    for (int i = 1; i < p->n_threads; i++)
-        while (atomic_load(&p->done_gen[i]) != gen) { }
+    for (int i = 1; i < p->n_threads; i++) wait_done(p, i, gen);
 }
 
 int pool_threads(const Pool *p) { return p ? p->n_threads : 1; }
@@ -107,6 +129,7 @@ void pool_free(Pool *p) {
     for (int i = 1; i < p->n_threads; i++) pthread_join(p->threads[i], NULL);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->wake);
+    pthread_cond_destroy(&p->done);
     free(p);
 }
 

@@ -4,7 +4,8 @@
  * and runs OpenBLAS single-threaded inside each task: two thread systems
  * spinning on two cores would steal time from each other. Workers spin
  * briefly after a job before sleeping, because a decode step issues dozens
- * of short parallel sections back to back.
+ * of short parallel sections back to back, and pool_run waits for them the
+ * same way: spinning, then sleeping, never spinning without end.
  */
 #ifndef AHASCOPE_POOL_H
 #define AHASCOPE_POOL_H

@@ -370,14 +370,13 @@ int st_open(StFile *f, const char *path, Err *e) {
         close(fd);
         return err_set(e, "%s: file is %zu bytes, too short for a safetensors header", path, size);
     }
-    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    int mmap_errno = errno;
+    int rc = mem_view_file(&f->view, fd, size, mem_view_mode());
+    int view_errno = errno;
     close(fd);
-    if (map == MAP_FAILED) return err_set(e, "%s: mmap failed: %s", path, strerror(mmap_errno));
+    if (rc) return err_set(e, "%s: cannot read: %s", path, strerror(view_errno));
     f->path = strdup(path);
-    f->base = map;
+    f->base = f->view.base;
     f->size = size;
-    f->mapped = 1;
     if (!f->path) {
         st_close(f);
         return err_set(e, "%s: out of memory", path);
@@ -391,7 +390,7 @@ int st_open(StFile *f, const char *path, Err *e) {
 
 void st_close(StFile *f) {
     if (!f) return;
-    if (f->mapped && f->base) munmap((void *)f->base, f->size);
+    mem_view_close(&f->view);
     for (int i = 0; i < f->n_meta; i++) {
         free(f->meta_keys[i]);
         free(f->meta_values[i]);

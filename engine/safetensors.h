@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "engine/err.h"
+#include "engine/mem.h"
 
 #define ST_MAX_DIMS 8
 #define ST_MAX_NAME 256                       /* names are shorter than this */
@@ -62,9 +63,9 @@ typedef struct {
 
 typedef struct {
     char *path;             /* as given to st_open; used in every message */
-    const uint8_t *base;    /* whole file (mapped, or caller's buffer) */
+    const uint8_t *base;    /* whole file (held in view, or caller's buffer) */
     size_t size;
-    int mapped;             /* 1 if base must be munmap'd by st_close */
+    MemView view;           /* what st_open holds the file in; zeroed for a caller's buffer */
     const uint8_t *data;    /* first byte after the header */
     size_t data_size;
     StTensor *tensors;      /* in header order */

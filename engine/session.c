@@ -23,6 +23,7 @@ int session_init(Session *s, const Model *m, const Tokenizer *tok, const AttnCon
     s->steps = (steps <= 0 || steps > m->c.seq_len) ? m->c.seq_len : steps;
     int batch = s->steps < 256 ? s->steps : 256;
     if (fwd_init(&s->rs, &m->c, batch, n_threads, e) != 0) return -1;
+    s->chunk = batch;
     size_t V = m->c.vocab_size;
     s->ids = malloc(((size_t)s->steps + 1) * sizeof(int));
     s->prev_logits = malloc(V * sizeof(float));
@@ -95,25 +96,54 @@ static void fill_token_fields(Session *s, StepTrace *tr, int pos, const float *p
     else tr->piece[0] = '\0';
 }
 
-int session_prefill(Session *s, StepTrace **traces) {
-    int n = session_prompt_pending(s), V = s->model->c.vocab_size, B = s->rs.max_batch;
-    for (int done = 0; done < n; done += B) {
-        int T = n - done < B ? n - done : B, pos0 = s->n_fed;
-        double t0 = now_us();
-        fwd_forward(s->model, &s->rs, &s->attn, s->ids + pos0, T, pos0, traces ? s->batch_logits : NULL,
-                    traces ? traces + done : NULL);
-        double per = (now_us() - t0) / T;
-        if (traces)
-            for (int i = 0; i < T; i++) {
-                const float *pred = pos0 + i > 0 ? (i > 0 ? s->batch_logits + (size_t)(i - 1) * V : s->prev_logits) : NULL;
-                fill_token_fields(s, traces[done + i], pos0 + i, pred);
-                traces[done + i]->step_us = per;
-            }
-        s->n_fed += T;
-        memcpy(s->prev_logits, s->rs.logits, V * sizeof(float));
+void session_set_progress(Session *s, int chunk, SessionProgress fn, void *user) {
+    s->chunk = chunk <= 0 || chunk > s->rs.max_batch ? s->rs.max_batch : chunk;
+    s->progress = fn;
+    s->progress_user = user;
+}
+
+/* Feed T prompt positions from n_fed as one forward call; traces (or NULL)
+ * receives them. An abandoned call (rs.stopped) feeds nothing. */
+static void prefill_chunk(Session *s, StepTrace **traces, int T) {
+    int V = s->model->c.vocab_size, pos0 = s->n_fed;
+    double t0 = now_us();
+    fwd_forward(s->model, &s->rs, &s->attn, s->ids + pos0, T, pos0, traces ? s->batch_logits : NULL, traces);
+    if (s->rs.stopped) return;
+    double per = (now_us() - t0) / T;
+    for (int i = 0; traces && i < T; i++) {
+        const float *pred = pos0 + i > 0 ? (i > 0 ? s->batch_logits + (size_t)(i - 1) * V : s->prev_logits) : NULL;
+        fill_token_fields(s, traces[i], pos0 + i, pred);
+        traces[i]->step_us = per;
     }
+    s->n_fed += T;
+    memcpy(s->prev_logits, s->rs.logits, V * sizeof(float));
+}
+
+/* The progress callback asked between layers (RunState.stop). */
+static int stop_between_layers(void *user) {
+    Session *s = user;
+    return s->progress(s->progress_user, s->progress_done, s->progress_total);
+}
+
+int session_prefill(Session *s, StepTrace **traces) {
+    int n = s->done ? 0 : session_prompt_pending(s), B = s->chunk, done = 0; /* done: maybe a spoiled cache */
+    s->rs.stop = s->progress ? stop_between_layers : NULL;
+    s->rs.stop_user = s;
+    s->progress_total = n;
+    while (done < n && !(s->progress && s->progress(s->progress_user, done, n))) {
+        int T = n - done < B ? n - done : B;
+        s->progress_done = done;
+        prefill_chunk(s, traces ? traces + done : NULL, T);
+        if (s->rs.stopped) {
+            s->done = 1; /* the cache holds part of the chunk: nothing may be fed on top of it */
+            break;
+        }
+        done += T;
+    }
+    s->rs.stop = NULL;
+    if (s->progress && n > 0 && done == n) s->progress(s->progress_user, n, n);
     if (s->n_fed >= s->steps) s->done = 1; /* a prompt longer than steps: nothing to generate */
-    return n;
+    return done;
 }
 
 /* Feed ids[n_fed] (already appended), recording it in trace. */

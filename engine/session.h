@@ -15,6 +15,16 @@
 #include "sampler.h"
 #include "tokenizer.h"
 
+/* How far a prefill has come: called before its first chunk (done 0),
+ * after each chunk fed (up to done == total), and between the layers of a
+ * chunk with done unchanged. A non-zero return stops the prefill: between
+ * chunks the positions fed stay fed and the rest stay pending; inside a
+ * chunk that chunk is abandoned and the session is finished (done), its
+ * cache holding part of it. So a quit waits for one layer, not a chunk.
+ * This is how a caller shows progress or cancels a long prompt without
+ * the engine knowing of terminals or threads. */
+typedef int (*SessionProgress)(void *user, int done, int total);
+
 typedef struct {
     const Model *model;
     const Tokenizer *tok;
@@ -30,6 +40,10 @@ typedef struct {
     int stop_id;      /* token that ends generation (BOS for llama2.c, EOS for HF; -1 none) */
     float *prev_logits; /* logits that predicted ids[n_fed] (valid when n_fed > 0) */
     float *batch_logits; /* [max_batch][vocab] for prefill traces */
+    int chunk;          /* positions a prefill feeds per forward call (1 … rs.max_batch) */
+    SessionProgress progress; /* NULL: none */
+    void *progress_user;
+    int progress_done, progress_total; /* the count a prefill reports between layers */
 } Session;
 
 /* Create a session. steps <= 0 or > seq_len means seq_len. Returns 0 on success. */
@@ -52,11 +66,19 @@ int session_resume_ids(Session *s, const int *ids, int n, int n_prompt, Err *e);
 /* Start a new sequence from text (encoded with BOS). */
 int session_start_text(Session *s, const char *text, size_t len, Err *e);
 
-/* Feed every prompt position not yet fed in one batched pass. traces, if
- * not NULL, receives one filled trace per position fed, in order (the
- * caller provides at least session_prompt_pending() of them). Returns the
- * number of positions fed. */
+/* Feed every prompt position not yet fed, in batched chunks (see
+ * session_set_progress). traces, if not NULL, receives one filled trace per
+ * position fed, in order (the caller provides at least
+ * session_prompt_pending() of them). Returns the number of positions fed:
+ * fewer than were pending when the progress callback stopped it (traces
+ * past them hold nothing to use). */
 int session_prefill(Session *s, StepTrace **traces);
+
+/* Report prefill progress to fn (NULL: none) and feed chunk positions per
+ * forward call (<= 0 or over the session's batch: the whole batch, 256 at
+ * most). Smaller chunks report and stop sooner; larger ones run faster.
+ * The results do not depend on the chunk (tests/test_session.c). */
+void session_set_progress(Session *s, int chunk, SessionProgress fn, void *user);
 
 /* Positions of the prompt still to feed. */
 int session_prompt_pending(const Session *s);

@@ -1,5 +1,6 @@
 /* eval.c — the evals and eval_scores rows of `ahascope eval`. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "store/internal.h"
@@ -85,4 +86,52 @@ int store_eval_end(Store *s, int64_t id, const StoreEval *ev, const StoreScore *
 fail:
     sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     return -1;
+}
+
+/* Fill r from a row of the SELECT in store_evals (its column order). */
+static void eval_row_read(sqlite3_stmt *st, StoreEvalRow *r) {
+    StoreEval *ev = &r->ev;
+    memset(r, 0, sizeof *r);
+    r->eval_id = sqlite3_column_int64(st, 0);
+    store_col_text(st, 1, ev->label, sizeof ev->label);
+    store_col_text(st, 2, ev->model, sizeof ev->model);
+    store_col_text(st, 3, ev->model_sha256, sizeof ev->model_sha256);
+    store_col_text(st, 4, ev->policy, sizeof ev->policy);
+    ev->window = (int)store_col_INTEGER(st, 5, 0), ev->sinks = (int)store_col_INTEGER(st, 6, 0);
+    ev->tau = store_col_REAL(st, 7, NAN), ev->theta_logit = store_col_REAL(st, 8, NAN), ev->p = store_col_REAL(st, 9, NAN);
+    store_col_text(st, 10, ev->routers, sizeof ev->routers);
+    store_col_text(st, 11, ev->static_heads, sizeof ev->static_heads);
+    store_col_text(st, 12, ev->data, sizeof ev->data);
+    ev->n_seqs = (int)store_col_INTEGER(st, 13, 0), ev->n_tokens = store_col_INTEGER(st, 14, 0);
+    ev->perplexity = store_col_REAL(st, 15, NAN), ev->perplexity_full = store_col_REAL(st, 16, NAN);
+    ev->kl_mean = store_col_REAL(st, 17, NAN);
+    store_col_text(st, 18, ev->matched_to, sizeof ev->matched_to);
+    ev->global_share = store_col_REAL(st, 19, NAN), ev->keys_read_frac = store_col_REAL(st, 20, NAN);
+    ev->kv_read_frac = store_col_REAL(st, 21, NAN);
+}
+
+int store_evals(Store *s, StoreEvalRow **out, Err *e) {
+    sqlite3_stmt *st;
+    *out = NULL;
+    if (store_prepare(s, "SELECT eval_id, label, model, model_sha256, policy, window, sinks, tau, theta_logit, p,"
+                         " routers, static_heads, data, n_seqs, n_tokens, perplexity, perplexity_full, kl_mean,"
+                         " matched_to, global_share, keys_read_frac, kv_read_frac FROM evals"
+                         " WHERE n_tokens IS NOT NULL ORDER BY eval_id", &st, e))
+        return -1;
+    int n = 0, cap = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 8;
+            StoreEvalRow *g = cap <= (1 << 20) ? realloc(*out, (size_t)cap * sizeof **out) : NULL;
+            if (!g) { rc = cap > (1 << 20) ? SQLITE_TOOBIG : SQLITE_NOMEM; break; }
+            *out = g;
+        }
+        eval_row_read(st, &(*out)[n++]);
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE) return n;
+    free(*out);
+    *out = NULL;
+    if (rc == SQLITE_TOOBIG) return err_set(e, "%s: more than %d evaluations", s->path, 1 << 20);
+    return store_sql_err(s->db, s->path, "cannot read the evaluations", e);
 }

@@ -40,6 +40,9 @@ void store_bind_LOGIT(sqlite3_stmt *st, int i, double v);
 double store_col_REAL(sqlite3_stmt *st, int i, double missing);
 long store_col_INTEGER(sqlite3_stmt *st, int i, long missing);
 
+/* A TEXT column into out (truncated to cap), "" for NULL. */
+void store_col_text(sqlite3_stmt *st, int i, char *out, size_t cap);
+
 /* Open a connection (sqlite3_open_v2 flags) and harden it: defensive mode,
  * the file's schema untrusted, triggers, extension loading and
  * fts3_tokenizer off. Every connection the store makes goes through here.

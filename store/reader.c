@@ -8,11 +8,6 @@
 #include "store/internal.h"
 
 
-static void col_text(sqlite3_stmt *st, int i, char *out, size_t cap) {
-    const unsigned char *v = sqlite3_column_text(st, i);
-    snprintf(out, cap, "%s", v ? (const char *)v : "");
-}
-
 /* An INTEGER column as an int; a value that does not fit reads -1, which
  * every shape check refuses, instead of its low 32 bits. */
 static int col_int(sqlite3_stmt *st, int i) {
@@ -34,7 +29,7 @@ static void effective_status(sqlite3_stmt *st, StoreRunInfo *r) {
     char host[256], row_host[256];
     int64_t pid, start;
     store_writer_self(host, sizeof host, &pid, &start);
-    col_text(st, 33, row_host, sizeof row_host);
+    store_col_text(st, 33, row_host, sizeof row_host);
     if (strcmp(host, row_host) != 0) return;
     if (!store_writer_alive(sqlite3_column_int64(st, 34), sqlite3_column_int64(st, 35)))
         snprintf(r->status, sizeof r->status, "interrupted");
@@ -42,26 +37,26 @@ static void effective_status(sqlite3_stmt *st, StoreRunInfo *r) {
 
 static void fill_run(sqlite3_stmt *st, StoreRunInfo *r) {
     r->parent_run_id = sqlite3_column_int64(st, 0);
-    col_text(st, 1, r->status, sizeof r->status);
-    col_text(st, 2, r->created_at, sizeof r->created_at);
-    col_text(st, 3, r->version, sizeof r->version);
-    col_text(st, 4, r->model, sizeof r->model);
-    col_text(st, 5, r->model_sha256, sizeof r->model_sha256);
-    col_text(st, 6, r->arch, sizeof r->arch);
+    store_col_text(st, 1, r->status, sizeof r->status);
+    store_col_text(st, 2, r->created_at, sizeof r->created_at);
+    store_col_text(st, 3, r->version, sizeof r->version);
+    store_col_text(st, 4, r->model, sizeof r->model);
+    store_col_text(st, 5, r->model_sha256, sizeof r->model_sha256);
+    store_col_text(st, 6, r->arch, sizeof r->arch);
     int *dims[] = {&r->dim, &r->hidden_dim, &r->n_layers, &r->n_heads, &r->n_kv_heads, &r->vocab_size, &r->seq_len};
     for (int i = 0; i < 7; i++) *dims[i] = col_int(st, 7 + i);
-    col_text(st, 14, r->tokenizer, sizeof r->tokenizer);
-    col_text(st, 15, r->tokenizer_sha256, sizeof r->tokenizer_sha256);
-    col_text(st, 16, r->policy, sizeof r->policy);
+    store_col_text(st, 14, r->tokenizer, sizeof r->tokenizer);
+    store_col_text(st, 15, r->tokenizer_sha256, sizeof r->tokenizer_sha256);
+    store_col_text(st, 16, r->policy, sizeof r->policy);
     r->window = sqlite3_column_int(st, 17);
     r->sinks = sqlite3_column_int(st, 18);
     r->tau = store_col_REAL(st, 19, NAN);
     r->theta_logit = store_col_REAL(st, 36, NAN); /* NULL: no threshold recorded, as a NULL theta was */
     r->p = store_col_REAL(st, 21, NAN);
     r->profile = sqlite3_column_int(st, 22);
-    col_text(st, 23, r->routers, sizeof r->routers);
-    col_text(st, 24, r->routers_sha256, sizeof r->routers_sha256);
-    col_text(st, 25, r->static_heads, sizeof r->static_heads);
+    store_col_text(st, 23, r->routers, sizeof r->routers);
+    store_col_text(st, 24, r->routers_sha256, sizeof r->routers_sha256);
+    store_col_text(st, 25, r->static_heads, sizeof r->static_heads);
     const unsigned char *prompt = sqlite3_column_text(st, 26);
     r->prompt = strdup(prompt ? (const char *)prompt : "");
     r->steps = sqlite3_column_int(st, 27);
@@ -69,7 +64,7 @@ static void fill_run(sqlite3_stmt *st, StoreRunInfo *r) {
     r->topp = store_col_REAL(st, 29, NAN);
     const unsigned char *seed = sqlite3_column_text(st, 30);
     r->seed = seed ? strtoull((const char *)seed, NULL, 10) : 0;
-    col_text(st, 31, r->origin, sizeof r->origin);
+    store_col_text(st, 31, r->origin, sizeof r->origin);
     r->n_tokens = col_int(st, 32);
     effective_status(st, r);
 }
@@ -166,7 +161,7 @@ static int read_tokens(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr
         trace_clear(t);
         t->pos = pos;
         t->token = sqlite3_column_int(st, 1);
-        col_text(st, 2, t->piece, sizeof t->piece);
+        store_col_text(st, 2, t->piece, sizeof t->piece);
         t->is_prompt = sqlite3_column_int(st, 3);
         t->logprob = (float)store_col_REAL(st, 4, NAN);
         t->entropy = (float)store_col_REAL(st, 5, NAN);

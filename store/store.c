@@ -51,6 +51,11 @@ long store_col_INTEGER(sqlite3_stmt *st, int i, long missing) {
     return sqlite3_column_type(st, i) == SQLITE_NULL ? missing : (long)sqlite3_column_int64(st, i);
 }
 
+void store_col_text(sqlite3_stmt *st, int i, char *out, size_t cap) {
+    const unsigned char *v = sqlite3_column_text(st, i);
+    snprintf(out, cap, "%s", v ? (const char *)v : "");
+}
+
 int store_prepare(Store *s, const char *sql, sqlite3_stmt **st, Err *e) {
     if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) == SQLITE_OK) return 0;
     return store_sql_err(s->db, s->path, "cannot prepare a statement", e);
@@ -325,15 +330,17 @@ int store_set_limit(Store *s, int64_t max_bytes, Err *e) {
 
 void store_set_commit_every(Store *s, int n) { s->commit_every = n > 0 ? n : 1; }
 
-int store_run_ids(Store *s, int64_t **ids, Err *e) {
+/* The ids sql selects (its ?1 bound to arg when arg > 0), in its order. */
+static int ids_of(Store *s, const char *sql, int64_t arg, int64_t **ids, Err *e) {
     sqlite3_stmt *st;
     *ids = NULL;
-    if (store_prepare(s, "SELECT run_id FROM runs ORDER BY run_id", &st, e)) return -1;
+    if (store_prepare(s, sql, &st, e)) return -1;
+    if (arg > 0) sqlite3_bind_int64(st, 1, arg);
     int n = 0, cap = 0, rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (n == cap) {
             cap = cap ? 2 * cap : 16;
-            int64_t *grown = realloc(*ids, cap * sizeof **ids);
+            int64_t *grown = cap < (1 << 26) ? realloc(*ids, cap * sizeof **ids) : NULL;
             if (!grown) { rc = SQLITE_NOMEM; break; }
             *ids = grown;
         }
@@ -346,4 +353,12 @@ int store_run_ids(Store *s, int64_t **ids, Err *e) {
         return store_sql_err(s->db, s->path, "cannot list runs", e);
     }
     return n;
+}
+
+int store_run_ids(Store *s, int64_t **ids, Err *e) {
+    return ids_of(s, "SELECT run_id FROM runs ORDER BY run_id", 0, ids, e);
+}
+
+int store_eval_run_ids(Store *s, int64_t eval_id, int64_t **ids, Err *e) {
+    return ids_of(s, "SELECT run_id FROM runs WHERE eval_id=?1 ORDER BY run_id", eval_id, ids, e);
 }

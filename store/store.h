@@ -202,6 +202,21 @@ int store_eval_begin(Store *s, const StoreEval *ev, int64_t *id, Err *e);
 /* Fill in the summary and the per-predictor scores of evaluation id. */
 int store_eval_end(Store *s, int64_t id, const StoreEval *ev, const StoreScore *scores, int n_scores, Err *e);
 
+/* A finished evaluation read back: its evals row (settings and summary). */
+typedef struct {
+    int64_t eval_id;
+    StoreEval ev;
+} StoreEvalRow;
+
+/* Every evaluation of the file whose summary was written (store_eval_end),
+ * in eval_id order, at most 2^20 (more is refused); *out is heap (caller
+ * frees). Returns the count or -1. */
+int store_evals(Store *s, StoreEvalRow **out, Err *e);
+
+/* The runs recorded for evaluation eval_id, in run order; *ids is heap
+ * (caller frees). Returns the count or -1. */
+int store_eval_run_ids(Store *s, int64_t eval_id, int64_t **ids, Err *e);
+
 /* One head's oracle global rate over some runs. */
 typedef struct {
     int layer, head;

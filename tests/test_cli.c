@@ -626,3 +626,78 @@ TEST(cli_run_errors_name_run) {
               out ? out : "");
     free(out);
 }
+
+/* s without its "step_us":N fields (wall times, which differ run to run). */
+static void drop_step_us(char *s) {
+    for (char *at; s && (at = strstr(s, "\"step_us\":"));) {
+        size_t skip = strcspn(at, ",}");
+        memmove(at, at + skip, strlen(at + skip) + 1);
+    }
+}
+
+/* A long prompt from a file: `--progress` draws the prefill bar on stderr
+ * (lines, stderr not being a terminal) with tokens done/total and tok/s,
+ * and stdout is byte for byte what it is without the bar; without
+ * --progress and without a terminal, stderr stays empty. record's bar
+ * comes before its 'committed pos' lines, trace's stdout is unchanged. */
+TEST(cli_prompt_file_and_prefill_progress_bar) {
+    SKIP_UNLESS_SHARED();
+    char model[1100], prompt[1100], errf[1100], text[2000];
+    snprintf(model, sizeof model, "%s", test_shared("models/stories260K/stories260K.bin"));
+    snprintf(prompt, sizeof prompt, "%s", test_tmp("long.txt")); /* test_tmp's buffer is reused */
+    snprintf(errf, sizeof errf, "%s", test_tmp("err.txt"));
+    int n = 0;
+    while (n < 1300) n += snprintf(text + n, sizeof text - n, "Lily saw a big red ball in the park. ");
+    CHECK_INT(test_write_file(prompt, text, n), 0);
+    const char *cmds[] = {"generate --temperature 0 --steps 512", "trace --seed 1 --steps 400", "record --seed 1 --steps 400"};
+    for (int c = 0; c < 3; c++) {
+        char a[6000], db[2][1100];
+        int st[2];
+        char *out[2], *err[2];
+        for (int bar = 0; bar < 2; bar++) {
+            snprintf(db[bar], sizeof db[bar], "%s", test_tmp(bar ? "bar.db" : "plain.db"));
+            snprintf(a, sizeof a, "%s --model %s --prompt-file %s%s%s%s 2>%s", cmds[c], model, prompt,
+                     bar ? " --progress" : "", c == 2 ? " --db " : "", c == 2 ? db[bar] : "", errf);
+            out[bar] = run(&st[bar], a);
+            err[bar] = test_read_file(errf, NULL);
+        }
+        CHECK_MSG(st[0] == 0 && st[1] == 0, "%s: exit %d and %d", cmds[c], st[0], st[1]);
+        drop_step_us(out[0]), drop_step_us(out[1]);
+        CHECK_MSG(out[0] && out[1] && !strcmp(out[0], out[1]), "%s: stdout changed with --progress", cmds[c]);
+        CHECK_MSG(err[0] && !*err[0], "%s without --progress wrote on stderr: %s", cmds[c], err[0] ? err[0] : "");
+        const char *line = err[1] ? strstr(err[1], "prefill [####################] ") : NULL;
+        int done = -1, total = -1;
+        CHECK_MSG(line && sscanf(line + 31, "%d/%d tok", &done, &total) == 2 && done == total && total > 300 &&
+                      strstr(line, "tok/s  took"),
+                  "%s --progress: no finished bar over 300 tokens in: %s", cmds[c], err[1] ? err[1] : "");
+        CHECK_MSG(err[1] && strstr(err[1], "prefill [--------------------] 0/"), "%s: no bar at 0 in: %s", cmds[c],
+                  err[1] ? err[1] : "");
+        if (c == 2) {
+            const char *committed = err[1] ? strstr(err[1], "committed pos") : NULL;
+            CHECK_MSG(committed && line && committed > line, "record --progress: bar, then commits: %s", err[1] ? err[1] : "");
+        }
+        for (int bar = 0; bar < 2; bar++) free(out[bar]), free(err[bar]);
+    }
+    char a[4096];
+    /* `run` without a terminal is generate, on the file's prompt rather than its default one */
+    char *outs[2];
+    int sts[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(a, sizeof a, "%s --model %s --prompt-file %s --steps 450 --temperature 0 2>/dev/null",
+                 k ? "run" : "generate", model, prompt);
+        outs[k] = run(&sts[k], a);
+    }
+    CHECK_MSG(sts[0] == 0 && sts[1] == 0 && outs[0] && outs[1] && !strcmp(outs[0], outs[1]) &&
+                  !strncmp(outs[1], "Lily saw", 8),
+              "run --prompt-file: %d %s", sts[1], outs[1] ? outs[1] : "");
+    free(outs[0]), free(outs[1]);
+    snprintf(a, sizeof a, "generate --model %s --prompt-file %s --prompt hi", model, prompt);
+    expect_error(2, a, "--prompt and --prompt-file conflict");
+    CHECK_INT(test_write_file(test_tmp("nul.txt"), "Lily\0saw", 8), 0);
+    snprintf(a, sizeof a, "generate --model %s --prompt-file %s", model, test_tmp("nul.txt"));
+    expect_error(1, a, "nul.txt: not a text file (a NUL byte at offset 4)");
+    snprintf(a, sizeof a, "record --db %s --model %s --prompt-file /nonexistent/p.txt", test_tmp("x.db"), model);
+    expect_error(1, a, "/nonexistent/p.txt: cannot open prompt file");
+    snprintf(a, sizeof a, "trace --model %s --prompt-file /dev/null", model);
+    expect_error(1, a, "/dev/null: not a text file");
+}

@@ -1,9 +1,15 @@
 /* test_mem.c — the huge-page buffers: 2 MiB-aligned, zeroed, every byte
  * usable, released without a size, impossible sizes refused; and the
  * weights a model owns (random models, half-precision copies) live in them. */
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "engine/aha.h"
+#include "engine/forward.h"
 #include "engine/mem.h"
 #include "engine/model.h"
 #include "engine/safetensors.h"
@@ -63,4 +69,68 @@ TEST(model_owned_weights_sit_on_huge_page_boundaries) {
     CHECK_INT(model_to_half(&m, DT_F16, &e), 0); /* replaces the bf16 block, freeing it */
     CHECK((uintptr_t)m.owned_half % TWO_MIB == 0);
     model_free(&m);
+}
+
+/* A file's bytes through each placement: the same bytes, a copy on a 2 MiB
+ * boundary, and a file shorter than asked refused (no bytes invented). */
+TEST(mem_view_file_holds_the_same_bytes_mapped_or_copied) {
+    const char *path = test_tmp("view.bin");
+    size_t n = (3 << 20) + 123;
+    unsigned char *want = malloc(n);
+    for (size_t i = 0; i < n; i++) want[i] = (unsigned char)(i * 131 + (i >> 12));
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(want, 1, n, f) == n);
+    if (f) fclose(f);
+    MemViewMode modes[] = {MEM_VIEW_MAP, MEM_VIEW_COPY, MEM_VIEW_AUTO};
+    for (int k = 0; k < 3; k++) {
+        int fd = open(path, O_RDONLY);
+        MemView v;
+        CHECK_INT(mem_view_file(&v, fd, n, modes[k]), 0);
+        close(fd);
+        CHECK_MSG(v.base && memcmp(v.base, want, n) == 0, "mode %d: the view's bytes differ from the file's", k);
+        CHECK_INT(v.copied, modes[k] == MEM_VIEW_COPY); /* auto maps a file under 64 MiB */
+        if (v.copied) CHECK((uintptr_t)v.base % TWO_MIB == 0);
+        mem_view_close(&v);
+        CHECK(v.base == NULL);
+    }
+    int fd = open(path, O_RDONLY);
+    MemView v;
+    CHECK_INT(mem_view_file(&v, fd, n + 4096, MEM_VIEW_COPY), -1);
+    close(fd);
+    mem_view_close(&v);
+    free(want);
+}
+
+static float *logits_of(const char *weights_mode, int *ok) {
+    setenv("AHASCOPE_WEIGHTS", weights_mode, 1);
+    Model m;
+    Err e = {0};
+    int rc = model_load(&m, test_shared("models/stories260K/stories260K.bin"), &e);
+    unsetenv("AHASCOPE_WEIGHTS");
+    CHECK_MSG(rc == 0, "%s", e.msg);
+    *ok = rc == 0;
+    if (rc) return NULL;
+    CHECK_INT(m.file.copied, !strcmp(weights_mode, "copy"));
+    RunState s;
+    float *out = NULL;
+    if (fwd_init(&s, &m.c, 64, 2, &e) == 0) {
+        AttnConfig a = aha_defaults();
+        int toks[5] = {1, 403, 407, 261, 378};
+        out = malloc(5 * 512 * sizeof(float));
+        fwd_forward(&m, &s, &a, toks, 5, 0, out, NULL);
+        fwd_free(&s);
+    }
+    model_free(&m);
+    return out;
+}
+
+/* $AHASCOPE_WEIGHTS=copy reads the checkpoint into huge pages; the logits
+ * are the mapped file's, bit for bit. */
+TEST(mem_view_copied_weights_give_the_mapped_logits) {
+    SKIP_UNLESS_SHARED();
+    int ok1 = 0, ok2 = 0;
+    float *a = logits_of("map", &ok1), *b = logits_of("copy", &ok2);
+    if (ok1 && ok2) CHECK_MSG(a && b && memcmp(a, b, 5 * 512 * sizeof(float)) == 0, "copied weights changed the logits");
+    free(a);
+    free(b);
 }

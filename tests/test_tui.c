@@ -1104,3 +1104,69 @@ TEST(tui_hf_qwen2_twenty_four_by_fourteen_heads) {
     hf_shape_large(d, "hf2414big", 24, 14, 2, 56, 2, "qwen2");
     hf_shape_small(d, "hf2414small", 24, 14);
 }
+
+/* A prompt of about 2400 tokens (4000 bytes of words) for the 4096-context
+ * folder below, written to path. */
+static int write_long_prompt(const char *path) {
+    static const char *WORDS[] = {"the", "cat", "sat", "on", "a", "mat", "and", "then", "it", "ran", "far", "away"};
+    char text[4200];
+    size_t n = 0;
+    uint32_t x = 2463534242u;
+    while (n + 8 < 4000) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        n += (size_t)snprintf(text + n, sizeof text - n, "%s%s", n ? " " : "", WORDS[x % 12]);
+    }
+    return test_write_file(path, text, (long)n);
+}
+
+/* Flags of the TUI on the long prompt: all 4096 positions may be fed. */
+static const char *long_prompt_flags(const char *dir) {
+    static char flags[3000];
+    snprintf(flags, sizeof flags, "--model %s/m --prompt-file %s/prompt.txt --steps 4096 --no-record", dir, dir);
+    return flags;
+}
+
+/* A long prompt on a 4096-context folder: the status line counts the
+ * prefill, keys answer meanwhile (? draws the help, a resize redraws), it
+ * says what the prefill took; and q in the middle of one quits at once
+ * (within one layer of the 64-token chunk under way, not the prompt). */
+TEST(tui_long_prompt_shows_prefill_progress_and_quits_during_it) {
+    NEED_TUI();
+    const char *dir = make_hf_folder("long4k", "llama", "64,128,4,4,4,512,4096");
+    if (!dir) return;
+    char d[1024], prompt[1100];
+    snprintf(d, sizeof d, "%s", dir);
+    snprintf(prompt, sizeof prompt, "%s/prompt.txt", d);
+    CHECK_INT(write_long_prompt(prompt), 0);
+    Tmux t;
+    tmux_start(&t, "longp", 120, 40, NULL, long_prompt_flags(d));
+    WAIT(&t, " tok/s (q quits)", 30);
+    tmux_keys(&t, "?");
+    WAIT(&t, "any key closes", 2);
+    char *s = tmux_wait(&t, "(q quits)", 2); /* the key cleared the status line; the next count redraws it */
+    CHECK_MSG(s && strstr(s, "any key closes"), "help did not draw during the prefill:\n%s", s ? s : "");
+    free(s);
+    int st;
+    free(test_runf(&st, "tmux -L %s resize-window -x 100 -y 30", t.sock));
+    WAIT(&t, "policy ", 3); /* redrawn at the new size */
+    WAIT(&t, "prefilled 2", 120);
+    s = tmux_capture(&t);
+    CHECK_MSG(s && strstr(s, "pos 2") && strstr(s, "tok/s"), "no positions after the prefill:\n%s", s ? s : "");
+    free(s);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+
+    tmux_start(&t, "longq", 120, 40, NULL, long_prompt_flags(d));
+    WAIT(&t, " tok/s (q quits)", 30);
+    s = tmux_capture(&t);
+    int during = s && strstr(s, "(q quits)") != NULL;
+    free(s);
+    double t0 = now();
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 10);
+    double dt = now() - t0;
+    CHECK(during);
+    CHECK_MSG(dt < 2.0, "q took %.2f s to quit during the prefill", dt);
+    tmux_stop(&t);
+}
