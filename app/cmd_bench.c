@@ -61,8 +61,10 @@ static void bench_help(void) {
          "--dtype bf16|f16 with --shape/--dims: the same random model timed in f32 and in bf16/f16, decode\n"
          "steps interleaved one for one: median tok/s of each, the median of the paired steps' ratios and\n"
          "the ratio of the medians (roofline counted in the stored bytes: weights, and the KV cache in its\n"
-         "own type). With --model, the resident memory the model adds (resident_bytes) against its file size\n"
-         "and the bytes on 2 MiB pages (huge_page_bytes; AHASCOPE_WEIGHTS=map|copy places the weights).\n"
+         "own type). With --arch, the model converted to bf16/f16 and timed alone. With --model, the\n"
+         "resident memory the model adds (resident_bytes) against its file size and the bytes on 2 MiB\n"
+         "pages (huge_page_bytes; AHASCOPE_WEIGHTS=map|copy places the weights). A bf16 prefill multiplies\n"
+         "as $AHASCOPE_GEMM says (exact, avx512bf16, amx; default auto: amx where the CPU allows it, else exact).\n"
          "--kv-dtype f32|bf16|f16: the KV cache's type (default each model's own: f32 for f32 weights,\n"
          "bf16/f16 for half-precision ones).\n"
          "Both modes also print the bytes a decode step reads: the weights, and the KV cache with every\n"
@@ -428,6 +430,14 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
     return 0;
 }
 
+/* What a prefill of this model multiplies with: sgemm, or bf16's path
+ * ($AHASCOPE_GEMM, already checked by the run that was timed). */
+static const char *prefill_kernel(const Config *c) {
+    char msg[200];
+    int p = c->dtype == DT_BF16 ? gemm_half_from_env(msg, sizeof msg) : GEMM_EXACT;
+    return p <= GEMM_EXACT ? "sgemm" : gemm_half_name((GemmPath)p);
+}
+
 static void print_throughput(const BenchOpts *b, const Model *m, const Throughput *t, const CostStep *cs,
                              size_t resident) {
     const Config *c = &m->c;
@@ -435,10 +445,10 @@ static void print_throughput(const BenchOpts *b, const Model *m, const Throughpu
         printf("{\"prefill_tok_s\": %.3f, \"decode_tok_s\": %.3f, \"weight_bytes\": %zu, \"kv_bytes\": %zu, "
                "\"bandwidth_gbs\": %.3f, \"roofline_frac\": %.4f, \"roofline_frac_weights\": %.4f, "
                "\"prompt_len\": %d, \"decode\": %d, \"runs\": %d, \"threads\": %d, \"matvec\": \"%s\", "
-               "\"dtype\": \"%s\", \"file_bytes\": %zu, \"resident_bytes\": %zu, \"huge_page_bytes\": %zu, "
-               "\"decode_cpu_share\": %.3f",
+               "\"prefill_kernel\": \"%s\", \"dtype\": \"%s\", \"file_bytes\": %zu, \"resident_bytes\": %zu, "
+               "\"huge_page_bytes\": %zu, \"decode_cpu_share\": %.3f",
                t->prefill_tok_s, t->decode_tok_s, t->weight_bytes, t->kv_bytes, t->bandwidth_gbs, t->roofline_frac,
-               t->roofline_frac_weights, b->prompt_len, b->decode, b->runs, b->threads, mv_variant(),
+               t->roofline_frac_weights, b->prompt_len, b->decode, b->runs, b->threads, mv_variant(), prefill_kernel(c),
                model_dtype_name(c->dtype), m->file_bytes, resident, huge_page_bytes(), t->decode_cpu_share);
         print_cost_json(cs, 1);
         printf("}\n");
@@ -447,7 +457,8 @@ static void print_throughput(const BenchOpts *b, const Model *m, const Throughpu
     printf("model           %s (dim %d, hidden %d, %d layers, %d/%d heads, vocab %d, context %d)\n",
            m->path[0] ? m->path : "random weights", c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads,
            c->vocab_size, c->seq_len);
-    printf("prefill         %10.1f tok/s   (%d-token prompt, median of %d runs)\n", t->prefill_tok_s, b->prompt_len, b->runs);
+    printf("prefill         %10.1f tok/s   (%d-token prompt, median of %d runs, %s)\n", t->prefill_tok_s, b->prompt_len,
+           b->runs, prefill_kernel(c));
     printf("decode          %10.1f tok/s   (%d tokens after the prompt, %s kernel, %d threads)\n", t->decode_tok_s,
            b->decode, mv_variant(), b->threads);
     printf("prefill/decode  %10.1fx\n", t->prefill_tok_s / t->decode_tok_s);
@@ -604,8 +615,10 @@ int cmd_bench(int argc, char **argv) {
     } else {
         if (b.prompt_len + b.decode > m.c.seq_len && !b.model) b.prompt_len = m.c.seq_len - b.decode;
         Throughput t = {0};
-        if (b.dtype != DT_F32 && !b.model && b.arch == ARCH_LLAMA2C) { /* model_to_half knows the llama2.c layout only */
+        if (b.dtype != DT_F32 && !b.model && b.arch == ARCH_LLAMA2C) { /* f32 and the half dtype side by side */
             if (bench_dtypes(&m, &b, &e) != 0) rc = args_fail(&e);
+        } else if (b.dtype != DT_F32 && !b.model && model_to_half(&m, b.dtype, &e) != 0) { /* --arch: the half model alone */
+            rc = args_fail(&e);
         } else if (bench_throughput(&m, &b, &t, &e) == 0) {
             CostStep cs;
             cost_step(&m.c, cost_position(&b), b.attn.window, b.attn.sinks, &cs);

@@ -50,6 +50,23 @@ static void rope_tables(RunState *s, const Config *c) {
  * accumulators (attn_head_forward's contract). */
 static size_t attn_scratch_floats(const Config *c) { return (size_t)c->seq_len + 2 * (size_t)c->head_size; }
 
+/* The prefill path for bf16 weights ($AHASCOPE_GEMM, else gemm_half_best)
+ * and, when the machine has a fast one (fwd_set_gemm may ask for it
+ * later), its buffers: a packing scratch per task (tile_floats) and the
+ * rounded input all tasks read. */
+static int gemm_init(RunState *s, const Config *c, size_t max_in, Err *e) {
+    char msg[200];
+    int gemm = gemm_half_from_env(msg, sizeof msg);
+    if (gemm < 0) return err_set(e, "%s", msg);
+    s->gemm = c->dtype == DT_BF16 ? (GemmPath)gemm : GEMM_EXACT;
+    s->tile_floats = c->dtype == DT_F32 ? 0 : HALF_TILE * max_in;
+    if (c->dtype != DT_BF16 || !gemm_half_available(GEMM_AVX512BF16)) return 0; /* (AMX implies it) */
+    size_t pack = (gemm_half_scratch_bytes(s->max_batch, (int)max_in) + sizeof(float) - 1) / sizeof(float);
+    if (pack > s->tile_floats) s->tile_floats = pack;
+    s->x_bf16 = malloc(gemm_half_x_elems(s->max_batch, (int)max_in) * sizeof(uint16_t));
+    return s->x_bf16 ? 0 : err_set(e, "out of memory for the bf16 prefill input (%d × %zu)", s->max_batch, max_in);
+}
+
 int fwd_init(RunState *s, const Config *c, int max_batch, int n_threads, Err *e) {
     memset(s, 0, sizeof *s);
     if (c->kv_dtype != DT_F32 && c->kv_dtype != DT_BF16 && c->kv_dtype != DT_F16)
@@ -82,7 +99,10 @@ int fwd_init(RunState *s, const Config *c, int max_batch, int n_threads, Err *e)
     s->bulk_m2 = calloc(heads_kv * hs * hs, sizeof(double));
     s->bulk_n = calloc(heads_kv, sizeof(int));
     s->bulk_start = calloc(heads_kv, sizeof(int));
-    s->tile_floats = c->dtype == DT_F32 ? 0 : HALF_TILE * max_in;
+    if (gemm_init(s, c, max_in, e) != 0) {
+        fwd_free(s);
+        return -1;
+    }
     s->tiles = s->tile_floats ? malloc((size_t)s->n_tiles * s->tile_floats * sizeof(float)) : NULL;
     if (!s->x || !s->xb || !s->xb2 || !s->q || !s->hb || !s->hb2 || !s->rlog || !s->logits || !s->key_cache ||
         !s->value_cache || !s->kv_new || !s->rope_cos || !s->rope_sin || !s->scratch || !s->bulk_m1 || !s->bulk_m2 ||
@@ -100,9 +120,15 @@ void fwd_free(RunState *s) {
     free(s->x); free(s->xb); free(s->xb2); free(s->q); free(s->hb); free(s->hb2); free(s->rlog);
     free(s->logits); free(s->key_cache); free(s->value_cache); free(s->kv_new); free(s->rope_cos); free(s->rope_sin);
     free(s->scratch); free(s->bulk_m1); free(s->bulk_m2); free(s->bulk_n); free(s->bulk_start);
-    free(s->q_cache); free(s->tiles); free(s->router_in);
+    free(s->q_cache); free(s->tiles); free(s->router_in); free(s->x_bf16);
     pool_free(s->pool);
     memset(s, 0, sizeof *s);
+}
+
+int fwd_set_gemm(RunState *s, GemmPath path) {
+    if (!gemm_half_available(path) || (path != GEMM_EXACT && !s->x_bf16)) return -1;
+    s->gemm = path;
+    return 0;
 }
 
 void fwd_reset(RunState *s) {
@@ -131,6 +157,7 @@ typedef struct {
     Mat w[MM_MAX];
     int n_out[MM_MAX];
     int glu;              /* gate and up (n_out equal): out[0] = silu(out[0]) · out[1] */
+    const uint16_t *x_bf16; /* in rounded to bf16 for gemm_half, or NULL (exact path) */
 } MatMul;
 
 static const void *mat_row(Mat m, size_t row, int n_in) {
@@ -148,6 +175,9 @@ static void matmul_rows(const MatMul *mm, int k, int r0, int r1, int task) {
     int ld = mm->n_out[k];
     if (mm->T == 1) {
         mv_any(mm->out[k] + r0, w, mm->in, r1 - r0, mm->n_in);
+    } else if (w.dt == DT_BF16 && mm->x_bf16) {
+        gemm_half_bf16(mm->s->gemm, mm->out[k] + r0, ld, mm->x_bf16, mm->T, mm->n_in, w.p, r1 - r0,
+                       mm->s->tiles + (size_t)task * mm->s->tile_floats);
     } else if (w.dt == DT_F32) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, mm->T, r1 - r0, mm->n_in, 1.0f, mm->in, mm->n_in, w.p,
                     mm->n_in, 0.0f, mm->out[k] + r0, ld);
@@ -206,10 +236,22 @@ static void glu_task(void *ctx, int task, int n_tasks) {
         k_swiglu(mm->out[0] + (size_t)t * mm->n_out[0] + r0, mm->out[1] + (size_t)t * mm->n_out[1] + r0, (int)(r1 - r0));
 }
 
+/* Task t of n rounds its share of the input rows for the bf16 paths. */
+static void round_task(void *ctx, int task, int n_tasks) {
+    const MatMul *mm = ctx;
+    int t0 = (int)((long)mm->T * task / n_tasks), t1 = (int)((long)mm->T * (task + 1) / n_tasks);
+    gemm_half_round_rows(mm->s->x_bf16, mm->in, mm->T, mm->n_in, t0, t1);
+}
+
 static void matmul_run(RunState *s, MatMul *mm) {
     long total = 0;
     for (int k = 0; k < mm->n_mats; k++) total += mm->n_out[k];
     mm->s = s;
+    mm->x_bf16 = NULL;
+    if (mm->T > 1 && s->gemm != GEMM_EXACT && mm->w[0].dt == DT_BF16) { /* one rounding, read by every task */
+        mm->x_bf16 = s->x_bf16;
+        pool_run(s->pool, round_task, mm, pool_threads(s->pool));
+    }
     int tasks = pool_threads(s->pool);
     /* A decode step's rows are claimed in slices, so a thread the host
      * slows hands its remaining slices to the other instead of holding up

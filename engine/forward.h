@@ -9,6 +9,7 @@
 #define AHASCOPE_FORWARD_H
 
 #include "aha.h"
+#include "gemm_half.h"
 #include "model.h"
 #include "pool.h"
 #include "trace.h"
@@ -37,6 +38,8 @@ typedef struct {
     float *router_in;     /* [layer][max_batch][dim]: the last call's router inputs, or NULL (fwd_keep_router_inputs) */
     float *tiles;         /* per pool task: half-precision rows widened for a prefill sgemm */
     size_t tile_floats;   /* floats per task in tiles (0 for f32 models) */
+    GemmPath gemm;        /* how a prefill multiplies bf16 weights (fwd_set_gemm; default $AHASCOPE_GEMM, else AMX or exact) */
+    uint16_t *x_bf16;     /* [pad32(B)][pad32(max in)]: a prefill product's input rounded for the bf16 paths, or NULL */
     int n_tiles;
     Pool *pool;
     /* Asked before each layer of a call; non-zero abandons the call there
@@ -51,6 +54,11 @@ typedef struct {
 /* Allocate buffers for a model shape; max_batch bounds a prefill chunk,
  * n_threads the parallelism (<= 1: single-threaded). Returns 0 on success. */
 int fwd_init(RunState *s, const Config *c, int max_batch, int n_threads, Err *e);
+
+/* Multiply a prefill's bf16 weights by path from now on (GEMM_EXACT: widened
+ * to f32, as decode reads them). Returns 0, or -1 when the machine cannot
+ * run path or the model has no bf16 weights to use it on. */
+int fwd_set_gemm(RunState *s, GemmPath path);
 
 /* Free everything fwd_init allocated (safe on a zeroed struct). */
 void fwd_free(RunState *s);

@@ -280,21 +280,26 @@ int model_random(Model *m, const Config *cfg, uint64_t seed, Err *e) {
 
 int model_to_half(Model *m, DType dt, Err *e) {
     Config *c = &m->c;
-    if (dt == DT_F32 || !m->layers || !m->w.wq) return dt == DT_F32 ? 0 : err_set(e, "model_to_half: no f32 weights");
-    size_t d = c->dim, h = c->hidden_dim, kv = c->kv_dim, q = c->q_dim, L = c->n_layers, V = c->vocab_size;
-    size_t per_layer = 2 * q * d + 2 * kv * d + 3 * h * d;
+    if (dt == DT_F32 || !m->layers || !m->w.wq || (m->builtin_routers && m->layers[0].wq.dt != DT_F32))
+        return dt == DT_F32 ? 0 : err_set(e, "model_to_half: no f32 weights");
+    size_t d = c->dim, h = c->hidden_dim, kv = c->kv_dim, L = c->n_layers, V = c->vocab_size;
+    size_t q = c->q_dim, q_rows = q + (m->builtin_routers ? (size_t)c->n_heads : 0); /* faolmo: router rows after W_Q */
+    size_t per_layer = (q_rows + q) * d + 2 * kv * d + 3 * h * d;
     size_t n = L * per_layer + V * d * (c->shared_classifier ? 1 : 2);
     uint16_t *buf = mem_big_alloc(n * sizeof(uint16_t)), *p = buf;
     if (!buf) return err_set(e, "out of memory for %zu MB of %s weights", n * 2 >> 20, model_dtype_name(dt));
     const Weights *w = &m->w;
     for (size_t l = 0; l < L; l++) {
         LayerWeights *lw = &m->layers[l];
+        /* a layer's own f32 matrix (an --arch model rewires some), else the
+         * llama2.c array it came from (the model was converted before) */
         struct { Mat *m; const float *src; size_t n; } parts[] = {
-            {&lw->wq, w->wq + l * q * d, q * d}, {&lw->wk, w->wk + l * kv * d, kv * d},
+            {&lw->wq, w->wq + l * q * d, q_rows * d}, {&lw->wk, w->wk + l * kv * d, kv * d},
             {&lw->wv, w->wv + l * kv * d, kv * d}, {&lw->wo, w->wo + l * d * q, d * q},
             {&lw->w1, w->w1 + l * h * d, h * d}, {&lw->w2, w->w2 + l * d * h, d * h}, {&lw->w3, w->w3 + l * h * d, h * d}};
         for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
-            st_f32_to_half_n(p, parts[k].src, parts[k].n, dt == DT_BF16);
+            const float *src = parts[k].m->dt == DT_F32 ? parts[k].m->p : parts[k].src;
+            st_f32_to_half_n(p, src, parts[k].n, dt == DT_BF16);
             *parts[k].m = (Mat){p, dt};
             p += parts[k].n;
         }

@@ -158,8 +158,9 @@ int model_is_hf_dir(const char *path);
  * sources and random models). Returns 0, or -1 when out of memory. */
 int model_wire_layers(Model *m, Err *e);
 
-/* Replace a random or llama2.c model's matrices by bf16 or f16 copies (for
- * benchmarks and tests of the half-precision kernels); norms stay f32. */
+/* Replace a random (any --arch block, faolmo's router rows included) or
+ * llama2.c model's matrices by bf16 or f16 copies (for benchmarks and tests
+ * of the half-precision kernels); norms stay f32. */
 int model_to_half(Model *m, DType dt, Err *e);
 
 /* Size in bytes of one element of a DType. */

@@ -7,8 +7,10 @@
  * the logits a float64 NumPy forward gives for 12 tokens. The reference
  * uses the stored (rounded) weights and exact keys and values, so every
  * dtype is held to 1e-4 on logits with an f32 KV cache; decode (one token a
- * step) and prefill (one batch) are both run. A half model's own cache
- * (its default) rounds keys and values as well: held to HALF_KV_TOL.
+ * step) and prefill (one batch) are both run, prefill on the exact path
+ * (bf16 weights widened to f32). A half model's own cache (its default)
+ * rounds keys and values as well: held to HALF_KV_TOL. bf16's fast prefill
+ * rounds activations too: held to FAST_TOL.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -20,6 +22,7 @@
 
 #define FIX_TOL 1e-4
 #define HALF_KV_TOL 0.05 /* logits of magnitude ~1-3; measured 0.015 (bf16), 0.0018 (f16) */
+#define FAST_TOL 0.1     /* measured 0.023 (llama-bf16), 0.019 (faolmo-bf16), AMX and AVX-512 BF16 alike */
 
 static const char *fixture_dir(void) {
     static char dir[600];
@@ -48,12 +51,18 @@ static const char *fixture_dir(void) {
 
 static cJSON *load_json(const char *path) { return test_read_json(path); }
 
-/* Logits of every position, by decode steps (prefill = 0) or one batch. */
-static int run_logits(const Model *m, const AttnConfig *a, const int *tok, int n, int prefill, float *out,
-                      StepTrace **tr) {
+/* Logits of every position, by decode steps (prefill = 0) or one batch
+ * whose bf16 products take path gemm. */
+static int run_logits(const Model *m, const AttnConfig *a, const int *tok, int n, int prefill, GemmPath gemm,
+                      float *out, StepTrace **tr) {
     RunState s;
     Err e;
     if (fwd_init(&s, &m->c, n, 2, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); return -1; }
+    if (m->c.dtype == DT_BF16 && fwd_set_gemm(&s, gemm) != 0) {
+        test_fail(__FILE__, __LINE__, "gemm path %s refused", gemm_half_name(gemm));
+        fwd_free(&s);
+        return -1;
+    }
     if (prefill) {
         fwd_forward(m, &s, a, tok, n, 0, out, tr);
     } else {
@@ -107,7 +116,7 @@ static void check_folder(const char *root, const char *name) {
     for (int half_kv = 0; half_kv < (m.c.dtype != DT_F32 ? 2 : 1); half_kv++) {
         m.c.kv_dtype = half_kv ? m.c.dtype : DT_F32;
         for (int prefill = 0; prefill < 2; prefill++) {
-            if (run_logits(&m, &a, tok, n, prefill, out, NULL) != 0) break;
+            if (run_logits(&m, &a, tok, n, prefill, GEMM_EXACT, out, NULL) != 0) break;
             double w = worst_vs(out, logits, n, V), tol = half_kv ? HALF_KV_TOL : FIX_TOL;
             CHECK_MSG(w <= tol, "%s (%s, kv %s): logits differ from the reference by %g", name,
                       prefill ? "prefill" : "decode", model_dtype_name(m.c.kv_dtype), w);
@@ -144,6 +153,69 @@ TEST(hf_bf16_f16_and_sharded_copies_match_reference) {
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) check_folder(dir, names[i]);
 }
 
+/* KL(p‖q) of the softmaxes of two logit rows. */
+static double kl_rows(const double *p, const double *q, int V) {
+    double mp = p[0], mq = q[0], zp = 0, zq = 0, kl = 0;
+    for (int v = 1; v < V; v++) mp = fmax(mp, p[v]), mq = fmax(mq, q[v]);
+    for (int v = 0; v < V; v++) zp += exp(p[v] - mp), zq += exp(q[v] - mq);
+    for (int v = 0; v < V; v++) {
+        double lp = p[v] - mp - log(zp), lq = q[v] - mq - log(zq);
+        kl += exp(lp) * (lp - lq);
+    }
+    return kl;
+}
+
+/* Worst |Δ logit| and worst per-token KL(a‖b) over n rows of V. */
+static void compare_rows(const double *a, const double *b, int n, int V, double *worst, double *kl) {
+    *worst = *kl = 0;
+    for (int t = 0; t < n; t++) {
+        for (int v = 0; v < V; v++) *worst = fmax(*worst, fabs(a[(size_t)t * V + v] - b[(size_t)t * V + v]));
+        *kl = fmax(*kl, kl_rows(a + (size_t)t * V, b + (size_t)t * V, V));
+    }
+}
+
+/* A bf16 folder's prefill on each fast path against the float64 reference
+ * and against the exact path (f32 activations): the rounding of
+ * activations must stay within FAST_TOL and must be visible (the path ran). */
+static void check_fast(const char *root, const char *name) {
+    Model m;
+    int n, tok[64];
+    cJSON *ex = open_case(root, name, &m, tok, &n);
+    if (!ex) return;
+    int V = m.c.vocab_size;
+    size_t N = (size_t)n * V;
+    float *out = malloc(N * sizeof(float));
+    double *ref = malloc(N * sizeof(double)), *exact = malloc(N * sizeof(double)), *fast = malloc(N * sizeof(double));
+    const cJSON *rows = cJSON_GetObjectItem(ex, "logits");
+    for (size_t i = 0; i < N; i++) ref[i] = cJSON_GetArrayItem(cJSON_GetArrayItem(rows, (int)(i / V)), (int)(i % V))->valuedouble;
+    AttnConfig a = aha_defaults();
+    if (run_logits(&m, &a, tok, n, 1, GEMM_EXACT, out, NULL) == 0)
+        for (size_t i = 0; i < N; i++) exact[i] = out[i];
+    for (GemmPath p = GEMM_AVX512BF16; p <= GEMM_AMX; p++) {
+        if (!gemm_half_available(p) || run_logits(&m, &a, tok, n, 1, p, out, NULL) != 0) continue;
+        for (size_t i = 0; i < N; i++) fast[i] = out[i];
+        double w_ref, kl_ref, w_ex, kl_ex, w_exref, kl_exref;
+        compare_rows(ref, fast, n, V, &w_ref, &kl_ref);
+        compare_rows(exact, fast, n, V, &w_ex, &kl_ex);
+        compare_rows(ref, exact, n, V, &w_exref, &kl_exref);
+        CHECK_MSG(w_ref <= FAST_TOL, "%s (%s prefill): logits differ from the reference by %g", name, gemm_half_name(p), w_ref);
+        CHECK_MSG(w_ex > 0, "%s: the %s prefill gave the exact path's logits to the bit", name, gemm_half_name(p));
+        printf("      %s %s: max|dlogit| vs float64 %.3g (exact path %.3g), vs exact %.3g; "
+               "KL(float64||fast) %.3g (exact %.3g), KL(exact||fast) %.3g per token at most\n",
+               name, gemm_half_name(p), w_ref, w_exref, w_ex, kl_ref, kl_exref, kl_ex);
+    }
+    free(out), free(ref), free(exact), free(fast);
+    model_free(&m);
+    cJSON_Delete(ex);
+}
+
+TEST(hf_bf16_fast_prefill_within_activation_rounding_of_reference) {
+    NEED_FIXTURES(dir);
+    if (gemm_half_best() == GEMM_EXACT) { test_skip("no AVX-512 BF16 or AMX on this CPU"); return; }
+    check_fast(dir, "llama-bf16");
+    check_fast(dir, "faolmo-bf16");
+}
+
 /* Sharded and unsharded copies hold the same bytes: logits identical to the bit. */
 TEST(hf_sharded_equals_unsharded_exactly) {
     NEED_FIXTURES(dir);
@@ -160,7 +232,7 @@ TEST(hf_sharded_equals_unsharded_exactly) {
             V = m.c.vocab_size;
             out[k] = malloc((size_t)n * V * sizeof(float));
             AttnConfig a = aha_defaults();
-            run_logits(&m, &a, tok, n, 1, out[k], NULL);
+            run_logits(&m, &a, tok, n, 1, GEMM_EXACT, out[k], NULL);
             model_free(&m);
         }
         CHECK(out[0] && out[1] && memcmp(out[0], out[1], (size_t)n * V * sizeof(float)) == 0);
@@ -189,7 +261,7 @@ static void check_faolmo_aha(const char *root, const char *name) {
     StepTrace *tr[64];
     for (int t = 0; t < n; t++) tr[t] = trace_new(L, H);
     for (int prefill = 0; prefill < 2; prefill++) {
-        run_logits(&m, &a, tok, n, prefill, out, tr);
+        run_logits(&m, &a, tok, n, prefill, GEMM_EXACT, out, tr);
         double w = worst_vs(out, cJSON_GetObjectItem(aha, "logits"), n, V), ws = 0;
         int wrong = 0, globals = 0;
         for (int t = 0; t < n; t++)

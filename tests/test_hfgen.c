@@ -216,6 +216,23 @@ TEST(hfgen_bench_times_the_arch_in_memory) {
     free(out);
 }
 
+/* --dtype bf16 with --arch times the model in bf16 (it once timed f32),
+ * faolmo's router rows converted with W_Q, and names the prefill's kernel;
+ * an unknown $AHASCOPE_GEMM is one line and exit 1. */
+TEST(hfgen_bench_arch_dtype_times_the_half_model) {
+    int st;
+    for (int k = 0; k < 2; k++) {
+        char *out = test_runf(&st, "%s bench --arch %s --dims " GEN_DIMS " --dtype bf16 --prompt-len 8 --decode 2 --runs 1 "
+                              "--json 2>&1", bin(), k ? "faolmo" : "olmo2");
+        CHECK_MSG(st == 0 && out && strstr(out, "\"dtype\": \"bf16\"") && strstr(out, "\"prefill_kernel\": \""), "%s", out);
+        free(out);
+    }
+    char *out = test_runf(&st, "AHASCOPE_GEMM=fastest %s bench --arch olmo2 --dims " GEN_DIMS " --dtype bf16 --runs 1 2>&1",
+                          bin());
+    CHECK_MSG(st == 1 && out && strstr(out, "AHASCOPE_GEMM") && strchr(out, '\n') == strrchr(out, '\n'), "%s", out);
+    free(out);
+}
+
 /* make_hf.py's forward over folders DIR/<arch>: one JSON object, arch → logits rows. */
 static const char NUMPY_FORWARD[] =
     "import json, os, sys\n"
