@@ -42,6 +42,7 @@ double bench_median(double *v, int n);
 typedef struct {
     double prefill_tok_s, decode_tok_s, bandwidth_gbs, roofline_frac, roofline_frac_weights;
     double decode_cpu_share; /* CPU time the process got while decoding / (wall time × threads); median */
+    double decode_steal_share; /* the hypervisor's steal time over the decode / (wall time × online CPUs); median */
     size_t weight_bytes, kv_bytes;
 } Throughput;
 

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 
@@ -53,6 +54,8 @@ static void bench_help(void) {
          "Context mode (--context N): median time of one decode step at position N (KV cache filled with\n"
          "random keys/values) under a policy: step_ms, keys_read_frac, and with --compare-full the\n"
          "speedup over the full-attention step measured in the same run.\n"
+         "Throughput mode also reports decode_cpu_share (the CPU the process got while decoding) and\n"
+         "decode_steal_share (the hypervisor's steal time meanwhile): low / high, the run understates the machine.\n"
          "--record [--db FILE]: decision rows/s the store writes into a file database (one transaction\n"
          "per step, and batched), and the cost of recording a --profile run over the same run unrecorded\n"
          "(--prompt-len, default 32 here, then --decode tokens, default 224; medians of --runs pairs).\n"
@@ -196,6 +199,19 @@ static double cpu_seconds(void) {
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Seconds the hypervisor ran other guests on this machine's vCPUs (the
+ * steal column of /proc/stat, all CPUs; 0 when /proc says nothing): a
+ * decode that lost its cores to the host, not to this guest's jobs. */
+static double steal_seconds(void) {
+    FILE *f = fopen("/proc/stat", "r");
+    unsigned long long v[8] = {0};
+    int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                       &v[6], &v[7]) : 0;
+    if (f) fclose(f);
+    long hz = sysconf(_SC_CLK_TCK);
+    return n == 8 && hz > 0 ? (double)v[7] / hz : 0;
+}
+
 static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out, Err *e) {
     const Config *c = &m->c;
     int plen = b->prompt_len, dec = b->decode, R = b->runs;
@@ -207,9 +223,9 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
     int no_stream = bench_stream_init(&st);
     int *ids = malloc((size_t)(plen + dec) * sizeof(int));
     double *pre = malloc(R * sizeof(double)), *dtk = malloc(R * sizeof(double)), *bw = malloc(3 * R * sizeof(double));
-    double *rf = malloc(R * sizeof(double)), *cpu = malloc(R * sizeof(double));
-    if (no_stream || !ids || !pre || !dtk || !bw || !rf || !cpu) {
-        mem_big_free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf); free(cpu); fwd_free(&s);
+    double *rf = malloc(R * sizeof(double)), *cpu = malloc(R * sizeof(double)), *stl = malloc(R * sizeof(double));
+    if (no_stream || !ids || !pre || !dtk || !bw || !rf || !cpu || !stl) {
+        mem_big_free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf); free(cpu); free(stl); fwd_free(&s);
         return err_set(e, "out of memory");
     }
     uint64_t seed = 42;
@@ -220,10 +236,12 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
         fwd_forward(m, &s, &b->attn, ids, plen, 0, NULL, NULL);
         double t1 = args_seconds();
         bw[3 * r + 1] = bench_stream_pass(s.pool, &st);
-        double t2 = args_seconds(), c2 = cpu_seconds();
+        double t2 = args_seconds(), c2 = cpu_seconds(), s2 = steal_seconds();
         for (int i = 0; i < dec; i++) fwd_forward(m, &s, &b->attn, &ids[plen + i], 1, plen + i, NULL, NULL);
         double t3 = args_seconds();
         cpu[r] = (cpu_seconds() - c2) / ((t3 - t2) * pool_threads(s.pool));
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        stl[r] = (steal_seconds() - s2) / ((t3 - t2) * (ncpu > 0 ? ncpu : 1));
         bw[3 * r + 2] = bench_stream_pass(s.pool, &st);
         pre[r] = plen / (t1 - t0);
         dtk[r] = dec / (t3 - t2);
@@ -235,7 +253,8 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
     out->bandwidth_gbs = bench_median(bw, 3 * R);
     bench_set_roofline(out, rf, R);
     out->decode_cpu_share = bench_median(cpu, R);
-    mem_big_free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf); free(cpu);
+    out->decode_steal_share = bench_median(stl, R);
+    mem_big_free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf); free(cpu); free(stl);
     fwd_free(&s);
     return 0;
 }
@@ -446,10 +465,11 @@ static void print_throughput(const BenchOpts *b, const Model *m, const Throughpu
                "\"bandwidth_gbs\": %.3f, \"roofline_frac\": %.4f, \"roofline_frac_weights\": %.4f, "
                "\"prompt_len\": %d, \"decode\": %d, \"runs\": %d, \"threads\": %d, \"matvec\": \"%s\", "
                "\"prefill_kernel\": \"%s\", \"dtype\": \"%s\", \"file_bytes\": %zu, \"resident_bytes\": %zu, "
-               "\"huge_page_bytes\": %zu, \"decode_cpu_share\": %.3f",
+               "\"huge_page_bytes\": %zu, \"decode_cpu_share\": %.3f, \"decode_steal_share\": %.3f",
                t->prefill_tok_s, t->decode_tok_s, t->weight_bytes, t->kv_bytes, t->bandwidth_gbs, t->roofline_frac,
                t->roofline_frac_weights, b->prompt_len, b->decode, b->runs, b->threads, mv_variant(), prefill_kernel(c),
-               model_dtype_name(c->dtype), m->file_bytes, resident, huge_page_bytes(), t->decode_cpu_share);
+               model_dtype_name(c->dtype), m->file_bytes, resident, huge_page_bytes(), t->decode_cpu_share,
+               t->decode_steal_share);
         print_cost_json(cs, 1);
         printf("}\n");
         return;
@@ -464,6 +484,8 @@ static void print_throughput(const BenchOpts *b, const Model *m, const Throughpu
     printf("prefill/decode  %10.1fx\n", t->prefill_tok_s / t->decode_tok_s);
     printf("decode CPU      %10.2f of the %d threads' wall time%s\n", t->decode_cpu_share, b->threads,
            t->decode_cpu_share < 0.9 ? " (other jobs took the cores: the figures understate this machine)" : "");
+    printf("host steal      %10.2f of the CPUs' time while decoding%s\n", t->decode_steal_share,
+           t->decode_steal_share > 0.05 ? " (the hypervisor ran other guests: the figures understate this machine)" : "");
     printf("weight bytes    %10.1f MB per decode step (+ %.1f MB of KV cache at this context)\n", t->weight_bytes / 1e6,
            t->kv_bytes / 1e6);
     printf("bandwidth       %10.2f GB/s (streaming read, median of %d passes between the runs)\n", t->bandwidth_gbs,

@@ -701,3 +701,37 @@ TEST(cli_prompt_file_and_prefill_progress_bar) {
     snprintf(a, sizeof a, "trace --model %s --prompt-file /dev/null", model);
     expect_error(1, a, "/dev/null: not a text file");
 }
+
+/* Whether this kernel gives anonymous memory huge pages when asked. */
+static int thp_on_request(void) {
+    char *s = test_read_file("/sys/kernel/mm/transparent_hugepage/enabled", NULL);
+    int on = s && (strstr(s, "[always]") || strstr(s, "[madvise]"));
+    free(s);
+    return on;
+}
+
+/* bench --model says what the run had: the CPU it got, the host's steal
+ * time, and the bytes on 2 MiB pages, which hold the whole file when the
+ * weights are copied (AHASCOPE_WEIGHTS=copy) on a kernel that gives them. */
+TEST(cli_bench_model_reports_cpu_steal_and_huge_pages) {
+    SKIP_UNLESS_SHARED();
+    const char *model = test_shared("models/stories260K/stories260K.bin");
+    for (int copy = 0; copy < 2; copy++) {
+        int st;
+        char *out = test_runf(&st, "AHASCOPE_WEIGHTS=%s %s bench --model %s --runs 1 --prompt-len 4 --decode 8 --json",
+                              copy ? "copy" : "map", bin(), model);
+        cJSON *j = out ? cJSON_Parse(out) : NULL;
+        CHECK_MSG(st == 0 && j, "bench --model --json: %d %s", st, out ? out : "");
+        if (j) {
+            double cpu = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "decode_cpu_share"));
+            double steal = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "decode_steal_share"));
+            double huge = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "huge_page_bytes"));
+            double file = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "file_bytes"));
+            CHECK_MSG(cpu > 0 && cpu <= 1.5 && steal >= 0 && steal <= 1, "cpu %g steal %g", cpu, steal);
+            CHECK_MSG(huge >= 0 && file > 0, "huge %g file %g", huge, file);
+            if (copy && thp_on_request()) CHECK_MSG(huge >= file, "copied weights: %g bytes on 2 MiB pages for a %g-byte file", huge, file);
+        }
+        cJSON_Delete(j);
+        free(out);
+    }
+}
