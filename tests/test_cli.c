@@ -727,7 +727,8 @@ TEST(cli_bench_model_reports_cpu_steal_and_huge_pages) {
             double steal = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "decode_steal_share"));
             double huge = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "huge_page_bytes"));
             double file = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "file_bytes"));
-            CHECK_MSG(cpu > 0 && cpu <= 1.5 && steal >= 0 && steal <= 1, "cpu %g steal %g", cpu, steal);
+            /* CPU over the pool threads can pass 1: other threads of the process (OpenBLAS) count too */
+            CHECK_MSG(isfinite(cpu) && cpu > 0 && steal >= 0 && steal <= 1, "cpu %g steal %g", cpu, steal);
             CHECK_MSG(huge >= 0 && file > 0, "huge %g file %g", huge, file);
             if (copy && thp_on_request()) CHECK_MSG(huge >= file, "copied weights: %g bytes on 2 MiB pages for a %g-byte file", huge, file);
         }
