@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "app/args.h"
+#include "app/progress.h"
 #include "app/eval.h"
 #include "app/record.h"
 #include "engine/files.h"
@@ -302,14 +303,12 @@ int eval_policy(const Model *m, const Tokenizer *tok, const AttnConfig *a, const
     int rc = bufs_init(&b, m, max_len, threads, e);
     int tty = progress && isatty(STDERR_FILENO);
     double t0 = args_seconds();
+    char label[32];
+    snprintf(label, sizeof label, "eval %-9s", aha_policy_name(a->policy));
     for (int i = 0; rc == 0 && i < d->n; i++) {
         eval_sequence(m, tok, &pa, &b, d->seq[i], d->len[i], out);
         if (st) rc = record_sequence(st, info, eval_id, &b, d->len[i], e);
-        if (progress && (tty || i + 1 == d->n)) {
-            double dt = args_seconds() - t0, eta = dt / (i + 1) * (d->n - i - 1);
-            fprintf(stderr, "%seval %-9s [%3d/%d] %5.1f s, ETA %4.0f s%s", tty ? "\r" : "", aha_policy_name(a->policy),
-                    i + 1, d->n, dt, eta, tty && i + 1 < d->n ? "" : "\n");
-        }
+        if (progress) progress_count(label, i + 1, d->n, t0, tty);
     }
     bufs_free(&b);
     return rc;

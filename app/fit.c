@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "app/args.h"
+#include "app/progress.h"
 #include "engine/attn.h"
 #include "engine/decide.h"
 #include "engine/forward.h"
@@ -107,11 +108,7 @@ static int collect(Examples *x, const Model *m, const EvalData *d, const ArgsSha
             fwd_forward(m, &rs, &a, d->seq[i] + done, T, done, NULL, tr);
             take_rows(x, &rs, tr, T, i, c);
         }
-        if (c->progress && (tty || i + 1 == d->n)) {
-            double dt = args_seconds() - t0;
-            fprintf(stderr, "%sfit: oracle labels [%d/%d] %5.1f s, ETA %4.0f s%s", tty ? "\r" : "", i + 1, d->n, dt,
-                    dt / (i + 1) * (d->n - i - 1), tty && i + 1 < d->n ? "" : "\n");
-        }
+        if (c->progress) progress_count("fit: oracle labels", i + 1, d->n, t0, tty);
     }
     for (int i = 0; tr && i < rs.max_batch; i++) trace_free(tr[i]);
     free(tr);
@@ -142,11 +139,7 @@ static int fit_layers(const Examples *x, const FitConfig *c, Routers *r, Err *e)
         LogfitProblem p = {(int)x->n_train, x->d, x->H, x->x + at * x->d, x->y + at * x->H, x->wt + at * x->H, c->l2,
                            c->iters};
         if (logfit_solve(&p, r->w + (size_t)l * x->H * x->d, r->b + (size_t)l * x->H, e)) return -1;
-        if (c->progress && (tty || l + 1 == x->L)) {
-            double dt = args_seconds() - t0;
-            fprintf(stderr, "%sfit: logistic fit layer [%d/%d] %5.1f s, ETA %4.0f s%s", tty ? "\r" : "", l + 1, x->L,
-                    dt, dt / (l + 1) * (x->L - l - 1), tty && l + 1 < x->L ? "" : "\n");
-        }
+        if (c->progress) progress_count("fit: logistic fit layer", l + 1, x->L, t0, tty);
     }
     return 0;
 }

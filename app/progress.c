@@ -78,3 +78,10 @@ int progress_prefill(Session *s, StepTrace **traces, int forced, const volatile 
     if (l.bar.drawn) fputc('\n', stderr); /* stopped part way: end the line before what follows */
     return fed;
 }
+
+void progress_count(const char *label, int done, int total, double t0, int tty) {
+    if (!tty && done < total) return;
+    double dt = args_seconds() - t0;
+    fprintf(stderr, "%s%s [%3d/%d] %5.1f s, ETA %4.0f s%s", tty ? "\r" : "", label, done, total, dt,
+            dt / done * (total - done), tty && done < total ? "" : "\n");
+}

@@ -38,6 +38,11 @@ void progress_start(Progress *p, const char *label, int forced);
  * with done == total ends the line. */
 void progress_update(Progress *p, long done, long total, const char *unit);
 
+/* The counted line of a job of `total` steps started at t0 (args_seconds):
+ * "LABEL [  3/8]  12.3 s, ETA   45 s", redrawn in place on a terminal
+ * (tty) and written once, at the end, when not. */
+void progress_count(const char *label, int done, int total, double t0, int tty);
+
 /* A 20-cell bar for a fraction in [0, 1], '#' filled and '-' not, into out
  * (at least 21 bytes): the same bar everywhere one is drawn. */
 void progress_bar(char *out, double frac);
