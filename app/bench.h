@@ -31,6 +31,7 @@ typedef struct {
     int arch;                /* --arch: the random model's block layout (Arch; ARCH_LLAMA2C without it) */
     const char *save_hf;     /* --save-hf DIR: the random model as a Hugging Face folder */
     const char *save_routers; /* --save-routers FILE: random routers for the random model's shape */
+    int gemm;                /* --gemm: time a layer's prefill products alone on every path */
 } BenchOpts;
 
 /* Median of v[0..n) (sorts v). */
@@ -58,7 +59,13 @@ void bench_step_bytes(const Config *c, int plen, int dec, Throughput *t);
  * the faster pass, because one caught in a slow phase flatters the decode. */
 double bench_roofline(const Throughput *t, double tok_s, const double *bw);
 
-/* t's roofline_frac from the runs' values rf[0..R) (their median; sorts rf),
+/* rf[i], the roofline of decode step i of n, which took secs[i] and read
+ * t's bytes, against the faster of the bandwidth passes bw[i] and bw[i+1]
+ * just before and after it (bw holds n + 1 passes, GB/s). Throughput mode's
+ * roofline_frac is the median of these over every step of every run. */
+void bench_paired_rooflines(const Throughput *t, const double *secs, const double *bw, int n, double *rf);
+
+/* t's roofline_frac from R values rf[0..R) (runs' or steps'; their median; sorts rf),
  * and roofline_frac_weights, the weights' share of it. */
 void bench_set_roofline(Throughput *t, double *rf, int R);
 
@@ -97,5 +104,11 @@ double bench_paired_overhead(const double *plain, const double *rec, int n);
 /* --record: decision rows/s into a file database, and the cost of
  * recording a run over the same run unrecorded. Prints its figures. */
 int bench_record(const Model *m, const BenchOpts *b, Err *e);
+
+/* --gemm: one layer of c's shape, its seven prefill products with random
+ * bf16 weights at T = b->prompt_len, timed through fwd_matmul on every
+ * path the machine runs, against each path's instruction peak measured in
+ * the same run. Prints its figures. */
+int bench_gemm(const Config *c, const BenchOpts *b, Err *e);
 
 #endif

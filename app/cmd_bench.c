@@ -39,11 +39,13 @@ static void bench_help(void) {
          "                      [--compare-full]] [--record [--db FILE]] [--tui]\n"
          "                      [--bytes-only [--context N] [--window W] [--sinks S]]\n"
          "       ahascope bench --tokenizer PATH [--text FILE] [--bytes N] [--runs R] [--json]\n"
+         "       ahascope bench --gemm [--shape S | --dims D] [--prompt-len T] [--runs R] [--threads N] [--json]\n"
          "\n"
          "Throughput (default): medians over R runs of prefill tok/s (a prompt of N tokens, default 512)\n"
          "and decode tok/s (default 64 tokens), the weight bytes streamed per decode step, the read\n"
-         "bandwidth measured by a streaming kernel in the same run, and roofline_frac (each run's decode\n"
-         "against the faster of the bandwidth passes just before and after it; the median over runs).\n"
+         "bandwidth measured by a streaming kernel in the same run, and roofline_frac (each run's decode steps\n"
+         "are run again, each followed by a bandwidth pass, and each step set against the faster of the passes\n"
+         "either side of it; the median over all steps of all runs).\n"
          "--shape/--dims build random weights in memory; --save also writes them as a llama2.c v0 file.\n"
          "--arch llama|qwen2|olmo2|faolmo: the random model in that architecture's block (qwen2: q/k/v biases;\n"
          "olmo2: post-norms, QK-norm, untied classifier; faolmo: olmo2 with router rows in q_proj) and timed so.\n"
@@ -67,7 +69,7 @@ static void bench_help(void) {
          "own type). With --arch, the model converted to bf16/f16 and timed alone. With --model, the\n"
          "resident memory the model adds (resident_bytes) against its file size and the bytes on 2 MiB\n"
          "pages (huge_page_bytes; AHASCOPE_WEIGHTS=map|copy places the weights). A bf16 prefill multiplies\n"
-         "as $AHASCOPE_GEMM says (exact, avx512bf16, amx; default auto: amx where the CPU allows it, else exact).\n"
+         "as $AHASCOPE_GEMM says (exact, avx512bf16, amx; default auto: amx, else avx512bf16, else exact).\n"
          "--kv-dtype f32|bf16|f16: the KV cache's type (default each model's own: f32 for f32 weights,\n"
          "bf16/f16 for half-precision ones).\n"
          "Both modes also print the bytes a decode step reads: the weights, and the KV cache with every\n"
@@ -82,6 +84,10 @@ static void bench_help(void) {
          "--tokenizer PATH (a tokenizer.bin, a tokenizer.json, or a model: its own tokenizer): median time\n"
          "  over R runs of encoding --text FILE (its first --bytes N bytes), else N bytes (default 1 MB) of\n"
          "  generated English-like text, the same on every run and machine; prints bytes, tokens, MB/s.\n"
+         "--gemm: a layer's prefill products alone (q k v o gate up down of the shape, random bf16 weights, T =\n"
+         "  --prompt-len rows) on every path this machine runs (exact = widened to f32 for sgemm, avx512bf16, amx):\n"
+         "  GFLOP/s, the peak of the path's multiply instruction measured alone on every thread in the same run,\n"
+         "  the fraction of it, and the tok/s the products alone would allow; paths alternate within each run.\n"
          "--json prints one JSON object. Defaults: --shape 110M, --runs 5, --threads all cores.");
 }
 
@@ -212,6 +218,33 @@ static double steal_seconds(void) {
     return n == 8 && hz > 0 ? (double)v[7] / hz : 0;
 }
 
+void bench_paired_rooflines(const Throughput *t, const double *secs, const double *bw, int n, double *rf) {
+    for (int i = 0; i < n; i++) {
+        double pair[3] = {0, bw[i], bw[i + 1]};
+        rf[i] = bench_roofline(t, 1.0 / secs[i], pair);
+    }
+}
+
+/* The paired phase of one run: the run's dec decode steps again, at the
+ * same positions (each rewrites the key and value it wrote before), with a
+ * bandwidth pass after every step. A step of a 1B-class model lasts ~60 ms
+ * and a pass ~5 ms, so each step meets the bandwidth the host gave at that
+ * moment: set against passes seconds apart, a decode on a host whose
+ * bandwidth moved between 27 and 80 GB/s within a minute measured a
+ * roofline of 1.68. secs and bw are scratch of dec and dec + 1. */
+static void paired_steps(const Model *m, RunState *s, const BenchOpts *b, const int *ids, BenchStream *st,
+                         double bw_before, const Throughput *t, double *secs, double *bw, double *rf) {
+    int plen = b->prompt_len, dec = b->decode;
+    bw[0] = bw_before;
+    for (int i = 0; i < dec; i++) {
+        double t0 = args_seconds();
+        fwd_forward(m, s, &b->attn, &ids[plen + i], 1, plen + i, NULL, NULL);
+        secs[i] = args_seconds() - t0;
+        bw[i + 1] = bench_stream_pass(s->pool, st);
+    }
+    bench_paired_rooflines(t, secs, bw, dec, rf);
+}
+
 static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out, Err *e) {
     const Config *c = &m->c;
     int plen = b->prompt_len, dec = b->decode, R = b->runs;
@@ -223,13 +256,16 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
     int no_stream = bench_stream_init(&st);
     int *ids = malloc((size_t)(plen + dec) * sizeof(int));
     double *pre = malloc(R * sizeof(double)), *dtk = malloc(R * sizeof(double)), *bw = malloc(3 * R * sizeof(double));
-    double *rf = malloc(R * sizeof(double)), *cpu = malloc(R * sizeof(double)), *stl = malloc(R * sizeof(double));
-    if (no_stream || !ids || !pre || !dtk || !bw || !rf || !cpu || !stl) {
+    double *rf = malloc((size_t)R * dec * sizeof(double)), *cpu = malloc(R * sizeof(double)), *stl = malloc(R * sizeof(double));
+    double *secs = malloc(dec * sizeof(double)), *pbw = malloc((dec + 1) * sizeof(double));
+    if (no_stream || !ids || !pre || !dtk || !bw || !rf || !cpu || !stl || !secs || !pbw) {
         mem_big_free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf); free(cpu); free(stl); fwd_free(&s);
+        free(secs); free(pbw);
         return err_set(e, "out of memory");
     }
     uint64_t seed = 42;
     bench_random_tokens(ids, plen + dec, c->vocab_size, &seed);
+    bench_step_bytes(c, plen, dec, out);
     for (int r = 0; r < R; r++) {
         bw[3 * r] = bench_stream_pass(s.pool, &st);
         double t0 = args_seconds();
@@ -245,16 +281,16 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
         bw[3 * r + 2] = bench_stream_pass(s.pool, &st);
         pre[r] = plen / (t1 - t0);
         dtk[r] = dec / (t3 - t2);
+        paired_steps(m, &s, b, ids, &st, bw[3 * r + 2], out, secs, pbw, rf + (size_t)r * dec);
     }
-    bench_step_bytes(c, plen, dec, out);
-    for (int r = 0; r < R; r++) rf[r] = bench_roofline(out, dtk[r], bw + 3 * r);
     out->prefill_tok_s = bench_median(pre, R);
     out->decode_tok_s = bench_median(dtk, R);
     out->bandwidth_gbs = bench_median(bw, 3 * R);
-    bench_set_roofline(out, rf, R);
+    bench_set_roofline(out, rf, R * dec);
     out->decode_cpu_share = bench_median(cpu, R);
     out->decode_steal_share = bench_median(stl, R);
     mem_big_free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf); free(cpu); free(stl);
+    free(secs); free(pbw);
     fwd_free(&s);
     return 0;
 }
@@ -417,6 +453,7 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
             b->tui = 1;
         }
         else if (!strcmp(f, "--bytes-only")) b->bytes_only = 1;
+        else if (!strcmp(f, "--gemm")) b->gemm = 1;
         else if (!strcmp(f, "--text")) { if (!(b->text = args_value(&a, e))) return -1; }
         else if (!strcmp(f, "--bytes")) {
             if (!(v = args_value(&a, e)) || args_int(f, v, 1, 64L << 20, &n, e)) return -1;
@@ -443,6 +480,10 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
     if (b->runs > 1000) return err_usage(e, "--runs %d is too many (max 1000)", b->runs);
     if (b->model && (b->save_hf || b->save_routers || b->arch != ARCH_LLAMA2C))
         return err_usage(e, "--arch, --save-hf and --save-routers build random weights: not with --model");
+    if (b->gemm && (b->model || b->record || b->tui || b->bytes_only || b->context || b->save || b->save_hf ||
+                    b->save_routers || b->tokenizer))
+        return err_usage(e, "--gemm times one layer's products of a --shape/--dims: not with --model, --record, --tui,"
+                            " --bytes-only, --context, --tokenizer or --save*");
     if (b->bytes_only && (b->record || b->tui || b->compare_full || b->save || b->save_hf || b->save_routers))
         return err_usage(e, "--bytes-only builds and times nothing: it does not go with --record, --tui, --compare-full"
                             " or --save*");
@@ -605,6 +646,11 @@ int cmd_bench(int argc, char **argv) {
         return 0;
     }
     if (b.bytes_only) return bench_bytes(&b, &e) != 0 ? args_fail(&e) : 0;
+    if (b.gemm) {
+        Config c;
+        if (shape_config(&b, &c, &e) != 0 || bench_gemm(&c, &b, &e) != 0) return args_fail(&e);
+        return 0;
+    }
     size_t before = resident_bytes(), resident = 0;
     if (b.model) {
         if (load_model(&b, &m, &e) != 0) return args_fail(&e);

@@ -269,6 +269,10 @@ static void matmul(RunState *s, float *out, const float *in, Mat w, int T, int n
     matmul_run(s, &mm);
 }
 
+void fwd_matmul(RunState *s, float *out, const float *in, Mat w, int T, int n_in, int n_out) {
+    matmul(s, out, in, w, T, n_in, n_out);
+}
+
 /* ---- attention over the batch, one task per KV head ---- */
 
 typedef struct {

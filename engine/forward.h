@@ -60,6 +60,11 @@ int fwd_init(RunState *s, const Config *c, int max_batch, int n_threads, Err *e)
  * run path or the model has no bf16 weights to use it on. */
 int fwd_set_gemm(RunState *s, GemmPath path);
 
+/* out[T][n_out] = in[T][n_in] · w[n_out][n_in]ᵀ exactly as a layer of a
+ * prefill multiplies (the pool's threads, s's bf16 path; T ≤ max_batch,
+ * n_in no wider than the shape's widest input): `bench --gemm` times it. */
+void fwd_matmul(RunState *s, float *out, const float *in, Mat w, int T, int n_in, int n_out);
+
 /* Free everything fwd_init allocated (safe on a zeroed struct). */
 void fwd_free(RunState *s);
 

@@ -73,10 +73,15 @@ int gemm_half_available(GemmPath path) {
     return path == GEMM_EXACT;
 }
 
-/* AVX-512 BF16 is not among the defaults: at AHA-OLMO2's shape its prefill
- * ran at 22.5 tok/s against sgemm's 24.8 in the same session
- * (engine/PERFORMANCE.md), so it rounds the activations for nothing. */
-GemmPath gemm_half_best(void) { return cpu_amx() ? GEMM_AMX : GEMM_EXACT; }
+/* AMX first; AVX-512 BF16 where AMX is missing. Measured at AHA-OLMO2's
+ * shape (engine/PERFORMANCE.md): on an AMD Zen 5, which issues VDPBF16PS on
+ * two full-width pipes, its prefill ran 3.5x sgemm's; on the Xeon, whose
+ * AMX was chosen first anyway, it was only on par with sgemm. No known CPU
+ * has AVX-512 BF16 but runs sgemm faster, bar that Xeon, which takes AMX. */
+GemmPath gemm_half_best(void) {
+    if (cpu_amx()) return GEMM_AMX;
+    return cpu_avx512bf16() ? GEMM_AVX512BF16 : GEMM_EXACT;
+}
 
 static const char *const NAMES[] = {[GEMM_EXACT] = "exact", [GEMM_AVX512BF16] = "avx512bf16", [GEMM_AMX] = "amx"};
 
@@ -316,4 +321,84 @@ void gemm_half_bf16(GemmPath path, float *C, int ldc, const uint16_t *xb, int T,
         for (int t = 0; t < T; t++) memcpy(C + (size_t)t * ldc + j0, acc + (size_t)t * NC, nc * sizeof(float));
     }
     if (path == GEMM_AMX) amx_release();
+}
+
+/* ---- the peak: the multiply instruction alone, no loads -------------------- */
+
+/* 16 independent accumulators cover VFMADD's and VDPBF16PS's latency at
+ * two per cycle (4-6 cycles on current cores); the sum keeps the compiler
+ * from dropping them. */
+#define PEAK_ACC 16
+
+__attribute__((target("avx512f"))) static double peak_fma512(long reps) {
+    __m512 c[PEAK_ACC], a = _mm512_set1_ps(1.0f), b = _mm512_set1_ps(1e-9f);
+    for (int i = 0; i < PEAK_ACC; i++) c[i] = _mm512_set1_ps((float)i);
+    for (long r = 0; r < reps; r++)
+        for (int i = 0; i < PEAK_ACC; i++) c[i] = _mm512_fmadd_ps(a, b, c[i]);
+    for (int i = 1; i < PEAK_ACC; i++) c[0] = _mm512_add_ps(c[0], c[i]);
+    volatile float sink = _mm512_reduce_add_ps(c[0]);
+    (void)sink;
+    return (double)reps * PEAK_ACC * 16 * 2;
+}
+
+__attribute__((target("avx2,fma"))) static double peak_fma256(long reps) {
+    __m256 c[PEAK_ACC], a = _mm256_set1_ps(1.0f), b = _mm256_set1_ps(1e-9f);
+    for (int i = 0; i < PEAK_ACC; i++) c[i] = _mm256_set1_ps((float)i);
+    for (long r = 0; r < reps; r++)
+        for (int i = 0; i < PEAK_ACC; i++) c[i] = _mm256_fmadd_ps(a, b, c[i]);
+    for (int i = 1; i < PEAK_ACC; i++) c[0] = _mm256_add_ps(c[0], c[i]);
+    float v[8];
+    _mm256_storeu_ps(v, c[0]);
+    volatile float sink = v[0];
+    (void)sink;
+    return (double)reps * PEAK_ACC * 8 * 2;
+}
+
+/* Each VDPBF16PS lane adds two products: 4 FLOP. */
+AVX512BF16 static double peak_dpbf16(long reps) {
+    __m512 c[PEAK_ACC];
+    __m512bh a = (__m512bh)_mm512_set1_epi32(0x3f803f80), b = (__m512bh)_mm512_set1_epi32(0x30003000);
+    for (int i = 0; i < PEAK_ACC; i++) c[i] = _mm512_set1_ps((float)i);
+    for (long r = 0; r < reps; r++)
+        for (int i = 0; i < PEAK_ACC; i++) c[i] = _mm512_dpbf16_ps(c[i], a, b);
+    for (int i = 1; i < PEAK_ACC; i++) c[0] = _mm512_add_ps(c[0], c[i]);
+    volatile float sink = _mm512_reduce_add_ps(c[0]);
+    (void)sink;
+    return (double)reps * PEAK_ACC * 16 * 4;
+}
+
+/* Four independent tile products, operands loaded once: 16 × 16 × 32
+ * multiply-adds each. */
+AMX static double peak_tdpbf16(long reps) {
+    static const uint16_t ones[16 * 32] = {0};
+    float out[16 * 16];
+    amx_configure();
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    _tile_loadd(4, ones, 64);
+    _tile_loadd(5, ones, 64);
+    _tile_loadd(6, ones, 64);
+    _tile_loadd(7, ones, 64);
+    for (long r = 0; r < reps; r++) {
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+    }
+    _tile_stored(0, out, 64);
+    amx_release();
+    volatile float sink = out[0];
+    (void)sink;
+    return (double)reps * 4 * 16 * 16 * 32 * 2;
+}
+
+double gemm_half_peak_flops(GemmPath path, long reps) {
+    if (path == GEMM_AMX) return cpu_amx() ? peak_tdpbf16(reps) : 0;
+    if (path == GEMM_AVX512BF16) return cpu_avx512bf16() ? peak_dpbf16(reps) : 0;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return peak_fma512(reps);
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return peak_fma256(reps);
+    return 0;
 }

@@ -26,7 +26,7 @@
 typedef enum { GEMM_EXACT, GEMM_AVX512BF16, GEMM_AMX } GemmPath;
 
 /* The default path: GEMM_AMX where the CPU and kernel allow it, else
- * GEMM_EXACT (AVX-512 BF16 was no faster than sgemm: asked for by name only). */
+ * GEMM_AVX512BF16 where the CPU has it, else GEMM_EXACT. */
 GemmPath gemm_half_best(void);
 
 /* 1 when path can run here (GEMM_EXACT always can). */
@@ -64,5 +64,11 @@ void gemm_half_round_x(uint16_t *xb, const float *x, int T, int d);
  * available and not GEMM_EXACT. */
 void gemm_half_bf16(GemmPath path, float *C, int ldc, const uint16_t *xb, int T, int d, const uint16_t *w, int n,
                     void *scratch);
+
+/* Runs path's multiply instruction alone reps × 16 times on independent
+ * accumulators held in registers (GEMM_EXACT: the f32 FMA sgemm relies on,
+ * AVX-512 or AVX2) and returns the FLOP done (0 when the machine lacks it):
+ * timed on every thread, the peak a product on that path can reach here. */
+double gemm_half_peak_flops(GemmPath path, long reps);
 
 #endif

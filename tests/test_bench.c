@@ -1,0 +1,82 @@
+/* test_bench.c — the figures `ahascope bench` derives, on numbers made up
+ * to have a known answer, and its --gemm mode end to end.
+ *
+ * The roofline pairs each decode step with the bandwidth passes on either
+ * side of it: on a host whose bandwidth swings between passes, a decode
+ * that always reads at 0.9 of what the host gives must come out at 0.9,
+ * whatever the swing.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/bench.h"
+#include "engine/gemm_half.h"
+#include "tests/test.h"
+
+/* A host whose bandwidth alternates 30 / 60 GB/s pass by pass, and steps
+ * that each read 1 GB at 0.9 of the faster pass beside them: every step's
+ * roofline is 0.9, and so is the median, though the steps' speeds differ
+ * by 2x. One step the host stalled (10x slow) moves each value by nothing
+ * but its own. */
+TEST(bench_paired_rooflines_follow_the_bandwidth_step_by_step) {
+    enum { N = 9 };
+    Throughput t = {.weight_bytes = 900000000, .kv_bytes = 100000000};
+    double bw[N + 1], secs[N], rf[N];
+    for (int i = 0; i <= N; i++) bw[i] = i % 2 ? 60 : 30;
+    for (int i = 0; i < N; i++) secs[i] = 1e9 / (0.9 * fmax(bw[i], bw[i + 1]) * 1e9);
+    secs[4] *= 10;
+    bench_paired_rooflines(&t, secs, bw, N, rf);
+    for (int i = 0; i < N; i++) CHECK_NEAR(rf[i], i == 4 ? 0.09 : 0.9, 1e-12);
+    bench_set_roofline(&t, rf, N);
+    CHECK_NEAR(t.roofline_frac, 0.9, 1e-12);
+    CHECK_NEAR(t.roofline_frac_weights, 0.81, 1e-12); /* the weights' 90% of the bytes */
+}
+
+static const char *bin(void) {
+    const char *b = getenv("AHASCOPE_BIN");
+    return b && *b ? b : "./ahascope";
+}
+
+static double num(const cJSON *j, const char *key) { return cJSON_GetNumberValue(cJSON_GetObjectItem(j, key)); }
+
+/* --gemm times every path the machine runs, names the default, and its
+ * figures agree with each other: the tok/s of a layer is its GFLOP/s over
+ * the layer's FLOP a token (260K: q and o 64 × 64, k and v 32 × 64 with 4
+ * KV heads of 8, gate up down 64 × 172; 2 FLOP a multiply-add). */
+TEST(bench_gemm_times_every_path_against_its_peak) {
+    int st;
+    char *out = test_runf(&st, "%s bench --gemm --shape 260K --prompt-len 32 --runs 2 --threads 1 --json", bin());
+    cJSON *j = out ? cJSON_Parse(out) : NULL;
+    CHECK_MSG(st == 0 && j, "bench --gemm --json: %d %s", st, out ? out : "");
+    if (j) {
+        CHECK_INT(num(j, "T"), 32);
+        CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(j, "default")), gemm_half_name(gemm_half_best())));
+        const cJSON *paths = cJSON_GetObjectItem(j, "paths"), *p;
+        int n = 0, have_exact = 0;
+        double flops = 2.0 * (2 * 64 * 64 + 2 * 32 * 64 + 3 * 64 * 172);
+        cJSON_ArrayForEach(p, paths) {
+            const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(p, "path"));
+            CHECK(name && gemm_half_parse(name) >= 0 && gemm_half_available((GemmPath)gemm_half_parse(name)));
+            have_exact |= name && !strcmp(name, "exact");
+            double g = num(p, "layer_gflops"), peak = num(p, "peak_gflops");
+            CHECK_MSG(isfinite(g) && g > 0 && isfinite(peak) && peak > 0, "%s: %g GFLOP/s, peak %g", name, g, peak);
+            CHECK_NEAR(num(p, "frac_of_peak"), g / peak, 1e-3);
+            CHECK_NEAR(num(p, "layer_tok_s") * flops / 1e9 / g, 1, 1e-3);
+            CHECK(num(p, "down_gflops") > 0 && num(p, "q_gflops") > 0);
+            n++;
+        }
+        int want = 1 + gemm_half_available(GEMM_AVX512BF16) + gemm_half_available(GEMM_AMX);
+        CHECK_MSG(have_exact && n == want, "%d paths, %d available", n, want);
+    }
+    cJSON_Delete(j);
+    free(out);
+    out = test_runf(&st, "%s bench --gemm --shape 260K --prompt-len 8 --runs 1 --threads 1", bin());
+    CHECK_MSG(st == 0 && out && strstr(out, "of peak") && strstr(out, "exact") && strstr(out, "f32 FMA"), "%s", out ? out : "");
+    free(out);
+    out = test_runf(&st, "%s bench --gemm --model /nonexistent 2>&1", bin());
+    CHECK_MSG(st == 2 && out && strstr(out, "--gemm") && strstr(out, "--model"), "%d %s", st, out ? out : "");
+    free(out);
+}
