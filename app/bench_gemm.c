@@ -5,9 +5,13 @@
  * with random bf16 weights, are timed through fwd_matmul, the very call a
  * prefill makes (the pool's threads, the same slicing, rounding and
  * packing included). The peak is the path's multiply instruction alone on
- * every thread (gemm_half_peak_flops): measured, not taken from a data
- * sheet, since a virtual machine's clock and issue rate are not what its
- * CPU model says. Paths are alternated within each run, so a change in the
+ * every thread (gemm_half_peak_flops) right after the path's products in
+ * the same run, and the fraction of it is taken run by run (then the
+ * median), as the roofline pairs steps with bandwidth passes: measured, not
+ * taken from a data sheet, since a virtual machine's clock and issue rate
+ * are not what its CPU model says. Here the same probe read 530 and 1030
+ * GFLOP/s in runs minutes apart, as the other guests on the host came and
+ * went. Paths are alternated within each run, so a change in the
  * host's load lands on all of them.
  */
 #include <stdio.h>
@@ -27,7 +31,7 @@ typedef struct {
 } GemmShape;
 
 #define N_SHAPES 7
-#define PEAK_REPS 4000000L /* × 16 instructions a thread: ~25 ms of FMA at 5 GHz */
+#define PEAK_REPS 8000000L /* × 16 instructions a thread: 25-60 ms at 2 a cycle */
 
 static void layer_shapes(const Config *c, GemmShape s[N_SHAPES]) {
     GemmShape v[N_SHAPES] = {{"q", c->q_dim, c->dim},          {"k", c->kv_dim, c->dim},
@@ -62,7 +66,7 @@ static double peak_gflops(Pool *pool, GemmPath path) {
 
 typedef struct {
     GemmPath path;
-    double *layer, *peak;           /* [runs]: GFLOP/s of the whole layer, of the instruction */
+    double *layer, *peak, *frac;    /* [runs]: GFLOP/s of the whole layer, of the instruction; their ratio */
     double *shape[N_SHAPES];        /* [runs]: GFLOP/s of each product */
 } PathTimes;
 
@@ -123,8 +127,10 @@ static const char *instruction(GemmPath p) {
 
 static void print_gemm(const BenchOpts *b, const Config *c, int T, const GemmShape *sh, PathTimes *pt, int np,
                        int threads) {
-    double layer[8], peak[8], shp[8][N_SHAPES];
+    double layer[8], peak[8], frac[8], shp[8][N_SHAPES];
     for (int i = 0; i < np; i++) {
+        for (int r = 0; r < b->runs; r++) pt[i].frac[r] = pt[i].layer[r] / pt[i].peak[r];
+        frac[i] = bench_median(pt[i].frac, b->runs);
         layer[i] = bench_median(pt[i].layer, b->runs);
         peak[i] = bench_median(pt[i].peak, b->runs);
         for (int k = 0; k < N_SHAPES; k++) shp[i][k] = bench_median(pt[i].shape[k], b->runs);
@@ -136,7 +142,7 @@ static void print_gemm(const BenchOpts *b, const Config *c, int T, const GemmSha
         for (int i = 0; i < np; i++) {
             printf("%s{\"path\": \"%s\", \"instruction\": \"%s\", \"layer_gflops\": %.2f, \"peak_gflops\": %.2f, "
                    "\"frac_of_peak\": %.4f, \"layer_tok_s\": %.2f", i ? ", " : "", gemm_half_name(pt[i].path),
-                   instruction(pt[i].path), layer[i], peak[i], peak[i] > 0 ? layer[i] / peak[i] : 0,
+                   instruction(pt[i].path), layer[i], peak[i], frac[i],
                    layer[i] * 1e9 / layer_flops(sh));
             for (int k = 0; k < N_SHAPES; k++) printf(", \"%s_gflops\": %.2f", sh[k].name, shp[i][k]);
             printf("}");
@@ -150,7 +156,7 @@ static void print_gemm(const BenchOpts *b, const Config *c, int T, const GemmSha
     printf("  %-11s %-16s %10s %10s %8s %12s\n", "path", "instruction", "GFLOP/s", "peak", "of peak", "layer tok/s");
     for (int i = 0; i < np; i++)
         printf("  %-11s %-16s %10.1f %10.1f %7.1f%% %12.1f\n", gemm_half_name(pt[i].path), instruction(pt[i].path),
-               layer[i], peak[i], peak[i] > 0 ? 100 * layer[i] / peak[i] : 0,
+               layer[i], peak[i], 100 * frac[i],
                layer[i] * 1e9 / layer_flops(sh));
     printf("  GFLOP/s by product:");
     for (int k = 0; k < N_SHAPES; k++) printf(" %s", sh[k].name);
@@ -178,7 +184,8 @@ int bench_gemm(const Config *c0, const BenchOpts *b, Err *e) {
     memset(&s, 0, sizeof s);
     int ok = make_operands(sh, T, w, &x, &out) == 0;
     for (int i = 0; i < np && ok; i++) {
-        ok = (pt[i].layer = calloc(R, sizeof(double))) && (pt[i].peak = calloc(R, sizeof(double)));
+        ok = (pt[i].layer = calloc(R, sizeof(double))) && (pt[i].peak = calloc(R, sizeof(double))) &&
+             (pt[i].frac = calloc(R, sizeof(double)));
         for (int k = 0; k < N_SHAPES && ok; k++) ok = (pt[i].shape[k] = calloc(R, sizeof(double))) != NULL;
     }
     if (!ok) err_set(e, "out of memory for the products of one layer (T = %d)", T);
@@ -195,7 +202,7 @@ int bench_gemm(const Config *c0, const BenchOpts *b, Err *e) {
     for (int k = 0; k < N_SHAPES; k++) free(w[k]);
     free(x), free(out);
     for (int i = 0; i < np; i++) {
-        free(pt[i].layer), free(pt[i].peak);
+        free(pt[i].layer), free(pt[i].peak), free(pt[i].frac);
         for (int k = 0; k < N_SHAPES; k++) free(pt[i].shape[k]);
     }
     return rc;
