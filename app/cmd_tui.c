@@ -149,18 +149,21 @@ static void show_run(Tui *t, const TuiTake *k) {
 }
 
 /* A long prefill on the status line, "prefill 1024/4096 · 63 tok/s",
- * redrawn ten times a second (the worker runs it; keys go on being
- * answered), then what it took once it ends. */
+ * and in the (empty) token pane, redrawn ten times a second (the worker
+ * runs it; keys go on being answered), then what it took once it ends. */
 static void show_prefill(Tui *t, const TuiTake *k) {
     const char *dot = t->m.ascii ? "-" : "\xc2\xb7";
     double now = args_seconds(), secs = k->prefill_s;
     if (k->prefilling) {
         if (t->prefill_on && now - t->prefill_shown < 0.1) return;
         t->prefill_shown = now, t->prefill_on = 1, t->dirty = 1;
+        t->m.prefill_done = k->prefill_done, t->m.prefill_total = k->prefill_total;
+        t->m.prefill_tok_s = secs > 0 ? k->prefill_done / secs : 0.0;
         view_set_status(&t->m, "prefill %d/%d %s %.0f tok/s (q quits)", k->prefill_done, k->prefill_total, dot,
-                        secs > 0 ? k->prefill_done / secs : 0.0);
+                        t->m.prefill_tok_s);
     } else if (t->prefill_on) {
         t->prefill_on = 0, t->dirty = 1;
+        t->m.prefill_total = 0;
         if (k->prefill_done == k->prefill_total)
             view_set_status(&t->m, "prefilled %d tokens in %.1f s %s %.0f tok/s", k->prefill_total, secs, dot,
                             secs > 0 ? k->prefill_total / secs : 0.0);
@@ -175,6 +178,7 @@ static void take_results(Tui *t) {
     if (t->replay) return;
     TuiTake k;
     tui_worker_take(&t->w, &k, t->attn_buf);
+    if (t->m.busy != k.busy) t->m.busy = k.busy, t->dirty = 1;
     show_prefill(t, &k);
     show_steps(t, &k);
     if (k.attn_ready) {

@@ -803,6 +803,81 @@ TEST(views_draw_tokens_surprise_strip) {
     fx_term_close(&term);
 }
 
+/* Line 1 of a token pane `cols` wide drawn from m, with its right border
+ * checked: the note never runs into it. */
+static const char *empty_pane_line(ViewModel *m, const ViewPalette *pal, int cols) {
+    WINDOW *w = newwin(6, cols, 0, 0);
+    view_draw_tokens(w, m, pal);
+    wchar_t ch;
+    short pair;
+    attr_t a;
+    fx_cell(w, 1, cols - 1, &ch, &pair, &a);
+    CHECK_MSG(ch == (pal->ascii ? L'|' : L'\u2502'), "%d columns: the right border became %lc", cols, (wint_t)ch);
+    const char *line = fx_line(w, 1);
+    delwin(w);
+    return line;
+}
+
+/* While a long prompt is prefilled the empty token pane says how far it
+ * is (the longest wording that fits, a bar under it), never "press space";
+ * while the first positions are computed it says so; only an idle engine
+ * asks for a step. */
+TEST(views_draw_tokens_says_a_prefill_is_under_way) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 120, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    ViewPalette pal, asc;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    view_palette_init(&asc, VIEW_COLOUR_NONE, 1, NULL);
+    m.busy = 1, m.prefill_done = 1024, m.prefill_total = 4096, m.prefill_tok_s = 63;
+    static const struct {
+        int cols;
+        const char *want;
+    } forms[] = {
+        {100, "\u2502prefilling the prompt: 1024 of 4096 tokens (25%) \u00b7 63 tok/s \u00b7 about 49 s left \u00b7 q quits "},
+        {60, "\u2502prefilling the prompt: 1024 of 4096 tokens (25%) \u00b7 q quits\u2502"}, /* just fits */
+        {59, "\u2502prefilling: 1024/4096 (25%) \u00b7 q quits "},
+        {30, "\u2502prefilling 1024/4096 "},
+        {12, "\u2502prefilling\u2502"},
+        {8, "\u2502prefil\u2502"},
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        const char *line = empty_pane_line(&m, &pal, forms[i].cols);
+        CHECK_MSG(strstr(line, forms[i].want) == line, "%d columns: '%s'", forms[i].cols, line);
+        CHECK_MSG(!strstr(line, "press space"), "%d columns: '%s'", forms[i].cols, line);
+    }
+    const char *line = empty_pane_line(&m, &asc, 100);
+    CHECK_MSG(strstr(line, "|prefilling the prompt: 1024 of 4096 tokens (25%) - 63 tok/s - about 49 s left - q quits"),
+              "ascii: '%s'", line);
+    WINDOW *w = newwin(6, 100, 0, 0);
+    view_draw_tokens(w, &m, &pal);
+    wchar_t ch;
+    short pair;
+    attr_t a;
+    fx_cell(w, 2, 1 + 23, &ch, &pair, &a); /* a quarter of the 98 columns done */
+    CHECK_INT(ch, 0x2588);
+    fx_cell(w, 2, 1 + 24, &ch, &pair, &a);
+    CHECK_INT(ch, 0x2591);
+    delwin(w);
+    m.prefill_done = 0, m.prefill_tok_s = 0; /* the first count: no rate yet */
+    line = empty_pane_line(&m, &pal, 100);
+    CHECK_MSG(strstr(line, "tokens (0%) \u00b7 q quits") && !strstr(line, "tok/s"), "no rate yet: '%s'", line);
+    m.prefill_total = 0; /* a short prompt: no count, but the engine is at work */
+    line = empty_pane_line(&m, &pal, 40);
+    CHECK_MSG(strstr(line, "(prefilling the prompt\u2026)") && !strstr(line, "press space"), "busy: '%s'", line);
+    m.busy = 0;
+    line = empty_pane_line(&m, &pal, 40);
+    CHECK_MSG(strstr(line, "(no tokens yet: press space to step)"), "idle: '%s'", line);
+    m.busy = 1, m.prefill_done = 64, m.prefill_total = 4096; /* a new prompt's prefill behind the old tokens */
+    fx_fill(&m, 3);
+    line = empty_pane_line(&m, &pal, 100);
+    CHECK_MSG(!strstr(line, "prefilling"), "tokens on screen: '%s'", line);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
 /* Without colour the token stream's tint is bold and underline: the legend
  * says which is which, in those very attributes; tinting by the share of
  * heads global gets its own scale. */

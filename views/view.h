@@ -120,6 +120,14 @@ typedef struct {
     int help_open, inspector_open, sql_open;
     int playing;  /* set by the app; shown in the status line */
     double speed; /* set by the app: play speed in steps per second, 0 as fast as it goes */
+    /* What the engine is doing, set by the app like playing, so an empty
+     * token pane can say it rather than ask for a step: busy while positions
+     * are being computed or asked for; prefill_done of prefill_total
+     * positions of a long prompt's prefill at prefill_tok_s (total 0: no
+     * prefill under way). */
+    int busy;
+    int prefill_done, prefill_total;
+    double prefill_tok_s;
 
     ViewAttn attn;
     /* The text pane (SQL results, plots): sql_text's first sql_pinned
