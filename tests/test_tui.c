@@ -620,6 +620,63 @@ TEST(tui_sql_prompt_starts_empty_with_history) {
     tmux_stop(&t);
 }
 
+/* A prompt longer than the 1023 bytes the `e` editor once held: about 350
+ * stories260K tokens of its 512, some of its characters two bytes long. */
+static size_t long_edit_prompt(char *out, size_t cap) {
+    size_t n = 0;
+    for (int i = 0; n < 1040; i++)
+        n += (size_t)snprintf(out + n, cap - n, "%s", i % 5 ? "Once upon a time, there was a little girl named Lily. "
+                                                            : "Zo\xc3\xab ate a cake. ");
+    n += (size_t)snprintf(out + n, cap - n, "Then they went home.");
+    return n;
+}
+
+/* Upper-case hex of n bytes, as SQLite's hex() writes them. */
+static void to_hex(const char *s, size_t n, char *out) {
+    for (size_t i = 0; i < n; i++) sprintf(out + 2 * i, "%02X", (unsigned char)s[i]);
+    out[2 * n] = 0;
+}
+
+/* `e` on a prompt file of more than 1024 bytes: the editor holds all of it
+ * (it kept 1023 bytes and ran those), shows its end, and after Home its
+ * start; text typed at both ends makes the new run's prompt byte for byte,
+ * and `e` then shows that whole prompt. */
+TEST(tui_edit_prompt_keeps_a_long_prompt_whole) {
+    NEED_TUI();
+    static char text[1400], want[1500], hex[3000], flags[1300];
+    size_t n = long_edit_prompt(text, sizeof text);
+    const char *path = test_tmp("editlong.txt");
+    CHECK(n > 1024);
+    CHECK_INT(test_write_file(path, text, (long)n), 0);
+    snprintf(flags, sizeof flags, "--policy full --steps 512 --prompt-file %s", path);
+    Tmux t;
+    tmux_start(&t, "editlong", 120, 40, NULL, flags);
+    WAIT(&t, " prompt + 0 generated", 15);
+    tmux_keys(&t, "e");
+    WAIT(&t, "went home.\xe2\x96\x8f", 3);                    /* the end, the cursor after it */
+    WAIT(&t, "prompt: \xe2\x80\xa6", 1);                       /* its start hidden, and marked */
+    tmux_keys(&t, "Home");
+    WAIT(&t, "prompt: Zo\xc3\xab ate a cake", 3);
+    tmux_keys(&t, "\"Long ago. \" End \" The end.\" Enter");
+    WAIT(&t, "went home. The end. ", 15);                     /* the new run's tokens, not the editor */
+    tmux_keys(&t, "Home");                                     /* the token cursor to the first */
+    WAIT(&t, "\n\xe2\x94\x82Long ago. Zo", 5);
+    tmux_keys(&t, "e");
+    WAIT(&t, "home. The end.\xe2\x96\x8f", 3);
+    tmux_keys(&t, "Home");
+    WAIT(&t, "prompt: Long ago. Zo\xc3\xab", 3);
+    tmux_keys(&t, "Escape q");
+    WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+    size_t k = (size_t)snprintf(want, sizeof want, "Long ago. %s The end.", text);
+    char *r = query(&t, "SELECT run_id, hex(prompt) FROM runs ORDER BY run_id");
+    to_hex(text, n, hex);
+    CHECK_MSG(r && strstr(r, "\n1,") && strstr(r, hex), "run 1 is not the prompt file's text:\n%s", r ? r : "");
+    to_hex(want, k, hex);
+    CHECK_MSG(r && strstr(r, "\n2,") && strstr(r, hex), "run 2 is not the edited prompt, whole:\n%s", r ? r : "");
+    free(r);
+}
+
 /* The numbers of the "rowNNN" cells on screen: lowest and highest. */
 static int rows_shown(const char *s, int *lo, int *hi) {
     int n = 0;
