@@ -20,6 +20,7 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "app/record.h"
+#include "app/setup.h"
 #include "app/tui_sql.h"
 #include "app/tui_worker.h"
 #include "engine/cost.h"
@@ -35,6 +36,9 @@
  * flag every frame instead. Ctrl-C (g_interrupt) cancels a running SQL
  * query, and quits only when none runs. */
 static volatile sig_atomic_t g_quit, g_interrupt, g_winch;
+
+/* The `e` editor takes any prompt a run can begin from whole. */
+_Static_assert(VIEW_INPUT_MAX >= APP_PROMPT_FILE_MAX, "the prompt editor must hold a whole --prompt-file");
 
 static void on_winch(int sig) { (void)sig, g_winch = 1; }
 
@@ -74,7 +78,7 @@ typedef struct {
     int reevaluating;   /* a re-evaluation was asked for: say its run id when it shows */
     char reevaluating_what[160];
     float *attn_buf;    /* [seq_len] attention weights taken from the worker */
-    char prompt[1024];
+    char *prompt;       /* the prompt of the last run begun from text, whole (owned): what `e` edits */
 } Tui;
 
 static void tui_help(void) {
@@ -149,18 +153,21 @@ static void show_run(Tui *t, const TuiTake *k) {
 }
 
 /* A long prefill on the status line, "prefill 1024/4096 · 63 tok/s",
- * redrawn ten times a second (the worker runs it; keys go on being
- * answered), then what it took once it ends. */
+ * and in the (empty) token pane, redrawn ten times a second (the worker
+ * runs it; keys go on being answered), then what it took once it ends. */
 static void show_prefill(Tui *t, const TuiTake *k) {
     const char *dot = t->m.ascii ? "-" : "\xc2\xb7";
     double now = args_seconds(), secs = k->prefill_s;
     if (k->prefilling) {
         if (t->prefill_on && now - t->prefill_shown < 0.1) return;
         t->prefill_shown = now, t->prefill_on = 1, t->dirty = 1;
+        t->m.prefill_done = k->prefill_done, t->m.prefill_total = k->prefill_total;
+        t->m.prefill_tok_s = secs > 0 ? k->prefill_done / secs : 0.0;
         view_set_status(&t->m, "prefill %d/%d %s %.0f tok/s (q quits)", k->prefill_done, k->prefill_total, dot,
-                        secs > 0 ? k->prefill_done / secs : 0.0);
+                        t->m.prefill_tok_s);
     } else if (t->prefill_on) {
         t->prefill_on = 0, t->dirty = 1;
+        t->m.prefill_total = 0;
         if (k->prefill_done == k->prefill_total)
             view_set_status(&t->m, "prefilled %d tokens in %.1f s %s %.0f tok/s", k->prefill_total, secs, dot,
                             secs > 0 ? k->prefill_total / secs : 0.0);
@@ -175,6 +182,7 @@ static void take_results(Tui *t) {
     if (t->replay) return;
     TuiTake k;
     tui_worker_take(&t->w, &k, t->attn_buf);
+    if (t->m.busy != k.busy) t->m.busy = k.busy, t->dirty = 1;
     show_prefill(t, &k);
     show_steps(t, &k);
     if (k.attn_ready) {
@@ -517,7 +525,10 @@ static void input_done(Tui *t) {
         return;
     }
     if (!strcmp(t->m.input.label, "prompt")) {
-        snprintf(t->prompt, sizeof t->prompt, "%s", t->m.input.text);
+        char *p = strdup(t->m.input.text);
+        if (!p) { view_set_status(&t->m, "prompt: out of memory for %zu bytes", t->m.input.len); return; }
+        free(t->prompt);
+        t->prompt = p;
         set_play(t, 0);
         t->m.cursor = -1;
         t->m.follow = 1;
@@ -610,6 +621,11 @@ static void curses_start(Tui *t, int mono, int ascii) {
     timeout(20);
     mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
     mouseinterval(0);
+    /* tmux and screen send Home and End as these whatever TERM says; where
+     * the terminal description lacks them, the sequence would arrive split,
+     * and its Esc would close the editor and lose the line being edited. */
+    define_key("\033[1~", KEY_HOME);
+    define_key("\033[4~", KEY_END);
     t->m.ascii = ascii || strcmp(nl_langinfo(CODESET), "UTF-8") != 0;
     t->m.mono = mono || (getenv("NO_COLOR") && *getenv("NO_COLOR"));
     t->m.colour = view_colour_detect(mono);
@@ -762,7 +778,7 @@ static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads,
     t.speed_i = 4;
     t.restore = -1;
     if (!o->prompt) o->prompt = "Once upon a time";
-    snprintf(t.prompt, sizeof t.prompt, "%s", o->prompt); /* the `e` editor's copy: a longer prompt still runs whole */
+    if (!(t.prompt = strdup(o->prompt))) { err_set(e, "out of memory for the prompt"); goto out; }
     if (view_init(&t.m, L.model.c.n_layers, L.model.c.n_heads, e)) goto out;
     TuiWorker *w = &t.w;
     w->model = &L.model, w->tok = &L.tok, w->steps = o->steps, w->threads = threads, w->attn_top = attn_top;
@@ -793,6 +809,7 @@ out_view:
     free(t.attn_buf);
     view_free(&t.m);
 out:
+    free(t.prompt);
     app_unload(&L);
     return rc;
 }

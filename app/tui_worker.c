@@ -93,6 +93,8 @@ static int begin(TuiWorker *w, const AttnConfig *attn, const char *prompt, const
  * rest away. */
 static int on_prefill(void *user, int done, int total) {
     TuiWorker *w = user;
+    long ms = w->chunk_delay_ms;
+    if (ms > 0 && done > w->prefill_done) nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
     pthread_mutex_lock(&w->mu);
     w->prefill_done = done, w->prefill_total = total;
     w->prefill_s = args_seconds() - w->prefill_t0;
@@ -162,6 +164,7 @@ static void step(TuiWorker *w) {
 
 /* Take a restart request (mu held); run it without mu. */
 static void do_restart(TuiWorker *w) {
+    w->busy = 1; /* a big prompt takes a while to tokenize, a re-evaluation to compute */
     AttnConfig a = w->next_attn;
     char *prompt = w->next_prompt;
     int *ids = w->next_ids, n = w->n_next_ids, n_prompt = w->next_n_prompt;
@@ -181,6 +184,7 @@ static void do_restart(TuiWorker *w) {
     free(prompt);
     free(ids);
     pthread_mutex_lock(&w->mu);
+    w->busy = 0;
 }
 
 /* Answer an attention-weights request (mu held while reading the request). */
@@ -206,10 +210,12 @@ static void wait_until(TuiWorker *w, double when) {
 static void *worker_main(void *arg) {
     TuiWorker *w = arg;
     double last_step = 0;
-    /* Test knob: pretend every step is slow (a big model) to check that the
-     * UI still answers keys at once. */
-    const char *delay = getenv("AHASCOPE_TEST_STEP_DELAY_MS");
+    /* Test knobs: pretend every step, or every chunk of a long prefill, is
+     * slow (a big model) to check that the UI still answers keys at once
+     * and shows what runs meanwhile. */
+    const char *delay = getenv("AHASCOPE_TEST_STEP_DELAY_MS"), *chunk = getenv("AHASCOPE_TEST_PREFILL_DELAY_MS");
     long delay_ms = delay ? atol(delay) : 0;
+    w->chunk_delay_ms = chunk ? atol(chunk) : 0;
     pthread_mutex_lock(&w->mu);
     while (!w->quit) {
         if (w->restart) { do_restart(w); continue; }
@@ -221,10 +227,12 @@ static void *worker_main(void *arg) {
         if (w->want_steps == 0 && w->speed > 0 && args_seconds() < due) { wait_until(w, due); continue; }
         if (w->want_steps > 0) w->want_steps--;
         last_step = args_seconds();
+        w->busy = 1;
         pthread_mutex_unlock(&w->mu);
         if (delay_ms > 0) nanosleep(&(struct timespec){delay_ms / 1000, (delay_ms % 1000) * 1000000L}, NULL);
         step(w);
         pthread_mutex_lock(&w->mu);
+        w->busy = 0;
     }
     pthread_mutex_unlock(&w->mu);
     return NULL;
@@ -270,6 +278,7 @@ void tui_worker_take(TuiWorker *w, TuiTake *out, float *attn_buf) {
     out->new_run = w->cleared;
     w->cleared = 0;
     out->run_id = w->run_id, out->attn = w->attn, out->finished = w->finished, out->tok_s = w->tok_s;
+    out->busy = w->busy || w->restart || (!w->finished && w->want_steps > 0);
     out->prefilling = w->prefilling, out->prefill_done = w->prefill_done, out->prefill_total = w->prefill_total;
     out->prefill_s = w->prefilling ? args_seconds() - w->prefill_t0 : w->prefill_s;
     snprintf(out->message, sizeof out->message, "%s", w->message);

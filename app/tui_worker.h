@@ -57,6 +57,7 @@ typedef struct {
     int64_t last_run;         /* the last run begun, kept after it ends: the parent of a re-evaluation */
     AttnConfig attn;          /* settings of the current run */
     int finished;             /* the sequence cannot grow (context, steps or BOS) */
+    int busy;                 /* a step, prefill or restart is under way */
     double tok_s;
     int prefilling;           /* a long prefill is under way (the three below say how far) */
     int prefill_done, prefill_total;
@@ -69,6 +70,7 @@ typedef struct {
     /* the worker's own */
     Session ses;
     int have_ses;
+    long chunk_delay_ms;      /* test knob AHASCOPE_TEST_PREFILL_DELAY_MS: each prefill chunk takes this longer */
 } TuiWorker;
 
 /* Start the thread with a first run on prompt under attn. Returns 0, or -1
@@ -90,6 +92,7 @@ typedef struct {
     int64_t run_id;       /* the run they belong to (0: not recording) */
     AttnConfig attn;      /* its settings */
     int finished;         /* the sequence cannot grow */
+    int busy;             /* positions are being computed, or a step or restart waits for the worker */
     double tok_s;
     int prefilling;       /* a long prompt is being prefilled: done of total positions, secs so far */
     int prefill_done, prefill_total; /* the last long prefill's (kept once it ends; total 0: none yet) */

@@ -285,6 +285,7 @@ TEST(tui_answers_keys_while_a_step_is_slow) {
     NEED_TUI();
     Tmux t;
     tmux_start(&t, "slow", 120, 40, "AHASCOPE_TEST_STEP_DELAY_MS=1500", "--policy full --no-record");
+    WAIT(&t, "(prefilling the prompt", 15); /* the first step is under way: not "press space" */
     WAIT(&t, "pos 4/512", 15);
     tmux_keys(&t, "p");
     WAIT(&t, "playing", 3);
@@ -617,6 +618,63 @@ TEST(tui_sql_prompt_starts_empty_with_history) {
     tmux_keys(&t, "q");
     WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
+}
+
+/* A prompt longer than the 1023 bytes the `e` editor once held: about 350
+ * stories260K tokens of its 512, some of its characters two bytes long. */
+static size_t long_edit_prompt(char *out, size_t cap) {
+    size_t n = 0;
+    for (int i = 0; n < 1040; i++)
+        n += (size_t)snprintf(out + n, cap - n, "%s", i % 5 ? "Once upon a time, there was a little girl named Lily. "
+                                                            : "Zo\xc3\xab ate a cake. ");
+    n += (size_t)snprintf(out + n, cap - n, "Then they went home.");
+    return n;
+}
+
+/* Upper-case hex of n bytes, as SQLite's hex() writes them. */
+static void to_hex(const char *s, size_t n, char *out) {
+    for (size_t i = 0; i < n; i++) sprintf(out + 2 * i, "%02X", (unsigned char)s[i]);
+    out[2 * n] = 0;
+}
+
+/* `e` on a prompt file of more than 1024 bytes: the editor holds all of it
+ * (it kept 1023 bytes and ran those), shows its end, and after Home its
+ * start; text typed at both ends makes the new run's prompt byte for byte,
+ * and `e` then shows that whole prompt. */
+TEST(tui_edit_prompt_keeps_a_long_prompt_whole) {
+    NEED_TUI();
+    static char text[1400], want[1500], hex[3000], flags[1300];
+    size_t n = long_edit_prompt(text, sizeof text);
+    const char *path = test_tmp("editlong.txt");
+    CHECK(n > 1024);
+    CHECK_INT(test_write_file(path, text, (long)n), 0);
+    snprintf(flags, sizeof flags, "--policy full --steps 512 --prompt-file %s", path);
+    Tmux t;
+    tmux_start(&t, "editlong", 120, 40, NULL, flags);
+    WAIT(&t, " prompt + 0 generated", 15);
+    tmux_keys(&t, "e");
+    WAIT(&t, "went home.\xe2\x96\x8f", 3);                    /* the end, the cursor after it */
+    WAIT(&t, "prompt: \xe2\x80\xa6", 1);                       /* its start hidden, and marked */
+    tmux_keys(&t, "Home");
+    WAIT(&t, "prompt: Zo\xc3\xab ate a cake", 3);
+    tmux_keys(&t, "\"Long ago. \" End \" The end.\" Enter");
+    WAIT(&t, "went home. The end. ", 15);                     /* the new run's tokens, not the editor */
+    tmux_keys(&t, "Home");                                     /* the token cursor to the first */
+    WAIT(&t, "\n\xe2\x94\x82Long ago. Zo", 5);
+    tmux_keys(&t, "e");
+    WAIT(&t, "home. The end.\xe2\x96\x8f", 3);
+    tmux_keys(&t, "Home");
+    WAIT(&t, "prompt: Long ago. Zo\xc3\xab", 3);
+    tmux_keys(&t, "Escape q");
+    WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+    size_t k = (size_t)snprintf(want, sizeof want, "Long ago. %s The end.", text);
+    char *r = query(&t, "SELECT run_id, hex(prompt) FROM runs ORDER BY run_id");
+    to_hex(text, n, hex);
+    CHECK_MSG(r && strstr(r, "\n1,") && strstr(r, hex), "run 1 is not the prompt file's text:\n%s", r ? r : "");
+    to_hex(want, k, hex);
+    CHECK_MSG(r && strstr(r, "\n2,") && strstr(r, hex), "run 2 is not the edited prompt, whole:\n%s", r ? r : "");
+    free(r);
 }
 
 /* The numbers of the "rowNNN" cells on screen: lowest and highest. */
@@ -1126,10 +1184,37 @@ static const char *long_prompt_flags(const char *dir) {
     return flags;
 }
 
+/* Each 64-token chunk of a prefill 40 ms slower (about 1.4 s for the long
+ * prompt), so the checks made during it never race its end. */
+#define SLOW_CHUNKS "AHASCOPE_TEST_PREFILL_DELAY_MS=40"
+
+/* The token pane's first line on screen s (between the borders of the
+ * line after its title), in a static buffer; "" when not found. */
+static const char *token_pane_line(const char *s) {
+    static char line[1024];
+    const char *title = s ? strstr(s, "tokens: ") : NULL;
+    const char *a = title ? strchr(title, '\n') : NULL;
+    const char *b = a ? strchr(a + 1, '\n') : NULL;
+    line[0] = 0;
+    if (a && b && b - a < (long)sizeof line) snprintf(line, sizeof line, "%.*s", (int)(b - a - 1), a + 1);
+    return line;
+}
+
+/* The token pane during the prefill: the count in words, not "press space". */
+static void check_prefill_pane(Tmux *t, const char *when) {
+    char *s = tmux_wait(t, "prefilling the prompt: ", 2);
+    const char *line = token_pane_line(s);
+    CHECK_MSG(strstr(line, "\xe2\x94\x82prefilling the prompt: ") == line && strstr(line, " tokens (") &&
+                  strstr(line, "q quits") && !strstr(s, "press space"),
+              "%s, the token pane says: '%s'\n%s", when, line, s ? s : "");
+    free(s);
+}
+
 /* A long prompt on a 4096-context folder: the status line counts the
- * prefill, keys answer meanwhile (? draws the help, a resize redraws), it
- * says what the prefill took; and q in the middle of one quits at once
- * (within one layer of the 64-token chunk under way, not the prompt). */
+ * prefill and so does the empty token pane, keys answer meanwhile (? draws
+ * the help, a resize redraws), it says what the prefill took; and q in the
+ * middle of one quits at once (within one layer of the 64-token chunk under
+ * way, not the prompt). */
 TEST(tui_long_prompt_shows_prefill_progress_and_quits_during_it) {
     NEED_TUI();
     const char *dir = make_hf_folder("long4k", "llama", "64,128,4,4,4,512,4096");
@@ -1139,25 +1224,30 @@ TEST(tui_long_prompt_shows_prefill_progress_and_quits_during_it) {
     snprintf(prompt, sizeof prompt, "%s/prompt.txt", d);
     CHECK_INT(write_long_prompt(prompt), 0);
     Tmux t;
-    tmux_start(&t, "longp", 120, 40, NULL, long_prompt_flags(d));
+    tmux_start(&t, "longp", 120, 40, SLOW_CHUNKS, long_prompt_flags(d));
     WAIT(&t, " tok/s (q quits)", 30);
+    check_prefill_pane(&t, "at 120x40");
     tmux_keys(&t, "?");
     WAIT(&t, "any key closes", 2);
     char *s = tmux_wait(&t, "(q quits)", 2); /* the key cleared the status line; the next count redraws it */
     CHECK_MSG(s && strstr(s, "any key closes"), "help did not draw during the prefill:\n%s", s ? s : "");
     free(s);
+    tmux_keys(&t, "Escape"); /* the help over the token pane closes */
     int st;
     free(test_runf(&st, "tmux -L %s resize-window -x 100 -y 30", t.sock));
     WAIT(&t, "policy ", 3); /* redrawn at the new size */
+    check_prefill_pane(&t, "at 100x30");
     WAIT(&t, "prefilled 2", 120);
     s = tmux_capture(&t);
     CHECK_MSG(s && strstr(s, "pos 2") && strstr(s, "tok/s"), "no positions after the prefill:\n%s", s ? s : "");
+    CHECK_MSG(s && !strstr(s, "prefilling the prompt") && !strstr(s, "press space") && strstr(token_pane_line(s), "the"),
+              "the token pane after the prefill:\n%s", s ? s : "");
     free(s);
     tmux_keys(&t, "q");
     WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 
-    tmux_start(&t, "longq", 120, 40, NULL, long_prompt_flags(d));
+    tmux_start(&t, "longq", 120, 40, SLOW_CHUNKS, long_prompt_flags(d));
     WAIT(&t, " tok/s (q quits)", 30);
     s = tmux_capture(&t);
     int during = s && strstr(s, "(q quits)") != NULL;

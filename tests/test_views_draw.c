@@ -1,6 +1,7 @@
 /* Drawing into off-screen windows (newterm on /dev/null): glyphs and colour
  * pairs read back with mvwin_wch, legend text, tokens, header, frames. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/decide.h"
@@ -799,6 +800,164 @@ TEST(views_draw_tokens_surprise_strip) {
     CHECK_INT(h.pane, VIEW_PANE_TOKENS);
     CHECK_INT(h.pos, g.first_tok + 7);
     delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* Line 1 of a token pane `cols` wide drawn from m, with its right border
+ * checked: the note never runs into it. */
+static const char *empty_pane_line(ViewModel *m, const ViewPalette *pal, int cols) {
+    WINDOW *w = newwin(6, cols, 0, 0);
+    view_draw_tokens(w, m, pal);
+    wchar_t ch;
+    short pair;
+    attr_t a;
+    fx_cell(w, 1, cols - 1, &ch, &pair, &a);
+    CHECK_MSG(ch == (pal->ascii ? L'|' : L'\u2502'), "%d columns: the right border became %lc", cols, (wint_t)ch);
+    const char *line = fx_line(w, 1);
+    delwin(w);
+    return line;
+}
+
+/* While a long prompt is prefilled the empty token pane says how far it
+ * is (the longest wording that fits, a bar under it), never "press space";
+ * while the first positions are computed it says so; only an idle engine
+ * asks for a step. */
+TEST(views_draw_tokens_says_a_prefill_is_under_way) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 120, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    ViewPalette pal, asc;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    view_palette_init(&asc, VIEW_COLOUR_NONE, 1, NULL);
+    m.busy = 1, m.prefill_done = 1024, m.prefill_total = 4096, m.prefill_tok_s = 63;
+    static const struct {
+        int cols;
+        const char *want;
+    } forms[] = {
+        {100, "\u2502prefilling the prompt: 1024 of 4096 tokens (25%) \u00b7 63 tok/s \u00b7 about 49 s left \u00b7 q quits "},
+        {60, "\u2502prefilling the prompt: 1024 of 4096 tokens (25%) \u00b7 q quits\u2502"}, /* just fits */
+        {59, "\u2502prefilling: 1024/4096 (25%) \u00b7 q quits "},
+        {30, "\u2502prefilling 1024/4096 "},
+        {12, "\u2502prefilling\u2502"},
+        {8, "\u2502prefil\u2502"},
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        const char *line = empty_pane_line(&m, &pal, forms[i].cols);
+        CHECK_MSG(strstr(line, forms[i].want) == line, "%d columns: '%s'", forms[i].cols, line);
+        CHECK_MSG(!strstr(line, "press space"), "%d columns: '%s'", forms[i].cols, line);
+    }
+    const char *line = empty_pane_line(&m, &asc, 100);
+    CHECK_MSG(strstr(line, "|prefilling the prompt: 1024 of 4096 tokens (25%) - 63 tok/s - about 49 s left - q quits"),
+              "ascii: '%s'", line);
+    WINDOW *w = newwin(6, 100, 0, 0);
+    view_draw_tokens(w, &m, &pal);
+    wchar_t ch;
+    short pair;
+    attr_t a;
+    fx_cell(w, 2, 1 + 23, &ch, &pair, &a); /* a quarter of the 98 columns done */
+    CHECK_INT(ch, 0x2588);
+    fx_cell(w, 2, 1 + 24, &ch, &pair, &a);
+    CHECK_INT(ch, 0x2591);
+    delwin(w);
+    m.prefill_done = 0, m.prefill_tok_s = 0; /* the first count: no rate yet */
+    line = empty_pane_line(&m, &pal, 100);
+    CHECK_MSG(strstr(line, "tokens (0%) \u00b7 q quits") && !strstr(line, "tok/s"), "no rate yet: '%s'", line);
+    m.prefill_total = 0; /* a short prompt: no count, but the engine is at work */
+    line = empty_pane_line(&m, &pal, 40);
+    CHECK_MSG(strstr(line, "(prefilling the prompt\u2026)") && !strstr(line, "press space"), "busy: '%s'", line);
+    m.busy = 0;
+    line = empty_pane_line(&m, &pal, 40);
+    CHECK_MSG(strstr(line, "(no tokens yet: press space to step)"), "idle: '%s'", line);
+    m.busy = 1, m.prefill_done = 64, m.prefill_total = 4096; /* a new prompt's prefill behind the old tokens */
+    fx_fill(&m, 3);
+    line = empty_pane_line(&m, &pal, 100);
+    CHECK_MSG(!strstr(line, "prefilling"), "tokens on screen: '%s'", line);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* The editor's text on status line `line`: after "prompt: ", before the
+ * play state, without the marks at its edges (… and the bar) or trailing
+ * blanks, copied into out. */
+static const char *editor_text(const char *line, char *out, size_t n) {
+    const char *a = strstr(line, "prompt: "), *b = strstr(line, " paused");
+    out[0] = 0;
+    if (!a || !b || b < a) return out;
+    a += 8;
+    if (!strncmp(a, "\xe2\x80\xa6", 3)) a += 3;
+    while (b > a && b[-1] == ' ') b--;
+    if (b - a >= 3 && (!strncmp(b - 3, "\xe2\x80\xa6", 3) || !strncmp(b - 3, "\xe2\x96\x8f", 3))) b -= 3;
+    while (b > a && b[-1] == ' ') b--; /* a wide character that did not fit leaves a blank before the mark */
+    snprintf(out, n, "%.*s", (int)(b - a), a);
+    return out;
+}
+
+/* A line far wider than the status line (a 3 000-byte prompt of one-,
+ * two-, three- and four-byte characters, some two columns wide): the part
+ * around the cursor shows, whole characters only, marked … where more is
+ * hidden, the cursor's character reversed, and the play state keeps its
+ * place; at 80 and 160 columns, and in ASCII. */
+TEST(views_status_editor_shows_the_part_around_the_cursor) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 160, 30), 0);
+    if (!term.scr) return;
+    static char text[3100];
+    size_t n = 0;
+    for (int i = 0; n + 40 < 3000; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "%d Zo\xc3\xab \xe6\xbc\xa2\xe5\xad\x97 \xf0\x9f\x98\x80 caf\xc3\xa9 ", i);
+    text[n++] = '.', text[n] = 0;
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    CHECK_INT(view_input_begin(&m, "prompt", text), 0);
+    ViewPalette pal, asc;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    view_palette_init(&asc, VIEW_COLOUR_NONE, 1, NULL);
+    char shown[1024];
+    for (int cols = 80; cols <= 160; cols += 80) {
+        WINDOW *w = newwin(1, cols, 0, 0);
+        view_input_key(&m, KEY_END);
+        view_draw_status(w, &m, &pal);
+        const char *line = fx_line(w, 0);
+        editor_text(line, shown, sizeof shown);
+        size_t k = strlen(shown);
+        CHECK_MSG(k > 20 && k < n && !strcmp(text + n - k, shown), "%d columns, at the end: '%s'", cols, line);
+        CHECK_MSG(strstr(line, "prompt: \xe2\x80\xa6") && strstr(line, "\xe2\x96\x8f"), "%d columns: '%s'", cols, line);
+        CHECK_MSG(strstr(line, " paused "), "%d columns: the play state was overwritten: '%s'", cols, line);
+        view_input_key(&m, KEY_HOME);
+        werase(w);
+        view_draw_status(w, &m, &pal);
+        line = fx_line(w, 0);
+        editor_text(line, shown, sizeof shown);
+        k = strlen(shown);
+        CHECK_MSG(k > 20 && !strncmp(text, shown, k) && strstr(line, "\xe2\x80\xa6 paused"), "%d columns, at the start: '%s'", cols, line);
+        for (int i = 0; i < 1000; i++) view_input_key(&m, KEY_RIGHT);
+        size_t cur = m.input.cur;
+        werase(w);
+        view_draw_status(w, &m, &pal);
+        line = fx_line(w, 0);
+        editor_text(line, shown, sizeof shown);
+        CHECK_MSG(strlen(shown) > 20 && strstr(text, shown) && strstr(line, "prompt: \xe2\x80\xa6") &&
+                      strstr(line, "\xe2\x80\xa6 paused"), "%d columns, mid-line: '%s'", cols, line);
+        ViewInputGeom g;
+        view_input_geom(&m, cols - 7 - 1 - 1 - 8, 0, &g); /* " paused ", the space before it, " ", "prompt: " */
+        CHECK(g.from < cur && cur < g.to && g.more_left && g.more_right);
+        wchar_t ch, want;
+        short pair;
+        attr_t a;
+        fx_cell(w, 0, 1 + 8 + g.cursor_x, &ch, &pair, &a);
+        mbtowc(&want, text + cur, 4);
+        CHECK_MSG(ch == want && (a & A_REVERSE), "%d columns: the cursor's cell holds %lc", cols, (wint_t)ch);
+        werase(w);
+        view_draw_status(w, &m, &asc);
+        line = fx_line(w, 0);
+        int high = 0;
+        for (const char *c = line; *c; c++) high |= (unsigned char)*c >= 0x80;
+        CHECK_MSG(!high && strstr(line, "prompt: <") && strstr(line, "> paused "), "ascii: '%s'", line);
+        delwin(w);
+    }
     view_free(&m);
     fx_term_close(&term);
 }

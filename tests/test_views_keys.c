@@ -1,8 +1,10 @@
 /* Key and mouse handling: view state changes and the actions returned. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests/test.h"
 #include "tests/views_fixture.h"
+#include "views/draw.h"
 #include "views/geom.h"
 #include "views/keymap.h"
 #include "views/metric.h"
@@ -330,6 +332,118 @@ TEST(views_input_history_per_label) {
     CHECK(!strcmp(m.input.text, "draft"));
     CHECK_INT(view_input_key(&m, 27), VIEW_INPUT_CANCEL);
     CHECK_INT(m.input.n_history, 3); /* a cancelled line is not remembered */
+    view_free(&m);
+}
+
+/* The editor holds a line of any length up to VIEW_INPUT_MAX (a prompt
+ * file's 16 MiB), not 1023 bytes: typing, ↑ and Enter keep all of it. */
+TEST(views_input_holds_a_long_line_whole) {
+    ViewModel m;
+    CHECK_INT(view_init(&m, 2, 2, NULL), 0);
+    static char longer[6000];
+    size_t n = 0;
+    while (n + 40 < 5000) n += (size_t)snprintf(longer + n, sizeof longer - n, "line %zu: Zo\xc3\xab \xe6\xbc\xa2\n", n);
+    CHECK_INT(view_input_begin(&m, "prompt", longer), 0);
+    CHECK_INT(m.input.len, n);
+    CHECK_INT(m.input.cur, n);
+    type(&m, " The end.");
+    CHECK_INT(view_input_key(&m, '\n'), VIEW_INPUT_DONE);
+    CHECK_INT(m.input.len, n + 9);
+    CHECK(!strncmp(m.input.text, longer, n) && !strcmp(m.input.text + n, " The end."));
+    CHECK_INT(view_input_begin(&m, "prompt", "short"), 0);
+    view_input_key(&m, KEY_UP); /* the long line comes back whole */
+    CHECK_INT(m.input.len, n + 9);
+    view_input_key(&m, KEY_DOWN);
+    CHECK(!strcmp(m.input.text, "short"));
+    view_free(&m);
+}
+
+/* ←/→ step over whole UTF-8 characters (a stray byte alone), Home/End and
+ * Ctrl-A/Ctrl-E jump, bytes go in at the cursor, Backspace and Delete take
+ * the character before / under it. */
+TEST(views_input_cursor_moves_by_characters) {
+    ViewModel m;
+    CHECK_INT(view_init(&m, 2, 2, NULL), 0);
+    view_input_begin(&m, "prompt", "a\xf0\x9f\x98\x80" "b\xc3\xa9");  /* a 😀 b é */
+    CHECK_INT(m.input.cur, 8);
+    view_input_key(&m, KEY_LEFT);
+    CHECK_INT(m.input.cur, 6);
+    view_input_key(&m, KEY_LEFT);
+    CHECK_INT(m.input.cur, 5);
+    view_input_key(&m, KEY_LEFT);
+    CHECK_INT(m.input.cur, 1);
+    view_input_key(&m, KEY_LEFT);
+    view_input_key(&m, KEY_LEFT);
+    CHECK_INT(m.input.cur, 0);
+    view_input_key(&m, KEY_RIGHT);
+    view_input_key(&m, KEY_RIGHT);
+    CHECK_INT(m.input.cur, 5);
+    view_input_key(&m, KEY_BACKSPACE); /* the emoji, all four bytes */
+    CHECK(!strcmp(m.input.text, "ab\xc3\xa9"));
+    CHECK_INT(m.input.cur, 1);
+    type(&m, "\xe6\xbc\xa2"); /* 漢 typed byte by byte, in the middle */
+    CHECK(!strcmp(m.input.text, "a\xe6\xbc\xa2" "b\xc3\xa9"));
+    CHECK_INT(m.input.cur, 4);
+    view_input_key(&m, KEY_DC);
+    CHECK(!strcmp(m.input.text, "a\xe6\xbc\xa2\xc3\xa9"));
+    view_input_key(&m, KEY_DC);
+    view_input_key(&m, KEY_DC); /* at the end: nothing */
+    CHECK(!strcmp(m.input.text, "a\xe6\xbc\xa2"));
+    view_input_key(&m, 1); /* Ctrl-A */
+    type(&m, "<");
+    view_input_key(&m, 5); /* Ctrl-E */
+    type(&m, ">");
+    view_input_key(&m, KEY_HOME);
+    view_input_key(&m, KEY_DC);
+    view_input_key(&m, KEY_END);
+    view_input_key(&m, KEY_BACKSPACE);
+    CHECK(!strcmp(m.input.text, "a\xe6\xbc\xa2"));
+    view_input_begin(&m, "prompt", "a\x80\x80" "b"); /* stray continuation bytes: one at a time */
+    view_input_key(&m, KEY_LEFT);
+    view_input_key(&m, KEY_LEFT);
+    CHECK_INT(m.input.cur, 2);
+    CHECK_INT(view_utf8_prev("a\x80\x80" "b", 2), 1);
+    CHECK_INT(view_utf8_next("\xe6\xbc", 2, 0), 1); /* a sequence cut by the end is a stray byte */
+    view_input_key(&m, 21); /* Ctrl-U clears */
+    CHECK_INT(m.input.len, 0);
+    CHECK(!strcmp(m.input.text, ""));
+    view_free(&m);
+}
+
+/* At VIEW_INPUT_MAX bytes a typed byte is refused and the status line says
+ * so; a starting text over it opens no editor and says why. */
+TEST(views_input_refuses_past_the_limit) {
+    ViewModel m;
+    CHECK_INT(view_init(&m, 2, 2, NULL), 0);
+    char *big = malloc(VIEW_INPUT_MAX + 2);
+    if (!big) { test_skip("no memory for a 16 MiB line"); view_free(&m); return; }
+    memset(big, 'a', VIEW_INPUT_MAX + 1);
+    big[VIEW_INPUT_MAX + 1] = 0;
+    CHECK_INT(view_input_begin(&m, "prompt", big), -1);
+    CHECK_INT(m.input.active, 0);
+    CHECK_MSG(strstr(m.status, "prompt: 16777217 bytes, more than the 16 MiB an input line holds"), "%s", m.status);
+    big[VIEW_INPUT_MAX] = 0;
+    CHECK_INT(view_input_begin(&m, "prompt", big), 0);
+    free(big);
+    view_input_key(&m, 'b');
+    CHECK_INT(m.input.refused, 1);
+    CHECK_INT(m.input.len, VIEW_INPUT_MAX);
+    FxTerm term;
+    if (fx_term_open(&term, "xterm-256color", 100, 30) == 0 && term.scr) {
+        ViewPalette pal;
+        view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+        WINDOW *w = newwin(1, 100, 0, 0);
+        view_draw_status(w, &m, &pal);
+        CHECK_MSG(strstr(fx_line(w, 0), "not added: a line holds 16 MiB at most"), "'%s'", fx_line(w, 0));
+        delwin(w);
+        fx_term_close(&term);
+    }
+    view_input_key(&m, KEY_BACKSPACE);
+    CHECK_INT(m.input.refused, 0);
+    view_input_key(&m, 'b');
+    CHECK_INT(m.input.refused, 0);
+    CHECK_INT(m.input.len, VIEW_INPUT_MAX);
+    CHECK_INT(m.input.text[VIEW_INPUT_MAX - 1], 'b');
     view_free(&m);
 }
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "views/draw.h"
+#include "views/geom.h"
 #include "views/keymap.h"
 #include "views/paint.h"
 
@@ -43,6 +44,38 @@ static int hints(const ViewModel *m, const char **out, int max, char names[][8])
     return n;
 }
 
+/* The editor: its label, then the part of the line around the cursor
+ * (view_input_geom), the cursor's character reversed or a bar past the
+ * end, and … (ASCII < >) at an edge where more of the line is hidden. */
+static void draw_input(WINDOW *w, const ViewModel *m, const ViewPalette *p, int x, int limit) {
+    attr_t sa, ka;
+    short sp, kp;
+    view_text_style(p, VIEW_TX_STATUS, &sa, &sp);
+    view_text_style(p, VIEW_TX_KEY, &ka, &kp);
+    x += view_printf(w, 0, x, limit - x, p->ascii, ka, kp, "%s: ", m->input.label);
+    ViewInputGeom g;
+    view_input_geom(m, limit - x, p->ascii, &g);
+    const char *t = m->input.text;
+    int col = x + g.text_x, cw;
+    for (size_t at = g.from; at < g.to; at = view_utf8_next(t, m->input.len, at)) {
+        const char *s = t + at;
+        wchar_t wc = view_next_glyph(&s, p->ascii, &cw);
+        if (cw == 0) continue; /* a combining mark would need the cell before */
+        view_put(w, 0, col, wc, at == m->input.cur ? sa | A_REVERSE : sa, sp);
+        col += cw;
+    }
+    if (g.more_left) view_put(w, 0, x, p->ascii ? L'<' : L'\u2026', sa | A_DIM, sp);
+    if (g.more_right) view_put(w, 0, limit - 1, p->ascii ? L'>' : L'\u2026', sa | A_DIM, sp);
+    if (m->input.cur >= m->input.len) view_put(w, 0, x + g.cursor_x, p->ascii ? L'_' : L'\u258f', sa | A_BLINK, sp);
+}
+
+/* Why the editor's last byte was not added, where the play state goes. */
+static int refusal(const ViewModel *m, const ViewPalette *p, char *buf, size_t n) {
+    if (m->input.refused == 1) snprintf(buf, n, "not added: a line holds %zu MiB at most ", VIEW_INPUT_MAX >> 20);
+    else snprintf(buf, n, "not added: out of memory ");
+    return view_text_width(buf, p->ascii);
+}
+
 static int play_state(const ViewModel *m, const ViewPalette *p, char *buf, size_t n) {
     const char *play = p->ascii ? ">" : "\xe2\x96\xb6";
     if (m->playing && m->speed > 0) snprintf(buf, n, "%s playing %g/s ", play, m->speed);
@@ -62,16 +95,12 @@ void view_draw_status(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     view_text_style(p, VIEW_TX_MSG, &ma, &mp);
     view_fill(w, 0, 0, wd, L' ', sa, sp);
     char right[64];
-    int rw = play_state(m, p, right, sizeof right);
+    int refused = m->input.active && m->input.refused;
+    int rw = refused ? refusal(m, p, right, sizeof right) : play_state(m, p, right, sizeof right);
     int limit = wd - rw - 1;
     int x = 1;
-    if (m->input.active) { /* the editor: label, text, a block cursor; long text shows its end */
-        x += view_printf(w, 0, x, limit - x, p->ascii, ka, kp, "%s: ", m->input.label);
-        const char *t = m->input.text;
-        while (*t && view_text_width(t, p->ascii) > limit - x - 1)
-            do t++; while (((unsigned char)*t & 0xC0) == 0x80);
-        x += view_puts(w, 0, x, limit - x, t, p->ascii, sa, sp);
-        view_puts(w, 0, x, 1, p->ascii ? "_" : "\xe2\x96\x8f", p->ascii, sa | A_BLINK, sp);
+    if (m->input.active) {
+        draw_input(w, m, p, x, limit);
     } else if (m->status[0]) {
         x += view_puts(w, 0, x, limit - x, m->status, p->ascii, ma, mp);
     } else {
@@ -85,7 +114,7 @@ void view_draw_status(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
             x += view_printf(w, 0, x, limit - x, p->ascii, sa, sp, " %s  ", hs[i + 1]);
         }
     }
-    if (rw < wd) view_puts(w, 0, wd - rw, rw, right, p->ascii, sa | A_BOLD, sp);
+    if (rw < wd) view_puts(w, 0, wd - rw, rw, right, p->ascii, refused ? ma : sa | A_BOLD, refused ? mp : sp);
 }
 
 void view_draw_too_small(WINDOW *w, const ViewPalette *p, int cols, int rows) {

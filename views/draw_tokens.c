@@ -69,6 +69,47 @@ static void surprise_strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, 
                     minus, -t->logprob, t->entropy);
 }
 
+/* The forms of a long prefill's progress, longest first: the rate and
+ * what is left only once a rate is known. */
+#define PREFILL_FORMS 5
+static void prefill_forms(const ViewModel *m, char f[PREFILL_FORMS][128]) {
+    const char *dot = "\xc2\xb7";
+    int done = m->prefill_done, total = m->prefill_total, pct = (int)(100.0 * done / total);
+    double rate = m->prefill_tok_s, left = rate > 0 ? (total - done) / rate : 0;
+    char eta[48] = "";
+    if (rate > 0 && done > 0)
+        snprintf(eta, sizeof eta, " %s %.0f tok/s %s about %.0f %s left", dot, rate, dot,
+                 left < 90 ? left : left / 60, left < 90 ? "s" : "min");
+    snprintf(f[0], 128, "prefilling the prompt: %d of %d tokens (%d%%)%s %s q quits", done, total, pct, eta, dot);
+    snprintf(f[1], 128, "prefilling the prompt: %d of %d tokens (%d%%) %s q quits", done, total, pct, dot);
+    snprintf(f[2], 128, "prefilling: %d/%d (%d%%) %s q quits", done, total, pct, dot);
+    snprintf(f[3], 128, "prefilling %d/%d", done, total);
+    snprintf(f[4], 128, "prefilling");
+}
+
+/* A long prefill in the empty pane: the longest form that fits on the
+ * first line, and a bar of the share done under it. */
+static void prefill_note(WINDOW *w, const ViewModel *m, const ViewPalette *p, int iw, int ih) {
+    char f[PREFILL_FORMS][128];
+    prefill_forms(m, f);
+    int k = 0;
+    while (k + 1 < PREFILL_FORMS && view_text_width(f[k], p->ascii) > iw) k++;
+    view_puts(w, 1, 1, iw, f[k], p->ascii, A_BOLD, 0);
+    if (ih < 2) return;
+    int full = (int)((double)iw * m->prefill_done / m->prefill_total);
+    full = full < 0 ? 0 : full > iw ? iw : full;
+    view_fill(w, 2, 1, full, p->ascii ? L'#' : L'\u2588', A_NORMAL, 0);
+    view_fill(w, 2, 1 + full, iw - full, p->ascii ? L'.' : L'\u2591', A_DIM, 0);
+}
+
+/* What an empty pane says: a long prefill's progress, that the engine is
+ * computing the first positions, or, only when nothing runs, how to begin. */
+static void empty_note(WINDOW *w, const ViewModel *m, const ViewPalette *p, int iw, int ih) {
+    if (m->prefill_total > 0) prefill_note(w, m, p, iw, ih);
+    else if (m->busy) view_puts(w, 1, 1, iw, "(prefilling the prompt\xe2\x80\xa6)", p->ascii, A_DIM, 0);
+    else view_puts(w, 1, 1, iw, "(no tokens yet: press space to step)", p->ascii, A_DIM, 0);
+}
+
 void view_draw_tokens(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int h, wd;
     getmaxyx(w, h, wd);
@@ -78,7 +119,7 @@ void view_draw_tokens(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int iw = wd - 2, ih = h - 2;
     if (iw <= 0 || ih <= 0) return;
     if (m->n_hist == 0) {
-        view_puts(w, 1, 1, iw, "(no tokens yet: press space to step)", p->ascii, A_DIM, 0);
+        empty_note(w, m, p, iw, ih);
         return;
     }
     ViewTokGeom g;

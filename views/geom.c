@@ -165,3 +165,61 @@ void view_tok_geom(const ViewModel *m, int w, int h, ViewTokGeom *g) {
     }
     g->first_line = view_tok_first_line(m, g->iw, g->ih);
 }
+
+/* Columns of the input line's character at byte at, as drawn. */
+static int glyph_w(const char *t, size_t at, int ascii) {
+    const char *s = t + at;
+    int cw;
+    view_next_glyph(&s, ascii, &cw);
+    return cw;
+}
+
+/* From byte at, over the characters that fit in budget columns (*used
+ * counts up); returns where it stopped. The step cap bounds a run of
+ * zero-width marks. */
+static size_t walk_fwd(const char *t, size_t len, size_t at, int budget, int ascii, int *used) {
+    for (int steps = 0; at < len && steps < 4 * budget + 16; steps++) {
+        int cw = glyph_w(t, at, ascii);
+        if (*used + cw > budget) break;
+        *used += cw;
+        at = view_utf8_next(t, len, at);
+    }
+    return at;
+}
+
+/* walk_fwd backwards: from byte at, over the characters before it. */
+static size_t walk_back(const char *t, size_t at, int budget, int ascii, int *used) {
+    for (int steps = 0; at > 0 && steps < 4 * budget + 16; steps++) {
+        size_t prev = view_utf8_prev(t, at);
+        int cw = glyph_w(t, prev, ascii);
+        if (*used + cw > budget) break;
+        *used += cw;
+        at = prev;
+    }
+    return at;
+}
+
+void view_input_geom(const ViewModel *m, int width, int ascii, ViewInputGeom *g) {
+    const char *t = m->input.text ? m->input.text : "";
+    size_t len = m->input.text ? m->input.len : 0, cur = m->input.cur < len ? m->input.cur : len;
+    int cols = width - 1; /* the last column: the cursor past the end, or the right mark */
+    int before = 0, after = 0;
+    memset(g, 0, sizeof *g);
+    g->from = g->to = cur;
+    if (width < 8) return;
+    if (walk_fwd(t, len, 0, cols, ascii, &before) == len) { /* it all fits */
+        g->from = 0, g->to = len;
+        walk_fwd(t, cur, 0, cols, ascii, &g->cursor_x);
+        return;
+    }
+    before = 0;
+    size_t to = cur < len ? view_utf8_next(t, len, cur) : len; /* the cursor's own character, always */
+    if (cur < len) after = glyph_w(t, cur, ascii);
+    to = walk_fwd(t, len, to, cols / 3, ascii, &after);
+    size_t from = walk_back(t, cur, cols - after - 1, ascii, &before); /* 1: the left mark */
+    g->more_left = g->text_x = from > 0;
+    to = walk_fwd(t, len, to, cols - g->more_left - before, ascii, &after); /* what the left left over */
+    g->from = from, g->to = to;
+    g->more_right = to < len;
+    g->cursor_x = g->text_x + before;
+}

@@ -50,6 +50,13 @@ typedef struct {
     int x_text, text_w; /* the cursor's -log p and entropy, right of the strip */
 } ViewTokGeom;
 
+typedef struct {
+    size_t from, to;      /* bytes of the input line shown: whole characters */
+    int more_left, more_right; /* text hidden before / after the span: its edge column holds a mark */
+    int text_x;           /* column of byte `from`, after the left mark if any */
+    int cursor_x;         /* column of the cursor: on its character, or just past the text at the end */
+} ViewInputGeom;
+
 /* Token pane geometry in a w×h pane: the wrapped text, and from 3 inner
  * lines up a one-line strip of -log p per position on the last line. */
 void view_tok_geom(const ViewModel *m, int w, int h, ViewTokGeom *g);
@@ -69,6 +76,13 @@ void view_bars_geom(const ViewModel *m, int w, int h, ViewBarsGeom *g);
  * the pane when it is wide enough, the sparklines and strip what is left;
  * in a narrow pane the verdicts replace the sparklines, above the strip. */
 void view_insp_geom(const ViewModel *m, int w, int h, ViewInspGeom *g);
+
+/* The part of the input line (m->input) shown in `width` columns, the
+ * cursor's cell included: all of it when it fits, else whole characters
+ * around the cursor, up to a third of the columns after it, with a mark at
+ * each edge where text is hidden. Costs O(width), not O(line), so a 16 MiB
+ * prompt edits as fast as a short one. */
+void view_input_geom(const ViewModel *m, int width, int ascii, ViewInputGeom *g);
 
 /* First visible column of a token strip n_cols wide, keeping the cursor in
  * view (centred, or at the right edge when on the newest token). */

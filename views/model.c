@@ -33,6 +33,7 @@ void view_free(ViewModel *m) {
     free(m->attn.w);
     free(m->sql_query);
     free(m->sql_text);
+    view_input_free(m);
     view_stats_free(m);
     memset(m, 0, sizeof *m);
     m->cursor = -1;

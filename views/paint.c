@@ -111,25 +111,28 @@ int view_text_width(const char *s, int ascii) {
     return used;
 }
 
+wchar_t view_next_glyph(const char **s, int ascii, int *cw) {
+    unsigned char c = (unsigned char)**s;
+    if (c < 0x20 || c == 0x7f) {
+        (*s)++;
+        *cw = 1;
+        return c == '\n' ? (ascii ? L'$' : L'\u21b5') : c == '\t' ? (ascii ? L'>' : L'\u2192')
+                                                                 : (ascii ? L'.' : L'\u00b7');
+    }
+    wchar_t wc = next_char(s, cw);
+    if (ascii && wc >= 0x80 && *cw > 0) wc = L'?', *cw = 1;
+    return wc;
+}
+
 int view_token_glyphs(const char *piece, int ascii, wchar_t *out, int max, int *width, int *newline) {
     int n = 0, cw;
     *width = 0;
     *newline = 0;
     const char *s = piece;
     while (*s && n < max) {
-        unsigned char c = (unsigned char)*s;
-        wchar_t wc;
-        if (c == '\n' || c == '\t' || c == '\r' || c < 0x20 || c == 0x7f) {
-            s++;
-            cw = 1;
-            if (c == '\n') *newline = 1;
-            wc = c == '\n' ? (ascii ? L'$' : L'\u21b5') : c == '\t' ? (ascii ? L'>' : L'\u2192')
-                                                                    : (ascii ? L'.' : L'\u00b7');
-        } else {
-            wc = next_char(&s, &cw);
-            if (cw == 0) continue;
-            if (ascii && wc >= 0x80) wc = L'?', cw = 1;
-        }
+        if (*s == '\n') *newline = 1;
+        wchar_t wc = view_next_glyph(&s, ascii, &cw);
+        if (cw == 0) continue;
         out[n++] = wc;
         *width += cw;
     }

@@ -27,6 +27,12 @@ int view_printf(WINDOW *w, int y, int x, int maxw, int ascii, attr_t attr, short
 /* Columns the UTF-8 text takes as view_puts would draw it. */
 int view_text_width(const char *s, int ascii);
 
+/* The next character of UTF-8 text *s as running text shows it, *s moved
+ * past it and its columns in *cw (0: a combining mark): newline ↵, tab →,
+ * other controls ·, bytes that do not decode ?, and ASCII stand-ins ($ > .
+ * ?) in ascii mode. *s must not be at the NUL. */
+wchar_t view_next_glyph(const char **s, int ascii, int *cw);
+
 /* Decode a token's text into at most max display characters: newline → ↵
  * (sets *newline), tab → →, other controls → ·; ASCII stand-ins in ascii
  * mode. Returns the number of characters; *width gets their columns. */

@@ -40,6 +40,9 @@ typedef DecidePred ViewPredictor;
 #define VIEW_PRED_COUNT DECIDE_N_SQL
 
 #define VIEW_INPUT_HISTORY 32 /* lines remembered by the input editor */
+/* Bytes an input line holds: --prompt-file's limit (APP_PROMPT_FILE_MAX,
+ * app/setup.h), so every prompt that ran can be edited whole. */
+#define VIEW_INPUT_MAX ((size_t)16 << 20)
 #define VIEW_SQL_HSTEP 8      /* columns one ←/→ moves the text pane */
 
 typedef enum { VIEW_COLOUR_NONE, VIEW_COLOUR_8, VIEW_COLOUR_256 } ViewColour;
@@ -120,6 +123,14 @@ typedef struct {
     int help_open, inspector_open, sql_open;
     int playing;  /* set by the app; shown in the status line */
     double speed; /* set by the app: play speed in steps per second, 0 as fast as it goes */
+    /* What the engine is doing, set by the app like playing, so an empty
+     * token pane can say it rather than ask for a step: busy while positions
+     * are being computed or asked for; prefill_done of prefill_total
+     * positions of a long prompt's prefill at prefill_tok_s (total 0: no
+     * prefill under way). */
+    int busy;
+    int prefill_done, prefill_total;
+    double prefill_tok_s;
 
     ViewAttn attn;
     /* The text pane (SQL results, plots): sql_text's first sql_pinned
@@ -136,16 +147,21 @@ typedef struct {
     struct {
         int active;       /* the status line is a one-line text editor */
         char label[32];   /* e.g. "prompt" or "sql" */
-        char text[1024];  /* UTF-8 typed so far */
+        /* The line, UTF-8, NUL-terminated and owned (NULL before the first
+         * view_input_begin): len bytes, at most VIEW_INPUT_MAX, in cap. The
+         * cursor cur is a byte offset on the first byte of a character, or len. */
+        char *text;
+        size_t len, cap, cur;
+        int refused;      /* the last byte typed was not added: 1 at VIEW_INPUT_MAX, 2 out of memory */
         /* Lines entered before, newest last, each under its label, so ↑/↓
          * in the SQL editor walk earlier queries and never prompts. */
         struct {
             char label[32];
-            char text[1024];
+            char *text;     /* owned */
         } history[VIEW_INPUT_HISTORY];
         int n_history;
         int browse;         /* history entry shown, or -1: the line being typed */
-        char draft[1024];   /* the line being typed, kept while browsing */
+        char *draft;        /* the line being typed, kept while browsing (owned) */
     } input;
 
     /* Cumulative counts per position for the header and the bars, so a
@@ -214,17 +230,31 @@ void view_set_status(ViewModel *m, const char *fmt, ...) __attribute__((format(p
 typedef enum { VIEW_INPUT_EDITING, VIEW_INPUT_DONE, VIEW_INPUT_CANCEL } ViewInput;
 
 /* Turn the status line into a one-line editor labelled `label`, starting
- * with `text`. While m->input.active, keys go to view_input_key. */
-void view_input_begin(ViewModel *m, const char *label, const char *text);
+ * with the whole of `text`, the cursor at its end. While m->input.active,
+ * keys go to view_input_key. Returns 0, or -1 with the reason on the status
+ * line (text over VIEW_INPUT_MAX bytes, out of memory) and no editor. */
+int view_input_begin(ViewModel *m, const char *label, const char *text);
+
+/* Free the input line, its draft and its history (view_free calls it). */
+void view_input_free(ViewModel *m);
+
+/* The byte offset after the UTF-8 character at offset at of t (len
+ * bytes), or before the one ending at at: a whole sequence, or a single
+ * byte where the bytes do not form one. */
+size_t view_utf8_next(const char *t, size_t len, size_t at);
+size_t view_utf8_prev(const char *t, size_t at);
 
 /* The first token after position from (wrapping round) whose text contains
  * needle; -1 if none does or needle is empty. */
 int view_find_token(const ViewModel *m, const char *needle, int from);
 
-/* Edit the input line: printable bytes (UTF-8 arrives byte by byte) are
- * appended, Backspace removes the last character, Ctrl-U clears, ↑/↓ walk
- * the lines entered before under the same label, Enter finishes (DONE, and
- * remembers the line) and Esc cancels; either ends the editing. */
+/* Edit the input line: printable bytes (UTF-8 arrives byte by byte) go in
+ * at the cursor (refused past VIEW_INPUT_MAX: input.refused says so),
+ * ←/→ move it by a character, Home/End (Ctrl-A/Ctrl-E) to either end,
+ * Backspace and Delete remove the character before / under it, Ctrl-U
+ * clears, ↑/↓ walk the lines entered before under the same label, Enter
+ * finishes (DONE, and remembers the line) and Esc cancels; either ends the
+ * editing. */
 ViewInput view_input_key(ViewModel *m, int ch);
 
 /* Handle one key from getch()/wget_wch() (KEY_* codes included). Changes the
