@@ -12,7 +12,7 @@ CC      ?= cc
 WARN    := -std=c11 -Wall -Wextra -Werror
 CFLAGS_BASE := $(WARN) -D_GNU_SOURCE -pthread -I. $(shell pkg-config --cflags openblas 2>/dev/null)
 OPT     := -O3 -g
-LDLIBS  := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas) -lsqlite3 -lcjson -lncursesw -lcurl -lpthread -lm
+LDLIBS  := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas) -lsqlite3 -lcjson -lncursesw -lcurl -lcrypto -lpthread -lm
 SAN     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 LIB_SRC  := $(sort $(wildcard engine/*.c) $(wildcard store/*.c) $(wildcard views/*.c) $(filter-out app/main.c,$(wildcard app/*.c)))
@@ -68,7 +68,7 @@ FUZZ_SAN   := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefine
 FUZZ_LIB   := $(sort $(wildcard engine/*.c) $(wildcard store/*.c)) tests/fuzz/fuzz_util.c
 FUZZ_OBJ   := $(FUZZ_LIB:%.c=build-fuzz/%.o)
 FUZZ_NAMES := $(sort $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out tests/fuzz/fuzz_util.c,$(wildcard tests/fuzz/fuzz_*.c))))
-FUZZ_LIBS  := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas) -lsqlite3 -lcjson -lpthread -lm
+FUZZ_LIBS  := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas) -lsqlite3 -lcjson -lcrypto -lpthread -lm
 
 build-fuzz/%.o: %.c $(HDRS) tests/fuzz/fuzz.h
 	@mkdir -p $(dir $@)

@@ -11,7 +11,7 @@
 # 1 with one line naming the packages and the command when it cannot install.
 set -u
 
-BUILD_PKGS="build-essential pkg-config libopenblas-dev libsqlite3-dev libcjson-dev libncurses-dev libcurl4-openssl-dev"
+BUILD_PKGS="build-essential pkg-config libopenblas-dev libsqlite3-dev libcjson-dev libncurses-dev libcurl4-openssl-dev libssl-dev"
 # tmux drives the TUI end to end; sqlite3 and python3-numpy are the independent
 # references; node/npm fetch the reference tokenizers (tests/hftok_npm);
 # clang with its libFuzzer runtime (libclang-rt-dev, only a Recommends of
@@ -38,14 +38,15 @@ probe_build() {
 #include <cblas.h>
 #include <curl/curl.h>
 #include <cjson/cJSON.h>
+#include <openssl/evp.h>
 #include <ncurses.h>
 #include <sqlite3.h>
-int main(void) { return cJSON_Version() == 0 || sqlite3_libversion() == 0 || curl_version() == 0; }
+int main(void) { return cJSON_Version() == 0 || sqlite3_libversion() == 0 || curl_version() == 0 || EVP_sha256() == 0; }
 C
     # shellcheck disable=SC2046
     cc $(pkg-config --cflags openblas 2>/dev/null) "$tmp/p.c" -o "$tmp/p" \
         $(pkg-config --libs openblas 2>/dev/null || echo -lopenblas) \
-        -lsqlite3 -lcjson -lncursesw -lcurl >/dev/null 2>&1
+        -lsqlite3 -lcjson -lncursesw -lcurl -lcrypto >/dev/null 2>&1
     ok=$?
     rm -rf "$tmp"
     return $ok

@@ -92,7 +92,9 @@ void args_help_model(void) {
 
 void args_help_sampling(void) {
     puts("sampling flags:\n"
-         "  --steps N         positions, the prompt's included (default 256, capped at the context);\n"
+         "  --steps N         positions, the prompt's included (default 256; a longer prompt is fed whole and up\n"
+         "                    to 256 tokens follow it; capped at the context); a prompt longer than a given N\n"
+         "                    is cut to its first N+1 tokens, as llama2.c does, with a warning;\n"
          "                    generation also stops when the model emits BOS\n"
          "  --temperature T   0 = greedy (default 1.0)\n"
          "  --topp P          nucleus mass (default 0.9)\n"
@@ -218,6 +220,7 @@ int runopts_parse(RunOpts *o, Args *a, Err *e) {
     if (!strcmp(f, "--steps")) {
         if (!(v = args_value(a, e)) || args_int(f, v, 1, 1 << 24, &n, e)) return -1;
         o->steps = (int)n;
+        o->have_steps = 1;
         return 1;
     }
     if (!strcmp(f, "--temperature")) {

@@ -39,6 +39,7 @@ typedef struct {
     const char *prompt_file; /* --prompt-file FILE */
     int have_prompt;
     int steps;              /* --steps N (0: default) */
+    int have_steps;         /* --steps was given: a longer prompt is cut to it (app_steps_for) */
     float temperature;      /* --temperature T */
     float topp;             /* --topp P */
     uint64_t seed;          /* --seed S */

@@ -100,8 +100,14 @@ out:
 static int record_prompt(RunOpts *o, Loaded *L, Store *st, const char *prompt, const RecordOpts *ro, Err *e) {
     Session s;
     StoreRunInfo info;
-    if (session_init(&s, &L->model, &L->tok, &o->attn, o->steps, o->temperature, o->topp, o->seed, (int)ro->threads, e))
+    char warn[200];
+    int given = o->steps; /* each prompt of --prompts from the steps asked for; the run records what ran */
+    o->steps = app_steps_for(&L->tok, L->model.c.seq_len, prompt, given, o->have_steps, warn, sizeof warn);
+    if (warn[0]) args_warn("%s", warn);
+    if (session_init(&s, &L->model, &L->tok, &o->attn, o->steps, o->temperature, o->topp, o->seed, (int)ro->threads, e)) {
+        o->steps = given;
         return -1;
+    }
     int rc = -1;
     o->prompt = prompt;
     if (session_start_text(&s, prompt, strlen(prompt), e) != 0) goto out;
@@ -117,6 +123,7 @@ static int record_prompt(RunOpts *o, Loaded *L, Store *st, const char *prompt, c
                                          (long long)info.run_id), -1) : 0;
 out:
     session_free(&s);
+    o->steps = given;
     return rc;
 }
 

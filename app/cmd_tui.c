@@ -781,7 +781,7 @@ static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads,
     if (!(t.prompt = strdup(o->prompt))) { err_set(e, "out of memory for the prompt"); goto out; }
     if (view_init(&t.m, L.model.c.n_layers, L.model.c.n_heads, e)) goto out;
     TuiWorker *w = &t.w;
-    w->model = &L.model, w->tok = &L.tok, w->steps = o->steps, w->threads = threads, w->attn_top = attn_top;
+    w->model = &L.model, w->tok = &L.tok, w->steps = o->steps, w->steps_given = o->have_steps, w->threads = threads, w->attn_top = attn_top;
     w->temperature = o->temperature, w->topp = o->topp, w->seed = o->seed;
     if (app_run_info(o, &L, &w->info, e)) goto out_view;
     if (db && !(w->store = store_open(db, STORE_WRITE, 2000, e))) goto out_view;

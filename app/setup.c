@@ -311,6 +311,25 @@ int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e) {
     return aha_check(&o->attn, c->n_layers, c->n_heads, e);
 }
 
+int app_steps_for(const Tokenizer *tok, int seq_len, const char *prompt, int steps, int given, char *warn,
+                  size_t warn_size) {
+    if (warn_size) warn[0] = '\0';
+    size_t len = prompt ? strlen(prompt) : 0;
+    int n = 0, *ids = tok && len < (size_t)64 << 20 ? malloc((len + 3) * sizeof(int)) : NULL;
+    Err e;
+    if (!ids || tok_encode(tok, prompt ? prompt : "", len, 1, 0, ids, (int)len + 3, &n, &e) != 0) n = 0;
+    free(ids);
+    if (steps > seq_len) steps = seq_len;
+    if (given) {
+        if (n > steps + 1 && n <= seq_len) /* past the context the session refuses it, and says so */
+            snprintf(warn, warn_size, "the prompt is %d tokens; --steps %d feeds only its first %d (give --steps %d or "
+                     "more to feed all of it)", n, steps, steps + 1, n);
+        return steps;
+    }
+    if (n <= steps) return steps;
+    return n + steps < seq_len ? n + steps : seq_len;
+}
+
 void app_unload(Loaded *L) {
     model_free(&L->model);
     if (L->have_tok) tok_free(&L->tok);

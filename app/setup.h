@@ -65,6 +65,15 @@ int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e);
  * whose model is already loaded: for callers that loaded with need_tok = 0. */
 int app_load_tokenizer(RunOpts *o, Loaded *L, Err *e);
 
+/* The positions a session should run for prompt (BOS added, as the session
+ * encodes it): steps when given is set (a prompt longer than that is cut
+ * to steps + 1 tokens, llama2.c's rule, and warn says so; else warn is
+ * ""); else steps (the default), or for a prompt longer than that, all of
+ * it and as many positions again; never past seq_len. An unencodable
+ * prompt leaves steps as it is (the session reports the error). */
+int app_steps_for(const Tokenizer *tok, int seq_len, const char *prompt, int steps, int given, char *warn,
+                  size_t warn_size);
+
 /* Release what app_load loaded. */
 void app_unload(Loaded *L);
 

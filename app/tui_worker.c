@@ -7,6 +7,7 @@
 #include "app/args.h"
 #include "app/progress.h"
 #include "app/record.h"
+#include "app/setup.h"
 #include "app/tui_worker.h"
 
 /* Hand a finished trace to the UI (called with mu held): the trace itself,
@@ -55,9 +56,13 @@ static void deliver(TuiWorker *w, StepTrace **t, int n) {
  * Returns 0, or -1 with e set. Called without mu. */
 static int begin(TuiWorker *w, const AttnConfig *attn, const char *prompt, const int *ids, int n_ids, int n_prompt,
                  int64_t parent, Err *e) {
+    /* a re-evaluation keeps the positions its parent ran; a new prompt gets its own */
+    int steps = w->have_ses ? w->ses.steps : w->steps;
+    char warn[200] = "";
+    if (prompt) steps = app_steps_for(w->tok, w->model->c.seq_len, prompt, w->steps, w->steps_given, warn, sizeof warn);
     if (w->have_ses) session_free(&w->ses);
     w->have_ses = 0;
-    if (session_init(&w->ses, w->model, w->tok, attn, w->steps, w->temperature, w->topp, w->seed, w->threads, e))
+    if (session_init(&w->ses, w->model, w->tok, attn, steps, w->temperature, w->topp, w->seed, w->threads, e))
         return -1;
     w->have_ses = 1;
     if (fwd_keep_queries(&w->ses.rs, e)) return -1;
@@ -65,6 +70,7 @@ static int begin(TuiWorker *w, const AttnConfig *attn, const char *prompt, const
                     : session_resume_ids(&w->ses, ids, n_ids, n_prompt, e);
     if (rc) return -1;
     StoreRunInfo info = w->info;
+    info.steps = w->ses.steps;
     snprintf(info.policy, sizeof info.policy, "%s", aha_policy_name(attn->policy));
     info.window = attn->window, info.sinks = attn->sinks, info.tau = attn->tau, info.theta_logit = attn->theta_logit;
     info.p = attn->p, info.profile = attn->profile, info.parent_run_id = parent;
@@ -76,6 +82,7 @@ static int begin(TuiWorker *w, const AttnConfig *attn, const char *prompt, const
         pthread_mutex_unlock(&w->mu);
     }
     pthread_mutex_lock(&w->mu);
+    if (warn[0] && !w->message[0]) snprintf(w->message, sizeof w->message, "%s", warn);
     w->run_id = w->store ? info.run_id : 0;
     if (w->run_id) w->last_run = w->run_id;
     w->attn = *attn;

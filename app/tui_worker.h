@@ -30,7 +30,8 @@ typedef struct {
     const Tokenizer *tok;
     Store *store;             /* writer, or NULL: not recording (owned by the worker once started) */
     StoreRunInfo info;        /* template of every run's row */
-    int steps, threads;
+    int steps, threads;       /* steps: as asked (or the default); the run's own is ses.steps */
+    int steps_given;          /* --steps was given: a longer prompt is cut to it (app_steps_for) */
     int attn_top;             /* far positions ranked per head and recorded (attn_top table); 0 none */
     float temperature, topp;
     uint64_t seed;

@@ -85,6 +85,9 @@ char *test_run(const char *cmd, int *status);
 /* test_run of a printf-formatted command; status may be NULL. */
 char *test_runf(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Seconds on the monotonic clock: for timeouts and durations in tests. */
+double test_now(void);
+
 /* A python3 that can import numpy ($AHASCOPE_PYTHON, python3 on PATH, then
  * /usr/bin/python3), or NULL: tests of Python references skip without one. */
 const char *test_python_numpy(void);

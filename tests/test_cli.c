@@ -302,7 +302,8 @@ TEST(cli_generate_edge_cases) {
     char *out = ids_of("--prompt '' --steps 4");
     CHECK(out && strcmp(out, "1 403 407 261 378\n") == 0); /* empty prompt: BOS then the golden continuation */
     free(out);
-    out = ids_of("--prompt 'Once upon a time' --steps 2"); /* fewer steps than prompt tokens */
+    /* fewer steps than prompt tokens: llama2.c keeps steps + 1 of them (and says so on stderr) */
+    out = ids_of("--prompt 'Once upon a time' --steps 2 2>/dev/null");
     CHECK(out && strcmp(out, "1 403 407\n") == 0);
     free(out);
     out = ids_of("--prompt 'Once upon a time' --steps 5000"); /* capped at the context (512) */
@@ -649,7 +650,7 @@ TEST(cli_prompt_file_and_prefill_progress_bar) {
     int n = 0;
     while (n < 1300) n += snprintf(text + n, sizeof text - n, "Lily saw a big red ball in the park. ");
     CHECK_INT(test_write_file(prompt, text, n), 0);
-    const char *cmds[] = {"generate --temperature 0 --steps 512", "trace --seed 1 --steps 400", "record --seed 1 --steps 400"};
+    const char *cmds[] = {"generate --temperature 0 --steps 512", "trace --seed 1 --steps 510", "record --seed 1 --steps 510"};
     for (int c = 0; c < 3; c++) {
         char a[6000], db[2][1100];
         int st[2];
@@ -700,6 +701,66 @@ TEST(cli_prompt_file_and_prefill_progress_bar) {
     expect_error(1, a, "/nonexistent/p.txt: cannot open prompt file");
     snprintf(a, sizeof a, "trace --model %s --prompt-file /dev/null", model);
     expect_error(1, a, "/dev/null: not a text file");
+}
+
+/* Count of whitespace-separated words in s. */
+static int count_words(const char *s) {
+    int n = 0;
+    for (const char *p = s; p && *p;) {
+        while (*p == ' ' || *p == '\n') p++;
+        if (!*p) break;
+        n++;
+        while (*p && *p != ' ' && *p != '\n') p++;
+    }
+    return n;
+}
+
+/* A prompt longer than the default 256 positions is fed whole, and up to
+ * 256 tokens follow it (before, it was cut to its first 257 tokens without
+ * a word); a --steps the user gives still cuts it, as llama2.c does, but
+ * says so on stderr; record stores the positions the run had. */
+TEST(cli_long_prompt_is_fed_whole_unless_steps_cuts_it) {
+    SKIP_UNLESS_SHARED();
+    char model[1100], prompt[1100], text[2000], a[4000];
+    snprintf(model, sizeof model, "%s", test_shared("models/stories260K/stories260K.bin"));
+    snprintf(prompt, sizeof prompt, "%s", test_tmp("long300.txt"));
+    int n = 0;
+    while (n < 700) n += snprintf(text + n, sizeof text - n, "Lily saw a big red ball in the park. ");
+    CHECK_INT(test_write_file(prompt, text, n), 0);
+    int st;
+    snprintf(a, sizeof a, "generate --model %s --prompt-file %s --steps 512 --temperature 0 --ids 2>/dev/null", model, prompt);
+    char *all = run(&st, a); /* every position of the context: the prompt's ids come first */
+    snprintf(a, sizeof a, "bench --tokenizer %s --text %s --runs 1", model, prompt);
+    char *count = run(&st, a);
+    int n_prompt = 0;
+    const char *arrow = count ? strstr(count, "-> ") : NULL;
+    CHECK_MSG(arrow && sscanf(arrow, "-> %d tokens", &n_prompt) == 1 && n_prompt > 257 && n_prompt < 512,
+              "the prompt's token count: %s", count ? count : "");
+    free(count);
+    snprintf(a, sizeof a, "generate --model %s --prompt-file %s --temperature 0 --ids 2>%s", model, prompt, test_tmp("e1"));
+    char *deflt = run(&st, a), *err = test_read_file(test_tmp("e1"), NULL);
+    int nd = count_words(deflt);
+    CHECK_MSG(st == 0 && nd > n_prompt && nd <= 513 && err && !*err, "default steps: %d ids for a %d-token prompt; %s",
+              nd, n_prompt, err ? err : "");
+    /* the whole prompt, then the same greedy tokens as the full-context run */
+    CHECK_MSG(all && deflt && !strncmp(all, deflt, strlen(deflt) - 1), "default steps: ids differ from the full run");
+    free(err);
+    snprintf(a, sizeof a, "generate --model %s --prompt-file %s --steps 100 --temperature 0 --ids 2>%s", model, prompt,
+             test_tmp("e2"));
+    char *cut = run(&st, a);
+    err = test_read_file(test_tmp("e2"), NULL);
+    CHECK_MSG(st == 0 && count_words(cut) == 101, "--steps 100: %d ids", count_words(cut));
+    CHECK_MSG(err && strstr(err, "warning: the prompt is") && strstr(err, "--steps 100 feeds only its first 101"), "%s",
+              err ? err : "");
+    free(err), free(cut), free(deflt), free(all);
+    snprintf(a, sizeof a, "record --db %s --model %s --prompt-file %s --seed 1 >/dev/null 2>&1 && %s query --db %s "
+             "\"SELECT steps, n_tokens FROM runs\" --csv", test_tmp("long.db"), model, prompt, bin(), test_tmp("long.db"));
+    char *q = test_runf(&st, "%s %s", bin(), a);
+    int steps = 0, tokens = 0;
+    const char *row = q ? strstr(q, "\n") : NULL;
+    CHECK_MSG(row && sscanf(row + 1, "%d,%d", &steps, &tokens) == 2 && steps == (n_prompt + 256 < 512 ? n_prompt + 256 : 512) && tokens > n_prompt,
+              "record: steps %d, tokens %d of a %d-token prompt: %s", steps, tokens, n_prompt, q ? q : "");
+    free(q);
 }
 
 /* Whether this kernel gives anonymous memory huge pages when asked. */

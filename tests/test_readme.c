@@ -56,12 +56,6 @@ static const char *write_md(const char *name, const char *text) {
 
 static int has(const char *out, const char *needle) { return strstr(out, needle) != NULL; }
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 TEST(readme_examples_run) {
     SKIP_UNLESS_SHARED();
     SKIP_UNLESS_PYTHON();
@@ -148,9 +142,9 @@ TEST(readme_examples_time_out) {
     const char *md = write_md("slow.md", "```sh\nsleep 60 &\necho $! > bg.pid\nwait\n```\n");
     const char *keep = test_tmp("slow-scratch");
     int st;
-    double t0 = now();
+    double t0 = test_now();
     char *out = runner(&st, "--timeout 2 --keep '%s' '%s'", keep, md);
-    double secs = now() - t0;
+    double secs = test_now() - t0;
     CHECK_MSG(st == 1, "runner exited %d, expected 1:\n%s", st, out);
     CHECK_MSG(has(out, "slow.md:2 FAILED (timed out after 2 s"), "no timeout reported:\n%s", out);
     CHECK_MSG(secs < 10, "a 2 s timeout took %.1f s", secs);

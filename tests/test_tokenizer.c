@@ -273,12 +273,6 @@ TEST(tokenizer_heap_merges_match_the_scan) {
     }
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* The scan took 5 s for 16 800 characters and grows with their square;
  * the heap takes milliseconds for 60 KB. */
 TEST(tokenizer_long_text_is_not_quadratic) {
@@ -291,9 +285,9 @@ TEST(tokenizer_long_text_is_not_quadratic) {
     char *text = malloc(len);
     int *ids = malloc((len + 3) * sizeof(int)), n = 0;
     for (size_t i = 0; i < len; i++) text[i] = sentence[i % sl];
-    double t0 = now_s();
+    double t0 = test_now();
     CHECK(tok_encode(&t, text, len, 1, 0, ids, (int)len + 3, &n, &e) == 0);
-    double s = now_s() - t0;
+    double s = test_now() - t0;
     CHECK_MSG(s < 1.0, "%zu bytes took %.2f s", len, s);
     CHECK(n > 10000 && n < (int)len / 2);
     free(text), free(ids);
