@@ -641,15 +641,22 @@ static void drop_step_us(char *s) {
  * and stdout is byte for byte what it is without the bar; without
  * --progress and without a terminal, stderr stays empty. record's bar
  * comes before its 'committed pos' lines, trace's stdout is unchanged. */
+/* A prompt file of the sentence about Lily repeated past min_bytes. */
+static void write_lily_prompt(const char *path, int min_bytes) {
+    char text[2000];
+    int n = 0;
+    while (n < min_bytes && n < (int)sizeof text - 64)
+        n += snprintf(text + n, sizeof text - n, "Lily saw a big red ball in the park. ");
+    CHECK_INT(test_write_file(path, text, n), 0);
+}
+
 TEST(cli_prompt_file_and_prefill_progress_bar) {
     SKIP_UNLESS_SHARED();
-    char model[1100], prompt[1100], errf[1100], text[2000];
+    char model[1100], prompt[1100], errf[1100];
     snprintf(model, sizeof model, "%s", test_shared("models/stories260K/stories260K.bin"));
     snprintf(prompt, sizeof prompt, "%s", test_tmp("long.txt")); /* test_tmp's buffer is reused */
     snprintf(errf, sizeof errf, "%s", test_tmp("err.txt"));
-    int n = 0;
-    while (n < 1300) n += snprintf(text + n, sizeof text - n, "Lily saw a big red ball in the park. ");
-    CHECK_INT(test_write_file(prompt, text, n), 0);
+    write_lily_prompt(prompt, 1300);
     const char *cmds[] = {"generate --temperature 0 --steps 512", "trace --seed 1 --steps 510", "record --seed 1 --steps 510"};
     for (int c = 0; c < 3; c++) {
         char a[6000], db[2][1100];
@@ -703,30 +710,16 @@ TEST(cli_prompt_file_and_prefill_progress_bar) {
     expect_error(1, a, "/dev/null: not a text file");
 }
 
-/* Count of whitespace-separated words in s. */
-static int count_words(const char *s) {
-    int n = 0;
-    for (const char *p = s; p && *p;) {
-        while (*p == ' ' || *p == '\n') p++;
-        if (!*p) break;
-        n++;
-        while (*p && *p != ' ' && *p != '\n') p++;
-    }
-    return n;
-}
-
 /* A prompt longer than the default 256 positions is fed whole, and up to
  * 256 tokens follow it (before, it was cut to its first 257 tokens without
  * a word); a --steps the user gives still cuts it, as llama2.c does, but
  * says so on stderr; record stores the positions the run had. */
 TEST(cli_long_prompt_is_fed_whole_unless_steps_cuts_it) {
     SKIP_UNLESS_SHARED();
-    char model[1100], prompt[1100], text[2000], a[4000];
+    char model[1100], prompt[1100], a[4000];
     snprintf(model, sizeof model, "%s", test_shared("models/stories260K/stories260K.bin"));
     snprintf(prompt, sizeof prompt, "%s", test_tmp("long300.txt"));
-    int n = 0;
-    while (n < 700) n += snprintf(text + n, sizeof text - n, "Lily saw a big red ball in the park. ");
-    CHECK_INT(test_write_file(prompt, text, n), 0);
+    write_lily_prompt(prompt, 700);
     int st;
     snprintf(a, sizeof a, "generate --model %s --prompt-file %s --steps 512 --temperature 0 --ids 2>/dev/null", model, prompt);
     char *all = run(&st, a); /* every position of the context: the prompt's ids come first */
@@ -739,7 +732,7 @@ TEST(cli_long_prompt_is_fed_whole_unless_steps_cuts_it) {
     free(count);
     snprintf(a, sizeof a, "generate --model %s --prompt-file %s --temperature 0 --ids 2>%s", model, prompt, test_tmp("e1"));
     char *deflt = run(&st, a), *err = test_read_file(test_tmp("e1"), NULL);
-    int nd = count_words(deflt);
+    int nd = count_ids(deflt);
     CHECK_MSG(st == 0 && nd > n_prompt && nd <= 513 && err && !*err, "default steps: %d ids for a %d-token prompt; %s",
               nd, n_prompt, err ? err : "");
     /* the whole prompt, then the same greedy tokens as the full-context run */
@@ -749,7 +742,7 @@ TEST(cli_long_prompt_is_fed_whole_unless_steps_cuts_it) {
              test_tmp("e2"));
     char *cut = run(&st, a);
     err = test_read_file(test_tmp("e2"), NULL);
-    CHECK_MSG(st == 0 && count_words(cut) == 101, "--steps 100: %d ids", count_words(cut));
+    CHECK_MSG(st == 0 && count_ids(cut) == 101, "--steps 100: %d ids", count_ids(cut));
     CHECK_MSG(err && strstr(err, "warning: the prompt is") && strstr(err, "--steps 100 feeds only its first 101"), "%s",
               err ? err : "");
     free(err), free(cut), free(deflt), free(all);
