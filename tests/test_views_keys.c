@@ -572,3 +572,26 @@ TEST(views_key_table_binds_each_key_once_and_names_every_command) {
     CHECK(strcmp(view_key_name('n', buf), "n") == 0);
     CHECK(strcmp(view_command_hint(VIEW_OP_NEXT_MISSED), "missed") == 0);
 }
+
+/* The help's lines are the key table's rows but the ones that only add keys
+ * to the row above; the line editor's keys are among them. */
+TEST(views_help_lines_come_from_the_key_table_and_list_the_editor_keys) {
+    int n_rows, n = view_help_count();
+    const ViewBinding *b = view_bindings(&n_rows);
+    int extra = 0;
+    for (int r = 0; r < n_rows; r++) extra += b[r].label && !b[r].label[0] && !b[r].help[0];
+    CHECK_INT(n, n_rows - extra);
+    CHECK(view_help_line(n - 1) != NULL && view_help_line(n) == NULL && view_help_line(-1) == NULL);
+    char all[8192] = "";
+    for (int i = 0; i < n; i++) {
+        const ViewBinding *l = view_help_line(i);
+        CHECK_MSG(l->label == NULL || l->label[0] || l->help[0], "help line %d is empty", i);
+        size_t k = strlen(all);
+        snprintf(all + k, sizeof all - k, "%s %s\n", l->label ? l->label : "", l->help);
+    }
+    static const char *const editor[] = {"\xe2\x86\x90 \xe2\x86\x92", "Home End", "C-a / C-e", "Bksp", "Del", "C-u",
+                                         "\xe2\x86\x91 \xe2\x86\x93", "Enter  Esc", "line editor"};
+    for (size_t i = 0; i < sizeof editor / sizeof editor[0]; i++)
+        CHECK_MSG(strstr(all, editor[i]) != NULL, "the help does not name '%s'", editor[i]);
+    CHECK(strstr(all, "Esc  q close overlay / pane, quit") != NULL);
+}
