@@ -665,7 +665,7 @@ static void ui_loop(Tui *t) {
         if (t->dirty) {
             if (view_frame(&t->scr, &t->m, &e)) break;
             view_sql_fit(&t->m, &t->scr.lay); /* PgDn pages by what this frame showed */
-            t->dirty = 0;
+            t->dirty = view_help_fit(&t->m, &t->scr.lay); /* the help too; hints for a new size redraw */
         }
         int ch = getch();
         if (ch == ERR) continue;

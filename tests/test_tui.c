@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "views/geom.h"
+#include "views/keymap.h"
 #include "views/layout.h"
 #include "test.h"
 
@@ -192,6 +193,13 @@ TEST(tui_sql_prompt_metric_help_and_export) {
     WAIT(&t, "oracle", 3);
     tmux_keys(&t, "?");
     WAIT(&t, "edit prompt", 3);
+    /* at 120x40 the whole help shows, down to the key table's last line */
+    WAIT(&t, view_help_line(view_help_count() - 1)->help, 1);
+    char *help = tmux_capture(&t);
+    CHECK_MSG(help && strstr(help, "Esc  q") && strstr(help, "close overlay / pane, quit") &&
+                  strstr(help, "any key closes") && !strstr(help, "more \xe2\x86\x93"),
+              "the help at 120x40:\n%s", help ? help : "");
+    free(help);
     tmux_keys(&t, "Escape v");
     WAIT(&t, "per-head global rate", 3);
     tmux_keys(&t, "NPage NPage NPage");
@@ -247,6 +255,15 @@ TEST(tui_small_terminal_and_resize) {
     char *s = tmux_capture(&t);
     CHECK_MSG(s && strstr(s, "paused") && !strstr(s, "re-evaluating"), "keys acted on the enlarge screen:\n%s", s);
     free(s);
+    /* at 100x30 the help scrolls: End brings its last line, another key closes it */
+    tmux_keys(&t, "?");
+    WAIT(&t, "more \xe2\x86\x93", 3);
+    WAIT(&t, "scroll the help", 1);
+    tmux_keys(&t, "End");
+    WAIT(&t, view_help_line(view_help_count() - 1)->help, 3);
+    WAIT(&t, "more \xe2\x86\x91", 1);
+    tmux_keys(&t, "x");
+    WAIT(&t, "arrows head", 3); /* the status line's hints for the panes again */
     tmux_keys(&t, "q");
     WAIT(&t, "EXITED 0", 5);
     char path[1100];

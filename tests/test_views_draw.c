@@ -1,5 +1,6 @@
 /* Drawing into off-screen windows (newterm on /dev/null): glyphs and colour
  * pairs read back with mvwin_wch, legend text, tokens, header, frames. */
+#include <locale.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "tests/views_fixture.h"
 #include "views/explain.h"
 #include "views/geom.h"
+#include "views/keymap.h"
 #include "views/paint.h"
 
 /* A 3-layer × 4-head model with one step: gate global exactly on cells
@@ -373,9 +375,10 @@ TEST(views_frame_layout_follows_terminal_size) {
     CHECK(fx_contains(curscr, "policy aha"));
     CHECK(fx_contains(curscr, "executed gate"));
     view_key(&m, 'm');
-    view_key(&m, '?');
     CHECK_INT(view_frame(&s, &m, &e), 0);
     CHECK(fx_contains(curscr, "router score"));
+    view_key(&m, '?'); /* the help takes every line but the header and the status line */
+    CHECK_INT(view_frame(&s, &m, &e), 0);
     CHECK(fx_contains(curscr, "help"));
     CHECK(fx_contains(curscr, "edit prompt"));
     view_key(&m, 27);
@@ -1059,6 +1062,202 @@ TEST(views_draw_inspector_lists_far_positions) {
     view_layout(140, 30, &o, &lay);
     CHECK(lay.pane[VIEW_PANE_INSPECTOR].h == 0 || lay.pane[VIEW_PANE_INSPECTOR].h >= 8);
     delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* 1 if a row of the help shows help line b whole: its heading, or its keys
+ * and what they do. */
+static int help_row_shows(const char *row, const ViewBinding *b) {
+    if (!b->label) return strstr(row, b->help) != NULL;
+    return (!b->label[0] || strstr(row, b->label)) && (!b->help[0] || strstr(row, b->help));
+}
+
+/* Open the help on a cols×rows off-screen terminal and read it off the
+ * screen, pressing `key` after each frame until it no longer scrolls: each
+ * row must show its line of the key table's help whole, on screen, and
+ * every line must come by; the overlay stays inside the screen, above the
+ * status line, whose hints say how to scroll when lines are hidden.
+ * Returns the frames it took. */
+static int read_help(int cols, int rows, int key) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", cols, rows), 0);
+    if (!term.scr) return 0;
+    ViewModel m;
+    view_init(&m, 5, 8, NULL);
+    fx_fill(&m, 30);
+    m.colour = VIEW_COLOUR_256;
+    ViewScreen s;
+    Err e;
+    CHECK_INT(view_screen_init(&s, &m, &e), 0);
+    view_key(&m, '?');
+    enum { MAX_LINES = 256 };
+    int n = view_help_count(), frames = 0, seen = 0;
+    char got[MAX_LINES] = {0};
+    CHECK(n < MAX_LINES);
+    for (int prev = -1; frames <= n && m.help_open && m.help_scroll != prev && n < MAX_LINES; frames++) {
+        CHECK_INT(view_frame(&s, &m, &e), 0);
+        if (view_help_fit(&m, &s.lay)) CHECK_INT(view_frame(&s, &m, &e), 0); /* as the app: hints for its size */
+        const ViewRect *r = &s.lay.help;
+        CHECK_MSG(r->x >= 0 && r->y >= 1 && r->x + r->w <= cols && r->y + r->h <= rows - 1,
+                  "%dx%d: help at %d,%d %dx%d", cols, rows, r->x, r->y, r->w, r->h);
+        ViewHelpGeom g;
+        view_help_geom(&m, r->w, r->h, &g);
+        int hidden = g.n_rows < n;
+        CHECK_MSG(strstr(fx_line(curscr, rows - 1), hidden ? "scroll the help" : "any key") != NULL,
+                  "%dx%d status line: %s", cols, rows, fx_line(curscr, rows - 1));
+        if (hidden)
+            CHECK_MSG(strstr(fx_line(s.help, 0), "lines ") && strstr(fx_line(s.help, r->h - 1), "more "),
+                      "%dx%d: no marker of the hidden lines:\n%s\n%s", cols, rows, fx_line(s.help, 0),
+                      fx_line(s.help, r->h - 1));
+        for (int y = 0; y < g.n_rows && g.first + y < n; y++) {
+            const ViewBinding *b = view_help_line(g.first + y);
+            int whole = help_row_shows(fx_line(s.help, g.y0 + y), b) &&
+                        help_row_shows(fx_line(curscr, r->y + g.y0 + y), b);
+            CHECK_MSG(whole, "%dx%d: line %d (%s) not whole in row '%s'", cols, rows, g.first + y, b->help,
+                      fx_line(curscr, r->y + g.y0 + y));
+            got[g.first + y] |= whole;
+        }
+        prev = m.help_scroll;
+        view_key(&m, key);
+    }
+    for (int i = 0; i < n && i < MAX_LINES; i++) seen += got[i];
+    CHECK_MSG(seen == n, "%dx%d: %d of %d help lines seen", cols, rows, seen, n);
+    view_screen_free(&s);
+    view_free(&m);
+    fx_term_close(&term);
+    return frames;
+}
+
+/* Every line of the key table's help can be read: all at once from 40 rows
+ * up, by ↓ or PgDn on shorter screens. */
+TEST(views_draw_help_every_line_reachable) {
+    int n = view_help_count();
+    CHECK_INT(read_help(120, 40, KEY_DOWN), 1);
+    CHECK_INT(read_help(200, 60, KEY_NPAGE), 1);
+    int page = 24 - 4; /* the screen but header, status and the help's border */
+    CHECK_INT(read_help(80, 24, KEY_DOWN), n - page + 1);
+    CHECK_INT(read_help(80, 24, KEY_NPAGE), (n - page + page - 1) / page + 1);
+    CHECK(read_help(100, 30, KEY_NPAGE) >= 2);
+}
+
+/* At 120×40 the help's last lines show, the way out among them (the box of
+ * old held 24 lines and dropped them). */
+TEST(views_draw_help_shows_its_last_lines_at_120x40) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 120, 40), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 5, 8, NULL);
+    fx_fill(&m, 10);
+    ViewScreen s;
+    Err e;
+    CHECK_INT(view_screen_init(&s, &m, &e), 0);
+    view_key(&m, '?');
+    CHECK_INT(view_frame(&s, &m, &e), 0);
+    CHECK(fx_contains(curscr, "any key closes"));
+    CHECK(fx_contains(curscr, "Esc  q"));
+    CHECK(fx_contains(curscr, "close overlay / pane, quit"));
+    CHECK(fx_contains(curscr, "REM-corrected QAdA"));
+    CHECK(fx_contains(curscr, view_help_line(view_help_count() - 1)->help));
+    CHECK(!fx_contains(curscr, "more \xe2\x86\x93"));
+    view_screen_free(&s);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* Every help line fits the help of an 80-column screen, the narrowest there
+ * is, in UTF-8 and in ASCII, so none is cut anywhere. */
+TEST(views_help_lines_fit_at_80_columns) {
+    setlocale(LC_ALL, "C.UTF-8");
+    ViewModel m;
+    view_init(&m, 1, 1, NULL);
+    ViewHelpGeom g;
+    view_help_geom(&m, VIEW_HELP_W, 24, &g);
+    for (int ascii = 0; ascii <= 1; ascii++)
+        for (int i = 0; i < view_help_count(); i++) {
+            const ViewBinding *b = view_help_line(i);
+            int fits = b->label ? view_text_width(b->label, ascii) <= g.key_w && view_text_width(b->help, ascii) <= g.text_w
+                                : view_text_width(b->help, ascii) <= g.head_w;
+            CHECK_MSG(fits, "help line %d (%s) is wider than the help%s", i, b->help, ascii ? " in ASCII" : "");
+        }
+    view_free(&m);
+}
+
+/* Below 80×24 the open help waits behind the "enlarge" line and comes back
+ * with the screen, its scroll within the new size; drawn into windows down
+ * to 1×1, scrolled to its end, it writes only inside them and each row starts
+ * its own line. */
+TEST(views_draw_help_at_tiny_sizes) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 80, 24), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 5, 8, NULL);
+    fx_fill(&m, 10);
+    ViewScreen s;
+    Err e;
+    CHECK_INT(view_screen_init(&s, &m, &e), 0);
+    view_key(&m, '?');
+    view_key(&m, KEY_END); /* size unknown yet: it scrolls */
+    static const int tiny[][2] = {{40, 12}, {20, 6}};
+    for (int t = 0; t < 2; t++) {
+        resizeterm(tiny[t][1], tiny[t][0]);
+        CHECK_INT(view_frame(&s, &m, &e), 0);
+        view_help_fit(&m, &s.lay);
+        CHECK(s.lay.too_small && s.help == NULL && m.help_open);
+        CHECK(fx_contains(curscr, "enlarge"));
+        CHECK(!fx_contains(curscr, "help"));
+    }
+    resizeterm(24, 80);
+    view_key(&m, KEY_END);
+    CHECK_INT(view_frame(&s, &m, &e), 0);
+    view_help_fit(&m, &s.lay);
+    CHECK_INT(m.help_scroll, view_help_count() - m.help_page);
+    CHECK(fx_contains(curscr, "Enter  Esc"));
+    view_screen_free(&s);
+
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    static const int wins[][2] = {{12, 40}, {6, 20}, {3, 10}, {2, 2}, {1, 1}, {24, 4}};
+    for (size_t k = 0; k < sizeof wins / sizeof wins[0]; k++) {
+        int h = wins[k][0], w = wins[k][1];
+        for (m.help_scroll = 0; m.help_scroll <= view_help_count(); m.help_scroll += 7) {
+            werase(stdscr);
+            wnoutrefresh(stdscr);
+            WINDOW *win = newwin(h, w, 5, 9);
+            view_draw_help(win, &m, &pal);
+            wnoutrefresh(win);
+            doupdate();
+            int outside = 0;
+            for (int y = 0; y < 24; y++)
+                for (int x = 0; x < 80; x++) {
+                    if (y >= 5 && y < 5 + h && x >= 9 && x < 9 + w) continue;
+                    wchar_t ch;
+                    short pair;
+                    attr_t a;
+                    fx_cell(curscr, y, x, &ch, &pair, &a);
+                    outside += ch != L' ';
+                }
+            CHECK_MSG(outside == 0, "%dx%d help: %d cells drawn outside it", w, h, outside);
+            ViewHelpGeom g;
+            view_help_geom(&m, w, h, &g);
+            for (int y = 0; y < g.n_rows && g.first + y < g.n_lines; y++) {
+                const ViewBinding *b = view_help_line(g.first + y);
+                const char *text = !b->label ? b->help : b->label[0] ? b->label : b->help;
+                int x = !b->label ? g.head_x : b->label[0] ? g.key_x : g.text_x;
+                int room = !b->label ? g.head_w : b->label[0] ? g.key_w : g.text_w;
+                wchar_t want, ch;
+                short pair;
+                attr_t a;
+                CHECK(room <= 0 || x + room <= w - 1);
+                if (room < 2 || mbtowc(&want, text, 8) <= 0) continue; /* no room for a character and the … */
+                fx_cell(win, g.y0 + y, x, &ch, &pair, &a);
+                CHECK_MSG(ch == want, "%dx%d help, row %d: line %d does not start there", w, h, y, g.first + y);
+            }
+            delwin(win);
+        }
+    }
     view_free(&m);
     fx_term_close(&term);
 }

@@ -572,3 +572,91 @@ TEST(views_key_table_binds_each_key_once_and_names_every_command) {
     CHECK(strcmp(view_key_name('n', buf), "n") == 0);
     CHECK(strcmp(view_command_hint(VIEW_OP_NEXT_MISSED), "missed") == 0);
 }
+
+/* The help's lines are the key table's rows but the ones that only add keys
+ * to the row above; the line editor's keys are among them. */
+TEST(views_help_lines_come_from_the_key_table_and_list_the_editor_keys) {
+    int n_rows, n = view_help_count();
+    const ViewBinding *b = view_bindings(&n_rows);
+    int extra = 0;
+    for (int r = 0; r < n_rows; r++) extra += b[r].label && !b[r].label[0] && !b[r].help[0];
+    CHECK_INT(n, n_rows - extra);
+    CHECK(view_help_line(n - 1) != NULL && view_help_line(n) == NULL && view_help_line(-1) == NULL);
+    char all[8192] = "";
+    for (int i = 0; i < n; i++) {
+        const ViewBinding *l = view_help_line(i);
+        CHECK_MSG(l->label == NULL || l->label[0] || l->help[0], "help line %d is empty", i);
+        size_t k = strlen(all);
+        snprintf(all + k, sizeof all - k, "%s %s\n", l->label ? l->label : "", l->help);
+    }
+    static const char *const editor[] = {"\xe2\x86\x90 \xe2\x86\x92", "Home End", "C-a / C-e", "Bksp", "Del", "C-u",
+                                         "\xe2\x86\x91 \xe2\x86\x93", "Enter  Esc", "line editor"};
+    for (size_t i = 0; i < sizeof editor / sizeof editor[0]; i++)
+        CHECK_MSG(strstr(all, editor[i]) != NULL, "the help does not name '%s'", editor[i]);
+    CHECK(strstr(all, "Esc  q close overlay / pane, quit") != NULL);
+}
+
+/* With more lines than the overlay shows, the keys that scroll the text
+ * pane scroll the help, never past its last screenful; any other key closes
+ * it (q also quits). When every line shows, every key closes it, as before. */
+TEST(views_keys_help_scrolls_then_closes) {
+    ViewModel m;
+    model(&m, 2, 2, 3);
+    LayoutOpts o = view_layout_opts(&m);
+    Layout small, big;
+    view_layout(80, 24, &o, &small);
+    view_layout(200, 60, &o, &big);
+    int n = view_help_count();
+    view_key(&m, '?');
+    CHECK_INT(view_help_fit(&m, &small), 1); /* the open help got a size: hints to redraw */
+    CHECK_INT(view_help_fit(&m, &small), 0);
+    int page = m.help_page, last = n - page;
+    CHECK_MSG(page == small.help.h - 2 && page < n, "page %d of %d lines", page, n);
+    CHECK_INT(view_key(&m, KEY_DOWN), VIEW_ACT_NONE);
+    CHECK_INT(m.help_open, 1);
+    CHECK_INT(m.help_scroll, 1);
+    view_key(&m, 'j');
+    view_key(&m, 'k');
+    view_key(&m, 'k');
+    view_key(&m, KEY_UP);
+    CHECK_INT(m.help_scroll, 0);
+    view_key(&m, KEY_NPAGE);
+    CHECK_INT(m.help_scroll, page < last ? page : last);
+    view_key(&m, KEY_END);
+    CHECK_INT(m.help_scroll, last);
+    view_key(&m, KEY_NPAGE);
+    view_key(&m, KEY_DOWN);
+    CHECK_INT(m.help_scroll, last); /* the last screenful stays full */
+    view_key(&m, KEY_PPAGE);
+    CHECK_INT(m.help_scroll, last - page > 0 ? last - page : 0);
+    view_key(&m, KEY_HOME);
+    CHECK_INT(m.help_scroll, 0);
+    int x = small.help.x + 2, y = small.help.y + 2;
+    view_mouse(&m, &small, x, y, VIEW_MOUSE_WHEEL_DOWN);
+    CHECK_INT(m.help_scroll, 3);
+    CHECK_INT(m.help_open, 1);
+    CHECK_INT(m.cursor, 2); /* the wheel moved nothing behind the help */
+    view_key(&m, KEY_END);
+    view_help_fit(&m, &big); /* a taller screen: every line shows, the scroll goes back */
+    CHECK_INT(m.help_scroll, 0);
+    view_help_fit(&m, &small);
+    view_key(&m, KEY_END);
+    CHECK_INT(view_key(&m, 'P'), VIEW_ACT_NONE); /* any other key closes it and does nothing else */
+    CHECK_INT(m.help_open, 0);
+    view_key(&m, '?');
+    CHECK_INT(m.help_scroll, 0); /* it opens at the top */
+    CHECK_INT(view_key(&m, 'q'), VIEW_ACT_QUIT);
+    CHECK_INT(m.help_open, 0);
+    /* every line shows: the scroll keys close it, as every key did */
+    view_help_fit(&m, &big);
+    CHECK(big.help.h - 2 >= n);
+    static const int keys[] = {KEY_DOWN, KEY_UP, KEY_NPAGE, KEY_PPAGE, KEY_HOME, KEY_END, 'j', 'k', 27, 'x'};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        view_key(&m, '?');
+        CHECK_INT(view_key(&m, keys[i]), VIEW_ACT_NONE);
+        CHECK_MSG(!m.help_open, "key %d left the help open", keys[i]);
+    }
+    CHECK_INT(m.sel_layer, 0); /* and acted on nothing behind it */
+    CHECK_INT(m.cursor, 2);
+    view_free(&m);
+}

@@ -5,6 +5,7 @@
 
 #include "tests/test.h"
 #include "views/geom.h"
+#include "views/keymap.h"
 #include "views/layout.h"
 #include "views/view.h"
 
@@ -197,4 +198,51 @@ TEST(views_layout_heatmap_grows_and_real_shapes_fit) {
     view_heat_geom(&m, l.pane[VIEW_PANE_HEATMAP].w, l.pane[VIEW_PANE_HEATMAP].h, 1, &g);
     CHECK_MSG(g.cw >= 6 && g.rh >= 2 && g.n_layers_vis == 5, "cw %d rh %d layers %d", g.cw, g.rh, g.n_layers_vis);
     view_free(&m);
+}
+
+/* The help overlay is as tall as the key table's help inside its border
+ * wherever the screen has the rows (every line of it from 40 rows up), and
+ * leaves the header and the status line; what it cannot show scrolls,
+ * reaching every line, never past the last. */
+TEST(views_layout_help_height_follows_the_key_table) {
+    int n = view_help_count(), bad = 0;
+    CHECK_MSG(n > 24, "%d help lines", n); /* more than the 26-line box of old held */
+    LayoutOpts o = {5, 8, 0, 0, 1};
+    for (int c = 0; c < N(COLS); c++)
+        for (int r = 0; r < N(ROWS); r++) {
+            int cols = COLS[c], rows = ROWS[r];
+            Layout l;
+            view_layout(cols, rows, &o, &l);
+            const ViewRect *h = &l.help;
+            if (l.too_small) {
+                bad += h->w != 0 || h->h != 0;
+                continue;
+            }
+            int want = n + 2 < rows - 2 ? n + 2 : rows - 2;
+            int ok = h->h == want && h->y >= 1 && h->y + h->h <= rows - 1 && h->x >= 0 && h->x + h->w <= cols &&
+                     h->w == (cols - 4 < VIEW_HELP_W ? cols - 4 : VIEW_HELP_W);
+            CHECK_MSG(ok, "%dx%d: help at %d,%d %dx%d for %d lines", cols, rows, h->x, h->y, h->w, h->h, n);
+            bad += !ok;
+            /* scrolled to each line in turn, the geometry shows every one, inside the border */
+            ViewModel m;
+            view_init(&m, 5, 8, NULL);
+            int seen = 0;
+            for (m.help_scroll = 0; m.help_scroll <= n; m.help_scroll++) {
+                ViewHelpGeom g;
+                view_help_geom(&m, h->w, h->h, &g);
+                int last = g.n_lines > g.n_rows ? g.n_lines - g.n_rows : 0; /* the last screenful stays full */
+                bad += g.first < 0 || g.first > last || g.first != (m.help_scroll < last ? m.help_scroll : last);
+                bad += g.y0 + g.n_rows > h->h - 1 || g.text_x + g.text_w > h->w - 1;
+                if (g.first + g.n_rows > seen && g.first <= seen) seen = g.first + g.n_rows;
+            }
+            CHECK_MSG(seen >= n, "%dx%d: lines up to %d of %d reachable", cols, rows, seen, n);
+            bad += seen < n;
+            view_free(&m);
+        }
+    CHECK_INT(bad, 0);
+    Layout l;
+    view_layout(120, 40, &o, &l);
+    CHECK_MSG(l.help.h - 2 >= n, "120x40: %d lines for %d", l.help.h - 2, n);
+    view_layout(200, 60, &o, &l);
+    CHECK_INT(l.help.h, n + 2);
 }

@@ -47,7 +47,9 @@ void view_draw_legend(WINDOW *w, const ViewModel *m, const ViewPalette *p);
  * play state. */
 void view_draw_status(WINDOW *w, const ViewModel *m, const ViewPalette *p);
 
-/* The full help overlay (keys and metrics), in its own window. */
+/* The `?` help overlay in its own window: the key table's help lines from
+ * m->help_scroll on; where some are hidden, its edges say which lines show
+ * and which keys scroll to the rest. */
 void view_draw_help(WINDOW *w, const ViewModel *m, const ViewPalette *p);
 
 /* The one-line "enlarge to 80×24" message of a too-small terminal. */

@@ -9,12 +9,20 @@
 
 /* Keys worth showing now, as "key label" pairs, most specific first. Keys
  * and words come from the key table (keymap.h); only the arrows, whose
- * meaning follows the focused pane, and play/pause are worded here. */
+ * meaning follows the focused pane or the open help, the keys that close
+ * the help, and play/pause are worded here. */
 static int hints(const ViewModel *m, const char **out, int max, char names[][8]) {
     int n = 0, k = 0;
 #define HINT(key, label) \
     do { if (n + 2 <= max && (label)) { out[n++] = (key); out[n++] = (label); } } while (0)
 #define HINT_CMD(cmd) HINT(view_key_name(view_command_key(cmd), names[k++]), view_command_hint(cmd))
+    if (m->help_open) { /* it covers the panes: a key scrolls it or closes it */
+        int scrolls = view_help_scrolls(m);
+        if (scrolls) HINT("\xe2\x86\x91\xe2\x86\x93 PgUp PgDn", "scroll the help");
+        HINT(scrolls ? "other keys" : "any key", scrolls ? "close it" : "closes it");
+        HINT_CMD(VIEW_ACT_QUIT);
+        return n;
+    }
     switch (m->focus) {
     case VIEW_PANE_SQL:
         HINT("\xe2\x86\x91\xe2\x86\x93 PgDn", "scroll");

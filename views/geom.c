@@ -4,6 +4,7 @@
 #include "views/geom.h"
 
 #include "views/explain.h"
+#include "views/keymap.h"
 #include "views/paint.h"
 
 enum {
@@ -13,6 +14,7 @@ enum {
     INSP_TEXT_MIN = 24,  /* narrower than this beside the sparklines, the verdicts stack */
     INSP_TEXT_W = 66,    /* the longest verdict line of a usual model */
     INSP_SPARKS = 4,     /* score, oracle, qada, q_bulk */
+    HELP_KEY_W = 15,     /* the help's keys column: "[ ] Home End" and a margin */
 };
 
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -223,3 +225,19 @@ void view_input_geom(const ViewModel *m, int width, int ascii, ViewInputGeom *g)
     g->more_right = to < len;
     g->cursor_x = g->text_x + before;
 }
+
+void view_help_geom(const ViewModel *m, int w, int h, ViewHelpGeom *g) {
+    g->y0 = 1;
+    g->n_rows = h > 2 ? h - 2 : 0;
+    g->n_lines = view_help_count();
+    int last = g->n_lines > g->n_rows ? g->n_lines - g->n_rows : 0;
+    g->first = clampi(m->help_scroll, 0, last);
+    g->head_x = 2;
+    g->head_w = w - 4 > 0 ? w - 4 : 0;
+    g->key_x = 3;
+    g->key_w = clampi(w - 4, 0, HELP_KEY_W);
+    g->text_x = g->key_x + HELP_KEY_W + 1;
+    g->text_w = w - 1 - g->text_x > 0 ? w - 1 - g->text_x : 0; /* up to the border */
+}
+
+int view_help_scrolls(const ViewModel *m) { return m->help_page <= 0 || m->help_page < view_help_count(); }

@@ -57,6 +57,14 @@ typedef struct {
     int cursor_x;         /* column of the cursor: on its character, or just past the text at the end */
 } ViewInputGeom;
 
+typedef struct {
+    int y0, n_rows;     /* first line inside the border; lines shown */
+    int first, n_lines; /* the first help line shown; lines in all (view_help_count) */
+    int head_x, head_w; /* a section heading */
+    int key_x, key_w;   /* a line's keys */
+    int text_x, text_w; /* what they do */
+} ViewHelpGeom;
+
 /* Token pane geometry in a w×h pane: the wrapped text, and from 3 inner
  * lines up a one-line strip of -log p per position on the last line. */
 void view_tok_geom(const ViewModel *m, int w, int h, ViewTokGeom *g);
@@ -83,6 +91,15 @@ void view_insp_geom(const ViewModel *m, int w, int h, ViewInspGeom *g);
  * each edge where text is hidden. Costs O(width), not O(line), so a 16 MiB
  * prompt edits as fast as a short one. */
 void view_input_geom(const ViewModel *m, int width, int ascii, ViewInputGeom *g);
+
+/* The `?` help in a w×h window: the key table's help lines from
+ * m->help_scroll on, never past the last screenful, keys in a column of
+ * their own. */
+void view_help_geom(const ViewModel *m, int w, int h, ViewHelpGeom *g);
+
+/* 1 when the open help holds more lines than it shows (or its size is not
+ * known yet): the scroll keys then scroll it rather than close it. */
+int view_help_scrolls(const ViewModel *m);
 
 /* First visible column of a token strip n_cols wide, keeping the cursor in
  * view (centred, or at the right edge when on the newest token). */

@@ -43,7 +43,7 @@ static const ViewBinding BINDINGS[] = {
     SECTION("other"),
     {"e  :  s", "edit prompt, read-only SQL, export run", K('e', ':', 's'),
      K(VIEW_ACT_EDIT_PROMPT, VIEW_ACT_SQL_PROMPT, VIEW_ACT_EXPORT), K(NULL, "sql")},
-    NOTE("Esc  C-c", "stop a running query; \xe2\x86\x91\xe2\x86\x93 after : earlier ones"),
+    NOTE("Esc  C-c", "stop a running : query"),
     NOTE("hl \xe2\x86\x90\xe2\x86\x92", "SQL pane: scroll a wide result sideways"),
     {"v  R  D  B", "plots; run summary; diff vs parent; runs", K('v', 'R', 'D', 'B'),
      K(VIEW_ACT_PLOTS, VIEW_ACT_SUMMARY, VIEW_ACT_DIFF, VIEW_ACT_RUNS), K(NULL)},
@@ -51,6 +51,14 @@ static const ViewBinding BINDINGS[] = {
     {"Esc  q", "close overlay / pane, quit", K(CH_ESC, 'q'), K(VIEW_OP_CLOSE, VIEW_ACT_QUIT), K("close", "quit")},
     NOTE("", "qada_bulk is this project's ablation, not QAdA"),
     NOTE("", "qada_rem(_bulk): REM-corrected QAdA, this project's"),
+    /* The editor answers these itself (view_input_key): help lines only. */
+    SECTION("the line editor (e prompt, : SQL, / search, B run id)"),
+    NOTE("\xe2\x86\x90 \xe2\x86\x92", "move the cursor by a character"),
+    NOTE("Home End", "to the start / end of the line (also C-a / C-e)"),
+    NOTE("Bksp  Del", "remove the character before / under the cursor"),
+    NOTE("C-u", "clear the line"),
+    NOTE("\xe2\x86\x91 \xe2\x86\x93", "earlier lines of the same kind: older / newer"),
+    NOTE("Enter  Esc", "run the prompt, query, search or run id; cancel"),
 };
 
 #undef K
@@ -60,6 +68,22 @@ static const ViewBinding BINDINGS[] = {
 const ViewBinding *view_bindings(int *n) {
     *n = (int)(sizeof BINDINGS / sizeof BINDINGS[0]);
     return BINDINGS;
+}
+
+/* A row that only adds keys to the row above (empty label and help) has no
+ * help line of its own. */
+static int has_help_line(const ViewBinding *b) { return !b->label || b->label[0] || b->help[0]; }
+
+int view_help_count(void) {
+    int n = 0;
+    for (size_t r = 0; r < sizeof BINDINGS / sizeof BINDINGS[0]; r++) n += has_help_line(&BINDINGS[r]);
+    return n;
+}
+
+const ViewBinding *view_help_line(int i) {
+    for (size_t r = 0; r < sizeof BINDINGS / sizeof BINDINGS[0] && i >= 0; r++)
+        if (has_help_line(&BINDINGS[r]) && i-- == 0) return &BINDINGS[r];
+    return NULL;
 }
 
 /* Find the row and slot binding key ch (or, with ch 0, command cmd). */

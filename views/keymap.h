@@ -5,8 +5,9 @@
  *
  * A binding row holds up to VIEW_KEYS_PER_ROW keys, each with its own
  * command; the row's label and help describe them together ("w W" lower /
- * raise the window). Rows without keys are help-only lines (mouse, editor
- * keys) or section headings (help == NULL).
+ * raise the window). Rows without keys are help-only lines (mouse, the line
+ * editor's keys, which view_input_key answers) or section headings (label
+ * == NULL).
  */
 #ifndef AHASCOPE_VIEW_KEYMAP_H
 #define AHASCOPE_VIEW_KEYMAP_H
@@ -55,6 +56,13 @@ typedef struct {
 
 /* The table, in help order; *n receives its length. */
 const ViewBinding *view_bindings(int *n);
+
+/* How many lines the `?` help has: one per row of the table, but rows that
+ * only add keys to the row above. The help overlay is sized from it. */
+int view_help_count(void);
+
+/* Line i of the `?` help (0 … view_help_count() - 1), or NULL past the end. */
+const ViewBinding *view_help_line(int i);
 
 /* The command bound to key ch (a ViewAction or ViewOp); VIEW_ACT_NONE when
  * no row binds it. */

@@ -94,6 +94,30 @@ static void direction(ViewModel *m, int op) {
     }
 }
 
+/* Scroll the help d lines, no further than its last screenful (the last
+ * line, while its size is unknown). */
+static void scroll_help(ViewModel *m, int d) {
+    int n = view_help_count(), last = n - (m->help_page > 0 ? m->help_page : 1);
+    m->help_scroll = clampi(m->help_scroll + d, 0, last > 0 ? last : 0);
+}
+
+/* While the help holds more lines than it shows, the keys that scroll the
+ * text pane scroll it (↑↓ jk, PgUp PgDn, Home End); returns 0 for any other
+ * key, which closes it, and for every key when nothing is hidden. */
+static int help_scroll_key(ViewModel *m, int ch) {
+    if (!view_help_scrolls(m)) return 0;
+    int page = m->help_page > 0 ? m->help_page : PAGE, n = view_help_count();
+    switch (view_key_command(ch)) {
+    case VIEW_OP_UP: scroll_help(m, -1); return 1;
+    case VIEW_OP_DOWN: scroll_help(m, 1); return 1;
+    case VIEW_OP_PAGE_UP: scroll_help(m, -page); return 1;
+    case VIEW_OP_PAGE_DOWN: scroll_help(m, page); return 1;
+    case VIEW_OP_CURSOR_FIRST: scroll_help(m, -n); return 1;
+    case VIEW_OP_CURSOR_LAST: scroll_help(m, n); return 1;
+    default: return 0;
+    }
+}
+
 static void close_overlay(ViewModel *m) {
     if (m->sql_open) {
         m->sql_open = 0;
@@ -169,7 +193,7 @@ static void apply_op(ViewModel *m, int op) {
     case VIEW_OP_TINT: m->tint_share = !m->tint_share; break;
     case VIEW_OP_SEARCH: view_input_begin(m, "search", ""); break;
     case VIEW_OP_TIMELINE_LAYERS: m->timeline_layers = !m->timeline_layers; break;
-    case VIEW_OP_HELP: m->help_open = 1; break;
+    case VIEW_OP_HELP: m->help_open = 1, m->help_scroll = 0; break;
     case VIEW_OP_INSPECT: toggle_inspector(m); break;
     case VIEW_OP_CLOSE: close_overlay(m); break;
     default: break;
@@ -179,7 +203,8 @@ static void apply_op(ViewModel *m, int op) {
 ViewAction view_key(ViewModel *m, int ch) {
     m->status[0] = '\0';
     if (m->help_open && ch != KEY_MOUSE && ch != KEY_RESIZE) {
-        m->help_open = 0; /* any key closes the help; q still quits */
+        if (help_scroll_key(m, ch)) return VIEW_ACT_NONE;
+        m->help_open = 0; /* any other key closes the help; q still quits */
         return ch == 'q' ? VIEW_ACT_QUIT : VIEW_ACT_NONE;
     }
     if (ch == KEY_MOUSE) return VIEW_ACT_MOUSE;
@@ -209,8 +234,10 @@ static void click_heatmap(ViewModel *m, const Layout *lay, const ViewHit *h) {
 }
 
 ViewAction view_mouse(ViewModel *m, const Layout *lay, int x, int y, ViewMouse kind) {
-    if (m->help_open) {
+    if (m->help_open) { /* a click closes it, the wheel scrolls it */
         if (kind == VIEW_MOUSE_CLICK) m->help_open = 0;
+        else if (kind == VIEW_MOUSE_WHEEL_UP || kind == VIEW_MOUSE_WHEEL_DOWN)
+            scroll_help(m, kind == VIEW_MOUSE_WHEEL_UP ? -WHEEL_SQL : WHEEL_SQL);
         return VIEW_ACT_NONE;
     }
     ViewHit h = view_hit(m, lay, x, y);

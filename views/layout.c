@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "views/keymap.h"
+
 /* Heights include the pane's border (two lines). */
 enum {
     TOKENS_MIN_H = 4,
@@ -99,8 +101,11 @@ void view_layout(int cols, int rows, const LayoutOpts *o, Layout *out) {
     }
     out->pane[o->sql ? VIEW_PANE_SQL : VIEW_PANE_TIMELINE] = rect(0, y, cols, rest);
 
-    int hw = cols - 4 < 66 ? cols - 4 : 66;
-    int hh = rows - 2 < 26 ? rows - 2 : 26; /* every help line from 28 rows up */
+    /* The help is as tall as the key table's help, inside its border, where
+     * the screen allows; what a shorter screen cannot hold scrolls (geom.h). */
+    int need = view_help_count() + 2;
+    int hw = cols - 4 < VIEW_HELP_W ? cols - 4 : VIEW_HELP_W;
+    int hh = rows - 2 < need ? rows - 2 : need;
     out->help = rect((cols - hw) / 2, (rows - hh) / 2, hw, hh);
 }
 

@@ -16,6 +16,10 @@
 #define VIEW_MIN_COLS 80
 #define VIEW_MIN_ROWS 24
 
+/* The help overlay's width: the most the minimum screen leaves it, on
+ * every screen, so a help line that fits there fits everywhere. */
+#define VIEW_HELP_W (VIEW_MIN_COLS - 4)
+
 /* The heatmap's cells, shared by the layout (which sizes its pane) and the
  * geometry inside it (views/geom.h). Cells grow with the terminal: up to
  * VIEW_HEAT_MAX_CW columns and VIEW_HEAT_MAX_RH lines per head cell. */
@@ -53,7 +57,8 @@ typedef struct {
     int cols, rows;
     int too_small;                  /* below VIEW_MIN_COLS × VIEW_MIN_ROWS: nothing else set */
     ViewRect pane[VIEW_PANE_COUNT]; /* tiled panes; hidden ones are all zero */
-    ViewRect help;                  /* the help overlay, centred over the rest */
+    ViewRect help;                  /* the help overlay, centred over the rest: every line of the
+                                       key table's help inside its border, or rows - 2 lines */
 } Layout;
 
 /* Compute the pane rectangles for a cols×rows terminal. Pure: same inputs,

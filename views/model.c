@@ -2,6 +2,7 @@
  * text, status message (see view.h). */
 #include "views/view.h"
 
+#include "views/keymap.h"
 #include "views/metric.h"
 
 #include <stdarg.h>
@@ -176,6 +177,15 @@ void view_sql_fit(ViewModel *m, const Layout *lay) {
     const ViewRect *r = &lay->pane[VIEW_PANE_SQL];
     m->sql_page = r->h > 2 + m->sql_pinned ? r->h - 2 - m->sql_pinned : 0; /* inside the box, below the header */
     m->sql_cols = r->w > 2 ? r->w - 2 : 0;
+}
+
+int view_help_fit(ViewModel *m, const Layout *lay) {
+    int page = lay->help.h > 2 ? lay->help.h - 2 : 0, n = view_help_count();
+    int changed = page != m->help_page;
+    m->help_page = page;
+    int last = page > 0 && n > page ? n - page : 0;
+    if (m->help_scroll > last) m->help_scroll = last;
+    return changed && m->help_open;
 }
 
 void view_set_status(ViewModel *m, const char *fmt, ...) {

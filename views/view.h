@@ -121,6 +121,8 @@ typedef struct {
     int ascii;         /* no UTF-8: ASCII ramps and borders (--ascii) */
 
     int help_open, inspector_open, sql_open;
+    int help_scroll; /* the help's first line shown */
+    int help_page;   /* lines the help shows (view_help_fit); 0 unknown */
     int playing;  /* set by the app; shown in the status line */
     double speed; /* set by the app: play speed in steps per second, 0 as fast as it goes */
     /* What the engine is doing, set by the app like playing, so an empty
@@ -223,6 +225,12 @@ int view_set_text(ViewModel *m, const char *title, const char *query, const char
  * layout lay, so PgDn moves by exactly one screenful. The app calls it
  * after each frame. */
 void view_sql_fit(ViewModel *m, const Layout *lay);
+
+/* Record how many lines the help overlay shows in layout lay, and keep its
+ * scroll within them. The app calls it after each frame; it returns 1 when
+ * the open help changed size, as the status line drawn for the old size
+ * then needs another frame. */
+int view_help_fit(ViewModel *m, const Layout *lay);
 
 /* Set the transient status message (printf-style; truncated to fit). */
 void view_set_status(ViewModel *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
