@@ -38,10 +38,16 @@ static inline void mv_prefetch(const void *p, int lines) { mv_prefetch_at(p, MV_
  * prefetch took bf16 decode from 1.72-1.76x f32 to 1.84-1.90x, with one
  * row at a time and 1 KiB ahead. Reading two rows at once, 2 KiB per
  * stream did best: roofline 0.86-0.92 against 0.80-0.86 at 1 KiB, 0.83-0.89
- * at 1.5 KiB, 0.82-0.85 at 3 KiB. f32 rows gained nothing from it. */
+ * at 1.5 KiB, 0.82-0.85 at 3 KiB. f32 rows gained nothing from it. On an
+ * AMD Zen 5 it did the opposite: without it the bf16 110M folder read at
+ * roofline 0.79-0.81 against 0.75-0.76 when the host gave ~80 GB/s, 0.91
+ * against 0.90 at ~50, and the 1B-class folder at 0.95-0.96 against
+ * 0.93-0.94 (builds alternated, engine/PERFORMANCE.md). So the kernels ask
+ * mv_l1_prefetch() whether to issue it (`on`). */
 #define MV_PREFETCH_NEAR 2048
 
-static inline void mv_prefetch_near(const void *p, int lines) {
+static inline void mv_prefetch_near(const void *p, int lines, int on) {
+    if (!on) return;
     for (int l = 0; l < lines; l++) _mm_prefetch((const char *)((uintptr_t)p + MV_PREFETCH_NEAR + 64 * l), _MM_HINT_T0);
 }
 

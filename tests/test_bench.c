@@ -14,6 +14,7 @@
 
 #include "app/bench.h"
 #include "engine/gemm_half.h"
+#include "engine/matvec.h"
 #include "tests/test.h"
 
 /* A host whose bandwidth alternates 30 / 60 GB/s pass by pass, and steps
@@ -79,5 +80,23 @@ TEST(bench_gemm_times_every_path_against_its_peak) {
     free(out);
     out = test_runf(&st, "%s bench --gemm --model /nonexistent 2>&1", bin());
     CHECK_MSG(st == 2 && out && strstr(out, "--gemm") && strstr(out, "--model"), "%d %s", st, out ? out : "");
+    free(out);
+}
+
+/* Throughput's JSON says whether the decode kernels prefetch into L1 (off
+ * on AMD, where it cost 2-5%: engine/simd.h) and gives a roofline from the
+ * paired steps. */
+TEST(bench_throughput_names_its_prefetch_and_pairs_its_roofline) {
+    int st;
+    char *out = test_runf(&st, "%s bench --shape 260K --runs 2 --prompt-len 8 --decode 4 --threads 1 --json", bin());
+    cJSON *j = out ? cJSON_Parse(out) : NULL;
+    CHECK_MSG(st == 0 && j, "bench --json: %d %s", st, out ? out : "");
+    if (j) {
+        const cJSON *pf = cJSON_GetObjectItem(j, "l1_prefetch");
+        CHECK(cJSON_IsBool(pf) && cJSON_IsTrue(pf) == mv_l1_prefetch());
+        double rf = num(j, "roofline_frac"), rfw = num(j, "roofline_frac_weights");
+        CHECK_MSG(isfinite(rf) && rf > 0 && rfw > 0 && rfw < rf, "roofline %g, weights only %g", rf, rfw);
+    }
+    cJSON_Delete(j);
     free(out);
 }
