@@ -504,11 +504,11 @@ static void print_throughput(const BenchOpts *b, const Model *m, const Throughpu
     if (b->json) {
         printf("{\"prefill_tok_s\": %.3f, \"decode_tok_s\": %.3f, \"weight_bytes\": %zu, \"kv_bytes\": %zu, "
                "\"bandwidth_gbs\": %.3f, \"roofline_frac\": %.4f, \"roofline_frac_weights\": %.4f, "
-               "\"prompt_len\": %d, \"decode\": %d, \"runs\": %d, \"threads\": %d, \"matvec\": \"%s\", \"l1_prefetch\": %s, "
+               "\"prompt_len\": %d, \"decode\": %d, \"runs\": %d, \"threads\": %d, \"matvec\": \"%s\", \"prefetch\": \"%s\", "
                "\"prefill_kernel\": \"%s\", \"dtype\": \"%s\", \"file_bytes\": %zu, \"resident_bytes\": %zu, "
                "\"huge_page_bytes\": %zu, \"decode_cpu_share\": %.3f, \"decode_steal_share\": %.3f",
                t->prefill_tok_s, t->decode_tok_s, t->weight_bytes, t->kv_bytes, t->bandwidth_gbs, t->roofline_frac,
-               t->roofline_frac_weights, b->prompt_len, b->decode, b->runs, b->threads, mv_variant(), mv_l1_prefetch() ? "true" : "false", prefill_kernel(c),
+               t->roofline_frac_weights, b->prompt_len, b->decode, b->runs, b->threads, mv_variant(), mv_prefetch_name(mv_prefetch_kind()), prefill_kernel(c),
                model_dtype_name(c->dtype), m->file_bytes, resident, huge_page_bytes(), t->decode_cpu_share,
                t->decode_steal_share);
         print_cost_json(cs, 1);
@@ -520,8 +520,8 @@ static void print_throughput(const BenchOpts *b, const Model *m, const Throughpu
            c->vocab_size, c->seq_len);
     printf("prefill         %10.1f tok/s   (%d-token prompt, median of %d runs, %s)\n", t->prefill_tok_s, b->prompt_len,
            b->runs, prefill_kernel(c));
-    printf("decode          %10.1f tok/s   (%d tokens after the prompt, %s kernel%s, %d threads)\n", t->decode_tok_s,
-           b->decode, mv_variant(), mv_l1_prefetch() ? "" : " without the L1 prefetch", b->threads);
+    printf("decode          %10.1f tok/s   (%d tokens after the prompt, %s kernel, prefetch %s, %d threads)\n",
+           t->decode_tok_s, b->decode, mv_variant(), mv_prefetch_name(mv_prefetch_kind()), b->threads);
     printf("prefill/decode  %10.1fx\n", t->prefill_tok_s / t->decode_tok_s);
     printf("decode CPU      %10.2f of the %d threads' wall time%s\n", t->decode_cpu_share, b->threads,
            t->decode_cpu_share < 0.9 ? " (other jobs took the cores: the figures understate this machine)" : "");

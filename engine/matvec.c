@@ -116,17 +116,15 @@ static void mv_half_portable(float *out, const uint16_t *w, const float *x, int 
         return s;                                                                                         \
     }                                                                                                     \
     __attribute__((target("avx512f"))) static void NAME(float *out, const uint16_t *w, const float *x, int n, int d, \
-                                                        int near) {                                       \
+                                                        int l1_only) {                                    \
         int h = n / 2;                                                                                    \
         for (int i = 0; i < h; i++) {                                                                     \
             const uint16_t *r = w + (long)i * d, *q = w + (long)(i + h) * d;                              \
             __m512 a0 = _mm512_setzero_ps(), a1 = a0, b0 = a0, b1 = a0;                                   \
             int j = 0;                                                                                    \
             for (; j + 32 <= d; j += 32) {                                                                \
-                mv_prefetch(r + j, 1);                                                                    \
-                mv_prefetch_near(r + j, 1, near);                                                               \
-                mv_prefetch(q + j, 1);                                                                    \
-                mv_prefetch_near(q + j, 1, near);                                                               \
+                mv_prefetch_half(r + j, l1_only);                                                       \
+                mv_prefetch_half(q + j, l1_only);                                                       \
                 __m512 x0 = _mm512_loadu_ps(x + j), x1 = _mm512_loadu_ps(x + j + 16);                     \
                 a0 = _mm512_fmadd_ps(LOAD(r + j), x0, a0);                                                \
                 a1 = _mm512_fmadd_ps(LOAD(r + j + 16), x1, a1);                                           \
@@ -165,17 +163,15 @@ __attribute__((target("avx2,fma,f16c"))) static inline __m256 ld8_f16(const uint
         return s;                                                                                         \
     }                                                                                                     \
     __attribute__((target(TARGET))) static void NAME(float *out, const uint16_t *w, const float *x, int n, int d, \
-                                                     int near) {                                          \
+                                                     int l1_only) {                                       \
         int h = n / 2;                                                                                    \
         for (int i = 0; i < h; i++) {                                                                     \
             const uint16_t *r = w + (long)i * d, *q = w + (long)(i + h) * d;                              \
             __m256 a0 = _mm256_setzero_ps(), a1 = a0, b0 = a0, b1 = a0;                                   \
             int j = 0;                                                                                    \
             for (; j + 32 <= d; j += 32) {                                                                \
-                mv_prefetch(r + j, 1);                                                                    \
-                mv_prefetch_near(r + j, 1, near);                                                               \
-                mv_prefetch(q + j, 1);                                                                    \
-                mv_prefetch_near(q + j, 1, near);                                                               \
+                mv_prefetch_half(r + j, l1_only);                                                       \
+                mv_prefetch_half(q + j, l1_only);                                                       \
                 for (int k = 0; k < 32; k += 16) {                                                        \
                     __m256 x0 = _mm256_loadu_ps(x + j + k), x1 = _mm256_loadu_ps(x + j + k + 8);          \
                     a0 = _mm256_fmadd_ps(LOAD(r + j + k), x0, a0);                                        \
@@ -216,17 +212,19 @@ static int cpu_f16c(void) {
     return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
 }
 
-int mv_l1_prefetch(void) {
+MvPrefetch mv_prefetch_kind(void) {
     __builtin_cpu_init();
-    return !__builtin_cpu_is("amd");
+    return __builtin_cpu_is("amd") ? MV_PF_L1 : MV_PF_L2_L1;
 }
+
+const char *mv_prefetch_name(MvPrefetch k) { return k == MV_PF_L1 ? "l1" : "l2+l1"; }
 
 /* The half-precision kernel for an isa the CPU has. */
 static void half_kernel(MvIsa isa, float *out, const uint16_t *w, const float *x, int n, int d, int bf16) {
-    int near = mv_l1_prefetch();
-    if (isa == MV_AVX512) bf16 ? mv_bf16_avx512(out, w, x, n, d, near) : mv_f16_avx512(out, w, x, n, d, near);
-    else if (isa == MV_AVX2 && bf16) mv_bf16_avx2(out, w, x, n, d, near);
-    else if (isa == MV_AVX2 && cpu_f16c()) mv_f16_avx2(out, w, x, n, d, near);
+    int l1 = mv_prefetch_kind() == MV_PF_L1;
+    if (isa == MV_AVX512) bf16 ? mv_bf16_avx512(out, w, x, n, d, l1) : mv_f16_avx512(out, w, x, n, d, l1);
+    else if (isa == MV_AVX2 && bf16) mv_bf16_avx2(out, w, x, n, d, l1);
+    else if (isa == MV_AVX2 && cpu_f16c()) mv_f16_avx2(out, w, x, n, d, l1);
     else mv_half_portable(out, w, x, n, d, bf16);
 }
 

@@ -45,10 +45,17 @@ void mv_half_isa(MvIsa isa, float *out, const uint16_t *w, const float *x, int n
  * streaming probe `bench` measures bandwidth with. */
 float mv_stream_sum(const float *x, size_t n);
 
-/* 1 when the half-precision kernels also ask for the line 2 KiB ahead
- * into L1 (engine/simd.h): every CPU but AMD's, where it cost 2-5% of
- * decode speed on a Zen 5 while it gained 5-7% on a Xeon. */
-int mv_l1_prefetch(void);
+/* How the half-precision decode kernels prefetch their weight rows
+ * (engine/simd.h): 4 KiB ahead into L2 and 2 KiB ahead into L1, as a Xeon
+ * read fastest, or on AMD CPUs 4 KiB ahead into L1 alone, 5-8% faster than
+ * the other on a Zen 5. */
+typedef enum { MV_PF_L2_L1, MV_PF_L1 } MvPrefetch;
+
+/* The way this CPU's kernels prefetch. */
+MvPrefetch mv_prefetch_kind(void);
+
+/* "l2+l1" or "l1". */
+const char *mv_prefetch_name(MvPrefetch k);
 
 /* Name of the kernel variant in use ("avx512", "avx2", "portable"). */
 const char *mv_variant(void);

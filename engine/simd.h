@@ -38,17 +38,29 @@ static inline void mv_prefetch(const void *p, int lines) { mv_prefetch_at(p, MV_
  * prefetch took bf16 decode from 1.72-1.76x f32 to 1.84-1.90x, with one
  * row at a time and 1 KiB ahead. Reading two rows at once, 2 KiB per
  * stream did best: roofline 0.86-0.92 against 0.80-0.86 at 1 KiB, 0.83-0.89
- * at 1.5 KiB, 0.82-0.85 at 3 KiB. f32 rows gained nothing from it. On an
- * AMD Zen 5 it did the opposite: without it the bf16 110M folder read at
- * roofline 0.79-0.81 against 0.75-0.76 when the host gave ~80 GB/s, 0.91
- * against 0.90 at ~50, and the 1B-class folder at 0.95-0.96 against
- * 0.93-0.94 (builds alternated, engine/PERFORMANCE.md). So the kernels ask
- * mv_l1_prefetch() whether to issue it (`on`). */
+ * at 1.5 KiB, 0.82-0.85 at 3 KiB. f32 rows gained nothing from it.
+ *
+ * An AMD Zen 5 wants the opposite: no second prefetch, and the one 4 KiB
+ * ahead straight into L1 (T0). Builds alternated on its host (engine/
+ * PERFORMANCE.md): dropping the 2 KiB one took the bf16 110M folder from
+ * roofline 0.75-0.76 to 0.79-0.81 when the host gave ~80 GB/s; T0 for the
+ * far one then to 0.82, and the 1B-class folder from 0.875-0.886 to
+ * 0.921-0.928. So the kernels ask mv_prefetch_kind() which way to go. */
 #define MV_PREFETCH_NEAR 2048
 
-static inline void mv_prefetch_near(const void *p, int lines, int on) {
-    if (!on) return;
+static inline void mv_prefetch_near(const void *p, int lines) {
     for (int l = 0; l < lines; l++) _mm_prefetch((const char *)((uintptr_t)p + MV_PREFETCH_NEAR + 64 * l), _MM_HINT_T0);
+}
+
+/* A half-precision weight row's prefetches for the line at p: 4 KiB ahead
+ * into L2 and 2 KiB ahead into L1 (l1_only 0), or 4 KiB ahead into L1. */
+static inline void mv_prefetch_half(const void *p, int l1_only) {
+    if (l1_only) {
+        _mm_prefetch((const char *)((uintptr_t)p + MV_PREFETCH), _MM_HINT_T0);
+        return;
+    }
+    mv_prefetch(p, 1);
+    mv_prefetch_near(p, 1);
 }
 
 /* 16 bf16 values widened to f32 (exact: a bf16 is the top half of an f32). */

@@ -83,17 +83,16 @@ TEST(bench_gemm_times_every_path_against_its_peak) {
     free(out);
 }
 
-/* Throughput's JSON says whether the decode kernels prefetch into L1 (off
- * on AMD, where it cost 2-5%: engine/simd.h) and gives a roofline from the
- * paired steps. */
+/* Throughput's JSON says how the decode kernels prefetch (straight into L1
+ * on AMD: engine/simd.h) and gives a roofline from the paired steps. */
 TEST(bench_throughput_names_its_prefetch_and_pairs_its_roofline) {
     int st;
     char *out = test_runf(&st, "%s bench --shape 260K --runs 2 --prompt-len 8 --decode 4 --threads 1 --json", bin());
     cJSON *j = out ? cJSON_Parse(out) : NULL;
     CHECK_MSG(st == 0 && j, "bench --json: %d %s", st, out ? out : "");
     if (j) {
-        const cJSON *pf = cJSON_GetObjectItem(j, "l1_prefetch");
-        CHECK(cJSON_IsBool(pf) && cJSON_IsTrue(pf) == mv_l1_prefetch());
+        const char *pf = cJSON_GetStringValue(cJSON_GetObjectItem(j, "prefetch"));
+        CHECK(pf && !strcmp(pf, mv_prefetch_name(mv_prefetch_kind())));
         double rf = num(j, "roofline_frac"), rfw = num(j, "roofline_frac_weights");
         CHECK_MSG(isfinite(rf) && rf > 0 && rfw > 0 && rfw < rf, "roofline %g, weights only %g", rf, rfw);
     }
