@@ -74,8 +74,8 @@ int gemm_half_available(GemmPath path) {
 }
 
 /* AMX first; AVX-512 BF16 where AMX is missing. Measured at AHA-OLMO2's
- * shape (engine/PERFORMANCE.md): on an AMD Zen 5, which issues VDPBF16PS on
- * two full-width pipes, its prefill ran 3.5x sgemm's; on the Xeon, whose
+ * shape (engine/PERFORMANCE.md): on an AMD Zen 5, where VDPBF16PS's peak is
+ * twice the f32 FMA's, its prefill ran 3.5x sgemm's; on the Xeon, whose
  * AMX was chosen first anyway, it was only on par with sgemm. No known CPU
  * has AVX-512 BF16 but runs sgemm faster, bar that Xeon, which takes AMX. */
 GemmPath gemm_half_best(void) {
