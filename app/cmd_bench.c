@@ -498,6 +498,12 @@ static const char *prefill_kernel(const Config *c) {
     return p <= GEMM_EXACT ? "sgemm" : gemm_half_name((GemmPath)p);
 }
 
+/* How this model's decode kernels prefetch: f32 rows 4 KiB ahead into L2,
+ * half-precision ones as mv_prefetch_kind says for this CPU. */
+static const char *prefetch_name(const Config *c) {
+    return c->dtype == DT_F32 ? "l2" : mv_prefetch_name(mv_prefetch_kind());
+}
+
 static void print_throughput(const BenchOpts *b, const Model *m, const Throughput *t, const CostStep *cs,
                              size_t resident) {
     const Config *c = &m->c;
@@ -508,7 +514,7 @@ static void print_throughput(const BenchOpts *b, const Model *m, const Throughpu
                "\"prefill_kernel\": \"%s\", \"dtype\": \"%s\", \"file_bytes\": %zu, \"resident_bytes\": %zu, "
                "\"huge_page_bytes\": %zu, \"decode_cpu_share\": %.3f, \"decode_steal_share\": %.3f",
                t->prefill_tok_s, t->decode_tok_s, t->weight_bytes, t->kv_bytes, t->bandwidth_gbs, t->roofline_frac,
-               t->roofline_frac_weights, b->prompt_len, b->decode, b->runs, b->threads, mv_variant(), mv_prefetch_name(mv_prefetch_kind()), prefill_kernel(c),
+               t->roofline_frac_weights, b->prompt_len, b->decode, b->runs, b->threads, mv_variant(), prefetch_name(c), prefill_kernel(c),
                model_dtype_name(c->dtype), m->file_bytes, resident, huge_page_bytes(), t->decode_cpu_share,
                t->decode_steal_share);
         print_cost_json(cs, 1);
@@ -521,7 +527,7 @@ static void print_throughput(const BenchOpts *b, const Model *m, const Throughpu
     printf("prefill         %10.1f tok/s   (%d-token prompt, median of %d runs, %s)\n", t->prefill_tok_s, b->prompt_len,
            b->runs, prefill_kernel(c));
     printf("decode          %10.1f tok/s   (%d tokens after the prompt, %s kernel, prefetch %s, %d threads)\n",
-           t->decode_tok_s, b->decode, mv_variant(), mv_prefetch_name(mv_prefetch_kind()), b->threads);
+           t->decode_tok_s, b->decode, mv_variant(), prefetch_name(c), b->threads);
     printf("prefill/decode  %10.1fx\n", t->prefill_tok_s / t->decode_tok_s);
     printf("decode CPU      %10.2f of the %d threads' wall time%s\n", t->decode_cpu_share, b->threads,
            t->decode_cpu_share < 0.9 ? " (other jobs took the cores: the figures understate this machine)" : "");

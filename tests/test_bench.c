@@ -92,10 +92,17 @@ TEST(bench_throughput_names_its_prefetch_and_pairs_its_roofline) {
     CHECK_MSG(st == 0 && j, "bench --json: %d %s", st, out ? out : "");
     if (j) {
         const char *pf = cJSON_GetStringValue(cJSON_GetObjectItem(j, "prefetch"));
-        CHECK(pf && !strcmp(pf, mv_prefetch_name(mv_prefetch_kind())));
+        CHECK_MSG(pf && !strcmp(pf, "l2"), "f32 weights prefetch: %s", pf ? pf : "(none)");
         double rf = num(j, "roofline_frac"), rfw = num(j, "roofline_frac_weights");
         CHECK_MSG(isfinite(rf) && rf > 0 && rfw > 0 && rfw < rf, "roofline %g, weights only %g", rf, rfw);
     }
+    cJSON_Delete(j);
+    free(out);
+    out = test_runf(&st, "%s bench --shape 260K --arch llama --dtype bf16 --runs 1 --prompt-len 8 --decode 4 --threads 1 --json",
+                    bin());
+    j = out ? cJSON_Parse(out) : NULL;
+    const char *pf = j ? cJSON_GetStringValue(cJSON_GetObjectItem(j, "prefetch")) : NULL;
+    CHECK_MSG(pf && !strcmp(pf, mv_prefetch_name(mv_prefetch_kind())), "bf16 weights prefetch: %s", out ? out : "");
     cJSON_Delete(j);
     free(out);
 }
