@@ -112,6 +112,7 @@ static void time_path(RunState *s, PathTimes *p, int r, const GemmShape *sh, uin
     }
     p->layer[r] = flops / secs / 1e9;
     p->peak[r] = peak_gflops(s->pool, p->path);
+    p->frac[r] = p->layer[r] / p->peak[r];
 }
 
 /* FLOP one token costs in a layer's products. */
@@ -129,7 +130,6 @@ static void print_gemm(const BenchOpts *b, const Config *c, int T, const GemmSha
                        int threads) {
     double layer[8], peak[8], frac[8], shp[8][N_SHAPES];
     for (int i = 0; i < np; i++) {
-        for (int r = 0; r < b->runs; r++) pt[i].frac[r] = pt[i].layer[r] / pt[i].peak[r];
         frac[i] = bench_median(pt[i].frac, b->runs);
         layer[i] = bench_median(pt[i].layer, b->runs);
         peak[i] = bench_median(pt[i].peak, b->runs);

@@ -86,8 +86,9 @@ static void bench_help(void) {
          "  generated English-like text, the same on every run and machine; prints bytes, tokens, MB/s.\n"
          "--gemm: a layer's prefill products alone (q k v o gate up down of the shape, random bf16 weights, T =\n"
          "  --prompt-len rows) on every path this machine runs (exact = widened to f32 for sgemm, avx512bf16, amx):\n"
-         "  GFLOP/s, the peak of the path's multiply instruction measured alone on every thread in the same run,\n"
-         "  the fraction of it, and the tok/s the products alone would allow; paths alternate within each run.\n"
+         "  GFLOP/s, the peak of the path's multiply instruction measured alone on every thread right after the\n"
+         "  products, the fraction of it (run by run, then the median), and the tok/s the products alone would\n"
+         "  allow; paths alternate within each run.\n"
          "--json prints one JSON object. Defaults: --shape 110M, --runs 5, --threads all cores.");
 }
 

@@ -41,9 +41,7 @@ static int run_generate(RunOpts *o, int print_ids, int progress, int threads, Er
     int rc = 1;
     if (app_load(o, &L, 1, e) != 0) goto out_unload;
     const char *prompt = o->prompt ? o->prompt : "";
-    char warn[200];
-    int steps = app_steps_for(&L.tok, L.model.c.seq_len, prompt, o->steps, o->have_steps, warn, sizeof warn);
-    if (warn[0]) args_warn("%s", warn);
+    int steps = app_cli_steps(o, &L, prompt);
     if (session_init(&s, &L.model, &L.tok, &o->attn, steps, o->temperature, o->topp, o->seed, threads, e)) goto out_unload;
     if (session_start_text(&s, prompt, strlen(prompt), e) != 0) goto out_session;
     double t0 = args_seconds();

@@ -100,10 +100,8 @@ out:
 static int record_prompt(RunOpts *o, Loaded *L, Store *st, const char *prompt, const RecordOpts *ro, Err *e) {
     Session s;
     StoreRunInfo info;
-    char warn[200];
     int given = o->steps; /* each prompt of --prompts from the steps asked for; the run records what ran */
-    o->steps = app_steps_for(&L->tok, L->model.c.seq_len, prompt, given, o->have_steps, warn, sizeof warn);
-    if (warn[0]) args_warn("%s", warn);
+    o->steps = app_cli_steps(o, L, prompt);
     if (session_init(&s, &L->model, &L->tok, &o->attn, o->steps, o->temperature, o->topp, o->seed, (int)ro->threads, e)) {
         o->steps = given;
         return -1;

@@ -87,9 +87,7 @@ static int run_trace(RunOpts *o, int progress, Err *e) {
     if (app_load(o, &L, 1, e) != 0) goto out;
     const Config *c = &L.model.c;
     const char *prompt = o->prompt ? o->prompt : "";
-    char warn[200];
-    o->steps = app_steps_for(&L.tok, c->seq_len, prompt, o->steps, o->have_steps, warn, sizeof warn);
-    if (warn[0]) args_warn("%s", warn);
+    o->steps = app_cli_steps(o, &L, prompt);
     if (session_init(&s, &L.model, &L.tok, &o->attn, o->steps, o->temperature, o->topp, o->seed, pool_default_threads(), e))
         goto out;
     if (session_start_text(&s, prompt, strlen(prompt), e) != 0) goto out_session;

@@ -330,6 +330,13 @@ int app_steps_for(const Tokenizer *tok, int seq_len, const char *prompt, int ste
     return n + steps < seq_len ? n + steps : seq_len;
 }
 
+int app_cli_steps(const RunOpts *o, const Loaded *L, const char *prompt) {
+    char warn[200];
+    int steps = app_steps_for(&L->tok, L->model.c.seq_len, prompt, o->steps, o->have_steps, warn, sizeof warn);
+    if (warn[0]) args_warn("%s", warn);
+    return steps;
+}
+
 void app_unload(Loaded *L) {
     model_free(&L->model);
     if (L->have_tok) tok_free(&L->tok);

@@ -74,6 +74,10 @@ int app_load_tokenizer(RunOpts *o, Loaded *L, Err *e);
 int app_steps_for(const Tokenizer *tok, int seq_len, const char *prompt, int steps, int given, char *warn,
                   size_t warn_size);
 
+/* app_steps_for for a command-line run of prompt on L: the steps o asked
+ * for (given or default), its warning on stderr. */
+int app_cli_steps(const RunOpts *o, const Loaded *L, const char *prompt);
+
 /* Release what app_load loaded. */
 void app_unload(Loaded *L);
 
