@@ -15,9 +15,11 @@ OPT     := -O3 -g
 LDLIBS  := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas) -lsqlite3 -lcjson -lncursesw -lcurl -lcrypto -lpthread -lm
 SAN     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LIB_SRC  := $(sort $(wildcard engine/*.c) $(wildcard store/*.c) $(wildcard views/*.c) $(filter-out app/main.c,$(wildcard app/*.c)))
+# Each room may hold one level of sub-rooms (engine/tokenize/, app/tui/, ...).
+ROOM_SRC  = $(wildcard $(1)/*.c $(1)/*/*.c)
+LIB_SRC  := $(sort $(call ROOM_SRC,engine) $(call ROOM_SRC,store) $(call ROOM_SRC,views) $(filter-out app/main.c,$(call ROOM_SRC,app)))
 TEST_SRC := $(sort $(wildcard tests/*.c))
-HDRS     := $(wildcard engine/*.h store/*.h views/*.h app/*.h tests/*.h)
+HDRS     := $(wildcard engine/*.h engine/*/*.h store/*.h store/*/*.h views/*.h views/*/*.h app/*.h app/*/*.h tests/*.h)
 
 .PHONY: all test test-fast run bench clean fuzz fuzz-build npm-fixtures deps deps-build deps-test test-fresh findings
 all: ahascope
@@ -65,7 +67,7 @@ build-san/run_tests: $(LIB_SRC:%.c=build-san/%.o) $(TEST_SRC:%.c=build-san/%.o)
 FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 60
 FUZZ_SAN   := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_LIB   := $(sort $(wildcard engine/*.c) $(wildcard store/*.c)) tests/fuzz/fuzz_util.c
+FUZZ_LIB   := $(sort $(call ROOM_SRC,engine) $(call ROOM_SRC,store)) tests/fuzz/fuzz_util.c
 FUZZ_OBJ   := $(FUZZ_LIB:%.c=build-fuzz/%.o)
 FUZZ_NAMES := $(sort $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out tests/fuzz/fuzz_util.c,$(wildcard tests/fuzz/fuzz_*.c))))
 FUZZ_LIBS  := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas) -lsqlite3 -lcjson -lcrypto -lpthread -lm
