@@ -1,34 +1,17 @@
 /* `ahascope bench`: speed figures measured in one run, as medians.
  *
- * Throughput mode: prefill and decode tok/s of a model (a file, or random
- * weights of a named shape), the weight bytes a decode step streams, the
- * machine's read bandwidth measured by the project's own streaming kernel,
- * and roofline_frac = decode tok/s × bytes per step ÷ bandwidth (per run,
- * against the faster of the passes around its decode; then the median).
- * Context mode (--context N): the time of one decode step at position N for
- * a policy, with the KV cache pre-filled with random keys and values.
- * Both modes also give the byte split of a decode step (engine/cost.h):
- * weights, and the KV cache with every head local and every head global;
- * --bytes-only gives that split alone, computed, nothing built or timed.
+ * This file parses the flags, prints the help and hands the run to one
+ * mode of app/bench/ (bench.h lists them): throughput (the default),
+ * --context, --bytes-only, --dtype, --record, --gemm, --tui, --tokenizer,
+ * or --save-hf/--save-routers, which write files and time nothing.
  */
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
 #include <string.h>
-#include <time.h>
 
 #include "app/args.h"
-#include "app/bench.h"
+#include "app/bench/bench.h"
 #include "app/commands.h"
 #include "app/setup.h"
-#include "engine/cost.h"
-#include "engine/forward.h"
-#include "engine/matvec.h"
-#include "engine/mem.h"
-#include "engine/routers.h"
-#include "views/screen.h"
-
 
 static void bench_help(void) {
     puts("usage: ahascope bench [--model PATH | --shape 260K|15M|110M | --dims d,hidden,layers,heads,kv_heads,vocab,seq_len]\n"
@@ -92,323 +75,6 @@ static void bench_help(void) {
          "--json prints one JSON object. Defaults: --shape 110M, --runs 5, --threads all cores.");
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-double bench_median(double *v, int n) {
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static int shape_config(const BenchOpts *b, Config *c, Err *e) {
-    memset(c, 0, sizeof *c);
-    int v[7];
-    if (b->dims) {
-        char extra;
-        if (sscanf(b->dims, "%d,%d,%d,%d,%d,%d,%d%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &extra) != 7)
-            return err_usage(e, "--dims: expected 7 comma-separated integers dim,hidden,layers,heads,kv_heads,vocab,seq_len");
-    } else if (!strcmp(b->shape, "260K")) {
-        int s[7] = {64, 172, 5, 8, 4, 512, 512}; memcpy(v, s, sizeof s);
-    } else if (!strcmp(b->shape, "15M")) {
-        int s[7] = {288, 768, 6, 6, 6, 32000, 256}; memcpy(v, s, sizeof s);
-    } else if (!strcmp(b->shape, "110M")) {
-        int s[7] = {768, 2048, 12, 12, 12, 32000, 1024}; memcpy(v, s, sizeof s);
-    } else {
-        return err_usage(e, "--shape: unknown shape '%s' (260K, 15M, 110M)", b->shape);
-    }
-    *c = (Config){.dim = v[0], .hidden_dim = v[1], .n_layers = v[2], .n_heads = v[3], .n_kv_heads = v[4],
-                  .vocab_size = v[5], .seq_len = v[6], .shared_classifier = 1, .rope_theta = 10000.0f};
-    return model_config_check(c, "--dims", e) ? err_as_usage(e) : 0; /* the flag gave a shape no model has */
-}
-
-static void stream_task(void *ctx, int task, int n_tasks) {
-    BenchStream *s = ctx;
-    size_t lo = s->n * task / n_tasks, hi = s->n * (task + 1) / n_tasks;
-    s->sums[task] = mv_stream_sum(s->buf + lo, hi - lo);
-}
-
-int bench_stream_init(BenchStream *s) {
-    s->n = (size_t)256 << 20 >> 2;
-    s->buf = mem_big_alloc(s->n * sizeof(float)); /* the pages the weights it is set against get */
-    if (!s->buf) return -1;
-    for (size_t i = 0; i < s->n; i++) s->buf[i] = (float)(i & 7);
-    return 0;
-}
-
-void bench_step_bytes(const Config *c, int plen, int dec, Throughput *t) {
-    t->weight_bytes = model_decode_bytes(c);
-    t->kv_bytes = model_kv_bytes(c, (size_t)(plen + (dec + 1) / 2)); /* full attention, averaged over the decode */
-}
-
-double bench_roofline(const Throughput *t, double tok_s, const double *bw) {
-    return tok_s * (double)(t->weight_bytes + t->kv_bytes) / (fmax(bw[1], bw[2]) * 1e9);
-}
-
-void bench_set_roofline(Throughput *t, double *rf, int R) {
-    t->roofline_frac = bench_median(rf, R);
-    t->roofline_frac_weights = t->roofline_frac * t->weight_bytes / (double)(t->weight_bytes + t->kv_bytes);
-}
-
-/* The position the byte split is given at: --context, else throughput's
- * middle decode step, whose full-attention KV bytes are its kv_bytes. */
-static int cost_position(const BenchOpts *b) {
-    return b->context ? b->context : b->prompt_len + (b->decode + 1) / 2 - 1;
-}
-
-/* The byte split as `, "key": value` pairs that continue a JSON object;
- * with_position also gives the position and window (context mode has its own). */
-static void print_cost_json(const CostStep *s, int with_position) {
-    if (with_position) printf(", \"context\": %d, \"window\": %d", s->t, s->window);
-    printf(", \"sinks\": %d, \"weight_bytes_step\": %zu, \"kv_bytes_all_local\": %zu, \"kv_bytes_all_global\": %zu, "
-           "\"kv_share_all_local\": %.6f, \"kv_share_all_global\": %.6f, \"max_saving\": %.6f",
-           s->sinks, s->weight_bytes, s->kv_bytes_local, s->kv_bytes_global, cost_kv_share(s, s->kv_bytes_local),
-           cost_kv_share(s, s->kv_bytes_global), cost_max_saving(s));
-}
-
-/* The byte split as text: the weights, each bound of the KV cache with its
- * share of the step, and the most routing can save. */
-static void print_cost_text(const Config *c, const CostStep *s) {
-    printf("step bytes      at position %d (%d keys), window %d, sinks %d; %s weights, %s KV cache\n", s->t, s->t + 1,
-           s->window, s->sinks, model_dtype_name(c->dtype), model_dtype_name(c->kv_dtype));
-    printf("  weights       %12.3f MB\n", s->weight_bytes / 1e6);
-    printf("  KV all local  %12.3f MB   (%.1f%% of the step)\n", s->kv_bytes_local / 1e6,
-           100 * cost_kv_share(s, s->kv_bytes_local));
-    printf("  KV all global %12.3f MB   (%.1f%% of the step)\n", s->kv_bytes_global / 1e6,
-           100 * cost_kv_share(s, s->kv_bytes_global));
-    printf("max saving      %12.1f%%    of the step's bytes (every head local against every head global)\n",
-           100 * cost_max_saving(s));
-}
-
-double bench_stream_pass(Pool *pool, BenchStream *s) {
-    double t0 = args_seconds();
-    /* 64 chunks of 4 MB claimed as threads free up, as decode claims its
-     * slices: with two equal halves, a vCPU the host slowed set the pass's
-     * time, and decode then streamed "faster than the machine" (1.2) */
-    pool_run(pool, stream_task, s, (int)(sizeof s->sums / sizeof s->sums[0]));
-    return s->n * sizeof(float) / (args_seconds() - t0) / 1e9;
-}
-
-void bench_random_tokens(int *ids, int n, int vocab, uint64_t *seed) {
-    for (int i = 0; i < n; i++) {
-        *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
-        ids[i] = (int)((*seed >> 33) % (uint64_t)vocab);
-    }
-    ids[0] = 1;
-}
-
-/* CPU seconds this process has used, all threads: set against wall time it
- * says whether other jobs on the host took the cores from the decode. */
-static double cpu_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Seconds the hypervisor ran other guests on this machine's vCPUs (the
- * steal column of /proc/stat, all CPUs; 0 when /proc says nothing): a
- * decode that lost its cores to the host, not to this guest's jobs. */
-static double steal_seconds(void) {
-    FILE *f = fopen("/proc/stat", "r");
-    unsigned long long v[8] = {0};
-    int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-                       &v[6], &v[7]) : 0;
-    if (f) fclose(f);
-    long hz = sysconf(_SC_CLK_TCK);
-    return n == 8 && hz > 0 ? (double)v[7] / hz : 0;
-}
-
-void bench_paired_rooflines(const Throughput *t, const double *secs, const double *bw, int n, double *rf) {
-    for (int i = 0; i < n; i++) {
-        double pair[3] = {0, bw[i], bw[i + 1]};
-        rf[i] = bench_roofline(t, 1.0 / secs[i], pair);
-    }
-}
-
-/* The paired phase of one run: the run's dec decode steps again, at the
- * same positions (each rewrites the key and value it wrote before), with a
- * bandwidth pass after every step. A step of a 1B-class model lasts ~60 ms
- * and a pass ~5 ms, so each step meets the bandwidth the host gave at that
- * moment: set against passes seconds apart, a decode on a host whose
- * bandwidth moved between 27 and 80 GB/s within a minute measured a
- * roofline of 1.68. secs and bw are scratch of dec and dec + 1. */
-static void paired_steps(const Model *m, RunState *s, const BenchOpts *b, const int *ids, BenchStream *st,
-                         double bw_before, const Throughput *t, double *secs, double *bw, double *rf) {
-    int plen = b->prompt_len, dec = b->decode;
-    bw[0] = bw_before;
-    for (int i = 0; i < dec; i++) {
-        double t0 = args_seconds();
-        fwd_forward(m, s, &b->attn, &ids[plen + i], 1, plen + i, NULL, NULL);
-        secs[i] = args_seconds() - t0;
-        bw[i + 1] = bench_stream_pass(s->pool, st);
-    }
-    bench_paired_rooflines(t, secs, bw, dec, rf);
-}
-
-static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out, Err *e) {
-    const Config *c = &m->c;
-    int plen = b->prompt_len, dec = b->decode, R = b->runs;
-    if (plen + dec > c->seq_len)
-        return err_set(e, "prompt (%d) + decode (%d) exceed the context (%d)", plen, dec, c->seq_len);
-    RunState s;
-    if (fwd_init(&s, c, plen, b->threads, e) != 0) return -1;
-    BenchStream st;
-    int no_stream = bench_stream_init(&st);
-    int *ids = malloc((size_t)(plen + dec) * sizeof(int));
-    double *pre = malloc(R * sizeof(double)), *dtk = malloc(R * sizeof(double)), *bw = malloc(3 * R * sizeof(double));
-    double *rf = malloc((size_t)R * dec * sizeof(double)), *cpu = malloc(R * sizeof(double)), *stl = malloc(R * sizeof(double));
-    double *secs = malloc(dec * sizeof(double)), *pbw = malloc((dec + 1) * sizeof(double));
-    if (no_stream || !ids || !pre || !dtk || !bw || !rf || !cpu || !stl || !secs || !pbw) {
-        mem_big_free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf); free(cpu); free(stl); fwd_free(&s);
-        free(secs); free(pbw);
-        return err_set(e, "out of memory");
-    }
-    uint64_t seed = 42;
-    bench_random_tokens(ids, plen + dec, c->vocab_size, &seed);
-    bench_step_bytes(c, plen, dec, out);
-    for (int r = 0; r < R; r++) {
-        bw[3 * r] = bench_stream_pass(s.pool, &st);
-        double t0 = args_seconds();
-        fwd_forward(m, &s, &b->attn, ids, plen, 0, NULL, NULL);
-        double t1 = args_seconds();
-        bw[3 * r + 1] = bench_stream_pass(s.pool, &st);
-        double t2 = args_seconds(), c2 = cpu_seconds(), s2 = steal_seconds();
-        for (int i = 0; i < dec; i++) fwd_forward(m, &s, &b->attn, &ids[plen + i], 1, plen + i, NULL, NULL);
-        double t3 = args_seconds();
-        cpu[r] = (cpu_seconds() - c2) / ((t3 - t2) * pool_threads(s.pool));
-        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-        stl[r] = (steal_seconds() - s2) / ((t3 - t2) * (ncpu > 0 ? ncpu : 1));
-        bw[3 * r + 2] = bench_stream_pass(s.pool, &st);
-        pre[r] = plen / (t1 - t0);
-        dtk[r] = dec / (t3 - t2);
-        paired_steps(m, &s, b, ids, &st, bw[3 * r + 2], out, secs, pbw, rf + (size_t)r * dec);
-    }
-    out->prefill_tok_s = bench_median(pre, R);
-    out->decode_tok_s = bench_median(dtk, R);
-    out->bandwidth_gbs = bench_median(bw, 3 * R);
-    bench_set_roofline(out, rf, R * dec);
-    out->decode_cpu_share = bench_median(cpu, R);
-    out->decode_steal_share = bench_median(stl, R);
-    mem_big_free(st.buf); free(ids); free(pre); free(dtk); free(bw); free(rf); free(cpu); free(stl);
-    free(secs); free(pbw);
-    fwd_free(&s);
-    return 0;
-}
-
-/* Resident set size of this process in bytes (0 if /proc says nothing). */
-static size_t resident_bytes(void) {
-    FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long pages = 0, res = 0;
-    if (f) {
-        if (fscanf(f, "%lu %lu", &pages, &res) != 2) res = 0;
-        fclose(f);
-    }
-    return (size_t)res * 4096;
-}
-
-/* Bytes of this process on 2 MiB pages, anonymous or file-backed (0 if
- * /proc says nothing): how much of the weights the TLB reaches cheaply,
- * which decided whether a folder decoded fast or slow before mem_view_file
- * (engine/PERFORMANCE.md, "Slow invocations"). */
-static size_t huge_page_bytes(void) {
-    FILE *f = fopen("/proc/self/smaps_rollup", "r");
-    if (!f) return 0;
-    char line[256];
-    unsigned long long kb, total = 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "AnonHugePages: %llu kB", &kb) == 1 || sscanf(line, "FilePmdMapped: %llu kB", &kb) == 1) total += kb;
-    fclose(f);
-    return (size_t)total * 1024;
-}
-
-/* What the model itself holds in memory once it has run: the process's
- * resident growth over loading it and feeding 8 tokens (the caller took
- * `before` ahead of the load). */
-static size_t model_resident(const Model *m, const BenchOpts *b, size_t before, Err *e) {
-    RunState s;
-    Config c = m->c; /* the forward pass indexes the cache by the model's own context; untouched pages stay out of RSS */
-    if (fwd_init(&s, &c, 8, b->threads, e) != 0) return 0;
-    int ids[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    for (int i = 0; i < 8; i++) ids[i] %= c.vocab_size;
-    fwd_forward(m, &s, &b->attn, ids, 8, 0, NULL, NULL);
-    for (int i = 0; i < 4; i++) fwd_forward(m, &s, &b->attn, &ids[i], 1, 8 + i, NULL, NULL);
-    size_t after = resident_bytes();
-    fwd_free(&s);
-    return after > before ? after - before : 0;
-}
-
-typedef struct {
-    double step_ms, keys_read_frac, global_share, full_ms, plain_ms;
-    CostStep cost;       /* the byte split at position N */
-    size_t kv_read;      /* KV bytes the timed step's gates read, per KV head */
-} ContextResult;
-
-
-/* Median decode-step time at position N for one policy; the KV cache below
- * N holds random keys and values (their content does not change the cost). */
-static double time_step_at(const Model *m, RunState *s, const AttnConfig *a, int N, int runs, double *keys_frac,
-                           double *global, uint64_t *kv_pos) {
-    const Config *c = &m->c;
-    StepTrace *tr = trace_new(c->n_layers, c->n_heads);
-    double *t = malloc(runs * sizeof(double));
-    int tok = 1;
-    fwd_forward(m, s, a, &tok, 1, N, NULL, &tr); /* warm-up: bulk moments catch up once */
-    for (int r = 0; r < runs; r++) {
-        double t0 = args_seconds();
-        fwd_forward(m, s, a, &tok, 1, N, NULL, &tr);
-        t[r] = (args_seconds() - t0) * 1e3;
-    }
-    long keys = 0, g = 0;
-    for (int i = 0; i < trace_cells(tr); i++) { keys += tr->keys_read[i]; g += tr->gate[i] == 1; }
-    if (keys_frac) *keys_frac = (double)keys / ((double)trace_cells(tr) * (N + 1));
-    if (global) *global = (double)g / trace_cells(tr);
-    if (kv_pos) *kv_pos = (uint64_t)trace_kv_read_total(tr); /* counted by the engine, per KV head */
-    double med = bench_median(t, runs);
-    free(t);
-    trace_free(tr);
-    return med;
-}
-
-static int bench_context(const Model *m, const BenchOpts *b, ContextResult *out, Err *e) {
-    const Config *c = &m->c;
-    if (b->context >= c->seq_len) return err_set(e, "--context %d must be below the model's context (%d)", b->context, c->seq_len);
-    if (aha_check(&b->attn, c->n_layers, c->n_heads, e) != 0) return -1;
-    RunState s;
-    if (fwd_init(&s, c, 1, b->threads, e) != 0) return -1;
-    uint64_t seed = 7;
-    float *k = s.scratch, *v = s.scratch + c->head_size; /* scratch holds seq_len + 2*head_size floats */
-    for (int l = 0; l < c->n_layers; l++)
-        for (int h = 0; h < c->n_kv_heads; h++)
-            for (int pos = 0; pos < b->context; pos++) {
-                for (int j = 0; j < c->head_size; j++) {
-                    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-                    k[j] = (float)((seed >> 40) & 0xffff) / 32768.0f - 1.0f;
-                    v[j] = -k[j];
-                }
-                fwd_kv_set(&s, 0, l, h, pos, k);
-                fwd_kv_set(&s, 1, l, h, pos, v);
-            }
-    uint64_t kv_pos = 0;
-    out->step_ms = time_step_at(m, &s, &b->attn, b->context, b->runs, &out->keys_read_frac, &out->global_share, &kv_pos);
-    cost_step(c, b->context, b->attn.window, b->attn.sinks, &out->cost);
-    out->kv_read = cost_kv_bytes(c, kv_pos);
-    out->full_ms = out->plain_ms = NAN;
-    if (b->compare_full) {
-        AttnConfig full = b->attn;
-        full.policy = POLICY_FULL;
-        full.profile = 0;
-        out->full_ms = time_step_at(m, &s, &full, b->context, b->runs, NULL, NULL, NULL);
-    }
-    if (b->attn.profile) { /* what profiling costs over the same policy's plain step */
-        AttnConfig plain = b->attn;
-        plain.profile = 0;
-        out->plain_ms = time_step_at(m, &s, &plain, b->context, b->runs, NULL, NULL, NULL);
-    }
-    fwd_free(&s);
-    return 0;
-}
-
 static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
     Args a = {argc, argv, 1};
     RunOpts ro;
@@ -426,8 +92,8 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
                  : !strcmp(f, "--runs") ? &b->runs : !strcmp(f, "--context") ? &b->context
                  : !strcmp(f, "--threads") ? &b->threads : NULL;
         if (dst) {
-            if (!(v = args_value(&a, e)) || args_int(f, v, dst == &b->prompt_len ? 1 : dst == &b->context ? 1 : 1,
-                                                      dst == &b->threads ? 64 : 1 << 20, &n, e)) return -1;
+            if (!(v = args_value(&a, e)) || args_int(f, v, 1, dst == &b->threads ? 64 : 1 << 20, &n, e))
+                return -1;
             *dst = (int)n;
         } else if (!strcmp(f, "--shape")) { if (!(b->shape = args_value(&a, e))) return -1; }
         else if (!strcmp(f, "--dims")) { if (!(b->dims = args_value(&a, e))) return -1; }
@@ -491,146 +157,15 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
     return 0;
 }
 
-/* What a prefill of this model multiplies with: sgemm, or bf16's path
- * ($AHASCOPE_GEMM, already checked by the run that was timed). */
-static const char *prefill_kernel(const Config *c) {
-    char msg[200];
-    int p = c->dtype == DT_BF16 ? gemm_half_from_env(msg, sizeof msg) : GEMM_EXACT;
-    return p <= GEMM_EXACT ? "sgemm" : gemm_half_name((GemmPath)p);
-}
-
-/* How this model's decode kernels prefetch: f32 rows 4 KiB ahead into L2,
- * half-precision ones as mv_prefetch_kind says for this CPU. */
-static const char *prefetch_name(const Config *c) {
-    return c->dtype == DT_F32 ? "l2" : mv_prefetch_name(mv_prefetch_kind());
-}
-
-static void print_throughput(const BenchOpts *b, const Model *m, const Throughput *t, const CostStep *cs,
-                             size_t resident) {
-    const Config *c = &m->c;
-    if (b->json) {
-        printf("{\"prefill_tok_s\": %.3f, \"decode_tok_s\": %.3f, \"weight_bytes\": %zu, \"kv_bytes\": %zu, "
-               "\"bandwidth_gbs\": %.3f, \"roofline_frac\": %.4f, \"roofline_frac_weights\": %.4f, "
-               "\"prompt_len\": %d, \"decode\": %d, \"runs\": %d, \"threads\": %d, \"matvec\": \"%s\", \"prefetch\": \"%s\", "
-               "\"prefill_kernel\": \"%s\", \"dtype\": \"%s\", \"file_bytes\": %zu, \"resident_bytes\": %zu, "
-               "\"huge_page_bytes\": %zu, \"decode_cpu_share\": %.3f, \"decode_steal_share\": %.3f",
-               t->prefill_tok_s, t->decode_tok_s, t->weight_bytes, t->kv_bytes, t->bandwidth_gbs, t->roofline_frac,
-               t->roofline_frac_weights, b->prompt_len, b->decode, b->runs, b->threads, mv_variant(), prefetch_name(c), prefill_kernel(c),
-               model_dtype_name(c->dtype), m->file_bytes, resident, huge_page_bytes(), t->decode_cpu_share,
-               t->decode_steal_share);
-        print_cost_json(cs, 1);
-        printf("}\n");
-        return;
-    }
-    printf("model           %s (dim %d, hidden %d, %d layers, %d/%d heads, vocab %d, context %d)\n",
-           m->path[0] ? m->path : "random weights", c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads,
-           c->vocab_size, c->seq_len);
-    printf("prefill         %10.1f tok/s   (%d-token prompt, median of %d runs, %s)\n", t->prefill_tok_s, b->prompt_len,
-           b->runs, prefill_kernel(c));
-    printf("decode          %10.1f tok/s   (%d tokens after the prompt, %s kernel, prefetch %s, %d threads)\n",
-           t->decode_tok_s, b->decode, mv_variant(), prefetch_name(c), b->threads);
-    printf("prefill/decode  %10.1fx\n", t->prefill_tok_s / t->decode_tok_s);
-    printf("decode CPU      %10.2f of the %d threads' wall time%s\n", t->decode_cpu_share, b->threads,
-           t->decode_cpu_share < 0.9 ? " (other jobs took the cores: the figures understate this machine)" : "");
-    printf("host steal      %10.2f of the CPUs' time while decoding%s\n", t->decode_steal_share,
-           t->decode_steal_share > 0.05 ? " (the hypervisor ran other guests: the figures understate this machine)" : "");
-    printf("weight bytes    %10.1f MB per decode step (+ %.1f MB of KV cache at this context)\n", t->weight_bytes / 1e6,
-           t->kv_bytes / 1e6);
-    printf("bandwidth       %10.2f GB/s (streaming read, median of %d passes between the runs)\n", t->bandwidth_gbs,
-           3 * b->runs);
-    printf("roofline_frac   %10.3f   (weights + KV; weights only: %.3f; %s weights)\n", t->roofline_frac,
-           t->roofline_frac_weights, model_dtype_name(c->dtype));
-    if (resident && m->file_bytes)
-        printf("resident        %10.1f MB added by the model, file %.1f MB (%.2fx)\n", resident / 1e6, m->file_bytes / 1e6,
-               (double)resident / m->file_bytes);
-    printf("huge pages      %10.1f MB of the process on 2 MiB pages\n", huge_page_bytes() / 1e6);
-    print_cost_text(c, cs);
-}
-
-static void print_context(const BenchOpts *b, const Config *c, const ContextResult *r) {
-    if (b->json) {
-        printf("{\"context\": %d, \"window\": %d, \"policy\": \"%s\", \"step_ms\": %.4f, \"keys_read_frac\": %.4f, "
-               "\"global_share\": %.4f",
-               b->context, b->attn.window, aha_policy_name(b->attn.policy), r->step_ms, r->keys_read_frac, r->global_share);
-        if (!isnan(r->full_ms)) printf(", \"full_step_ms\": %.4f, \"speedup_vs_full\": %.3f", r->full_ms, r->full_ms / r->step_ms);
-        if (!isnan(r->plain_ms)) printf(", \"plain_step_ms\": %.4f, \"profile_ratio\": %.3f", r->plain_ms, r->step_ms / r->plain_ms);
-        print_cost_json(&r->cost, 0);
-        printf(", \"kv_bytes_read\": %zu, \"kv_share_read\": %.6f}\n", r->kv_read, cost_kv_share(&r->cost, r->kv_read));
-        return;
-    }
-    printf("step at position %d, policy %s, window %d%s: %.3f ms (median of %d)\n", b->context,
-           aha_policy_name(b->attn.policy), b->attn.window, b->attn.profile ? ", profiled" : "", r->step_ms, b->runs);
-    printf("keys_read_frac  %.4f   (keys read per query head; the KV cache's traffic, per KV head, is below)"
-           "   global_share %.4f\n", r->keys_read_frac, r->global_share);
-    if (!isnan(r->full_ms)) printf("full step       %.3f ms   speedup_vs_full %.2fx\n", r->full_ms, r->full_ms / r->step_ms);
-    if (!isnan(r->plain_ms)) printf("unprofiled step %.3f ms   profile_ratio %.2fx\n", r->plain_ms, r->step_ms / r->plain_ms);
-    print_cost_text(c, &r->cost);
-    printf("  KV read       %12.3f MB   (%.1f%% of the step: this step's gates, per KV head)\n", r->kv_read / 1e6,
-           100 * cost_kv_share(&r->cost, r->kv_read));
-}
-
-/* Load --model (a bare name is looked up as the default model is; a
- * folder's context is capped just past --context) and take its own window
- * unless --window was given. */
-static int load_model(BenchOpts *b, Model *m, Err *e) {
-    char path[1024];
-    if (app_model_path(b->model, path, sizeof path, e)) return -1;
-    int r = model_is_hf_dir(path) ? model_load_hf(m, path, b->context ? b->context + 1 : 0, e) : model_load(m, path, e);
-    if (r == 0 && m->default_window > 0 && !b->have_window) b->attn.window = m->default_window;
-    return r;
-}
-
-/* --bytes-only: the byte split from the config alone, so any shape and
- * position answers at once: --shape/--dims build no weights, and a model
- * file is only mapped. */
-static int bench_bytes(BenchOpts *b, Err *e) {
-    Model m = {0};
-    Config c;
-    if (b->model) {
-        setenv("AHASCOPE_WEIGHTS", "map", 0); /* no weight is read: copying them would only cost time */
-        if (load_model(b, &m, e) != 0) return -1;
-        c = m.c;
-    } else {
-        if (shape_config(b, &c, e) != 0) return -1;
-        c.dtype = c.kv_dtype = b->dtype; /* the random model would be built in f32, or converted to --dtype */
-    }
-    if (b->kv_dtype >= 0) c.kv_dtype = b->kv_dtype;
-    CostStep cs;
-    cost_step(&c, cost_position(b), b->attn.window, b->attn.sinks, &cs);
-    if (b->json) {
-        printf("{\"dtype\": \"%s\", \"kv_dtype\": \"%s\"", model_dtype_name(c.dtype), model_dtype_name(c.kv_dtype));
-        print_cost_json(&cs, 1);
-        printf("}\n");
-    } else {
-        print_cost_text(&c, &cs);
-    }
-    model_free(&m);
-    return 0;
-}
-
-/* --save-hf / --save-routers: write the random model's files (and --save's
- * checkpoint, from the same weights) and time nothing. A folder gets a
- * generated tokenizer whose last id, <|endoftext|>, is BOS and EOS. */
-static int save_only(const BenchOpts *b, Model *m) {
-    Err e;
-    const Config *c = &m->c;
-    HfSaveOpts o = {.dtype = b->dtype, .bos_id = c->vocab_size - 1, .eos_id = c->vocab_size - 1, .tokenizer = 1};
-    Routers r = {0};
-    const char *keys[] = {"trained_on"}, *vals[] = {"random weights (ahascope bench --save-routers)"};
-    int rc = 0;
-    if (b->save && model_save(m, b->save, 0, &e) != 0) rc = -1;
-    if (rc == 0 && b->save_hf && model_save_hf(m, b->save_hf, &o, &e) != 0) rc = -1;
-    if (rc == 0 && b->save_routers && (router_random(&r, c->n_layers, c->n_heads, c->dim, 4321, &e) != 0 ||
-                                       router_save(&r, b->save_routers, keys, vals, 1, &e) != 0))
-        rc = -1;
-    if (rc == 0 && b->save_hf)
-        printf("wrote %s: %s, dim %d, hidden %d, %d layers, %d/%d heads, vocab %d, context %d, %s\n", b->save_hf,
-               m->arch_name, c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size, c->seq_len,
-               model_dtype_name(b->dtype));
-    if (rc == 0 && b->save_routers) printf("wrote %s: random routers, %d layers x %d heads\n", b->save_routers, c->n_layers, c->n_heads);
-    router_free(&r);
-    model_free(m);
-    return rc ? args_fail(&e) : 0;
+/* The timed modes that run a model: --record, --context, --dtype beside
+ * f32, or throughput (of the half-precision model alone with --arch). */
+static int run_model_mode(Model *m, BenchOpts *b, size_t resident, Err *e) {
+    if (b->record) return bench_record(m, b, e);
+    if (b->context > 0) return bench_context(m, b, e);
+    if (b->prompt_len + b->decode > m->c.seq_len && !b->model) b->prompt_len = m->c.seq_len - b->decode;
+    if (b->dtype != DT_F32 && !b->model && b->arch == ARCH_LLAMA2C) return bench_dtypes(m, b, e);
+    if (b->dtype != DT_F32 && !b->model && model_to_half(m, b->dtype, e) != 0) return -1;
+    return bench_throughput(m, b, resident, e);
 }
 
 int cmd_bench(int argc, char **argv) {
@@ -638,71 +173,23 @@ int cmd_bench(int argc, char **argv) {
         if (args_is_help(argv[i])) { bench_help(); return 0; }
     BenchOpts b;
     Err e;
-    Model m;
     if (parse_bench(argc, argv, &b, &e) != 0) return args_fail(&e);
-    if (b.tokenizer) return bench_tokenizer(&b, &e) != 0 ? args_fail(&e) : 0;
-    if (b.tui) { /* frames of a synthetic 200-token trace, off-screen */
-        double ms;
-        int L = b.tui_layers ? b.tui_layers : 16, H = b.tui_heads ? b.tui_heads : 16;
-        int cols = b.tui_cols ? b.tui_cols : 200, rows = b.tui_rows ? b.tui_rows : 60;
-        if (view_bench_frames(cols, rows, L, H, 200, 50 * b.runs, &ms, &e) != 0) return args_fail(&e);
-        if (b.json)
-            printf("{\"frame_ms\": %.3f, \"cols\": %d, \"rows\": %d, \"layers\": %d, \"heads\": %d, \"tokens\": 200}\n",
-                   ms, cols, rows, L, H);
-        else printf("TUI frame (%dx%d, %dx%d heads, 200 tokens, off-screen): %.3f ms median\n", cols, rows, L, H, ms);
-        return 0;
-    }
-    if (b.bytes_only) return bench_bytes(&b, &e) != 0 ? args_fail(&e) : 0;
-    if (b.gemm) {
+    int rc;
+    if (b.tokenizer) rc = bench_tokenizer(&b, &e);
+    else if (b.tui) rc = bench_tui(&b, &e);
+    else if (b.bytes_only) rc = bench_bytes_only(&b, &e);
+    else if (b.gemm) {
         Config c;
-        if (shape_config(&b, &c, &e) != 0 || bench_gemm(&c, &b, &e) != 0) return args_fail(&e);
-        return 0;
+        rc = bench_shape_config(&b, &c, &e) != 0 ? -1 : bench_gemm(&c, &b, &e);
+    } else if (!b.model && (b.save_hf || b.save_routers)) rc = bench_save(&b, &e);
+    else {
+        Model m;
+        Routers rt;
+        size_t resident;
+        if (bench_open_model(&b, &m, &rt, &resident, &e) != 0) return args_fail(&e);
+        rc = run_model_mode(&m, &b, resident, &e);
+        router_free(&rt);
+        model_free(&m);
     }
-    size_t before = resident_bytes(), resident = 0;
-    if (b.model) {
-        if (load_model(&b, &m, &e) != 0) return args_fail(&e);
-        if (!b.context && !b.record) resident = model_resident(&m, &b, before, &e);
-    } else {
-        Config c;
-        if (shape_config(&b, &c, &e) != 0 || model_random_arch(&m, &c, b.arch, 1234, &e) != 0) return args_fail(&e);
-        if (b.save_hf || b.save_routers) return save_only(&b, &m);
-        if (b.save && model_save(&m, b.save, 0, &e) != 0) { model_free(&m); return args_fail(&e); }
-    }
-    if (b.kv_dtype >= 0) m.c.kv_dtype = b.kv_dtype;
-    if (m.builtin_routers && !b.routers) { /* faolmo routes itself, as on every command */
-        b.attn.model_routers = 1;
-        if (!b.have_window) b.attn.window = m.default_window;
-    }
-    int rc = 0;
-    Routers rt = {0};
-    if (b.routers) {
-        if (router_open(&rt, b.routers, m.c.n_layers, m.c.n_heads, m.c.dim, &e) != 0) { model_free(&m); return args_fail(&e); }
-        b.attn.routers = rt.w;
-        b.attn.router_bias = rt.b;
-        char warn[1200];
-        app_router_meta(&rt, b.have_tau, &b.attn, warn, sizeof warn);
-    }
-    if (b.record) {
-        if (bench_record(&m, &b, &e) != 0) rc = args_fail(&e);
-    } else if (b.context > 0) {
-        ContextResult r = {0};
-        if (bench_context(&m, &b, &r, &e) == 0) print_context(&b, &m.c, &r); else rc = args_fail(&e);
-    } else {
-        if (b.prompt_len + b.decode > m.c.seq_len && !b.model) b.prompt_len = m.c.seq_len - b.decode;
-        Throughput t = {0};
-        if (b.dtype != DT_F32 && !b.model && b.arch == ARCH_LLAMA2C) { /* f32 and the half dtype side by side */
-            if (bench_dtypes(&m, &b, &e) != 0) rc = args_fail(&e);
-        } else if (b.dtype != DT_F32 && !b.model && model_to_half(&m, b.dtype, &e) != 0) { /* --arch: the half model alone */
-            rc = args_fail(&e);
-        } else if (bench_throughput(&m, &b, &t, &e) == 0) {
-            CostStep cs;
-            cost_step(&m.c, cost_position(&b), b.attn.window, b.attn.sinks, &cs);
-            print_throughput(&b, &m, &t, &cs, resident);
-        } else {
-            rc = args_fail(&e);
-        }
-    }
-    router_free(&rt);
-    model_free(&m);
-    return rc;
+    return rc != 0 ? args_fail(&e) : 0;
 }

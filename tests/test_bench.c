@@ -1,5 +1,6 @@
 /* test_bench.c — the figures `ahascope bench` derives, on numbers made up
- * to have a known answer, and its --gemm mode end to end.
+ * to have a known answer, its --gemm mode end to end, and the TUI frame
+ * benchmark behind --tui.
  *
  * The roofline pairs each decode step with the bandwidth passes on either
  * side of it: on a host whose bandwidth swings between passes, a decode
@@ -12,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/bench.h"
+#include "app/bench/bench.h"
 #include "engine/gemm_half.h"
 #include "engine/matvec.h"
 #include "tests/test.h"
@@ -105,4 +106,15 @@ TEST(bench_throughput_names_its_prefetch_and_pairs_its_roofline) {
     CHECK_MSG(pf && !strcmp(pf, mv_prefetch_name(mv_prefetch_kind())), "bf16 weights prefetch: %s", out ? out : "");
     cJSON_Delete(j);
     free(out);
+}
+
+/* bench --tui: frames of a synthetic trace drawn off-screen give a median;
+ * a screen of no size is refused. */
+TEST(bench_tui_frames_reports_a_median) {
+    double ms = -1;
+    Err e;
+    CHECK_INT(bench_tui_frames(200, 60, 16, 16, 200, 5, &ms, &e), 0);
+    CHECK(ms > 0);
+    CHECK(bench_tui_frames(0, 60, 16, 16, 200, 5, &ms, &e) != 0);
+    CHECK(strstr(e.msg, "bad arguments") != NULL);
 }

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "engine/sha256.h"
-#include "app/bench.h"
+#include "app/bench/bench.h"
 #include "store/store.h"
 #include "test.h"
 

@@ -470,15 +470,6 @@ TEST(views_draw_survives_tiny_windows) {
     fx_term_close(&term);
 }
 
-TEST(views_bench_frames_reports_a_median) {
-    double ms = -1;
-    Err e;
-    CHECK_INT(view_bench_frames(200, 60, 16, 16, 200, 5, &ms, &e), 0);
-    CHECK(ms > 0);
-    CHECK(view_bench_frames(0, 60, 16, 16, 200, 5, &ms, &e) != 0);
-    CHECK(strstr(e.msg, "bad arguments") != NULL);
-}
-
 /* The header says which keys it counts (per query head, per KV head) and
  * splits the cursor step's bytes into weights and KV, with its bounds. */
 TEST(views_draw_header_splits_the_steps_bytes) {

@@ -34,12 +34,4 @@ int view_frame(ViewScreen *s, const ViewModel *m, Err *e);
 /* Delete the screen's windows (curses itself stays up). */
 void view_screen_free(ViewScreen *s);
 
-/* Render `frames` full frames of a synthetic n_layers × n_heads trace of
- * n_tokens tokens into an off-screen cols×rows xterm-256color terminal that
- * writes to /dev/null, moving cursor and selection every frame; *median_ms
- * gets the median frame time. Call it while no other curses screen is in
- * use: it ends its own and leaves none current. */
-int view_bench_frames(int cols, int rows, int n_layers, int n_heads, int n_tokens, int frames,
-                      double *median_ms, Err *e);
-
 #endif

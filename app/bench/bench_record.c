@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "app/args.h"
-#include "app/bench.h"
+#include "app/bench/bench.h"
 #include "engine/forward.h"
 #include "store/store.h"
 

@@ -1,12 +1,20 @@
-/* bench.h — options of `ahascope bench` and the measurements that live in
- * their own files. */
+/* bench.h — the options of `ahascope bench`, the helpers its modes share
+ * (bench_util.c) and the modes themselves, one file each.
+ *
+ * Calls go one way: app/cmd_bench.c parses the flags and calls one mode;
+ * a mode measures, prints its figures and calls the helpers; the helpers
+ * call no mode. Every mode takes the parsed options, returns 0 or -1 with
+ * e set, and leaves the exit status to the command.
+ */
 #ifndef AHASCOPE_BENCH_H
 #define AHASCOPE_BENCH_H
 
 #include "engine/aha.h"
+#include "engine/cost.h"
 #include "engine/err.h"
 #include "engine/model.h"
 #include "engine/pool.h"
+#include "engine/routers.h"
 
 #include <stdint.h>
 
@@ -34,8 +42,38 @@ typedef struct {
     int gemm;                /* --gemm: time a layer's prefill products alone on every path */
 } BenchOpts;
 
+/* ---- helpers (bench_util.c) ---- */
+
 /* Median of v[0..n) (sorts v). */
 double bench_median(double *v, int n);
+
+/* The config of --dims, or of the named --shape (260K, 15M, 110M); a usage
+ * error for an unknown shape or one no model can have. */
+int bench_shape_config(const BenchOpts *b, Config *c, Err *e);
+
+/* Load --model (a bare name is looked up as the default model is; a
+ * folder's context is capped just past --context) and take its own window
+ * unless --window was given. */
+int bench_load_model(BenchOpts *b, Model *m, Err *e);
+
+/* The model the timed modes run: --model, or random weights of the shape
+ * (written to --save if given), with --kv-dtype, its own routers or
+ * --routers (*rt, router_free it) set in b->attn. *resident gets the memory
+ * a --model adds once run (throughput mode only; else 0). On error nothing
+ * is left to free. */
+int bench_open_model(BenchOpts *b, Model *m, Routers *rt, size_t *resident, Err *e);
+
+/* The position the byte split is given at: --context, else throughput's
+ * middle decode step, whose full-attention KV bytes are its kv_bytes. */
+int bench_cost_position(const BenchOpts *b);
+
+/* The byte split as `, "key": value` pairs that continue a JSON object;
+ * with_position also gives the position and window (context mode has its own). */
+void bench_print_cost_json(const CostStep *s, int with_position);
+
+/* The byte split as text: the weights, each bound of the KV cache with its
+ * share of the step, and the most routing can save. */
+void bench_print_cost_text(const Config *c, const CostStep *s);
 
 /* Decode figures of one model: tok/s, bandwidth, and the share of it the
  * decode step's bytes (weights, plus the KV cache full attention reads)
@@ -86,6 +124,42 @@ double bench_stream_pass(Pool *pool, BenchStream *s);
 
 /* n pseudo-random token ids below vocab from *seed, the first one 1 (BOS). */
 void bench_random_tokens(int *ids, int n, int vocab, uint64_t *seed);
+
+/* ---- modes, one file each ---- */
+
+/* Default mode (bench_throughput.c): medians over b->runs of prefill and
+ * decode tok/s, the bandwidth and the paired roofline, the CPU and steal
+ * the decode got, and the byte split at the middle decode step; resident
+ * is what bench_open_model measured. Prints its figures. */
+int bench_throughput(const Model *m, const BenchOpts *b, size_t resident, Err *e);
+
+/* --context N (bench_context.c): the median time of one decode step at
+ * position N under b->attn, the keys its gates read, and with
+ * --compare-full / --profile the full and unprofiled steps beside it.
+ * Prints its figures. */
+int bench_context(const Model *m, const BenchOpts *b, Err *e);
+
+/* --bytes-only (bench_bytes.c): the byte split of a step from the config
+ * of --model or --shape/--dims alone, nothing built or timed. Prints it. */
+int bench_bytes_only(BenchOpts *b, Err *e);
+
+/* --save-hf / --save-routers (bench_save.c): the random model written as a
+ * Hugging Face folder, random routers for its shape, and --save's llama2.c
+ * file from the same weights; nothing timed. */
+int bench_save(const BenchOpts *b, Err *e);
+
+/* --tui (bench_tui.c): the median time of a full TUI frame of the
+ * --tui-heads shape (default 16x16) on a --tui-size screen (default 200x60).
+ * Prints it. */
+int bench_tui(const BenchOpts *b, Err *e);
+
+/* Render `frames` full frames of a synthetic n_layers × n_heads trace of
+ * n_tokens tokens into an off-screen cols×rows xterm-256color terminal that
+ * writes to /dev/null, moving cursor and selection every frame; *median_ms
+ * gets the median frame time. Call it while no other curses screen is in
+ * use: it ends its own and leaves none current. */
+int bench_tui_frames(int cols, int rows, int n_layers, int n_heads, int n_tokens, int frames, double *median_ms,
+                     Err *e);
 
 /* --tokenizer: the median time over b->runs of encoding b->text (or
  * b->text_bytes of generated English-like text, default 1 MB) with the

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "app/args.h"
-#include "app/bench.h"
+#include "app/bench/bench.h"
 #include "app/setup.h"
 #include "engine/files.h"
 #include "engine/textout.h"

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 
 #include "app/args.h"
-#include "app/bench.h"
+#include "app/bench/bench.h"
 #include "engine/forward.h"
 #include "engine/mem.h"
 

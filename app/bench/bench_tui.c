@@ -1,10 +1,14 @@
-/* bench.c — frame-time benchmark on an off-screen terminal (see screen.h). */
+/* bench_tui.c — `ahascope bench --tui`: how long the TUI takes to draw a
+ * full frame, rendered into an off-screen terminal that writes to /dev/null,
+ * so a pane that turns slow on a wide model or a big screen shows up as a
+ * number. It drives the views only through their public headers. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "app/bench/bench.h"
 #include "engine/decide.h"
 #include "views/screen.h"
 
@@ -70,11 +74,6 @@ static int fill_model(ViewModel *m, int n_layers, int n_heads, int n_tokens, Err
     return rc;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -102,8 +101,8 @@ static int run_frames(ViewModel *m, int cols, int rows, int frames, double *ms, 
     return rc;
 }
 
-int view_bench_frames(int cols, int rows, int n_layers, int n_heads, int n_tokens, int frames,
-                      double *median_ms, Err *e) {
+int bench_tui_frames(int cols, int rows, int n_layers, int n_heads, int n_tokens, int frames, double *median_ms,
+                     Err *e) {
     if (cols < 1 || rows < 1 || n_tokens < 1 || frames < 1)
         return err_set(e, "bad arguments (%dx%d, %d tokens, %d frames)", cols, rows, n_tokens, frames);
     ViewModel m;
@@ -121,12 +120,23 @@ int view_bench_frames(int cols, int rows, int n_layers, int n_heads, int n_token
         delscreen(scr);
     }
     if (!rc) {
-        qsort(ms, (size_t)frames, sizeof *ms, cmp_double);
-        *median_ms = frames % 2 ? ms[frames / 2] : (ms[frames / 2 - 1] + ms[frames / 2]) / 2;
+        *median_ms = bench_median(ms, frames);
     }
     view_free(&m);
     free(ms);
     if (out) fclose(out);
     if (in) fclose(in);
     return rc;
+}
+
+int bench_tui(const BenchOpts *b, Err *e) {
+    double ms;
+    int L = b->tui_layers ? b->tui_layers : 16, H = b->tui_heads ? b->tui_heads : 16;
+    int cols = b->tui_cols ? b->tui_cols : 200, rows = b->tui_rows ? b->tui_rows : 60;
+    if (bench_tui_frames(cols, rows, L, H, 200, 50 * b->runs, &ms, e) != 0) return -1;
+    if (b->json)
+        printf("{\"frame_ms\": %.3f, \"cols\": %d, \"rows\": %d, \"layers\": %d, \"heads\": %d, \"tokens\": 200}\n",
+               ms, cols, rows, L, H);
+    else printf("TUI frame (%dx%d, %dx%d heads, 200 tokens, off-screen): %.3f ms median\n", cols, rows, L, H, ms);
+    return 0;
 }

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "app/args.h"
-#include "app/bench.h"
+#include "app/bench/bench.h"
 #include "engine/forward.h"
 #include "engine/gemm_half.h"
 #include "engine/safetensors.h"
