@@ -18,7 +18,6 @@ typedef struct {
     size_t kv_read;      /* KV bytes the timed step's gates read, per KV head */
 } ContextResult;
 
-
 /* Median decode-step time at position N for one policy; the KV cache below
  * N holds random keys and values (their content does not change the cost). */
 static double time_step_at(const Model *m, RunState *s, const AttnConfig *a, int N, int runs, double *keys_frac,

@@ -18,7 +18,6 @@
 #include "engine/matvec.h"
 #include "engine/mem.h"
 
-
 /* CPU seconds this process has used, all threads: set against wall time it
  * says whether other jobs on the host took the cores from the decode. */
 static double cpu_seconds(void) {
@@ -39,7 +38,6 @@ static double steal_seconds(void) {
     long hz = sysconf(_SC_CLK_TCK);
     return n == 8 && hz > 0 ? (double)v[7] / hz : 0;
 }
-
 
 /* The paired phase of one run: the run's dec decode steps again, at the
  * same positions (each rewrites the key and value it wrote before), with a
@@ -125,7 +123,6 @@ static size_t huge_page_bytes(void) {
     fclose(f);
     return (size_t)total * 1024;
 }
-
 
 /* What a prefill of this model multiplies with: sgemm, or bf16's path
  * ($AHASCOPE_GEMM, already checked by the run that was timed). */
