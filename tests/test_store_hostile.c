@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "engine/sha256.h"
-#include "app/tui_sql.h"
+#include "app/tui/sql.h"
 #include "store/store.h"
 #include "test.h"
 

@@ -1,11 +1,11 @@
-/* test_tui_sql.c — the TUI's query thread (app/tui_sql.h) without a
+/* test_tui_sql.c — the TUI's query thread (app/tui/sql.h) without a
  * terminal: cancel latency, the time limit, the row cap, a refusal. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "app/tui_sql.h"
+#include "app/tui/sql.h"
 #include "store/store.h"
 #include "test.h"
 

@@ -6,13 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "views/keymap.h"
 #include "views/tui.h"
 #include "views/view.h"
 
-#define CH_CTRL_A 1
-#define CH_CTRL_E 5
-#define CH_CTRL_U 21
-#define CH_ESC 27
 #define HISTORY_BYTES ((size_t)64 << 20) /* what the remembered lines may hold together */
 
 static int is_cont(unsigned char c) { return (c & 0xC0) == 0x80; }
@@ -165,11 +162,11 @@ static int edit_key(ViewModel *m, int ch) {
     switch (ch) {
     case KEY_LEFT: m->input.cur = view_utf8_prev(t, cur); return 1;
     case KEY_RIGHT: m->input.cur = view_utf8_next(t, len, cur); return 1;
-    case KEY_HOME: case CH_CTRL_A: m->input.cur = 0; return 1;
-    case KEY_END: case CH_CTRL_E: m->input.cur = len; return 1;
-    case KEY_BACKSPACE: case 127: case 8: cut(m, view_utf8_prev(t, cur), cur); return 1;
+    case KEY_HOME: case VIEW_KEY_CTRL_A: m->input.cur = 0; return 1;
+    case KEY_END: case VIEW_KEY_CTRL_E: m->input.cur = len; return 1;
+    case KEY_BACKSPACE: case VIEW_KEY_DEL: case VIEW_KEY_CTRL_H: cut(m, view_utf8_prev(t, cur), cur); return 1;
     case KEY_DC: cut(m, cur, view_utf8_next(t, len, cur)); return 1;
-    case CH_CTRL_U: cut(m, 0, len); return 1;
+    case VIEW_KEY_CTRL_U: cut(m, 0, len); return 1;
     default: return 0;
     }
 }
@@ -181,7 +178,7 @@ ViewInput view_input_key(ViewModel *m, int ch) {
     case '\n': case '\r': case KEY_ENTER: m->input.active = 0; remember(m); return VIEW_INPUT_DONE;
     case KEY_UP: browse(m, -1); return VIEW_INPUT_EDITING;
     case KEY_DOWN: if (m->input.browse >= 0) browse(m, 1); return VIEW_INPUT_EDITING;
-    case CH_ESC: m->input.active = 0; return VIEW_INPUT_CANCEL;
+    case VIEW_KEY_ESC: m->input.active = 0; return VIEW_INPUT_CANCEL;
     default: break;
     }
     if (edit_key(m, ch)) return VIEW_INPUT_EDITING;

@@ -4,8 +4,6 @@
 #include "views/keymap.h"
 #include "views/tui.h"
 
-enum { CH_ESC = 27, CH_TAB = '\t', CH_CTRL_L = 12 };
-
 #define K(...) {__VA_ARGS__}
 #define SECTION(text) {NULL, text, {0}, {0}, {NULL}}
 #define NOTE(label, text) {label, text, {0}, {0}, {NULL}}
@@ -25,7 +23,7 @@ static const ViewBinding BINDINGS[] = {
     {"arrows hjkl", "move the head selection (focused pane)", K(KEY_LEFT, KEY_RIGHT, KEY_UP, KEY_DOWN),
      K(VIEW_OP_LEFT, VIEW_OP_RIGHT, VIEW_OP_UP, VIEW_OP_DOWN), K(NULL)},
     {"", "", K('h', 'l', 'k', 'j'), K(VIEW_OP_LEFT, VIEW_OP_RIGHT, VIEW_OP_UP, VIEW_OP_DOWN), K(NULL)},
-    {"Tab S-Tab", "move focus between panes", K(CH_TAB, KEY_BTAB), K(VIEW_OP_FOCUS_NEXT, VIEW_OP_FOCUS_PREV),
+    {"Tab S-Tab", "move focus between panes", K(VIEW_KEY_TAB, KEY_BTAB), K(VIEW_OP_FOCUS_NEXT, VIEW_OP_FOCUS_PREV),
      K("focus")},
     {"Enter", "open / close the head inspector", K('\n', '\r', KEY_ENTER),
      K(VIEW_OP_INSPECT, VIEW_OP_INSPECT, VIEW_OP_INSPECT), K("inspect")},
@@ -47,8 +45,8 @@ static const ViewBinding BINDINGS[] = {
     NOTE("hl \xe2\x86\x90\xe2\x86\x92", "SQL pane: scroll a wide result sideways"),
     {"v  R  D  B", "plots; run summary; diff vs parent; runs", K('v', 'R', 'D', 'B'),
      K(VIEW_ACT_PLOTS, VIEW_ACT_SUMMARY, VIEW_ACT_DIFF, VIEW_ACT_RUNS), K(NULL)},
-    {"?  C-l", "this help; redraw the screen", K('?', CH_CTRL_L), K(VIEW_OP_HELP, VIEW_ACT_REDRAW), K("help")},
-    {"Esc  q", "close overlay / pane, quit", K(CH_ESC, 'q'), K(VIEW_OP_CLOSE, VIEW_ACT_QUIT), K("close", "quit")},
+    {"?  C-l", "this help; redraw the screen", K('?', VIEW_KEY_CTRL_L), K(VIEW_OP_HELP, VIEW_ACT_REDRAW), K("help")},
+    {"Esc  q", "close overlay / pane, quit", K(VIEW_KEY_ESC, 'q'), K(VIEW_OP_CLOSE, VIEW_ACT_QUIT), K("close", "quit")},
     NOTE("", "qada_bulk is this project's ablation, not QAdA"),
     NOTE("", "qada_rem(_bulk): REM-corrected QAdA, this project's"),
     /* The editor answers these itself (view_input_key): help lines only. */
@@ -118,10 +116,10 @@ const char *view_key_name(int ch, char buf[8]) {
     switch (ch) {
     case ' ': return "spc";
     case '\n': case '\r': case KEY_ENTER: return "Enter";
-    case CH_TAB: return "Tab";
+    case VIEW_KEY_TAB: return "Tab";
     case KEY_BTAB: return "S-Tab";
-    case CH_ESC: return "Esc";
-    case CH_CTRL_L: return "C-l";
+    case VIEW_KEY_ESC: return "Esc";
+    case VIEW_KEY_CTRL_L: return "C-l";
     case KEY_HOME: return "Home";
     case KEY_END: return "End";
     case KEY_PPAGE: return "PgUp";
@@ -132,7 +130,7 @@ const char *view_key_name(int ch, char buf[8]) {
     case KEY_DOWN: return "\xe2\x86\x93";
     default: break;
     }
-    if (ch > ' ' && ch < 127) snprintf(buf, 8, "%c", ch);
+    if (ch > ' ' && ch < VIEW_KEY_DEL) snprintf(buf, 8, "%c", ch);
     else snprintf(buf, 8, "#%d", ch & 0xffff);
     return buf;
 }

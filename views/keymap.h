@@ -44,6 +44,19 @@ typedef enum {
     VIEW_OP_END
 } ViewOp;
 
+/* The control keys the table and the line editor bind, by name: ncurses
+ * has no KEY_ code for them, and a bare 27 or 12 says nothing. */
+enum {
+    VIEW_KEY_CTRL_A = 1,  /* editor: start of the line */
+    VIEW_KEY_CTRL_E = 5,  /* editor: end of the line */
+    VIEW_KEY_CTRL_H = 8,  /* Backspace, as some terminals send it */
+    VIEW_KEY_TAB = '\t',
+    VIEW_KEY_CTRL_L = 12, /* redraw */
+    VIEW_KEY_CTRL_U = 21, /* editor: clear the line */
+    VIEW_KEY_ESC = 27,    /* close; stops a running query first */
+    VIEW_KEY_DEL = 127    /* Backspace, as most terminals send it */
+};
+
 #define VIEW_KEYS_PER_ROW 4
 
 typedef struct {

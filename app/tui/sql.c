@@ -1,10 +1,10 @@
-/* tui_sql.c — `:` SQL on a thread of its own (see tui_sql.h). */
+/* sql.c — `:` SQL on a thread of its own (see sql.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "app/tui_sql.h"
+#include "app/tui/sql.h"
 #include "store/store.h"
 
 static double mono_now(void) {

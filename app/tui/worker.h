@@ -1,4 +1,4 @@
-/* tui_worker.h — the engine thread behind the TUI.
+/* worker.h — the engine thread behind the TUI.
  *
  * The worker owns the session (model state, KV cache) and the database
  * writer. The UI thread never touches either, nor the worker's mutex: it

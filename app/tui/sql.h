@@ -1,4 +1,4 @@
-/* tui_sql.h — the TUI's `:` SQL, run off the UI thread.
+/* sql.h — the TUI's `:` SQL, run off the UI thread.
  *
  * One query at a time runs on a thread of its own, over its own read-only
  * connection (store_open STORE_READ, store_query_limited), so a slow or

@@ -1,4 +1,4 @@
-/* tui_worker.c — the engine thread behind the TUI (see tui_worker.h). */
+/* worker.c — the engine thread behind the TUI (see worker.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +8,7 @@
 #include "app/progress.h"
 #include "app/record.h"
 #include "app/setup.h"
-#include "app/tui_worker.h"
+#include "app/tui/worker.h"
 
 /* Hand a finished trace to the UI (called with mu held): the trace itself,
  * which the UI then owns; 0, or -1 (the caller keeps it) out of memory. */

@@ -1,0 +1,202 @@
+/* actions.c — what each of the views' actions does, live and in a replay:
+ * one table, one dispatch (see tui.h). The views map keys to actions
+ * (views/keymap.c); a row here says what the action does on a live run
+ * and on a recorded one, or why a replay cannot do it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/setup.h"
+#include "app/tui/state.h"
+#include "views/keymap.h"
+
+/* The `e` editor takes any prompt a run can begin from whole. */
+_Static_assert(VIEW_INPUT_MAX >= APP_PROMPT_FILE_MAX, "the prompt editor must hold a whole --prompt-file");
+
+static const double SPEEDS[] = {0.5, 1, 2, 5, 10, 20, 50, 100, 200, 0}; /* 0: as fast as it goes */
+#define N_SPEEDS (int)(sizeof SPEEDS / sizeof SPEEDS[0])
+
+double tui_speed(const Tui *t) { return SPEEDS[t->speed_i]; }
+
+/* One action's two meanings. Each handler returns 1 to quit. A NULL replay
+ * handler: the action needs the model, and a replay says no_replay. */
+typedef int (*TuiHandler)(Tui *t, ViewAction a);
+typedef struct {
+    TuiHandler live, replay;
+    const char *no_replay;
+} TuiAction;
+
+#define NEEDS_MODEL "stepping, the policy and the window need the model (run without --replay)"
+
+static int quit(Tui *t, ViewAction a) { (void)t, (void)a; return 1; }
+
+static int step(Tui *t, ViewAction a) {
+    (void)a;
+    if (!tui_worker_step(&t->w)) view_set_status(&t->m, "sequence finished: e for a new prompt, or change a setting");
+    return 0;
+}
+
+/* view_key asks for a step only at the last position. */
+static int replay_step(Tui *t, ViewAction a) {
+    (void)a;
+    view_set_status(&t->m, "end of the recorded run ([ or Home to go back)");
+    return 0;
+}
+
+static int play(Tui *t, ViewAction a) {
+    (void)a;
+    tui_set_play(t, !t->playing);
+    return 0;
+}
+
+/* Play the recording: the cursor moves on at the play speed, from the
+ * start when it is at the end. */
+static int replay_play(Tui *t, ViewAction a) {
+    (void)a;
+    t->playing = t->m.playing = !t->playing;
+    if (t->playing && t->m.cursor >= t->m.n_hist - 1) t->m.cursor = 0;
+    t->m.follow = 0, t->m.speed = tui_speed(t), t->replay_next = 0;
+    return 0;
+}
+
+/* + and -: one step along SPEEDS, held at its ends. */
+static void speed_step(Tui *t, ViewAction a) {
+    if (a == VIEW_ACT_SPEED_UP) t->speed_i = t->speed_i + 1 < N_SPEEDS ? t->speed_i + 1 : t->speed_i;
+    else t->speed_i = t->speed_i > 0 ? t->speed_i - 1 : 0;
+}
+
+static int speed(Tui *t, ViewAction a) {
+    speed_step(t, a);
+    tui_set_play(t, t->playing);
+    return 0;
+}
+
+static int replay_speed(Tui *t, ViewAction a) {
+    speed_step(t, a);
+    t->m.speed = tui_speed(t);
+    return 0;
+}
+
+static int setting(Tui *t, ViewAction a) {
+    tui_change_setting(t, a);
+    return 0;
+}
+
+/* A replay's scores and masses are stored: τ and θ re-threshold them. */
+static int replay_threshold(Tui *t, ViewAction a) {
+    float tau = t->m.hdr.tau;
+    double theta = t->m.hdr.theta_logit;
+    tui_next_threshold(a, &tau, &theta);
+    tui_rescore(t, tau, theta);
+    view_set_status(&t->m, "replay re-scored at tau %.2f, theta %.2f (the recorded gates stay)", tau,
+                    decide_prob(theta));
+    return 0;
+}
+
+static int edit_prompt(Tui *t, ViewAction a) {
+    (void)a;
+    view_input_begin(&t->m, "prompt", t->prompt);
+    return 0;
+}
+
+static int sql_prompt(Tui *t, ViewAction a) {
+    (void)a;
+    view_input_begin(&t->m, "sql", "");
+    return 0;
+}
+
+static int export(Tui *t, ViewAction a) { (void)a, tui_export_run(t); return 0; }
+static int plots(Tui *t, ViewAction a) { (void)a, tui_show_plots(t); return 0; }
+static int compare(Tui *t, ViewAction a) { tui_show_compare(t, a == VIEW_ACT_DIFF); return 0; }
+static int runs(Tui *t, ViewAction a) { (void)a, tui_show_runs(t); return 0; }
+static int redraw(Tui *t, ViewAction a) { (void)t, (void)a, clearok(curscr, TRUE); return 0; }
+
+/* Indexed by ViewAction; VIEW_ACT_NONE and VIEW_ACT_MOUSE (already turned
+ * into a view change) do nothing. */
+static const TuiAction ACTIONS[VIEW_ACT_COUNT] = {
+    [VIEW_ACT_QUIT] = {quit, quit, NULL},
+    [VIEW_ACT_STEP] = {step, replay_step, NULL},
+    [VIEW_ACT_PLAY_TOGGLE] = {play, replay_play, NULL},
+    [VIEW_ACT_SPEED_UP] = {speed, replay_speed, NULL},
+    [VIEW_ACT_SPEED_DOWN] = {speed, replay_speed, NULL},
+    [VIEW_ACT_CHANGE_POLICY] = {setting, NULL, NEEDS_MODEL},
+    [VIEW_ACT_WINDOW_UP] = {setting, NULL, NEEDS_MODEL},
+    [VIEW_ACT_WINDOW_DOWN] = {setting, NULL, NEEDS_MODEL},
+    [VIEW_ACT_TAU_UP] = {setting, replay_threshold, NULL},
+    [VIEW_ACT_TAU_DOWN] = {setting, replay_threshold, NULL},
+    [VIEW_ACT_THETA_UP] = {setting, replay_threshold, NULL},
+    [VIEW_ACT_THETA_DOWN] = {setting, replay_threshold, NULL},
+    [VIEW_ACT_EDIT_PROMPT] = {edit_prompt, NULL, NEEDS_MODEL},
+    [VIEW_ACT_SQL_PROMPT] = {sql_prompt, sql_prompt, NULL},
+    [VIEW_ACT_EXPORT] = {export, export, NULL},
+    [VIEW_ACT_PLOTS] = {plots, plots, NULL},
+    [VIEW_ACT_SUMMARY] = {compare, compare, NULL},
+    [VIEW_ACT_DIFF] = {compare, compare, NULL},
+    [VIEW_ACT_RUNS] = {runs, runs, NULL},
+    [VIEW_ACT_REDRAW] = {redraw, redraw, NULL},
+};
+
+/* Run action a as this mode defines it. */
+static int dispatch(Tui *t, ViewAction a) {
+    const TuiAction *row = &ACTIONS[a];
+    TuiHandler fn = t->replay ? row->replay : row->live;
+    if (fn) return fn(t, a);
+    if (t->replay && row->no_replay)
+        view_set_status(&t->m, "replay of run %lld: %s", (long long)t->replay_run, row->no_replay);
+    return 0;
+}
+
+/* `/`: the next token holding the text. */
+static void search_done(Tui *t) {
+    int i = view_find_token(&t->m, t->m.input.text, t->m.cursor);
+    if (i < 0) view_set_status(&t->m, "no token holds \"%s\"", t->m.input.text);
+    else t->m.cursor = i, t->m.follow = 0, view_set_status(&t->m, "\"%s\" at pos %d", t->m.input.text, i);
+}
+
+/* `B`'s question answered: open that run as a replay. */
+static void open_run_done(Tui *t) {
+    Err e;
+    char *end;
+    long long id = strtoll(t->m.input.text, &end, 10);
+    if (end == t->m.input.text || *end || id <= 0) view_set_status(&t->m, "not a run id: \"%s\"", t->m.input.text);
+    else if (tui_open_run(t, id, &e)) view_set_status(&t->m, "%s", e.msg);
+    else view_set_status(&t->m, "replay of run %lld: [ ] Home End move, p plays, B another run", id);
+}
+
+/* `e`: the edited prompt starts a new run. */
+static void prompt_done(Tui *t) {
+    char *p = strdup(t->m.input.text);
+    if (!p) { view_set_status(&t->m, "prompt: out of memory for %zu bytes", t->m.input.len); return; }
+    free(t->prompt);
+    t->prompt = p;
+    tui_set_play(t, 0);
+    t->m.cursor = -1;
+    t->m.follow = 1;
+    tui_worker_restart(&t->w, &t->cfg, t->prompt);
+}
+
+/* Finish an input line, by the label its action gave it. */
+static void input_done(Tui *t) {
+    const char *label = t->m.input.label;
+    if (!strcmp(label, "search")) search_done(t);
+    else if (!strcmp(label, "open run")) open_run_done(t);
+    else if (!strcmp(label, "prompt")) prompt_done(t);
+    else tui_run_sql(t, t->m.input.text);
+}
+
+int tui_key(Tui *t, int ch) {
+    /* the close key (Esc) stops a running query before it closes panes */
+    if (!t->m.input.active && view_key_command(ch) == VIEW_OP_CLOSE && tui_sql_cancel(&t->sql)) {
+        view_set_status(&t->m, "sql cancelling\xe2\x80\xa6");
+        return 0;
+    }
+    if (t->m.input.active) {
+        if (view_input_key(&t->m, ch) == VIEW_INPUT_DONE) input_done(t);
+        return 0;
+    }
+    ViewAction a = view_key(&t->m, ch);
+    if (a == VIEW_ACT_MOUSE) {
+        MEVENT ev;
+        a = getmouse(&ev) == OK ? view_mouse(&t->m, &t->scr.lay, ev.x, ev.y, view_mouse_kind(ev.bstate)) : VIEW_ACT_NONE;
+    }
+    return dispatch(t, a);
+}

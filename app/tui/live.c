@@ -1,0 +1,160 @@
+/* live.c — a TUI run on the model: start it, take the worker's results
+ * each frame, play and pause (see tui.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/record.h"
+#include "app/setup.h"
+#include "app/tui/state.h"
+#include "engine/cost.h"
+
+/* Show the steps the worker finished. A new run keeps the old one on
+ * screen until its first step arrives, then replaces it at the same
+ * position. */
+static void show_steps(Tui *t, TuiTake *k) {
+    Err e;
+    if (k->new_run) t->new_run_pending = 1;
+    if (t->new_run_pending && k->n > 0) {
+        t->restore = t->m.follow ? -1 : t->m.cursor;
+        view_clear_history(&t->m);
+        t->new_run_pending = 0;
+        t->attn_pending = 0;
+        if (t->reevaluating) view_set_status(&t->m, "run %lld: %s", (long long)k->run_id, t->reevaluating_what);
+        t->reevaluating = 0;
+    }
+    for (int i = 0; i < k->n; i++) {
+        if (view_push_owned(&t->m, k->traces[i], &e)) view_set_status(&t->m, "%s", e.msg);
+        t->dirty = 1;
+    }
+    free(k->traces);
+    if (t->restore >= 0 && t->restore < t->m.n_hist) t->m.cursor = t->restore, t->m.follow = 0, t->restore = -1;
+}
+
+/* The header facts of the run on screen. */
+static void show_run(Tui *t, const TuiTake *k) {
+    ViewHeader *h = &t->m.hdr;
+    const AttnConfig *a = &k->attn;
+    if (t->new_run_pending) return; /* still showing the previous run */
+    snprintf(h->policy, sizeof h->policy, "%s", aha_policy_name(a->policy));
+    if (h->window != a->window || h->tau != t->cfg.tau || h->theta_logit != t->cfg.theta_logit) t->dirty = 1;
+    /* thresholds that do not change execution are the UI's own (re-thresholded from stored values) */
+    h->window = a->window, h->sinks = a->sinks, h->tau = t->cfg.tau, h->theta_logit = t->cfg.theta_logit;
+    h->tok_s = k->tok_s;
+    if (t->db && k->run_id) snprintf(h->record, sizeof h->record, "%s run %lld", t->db, (long long)k->run_id);
+    else snprintf(h->record, sizeof h->record, "not recording");
+}
+
+/* A long prefill on the status line, "prefill 1024/4096 · 63 tok/s",
+ * and in the (empty) token pane, redrawn ten times a second (the worker
+ * runs it; keys go on being answered), then what it took once it ends. */
+static void show_prefill(Tui *t, const TuiTake *k) {
+    const char *dot = t->m.ascii ? "-" : "\xc2\xb7";
+    double now = args_seconds(), secs = k->prefill_s;
+    if (k->prefilling) {
+        if (t->prefill_on && now - t->prefill_shown < 0.1) return;
+        t->prefill_shown = now, t->prefill_on = 1, t->dirty = 1;
+        t->m.prefill_done = k->prefill_done, t->m.prefill_total = k->prefill_total;
+        t->m.prefill_tok_s = secs > 0 ? k->prefill_done / secs : 0.0;
+        view_set_status(&t->m, "prefill %d/%d %s %.0f tok/s (q quits)", k->prefill_done, k->prefill_total, dot,
+                        t->m.prefill_tok_s);
+    } else if (t->prefill_on) {
+        t->prefill_on = 0, t->dirty = 1;
+        t->m.prefill_total = 0;
+        if (k->prefill_done == k->prefill_total)
+            view_set_status(&t->m, "prefilled %d tokens in %.1f s %s %.0f tok/s", k->prefill_total, secs, dot,
+                            secs > 0 ? k->prefill_total / secs : 0.0);
+        else
+            view_set_status(&t->m, "prefill stopped at %d/%d", k->prefill_done, k->prefill_total);
+    }
+}
+
+void tui_take_results(Tui *t) {
+    Err e;
+    if (t->replay) return;
+    TuiTake k;
+    tui_worker_take(&t->w, &k, t->attn_buf);
+    if (t->m.busy != k.busy) t->m.busy = k.busy, t->dirty = 1;
+    show_prefill(t, &k);
+    show_steps(t, &k);
+    if (k.attn_ready) {
+        view_set_attention(&t->m, k.attn_pos, k.attn_layer, k.attn_head, t->attn_buf, k.attn_n, k.attn.window,
+                           k.attn.sinks, &e);
+        t->attn_pending = 0, t->dirty = 1;
+    }
+    if (k.message[0]) view_set_status(&t->m, "%s", k.message), t->dirty = 1;
+    if (k.finished && t->playing) {
+        t->playing = t->m.playing = 0;
+        view_set_status(&t->m, "sequence finished");
+        t->dirty = 1;
+    }
+    show_run(t, &k);
+    int pos, l, hd;
+    if (!t->attn_pending && view_attention_wanted(&t->m, &pos, &l, &hd)) {
+        tui_worker_request_attention(&t->w, pos, l, hd);
+        t->attn_pending = 1;
+    }
+}
+
+void tui_set_play(Tui *t, int playing) {
+    t->playing = tui_worker_play(&t->w, playing, tui_speed(t));
+    t->m.playing = t->playing;
+    t->m.speed = tui_speed(t); /* 0: as fast as it goes */
+}
+
+/* The screen's header for the model loaded. */
+static void live_header(Tui *t, const Loaded *L) {
+    const char *slash = strrchr(L->model_path, '/');
+    snprintf(t->m.hdr.model, sizeof t->m.hdr.model, "%.95s", slash ? slash + 1 : L->model_path);
+    t->m.hdr.ctx_len = L->model.c.seq_len;
+    t->m.hdr.weight_bytes = (double)model_decode_bytes(&L->model.c);
+    t->m.hdr.kv_bytes_per_pos = (double)cost_kv_bytes(&L->model.c, 1);
+}
+
+int tui_live_run(const TuiOpts *opts, Err *e) {
+    static Tui t; /* large; one per process */
+    RunOpts run = opts->run, *o = &run;
+    const char *db = opts->db;
+    Loaded L;
+    int rc = -1;
+    memset(&t, 0, sizeof t);
+    t.sql.time_limit = opts->sql_timeout;
+    o->attn.profile = 1;
+    /* With no policy or routers asked for, the demo runs AHA on the shipped
+     * routers when the model has some (stories260K, w = 16: about a quarter
+     * of the heads go global, so there is something to see). */
+    static char routers[1100];
+    char model[1024];
+    if (!o->routers && !o->have_policy && !o->have_window &&
+        app_model_path(o->model, model, sizeof model, NULL) == 0 && /* --model stories260K: its routers too */
+        app_default_routers(model, routers, sizeof routers) == 0)
+        o->routers = routers;
+    if (app_load(o, &L, 1, e)) goto out;
+    t.L = &L;
+    t.db = db;
+    t.speed_i = TUI_SPEED_START;
+    t.restore = -1;
+    if (!o->prompt) o->prompt = "Once upon a time";
+    if (!(t.prompt = strdup(o->prompt))) { err_set(e, "out of memory for the prompt"); goto out; }
+    if (view_init(&t.m, L.model.c.n_layers, L.model.c.n_heads, e)) goto out;
+    TuiWorker *w = &t.w;
+    w->model = &L.model, w->tok = &L.tok, w->steps = o->steps, w->steps_given = o->have_steps;
+    w->threads = opts->threads, w->attn_top = opts->attn_top;
+    w->temperature = o->temperature, w->topp = o->topp, w->seed = o->seed;
+    if (app_run_info(o, &L, &w->info, e)) goto out_view;
+    if (db && !(w->store = store_open(db, STORE_WRITE, 2000, e))) goto out_view;
+    live_header(&t, &L);
+    t.cfg = o->attn;
+    if (!(t.attn_buf = malloc((size_t)L.model.c.seq_len * sizeof *t.attn_buf))) { err_set(e, "out of memory"); goto out_view; }
+    if (tui_worker_start(w, &o->attn, o->prompt, e)) { store_close(w->store, NULL); goto out_view; }
+    if (L.warning[0]) view_set_status(&t.m, "warning: %s", L.warning);
+    rc = tui_show(&t, opts->mono, opts->ascii, e);
+    tui_worker_stop(w);
+out_view:
+    free(t.attn_buf);
+    view_free(&t.m);
+out:
+    free(t.prompt);
+    app_unload(&L);
+    return rc;
+}

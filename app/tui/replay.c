@@ -1,0 +1,113 @@
+/* replay.c — a recorded run on the TUI without a model: load it, play it,
+ * open another from the run browser (see tui.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/args.h"
+#include "app/tui/state.h"
+
+/* Load every recorded step of run r into the view model. */
+static int load_replay(Tui *t, Store *st, const StoreRunInfo *r, Err *e) {
+    enum { CHUNK = 64 };
+    StepTrace *buf[CHUNK];
+    int k = store_run_attn_top(st, r->run_id, e), rc = k < 0 ? -1 : 0;
+    for (int i = 0; i < CHUNK; i++) buf[i] = NULL;
+    for (int i = 0; i < CHUNK && rc == 0; i++)
+        if (!(buf[i] = trace_new_top(r->n_layers, r->n_heads, k)))
+            rc = err_set(e, "%s: out of memory for run %lld (%d layers x %d heads)", t->db, (long long)r->run_id,
+                         r->n_layers, r->n_heads);
+    for (int pos = 0; rc == 0;) {
+        int n = store_read_steps(st, r->run_id, pos, CHUNK, buf, e);
+        if (n < 0) rc = -1;
+        for (int i = 0; i < n && rc == 0; i++) rc = view_push(&t->m, buf[i], e);
+        if (n < CHUNK) break;
+        pos += n;
+    }
+    for (int i = 0; i < CHUNK; i++) trace_free(buf[i]);
+    return rc;
+}
+
+static void replay_header(Tui *t, const StoreRunInfo *r) {
+    ViewHeader *h = &t->m.hdr;
+    const char *slash = strrchr(r->model, '/');
+    snprintf(h->model, sizeof h->model, "%.95s", slash ? slash + 1 : r->model);
+    snprintf(h->policy, sizeof h->policy, "%s", r->policy);
+    snprintf(h->record, sizeof h->record, "replay %.100s run %lld", t->db, (long long)r->run_id);
+    h->window = r->window, h->sinks = r->sinks, h->tau = (float)r->tau, h->theta_logit = r->theta_logit;
+    h->ctx_len = r->seq_len;
+    h->tok_s = 0;
+}
+
+/* A live TUI pauses and leaves its run recorded as it is. The screen keeps
+ * its shape, so a run of another shape is named, not opened. */
+int tui_open_run(Tui *t, int64_t id, Err *e) {
+    StoreRunInfo r;
+    Store *st = store_open(t->db, STORE_READ, 2000, e);
+    if (!st) return -1;
+    int rc = store_run_info(st, id, &r, e);
+    if (rc == 0 && (r.n_layers != t->m.n_layers || r.n_heads != t->m.n_heads))
+        rc = err_set(e, "run %lld has %d\xc3\x97%d heads, this screen %d\xc3\x97%d: open it with tui --replay --run %lld",
+                     (long long)id, r.n_layers, r.n_heads, t->m.n_layers, t->m.n_heads, (long long)id);
+    if (rc == 0) {
+        if (!t->replay) tui_set_play(t, 0);
+        t->replay = 1, t->replay_run = id, t->playing = t->m.playing = 0, t->new_run_pending = 0;
+        view_clear_history(&t->m);
+        rc = load_replay(t, st, &r, e);
+        replay_header(t, &r);
+        t->m.cursor = t->m.n_hist > 0 ? 0 : -1, t->m.follow = 0;
+    }
+    store_run_info_free(&r); /* zeroed first, so safe after a failure too */
+    store_close(st, NULL);
+    return rc;
+}
+
+/* One position per 1/speed seconds; it stops at the end of the recording. */
+void tui_replay_advance(Tui *t) {
+    double now = args_seconds();
+    if (now < t->replay_next) return;
+    double speed = tui_speed(t);
+    t->replay_next = now + (speed > 0 ? 1.0 / speed : 0);
+    if (t->m.cursor + 1 < t->m.n_hist) {
+        t->m.cursor++;
+        t->dirty = 1;
+        return;
+    }
+    t->playing = t->m.playing = 0;
+    view_set_status(&t->m, "end of the recorded run");
+    t->dirty = 1;
+}
+
+int tui_replay_run(const TuiOpts *o, Err *e) {
+    static Tui t;
+    const char *db = o->db;
+    int64_t run = o->replay_run;
+    memset(&t, 0, sizeof t);
+    t.replay = 1, t.db = db, t.restore = -1;
+    t.speed_i = TUI_SPEED_START;
+    t.sql.time_limit = o->sql_timeout;
+    Store *st = store_open(db, STORE_READ, 2000, e);
+    if (!st) return -1;
+    int64_t *ids = NULL;
+    int n = run > 0 ? 0 : store_run_ids(st, &ids, e);
+    if (run <= 0 && n > 0) run = ids[n - 1];
+    free(ids);
+    StoreRunInfo r;
+    int rc = -1;
+    if (n < 0 || (run <= 0 && err_set(e, "%s: no runs recorded", db)) || store_run_info(st, run, &r, e)) {
+        store_close(st, NULL);
+        return -1;
+    }
+    t.replay_run = run;
+    if (view_init(&t.m, r.n_layers, r.n_heads, e) == 0 && load_replay(&t, st, &r, e) == 0) {
+        replay_header(&t, &r);
+        store_close(st, NULL);
+        st = NULL;
+        view_set_status(&t.m, "replay of run %lld (%s): [ ] Home End move through its %d positions", (long long)run,
+                        r.status, t.m.n_hist);
+        rc = tui_show(&t, o->mono, o->ascii, e);
+    }
+    store_close(st, NULL);
+    store_run_info_free(&r);
+    view_free(&t.m);
+    return rc;
+}

@@ -1,0 +1,115 @@
+/* state.h — the state the TUI controller's files share (app/tui/ only).
+ *
+ * One Tui per process, owned by the UI thread: the view model and screen,
+ * the worker and query thread it talks to, and what the keys have asked
+ * for. The functions below are the seams between the controller's files;
+ * tui.h says which file holds what.
+ */
+#ifndef AHASCOPE_TUI_STATE_H
+#define AHASCOPE_TUI_STATE_H
+
+#include "app/setup.h"
+#include "app/tui/sql.h"
+#include "app/tui/tui.h"
+#include "app/tui/worker.h"
+#include "store/store.h"
+#include "views/screen.h"
+
+typedef struct {
+    ViewModel m;
+    ViewScreen scr;
+    TuiWorker w;
+    TuiSql sql;         /* the `:` query running off this thread, if any */
+    double sql_shown;   /* when the progress line was last redrawn */
+    double prefill_shown; /* when a long prefill's line was last redrawn */
+    int prefill_on;     /* that line is up: say what the prefill took when it ends */
+    const Loaded *L;
+    const char *db;     /* recording target, NULL: not recording */
+    int speed_i, playing, dirty, want_sql;
+    int attn_pending;   /* an attention request is out */
+    int replay;         /* browsing a recorded run: no model, no worker */
+    int64_t replay_run;
+    double replay_next; /* when a playing replay moves its cursor on */
+    AttnConfig cfg;     /* the settings asked for last (the worker may not have started them yet) */
+    int restore;        /* cursor to put back once a re-evaluated run reaches it, -1 none */
+    int new_run_pending; /* a new run began: the old one stays on screen until its first step */
+    int reevaluating;   /* a re-evaluation was asked for: say its run id when it shows */
+    char reevaluating_what[160];
+    float *attn_buf;    /* [seq_len] attention weights taken from the worker */
+    char *prompt;       /* the prompt of the last run begun from text, whole (owned): what `e` edits */
+} Tui;
+
+/* The play speed every run starts at: 10 positions a second. */
+#define TUI_SPEED_START 4
+
+/* --- loop.c --- */
+
+/* Take the terminal, run the frame loop until a quit, and give the
+ * terminal back; -1 with e set when the screen could not be set up. */
+int tui_show(Tui *t, int mono, int ascii, Err *e);
+
+/* --- actions.c --- */
+
+/* Act on one key (live or replay, through the one action table); 1 to quit. */
+int tui_key(Tui *t, int ch);
+
+/* The play speed in positions a second (0: as fast as it goes). */
+double tui_speed(const Tui *t);
+
+/* --- live.c --- */
+
+/* A run on the model, on this terminal, until the user quits. */
+int tui_live_run(const TuiOpts *o, Err *e);
+
+/* Take what the worker finished and ask for the attention the view wants. */
+void tui_take_results(Tui *t);
+
+/* Tell the worker to play or pause at the current speed. */
+void tui_set_play(Tui *t, int playing);
+
+/* --- settings.c --- */
+
+/* τ or θ one step up or down (t T o O); 0 if a is neither. */
+int tui_next_threshold(ViewAction a, float *tau, double *theta_logit);
+
+/* Score the stored values of the history at new thresholds. */
+void tui_rescore(Tui *t, float tau, double theta_logit);
+
+/* P w W t T o O: a changed setting re-runs the same tokens as a new run. */
+void tui_change_setting(Tui *t, ViewAction a);
+
+/* --- replay.c --- */
+
+/* `--replay`: browse a recorded run (the last one by default) without a model. */
+int tui_replay_run(const TuiOpts *o, Err *e);
+
+/* Open recorded run `id` on this screen, as a replay. */
+int tui_open_run(Tui *t, int64_t id, Err *e);
+
+/* A playing replay: the cursor moves on at the play speed. */
+void tui_replay_advance(Tui *t);
+
+/* --- panes.c --- */
+
+/* `s`: export the run on screen as JSON and CSV in the current directory. */
+void tui_export_run(Tui *t);
+
+/* `v`: the plots, as text in the scrollable pane. */
+void tui_show_plots(Tui *t);
+
+/* `R` (diff 0) the run on screen summarised, or `D` (diff 1) where it
+ * differs from its parent. */
+void tui_show_compare(Tui *t, int diff);
+
+/* `B`: the database's runs in the text pane; the status line asks for one. */
+void tui_show_runs(Tui *t);
+
+/* --- query.c --- */
+
+/* Start `:` query sql over the current database, off this thread. */
+void tui_run_sql(Tui *t, const char *sql);
+
+/* Each frame: a running query's progress, or a finished one's result. */
+void tui_poll_sql(Tui *t);
+
+#endif

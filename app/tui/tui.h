@@ -1,0 +1,41 @@
+/* tui.h — the TUI controller: `ahascope tui`, live or `--replay`.
+ *
+ * The controller owns the terminal (curses, signals, the frame loop), the
+ * ViewModel the views draw, and every request to the rest of the program:
+ * the engine worker, the `:` query thread, the store reads behind the text
+ * pane. The views turn keys into actions (views/keymap.c names them); what
+ * an action does, live or in a replay, is decided here, in one table.
+ *
+ * The sub-room: loop.c the frame loop, curses and signals (tui_run);
+ * actions.c the action table and the line editor's Enter; live.c a run on
+ * the model (start, results in from the worker, play); settings.c the
+ * policy, window and thresholds that re-evaluate or re-score a run;
+ * replay.c a recorded run (load, play, open another); panes.c the text
+ * pane's plots, summary, diff and run list, and the export; query.c the
+ * `:` query's start and result; worker.c/.h the engine thread; sql.c/.h
+ * the query thread. state.h holds the state they share, for them alone.
+ */
+#ifndef AHASCOPE_TUI_TUI_H
+#define AHASCOPE_TUI_TUI_H
+
+#include <stdint.h>
+
+#include "app/args.h"
+
+/* What `ahascope tui` was asked for, flags parsed and checked. */
+typedef struct {
+    RunOpts run;        /* model, prompt, sampling and policy (live only) */
+    const char *db;     /* the database recorded into or replayed; NULL: record nothing */
+    int replay;         /* browse a recorded run instead of running the model */
+    int64_t replay_run; /* the run replayed, 0: the last one */
+    int mono, ascii;    /* no colour; no UTF-8 */
+    int threads;        /* the engine's worker threads */
+    int attn_top;       /* far positions recorded per head */
+    double sql_timeout; /* seconds a `:` query may run */
+} TuiOpts;
+
+/* Run the TUI on this terminal until the user quits; 0 on a clean exit,
+ * -1 with e set when the model, the database or the screen failed. */
+int tui_run(const TuiOpts *o, Err *e);
+
+#endif

@@ -1,0 +1,94 @@
+/* test_tui_actions.c — the TUI's one action table (app/tui/actions.c)
+ * without a terminal: what each key does in a replay, where no model and
+ * no worker exist, and the control keys' names in the key table. */
+#include <math.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/tui/state.h"
+#include "tests/test.h"
+#include "tests/views_fixture.h"
+#include "views/keymap.h"
+
+/* A replay of run 7 with n positions and no database, cursor at the end. */
+static Tui *replay_of(int n) {
+    Tui *t = calloc(1, sizeof *t);
+    if (!t || view_init(&t->m, 2, 2, NULL)) abort();
+    fx_fill(&t->m, n);
+    t->replay = 1, t->replay_run = 7, t->restore = -1, t->speed_i = TUI_SPEED_START;
+    t->m.hdr.tau = 0.5f;
+    return t;
+}
+
+static void replay_free(Tui *t) {
+    view_free(&t->m);
+    free(t);
+}
+
+/* The status line after key ch, which must not quit. */
+static const char *after(Tui *t, int ch) {
+    CHECK_INT(tui_key(t, ch), 0);
+    return t->m.status;
+}
+
+TEST(tui_actions_replay_says_what_needs_the_model) {
+    Tui *t = replay_of(5);
+    const char *why = "replay of run 7: stepping, the policy and the window need the model (run without --replay)";
+    const int keys[] = {'P', 'w', 'W', 'e'};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const char *s = after(t, keys[i]);
+        CHECK_MSG(!strcmp(s, why), "key %c in a replay: \"%s\"", keys[i], s);
+    }
+    CHECK_INT(t->m.input.active, 0); /* `e` opened no editor */
+    CHECK_MSG(!strcmp(after(t, ' '), "end of the recorded run ([ or Home to go back)"), "space: %s", t->m.status);
+    replay_free(t);
+}
+
+TEST(tui_actions_replay_rescores_plays_and_quits) {
+    Tui *t = replay_of(5);
+    const char *s = after(t, 't');
+    CHECK_MSG(strstr(s, "replay re-scored at tau 0.45, theta ") && strstr(s, "(the recorded gates stay)"), "t: %s", s);
+    CHECK_NEAR(t->m.hdr.tau, 0.45, 1e-6);
+    after(t, 'T');
+    CHECK_NEAR(t->m.hdr.tau, 0.5, 1e-6);
+    after(t, 'p'); /* at the end, play starts over from the first position */
+    CHECK_INT(t->playing, 1);
+    CHECK_INT(t->m.cursor, 0);
+    after(t, '+');
+    CHECK_INT(t->speed_i, TUI_SPEED_START + 1);
+    CHECK_NEAR(t->m.speed, tui_speed(t), 0);
+    after(t, 'p');
+    CHECK_INT(t->playing, 0);
+    CHECK_INT(tui_key(t, 'q'), 1);
+    replay_free(t);
+}
+
+TEST(tui_actions_replay_without_a_database) {
+    Tui *t = replay_of(3);
+    CHECK_MSG(!strcmp(after(t, 's'), "not recording: nothing to export"), "s: %s", t->m.status);
+    CHECK_MSG(!strcmp(after(t, 'R'), "not recording: nothing to summarise"), "R: %s", t->m.status);
+    CHECK_MSG(!strcmp(after(t, 'B'), "not recording: no runs to browse"), "B: %s", t->m.status);
+    after(t, ':');
+    CHECK_INT(t->m.input.active, 1);
+    CHECK_MSG(!strcmp(t->m.input.label, "sql"), "label %s", t->m.input.label);
+    CHECK_MSG(!strcmp(after(t, '\n'), "not recording: no database to query"), "Enter: %s", t->m.status);
+    after(t, VIEW_KEY_ESC); /* no query runs: Esc closes (nothing open) and says nothing */
+    CHECK_MSG(!strcmp(t->m.status, ""), "Esc: %s", t->m.status);
+    replay_free(t);
+}
+
+TEST(tui_actions_control_keys_are_named_in_the_key_table) {
+    char buf[8];
+    CHECK_INT(view_key_command(VIEW_KEY_ESC), VIEW_OP_CLOSE);
+    CHECK_INT(view_key_command(VIEW_KEY_CTRL_L), VIEW_ACT_REDRAW);
+    CHECK_INT(view_key_command(VIEW_KEY_TAB), VIEW_OP_FOCUS_NEXT);
+    CHECK_MSG(!strcmp(view_key_name(VIEW_KEY_ESC, buf), "Esc"), "Esc: %s", buf);
+    CHECK_MSG(!strcmp(view_key_name(VIEW_KEY_CTRL_L, buf), "C-l"), "C-l: %s", buf);
+    int n;
+    const ViewBinding *b = view_bindings(&n);
+    for (int r = 0; r < n; r++) /* every bound key has a name the hints can print */
+        for (int s = 0; s < VIEW_KEYS_PER_ROW && b[r].key[s]; s++)
+            CHECK_MSG(view_key_name(b[r].key[s], buf)[0] != '#', "key %d of row \"%s\" has no name", b[r].key[s],
+                      b[r].label ? b[r].label : "");
+}
