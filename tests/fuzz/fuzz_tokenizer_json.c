@@ -3,7 +3,7 @@
  * inside its vocabulary. */
 #include <stdlib.h>
 
-#include "engine/hftok.h"
+#include "engine/tokenize/tokenize.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
