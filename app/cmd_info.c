@@ -10,8 +10,8 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "app/setup.h"
-#include "engine/hftok.h"
 #include "engine/textout.h"
+#include "engine/tokenize/tokenize.h"
 
 static void info_help(void) {
     puts("usage: ahascope info [--routers FILE] [--json] [model flags]\n"

@@ -3,7 +3,7 @@
  *
  * Each step takes a batch of B sequences, computes the loss
  * L = task + λ·mean(r) with the hard gates in the forward pass, gets the
- * router gradients by the straight-through estimator (engine/backward.h)
+ * router gradients by the straight-through estimator (engine/train_backward.h)
  * and takes an AdamW step on the router vectors (and, with --train all, on
  * a heap copy of every weight). The task is KL from the original model's
  * full-attention distribution (default: AHA should change nothing; the
@@ -23,11 +23,11 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "app/eval.h"
-#include "engine/adamw.h"
-#include "engine/backward.h"
 #include "engine/files.h"
 #include "engine/kernels.h"
 #include "engine/safetensors.h"
+#include "engine/train_adamw.h"
+#include "engine/train_backward.h"
 
 static volatile sig_atomic_t g_stop; /* Ctrl-C: save a checkpoint and stop */
 

@@ -15,8 +15,8 @@
 #include "engine/decide.h"
 #include "engine/forward.h"
 #include "engine/kernels.h"
-#include "engine/logfit.h"
 #include "engine/safetensors.h"
+#include "engine/train_logfit.h"
 
 /* One example per position with far keys, per layer: what the router read
  * and, per head, the oracle's label and its weight. Rows from training

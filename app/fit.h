@@ -9,8 +9,8 @@
  * would cause (oracle_err), the positives then weighted up so they carry
  * --balance of the total (fit_balance_factor). Each layer's heads are
  * then fitted together by L2-regularised logistic regression
- * (engine/logfit.h) on the training sequences, and one threshold τ for the
- * whole model is set so that the global share on them is --share (or τ is
+ * (engine/train_logfit.h) on the training sequences, and one threshold τ for
+ * the whole model is set so that the global share on them is --share (or τ is
  * given). The held-out sequences measure agreement with the oracle.
  *
  * The model pass can be split across processes: each shard writes its
@@ -26,7 +26,7 @@
 typedef struct {
     int window, sinks;
     double theta_logit;   /* the oracle's label threshold, log-odds */
-    double l2;            /* logistic penalty (engine/logfit.h) */
+    double l2;            /* logistic penalty (engine/train_logfit.h) */
     int iters;            /* solver iterations */
     int weight_err;       /* 1: weight each example by oracle_err */
     double balance;       /* share of the training weight the positives carry, or 0: as labelled */

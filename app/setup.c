@@ -10,9 +10,8 @@
 #include <unistd.h>
 
 #include "app/hub.h"
-#include "engine/chat.h"
 #include "engine/files.h"
-#include "engine/hftok.h"
+#include "engine/tokenize/tokenize.h"
 
 static int is_file(const char *p) {
     struct stat st;

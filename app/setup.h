@@ -6,7 +6,7 @@
 #include "app/args.h"
 #include "engine/model.h"
 #include "engine/routers.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenize/tokenize.h"
 
 /* Largest --prompt-file read: far more text than any context holds. */
 #define APP_PROMPT_FILE_MAX ((size_t)16 << 20)

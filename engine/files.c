@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "model.h"
-#include "tokenizer.h"
+#include "tokenize/tokenize.h"
 
 #define SNIFF_BYTES 4096
 

@@ -18,9 +18,9 @@
 #include <unistd.h>
 
 #include "files.h"
-#include "hftok.h"
 #include "model.h"
 #include "safetensors.h"
+#include "tokenize/tokenize.h"
 
 static const struct { const char *type, *class_name; int arch; } ARCHS[] = {
     {"llama", "LlamaForCausalLM", ARCH_LLAMA}, {"qwen2", "Qwen2ForCausalLM", ARCH_QWEN2},

@@ -13,7 +13,7 @@
 
 #include "forward.h"
 #include "sampler.h"
-#include "tokenizer.h"
+#include "tokenize/tokenize.h"
 
 /* How far a prefill has come: called before its first chunk (done 0),
  * after each chunk fed (up to done == total), and between the layers of a

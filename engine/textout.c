@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "unicode.h"
+#include "tokenize/tokenize.h"
 
 int textout_valid(const char *s, size_t n) {
     for (size_t i = 0, len; i < n; i += len)

@@ -1,5 +1,5 @@
-"""Float64 reference for engine/logfit.c: Newton's method on the same
-weighted, L2-regularised logistic loss (see engine/logfit.h), per head.
+"""Float64 reference for engine/train_logfit.c: Newton's method on the same
+weighted, L2-regularised logistic loss (see engine/train_logfit.h), per head.
 
 usage: logfit_ref.py DATA OUT
 DATA: int32 n, d, k; float64 l2, eps; float32 x[n][d], y[n][k], wt[n][k].

@@ -7,7 +7,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "engine/hftok.h"
+#include "engine/tokenize/tokenize.h"
 
 /* What to run when the fixtures are missing (for skip messages). */
 #define NPM_FIXTURE_HOWTO "create them with: sh tests/hftok_npm/install.sh build/npm (needs node, npm and the npm registry)"

@@ -1,4 +1,5 @@
-/* Training forward/backward (engine/backward.h) and AdamW (engine/adamw.h).
+/* Training forward/backward (engine/train_backward.h) and AdamW
+ * (engine/train_adamw.h).
  *
  * Every *_backward is checked against central differences of an
  * independent double-precision reference of its forward (written here, not
@@ -25,11 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/adamw.h"
-#include "engine/backward.h"
 #include "engine/forward.h"
 #include "engine/kernels.h"
 #include "engine/routers.h"
+#include "engine/train_adamw.h"
+#include "engine/train_backward.h"
 #include "tests/test.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
@@ -219,18 +220,18 @@ TEST(backward_matmul_matches_differences) {
     int N = 5, C = 7, O = 3;
     float *x = rand_f(N * C, 1), *w = rand_f(O * C, 1), *c = rand_f(N * O, 1);
     float out[15], dx[35] = {0}, dw[21] = {0};
-    matmul_forward(out, x, w, N, C, O);
+    train_matmul_forward(out, x, w, N, C, O);
     Prim p = {.N = N, .C = C, .O = O, .x = to_double(x, N * C), .w = to_double(w, O * C), .c = to_double(c, N * O)};
     double ref[15];
     ref_matmul(ref, p.x, p.w, N, C, O);
     for (int i = 0; i < N * O; i++) CHECK_NEAR(out[i], ref[i], 1e-5);
-    matmul_backward(dx, dw, c, x, w, N, C, O);
+    train_matmul_backward(dx, dw, c, x, w, N, C, O);
     check_fd("matmul dx", dx, p.x, N * C, loss_matmul, &p, 1e-5, 1000);
     check_fd("matmul dw", dw, p.w, O * C, loss_matmul, &p, 1e-5, 1000);
     /* the backward adds: a second call doubles, NULL skips */
     float dx2[35];
     memcpy(dx2, dx, sizeof dx);
-    matmul_backward(dx2, NULL, c, x, w, N, C, O);
+    train_matmul_backward(dx2, NULL, c, x, w, N, C, O);
     for (int i = 0; i < N * C; i++) CHECK_NEAR(dx2[i], 2 * dx[i], 1e-6);
     free(x); free(w); free(c); free(p.x); free(p.w); free((void *)p.c);
 }
@@ -401,11 +402,11 @@ TEST(backward_router_matches_differences) {
     int N = 6, C = 8, H = 3;
     float *x = rand_f(N * C, 1), *w = rand_f(H * C, 0.6f), *c = rand_f(N * H, 1), r[18], dx[48] = {0}, dw[24] = {0};
     uint8_t gate[18];
-    long global = router_forward(r, gate, x, w, 0.5f, N, C, H);
+    long global = train_router_forward(r, gate, x, w, 0.5f, N, C, H);
     long count = 0;
     for (int i = 0; i < N * H; i++) { CHECK(gate[i] == (r[i] > 0.5f)); count += gate[i]; }
     CHECK_INT(global, count);
-    router_backward(dx, dw, c, r, x, w, N, C, H);
+    train_router_backward(dx, dw, c, r, x, w, N, C, H);
     Prim p = {.N = N, .C = C, .O = H, .x = to_double(x, N * C), .w = to_double(w, H * C), .c = to_double(c, N * H)};
     check_fd("router dx", dx, p.x, N * C, loss_router, &p, 1e-5, 1000);
     check_fd("router dw", dw, p.w, H * C, loss_router, &p, 1e-5, 1000);

@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/chat.h"
-#include "engine/hftok.h"
+#include "engine/tokenize/tokenize.h"
 #include "tests/npm_fixture.h"
 #include "tests/test.h"
 

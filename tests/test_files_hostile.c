@@ -17,7 +17,7 @@
 #include "engine/files.h"
 #include "engine/routers.h"
 #include "engine/safetensors.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenize/tokenize.h"
 #include "test.h"
 
 static const char *bin(void) {

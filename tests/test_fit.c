@@ -13,9 +13,9 @@
 #include "app/fit.h"
 #include "engine/decide.h"
 #include "engine/forward.h"
-#include "engine/logfit.h"
 #include "engine/routers.h"
 #include "engine/safetensors.h"
+#include "engine/train_logfit.h"
 #include "test.h"
 
 static const char *bin(void) {

@@ -14,7 +14,7 @@
 #include "engine/forward.h"
 #include "engine/routers.h"
 #include "engine/safetensors.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenize/tokenize.h"
 #include "test.h"
 
 #define GEN_DIMS "64,96,3,8,4,300,64" /* dim, hidden, layers, heads, kv heads, vocab, context */

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/hftok.h"
-#include "engine/hftok_impl.h"
-#include "engine/unicode.h"
+#include "engine/tokenize/tokenize.h"
+#include "engine/tokenize/hftok_impl.h"
+#include "engine/tokenize/unicode.h"
 #include "tests/test.h"
 
 #define FIX "tests/fixtures/hftok/"

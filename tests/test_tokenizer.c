@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/tokenizer.h"
+#include "engine/tokenize/tokenize.h"
 #include "tests/test.h"
 
 /* Concatenated decode of ids[1..n) (skipping BOS), into a malloc'd buffer. */

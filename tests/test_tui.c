@@ -330,7 +330,7 @@ TEST(tui_refuses_without_a_terminal) {
 #include <cjson/cJSON.h>
 
 #include "engine/routers.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenize/tokenize.h"
 
 /* The text of golden ids[from..to) of the first prompt, as the TUI prints it. */
 static int golden_text(int from, int to, char *out, size_t cap) {

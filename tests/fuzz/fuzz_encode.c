@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/tokenizer.h"
+#include "engine/tokenize/tokenize.h"
 #include "fuzz.h"
 
 #ifndef FUZZ_FIXTURES

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "engine/hftok.h"
+#include "engine/tokenize/tokenize.h"
 #include "fuzz.h"
 
 #ifndef FUZZ_FIXTURES

@@ -1,9 +1,9 @@
-/* fuzz_tokenizer_json.c — a Hugging Face tokenizer.json (engine/hftok_load.c);
- * a tokenizer that loads must encode and decode a fixed text with ids
- * inside its vocabulary. */
+/* fuzz_tokenizer_json.c — a Hugging Face tokenizer.json
+ * (engine/tokenize/hftok_load.c); a tokenizer that loads must encode and
+ * decode a fixed text with ids inside its vocabulary. */
 #include <stdlib.h>
 
-#include "engine/hftok.h"
+#include "engine/tokenize/tokenize.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,4 +1,4 @@
-#include "logfit.h"
+#include "train_logfit.h"
 
 #include <cblas.h>
 #include <math.h>

@@ -1,8 +1,7 @@
-#include "tokenizer.h"
+#include "tokenize.h"
 
 #include "bpeheap.h"
-#include "files.h"
-#include "hftok.h"
+#include "engine/files.h"
 
 #include <errno.h>
 #include <math.h>
@@ -213,7 +212,7 @@ static int split_symbols(const Tokenizer *t, const unsigned char *s, size_t len,
 /* ---- merges ------------------------------------------------------------------
  * llama2.c merges, repeatedly, the adjacent pair whose merged string has the
  * highest score, the leftmost among equal scores. Rescanning every pair per
- * merge is quadratic; instead a heap (engine/bpeheap.h) holds every
+ * merge is quadratic; instead a heap (engine/tokenize/bpeheap.h) holds every
  * candidate pair, keyed by (score descending, position ascending), over a
  * linked list of symbols. A symbol's version stamps the pair that starts at
  * it: a merge changes only the pair at its left symbol and the one before,

@@ -1,7 +1,7 @@
 /* hftok.c — the loaded tokenizer's tables (string pool, hash maps) and
  * everything on the decoding side. Loading is in hftok_load.c, encoding in
  * hftok_encode.c, the split regexes in hftok_pretok.c. */
-#include "hftok.h"
+#include "tokenize.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-/* logfit.h — L2-regularised logistic regression of k heads that read one
- * input matrix, the way `ahascope fit` learns one layer's routers: every
+/* train_logfit.h — L2-regularised logistic regression of k heads that read
+ * one input matrix, the way `ahascope fit` learns one layer's routers: every
  * head's scores are one matrix product, so all heads fit together.
  *
  * Head h minimises, over its weights w_h [d] and bias b_h,
@@ -12,8 +12,8 @@
  * by the exact curvature along it. No randomness, no data-dependent
  * iteration count: the same input gives the same bits.
  */
-#ifndef AHASCOPE_LOGFIT_H
-#define AHASCOPE_LOGFIT_H
+#ifndef AHASCOPE_TRAIN_LOGFIT_H
+#define AHASCOPE_TRAIN_LOGFIT_H
 
 #include "err.h"
 

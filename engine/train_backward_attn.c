@@ -1,5 +1,6 @@
-/* backward_attn.c — AHA attention for training: both branches forward, the
- * executed one backward, and the straight-through router gradient.
+/* train_backward_attn.c — AHA attention for training: both branches
+ * forward, the executed one backward, and the straight-through router
+ * gradient.
  *
  * A branch is the key set [0, ns) ∪ [lo, t]: the global branch is ns = 0,
  * lo = 0 (every key ≤ t), the local one the sinks and window of
@@ -11,7 +12,7 @@
 #include <string.h>
 
 #include "attn.h"
-#include "backward.h"
+#include "train_backward.h"
 
 /* Rows of query head h (or KV head kvh) of sequence b, position t. */
 typedef struct {

@@ -1,4 +1,4 @@
-/* chat.c — chat formats (see chat.h).
+/* chat.c — chat formats (see tokenize.h).
  *
  * The templates themselves are Jinja programs; rather than interpret them,
  * each family's output for a single user message is written out here and
@@ -6,7 +6,7 @@
  * produce. The template text is only searched for markers and for the one
  * thing that varies within a family: the default system turn.
  */
-#include "chat.h"
+#include "tokenize.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
-/* backward.h — training forward and backward passes (llm.c style) for the
- * llama2.c architecture with AHA routers (engine/README.md, "Sessions,
- * sampling and training").
+/* train_backward.h — training forward and backward passes (llm.c style)
+ * for the llama2.c architecture with AHA routers (engine/README.md,
+ * "Sessions, sampling and training").
  *
  * Two levels:
  *   - layer primitives, each a *_forward / *_backward pair over explicit
@@ -21,8 +21,8 @@
  * estimator g̃ = g + r − stopgrad(r): the executed branch gets ∂L/∂o, and
  * ∂L/∂r = ⟨∂L/∂o, o_all − o_here⟩ whatever g was.
  */
-#ifndef AHASCOPE_BACKWARD_H
-#define AHASCOPE_BACKWARD_H
+#ifndef AHASCOPE_TRAIN_BACKWARD_H
+#define AHASCOPE_TRAIN_BACKWARD_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -38,10 +38,10 @@ void embed_forward(float *x, const int *tokens, const float *emb, int N, int C);
 void embed_backward(float *demb, const float *dx, const int *tokens, int N, int C);
 
 /* out[N][n_out] = in[N][n_in] · w[n_out][n_in]ᵀ. */
-void matmul_forward(float *out, const float *in, const float *w, int N, int n_in, int n_out);
+void train_matmul_forward(float *out, const float *in, const float *w, int N, int n_in, int n_out);
 /* din[N][n_in] += dout · w; dw[n_out][n_in] += doutᵀ · in. */
-void matmul_backward(float *din, float *dw, const float *dout, const float *in, const float *w, int N, int n_in,
-                     int n_out);
+void train_matmul_backward(float *din, float *dw, const float *dout, const float *in, const float *w, int N,
+                           int n_in, int n_out);
 
 /* out[N][C] = x · rstd · w with rstd[N] = 1/√(mean(x²) + 1e-5), the same
  * float arithmetic as the inference kernel; rstd is kept for the backward. */
@@ -72,10 +72,10 @@ void residual_backward(float *da, float *db, const float *dout, size_t n);
 
 /* Routers: r[N][H] = σ(xn[N][C] · wr[H][C]ᵀ), gate = 1[r > tau]. Returns
  * the number of global gates. */
-long router_forward(float *r, uint8_t *gate, const float *xn, const float *wr, float tau, int N, int C, int H);
+long train_router_forward(float *r, uint8_t *gate, const float *xn, const float *wr, float tau, int N, int C, int H);
 /* Given dr[N][H] = ∂L/∂r: dxn += (dr·r(1−r)) · wr; dwr += (dr·r(1−r))ᵀ · xn. */
-void router_backward(float *dxn, float *dwr, const float *dr, const float *r, const float *xn, const float *wr, int N,
-                     int C, int H);
+void train_router_backward(float *dxn, float *dwr, const float *dr, const float *r, const float *xn,
+                           const float *wr, int N, int C, int H);
 
 /* Shape of one AHA attention call (window w ≥ 1 keys including the current
  * one, plus the first `sinks` positions; engine/attn.c attn_local_set). */

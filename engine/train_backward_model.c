@@ -1,10 +1,10 @@
-/* backward_model.c — the whole model's training forward and backward pass,
- * written top to bottom like the math, one primitive per line. */
+/* train_backward_model.c — the whole model's training forward and backward
+ * pass, written top to bottom like the math, one primitive per line. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "backward.h"
 #include "kernels.h"
+#include "train_backward.h"
 
 /* ---- allocation: every float buffer carved from one block ---- */
 
@@ -172,27 +172,27 @@ double train_forward(TrainState *s, const Weights *w, const float *routers, cons
     for (int l = 0; l < c->n_layers; l++) {
         LayerActs a = layer_acts(s, l);
         rmsnorm_forward(a.xn1, a.rstd1, a.res, w->rms_att + (size_t)l * d, N, d);   /* xn1     [N][d] */
-        matmul_forward(a.q, a.xn1, w->wq + l * dd, N, d, d);                        /* q       [N][d] */
-        matmul_forward(a.k, a.xn1, w->wk + l * dkv, N, d, kv);                      /* k, v    [N][kv] */
-        matmul_forward(a.v, a.xn1, w->wv + l * dkv, N, d, kv);
-        global += router_forward(a.r, a.gate, a.xn1, routers + (size_t)l * H * d,   /* r, g    [N][H] */
-                                 tc->tau, N, d, H);
+        train_matmul_forward(a.q, a.xn1, w->wq + l * dd, N, d, d);                  /* q       [N][d] */
+        train_matmul_forward(a.k, a.xn1, w->wk + l * dkv, N, d, kv);                /* k, v    [N][kv] */
+        train_matmul_forward(a.v, a.xn1, w->wv + l * dkv, N, d, kv);
+        global += train_router_forward(a.r, a.gate, a.xn1, routers + (size_t)l * H * d, /* r, g    [N][H] */
+                                       tc->tau, N, d, H);
         rope_forward(a.q, s->rope_cos, s->rope_sin, s->B, s->T, d, c->head_size);
         rope_forward(a.k, s->rope_cos, s->rope_sin, s->B, s->T, kv, c->head_size);
         AttnActs aa = attn_acts(&a);
         attention_forward(&ad, &aa, s->scratch);                                    /* att     [N][d] */
-        matmul_forward(s->branch, a.att, w->wo + l * dd, N, d, d);                  /* att·Woᵀ [N][d] */
+        train_matmul_forward(s->branch, a.att, w->wo + l * dd, N, d, d);            /* att·Woᵀ [N][d] */
         residual_forward(a.res_mid, a.res, s->branch, (size_t)N * d);             /* res_mid [N][d] */
         rmsnorm_forward(a.xn2, a.rstd2, a.res_mid, w->rms_ffn + (size_t)l * d, N, d);
-        matmul_forward(a.h1, a.xn2, w->w1 + l * dh, N, d, hid);                     /* h1, h3  [N][hid] */
-        matmul_forward(a.h3, a.xn2, w->w3 + l * dh, N, d, hid);
+        train_matmul_forward(a.h1, a.xn2, w->w1 + l * dh, N, d, hid);               /* h1, h3  [N][hid] */
+        train_matmul_forward(a.h3, a.xn2, w->w3 + l * dh, N, d, hid);
         swiglu_forward(a.hs, a.h1, a.h3, (size_t)N * hid);                          /* hs      [N][hid] */
-        matmul_forward(s->branch, a.hs, w->w2 + l * dh, N, hid, d);
+        train_matmul_forward(s->branch, a.hs, w->w2 + l * dh, N, hid, d);
         residual_forward(a.res_next, a.res_mid, s->branch, (size_t)N * d);        /* res[l+1] */
     }
     float *res_final = s->res + (size_t)c->n_layers * N * d;
     rmsnorm_forward(s->xnf, s->rstdf, res_final, w->rms_final, N, d);              /* xnf     [N][d] */
-    matmul_forward(s->logits, s->xnf, w->wcls, N, d, V);                            /* logits  [N][V] */
+    train_matmul_forward(s->logits, s->xnf, w->wcls, N, d, V);                      /* logits  [N][V] */
     s->task_loss = tc->objective == TRAIN_KL ? kl_forward(s->probs, s->logits, target_probs, N, V)
                                              : crossentropy_forward(s->probs, s->logits, targets, N, V);
 
@@ -224,7 +224,7 @@ void train_backward(TrainState *s, const Weights *w, const float *routers, float
     if (s->tc.objective == TRAIN_KL) kl_backward(s->dlogits, s->probs, s->target_probs, N, V, 1.0f / N);
     else crossentropy_backward(s->dlogits, s->probs, s->targets, N, V, 1.0f / N);
     memset(s->dxn, 0, Nd * sizeof(float));
-    matmul_backward(s->dxn, GW(wcls, 0), s->dlogits, s->xnf, w->wcls, N, d, V);
+    train_matmul_backward(s->dxn, GW(wcls, 0), s->dlogits, s->xnf, w->wcls, N, d, V);
     memset(s->dres, 0, Nd * sizeof(float));                                         /* dres = ∂L/∂res[L] */
     rmsnorm_backward(s->dres, GW(rms_final, 0), s->dxn, s->res + (size_t)c->n_layers * Nd, s->rstdf,
                      w->rms_final, N, d);
@@ -233,19 +233,19 @@ void train_backward(TrainState *s, const Weights *w, const float *routers, float
         LayerActs a = layer_acts(s, l);
         /* res[l+1] = res_mid + hs·W2ᵀ: dres flows to both summands unchanged */
         memset(s->dhs, 0, Nh * sizeof(float));
-        matmul_backward(s->dhs, GW(w2, l * dh), s->dres, a.hs, w->w2 + l * dh, N, hid, d);
+        train_matmul_backward(s->dhs, GW(w2, l * dh), s->dres, a.hs, w->w2 + l * dh, N, hid, d);
         memset(s->dh1, 0, Nh * sizeof(float));
         memset(s->dh3, 0, Nh * sizeof(float));
         swiglu_backward(s->dh1, s->dh3, s->dhs, a.h1, a.h3, Nh);
         memset(s->dxn, 0, Nd * sizeof(float));
-        matmul_backward(s->dxn, GW(w1, l * dh), s->dh1, a.xn2, w->w1 + l * dh, N, d, hid);
-        matmul_backward(s->dxn, GW(w3, l * dh), s->dh3, a.xn2, w->w3 + l * dh, N, d, hid);
+        train_matmul_backward(s->dxn, GW(w1, l * dh), s->dh1, a.xn2, w->w1 + l * dh, N, d, hid);
+        train_matmul_backward(s->dxn, GW(w3, l * dh), s->dh3, a.xn2, w->w3 + l * dh, N, d, hid);
         rmsnorm_backward(s->dres, GW(rms_ffn, (size_t)l * d), s->dxn, a.res_mid, a.rstd2,
                          w->rms_ffn + (size_t)l * d, N, d);                          /* dres = ∂L/∂res_mid */
 
         /* res_mid = res + att·Woᵀ */
         memset(s->dbranch, 0, Nd * sizeof(float));
-        matmul_backward(s->dbranch, GW(wo, l * dd), s->dres, a.att, w->wo + l * dd, N, d, d);
+        train_matmul_backward(s->dbranch, GW(wo, l * dd), s->dres, a.att, w->wo + l * dd, N, d, d);
         memset(s->dq, 0, Nd * sizeof(float));
         memset(s->dk, 0, Nkv * sizeof(float));
         memset(s->dv, 0, Nkv * sizeof(float));
@@ -253,13 +253,13 @@ void train_backward(TrainState *s, const Weights *w, const float *routers, float
         AttnActs aa = attn_acts(&a);
         attention_backward(&ad, &aa, s->dbranch, s->dq, s->dk, s->dv, s->dgate, s->scratch); /* dgate = ∂L/∂r */
         memset(s->dxn, 0, Nd * sizeof(float));
-        router_backward(s->dxn, drouters + (size_t)l * H * d, s->dgate, a.r, a.xn1, routers + (size_t)l * H * d,
-                        N, d, H);
+        train_router_backward(s->dxn, drouters + (size_t)l * H * d, s->dgate, a.r, a.xn1, routers + (size_t)l * H * d,
+                              N, d, H);
         rope_backward(s->dq, s->rope_cos, s->rope_sin, s->B, s->T, d, c->head_size);
         rope_backward(s->dk, s->rope_cos, s->rope_sin, s->B, s->T, kv, c->head_size);
-        matmul_backward(s->dxn, GW(wq, l * dd), s->dq, a.xn1, w->wq + l * dd, N, d, d);
-        matmul_backward(s->dxn, GW(wk, l * dkv), s->dk, a.xn1, w->wk + l * dkv, N, d, kv);
-        matmul_backward(s->dxn, GW(wv, l * dkv), s->dv, a.xn1, w->wv + l * dkv, N, d, kv);
+        train_matmul_backward(s->dxn, GW(wq, l * dd), s->dq, a.xn1, w->wq + l * dd, N, d, d);
+        train_matmul_backward(s->dxn, GW(wk, l * dkv), s->dk, a.xn1, w->wk + l * dkv, N, d, kv);
+        train_matmul_backward(s->dxn, GW(wv, l * dkv), s->dv, a.xn1, w->wv + l * dkv, N, d, kv);
         rmsnorm_backward(s->dres, GW(rms_att, (size_t)l * d), s->dxn, a.res, a.rstd1,
                          w->rms_att + (size_t)l * d, N, d);                          /* dres = ∂L/∂res[l] */
     }

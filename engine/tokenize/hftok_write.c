@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hftok.h"
+#include "tokenize.h"
 #include "hftok_impl.h"
 #include "unicode.h"
 

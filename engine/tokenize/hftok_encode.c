@@ -2,8 +2,8 @@
  *
  * BPE follows the reference exactly: the symbols of a pre-token are merged
  * one pair at a time, always the pair with the lowest merge rank and, among
- * equal ranks, the leftmost. A heap of candidate pairs (engine/bpeheap.h,
- * shared with tokenizer.c) over a linked list of symbols makes a pre-token of n symbols cost O(n log n); heap
+ * equal ranks, the leftmost. A heap of candidate pairs (bpeheap.h, shared
+ * with tokenizer.c) over a linked list of symbols makes a pre-token of n symbols cost O(n log n); heap
  * entries made stale by a neighbouring merge are skipped when popped. A
  * per-call cache maps repeated pre-tokens to their ids, so long texts cost
  * little more than their distinct words. All scratch memory belongs to one

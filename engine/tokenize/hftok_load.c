@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "files.h"
+#include "engine/files.h"
 #include "hftok_impl.h"
 #include "unicode.h"
 

@@ -1,5 +1,5 @@
-/* backward.c — the layer primitives of training (all but attention). */
-#include "backward.h"
+/* train_backward.c — the layer primitives of training (all but attention). */
+#include "train_backward.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -29,12 +29,12 @@ void embed_backward(float *demb, const float *dx, const int *tokens, int N, int 
     }
 }
 
-void matmul_forward(float *out, const float *in, const float *w, int N, int n_in, int n_out) {
+void train_matmul_forward(float *out, const float *in, const float *w, int N, int n_in, int n_out) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, n_out, n_in, 1.0f, in, n_in, w, n_in, 0.0f, out, n_out);
 }
 
-void matmul_backward(float *din, float *dw, const float *dout, const float *in, const float *w, int N, int n_in,
-                     int n_out) {
+void train_matmul_backward(float *din, float *dw, const float *dout, const float *in, const float *w, int N,
+                           int n_in, int n_out) {
     if (din)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, n_in, n_out, 1.0f, dout, n_out, w, n_in, 1.0f, din,
                     n_in);
@@ -133,8 +133,8 @@ void residual_backward(float *da, float *db, const float *dout, size_t n) {
     }
 }
 
-long router_forward(float *r, uint8_t *gate, const float *xn, const float *wr, float tau, int N, int C, int H) {
-    matmul_forward(r, xn, wr, N, C, H);
+long train_router_forward(float *r, uint8_t *gate, const float *xn, const float *wr, float tau, int N, int C, int H) {
+    train_matmul_forward(r, xn, wr, N, C, H);
     long global = 0;
     for (size_t i = 0; i < (size_t)N * H; i++) {
         r[i] = 1.0f / (1.0f + expf(-r[i])); /* as the inference forward scores a head */
@@ -146,8 +146,8 @@ long router_forward(float *r, uint8_t *gate, const float *xn, const float *wr, f
 
 /* H is a handful of heads: plain loops beat two skinny GEMMs and need no
  * buffer for the logit gradients. */
-void router_backward(float *dxn, float *dwr, const float *dr, const float *r, const float *xn, const float *wr, int N,
-                     int C, int H) {
+void train_router_backward(float *dxn, float *dwr, const float *dr, const float *r, const float *xn,
+                           const float *wr, int N, int C, int H) {
     for (int n = 0; n < N; n++) {
         const float *x = xn + (size_t)n * C;
         for (int h = 0; h < H; h++) {

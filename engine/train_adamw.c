@@ -1,4 +1,4 @@
-#include "adamw.h"
+#include "train_adamw.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
-/* adamw.h — the AdamW optimiser (Loshchilov & Hutter: weight decay
+/* train_adamw.h — the AdamW optimiser (Loshchilov & Hutter: weight decay
  * decoupled from the gradient's moments) and a warm-up + cosine
  * learning-rate schedule. Deterministic: plain sequential float updates.
  */
-#ifndef AHASCOPE_ADAMW_H
-#define AHASCOPE_ADAMW_H
+#ifndef AHASCOPE_TRAIN_ADAMW_H
+#define AHASCOPE_TRAIN_ADAMW_H
 
 #include <stddef.h>
 

@@ -1,4 +1,5 @@
-/* hftok_impl.h — internals shared by the hftok_*.c files (not a public API).
+/* hftok_impl.h — internal to engine/tokenize/: what the hftok_*.c files share
+ * (no other room includes it; tests/test_hftok.c tests the split regexes).
  *
  * All token strings live in one pool addressed by offsets, so the pool can
  * grow while loading; nothing points into it until loading is done.
@@ -9,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hftok.h"
+#include "tokenize.h"
 
 #define HFTOK_MAX_FILE (1L << 30)   /* real tokenizer.json files are < 50 MB */
 #define HFTOK_MAX_VOCAB (1 << 24)   /* ids above this are treated as corrupt */

@@ -1,5 +1,6 @@
-/* bpeheap.h — the priority queue both BPE encoders (tokenizer.c's score
- * merges, hftok_encode.c's rank merges) keep their candidate pairs in.
+/* bpeheap.h — internal to engine/tokenize/: the priority queue both BPE
+ * encoders (tokenizer.c's score merges, hftok_encode.c's rank merges) keep
+ * their candidate pairs in.
  *
  * A min-heap on one 64-bit key, which each encoder packs as (priority << 32
  * | position) so that one integer compare gives "best priority, then
