@@ -24,12 +24,6 @@ static int is_dir(const char *p) {
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-void app_cache_dir(char *out, size_t cap) {
-    const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
-    if (x && *x) snprintf(out, cap, "%s/ahascope", x);
-    else snprintf(out, cap, "%s/.cache/ahascope", h && *h ? h : ".");
-}
-
 /* A models directory holds stories260K/stories260K.bin or stories260K.bin. */
 static int model_in_dir(const char *dir, char *out, size_t cap) {
     snprintf(out, cap, "%s/stories260K/stories260K.bin", dir);
@@ -60,7 +54,7 @@ static void model_dirs(ModelDirs *d) {
         if (slash) *slash = 0;
         snprintf(d->dir[d->n++], sizeof d->dir[0], "%.1000s/../shared/models", exe);
     }
-    app_cache_dir(d->dir[d->n++], sizeof d->dir[0]);
+    hub_cache_dir(d->dir[d->n++], sizeof d->dir[0]);
 }
 
 /* "A, B, C" of the search directories, for messages. */
