@@ -1,8 +1,8 @@
 #include "model.h"
 
 #include "files.h"
+#include "half.h"
 #include "mem.h"
-#include "safetensors.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -299,16 +299,16 @@ int model_to_half(Model *m, DType dt, Err *e) {
             {&lw->w1, w->w1 + l * h * d, h * d}, {&lw->w2, w->w2 + l * d * h, d * h}, {&lw->w3, w->w3 + l * h * d, h * d}};
         for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
             const float *src = parts[k].m->dt == DT_F32 ? parts[k].m->p : parts[k].src;
-            st_f32_to_half_n(p, src, parts[k].n, dt == DT_BF16);
+            half_from_f32_n(p, src, parts[k].n, dt == DT_BF16);
             *parts[k].m = (Mat){p, dt};
             p += parts[k].n;
         }
     }
-    st_f32_to_half_n(p, w->token_embedding, V * d, dt == DT_BF16);
+    half_from_f32_n(p, w->token_embedding, V * d, dt == DT_BF16);
     m->embed = (Mat){p, dt};
     p += V * d;
     if (c->shared_classifier) m->cls = m->embed;
-    else { st_f32_to_half_n(p, w->wcls, V * d, dt == DT_BF16); m->cls = (Mat){p, dt}; }
+    else { half_from_f32_n(p, w->wcls, V * d, dt == DT_BF16); m->cls = (Mat){p, dt}; }
     mem_big_free(m->owned_half);
     m->owned_half = buf;
     c->dtype = c->kv_dtype = dt;

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "files.h"
+#include "half.h"
 #include "model.h"
 #include "safetensors.h"
 
@@ -287,7 +288,7 @@ static int get_vec(HfModel *hf, const char *name, long n, const float **out, Err
     hf->n_vecs += (size_t)n;
     const uint16_t *h = t->data;
     for (long i = 0; i < n; i++)
-        v[i] = dt == DT_F32 ? ((const float *)t->data)[i] : dt == DT_BF16 ? st_bf16_to_f32(h[i]) : st_f16_to_f32(h[i]);
+        v[i] = dt == DT_F32 ? ((const float *)t->data)[i] : dt == DT_BF16 ? half_bf16_to_f32(h[i]) : half_f16_to_f32(h[i]);
     *out = v;
     return 0;
 }
