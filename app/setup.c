@@ -13,6 +13,7 @@
 #include "engine/chat.h"
 #include "engine/files.h"
 #include "engine/hftok.h"
+#include "engine/sniff.h"
 
 static int is_file(const char *p) {
     struct stat st;
@@ -167,7 +168,7 @@ static int load_static(RunOpts *o, Loaded *L, Err *e) {
     const Config *c = &L->model.c;
     const char *spec = o->static_heads;
     char *text = NULL;
-    if (file_kind(spec) != FILE_MISSING) { /* a file of any kind, so a FIFO is refused by name */
+    if (sniff_kind(spec) != FILE_MISSING) { /* a file of any kind, so a FIFO is refused by name */
         size_t n;
         if (!(text = file_read_all(spec, "head set", "a head-set file", 1 << 20, &n, e))) return -1;
         spec = text;
@@ -195,9 +196,9 @@ static int load_tokenizer(const RunOpts *o, Loaded *L, Err *e) {
     else if (app_find_tokenizer(L->model_path, m->c.vocab_size, L->tok_path, sizeof L->tok_path) != 0)
         return err_set(e, "%s: no tokenizer beside the model (tokenizer.bin or tok%d.bin); pass --tokenizer PATH",
                        L->model_path, m->c.vocab_size);
-    if (hf && !o->tokenizer && file_kind(L->tok_path) == FILE_MISSING) /* a FIFO there is refused by name */
+    if (hf && !o->tokenizer && sniff_kind(L->tok_path) == FILE_MISSING) /* a FIFO there is refused by name */
         return err_set(e, "%s: no tokenizer.json in the folder; pass --tokenizer PATH", L->model_path);
-    int r = ends_with(L->tok_path, ".json") || file_kind(L->tok_path) == FILE_JSON
+    int r = ends_with(L->tok_path, ".json") || sniff_kind(L->tok_path) == FILE_JSON
                 ? tok_load_hf(&L->tok, L->tok_path, hf ? L->model_path : NULL, m->c.vocab_size, e)
                 : tok_load(&L->tok, L->tok_path, m->c.vocab_size, e);
     if (r != 0) return -1;

@@ -383,7 +383,12 @@ int model_load_hf(Model *m, const char *dir, int max_ctx, Err *e) {
         check_weight_bytes(m, hf, e) == 0 && wire_model(m, hf, tied, e) == 0)
         rc = 0;
     cJSON_Delete(cfg);
-    if (rc != 0) { model_free(m); return -1; }
+    if (rc != 0) { /* what model_free would release of an HF model, without calling up into model.c */
+        model_hf_free(m);
+        free(m->layers);
+        memset(m, 0, sizeof *m);
+        return -1;
+    }
     for (int i = 0; i < hf->n_shards; i++) m->file_bytes += hf->shards[i].size;
     return 0;
 }
