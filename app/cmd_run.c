@@ -56,7 +56,7 @@ int cmd_run(int argc, char **argv) {
     Err e;
     if (app_find_model(path, sizeof path) != 0) {
         char cache[1024];
-        app_cache_dir(cache, sizeof cache);
+        hub_cache_dir(cache, sizeof cache);
         if (download_default(cache, &e) != 0) return args_fail(&e);
         if (app_find_model(path, sizeof path) != 0) {
             err_set(&e, "downloaded the model but cannot find it in %s", cache);

@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "app/progress.h"
-#include "app/setup.h"
 #include "engine/files.h"
 #include "engine/sha256.h"
 
@@ -88,9 +87,15 @@ void hub_opts_default(HubOpts *o) {
     o->backoff_ms = 1000;
 }
 
+void hub_cache_dir(char *out, size_t cap) {
+    const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+    if (x && *x) snprintf(out, cap, "%s/ahascope", x);
+    else snprintf(out, cap, "%s/.cache/ahascope", h && *h ? h : ".");
+}
+
 void hub_dir(const char *repo, const char *rev, char *out, size_t cap) {
     char cache[1024];
-    app_cache_dir(cache, sizeof cache);
+    hub_cache_dir(cache, sizeof cache);
     snprintf(out, cap, "%s/hub/%s/%s", cache, repo, rev);
 }
 

@@ -1,7 +1,7 @@
 /* hub.h — models from the Hugging Face Hub, downloaded into the cache.
  *
  * A repository OWNER/NAME at a revision lands in
- * $XDG_CACHE_HOME/ahascope/hub/OWNER/NAME/REVISION/ (app_cache_dir). Nothing
+ * $XDG_CACHE_HOME/ahascope/hub/OWNER/NAME/REVISION/ (hub_cache_dir). Nothing
  * half-written is ever used: each file arrives as FILE.partial (kept between
  * runs, so a later pull resumes it with a Range request), is checked against
  * the Hub's size and, for large (LFS) files, SHA-256, and only then renamed
@@ -30,6 +30,10 @@ typedef struct {
 /* Defaults from the environment: HF_ENDPOINT, HF_TOKEN, bars only when
  * stderr is a terminal, 5 tries starting at a 1 s pause. */
 void hub_opts_default(HubOpts *o);
+
+/* The cache directory every download lands under, and where models are
+ * looked for last: $XDG_CACHE_HOME/ahascope, or ~/.cache/ahascope. */
+void hub_cache_dir(char *out, size_t cap);
 
 /* Whether s has the shape of a repository id, OWNER/NAME (letters, digits,
  * '-', '_', '.', neither part empty, "." or "..", at most 96 bytes each), so

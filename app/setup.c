@@ -12,6 +12,7 @@
 #include "app/hub.h"
 #include "engine/files.h"
 #include "engine/tokenize/tokenize.h"
+#include "engine/sniff.h"
 
 static int is_file(const char *p) {
     struct stat st;
@@ -21,12 +22,6 @@ static int is_file(const char *p) {
 static int is_dir(const char *p) {
     struct stat st;
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-void app_cache_dir(char *out, size_t cap) {
-    const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
-    if (x && *x) snprintf(out, cap, "%s/ahascope", x);
-    else snprintf(out, cap, "%s/.cache/ahascope", h && *h ? h : ".");
 }
 
 /* A models directory holds stories260K/stories260K.bin or stories260K.bin. */
@@ -59,7 +54,7 @@ static void model_dirs(ModelDirs *d) {
         if (slash) *slash = 0;
         snprintf(d->dir[d->n++], sizeof d->dir[0], "%.1000s/../shared/models", exe);
     }
-    app_cache_dir(d->dir[d->n++], sizeof d->dir[0]);
+    hub_cache_dir(d->dir[d->n++], sizeof d->dir[0]);
 }
 
 /* "A, B, C" of the search directories, for messages. */
@@ -172,7 +167,7 @@ static int load_static(RunOpts *o, Loaded *L, Err *e) {
     const Config *c = &L->model.c;
     const char *spec = o->static_heads;
     char *text = NULL;
-    if (file_kind(spec) != FILE_MISSING) { /* a file of any kind, so a FIFO is refused by name */
+    if (sniff_kind(spec) != FILE_MISSING) { /* a file of any kind, so a FIFO is refused by name */
         size_t n;
         if (!(text = file_read_all(spec, "head set", "a head-set file", 1 << 20, &n, e))) return -1;
         spec = text;
@@ -200,9 +195,9 @@ static int load_tokenizer(const RunOpts *o, Loaded *L, Err *e) {
     else if (app_find_tokenizer(L->model_path, m->c.vocab_size, L->tok_path, sizeof L->tok_path) != 0)
         return err_set(e, "%s: no tokenizer beside the model (tokenizer.bin or tok%d.bin); pass --tokenizer PATH",
                        L->model_path, m->c.vocab_size);
-    if (hf && !o->tokenizer && file_kind(L->tok_path) == FILE_MISSING) /* a FIFO there is refused by name */
+    if (hf && !o->tokenizer && sniff_kind(L->tok_path) == FILE_MISSING) /* a FIFO there is refused by name */
         return err_set(e, "%s: no tokenizer.json in the folder; pass --tokenizer PATH", L->model_path);
-    int r = ends_with(L->tok_path, ".json") || file_kind(L->tok_path) == FILE_JSON
+    int r = ends_with(L->tok_path, ".json") || sniff_kind(L->tok_path) == FILE_JSON
                 ? tok_load_hf(&L->tok, L->tok_path, hf ? L->model_path : NULL, m->c.vocab_size, e)
                 : tok_load(&L->tok, L->tok_path, m->c.vocab_size, e);
     if (r != 0) return -1;

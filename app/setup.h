@@ -36,9 +36,6 @@ int app_find_model(char *out, size_t cap);
  * default model. On failure e says where it looked. */
 int app_model_path(const char *arg, char *out, size_t cap, Err *e);
 
-/* The cache directory ($XDG_CACHE_HOME/ahascope or ~/.cache/ahascope). */
-void app_cache_dir(char *out, size_t cap);
-
 /* Pick the tokenizer beside a model (tokenizer.bin, tok<vocab>.bin, or the
  * Llama-2 vocabulary for 32000-token models). Returns 0 if found. */
 int app_find_tokenizer(const char *model_path, int vocab_size, char *out, size_t cap);

@@ -57,15 +57,6 @@ int aha_check(const AttnConfig *a, int n_layers, int n_heads, Err *e) {
     return 0;
 }
 
-float aha_uniform(uint64_t seed, int pos, int layer, int head) {
-    uint64_t z = seed ^ ((uint64_t)(uint32_t)pos << 32) ^ ((uint64_t)(uint32_t)layer << 16) ^ (uint64_t)(uint32_t)head;
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (float)(z >> 40) / 16777216.0f;
-}
-
 int aha_parse_heads(const char *spec, int n_layers, int n_heads, uint8_t **out, Err *e) {
     uint8_t *m = calloc((size_t)n_layers * n_heads, 1);
     if (!m) return err_set(e, "out of memory");

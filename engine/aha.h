@@ -59,10 +59,6 @@ int aha_policy_parse(const char *s, Policy *out, Err *e);
  * head set for static, ranges of w, S, τ, θ, p). Returns 0 if usable. */
 int aha_check(const AttnConfig *a, int n_layers, int n_heads, Err *e);
 
-/* Deterministic uniform in [0,1) for the random policy: a hash of
- * (seed, pos, layer, head), so threads and prefill/decode agree. */
-float aha_uniform(uint64_t seed, int pos, int layer, int head);
-
 /* Parse "l.h,l.h,…" into a [n_layers*n_heads] 0/1 map (calloc'd). */
 int aha_parse_heads(const char *spec, int n_layers, int n_heads, uint8_t **out, Err *e);
 

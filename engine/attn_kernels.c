@@ -4,9 +4,9 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "half.h"
 #include "matvec.h"
 #include "model.h"
-#include "safetensors.h"
 #include "simd.h"
 
 #define AVX512 __attribute__((target("avx512f")))
@@ -15,8 +15,8 @@
 /* ---- portable paths (and head sizes the vector paths do not take) ---- */
 
 static float kv_elem(const void *p, size_t i, int dt) {
-    if (dt == DT_BF16) return st_bf16_to_f32(((const uint16_t *)p)[i]);
-    if (dt == DT_F16) return st_f16_to_f32(((const uint16_t *)p)[i]);
+    if (dt == DT_BF16) return half_bf16_to_f32(((const uint16_t *)p)[i]);
+    if (dt == DT_F16) return half_f16_to_f32(((const uint16_t *)p)[i]);
     return ((const float *)p)[i];
 }
 

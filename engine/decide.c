@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "aha.h"
-
 static const char *const NAMES[DECIDE_COUNT] = {"executed", "aha", "qada", "qada_bulk", "qada_rem",
                                                   "qada_rem_bulk", "oracle"};
 static const char *const TITLES[DECIDE_COUNT] = {"gate", "AHA", "QAdA", "qada_bulk", "qada_rem",
@@ -28,8 +26,20 @@ void decide_list(char *buf, size_t cap, int n) {
         len += snprintf(buf + len, cap - len, "%s%s", p ? ", " : "", NAMES[p]);
 }
 
+/* A uniform in [0,1) hashed from (seed, pos, layer, head), not drawn from a
+ * stream: threads, prefill and decode meet the cells in different orders
+ * and must still agree. */
+static float uniform(uint64_t seed, int pos, int layer, int head) {
+    uint64_t z = seed ^ ((uint64_t)(uint32_t)pos << 32) ^ ((uint64_t)(uint32_t)layer << 16) ^ (uint64_t)(uint32_t)head;
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (float)(z >> 40) / 16777216.0f;
+}
+
 int decide_random(uint64_t seed, int pos, int layer, int head, float p) {
-    return aha_uniform(seed, pos, layer, head) < p;
+    return uniform(seed, pos, layer, head) < p;
 }
 
 int decide_cell(const StepTrace *t, int cell, DecidePred p, float tau, double theta_logit) {

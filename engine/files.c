@@ -8,55 +8,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "model.h"
-#include "tokenize/tokenize.h"
-
-#define SNIFF_BYTES 4096
-
-/* No NUL and no control byte but the usual whitespace (and ESC, for
- * coloured logs): what an editor would show as text. */
-static int looks_text(const unsigned char *b, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if ((b[i] < 0x20 && !strchr("\t\n\r\f\v\033", b[i])) || b[i] == 0x7f) return 0;
-    return 1;
+/* The kind of a file that is not regular, from its mode. */
+static FileKind special_kind(mode_t mode) {
+    if (S_ISDIR(mode)) return FILE_DIR;
+    if (S_ISFIFO(mode)) return FILE_FIFO;
+    if (S_ISSOCK(mode)) return FILE_SOCKET;
+    return FILE_DEVICE;
 }
 
-/* safetensors: a little-endian u64 header length that fits the file, then
- * the JSON header's '{'. */
-static int looks_safetensors(const unsigned char *b, size_t n, uint64_t size) {
-    if (n < 9 || b[8] != '{') return 0;
-    uint64_t len = 0;
-    for (int i = 7; i >= 0; i--) len = len << 8 | b[i];
-    return len >= 2 && len <= size - 8;
-}
-
-FileKind file_kind_bytes(const unsigned char *b, size_t n, uint64_t size) {
-    if (size == 0) return FILE_EMPTY;
-    if (model_sniff(b, n, size)) return FILE_CHECKPOINT;
-    if (n >= 16 && !memcmp(b, "SQLite format 3", 16)) return FILE_SQLITE;
-    if (looks_safetensors(b, n, size))
-        return memmem(b, n, ".router.weight\"", 15) ? FILE_ROUTERS : FILE_SAFETENSORS;
-    if (tok_sniff(b, n, size)) return FILE_TOKENIZER;
-    if (!looks_text(b, n)) return FILE_BINARY;
-    size_t i = 0;
-    while (i < n && strchr(" \t\r\n", b[i])) i++;
-    return i < n && (b[i] == '{' || b[i] == '[') ? FILE_JSON : FILE_TEXT;
-}
-
-FileKind file_kind(const char *path) {
+int file_stat_kind(const char *path, FileKind *k, uint64_t *size) {
     struct stat st;
-    if (stat(path, &st) != 0) return errno == EACCES ? FILE_UNREADABLE : FILE_MISSING;
-    if (S_ISDIR(st.st_mode)) return FILE_DIR;
-    if (S_ISFIFO(st.st_mode)) return FILE_FIFO;
-    if (S_ISSOCK(st.st_mode)) return FILE_SOCKET;
-    if (!S_ISREG(st.st_mode)) return FILE_DEVICE;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return FILE_UNREADABLE;
-    unsigned char b[SNIFF_BYTES];
-    ssize_t n = read(fd, b, sizeof b);
-    close(fd);
-    if (n < 0) return FILE_UNREADABLE;
-    return file_kind_bytes(b, (size_t)n, (uint64_t)st.st_size);
+    if (stat(path, &st) != 0) *k = errno == EACCES ? FILE_UNREADABLE : FILE_MISSING;
+    else if (!S_ISREG(st.st_mode)) *k = special_kind(st.st_mode);
+    else {
+        if (size) *size = (uint64_t)st.st_size;
+        return 1;
+    }
+    return 0;
 }
 
 const char *file_kind_name(FileKind k) {
@@ -104,9 +72,13 @@ int file_open_regular(const char *path, const char *noun, const char *expected, 
         return -1;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    int known = fstat(fd, &st) == 0;
+    if (!known || !S_ISREG(st.st_mode)) {
         close(fd);
-        file_not(e, path, expected, file_kind(path), NULL);
+        FileKind k = FILE_UNREADABLE;
+        if (known) k = special_kind(st.st_mode); /* what was opened, not what the path holds now */
+        else if (file_stat_kind(path, &k, NULL)) k = FILE_UNREADABLE;
+        file_not(e, path, expected, k, NULL);
         return -1;
     }
     int fl = fcntl(fd, F_GETFL); /* a regular file ignores O_NONBLOCK; clear it all the same */
@@ -140,7 +112,7 @@ int file_check_output(const char *path, const char *action, Err *e) {
     if (!path || !*path) return err_set(e, "no output file given");
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return err_set(e, "%s: %s: it is %s, not a regular file", path, action, file_kind_name(file_kind(path)));
+        return err_set(e, "%s: %s: it is %s, not a regular file", path, action, file_kind_name(special_kind(st.st_mode)));
     char dir[1024];
     file_parent(path, dir, sizeof dir);
     return dir_refuses(path, action, dir, e);

@@ -1,11 +1,12 @@
-/* files.h — what a path holds, and whether an output can be made there.
+/* files.h — the file layer: how files are opened, read whole and written.
  *
  * Loaders call these so that a file of the wrong kind is refused by saying
  * what it is not and what it looks like ("README.md: not a llama2.c
- * checkpoint or Hugging Face folder (a text file)") instead of a complaint
- * about a header field, and so that a FIFO or a device is never opened for
- * reading (that would block or never end): every file the program reads
- * is opened through file_open_regular (or its wrappers here). Commands that
+ * checkpoint or Hugging Face folder (a text file)", the kind from sniff.h)
+ * instead of a complaint about a header field, and so that a FIFO or a
+ * device is never opened for reading (that would block or never end):
+ * every file the program reads is opened through file_open_regular (or its
+ * wrappers here). This layer calls only libc and the error helper. Commands that
  * write call file_check_output before any work, so hours of training are
  * not lost to a missing directory, and write through FileAtomic, so an
  * output appears whole or not at all. Nothing here keeps state.
@@ -37,12 +38,11 @@ typedef enum {
     FILE_BINARY       /* none of the above */
 } FileKind;
 
-/* The kind of what is at path, from stat and at most its first 4096 bytes;
- * non-regular files are classified without being opened. */
-FileKind file_kind(const char *path);
-
-/* The kind of a regular file from its first n bytes and its full size. */
-FileKind file_kind_bytes(const unsigned char *b, size_t n, uint64_t size);
+/* What stat alone tells of path: 0 with *k set to FILE_MISSING,
+ * FILE_UNREADABLE, FILE_DIR, FILE_FIFO, FILE_SOCKET or FILE_DEVICE; or 1
+ * for a regular file (its size in *size if size is not NULL), whose kind
+ * only its contents tell (sniff.h). Nothing is opened. */
+int file_stat_kind(const char *path, FileKind *k, uint64_t *size);
 
 /* "a text file", "a FIFO", "a llama2.c checkpoint", ... */
 const char *file_kind_name(FileKind k);

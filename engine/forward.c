@@ -7,9 +7,9 @@
 
 #include "attn.h"
 #include "decide.h"
+#include "half.h"
 #include "kernels.h"
 #include "matvec.h"
-#include "safetensors.h"
 
 void openblas_set_num_threads(int n); /* OpenBLAS extension, not in cblas.h everywhere */
 
@@ -547,7 +547,7 @@ void fwd_kv_set(RunState *s, int value, int layer, int kvh, int pos, const float
     void *p = fwd_kv_at(s, value, layer, kvh, pos);
     int hs = s->c.head_size, dt = s->c.kv_dtype;
     if (dt == DT_F32) memcpy(p, in, hs * sizeof(float));
-    else st_f32_to_half_n(p, in, hs, dt == DT_BF16);
+    else half_from_f32_n(p, in, hs, dt == DT_BF16);
 }
 
 int fwd_attention_weights(const RunState *s, int layer, int head, int pos, float *w) {

@@ -115,7 +115,7 @@ size_t gemm_half_scratch_bytes(int T, int d) {
     return (size_t)NC * KC * sizeof(uint16_t) + pad32((size_t)T) * NC * sizeof(float);
 }
 
-/* VCVTNEPS2BF16 rounds to nearest even, as st_f32_to_bf16 does. */
+/* VCVTNEPS2BF16 rounds to nearest even, as half_f32_to_bf16 does. */
 AVX512BF16 void gemm_half_round_rows(uint16_t *xb, const float *x, int T, int d, int t0, int t1) {
     size_t dp = pad32((size_t)d);
     for (int t = t0; t < t1; t++) {

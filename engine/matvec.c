@@ -4,8 +4,8 @@
 #include <immintrin.h>
 #include <stdint.h>
 
+#include "half.h"
 #include "simd.h"
-#include "safetensors.h"
 
 /* Σ x[0..n): the bandwidth probe a decode step's roofline divides by. It
  * prefetches as the kernels do, so it measures the best the machine gives a
@@ -87,7 +87,7 @@ __attribute__((target("avx512f"))) static void mv_avx512(float *out, const float
  * BF16's dot instruction would round x to bf16 too: faster on paper, but
  * the loads, not the arithmetic, are the limit here.) */
 
-static float bf16f(uint16_t h) { return st_bf16_to_f32(h); }
+static float bf16f(uint16_t h) { return half_bf16_to_f32(h); }
 
 static void mv_half_portable(float *out, const uint16_t *w, const float *x, int n, int d, int bf16) {
     for (int i = 0; i < n; i++) {
@@ -95,8 +95,8 @@ static void mv_half_portable(float *out, const uint16_t *w, const float *x, int 
         float acc[8] = {0}, s = 0;
         int j = 0;
         for (; j + 8 <= d; j += 8)
-            for (int k = 0; k < 8; k++) acc[k] += (bf16 ? bf16f(r[j + k]) : st_f16_to_f32(r[j + k])) * x[j + k];
-        for (; j < d; j++) s += (bf16 ? bf16f(r[j]) : st_f16_to_f32(r[j])) * x[j];
+            for (int k = 0; k < 8; k++) acc[k] += (bf16 ? bf16f(r[j + k]) : half_f16_to_f32(r[j + k])) * x[j + k];
+        for (; j < d; j++) s += (bf16 ? bf16f(r[j]) : half_f16_to_f32(r[j])) * x[j];
         for (int k = 0; k < 8; k++) s += acc[k];
         out[i] = s;
     }
@@ -137,8 +137,8 @@ static void mv_half_portable(float *out, const uint16_t *w, const float *x, int 
         if (n & 1) out[n - 1] = NAME##_tail(w + (long)(n - 1) * d, x, 0, d, _mm512_setzero_ps());         \
     }
 
-static inline float ld16_bf16_one(uint16_t h) { return st_bf16_to_f32(h); }
-static inline float ld16_f16_one(uint16_t h) { return st_f16_to_f32(h); }
+static inline float ld16_bf16_one(uint16_t h) { return half_bf16_to_f32(h); }
+static inline float ld16_f16_one(uint16_t h) { return half_f16_to_f32(h); }
 MV_HALF_AVX512(mv_bf16_avx512, ld16_bf16)
 MV_HALF_AVX512(mv_f16_avx512, ld16_f16)
 
@@ -186,8 +186,8 @@ __attribute__((target("avx2,fma,f16c"))) static inline __m256 ld8_f16(const uint
         if (n & 1) out[n - 1] = NAME##_tail(w + (long)(n - 1) * d, x, 0, d, _mm256_setzero_ps());         \
     }
 
-static inline float ld8_bf16_one(uint16_t h) { return st_bf16_to_f32(h); }
-static inline float ld8_f16_one(uint16_t h) { return st_f16_to_f32(h); }
+static inline float ld8_bf16_one(uint16_t h) { return half_bf16_to_f32(h); }
+static inline float ld8_f16_one(uint16_t h) { return half_f16_to_f32(h); }
 MV_HALF_AVX2(mv_bf16_avx2, ld8_bf16, "avx2,fma")
 MV_HALF_AVX2(mv_f16_avx2, ld8_f16, "avx2,fma,f16c")
 
@@ -239,12 +239,12 @@ void mv_f16(float *out, const uint16_t *w, const float *x, int n, int d) { half_
 __attribute__((target("avx512f"))) static void widen_avx512(float *out, const uint16_t *in, size_t n, int bf16) {
     size_t i = 0;
     for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, bf16 ? ld16_bf16(in + i) : ld16_f16(in + i));
-    for (; i < n; i++) out[i] = bf16 ? st_bf16_to_f32(in[i]) : st_f16_to_f32(in[i]);
+    for (; i < n; i++) out[i] = bf16 ? half_bf16_to_f32(in[i]) : half_f16_to_f32(in[i]);
 }
 
 void mv_widen(float *out, const uint16_t *in, size_t n, int bf16) {
     if (mv_cpu_avx512()) { widen_avx512(out, in, n, bf16); return; }
-    for (size_t i = 0; i < n; i++) out[i] = bf16 ? st_bf16_to_f32(in[i]) : st_f16_to_f32(in[i]);
+    for (size_t i = 0; i < n; i++) out[i] = bf16 ? half_bf16_to_f32(in[i]) : half_f16_to_f32(in[i]);
 }
 
 /* The f32 kernel for an isa the CPU has. */

@@ -1,8 +1,9 @@
 #include "model.h"
 
 #include "files.h"
+#include "half.h"
 #include "mem.h"
-#include "safetensors.h"
+#include "sniff.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,74 +14,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define V1_MAGIC 0x616b3432u /* "ak42" */
-#define V1_HEADER 256
-#define V0_HEADER 28
-
-int model_config_check(Config *c, const char *what, Err *e) {
-    const struct { const char *name; int v, max; } f[] = {
-        {"dim", c->dim, MODEL_MAX_DIM},         {"hidden_dim", c->hidden_dim, 4 * MODEL_MAX_DIM},
-        {"n_layers", c->n_layers, MODEL_MAX_LAYERS}, {"n_heads", c->n_heads, MODEL_MAX_DIM},
-        {"n_kv_heads", c->n_kv_heads, MODEL_MAX_DIM}, {"vocab_size", c->vocab_size, MODEL_MAX_VOCAB},
-        {"seq_len", c->seq_len, MODEL_MAX_SEQ},
-    };
-    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
-        if (f[i].v <= 0) return err_set(e, "%s: %s must be positive (got %d)", what, f[i].name, f[i].v);
-        if (f[i].v > f[i].max) return err_set(e, "%s: %s = %d is absurdly large (max %d)", what, f[i].name, f[i].v, f[i].max);
-    }
-    if (c->head_size <= 0) { /* not given apart: the llama2.c rule */
-        if (c->dim % c->n_heads) return err_set(e, "%s: n_heads (%d) does not divide dim (%d)", what, c->n_heads, c->dim);
-        c->head_size = c->dim / c->n_heads;
-    }
-    if (c->head_size > 4096) return err_set(e, "%s: head size %d is absurdly large (max 4096)", what, c->head_size);
-    if ((long)c->head_size * c->n_heads > MODEL_MAX_DIM)
-        return err_set(e, "%s: n_heads x head_size = %ld is absurdly large (max %d)", what,
-                       (long)c->head_size * c->n_heads, MODEL_MAX_DIM);
-    if (c->n_heads % c->n_kv_heads)
-        return err_set(e, "%s: n_kv_heads (%d) does not divide n_heads (%d)", what, c->n_kv_heads, c->n_heads);
-    if (c->head_size % 2) return err_set(e, "%s: head size %d is odd (RoPE rotates pairs)", what, c->head_size);
-    c->q_dim = c->n_heads * c->head_size;
-    c->kv_dim = c->n_kv_heads * c->head_size;
-    if (c->rope_theta <= 0) c->rope_theta = 10000.0f;
-    if (c->norm_eps <= 0) c->norm_eps = 1e-5f;
-    return 0;
-}
-
-size_t model_dtype_size(int dt) { return dt == DT_F32 ? 4 : 2; }
-
-const char *model_dtype_name(int dt) { return dt == DT_BF16 ? "bf16" : dt == DT_F16 ? "f16" : "f32"; }
-
-int model_dtype_parse(const char *name) {
-    return !strcmp(name, "f32") ? DT_F32 : !strcmp(name, "bf16") ? DT_BF16 : !strcmp(name, "f16") ? DT_F16 : -1;
-}
-
-/* Element count of the matrices (embedding and classifier included) and of
- * the norm vectors. In llama2.c's files these are every tensor, in legacy
- * (v0) order; the v1 order is a permutation of the same tensors. */
-static uint64_t matrix_elems(const Config *c) {
-    uint64_t d = c->dim, h = c->hidden_dim, L = c->n_layers, kv = c->kv_dim, V = c->vocab_size, q = c->q_dim;
-    uint64_t n = V * d + L * d * q * 2 + L * d * kv * 2 + L * d * h * 3;
-    if (!c->shared_classifier) n += V * d;
-    return n;
-}
-
-static uint64_t norm_elems(const Config *c) { return (uint64_t)c->n_layers * c->dim * 2 + c->dim; }
-
-static uint64_t weight_floats(const Config *c) { return matrix_elems(c) + norm_elems(c); }
-
-size_t model_n_params(const Config *c) { return (size_t)weight_floats(c); }
-
-size_t model_decode_bytes(const Config *c) {
-    uint64_t V = c->vocab_size, d = c->dim, ws = model_dtype_size(c->dtype);
-    /* the embedding is read one row a step; a shared classifier reads it whole anyway */
-    uint64_t mats = matrix_elems(c) - (c->shared_classifier ? 0 : V * d) + (c->shared_classifier ? 0 : d);
-    return (size_t)(mats * ws + norm_elems(c) * sizeof(float));
-}
-
-size_t model_kv_bytes(const Config *c, size_t positions) {
-    return (size_t)2 * c->n_layers * c->kv_dim * model_dtype_size(c->kv_dtype) * positions;
-}
 
 /* Point every Weights field into a contiguous float array laid out in the
  * given file version's order. */
@@ -140,52 +73,6 @@ int model_wire_layers(Model *m, Err *e) {
     return 0;
 }
 
-/* Parse and check a v0 or v1 header; messages name no file (the caller
- * says which file is not a checkpoint). */
-static int read_header(const unsigned char *b, size_t size, Config *c, int *version, size_t *hdr, Err *e) {
-    int32_t h[9];
-    memset(c, 0, sizeof *c);
-    if (size < V0_HEADER) return err_set(e, "%zu bytes, too short for a llama2.c header", size);
-    uint32_t magic;
-    memcpy(&magic, b, 4);
-    if (magic == V1_MAGIC) {
-        if (size < V1_HEADER) return err_set(e, "truncated v1 header (%zu of 256 bytes)", size);
-        memcpy(h, b, 36);
-        if (h[1] != 1) return err_set(e, "unsupported ak42 checkpoint version %d (only 1)", h[1]);
-        *version = 1;
-        *hdr = V1_HEADER;
-        c->dim = h[2]; c->hidden_dim = h[3]; c->n_layers = h[4]; c->n_heads = h[5];
-        c->n_kv_heads = h[6]; c->vocab_size = h[7]; c->seq_len = h[8];
-        if (b[36] > 1) return err_set(e, "shared_classifier flag is %d (expected 0 or 1)", b[36]);
-        c->shared_classifier = b[36];
-    } else {
-        memcpy(h, b, 28);
-        *version = 0;
-        *hdr = V0_HEADER;
-        c->dim = h[0]; c->hidden_dim = h[1]; c->n_layers = h[2]; c->n_heads = h[3];
-        c->n_kv_heads = h[4]; c->seq_len = h[6];
-        c->shared_classifier = h[5] > 0;
-        c->vocab_size = h[5] == INT32_MIN ? 0 : abs(h[5]);
-    }
-    c->rope_theta = 10000.0f;
-    return model_config_check(c, "header", e);
-}
-
-/* Bytes a checkpoint with this header must have: v1 has exactly the
- * weights, v0 also the legacy RoPE tables. */
-static uint64_t checkpoint_bytes(const Config *c, int version, size_t hdr) {
-    uint64_t expect = hdr + weight_floats(c) * 4;
-    return version == 1 ? expect : expect + (uint64_t)c->seq_len * c->head_size * 4;
-}
-
-int model_sniff(const unsigned char *b, size_t n, uint64_t size) {
-    Config c;
-    int version = 0;
-    size_t hdr = 0;
-    if (read_header(b, n, &c, &version, &hdr, NULL) != 0) return 0;
-    return checkpoint_bytes(&c, version, hdr) == size;
-}
-
 #define NOT_CHECKPOINT "a llama2.c checkpoint or Hugging Face folder"
 
 /* A header that does not parse: say first that the file is no checkpoint,
@@ -193,7 +80,7 @@ int model_sniff(const unsigned char *b, size_t n, uint64_t size) {
 static int not_checkpoint(const unsigned char *b, size_t size, const char *path, Err *e) {
     char detail[sizeof e->msg];
     snprintf(detail, sizeof detail, "%s", e ? e->msg : "");
-    FileKind k = file_kind_bytes(b, size < 4096 ? size : 4096, size);
+    FileKind k = sniff_kind_bytes(b, size < 4096 ? size : 4096, size);
     return file_not(e, path, NOT_CHECKPOINT, k, detail);
 }
 
@@ -219,12 +106,12 @@ int model_load(Model *m, const char *path, Err *e) {
     if (rc) return err_set(e, "%s: cannot read model (%s)", path, strerror(view_errno));
     const void *map = m->file.base;
     size_t hdr = 0;
-    if (read_header(map, size, &m->c, &m->version, &hdr, e) != 0) {
+    if (model_header_read(map, size, &m->c, &m->version, &hdr, e) != 0) {
         not_checkpoint(map, size, path, e);
         mem_view_close(&m->file);
         return -1;
     }
-    uint64_t expect = checkpoint_bytes(&m->c, m->version, hdr);
+    uint64_t expect = model_checkpoint_bytes(&m->c, m->version, hdr);
     if (size != expect) {
         mem_view_close(&m->file);
         return err_set(e, "%s: file is %zu bytes but its header (dim %d, %d layers, vocab %d, %s classifier) needs %llu",
@@ -254,7 +141,7 @@ int model_random(Model *m, const Config *cfg, uint64_t seed, Err *e) {
     memset(m, 0, sizeof *m);
     m->c = *cfg;
     if (model_config_check(&m->c, "random model", e) != 0) return -1;
-    uint64_t n = weight_floats(&m->c) + (uint64_t)m->c.seq_len * m->c.head_size;
+    uint64_t n = (uint64_t)model_n_params(&m->c) + (uint64_t)m->c.seq_len * m->c.head_size;
     if (n > (uint64_t)(SIZE_MAX / 8))
         return err_set(e, "random model: %llu weights do not fit in memory", (unsigned long long)n);
     m->owned = mem_big_alloc(n * sizeof(float));
@@ -299,16 +186,16 @@ int model_to_half(Model *m, DType dt, Err *e) {
             {&lw->w1, w->w1 + l * h * d, h * d}, {&lw->w2, w->w2 + l * d * h, d * h}, {&lw->w3, w->w3 + l * h * d, h * d}};
         for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
             const float *src = parts[k].m->dt == DT_F32 ? parts[k].m->p : parts[k].src;
-            st_f32_to_half_n(p, src, parts[k].n, dt == DT_BF16);
+            half_from_f32_n(p, src, parts[k].n, dt == DT_BF16);
             *parts[k].m = (Mat){p, dt};
             p += parts[k].n;
         }
     }
-    st_f32_to_half_n(p, w->token_embedding, V * d, dt == DT_BF16);
+    half_from_f32_n(p, w->token_embedding, V * d, dt == DT_BF16);
     m->embed = (Mat){p, dt};
     p += V * d;
     if (c->shared_classifier) m->cls = m->embed;
-    else { st_f32_to_half_n(p, w->wcls, V * d, dt == DT_BF16); m->cls = (Mat){p, dt}; }
+    else { half_from_f32_n(p, w->wcls, V * d, dt == DT_BF16); m->cls = (Mat){p, dt}; }
     mem_big_free(m->owned_half);
     m->owned_half = buf;
     c->dtype = c->kv_dtype = dt;
@@ -358,8 +245,8 @@ int model_save(const Model *m, const char *path, int version, Err *e) {
     if (!f) return -1;
     int r;
     if (version == 1) {
-        unsigned char hdr[V1_HEADER] = {0};
-        int32_t h[9] = {(int32_t)V1_MAGIC, 1, c->dim, c->hidden_dim, c->n_layers, c->n_heads,
+        unsigned char hdr[MODEL_V1_HEADER] = {0};
+        int32_t h[9] = {(int32_t)MODEL_V1_MAGIC, 1, c->dim, c->hidden_dim, c->n_layers, c->n_heads,
                         c->n_kv_heads, c->vocab_size, c->seq_len};
         memcpy(hdr, h, sizeof h);
         hdr[36] = (unsigned char)c->shared_classifier;

@@ -10,6 +10,10 @@
  * .cls and .final_norm, so every source feeds the same code; Weights (f32,
  * contiguous over layers) exists only for llama2.c sources, which training,
  * saving and conversion need.
+ *
+ * model_config.c holds what needs no weights (Config checks, sizes, dtype
+ * names, the llama2.c header), beneath both loaders; model.c dispatches a
+ * folder to model_hf.c, which never calls back.
  */
 #ifndef AHASCOPE_MODEL_H
 #define AHASCOPE_MODEL_H
@@ -126,6 +130,21 @@ int model_config_check(Config *c, const char *what, Err *e);
 /* 1 if b, the first n bytes of a file of `size` bytes, is a llama2.c
  * checkpoint header that the size matches (for telling what a file is). */
 int model_sniff(const unsigned char *b, size_t n, uint64_t size);
+
+/* A llama2.c checkpoint opens with a header: v0 is seven int32 fields (28
+ * bytes); v1 is the magic "ak42", a version and the fields, padded to 256. */
+#define MODEL_V1_MAGIC 0x616b3432u /* "ak42" */
+#define MODEL_V1_HEADER 256
+#define MODEL_V0_HEADER 28
+
+/* Parse and check the v0 or v1 header at the start of b (size bytes) into
+ * c, with its version and length. Messages name no file: the caller says
+ * which file is not a checkpoint. Returns 0 if it is a sane header. */
+int model_header_read(const unsigned char *b, size_t size, Config *c, int *version, size_t *hdr, Err *e);
+
+/* Bytes a checkpoint with this header must have: v1 has exactly the
+ * weights, v0 also the legacy RoPE tables. */
+uint64_t model_checkpoint_bytes(const Config *c, int version, size_t hdr);
 
 /* Load a llama2.c checkpoint (v0 or v1) with mmap, validating every header
  * field and the exact file size; or, when path is a directory holding

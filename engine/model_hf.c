@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "files.h"
+#include "half.h"
 #include "model.h"
 #include "safetensors.h"
 
@@ -287,7 +288,7 @@ static int get_vec(HfModel *hf, const char *name, long n, const float **out, Err
     hf->n_vecs += (size_t)n;
     const uint16_t *h = t->data;
     for (long i = 0; i < n; i++)
-        v[i] = dt == DT_F32 ? ((const float *)t->data)[i] : dt == DT_BF16 ? st_bf16_to_f32(h[i]) : st_f16_to_f32(h[i]);
+        v[i] = dt == DT_F32 ? ((const float *)t->data)[i] : dt == DT_BF16 ? half_bf16_to_f32(h[i]) : half_f16_to_f32(h[i]);
     *out = v;
     return 0;
 }
@@ -382,7 +383,12 @@ int model_load_hf(Model *m, const char *dir, int max_ctx, Err *e) {
         check_weight_bytes(m, hf, e) == 0 && wire_model(m, hf, tied, e) == 0)
         rc = 0;
     cJSON_Delete(cfg);
-    if (rc != 0) { model_free(m); return -1; }
+    if (rc != 0) { /* what model_free would release of an HF model, without calling up into model.c */
+        model_hf_free(m);
+        free(m->layers);
+        memset(m, 0, sizeof *m);
+        return -1;
+    }
     for (int i = 0; i < hf->n_shards; i++) m->file_bytes += hf->shards[i].size;
     return 0;
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "half.h"
 #include "model.h"
 #include "safetensors.h"
 #include "tokenize/tokenize.h"
@@ -140,7 +141,7 @@ static int add(Out *o, const char *name, const float *v, int64_t rows, int64_t c
     if (o->dt != DT_F32) {
         uint16_t *h = keep(o, malloc(n * sizeof *h));
         if (!h) return err_set(e, "%s: out of memory", name);
-        st_f32_to_half_n(h, v, n, o->dt == DT_BF16);
+        half_from_f32_n(h, v, n, o->dt == DT_BF16);
         data = h;
     }
     return st_writer_add(&o->w, name, ST_OF[o->dt], cols ? 2 : 1, shape, data, e);

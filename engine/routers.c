@@ -9,6 +9,7 @@
 #include "files.h"
 #include "kernels.h"
 #include "safetensors.h"
+#include "sniff.h"
 
 static int router_alloc(Routers *r, int n_layers, int n_heads, int dim, Err *e) {
     memset(r, 0, sizeof *r);
@@ -25,7 +26,7 @@ static int router_alloc(Routers *r, int n_layers, int n_heads, int dim, Err *e) 
 /* Open path as safetensors, refusing (without opening it) anything that is
  * plainly something else: a text file, a checkpoint, a FIFO. */
 static int open_router_file(StFile *f, const char *path, FileKind *kind, Err *e) {
-    FileKind k = *kind = file_kind(path);
+    FileKind k = *kind = sniff_kind(path);
     if (k == FILE_MISSING) return err_set(e, "%s: no such router file", path);
     if (k != FILE_SAFETENSORS && k != FILE_ROUTERS && k != FILE_BINARY && k != FILE_UNREADABLE)
         return file_not(e, path, NOT_ROUTERS, k, NULL);
@@ -176,7 +177,7 @@ static void template_windows(const char *tmpl, char *out, size_t cap) {
 int router_open_for(Routers *r, const char *spec, int window, int n_layers, int n_heads, int dim, Err *e) {
     char path[1100], have[256];
     router_path_for(spec, window, path, sizeof path);
-    if (!strstr(spec, "{w}") || file_kind(path) != FILE_MISSING) return router_open(r, path, n_layers, n_heads, dim, e);
+    if (!strstr(spec, "{w}") || sniff_kind(path) != FILE_MISSING) return router_open(r, path, n_layers, n_heads, dim, e);
     template_windows(spec, have, sizeof have);
     return err_set(e, "%s: no such router file (--routers %s at w = %d; %s%s)", path, spec, window,
                    have[0] ? "files exist for w = " : "no window has one", have);

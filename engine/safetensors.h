@@ -166,22 +166,4 @@ int st_write(const StWriter *w, const char *path, Err *e);
 /* Free the writer's own allocations (not the borrowed tensor data). */
 void st_writer_free(StWriter *w);
 
-/* ---- half precision ---- */
-
-/* bf16 bits to float (exact). */
-float st_bf16_to_f32(uint16_t h);
-
-/* float to bf16 bits, round to nearest even; NaN stays NaN (quieted). */
-uint16_t st_f32_to_bf16(float x);
-
-/* IEEE binary16 bits to float (exact, including subnormals, inf, NaN). */
-float st_f16_to_f32(uint16_t h);
-
-/* float to IEEE binary16 bits, round to nearest even; overflow gives inf,
- * tiny values give subnormals or zero, NaN stays NaN (quieted). */
-uint16_t st_f32_to_f16(float x);
-
-/* n floats to bf16 (bf16 = 1) or f16 bits, each rounded as above. */
-void st_f32_to_half_n(uint16_t *out, const float *in, size_t n, int bf16);
-
 #endif

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "engine/files.h"
+#include "engine/sniff.h"
 #include "store/internal.h"
 
 int store_sql_err(sqlite3 *db, const char *path, const char *what, Err *e) {
@@ -161,7 +162,7 @@ static int explain_access(const char *path, StoreMode mode, Err *e) {
     char dir[1024];
     file_parent(path, dir, sizeof dir);
     if (!exists) {
-        if (mode == STORE_WRITE || err != ENOENT || file_kind(dir) != FILE_DIR) return file_check_output(path, what, e);
+        if (mode == STORE_WRITE || err != ENOENT || sniff_kind(dir) != FILE_DIR) return file_check_output(path, what, e);
         return err_set(e, "%s: %s: %s", path, what, strerror(err));
     }
     if (access(path, R_OK) != 0) return err_set(e, "%s: %s: permission denied (the file is not readable)", path, what);
@@ -260,7 +261,7 @@ Store *store_open(const char *path, StoreMode mode, int busy_ms, Err *e) {
     }
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { err_set(e, "%s: is a directory", path); return NULL; }
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* SQLite would block on a FIFO */
-        err_set(e, "%s: not a database (it is %s)", path, file_kind_name(file_kind(path)));
+        err_set(e, "%s: not a database (it is %s)", path, file_kind_name(sniff_kind(path)));
         return NULL;
     }
     if (explain_access(path, mode, e) != 0) return NULL; /* before SQLite tries, so the message says why */

@@ -11,8 +11,8 @@
 
 #include "engine/attn_kernels.h"
 #include "engine/forward.h"
+#include "engine/half.h"
 #include "engine/model.h"
-#include "engine/safetensors.h"
 #include "tests/test.h"
 
 static float frand(unsigned *s) {
@@ -51,8 +51,8 @@ static void *make_cache(int dt, int n, int stride, unsigned *seed, float *wide) 
     for (size_t i = 0; i < count; i++) {
         float v = 2 * frand(seed);
         if (dt == DT_F32) ((float *)p)[i] = wide[i] = v;
-        else if (dt == DT_BF16) wide[i] = st_bf16_to_f32(((uint16_t *)p)[i] = st_f32_to_bf16(v));
-        else wide[i] = st_f16_to_f32(((uint16_t *)p)[i] = st_f32_to_f16(v));
+        else if (dt == DT_BF16) wide[i] = half_bf16_to_f32(((uint16_t *)p)[i] = half_f32_to_bf16(v));
+        else wide[i] = half_f16_to_f32(((uint16_t *)p)[i] = half_f32_to_f16(v));
     }
     return p;
 }
@@ -138,8 +138,8 @@ TEST(kv_cache_rows_round_trip_in_each_dtype) {
         fwd_kv_get(&s, 1, 1, 0, 7, out);
         for (int j = 0; j < 16; j++) {
             if (j == 5) { CHECK(isnan(out[j])); continue; }
-            float want = dts[d] == DT_F32 ? in[j] : dts[d] == DT_BF16 ? st_bf16_to_f32(st_f32_to_bf16(in[j]))
-                                                                      : st_f16_to_f32(st_f32_to_f16(in[j]));
+            float want = dts[d] == DT_F32 ? in[j] : dts[d] == DT_BF16 ? half_bf16_to_f32(half_f32_to_bf16(in[j]))
+                                                                      : half_f16_to_f32(half_f32_to_f16(in[j]));
             CHECK_MSG(out[j] == want, "dtype %d element %d: %g, want %g", dts[d], j, out[j], want);
         }
         fwd_free(&s);

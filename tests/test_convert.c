@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/half.h"
 #include "engine/model.h"
 #include "engine/safetensors.h"
 #include "test.h"
@@ -98,7 +99,7 @@ TEST(convert_hf_layout_and_rope_equivalence) {
     for (int i = 0; tb && i < c->dim; i++) {
         uint16_t h;
         memcpy(&h, (const char *)tb->data + 2 * i, 2);
-        CHECK(h == st_f32_to_bf16(m.w.rms_final[i]));
+        CHECK(h == half_f32_to_bf16(m.w.rms_final[i]));
     }
     st_close(&f);
     model_free(&m);

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "engine/gemm_half.h"
-#include "engine/safetensors.h"
+#include "engine/half.h"
 #include "tests/test.h"
 
 static float frand(unsigned *s) {
@@ -33,7 +33,7 @@ static const Shape SHAPES[] = {{1, 1, 1},   {1, 17, 33},  {3, 7, 3},    {5, 16, 
 static void fill(float *x, uint16_t *w, const Shape *s, int integers, unsigned *seed) {
     for (size_t i = 0; i < (size_t)s->T * s->d; i++) x[i] = integers ? (float)((int)(frand(seed) * 8)) : frand(seed) * 4;
     for (size_t i = 0; i < (size_t)s->n * s->d; i++)
-        w[i] = st_f32_to_bf16(integers ? (float)((int)(frand(seed) * 4)) : frand(seed) * 0.5f);
+        w[i] = half_f32_to_bf16(integers ? (float)((int)(frand(seed) * 4)) : frand(seed) * 0.5f);
 }
 
 /* Run one path on one shape; returns the worst error over the bound (≤ 1
@@ -54,7 +54,7 @@ static double run_shape(GemmPath path, const Shape *s, int integers, unsigned *s
         for (int j = 0; j < n && worst >= 0; j++) {
             double ref = 0, mag = 0;
             for (int k = 0; k < d; k++) {
-                double p = (double)x[(size_t)t * d + k] * st_bf16_to_f32(w[(size_t)j * d + k]);
+                double p = (double)x[(size_t)t * d + k] * half_bf16_to_f32(w[(size_t)j * d + k]);
                 ref += p, mag += fabs(p);
             }
             double err = fabs(C[(size_t)t * ldc + j] - ref), bound = integers ? 0 : ldexp(mag, -8) + 1e-30;

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/half.h"
 #include "engine/matvec.h"
-#include "engine/safetensors.h"
 #include "tests/test.h"
 
 static float frand(unsigned *s) {
@@ -37,7 +37,7 @@ static void check_isa(MvIsa isa, int n, int d, unsigned *seed) {
     float *x = malloc((size_t)d * 4), *wf = malloc((size_t)n * d * 4), *wide = malloc((size_t)n * d * 4), out[6];
     for (int i = 0; i < n * d; i++) {
         float v = frand(seed) * 3;
-        wf[i] = v, wb[i] = st_f32_to_bf16(v), wh[i] = st_f32_to_f16(v);
+        wf[i] = v, wb[i] = half_f32_to_bf16(v), wh[i] = half_f32_to_f16(v);
     }
     for (int j = 0; j < d; j++) x[j] = frand(seed);
     mv_f32_isa(isa, out, wf, x, n, d);
@@ -46,7 +46,7 @@ static void check_isa(MvIsa isa, int n, int d, unsigned *seed) {
         const uint16_t *w = bf16 ? wb : wh;
         mv_widen(wide, w, (size_t)n * d, bf16);
         for (int i = 0; i < n * d; i++) {
-            float ref = bf16 ? st_bf16_to_f32(w[i]) : st_f16_to_f32(w[i]);
+            float ref = bf16 ? half_bf16_to_f32(w[i]) : half_f16_to_f32(w[i]);
             CHECK_MSG(wide[i] == ref, "widen d=%d i=%d: %g vs %g", d, i, wide[i], ref);
             if (wide[i] != ref) break;
         }

@@ -10,9 +10,9 @@
 
 #include "engine/aha.h"
 #include "engine/forward.h"
+#include "engine/half.h"
 #include "engine/mem.h"
 #include "engine/model.h"
-#include "engine/safetensors.h"
 #include "tests/test.h"
 
 #define TWO_MIB ((uintptr_t)2 << 20)
@@ -65,7 +65,7 @@ TEST(model_owned_weights_sit_on_huge_page_boundaries) {
     CHECK_INT(model_to_half(&m, DT_BF16, &e), 0);
     CHECK((uintptr_t)m.owned_half % TWO_MIB == 0);
     CHECK(m.layers[0].wq.p == (const void *)m.owned_half); /* the first matrix starts the block */
-    CHECK_NEAR(st_bf16_to_f32(m.owned_half[0]), first, 0.01f);
+    CHECK_NEAR(half_bf16_to_f32(m.owned_half[0]), first, 0.01f);
     CHECK_INT(model_to_half(&m, DT_F16, &e), 0); /* replaces the bf16 block, freeing it */
     CHECK((uintptr_t)m.owned_half % TWO_MIB == 0);
     model_free(&m);

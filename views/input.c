@@ -76,13 +76,6 @@ int view_input_begin(ViewModel *m, const char *label, const char *text) {
     return 0;
 }
 
-void view_input_free(ViewModel *m) {
-    free(m->input.text);
-    free(m->input.draft);
-    for (int i = 0; i < m->input.n_history; i++) free(m->input.history[i].text);
-    memset(&m->input, 0, sizeof m->input);
-}
-
 static void drop_oldest(ViewModel *m) {
     free(m->input.history[0].text);
     m->input.n_history--;

@@ -28,13 +28,23 @@ int view_init(ViewModel *m, int n_layers, int n_heads, Err *e) {
     return 0;
 }
 
+/* The input line's text, draft and history: freed with the model that
+ * owns them, so the editor (input.c) is a client of the model, never the
+ * other way round. */
+static void input_free(ViewModel *m) {
+    free(m->input.text);
+    free(m->input.draft);
+    for (int i = 0; i < m->input.n_history; i++) free(m->input.history[i].text);
+    memset(&m->input, 0, sizeof m->input);
+}
+
 void view_free(ViewModel *m) {
     view_clear_history(m);
     free(m->hist);
     free(m->attn.w);
     free(m->sql_query);
     free(m->sql_text);
-    view_input_free(m);
+    input_free(m);
     view_stats_free(m);
     memset(m, 0, sizeof *m);
     m->cursor = -1;

@@ -243,9 +243,6 @@ typedef enum { VIEW_INPUT_EDITING, VIEW_INPUT_DONE, VIEW_INPUT_CANCEL } ViewInpu
  * line (text over VIEW_INPUT_MAX bytes, out of memory) and no editor. */
 int view_input_begin(ViewModel *m, const char *label, const char *text);
 
-/* Free the input line, its draft and its history (view_free calls it). */
-void view_input_free(ViewModel *m);
-
 /* The byte offset after the UTF-8 character at offset at of t (len
  * bytes), or before the one ending at at: a whole sequence, or a single
  * byte where the bytes do not form one. */

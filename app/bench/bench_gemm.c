@@ -22,7 +22,7 @@
 #include "app/bench/bench.h"
 #include "engine/forward.h"
 #include "engine/gemm_half.h"
-#include "engine/safetensors.h"
+#include "engine/half.h"
 
 /* One layer's products: name, rows of W (n_out), width of the input (n_in). */
 typedef struct {
@@ -81,7 +81,7 @@ static int make_operands(const GemmShape *sh, int T, uint16_t *w[N_SHAPES], floa
         if (!(w[k] = malloc(n * sizeof(uint16_t)))) return -1;
         for (size_t i = 0; i < n; i++) {
             seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-            w[k][i] = st_f32_to_bf16(((float)(seed >> 40) / (1 << 24) - 0.5f) * 0.04f);
+            w[k][i] = half_f32_to_bf16(((float)(seed >> 40) / (1 << 24) - 0.5f) * 0.04f);
         }
     }
     *x = malloc((size_t)T * widest_in * sizeof(float));

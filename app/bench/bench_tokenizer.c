@@ -13,6 +13,7 @@
 #include "app/bench/bench.h"
 #include "app/setup.h"
 #include "engine/files.h"
+#include "engine/sniff.h"
 #include "engine/textout.h"
 
 #define TEXT_MAX ((size_t)64 << 20) /* what eval --data reads at most, too */
@@ -70,7 +71,7 @@ static char *read_text(const char *path, size_t max, size_t *n, Err *e) {
  * whose own tokenizer app_load finds. */
 static int load_any(const char *path, Loaded *L, Err *e) {
     memset(L, 0, sizeof *L);
-    FileKind k = file_kind(path);
+    FileKind k = sniff_kind(path);
     if (k == FILE_TOKENIZER || k == FILE_JSON) {
         char dir[1024];
         file_parent(path, dir, sizeof dir);

@@ -64,11 +64,6 @@ typedef struct {
  * the file. Returns 0 on success. */
 int tok_load(Tokenizer *t, const char *path, int vocab_size, Err *e);
 
-/* 1 if the first n bytes of a file of `size` bytes look like a tokenizer.bin:
- * a sane max_token_length, then well-formed token records (for telling
- * what a file is). */
-int tok_sniff(const unsigned char *b, size_t n, uint64_t size);
-
 /* Release everything tok_load allocated (safe on a zeroed struct). */
 void tok_free(Tokenizer *t);
 

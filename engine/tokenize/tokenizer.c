@@ -2,6 +2,7 @@
 
 #include "bpeheap.h"
 #include "engine/files.h"
+#include "engine/sniff.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define TOK_MAX_LEN_LIMIT (1 << 16)
+#define TOK_MAX_LEN_LIMIT SNIFF_TOK_MAX_LEN
 #define TOK_MAX_VOCAB (1 << 22)
 
 static int cmp_index(const void *a, const void *b) {
@@ -109,31 +110,12 @@ static int read_token(Tokenizer *t, FILE *f, int i, Err *e) {
     return 1;
 }
 
-int tok_sniff(const unsigned char *b, size_t n, uint64_t size) {
-    int32_t maxlen, len;
-    float score;
-    if (n < 4) return 0;
-    memcpy(&maxlen, b, 4);
-    if (maxlen <= 0 || maxlen > TOK_MAX_LEN_LIMIT) return 0;
-    size_t at = 4;
-    int records = 0;
-    while (records < 8 && at + 8 <= n) {
-        memcpy(&score, b + at, 4);
-        memcpy(&len, b + at + 4, 4);
-        if (!isfinite(score) || len < 0 || len > maxlen || at + 8 + (size_t)len > n) break;
-        if (memchr(b + at + 8, 0, (size_t)len)) return 0;
-        at += 8 + (size_t)len;
-        records++;
-    }
-    return records == 8 || (records > 0 && at == size);
-}
-
 #define NOT_TOKENIZER "a llama2.c tokenizer.bin or tokenizer.json"
 
 /* A file that failed to load as a tokenizer: if it does not look like one
  * at all, say so and what it looks like instead of the first bad field. */
 static int not_tokenizer(const char *path, Err *e) {
-    FileKind k = file_kind(path);
+    FileKind k = sniff_kind(path);
     if (k == FILE_TOKENIZER) return -1;
     char detail[sizeof e->msg];
     snprintf(detail, sizeof detail, "%s", e ? e->msg : "");
@@ -377,7 +359,7 @@ size_t tok_piece_printable(const Tokenizer *t, int prev, int token, char *buf, s
 int tok_load_hf(Tokenizer *t, const char *path, const char *model_dir, int vocab_size, Err *e) {
     memset(t, 0, sizeof *t);
     snprintf(t->path, sizeof t->path, "%s", path);
-    FileKind k = file_kind(path);
+    FileKind k = sniff_kind(path);
     if (k == FILE_DIR || k == FILE_FIFO || k == FILE_DEVICE || k == FILE_SOCKET) /* never block reading a FIFO */
         return file_not(e, path, "a tokenizer.json", k, NULL);
     if (hftok_load(&t->hf, path, e) != 0)
@@ -393,7 +375,7 @@ int tok_load_hf(Tokenizer *t, const char *path, const char *model_dir, int vocab
     for (int i = 0; model_dir && i < 2; i++) {
         char p[1100];
         snprintf(p, sizeof p, "%s/%s", model_dir, files[i]);
-        if (file_kind(p) == FILE_MISSING) continue; /* optional; a FIFO is refused by the loader */
+        if (sniff_kind(p) == FILE_MISSING) continue; /* optional; a FIFO is refused by the loader */
         if (hftok_load_config(t->hf, p, e) != 0) { tok_free(t); return -1; }
     }
     return 0;

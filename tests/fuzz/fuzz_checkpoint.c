@@ -5,13 +5,14 @@
 
 #include "engine/files.h"
 #include "engine/model.h"
+#include "engine/sniff.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     model_sniff(data, size, size);
-    file_kind_bytes(data, size < 4096 ? size : 4096, size);
+    sniff_kind_bytes(data, size < 4096 ? size : 4096, size);
     Model m;
     Err e;
     if (model_load(&m, fuzz_write("model.bin", data, size), &e) == 0) model_free(&m);

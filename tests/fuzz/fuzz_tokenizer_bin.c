@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/sniff.h"
 #include "engine/tokenize/tokenize.h"
 #include "fuzz.h"
 
@@ -25,7 +26,7 @@ static void exercise(const Tokenizer *t) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    tok_sniff(data, size, size);
+    sniff_tokenizer_bin(data, size, size);
     Tokenizer t;
     Err e;
     if (tok_load(&t, fuzz_write("tokenizer.bin", data, size), 0, &e) == 0) {

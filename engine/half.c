@@ -1,10 +1,5 @@
-/* safetensors_half.c — portable bf16/f16 <-> f32 conversions.
- *
- * Plain integer bit manipulation (no F16C/AVX-512 intrinsics) so the results
- * are identical on every machine; the fast kernels of issue 8 are checked
- * against these.
- */
-#include "engine/safetensors.h"
+/* half.c — portable bf16/f16 <-> f32 conversions (half.h). */
+#include "engine/half.h"
 
 #include <string.h>
 
@@ -20,9 +15,9 @@ static float bits_f32(uint32_t u) {
     return x;
 }
 
-float st_bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
+float half_bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
 
-uint16_t st_f32_to_bf16(float x) {
+uint16_t half_f32_to_bf16(float x) {
     uint32_t u = f32_bits(x);
     if ((u & 0x7fffffffu) > 0x7f800000u)
         /* Truncation alone could clear every remaining mantissa bit and turn
@@ -34,7 +29,7 @@ uint16_t st_f32_to_bf16(float x) {
     return (uint16_t)(u >> 16);
 }
 
-float st_f16_to_f32(uint16_t h) {
+float half_f16_to_f32(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
     if (exp == 0x1f) return bits_f32(sign | 0x7f800000u | (mant << 13));
@@ -57,7 +52,7 @@ static uint32_t shift_rne(uint32_t m, unsigned shift) {
     return q;
 }
 
-uint16_t st_f32_to_f16(float x) {
+uint16_t half_f32_to_f16(float x) {
     uint32_t u = f32_bits(x);
     uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
     uint32_t exp = (u >> 23) & 0xffu, mant = u & 0x7fffffu;
@@ -77,7 +72,7 @@ uint16_t st_f32_to_f16(float x) {
     return (uint16_t)(sign | shift_rne(mant | 0x800000u, (unsigned)(-(e + 1))));
 }
 
-void st_f32_to_half_n(uint16_t *out, const float *in, size_t n, int bf16) {
-    if (bf16) for (size_t i = 0; i < n; i++) out[i] = st_f32_to_bf16(in[i]);
-    else for (size_t i = 0; i < n; i++) out[i] = st_f32_to_f16(in[i]);
+void half_from_f32_n(uint16_t *out, const float *in, size_t n, int bf16) {
+    if (bf16) for (size_t i = 0; i < n; i++) out[i] = half_f32_to_bf16(in[i]);
+    else for (size_t i = 0; i < n; i++) out[i] = half_f32_to_f16(in[i]);
 }
