@@ -140,11 +140,10 @@ static void rank_far_weights(const AttnHeadIn *in, const float *s, int ns, int l
 
 static int decide(const AttnHeadIn *in, const AttnHeadOut *r) {
     switch (in->rule) {
-    case GATE_ORACLE: return decide_logit(r->oracle_logit, in->theta_logit) == 1;
-    case GATE_QADA: return decide_logit(r->qada_logit, in->theta_logit) == 1;
-    case GATE_QADA_BULK: return decide_logit(r->qada_bulk_logit, in->theta_logit) == 1;
-    case GATE_QADA_REM: return decide_logit(r->qada_rem_logit, in->theta_logit) == 1;
-    case GATE_QADA_REM_BULK: return decide_logit(r->qada_rem_bulk_logit, in->theta_logit) == 1;
+#define ATTN_DECIDE(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
+    PRED_IF(PRED_THETA_##thr, case GATE_##ID: return decide_logit(r->field, in->theta_logit) == 1;)
+        PREDICTORS(ATTN_DECIDE)
+#undef ATTN_DECIDE
     default: return in->gate ? 1 : 0;
     }
 }

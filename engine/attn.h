@@ -14,14 +14,18 @@
 
 #include <stdint.h>
 
-/* How the executed gate is chosen for this head. */
+#include "predictors.h"
+
+/* How the executed gate is chosen for this head: GATE_FIXED uses
+ * AttnHeadIn.gate, decided before attention; each other rule is a mass
+ * estimate of engine/predictors.h (thr THETA), global iff its log-odds >
+ * theta_logit, decided here. */
 typedef enum {
-    GATE_FIXED,     /* use AttnHeadIn.gate */
-    GATE_ORACLE,    /* oracle_logit > theta_logit */
-    GATE_QADA,      /* qada_logit > theta_logit */
-    GATE_QADA_BULK, /* qada_bulk_logit > theta_logit */
-    GATE_QADA_REM,  /* qada_rem_logit > theta_logit */
-    GATE_QADA_REM_BULK /* qada_rem_bulk_logit > theta_logit */
+    GATE_FIXED,
+#define ATTN_GATE_ENUM(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
+    PRED_IF(PRED_THETA_##thr, GATE_##ID, )
+    PREDICTORS(ATTN_GATE_ENUM)
+#undef ATTN_GATE_ENUM
 } GateRule;
 
 typedef struct {

@@ -19,7 +19,7 @@ TEST(decide_names_one_list) {
     CHECK(!strcmp(decide_name(DECIDE_EXECUTED), "executed") && !strcmp(decide_name(DECIDE_ORACLE), "oracle"));
     CHECK_INT(decide_parse("static", &p), -1);
     char buf[96];
-    decide_list(buf, sizeof buf, DECIDE_N_SQL);
+    decide_list(buf, sizeof buf, DECIDE_N_SQL, ", ");
     CHECK_MSG(!strcmp(buf, "executed, aha, qada, qada_bulk, qada_rem, qada_rem_bulk"), "%s", buf);
 }
 
