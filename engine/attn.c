@@ -154,9 +154,10 @@ void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHea
     int ns, lo;
     attn_local_set(t, in->window, in->sinks, &ns, &lo);
     const int n_far = lo - ns, n_local = ns + (t - lo + 1);
+#define ATTN_CLEAR(name, type, missing, sql, show, title, short_name, doc) res->name = missing;
+    TRACE_HEAD_FIELDS(ATTN_CLEAR) /* what is not computed below stays missing */
+#undef ATTN_CLEAR
     res->score = in->score;
-    res->oracle_logit = res->oracle_err = res->qada_logit = res->qada_bulk_logit = NAN;
-    res->qada_rem_logit = res->qada_rem_bulk_logit = res->far_mean = res->far_std = NAN;
     res->keys_read = t + 1;
     if (in->top_k > 0)
         for (int r = 0; r < in->top_k; r++) in->top_pos[r] = -1, in->top_w[r] = NAN;
