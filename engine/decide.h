@@ -1,5 +1,5 @@
 /* decide.h — the one definition of every decision ahascope scores: which
- * predictors exist (one list, one order, one name each), what each says at
+ * predictors are scored (engine/predictors.h's, in one order), what each says at
  * one (position, layer, head) cell of a StepTrace, the oracle's label, the
  * confusion counts against it, and precision / recall / F1.
  *
@@ -32,9 +32,11 @@
  * and local are executed-only: they are scored as DECIDE_EXECUTED of a run
  * under that policy, since a trace does not hold their inputs. */
 #define DECIDE_IN_SQL(X, ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
-    PRED_IF(PRED_SCORED_##dec, PRED_IF(PRED_IN_SQL_##sql, X(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)))
+    PRED_IF(PRED_SCORED_##dec,                                                                 \
+            PRED_IF(PRED_IN_SQL_##sql, X(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)))
 #define DECIDE_OUT_SQL(X, ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
-    PRED_IF(PRED_SCORED_##dec, PRED_IF(PRED_OUT_SQL_##sql, X(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)))
+    PRED_IF(PRED_SCORED_##dec,                                                                  \
+            PRED_IF(PRED_OUT_SQL_##sql, X(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)))
 #define DECIDE_LABEL(X, ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
     PRED_IF(PRED_LABEL_##dec, X(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names))
 /* The rows of DecidePred, in its order. */

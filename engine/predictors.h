@@ -90,7 +90,6 @@ typedef enum { PRED_THR_NONE, PRED_THR_GATE, PRED_THR_TAU, PRED_THR_THETA, PRED_
  * the same line, or a new line with the list's indent. */
 #define PRED_SQL_SEP_SAME(indent) " "
 #define PRED_SQL_SEP_WRAP(indent) "\n" indent
-#define PRED_SQL_SEP_FIRST(indent) ""
 #define PRED_SQL_SEP(layout, indent) PRED_SQL_SEP_##layout(indent)
 
 #endif

@@ -108,7 +108,8 @@ static const char SCHEMA_DECISIONS[] =
 #define SCHEMA_RATE_GATE(sql, field, word)
 #define SCHEMA_RATE_TAU(sql, field, word) SCHEMA_RATE_AVG(PRED_SQL_SEP(sql, "    "), TAU, field, word)
 #define SCHEMA_RATE_THETA(sql, field, word) SCHEMA_RATE_AVG(PRED_SQL_SEP(sql, "    "), THETA, field, word)
-#define SCHEMA_RATE(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) SCHEMA_RATE_##thr(sql, field, word)
+#define SCHEMA_RATE(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)                        \
+    SCHEMA_RATE_##thr(sql, field, word)
 #define SCHEMA_RATE_LABEL(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)                  \
     SCHEMA_RATE_AVG("\n    ", thr, field, word)
 #define SCHEMA_RATES PRED_TABLE(DECIDE_LABEL, SCHEMA_RATE_LABEL) PRED_TABLE(DECIDE_IN_SQL, SCHEMA_RATE)
