@@ -209,7 +209,7 @@ static void compare_help(void) {
     char words[128];
     decide_list(words, sizeof words, DECIDE_N_SQL, "|"); /* what the SQL views carry */
     printf("usage: ahascope compare --db FILE --run ID [--run ID2] [--predictor %s]\n\n", words);
-    puts(         "One run: every predictor's confusion against the oracle (global iff out_mass > theta):\n"
+    puts("One run: every predictor's confusion against the oracle (global iff out_mass > theta):\n"
          "tp, fp, fn, tn, precision, recall, F1, then per layer and per head for --predictor\n"
          "(default aha for aha runs, else qada). The run needs oracle values (--profile).\n"
          "Two runs: where their tokens diverge and how their gates differ per layer and head.");
