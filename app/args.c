@@ -102,9 +102,10 @@ void args_help_sampling(void) {
 }
 
 void args_help_policy(void) {
-    puts("policy flags:\n"
-         "  --policy aha|full|local|oracle|qada|qada_bulk|qada_rem|qada_rem_bulk|static|random\n"
-         "                    default full; aha when routers are given or built into the model\n"
+    char words[160];
+    aha_policy_list(words, sizeof words, "|");
+    printf("policy flags:\n  --policy %s\n", words);
+    puts("                    default full; aha when routers are given or built into the model\n"
          "  --window W        local keys per head (default 32, or the window the routers were trained for)\n"
          "  --sinks S         first S positions always in the local set (default 0)\n"
          "  --tau T           aha: global iff the router's sigmoid > T (default: the router file's, else 0.5)\n"

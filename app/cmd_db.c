@@ -84,8 +84,8 @@ static int db_check(const DbOpts *d, int args, Err *e) {
     if (!d->db) return err_usage(e, "--db FILE is required");
     if (d->timeout > 0 && args != 1) return err_usage(e, "--timeout is for query only"); /* the one taking SQL */
     DecidePred p;
-    char names[64];
-    decide_list(names, sizeof names, DECIDE_N_SQL); /* what the SQL views carry */
+    char names[128];
+    decide_list(names, sizeof names, DECIDE_N_SQL, ", "); /* what the SQL views carry */
     if (!d->predictor || (decide_parse(d->predictor, &p) == 0 && p < DECIDE_N_SQL)) return 0;
     return err_usage(e, "--predictor: unknown predictor '%s' (%s)", d->predictor, names);
 }
@@ -206,8 +206,10 @@ int cmd_export(int argc, char **argv) {
 }
 
 static void compare_help(void) {
-    puts("usage: ahascope compare --db FILE --run ID [--run ID2] [--predictor executed|aha|qada|qada_bulk|qada_rem|qada_rem_bulk]\n\n"
-         "One run: every predictor's confusion against the oracle (global iff out_mass > theta):\n"
+    char words[128];
+    decide_list(words, sizeof words, DECIDE_N_SQL, "|"); /* what the SQL views carry */
+    printf("usage: ahascope compare --db FILE --run ID [--run ID2] [--predictor %s]\n\n", words);
+    puts("One run: every predictor's confusion against the oracle (global iff out_mass > theta):\n"
          "tp, fp, fn, tn, precision, recall, F1, then per layer and per head for --predictor\n"
          "(default aha for aha runs, else qada). The run needs oracle values (--profile).\n"
          "Two runs: where their tokens diverge and how their gates differ per layer and head.");

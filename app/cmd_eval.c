@@ -172,7 +172,7 @@ static int run_matched(const Loaded *L, const EvalData *d, const EvalData *cal, 
     int cells = L->model.c.n_layers * L->model.c.n_heads, rc = -1, n = 0, k = 0;
     long *counts = calloc((size_t)cells * 2, sizeof *counts);
     uint8_t *heads = NULL;
-    Row *rows = calloc(8, sizeof *rows);
+    Row *rows = calloc(DECIDE_COUNT + 2, sizeof *rows); /* aha, the θ predictors, random, static */
     if (!counts || !rows) { err_set(e, "out of memory"); goto out; }
     Row *r = &rows[n++];
     snprintf(r->name, sizeof r->name, "aha");
@@ -182,14 +182,18 @@ static int run_matched(const Loaded *L, const EvalData *d, const EvalData *cal, 
     double g = r->ev.global_share;
     char matched[64];
     snprintf(matched, sizeof matched, "aha %.4f", g);
-    const Policy thr[] = {POLICY_QADA, POLICY_QADA_BULK, POLICY_QADA_REM, POLICY_QADA_REM_BULK, POLICY_ORACLE};
-    for (int i = 0; i < (int)(sizeof thr / sizeof thr[0]); i++) {
+    for (int q = 0; q < DECIDE_COUNT; q++) { /* the θ predictors in engine/decide.h's order: the oracle last */
+        Policy thr;
+        Err not_policy;
+        if (decide_threshold((DecidePred)q) != PRED_THR_THETA ||
+            aha_policy_parse(decide_name((DecidePred)q), &thr, &not_policy))
+            continue;
         r = &rows[n++];
-        r->a = x->o.attn, r->a.policy = thr[i];
+        r->a = x->o.attn, r->a.policy = thr;
         double th = match_theta(L, d, x, r->a, g, e);
         if (isnan(th)) goto out;
         r->a.theta_logit = th;
-        snprintf(r->name, sizeof r->name, "%s", aha_policy_name(thr[i]));
+        snprintf(r->name, sizeof r->name, "%s", aha_policy_name(thr));
         eval_theta_knob(th, r->knob, sizeof r->knob);
         if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
     }

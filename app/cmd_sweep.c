@@ -131,8 +131,7 @@ static int sweep_policy(SweepOpts *w, const Loaded *L, const EvalData *d, Store 
     double v[MAX_LIST] = {NAN};
     int n = 1;
     const char *list = p == POLICY_AHA ? w->taus : p == POLICY_RANDOM ? w->ps
-                     : (p == POLICY_ORACLE || p == POLICY_QADA || p == POLICY_QADA_BULK || p == POLICY_QADA_REM ||
-                        p == POLICY_QADA_REM_BULK) ? w->thetas : NULL;
+                     : aha_policy_threshold(p) == PRED_THR_THETA ? w->thetas : NULL;
     if (list && parse_list(p == POLICY_AHA ? "--tau" : p == POLICY_RANDOM ? "--p" : "--theta", list, v, &n, e)) return -1;
     AttnConfig base = w->x.o.attn;
     base.policy = p, base.window = window;

@@ -129,7 +129,7 @@ static void row_knob(const StoreEval *ev, Row *r) {
     Policy p = r->a.policy;
     if (p == POLICY_AHA) snprintf(r->knob + k, sizeof r->knob - k, " tau=%g", ev->tau);
     else if (p == POLICY_RANDOM) snprintf(r->knob + k, sizeof r->knob - k, " p=%g", ev->p);
-    else if (p != POLICY_FULL && p != POLICY_LOCAL && p != POLICY_STATIC)
+    else if (aha_policy_threshold(p) == PRED_THR_THETA)
         snprintf(r->knob + k, sizeof r->knob - k, " th=%g", decide_prob(ev->theta_logit));
 }
 

@@ -2,11 +2,14 @@
 #include "decide.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const NAMES[POLICY_COUNT] = {"aha", "full", "local", "oracle", "qada", "qada_bulk", "qada_rem",
-                                                 "qada_rem_bulk", "static", "random"};
+#define AHA_NAME(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) PRED_IF(policy, word, )
+static const char *const NAMES[POLICY_COUNT] = {PREDICTORS(AHA_NAME)};
+#define AHA_THR(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) PRED_IF(policy, PRED_THR_##thr, )
+static const PredThr THRESHOLDS[POLICY_COUNT] = {PREDICTORS(AHA_THR)};
 
 AttnConfig aha_defaults(void) {
     AttnConfig a;
@@ -26,11 +29,10 @@ int aha_same_execution(const AttnConfig *a, const AttnConfig *b) {
         a->router_bias != b->router_bias ||
         a->static_heads != b->static_heads || a->model_routers != b->model_routers)
         return 0;
-    switch (a->policy) {
-    case POLICY_AHA: return a->tau == b->tau;
-    case POLICY_ORACLE: case POLICY_QADA: case POLICY_QADA_BULK:
-    case POLICY_QADA_REM: case POLICY_QADA_REM_BULK: return a->theta_logit == b->theta_logit;
-    case POLICY_RANDOM: return a->p == b->p && a->seed == b->seed;
+    switch (aha_policy_threshold(a->policy)) {
+    case PRED_THR_TAU: return a->tau == b->tau;
+    case PRED_THR_THETA: return a->theta_logit == b->theta_logit;
+    case PRED_THR_P: return a->p == b->p && a->seed == b->seed;
     default: return 1;
     }
 }
@@ -40,8 +42,19 @@ const char *aha_policy_name(Policy p) { return (p >= 0 && p < POLICY_COUNT) ? NA
 int aha_policy_parse(const char *s, Policy *out, Err *e) {
     for (int i = 0; i < POLICY_COUNT; i++)
         if (!strcmp(s, NAMES[i])) { *out = (Policy)i; return 0; }
-    return err_set(e, "unknown policy '%s' (aha, full, local, oracle, qada, qada_bulk, qada_rem, qada_rem_bulk, static, random)", s);
+    char names[160];
+    aha_policy_list(names, sizeof names, ", ");
+    return err_set(e, "unknown policy '%s' (%s)", s, names);
 }
+
+void aha_policy_list(char *buf, size_t cap, const char *sep) {
+    size_t len = 0;
+    if (cap) buf[0] = 0;
+    for (int p = 0; p < POLICY_COUNT && len < cap; p++)
+        len += snprintf(buf + len, cap - len, "%s%s", p ? sep : "", NAMES[p]);
+}
+
+PredThr aha_policy_threshold(Policy p) { return (p >= 0 && p < POLICY_COUNT) ? THRESHOLDS[p] : PRED_THR_NONE; }
 
 int aha_check(const AttnConfig *a, int n_layers, int n_heads, Err *e) {
     (void)n_layers; (void)n_heads;

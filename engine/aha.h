@@ -4,21 +4,22 @@
 #ifndef AHASCOPE_AHA_H
 #define AHASCOPE_AHA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "err.h"
+#include "predictors.h"
 
+/* The policies, in engine/predictors.h's order: aha (the learned router,
+ * global iff σ(x·w_r) > τ), full and local (every head global, or local),
+ * oracle (out_mass > θ, reading the far keys to know), the QAdA family
+ * (an estimate > θ), static (a fixed set of global heads) and random
+ * (each token-head global with probability p). */
 typedef enum {
-    POLICY_AHA,       /* learned router: global iff σ(x·w_r) > τ */
-    POLICY_FULL,      /* every head global */
-    POLICY_LOCAL,     /* every head local */
-    POLICY_ORACLE,    /* global iff out_mass > θ (reads far keys to know) */
-    POLICY_QADA,      /* global iff QAdA's local-key estimate > θ */
-    POLICY_QADA_BULK, /* global iff the exact-bulk-moment estimate > θ */
-    POLICY_QADA_REM,  /* global iff the REM-corrected local-key estimate > θ (this project's) */
-    POLICY_QADA_REM_BULK, /* the same from the exact bulk moments (this project's) */
-    POLICY_STATIC,    /* a fixed set of global heads */
-    POLICY_RANDOM,    /* each token-head global with probability p */
+#define AHA_POLICY_ENUM(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
+    PRED_IF(policy, POLICY_##ID, )
+    PREDICTORS(AHA_POLICY_ENUM)
+#undef AHA_POLICY_ENUM
     POLICY_COUNT
 } Policy;
 
@@ -54,6 +55,15 @@ const char *aha_policy_name(Policy p);
 
 /* Parse a policy name; returns 0 and sets *out, or -1 with an error. */
 int aha_policy_parse(const char *s, Policy *out, Err *e);
+
+/* The names of every policy joined by sep into buf (for `--help` and
+ * messages that list the choices). */
+void aha_policy_list(char *buf, size_t cap, const char *sep);
+
+/* The one setting policy p's decision compares (PRED_THR_TAU for aha,
+ * PRED_THR_THETA for the oracle and the QAdA family, PRED_THR_P for random,
+ * PRED_THR_NONE otherwise). */
+PredThr aha_policy_threshold(Policy p);
 
 /* Check the settings against a model shape (routers present for aha, a
  * head set for static, ranges of w, S, τ, θ, p). Returns 0 if usable. */

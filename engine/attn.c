@@ -140,11 +140,10 @@ static void rank_far_weights(const AttnHeadIn *in, const float *s, int ns, int l
 
 static int decide(const AttnHeadIn *in, const AttnHeadOut *r) {
     switch (in->rule) {
-    case GATE_ORACLE: return decide_logit(r->oracle_logit, in->theta_logit) == 1;
-    case GATE_QADA: return decide_logit(r->qada_logit, in->theta_logit) == 1;
-    case GATE_QADA_BULK: return decide_logit(r->qada_bulk_logit, in->theta_logit) == 1;
-    case GATE_QADA_REM: return decide_logit(r->qada_rem_logit, in->theta_logit) == 1;
-    case GATE_QADA_REM_BULK: return decide_logit(r->qada_rem_bulk_logit, in->theta_logit) == 1;
+#define ATTN_DECIDE(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
+    PRED_IF(PRED_THETA_##thr, case GATE_##ID: return decide_logit(r->field, in->theta_logit) == 1;)
+        PREDICTORS(ATTN_DECIDE)
+#undef ATTN_DECIDE
     default: return in->gate ? 1 : 0;
     }
 }
@@ -155,9 +154,10 @@ void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHea
     int ns, lo;
     attn_local_set(t, in->window, in->sinks, &ns, &lo);
     const int n_far = lo - ns, n_local = ns + (t - lo + 1);
+#define ATTN_CLEAR(name, type, missing, sql, show, title, short_name, doc) res->name = missing;
+    TRACE_HEAD_FIELDS(ATTN_CLEAR) /* what is not computed below stays missing */
+#undef ATTN_CLEAR
     res->score = in->score;
-    res->oracle_logit = res->oracle_err = res->qada_logit = res->qada_bulk_logit = NAN;
-    res->qada_rem_logit = res->qada_rem_bulk_logit = res->far_mean = res->far_std = NAN;
     res->keys_read = t + 1;
     if (in->top_k > 0)
         for (int r = 0; r < in->top_k; r++) in->top_pos[r] = -1, in->top_w[r] = NAN;

@@ -14,14 +14,19 @@
 
 #include <stdint.h>
 
-/* How the executed gate is chosen for this head. */
+#include "predictors.h"
+#include "trace.h"
+
+/* How the executed gate is chosen for this head: GATE_FIXED uses
+ * AttnHeadIn.gate, decided before attention; each other rule is a mass
+ * estimate of engine/predictors.h (thr THETA), global iff its log-odds >
+ * theta_logit, decided here. */
 typedef enum {
-    GATE_FIXED,     /* use AttnHeadIn.gate */
-    GATE_ORACLE,    /* oracle_logit > theta_logit */
-    GATE_QADA,      /* qada_logit > theta_logit */
-    GATE_QADA_BULK, /* qada_bulk_logit > theta_logit */
-    GATE_QADA_REM,  /* qada_rem_logit > theta_logit */
-    GATE_QADA_REM_BULK /* qada_rem_bulk_logit > theta_logit */
+    GATE_FIXED,
+#define ATTN_GATE_ENUM(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
+    PRED_IF(PRED_THETA_##thr, GATE_##ID, )
+    PREDICTORS(ATTN_GATE_ENUM)
+#undef ATTN_GATE_ENUM
 } GateRule;
 
 typedef struct {
@@ -46,19 +51,18 @@ typedef struct {
     float *top_w;       /* [top_k] out: their full-attention weights; NAN past the last */
 } AttnHeadIn;
 
-/* Named as the trace's per-head fields (engine/trace.h), so the forward
- * pass copies one into the other through the field list. */
+/* One field per per-head field of the trace, of the same name and type
+ * (engine/trace.h's list), so the forward pass copies one into the other
+ * through the list and a new field needs no line here: the executed gate,
+ * the router score (AttnHeadIn.score, unchanged), the log-odds of the mass
+ * outside the local set (exact, and every estimate), the oracle's output
+ * error, the keys the executed branch read, and the far keys' score mean
+ * and standard deviation. Not computed, or no far keys: the field's
+ * missing value. */
 typedef struct {
-    int gate;             /* executed branch */
-    float score;          /* AttnHeadIn.score, unchanged */
-    int keys_read;        /* keys the executed branch read */
-    /* log-odds of the mass outside the local set (exact, QAdA, QAdA bulk,
-     * and the REM-corrected pair) and the oracle's output error; NAN if not
-     * computed or no far keys */
-    float oracle_logit, oracle_err, qada_logit, qada_bulk_logit, qada_rem_logit, qada_rem_bulk_logit;
-    /* mean and standard deviation of the far keys' scores q·k/√d, exact,
-     * with the oracle; NAN if not computed or no far keys */
-    float far_mean, far_std;
+#define ATTN_OUT_FIELD(name, type, missing, sql, show, title, short_name, doc) type name;
+    TRACE_HEAD_FIELDS(ATTN_OUT_FIELD)
+#undef ATTN_OUT_FIELD
 } AttnHeadOut;
 
 /* Attention of one head at one position: writes the executed output to

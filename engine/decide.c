@@ -4,10 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const NAMES[DECIDE_COUNT] = {"executed", "aha", "qada", "qada_bulk", "qada_rem",
-                                                  "qada_rem_bulk", "oracle"};
-static const char *const TITLES[DECIDE_COUNT] = {"gate", "AHA", "QAdA", "qada_bulk", "qada_rem",
-                                                   "qada_rem_bulk", "oracle"};
+#define DECIDE_NAME(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) word,
+static const char *const NAMES[DECIDE_COUNT] = {DECIDE_PREDICTORS(DECIDE_NAME)};
+#define DECIDE_TITLE(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) title,
+static const char *const TITLES[DECIDE_COUNT] = {DECIDE_PREDICTORS(DECIDE_TITLE)};
+#define DECIDE_THR(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) PRED_THR_##thr,
+static const PredThr THRESHOLDS[DECIDE_COUNT] = {DECIDE_PREDICTORS(DECIDE_THR)};
 
 const char *decide_name(DecidePred p) { return p >= 0 && p < DECIDE_COUNT ? NAMES[p] : "?"; }
 
@@ -19,11 +21,11 @@ int decide_parse(const char *s, DecidePred *out) {
     return -1;
 }
 
-void decide_list(char *buf, size_t cap, int n) {
+void decide_list(char *buf, size_t cap, int n, const char *sep) {
     size_t len = 0;
     if (cap) buf[0] = 0;
     for (int p = 0; p < n && p < DECIDE_COUNT && len < cap; p++)
-        len += snprintf(buf + len, cap - len, "%s%s", p ? ", " : "", NAMES[p]);
+        len += snprintf(buf + len, cap - len, "%s%s", p ? sep : "", NAMES[p]);
 }
 
 /* A uniform in [0,1) hashed from (seed, pos, layer, head), not drawn from a
@@ -38,6 +40,8 @@ static float uniform(uint64_t seed, int pos, int layer, int head) {
     return (float)(z >> 40) / 16777216.0f;
 }
 
+PredThr decide_threshold(DecidePred p) { return p >= 0 && p < DECIDE_COUNT ? THRESHOLDS[p] : PRED_THR_NONE; }
+
 int decide_random(uint64_t seed, int pos, int layer, int head, float p) {
     return uniform(seed, pos, layer, head) < p;
 }
@@ -45,20 +49,24 @@ int decide_random(uint64_t seed, int pos, int layer, int head, float p) {
 int decide_cell(const StepTrace *t, int cell, DecidePred p, float tau, double theta_logit) {
     if (!decide_has_choice(t) || p < 0 || p >= DECIDE_COUNT) return -1;
     float v = decide_value(t, cell, p); /* the one map from predictor to field */
-    if (p == DECIDE_EXECUTED) return isnan(v) ? -1 : v != 0;
-    if (p == DECIDE_AHA) return decide_router(v, tau);
-    return decide_logit(v, theta_logit); /* the estimates and the oracle: log-odds against θ */
+    switch (THRESHOLDS[p]) {
+    case PRED_THR_GATE: return isnan(v) ? -1 : v != 0;
+    case PRED_THR_TAU: return decide_router(v, tau);
+    default: return decide_logit(v, theta_logit); /* the estimates and the oracle: log-odds against θ */
+    }
 }
+
+/* A trace field as the value a predictor thresholds: an integer field's
+ * missing -1 (the gate's) as NAN, like a float field's. */
+static float value_of_int(int v) { return v < 0 ? NAN : (float)v; }
+static float value_of_float(float v) { return v; }
+#define DECIDE_AS_FLOAT(v) _Generic((v), float: value_of_float, default: value_of_int)(v)
 
 float decide_value(const StepTrace *t, int cell, DecidePred p) {
     switch (p) {
-    case DECIDE_EXECUTED: return t->gate[cell] < 0 ? NAN : (float)t->gate[cell];
-    case DECIDE_AHA: return t->score[cell];
-    case DECIDE_QADA: return t->qada_logit[cell];
-    case DECIDE_QADA_BULK: return t->qada_bulk_logit[cell];
-    case DECIDE_QADA_REM: return t->qada_rem_logit[cell];
-    case DECIDE_QADA_REM_BULK: return t->qada_rem_bulk_logit[cell];
-    case DECIDE_ORACLE: return t->oracle_logit[cell];
+#define DECIDE_VALUE(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
+    case DECIDE_##ID: return DECIDE_AS_FLOAT(t->field[cell]);
+        DECIDE_PREDICTORS(DECIDE_VALUE)
     default: return NAN;
     }
 }

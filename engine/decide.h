@@ -1,5 +1,5 @@
 /* decide.h — the one definition of every decision ahascope scores: which
- * predictors exist (one list, one order, one name each), what each says at
+ * predictors are scored (engine/predictors.h's, in one order), what each says at
  * one (position, layer, head) cell of a StepTrace, the oracle's label, the
  * confusion counts against it, and precision / recall / F1.
  *
@@ -23,28 +23,39 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "predictors.h"
 #include "trace.h"
 
-/* The predictors scored against the oracle. Static head sets, random,
- * full and local are executed-only: they are scored as DECIDE_EXECUTED of
- * a run under that policy, since a trace does not hold their inputs. */
+/* The predictors scored against the oracle, from engine/predictors.h:
+ * first those the SQL views score, then any others, then the oracle (the
+ * label), each group in the list's order. Static head sets, random, full
+ * and local are executed-only: they are scored as DECIDE_EXECUTED of a run
+ * under that policy, since a trace does not hold their inputs. */
+#define DECIDE_IN_SQL(X, ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
+    PRED_IF(PRED_SCORED_##dec,                                                                 \
+            PRED_IF(PRED_IN_SQL_##sql, X(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)))
+#define DECIDE_OUT_SQL(X, ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
+    PRED_IF(PRED_SCORED_##dec,                                                                  \
+            PRED_IF(PRED_OUT_SQL_##sql, X(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)))
+#define DECIDE_LABEL(X, ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
+    PRED_IF(PRED_LABEL_##dec, X(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names))
+/* The rows of DecidePred, in its order. */
+#define DECIDE_PREDICTORS(X) PRED_TABLE(DECIDE_IN_SQL, X) PRED_TABLE(DECIDE_OUT_SQL, X) PRED_TABLE(DECIDE_LABEL, X)
+
 typedef enum {
-    DECIDE_EXECUTED,  /* the gate the run executed, whatever policy drove it */
-    DECIDE_AHA,       /* router: score > τ */
-    DECIDE_QADA,      /* QAdA estimate from the window's keys: qada_logit > logit(θ) */
-    DECIDE_QADA_BULK, /* the same from exact bulk moments: qada_bulk_logit > logit(θ) */
-    DECIDE_QADA_REM,  /* REM-corrected QAdA (this project's): qada_rem_logit > logit(θ) */
-    DECIDE_QADA_REM_BULK, /* the same from exact bulk moments: qada_rem_bulk_logit > logit(θ) */
-    DECIDE_ORACLE,    /* oracle_logit > logit(θ) at the run's θ (the label may use another θ) */
+#define DECIDE_ENUM(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) DECIDE_##ID,
+    DECIDE_PREDICTORS(DECIDE_ENUM)
+#undef DECIDE_ENUM
     DECIDE_COUNT
 } DecidePred;
 
-/* The predictors the SQL `predictions` view carries: all but the oracle,
- * which is the label there. */
-#define DECIDE_N_SQL DECIDE_ORACLE
+/* The predictors the SQL `predictions` view carries, the first of
+ * DecidePred: not the oracle, which is the label there. */
+#define DECIDE_SQL_ONE(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) +1
+#define DECIDE_N_SQL (0 PRED_TABLE(DECIDE_IN_SQL, DECIDE_SQL_ONE))
 
-/* Name of a predictor as stored and typed ("executed", "aha", "qada",
- * "qada_bulk", "qada_rem", "qada_rem_bulk", "oracle"); "?" out of range. */
+/* Name of a predictor as stored and typed ("executed", "aha", "qada", …,
+ * "oracle"); "?" out of range. */
 const char *decide_name(DecidePred p);
 
 /* Name of a predictor as the TUI shows it ("gate", "AHA", "QAdA", …). */
@@ -53,9 +64,13 @@ const char *decide_title(DecidePred p);
 /* Parse a predictor name; returns 0 and sets *out, or -1 if unknown. */
 int decide_parse(const char *s, DecidePred *out);
 
-/* The names of the first n predictors joined by ", " into buf (for
- * messages that list the choices). */
-void decide_list(char *buf, size_t cap, int n);
+/* The names of the first n predictors joined by sep into buf (for
+ * messages and `--help` texts that list the choices). */
+void decide_list(char *buf, size_t cap, int n, const char *sep);
+
+/* What predictor p's decision compares: PRED_THR_GATE, PRED_THR_TAU or
+ * PRED_THR_THETA. */
+PredThr decide_threshold(DecidePred p);
 
 /* The rule behind every threshold: 1 if v > threshold, 0 if not, -1 when v
  * was not computed (NAN). */

@@ -293,11 +293,10 @@ static void gate_rule(const AttnJob *j, int t, int h, float score, AttnHeadIn *i
     case POLICY_LOCAL: in->gate = 0; break;
     case POLICY_STATIC: in->gate = decide_static(a->static_heads, cell); break;
     case POLICY_RANDOM: in->gate = decide_random(a->seed, t, j->layer, h, a->p); break;
-    case POLICY_ORACLE: in->rule = GATE_ORACLE; break;
-    case POLICY_QADA: in->rule = GATE_QADA; break;
-    case POLICY_QADA_BULK: in->rule = GATE_QADA_BULK; break;
-    case POLICY_QADA_REM: in->rule = GATE_QADA_REM; break;
-    case POLICY_QADA_REM_BULK: in->rule = GATE_QADA_REM_BULK; break;
+#define FWD_GATE_RULE(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
+    PRED_IF(PRED_THETA_##thr, case POLICY_##ID: in->rule = GATE_##ID; break;)
+        PREDICTORS(FWD_GATE_RULE) /* the mass estimates decide inside attention */
+#undef FWD_GATE_RULE
     default: in->gate = 1; break;
     }
 }

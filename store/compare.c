@@ -6,6 +6,11 @@
 #include "store/internal.h"
 #include "store/print.h"
 
+/* The predictors' order in SQL (engine/decide.h's): a name's place in the
+ * list of the names the SQL views score. */
+#define COMPARE_NAME(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) "," word
+#define COMPARE_ORDER "INSTR('" PRED_TABLE(DECIDE_IN_SQL, COMPARE_NAME) ",', ',' || predictor || ',')"
+
 /* Confusion counts of one predictor for one run, grouped by `group`
  * ("" for overall, "layer", or "layer, head"). The rates mirror
  * decide_rates (engine/decide.h); the ORDER BY is its predictor order. */
@@ -21,9 +26,7 @@ static int print_confusion(Store *s, int64_t run, const char *pred, const char *
              " SUM(NOT predicted AND oracle) AS fn, SUM(NOT predicted AND NOT oracle) AS tn"
              " FROM predictions WHERE run_id=?1 AND (?2 IS NULL OR predictor=?2)"
              " AND predicted IS NOT NULL AND oracle IS NOT NULL GROUP BY %s) ORDER BY %s",
-             sel, sel, sel, *group ? group : "CASE predictor WHEN 'executed' THEN 0 WHEN 'aha' THEN 1 "
-                                             "WHEN 'qada' THEN 2 WHEN 'qada_bulk' THEN 3 "
-                                             "WHEN 'qada_rem' THEN 4 ELSE 5 END");
+             sel, sel, sel, *group ? group : COMPARE_ORDER);
     sqlite3_stmt *st;
     if (store_prepare(s, sql, &st, e)) return -1;
     sqlite3_bind_int64(st, 1, run);
@@ -253,7 +256,7 @@ int store_compare(Store *s, int64_t run_a, int64_t run_b, const char *predictor,
     if (predictor) {
         DecidePred p;
         char names[128];
-        decide_list(names, sizeof names, DECIDE_N_SQL);
+        decide_list(names, sizeof names, DECIDE_N_SQL, ", ");
         if (decide_parse(predictor, &p) || p >= DECIDE_N_SQL)
             return err_set(e, "unknown predictor '%s' (%s)", predictor, names);
     }

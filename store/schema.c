@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/decide.h"
 #include "store/internal.h"
 
 /* Column definitions of the per-head fields, from engine/trace.h's list. */
@@ -80,6 +81,39 @@ static const char SCHEMA_DECISIONS[] =
     "  PRIMARY KEY(run_id, pos, layer, head)\n"
     ") WITHOUT ROWID;\n";
 
+/* The predictors' parts of the views, from engine/predictors.h: the
+ * line breaks between them are the list's sql and sql_names columns, so
+ * the text is version 3's byte for byte. */
+/* A predictor's rule as SQL, prefix p naming the row: the gate itself, the
+ * router score against τ, or a log-odds against the run's logit(θ). */
+#define SCHEMA_RULE_GATE(p, f) p f
+#define SCHEMA_RULE_TAU(p, f) p f " > " p "tau"
+#define SCHEMA_RULE_THETA(p, f) p f " > " p "theta_logit"
+/* masses: each log-odds estimate as a probability. */
+#define SCHEMA_MASS(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)                        \
+    PRED_IF(PRED_THETA_##thr,                                                                                  \
+            PRED_IF(PRED_IN_SQL_##sql, PRED_SQL_SEP(sql, "    ") "1.0 / (1.0 + EXP(-d." #field ")) AS " word "_mass,"))
+/* predictions: each predictor's decision, by name. */
+#define SCHEMA_CASE(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)                        \
+    PRED_SQL_SEP(sql, "      ") "WHEN '" word "' THEN " SCHEMA_RULE_##thr("d.", #field)
+#define SCHEMA_LABEL(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)                       \
+    "    " SCHEMA_RULE_##thr("d.", #field) " AS " word "\n"
+#define SCHEMA_NAME_FIRST(word) "SELECT '" word "' AS predictor"
+#define SCHEMA_NAME_SAME(word) " UNION ALL SELECT '" word "'"
+#define SCHEMA_NAME_WRAP(word) "\n              UNION ALL SELECT '" word "'"
+#define SCHEMA_NAME(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) SCHEMA_NAME_##sql_names(word)
+/* head_rates, layer_rates: the share each predictor calls global (the
+ * executed gate's is global_rate, written out before them). */
+#define SCHEMA_RATE_AVG(sep, thr, field, word) sep "AVG(" SCHEMA_RULE_##thr("", #field) ") AS " word "_rate,"
+#define SCHEMA_RATE_GATE(sql, field, word)
+#define SCHEMA_RATE_TAU(sql, field, word) SCHEMA_RATE_AVG(PRED_SQL_SEP(sql, "    "), TAU, field, word)
+#define SCHEMA_RATE_THETA(sql, field, word) SCHEMA_RATE_AVG(PRED_SQL_SEP(sql, "    "), THETA, field, word)
+#define SCHEMA_RATE(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)                        \
+    SCHEMA_RATE_##thr(sql, field, word)
+#define SCHEMA_RATE_LABEL(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)                  \
+    SCHEMA_RATE_AVG("\n    ", thr, field, word)
+#define SCHEMA_RATES PRED_TABLE(DECIDE_LABEL, SCHEMA_RATE_LABEL) PRED_TABLE(DECIDE_IN_SQL, SCHEMA_RATE)
+
 /* The views, "CREATE @ VIEW", @ replaced by nothing for the file's own views, "TEMP" for
  * the compatibility views over an old file opened read-only.
  *
@@ -92,10 +126,7 @@ static const char SCHEMA_DECISIONS[] =
  * agree cell for cell. */
 static const char SCHEMA_VIEWS[] =
     "CREATE @ VIEW masses AS\n"
-    "  SELECT d.run_id, d.pos, d.layer, d.head, 1.0 / (1.0 + EXP(-d.oracle_logit)) AS oracle_mass,\n"
-    "    1.0 / (1.0 + EXP(-d.qada_logit)) AS qada_mass, 1.0 / (1.0 + EXP(-d.qada_bulk_logit)) AS qada_bulk_mass,\n"
-    "    1.0 / (1.0 + EXP(-d.qada_rem_logit)) AS qada_rem_mass,\n"
-    "    1.0 / (1.0 + EXP(-d.qada_rem_bulk_logit)) AS qada_rem_bulk_mass,\n"
+    "  SELECT d.run_id, d.pos, d.layer, d.head," PREDICTORS(SCHEMA_MASS) "\n"
     "    CASE WHEN t.n_far > 1 THEN d.far_std / SQRT(2 * LN(t.n_far)) END AS regime\n"
     "  FROM decisions d LEFT JOIN tokens t USING(run_id, pos);\n"
     "CREATE @ VIEW decided AS\n"
@@ -103,30 +134,18 @@ static const char SCHEMA_VIEWS[] =
     "  WHERE t.n_far IS NOT 0;\n"
     "CREATE @ VIEW predictions AS\n"
     "  SELECT d.run_id, d.pos, d.layer, d.head, p.predictor,\n"
-    "    CASE p.predictor WHEN 'executed' THEN d.gate WHEN 'aha' THEN d.score > d.tau\n"
-    "      WHEN 'qada' THEN d.qada_logit > d.theta_logit WHEN 'qada_bulk' THEN d.qada_bulk_logit > d.theta_logit\n"
-    "      WHEN 'qada_rem' THEN d.qada_rem_logit > d.theta_logit\n"
-    "      WHEN 'qada_rem_bulk' THEN d.qada_rem_bulk_logit > d.theta_logit END\n"
+    "    CASE p.predictor" PRED_TABLE(DECIDE_IN_SQL, SCHEMA_CASE) " END\n"
     "      AS predicted,\n"
-    "    d.oracle_logit > d.theta_logit AS oracle\n"
+    PRED_TABLE(DECIDE_LABEL, SCHEMA_LABEL)
     "  FROM decided d\n"
-    "  CROSS JOIN (SELECT 'executed' AS predictor UNION ALL SELECT 'aha' UNION ALL SELECT 'qada'\n"
-    "              UNION ALL SELECT 'qada_bulk' UNION ALL SELECT 'qada_rem' UNION ALL SELECT 'qada_rem_bulk') p;\n"
+    "  CROSS JOIN (" PRED_TABLE(DECIDE_IN_SQL, SCHEMA_NAME) ") p;\n"
     "CREATE @ VIEW head_rates AS\n"
-    "  SELECT run_id, layer, head, COUNT(*) AS n, AVG(gate) AS global_rate,\n"
-    "    AVG(oracle_logit > theta_logit) AS oracle_rate, AVG(score > tau) AS aha_rate,\n"
-    "    AVG(qada_logit > theta_logit) AS qada_rate, AVG(qada_bulk_logit > theta_logit) AS qada_bulk_rate,\n"
-    "    AVG(qada_rem_logit > theta_logit) AS qada_rem_rate,\n"
-    "    AVG(qada_rem_bulk_logit > theta_logit) AS qada_rem_bulk_rate,\n"
+    "  SELECT run_id, layer, head, COUNT(*) AS n, AVG(gate) AS global_rate," SCHEMA_RATES "\n"
     "    AVG(score) AS mean_score, AVG(1.0 / (1.0 + EXP(-oracle_logit))) AS mean_oracle_mass,\n"
     "    AVG(oracle_err) AS mean_oracle_err, SUM(keys_read) AS keys_read\n"
     "  FROM decided GROUP BY run_id, layer, head;\n"
     "CREATE @ VIEW layer_rates AS\n"
-    "  SELECT run_id, layer, COUNT(*) AS n, AVG(gate) AS global_rate,\n"
-    "    AVG(oracle_logit > theta_logit) AS oracle_rate, AVG(score > tau) AS aha_rate,\n"
-    "    AVG(qada_logit > theta_logit) AS qada_rate, AVG(qada_bulk_logit > theta_logit) AS qada_bulk_rate,\n"
-    "    AVG(qada_rem_logit > theta_logit) AS qada_rem_rate,\n"
-    "    AVG(qada_rem_bulk_logit > theta_logit) AS qada_rem_bulk_rate,\n"
+    "  SELECT run_id, layer, COUNT(*) AS n, AVG(gate) AS global_rate," SCHEMA_RATES "\n"
     "    AVG(1.0 / (1.0 + EXP(-oracle_logit))) AS mean_oracle_mass, SUM(keys_read) AS keys_read\n"
     "  FROM decided GROUP BY run_id, layer;\n"
     "CREATE @ VIEW token_share AS\n"

@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/aha.h"
+#include "engine/attn.h"
 #include "engine/decide.h"
+#include "engine/sha256.h"
 #include "store/store.h"
 #include "test.h"
 
@@ -19,8 +22,73 @@ TEST(decide_names_one_list) {
     CHECK(!strcmp(decide_name(DECIDE_EXECUTED), "executed") && !strcmp(decide_name(DECIDE_ORACLE), "oracle"));
     CHECK_INT(decide_parse("static", &p), -1);
     char buf[96];
-    decide_list(buf, sizeof buf, DECIDE_N_SQL);
+    decide_list(buf, sizeof buf, DECIDE_N_SQL, ", ");
     CHECK_MSG(!strcmp(buf, "executed, aha, qada, qada_bulk, qada_rem, qada_rem_bulk"), "%s", buf);
+}
+
+/* engine/predictors.h's one list: the policies in their order, the scored
+ * predictors then the label, a threshold shared by the policy and the
+ * predictor of one name, a gate rule for every θ policy. */
+TEST(predictors_one_list_generates_every_enum) {
+    char buf[160];
+    aha_policy_list(buf, sizeof buf, "|");
+    CHECK_MSG(!strcmp(buf, "aha|full|local|oracle|qada|qada_bulk|qada_rem|qada_rem_bulk|static|random"), "%s", buf);
+    int theta_policies = 0;
+    for (int k = 0; k < POLICY_COUNT; k++) {
+        Policy p;
+        Err e;
+        CHECK_INT(aha_policy_parse(aha_policy_name((Policy)k), &p, &e), 0);
+        CHECK_INT(p, k);
+        theta_policies += aha_policy_threshold((Policy)k) == PRED_THR_THETA;
+    }
+    CHECK_INT(theta_policies, GATE_QADA_REM_BULK); /* GATE_FIXED, then one rule per θ policy */
+    CHECK_INT(GATE_ORACLE, 1);
+    CHECK_INT(aha_policy_threshold(POLICY_AHA), PRED_THR_TAU);
+    CHECK_INT(aha_policy_threshold(POLICY_RANDOM), PRED_THR_P);
+    CHECK_INT(aha_policy_threshold(POLICY_STATIC), PRED_THR_NONE);
+    CHECK_INT(aha_policy_threshold(POLICY_FULL), PRED_THR_NONE);
+    CHECK_INT(DECIDE_N_SQL, DECIDE_ORACLE);
+    CHECK_INT(DECIDE_ORACLE, DECIDE_COUNT - 1);
+    for (int k = 0; k < DECIDE_COUNT; k++) {
+        Policy p;
+        Err e;
+        if (aha_policy_parse(decide_name((DecidePred)k), &p, &e) == 0)
+            CHECK_MSG(aha_policy_threshold(p) == decide_threshold((DecidePred)k), "%s", decide_name((DecidePred)k));
+        else
+            CHECK_INT(k, DECIDE_EXECUTED); /* every predictor but the gate is a policy */
+    }
+    CHECK_INT(decide_threshold(DECIDE_EXECUTED), PRED_THR_GATE);
+    CHECK(!strcmp(decide_title(DECIDE_EXECUTED), "gate") && !strcmp(decide_title(DECIDE_QADA), "QAdA"));
+    CHECK(!strcmp(decide_title(DECIDE_QADA_REM_BULK), "qada_rem_bulk"));
+}
+
+/* The views' SQL comes from the list, and must stay schema version 3's text
+ * byte for byte: a database's stored text is compared with it. The digest
+ * is of the text version 3 wrote by hand (every view's stored CREATE
+ * statement, by name, joined by newlines). */
+TEST(predictors_keep_the_views_text) {
+    const char *path = test_tmp("views.db");
+    Err e;
+    Store *s = store_open(path, STORE_WRITE, 1000, &e);
+    CHECK_MSG(s, "%s", e.msg);
+    if (!s) return;
+    store_close(s, &e);
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    CHECK(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(db, "SELECT group_concat(sql, char(10)) FROM (SELECT sql FROM sqlite_master"
+                                 " WHERE type = 'view' ORDER BY name)", -1, &st, NULL) == SQLITE_OK);
+    const char *text = st && sqlite3_step(st) == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    CHECK(text != NULL);
+    const char *out = test_tmp("views.sql");
+    FILE *f = fopen(out, "wb");
+    if (f && text) fputs(text, f);
+    if (f) fclose(f);
+    char hex[65] = "";
+    CHECK(sha256_file(out, hex, &e) == 0);
+    CHECK_MSG(!strcmp(hex, "2bcd19e32f3105888575d17a74c7398d38ac756cf4b7bc78e99950d6b2526efd"), "%s", hex);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
 }
 
 TEST(decide_rules_strict_and_unknown) {

@@ -132,8 +132,9 @@ static void oracle_line(const ViewModel *m, const StepTrace *t, int cell, const 
 /* A mass estimate's line: "QAdA estimate 93% > θ 10% → global · needless". */
 static void estimate_line(const ViewModel *m, const StepTrace *t, int cell, int slot, DecidePred p, int label,
                           const Glyphs *g, ViewExplain *out) {
-    static const char *const brief[DECIDE_COUNT] = {[DECIDE_QADA] = "QAdA", [DECIDE_QADA_BULK] = "q_bulk",
-                                                    [DECIDE_QADA_REM] = "q_rem", [DECIDE_QADA_REM_BULK] = "q_rem_b"};
+#define EXPLAIN_BRIEF(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) brief,
+    static const char *const brief[DECIDE_COUNT] = {DECIDE_PREDICTORS(EXPLAIN_BRIEF)};
+#undef EXPLAIN_BRIEF
     int d = decide_cell(t, cell, p, m->hdr.tau, m->hdr.theta_logit);
     if (d < 0) { put_missing(out, slot, decide_title(p), "not profiled"); return; }
     char a[32], b[32], name[48];
