@@ -182,12 +182,12 @@ static void print_cost_text(const Config *c, const CostStep *s) {
 }
 
 double bench_stream_pass(Pool *pool, BenchStream *s) {
-    double t0 = args_seconds();
+    double t0 = clock_now();
     /* 64 chunks of 4 MB claimed as threads free up, as decode claims its
      * slices: with two equal halves, a vCPU the host slowed set the pass's
      * time, and decode then streamed "faster than the machine" (1.2) */
     pool_run(pool, stream_task, s, (int)(sizeof s->sums / sizeof s->sums[0]));
-    return s->n * sizeof(float) / (args_seconds() - t0) / 1e9;
+    return s->n * sizeof(float) / (clock_now() - t0) / 1e9;
 }
 
 void bench_random_tokens(int *ids, int n, int vocab, uint64_t *seed) {
@@ -238,9 +238,9 @@ static void paired_steps(const Model *m, RunState *s, const BenchOpts *b, const 
     int plen = b->prompt_len, dec = b->decode;
     bw[0] = bw_before;
     for (int i = 0; i < dec; i++) {
-        double t0 = args_seconds();
+        double t0 = clock_now();
         fwd_forward(m, s, &b->attn, &ids[plen + i], 1, plen + i, NULL, NULL);
-        secs[i] = args_seconds() - t0;
+        secs[i] = clock_now() - t0;
         bw[i + 1] = bench_stream_pass(s->pool, st);
     }
     bench_paired_rooflines(t, secs, bw, dec, rf);
@@ -269,13 +269,13 @@ static int bench_throughput(const Model *m, const BenchOpts *b, Throughput *out,
     bench_step_bytes(c, plen, dec, out);
     for (int r = 0; r < R; r++) {
         bw[3 * r] = bench_stream_pass(s.pool, &st);
-        double t0 = args_seconds();
+        double t0 = clock_now();
         fwd_forward(m, &s, &b->attn, ids, plen, 0, NULL, NULL);
-        double t1 = args_seconds();
+        double t1 = clock_now();
         bw[3 * r + 1] = bench_stream_pass(s.pool, &st);
-        double t2 = args_seconds(), c2 = cpu_seconds(), s2 = steal_seconds();
+        double t2 = clock_now(), c2 = cpu_seconds(), s2 = steal_seconds();
         for (int i = 0; i < dec; i++) fwd_forward(m, &s, &b->attn, &ids[plen + i], 1, plen + i, NULL, NULL);
-        double t3 = args_seconds();
+        double t3 = clock_now();
         cpu[r] = (cpu_seconds() - c2) / ((t3 - t2) * pool_threads(s.pool));
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         stl[r] = (steal_seconds() - s2) / ((t3 - t2) * (ncpu > 0 ? ncpu : 1));
@@ -355,9 +355,9 @@ static double time_step_at(const Model *m, RunState *s, const AttnConfig *a, int
     int tok = 1;
     fwd_forward(m, s, a, &tok, 1, N, NULL, &tr); /* warm-up: bulk moments catch up once */
     for (int r = 0; r < runs; r++) {
-        double t0 = args_seconds();
+        double t0 = clock_now();
         fwd_forward(m, s, a, &tok, 1, N, NULL, &tr);
-        t[r] = (args_seconds() - t0) * 1e3;
+        t[r] = (clock_now() - t0) * 1e3;
     }
     long keys = 0, g = 0;
     for (int i = 0; i < trace_cells(tr); i++) { keys += tr->keys_read[i]; g += tr->gate[i] == 1; }

@@ -157,7 +157,7 @@ static void show_run(Tui *t, const TuiTake *k) {
  * runs it; keys go on being answered), then what it took once it ends. */
 static void show_prefill(Tui *t, const TuiTake *k) {
     const char *dot = t->m.ascii ? "-" : "\xc2\xb7";
-    double now = args_seconds(), secs = k->prefill_s;
+    double now = clock_now(), secs = k->prefill_s;
     if (k->prefilling) {
         if (t->prefill_on && now - t->prefill_shown < 0.1) return;
         t->prefill_shown = now, t->prefill_on = 1, t->dirty = 1;
@@ -634,7 +634,7 @@ static void curses_start(Tui *t, int mono, int ascii) {
 /* A playing replay: the cursor moves on one position per 1/speed seconds,
  * and stops at the end of the recording. */
 static void replay_advance(Tui *t) {
-    double now = args_seconds();
+    double now = clock_now();
     if (now < t->replay_next) return;
     double speed = SPEEDS[t->speed_i];
     t->replay_next = now + (speed > 0 ? 1.0 / speed : 0);

@@ -9,7 +9,6 @@
 
 #include <stdarg.h>
 #include <stdlib.h>
-#include <time.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -134,12 +133,6 @@ char *test_run(const char *cmd, int *status) {
     *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
     if (out) out[n] = 0;
     return out;
-}
-
-double test_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 char *test_runf(int *status, const char *fmt, ...) {

@@ -11,6 +11,8 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "engine/clock.h" /* clock_now: timeouts and durations in tests */
+
 typedef void (*test_fn)(void);
 
 void test_register(const char *name, const char *file, test_fn fn);
@@ -84,9 +86,6 @@ int test_write_file(const char *path, const void *data, long len);
 char *test_run(const char *cmd, int *status);
 /* test_run of a printf-formatted command; status may be NULL. */
 char *test_runf(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Seconds on the monotonic clock: for timeouts and durations in tests. */
-double test_now(void);
 
 /* A python3 that can import numpy ($AHASCOPE_PYTHON, python3 on PATH, then
  * /usr/bin/python3), or NULL: tests of Python references skip without one. */

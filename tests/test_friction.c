@@ -376,11 +376,11 @@ TEST(friction_train_refuses_an_output_it_cannot_create_before_training) {
     char a[4096];
     const char *m = tiny_model(), *t = tiny_tokenizer();
     /* a million steps: it would train for far longer than the 10 s expect_fail allows */
-    double t0 = test_now();
+    double t0 = clock_now();
     snprintf(a, sizeof a, "train --model %s --tokenizer %s --window 8 --steps 1000000 --self 8 --seq-len 16 --out %s",
              m, t, test_tmp("fr-missing/r.safetensors"));
     expect_fail(a, "fr-missing/r.safetensors", "no such directory", NULL);
-    CHECK_MSG(test_now() - t0 < 1.0, "train took %.2f s to refuse", test_now() - t0);
+    CHECK_MSG(clock_now() - t0 < 1.0, "train took %.2f s to refuse", clock_now() - t0);
     CHECK_INT(test_count_tmp(test_tmp("fr-missing/r.safetensors")), 0);
     CHECK_INT(test_count_tmp(test_tmp("fr-r.safetensors")), 0);
     snprintf(a, sizeof a, "train --model %s --tokenizer %s --window 8 --steps 1000000 --self 8 --seq-len 16 --train all "
@@ -409,15 +409,15 @@ static void tui_start(const char *sock, const char *dir, const char *flags) {
 /* Wait up to secs for the screen to show text (Ctrl-L on a blank screen:
  * tmux may wipe a pane it has just made). */
 static int tui_wait(const char *sock, const char *text, double secs) {
-    double end = test_now() + secs;
+    double end = clock_now() + secs;
     for (int i = 0;; i++) {
         int st;
         char *s = test_runf(&st, "tmux -L %s capture-pane -p", sock);
         int found = s && strstr(s, text), blank = s && strspn(s, " \n") == strlen(s);
-        if (!found && test_now() > end) fprintf(stderr, "--- waited for '%s', screen was:\n%s---\n", text, s ? s : "");
+        if (!found && clock_now() > end) fprintf(stderr, "--- waited for '%s', screen was:\n%s---\n", text, s ? s : "");
         free(s);
         if (found) return 1;
-        if (test_now() > end) return 0;
+        if (clock_now() > end) return 0;
         if (blank && i % 30 == 29) free(test_runf(&st, "tmux -L %s send-keys C-l", sock));
         usleep(30000);
     }

@@ -120,10 +120,10 @@ TEST(store_cli_kill9_twenty_times) {
     remove_db(probe_db);
     pid_t probe = spawn_recorder(probe_db, err, 1024);
     for (int w = 0; w < 2500 && last_committed(err) < 0; w++) usleep(2000);
-    double t_first = test_now();
+    double t_first = clock_now();
     int probe_status;
     waitpid(probe, &probe_status, 0);
-    long span_us = (long)(0.8e6 * (test_now() - t_first));
+    long span_us = (long)(0.8e6 * (clock_now() - t_first));
     if (span_us < 20000) span_us = 20000;
     int mid_run = 0;
     int64_t prev_run = 0;

@@ -195,9 +195,9 @@ TEST(store_hostile_query_time_limit_and_cancel) {
                           "SELECT count(*) FROM decisions a, decisions b, decisions c, decisions d"};
     for (int i = 0; i < 2; i++) {
         int st;
-        double t0 = test_now();
+        double t0 = clock_now();
         char *out = test_runf(&st, "timeout 30 %s query --db %s --timeout 1 \"%s\"", bin(), db, sqls[i]);
-        double dt = test_now() - t0;
+        double dt = clock_now() - t0;
         CHECK_MSG(st == 1 && dt < 5 && out && !strcmp(out, "ahascope query: stopped after 1 s (--timeout)\n"),
                   "%s -> %d after %.1f s: %s", sqls[i], st, dt, out);
         free(out);
@@ -217,11 +217,11 @@ TEST(store_hostile_query_time_limit_and_cancel) {
         _exit(127);
     }
     usleep(400000);
-    double t0 = test_now();
+    double t0 = clock_now();
     kill(pid, SIGINT);
     int status = 0;
     waitpid(pid, &status, 0);
-    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 130 && test_now() - t0 < 2, "Ctrl-C: status %d", status);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 130 && clock_now() - t0 < 2, "Ctrl-C: status %d", status);
     sha256_file(db, after, &e);
     CHECK(!strcmp(before, after));
 }
@@ -235,9 +235,9 @@ TEST(store_hostile_query_memory_ceilings) {
     Err e;
     sha256_file(db, before, &e);
     int st;
-    double t0 = test_now();
+    double t0 = clock_now();
     char *out = test_runf(&st, "%s query --db %s 'SELECT length(randomblob(1000000000))'", bin(), db);
-    CHECK_MSG(st == 1 && test_now() - t0 < 2 && out && strstr(out, "string or blob too big") && strstr(out, db),
+    CHECK_MSG(st == 1 && clock_now() - t0 < 2 && out && strstr(out, "string or blob too big") && strstr(out, db),
               "status %d: %s", st, out);
     free(out);
     Store *s = store_open(db, STORE_READ, 200, &e);
@@ -252,7 +252,7 @@ TEST(store_hostile_query_memory_ceilings) {
     TuiSqlResult r = {0};
     CHECK_INT(tui_sql_start(&q, db, "SELECT length(randomblob(1000000000))", &e), 0);
     int got = 0;
-    for (double end = test_now() + 5; !got && test_now() < end; usleep(5000)) got = tui_sql_take(&q, &r);
+    for (double end = clock_now() + 5; !got && clock_now() < end; usleep(5000)) got = tui_sql_take(&q, &r);
     CHECK_MSG(got && r.end == TUI_SQL_FAILED && r.text && strstr(r.text, "too big"), "%s", r.text);
     tui_sql_result_free(&r);
     tui_sql_stop(&q);

@@ -78,15 +78,15 @@ static int blank(const char *s) {
  * drew its first frame (a resize to the same size, which the program cannot
  * see); a blank screen is answered with Ctrl-L, the TUI's redraw key. */
 static char *tmux_wait(Tmux *t, const char *text, double secs) {
-    double start = test_now(), end = start + secs, last_redraw = start;
+    double start = clock_now(), end = start + secs, last_redraw = start;
     for (;;) {
         char *s = tmux_capture(t);
         if (s && strstr(s, text)) return s;
-        if (blank(s) && test_now() - last_redraw > 1.0) {
+        if (blank(s) && clock_now() - last_redraw > 1.0) {
             tmux_keys(t, "C-l");
-            last_redraw = test_now();
+            last_redraw = clock_now();
         }
-        if (test_now() > end) {
+        if (clock_now() > end) {
             fprintf(stderr, "--- waited for '%s', screen was:\n%s---\n", text, s ? s : "");
             free(s);
             return NULL;
@@ -301,10 +301,10 @@ TEST(tui_answers_keys_while_a_step_is_slow) {
     tmux_keys(&t, "p");
     WAIT(&t, "playing", 3);
     usleep(200000); /* now inside a 1.5 s step */
-    double t0 = test_now();
+    double t0 = clock_now();
     tmux_keys(&t, "m");
     WAIT(&t, "router score", 3);
-    double dt = test_now() - t0;
+    double dt = clock_now() - t0;
     CHECK_MSG(dt < 0.5, "a key took %.0f ms to show during a slow step", dt * 1e3);
     tmux_keys(&t, "q");
     WAIT(&t, "EXITED 0", 5); /* quits without waiting for the step */
@@ -418,7 +418,7 @@ TEST(tui_replay_first_frame_without_a_key) {
     free(test_runf(&st, "tmux -L %s -f /dev/null new-session -d -x 100 -y 30 \"sleep 1; cd %s && env "
                    "TERM=xterm-256color LANG=C.UTF-8 %s tui --replay --db ff.db; sleep 60\"", r.sock, dir, bin_abs()));
     int shown = 0;
-    for (double end = test_now() + 15; !shown && test_now() < end; usleep(100000)) {
+    for (double end = clock_now() + 15; !shown && clock_now() < end; usleep(100000)) {
         char *s = tmux_capture(&r);
         shown = s && strstr(s, "ahascope stories260K.bin");
         free(s);
@@ -544,8 +544,8 @@ TEST(tui_unsampleable_logits_fail_the_run) {
 
 /* Seconds until the screen shows text (a large number if it never does). */
 static double time_until(Tmux *t, const char *text, double secs) {
-    double t0 = test_now();
-    return expect(t, text, secs) ? test_now() - t0 : 1e9;
+    double t0 = clock_now();
+    return expect(t, text, secs) ? clock_now() - t0 : 1e9;
 }
 
 /* An endless query runs off the UI thread: the progress shows, keys are
@@ -883,12 +883,12 @@ TEST(tui_speed_change_applies_at_once) {
     WAIT(&t, "playing 0.5/s", 3);
     WAIT(&t, "pos 5/512", 3); /* the first step comes at once, the next 2 s later */
     tmux_keys(&t, "+ + + + +"); /* 20 steps/s */
-    double t0 = test_now(), dt = 99;
-    while (test_now() - t0 < 5) { /* until the header shows pos 9 or later (at 20/s each shows only 50 ms) */
+    double t0 = clock_now(), dt = 99;
+    while (clock_now() - t0 < 5) { /* until the header shows pos 9 or later (at 20/s each shows only 50 ms) */
         char *scr = tmux_capture(&t), *at = scr ? strstr(scr, "pos ") : NULL;
         int pos = at ? atoi(at + 4) : 0;
         free(scr);
-        if (pos >= 9) { dt = test_now() - t0; break; }
+        if (pos >= 9) { dt = clock_now() - t0; break; }
         usleep(20000);
     }
     CHECK_MSG(dt < 1.2, "at 20 steps/s, 4 steps took %.2f s: the old 2 s interval was waited out", dt);
@@ -1269,10 +1269,10 @@ TEST(tui_long_prompt_shows_prefill_progress_and_quits_during_it) {
     CHECK_MSG(count && sscanf(count, "prefilling the prompt: %d of %d tokens", &done, &total) == 2 && total > 1000,
               "without --steps: %d of %d tokens\n%s", done, total, s ? s : "");
     free(s);
-    double t0 = test_now();
+    double t0 = clock_now();
     tmux_keys(&t, "q");
     WAIT(&t, "EXITED 0", 10);
-    double dt = test_now() - t0;
+    double dt = clock_now() - t0;
     CHECK(during);
     CHECK_MSG(dt < 2.0, "q took %.2f s to quit during the prefill", dt);
     tmux_stop(&t);
