@@ -379,15 +379,10 @@ TEST(store_cli_record_attn_top_ranks_the_far_keys) {
 /* A command must fail with `status` (1 a failure, 2 a usage error) and one
  * line "ahascope CMD: ..." naming the problem. */
 static void expect_fail(int status, const char *args, const char *want) {
-    int st;
-    char *out = run("%s %s", &st, test_bin(), args);
-    char prefix[64];
+    char cmd[4096], prefix[64];
+    snprintf(cmd, sizeof cmd, "%s %s", test_bin(), args);
     snprintf(prefix, sizeof prefix, "ahascope %.*s: ", (int)strcspn(args, " "), args);
-    int nl = 0;
-    for (char *p = out; *p; p++) nl += *p == '\n';
-    CHECK_MSG(st == status && nl == 1 && !strncmp(out, prefix, strlen(prefix)) && strstr(out, want),
-              "'%s' -> status %d: %s (want %d, %s%s)", args, st, out, status, prefix, want);
-    free(out);
+    CHECK_REFUSAL(cmd, status, prefix, want, 1);
 }
 
 TEST(store_cli_bad_files_and_flags) {
