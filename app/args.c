@@ -64,12 +64,6 @@ int args_shard(const char *flag, const char *s, ArgsShard *out, Err *e) {
     return 0;
 }
 
-double args_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int args_is_help(const char *s) { return !strcmp(s, "--help") || !strcmp(s, "-h"); }
 
 int runopts_check(const RunOpts *o, Err *e) {

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "engine/aha.h"
+#include "engine/clock.h" /* clock_now: the commands time what they report by it */
 #include "engine/err.h"
 
 typedef struct {
@@ -95,9 +96,6 @@ static inline int args_shard_owns(const ArgsShard *s, long k) { return s->n <= 1
 
 /* True if s is --help or -h. */
 int args_is_help(const char *s);
-
-/* Monotonic wall-clock seconds, for the timings commands report. */
-double args_seconds(void);
 
 /* Name the subcommand the user typed, once, before running it: the CMD of
  * every error line. */

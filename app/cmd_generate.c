@@ -44,9 +44,9 @@ static int run_generate(RunOpts *o, int print_ids, int progress, int threads, Er
     int steps = app_cli_steps(o, &L, prompt);
     if (session_init(&s, &L.model, &L.tok, &o->attn, steps, o->temperature, o->topp, o->seed, threads, e)) goto out_unload;
     if (session_start_text(&s, prompt, strlen(prompt), e) != 0) goto out_session;
-    double t0 = args_seconds();
+    double t0 = clock_now();
     int n_pre = progress_prefill(&s, NULL, progress, NULL);
-    double t1 = args_seconds();
+    double t1 = clock_now();
     int printed = 1, more = 1;
     while (more) {
         if (!print_ids)
@@ -55,7 +55,7 @@ static int run_generate(RunOpts *o, int print_ids, int progress, int threads, Er
     }
     if (!print_ids)
         for (; printed < s.n_ids; printed++) print_piece(&s, printed);
-    double t2 = args_seconds();
+    double t2 = clock_now();
     if (print_ids) {
         for (int i = 0; i < s.n_ids; i++) printf(i ? " %d" : "%d", s.ids[i]);
         putchar('\n');

@@ -295,7 +295,7 @@ static void progress(const Trainer *tr, double loss, double t0, int last) {
     int tty = isatty(STDERR_FILENO);
     long total = tr->t->steps, done = tr->step, ran = tr->step - tr->step0;
     if (!tty && !last && done % (total / 10 > 0 ? total / 10 : 1)) return;
-    double dt = args_seconds() - t0, tok_s = dt > 0 ? (double)ran * tr->B * tr->T / dt : 0;
+    double dt = clock_now() - t0, tok_s = dt > 0 ? (double)ran * tr->B * tr->T / dt : 0;
     int bar = (int)(20.0 * done / total);
     fprintf(stderr, "%s[%.*s%.*s] step %ld/%ld loss %.5f task %.5f global %5.1f%% %6.0f tok/s ETA %4.0f s%s",
             tty ? "\r" : "", bar, "####################", 20 - bar, "                    ", done, total, loss,
@@ -379,7 +379,7 @@ static void blas_note(void) {
 
 static int train_loop(Trainer *tr, Err *e) {
     TrainOpts *t = tr->t;
-    double t0 = args_seconds(), loss = 0;
+    double t0 = clock_now(), loss = 0;
     signal(SIGINT, on_int);
     train_flush_subnormals(); /* after the data is sampled, which stays as eval makes it */
     blas_note();

@@ -302,7 +302,7 @@ int eval_policy(const Model *m, const Tokenizer *tok, const AttnConfig *a, const
     EvalBufs b;
     int rc = bufs_init(&b, m, max_len, threads, e);
     int tty = progress && isatty(STDERR_FILENO);
-    double t0 = args_seconds();
+    double t0 = clock_now();
     char label[32];
     snprintf(label, sizeof label, "eval %-9s", aha_policy_name(a->policy));
     for (int i = 0; rc == 0 && i < d->n; i++) {

@@ -98,7 +98,7 @@ static int collect(Examples *x, const Model *m, const EvalData *d, const ArgsSha
     StepTrace **tr = calloc((size_t)rs.max_batch, sizeof *tr);
     for (int i = 0; rc == 0 && i < rs.max_batch; i++)
         if (!tr || !(tr[i] = trace_new(m->c.n_layers, m->c.n_heads))) rc = err_set(e, "out of memory for the traces");
-    double t0 = args_seconds();
+    double t0 = clock_now();
     int tty = c->progress && isatty(STDERR_FILENO);
     for (int i = 0; rc == 0 && i < d->n; i++) {
         if (!args_shard_owns(sh, i)) continue;
@@ -132,7 +132,7 @@ static void normalise_weights(Examples *x) {
 }
 
 static int fit_layers(const Examples *x, const FitConfig *c, Routers *r, Err *e) {
-    double t0 = args_seconds();
+    double t0 = clock_now();
     int tty = c->progress && isatty(STDERR_FILENO);
     for (int l = 0; l < x->L; l++) {
         size_t at = (size_t)l * x->cap;
@@ -237,7 +237,7 @@ static void balance_weights(Examples *x, double balance) {
 /* Routers from collected examples: weights normalised and balanced, each layer fitted,
  * the threshold set and the held-out rows measured. */
 static int fit_examples(Examples *x, const FitConfig *c, const char *desc, FitResult *out, Err *e) {
-    double t0 = args_seconds();
+    double t0 = clock_now();
     int rc = 0;
     if (c->weight_err) normalise_weights(x);
     balance_weights(x, c->balance);
@@ -250,7 +250,7 @@ static int fit_examples(Examples *x, const FitConfig *c, const char *desc, FitRe
         rc = err_set(e, "%s: the fitted routers are not finite (the model's activations overflow?); nothing written",
                      desc);
     if (rc == 0) rc = threshold_and_measure(x, c, out, e);
-    out->fit_s = args_seconds() - t0;
+    out->fit_s = clock_now() - t0;
     out->n_train = x->n_train, out->n_held = x->rows - x->n_train;
     return rc;
 }
@@ -260,9 +260,9 @@ int fit_routers(const Model *m, const EvalData *d, int n_held, const FitConfig *
     Examples x;
     ArgsShard all = {0, 1};
     int rc = examples_init(&x, m, d, n_held, &all, c, e);
-    double t0 = args_seconds();
+    double t0 = clock_now();
     if (rc == 0) rc = collect(&x, m, d, &all, c, e);
-    out->collect_s = args_seconds() - t0;
+    out->collect_s = clock_now() - t0;
     for (int i = 0; i < d->n; i++) out->tokens += d->len[i];
     if (rc == 0) rc = fit_examples(&x, c, d->desc, out, e);
     examples_free(&x);

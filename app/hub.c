@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "app/progress.h"
+#include "engine/clock.h"
 #include "engine/files.h"
 #include "engine/sha256.h"
 
@@ -122,12 +123,6 @@ static int make_dirs(const char *dir, Err *e) {
     }
 }
 
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 static void sleep_ms(long ms) {
     struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
     while (nanosleep(&t, &t) != 0 && errno == EINTR) {}
@@ -137,7 +132,7 @@ static void sleep_ms(long ms) {
 
 /* One line, redrawn in place: this file's bar, then the whole pull's. */
 static void draw(Sink *s, long long now, int final) {
-    double t = now_s();
+    double t = clock_now();
     if (!s->progress || (!final && t - s->last_draw < 0.1)) return;
     s->last_draw = t;
     char b1[21], b2[21];

@@ -18,7 +18,7 @@ void progress_start(Progress *p, const char *label, int forced) {
     p->label = label;
     p->forced = forced;
     p->tty = isatty(STDERR_FILENO);
-    p->t0 = args_seconds();
+    p->t0 = clock_now();
     p->last = 0;
     p->drawn = 0;
     p->tenth = -1;
@@ -40,7 +40,7 @@ static int due(Progress *p, long done, long total, double now) {
 }
 
 void progress_update(Progress *p, long done, long total, const char *unit) {
-    double now = args_seconds(), dt = now - p->t0;
+    double now = clock_now(), dt = now - p->t0;
     if (!due(p, done, total, now)) return;
     char bar[21];
     double frac = total > 0 ? (double)done / total : 1;
@@ -81,7 +81,7 @@ int progress_prefill(Session *s, StepTrace **traces, int forced, const volatile 
 
 void progress_count(const char *label, int done, int total, double t0, int tty) {
     if (!tty && done < total) return;
-    double dt = args_seconds() - t0;
+    double dt = clock_now() - t0;
     fprintf(stderr, "%s%s [%3d/%d] %5.1f s, ETA %4.0f s%s", tty ? "\r" : "", label, done, total, dt,
             dt / done * (total - done), tty && done < total ? "" : "\n");
 }

@@ -38,7 +38,7 @@ void progress_start(Progress *p, const char *label, int forced);
  * with done == total ends the line. */
 void progress_update(Progress *p, long done, long total, const char *unit);
 
-/* The counted line of a job of `total` steps started at t0 (args_seconds):
+/* The counted line of a job of `total` steps started at t0 (clock_now):
  * "LABEL [  3/8]  12.3 s, ETA   45 s", redrawn in place on a terminal
  * (tty) and written once, at the end, when not. */
 void progress_count(const char *label, int done, int total, double t0, int tty);

@@ -2,15 +2,9 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "kernels.h"
-
-static double now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 
 int session_init(Session *s, const Model *m, const Tokenizer *tok, const AttnConfig *a, int steps,
                  float temperature, float topp, uint64_t seed, int n_threads, Err *e) {
@@ -106,10 +100,10 @@ void session_set_progress(Session *s, int chunk, SessionProgress fn, void *user)
  * receives them. An abandoned call (rs.stopped) feeds nothing. */
 static void prefill_chunk(Session *s, StepTrace **traces, int T) {
     int V = s->model->c.vocab_size, pos0 = s->n_fed;
-    double t0 = now_us();
+    double t0 = clock_now();
     fwd_forward(s->model, &s->rs, &s->attn, s->ids + pos0, T, pos0, traces ? s->batch_logits : NULL, traces);
     if (s->rs.stopped) return;
-    double per = (now_us() - t0) / T;
+    double per = (clock_now() - t0) * 1e6 / T;
     for (int i = 0; traces && i < T; i++) {
         const float *pred = pos0 + i > 0 ? (i > 0 ? s->batch_logits + (size_t)(i - 1) * V : s->prev_logits) : NULL;
         fill_token_fields(s, traces[i], pos0 + i, pred);
@@ -149,11 +143,11 @@ int session_prefill(Session *s, StepTrace **traces) {
 /* Feed ids[n_fed] (already appended), recording it in trace. */
 static int feed_one(Session *s, StepTrace *trace) {
     int pos = s->n_fed;
-    double t0 = now_us();
+    double t0 = clock_now();
     fwd_forward(s->model, &s->rs, &s->attn, &s->ids[pos], 1, pos, NULL, trace ? &trace : NULL);
     if (trace) {
         fill_token_fields(s, trace, pos, pos > 0 ? s->prev_logits : NULL);
-        trace->step_us = now_us() - t0;
+        trace->step_us = (clock_now() - t0) * 1e6;
     }
     memcpy(s->prev_logits, s->rs.logits, s->model->c.vocab_size * sizeof(float));
     s->n_fed++;

@@ -17,8 +17,8 @@
  * query that is no longer wanted.
  */
 #include <string.h>
-#include <time.h>
 
+#include "engine/clock.h"
 #include "store/internal.h"
 #include "store/print.h"
 
@@ -123,17 +123,11 @@ static int authorize(void *ctx, int action, const char *a1, const char *a2, cons
     return SQLITE_DENY;
 }
 
-static double mono_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* SQLite's progress handler: past the deadline, stop; else ask the caller
  * whether to go on. */
 static int progress(void *ctx) {
     Guard *g = ctx;
-    if (g->deadline > 0 && mono_now() > g->deadline) return g->timed_out = 1;
+    if (g->deadline > 0 && clock_now() > g->deadline) return g->timed_out = 1;
     return g->lim->interrupt && g->lim->interrupt(g->lim->ctx, g->rows.rows);
 }
 
@@ -191,7 +185,7 @@ int store_query(Store *s, const char *sql, StoreFormat fmt, FILE *out, Err *e) {
 int store_query_limited(Store *s, const char *sql, StoreFormat fmt, FILE *out, StoreQueryLimits *lim, Err *e) {
     if (s->mode != STORE_READ) return err_set(e, "%s: queries need a read-only connection", s->path);
     Guard g = {.lim = lim, .rows = {.max_rows = lim ? lim->max_rows : 0}};
-    if (lim && lim->timeout_s > 0) g.deadline = mono_now() + lim->timeout_s;
+    if (lim && lim->timeout_s > 0) g.deadline = clock_now() + lim->timeout_s;
     limit_user_sql(s->db);
     sqlite3_set_authorizer(s->db, authorize, &g);
     if (lim && (lim->interrupt || g.deadline > 0)) sqlite3_progress_handler(s->db, 1000, progress, &g);

@@ -9,7 +9,6 @@
 
 #include <stdarg.h>
 #include <stdlib.h>
-#include <time.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -66,9 +65,27 @@ const char *test_shared(const char *rel) {
     return b;
 }
 
+const char *test_stories_model(void) { return test_shared("models/stories260K/stories260K.bin"); }
+
+const char *test_stories_tokenizer(void) { return test_shared("models/stories260K/tok512.bin"); }
+
 int test_shared_available(void) {
     struct stat st;
-    return stat(test_shared("models/stories260K/stories260K.bin"), &st) == 0;
+    return stat(test_stories_model(), &st) == 0;
+}
+
+const char *test_bin(void) {
+    const char *b = getenv("AHASCOPE_BIN");
+    return b && *b ? b : "./ahascope";
+}
+
+const char *test_bin_abs(void) {
+    static char path[1100];
+    const char *b = test_bin();
+    char cwd[1024];
+    if (b[0] == '/' || !getcwd(cwd, sizeof cwd)) return b;
+    snprintf(path, sizeof path, "%s/%s", cwd, b);
+    return path;
 }
 
 const char *test_tmpdir(void) { return g_tmpdir; }
@@ -136,10 +153,26 @@ char *test_run(const char *cmd, int *status) {
     return out;
 }
 
-double test_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
+static int exactly_one_line(const char *s) {
+    size_t n = strlen(s);
+    return n > 0 && s[n - 1] == '\n' && !memchr(s, '\n', n - 1);
+}
+
+int test_refusal_at(const char *file, int line, const char *cmd, TestRefusal r) {
+    int st;
+    char *out = test_run(cmd, &st);
+    const char *o = out ? out : "";
+    int ok = (r.status < 0 ? st != 0 : st == r.status) && (!r.starts || !strncmp(o, r.starts, strlen(r.starts))) &&
+             (!r.needle || strstr(o, r.needle)) && (!r.one_line || exactly_one_line(o));
+    if (!ok) {
+        char want[32] = "non-zero";
+        if (r.status >= 0) snprintf(want, sizeof want, "%d", r.status);
+        test_fail(file, line, "`%s`: exit %d%s (want %s), printed: %s(want %s'%s...%s...')", cmd, st,
+                  st == 124 ? " (timed out)" : "", want, o, r.one_line ? "one line " : "", r.starts ? r.starts : "",
+                  r.needle ? r.needle : "");
+    }
+    free(out);
+    return ok;
 }
 
 char *test_runf(int *status, const char *fmt, ...) {

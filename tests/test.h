@@ -11,6 +11,8 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "engine/clock.h" /* clock_now: timeouts and durations in tests */
+
 typedef void (*test_fn)(void);
 
 void test_register(const char *name, const char *file, test_fn fn);
@@ -68,6 +70,16 @@ const char *test_tmp(const char *name);
 
 int test_shared_available(void);
 
+/* The shared stories260K checkpoint and its 512-piece tokenizer, by path
+ * (the suite's everyday model; tests/stories.h loads them). */
+const char *test_stories_model(void);
+const char *test_stories_tokenizer(void);
+
+/* The binary under test: $AHASCOPE_BIN, else ./ahascope. */
+const char *test_bin(void);
+/* test_bin() by absolute path, for commands run from another directory. */
+const char *test_bin_abs(void);
+
 /* Read a whole file into a malloc'd NUL-terminated buffer (NULL on failure). */
 char *test_read_file(const char *path, long *len);
 /* Parse a JSON file (a cJSON tree the caller deletes); NULL, with a
@@ -85,8 +97,22 @@ char *test_run(const char *cmd, int *status);
 /* test_run of a printf-formatted command; status may be NULL. */
 char *test_runf(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Seconds on the monotonic clock: for timeouts and durations in tests. */
-double test_now(void);
+/* What a refused command line must exit with and print. */
+typedef struct {
+    int status;         /* the exit status wanted; -1: any non-zero one */
+    const char *starts; /* the output begins with this (NULL: anything) */
+    const char *needle; /* and holds this (NULL: anything) */
+    int one_line;       /* and is exactly one line, ending in a newline */
+} TestRefusal;
+
+/* Run the shell command cmd (stderr into stdout) and record a failure at
+ * file:line, showing what it printed, unless it refused as r says. 1 if it did. */
+int test_refusal_at(const char *file, int line, const char *cmd, TestRefusal r);
+
+/* The assertion of every table of bad command lines: cmd exits status and
+ * prints a line that starts and holds what is given (NULL: no condition). */
+#define CHECK_REFUSAL(cmd, status, starts, needle, one_line) \
+    test_refusal_at(__FILE__, __LINE__, cmd, (TestRefusal){status, starts, needle, one_line})
 
 /* A python3 that can import numpy ($AHASCOPE_PYTHON, python3 on PATH, then
  * /usr/bin/python3), or NULL: tests of Python references skip without one. */

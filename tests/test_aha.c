@@ -9,6 +9,7 @@
 #include "engine/routers.h"
 #include "engine/safetensors.h"
 #include "tests/test.h"
+#include "tests/stories.h"
 
 static uint64_t rng = 88172645463325252ull;
 static float frand(void) { /* uniform [-1, 1) */
@@ -150,7 +151,7 @@ TEST(attn_qada_bulk_estimate_on_gaussian_keys) {
 static Model load_model(void) {
     Model m;
     Err e;
-    if (model_load(&m, test_shared("models/stories260K/stories260K.bin"), &e) != 0) test_fail(__FILE__, __LINE__, "%s", e.msg);
+    if (test_load_stories(&m, NULL, &e) != 0) test_fail(__FILE__, __LINE__, "%s", e.msg);
     return m;
 }
 

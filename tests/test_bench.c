@@ -37,11 +37,6 @@ TEST(bench_paired_rooflines_follow_the_bandwidth_step_by_step) {
     CHECK_NEAR(t.roofline_frac_weights, 0.81, 1e-12); /* the weights' 90% of the bytes */
 }
 
-static const char *bin(void) {
-    const char *b = getenv("AHASCOPE_BIN");
-    return b && *b ? b : "./ahascope";
-}
-
 static double num(const cJSON *j, const char *key) { return cJSON_GetNumberValue(cJSON_GetObjectItem(j, key)); }
 
 /* --gemm times every path the machine runs, names the default, and its
@@ -50,7 +45,7 @@ static double num(const cJSON *j, const char *key) { return cJSON_GetNumberValue
  * KV heads of 8, gate up down 64 × 172; 2 FLOP a multiply-add). */
 TEST(bench_gemm_times_every_path_against_its_peak) {
     int st;
-    char *out = test_runf(&st, "%s bench --gemm --shape 260K --prompt-len 32 --runs 2 --threads 1 --json", bin());
+    char *out = test_runf(&st, "%s bench --gemm --shape 260K --prompt-len 32 --runs 2 --threads 1 --json", test_bin());
     cJSON *j = out ? cJSON_Parse(out) : NULL;
     CHECK_MSG(st == 0 && j, "bench --gemm --json: %d %s", st, out ? out : "");
     if (j) {
@@ -76,10 +71,10 @@ TEST(bench_gemm_times_every_path_against_its_peak) {
     }
     cJSON_Delete(j);
     free(out);
-    out = test_runf(&st, "%s bench --gemm --shape 260K --prompt-len 8 --runs 1 --threads 1", bin());
+    out = test_runf(&st, "%s bench --gemm --shape 260K --prompt-len 8 --runs 1 --threads 1", test_bin());
     CHECK_MSG(st == 0 && out && strstr(out, "of peak") && strstr(out, "exact") && strstr(out, "f32 FMA"), "%s", out ? out : "");
     free(out);
-    out = test_runf(&st, "%s bench --gemm --model /nonexistent 2>&1", bin());
+    out = test_runf(&st, "%s bench --gemm --model /nonexistent 2>&1", test_bin());
     CHECK_MSG(st == 2 && out && strstr(out, "--gemm") && strstr(out, "--model"), "%d %s", st, out ? out : "");
     free(out);
 }
@@ -88,7 +83,7 @@ TEST(bench_gemm_times_every_path_against_its_peak) {
  * on AMD: engine/simd.h) and gives a roofline from the paired steps. */
 TEST(bench_throughput_names_its_prefetch_and_pairs_its_roofline) {
     int st;
-    char *out = test_runf(&st, "%s bench --shape 260K --runs 2 --prompt-len 8 --decode 4 --threads 1 --json", bin());
+    char *out = test_runf(&st, "%s bench --shape 260K --runs 2 --prompt-len 8 --decode 4 --threads 1 --json", test_bin());
     cJSON *j = out ? cJSON_Parse(out) : NULL;
     CHECK_MSG(st == 0 && j, "bench --json: %d %s", st, out ? out : "");
     if (j) {
@@ -100,7 +95,7 @@ TEST(bench_throughput_names_its_prefetch_and_pairs_its_roofline) {
     cJSON_Delete(j);
     free(out);
     out = test_runf(&st, "%s bench --shape 260K --arch llama --dtype bf16 --runs 1 --prompt-len 8 --decode 4 --threads 1 --json",
-                    bin());
+                    test_bin());
     j = out ? cJSON_Parse(out) : NULL;
     const char *pf = j ? cJSON_GetStringValue(cJSON_GetObjectItem(j, "prefetch")) : NULL;
     CHECK_MSG(pf && !strcmp(pf, mv_prefetch_name(mv_prefetch_kind())), "bf16 weights prefetch: %s", out ? out : "");

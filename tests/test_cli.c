@@ -10,15 +10,10 @@
 #include "engine/model.h"
 #include "tests/test.h"
 
-static const char *bin(void) {
-    const char *b = getenv("AHASCOPE_BIN");
-    return b && *b ? b : "./ahascope";
-}
-
 /* Run `ahascope ARGS`; returns the output (malloc'd) and sets *status. */
 static char *run(int *status, const char *args) {
     char cmd[8192];
-    snprintf(cmd, sizeof cmd, "%s %s", bin(), args);
+    snprintf(cmd, sizeof cmd, "%s %s", test_bin(), args);
     return test_run(cmd, status);
 }
 
@@ -113,7 +108,7 @@ TEST(cli_malformed_checkpoints) {
 TEST(cli_bad_tokenizer_and_prompts) {
     SKIP_UNLESS_SHARED();
     char a[4096];
-    const char *model = test_shared("models/stories260K/stories260K.bin");
+    const char *model = test_stories_model();
     test_write_file(test_tmp("badtok.bin"), "\x05\x00\x00\x00\x00\x00", 6);
     snprintf(a, sizeof a, "generate --model %s --tokenizer %s --prompt hi", model, test_tmp("badtok.bin"));
     expect_error(1, a, "badtok.bin");
@@ -284,7 +279,7 @@ TEST(cli_bench_reports_the_byte_split) {
 
 static char *ids_of(const char *args) {
     char a[2048];
-    snprintf(a, sizeof a, "generate --model %s --temperature 0 --ids %s", test_shared("models/stories260K/stories260K.bin"), args);
+    snprintf(a, sizeof a, "generate --model %s --temperature 0 --ids %s", test_stories_model(), args);
     int st;
     char *out = run(&st, a);
     CHECK_MSG(st == 0, "`%s` failed: %s", a, out ? out : "");
@@ -315,7 +310,7 @@ TEST(cli_generate_edge_cases) {
     char a[1024];
     int st;
     snprintf(a, sizeof a, "generate --model %s --temperature 0.9 --seed 11 --steps 40 --prompt Lily",
-             test_shared("models/stories260K/stories260K.bin"));
+             test_stories_model());
     char *x = run(&st, a), *y = run(&st, a);
     CHECK(x && y && strcmp(x, y) == 0); /* same seed, same text */
     free(x);
@@ -326,7 +321,7 @@ TEST(cli_trace_jsonl_and_policies) {
     SKIP_UNLESS_SHARED();
     char a[1024];
     int st;
-    const char *model = test_shared("models/stories260K/stories260K.bin");
+    const char *model = test_stories_model();
     snprintf(a, sizeof a, "trace --model %s --prompt 'Once upon a time' --steps 12 --temperature 0 --policy local "
                           "--window 3 --sinks 1 --profile --jsonl 2>/dev/null", model);
     char *out = run(&st, a);
@@ -396,14 +391,9 @@ static char *listed_commands(void) {
 /* `cmdline` (a whole shell command running CMD) exits `status` and prints
  * one line, "ahascope CMD: ...", that contains `needle`. */
 static void expect_line(int status, const char *cmdline, const char *cmd, const char *needle) {
-    int st;
-    char *out = test_run(cmdline, &st);
     char prefix[64];
     snprintf(prefix, sizeof prefix, "ahascope %s: ", cmd);
-    CHECK_MSG(st == status && out && count_lines(out) == 1 && !strncmp(out, prefix, strlen(prefix)) && strstr(out, needle),
-              "`%s`: exit %d (want %d), printed: %s(want one line '%s...%s...')", cmdline, st, status, out ? out : "",
-              prefix, needle);
-    free(out);
+    CHECK_REFUSAL(cmdline, status, prefix, needle, 1);
 }
 
 /* Every command: an unknown flag is a usage error (2), a file it cannot
@@ -449,10 +439,10 @@ TEST(cli_every_command_reports_errors_in_one_convention) {
             if (!test_shared_available()) continue;
             snprintf(env, sizeof env, "env AHASCOPE_MODELS=%s ", test_shared("models"));
         }
-        snprintf(a, sizeof a, "%s%s %s --frobnicate </dev/null", env, bin(), cmd);
+        snprintf(a, sizeof a, "%s%s %s --frobnicate </dev/null", env, test_bin(), cmd);
         expect_line(2, a, cmd, "unknown flag '--frobnicate'");
         if (!table[i].bad_file) continue;
-        snprintf(a, sizeof a, "%s%s %s %s </dev/null", env, bin(), cmd, table[i].bad_file);
+        snprintf(a, sizeof a, "%s%s %s %s </dev/null", env, test_bin(), cmd, table[i].bad_file);
         expect_line(1, a, cmd, "/nonexistent/");
     }
 }
@@ -578,13 +568,13 @@ static int prefilled(const char *out) {
  * command that takes one, not from a default text. */
 TEST(cli_empty_prompt_starts_from_bos) {
     SKIP_UNLESS_SHARED();
-    const char *model = test_shared("models/stories260K/stories260K.bin");
+    const char *model = test_stories_model();
     char a[2048];
     int st;
     char *out = ids_of("--prompt '' --steps 8");
     CHECK_MSG(out && !strncmp(out, "1 ", 2) && count_ids(out) == 9, "generate --prompt '': %s", out ? out : "");
     free(out);
-    snprintf(a, sizeof a, "env AHASCOPE_VERBOSE=1 %s generate --model %s --prompt '' --temperature 0 --steps 8 --ids", bin(),
+    snprintf(a, sizeof a, "env AHASCOPE_VERBOSE=1 %s generate --model %s --prompt '' --temperature 0 --steps 8 --ids", test_bin(),
              model);
     out = test_run(a, &st);
     CHECK_MSG(st == 0 && prefilled(out) == 1, "generate --prompt '' prefilled: %s", out ? out : "");
@@ -594,7 +584,7 @@ TEST(cli_empty_prompt_starts_from_bos) {
     int want[] = {1, 5};
     for (int i = 0; i < 2; i++) {
         snprintf(a, sizeof a, "env AHASCOPE_VERBOSE=1 AHASCOPE_MODELS=%s %s run %s --temperature 0 --steps 8 --ids </dev/null",
-                 test_shared("models"), bin(), prompts[i]);
+                 test_shared("models"), test_bin(), prompts[i]);
         out = test_run(a, &st);
         CHECK_MSG(st == 0 && prefilled(out) == want[i], "`%s`: %d %s", a, st, out ? out : "");
         free(out);
@@ -603,7 +593,7 @@ TEST(cli_empty_prompt_starts_from_bos) {
     const char *db = test_tmp("empty_prompt.db");
     snprintf(a, sizeof a, "%s record --db %s --model %s --prompt '' --temperature 0 --steps 6 >/dev/null && %s query --db %s "
              "\"SELECT quote(prompt), (SELECT SUM(is_prompt) FROM tokens), (SELECT token_id FROM tokens WHERE pos = 0) "
-             "FROM runs\" --csv", bin(), db, model, bin(), db);
+             "FROM runs\" --csv", test_bin(), db, model, test_bin(), db);
     out = test_run(a, &st);
     CHECK_MSG(st == 0 && out && strstr(out, "\r\n'',1,1\r\n"), "record --prompt '': %s", out ? out : "");
     free(out);
@@ -615,13 +605,13 @@ TEST(cli_run_errors_name_run) {
     SKIP_UNLESS_SHARED(); /* run looks for the default model (or downloads it) first */
     char a[2048];
     int st;
-    snprintf(a, sizeof a, "env AHASCOPE_MODELS=%s %s run --no-record </dev/null", test_shared("models"), bin());
+    snprintf(a, sizeof a, "env AHASCOPE_MODELS=%s %s run --no-record </dev/null", test_shared("models"), test_bin());
     char *out = test_run(a, &st);
     CHECK_MSG(st == 2 && out && count_lines(out) == 1 && !strncmp(out, "ahascope run: unknown flag '--no-record'", 40) &&
                   !strstr(out, "generate"),
               "`%s`: %d %s", a, st, out ? out : "");
     free(out);
-    snprintf(a, sizeof a, "env AHASCOPE_MODELS=%s %s run --steps 0 </dev/null | cat", test_shared("models"), bin());
+    snprintf(a, sizeof a, "env AHASCOPE_MODELS=%s %s run --steps 0 </dev/null | cat", test_shared("models"), test_bin());
     out = test_run(a, &st);
     CHECK_MSG(out && count_lines(out) == 1 && !strncmp(out, "ahascope run: --steps: 0 is out of range", 40), "`%s`: %s", a,
               out ? out : "");
@@ -653,7 +643,7 @@ static void write_lily_prompt(const char *path, int min_bytes) {
 TEST(cli_prompt_file_and_prefill_progress_bar) {
     SKIP_UNLESS_SHARED();
     char model[1100], prompt[1100], errf[1100];
-    snprintf(model, sizeof model, "%s", test_shared("models/stories260K/stories260K.bin"));
+    snprintf(model, sizeof model, "%s", test_stories_model());
     snprintf(prompt, sizeof prompt, "%s", test_tmp("long.txt")); /* test_tmp's buffer is reused */
     snprintf(errf, sizeof errf, "%s", test_tmp("err.txt"));
     write_lily_prompt(prompt, 1300);
@@ -717,7 +707,7 @@ TEST(cli_prompt_file_and_prefill_progress_bar) {
 TEST(cli_long_prompt_is_fed_whole_unless_steps_cuts_it) {
     SKIP_UNLESS_SHARED();
     char model[1100], prompt[1100], a[4000];
-    snprintf(model, sizeof model, "%s", test_shared("models/stories260K/stories260K.bin"));
+    snprintf(model, sizeof model, "%s", test_stories_model());
     snprintf(prompt, sizeof prompt, "%s", test_tmp("long300.txt"));
     write_lily_prompt(prompt, 700);
     int st;
@@ -747,8 +737,8 @@ TEST(cli_long_prompt_is_fed_whole_unless_steps_cuts_it) {
               err ? err : "");
     free(err), free(cut), free(deflt), free(all);
     snprintf(a, sizeof a, "record --db %s --model %s --prompt-file %s --seed 1 >/dev/null 2>&1 && %s query --db %s "
-             "\"SELECT steps, n_tokens FROM runs\" --csv", test_tmp("long.db"), model, prompt, bin(), test_tmp("long.db"));
-    char *q = test_runf(&st, "%s %s", bin(), a);
+             "\"SELECT steps, n_tokens FROM runs\" --csv", test_tmp("long.db"), model, prompt, test_bin(), test_tmp("long.db"));
+    char *q = test_runf(&st, "%s %s", test_bin(), a);
     int steps = 0, tokens = 0;
     const char *row = q ? strstr(q, "\n") : NULL;
     CHECK_MSG(row && sscanf(row + 1, "%d,%d", &steps, &tokens) == 2 && steps == (n_prompt + 256 < 512 ? n_prompt + 256 : 512) && tokens > n_prompt,
@@ -769,11 +759,11 @@ static int thp_on_request(void) {
  * weights are copied (AHASCOPE_WEIGHTS=copy) on a kernel that gives them. */
 TEST(cli_bench_model_reports_cpu_steal_and_huge_pages) {
     SKIP_UNLESS_SHARED();
-    const char *model = test_shared("models/stories260K/stories260K.bin");
+    const char *model = test_stories_model();
     for (int copy = 0; copy < 2; copy++) {
         int st;
         char *out = test_runf(&st, "AHASCOPE_WEIGHTS=%s %s bench --model %s --runs 1 --prompt-len 4 --decode 8 --json",
-                              copy ? "copy" : "map", bin(), model);
+                              copy ? "copy" : "map", test_bin(), model);
         cJSON *j = out ? cJSON_Parse(out) : NULL;
         CHECK_MSG(st == 0 && j, "bench --model --json: %d %s", st, out ? out : "");
         if (j) {

@@ -10,11 +10,6 @@
 #include "engine/safetensors.h"
 #include "test.h"
 
-static const char *bin(void) {
-    const char *b = getenv("AHASCOPE_BIN");
-    return b ? b : "./ahascope";
-}
-
 /* Score of head h at position p for input x: RoPE on pairs (2i, 2i+1)
  * (llama2.c) or on halves (i, i + hs/2) (HF), then q·k. */
 static double rope_score(const float *wq, const float *wk, const float *x, int d, int hs, int h, int kvh, int p,
@@ -40,10 +35,10 @@ static double rope_score(const float *wq, const float *wk, const float *x, int d
 
 TEST(convert_hf_layout_and_rope_equivalence) {
     SKIP_UNLESS_SHARED();
-    const char *src = test_shared("models/stories260K/stories260K.bin");
+    const char *src = test_stories_model();
     char out[1024], cmd[4096];
     snprintf(out, sizeof out, "%s", test_tmp("hf260"));
-    snprintf(cmd, sizeof cmd, "%s convert --to hf --model %s --out %s", bin(), src, out);
+    snprintf(cmd, sizeof cmd, "%s convert --to hf --model %s --out %s", test_bin(), src, out);
     int st;
     free(test_run(cmd, &st));
     CHECK_INT(st, 0);
@@ -89,7 +84,7 @@ TEST(convert_hf_layout_and_rope_equivalence) {
     cJSON_Delete(j);
     free(js);
     /* bf16: every value is the f32 one rounded to bf16 */
-    snprintf(cmd, sizeof cmd, "%s convert --to hf --model %s --out %s_bf16 --dtype bf16", bin(), src, out);
+    snprintf(cmd, sizeof cmd, "%s convert --to hf --model %s --out %s_bf16 --dtype bf16", test_bin(), src, out);
     free(test_run(cmd, &st));
     CHECK_INT(st, 0);
     snprintf(path, sizeof path, "%s_bf16/model.safetensors", out);
@@ -115,7 +110,7 @@ TEST(convert_rejects_bad_arguments) {
         {"convert --bogus", "unknown flag", 2}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char cmd[512];
-        snprintf(cmd, sizeof cmd, "%s %s", bin(), bad[i].args);
+        snprintf(cmd, sizeof cmd, "%s %s", test_bin(), bad[i].args);
         int st;
         char *out = test_run(cmd, &st);
         CHECK_MSG(st == bad[i].status && strstr(out, bad[i].needle) && !strncmp(out, "ahascope convert: ", 18),

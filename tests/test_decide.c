@@ -375,7 +375,7 @@ TEST(decide_sql_views_mirror_the_module) {
     int st;
     char *out = test_runf(&st, "%s record --db %s --model %s --prompt 'Once upon a time' --steps 40 --profile --seed 1"
                                " --policy aha --routers engine/routers/stories260K_w8.safetensors --window 8",
-                          bin, db, test_shared("models/stories260K/stories260K.bin"));
+                          bin, db, test_stories_model());
     CHECK_MSG(st == 0 && !strcmp(out, "1\n"), "record printed: %s", out);
     free(out);
     if (st != 0) return;

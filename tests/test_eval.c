@@ -10,13 +10,8 @@
 #include "engine/session.h"
 #include "store/store.h"
 #include "test.h"
+#include "stories.h"
 
-static const char *bin(void) {
-    const char *b = getenv("AHASCOPE_BIN");
-    return b ? b : "./ahascope";
-}
-
-static const char *model(void) { return test_shared("models/stories260K/stories260K.bin"); }
 
 /* Run eval with extra flags; returns its --json array (NULL on failure). */
 static cJSON *eval_json(const char *fmt, ...) {
@@ -25,7 +20,7 @@ static cJSON *eval_json(const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(flags, sizeof flags, fmt, ap);
     va_end(ap);
-    snprintf(cmd, sizeof cmd, "%s eval --model %s --self 3 --seq-len 64 --json %s 2>/dev/null", bin(), model(), flags);
+    snprintf(cmd, sizeof cmd, "%s eval --model %s --self 3 --seq-len 64 --json %s 2>/dev/null", test_bin(), test_stories_model(), flags);
     int st;
     char *out = test_run(cmd, &st);
     cJSON *j = st == 0 ? cJSON_Parse(out) : NULL;
@@ -67,8 +62,8 @@ static double engine_perplexity(const char *db) {
     Store *s = store_open(db, STORE_READ, 1000, &e);
     Model m;
     Tokenizer tok;
-    if (!s || model_load(&m, model(), &e)) return NAN;
-    tok_load(&tok, test_shared("models/stories260K/tok512.bin"), m.c.vocab_size, &e);
+    if (!s || test_load_stories(&m, NULL, &e)) return NAN;
+    tok_load(&tok, test_stories_tokenizer(), m.c.vocab_size, &e);
     int64_t *ids;
     int n = store_run_ids(s, &ids, &e);
     double nll = 0;
@@ -103,7 +98,7 @@ static double engine_perplexity(const char *db) {
 
 static double db_scalar(const char *db, const char *sql) {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s query --db %s --csv \"%s\"", bin(), db, sql);
+    snprintf(cmd, sizeof cmd, "%s query --db %s --csv \"%s\"", test_bin(), db, sql);
     int st;
     char *out = test_run(cmd, &st);
     char *nl = out ? strchr(out, '\n') : NULL;
@@ -217,7 +212,7 @@ TEST(eval_rejects_bad_combinations) {
         snprintf(flags, sizeof flags, "%s", bad[i].flags);
         char *at = strstr(flags, "EMPTY");
         if (at) snprintf(at, sizeof flags - (at - flags), "%s", empty);
-        snprintf(cmd, sizeof cmd, "%s eval --model %s --self 2 --seq-len 32 %s", bin(), model(), flags);
+        snprintf(cmd, sizeof cmd, "%s eval --model %s --self 2 --seq-len 32 %s", test_bin(), test_stories_model(), flags);
         int st;
         char *out = test_run(cmd, &st);
         CHECK_MSG(st == bad[i].status && strstr(out, bad[i].needle) && !strncmp(out, "ahascope eval: ", 15),
@@ -272,7 +267,7 @@ TEST(sweep_svg_points_land_in_their_series) {
     test_write_file(py, SVG_VS_TABLE, (long)strlen(SVG_VS_TABLE));
     /* rows come window-major: oracle w=8, random w=8, oracle w=16, random w=16 */
     snprintf(cmd, sizeof cmd, "%s sweep --model %s --policy oracle,random --window 8,16 --self 2 --seq-len 48 --json "
-                              "--svg %s >%s 2>/dev/null", bin(), model(), svg, js);
+                              "--svg %s >%s 2>/dev/null", test_bin(), test_stories_model(), svg, js);
     free(test_run(cmd, &st));
     CHECK_INT(st, 0);
     snprintf(cmd, sizeof cmd, "python3 %s %s %s", py, svg, js);
@@ -291,7 +286,7 @@ TEST(sweep_front_window_curve_and_svg) {
     snprintf(win, sizeof win, "%s", test_tmp("sweep-windows.svg"));
     snprintf(db, sizeof db, "%s", test_tmp("sweep.db"));
     snprintf(cmd, sizeof cmd, "%s sweep --model %s --policy oracle,random --theta 0.05,0.2 --p 0.3 --window 8,32,128 "
-                              "--self 2 --seq-len 160 --svg %s --db %s 2>/dev/null", bin(), model(), svg, db);
+                              "--self 2 --seq-len 160 --svg %s --db %s 2>/dev/null", test_bin(), test_stories_model(), svg, db);
     char *out = test_run(cmd, &st);
     CHECK_MSG(st == 0 && strstr(out, "Pareto front") && strstr(out, "global share by window"), "%s", out);
     free(out);
@@ -303,15 +298,15 @@ TEST(sweep_front_window_curve_and_svg) {
     double g128 = db_scalar(db, "SELECT global_share FROM evals WHERE policy='oracle' AND window=128 AND ABS(theta - 0.05) < 1e-6");
     CHECK_MSG(g8 > g128, "oracle share w=8 %.3f, w=128 %.3f", g8, g128);
     snprintf(cmd, sizeof cmd, "%s eval --model %s --routers random:3 --match-budget aha --window 8 --self 2 --seq-len 48 "
-                              "--svg %s 2>/dev/null", bin(), model(), svg);
+                              "--svg %s 2>/dev/null", test_bin(), test_stories_model(), svg);
     free(test_run(cmd, &st));
     CHECK_INT(st, 0);
     CHECK_INT(svg_marks(svg), 8);
-    snprintf(cmd, sizeof cmd, "%s sweep --model %s --policy oracle --window 8,99999 --self 1 --seq-len 16", bin(), model());
+    snprintf(cmd, sizeof cmd, "%s sweep --model %s --policy oracle --window 8,99999 --self 1 --seq-len 16", test_bin(), test_stories_model());
     out = test_run(cmd, &st);
     CHECK_MSG(st == 1 && strstr(out, "window"), "%s", out);
     free(out);
-    snprintf(cmd, sizeof cmd, "%s sweep --model %s --policy aha --window 8 --self 1 --seq-len 16", bin(), model());
+    snprintf(cmd, sizeof cmd, "%s sweep --model %s --policy aha --window 8 --self 1 --seq-len 16", test_bin(), test_stories_model());
     out = test_run(cmd, &st);
     CHECK_MSG(st == 2 && strstr(out, "needs --routers"), "%s", out); /* a usage error */
     free(out);
@@ -340,8 +335,7 @@ TEST(eval_calibration_is_disjoint_from_evaluated) {
     Model m;
     Tokenizer tok;
     Err e;
-    CHECK(model_load(&m, model(), &e) == 0);
-    CHECK(tok_load(&tok, test_shared("models/stories260K/tok512.bin"), m.c.vocab_size, &e) == 0);
+    CHECK_MSG(test_load_stories(&m, &tok, &e) == 0, "%s", e.msg);
     EvalData d = {0}, cal = {0}, all = {0};
     CHECK(eval_data_self(&d, &m, &tok, 4, 48, 1234, &e) == 0);
     CHECK(eval_data_calibration(&cal, &d, &m, &tok, NULL, 4, 48, 1234, &e) == 0);
@@ -384,7 +378,7 @@ TEST(eval_matched_static_calibrates_apart) {
     char cmd[4096];
     const char *file = story_file();
     snprintf(cmd, sizeof cmd, "%s eval --model %s --routers random:3 --window 8 --match-budget aha --data %s --seq-len 24 "
-                              "2>/dev/null", bin(), model(), file);
+                              "2>/dev/null", test_bin(), test_stories_model(), file);
     int status;
     char *out = test_run(cmd, &status);
     char want[1100];
@@ -392,14 +386,14 @@ TEST(eval_matched_static_calibrates_apart) {
     CHECK_MSG(status == 0 && strstr(out, want) && strstr(out, "not on the evaluated"), "%s", out);
     free(out);
     snprintf(cmd, sizeof cmd, "%s eval --model %s --routers random:3 --window 8 --match-budget aha --data %s --seq-len 24 "
-                              "--json 2>/dev/null", bin(), model(), file);
+                              "--json 2>/dev/null", test_bin(), test_stories_model(), file);
     out = test_run(cmd, &status);
     j = cJSON_Parse(out);
     free(out);
     Tokenizer tok;
     Err e;
     EvalData all = {0};
-    CHECK(tok_load(&tok, test_shared("models/stories260K/tok512.bin"), 512, &e) == 0);
+    CHECK(tok_load(&tok, test_stories_tokenizer(), 512, &e) == 0);
     CHECK(eval_data_file(&all, &tok, file, 24, 1000, &e) == 0);
     /* scored tokens: 23 per evaluated chunk, the first quarter of the chunks left out */
     CHECK_NEAR(field(j, 0, "n_tokens"), (all.n - all.n / 4) * 23, 0);

@@ -20,12 +20,6 @@
 #include "engine/tokenize/tokenize.h"
 #include "test.h"
 
-static const char *bin(void) {
-    const char *b = getenv("AHASCOPE_BIN");
-    return b ? b : "./ahascope";
-}
-
-static const char *model(void) { return test_shared("models/stories260K/stories260K.bin"); }
 
 /* A scratch directory of its own, so leftover temporaries can be counted. */
 static const char *fresh_dir(const char *name) {
@@ -107,7 +101,7 @@ TEST(files_atomic_open_ignores_a_planted_tmp_symlink) {
 static void check_writer(const char *what, const char *dir, const char *out, const char *fmt_cmd, const char *head) {
     char victim[1200], cmd[8192];
     plant(out, victim, sizeof victim);
-    snprintf(cmd, sizeof cmd, fmt_cmd, bin(), out);
+    snprintf(cmd, sizeof cmd, fmt_cmd, test_bin(), out);
     int st;
     char *o = test_run(cmd, &st);
     CHECK_MSG(st == 0, "%s: status %d: %s", what, st, o ? o : "");
@@ -124,7 +118,7 @@ TEST(files_every_cli_writer_ignores_a_planted_tmp_symlink) {
     snprintf(db, sizeof db, "%s/runs.db", dir);
     int st;
     free(test_runf(&st, "%s record --db %s --model %s --prompt 'Once upon a time' --steps 12 --window 8 --profile "
-                        ">/dev/null 2>&1", bin(), db, model()));
+                        ">/dev/null 2>&1", test_bin(), db, test_stories_model()));
     CHECK_INT(st, 0);
 
     snprintf(out, sizeof out, "%s/ex.json", dir);
@@ -137,7 +131,7 @@ TEST(files_every_cli_writer_ignores_a_planted_tmp_symlink) {
 
     snprintf(out, sizeof out, "%s/r.safetensors", dir);
     snprintf(cmd, sizeof cmd, "%%s train --model %s --window 8 --steps 2 --self 8 --seq-len 16 --batch 2 --out %%s 2>&1",
-             model());
+             test_stories_model());
     check_writer("train --out", dir, out, cmd, "");
     StFile f;
     Err e;
@@ -145,7 +139,7 @@ TEST(files_every_cli_writer_ignores_a_planted_tmp_symlink) {
     st_close(&f);
 
     snprintf(out, sizeof out, "%s/fit.safetensors", dir);
-    snprintf(cmd, sizeof cmd, "%%s fit --model %s --window 4 --self 4 --seq-len 16 --out %%s 2>&1", model());
+    snprintf(cmd, sizeof cmd, "%%s fit --model %s --window 4 --self 4 --seq-len 16 --out %%s 2>&1", test_stories_model());
     check_writer("fit --out", dir, out, cmd, "");
     CHECK_MSG(st_open(&f, out, &e) == 0, "%s", e.msg);
     st_close(&f);
@@ -154,16 +148,16 @@ TEST(files_every_cli_writer_ignores_a_planted_tmp_symlink) {
     snprintf(routers, sizeof routers, "%s/r-all.safetensors", dir);
     snprintf(out, sizeof out, "%s/m.bin", dir);
     snprintf(cmd, sizeof cmd, "%%s train --model %s --window 8 --steps 1 --self 8 --seq-len 16 --batch 2 --train all "
-                              "--out %s --out-model %%s 2>&1", model(), routers);
+                              "--out %s --out-model %%s 2>&1", test_stories_model(), routers);
     check_writer("train --out-model", dir, out, cmd, "");
-    free(test_runf(&st, "%s info --model %s >/dev/null 2>&1", bin(), out));
+    free(test_runf(&st, "%s info --model %s >/dev/null 2>&1", test_bin(), out));
     CHECK_MSG(st == 0, "the model train wrote does not load (%d)", st);
 
     char hf[1000];
     snprintf(hf, sizeof hf, "%s/hf", dir);
     mkdir(hf, 0755);
     snprintf(out, sizeof out, "%s/config.json", hf);
-    snprintf(cmd, sizeof cmd, "%%s convert --to hf --model %s --out %s 2>&1; : %%s", model(), hf);
+    snprintf(cmd, sizeof cmd, "%%s convert --to hf --model %s --out %s 2>&1; : %%s", test_stories_model(), hf);
     check_writer("convert", hf, out, cmd, "{");
 }
 
@@ -171,7 +165,7 @@ TEST(files_every_cli_writer_ignores_a_planted_tmp_symlink) {
  * naming path as a FIFO. */
 static void expect_fifo_refused(const char *args, const char *path) {
     int st;
-    char *o = test_runf(&st, "timeout 5 %s %s 2>&1 </dev/null", bin(), args);
+    char *o = test_runf(&st, "timeout 5 %s %s 2>&1 </dev/null", test_bin(), args);
     CHECK_MSG(st != 124 * 256 && st != 124, "blocked on a FIFO: %s", args);
     CHECK_MSG(st != 0 && o && strstr(o, path) && strstr(o, "FIFO") && strchr(o, '\n') == o + strlen(o) - 1,
               "%s: status %d: %s", args, st, o ? o : "");
@@ -184,7 +178,7 @@ TEST(files_fifo_inputs_are_refused_without_blocking) {
     snprintf(fifo, sizeof fifo, "%s", test_tmp("input.fifo"));
     unlink(fifo);
     CHECK(mkfifo(fifo, 0600) == 0);
-    const char *m = model();
+    const char *m = test_stories_model();
     snprintf(a, sizeof a, "info --model %s", fifo);
     expect_fifo_refused(a, fifo);
     snprintf(a, sizeof a, "generate --model %s --tokenizer %s --prompt hi --steps 2", m, fifo);
@@ -243,7 +237,7 @@ TEST(files_nonfinite_router_weights_are_refused_naming_the_tensor) {
 /* A copy of stories260K.bin with n floats from float index k set to v. */
 static const char *patched_model(const char *name, long k, long n, float v) {
     long len = 0;
-    char *b = test_read_file(model(), &len);
+    char *b = test_read_file(test_stories_model(), &len);
     const char *path = test_tmp(name);
     for (long i = 0; b && i < n && 28 + 4 * (k + i) + 4 <= len; i++) memcpy(b + 28 + 4 * (k + i), &v, 4);
     CHECK(b && test_write_file(path, b, len) == 0);
@@ -269,8 +263,8 @@ TEST(files_train_stops_on_nonfinite_weights_losses_and_gradients) {
         unlink(out);
         int st;
         char *o = test_runf(&st, "%s train --model %s --tokenizer %s --window 8 --steps 3 --data %s --seq-len 16 "
-                                 "--batch 2 --out %s 2>&1 >/dev/null | grep -v '^\\['", bin(), cases[i].model,
-                            test_shared("models/stories260K/tok512.bin"), data, out);
+                                 "--batch 2 --out %s 2>&1 >/dev/null | grep -v '^\\['", test_bin(), cases[i].model,
+                            test_stories_tokenizer(), data, out);
         CHECK_MSG(o && strstr(o, "ahascope train: ") && strstr(o, cases[i].want) && strchr(o, '\n') == o + strlen(o) - 1,
                   "%s: %s", cases[i].model, o ? o : "");
         CHECK_MSG(access(out, F_OK) != 0, "train wrote %s from a non-finite run", out);

@@ -8,6 +8,7 @@
 
 #include "engine/forward.h"
 #include "tests/test.h"
+#include "tests/stories.h"
 
 typedef struct {
     int n_prompts;
@@ -56,7 +57,7 @@ static float max_abs_diff(const float *a, const float *b, int n) {
 
 static int load_260k(Model *m) {
     Err e;
-    if (model_load(m, test_shared("models/stories260K/stories260K.bin"), &e) != 0) {
+    if (test_load_stories(m, NULL, &e) != 0) {
         test_fail(__FILE__, __LINE__, "%s", e.msg);
         return -1;
     }
@@ -253,7 +254,7 @@ TEST(hf_converted_stories260K_matches_golden) {
         snprintf(dir, sizeof dir, "%s", test_tmp(dts[i]));
         const char *b = getenv("AHASCOPE_BIN");
         snprintf(cmd, sizeof cmd, "%s convert --to hf --model %s --out %s --dtype %s", b ? b : "./ahascope",
-                 test_shared("models/stories260K/stories260K.bin"), dir, dts[i]);
+                 test_stories_model(), dir, dts[i]);
         int st;
         free(test_run(cmd, &st));
         CHECK_INT(st, 0);

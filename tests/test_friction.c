@@ -18,22 +18,7 @@
 #include "engine/routers.h"
 #include "engine/safetensors.h"
 #include "tests/test.h"
-
-static const char *bin(void) {
-    const char *b = getenv("AHASCOPE_BIN");
-    return b && *b ? b : "./ahascope";
-}
-
-/* The binary by absolute path, for commands run from another directory. */
-static const char *bin_abs(void) {
-    static char path[1100];
-    const char *b = bin();
-    char cwd[1024];
-    if (b[0] == '/' || !getcwd(cwd, sizeof cwd)) return b;
-    snprintf(path, sizeof path, "%s/%s", cwd, b);
-    return path;
-}
-
+#include "tests/tmux.h"
 
 static int count_lines(const char *s) {
     int n = 0;
@@ -46,7 +31,7 @@ static int count_lines(const char *s) {
  * of the NULL-terminated list. */
 static void expect_exit_v(int want, const char *args, va_list ap) {
     int st;
-    char *out = test_runf(&st, "timeout 10 %s %s </dev/null", bin(), args);
+    char *out = test_runf(&st, "timeout 10 %s %s </dev/null", test_bin(), args);
     CHECK_MSG(st == want, "`%s` exited %d%s: %s", args, st, st == 124 ? " (hung)" : "", out ? out : "");
     CHECK_MSG(out && count_lines(out) == 1, "`%s` printed: %s", args, out ? out : "");
     for (const char *needle; (needle = va_arg(ap, const char *));)
@@ -165,7 +150,7 @@ TEST(friction_model_of_the_wrong_kind_says_what_it_is) {
 #undef MODEL
     snprintf(a, sizeof a, "info --model '%s'", tiny_model()); /* and the right kind still loads */
     int st;
-    char *out = test_runf(&st, "%s %s", bin(), a);
+    char *out = test_runf(&st, "%s %s", test_bin(), a);
     CHECK_MSG(st == 0, "%s", out);
     free(out);
 }
@@ -187,7 +172,7 @@ TEST(friction_tokenizer_of_the_wrong_kind_says_what_it_is) {
 #undef TOK
     snprintf(a, sizeof a, "info --model '%s' --tokenizer '%s'", m, tiny_tokenizer());
     int st;
-    char *out = test_runf(&st, "%s %s", bin(), a);
+    char *out = test_runf(&st, "%s %s", test_bin(), a);
     CHECK_MSG(st == 0, "%s", out);
     free(out);
 }
@@ -208,7 +193,7 @@ TEST(friction_routers_of_the_wrong_kind_say_what_they_are) {
 #undef ROUT
     snprintf(a, sizeof a, "generate --model '%s' --tokenizer '%s' --steps 2 --routers '%s'", m, t, tiny_routers("fr-ok.safetensors"));
     int st;
-    char *out = test_runf(&st, "%s %s", bin(), a);
+    char *out = test_runf(&st, "%s %s", test_bin(), a);
     CHECK_MSG(st == 0, "%s", out);
     free(out);
 }
@@ -221,7 +206,7 @@ static char *tty_run(int *st, const char *prefix, const char *args) {
     int have;
     free(test_runf(&have, "command -v script >/dev/null 2>&1"));
     if (have != 0) return NULL;
-    return test_runf(st, "timeout 20 script -qec \"%s %s %s\" /dev/null </dev/null", prefix, bin_abs(), args);
+    return test_runf(st, "timeout 20 script -qec \"%s %s %s\" /dev/null </dev/null", prefix, test_bin_abs(), args);
 }
 
 /* Like expect_fail, for the TUI: exit 1 and every needle in what it printed. */
@@ -241,7 +226,7 @@ static void expect_tui_fail(const char *prefix, const char *args, ...) {
 /* A recorded database at path (run 1 of tiny_model). */
 static void record_db(const char *path, const char *model, const char *tok, const char *prompt) {
     int st;
-    char *out = test_runf(&st, "%s record --db '%s' --model '%s' --tokenizer '%s' --steps 4 --window 2 --profile --prompt '%s'", bin(), path,
+    char *out = test_runf(&st, "%s record --db '%s' --model '%s' --tokenizer '%s' --steps 4 --window 2 --profile --prompt '%s'", test_bin(), path,
                    model, tok, prompt);
     CHECK_MSG(st == 0, "record: %s", out);
     free(out);
@@ -280,7 +265,7 @@ static const char *unprivileged(void) {
     static const char *const ways[] = {"setpriv --reuid=65534 --regid=65534 --clear-groups", "runuser -u nobody --"};
     for (int i = 0; i < 2; i++) {
         int st;
-        free(test_runf(&st, "%s %s --help >/dev/null 2>&1", ways[i], bin_abs()));
+        free(test_runf(&st, "%s %s --help >/dev/null 2>&1", ways[i], test_bin_abs()));
         if (st == 0) return ways[i];
     }
     return NULL;
@@ -297,7 +282,7 @@ static void expect_denied(const char *prefix, const char *want, const char *fmt,
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     int st;
-    char *out = test_runf(&st, "%s %s %s", prefix, bin_abs(), args);
+    char *out = test_runf(&st, "%s %s %s", prefix, test_bin_abs(), args);
     CHECK_MSG(st == 1 && count_lines(out) == 1 && strstr(out, "permission denied") && strstr(out, want),
               "`%s` as nobody -> %d (expected '%s'): %s", args, st, want, out);
     free(out);
@@ -367,7 +352,7 @@ TEST(friction_sweep_checks_every_windows_routers_before_any_work) {
     CHECK(!exists(db));
     int st; /* the windows that have routers run */
     char *out = test_runf(&st, "%s sweep --model %s --tokenizer %s --policy aha --routers '%s' --window 8,16 --self 2 --seq-len 16",
-                   bin(), m, t, tmpl);
+                   test_bin(), m, t, tmpl);
     CHECK_MSG(st == 0 && strstr(out, "w=16"), "%s", out);
     free(out);
 }
@@ -376,11 +361,11 @@ TEST(friction_train_refuses_an_output_it_cannot_create_before_training) {
     char a[4096];
     const char *m = tiny_model(), *t = tiny_tokenizer();
     /* a million steps: it would train for far longer than the 10 s expect_fail allows */
-    double t0 = test_now();
+    double t0 = clock_now();
     snprintf(a, sizeof a, "train --model %s --tokenizer %s --window 8 --steps 1000000 --self 8 --seq-len 16 --out %s",
              m, t, test_tmp("fr-missing/r.safetensors"));
     expect_fail(a, "fr-missing/r.safetensors", "no such directory", NULL);
-    CHECK_MSG(test_now() - t0 < 1.0, "train took %.2f s to refuse", test_now() - t0);
+    CHECK_MSG(clock_now() - t0 < 1.0, "train took %.2f s to refuse", clock_now() - t0);
     CHECK_INT(test_count_tmp(test_tmp("fr-missing/r.safetensors")), 0);
     CHECK_INT(test_count_tmp(test_tmp("fr-r.safetensors")), 0);
     snprintf(a, sizeof a, "train --model %s --tokenizer %s --window 8 --steps 1000000 --self 8 --seq-len 16 --train all "
@@ -396,43 +381,19 @@ TEST(friction_train_refuses_an_output_it_cannot_create_before_training) {
 
 #include "app/record.h"
 
-/* A TUI on a tmux server of its own (sock), in dir; when it quits the pane
- * prints "EXITED <status>" and stays. */
-static void tui_start(const char *sock, const char *dir, const char *flags) {
-    int st;
-    free(test_runf(&st,
-            "tmux -L %s -f /dev/null new-session -d -x 120 -y 40 \"cd %s && env TERM=xterm-256color LANG=C.UTF-8 %s tui "
-            "--model %s --tokenizer %s --seed 1 --temperature 0 --policy full %s; echo EXITED \\$?; sleep 60\"",
-            sock, dir, bin_abs(), tiny_model(), tiny_tokenizer(), flags));
-}
-
-/* Wait up to secs for the screen to show text (Ctrl-L on a blank screen:
- * tmux may wipe a pane it has just made). */
-static int tui_wait(const char *sock, const char *text, double secs) {
-    double end = test_now() + secs;
-    for (int i = 0;; i++) {
-        int st;
-        char *s = test_runf(&st, "tmux -L %s capture-pane -p", sock);
-        int found = s && strstr(s, text), blank = s && strspn(s, " \n") == strlen(s);
-        if (!found && test_now() > end) fprintf(stderr, "--- waited for '%s', screen was:\n%s---\n", text, s ? s : "");
-        free(s);
-        if (found) return 1;
-        if (test_now() > end) return 0;
-        if (blank && i % 30 == 29) free(test_runf(&st, "tmux -L %s send-keys C-l", sock));
-        usleep(30000);
-    }
-}
-
-/* One TUI session: step, press `s`, wait for `shows`, quit. */
-static void tui_export(const char *sock, const char *dir, const char *flags, const char *shows) {
-    int st;
-    tui_start(sock, dir, flags);
-    CHECK_MSG(tui_wait(sock, "/32", 20), "the TUI did not start (%s)", flags);
-    free(test_runf(&st, "tmux -L %s send-keys n n s", sock));
-    CHECK_MSG(tui_wait(sock, shows, 10), "no '%s' after s (%s)", shows, flags);
-    free(test_runf(&st, "tmux -L %s send-keys q", sock));
-    CHECK(tui_wait(sock, "EXITED 0", 10));
-    free(test_runf(&st, "tmux -L %s kill-server 2>/dev/null", sock));
+/* One TUI session in dir: step, press `s`, wait for `shows`, quit. */
+static void tui_export(const char *name, const char *dir, const char *flags, const char *shows) {
+    Tmux t;
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s tui --model %s --tokenizer %s --seed 1 --temperature 0 --policy full %s",
+             test_bin_abs(), tiny_model(), tiny_tokenizer(), flags);
+    tmux_open(&t, name, dir, 120, 40, NULL, cmd, 0);
+    CHECK_MSG(tmux_shows(&t, "/32", 20), "the TUI did not start (%s)", flags);
+    tmux_keys(&t, "n n s");
+    CHECK_MSG(tmux_shows(&t, shows, 10), "no '%s' after s (%s)", shows, flags);
+    tmux_keys(&t, "q");
+    CHECK(tmux_shows(&t, "EXITED 0", 10));
+    tmux_stop(&t);
 }
 
 static int file_has(const char *path, const char *text) {
@@ -443,18 +404,14 @@ static int file_has(const char *path, const char *text) {
 }
 
 TEST(friction_tui_export_never_overwrites_another_runs_file) {
-    int st;
-    free(test_runf(&st, "command -v tmux >/dev/null 2>&1"));
-    if (st != 0) { test_skip("tmux not installed"); return; }
-    char dir[1100], sock_a[64], sock_b[64], path[1200];
+    if (!tmux_available()) { test_skip("tmux not installed"); return; }
+    char dir[1100], path[1200];
     snprintf(dir, sizeof dir, "%s", test_tmp("fr-exports"));
     mkdir(dir, 0755);
-    /* a tmux server each: a new session could meet the first server still shutting down */
-    snprintf(sock_a, sizeof sock_a, "ahascope-fr-%d-a", (int)getpid());
-    snprintf(sock_b, sizeof sock_b, "ahascope-fr-%d-b", (int)getpid());
-    /* run 1 of two databases: the same id, different runs */
-    tui_export(sock_a, dir, "--prompt Alpha --db a.db", "exported run 1 to ahascope-run1.json");
-    tui_export(sock_b, dir, "--prompt Beta --db b.db", "exported run 1 to ahascope-run1-2.json");
+    /* run 1 of two databases: the same id, different runs; a tmux server
+     * each, as a new session could meet the first server still shutting down */
+    tui_export("fr-a", dir, "--prompt Alpha --db a.db", "exported run 1 to ahascope-run1.json");
+    tui_export("fr-b", dir, "--prompt Beta --db b.db", "exported run 1 to ahascope-run1-2.json");
     snprintf(path, sizeof path, "%s/ahascope-run1.json", dir);
     CHECK_MSG(file_has(path, "\"prompt\":\"Alpha\""), "%s was overwritten", path);
     snprintf(path, sizeof path, "%s/ahascope-run1-2.json", dir);
@@ -499,28 +456,28 @@ TEST(friction_bare_model_name_is_found_through_the_model_search) {
     const char *names[] = {"stories260K.bin", "stories260K"};
     for (int i = 0; i < 2; i++) { /* from a directory with no model in sight */
         int st;
-        snprintf(a, sizeof a, "cd %s && AHASCOPE_MODELS=%s %s convert --to hf --model %s --out hf%d", dir, models, bin_abs(),
+        snprintf(a, sizeof a, "cd %s && AHASCOPE_MODELS=%s %s convert --to hf --model %s --out hf%d", dir, models, test_bin_abs(),
                  names[i], i);
         char *out = test_runf(&st, "%s", a);
         CHECK_MSG(st == 0 && strstr(out, "model.safetensors"), "convert --model %s: %d %s", names[i], st, out);
         free(out);
         snprintf(a, sizeof a, "%s/hf%d/config.json", dir, i);
         CHECK(exists(a));
-        snprintf(a, sizeof a, "cd %s && AHASCOPE_MODELS=%s %s info --model %s", dir, models, bin_abs(), names[i]);
+        snprintf(a, sizeof a, "cd %s && AHASCOPE_MODELS=%s %s info --model %s", dir, models, test_bin_abs(), names[i]);
         out = test_runf(&st, "%s", a);
         CHECK_MSG(st == 0 && strstr(out, "stories260K.bin"), "info --model %s: %d %s", names[i], st, out);
         free(out);
     }
     /* not found: say where it looked */
     snprintf(a, sizeof a, "cd %s && AHASCOPE_MODELS=%s timeout 10 %s convert --to hf --model stories999 --out x", dir,
-             models, bin_abs());
+             models, test_bin_abs());
     int st;
     char *out = test_runf(&st, "%s", a);
     CHECK_MSG(st == 1 && count_lines(out) == 1 && strstr(out, "stories999") && strstr(out, models) &&
               strstr(out, "../shared/models"), "%d %s", st, out);
     free(out);
     /* a name with a directory in it is a path, never searched for */
-    snprintf(a, sizeof a, "cd %s && AHASCOPE_MODELS=%s %s info --model ./stories260K.bin", dir, models, bin_abs());
+    snprintf(a, sizeof a, "cd %s && AHASCOPE_MODELS=%s %s info --model ./stories260K.bin", dir, models, test_bin_abs());
     out = test_runf(&st, "%s", a);
     CHECK_MSG(st == 1 && strstr(out, "cannot open model"), "%d %s", st, out);
     free(out);

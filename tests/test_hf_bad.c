@@ -20,11 +20,6 @@
 
 #define FIX "tests/fixtures/hf/"
 
-static const char *bin(void) {
-    const char *b = getenv("AHASCOPE_BIN");
-    return b ? b : "./ahascope";
-}
-
 static const char *python(void) { return test_python_numpy(); }
 
 /* Run `python script ARG` from the fixture directory; 0 on success (a
@@ -83,7 +78,7 @@ static Run run_cli(const char *args) {
     char out[1024], err[1024];
     snprintf(out, sizeof out, "%s", test_tmp("hf_cli.out"));
     snprintf(err, sizeof err, "%s", test_tmp("hf_cli.err"));
-    snprintf(r.cmd, sizeof r.cmd, "%s %s", bin(), args);
+    snprintf(r.cmd, sizeof r.cmd, "%s %s", test_bin(), args);
     char full[6400];
     snprintf(full, sizeof full, "timeout 120 %s >'%s' 2>'%s'", r.cmd, out, err);
     free(test_run(full, &r.status));
@@ -227,7 +222,7 @@ TEST(hf_chat_wraps_the_prompt_once) {
              "'%s/config.json'", dir, chat, chat, chat);
     free(test_run(cmd, &st));
     CHECK_INT(st, 0);
-    snprintf(cmd, sizeof cmd, "%s generate --model '%s' --chat --prompt hi --steps 120 --temperature 0 --ids 2>&1", bin(), chat);
+    snprintf(cmd, sizeof cmd, "%s generate --model '%s' --chat --prompt hi --steps 120 --temperature 0 --ids 2>&1", test_bin(), chat);
     char *out = test_run(cmd, &st);
     CHECK_INT(st, 0);
     int ids[256], n = 0, bos = 0, eot = 0;
@@ -240,14 +235,14 @@ TEST(hf_chat_wraps_the_prompt_once) {
     CHECK_MSG(n > 10 && ids[0] == 266 && bos == 1, "chat ids: %s", out ? out : "");
     CHECK_MSG(eot >= 1, "<|eot_id|> should be one id: %s", out ? out : "");
     free(out);
-    snprintf(cmd, sizeof cmd, "%s generate --model '%s/base' --chat --prompt hi --steps 4 2>&1", bin(), dir);
+    snprintf(cmd, sizeof cmd, "%s generate --model '%s/base' --chat --prompt hi --steps 4 2>&1", test_bin(), dir);
     out = test_run(cmd, &st);
     CHECK_INT(st, 1);
     CHECK_MSG(out && strstr(out, "no chat format known"), "%s", out ? out : "");
     free(out);
     if (!test_shared_available()) return;
-    snprintf(cmd, sizeof cmd, "%s generate --model %s --chat --prompt hi --steps 4 2>&1", bin(),
-             test_shared("models/stories260K/stories260K.bin"));
+    snprintf(cmd, sizeof cmd, "%s generate --model %s --chat --prompt hi --steps 4 2>&1", test_bin(),
+             test_stories_model());
     out = test_run(cmd, &st);
     CHECK_INT(st, 1);
     CHECK_MSG(out && strstr(out, "tokenizer.json"), "%s", out ? out : "");
@@ -280,7 +275,7 @@ TEST(hf_fifo_files_in_a_folder_are_refused_without_blocking) {
         const char *dir = fifo_folder(cases[i].folder, cases[i].file);
         if (!dir) return;
         int st;
-        char *o = test_runf(&st, "timeout 5 %s info --model '%s' 2>&1 >/dev/null", bin(), dir);
+        char *o = test_runf(&st, "timeout 5 %s info --model '%s' 2>&1 >/dev/null", test_bin(), dir);
         CHECK_MSG(st == 1 && o && one_line(o) && strstr(o, cases[i].file) && strstr(o, "(a FIFO)"),
                   "%s/%s: status %d%s: %s", cases[i].folder, cases[i].file, st, st == 124 ? " (blocked)" : "",
                   o ? o : "");

@@ -20,11 +20,6 @@
 #define GEN_DIMS "64,96,3,8,4,300,64" /* dim, hidden, layers, heads, kv heads, vocab, context */
 #define GEN_TOKENS 10
 
-static const char *bin(void) {
-    const char *b = getenv("AHASCOPE_BIN");
-    return b ? b : "./ahascope";
-}
-
 /* The config `bench --dims GEN_DIMS` builds. */
 static Config gen_config(void) {
     return (Config){.dim = 64, .hidden_dim = 96, .n_layers = 3, .n_heads = 8, .n_kv_heads = 4, .vocab_size = 300,
@@ -34,7 +29,7 @@ static Config gen_config(void) {
 /* Run `ahascope bench ARGS`; 0 when it exits 0 (else the output is reported). */
 static int bench(const char *args) {
     int st;
-    char *out = test_runf(&st, "%s bench %s 2>&1", bin(), args);
+    char *out = test_runf(&st, "%s bench %s 2>&1", test_bin(), args);
     if (st != 0) test_fail(__FILE__, __LINE__, "bench %s: exit %d: %s", args, st, out ? out : "");
     free(out);
     return st;
@@ -193,12 +188,12 @@ TEST(hfgen_writes_are_deterministic_and_bad_shapes_write_nothing) {
     /* a vocabulary the tokenizer cannot fill: one line, non-zero, and no folder */
     char small[1024];
     snprintf(small, sizeof small, "%s", test_tmp("small_vocab"));
-    char *out = test_runf(&st, "%s bench --arch llama --dims 32,64,1,4,2,200,64 --save-hf %s 2>&1", bin(), small);
+    char *out = test_runf(&st, "%s bench --arch llama --dims 32,64,1,4,2,200,64 --save-hf %s 2>&1", test_bin(), small);
     CHECK(st != 0 && out && strstr(out, "257") && strchr(out, '\n') == strrchr(out, '\n'));
     free(out);
     free(test_runf(&st, "test -e %s/config.json", small));
     CHECK(st != 0);
-    out = test_runf(&st, "%s bench --arch gpt2 --dims " GEN_DIMS " --save-hf %s 2>&1", bin(), small);
+    out = test_runf(&st, "%s bench --arch gpt2 --dims " GEN_DIMS " --save-hf %s 2>&1", test_bin(), small);
     CHECK(st == 2 && out && strstr(out, "--arch"));
     free(out);
 }
@@ -208,10 +203,10 @@ TEST(hfgen_writes_are_deterministic_and_bad_shapes_write_nothing) {
 TEST(hfgen_bench_times_the_arch_in_memory) {
     int st;
     char *out = test_runf(&st, "%s bench --arch faolmo --dims " GEN_DIMS " --context 40 --policy aha --runs 1 --json 2>&1",
-                          bin());
+                          test_bin());
     CHECK_MSG(st == 0 && out && strstr(out, "\"policy\": \"aha\"") && strstr(out, "\"window\": 128"), "%s", out);
     free(out);
-    out = test_runf(&st, "%s bench --arch olmo2 --dims " GEN_DIMS " --prompt-len 8 --decode 4 --runs 1 --json 2>&1", bin());
+    out = test_runf(&st, "%s bench --arch olmo2 --dims " GEN_DIMS " --prompt-len 8 --decode 4 --runs 1 --json 2>&1", test_bin());
     CHECK_MSG(st == 0 && out && strstr(out, "\"decode_tok_s\""), "%s", out);
     free(out);
 }
@@ -223,12 +218,12 @@ TEST(hfgen_bench_arch_dtype_times_the_half_model) {
     int st;
     for (int k = 0; k < 2; k++) {
         char *out = test_runf(&st, "%s bench --arch %s --dims " GEN_DIMS " --dtype bf16 --prompt-len 8 --decode 2 --runs 1 "
-                              "--json 2>&1", bin(), k ? "faolmo" : "olmo2");
+                              "--json 2>&1", test_bin(), k ? "faolmo" : "olmo2");
         CHECK_MSG(st == 0 && out && strstr(out, "\"dtype\": \"bf16\"") && strstr(out, "\"prefill_kernel\": \""), "%s", out);
         free(out);
     }
     char *out = test_runf(&st, "AHASCOPE_GEMM=fastest %s bench --arch olmo2 --dims " GEN_DIMS " --dtype bf16 --runs 1 2>&1",
-                          bin());
+                          test_bin());
     CHECK_MSG(st == 1 && out && strstr(out, "AHASCOPE_GEMM") && strchr(out, '\n') == strrchr(out, '\n'), "%s", out);
     free(out);
 }

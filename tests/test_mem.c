@@ -14,6 +14,7 @@
 #include "engine/mem.h"
 #include "engine/model.h"
 #include "tests/test.h"
+#include "tests/stories.h"
 
 #define TWO_MIB ((uintptr_t)2 << 20)
 
@@ -105,7 +106,7 @@ static float *logits_of(const char *weights_mode, int *ok) {
     setenv("AHASCOPE_WEIGHTS", weights_mode, 1);
     Model m;
     Err e = {0};
-    int rc = model_load(&m, test_shared("models/stories260K/stories260K.bin"), &e);
+    int rc = test_load_stories(&m, NULL, &e);
     unsetenv("AHASCOPE_WEIGHTS");
     CHECK_MSG(rc == 0, "%s", e.msg);
     *ok = rc == 0;

@@ -21,11 +21,6 @@ typedef struct {
     int port;
 } Hub;
 
-static const char *bin(void) {
-    const char *b = getenv("AHASCOPE_BIN");
-    return b && *b ? b : "./ahascope";
-}
-
 static const char *python(void) { return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3"; }
 
 static int exists(const char *path) {
@@ -58,7 +53,7 @@ static int hub_start(Hub *h, const char *tag, const char *const *names, int n) {
     snprintf(h->log, sizeof h->log, "%s/log", h->root);
     snprintf(h->cache, sizeof h->cache, "%s/cache", h->root);
     free(test_runf(&st, "mkdir -p %s/alice && %s bench --arch llama --dims " TINY_DIMS " --save-hf %s/alice/tiny", h->root,
-                   bin(), h->root));
+                   test_bin(), h->root));
     for (int i = 0; i < n && st == 0; i++) free(test_runf(&st, "cp -r %s/alice/tiny %s/alice/%s", h->root, h->root, names[i]));
     if (st != 0) return test_fail(__FILE__, __LINE__, "could not make the tiny model folders"), -1;
     char *out = test_runf(&st, "%s tests/hub_server.py %s %s >%s/port 2>/dev/null </dev/null & echo $!", python(), h->root,
@@ -84,7 +79,7 @@ static void hub_stop(Hub *h) {
 
 /* `ahascope ARGS` with the hub's environment (extra: more VAR=VALUE). */
 static char *hub_run(Hub *h, int *st, const char *extra, const char *args) {
-    return test_runf(st, "%s %s %s %s", h->env, extra, bin(), args);
+    return test_runf(st, "%s %s %s %s", h->env, extra, test_bin(), args);
 }
 
 /* The cache's file of alice/NAME at main ("" file: the folder), in one of

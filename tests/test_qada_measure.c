@@ -28,11 +28,6 @@ enum { MAX_POS = 512, MAX_CELLS = 64, N_CHECKED = 7 };
 static const char *const NAMES[N_CHECKED] = {"oracle", "qada", "qada_bulk", "qada_rem", "qada_rem_bulk",
                                              "far_mean", "far_std"};
 
-static const char *bin(void) {
-    const char *b = getenv("AHASCOPE_BIN");
-    return b ? b : "./ahascope";
-}
-
 /* The column holding predictor `name` in decisions: name_logit, else
  * name_mass, else name itself (a raw value, *is_logit 2); 0 if none (then
  * *col is empty). */
@@ -91,7 +86,7 @@ static int check_run(const char *py, const char *dbpath, int run, int window, in
     snprintf(dump, sizeof dump, "%s", test_tmp(run == 1 ? "dump1.csv" : "dump2.csv"));
     int st;
     char *out = test_runf(&st, "'%s' tests/qada_measure.py --db '%s' --run %d --model '%s' --synthetic 0 --dump '%s'",
-                          py, dbpath, run, test_shared("models/stories260K/stories260K.bin"), dump);
+                          py, dbpath, run, test_stories_model(), dump);
     CHECK_MSG(st == 0, "qada_measure.py failed on run %d: %s", run, out ? out : "");
     free(out);
     if (st != 0) return 0;
@@ -182,14 +177,14 @@ TEST(qada_measure_reference_matches_engine_oracle_and_qada) {
     SKIP_UNLESS_SHARED();
     const char *py = test_python_numpy();
     if (!py) { test_skip("no python3 with numpy (AHASCOPE_PYTHON)"); return; }
-    const char *db = test_tmp("qada_measure.db"), *model = test_shared("models/stories260K/stories260K.bin");
+    const char *db = test_tmp("qada_measure.db"), *model = test_stories_model();
     remove(db);
     int st;
     /* run 1: greedy, window 16, no sinks; run 2: sampled, window 8, 4 sinks */
     char *out = test_runf(&st, "%s record --db %s --model %s --steps 120 --temperature 0 --window 16 --profile "
                                "--commit-every 120 --threads 1 && %s record --db %s --model %s --prompt 'Lily had a' "
                                "--steps 120 --seed 3 --window 8 --sinks 4 --profile --commit-every 120 --threads 1",
-                          bin(), db, model, bin(), db, model);
+                          test_bin(), db, model, test_bin(), db, model);
     CHECK_MSG(st == 0, "record failed: %s", out ? out : "");
     free(out);
     if (st != 0) return;

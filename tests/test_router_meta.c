@@ -7,12 +7,6 @@
 #include "engine/routers.h"
 #include "test.h"
 
-static const char *bin(void) {
-    const char *b = getenv("AHASCOPE_BIN");
-    return b ? b : "./ahascope";
-}
-
-static const char *model(void) { return test_shared("models/stories260K/stories260K.bin"); }
 
 /* Random routers for stories260K saved with metadata window 8, tau 0.7. */
 static const char *routers_w8_tau07(void) {
@@ -30,7 +24,7 @@ static const char *routers_w8_tau07(void) {
 /* The single value of a query (first data line of --csv), or "" */
 static char *one(const char *db, const char *sql) {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s query --db %s --csv \"%s\"", bin(), db, sql);
+    snprintf(cmd, sizeof cmd, "%s query --db %s --csv \"%s\"", test_bin(), db, sql);
     int st;
     char *out = test_run(cmd, &st);
     char *nl = out ? strchr(out, '\n') : NULL;
@@ -44,7 +38,7 @@ static char *one(const char *db, const char *sql) {
 static char *record(const char *db, const char *flags, int *st) {
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "rm -f %s; %s record --db %s --model %s --prompt 'Once upon a time' --steps 24 "
-                              "--temperature 0 --profile %s 2>&1 >/dev/null", db, bin(), db, model(), flags);
+                              "--temperature 0 --profile %s 2>&1 >/dev/null", db, test_bin(), db, test_stories_model(), flags);
     return test_run(cmd, st);
 }
 
@@ -86,12 +80,12 @@ TEST(router_window_mismatch_warns) {
     free(v);
     /* eval says it too; sweep once per window that differs, and applies the file's τ */
     snprintf(cmd, sizeof cmd, "%s eval --model %s --routers %s --window 32 --self 1 --seq-len 16 2>&1 >/dev/null",
-             bin(), model(), rt);
+             test_bin(), test_stories_model(), rt);
     err = test_run(cmd, &st);
     CHECK_MSG(st == 0 && strstr(err, "ahascope eval: warning:") && strstr(err, "used here at window 32"), "%s", err);
     free(err);
     snprintf(cmd, sizeof cmd, "rm -f %s; %s sweep --model %s --policy aha --routers %s --window 8,16 --self 1 "
-                              "--seq-len 16 --db %s 2>&1 >/dev/null", db, bin(), model(), rt, db);
+                              "--seq-len 16 --db %s 2>&1 >/dev/null", db, test_bin(), test_stories_model(), rt, db);
     err = test_run(cmd, &st);
     const char *w16 = strstr(err, "used here at window 16");
     CHECK_MSG(st == 0 && w16 && !strstr(err, "at window 8\n") && !strstr(w16 + 1, "warning"), "%s", err);

@@ -11,6 +11,7 @@
 #include "engine/attn.h"
 #include "engine/safetensors.h"
 #include "test.h"
+#include "stories.h"
 
 /* What train recorded in a router file's metadata. */
 typedef struct {
@@ -121,13 +122,8 @@ TEST(routers_shipped_stay_within_their_recorded_kl) {
     Model m;
     Tokenizer tok;
     Err e;
-    if (model_load(&m, test_shared("models/stories260K/stories260K.bin"), &e)) {
+    if (test_load_stories(&m, &tok, &e)) {
         test_fail(__FILE__, __LINE__, "%s", e.msg);
-        return;
-    }
-    if (tok_load(&tok, test_shared("models/stories260K/tok512.bin"), m.c.vocab_size, &e)) {
-        test_fail(__FILE__, __LINE__, "%s", e.msg);
-        model_free(&m);
         return;
     }
     EvalData d;
@@ -147,7 +143,7 @@ TEST(routers_shipped_drive_generate) {
         char cmd[4096];
         snprintf(cmd, sizeof cmd, "%s generate --model %s --policy aha --routers engine/routers/stories260K_w%d.safetensors "
                  "--window %d --steps 24 --prompt Once --seed 1", b ? b : "./ahascope",
-                 test_shared("models/stories260K/stories260K.bin"), w, w);
+                 test_stories_model(), w, w);
         int st;
         char *out = test_run(cmd, &st);
         CHECK_MSG(st == 0 && strstr(out, "Once"), "w %d: %d %s", w, st, out);

@@ -9,6 +9,7 @@
 #include "engine/sampler.h"
 #include "engine/session.h"
 #include "test.h"
+#include "stories.h"
 
 /* Sample a sequence from a prompt, then resume a second session from its
  * first 20 tokens (prompt + 15 generated): the rest must come out the same,
@@ -18,8 +19,7 @@ TEST(session_resume_draws_where_sampling_left_off) {
     Model m;
     Tokenizer tok;
     Err e;
-    CHECK(model_load(&m, test_shared("models/stories260K/stories260K.bin"), &e) == 0);
-    CHECK(tok_load(&tok, test_shared("models/stories260K/tok512.bin"), m.c.vocab_size, &e) == 0);
+    CHECK_MSG(test_load_stories(&m, &tok, &e) == 0, "%s", e.msg);
     AttnConfig a = aha_defaults();
     Session s1, s2;
     CHECK(session_init(&s1, &m, &tok, &a, 60, 1.0f, 0.9f, 12, 1, &e) == 0);
@@ -104,8 +104,7 @@ TEST(session_stops_on_nonfinite_logits) {
     Model m;
     Tokenizer tok;
     Err e;
-    CHECK(model_load(&m, test_shared("models/stories260K/stories260K.bin"), &e) == 0);
-    CHECK(tok_load(&tok, test_shared("models/stories260K/tok512.bin"), m.c.vocab_size, &e) == 0);
+    CHECK_MSG(test_load_stories(&m, &tok, &e) == 0, "%s", e.msg);
     AttnConfig a = aha_defaults();
     Session s;
     CHECK(session_init(&s, &m, &tok, &a, 40, 1.0f, 0.9f, 3, 1, &e) == 0);
@@ -134,7 +133,7 @@ TEST(record_tiny_temperature_fails_cleanly) {
     const char *db = test_tmp("tiny.db");
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "%s record --db %s --model %s --temperature 1e-38 --steps 20 2>&1 >/dev/null", bin, db,
-             test_shared("models/stories260K/stories260K.bin"));
+             test_stories_model());
     int st;
     char *out = test_run(cmd, &st);
     CHECK_INT(st, 1);

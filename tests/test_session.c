@@ -14,12 +14,13 @@
 #include "engine/routers.h"
 #include "engine/session.h"
 #include "tests/test.h"
+#include "tests/stories.h"
 
 #define N_PROMPT 200 /* under the session's 256-position batch: one call feeds it whole */
 
 static int load_260k(Model *m) {
     Err e;
-    if (model_load(m, test_shared("models/stories260K/stories260K.bin"), &e) == 0) return 0;
+    if (test_load_stories(m, NULL, &e) == 0) return 0;
     test_fail(__FILE__, __LINE__, "%s", e.msg);
     return -1;
 }

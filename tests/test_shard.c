@@ -10,13 +10,8 @@
 
 #include "app/eval.h"
 #include "test.h"
+#include "stories.h"
 
-static const char *bin(void) {
-    const char *b = getenv("AHASCOPE_BIN");
-    return b ? b : "./ahascope";
-}
-
-static const char *model(void) { return test_shared("models/stories260K/stories260K.bin"); }
 
 /* Run an ahascope command line (model added), returning its stdout+stderr
  * in a heap string; *st its exit status. */
@@ -26,7 +21,7 @@ static char *run(int *st, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
-    snprintf(cmd, sizeof cmd, "%s %s --model %s", bin(), args, model());
+    snprintf(cmd, sizeof cmd, "%s %s --model %s", test_bin(), args, test_stories_model());
     char *out = test_run(cmd, st);
     if (*st != 0) fprintf(stderr, "%s -> %d: %s\n", args, *st, out);
     return out;
@@ -40,7 +35,7 @@ static cJSON *run_json(const char *fmt, ...) {
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     int st;
-    char *out = test_runf(&st, "%s %s --model %s --json 2>/dev/null", bin(), args, model());
+    char *out = test_runf(&st, "%s %s --model %s --json 2>/dev/null", test_bin(), args, test_stories_model());
     cJSON *j = st == 0 ? cJSON_Parse(out) : NULL;
     if (!j) fprintf(stderr, "%s -> %d: %s\n", args, st, out);
     free(out);
@@ -90,12 +85,12 @@ TEST(shard_two_merged_give_the_unsharded_eval_table) {
     CHECK_NEAR(cJSON_GetObjectItem(cJSON_GetArrayItem(j0, 0), "n_tokens")->valuedouble +
                    cJSON_GetObjectItem(cJSON_GetArrayItem(j1, 0), "n_tokens")->valuedouble, 3 * 39, 0);
     int st;
-    free(test_runf(&st, "%s merge --out %s %s %s", bin(), m, s1, s0));
+    free(test_runf(&st, "%s merge --out %s %s %s", test_bin(), m, s1, s0));
     CHECK_INT(st, 0);
     cJSON *merged = run_json("eval --from-db %s", m);
     same_tables(live, merged, 1e-12, 1);
-    char *a = test_runf(&st, "%s eval --from-db %s --model %s 2>&1", bin(), all, model());
-    char *b = test_runf(&st, "%s eval --from-db %s --model %s 2>&1", bin(), m, model());
+    char *a = test_runf(&st, "%s eval --from-db %s --model %s 2>&1", test_bin(), all, test_stories_model());
+    char *b = test_runf(&st, "%s eval --from-db %s --model %s 2>&1", test_bin(), m, test_stories_model());
     CHECK_MSG(a && b && !strcmp(a, b), "unsharded:\n%s\nmerged:\n%s", a, b);
     free(a), free(b);
     cJSON_Delete(live), cJSON_Delete(j0), cJSON_Delete(j1), cJSON_Delete(merged);
@@ -134,7 +129,7 @@ TEST(shard_sweep_merged_gives_the_unsharded_points) {
         cJSON_Delete(run_json("%s --db %s --shard %d/3", flags, db[i], i));
     }
     int st;
-    free(test_runf(&st, "%s merge --out %s %s %s %s", bin(), m, db[2], db[0], db[1]));
+    free(test_runf(&st, "%s merge --out %s %s %s %s", test_bin(), m, db[2], db[0], db[1]));
     CHECK_INT(st, 0);
     cJSON *merged = run_json("sweep --from-db %s", m), *back = run_json("sweep --from-db %s", all);
     same_tables(live, merged, 1e-12, 1);
@@ -148,7 +143,7 @@ static char *runs_of(const char *db) {
     int st;
     char *out = test_runf(&st, "%s query --db %s --csv \"SELECT r.prompt || ':' || (SELECT group_concat(token_id, ' ')"
                                " FROM (SELECT token_id FROM tokens t WHERE t.run_id = r.run_id ORDER BY pos)) AS s"
-                               " FROM runs r ORDER BY s\"", bin(), db);
+                               " FROM runs r ORDER BY s\"", test_bin(), db);
     CHECK_INT(st, 0);
     return out;
 }
@@ -170,7 +165,7 @@ TEST(shard_record_prompts_split_into_disjoint_runs) {
     free(o);
     free(run(&st, "%s --prompts %s --db %s --shard 0/2", flags, txt, s0));
     free(run(&st, "%s --prompts %s --db %s --shard 1/2", flags, txt, s1));
-    free(test_runf(&st, "%s merge --out %s %s %s", bin(), m, s0, s1));
+    free(test_runf(&st, "%s merge --out %s %s %s", test_bin(), m, s0, s1));
     char *ra = runs_of(all), *r0 = runs_of(s0), *r1 = runs_of(s1), *rm = runs_of(m);
     /* lines 1, 3, 5 (k = line-1 even) to shard 0; 4 and 6 to shard 1 */
     CHECK_MSG(strstr(r0, "Once upon a time:") && strstr(r0, "Lily went:") && strstr(r0, "A cat sat:") &&
@@ -186,8 +181,7 @@ TEST(shard_self_sequence_depends_on_its_index_only) {
     Model m;
     Tokenizer tok;
     Err e;
-    CHECK(model_load(&m, model(), &e) == 0);
-    CHECK(tok_load(&tok, test_shared("models/stories260K/tok512.bin"), m.c.vocab_size, &e) == 0);
+    CHECK_MSG(test_load_stories(&m, &tok, &e) == 0, "%s", e.msg);
     EvalData all = {0}, one = {0}, two = {0};
     ArgsShard whole = {0, 1}, s1of3 = {1, 3}, s0of2 = {0, 2};
     CHECK(eval_data_self_each(&all, &m, &tok, 5, 40, 77, &whole, &e) == 0);
@@ -228,7 +222,7 @@ TEST(shard_bad_values_and_incomplete_merges_are_refused) {
         {"eval --self 2 --shard 4/5", "shard 4/5 has no sequences", 1}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int st;
-        char *out = test_runf(&st, "%s %s --model %s 2>&1", bin(), bad[i].args, model());
+        char *out = test_runf(&st, "%s %s --model %s 2>&1", test_bin(), bad[i].args, test_stories_model());
         int lines = 0;
         for (char *c = out; *c; c++) lines += *c == '\n';
         CHECK_MSG(st == bad[i].status && strstr(out, bad[i].needle) && !strncmp(out, "ahascope ", 9) && lines == 1,
@@ -243,12 +237,12 @@ TEST(shard_bad_values_and_incomplete_merges_are_refused) {
     cJSON_Delete(run_json("%s --db %s --shard 0/2", flags, s0));
     cJSON_Delete(run_json("%s --db %s --shard 1/2", flags, s1));
     int st;
-    free(test_runf(&st, "%s merge --out %s %s", bin(), m, s0));
-    char *out = test_runf(&st, "%s eval --from-db %s --model %s 2>&1", bin(), m, model());
+    free(test_runf(&st, "%s merge --out %s %s", test_bin(), m, s0));
+    char *out = test_runf(&st, "%s eval --from-db %s --model %s 2>&1", test_bin(), m, test_stories_model());
     CHECK_MSG(st == 1 && strstr(out, "lacks shard 1/2") && strstr(out, m), "%d %s", st, out);
     free(out);
-    free(test_runf(&st, "%s merge --out %s %s %s %s", bin(), m2, s0, s1, s0));
-    out = test_runf(&st, "%s eval --from-db %s --model %s 2>&1", bin(), m2, model());
+    free(test_runf(&st, "%s merge --out %s %s %s %s", test_bin(), m2, s0, s1, s0));
+    out = test_runf(&st, "%s eval --from-db %s --model %s 2>&1", test_bin(), m2, test_stories_model());
     CHECK_MSG(st == 1 && strstr(out, "repeats shard 0/2"), "%d %s", st, out);
     free(out);
 }
@@ -287,8 +281,8 @@ TEST(shard_fit_combined_is_the_unsharded_fit) {
         int k = 0;
         for (int j = 0; j < bad[i].n; j++)
             k += snprintf(list + k, sizeof list - k, "%s%s", j ? "," : "", bad[i].files[j] == 3 ? full : f[bad[i].files[j]]);
-        char *out = test_runf(&st, "%s %s %s --from-shards %s --out %s --model %s 2>&1", bin(), flags, bad[i].extra,
-                              list, tmp("fit_bad.safetensors"), model());
+        char *out = test_runf(&st, "%s %s %s --from-shards %s --out %s --model %s 2>&1", test_bin(), flags, bad[i].extra,
+                              list, tmp("fit_bad.safetensors"), test_stories_model());
         CHECK_MSG(st == 1 && strstr(out, bad[i].needle) && strstr(out, ".safetensors"), "%zu: %d %s", i, st, out);
         free(out);
     }
@@ -305,7 +299,7 @@ TEST(shard_record_prompts_refuses_bad_files) {
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         test_write_file(path, bad[i].data, bad[i].len);
         int st;
-        char *out = test_runf(&st, "%s record --db %s --prompts %s --steps 4 --model %s 2>&1", bin(), db, path, model());
+        char *out = test_runf(&st, "%s record --db %s --prompts %s --steps 4 --model %s 2>&1", test_bin(), db, path, test_stories_model());
         CHECK_MSG(st == 1 && strstr(out, bad[i].needle) && strstr(out, path), "%zu: %d %s", i, st, out);
         free(out);
     }

@@ -13,6 +13,7 @@
 #include "engine/session.h"
 #include "store/store.h"
 #include "test.h"
+#include "stories.h"
 
 /* A trace with every kind of value: numbers, NaN (not computed), -1. */
 static StepTrace *synthetic_trace(int L, int H, int pos, unsigned seed) {
@@ -139,8 +140,7 @@ TEST(store_round_trip_engine) {
     Model m;
     Tokenizer tok;
     Err e;
-    CHECK(model_load(&m, test_shared("models/stories260K/stories260K.bin"), &e) == 0);
-    CHECK(tok_load(&tok, test_shared("models/stories260K/tok512.bin"), m.c.vocab_size, &e) == 0);
+    CHECK_MSG(test_load_stories(&m, &tok, &e) == 0, "%s", e.msg);
     AttnConfig a = aha_defaults();
     a.policy = POLICY_QADA, a.window = 4, a.sinks = 1, a.profile = 1;
     Session ses;

@@ -17,11 +17,6 @@
 #include "store/store.h"
 #include "test.h"
 
-static const char *bin(void) {
-    const char *b = getenv("AHASCOPE_BIN");
-    return b ? b : "./ahascope";
-}
-
 static char *run(const char *fmt, int *status, ...) __attribute__((format(printf, 1, 3)));
 static char *run(const char *fmt, int *status, ...) {
     char cmd[4096];
@@ -39,7 +34,7 @@ static const char *long_model(void) {
     if (path[0]) return path;
     snprintf(path, sizeof path, "%s", test_tmp("long.bin"));
     int st;
-    free(run("%s bench --dims 192,512,4,4,4,512,1024 --save %s", &st, bin(), path));
+    free(run("%s bench --dims 192,512,4,4,4,512,1024 --save %s", &st, test_bin(), path));
     CHECK_INT(st, 0);
     return path;
 }
@@ -57,7 +52,7 @@ static pid_t spawn_recorder(const char *db, const char *errpath, int steps) {
     snprintf(steps_s, sizeof steps_s, "%d", steps);
     const char *model = long_model(); /* made by the parent, once */
     char tok[1024];
-    snprintf(tok, sizeof tok, "%s", test_shared("models/stories260K/tok512.bin"));
+    snprintf(tok, sizeof tok, "%s", test_stories_tokenizer());
     unlink(errpath); /* the parent polls it: no stale lines from the last recorder */
     pid_t pid = fork();
     if (pid == 0) {
@@ -65,7 +60,7 @@ static pid_t spawn_recorder(const char *db, const char *errpath, int steps) {
         dup2(fd, 2);
         int nul = open("/dev/null", O_WRONLY);
         dup2(nul, 1);
-        execl(bin(), bin(), "record", "--db", db, "--model", model, "--tokenizer", tok, "--prompt", "Once upon a time", "--steps", steps_s,
+        execl(test_bin(), test_bin(), "record", "--db", db, "--model", model, "--tokenizer", tok, "--prompt", "Once upon a time", "--steps", steps_s,
               "--profile", "--threads", "1", "--progress", "--seed", "3", (char *)NULL);
         _exit(127);
     }
@@ -120,10 +115,10 @@ TEST(store_cli_kill9_twenty_times) {
     remove_db(probe_db);
     pid_t probe = spawn_recorder(probe_db, err, 1024);
     for (int w = 0; w < 2500 && last_committed(err) < 0; w++) usleep(2000);
-    double t_first = test_now();
+    double t_first = clock_now();
     int probe_status;
     waitpid(probe, &probe_status, 0);
-    long span_us = (long)(0.8e6 * (test_now() - t_first));
+    long span_us = (long)(0.8e6 * (clock_now() - t_first));
     if (span_us < 20000) span_us = 20000;
     int mid_run = 0;
     int64_t prev_run = 0;
@@ -171,7 +166,7 @@ TEST(store_cli_kill9_twenty_times) {
     CHECK_MSG(mid_run >= 12, "only %d of 20 kills landed mid-run", mid_run);
     /* The next writer marks every killed run interrupted in the row itself. */
     int st;
-    char *out = run("%s runs --db %s --csv", &st, bin(), db);
+    char *out = run("%s runs --db %s --csv", &st, test_bin(), db);
     CHECK(st == 0 && !strstr(out, "running"));
     free(out);
     Err e;
@@ -216,29 +211,29 @@ TEST(store_cli_record_runs_query_export) {
     SKIP_UNLESS_SHARED();
     const char *db = test_tmp("cli.db");
     remove_db(db);
-    const char *m = test_shared("models/stories260K/stories260K.bin");
+    const char *m = test_stories_model();
     int st;
     char *out = run("%s record --db %s --model %s --prompt 'Once upon a time' --steps 40 --profile --seed 1 "
-                    "--policy qada --window 8", &st, bin(), db, m);
+                    "--policy qada --window 8", &st, test_bin(), db, m);
     CHECK_MSG(st == 0 && !strcmp(out, "1\n"), "record printed: %s", out);
     free(out);
     out = run("%s record --db %s --model %s --prompt 'Once upon a time' --steps 40 --profile --seed 1 --window 8 "
-              "--commit-every 7", &st, bin(), db, m);
+              "--commit-every 7", &st, test_bin(), db, m);
     CHECK_MSG(st == 0 && !strcmp(out, "2\n"), "record printed: %s", out);
     free(out);
-    out = run("%s runs --db %s", &st, bin(), db);
+    out = run("%s runs --db %s", &st, test_bin(), db);
     CHECK_MSG(st == 0 && strstr(out, "run_id") && strstr(out, "qada") && strstr(out, "done"), "%s", out);
     int lines = 0;
     for (char *p = out; *p; p++) lines += *p == '\n';
     CHECK_INT(lines, 4); /* header, rule, two runs */
     free(out);
-    out = run("%s query --db %s 'SELECT run_id, n_tokens, status FROM runs' --csv", &st, bin(), db);
+    out = run("%s query --db %s 'SELECT run_id, n_tokens, status FROM runs' --csv", &st, test_bin(), db);
     CHECK_MSG(st == 0 && !strcmp(out, "run_id,n_tokens,status\r\n1,40,done\r\n2,40,done\r\n"), "%s", out);
     free(out);
-    out = run("%s query --db %s --json 'SELECT COUNT(*) AS n FROM decisions WHERE run_id=1'", &st, bin(), db);
+    out = run("%s query --db %s --json 'SELECT COUNT(*) AS n FROM decisions WHERE run_id=1'", &st, test_bin(), db);
     CHECK_MSG(st == 0 && !strcmp(out, "[{\"n\":1600}]\n"), "%s", out);
     free(out);
-    out = run("%s export --db %s --run 1 --json --out %s", &st, bin(), db, test_tmp("run1.json"));
+    out = run("%s export --db %s --run 1 --json --out %s", &st, test_bin(), db, test_tmp("run1.json"));
     CHECK(st == 0);
     free(out);
     char *json = test_read_file(test_tmp("run1.json"), NULL);
@@ -247,16 +242,16 @@ TEST(store_cli_record_runs_query_export) {
     CHECK(j && !strcmp(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "run"), "policy")->valuestring, "qada"));
     cJSON_Delete(j);
     free(json);
-    out = run("%s export --db %s --run 2 --csv", &st, bin(), db);
+    out = run("%s export --db %s --run 2 --csv", &st, test_bin(), db);
     CHECK(st == 0 && strncmp(out, "run_id,pos,token_id,piece", 25) == 0);
     free(out);
-    out = run("%s compare --db %s --run 1", &st, bin(), db);
+    out = run("%s compare --db %s --run 1", &st, test_bin(), db);
     CHECK_MSG(st == 0 && strstr(out, "qada per head") && strstr(out, "precision"), "%s", out);
     free(out);
-    out = run("%s compare --db %s --run 1 --run 2", &st, bin(), db);
+    out = run("%s compare --db %s --run 1 --run 2", &st, test_bin(), db);
     CHECK_MSG(st == 0 && strstr(out, "tokens:") && strstr(out, "differ"), "%s", out);
     free(out);
-    out = run("%s merge --out %s %s %s", &st, bin(), test_tmp("merged.db"), db, db);
+    out = run("%s merge --out %s %s %s", &st, test_bin(), test_tmp("merged.db"), db, db);
     CHECK_MSG(st == 0 && strstr(out, "as 3..4"), "%s", out);
     free(out);
 }
@@ -266,15 +261,15 @@ TEST(store_cli_compare_diverging_runs) {
     SKIP_UNLESS_SHARED();
     const char *db = test_tmp("diverge.db");
     remove_db(db);
-    const char *m = test_shared("models/stories260K/stories260K.bin");
+    const char *m = test_stories_model();
     int st;
     for (int seed = 1; seed <= 2; seed++) {
         char *out = run("%s record --db %s --model %s --prompt 'Once upon a time' --steps 40 --seed %d "
-                        "--policy local --window 8", &st, bin(), db, m, seed);
+                        "--policy local --window 8", &st, test_bin(), db, m, seed);
         CHECK_MSG(st == 0, "record printed: %s", out);
         free(out);
     }
-    char *out = run("%s compare --db %s --run 1 --run 2", &st, bin(), db);
+    char *out = run("%s compare --db %s --run 1 --run 2", &st, test_bin(), db);
     CHECK_MSG(st == 0 && strstr(out, "diverge at position") && strstr(out, "token_a"), "%s", out);
     free(out);
 }
@@ -285,11 +280,11 @@ TEST(store_cli_compare_maps_gate_flips_per_head) {
     SKIP_UNLESS_SHARED();
     const char *db = test_tmp("flips.db");
     remove_db(db);
-    const char *m = test_shared("models/stories260K/stories260K.bin");
+    const char *m = test_stories_model();
     int st;
     for (int w = 16; w >= 8; w /= 2) {
         char *out = run("%s record --db %s --model %s --prompt 'Once upon a time' --steps 48 --temperature 0 "
-                        "--routers engine/routers/stories260K_w16.safetensors --window %d", &st, bin(), db, m, w);
+                        "--routers engine/routers/stories260K_w16.safetensors --window %d", &st, test_bin(), db, m, w);
         CHECK_MSG(st == 0, "record printed: %s", out);
         free(out);
     }
@@ -308,7 +303,7 @@ TEST(store_cli_compare_maps_gate_flips_per_head) {
                              " AND t.pos=x.pos WHERE x.run_id=?1 AND t.n_far>0 AND x.layer=0", 1);
     sqlite3_close(h);
     CHECK(down + up > 0); /* halving the window moves some heads */
-    char *out = run("%s compare --db %s --run 1 --run 2", &st, bin(), db);
+    char *out = run("%s compare --db %s --run 1 --run 2", &st, test_bin(), db);
     char want[160];
     snprintf(want, sizeof want, "run 1 -> run 2: %lld global->local (-), %lld local->global (+)", down, up);
     CHECK_MSG(st == 0 && strstr(out, want), "want '%s' in: %s", want, out);
@@ -332,10 +327,10 @@ TEST(store_cli_record_attn_top_ranks_the_far_keys) {
     SKIP_UNLESS_SHARED();
     const char *db = test_tmp("attn_top.db");
     remove_db(db);
-    const char *m = test_shared("models/stories260K/stories260K.bin");
+    const char *m = test_stories_model();
     int st;
     char *out = run("%s record --db %s --model %s --prompt 'Once upon a time' --steps 40 --temperature 0 --profile"
-                    " --policy local --window 8 --sinks 2 --attn-top 64", &st, bin(), db, m);
+                    " --policy local --window 8 --sinks 2 --attn-top 64", &st, test_bin(), db, m);
     CHECK_MSG(st == 0, "record printed: %s", out);
     free(out);
     sqlite3 *h;
@@ -367,7 +362,7 @@ TEST(store_cli_record_attn_top_ranks_the_far_keys) {
     /* merge keeps them, under the new run id */
     const char *merged = test_tmp("attn_top_merged.db");
     remove_db(merged);
-    out = run("%s merge --out %s %s %s", &st, bin(), merged, db, db);
+    out = run("%s merge --out %s %s %s", &st, test_bin(), merged, db, db);
     CHECK_MSG(st == 0, "%s", out);
     free(out);
     CHECK(sqlite3_open_v2(merged, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
@@ -376,7 +371,7 @@ TEST(store_cli_record_attn_top_ranks_the_far_keys) {
     sqlite3_close(h);
     CHECK(n1 > 0 && n1 == n2);
     /* out of range */
-    out = run("%s record --db %s --model %s --steps 4 --attn-top 65", &st, bin(), db, m);
+    out = run("%s record --db %s --model %s --steps 4 --attn-top 65", &st, test_bin(), db, m);
     CHECK_MSG(st == 2 && strstr(out, "--attn-top"), "%s", out);
     free(out);
 }
@@ -384,15 +379,10 @@ TEST(store_cli_record_attn_top_ranks_the_far_keys) {
 /* A command must fail with `status` (1 a failure, 2 a usage error) and one
  * line "ahascope CMD: ..." naming the problem. */
 static void expect_fail(int status, const char *args, const char *want) {
-    int st;
-    char *out = run("%s %s", &st, bin(), args);
-    char prefix[64];
+    char cmd[4096], prefix[64];
+    snprintf(cmd, sizeof cmd, "%s %s", test_bin(), args);
     snprintf(prefix, sizeof prefix, "ahascope %.*s: ", (int)strcspn(args, " "), args);
-    int nl = 0;
-    for (char *p = out; *p; p++) nl += *p == '\n';
-    CHECK_MSG(st == status && nl == 1 && !strncmp(out, prefix, strlen(prefix)) && strstr(out, want),
-              "'%s' -> status %d: %s (want %d, %s%s)", args, st, out, status, prefix, want);
-    free(out);
+    CHECK_REFUSAL(cmd, status, prefix, want, 1);
 }
 
 TEST(store_cli_bad_files_and_flags) {
@@ -439,7 +429,7 @@ TEST(store_cli_bad_files_and_flags) {
     const char *names[] = {"record", "runs", "query", "export", "compare", "merge"};
     for (int i = 0; i < 6; i++) {
         int st;
-        char *out = run("%s %s --help", &st, bin(), names[i]);
+        char *out = run("%s %s --help", &st, test_bin(), names[i]);
         CHECK_MSG(st == 0 && strstr(out, "usage: ahascope"), "%s --help: %s", names[i], out);
         free(out);
     }
@@ -450,8 +440,8 @@ TEST(store_cli_query_is_read_only) {
     const char *db = test_tmp("ro_cli.db");
     remove_db(db);
     int st;
-    free(run("%s record --db %s --model %s --prompt 'Once' --steps 10 --seed 1", &st, bin(), db,
-             test_shared("models/stories260K/stories260K.bin")));
+    free(run("%s record --db %s --model %s --prompt 'Once' --steps 10 --seed 1", &st, test_bin(), db,
+             test_stories_model()));
     CHECK_INT(st, 0);
     char sum_before[65], sum_after[65];
     Err e;
@@ -461,9 +451,9 @@ TEST(store_cli_query_is_read_only) {
                          "ATTACH DATABASE \"/tmp/ahascope_attack.db\" AS a", "PRAGMA writable_schema=1",
                          "SELECT load_extension(\"libm.so.6\")"};
     for (int i = 0; i < 8; i++) {
-        char *out = run("%s query --db %s '%s'", &st, bin(), db, bad[i]);
-        CHECK_MSG(st == 1 && strstr(out, "ahascope query: read-only:") == out, "%s -> %d %s", bad[i], st, out);
-        free(out);
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd, "%s query --db %s '%s'", test_bin(), db, bad[i]);
+        CHECK_REFUSAL(cmd, 1, "ahascope query: read-only:", NULL, 0);
     }
     sha256_file(db, sum_after, &e);
     CHECK(!strcmp(sum_before, sum_after));
@@ -478,8 +468,8 @@ TEST(store_cli_disk_full) {
     remove_db(db);
     int st;
     char *out = run("%s record --db %s --model %s --tokenizer %s --prompt 'Once' --steps 1024 --profile --max-db-mb 0.3 "
-                    "--progress --threads 1 2>%s", &st, bin(), db, long_model(),
-                    test_shared("models/stories260K/tok512.bin"), err);
+                    "--progress --threads 1 2>%s", &st, test_bin(), db, long_model(),
+                    test_stories_tokenizer(), err);
     CHECK_INT(st, 1);
     free(out);
     char *msg = test_read_file(err, NULL);
@@ -488,19 +478,19 @@ TEST(store_cli_disk_full) {
     int last = last_committed(err);
     CHECK(last > 10);
     CHECK(integrity_ok(db));
-    out = run("%s query --db %s 'SELECT COUNT(*) FROM tokens' --csv", &st, bin(), db);
+    out = run("%s query --db %s 'SELECT COUNT(*) FROM tokens' --csv", &st, test_bin(), db);
     char want[64];
     snprintf(want, sizeof want, "COUNT(*)\r\n%d\r\n", last + 1);
     CHECK_MSG(st == 0 && !strcmp(out, want), "%s vs %s", out, want);
     free(out);
-    out = run("%s runs --db %s --csv", &st, bin(), db);
+    out = run("%s runs --db %s --csv", &st, test_bin(), db);
     CHECK_MSG(st == 0 && (strstr(out, "failed") || strstr(out, "interrupted")), "%s", out);
     free(out);
 }
 
 TEST(store_cli_bench_record_reports) {
     int st;
-    char *out = run("%s bench --record --shape 260K --runs 1 --prompt-len 4 --decode 12 --json --threads 1", &st, bin());
+    char *out = run("%s bench --record --shape 260K --runs 1 --prompt-len 4 --decode 12 --json --threads 1", &st, test_bin());
     cJSON *j = cJSON_Parse(out);
     CHECK_MSG(st == 0 && j, "%s", out);
     const char *keys[] = {"rows_per_s", "rows_per_s_batched64", "run_s_plain", "run_s_recorded", "record_overhead"};
@@ -532,23 +522,23 @@ TEST(store_cli_compare_splits_qada_by_regime) {
     SKIP_UNLESS_SHARED();
     const char *db = test_tmp("regime.db");
     remove_db(db);
-    const char *m = test_shared("models/stories260K/stories260K.bin");
+    const char *m = test_stories_model();
     int st;
-    char *out = run("%s record --db %s --model %s --steps 60 --temperature 0 --window 8 --profile", &st, bin(), db, m);
+    char *out = run("%s record --db %s --model %s --steps 60 --temperature 0 --window 8 --profile", &st, test_bin(), db, m);
     CHECK_MSG(st == 0, "record printed: %s", out);
     free(out);
-    out = run("%s compare --db %s --run 1", &st, bin(), db);
+    out = run("%s compare --db %s --run 1", &st, test_bin(), db);
     CHECK_MSG(st == 0 && strstr(out, "by regime of the far scores") && strstr(out, "frozen_share") &&
                   strstr(out, "qada_frozen_p") && strstr(out, "bulk_calm_r"), "%s", out);
     free(out);
     out = run("%s query --db %s --csv \"SELECT ROUND(AVG(d.far_std > SQRT(2 * LN(t.n_far))), 4) AS s FROM decided d"
-              " JOIN tokens t USING(run_id, pos) WHERE d.layer = 0 AND d.head = 0 AND t.n_far > 1\"", &st, bin(), db);
+              " JOIN tokens t USING(run_id, pos) WHERE d.layer = 0 AND d.head = 0 AND t.n_far > 1\"", &st, test_bin(), db);
     CHECK_MSG(st == 0 && strstr(out, "s\r\n"), "%s", out);
     char want[64];
     double share = st == 0 && strstr(out, "s\r\n") ? atof(strstr(out, "s\r\n") + 3) : -1;
     free(out);
     CHECK(share >= 0 && share <= 1);
-    out = run("%s compare --db %s --run 1", &st, bin(), db);
+    out = run("%s compare --db %s --run 1", &st, test_bin(), db);
     snprintf(want, sizeof want, "%g", share);
     const char *regime = out ? strstr(out, "by regime") : NULL;
     CHECK_MSG(regime && strstr(regime, want), "frozen share %s of L0 H0 not in: %s", want, regime ? regime : "");

@@ -18,11 +18,6 @@
 
 #define ENDLESS "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) "
 
-static const char *bin(void) {
-    const char *b = getenv("AHASCOPE_BIN");
-    return b ? b : "./ahascope";
-}
-
 static void fresh(const char *path) {
     char p[1100];
     unlink(path);
@@ -82,7 +77,7 @@ static long long scalar(const char *db, const char *sql) {
  * must exit with status and one line naming db and holding want. */
 static void expect_refused(int status, const char *db, const char *args, const char *want) {
     int st;
-    char *out = test_runf(&st, "timeout 20 %s %s", bin(), args);
+    char *out = test_runf(&st, "timeout 20 %s %s", test_bin(), args);
     int lines = 0;
     for (char *p = out; p && *p; p++) lines += *p == '\n';
     CHECK_MSG(st == status && lines == 1 && out && strstr(out, db) && strstr(out, want),
@@ -117,7 +112,7 @@ TEST(store_hostile_trigger_is_refused) {
     expect_refused(1, db, args, "unexpected trigger 't'");
     if (test_shared_available()) {
         snprintf(args, sizeof args, "record --db %s --model %s --prompt Once --steps 3", db,
-                 test_shared("models/stories260K/stories260K.bin"));
+                 test_stories_model());
         expect_refused(1, db, args, "unexpected trigger 't'");
         CHECK_INT(scalar(db, "SELECT COUNT(*) FROM decisions"), 24);
     }
@@ -176,7 +171,7 @@ TEST(store_hostile_query_refuses_fts3_tokenizer) {
     const char *sqls[] = {"SELECT fts3_tokenizer('simple')", "SELECT fts3_tokenizer('x', X'0000000000000000')"};
     for (int i = 0; i < 2; i++) {
         int st;
-        char *out = test_runf(&st, "%s query --db %s \"%s\"", bin(), db, sqls[i]);
+        char *out = test_runf(&st, "%s query --db %s \"%s\"", test_bin(), db, sqls[i]);
         CHECK_MSG(st == 1 && out && strstr(out, "fts3_tokenizer() is not allowed") && !strstr(out, "0x"), "%s -> %d %s",
                   sqls[i], st, out);
         free(out);
@@ -195,33 +190,33 @@ TEST(store_hostile_query_time_limit_and_cancel) {
                           "SELECT count(*) FROM decisions a, decisions b, decisions c, decisions d"};
     for (int i = 0; i < 2; i++) {
         int st;
-        double t0 = test_now();
-        char *out = test_runf(&st, "timeout 30 %s query --db %s --timeout 1 \"%s\"", bin(), db, sqls[i]);
-        double dt = test_now() - t0;
+        double t0 = clock_now();
+        char *out = test_runf(&st, "timeout 30 %s query --db %s --timeout 1 \"%s\"", test_bin(), db, sqls[i]);
+        double dt = clock_now() - t0;
         CHECK_MSG(st == 1 && dt < 5 && out && !strcmp(out, "ahascope query: stopped after 1 s (--timeout)\n"),
                   "%s -> %d after %.1f s: %s", sqls[i], st, dt, out);
         free(out);
     }
-    char *help = test_runf(NULL, "%s query --help", bin());
+    char *help = test_runf(NULL, "%s query --help", test_bin());
     CHECK_MSG(help && strstr(help, "--timeout S") && strstr(help, "default 10"), "%s", help);
     free(help);
     int st;
-    char *bad = test_runf(&st, "%s query --db %s --timeout 0 'SELECT 1'", bin(), db);
+    char *bad = test_runf(&st, "%s query --db %s --timeout 0 'SELECT 1'", test_bin(), db);
     CHECK_MSG(st == 2 && strstr(bad, "--timeout"), "%s", bad);
     free(bad);
     pid_t pid = fork();
     if (pid == 0) {
         int nul = open("/dev/null", O_WRONLY);
         dup2(nul, 1), dup2(nul, 2);
-        execl(bin(), bin(), "query", "--db", db, ENDLESS "SELECT count(*) FROM c", (char *)NULL);
+        execl(test_bin(), test_bin(), "query", "--db", db, ENDLESS "SELECT count(*) FROM c", (char *)NULL);
         _exit(127);
     }
     usleep(400000);
-    double t0 = test_now();
+    double t0 = clock_now();
     kill(pid, SIGINT);
     int status = 0;
     waitpid(pid, &status, 0);
-    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 130 && test_now() - t0 < 2, "Ctrl-C: status %d", status);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 130 && clock_now() - t0 < 2, "Ctrl-C: status %d", status);
     sha256_file(db, after, &e);
     CHECK(!strcmp(before, after));
 }
@@ -235,9 +230,9 @@ TEST(store_hostile_query_memory_ceilings) {
     Err e;
     sha256_file(db, before, &e);
     int st;
-    double t0 = test_now();
-    char *out = test_runf(&st, "%s query --db %s 'SELECT length(randomblob(1000000000))'", bin(), db);
-    CHECK_MSG(st == 1 && test_now() - t0 < 2 && out && strstr(out, "string or blob too big") && strstr(out, db),
+    double t0 = clock_now();
+    char *out = test_runf(&st, "%s query --db %s 'SELECT length(randomblob(1000000000))'", test_bin(), db);
+    CHECK_MSG(st == 1 && clock_now() - t0 < 2 && out && strstr(out, "string or blob too big") && strstr(out, db),
               "status %d: %s", st, out);
     free(out);
     Store *s = store_open(db, STORE_READ, 200, &e);
@@ -252,7 +247,7 @@ TEST(store_hostile_query_memory_ceilings) {
     TuiSqlResult r = {0};
     CHECK_INT(tui_sql_start(&q, db, "SELECT length(randomblob(1000000000))", &e), 0);
     int got = 0;
-    for (double end = test_now() + 5; !got && test_now() < end; usleep(5000)) got = tui_sql_take(&q, &r);
+    for (double end = clock_now() + 5; !got && clock_now() < end; usleep(5000)) got = tui_sql_take(&q, &r);
     CHECK_MSG(got && r.end == TUI_SQL_FAILED && r.text && strstr(r.text, "too big"), "%s", r.text);
     tui_sql_result_free(&r);
     tui_sql_stop(&q);
@@ -295,7 +290,7 @@ TEST(store_hostile_absurd_shapes_are_refused) {
     if (st == 0) {
         record_run(db, 3, 4, 5);
         tamper(db, cases[0][0]);
-        char *out = test_runf(&st, "timeout 60 script -qec '%s tui --replay --db %s' /dev/null </dev/null", bin(), db);
+        char *out = test_runf(&st, "timeout 60 script -qec '%s tui --replay --db %s' /dev/null </dev/null", test_bin(), db);
         CHECK_MSG(st == 1 && out && strstr(out, db) && strstr(out, cases[0][1]), "replay: %d %s", st, out);
         free(out);
     }

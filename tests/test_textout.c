@@ -55,7 +55,7 @@ static void check_strict(const char *mode, const char *file, const char *want) {
 TEST(textout_trace_export_query_are_strict_utf8) {
     SKIP_UNLESS_SHARED();
     const char *bin = getenv("AHASCOPE_BIN") ? getenv("AHASCOPE_BIN") : "./ahascope";
-    const char *m = test_shared("models/stories260K/stories260K.bin"), *db = test_tmp("utf8.db");
+    const char *m = test_stories_model(), *db = test_tmp("utf8.db");
     char out[4][1100];
     const char *names[] = {"trace.jsonl", "export.json", "export.csv", "query.json"};
     for (int i = 0; i < 4; i++) snprintf(out[i], sizeof out[i], "%s", test_tmp(names[i]));

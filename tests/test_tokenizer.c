@@ -68,7 +68,7 @@ TEST(tokenizer_invalid_utf8_round_trips_through_byte_fallback) {
     SKIP_UNLESS_SHARED();
     Tokenizer t;
     Err e;
-    CHECK(tok_load(&t, test_shared("models/stories260K/tok512.bin"), 512, &e) == 0);
+    CHECK(tok_load(&t, test_stories_tokenizer(), 512, &e) == 0);
     const char *cases[] = {"\xff\xfe", "abc\xe6\x97", "\x80\x80x", "\xc0\xaf overlong", "ok \xf0\x9f\x99", "\xed\xa0\x80"};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         size_t len = strlen(cases[c]), dl;
@@ -96,7 +96,7 @@ TEST(tokenizer_long_text) {
     SKIP_UNLESS_SHARED();
     Tokenizer t;
     Err e;
-    CHECK(tok_load(&t, test_shared("models/stories260K/tok512.bin"), 512, &e) == 0);
+    CHECK(tok_load(&t, test_stories_tokenizer(), 512, &e) == 0);
     size_t len = 20000;
     char *text = malloc(len + 1);
     for (size_t i = 0; i < len; i++) text[i] = "Once upon a time, Lily saw 3 cats.\n"[i % 35];
@@ -279,15 +279,15 @@ TEST(tokenizer_long_text_is_not_quadratic) {
     SKIP_UNLESS_SHARED();
     Tokenizer t;
     Err e;
-    CHECK(tok_load(&t, test_shared("models/stories260K/tok512.bin"), 512, &e) == 0);
+    CHECK(tok_load(&t, test_stories_tokenizer(), 512, &e) == 0);
     const char *sentence = "Once upon a time, Lily saw 3 cats near the big park. They were happy. ";
     size_t sl = strlen(sentence), len = 60000;
     char *text = malloc(len);
     int *ids = malloc((len + 3) * sizeof(int)), n = 0;
     for (size_t i = 0; i < len; i++) text[i] = sentence[i % sl];
-    double t0 = test_now();
+    double t0 = clock_now();
     CHECK(tok_encode(&t, text, len, 1, 0, ids, (int)len + 3, &n, &e) == 0);
-    double s = test_now() - t0;
+    double s = clock_now() - t0;
     CHECK_MSG(s < 1.0, "%zu bytes took %.2f s", len, s);
     CHECK(n > 10000 && n < (int)len / 2);
     free(text), free(ids);
@@ -301,7 +301,7 @@ TEST(tokenizer_bench_mode) {
     const char *bin = getenv("AHASCOPE_BIN") ? getenv("AHASCOPE_BIN") : "./ahascope";
     int st;
     char *out = test_runf(&st, "%s bench --tokenizer %s --bytes 20000 --runs 1 --json", bin,
-                          test_shared("models/stories260K/tok512.bin"));
+                          test_stories_tokenizer());
     cJSON *j = st == 0 ? cJSON_Parse(out) : NULL;
     CHECK_MSG(j, "%s", out);
     CHECK(j && cJSON_GetObjectItem(j, "bytes")->valuedouble == 20000);
@@ -311,7 +311,7 @@ TEST(tokenizer_bench_mode) {
     out = test_runf(&st, "%s bench --text x.txt 2>&1", bin);
     CHECK_MSG(st == 2 && strstr(out, "--tokenizer"), "%s", out);
     free(out);
-    out = test_runf(&st, "%s bench --tokenizer %s --text %s 2>&1", bin, test_shared("models/stories260K/tok512.bin"),
+    out = test_runf(&st, "%s bench --tokenizer %s --text %s 2>&1", bin, test_stories_tokenizer(),
                     test_tmp("no-such.txt"));
     CHECK_MSG(st != 0 && strstr(out, "no-such.txt") && strchr(out, '\n') == strrchr(out, '\n'), "%s", out);
     free(out);

@@ -10,16 +10,11 @@
 #include "engine/safetensors.h"
 #include "test.h"
 
-static const char *bin(void) {
-    const char *b = getenv("AHASCOPE_BIN");
-    return b ? b : "./ahascope";
-}
-
 /* Train tiny routers; returns the exit status. */
 static int train(const char *out, const char *flags) {
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "%s train --model %s --window 8 --self 8 --seq-len 32 --batch 4 --out %s %s 2>/dev/null",
-             bin(), test_shared("models/stories260K/stories260K.bin"), out, flags);
+             test_bin(), test_stories_model(), out, flags);
     int st;
     free(test_run(cmd, &st));
     return st;
@@ -75,8 +70,8 @@ TEST(train_is_deterministic_and_resumes_exactly) {
     CHECK_MSG(router_load(&r, a, 5, 8, 64, &e) == 0, "%s", e.msg);
     router_free(&r);
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s generate --model %s --policy aha --routers %s --steps 20 --prompt Once --ids", bin(),
-             test_shared("models/stories260K/stories260K.bin"), a);
+    snprintf(cmd, sizeof cmd, "%s generate --model %s --policy aha --routers %s --steps 20 --prompt Once --ids", test_bin(),
+             test_stories_model(), a);
     int st;
     free(test_run(cmd, &st));
     CHECK_INT(st, 0);
@@ -97,16 +92,12 @@ TEST(train_rejects_bad_input) {
         snprintf(flags, sizeof flags, "%s", bad[i].flags);
         char *at = strstr(flags, "EMPTY");
         if (at) snprintf(at, sizeof flags - (at - flags), "%s", empty);
-        snprintf(cmd, sizeof cmd, "%s train --model %s --window 8 --out %s %s", bin(),
-                 test_shared("models/stories260K/stories260K.bin"), test_tmp("x.safetensors"), flags);
-        int st;
-        char *out = test_run(cmd, &st);
-        CHECK_MSG(st == bad[i].status && strstr(out, bad[i].needle) && !strncmp(out, "ahascope train: ", 16),
-                  "%s -> %d %s", flags, st, out);
-        free(out);
+        snprintf(cmd, sizeof cmd, "%s train --model %s --window 8 --out %s %s", test_bin(),
+                 test_stories_model(), test_tmp("x.safetensors"), flags);
+        CHECK_REFUSAL(cmd, bad[i].status, "ahascope train: ", bad[i].needle, 0);
     }
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s train --model %s --out x", bin(), test_shared("models/stories260K/stories260K.bin"));
+    snprintf(cmd, sizeof cmd, "%s train --model %s --out x", test_bin(), test_stories_model());
     int st;
     char *out = test_run(cmd, &st);
     CHECK(st == 2 && strstr(out, "--window"));
@@ -137,7 +128,7 @@ static int train_tiny(const char *out, const char *flags) {
     snprintf(cmd, sizeof cmd,
              "%s train --model %s --tokenizer %s --window 4 --self 8 --seq-len 32 --batch 4 --steps 20 --lambda 0 "
              "--lr 0.2 --out %s %s 2>/dev/null",
-             bin(), tiny_model(), test_shared("models/stories260K/tok512.bin"), out, flags);
+             test_bin(), tiny_model(), test_stories_tokenizer(), out, flags);
     int st;
     free(test_run(cmd, &st));
     return st;
@@ -273,12 +264,8 @@ TEST(train_all_rejects_bad_combinations) {
     for (int i = 0; i < 6; i++) {
         char cmd[9000];
         snprintf(cmd, sizeof cmd, "%s train --model %s --tokenizer %s --window 4 --self 8 --seq-len 32 --batch 4 "
-                 "--steps 20 --out %s %s", bin(), tiny_model(), test_shared("models/stories260K/tok512.bin"),
+                 "--steps 20 --out %s %s", test_bin(), tiny_model(), test_stories_tokenizer(),
                  test_tmp("tbad_o.safetensors"), bad[i]);
-        int st;
-        char *out = test_run(cmd, &st);
-        char *nl = strchr(out, '\n');
-        CHECK_MSG(st == status[i] && strstr(out, want[i]) && nl && !nl[1], "%s -> %d %s", bad[i], st, out);
-        free(out);
+        CHECK_REFUSAL(cmd, status[i], NULL, want[i], 1);
     }
 }

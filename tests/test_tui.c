@@ -10,113 +10,34 @@
 #include "views/keymap.h"
 #include "views/layout.h"
 #include "test.h"
-
-typedef struct {
-    char sock[64];   /* a tmux server of our own, so tests never touch the user's */
-    char dir[1024];  /* working directory of the TUI */
-} Tmux;
-
-static const char *bin_abs(void) {
-    static char path[1100];
-    const char *b = getenv("AHASCOPE_BIN");
-    if (!b) b = "./ahascope";
-    if (b[0] == '/') return b;
-    char cwd[1024];
-    if (!getcwd(cwd, sizeof cwd)) return b;
-    snprintf(path, sizeof path, "%s/%s", cwd, b);
-    return path;
-}
+#include "tmux.h"
 
 /* The model by absolute path: the TUI runs in its own directory. */
 static const char *model_abs(void) {
     static char path[4096];
-    if (!realpath(test_shared("models/stories260K/stories260K.bin"), path)) return "missing-model";
+    if (!realpath(test_stories_model(), path)) return "missing-model";
     return path;
 }
 
-
-static int have_tmux(void) {
-    int st;
-    free(test_runf(&st, "command -v tmux >/dev/null 2>&1"));
-    return st == 0;
-}
-
-/* Start the TUI (extra flags, environment) in a cols×rows tmux pane. When
- * it exits the pane prints "EXITED <status>" and stays, so tests can see it.
- * The short sleep first: a pane tmux has just created may still be cleared
- * by tmux itself after a program has drawn in it. */
+/* The TUI on stories260K (seed 1, greedy) with extra flags and environment,
+ * in a cols x rows pane of a session of its own, in test_tmp(name). */
 static int tmux_start(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags) {
-    snprintf(t->sock, sizeof t->sock, "ahascope-%d-%s", (int)getpid(), name);
-    snprintf(t->dir, sizeof t->dir, "%s", test_tmp(name));
-    int st;
-    free(test_runf(&st, "mkdir -p %s", t->dir));
-    free(test_runf(&st,
-            "tmux -L %s -f /dev/null new-session -d -x %d -y %d \"cd %s && env TERM=xterm-256color LANG=C.UTF-8 %s %s tui "
-            "--model %s --seed 1 --temperature 0 %s; echo EXITED \\$?; sleep 60\"",
-            t->sock, cols, rows, t->dir, env ? env : "", bin_abs(), model_abs(), flags ? flags : ""));
-    return st;
-}
-
-static void tmux_keys(Tmux *t, const char *keys) {
-    int st;
-    free(test_runf(&st, "tmux -L %s send-keys %s", t->sock, keys));
-}
-
-static char *tmux_capture(Tmux *t) {
-    int st;
-    return test_runf(&st, "tmux -L %s capture-pane -p", t->sock);
-}
-
-static int blank(const char *s) {
-    for (; s && *s; s++)
-        if (*s != ' ' && *s != '\n') return 0;
-    return 1;
-}
-
-/* Wait until the screen shows `text` (up to secs); returns the screen (or NULL).
- * A pane tmux has just created is sometimes wiped by tmux after the program
- * drew its first frame (a resize to the same size, which the program cannot
- * see); a blank screen is answered with Ctrl-L, the TUI's redraw key. */
-static char *tmux_wait(Tmux *t, const char *text, double secs) {
-    double start = test_now(), end = start + secs, last_redraw = start;
-    for (;;) {
-        char *s = tmux_capture(t);
-        if (s && strstr(s, text)) return s;
-        if (blank(s) && test_now() - last_redraw > 1.0) {
-            tmux_keys(t, "C-l");
-            last_redraw = test_now();
-        }
-        if (test_now() > end) {
-            fprintf(stderr, "--- waited for '%s', screen was:\n%s---\n", text, s ? s : "");
-            free(s);
-            return NULL;
-        }
-        free(s);
-        usleep(30000);
-    }
-}
-
-static void tmux_stop(Tmux *t) {
-    int st;
-    free(test_runf(&st, "tmux -L %s kill-server 2>/dev/null", t->sock));
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s tui --model %s --seed 1 --temperature 0 %s", test_bin_abs(), model_abs(),
+             flags ? flags : "");
+    return tmux_open(t, name, NULL, cols, rows, env, cmd, 0);
 }
 
 #define NEED_TUI()                                                          \
     do {                                                                    \
         SKIP_UNLESS_SHARED();                                               \
-        if (!have_tmux()) { test_skip("tmux not installed"); return; }      \
+        if (!tmux_available()) { test_skip("tmux not installed"); return; }      \
     } while (0)
-
-static int expect(Tmux *t, const char *text, double secs) {
-    char *s = tmux_wait(t, text, secs);
-    free(s);
-    return s != NULL;
-}
 
 /* A wait the rest of the test depends on: fail and stop the test at once. */
 #define WAIT(t, text, secs)                                                          \
     do {                                                                             \
-        if (!expect(t, text, secs)) {                                                \
+        if (!tmux_shows(t, text, secs)) {                                                \
             test_fail(__FILE__, __LINE__, "screen never showed '%s'", text);         \
             tmux_stop(t);                                                            \
             return;                                                                  \
@@ -125,7 +46,7 @@ static int expect(Tmux *t, const char *text, double secs) {
 
 static char *query(Tmux *t, const char *sql) {
     int st;
-    return test_runf(&st, "%s query --db %s/ahascope.db --csv \"%s\"", bin_abs(), t->dir, sql);
+    return test_runf(&st, "%s query --db %s/ahascope.db --csv \"%s\"", test_bin_abs(), t->dir, sql);
 }
 
 TEST(tui_steps_plays_and_quits_cleanly) {
@@ -301,10 +222,10 @@ TEST(tui_answers_keys_while_a_step_is_slow) {
     tmux_keys(&t, "p");
     WAIT(&t, "playing", 3);
     usleep(200000); /* now inside a 1.5 s step */
-    double t0 = test_now();
+    double t0 = clock_now();
     tmux_keys(&t, "m");
     WAIT(&t, "router score", 3);
-    double dt = test_now() - t0;
+    double dt = clock_now() - t0;
     CHECK_MSG(dt < 0.5, "a key took %.0f ms to show during a slow step", dt * 1e3);
     tmux_keys(&t, "q");
     WAIT(&t, "EXITED 0", 5); /* quits without waiting for the step */
@@ -314,15 +235,15 @@ TEST(tui_answers_keys_while_a_step_is_slow) {
 TEST(tui_refuses_without_a_terminal) {
     SKIP_UNLESS_SHARED();
     int st;
-    char *out = test_runf(&st, "%s tui --model %s --no-record </dev/null", bin_abs(),
-                   test_shared("models/stories260K/stories260K.bin"));
+    char *out = test_runf(&st, "%s tui --model %s --no-record </dev/null", test_bin_abs(),
+                   test_stories_model());
     CHECK_INT(st, 1);
     CHECK_MSG(strstr(out, "needs a terminal") != NULL, "%s", out);
     free(out);
-    out = test_runf(&st, "%s tui --bogus", bin_abs());
+    out = test_runf(&st, "%s tui --bogus", test_bin_abs());
     CHECK(st == 2 && strstr(out, "ahascope tui: unknown flag")); /* a usage error */
     free(out);
-    out = test_runf(&st, "%s tui --help", bin_abs());
+    out = test_runf(&st, "%s tui --help", test_bin_abs());
     CHECK(st == 0 && strstr(out, "usage: ahascope tui"));
     free(out);
 }
@@ -340,7 +261,7 @@ static int golden_text(int from, int to, char *out, size_t cap) {
     cJSON *ids = cJSON_GetObjectItem(cJSON_GetArrayItem(g, 0), "ids");
     Tokenizer tok;
     Err e;
-    int ok = ids && tok_load(&tok, test_shared("models/stories260K/tok512.bin"), 512, &e) == 0;
+    int ok = ids && tok_load(&tok, test_stories_tokenizer(), 512, &e) == 0;
     size_t o = 0;
     out[0] = 0;
     for (int i = from; ok && i < to && o + 64 < cap; i++) {
@@ -385,10 +306,9 @@ TEST(tui_golden_text_mouse_resize_and_replay) {
     tmux_stop(&t);
     /* replay: the same tokens, from the database alone */
     Tmux r;
-    snprintf(r.sock, sizeof r.sock, "ahascope-%d-replay", (int)getpid());
-    snprintf(r.dir, sizeof r.dir, "%s", t.dir);
-    free(test_runf(&st, "tmux -L %s -f /dev/null new-session -d -x 220 -y 40 \"cd %s && env TERM=xterm-256color "
-                 "LANG=C.UTF-8 %s tui --replay --db golden.db; echo EXITED \\$?; sleep 60\"", r.sock, r.dir, bin_abs()));
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "%s tui --replay --db golden.db", test_bin_abs());
+    tmux_open(&r, "replay", t.dir, 220, 40, NULL, cmd, 0);
     WAIT(&r, "replay golden.db run 1", 10);
     WAIT(&r, want, 2);
     WAIT(&r, "pos 9/512", 1);
@@ -410,26 +330,25 @@ TEST(tui_replay_first_frame_without_a_key) {
     const char *dir = test_tmp("firstframe");
     int st;
     free(test_runf(&st, "mkdir -p %s && cd %s && %s record --db ff.db --model %s --steps 12 --temperature 0", dir, dir,
-                   bin_abs(), model_abs()));
+                   test_bin_abs(), model_abs()));
     CHECK_MSG(st == 0, "record failed");
     Tmux r;
-    snprintf(r.sock, sizeof r.sock, "ahascope-%d-firstframe", (int)getpid());
-    snprintf(r.dir, sizeof r.dir, "%s", dir);
-    free(test_runf(&st, "tmux -L %s -f /dev/null new-session -d -x 100 -y 30 \"sleep 1; cd %s && env "
-                   "TERM=xterm-256color LANG=C.UTF-8 %s tui --replay --db ff.db; sleep 60\"", r.sock, dir, bin_abs()));
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "%s tui --replay --db ff.db", test_bin_abs());
+    tmux_open(&r, "firstframe", dir, 100, 30, NULL, cmd, 1);
     int shown = 0;
-    for (double end = test_now() + 15; !shown && test_now() < end; usleep(100000)) {
+    for (double end = clock_now() + 15; !shown && clock_now() < end; usleep(100000)) {
         char *s = tmux_capture(&r);
         shown = s && strstr(s, "ahascope stories260K.bin");
         free(s);
     }
     CHECK_MSG(shown, "the replay stayed blank with no key pressed");
     tmux_keys(&r, "p"); /* a replay plays: the cursor runs through the recording */
-    CHECK(expect(&r, "playing 10/s", 3));
-    CHECK(expect(&r, "end of the recorded run", 5));
+    CHECK(tmux_shows(&r, "playing 10/s", 3));
+    CHECK(tmux_shows(&r, "end of the recorded run", 5));
     tmux_keys(&r, "o"); /* θ from the stored masses, no model needed */
-    CHECK(expect(&r, "replay re-scored at tau 0.50, theta 0.05", 5));
-    CHECK(expect(&r, "\xce\xb8 0.05", 2));
+    CHECK(tmux_shows(&r, "replay re-scored at tau 0.50, theta 0.05", 5));
+    CHECK(tmux_shows(&r, "\xce\xb8 0.05", 2));
     tmux_keys(&r, "q");
     tmux_stop(&r);
 }
@@ -438,7 +357,7 @@ TEST(tui_replay_first_frame_without_a_key) {
 static char *run_tokens(const char *db, int run) {
     int st;
     char *out = test_runf(&st, "%s query --db %s --csv \"SELECT group_concat(token_id) FROM (SELECT token_id FROM tokens "
-                        "WHERE run_id=%d ORDER BY pos)\"", bin_abs(), db, run);
+                        "WHERE run_id=%d ORDER BY pos)\"", test_bin_abs(), db, run);
     char *nl = out ? strchr(out, '\n') : NULL;
     if (st != 0 || !nl) { free(out); return NULL; }
     memmove(out, nl + 1, strlen(nl + 1) + 1);
@@ -475,7 +394,7 @@ TEST(tui_sampled_run_is_reproduced_by_record) {
     snprintf(rec, sizeof rec, "%s/record.db", t.dir);
     int st;
     char *row = test_runf(&st, "%s query --db %s --csv \"SELECT parent_run_id, prompt, policy, window, seed, temperature, topp, "
-                        "steps, status FROM runs WHERE run_id=3\"", bin_abs(), db);
+                        "steps, status FROM runs WHERE run_id=3\"", test_bin_abs(), db);
     char prompt[64] = "", policy[16] = "", seed[32] = "", status[16] = "";
     int parent = 0, window = 0, steps = 0;
     double temp = 0, topp = 0;
@@ -485,7 +404,7 @@ TEST(tui_sampled_run_is_reproduced_by_record) {
     CHECK_MSG(got == 9 && parent == 2 && !strcmp(status, "done"), "runs: %s", row);
     free(row);
     char *out = test_runf(&st, "%s record --db %s --model %s --prompt '%s' --policy %s --window %d --seed %s --temperature %.9g "
-                        "--topp %.9g --steps %d", bin_abs(), rec, model_abs(), prompt, policy, window, seed, temp, topp, steps);
+                        "--topp %.9g --steps %d", test_bin_abs(), rec, model_abs(), prompt, policy, window, seed, temp, topp, steps);
     CHECK_MSG(st == 0, "%s", out);
     free(out);
     char *tui = run_tokens(db, 3), *again = run_tokens(rec, 1), *first = run_tokens(db, 1);
@@ -544,8 +463,8 @@ TEST(tui_unsampleable_logits_fail_the_run) {
 
 /* Seconds until the screen shows text (a large number if it never does). */
 static double time_until(Tmux *t, const char *text, double secs) {
-    double t0 = test_now();
-    return expect(t, text, secs) ? test_now() - t0 : 1e9;
+    double t0 = clock_now();
+    return tmux_shows(t, text, secs) ? clock_now() - t0 : 1e9;
 }
 
 /* An endless query runs off the UI thread: the progress shows, keys are
@@ -883,12 +802,12 @@ TEST(tui_speed_change_applies_at_once) {
     WAIT(&t, "playing 0.5/s", 3);
     WAIT(&t, "pos 5/512", 3); /* the first step comes at once, the next 2 s later */
     tmux_keys(&t, "+ + + + +"); /* 20 steps/s */
-    double t0 = test_now(), dt = 99;
-    while (test_now() - t0 < 5) { /* until the header shows pos 9 or later (at 20/s each shows only 50 ms) */
+    double t0 = clock_now(), dt = 99;
+    while (clock_now() - t0 < 5) { /* until the header shows pos 9 or later (at 20/s each shows only 50 ms) */
         char *scr = tmux_capture(&t), *at = scr ? strstr(scr, "pos ") : NULL;
         int pos = at ? atoi(at + 4) : 0;
         free(scr);
-        if (pos >= 9) { dt = test_now() - t0; break; }
+        if (pos >= 9) { dt = clock_now() - t0; break; }
         usleep(20000);
     }
     CHECK_MSG(dt < 1.2, "at 20 steps/s, 4 steps took %.2f s: the old 2 s interval was waited out", dt);
@@ -934,19 +853,18 @@ TEST(tui_sixteen_by_thirty_two_heads_end_to_end) {
     int st;
     const char *dir = test_tmp("shape1632");
     free(test_runf(&st, "mkdir -p %s && %s bench --dims 64,128,16,32,8,512,256 --save %s/m.bin --runs 1 --prompt-len 2"
-                        " --decode 2", dir, bin_abs(), dir));
+                        " --decode 2", dir, test_bin_abs(), dir));
     CHECK_MSG(st == 0, "bench --save failed");
     char tok[4096];
-    if (!realpath(test_shared("models/stories260K/tok512.bin"), tok)) snprintf(tok, sizeof tok, "missing-tokenizer");
+    if (!realpath(test_stories_tokenizer(), tok)) snprintf(tok, sizeof tok, "missing-tokenizer");
     static const int sizes[][2] = {{140, 45}, {80, 24}};
     for (int k = 0; k < 2; k++) {
         Tmux t;
-        snprintf(t.sock, sizeof t.sock, "ahascope-%d-shape%d", (int)getpid(), k);
-        snprintf(t.dir, sizeof t.dir, "%s", dir);
-        free(test_runf(&st, "tmux -L %s -f /dev/null new-session -d -x %d -y %d \"cd %s && env TERM=xterm-256color "
-                            "LANG=C.UTF-8 %s tui --model m.bin --tokenizer %s --routers random:3 --window 8 --no-record; "
-                            "echo EXITED \\$?; sleep 60\"", t.sock, sizes[k][0], sizes[k][1], dir, bin_abs(),
-                       tok));
+        char name[32], cmd[8192];
+        snprintf(name, sizeof name, "shape%d", k);
+        snprintf(cmd, sizeof cmd, "%s tui --model m.bin --tokenizer %s --routers random:3 --window 8 --no-record",
+                 test_bin_abs(), tok);
+        tmux_open(&t, name, dir, sizes[k][0], sizes[k][1], NULL, cmd, 0);
         WAIT(&t, "policy aha", 10);
         tmux_keys(&t, "Space Space Space Space Space Space Space Space Space Space Space Space");
         WAIT(&t, "pos 16/256", 10);
@@ -1048,13 +966,9 @@ TEST(tui_replay_explains_where_heads_looked_without_the_model) {
 
 /* Start `ahascope tui ARGS` in dir (which holds the database) in a cols×rows pane. */
 static int tmux_start_in(Tmux *t, const char *name, const char *dir, int cols, int rows, const char *args) {
-    int st;
-    snprintf(t->sock, sizeof t->sock, "ahascope-%d-%s", (int)getpid(), name);
-    snprintf(t->dir, sizeof t->dir, "%s", dir);
-    free(test_runf(&st, "tmux -L %s -f /dev/null new-session -d -x %d -y %d \"cd %s && env TERM=xterm-256color "
-                        "LANG=C.UTF-8 %s tui --seed 1 --temperature 0 --window 8 %s; echo EXITED \\$?; sleep 60\"",
-                   t->sock, cols, rows, dir, bin_abs(), args));
-    return st;
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s tui --seed 1 --temperature 0 --window 8 %s", test_bin_abs(), args);
+    return tmux_open(t, name, dir, cols, rows, NULL, cmd, 0);
 }
 
 /* `bench --arch ARCH --dims DIMS --save-hf DIR/m --save-routers DIR/r.st` in a fresh DIR. */
@@ -1062,7 +976,7 @@ static const char *make_hf_folder(const char *name, const char *arch, const char
     const char *dir = test_tmp(name);
     int st;
     char *out = test_runf(&st, "mkdir -p %s && %s bench --arch %s --dims %s --dtype bf16 --save-hf %s/m "
-                               "--save-routers %s/r.st 2>&1", dir, bin_abs(), arch, dims, dir, dir);
+                               "--save-routers %s/r.st 2>&1", dir, test_bin_abs(), arch, dims, dir, dir);
     if (st != 0) test_fail(__FILE__, __LINE__, "bench --save-hf: %s", out ? out : "");
     free(out);
     return st == 0 ? dir : NULL;
@@ -1153,7 +1067,7 @@ static void hf_shape_small(const char *dir, const char *name, int L, int H) {
 /* A 16-layer × 32-head llama folder (head size 4, 8 KV heads, bf16) with
  * random routers, written by `bench --save-hf`, at 140×45 and 80×24. */
 TEST(tui_hf_llama_sixteen_by_thirty_two_heads) {
-    if (!have_tmux()) { test_skip("tmux not installed"); return; }
+    if (!tmux_available()) { test_skip("tmux not installed"); return; }
     const char *dir = make_hf_folder("hf1632", "llama", "128,256,16,32,8,512,256");
     if (!dir) return;
     char d[1024];
@@ -1165,7 +1079,7 @@ TEST(tui_hf_llama_sixteen_by_thirty_two_heads) {
 /* A 24-layer × 14-head qwen2 folder (head size 4, 2 KV heads): the heatmap
  * packs two layers per row (labels L0, L2, …, L22). */
 TEST(tui_hf_qwen2_twenty_four_by_fourteen_heads) {
-    if (!have_tmux()) { test_skip("tmux not installed"); return; }
+    if (!tmux_available()) { test_skip("tmux not installed"); return; }
     const char *dir = make_hf_folder("hf2414", "qwen2", "56,112,24,14,2,512,256");
     if (!dir) return;
     char d[1024];
@@ -1269,10 +1183,10 @@ TEST(tui_long_prompt_shows_prefill_progress_and_quits_during_it) {
     CHECK_MSG(count && sscanf(count, "prefilling the prompt: %d of %d tokens", &done, &total) == 2 && total > 1000,
               "without --steps: %d of %d tokens\n%s", done, total, s ? s : "");
     free(s);
-    double t0 = test_now();
+    double t0 = clock_now();
     tmux_keys(&t, "q");
     WAIT(&t, "EXITED 0", 10);
-    double dt = test_now() - t0;
+    double dt = clock_now() - t0;
     CHECK(during);
     CHECK_MSG(dt < 2.0, "q took %.2f s to quit during the prefill", dt);
     tmux_stop(&t);

@@ -50,13 +50,13 @@ static double writer_rows_per_s(Store *st, const Config *c, int steps, int commi
     double rate = -1;
     if (!t || begin_run(st, c, "writer", &run, e)) goto out;
     store_set_commit_every(st, commit_every);
-    double t0 = args_seconds();
+    double t0 = clock_now();
     for (int p = 0; p < steps; p++) {
         fill_synthetic(t, p);
         if (store_write_step(st, run, t, NULL, e)) goto out;
     }
     if (store_run_end(st, run, "done", e)) goto out;
-    rate = (double)steps * trace_cells(t) / (args_seconds() - t0);
+    rate = (double)steps * trace_cells(t) / (clock_now() - t0);
 out:
     store_set_commit_every(st, 1);
     trace_free(t);
@@ -100,20 +100,20 @@ static void run_bufs_free(RunBufs *rb, int prompt_len) {
 static double timed_prefill(const Model *m, const BenchOpts *b, RunBufs *rb, const int *ids, Store *st, int64_t run,
                             Err *e) {
     fwd_reset(&rb->rs);
-    double t0 = args_seconds();
+    double t0 = clock_now();
     fwd_forward(m, &rb->rs, &b->attn, ids, b->prompt_len, 0, NULL, rb->pre);
     for (int i = 0; run && i < b->prompt_len; i++)
         if (store_write_step(st, run, rb->pre[i], NULL, e)) return -1;
-    return args_seconds() - t0;
+    return clock_now() - t0;
 }
 
 /* Decode step at pos of one side (recorded when run != 0); seconds. */
 static double timed_step(const Model *m, const BenchOpts *b, RunBufs *rb, const int *id, int pos, Store *st,
                          int64_t run, Err *e) {
-    double t0 = args_seconds();
+    double t0 = clock_now();
     fwd_forward(m, &rb->rs, &b->attn, id, 1, pos, NULL, &rb->step);
     if (run && store_write_step(st, run, rb->step, NULL, e)) return -1;
-    return args_seconds() - t0;
+    return clock_now() - t0;
 }
 
 /* One round: both sides run the same tokens; whole-run seconds into

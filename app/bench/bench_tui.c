@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "app/bench/bench.h"
+#include "engine/clock.h"
 #include "engine/decide.h"
 #include "views/screen.h"
 
@@ -74,12 +75,6 @@ static int fill_model(ViewModel *m, int n_layers, int n_heads, int n_tokens, Err
     return rc;
 }
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* The frames themselves: cursor and selection move so every frame differs. */
 static int run_frames(ViewModel *m, int cols, int rows, int frames, double *ms, Err *e) {
     ViewScreen s;
@@ -93,9 +88,9 @@ static int run_frames(ViewModel *m, int cols, int rows, int frames, double *ms, 
         m->attn.layer = m->sel_layer;
         m->attn.head = m->sel_head;
         m->attn.pos = m->cursor;
-        double t0 = now_ms();
+        double t0 = clock_now() * 1e3;
         rc = view_frame(&s, m, e);
-        ms[f] = now_ms() - t0;
+        ms[f] = clock_now() * 1e3 - t0;
     }
     view_screen_free(&s);
     return rc;

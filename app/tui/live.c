@@ -50,7 +50,7 @@ static void show_run(Tui *t, const TuiTake *k) {
  * runs it; keys go on being answered), then what it took once it ends. */
 static void show_prefill(Tui *t, const TuiTake *k) {
     const char *dot = t->m.ascii ? "-" : "\xc2\xb7";
-    double now = args_seconds(), secs = k->prefill_s;
+    double now = clock_now(), secs = k->prefill_s;
     if (k->prefilling) {
         if (t->prefill_on && now - t->prefill_shown < 0.1) return;
         t->prefill_shown = now, t->prefill_on = 1, t->dirty = 1;

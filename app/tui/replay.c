@@ -63,7 +63,7 @@ int tui_open_run(Tui *t, int64_t id, Err *e) {
 
 /* One position per 1/speed seconds; it stops at the end of the recording. */
 void tui_replay_advance(Tui *t) {
-    double now = args_seconds();
+    double now = clock_now();
     if (now < t->replay_next) return;
     double speed = tui_speed(t);
     t->replay_next = now + (speed > 0 ? 1.0 / speed : 0);

@@ -2,16 +2,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "app/tui/sql.h"
+#include "engine/clock.h"
 #include "store/store.h"
-
-static double mono_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Polled by SQLite's progress handler on the query thread: publish the
  * row count, and stop on a cancel (the time limit is the store's). */
@@ -52,7 +46,7 @@ static void *query_main(void *arg) {
     Store *st = store_open(q->db, STORE_READ, 500, &e);
     int rc = st && f ? store_query_limited(st, q->res.sql, STORE_FMT_TABLE, f, &lim, &e) : -1;
     store_close(st, NULL);
-    double secs = mono_now() - q->t0;
+    double secs = clock_now() - q->t0;
     TuiSqlEnd end = rc == 0 ? TUI_SQL_OK
                     : lim.timed_out ? TUI_SQL_TIMED_OUT
                     : atomic_load(&q->cancel) ? TUI_SQL_CANCELLED : TUI_SQL_FAILED;
@@ -83,7 +77,7 @@ int tui_sql_start(TuiSql *q, const char *db, const char *sql, Err *e) {
     atomic_store(&q->cancel, 0);
     atomic_store(&q->done, 0);
     atomic_store(&q->rows, 0);
-    q->t0 = mono_now();
+    q->t0 = clock_now();
     if (pthread_create(&q->thread, NULL, query_main, q) != 0) {
         tui_sql_result_free(&q->res);
         return err_set(e, "cannot start the query thread");
@@ -95,7 +89,7 @@ int tui_sql_start(TuiSql *q, const char *db, const char *sql, Err *e) {
 int tui_sql_progress(const TuiSql *q, long *rows, double *secs) {
     if (!q->joinable || atomic_load(&q->done)) return 0;
     *rows = atomic_load(&q->rows);
-    *secs = mono_now() - q->t0;
+    *secs = clock_now() - q->t0;
     return 1;
 }
 

@@ -104,7 +104,7 @@ static int on_prefill(void *user, int done, int total) {
     if (ms > 0 && done > w->prefill_done) nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
     pthread_mutex_lock(&w->mu);
     w->prefill_done = done, w->prefill_total = total;
-    w->prefill_s = args_seconds() - w->prefill_t0;
+    w->prefill_s = clock_now() - w->prefill_t0;
     int stop = w->quit || (w->restart && w->next_prompt);
     pthread_mutex_unlock(&w->mu);
     return stop;
@@ -117,7 +117,7 @@ static int prefill(TuiWorker *w, StepTrace **t, int n) {
     if (chunked) {
         pthread_mutex_lock(&w->mu);
         w->prefilling = 1, w->prefill_done = 0, w->prefill_total = n, w->prefill_s = 0;
-        w->prefill_t0 = args_seconds();
+        w->prefill_t0 = clock_now();
         pthread_mutex_unlock(&w->mu);
         session_set_progress(&w->ses, PROGRESS_PREFILL_CHUNK, on_prefill, w);
     }
@@ -137,10 +137,10 @@ static void step(TuiWorker *w) {
         StepTrace **t = calloc(n, sizeof *t);
         int ok = t != NULL;
         for (int i = 0; ok && i < n; i++) ok = (t[i] = trace_new_top(c->n_layers, c->n_heads, w->attn_top)) != NULL;
-        double t0 = args_seconds();
+        double t0 = clock_now();
         if (ok && prefill(w, t, n) < n) end_run(w, "interrupted"); /* stopped: nothing of it is shown */
         else if (ok) {
-            double dt = args_seconds() - t0;
+            double dt = clock_now() - t0;
             /* teacher-forced tokens past the original prompt stay generated ones */
             for (int i = 0; i < n; i++) t[i]->is_prompt = t[i]->pos < w->n_prompt;
             deliver(w, t, n);
@@ -154,9 +154,9 @@ static void step(TuiWorker *w) {
     }
     StepTrace *t = trace_new_top(c->n_layers, c->n_heads, w->attn_top);
     if (!t) return;
-    double t0 = args_seconds();
+    double t0 = clock_now();
     int more = session_step(&w->ses, t);
-    double dt = args_seconds() - t0;
+    double dt = clock_now() - t0;
     if (more) deliver(w, &t, 1); /* t becomes NULL: the UI has it */
     Err e;
     int failed = !more && app_session_error(&w->ses, &e);
@@ -206,7 +206,7 @@ static void do_attention(TuiWorker *w) {
 static void wait_until(TuiWorker *w, double when) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    double left = when - args_seconds();
+    double left = when - clock_now();
     if (left <= 0) return;
     ts.tv_sec += (time_t)left;
     ts.tv_nsec += (long)((left - (time_t)left) * 1e9);
@@ -231,9 +231,9 @@ static void *worker_main(void *arg) {
         if (!want) { pthread_cond_wait(&w->cv, &w->mu); continue; }
         /* the interval follows the speed asked for now, not the one of the last step */
         double due = last_step + (w->speed > 0 ? 1.0 / w->speed : 0);
-        if (w->want_steps == 0 && w->speed > 0 && args_seconds() < due) { wait_until(w, due); continue; }
+        if (w->want_steps == 0 && w->speed > 0 && clock_now() < due) { wait_until(w, due); continue; }
         if (w->want_steps > 0) w->want_steps--;
-        last_step = args_seconds();
+        last_step = clock_now();
         w->busy = 1;
         pthread_mutex_unlock(&w->mu);
         if (delay_ms > 0) nanosleep(&(struct timespec){delay_ms / 1000, (delay_ms % 1000) * 1000000L}, NULL);
@@ -287,7 +287,7 @@ void tui_worker_take(TuiWorker *w, TuiTake *out, float *attn_buf) {
     out->run_id = w->run_id, out->attn = w->attn, out->finished = w->finished, out->tok_s = w->tok_s;
     out->busy = w->busy || w->restart || (!w->finished && w->want_steps > 0);
     out->prefilling = w->prefilling, out->prefill_done = w->prefill_done, out->prefill_total = w->prefill_total;
-    out->prefill_s = w->prefilling ? args_seconds() - w->prefill_t0 : w->prefill_s;
+    out->prefill_s = w->prefilling ? clock_now() - w->prefill_t0 : w->prefill_s;
     snprintf(out->message, sizeof out->message, "%s", w->message);
     w->message[0] = 0;
     out->attn_ready = w->attn_ready;

@@ -1,0 +1,75 @@
+/* tmux.c — driving the TUI through a private tmux server (tmux.h). */
+#include "tests/tmux.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/test.h"
+
+int tmux_available(void) {
+    int st;
+    free(test_runf(&st, "command -v tmux >/dev/null 2>&1"));
+    return st == 0;
+}
+
+int tmux_open(Tmux *t, const char *name, const char *dir, int cols, int rows, const char *env, const char *cmd,
+              int settle) {
+    snprintf(t->sock, sizeof t->sock, "ahascope-%d-%s", (int)getpid(), name);
+    snprintf(t->dir, sizeof t->dir, "%s", dir ? dir : test_tmp(name));
+    char wait[32] = "";
+    if (settle > 0) snprintf(wait, sizeof wait, "sleep %d; ", settle);
+    int st;
+    free(test_runf(&st, "mkdir -p %s", t->dir));
+    free(test_runf(&st,
+                   "tmux -L %s -f /dev/null new-session -d -x %d -y %d \"%scd %s && env TERM=xterm-256color "
+                   "LANG=C.UTF-8 %s %s; echo EXITED \\$?; sleep 60\"",
+                   t->sock, cols, rows, wait, t->dir, env ? env : "", cmd));
+    return st;
+}
+
+void tmux_keys(Tmux *t, const char *keys) {
+    int st;
+    free(test_runf(&st, "tmux -L %s send-keys %s", t->sock, keys));
+}
+
+char *tmux_capture(Tmux *t) {
+    int st;
+    return test_runf(&st, "tmux -L %s capture-pane -p", t->sock);
+}
+
+static int blank(const char *s) {
+    for (; s && *s; s++)
+        if (*s != ' ' && *s != '\n') return 0;
+    return 1;
+}
+
+char *tmux_wait(Tmux *t, const char *text, double secs) {
+    double start = clock_now(), end = start + secs, last_redraw = start;
+    for (;;) {
+        char *s = tmux_capture(t);
+        if (s && strstr(s, text)) return s;
+        if (blank(s) && clock_now() - last_redraw > 1.0) {
+            tmux_keys(t, "C-l");
+            last_redraw = clock_now();
+        }
+        if (clock_now() > end) {
+            fprintf(stderr, "--- waited for '%s', screen was:\n%s---\n", text, s ? s : "");
+            free(s);
+            return NULL;
+        }
+        free(s);
+        usleep(30000);
+    }
+}
+
+int tmux_shows(Tmux *t, const char *text, double secs) {
+    char *s = tmux_wait(t, text, secs);
+    free(s);
+    return s != NULL;
+}
+
+void tmux_stop(Tmux *t) {
+    int st;
+    free(test_runf(&st, "tmux -L %s kill-server 2>/dev/null", t->sock));
+}

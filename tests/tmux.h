@@ -1,0 +1,45 @@
+/* tmux.h — the TUI end to end: keys in, screen text out.
+ *
+ * Each session runs on a tmux server of its own (-L ahascope-PID-NAME, no
+ * configuration file), so tests never touch the user's tmux nor each other's.
+ * The pane runs one shell command in a working directory with TERM and LANG
+ * fixed; when the command exits the pane prints "EXITED <status>" and stays,
+ * so a test can see how the program ended.
+ */
+#ifndef AHASCOPE_TEST_TMUX_H
+#define AHASCOPE_TEST_TMUX_H
+
+typedef struct {
+    char sock[64];  /* the private server's name */
+    char dir[1024]; /* the working directory of the pane's command */
+} Tmux;
+
+/* 1 if tmux is installed: TUI tests skip without it. */
+int tmux_available(void);
+
+/* Start `cmd` (a shell command line; extra VAR=value words in env, or NULL)
+ * in a cols x rows pane, in dir (NULL: test_tmp(name), created). `settle`
+ * seconds pass first, for tests that need the pane's own early redraws over
+ * before the program draws. Returns tmux's exit status (0: started). */
+int tmux_open(Tmux *t, const char *name, const char *dir, int cols, int rows, const char *env, const char *cmd,
+              int settle);
+
+/* Send keys, in tmux send-keys syntax ("Space", "C-l", "\"text\" Enter"). */
+void tmux_keys(Tmux *t, const char *keys);
+
+/* The pane's text now (malloc'd; NULL if tmux failed). */
+char *tmux_capture(Tmux *t);
+
+/* Wait up to secs until the screen shows text and return it (malloc'd); NULL,
+ * with the last screen on stderr, if it never did. A blank screen is answered
+ * with Ctrl-L, the TUI's redraw key: tmux sometimes wipes a pane it has just
+ * made after the program drew its first frame, which the program cannot see. */
+char *tmux_wait(Tmux *t, const char *text, double secs);
+
+/* tmux_wait without the screen: 1 if text appeared in time. */
+int tmux_shows(Tmux *t, const char *text, double secs);
+
+/* Kill the session's server (and the program, if it still runs). */
+void tmux_stop(Tmux *t);
+
+#endif
