@@ -220,6 +220,18 @@ int store_flush(Store *s, Err *e) {
     return 0;
 }
 
+void store_set_commit_every(Store *s, int n) { s->commit_every = n > 0 ? n : 1; }
+
+int store_writer_release(Store *s, Err *e) {
+    int rc = s->pending ? store_flush(s, e) : 0;
+    sqlite3_finalize(s->ins_token);
+    sqlite3_finalize(s->ins_decision);
+    sqlite3_finalize(s->upd_tokens);
+    sqlite3_finalize(s->ins_top);
+    s->ins_token = s->ins_decision = s->upd_tokens = s->ins_top = NULL;
+    return rc;
+}
+
 int store_run_end(Store *s, int64_t run_id, const char *status, Err *e) {
     if (store_flush(s, e)) return -1;
     char now[32];
