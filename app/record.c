@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "app/record.h"
+#include "app/version.h"
 #include "engine/files.h"
 #include "engine/sha256.h"
 
@@ -31,6 +32,7 @@ int app_session_error(const Session *s, Err *e) {
 
 int app_run_info(const RunOpts *o, const Loaded *L, StoreRunInfo *r, Err *e) {
     memset(r, 0, sizeof *r);
+    r->program_version = AHASCOPE_VERSION;
     const Config *c = &L->model.c;
     const AttnConfig *a = &o->attn;
     snprintf(r->model, sizeof r->model, "%s", L->model.path[0] ? L->model.path : "random");
