@@ -8,7 +8,7 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "app/fit.h"
-#include "app/record.h"
+#include "app/run_info.h"
 #include "engine/decide.h"
 #include "engine/files.h"
 #include "engine/pool.h"

@@ -7,7 +7,7 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "app/progress.h"
-#include "app/record.h"
+#include "app/run_info.h"
 #include "engine/session.h"
 
 static volatile sig_atomic_t g_stop; /* set by SIGINT/SIGTERM; the loop ends the run cleanly */

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "app/commands.h"
-#include "app/eval_report.h"
-#include "app/record.h"
+#include "app/eval_table.h"
+#include "app/run_info.h"
 #include "engine/files.h"
 #include "engine/pool.h"
 #include "views/plot.h"

@@ -9,7 +9,7 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "app/progress.h"
-#include "app/record.h"
+#include "app/run_info.h"
 #include "app/setup.h"
 #include "engine/session.h"
 #include "engine/textout.h"

@@ -22,7 +22,7 @@
 
 #include "app/args.h"
 #include "app/commands.h"
-#include "app/eval.h"
+#include "app/eval_forced.h"
 #include "engine/adamw.h"
 #include "engine/backward.h"
 #include "engine/files.h"

@@ -19,7 +19,7 @@
 
 #include "app/args.h"
 #include "app/commands.h"
-#include "app/record.h"
+#include "app/run_info.h"
 #include "app/setup.h"
 #include "app/tui_sql.h"
 #include "app/tui_worker.h"

@@ -394,7 +394,7 @@ TEST(friction_train_refuses_an_output_it_cannot_create_before_training) {
 
 /* ---- exports never overwrite another run's ------------------------------ */
 
-#include "app/record.h"
+#include "app/run_info.h"
 
 /* A TUI on a tmux server of its own (sock), in dir; when it quits the pane
  * prints "EXITED <status>" and stays. */

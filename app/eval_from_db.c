@@ -1,11 +1,11 @@
-/* eval_db.c — a database's evaluations re-summarised, shards combined
- * (see eval_db.h). */
+/* eval_from_db.c — a database's evaluations re-summarised, shards combined
+ * (see eval_from_db.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/eval_db.h"
+#include "app/eval_from_db.h"
 #include "engine/cost.h"
 
 #define CHUNK 64 /* positions read back at a time */
@@ -179,8 +179,8 @@ static int group_row(Store *st, const StoreEvalRow *ev, int n, const Group *g, c
     return 0;
 }
 
-int eval_db_rows(const char *path, const char *label, const Loaded *L, const char *model_sha256, Row **rows,
-                 Err *e) {
+int eval_from_db_rows(const char *path, const char *label, const Loaded *L, const char *model_sha256, Row **rows,
+                      Err *e) {
     *rows = NULL;
     Store *st = store_open(path, STORE_READ, 5000, e);
     if (!st) return -1;

@@ -1,7 +1,8 @@
-/* record.h — what the app tells the store about a run, shared by
- * `record`, `bench --record` and the TUI. */
-#ifndef AHASCOPE_RECORD_H
-#define AHASCOPE_RECORD_H
+/* run_info.h — what the app tells the store about a run, and what the
+ * commands that run the model (record, generate, trace, the TUI, eval,
+ * sweep, fit) share about it. */
+#ifndef AHASCOPE_RUN_INFO_H
+#define AHASCOPE_RUN_INFO_H
 
 #include "app/args.h"
 #include "app/setup.h"

@@ -1,12 +1,13 @@
-/* eval_report.c — one evaluated setting, and its table and plots. */
+/* eval_table.c — one evaluated setting (a row of the table), and the
+ * table and plots of rows. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/eval_db.h"
-#include "app/eval_report.h"
-#include "app/record.h"
+#include "app/eval_from_db.h"
+#include "app/eval_table.h"
+#include "app/run_info.h"
 #include "engine/cost.h"
 #include "engine/textout.h"
 #include "views/plot.h"
@@ -40,7 +41,7 @@ int eval_opts_rows_from_db(EvalOpts *x, const char *label, Row **rows, Err *e) {
     x->o.prompt = "";
     x->o.routers = NULL, x->o.attn.policy = POLICY_FULL; /* the rows carry their own; the model is for the bytes */
     int n = app_load(&x->o, &L, 0, e) || app_run_info(&x->o, &L, &info, e)
-          ? -1 : eval_db_rows(x->from_db, label, &L, info.model_sha256, rows, e);
+          ? -1 : eval_from_db_rows(x->from_db, label, &L, info.model_sha256, rows, e);
     app_unload(&L);
     return n;
 }

@@ -1,10 +1,10 @@
-/* eval_report.h — what `eval` and `sweep` share: their options, one
+/* eval_table.h — what `eval` and `sweep` share: their options, one
  * evaluated setting (a row of the table), printing and plotting rows. */
-#ifndef AHASCOPE_EVAL_REPORT_H
-#define AHASCOPE_EVAL_REPORT_H
+#ifndef AHASCOPE_EVAL_TABLE_H
+#define AHASCOPE_EVAL_TABLE_H
 
 #include "app/args.h"
-#include "app/eval.h"
+#include "app/eval_forced.h"
 
 typedef struct {
     RunOpts o;

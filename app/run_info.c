@@ -1,11 +1,13 @@
-/* record.c — the runs row: enough to reproduce a run from the database. */
+/* run_info.c — the runs row (enough to reproduce a run from the database),
+ * and the small things every command that runs the model shares about its
+ * run: why it stopped, the names its export takes, the prompts it reads. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "app/record.h"
+#include "app/run_info.h"
 #include "app/version.h"
 #include "engine/files.h"
 #include "engine/sha256.h"
