@@ -80,7 +80,7 @@ static int print_trace_line(const StepTrace *t) {
 }
 
 static int run_trace(RunOpts *o, int progress, Err *e) {
-    Loaded L;
+    AppLoaded L;
     Session s;
     int rc = -1;
     StepTrace **pre = NULL;

@@ -420,7 +420,7 @@ static int check_out_model(const TrainOpts *t, const Model *m, Err *e) {
 }
 
 static int run_train(TrainOpts *t, Err *e) {
-    Loaded L;
+    AppLoaded L;
     Trainer tr;
     int rc = -1;
     memset(&tr, 0, sizeof tr);

@@ -65,7 +65,7 @@ typedef struct {
     double sql_shown;   /* when the progress line was last redrawn */
     double prefill_shown; /* when a long prefill's line was last redrawn */
     int prefill_on;     /* that line is up: say what the prefill took when it ends */
-    const Loaded *L;
+    const AppLoaded *L;
     const char *db;     /* recording target, NULL: not recording */
     int speed_i, playing, dirty, want_sql;
     int attn_pending;   /* an attention request is out */
@@ -758,7 +758,7 @@ static int run_replay(const char *db, int64_t run, int mono, int ascii, double s
 static int run_tui(RunOpts *o, const char *db, int mono, int ascii, int threads, int attn_top, double sql_timeout,
                    Err *e) {
     static Tui t; /* large; one per process */
-    Loaded L;
+    AppLoaded L;
     int rc = -1;
     memset(&t, 0, sizeof t);
     t.sql.time_limit = sql_timeout;

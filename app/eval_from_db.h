@@ -21,7 +21,7 @@
  * Returns the number of rows, or -1 with e naming the file and problem.
  * Matched evaluations (--match-budget) are left out with a note on stderr:
  * their oracle labels used the AHA row's θ, which the file does not keep. */
-int eval_from_db_rows(const char *path, const char *label, const Loaded *L, const char *model_sha256, Row **rows,
+int eval_from_db_rows(const char *path, const char *label, const AppLoaded *L, const char *model_sha256, EvalRow **rows,
                       Err *e);
 
 #endif

@@ -32,7 +32,7 @@ int app_session_error(const Session *s, Err *e) {
                    s->n_ids);
 }
 
-int app_run_info(const RunOpts *o, const Loaded *L, StoreRunInfo *r, Err *e) {
+int app_run_info(const RunOpts *o, const AppLoaded *L, StoreRunInfo *r, Err *e) {
     memset(r, 0, sizeof *r);
     r->program_version = AHASCOPE_VERSION;
     const Config *c = &L->model.c;

@@ -11,7 +11,7 @@
 
 /* Fill a runs row from the options and what was loaded (hashes the model,
  * tokenizer and router files). info->prompt borrows o->prompt. */
-int app_run_info(const RunOpts *o, const Loaded *L, StoreRunInfo *info, Err *e);
+int app_run_info(const RunOpts *o, const AppLoaded *L, StoreRunInfo *info, Err *e);
 
 /* 0 if s generated normally; else -1 with e set to the one line saying why
  * it stopped: the position, and the likely cause (a half-precision KV
