@@ -8,8 +8,8 @@
 
 #include "app/args.h"
 #include "app/commands.h"
-#include "app/eval_report.h"
-#include "app/record.h"
+#include "app/eval_table.h"
+#include "app/run_info.h"
 #include "engine/files.h"
 #include "engine/pool.h"
 
@@ -94,7 +94,7 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
 }
 
 /* Global share of a setting on the data (no recording): what matching bisects. */
-static double share_of(const Loaded *L, const EvalData *d, const EvalOpts *x, const AttnConfig *a, Err *e) {
+static double share_of(const AppLoaded *L, const EvalData *d, const EvalOpts *x, const AttnConfig *a, Err *e) {
     EvalSums s = {.share_only = 1};
     if (eval_policy(&L->model, NULL, a, d, (int)x->threads, NULL, NULL, 0, 0, &s, e)) return NAN;
     return s.gate_n > 0 ? s.gate_sum / s.gate_n : NAN;
@@ -102,7 +102,7 @@ static double share_of(const Loaded *L, const EvalData *d, const EvalOpts *x, co
 
 /* The knob whose executed global share is closest to target, bisected in
  * [lo, hi] (the share falls as the knob rises) until within `tol`. */
-static double match_knob(const Loaded *L, const EvalData *d, const EvalOpts *x, AttnConfig a, double target,
+static double match_knob(const AppLoaded *L, const EvalData *d, const EvalOpts *x, AttnConfig a, double target,
                          double lo, double hi, double tol, void (*set)(AttnConfig *, double), Err *e) {
     double best = lo, best_gap = INFINITY;
     for (int it = 0; it < 40; it++) {
@@ -126,14 +126,14 @@ static void set_tau_logit(AttnConfig *a, double k) { a->tau = (float)(1.0 / (1.0
  * estimates are log-odds spread over hundreds of nats (qada_bulk past 50),
  * which no probability θ could reach, so bisect on the log-odds in
  * [-100, 300]; stop within a quarter of a point. */
-static double match_theta(const Loaded *L, const EvalData *d, const EvalOpts *x, AttnConfig a, double target, Err *e) {
+static double match_theta(const AppLoaded *L, const EvalData *d, const EvalOpts *x, AttnConfig a, double target, Err *e) {
     return match_knob(L, d, x, a, target, -100, 300, 0.0025, set_theta, e);
 }
 
 /* --share: the aha τ giving that global share on d, bisected on its
  * log-odds (a float τ resolves nothing past ±30); within 0.05 points, as
  * routers are compared at one budget on a few thousand decisions. */
-static int match_tau(const Loaded *L, const EvalData *d, EvalOpts *x, Err *e) {
+static int match_tau(const AppLoaded *L, const EvalData *d, EvalOpts *x, Err *e) {
     double k = match_knob(L, d, x, x->o.attn, x->share, -30, 30, 0.0005, set_tau_logit, e);
     if (isnan(k)) return -1;
     set_tau_logit(&x->o.attn, k);
@@ -158,7 +158,7 @@ static uint8_t *static_heads_for(const long *counts, int cells, double target, i
 }
 
 /* Per-head oracle counts of an AHA pass over the calibration data cal. */
-static int calibrate_counts(const Loaded *L, const EvalData *cal, const EvalOpts *x, long *counts, Err *e) {
+static int calibrate_counts(const AppLoaded *L, const EvalData *cal, const EvalOpts *x, long *counts, Err *e) {
     EvalSums s = {.head_counts = counts, .ref_theta_logit = x->o.attn.theta_logit, .ref_set = 1};
     AttnConfig a = x->o.attn;
     a.policy = POLICY_AHA;
@@ -167,14 +167,14 @@ static int calibrate_counts(const Loaded *L, const EvalData *cal, const EvalOpts
 
 /* --match-budget aha: AHA first, then every predictor at its global share;
  * the static heads are ranked on cal, not on the evaluated d. */
-static int run_matched(const Loaded *L, const EvalData *d, const EvalData *cal, EvalOpts *x, Store *st,
+static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *cal, EvalOpts *x, Store *st,
                        StoreRunInfo *info, Err *e) {
     int cells = L->model.c.n_layers * L->model.c.n_heads, rc = -1, n = 0, k = 0;
     long *counts = calloc((size_t)cells * 2, sizeof *counts);
     uint8_t *heads = NULL;
-    Row *rows = calloc(DECIDE_COUNT + 2, sizeof *rows); /* aha, the θ predictors, random, static */
+    EvalRow *rows = calloc(DECIDE_COUNT + 2, sizeof *rows); /* aha, the θ predictors, random, static */
     if (!counts || !rows) { err_set(e, "out of memory"); goto out; }
-    Row *r = &rows[n++];
+    EvalRow *r = &rows[n++];
     snprintf(r->name, sizeof r->name, "aha");
     snprintf(r->knob, sizeof r->knob, "tau=%.3g", x->o.attn.tau);
     r->a = x->o.attn, r->a.policy = POLICY_AHA;
@@ -227,7 +227,7 @@ out:
 }
 
 static int run_eval(EvalOpts *x, Err *e) {
-    Loaded L;
+    AppLoaded L;
     EvalData d = {0}, cal = {0};
     Store *st = NULL;
     StoreRunInfo info;
@@ -256,7 +256,7 @@ static int run_eval(EvalOpts *x, Err *e) {
     if (!isnan(x->share) && match_tau(&L, &d, x, e)) goto out;
     if (x->match) rc = run_matched(&L, &d, &cal, x, st, &info, e);
     else {
-        Row row = {.a = x->o.attn};
+        EvalRow row = {.a = x->o.attn};
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
         if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
         else snprintf(row.knob, sizeof row.knob, "w=%d tau=%.4g", x->o.attn.window, x->o.attn.tau);
@@ -274,7 +274,7 @@ out:
 
 /* --from-db: the table of every evaluation in the file, shards combined. */
 static int eval_from_db(EvalOpts *x, Err *e) {
-    Row *rows = NULL;
+    EvalRow *rows = NULL;
     int n = eval_opts_rows_from_db(x, NULL, &rows, e), rc = n < 0 ? -1 : 0;
     if (rc == 0) eval_print_rows(rows, n, x->json, 0);
     if (rc == 0) rc = eval_plot_rows(rows, n, x, "evaluation", e);

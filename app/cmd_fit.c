@@ -8,7 +8,7 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "app/fit.h"
-#include "app/record.h"
+#include "app/run_info.h"
 #include "engine/decide.h"
 #include "engine/files.h"
 #include "engine/pool.h"
@@ -112,7 +112,7 @@ static int parse(int argc, char **argv, FitOpts *t, Err *e) {
 }
 
 /* The router file: weights, biases, the settings and the held-out figures. */
-static int save(const FitOpts *t, const Loaded *L, const char *desc, uint64_t seed, FitResult *res, Err *e) {
+static int save(const FitOpts *t, const AppLoaded *L, const char *desc, uint64_t seed, FitResult *res, Err *e) {
     enum { N_META = 20 };
     char v[N_META][64];
     const AttnConfig *a = &t->o.attn;
@@ -152,7 +152,7 @@ static void print_result(const FitOpts *t, const FitResult *res) {
 }
 
 /* --shard I/N: the data pass of this shard's sequences, its examples to --out. */
-static int write_shard(const FitOpts *t, const Loaded *L, const EvalData *d, int n_held, const FitConfig *fc, Err *e) {
+static int write_shard(const FitOpts *t, const AppLoaded *L, const EvalData *d, int n_held, const FitConfig *fc, Err *e) {
     FitShardInfo info = {.n_seqs = d->n, .n_held = n_held, .seed = t->o.seed};
     StoreRunInfo ri;
     RunOpts o = t->o;
@@ -168,7 +168,7 @@ static int write_shard(const FitOpts *t, const Loaded *L, const EvalData *d, int
 }
 
 static int run_fit(FitOpts *t, Err *e) {
-    Loaded L;
+    AppLoaded L;
     EvalData d = {0};
     FitResult res = {0};
     int n_held = 0, rc = -1;
@@ -194,7 +194,7 @@ out:
 
 /* --from-shards: the fit on every shard's examples, without running the model. */
 static int run_from_shards(FitOpts *t, Err *e) {
-    Loaded L;
+    AppLoaded L;
     FitResult res = {0};
     FitShardInfo info;
     StoreRunInfo ri;

@@ -7,7 +7,7 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "app/progress.h"
-#include "app/record.h"
+#include "app/run_info.h"
 #include "app/setup.h"
 #include "engine/session.h"
 
@@ -36,7 +36,7 @@ static void print_piece(const Session *s, int i) {
 }
 
 static int run_generate(RunOpts *o, int print_ids, int progress, int threads, Err *e) {
-    Loaded L;
+    AppLoaded L;
     Session s;
     int rc = 1;
     if (app_load(o, &L, 1, e) != 0) goto out_unload;

@@ -36,7 +36,7 @@ static size_t count_params(const Model *m) {
     return n + per * c->n_layers;
 }
 
-static const char *router_text(const Loaded *L, const RunOpts *o, char *buf, size_t cap) {
+static const char *router_text(const AppLoaded *L, const RunOpts *o, char *buf, size_t cap) {
     if (o->routers) snprintf(buf, cap, "file %s (window %d)", o->routers, o->attn.window);
     else if (L->model.builtin_routers)
         snprintf(buf, cap, "built-in (fused into q_proj, window %d)", L->model.default_window);
@@ -44,14 +44,14 @@ static const char *router_text(const Loaded *L, const RunOpts *o, char *buf, siz
     return buf;
 }
 
-static const char *tok_text(const Loaded *L, char *buf, size_t cap) {
+static const char *tok_text(const AppLoaded *L, char *buf, size_t cap) {
     if (!L->have_tok) snprintf(buf, cap, "none found (pass --tokenizer PATH)");
     else if (L->tok.hf) snprintf(buf, cap, "%s (%s)", hftok_describe(L->tok.hf), L->tok_path);
     else snprintf(buf, cap, "llama2.c tokenizer.bin, %d ids (%s)", L->tok.vocab_size, L->tok_path);
     return buf;
 }
 
-static void print_text(const Loaded *L, const RunOpts *o) {
+static void print_text(const AppLoaded *L, const RunOpts *o) {
     const Model *m = &L->model;
     const Config *c = &m->c;
     char rb[1300], tb[1400];
@@ -73,7 +73,7 @@ static void print_text(const Loaded *L, const RunOpts *o) {
     printf("routers       %s\n", router_text(L, o, rb, sizeof rb));
 }
 
-static void print_json(const Loaded *L, const RunOpts *o) {
+static void print_json(const AppLoaded *L, const RunOpts *o) {
     const Model *m = &L->model;
     const Config *c = &m->c;
     char rb[1300], tb[1400];
@@ -107,7 +107,7 @@ int cmd_info(int argc, char **argv) {
         args_unknown(argv[a.i], &e);
         return args_fail(&e);
     }
-    Loaded L;
+    AppLoaded L;
     setenv("AHASCOPE_WEIGHTS", "map", 0); /* info reads no weights: copying them would only cost time */
     if (app_load(&o, &L, 0, &e) != 0) { app_unload(&L); return args_fail(&e); }
     /* a tokenizer that is there must load; one that is missing is only reported */

@@ -7,7 +7,7 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "app/progress.h"
-#include "app/record.h"
+#include "app/run_info.h"
 #include "engine/session.h"
 
 static volatile sig_atomic_t g_stop; /* set by SIGINT/SIGTERM; the loop ends the run cleanly */
@@ -97,7 +97,7 @@ out:
 }
 
 /* One prompt recorded as one run: the run `record --prompt TEXT` makes. */
-static int record_prompt(RunOpts *o, Loaded *L, Store *st, const char *prompt, const RecordOpts *ro, Err *e) {
+static int record_prompt(RunOpts *o, AppLoaded *L, Store *st, const char *prompt, const RecordOpts *ro, Err *e) {
     Session s;
     StoreRunInfo info;
     int given = o->steps; /* each prompt of --prompts from the steps asked for; the run records what ran */
@@ -126,7 +126,7 @@ out:
 }
 
 static int run_record(RunOpts *o, const RecordOpts *ro, Err *e) {
-    Loaded L;
+    AppLoaded L;
     AppPrompts pr = {0};
     int rc = -1;
     if (ro->prompts && app_prompts_read(ro->prompts, &pr, e)) return -1;

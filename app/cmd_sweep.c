@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "app/commands.h"
-#include "app/eval_report.h"
-#include "app/record.h"
+#include "app/eval_table.h"
+#include "app/run_info.h"
 #include "engine/files.h"
 #include "engine/pool.h"
 #include "views/plot.h"
@@ -109,24 +109,24 @@ static int check_routers(const char *tmpl, const double *win, int n_win, const C
 }
 
 typedef struct {
-    Row *rows;
+    EvalRow *rows;
     int n, cap;
 } Rows;
 
-static Row *add_row(Rows *rs, Err *e) {
+static EvalRow *add_row(Rows *rs, Err *e) {
     if (rs->n == rs->cap) {
         int cap = rs->cap ? 2 * rs->cap : 16;
-        Row *g = realloc(rs->rows, cap * sizeof *g);
+        EvalRow *g = realloc(rs->rows, cap * sizeof *g);
         if (!g) { err_set(e, "out of memory"); return NULL; }
         rs->rows = g, rs->cap = cap;
     }
-    Row *r = &rs->rows[rs->n++];
+    EvalRow *r = &rs->rows[rs->n++];
     memset(r, 0, sizeof *r);
     return r;
 }
 
 /* Every knob value of one policy at one window. */
-static int sweep_policy(SweepOpts *w, const Loaded *L, const EvalData *d, Store *st, StoreRunInfo *info, Policy p,
+static int sweep_policy(SweepOpts *w, const AppLoaded *L, const EvalData *d, Store *st, StoreRunInfo *info, Policy p,
                         int window, Routers *rt, Rows *rs, Err *e) {
     double v[MAX_LIST] = {NAN};
     int n = 1;
@@ -143,7 +143,7 @@ static int sweep_policy(SweepOpts *w, const Loaded *L, const EvalData *d, Store 
         app_router_meta(rt, w->taus != NULL, &base, warn, sizeof warn); /* the file's τ without --tau */
     }
     for (int i = 0; i < n; i++) {
-        Row *r = add_row(rs, e);
+        EvalRow *r = add_row(rs, e);
         if (!r) return -1;
         r->a = base, r->a.routers = rt->w, r->a.router_bias = rt->b;
         snprintf(r->name, sizeof r->name, "%s", aha_policy_name(p));
@@ -185,7 +185,7 @@ static int window_curves(const Rows *rs, const EvalOpts *x, int n_windows, Err *
     if (!pts || !ser) { free(pts), free(ser); return err_set(e, "out of memory"); }
     printf("\nglobal share by window:\n");
     for (int i = 0; i < rs->n; i++) {
-        const Row *r = &rs->rows[i];
+        const EvalRow *r = &rs->rows[i];
         const char *rest = strchr(r->knob, ' ');
         char key[32];
         snprintf(key, sizeof key, "%s%s", r->name, rest ? rest : "");
@@ -201,7 +201,7 @@ static int window_curves(const Rows *rs, const EvalOpts *x, int n_windows, Err *
     for (int k = 0; k < ns; k++) {
         ser[k].pts = &pts[o];
         for (int i = 0, m = 0; i < rs->n && m < ser[k].n; i++) {
-            const Row *r = &rs->rows[i];
+            const EvalRow *r = &rs->rows[i];
             const char *rest = strchr(r->knob, ' ');
             char key[32];
             snprintf(key, sizeof key, "%s%s", r->name, rest ? rest : "");
@@ -229,7 +229,7 @@ static int window_curves(const Rows *rs, const EvalOpts *x, int n_windows, Err *
 
 static int run_sweep(SweepOpts *w, Err *e) {
     EvalOpts *x = &w->x;
-    Loaded L;
+    AppLoaded L;
     EvalData d = {0};
     Store *st = NULL;
     StoreRunInfo info;

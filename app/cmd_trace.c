@@ -9,7 +9,7 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "app/progress.h"
-#include "app/record.h"
+#include "app/run_info.h"
 #include "app/setup.h"
 #include "engine/session.h"
 #include "engine/textout.h"
@@ -80,7 +80,7 @@ static int print_trace_line(const StepTrace *t) {
 }
 
 static int run_trace(RunOpts *o, int progress, Err *e) {
-    Loaded L;
+    AppLoaded L;
     Session s;
     int rc = -1;
     StepTrace **pre = NULL;

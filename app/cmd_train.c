@@ -22,7 +22,7 @@
 
 #include "app/args.h"
 #include "app/commands.h"
-#include "app/eval.h"
+#include "app/eval_forced.h"
 #include "engine/files.h"
 #include "engine/kernels.h"
 #include "engine/safetensors.h"
@@ -420,7 +420,7 @@ static int check_out_model(const TrainOpts *t, const Model *m, Err *e) {
 }
 
 static int run_train(TrainOpts *t, Err *e) {
-    Loaded L;
+    AppLoaded L;
     Trainer tr;
     int rc = -1;
     memset(&tr, 0, sizeof tr);

@@ -20,7 +20,7 @@
 #ifndef AHASCOPE_FIT_H
 #define AHASCOPE_FIT_H
 
-#include "app/eval.h"
+#include "app/eval_forced.h"
 #include "engine/routers.h"
 
 typedef struct {
@@ -53,7 +53,7 @@ int fit_routers(const Model *m, const EvalData *d, int n_held, const FitConfig *
 /* What a shard file of the data pass holds beside its examples: the data
  * it was cut from, which every shard of one fit shares. */
 typedef struct {
-    char data[1024];        /* the data's desc (eval.h), "self:N:LEN:SEED" or the file */
+    char data[1024];        /* the data's desc (eval_forced.h), "self:N:LEN:SEED" or the file */
     int n_seqs, n_held;     /* sequences of the whole data, the last n_held held out */
     uint64_t seed;          /* --seed of the data */
     char model_sha256[65];  /* the model labelled */

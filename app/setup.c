@@ -162,7 +162,7 @@ int app_find_tokenizer(const char *model_path, int vocab_size, char *out, size_t
     return -1;
 }
 
-static int load_static(RunOpts *o, Loaded *L, Err *e) {
+static int load_static(RunOpts *o, AppLoaded *L, Err *e) {
     if (!o->static_heads) return 0;
     const Config *c = &L->model.c;
     const char *spec = o->static_heads;
@@ -187,7 +187,7 @@ static int ends_with(const char *s, const char *tail) {
 /* The tokenizer: --tokenizer (a .json is a tokenizer.json), else the
  * folder's tokenizer.json for a Hugging Face model, else the llama2.c
  * vocabulary beside the checkpoint. */
-static int load_tokenizer(const RunOpts *o, Loaded *L, Err *e) {
+static int load_tokenizer(const RunOpts *o, AppLoaded *L, Err *e) {
     const Model *m = &L->model;
     int hf = m->version == 2;
     if (o->tokenizer) snprintf(L->tok_path, sizeof L->tok_path, "%s", o->tokenizer);
@@ -230,7 +230,7 @@ static char *read_chat_template(const char *dir) {
 
 /* --chat: wrap the prompt in the model family's format, let the encoder
  * match its special tokens, and stop generation at the end of the turn. */
-static int apply_chat(RunOpts *o, Loaded *L, Err *e) {
+static int apply_chat(RunOpts *o, AppLoaded *L, Err *e) {
     if (!o->chat || !L->have_tok) return 0;
     if (!L->tok.hf) return err_set(e, "--chat needs a model with a tokenizer.json (a Hugging Face folder)");
     char *tmpl = read_chat_template(L->model_path);
@@ -247,7 +247,7 @@ static int apply_chat(RunOpts *o, Loaded *L, Err *e) {
     return 0;
 }
 
-int app_load_tokenizer(RunOpts *o, Loaded *L, Err *e) {
+int app_load_tokenizer(RunOpts *o, AppLoaded *L, Err *e) {
     return load_tokenizer(o, L, e) != 0 || apply_chat(o, L, e) != 0 ? -1 : 0;
 }
 
@@ -263,7 +263,7 @@ void app_router_meta(const Routers *r, int have_tau, AttnConfig *a, char *warn, 
 
 /* --prompt-file: the file's bytes as the prompt. A NUL would cut the text
  * short without a word, so it is refused. */
-static int read_prompt_file(RunOpts *o, Loaded *L, Err *e) {
+static int read_prompt_file(RunOpts *o, AppLoaded *L, Err *e) {
     size_t n = 0;
     L->prompt_text = file_read_all(o->prompt_file, "prompt file", "a text file", APP_PROMPT_FILE_MAX, &n, e);
     if (!L->prompt_text) return -1;
@@ -273,7 +273,7 @@ static int read_prompt_file(RunOpts *o, Loaded *L, Err *e) {
     return 0;
 }
 
-int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e) {
+int app_load(RunOpts *o, AppLoaded *L, int need_tok, Err *e) {
     memset(L, 0, sizeof *L);
     if (o->prompt_file && read_prompt_file(o, L, e) != 0) return -1;
     if (app_model_path(o->model, L->model_path, sizeof L->model_path, e) != 0) return -1;
@@ -324,14 +324,14 @@ int app_steps_for(const Tokenizer *tok, int seq_len, const char *prompt, int ste
     return n + steps < seq_len ? n + steps : seq_len;
 }
 
-int app_cli_steps(const RunOpts *o, const Loaded *L, const char *prompt) {
+int app_cli_steps(const RunOpts *o, const AppLoaded *L, const char *prompt) {
     char warn[200];
     int steps = app_steps_for(&L->tok, L->model.c.seq_len, prompt, o->steps, o->have_steps, warn, sizeof warn);
     if (warn[0]) args_warn("%s", warn);
     return steps;
 }
 
-void app_unload(Loaded *L) {
+void app_unload(AppLoaded *L) {
     model_free(&L->model);
     if (L->have_tok) tok_free(&L->tok);
     router_free(&L->routers);

@@ -22,7 +22,7 @@ typedef struct {
     char *chat_prompt;       /* --chat: the prompt as wrapped (o->prompt points here) */
     char *prompt_text;       /* --prompt-file: the file's text (o->prompt points here until --chat wraps it) */
     char warning[1200];      /* what app_load warned of on stderr ("" none), for the TUI's status line */
-} Loaded;
+} AppLoaded;
 
 /* Find the default model: $AHASCOPE_MODELS, ../shared/models, then the
  * cache directory; writes the checkpoint path. Returns 0 if found. */
@@ -56,11 +56,11 @@ void app_router_meta(const Routers *r, int have_tau, AttnConfig *a, char *warn, 
  * router file's τ); a warning goes to stderr and L->warning. A
  * --prompt-file is read first (APP_PROMPT_FILE_MAX bytes at most, no NUL
  * byte) and becomes o->prompt. */
-int app_load(RunOpts *o, Loaded *L, int need_tok, Err *e);
+int app_load(RunOpts *o, AppLoaded *L, int need_tok, Err *e);
 
-/* Load the tokenizer app_load would load (and apply --chat) into a Loaded
+/* Load the tokenizer app_load would load (and apply --chat) into a AppLoaded
  * whose model is already loaded: for callers that loaded with need_tok = 0. */
-int app_load_tokenizer(RunOpts *o, Loaded *L, Err *e);
+int app_load_tokenizer(RunOpts *o, AppLoaded *L, Err *e);
 
 /* The positions a session should run for prompt (BOS added, as the session
  * encodes it): steps when given is set (a prompt longer than that is cut
@@ -73,9 +73,9 @@ int app_steps_for(const Tokenizer *tok, int seq_len, const char *prompt, int ste
 
 /* app_steps_for for a command-line run of prompt on L: the steps o asked
  * for (given or default), its warning on stderr. */
-int app_cli_steps(const RunOpts *o, const Loaded *L, const char *prompt);
+int app_cli_steps(const RunOpts *o, const AppLoaded *L, const char *prompt);
 
 /* Release what app_load loaded. */
-void app_unload(Loaded *L);
+void app_unload(AppLoaded *L);
 
 #endif

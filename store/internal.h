@@ -1,4 +1,9 @@
-/* internal.h — what the store's files share and nobody else sees. */
+/* internal.h — what the store's files share and nobody else sees.
+ *
+ * Grouped by the file that defines each part. Calls go one way, down a
+ * ladder (store/README.md): sql.c and liveness.c call nothing else here;
+ * schema.c stands on sql.c; writer.c on those; store.c (open, close) on
+ * all of them; the readers and commands on whichever they need. */
 #ifndef AHASCOPE_STORE_INTERNAL_H
 #define AHASCOPE_STORE_INTERNAL_H
 
@@ -24,6 +29,22 @@ struct Store {
 #define STORE_HEAD_NAME(name, type, missing, sql, show, title, short_name, doc) ", " #name
 #define STORE_HEAD_COLUMNS TRACE_HEAD_FIELDS(STORE_HEAD_NAME)
 
+/* ---- sql.c: the base every other store file stands on ---- */
+
+/* Open a connection (sqlite3_open_v2 flags) and harden it: defensive mode,
+ * the file's schema untrusted, triggers, extension loading and
+ * fts3_tokenizer off. Every connection the store makes goes through here.
+ * Returns SQLITE_OK, SQLite's code, or SQLITE_MISUSE when a setting did not
+ * take (*db is then open, for the caller to close). */
+int store_db_open(const char *path, int flags, sqlite3 **db);
+
+/* Set e to "<path>: <what>: <sqlite's message>" and return -1; names
+ * "disk full" and "locked" plainly since those are the ones users can fix. */
+int store_sql_err(sqlite3 *db, const char *path, const char *what, Err *e);
+
+/* Prepare sql or set e. */
+int store_prepare(Store *s, const char *sql, sqlite3_stmt **st, Err *e);
+
 /* Bind a value to a REAL or INTEGER column: NULL for "not computed" (NaN
  * or ±Inf reals, negative integers), so SQL aggregates skip it. */
 void store_bind_REAL(sqlite3_stmt *st, int i, double v);
@@ -43,12 +64,18 @@ long store_col_INTEGER(sqlite3_stmt *st, int i, long missing);
 /* A TEXT column into out (truncated to cap), "" for NULL. */
 void store_col_text(sqlite3_stmt *st, int i, char *out, size_t cap);
 
-/* Open a connection (sqlite3_open_v2 flags) and harden it: defensive mode,
- * the file's schema untrusted, triggers, extension loading and
- * fts3_tokenizer off. Every connection the store makes goes through here.
- * Returns SQLITE_OK, SQLite's code, or SQLITE_MISUSE when a setting did not
- * take (*db is then open, for the caller to close). */
-int store_db_open(const char *path, int flags, sqlite3 **db);
+/* Current UTC time as ISO-8601 into out[32]. */
+void store_now(char out[32]);
+
+/* ---- liveness.c: is a run's writer still alive ---- */
+
+/* 1 if the process (pid, start time from /proc) is still alive on this host. */
+int store_writer_alive(int64_t pid, int64_t start);
+
+/* This host's name, this process's pid and start time. */
+void store_writer_self(char *host, size_t cap, int64_t *pid, int64_t *start);
+
+/* ---- schema.c and schema_old.c: on sql.c ---- */
 
 /* Check (and with create, make) the schema; -1 with e set if unusable. */
 int store_schema_check(sqlite3 *db, const char *path, int create, Err *e);
@@ -72,20 +99,11 @@ const char *store_schema_old(int version);
  * for a pair no build made. */
 const char *store_schema_old_upgraded(int created, int ver);
 
-/* Set e to "<path>: <what>: <sqlite's message>" and return -1; names
- * "disk full" and "locked" plainly since those are the ones users can fix. */
-int store_sql_err(sqlite3 *db, const char *path, const char *what, Err *e);
+/* ---- writer.c: on sql.c and liveness.c ---- */
 
-/* 1 if the process (pid, start time from /proc) is still alive on this host. */
-int store_writer_alive(int64_t pid, int64_t start);
-
-/* This host's name, this process's pid and start time. */
-void store_writer_self(char *host, size_t cap, int64_t *pid, int64_t *start);
-
-/* Current UTC time as ISO-8601 into out[32]. */
-void store_now(char out[32]);
-
-/* Prepare sql or set e. */
-int store_prepare(Store *s, const char *sql, sqlite3_stmt **st, Err *e);
+/* Commit the steps still pending and drop the writer's prepared
+ * statements: what store_close needs of the writer. Returns 0, or -1 with
+ * e set if the commit failed (the statements are dropped either way). */
+int store_writer_release(Store *s, Err *e);
 
 #endif

@@ -1,5 +1,6 @@
 /* reader.c — a recorded run read back: its settings and its steps, as the
- * same StepTrace the engine produced (NULL back to NAN / -1). */
+ * same StepTrace the engine produced (NULL back to NAN / -1); and the ids
+ * of the runs a file (or one evaluation) holds. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,4 +249,37 @@ int store_read_steps(Store *s, int64_t run_id, int pos0, int n, StepTrace **trac
     int kv = run_kv_heads(s, run_id, e);
     for (int i = 0; i < found; i++) traces[i]->n_kv_heads = kv > 0 && kv <= traces[i]->n_heads ? kv : -1;
     return found;
+}
+
+/* The ids sql selects (its ?1 bound to arg when arg > 0), in its order. */
+static int ids_of(Store *s, const char *sql, int64_t arg, int64_t **ids, Err *e) {
+    sqlite3_stmt *st;
+    *ids = NULL;
+    if (store_prepare(s, sql, &st, e)) return -1;
+    if (arg > 0) sqlite3_bind_int64(st, 1, arg);
+    int n = 0, cap = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            int64_t *grown = cap < (1 << 26) ? realloc(*ids, cap * sizeof **ids) : NULL;
+            if (!grown) { rc = SQLITE_NOMEM; break; }
+            *ids = grown;
+        }
+        (*ids)[n++] = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        free(*ids);
+        *ids = NULL;
+        return store_sql_err(s->db, s->path, "cannot list runs", e);
+    }
+    return n;
+}
+
+int store_run_ids(Store *s, int64_t **ids, Err *e) {
+    return ids_of(s, "SELECT run_id FROM runs ORDER BY run_id", 0, ids, e);
+}
+
+int store_eval_run_ids(Store *s, int64_t eval_id, int64_t **ids, Err *e) {
+    return ids_of(s, "SELECT run_id FROM runs WHERE eval_id=?1 ORDER BY run_id", eval_id, ids, e);
 }

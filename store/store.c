@@ -1,106 +1,14 @@
 /* store.c — opening a database: is it SQLite, is it ours, is it whole, and
- * which runs did a dead writer leave behind. */
-#include <math.h>
+ * which runs did a dead writer leave behind; and closing it. */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "engine/files.h"
 #include "engine/sniff.h"
 #include "store/internal.h"
-
-int store_sql_err(sqlite3 *db, const char *path, const char *what, Err *e) {
-    int code = db ? sqlite3_extended_errcode(db) & 0xff : SQLITE_ERROR;
-    const char *msg = db ? sqlite3_errmsg(db) : "out of memory";
-    if (code == SQLITE_FULL) return err_set(e, "%s: %s: disk full (%s)", path, what, msg);
-    if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
-        return err_set(e, "%s: %s: the database is locked by another process", path, what);
-    if (code == SQLITE_NOTADB) return err_set(e, "%s: not an SQLite database", path);
-    if (code == SQLITE_CORRUPT) return err_set(e, "%s: %s: the database is damaged (%s)", path, what, msg);
-    return err_set(e, "%s: %s: %s", path, what, msg);
-}
-
-void store_bind_REAL(sqlite3_stmt *st, int i, double v) {
-    if (isnan(v) || isinf(v)) sqlite3_bind_null(st, i);
-    else sqlite3_bind_double(st, i, v);
-}
-
-void store_bind_INTEGER(sqlite3_stmt *st, int i, long v) {
-    if (v < 0) sqlite3_bind_null(st, i);
-    else sqlite3_bind_int64(st, i, v);
-}
-
-void store_bind_TEXT(sqlite3_stmt *st, int i, const char *v) {
-    if (v && *v) sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-    else sqlite3_bind_null(st, i);
-}
-
-void store_bind_LOGIT(sqlite3_stmt *st, int i, double v) {
-    if (isnan(v)) sqlite3_bind_null(st, i);
-    else sqlite3_bind_double(st, i, v);
-}
-
-double store_col_REAL(sqlite3_stmt *st, int i, double missing) {
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? missing : sqlite3_column_double(st, i);
-}
-
-long store_col_INTEGER(sqlite3_stmt *st, int i, long missing) {
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? missing : (long)sqlite3_column_int64(st, i);
-}
-
-void store_col_text(sqlite3_stmt *st, int i, char *out, size_t cap) {
-    const unsigned char *v = sqlite3_column_text(st, i);
-    snprintf(out, cap, "%s", v ? (const char *)v : "");
-}
-
-int store_prepare(Store *s, const char *sql, sqlite3_stmt **st, Err *e) {
-    if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) == SQLITE_OK) return 0;
-    return store_sql_err(s->db, s->path, "cannot prepare a statement", e);
-}
-
-void store_now(char out[32]) {
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-/* Field 22 of /proc/PID/stat: start time in clock ticks since boot. Telling
- * a live writer from a new process that reuses its pid needs it. */
-static int64_t proc_start(int64_t pid) {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    char *p = strrchr(buf, ')'); /* the command name may hold spaces */
-    if (!p) return -1;
-    long long v = -1;
-    int field = 2;
-    for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " "))
-        if (++field == 22) { v = atoll(tok); break; }
-    return v;
-}
-
-void store_writer_self(char *host, size_t cap, int64_t *pid, int64_t *start) {
-    if (gethostname(host, cap) != 0) snprintf(host, cap, "?");
-    host[cap - 1] = 0;
-    *pid = getpid();
-    *start = proc_start(*pid);
-}
-
-int store_writer_alive(int64_t pid, int64_t start) {
-    if (pid <= 0) return 0;
-    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) return 0;
-    int64_t now = proc_start(pid);
-    return now < 0 || start <= 0 || now == start; /* start unknown: trust the pid */
-}
 
 /* A file SQLite would open but whose pages are cut off fails only at the
  * first query that reaches them; the header says how big it should be. */
@@ -221,24 +129,6 @@ static void sql_status(sqlite3_context *ctx, int argc, sqlite3_value **v) {
     else sqlite3_result_null(ctx);
 }
 
-int store_db_open(const char *path, int flags, sqlite3 **db) {
-    int rc = sqlite3_open_v2(path, db, flags | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK) return rc;
-    /* What a file could otherwise make this process do: run its triggers,
-     * call functions with side effects from its views, load code, hand
-     * out a pointer (fts3_tokenizer), or rewrite sqlite_schema. */
-    static const int off[] = {SQLITE_DBCONFIG_TRUSTED_SCHEMA, SQLITE_DBCONFIG_ENABLE_TRIGGER,
-                              SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER};
-    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++) {
-        int now = 1;
-        if (sqlite3_db_config(*db, off[i], 0, &now) != SQLITE_OK || now != 0) return SQLITE_MISUSE;
-    }
-    int defensive = 0;
-    if (sqlite3_db_config(*db, SQLITE_DBCONFIG_DEFENSIVE, 1, &defensive) != SQLITE_OK || !defensive)
-        return SQLITE_MISUSE;
-    return SQLITE_OK;
-}
-
 static int configure(Store *s, int busy_ms, Err *e) {
     sqlite3_create_function(s->db, "ahascope_status", 4, SQLITE_UTF8, NULL, sql_status, NULL, NULL);
     sqlite3_busy_timeout(s->db, busy_ms);
@@ -297,18 +187,9 @@ fail:
     return NULL;
 }
 
-static void finalize_writer(Store *s) {
-    sqlite3_finalize(s->ins_token);
-    sqlite3_finalize(s->ins_decision);
-    sqlite3_finalize(s->upd_tokens);
-    sqlite3_finalize(s->ins_top);
-    s->ins_token = s->ins_decision = s->upd_tokens = s->ins_top = NULL;
-}
-
 int store_close(Store *s, Err *e) {
     if (!s) return 0;
-    int rc = s->pending ? store_flush(s, e) : 0;
-    finalize_writer(s);
+    int rc = store_writer_release(s, e);
     sqlite3_close(s->db);
     free(s);
     return rc;
@@ -327,39 +208,4 @@ int store_set_limit(Store *s, int64_t max_bytes, Err *e) {
     snprintf(sql, sizeof sql, "PRAGMA max_page_count=%lld", (long long)(max_bytes / (page > 0 ? page : 4096)));
     if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK) return store_sql_err(s->db, s->path, "cannot set limit", e);
     return 0;
-}
-
-void store_set_commit_every(Store *s, int n) { s->commit_every = n > 0 ? n : 1; }
-
-/* The ids sql selects (its ?1 bound to arg when arg > 0), in its order. */
-static int ids_of(Store *s, const char *sql, int64_t arg, int64_t **ids, Err *e) {
-    sqlite3_stmt *st;
-    *ids = NULL;
-    if (store_prepare(s, sql, &st, e)) return -1;
-    if (arg > 0) sqlite3_bind_int64(st, 1, arg);
-    int n = 0, cap = 0, rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            int64_t *grown = cap < (1 << 26) ? realloc(*ids, cap * sizeof **ids) : NULL;
-            if (!grown) { rc = SQLITE_NOMEM; break; }
-            *ids = grown;
-        }
-        (*ids)[n++] = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        free(*ids);
-        *ids = NULL;
-        return store_sql_err(s->db, s->path, "cannot list runs", e);
-    }
-    return n;
-}
-
-int store_run_ids(Store *s, int64_t **ids, Err *e) {
-    return ids_of(s, "SELECT run_id FROM runs ORDER BY run_id", 0, ids, e);
-}
-
-int store_eval_run_ids(Store *s, int64_t eval_id, int64_t **ids, Err *e) {
-    return ids_of(s, "SELECT run_id FROM runs WHERE eval_id=?1 ORDER BY run_id", eval_id, ids, e);
 }

@@ -36,7 +36,9 @@ typedef struct {
     int64_t parent_run_id;    /* run this one re-evaluates (TUI setting change), 0 if none */
     char status[16];          /* running | done | interrupted | failed */
     char created_at[32];      /* ISO-8601 UTC */
-    char version[16];         /* ahascope version that wrote it */
+    char version[16];         /* ahascope version that wrote it (read back) */
+    const char *program_version; /* writing: the version of the program recording it (the store
+                                  * cannot know it; app/version.h holds it) */
     char model[1024], model_sha256[65], arch[32];
     int dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len;
     char tokenizer[1024], tokenizer_sha256[65];
@@ -75,7 +77,8 @@ int store_set_limit(Store *s, int64_t max_bytes, Err *e);
 /* Steps per transaction (default 1: every step committed on its own). */
 void store_set_commit_every(Store *s, int n);
 
-/* Insert the runs row (status 'running', this process as writer) and
+/* Insert the runs row (status 'running', this process as writer,
+ * info->program_version as its ahascope_version, which must be set) and
  * commit it; sets info->run_id. */
 int store_run_begin(Store *s, StoreRunInfo *info, Err *e);
 

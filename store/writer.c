@@ -4,10 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/version.h"
 #include "store/internal.h"
-
-
 
 static const char INSERT_RUN[] =
     "INSERT INTO runs(parent_run_id, status, created_at, ahascope_version, writer_host, writer_pid, writer_start,"
@@ -23,7 +20,7 @@ static void bind_run(sqlite3_stmt *st, const StoreRunInfo *r) {
     store_writer_self(host, sizeof host, &pid, &start);
     if (r->parent_run_id > 0) sqlite3_bind_int64(st, 1, r->parent_run_id);
     sqlite3_bind_text(st, 2, r->created_at, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 3, AHASCOPE_VERSION, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, r->program_version, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 4, host, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 5, pid);
     sqlite3_bind_int64(st, 6, start);
@@ -57,6 +54,8 @@ static void bind_run(sqlite3_stmt *st, const StoreRunInfo *r) {
 
 int store_run_begin(Store *s, StoreRunInfo *info, Err *e) {
     if (s->mode != STORE_WRITE) return err_set(e, "%s: opened read-only", s->path);
+    if (!info->program_version || !*info->program_version)
+        return err_set(e, "%s: cannot start a run: no program version given", s->path);
     if (store_flush(s, e)) return -1;
     if (!info->created_at[0]) store_now(info->created_at);
     sqlite3_stmt *st;
@@ -218,6 +217,18 @@ int store_flush(Store *s, Err *e) {
     s->pending = 0;
     s->pending_n_tokens = 0;
     return 0;
+}
+
+void store_set_commit_every(Store *s, int n) { s->commit_every = n > 0 ? n : 1; }
+
+int store_writer_release(Store *s, Err *e) {
+    int rc = s->pending ? store_flush(s, e) : 0;
+    sqlite3_finalize(s->ins_token);
+    sqlite3_finalize(s->ins_decision);
+    sqlite3_finalize(s->upd_tokens);
+    sqlite3_finalize(s->ins_top);
+    s->ins_token = s->ins_decision = s->upd_tokens = s->ins_top = NULL;
+    return rc;
 }
 
 int store_run_end(Store *s, int64_t run_id, const char *status, Err *e) {

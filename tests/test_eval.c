@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/eval.h"
+#include "app/eval_forced.h"
 #include "engine/session.h"
 #include "store/store.h"
 #include "test.h"

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/eval.h"
+#include "app/eval_forced.h"
 #include "app/fit.h"
 #include "engine/decide.h"
 #include "engine/forward.h"

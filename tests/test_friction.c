@@ -379,7 +379,7 @@ TEST(friction_train_refuses_an_output_it_cannot_create_before_training) {
 
 /* ---- exports never overwrite another run's ------------------------------ */
 
-#include "app/record.h"
+#include "app/run_info.h"
 
 /* One TUI session in dir: step, press `s`, wait for `shows`, quit. */
 static void tui_export(const char *name, const char *dir, const char *flags, const char *shows) {

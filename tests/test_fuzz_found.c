@@ -54,6 +54,7 @@ TEST(fuzz_store_run_of_absurd_shape_is_refused_without_leaking) {
     StoreRunInfo r;
     memset(&r, 0, sizeof r);
     r.n_layers = 2, r.n_heads = 2, r.prompt = "a prompt that must not leak";
+    r.program_version = "test";
     snprintf(r.policy, sizeof r.policy, "aha");
     CHECK(store_run_begin(s, &r, &e) == 0);
     CHECK(store_close(s, &e) == 0);

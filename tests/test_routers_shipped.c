@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/eval.h"
+#include "app/eval_forced.h"
 #include "engine/attn.h"
 #include "engine/safetensors.h"
 #include "test.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/record.h"
+#include "app/run_info.h"
 #include "engine/sampler.h"
 #include "engine/session.h"
 #include "test.h"

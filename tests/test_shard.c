@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/eval.h"
+#include "app/eval_forced.h"
 #include "test.h"
 #include "stories.h"
 

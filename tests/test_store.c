@@ -45,6 +45,7 @@ static void run_info(StoreRunInfo *r, int L, int H) {
     memset(r, 0, sizeof *r);
     snprintf(r->model, sizeof r->model, "test.bin");
     snprintf(r->arch, sizeof r->arch, "llama2c-v0");
+    r->program_version = "9.8.7-test";
     r->dim = 64, r->hidden_dim = 128, r->n_layers = L, r->n_heads = H, r->n_kv_heads = H;
     r->vocab_size = 512, r->seq_len = 256;
     snprintf(r->policy, sizeof r->policy, "aha");
@@ -118,7 +119,7 @@ TEST(store_round_trip_synthetic) {
     CHECK_INT(r.window, 8);
     CHECK_INT(r.sinks, 1);
     CHECK(r.tau == 0.5 && r.theta_logit == decide_theta_logit(0.1) && r.temperature == 0.8);
-    CHECK(strcmp(r.policy, "aha") == 0 && strcmp(r.version, "") != 0);
+    CHECK(strcmp(r.policy, "aha") == 0 && strcmp(r.version, "9.8.7-test") == 0); /* the caller's version, as given */
     store_run_info_free(&r);
     StepTrace *got[20];
     for (int i = 0; i < n; i++) got[i] = trace_new(L, H);
@@ -257,6 +258,28 @@ TEST(store_commit_every_batches_and_flushes) {
     CHECK_NEAR(scalar(db, "SELECT n_tokens FROM runs"), 4, 0);
     CHECK(store_close(s, &e) == 0);
     CHECK_NEAR(scalar(db, "SELECT COUNT(*) FROM tokens"), 6, 0);
+}
+
+/* The store cannot know which program records (it may not include app/):
+ * the caller says, and a run without it is refused before any row is made. */
+TEST(store_run_begin_needs_program_version) {
+    const char *db = test_tmp("version.db");
+    fresh(db);
+    Err e;
+    Store *s = store_open(db, STORE_WRITE, 1000, &e);
+    CHECK_MSG(s != NULL, "%s", e.msg);
+    if (!s) return;
+    StoreRunInfo r;
+    run_info(&r, 1, 2);
+    r.program_version = NULL;
+    CHECK(store_run_begin(s, &r, &e) != 0 && strstr(e.msg, "no program version"));
+    r.program_version = "";
+    CHECK(store_run_begin(s, &r, &e) != 0);
+    r.program_version = "1.2.3";
+    CHECK(store_run_begin(s, &r, &e) == 0);
+    CHECK(store_close(s, &e) == 0);
+    CHECK_NEAR(scalar(db, "SELECT COUNT(*) FROM runs"), 1, 0);
+    CHECK_NEAR(scalar(db, "SELECT ahascope_version = '1.2.3' FROM runs"), 1, 0);
 }
 
 TEST(store_disk_full_keeps_committed_steps) {

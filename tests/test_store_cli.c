@@ -14,6 +14,7 @@
 
 #include "engine/sha256.h"
 #include "app/bench/bench.h"
+#include "app/version.h"
 #include "store/store.h"
 #include "test.h"
 
@@ -229,6 +230,11 @@ TEST(store_cli_record_runs_query_export) {
     free(out);
     out = run("%s query --db %s 'SELECT run_id, n_tokens, status FROM runs' --csv", &st, test_bin(), db);
     CHECK_MSG(st == 0 && !strcmp(out, "run_id,n_tokens,status\r\n1,40,done\r\n2,40,done\r\n"), "%s", out);
+    free(out);
+    out = run("%s query --db %s 'SELECT DISTINCT ahascope_version FROM runs' --csv", &st, test_bin(), db);
+    char want[64]; /* the version the app passes the store: the program's own */
+    snprintf(want, sizeof want, "ahascope_version\r\n%s\r\n", AHASCOPE_VERSION);
+    CHECK_MSG(st == 0 && !strcmp(out, want), "%s", out);
     free(out);
     out = run("%s query --db %s --json 'SELECT COUNT(*) AS n FROM decisions WHERE run_id=1'", &st, test_bin(), db);
     CHECK_MSG(st == 0 && !strcmp(out, "[{\"n\":1600}]\n"), "%s", out);

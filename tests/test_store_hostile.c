@@ -38,6 +38,7 @@ static void record_run(const char *path, int L, int H, int n) {
     snprintf(r.policy, sizeof r.policy, "aha");
     r.n_layers = L, r.n_heads = H, r.n_kv_heads = H, r.dim = 8 * H, r.vocab_size = 512, r.seq_len = 256;
     r.window = 4, r.sinks = 1, r.tau = 0.5, r.theta_logit = 0, r.prompt = "x";
+    r.program_version = "test";
     CHECK(store_run_begin(s, &r, &e) == 0);
     for (int p = 0; p < n; p++) {
         StepTrace *t = trace_new(L, H);

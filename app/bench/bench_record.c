@@ -15,6 +15,7 @@
 
 #include "app/args.h"
 #include "app/bench/bench.h"
+#include "app/version.h"
 #include "engine/forward.h"
 #include "store/store.h"
 
@@ -34,6 +35,7 @@ static void fill_synthetic(StepTrace *t, int pos) {
 static int begin_run(Store *st, const Config *c, const char *what, int64_t *id, Err *e) {
     StoreRunInfo r;
     memset(&r, 0, sizeof r);
+    r.program_version = AHASCOPE_VERSION;
     snprintf(r.model, sizeof r.model, "bench");
     snprintf(r.policy, sizeof r.policy, "%s", what);
     r.n_layers = c->n_layers, r.n_heads = c->n_heads, r.dim = c->dim;

@@ -69,7 +69,7 @@ static char *read_text(const char *path, size_t max, size_t *n, Err *e) {
 
 /* PATH as a tokenizer: a tokenizer.bin, a tokenizer.json, else a model
  * whose own tokenizer app_load finds. */
-static int load_any(const char *path, Loaded *L, Err *e) {
+static int load_any(const char *path, AppLoaded *L, Err *e) {
     memset(L, 0, sizeof *L);
     FileKind k = sniff_kind(path);
     if (k == FILE_TOKENIZER || k == FILE_JSON) {
@@ -132,7 +132,7 @@ int bench_tokenizer(const BenchOpts *b, Err *e) {
     size_t n = b->text_bytes ? (size_t)b->text_bytes : (size_t)1 << 20;
     char *text = b->text ? read_text(b->text, (size_t)b->text_bytes, &n, e) : english_text(n);
     if (!text) return b->text ? -1 : err_set(e, "out of memory");
-    Loaded L;
+    AppLoaded L;
     int n_ids = 0, rc = load_any(b->tokenizer, &L, e);
     double med[2] = {0, 0};
     if (rc == 0) rc = time_encode(&L.tok, b, text, n, &n_ids, med, e);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/record.h"
+#include "app/run_info.h"
 #include "app/setup.h"
 #include "app/tui/state.h"
 #include "engine/cost.h"
@@ -103,7 +103,7 @@ void tui_set_play(Tui *t, int playing) {
 }
 
 /* The screen's header for the model loaded. */
-static void live_header(Tui *t, const Loaded *L) {
+static void live_header(Tui *t, const AppLoaded *L) {
     const char *slash = strrchr(L->model_path, '/');
     snprintf(t->m.hdr.model, sizeof t->m.hdr.model, "%.95s", slash ? slash + 1 : L->model_path);
     t->m.hdr.ctx_len = L->model.c.seq_len;
@@ -115,7 +115,7 @@ int tui_live_run(const TuiOpts *opts, Err *e) {
     static Tui t; /* large; one per process */
     RunOpts run = opts->run, *o = &run;
     const char *db = opts->db;
-    Loaded L;
+    AppLoaded L;
     int rc = -1;
     memset(&t, 0, sizeof t);
     t.sql.time_limit = opts->sql_timeout;

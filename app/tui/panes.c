@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "app/record.h"
+#include "app/run_info.h"
 #include "app/tui/state.h"
 #include "engine/files.h"
 #include "views/plot.h"

@@ -23,7 +23,7 @@ typedef struct {
     double sql_shown;   /* when the progress line was last redrawn */
     double prefill_shown; /* when a long prefill's line was last redrawn */
     int prefill_on;     /* that line is up: say what the prefill took when it ends */
-    const Loaded *L;
+    const AppLoaded *L;
     const char *db;     /* recording target, NULL: not recording */
     int speed_i, playing, dirty, want_sql;
     int attn_pending;   /* an attention request is out */

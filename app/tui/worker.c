@@ -6,7 +6,7 @@
 
 #include "app/args.h"
 #include "app/progress.h"
-#include "app/record.h"
+#include "app/run_info.h"
 #include "app/setup.h"
 #include "app/tui/worker.h"
 

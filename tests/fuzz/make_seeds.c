@@ -152,7 +152,8 @@ static void seed_store(void) {
     Store *s = store_open(path, STORE_WRITE, 1000, &e);
     if (!s) die("store_open", &e);
     StoreRunInfo r = {.dim = 8, .hidden_dim = 16, .n_layers = 1, .n_heads = 2, .n_kv_heads = 2, .vocab_size = 12,
-                      .seq_len = 4, .window = 2, .sinks = 1, .tau = 0.5, .steps = 3, .prompt = "hi"};
+                      .seq_len = 4, .window = 2, .sinks = 1, .tau = 0.5, .steps = 3, .prompt = "hi",
+                      .program_version = "seed"};
     snprintf(r.model, sizeof r.model, "m.bin");
     snprintf(r.policy, sizeof r.policy, "aha");
     if (store_run_begin(s, &r, &e)) die("store_run_begin", &e);

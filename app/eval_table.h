@@ -1,10 +1,10 @@
-/* eval_report.h — what `eval` and `sweep` share: their options, one
+/* eval_table.h — what `eval` and `sweep` share: their options, one
  * evaluated setting (a row of the table), printing and plotting rows. */
-#ifndef AHASCOPE_EVAL_REPORT_H
-#define AHASCOPE_EVAL_REPORT_H
+#ifndef AHASCOPE_EVAL_TABLE_H
+#define AHASCOPE_EVAL_TABLE_H
 
 #include "app/args.h"
-#include "app/eval.h"
+#include "app/eval_forced.h"
 
 typedef struct {
     RunOpts o;
@@ -26,7 +26,7 @@ int eval_opts_shard_flag(EvalOpts *x, const char *f, Args *a, Err *e);
 int eval_opts_shard_check(const EvalOpts *x, Err *e);
 
 /* The evaluated data: --data's chunks or --self sequences, this shard's only. */
-int eval_opts_data(const EvalOpts *x, const Loaded *L, int len, EvalData *d, Err *e);
+int eval_opts_data(const EvalOpts *x, const AppLoaded *L, int len, EvalData *d, Err *e);
 
 
 typedef struct {
@@ -36,15 +36,15 @@ typedef struct {
     EvalSums s;
     const char *calibrated_on; /* the data its settings were fitted on, when not the evaluated data */
     double weight_bytes, kv_pos_bytes; /* a decode step's weights; K+V of one position of one KV head */
-} Row;
+} EvalRow;
 
 /* --from-db: load the model for the byte columns and read DB's rows (label
  * NULL: all); *rows heap. Returns the count or -1. */
-int eval_opts_rows_from_db(EvalOpts *x, const char *label, Row **rows, Err *e);
+int eval_opts_rows_from_db(EvalOpts *x, const char *label, EvalRow **rows, Err *e);
 
 /* Evaluate row->a on d (recorded into st when set; info is the runs row
  * template) and summarise it into row; matched names a budget target. */
-int eval_row(const Loaded *L, const EvalData *d, const EvalOpts *x, Store *st, StoreRunInfo *info, Row *row,
+int eval_row(const AppLoaded *L, const EvalData *d, const EvalOpts *x, Store *st, StoreRunInfo *info, EvalRow *row,
              const char *matched, Err *e);
 
 /* A θ given as log-odds, as the table shows it: "theta=0.1", or by its
@@ -54,10 +54,10 @@ void eval_theta_knob(double theta_logit, char *buf, size_t cap);
 /* The table (or --json array) of rows; matched: rows 1.. were set to row 0's
  * global share, so say which could not be brought within a point of it.
  * A row calibrated elsewhere says on what. */
-void eval_print_rows(const Row *rows, int n, int json, int matched);
+void eval_print_rows(const EvalRow *rows, int n, int json, int matched);
 
 /* --svg FILE and --plot: global share (x) against KL (y), one series per
  * predictor name, so the Pareto picture shows who wins at each budget. */
-int eval_plot_rows(const Row *rows, int n, const EvalOpts *x, const char *title, Err *e);
+int eval_plot_rows(const EvalRow *rows, int n, const EvalOpts *x, const char *title, Err *e);
 
 #endif

@@ -1,8 +1,8 @@
-/* eval.h — teacher-forced evaluation of an attention policy on held-out
- * sequences: quality against full attention, how much went global, and how
+/* eval_forced.h — teacher-forced evaluation of an attention policy on
+ * held-out sequences (and the making of those sequences): quality against full attention, how much went global, and how
  * well each predictor matches the oracle. Shared by `eval` and `sweep`. */
-#ifndef AHASCOPE_EVAL_H
-#define AHASCOPE_EVAL_H
+#ifndef AHASCOPE_EVAL_FORCED_H
+#define AHASCOPE_EVAL_FORCED_H
 
 #include "app/args.h"
 #include "app/setup.h"

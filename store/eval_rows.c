@@ -1,4 +1,5 @@
-/* eval.c — the evals and eval_scores rows of `ahascope eval`. */
+/* eval_rows.c — the evals and eval_scores rows of `ahascope eval` and
+ * `sweep`: written around an evaluation, read back by --from-db. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

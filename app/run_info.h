@@ -1,7 +1,8 @@
-/* record.h — what the app tells the store about a run, shared by
- * `record`, `bench --record` and the TUI. */
-#ifndef AHASCOPE_RECORD_H
-#define AHASCOPE_RECORD_H
+/* run_info.h — what the app tells the store about a run, and what the
+ * commands that run the model (record, generate, trace, the TUI, eval,
+ * sweep, fit) share about it. */
+#ifndef AHASCOPE_RUN_INFO_H
+#define AHASCOPE_RUN_INFO_H
 
 #include "app/args.h"
 #include "app/setup.h"
@@ -10,7 +11,7 @@
 
 /* Fill a runs row from the options and what was loaded (hashes the model,
  * tokenizer and router files). info->prompt borrows o->prompt. */
-int app_run_info(const RunOpts *o, const Loaded *L, StoreRunInfo *info, Err *e);
+int app_run_info(const RunOpts *o, const AppLoaded *L, StoreRunInfo *info, Err *e);
 
 /* 0 if s generated normally; else -1 with e set to the one line saying why
  * it stopped: the position, and the likely cause (a half-precision KV

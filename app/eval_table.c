@@ -1,12 +1,13 @@
-/* eval_report.c — one evaluated setting, and its table and plots. */
+/* eval_table.c — one evaluated setting (a row of the table), and the
+ * table and plots of rows. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/eval_db.h"
-#include "app/eval_report.h"
-#include "app/record.h"
+#include "app/eval_from_db.h"
+#include "app/eval_table.h"
+#include "app/run_info.h"
 #include "engine/cost.h"
 #include "engine/textout.h"
 #include "views/plot.h"
@@ -29,24 +30,24 @@ int eval_opts_shard_check(const EvalOpts *x, Err *e) {
     return 0;
 }
 
-int eval_opts_data(const EvalOpts *x, const Loaded *L, int len, EvalData *d, Err *e) {
+int eval_opts_data(const EvalOpts *x, const AppLoaded *L, int len, EvalData *d, Err *e) {
     if (!x->data) return eval_data_self_each(d, &L->model, &L->tok, (int)x->self_n, len, x->o.seed, &x->shard, e);
     return eval_data_file(d, &L->tok, x->data, len, (int)x->max_seqs, e) || eval_data_shard(d, &x->shard, e) ? -1 : 0;
 }
 
-int eval_opts_rows_from_db(EvalOpts *x, const char *label, Row **rows, Err *e) {
-    Loaded L;
+int eval_opts_rows_from_db(EvalOpts *x, const char *label, EvalRow **rows, Err *e) {
+    AppLoaded L;
     StoreRunInfo info;
     x->o.prompt = "";
     x->o.routers = NULL, x->o.attn.policy = POLICY_FULL; /* the rows carry their own; the model is for the bytes */
     int n = app_load(&x->o, &L, 0, e) || app_run_info(&x->o, &L, &info, e)
-          ? -1 : eval_db_rows(x->from_db, label, &L, info.model_sha256, rows, e);
+          ? -1 : eval_from_db_rows(x->from_db, label, &L, info.model_sha256, rows, e);
     app_unload(&L);
     return n;
 }
 
 /* Evaluate one setting (recorded when st is set) and summarise it into row. */
-int eval_row(const Loaded *L, const EvalData *d, const EvalOpts *x, Store *st, StoreRunInfo *info, Row *row,
+int eval_row(const AppLoaded *L, const EvalData *d, const EvalOpts *x, Store *st, StoreRunInfo *info, EvalRow *row,
                     const char *matched, Err *e) {
     StoreEval *ev = &row->ev;
     memset(ev, 0, sizeof *ev);
@@ -84,7 +85,7 @@ void eval_theta_knob(double l, char *buf, size_t cap) {
 
 /* Precision, recall and F1 of the executed gate (the row's policy) against
  * the oracle; NaN where undefined. */
-static void eval_prf(const Row *row, double *prec, double *rec, double *f1) {
+static void eval_prf(const EvalRow *row, double *prec, double *rec, double *f1) {
     DecideRates r = decide_rates(&row->s.score[DECIDE_EXECUTED].n);
     *prec = r.precision, *rec = r.recall, *f1 = r.f1;
 }
@@ -92,7 +93,7 @@ static void eval_prf(const Row *row, double *prec, double *rec, double *f1) {
 /* AUC against the oracle of the predictor the row runs (its name: aha,
  * the QAdA family, oracle); NAN for rows without a ranked value (static,
  * random, full, local). */
-static double eval_row_auc(const Row *row) {
+static double eval_row_auc(const EvalRow *row) {
     DecidePred p;
     return decide_parse(row->name, &p) || p == DECIDE_EXECUTED ? NAN : eval_auc(&row->s.auc[p]);
 }
@@ -111,7 +112,7 @@ static void json_str(const char *key, const char *v) {
     textout_json_print(stdout, v);
 }
 
-void eval_print_rows(const Row *rows, int n, int json, int matched) {
+void eval_print_rows(const EvalRow *rows, int n, int json, int matched) {
     double prec, rec, f1;
     if (json) {
         printf("[");
@@ -149,7 +150,7 @@ void eval_print_rows(const Row *rows, int n, int json, int matched) {
                rec, f1, eval_row_auc(&rows[i]));
     }
     if (n > 0 && rows[0].s.steps) {
-        const Row *r = &rows[0];
+        const EvalRow *r = &rows[0];
         double per = r->kv_pos_bytes / r->s.steps / 1e6;
         printf("bytes a decode step reads, mean over the positions: weights %.4g MB; KV cache %.4g MB all-local .. "
                "%.4g MB all-global (KV MB: each row's)\n", r->weight_bytes / 1e6, r->s.kv_local * per,
@@ -173,7 +174,7 @@ void eval_print_rows(const Row *rows, int n, int json, int matched) {
 /* The series of each predictor name, in order of first appearance, its
  * points copied out contiguously: rows of one name need not be adjacent
  * (a sweep makes them window-major, policies interleaved). */
-static int plot_series_of(const Row *rows, int n, PlotPoint *pts, PlotSeries *ser) {
+static int plot_series_of(const EvalRow *rows, int n, PlotPoint *pts, PlotSeries *ser) {
     int ns = 0, o = 0;
     for (int i = 0; i < n; i++) {
         int k = 0;
@@ -192,7 +193,7 @@ static int plot_series_of(const Row *rows, int n, PlotPoint *pts, PlotSeries *se
     return ns;
 }
 
-int eval_plot_rows(const Row *rows, int n, const EvalOpts *x, const char *title, Err *e) {
+int eval_plot_rows(const EvalRow *rows, int n, const EvalOpts *x, const char *title, Err *e) {
     if (!x->svg && !x->plot) return 0;
     PlotPoint *pts = calloc(n, sizeof *pts);
     PlotSeries *ser = calloc(n, sizeof *ser);

@@ -1,4 +1,4 @@
-/* eval_db.h — `eval --from-db` and `sweep --from-db`: the table of the
+/* eval_from_db.h — `eval --from-db` and `sweep --from-db`: the table of the
  * evaluations a database holds, re-summarised from what was recorded, with
  * the shards of one evaluation (`--shard I/N` runs, then `merge`) combined
  * into the row the unsharded evaluation prints.
@@ -9,10 +9,10 @@
  * perplexities, which no run records per token, from each shard's evals
  * row as the sums they are the means of (n_tokens × mean). Every shard of
  * an evaluation must be present exactly once. */
-#ifndef AHASCOPE_EVAL_DB_H
-#define AHASCOPE_EVAL_DB_H
+#ifndef AHASCOPE_EVAL_FROM_DB_H
+#define AHASCOPE_EVAL_FROM_DB_H
 
-#include "app/eval_report.h"
+#include "app/eval_table.h"
 
 /* The rows of every finished evaluation in path (label NULL: all, else
  * only those with that label), in the order of their first evals row; L
@@ -21,7 +21,7 @@
  * Returns the number of rows, or -1 with e naming the file and problem.
  * Matched evaluations (--match-budget) are left out with a note on stderr:
  * their oracle labels used the AHA row's θ, which the file does not keep. */
-int eval_db_rows(const char *path, const char *label, const Loaded *L, const char *model_sha256, Row **rows,
-                 Err *e);
+int eval_from_db_rows(const char *path, const char *label, const AppLoaded *L, const char *model_sha256, EvalRow **rows,
+                      Err *e);
 
 #endif

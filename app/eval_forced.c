@@ -1,4 +1,4 @@
-/* eval.c — teacher-forced evaluation (see eval.h). Each sequence is fed
+/* eval_forced.c — teacher-forced evaluation (see eval_forced.h). Each sequence is fed
  * twice in one batch each: under full attention (the reference
  * distribution) and under the policy (with every predictor profiled). */
 #include <math.h>
@@ -9,8 +9,8 @@
 
 #include "app/args.h"
 #include "app/progress.h"
-#include "app/eval.h"
-#include "app/record.h"
+#include "app/eval_forced.h"
+#include "app/run_info.h"
 #include "engine/files.h"
 #include "engine/kernels.h"
 #include "engine/session.h"

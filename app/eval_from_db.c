@@ -1,11 +1,11 @@
-/* eval_db.c — a database's evaluations re-summarised, shards combined
- * (see eval_db.h). */
+/* eval_from_db.c — a database's evaluations re-summarised, shards combined
+ * (see eval_from_db.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/eval_db.h"
+#include "app/eval_from_db.h"
 #include "engine/cost.h"
 
 #define CHUNK 64 /* positions read back at a time */
@@ -123,7 +123,7 @@ static double ref_theta(const StoreEval *ev) {
 }
 
 /* The setting column: the eval table's "w=W", a sweep's with its knob. */
-static void row_knob(const StoreEval *ev, Row *r) {
+static void row_knob(const StoreEval *ev, EvalRow *r) {
     int k = snprintf(r->knob, sizeof r->knob, "w=%d", ev->window);
     if (strcmp(ev->label, "sweep")) return;
     Policy p = r->a.policy;
@@ -134,7 +134,7 @@ static void row_knob(const StoreEval *ev, Row *r) {
 }
 
 /* One evaluation's row: the sums of its shards' rows and runs. */
-static int group_row(Store *st, const StoreEvalRow *ev, int n, const Group *g, const Loaded *L, Row *r, Err *e) {
+static int group_row(Store *st, const StoreEvalRow *ev, int n, const Group *g, const AppLoaded *L, EvalRow *r, Err *e) {
     const StoreEval *v0 = &ev[g->first].ev;
     Err ignored;
     memset(r, 0, sizeof *r);
@@ -179,8 +179,8 @@ static int group_row(Store *st, const StoreEvalRow *ev, int n, const Group *g, c
     return 0;
 }
 
-int eval_db_rows(const char *path, const char *label, const Loaded *L, const char *model_sha256, Row **rows,
-                 Err *e) {
+int eval_from_db_rows(const char *path, const char *label, const AppLoaded *L, const char *model_sha256, EvalRow **rows,
+                      Err *e) {
     *rows = NULL;
     Store *st = store_open(path, STORE_READ, 5000, e);
     if (!st) return -1;

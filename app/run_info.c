@@ -1,11 +1,14 @@
-/* record.c — the runs row: enough to reproduce a run from the database. */
+/* run_info.c — the runs row (enough to reproduce a run from the database),
+ * and the small things every command that runs the model shares about its
+ * run: why it stopped, the names its export takes, the prompts it reads. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "app/record.h"
+#include "app/run_info.h"
+#include "app/version.h"
 #include "engine/files.h"
 #include "engine/sha256.h"
 
@@ -29,8 +32,9 @@ int app_session_error(const Session *s, Err *e) {
                    s->n_ids);
 }
 
-int app_run_info(const RunOpts *o, const Loaded *L, StoreRunInfo *r, Err *e) {
+int app_run_info(const RunOpts *o, const AppLoaded *L, StoreRunInfo *r, Err *e) {
     memset(r, 0, sizeof *r);
+    r->program_version = AHASCOPE_VERSION;
     const Config *c = &L->model.c;
     const AttnConfig *a = &o->attn;
     snprintf(r->model, sizeof r->model, "%s", L->model.path[0] ? L->model.path : "random");
