@@ -819,6 +819,48 @@ TEST(store_reads_and_upgrades_a_version_2_database) {
     if (s) store_close(s, NULL);
 }
 
+/* A version-3 file (tests/fixtures/store/v3.db, written by the version-3
+ * binary with --attn-top 4): read-only it answers and stays byte-identical;
+ * a writer opens it at the current version and its recorded far positions
+ * read back. The fixture exists before the layout changes, so the next
+ * layout is held to upgrading it. */
+TEST(store_reads_and_opens_a_version_3_database) {
+    const char *ro = test_tmp("v3-read.db"), *rw = test_tmp("v3-write.db");
+    long n = 0;
+    char *fx = test_read_file("tests/fixtures/store/v3.db", &n);
+    CHECK(fx && test_write_file(ro, fx, n) == 0 && test_write_file(rw, fx, n) == 0);
+    free(fx);
+    int st;
+    long n0 = 0, n1 = 0;
+    char *before = test_read_file(ro, &n0);
+    const char *q = "SELECT (SELECT COUNT(*) FROM attn_top), (SELECT COUNT(*) FROM decisions WHERE run_id = 1),"
+                    " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 1)";
+    char *compat = test_runf(&st, "%s query --db %s --csv \"%s\"", test_bin(), ro, q);
+    CHECK_MSG(st == 0 && compat && strstr(compat, "\r\n1040,960,0.190625\r\n"), "query of a version-3 file: %s", compat);
+    char *after = test_read_file(ro, &n1);
+    CHECK_MSG(before && after && n0 == n1 && memcmp(before, after, n0) == 0, "reading changed the version-3 file");
+    free(before), free(after);
+    Err e;
+    Store *s = store_open(rw, STORE_WRITE, 1000, &e);
+    CHECK_MSG(s != NULL, "%s", e.msg);
+    CHECK_NEAR(scalar(rw, "PRAGMA user_version"), STORE_SCHEMA_VERSION, 0);
+    char *opened = test_runf(&st, "%s query --db %s --csv \"%s\"", test_bin(), rw, q);
+    CHECK_MSG(st == 0 && compat && opened && !strcmp(compat, opened), "read-only:\n%s\nopened:\n%s", compat, opened);
+    free(compat), free(opened);
+    if (s) {
+        CHECK_INT(store_run_attn_top(s, 1, &e), 4);
+        StepTrace *back = trace_new_top(5, 8, 4);
+        CHECK(back && store_read_steps(s, 1, 23, 1, &back, &e) == 1);
+        if (back) {
+            CHECK_INT(back->pos, 23);
+            CHECK(back->top_pos[0] >= 0 && back->top_pos[0] < 23 - 16 + 1); /* a far position, outside the window of 16 */
+            CHECK(back->top_w[0] > 0 && back->top_w[0] <= 1);
+        }
+        trace_free(back);
+        store_close(s, NULL);
+    }
+}
+
 /* One field list: the decisions table's columns, the export's header and
  * the views' metrics all come from TRACE_HEAD_FIELDS, in its order. */
 TEST(store_columns_follow_the_trace_field_list) {
