@@ -60,7 +60,7 @@ TEST(tui_steps_plays_and_quits_cleanly) {
     WAIT(&t, "pos 7/512", 5);
     tmux_keys(&t, "p");
     WAIT(&t, "playing", 2);
-    WAIT(&t, "pos 12/512", 5);
+    CHECK_MSG(tmux_shows_pos(&t, 12, 5), "playing never reached position 12");
     tmux_keys(&t, "p");
     WAIT(&t, "paused", 2);
     tmux_keys(&t, "[ [");
@@ -944,7 +944,7 @@ TEST(tui_replay_explains_where_heads_looked_without_the_model) {
     tmux_start(&t, "replaytop", 140, 45, NULL, "--window 8");
     WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "p");
-    WAIT(&t, "pos 30/512", 20);
+    CHECK_MSG(tmux_shows_pos(&t, 30, 20), "playing never reached position 30");
     tmux_keys(&t, "p q");
     WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);

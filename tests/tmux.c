@@ -15,7 +15,11 @@ int tmux_available(void) {
 
 int tmux_open(Tmux *t, const char *name, const char *dir, int cols, int rows, const char *env, const char *cmd,
               int settle) {
-    snprintf(t->sock, sizeof t->sock, "ahascope-%d-%s", (int)getpid(), name);
+    /* A server of its own for every session, even two of one test: a server
+     * killed a moment ago may still be removing its socket, and a new one of
+     * the same name then answered "no server running". */
+    static int opened;
+    snprintf(t->sock, sizeof t->sock, "ahascope-%d-%d-%s", (int)getpid(), ++opened, name);
     snprintf(t->dir, sizeof t->dir, "%s", dir ? dir : test_tmp(name));
     char wait[32] = "";
     if (settle > 0) snprintf(wait, sizeof wait, "sleep %d; ", settle);
@@ -72,4 +76,30 @@ int tmux_shows(Tmux *t, const char *text, double secs) {
 void tmux_stop(Tmux *t) {
     int st;
     free(test_runf(&st, "tmux -L %s kill-server 2>/dev/null", t->sock));
+}
+
+/* The position the header shows ("│ pos N/"), -1 when there is none. */
+static int header_pos(const char *screen) {
+    const char *p = screen ? strstr(screen, " pos ") : NULL;
+    int pos, ctx;
+    return p && sscanf(p, " pos %d/%d", &pos, &ctx) == 2 ? pos : -1;
+}
+
+int tmux_shows_pos(Tmux *t, int pos, double secs) {
+    double end = clock_now() + secs;
+    for (;;) {
+        char *s = tmux_capture(t);
+        int now = header_pos(s);
+        if (now >= pos) {
+            free(s);
+            return 1;
+        }
+        if (clock_now() > end) {
+            fprintf(stderr, "--- waited for pos >= %d, screen was:\n%s---\n", pos, s ? s : "");
+            free(s);
+            return 0;
+        }
+        free(s);
+        usleep(30000);
+    }
 }

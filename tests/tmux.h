@@ -1,6 +1,6 @@
 /* tmux.h — the TUI end to end: keys in, screen text out.
  *
- * Each session runs on a tmux server of its own (-L ahascope-PID-NAME, no
+ * Each session runs on a tmux server of its own (-L ahascope-PID-N-NAME, no
  * configuration file), so tests never touch the user's tmux nor each other's.
  * The pane runs one shell command in a working directory with TERM and LANG
  * fixed; when the command exits the pane prints "EXITED <status>" and stays,
@@ -38,6 +38,10 @@ char *tmux_wait(Tmux *t, const char *text, double secs);
 
 /* tmux_wait without the screen: 1 if text appeared in time. */
 int tmux_shows(Tmux *t, const char *text, double secs);
+
+/* 1 if the header's "pos N/" reached at least `pos` within secs: a playing
+ * TUI can pass any one position between two captures. */
+int tmux_shows_pos(Tmux *t, int pos, double secs);
 
 /* Kill the session's server (and the program, if it still runs). */
 void tmux_stop(Tmux *t);
