@@ -119,7 +119,9 @@ int cmd_runs(int argc, char **argv) {
 static void query_help(void) {
     puts("usage: ahascope query --db FILE \"SQL\" [--table|--csv|--json] [--timeout S]\n\n"
          "Run SQL over a recorded database and print the result: an aligned table by default,\n"
-         "CSV (RFC 4180) or JSON (an array of objects per statement). The file is opened read-only;\n"
+         "CSV (RFC 4180) or JSON (an array of objects per statement). CSV and JSON are written as the\n"
+         "rows come; the table holds at most 100000 rows (64 MiB) to align its columns, then prints\n"
+         "them and stops with an error (exit 1). The file is opened read-only;\n"
          "INSERT, UPDATE, DELETE, CREATE, DROP, ATTACH, writable pragmas, load_extension() and\n"
          "fts3_tokenizer() are refused. A value may hold at most 64 MiB and SQLite at most 512 MiB.\n"
          "CSV and JSON are valid UTF-8: invalid bytes in a text value become U+FFFD, and\n"
