@@ -14,7 +14,9 @@
 #define BUSY_MS 2000 /* how long a locked database is waited for */
 #define QUERY_TIMEOUT 10.0 /* seconds `query` runs SQL by default (--timeout) */
 
-static volatile sig_atomic_t g_cancel; /* Ctrl-C during `query`: the progress handler stops the SQL */
+/* Ctrl-C during `query`, or SIGINT/SIGTERM during `merge`: SQLite's
+ * progress handler sees it and stops the statement running. */
+static volatile sig_atomic_t g_cancel;
 
 typedef struct {
     const char *db, *out, *sql, *predictor;
@@ -119,7 +121,9 @@ int cmd_runs(int argc, char **argv) {
 static void query_help(void) {
     puts("usage: ahascope query --db FILE \"SQL\" [--table|--csv|--json] [--timeout S]\n\n"
          "Run SQL over a recorded database and print the result: an aligned table by default,\n"
-         "CSV (RFC 4180) or JSON (an array of objects per statement). The file is opened read-only;\n"
+         "CSV (RFC 4180) or JSON (an array of objects per statement). CSV and JSON are written as the\n"
+         "rows come; the table holds at most 100000 rows (64 MiB) to align its columns, then prints\n"
+         "them and stops with an error (exit 1). The file is opened read-only;\n"
          "INSERT, UPDATE, DELETE, CREATE, DROP, ATTACH, writable pragmas, load_extension() and\n"
          "fts3_tokenizer() are refused. A value may hold at most 64 MiB and SQLite at most 512 MiB.\n"
          "CSV and JSON are valid UTF-8: invalid bytes in a text value become U+FFFD, and\n"
@@ -129,10 +133,15 @@ static void query_help(void) {
          "  ahascope query --db ahascope.db \"SELECT * FROM head_rates ORDER BY global_rate DESC LIMIT 10\"");
 }
 
-static void on_sigint(int sig) { (void)sig, g_cancel = 1; }
+static void on_stop_signal(int sig) { (void)sig, g_cancel = 1; }
 
 static int query_cancelled(void *ctx, long rows) {
     (void)ctx, (void)rows;
+    return g_cancel;
+}
+
+static int merge_stopped(void *ctx) {
+    (void)ctx;
     return g_cancel;
 }
 
@@ -140,7 +149,7 @@ static int query_cancelled(void *ctx, long rows) {
  * exits 130 as an interrupted command does, the time limit 1. */
 static int run_query(Store *st, const char *sql, const DbOpts *d, Err *e) {
     StoreQueryLimits lim = {.timeout_s = d->timeout > 0 ? d->timeout : QUERY_TIMEOUT, .interrupt = query_cancelled};
-    signal(SIGINT, on_sigint);
+    signal(SIGINT, on_stop_signal);
     int rc = store_query_limited(st, sql, d->fmt, stdout, &lim, e);
     signal(SIGINT, SIG_DFL);
     if (rc && lim.timed_out) err_set(e, "stopped after %g s (--timeout)", lim.timeout_s);
@@ -234,7 +243,10 @@ static void merge_help(void) {
     puts("usage: ahascope merge --out FILE IN.db...\n\n"
          "Append every run of the input databases to FILE (created if missing), renumbering run ids\n"
          "after those already in FILE. runs.origin keeps where each came from (\"IN.db#id\").\n"
-         "Each input is copied in one transaction: a failure leaves FILE as it was before that input.");
+         "Each input is copied in one transaction: a failure leaves FILE as it was before that input.\n"
+         "Ctrl-C or SIGTERM rolls back the input being copied and exits 130. An input of an older schema\n"
+         "is upgraded in a scratch copy in $TMPDIR, removed on any exit but kill -9; the next merge removes\n"
+         "those of processes that are gone.");
 }
 
 int cmd_merge(int argc, char **argv) {
@@ -248,9 +260,15 @@ int cmd_merge(int argc, char **argv) {
     Store *st = NULL;
     if (!d.out) err_usage(&e, "--out FILE is required");
     else if (d.n_inputs == 0) err_usage(&e, "no input databases given");
-    else if ((st = store_open(d.out, STORE_WRITE, 5000, &e)))
-        rc = store_merge(st, d.inputs, d.n_inputs, stdout, &e);
+    else if ((st = store_open(d.out, STORE_WRITE, 5000, &e))) {
+        signal(SIGINT, on_stop_signal);
+        signal(SIGTERM, on_stop_signal);
+        rc = store_merge(st, d.inputs, d.n_inputs, stdout, merge_stopped, NULL, &e);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+    }
     free(d.inputs);
     if (!st) return args_fail(&e);
-    return finish(st, rc, &e);
+    rc = finish(st, rc, &e);
+    return rc && g_cancel ? 130 : rc;
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,16 +45,21 @@ typedef struct {
     char *mem;
     size_t n, max;
     long long have;     /* bytes already in f when the attempt began */
+    long long got;      /* bytes written to f by this attempt */
     long long expect;   /* the file's size, or -1 */
+    long long max_file; /* what f may reach when expect is -1 */
     long code;
     int checked, over;
+    int too_big;        /* the server sent past expect (or max_file): refused, the partial discarded */
+    int connected;      /* the request's last connection was made (or reused): a timeout after it is a stall */
     const char *label;  /* for the progress line */
     Listing *all;       /* overall progress, or NULL */
     int progress;
     double last_draw;
+    volatile sig_atomic_t *stop;
 } Sink;
 
-enum { ATTEMPT_OK, ATTEMPT_RETRY, ATTEMPT_FAIL };
+enum { ATTEMPT_OK, ATTEMPT_RETRY, ATTEMPT_FAIL, ATTEMPT_STOP };
 
 static int part_ok(const char *s, size_t max) {
     size_t n = strlen(s);
@@ -86,6 +92,10 @@ void hub_opts_default(HubOpts *o) {
     o->progress = isatty(STDERR_FILENO);
     o->tries = 5;
     o->backoff_ms = 1000;
+    o->max_bytes = HUB_MAX_BYTES;
+    o->stall_s = HUB_STALL_S;
+    o->connect_s = HUB_CONNECT_S;
+    o->stop = NULL;
 }
 
 void hub_cache_dir(char *out, size_t cap) {
@@ -123,9 +133,13 @@ static int make_dirs(const char *dir, Err *e) {
     }
 }
 
-static void sleep_ms(long ms) {
+static int stopped(volatile sig_atomic_t *stop) { return stop && *stop; }
+
+/* Sleep ms, or less when stop is set meanwhile (the signal that sets it
+ * interrupts the sleep). */
+static void sleep_ms(long ms, volatile sig_atomic_t *stop) {
     struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&t, &t) != 0 && errno == EINTR) {}
+    while (nanosleep(&t, &t) != 0 && errno == EINTR && !stopped(stop)) {}
 }
 
 /* ---- progress ---- */
@@ -148,11 +162,13 @@ static void draw(Sink *s, long long now, int final) {
     fflush(stderr);
 }
 
+/* libcurl calls this at least once a second, data or not: the bars, and
+ * the place a stop asked for by a signal ends the transfer. */
 static int on_progress(void *u, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
     (void)dltotal, (void)ultotal, (void)ulnow;
     Sink *s = u;
     if (s->f) draw(s, s->have + (long long)dlnow, 0);
-    return 0;
+    return stopped(s->stop);
 }
 
 /* ---- one request ---- */
@@ -169,7 +185,13 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *u) {
         }
     }
     if (s->code != 200 && s->code != 206) return n; /* an error page, not data */
-    if (s->f) return fwrite(p, 1, n, s->f) == n ? n : 0;
+    if (s->f) {
+        long long cap = s->expect >= 0 ? s->expect : s->max_file;
+        if (s->have + s->got + (long long)n > cap) return s->too_big = 1, 0;
+        if (fwrite(p, 1, n, s->f) != n) return 0;
+        s->got += (long long)n;
+        return n;
+    }
     if (n > s->max - s->n) return s->over = 1, 0;
     char *m = realloc(s->mem, s->n + n + 1);
     if (!m) return 0;
@@ -178,7 +200,22 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *u) {
     return n;
 }
 
-static void setup(Sink *s, const char *url, struct curl_slist *hdr, char *range) {
+/* A new socket for the next connection: until it connects, a timeout is
+ * the connect timeout's. */
+static curl_socket_t on_open_socket(void *u, curlsocktype purpose, struct curl_sockaddr *a) {
+    (void)purpose;
+    ((Sink *)u)->connected = 0;
+    return socket(a->family, a->socktype, a->protocol);
+}
+
+/* Called once a connection is made or reused, before the request goes out. */
+static int on_connected(void *u, char *ip, char *local_ip, int port, int local_port) {
+    (void)ip, (void)local_ip, (void)port, (void)local_port;
+    ((Sink *)u)->connected = 1;
+    return CURL_PREREQFUNC_OK;
+}
+
+static void setup(Sink *s, const HubOpts *o, const char *url, struct curl_slist *hdr, char *range) {
     CURL *c = s->c;
     curl_easy_reset(c);
     curl_easy_setopt(c, CURLOPT_URL, url);
@@ -186,12 +223,18 @@ static void setup(Sink *s, const char *url, struct curl_slist *hdr, char *range)
     curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr); /* libcurl drops Authorization on a redirect to another host */
     curl_easy_setopt(c, CURLOPT_USERAGENT, "ahascope");
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 20L);
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L); /* stalled 60 s: a timeout, retried */
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, o->connect_s);
+    /* a trickle is a stall, not just silence: a server sending a byte a
+     * second would otherwise hold the pull forever */
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, (long)HUB_STALL_RATE);
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, o->stall_s);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
-    curl_easy_setopt(c, CURLOPT_NOPROGRESS, s->progress && s->f ? 0L : 1L);
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L); /* the callback also sees a stop */
+    curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
+    curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, s);
+    curl_easy_setopt(c, CURLOPT_PREREQFUNCTION, on_connected);
+    curl_easy_setopt(c, CURLOPT_PREREQDATA, s);
     curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(c, CURLOPT_XFERINFODATA, s);
     if (s->f && s->have > 0) {
@@ -240,13 +283,26 @@ static int attempt(Sink *s, const HubOpts *o, const char *url, const char *what,
         if (fseek(s->f, 0, SEEK_END) != 0) return err_set(e, "%s: cannot seek", what), ATTEMPT_FAIL;
         s->have = (long long)ftello(s->f);
     } else s->n = 0;
-    s->checked = 0, s->code = 0, s->over = 0;
+    s->checked = 0, s->code = 0, s->over = 0, s->got = 0, s->too_big = 0, s->connected = 0;
     if (s->f && s->expect >= 0 && s->have == s->expect) return ATTEMPT_OK; /* whole, but never checked and renamed */
-    setup(s, url, hdr, range);
+    setup(s, o, url, hdr, range);
     CURLcode rc = curl_easy_perform(s->c);
     if (!s->checked) curl_easy_getinfo(s->c, CURLINFO_RESPONSE_CODE, &s->code);
     if (s->f) draw(s, (long long)ftello(s->f), 1);
+    if (stopped(s->stop)) return err_set(e, "%s: interrupted", what), ATTEMPT_STOP;
     if (s->over) return err_set(e, "%s: answer over %zu bytes", what, s->max), ATTEMPT_FAIL;
+    if (s->too_big && s->expect >= 0)
+        return err_set(e, "%s: the server sent more than the %lld bytes the Hub lists; refused", what, s->expect),
+               ATTEMPT_FAIL;
+    if (s->too_big)
+        return err_set(e, "%s: more than %lld bytes and the listing gives no size (--max-bytes); refused", what,
+                       s->max_file), ATTEMPT_FAIL;
+    if (rc == CURLE_OPERATION_TIMEDOUT) {
+        if (!s->connected)
+            err_set(e, "%s: no connection to %s within %ld s (--connect-timeout)", what, o->endpoint, o->connect_s);
+        else err_set(e, "%s: stalled: under %d bytes/s for %ld s (--stall)", what, HUB_STALL_RATE, o->stall_s);
+        return ATTEMPT_RETRY;
+    }
     if (rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_RESOLVE_PROXY)
         return err_set(e, "%s: cannot reach %s (offline? %s)", what, o->endpoint, curl_easy_strerror(rc)), ATTEMPT_FAIL;
     if (rc != CURLE_OK && s->code != 0 && s->code != 200 && s->code != 206) return judge_status(s, what, o, e);
@@ -270,11 +326,17 @@ static int request(Sink *s, const HubOpts *o, const char *url, const char *what,
     }
     long pause = o->backoff_ms;
     int st;
+    s->stop = o->stop;
     for (int t = 1;; t++) {
         st = attempt(s, o, url, what, hdr, e);
         if (st != ATTEMPT_RETRY || t >= o->tries) break;
         fprintf(stderr, "ahascope pull: %s; try %d of %d in %.1f s\n", e->msg, t + 1, o->tries, pause / 1000.0);
-        sleep_ms(pause);
+        sleep_ms(pause, o->stop);
+        if (stopped(o->stop)) {
+            st = ATTEMPT_STOP;
+            err_set(e, "%s: interrupted", what);
+            break;
+        }
         pause *= 2;
     }
     curl_slist_free_all(hdr);
@@ -315,9 +377,16 @@ static int fetch_one(CURL *c, const HubOpts *o, const char *url, const char *des
     snprintf(part, sizeof part, "%s.partial", dest);
     FILE *f = open_partial(part, e);
     if (!f) return -1;
-    Sink s = {.c = c, .f = f, .expect = hf ? hf->size : -1, .label = label, .all = all, .progress = o->progress};
+    Sink s = {.c = c, .f = f, .expect = hf ? hf->size : -1, .max_file = o->max_bytes, .label = label, .all = all,
+              .progress = o->progress};
     int rc = request(&s, o, url, what, e);
     if (fclose(f) != 0 && rc == 0) rc = err_set(e, "%s: write error: %s", part, strerror(errno));
+    if (rc && s.too_big) unlink(part); /* not the file listed, nor worth resuming */
+    if (rc && stopped(o->stop)) { /* what arrived stays, for the next pull to resume */
+        struct stat st;
+        long long kept = stat(part, &st) == 0 ? (long long)st.st_size : 0;
+        err_set(e, "%s: interrupted; %s keeps %lld bytes, which the next pull resumes", what, part, kept);
+    }
     if (rc == 0 && verify(part, what, hf ? hf->sha : NULL, e) != 0) rc = -1, unlink(part);
     if (rc == 0 && rename(part, dest) != 0) rc = err_set(e, "%s: cannot rename into place: %s", dest, strerror(errno));
     return rc;

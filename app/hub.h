@@ -11,13 +11,26 @@
  * pull with one line saying which. The endpoint is $HF_ENDPOINT (a mirror),
  * default https://huggingface.co; $HF_TOKEN is sent as a bearer token. No
  * state outlives a call.
+ *
+ * Nothing a server does can make a pull unbounded: a file may not grow
+ * past the size the listing gives (or max_bytes when it gives none), a
+ * connection must be made within connect_s, a transfer slower than
+ * HUB_STALL_RATE for stall_s is a stall (retried like a timeout), and
+ * *stop, set by the caller's signal handler, ends the transfer within a
+ * second, keeping FILE.partial for the next pull to resume.
  */
 #ifndef AHASCOPE_HUB_H
 #define AHASCOPE_HUB_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "engine/err.h"
+
+#define HUB_MAX_BYTES (64LL << 30) /* default max_bytes: the largest single file a model repository holds */
+#define HUB_STALL_RATE 1024        /* bytes per second under which a transfer is stalled */
+#define HUB_STALL_S 30             /* default stall_s */
+#define HUB_CONNECT_S 15           /* default connect_s */
 
 typedef struct {
     char endpoint[512]; /* no trailing '/' */
@@ -25,10 +38,15 @@ typedef struct {
     int progress;       /* draw per-file and overall bars on stderr */
     int tries;          /* attempts per request, >= 1 */
     long backoff_ms;    /* pause before the second attempt; doubles after each */
+    long long max_bytes; /* bytes a file may have when the listing gives no size */
+    long stall_s;       /* seconds under HUB_STALL_RATE that make a stall */
+    long connect_s;     /* seconds a connection may take */
+    volatile sig_atomic_t *stop; /* nonzero (set by a signal handler) stops the pull; NULL: never */
 } HubOpts;
 
 /* Defaults from the environment: HF_ENDPOINT, HF_TOKEN, bars only when
- * stderr is a terminal, 5 tries starting at a 1 s pause. */
+ * stderr is a terminal, 5 tries starting at a 1 s pause, HUB_MAX_BYTES,
+ * HUB_STALL_S, HUB_CONNECT_S, no stop flag. */
 void hub_opts_default(HubOpts *o);
 
 /* The cache directory every download lands under, and where models are

@@ -1,12 +1,72 @@
 /* merge.c — many databases recorded in parallel become one: each input's
  * runs are appended with run ids shifted past the ones already present, so
- * runs from different processes or machines can be analysed together. */
+ * runs from different processes or machines can be analysed together.
+ *
+ * An input of an older schema is upgraded in a scratch copy in $TMPDIR
+ * named ahascope-merge-PID-START-XXXXXX (this process's pid and start
+ * time), so that a later merge can tell the copies of processes that died
+ * (kill -9) from those of live ones, and remove them. The caller's stop
+ * callback is polled between inputs, between backup steps and by SQLite's
+ * progress handler inside every long statement: a stop rolls the input
+ * back and removes its scratch copy. */
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
 #include "store/internal.h"
+
+#define SCRATCH_PREFIX "ahascope-merge-"
+
+typedef struct {
+    Store *s;
+    int (*stop)(void *ctx);
+    void *ctx;
+} Merge;
+
+/* Nonzero once the caller wants the merge to stop; SQLite's progress
+ * handler too, where nonzero interrupts the statement running. */
+static int stopped(void *arg) {
+    Merge *m = arg;
+    return m->stop && m->stop(m->ctx);
+}
+
+static const char *scratch_dir(void) {
+    const char *dir = getenv("TMPDIR");
+    return dir && *dir ? dir : "/tmp";
+}
+
+/* A scratch copy and what SQLite keeps beside it. */
+static void scratch_remove(const char *path) {
+    static const char *const side[] = {"", "-wal", "-shm", "-journal"};
+    char p[1200];
+    for (size_t i = 0; i < sizeof side / sizeof side[0]; i++) {
+        snprintf(p, sizeof p, "%s%s", path, side[i]);
+        unlink(p);
+    }
+}
+
+/* Scratch files (copies and their -wal, -shm, -journal) of merges whose
+ * process is gone: killed outright, they could not remove their own. Only
+ * this user's regular files, and never a live process's. */
+static void scratch_remove_stale(void) {
+    const char *dir = scratch_dir();
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        long long pid, start;
+        int used = 0;
+        if (sscanf(de->d_name, SCRATCH_PREFIX "%lld-%lld-%n", &pid, &start, &used) != 2 || !used) continue;
+        if (store_writer_alive(pid, start)) continue;
+        char path[1400];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid()) unlink(path);
+    }
+    closedir(d);
+}
 
 static const char RUN_COLUMNS[] =
     "status, created_at, finished_at, ahascope_version, writer_host, writer_pid, writer_start, model, model_sha256,"
@@ -71,10 +131,41 @@ static int copy_runs(Store *s, const char *input, int *n_runs, int64_t *off) {
     return rc;
 }
 
+/* Bring the scratch copy to the current schema on a connection of our
+ * own, so the progress handler can stop a long upgrade (version 1's
+ * rewrites every decision); then store_open finds it current and, as for
+ * any file it opens to write, marks the runs of dead writers interrupted. */
+static int upgrade_scratch(Merge *m, const char *scratch, Err *e) {
+    sqlite3 *db = NULL;
+    int rc = store_db_open(scratch, SQLITE_OPEN_READWRITE, &db);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
+    sqlite3_progress_handler(db, 1000, stopped, m);
+    int bad = rc != SQLITE_OK ? store_sql_err(db, scratch, "cannot open", e) : store_schema_check(db, scratch, 1, e);
+    sqlite3_close(db);
+    Store *up = bad ? NULL : store_open(scratch, STORE_WRITE, 2000, e);
+    return up ? store_close(up, e) : -1;
+}
+
+/* Copy the input into the scratch file a few pages at a time, polling
+ * stop between steps. */
+static int backup_to(Merge *m, Store *in, const char *scratch) {
+    sqlite3 *to = NULL;
+    int rc = store_db_open(scratch, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &to);
+    sqlite3_backup *b = rc == SQLITE_OK ? sqlite3_backup_init(to, "main", in->db, "main") : NULL;
+    if (b) {
+        do rc = sqlite3_backup_step(b, 256);
+        while (rc == SQLITE_OK && !stopped(m));
+        sqlite3_backup_finish(b);
+    }
+    rc = b ? sqlite3_errcode(to) : SQLITE_ERROR;
+    sqlite3_close(to);
+    return rc == SQLITE_OK && !stopped(m) ? 0 : -1;
+}
+
 /* An input of an older schema is copied to a scratch file and upgraded
  * there, so the copy's columns line up and the input itself is untouched.
  * Sets scratch to the copy's path ("" when the input is current). */
-static int upgraded_copy(Store *in, const char *input, char *scratch, size_t cap, Err *e) {
+static int upgraded_copy(Merge *m, Store *in, const char *input, char *scratch, size_t cap, Err *e) {
     scratch[0] = 0;
     int ver = 0;
     sqlite3_stmt *st;
@@ -83,42 +174,41 @@ static int upgraded_copy(Store *in, const char *input, char *scratch, size_t cap
         ver = sqlite3_column_int(st, 0);
     sqlite3_finalize(st);
     if (ver == STORE_SCHEMA_VERSION) return 0;
-    const char *dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(scratch, cap, "%s/ahascope-merge-XXXXXX", dir);
+    char host[256];
+    int64_t pid, start;
+    store_writer_self(host, sizeof host, &pid, &start);
+    const char *dir = scratch_dir();
+    snprintf(scratch, cap, "%s/" SCRATCH_PREFIX "%lld-%lld-XXXXXX", dir, (long long)pid, (long long)start);
     int fd = mkstemp(scratch);
-    if (fd < 0) return err_set(e, "%s: cannot make a scratch copy to upgrade it in %s", input, dir);
+    if (fd < 0) return scratch[0] = 0, err_set(e, "%s: cannot make a scratch copy to upgrade it in %s", input, dir);
     close(fd);
-    sqlite3 *to = NULL;
-    int rc = store_db_open(scratch, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &to);
-    sqlite3_backup *b = rc == SQLITE_OK ? sqlite3_backup_init(to, "main", in->db, "main") : NULL;
-    if (b) sqlite3_backup_step(b, -1), sqlite3_backup_finish(b);
-    rc = b ? sqlite3_errcode(to) : SQLITE_ERROR;
-    sqlite3_close(to);
-    Store *up = rc == SQLITE_OK ? store_open(scratch, STORE_WRITE, 2000, e) : NULL; /* upgrades the copy */
-    if (up) return store_close(up, e);
-    if (rc != SQLITE_OK) err_set(e, "%s: cannot copy it to upgrade its schema version %d", input, ver);
-    unlink(scratch);
+    if (backup_to(m, in, scratch) == 0 && upgrade_scratch(m, scratch, e) == 0) return 0;
+    if (!stopped(m) && !e->msg[0]) err_set(e, "%s: cannot copy it to upgrade its schema version %d", input, ver);
+    scratch_remove(scratch);
     scratch[0] = 0;
     return -1;
 }
 
-static int attach_and_copy(Store *s, const char *input, const char *path, FILE *log, Err *e);
+static int attach_and_copy(Merge *m, const char *input, const char *path, FILE *log, Err *e);
 
-static int merge_one(Store *s, const char *input, FILE *log, Err *e) {
-    if (same_file(input, s->path)) return err_set(e, "%s: is the output database itself", input);
+static int merge_one(Merge *m, const char *input, FILE *log, Err *e) {
+    if (same_file(input, m->s->path)) return err_set(e, "%s: is the output database itself", input);
     Store *in = store_open(input, STORE_READ, 2000, e); /* validates: SQLite, ours, a schema we read */
     if (!in) return -1;
     char scratch[1100];
-    int up = upgraded_copy(in, input, scratch, sizeof scratch, e);
+    e->msg[0] = 0;
+    int up = upgraded_copy(m, in, input, scratch, sizeof scratch, e);
     store_close(in, NULL);
     if (up) return -1;
-    int rc = attach_and_copy(s, input, scratch[0] ? scratch : input, log, e);
-    if (scratch[0]) unlink(scratch);
+    int rc = attach_and_copy(m, input, scratch[0] ? scratch : input, log, e);
+    if (scratch[0]) scratch_remove(scratch);
     return rc;
 }
 
-/* ATTACH path as src and copy its runs; input names it in messages. */
-static int attach_and_copy(Store *s, const char *input, const char *path, FILE *log, Err *e) {
+/* ATTACH path as src and copy its runs; input names it in messages. A stop
+ * interrupts the statement running and rolls the input back. */
+static int attach_and_copy(Merge *m, const char *input, const char *path, FILE *log, Err *e) {
+    Store *s = m->s;
     sqlite3_stmt *st;
     if (store_prepare(s, "ATTACH DATABASE ?1 AS src", &st, e)) return -1;
     sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
@@ -134,9 +224,14 @@ static int attach_and_copy(Store *s, const char *input, const char *path, FILE *
     else if (store_schema_verify(s->db, "src", input, &ver, e) ||
              (ver != STORE_SCHEMA_VERSION && err_set(e, "%s: changed while being merged", input)))
         rc = SQLITE_ERROR;
-    else if ((rc = copy_runs(s, input, &n_runs, &off)) != SQLITE_OK ||
-             (rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK)
-        store_sql_err(s->db, s->path, "merge failed", e);
+    else {
+        sqlite3_progress_handler(s->db, 1000, stopped, m);
+        rc = copy_runs(s, input, &n_runs, &off);
+        sqlite3_progress_handler(s->db, 0, NULL, NULL);
+        if (rc == SQLITE_OK && stopped(m)) rc = SQLITE_INTERRUPT; /* asked for after the last statement: not committed */
+        if (rc == SQLITE_OK) rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+        if (rc != SQLITE_OK) store_sql_err(s->db, s->path, "merge failed", e);
+    }
     if (rc != SQLITE_OK && !sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_exec(s->db, "DETACH DATABASE src", NULL, NULL, NULL);
     if (rc != SQLITE_OK) return -1;
@@ -145,10 +240,16 @@ static int attach_and_copy(Store *s, const char *input, const char *path, FILE *
     return 0;
 }
 
-int store_merge(Store *s, const char *const *inputs, int n, FILE *log, Err *e) {
+int store_merge(Store *s, const char *const *inputs, int n, FILE *log, int (*stop)(void *ctx), void *ctx, Err *e) {
     if (s->mode != STORE_WRITE) return err_set(e, "%s: opened read-only", s->path);
     if (store_flush(s, e)) return -1;
+    Merge m = {s, stop, ctx};
+    scratch_remove_stale();
     for (int i = 0; i < n; i++)
-        if (merge_one(s, inputs[i], log, e)) return -1;
+        if (stopped(&m) || merge_one(&m, inputs[i], log, e)) {
+            if (stopped(&m))
+                err_set(e, "interrupted while merging %s: %s holds what it held before that input", inputs[i], s->path);
+            return -1;
+        }
     return 0;
 }

@@ -1,6 +1,9 @@
 /* print.c — result sets as an aligned table, CSV (RFC 4180) or JSON, for
  * `query`, `runs` and `compare`. Text bound for CSV or JSON goes through
- * engine/textout.h, so those files are always valid UTF-8. */
+ * engine/textout.h, so those files are always valid UTF-8. CSV and JSON
+ * are written row by row as SQLite yields them; only the table, which must
+ * see every row to size its columns, holds rows, and at most
+ * PRINT_TABLE_MAX_ROWS of them in PRINT_TABLE_MAX_BYTES. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
@@ -41,9 +44,12 @@ static int display_width(const char *s) {
 typedef struct {
     char **cells; /* [rows + 1][cols], row 0 the header */
     int rows, cols, cap;
+    size_t bytes; /* held in cells, pointers included */
 } Table;
 
+/* Add the current row; 1 (nothing added) when the table is full. */
 static int table_add_row(Table *t, sqlite3_stmt *st) {
+    if (t->rows >= PRINT_TABLE_MAX_ROWS || t->bytes > PRINT_TABLE_MAX_BYTES) return 1;
     if (t->rows + 1 >= t->cap) {
         int cap = t->cap ? 2 * t->cap : 64;
         char **grown = realloc(t->cells, (size_t)cap * t->cols * sizeof *grown);
@@ -55,6 +61,7 @@ static int table_add_row(Table *t, sqlite3_stmt *st) {
     for (int c = 0; c < t->cols; c++) {
         cell_text(st, c, buf, sizeof buf);
         if (!(t->cells[(size_t)(t->rows + 1) * t->cols + c] = strdup(buf))) return -1;
+        t->bytes += strlen(buf) + 1 + sizeof(char *);
     }
     t->rows++;
     return 0;
@@ -128,26 +135,40 @@ cJSON *print_json_row(sqlite3_stmt *st) {
     return o;
 }
 
-static int step_rows(sqlite3_stmt *st, StoreFormat fmt, FILE *out, Table *t, cJSON *arr, PrintLimit *lim) {
+/* The current row as one element of a JSON array: "[" before the first,
+ * "," before the others, so the array never has to be held whole. */
+static int json_element(sqlite3_stmt *st, FILE *out, long n) {
+    cJSON *o = print_json_row(st);
+    char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    if (!text) return -1;
+    fputc(n ? ',' : '[', out);
+    fputs(text, out);
+    free(text);
+    return 0;
+}
+
+/* Step st, printing CSV and JSON rows as they come and holding table rows
+ * in t. *n counts this statement's rows. */
+static int step_rows(sqlite3_stmt *st, StoreFormat fmt, FILE *out, Table *t, PrintLimit *lim, long *n) {
     int rc, cols = sqlite3_column_count(st);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (lim && lim->max_rows > 0 && lim->rows >= lim->max_rows) { /* one row more than the cap: say so */
+        if (lim->max_rows > 0 && lim->rows >= lim->max_rows) { /* one row more than the cap: say so */
             lim->capped = 1;
             return SQLITE_DONE;
         }
         if (fmt == STORE_FMT_TABLE) {
-            if (table_add_row(t, st)) return SQLITE_NOMEM;
+            int full = table_add_row(t, st);
+            if (full < 0) return SQLITE_NOMEM;
+            if (full) return lim->table_full = 1, SQLITE_TOOBIG;
         } else if (fmt == STORE_FMT_CSV) {
             for (int c = 0; c < cols; c++) {
                 if (c) fputc(',', out);
                 csv_value(st, c, out);
             }
             fputs("\r\n", out);
-        } else {
-            cJSON *o = print_json_row(st);
-            if (!o || !cJSON_AddItemToArray(arr, o)) return cJSON_Delete(o), SQLITE_NOMEM;
-        }
-        if (lim) lim->rows++;
+        } else if (json_element(st, out, *n)) return SQLITE_NOMEM;
+        lim->rows++, (*n)++;
     }
     return rc;
 }
@@ -161,8 +182,9 @@ int print_result(sqlite3_stmt *st, StoreFormat fmt, FILE *out) { return print_re
 
 int print_result_limited(sqlite3_stmt *st, StoreFormat fmt, FILE *out, PrintLimit *lim) {
     int cols = sqlite3_column_count(st);
-    Table t = {NULL, 0, cols, 0};
-    cJSON *arr = fmt == STORE_FMT_JSON ? cJSON_CreateArray() : NULL;
+    Table t = {NULL, 0, cols, 0, 0};
+    PrintLimit none = {0};
+    if (!lim) lim = &none;
     if (fmt == STORE_FMT_TABLE) {
         if (!(t.cells = calloc((size_t)cols * 64, sizeof *t.cells))) return SQLITE_NOMEM;
         t.cap = 64;
@@ -174,8 +196,10 @@ int print_result_limited(sqlite3_stmt *st, StoreFormat fmt, FILE *out, PrintLimi
         }
         fputs("\r\n", out);
     }
-    int rc = step_rows(st, fmt, out, &t, arr, lim);
-    if (rc == SQLITE_DONE && fmt == STORE_FMT_TABLE) {
+    long n = 0;
+    int rc = step_rows(st, fmt, out, &t, lim, &n);
+    int full = rc == SQLITE_TOOBIG && lim->table_full;
+    if ((rc == SQLITE_DONE || full) && fmt == STORE_FMT_TABLE) { /* a full table: the rows it holds */
         /* A column is right-aligned when its first row is a number. */
         int *numeric = calloc(cols, sizeof *numeric);
         for (int c = 0; numeric && c < cols && t.rows > 0; c++) {
@@ -186,12 +210,9 @@ int print_result_limited(sqlite3_stmt *st, StoreFormat fmt, FILE *out, PrintLimi
         }
         if (numeric) table_print(&t, numeric, out);
         free(numeric);
-    } else if (rc == SQLITE_DONE && arr) {
-        char *s = cJSON_PrintUnformatted(arr);
-        if (s) fprintf(out, "%s\n", s);
-        free(s);
+    } else if (fmt == STORE_FMT_JSON && (rc == SQLITE_DONE || n > 0)) {
+        fputs(n ? "]\n" : "[]\n", out); /* rows already out are closed into valid JSON, whatever stopped them */
     }
     if (fmt == STORE_FMT_TABLE) table_free(&t);
-    cJSON_Delete(arr);
     return rc;
 }

@@ -8,8 +8,14 @@
 
 #include "store/store.h"
 
+/* What an aligned table holds to size its columns: past either, the rows
+ * held are printed and the result stops (CSV and JSON hold no rows). */
+#define PRINT_TABLE_MAX_ROWS 100000
+#define PRINT_TABLE_MAX_BYTES ((size_t)64 << 20)
+
 /* Step st to the end, printing its rows to out in fmt (a table is aligned
- * once every row is known). Returns SQLITE_DONE or the failing code. */
+ * once every row is known). Returns SQLITE_DONE or the failing code;
+ * SQLITE_TOOBIG after printing a table cut at PRINT_TABLE_MAX_ROWS/BYTES. */
 int print_result(sqlite3_stmt *st, StoreFormat fmt, FILE *out);
 
 /* A row cap for print_result_limited, and what happened under it. */
@@ -17,6 +23,7 @@ typedef struct {
     long max_rows; /* stop after this many rows; 0: no cap */
     long rows;     /* rows printed so far (counted across calls: the caller resets it) */
     int capped;    /* set when a row beyond the cap was there and left out */
+    int table_full; /* set when a table stopped at PRINT_TABLE_MAX_ROWS/BYTES (SQLITE_TOOBIG) */
 } PrintLimit;
 
 /* print_result stopping at lim->max_rows rows (lim may be NULL: no cap);

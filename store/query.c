@@ -15,6 +15,10 @@
  * store_query_limited adds what an interactive caller needs: a row cap, a
  * time limit, and a progress handler through which the caller can stop a
  * query that is no longer wanted.
+ *
+ * Output never grows with the result: CSV and JSON go out row by row, and
+ * an aligned table stops at print.h's PRINT_TABLE_MAX_ROWS rows (or
+ * PRINT_TABLE_MAX_BYTES) with an error that says how to get the rest.
  */
 #include <string.h>
 
@@ -157,6 +161,13 @@ static int prepare_guarded(Store *s, Guard *g, const char **tail, sqlite3_stmt *
     return 0;
 }
 
+/* The error of a table cut at print.h's bound: what was printed, and how
+ * to get every row. */
+static int table_full_err(long rows, Err *e) {
+    return err_set(e, "table output stops after %ld rows (an aligned table holds at most %d rows or %zu MiB; use --csv or"
+                      " --json to stream them all, or LIMIT)", rows, PRINT_TABLE_MAX_ROWS, PRINT_TABLE_MAX_BYTES >> 20);
+}
+
 /* Run each statement of sql in turn; the first failure (or the row cap)
  * stops the rest. */
 static int run_statements(Store *s, Guard *g, const char *sql, StoreFormat fmt, FILE *out, Err *e) {
@@ -167,8 +178,10 @@ static int run_statements(Store *s, Guard *g, const char *sql, StoreFormat fmt, 
         if (prepare_guarded(s, g, &tail, &st, e)) return -1;
         if (!st) continue;
         if (n++ > 0 && fmt == STORE_FMT_TABLE) fputc('\n', out);
+        long before = g->rows.rows;
         int rc = print_result_limited(st, fmt, out, &g->rows);
         sqlite3_finalize(st);
+        if (rc == SQLITE_TOOBIG && g->rows.table_full) return table_full_err(g->rows.rows - before, e);
         if (rc == SQLITE_INTERRUPT && g->timed_out)
             return err_set(e, "stopped after %g s (the time limit)", g->lim->timeout_s);
         if (rc == SQLITE_INTERRUPT) return err_set(e, "interrupted");
@@ -202,8 +215,10 @@ int store_list_runs(Store *s, StoreFormat fmt, FILE *out, Err *e) {
         " n_tokens AS tokens, policy, window, created_at, model, prompt FROM runs ORDER BY run_id";
     sqlite3_stmt *st;
     if (store_prepare(s, sql, &st, e)) return -1;
-    int rc = print_result(st, fmt, out);
+    PrintLimit lim = {0};
+    int rc = print_result_limited(st, fmt, out, &lim);
     sqlite3_finalize(st);
+    if (rc == SQLITE_TOOBIG && lim.table_full) return table_full_err(lim.rows, e);
     if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "cannot list runs", e);
     return 0;
 }

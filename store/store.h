@@ -176,8 +176,11 @@ int store_compare(Store *s, int64_t run_a, int64_t run_b, const char *predictor,
 
 /* Append every run of the databases at inputs[0..n) into s (opened for
  * writing), renumbering run ids after the ones already there; prints one
- * line per run copied to log. */
-int store_merge(Store *s, const char *const *inputs, int n, FILE *log, Err *e);
+ * line per input copied to log. stop (NULL: never) is polled between
+ * inputs and inside long statements: nonzero rolls the input being copied
+ * back, removes its scratch copy and fails with "interrupted". Scratch
+ * copies that merges killed outright left in $TMPDIR are removed first. */
+int store_merge(Store *s, const char *const *inputs, int n, FILE *log, int (*stop)(void *ctx), void *ctx, Err *e);
 
 /* An evaluation: settings in, summary out (the `evals` row). */
 typedef struct {

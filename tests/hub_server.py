@@ -3,6 +3,7 @@
 
     python3 tests/hub_server.py ROOT LOG
     python3 tests/hub_server.py --shard SRC DST   # SRC's model.safetensors as 2 shards + index in DST
+    python3 tests/hub_server.py --blackhole       # a port whose connections are never accepted
 
 Serves every folder ROOT/OWNER/NAME/ as the repository OWNER/NAME at any
 revision, on 127.0.0.1 and a free port, which it prints on the first line of
@@ -20,16 +21,28 @@ Misbehaviour, to test the client's handling of it, by repository name:
   - NAME containing "norange": Range is ignored (200 and the whole file);
   - NAME containing "badsum": the tree lists a wrong SHA-256 for LFS files;
   - NAME containing "gated": 401 without "Authorization: Bearer secret";
-  - NAME containing "flaky": the revision endpoint answers 503 once.
+  - NAME containing "flaky": the revision endpoint answers 503 once;
+  - NAME containing "nosize": the tree gives no size (and no LFS entry) for
+    *.safetensors files;
+  - NAME containing "endless": /cdn/ files are an endless body without a
+    Content-Length;
+  - NAME containing "trickle": the first full GET of each /cdn/ file sends
+    4096 bytes, then one byte every 0.2 s;
+  - NAME containing "dead": every request is read and never answered.
+
+--blackhole listens with a backlog of 0 and fills it with connections of
+its own, so the kernel drops every further SYN: a client's connect hangs.
 """
 import hashlib
 import http.server
 import json
 import os
 import shutil
+import socket
 import struct
 import sys
 import threading
+import time
 
 
 def shard(src, dst):
@@ -64,9 +77,32 @@ def shard(src, dst):
         json.dump({"metadata": {"total_size": len(data)}, "weight_map": weight_map}, fh)
 
 
+def blackhole():
+    """Print a port nobody can connect to, and hold it until killed."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(0)
+    port = srv.getsockname()[1]
+    held = []
+    for _ in range(8):
+        c = socket.socket()
+        c.setblocking(False)
+        try:
+            c.connect(("127.0.0.1", port))
+        except BlockingIOError:
+            pass
+        held.append(c)
+    time.sleep(0.2)
+    print(port, flush=True)
+    while True:
+        time.sleep(3600)
+
+
 if sys.argv[1] == "--shard":
     shard(sys.argv[2], sys.argv[3])
     sys.exit(0)
+if sys.argv[1] == "--blackhole":
+    blackhole()
 ROOT, LOG = sys.argv[1], sys.argv[2]
 seen = set()
 lock = threading.Lock()
@@ -111,6 +147,9 @@ class Hub(http.server.BaseHTTPRequestHandler):
         files = files_of(owner, name)
         if files is None:
             return self.send(404, b'{"error": "Repository not found"}')
+        if "dead" in name:
+            time.sleep(3600)
+            return
         if "gated" in name and self.headers.get("Authorization") != "Bearer secret":
             return self.send(401, b'{"error": "Access to this model is restricted"}')
         if api:
@@ -137,7 +176,9 @@ class Hub(http.server.BaseHTTPRequestHandler):
             with open(os.path.join(ROOT, owner, name, f), "rb") as fh:
                 data = fh.read()
             item = {"type": "file", "oid": "1" * 40, "size": len(data), "path": f}
-            if f.endswith(".safetensors"):
+            if f.endswith(".safetensors") and "nosize" in name:
+                del item["size"]
+            elif f.endswith(".safetensors"):
                 sha = hashlib.sha256(data + (b"x" if "badsum" in name else b"")).hexdigest()
                 item["lfs"] = {"oid": sha, "size": len(data), "pointerSize": 134}
             tree.append(item)
@@ -147,6 +188,24 @@ class Hub(http.server.BaseHTTPRequestHandler):
         with open(os.path.join(ROOT, owner, name, fname), "rb") as f:
             data = f.read()
         rng = self.headers.get("Range")
+        if "endless" in name:  # no length, and no end
+            self.send_response(200)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            while True:
+                self.wfile.write(b"\0" * 65536)
+        if "trickle" in name and rng is None and first_time("trickle" + self.path):
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[:4096])
+            self.wfile.flush()
+            for i in range(4096, len(data)):
+                time.sleep(0.2)
+                self.wfile.write(data[i:i + 1])
+                self.wfile.flush()
+            return
         if rng is None and first_time(self.path):  # truncated: promise all, send half, hang up
             self.send_response(200)
             self.send_header("Content-Length", str(len(data)))

@@ -4,13 +4,20 @@
  * that ignores Range, a resume of a partial an earlier run left, a wrong
  * checksum refused with nothing placed, 401 naming HF_TOKEN, a 503 retried,
  * 404, a sharded repository, and `--model OWNER/NAME` then running from
- * the cache. */
+ * the cache; the bounds on what a broken endpoint can do (a body past the
+ * listed size or --max-bytes, a trickle or a silent server past --stall, a
+ * connection never accepted past --connect-timeout) and Ctrl-C keeping
+ * the partial for the next pull. */
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine/sha256.h"
 #include "test.h"
 
 #define TINY_DIMS "64,128,2,4,2,300,64" /* dim, hidden, layers, heads, kv heads, vocab, context */
@@ -273,5 +280,192 @@ TEST(pull_never_writes_through_a_planted_partial_symlink) {
     CHECK(t && !strcmp(t, "keep"));
     free(t);
     CHECK(!exists(cached(&h, "tiny", ".complete")));
+    hub_stop(&h);
+}
+
+/* The size of path, -1 when it is not there. */
+static long long size_of(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* A body longer than the listing's size is cut off at that size and
+ * refused, the partial removed: the file used to grow without end. */
+TEST(pull_refuses_more_bytes_than_the_listing_gives) {
+    Hub h = {0};
+    const char *names[] = {"tiny-endless"};
+    if (hub_start(&h, "pull9", names, 1)) return hub_stop(&h);
+    int st;
+    double t0 = clock_now();
+    char *out = hub_run(&h, &st, "", "pull alice/tiny-endless");
+    CHECK(st == 1 && clock_now() - t0 < 20);
+    CHECK_MSG(out && lines(out) == 1 && strstr(out, "model.safetensors: the server sent more than the 375056 bytes"
+                                                     " the Hub lists; refused"), "got: %s", out ? out : "");
+    free(out);
+    CHECK(!exists(cached(&h, "tiny-endless", "model.safetensors.partial")));
+    CHECK(!exists(cached(&h, "tiny-endless", ".complete")));
+    hub_stop(&h);
+}
+
+/* With no size in the listing, --max-bytes bounds the file: an endless
+ * body is refused at it, a file under it comes whole. */
+TEST(pull_max_bytes_bounds_a_file_the_listing_gives_no_size) {
+    Hub h = {0};
+    const char *names[] = {"tiny-endless-nosize", "tiny-nosize"};
+    if (hub_start(&h, "pull10", names, 2)) return hub_stop(&h);
+    int st;
+    char *out = hub_run(&h, &st, "", "pull alice/tiny-endless-nosize --max-bytes 1000000");
+    CHECK_MSG(st == 1 && out && lines(out) == 1 &&
+                  strstr(out, "more than 1000000 bytes and the listing gives no size (--max-bytes); refused"),
+              "got: %s", out ? out : "");
+    free(out);
+    CHECK(!exists(cached(&h, "tiny-endless-nosize", "model.safetensors.partial")));
+    out = hub_run(&h, &st, "", "pull alice/tiny-nosize --max-bytes 100000");
+    CHECK_MSG(st == 1 && strstr(last_line(out), "more than 100000 bytes"), "got: %s", out ? out : "");
+    free(out);
+    out = hub_run(&h, &st, "", "pull alice/tiny-nosize --max-bytes 1000000");
+    CHECK_MSG(st == 0, "got: %s", out ? out : "");
+    free(out);
+    char src[1200];
+    snprintf(src, sizeof src, "%s/alice/tiny/model.safetensors", h.root);
+    CHECK(test_same_file(src, cached(&h, "tiny-nosize", "model.safetensors")));
+    out = hub_run(&h, &st, "", "pull alice/tiny --max-bytes 0");
+    CHECK_MSG(st == 2 && strstr(out, "--max-bytes"), "got: %s", out ? out : "");
+    free(out);
+    hub_stop(&h);
+}
+
+/* A server trickling a byte every 0.2 s is a stall after --stall seconds
+ * (it never finished before); the partial stays and the retry, or the next
+ * pull, resumes it. */
+TEST(pull_stall_bounds_a_trickling_server) {
+    Hub h = {0};
+    const char *names[] = {"tiny-trickle"};
+    if (hub_start(&h, "pull11", names, 1)) return hub_stop(&h);
+    int st;
+    double t0 = clock_now();
+    char *out = hub_run(&h, &st, "", "pull alice/tiny-trickle --stall 2 --tries 1");
+    double dt = clock_now() - t0;
+    CHECK_MSG(st == 1 && dt < 10 && out && lines(out) == 1 &&
+                  strstr(out, "model.safetensors: stalled: under 1024 bytes/s for 2 s (--stall)"),
+              "after %.1f s: %s", dt, out ? out : "");
+    free(out);
+    long long kept = size_of(cached(&h, "tiny-trickle", "model.safetensors.partial"));
+    CHECK_MSG(kept >= 4096, "partial of %lld bytes", kept);
+    out = hub_run(&h, &st, "", "pull alice/tiny-trickle --stall 2");
+    CHECK_MSG(st == 0, "got: %s", out ? out : "");
+    free(out);
+    char src[1200], want[128];
+    snprintf(src, sizeof src, "%s/alice/tiny/model.safetensors", h.root);
+    CHECK(test_same_file(src, cached(&h, "tiny-trickle", "model.safetensors")));
+    snprintf(want, sizeof want, "/cdn/alice/tiny-trickle/model.safetensors range=bytes=%lld-", kept);
+    char *log = test_read_file(h.log, NULL);
+    CHECK_MSG(log && strstr(log, want), "no '%s' in %s", want, log ? log : "");
+    free(log);
+    hub_stop(&h);
+}
+
+/* A server that accepts and never answers is a stall too: with --stall 1
+ * and two tries the pull ends in seconds (five minutes before). */
+TEST(pull_stall_bounds_a_server_that_never_answers) {
+    Hub h = {0};
+    const char *names[] = {"tiny-dead"};
+    if (hub_start(&h, "pull12", names, 1)) return hub_stop(&h);
+    int st;
+    double t0 = clock_now();
+    char *out = hub_run(&h, &st, "", "pull alice/tiny-dead --stall 1 --tries 2");
+    double dt = clock_now() - t0;
+    CHECK_MSG(st == 1 && dt < 8 && out && lines(out) == 2 && strstr(out, "try 2 of 2") &&
+                  strstr(last_line(out), "alice/tiny-dead: stalled: under 1024 bytes/s for 1 s (--stall)"),
+              "after %.1f s: %s", dt, out ? out : "");
+    free(out);
+    hub_stop(&h);
+}
+
+/* An endpoint whose connections are never accepted ends at
+ * --connect-timeout, saying so. */
+TEST(pull_connect_timeout_bounds_an_unreachable_endpoint) {
+    char portfile[1100];
+    snprintf(portfile, sizeof portfile, "%s", test_tmp("blackhole_port"));
+    char *pid = test_runf(NULL, "%s tests/hub_server.py --blackhole >%s 2>/dev/null </dev/null & echo $!", python(),
+                          portfile);
+    long bh = pid ? atol(pid) : 0;
+    free(pid);
+    int port = 0;
+    for (int i = 0; i < 100 && port <= 0; i++) {
+        char *p = test_read_file(portfile, NULL);
+        port = p ? atoi(p) : 0;
+        free(p);
+        if (port <= 0) usleep(50000);
+    }
+    CHECK_MSG(port > 0, "the blackhole did not start");
+    int st;
+    double t0 = clock_now();
+    char *out = test_runf(&st, "env -u HF_TOKEN HF_ENDPOINT=http://127.0.0.1:%d XDG_CACHE_HOME=%s %s pull alice/tiny"
+                          " --connect-timeout 1 --tries 1", port, test_tmp("blackhole_cache"), test_bin());
+    double dt = clock_now() - t0;
+    char want[200];
+    snprintf(want, sizeof want, "alice/tiny: no connection to http://127.0.0.1:%d within 1 s (--connect-timeout)", port);
+    CHECK_MSG(st == 1 && dt < 5 && out && lines(out) == 1 && strstr(out, want), "after %.1f s: %s", dt, out ? out : "");
+    free(out);
+    if (bh > 0) free(test_runf(NULL, "kill %ld", bh));
+}
+
+/* Ctrl-C used to be ignored during a transfer: now it ends the pull in a
+ * second with exit 130 and one line, keeping FILE.partial, which the next
+ * pull resumes (Range from its size) to the Hub's SHA-256. */
+TEST(pull_sigint_keeps_the_partial_and_the_next_pull_resumes_it) {
+    Hub h = {0};
+    const char *names[] = {"tiny-trickle"};
+    if (hub_start(&h, "pull13", names, 1)) return hub_stop(&h);
+    const char *err = test_tmp("pull13.err");
+    char endpoint[64];
+    snprintf(endpoint, sizeof endpoint, "http://127.0.0.1:%d", h.port);
+    pid_t pid = fork();
+    if (pid == 0) {
+        unsetenv("HF_TOKEN");
+        setenv("HF_ENDPOINT", endpoint, 1);
+        setenv("XDG_CACHE_HOME", h.cache, 1);
+        int nul = open("/dev/null", O_WRONLY), fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(nul, 1), dup2(fd, 2);
+        execl(test_bin(), test_bin(), "pull", "alice/tiny-trickle", (char *)NULL);
+        _exit(127);
+    }
+    int started = 0;
+    for (double end = clock_now() + 20; !started && clock_now() < end; usleep(20000)) {
+        char *log = test_read_file(h.log, NULL);
+        started = log && strstr(log, "/cdn/alice/tiny-trickle/model.safetensors range=None");
+        free(log);
+    }
+    CHECK(started);
+    usleep(600000); /* the first 4096 bytes are in, the rest trickles */
+    double t0 = clock_now();
+    if (pid > 0) kill(pid, SIGINT);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    double dt = clock_now() - t0;
+    char *msg = test_read_file(err, NULL);
+    long long kept = size_of(cached(&h, "tiny-trickle", "model.safetensors.partial"));
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 130 && dt < 2.5, "status %d after %.1f s", status, dt);
+    char want[1500];
+    snprintf(want, sizeof want, "ahascope pull: alice/tiny-trickle: model.safetensors: interrupted; %s keeps %lld bytes,"
+             " which the next pull resumes\n", cached(&h, "tiny-trickle", "model.safetensors.partial"), kept);
+    CHECK_MSG(msg && !strcmp(msg, want), "got: %swant: %s", msg ? msg : "", want);
+    free(msg);
+    CHECK_MSG(kept >= 4096, "partial of %lld bytes", kept);
+    CHECK(!exists(cached(&h, "tiny-trickle", ".complete")));
+    int st;
+    char *out = hub_run(&h, &st, "", "pull alice/tiny-trickle");
+    CHECK_MSG(st == 0, "got: %s", out ? out : "");
+    free(out);
+    char src[1200], a[65], b[65];
+    Err e;
+    snprintf(src, sizeof src, "%s/alice/tiny/model.safetensors", h.root);
+    CHECK(sha256_file(src, a, &e) == 0 && sha256_file(cached(&h, "tiny-trickle", "model.safetensors"), b, &e) == 0 &&
+          !strcmp(a, b));
+    snprintf(want, sizeof want, "/cdn/alice/tiny-trickle/model.safetensors range=bytes=%lld-", kept);
+    char *log = test_read_file(h.log, NULL);
+    CHECK_MSG(log && strstr(log, want), "no '%s' in %s", want, log ? log : "");
+    free(log);
     hub_stop(&h);
 }

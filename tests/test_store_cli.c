@@ -550,3 +550,136 @@ TEST(store_cli_compare_splits_qada_by_regime) {
     CHECK_MSG(regime && strstr(regime, want), "frozen share %s of L0 H0 not in: %s", want, regime ? regime : "");
     free(out);
 }
+
+/* tests/fixtures/store/v2.db (an older schema: merge upgrades it in a
+ * scratch copy) with its decisions repeated at `copies` later positions,
+ * so that merging it takes a while. */
+static void old_schema_input(const char *path, int copies) {
+    long n;
+    char *bytes = test_read_file("tests/fixtures/store/v2.db", &n);
+    remove_db(path);
+    CHECK(bytes && test_write_file(path, bytes, n) == 0);
+    free(bytes);
+    sqlite3 *h;
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < %d)"
+             " INSERT INTO decisions SELECT run_id, pos + 24 * i, layer, head, gate, score, oracle_logit, oracle_err,"
+             " qada_logit, qada_bulk_logit, keys_read FROM decisions, k; PRAGMA wal_checkpoint(TRUNCATE)", copies);
+    CHECK(sqlite3_open(path, &h) == SQLITE_OK && sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(h);
+}
+
+/* How many merge scratch files (copies and their -wal, -shm, -journal) dir holds. */
+static int scratch_files(const char *dir) {
+    int st;
+    char *out = run("ls -a %s | grep -c '^ahascope-merge-'", &st, dir);
+    int n = out ? atoi(out) : -1;
+    free(out);
+    return n;
+}
+
+/* `ahascope merge --out OUT IN` with TMPDIR=tmpdir, stderr to err. */
+static pid_t spawn_merge(const char *out, const char *in, const char *tmpdir, const char *err) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("TMPDIR", tmpdir, 1);
+        int nul = open("/dev/null", O_WRONLY), fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(nul, 1), dup2(fd, 2);
+        execl(test_bin(), test_bin(), "merge", "--out", out, in, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Merging an old-schema input used to ignore Ctrl-C, and SIGTERM left its
+ * scratch copy and WAL in $TMPDIR: now either rolls the input back, removes
+ * the scratch and exits 130 in one line; kill -9 leaves the scratch, which
+ * the next merge removes. The input is byte for byte unchanged each time. */
+TEST(store_cli_merge_stops_on_signals_and_cleans_its_scratch) {
+    const char *in = test_tmp("merge_big_v2.db"), *tmpdir = test_tmp("merge_tmpdir");
+    const char *err = test_tmp("merge_sig.err"), *out = test_tmp("merge_sig_out.db");
+    old_schema_input(in, 500);
+    int st;
+    free(run("mkdir -p %s", &st, tmpdir));
+    char before[65], after[65];
+    Err e;
+    CHECK(sha256_file(in, before, &e) == 0);
+    const int sigs[] = {SIGTERM, SIGINT, SIGKILL};
+    for (int i = 0; i < 3; i++) {
+        remove_db(out);
+        pid_t pid = spawn_merge(out, in, tmpdir, err);
+        for (double end = clock_now() + 20; scratch_files(tmpdir) == 0 && clock_now() < end;) usleep(10000);
+        if (pid > 0) kill(pid, sigs[i]);
+        int status = 0;
+        waitpid(pid, &status, 0);
+        char *msg = test_read_file(err, NULL);
+        int lines = 0;
+        for (char *p = msg; p && *p; p++) lines += *p == '\n';
+        if (sigs[i] == SIGKILL) {
+            CHECK_MSG(WIFSIGNALED(status) && scratch_files(tmpdir) > 0, "kill -9: status %d", status);
+        } else {
+            CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 130, "signal %d: status %d: %s", sigs[i], status, msg);
+            CHECK_MSG(lines == 1 && msg && strstr(msg, "ahascope merge: interrupted while merging") && strstr(msg, in),
+                      "signal %d: %s", sigs[i], msg);
+            CHECK_INT(scratch_files(tmpdir), 0);
+        }
+        free(msg);
+        sqlite3 *h;
+        CHECK(sqlite3_open_v2(out, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+        CHECK_INT(scalar(h, "SELECT COUNT(*) FROM runs WHERE ?1 > 0", 1), 0); /* rolled back: nothing half copied */
+        sqlite3_close(h);
+        CHECK(sha256_file(in, after, &e) == 0 && !strcmp(before, after));
+    }
+    /* after kill -9, the next merge removes what the dead one left */
+    const char *small = test_tmp("merge_small_v2.db");
+    old_schema_input(small, 0);
+    char *o = run("TMPDIR=%s %s merge --out %s %s", &st, tmpdir, test_bin(), out, small);
+    CHECK_MSG(st == 0, "%s", o);
+    free(o);
+    CHECK_INT(scratch_files(tmpdir), 0);
+}
+
+/* Field 22 of /proc/self/stat, this process's start time: what a live
+ * merge's scratch name carries beside its pid. */
+static long long self_start(void) {
+    char *stat = test_read_file("/proc/self/stat", NULL);
+    char *p = stat ? strrchr(stat, ')') : NULL;
+    long long v = -1;
+    int field = 2;
+    for (char *tok = p ? strtok(p + 1, " ") : NULL; tok; tok = strtok(NULL, " "))
+        if (++field == 22) { v = atoll(tok); break; }
+    free(stat);
+    return v;
+}
+
+/* Scratch files named for a process that is gone are removed by the next
+ * merge; those of a live process, and files merely starting alike, stay. */
+TEST(store_cli_merge_removes_stale_scratch_of_dead_processes) {
+    const char *tmpdir = test_tmp("merge_stale_tmpdir"), *in = test_tmp("merge_stale_v2.db");
+    int st;
+    free(run("mkdir -p %s", &st, tmpdir));
+    old_schema_input(in, 0);
+    pid_t dead = fork();
+    if (dead == 0) _exit(0);
+    waitpid(dead, NULL, 0);
+    char stale[3][1200], keep[2][1200];
+    const char *side[] = {"", "-wal", "-journal"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(stale[i], sizeof stale[i], "%s/ahascope-merge-%d-4242-AbCdEf%s", tmpdir, (int)dead, side[i]);
+        CHECK(test_write_file(stale[i], "old", 3) == 0);
+    }
+    snprintf(keep[0], sizeof keep[0], "%s/ahascope-merge-%d-%lld-XyZxYz", tmpdir, (int)getpid(), self_start());
+    snprintf(keep[1], sizeof keep[1], "%s/ahascope-merge-notes.txt", tmpdir);
+    for (int i = 0; i < 2; i++) CHECK(test_write_file(keep[i], "live", 4) == 0);
+    char before[65], after[65];
+    Err e;
+    CHECK(sha256_file(in, before, &e) == 0);
+    char *o = run("TMPDIR=%s %s merge --out %s %s", &st, tmpdir, test_bin(), test_tmp("merge_stale_out.db"), in);
+    CHECK_MSG(st == 0, "%s", o);
+    free(o);
+    for (int i = 0; i < 3; i++) CHECK_MSG(access(stale[i], F_OK) != 0, "%s is still there", stale[i]);
+    for (int i = 0; i < 2; i++) CHECK_MSG(access(keep[i], F_OK) == 0, "%s was removed", keep[i]);
+    CHECK_INT(scratch_files(tmpdir), 2);
+    CHECK(sha256_file(in, after, &e) == 0 && !strcmp(before, after));
+}

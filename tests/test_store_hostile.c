@@ -256,6 +256,111 @@ TEST(store_hostile_query_memory_ceilings) {
     CHECK(!strcmp(before, after));
 }
 
+/* The peak resident set of a running process in KB (VmHWM, which exec
+ * resets, unlike getrusage's ru_maxrss that keeps the forked test runner's
+ * own size); 0 before its exec or once it has exited. */
+static long peak_rss_kb(pid_t pid) {
+    char path[64], line[256], exe[2][1024];
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+    ssize_t a = readlink(path, exe[0], sizeof exe[0] - 1), b = readlink("/proc/self/exe", exe[1], sizeof exe[1] - 1);
+    if (a < 0 || (a == b && !memcmp(exe[0], exe[1], (size_t)a))) return 0; /* gone, or not yet past exec */
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6)) kb = atol(line + 6);
+    if (f) fclose(f);
+    return kb;
+}
+
+/* Run `ahascope ARGS...` with stdout to out and stderr to err, ASan's
+ * quarantine of freed blocks kept small so its peak RSS measures what the
+ * program holds. Returns the wait status; *rss_kb is the largest peak RSS
+ * seen while it ran (read every 20 ms), *secs its wall time. */
+static int run_measured(const char *const *args, const char *out, const char *err, long *rss_kb, double *secs) {
+    double t0 = clock_now();
+    pid_t pid = fork();
+    if (pid == 0) {
+        const char *asan = getenv("ASAN_OPTIONS");
+        char opts[1024];
+        snprintf(opts, sizeof opts, "%s%squarantine_size_mb=16", asan ? asan : "", asan && *asan ? ":" : "");
+        setenv("ASAN_OPTIONS", opts, 1);
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1), dup2(e, 2);
+        char *argv[16];
+        int n = 0;
+        argv[n++] = (char *)test_bin();
+        for (; args[n - 1] && n < 15; n++) argv[n] = (char *)args[n - 1];
+        argv[n] = NULL;
+        execv(test_bin(), argv);
+        _exit(127);
+    }
+    int status = -1;
+    *rss_kb = 0;
+    while (pid > 0 && waitpid(pid, &status, WNOHANG) == 0) {
+        long kb = peak_rss_kb(pid);
+        if (kb > *rss_kb) *rss_kb = kb;
+        usleep(20000);
+    }
+    *secs = clock_now() - t0;
+    return status;
+}
+
+/* An endless result in the default aligned table used to be buffered
+ * whole (964 MB in the 10 s time limit): the table stops at its row bound,
+ * prints the rows it holds, and says how to get the rest. */
+TEST(store_hostile_query_endless_table_stops_at_its_bound) {
+    const char *db = test_tmp("endless_table.db");
+    record_run(db, 2, 2, 6);
+    const char *out = test_tmp("endless_table.out"), *err = test_tmp("endless_table.err");
+    const char *args[] = {"query", "--db", db, ENDLESS "SELECT x FROM c", NULL};
+    long rss;
+    double secs;
+    int st = run_measured(args, out, err, &rss, &secs);
+    CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
+    CHECK_MSG(rss < 200 * 1024, "peak RSS %ld KB", rss);
+    CHECK_MSG(secs < 9, "%.1f s: it ran into the time limit", secs);
+    char *msg = test_read_file(err, NULL);
+    CHECK_MSG(msg && !strcmp(msg, "ahascope query: table output stops after 100000 rows (an aligned table holds at most"
+                                  " 100000 rows or 64 MiB; use --csv or --json to stream them all, or LIMIT)\n"),
+              "%s", msg);
+    free(msg);
+    long n;
+    char *text = test_read_file(out, &n);
+    int lines = 0;
+    for (long i = 0; text && i < n; i++) lines += text[i] == '\n';
+    CHECK_INT(lines, 100000 + 2); /* header, rule, the rows held */
+    CHECK_MSG(text && !strncmp(text, "x\n------\n     1\n", 16) && strstr(text, "\n100000\n"), "%.40s", text);
+    free(text);
+}
+
+/* --json streams the array as rows come instead of building it (1.77 GB
+ * in 10 s before): memory stays flat until the time limit, and what was
+ * printed is closed into valid JSON. */
+TEST(store_hostile_query_endless_json_streams_in_bounded_memory) {
+    const char *db = test_tmp("endless_json.db");
+    record_run(db, 2, 2, 6);
+    const char *err = test_tmp("endless_json.err");
+    const char *args[] = {"query", "--db", db, "--json", "--timeout", "4", ENDLESS "SELECT x FROM c", NULL};
+    long rss;
+    double secs;
+    int st = run_measured(args, "/dev/null", err, &rss, &secs);
+    CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
+    CHECK_MSG(rss < 200 * 1024, "peak RSS %ld KB", rss);
+    char *msg = test_read_file(err, NULL);
+    CHECK_MSG(msg && !strcmp(msg, "ahascope query: stopped after 4 s (--timeout)\n"), "%s", msg);
+    free(msg);
+    const char *out = test_tmp("endless_json.out");
+    const char *short_args[] = {"query", "--db", db, "--json", "--timeout", "0.3", ENDLESS "SELECT x FROM c", NULL};
+    st = run_measured(short_args, out, err, &rss, &secs);
+    long n;
+    char *text = test_read_file(out, &n);
+    CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 1 && text && n > 20, "status %d, %ld bytes", st, n);
+    CHECK_MSG(text && !strncmp(text, "[{\"x\":1},{\"x\":2},", 17) && n > 2 && !strcmp(text + n - 3, "}]\n"),
+              "%.40s ... %s", text, text && n > 20 ? text + n - 20 : "");
+    free(text);
+}
+
 /* A 150 KB file claiming 4096 x 4096 heads used to send the TUI after
  * 31 GB; every reader of a run's shape now refuses it first. */
 TEST(store_hostile_absurd_shapes_are_refused) {
