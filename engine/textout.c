@@ -1,7 +1,9 @@
-/* textout.c — the one road for strings into JSON and CSV output: made valid
- * UTF-8 by uni_sanitize, escaped by cJSON or by the CSV quoting rule. */
+/* textout.c — the one road for strings into JSON and CSV output (made valid
+ * UTF-8 by uni_sanitize, escaped by cJSON or by the CSV quoting rule) and
+ * onto a terminal (the terminal rule of textout.h). */
 #include "textout.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,9 +67,8 @@ void textout_json_print(FILE *out, const char *s) {
     cJSON_Delete(j);
 }
 
-void textout_csv(FILE *out, const char *s) {
-    char *v = textout_utf8(s, strlen(s));
-    const char *p = v ? v : "\xEF\xBF\xBD"; /* out of memory: a lone U+FFFD, never raw bytes */
+/* Write p as one CSV field: quoted when it holds a comma, quote or line break. */
+static void csv_field(FILE *out, const char *p) {
     if (!strpbrk(p, ",\"\r\n")) {
         fputs(p, out);
     } else {
@@ -78,5 +79,50 @@ void textout_csv(FILE *out, const char *s) {
         }
         fputc('"', out);
     }
+}
+
+void textout_csv(FILE *out, const char *s) {
+    char *v = textout_utf8(s, strlen(s));
+    csv_field(out, v ? v : "\xEF\xBF\xBD"); /* out of memory: a lone U+FFFD, never raw bytes */
+    free(v);
+}
+
+size_t textout_term_char(const char *s, size_t n, char *out, size_t *used) {
+    uint32_t cp = uni_next((const unsigned char *)s, n, used);
+    int bad = cp == UNI_INVALID || cp < 0x20 || (cp >= 0x7f && cp < 0xa0);
+    if (!bad) return memcpy(out, s, *used), *used;
+    if (cp == '\n') return memcpy(out, "\\n", 2), 2;
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0; /* a C1 code point shows both its bytes: what was there, exactly */
+    for (size_t i = 0; i < *used; i++) {
+        unsigned char b = (unsigned char)s[i];
+        out[o++] = '\\', out[o++] = 'x', out[o++] = hex[b >> 4], out[o++] = hex[b & 15];
+    }
+    return o;
+}
+
+char *textout_term(const char *s, char *out, size_t cap) {
+    size_t n = strlen(s), o = 0, used;
+    char tmp[TEXTOUT_TERM_MAX];
+    for (size_t i = 0; i < n; i += used) {
+        size_t m = textout_term_char(s + i, n - i, tmp, &used);
+        if (o + m + 1 > cap) break;
+        memcpy(out + o, tmp, m);
+        o += m;
+    }
+    out[o] = 0;
+    return out;
+}
+
+void textout_term_print(FILE *out, const char *s) {
+    size_t n = strlen(s), used;
+    char tmp[TEXTOUT_TERM_MAX];
+    for (size_t i = 0; i < n; i += used) fwrite(tmp, 1, textout_term_char(s + i, n - i, tmp, &used), out);
+}
+
+void textout_csv_term(FILE *out, const char *s) {
+    size_t n = strlen(s);
+    char *v = n < ((size_t)-1 - 1) / 4 ? malloc(4 * n + 1) : NULL;
+    csv_field(out, v ? textout_term(s, v, 4 * n + 1) : "\\x??"); /* out of memory: never the raw bytes */
     free(v);
 }
