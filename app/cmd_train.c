@@ -28,6 +28,7 @@
 #include "engine/files.h"
 #include "engine/kernels.h"
 #include "engine/safetensors.h"
+#include "engine/textout.h"
 
 static volatile sig_atomic_t g_stop; /* Ctrl-C: save a checkpoint and stop */
 
@@ -394,7 +395,9 @@ static int train_loop(Trainer *tr, Err *e) {
         char ck[1100];
         snprintf(ck, sizeof ck, "%s.ckpt", t->out);
         if (save_checkpoint(tr, ck, e)) return -1;
-        fprintf(stderr, "\nstopped at step %ld: checkpoint %s (continue with --resume %s)\n", tr->step, ck, ck);
+        char safe[4 * sizeof ck];
+        textout_term(ck, safe, sizeof safe);
+        fprintf(stderr, "\nstopped at step %ld: checkpoint %s (continue with --resume %s)\n", tr->step, safe, safe);
         return 1;
     }
     double hl, hg, tl, tg;
