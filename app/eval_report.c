@@ -162,10 +162,11 @@ void eval_print_rows(const Row *rows, int n, int json, int matched) {
         if (fabs(rows[i].ev.global_share - rows[0].ev.global_share) > 0.01)
             printf("note: %s could not be brought within 1 point of %.2f%% (its share jumps past it)\n", rows[i].name,
                    100 * rows[0].ev.global_share);
+    char on[4 * 1024 + 1], data[4 * sizeof rows->ev.data + 1]; /* a router file's words and a path: escaped */
     for (int i = 0; i < n; i++)
         if (rows[i].calibrated_on)
-            printf("note: %s was calibrated on %s, not on the evaluated %s\n", rows[i].name, rows[i].calibrated_on,
-                   rows[i].ev.data);
+            printf("note: %s was calibrated on %s, not on the evaluated %s\n", rows[i].name,
+                   textout_term(rows[i].calibrated_on, on, sizeof on), textout_term(rows[i].ev.data, data, sizeof data));
     if (n > 0) printf("full attention perplexity on the same tokens: %.4f (%ld tokens)\n", rows[0].ev.perplexity_full,
                       rows[0].ev.n_tokens);
 }
