@@ -62,9 +62,22 @@ int textout_json_add(cJSON *o, const char *key, const char *s, size_t n) {
 void textout_json_print(FILE *out, const char *s) {
     cJSON *j = textout_json(s, strlen(s));
     char *p = j ? cJSON_PrintUnformatted(j) : NULL;
-    fputs(p ? p : "null", out); /* null only when out of memory */
+    textout_json_write(out, p ? p : "null"); /* null only when out of memory */
     free(p);
     cJSON_Delete(j);
+}
+
+void textout_json_write(FILE *out, const char *json) {
+    for (const char *p = json;;) {
+        size_t run = strcspn(p, "\x7f\xc2"); /* in valid UTF-8, 0xc2 leads U+0080 … U+00BF */
+        fwrite(p, 1, run, out);
+        p += run;
+        if (!*p) return;
+        unsigned char c = (unsigned char)p[0], c1 = (unsigned char)p[1];
+        if (c == 0x7f) fputs("\\u007f", out), p++;
+        else if (c1 >= 0x80 && c1 < 0xa0) fprintf(out, "\\u%04x", c1), p += 2;
+        else fputc(c, out), p++;
+    }
 }
 
 /* Write p as one CSV field: quoted when it holds a comma, quote or line break. */

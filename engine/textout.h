@@ -20,9 +20,11 @@
  * a lone 0x9b byte \x9b). Everything else passes as it is. The form is for
  * eyes, not for parsing back: a backslash already in the text is not
  * doubled. Error lines (always: stderr is for people), tables, `info` and
- * CSV printed to a terminal use it; CSV and JSON written to a file or a
- * pipe keep their bytes under the rules above. The TUI draws controls as
- * glyphs of its own (views/paint.h), and curses never passes them raw.
+ * CSV printed to a terminal use it; CSV written to a file or a pipe keeps
+ * its bytes under the rule above. JSON needs no terminal mode: its strings
+ * escape every control, DEL and C1 included (textout_json_write). The TUI
+ * draws controls as glyphs of its own (views/paint.h), and curses never
+ * passes them raw.
  */
 #ifndef AHASCOPE_TEXTOUT_H
 #define AHASCOPE_TEXTOUT_H
@@ -52,6 +54,12 @@ int textout_json_add(cJSON *o, const char *key, const char *s, size_t n);
 
 /* Write s (NUL-terminated) to out as a quoted, escaped JSON string. */
 void textout_json_print(FILE *out, const char *s);
+
+/* Write json, text cJSON printed from valid UTF-8 strings, to out with DEL
+ * and the C1 controls as \u007f … \u009f: the same JSON value, but nothing
+ * a terminal acts on (cJSON escapes only the controls below 0x20). Every
+ * JSON the tool prints goes through here. */
+void textout_json_write(FILE *out, const char *json);
 
 /* Write s (NUL-terminated) to out as one RFC 4180 CSV field: quoted when it
  * holds a comma, quote or line break, and made valid UTF-8. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/textout.h"
 #include "store/internal.h"
 #include "store/print.h"
 
@@ -18,7 +19,7 @@ static int print_object(cJSON *o, FILE *out) {
     char *s = o ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     if (!s) return -1;
-    fputs(s, out);
+    textout_json_write(out, s);
     free(s);
     return 0;
 }

@@ -203,7 +203,7 @@ int print_result_limited(sqlite3_stmt *st, StoreFormat fmt, FILE *out, PrintLimi
         free(numeric);
     } else if (rc == SQLITE_DONE && arr) {
         char *s = cJSON_PrintUnformatted(arr);
-        if (s) fprintf(out, "%s\n", s);
+        if (s) textout_json_write(out, s), fputc('\n', out);
         free(s);
     }
     if (fmt == STORE_FMT_TABLE) table_free(&t);
