@@ -127,12 +127,6 @@ char *textout_term(const char *s, char *out, size_t cap) {
     return out;
 }
 
-void textout_term_print(FILE *out, const char *s) {
-    size_t n = strlen(s), used;
-    char tmp[TEXTOUT_TERM_MAX];
-    for (size_t i = 0; i < n; i += used) fwrite(tmp, 1, textout_term_char(s + i, n - i, tmp, &used), out);
-}
-
 void textout_csv_term(FILE *out, const char *s) {
     size_t n = strlen(s);
     char *v = n < ((size_t)-1 - 1) / 4 ? malloc(4 * n + 1) : NULL;

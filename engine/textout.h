@@ -76,9 +76,6 @@ size_t textout_term_char(const char *s, size_t n, char *out, size_t *used);
  * can be an argument of printf. A cap of 4 * strlen(s) + 1 never cuts. */
 char *textout_term(const char *s, char *out, size_t cap);
 
-/* Write s (NUL-terminated) to out escaped by the terminal rule, whole. */
-void textout_term_print(FILE *out, const char *s);
-
 /* textout_csv for a terminal: the field escaped by the terminal rule first
  * (so it never holds a line break), then quoted as CSV. */
 void textout_csv_term(FILE *out, const char *s);
