@@ -10,6 +10,7 @@
 
 #include "engine/decide.h"
 #include "engine/model.h"
+#include "engine/textout.h"
 
 void runopts_defaults(RunOpts *o) {
     memset(o, 0, sizeof *o);
@@ -121,19 +122,29 @@ int args_unknown(const char *arg, Err *e) {
     return err_usage(e, "unknown flag '%s' (see ahascope %s --help)", arg, g_command);
 }
 
+#define SAY_MAX 1200 /* the longest message printed whole */
+
+/* Print "ahascope CMD: <kind><msg>" on stderr, msg escaped by the terminal
+ * rule (engine/textout.h): messages quote paths, flag values and file
+ * fields, any of which may hold escape sequences. */
+static void say(const char *msg, const char *kind) {
+    char safe[4 * SAY_MAX + 1];
+    textout_term(msg, safe, sizeof safe);
+    if (g_command) fprintf(stderr, "ahascope %s: %s%s\n", g_command, kind, safe);
+    else fprintf(stderr, "ahascope: %s%s\n", kind, safe);
+}
+
 void args_warn(const char *fmt, ...) {
-    char msg[1200];
+    char msg[SAY_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (g_command) fprintf(stderr, "ahascope %s: warning: %s\n", g_command, msg);
-    else fprintf(stderr, "ahascope: warning: %s\n", msg);
+    say(msg, "warning: ");
 }
 
 int args_fail(const Err *e) {
-    if (g_command) fprintf(stderr, "ahascope %s: %s\n", g_command, e->msg);
-    else fprintf(stderr, "ahascope: %s\n", e->msg);
+    say(e->msg, "");
     return e->usage ? 2 : 1;
 }
 

@@ -15,7 +15,10 @@
  * set by err_usage and by every parser here). Any other failure exits 1: a
  * file that cannot be read or written, a bad model, a database error, a
  * value that does not fit the model. Commands return through args_fail().
- * --help prints on stdout and exits 0.
+ * --help prints on stdout and exits 0. Messages quote paths, flag values
+ * and fields of files, so every line printed here is escaped by the
+ * terminal rule of engine/textout.h (an ESC shows as \x1b, a newline as
+ * \n): nothing a file or an argument holds reaches the terminal raw.
  */
 #ifndef AHASCOPE_ARGS_H
 #define AHASCOPE_ARGS_H
@@ -106,11 +109,11 @@ void args_set_command(const char *name);
 int args_unknown(const char *arg, Err *e);
 
 /* Print a warning, the run going on, as one line on stderr: "ahascope CMD:
- * warning: <msg>". */
+ * warning: <msg>", msg escaped for the terminal. */
 void args_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Print e as "ahascope CMD: <msg>" on stderr; return the exit status, 2 for
- * a usage error and 1 for a failure. */
+/* Print e as "ahascope CMD: <msg>" on stderr, msg escaped for the
+ * terminal; return the exit status, 2 for a usage error and 1 for a failure. */
 int args_fail(const Err *e);
 
 #endif

@@ -8,6 +8,7 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "engine/files.h"
+#include "engine/textout.h"
 #include "store/store.h"
 
 static void calibrate_help(void) {
@@ -100,8 +101,9 @@ int cmd_calibrate(int argc, char **argv) {
     if (n > 0 && budget_heads(&c, n, &k, &e) == 0 && write_heads(&c, r, n, k, &e) == 0) {
         double covered = 0, total = 0;
         for (int i = 0; i < n; i++) total += r[i].oracle_rate * r[i].n, covered += i < k ? r[i].oracle_rate * r[i].n : 0;
-        printf("%d of %d heads -> %s (they hold %.1f%% of the oracle's global decisions)\n", k, n, c.out,
-               total > 0 ? 100 * covered / total : 0.0);
+        char safe[4 * 1024 + 1]; /* the path as typed: escaped for the terminal */
+        printf("%d of %d heads -> %s (they hold %.1f%% of the oracle's global decisions)\n", k, n,
+               textout_term(c.out, safe, sizeof safe), total > 0 ? 100 * covered / total : 0.0);
         rc = 0;
     }
     store_close(st, NULL);

@@ -11,6 +11,7 @@
 #include "app/setup.h"
 #include "engine/files.h"
 #include "engine/model.h"
+#include "engine/textout.h"
 
 static void convert_help(void) {
     puts("usage: ahascope convert --to hf --model FILE.bin --out DIR [--dtype f32|bf16|f16]\n\n"
@@ -53,6 +54,8 @@ int cmd_convert(int argc, char **argv) {
     int dt = model_dtype_parse(dtype);
     if (dt < 0) { err_usage(&e, "--dtype must be f32, bf16 or f16, not '%s'", dtype); return args_fail(&e); }
     if (convert(model, out, dt, &e)) return args_fail(&e);
-    printf("wrote %s/config.json, generation_config.json, model.safetensors (%s)\n", out, dtype);
+    char safe[4 * 1024 + 1]; /* the path as typed: escaped for the terminal */
+    printf("wrote %s/config.json, generation_config.json, model.safetensors (%s)\n", textout_term(out, safe, sizeof safe),
+           dtype);
     return 0;
 }

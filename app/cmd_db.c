@@ -92,6 +92,12 @@ static int db_check(const DbOpts *d, int args, Err *e) {
     return err_usage(e, "--predictor: unknown predictor '%s' (%s)", d->predictor, names);
 }
 
+/* The format to print on stdout: CSV bound for a terminal is escaped there
+ * (engine/textout.h's terminal rule); to a file or a pipe it keeps its bytes. */
+static StoreFormat stdout_format(StoreFormat fmt) {
+    return fmt == STORE_FMT_CSV && isatty(STDOUT_FILENO) ? STORE_FMT_CSV_TERM : fmt;
+}
+
 static int finish(Store *st, int rc, Err *e) {
     Err e2;
     store_close(st, &e2);
@@ -115,7 +121,7 @@ int cmd_runs(int argc, char **argv) {
     if (done) return 0;
     Store *st = store_open(d.db, STORE_READ, BUSY_MS, &e);
     if (!st) return args_fail(&e);
-    return finish(st, store_list_runs(st, d.fmt, stdout, &e), &e);
+    return finish(st, store_list_runs(st, stdout_format(d.fmt), stdout, &e), &e);
 }
 
 static void query_help(void) {
@@ -150,7 +156,7 @@ static int merge_stopped(void *ctx) {
 static int run_query(Store *st, const char *sql, const DbOpts *d, Err *e) {
     StoreQueryLimits lim = {.timeout_s = d->timeout > 0 ? d->timeout : QUERY_TIMEOUT, .interrupt = query_cancelled};
     signal(SIGINT, on_stop_signal);
-    int rc = store_query_limited(st, sql, d->fmt, stdout, &lim, e);
+    int rc = store_query_limited(st, sql, stdout_format(d->fmt), stdout, &lim, e);
     signal(SIGINT, SIG_DFL);
     if (rc && lim.timed_out) err_set(e, "stopped after %g s (--timeout)", lim.timeout_s);
     else if (rc && g_cancel) err_set(e, "cancelled");
@@ -188,7 +194,7 @@ static void export_help(void) {
  * leaves half a file. */
 static int export_to(Store *st, const DbOpts *d, Err *e) {
     if (!d->out) {
-        if (store_export(st, d->run[0], d->fmt, stdout, e)) return -1;
+        if (store_export(st, d->run[0], stdout_format(d->fmt), stdout, e)) return -1;
         return fflush(stdout) == 0 ? 0 : err_set(e, "cannot write to stdout");
     }
     FileAtomic a;

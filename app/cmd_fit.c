@@ -12,6 +12,7 @@
 #include "engine/decide.h"
 #include "engine/files.h"
 #include "engine/pool.h"
+#include "engine/textout.h"
 
 static void fit_help(void) {
     puts("usage: ahascope fit [--model M] --window W [--sinks S] [--theta X] [--share S | --tau T]\n"
@@ -145,9 +146,10 @@ static FitConfig fit_config(const FitOpts *t) {
 }
 
 static void print_result(const FitOpts *t, const FitResult *res) {
+    char safe[4 * 1024 + 1]; /* the path as typed: escaped for the terminal */
     printf("%s: window %d, tau %.6g: held-out global share %.2f%%, agreement with the oracle %.2f%% "
            "(precision %.3f, recall %.3f); %ld tokens, %.1f s running the model, %.1f s fitting\n",
-           t->out, t->o.attn.window, res->tau, 100 * res->held_share, 100 * res->held_agree, res->held_precision,
+           textout_term(t->out, safe, sizeof safe), t->o.attn.window, res->tau, 100 * res->held_share, 100 * res->held_agree, res->held_precision,
            res->held_recall, res->tokens, res->collect_s, res->fit_s);
 }
 
@@ -162,8 +164,9 @@ static int write_shard(const FitOpts *t, const AppLoaded *L, const EvalData *d, 
     if (app_run_info(&o, L, &ri, e)) return -1;
     snprintf(info.model_sha256, sizeof info.model_sha256, "%s", ri.model_sha256);
     if (fit_shard_write(&L->model, d, n_held, &t->shard, fc, &info, t->out, &rows, e)) return -1;
-    printf("%s: shard %ld/%ld of %s: %ld examples per head from %ld tokens\n", t->out, t->shard.i, t->shard.n, d->desc,
-           rows, info.tokens);
+    char out[4 * 1024 + 1], desc[4 * sizeof d->desc + 1]; /* paths as typed: escaped for the terminal */
+    printf("%s: shard %ld/%ld of %s: %ld examples per head from %ld tokens\n", textout_term(t->out, out, sizeof out),
+           t->shard.i, t->shard.n, textout_term(d->desc, desc, sizeof desc), rows, info.tokens);
     return 0;
 }
 

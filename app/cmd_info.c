@@ -54,8 +54,8 @@ static const char *tok_text(const AppLoaded *L, char *buf, size_t cap) {
 static void print_text(const AppLoaded *L, const RunOpts *o) {
     const Model *m = &L->model;
     const Config *c = &m->c;
-    char rb[1300], tb[1400];
-    printf("model         %s\n", L->model_path);
+    char rb[1300], tb[1400], safe[4 * 1400 + 1]; /* paths and file fields: escaped for the terminal */
+    printf("model         %s\n", textout_term(L->model_path, safe, sizeof safe));
     printf("format        %s\n", m->version == 2 ? "Hugging Face folder" : m->version == 1 ? "llama2.c v1 (ak42)" : "llama2.c v0");
     printf("architecture  %s\n", m->arch_name);
     printf("dims          dim %d, hidden %d, layers %d, heads %d, kv_heads %d, head_size %d, vocab %d\n", c->dim,
@@ -69,8 +69,8 @@ static void print_text(const AppLoaded *L, const RunOpts *o) {
     printf("rope          %s pairs, theta %g%s\n", c->rope_half ? "rotate-half" : "adjacent", c->rope_theta,
            c->rope_factor > 0 ? ", llama3 scaling" : "");
     printf("norm_eps      %g\n", c->norm_eps);
-    printf("tokenizer     %s\n", tok_text(L, tb, sizeof tb));
-    printf("routers       %s\n", router_text(L, o, rb, sizeof rb));
+    printf("tokenizer     %s\n", textout_term(tok_text(L, tb, sizeof tb), safe, sizeof safe));
+    printf("routers       %s\n", textout_term(router_text(L, o, rb, sizeof rb), safe, sizeof safe));
 }
 
 static void print_json(const AppLoaded *L, const RunOpts *o) {

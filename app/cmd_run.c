@@ -11,6 +11,7 @@
 #include "app/commands.h"
 #include "app/hub.h"
 #include "app/setup.h"
+#include "engine/textout.h"
 
 /* karpathy/tinyllamas keeps it in a subfolder, outside what `pull` fetches:
  * each file goes through hub_fetch (so HF_ENDPOINT applies here too). */
@@ -27,7 +28,8 @@ static int download_default(const char *dir, Err *e) {
     hub_opts_default(&o);
     for (size_t i = 0; i < sizeof FILES / sizeof FILES[0]; i++) {
         char url[1200], dest[1200];
-        fprintf(stderr, "ahascope run: downloading %s into %s\n", FILES[i].name, dir);
+        char safe[4 * 900 + 1];
+        fprintf(stderr, "ahascope run: downloading %s into %s\n", FILES[i].name, textout_term(dir, safe, sizeof safe));
         snprintf(url, sizeof url, "%s/%s/%s", o.endpoint, UPSTREAM, FILES[i].name);
         snprintf(dest, sizeof dest, "%.900s/%s", dir, FILES[i].name);
         if (hub_fetch(&o, url, dest, FILES[i].sha256, e) != 0) {

@@ -74,7 +74,8 @@ static int print_trace_line(const StepTrace *t) {
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     if (!s) return -1;
-    int ok = puts(s) >= 0;
+    textout_json_write(stdout, s);
+    int ok = puts("") >= 0;
     free(s);
     return ok ? 0 : -1;
 }

@@ -28,6 +28,7 @@
 #include "engine/safetensors.h"
 #include "engine/train_adamw.h"
 #include "engine/train_backward.h"
+#include "engine/textout.h"
 
 static volatile sig_atomic_t g_stop; /* Ctrl-C: save a checkpoint and stop */
 
@@ -394,7 +395,9 @@ static int train_loop(Trainer *tr, Err *e) {
         char ck[1100];
         snprintf(ck, sizeof ck, "%s.ckpt", t->out);
         if (save_checkpoint(tr, ck, e)) return -1;
-        fprintf(stderr, "\nstopped at step %ld: checkpoint %s (continue with --resume %s)\n", tr->step, ck, ck);
+        char safe[4 * sizeof ck];
+        textout_term(ck, safe, sizeof safe);
+        fprintf(stderr, "\nstopped at step %ld: checkpoint %s (continue with --resume %s)\n", tr->step, safe, safe);
         return 1;
     }
     double hl, hg, tl, tg;
@@ -404,9 +407,10 @@ static int train_loop(Trainer *tr, Err *e) {
         return err_set(e, "the trained routers give a non-finite loss (held-out %g, training %g); nothing written", hl, tl);
     if (t->all && save_model(tr, e)) return -1;
     if (save_routers(tr, hl, hg, tl, e)) return -1;
-    printf("%s: window %d, lambda %g: held-out global share %.2f%%, %s %.5f\n", t->out, t->o.attn.window, t->lambda,
-           100 * hg, t->objective, hl);
-    if (t->all) printf("%s: the fine-tuned model (use these routers with it)\n", t->out_model);
+    char safe[4 * 1024 + 1]; /* the paths as typed: escaped for the terminal */
+    printf("%s: window %d, lambda %g: held-out global share %.2f%%, %s %.5f\n", textout_term(t->out, safe, sizeof safe),
+           t->o.attn.window, t->lambda, 100 * hg, t->objective, hl);
+    if (t->all) printf("%s: the fine-tuned model (use these routers with it)\n", textout_term(t->out_model, safe, sizeof safe));
     return 0;
 }
 

@@ -119,7 +119,10 @@ void eval_print_rows(const EvalRow *rows, int n, int json, int matched) {
         for (int i = 0; i < n; i++) {
             const StoreEval *v = &rows[i].ev;
             eval_prf(&rows[i], &prec, &rec, &f1);
-            printf("%s{\"predictor\": \"%s\", \"knob\": \"%s\"", i ? ", " : "", rows[i].name, rows[i].knob);
+            printf("%s{\"predictor\": ", i ? ", " : ""); /* eval --db reads the name from a database: quoted by cJSON */
+            textout_json_print(stdout, rows[i].name);
+            printf(", \"knob\": ");
+            textout_json_print(stdout, rows[i].knob);
             json_num("global_share", v->global_share), json_num("keys_read_frac", v->keys_read_frac);
             json_num("kl", v->kl_mean), json_num("perplexity", v->perplexity);
             json_num("perplexity_full", v->perplexity_full);
@@ -140,12 +143,14 @@ void eval_print_rows(const EvalRow *rows, int n, int json, int matched) {
     for (int i = 0; i < n; i++) wk = (int)strlen(rows[i].knob) > wk ? (int)strlen(rows[i].knob) : wk;
     printf("%-13s %-*s %8s %8s %8s %9s %10s %9s %9s %9s %9s %7s\n", "predictor", wk, "setting", "global", "keys/qh",
            "KV/kvh", "KV MB", "KL(nats)", "ppl", "precision", "recall", "F1", "AUC");
+    char name[4 * sizeof rows->name], knob[4 * sizeof rows->knob]; /* a database's words under eval --db */
     for (int i = 0; i < n; i++) {
         const StoreEval *v = &rows[i].ev;
         eval_prf(&rows[i], &prec, &rec, &f1);
         const EvalSums *s = &rows[i].s;
-        printf("%-13s %-*s %7.2f%% %7.2f%% %7.2f%% %9.4g %10.5f %9.4f %9.4f %9.4f %9.4f %7.4f\n", rows[i].name, wk,
-               rows[i].knob, 100 * v->global_share, 100 * v->keys_read_frac, 100 * v->kv_read_frac,
+        printf("%-13s %-*s %7.2f%% %7.2f%% %7.2f%% %9.4g %10.5f %9.4f %9.4f %9.4f %9.4f %7.4f\n",
+               textout_term(rows[i].name, name, sizeof name), wk, textout_term(rows[i].knob, knob, sizeof knob),
+               100 * v->global_share, 100 * v->keys_read_frac, 100 * v->kv_read_frac,
                s->steps ? s->kv_read * rows[i].kv_pos_bytes / s->steps / 1e6 : NAN, v->kl_mean, v->perplexity, prec,
                rec, f1, eval_row_auc(&rows[i]));
     }
@@ -161,12 +166,14 @@ void eval_print_rows(const EvalRow *rows, int n, int json, int matched) {
            "AUC: how well the row's predictor ranks the oracle's labels (its value, not its threshold)\n");
     for (int i = 1; matched && i < n; i++)
         if (fabs(rows[i].ev.global_share - rows[0].ev.global_share) > 0.01)
-            printf("note: %s could not be brought within 1 point of %.2f%% (its share jumps past it)\n", rows[i].name,
-                   100 * rows[0].ev.global_share);
+            printf("note: %s could not be brought within 1 point of %.2f%% (its share jumps past it)\n",
+                   textout_term(rows[i].name, name, sizeof name), 100 * rows[0].ev.global_share);
+    char on[4 * 1024 + 1], data[4 * sizeof rows->ev.data + 1]; /* a router file's words and a path: escaped */
     for (int i = 0; i < n; i++)
         if (rows[i].calibrated_on)
-            printf("note: %s was calibrated on %s, not on the evaluated %s\n", rows[i].name, rows[i].calibrated_on,
-                   rows[i].ev.data);
+            printf("note: %s was calibrated on %s, not on the evaluated %s\n",
+                   textout_term(rows[i].name, name, sizeof name), textout_term(rows[i].calibrated_on, on, sizeof on),
+                   textout_term(rows[i].ev.data, data, sizeof data));
     if (n > 0) printf("full attention perplexity on the same tokens: %.4f (%ld tokens)\n", rows[0].ev.perplexity_full,
                       rows[0].ev.n_tokens);
 }

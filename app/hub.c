@@ -20,6 +20,7 @@
 #include "engine/clock.h"
 #include "engine/files.h"
 #include "engine/sha256.h"
+#include "engine/textout.h"
 
 #define MAX_JSON (64u << 20)    /* an API answer or a shard index */
 #define MAX_FILES 100000        /* siblings listed by one repository */
@@ -330,7 +331,9 @@ static int request(Sink *s, const HubOpts *o, const char *url, const char *what,
     for (int t = 1;; t++) {
         st = attempt(s, o, url, what, hdr, e);
         if (st != ATTEMPT_RETRY || t >= o->tries) break;
-        fprintf(stderr, "ahascope pull: %s; try %d of %d in %.1f s\n", e->msg, t + 1, o->tries, pause / 1000.0);
+        char safe[4 * sizeof e->msg]; /* the message quotes a server's words */
+        fprintf(stderr, "ahascope pull: %s; try %d of %d in %.1f s\n", textout_term(e->msg, safe, sizeof safe), t + 1,
+                o->tries, pause / 1000.0);
         sleep_ms(pause, o->stop);
         if (stopped(o->stop)) {
             st = ATTEMPT_STOP;

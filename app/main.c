@@ -85,6 +85,7 @@ int main(int argc, char **argv) {
             args_set_command(COMMANDS[i].name);
             return COMMANDS[i].fn(argc - 1, argv + 1);
         }
-    fprintf(stderr, "ahascope: unknown command '%s' (try: ahascope --help)\n", name);
-    return 2;
+    Err e; /* through args_fail, so the name is escaped as every echoed argument is */
+    err_usage(&e, "unknown command '%s' (try: ahascope --help)", name);
+    return args_fail(&e);
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/textout.h"
 #include "store/internal.h"
 #include "store/print.h"
 
@@ -101,8 +102,10 @@ static int compare_one(Store *s, int64_t run, const char *pred, FILE *out, Err *
     snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM predictions WHERE run_id=?1 AND predictor='%s' AND predicted IS NOT NULL",
              pred);
     if (count_where(s, sql, run, &n_pred, e)) goto fail;
+    char policy[4 * sizeof r.policy], status[4 * sizeof r.status]; /* the database's words: escaped as the tables are */
     fprintf(out, "run %lld: policy %s, window %d, sinks %d, tau %g, theta %g, %d positions, %s\n", (long long)run,
-            r.policy, r.window, r.sinks, r.tau, decide_prob(r.theta_logit), r.n_tokens, r.status);
+            textout_term(r.policy, policy, sizeof policy), r.window, r.sinks, r.tau, decide_prob(r.theta_logit),
+            r.n_tokens, textout_term(r.status, status, sizeof status));
     if (print_reads(s, run, run, out, e)) goto fail;
     fprintf(out, "\nevery predictor vs the oracle (global iff out_mass > theta), over the positions with far"
                  " keys:\n");

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/textout.h"
 #include "store/internal.h"
 #include "store/print.h"
 
@@ -18,7 +19,7 @@ static int print_object(cJSON *o, FILE *out) {
     char *s = o ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     if (!s) return -1;
-    fputs(s, out);
+    textout_json_write(out, s);
     free(s);
     return 0;
 }
@@ -70,14 +71,14 @@ static int export_json(Store *s, int64_t run_id, FILE *out, Err *e) {
     return 0;
 }
 
-static int export_csv(Store *s, int64_t run_id, FILE *out, Err *e) {
+static int export_csv(Store *s, int64_t run_id, StoreFormat fmt, FILE *out, Err *e) {
     sqlite3_stmt *st;
     if (store_prepare(s, "SELECT t.run_id, t.pos, t.token_id, t.piece, t.is_prompt, t.logprob, t.entropy, t.step_us,"
                          " t.n_far, t.kv_read, d.layer, d.head" STORE_HEAD_COLUMNS " FROM tokens t"
                          " JOIN decisions d USING(run_id, pos) WHERE t.run_id=?1 ORDER BY t.pos, d.layer, d.head", &st, e))
         return -1;
     sqlite3_bind_int64(st, 1, run_id);
-    int rc = print_result(st, STORE_FMT_CSV, out);
+    int rc = print_result(st, fmt, out);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "cannot export", e);
     return 0;
@@ -88,6 +89,6 @@ int store_export(Store *s, int64_t run_id, StoreFormat fmt, FILE *out, Err *e) {
     if (store_run_info(s, run_id, &r, e)) return -1;
     store_run_info_free(&r);
     if (fmt == STORE_FMT_JSON) return export_json(s, run_id, out, e);
-    if (fmt == STORE_FMT_CSV) return export_csv(s, run_id, out, e);
+    if (fmt == STORE_FMT_CSV || fmt == STORE_FMT_CSV_TERM) return export_csv(s, run_id, fmt, out, e);
     return err_set(e, "choose --json or --csv");
 }

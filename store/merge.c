@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "engine/textout.h"
 #include "store/internal.h"
 
 #define SCRATCH_PREFIX "ahascope-merge-"
@@ -235,8 +236,9 @@ static int attach_and_copy(Merge *m, const char *input, const char *path, FILE *
     if (rc != SQLITE_OK && !sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_exec(s->db, "DETACH DATABASE src", NULL, NULL, NULL);
     if (rc != SQLITE_OK) return -1;
-    if (log) fprintf(log, "%s: %d run%s as %lld..%lld\n", input, n_runs, n_runs == 1 ? "" : "s", (long long)off + 1,
-                     (long long)off + n_runs);
+    char safe[4 * 1024]; /* the path as typed, escaped for the terminal */
+    if (log) fprintf(log, "%s: %d run%s as %lld..%lld\n", textout_term(input, safe, sizeof safe), n_runs,
+                     n_runs == 1 ? "" : "s", (long long)off + 1, (long long)off + n_runs);
     return 0;
 }
 

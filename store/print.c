@@ -14,8 +14,9 @@
 
 #define CELL_MAX 64 /* table cells wider than this are cut with "…" */
 
-/* Text of one value for the table: NULL shown as NULL, control characters
- * escaped so a piece like "\n" cannot break the layout. */
+/* Text of one value for the table: NULL shown as NULL, text escaped by the
+ * terminal rule (engine/textout.h), so a piece like "\n" cannot break the
+ * layout nor a recorded escape sequence drive the terminal. */
 static void cell_text(sqlite3_stmt *st, int i, char *out, size_t cap) {
     switch (sqlite3_column_type(st, i)) {
     case SQLITE_NULL: snprintf(out, cap, "NULL"); return;
@@ -24,15 +25,25 @@ static void cell_text(sqlite3_stmt *st, int i, char *out, size_t cap) {
     case SQLITE_BLOB: snprintf(out, cap, "<blob %d bytes>", sqlite3_column_bytes(st, i)); return;
     default: break;
     }
-    const unsigned char *s = sqlite3_column_text(st, i);
-    size_t o = 0;
+    const char *s = (const char *)sqlite3_column_text(st, i);
+    size_t n = s ? strlen(s) : 0, o = 0, used;
+    char tmp[TEXTOUT_TERM_MAX];
     int chars = 0;
-    for (; s && *s && o + 8 < cap; s++) {
-        if ((*s & 0xC0) != 0x80 && ++chars > CELL_MAX) { memcpy(out + o, "\xE2\x80\xA6", 3), o += 3; break; }
-        if (*s < 0x20 || *s == 0x7f) o += (size_t)snprintf(out + o, cap - o, *s == '\n' ? "\\n" : "\\x%02x", *s);
-        else out[o++] = (char)*s;
+    for (size_t k = 0; k < n; k += used) {
+        if (++chars > CELL_MAX) { memcpy(out + o, "\xE2\x80\xA6", 3), o += 3; break; }
+        size_t m = textout_term_char(s + k, n - k, tmp, &used);
+        if (o + m + 4 > cap) break; /* room for the NUL, or the … above */
+        memcpy(out + o, tmp, m), o += m;
     }
     out[o] = 0;
+}
+
+/* A column name as the table's header shows it: escaped as the cells are
+ * (the SQL names it, so it may hold anything); NULL when out of memory. */
+static char *term_dup(const char *s) {
+    size_t cap = 4 * strlen(s) + 1;
+    char *d = malloc(cap);
+    return d ? textout_term(s, d, cap) : NULL;
 }
 
 static int display_width(const char *s) {
@@ -57,7 +68,7 @@ static int table_add_row(Table *t, sqlite3_stmt *st) {
         memset(grown + (size_t)t->cap * t->cols, 0, (size_t)(cap - t->cap) * t->cols * sizeof *grown);
         t->cells = grown, t->cap = cap;
     }
-    char buf[CELL_MAX * 4 + 16];
+    char buf[CELL_MAX * TEXTOUT_TERM_MAX + 16];
     for (int c = 0; c < t->cols; c++) {
         cell_text(st, c, buf, sizeof buf);
         if (!(t->cells[(size_t)(t->rows + 1) * t->cols + c] = strdup(buf))) return -1;
@@ -95,12 +106,15 @@ static void table_print(const Table *t, const int *numeric, FILE *out) {
     free(w);
 }
 
-static void csv_value(sqlite3_stmt *st, int i, FILE *out) {
+/* Column i of the current row as a CSV field; term: escaped for a terminal. */
+static void csv_value(sqlite3_stmt *st, int i, int term, FILE *out) {
     switch (sqlite3_column_type(st, i)) {
     case SQLITE_NULL: return;
     case SQLITE_INTEGER: fprintf(out, "%lld", (long long)sqlite3_column_int64(st, i)); return;
     case SQLITE_FLOAT: fprintf(out, "%.15g", sqlite3_column_double(st, i)); return;
-    default: textout_csv(out, (const char *)sqlite3_column_text(st, i));
+    default:
+        if (term) textout_csv_term(out, (const char *)sqlite3_column_text(st, i));
+        else textout_csv(out, (const char *)sqlite3_column_text(st, i));
     }
 }
 
@@ -143,7 +157,7 @@ static int json_element(sqlite3_stmt *st, FILE *out, long n) {
     cJSON_Delete(o);
     if (!text) return -1;
     fputc(n ? ',' : '[', out);
-    fputs(text, out);
+    textout_json_write(out, text); /* DEL and C1 as \u escapes: cJSON leaves them raw */
     free(text);
     return 0;
 }
@@ -161,10 +175,10 @@ static int step_rows(sqlite3_stmt *st, StoreFormat fmt, FILE *out, Table *t, Pri
             int full = table_add_row(t, st);
             if (full < 0) return SQLITE_NOMEM;
             if (full) return lim->table_full = 1, SQLITE_TOOBIG;
-        } else if (fmt == STORE_FMT_CSV) {
+        } else if (fmt == STORE_FMT_CSV || fmt == STORE_FMT_CSV_TERM) {
             for (int c = 0; c < cols; c++) {
                 if (c) fputc(',', out);
-                csv_value(st, c, out);
+                csv_value(st, c, fmt == STORE_FMT_CSV_TERM, out);
             }
             fputs("\r\n", out);
         } else if (json_element(st, out, *n)) return SQLITE_NOMEM;
@@ -188,11 +202,12 @@ int print_result_limited(sqlite3_stmt *st, StoreFormat fmt, FILE *out, PrintLimi
     if (fmt == STORE_FMT_TABLE) {
         if (!(t.cells = calloc((size_t)cols * 64, sizeof *t.cells))) return SQLITE_NOMEM;
         t.cap = 64;
-        for (int c = 0; c < cols; c++) t.cells[c] = strdup(sqlite3_column_name(st, c));
-    } else if (fmt == STORE_FMT_CSV) {
+        for (int c = 0; c < cols; c++) t.cells[c] = term_dup(sqlite3_column_name(st, c));
+    } else if (fmt == STORE_FMT_CSV || fmt == STORE_FMT_CSV_TERM) {
         for (int c = 0; c < cols; c++) {
             if (c) fputc(',', out);
-            textout_csv(out, sqlite3_column_name(st, c));
+            if (fmt == STORE_FMT_CSV_TERM) textout_csv_term(out, sqlite3_column_name(st, c));
+            else textout_csv(out, sqlite3_column_name(st, c));
         }
         fputs("\r\n", out);
     }

@@ -125,7 +125,10 @@ int store_run_ids(Store *s, int64_t **ids, Err *e);
 
 /* ---- commands over a database (read-only unless stated) ---- */
 
-typedef enum { STORE_FMT_TABLE, STORE_FMT_CSV, STORE_FMT_JSON } StoreFormat;
+/* The output formats. STORE_FMT_CSV_TERM is CSV bound for a terminal: each
+ * value escaped by engine/textout.h's terminal rule first, so a recorded
+ * prompt's escape sequences show as text; the caller picks it (isatty). */
+typedef enum { STORE_FMT_TABLE, STORE_FMT_CSV, STORE_FMT_JSON, STORE_FMT_CSV_TERM } StoreFormat;
 
 /* Run SQL (one or more statements) on a read-only connection that also
  * refuses writes, ATTACH, writable pragmas, extension loading and
