@@ -184,11 +184,8 @@ static void input_done(Tui *t) {
 }
 
 int tui_key(Tui *t, int ch) {
-    /* the close key (Esc) stops a running query before it closes panes */
-    if (!t->m.input.active && view_key_command(ch) == VIEW_OP_CLOSE && tui_sql_cancel(&t->sql)) {
-        view_set_status(&t->m, "sql cancelling\xe2\x80\xa6");
-        return 0;
-    }
+    /* the close key (Esc) stops a running job before it closes panes */
+    if (!t->m.input.active && view_key_command(ch) == VIEW_OP_CLOSE && tui_cancel_job(t)) return 0;
     if (t->m.input.active) {
         if (view_input_key(&t->m, ch) == VIEW_INPUT_DONE) input_done(t);
         return 0;

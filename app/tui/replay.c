@@ -50,7 +50,7 @@ int tui_open_run(Tui *t, int64_t id, Err *e) {
                      (long long)id, r.n_layers, r.n_heads, t->m.n_layers, t->m.n_heads, (long long)id);
     if (rc == 0) {
         if (!t->replay) tui_set_play(t, 0);
-        t->replay = 1, t->replay_run = id, t->playing = t->m.playing = 0, t->new_run_pending = 0;
+        t->replay = 1, t->replay_run = t->screen_run = id, t->playing = t->m.playing = 0, t->new_run_pending = 0;
         view_clear_history(&t->m);
         rc = load_replay(t, st, &r, e);
         replay_header(t, &r);
@@ -84,7 +84,7 @@ int tui_replay_run(const TuiOpts *o, Err *e) {
     memset(&t, 0, sizeof t);
     t.replay = 1, t.db = db, t.restore = -1;
     t.speed_i = TUI_SPEED_START;
-    t.sql.time_limit = o->sql_timeout;
+    t.sql_timeout = o->sql_timeout;
     Store *st = store_open(db, STORE_READ, 2000, e);
     if (!st) return -1;
     int64_t *ids = NULL;
@@ -97,7 +97,7 @@ int tui_replay_run(const TuiOpts *o, Err *e) {
         store_close(st, NULL);
         return -1;
     }
-    t.replay_run = run;
+    t.replay_run = t.screen_run = run;
     if (view_init(&t.m, r.n_layers, r.n_heads, e) == 0 && load_replay(&t, st, &r, e) == 0) {
         replay_header(&t, &r);
         store_close(st, NULL);
