@@ -1,7 +1,7 @@
 /* test_tui_jobs.c — the TUI never waits for a read of a whole run: on a
  * large run synthesised straight into the database (no model), `R`, `D`,
- * `v` and `B` compute off the UI thread while keys are answered at once,
- * show their progress, and stop on Esc.
+ * `v`, `B` and opening a run compute off the UI thread while keys are
+ * answered at once, show their progress, and stop on Esc.
  *
  * The tmux harness is the minimum of tests/test_tui.c's (its functions are
  * static there), started on `tui --replay` instead of on a model. */
@@ -237,6 +237,16 @@ TEST(tui_jobs_keys_answered_while_a_large_run_is_summarised_and_diffed) {
     tmux_keys(&t, "D");
     WAIT(&t, "computing the diff with the parent run", 5);
     WAIT(&t, "diff over positions 0-1123: run 2 is still being written", 600);
+
+    /* B, then open run 1: its 2000 positions load off the UI thread too */
+    tmux_keys(&t, "B");
+    WAIT(&t, "open run:", 30);
+    tmux_keys(&t, "1 Enter");
+    dt = key_wait(&t, "?", "this help; redraw the screen", 0, &worst);
+    CHECK_MSG(dt >= 0 && dt <= KEY_WAIT_MAX, "? while run 1 loads answered in %.3f s", dt);
+    tmux_keys(&t, "x");
+    WAIT(&t, "replay of run 1", 60);
+    WAIT(&t, "pos 0/4096", 5);
     fprintf(stderr, "    longest key wait: %.0f ms\n", worst * 1e3);
     CHECK_MSG(worst <= KEY_WAIT_MAX, "longest key wait %.3f s", worst);
     tmux_keys(&t, "q");

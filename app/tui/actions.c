@@ -154,12 +154,10 @@ static void search_done(Tui *t) {
 
 /* `B`'s question answered: open that run as a replay. */
 static void open_run_done(Tui *t) {
-    Err e;
     char *end;
     long long id = strtoll(t->m.input.text, &end, 10);
     if (end == t->m.input.text || *end || id <= 0) view_set_status(&t->m, "not a run id: \"%s\"", t->m.input.text);
-    else if (tui_open_run(t, id, &e)) view_set_status(&t->m, "%s", e.msg);
-    else view_set_status(&t->m, "replay of run %lld: [ ] Home End move, p plays, B another run", id);
+    else tui_open_run(t, id);
 }
 
 /* `e`: the edited prompt starts a new run. */

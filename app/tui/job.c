@@ -76,7 +76,8 @@ static void drop_current(TuiJob *j) {
     j->cur = NULL;
 }
 
-int tui_job_start(TuiJob *j, const char *db, int kind, TuiJobWork work, const void *arg, size_t arg_size, Err *e) {
+int tui_job_start(TuiJob *j, const char *db, int kind, TuiJobWork work, const void *arg, size_t arg_size,
+                  TuiJobRelease release, Err *e) {
     drop_current(j);
     reap(j, 0);
     TuiJobRun *r = calloc(1, sizeof *r);
@@ -85,7 +86,7 @@ int tui_job_start(TuiJob *j, const char *db, int kind, TuiJobWork work, const vo
         return err_set(e, "out of memory");
     }
     if (arg_size) memcpy(r->res.arg, arg, arg_size);
-    r->work = work, r->res.kind = kind;
+    r->work = work, r->res.kind = kind, r->res.release = release;
     snprintf(r->db, sizeof r->db, "%s", db);
     atomic_init(&r->cancel, 0);
     atomic_init(&r->done, 0);
@@ -128,6 +129,7 @@ int tui_job_take(TuiJob *j, TuiJobResult *out) {
 }
 
 void tui_job_result_free(TuiJobResult *r) {
+    if (r->release && r->arg) r->release(r->arg);
     free(r->arg);
     free(r->text);
     memset(r, 0, sizeof *r);

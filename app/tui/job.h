@@ -32,6 +32,10 @@ typedef struct TuiJobRun TuiJobRun;
  * tui_job_cancelled between chunks. */
 typedef int (*TuiJobWork)(TuiJobRun *r, Store *st, FILE *out, Err *e);
 
+/* Frees what a work left in its arguments (traces, strings), before the
+ * arguments themselves go: a dropped job's result is never looked at. */
+typedef void (*TuiJobRelease)(void *arg);
+
 /* How a job ended. */
 typedef enum { TUI_JOB_OK, TUI_JOB_FAILED, TUI_JOB_CANCELLED } TuiJobEnd;
 
@@ -39,6 +43,7 @@ typedef enum { TUI_JOB_OK, TUI_JOB_FAILED, TUI_JOB_CANCELLED } TuiJobEnd;
 typedef struct {
     int kind;      /* the caller's tag, as given to tui_job_start */
     void *arg;     /* the work's arguments, as it left them (heap): a work may answer through them */
+    TuiJobRelease release; /* frees what the work left in arg (tui_job_result_free calls it) */
     char *text;    /* what the work wrote (heap, may be NULL) */
     TuiJobEnd end;
     char msg[600]; /* the error, when it failed */
@@ -53,10 +58,12 @@ typedef struct {
 } TuiJob;
 
 /* Start work over the database at db, tagged kind, with a copy of the
- * arg_size bytes at arg (the work reads them through tui_job_arg). A job
- * still running is cancelled and its result dropped. Fails only when out
- * of memory or the thread cannot start. */
-int tui_job_start(TuiJob *j, const char *db, int kind, TuiJobWork work, const void *arg, size_t arg_size, Err *e);
+ * arg_size bytes at arg (the work reads them through tui_job_arg; release,
+ * if not NULL, frees what it leaves in them). A job still running is
+ * cancelled and its result dropped. Fails only when out of memory or the
+ * thread cannot start. */
+int tui_job_start(TuiJob *j, const char *db, int kind, TuiJobWork work, const void *arg, size_t arg_size,
+                  TuiJobRelease release, Err *e);
 
 /* 1 while a job runs, with its kind, the count it last published and the
  * seconds since it started. */

@@ -36,18 +36,28 @@ static const char *pane_what(int kind) {
     case TUI_PANE_DIFF: return "the diff with the parent run";
     case TUI_PANE_PLOTS: return "the plots";
     case TUI_PANE_RUNS: return "the run list";
+    case TUI_PANE_OPEN: return "the run";
     default: return "the export";
+    }
+}
+
+/* What the progress line says a job is doing. */
+static const char *pane_doing(int kind) {
+    switch (kind) {
+    case TUI_PANE_OPEN: return "loading";
+    case TUI_PANE_EXPORT: return "writing";
+    default: return "computing";
     }
 }
 
 /* Start a pane job, its progress line at once. */
 static void start_pane(Tui *t, TuiPane kind, TuiJobWork work, const PaneArg *a) {
     Err e;
-    if (tui_job_start(&t->job, t->db, kind, work, a, sizeof *a, &e)) {
+    if (tui_job_start(&t->job, t->db, kind, work, a, sizeof *a, NULL, &e)) {
         view_set_status(&t->m, "%s: %s", pane_what(kind), e.msg);
         return;
     }
-    view_set_status(&t->m, "computing %s\xe2\x80\xa6 (Esc cancels)", pane_what(kind));
+    view_set_status(&t->m, "%s %s\xe2\x80\xa6 (Esc cancels)", pane_doing(kind), pane_what(kind));
     t->job_shown = 0;
 }
 
@@ -318,12 +328,13 @@ void tui_poll_job(Tui *t) {
         if (kind == TUI_PANE_SQL)
             view_set_status(&t->m, "sql running\xe2\x80\xa6 %ld rows, %.1f s (Esc cancels)", count, secs);
         else if (count > 0)
-            view_set_status(&t->m, "computing %s\xe2\x80\xa6 %ld positions, %.1f s (Esc cancels)", pane_what(kind), count,
-                            secs);
-        else view_set_status(&t->m, "computing %s\xe2\x80\xa6 %.1f s (Esc cancels)", pane_what(kind), secs);
+            view_set_status(&t->m, "%s %s\xe2\x80\xa6 %ld positions, %.1f s (Esc cancels)", pane_doing(kind),
+                            pane_what(kind), count, secs);
+        else view_set_status(&t->m, "%s %s\xe2\x80\xa6 %.1f s (Esc cancels)", pane_doing(kind), pane_what(kind), secs);
         t->dirty = 1;
     } else if (tui_job_take(&t->job, &jr)) {
         if (jr.kind == TUI_PANE_SQL) tui_sql_done(t, &jr);
+        else if (jr.kind == TUI_PANE_OPEN) tui_open_done(t, &jr);
         else pane_done(t, &jr);
         tui_job_result_free(&jr);
         t->dirty = 1;

@@ -70,7 +70,7 @@ int tui_sql_job_start(TuiJob *j, int kind, const char *db, const char *sql, doub
     a->time_limit = time_limit > 0 ? time_limit : TUI_SQL_TIME_LIMIT;
     a->max_rows = max_rows > 0 ? max_rows : TUI_SQL_MAX_ROWS;
     memcpy(a->sql, sql, n);
-    int rc = tui_job_start(j, db, kind, sql_work, a, sizeof *a + n, e);
+    int rc = tui_job_start(j, db, kind, sql_work, a, sizeof *a + n, NULL, e);
     free(a);
     return rc;
 }

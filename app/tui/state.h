@@ -17,7 +17,9 @@
 #include "views/screen.h"
 
 /* What the job slot runs: the `:` query, or what one of the panes reads. */
-typedef enum { TUI_PANE_SQL, TUI_PANE_SUMMARY, TUI_PANE_DIFF, TUI_PANE_PLOTS, TUI_PANE_RUNS, TUI_PANE_EXPORT } TuiPane;
+typedef enum {
+    TUI_PANE_SQL, TUI_PANE_SUMMARY, TUI_PANE_DIFF, TUI_PANE_PLOTS, TUI_PANE_RUNS, TUI_PANE_EXPORT, TUI_PANE_OPEN
+} TuiPane;
 
 typedef struct {
     ViewModel m;
@@ -89,8 +91,12 @@ void tui_change_setting(Tui *t, ViewAction a);
 /* `--replay`: browse a recorded run (the last one by default) without a model. */
 int tui_replay_run(const TuiOpts *o, Err *e);
 
-/* Open recorded run `id` on this screen, as a replay. */
-int tui_open_run(Tui *t, int64_t id, Err *e);
+/* Open recorded run `id` on this screen, as a replay: it is read off this
+ * thread, and shows once read (tui_open_done). */
+void tui_open_run(Tui *t, int64_t id);
+
+/* A finished read of a run (TUI_PANE_OPEN) onto the screen, or why not. */
+void tui_open_done(Tui *t, TuiJobResult *jr);
 
 /* A playing replay: the cursor moves on at the play speed. */
 void tui_replay_advance(Tui *t);
