@@ -121,7 +121,7 @@ int store_read_steps(Store *s, int64_t run_id, int pos0, int n, StepTrace **trac
 
 /* How far the writing of a run has come. */
 typedef struct {
-    char status[16]; /* the effective status, as store_run_info reads it */
+    char status[16]; /* the effective status (a dead writer's 'running' reads 'interrupted') */
     int n_tokens;    /* positions committed */
     int target;      /* positions it will have: a re-evaluation's parent's (the runs row keeps no
                       * target, and a re-evaluation feeds exactly its parent's tokens); 0 unknown */

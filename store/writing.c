@@ -24,14 +24,23 @@ static int run_target(Store *s, int64_t parent, int *target, Err *e) {
 }
 
 int store_run_progress(Store *s, int64_t run_id, StoreRunProgress *p, Err *e) {
-    StoreRunInfo r;
+    sqlite3_stmt *st;
     memset(p, 0, sizeof *p);
-    if (store_run_info(s, run_id, &r, e)) return -1;
-    snprintf(p->status, sizeof p->status, "%s", r.status);
-    p->n_tokens = r.n_tokens;
-    p->writing = strcmp(r.status, "running") == 0;
-    int64_t parent = r.parent_run_id;
-    store_run_info_free(&r);
+    if (store_prepare(s, "SELECT ahascope_status(status, writer_host, writer_pid, writer_start), n_tokens,"
+                         " parent_run_id FROM runs WHERE run_id=?1", &st, e))
+        return -1;
+    sqlite3_bind_int64(st, 1, run_id);
+    int rc = sqlite3_step(st);
+    int64_t parent = 0;
+    if (rc == SQLITE_ROW) {
+        store_col_text(st, 0, p->status, sizeof p->status);
+        p->n_tokens = sqlite3_column_int(st, 1);
+        parent = sqlite3_column_int64(st, 2);
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE) return err_set(e, "%s: no run %lld", s->path, (long long)run_id);
+    if (rc != SQLITE_ROW) return store_sql_err(s->db, s->path, "cannot read the run", e);
+    p->writing = strcmp(p->status, "running") == 0;
     return run_target(s, parent, &p->target, e);
 }
 

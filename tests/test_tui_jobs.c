@@ -15,7 +15,7 @@
 /* The shape people open: 16 layers x 32 heads, two thousand positions. */
 enum { L = 16, H = 32, N_PARENT = 2000, N_CHILD = 1124, WINDOW = 16 };
 
-#define KEY_WAIT_MAX 0.25 /* seconds a key may take to show, tmux's own round trip included */
+#define KEY_WAIT_MAX 0.3 /* seconds a key may take to show, tmux's round trip (50-150 ms when busy) included */
 
 typedef struct {
     char sock[64]; /* a tmux server of our own */
