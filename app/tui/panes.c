@@ -233,6 +233,19 @@ static int writing_status(Store *st, int64_t run, char *buf, size_t cap, Err *e)
     return 0;
 }
 
+/* The status line's word on a diff against a child still being written:
+ * which positions it covers ("" when the child is whole). */
+static void partial_status(Store *st, PaneArg *a, int64_t parent, Err *e) {
+    StoreRunProgress c, p;
+    if (store_run_progress(st, a->run, &c, e) || store_run_progress(st, parent, &p, e)) return;
+    if (!c.writing || c.n_tokens >= p.n_tokens) return;
+    if (c.n_tokens > 0)
+        snprintf(a->status, sizeof a->status, "diff over positions 0-%d: run %lld is still being written (%d of %d)",
+                 c.n_tokens - 1, (long long)a->run, c.n_tokens, p.n_tokens);
+    else snprintf(a->status, sizeof a->status, "nothing to diff yet: run %lld is still being written (0 of %d)",
+                  (long long)a->run, p.n_tokens);
+}
+
 /* The summary and diff job: `compare`'s text. A diff against a run still
  * being written covers the positions both have, and the status line says
  * which. */
@@ -252,17 +265,8 @@ static int compare_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
         if (tui_job_cancelled(r)) return -1;
         fprintf(out, "error: %s\n", e->msg);
     }
-    StoreRunProgress pr, pp;
-    if (diff && store_run_progress(st, a->run, &pr, e) == 0 && store_run_progress(st, parent, &pp, e) == 0 &&
-        pr.writing && pr.n_tokens < pp.n_tokens) {
-        if (pr.n_tokens > 0)
-            snprintf(a->status, sizeof a->status, "diff over positions 0-%d: run %lld is still being written (%d of %d)",
-                     pr.n_tokens - 1, (long long)a->run, pr.n_tokens, pp.n_tokens);
-        else snprintf(a->status, sizeof a->status, "nothing to diff yet: run %lld is still being written (0 of %d)",
-                      (long long)a->run, pp.n_tokens);
-    } else if (!diff && writing_status(st, a->run, a->status, sizeof a->status, e)) {
-        a->status[0] = 0;
-    }
+    if (diff) partial_status(st, a, parent, e);
+    else if (writing_status(st, a->run, a->status, sizeof a->status, e)) a->status[0] = 0;
     if (diff) snprintf(a->title, sizeof a->title, "run %lld vs its parent %lld", (long long)a->run, (long long)parent);
     else snprintf(a->title, sizeof a->title, "run %lld summary", (long long)a->run);
     return 0;

@@ -20,9 +20,11 @@ static void sql_status(Tui *t, const TuiSqlResult *r) {
         else view_set_status(&t->m, "sql: %ld rows, %.2f s", r->rows, r->secs);
         break;
     case TUI_SQL_CANCELLED: view_set_status(&t->m, "sql cancelled after %.2f s", r->secs); break;
-    case TUI_SQL_TIMED_OUT:
-        view_set_status(&t->m, "sql stopped by the %.3g s time limit", t->sql_timeout > 0 ? t->sql_timeout : TUI_SQL_TIME_LIMIT);
+    case TUI_SQL_TIMED_OUT: {
+        double limit = t->sql_timeout > 0 ? t->sql_timeout : TUI_SQL_TIME_LIMIT;
+        view_set_status(&t->m, "sql stopped by the %.3g s time limit", limit);
         break;
+    }
     case TUI_SQL_FAILED: view_set_status(&t->m, "sql failed (see the pane)"); break;
     }
 }

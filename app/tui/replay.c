@@ -80,7 +80,8 @@ static int open_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
     (void)out;
     if (store_run_info(st, a->id, &a->info, e)) return -1;
     if (a->info.n_layers != a->n_layers || a->info.n_heads != a->n_heads)
-        return err_set(e, "run %lld has %d\xc3\x97%d heads, this screen %d\xc3\x97%d: open it with tui --replay --run %lld",
+        return err_set(e,
+                       "run %lld has %d\xc3\x97%d heads, this screen %d\xc3\x97%d: open it with tui --replay --run %lld",
                        (long long)a->id, a->info.n_layers, a->info.n_heads, a->n_layers, a->n_heads, (long long)a->id);
     int k = store_run_attn_top(st, a->id, e);
     if (k < 0) return -1;
@@ -111,8 +112,11 @@ void tui_open_run(Tui *t, int64_t id) {
 void tui_open_done(Tui *t, TuiJobResult *jr) {
     OpenArg *a = jr->arg;
     Err e;
-    if (jr->end == TUI_JOB_CANCELLED) { view_set_status(&t->m, "opening a run cancelled after %.1f s", jr->secs); return; }
-    if (jr->end == TUI_JOB_FAILED) { view_set_status(&t->m, "%s", jr->msg); return; }
+    if (jr->end != TUI_JOB_OK) {
+        if (jr->end == TUI_JOB_CANCELLED) view_set_status(&t->m, "opening a run cancelled after %.1f s", jr->secs);
+        else view_set_status(&t->m, "%s", jr->msg);
+        return;
+    }
     if (!t->replay) tui_set_play(t, 0);
     t->replay = 1, t->replay_run = t->screen_run = a->id, t->playing = t->m.playing = 0, t->new_run_pending = 0;
     view_clear_history(&t->m);
