@@ -132,7 +132,7 @@ static void fill_step(StepTrace *t, int pos, unsigned salt) {
     unsigned x = (unsigned)pos * 2654435761u + salt;
     t->pos = pos, t->token = 5 + pos % 300, t->is_prompt = pos < 8;
     snprintf(t->piece, sizeof t->piece, " t%d", pos % 300);
-    t->logprob = pos ? -1.5f : 0.0f / 0.0f, t->entropy = 2, t->step_us = 100;
+    t->logprob = pos ? -1.5f : NAN, t->entropy = 2, t->step_us = 100;
     t->n_far = pos >= WINDOW ? pos - WINDOW + 1 : 0, t->n_kv_heads = H;
     for (int i = 0; i < L * H; i++) {
         x = x * 1103515245u + 12345u;
