@@ -215,6 +215,26 @@ static int print_flip_map(Store *s, int64_t a, int64_t b, int n_layers, int n_he
     return 0;
 }
 
+/* When one run is still being written and has fewer positions than the
+ * other, the diff covers only the positions both have: say which. */
+static int print_partial(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
+    StoreRunProgress p[2];
+    if (store_run_progress(s, a, &p[0], e) || store_run_progress(s, b, &p[1], e)) return -1;
+    int64_t id[2] = {a, b};
+    for (int k = 0; k < 2; k++) {
+        const StoreRunProgress *w = &p[k], *o = &p[1 - k];
+        if (!w->writing || w->n_tokens >= o->n_tokens) continue;
+        char of[40] = "";
+        if (w->target > w->n_tokens) snprintf(of, sizeof of, " of %d", w->target);
+        if (w->n_tokens == 0) fprintf(out, "no positions to diff yet: run %lld is still being written (0%s positions)\n",
+                                      (long long)id[k], of);
+        else fprintf(out, "diff over positions 0-%d: run %lld is still being written (%d%s positions)\n",
+                     w->n_tokens - 1, (long long)id[k], w->n_tokens, of);
+        return 0;
+    }
+    return 0;
+}
+
 static int compare_two(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
     StoreRunInfo ra, rb;
     if (store_run_info(s, a, &ra, e)) return -1;
@@ -226,6 +246,7 @@ static int compare_two(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
     store_run_info_free(&ra);
     store_run_info_free(&rb);
     if (!same_shape) return err_set(e, "runs %lld and %lld have different shapes", (long long)a, (long long)b);
+    if (print_partial(s, a, b, out, e)) return -1;
     int div;
     if (first_divergence(s, a, b, &div, e)) return -1;
     if (div < 0) fprintf(out, "tokens: identical over the positions both runs have\n");

@@ -22,7 +22,13 @@ struct Store {
     sqlite3_stmt *ins_token, *ins_decision, *upd_tokens;
     sqlite3_stmt *ins_top; /* attn_top rows, prepared on the first step that has them */
     int rows_per_insert; /* heads per decisions INSERT (the shape it was prepared for) */
+    int (*stop)(void *ctx); /* store_set_interrupt's poll, NULL none */
+    void *stop_ctx;
 };
+
+/* Put back the progress handler store_set_interrupt installed (or none):
+ * a statement that set its own handler calls this when it is done. */
+void store_interrupt_restore(Store *s);
 
 /* ", score, gate, …": the per-head columns of `decisions`, in order, from
  * engine/trace.h's field list. */

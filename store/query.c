@@ -27,6 +27,7 @@
 #include "store/print.h"
 
 typedef struct {
+    Store *s;
     char denied[96]; /* what the authorizer refused first, for the message */
     int schema_write; /* a change to sqlite_schema was asked for (see authorize) */
     StoreQueryLimits *lim;
@@ -132,7 +133,8 @@ static int authorize(void *ctx, int action, const char *a1, const char *a2, cons
 static int progress(void *ctx) {
     Guard *g = ctx;
     if (g->deadline > 0 && clock_now() > g->deadline) return g->timed_out = 1;
-    return g->lim->interrupt && g->lim->interrupt(g->lim->ctx, g->rows.rows);
+    if (g->s->stop && g->s->stop(g->s->stop_ctx)) return 1; /* the store's own interrupt still holds */
+    return g->lim && g->lim->interrupt && g->lim->interrupt(g->lim->ctx, g->rows.rows);
 }
 
 /* The ceilings every user query runs under. The heap limit is SQLite's,
@@ -197,13 +199,13 @@ int store_query(Store *s, const char *sql, StoreFormat fmt, FILE *out, Err *e) {
 
 int store_query_limited(Store *s, const char *sql, StoreFormat fmt, FILE *out, StoreQueryLimits *lim, Err *e) {
     if (s->mode != STORE_READ) return err_set(e, "%s: queries need a read-only connection", s->path);
-    Guard g = {.lim = lim, .rows = {.max_rows = lim ? lim->max_rows : 0}};
+    Guard g = {.s = s, .lim = lim, .rows = {.max_rows = lim ? lim->max_rows : 0}};
     if (lim && lim->timeout_s > 0) g.deadline = clock_now() + lim->timeout_s;
     limit_user_sql(s->db);
     sqlite3_set_authorizer(s->db, authorize, &g);
-    if (lim && (lim->interrupt || g.deadline > 0)) sqlite3_progress_handler(s->db, 1000, progress, &g);
+    if ((lim && (lim->interrupt || g.deadline > 0)) || s->stop) sqlite3_progress_handler(s->db, 1000, progress, &g);
     int rc = run_statements(s, &g, sql, fmt, out, e);
-    sqlite3_progress_handler(s->db, 0, NULL, NULL);
+    store_interrupt_restore(s);
     sqlite3_set_authorizer(s->db, NULL, NULL);
     if (lim) lim->rows = g.rows.rows, lim->capped = g.rows.capped, lim->timed_out = g.timed_out;
     return rc;
@@ -220,5 +222,5 @@ int store_list_runs(Store *s, StoreFormat fmt, FILE *out, Err *e) {
     sqlite3_finalize(st);
     if (rc == SQLITE_TOOBIG && lim.table_full) return table_full_err(lim.rows, e);
     if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "cannot list runs", e);
-    return 0;
+    return fmt == STORE_FMT_TABLE ? store_print_writing(s, out, e) : 0;
 }

@@ -187,6 +187,22 @@ fail:
     return NULL;
 }
 
+/* SQLite's progress handler for store_set_interrupt. */
+static int poll_stop(void *ctx) {
+    Store *s = ctx;
+    return s->stop(s->stop_ctx);
+}
+
+void store_interrupt_restore(Store *s) {
+    if (s->stop) sqlite3_progress_handler(s->db, 1000, poll_stop, s);
+    else sqlite3_progress_handler(s->db, 0, NULL, NULL);
+}
+
+void store_set_interrupt(Store *s, int (*stop)(void *ctx), void *ctx) {
+    s->stop = stop, s->stop_ctx = ctx;
+    store_interrupt_restore(s);
+}
+
 int store_close(Store *s, Err *e) {
     if (!s) return 0;
     int rc = store_writer_release(s, e);

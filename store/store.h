@@ -74,6 +74,12 @@ const char *store_path(const Store *s);
  * it fail as "disk full". 0 = no limit. */
 int store_set_limit(Store *s, int64_t max_bytes, Err *e);
 
+/* Make every statement on s poll stop(ctx) while it works (every thousand
+ * or so virtual-machine steps); nonzero stops it, and the call running it
+ * fails. This is how a reader working for another thread (the TUI's pane
+ * jobs) is cancelled within milliseconds. stop NULL: never stopped. */
+void store_set_interrupt(Store *s, int (*stop)(void *ctx), void *ctx);
+
 /* Steps per transaction (default 1: every step committed on its own). */
 void store_set_commit_every(Store *s, int n);
 
@@ -115,6 +121,27 @@ void store_run_info_free(StoreRunInfo *info);
  * positions, up to their top_k). Returns the number of positions found
  * (stops at the first missing one), or -1 with e set. */
 int store_read_steps(Store *s, int64_t run_id, int pos0, int n, StepTrace **traces, Err *e);
+
+/* How far the writing of a run has come. */
+typedef struct {
+    char status[16]; /* the effective status (a dead writer's 'running' reads 'interrupted') */
+    int n_tokens;    /* positions committed */
+    int target;      /* positions it will have: a re-evaluation's parent's (the runs row keeps no
+                      * target, and a re-evaluation feeds exactly its parent's tokens); 0 unknown */
+    int writing;     /* the run is 'running': its writer lives and may add positions */
+} StoreRunProgress;
+
+/* Read where the writing of run_id stands. */
+int store_run_progress(Store *s, int64_t run_id, StoreRunProgress *p, Err *e);
+
+/* "run 2 is being written: 1124 of 2020 positions" (or "… 530 positions
+ * so far" without a target) into buf; 0 and "" when the run is not being
+ * written. */
+int store_run_writing_line(int64_t run_id, const StoreRunProgress *p, char *buf, size_t cap);
+
+/* One store_run_writing_line per run still being written, in run order
+ * (nothing when none is). */
+int store_print_writing(Store *s, FILE *out, Err *e);
 
 /* Far positions recorded per head for a run (record --attn-top K): K, 0
  * when none were, or -1 with e set. */
@@ -166,7 +193,8 @@ typedef struct {
 int store_query_limited(Store *s, const char *sql, StoreFormat fmt, FILE *out, StoreQueryLimits *lim, Err *e);
 
 /* One line per run (id, status, tokens, policy, window, created, model,
- * prompt), in fmt. */
+ * prompt), in fmt; the table then says which runs are still being
+ * written and how far they are (store_print_writing). */
 int store_list_runs(Store *s, StoreFormat fmt, FILE *out, Err *e);
 
 /* Write a run with its tokens and decisions: JSON {run, tokens, decisions},
@@ -174,7 +202,9 @@ int store_list_runs(Store *s, StoreFormat fmt, FILE *out, Err *e);
 int store_export(Store *s, int64_t run_id, StoreFormat fmt, FILE *out, Err *e);
 
 /* Print a predictor's confusion against the oracle per layer, per head and
- * overall; with run_b > 0, where two runs' tokens and gates diverge. */
+ * overall; with run_b > 0, where two runs' tokens and gates diverge, over
+ * the positions both have (and when one is still being written, which
+ * those are: "diff over positions 0-1123: run 2 is still being written"). */
 int store_compare(Store *s, int64_t run_a, int64_t run_b, const char *predictor, FILE *out, Err *e);
 
 /* Append every run of the databases at inputs[0..n) into s (opened for

@@ -154,12 +154,10 @@ static void search_done(Tui *t) {
 
 /* `B`'s question answered: open that run as a replay. */
 static void open_run_done(Tui *t) {
-    Err e;
     char *end;
     long long id = strtoll(t->m.input.text, &end, 10);
     if (end == t->m.input.text || *end || id <= 0) view_set_status(&t->m, "not a run id: \"%s\"", t->m.input.text);
-    else if (tui_open_run(t, id, &e)) view_set_status(&t->m, "%s", e.msg);
-    else view_set_status(&t->m, "replay of run %lld: [ ] Home End move, p plays, B another run", id);
+    else tui_open_run(t, id);
 }
 
 /* `e`: the edited prompt starts a new run. */
@@ -184,11 +182,8 @@ static void input_done(Tui *t) {
 }
 
 int tui_key(Tui *t, int ch) {
-    /* the close key (Esc) stops a running query before it closes panes */
-    if (!t->m.input.active && view_key_command(ch) == VIEW_OP_CLOSE && tui_sql_cancel(&t->sql)) {
-        view_set_status(&t->m, "sql cancelling\xe2\x80\xa6");
-        return 0;
-    }
+    /* the close key (Esc) stops a running job before it closes panes */
+    if (!t->m.input.active && view_key_command(ch) == VIEW_OP_CLOSE && tui_cancel_job(t)) return 0;
     if (t->m.input.active) {
         if (view_input_key(&t->m, ch) == VIEW_INPUT_DONE) input_done(t);
         return 0;

@@ -36,6 +36,7 @@ static void show_run(Tui *t, const TuiTake *k) {
     ViewHeader *h = &t->m.hdr;
     const AttnConfig *a = &k->attn;
     if (t->new_run_pending) return; /* still showing the previous run */
+    t->screen_run = t->db ? k->run_id : 0;
     snprintf(h->policy, sizeof h->policy, "%s", aha_policy_name(a->policy));
     if (h->window != a->window || h->tau != t->cfg.tau || h->theta_logit != t->cfg.theta_logit) t->dirty = 1;
     /* thresholds that do not change execution are the UI's own (re-thresholded from stored values) */
@@ -118,7 +119,7 @@ int tui_live_run(const TuiOpts *opts, Err *e) {
     AppLoaded L;
     int rc = -1;
     memset(&t, 0, sizeof t);
-    t.sql.time_limit = opts->sql_timeout;
+    t.sql_timeout = opts->sql_timeout;
     o->attn.profile = 1;
     /* With no policy or routers asked for, the demo runs AHA on the shipped
      * routers when the model has some (stories260K, w = 16: about a quarter

@@ -19,8 +19,8 @@
 /* The handlers only set these. SIGWINCH is handled here rather than by
  * ncurses: a process-wide signal may land in an engine or BLAS thread, and
  * ncurses then learns of it only when a key arrives. The UI loop polls the
- * flag every frame instead. Ctrl-C (g_interrupt) cancels a running SQL
- * query, and quits only when none runs. */
+ * flag every frame instead. Ctrl-C (g_interrupt) cancels a running job
+ * (a `:` query or a pane's read), and quits only when none runs. */
 static volatile sig_atomic_t g_quit, g_interrupt, g_winch;
 
 static void on_winch(int sig) { (void)sig, g_winch = 1; }
@@ -74,12 +74,12 @@ static void ui_loop(Tui *t) {
         if (g_quit) break;
         if (g_interrupt) {
             g_interrupt = 0;
-            if (!tui_sql_cancel(&t->sql)) break;
+            if (!tui_cancel_job(t)) break;
         }
         if (g_winch) g_winch = 0, follow_resize(), t->dirty = 1;
         tui_take_results(t);
         if (t->replay && t->playing) tui_replay_advance(t);
-        tui_poll_sql(t);
+        tui_poll_job(t);
         if (t->dirty) {
             if (view_frame(&t->scr, &t->m, &e)) break;
             view_sql_fit(&t->m, &t->scr.lay); /* PgDn pages by what this frame showed */
@@ -108,7 +108,7 @@ int tui_show(Tui *t, int mono, int ascii, Err *e) {
         view_screen_free(&t->scr);
     }
     endwin();
-    tui_sql_stop(&t->sql);
+    tui_job_stop(&t->job);
     return rc;
 }
 

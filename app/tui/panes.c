@@ -1,7 +1,10 @@
 /* panes.c — what the TUI puts in its scrollable text pane (the plots,
  * a run's summary or diff, the run browser) and the export of the run on
- * screen (see tui.h). Each opens its own read-only connection: the
- * worker's writer is never touched from this thread. */
+ * screen (see tui.h). Each is a job (job.h): it reads the database on a
+ * thread and read-only connection of its own, never the worker's writer,
+ * and the UI thread only starts it, shows its progress, and takes its
+ * result into the pane. One job at a time: a new one (or a `:` query)
+ * replaces the one running. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +15,55 @@
 #include "engine/files.h"
 #include "views/plot.h"
 
+/* What a pane job is given, and what it says back: its pane's title, the
+ * status line, whether the run browser should ask for an id. */
+typedef struct {
+    int64_t run;        /* the run on screen */
+    int n;              /* plots: the positions on screen */
+    int diff;           /* summary or diff: diff against the parent */
+    int n_layers, n_heads;
+    double theta_logit; /* plots: the θ the oracle's labels are read at */
+    char title[96];     /* out: the pane's title; "" shows no pane */
+    char status[2600];  /* out: the status line; "" says what was computed */
+    int ask_run;        /* out: the run list is up, ask for the one to open */
+} PaneArg;
+
+/* The progress line's name of what each job computes. */
+static const char *pane_what(int kind) {
+    switch (kind) {
+    case TUI_PANE_SQL: return "sql";
+    case TUI_PANE_SUMMARY: return "the run summary";
+    case TUI_PANE_DIFF: return "the diff with the parent run";
+    case TUI_PANE_PLOTS: return "the plots";
+    case TUI_PANE_RUNS: return "the run list";
+    case TUI_PANE_OPEN: return "the run";
+    default: return "the export";
+    }
+}
+
+/* What the progress line says a job is doing. */
+static const char *pane_doing(int kind) {
+    switch (kind) {
+    case TUI_PANE_OPEN: return "loading";
+    case TUI_PANE_EXPORT: return "writing";
+    default: return "computing";
+    }
+}
+
+/* Start a pane job, its progress line at once. */
+static void start_pane(Tui *t, TuiPane kind, TuiJobWork work, const PaneArg *a) {
+    Err e;
+    if (tui_job_start(&t->job, t->db, kind, work, a, sizeof *a, NULL, &e)) {
+        view_set_status(&t->m, "%s: %s", pane_what(kind), e.msg);
+        return;
+    }
+    view_set_status(&t->m, "%s %s\xe2\x80\xa6 (Esc cancels)", pane_doing(kind), pane_what(kind));
+    t->job_shown = 0;
+}
+
+/* The run on screen (0: none recorded): a replay's, or the worker's. */
+static int64_t run_on_screen(Tui *t) { return t->replay ? t->replay_run : tui_worker_run_id(&t->w); }
+
 static int export_one(Store *st, int64_t run, StoreFormat fmt, const char *path, Err *e) {
     FileAtomic a;
     if (!file_atomic_open(&a, path, e)) return -1;
@@ -20,62 +72,99 @@ static int export_one(Store *st, int64_t run, StoreFormat fmt, const char *path,
     return -1;
 }
 
-/* `s`: the current run as ahascope-run<ID>.json and .csv in the current
- * directory (app_export_names: never over another run's export). */
-void tui_export_run(Tui *t) {
-    int64_t run = t->replay_run;
-    if (!t->replay) run = tui_worker_run_id(&t->w);
-    if (!t->db || !run) { view_set_status(&t->m, "not recording: nothing to export"); return; }
-    Err e;
+/* The export job: ahascope-run<ID>.json and .csv in the current directory
+ * (app_export_names: never over another run's export). */
+static int export_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
+    PaneArg *a = tui_job_arg(r);
     char js[1100], cs[1100], cwd[1024];
-    Store *st = store_open(t->db, STORE_READ, 500, &e);
-    if (st && app_export_names(st, run, ".", js, cs, sizeof js, &e) == 0 &&
-        export_one(st, run, STORE_FMT_JSON, js, &e) == 0 && export_one(st, run, STORE_FMT_CSV, cs, &e) == 0)
-        view_set_status(&t->m, "exported run %lld to %s and .csv in %s", (long long)run, js + 2,
-                        getcwd(cwd, sizeof cwd) ? cwd : ".");
-    else view_set_status(&t->m, "export failed: %s", e.msg);
-    store_close(st, NULL);
+    (void)out;
+    if (app_export_names(st, a->run, ".", js, cs, sizeof js, e) || export_one(st, a->run, STORE_FMT_JSON, js, e) ||
+        export_one(st, a->run, STORE_FMT_CSV, cs, e)) {
+        snprintf(a->status, sizeof a->status, "export failed: %s", e->msg);
+        return 0;
+    }
+    snprintf(a->status, sizeof a->status, "exported run %lld to %s and .csv in %s", (long long)a->run, js + 2,
+             getcwd(cwd, sizeof cwd) ? cwd : ".");
+    return 0;
 }
 
-/* Per-head global rates of the history so far, executed beside the oracle. */
-static void plot_head_rates(const Tui *t, FILE *f) {
-    const ViewModel *m = &t->m;
-    int cells = m->n_layers * m->n_heads;
-    double *g = calloc(cells * 4, sizeof *g);
-    if (!g) return;
-    for (int i = 0; i < m->n_hist; i++) {
-        const StepTrace *tr = m->hist[i];
-        for (int c = 0; c < cells; c++) {
-            int d = decide_cell(tr, c, DECIDE_EXECUTED, 0, 0); /* -1 where there was no choice */
-            if (d >= 0) g[4 * c] += d, g[4 * c + 1]++;
-            int o = decide_label(tr, c, m->hdr.theta_logit);
-            if (o >= 0) g[4 * c + 2] += o, g[4 * c + 3]++;
-        }
-    }
-    fprintf(f, "per-head global rate over %d positions: executed (#) and oracle at theta %.2f (+)\n", m->n_hist,
-            decide_prob(m->hdr.theta_logit));
+/* `s`: the current run as JSON and CSV, written off this thread. */
+void tui_export_run(Tui *t) {
+    PaneArg a = {.run = run_on_screen(t)};
+    if (!t->db || !a.run) { view_set_status(&t->m, "not recording: nothing to export"); return; }
+    start_pane(t, TUI_PANE_EXPORT, export_work, &a);
+}
+
+/* Per-head counts of the executed gate and the oracle's label at θ:
+ * [4 * cell] global, decided, oracle global, oracle labelled. */
+static void count_head_rates(const StepTrace *tr, int cells, double theta_logit, double *g) {
     for (int c = 0; c < cells; c++) {
+        int d = decide_cell(tr, c, DECIDE_EXECUTED, 0, 0); /* -1 where there was no choice */
+        if (d >= 0) g[4 * c] += d, g[4 * c + 1]++;
+        int o = decide_label(tr, c, theta_logit);
+        if (o >= 0) g[4 * c + 2] += o, g[4 * c + 3]++;
+    }
+}
+
+/* Per-head global rates over n positions, executed beside the oracle. */
+static void print_head_rates(FILE *f, const double *g, int n_layers, int n_heads, int n, double theta_logit) {
+    fprintf(f, "per-head global rate over %d positions: executed (#) and oracle at theta %.2f (+)\n", n,
+            decide_prob(theta_logit));
+    for (int c = 0; c < n_layers * n_heads; c++) {
         double a = g[4 * c + 1] ? g[4 * c] / g[4 * c + 1] : 0, o = g[4 * c + 3] ? g[4 * c + 2] / g[4 * c + 3] : 0;
         char bar[41];
         for (int k = 0; k < 40; k++) bar[k] = k < (int)(a * 40 + 0.5) ? '#' : k < (int)(o * 40 + 0.5) ? '+' : ' ';
         bar[40] = 0;
-        fprintf(f, "L%-2d H%-2d |%s| %5.1f%%  oracle %5.1f%%\n", c / m->n_heads, c % m->n_heads, bar, 100 * a, 100 * o);
+        fprintf(f, "L%-2d H%-2d |%s| %5.1f%%  oracle %5.1f%%\n", c / n_heads, c % n_heads, bar, 100 * a, 100 * o);
     }
+}
+
+/* The history on screen, counted here: a run that was not recorded. */
+static void plot_head_rates_shown(const Tui *t, FILE *f) {
+    const ViewModel *m = &t->m;
+    int cells = m->n_layers * m->n_heads;
+    double *g = calloc(cells * 4, sizeof *g);
+    if (!g) return;
+    for (int i = 0; i < m->n_hist; i++) count_head_rates(m->hist[i], cells, m->hdr.theta_logit, g);
+    print_head_rates(f, g, m->n_layers, m->n_heads, m->n_hist, m->hdr.theta_logit);
     free(g);
 }
 
+/* The same counts from the recorded run, a chunk of positions at a time
+ * (the count the progress line shows), on the job's thread. */
+static int plot_head_rates_recorded(TuiJobRun *r, Store *st, const PaneArg *a, FILE *f, Err *e) {
+    enum { CHUNK = 64 };
+    int cells = a->n_layers * a->n_heads, rc = 0, done = 0, got = 0;
+    double *g = calloc((size_t)cells * 4, sizeof *g);
+    StepTrace *buf[CHUNK] = {0};
+    for (int i = 0; g && i < CHUNK; i++)
+        if (!(buf[i] = trace_new(a->n_layers, a->n_heads))) break;
+    if (!g || !buf[CHUNK - 1]) rc = err_set(e, "out of memory");
+    while (rc == 0 && done < a->n && !tui_job_cancelled(r)) {
+        int want = a->n - done < CHUNK ? a->n - done : CHUNK;
+        if ((got = store_read_steps(st, a->run, done, want, buf, e)) < 0) rc = -1;
+        for (int i = 0; i < got; i++) count_head_rates(buf[i], cells, a->theta_logit, g);
+        if (got > 0) done += got;
+        tui_job_count(r, done);
+        if (got < want) break;
+    }
+    if (rc == 0 && tui_job_cancelled(r)) rc = err_set(e, "cancelled");
+    if (rc == 0) print_head_rates(f, g, a->n_layers, a->n_heads, done, a->theta_logit);
+    for (int i = 0; i < CHUNK; i++) trace_free(buf[i]);
+    free(g);
+    return rc;
+}
+
 /* Recorded evaluations of the current database (eval / sweep) as a scatter. */
-static void plot_evals(const Tui *t, FILE *f) {
+static void plot_evals(Store *st, FILE *f) {
     enum { MAXP = 256, MAXS = 8 };
     Err e;
-    Store *st = t->db ? store_open(t->db, STORE_READ, 500, &e) : NULL;
     char *text = NULL;
     size_t len = 0;
     FILE *q = open_memstream(&text, &len);
     int ok = st && q && store_query(st, "SELECT policy, global_share, kl_mean FROM evals WHERE kl_mean IS NOT NULL",
                                     STORE_FMT_CSV, q, &e) == 0;
     if (q) fclose(q);
-    store_close(st, NULL);
     PlotPoint raw[MAXP], pts[MAXP];
     int which[MAXP], np = 0, ns = 0;
     PlotSeries ser[MAXS];
@@ -106,67 +195,162 @@ static void plot_evals(const Tui *t, FILE *f) {
     plot_text(f, &spec, ser, ns, 72, 18);
 }
 
-/* `v`: the plots, as text in the scrollable pane. */
+/* The plots job: the recorded run's per-head rates, then the evaluations. */
+static int plots_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
+    PaneArg *a = tui_job_arg(r);
+    if (plot_head_rates_recorded(r, st, a, out, e)) return -1;
+    plot_evals(st, out);
+    snprintf(a->title, sizeof a->title, "plots");
+    return 0;
+}
+
+/* `v`: the plots, as text in the scrollable pane. A recorded run is read
+ * back off this thread; one that was not recorded is counted here. */
 void tui_show_plots(Tui *t) {
+    if (t->db && t->screen_run && t->m.n_hist > 0) {
+        PaneArg a = {.run = t->screen_run, .n = t->m.n_hist, .n_layers = t->m.n_layers, .n_heads = t->m.n_heads,
+                     .theta_logit = t->m.hdr.theta_logit};
+        start_pane(t, TUI_PANE_PLOTS, plots_work, &a);
+        return;
+    }
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f) return;
-    plot_head_rates(t, f);
-    plot_evals(t, f);
+    plot_head_rates_shown(t, f);
+    plot_evals(NULL, f);
     fclose(f);
     Err e;
     view_set_text(&t->m, "plots", "", text ? text : "", &e);
     free(text);
 }
 
+/* The status line's word on a run still being written, "" when it is not. */
+static int writing_status(Store *st, int64_t run, char *buf, size_t cap, Err *e) {
+    StoreRunProgress p;
+    if (store_run_progress(st, run, &p, e)) return -1;
+    store_run_writing_line(run, &p, buf, cap);
+    return 0;
+}
+
+/* The status line's word on a diff against a child still being written:
+ * which positions it covers ("" when the child is whole). */
+static void partial_status(Store *st, PaneArg *a, int64_t parent, Err *e) {
+    StoreRunProgress c, p;
+    if (store_run_progress(st, a->run, &c, e) || store_run_progress(st, parent, &p, e)) return;
+    if (!c.writing || c.n_tokens >= p.n_tokens) return;
+    if (c.n_tokens > 0)
+        snprintf(a->status, sizeof a->status, "diff over positions 0-%d: run %lld is still being written (%d of %d)",
+                 c.n_tokens - 1, (long long)a->run, c.n_tokens, p.n_tokens);
+    else snprintf(a->status, sizeof a->status, "nothing to diff yet: run %lld is still being written (0 of %d)",
+                  (long long)a->run, p.n_tokens);
+}
+
+/* The summary and diff job: `compare`'s text. A diff against a run still
+ * being written covers the positions both have, and the status line says
+ * which. */
+static int compare_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
+    PaneArg *a = tui_job_arg(r);
+    int diff = a->diff;
+    StoreRunInfo info;
+    if (store_run_info(st, a->run, &info, e)) return -1;
+    int64_t parent = info.parent_run_id;
+    store_run_info_free(&info);
+    if (diff && !parent) {
+        snprintf(a->status, sizeof a->status, "run %lld has no parent run (change a setting to make one)",
+                 (long long)a->run);
+        return 0;
+    }
+    if (store_compare(st, diff ? parent : a->run, diff ? a->run : 0, NULL, out, e)) {
+        if (tui_job_cancelled(r)) return -1;
+        fprintf(out, "error: %s\n", e->msg);
+    }
+    if (diff) partial_status(st, a, parent, e);
+    else if (writing_status(st, a->run, a->status, sizeof a->status, e)) a->status[0] = 0;
+    if (diff) snprintf(a->title, sizeof a->title, "run %lld vs its parent %lld", (long long)a->run, (long long)parent);
+    else snprintf(a->title, sizeof a->title, "run %lld summary", (long long)a->run);
+    return 0;
+}
+
 /* `R` (diff 0) the run on screen summarised, or `D` (diff 1) where it
  * differs from its parent: `compare`'s text in the scrollable pane. */
 void tui_show_compare(Tui *t, int diff) {
-    int64_t run = t->replay ? t->replay_run : tui_worker_run_id(&t->w);
-    if (!t->db || !run) { view_set_status(&t->m, "not recording: nothing to summarise"); return; }
-    Err e;
-    StoreRunInfo r;
-    char *text = NULL, title[64];
-    size_t len = 0;
-    Store *st = store_open(t->db, STORE_READ, 500, &e);
-    int ok = st && store_run_info(st, run, &r, &e) == 0;
-    int64_t parent = ok ? r.parent_run_id : 0;
-    if (ok) store_run_info_free(&r);
-    if (ok && diff && !parent) {
-        view_set_status(&t->m, "run %lld has no parent run (change a setting to make one)", (long long)run);
-        store_close(st, NULL);
-        return;
-    }
-    FILE *f = ok ? open_memstream(&text, &len) : NULL;
-    if (f && store_compare(st, diff ? parent : run, diff ? run : 0, NULL, f, &e)) fprintf(f, "error: %s\n", e.msg);
-    if (f) fclose(f);
-    store_close(st, NULL);
-    if (!ok) { view_set_status(&t->m, "%s", e.msg); return; }
-    if (diff) snprintf(title, sizeof title, "run %lld vs its parent %lld", (long long)run, (long long)parent);
-    else snprintf(title, sizeof title, "run %lld summary", (long long)run);
-    view_set_text(&t->m, title, "", text ? text : "", &e);
-    free(text);
+    PaneArg a = {.run = run_on_screen(t), .diff = diff};
+    if (!t->db || !a.run) { view_set_status(&t->m, "not recording: nothing to summarise"); return; }
+    start_pane(t, diff ? TUI_PANE_DIFF : TUI_PANE_SUMMARY, compare_work, &a);
 }
 
-/* `B`: the database's runs in the text pane, newest first; the status
- * line asks for the one to open. */
-void tui_show_runs(Tui *t) {
+/* The run list job: newest first, then the runs still being written. */
+static int runs_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
     static const char *const LIST =
         "SELECT run_id AS run, parent_run_id AS parent, status, policy, window AS w, n_tokens AS tokens,"
         " n_layers || 'x' || n_heads AS heads, substr(replace(prompt, char(10), ' '), 1, 48) AS prompt"
         " FROM runs ORDER BY run_id DESC LIMIT 1000";
+    PaneArg *a = tui_job_arg(r);
+    if (store_query(st, LIST, STORE_FMT_TABLE, out, e) || store_print_writing(st, out, e)) return -1;
+    snprintf(a->title, sizeof a->title, "runs: type an id, Enter");
+    a->ask_run = 1;
+    return 0;
+}
+
+/* `B`: the database's runs in the text pane; the status line asks for the
+ * one to open. */
+void tui_show_runs(Tui *t) {
+    PaneArg a = {0};
     if (!t->db) { view_set_status(&t->m, "not recording: no runs to browse"); return; }
+    start_pane(t, TUI_PANE_RUNS, runs_work, &a);
+}
+
+/* A finished pane job: its text in the pane, its word on the status line. */
+static void pane_done(Tui *t, TuiJobResult *jr) {
     Err e;
-    char *text = NULL;
-    size_t len = 0;
-    Store *st = store_open(t->db, STORE_READ, 500, &e);
-    FILE *f = st ? open_memstream(&text, &len) : NULL;
-    int rc = f ? store_query(st, LIST, STORE_FMT_TABLE, f, &e) : -1;
-    if (f) fclose(f);
-    store_close(st, NULL);
-    if (rc == 0) view_set_text(&t->m, "runs: type an id, Enter", "", text ? text : "", &e);
-    free(text);
-    if (rc) { view_set_status(&t->m, "runs: %s", e.msg); return; }
-    view_input_begin(&t->m, "open run", "");
+    PaneArg *a = jr->arg;
+    const char *what = pane_what(jr->kind);
+    if (jr->end == TUI_JOB_CANCELLED) {
+        view_set_status(&t->m, "%s cancelled after %.1f s", what, jr->secs);
+        return;
+    }
+    if (jr->end == TUI_JOB_FAILED) {
+        if (jr->kind == TUI_PANE_RUNS) view_set_status(&t->m, "runs: %s", jr->msg);
+        else view_set_status(&t->m, "%s", jr->msg);
+        return;
+    }
+    if (a->title[0]) view_set_text(&t->m, a->title, "", jr->text ? jr->text : "", &e);
+    if (a->status[0]) view_set_status(&t->m, "%s", a->status);
+    else view_set_status(&t->m, "%s: %.1f s", a->title[0] ? a->title : what, jr->secs);
+    if (a->ask_run && !t->m.input.active) view_input_begin(&t->m, "open run", "");
+}
+
+void tui_poll_job(Tui *t) {
+    int kind;
+    long count;
+    double secs;
+    TuiJobResult jr;
+    if (tui_job_progress(&t->job, &kind, &count, &secs)) {
+        if (secs - t->job_shown < 0.1) return; /* the progress line is redrawn ten times a second */
+        t->job_shown = secs;
+        if (kind == TUI_PANE_SQL)
+            view_set_status(&t->m, "sql running\xe2\x80\xa6 %ld rows, %.1f s (Esc cancels)", count, secs);
+        else if (count > 0)
+            view_set_status(&t->m, "%s %s\xe2\x80\xa6 %ld positions, %.1f s (Esc cancels)", pane_doing(kind),
+                            pane_what(kind), count, secs);
+        else view_set_status(&t->m, "%s %s\xe2\x80\xa6 %.1f s (Esc cancels)", pane_doing(kind), pane_what(kind), secs);
+        t->dirty = 1;
+    } else if (tui_job_take(&t->job, &jr)) {
+        if (jr.kind == TUI_PANE_SQL) tui_sql_done(t, &jr);
+        else if (jr.kind == TUI_PANE_OPEN) tui_open_done(t, &jr);
+        else pane_done(t, &jr);
+        tui_job_result_free(&jr);
+        t->dirty = 1;
+    }
+}
+
+int tui_cancel_job(Tui *t) {
+    int kind;
+    long count;
+    double secs;
+    if (!tui_job_progress(&t->job, &kind, &count, &secs) || !tui_job_cancel(&t->job)) return 0;
+    if (kind == TUI_PANE_SQL) view_set_status(&t->m, "sql cancelling\xe2\x80\xa6");
+    else view_set_status(&t->m, "cancelling %s\xe2\x80\xa6", pane_what(kind));
+    return 1;
 }

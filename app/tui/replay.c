@@ -1,5 +1,5 @@
 /* replay.c — a recorded run on the TUI without a model: load it, play it,
- * open another from the run browser (see tui.h). */
+ * open another from the run browser, off the UI thread (see tui.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,27 +38,97 @@ static void replay_header(Tui *t, const StoreRunInfo *r) {
     h->tok_s = 0;
 }
 
-/* A live TUI pauses and leaves its run recorded as it is. The screen keeps
- * its shape, so a run of another shape is named, not opened. */
-int tui_open_run(Tui *t, int64_t id, Err *e) {
-    StoreRunInfo r;
-    Store *st = store_open(t->db, STORE_READ, 2000, e);
-    if (!st) return -1;
-    int rc = store_run_info(st, id, &r, e);
-    if (rc == 0 && (r.n_layers != t->m.n_layers || r.n_heads != t->m.n_heads))
-        rc = err_set(e, "run %lld has %d\xc3\x97%d heads, this screen %d\xc3\x97%d: open it with tui --replay --run %lld",
-                     (long long)id, r.n_layers, r.n_heads, t->m.n_layers, t->m.n_heads, (long long)id);
-    if (rc == 0) {
-        if (!t->replay) tui_set_play(t, 0);
-        t->replay = 1, t->replay_run = id, t->playing = t->m.playing = 0, t->new_run_pending = 0;
-        view_clear_history(&t->m);
-        rc = load_replay(t, st, &r, e);
-        replay_header(t, &r);
-        t->m.cursor = t->m.n_hist > 0 ? 0 : -1, t->m.follow = 0;
+/* What opening a run asks of its job, and what the job hands back. */
+typedef struct {
+    int64_t id;
+    int n_layers, n_heads; /* the screen's shape: a run of another is named, not opened */
+    StoreRunInfo info;     /* out: its row (the prompt is heap) */
+    StepTrace **traces;    /* out: every recorded step (heap, each owned) */
+    int n, cap;
+} OpenArg;
+
+static void open_release(void *arg) {
+    OpenArg *a = arg;
+    for (int i = 0; i < a->n; i++) trace_free(a->traces[i]);
+    free(a->traces);
+    store_run_info_free(&a->info);
+}
+
+/* Room for CHUNK more traces of the run's shape at the end of a->traces. */
+static int grow(OpenArg *a, int chunk, int top_k, Err *e) {
+    if (a->n + chunk > a->cap) {
+        int cap = a->cap ? 2 * a->cap : 256;
+        while (cap < a->n + chunk) cap *= 2;
+        StepTrace **grown = realloc(a->traces, (size_t)cap * sizeof *grown);
+        if (!grown) return err_set(e, "out of memory for run %lld", (long long)a->id);
+        a->traces = grown, a->cap = cap;
     }
-    store_run_info_free(&r); /* zeroed first, so safe after a failure too */
-    store_close(st, NULL);
-    return rc;
+    for (int i = 0; i < chunk; i++)
+        if (!(a->traces[a->n + i] = trace_new_top(a->n_layers, a->n_heads, top_k))) {
+            while (i-- > 0) trace_free(a->traces[a->n + i]);
+            return err_set(e, "out of memory for run %lld (%d layers x %d heads)", (long long)a->id, a->n_layers,
+                           a->n_heads);
+        }
+    return 0;
+}
+
+/* The job: read run a->id whole, a chunk of positions at a time (the
+ * count the progress line shows). */
+static int open_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
+    enum { CHUNK = 64 };
+    OpenArg *a = tui_job_arg(r);
+    (void)out;
+    if (store_run_info(st, a->id, &a->info, e)) return -1;
+    if (a->info.n_layers != a->n_layers || a->info.n_heads != a->n_heads)
+        return err_set(e,
+                       "run %lld has %d\xc3\x97%d heads, this screen %d\xc3\x97%d: open it with tui --replay --run %lld",
+                       (long long)a->id, a->info.n_layers, a->info.n_heads, a->n_layers, a->n_heads, (long long)a->id);
+    int k = store_run_attn_top(st, a->id, e);
+    if (k < 0) return -1;
+    for (;;) {
+        if (grow(a, CHUNK, k, e)) return -1;
+        int got = store_read_steps(st, a->id, a->n, CHUNK, &a->traces[a->n], e);
+        for (int i = got > 0 ? got : 0; i < CHUNK; i++) trace_free(a->traces[a->n + i]);
+        if (got < 0) return -1;
+        a->n += got;
+        tui_job_count(r, a->n);
+        if (got < CHUNK) return 0;
+        if (tui_job_cancelled(r)) return err_set(e, "cancelled");
+    }
+}
+
+/* Open recorded run id on this screen, as a replay: read off this thread. */
+void tui_open_run(Tui *t, int64_t id) {
+    Err e;
+    OpenArg a = {.id = id, .n_layers = t->m.n_layers, .n_heads = t->m.n_heads};
+    if (tui_job_start(&t->job, t->db, TUI_PANE_OPEN, open_work, &a, sizeof a, open_release, &e))
+        view_set_status(&t->m, "open run: %s", e.msg);
+    else view_set_status(&t->m, "loading run %lld\xe2\x80\xa6 (Esc cancels)", (long long)id);
+    t->job_shown = 0;
+}
+
+/* The run read: it replaces what is on screen. A live TUI pauses and
+ * leaves its run recorded as it is. */
+void tui_open_done(Tui *t, TuiJobResult *jr) {
+    OpenArg *a = jr->arg;
+    Err e;
+    if (jr->end != TUI_JOB_OK) {
+        if (jr->end == TUI_JOB_CANCELLED) view_set_status(&t->m, "opening a run cancelled after %.1f s", jr->secs);
+        else view_set_status(&t->m, "%s", jr->msg);
+        return;
+    }
+    if (!t->replay) tui_set_play(t, 0);
+    t->replay = 1, t->replay_run = t->screen_run = a->id, t->playing = t->m.playing = 0, t->new_run_pending = 0;
+    view_clear_history(&t->m);
+    int i = 0;
+    for (; i < a->n; i++) {
+        if (view_push_owned(&t->m, a->traces[i], &e)) break;
+        a->traces[i] = NULL;
+    }
+    replay_header(t, &a->info);
+    t->m.cursor = t->m.n_hist > 0 ? 0 : -1, t->m.follow = 0;
+    if (i < a->n) view_set_status(&t->m, "%s", e.msg);
+    else view_set_status(&t->m, "replay of run %lld: [ ] Home End move, p plays, B another run", (long long)a->id);
 }
 
 /* One position per 1/speed seconds; it stops at the end of the recording. */
@@ -84,7 +154,7 @@ int tui_replay_run(const TuiOpts *o, Err *e) {
     memset(&t, 0, sizeof t);
     t.replay = 1, t.db = db, t.restore = -1;
     t.speed_i = TUI_SPEED_START;
-    t.sql.time_limit = o->sql_timeout;
+    t.sql_timeout = o->sql_timeout;
     Store *st = store_open(db, STORE_READ, 2000, e);
     if (!st) return -1;
     int64_t *ids = NULL;
@@ -97,7 +167,7 @@ int tui_replay_run(const TuiOpts *o, Err *e) {
         store_close(st, NULL);
         return -1;
     }
-    t.replay_run = run;
+    t.replay_run = t.screen_run = run;
     if (view_init(&t.m, r.n_layers, r.n_heads, e) == 0 && load_replay(&t, st, &r, e) == 0) {
         replay_header(&t, &r);
         store_close(st, NULL);

@@ -9,18 +9,26 @@
 #define AHASCOPE_TUI_STATE_H
 
 #include "app/setup.h"
+#include "app/tui/job.h"
 #include "app/tui/sql.h"
 #include "app/tui/tui.h"
 #include "app/tui/worker.h"
 #include "store/store.h"
 #include "views/screen.h"
 
+/* What the job slot runs: the `:` query, or what one of the panes reads. */
+typedef enum {
+    TUI_PANE_SQL, TUI_PANE_SUMMARY, TUI_PANE_DIFF, TUI_PANE_PLOTS, TUI_PANE_RUNS, TUI_PANE_EXPORT, TUI_PANE_OPEN
+} TuiPane;
+
 typedef struct {
     ViewModel m;
     ViewScreen scr;
     TuiWorker w;
-    TuiSql sql;         /* the `:` query running off this thread, if any */
-    double sql_shown;   /* when the progress line was last redrawn */
+    TuiJob job;         /* the one read of the database running off this thread (a `:` query or a pane's), if any */
+    double job_shown;   /* when its progress line was last redrawn */
+    double sql_timeout; /* seconds a `:` query may run (0: TUI_SQL_TIME_LIMIT) */
+    int64_t screen_run; /* the recorded run whose positions are on screen (0: none, or not recorded) */
     double prefill_shown; /* when a long prefill's line was last redrawn */
     int prefill_on;     /* that line is up: say what the prefill took when it ends */
     const AppLoaded *L;
@@ -83,8 +91,12 @@ void tui_change_setting(Tui *t, ViewAction a);
 /* `--replay`: browse a recorded run (the last one by default) without a model. */
 int tui_replay_run(const TuiOpts *o, Err *e);
 
-/* Open recorded run `id` on this screen, as a replay. */
-int tui_open_run(Tui *t, int64_t id, Err *e);
+/* Open recorded run `id` on this screen, as a replay: it is read off this
+ * thread, and shows once read (tui_open_done). */
+void tui_open_run(Tui *t, int64_t id);
+
+/* A finished read of a run (TUI_PANE_OPEN) onto the screen, or why not. */
+void tui_open_done(Tui *t, TuiJobResult *jr);
 
 /* A playing replay: the cursor moves on at the play speed. */
 void tui_replay_advance(Tui *t);
@@ -104,12 +116,19 @@ void tui_show_compare(Tui *t, int diff);
 /* `B`: the database's runs in the text pane; the status line asks for one. */
 void tui_show_runs(Tui *t);
 
+/* Each frame: the running job's progress line, or a finished job's result
+ * in its pane. */
+void tui_poll_job(Tui *t);
+
+/* Esc or Ctrl-C: stop the running job, saying so; 1 if one was running. */
+int tui_cancel_job(Tui *t);
+
 /* --- query.c --- */
 
 /* Start `:` query sql over the current database, off this thread. */
 void tui_run_sql(Tui *t, const char *sql);
 
-/* Each frame: a running query's progress, or a finished one's result. */
-void tui_poll_sql(Tui *t);
+/* A finished `:` query into the SQL pane. */
+void tui_sql_done(Tui *t, TuiJobResult *jr);
 
 #endif

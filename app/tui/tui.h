@@ -2,8 +2,8 @@
  *
  * The controller owns the terminal (curses, signals, the frame loop), the
  * ViewModel the views draw, and every request to the rest of the program:
- * the engine worker, the `:` query thread, the store reads behind the text
- * pane. The views turn keys into actions (views/keymap.c names them); what
+ * the engine worker, and the pane jobs: the `:` query and the store reads
+ * behind the text pane, each on a thread of its own. The views turn keys into actions (views/keymap.c names them); what
  * an action does, live or in a replay, is decided here, in one table.
  *
  * The sub-room: loop.c the frame loop, curses and signals (tui_run);
@@ -11,9 +11,11 @@
  * the model (start, results in from the worker, play); settings.c the
  * policy, window and thresholds that re-evaluate or re-score a run;
  * replay.c a recorded run (load, play, open another); panes.c the text
- * pane's plots, summary, diff and run list, and the export; query.c the
- * `:` query's start and result; worker.c/.h the engine thread; sql.c/.h
- * the query thread. state.h holds the state they share, for them alone.
+ * pane's plots, summary, diff and run list, and the export, as jobs, and
+ * each frame's look at the running job; query.c the `:` query's start and
+ * result; worker.c/.h the engine thread; job.c/.h the pane jobs' threads
+ * (where the UI thread and a job meet); sql.c/.h the `:` query's work.
+ * state.h holds the state they share, for them alone.
  */
 #ifndef AHASCOPE_TUI_TUI_H
 #define AHASCOPE_TUI_TUI_H

@@ -1,0 +1,142 @@
+/* job.c — pane jobs on threads of their own (see job.h). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "app/tui/job.h"
+#include "engine/clock.h"
+
+/* One job: its request, the flags both threads touch, and its result,
+ * which the job's thread writes until it raises `done`. */
+struct TuiJobRun {
+    TuiJobWork work;
+    char db[1024];
+    pthread_t thread;
+    atomic_int cancel, done;
+    atomic_long count;
+    double t0; /* monotonic seconds at the start */
+    TuiJobResult res;
+    TuiJobRun *next; /* in TuiJob's dropped list */
+};
+
+/* The connection's interrupt: the cancel flag. */
+static int stop_requested(void *ctx) { return atomic_load(&((TuiJobRun *)ctx)->cancel); }
+
+/* The job's thread: open, work, note how it ended, then raise `done`. */
+static void *job_main(void *arg) {
+    TuiJobRun *r = arg;
+    char *text = NULL;
+    size_t len = 0;
+    Err e;
+    e.msg[0] = 0;
+    FILE *f = open_memstream(&text, &len);
+    Store *st = f ? store_open(r->db, STORE_READ, 500, &e) : NULL;
+    if (st) store_set_interrupt(st, stop_requested, r);
+    int rc = st ? r->work(r, st, f, &e) : -1;
+    store_close(st, NULL);
+    if (f) fclose(f);
+    r->res.text = text;
+    r->res.secs = clock_now() - r->t0;
+    r->res.count = atomic_load(&r->count);
+    r->res.end = rc == 0 ? TUI_JOB_OK : atomic_load(&r->cancel) ? TUI_JOB_CANCELLED : TUI_JOB_FAILED;
+    if (rc) snprintf(r->res.msg, sizeof r->res.msg, "%s", f ? e.msg : "out of memory");
+    atomic_store(&r->done, 1);
+    return NULL;
+}
+
+static void run_free(TuiJobRun *r) {
+    tui_job_result_free(&r->res);
+    free(r);
+}
+
+/* Join and free the dropped jobs that have ended; with wait, all of them. */
+static void reap(TuiJob *j, int wait) {
+    for (TuiJobRun **p = &j->dropped; *p;) {
+        TuiJobRun *r = *p;
+        if (!wait && !atomic_load(&r->done)) { p = &r->next; continue; }
+        pthread_join(r->thread, NULL);
+        *p = r->next;
+        run_free(r);
+    }
+}
+
+/* Cancel the current job, if any, and move it to the dropped list. */
+static void drop_current(TuiJob *j) {
+    TuiJobRun *r = j->cur;
+    if (!r) return;
+    atomic_store(&r->cancel, 1);
+    r->next = j->dropped, j->dropped = r;
+    j->cur = NULL;
+}
+
+int tui_job_start(TuiJob *j, const char *db, int kind, TuiJobWork work, const void *arg, size_t arg_size,
+                  TuiJobRelease release, Err *e) {
+    drop_current(j);
+    reap(j, 0);
+    TuiJobRun *r = calloc(1, sizeof *r);
+    if (!r || !(r->res.arg = malloc(arg_size ? arg_size : 1))) {
+        free(r);
+        return err_set(e, "out of memory");
+    }
+    if (arg_size) memcpy(r->res.arg, arg, arg_size);
+    r->work = work, r->res.kind = kind, r->res.release = release;
+    snprintf(r->db, sizeof r->db, "%s", db);
+    atomic_init(&r->cancel, 0);
+    atomic_init(&r->done, 0);
+    atomic_init(&r->count, 0);
+    r->t0 = clock_now();
+    if (pthread_create(&r->thread, NULL, job_main, r) != 0) {
+        run_free(r);
+        return err_set(e, "cannot start the job's thread");
+    }
+    j->cur = r;
+    return 0;
+}
+
+int tui_job_progress(const TuiJob *j, int *kind, long *count, double *secs) {
+    TuiJobRun *r = j->cur;
+    if (!r || atomic_load(&r->done)) return 0;
+    *kind = r->res.kind;
+    *count = atomic_load(&r->count);
+    *secs = clock_now() - r->t0;
+    return 1;
+}
+
+int tui_job_cancel(TuiJob *j) {
+    TuiJobRun *r = j->cur;
+    if (!r || atomic_load(&r->done)) return 0;
+    atomic_store(&r->cancel, 1);
+    return 1;
+}
+
+int tui_job_take(TuiJob *j, TuiJobResult *out) {
+    reap(j, 0);
+    TuiJobRun *r = j->cur;
+    if (!r || !atomic_load(&r->done)) return 0;
+    pthread_join(r->thread, NULL);
+    *out = r->res;
+    memset(&r->res, 0, sizeof r->res);
+    run_free(r);
+    j->cur = NULL;
+    return 1;
+}
+
+void tui_job_result_free(TuiJobResult *r) {
+    if (r->release && r->arg) r->release(r->arg);
+    free(r->arg);
+    free(r->text);
+    memset(r, 0, sizeof *r);
+}
+
+void tui_job_stop(TuiJob *j) {
+    drop_current(j);
+    reap(j, 1);
+}
+
+void *tui_job_arg(TuiJobRun *r) { return r->res.arg; }
+
+int tui_job_cancelled(TuiJobRun *r) { return atomic_load(&r->cancel); }
+
+void tui_job_count(TuiJobRun *r, long n) { atomic_store(&r->count, n); }
