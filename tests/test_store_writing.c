@@ -27,6 +27,7 @@ static int64_t write_run(Store *s, int64_t parent, int n) {
     StoreRunInfo r;
     memset(&r, 0, sizeof r);
     snprintf(r.model, sizeof r.model, "test.bin");
+    r.program_version = "test";
     snprintf(r.policy, sizeof r.policy, "aha");
     r.n_layers = L, r.n_heads = H, r.n_kv_heads = H, r.seq_len = 64, r.window = 4, r.steps = 64;
     r.parent_run_id = parent, r.prompt = "x";

@@ -100,6 +100,7 @@ static int64_t write_run(Store *s, int64_t parent, int n, unsigned salt) {
     StoreRunInfo r;
     memset(&r, 0, sizeof r);
     snprintf(r.model, sizeof r.model, "synthetic-16x32");
+    r.program_version = "test";
     snprintf(r.policy, sizeof r.policy, "aha");
     r.n_layers = L, r.n_heads = H, r.n_kv_heads = H, r.seq_len = 4096, r.window = WINDOW, r.steps = N_PARENT;
     r.tau = 0.5, r.theta_logit = -2.2, r.profile = 1, r.parent_run_id = parent, r.prompt = "synthetic";
