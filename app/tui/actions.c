@@ -12,11 +12,6 @@
 /* The `e` editor takes any prompt a run can begin from whole. */
 _Static_assert(VIEW_INPUT_MAX >= APP_PROMPT_FILE_MAX, "the prompt editor must hold a whole --prompt-file");
 
-static const double SPEEDS[] = {0.5, 1, 2, 5, 10, 20, 50, 100, 200, 0}; /* 0: as fast as it goes */
-#define N_SPEEDS (int)(sizeof SPEEDS / sizeof SPEEDS[0])
-
-double tui_speed(const Tui *t) { return SPEEDS[t->speed_i]; }
-
 /* One action's two meanings. Each handler returns 1 to quit. A NULL replay
  * handler: the action needs the model, and a replay says no_replay. */
 typedef int (*TuiHandler)(Tui *t, ViewAction a);
@@ -58,20 +53,14 @@ static int replay_play(Tui *t, ViewAction a) {
     return 0;
 }
 
-/* + and -: one step along SPEEDS, held at its ends. */
-static void speed_step(Tui *t, ViewAction a) {
-    if (a == VIEW_ACT_SPEED_UP) t->speed_i = t->speed_i + 1 < N_SPEEDS ? t->speed_i + 1 : t->speed_i;
-    else t->speed_i = t->speed_i > 0 ? t->speed_i - 1 : 0;
-}
-
 static int speed(Tui *t, ViewAction a) {
-    speed_step(t, a);
+    tui_speed_step(t, a == VIEW_ACT_SPEED_UP);
     tui_set_play(t, t->playing);
     return 0;
 }
 
 static int replay_speed(Tui *t, ViewAction a) {
-    speed_step(t, a);
+    tui_speed_step(t, a == VIEW_ACT_SPEED_UP);
     t->m.speed = tui_speed(t);
     return 0;
 }

@@ -97,12 +97,6 @@ void tui_take_results(Tui *t) {
     }
 }
 
-void tui_set_play(Tui *t, int playing) {
-    t->playing = tui_worker_play(&t->w, playing, tui_speed(t));
-    t->m.playing = t->playing;
-    t->m.speed = tui_speed(t); /* 0: as fast as it goes */
-}
-
 /* The screen's header for the model loaded. */
 static void live_header(Tui *t, const AppLoaded *L) {
     const char *slash = strrchr(L->model_path, '/');
@@ -112,14 +106,11 @@ static void live_header(Tui *t, const AppLoaded *L) {
     t->m.hdr.kv_bytes_per_pos = (double)cost_kv_bytes(&L->model.c, 1);
 }
 
-int tui_live_run(const TuiOpts *opts, Err *e) {
-    static Tui t; /* large; one per process */
-    RunOpts run = opts->run, *o = &run;
+int tui_live_open(Tui *t, const TuiOpts *opts, Err *e) {
+    t->run = opts->run;
+    RunOpts *o = &t->run;
     const char *db = opts->db;
-    AppLoaded L;
-    int rc = -1;
-    memset(&t, 0, sizeof t);
-    t.sql_timeout = opts->sql_timeout;
+    t->sql_timeout = opts->sql_timeout;
     o->attn.profile = 1;
     /* With no policy or routers asked for, the demo runs AHA on the shipped
      * routers when the model has some (stories260K, w = 16: about a quarter
@@ -130,32 +121,39 @@ int tui_live_run(const TuiOpts *opts, Err *e) {
         app_model_path(o->model, model, sizeof model, NULL) == 0 && /* --model stories260K: its routers too */
         app_default_routers(model, routers, sizeof routers) == 0)
         o->routers = routers;
-    if (app_load(o, &L, 1, e)) goto out;
-    t.L = &L;
-    t.db = db;
-    t.speed_i = TUI_SPEED_START;
-    t.restore = -1;
+    if (app_load(o, &t->loaded, 1, e)) goto out;
+    const AppLoaded *L = t->L = &t->loaded;
+    t->db = db;
+    t->speed_i = TUI_SPEED_START;
+    t->restore = -1;
     if (!o->prompt) o->prompt = "Once upon a time";
-    if (!(t.prompt = strdup(o->prompt))) { err_set(e, "out of memory for the prompt"); goto out; }
-    if (view_init(&t.m, L.model.c.n_layers, L.model.c.n_heads, e)) goto out;
-    TuiWorker *w = &t.w;
-    w->model = &L.model, w->tok = &L.tok, w->steps = o->steps, w->steps_given = o->have_steps;
+    if (!(t->prompt = strdup(o->prompt))) { err_set(e, "out of memory for the prompt"); goto out; }
+    if (view_init(&t->m, L->model.c.n_layers, L->model.c.n_heads, e)) goto out;
+    TuiWorker *w = &t->w;
+    w->model = &L->model, w->tok = &L->tok, w->steps = o->steps, w->steps_given = o->have_steps;
     w->threads = opts->threads, w->attn_top = opts->attn_top;
     w->temperature = o->temperature, w->topp = o->topp, w->seed = o->seed;
-    if (app_run_info(o, &L, &w->info, e)) goto out_view;
+    if (app_run_info(o, L, &w->info, e)) goto out_view;
     if (db && !(w->store = store_open(db, STORE_WRITE, 2000, e))) goto out_view;
-    live_header(&t, &L);
-    t.cfg = o->attn;
-    if (!(t.attn_buf = malloc((size_t)L.model.c.seq_len * sizeof *t.attn_buf))) { err_set(e, "out of memory"); goto out_view; }
+    live_header(t, L);
+    t->cfg = o->attn;
+    if (!(t->attn_buf = malloc((size_t)L->model.c.seq_len * sizeof *t->attn_buf))) { err_set(e, "out of memory"); goto out_view; }
     if (tui_worker_start(w, &o->attn, o->prompt, e)) { store_close(w->store, NULL); goto out_view; }
-    if (L.warning[0]) view_set_status(&t.m, "warning: %s", L.warning);
-    rc = tui_show(&t, opts->mono, opts->ascii, e);
-    tui_worker_stop(w);
+    if (L->warning[0]) view_set_status(&t->m, "warning: %s", L->warning);
+    return 0;
 out_view:
-    free(t.attn_buf);
-    view_free(&t.m);
+    free(t->attn_buf);
+    view_free(&t->m);
 out:
-    free(t.prompt);
-    app_unload(&L);
-    return rc;
+    free(t->prompt);
+    app_unload(&t->loaded);
+    return -1;
+}
+
+void tui_live_close(Tui *t) {
+    tui_worker_stop(&t->w);
+    free(t->attn_buf);
+    view_free(&t->m);
+    free(t->prompt);
+    app_unload(&t->loaded);
 }

@@ -112,4 +112,12 @@ int tui_show(Tui *t, int mono, int ascii, Err *e) {
     return rc;
 }
 
-int tui_run(const TuiOpts *o, Err *e) { return o->replay ? tui_replay_run(o, e) : tui_live_run(o, e); }
+int tui_run(const TuiOpts *o, Err *e) {
+    static Tui t; /* large; one per process */
+    memset(&t, 0, sizeof t);
+    if (o->replay ? tui_replay_open(&t, o, e) : tui_live_open(&t, o, e)) return -1;
+    int rc = tui_show(&t, o->mono, o->ascii, e);
+    if (o->replay) tui_replay_close(&t);
+    else tui_live_close(&t);
+    return rc;
+}

@@ -147,14 +147,12 @@ void tui_replay_advance(Tui *t) {
     t->dirty = 1;
 }
 
-int tui_replay_run(const TuiOpts *o, Err *e) {
-    static Tui t;
+int tui_replay_open(Tui *t, const TuiOpts *o, Err *e) {
     const char *db = o->db;
     int64_t run = o->replay_run;
-    memset(&t, 0, sizeof t);
-    t.replay = 1, t.db = db, t.restore = -1;
-    t.speed_i = TUI_SPEED_START;
-    t.sql_timeout = o->sql_timeout;
+    t->replay = 1, t->db = db, t->restore = -1;
+    t->speed_i = TUI_SPEED_START;
+    t->sql_timeout = o->sql_timeout;
     Store *st = store_open(db, STORE_READ, 2000, e);
     if (!st) return -1;
     int64_t *ids = NULL;
@@ -162,22 +160,22 @@ int tui_replay_run(const TuiOpts *o, Err *e) {
     if (run <= 0 && n > 0) run = ids[n - 1];
     free(ids);
     StoreRunInfo r;
-    int rc = -1;
     if (n < 0 || (run <= 0 && err_set(e, "%s: no runs recorded", db)) || store_run_info(st, run, &r, e)) {
         store_close(st, NULL);
         return -1;
     }
-    t.replay_run = t.screen_run = run;
-    if (view_init(&t.m, r.n_layers, r.n_heads, e) == 0 && load_replay(&t, st, &r, e) == 0) {
-        replay_header(&t, &r);
-        store_close(st, NULL);
-        st = NULL;
-        view_set_status(&t.m, "replay of run %lld (%s): [ ] Home End move through its %d positions", (long long)run,
-                        r.status, t.m.n_hist);
-        rc = tui_show(&t, o->mono, o->ascii, e);
+    t->replay_run = t->screen_run = run;
+    int rc = view_init(&t->m, r.n_layers, r.n_heads, e);
+    if (rc == 0 && (rc = load_replay(t, st, &r, e)) == 0) {
+        replay_header(t, &r); /* copies what it shows: r can go */
+        view_set_status(&t->m, "replay of run %lld (%s): [ ] Home End move through its %d positions", (long long)run,
+                        r.status, t->m.n_hist);
+    } else {
+        view_free(&t->m); /* safe on a model view_init refused */
     }
     store_close(st, NULL);
     store_run_info_free(&r);
-    view_free(&t.m);
     return rc;
 }
+
+void tui_replay_close(Tui *t) { view_free(&t->m); }

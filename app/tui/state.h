@@ -31,7 +31,9 @@ typedef struct {
     int64_t screen_run; /* the recorded run whose positions are on screen (0: none, or not recorded) */
     double prefill_shown; /* when a long prefill's line was last redrawn */
     int prefill_on;     /* that line is up: say what the prefill took when it ends */
-    const AppLoaded *L;
+    const AppLoaded *L; /* &loaded in a live run, NULL in a replay */
+    AppLoaded loaded;   /* the model, tokenizer and routers of a live run */
+    RunOpts run;        /* a live run's options, as the run was begun with them */
     const char *db;     /* recording target, NULL: not recording */
     int speed_i, playing, dirty, want_sql;
     int attn_pending;   /* an attention request is out */
@@ -50,6 +52,17 @@ typedef struct {
 /* The play speed every run starts at: 10 positions a second. */
 #define TUI_SPEED_START 4
 
+/* --- play.c (calls no other file of the controller) --- */
+
+/* The play speed in positions a second (0: as fast as it goes). */
+double tui_speed(const Tui *t);
+
+/* + and -: one step along the speeds, held at their ends. */
+void tui_speed_step(Tui *t, int up);
+
+/* Tell the worker to play or pause at the current speed. */
+void tui_set_play(Tui *t, int playing);
+
 /* --- loop.c --- */
 
 /* Take the terminal, run the frame loop until a quit, and give the
@@ -61,19 +74,19 @@ int tui_show(Tui *t, int mono, int ascii, Err *e);
 /* Act on one key (live or replay, through the one action table); 1 to quit. */
 int tui_key(Tui *t, int ch);
 
-/* The play speed in positions a second (0: as fast as it goes). */
-double tui_speed(const Tui *t);
 
 /* --- live.c --- */
 
-/* A run on the model, on this terminal, until the user quits. */
-int tui_live_run(const TuiOpts *o, Err *e);
+/* Load the model, start the worker on the prompt and set up the screen's
+ * model; -1 with e set (and nothing left to free) when anything failed. */
+int tui_live_open(Tui *t, const TuiOpts *o, Err *e);
+
+/* Stop the worker and free what tui_live_open took. */
+void tui_live_close(Tui *t);
 
 /* Take what the worker finished and ask for the attention the view wants. */
 void tui_take_results(Tui *t);
 
-/* Tell the worker to play or pause at the current speed. */
-void tui_set_play(Tui *t, int playing);
 
 /* --- settings.c --- */
 
@@ -88,8 +101,12 @@ void tui_change_setting(Tui *t, ViewAction a);
 
 /* --- replay.c --- */
 
-/* `--replay`: browse a recorded run (the last one by default) without a model. */
-int tui_replay_run(const TuiOpts *o, Err *e);
+/* `--replay`: read a recorded run (the last one by default) onto the
+ * screen's model, no model needed; -1 with e set (nothing left to free). */
+int tui_replay_open(Tui *t, const TuiOpts *o, Err *e);
+
+/* Free what tui_replay_open took. */
+void tui_replay_close(Tui *t);
 
 /* Open recorded run `id` on this screen, as a replay: it is read off this
  * thread, and shows once read (tui_open_done). */

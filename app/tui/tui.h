@@ -3,19 +3,21 @@
  * The controller owns the terminal (curses, signals, the frame loop), the
  * ViewModel the views draw, and every request to the rest of the program:
  * the engine worker, and the pane jobs: the `:` query and the store reads
- * behind the text pane, each on a thread of its own. The views turn keys into actions (views/keymap.c names them); what
- * an action does, live or in a replay, is decided here, in one table.
+ * behind the text pane, each on a thread of its own. The views turn keys
+ * into actions (views/keymap.c names them); what an action does, live or
+ * in a replay, is decided here, in one table.
  *
- * The sub-room: loop.c the frame loop, curses and signals (tui_run);
- * actions.c the action table and the line editor's Enter; live.c a run on
- * the model (start, results in from the worker, play); settings.c the
- * policy, window and thresholds that re-evaluate or re-score a run;
- * replay.c a recorded run (load, play, open another); panes.c the text
- * pane's plots, summary, diff and run list, and the export, as jobs, and
- * each frame's look at the running job; query.c the `:` query's start and
- * result; worker.c/.h the engine thread; job.c/.h the pane jobs' threads
- * (where the UI thread and a job meet); sql.c/.h the `:` query's work.
- * state.h holds the state they share, for them alone.
+ * The sub-room, top down (calls run one way): loop.c tui_run, curses,
+ * signals and the frame loop; actions.c the action table and the line
+ * editor's Enter; live.c a run on the model (open, results in from the
+ * worker, close), replay.c a recorded run (open, play, open another),
+ * settings.c the policy, window and thresholds that re-evaluate or
+ * re-score a run, panes.c the text pane's plots, summary, diff, run list
+ * and export as jobs, and each frame's look at the running job, query.c
+ * the `:` query's start and result; play.c the play speed and state,
+ * which every file above may call; worker.c/.h the engine thread, job.c/.h
+ * the pane jobs' threads (where the UI thread and a job meet), sql.c/.h
+ * the `:` query's work. state.h holds the state they share, for them alone.
  */
 #ifndef AHASCOPE_TUI_TUI_H
 #define AHASCOPE_TUI_TUI_H
