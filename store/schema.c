@@ -502,22 +502,32 @@ static int schema_diff(sqlite3 *db, const char *schema, sqlite3 *want, char *why
     return rc;
 }
 
+/* One column's test on the probed row: NULL in a NOT NULL column, or a
+ * storage class its declared type's affinity never stores. */
+static char *column_test(char *where, sqlite3_stmt *col) {
+    static const char *const kinds[][2] = {{"INTEGER", "'integer'"}, {"REAL", "'real', 'integer'"}, {"TEXT", "'text'"}};
+    const char *name = (const char *)sqlite3_column_text(col, 0), *type = (const char *)sqlite3_column_text(col, 2);
+    char *more = where;
+    if (sqlite3_column_int(col, 1)) more = sqlite3_mprintf("%z OR \"%w\" IS NULL", more, name);
+    for (size_t i = 0; more && type && i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!sqlite3_stricmp(type, kinds[i][0]))
+            more = sqlite3_mprintf("%z OR typeof(\"%w\") NOT IN ('null', %s)", more, name, kinds[i][1]);
+    return more;
+}
+
 /* Whether the first row of table t of `schema` reads as that table's: a
  * root page of the wrong kind (a rowid table's b-tree under a WITHOUT
  * ROWID table's name, or the reverse) fails to read at all, and one of the
- * same kind usually puts a NULL in a NOT NULL column. 0, 1 with why set, or
- * SQLite's error code. */
+ * same kind usually puts a NULL in a NOT NULL column or a value of the
+ * wrong storage class in a typed one. 0, 1 with why set, or SQLite's
+ * error code. */
 static int root_probe(sqlite3 *db, const char *schema, const char *t, char *why, size_t cap) {
-    char *sql = sqlite3_mprintf("SELECT name FROM pragma_table_info(%Q, %Q) WHERE \"notnull\"", t, schema);
+    char *sql = sqlite3_mprintf("SELECT name, \"notnull\", type FROM pragma_table_info(%Q, %Q)", t, schema);
     sqlite3_stmt *st = NULL;
     int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
     sqlite3_free(sql);
     char *where = sqlite3_mprintf("0");
-    while (rc == SQLITE_OK && where && sqlite3_step(st) == SQLITE_ROW) {
-        char *more = sqlite3_mprintf("%s OR \"%w\" IS NULL", where, (const char *)sqlite3_column_text(st, 0));
-        sqlite3_free(where);
-        where = more;
-    }
+    while (rc == SQLITE_OK && where && sqlite3_step(st) == SQLITE_ROW) where = column_test(where, st);
     sqlite3_finalize(st);
     sql = where ? sqlite3_mprintf("SELECT (%s) FROM (SELECT * FROM \"%w\".\"%w\" LIMIT 1)", where, schema, t) : NULL;
     sqlite3_free(where);

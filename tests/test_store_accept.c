@@ -247,5 +247,12 @@ TEST(store_accept_swapped_root_pages_are_refused) {
         snprintf(cmd, sizeof cmd, "%s record --db %s --model %s --prompt Once --steps 2", test_bin(), db,
                  test_stories_model());
         CHECK_REFUSAL(cmd, 1, NULL, want, 1);
-    }
+    }    /* two tables of the same kind (WITHOUT ROWID) swapped: the first rows' storage classes give it away */
+    record_run(db, 6);
+    tamper(db, "PRAGMA writable_schema=ON; UPDATE sqlite_schema SET rootpage = CASE name"
+               " WHEN 'tokens' THEN (SELECT rootpage FROM sqlite_schema WHERE name='decisions')"
+               " ELSE (SELECT rootpage FROM sqlite_schema WHERE name='tokens') END"
+               " WHERE name IN ('tokens', 'decisions')");
+    expect_open_refused(db, STORE_WRITE, want);
+    expect_open_refused(db, STORE_READ, want);
 }
