@@ -1,7 +1,7 @@
 /* internal.h — what the store's files share and nobody else sees.
  *
  * Grouped by the file that defines each part. Calls go one way, down a
- * ladder (store/README.md): sql.c and liveness.c call nothing else here;
+ * ladder (store/README.md): sql.c, liveness.c and sidefile.c call nothing else here;
  * schema.c stands on sql.c; writer.c on those; store.c (open, close) on
  * all of them; the readers and commands on whichever they need. */
 #ifndef AHASCOPE_STORE_INTERNAL_H
