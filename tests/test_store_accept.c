@@ -1,8 +1,8 @@
 /* test_store_accept.c — a file is accepted before anything writes to it:
  * a foreign, newer or tampered file given to record or merge --out is
  * refused and left byte for byte as it was; merge's inputs are read-only,
- * their -wal included; a -wal written for another database, or a table
- * whose root page was moved, is refused in one line. */
+ * their -wal included; a -wal or hot -journal written for another
+ * database, or a table whose root page was moved, is refused in one line. */
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,8 +56,9 @@ static void tamper(const char *db, const char *sql) {
 }
 
 /* In a child that dies without closing, run sql with checkpoints off:
- * what it wrote stays in db's -wal, as a killed writer leaves it. */
-static void leave_wal(const char *db, const char *sql) {
+ * what it wrote stays in db's -wal (or, mid-transaction in a rollback
+ * journal file, its hot -journal), as a killed writer leaves it. */
+static void killed_writer(const char *db, const char *sql) {
     pid_t pid = fork();
     if (pid == 0) {
         sqlite3 *h;
@@ -156,7 +157,7 @@ TEST(store_accept_merge_leaves_an_inputs_wal_alone) {
     snprintf(wal, sizeof wal, "%s-wal", in);
     snprintf(out, sizeof out, "%s", test_tmp("accept_merged.db"));
     record_run(in, 8);
-    leave_wal(in, COPY_RUN_1(2));
+    killed_writer(in, COPY_RUN_1(2));
     long len = 0, wlen = 0;
     char *before = test_read_file(in, &len), *wbefore = test_read_file(wal, &wlen);
     CHECK_MSG(wbefore && wlen > 0, "the writer left no -wal");
@@ -181,7 +182,7 @@ TEST(store_accept_a_foreign_wal_is_refused) {
     snprintf(b, sizeof b, "%s", test_tmp("accept_b.db"));
     record_run(a, 6);
     record_run(b, 300);
-    leave_wal(b, COPY_RUN_1(2));
+    killed_writer(b, COPY_RUN_1(2));
     long len = 0;
     char *before = test_read_file(a, &len);
     snprintf(side, sizeof side, "%s-wal", a);
@@ -213,7 +214,7 @@ TEST(store_accept_a_wal_of_another_page_size_is_refused) {
     record_run(a, 6);
     fresh(b);
     tamper(b, "PRAGMA page_size=8192; PRAGMA journal_mode=WAL; CREATE TABLE t(x)");
-    leave_wal(b, "INSERT INTO t VALUES (1)");
+    killed_writer(b, "INSERT INTO t VALUES (1)");
     snprintf(side, sizeof side, "%s-wal", a);
     snprintf(from, sizeof from, "%s-wal", b);
     copy_file(from, side);
@@ -255,4 +256,34 @@ TEST(store_accept_swapped_root_pages_are_refused) {
                " WHERE name IN ('tokens', 'decisions')");
     expect_open_refused(db, STORE_WRITE, want);
     expect_open_refused(db, STORE_READ, want);
+}
+
+/* A hot -journal copied from another database beside ours would be
+ * played back into it on the next open; ours, left by a killed writer
+ * mid-transaction, must still roll back. */
+TEST(store_accept_a_foreign_journal_is_refused) {
+    char a[1024], b[1024], side[1100], from[1100];
+    snprintf(a, sizeof a, "%s", test_tmp("accept_ja.db"));
+    snprintf(b, sizeof b, "%s", test_tmp("accept_jb.db"));
+    record_run(a, 6);
+    record_run(b, 300);
+    tamper(b, "PRAGMA journal_mode=DELETE");
+    killed_writer(b, "PRAGMA cache_size=2; BEGIN; DELETE FROM decisions; DELETE FROM tokens;"); /* dies mid-transaction */
+    snprintf(from, sizeof from, "%s-journal", b);
+    snprintf(side, sizeof side, "%s-journal", a);
+    long jlen = 0, len = 0;
+    free(test_read_file(from, &jlen));
+    CHECK_MSG(jlen > 0, "the writer left no hot journal");
+    copy_file(from, side);
+    char *before = test_read_file(a, &len);
+    expect_open_refused(a, STORE_WRITE, "-journal was written for another database");
+    CHECK_MSG(same_bytes(a, before, len), "the refused database changed");
+    free(before);
+    unlink(side);
+    CHECK_INT(scalar(a, "SELECT COUNT(*) FROM decisions"), 6 * 4);
+    Err e = {0};
+    Store *s = store_open(b, STORE_WRITE, 1000, &e); /* B's own journal: rolled back */
+    CHECK_MSG(s != NULL, "B with its own journal: %s", e.msg);
+    store_close(s, NULL);
+    CHECK_INT(scalar(b, "SELECT COUNT(*) FROM decisions"), 300 * 4);
 }
