@@ -607,23 +607,32 @@ static int read_identity(sqlite3 *db, int *app, int *ver, int *n_tables, char *f
     return rc;
 }
 
-/* The identity half of store_schema_check, for a file about to be opened
+/* What the header says of a file: -1 with e set when it is not one to
+ * open (foreign, newer, older than 1, or empty and not to be created), 1
+ * when it is empty and to be created, 0 when it claims to be ours. */
+static int judge_identity(const char *path, int app, int ver, int n_tables, const char *first, int create, Err *e) {
+    if (app != STORE_APPLICATION_ID) {
+        if (n_tables > 0 || app != 0 || ver != 0)
+            return err_set(e, "%s: not an ahascope database (it holds foreign tables such as '%s')", path,
+                           n_tables ? first : "?");
+        return create ? 1 : err_set(e, "%s: empty database: nothing has been recorded in it", path);
+    }
+    if (ver > STORE_SCHEMA_VERSION)
+        return err_set(e, "%s: schema version %d is newer than this ahascope understands (%d); upgrade ahascope", path,
+                       ver, STORE_SCHEMA_VERSION);
+    if (ver < 1) return err_set(e, "%s: schema version %d is older than 1 and cannot be read", path, ver);
+    return 0;
+}
+
+/* The reading half of store_schema_check, for a file about to be opened
  * for writing: decide before anything is written to it. */
 int store_schema_accept(sqlite3 *db, const char *path, int create, Err *e) {
     int app = 0, ver = 0, n_tables = 0;
     char first[128];
     if (read_identity(db, &app, &ver, &n_tables, first, sizeof first) != SQLITE_OK)
         return store_sql_err(db, path, "cannot read the database", e);
-    if (app != STORE_APPLICATION_ID) {
-        if (n_tables > 0 || app != 0 || ver != 0)
-            return err_set(e, "%s: not an ahascope database (it holds foreign tables such as '%s')", path,
-                           n_tables ? first : "?");
-        return create ? 0 : err_set(e, "%s: empty database: nothing has been recorded in it", path);
-    }
-    if (ver > STORE_SCHEMA_VERSION)
-        return err_set(e, "%s: schema version %d is newer than this ahascope understands (%d); upgrade ahascope", path,
-                       ver, STORE_SCHEMA_VERSION);
-    if (ver < 1) return err_set(e, "%s: schema version %d is older than 1 and cannot be read", path, ver);
+    int judged = judge_identity(path, app, ver, n_tables, first, create, e);
+    if (judged) return judged < 0 ? -1 : 0;
     return store_schema_verify(db, "main", path, &ver, e);
 }
 
@@ -632,19 +641,13 @@ int store_schema_check(sqlite3 *db, const char *path, int create, Err *e) {
     char first[128];
     if (read_identity(db, &app, &ver, &n_tables, first, sizeof first) != SQLITE_OK)
         return store_sql_err(db, path, "cannot read the database", e);
-    if (app != STORE_APPLICATION_ID) {
-        if (n_tables > 0 || app != 0 || ver != 0)
-            return err_set(e, "%s: not an ahascope database (it holds foreign tables such as '%s')", path,
-                           n_tables ? first : "?");
-        if (!create) return err_set(e, "%s: empty database: nothing has been recorded in it", path);
+    int judged = judge_identity(path, app, ver, n_tables, first, create, e);
+    if (judged < 0) return -1;
+    if (judged) {
         int rc = schema_create(db, path, e);
         if (rc <= 0) return rc;
         return store_schema_check(db, path, 0, e);
     }
-    if (ver > STORE_SCHEMA_VERSION)
-        return err_set(e, "%s: schema version %d is newer than this ahascope understands (%d); upgrade ahascope", path,
-                       ver, STORE_SCHEMA_VERSION);
-    if (ver < 1) return err_set(e, "%s: schema version %d is older than 1 and cannot be read", path, ver);
     if (store_schema_verify(db, "main", path, &ver, e)) return -1; /* ver again: a writer may have upgraded it */
     if (ver == STORE_SCHEMA_VERSION) return 0;
     if (!create) return schema_compat(db, path, ver, e);
