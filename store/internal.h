@@ -1,7 +1,7 @@
 /* internal.h — what the store's files share and nobody else sees.
  *
  * Grouped by the file that defines each part. Calls go one way, down a
- * ladder (store/README.md): sql.c and liveness.c call nothing else here;
+ * ladder (store/README.md): sql.c, liveness.c and sidefile.c call nothing else here;
  * schema.c stands on sql.c; writer.c on those; store.c (open, close) on
  * all of them; the readers and commands on whichever they need. */
 #ifndef AHASCOPE_STORE_INTERNAL_H
@@ -81,7 +81,20 @@ int store_writer_alive(int64_t pid, int64_t start);
 /* This host's name, this process's pid and start time. */
 void store_writer_self(char *host, size_t cap, int64_t *pid, int64_t *start);
 
+/* ---- sidefile.c: calls nothing else in store/ ---- */
+
+/* Before a database is opened for writing: 0 when PATH-wal and PATH-journal
+ * are absent, empty, not ones SQLite would replay, or consistent with the
+ * database's header (store/SCHEMA.md says which rules); -1 with e naming
+ * the side file when it was written for another database. */
+int store_sidefiles_check(const char *path, Err *e);
+
 /* ---- schema.c and schema_old.c: on sql.c ---- */
+
+/* Read-only: whether the file may be written, as store_schema_check would
+ * judge it (ours at a version this build reads or upgrades, schema intact,
+ * or with create an empty file), writing nothing. 0, or -1 with e set. */
+int store_schema_accept(sqlite3 *db, const char *path, int create, Err *e);
 
 /* Check (and with create, make) the schema; -1 with e set if unusable. */
 int store_schema_check(sqlite3 *db, const char *path, int create, Err *e);

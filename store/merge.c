@@ -206,15 +206,32 @@ static int merge_one(Merge *m, const char *input, FILE *log, Err *e) {
     return rc;
 }
 
-/* ATTACH path as src and copy its runs; input names it in messages. A stop
- * interrupts the statement running and rolls the input back. */
+/* path as a read-only URI: an input attached read-write would have its
+ * -wal checkpointed into it and deleted when the merge detaches it. */
+static char *readonly_uri(const char *path) {
+    static const char keep[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-~";
+    size_t n = strlen(path), len = 0;
+    char *uri = malloc(3 * n + 32);
+    if (!uri) return NULL;
+    len += (size_t)sprintf(uri, "%s", path[0] == '/' ? "file://" : "file:");
+    for (const unsigned char *c = (const unsigned char *)path; *c; c++)
+        len += (size_t)(*c && strchr(keep, *c) ? sprintf(uri + len, "%c", *c) : sprintf(uri + len, "%%%02X", *c));
+    sprintf(uri + len, "?mode=ro");
+    return uri;
+}
+
+/* ATTACH path read-only as src and copy its runs; input names it in
+ * messages. A stop interrupts the statement running and rolls the input back. */
 static int attach_and_copy(Merge *m, const char *input, const char *path, FILE *log, Err *e) {
     Store *s = m->s;
     sqlite3_stmt *st;
-    if (store_prepare(s, "ATTACH DATABASE ?1 AS src", &st, e)) return -1;
-    sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+    char *uri = readonly_uri(path);
+    if (!uri) return err_set(e, "%s: out of memory", input);
+    if (store_prepare(s, "ATTACH DATABASE ?1 AS src", &st, e)) { free(uri); return -1; }
+    sqlite3_bind_text(st, 1, uri, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
+    free(uri);
     if (rc != SQLITE_DONE) return store_sql_err(s->db, input, "cannot attach", e);
     int n_runs = 0, ver = 0;
     int64_t off = 0;

@@ -502,6 +502,63 @@ static int schema_diff(sqlite3 *db, const char *schema, sqlite3 *want, char *why
     return rc;
 }
 
+/* One column's test on the probed row: NULL in a NOT NULL column, or a
+ * storage class its declared type's affinity never stores. */
+static char *column_test(char *where, sqlite3_stmt *col) {
+    static const char *const kinds[][2] = {{"INTEGER", "'integer'"}, {"REAL", "'real', 'integer'"}, {"TEXT", "'text'"}};
+    const char *name = (const char *)sqlite3_column_text(col, 0), *type = (const char *)sqlite3_column_text(col, 2);
+    char *more = where;
+    if (sqlite3_column_int(col, 1)) more = sqlite3_mprintf("%z OR \"%w\" IS NULL", more, name);
+    for (size_t i = 0; more && type && i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!sqlite3_stricmp(type, kinds[i][0]))
+            more = sqlite3_mprintf("%z OR typeof(\"%w\") NOT IN ('null', %s)", more, name, kinds[i][1]);
+    return more;
+}
+
+/* Whether the first row of table t of `schema` reads as that table's: a
+ * root page of the wrong kind (a rowid table's b-tree under a WITHOUT
+ * ROWID table's name, or the reverse) fails to read at all, and one of the
+ * same kind usually puts a NULL in a NOT NULL column or a value of the
+ * wrong storage class in a typed one. 0, 1 with why set, or SQLite's
+ * error code. */
+static int root_probe(sqlite3 *db, const char *schema, const char *t, char *why, size_t cap) {
+    char *sql = sqlite3_mprintf("SELECT name, \"notnull\", type FROM pragma_table_info(%Q, %Q)", t, schema);
+    sqlite3_stmt *st = NULL;
+    int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    char *where = sqlite3_mprintf("0");
+    while (rc == SQLITE_OK && where && sqlite3_step(st) == SQLITE_ROW) where = column_test(where, st);
+    sqlite3_finalize(st);
+    sql = where ? sqlite3_mprintf("SELECT (%s) FROM (SELECT * FROM \"%w\".\"%w\" LIMIT 1)", where, schema, t) : NULL;
+    sqlite3_free(where);
+    if (rc == SQLITE_OK) rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    if (rc != SQLITE_OK) return rc;
+    rc = sqlite3_step(st);
+    int bad = (rc & 0xff) == SQLITE_CORRUPT || (rc == SQLITE_ROW && sqlite3_column_int(st, 0));
+    sqlite3_finalize(st);
+    if (bad) {
+        snprintf(why, cap, "tampered schema: table '%.64s' does not hold its own rows (its root page was moved)", t);
+        return 1;
+    }
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* What sqlite_schema points at: every table's root page probed. */
+static int roots_diff(sqlite3 *db, const char *schema, char *why, size_t cap) {
+    char *sql = sqlite3_mprintf("SELECT name FROM \"%w\".sqlite_schema WHERE type = 'table' ORDER BY name", schema);
+    sqlite3_stmt *st = NULL;
+    int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+        char name[128];
+        snprintf(name, sizeof name, "%s", (const char *)sqlite3_column_text(st, 0));
+        rc = root_probe(db, schema, name, why, cap);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* store_schema_verify inside a snapshot: the header, then the objects
  * against each way a file of its version can rightly look (created at that
  * version, or at any older one and upgraded). */
@@ -522,6 +579,7 @@ static int verify_snapshot(sqlite3 *db, const char *schema, const char *path, in
         if (!want) return err_set(e, "%s: cannot check the schema: out of memory", path);
         rc = schema_diff(db, schema, want, try_why, sizeof try_why, &same);
         sqlite3_close(want);
+        if (rc == SQLITE_OK && (rc = roots_diff(db, schema, why, sizeof why)) == 1) return err_set(e, "%s: %s", path, why);
         if (rc == SQLITE_OK) return 0;
         if (rc != 1) return store_sql_err(db, path, "cannot read the schema", e);
         if (same > best) best = same, memcpy(why, try_why, sizeof why); /* report the nearest */
@@ -549,24 +607,47 @@ static int read_identity(sqlite3 *db, int *app, int *ver, int *n_tables, char *f
     return rc;
 }
 
-int store_schema_check(sqlite3 *db, const char *path, int create, Err *e) {
-    int app = 0, ver = 0, n_tables = 0;
-    char first[128];
-    if (read_identity(db, &app, &ver, &n_tables, first, sizeof first) != SQLITE_OK)
-        return store_sql_err(db, path, "cannot read the database", e);
+/* What the header says of a file: -1 with e set when it is not one to
+ * open (foreign, newer, older than 1, or empty and not to be created), 1
+ * when it is empty and to be created, 0 when it claims to be ours. */
+static int judge_identity(const char *path, int app, int ver, int n_tables, const char *first, int create, Err *e) {
     if (app != STORE_APPLICATION_ID) {
         if (n_tables > 0 || app != 0 || ver != 0)
             return err_set(e, "%s: not an ahascope database (it holds foreign tables such as '%s')", path,
                            n_tables ? first : "?");
-        if (!create) return err_set(e, "%s: empty database: nothing has been recorded in it", path);
-        int rc = schema_create(db, path, e);
-        if (rc <= 0) return rc;
-        return store_schema_check(db, path, 0, e);
+        return create ? 1 : err_set(e, "%s: empty database: nothing has been recorded in it", path);
     }
     if (ver > STORE_SCHEMA_VERSION)
         return err_set(e, "%s: schema version %d is newer than this ahascope understands (%d); upgrade ahascope", path,
                        ver, STORE_SCHEMA_VERSION);
     if (ver < 1) return err_set(e, "%s: schema version %d is older than 1 and cannot be read", path, ver);
+    return 0;
+}
+
+/* The reading half of store_schema_check, for a file about to be opened
+ * for writing: decide before anything is written to it. */
+int store_schema_accept(sqlite3 *db, const char *path, int create, Err *e) {
+    int app = 0, ver = 0, n_tables = 0;
+    char first[128];
+    if (read_identity(db, &app, &ver, &n_tables, first, sizeof first) != SQLITE_OK)
+        return store_sql_err(db, path, "cannot read the database", e);
+    int judged = judge_identity(path, app, ver, n_tables, first, create, e);
+    if (judged) return judged < 0 ? -1 : 0;
+    return store_schema_verify(db, "main", path, &ver, e);
+}
+
+int store_schema_check(sqlite3 *db, const char *path, int create, Err *e) {
+    int app = 0, ver = 0, n_tables = 0;
+    char first[128];
+    if (read_identity(db, &app, &ver, &n_tables, first, sizeof first) != SQLITE_OK)
+        return store_sql_err(db, path, "cannot read the database", e);
+    int judged = judge_identity(path, app, ver, n_tables, first, create, e);
+    if (judged < 0) return -1;
+    if (judged) {
+        int rc = schema_create(db, path, e);
+        if (rc <= 0) return rc;
+        return store_schema_check(db, path, 0, e);
+    }
     if (store_schema_verify(db, "main", path, &ver, e)) return -1; /* ver again: a writer may have upgraded it */
     if (ver == STORE_SCHEMA_VERSION) return 0;
     if (!create) return schema_compat(db, path, ver, e);

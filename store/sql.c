@@ -4,6 +4,7 @@
  * nothing else in store/. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "store/internal.h"
@@ -65,7 +66,11 @@ void store_now(char out[32]) {
 }
 
 int store_db_open(const char *path, int flags, sqlite3 **db) {
-    int rc = sqlite3_open_v2(path, db, flags | SQLITE_OPEN_NOMUTEX, NULL);
+    /* URIs are on so merge can attach its inputs read-only; a plain path
+     * that happens to start with "file:" stays a path. */
+    char safe[1100];
+    if (!strncmp(path, "file:", 5) && snprintf(safe, sizeof safe, "./%s", path) < (int)sizeof safe) path = safe;
+    int rc = sqlite3_open_v2(path, db, flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, NULL);
     if (rc != SQLITE_OK) return rc;
     /* What a file could otherwise make this process do: run its triggers,
      * call functions with side effects from its views, load code, hand

@@ -129,11 +129,16 @@ static void sql_status(sqlite3_context *ctx, int argc, sqlite3_value **v) {
     else sqlite3_result_null(ctx);
 }
 
-static int configure(Store *s, int busy_ms, Err *e) {
+static void configure(Store *s, int busy_ms) {
     sqlite3_create_function(s->db, "ahascope_status", 4, SQLITE_UTF8, NULL, sql_status, NULL, NULL);
     sqlite3_busy_timeout(s->db, busy_ms);
     sqlite3_extended_result_codes(s->db, 1);
-    if (s->mode == STORE_READ) return 0; /* query_only comes after the schema check, which may add TEMP views */
+}
+
+/* The writes a writer's connection makes to any file it opens, so they
+ * come only once the file is accepted: a foreign or newer file refused
+ * afterwards would be left in WAL mode for good. */
+static int begin_writing(Store *s, Err *e) {
     /* WAL: readers never wait for the writer; NORMAL sync: a commit survives
      * the process being killed (not a power cut) without an fsync per step. */
     const char *setup = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;";
@@ -156,6 +161,7 @@ Store *store_open(const char *path, StoreMode mode, int busy_ms, Err *e) {
     }
     if (explain_access(path, mode, e) != 0) return NULL; /* before SQLite tries, so the message says why */
     if (check_header(path, e) != 0) { explain_access(path, mode, e); return NULL; }
+    if (mode == STORE_WRITE && store_sidefiles_check(path, e) != 0) return NULL; /* before SQLite replays them */
     Store *s = calloc(1, sizeof *s);
     if (!s) { err_set(e, "%s: out of memory", path); return NULL; }
     snprintf(s->path, sizeof s->path, "%s", path);
@@ -172,7 +178,8 @@ Store *store_open(const char *path, StoreMode mode, int busy_ms, Err *e) {
         store_sql_err(s->db, path, "cannot open", e);
         goto fail;
     }
-    if (configure(s, busy_ms, e) != 0) goto fail;
+    configure(s, busy_ms); /* query_only comes after the schema check, which may add TEMP views */
+    if (mode == STORE_WRITE && (store_schema_accept(s->db, path, 1, e) != 0 || begin_writing(s, e) != 0)) goto fail;
     if (store_schema_check(s->db, path, mode == STORE_WRITE, e) != 0) goto fail;
     if (mode == STORE_READ && sqlite3_exec(s->db, "PRAGMA query_only=1", NULL, NULL, NULL) != SQLITE_OK) {
         store_sql_err(s->db, s->path, "cannot open", e);

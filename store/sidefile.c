@@ -1,0 +1,189 @@
+/* sidefile.c — whether a -wal or hot -journal lying beside a database was
+ * written for it. SQLite replays either file on the next open without
+ * asking, so one copied from another database would replace our rows; the
+ * rules checked here, and what they cannot see, are in store/SCHEMA.md
+ * ("What ahascope checks before it writes"). Calls nothing else in store/. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store/internal.h"
+
+#define WAL_HDR 32
+#define WAL_FRAME_HDR 24
+#define JOURNAL_MAGIC "\xd9\xd5\x05\xf9\x20\xa1\x63\xd7"
+
+static uint32_t be32(const unsigned char *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint32_t le32(const unsigned char *p) {
+    return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+/* What the database's own header says: page size and page count (0 when
+ * the in-header count is not valid), and its change counter. */
+typedef struct {
+    uint32_t page_size, n_pages, counter;
+} DbHead;
+
+/* 0 with h filled, 1 when there is no database yet (nothing to protect). */
+static int db_head(const char *path, DbHead *h) {
+    unsigned char b[100];
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(b, 1, sizeof b, f) : 0;
+    if (f) fclose(f);
+    if (n < sizeof b || memcmp(b, "SQLite format 3", 16) != 0) return 1;
+    h->page_size = b[16] << 8 | b[17];
+    if (h->page_size == 1) h->page_size = 65536;
+    h->counter = be32(b + 24);
+    h->n_pages = memcmp(b + 24, b + 92, 4) == 0 ? be32(b + 28) : 0;
+    return 0;
+}
+
+/* SQLite's WAL checksum over n bytes (n a multiple of 8), continuing s;
+ * big-endian words when the header's magic says so. */
+static void wal_sum(const unsigned char *p, size_t n, int big, uint32_t s[2]) {
+    for (size_t i = 0; i < n; i += 8) {
+        uint32_t x0, x1;
+        if (big) x0 = be32(p + i), x1 = be32(p + i + 4);
+        else x0 = le32(p + i), x1 = le32(p + i + 4);
+        s[0] += x0 + s[1];
+        s[1] += x1 + s[0];
+    }
+}
+
+/* The commits SQLite would replay from a WAL: the size after each commit
+ * and the pages of the first transaction. */
+typedef struct {
+    uint32_t *first_pages; /* page numbers written by the first transaction */
+    size_t n_first, cap_first;
+    uint32_t first_size, max_size;
+    int n_commits;
+    int saw_size;          /* the database's own page count is one of the commit sizes */
+} WalCommits;
+
+/* Walk the frames whose salts and checksums hold, as SQLite's recovery
+ * does, stopping at the first that does not. Returns 0, or -1 on a read or
+ * memory failure (then the caller cannot tell and refuses). */
+static int wal_walk(FILE *f, const unsigned char *hdr, uint32_t db_pages, WalCommits *w) {
+    uint32_t page = be32(hdr + 8), s[2] = {0, 0};
+    int big = be32(hdr) & 1;
+    wal_sum(hdr, 24, big, s);
+    if (s[0] != be32(hdr + 24) || s[1] != be32(hdr + 28)) return 0; /* SQLite ignores the file */
+    unsigned char *frame = malloc(WAL_FRAME_HDR + (size_t)page);
+    if (!frame) return -1;
+    size_t n_txn = 0;
+    uint32_t *txn = NULL;
+    int rc = 0;
+    while (fread(frame, 1, WAL_FRAME_HDR + page, f) == WAL_FRAME_HDR + page) {
+        if (memcmp(frame + 8, hdr + 16, 8) != 0) break;
+        wal_sum(frame, 8, big, s);
+        wal_sum(frame + WAL_FRAME_HDR, page, big, s);
+        if (s[0] != be32(frame + 16) || s[1] != be32(frame + 20)) break;
+        if (w->n_commits == 0) { /* the first transaction's pages, kept for the caller */
+            uint32_t *grown = n_txn % 256 ? txn : realloc(txn, (n_txn + 256) * sizeof *txn);
+            if (!grown) { rc = -1; break; }
+            txn = grown, txn[n_txn++] = be32(frame);
+        }
+        uint32_t size = be32(frame + 4);
+        if (!size) continue;
+        if (w->n_commits++ == 0) w->first_size = size, w->first_pages = txn, w->n_first = n_txn, txn = NULL;
+        if (size > w->max_size) w->max_size = size;
+        if (size == db_pages) w->saw_size = 1;
+    }
+    free(txn);
+    free(frame);
+    return rc;
+}
+
+/* Whether the first transaction wrote every page from db_pages+1 to its
+ * commit size: a database only grows by pages the transaction writes
+ * (bar the page holding the lock byte at 1 GiB, which SQLite never uses). */
+static int first_txn_grows(const WalCommits *w, uint32_t db_pages, uint32_t page_size) {
+    uint32_t lock_page = (uint32_t)(0x40000000u / page_size) + 1, want = w->first_size - db_pages;
+    if (w->first_size <= db_pages) return 1;
+    if (want > w->n_first) return 0;
+    unsigned char *seen = calloc(want, 1);
+    if (!seen) return 0;
+    for (size_t i = 0; i < w->n_first; i++)
+        if (w->first_pages[i] > db_pages && w->first_pages[i] <= w->first_size) seen[w->first_pages[i] - db_pages - 1] = 1;
+    int ok = 1;
+    for (uint32_t i = 0; i < want && ok; i++) ok = seen[i] || db_pages + 1 + i == lock_page;
+    free(seen);
+    return ok;
+}
+
+/* The WAL rules: its page size is the database's, and the database is a
+ * state the WAL could have started from or been checkpointed to. */
+static int check_wal(const char *path, const char *wal, const DbHead *db, Err *e) {
+    unsigned char hdr[WAL_HDR];
+    FILE *f = fopen(wal, "rb");
+    if (!f) return err_set(e, "%s: cannot read %s beside it, so cannot tell whether it belongs to it", path, wal);
+    int whole = fread(hdr, 1, sizeof hdr, f) == sizeof hdr;
+    uint32_t magic = be32(hdr), page = be32(hdr + 8);
+    if (!whole || (magic & ~1u) != 0x377f0682u || be32(hdr + 4) != 3007000 || page < 512 || page > 65536 ||
+        (page & (page - 1))) {
+        fclose(f);
+        return 0; /* not a WAL SQLite would replay */
+    }
+    if (page != db->page_size) {
+        fclose(f);
+        return err_set(e, "%s: refusing to write: %s was written for another database (page size %u, not %u)", path,
+                       wal, page, db->page_size);
+    }
+    WalCommits w = {0};
+    int rc = wal_walk(f, hdr, db->n_pages, &w);
+    fclose(f);
+    int foreign = rc == 0 && w.n_commits > 0 && db->n_pages > 0 && !w.saw_size &&
+                  (db->n_pages > w.max_size || !first_txn_grows(&w, db->n_pages, page));
+    free(w.first_pages);
+    if (rc) return err_set(e, "%s: cannot read %s beside it, so cannot tell whether it belongs to it", path, wal);
+    if (foreign)
+        return err_set(e, "%s: refusing to write: %s was written for another database (its pages do not continue "
+                          "this file's %u)", path, wal, db->n_pages);
+    return 0;
+}
+
+/* The hot journal rules: its page size is the database's, the size it
+ * would restore is no larger than the file (ahascope never shrinks one),
+ * and a saved page 1 carries this file's change counter or the one before. */
+static int check_journal(const char *path, const char *jrnl, const DbHead *db, Err *e) {
+    unsigned char h[28];
+    FILE *f = fopen(jrnl, "rb");
+    if (!f) return err_set(e, "%s: cannot read %s beside it, so cannot tell whether it belongs to it", path, jrnl);
+    int whole = fread(h, 1, sizeof h, f) == sizeof h;
+    if (!whole || memcmp(h, JOURNAL_MAGIC, 8) != 0) { fclose(f); return 0; } /* not hot: SQLite ignores it */
+    uint32_t n_rec = be32(h + 8), orig = be32(h + 16), sector = be32(h + 20), page = be32(h + 24);
+    const char *why = NULL;
+    if (page != db->page_size) why = "page size";
+    else if (db->n_pages && orig > db->n_pages) why = "size";
+    else if (sector >= 512 && sector <= 65536 && !fseek(f, (long)sector, SEEK_SET)) {
+        unsigned char *rec = malloc(4 + (size_t)page + 4);
+        for (uint32_t i = 0; rec && (n_rec == 0 || n_rec == 0xffffffffu || i < n_rec); i++) {
+            if (fread(rec, 1, 8 + (size_t)page, f) != 8 + (size_t)page) break;
+            if (be32(rec) != 1) continue;
+            uint32_t c = be32(rec + 4 + 24);
+            if (c != db->counter && c + 1 != db->counter) why = "change counter";
+            break;
+        }
+        free(rec);
+    }
+    fclose(f);
+    if (why) return err_set(e, "%s: refusing to write: %s was written for another database (its %s does not match)",
+                            path, jrnl, why);
+    return 0;
+}
+
+int store_sidefiles_check(const char *path, Err *e) {
+    char side[1100];
+    struct stat st;
+    DbHead db;
+    if (db_head(path, &db)) return 0;
+    snprintf(side, sizeof side, "%s-wal", path);
+    if (stat(side, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && check_wal(path, side, &db, e)) return -1;
+    snprintf(side, sizeof side, "%s-journal", path);
+    if (stat(side, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && check_journal(path, side, &db, e)) return -1;
+    return 0;
+}
