@@ -15,8 +15,15 @@
 /* path with control characters shown as escapes, so a name holding a
  * newline cannot split the one-line message it appears in. */
 void store_path_shown(const char *path, char *out, size_t cap) {
-    size_t n = 0;
+    size_t n = 0, len = strlen(path);
+    /* A path too long to open would crowd the cause out of the message:
+     * keep its start and its end. */
+    const unsigned char *skip = len > 240 ? (const unsigned char *)path + 160 : NULL;
     for (const unsigned char *p = (const unsigned char *)path; *p && n + 5 < cap; p++) {
+        if (p == skip) {
+            n += (size_t)snprintf(out + n, cap - n, "...");
+            p = (const unsigned char *)path + len - 60;
+        }
         if (*p == '\n') n += (size_t)snprintf(out + n, cap - n, "\\n");
         else if (*p < 0x20 || *p == 0x7f) n += (size_t)snprintf(out + n, cap - n, "\\x%02x", *p);
         else out[n++] = (char)*p;

@@ -156,6 +156,13 @@ static Store *open_checked(const char *path, StoreMode mode, int busy_ms, Err *e
     if (!path || !*path) { err_set(e, "no database file given (--db FILE)"); return NULL; }
     char shown[1100];
     store_path_shown(path, shown, sizeof shown);
+    /* SQLite would take these as an in-memory database that keeps nothing
+     * (exit 0, no rows), or a URI whose parameters could change how the
+     * file is opened. */
+    if (!strcmp(path, ":memory:") || !strncmp(path, "file:", 5)) {
+        err_usage(e, "%s: not a database file name (give a path; ./%s for a file so named)", shown, shown);
+        return NULL;
+    }
     struct stat st;
     if (mode == STORE_READ && stat(path, &st) != 0) {
         explain_access(path, mode, e);
