@@ -542,15 +542,15 @@ int store_schema_verify(sqlite3 *db, const char *schema, const char *path, int *
 
 /* Header fields and table count, read in one snapshot: a writer creating
  * the schema between two reads would otherwise look like foreign tables. */
-static int read_identity(sqlite3 *db, const char *path, int *app, int *ver, int *n_tables, char *first, size_t cap,
-                         Err *e) {
+static int read_identity(sqlite3 *db, const char *path, const char *what, int *app, int *ver, int *n_tables,
+                         char *first, size_t cap, Err *e) {
     int rc = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = pragma_int(db, "PRAGMA application_id", app);
     if (rc == SQLITE_OK) rc = pragma_int(db, "PRAGMA user_version", ver);
     if (rc == SQLITE_OK) rc = count_objects(db, n_tables, first, cap);
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     if (rc == SQLITE_OK) return 0;
-    store_sql_err(db, path, "cannot read the database", e); /* before the rollback wipes SQLite's error */
+    store_sql_err(db, path, what, e); /* before the rollback wipes SQLite's error */
     if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     return -1;
 }
@@ -558,7 +558,8 @@ static int read_identity(sqlite3 *db, const char *path, int *app, int *ver, int 
 int store_schema_check(sqlite3 *db, const char *path, int create, Err *e) {
     int app = 0, ver = 0, n_tables = 0;
     char first[128];
-    if (read_identity(db, path, &app, &ver, &n_tables, first, sizeof first, e) != 0) return -1;
+    const char *what = create ? "cannot write the database" : "cannot read the database";
+    if (read_identity(db, path, what, &app, &ver, &n_tables, first, sizeof first, e) != 0) return -1;
     if (app != STORE_APPLICATION_ID) {
         if (n_tables > 0 || app != 0 || ver != 0)
             return err_set(e, "%s: not an ahascope database (it holds foreign tables such as '%s')", path,

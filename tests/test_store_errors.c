@@ -179,15 +179,16 @@ TEST(store_errors_a_new_file_on_a_full_disk_says_disk_full) {
     snprintf(mnt, sizeof mnt, "%s", test_tmp("tinyfs"));
     mkdir(mnt, 0755);
     int st;
+    /* 8 KiB left: SQLite writes the header, then fails with an I/O error */
     free(test_runf(&st, "mount -t tmpfs -o size=256k tmpfs %s 2>/dev/null && dd if=/dev/zero of=%s/fill bs=4k "
-                        "count=64 2>/dev/null", mnt, mnt));
+                        "count=62 2>/dev/null", mnt, mnt));
     char fill[1200];
     snprintf(fill, sizeof fill, "%s/fill", mnt);
     if (access(fill, F_OK) != 0) { test_skip("cannot mount a tmpfs here"); rmdir(mnt); return; }
     SKIP_UNLESS_SHARED();
     snprintf(cmd, sizeof cmd, "%s merge --out %s/new.db %s", test_bin(), mnt, test_tmp("locked_in.db"));
     make_db(test_tmp("locked_in.db"));
-    CHECK_REFUSAL(cmd, 1, "ahascope merge: ", "disk full", 1);
+    CHECK_REFUSAL(cmd, 1, "ahascope merge: ", "new.db: cannot write the database: disk full", 1);
     unlink(fill);
     free(test_runf(&st, "dd if=/dev/zero of=%s bs=4k count=40 2>/dev/null", fill));
     char *out = test_runf(&st, "%s record --db %s/run.db --model %s --tokenizer %s --prompt Once --steps 512 "
