@@ -63,7 +63,8 @@ static int busy_wait_ms(sqlite3 *db) {
  * sys the errno behind an I/O error, msg SQLite's own words. */
 static void sql_cause(sqlite3 *db, const char *path, int code, int sys, const char *msg, char *why, size_t cap) {
     int base = code & 0xff;
-    if (base == SQLITE_FULL || sys == ENOSPC || sys == EDQUOT) snprintf(why, cap, "disk full");
+    int io = base == SQLITE_IOERR || base == SQLITE_CANTOPEN; /* else sys may be left from an earlier call */
+    if (base == SQLITE_FULL || (io && (sys == ENOSPC || sys == EDQUOT))) snprintf(why, cap, "disk full");
     else if (base == SQLITE_BUSY || base == SQLITE_LOCKED) {
         int ms = db ? busy_wait_ms(db) : 0;
         snprintf(why, cap, "the database is locked by another process (waited %g s)", ms / 1000.0);
