@@ -165,7 +165,10 @@ static Store *open_checked(const char *path, StoreMode mode, int busy_ms, Err *e
     }
     struct stat st;
     if (mode == STORE_READ && stat(path, &st) != 0) {
-        explain_access(path, mode, e);
+        int err = errno;
+        /* explain_access looks again, and a writer may have made the file
+         * in between: then the first look's cause stands */
+        if (explain_access(path, mode, e) == 0) err_set(e, "%s: cannot read the database: %s", shown, strerror(err));
         return NULL;
     }
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { err_set(e, "%s: is a directory", shown); return NULL; }
