@@ -95,7 +95,7 @@ int cmd_calibrate(int argc, char **argv) {
     int help, rc = 1;
     if (parse(argc, argv, &c, &help, &e)) { free(c.runs); return args_fail(&e); }
     if (help) { calibrate_help(); free(c.runs); return 0; }
-    Store *st = store_open(c.db, STORE_READ, 2000, &e);
+    Store *st = store_open(c.db, STORE_READ, STORE_BUSY_MS, &e);
     StoreHeadRate *r = NULL;
     int n = st ? store_head_rates(st, c.runs, c.n_runs, &r, &e) : -1, k = 0;
     if (n > 0 && budget_heads(&c, n, &k, &e) == 0 && write_heads(&c, r, n, k, &e) == 0) {

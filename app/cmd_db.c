@@ -11,7 +11,6 @@
 #include "engine/files.h"
 #include "store/store.h"
 
-#define BUSY_MS 2000 /* how long a locked database is waited for */
 #define QUERY_TIMEOUT 10.0 /* seconds `query` runs SQL by default (--timeout) */
 
 /* Ctrl-C during `query`, or SIGINT/SIGTERM during `merge`: SQLite's
@@ -119,7 +118,7 @@ int cmd_runs(int argc, char **argv) {
     free(d.inputs);
     if (bad) return args_fail(&e);
     if (done) return 0;
-    Store *st = store_open(d.db, STORE_READ, BUSY_MS, &e);
+    Store *st = store_open(d.db, STORE_READ, STORE_BUSY_MS, &e);
     if (!st) return args_fail(&e);
     return finish(st, store_list_runs(st, stdout_format(d.fmt), stdout, &e), &e);
 }
@@ -177,7 +176,7 @@ int cmd_query(int argc, char **argv) {
     free(d.inputs);
     if (bad) return args_fail(&e);
     if (done) return 0;
-    Store *st = store_open(d.db, STORE_READ, BUSY_MS, &e);
+    Store *st = store_open(d.db, STORE_READ, STORE_BUSY_MS, &e);
     if (!st) return args_fail(&e);
     return run_query(st, sql, &d, &e);
 }
@@ -215,7 +214,7 @@ int cmd_export(int argc, char **argv) {
     if (done) return 0;
     if (d.n_runs != 1) { err_usage(&e, "give one --run ID"); return args_fail(&e); }
     if (!d.have_fmt || d.fmt == STORE_FMT_TABLE) { err_usage(&e, "choose --json or --csv"); return args_fail(&e); }
-    Store *st = store_open(d.db, STORE_READ, BUSY_MS, &e);
+    Store *st = store_open(d.db, STORE_READ, STORE_BUSY_MS, &e);
     if (!st) return args_fail(&e);
     return finish(st, export_to(st, &d, &e), &e);
 }
@@ -240,7 +239,7 @@ int cmd_compare(int argc, char **argv) {
     if (bad) return args_fail(&e);
     if (done) return 0;
     if (d.n_runs == 0) { err_usage(&e, "give --run ID"); return args_fail(&e); }
-    Store *st = store_open(d.db, STORE_READ, BUSY_MS, &e);
+    Store *st = store_open(d.db, STORE_READ, STORE_BUSY_MS, &e);
     if (!st) return args_fail(&e);
     return finish(st, store_compare(st, d.run[0], d.n_runs > 1 ? d.run[1] : 0, d.predictor, stdout, &e), &e);
 }
@@ -266,7 +265,7 @@ int cmd_merge(int argc, char **argv) {
     Store *st = NULL;
     if (!d.out) err_usage(&e, "--out FILE is required");
     else if (d.n_inputs == 0) err_usage(&e, "no input databases given");
-    else if ((st = store_open(d.out, STORE_WRITE, 5000, &e))) {
+    else if ((st = store_open(d.out, STORE_WRITE, STORE_BUSY_MS, &e))) {
         signal(SIGINT, on_stop_signal);
         signal(SIGTERM, on_stop_signal);
         rc = store_merge(st, d.inputs, d.n_inputs, stdout, merge_stopped, NULL, &e);

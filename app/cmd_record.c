@@ -130,7 +130,7 @@ static int run_record(RunOpts *o, const RecordOpts *ro, Err *e) {
     AppPrompts pr = {0};
     int rc = -1;
     if (ro->prompts && app_prompts_read(ro->prompts, &pr, e)) return -1;
-    Store *st = store_open(ro->db, STORE_WRITE, 5000, e);
+    Store *st = store_open(ro->db, STORE_WRITE, STORE_BUSY_MS, e);
     if (!st) return app_prompts_free(&pr), -1;
     store_set_commit_every(st, (int)ro->commit_every);
     if (store_set_limit(st, (int64_t)(ro->max_mb * 1024 * 1024), e)) goto out_store;

@@ -258,7 +258,7 @@ static int run_sweep(SweepOpts *w, Err *e) {
         if (p == POLICY_STATIC) { err_usage(e, "use calibrate + eval --policy static for static heads"); goto out; }
         if (p == POLICY_AHA && check_routers(tmpl, win, n_win, &L.model.c, e)) goto out;
     }
-    if ((x->svg && file_check_output(x->svg, NULL, e)) || (x->db && !(st = store_open(x->db, STORE_WRITE, 5000, e))))
+    if ((x->svg && file_check_output(x->svg, NULL, e)) || (x->db && !(st = store_open(x->db, STORE_WRITE, STORE_BUSY_MS, e))))
         goto out;
     if (eval_opts_data(x, &L, (int)x->seq_len, &d, e)) goto out;
     x->o.prompt = "";

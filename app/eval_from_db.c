@@ -182,7 +182,7 @@ static int group_row(Store *st, const StoreEvalRow *ev, int n, const Group *g, c
 int eval_from_db_rows(const char *path, const char *label, const AppLoaded *L, const char *model_sha256, EvalRow **rows,
                       Err *e) {
     *rows = NULL;
-    Store *st = store_open(path, STORE_READ, 5000, e);
+    Store *st = store_open(path, STORE_READ, STORE_BUSY_MS, e);
     if (!st) return -1;
     StoreEvalRow *ev = NULL;
     Group *g = NULL;

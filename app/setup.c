@@ -315,7 +315,7 @@ int app_steps_for(const Tokenizer *tok, int seq_len, const char *prompt, int ste
     free(ids);
     if (steps > seq_len) steps = seq_len;
     if (given) {
-        if (n > steps + 1 && n <= seq_len) /* past the context the session refuses it, and says so */
+        if (n > steps + 1 && (n <= seq_len || steps < seq_len)) /* else the session refuses it, and says so */
             snprintf(warn, warn_size, "the prompt is %d tokens; --steps %d feeds only its first %d (give --steps %d or "
                      "more to feed all of it)", n, steps, steps + 1, n);
         return steps;

@@ -342,6 +342,23 @@ static int check_weight_bytes(const Model *m, const HfModel *hf, Err *e) {
                    (unsigned long long)need, (unsigned long long)have);
 }
 
+/* A layer's tensor past the config's num_hidden_layers: loading on would
+ * run a smaller model than the folder holds, so the config and weights
+ * disagree. Names the first such tensor found. */
+static int check_no_extra_layers(const Model *m, const HfModel *hf, Err *e) {
+    for (int s = 0; s < hf->n_shards; s++)
+        for (int i = 0; i < hf->shards[s].n_tensors; i++) {
+            const char *name = st_tensor(&hf->shards[s], i)->name;
+            char *end;
+            if (strncmp(name, "model.layers.", 13) != 0) continue;
+            long l = strtol(name + 13, &end, 10);
+            if (end != name + 13 && *end == '.' && l >= m->c.n_layers)
+                return err_set(e, "%s: tensor %s is unused: %s declares num_hidden_layers %d", hf->shards[s].path, name,
+                               hf->config, m->c.n_layers);
+        }
+    return 0;
+}
+
 static int wire_model(Model *m, HfModel *hf, int tied, Err *e) {
     Config *c = &m->c;
     size_t per_layer = 4 * (size_t)c->dim + (size_t)c->q_dim * 2 + (size_t)c->kv_dim * 3;
@@ -380,7 +397,7 @@ int model_load_hf(Model *m, const char *dir, int max_ctx, Err *e) {
     cJSON *cfg = read_json(path, e);
     int tied = -1, rc = -1;
     if (cfg && parse_config(cfg, m, max_ctx, &tied, path, e) == 0 && open_shards(hf, e) == 0 &&
-        check_weight_bytes(m, hf, e) == 0 && wire_model(m, hf, tied, e) == 0)
+        check_weight_bytes(m, hf, e) == 0 && check_no_extra_layers(m, hf, e) == 0 && wire_model(m, hf, tied, e) == 0)
         rc = 0;
     cJSON_Delete(cfg);
     if (rc != 0) { /* what model_free would release of an HF model, without calling up into model.c */

@@ -1,3 +1,5 @@
+#include <errno.h>
+#include <limits.h>
 #include "routers.h"
 
 #include <dirent.h>
@@ -134,8 +136,12 @@ int router_open(Routers *r, const char *spec, int n_layers, int n_heads, int dim
         unsigned long long seed = 1;
         if (spec[6] == ':') {
             char *end;
+            errno = 0;
             seed = strtoull(spec + 7, &end, 10);
-            if (!spec[7] || *end) return err_set(e, "--routers: bad seed in '%s' (random:SEED)", spec);
+            if (!spec[7] || *end || spec[7] == '-' || spec[7] == '+')
+                return err_usage(e, "--routers: bad seed in '%s' (random:SEED)", spec);
+            if (errno == ERANGE) /* strtoull saturates: every huge seed would be the same one */
+                return err_usage(e, "--routers: seed in '%s' is out of range (0 to %llu)", spec, ULLONG_MAX);
         }
         return router_random(r, n_layers, n_heads, dim, seed, e);
     }

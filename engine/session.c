@@ -68,8 +68,11 @@ int session_start_text(Session *s, const char *text, size_t len, Err *e) {
         if (s->stop_id < 0) r = err_set(e, "empty prompt and the tokenizer has neither BOS nor EOS to start from");
         else ids[n++] = s->stop_id;
     }
-    if (r == 0 && n > s->model->c.seq_len)
-        r = err_set(e, "prompt is %d tokens but the model's context is %d", n, s->model->c.seq_len);
+    /* Fewer steps than the context cut the prompt (session_start_ids), as
+     * llama2.c does; only a prompt that would be fed whole must fit. */
+    if (r == 0 && n > s->model->c.seq_len && s->steps >= s->model->c.seq_len)
+        r = err_set(e, "prompt is %d tokens but the model's context is %d (--steps N below it feeds only the first N+1)",
+                    n, s->model->c.seq_len);
     if (r == 0) r = session_start_ids(s, ids, n, e);
     free(ids);
     return r;

@@ -44,9 +44,15 @@ void store_interrupt_restore(Store *s);
  * take (*db is then open, for the caller to close). */
 int store_db_open(const char *path, int flags, sqlite3 **db);
 
-/* Set e to "<path>: <what>: <sqlite's message>" and return -1; names
- * "disk full" and "locked" plainly since those are the ones users can fix. */
+/* Set e to "<path>: <what>: <cause>" and return -1. The cause is SQLite's
+ * last error put plainly where a user can act on it (disk full, locked and
+ * for how long, a hot journal, an unusable -wal/-shm file); call it before
+ * anything else runs on db, a ROLLBACK above all, or the error is lost. */
 int store_sql_err(sqlite3 *db, const char *path, const char *what, Err *e);
+
+/* path into out (cap bytes) with newlines and other control characters
+ * escaped, for naming a file inside a one-line message. */
+void store_path_shown(const char *path, char *out, size_t cap);
 
 /* Prepare sql or set e. */
 int store_prepare(Store *s, const char *sql, sqlite3_stmt **st, Err *e);

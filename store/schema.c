@@ -374,7 +374,8 @@ static int schema_migrate(sqlite3 *db, const char *path, Err *e) {
     char sql[64], what[64];
     int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = pragma_int(db, "PRAGMA user_version", &ver);
-    if (rc == SQLITE_OK && ver == STORE_SCHEMA_VERSION) return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) ? -1 : 0;
+    if (rc == SQLITE_OK && ver == STORE_SCHEMA_VERSION) rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    if (rc == SQLITE_OK && ver == STORE_SCHEMA_VERSION) return 0;
     snprintf(what, sizeof what, "cannot upgrade the schema from version %d", ver);
     if (rc == SQLITE_OK) rc = migrate_steps(db, ver);
     snprintf(sql, sizeof sql, "PRAGMA user_version=%d", STORE_SCHEMA_VERSION);
@@ -414,7 +415,8 @@ static int schema_create(sqlite3 *db, const char *path, Err *e) {
     int app = 0;
     int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = pragma_int(db, "PRAGMA application_id", &app);
-    if (rc == SQLITE_OK && app == STORE_APPLICATION_ID) return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) ? -1 : 1;
+    if (rc == SQLITE_OK && app == STORE_APPLICATION_ID) rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    if (rc == SQLITE_OK && app == STORE_APPLICATION_ID) return 1;
     if (rc == SQLITE_OK) rc = create_objects(db);
     snprintf(sql, sizeof sql, "PRAGMA application_id=%d", STORE_APPLICATION_ID);
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
@@ -598,13 +600,17 @@ int store_schema_verify(sqlite3 *db, const char *schema, const char *path, int *
 
 /* Header fields and table count, read in one snapshot: a writer creating
  * the schema between two reads would otherwise look like foreign tables. */
-static int read_identity(sqlite3 *db, int *app, int *ver, int *n_tables, char *first, size_t cap) {
+static int read_identity(sqlite3 *db, const char *path, const char *what, int *app, int *ver, int *n_tables,
+                         char *first, size_t cap, Err *e) {
     int rc = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = pragma_int(db, "PRAGMA application_id", app);
     if (rc == SQLITE_OK) rc = pragma_int(db, "PRAGMA user_version", ver);
     if (rc == SQLITE_OK) rc = count_objects(db, n_tables, first, cap);
-    if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, rc == SQLITE_OK ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
-    return rc;
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) return 0;
+    store_sql_err(db, path, what, e); /* before the rollback wipes SQLite's error */
+    if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return -1;
 }
 
 /* What the header says of a file: -1 with e set when it is not one to
@@ -629,8 +635,8 @@ static int judge_identity(const char *path, int app, int ver, int n_tables, cons
 int store_schema_accept(sqlite3 *db, const char *path, int create, Err *e) {
     int app = 0, ver = 0, n_tables = 0;
     char first[128];
-    if (read_identity(db, &app, &ver, &n_tables, first, sizeof first) != SQLITE_OK)
-        return store_sql_err(db, path, "cannot read the database", e);
+    const char *what = create ? "cannot write the database" : "cannot read the database";
+    if (read_identity(db, path, what, &app, &ver, &n_tables, first, sizeof first, e) != 0) return -1;
     int judged = judge_identity(path, app, ver, n_tables, first, create, e);
     if (judged) return judged < 0 ? -1 : 0;
     return store_schema_verify(db, "main", path, &ver, e);
@@ -639,8 +645,8 @@ int store_schema_accept(sqlite3 *db, const char *path, int create, Err *e) {
 int store_schema_check(sqlite3 *db, const char *path, int create, Err *e) {
     int app = 0, ver = 0, n_tables = 0;
     char first[128];
-    if (read_identity(db, &app, &ver, &n_tables, first, sizeof first) != SQLITE_OK)
-        return store_sql_err(db, path, "cannot read the database", e);
+    const char *what = create ? "cannot write the database" : "cannot read the database";
+    if (read_identity(db, path, what, &app, &ver, &n_tables, first, sizeof first, e) != 0) return -1;
     int judged = judge_identity(path, app, ver, n_tables, first, create, e);
     if (judged < 0) return -1;
     if (judged) {

@@ -2,22 +2,97 @@
  * connection, binding and reading columns with NULL for "not computed",
  * preparing, timestamps, and errors that say what went wrong. It calls
  * nothing else in store/. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "store/internal.h"
 
+/* path with control characters shown as escapes, so a name holding a
+ * newline cannot split the one-line message it appears in. */
+void store_path_shown(const char *path, char *out, size_t cap) {
+    size_t n = 0, len = strlen(path);
+    /* A path too long to open would crowd the cause out of the message:
+     * keep its start and its end. */
+    const unsigned char *skip = len > 240 ? (const unsigned char *)path + 160 : NULL;
+    for (const unsigned char *p = (const unsigned char *)path; *p && n + 5 < cap; p++) {
+        if (p == skip) {
+            n += (size_t)snprintf(out + n, cap - n, "...");
+            p = (const unsigned char *)path + len - 60;
+        }
+        if (*p == '\n') n += (size_t)snprintf(out + n, cap - n, "\\n");
+        else if (*p < 0x20 || *p == 0x7f) n += (size_t)snprintf(out + n, cap - n, "\\x%02x", *p);
+        else out[n++] = (char)*p;
+    }
+    out[n] = 0;
+}
+
+/* A side file (PATH-wal, -shm, -journal) SQLite needs but cannot use: one
+ * that is not a regular file, or that this process cannot read. Fills
+ * why and returns 1 if one is found. */
+static int side_file_unusable(const char *path, char *why, size_t cap) {
+    static const char *const sfx[] = {"-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
+        char side[1100], shown[1200];
+        struct stat st;
+        snprintf(side, sizeof side, "%s%s", path, sfx[i]);
+        if (lstat(side, &st) != 0) continue;
+        store_path_shown(side, shown, sizeof shown);
+        if (!S_ISREG(st.st_mode)) return snprintf(why, cap, "cannot open %s: it is not a regular file", shown), 1;
+        if (access(side, R_OK) != 0) return snprintf(why, cap, "cannot open %s: %s", shown, strerror(errno)), 1;
+    }
+    return 0;
+}
+
+/* How long the connection waits on a lock, read back from SQLite: the
+ * message then says what was waited, whoever set it. */
+static int busy_wait_ms(sqlite3 *db) {
+    sqlite3_stmt *st;
+    int ms = 0;
+    if (sqlite3_prepare_v2(db, "PRAGMA busy_timeout", -1, &st, NULL) != SQLITE_OK) return 0;
+    if (sqlite3_step(st) == SQLITE_ROW) ms = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return ms;
+}
+
+/* The plain cause of SQLite's error: code is the extended result code,
+ * sys the errno behind an I/O error, msg SQLite's own words. */
+static void sql_cause(sqlite3 *db, const char *path, int code, int sys, const char *msg, char *why, size_t cap) {
+    int base = code & 0xff;
+    int io = base == SQLITE_IOERR || base == SQLITE_CANTOPEN; /* else sys may be left from an earlier call */
+    if (base == SQLITE_FULL || (io && (sys == ENOSPC || sys == EDQUOT))) snprintf(why, cap, "disk full");
+    else if (base == SQLITE_BUSY || base == SQLITE_LOCKED) {
+        int ms = db ? busy_wait_ms(db) : 0;
+        snprintf(why, cap, "the database is locked by another process (waited %g s)", ms / 1000.0);
+    } else if (code == SQLITE_READONLY_ROLLBACK || code == SQLITE_READONLY_RECOVERY)
+        snprintf(why, cap, "hot journal left by a crashed writer: open it once for writing to recover "
+                           "(for example sqlite3 FILE 'PRAGMA quick_check'); removing the journal would "
+                           "damage the file");
+    else if ((base == SQLITE_CANTOPEN || base == SQLITE_IOERR || base == SQLITE_READONLY) &&
+             side_file_unusable(path, why, cap))
+        ;
+    else if (base == SQLITE_NOTADB) snprintf(why, cap, "not an SQLite database");
+    else if (base == SQLITE_CORRUPT) snprintf(why, cap, "the database is damaged (%s)", msg);
+    else if (base == SQLITE_IOERR && sys) snprintf(why, cap, "%s (%s)", msg, strerror(sys));
+    else snprintf(why, cap, "%s", msg);
+}
+
 int store_sql_err(sqlite3 *db, const char *path, const char *what, Err *e) {
-    int code = db ? sqlite3_extended_errcode(db) & 0xff : SQLITE_ERROR;
-    const char *msg = db ? sqlite3_errmsg(db) : "out of memory";
-    if (code == SQLITE_FULL) return err_set(e, "%s: %s: disk full (%s)", path, what, msg);
-    if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
-        return err_set(e, "%s: %s: the database is locked by another process", path, what);
-    if (code == SQLITE_NOTADB) return err_set(e, "%s: not an SQLite database", path);
-    if (code == SQLITE_CORRUPT) return err_set(e, "%s: %s: the database is damaged (%s)", path, what, msg);
-    return err_set(e, "%s: %s: %s", path, what, msg);
+    /* Captured first: anything run on db afterwards (a ROLLBACK, the
+     * busy-timeout read) replaces SQLite's message with "not an error". */
+    int code = db ? sqlite3_extended_errcode(db) : SQLITE_NOMEM;
+    int sys = db ? sqlite3_system_errno(db) : 0;
+    char msg[256], why[1400], shown[1100];
+    snprintf(msg, sizeof msg, "%s", db ? sqlite3_errmsg(db) : "out of memory");
+    if (code == SQLITE_OK) snprintf(msg, sizeof msg, "failed with no error from SQLite (a bug in ahascope)");
+    sql_cause(db, path, code, sys, msg, why, sizeof why);
+    store_path_shown(path, shown, sizeof shown);
+    if ((code & 0xff) == SQLITE_NOTADB) return err_set(e, "%s: %s", shown, why);
+    return err_set(e, "%s: %s: %s", shown, what, why);
 }
 
 void store_bind_REAL(sqlite3_stmt *st, int i, double v) {

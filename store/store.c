@@ -14,6 +14,8 @@
  * first query that reaches them; the header says how big it should be. */
 static int check_header(const char *path, Err *e) {
     struct stat st;
+    char shown[1100];
+    store_path_shown(path, shown, sizeof shown);
     if (stat(path, &st) != 0) return 0;
     if (st.st_size == 0) return 0;
     unsigned char h[100];
@@ -21,9 +23,11 @@ static int check_header(const char *path, Err *e) {
     if (!f) return -1;
     size_t n = fread(h, 1, sizeof h, f);
     fclose(f);
-    if (n < sizeof h || memcmp(h, "SQLite format 3", 16) != 0) return err_set(e, "%s: not an SQLite database", path);
+    if (n < sizeof h || memcmp(h, "SQLite format 3", 16) != 0) return err_set(e, "%s: not an SQLite database", shown);
     long page = (h[16] << 8) | h[17];
     if (page == 1) page = 65536;
+    if (page < 512 || (page & (page - 1)) != 0) /* SQLite would only say "not an error" after a rollback */
+        return err_set(e, "%s: not an SQLite database: invalid page size %ld in its header", shown, page);
     unsigned long pages = ((unsigned long)h[28] << 24) | (h[29] << 16) | (h[30] << 8) | h[31];
     int size_valid = memcmp(h + 24, h + 92, 4) == 0;
     char wal[1100];
@@ -31,7 +35,7 @@ static int check_header(const char *path, Err *e) {
     struct stat ws;
     int has_wal = stat(wal, &ws) == 0 && ws.st_size > 0;
     if (size_valid && !has_wal && (unsigned long long)pages * page > (unsigned long long)st.st_size)
-        return err_set(e, "%s: truncated: %lld of %llu bytes present", path, (long long)st.st_size,
+        return err_set(e, "%s: truncated: %lld of %llu bytes present", shown, (long long)st.st_size,
                        (unsigned long long)pages * page);
     return 0;
 }
@@ -67,18 +71,22 @@ static int explain_access(const char *path, StoreMode mode, Err *e) {
     int exists = stat(path, &st) == 0, err = errno;
     const char *what = mode == STORE_READ ? "cannot read the database"
                      : exists ? "cannot write the database" : "cannot create the database";
-    char dir[1024];
+    char dir[1024], shown[1100], dir_shown[1100];
     file_parent(path, dir, sizeof dir);
+    store_path_shown(path, shown, sizeof shown);
+    store_path_shown(dir, dir_shown, sizeof dir_shown);
     if (!exists) {
-        if (mode == STORE_WRITE || err != ENOENT || sniff_kind(dir) != FILE_DIR) return file_check_output(path, what, e);
-        return err_set(e, "%s: %s: %s", path, what, strerror(err));
+        /* A missing file to create is no error; any other stat failure
+         * (ELOOP, ENAMETOOLONG, EACCES on a parent) is the cause itself. */
+        if (err == ENOENT && (mode == STORE_WRITE || sniff_kind(dir) != FILE_DIR)) return file_check_output(path, what, e);
+        return err_set(e, "%s: %s: %s", shown, what, strerror(err));
     }
-    if (access(path, R_OK) != 0) return err_set(e, "%s: %s: permission denied (the file is not readable)", path, what);
+    if (access(path, R_OK) != 0) return err_set(e, "%s: %s: permission denied (the file is not readable)", shown, what);
     if (mode == STORE_WRITE && access(path, W_OK) != 0)
-        return err_set(e, "%s: %s: permission denied (the file is read-only)", path, what);
+        return err_set(e, "%s: %s: permission denied (the file is read-only)", shown, what);
     if (needs_side_files(path, mode) && access(dir, W_OK | X_OK) != 0)
         return err_set(e, "%s: %s: permission denied (SQLite must create %s-%s beside it, and %s is not writable)",
-                       path, what, path, mode == STORE_READ ? "shm" : "wal and -shm", dir);
+                       shown, what, shown, mode == STORE_READ ? "shm" : "wal and -shm", dir_shown);
     return 0;
 }
 
@@ -147,30 +155,44 @@ static int begin_writing(Store *s, Err *e) {
     return 0;
 }
 
-Store *store_open(const char *path, StoreMode mode, int busy_ms, Err *e) {
+/* Every way store_open fails, but the message: the caller's Err is
+ * cleared first so a path that forgot to fill it is caught below. */
+static Store *open_checked(const char *path, StoreMode mode, int busy_ms, Err *e) {
     if (!path || !*path) { err_set(e, "no database file given (--db FILE)"); return NULL; }
-    struct stat st;
-    if (mode == STORE_READ && stat(path, &st) != 0) {
-        explain_access(path, mode, e);
+    char shown[1100];
+    store_path_shown(path, shown, sizeof shown);
+    /* SQLite would take these as an in-memory database that keeps nothing
+     * (exit 0, no rows), or a URI whose parameters could change how the
+     * file is opened. */
+    if (!strcmp(path, ":memory:") || !strncmp(path, "file:", 5)) {
+        err_usage(e, "%s: not a database file name (give a path; ./%s for a file so named)", shown, shown);
         return NULL;
     }
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { err_set(e, "%s: is a directory", path); return NULL; }
+    struct stat st;
+    if (mode == STORE_READ && stat(path, &st) != 0) {
+        int err = errno;
+        /* explain_access looks again, and a writer may have made the file
+         * in between: then the first look's cause stands */
+        if (explain_access(path, mode, e) == 0) err_set(e, "%s: cannot read the database: %s", shown, strerror(err));
+        return NULL;
+    }
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { err_set(e, "%s: is a directory", shown); return NULL; }
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* SQLite would block on a FIFO */
-        err_set(e, "%s: not a database (it is %s)", path, file_kind_name(sniff_kind(path)));
+        err_set(e, "%s: not a database (it is %s)", shown, file_kind_name(sniff_kind(path)));
         return NULL;
     }
     if (explain_access(path, mode, e) != 0) return NULL; /* before SQLite tries, so the message says why */
     if (check_header(path, e) != 0) { explain_access(path, mode, e); return NULL; }
     if (mode == STORE_WRITE && store_sidefiles_check(path, e) != 0) return NULL; /* before SQLite replays them */
     Store *s = calloc(1, sizeof *s);
-    if (!s) { err_set(e, "%s: out of memory", path); return NULL; }
+    if (!s) { err_set(e, "%s: out of memory", shown); return NULL; }
     snprintf(s->path, sizeof s->path, "%s", path);
     s->mode = mode;
     s->commit_every = 1;
     int flags = mode == STORE_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
     int rc = store_db_open(path, flags, &s->db);
     if (rc == SQLITE_MISUSE) {
-        err_set(e, "%s: cannot open: this SQLite (%s) lacks the defensive settings ahascope needs", path,
+        err_set(e, "%s: cannot open: this SQLite (%s) lacks the defensive settings ahascope needs", shown,
                 sqlite3_libversion());
         goto fail;
     }
@@ -208,6 +230,19 @@ void store_interrupt_restore(Store *s) {
 void store_set_interrupt(Store *s, int (*stop)(void *ctx), void *ctx) {
     s->stop = stop, s->stop_ctx = ctx;
     store_interrupt_restore(s);
+}
+
+Store *store_open(const char *path, StoreMode mode, int busy_ms, Err *e) {
+    Err mine;
+    Err *out = e ? e : &mine;
+    memset(out, 0, sizeof *out);
+    Store *s = open_checked(path, mode, busy_ms, out);
+    if (!s && !out->msg[0]) {
+        char shown[1100];
+        store_path_shown(path ? path : "", shown, sizeof shown);
+        err_set(out, "%s: cannot open the database (no cause was found; a bug in ahascope)", shown);
+    }
+    return s;
 }
 
 int store_close(Store *s, Err *e) {

@@ -56,6 +56,10 @@ typedef struct {
     int n_tokens;             /* positions committed */
 } StoreRunInfo;
 
+/* How long the commands wait for a database another process has locked
+ * before refusing it: the same for readers and writers, as documented. */
+#define STORE_BUSY_MS 2000
+
 /* Open (STORE_WRITE: create if missing, make the schema, recover runs left
  * 'running' by dead writers) or open read-only. Refuses files that are not
  * SQLite, not ours, of a newer schema, damaged, tampered with (any object
@@ -98,7 +102,8 @@ int store_write_step(Store *s, int64_t run_id, const StepTrace *t, int *committe
 int store_flush(Store *s, Err *e);
 
 /* Commit pending steps and set the run's final status ("done",
- * "interrupted" or "failed"). */
+ * "interrupted" or "failed"); if the steps cannot be committed the run is
+ * marked "failed" all the same and -1 returned with the commit's error. */
 int store_run_end(Store *s, int64_t run_id, const char *status, Err *e);
 
 /* Most (layer, head) cells a run read back may have: far above any real

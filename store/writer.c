@@ -232,7 +232,10 @@ int store_writer_release(Store *s, Err *e) {
 }
 
 int store_run_end(Store *s, int64_t run_id, const char *status, Err *e) {
-    if (store_flush(s, e)) return -1;
+    /* Steps that could not be committed (disk full) are lost, but the run
+     * row is still marked: left 'running', it would look like a live run. */
+    int lost = store_flush(s, e);
+    if (lost) status = "failed", e = NULL;
     char now[32];
     store_now(now);
     sqlite3_stmt *st;
@@ -243,5 +246,5 @@ int store_run_end(Store *s, int64_t run_id, const char *status, Err *e) {
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "cannot finish the run", e);
-    return 0;
+    return lost ? -1 : 0;
 }

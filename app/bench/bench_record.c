@@ -236,7 +236,7 @@ int bench_record(const Model *m, const BenchOpts *b, Err *e) {
         if (!mkdtemp(dir)) return err_set(e, "cannot create a temporary directory in %s", dir);
         snprintf(path, sizeof path, "%s/bench.db", dir);
     }
-    Store *st = store_open(path, STORE_WRITE, 5000, e);
+    Store *st = store_open(path, STORE_WRITE, STORE_BUSY_MS, e);
     RecordResult r;
     int rc = st ? measure(m, b, st, &r, e) : -1;
     if (st && store_close(st, rc ? NULL : e)) rc = -1;
