@@ -42,7 +42,7 @@ typedef struct {
     long long db_bytes, db_bytes_profile;
     double compare_s, head_rates_s, diff_s, first_frame_s;
     double step_ms_plain, step_ms_recorded, overhead;            /* TUI-style recording */
-    double step_ms_recorded_profile, overhead_profile;           /* record --profile */
+    double step_ms_plain_profile, step_ms_recorded_profile, overhead_profile; /* record --profile */
 } LongResult;
 
 typedef struct {
@@ -237,7 +237,7 @@ static int measure(const Model *m, const BenchOpts *b, const Scratch *s, LongRes
     int n = b->long_tokens, chunks = (n + LONG_CHUNK - 1) / LONG_CHUNK, rc = -1;
     int *ids = malloc((size_t)n * sizeof *ids);
     double *plain = calloc((size_t)chunks * 3, sizeof *plain), *rec = plain + chunks, *rec_p = rec + chunks;
-    double *plain_p = calloc((size_t)chunks, sizeof *plain_p), ms_plain_p;
+    double *plain_p = calloc((size_t)chunks, sizeof *plain_p);
     if (!ids || !plain || !plain_p) { err_set(e, "out of memory"); goto out; }
     uint64_t seed = 42;
     bench_random_tokens(ids, n, m->c.vocab_size, &seed);
@@ -251,7 +251,7 @@ static int measure(const Model *m, const BenchOpts *b, const Scratch *s, LongRes
     out->bpd = out->decisions ? (double)out->db_bytes / out->decisions : 0;
     out->bpd_profile = out->decisions_profile ? (double)out->db_bytes_profile / out->decisions_profile : 0;
     set_cost(plain, rec, chunks, &out->step_ms_plain, &out->step_ms_recorded, &out->overhead);
-    set_cost(plain_p, rec_p, chunks, &ms_plain_p, &out->step_ms_recorded_profile, &out->overhead_profile);
+    set_cost(plain_p, rec_p, chunks, &out->step_ms_plain_profile, &out->step_ms_recorded_profile, &out->overhead_profile);
     rc = time_reads(b, s->tui, out, e);
 out:
     free(ids), free(plain), free(plain_p);
@@ -264,13 +264,13 @@ static void print_json(const BenchOpts *b, const Config *c, const LongResult *r)
            "\"bytes_per_decision\": %.2f, \"bytes_per_decision_profile\": %.2f, "
            "\"compare_s\": %.4f, \"head_rates_s\": %.4f, \"diff_s\": %.4f, \"first_frame_s\": %.4f, "
            "\"step_ms_plain\": %.4f, \"step_ms_recorded\": %.4f, \"record_overhead\": %.4f, "
-           "\"step_ms_recorded_profile\": %.4f, \"record_overhead_profile\": %.4f, "
+           "\"step_ms_plain_profile\": %.4f, \"step_ms_recorded_profile\": %.4f, \"record_overhead_profile\": %.4f, "
            "\"goal_bytes_per_decision\": %.0f, \"goal_bytes_per_decision_profile\": %.0f, \"goal_read_s\": %.1f, "
            "\"goal_record_overhead\": %.2f}\n",
            b->long_tokens, c->n_layers, c->n_heads, c->dim, VIEW_ATTN_TOP, b->runs, r->decisions,
            r->decisions_profile, r->db_bytes, r->db_bytes_profile, r->bpd, r->bpd_profile, r->compare_s,
            r->head_rates_s, r->diff_s, r->first_frame_s, r->step_ms_plain, r->step_ms_recorded, r->overhead,
-           r->step_ms_recorded_profile, r->overhead_profile, GOAL_BPD_TOP, GOAL_BPD_PROFILE, GOAL_READ_S,
+           r->step_ms_plain_profile, r->step_ms_recorded_profile, r->overhead_profile, GOAL_BPD_TOP, GOAL_BPD_PROFILE, GOAL_READ_S,
            GOAL_OVERHEAD);
 }
 
@@ -290,8 +290,8 @@ static void print_text(const BenchOpts *b, const Config *c, const LongResult *r)
            64);
     printf("record cost TUI %-10.2f <= %-7.0f %% (step %.3f ms, recorded %.3f ms; median of paired chunks)\n",
            100 * r->overhead, 100 * GOAL_OVERHEAD, r->step_ms_plain, r->step_ms_recorded);
-    printf("record cost rec %-10.2f <= %-7.0f %% (recorded %.3f ms)\n", 100 * r->overhead_profile,
-           100 * GOAL_OVERHEAD, r->step_ms_recorded_profile);
+    printf("record cost rec %-10.2f <= %-7.0f %% (step %.3f ms, recorded %.3f ms)\n", 100 * r->overhead_profile,
+           100 * GOAL_OVERHEAD, r->step_ms_plain_profile, r->step_ms_recorded_profile);
     printf("(the read goals are at 1 M decisions, <= 2 s at 10 M; the cost goal at the 1B-class shape)\n");
 }
 
