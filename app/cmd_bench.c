@@ -2,7 +2,7 @@
  *
  * This file parses the flags, prints the help and hands the run to one
  * mode of app/bench/ (bench.h lists them): throughput (the default),
- * --context, --bytes-only, --dtype, --record, --gemm, --tui, --tokenizer,
+ * --context, --bytes-only, --dtype, --record, --long, --gemm, --tui, --tokenizer,
  * or --save-hf/--save-routers, which write files and time nothing.
  */
 #include <stdio.h>
@@ -21,6 +21,7 @@ static void bench_help(void) {
          "                      [--context N --window W --policy P [--p P] [--sinks S] [--routers FILE] [--profile]\n"
          "                      [--compare-full]] [--record [--db FILE]] [--tui]\n"
          "                      [--bytes-only [--context N] [--window W] [--sinks S]]\n"
+         "       ahascope bench --long [--long-tokens N] [--dims D | --shape S | --model PATH] [--runs R] [--json]\n"
          "       ahascope bench --tokenizer PATH [--text FILE] [--bytes N] [--runs R] [--json]\n"
          "       ahascope bench --gemm [--shape S | --dims D] [--prompt-len T] [--runs R] [--threads N] [--json]\n"
          "\n"
@@ -44,6 +45,12 @@ static void bench_help(void) {
          "--record [--db FILE]: decision rows/s the store writes into a file database (one transaction\n"
          "per step, and batched), and the cost of recording a --profile run over the same run unrecorded\n"
          "(--prompt-len, default 32 here, then --decode tokens, default 224; medians of --runs pairs).\n"
+         "--long: a prompt of --long-tokens N random ids (default 4096) on random weights (default --dims\n"
+         "  512,1024,16,32,8,512,4096: 16 layers x 32 heads) recorded into fresh scratch databases as the TUI\n"
+         "  records (--profile, attention top 8, and a child run with the window doubled) and as record --profile;\n"
+         "  bytes per decision of each (database + WAL after a checkpoint), medians of --runs (default 3) of the\n"
+         "  run's compare summary, head_rates, the diff against the child and the first replay frame, and the\n"
+         "  share recording adds to a step (paired per 64-position chunk), beside the storage goals.\n"
          "--tui: median time of a full TUI frame (200x60, 16x16 heads, 200 tokens) rendered off-screen;\n"
          "  --tui-heads LxH and --tui-size COLSxROWS change the shape and the screen (and imply --tui).\n"
          "--dtype bf16|f16 with --shape/--dims: the same random model timed in f32 and in bf16/f16, decode\n"
@@ -79,7 +86,7 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
     Args a = {argc, argv, 1};
     RunOpts ro;
     runopts_defaults(&ro);
-    *b = (BenchOpts){.shape = "110M", .runs = 5, .threads = pool_default_threads(), .arch = ARCH_LLAMA2C};
+    *b = (BenchOpts){.runs = 0, .threads = pool_default_threads(), .arch = ARCH_LLAMA2C};
     while (a.i < argc) {
         const char *f = argv[a.i];
         int r = runopts_parse(&ro, &a, e); /* --model and the policy flags */
@@ -127,6 +134,11 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
             b->text_bytes = n;
         }
         else if (!strcmp(f, "--record")) b->record = 1;
+        else if (!strcmp(f, "--long")) b->long_mode = 1;
+        else if (!strcmp(f, "--long-tokens")) {
+            if (!(v = args_value(&a, e)) || args_int(f, v, 1, 1 << 20, &n, e)) return -1;
+            b->long_tokens = (int)n, b->long_mode = 1;
+        }
         else if (!strcmp(f, "--db")) { if (!(b->db = args_value(&a, e))) return -1; }
         else if (!strcmp(f, "--dtype")) {
             if (!(v = args_value(&a, e))) return -1;
@@ -135,6 +147,10 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
         }
         else return args_unknown(f, e);
     }
+    if (b->long_mode && !b->dims && !b->shape && !ro.model) b->dims = "512,1024,16,32,8,512,4096";
+    if (!b->shape) b->shape = "110M";
+    if (!b->runs) b->runs = b->long_mode ? 3 : 5;
+    if (!b->long_tokens) b->long_tokens = 4096;
     if (!b->prompt_len) b->prompt_len = b->record ? 32 : 512;
     if (!b->decode) b->decode = b->record ? 224 : 64;
     if (ro.context) b->context = ro.context; /* the shared flag parser took it first */
@@ -151,15 +167,20 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
                     b->save_routers || b->tokenizer))
         return err_usage(e, "--gemm times one layer's products of a --shape/--dims: not with --model, --record, --tui,"
                             " --bytes-only, --context, --tokenizer or --save*");
+    if (b->long_mode && (b->record || b->tui || b->gemm || b->bytes_only || b->context || b->tokenizer || b->dtype ||
+                         b->save_hf || b->save_routers))
+        return err_usage(e, "--long records a run of its own: not with --record, --tui, --gemm, --bytes-only, --context,"
+                            " --tokenizer, --dtype or --save-hf/--save-routers");
     if (b->bytes_only && (b->record || b->tui || b->compare_full || b->save || b->save_hf || b->save_routers))
         return err_usage(e, "--bytes-only builds and times nothing: it does not go with --record, --tui, --compare-full"
                             " or --save*");
     return 0;
 }
 
-/* The timed modes that run a model: --record, --context, --dtype beside
+/* The timed modes that run a model: --long, --record, --context, --dtype beside
  * f32, or throughput (of the half-precision model alone with --arch). */
 static int run_model_mode(Model *m, BenchOpts *b, size_t resident, Err *e) {
+    if (b->long_mode) return bench_long(m, b, e);
     if (b->record) return bench_record(m, b, e);
     if (b->context > 0) return bench_context(m, b, e);
     if (b->prompt_len + b->decode > m->c.seq_len && !b->model) b->prompt_len = m->c.seq_len - b->decode;

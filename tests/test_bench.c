@@ -1,6 +1,6 @@
 /* test_bench.c — the figures `ahascope bench` derives, on numbers made up
- * to have a known answer, its --gemm mode end to end, and the TUI frame
- * benchmark behind --tui.
+ * to have a known answer, its --gemm and --long modes end to end, and the
+ * TUI frame benchmark behind --tui.
  *
  * The roofline pairs each decode step with the bandwidth passes on either
  * side of it: on a host whose bandwidth swings between passes, a decode
@@ -112,4 +112,52 @@ TEST(bench_tui_frames_reports_a_median) {
     CHECK(ms > 0);
     CHECK(bench_tui_frames(0, 60, 16, 16, 200, 5, &ms, &e) != 0);
     CHECK(strstr(e.msg, "bad arguments") != NULL);
+}
+
+/* bench --long on a tiny shape: every field of its JSON is there and
+ * finite, each file's bytes per decision is its size over its decisions,
+ * and each recording holds exactly tokens x layers x heads decisions (a
+ * run cut short or recorded twice would not). */
+TEST(bench_long_counts_every_decision_and_its_bytes) {
+    static const char *fields[] = {
+        "tokens", "layers", "heads", "dim", "attn_top", "runs", "decisions", "decisions_profile", "db_bytes",
+        "db_bytes_profile", "bytes_per_decision", "bytes_per_decision_profile", "compare_s", "head_rates_s", "diff_s",
+        "first_frame_s", "step_ms_plain", "step_ms_recorded", "record_overhead", "step_ms_plain_profile",
+        "step_ms_recorded_profile", "record_overhead_profile", "goal_bytes_per_decision",
+        "goal_bytes_per_decision_profile", "goal_read_s", "goal_record_overhead"};
+    int st;
+    char *out = test_runf(&st, "%s bench --long --dims 64,128,2,4,2,64,256 --long-tokens 100 --runs 1 --threads 1 --json",
+                          test_bin());
+    cJSON *j = out ? cJSON_Parse(out) : NULL;
+    CHECK_MSG(st == 0 && j, "bench --long --json: %d %s", st, out ? out : "");
+    if (j) {
+        for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
+            const cJSON *v = cJSON_GetObjectItem(j, fields[i]);
+            CHECK_MSG(cJSON_IsNumber(v) && isfinite(v->valuedouble), "field %s: %s", fields[i], out);
+        }
+        CHECK_INT(num(j, "tokens"), 100);
+        CHECK_INT(num(j, "layers"), 2);
+        CHECK_INT(num(j, "heads"), 4);
+        CHECK_INT(num(j, "decisions"), 100 * 2 * 4);
+        CHECK_INT(num(j, "decisions_profile"), 100 * 2 * 4);
+        CHECK_INT(num(j, "attn_top"), 8);
+        double bpd = num(j, "bytes_per_decision"), bpp = num(j, "bytes_per_decision_profile");
+        CHECK_MSG(bpd > 0 && bpp > 0, "bytes per decision %g, %g", bpd, bpp);
+        CHECK_NEAR(bpd, num(j, "db_bytes") / num(j, "decisions"), 0.01);
+        CHECK_NEAR(bpp, num(j, "db_bytes_profile") / num(j, "decisions_profile"), 0.01);
+        CHECK_MSG(bpd > bpp, "the top-k recording (%g B) is not larger than the plain one (%g B)", bpd, bpp);
+        CHECK(num(j, "compare_s") > 0 && num(j, "diff_s") > 0 && num(j, "first_frame_s") > 0);
+        CHECK(num(j, "step_ms_plain") > 0 && num(j, "step_ms_recorded") > 0);
+    }
+    cJSON_Delete(j);
+    free(out);
+    out = test_runf(&st, "%s bench --long --dims 64,128,2,4,2,64,256 --long-tokens 100 --runs 1 --threads 1", test_bin());
+    CHECK_MSG(st == 0 && out && strstr(out, "B/decision TUI") && strstr(out, "800 decisions"), "%s", out ? out : "");
+    free(out);
+    out = test_runf(&st, "%s bench --long --dims 64,128,2,4,2,64,256 --long-tokens 300 2>&1", test_bin());
+    CHECK_MSG(st != 0 && out && strstr(out, "exceeds the model's context"), "%d %s", st, out ? out : "");
+    free(out);
+    out = test_runf(&st, "%s bench --long --record 2>&1", test_bin());
+    CHECK_MSG(st != 0 && out && strstr(out, "not with --record"), "%d %s", st, out ? out : "");
+    free(out);
 }

@@ -40,6 +40,8 @@ typedef struct {
     const char *save_hf;     /* --save-hf DIR: the random model as a Hugging Face folder */
     const char *save_routers; /* --save-routers FILE: random routers for the random model's shape */
     int gemm;                /* --gemm: time a layer's prefill products alone on every path */
+    int long_mode;           /* --long: a long recorded run's bytes per decision and read times */
+    int long_tokens;         /* --long-tokens N: its prompt's length (default 4096) */
 } BenchOpts;
 
 /* ---- helpers (bench_util.c) ---- */
@@ -184,5 +186,13 @@ int bench_record(const Model *m, const BenchOpts *b, Err *e);
  * path the machine runs, against each path's instruction peak measured in
  * the same run. Prints its figures. */
 int bench_gemm(const Config *c, const BenchOpts *b, Err *e);
+
+/* --long (bench_long.c): a --long-tokens prompt of random ids recorded
+ * as the TUI records (--profile, attention top-k, and a child run under
+ * another window) and as record --profile, each into a fresh scratch
+ * database; the bytes per decision of each, the medians over b->runs of a
+ * run's summary, head rates, diff and first replay frame, and the share
+ * recording adds to a step, beside the storage work's goals. Prints them. */
+int bench_long(const Model *m, const BenchOpts *b, Err *e);
 
 #endif

@@ -1,0 +1,311 @@
+/* bench_long.c — `ahascope bench --long`: what a long recorded run costs
+ * in the database and in the time of the reads made over it.
+ *
+ * A random-weights model (fixed seed) runs a prompt of --long-tokens
+ * random ids (fixed seed) and records it twice, each into a fresh
+ * database of a scratch directory: as the TUI records by default
+ * (--profile, the top VIEW_ATTN_TOP far positions of every head, then a
+ * child run of the same tokens with another window, as a `w` press makes)
+ * and as `record --profile` does without --attn-top. It prints the bytes
+ * per decision of each file, the reads' medians over --runs (summary,
+ * head rates, diff against the child, the first replay frame) and the
+ * share recording adds to a step, beside the goals the storage work aims
+ * at. These are the figures that work is measured by.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "app/args.h"
+#include "app/bench/bench.h"
+#include "app/version.h"
+#include "engine/forward.h"
+#include "store/store.h"
+#include "views/explain.h"
+
+/* Positions fed to the model per call: the prompt is prefilled in chunks,
+ * and each chunk is one paired measurement of the recording's cost. */
+#define LONG_CHUNK 64
+
+/* The goals of the storage work, printed beside today's figures. */
+#define GOAL_BPD_TOP 100.0     /* B/decision, recorded with the attention top-k */
+#define GOAL_BPD_PROFILE 64.0  /* B/decision, record --profile */
+#define GOAL_READ_S 0.5        /* summary, head rates, diff, first frame at 1 M decisions */
+#define GOAL_OVERHEAD 0.05     /* recording's share of a step at the 1B-class shape */
+
+typedef struct {
+    long decisions;             /* count(*) of the first run's decisions (TUI-style file) */
+    long decisions_profile;     /* the same in the record --profile file */
+    double bpd, bpd_profile;    /* bytes per decision of each file */
+    long long db_bytes, db_bytes_profile;
+    double compare_s, head_rates_s, diff_s, first_frame_s;
+    double step_ms_plain, step_ms_recorded, overhead;            /* TUI-style recording */
+    double step_ms_plain_profile, step_ms_recorded_profile, overhead_profile; /* record --profile */
+} LongResult;
+
+typedef struct {
+    char dir[256];
+    char tui[300], profile[300]; /* the two databases */
+} Scratch;
+
+static long long file_bytes(const char *path, const char *suffix) {
+    char p[400];
+    struct stat sb;
+    snprintf(p, sizeof p, "%s%s", path, suffix);
+    return stat(p, &sb) == 0 ? (long long)sb.st_size : 0;
+}
+
+/* The database and its WAL: what the run takes on disk once closed. */
+static long long db_bytes(const char *path) { return file_bytes(path, "") + file_bytes(path, "-wal"); }
+
+static void scratch_remove(Scratch *s) {
+    const char *db[2] = {s->tui, s->profile}, *suffix[3] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 3; k++) {
+            char p[400];
+            snprintf(p, sizeof p, "%s%s", db[i], suffix[k]);
+            unlink(p);
+        }
+    rmdir(s->dir);
+}
+
+/* Everything one recording needs: the forward state and a chunk of traces. */
+typedef struct {
+    RunState rs;
+    StepTrace *tr[LONG_CHUNK];
+} LongBufs;
+
+static int bufs_init(LongBufs *lb, const Config *c, int top_k, int threads, Err *e) {
+    memset(lb, 0, sizeof *lb);
+    if (fwd_init(&lb->rs, c, LONG_CHUNK, threads, e)) return -1;
+    for (int i = 0; i < LONG_CHUNK; i++)
+        if (!(lb->tr[i] = trace_new_top(c->n_layers, c->n_heads, top_k))) return err_set(e, "out of memory");
+    return 0;
+}
+
+static void bufs_free(LongBufs *lb) {
+    for (int i = 0; i < LONG_CHUNK; i++) trace_free(lb->tr[i]);
+    fwd_free(&lb->rs);
+}
+
+/* Run and record the prompt as one run of st (a child of parent when
+ * parent > 0); plain[i] and rec[i] get chunk i's compute time and compute
+ * plus write time per position, in seconds. */
+static int record_run(const Model *m, const BenchOpts *b, Store *st, const AttnConfig *attn, int top_k,
+                      const int *ids, int64_t parent, int64_t *run, double *plain, double *rec, Err *e) {
+    const Config *c = &m->c;
+    int n = b->long_tokens, rc = -1;
+    LongBufs lb;
+    StoreRunInfo r;
+    memset(&r, 0, sizeof r);
+    r.program_version = AHASCOPE_VERSION;
+    snprintf(r.model, sizeof r.model, "bench-long");
+    snprintf(r.policy, sizeof r.policy, "%s", aha_policy_name(attn->policy));
+    r.n_layers = c->n_layers, r.n_heads = c->n_heads, r.dim = c->dim, r.seq_len = c->seq_len;
+    r.window = attn->window, r.sinks = attn->sinks, r.tau = attn->tau, r.theta_logit = attn->theta_logit;
+    r.p = attn->p, r.profile = attn->profile, r.parent_run_id = parent, r.steps = n;
+    r.prompt = "";
+    if (bufs_init(&lb, c, top_k, b->threads, e) || store_run_begin(st, &r, e)) goto out;
+    *run = r.run_id;
+    for (int pos = 0, k = 0; pos < n; pos += LONG_CHUNK, k++) {
+        int len = n - pos < LONG_CHUNK ? n - pos : LONG_CHUNK;
+        double t0 = clock_now();
+        fwd_forward(m, &lb.rs, attn, ids + pos, len, pos, NULL, lb.tr);
+        double t1 = clock_now();
+        for (int i = 0; i < len; i++)
+            if (store_write_step(st, r.run_id, lb.tr[i], NULL, e)) goto out;
+        double t2 = clock_now();
+        if (plain) plain[k] = (t1 - t0) / len, rec[k] = (t2 - t0) / len;
+    }
+    rc = store_run_end(st, r.run_id, "done", e);
+out:
+    bufs_free(&lb);
+    return rc;
+}
+
+/* count(*) of a run's decisions, through the store's read-only query. */
+static long count_decisions(Store *st, int64_t run, Err *e) {
+    char sql[128], *buf = NULL;
+    size_t len = 0;
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM decisions WHERE run_id = %lld", (long long)run);
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return err_set(e, "out of memory");
+    int rc = store_query(st, sql, STORE_FMT_CSV, f, e);
+    fclose(f);
+    const char *nl = buf ? strchr(buf, '\n') : NULL; /* past the header line */
+    long count = rc == 0 && nl ? strtol(nl + 1, NULL, 10) : -1;
+    free(buf);
+    if (rc == 0 && count < 0) err_set(e, "no count of run %lld's decisions", (long long)run);
+    return count;
+}
+
+/* Record one file's first run (with its chunk timings) and count it.
+ * Closes the store, so the WAL is checkpointed, and measures the file
+ * with the run alone in it. */
+static int record_file(const Model *m, const BenchOpts *b, const char *path, const AttnConfig *attn, int top_k,
+                       const int *ids, double *plain, double *rec, long *decisions, long long *bytes, Err *e) {
+    Store *st = store_open(path, STORE_WRITE, 5000, e);
+    int64_t run = 0;
+    if (!st) return -1;
+    int rc = record_run(m, b, st, attn, top_k, ids, 0, &run, plain, rec, e);
+    if (store_close(st, rc ? NULL : e)) rc = -1;
+    *bytes = db_bytes(path);
+    if (rc || !(st = store_open(path, STORE_READ, 5000, e))) return -1; /* queries run read-only */
+    if ((*decisions = count_decisions(st, run, e)) < 0) rc = -1;
+    if (store_close(st, rc ? NULL : e)) rc = -1;
+    return rc;
+}
+
+/* The child run a `w` press makes: the same tokens under another window. */
+static int record_child(const Model *m, const BenchOpts *b, const char *path, const AttnConfig *attn, int top_k,
+                        const int *ids, Err *e) {
+    Store *st = store_open(path, STORE_WRITE, 5000, e);
+    if (!st) return -1;
+    AttnConfig child = *attn;
+    child.window = attn->window * 2;
+    int64_t run;
+    int rc = record_run(m, b, st, &child, top_k, ids, 1, &run, NULL, NULL, e);
+    if (store_close(st, rc ? NULL : e)) rc = -1;
+    return rc;
+}
+
+/* The first frame of a replay: the run's row, then its first chunk of
+ * steps read into traces of the recorded top-k, as replay.c loads it. */
+static int first_frame(Store *st, int64_t run, Err *e) {
+    enum { CHUNK = 64 };
+    StoreRunInfo r;
+    StepTrace *buf[CHUNK] = {0};
+    if (store_run_info(st, run, &r, e)) return -1;
+    int k = store_run_attn_top(st, run, e), rc = k < 0 ? -1 : 0;
+    for (int i = 0; i < CHUNK && rc == 0; i++)
+        if (!(buf[i] = trace_new_top(r.n_layers, r.n_heads, k))) rc = err_set(e, "out of memory");
+    if (rc == 0 && store_read_steps(st, run, 0, CHUNK, buf, e) < 0) rc = -1;
+    for (int i = 0; i < CHUNK; i++) trace_free(buf[i]);
+    store_run_info_free(&r);
+    return rc;
+}
+
+/* Median seconds over --runs of each read of run 1 (the child is run 2):
+ * the summary and the diff as `compare` prints them, the head_rates view
+ * as a user's query reads it, and a replay's first frame. */
+static int time_reads(const BenchOpts *b, const char *path, LongResult *out, Err *e) {
+    int R = b->runs, rc = -1;
+    double *t = calloc((size_t)R * 4, sizeof *t);
+    FILE *null = fopen("/dev/null", "w");
+    Store *st = store_open(path, STORE_READ, 5000, e);
+    if (!t || !null) { err_set(e, "out of memory or no /dev/null"); goto out; }
+    if (!st) goto out;
+    for (int r = 0; r < R; r++) {
+        double t0 = clock_now();
+        if (store_compare(st, 1, 0, NULL, null, e)) goto out;
+        double t1 = clock_now();
+        if (store_query(st, "SELECT * FROM head_rates WHERE run_id = 1", STORE_FMT_CSV, null, e)) goto out;
+        double t2 = clock_now();
+        if (store_compare(st, 1, 2, NULL, null, e)) goto out;
+        double t3 = clock_now();
+        if (first_frame(st, 1, e)) goto out;
+        double t4 = clock_now();
+        t[r] = t1 - t0, t[R + r] = t2 - t1, t[2 * R + r] = t3 - t2, t[3 * R + r] = t4 - t3;
+    }
+    out->compare_s = bench_median(t, R), out->head_rates_s = bench_median(t + R, R);
+    out->diff_s = bench_median(t + 2 * R, R), out->first_frame_s = bench_median(t + 3 * R, R);
+    rc = 0;
+out:
+    if (st && store_close(st, rc ? NULL : e)) rc = -1;
+    if (null) fclose(null);
+    free(t);
+    return rc;
+}
+
+/* Median per-position times of the chunks: compute alone and recorded. */
+static void set_cost(const double *plain, const double *rec, int n, double *ms_plain, double *ms_rec, double *ovh) {
+    double *v = malloc((size_t)n * sizeof *v);
+    *ovh = bench_paired_overhead(plain, rec, n);
+    if (!v) return;
+    memcpy(v, plain, (size_t)n * sizeof *v);
+    *ms_plain = 1e3 * bench_median(v, n);
+    memcpy(v, rec, (size_t)n * sizeof *v);
+    *ms_rec = 1e3 * bench_median(v, n);
+    free(v);
+}
+
+static int measure(const Model *m, const BenchOpts *b, const Scratch *s, LongResult *out, Err *e) {
+    int n = b->long_tokens, chunks = (n + LONG_CHUNK - 1) / LONG_CHUNK, rc = -1;
+    int *ids = malloc((size_t)n * sizeof *ids);
+    double *plain = calloc((size_t)chunks * 3, sizeof *plain), *rec = plain + chunks, *rec_p = rec + chunks;
+    double *plain_p = calloc((size_t)chunks, sizeof *plain_p);
+    if (!ids || !plain || !plain_p) { err_set(e, "out of memory"); goto out; }
+    uint64_t seed = 42;
+    bench_random_tokens(ids, n, m->c.vocab_size, &seed);
+    AttnConfig attn = b->attn;
+    attn.profile = 1; /* the TUI always profiles; so does record --profile */
+    if (record_file(m, b, s->tui, &attn, VIEW_ATTN_TOP, ids, plain, rec, &out->decisions, &out->db_bytes, e) ||
+        record_child(m, b, s->tui, &attn, VIEW_ATTN_TOP, ids, e) ||
+        record_file(m, b, s->profile, &attn, 0, ids, plain_p, rec_p, &out->decisions_profile, &out->db_bytes_profile,
+                    e))
+        goto out;
+    out->bpd = out->decisions ? (double)out->db_bytes / out->decisions : 0;
+    out->bpd_profile = out->decisions_profile ? (double)out->db_bytes_profile / out->decisions_profile : 0;
+    set_cost(plain, rec, chunks, &out->step_ms_plain, &out->step_ms_recorded, &out->overhead);
+    set_cost(plain_p, rec_p, chunks, &out->step_ms_plain_profile, &out->step_ms_recorded_profile, &out->overhead_profile);
+    rc = time_reads(b, s->tui, out, e);
+out:
+    free(ids), free(plain), free(plain_p);
+    return rc;
+}
+
+static void print_json(const BenchOpts *b, const Config *c, const LongResult *r) {
+    printf("{\"tokens\": %d, \"layers\": %d, \"heads\": %d, \"dim\": %d, \"attn_top\": %d, \"runs\": %d, "
+           "\"decisions\": %ld, \"decisions_profile\": %ld, \"db_bytes\": %lld, \"db_bytes_profile\": %lld, "
+           "\"bytes_per_decision\": %.2f, \"bytes_per_decision_profile\": %.2f, "
+           "\"compare_s\": %.4f, \"head_rates_s\": %.4f, \"diff_s\": %.4f, \"first_frame_s\": %.4f, "
+           "\"step_ms_plain\": %.4f, \"step_ms_recorded\": %.4f, \"record_overhead\": %.4f, "
+           "\"step_ms_plain_profile\": %.4f, \"step_ms_recorded_profile\": %.4f, \"record_overhead_profile\": %.4f, "
+           "\"goal_bytes_per_decision\": %.0f, \"goal_bytes_per_decision_profile\": %.0f, \"goal_read_s\": %.1f, "
+           "\"goal_record_overhead\": %.2f}\n",
+           b->long_tokens, c->n_layers, c->n_heads, c->dim, VIEW_ATTN_TOP, b->runs, r->decisions,
+           r->decisions_profile, r->db_bytes, r->db_bytes_profile, r->bpd, r->bpd_profile, r->compare_s,
+           r->head_rates_s, r->diff_s, r->first_frame_s, r->step_ms_plain, r->step_ms_recorded, r->overhead,
+           r->step_ms_plain_profile, r->step_ms_recorded_profile, r->overhead_profile, GOAL_BPD_TOP, GOAL_BPD_PROFILE, GOAL_READ_S,
+           GOAL_OVERHEAD);
+}
+
+static void print_text(const BenchOpts *b, const Config *c, const LongResult *r) {
+    printf("long run        %d tokens, %d layers x %d heads (dim %d): %ld decisions a run\n", b->long_tokens,
+           c->n_layers, c->n_heads, c->dim, r->decisions);
+    printf("                %-10s %-10s %s\n", "value", "goal", "");
+    printf("B/decision TUI  %-10.1f <= %-7.0f (--profile, attention top %d; %lld bytes)\n", r->bpd, GOAL_BPD_TOP,
+           VIEW_ATTN_TOP, r->db_bytes);
+    printf("B/decision rec  %-10.1f <= %-7.0f (record --profile; %lld bytes)\n", r->bpd_profile, GOAL_BPD_PROFILE,
+           r->db_bytes_profile);
+    printf("compare         %-10.3f <= %-7.1f s (summary of the run; median of %d)\n", r->compare_s, GOAL_READ_S,
+           b->runs);
+    printf("head_rates      %-10.3f <= %-7.1f s\n", r->head_rates_s, GOAL_READ_S);
+    printf("diff            %-10.3f <= %-7.1f s (against its child, window x2)\n", r->diff_s, GOAL_READ_S);
+    printf("first frame     %-10.3f <= %-7.1f s (run info + the first %d steps)\n", r->first_frame_s, GOAL_READ_S,
+           64);
+    printf("record cost TUI %-10.2f <= %-7.0f %% (step %.3f ms, recorded %.3f ms; median of paired chunks)\n",
+           100 * r->overhead, 100 * GOAL_OVERHEAD, r->step_ms_plain, r->step_ms_recorded);
+    printf("record cost rec %-10.2f <= %-7.0f %% (step %.3f ms, recorded %.3f ms)\n", 100 * r->overhead_profile,
+           100 * GOAL_OVERHEAD, r->step_ms_plain_profile, r->step_ms_recorded_profile);
+    printf("(the read goals are at 1 M decisions, <= 2 s at 10 M; the cost goal at the 1B-class shape)\n");
+}
+
+int bench_long(const Model *m, const BenchOpts *b, Err *e) {
+    if (b->long_tokens > m->c.seq_len)
+        return err_usage(e, "--long-tokens %d exceeds the model's context (%d)", b->long_tokens, m->c.seq_len);
+    Scratch s;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(s.dir, sizeof s.dir, "%s/ahascope-long-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(s.dir)) return err_set(e, "cannot create a temporary directory in %s", s.dir);
+    snprintf(s.tui, sizeof s.tui, "%s/tui.db", s.dir);
+    snprintf(s.profile, sizeof s.profile, "%s/profile.db", s.dir);
+    LongResult r;
+    memset(&r, 0, sizeof r);
+    int rc = measure(m, b, &s, &r, e);
+    scratch_remove(&s);
+    if (rc == 0) (b->json ? print_json : print_text)(b, &m->c, &r);
+    return rc;
+}
