@@ -20,7 +20,8 @@
  *
  * Lineage: requests coalesce (a re-evaluation asked for before the worker
  * started the previous one replaces it), and each re-evaluation's parent is
- * the last run the worker started, so rapid keys make one chain of runs.
+ * the last run the worker started and did not stop, so rapid keys make one
+ * chain of runs.
  */
 #ifndef AHASCOPE_TUI_WORKER_H
 #define AHASCOPE_TUI_WORKER_H
@@ -84,7 +85,7 @@ typedef struct {
     /* the worker's own */
     Session ses;
     int have_ses;
-    long chunk_delay_ms;      /* test knob AHASCOPE_TEST_PREFILL_DELAY_MS: each prefill chunk takes this longer */
+    long chunk_delay_ms;      /* test knob AHASCOPE_TEST_PREFILL_DELAY_MS: each chunk of a prefill or re-evaluation takes this longer */
 } TuiWorker;
 
 /* Start the thread with a first run on prompt under attn. Returns 0, or -1
