@@ -95,8 +95,8 @@ TEST(tui_reeval_shows_progress_and_esc_stops_it) {
 }
 
 /* A second settings press during a re-evaluation stops it (kept,
- * interrupted) and re-evaluates the run on screen under the newer settings:
- * both children's parent is run 1, and the newer one has all its positions. */
+ * interrupted) and re-evaluates the tokens on screen under the newer
+ * settings, the stopped run its parent (one chain), with all its positions. */
 TEST(tui_reeval_second_press_replaces_the_running_one) {
     NEED_TUI();
     Tmux t;
@@ -106,7 +106,7 @@ TEST(tui_reeval_second_press_replaces_the_running_one) {
     tmux_keys(&t, "w");
     WAIT(&t, "as run 2: 64 of ", 10);
     tmux_keys(&t, "w");
-    WAIT(&t, "re-evaluating run 1 under full, w=4, tau=0.50, theta=0.10 as run 3: ", 5);
+    WAIT(&t, "re-evaluating run 2 under full, w=4, tau=0.50, theta=0.10 as run 3: ", 5);
     WAIT(&t, "Esc stops (run 2 stopped at ", 5);
     WAIT(&t, "run 3: full, w=4", 30);
     WAIT(&t, "w 4 ", 2);
@@ -115,9 +115,9 @@ TEST(tui_reeval_second_press_replaces_the_running_one) {
     char *r = runs_table(&t);
     int n1 = 0, n2 = 0, n3 = 0;
     const char *a = r ? strstr(r, "\n1,,done,16,") : NULL, *b = r ? strstr(r, "\n2,1,interrupted,8,") : NULL;
-    const char *c = r ? strstr(r, "\n3,1,done,4,") : NULL;
+    const char *c = r ? strstr(r, "\n3,2,done,4,") : NULL;
     CHECK_MSG(a && b && c && sscanf(a, "\n1,,done,16,%d", &n1) == 1 && sscanf(b, "\n2,1,interrupted,8,%d", &n2) == 1 &&
-                  sscanf(c, "\n3,1,done,4,%d", &n3) == 1,
+                  sscanf(c, "\n3,2,done,4,%d", &n3) == 1,
               "runs:\n%s", r ? r : "");
     CHECK_MSG(n2 < n1 && n3 == n1, "positions: parent %d, stopped %d, replacing %d", n1, n2, n3);
     free(r);

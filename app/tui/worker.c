@@ -136,7 +136,7 @@ static int prefill(TuiWorker *w, StepTrace **t, int n) {
 /* A re-evaluation stopped after fed of n positions (Esc, or a newer request):
  * the child run keeps the positions it has and ends as interrupted; the
  * parent's tokens and settings stay the worker's, so the next request
- * re-evaluates them again as another child of the run on screen. */
+ * re-evaluates them again. */
 static void keep_stopped_reeval(TuiWorker *w, StepTrace **t, int fed, int n) {
     Err e;
     for (int i = 0; i < fed; i++) t[i]->is_prompt = t[i]->pos < w->n_prompt;
@@ -150,7 +150,10 @@ static void keep_stopped_reeval(TuiWorker *w, StepTrace **t, int fed, int n) {
     w->reeval_stopped = w->restart ? 2 : 1;
     w->stop_reeval = 0;
     w->reeval_done = fed, w->reeval_total = n, w->reeval_run = run;
-    w->last_run = w->reeval_parent, w->attn = w->reeval_from;
+    /* Esc: the run on screen is the next one's parent again; replaced, the chain of
+     * rapid keys goes on through the stopped run (worker.h, lineage) */
+    if (!w->restart) w->last_run = w->reeval_parent;
+    w->attn = w->reeval_from;
     w->finished = 1; /* the session now holds the stopped run: the parent cannot grow further here */
     pthread_mutex_unlock(&w->mu);
 }

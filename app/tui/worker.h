@@ -15,13 +15,14 @@
  * A re-evaluation always reports its progress the same way, and stops
  * between chunks for Esc (tui_worker_stop_reeval) or for a newer request:
  * the child run keeps the positions fed so far and ends as 'interrupted',
- * the parent's tokens stay the ones a next request re-evaluates, and the
- * next child's parent is the run on screen again.
+ * the parent's tokens stay the ones a next request re-evaluates. After
+ * Esc the next child's parent is the run on screen again; a newer request
+ * that stopped it takes the stopped run as parent, keeping one chain.
  *
  * Lineage: requests coalesce (a re-evaluation asked for before the worker
  * started the previous one replaces it), and each re-evaluation's parent is
- * the last run the worker started and did not stop, so rapid keys make one
- * chain of runs.
+ * the last run the worker started (unless Esc stopped it), so rapid keys
+ * make one chain of runs.
  */
 #ifndef AHASCOPE_TUI_WORKER_H
 #define AHASCOPE_TUI_WORKER_H
