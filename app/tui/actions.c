@@ -171,8 +171,9 @@ static void input_done(Tui *t) {
 }
 
 int tui_key(Tui *t, int ch) {
-    /* the close key (Esc) stops a running job before it closes panes */
-    if (!t->m.input.active && view_key_command(ch) == VIEW_OP_CLOSE && tui_cancel_job(t)) return 0;
+    /* the close key (Esc) stops a running pane job, else a re-evaluation, before it closes panes */
+    if (!t->m.input.active && view_key_command(ch) == VIEW_OP_CLOSE && (tui_cancel_job(t) || tui_stop_reeval(t)))
+        return 0;
     if (t->m.input.active) {
         if (view_input_key(&t->m, ch) == VIEW_INPUT_DONE) input_done(t);
         return 0;

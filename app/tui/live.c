@@ -21,7 +21,7 @@ static void show_steps(Tui *t, TuiTake *k) {
         t->new_run_pending = 0;
         t->attn_pending = 0;
         if (t->reevaluating) view_set_status(&t->m, "run %lld: %s", (long long)k->run_id, t->reevaluating_what);
-        t->reevaluating = 0;
+        t->reevaluating = 0, t->reeval_note[0] = 0;
     }
     for (int i = 0; i < k->n; i++) {
         if (view_push_owned(&t->m, k->traces[i], &e)) view_set_status(&t->m, "%s", e.msg);
@@ -70,13 +70,49 @@ static void show_prefill(Tui *t, const TuiTake *k) {
     }
 }
 
+/* A re-evaluation on the status line, "re-evaluating run 1 under ... as
+ * run 3: 128 of 200 positions · Esc stops", ten times a second while the
+ * parent stays on screen; and what happened to one that was stopped. */
+static int show_reeval(Tui *t, const TuiTake *k) {
+    const char *dot = t->m.ascii ? "-" : "\xc2\xb7";
+    if (k->reeval_stopped) {
+        t->prefill_on = 0, t->dirty = 1;
+        char kept[64] = "it was not recorded";
+        if (k->reeval_run) snprintf(kept, sizeof kept, "run %lld is kept, interrupted", (long long)k->reeval_run);
+        if (k->reeval_stopped == 2) { /* a newer setting replaced it: its progress line says so */
+            if (k->reeval_run)
+                snprintf(t->reeval_note, sizeof t->reeval_note, " (run %lld stopped at %d, kept)",
+                         (long long)k->reeval_run, k->reeval_done);
+            else snprintf(t->reeval_note, sizeof t->reeval_note, " (the last one stopped at %d)", k->reeval_done);
+            view_set_status(&t->m, "re-evaluation stopped at %d of %d positions: %s; re-evaluating under %s",
+                            k->reeval_done, k->reeval_total, kept, t->reevaluating_what);
+            return 1;
+        }
+        tui_reeval_stopped(t);
+        view_set_status(&t->m, "re-evaluation stopped at %d of %d positions: %s", k->reeval_done, k->reeval_total,
+                        kept);
+        return 1;
+    }
+    if (!k->reevaluating) return 0;
+    if (!k->prefilling) return t->prefill_on = 0, 1; /* computed: its steps say which run it became */
+    double now = clock_now();
+    if (t->prefill_on && now - t->prefill_shown < 0.1) return 1;
+    t->prefill_shown = now, t->prefill_on = 1, t->dirty = 1;
+    char as[40] = "";
+    if (k->run_id) snprintf(as, sizeof as, " as run %lld", (long long)k->run_id);
+    view_set_status(&t->m, "re-evaluating run %lld under %s%s: %d of %d positions %s Esc stops%s",
+                    (long long)k->reeval_parent, t->reevaluating_what, as, k->prefill_done, k->prefill_total, dot,
+                    t->reeval_note);
+    return 1;
+}
+
 void tui_take_results(Tui *t) {
     Err e;
     if (t->replay) return;
     TuiTake k;
     tui_worker_take(&t->w, &k, t->attn_buf);
     if (t->m.busy != k.busy) t->m.busy = k.busy, t->dirty = 1;
-    show_prefill(t, &k);
+    if (!show_reeval(t, &k)) show_prefill(t, &k);
     show_steps(t, &k);
     if (k.attn_ready) {
         view_set_attention(&t->m, k.attn_pos, k.attn_layer, k.attn_head, t->attn_buf, k.attn_n, k.attn.window,

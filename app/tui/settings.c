@@ -54,6 +54,7 @@ void tui_change_setting(Tui *t, ViewAction a) {
         return;
     }
     int same = aha_same_execution(&c, &t->cfg);
+    if (!t->reevaluating) t->reeval_from = t->cfg; /* a second press keeps the settings of the run on screen */
     t->cfg = c;
     if (same) { /* the same branches run: re-threshold the stored values, record nothing */
         tui_rescore(t, c.tau, c.theta_logit);
@@ -65,4 +66,21 @@ void tui_change_setting(Tui *t, ViewAction a) {
     tui_worker_restart(&t->w, &c, NULL);
     t->reevaluating = 1;
     view_set_status(&t->m, "re-evaluating under %s", t->reevaluating_what);
+}
+
+void tui_reeval_stopped(Tui *t) {
+    t->cfg = t->reeval_from;
+    t->reevaluating = 0, t->reeval_note[0] = 0;
+    t->new_run_pending = 0; /* no step of the stopped run comes: the parent stays */
+    t->m.hdr.tau = t->cfg.tau, t->m.hdr.theta_logit = t->cfg.theta_logit;
+}
+
+int tui_stop_reeval(Tui *t) {
+    if (t->replay) return 0;
+    int how = tui_worker_stop_reeval(&t->w);
+    if (how == 2) {
+        tui_reeval_stopped(t);
+        view_set_status(&t->m, "re-evaluation cancelled before it began: nothing recorded");
+    } else if (how == 1) view_set_status(&t->m, "stopping the re-evaluation\xe2\x80\xa6");
+    return how != 0;
 }

@@ -45,6 +45,8 @@ typedef struct {
     int new_run_pending; /* a new run began: the old one stays on screen until its first step */
     int reevaluating;   /* a re-evaluation was asked for: say its run id when it shows */
     char reevaluating_what[160];
+    char reeval_note[128]; /* a re-evaluation replaced by this one: where it stopped, for the progress line */
+    AttnConfig reeval_from; /* the settings of the run on screen, back in force if a re-evaluation stops */
     float *attn_buf;    /* [seq_len] attention weights taken from the worker */
     char *prompt;       /* the prompt of the last run begun from text, whole (owned): what `e` edits */
 } Tui;
@@ -96,8 +98,16 @@ int tui_next_threshold(ViewAction a, float *tau, double *theta_logit);
 /* Score the stored values of the history at new thresholds. */
 void tui_rescore(Tui *t, float tau, double theta_logit);
 
-/* P w W t T o O: a changed setting re-runs the same tokens as a new run. */
+/* P w W t T o O: a changed setting re-runs the same tokens as a new run;
+ * pressed during one, it stops that one (kept, interrupted) and starts anew. */
 void tui_change_setting(Tui *t, ViewAction a);
+
+/* Esc on a live run: stop the re-evaluation under way, saying so; 1 if
+ * there was one (running, or asked for and not begun). */
+int tui_stop_reeval(Tui *t);
+
+/* A re-evaluation stopped: the settings of the run on screen are back. */
+void tui_reeval_stopped(Tui *t);
 
 /* --- replay.c --- */
 

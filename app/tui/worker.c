@@ -105,15 +105,19 @@ static int on_prefill(void *user, int done, int total) {
     pthread_mutex_lock(&w->mu);
     w->prefill_done = done, w->prefill_total = total;
     w->prefill_s = clock_now() - w->prefill_t0;
-    int stop = w->quit || (w->restart && w->next_prompt);
+    /* a re-evaluation also stops for Esc, or for a newer request that replaces it */
+    int stop = w->quit || (w->restart && w->next_prompt) || (w->reeval && (w->stop_reeval || w->restart));
     pthread_mutex_unlock(&w->mu);
     return stop;
 }
 
-/* Prefill the n pending positions into t; a prompt of more than one chunk
- * reports its progress (and can be stopped). Returns the positions fed. */
+/* Prefill the n pending positions into t; a prompt of more than one chunk,
+ * or any re-evaluation, reports its progress (and can be stopped). Returns
+ * the positions fed. */
 static int prefill(TuiWorker *w, StepTrace **t, int n) {
-    int chunked = n > PROGRESS_PREFILL_CHUNK;
+    pthread_mutex_lock(&w->mu);
+    int chunked = n > PROGRESS_PREFILL_CHUNK || w->reeval;
+    pthread_mutex_unlock(&w->mu);
     if (chunked) {
         pthread_mutex_lock(&w->mu);
         w->prefilling = 1, w->prefill_done = 0, w->prefill_total = n, w->prefill_s = 0;
@@ -129,6 +133,31 @@ static int prefill(TuiWorker *w, StepTrace **t, int n) {
     return fed;
 }
 
+/* A re-evaluation stopped after fed of n positions (Esc, or a newer request):
+ * the child run keeps the positions it has and ends as interrupted; the
+ * parent's tokens and settings stay the worker's, so the next request
+ * re-evaluates them again. */
+static void keep_stopped_reeval(TuiWorker *w, StepTrace **t, int fed, int n) {
+    Err e;
+    for (int i = 0; i < fed; i++) t[i]->is_prompt = t[i]->pos < w->n_prompt;
+    pthread_mutex_lock(&w->mu);
+    int64_t run = w->run_id;
+    pthread_mutex_unlock(&w->mu);
+    for (int i = 0; w->store && run && i < fed; i++)
+        if (store_write_step(w->store, run, t[i], NULL, &e)) break;
+    end_run(w, "interrupted");
+    pthread_mutex_lock(&w->mu);
+    w->reeval_stopped = w->restart ? 2 : 1;
+    w->stop_reeval = 0;
+    w->reeval_done = fed, w->reeval_total = n, w->reeval_run = run;
+    /* Esc: the run on screen is the next one's parent again; replaced, the chain of
+     * rapid keys goes on through the stopped run (worker.h, lineage) */
+    if (!w->restart) w->last_run = w->reeval_parent;
+    w->attn = w->reeval_from;
+    w->finished = 1; /* the session now holds the stopped run: the parent cannot grow further here */
+    pthread_mutex_unlock(&w->mu);
+}
+
 /* Feed the pending prompt (all at once) or one new token. */
 static void step(TuiWorker *w) {
     const Config *c = &w->model->c;
@@ -138,7 +167,12 @@ static void step(TuiWorker *w) {
         int ok = t != NULL;
         for (int i = 0; ok && i < n; i++) ok = (t[i] = trace_new_top(c->n_layers, c->n_heads, w->attn_top)) != NULL;
         double t0 = clock_now();
-        if (ok && prefill(w, t, n) < n) end_run(w, "interrupted"); /* stopped: nothing of it is shown */
+        int fed = ok ? prefill(w, t, n) : 0;
+        pthread_mutex_lock(&w->mu);
+        int reeval = w->reeval;
+        pthread_mutex_unlock(&w->mu);
+        if (ok && fed < n && reeval) keep_stopped_reeval(w, t, fed, n); /* the parent stays on screen */
+        else if (ok && fed < n) end_run(w, "interrupted"); /* stopped: nothing of it is shown */
         else if (ok) {
             double dt = clock_now() - t0;
             /* teacher-forced tokens past the original prompt stay generated ones */
@@ -177,6 +211,7 @@ static void do_restart(TuiWorker *w) {
     int *ids = w->next_ids, n = w->n_next_ids, n_prompt = w->next_n_prompt;
     int64_t parent = w->next_reeval ? w->last_run : 0;
     w->next_prompt = NULL, w->next_ids = NULL, w->restart = 0;
+    w->reeval = !prompt, w->reeval_parent = parent, w->reeval_from = w->attn, w->stop_reeval = 0;
     pthread_mutex_unlock(&w->mu);
     end_run(w, "done");
     Err e;
@@ -192,6 +227,7 @@ static void do_restart(TuiWorker *w) {
     free(ids);
     pthread_mutex_lock(&w->mu);
     w->busy = 0;
+    w->reeval = 0;
 }
 
 /* Answer an attention-weights request (mu held while reading the request). */
@@ -288,6 +324,10 @@ void tui_worker_take(TuiWorker *w, TuiTake *out, float *attn_buf) {
     out->busy = w->busy || w->restart || (!w->finished && w->want_steps > 0);
     out->prefilling = w->prefilling, out->prefill_done = w->prefill_done, out->prefill_total = w->prefill_total;
     out->prefill_s = w->prefilling ? clock_now() - w->prefill_t0 : w->prefill_s;
+    out->reevaluating = w->reeval, out->reeval_parent = w->reeval_parent;
+    out->reeval_stopped = w->reeval_stopped, out->reeval_done = w->reeval_done, out->reeval_total = w->reeval_total;
+    out->reeval_run = w->reeval_run;
+    w->reeval_stopped = 0;
     snprintf(out->message, sizeof out->message, "%s", w->message);
     w->message[0] = 0;
     out->attn_ready = w->attn_ready;
@@ -324,6 +364,18 @@ void tui_worker_request_attention(TuiWorker *w, int pos, int layer, int head) {
     w->attn_req = 1, w->attn_pos = pos, w->attn_layer = layer, w->attn_head = head;
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
+}
+
+int tui_worker_stop_reeval(TuiWorker *w) {
+    pthread_mutex_lock(&w->mu);
+    int running = w->reeval && !w->reeval_stopped, asked = w->restart && w->next_reeval;
+    if (asked) { /* not begun yet: drop the request, nothing was recorded */
+        free(w->next_ids), free(w->next_prompt);
+        w->next_ids = NULL, w->next_prompt = NULL, w->restart = 0;
+    } else if (running) w->stop_reeval = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    return asked ? 2 : running;
 }
 
 int64_t tui_worker_run_id(TuiWorker *w) {

@@ -12,9 +12,17 @@
  * can show a long prefill's progress; a quit, or a new prompt, stops it
  * at the next layer (session.h) rather than after the whole prompt.
  *
+ * A re-evaluation always reports its progress the same way, and stops
+ * between chunks for Esc (tui_worker_stop_reeval) or for a newer request:
+ * the child run keeps the positions fed so far and ends as 'interrupted',
+ * the parent's tokens stay the ones a next request re-evaluates. After
+ * Esc the next child's parent is the run on screen again; a newer request
+ * that stopped it takes the stopped run as parent, keeping one chain.
+ *
  * Lineage: requests coalesce (a re-evaluation asked for before the worker
  * started the previous one replaces it), and each re-evaluation's parent is
- * the last run the worker started, so rapid keys make one chain of runs.
+ * the last run the worker started (unless Esc stopped it), so rapid keys
+ * make one chain of runs.
  */
 #ifndef AHASCOPE_TUI_WORKER_H
 #define AHASCOPE_TUI_WORKER_H
@@ -49,6 +57,7 @@ typedef struct {
     int *next_ids, n_next_ids, next_n_prompt; /* teacher-forced tokens (heap) */
     int next_reeval;          /* the restart re-evaluates the current tokens (its parent: last_run) */
     int attn_req, attn_pos, attn_layer, attn_head;
+    int stop_reeval;          /* Esc: stop the running re-evaluation at the next chunk */
 
     /* results, under mu */
     StepTrace **out;          /* finished traces the UI has not taken yet */
@@ -66,12 +75,18 @@ typedef struct {
     float *attn_w;            /* [seq_len] weights answered for attn_* below */
     int attn_ready, attn_n, attn_rpos, attn_rlayer, attn_rhead;
     char message[600];        /* error or notice for the status line ("" none) */
+    int reeval;               /* the restart under way re-evaluates (progress: prefill_done of prefill_total) */
+    int64_t reeval_parent;    /* the run it re-evaluates */
+    AttnConfig reeval_from;   /* the parent's settings, the worker's again if it stops */
+    int reeval_stopped;       /* one stopped since the last take: 1 by Esc, 2 replaced by a newer request */
+    int reeval_done, reeval_total; /* positions the stopped one kept, of those it had to compute */
+    int64_t reeval_run;       /* the stopped child run (0: not recorded) */
     int *ids, n_ids, n_prompt; /* tokens fed so far (a copy), for restarts */
 
     /* the worker's own */
     Session ses;
     int have_ses;
-    long chunk_delay_ms;      /* test knob AHASCOPE_TEST_PREFILL_DELAY_MS: each prefill chunk takes this longer */
+    long chunk_delay_ms;      /* test knob AHASCOPE_TEST_PREFILL_DELAY_MS: each chunk of a prefill or re-evaluation takes this longer */
 } TuiWorker;
 
 /* Start the thread with a first run on prompt under attn. Returns 0, or -1
@@ -99,6 +114,11 @@ typedef struct {
     int prefill_done, prefill_total; /* the last long prefill's (kept once it ends; total 0: none yet) */
     double prefill_s;
     char message[600];    /* a notice or error for the status line, "" none */
+    int reevaluating;     /* a re-evaluation of reeval_parent runs (prefill_* say how far) */
+    int64_t reeval_parent;
+    int reeval_stopped;   /* one stopped: 1 by Esc, 2 replaced; it kept reeval_done of reeval_total as reeval_run */
+    int reeval_done, reeval_total;
+    int64_t reeval_run;
     int attn_ready, attn_n, attn_pos, attn_layer, attn_head; /* weights copied into the caller's buffer */
 } TuiTake;
 
@@ -115,6 +135,11 @@ int tui_worker_play(TuiWorker *w, int playing, double speed);
 
 /* Ask for the attention weights of (pos, layer, head) of the current run. */
 void tui_worker_request_attention(TuiWorker *w, int pos, int layer, int head);
+
+/* Esc on a re-evaluation: stop the running one at the next chunk (1; its
+ * end comes through tui_worker_take), or drop one asked for and not begun
+ * (2); 0 if there is none. */
+int tui_worker_stop_reeval(TuiWorker *w);
 
 /* The run being recorded (0: none). */
 int64_t tui_worker_run_id(TuiWorker *w);

@@ -1,0 +1,125 @@
+/* test_tui_reeval.c — a settings change on a long live run: the
+ * re-evaluation counts its positions on the status line while keys are
+ * answered, Esc stops it between chunks (the child run kept, interrupted,
+ * the parent still on screen), and a second press during one replaces it.
+ *
+ * The TUI runs on stories260K through tests/tmux.h; each 64-position chunk
+ * is made slower with AHASCOPE_TEST_PREFILL_DELAY_MS so the checks made
+ * during a re-evaluation never race its end. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "tests/tmux.h"
+
+/* Each chunk of a prefill or re-evaluation 1.5 s slower: about 6 s for the
+ * 250 positions below, long enough to read the progress and press a key. */
+#define SLOW_CHUNKS "AHASCOPE_TEST_PREFILL_DELAY_MS=1500"
+
+#define NEED_TUI()                                                          \
+    do {                                                                    \
+        SKIP_UNLESS_SHARED();                                               \
+        if (!tmux_available()) { test_skip("tmux not installed"); return; } \
+    } while (0)
+
+/* A wait the rest of the test depends on: fail and stop the test at once. */
+#define WAIT(t, text, secs)                                                  \
+    do {                                                                     \
+        if (!tmux_shows(t, text, secs)) {                                    \
+            test_fail(__FILE__, __LINE__, "screen never showed '%s'", text); \
+            tmux_stop(t);                                                    \
+            return;                                                          \
+        }                                                                    \
+    } while (0)
+
+/* The TUI on stories260K (greedy, full attention, w 16, recorded) on a
+ * prompt of about 250 tokens: the run a re-evaluation has to redo. */
+static int start_long(Tmux *t, const char *name) {
+    static char model[4096], cmd[16384];
+    if (!realpath(test_stories_model(), model)) snprintf(model, sizeof model, "missing-model");
+    int n = snprintf(cmd, sizeof cmd, "%s tui --model %s --seed 1 --temperature 0 --policy full --window 16 --prompt '",
+                     test_bin_abs(), model);
+    for (int i = 0; i < 20; i++) n += snprintf(cmd + n, sizeof cmd - n, "Once upon a time there was a little dog. ");
+    snprintf(cmd + n, sizeof cmd - n, "'");
+    return tmux_open(t, name, NULL, 160, 40, SLOW_CHUNKS, cmd, 0);
+}
+
+static char *query(Tmux *t, const char *sql) {
+    int st;
+    return test_runf(&st, "%s query --db %s/ahascope.db --csv \"%s\"", test_bin_abs(), t->dir, sql);
+}
+
+/* The positions recorded for each run, "run,parent,status,window,positions" a line. */
+static char *runs_table(Tmux *t) {
+    return query(t, "SELECT r.run_id, r.parent_run_id, r.status, r.window, (SELECT COUNT(*) FROM tokens k WHERE "
+                    "k.run_id = r.run_id) FROM runs r ORDER BY r.run_id");
+}
+
+/* `w` on a run of 250 positions: the status line counts the re-evaluation,
+ * Esc stops it after its first chunk; the child run is kept as interrupted
+ * with fewer positions than its parent, which stays on screen (w 16). */
+TEST(tui_reeval_shows_progress_and_esc_stops_it) {
+    NEED_TUI();
+    Tmux t;
+    CHECK_INT(start_long(&t, "reeval_esc"), 0);
+    WAIT(&t, "prefilled ", 60);
+    CHECK_MSG(tmux_shows_pos(&t, 200, 10), "the prompt's positions never showed"); /* shown after the count ends */
+    tmux_keys(&t, "w");
+    WAIT(&t, "re-evaluating run 1 under full, w=8", 5);
+    WAIT(&t, "as run 2: 64 of ", 10);
+    char *s = tmux_capture(&t);
+    CHECK_MSG(s && strstr(s, "positions \xc2\xb7 Esc stops"), "the progress line:\n%s", s ? s : "");
+    free(s);
+    tmux_keys(&t, "?"); /* keys are answered during it */
+    WAIT(&t, "any key closes", 2);
+    tmux_keys(&t, "Escape"); /* closes the help: a pane closes before anything stops */
+    WAIT(&t, "Esc stops", 3);
+    tmux_keys(&t, "Escape");
+    WAIT(&t, "re-evaluation stopped at ", 5);
+    s = tmux_capture(&t);
+    CHECK_MSG(s && strstr(s, "run 2 is kept, interrupted") && strstr(s, "w 16 "), "after Esc:\n%s", s ? s : "");
+    free(s);
+    tmux_keys(&t, "[ [");
+    WAIT(&t, "heads @ pos", 2); /* the parent is still there to browse */
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    char *r = runs_table(&t);
+    int n1 = 0, n2 = 0;
+    const char *a = r ? strstr(r, "\n1,,done,16,") : NULL, *b = r ? strstr(r, "\n2,1,interrupted,8,") : NULL;
+    CHECK_MSG(a && b && sscanf(a, "\n1,,done,16,%d", &n1) == 1 && sscanf(b, "\n2,1,interrupted,8,%d", &n2) == 1,
+              "runs:\n%s", r ? r : "");
+    CHECK_MSG(n1 > 200 && n2 >= 64 && n2 < n1, "the parent has %d positions, the stopped child %d", n1, n2);
+    free(r);
+    tmux_stop(&t);
+}
+
+/* A second settings press during a re-evaluation stops it (kept,
+ * interrupted) and re-evaluates the tokens on screen under the newer
+ * settings, the stopped run its parent (one chain), with all its positions. */
+TEST(tui_reeval_second_press_replaces_the_running_one) {
+    NEED_TUI();
+    Tmux t;
+    CHECK_INT(start_long(&t, "reeval_twice"), 0);
+    WAIT(&t, "prefilled ", 60);
+    CHECK_MSG(tmux_shows_pos(&t, 200, 10), "the prompt's positions never showed"); /* shown after the count ends */
+    tmux_keys(&t, "w");
+    WAIT(&t, "as run 2: 64 of ", 10);
+    tmux_keys(&t, "w");
+    WAIT(&t, "re-evaluating run 2 under full, w=4, tau=0.50, theta=0.10 as run 3: ", 5);
+    WAIT(&t, "Esc stops (run 2 stopped at ", 5);
+    WAIT(&t, "run 3: full, w=4", 30);
+    WAIT(&t, "w 4 ", 2);
+    tmux_keys(&t, "q");
+    WAIT(&t, "EXITED 0", 5);
+    char *r = runs_table(&t);
+    int n1 = 0, n2 = 0, n3 = 0;
+    const char *a = r ? strstr(r, "\n1,,done,16,") : NULL, *b = r ? strstr(r, "\n2,1,interrupted,8,") : NULL;
+    const char *c = r ? strstr(r, "\n3,2,done,4,") : NULL;
+    CHECK_MSG(a && b && c && sscanf(a, "\n1,,done,16,%d", &n1) == 1 && sscanf(b, "\n2,1,interrupted,8,%d", &n2) == 1 &&
+                  sscanf(c, "\n3,2,done,4,%d", &n3) == 1,
+              "runs:\n%s", r ? r : "");
+    CHECK_MSG(n2 < n1 && n3 == n1, "positions: parent %d, stopped %d, replacing %d", n1, n2, n3);
+    free(r);
+    tmux_stop(&t);
+}
