@@ -3,8 +3,8 @@
  * Layout: an 8-byte little-endian u64 N, N bytes of JSON header, then the
  * data. The header maps tensor names to {"dtype", "shape", "data_offsets"}
  * (offsets relative to the first data byte) and may carry "__metadata__", a
- * string-to-string object. Router files (issue 4) and Hugging Face
- * checkpoints (issue 8) both use it.
+ * string-to-string object. Router files (engine/routers.c) and Hugging Face
+ * checkpoints (engine/model_hf.c) both use it.
  *
  * The reader memory-maps the file and validates the whole header up front,
  * so a successfully opened StFile hands out tensors whose bytes are known to
