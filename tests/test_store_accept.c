@@ -11,49 +11,7 @@
 
 #include "store/store.h"
 #include "test.h"
-
-static void fresh(const char *path) {
-    char p[1100];
-    unlink(path);
-    snprintf(p, sizeof p, "%s-wal", path), unlink(p);
-    snprintf(p, sizeof p, "%s-shm", path), unlink(p);
-    snprintf(p, sizeof p, "%s-journal", path), unlink(p);
-}
-
-/* A database of ours holding one run of n steps of a 2 x 2 model. */
-static void record_run(const char *path, int n) {
-    fresh(path);
-    Err e;
-    Store *s = store_open(path, STORE_WRITE, 1000, &e);
-    CHECK_MSG(s != NULL, "open: %s", e.msg);
-    if (!s) return;
-    StoreRunInfo r;
-    memset(&r, 0, sizeof r);
-    snprintf(r.model, sizeof r.model, "m.bin");
-    snprintf(r.policy, sizeof r.policy, "aha");
-    r.n_layers = 2, r.n_heads = 2, r.n_kv_heads = 2, r.dim = 16, r.vocab_size = 512, r.seq_len = 4096;
-    r.window = 4, r.sinks = 1, r.tau = 0.5, r.theta_logit = 0, r.prompt = "x", r.program_version = "test";
-    CHECK(store_run_begin(s, &r, &e) == 0);
-    for (int p = 0; p < n; p++) {
-        StepTrace *t = trace_new(2, 2);
-        t->pos = p, t->token = p + 1, t->n_far = p > 4 ? p - 4 : 0, t->n_kv_heads = 2;
-        for (int i = 0; i < 4; i++) t->gate[i] = (int8_t)((i + p) % 2), t->score[i] = 0.25f * (i % 4);
-        CHECK_MSG(store_write_step(s, r.run_id, t, NULL, &e) == 0, "write: %s", e.msg);
-        trace_free(t);
-    }
-    CHECK(store_run_end(s, r.run_id, "done", &e) == 0);
-    CHECK(store_close(s, &e) == 0);
-}
-
-/* Run SQL on the file with a plain connection, as another program would. */
-static void tamper(const char *db, const char *sql) {
-    sqlite3 *h;
-    CHECK(sqlite3_open(db, &h) == SQLITE_OK);
-    char *msg = NULL;
-    CHECK_MSG(sqlite3_exec(h, sql, NULL, NULL, &msg) == SQLITE_OK, "%s: %s", sql, msg);
-    sqlite3_free(msg);
-    sqlite3_close(h);
-}
+#include "tests/store_fixture.h"
 
 /* In a child that dies without closing, run sql with checkpoints off:
  * what it wrote stays in db's -wal (or, mid-transaction in a rollback
@@ -127,12 +85,12 @@ TEST(store_accept_refused_files_are_left_as_they_were) {
     };
     char good[1024], db[1024], cmd[4096];
     snprintf(good, sizeof good, "%s", test_tmp("accept_good.db"));
-    record_run(good, 6);
+    test_db_record(good, 2, 2, 6);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(db, sizeof db, "%s", test_tmp(cases[i][0]));
-        if (i == 0) fresh(db);
-        else record_run(db, 6);
-        tamper(db, cases[i][1]);
+        if (i == 0) test_db_fresh(db);
+        else test_db_record(db, 2, 2, 6);
+        test_db_exec(db, cases[i][1]);
         long len = 0;
         char *before = test_read_file(db, &len);
         expect_open_refused(db, STORE_WRITE, cases[i][2]);
@@ -156,12 +114,12 @@ TEST(store_accept_merge_leaves_an_inputs_wal_alone) {
     snprintf(in, sizeof in, "%s", test_tmp("accept_in.db"));
     snprintf(wal, sizeof wal, "%s-wal", in);
     snprintf(out, sizeof out, "%s", test_tmp("accept_merged.db"));
-    record_run(in, 8);
+    test_db_record(in, 2, 2, 8);
     killed_writer(in, COPY_RUN_1(2));
     long len = 0, wlen = 0;
     char *before = test_read_file(in, &len), *wbefore = test_read_file(wal, &wlen);
     CHECK_MSG(wbefore && wlen > 0, "the writer left no -wal");
-    fresh(out);
+    test_db_fresh(out);
     int st = -1;
     free(test_runf(&st, "%s merge --out %s %s 2>&1", test_bin(), out, in));
     CHECK_INT(st, 0);
@@ -180,8 +138,8 @@ TEST(store_accept_a_foreign_wal_is_refused) {
     char a[1024], b[1024], side[1100], cmd[4096];
     snprintf(a, sizeof a, "%s", test_tmp("accept_a.db"));
     snprintf(b, sizeof b, "%s", test_tmp("accept_b.db"));
-    record_run(a, 6);
-    record_run(b, 300);
+    test_db_record(a, 2, 2, 6);
+    test_db_record(b, 2, 2, 300);
     killed_writer(b, COPY_RUN_1(2));
     long len = 0;
     char *before = test_read_file(a, &len);
@@ -211,9 +169,9 @@ TEST(store_accept_a_wal_of_another_page_size_is_refused) {
     char a[1024], b[1024], side[1100], from[1100];
     snprintf(a, sizeof a, "%s", test_tmp("accept_pa.db"));
     snprintf(b, sizeof b, "%s", test_tmp("accept_pb.db"));
-    record_run(a, 6);
-    fresh(b);
-    tamper(b, "PRAGMA page_size=8192; PRAGMA journal_mode=WAL; CREATE TABLE t(x)");
+    test_db_record(a, 2, 2, 6);
+    test_db_fresh(b);
+    test_db_exec(b, "PRAGMA page_size=8192; PRAGMA journal_mode=WAL; CREATE TABLE t(x)");
     killed_writer(b, "INSERT INTO t VALUES (1)");
     snprintf(side, sizeof side, "%s-wal", a);
     snprintf(from, sizeof from, "%s-wal", b);
@@ -228,9 +186,9 @@ TEST(store_accept_swapped_root_pages_are_refused) {
     char db[1024], good[1024], cmd[4096];
     snprintf(db, sizeof db, "%s", test_tmp("accept_roots.db"));
     snprintf(good, sizeof good, "%s", test_tmp("accept_roots_src.db"));
-    record_run(db, 6);
-    record_run(good, 6);
-    tamper(db, "PRAGMA writable_schema=ON; UPDATE sqlite_schema SET rootpage = CASE name"
+    test_db_record(db, 2, 2, 6);
+    test_db_record(good, 2, 2, 6);
+    test_db_exec(db, "PRAGMA writable_schema=ON; UPDATE sqlite_schema SET rootpage = CASE name"
                " WHEN 'runs' THEN (SELECT rootpage FROM sqlite_schema WHERE name='decisions')"
                " ELSE (SELECT rootpage FROM sqlite_schema WHERE name='runs') END"
                " WHERE name IN ('runs', 'decisions')");
@@ -242,15 +200,15 @@ TEST(store_accept_swapped_root_pages_are_refused) {
     snprintf(cmd, sizeof cmd, "%s merge --out %s %s", test_bin(), db, good);
     CHECK_REFUSAL(cmd, 1, NULL, want, 1);
     snprintf(cmd, sizeof cmd, "%s merge --out %s %s", test_bin(), test_tmp("accept_roots_out.db"), db);
-    fresh(test_tmp("accept_roots_out.db"));
+    test_db_fresh(test_tmp("accept_roots_out.db"));
     CHECK_REFUSAL(cmd, 1, NULL, want, 1);
     if (test_shared_available()) {
         snprintf(cmd, sizeof cmd, "%s record --db %s --model %s --prompt Once --steps 2", test_bin(), db,
                  test_stories_model());
         CHECK_REFUSAL(cmd, 1, NULL, want, 1);
     }    /* two tables of the same kind (WITHOUT ROWID) swapped: the first rows' storage classes give it away */
-    record_run(db, 6);
-    tamper(db, "PRAGMA writable_schema=ON; UPDATE sqlite_schema SET rootpage = CASE name"
+    test_db_record(db, 2, 2, 6);
+    test_db_exec(db, "PRAGMA writable_schema=ON; UPDATE sqlite_schema SET rootpage = CASE name"
                " WHEN 'tokens' THEN (SELECT rootpage FROM sqlite_schema WHERE name='decisions')"
                " ELSE (SELECT rootpage FROM sqlite_schema WHERE name='tokens') END"
                " WHERE name IN ('tokens', 'decisions')");
@@ -265,9 +223,9 @@ TEST(store_accept_a_foreign_journal_is_refused) {
     char a[1024], b[1024], side[1100], from[1100];
     snprintf(a, sizeof a, "%s", test_tmp("accept_ja.db"));
     snprintf(b, sizeof b, "%s", test_tmp("accept_jb.db"));
-    record_run(a, 6);
-    record_run(b, 300);
-    tamper(b, "PRAGMA journal_mode=DELETE");
+    test_db_record(a, 2, 2, 6);
+    test_db_record(b, 2, 2, 300);
+    test_db_exec(b, "PRAGMA journal_mode=DELETE");
     killed_writer(b, "PRAGMA cache_size=2; BEGIN; DELETE FROM decisions; DELETE FROM tokens;"); /* dies mid-transaction */
     snprintf(from, sizeof from, "%s-journal", b);
     snprintf(side, sizeof side, "%s-journal", a);

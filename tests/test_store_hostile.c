@@ -15,51 +15,9 @@
 #include "app/tui/sql.h"
 #include "store/store.h"
 #include "test.h"
+#include "tests/store_fixture.h"
 
 #define ENDLESS "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) "
-
-static void fresh(const char *path) {
-    char p[1100];
-    unlink(path);
-    snprintf(p, sizeof p, "%s-wal", path), unlink(p);
-    snprintf(p, sizeof p, "%s-shm", path), unlink(p);
-}
-
-/* A database of ours holding one run of n steps of an L x H model. */
-static void record_run(const char *path, int L, int H, int n) {
-    fresh(path);
-    Err e;
-    Store *s = store_open(path, STORE_WRITE, 1000, &e);
-    CHECK_MSG(s != NULL, "open: %s", e.msg);
-    if (!s) return;
-    StoreRunInfo r;
-    memset(&r, 0, sizeof r);
-    snprintf(r.model, sizeof r.model, "m.bin");
-    snprintf(r.policy, sizeof r.policy, "aha");
-    r.n_layers = L, r.n_heads = H, r.n_kv_heads = H, r.dim = 8 * H, r.vocab_size = 512, r.seq_len = 256;
-    r.window = 4, r.sinks = 1, r.tau = 0.5, r.theta_logit = 0, r.prompt = "x";
-    r.program_version = "test";
-    CHECK(store_run_begin(s, &r, &e) == 0);
-    for (int p = 0; p < n; p++) {
-        StepTrace *t = trace_new(L, H);
-        t->pos = p, t->token = p + 1, t->n_far = p > 4 ? p - 4 : 0, t->n_kv_heads = H;
-        for (int i = 0; i < L * H; i++) t->gate[i] = (int8_t)((i + p) % 2), t->score[i] = 0.25f * (i % 4);
-        CHECK_MSG(store_write_step(s, r.run_id, t, NULL, &e) == 0, "write: %s", e.msg);
-        trace_free(t);
-    }
-    CHECK(store_run_end(s, r.run_id, "done", &e) == 0);
-    CHECK(store_close(s, &e) == 0);
-}
-
-/* Run SQL on the file directly, as someone editing it would. */
-static void tamper(const char *db, const char *sql) {
-    sqlite3 *h;
-    CHECK(sqlite3_open(db, &h) == SQLITE_OK);
-    char *msg = NULL;
-    CHECK_MSG(sqlite3_exec(h, sql, NULL, NULL, &msg) == SQLITE_OK, "%s: %s", sql, msg);
-    sqlite3_free(msg);
-    sqlite3_close(h);
-}
 
 static long long scalar(const char *db, const char *sql) {
     sqlite3 *h;
@@ -99,9 +57,9 @@ TEST(store_hostile_trigger_is_refused) {
     char db[1024], good[1024], args[4096];
     snprintf(db, sizeof db, "%s", test_tmp("trigger.db"));
     snprintf(good, sizeof good, "%s", test_tmp("trigger_src.db"));
-    record_run(db, 2, 2, 6);
-    record_run(good, 2, 2, 6);
-    tamper(db, "CREATE TRIGGER t AFTER INSERT ON tokens BEGIN DELETE FROM decisions;"
+    test_db_record(db, 2, 2, 6);
+    test_db_record(good, 2, 2, 6);
+    test_db_exec(db, "CREATE TRIGGER t AFTER INSERT ON tokens BEGIN DELETE FROM decisions;"
                " UPDATE runs SET prompt='pwned'; END");
     snprintf(args, sizeof args, "merge --out %s %s", db, good);
     expect_refused(1, db, args, "tampered schema: unexpected trigger 't'");
@@ -137,15 +95,15 @@ TEST(store_hostile_changed_objects_are_refused) {
     char db[1024], args[2048];
     snprintf(db, sizeof db, "%s", test_tmp("changed.db"));
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        record_run(db, 2, 2, 6);
-        tamper(db, cases[i][0]);
+        test_db_record(db, 2, 2, 6);
+        test_db_exec(db, cases[i][0]);
         snprintf(args, sizeof args, "query --db %s 'SELECT * FROM run_summary'", db);
         expect_refused(1, db, args, cases[i][1]);
         snprintf(args, sizeof args, "compare --db %s --run 1", db);
         expect_refused(1, db, args, cases[i][1]);
     }
     /* the untouched file, and an untouched version-1 file, still open */
-    record_run(db, 2, 2, 6);
+    test_db_record(db, 2, 2, 6);
     Err e;
     Store *s = store_open(db, STORE_READ, 200, &e);
     CHECK_MSG(s != NULL, "%s", e.msg);
@@ -158,7 +116,7 @@ TEST(store_hostile_changed_objects_are_refused) {
     s = store_open(v1, STORE_READ, 200, &e);
     CHECK_MSG(s != NULL, "%s", e.msg);
     store_close(s, NULL);
-    tamper(v1, "CREATE TRIGGER t1 AFTER INSERT ON runs BEGIN DELETE FROM decisions; END");
+    test_db_exec(v1, "CREATE TRIGGER t1 AFTER INSERT ON runs BEGIN DELETE FROM decisions; END");
     expect_open_refused(v1, STORE_READ, "unexpected trigger 't1'");
     expect_open_refused(v1, STORE_WRITE, "unexpected trigger 't1'");
     CHECK_INT(scalar(v1, "PRAGMA user_version"), 1); /* refused before any upgrade */
@@ -168,7 +126,7 @@ TEST(store_hostile_changed_objects_are_refused) {
  * structure; with a second argument it could point SQLite at any code. */
 TEST(store_hostile_query_refuses_fts3_tokenizer) {
     const char *db = test_tmp("fts.db");
-    record_run(db, 1, 1, 2);
+    test_db_record(db, 1, 1, 2);
     const char *sqls[] = {"SELECT fts3_tokenizer('simple')", "SELECT fts3_tokenizer('x', X'0000000000000000')"};
     for (int i = 0; i < 2; i++) {
         int st;
@@ -183,7 +141,7 @@ TEST(store_hostile_query_refuses_fts3_tokenizer) {
  * touches the file. */
 TEST(store_hostile_query_time_limit_and_cancel) {
     const char *db = test_tmp("slow.db");
-    record_run(db, 2, 4, 40);
+    test_db_record(db, 2, 4, 40);
     char before[65], after[65];
     Err e;
     sha256_file(db, before, &e);
@@ -226,7 +184,7 @@ TEST(store_hostile_query_time_limit_and_cancel) {
  * `query`, in the C API and in the TUI's `:` pane. */
 TEST(store_hostile_query_memory_ceilings) {
     const char *db = test_tmp("big.db");
-    record_run(db, 2, 2, 6);
+    test_db_record(db, 2, 2, 6);
     char before[65], after[65];
     Err e;
     sha256_file(db, before, &e);
@@ -311,7 +269,7 @@ static int run_measured(const char *const *args, const char *out, const char *er
  * prints the rows it holds, and says how to get the rest. */
 TEST(store_hostile_query_endless_table_stops_at_its_bound) {
     const char *db = test_tmp("endless_table.db");
-    record_run(db, 2, 2, 6);
+    test_db_record(db, 2, 2, 6);
     const char *out = test_tmp("endless_table.out"), *err = test_tmp("endless_table.err");
     const char *args[] = {"query", "--db", db, ENDLESS "SELECT x FROM c", NULL};
     long rss;
@@ -339,7 +297,7 @@ TEST(store_hostile_query_endless_table_stops_at_its_bound) {
  * printed is closed into valid JSON. */
 TEST(store_hostile_query_endless_json_streams_in_bounded_memory) {
     const char *db = test_tmp("endless_json.db");
-    record_run(db, 2, 2, 6);
+    test_db_record(db, 2, 2, 6);
     const char *err = test_tmp("endless_json.err");
     const char *args[] = {"query", "--db", db, "--json", "--timeout", "4", ENDLESS "SELECT x FROM c", NULL};
     long rss;
@@ -376,8 +334,8 @@ TEST(store_hostile_absurd_shapes_are_refused) {
     char db[1024], args[2048];
     snprintf(db, sizeof db, "%s", test_tmp("shape.db"));
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        record_run(db, 3, 4, 5);
-        tamper(db, cases[i][0]);
+        test_db_record(db, 3, 4, 5);
+        test_db_exec(db, cases[i][0]);
         Err e = {0};
         Store *s = store_open(db, STORE_READ, 200, &e);
         StoreRunInfo r;
@@ -394,8 +352,8 @@ TEST(store_hostile_absurd_shapes_are_refused) {
     int st;
     free(test_runf(&st, "command -v script >/dev/null 2>&1"));
     if (st == 0) {
-        record_run(db, 3, 4, 5);
-        tamper(db, cases[0][0]);
+        test_db_record(db, 3, 4, 5);
+        test_db_exec(db, cases[0][0]);
         char *out = test_runf(&st, "timeout 60 script -qec '%s tui --replay --db %s' /dev/null </dev/null", test_bin(), db);
         CHECK_MSG(st == 1 && out && strstr(out, db) && strstr(out, cases[0][1]), "replay: %d %s", st, out);
         free(out);

@@ -28,45 +28,29 @@ static int tmux_start(Tmux *t, const char *name, int cols, int rows, const char 
     return tmux_open(t, name, NULL, cols, rows, env, cmd, 0);
 }
 
-#define NEED_TUI()                                                          \
-    do {                                                                    \
-        SKIP_UNLESS_SHARED();                                               \
-        if (!tmux_available()) { test_skip("tmux not installed"); return; }      \
-    } while (0)
-
-/* A wait the rest of the test depends on: fail and stop the test at once. */
-#define WAIT(t, text, secs)                                                          \
-    do {                                                                             \
-        if (!tmux_shows(t, text, secs)) {                                                \
-            test_fail(__FILE__, __LINE__, "screen never showed '%s'", text);         \
-            tmux_stop(t);                                                            \
-            return;                                                                  \
-        }                                                                            \
-    } while (0)
-
 static char *query(Tmux *t, const char *sql) {
     int st;
     return test_runf(&st, "%s query --db %s/ahascope.db --csv \"%s\"", test_bin_abs(), t->dir, sql);
 }
 
 TEST(tui_steps_plays_and_quits_cleanly) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     CHECK_INT(tmux_start(&t, "basic", 120, 40, NULL, "--policy full"), 0);
-    WAIT(&t, "pos 4/512", 10);      /* "Once upon a time" and BOS prefilled */
-    WAIT(&t, "Once upon a time", 1);
-    WAIT(&t, "policy full", 1);
+    TMUX_WAIT(&t, "pos 4/512", 10);      /* "Once upon a time" and BOS prefilled */
+    TMUX_WAIT(&t, "Once upon a time", 1);
+    TMUX_WAIT(&t, "policy full", 1);
     tmux_keys(&t, "Space Space Space");
-    WAIT(&t, "pos 7/512", 5);
+    TMUX_WAIT(&t, "pos 7/512", 5);
     tmux_keys(&t, "p");
-    WAIT(&t, "playing", 2);
+    TMUX_WAIT(&t, "playing", 2);
     CHECK_MSG(tmux_shows_pos(&t, 12, 5), "playing never reached position 12");
     tmux_keys(&t, "p");
-    WAIT(&t, "paused", 2);
+    TMUX_WAIT(&t, "paused", 2);
     tmux_keys(&t, "[ [");
-    WAIT(&t, "heads @ pos", 1);
+    TMUX_WAIT(&t, "heads @ pos", 1);
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     char *r = query(&t, "SELECT status, n_tokens >= 13, parent_run_id IS NULL FROM runs");
     CHECK_MSG(r && strstr(r, "done,1,1"), "runs: %s", r);
     free(r);
@@ -74,19 +58,19 @@ TEST(tui_steps_plays_and_quits_cleanly) {
 }
 
 TEST(tui_setting_change_reevaluates_as_linked_run) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "settings", 120, 40, NULL, "--policy full --window 16");
-    WAIT(&t, "pos 4/512", 10);
+    TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "Space Space Space Space Space");
-    WAIT(&t, "pos 9/512", 5);
+    TMUX_WAIT(&t, "pos 9/512", 5);
     tmux_keys(&t, "w");
-    WAIT(&t, "w 8 ", 5);
+    TMUX_WAIT(&t, "w 8 ", 5);
     tmux_keys(&t, "P");
-    WAIT(&t, "policy local", 5);
-    WAIT(&t, "pos 9/512", 5); /* same tokens, re-evaluated */
+    TMUX_WAIT(&t, "policy local", 5);
+    TMUX_WAIT(&t, "pos 9/512", 5); /* same tokens, re-evaluated */
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     char *r = query(&t, "SELECT run_id, parent_run_id, policy, window, n_tokens FROM runs ORDER BY run_id");
     CHECK_MSG(r && strstr(r, "1,,full,16,10") && strstr(r, "2,1,full,8,10") && strstr(r, "3,2,local,8,10"), "%s", r);
     free(r);
@@ -99,41 +83,41 @@ TEST(tui_setting_change_reevaluates_as_linked_run) {
 }
 
 TEST(tui_sql_prompt_metric_help_and_export) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "sql", 120, 40, NULL, "--policy full");
-    WAIT(&t, "pos 4/512", 10);
+    TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, ": \"SELECT 40+2 AS answer\" Enter");
-    WAIT(&t, "answer", 5);
-    WAIT(&t, "42", 1);
+    TMUX_WAIT(&t, "answer", 5);
+    TMUX_WAIT(&t, "42", 1);
     tmux_keys(&t, "Escape : \"DELETE FROM runs\" Enter");
-    WAIT(&t, "read-only", 5);
+    TMUX_WAIT(&t, "read-only", 5);
     tmux_keys(&t, "Escape m");
-    WAIT(&t, "router score", 3);
+    TMUX_WAIT(&t, "router score", 3);
     tmux_keys(&t, "m");
-    WAIT(&t, "oracle", 3);
+    TMUX_WAIT(&t, "oracle", 3);
     tmux_keys(&t, "?");
-    WAIT(&t, "edit prompt", 3);
+    TMUX_WAIT(&t, "edit prompt", 3);
     /* at 120x40 the whole help shows, down to the key table's last line */
-    WAIT(&t, view_help_line(view_help_count() - 1)->help, 1);
+    TMUX_WAIT(&t, view_help_line(view_help_count() - 1)->help, 1);
     char *help = tmux_capture(&t);
     CHECK_MSG(help && strstr(help, "Esc  q") && strstr(help, "close overlay / pane, quit") &&
                   strstr(help, "any key closes") && !strstr(help, "more \xe2\x86\x93"),
               "the help at 120x40:\n%s", help ? help : "");
     free(help);
     tmux_keys(&t, "Escape v");
-    WAIT(&t, "per-head global rate", 3);
+    TMUX_WAIT(&t, "per-head global rate", 3);
     tmux_keys(&t, "NPage NPage NPage");
-    WAIT(&t, "no recorded evaluations", 3);
+    TMUX_WAIT(&t, "no recorded evaluations", 3);
     tmux_keys(&t, "Escape s");
-    WAIT(&t, "exported run 1", 5);
+    TMUX_WAIT(&t, "exported run 1", 5);
     char path[1100];
     snprintf(path, sizeof path, "%s/ahascope-run1.json", t.dir);
     CHECK(access(path, R_OK) == 0);
     tmux_keys(&t, "e C-u \"Lily\" Enter");
-    WAIT(&t, "Lily", 5);
+    TMUX_WAIT(&t, "Lily", 5);
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     char *r = query(&t, "SELECT prompt FROM runs WHERE run_id=2");
     CHECK_MSG(r && strstr(r, "Lily"), "%s", r);
     free(r);
@@ -144,19 +128,19 @@ TEST(tui_sql_prompt_metric_help_and_export) {
  * time"), and is recorded as given; a model that is not there ends the TUI
  * with one line naming tui and the file, status 1. */
 TEST(tui_empty_prompt_and_missing_model) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "empty", 120, 40, NULL, "--policy full --prompt ''");
-    WAIT(&t, "1 prompt + 0 generated", 10);
+    TMUX_WAIT(&t, "1 prompt + 0 generated", 10);
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     char *r = query(&t, "SELECT quote(prompt), (SELECT SUM(is_prompt) FROM tokens), (SELECT token_id FROM tokens WHERE pos=0) "
                         "FROM runs");
     CHECK_MSG(r && strstr(r, "\n'',1,1"), "%s", r);
     free(r);
     tmux_stop(&t);
     tmux_start(&t, "nomodel", 120, 40, NULL, "--model /nonexistent/m.bin");
-    WAIT(&t, "EXITED 1", 10);
+    TMUX_WAIT(&t, "EXITED 1", 10);
     char *s = tmux_capture(&t);
     CHECK_MSG(s && strstr(s, "ahascope tui: /nonexistent/m.bin: cannot open model"), "%s", s);
     free(s);
@@ -164,29 +148,29 @@ TEST(tui_empty_prompt_and_missing_model) {
 }
 
 TEST(tui_small_terminal_and_resize) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "small", 60, 20, NULL, "--policy full --no-record");
-    WAIT(&t, "enlarge to 80", 10);
+    TMUX_WAIT(&t, "enlarge to 80", 10);
     tmux_keys(&t, "P p"); /* on the "enlarge" screen keys do nothing: no policy change, no play */
     usleep(300000);
     int st;
     free(test_runf(&st, "tmux -L %s resize-window -x 100 -y 30", t.sock));
-    WAIT(&t, "policy full", 5);
+    TMUX_WAIT(&t, "policy full", 5);
     char *s = tmux_capture(&t);
     CHECK_MSG(s && strstr(s, "paused") && !strstr(s, "re-evaluating"), "keys acted on the enlarge screen:\n%s", s);
     free(s);
     /* at 100x30 the help scrolls: End brings its last line, another key closes it */
     tmux_keys(&t, "?");
-    WAIT(&t, "more \xe2\x86\x93", 3);
-    WAIT(&t, "scroll the help", 1);
+    TMUX_WAIT(&t, "more \xe2\x86\x93", 3);
+    TMUX_WAIT(&t, "scroll the help", 1);
     tmux_keys(&t, "End");
-    WAIT(&t, view_help_line(view_help_count() - 1)->help, 3);
-    WAIT(&t, "more \xe2\x86\x91", 1);
+    TMUX_WAIT(&t, view_help_line(view_help_count() - 1)->help, 3);
+    TMUX_WAIT(&t, "more \xe2\x86\x91", 1);
     tmux_keys(&t, "x");
-    WAIT(&t, "arrows head", 3); /* the status line's hints for the panes again */
+    TMUX_WAIT(&t, "arrows head", 3); /* the status line's hints for the panes again */
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     char path[1100];
     snprintf(path, sizeof path, "%s/ahascope.db", t.dir);
     CHECK(access(path, F_OK) != 0); /* --no-record wrote nothing */
@@ -194,7 +178,7 @@ TEST(tui_small_terminal_and_resize) {
 }
 
 TEST(tui_ascii_and_no_color) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "ascii", 100, 30, "NO_COLOR=1", "--ascii --no-record");
     /* no policy asked for: the shipped stories260K routers at w = 16 */
@@ -209,26 +193,26 @@ TEST(tui_ascii_and_no_color) {
     CHECK_MSG(esc && !strstr(esc, "38;5;") && !strstr(esc, "48;5;"), "NO_COLOR screen has colours");
     free(esc);
     tmux_keys(&t, "C-c");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
 
 TEST(tui_answers_keys_while_a_step_is_slow) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "slow", 120, 40, "AHASCOPE_TEST_STEP_DELAY_MS=1500", "--policy full --no-record");
-    WAIT(&t, "(prefilling the prompt", 15); /* the first step is under way: not "press space" */
-    WAIT(&t, "pos 4/512", 15);
+    TMUX_WAIT(&t, "(prefilling the prompt", 15); /* the first step is under way: not "press space" */
+    TMUX_WAIT(&t, "pos 4/512", 15);
     tmux_keys(&t, "p");
-    WAIT(&t, "playing", 3);
+    TMUX_WAIT(&t, "playing", 3);
     usleep(200000); /* now inside a 1.5 s step */
     double t0 = clock_now();
     tmux_keys(&t, "m");
-    WAIT(&t, "router score", 3);
+    TMUX_WAIT(&t, "router score", 3);
     double dt = clock_now() - t0;
     CHECK_MSG(dt < 0.5, "a key took %.0f ms to show during a slow step", dt * 1e3);
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5); /* quits without waiting for the step */
+    TMUX_WAIT(&t, "EXITED 0", 5); /* quits without waiting for the step */
     tmux_stop(&t);
 }
 
@@ -274,15 +258,15 @@ static int golden_text(int from, int to, char *out, size_t cap) {
 }
 
 TEST(tui_golden_text_mouse_resize_and_replay) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     char want[256];
     CHECK(golden_text(1, 10, want, sizeof want) == 0); /* prompt, then the first 5 generated tokens */
     Tmux t;
     tmux_start(&t, "golden", 120, 40, NULL, "--policy full --db golden.db");
-    WAIT(&t, "pos 4/512", 10);
+    TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "Space Space Space Space Space");
-    WAIT(&t, "pos 9/512", 5);
-    WAIT(&t, want, 2);
+    TMUX_WAIT(&t, "pos 9/512", 5);
+    TMUX_WAIT(&t, want, 2);
     /* a click on heatmap cell L2 H3 (an SGR mouse report, 1-based) selects it; where the cell is
      * comes from the same layout and geometry the TUI draws with */
     ViewModel vm;
@@ -297,27 +281,27 @@ TEST(tui_golden_text_mouse_resize_and_replay) {
     view_free(&vm);
     int st;
     free(test_runf(&st, "tmux -L %s send-keys -l \"$(printf '\\033[<0;%d;%dM')\"", t.sock, cx, cy));
-    WAIT(&t, "L2 H3", 3);
+    TMUX_WAIT(&t, "L2 H3", 3);
     /* a bigger terminal shows the fields a narrow header drops */
     free(test_runf(&st, "tmux -L %s resize-window -x 220 -y 60", t.sock));
-    WAIT(&t, "golden.db run 1", 5);
+    TMUX_WAIT(&t, "golden.db run 1", 5);
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
     /* replay: the same tokens, from the database alone */
     Tmux r;
     char cmd[1200];
     snprintf(cmd, sizeof cmd, "%s tui --replay --db golden.db", test_bin_abs());
     tmux_open(&r, "replay", t.dir, 220, 40, NULL, cmd, 0);
-    WAIT(&r, "replay golden.db run 1", 10);
-    WAIT(&r, want, 2);
-    WAIT(&r, "pos 9/512", 1);
+    TMUX_WAIT(&r, "replay golden.db run 1", 10);
+    TMUX_WAIT(&r, want, 2);
+    TMUX_WAIT(&r, "pos 9/512", 1);
     tmux_keys(&r, "Space");
-    WAIT(&r, "end of the recorded run", 3);
+    TMUX_WAIT(&r, "end of the recorded run", 3);
     tmux_keys(&r, "w");
-    WAIT(&r, "need the model", 3);
+    TMUX_WAIT(&r, "need the model", 3);
     tmux_keys(&r, "q");
-    WAIT(&r, "EXITED 0", 5);
+    TMUX_WAIT(&r, "EXITED 0", 5);
     tmux_stop(&r);
 }
 
@@ -326,7 +310,7 @@ TEST(tui_golden_text_mouse_resize_and_replay) {
  * frame. No Ctrl-L here (tmux_wait's remedy for tmux's own wipes), so the
  * program starts after the pane has settled. */
 TEST(tui_replay_first_frame_without_a_key) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     const char *dir = test_tmp("firstframe");
     int st;
     free(test_runf(&st, "mkdir -p %s && cd %s && %s record --db ff.db --model %s --steps 12 --temperature 0", dir, dir,
@@ -373,22 +357,22 @@ static char *run_tokens(const char *db, int run) {
  * goes on drawing where the sampling before it left off, not from the seed
  * afresh. */
 TEST(tui_sampled_run_is_reproduced_by_record) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "repro", 120, 40, NULL,
                "--policy full --window 16 --seed 12 --temperature 1.0 --steps 60 --prompt 'Once upon a time'");
-    WAIT(&t, "pos 4/512", 10);
+    TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "Space Space Space Space Space Space Space Space Space Space");
-    WAIT(&t, "pos 14/512", 5);
+    TMUX_WAIT(&t, "pos 14/512", 5);
     tmux_keys(&t, "w");
-    WAIT(&t, "w 8 ", 5);
+    TMUX_WAIT(&t, "w 8 ", 5);
     tmux_keys(&t, "W");
-    WAIT(&t, "w 16 ", 5);
-    WAIT(&t, "pos 14/512", 5);
+    TMUX_WAIT(&t, "w 16 ", 5);
+    TMUX_WAIT(&t, "pos 14/512", 5);
     tmux_keys(&t, "+ + + + + p"); /* as fast as it goes */
-    WAIT(&t, "sequence finished", 20);
+    TMUX_WAIT(&t, "sequence finished", 20);
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     char db[1100], rec[1100];
     snprintf(db, sizeof db, "%s/ahascope.db", t.dir);
     snprintf(rec, sizeof rec, "%s/record.db", t.dir);
@@ -418,7 +402,7 @@ TEST(tui_sampled_run_is_reproduced_by_record) {
 /* A router file's τ runs the TUI (header, recorded run) and its trained
  * window, when another is asked for, is a warning on the status line. */
 TEST(tui_router_file_tau_and_window_warning) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     char path[1024];
     snprintf(path, sizeof path, "%s", test_tmp("w8.safetensors"));
     Routers r = {0};
@@ -430,10 +414,10 @@ TEST(tui_router_file_tau_and_window_warning) {
     snprintf(flags, sizeof flags, "--routers %s --window 16", path);
     Tmux t;
     tmux_start(&t, "rmeta", 220, 40, "NO_COLOR=1", flags);
-    WAIT(&t, "trained for window 8, used here at window 16", 10);
-    WAIT(&t, "\xcf\x84 0.70", 5); /* τ */
+    TMUX_WAIT(&t, "trained for window 8, used here at window 16", 10);
+    TMUX_WAIT(&t, "\xcf\x84 0.70", 5); /* τ */
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     char *q = query(&t, "SELECT printf('%.2f', tau), window FROM runs");
     CHECK_MSG(q && strstr(q, "0.70,16"), "%s", q);
     free(q);
@@ -443,14 +427,14 @@ TEST(tui_router_file_tau_and_window_warning) {
 /* Logits that cannot be sampled stop the TUI's run: the reason on the
  * status line, the run recorded as failed, no garbage token after the prompt. */
 TEST(tui_unsampleable_logits_fail_the_run) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "tiny", 160, 40, NULL, "--policy full --temperature 1e-38");
-    WAIT(&t, "pos 4/512", 10);
+    TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "Space");
-    WAIT(&t, "position 5: --temperature 1e-38 is too small", 5);
+    TMUX_WAIT(&t, "position 5: --temperature 1e-38 is too small", 5);
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     char *r = query(&t, "SELECT status, n_tokens FROM runs");
     CHECK_MSG(r && strstr(r, "failed,5"), "%s", r);
     free(r);
@@ -471,57 +455,57 @@ static double time_until(Tmux *t, const char *text, double secs) {
  * answered meanwhile, and Esc or Ctrl-C stop it at once (Ctrl-C quits only
  * when no query runs). Today's UI froze until SIGKILL. */
 TEST(tui_sql_runs_off_the_ui_thread_and_cancels) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "sqlcancel", 120, 40, NULL, "--policy full");
-    WAIT(&t, "pos 4/512", 10);
+    TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, ": \"" ENDLESS_COUNT "\" Enter");
-    WAIT(&t, "Esc cancels", 3);
+    TMUX_WAIT(&t, "Esc cancels", 3);
     tmux_keys(&t, "Space");
-    WAIT(&t, "pos 5/512", 5); /* the engine and the keys go on meanwhile */
-    WAIT(&t, "rows, ", 3);    /* "sql running… 0 rows, 1.2 s" */
+    TMUX_WAIT(&t, "pos 5/512", 5); /* the engine and the keys go on meanwhile */
+    TMUX_WAIT(&t, "rows, ", 3);    /* "sql running… 0 rows, 1.2 s" */
     tmux_keys(&t, "Escape");
     double dt = time_until(&t, "cancelled after", 3);
     CHECK_MSG(dt < 1.0, "Esc took %.2f s to cancel", dt); /* 100 ms in the app; tmux polling and load on top */
     tmux_keys(&t, ": \"" ENDLESS_COUNT "\" Enter");
-    WAIT(&t, "Esc cancels", 3);
+    TMUX_WAIT(&t, "Esc cancels", 3);
     tmux_keys(&t, "C-c");
     dt = time_until(&t, "cancelled after", 3);
     CHECK_MSG(dt < 1.0, "Ctrl-C took %.2f s to cancel", dt);
     tmux_keys(&t, "Space");
-    WAIT(&t, "pos 6/512", 5); /* still running: Ctrl-C stopped the query, not the TUI */
+    TMUX_WAIT(&t, "pos 6/512", 5); /* still running: Ctrl-C stopped the query, not the TUI */
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
 
 /* A query stops at the time limit (--sql-timeout), and an endless result
  * keeps its first 10000 rows and says so. */
 TEST(tui_sql_time_limit_and_row_cap) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "sqllimit", 120, 40, NULL, "--policy full --sql-timeout 1");
-    WAIT(&t, "pos 4/512", 10);
+    TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, ": \"" ENDLESS_COUNT "\" Enter");
-    WAIT(&t, "stopped by the 1 s time limit", 6);
+    TMUX_WAIT(&t, "stopped by the 1 s time limit", 6);
     tmux_keys(&t, ": \"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT x AS n FROM c\" Enter");
-    WAIT(&t, "first 10000 rows only", 10);
-    WAIT(&t, "lines 1-", 1);
+    TMUX_WAIT(&t, "first 10000 rows only", 10);
+    TMUX_WAIT(&t, "lines 1-", 1);
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
 
 /* DROP TABLE is refused by its own name (it was "DELETE is not allowed"). */
 TEST(tui_sql_refusal_names_the_statement) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "sqldrop", 120, 40, NULL, "--policy full");
-    WAIT(&t, "pos 4/512", 10);
+    TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, ": \"DROP TABLE runs\" Enter");
-    WAIT(&t, "DROP TABLE is not allowed", 5);
+    TMUX_WAIT(&t, "DROP TABLE is not allowed", 5);
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     char *r = query(&t, "SELECT COUNT(*) FROM runs");
     CHECK_MSG(r && strstr(r, "\n1"), "%s", r);
     free(r);
@@ -531,22 +515,22 @@ TEST(tui_sql_refusal_names_the_statement) {
 /* `:` starts empty (typing used to append to the last query); ↑/↓ walk
  * the queries entered before. */
 TEST(tui_sql_prompt_starts_empty_with_history) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "sqlhist", 120, 40, NULL, "--policy full");
-    WAIT(&t, "pos 4/512", 10);
+    TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, ": \"SELECT 1 AS first\" Enter");
-    WAIT(&t, "of 1 \xc2\xb7 SELECT 1 AS first", 5);
+    TMUX_WAIT(&t, "of 1 \xc2\xb7 SELECT 1 AS first", 5);
     tmux_keys(&t, ": \"SELECT 2 AS second\" Enter");
-    WAIT(&t, "of 1 \xc2\xb7 SELECT 2 AS second", 5);
+    TMUX_WAIT(&t, "of 1 \xc2\xb7 SELECT 2 AS second", 5);
     tmux_keys(&t, ": Up Up");
-    WAIT(&t, "sql: SELECT 1 AS first", 3);
+    TMUX_WAIT(&t, "sql: SELECT 1 AS first", 3);
     tmux_keys(&t, "Down");
-    WAIT(&t, "sql: SELECT 2 AS second", 3);
+    TMUX_WAIT(&t, "sql: SELECT 2 AS second", 3);
     tmux_keys(&t, "Up Enter");
-    WAIT(&t, "of 1 \xc2\xb7 SELECT 1 AS first", 5);
+    TMUX_WAIT(&t, "of 1 \xc2\xb7 SELECT 1 AS first", 5);
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
 
@@ -572,7 +556,7 @@ static void to_hex(const char *s, size_t n, char *out) {
  * start; text typed at both ends makes the new run's prompt byte for byte,
  * and `e` then shows that whole prompt. */
 TEST(tui_edit_prompt_keeps_a_long_prompt_whole) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     static char text[1400], want[1500], hex[3000], flags[1300];
     size_t n = long_edit_prompt(text, sizeof text);
     const char *path = test_tmp("editlong.txt");
@@ -581,22 +565,22 @@ TEST(tui_edit_prompt_keeps_a_long_prompt_whole) {
     snprintf(flags, sizeof flags, "--policy full --steps 512 --prompt-file %s", path);
     Tmux t;
     tmux_start(&t, "editlong", 120, 40, NULL, flags);
-    WAIT(&t, " prompt + 0 generated", 15);
+    TMUX_WAIT(&t, " prompt + 0 generated", 15);
     tmux_keys(&t, "e");
-    WAIT(&t, "went home.\xe2\x96\x8f", 3);                    /* the end, the cursor after it */
-    WAIT(&t, "prompt: \xe2\x80\xa6", 1);                       /* its start hidden, and marked */
+    TMUX_WAIT(&t, "went home.\xe2\x96\x8f", 3);                    /* the end, the cursor after it */
+    TMUX_WAIT(&t, "prompt: \xe2\x80\xa6", 1);                       /* its start hidden, and marked */
     tmux_keys(&t, "Home");
-    WAIT(&t, "prompt: Zo\xc3\xab ate a cake", 3);
+    TMUX_WAIT(&t, "prompt: Zo\xc3\xab ate a cake", 3);
     tmux_keys(&t, "\"Long ago. \" End \" The end.\" Enter");
-    WAIT(&t, "went home. The end. ", 15);                     /* the new run's tokens, not the editor */
+    TMUX_WAIT(&t, "went home. The end. ", 15);                     /* the new run's tokens, not the editor */
     tmux_keys(&t, "Home");                                     /* the token cursor to the first */
-    WAIT(&t, "\n\xe2\x94\x82Long ago. Zo", 5);
+    TMUX_WAIT(&t, "\n\xe2\x94\x82Long ago. Zo", 5);
     tmux_keys(&t, "e");
-    WAIT(&t, "home. The end.\xe2\x96\x8f", 3);
+    TMUX_WAIT(&t, "home. The end.\xe2\x96\x8f", 3);
     tmux_keys(&t, "Home");
-    WAIT(&t, "prompt: Long ago. Zo\xc3\xab", 3);
+    TMUX_WAIT(&t, "prompt: Long ago. Zo\xc3\xab", 3);
     tmux_keys(&t, "Escape q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
     size_t k = (size_t)snprintf(want, sizeof want, "Long ago. %s The end.", text);
     char *r = query(&t, "SELECT run_id, hex(prompt) FROM runs ORDER BY run_id");
@@ -626,13 +610,13 @@ static int rows_shown(const char *s, int *lo, int *hi) {
  * (80×24: the pane shows fewer than 10 rows, which PgDn used to skip);
  * ←/→ and h/l scroll a wide result sideways. */
 TEST(tui_sql_pane_pages_keeps_header_and_scrolls_sideways) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "sqlpage", 80, 24, NULL, "--policy full");
-    WAIT(&t, "pos 4/512", 10);
+    TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, ": \"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<300) "
                   "SELECT printf('row%03d', x) AS hdrcol FROM c\" Enter");
-    WAIT(&t, "row001", 5);
+    TMUX_WAIT(&t, "row001", 5);
     char *s = tmux_capture(&t);
     int lo, hi, lo2, hi2;
     int n = rows_shown(s, &lo, &hi);
@@ -642,7 +626,7 @@ TEST(tui_sql_pane_pages_keeps_header_and_scrolls_sideways) {
     char want[32];
     snprintf(want, sizeof want, "row%03d", hi + 1);
     usleep(300000);
-    WAIT(&t, want, 3);
+    TMUX_WAIT(&t, want, 3);
     s = tmux_capture(&t);
     rows_shown(s, &lo2, &hi2);
     CHECK_MSG(lo2 == hi + 1 && hi2 == 2 * hi, "after PgDn: %d-%d (page of %d)\n%s", lo2, hi2, hi, s);
@@ -650,7 +634,7 @@ TEST(tui_sql_pane_pages_keeps_header_and_scrolls_sideways) {
     free(s);
     tmux_keys(&t, "NPage PPage");
     usleep(300000);
-    WAIT(&t, want, 3);
+    TMUX_WAIT(&t, want, 3);
     s = tmux_capture(&t);
     rows_shown(s, &lo2, &hi2);
     CHECK_MSG(lo2 == hi + 1, "after PgDn PgUp: from %d\n%s", lo2, s);
@@ -660,53 +644,53 @@ TEST(tui_sql_pane_pages_keeps_header_and_scrolls_sideways) {
     char keys[800];
     snprintf(keys, sizeof keys, ": \"%s\" Enter", sql);
     tmux_keys(&t, keys);
-    WAIT(&t, "sql: 1 rows", 5); /* not "c00": the editor line shows the query while it is typed */
+    TMUX_WAIT(&t, "sql: 1 rows", 5); /* not "c00": the editor line shows the query while it is typed */
     s = tmux_capture(&t);
     CHECK_MSG(s && !strstr(s, "c40") && strstr(s, "cols 1-78 of 203"), "%s", s);
     free(s);
     tmux_keys(&t, "l l l l l l l l Right Right Right Right Right Right Right Right");
-    WAIT(&t, "c40", 3);
+    TMUX_WAIT(&t, "c40", 3);
     s = tmux_capture(&t);
     CHECK_MSG(s && !strstr(s, "c00") && strstr(s, "cols 126-203 of 203"), "%s", s);
     free(s);
     tmux_keys(&t, "Left h");
-    WAIT(&t, "cols 110-187 of 203", 3);
+    TMUX_WAIT(&t, "cols 110-187 of 203", 3);
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
 
 /* `v` shows the plots under their own title, not "sql (read-only)". */
 TEST(tui_plots_pane_has_its_own_title) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "plotstitle", 120, 40, NULL, "--policy full --no-record");
-    WAIT(&t, "pos 4/512", 10);
+    TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "v");
-    WAIT(&t, "per-head global rate", 5);
+    TMUX_WAIT(&t, "per-head global rate", 5);
     char *s = tmux_capture(&t);
     CHECK_MSG(s && strstr(s, "plots \xc2\xb7 lines 1-") && !strstr(s, "sql (read-only)"), "%s", s);
     free(s);
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
 
 /* Setting keys faster than the model re-evaluates: one chain of runs, each
  * the child of the one before, however fast the keys come. */
 TEST(tui_fast_setting_keys_keep_one_lineage) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "lineage", 120, 40, "AHASCOPE_TEST_STEP_DELAY_MS=300", "--policy full --window 16");
-    WAIT(&t, "pos 4/512", 10);
+    TMUX_WAIT(&t, "pos 4/512", 10);
     for (int i = 0; i < 6; i++) { /* w W w W w W: three every ~0.2 s, the rest at once */
         tmux_keys(&t, i % 2 ? "W" : "w");
         if (i < 3) usleep(200000);
     }
-    WAIT(&t, "w 16 ", 10);
+    TMUX_WAIT(&t, "w 16 ", 10);
     usleep(2500000); /* let the last re-evaluation finish */
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 10);
+    TMUX_WAIT(&t, "EXITED 0", 10);
     /* every run after the first has the run before it as parent, and no run has two children */
     char *r = query(&t, "SELECT COUNT(*), SUM(parent_run_id IS NULL), SUM(parent_run_id = run_id - 1),"
                         " (SELECT COUNT(*) FROM (SELECT parent_run_id FROM runs WHERE parent_run_id IS NOT NULL"
@@ -723,17 +707,17 @@ TEST(tui_fast_setting_keys_keep_one_lineage) {
 /* A key at a limit changes nothing and records nothing; a threshold the
  * policy does not use re-scores the stored values without a new run. */
 TEST(tui_records_a_run_only_when_execution_changes) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "limits", 120, 40, NULL, "--policy full --window 1");
-    WAIT(&t, "pos 4/512", 10);
+    TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "w");                  /* already 1 */
-    WAIT(&t, "unchanged", 5);
+    TMUX_WAIT(&t, "unchanged", 5);
     tmux_keys(&t, "o o t");              /* θ and τ: policy full uses neither */
-    WAIT(&t, "re-scored", 5);
-    WAIT(&t, "\xce\xb8 0.00", 5);        /* the header shows the new θ */
+    TMUX_WAIT(&t, "re-scored", 5);
+    TMUX_WAIT(&t, "\xce\xb8 0.00", 5);        /* the header shows the new θ */
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     char *r = query(&t, "SELECT COUNT(*) FROM runs");
     CHECK_MSG(r && strchr(r, '\n') && atoi(strchr(r, '\n') + 1) == 1, "runs: %s", r);
     free(r);
@@ -743,24 +727,24 @@ TEST(tui_records_a_run_only_when_execution_changes) {
 /* A re-evaluation keeps the old run on screen until its first step, then
  * names the new run; "playing" goes off at the end; top speed reads as such. */
 TEST(tui_reevaluation_keeps_the_screen_and_names_the_run) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "keep", 120, 40, "AHASCOPE_TEST_STEP_DELAY_MS=1500", "--policy full --window 16 --steps 8");
-    WAIT(&t, "pos 4/512", 10);
+    TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "w");
     usleep(500000); /* inside the new run's slow first step */
     char *s = tmux_capture(&t);
     CHECK_MSG(s && !strstr(s, "no tokens yet") && strstr(s, "pos 4/512"), "%s", s);
     free(s);
-    WAIT(&t, "run 2: full, w=8", 10);
+    TMUX_WAIT(&t, "run 2: full, w=8", 10);
     tmux_keys(&t, "+ + + + + + + + + +"); /* to the top speed */
     tmux_keys(&t, "p");
-    WAIT(&t, "sequence finished", 20);
+    TMUX_WAIT(&t, "sequence finished", 20);
     s = tmux_capture(&t);
     CHECK_MSG(s && !strstr(s, "playing") && !strstr(s, "e+0"), "%s", s);
     free(s);
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
 
@@ -768,24 +752,24 @@ TEST(tui_reevaluation_keeps_the_screen_and_names_the_run) {
  * token once it has far keys: each predictor against its threshold, the
  * executed gate, and where the head looked, beside an axis. */
 TEST(tui_inspector_explains_the_verdicts) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "explain", 100, 30, NULL, "--no-record");
-    WAIT(&t, "pos 4/512", 10);
+    TMUX_WAIT(&t, "pos 4/512", 10);
     for (int i = 0; i < 14; i++) tmux_keys(&t, "Space"); /* window 16: far keys from pos 16 on */
-    WAIT(&t, "pos 18/512", 10);
+    TMUX_WAIT(&t, "pos 18/512", 10);
     tmux_keys(&t, "Enter");
-    WAIT(&t, "inspector \xc2\xb7 L0 H0 @ pos 18", 5);
-    WAIT(&t, "\xcf\x84 0.50", 5);                          /* router … τ 0.50 → … */
-    WAIT(&t, "of the mass is outside the window", 1);
-    WAIT(&t, "QAdA estimate", 1);
-    WAIT(&t, "under policy aha", 1);
-    WAIT(&t, "far ", 1);                                     /* window …% · far …% */
+    TMUX_WAIT(&t, "inspector \xc2\xb7 L0 H0 @ pos 18", 5);
+    TMUX_WAIT(&t, "\xcf\x84 0.50", 5);                          /* router … τ 0.50 → … */
+    TMUX_WAIT(&t, "of the mass is outside the window", 1);
+    TMUX_WAIT(&t, "QAdA estimate", 1);
+    TMUX_WAIT(&t, "under policy aha", 1);
+    TMUX_WAIT(&t, "far ", 1);                                     /* window …% · far …% */
     /* back before the window filled: nothing was decided there */
     tmux_keys(&t, "[ [ [ [ [ [ [ [ [ [ [ [ [ [ [");
-    WAIT(&t, "no far keys at pos 3", 5);
+    TMUX_WAIT(&t, "no far keys at pos 3", 5);
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
 
@@ -793,14 +777,14 @@ TEST(tui_inspector_explains_the_verdicts) {
  * away; raised to 20 steps/s, steps follow within a second instead of
  * after the old interval. */
 TEST(tui_speed_change_applies_at_once) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "speed", 120, 40, NULL, "--policy full --no-record");
-    WAIT(&t, "pos 4/512", 10);
+    TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "- - - - - - - - - -"); /* the slowest: 0.5 steps/s */
     tmux_keys(&t, "p");
-    WAIT(&t, "playing 0.5/s", 3);
-    WAIT(&t, "pos 5/512", 3); /* the first step comes at once, the next 2 s later */
+    TMUX_WAIT(&t, "playing 0.5/s", 3);
+    TMUX_WAIT(&t, "pos 5/512", 3); /* the first step comes at once, the next 2 s later */
     tmux_keys(&t, "+ + + + +"); /* 20 steps/s */
     double t0 = clock_now(), dt = 99;
     while (clock_now() - t0 < 5) { /* until the header shows pos 9 or later (at 20/s each shows only 50 ms) */
@@ -811,36 +795,36 @@ TEST(tui_speed_change_applies_at_once) {
         usleep(20000);
     }
     CHECK_MSG(dt < 1.2, "at 20 steps/s, 4 steps took %.2f s: the old 2 s interval was waited out", dt);
-    WAIT(&t, "playing 20/s", 2);
+    TMUX_WAIT(&t, "playing 20/s", 2);
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
 
 /* `R` summarises the run on screen and `D` diffs it against its parent,
  * in the text pane (compare's numbers, on one screen). */
 TEST(tui_run_summary_and_diff_against_the_parent) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "summary", 140, 45, NULL, "--policy full --window 16");
-    WAIT(&t, "pos 4/512", 10);
+    TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "Space Space Space Space Space Space Space Space Space Space Space Space Space Space Space Space");
-    WAIT(&t, "pos 20/512", 10);
+    TMUX_WAIT(&t, "pos 20/512", 10);
     tmux_keys(&t, "D");
-    WAIT(&t, "run 1 has no parent run", 5);
+    TMUX_WAIT(&t, "run 1 has no parent run", 5);
     tmux_keys(&t, "R");
-    WAIT(&t, "run 1 summary", 5);
-    WAIT(&t, "every predictor vs the oracle", 2);
-    WAIT(&t, "kv_per_kv_head", 2);
+    TMUX_WAIT(&t, "run 1 summary", 5);
+    TMUX_WAIT(&t, "every predictor vs the oracle", 2);
+    TMUX_WAIT(&t, "kv_per_kv_head", 2);
     tmux_keys(&t, "Escape");
     tmux_keys(&t, "w");
-    WAIT(&t, "run 2: full, w=8", 10);
+    TMUX_WAIT(&t, "run 2: full, w=8", 10);
     tmux_keys(&t, "D");
-    WAIT(&t, "run 2 vs its parent 1", 5);
-    WAIT(&t, "gate flips per head", 2);
-    WAIT(&t, "agree on 100.00%", 2); /* full at both windows: every head global in both */
+    TMUX_WAIT(&t, "run 2 vs its parent 1", 5);
+    TMUX_WAIT(&t, "gate flips per head", 2);
+    TMUX_WAIT(&t, "agree on 100.00%", 2); /* full at both windows: every head global in both */
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
 
@@ -849,7 +833,7 @@ TEST(tui_run_summary_and_diff_against_the_parent) {
  * routers at 140x45 (every layer and head in the heatmap, the per-layer
  * timeline one key away) and at 80x24. */
 TEST(tui_sixteen_by_thirty_two_heads_end_to_end) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     int st;
     const char *dir = test_tmp("shape1632");
     free(test_runf(&st, "mkdir -p %s && %s bench --dims 64,128,16,32,8,512,256 --save %s/m.bin --runs 1 --prompt-len 2"
@@ -865,36 +849,36 @@ TEST(tui_sixteen_by_thirty_two_heads_end_to_end) {
         snprintf(cmd, sizeof cmd, "%s tui --model m.bin --tokenizer %s --routers random:3 --window 8 --no-record",
                  test_bin_abs(), tok);
         tmux_open(&t, name, dir, sizes[k][0], sizes[k][1], NULL, cmd, 0);
-        WAIT(&t, "policy aha", 10);
+        TMUX_WAIT(&t, "policy aha", 10);
         tmux_keys(&t, "Space Space Space Space Space Space Space Space Space Space Space Space");
-        WAIT(&t, "pos 16/256", 10);
+        TMUX_WAIT(&t, "pos 16/256", 10);
         if (k == 0) {
-            WAIT(&t, "L15 ", 2);       /* the last layer's row in the heatmap */
-            WAIT(&t, " 31 ", 2);       /* the last head's column label */
+            TMUX_WAIT(&t, "L15 ", 2);       /* the last layer's row in the heatmap */
+            TMUX_WAIT(&t, " 31 ", 2);       /* the last head's column label */
             tmux_keys(&t, "L");
-            WAIT(&t, "per layer: share of heads global", 3);
+            TMUX_WAIT(&t, "per layer: share of heads global", 3);
         } else {
-            WAIT(&t, "heads @ pos 16", 2);
+            TMUX_WAIT(&t, "heads @ pos 16", 2);
         }
         tmux_keys(&t, "q");
-        WAIT(&t, "EXITED 0", 5);
+        TMUX_WAIT(&t, "EXITED 0", 5);
         tmux_stop(&t);
     }
 }
 
 /* `/` searches the token stream and moves the cursor to the match. */
 TEST(tui_search_moves_the_cursor) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "search", 120, 40, NULL, "--policy full --no-record");
-    WAIT(&t, "pos 4/512", 10);
+    TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "/ u p o n Enter");
-    WAIT(&t, "\"upon\" at pos 2", 5);
-    WAIT(&t, "heads @ pos 2", 2);
+    TMUX_WAIT(&t, "\"upon\" at pos 2", 5);
+    TMUX_WAIT(&t, "heads @ pos 2", 2);
     tmux_keys(&t, "/ d r a g o n Enter");
-    WAIT(&t, "no token holds \"dragon\"", 5);
+    TMUX_WAIT(&t, "no token holds \"dragon\"", 5);
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
 
@@ -902,35 +886,35 @@ TEST(tui_search_moves_the_cursor) {
  * B lists the runs and opens one as a replay, and the surprise strip shows
  * the cursor's -log p: at 80x24 and at 140x45. */
 TEST(tui_jumps_to_disagreements_browses_runs_and_shows_surprise) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     static const int size[2][2] = {{80, 24}, {140, 45}};
     for (int s = 0; s < 2; s++) {
         Tmux t;
         tmux_start(&t, s ? "jump140" : "jump80", size[s][0], size[s][1], NULL, "");
-        WAIT(&t, "pos 4/512", 10);
+        TMUX_WAIT(&t, "pos 4/512", 10);
         tmux_keys(&t, "p");
-        WAIT(&t, "pos 60/512", 20);
+        TMUX_WAIT(&t, "pos 60/512", 20);
         tmux_keys(&t, "p");
-        WAIT(&t, "paused", 5);
+        TMUX_WAIT(&t, "paused", 5);
         tmux_keys(&t, "Home n");
-        WAIT(&t, "missed global at pos", 5);
-        WAIT(&t, "AHA vs oracle", 2);
+        TMUX_WAIT(&t, "missed global at pos", 5);
+        TMUX_WAIT(&t, "AHA vs oracle", 2);
         tmux_keys(&t, "N");
-        WAIT(&t, "needless global at pos", 5);
-        if (s == 1) WAIT(&t, "log p", 2); /* the strip has room from 3 token lines up */
+        TMUX_WAIT(&t, "needless global at pos", 5);
+        if (s == 1) TMUX_WAIT(&t, "log p", 2); /* the strip has room from 3 token lines up */
         tmux_keys(&t, "w");
-        WAIT(&t, "run 2:", 10);
+        TMUX_WAIT(&t, "run 2:", 10);
         tmux_keys(&t, "B");
-        WAIT(&t, "open run:", 5);
-        WAIT(&t, "tokens", 2); /* the list's header */
+        TMUX_WAIT(&t, "open run:", 5);
+        TMUX_WAIT(&t, "tokens", 2); /* the list's header */
         tmux_keys(&t, "1 Enter");
-        WAIT(&t, "replay of run 1", 5);
+        TMUX_WAIT(&t, "replay of run 1", 5);
         tmux_keys(&t, "B");
-        WAIT(&t, "open run:", 5);
+        TMUX_WAIT(&t, "open run:", 5);
         tmux_keys(&t, "9 9 Enter");
-        WAIT(&t, "no run 99", 5);
+        TMUX_WAIT(&t, "no run 99", 5);
         tmux_keys(&t, "q");
-        WAIT(&t, "EXITED 0", 5);
+        TMUX_WAIT(&t, "EXITED 0", 5);
         tmux_stop(&t);
     }
 }
@@ -939,26 +923,26 @@ TEST(tui_jumps_to_disagreements_browses_runs_and_shows_surprise) {
  * default) explains itself in a replay, with no model: the inspector shows
  * the far share and the heaviest far positions with their text. */
 TEST(tui_replay_explains_where_heads_looked_without_the_model) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     tmux_start(&t, "replaytop", 140, 45, NULL, "--window 8");
-    WAIT(&t, "pos 4/512", 10);
+    TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "p");
     CHECK_MSG(tmux_shows_pos(&t, 30, 20), "playing never reached position 30");
     tmux_keys(&t, "p q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
     Tmux r;
     tmux_start(&r, "replaytop", 140, 45, NULL, "--replay");
-    WAIT(&r, "replay of run 1", 10);
+    TMUX_WAIT(&r, "replay of run 1", 10);
     tmux_keys(&r, "End Enter");
-    WAIT(&r, "inspector", 5);
+    TMUX_WAIT(&r, "inspector", 5);
     char *scr = tmux_wait(&r, "recorded: far ", 5);
     const char *line = scr ? strstr(scr, "recorded: far ") : NULL;
     CHECK_MSG(line && strstr(line, " pos ") && strchr(line, '"'), "%s", scr ? scr : "(no screen)");
     free(scr);
     tmux_keys(&r, "q");
-    WAIT(&r, "EXITED 0", 5);
+    TMUX_WAIT(&r, "EXITED 0", 5);
     tmux_stop(&r);
 }
 
@@ -999,37 +983,37 @@ static int heatmap_rows_shown(const char *scr, int n_layers, int step) {
 static void hf_shape_large(const char *dir, const char *name, int L, int H, int KV, int dim, int step, const char *arch) {
     Tmux t;
     tmux_start_in(&t, name, dir, 140, 45, "--model m --routers r.st");
-    WAIT(&t, "policy aha", 10);
+    TMUX_WAIT(&t, "policy aha", 10);
     tmux_keys(&t, "Space Space Space Space Space Space Space Space Space Space Space Space");
-    WAIT(&t, "pos 23/256", 10);
+    TMUX_WAIT(&t, "pos 23/256", 10);
     char *scr = tmux_capture(&t), want[64];
     CHECK_MSG(scr && heatmap_rows_shown(scr, L, step), "not every layer in the heatmap:\n%s", scr ? scr : "");
     snprintf(want, sizeof want, " %d ", H - 1);
     CHECK_MSG(scr && strstr(scr, want), "head %d not labelled:\n%s", H - 1, scr ? scr : "");
     free(scr);
     snprintf(want, sizeof want, "of %d \xe2\x94\x80", L * H);
-    WAIT(&t, want, 2);                                   /* timeline: heads a-b of L·H */
-    WAIT(&t, "L0H0", 1);
+    TMUX_WAIT(&t, want, 2);                                   /* timeline: heads a-b of L·H */
+    TMUX_WAIT(&t, "L0H0", 1);
     tmux_keys(&t, "Tab Tab");                            /* focus: the timeline */
     for (int i = 0; i < L + 4; i++) tmux_keys(&t, "j");
     snprintf(want, sizeof want, "L%dH0", L - 1);
-    WAIT(&t, want, 5);
+    TMUX_WAIT(&t, want, 5);
     tmux_keys(&t, "Enter");
     snprintf(want, sizeof want, "inspector \xc2\xb7 L%d H0 @ pos 23", L - 1);
-    WAIT(&t, want, 5);
-    WAIT(&t, "\xcf\x84 0.50 \xe2\x86\x92 ", 2);        /* router … τ 0.50 → local/global */
-    WAIT(&t, "under policy aha", 1);
-    WAIT(&t, "log p", 1);                                /* the surprise strip under the tokens */
+    TMUX_WAIT(&t, want, 5);
+    TMUX_WAIT(&t, "\xcf\x84 0.50 \xe2\x86\x92 ", 2);        /* router … τ 0.50 → local/global */
+    TMUX_WAIT(&t, "under policy aha", 1);
+    TMUX_WAIT(&t, "log p", 1);                                /* the surprise strip under the tokens */
     tmux_keys(&t, "Escape n");                           /* AHA vs oracle: the next missed global */
     char *jump = tmux_wait(&t, "(AHA vs oracle)", 3);     /* "missed global at pos P, L#H# (AHA vs oracle)" */
-    if (!jump) WAIT(&t, "no missed global of AHA", 3);   /* or none in the history */
+    if (!jump) TMUX_WAIT(&t, "no missed global of AHA", 3);   /* or none in the history */
     free(jump);
     tmux_keys(&t, "R");
-    WAIT(&t, "summary", 5);
+    TMUX_WAIT(&t, "summary", 5);
     tmux_keys(&t, "Escape B");                           /* the run browser */
-    WAIT(&t, "open run:", 5);
+    TMUX_WAIT(&t, "open run:", 5);
     tmux_keys(&t, "Escape q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
     char *r = query(&t, "SELECT arch, n_layers, n_heads, n_kv_heads, dim, vocab_size, status FROM runs");
     snprintf(want, sizeof want, "hf-%s,%d,%d,%d,%d,512,done", arch, L, H, KV, dim);
@@ -1047,20 +1031,20 @@ static void hf_shape_large(const char *dir, const char *name, int L, int H, int 
 static void hf_shape_small(const char *dir, const char *name, int L, int H) {
     Tmux t;
     tmux_start_in(&t, name, dir, 80, 24, "--model m --routers r.st --no-record");
-    WAIT(&t, "policy aha", 10);
+    TMUX_WAIT(&t, "policy aha", 10);
     for (int i = 0; i < L + 4; i++) tmux_keys(&t, "j");
     for (int i = 0; i < H + 4; i++) tmux_keys(&t, "l");
     char want[64];
     snprintf(want, sizeof want, "\xc2\xb7 L%d H%d \xe2\x94\x80", L - 1, H - 1);
-    WAIT(&t, want, 5);                                   /* heatmap title: the selection */
+    TMUX_WAIT(&t, want, 5);                                   /* heatmap title: the selection */
     snprintf(want, sizeof want, "\n\xe2\x94\x82L%d ", (L - 1) / 2 * 2);
-    WAIT(&t, want, 2);                                   /* its row is on screen */
+    TMUX_WAIT(&t, want, 2);                                   /* its row is on screen */
     tmux_keys(&t, "Enter");
     snprintf(want, sizeof want, "inspector \xc2\xb7 L%d H%d", L - 1, H - 1);
-    WAIT(&t, want, 5);
-    WAIT(&t, "\xcf\x84 0.50 \xe2\x86\x92 ", 2);
+    TMUX_WAIT(&t, want, 5);
+    TMUX_WAIT(&t, "\xcf\x84 0.50 \xe2\x86\x92 ", 2);
     tmux_keys(&t, "Escape q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
 
@@ -1143,7 +1127,7 @@ static void check_prefill_pane(Tmux *t, const char *when) {
  * middle of one quits at once (within one layer of the 64-token chunk under
  * way, not the prompt). */
 TEST(tui_long_prompt_shows_prefill_progress_and_quits_during_it) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     const char *dir = make_hf_folder("long4k", "llama", "64,128,4,4,4,512,4096");
     if (!dir) return;
     char d[1024], prompt[1100];
@@ -1152,30 +1136,30 @@ TEST(tui_long_prompt_shows_prefill_progress_and_quits_during_it) {
     CHECK_INT(write_long_prompt(prompt), 0);
     Tmux t;
     tmux_start(&t, "longp", 120, 40, SLOW_CHUNKS, long_prompt_flags(d, 4096));
-    WAIT(&t, " tok/s (q quits)", 30);
+    TMUX_WAIT(&t, " tok/s (q quits)", 30);
     check_prefill_pane(&t, "at 120x40");
     tmux_keys(&t, "?");
-    WAIT(&t, "any key closes", 2);
+    TMUX_WAIT(&t, "any key closes", 2);
     char *s = tmux_wait(&t, "(q quits)", 2); /* the key cleared the status line; the next count redraws it */
     CHECK_MSG(s && strstr(s, "any key closes"), "help did not draw during the prefill:\n%s", s ? s : "");
     free(s);
     tmux_keys(&t, "Escape"); /* the help over the token pane closes */
     int st;
     free(test_runf(&st, "tmux -L %s resize-window -x 100 -y 30", t.sock));
-    WAIT(&t, "policy ", 3); /* redrawn at the new size */
+    TMUX_WAIT(&t, "policy ", 3); /* redrawn at the new size */
     check_prefill_pane(&t, "at 100x30");
-    WAIT(&t, "prefilled 2", 120);
+    TMUX_WAIT(&t, "prefilled 2", 120);
     s = tmux_capture(&t);
     CHECK_MSG(s && strstr(s, "pos 2") && strstr(s, "tok/s"), "no positions after the prefill:\n%s", s ? s : "");
     CHECK_MSG(s && !strstr(s, "prefilling the prompt") && !strstr(s, "press space") && strstr(token_pane_line(s), "the"),
               "the token pane after the prefill:\n%s", s ? s : "");
     free(s);
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 
     tmux_start(&t, "longq", 120, 40, SLOW_CHUNKS, long_prompt_flags(d, 0));
-    WAIT(&t, " tok/s (q quits)", 30);
+    TMUX_WAIT(&t, " tok/s (q quits)", 30);
     s = tmux_capture(&t);
     int during = s && strstr(s, "(q quits)") != NULL, done = 0, total = 0;
     /* without --steps the whole prompt is fed, not its first 257 tokens */
@@ -1185,7 +1169,7 @@ TEST(tui_long_prompt_shows_prefill_progress_and_quits_during_it) {
     free(s);
     double t0 = clock_now();
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 10);
+    TMUX_WAIT(&t, "EXITED 0", 10);
     double dt = clock_now() - t0;
     CHECK(during);
     CHECK_MSG(dt < 2.0, "q took %.2f s to quit during the prefill", dt);

@@ -17,22 +17,6 @@
  * 250 positions below, long enough to read the progress and press a key. */
 #define SLOW_CHUNKS "AHASCOPE_TEST_PREFILL_DELAY_MS=1500"
 
-#define NEED_TUI()                                                          \
-    do {                                                                    \
-        SKIP_UNLESS_SHARED();                                               \
-        if (!tmux_available()) { test_skip("tmux not installed"); return; } \
-    } while (0)
-
-/* A wait the rest of the test depends on: fail and stop the test at once. */
-#define WAIT(t, text, secs)                                                  \
-    do {                                                                     \
-        if (!tmux_shows(t, text, secs)) {                                    \
-            test_fail(__FILE__, __LINE__, "screen never showed '%s'", text); \
-            tmux_stop(t);                                                    \
-            return;                                                          \
-        }                                                                    \
-    } while (0)
-
 /* The TUI on stories260K (greedy, full attention, w 16, recorded) on a
  * prompt of about 250 tokens: the run a re-evaluation has to redo. */
 static int start_long(Tmux *t, const char *name) {
@@ -60,30 +44,30 @@ static char *runs_table(Tmux *t) {
  * Esc stops it after its first chunk; the child run is kept as interrupted
  * with fewer positions than its parent, which stays on screen (w 16). */
 TEST(tui_reeval_shows_progress_and_esc_stops_it) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     CHECK_INT(start_long(&t, "reeval_esc"), 0);
-    WAIT(&t, "prefilled ", 60);
+    TMUX_WAIT(&t, "prefilled ", 60);
     CHECK_MSG(tmux_shows_pos(&t, 200, 10), "the prompt's positions never showed"); /* shown after the count ends */
     tmux_keys(&t, "w");
-    WAIT(&t, "re-evaluating run 1 under full, w=8", 5);
-    WAIT(&t, "as run 2: 64 of ", 10);
+    TMUX_WAIT(&t, "re-evaluating run 1 under full, w=8", 5);
+    TMUX_WAIT(&t, "as run 2: 64 of ", 10);
     char *s = tmux_capture(&t);
     CHECK_MSG(s && strstr(s, "positions \xc2\xb7 Esc stops"), "the progress line:\n%s", s ? s : "");
     free(s);
     tmux_keys(&t, "?"); /* keys are answered during it */
-    WAIT(&t, "any key closes", 2);
+    TMUX_WAIT(&t, "any key closes", 2);
     tmux_keys(&t, "Escape"); /* closes the help: a pane closes before anything stops */
-    WAIT(&t, "Esc stops", 3);
+    TMUX_WAIT(&t, "Esc stops", 3);
     tmux_keys(&t, "Escape");
-    WAIT(&t, "re-evaluation stopped at ", 5);
+    TMUX_WAIT(&t, "re-evaluation stopped at ", 5);
     s = tmux_capture(&t);
     CHECK_MSG(s && strstr(s, "run 2 is kept, interrupted") && strstr(s, "w 16 "), "after Esc:\n%s", s ? s : "");
     free(s);
     tmux_keys(&t, "[ [");
-    WAIT(&t, "heads @ pos", 2); /* the parent is still there to browse */
+    TMUX_WAIT(&t, "heads @ pos", 2); /* the parent is still there to browse */
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     char *r = runs_table(&t);
     int n1 = 0, n2 = 0;
     const char *a = r ? strstr(r, "\n1,,done,16,") : NULL, *b = r ? strstr(r, "\n2,1,interrupted,8,") : NULL;
@@ -98,20 +82,20 @@ TEST(tui_reeval_shows_progress_and_esc_stops_it) {
  * interrupted) and re-evaluates the tokens on screen under the newer
  * settings, the stopped run its parent (one chain), with all its positions. */
 TEST(tui_reeval_second_press_replaces_the_running_one) {
-    NEED_TUI();
+    TMUX_NEED_TUI();
     Tmux t;
     CHECK_INT(start_long(&t, "reeval_twice"), 0);
-    WAIT(&t, "prefilled ", 60);
+    TMUX_WAIT(&t, "prefilled ", 60);
     CHECK_MSG(tmux_shows_pos(&t, 200, 10), "the prompt's positions never showed"); /* shown after the count ends */
     tmux_keys(&t, "w");
-    WAIT(&t, "as run 2: 64 of ", 10);
+    TMUX_WAIT(&t, "as run 2: 64 of ", 10);
     tmux_keys(&t, "w");
-    WAIT(&t, "re-evaluating run 2 under full, w=4, tau=0.50, theta=0.10 as run 3: ", 5);
-    WAIT(&t, "Esc stops (run 2 stopped at ", 5);
-    WAIT(&t, "run 3: full, w=4", 30);
-    WAIT(&t, "w 4 ", 2);
+    TMUX_WAIT(&t, "re-evaluating run 2 under full, w=4, tau=0.50, theta=0.10 as run 3: ", 5);
+    TMUX_WAIT(&t, "Esc stops (run 2 stopped at ", 5);
+    TMUX_WAIT(&t, "run 3: full, w=4", 30);
+    TMUX_WAIT(&t, "w 4 ", 2);
     tmux_keys(&t, "q");
-    WAIT(&t, "EXITED 0", 5);
+    TMUX_WAIT(&t, "EXITED 0", 5);
     char *r = runs_table(&t);
     int n1 = 0, n2 = 0, n3 = 0;
     const char *a = r ? strstr(r, "\n1,,done,16,") : NULL, *b = r ? strstr(r, "\n2,1,interrupted,8,") : NULL;

@@ -46,4 +46,21 @@ int tmux_shows_pos(Tmux *t, int pos, double secs);
 /* Kill the session's server (and the program, if it still runs). */
 void tmux_stop(Tmux *t);
 
+/* Skip a TUI test without the shared model or without tmux. */
+#define TMUX_NEED_TUI()                                                     \
+    do {                                                                    \
+        SKIP_UNLESS_SHARED();                                               \
+        if (!tmux_available()) { test_skip("tmux not installed"); return; } \
+    } while (0)
+
+/* A wait the rest of the test depends on: fail and stop the test at once. */
+#define TMUX_WAIT(t, text, secs)                                             \
+    do {                                                                     \
+        if (!tmux_shows(t, text, secs)) {                                    \
+            test_fail(__FILE__, __LINE__, "screen never showed '%s'", text); \
+            tmux_stop(t);                                                    \
+            return;                                                          \
+        }                                                                    \
+    } while (0)
+
 #endif

@@ -1,0 +1,22 @@
+/* store_fixture.h — small databases the store tests write and tamper with.
+ *
+ * A recorded run of made-up steps (no model), and the plain SQLite access
+ * another program would have, shared by the store's hostile-input and
+ * acceptance tests.
+ */
+#ifndef AHASCOPE_TEST_STORE_FIXTURE_H
+#define AHASCOPE_TEST_STORE_FIXTURE_H
+
+/* Remove path and its -wal, -shm and -journal, so a test starts clean. */
+void test_db_fresh(const char *path);
+
+/* A fresh database of ours holding one run of n made-up steps of an L x H
+ * model (gates and scores a function of the cell and position); failures
+ * are recorded as test failures. */
+void test_db_record(const char *path, int L, int H, int n);
+
+/* Run sql on the file with a plain connection, as another program (or
+ * someone editing the file) would; a failure is a test failure. */
+void test_db_exec(const char *path, const char *sql);
+
+#endif
