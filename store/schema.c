@@ -632,22 +632,24 @@ static int judge_identity(const char *path, int app, int ver, int n_tables, cons
 
 /* The reading half of store_schema_check, for a file about to be opened
  * for writing: decide before anything is written to it. */
-int store_schema_accept(sqlite3 *db, const char *path, int create, Err *e) {
-    int app = 0, ver = 0, n_tables = 0;
+/* Read the header and judge it (judge_identity's answer); *ver is the
+ * file's schema version. */
+static int identify(sqlite3 *db, const char *path, int create, int *ver, Err *e) {
+    int app = 0, n_tables = 0;
     char first[128];
     const char *what = create ? "cannot write the database" : "cannot read the database";
-    if (read_identity(db, path, what, &app, &ver, &n_tables, first, sizeof first, e) != 0) return -1;
-    int judged = judge_identity(path, app, ver, n_tables, first, create, e);
+    if (read_identity(db, path, what, &app, ver, &n_tables, first, sizeof first, e) != 0) return -1;
+    return judge_identity(path, app, *ver, n_tables, first, create, e);
+}
+
+int store_schema_accept(sqlite3 *db, const char *path, int create, Err *e) {
+    int ver = 0, judged = identify(db, path, create, &ver, e);
     if (judged) return judged < 0 ? -1 : 0;
     return store_schema_verify(db, "main", path, &ver, e);
 }
 
 int store_schema_check(sqlite3 *db, const char *path, int create, Err *e) {
-    int app = 0, ver = 0, n_tables = 0;
-    char first[128];
-    const char *what = create ? "cannot write the database" : "cannot read the database";
-    if (read_identity(db, path, what, &app, &ver, &n_tables, first, sizeof first, e) != 0) return -1;
-    int judged = judge_identity(path, app, ver, n_tables, first, create, e);
+    int ver = 0, judged = identify(db, path, create, &ver, e);
     if (judged < 0) return -1;
     if (judged) {
         int rc = schema_create(db, path, e);

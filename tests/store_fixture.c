@@ -50,3 +50,16 @@ void test_db_exec(const char *db, const char *sql) {
     sqlite3_free(msg);
     sqlite3_close(h);
 }
+
+long long test_db_scalar(const char *db, const char *sql) {
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    long long v = -1;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    return v;
+}

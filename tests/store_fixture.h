@@ -15,6 +15,10 @@ void test_db_fresh(const char *path);
  * are recorded as test failures. */
 void test_db_record(const char *path, int L, int H, int n);
 
+/* The first column of sql's first row, read with a plain read-only
+ * connection; -1 when the file or the query fails. */
+long long test_db_scalar(const char *path, const char *sql);
+
 /* Run sql on the file with a plain connection, as another program (or
  * someone editing the file) would; a failure is a test failure. */
 void test_db_exec(const char *path, const char *sql);

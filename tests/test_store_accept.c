@@ -36,19 +36,6 @@ static void killed_writer(const char *db, const char *sql) {
     "CREATE TEMP TABLE d AS SELECT * FROM decisions WHERE run_id=1; UPDATE d SET run_id=" #id ";"              \
     "INSERT INTO runs SELECT * FROM r; INSERT INTO tokens SELECT * FROM k; INSERT INTO decisions SELECT * FROM d;"
 
-static long long scalar(const char *db, const char *sql) {
-    sqlite3 *h;
-    sqlite3_stmt *st;
-    long long v = -1;
-    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    sqlite3_close(h);
-    return v;
-}
-
 /* 1 if path holds exactly the len bytes of want. */
 static int same_bytes(const char *path, const char *want, long len) {
     long n = -1;
@@ -123,8 +110,8 @@ TEST(store_accept_merge_leaves_an_inputs_wal_alone) {
     int st = -1;
     free(test_runf(&st, "%s merge --out %s %s 2>&1", test_bin(), out, in));
     CHECK_INT(st, 0);
-    CHECK_INT(scalar(out, "SELECT COUNT(*) FROM runs"), 2);
-    CHECK_INT(scalar(out, "SELECT COUNT(*) FROM decisions"), 2 * 8 * 4);
+    CHECK_INT(test_db_scalar(out, "SELECT COUNT(*) FROM runs"), 2);
+    CHECK_INT(test_db_scalar(out, "SELECT COUNT(*) FROM decisions"), 2 * 8 * 4);
     CHECK_MSG(same_bytes(in, before, len), "merge changed its input");
     CHECK_MSG(same_bytes(wal, wbefore, wlen), "merge changed or removed its input's -wal");
     free(before);
@@ -156,12 +143,12 @@ TEST(store_accept_a_foreign_wal_is_refused) {
     CHECK_MSG(same_bytes(a, before, len), "the refused database changed");
     free(before);
     unlink(side);
-    CHECK_INT(scalar(a, "SELECT COUNT(*) FROM decisions"), 6 * 4);
+    CHECK_INT(test_db_scalar(a, "SELECT COUNT(*) FROM decisions"), 6 * 4);
     Err e = {0};
     Store *s = store_open(b, STORE_WRITE, 1000, &e); /* B's own -wal: a killed writer's, replayed */
     CHECK_MSG(s != NULL, "B with its own -wal: %s", e.msg);
     store_close(s, NULL);
-    CHECK_INT(scalar(b, "SELECT COUNT(*) FROM decisions"), 2 * 300 * 4);
+    CHECK_INT(test_db_scalar(b, "SELECT COUNT(*) FROM decisions"), 2 * 300 * 4);
 }
 
 /* A -wal whose page size is not the database's is another database's. */
@@ -238,10 +225,10 @@ TEST(store_accept_a_foreign_journal_is_refused) {
     CHECK_MSG(same_bytes(a, before, len), "the refused database changed");
     free(before);
     unlink(side);
-    CHECK_INT(scalar(a, "SELECT COUNT(*) FROM decisions"), 6 * 4);
+    CHECK_INT(test_db_scalar(a, "SELECT COUNT(*) FROM decisions"), 6 * 4);
     Err e = {0};
     Store *s = store_open(b, STORE_WRITE, 1000, &e); /* B's own journal: rolled back */
     CHECK_MSG(s != NULL, "B with its own journal: %s", e.msg);
     store_close(s, NULL);
-    CHECK_INT(scalar(b, "SELECT COUNT(*) FROM decisions"), 300 * 4);
+    CHECK_INT(test_db_scalar(b, "SELECT COUNT(*) FROM decisions"), 300 * 4);
 }

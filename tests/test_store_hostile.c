@@ -19,19 +19,6 @@
 
 #define ENDLESS "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) "
 
-static long long scalar(const char *db, const char *sql) {
-    sqlite3 *h;
-    sqlite3_stmt *st;
-    long long v = -1;
-    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    sqlite3_close(h);
-    return v;
-}
-
 /* `ahascope ARGS` (under `timeout`, so a hang fails instead of blocking)
  * must exit with status and one line naming db and holding want. */
 static void expect_refused(int status, const char *db, const char *args, const char *want) {
@@ -63,8 +50,8 @@ TEST(store_hostile_trigger_is_refused) {
                " UPDATE runs SET prompt='pwned'; END");
     snprintf(args, sizeof args, "merge --out %s %s", db, good);
     expect_refused(1, db, args, "tampered schema: unexpected trigger 't'");
-    CHECK_INT(scalar(db, "SELECT COUNT(*) FROM decisions"), 24);
-    CHECK_INT(scalar(db, "SELECT COUNT(*) FROM runs WHERE prompt = 'pwned'"), 0);
+    CHECK_INT(test_db_scalar(db, "SELECT COUNT(*) FROM decisions"), 24);
+    CHECK_INT(test_db_scalar(db, "SELECT COUNT(*) FROM runs WHERE prompt = 'pwned'"), 0);
     snprintf(args, sizeof args, "merge --out %s %s", test_tmp("trigger_out.db"), db);
     expect_refused(1, db, args, "unexpected trigger 't'");
     snprintf(args, sizeof args, "runs --db %s", db);
@@ -73,7 +60,7 @@ TEST(store_hostile_trigger_is_refused) {
         snprintf(args, sizeof args, "record --db %s --model %s --prompt Once --steps 3", db,
                  test_stories_model());
         expect_refused(1, db, args, "unexpected trigger 't'");
-        CHECK_INT(scalar(db, "SELECT COUNT(*) FROM decisions"), 24);
+        CHECK_INT(test_db_scalar(db, "SELECT COUNT(*) FROM decisions"), 24);
     }
     expect_open_refused(db, STORE_WRITE, "unexpected trigger");
     expect_open_refused(db, STORE_READ, "unexpected trigger");
@@ -119,7 +106,7 @@ TEST(store_hostile_changed_objects_are_refused) {
     test_db_exec(v1, "CREATE TRIGGER t1 AFTER INSERT ON runs BEGIN DELETE FROM decisions; END");
     expect_open_refused(v1, STORE_READ, "unexpected trigger 't1'");
     expect_open_refused(v1, STORE_WRITE, "unexpected trigger 't1'");
-    CHECK_INT(scalar(v1, "PRAGMA user_version"), 1); /* refused before any upgrade */
+    CHECK_INT(test_db_scalar(v1, "PRAGMA user_version"), 1); /* refused before any upgrade */
 }
 
 /* fts3_tokenizer('simple') used to print the address of a library
