@@ -70,23 +70,52 @@ static int write_steps(Store *st, int64_t run, StepTrace **t, int n, int progres
     return 0;
 }
 
+/* The prefill's traces, written chunk by chunk as they are fed: only one
+ * chunk's traces are held at a time (a 32 768-token prompt of 256 heads
+ * would otherwise hold ~650 MB of them), and what was fed is in the file
+ * a chunk later, not after the whole prompt. */
+typedef struct {
+    Store *st;
+    int64_t run;
+    const RecordOpts *ro;
+    const Config *c;
+    int n;        /* positions the prefill feeds */
+    int pending;  /* the last position written but not committed, or -1 */
+    int failed;   /* a write (or an allocation) failed: e says why */
+    Err *e;
+} PrefillWrite;
+
+/* Allocate the traces of positions [from, min(from + chunk, n)); 0 or -1. */
+static int alloc_chunk(StepTrace **pre, int from, const PrefillWrite *w) {
+    for (int i = from; i < w->n && i < from + PROGRESS_PREFILL_CHUNK; i++)
+        if (!pre[i] && !(pre[i] = trace_new_top(w->c->n_layers, w->c->n_heads, (int)w->ro->attn_top))) return -1;
+    return 0;
+}
+
+static int write_chunk(void *user, StepTrace **pre, int from, int to) {
+    PrefillWrite *w = user;
+    int rc = write_steps(w->st, w->run, pre + from, to - from, w->ro->progress, &w->pending, w->e);
+    for (int i = from; i < to; i++) trace_free(pre[i]), pre[i] = NULL;
+    if (rc == 0 && alloc_chunk(pre, to, w)) rc = err_set(w->e, "out of memory");
+    w->failed = rc != 0;
+    return rc;
+}
+
 static int record_session(Session *s, Store *st, int64_t run, const RecordOpts *ro, Err *e) {
     const Config *c = &s->model->c;
-    int n = session_prompt_pending(s), rc = -1, pending = -1;
+    int n = session_prompt_pending(s), rc = -1;
+    PrefillWrite w = {.st = st, .run = run, .ro = ro, .c = c, .n = n, .pending = -1, .e = e};
     StepTrace **pre = calloc(n > 0 ? n : 1, sizeof *pre);
-    int k = (int)ro->attn_top;
-    StepTrace *t = trace_new_top(c->n_layers, c->n_heads, k);
-    int ok = pre && t;
-    for (int i = 0; ok && i < n; i++) ok = (pre[i] = trace_new_top(c->n_layers, c->n_heads, k)) != NULL;
-    if (!ok) { err_set(e, "out of memory"); goto out; }
-    int fed = progress_prefill(s, pre, ro->progress, &g_stop); /* fewer than n after Ctrl-C */
-    if (write_steps(st, run, pre, fed, ro->progress, &pending, e)) goto out;
+    StepTrace *t = trace_new_top(c->n_layers, c->n_heads, (int)ro->attn_top);
+    if (!pre || !t || alloc_chunk(pre, 0, &w)) { err_set(e, "out of memory"); goto out; }
+    progress_prefill_into(s, pre, ro->progress, &g_stop, write_chunk, &w); /* stops early on Ctrl-C */
+    if (w.failed) goto out;
     while (!g_stop && session_step(s, t)) {
-        if (write_steps(st, run, &t, 1, ro->progress, &pending, e)) goto out;
+        if (write_steps(st, run, &t, 1, ro->progress, &w.pending, e)) goto out;
         trace_clear(t);
     }
     if (store_flush(st, e)) goto out;
-    if (ro->progress && pending >= 0) fprintf(stderr, "committed pos %d\n", pending);
+    if (ro->progress && w.pending >= 0) fprintf(stderr, "committed pos %d\n", w.pending);
     if (app_session_error(s, e)) goto out; /* the run ends failed, not done */
     rc = 0;
 out:

@@ -61,22 +61,41 @@ void progress_update(Progress *p, long done, long total, const char *unit) {
 typedef struct {
     Progress bar;
     const volatile sig_atomic_t *stop;
+    StepTrace **traces;
+    PrefillSink sink; /* NULL: the caller takes every trace at the end */
+    void *sink_user;
+    int handed;       /* positions handed to the sink so far */
+    int failed;       /* the sink said stop */
 } PrefillLine;
+
+/* Hand the positions fed since the last call to the sink. */
+static void hand_over(PrefillLine *l, int done) {
+    if (!l->sink || l->failed || done <= l->handed) return;
+    l->failed = l->sink(l->sink_user, l->traces, l->handed, done) != 0;
+    l->handed = done;
+}
 
 static int on_prefill(void *user, int done, int total) {
     PrefillLine *l = user;
+    hand_over(l, done);
     progress_update(&l->bar, done, total, "tok");
-    return l->stop && *l->stop;
+    return l->failed || (l->stop && *l->stop);
 }
 
-int progress_prefill(Session *s, StepTrace **traces, int forced, const volatile sig_atomic_t *stop) {
-    PrefillLine l = {.stop = stop};
+int progress_prefill_into(Session *s, StepTrace **traces, int forced, const volatile sig_atomic_t *stop,
+                          PrefillSink sink, void *user) {
+    PrefillLine l = {.stop = stop, .traces = traces, .sink = sink, .sink_user = user};
     progress_start(&l.bar, "prefill", forced);
     session_set_progress(s, PROGRESS_PREFILL_CHUNK, on_prefill, &l);
     int fed = session_prefill(s, traces);
     session_set_progress(s, 0, NULL, NULL);
+    hand_over(&l, fed); /* a chunk stopped by Ctrl-C is not fed: nothing of it is handed */
     if (l.bar.drawn) fputc('\n', stderr); /* stopped part way: end the line before what follows */
-    return fed;
+    return l.failed ? l.handed : fed;
+}
+
+int progress_prefill(Session *s, StepTrace **traces, int forced, const volatile sig_atomic_t *stop) {
+    return progress_prefill_into(s, traces, forced, stop, NULL, NULL);
 }
 
 void progress_count(const char *label, int done, int total, double t0, int tty) {

@@ -53,4 +53,16 @@ void progress_bar(char *out, double frac);
  * Returns the positions fed. */
 int progress_prefill(Session *s, StepTrace **traces, int forced, const volatile sig_atomic_t *stop);
 
+/* Takes the traces of positions [from, to) as soon as their chunk is fed
+ * (a recorder writes them then, so the store keeps pace with the engine,
+ * and may free them and make room for the next chunk: traces[to] …
+ * traces[to + PROGRESS_PREFILL_CHUNK - 1] are read once it returns).
+ * Nonzero stops the prefill at once (a write failed). */
+typedef int (*PrefillSink)(void *user, StepTrace **traces, int from, int to);
+
+/* progress_prefill handing each chunk's traces to sink as the chunk ends;
+ * the last chunk is handed over before it returns. */
+int progress_prefill_into(Session *s, StepTrace **traces, int forced, const volatile sig_atomic_t *stop,
+                          PrefillSink sink, void *user);
+
 #endif

@@ -494,6 +494,33 @@ TEST(store_cli_disk_full) {
     free(out);
 }
 
+/* A long prompt is written chunk by chunk as it is fed: the first chunk's
+ * positions are committed before the second chunk is fed, so the file keeps
+ * pace with the engine (it used to receive the whole prompt after the
+ * prefill, and hold every position's trace in memory until then). */
+TEST(store_cli_record_writes_the_prefill_as_it_is_fed) {
+    SKIP_UNLESS_SHARED();
+    char db[1024], err[1024], prompt[4096] = "";
+    snprintf(db, sizeof db, "%s", test_tmp("prefill_chunks.db"));
+    snprintf(err, sizeof err, "%s", test_tmp("prefill_chunks.err"));
+    remove_db(db);
+    for (int i = 0; i < 60; i++) strcat(prompt, "Lily saw a big red ball. ");
+    int st;
+    char *out = run("%s record --db %s --model %s --tokenizer %s --prompt '%s' --steps 200 --temperature 0 "
+                    "--progress --threads 1 2>%s", &st, test_bin(), db, long_model(), test_stories_tokenizer(),
+                    prompt, err);
+    CHECK_INT(st, 0);
+    free(out);
+    char *msg = test_read_file(err, NULL);
+    const char *first = msg ? strstr(msg, "committed pos 63\n") : NULL;
+    const char *second = msg ? strstr(msg, " 128/200 tok") : NULL;
+    CHECK_MSG(first && second && first < second, "%s", msg ? msg : "");
+    free(msg);
+    out = run("%s query --db %s 'SELECT COUNT(*) FROM tokens' --csv", &st, test_bin(), db);
+    CHECK_MSG(st == 0 && !strcmp(out, "COUNT(*)\r\n200\r\n"), "%s", out);
+    free(out);
+}
+
 TEST(store_cli_bench_record_reports) {
     int st;
     char *out = run("%s bench --record --shape 260K --runs 1 --prompt-len 4 --decode 12 --json --threads 1", &st, test_bin());
