@@ -8,6 +8,7 @@
 
 #include "app/args.h"
 #include "app/commands.h"
+#include "app/compare_heads.h"
 #include "engine/files.h"
 #include "store/store.h"
 
@@ -226,10 +227,12 @@ static void compare_help(void) {
     puts("One run: every predictor's confusion against the oracle (global iff out_mass > theta):\n"
          "tp, fp, fn, tn, precision, recall, F1, then per layer and per head for --predictor\n"
          "(default aha for aha runs, else qada). The run needs oracle values (--profile).\n"
-         "Two runs: where their tokens diverge and how their gates differ per layer and head.");
+         "Two runs: where their tokens diverge and how their gates differ per layer and head.\n");
+    app_compare_heads_help();
 }
 
 int cmd_compare(int argc, char **argv) {
+    if (app_compare_wants_heads(argc, argv)) return app_compare_heads(argc, argv);
     Args a = {argc, argv, 1};
     DbOpts d;
     Err e;
