@@ -15,7 +15,7 @@
 
 static void calibrate_help(void) {
     puts("usage: ahascope calibrate --db FILE --run ID [--run ID ...] --budget K|P% --out heads.txt\n"
-         "       ahascope calibrate --db FILE --run ID [--run ID ...] --format duo --out table.tsv\n\n"
+         "       ahascope calibrate --format duo --db FILE --run ID [--run ID ...] --out table.tsv\n\n"
          "Pick the static policy's global heads (DuoAttention / RazorAttention style): the K heads\n"
          "with the highest oracle global rate (out-of-window mass > theta) pooled over the given runs, which\n"
          "must be recorded with --profile. --budget 25% takes a quarter of all heads. The output lists\n"
@@ -59,8 +59,10 @@ static int parse(int argc, char **argv, CalOpts *c, int *help, Err *e) {
         return err_usage(e, "--format must be heads or duo, not '%s'", c->format);
     c->duo = c->format && !strcmp(c->format, "duo");
     if (c->duo && c->budget) return err_usage(e, "--format duo writes every head's rate: it takes no --budget");
-    if (!c->db || !c->out || (!c->budget && !c->duo) || c->n_runs == 0)
-        return err_usage(e, "--db, --run, --budget and --out are all required");
+    if (!c->db || !c->out || c->n_runs == 0)
+        return err_usage(e, c->duo ? "--db, --run and --out are all required"
+                                   : "--db, --run, --budget and --out are all required");
+    if (!c->budget && !c->duo) return err_usage(e, "--budget K|P%% is required (or --format duo for every head's rate)");
     /* the form is checked here; whether K fits is known once the runs' heads are counted */
     return c->duo ? 0 : args_budget("--budget", c->budget, &c->b, e);
 }

@@ -25,9 +25,12 @@ int app_compare_wants_heads(int argc, char **argv) {
     return 0;
 }
 
+void app_compare_heads_usage(void) {
+    puts("       ahascope compare --heads A [--budget K|P% | --duo-threshold X] --heads B [...] [--model M]");
+}
+
 void app_compare_heads_help(void) {
-    puts("       ahascope compare --heads A [--budget K|P% | --duo-threshold X] --heads B [...] [--model M]\n\n"
-         "Two head sets: their sizes, |A and B|, |A or B|, the Jaccard overlap |A and B| / |A or B|, and\n"
+    puts("Two head sets: their sizes, |A and B|, |A or B|, the Jaccard overlap |A and B| / |A or B|, and\n"
          "the heads in one only. Each is named as --static-heads takes it: l.h,... or a file of them,\n"
          "duo:FILE (with --budget or --duo-threshold, written after that --heads) or calib:DB#RUN[,RUN...]\n"
          "(the set calibrate picks from those runs, with --budget), read against --model's layers and\n"
@@ -109,7 +112,7 @@ int app_compare_heads(int argc, char **argv) {
     runopts_defaults(&o);
     if (parse(argc, argv, s, &o, &help, &e)) return args_fail(&e);
     if (help) {
-        puts("usage:");
+        puts("usage: ahascope compare --heads A [--budget K|P% | --duo-threshold X] --heads B [...] [--model M]\n");
         app_compare_heads_help();
         return 0;
     }

@@ -11,7 +11,8 @@ int app_compare_wants_heads(int argc, char **argv);
  * only, on stdout. Returns the exit status. */
 int app_compare_heads(int argc, char **argv);
 
-/* Its --help lines, for compare's own help. */
+/* Its synopsis line and its paragraph, for compare's own --help. */
+void app_compare_heads_usage(void);
 void app_compare_heads_help(void);
 
 #endif
