@@ -251,6 +251,16 @@ TEST(duo_static_heads_run_as_the_explicit_list) {
         CHECK_MSG(cJSON_IsNumber(x) && cJSON_IsNumber(y) && x->valuedouble == y->valuedouble, "%s: %s vs %s", keys[k], e1, e2);
     }
     CHECK_NEAR(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetArrayItem(j1, 0), "global_share")), 0.25, 1e-12);
+    /* sweep's static point is eval's row */
+    char *sw = test_runf(&st, "%s sweep --model %s --policy static --window 8 --self 2 --seq-len 64 --json --static-heads "
+                              "duo:%s --budget 25%% 2>/dev/null", test_bin(), test_stories_model(), tsv);
+    CHECK_INT(st, 0);
+    cJSON *js = sw ? cJSON_Parse(sw) : NULL, *row = cJSON_GetArrayItem(cJSON_IsArray(js) ? js : cJSON_GetObjectItem(js, "rows"), 0);
+    CHECK_MSG(cJSON_IsNumber(cJSON_GetObjectItem(row, "kl")) &&
+                  cJSON_GetObjectItem(row, "kl")->valuedouble == cJSON_GetObjectItem(cJSON_GetArrayItem(j1, 0), "kl")->valuedouble,
+              "sweep: %s\neval: %s", sw ? sw : "", e1 ? e1 : "");
+    cJSON_Delete(js);
+    free(sw);
     cJSON_Delete(j1);
     cJSON_Delete(j2);
     free(e1);
