@@ -137,10 +137,13 @@ void args_help_policy(void) {
          "  --theta X         oracle and the QAdA family: global iff out-of-window mass > X (default 0.1)\n"
          "  --theta-logit L   the same threshold as log-odds ln(X/(1-X)), for X a probability cannot hold\n"
          "  --p P             random: probability of global (default 0.1)\n"
-         "  --static-heads l.h,...|FILE|duo:FILE   static: the global heads (no default); duo:FILE a\n"
-         "                    DuoAttention table (a row per layer, a value in [0, 1] per KV head) taken by\n"
-         "  --budget K|P%     the K (or P% of all) query heads of highest value, ties to the lower layer.head, or\n"
-         "  --duo-threshold X every query head whose KV head's value is > X\n"
+         "  --static-heads l.h,...|FILE|duo:FILE|calib:DB#RUN[,RUN...]  static: the global heads (no\n"
+         "                    default): a list, a file of one, a DuoAttention table (a row per layer, a\n"
+         "                    value in [0, 1] per KV head, for each query head of its group), or the set\n"
+         "                    calibrate picks from recorded runs; the last two cut by\n"
+         "  --budget K|P%     duo:, calib: the K (or P% of all) query heads of highest value, ties to the\n"
+         "                    lower layer.head\n"
+         "  --duo-threshold X duo: every query head whose KV head's value is > X\n"
          "  --routers FILE|random[:SEED]  router vectors (safetensors), or random ones (seed 1)\n"
          "  --profile         compute every predictor at every step, whatever the policy");
 }
