@@ -50,6 +50,34 @@ int args_float(const char *flag, const char *s, double lo, double hi, double *ou
     return 0;
 }
 
+int args_budget(const char *flag, const char *s, HeadBudget *out, Err *e) {
+    size_t len = strlen(s);
+    out->percent = len > 1 && s[len - 1] == '%';
+    if (!out->percent) {
+        long k = 0;
+        if (args_int(flag, s, 0, 1 << 20, &k, e)) return -1;
+        out->value = (double)k;
+        return 0;
+    }
+    char num[32];
+    if (len > sizeof num) return err_usage(e, "%s: '%s' is not a number of heads or a percentage", flag, s);
+    snprintf(num, sizeof num, "%.*s", (int)(len - 1), s);
+    return args_float(flag, num, 0, 100, &out->value, e);
+}
+
+int args_heads_pick(const char *spec, int have_budget, int have_threshold, const char *flag, Err *e) {
+    int duo = spec && !strncmp(spec, APP_DUO_PREFIX, strlen(APP_DUO_PREFIX));
+    int calib = spec && !strncmp(spec, APP_CALIB_PREFIX, strlen(APP_CALIB_PREFIX));
+    if (have_budget && have_threshold) return err_usage(e, "--budget and --duo-threshold conflict: give one");
+    if (have_budget && !duo && !calib)
+        return err_usage(e, "--budget is for %s duo:FILE or calib:DB#RUN", flag);
+    if (have_threshold && !duo) return err_usage(e, "--duo-threshold is for %s duo:FILE", flag);
+    if (duo && !have_budget && !have_threshold)
+        return err_usage(e, "%s %s needs --budget K|P%% or --duo-threshold X", flag, spec);
+    if (calib && !have_budget) return err_usage(e, "%s %s needs --budget K|P%%", flag, spec);
+    return 0;
+}
+
 int args_shard(const char *flag, const char *s, ArgsShard *out, Err *e) {
     const char *slash = strchr(s, '/');
     char num[32];
@@ -70,6 +98,8 @@ int args_is_help(const char *s) { return !strcmp(s, "--help") || !strcmp(s, "-h"
 int runopts_check(const RunOpts *o, Err *e) {
     if (o->attn.policy == POLICY_STATIC && !o->static_heads)
         return err_usage(e, "policy static needs a head set (--static-heads l.h,... or a file)");
+    if (args_heads_pick(o->static_heads, o->have_budget, o->have_duo_threshold, "--static-heads", e))
+        return -1;
     if (o->have_prompt && o->prompt_file) return err_usage(e, "--prompt and --prompt-file conflict: give one");
     return 0;
 }
@@ -107,7 +137,13 @@ void args_help_policy(void) {
          "  --theta X         oracle and the QAdA family: global iff out-of-window mass > X (default 0.1)\n"
          "  --theta-logit L   the same threshold as log-odds ln(X/(1-X)), for X a probability cannot hold\n"
          "  --p P             random: probability of global (default 0.1)\n"
-         "  --static-heads l.h,...|FILE   static: the global heads (no default)\n"
+         "  --static-heads l.h,...|FILE|duo:FILE|calib:DB#RUN[,RUN...]  static: the global heads (no\n"
+         "                    default): a list, a file of one, a DuoAttention table (a row per layer, a\n"
+         "                    value in [0, 1] per KV head, for each query head of its group), or the set\n"
+         "                    calibrate picks from recorded runs; the last two cut by\n"
+         "  --budget K|P%     duo:, calib: the K (or P% of all) query heads of highest value, ties to the\n"
+         "                    lower layer.head\n"
+         "  --duo-threshold X duo: every query head whose KV head's value is > X\n"
          "  --routers FILE|random[:SEED]  router vectors (safetensors), or random ones (seed 1)\n"
          "  --profile         compute every predictor at every step, whatever the policy");
 }
@@ -197,6 +233,16 @@ static int parse_attn(RunOpts *o, Args *a, const char *f, Err *e) {
         return 1;
     }
     if (!strcmp(f, "--static-heads")) { return (o->static_heads = args_value(a, e)) ? 1 : -1; }
+    if (!strcmp(f, "--budget")) {
+        if (!(v = args_value(a, e)) || args_budget(f, v, &o->static_pick.budget, e)) return -1;
+        o->static_pick.by_threshold = 0, o->have_budget = 1;
+        return 1;
+    }
+    if (!strcmp(f, "--duo-threshold")) {
+        if (!(v = args_value(a, e)) || args_float(f, v, 0, 1, &o->static_pick.threshold, e)) return -1;
+        o->static_pick.by_threshold = 1, o->have_duo_threshold = 1;
+        return 1;
+    }
     return 0;
 }
 

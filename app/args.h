@@ -28,12 +28,19 @@
 #include "engine/aha.h"
 #include "engine/clock.h" /* clock_now: the commands time what they report by it */
 #include "engine/err.h"
+#include "engine/headset.h"
 
 typedef struct {
     int argc;
     char **argv;
     int i; /* next index to read */
 } Args;
+
+/* The --static-heads forms beyond "l.h,..." and a file of them:
+ * a DuoAttention table, and the set calibrate picks from recorded runs
+ * (app/headsets.h reads both). */
+#define APP_DUO_PREFIX "duo:"
+#define APP_CALIB_PREFIX "calib:"
 
 /* Flags of the model, prompt, sampling and attention policy. */
 typedef struct {
@@ -51,7 +58,9 @@ typedef struct {
     AttnConfig attn;        /* --policy --window --sinks --tau --theta --p --profile */
     int have_policy, have_window, have_tau;
     const char *routers;    /* --routers FILE | random[:SEED] */
-    const char *static_heads; /* --static-heads l.h,... or FILE */
+    const char *static_heads; /* --static-heads l.h,... or FILE or duo:FILE */
+    HeadPick static_pick;   /* --budget K|P% or --duo-threshold X: how a duo: table becomes heads */
+    int have_budget, have_duo_threshold;
     int context;            /* --context N: cap a Hugging Face model's context (0: default) */
     int chat;               /* --chat: wrap the prompt in the model family's chat format */
     int kv_dtype;           /* --kv-dtype f32|bf16|f16: the KV cache's type (-1: the model's) */
@@ -83,6 +92,14 @@ const char *args_value(Args *a, Err *e);
 /* Strict number parsers: the whole string must be a number in [lo, hi]. */
 int args_int(const char *flag, const char *s, long lo, long hi, long *out, Err *e);
 int args_float(const char *flag, const char *s, double lo, double hi, double *out, Err *e);
+
+/* A budget of heads, "K" (a whole number) or "P%" (0 to 100), for flag. */
+int args_budget(const char *flag, const char *s, HeadBudget *out, Err *e);
+
+/* Whether a head-set spec (the value of flag) and the budget or threshold
+ * given with it go together: a duo: table needs one of them, a calib: set a
+ * budget, any other spec neither. A usage error otherwise. */
+int args_heads_pick(const char *spec, int have_budget, int have_threshold, const char *flag, Err *e);
 
 /* One shard of a job split across processes or machines (--shard I/N):
  * item k (a sequence, a prompt line) belongs to shard k mod N. I is

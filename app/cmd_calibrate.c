@@ -1,5 +1,6 @@
 /* `ahascope calibrate`: the static baseline's head set, chosen from
- * recorded oracle rates to a budget, written as a file --static-heads reads. */
+ * recorded oracle rates to a budget, written as a file --static-heads reads;
+ * or (--format duo) every KV head's rate as a DuoAttention table. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,43 +9,30 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "engine/files.h"
+#include "engine/headset.h"
 #include "engine/textout.h"
 #include "store/store.h"
 
 static void calibrate_help(void) {
-    puts("usage: ahascope calibrate --db FILE --run ID [--run ID ...] --budget K|P% --out heads.txt\n\n"
+    puts("usage: ahascope calibrate --db FILE --run ID [--run ID ...] --budget K|P% --out heads.txt\n"
+         "       ahascope calibrate --format duo --db FILE --run ID [--run ID ...] --out table.tsv\n\n"
          "Pick the static policy's global heads (DuoAttention / RazorAttention style): the K heads\n"
          "with the highest oracle global rate (out-of-window mass > theta) pooled over the given runs, which\n"
          "must be recorded with --profile. --budget 25% takes a quarter of all heads. The output lists\n"
          "one layer.head per line with its rate as a comment; use it with --policy static\n"
-         "--static-heads heads.txt.");
+         "--static-heads heads.txt.\n\n"
+         "--format duo writes DuoAttention's full_attention_heads.tsv instead: a row per layer, a value\n"
+         "per KV head, the highest oracle global rate among the KV head's query heads (no --budget); use\n"
+         "it with --static-heads duo:table.tsv --budget P% or --duo-threshold X.");
 }
 
 typedef struct {
-    const char *db, *out, *budget;
-    double budget_v;   /* K heads, or P percent of them */
-    int budget_pct;
+    const char *db, *out, *budget, *format;
+    HeadBudget b;      /* K heads, or P percent of them */
+    int duo;           /* --format duo */
     int64_t *runs;
     int n_runs;
 } CalOpts;
-
-/* --budget "K" or "P%": the form is checked with the other flags; whether K
- * fits is known only once the runs' heads are counted. */
-static int budget_parse(CalOpts *c, Err *e) {
-    const char *s = c->budget;
-    size_t len = strlen(s);
-    c->budget_pct = len > 1 && s[len - 1] == '%';
-    if (!c->budget_pct) {
-        long k;
-        if (args_int("--budget", s, 0, 1 << 20, &k, e)) return -1;
-        c->budget_v = (double)k;
-        return 0;
-    }
-    char num[32];
-    if (len > sizeof num) return err_usage(e, "--budget: '%s' is not a number of heads or a percentage", s);
-    snprintf(num, sizeof num, "%.*s", (int)(len - 1), s);
-    return args_float("--budget", num, 0, 100, &c->budget_v, e);
-}
 
 static int parse(int argc, char **argv, CalOpts *c, int *help, Err *e) {
     Args a = {argc, argv, 1};
@@ -55,7 +43,7 @@ static int parse(int argc, char **argv, CalOpts *c, int *help, Err *e) {
         const char *f = argv[a.i++];
         if (args_is_help(f)) { *help = 1; return 0; }
         const char **target = !strcmp(f, "--db") ? &c->db : !strcmp(f, "--out") ? &c->out
-                            : !strcmp(f, "--budget") ? &c->budget : NULL;
+                            : !strcmp(f, "--budget") ? &c->budget : !strcmp(f, "--format") ? &c->format : NULL;
         if (target) {
             if (!(*target = args_value(&a, e))) return -1;
         } else if (!strcmp(f, "--run")) {
@@ -67,15 +55,22 @@ static int parse(int argc, char **argv, CalOpts *c, int *help, Err *e) {
             return args_unknown(f, e);
         }
     }
-    if (!c->db || !c->out || !c->budget || c->n_runs == 0)
-        return err_usage(e, "--db, --run, --budget and --out are all required");
-    return budget_parse(c, e);
+    if (c->format && strcmp(c->format, "heads") && strcmp(c->format, "duo"))
+        return err_usage(e, "--format must be heads or duo, not '%s'", c->format);
+    c->duo = c->format && !strcmp(c->format, "duo");
+    if (c->duo && c->budget) return err_usage(e, "--format duo writes every head's rate: it takes no --budget");
+    if (!c->db || !c->out || c->n_runs == 0)
+        return err_usage(e, c->duo ? "--db, --run and --out are all required"
+                                   : "--db, --run, --budget and --out are all required");
+    if (!c->budget && !c->duo) return err_usage(e, "--budget K|P%% is required (or --format duo for every head's rate)");
+    /* the form is checked here; whether K fits is known once the runs' heads are counted */
+    return c->duo ? 0 : args_budget("--budget", c->budget, &c->b, e);
 }
 
 /* K of the n heads the runs have. */
 static int budget_heads(const CalOpts *c, int n, int *k, Err *e) {
-    *k = c->budget_pct ? (int)(c->budget_v / 100 * n + 0.5) : (int)c->budget_v;
-    return *k <= n ? 0 : err_set(e, "--budget %d exceeds the %d heads of the runs", *k, n);
+    *k = headset_budget_count(&c->b, n);
+    return c->b.percent || c->b.value <= n ? 0 : err_set(e, "--budget %.0f exceeds the %d heads of the runs", c->b.value, n);
 }
 
 static int write_heads(const CalOpts *c, const StoreHeadRate *r, int n, int k, Err *e) {
@@ -89,6 +84,36 @@ static int write_heads(const CalOpts *c, const StoreHeadRate *r, int n, int k, E
     return file_atomic_commit(&a, e);
 }
 
+/* --format duo: per KV head, the highest oracle rate of its query heads.
+ * The max, not the mean: a KV head's cache must stay whole as soon as one
+ * of its query heads reads far, so one retrieval head among local ones
+ * must not be averaged away. */
+static int write_duo(const CalOpts *c, Store *st, const StoreHeadRate *r, int n, Err *e) {
+    StoreRunInfo info;
+    if (store_run_info(st, c->runs[0], &info, e)) return -1;
+    int L = info.n_layers, H = info.n_heads, kv = info.n_kv_heads > 0 ? info.n_kv_heads : H;
+    store_run_info_free(&info);
+    if (L * H != n || H % kv) return err_set(e, "%s: run %lld: %d heads do not make %d layers of %d KV heads", c->db,
+                                             (long long)c->runs[0], n, L, kv);
+    HeadTable t = {L, kv, calloc((size_t)L * kv, sizeof(float))};
+    if (!t.values) return err_set(e, "out of memory");
+    for (int i = 0; i < n; i++) {
+        float *v = &t.values[(size_t)r[i].layer * kv + r[i].head / (H / kv)];
+        if (r[i].oracle_rate > *v) *v = (float)r[i].oracle_rate;
+    }
+    char note[1200];
+    int o = snprintf(note, sizeof note, "oracle global rate, max over each KV head's query heads, from %.900s runs", c->db);
+    for (int i = 0; i < c->n_runs && o < (int)sizeof note - 24; i++) o += snprintf(note + o, sizeof note - o, " %lld", (long long)c->runs[i]);
+    int rc = headset_table_write(c->out, &t, note, e);
+    headset_table_free(&t);
+    if (rc == 0) {
+        char safe[4 * 1024 + 1]; /* the path as typed: escaped for the terminal */
+        printf("%d layers x %d KV heads -> %s (each the highest oracle rate of its %d query heads)\n", L, kv,
+               textout_term(c->out, safe, sizeof safe), H / kv);
+    }
+    return rc;
+}
+
 int cmd_calibrate(int argc, char **argv) {
     CalOpts c;
     Err e;
@@ -98,7 +123,9 @@ int cmd_calibrate(int argc, char **argv) {
     Store *st = store_open(c.db, STORE_READ, STORE_BUSY_MS, &e);
     StoreHeadRate *r = NULL;
     int n = st ? store_head_rates(st, c.runs, c.n_runs, &r, &e) : -1, k = 0;
-    if (n > 0 && budget_heads(&c, n, &k, &e) == 0 && write_heads(&c, r, n, k, &e) == 0) {
+    if (n > 0 && c.duo) {
+        rc = write_duo(&c, st, r, n, &e) ? 1 : 0;
+    } else if (n > 0 && budget_heads(&c, n, &k, &e) == 0 && write_heads(&c, r, n, k, &e) == 0) {
         double covered = 0, total = 0;
         for (int i = 0; i < n; i++) total += r[i].oracle_rate * r[i].n, covered += i < k ? r[i].oracle_rate * r[i].n : 0;
         char safe[4 * 1024 + 1]; /* the path as typed: escaped for the terminal */

@@ -8,6 +8,7 @@
 
 #include "app/args.h"
 #include "app/commands.h"
+#include "app/compare_heads.h"
 #include "engine/files.h"
 #include "store/store.h"
 
@@ -222,14 +223,18 @@ int cmd_export(int argc, char **argv) {
 static void compare_help(void) {
     char words[128];
     decide_list(words, sizeof words, DECIDE_N_SQL, "|"); /* what the SQL views carry */
-    printf("usage: ahascope compare --db FILE --run ID [--run ID2] [--predictor %s]\n\n", words);
+    printf("usage: ahascope compare --db FILE --run ID [--run ID2] [--predictor %s]\n", words);
+    app_compare_heads_usage();
+    puts("");
     puts("One run: every predictor's confusion against the oracle (global iff out_mass > theta):\n"
          "tp, fp, fn, tn, precision, recall, F1, then per layer and per head for --predictor\n"
          "(default aha for aha runs, else qada). The run needs oracle values (--profile).\n"
          "Two runs: where their tokens diverge and how their gates differ per layer and head.");
+    app_compare_heads_help();
 }
 
 int cmd_compare(int argc, char **argv) {
+    if (app_compare_wants_heads(argc, argv)) return app_compare_heads(argc, argv);
     Args a = {argc, argv, 1};
     DbOpts d;
     Err e;

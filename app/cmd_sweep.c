@@ -27,6 +27,8 @@ static void sweep_help(void) {
          "  --routers may contain {w}, replaced by each window (routers trained per window), e.g.\n"
          "      --routers engine/routers/stories260K_w{w}.safetensors\n"
          "  --window 8,16,32,64,128,256 --policy oracle,aha gives the curve of global need against window.\n"
+         "  --static-heads the head set of policy static, in any form `eval` takes (l.h,..., FILE, duo:FILE\n"
+         "      with --budget or --duo-threshold, calib:DB#RUN with --budget).\n"
          "  --svg FILE writes the Pareto scatter; with several windows also FILE without .svg + -windows.svg.\n"
          "Every point is recorded with --db (an `evals` row each, label 'sweep').\n"
          "  --shard I/N     evaluate only shard I of N of the sequences (I from 0 to N-1; sequence k when\n"
@@ -72,6 +74,10 @@ static int parse(int argc, char **argv, SweepOpts *w, Err *e) {
         long *num = !strcmp(f, "--self") ? &x->self_n : !strcmp(f, "--seq-len") ? &x->seq_len
                   : !strcmp(f, "--max-seqs") ? &x->max_seqs : !strcmp(f, "--threads") ? &x->threads : NULL;
         int r = eval_opts_shard_flag(x, f, &a, e);
+        if (!r && (!strcmp(f, "--static-heads") || !strcmp(f, "--budget") || !strcmp(f, "--duo-threshold"))) {
+            a.i--; /* the head set and its cut, parsed as every command parses them */
+            r = runopts_parse(&x->o, &a, e);
+        }
         if (r < 0) return -1;
         if (r > 0) continue;
         if (!strcmp(f, "--json")) x->json = 1;
@@ -84,6 +90,7 @@ static int parse(int argc, char **argv, SweepOpts *w, Err *e) {
     }
     x->label = "sweep";
     if (eval_opts_shard_check(x, e)) return -1;
+    if (args_heads_pick(x->o.static_heads, x->o.have_budget, x->o.have_duo_threshold, "--static-heads", e)) return -1;
     if (x->from_db && (w->policies || w->windows || w->thetas || w->taus || w->ps || x->o.routers))
         return err_usage(e, "--from-db re-summarises the recorded points: --policy, --window, --theta, --tau, --p and "
                             "--routers do not apply");
@@ -255,7 +262,10 @@ static int run_sweep(SweepOpts *w, Err *e) {
     for (char *save = NULL, *t = strtok_r(pol_buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         Policy p;
         if (aha_policy_parse(t, &p, e)) { err_as_usage(e); goto out; }
-        if (p == POLICY_STATIC) { err_usage(e, "use calibrate + eval --policy static for static heads"); goto out; }
+        if (p == POLICY_STATIC && !L.static_heads) {
+            err_usage(e, "policy static needs --static-heads (a list, a file, duo:FILE or calib:DB#RUN)");
+            goto out;
+        }
         if (p == POLICY_AHA && check_routers(tmpl, win, n_win, &L.model.c, e)) goto out;
     }
     if ((x->svg && file_check_output(x->svg, NULL, e)) || (x->db && !(st = store_open(x->db, STORE_WRITE, STORE_BUSY_MS, e))))
@@ -268,7 +278,6 @@ static int run_sweep(SweepOpts *w, Err *e) {
         for (char *save = NULL, *t = strtok_r(pol_buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
             Policy p;
             if (aha_policy_parse(t, &p, e)) goto out;
-            if (p == POLICY_STATIC) { err_usage(e, "use calibrate + eval --policy static for static heads"); goto out; }
             if (sweep_policy(w, &L, &d, st, &info, p, (int)win[i], &rt, &rs, e)) goto out;
         }
     }

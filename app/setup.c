@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "app/headsets.h"
 #include "app/hub.h"
 #include "engine/files.h"
 #include "engine/tokenize/tokenize.h"
@@ -165,16 +166,8 @@ int app_find_tokenizer(const char *model_path, int vocab_size, char *out, size_t
 static int load_static(RunOpts *o, AppLoaded *L, Err *e) {
     if (!o->static_heads) return 0;
     const Config *c = &L->model.c;
-    const char *spec = o->static_heads;
-    char *text = NULL;
-    if (sniff_kind(spec) != FILE_MISSING) { /* a file of any kind, so a FIFO is refused by name */
-        size_t n;
-        if (!(text = file_read_all(spec, "head set", "a head-set file", 1 << 20, &n, e))) return -1;
-        spec = text;
-    }
-    int r = aha_parse_heads(spec, c->n_layers, c->n_heads, &L->static_heads, e);
-    if (r != 0 && text) err_prefix(e, o->static_heads);
-    free(text);
+    AppHeadShape shape = {c->n_layers, c->n_heads, c->n_kv_heads};
+    int r = app_headset_load(o->static_heads, &o->static_pick, &shape, &L->static_heads, e);
     o->attn.static_heads = L->static_heads;
     return r;
 }

@@ -467,19 +467,22 @@ static const char *stand_in(const char *placeholder, char *buf, size_t cap) {
 }
 
 /* Parse the synopsis forms of `help` (up to its first blank line) for one
- * form: its bare flags and positional arguments at bracket depth 0. Forms
- * start at each "ahascope CMD"; returns how many forms there are. */
-static int synopsis_form(const char *help, int form, Bare *bare, int *n_bare, char pos[][64], int *n_pos) {
+ * form: its bare flags and positional arguments at bracket depth 0, and
+ * whether it takes --model at all (*model). Forms start at each "ahascope
+ * CMD"; returns how many forms there are. */
+static int synopsis_form(const char *help, int form, Bare *bare, int *n_bare, char pos[][64], int *n_pos, int *model) {
     const char *end = strstr(help, "\n\n");
     size_t len = end ? (size_t)(end - help) : strlen(help);
     char *text = strndup(help, len);
     int forms = 0, depth = 0, after_flag = 0, skip = 0;
-    *n_bare = *n_pos = 0;
+    *n_bare = *n_pos = *model = 0;
     for (char *save = NULL, *t = strtok_r(text, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
         int before = depth;
         for (const char *c = t; *c; c++) depth += (*c == '[') - (*c == ']');
         if (!strcmp(t, "ahascope")) { forms++, skip = 1, after_flag = 0; continue; }
         if (skip) { skip = 0; continue; } /* the command name */
+        if (forms - 1 == form && (strstr(t, "--model") || !strcmp(t, "flags]")))
+            *model = 1; /* "[model flags]" or "[generate flags]" take --model too */
         if (forms - 1 != form || before > 0 || t[0] == '[' || !strcmp(t, "usage:")) { after_flag = 0; continue; }
         if (!strncmp(t, "--", 2) && *n_bare < 16) {
             snprintf(bare[(*n_bare)++].flag, 64, "%s", t);
@@ -521,14 +524,16 @@ TEST(cli_help_brackets_exactly_the_optional_flags) {
         for (int form = 0; form < forms; form++) {
             Bare bare[16];
             char pos[4][64];
-            int n_bare, n_pos;
-            forms = synopsis_form(help, form, bare, &n_bare, pos, &n_pos);
-            /* a second form ("tui --replay ...") is chosen by its first flag, which is not left out */
+            int n_bare, n_pos, form_model;
+            forms = synopsis_form(help, form, bare, &n_bare, pos, &n_pos, &form_model);
+            /* a second form ("tui --replay ...", "calibrate --format duo ...") is chosen by its first
+             * flag, which is not left out, with its value */
             int first = form > 0 && n_bare > 0;
             for (int omit = first; omit < n_bare; omit++) {
                 char buf[128];
                 int k = snprintf(a, sizeof a, "%s", cmd);
                 if (first) k += snprintf(a + k, sizeof a - k, " %s", bare[0].flag);
+                if (first && bare[0].value[0]) k += snprintf(a + k, sizeof a - k, " %s", stand_in(bare[0].value, buf, sizeof buf));
                 for (int i = first; i < n_bare; i++) {
                     if (i == omit) continue;
                     k += snprintf(a + k, sizeof a - k, " %.*s", (int)strcspn(bare[i].flag, "|"), bare[i].flag);
@@ -538,7 +543,7 @@ TEST(cli_help_brackets_exactly_the_optional_flags) {
                 /* a model that is not there: if the flag were not required, the command fails with 1, not 2 */
                 int model_bare = 0;
                 for (int i = 0; i < n_bare; i++) model_bare |= !strcmp(bare[i].flag, "--model");
-                if (strstr(help, "--model ") && !model_bare) snprintf(a + k, sizeof a - k, " --model /nonexistent/m.bin");
+                if (strstr(help, "--model ") && form_model && !model_bare) snprintf(a + k, sizeof a - k, " --model /nonexistent/m.bin");
                 char *out = run(&st, a);
                 int named = 0; /* the message names the flag, or one of its alternatives */
                 char alts[64];

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/headset.h"
 #include "engine/model.h"
 #include "engine/routers.h"
 #include "engine/safetensors.h"
@@ -175,6 +176,19 @@ static void seed_store(void) {
     sqlite3_close(db);
 }
 
+/* DuoAttention tables as headset_table_write writes them, and one with
+ * CRLF endings, a comment and a blank line, as published files may have. */
+static void seed_headset(void) {
+    float v[6] = {0.25f, 1, 0, 0.5f, 0.123456f, 0.75f};
+    HeadTable t = {3, 2, v};
+    Err e;
+    if (headset_table_write(seed_path("headset", "gqa.tsv"), &t, "seed", &e)) die("headset", &e);
+    t.n_layers = 6, t.n_kv = 1;
+    if (headset_table_write(seed_path("headset", "column.tsv"), &t, NULL, &e)) die("headset", &e);
+    static const char crlf[] = "# full_attention_heads\r\n1\t0\r\n\r\n0.0\t 0.9\r\n";
+    put("headset", "crlf.tsv", crlf, sizeof crlf - 1);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) { fprintf(stderr, "usage: make_seeds OUT_DIR\n"); return 2; }
     out_dir = argv[1];
@@ -188,5 +202,6 @@ int main(int argc, char **argv) {
     seed_tokenizer_configs();
     seed_texts();
     seed_store();
+    seed_headset();
     return 0;
 }
