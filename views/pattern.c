@@ -58,12 +58,15 @@ void view_pattern_geom(const ViewPattern *p, int w, int h, ViewPatternGeom *g) {
     if (g->gw < 1) g->gw = 1;
     if (g->gh < 1) g->gh = 1;
     g->axis_y = g->gy + g->gh, g->info_y = g->axis_y + 1;
-    if (p->n <= 0) { g->rq = g->rk = 1; return; }
+    if (p->n <= 0) { g->rq = g->rk = g->cw = 1; return; }
     g->rq = per_cell(p, g->gh), g->rk = per_cell(p, g->gw);
-    g->q0 = clamp_start(p->q0, p->n, g->rq, g->gh), g->k0 = clamp_start(p->k0, p->n, g->rk, g->gw);
+    g->cw = g->rk == 1 && p->n < g->gw ? g->gw / p->n : 1;
+    if (g->cw > VIEW_PATTERN_MAX_CW) g->cw = VIEW_PATTERN_MAX_CW;
+    int room = g->gw / g->cw;
+    g->q0 = clamp_start(p->q0, p->n, g->rq, g->gh), g->k0 = clamp_start(p->k0, p->n, g->rk, room);
     g->rows = ceil_div(p->n - g->q0, g->rq), g->cols = ceil_div(p->n - g->k0, g->rk);
     if (g->rows > g->gh) g->rows = g->gh;
-    if (g->cols > g->gw) g->cols = g->gw;
+    if (g->cols > room) g->cols = room;
 }
 
 void view_pattern_title(const ViewPattern *p, const ViewPatternGeom *g, char *buf, size_t n) {
@@ -186,8 +189,15 @@ static int top_keys(const ViewPattern *pt, const ViewModel *m, int *pos, float *
     return n;
 }
 
+/* The rank (1 …) of the cursor row's heaviest key in grid column c, 0 if none. */
+static int rank_in(const ViewPatternGeom *g, int c, const int *tp, int nt) {
+    for (int i = 0; i < nt; i++)
+        if (tp[i] >= g->k0 && (tp[i] - g->k0) / g->rk == c) return i + 1;
+    return 0;
+}
+
 static void draw_cells(WINDOW *w, const ViewPattern *pt, const ViewModel *m, const ViewPalette *p,
-                       const ViewPatternGeom *g) {
+                       const ViewPatternGeom *g, const int *tp, int nt) {
     attr_t dim, fa;
     short dp, fp;
     view_text_style(p, VIEW_TX_DIM, &dim, &dp);
@@ -203,9 +213,15 @@ static void draw_cells(WINDOW *w, const ViewPattern *pt, const ViewModel *m, con
         int edge = qa - pt->window + 1, ec = edge > pt->sinks && edge >= g->k0 ? (edge - g->k0) / g->rk : -1;
         for (int c = 0; c < g->cols; c++) {
             float v = view_pattern_cell(pt, g, r, c);
-            int sw = v < 0 ? VIEW_SW_NONE : view_level(sqrtf(v));
+            int sw = v < 0 ? VIEW_SW_NONE : view_level(sqrtf(v)), x = g->gx + c * g->cw;
+            int rank = here ? rank_in(g, c, tp, nt) : 0;
+            if (rank) {
+                view_fill(w, y, x, g->cw, L' ', fa | A_REVERSE, fp);
+                view_put(w, y, x, (wchar_t)('0' + rank), fa | A_REVERSE, fp);
+                continue;
+            }
             if (c == ec && sw <= VIEW_SW_LEVEL1) {
-                view_put(w, y, g->gx + c, p->ascii ? L':' : L'\u2506', dim, dp);
+                view_put(w, y, x, p->ascii ? L':' : L'\u2506', dim, dp);
                 continue;
             }
             if (sw == VIEW_SW_NONE) continue;
@@ -213,32 +229,29 @@ static void draw_cells(WINDOW *w, const ViewPattern *pt, const ViewModel *m, con
             attr_t at;
             short pair;
             view_cell_style(p, sw, sw, 0, &ch, &at, &pair);
-            view_put(w, y, g->gx + c, ch, at, pair);
+            view_fill(w, y, x, g->cw, ch, at, pair);
         }
     }
 }
 
-/* The key axis: position numbers where they fit, s under the sinks, and
- * the cursor row's heaviest keys by rank. */
-static void draw_axis(WINDOW *w, const ViewPattern *pt, const ViewPalette *p, const ViewPatternGeom *g,
-                      const int *tp, int nt) {
+/* The key axis: position numbers where they fit, s under the sinks. */
+static void draw_axis(WINDOW *w, const ViewPattern *pt, const ViewPalette *p, const ViewPatternGeom *g) {
     attr_t dim, fa;
     short dp, fp;
     view_text_style(p, VIEW_TX_DIM, &dim, &dp);
     view_text_style(p, VIEW_TX_FOCUS, &fa, &fp);
     view_puts(w, g->axis_y, 1, g->label_w, "key", 1, dim, dp);
-    for (int c = 0; c < g->cols;) {
+    int span = g->cols * g->cw;
+    for (int x = 0; x < span;) {
         char num[16];
-        int len = snprintf(num, sizeof num, "%d", g->k0 + c * g->rk);
-        if (c + len > g->cols) break;
-        view_puts(w, g->axis_y, g->gx + c, len, num, 1, dim, dp);
-        c += len + 6 > 10 ? len + 6 : 10;
+        int len = snprintf(num, sizeof num, "%d", g->k0 + x / g->cw * g->rk);
+        if (x + len > span) break;
+        view_puts(w, g->axis_y, g->gx + x, len, num, 1, dim, dp);
+        x += (len + 6 > 10 ? len + 6 : 10) / g->cw * g->cw + (g->cw > 1 ? g->cw : 0);
     }
     for (int k = 0; k < pt->sinks; k++)
-        if (k >= g->k0 && (k - g->k0) / g->rk < g->cols) view_put(w, g->axis_y, g->gx + (k - g->k0) / g->rk, L's', fa, fp);
-    for (int i = nt - 1; i >= 0; i--)
-        if (tp[i] >= g->k0 && (tp[i] - g->k0) / g->rk < g->cols)
-            view_put(w, g->axis_y, g->gx + (tp[i] - g->k0) / g->rk, (wchar_t)('1' + i), fa | A_REVERSE, fp);
+        if (k >= g->k0 && (k - g->k0) / g->rk < g->cols)
+            view_put(w, g->axis_y, g->gx + (k - g->k0) / g->rk * g->cw, L's', fa, fp);
 }
 
 /* The last line: the cursor token's row and its heaviest keys by text. */
@@ -276,8 +289,8 @@ void view_draw_pattern(WINDOW *w, const ViewPattern *pt, const ViewModel *m, con
     int tp[VIEW_PATTERN_TOP];
     float tw[VIEW_PATTERN_TOP];
     int exact, nt = top_keys(pt, m, tp, tw, &exact);
-    draw_cells(w, pt, m, p, &g);
-    draw_axis(w, pt, p, &g, tp, nt);
+    draw_cells(w, pt, m, p, &g, tp, nt);
+    draw_axis(w, pt, p, &g);
     draw_info(w, pt, m, p, &g, tp, tw, nt, exact, wd - 2);
     attr_t dim;
     short dp;

@@ -17,7 +17,7 @@
  * went global at one of its positions, l where it stayed local, - where
  * there was no choice (t < window + sinks). The window's edge is drawn in
  * each row, the sinks on the key axis, and the cursor token's row is
- * marked, its heaviest keys ranked on the axis and named on the last line.
+ * marked, its heaviest keys ranked in it and named on the last line.
  */
 #ifndef AHASCOPE_VIEW_PATTERN_H
 #define AHASCOPE_VIEW_PATTERN_H
@@ -27,6 +27,7 @@
 
 #define VIEW_PATTERN_TOP 5        /* the cursor row's keys named on the last line */
 #define VIEW_PATTERN_MAX_CELLS 1024 /* data cells a side at most: longer runs come pooled */
+#define VIEW_PATTERN_MAX_CW 3     /* columns a key takes at most when the run is short */
 
 typedef struct ViewPattern {
     int open;
@@ -45,6 +46,7 @@ typedef struct {
     int label_w;        /* position label and mark, left of the grid */
     int gx, gy, gw, gh; /* the grid's room */
     int rq, rk;         /* positions a screen cell pools: query rows, key columns */
+    int cw;             /* columns a key column takes: more than 1 when few keys would leave the room empty */
     int q0, k0;         /* first query and key position shown (pan, clamped) */
     int rows, cols;     /* grid rows and columns holding positions */
     int axis_y, info_y; /* the key axis line; the cursor row's line */
@@ -61,7 +63,7 @@ void view_pattern_geom(const ViewPattern *p, int w, int h, ViewPatternGeom *g);
  * for recorded data, that it is approximate. */
 void view_pattern_title(const ViewPattern *p, const ViewPatternGeom *g, char *buf, size_t n);
 
-/* The value of screen cell (row r, column c): the largest weight of the
+/* The value of grid cell (row r, column c; on screen at gx + c·cw): the largest weight of the
  * query positions q0 + r·rq … and key positions k0 + c·rk … it pools; -1
  * where no key precedes a query there or the cell lies past the data. */
 float view_pattern_cell(const ViewPattern *p, const ViewPatternGeom *g, int r, int c);

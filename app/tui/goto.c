@@ -87,9 +87,10 @@ TuiGoto tui_goto_parse(const char *s, int n_layers, int n_heads, int n_pos) {
     return (TuiGoto){.kind = TUI_GOTO_TEXT};
 }
 
-/* 1 if the text of the tokens from position i on begins with needle. */
-static int matches_at(const ViewModel *m, int i, const char *needle) {
-    const char *piece = "";
+/* 1 if the text from byte `at` of position i's token on begins with needle. */
+static int matches_at(const ViewModel *m, int i, const char *at, const char *needle) {
+    const char *piece = at;
+    i++;
     for (const char *n = needle; *n; n++, piece++) {
         while (!*piece) {
             if (i >= m->n_hist) return 0;
@@ -104,7 +105,8 @@ int tui_goto_find_text(const ViewModel *m, const char *needle, int from) {
     if (!needle || !*needle || m->n_hist <= 0) return -1;
     for (int k = 1; k <= m->n_hist; k++) {
         int i = ((from + k) % m->n_hist + m->n_hist) % m->n_hist;
-        if (m->hist[i]->piece[0] && matches_at(m, i, needle)) return i;
+        for (const char *at = m->hist[i]->piece; *at; at++)
+            if (matches_at(m, i, at, needle)) return i;
     }
     return -1;
 }

@@ -26,10 +26,9 @@ typedef struct {
  * screen. Pure; TUI_GOTO_TEXT means s is searched for as it is. */
 TuiGoto tui_goto_parse(const char *s, int n_layers, int n_heads, int n_pos);
 
-/* The first position after `from` (wrapping round) where the text of the
- * tokens from there on begins with needle, compared ASCII
- * case-insensitively across token boundaries; -1 when none does or
- * needle is empty. */
+/* The first position after `from` (wrapping round) whose token holds the
+ * start of needle in the run's text, compared ASCII case-insensitively
+ * and across token boundaries; -1 when none does or needle is empty. */
 int tui_goto_find_text(const ViewModel *m, const char *needle, int from);
 
 /* Go where s says on m (selection or cursor), or say on the status line
