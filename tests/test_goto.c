@@ -86,3 +86,34 @@ TEST(goto_moves_selection_cursor_or_nothing) {
     CHECK_INT(m.sel_head, 7);
     view_free(&m);
 }
+
+TEST(goto_reads_the_head_a_text_pane_row_names) {
+    int l, h, p;
+    /* a table: its columns by name, wherever they stand */
+    CHECK(tui_goto_row("run_id  pos  layer  head  gate", "     1   12      3     5     1", &l, &h, &p));
+    CHECK(l == 3 && h == 5 && p == 12);
+    CHECK(tui_goto_row("layer head n tp", "    2    7 29 12", &l, &h, &p));
+    CHECK(l == 2 && h == 7 && p == -1);
+    /* text rows: the plots' and a diff's */
+    CHECK(tui_goto_row(NULL, "L10 H3  |####++++   |  40.8%  oracle  49.0%", &l, &h, &p));
+    CHECK(l == 10 && h == 3 && p == -1);
+    CHECK(tui_goto_row("pos  token", "gate flip at pos 41: L1H6 local -> global", &l, &h, &p));
+    CHECK(l == 1 && h == 6 && p == 41);
+    /* no head: a header without the columns and a row without L? H? */
+    CHECK(!tui_goto_row("predictor n tp", "aha 1960 431", &l, &h, &p));
+    CHECK(!tui_goto_row(NULL, "Lily went to the park", &l, &h, &p));
+    CHECK(!tui_goto_row(NULL, "MODEL H5", &l, &h, &p));
+
+    /* on the model: the first row under the pinned header, in range or nothing moves */
+    ViewModel m;
+    CHECK_INT(view_init(&m, 4, 8, NULL), 0);
+    fx_fill(&m, 24);
+    CHECK_INT(view_set_sql(&m, "q", "layer  head  pos\n-----  ----  ---\n    3     5   12\n    9     1    2\n", NULL), 0);
+    CHECK(tui_goto_text_row(&m));
+    CHECK(m.sel_layer == 3 && m.sel_head == 5 && m.cursor == 12);
+    CHECK_MSG(strstr(m.status, "L3 H5 @ pos 12"), "%s", m.status);
+    m.sql_scroll = 1; /* L9 is out of range */
+    CHECK(!tui_goto_text_row(&m));
+    CHECK(m.sel_layer == 3 && m.sel_head == 5 && m.cursor == 12);
+    view_free(&m);
+}

@@ -67,6 +67,14 @@ TEST(tui_goto_and_pattern_at_80x24) {
     TMUX_WAIT(&t, "\"LITTLE GIRL\" at pos", 3);
     go_to(&t, "pos x");
     TMUX_WAIT(&t, "is not a position", 3);
+    /* Enter on a row of the `:` pane selects the head and position it names */
+    tmux_keys(&t, ":");
+    tmux_keys(&t, "-l \"SELECT 3 AS layer, 5 AS head, 7 AS pos\"");
+    tmux_keys(&t, "Enter");
+    TMUX_WAIT(&t, "layer  head  pos", 5);
+    tmux_keys(&t, "Enter");
+    TMUX_WAIT(&t, "L3 H5 @ pos 7", 3);
+    tmux_keys(&t, "Escape");
     go_to(&t, "L1 H2");
     TMUX_WAIT(&t, "L1 H2", 3);
     tmux_keys(&t, "A");

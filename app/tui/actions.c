@@ -186,6 +186,10 @@ int tui_key(Tui *t, int ch) {
         return 0;
     }
     if (tui_pattern_key(t, ch)) return 0;
+    /* Enter on the text pane selects the head its first row names, if it names one */
+    if (t->m.sql_open && t->m.focus == VIEW_PANE_SQL && view_key_command(ch) == VIEW_OP_INSPECT &&
+        tui_goto_text_row(&t->m))
+        return 0;
     ViewAction a = view_key(&t->m, ch);
     if (a == VIEW_ACT_MOUSE) {
         MEVENT ev;

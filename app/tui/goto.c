@@ -138,3 +138,99 @@ int tui_goto_apply(ViewModel *m, const char *s) {
         return 0;
     }
 }
+
+/* The n-th whitespace-separated field of line (up to its end) into out. */
+static int field(const char *line, int n, char *out, size_t cap) {
+    const char *p = line;
+    for (int i = 0;; i++) {
+        while (*p == ' ' || *p == '\t') p++;
+        if (!*p || *p == '\n') return 0;
+        const char *b = p;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\n') p++;
+        if (i == n) {
+            snprintf(out, cap, "%.*s", (int)(p - b), b);
+            return 1;
+        }
+    }
+}
+
+/* The index of the field named name in header, or -1. */
+static int column(const char *header, const char *name) {
+    char f[64];
+    for (int i = 0; field(header, i, f, sizeof f); i++)
+        if (!strcasecmp(f, name)) return i;
+    return -1;
+}
+
+static int field_int(const char *row, int col, int *v) {
+    char f[64];
+    const char *p = f;
+    return col >= 0 && field(row, col, f, sizeof f) && number(&p, v) && !*p;
+}
+
+/* "L3 H5", "L3H5" anywhere in row; "pos 12" (or "@ 12" after it). */
+static int scan_row(const char *row, int *layer, int *head, int *pos) {
+    int found = 0;
+    for (const char *p = row; *p && *p != '\n' && !found; p++) {
+        if ((p != row && isalnum((unsigned char)p[-1])) || (*p != 'L' && *p != 'l')) continue;
+        const char *q = p + 1;
+        if (!number(&q, layer)) continue;
+        q = skip_space(q);
+        if ((*q == 'H' || *q == 'h') && (q++, number(&q, head))) found = 1;
+    }
+    if (!found) return 0;
+    for (const char *p = row; *p && *p != '\n'; p++)
+        if (!strncasecmp(p, "pos", 3) && (p == row || !isalnum((unsigned char)p[-1]))) {
+            const char *q = skip_space(p + 3);
+            if (number(&q, pos)) return 1;
+        }
+    return 1;
+}
+
+int tui_goto_row(const char *header, const char *row, int *layer, int *head, int *pos) {
+    *pos = -1;
+    if (header) {
+        int cl = column(header, "layer"), ch = column(header, "head");
+        if (field_int(row, cl, layer) && field_int(row, ch, head)) {
+            if (!field_int(row, column(header, "pos"), pos)) *pos = -1;
+            return 1;
+        }
+    }
+    return scan_row(row, layer, head, pos);
+}
+
+/* The start of line i of text, or NULL past its end. */
+static const char *line_at(const char *text, int i) {
+    for (const char *p = text; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (i-- == 0) return *p ? p : NULL;
+    return NULL;
+}
+
+/* 1 if line is a table's rule: dashes and spaces only, a dash first. */
+static int is_rule(const char *line) {
+    if (*line != '-') return 0;
+    for (; *line && *line != '\n'; line++)
+        if (*line != '-' && *line != ' ') return 0;
+    return 1;
+}
+
+int tui_goto_text_row(ViewModel *m) {
+    if (!m->sql_text) return 0;
+    int i = m->sql_pinned + m->sql_scroll;
+    const char *row = line_at(m->sql_text, i), *header = NULL;
+    if (!row) return 0;
+    /* the table the row belongs to: the nearest rule above it, its header above that */
+    for (int k = i - 1; k >= 1 && !header; k--) {
+        const char *l = line_at(m->sql_text, k);
+        if (!*l || *l == '\n') break; /* a blank line ends a table */
+        if (is_rule(l)) header = line_at(m->sql_text, k - 1);
+    }
+    int layer, head, pos;
+    if (!tui_goto_row(header, row, &layer, &head, &pos) || layer >= m->n_layers || head >= m->n_heads) return 0;
+    m->sel_layer = layer, m->sel_head = head;
+    if (pos >= 0 && pos < m->n_hist) {
+        m->cursor = pos, m->follow = 0;
+        view_set_status(m, "L%d H%d @ pos %d (the pane's first row)", layer, head, pos);
+    } else view_set_status(m, "L%d H%d (the pane's first row)", layer, head);
+    return 1;
+}

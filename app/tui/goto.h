@@ -6,7 +6,8 @@
  * text, searched forward from the cursor (wrapping round), case-insensitive
  * and across token boundaries. A head or position out of range, or a form
  * begun and not finished (`L15`, `pos x`), is refused with one line
- * saying why, and nothing moves.
+ * saying why, and nothing moves. Enter on a row of the text pane that
+ * names a head (and a position) selects them the same way.
  */
 #ifndef AHASCOPE_TUI_GOTO_H
 #define AHASCOPE_TUI_GOTO_H
@@ -34,5 +35,17 @@ int tui_goto_find_text(const ViewModel *m, const char *needle, int from);
 /* Go where s says on m (selection or cursor), or say on the status line
  * why not, moving nothing. Returns 1 when it moved. */
 int tui_goto_apply(ViewModel *m, const char *s);
+
+/* The head, and the position (-1: none), that a row of the text pane
+ * names: by its table's `layer`, `head` and `pos` columns when header (the
+ * line above the table's rule of dashes) names them, else by an `L3 H5` (or
+ * `L3H5`) and a `pos 12` in the row. Pure; 1 when a head was found. */
+int tui_goto_row(const char *header, const char *row, int *layer, int *head, int *pos);
+
+/* Enter on the text pane (`:`, `v`, `R`, `D`): select the head (and
+ * position) its first row shown names, the one just under the pinned
+ * header. Returns 0, moving nothing and saying nothing, when that row names
+ * no head in range. */
+int tui_goto_text_row(ViewModel *m);
 
 #endif
