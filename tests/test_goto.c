@@ -108,7 +108,8 @@ TEST(goto_reads_the_head_a_text_pane_row_names) {
     ViewModel m;
     CHECK_INT(view_init(&m, 4, 8, NULL), 0);
     fx_fill(&m, 24);
-    CHECK_INT(view_set_sql(&m, "q", "layer  head  pos\n-----  ----  ---\n    3     5   12\n    9     1    2\n", NULL), 0);
+    const char *table = "layer  head  pos\n-----  ----  ---\n    3     5   12\n    9     1    2\n";
+    CHECK_INT(view_set_sql(&m, "q", table, NULL), 0);
     CHECK(tui_goto_text_row(&m));
     CHECK(m.sel_layer == 3 && m.sel_head == 5 && m.cursor == 12);
     CHECK_MSG(strstr(m.status, "L3 H5 @ pos 12"), "%s", m.status);

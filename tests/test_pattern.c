@@ -165,8 +165,12 @@ TEST(pattern_layout_and_pooling_at_four_sizes) {
             ViewPatternGeom z;
             view_pattern_geom(&p, r.w, r.h, &z);
             CHECK_MSG(z.rq <= g.rq && z.rk <= g.rk, "%s: zoom made cells larger", what);
-            if (g.rq >= 4 * p.bin) CHECK_MSG(z.rq * 4 <= g.rq + 3 * p.bin, "%s: rq %d after zoom from %d", what, z.rq, g.rq);
+            if (g.rq >= 4 * p.bin)
+                CHECK_MSG(z.rq * 4 <= g.rq + 3 * p.bin, "%s: rq %d after zoom from %d", what, z.rq, g.rq);
             CHECK_MSG(z.q0 % z.rq == 0 && z.k0 % z.rk == 0, "%s: pan off the cells", what);
+            /* where the zoomed run no longer fits, the arrows moved it */
+            if (z.gh * z.rq < p.n) CHECK_MSG(z.q0 > 0, "%s: down did not pan", what);
+            if ((z.gw / z.cw) * z.rk < p.n) CHECK_MSG(z.k0 > 0, "%s: right did not pan", what);
             check_cells(&p, &z, what);
             view_pattern_title(&p, &z, title, sizeof title);
             CHECK_MSG(p.zoom == 0 || strstr(title, "zoom"), "%s: title \"%s\"", what, title);

@@ -134,8 +134,10 @@ TEST(tui_goto_and_pattern_on_a_16x32_head_folder) {
 
 TEST(tui_refuses_a_terminal_curses_cannot_drive) {
     TMUX_NEED_TUI();
-    static const char *terms[][2] = {{"TERM=dumb", "TERM=dumb cannot move the cursor"},
-                                     {"TERM=no-such-terminal", "TERM=no-such-terminal is a terminal curses does not know"}};
+    static const char *terms[][2] = {
+        {"TERM=dumb", "TERM=dumb cannot move the cursor"},
+        {"TERM=no-such-terminal", "TERM=no-such-terminal is a terminal curses does not know"},
+    };
     for (int i = 0; i < 2; i++) {
         Tmux t;
         CHECK_INT(start(&t, i ? "unknownterm" : "dumbterm", 250, 24, terms[i][0]), 0); /* wide: the line unwrapped */
@@ -158,6 +160,7 @@ TEST(bench_tui_view_pattern_reports_the_frame) {
               out ? out : "");
     free(out);
     out = test_runf(&st, "%s bench --tui-view heatmap 2>&1", test_bin_abs());
-    CHECK_MSG(st == 2 && out && strstr(out, "--tui-view: expected main or pattern (got 'heatmap')"), "%s", out ? out : "");
+    CHECK_MSG(st == 2 && out && strstr(out, "--tui-view: expected main or pattern (got 'heatmap')"), "%s",
+              out ? out : "");
     free(out);
 }

@@ -296,7 +296,8 @@ void view_draw_pattern(WINDOW *w, const ViewPattern *pt, const ViewModel *m, con
     short dp;
     view_text_style(p, VIEW_TX_DIM, &dim, &dp);
     char legend[200];
-    snprintf(legend, sizeof legend, " g global %s l local %s - no choice %s %s window %s s sink %s + - zoom, arrows pan, A closes ",
-             DOT, DOT, DOT, p->ascii ? ":" : "\xe2\x94\x86", DOT, DOT);
+    snprintf(legend, sizeof legend,
+             " g global %s l local %s - no choice %s %s window %s s sink %s + - zoom, arrows pan, A closes ", DOT, DOT,
+             DOT, p->ascii ? ":" : "\xe2\x94\x86", DOT, DOT);
     view_puts_fit(w, h - 1, 2, wd - 4, legend, p->ascii, dim, dp);
 }

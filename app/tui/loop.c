@@ -120,15 +120,20 @@ int tui_show(Tui *t, int mono, int ascii, Err *e) {
  * model loads. */
 static int terminal_check(Err *e) {
     const char *term = getenv("TERM");
-    if (!term || !*term) return err_set(e, "TERM is not set: the TUI needs a terminal curses can drive, such as xterm-256color");
+    if (!term || !*term)
+        return err_set(e, "TERM is not set: the TUI needs a terminal curses can drive, such as xterm-256color");
     int why = 0;
     if (setupterm(term, STDOUT_FILENO, &why) != OK)
-        return err_set(e, "TERM=%.40s is a terminal curses does not know (no terminfo entry): try TERM=xterm-256color", term);
+        return err_set(e, "TERM=%.40s is a terminal curses does not know (no terminfo entry): try TERM=xterm-256color",
+                       term);
     const char *cup = tigetstr("cup");
     int can_move = cup && cup != (const char *)-1;
     del_curterm(cur_term);
     if (!can_move)
-        return err_set(e, "TERM=%.40s cannot move the cursor, so curses cannot draw the TUI: use a terminal such as xterm-256color (or 'ahascope record' for text)", term);
+        return err_set(e,
+                       "TERM=%.40s cannot move the cursor, so curses cannot draw the TUI: use a terminal such as "
+                       "xterm-256color (or 'ahascope record' for text)",
+                       term);
     return 0;
 }
 

@@ -6,11 +6,14 @@
 #include "engine/clock.h"
 #include "views/keymap.h"
 
-/* Seconds between two patterns of a live run that only grew. */
+/* Seconds between two patterns of a live run that only grew, at least; and
+ * at least this many times what the last one took, so that on a long run
+ * the pattern never takes more than a fifth of the engine thread's time. */
 #define TUI_PATTERN_REFRESH 1.0
+#define TUI_PATTERN_SHARE 5.0
 /* Seconds after which a request the worker never answered (its run was
  * replaced meanwhile) is asked again. */
-#define TUI_PATTERN_GIVE_UP 5.0
+#define TUI_PATTERN_GIVE_UP 30.0
 
 void tui_pattern_close(Tui *t) {
     view_pattern_free(&t->pat);
@@ -60,7 +63,7 @@ static void poll_live(Tui *t) {
     int l, h, n, bin;
     float *grid = tui_worker_take_pattern(&t->w, &l, &h, &n, &bin);
     if (grid) {
-        t->pat_pending = 0, t->dirty = 1;
+        t->pat_pending = 0, t->dirty = 1, t->pat_cost = clock_now() - t->pat_asked;
         view_pattern_set(&t->pat, l, h, n, bin, grid, t->m.hdr.window, t->m.hdr.sinks);
     }
     int n_hist = t->m.n_hist;
@@ -68,7 +71,9 @@ static void poll_live(Tui *t) {
     if (n_hist > 0 && stale(t) && !t->pat_pending) {
         /* a run that only grew waits its turn; a new head or run does not */
         int grew = t->pat.w && t->pat.layer == t->m.sel_layer && t->pat.head == t->m.sel_head;
-        if (!grew || clock_now() - t->pat_asked >= TUI_PATTERN_REFRESH) {
+        double wait = TUI_PATTERN_SHARE * t->pat_cost > TUI_PATTERN_REFRESH ? TUI_PATTERN_SHARE * t->pat_cost
+                                                                            : TUI_PATTERN_REFRESH;
+        if (!grew || clock_now() - t->pat_asked >= wait) {
             tui_worker_request_pattern(&t->w, t->m.sel_layer, t->m.sel_head, n_hist, view_pattern_bin(n_hist));
             t->pat_pending = 1, t->pat_asked = clock_now();
         }

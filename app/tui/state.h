@@ -53,6 +53,7 @@ typedef struct {
     ViewPattern pat;    /* the attention-pattern view (A), see pattern.h */
     int pat_pending;    /* a pattern request is out to the worker */
     double pat_asked;   /* when it was asked for */
+    double pat_cost;    /* seconds the last one took to arrive */
 } Tui;
 
 /* The play speed every run starts at: 10 positions a second. */

@@ -281,7 +281,7 @@ static void *worker_main(void *arg) {
     while (!w->quit) {
         if (w->restart) { do_restart(w); continue; }
         if (w->attn_req) { do_attention(w); continue; }
-        if (w->pat_req && !w->restart) { do_pattern(w); continue; }
+        if (w->pat_req) { do_pattern(w); continue; }
         int want = !w->finished && (w->want_steps > 0 || w->playing);
         if (!want) { pthread_cond_wait(&w->cv, &w->mu); continue; }
         /* the interval follows the speed asked for now, not the one of the last step */
