@@ -52,7 +52,8 @@ static void bench_help(void) {
          "  run's compare summary, head_rates, the diff against the child and the first replay frame, and the\n"
          "  share recording adds to a step (paired per 64-position chunk), beside the storage goals.\n"
          "--tui: median time of a full TUI frame (200x60, 16x16 heads, 200 tokens) rendered off-screen;\n"
-         "  --tui-heads LxH and --tui-size COLSxROWS change the shape and the screen (and imply --tui).\n"
+         "  --tui-heads LxH and --tui-size COLSxROWS change the shape and the screen (and imply --tui);\n"
+         "  --tui-view pattern draws it with the attention-pattern view open (main: without, the default).\n"
          "--dtype bf16|f16 with --shape/--dims: the same random model timed in f32 and in bf16/f16, decode\n"
          "steps interleaved one for one: median tok/s of each, the median of the paired steps' ratios and\n"
          "the ratio of the medians (roofline counted in the stored bytes: weights, and the KV cache in its\n"
@@ -124,6 +125,13 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
                                  heads ? "32x32" : "250x70", v);
             if (heads) b->tui_layers = x, b->tui_heads = y;
             else b->tui_cols = x, b->tui_rows = y;
+            b->tui = 1;
+        }
+        else if (!strcmp(f, "--tui-view")) {
+            if (!(v = args_value(&a, e))) return -1;
+            if (strcmp(v, "pattern") && strcmp(v, "main"))
+                return err_usage(e, "--tui-view: expected main or pattern (got '%s')", v);
+            b->tui_pattern = !strcmp(v, "pattern");
             b->tui = 1;
         }
         else if (!strcmp(f, "--bytes-only")) b->bytes_only = 1;

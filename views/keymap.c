@@ -31,6 +31,9 @@ static const ViewBinding BINDINGS[] = {
     {"a", "agreement vs oracle: gate/AHA/QAdA/bulk", K('a'), K(VIEW_OP_AGREE_NEXT), K(NULL)},
     {"g  L  /", "tint by share global; timeline per layer; search", K('g', 'L', '/'),
      K(VIEW_OP_TINT, VIEW_OP_TIMELINE_LAYERS, VIEW_OP_SEARCH), K(NULL, NULL, "find")},
+    {"G  A", "go to L15 H31, 15.31, pos N or text; head's pattern", K('G', 'A'),
+     K(VIEW_ACT_GOTO, VIEW_ACT_PATTERN), K("go to", "pattern")},
+    NOTE("", "pattern: + - zoom, arrows pan, Home all, Esc closes"),
     NOTE("mouse", "click a head or token; wheel scrolls"),
     SECTION("settings (re-run teacher-forced as a linked run)"),
     {"P", "change policy", K('P'), K(VIEW_ACT_CHANGE_POLICY), K(NULL)},
@@ -50,7 +53,7 @@ static const ViewBinding BINDINGS[] = {
     NOTE("", "qada_bulk is this project's ablation, not QAdA"),
     NOTE("", "qada_rem(_bulk): REM-corrected QAdA, this project's"),
     /* The editor answers these itself (view_input_key): help lines only. */
-    SECTION("the line editor (e prompt, : SQL, / search, B run id)"),
+    SECTION("the line editor (e prompt, : SQL, / search, G go-to, B run id)"),
     NOTE("\xe2\x86\x90 \xe2\x86\x92", "move the cursor by a character"),
     NOTE("Home End", "to the start / end of the line (also C-a / C-e)"),
     NOTE("Bksp  Del", "remove the character before / under the cursor"),

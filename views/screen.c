@@ -1,6 +1,8 @@
 /* screen.c — windows per layout and the one-doupdate frame (see screen.h). */
 #include "views/screen.h"
 
+#include "views/pattern.h"
+
 #include <string.h>
 
 typedef void (*DrawFn)(WINDOW *, const ViewModel *, const ViewPalette *);
@@ -22,6 +24,8 @@ static void drop_windows(ViewScreen *s) {
     }
     if (s->help) delwin(s->help);
     s->help = NULL;
+    if (s->pattern) delwin(s->pattern);
+    s->pattern = NULL;
 }
 
 static WINDOW *make_window(const ViewRect *r, Err *e) {
@@ -58,6 +62,16 @@ static int same_opts(const LayoutOpts *a, const LayoutOpts *b) {
            a->sql == b->sql && a->half_blocks == b->half_blocks;
 }
 
+/* The pattern overlay over the middle panes, its window made for this layout. */
+static int draw_pattern(ViewScreen *s, const ViewModel *m, Err *e) {
+    ViewRect r = view_pattern_rect(&s->lay);
+    if (r.w <= 0) return 0;
+    if (!s->pattern && !(s->pattern = make_window(&r, e))) return -1;
+    view_draw_pattern(s->pattern, m->pattern, m, &s->pal);
+    wnoutrefresh(s->pattern);
+    return 0;
+}
+
 int view_frame(ViewScreen *s, const ViewModel *m, Err *e) {
     if (!s->pal_ready || s->pal_colour != effective_colour(m) || s->pal_ascii != m->ascii) {
         if (view_palette_init(&s->pal, effective_colour(m), m->ascii, e)) return -1;
@@ -89,6 +103,7 @@ int view_frame(ViewScreen *s, const ViewModel *m, Err *e) {
         DRAW[p](s->win[p], m, &s->pal);
         wnoutrefresh(s->win[p]);
     }
+    if (m->pattern && draw_pattern(s, m, e)) return -1;
     if (m->help_open && s->help) {
         view_draw_help(s->help, m, &s->pal);
         wnoutrefresh(s->help);

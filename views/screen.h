@@ -19,6 +19,7 @@ typedef struct {
     LayoutOpts opts;
     WINDOW *win[VIEW_PANE_COUNT];
     WINDOW *help;
+    WINDOW *pattern; /* the attention-pattern overlay's, made when it first shows */
 } ViewScreen;
 
 /* Prepare a screen for the current curses terminal (colours per the model's

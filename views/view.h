@@ -71,6 +71,8 @@ typedef enum {
     VIEW_ACT_RUNS,   /* B: the app lists the database's runs (the run browser) */
     VIEW_ACT_REDRAW, /* Ctrl-L: the app calls clearok(curscr, TRUE) */
     VIEW_ACT_MOUSE,  /* KEY_MOUSE: the app calls getmouse() then view_mouse() */
+    VIEW_ACT_GOTO,   /* G: the app asks where to go (a head, a position or a token's text) */
+    VIEW_ACT_PATTERN, /* A: the app opens or closes the selected head's attention pattern */
     VIEW_ACT_COUNT
 } ViewAction;
 
@@ -135,6 +137,9 @@ typedef struct {
     double prefill_tok_s;
 
     ViewAttn attn;
+    /* The attention-pattern overlay (views/pattern.h) while it is open,
+     * else NULL: the app owns it and keeps it current. */
+    const struct ViewPattern *pattern;
     /* The text pane (SQL results, plots): sql_text's first sql_pinned
      * lines (a table's header and rule) stay at the top; below them the
      * pane shows the rest from line sql_scroll and column sql_hscroll. */

@@ -11,6 +11,7 @@
 #include "app/bench/bench.h"
 #include "engine/clock.h"
 #include "engine/decide.h"
+#include "views/pattern.h"
 #include "views/screen.h"
 
 /* Deterministic pseudo-random value in [0, 1) from a position and a cell. */
@@ -96,8 +97,25 @@ static int run_frames(ViewModel *m, int cols, int rows, int frames, double *ms, 
     return rc;
 }
 
-int bench_tui_frames(int cols, int rows, int n_layers, int n_heads, int n_tokens, int frames, double *median_ms,
-                     Err *e) {
+/* The pattern view's data for --tui-view pattern: a softmax-like row per
+ * position, the heaviest weight on the first key (a sink) and on recent ones. */
+static int open_pattern(ViewModel *m, ViewPattern *p, Err *e) {
+    int n = m->n_hist;
+    float *w = malloc((size_t)n * n * sizeof *w);
+    if (!w) return err_set(e, "out of memory");
+    for (int q = 0; q < n; q++)
+        for (int k = 0; k < n; k++)
+            w[(size_t)q * n + k] = k > q ? -1 : (k == 0 ? 0.5f : 0.5f * noise(q, k, 5) / (float)(q + 1 - k));
+    memset(p, 0, sizeof *p);
+    p->open = 1;
+    view_pattern_set(p, 0, 0, n, 1, w, m->hdr.window, m->hdr.sinks);
+    m->pattern = p;
+    return 0;
+}
+
+/* bench_tui_frames, with the pattern view open when pattern is set. */
+static int frames_of(int cols, int rows, int n_layers, int n_heads, int n_tokens, int frames, int pattern,
+                     double *median_ms, Err *e) {
     if (cols < 1 || rows < 1 || n_tokens < 1 || frames < 1)
         return err_set(e, "bad arguments (%dx%d, %d tokens, %d frames)", cols, rows, n_tokens, frames);
     ViewModel m;
@@ -105,7 +123,9 @@ int bench_tui_frames(int cols, int rows, int n_layers, int n_heads, int n_tokens
     double *ms = calloc((size_t)frames, sizeof *ms);
     FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
     int rc = (!ms || !out || !in) ? err_set(e, "cannot open /dev/null or allocate") : 0;
+    ViewPattern pat = {0};
     if (!rc) rc = fill_model(&m, n_layers, n_heads, n_tokens, e);
+    if (!rc && pattern) rc = open_pattern(&m, &pat, e);
     SCREEN *scr = NULL;
     if (!rc && !(scr = newterm("xterm-256color", out, in)) && !(scr = newterm("xterm", out, in)))
         rc = err_set(e, "no terminfo entry for xterm-256color or xterm");
@@ -117,6 +137,7 @@ int bench_tui_frames(int cols, int rows, int n_layers, int n_heads, int n_tokens
     if (!rc) {
         *median_ms = bench_median(ms, frames);
     }
+    view_pattern_free(&pat);
     view_free(&m);
     free(ms);
     if (out) fclose(out);
@@ -124,14 +145,23 @@ int bench_tui_frames(int cols, int rows, int n_layers, int n_heads, int n_tokens
     return rc;
 }
 
+int bench_tui_frames(int cols, int rows, int n_layers, int n_heads, int n_tokens, int frames, double *median_ms,
+                     Err *e) {
+    return frames_of(cols, rows, n_layers, n_heads, n_tokens, frames, 0, median_ms, e);
+}
+
 int bench_tui(const BenchOpts *b, Err *e) {
     double ms;
     int L = b->tui_layers ? b->tui_layers : 16, H = b->tui_heads ? b->tui_heads : 16;
     int cols = b->tui_cols ? b->tui_cols : 200, rows = b->tui_rows ? b->tui_rows : 60;
-    if (bench_tui_frames(cols, rows, L, H, 200, 50 * b->runs, &ms, e) != 0) return -1;
+    const char *view = b->tui_pattern ? "pattern" : "main";
+    if (frames_of(cols, rows, L, H, 200, 50 * b->runs, b->tui_pattern, &ms, e) != 0) return -1;
     if (b->json)
-        printf("{\"frame_ms\": %.3f, \"cols\": %d, \"rows\": %d, \"layers\": %d, \"heads\": %d, \"tokens\": 200}\n",
-               ms, cols, rows, L, H);
-    else printf("TUI frame (%dx%d, %dx%d heads, 200 tokens, off-screen): %.3f ms median\n", cols, rows, L, H, ms);
+        printf("{\"frame_ms\": %.3f, \"cols\": %d, \"rows\": %d, \"layers\": %d, \"heads\": %d, \"tokens\": 200, "
+               "\"view\": \"%s\"}\n",
+               ms, cols, rows, L, H, view);
+    else
+        printf("TUI frame (%dx%d, %dx%d heads, 200 tokens, %s view, off-screen): %.3f ms median\n", cols, rows, L, H,
+               view, ms);
     return 0;
 }

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "app/setup.h"
+#include "app/tui/goto.h"
+#include "app/tui/pattern.h"
 #include "app/tui/state.h"
 #include "views/keymap.h"
 
@@ -98,6 +100,8 @@ static int plots(Tui *t, ViewAction a) { (void)a, tui_show_plots(t); return 0; }
 static int compare(Tui *t, ViewAction a) { tui_show_compare(t, a == VIEW_ACT_DIFF); return 0; }
 static int runs(Tui *t, ViewAction a) { (void)a, tui_show_runs(t); return 0; }
 static int redraw(Tui *t, ViewAction a) { (void)t, (void)a, clearok(curscr, TRUE); return 0; }
+static int go_to(Tui *t, ViewAction a) { (void)a, view_input_begin(&t->m, "go to", ""); return 0; }
+static int pattern(Tui *t, ViewAction a) { (void)a, tui_pattern_toggle(t); return 0; }
 
 /* Indexed by ViewAction; VIEW_ACT_NONE and VIEW_ACT_MOUSE (already turned
  * into a view change) do nothing. */
@@ -122,6 +126,8 @@ static const TuiAction ACTIONS[VIEW_ACT_COUNT] = {
     [VIEW_ACT_DIFF] = {compare, compare, NULL},
     [VIEW_ACT_RUNS] = {runs, runs, NULL},
     [VIEW_ACT_REDRAW] = {redraw, redraw, NULL},
+    [VIEW_ACT_GOTO] = {go_to, go_to, NULL},
+    [VIEW_ACT_PATTERN] = {pattern, pattern, NULL},
 };
 
 /* Run action a as this mode defines it. */
@@ -167,6 +173,7 @@ static void input_done(Tui *t) {
     if (!strcmp(label, "search")) search_done(t);
     else if (!strcmp(label, "open run")) open_run_done(t);
     else if (!strcmp(label, "prompt")) prompt_done(t);
+    else if (!strcmp(label, "go to")) tui_goto_apply(&t->m, t->m.input.text);
     else tui_run_sql(t, t->m.input.text);
 }
 
@@ -178,6 +185,11 @@ int tui_key(Tui *t, int ch) {
         if (view_input_key(&t->m, ch) == VIEW_INPUT_DONE) input_done(t);
         return 0;
     }
+    if (tui_pattern_key(t, ch)) return 0;
+    /* Enter on the text pane selects the head its first row names, if it names one */
+    if (t->m.sql_open && t->m.focus == VIEW_PANE_SQL && view_key_command(ch) == VIEW_OP_INSPECT &&
+        tui_goto_text_row(&t->m))
+        return 0;
     ViewAction a = view_key(&t->m, ch);
     if (a == VIEW_ACT_MOUSE) {
         MEVENT ev;

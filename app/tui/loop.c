@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <term.h>
 #include <unistd.h>
 
+#include "app/tui/pattern.h"
 #include "app/tui/state.h"
 #include "views/keymap.h"
 
@@ -78,6 +80,7 @@ static void ui_loop(Tui *t) {
         }
         if (g_winch) g_winch = 0, follow_resize(), t->dirty = 1;
         tui_take_results(t);
+        tui_pattern_poll(t);
         if (t->replay && t->playing) tui_replay_advance(t);
         tui_poll_job(t);
         if (t->dirty) {
@@ -112,11 +115,35 @@ int tui_show(Tui *t, int mono, int ascii, Err *e) {
     return rc;
 }
 
+/* Curses draws nothing on a terminal that cannot move the cursor (TERM=dumb)
+ * and initscr exits on one terminfo does not know: say which, before the
+ * model loads. */
+static int terminal_check(Err *e) {
+    const char *term = getenv("TERM");
+    if (!term || !*term)
+        return err_set(e, "TERM is not set: the TUI needs a terminal curses can drive, such as xterm-256color");
+    int why = 0;
+    if (setupterm(term, STDOUT_FILENO, &why) != OK)
+        return err_set(e, "TERM=%.40s is a terminal curses does not know (no terminfo entry): try TERM=xterm-256color",
+                       term);
+    const char *cup = tigetstr("cup");
+    int can_move = cup && cup != (const char *)-1;
+    del_curterm(cur_term);
+    if (!can_move)
+        return err_set(e,
+                       "TERM=%.40s cannot move the cursor, so curses cannot draw the TUI: use a terminal such as "
+                       "xterm-256color (or 'ahascope record' for text)",
+                       term);
+    return 0;
+}
+
 int tui_run(const TuiOpts *o, Err *e) {
     static Tui t; /* large; one per process */
+    if (terminal_check(e)) return -1;
     memset(&t, 0, sizeof t);
     if (o->replay ? tui_replay_open(&t, o, e) : tui_live_open(&t, o, e)) return -1;
     int rc = tui_show(&t, o->mono, o->ascii, e);
+    tui_pattern_close(&t);
     if (o->replay) tui_replay_close(&t);
     else tui_live_close(&t);
     return rc;

@@ -14,6 +14,7 @@
 #include "app/tui/tui.h"
 #include "app/tui/worker.h"
 #include "store/store.h"
+#include "views/pattern.h"
 #include "views/screen.h"
 
 /* What the job slot runs: the `:` query, or what one of the panes reads. */
@@ -49,6 +50,10 @@ typedef struct {
     AttnConfig reeval_from; /* the settings of the run on screen, back in force if a re-evaluation stops */
     float *attn_buf;    /* [seq_len] attention weights taken from the worker */
     char *prompt;       /* the prompt of the last run begun from text, whole (owned): what `e` edits */
+    ViewPattern pat;    /* the attention-pattern view (A), see pattern.h */
+    int pat_pending;    /* a pattern request is out to the worker */
+    double pat_asked;   /* when it was asked for */
+    double pat_cost;    /* seconds the last one took to arrive */
 } Tui;
 
 /* The play speed every run starts at: 10 positions a second. */

@@ -9,6 +9,7 @@
 #include "app/run_info.h"
 #include "app/setup.h"
 #include "app/tui/worker.h"
+#include "engine/attn_pattern.h"
 
 /* Hand a finished trace to the UI (called with mu held): the trace itself,
  * which the UI then owns; 0, or -1 (the caller keeps it) out of memory. */
@@ -239,6 +240,23 @@ static void do_attention(TuiWorker *w) {
     w->attn_ready = 1, w->attn_n = pos + 1, w->attn_rpos = pos, w->attn_rlayer = l, w->attn_rhead = h;
 }
 
+/* Answer a pattern request: n²/2 dot products, computed with mu released
+ * (only this thread touches the session) so the UI's takes never wait. */
+static void do_pattern(TuiWorker *w) {
+    int l = w->pat_layer, h = w->pat_head, n = w->pat_n, bin = w->pat_bin;
+    w->pat_req = 0;
+    if (n > w->ses.n_fed) n = w->ses.n_fed;
+    if (n < 1) return;
+    int nb = attn_pattern_cells(n, bin);
+    float *grid = malloc((size_t)nb * nb * sizeof *grid);
+    pthread_mutex_unlock(&w->mu);
+    int ok = grid && attn_pattern(&w->ses.rs, l, h, n, bin, grid) == 0;
+    pthread_mutex_lock(&w->mu);
+    if (!ok) { free(grid); return; }
+    free(w->pat_w);
+    w->pat_w = grid, w->pat_rn = n, w->pat_rbin = bin, w->pat_rlayer = l, w->pat_rhead = h;
+}
+
 static void wait_until(TuiWorker *w, double when) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -263,6 +281,7 @@ static void *worker_main(void *arg) {
     while (!w->quit) {
         if (w->restart) { do_restart(w); continue; }
         if (w->attn_req) { do_attention(w); continue; }
+        if (w->pat_req) { do_pattern(w); continue; }
         int want = !w->finished && (w->want_steps > 0 || w->playing);
         if (!want) { pthread_cond_wait(&w->cv, &w->mu); continue; }
         /* the interval follows the speed asked for now, not the one of the last step */
@@ -366,6 +385,22 @@ void tui_worker_request_attention(TuiWorker *w, int pos, int layer, int head) {
     pthread_mutex_unlock(&w->mu);
 }
 
+void tui_worker_request_pattern(TuiWorker *w, int layer, int head, int n, int bin) {
+    pthread_mutex_lock(&w->mu);
+    w->pat_req = 1, w->pat_layer = layer, w->pat_head = head, w->pat_n = n, w->pat_bin = bin;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+float *tui_worker_take_pattern(TuiWorker *w, int *layer, int *head, int *n, int *bin) {
+    pthread_mutex_lock(&w->mu);
+    float *grid = w->pat_w;
+    *layer = w->pat_rlayer, *head = w->pat_rhead, *n = w->pat_rn, *bin = w->pat_rbin;
+    w->pat_w = NULL;
+    pthread_mutex_unlock(&w->mu);
+    return grid;
+}
+
 int tui_worker_stop_reeval(TuiWorker *w) {
     pthread_mutex_lock(&w->mu);
     int running = w->reeval && !w->reeval_stopped, asked = w->restart && w->next_reeval;
@@ -401,6 +436,7 @@ void tui_worker_stop(TuiWorker *w) {
     free(w->next_prompt);
     free(w->next_ids);
     free(w->attn_w);
+    free(w->pat_w);
     free(w->ids);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);

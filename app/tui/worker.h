@@ -58,6 +58,7 @@ typedef struct {
     int next_reeval;          /* the restart re-evaluates the current tokens (its parent: last_run) */
     int attn_req, attn_pos, attn_layer, attn_head;
     int stop_reeval;          /* Esc: stop the running re-evaluation at the next chunk */
+    int pat_req, pat_layer, pat_head, pat_n, pat_bin; /* a head's attention pattern over positions 0 … pat_n-1 */
 
     /* results, under mu */
     StepTrace **out;          /* finished traces the UI has not taken yet */
@@ -74,6 +75,8 @@ typedef struct {
     double prefill_t0, prefill_s; /* its start; seconds it has run (or took) */
     float *attn_w;            /* [seq_len] weights answered for attn_* below */
     int attn_ready, attn_n, attn_rpos, attn_rlayer, attn_rhead;
+    float *pat_w;             /* the pattern answered (owned until taken), for the pat_r* below */
+    int pat_rn, pat_rbin, pat_rlayer, pat_rhead;
     char message[600];        /* error or notice for the status line ("" none) */
     int reeval;               /* the restart under way re-evaluates (progress: prefill_done of prefill_total) */
     int64_t reeval_parent;    /* the run it re-evaluates */
@@ -135,6 +138,15 @@ int tui_worker_play(TuiWorker *w, int playing, double speed);
 
 /* Ask for the attention weights of (pos, layer, head) of the current run. */
 void tui_worker_request_attention(TuiWorker *w, int pos, int layer, int head);
+
+/* Ask for the attention pattern of (layer, head) over the first n
+ * positions of the current run, pooled bin positions a cell
+ * (engine/attn_pattern.h); a newer request replaces one not begun. */
+void tui_worker_request_pattern(TuiWorker *w, int layer, int head, int n, int bin);
+
+/* The pattern answered since the last call, if any: its grid (the caller
+ * owns it from now on) and what it covers; NULL when none is ready. */
+float *tui_worker_take_pattern(TuiWorker *w, int *layer, int *head, int *n, int *bin);
 
 /* Esc on a re-evaluation: stop the running one at the next chunk (1; its
  * end comes through tui_worker_take), or drop one asked for and not begun

@@ -1,0 +1,94 @@
+/* pattern.c — the attention-pattern view's controller (see pattern.h). */
+#include "app/tui/pattern.h"
+
+#include <stdlib.h>
+
+#include "engine/clock.h"
+#include "views/keymap.h"
+
+/* Seconds between two patterns of a live run that only grew, at least; and
+ * at least this many times what the last one took, so that on a long run
+ * the pattern never takes more than a fifth of the engine thread's time. */
+#define TUI_PATTERN_REFRESH 1.0
+#define TUI_PATTERN_SHARE 5.0
+/* Seconds after which a request the worker never answered (its run was
+ * replaced meanwhile) is asked again. */
+#define TUI_PATTERN_GIVE_UP 30.0
+
+void tui_pattern_close(Tui *t) {
+    view_pattern_free(&t->pat);
+    t->m.pattern = NULL;
+    t->pat_pending = 0;
+}
+
+void tui_pattern_toggle(Tui *t) {
+    if (t->pat.open) {
+        tui_pattern_close(t);
+        return;
+    }
+    view_pattern_free(&t->pat);
+    t->pat.open = 1;
+    t->pat.layer = t->m.sel_layer, t->pat.head = t->m.sel_head;
+    t->m.pattern = &t->pat;
+    tui_pattern_poll(t);
+}
+
+int tui_pattern_key(Tui *t, int ch) {
+    if (!t->pat.open) return 0;
+    if (view_key_command(ch) == VIEW_OP_CLOSE) {
+        tui_pattern_close(t);
+        return 1;
+    }
+    ViewRect r = view_pattern_rect(&t->scr.lay);
+    return r.w > 0 && view_pattern_key(&t->pat, ch, r.w, r.h);
+}
+
+/* The data no longer shows the selected head over the run on screen. */
+static int stale(const Tui *t) {
+    const ViewPattern *p = &t->pat;
+    return !p->w || p->layer != t->m.sel_layer || p->head != t->m.sel_head || p->n != t->m.n_hist ||
+           p->window != t->m.hdr.window || p->sinks != t->m.hdr.sinks;
+}
+
+static void poll_replay(Tui *t) {
+    if (!stale(t)) return;
+    Err e;
+    if (view_pattern_from_recorded(&t->pat, &t->m, t->m.sel_layer, t->m.sel_head, t->m.hdr.window, t->m.hdr.sinks,
+                                   &e))
+        view_set_status(&t->m, "%s", e.msg);
+    t->dirty = 1;
+}
+
+static void poll_live(Tui *t) {
+    int l, h, n, bin;
+    float *grid = tui_worker_take_pattern(&t->w, &l, &h, &n, &bin);
+    if (grid) {
+        t->pat_pending = 0, t->dirty = 1, t->pat_cost = clock_now() - t->pat_asked;
+        view_pattern_set(&t->pat, l, h, n, bin, grid, t->m.hdr.window, t->m.hdr.sinks);
+    }
+    int n_hist = t->m.n_hist;
+    if (t->pat_pending && clock_now() - t->pat_asked > TUI_PATTERN_GIVE_UP) t->pat_pending = 0;
+    if (n_hist > 0 && stale(t) && !t->pat_pending) {
+        /* a run that only grew waits its turn; a new head or run does not */
+        int grew = t->pat.w && t->pat.layer == t->m.sel_layer && t->pat.head == t->m.sel_head;
+        double wait = TUI_PATTERN_SHARE * t->pat_cost > TUI_PATTERN_REFRESH ? TUI_PATTERN_SHARE * t->pat_cost
+                                                                            : TUI_PATTERN_REFRESH;
+        if (!grew || clock_now() - t->pat_asked >= wait) {
+            tui_worker_request_pattern(&t->w, t->m.sel_layer, t->m.sel_head, n_hist, view_pattern_bin(n_hist));
+            t->pat_pending = 1, t->pat_asked = clock_now();
+        }
+    }
+    /* the cursor's exact row names its heaviest keys */
+    const StepTrace *cur = view_trace(&t->m, t->m.cursor);
+    const ViewAttn *a = &t->m.attn;
+    if (cur && !t->attn_pending && (a->pos != cur->pos || a->layer != t->m.sel_layer || a->head != t->m.sel_head)) {
+        tui_worker_request_attention(&t->w, cur->pos, t->m.sel_layer, t->m.sel_head);
+        t->attn_pending = 1;
+    }
+}
+
+void tui_pattern_poll(Tui *t) {
+    if (!t->pat.open) return;
+    if (t->replay) poll_replay(t);
+    else poll_live(t);
+}
