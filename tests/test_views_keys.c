@@ -251,13 +251,93 @@ TEST(views_mouse_hit_test_heatmap_tokens_timeline) {
     CHECK_INT(m.cursor, g.first_tok + 7);
     int row = g.first_row + 2 * (g.half ? 2 : 1);
     CHECK_INT(m.sel_layer * m.n_heads + m.sel_head, row);
+    /* the wheel over the timeline walks its rows, not the token cursor */
     view_mouse(&m, &l, tl->x + g.x0 + 7, tl->y + g.y0 + 2, VIEW_MOUSE_WHEEL_UP);
-    CHECK_INT(m.cursor, g.first_tok + 6);
+    CHECK_INT(m.cursor, g.first_tok + 7);
+    CHECK_INT(m.sel_layer * m.n_heads + m.sel_head, row - 1);
+    view_mouse(&m, &l, tl->x + g.x0 + 7, tl->y + g.y0 + 2, VIEW_MOUSE_WHEEL_DOWN);
+    view_mouse(&m, &l, tl->x + g.x0 + 7, tl->y + g.y0 + 2, VIEW_MOUSE_WHEEL_DOWN);
+    CHECK_INT(m.sel_layer * m.n_heads + m.sel_head, row + 1);
 
     /* bars: a line is a layer */
     const ViewRect *br = &l.pane[VIEW_PANE_BARS];
     view_mouse(&m, &l, br->x + 3, br->y + 1 + 4, VIEW_MOUSE_CLICK);
     CHECK_INT(m.sel_layer, 4);
+    view_free(&m);
+}
+
+/* A click on the timeline selects what is under the pointer and the pane
+ * does not scroll: the same point still hits the same row and position. */
+TEST(views_mouse_timeline_click_keeps_rows_under_the_pointer) {
+    ViewModel m;
+    model(&m, 5, 8, 300);
+    m.colour = VIEW_COLOUR_256;
+    LayoutOpts o = view_layout_opts(&m);
+    Layout l;
+    view_layout(100, 30, &o, &l);
+    const ViewRect *tl = &l.pane[VIEW_PANE_TIMELINE];
+    ViewTimeGeom g, g2;
+    view_time_geom(&m, tl->w, tl->h, o.half_blocks, &g);
+    CHECK(g.n_rows_vis < 40 && g.n_tok_vis < 300); /* both scroll */
+    int x = tl->x + g.x0 + 2, y = tl->y + g.y0 + (g.lines - 1);
+    ViewHit before = view_hit(&m, &l, x, y);
+    CHECK(before.layer >= 0 && before.pos >= 0);
+    view_mouse(&m, &l, x, y, VIEW_MOUSE_CLICK);
+    CHECK_INT(m.cursor, before.pos);
+    CHECK_INT(m.sel_layer, before.layer);
+    CHECK_INT(m.sel_head, before.head);
+    view_time_geom(&m, tl->w, tl->h, o.half_blocks, &g2);
+    CHECK_INT(g2.first_row, g.first_row);
+    CHECK_INT(g2.first_tok, g.first_tok);
+    ViewHit after = view_hit(&m, &l, x, y);
+    CHECK_INT(after.pos, before.pos);
+    CHECK_INT(after.head, before.head);
+    /* a key gives the timeline back to the cursor: centred again */
+    view_key(&m, '[');
+    view_time_geom(&m, tl->w, tl->h, o.half_blocks, &g2);
+    CHECK_INT(g2.first_tok, view_first_col(m.cursor, m.n_hist, g2.n_cols));
+    view_free(&m);
+}
+
+/* Closing a text pane gives the focus back to the pane that had it, and
+ * Home/End scroll the text pane to its ends as they do in the help. */
+TEST(views_keys_text_pane_returns_focus_and_home_end_scroll_it) {
+    ViewModel m;
+    model(&m, 3, 4, 20);
+    m.focus = VIEW_PANE_TOKENS;
+    CHECK_INT(view_set_text(&m, "plots", "", "l0\nl1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\nl11\n", NULL), 0);
+    CHECK_INT(m.focus, VIEW_PANE_SQL);
+    m.sql_page = 4;
+    view_key(&m, KEY_END);
+    CHECK_INT(m.sql_scroll, 8);
+    CHECK_INT(m.cursor, 19);
+    view_key(&m, KEY_HOME);
+    CHECK_INT(m.sql_scroll, 0);
+    CHECK_INT(m.cursor, 19); /* the token cursor stayed */
+    view_key(&m, 27);
+    CHECK_INT(m.focus, VIEW_PANE_TOKENS);
+    view_key(&m, KEY_LEFT); /* arrows mean what they meant before: the token cursor */
+    CHECK_INT(m.cursor, 18);
+    /* from the heatmap, a second pane replacing the first still returns there */
+    m.focus = VIEW_PANE_HEATMAP;
+    view_set_text(&m, "summary", "", "a\n", NULL);
+    view_set_text(&m, "diff", "", "b\n", NULL);
+    view_key(&m, 27);
+    CHECK_INT(m.focus, VIEW_PANE_HEATMAP);
+    view_free(&m);
+}
+
+/* The first `a` shows the agreement of the predictor already chosen (AHA);
+ * later presses cycle. */
+TEST(views_keys_agreement_first_press_shows_aha) {
+    ViewModel m;
+    model(&m, 2, 2, 3);
+    CHECK_INT(m.metric, VIEW_METRIC_gate);
+    view_key(&m, 'a');
+    CHECK_INT(m.metric, VIEW_METRIC_AGREE);
+    CHECK_INT(m.agree_pred, VIEW_PRED_AHA);
+    view_key(&m, 'a');
+    CHECK_INT(m.agree_pred, VIEW_PRED_QADA);
     view_free(&m);
 }
 

@@ -19,6 +19,8 @@ int view_init(ViewModel *m, int n_layers, int n_heads, Err *e) {
     m->cursor = -1;
     m->follow = 1;
     m->focus = VIEW_PANE_HEATMAP;
+    m->text_return = VIEW_PANE_HEATMAP;
+    m->time_row0 = m->time_tok0 = -1;
     m->metric = VIEW_METRIC_gate;
     m->agree_pred = VIEW_PRED_AHA;
     m->colour = VIEW_COLOUR_NONE;
@@ -179,6 +181,7 @@ int view_set_text(ViewModel *m, const char *title, const char *query, const char
     m->sql_width = widest_line(t);
     snprintf(m->sql_title, sizeof m->sql_title, "%s", title ? title : "");
     m->sql_open = 1;
+    if (m->focus != VIEW_PANE_SQL) m->text_return = m->focus;
     m->focus = VIEW_PANE_SQL;
     return 0;
 }

@@ -111,6 +111,11 @@ typedef struct {
 
     int sel_layer, sel_head;
     ViewPane focus;
+    ViewPane text_return; /* the focus the text pane took over, given back when it closes */
+    /* Where the timeline's visible rows and columns start after a click on
+     * it, so what was clicked stays under the pointer; -1 (keys, new steps):
+     * they follow the selection and the cursor, centred. */
+    int time_row0, time_tok0;
     ViewMetric metric;
     ViewPredictor agree_pred;
     int tint_share; /* tokens tinted by share of heads global, not by the selected head */
