@@ -740,3 +740,41 @@ TEST(views_keys_help_scrolls_then_closes) {
     CHECK_INT(m.cursor, 2);
     view_free(&m);
 }
+
+/* The line of text in `doc` that starts with `start` and the indented lines
+ * that continue it (a Markdown bullet), in a static buffer. */
+static const char *bullet(const char *doc, const char *start) {
+    static char buf[2048];
+    const char *p = strstr(doc, start);
+    buf[0] = '\0';
+    if (!p) return buf;
+    const char *q = p;
+    while ((q = strchr(q, '\n')) && q[1] == ' ' && q[2] == ' ') q++;
+    size_t n = q ? (size_t)(q - p) : strlen(p);
+    if (n >= sizeof buf) n = sizeof buf - 1;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* README.md's tour names the keys as the key table binds them: the step
+ * bullet names only step keys before "steps", and the `m` bullet names
+ * every metric the cycle shows, by its short name. */
+TEST(views_readme_tour_keys_match_the_key_table) {
+    char *doc = test_read_file("README.md", NULL);
+    CHECK_MSG(doc != NULL, "README.md not readable from the working directory");
+    if (!doc) return;
+    const char *b = bullet(doc, "- space ");
+    const char *steps = strstr(b, " steps");
+    CHECK_MSG(steps != NULL, "no step bullet: %s", b);
+    for (const char *p = b; steps && p < steps; p++)
+        if (*p == '`' && p[2] == '`') CHECK_MSG(view_key_command(p[1]) == VIEW_OP_STEP, "`%c` does not step", p[1]);
+    b = bullet(doc, "- `m` cycles");
+    for (int k = 0; k < VIEW_METRIC_COUNT; k++) {
+        if (!view_metric_cycles((ViewMetric)k)) continue;
+        char want[64];
+        snprintf(want, sizeof want, "`%s`", view_metric_short((ViewMetric)k));
+        CHECK_MSG(strstr(b, want) != NULL, "the tour's m bullet omits %s: %s", want, b);
+    }
+    free(doc);
+}
