@@ -1,6 +1,7 @@
 /* draw_inspector.c — the selected head over time, its verdicts and its
  * attention at the cursor token (see draw.h). */
 #include <stdio.h>
+#include <string.h>
 
 #include "views/draw.h"
 #include "views/explain.h"
@@ -83,9 +84,10 @@ static void boundary_note(WINDOW *w, const ViewPalette *p, const ViewInspGeom *g
     int bx = g->x0 + column_of(sp->window_start, at->n, cols);
     view_put(w, y, bx, p->ascii ? L'^' : L'\u2191', fa, fp);
     /* the long note when it fits beside the marker, else the short one */
-    char msg[2][120];
-    snprintf(msg[0], sizeof msg[0], "window from %d \xc2\xb7 far %.1f%%", sp->window_start, 100 * sp->far);
-    snprintf(msg[1], sizeof msg[1], "far %.1f%%", 100 * sp->far);
+    char msg[2][120], far[16];
+    view_share_text(far, sizeof far, sp->far); /* as the oracle's line prints the same mass */
+    snprintf(msg[0], sizeof msg[0], "window from %d \xc2\xb7 far %s", sp->window_start, far);
+    snprintf(msg[1], sizeof msg[1], "far %s", far);
     int k = 0, mw = 0, mx = g->x0;
     for (k = 0; k < 2; k++) {
         mw = view_text_width(msg[k], p->ascii);
@@ -145,7 +147,8 @@ static void far_list(WINDOW *w, const ViewModel *m, const ViewPalette *p, const 
         int x = 1 + view_printf(w, g->y_list + 1 + k, 1, wd - 2, p->ascii, A_NORMAL, 0, "%2d  pos %-5d \"%.16s\"", k + 1,
                                 pos[k], label);
         x = x < 34 ? 34 : x + 1;
-        snprintf(line, sizeof line, "%.3f ", (double)wt[k]);
+        view_weight_text(line, sizeof line - 1, wt[k]);
+        strcat(line, " ");
         x += view_puts(w, g->y_list + 1 + k, x, wd - 1 - x, line, 1, A_BOLD, 0);
         int bar = wt[0] > 0 ? (int)(wt[k] / wt[0] * 24 + 0.5f) : 0;
         for (int b = 0; b < bar && x + b < wd - 1; b++)
