@@ -11,6 +11,7 @@
 #include "views/explain.h"
 #include "views/geom.h"
 #include "views/keymap.h"
+#include "views/metric.h"
 #include "views/paint.h"
 
 /* A 3-layer × 4-head model with one step: gate global exactly on cells
@@ -289,12 +290,20 @@ TEST(views_draw_header_shows_policy_and_settings) {
     char expect[32];
     snprintf(expect, sizeof expect, "global %.1f%%", 100 * g);
     CHECK(strstr(line, expect) != NULL);
-    /* narrow: low-priority fields go, the policy stays */
+    /* narrow: low-priority fields go; at 80 columns the compact line keeps
+     * every setting (policy, window, sinks, τ, θ) and the global share */
     snprintf(m.hdr.policy, sizeof m.hdr.policy, "oracle");
+    snprintf(m.hdr.model, sizeof m.hdr.model, "stories260K.bin");
+    m.hdr.sinks = 4;
+    m.hdr.tok_s = 123.4;
     WINDOW *n = newwin(1, 80, 1, 0);
     view_draw_header(n, &m, &pal);
-    CHECK(strstr(fx_line(n, 0), "policy oracle") != NULL);
-    CHECK(strstr(fx_line(n, 0), "ahascope.db") == NULL);
+    line = fx_line(n, 0);
+    CHECK_MSG(strstr(line, "oracle") && strstr(line, "w128") && strstr(line, "s4"), "%s", line);
+    CHECK_MSG(strstr(line, "\xcf\x84 0.50") && strstr(line, "\xce\xb8 0.10") && strstr(line, "pos 4/512"), "%s", line);
+    snprintf(expect, sizeof expect, "glob %.1f%%", 100 * g);
+    CHECK_MSG(strstr(line, expect) != NULL, "%s", line);
+    CHECK(strstr(line, "ahascope.db") == NULL);
     delwin(n);
     delwin(w);
     view_free(&m);
@@ -585,7 +594,8 @@ TEST(views_draw_inspector_verdicts_narrow_and_ascii) {
     werase(w);
     view_draw_inspector(w, &m, &pal);
     CHECK(strstr(fx_line(w, g.y_spark), "AHA 0.51 > tau 0.50"));
-    CHECK(strstr(fx_line(w, g.y_spark), "~|"));
+    CHECK_MSG(strstr(fx_line(w, g.y_spark), "0.50 ->~") || strstr(fx_line(w, g.y_spark), "global~"), "%s",
+              fx_line(w, g.y_spark)); /* cut after a whole word */
     CHECK(strstr(fx_line(w, g.y_spark + 1), "oracle 31% > theta 10%"));
     delwin(w);
     /* 40 columns: stacked, the verdicts take the sparklines' lines */
@@ -1249,6 +1259,71 @@ TEST(views_draw_help_at_tiny_sizes) {
             delwin(win);
         }
     }
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* Text cut to fit ends after a whole word, without the separator it would
+ * end on, and says so with …: titles, legends and status lines alike. */
+TEST(views_draw_cut_text_ends_on_a_word_with_an_ellipsis) {
+    const char *s = "global rate by layer, pos 0-44 \xc2\xb7 AHA | oracle";
+    CHECK_INT((int)view_fit_words(s, 200, 0), (int)strlen(s));
+    CHECK_INT((int)view_fit_words(s, 24, 0), (int)strlen("global rate by layer")); /* not "pos 0-", nor the comma */
+    CHECK_INT((int)view_fit_words(s, 35, 0), (int)strlen("global rate by layer, pos 0-44")); /* not " ·" */
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 80, 24), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    fx_fill(&m, 3);
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    view_set_status(&m, "re-evaluating under aha, w=8 (routers trained for w=16), tau=0.50, theta=0.10");
+    WINDOW *w = newwin(1, 60, 0, 0);
+    view_draw_status(w, &m, &pal);
+    const char *line = fx_line(w, 0);
+    CHECK_MSG(strstr(line, "w=8 (routers trained for\xe2\x80\xa6") != NULL, "%s", line); /* not "fo" */
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* The bars pane names both columns at any width (80×24 gives it 39
+ * columns), and without router scores it does not call the left one AHA. */
+TEST(views_draw_bars_title_names_both_columns) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 80, 24), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 3, 4, NULL);
+    fx_fill(&m, 20);
+    m.hdr.theta_logit = decide_theta_logit(0.1);
+    snprintf(m.hdr.policy, sizeof m.hdr.policy, "aha");
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    static const int widths[] = {39, 60, 100};
+    for (int i = 0; i < 3; i++) {
+        WINDOW *w = newwin(7, widths[i], 0, 0);
+        view_draw_bars(w, &m, &pal);
+        const char *top = fx_line(w, 0);
+        CHECK_MSG(strstr(top, "AHA | oracle") && strstr(top, "\xce\xb8 0.10"), "%d: %s", widths[i], top);
+        delwin(w);
+    }
+    /* policy full without routers: no score anywhere */
+    snprintf(m.hdr.policy, sizeof m.hdr.policy, "full");
+    for (int i = 0; i < m.n_hist; i++)
+        for (int c = 0; c < 12; c++) m.hist[i]->score[c] = NAN;
+    view_stats_sync(&m, NULL);
+    WINDOW *w = newwin(7, 39, 0, 0);
+    view_draw_bars(w, &m, &pal);
+    const char *top = fx_line(w, 0);
+    CHECK_MSG(!strstr(top, "AHA") && strstr(top, "executed | oracle"), "%s", top);
+    delwin(w);
+    w = newwin(7, 100, 0, 0);
+    view_draw_bars(w, &m, &pal);
+    top = fx_line(w, 0);
+    CHECK_MSG(!strstr(top, "AHA") && strstr(top, "executed (no routers) | oracle"), "%s", top);
+    delwin(w);
     view_free(&m);
     fx_term_close(&term);
 }

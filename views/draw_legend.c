@@ -69,7 +69,7 @@ static int gradient_scale(WINDOW *w, const ViewModel *m, const ViewPalette *p, i
     x += view_puts(w, 0, x, wd - x, top, p->ascii, A_NORMAL, 0);
     char buf[96];
     note(m, p->ascii, buf, sizeof buf);
-    if (buf[0]) x += view_printf(w, 0, x, wd - x, p->ascii, A_DIM, 0, "   %s", buf);
+    if (buf[0] && x + 3 < wd) x += 3 + view_puts_fit(w, 0, x + 3, wd - x - 3, buf, p->ascii, A_DIM, 0);
     return x;
 }
 
