@@ -1327,3 +1327,29 @@ TEST(views_draw_bars_title_names_both_columns) {
     view_free(&m);
     fx_term_close(&term);
 }
+
+/* The timeline's ▲ under the cursor never cuts a position number on the
+ * bottom border short ("2▲" for 20): that number is left out instead. */
+TEST(views_draw_timeline_cursor_mark_spares_tick_labels) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 80, 24), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    fx_fill(&m, 40);
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(6, 80, 0, 0);
+    for (int cur = 19; cur <= 22; cur++) {
+        m.cursor = cur;
+        werase(w);
+        view_draw_timeline(w, &m, &pal);
+        const char *bottom = fx_line(w, 5);
+        CHECK_MSG(strstr(bottom, "\xe2\x96\xb2") != NULL, "%s", bottom);
+        CHECK_MSG(!strstr(bottom, "2\xe2\x96\xb2") && !strstr(bottom, "\xe2\x96\xb2" "0"), "cursor %d: %s", cur, bottom);
+        CHECK_MSG(strstr(bottom, "10") && strstr(bottom, "30"), "cursor %d: %s", cur, bottom);
+    }
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}

@@ -203,3 +203,25 @@ TEST(views_metric_regime_ratio_and_boundary) {
     trace_free(t);
     view_free(&m);
 }
+
+/* Before the first far key (pos < w + S) nothing was decided: the gate
+ * metric shows "not computed" there, as the bars say n/a and the inspector
+ * "no far keys", even though the trace holds the gate the engine ran. */
+TEST(views_metric_gate_without_choice_is_not_painted) {
+    ViewModel m;
+    view_init(&m, 1, 2, NULL);
+    m.metric = VIEW_METRIC_gate;
+    StepTrace *t = trace_new(1, 2);
+    t->gate[0] = 1, t->gate[1] = 0;
+    t->n_far = 0;
+    CHECK_INT(view_swatch(&m, t, 0), VIEW_SW_NONE);
+    CHECK_INT(view_swatch(&m, t, 1), VIEW_SW_NONE);
+    t->n_far = 3; /* with far keys the same gates are drawn */
+    CHECK_INT(view_swatch(&m, t, 0), VIEW_SW_LEVEL1 + VIEW_LEVELS - 1);
+    CHECK_INT(view_swatch(&m, t, 1), VIEW_SW_LEVEL1);
+    t->n_far = 0;
+    m.tint_share = 1; /* the share of heads global has no value either */
+    CHECK_INT(view_token_swatch(&m, t), VIEW_SW_NONE);
+    trace_free(t);
+    view_free(&m);
+}
