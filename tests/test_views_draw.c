@@ -156,7 +156,7 @@ TEST(views_draw_heatmap_8_colours_mono_and_ascii) {
     CHECK_INT(pair, 0);
     cell_at(&m, &pal, 40, 8, 1, 2, &y, &x);
     fx_cell(w, y, x, &ch, &pair, &a);
-    CHECK_INT(ch, ' ');
+    CHECK_INT(ch, 0xb7); /* local: a faint mark, where a cell without a value is blank */
     /* router score 0.9 → level 8 → full shade; ascii → '@' */
     m.metric = VIEW_METRIC_score;
     view_palette_init(&pal, VIEW_COLOUR_NONE, 1, NULL);
@@ -1351,5 +1351,42 @@ TEST(views_draw_timeline_cursor_mark_spares_tick_labels) {
     }
     delwin(w);
     view_free(&m);
+    fx_term_close(&term);
+}
+
+/* Without colour, the legend's "local" sample is the glyph the heatmap
+ * draws for a local gate, and a cell without a decision looks different. */
+TEST(views_draw_mono_legend_shows_the_glyph_cells_use) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 80, 24), 0);
+    if (!term.scr) return;
+    for (int ascii = 0; ascii <= 1; ascii++) {
+        ViewModel m;
+        gate_model(&m, 3);
+        m.ascii = ascii;
+        ViewPalette pal;
+        view_palette_init(&pal, VIEW_COLOUR_NONE, ascii, NULL);
+        WINDOW *lg = newwin(1, 80, 0, 0), *hm = newwin(8, 40, 1, 0);
+        view_draw_legend(lg, &m, &pal);
+        view_draw_heatmap(hm, &m, &pal);
+        ViewHeatGeom g;
+        view_heat_geom(&m, 40, 8, 0, &g);
+        wchar_t local, none, sample;
+        short pr;
+        attr_t at;
+        fx_cell(hm, g.y0, g.x0 + 1 * (g.cw + g.gap), &local, &pr, &at);      /* L0 H1: local */
+        fx_cell(hm, g.y0 + 2 * g.rh, g.x0 + 3 * (g.cw + g.gap), &none, &pr, &at); /* L2 H3: not computed */
+        const char *line = fx_line(lg, 0);
+        const char *word = strstr(line, " local");
+        CHECK_MSG(word != NULL, "%s", line);
+        int col = 0; /* the column of the sample just before " local" */
+        for (const char *c = line; c < word; c++) col += ((unsigned char)*c & 0xc0) != 0x80;
+        fx_cell(lg, 0, col - 1, &sample, &pr, &at);
+        CHECK_MSG(sample == local, "ascii %d: legend %lc, cells %lc", ascii, (wint_t)sample, (wint_t)local);
+        CHECK(local != none);
+        delwin(lg);
+        delwin(hm);
+        view_free(&m);
+    }
     fx_term_close(&term);
 }

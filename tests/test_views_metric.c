@@ -112,12 +112,15 @@ TEST(views_glyph_ramps_mono_and_ascii) {
     ViewPalette u, a;
     view_palette_init(&u, VIEW_COLOUR_NONE, 0, NULL);
     view_palette_init(&a, VIEW_COLOUR_NONE, 1, NULL);
-    CHECK_INT(view_glyph_shade(&u, VIEW_SW_LEVEL1), ' ');
+    /* the lowest level is a faint mark, not the blank of a cell with nothing to show */
+    CHECK_INT(view_glyph_shade(&u, VIEW_SW_LEVEL1), 0xb7);
+    CHECK_INT(view_glyph_shade(&u, VIEW_SW_NONE), ' ');
+    CHECK_INT(view_glyph_shade(&a, VIEW_SW_NONE), ' ');
     CHECK_INT(view_glyph_shade(&u, VIEW_SW_LEVEL1 + 1), 0x2591);
     CHECK_INT(view_glyph_shade(&u, VIEW_SW_LEVEL1 + 4), 0x2592);
     CHECK_INT(view_glyph_shade(&u, VIEW_SW_LEVEL1 + 6), 0x2593);
     CHECK_INT(view_glyph_shade(&u, VIEW_SW_LEVEL1 + 7), 0x2588);
-    CHECK_INT(view_glyph_shade(&a, VIEW_SW_LEVEL1), ' ');
+    CHECK_INT(view_glyph_shade(&a, VIEW_SW_LEVEL1), '_');
     CHECK_INT(view_glyph_shade(&a, VIEW_SW_LEVEL1 + 7), '@');
     CHECK_INT(view_glyph_shade(&a, VIEW_SW_MISSED_GLOBAL), 'X');
     CHECK_INT(view_glyph_spark(&u, 0.0f), 0x2581);

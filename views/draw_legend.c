@@ -9,8 +9,7 @@ static int sample(WINDOW *w, const ViewPalette *p, int x, int sw) {
     wchar_t ch;
     attr_t a;
     short pair;
-    view_cell_style(p, sw, sw, 0, &ch, &a, &pair);
-    if (p->colour == VIEW_COLOUR_NONE && ch == L' ') ch = p->ascii ? L'_' : L'\u00b7';
+    view_cell_style(p, sw, sw, 0, &ch, &a, &pair); /* exactly the cells' glyph, blank included */
     view_put(w, 0, x, ch, a, pair);
     return 1;
 }
