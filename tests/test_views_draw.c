@@ -1309,6 +1309,18 @@ TEST(views_draw_bars_title_names_both_columns) {
         CHECK_MSG(strstr(top, "AHA | oracle") && strstr(top, "\xce\xb8 0.10"), "%d: %s", widths[i], top);
         delwin(w);
     }
+    /* a rate just short of all reads >99%, as the inspector's shares do; all of them 100% */
+    fx_fill(&m, 40); /* 60 positions: 240 cells a layer */
+    for (int i = 0; i < m.n_hist; i++)
+        for (int c = 0; c < 12; c++) m.hist[i]->oracle_logit[c] = (float)decide_theta_logit(0.9);
+    m.hist[0]->oracle_logit[0] = (float)decide_theta_logit(0.01); /* 1 of 240 in L0 not needed */
+    m.stats.n = 0; /* the history changed under the counts: count again */
+    view_stats_sync(&m, NULL);
+    WINDOW *r = newwin(7, 60, 0, 0);
+    view_draw_bars(r, &m, &pal);
+    CHECK_MSG(strstr(fx_line(r, 1), ">99%") && !strstr(fx_line(r, 1), "100%"), "%s", fx_line(r, 1));
+    CHECK_MSG(strstr(fx_line(r, 2), "100%") != NULL, "%s", fx_line(r, 2));
+    delwin(r);
     /* policy full without routers: no score anywhere */
     snprintf(m.hdr.policy, sizeof m.hdr.policy, "full");
     for (int i = 0; i < m.n_hist; i++)
@@ -1388,5 +1400,41 @@ TEST(views_draw_mono_legend_shows_the_glyph_cells_use) {
         delwin(hm);
         view_free(&m);
     }
+    fx_term_close(&term);
+}
+
+/* The compact heatmap (24 layers × 32 heads in the 80×24 pane) says which
+ * layers show, numbers its columns with whole numbers (no 0-9 repeating)
+ * and marks the selected cell though there is no gap for brackets. */
+TEST(views_draw_compact_heatmap_says_what_is_off_screen) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 80, 24), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 24, 32, NULL);
+    fx_fill(&m, 3);
+    m.sel_layer = 13, m.sel_head = 27;
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(9, 38, 0, 0);
+    view_draw_heatmap(w, &m, &pal);
+    ViewHeatGeom g;
+    view_heat_geom(&m, 38, 9, 1, &g);
+    CHECK(g.n_layers_vis < 24 && g.gap == 0 && g.cw == 1);
+    char want[48];
+    snprintf(want, sizeof want, "L%d-%d of 24", g.first_layer, g.first_layer + g.n_layers_vis - 1);
+    CHECK_MSG(strstr(fx_line(w, 0), want) != NULL, "%s", fx_line(w, 0));
+    const char *nums = fx_line(w, 1);
+    CHECK_MSG(!strstr(nums, "0123") && strstr(nums, "10") && strstr(nums, "27"), "%s", nums);
+    wchar_t ch;
+    short pr;
+    attr_t at;
+    int line = (m.sel_layer - g.first_layer) / 2;
+    fx_cell(w, g.y0 + line, g.x0 + (m.sel_head - g.first_head), &ch, &pr, &at);
+    CHECK(at & A_UNDERLINE);
+    fx_cell(w, g.y0 + line, g.x0 + (m.sel_head - g.first_head) - 1, &ch, &pr, &at);
+    CHECK(!(at & A_UNDERLINE));
+    delwin(w);
+    view_free(&m);
     fx_term_close(&term);
 }

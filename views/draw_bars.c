@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "views/draw.h"
+#include "views/explain.h"
 #include "views/geom.h"
 #include "views/paint.h"
 
@@ -22,7 +23,11 @@ static void bar(WINDOW *w, const ViewPalette *p, int y, int x, int bw, float f, 
         float fill = cells - i;
         view_put(w, y, x + i, view_glyph_bar(p, fill > 1 ? 1 : fill), a, pair);
     }
-    view_printf(w, y, x + bw, 5, 1, A_NORMAL, 0, " %3.0f%%", 100 * f);
+    char pc[16];
+    /* a rate of counts: exactly all or none prints so; just short of all reads ">99%", not "100%" */
+    if (f <= 0 || f >= 1) snprintf(pc, sizeof pc, "%.0f%%", 100 * f);
+    else view_share_text(pc, sizeof pc, f);
+    view_printf(w, y, x + bw, 5, 1, A_NORMAL, 0, " %4s", pc);
 }
 
 /* The title, the longest of its forms that fits in avail columns, so the
