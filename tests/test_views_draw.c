@@ -1438,3 +1438,50 @@ TEST(views_draw_compact_heatmap_says_what_is_off_screen) {
     view_free(&m);
     fx_term_close(&term);
 }
+
+/* Every row of the inspector reads on one x-axis: the sparklines cover
+ * positions 0 … cursor on the attention strip's columns, so the cursor's
+ * reversed cell sits over the strip's last column, wherever the cursor is. */
+TEST(views_draw_inspector_rows_share_the_strip_axis) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 140, 45), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 1, 1, NULL);
+    fx_fill(&m, 60);
+    m.hdr.tau = 0.5f;
+    m.hdr.theta_logit = decide_theta_logit(0.1);
+    m.inspector_open = 1;
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    static const int cursors[] = {59, 30, 6};
+    for (int k = 0; k < 3; k++) {
+        m.cursor = cursors[k];
+        int n = m.cursor + 1;
+        float wts[60];
+        for (int i = 0; i < n; i++) wts[i] = 1.0f / n;
+        view_set_attention(&m, m.cursor, 0, 0, wts, n, 4, 0, NULL);
+        WINDOW *w = newwin(8, 100, 0, 0);
+        view_draw_inspector(w, &m, &pal);
+        ViewInspGeom g;
+        view_insp_geom(&m, 100, 8, &g);
+        CHECK(!g.stacked);
+        int cols = n < g.n_cols ? n : g.n_cols, last = -1;
+        wchar_t ch;
+        short pr;
+        attr_t at;
+        for (int x = g.x0; x < g.x0 + g.n_cols; x++) {
+            fx_cell(w, g.y_spark, x, &ch, &pr, &at);
+            if (at & A_REVERSE) last = x;
+        }
+        CHECK_MSG(last == g.x0 + cols - 1, "cursor %d: reversed at %d, strip ends at %d", m.cursor, last,
+                  g.x0 + cols - 1);
+        fx_cell(w, g.y_strip, g.x0 + cols - 1, &ch, &pr, &at);
+        CHECK(ch != L' ');
+        fx_cell(w, g.y_spark, g.x0 + cols, &ch, &pr, &at); /* nothing past the cursor */
+        CHECK_INT(ch, L' ');
+        delwin(w);
+    }
+    view_free(&m);
+    fx_term_close(&term);
+}

@@ -1,5 +1,6 @@
 /* draw_inspector.c — the selected head over time, its verdicts and its
  * attention at the cursor token (see draw.h). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -8,17 +9,22 @@
 #include "views/geom.h"
 #include "views/paint.h"
 
-/* Sparkline of one metric of the selected head over the visible tokens,
- * each glyph coloured by its level; the cursor column reversed (its value
- * is stated by the verdict beside it). */
+/* Sparkline of one metric of the selected head over positions 0 … cursor,
+ * on the attention strip's columns (a bin's highest value where positions
+ * outnumber them), each glyph coloured by its level; the cursor's column,
+ * the last, reversed (its value is stated by the verdict beside it). */
 static void sparkline(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int y,
                       const char *label, ViewMetric k) {
     int cell = m->sel_layer * m->n_heads + m->sel_head;
     view_puts(w, y, 1, g->x0 - 1, label, p->ascii, A_DIM, 0);
     for (int c = 0; c < g->n_tok_vis; c++) {
-        int i = g->first_tok + c;
-        float v = view_metric_value(m, m->hist[i], cell, k);
-        attr_t a = i == m->cursor ? A_REVERSE : A_NORMAL;
+        float v = NAN;
+        int hi = view_bin_lo(c + 1, g->n_pos, g->n_tok_vis);
+        for (int i = view_bin_lo(c, g->n_pos, g->n_tok_vis); i < hi && i < m->n_hist; i++) {
+            float x = view_metric_value(m, m->hist[i], cell, k);
+            if (!isnan(x) && !(x <= v)) v = x;
+        }
+        attr_t a = hi - 1 == m->cursor ? A_REVERSE : A_NORMAL;
         view_put(w, y, g->x0 + c, view_glyph_spark(p, v), a, view_pair_cells(p, view_level(v), VIEW_SW_BLANK));
     }
 }
@@ -51,9 +57,7 @@ static void verdicts(WINDOW *w, const ViewModel *m, const ViewPalette *p, const 
     }
 }
 
-/* First position of the attention strip's column c of n_cols over n
- * positions (one position per column when they fit, else even bins). */
-static int bin_lo(int c, int n, int n_cols) { return n <= n_cols ? c : (int)((long long)c * n / n_cols); }
+static int bin_lo(int c, int n, int n_cols) { return view_bin_lo(c, n, n_cols); }
 
 /* Mass of the strip's column c. */
 static float bin_mass(const ViewAttn *at, int c, int n_cols) {

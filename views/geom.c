@@ -126,9 +126,14 @@ void view_insp_geom(const ViewModel *m, int w, int h, ViewInspGeom *g) {
     g->y_list = g->y_strip + 2;
     g->n_list = clampi(h - 1 - g->y_list, 0, VIEW_ATTN_TOP);
     if (g->n_list == 0) g->y_list = 0;
-    g->first_tok = view_first_col(m->cursor, m->n_hist, g->n_cols);
-    g->n_tok_vis = m->n_hist - g->first_tok < g->n_cols ? m->n_hist - g->first_tok : g->n_cols;
+    /* positions 0 … cursor, binned like the attention strip below, so every
+     * row of the inspector reads on one x-axis ending at the cursor */
+    g->first_tok = 0;
+    g->n_pos = m->cursor + 1 > 0 ? m->cursor + 1 : 0;
+    g->n_tok_vis = g->n_pos < g->n_cols ? g->n_pos : g->n_cols;
 }
+
+int view_bin_lo(int c, int n, int n_cols) { return n <= n_cols ? c : (int)((long long)c * n / n_cols); }
 
 void view_tok_place(const ViewModel *m, int i, int iw, int *x, int *y, int *sx, int *sy, int *width) {
     wchar_t buf[TRACE_PIECE_MAX];
