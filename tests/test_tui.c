@@ -300,7 +300,8 @@ TEST(tui_golden_text_mouse_resize_and_replay) {
     tmux_keys(&r, "Space");
     TMUX_WAIT(&r, "end of the recorded run", 3);
     tmux_keys(&r, "w");
-    TMUX_WAIT(&r, "need the model", 3);
+    TMUX_WAIT(&r, "a new window needs the model", 3);
+    TMUX_WAIT(&r, "replay run 1", 1); /* after keys, the header still says it is a recording */
     tmux_keys(&r, "q");
     TMUX_WAIT(&r, "EXITED 0", 5);
     tmux_stop(&r);
@@ -910,6 +911,13 @@ TEST(tui_jumps_to_disagreements_browses_runs_and_shows_surprise) {
         TMUX_WAIT(&t, "tokens", 2); /* the list's header */
         tmux_keys(&t, "1 Enter");
         TMUX_WAIT(&t, "replay of run 1", 5);
+        TMUX_WAIT(&t, "Esc back to the live run", 1);
+        tmux_keys(&t, "w"); /* a replay opened from a live session says how to get back, not "--replay" */
+        TMUX_WAIT(&t, "(Esc: the live run)", 3);
+        tmux_keys(&t, "Escape");
+        TMUX_WAIT(&t, "back to the live run", 3);
+        tmux_keys(&t, "End Space"); /* the live run steps on */
+        TMUX_WAIT(&t, "pos 61/512", 10);
         tmux_keys(&t, "B");
         TMUX_WAIT(&t, "open run:", 5);
         tmux_keys(&t, "9 9 Enter");

@@ -304,6 +304,18 @@ TEST(views_draw_header_shows_policy_and_settings) {
     snprintf(expect, sizeof expect, "glob %.1f%%", 100 * g);
     CHECK_MSG(strstr(line, expect) != NULL, "%s", line);
     CHECK(strstr(line, "ahascope.db") == NULL);
+    /* a replay says so first, whatever the width; re-scored, τ shows beside the gates' own thresholds */
+    snprintf(m.hdr.mode, sizeof m.hdr.mode, "replay run 4");
+    m.hdr.gates_fixed = 1, m.hdr.gate_tau = 0.5f, m.hdr.gate_theta_logit = m.hdr.theta_logit;
+    m.hdr.tau = 0.6f;
+    werase(n);
+    view_draw_header(n, &m, &pal);
+    line = fx_line(n, 0);
+    CHECK_MSG(strstr(line, "replay run 4") && strstr(line, "\xcf\x84 0.60 \xce\xb8 0.10 (gates 0.50/0.10)"), "%s", line);
+    m.hdr.tau = 0.5f; /* back at the recorded thresholds: nothing to add */
+    werase(n);
+    view_draw_header(n, &m, &pal);
+    CHECK_MSG(!strstr(fx_line(n, 0), "gates"), "%s", fx_line(n, 0));
     delwin(n);
     delwin(w);
     view_free(&m);

@@ -65,12 +65,18 @@ static void collect(const ViewModel *m, const ViewPalette *p, SegList *l, int co
     view_totals(m, m->cursor, &tot);
     char name[24];
     short_model(h->model[0] ? h->model : "(no model)", name, sizeof name);
+    if (h->mode[0]) add(l, 0, "%s", h->mode); /* a recording, not the model running: never dropped */
     add(l, 0, "%s", !compact ? (h->model[0] ? h->model : "(no model)") : name);
     add(l, 0, compact ? "%s" : "policy %s", h->policy[0] ? h->policy : "?");
     add(l, 1, compact ? "w%d" : "w %d", h->window);
     /* sinks change what is local: a setting to show when there are any */
     add(l, h->sinks > 0 ? 1 : 4, compact ? "s%d" : "sinks %d", h->sinks);
-    add(l, 1, "%s %.2f %s %.2f", a ? "tau" : "\xcf\x84", h->tau, a ? "theta" : "\xce\xb8", decide_prob(h->theta_logit));
+    const char *tau = a ? "tau" : "\xcf\x84", *theta = a ? "theta" : "\xce\xb8";
+    if (h->gates_fixed && (h->gate_tau != h->tau || h->gate_theta_logit != h->theta_logit))
+        /* a replay re-scored: the recorded gates were decided at other thresholds, and the gate metric shows those */
+        add(l, 0, compact ? "%s %.2f %s %.2f (gates %.2f/%.2f)" : "%s %.2f %s %.2f (gates at %.2f/%.2f)", tau, h->tau,
+            theta, decide_prob(h->theta_logit), h->gate_tau, decide_prob(h->gate_theta_logit));
+    else add(l, 1, "%s %.2f %s %.2f", tau, h->tau, theta, decide_prob(h->theta_logit));
     if (h->ctx_len > 0) add(l, 0, "pos %d/%d", t ? t->pos : 0, h->ctx_len);
     else add(l, 0, "pos %d", t ? t->pos : 0);
     if (h->tok_s > 0) add(l, 5, "%.1f tok/s", h->tok_s);

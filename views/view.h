@@ -89,6 +89,12 @@ typedef struct {
      * 0 hides it (a replay without the model at hand). */
     double weight_bytes;     /* weights streamed per step */
     double kv_bytes_per_pos; /* K and V of one position of one (layer, KV head) */
+    char mode[40];           /* "replay run 3" while a recording is on screen, shown first; "" live */
+    /* A replay's gates were recorded at gate_tau and gate_theta_logit:
+     * when τ or θ moves off them the header says so (gates_fixed 1). */
+    int gates_fixed;
+    float gate_tau;
+    double gate_theta_logit;
 } ViewHeader;
 
 /* Attention weights of one head at one position, for the inspector strip. */
