@@ -914,7 +914,9 @@ TEST(tui_jumps_to_disagreements_browses_runs_and_shows_surprise) {
         TMUX_WAIT(&t, "Esc back to the live run", 1);
         tmux_keys(&t, "w"); /* a replay opened from a live session says how to get back, not "--replay" */
         TMUX_WAIT(&t, "(Esc: the live run)", 3);
-        tmux_keys(&t, "Escape");
+        tmux_keys(&t, "Escape"); /* closes the run list first, */
+        TMUX_WAIT(&t, "timeline", 3);
+        tmux_keys(&t, "Escape"); /* then leaves the replay */
         TMUX_WAIT(&t, "back to the live run", 3);
         tmux_keys(&t, "End Space"); /* the live run steps on */
         TMUX_WAIT(&t, "pos 61/512", 10);

@@ -175,7 +175,9 @@ static void input_done(Tui *t) {
 
 int tui_key(Tui *t, int ch) {
     /* the close key (Esc) stops a running pane job, else a re-evaluation, before it closes panes */
-    if (!t->m.input.active && view_key_command(ch) == VIEW_OP_CLOSE && (tui_cancel_job(t) || tui_stop_reeval(t)))
+    /* (a re-evaluation belongs to the live run, set aside while a replay opened from it is browsed) */
+    if (!t->m.input.active && view_key_command(ch) == VIEW_OP_CLOSE &&
+        (tui_cancel_job(t) || (!t->replay && tui_stop_reeval(t))))
         return 0;
     /* with no pane left to close, Esc leaves a replay opened from the live session */
     if (!t->m.input.active && !t->m.help_open && !t->m.sql_open && !t->m.inspector_open &&
