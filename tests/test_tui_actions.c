@@ -127,3 +127,20 @@ TEST(tui_actions_replay_from_live_returns_with_esc) {
     tui_free_kept(t);
     replay_free(t);
 }
+
+/* `v` counts its rates over the positions where there was a choice and
+ * says how many those are; a head with nothing decided reads n/a, as the
+ * bars pane prints it, not 0.0%. */
+TEST(tui_actions_plots_count_decided_positions) {
+    Tui *t = replay_of(6);
+    for (int i = 0; i < 3; i++) t->m.hist[i]->n_far = 0;      /* before the first far key */
+    for (int i = 3; i < 6; i++) t->m.hist[i]->gate[0] = -1;   /* L0 H0's gate not recorded */
+    t->m.hdr.theta_logit = decide_theta_logit(0.1);
+    after(t, 'v');
+    const char *text = t->m.sql_text ? t->m.sql_text : "";
+    CHECK_MSG(strstr(text, "over 3 decided positions (of 6)") != NULL, "%s", text);
+    const char *l0h0 = strstr(text, "L0  H0 ");
+    CHECK_MSG(l0h0 && strstr(l0h0, "|    n/a  oracle") && l0h0 < strstr(text, "L0  H1 "), "%s", text);
+    CHECK_MSG(!strstr(text, "L0  H1 ") || !strstr(strstr(text, "L0  H1 "), "n/a  oracle"), "%s", text);
+    replay_free(t);
+}
