@@ -878,7 +878,12 @@ TEST(tui_search_moves_the_cursor) {
     TMUX_WAIT(&t, "\"upon\" at pos 2", 5);
     TMUX_WAIT(&t, "heads @ pos 2", 2);
     tmux_keys(&t, "/ d r a g o n Enter");
-    TMUX_WAIT(&t, "no token holds \"dragon\"", 5);
+    TMUX_WAIT(&t, "no match for \"dragon\"", 5);
+    /* across tokens and in any case: "Once upon" spans three tokens */
+    tmux_keys(&t, "/ o n c e Space u p o n Enter");
+    TMUX_WAIT(&t, "\"once upon\" at pos 1", 5);
+    tmux_keys(&t, "<");
+    TMUX_WAIT(&t, "\"once upon\" at pos 1", 5);
     tmux_keys(&t, "q");
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);

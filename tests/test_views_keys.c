@@ -579,13 +579,50 @@ TEST(views_search_finds_the_next_token) {
         view_push(&m, t, NULL);
     }
     trace_free(t);
-    CHECK_INT(view_find_token(&m, "upon", -1), 2);
-    CHECK_INT(view_find_token(&m, "upon", 2), 5);
-    CHECK_INT(view_find_token(&m, "upon", 5), 2); /* wraps round */
-    CHECK_INT(view_find_token(&m, "dragon", 0), -1);
-    CHECK_INT(view_find_token(&m, "", 0), -1);
+    CHECK_INT(view_find_text(&m, "upon", -1, 1), 2);
+    CHECK_INT(view_find_text(&m, "upon", 2, 1), 5);
+    CHECK_INT(view_find_text(&m, "upon", 5, 1), 2); /* wraps round */
+    CHECK_INT(view_find_text(&m, "dragon", 0, 1), -1);
+    CHECK_INT(view_find_text(&m, "", 0, 1), -1);
+    /* previous, wrapping the other way */
+    CHECK_INT(view_find_text(&m, "upon", 5, -1), 2);
+    CHECK_INT(view_find_text(&m, "upon", 2, -1), 5);
+    /* across token boundaries, and in any case unless the needle has a capital */
+    CHECK_INT(view_find_text(&m, "a ti", 0, 1), 3);
+    CHECK_INT(view_find_text(&m, "once upon", -1, 1), 1);
+    CHECK_INT(view_find_text(&m, "ONCE", -1, 1), -1);
+    CHECK_INT(view_find_text(&m, "Once u", -1, 1), 1);
     CHECK_INT(view_key(&m, '/'), VIEW_ACT_NONE);
     CHECK(m.input.active && !strcmp(m.input.label, "search"));
+    view_free(&m);
+}
+
+/* The tokens " to" "ys" hold " toys"; `/` finds it, > and < walk the matches. */
+TEST(views_search_matches_across_tokens_with_next_and_previous) {
+    ViewModel m;
+    CHECK_INT(view_init(&m, 1, 1, NULL), 0);
+    static const char *const pieces[] = {"She", " loved", " her", " to", "ys", ".", " The", " To", "ys", " were"};
+    StepTrace *t = trace_new(1, 1);
+    for (int i = 0; i < 10; i++) {
+        trace_clear(t);
+        t->pos = i;
+        snprintf(t->piece, sizeof t->piece, "%s", pieces[i]);
+        view_push(&m, t, NULL);
+    }
+    trace_free(t);
+    m.cursor = 0;
+    view_search(&m, " toys", 1);
+    CHECK_INT(m.cursor, 3);
+    CHECK_MSG(strstr(m.status, "\" toys\" at pos 3") != NULL, "%s", m.status);
+    view_key(&m, '>'); /* " To" "ys": case does not matter */
+    CHECK_INT(m.cursor, 7);
+    view_key(&m, '>'); /* wraps round */
+    CHECK_INT(m.cursor, 3);
+    view_key(&m, '<');
+    CHECK_INT(m.cursor, 7);
+    view_search(&m, "dragon", 1);
+    CHECK_INT(m.cursor, 7);
+    CHECK_MSG(strstr(m.status, "no match for \"dragon\"") != NULL, "%s", m.status);
     view_free(&m);
 }
 

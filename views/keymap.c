@@ -31,6 +31,8 @@ static const ViewBinding BINDINGS[] = {
     {"a", "agreement vs oracle: gate/AHA/QAdA/bulk", K('a'), K(VIEW_OP_AGREE_NEXT), K(NULL)},
     {"g  L  /", "tint by share global; timeline per layer; search", K('g', 'L', '/'),
      K(VIEW_OP_TINT, VIEW_OP_TIMELINE_LAYERS, VIEW_OP_SEARCH), K(NULL, NULL, "find")},
+    {"> <", "next / previous match of the search", K('>', '<'), K(VIEW_OP_SEARCH_NEXT, VIEW_OP_SEARCH_PREV),
+     K(NULL, NULL)},
     NOTE("mouse", "click a head or token; wheel scrolls"),
     SECTION("settings (re-run teacher-forced as a linked run)"),
     {"P", "change policy", K('P'), K(VIEW_ACT_CHANGE_POLICY), K(NULL)},

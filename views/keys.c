@@ -171,6 +171,15 @@ static void jump_to_disagreement(ViewModel *m, int want) {
     view_set_status(m, "no %s global of %s in the history", what, view_pred_name(m->agree_pred));
 }
 
+void view_search(ViewModel *m, const char *needle, int dir) {
+    if (needle != m->search) snprintf(m->search, sizeof m->search, "%s", needle);
+    if (!m->search[0]) { view_set_status(m, "no search yet: / searches the tokens"); return; }
+    int i = view_find_text(m, m->search, m->cursor, dir);
+    if (i < 0) { view_set_status(m, "no match for \"%s\"", m->search); return; }
+    move_cursor(m, i);
+    view_set_status(m, "\"%s\" at pos %d (> next, < previous)", m->search, i);
+}
+
 /* Apply a command that changes only view state. */
 static void apply_op(ViewModel *m, int op) {
     switch (op) {
@@ -205,6 +214,8 @@ static void apply_op(ViewModel *m, int op) {
     case VIEW_OP_NEXT_NEEDLESS: jump_to_disagreement(m, VIEW_SW_NEEDLESS_GLOBAL); break;
     case VIEW_OP_TINT: m->tint_share = !m->tint_share; break;
     case VIEW_OP_SEARCH: view_input_begin(m, "search", ""); break;
+    case VIEW_OP_SEARCH_NEXT: view_search(m, m->search, 1); break;
+    case VIEW_OP_SEARCH_PREV: view_search(m, m->search, -1); break;
     case VIEW_OP_TIMELINE_LAYERS: m->timeline_layers = !m->timeline_layers; break;
     case VIEW_OP_HELP: m->help_open = 1, m->help_scroll = 0; break;
     case VIEW_OP_INSPECT: toggle_inspector(m); break;

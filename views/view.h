@@ -157,6 +157,7 @@ typedef struct {
     int sql_page, sql_cols;     /* scrolling lines and columns the pane shows (view_sql_fit); 0 unknown */
 
     char status[160]; /* transient message; cleared by the next key */
+    char search[128];  /* the last `/` search, which > and < repeat */
     struct {
         int active;       /* the status line is a one-line text editor */
         char label[32];   /* e.g. "prompt" or "sql" */
@@ -260,9 +261,18 @@ int view_input_begin(ViewModel *m, const char *label, const char *text);
 size_t view_utf8_next(const char *t, size_t len, size_t at);
 size_t view_utf8_prev(const char *t, size_t at);
 
-/* The first token after position from (wrapping round) whose text contains
- * needle; -1 if none does or needle is empty. */
-int view_find_token(const ViewModel *m, const char *needle, int from);
+/* The next token after position from (dir 1) or before it (dir -1),
+ * wrapping round, where a match of needle starts in the token stream read
+ * as one text, so " toys" is found though the tokens are " to" and "ys".
+ * Case does not matter unless needle holds a capital letter. -1 if there is
+ * no match or needle is empty. */
+int view_find_text(const ViewModel *m, const char *needle, int from, int dir);
+
+/* Search the token stream for needle (view_find_text) from the cursor in
+ * direction dir, remember it for > and <, move the cursor to the match and
+ * say where it is on the status line, or that there is none. needle may
+ * be m->search itself. */
+void view_search(ViewModel *m, const char *needle, int dir);
 
 /* Edit the input line: printable bytes (UTF-8 arrives byte by byte) go in
  * at the cursor (refused past VIEW_INPUT_MAX: input.refused says so),

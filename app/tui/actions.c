@@ -137,12 +137,8 @@ static int dispatch(Tui *t, ViewAction a) {
     return 0;
 }
 
-/* `/`: the next token holding the text. */
-static void search_done(Tui *t) {
-    int i = view_find_token(&t->m, t->m.input.text, t->m.cursor);
-    if (i < 0) view_set_status(&t->m, "no token holds \"%s\"", t->m.input.text);
-    else t->m.cursor = i, t->m.follow = 0, view_set_status(&t->m, "\"%s\" at pos %d", t->m.input.text, i);
-}
+/* `/`: the next match of the text; > and < repeat it. */
+static void search_done(Tui *t) { view_search(&t->m, t->m.input.text, 1); }
 
 /* `B`'s question answered: open that run as a replay. */
 static void open_run_done(Tui *t) {
