@@ -1057,6 +1057,7 @@ static void hf_shape_small(const char *dir, const char *name, int L, int H) {
     if (L > 16) TMUX_WAIT(&t, want, 2);                       /* and which layers show, when not all do */
     snprintf(want, sizeof want, "\n\xe2\x94\x82L%d ", (L - 1) / 2 * 2);
     TMUX_WAIT(&t, want, 2);                                   /* its row is on screen */
+    TMUX_WAIT(&t, "AHA | oracle \xce\xb8 0.10", 2);          /* the bars name both columns at 80 columns */
     tmux_keys(&t, "Enter");
     snprintf(want, sizeof want, "inspector \xc2\xb7 L%d H%d", L - 1, H - 1);
     TMUX_WAIT(&t, want, 5);
@@ -1076,6 +1077,19 @@ TEST(tui_hf_llama_sixteen_by_thirty_two_heads) {
     snprintf(d, sizeof d, "%s", dir);
     hf_shape_large(d, "hf1632big", 16, 32, 8, 128, 1, "llama");
     hf_shape_small(d, "hf1632small", 16, 32);
+    /* policy full without routers: the bars count executed gates and say so;
+     * 32 one-column heads are numbered 0 5 10 …, never 0-9 over and over */
+    Tmux t;
+    tmux_start_in(&t, "hf1632full", d, 80, 24, "--model m --policy full --no-record");
+    TMUX_WAIT(&t, "policy full", 10);
+    TMUX_WAIT(&t, "executed | oracle", 5);
+    char *scr = tmux_capture(&t);
+    CHECK_MSG(scr && !strstr(scr, "AHA") && !strstr(scr, "0123456789") && strstr(scr, "0    5    10"), "%s",
+              scr ? scr : "");
+    free(scr);
+    tmux_keys(&t, "q");
+    TMUX_WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
 }
 
 /* A 24-layer × 14-head qwen2 folder (head size 4, 2 KV heads): the heatmap
