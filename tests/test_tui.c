@@ -325,7 +325,7 @@ TEST(tui_replay_first_frame_without_a_key) {
     int shown = 0;
     for (double end = clock_now() + 15; !shown && clock_now() < end; usleep(100000)) {
         char *s = tmux_capture(&r);
-        shown = s && strstr(s, "ahascope stories260K.bin");
+        shown = s && strstr(s, "ahascope replay run 1 \xe2\x94\x82 stories260K.bin"); /* a replay says so first */
         free(s);
     }
     CHECK_MSG(shown, "the replay stayed blank with no key pressed");
@@ -334,7 +334,8 @@ TEST(tui_replay_first_frame_without_a_key) {
     CHECK(tmux_shows(&r, "end of the recorded run", 5));
     tmux_keys(&r, "o"); /* θ from the stored masses, no model needed */
     CHECK(tmux_shows(&r, "replay re-scored at tau 0.50, theta 0.05", 5));
-    CHECK(tmux_shows(&r, "\xce\xb8 0.05", 2));
+    CHECK(tmux_shows(&r, "\xce\xb8 0.05 (gates", 2)); /* the gates were recorded at θ 0.10 */
+    CHECK(tmux_shows(&r, "0.50/0.10)", 1));
     tmux_keys(&r, "q");
     tmux_stop(&r);
 }
