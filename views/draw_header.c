@@ -125,7 +125,7 @@ void view_draw_header(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     if (!fits_prio(&l, wd - x - 1, 3, p->ascii, 1)) { /* the settings would not all show: the compact line */
         l.n = 0;
         collect(m, p, &l, 1);
-        sep = p->ascii ? "|" : "\xe2\x94\x82";
+        if (!fits_prio(&l, wd - x - 1, 3, p->ascii, 1)) sep = p->ascii ? "|" : "\xe2\x94\x82"; /* and closer */
     }
     fit(&l, wd - x - 1, view_text_width(sep, p->ascii), p->ascii);
     int first = 1;
