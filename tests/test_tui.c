@@ -182,8 +182,10 @@ TEST(tui_ascii_and_no_color) {
     Tmux t;
     tmux_start(&t, "ascii", 100, 30, "NO_COLOR=1", "--ascii --no-record");
     /* no policy asked for: the shipped stories260K routers at w = 16 */
-    char *s = tmux_wait(&t, "policy aha | w 16", 10);
-    CHECK(s != NULL);
+    char *s = tmux_wait(&t, "pos 4/512", 10);
+    /* the full header, or the compact one where the global share would not fit beside it */
+    CHECK_MSG(s && (strstr(s, "policy aha | w 16") || strstr(s, "aha | w16 |") || strstr(s, "|aha|w16|")), "%s",
+              s ? s : "");
     int high = 0;
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) high |= *p >= 0x80;
     CHECK_MSG(!high, "--ascii screen holds non-ASCII bytes");
@@ -299,7 +301,8 @@ TEST(tui_golden_text_mouse_resize_and_replay) {
     tmux_keys(&r, "Space");
     TMUX_WAIT(&r, "end of the recorded run", 3);
     tmux_keys(&r, "w");
-    TMUX_WAIT(&r, "need the model", 3);
+    TMUX_WAIT(&r, "a new window needs the model", 3);
+    TMUX_WAIT(&r, "replay run 1", 1); /* after keys, the header still says it is a recording */
     tmux_keys(&r, "q");
     TMUX_WAIT(&r, "EXITED 0", 5);
     tmux_stop(&r);
@@ -323,7 +326,7 @@ TEST(tui_replay_first_frame_without_a_key) {
     int shown = 0;
     for (double end = clock_now() + 15; !shown && clock_now() < end; usleep(100000)) {
         char *s = tmux_capture(&r);
-        shown = s && strstr(s, "ahascope stories260K.bin");
+        shown = s && strstr(s, "ahascope replay run 1 \xe2\x94\x82 stories260K.bin"); /* a replay says so first */
         free(s);
     }
     CHECK_MSG(shown, "the replay stayed blank with no key pressed");
@@ -332,7 +335,8 @@ TEST(tui_replay_first_frame_without_a_key) {
     CHECK(tmux_shows(&r, "end of the recorded run", 5));
     tmux_keys(&r, "o"); /* θ from the stored masses, no model needed */
     CHECK(tmux_shows(&r, "replay re-scored at tau 0.50, theta 0.05", 5));
-    CHECK(tmux_shows(&r, "\xce\xb8 0.05", 2));
+    CHECK(tmux_shows(&r, "\xce\xb8 0.05 (gates", 2)); /* the gates were recorded at θ 0.10 */
+    CHECK(tmux_shows(&r, "0.50/0.10)", 1));
     tmux_keys(&r, "q");
     tmux_stop(&r);
 }
@@ -876,7 +880,17 @@ TEST(tui_search_moves_the_cursor) {
     TMUX_WAIT(&t, "\"upon\" at pos 2", 5);
     TMUX_WAIT(&t, "heads @ pos 2", 2);
     tmux_keys(&t, "/ d r a g o n Enter");
-    TMUX_WAIT(&t, "no token holds \"dragon\"", 5);
+    TMUX_WAIT(&t, "no match for \"dragon\"", 5);
+    /* across tokens and in any case: "Once upon" spans three tokens */
+    tmux_keys(&t, "/ o n c e Space u p o n Enter");
+    TMUX_WAIT(&t, "\"once upon\" at pos 1", 5);
+    /* "n" is in "Once" (1) and " upon" (2): > and < walk the matches */
+    tmux_keys(&t, "/ n Enter");
+    TMUX_WAIT(&t, "\"n\" at pos 2", 5);
+    tmux_keys(&t, "\\>");
+    TMUX_WAIT(&t, "\"n\" at pos 1", 5); /* wrapped round */
+    tmux_keys(&t, "\\<");
+    TMUX_WAIT(&t, "\"n\" at pos 2", 5);
     tmux_keys(&t, "q");
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
@@ -909,6 +923,18 @@ TEST(tui_jumps_to_disagreements_browses_runs_and_shows_surprise) {
         TMUX_WAIT(&t, "tokens", 2); /* the list's header */
         tmux_keys(&t, "1 Enter");
         TMUX_WAIT(&t, "replay of run 1", 5);
+        TMUX_WAIT(&t, "Esc back to the live run", 1);
+        tmux_keys(&t, "w"); /* a replay opened from a live session says how to get back, not "--replay" */
+        TMUX_WAIT(&t, "(Esc: the live run)", 3);
+        tmux_keys(&t, "Escape"); /* closes the run list first, */
+        TMUX_WAIT(&t, "timeline", 3);
+        tmux_keys(&t, "Escape"); /* then leaves the replay */
+        TMUX_WAIT(&t, "back to the live run", 3);
+        char *live = tmux_capture(&t);
+        CHECK_MSG(live && !strstr(live, "replay run"), "%s", live ? live : ""); /* the header: live again */
+        free(live);
+        tmux_keys(&t, "End Space"); /* the live run steps on from where it was left (60 or later) */
+        CHECK_MSG(tmux_shows_pos(&t, 61, 10), "the live run did not step on");
         tmux_keys(&t, "B");
         TMUX_WAIT(&t, "open run:", 5);
         tmux_keys(&t, "9 9 Enter");
@@ -1035,10 +1061,13 @@ static void hf_shape_small(const char *dir, const char *name, int L, int H) {
     for (int i = 0; i < L + 4; i++) tmux_keys(&t, "j");
     for (int i = 0; i < H + 4; i++) tmux_keys(&t, "l");
     char want[64];
-    snprintf(want, sizeof want, "\xc2\xb7 L%d H%d \xe2\x94\x80", L - 1, H - 1);
+    snprintf(want, sizeof want, "\xc2\xb7 L%d H%d ", L - 1, H - 1);
     TMUX_WAIT(&t, want, 5);                                   /* heatmap title: the selection */
+    snprintf(want, sizeof want, "-%d of %d", L - 1, L);
+    if (L > 16) TMUX_WAIT(&t, want, 2);                       /* and which layers show, when not all do */
     snprintf(want, sizeof want, "\n\xe2\x94\x82L%d ", (L - 1) / 2 * 2);
     TMUX_WAIT(&t, want, 2);                                   /* its row is on screen */
+    TMUX_WAIT(&t, "AHA | oracle \xce\xb8 0.10", 2);          /* the bars name both columns at 80 columns */
     tmux_keys(&t, "Enter");
     snprintf(want, sizeof want, "inspector \xc2\xb7 L%d H%d", L - 1, H - 1);
     TMUX_WAIT(&t, want, 5);
@@ -1058,6 +1087,19 @@ TEST(tui_hf_llama_sixteen_by_thirty_two_heads) {
     snprintf(d, sizeof d, "%s", dir);
     hf_shape_large(d, "hf1632big", 16, 32, 8, 128, 1, "llama");
     hf_shape_small(d, "hf1632small", 16, 32);
+    /* policy full without routers: the bars count executed gates and say so;
+     * 32 one-column heads are numbered 0 5 10 …, never 0-9 over and over */
+    Tmux t;
+    tmux_start_in(&t, "hf1632full", d, 80, 24, "--model m --policy full --no-record");
+    TMUX_WAIT(&t, "policy full", 10);
+    TMUX_WAIT(&t, "executed | oracle", 5);
+    char *scr = tmux_capture(&t);
+    CHECK_MSG(scr && !strstr(scr, "AHA") && !strstr(scr, "0123456789") && strstr(scr, "0    5    10"), "%s",
+              scr ? scr : "");
+    free(scr);
+    tmux_keys(&t, "q");
+    TMUX_WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
 }
 
 /* A 24-layer × 14-head qwen2 folder (head size 4, 2 KV heads): the heatmap

@@ -34,9 +34,12 @@ static const char *after(Tui *t, int ch) {
 
 TEST(tui_actions_replay_says_what_needs_the_model) {
     Tui *t = replay_of(5);
-    const char *why = "replay of run 7: stepping, the policy and the window need the model (run without --replay)";
+    /* each key names what needs the model; stepping does not (space moves through the recording) */
     const int keys[] = {'P', 'w', 'W', 'e'};
+    const char *what[] = {"a new policy", "a new window", "a new window", "a new prompt"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char why[160];
+        snprintf(why, sizeof why, "replay of run 7: %s needs the model (tui without --replay)", what[i]);
         const char *s = after(t, keys[i]);
         CHECK_MSG(!strcmp(s, why), "key %c in a replay: \"%s\"", keys[i], s);
     }
@@ -91,4 +94,53 @@ TEST(tui_actions_control_keys_are_named_in_the_key_table) {
         for (int s = 0; s < VIEW_KEYS_PER_ROW && b[r].key[s]; s++)
             CHECK_MSG(view_key_name(b[r].key[s], buf)[0] != '#', "key %d of row \"%s\" has no name", b[r].key[s],
                       b[r].label ? b[r].label : "");
+}
+
+/* A recorded run opened (B) from a live session sets the live positions
+ * aside: the keys that need the model point back to it, not to --replay,
+ * and Esc brings the live run back as it was left. */
+TEST(tui_actions_replay_from_live_returns_with_esc) {
+    Tui *t = replay_of(6); /* the live session's six positions */
+    t->replay = 0;
+    snprintf(t->m.hdr.policy, sizeof t->m.hdr.policy, "aha");
+    t->m.cursor = 4;
+    const StepTrace *fourth = t->m.hist[4];
+    tui_keep_live(t);
+    CHECK_INT(t->m.n_hist, 0);
+    t->replay = 1;
+    fx_fill(&t->m, 3); /* the recording */
+    snprintf(t->m.hdr.mode, sizeof t->m.hdr.mode, "replay run 7");
+    CHECK_MSG(!strcmp(after(t, 'w'), "replay of run 7: a new window needs the model (Esc: the live run)"), "w: %s",
+              t->m.status);
+    after(t, '\n'); /* the inspector open: Esc closes it first */
+    CHECK_INT(t->m.inspector_open, 1);
+    after(t, VIEW_KEY_ESC);
+    CHECK_INT(t->replay, 1);
+    CHECK_MSG(!strcmp(after(t, VIEW_KEY_ESC), "back to the live run: space steps, p plays"), "Esc: %s", t->m.status);
+    CHECK_INT(t->replay, 0);
+    CHECK_INT(t->m.n_hist, 6);
+    CHECK_INT(t->m.cursor, 4);
+    CHECK(t->m.hist[4] == fourth);
+    CHECK_MSG(!strcmp(t->m.hdr.mode, "") && !strcmp(t->m.hdr.policy, "aha"), "mode %s", t->m.hdr.mode);
+    after(t, VIEW_KEY_ESC); /* live: Esc does nothing more */
+    CHECK_INT(t->m.n_hist, 6);
+    tui_free_kept(t);
+    replay_free(t);
+}
+
+/* `v` counts its rates over the positions where there was a choice and
+ * says how many those are; a head with nothing decided reads n/a, as the
+ * bars pane prints it, not 0.0%. */
+TEST(tui_actions_plots_count_decided_positions) {
+    Tui *t = replay_of(6);
+    for (int i = 0; i < 3; i++) t->m.hist[i]->n_far = 0;      /* before the first far key */
+    for (int i = 3; i < 6; i++) t->m.hist[i]->gate[0] = -1;   /* L0 H0's gate not recorded */
+    t->m.hdr.theta_logit = decide_theta_logit(0.1);
+    after(t, 'v');
+    const char *text = t->m.sql_text ? t->m.sql_text : "";
+    CHECK_MSG(strstr(text, "over 3 decided positions (of 6)") != NULL, "%s", text);
+    const char *l0h0 = strstr(text, "L0  H0 ");
+    CHECK_MSG(l0h0 && strstr(l0h0, "|    n/a  oracle") && l0h0 < strstr(text, "L0  H1 "), "%s", text);
+    CHECK_MSG(!strstr(text, "L0  H1 ") || !strstr(strstr(text, "L0  H1 "), "n/a  oracle"), "%s", text);
+    replay_free(t);
 }

@@ -180,7 +180,7 @@ TEST(tui_jobs_keys_answered_while_a_large_run_is_summarised_and_diffed) {
     dt = key_wait(&t, "?", "this help; redraw the screen", 0, &worst);
     CHECK_MSG(dt >= 0 && dt <= KEY_WAIT_MAX, "? after v answered in %.3f s", dt);
     tmux_keys(&t, "x");
-    WAIT(&t, "per-head global rate over 1124 positions", 60);
+    WAIT(&t, "decided positions (of 1124)", 60);
 
     /* B: the run list says run 2 is still being written */
     tmux_keys(&t, "B");

@@ -11,6 +11,7 @@
 #include "views/explain.h"
 #include "views/geom.h"
 #include "views/keymap.h"
+#include "views/metric.h"
 #include "views/paint.h"
 
 /* A 3-layer × 4-head model with one step: gate global exactly on cells
@@ -155,7 +156,7 @@ TEST(views_draw_heatmap_8_colours_mono_and_ascii) {
     CHECK_INT(pair, 0);
     cell_at(&m, &pal, 40, 8, 1, 2, &y, &x);
     fx_cell(w, y, x, &ch, &pair, &a);
-    CHECK_INT(ch, ' ');
+    CHECK_INT(ch, 0xb7); /* local: a faint mark, where a cell without a value is blank */
     /* router score 0.9 → level 8 → full shade; ascii → '@' */
     m.metric = VIEW_METRIC_score;
     view_palette_init(&pal, VIEW_COLOUR_NONE, 1, NULL);
@@ -289,12 +290,32 @@ TEST(views_draw_header_shows_policy_and_settings) {
     char expect[32];
     snprintf(expect, sizeof expect, "global %.1f%%", 100 * g);
     CHECK(strstr(line, expect) != NULL);
-    /* narrow: low-priority fields go, the policy stays */
+    /* narrow: low-priority fields go; at 80 columns the compact line keeps
+     * every setting (policy, window, sinks, τ, θ) and the global share */
     snprintf(m.hdr.policy, sizeof m.hdr.policy, "oracle");
+    snprintf(m.hdr.model, sizeof m.hdr.model, "stories260K.bin");
+    m.hdr.sinks = 4;
+    m.hdr.tok_s = 123.4;
     WINDOW *n = newwin(1, 80, 1, 0);
     view_draw_header(n, &m, &pal);
-    CHECK(strstr(fx_line(n, 0), "policy oracle") != NULL);
-    CHECK(strstr(fx_line(n, 0), "ahascope.db") == NULL);
+    line = fx_line(n, 0);
+    CHECK_MSG(strstr(line, "oracle") && strstr(line, "w128") && strstr(line, "s4"), "%s", line);
+    CHECK_MSG(strstr(line, "\xcf\x84 0.50") && strstr(line, "\xce\xb8 0.10") && strstr(line, "pos 4/512"), "%s", line);
+    snprintf(expect, sizeof expect, "glob %.1f%%", 100 * g);
+    CHECK_MSG(strstr(line, expect) != NULL, "%s", line);
+    CHECK(strstr(line, "ahascope.db") == NULL);
+    /* a replay says so first, whatever the width; re-scored, τ shows beside the gates' own thresholds */
+    snprintf(m.hdr.mode, sizeof m.hdr.mode, "replay run 4");
+    m.hdr.gates_fixed = 1, m.hdr.gate_tau = 0.5f, m.hdr.gate_theta_logit = m.hdr.theta_logit;
+    m.hdr.tau = 0.6f;
+    werase(n);
+    view_draw_header(n, &m, &pal);
+    line = fx_line(n, 0);
+    CHECK_MSG(strstr(line, "replay run 4") && strstr(line, "\xcf\x84 0.60 \xce\xb8 0.10 (gates 0.50/0.10)"), "%s", line);
+    m.hdr.tau = 0.5f; /* back at the recorded thresholds: nothing to add */
+    werase(n);
+    view_draw_header(n, &m, &pal);
+    CHECK_MSG(!strstr(fx_line(n, 0), "gates"), "%s", fx_line(n, 0));
     delwin(n);
     delwin(w);
     view_free(&m);
@@ -340,7 +361,7 @@ TEST(views_draw_inspector_strip_out_of_window_mass) {
     view_insp_geom(&m, 46, 8, &g);
     CHECK_INT(g.stacked, 1);
     view_draw_inspector(n, &m, &pal);
-    CHECK(fx_contains(n, "window from 4 \xc2\xb7 far 25.0%"));
+    CHECK(fx_contains(n, "window from 4 \xc2\xb7 far 25%")); /* whole percent, as the oracle's line */
     delwin(n);
     /* another head: the strip no longer applies */
     m.sel_head = 1;
@@ -585,7 +606,8 @@ TEST(views_draw_inspector_verdicts_narrow_and_ascii) {
     werase(w);
     view_draw_inspector(w, &m, &pal);
     CHECK(strstr(fx_line(w, g.y_spark), "AHA 0.51 > tau 0.50"));
-    CHECK(strstr(fx_line(w, g.y_spark), "~|"));
+    CHECK_MSG(strstr(fx_line(w, g.y_spark), "0.50 ->~") || strstr(fx_line(w, g.y_spark), "global~"), "%s",
+              fx_line(w, g.y_spark)); /* cut after a whole word */
     CHECK(strstr(fx_line(w, g.y_spark + 1), "oracle 31% > theta 10%"));
     delwin(w);
     /* 40 columns: stacked, the verdicts take the sparklines' lines */
@@ -1022,9 +1044,9 @@ TEST(views_draw_inspector_lists_far_positions) {
     CHECK(g.y_list > g.y_strip + 1 && g.n_list >= 4);
     view_draw_inspector(w, &m, &pal);
     CHECK(strstr(fx_line(w, g.y_list), "heaviest far positions:") != NULL);
-    CHECK_MSG(strstr(fx_line(w, g.y_list + 1), " 1  pos 1 ") && strstr(fx_line(w, g.y_list + 1), "0.100"), "'%s'",
+    CHECK_MSG(strstr(fx_line(w, g.y_list + 1), " 1  pos 1 ") && strstr(fx_line(w, g.y_list + 1), "0.10 "), "'%s'",
               fx_line(w, g.y_list + 1));
-    CHECK(strstr(fx_line(w, g.y_list + 3), " 3  pos 3 ") && strstr(fx_line(w, g.y_list + 3), "0.050"));
+    CHECK(strstr(fx_line(w, g.y_list + 3), " 3  pos 3 ") && strstr(fx_line(w, g.y_list + 3), "0.05 "));
     CHECK(strstr(fx_line(w, g.y_list + 4), "pos") == NULL); /* three far keys, three lines */
     /* a replay: no weights, the recorded ranks */
     view_free(&m);
@@ -1248,6 +1270,229 @@ TEST(views_draw_help_at_tiny_sizes) {
             }
             delwin(win);
         }
+    }
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* Text cut to fit ends after a whole word, without the separator it would
+ * end on, and says so with …: titles, legends and status lines alike. */
+TEST(views_draw_cut_text_ends_on_a_word_with_an_ellipsis) {
+    const char *s = "global rate by layer, pos 0-44 \xc2\xb7 AHA | oracle";
+    CHECK_INT((int)view_fit_words(s, 200, 0), (int)strlen(s));
+    CHECK_INT((int)view_fit_words(s, 24, 0), (int)strlen("global rate by layer")); /* not "pos 0-", nor the comma */
+    CHECK_INT((int)view_fit_words(s, 35, 0), (int)strlen("global rate by layer, pos 0-44")); /* not " ·" */
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 80, 24), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    fx_fill(&m, 3);
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    view_set_status(&m, "re-evaluating under aha, w=8 (routers trained for w=16), tau=0.50, theta=0.10");
+    WINDOW *w = newwin(1, 60, 0, 0);
+    view_draw_status(w, &m, &pal);
+    const char *line = fx_line(w, 0);
+    CHECK_MSG(strstr(line, "w=8 (routers trained for\xe2\x80\xa6") != NULL, "%s", line); /* not "fo" */
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* The bars pane names both columns at any width (80×24 gives it 39
+ * columns), and without router scores it does not call the left one AHA. */
+TEST(views_draw_bars_title_names_both_columns) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 80, 24), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 3, 4, NULL);
+    fx_fill(&m, 20);
+    m.hdr.theta_logit = decide_theta_logit(0.1);
+    snprintf(m.hdr.policy, sizeof m.hdr.policy, "aha");
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    static const int widths[] = {39, 60, 100};
+    for (int i = 0; i < 3; i++) {
+        WINDOW *w = newwin(7, widths[i], 0, 0);
+        view_draw_bars(w, &m, &pal);
+        const char *top = fx_line(w, 0);
+        CHECK_MSG(strstr(top, "AHA | oracle") && strstr(top, "\xce\xb8 0.10"), "%d: %s", widths[i], top);
+        delwin(w);
+    }
+    /* a rate just short of all reads >99%, as the inspector's shares do; all of them 100% */
+    fx_fill(&m, 40); /* 60 positions: 240 cells a layer */
+    for (int i = 0; i < m.n_hist; i++)
+        for (int c = 0; c < 12; c++) m.hist[i]->oracle_logit[c] = (float)decide_theta_logit(0.9);
+    m.hist[0]->oracle_logit[0] = (float)decide_theta_logit(0.01); /* 1 of 240 in L0 not needed */
+    m.stats.n = 0; /* the history changed under the counts: count again */
+    view_stats_sync(&m, NULL);
+    WINDOW *r = newwin(7, 60, 0, 0);
+    view_draw_bars(r, &m, &pal);
+    CHECK_MSG(strstr(fx_line(r, 1), ">99%") && !strstr(fx_line(r, 1), "100%"), "%s", fx_line(r, 1));
+    CHECK_MSG(strstr(fx_line(r, 2), "100%") != NULL, "%s", fx_line(r, 2));
+    delwin(r);
+    /* policy full without routers: no score anywhere */
+    snprintf(m.hdr.policy, sizeof m.hdr.policy, "full");
+    for (int i = 0; i < m.n_hist; i++)
+        for (int c = 0; c < 12; c++) m.hist[i]->score[c] = NAN;
+    view_stats_sync(&m, NULL);
+    WINDOW *w = newwin(7, 39, 0, 0);
+    view_draw_bars(w, &m, &pal);
+    const char *top = fx_line(w, 0);
+    CHECK_MSG(!strstr(top, "AHA") && strstr(top, "executed | oracle"), "%s", top);
+    delwin(w);
+    w = newwin(7, 100, 0, 0);
+    view_draw_bars(w, &m, &pal);
+    top = fx_line(w, 0);
+    CHECK_MSG(!strstr(top, "AHA") && strstr(top, "executed (no routers) | oracle"), "%s", top);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* The timeline's ▲ under the cursor never cuts a position number on the
+ * bottom border short ("2▲" for 20): that number is left out instead. */
+TEST(views_draw_timeline_cursor_mark_spares_tick_labels) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 80, 24), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    fx_fill(&m, 40);
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(6, 80, 0, 0);
+    for (int cur = 19; cur <= 22; cur++) {
+        m.cursor = cur;
+        werase(w);
+        view_draw_timeline(w, &m, &pal);
+        const char *bottom = fx_line(w, 5);
+        CHECK_MSG(strstr(bottom, "\xe2\x96\xb2") != NULL, "%s", bottom);
+        CHECK_MSG(!strstr(bottom, "2\xe2\x96\xb2") && !strstr(bottom, "\xe2\x96\xb2" "0"), "cursor %d: %s", cur, bottom);
+        CHECK_MSG(strstr(bottom, "10") && strstr(bottom, "30"), "cursor %d: %s", cur, bottom);
+    }
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* Without colour, the legend's "local" sample is the glyph the heatmap
+ * draws for a local gate, and a cell without a decision looks different. */
+TEST(views_draw_mono_legend_shows_the_glyph_cells_use) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 80, 24), 0);
+    if (!term.scr) return;
+    for (int ascii = 0; ascii <= 1; ascii++) {
+        ViewModel m;
+        gate_model(&m, 3);
+        m.ascii = ascii;
+        ViewPalette pal;
+        view_palette_init(&pal, VIEW_COLOUR_NONE, ascii, NULL);
+        WINDOW *lg = newwin(1, 80, 0, 0), *hm = newwin(8, 40, 1, 0);
+        view_draw_legend(lg, &m, &pal);
+        view_draw_heatmap(hm, &m, &pal);
+        ViewHeatGeom g;
+        view_heat_geom(&m, 40, 8, 0, &g);
+        wchar_t local, none, sample;
+        short pr;
+        attr_t at;
+        fx_cell(hm, g.y0, g.x0 + 1 * (g.cw + g.gap), &local, &pr, &at);      /* L0 H1: local */
+        fx_cell(hm, g.y0 + 2 * g.rh, g.x0 + 3 * (g.cw + g.gap), &none, &pr, &at); /* L2 H3: not computed */
+        const char *line = fx_line(lg, 0);
+        const char *word = strstr(line, " local");
+        CHECK_MSG(word != NULL, "%s", line);
+        int col = 0; /* the column of the sample just before " local" */
+        for (const char *c = line; c < word; c++) col += ((unsigned char)*c & 0xc0) != 0x80;
+        fx_cell(lg, 0, col - 1, &sample, &pr, &at);
+        CHECK_MSG(sample == local, "ascii %d: legend %lc, cells %lc", ascii, (wint_t)sample, (wint_t)local);
+        CHECK(local != none);
+        delwin(lg);
+        delwin(hm);
+        view_free(&m);
+    }
+    fx_term_close(&term);
+}
+
+/* The compact heatmap (24 layers × 32 heads in the 80×24 pane) says which
+ * layers show, numbers its columns with whole numbers (no 0-9 repeating)
+ * and marks the selected cell though there is no gap for brackets. */
+TEST(views_draw_compact_heatmap_says_what_is_off_screen) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 80, 24), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 24, 32, NULL);
+    fx_fill(&m, 3);
+    m.sel_layer = 13, m.sel_head = 27;
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(9, 38, 0, 0);
+    view_draw_heatmap(w, &m, &pal);
+    ViewHeatGeom g;
+    view_heat_geom(&m, 38, 9, 1, &g);
+    CHECK(g.n_layers_vis < 24 && g.gap == 0 && g.cw == 1);
+    char want[48];
+    snprintf(want, sizeof want, "L%d-%d of 24", g.first_layer, g.first_layer + g.n_layers_vis - 1);
+    CHECK_MSG(strstr(fx_line(w, 0), want) != NULL, "%s", fx_line(w, 0));
+    const char *nums = fx_line(w, 1);
+    CHECK_MSG(!strstr(nums, "0123") && strstr(nums, "10") && strstr(nums, "27"), "%s", nums);
+    wchar_t ch;
+    short pr;
+    attr_t at;
+    int line = (m.sel_layer - g.first_layer) / 2;
+    fx_cell(w, g.y0 + line, g.x0 + (m.sel_head - g.first_head), &ch, &pr, &at);
+    CHECK(at & A_UNDERLINE);
+    fx_cell(w, g.y0 + line, g.x0 + (m.sel_head - g.first_head) - 1, &ch, &pr, &at);
+    CHECK(!(at & A_UNDERLINE));
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* Every row of the inspector reads on one x-axis: the sparklines cover
+ * positions 0 … cursor on the attention strip's columns, so the cursor's
+ * reversed cell sits over the strip's last column, wherever the cursor is. */
+TEST(views_draw_inspector_rows_share_the_strip_axis) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 140, 45), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 1, 1, NULL);
+    fx_fill(&m, 60);
+    m.hdr.tau = 0.5f;
+    m.hdr.theta_logit = decide_theta_logit(0.1);
+    m.inspector_open = 1;
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    static const int cursors[] = {59, 30, 6};
+    for (int k = 0; k < 3; k++) {
+        m.cursor = cursors[k];
+        int n = m.cursor + 1;
+        float wts[60];
+        for (int i = 0; i < n; i++) wts[i] = 1.0f / n;
+        view_set_attention(&m, m.cursor, 0, 0, wts, n, 4, 0, NULL);
+        WINDOW *w = newwin(8, 100, 0, 0);
+        view_draw_inspector(w, &m, &pal);
+        ViewInspGeom g;
+        view_insp_geom(&m, 100, 8, &g);
+        CHECK(!g.stacked);
+        int cols = n < g.n_cols ? n : g.n_cols, last = -1;
+        wchar_t ch;
+        short pr;
+        attr_t at;
+        for (int x = g.x0; x < g.x0 + g.n_cols; x++) {
+            fx_cell(w, g.y_spark, x, &ch, &pr, &at);
+            if (at & A_REVERSE) last = x;
+        }
+        CHECK_MSG(last == g.x0 + cols - 1, "cursor %d: reversed at %d, strip ends at %d", m.cursor, last,
+                  g.x0 + cols - 1);
+        fx_cell(w, g.y_strip, g.x0 + cols - 1, &ch, &pr, &at);
+        CHECK(ch != L' ');
+        fx_cell(w, g.y_spark, g.x0 + cols, &ch, &pr, &at); /* nothing past the cursor */
+        CHECK_INT(ch, L' ');
+        delwin(w);
     }
     view_free(&m);
     fx_term_close(&term);

@@ -27,6 +27,8 @@ static void set_masses(StepTrace *t, double oracle, double qada, double bulk) {
     t->qada_bulk_logit[0] = (float)decide_theta_logit(bulk);
 }
 
+#define CHECK_STR(got, want) CHECK_MSG(!strcmp(got, want), "\"%s\", expected \"%s\"", got, want)
+
 #define CHECK_LINE(x, i, want)                                                                                  \
     CHECK_MSG(!strcmp((x).line[i], want), "line %d: \"%s\", expected \"%s\"", i, (x).line[i], want)
 
@@ -42,9 +44,10 @@ TEST(views_explain_global_verdicts_with_thresholds) {
     CHECK_LINE(x, VIEW_EXPLAIN_ROUTER, "router 0.51 > \xcf\x84 0.50 \xe2\x86\x92 global \xc2\xb7 needed and taken");
     CHECK_LINE(x, VIEW_EXPLAIN_ORACLE,
                "oracle: 31% of the mass is outside the window > \xce\xb8 10% \xe2\x86\x92 needed");
-    CHECK_LINE(x, VIEW_EXPLAIN_QADA, "QAdA estimate 93% > \xce\xb8 10% \xe2\x86\x92 global \xc2\xb7 needed and taken");
+    /* QAdA was computed beside AHA, not executed: what it would have done */
+    CHECK_LINE(x, VIEW_EXPLAIN_QADA, "QAdA estimate 93% > \xce\xb8 10% \xe2\x86\x92 global \xc2\xb7 needed, would take it");
     CHECK_LINE(x, VIEW_EXPLAIN_QADA_BULK,
-               "qada_bulk estimate 5% \xe2\x89\xa4 \xce\xb8 10% \xe2\x86\x92 local \xc2\xb7 missed");
+               "qada_bulk estimate 5% \xe2\x89\xa4 \xce\xb8 10% \xe2\x86\x92 local \xc2\xb7 would miss it");
     CHECK_LINE(x, VIEW_EXPLAIN_GATE, "executed global under policy aha \xc2\xb7 needed and taken");
     for (int i = 0; i < VIEW_EXPLAIN_LINES; i++) /* the REM pair was not given values here */
         CHECK_INT(x.decision[i], i == VIEW_EXPLAIN_QADA_REM || i == VIEW_EXPLAIN_QADA_REM_BULK ? -1
@@ -73,7 +76,7 @@ TEST(views_explain_local_verdicts_and_needless) {
                "router 0.30 \xe2\x89\xa4 \xcf\x84 0.50 \xe2\x86\x92 local \xc2\xb7 not needed, not taken");
     CHECK_LINE(x, VIEW_EXPLAIN_ORACLE,
                "oracle: 2% of the mass is outside sinks+window \xe2\x89\xa4 \xce\xb8 10% \xe2\x86\x92 not needed");
-    CHECK_LINE(x, VIEW_EXPLAIN_QADA, "QAdA estimate 40% > \xce\xb8 10% \xe2\x86\x92 global \xc2\xb7 needless");
+    CHECK_LINE(x, VIEW_EXPLAIN_QADA, "QAdA estimate 40% > \xce\xb8 10% \xe2\x86\x92 global \xc2\xb7 would be needless");
     CHECK_LINE(x, VIEW_EXPLAIN_GATE, "executed local under policy aha \xc2\xb7 not needed, not taken");
     CHECK_INT(x.decision[VIEW_EXPLAIN_ORACLE], 0);
     trace_free(t);
@@ -92,7 +95,7 @@ TEST(views_explain_equal_to_threshold_is_local) {
     CHECK_LINE(x, VIEW_EXPLAIN_ROUTER, "router 0.50 \xe2\x89\xa4 \xcf\x84 0.50 \xe2\x86\x92 local \xc2\xb7 not needed, not taken");
     CHECK_LINE(x, VIEW_EXPLAIN_ORACLE,
                "oracle: 10% of the mass is outside the window \xe2\x89\xa4 \xce\xb8 10% \xe2\x86\x92 not needed");
-    CHECK_LINE(x, VIEW_EXPLAIN_QADA, "QAdA estimate 10% \xe2\x89\xa4 \xce\xb8 10% \xe2\x86\x92 local \xc2\xb7 not needed, not taken");
+    CHECK_LINE(x, VIEW_EXPLAIN_QADA, "QAdA estimate 10% \xe2\x89\xa4 \xce\xb8 10% \xe2\x86\x92 local \xc2\xb7 not needed, would skip it");
     for (int i = 0; i < VIEW_EXPLAIN_GATE; i++) CHECK_INT(x.decision[i], 0);
     /* just above: enough decimals to show why it is global */
     t->score[0] = 0.501f;
@@ -148,7 +151,7 @@ TEST(views_explain_ascii_spells_thresholds_out) {
     view_explain(&m, t, 0, &x);
     CHECK_LINE(x, VIEW_EXPLAIN_ROUTER, "router 0.51 > tau 0.50 -> global | needed and taken");
     CHECK_LINE(x, VIEW_EXPLAIN_ORACLE, "oracle: 31% of the mass is outside the window > theta 10% -> needed");
-    CHECK_LINE(x, VIEW_EXPLAIN_QADA, "QAdA estimate 5% <= theta 10% -> local | missed");
+    CHECK_LINE(x, VIEW_EXPLAIN_QADA, "QAdA estimate 5% <= theta 10% -> local | would miss it");
     for (int i = 0; i < x.n; i++)
         for (const char *c = x.line[i]; *c; c++) CHECK_MSG((unsigned char)*c < 0x80, "non-ASCII in \"%s\"", x.line[i]);
     trace_free(t);
@@ -165,11 +168,19 @@ TEST(views_explain_tails_and_near_ties_of_the_masses) {
     view_explain(&m, t, 0, &x);
     CHECK_LINE(x, VIEW_EXPLAIN_ORACLE,
                "oracle: <1% of the mass is outside the window \xe2\x89\xa4 \xce\xb8 10% \xe2\x86\x92 not needed");
-    CHECK_LINE(x, VIEW_EXPLAIN_QADA, "QAdA estimate >99% > \xce\xb8 10% \xe2\x86\x92 global \xc2\xb7 needless");
+    CHECK_LINE(x, VIEW_EXPLAIN_QADA, "QAdA estimate >99% > \xce\xb8 10% \xe2\x86\x92 global \xc2\xb7 would be needless");
     CHECK_LINE(x, VIEW_EXPLAIN_QADA_BULK,
-               "qada_bulk estimate 10.04% > \xce\xb8 10.00% \xe2\x86\x92 global \xc2\xb7 needless");
-    CHECK(view_explain_agreement(1, -1) == NULL);
-    CHECK(!strcmp(view_explain_agreement(0, 1), "missed"));
+               "qada_bulk estimate 10.04% > \xce\xb8 10.00% \xe2\x86\x92 global \xc2\xb7 would be needless");
+    /* a mass so close to all of it that its probability rounds to 1.0 still reads >99% */
+    t->qada_logit[0] = 60.0f;
+    CHECK(decide_prob(60.0) == 1.0);
+    view_explain(&m, t, 0, &x);
+    CHECK_MSG(strstr(x.line[VIEW_EXPLAIN_QADA], ">99%") && !strstr(x.line[VIEW_EXPLAIN_QADA], "100%"), "%s",
+              x.line[VIEW_EXPLAIN_QADA]);
+    CHECK_MSG(strstr(x.brief[VIEW_EXPLAIN_QADA], "QAdA >99%") != NULL, "%s", x.brief[VIEW_EXPLAIN_QADA]);
+    CHECK(view_explain_agreement(1, -1, 1) == NULL);
+    CHECK(!strcmp(view_explain_agreement(0, 1, 1), "missed"));
+    CHECK(!strcmp(view_explain_agreement(0, 1, 0), "would miss it"));
     trace_free(t);
     view_free(&m);
 }
@@ -280,4 +291,52 @@ TEST(views_explain_attention_text_fits_its_width) {
     CHECK_MSG(!strcmp(buf, "window 40% | far 60% | pos 0 \"<s>\" 0.20"), "got \"%s\"", buf);
     trace_free(t);
     view_free(&m);
+}
+
+/* Only the predictor the policy runs is "taken": under policy qada the
+ * QAdA line says "needed and taken" and the router's says what it would
+ * have done; under policy full no predictor line claims to have acted. */
+TEST(views_explain_only_the_executed_predictor_is_taken) {
+    ViewModel m;
+    StepTrace *t = one_cell(&m);
+    t->score[0] = 0.51f;
+    t->gate[0] = 1;
+    set_masses(t, 0.31, 0.93, 0.05);
+    snprintf(m.hdr.policy, sizeof m.hdr.policy, "qada");
+    ViewExplain x;
+    view_explain(&m, t, 0, &x);
+    CHECK_LINE(x, VIEW_EXPLAIN_QADA, "QAdA estimate 93% > \xce\xb8 10% \xe2\x86\x92 global \xc2\xb7 needed and taken");
+    CHECK_LINE(x, VIEW_EXPLAIN_ROUTER, "router 0.51 > \xcf\x84 0.50 \xe2\x86\x92 global \xc2\xb7 needed, would take it");
+    snprintf(m.hdr.policy, sizeof m.hdr.policy, "full");
+    view_explain(&m, t, 0, &x);
+    for (int i = 0; i < VIEW_EXPLAIN_LINES; i++)
+        if (i != VIEW_EXPLAIN_GATE) CHECK_MSG(!strstr(x.line[i], "taken"), "line %d: %s", i, x.line[i]);
+    CHECK_LINE(x, VIEW_EXPLAIN_GATE, "executed global under policy full \xc2\xb7 needed and taken");
+    trace_free(t);
+    view_free(&m);
+}
+
+/* Shares print as whole percentages with the tails marked, and weights keep
+ * two significant digits however light, as the far positions at long
+ * context are. */
+TEST(views_explain_share_and_weight_text) {
+    char b[32];
+    view_share_text(b, sizeof b, 0.2054);
+    CHECK_STR(b, "21%"); /* as the oracle's line rounds the same mass */
+    view_share_text(b, sizeof b, 1.0);
+    CHECK_STR(b, ">99%");
+    view_share_text(b, sizeof b, 0.9996);
+    CHECK_STR(b, ">99%");
+    view_share_text(b, sizeof b, 0.001);
+    CHECK_STR(b, "<1%");
+    view_weight_text(b, sizeof b, 0.41);
+    CHECK_STR(b, "0.41");
+    view_weight_text(b, sizeof b, 0.0031);
+    CHECK_STR(b, "0.0031");
+    view_weight_text(b, sizeof b, 0.00042);
+    CHECK_STR(b, "0.00042");
+    view_weight_text(b, sizeof b, 2.2e-7);
+    CHECK_STR(b, "2e-07");
+    view_weight_text(b, sizeof b, 0);
+    CHECK_STR(b, "0.00");
 }

@@ -251,13 +251,93 @@ TEST(views_mouse_hit_test_heatmap_tokens_timeline) {
     CHECK_INT(m.cursor, g.first_tok + 7);
     int row = g.first_row + 2 * (g.half ? 2 : 1);
     CHECK_INT(m.sel_layer * m.n_heads + m.sel_head, row);
+    /* the wheel over the timeline walks its rows, not the token cursor */
     view_mouse(&m, &l, tl->x + g.x0 + 7, tl->y + g.y0 + 2, VIEW_MOUSE_WHEEL_UP);
-    CHECK_INT(m.cursor, g.first_tok + 6);
+    CHECK_INT(m.cursor, g.first_tok + 7);
+    CHECK_INT(m.sel_layer * m.n_heads + m.sel_head, row - 1);
+    view_mouse(&m, &l, tl->x + g.x0 + 7, tl->y + g.y0 + 2, VIEW_MOUSE_WHEEL_DOWN);
+    view_mouse(&m, &l, tl->x + g.x0 + 7, tl->y + g.y0 + 2, VIEW_MOUSE_WHEEL_DOWN);
+    CHECK_INT(m.sel_layer * m.n_heads + m.sel_head, row + 1);
 
     /* bars: a line is a layer */
     const ViewRect *br = &l.pane[VIEW_PANE_BARS];
     view_mouse(&m, &l, br->x + 3, br->y + 1 + 4, VIEW_MOUSE_CLICK);
     CHECK_INT(m.sel_layer, 4);
+    view_free(&m);
+}
+
+/* A click on the timeline selects what is under the pointer and the pane
+ * does not scroll: the same point still hits the same row and position. */
+TEST(views_mouse_timeline_click_keeps_rows_under_the_pointer) {
+    ViewModel m;
+    model(&m, 5, 8, 300);
+    m.colour = VIEW_COLOUR_256;
+    LayoutOpts o = view_layout_opts(&m);
+    Layout l;
+    view_layout(100, 30, &o, &l);
+    const ViewRect *tl = &l.pane[VIEW_PANE_TIMELINE];
+    ViewTimeGeom g, g2;
+    view_time_geom(&m, tl->w, tl->h, o.half_blocks, &g);
+    CHECK(g.n_rows_vis < 40 && g.n_tok_vis < 300); /* both scroll */
+    int x = tl->x + g.x0 + 2, y = tl->y + g.y0 + (g.lines - 1);
+    ViewHit before = view_hit(&m, &l, x, y);
+    CHECK(before.layer >= 0 && before.pos >= 0);
+    view_mouse(&m, &l, x, y, VIEW_MOUSE_CLICK);
+    CHECK_INT(m.cursor, before.pos);
+    CHECK_INT(m.sel_layer, before.layer);
+    CHECK_INT(m.sel_head, before.head);
+    view_time_geom(&m, tl->w, tl->h, o.half_blocks, &g2);
+    CHECK_INT(g2.first_row, g.first_row);
+    CHECK_INT(g2.first_tok, g.first_tok);
+    ViewHit after = view_hit(&m, &l, x, y);
+    CHECK_INT(after.pos, before.pos);
+    CHECK_INT(after.head, before.head);
+    /* a key gives the timeline back to the cursor: centred again */
+    view_key(&m, '[');
+    view_time_geom(&m, tl->w, tl->h, o.half_blocks, &g2);
+    CHECK_INT(g2.first_tok, view_first_col(m.cursor, m.n_hist, g2.n_cols));
+    view_free(&m);
+}
+
+/* Closing a text pane gives the focus back to the pane that had it, and
+ * Home/End scroll the text pane to its ends as they do in the help. */
+TEST(views_keys_text_pane_returns_focus_and_home_end_scroll_it) {
+    ViewModel m;
+    model(&m, 3, 4, 20);
+    m.focus = VIEW_PANE_TOKENS;
+    CHECK_INT(view_set_text(&m, "plots", "", "l0\nl1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\nl11\n", NULL), 0);
+    CHECK_INT(m.focus, VIEW_PANE_SQL);
+    m.sql_page = 4;
+    view_key(&m, KEY_END);
+    CHECK_INT(m.sql_scroll, 8);
+    CHECK_INT(m.cursor, 19);
+    view_key(&m, KEY_HOME);
+    CHECK_INT(m.sql_scroll, 0);
+    CHECK_INT(m.cursor, 19); /* the token cursor stayed */
+    view_key(&m, 27);
+    CHECK_INT(m.focus, VIEW_PANE_TOKENS);
+    view_key(&m, KEY_LEFT); /* arrows mean what they meant before: the token cursor */
+    CHECK_INT(m.cursor, 18);
+    /* from the heatmap, a second pane replacing the first still returns there */
+    m.focus = VIEW_PANE_HEATMAP;
+    view_set_text(&m, "summary", "", "a\n", NULL);
+    view_set_text(&m, "diff", "", "b\n", NULL);
+    view_key(&m, 27);
+    CHECK_INT(m.focus, VIEW_PANE_HEATMAP);
+    view_free(&m);
+}
+
+/* The first `a` shows the agreement of the predictor already chosen (AHA);
+ * later presses cycle. */
+TEST(views_keys_agreement_first_press_shows_aha) {
+    ViewModel m;
+    model(&m, 2, 2, 3);
+    CHECK_INT(m.metric, VIEW_METRIC_gate);
+    view_key(&m, 'a');
+    CHECK_INT(m.metric, VIEW_METRIC_AGREE);
+    CHECK_INT(m.agree_pred, VIEW_PRED_AHA);
+    view_key(&m, 'a');
+    CHECK_INT(m.agree_pred, VIEW_PRED_QADA);
     view_free(&m);
 }
 
@@ -499,13 +579,50 @@ TEST(views_search_finds_the_next_token) {
         view_push(&m, t, NULL);
     }
     trace_free(t);
-    CHECK_INT(view_find_token(&m, "upon", -1), 2);
-    CHECK_INT(view_find_token(&m, "upon", 2), 5);
-    CHECK_INT(view_find_token(&m, "upon", 5), 2); /* wraps round */
-    CHECK_INT(view_find_token(&m, "dragon", 0), -1);
-    CHECK_INT(view_find_token(&m, "", 0), -1);
+    CHECK_INT(view_find_text(&m, "upon", -1, 1), 2);
+    CHECK_INT(view_find_text(&m, "upon", 2, 1), 5);
+    CHECK_INT(view_find_text(&m, "upon", 5, 1), 2); /* wraps round */
+    CHECK_INT(view_find_text(&m, "dragon", 0, 1), -1);
+    CHECK_INT(view_find_text(&m, "", 0, 1), -1);
+    /* previous, wrapping the other way */
+    CHECK_INT(view_find_text(&m, "upon", 5, -1), 2);
+    CHECK_INT(view_find_text(&m, "upon", 2, -1), 5);
+    /* across token boundaries, and in any case unless the needle has a capital */
+    CHECK_INT(view_find_text(&m, "a ti", 0, 1), 3);
+    CHECK_INT(view_find_text(&m, "once upon", -1, 1), 1);
+    CHECK_INT(view_find_text(&m, "ONCE", -1, 1), -1);
+    CHECK_INT(view_find_text(&m, "Once u", -1, 1), 1);
     CHECK_INT(view_key(&m, '/'), VIEW_ACT_NONE);
     CHECK(m.input.active && !strcmp(m.input.label, "search"));
+    view_free(&m);
+}
+
+/* The tokens " to" "ys" hold " toys"; `/` finds it, > and < walk the matches. */
+TEST(views_search_matches_across_tokens_with_next_and_previous) {
+    ViewModel m;
+    CHECK_INT(view_init(&m, 1, 1, NULL), 0);
+    static const char *const pieces[] = {"She", " loved", " her", " to", "ys", ".", " The", " To", "ys", " were"};
+    StepTrace *t = trace_new(1, 1);
+    for (int i = 0; i < 10; i++) {
+        trace_clear(t);
+        t->pos = i;
+        snprintf(t->piece, sizeof t->piece, "%s", pieces[i]);
+        view_push(&m, t, NULL);
+    }
+    trace_free(t);
+    m.cursor = 0;
+    view_search(&m, " toys", 1);
+    CHECK_INT(m.cursor, 3);
+    CHECK_MSG(strstr(m.status, "\" toys\" at pos 3") != NULL, "%s", m.status);
+    view_key(&m, '>'); /* " To" "ys": case does not matter */
+    CHECK_INT(m.cursor, 7);
+    view_key(&m, '>'); /* wraps round */
+    CHECK_INT(m.cursor, 3);
+    view_key(&m, '<');
+    CHECK_INT(m.cursor, 7);
+    view_search(&m, "dragon", 1);
+    CHECK_INT(m.cursor, 7);
+    CHECK_MSG(strstr(m.status, "no match for \"dragon\"") != NULL, "%s", m.status);
     view_free(&m);
 }
 
@@ -659,4 +776,42 @@ TEST(views_keys_help_scrolls_then_closes) {
     CHECK_INT(m.sel_layer, 0); /* and acted on nothing behind it */
     CHECK_INT(m.cursor, 2);
     view_free(&m);
+}
+
+/* The line of text in `doc` that starts with `start` and the indented lines
+ * that continue it (a Markdown bullet), in a static buffer. */
+static const char *bullet(const char *doc, const char *start) {
+    static char buf[2048];
+    const char *p = strstr(doc, start);
+    buf[0] = '\0';
+    if (!p) return buf;
+    const char *q = p;
+    while ((q = strchr(q, '\n')) && q[1] == ' ' && q[2] == ' ') q++;
+    size_t n = q ? (size_t)(q - p) : strlen(p);
+    if (n >= sizeof buf) n = sizeof buf - 1;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* README.md's tour names the keys as the key table binds them: the step
+ * bullet names only step keys before "steps", and the `m` bullet names
+ * every metric the cycle shows, by its short name. */
+TEST(views_readme_tour_keys_match_the_key_table) {
+    char *doc = test_read_file("README.md", NULL);
+    CHECK_MSG(doc != NULL, "README.md not readable from the working directory");
+    if (!doc) return;
+    const char *b = bullet(doc, "- space ");
+    const char *steps = strstr(b, " steps");
+    CHECK_MSG(steps != NULL, "no step bullet: %s", b);
+    for (const char *p = b; steps && p < steps; p++)
+        if (*p == '`' && p[2] == '`') CHECK_MSG(view_key_command(p[1]) == VIEW_OP_STEP, "`%c` does not step", p[1]);
+    b = bullet(doc, "- `m` cycles");
+    for (int k = 0; k < VIEW_METRIC_COUNT; k++) {
+        if (!view_metric_cycles((ViewMetric)k)) continue;
+        char want[64];
+        snprintf(want, sizeof want, "`%s`", view_metric_short((ViewMetric)k));
+        CHECK_MSG(strstr(b, want) != NULL, "the tour's m bullet omits %s: %s", want, b);
+    }
+    free(doc);
 }

@@ -121,6 +121,30 @@ TEST(views_layout_16x16_at_80x24_uses_half_blocks_and_inspector_takes_bars) {
     view_free(&m);
 }
 
+/* At 250×70 the room goes to the cells: with the inspector open as a band,
+ * the heatmap's cells are as large as with it closed, and the inspector
+ * still has room for its ranked far positions. */
+TEST(views_layout_large_screen_gives_the_heatmap_room_beside_the_inspector) {
+    static const int shapes[][2] = {{5, 8}, {6, 6}, {8, 8}};
+    for (int s = 0; s < 3; s++) {
+        ViewModel m;
+        CHECK_INT(view_init(&m, shapes[s][0], shapes[s][1], NULL), 0);
+        LayoutOpts closed = {m.n_layers, m.n_heads, 1, 0, 0}, open = {m.n_layers, m.n_heads, 1, 0, 1};
+        Layout a, b;
+        view_layout(250, 70, &closed, &a);
+        view_layout(250, 70, &open, &b);
+        ViewHeatGeom ga, gb;
+        view_heat_geom(&m, a.pane[VIEW_PANE_HEATMAP].w, a.pane[VIEW_PANE_HEATMAP].h, 1, &ga);
+        view_heat_geom(&m, b.pane[VIEW_PANE_HEATMAP].w, b.pane[VIEW_PANE_HEATMAP].h, 1, &gb);
+        CHECK_MSG(gb.cw == ga.cw && gb.rh == ga.rh && gb.cw > 3 && gb.rh > 1, "%dx%d: cells %dx%d open, %dx%d closed",
+                  m.n_layers, m.n_heads, gb.cw, gb.rh, ga.cw, ga.rh);
+        CHECK_INT(b.pane[VIEW_PANE_INSPECTOR].w, 250);
+        CHECK(b.pane[VIEW_PANE_INSPECTOR].h >= 15); /* the ranked far positions under the strip */
+        CHECK(b.pane[VIEW_PANE_TIMELINE].h >= 6);
+        view_free(&m);
+    }
+}
+
 /* Cells and rows of the heatmap and timeline stay inside their pane border. */
 TEST(views_geometry_stays_inside_panes) {
     int bad = 0;

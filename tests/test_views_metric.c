@@ -112,12 +112,15 @@ TEST(views_glyph_ramps_mono_and_ascii) {
     ViewPalette u, a;
     view_palette_init(&u, VIEW_COLOUR_NONE, 0, NULL);
     view_palette_init(&a, VIEW_COLOUR_NONE, 1, NULL);
-    CHECK_INT(view_glyph_shade(&u, VIEW_SW_LEVEL1), ' ');
+    /* the lowest level is a faint mark, not the blank of a cell with nothing to show */
+    CHECK_INT(view_glyph_shade(&u, VIEW_SW_LEVEL1), 0xb7);
+    CHECK_INT(view_glyph_shade(&u, VIEW_SW_NONE), ' ');
+    CHECK_INT(view_glyph_shade(&a, VIEW_SW_NONE), ' ');
     CHECK_INT(view_glyph_shade(&u, VIEW_SW_LEVEL1 + 1), 0x2591);
     CHECK_INT(view_glyph_shade(&u, VIEW_SW_LEVEL1 + 4), 0x2592);
     CHECK_INT(view_glyph_shade(&u, VIEW_SW_LEVEL1 + 6), 0x2593);
     CHECK_INT(view_glyph_shade(&u, VIEW_SW_LEVEL1 + 7), 0x2588);
-    CHECK_INT(view_glyph_shade(&a, VIEW_SW_LEVEL1), ' ');
+    CHECK_INT(view_glyph_shade(&a, VIEW_SW_LEVEL1), '_');
     CHECK_INT(view_glyph_shade(&a, VIEW_SW_LEVEL1 + 7), '@');
     CHECK_INT(view_glyph_shade(&a, VIEW_SW_MISSED_GLOBAL), 'X');
     CHECK_INT(view_glyph_spark(&u, 0.0f), 0x2581);
@@ -200,6 +203,28 @@ TEST(views_metric_regime_ratio_and_boundary) {
     CHECK_NEAR(view_metric_value(&m, t, 0, VIEW_METRIC_far_std), 1.0, 0); /* clamped at 2 */
     CHECK(isnan(view_metric_value(&m, t, 0, VIEW_METRIC_far_mean)));
     CHECK_INT(view_metric_step(VIEW_METRIC_far_std, -1), VIEW_METRIC_qada_rem_bulk_logit);
+    trace_free(t);
+    view_free(&m);
+}
+
+/* Before the first far key (pos < w + S) nothing was decided: the gate
+ * metric shows "not computed" there, as the bars say n/a and the inspector
+ * "no far keys", even though the trace holds the gate the engine ran. */
+TEST(views_metric_gate_without_choice_is_not_painted) {
+    ViewModel m;
+    view_init(&m, 1, 2, NULL);
+    m.metric = VIEW_METRIC_gate;
+    StepTrace *t = trace_new(1, 2);
+    t->gate[0] = 1, t->gate[1] = 0;
+    t->n_far = 0;
+    CHECK_INT(view_swatch(&m, t, 0), VIEW_SW_NONE);
+    CHECK_INT(view_swatch(&m, t, 1), VIEW_SW_NONE);
+    t->n_far = 3; /* with far keys the same gates are drawn */
+    CHECK_INT(view_swatch(&m, t, 0), VIEW_SW_LEVEL1 + VIEW_LEVELS - 1);
+    CHECK_INT(view_swatch(&m, t, 1), VIEW_SW_LEVEL1);
+    t->n_far = 0;
+    m.tint_share = 1; /* the share of heads global has no value either */
+    CHECK_INT(view_token_swatch(&m, t), VIEW_SW_NONE);
     trace_free(t);
     view_free(&m);
 }

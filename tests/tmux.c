@@ -80,9 +80,10 @@ void tmux_stop(Tmux *t) {
 
 /* The position the header shows ("│ pos N/"), -1 when there is none. */
 static int header_pos(const char *screen) {
-    const char *p = screen ? strstr(screen, " pos ") : NULL;
+    const char *p = screen ? strstr(screen, "pos ") : NULL; /* after " " or, in the compact header, "│" */
+    while (p && p > screen && p[-1] != ' ' && (unsigned char)p[-1] != 0x82) p = strstr(p + 1, "pos ");
     int pos, ctx;
-    return p && sscanf(p, " pos %d/%d", &pos, &ctx) == 2 ? pos : -1;
+    return p && sscanf(p, "pos %d/%d", &pos, &ctx) == 2 ? pos : -1;
 }
 
 int tmux_shows_pos(Tmux *t, int pos, double secs) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "views/draw.h"
+#include "views/explain.h"
 #include "views/geom.h"
 #include "views/paint.h"
 
@@ -22,22 +23,51 @@ static void bar(WINDOW *w, const ViewPalette *p, int y, int x, int bw, float f, 
         float fill = cells - i;
         view_put(w, y, x + i, view_glyph_bar(p, fill > 1 ? 1 : fill), a, pair);
     }
-    view_printf(w, y, x + bw, 5, 1, A_NORMAL, 0, " %3.0f%%", 100 * f);
+    char pc[16];
+    /* a rate of counts: exactly all or none prints so; just short of all reads ">99%", not "100%" */
+    if (f <= 0 || f >= 1) snprintf(pc, sizeof pc, "%.0f%%", 100 * f);
+    else view_share_text(pc, sizeof pc, f);
+    view_printf(w, y, x + bw, 5, 1, A_NORMAL, 0, " %4s", pc);
+}
+
+/* The title, the longest of its forms that fits in avail columns, so the
+ * two columns' names (the left one's predictor, the oracle's θ) always show. */
+static void bars_title(char *title, size_t n, const ViewModel *m, const ViewPalette *p, int has_aha, int avail) {
+    static const char *const form_executed[2] = {"executed (no routers)", "executed"};
+    const char *dot = p->ascii ? "-" : "\xc2\xb7", *th = p->ascii ? "theta" : "\xce\xb8";
+    /* without router scores the left column counts the executed gates (view_aha_decision): say so */
+    const char *left = has_aha ? "AHA" : form_executed[0];
+    int upto = m->cursor < 0 ? 0 : m->cursor;
+    double theta = decide_prob(m->hdr.theta_logit);
+    for (int form = 0; form < 3; form++) {
+        if (!has_aha) left = form_executed[form > 0];
+        if (form == 0)
+            snprintf(title, n, "global rate by layer, pos 0-%d %s %s | oracle (%s %.2f)", upto, dot, left, th, theta);
+        else if (form == 1)
+            snprintf(title, n, "global by layer %s %s | oracle %s %.2f", dot, left, th, theta);
+        else
+            snprintf(title, n, "%s | oracle %s %.2f", left, th, theta);
+        if (view_text_width(title, p->ascii) <= avail) return;
+    }
 }
 
 void view_draw_bars(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int h, wd;
     getmaxyx(w, h, wd);
-    char title[120];
-    snprintf(title, sizeof title, "global rate by layer, pos 0-%d %s AHA | oracle (%s %.2f)",
-             m->cursor < 0 ? 0 : m->cursor, p->ascii ? "-" : "\xc2\xb7", p->ascii ? "theta" : "\xce\xb8", decide_prob(m->hdr.theta_logit));
+    float *rates = m->n_hist > 0 ? malloc(2 * (size_t)m->n_layers * sizeof *rates) : NULL;
+    if (rates) view_layer_rates(m, m->cursor, rates, rates + m->n_layers);
+    const StepTrace *t = view_trace(m, m->cursor);
+    int has_aha = !t; /* a run has router scores at every position or at none */
+    for (int c = 0; t && c < trace_cells(t) && !has_aha; c++) has_aha = !isnan(t->score[c]);
+    char title[160];
+    bars_title(title, sizeof title, m, p, has_aha, wd - 5);
     view_frame_box(w, p, title, m->focus == VIEW_PANE_BARS);
     ViewBarsGeom g;
     view_bars_geom(m, wd, h, &g);
-    if (g.n_layers_vis <= 0 || m->n_hist == 0) return;
-    float *rates = malloc(2 * (size_t)m->n_layers * sizeof *rates);
-    if (!rates) return;
-    view_layer_rates(m, m->cursor, rates, rates + m->n_layers);
+    if (g.n_layers_vis <= 0 || !rates) {
+        free(rates);
+        return;
+    }
     attr_t fa;
     short fp;
     view_text_style(p, VIEW_TX_FOCUS, &fa, &fp);

@@ -47,26 +47,53 @@ static void add_bytes(SegList *l, const ViewHeader *h, const StepTrace *t) {
         mb(full * h->kv_bytes_per_pos));
 }
 
-static void collect(const ViewModel *m, const ViewPalette *p, SegList *l) {
+/* The model's name as the compact header shows it: no extension, at most
+ * 16 columns. */
+static void short_model(const char *model, char *out, size_t n) {
+    snprintf(out, n, "%.16s", model);
+    char *dot = strrchr(out, '.');
+    if (dot && dot != out) *dot = '\0';
+}
+
+/* The segments; compact spells them shorter ("aha", "w16", "s4") so that
+ * at 80 columns every setting still shows. */
+static void collect(const ViewModel *m, const ViewPalette *p, SegList *l, int compact) {
     const ViewHeader *h = &m->hdr;
     const StepTrace *t = view_trace(m, m->cursor);
     int a = p->ascii;
     ViewTotals tot;
     view_totals(m, m->cursor, &tot);
-    add(l, 0, "%s", h->model[0] ? h->model : "(no model)");
-    add(l, 0, "policy %s", h->policy[0] ? h->policy : "?");
-    add(l, 1, "w %d", h->window);
-    add(l, 4, "sinks %d", h->sinks);
-    add(l, 1, "%s %.2f %s %.2f", a ? "tau" : "\xcf\x84", h->tau, a ? "theta" : "\xce\xb8", decide_prob(h->theta_logit));
+    char name[24];
+    short_model(h->model[0] ? h->model : "(no model)", name, sizeof name);
+    if (h->mode[0]) add(l, 0, "%s", h->mode); /* a recording, not the model running: never dropped */
+    add(l, 0, "%s", !compact ? (h->model[0] ? h->model : "(no model)") : name);
+    add(l, 0, compact ? "%s" : "policy %s", h->policy[0] ? h->policy : "?");
+    add(l, 1, compact ? "w%d" : "w %d", h->window);
+    /* sinks change what is local: a setting to show when there are any */
+    add(l, h->sinks > 0 ? 1 : 4, compact ? "s%d" : "sinks %d", h->sinks);
+    const char *tau = a ? "tau" : "\xcf\x84", *theta = a ? "theta" : "\xce\xb8";
+    if (h->gates_fixed && (h->gate_tau != h->tau || h->gate_theta_logit != h->theta_logit))
+        /* a replay re-scored: the recorded gates were decided at other thresholds, and the gate metric shows those */
+        add(l, 0, compact ? "%s %.2f %s %.2f (gates %.2f/%.2f)" : "%s %.2f %s %.2f (gates at %.2f/%.2f)", tau, h->tau,
+            theta, decide_prob(h->theta_logit), h->gate_tau, decide_prob(h->gate_theta_logit));
+    else add(l, 1, "%s %.2f %s %.2f", tau, h->tau, theta, decide_prob(h->theta_logit));
     if (h->ctx_len > 0) add(l, 0, "pos %d/%d", t ? t->pos : 0, h->ctx_len);
     else add(l, 0, "pos %d", t ? t->pos : 0);
     if (h->tok_s > 0) add(l, 5, "%.1f tok/s", h->tok_s);
-    if (!isnan(tot.global_share)) add(l, 1, "global %.1f%%", 100 * tot.global_share);
+    if (!isnan(tot.global_share)) add(l, 1, compact ? "glob %.1f%%" : "global %.1f%%", 100 * tot.global_share);
     /* keys per query head; KV per KV head, what memory traffic follows */
     if (!isnan(tot.keys_share)) add(l, 3, "keys/qh %.1f%%", 100 * tot.keys_share);
-    if (!isnan(tot.kv_share)) add(l, 2, "KV read %.1f%%", 100 * tot.kv_share);
+    if (!isnan(tot.kv_share)) add(l, 2, compact ? "KV %.1f%%" : "KV read %.1f%%", 100 * tot.kv_share);
     add_bytes(l, h, t);
     if (h->record[0]) add(l, 6, "rec %s", h->record);
+}
+
+/* 1 if every segment of priority up to prio fits in width. */
+static int fits_prio(const SegList *l, int width, int sep_w, int ascii, int prio) {
+    int total = 0;
+    for (int i = 0; i < l->n; i++)
+        if (l->seg[i].prio <= prio) total += view_text_width(l->seg[i].text, ascii) + (total ? sep_w : 0);
+    return total <= width;
 }
 
 /* Drop the lowest-priority segments (latest first) until the line fits. */
@@ -94,8 +121,13 @@ void view_draw_header(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int x = view_puts(w, 0, 0, wd, " ahascope ", 1, a | A_BOLD, pair);
     const char *sep = p->ascii ? " | " : " \xe2\x94\x82 ";
     SegList l = {.n = 0};
-    collect(m, p, &l);
-    fit(&l, wd - x - 1, 3, p->ascii);
+    collect(m, p, &l, 0);
+    if (!fits_prio(&l, wd - x - 1, 3, p->ascii, 1)) { /* the settings would not all show: the compact line */
+        l.n = 0;
+        collect(m, p, &l, 1);
+        if (!fits_prio(&l, wd - x - 1, 3, p->ascii, 1)) sep = p->ascii ? "|" : "\xe2\x94\x82"; /* and closer */
+    }
+    fit(&l, wd - x - 1, view_text_width(sep, p->ascii), p->ascii);
     int first = 1;
     for (int i = 0; i < l.n && x < wd; i++) {
         if (!l.seg[i].keep) continue;

@@ -7,14 +7,31 @@
 
 static int half_ok(const ViewPalette *p) { return p->colour != VIEW_COLOUR_NONE && !p->ascii; }
 
-static void heat_title(const ViewModel *m, const StepTrace *t, int ascii, char *buf, size_t n) {
-    if (!t) {
-        snprintf(buf, n, "heads \xc2\xb7 L%d H%d", m->sel_layer, m->sel_head);
-        return;
+/* The title, the longest form that fits avail columns; where layers or
+ * heads are off-screen it says which show ("L8-19 of 24"), and the
+ * cursor's token goes first when room is short. */
+static void heat_title(const ViewModel *m, const StepTrace *t, const ViewHeatGeom *g, int ascii, int avail, char *buf,
+                       size_t n) {
+    const char *dot = ascii ? "|" : "\xc2\xb7";
+    char off[2][48] = {"", ""}, label[TRACE_PIECE_MAX * 4] = "";
+    if (g->n_layers_vis < m->n_layers)
+        snprintf(off[0], sizeof off[0], " %s L%d-%d of %d", dot, g->first_layer, g->first_layer + g->n_layers_vis - 1,
+                 m->n_layers);
+    if (g->n_heads_vis < m->n_heads)
+        snprintf(off[1], sizeof off[1], " %s H%d-%d of %d", dot, g->first_head, g->first_head + g->n_heads_vis - 1,
+                 m->n_heads);
+    if (t) view_piece_label(t->piece, ascii, label, sizeof label);
+    for (int form = 0; form < 3; form++) {
+        if (!t) snprintf(buf, n, "heads %s L%d H%d%s%s", dot, m->sel_layer, m->sel_head, off[0], off[1]);
+        else if (form == 0)
+            snprintf(buf, n, "heads @ pos %d \xc2\xab%.24s\xc2\xbb %s L%d H%d%s%s", t->pos, label, dot, m->sel_layer,
+                     m->sel_head, off[0], off[1]);
+        else if (form == 1)
+            snprintf(buf, n, "heads @ pos %d %s L%d H%d%s%s", t->pos, dot, m->sel_layer, m->sel_head, off[0], off[1]);
+        else
+            snprintf(buf, n, "pos %d %s L%d H%d%s%s", t->pos, dot, m->sel_layer, m->sel_head, off[0], off[1]);
+        if (!t || view_text_width(buf, ascii) <= avail) return;
     }
-    char label[TRACE_PIECE_MAX * 4];
-    view_piece_label(t->piece, ascii, label, sizeof label);
-    snprintf(buf, n, "heads @ pos %d \xc2\xab%.24s\xc2\xbb \xc2\xb7 L%d H%d", t->pos, label, m->sel_layer, m->sel_head);
 }
 
 /* Head numbers above the columns; the selected one highlighted. */
@@ -22,12 +39,25 @@ static void head_labels(WINDOW *w, const ViewModel *m, const ViewPalette *p, con
     attr_t fa;
     short fp;
     view_text_style(p, VIEW_TX_FOCUS, &fa, &fp);
+    if (g->cw < 2) { /* one column per head: whole numbers every five heads, never a bare last digit */
+        int end = -1;
+        for (int k = 0; k < g->n_heads_vis; k++) {
+            int head = g->first_head + k, x = g->x0 + k;
+            if (head % 5 || x <= end) continue;
+            end = x + view_printf(w, 1, x, g->x0 + g->n_heads_vis - x, 1, A_DIM, 0, "%d", head);
+        }
+        /* the selected head's number, whole, over the others, ending on its column when at the right */
+        char num[16];
+        int len = snprintf(num, sizeof num, "%d", m->sel_head), k = m->sel_head - g->first_head;
+        int x = g->x0 + k + len <= g->x0 + g->n_heads_vis ? g->x0 + k : g->x0 + k + 1 - len;
+        if (k >= 0 && k < g->n_heads_vis) view_puts(w, 1, x, len, num, 1, fa | A_REVERSE, fp);
+        return;
+    }
     for (int k = 0; k < g->n_heads_vis; k++) {
         int head = g->first_head + k, x = g->x0 + k * (g->cw + g->gap);
         int sel = head == m->sel_head;
         char num[16];
-        if (g->cw >= 2) snprintf(num, sizeof num, "%*d", g->cw > 3 ? 3 : g->cw, head % 100);
-        else snprintf(num, sizeof num, "%d", head % 10);
+        snprintf(num, sizeof num, "%*d", g->cw > 3 ? 3 : g->cw, g->cw >= 3 ? head % 1000 : head % 100);
         view_puts(w, 1, x, g->cw, num, 1, sel ? fa | A_REVERSE : A_DIM, sel ? fp : 0);
     }
 }
@@ -59,14 +89,16 @@ static void outline(WINDOW *w, const ViewModel *m, const ViewPalette *p, const V
             view_put(w, y + r, x - 1, p->ascii ? L'[' : L'\u2595', fa, fp);
             view_put(w, y + r, x + g->cw, p->ascii ? L']' : L'\u258f', fa, fp);
         }
-    } else if (p->colour == VIEW_COLOUR_NONE) {
+    } else {
+        /* no gap for brackets: reversed without colour; in colour underlined,
+         * since reversing a half-block would swap the two layers' colours */
         cchar_t cc;
         mvwin_wch(w, y, x, &cc);
         wchar_t wc[CCHARW_MAX + 1];
         attr_t a;
         short pr;
         getcchar(&cc, wc, &a, &pr, NULL);
-        view_put(w, y, x, wc[0], a | A_REVERSE, pr);
+        view_put(w, y, x, wc[0], a | (p->colour == VIEW_COLOUR_NONE ? A_REVERSE : A_UNDERLINE | A_BOLD), pr);
     }
 }
 
@@ -74,11 +106,11 @@ void view_draw_heatmap(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int h, wd;
     getmaxyx(w, h, wd);
     const StepTrace *t = view_trace(m, m->cursor);
-    char title[160];
-    heat_title(m, t, p->ascii, title, sizeof title);
-    view_frame_box(w, p, title, m->focus == VIEW_PANE_HEATMAP);
     ViewHeatGeom g;
     view_heat_geom(m, wd, h, half_ok(p), &g);
+    char title[200];
+    heat_title(m, t, &g, p->ascii, wd - 5, title, sizeof title);
+    view_frame_box(w, p, title, m->focus == VIEW_PANE_HEATMAP);
     if (h < 4 || wd < g.x0 + 2) return;
     head_labels(w, m, p, &g);
     int per_line = g.half ? 2 : 1;

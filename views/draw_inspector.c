@@ -1,23 +1,30 @@
 /* draw_inspector.c — the selected head over time, its verdicts and its
  * attention at the cursor token (see draw.h). */
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "views/draw.h"
 #include "views/explain.h"
 #include "views/geom.h"
 #include "views/paint.h"
 
-/* Sparkline of one metric of the selected head over the visible tokens,
- * each glyph coloured by its level; the cursor column reversed (its value
- * is stated by the verdict beside it). */
+/* Sparkline of one metric of the selected head over positions 0 … cursor,
+ * on the attention strip's columns (a bin's highest value where positions
+ * outnumber them), each glyph coloured by its level; the cursor's column,
+ * the last, reversed (its value is stated by the verdict beside it). */
 static void sparkline(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int y,
                       const char *label, ViewMetric k) {
     int cell = m->sel_layer * m->n_heads + m->sel_head;
     view_puts(w, y, 1, g->x0 - 1, label, p->ascii, A_DIM, 0);
     for (int c = 0; c < g->n_tok_vis; c++) {
-        int i = g->first_tok + c;
-        float v = view_metric_value(m, m->hist[i], cell, k);
-        attr_t a = i == m->cursor ? A_REVERSE : A_NORMAL;
+        float v = NAN;
+        int hi = view_bin_lo(c + 1, g->n_pos, g->n_tok_vis);
+        for (int i = view_bin_lo(c, g->n_pos, g->n_tok_vis); i < hi && i < m->n_hist; i++) {
+            float x = view_metric_value(m, m->hist[i], cell, k);
+            if (!isnan(x) && !(x <= v)) v = x;
+        }
+        attr_t a = hi - 1 == m->cursor ? A_REVERSE : A_NORMAL;
         view_put(w, y, g->x0 + c, view_glyph_spark(p, v), a, view_pair_cells(p, view_level(v), VIEW_SW_BLANK));
     }
 }
@@ -50,9 +57,7 @@ static void verdicts(WINDOW *w, const ViewModel *m, const ViewPalette *p, const 
     }
 }
 
-/* First position of the attention strip's column c of n_cols over n
- * positions (one position per column when they fit, else even bins). */
-static int bin_lo(int c, int n, int n_cols) { return n <= n_cols ? c : (int)((long long)c * n / n_cols); }
+static int bin_lo(int c, int n, int n_cols) { return view_bin_lo(c, n, n_cols); }
 
 /* Mass of the strip's column c. */
 static float bin_mass(const ViewAttn *at, int c, int n_cols) {
@@ -83,9 +88,10 @@ static void boundary_note(WINDOW *w, const ViewPalette *p, const ViewInspGeom *g
     int bx = g->x0 + column_of(sp->window_start, at->n, cols);
     view_put(w, y, bx, p->ascii ? L'^' : L'\u2191', fa, fp);
     /* the long note when it fits beside the marker, else the short one */
-    char msg[2][120];
-    snprintf(msg[0], sizeof msg[0], "window from %d \xc2\xb7 far %.1f%%", sp->window_start, 100 * sp->far);
-    snprintf(msg[1], sizeof msg[1], "far %.1f%%", 100 * sp->far);
+    char msg[2][120], far[16];
+    view_share_text(far, sizeof far, sp->far); /* as the oracle's line prints the same mass */
+    snprintf(msg[0], sizeof msg[0], "window from %d \xc2\xb7 far %s", sp->window_start, far);
+    snprintf(msg[1], sizeof msg[1], "far %s", far);
     int k = 0, mw = 0, mx = g->x0;
     for (k = 0; k < 2; k++) {
         mw = view_text_width(msg[k], p->ascii);
@@ -145,7 +151,8 @@ static void far_list(WINDOW *w, const ViewModel *m, const ViewPalette *p, const 
         int x = 1 + view_printf(w, g->y_list + 1 + k, 1, wd - 2, p->ascii, A_NORMAL, 0, "%2d  pos %-5d \"%.16s\"", k + 1,
                                 pos[k], label);
         x = x < 34 ? 34 : x + 1;
-        snprintf(line, sizeof line, "%.3f ", (double)wt[k]);
+        view_weight_text(line, sizeof line - 1, wt[k]);
+        strcat(line, " ");
         x += view_puts(w, g->y_list + 1 + k, x, wd - 1 - x, line, 1, A_BOLD, 0);
         int bar = wt[0] > 0 ? (int)(wt[k] / wt[0] * 24 + 0.5f) : 0;
         for (int b = 0; b < bar && x + b < wd - 1; b++)

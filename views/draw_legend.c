@@ -9,8 +9,7 @@ static int sample(WINDOW *w, const ViewPalette *p, int x, int sw) {
     wchar_t ch;
     attr_t a;
     short pair;
-    view_cell_style(p, sw, sw, 0, &ch, &a, &pair);
-    if (p->colour == VIEW_COLOUR_NONE && ch == L' ') ch = p->ascii ? L'_' : L'\u00b7';
+    view_cell_style(p, sw, sw, 0, &ch, &a, &pair); /* exactly the cells' glyph, blank included */
     view_put(w, 0, x, ch, a, pair);
     return 1;
 }
@@ -69,7 +68,7 @@ static int gradient_scale(WINDOW *w, const ViewModel *m, const ViewPalette *p, i
     x += view_puts(w, 0, x, wd - x, top, p->ascii, A_NORMAL, 0);
     char buf[96];
     note(m, p->ascii, buf, sizeof buf);
-    if (buf[0]) x += view_printf(w, 0, x, wd - x, p->ascii, A_DIM, 0, "   %s", buf);
+    if (buf[0] && x + 3 < wd) x += 3 + view_puts_fit(w, 0, x + 3, wd - x - 3, buf, p->ascii, A_DIM, 0);
     return x;
 }
 

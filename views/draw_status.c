@@ -110,7 +110,7 @@ void view_draw_status(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     if (m->input.active) {
         draw_input(w, m, p, x, limit);
     } else if (m->status[0]) {
-        x += view_puts(w, 0, x, limit - x, m->status, p->ascii, ma, mp);
+        x += view_puts_fit(w, 0, x, limit - x, m->status, p->ascii, ma, mp);
     } else {
         const char *hs[32];
         char names[16][8];

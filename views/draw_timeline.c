@@ -40,8 +40,9 @@ static void row_label(WINDOW *w, const ViewModel *m, const ViewPalette *p, int y
 }
 
 /* Position numbers on the bottom border, every ten positions where they
- * fit, so a column can be read as a position. */
-static void position_axis(WINDOW *w, const ViewTimeGeom *g, int h) {
+ * fit, so a column can be read as a position; none where the cursor's ▲
+ * (column cur) would cut one short. */
+static void position_axis(WINDOW *w, const ViewTimeGeom *g, int h, int cur) {
     int last_end = -1;
     for (int c = 0; c < g->n_tok_vis; c++) {
         int pos = g->first_tok + c;
@@ -49,6 +50,7 @@ static void position_axis(WINDOW *w, const ViewTimeGeom *g, int h) {
         char num[16];
         int len = snprintf(num, sizeof num, "%d", pos);
         if (c + len > g->n_cols) break;
+        if (cur >= c && cur < c + len) continue;
         view_puts(w, h - 1, g->x0 + c, len, num, 1, A_DIM, 0);
         last_end = g->x0 + c + len;
     }
@@ -105,6 +107,6 @@ void view_draw_timeline(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
             wadd_wch(w, &cc); /* cells of a line are adjacent: no per-cell move */
         }
     }
-    position_axis(w, &g, h);
+    position_axis(w, &g, h, m->cursor - g.first_tok);
     cursor_marks(w, m, p, &g, h);
 }

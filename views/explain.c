@@ -17,10 +17,19 @@ typedef struct {
 static const Glyphs UNI = {"\xcf\x84", "\xce\xb8", "\xe2\x89\xa4", "\xe2\x86\x92", "\xc2\xb7"};
 static const Glyphs ASC = {"tau", "theta", "<=", "->", "|"};
 
-const char *view_explain_agreement(int decision, int label) {
+const char *view_explain_agreement(int decision, int label, int executed) {
     if (decision < 0 || label < 0) return NULL;
+    if (!executed) /* computed beside the policy: what it would have done, not what was done */
+        return decision ? (label ? "needed, would take it" : "would be needless")
+                        : (label ? "would miss it" : "not needed, would skip it");
     if (decision) return label ? "needed and taken" : "needless";
     return label ? "missed" : "not needed, not taken";
+}
+
+/* 1 if m's policy is predictor p, so its decisions are the executed ones. */
+static int executes(const ViewModel *m, DecidePred p) {
+    DecidePred q;
+    return decide_parse(m->hdr.policy, &q) == 0 && q == p;
 }
 
 /* Append printf text to a line, truncating at its capacity. */
@@ -50,8 +59,10 @@ static int digits_apart(double v, double thr, int lo) {
  * "<" or ">" instead, since the masses live in the tails (log-odds). */
 static void pct(char *buf, size_t n, double p, int d) {
     double unit = pow(10, -d);
+    /* a mass from finite log-odds is never all of it, even where the double
+     * it converts to rounds to exactly 1 */
     if (p > 0 && p < unit / 2) snprintf(buf, n, "<%.*f%%", d, unit);
-    else if (p < 100 && p > 100 - unit / 2) snprintf(buf, n, ">%.*f%%", d, 100 - unit);
+    else if (p > 100 - unit / 2) snprintf(buf, n, ">%.*f%%", d, 100 - unit);
     else snprintf(buf, n, "%.*f%%", d, p);
 }
 
@@ -72,19 +83,20 @@ typedef struct {
     const char *value, *brief_value; /* "31% of the mass is outside the window" / "31%" */
     const char *sym, *thr, *verdict; /* "θ", "10%", "needed" */
     int d, label;                    /* the decision; the oracle's label (-1: no agreement) */
+    int executed;                    /* the policy ran this predictor's decisions */
 } Verdict;
 
 /* End line slot with the agreement of decision d with the oracle's label:
  * spelled out in the sentence, one word in the brief form. */
-static void put_agreement(ViewExplain *out, int slot, int d, int label, const Glyphs *g) {
-    const char *a = view_explain_agreement(d, label);
+static void put_agreement(ViewExplain *out, int slot, int d, int label, int executed, const Glyphs *g) {
+    const char *a = view_explain_agreement(d, label, executed);
     if (!a) return;
     add(out->line[slot], " %s ", g->dot);
     add(out->brief[slot], " %s ", g->dot);
     out->agree_at[slot] = (int)strlen(out->line[slot]);
     out->brief_agree_at[slot] = (int)strlen(out->brief[slot]);
     add(out->line[slot], "%s", a);
-    add(out->brief[slot], "%s", d == label ? "agrees" : a);
+    add(out->brief[slot], "%s", d == label ? "agrees" : d ? "needless" : "missed");
     out->agree_sw[slot] = d && label ? VIEW_SW_BOTH_GLOBAL : !d && !label ? VIEW_SW_BOTH_LOCAL
                           : label ? VIEW_SW_MISSED_GLOBAL : VIEW_SW_NEEDLESS_GLOBAL;
 }
@@ -95,7 +107,7 @@ static void put_verdict(ViewExplain *out, int slot, const Verdict *v, const Glyp
     add(out->line[slot], "%s %s %s %s %s %s %s", v->name, v->value, cmp, v->sym, v->thr, g->to, v->verdict);
     add(out->brief[slot], "%s %s %s %s %s %s %s", v->brief_name, v->brief_value, cmp, v->sym, v->thr, g->to,
         v->verdict);
-    put_agreement(out, slot, v->d, v->label, g);
+    put_agreement(out, slot, v->d, v->label, v->executed, g);
 }
 
 /* A value that was not there to decide on: the same words in both forms. */
@@ -114,7 +126,8 @@ static void router_line(const ViewModel *m, const StepTrace *t, int cell, int la
     char a[48], b[48];
     snprintf(a, sizeof a, "%.*f", k, s);
     snprintf(b, sizeof b, "%.*f", k, tau);
-    Verdict v = {"router", decide_title(DECIDE_AHA), a, a, g->tau, b, d ? "global" : "local", d, label};
+    Verdict v = {"router", decide_title(DECIDE_AHA), a, a, g->tau, b, d ? "global" : "local", d, label,
+                 executes(m, DECIDE_AHA)};
     put_verdict(out, VIEW_EXPLAIN_ROUTER, &v, g);
 }
 
@@ -125,7 +138,7 @@ static void oracle_line(const ViewModel *m, const StepTrace *t, int cell, const 
     mass_pcts(t->oracle_logit[cell], m->hdr.theta_logit, a, b, sizeof a);
     snprintf(phrase, sizeof phrase, "%s of the mass is outside %s", a,
              m->hdr.sinks > 0 ? "sinks+window" : "the window");
-    Verdict v = {"oracle:", "oracle", phrase, a, g->theta, b, d ? "needed" : "not needed", d, -1};
+    Verdict v = {"oracle:", "oracle", phrase, a, g->theta, b, d ? "needed" : "not needed", d, -1, 0};
     put_verdict(out, VIEW_EXPLAIN_ORACLE, &v, g);
 }
 
@@ -141,7 +154,7 @@ static void estimate_line(const ViewModel *m, const StepTrace *t, int cell, int 
     mass_pcts(decide_value(t, cell, p), m->hdr.theta_logit, a, b, sizeof a);
     snprintf(name, sizeof name, "%s estimate", decide_title(p));
     /* the brief names are the inspector's row labels, short enough for 40 columns */
-    Verdict v = {name, brief[p], a, a, g->theta, b, d ? "global" : "local", d, label};
+    Verdict v = {name, brief[p], a, a, g->theta, b, d ? "global" : "local", d, label, executes(m, p)};
     put_verdict(out, slot, &v, g);
 }
 
@@ -154,7 +167,7 @@ static void gate_line(const ViewModel *m, const StepTrace *t, int cell, int labe
     add(line, "executed %s", d ? "global" : "local");
     add(brief, "executed %s", d ? "global" : "local");
     if (m->hdr.policy[0]) add(line, " under policy %s", m->hdr.policy);
-    put_agreement(out, VIEW_EXPLAIN_GATE, d, label, g);
+    put_agreement(out, VIEW_EXPLAIN_GATE, d, label, 1, g);
 }
 
 void view_explain(const ViewModel *m, const StepTrace *t, int cell, ViewExplain *out) {
@@ -211,17 +224,25 @@ void view_attn_split(const ViewAttn *at, ViewAttnSplit *s) {
     }
 }
 
-/* A mass share for people: whole percent, tails as "<1%" / ">99%". */
-static void share(char *buf, size_t n, double v) { pct(buf, n, 100 * v, 0); }
+void view_share_text(char *buf, size_t n, double p) { pct(buf, n, 100 * p, 0); }
+
+static void share(char *buf, size_t n, double v) { view_share_text(buf, n, v); }
+
+void view_weight_text(char *buf, size_t n, double w) {
+    if (!(w > 0) || w >= 0.0095) snprintf(buf, n, "%.2f", w);
+    else if (w < 1e-4) snprintf(buf, n, "%.0e", w);
+    else snprintf(buf, n, "%.*f", 1 - (int)floor(log10(w)), w);
+}
 
 /* Append " · pos 12 \"Lily\" 0.41" to line if it fits in max_w columns;
  * returns 0 when it did not. */
 static int append_far(const ViewModel *m, char *line, size_t cap, int pos, float w, int max_w) {
     const char *dot = m->ascii ? ASC.dot : UNI.dot;
     const StepTrace *t = view_trace(m, pos);
-    char label[TRACE_PIECE_MAX * 4] = "", entry[VIEW_EXPLAIN_CAP];
+    char label[TRACE_PIECE_MAX * 4] = "", entry[VIEW_EXPLAIN_CAP], wt[16];
     if (t) view_piece_label(t->piece, m->ascii, label, sizeof label);
-    snprintf(entry, sizeof entry, " %s pos %d \"%.32s\" %.2f", dot, pos, label, (double)w);
+    view_weight_text(wt, sizeof wt, w);
+    snprintf(entry, sizeof entry, " %s pos %d \"%.32s\" %s", dot, pos, label, wt);
     if (view_text_width(line, m->ascii) + view_text_width(entry, m->ascii) > max_w) return 0;
     size_t len = strlen(line), el = strlen(entry);
     if (len + el >= cap) return 0;

@@ -47,9 +47,20 @@ typedef struct {
  * τ 0.50 → global · agrees" and "oracle 31% > θ 10% → needed". */
 void view_explain(const ViewModel *m, const StepTrace *t, int cell, ViewExplain *out);
 
-/* The agreement of a decision with the oracle's label: "needed and taken",
- * "missed", "needless", "not needed, not taken"; NULL if either is unknown. */
-const char *view_explain_agreement(int decision, int label);
+/* The agreement of a decision with the oracle's label: for the decision
+ * the policy executed "needed and taken", "missed", "needless", "not
+ * needed, not taken"; for one that was only computed alongside (executed
+ * 0) what it would have done: "needed, would take it", "would miss it",
+ * "would be needless", "not needed, would skip it". NULL if either is unknown. */
+const char *view_explain_agreement(int decision, int label, int executed);
+
+/* A share p on [0, 1] as a whole percentage, as every pane prints masses:
+ * "21%", tails that would round to 0% or 100% as "<1%" and ">99%". */
+void view_share_text(char *buf, size_t n, double p);
+
+/* An attention weight with two significant digits however small ("0.41",
+ * "0.0031", "2e-07"), so a light far key at long context never reads 0.00. */
+void view_weight_text(char *buf, size_t n, double w);
 
 /* Far positions ranked at most. */
 #define VIEW_ATTN_TOP 8

@@ -65,6 +65,12 @@ int view_first_col(int cursor, int n_total, int n_cols) {
     return window_start(cursor, n_total, n_cols, 1);
 }
 
+/* 1 if a start a click pinned (start0 >= 0) still shows item sel out of
+ * n_total in n_vis places, and wastes none of them at the end. */
+static int pinned(int start0, int sel, int n_total, int n_vis) {
+    return start0 >= 0 && sel >= start0 && sel < start0 + n_vis && (start0 + n_vis <= n_total || start0 == 0);
+}
+
 void view_time_geom(const ViewModel *m, int w, int h, int half_ok, ViewTimeGeom *g) {
     int rows = m->timeline_layers ? m->n_layers : m->n_layers * m->n_heads;
     g->x0 = 1 + TIME_LABEL_W;
@@ -73,13 +79,16 @@ void view_time_geom(const ViewModel *m, int w, int h, int half_ok, ViewTimeGeom 
     g->lines = h - 2;
     if (g->n_cols < 0) g->n_cols = 0;
     if (g->lines < 0) g->lines = 0;
-    g->first_tok = view_first_col(m->cursor, m->n_hist, g->n_cols);
+    g->first_tok = pinned(m->time_tok0, m->cursor, m->n_hist, g->n_cols)
+                       ? m->time_tok0
+                       : view_first_col(m->cursor, m->n_hist, g->n_cols);
     g->n_tok_vis = m->n_hist - g->first_tok < g->n_cols ? m->n_hist - g->first_tok : g->n_cols;
     g->half = half_ok && rows > g->lines;
     int cap = g->lines * (g->half ? 2 : 1);
     g->n_rows_vis = rows < cap ? rows : cap;
     int sel = m->timeline_layers ? m->sel_layer : m->sel_layer * m->n_heads + m->sel_head;
-    g->first_row = window_start(sel, rows, g->n_rows_vis, g->half ? 2 : 1);
+    g->first_row = pinned(m->time_row0, sel, rows, g->n_rows_vis) ? m->time_row0
+                                                                   : window_start(sel, rows, g->n_rows_vis, g->half ? 2 : 1);
     if (g->first_row + g->n_rows_vis > rows) g->n_rows_vis = rows - g->first_row;
 }
 
@@ -117,9 +126,14 @@ void view_insp_geom(const ViewModel *m, int w, int h, ViewInspGeom *g) {
     g->y_list = g->y_strip + 2;
     g->n_list = clampi(h - 1 - g->y_list, 0, VIEW_ATTN_TOP);
     if (g->n_list == 0) g->y_list = 0;
-    g->first_tok = view_first_col(m->cursor, m->n_hist, g->n_cols);
-    g->n_tok_vis = m->n_hist - g->first_tok < g->n_cols ? m->n_hist - g->first_tok : g->n_cols;
+    /* positions 0 … cursor, binned like the attention strip below, so every
+     * row of the inspector reads on one x-axis ending at the cursor */
+    g->first_tok = 0;
+    g->n_pos = m->cursor + 1 > 0 ? m->cursor + 1 : 0;
+    g->n_tok_vis = g->n_pos < g->n_cols ? g->n_pos : g->n_cols;
 }
+
+int view_bin_lo(int c, int n, int n_cols) { return n <= n_cols ? c : (int)((long long)c * n / n_cols); }
 
 void view_tok_place(const ViewModel *m, int i, int iw, int *x, int *y, int *sx, int *sy, int *width) {
     wchar_t buf[TRACE_PIECE_MAX];

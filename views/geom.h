@@ -33,7 +33,10 @@ typedef struct {
 } ViewBarsGeom;
 
 typedef struct {
-    int x0, n_cols, first_tok, n_tok_vis; /* sparkline token columns */
+    /* sparkline columns: positions 0 … n_pos-1 (the cursor's) in n_tok_vis
+     * columns, pooled in even bins (view_bin_lo) when they outnumber them,
+     * as the attention strip is */
+    int x0, n_cols, first_tok, n_tok_vis, n_pos;
     int y_spark, y_strip;                 /* first sparkline line; attention strip line */
     int x_text, text_w;                   /* verdicts (views/explain.h): beside the sparklines, or stacked */
     int stacked;   /* too narrow for both: the verdicts take the sparklines' lines (n_cols 0) */
@@ -100,6 +103,10 @@ void view_help_geom(const ViewModel *m, int w, int h, ViewHelpGeom *g);
 /* 1 when the open help holds more lines than it shows (or its size is not
  * known yet): the scroll keys then scroll it rather than close it. */
 int view_help_scrolls(const ViewModel *m);
+
+/* First of the n positions in column c of n_cols: one position per column
+ * when they fit, else even bins. The inspector's rows and strip share it. */
+int view_bin_lo(int c, int n, int n_cols);
 
 /* First visible column of a token strip n_cols wide, keeping the cursor in
  * view (centred, or at the right edge when on the newest token). */

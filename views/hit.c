@@ -73,7 +73,8 @@ ViewHit view_hit(const ViewModel *m, const Layout *lay, int x, int y) {
         ViewInspGeom g;
         view_insp_geom(m, r->w, r->h, &g);
         int col = lx - g.x0;
-        if (ly >= g.y_spark && ly < g.y_spark + 4 && col >= 0 && col < g.n_tok_vis) out.pos = g.first_tok + col;
+        if (ly >= g.y_spark && ly < g.y_spark + 4 && col >= 0 && col < g.n_tok_vis)
+            out.pos = view_bin_lo(col + 1, g.n_pos, g.n_tok_vis) - 1; /* the bin's last position */
         break;
     }
     default: break;

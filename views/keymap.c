@@ -34,6 +34,8 @@ static const ViewBinding BINDINGS[] = {
     {"G  A", "go to L15 H31, 15.31, pos N or text; head's pattern", K('G', 'A'),
      K(VIEW_ACT_GOTO, VIEW_ACT_PATTERN), K("go to", "pattern")},
     NOTE("", "pattern: + - zoom, arrows pan, Home all, Esc closes"),
+    {"> <", "next / previous match of the search", K('>', '<'), K(VIEW_OP_SEARCH_NEXT, VIEW_OP_SEARCH_PREV),
+     K(NULL, NULL)},
     NOTE("mouse", "click a head or token; wheel scrolls"),
     SECTION("settings (re-run teacher-forced as a linked run)"),
     {"P", "change policy", K('P'), K(VIEW_ACT_CHANGE_POLICY), K(NULL)},

@@ -35,6 +35,8 @@ typedef enum {
     VIEW_OP_AGREE_NEXT,
     VIEW_OP_TINT,
     VIEW_OP_SEARCH,
+    VIEW_OP_SEARCH_NEXT,   /* the next / previous match of the last search */
+    VIEW_OP_SEARCH_PREV,
     VIEW_OP_NEXT_MISSED,   /* the next missed global of the compared predictor */
     VIEW_OP_NEXT_NEEDLESS, /* the next needless global */
     VIEW_OP_TIMELINE_LAYERS,

@@ -9,6 +9,10 @@ enum { PAGE = 10, WHEEL_SQL = 3 };
 
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+/* Keys move the cursor and the selection; the timeline then follows them
+ * again rather than staying where a click left it. */
+static void unpin_timeline(ViewModel *m) { m->time_row0 = m->time_tok0 = -1; }
+
 static void move_cursor(ViewModel *m, int to) {
     if (m->n_hist == 0) return;
     m->cursor = clampi(to, 0, m->n_hist - 1);
@@ -118,10 +122,13 @@ static int help_scroll_key(ViewModel *m, int ch) {
     }
 }
 
+/* Closing the text pane gives the focus back to the pane it took it from,
+ * so the arrows keep the meaning they had before it opened. */
 static void close_overlay(ViewModel *m) {
     if (m->sql_open) {
         m->sql_open = 0;
-        if (m->focus == VIEW_PANE_SQL) m->focus = VIEW_PANE_TIMELINE;
+        if (m->focus == VIEW_PANE_SQL)
+            m->focus = focusable(m, m->text_return) ? m->text_return : VIEW_PANE_HEATMAP;
     } else if (m->inspector_open) {
         m->inspector_open = 0;
         if (m->focus == VIEW_PANE_INSPECTOR) m->focus = VIEW_PANE_HEATMAP;
@@ -164,13 +171,28 @@ static void jump_to_disagreement(ViewModel *m, int want) {
     view_set_status(m, "no %s global of %s in the history", what, view_pred_name(m->agree_pred));
 }
 
+void view_search(ViewModel *m, const char *needle, int dir) {
+    if (needle != m->search) snprintf(m->search, sizeof m->search, "%s", needle);
+    if (!m->search[0]) { view_set_status(m, "no search yet: / searches the tokens"); return; }
+    int i = view_find_text(m, m->search, m->cursor, dir);
+    if (i < 0) { view_set_status(m, "no match for \"%s\"", m->search); return; }
+    move_cursor(m, i);
+    view_set_status(m, "\"%s\" at pos %d (> next, < previous)", m->search, i);
+}
+
 /* Apply a command that changes only view state. */
 static void apply_op(ViewModel *m, int op) {
     switch (op) {
     case VIEW_OP_CURSOR_PREV: move_cursor(m, m->cursor - 1); break;
     case VIEW_OP_CURSOR_NEXT: move_cursor(m, m->cursor + 1); break;
-    case VIEW_OP_CURSOR_FIRST: move_cursor(m, 0); break;
-    case VIEW_OP_CURSOR_LAST: move_cursor(m, m->n_hist - 1); break;
+    case VIEW_OP_CURSOR_FIRST: /* in the text pane, as in the help: its first and last lines */
+        if (m->focus == VIEW_PANE_SQL) scroll_sql(m, -m->sql_lines);
+        else move_cursor(m, 0);
+        break;
+    case VIEW_OP_CURSOR_LAST:
+        if (m->focus == VIEW_PANE_SQL) scroll_sql(m, m->sql_lines);
+        else move_cursor(m, m->n_hist - 1);
+        break;
     case VIEW_OP_PAGE_UP:
         if (m->focus == VIEW_PANE_SQL) scroll_sql(m, -sql_page(m));
         else move_cursor(m, m->cursor - PAGE);
@@ -184,14 +206,16 @@ static void apply_op(ViewModel *m, int op) {
     case VIEW_OP_FOCUS_PREV: cycle_focus(m, -1); break;
     case VIEW_OP_METRIC_NEXT: m->metric = view_metric_step(m->metric, 1); break;
     case VIEW_OP_METRIC_PREV: m->metric = view_metric_step(m->metric, -1); break;
-    case VIEW_OP_AGREE_NEXT:
-        m->agree_pred = (ViewPredictor)((m->agree_pred + 1) % VIEW_PRED_COUNT);
+    case VIEW_OP_AGREE_NEXT: /* the first press shows the predictor already chosen */
+        if (m->metric == VIEW_METRIC_AGREE) m->agree_pred = (ViewPredictor)((m->agree_pred + 1) % VIEW_PRED_COUNT);
         m->metric = VIEW_METRIC_AGREE;
         break;
     case VIEW_OP_NEXT_MISSED: jump_to_disagreement(m, VIEW_SW_MISSED_GLOBAL); break;
     case VIEW_OP_NEXT_NEEDLESS: jump_to_disagreement(m, VIEW_SW_NEEDLESS_GLOBAL); break;
     case VIEW_OP_TINT: m->tint_share = !m->tint_share; break;
     case VIEW_OP_SEARCH: view_input_begin(m, "search", ""); break;
+    case VIEW_OP_SEARCH_NEXT: view_search(m, m->search, 1); break;
+    case VIEW_OP_SEARCH_PREV: view_search(m, m->search, -1); break;
     case VIEW_OP_TIMELINE_LAYERS: m->timeline_layers = !m->timeline_layers; break;
     case VIEW_OP_HELP: m->help_open = 1, m->help_scroll = 0; break;
     case VIEW_OP_INSPECT: toggle_inspector(m); break;
@@ -218,6 +242,7 @@ ViewAction view_key(ViewModel *m, int ch) {
         return VIEW_ACT_STEP;
     }
     if (cmd < VIEW_ACT_COUNT) return (ViewAction)cmd;
+    unpin_timeline(m);
     apply_op(m, cmd);
     return VIEW_ACT_NONE;
 }
@@ -233,6 +258,16 @@ static void click_heatmap(ViewModel *m, const Layout *lay, const ViewHit *h) {
     select_head(m, layer, h->head);
 }
 
+/* Keep the timeline's rows and columns where they are drawn now, so a click
+ * selects what is under the pointer without the pane scrolling beneath it. */
+static void pin_timeline(ViewModel *m, const Layout *lay) {
+    const ViewRect *r = &lay->pane[VIEW_PANE_TIMELINE];
+    ViewTimeGeom g;
+    view_time_geom(m, r->w, r->h, view_layout_opts(m).half_blocks, &g);
+    m->time_row0 = g.first_row;
+    m->time_tok0 = g.first_tok;
+}
+
 ViewAction view_mouse(ViewModel *m, const Layout *lay, int x, int y, ViewMouse kind) {
     if (m->help_open) { /* a click closes it, the wheel scrolls it */
         if (kind == VIEW_MOUSE_CLICK) m->help_open = 0;
@@ -244,6 +279,8 @@ ViewAction view_mouse(ViewModel *m, const Layout *lay, int x, int y, ViewMouse k
     if (h.pane == VIEW_PANE_NONE) return VIEW_ACT_NONE;
     if (kind == VIEW_MOUSE_CLICK) {
         if (focusable(m, h.pane)) m->focus = h.pane;
+        if (h.pane == VIEW_PANE_TIMELINE) pin_timeline(m, lay);
+        else unpin_timeline(m);
         if (h.pane == VIEW_PANE_HEATMAP && h.layer >= 0) click_heatmap(m, lay, &h);
         else if (h.layer >= 0) select_head(m, h.layer, h.head >= 0 ? h.head : m->sel_head);
         if (h.pos >= 0) move_cursor(m, h.pos);
@@ -255,6 +292,11 @@ ViewAction view_mouse(ViewModel *m, const Layout *lay, int x, int y, ViewMouse k
     case VIEW_PANE_SQL: scroll_sql(m, d * WHEEL_SQL); break;
     case VIEW_PANE_HEATMAP:
     case VIEW_PANE_BARS: select_head(m, m->sel_layer + d, m->sel_head); break;
+    case VIEW_PANE_TIMELINE: /* the wheel scrolls the rows under the pointer, as in the text pane */
+        unpin_timeline(m);
+        if (m->timeline_layers) select_head(m, m->sel_layer + d, m->sel_head);
+        else move_row(m, d);
+        break;
     default: move_cursor(m, m->cursor + d); break;
     }
     return VIEW_ACT_NONE;

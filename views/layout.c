@@ -84,8 +84,13 @@ void view_layout(int cols, int rows, const LayoutOpts *o, Layout *out) {
 
     int y = 1 + tok_h;
     int rest = body - tok_h;
-    int mid_h = mid_height(rest, n_layers, o->half_blocks, o->inspector ? 1 : VIEW_HEAT_MAX_RH);
-    int heat_w = heat_width(cols, n_heads, !o->inspector);
+    /* The heatmap grows with the screen; an open inspector keeps it small,
+     * unless the screen holds both the grown heatmap and the inspector as a
+     * band of its own under it (a large screen: the room goes to the cells). */
+    int mid_h = mid_height(rest, n_layers, o->half_blocks, VIEW_HEAT_MAX_RH);
+    int grow = !o->inspector || rest - mid_h >= INSPECTOR_MAX_H + TIMELINE_MIN_H;
+    if (!grow) mid_h = mid_height(rest, n_layers, o->half_blocks, 1);
+    int heat_w = heat_width(cols, n_heads, grow);
     int insp_band = o->inspector && rest - mid_h >= INSPECTOR_H + TIMELINE_MIN_H;
     out->pane[VIEW_PANE_HEATMAP] = rect(0, y, heat_w, mid_h);
     ViewPane right = (o->inspector && !insp_band) ? VIEW_PANE_INSPECTOR : VIEW_PANE_BARS;

@@ -75,6 +75,9 @@ int view_oracle_decision(const ViewModel *m, const StepTrace *t, int cell) {
 }
 
 int view_swatch(const ViewModel *m, const StepTrace *t, int cell) {
+    /* before the first far key (t < w + S) global and local read the same
+     * keys: the recorded gate decided nothing, and is drawn as not computed */
+    if (m->metric == VIEW_METRIC_gate && !decide_has_choice(t)) return VIEW_SW_NONE;
     if (m->metric != VIEW_METRIC_AGREE) return view_level(view_metric_value(m, t, cell, m->metric));
     int p = view_pred_decision(m, t, cell, m->agree_pred);
     int o = view_oracle_decision(m, t, cell);

@@ -5,6 +5,7 @@
 #include "views/keymap.h"
 #include "views/metric.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,8 @@ int view_init(ViewModel *m, int n_layers, int n_heads, Err *e) {
     m->cursor = -1;
     m->follow = 1;
     m->focus = VIEW_PANE_HEATMAP;
+    m->text_return = VIEW_PANE_HEATMAP;
+    m->time_row0 = m->time_tok0 = -1;
     m->metric = VIEW_METRIC_gate;
     m->agree_pred = VIEW_PRED_AHA;
     m->colour = VIEW_COLOUR_NONE;
@@ -85,13 +88,41 @@ void view_clear_history(ViewModel *m) {
     m->stats.n = 0;
 }
 
-int view_find_token(const ViewModel *m, const char *needle, int from) {
-    if (!needle || !*needle || m->n_hist <= 0) return -1;
-    for (int k = 1; k <= m->n_hist; k++) {
-        int i = ((from < 0 ? -1 : from) + k) % m->n_hist;
-        if (strstr(m->hist[i]->piece, needle)) return i;
+/* 1 if needle matches text at byte at: byte for byte, or ASCII letters in
+ * either case when fold. */
+static int match_at(const char *text, size_t len, size_t at, const char *needle, size_t nl, int fold) {
+    if (at + nl > len) return 0;
+    for (size_t k = 0; k < nl; k++) {
+        unsigned char a = (unsigned char)text[at + k], b = (unsigned char)needle[k];
+        if (a != b && !(fold && a < 0x80 && b < 0x80 && tolower(a) == tolower(b))) return 0;
     }
-    return -1;
+    return 1;
+}
+
+int view_find_text(const ViewModel *m, const char *needle, int from, int dir) {
+    size_t nl = needle ? strlen(needle) : 0, len = 0;
+    if (!nl || m->n_hist <= 0) return -1;
+    int fold = 1; /* case matters only when the needle asks for it with a capital */
+    for (size_t k = 0; k < nl; k++) fold &= !isupper((unsigned char)needle[k]);
+    size_t *start = malloc(((size_t)m->n_hist + 1) * sizeof *start);
+    if (!start) return -1;
+    for (int i = 0; i < m->n_hist; i++) start[i] = len, len += strlen(m->hist[i]->piece);
+    start[m->n_hist] = len;
+    char *text = malloc(len + 1);
+    int found = -1;
+    if (text) {
+        for (int i = 0; i < m->n_hist; i++) memcpy(text + start[i], m->hist[i]->piece, start[i + 1] - start[i]);
+        /* the stream as one text: a match may run on across token boundaries;
+         * it belongs to the token it starts in */
+        for (int k = 1; k <= m->n_hist && found < 0; k++) {
+            int i = (((from < 0 && dir > 0 ? -1 : from) + dir * k) % m->n_hist + m->n_hist) % m->n_hist;
+            for (size_t at = start[i]; at < start[i + 1] && found < 0; at++)
+                if (match_at(text, len, at, needle, nl, fold)) found = i;
+        }
+    }
+    free(text);
+    free(start);
+    return found;
 }
 
 const StepTrace *view_trace(const ViewModel *m, int i) {
@@ -179,6 +210,7 @@ int view_set_text(ViewModel *m, const char *title, const char *query, const char
     m->sql_width = widest_line(t);
     snprintf(m->sql_title, sizeof m->sql_title, "%s", title ? title : "");
     m->sql_open = 1;
+    if (m->focus != VIEW_PANE_SQL) m->text_return = m->focus;
     m->focus = VIEW_PANE_SQL;
     return 0;
 }

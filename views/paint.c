@@ -86,10 +86,45 @@ int view_puts(WINDOW *w, int y, int x, int maxw, const char *s, int ascii, attr_
 int view_puts_fit(WINDOW *w, int y, int x, int maxw, const char *s, int ascii, attr_t attr, short pair) {
     if (maxw <= 0) return 0;
     if (view_text_width(s, ascii) <= maxw) return view_puts(w, y, x, maxw, s, ascii, attr, pair);
-    /* cut short: the last column says so, rather than a word ending mid-way unmarked */
-    int used = view_puts(w, y, x, maxw - 1, s, ascii, attr, pair);
+    /* cut short: at the last word that fits with room for the mark, and the
+     * last column says so, rather than a word ending mid-way unmarked */
+    char buf[1024];
+    size_t keep = view_fit_words(s, maxw - 1, ascii);
+    if (keep >= sizeof buf) keep = sizeof buf - 1;
+    memcpy(buf, s, keep);
+    buf[keep] = '\0';
+    int used = view_puts(w, y, x, maxw - 1, buf, ascii, attr, pair);
     view_put(w, y, x + used, ascii ? L'~' : L'\u2026', attr, pair);
     return used + 1;
+}
+
+/* 1 for the bytes a cut may leave at the end of the kept text: spaces and
+ * the separators between a title's parts (· | , : ;). */
+static int trailing_junk(const char *s, size_t at, size_t *len) {
+    unsigned char c = (unsigned char)s[at];
+    if (c == ' ' || c == '|' || c == ',' || c == ':' || c == ';' || c == '-') return *len = 1, 1;
+    if (at >= 1 && (unsigned char)s[at - 1] == 0xc2 && c == 0xb7) return *len = 2, 1; /* · */
+    return 0;
+}
+
+size_t view_fit_words(const char *s, int maxw, int ascii) {
+    size_t n = strlen(s), fit = 0, last_space = 0;
+    int used = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && ((unsigned char)s[j] & 0xc0) == 0x80) j++;
+        char one[8] = "";
+        memcpy(one, s + i, j - i < 7 ? j - i : 7);
+        int cw = view_text_width(one, ascii);
+        if (used + cw > maxw) break;
+        used += cw;
+        if (s[i] == ' ') last_space = i;
+        i = fit = j;
+    }
+    if (fit < n && s[fit] != ' ' && last_space > 0 && (int)(last_space * 2) >= (int)fit) fit = last_space;
+    size_t len;
+    while (fit > 0 && trailing_junk(s, fit - 1, &len)) fit -= len;
+    return fit;
 }
 
 int view_printf(WINDOW *w, int y, int x, int maxw, int ascii, attr_t attr, short pair, const char *fmt,
@@ -191,7 +226,7 @@ void view_frame_box(WINDOW *w, const ViewPalette *p, const char *title, int focu
     view_put(w, h - 1, wd - 1, p->ascii ? L'+' : L'\u2518', a, pair);
     if (title && *title && wd > 6) {
         view_put(w, 0, 1, L' ', a, pair);
-        int n = view_puts(w, 0, 2, wd - 5, title, p->ascii, a | (focused ? A_BOLD : 0), pair);
+        int n = view_puts_fit(w, 0, 2, wd - 5, title, p->ascii, a | (focused ? A_BOLD : 0), pair);
         view_put(w, 0, 2 + n, L' ', a, pair);
     }
 }

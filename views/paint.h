@@ -17,8 +17,14 @@ void view_fill(WINDOW *w, int y, int x, int n, wchar_t ch, attr_t attr, short pa
  * Returns the number of columns written. */
 int view_puts(WINDOW *w, int y, int x, int maxw, const char *s, int ascii, attr_t attr, short pair);
 
-/* view_puts that marks text cut at maxw with a final … ('~' in ascii). */
+/* view_puts that marks text cut at maxw with a final … ('~' in ascii),
+ * cut after the last whole word that fits (view_fit_words). */
 int view_puts_fit(WINDOW *w, int y, int x, int maxw, const char *s, int ascii, attr_t attr, short pair);
+
+/* Bytes of s to keep so it fits in maxw columns: all of it when it fits,
+ * else up to the last space when that keeps at least half, without the
+ * separators (spaces, · | , : ; -) it would end on. */
+size_t view_fit_words(const char *s, int maxw, int ascii);
 
 /* printf into view_puts. */
 int view_printf(WINDOW *w, int y, int x, int maxw, int ascii, attr_t attr, short pair, const char *fmt,

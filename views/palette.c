@@ -148,8 +148,11 @@ void view_cell_style(const ViewPalette *p, int top, int bottom, int half, wchar_
 }
 
 wchar_t view_glyph_shade(const ViewPalette *p, int sw) {
-    static const wchar_t shade_u[] = L" \u2591\u2592\u2593\u2588"; /*  ░▒▓█ */
-    static const char shade_a[] = " .:-=+*#%@";
+    /* the lowest level is a faint mark, not a blank, so it differs from a
+     * cell with nothing to show (no choice, not computed), and the legend's
+     * sample is what the cells show */
+    static const wchar_t shade_u[] = L"\u00b7\u2591\u2592\u2593\u2588"; /* ·░▒▓█ */
+    static const char shade_a[] = "_.:-=+*#%@";
     if (sw >= VIEW_SW_LEVEL1 && sw < VIEW_SW_LEVEL1 + VIEW_LEVELS) {
         int l = sw - VIEW_SW_LEVEL1;
         if (p->ascii) return (wchar_t)shade_a[(l * 9 + (VIEW_LEVELS - 1) / 2) / (VIEW_LEVELS - 1)];

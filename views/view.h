@@ -91,6 +91,12 @@ typedef struct {
      * 0 hides it (a replay without the model at hand). */
     double weight_bytes;     /* weights streamed per step */
     double kv_bytes_per_pos; /* K and V of one position of one (layer, KV head) */
+    char mode[40];           /* "replay run 3" while a recording is on screen, shown first; "" live */
+    /* A replay's gates were recorded at gate_tau and gate_theta_logit:
+     * when τ or θ moves off them the header says so (gates_fixed 1). */
+    int gates_fixed;
+    float gate_tau;
+    double gate_theta_logit;
 } ViewHeader;
 
 /* Attention weights of one head at one position, for the inspector strip. */
@@ -113,6 +119,11 @@ typedef struct {
 
     int sel_layer, sel_head;
     ViewPane focus;
+    ViewPane text_return; /* the focus the text pane took over, given back when it closes */
+    /* Where the timeline's visible rows and columns start after a click on
+     * it, so what was clicked stays under the pointer; -1 (keys, new steps):
+     * they follow the selection and the cursor, centred. */
+    int time_row0, time_tok0;
     ViewMetric metric;
     ViewPredictor agree_pred;
     int tint_share; /* tokens tinted by share of heads global, not by the selected head */
@@ -151,6 +162,7 @@ typedef struct {
     int sql_page, sql_cols;     /* scrolling lines and columns the pane shows (view_sql_fit); 0 unknown */
 
     char status[160]; /* transient message; cleared by the next key */
+    char search[128];  /* the last `/` search, which > and < repeat */
     struct {
         int active;       /* the status line is a one-line text editor */
         char label[32];   /* e.g. "prompt" or "sql" */
@@ -254,9 +266,18 @@ int view_input_begin(ViewModel *m, const char *label, const char *text);
 size_t view_utf8_next(const char *t, size_t len, size_t at);
 size_t view_utf8_prev(const char *t, size_t at);
 
-/* The first token after position from (wrapping round) whose text contains
- * needle; -1 if none does or needle is empty. */
-int view_find_token(const ViewModel *m, const char *needle, int from);
+/* The next token after position from (dir 1) or before it (dir -1),
+ * wrapping round, where a match of needle starts in the token stream read
+ * as one text, so " toys" is found though the tokens are " to" and "ys".
+ * Case does not matter unless needle holds a capital letter. -1 if there is
+ * no match or needle is empty. */
+int view_find_text(const ViewModel *m, const char *needle, int from, int dir);
+
+/* Search the token stream for needle (view_find_text) from the cursor in
+ * direction dir, remember it for > and <, move the cursor to the match and
+ * say where it is on the status line, or that there is none. needle may
+ * be m->search itself. */
+void view_search(ViewModel *m, const char *needle, int dir);
 
 /* Edit the input line: printable bytes (UTF-8 arrives byte by byte) go in
  * at the cursor (refused past VIEW_INPUT_MAX: input.refused says so),

@@ -19,10 +19,12 @@ _Static_assert(VIEW_INPUT_MAX >= APP_PROMPT_FILE_MAX, "the prompt editor must ho
 typedef int (*TuiHandler)(Tui *t, ViewAction a);
 typedef struct {
     TuiHandler live, replay;
-    const char *no_replay;
+    const char *no_replay; /* what needs the model, as "the window" */
 } TuiAction;
 
-#define NEEDS_MODEL "stepping, the policy and the window need the model (run without --replay)"
+#define NEEDS_POLICY "a new policy"
+#define NEEDS_WINDOW "a new window"
+#define NEEDS_PROMPT "a new prompt"
 
 static int quit(Tui *t, ViewAction a) { (void)t, (void)a; return 1; }
 
@@ -111,14 +113,14 @@ static const TuiAction ACTIONS[VIEW_ACT_COUNT] = {
     [VIEW_ACT_PLAY_TOGGLE] = {play, replay_play, NULL},
     [VIEW_ACT_SPEED_UP] = {speed, replay_speed, NULL},
     [VIEW_ACT_SPEED_DOWN] = {speed, replay_speed, NULL},
-    [VIEW_ACT_CHANGE_POLICY] = {setting, NULL, NEEDS_MODEL},
-    [VIEW_ACT_WINDOW_UP] = {setting, NULL, NEEDS_MODEL},
-    [VIEW_ACT_WINDOW_DOWN] = {setting, NULL, NEEDS_MODEL},
+    [VIEW_ACT_CHANGE_POLICY] = {setting, NULL, NEEDS_POLICY},
+    [VIEW_ACT_WINDOW_UP] = {setting, NULL, NEEDS_WINDOW},
+    [VIEW_ACT_WINDOW_DOWN] = {setting, NULL, NEEDS_WINDOW},
     [VIEW_ACT_TAU_UP] = {setting, replay_threshold, NULL},
     [VIEW_ACT_TAU_DOWN] = {setting, replay_threshold, NULL},
     [VIEW_ACT_THETA_UP] = {setting, replay_threshold, NULL},
     [VIEW_ACT_THETA_DOWN] = {setting, replay_threshold, NULL},
-    [VIEW_ACT_EDIT_PROMPT] = {edit_prompt, NULL, NEEDS_MODEL},
+    [VIEW_ACT_EDIT_PROMPT] = {edit_prompt, NULL, NEEDS_PROMPT},
     [VIEW_ACT_SQL_PROMPT] = {sql_prompt, sql_prompt, NULL},
     [VIEW_ACT_EXPORT] = {export, export, NULL},
     [VIEW_ACT_PLOTS] = {plots, plots, NULL},
@@ -135,17 +137,14 @@ static int dispatch(Tui *t, ViewAction a) {
     const TuiAction *row = &ACTIONS[a];
     TuiHandler fn = t->replay ? row->replay : row->live;
     if (fn) return fn(t, a);
-    if (t->replay && row->no_replay)
-        view_set_status(&t->m, "replay of run %lld: %s", (long long)t->replay_run, row->no_replay);
+    if (t->replay && row->no_replay) /* the way to the model: back to the live run, or a live session */
+        view_set_status(&t->m, "replay of run %lld: %s needs the model (%s)", (long long)t->replay_run, row->no_replay,
+                        t->from_live ? "Esc: the live run" : "tui without --replay");
     return 0;
 }
 
-/* `/`: the next token holding the text. */
-static void search_done(Tui *t) {
-    int i = view_find_token(&t->m, t->m.input.text, t->m.cursor);
-    if (i < 0) view_set_status(&t->m, "no token holds \"%s\"", t->m.input.text);
-    else t->m.cursor = i, t->m.follow = 0, view_set_status(&t->m, "\"%s\" at pos %d", t->m.input.text, i);
-}
+/* `/`: the next match of the text; > and < repeat it. */
+static void search_done(Tui *t) { view_search(&t->m, t->m.input.text, 1); }
 
 /* `B`'s question answered: open that run as a replay. */
 static void open_run_done(Tui *t) {
@@ -179,7 +178,13 @@ static void input_done(Tui *t) {
 
 int tui_key(Tui *t, int ch) {
     /* the close key (Esc) stops a running pane job, else a re-evaluation, before it closes panes */
-    if (!t->m.input.active && view_key_command(ch) == VIEW_OP_CLOSE && (tui_cancel_job(t) || tui_stop_reeval(t)))
+    /* (a re-evaluation belongs to the live run, set aside while a replay opened from it is browsed) */
+    if (!t->m.input.active && view_key_command(ch) == VIEW_OP_CLOSE &&
+        (tui_cancel_job(t) || (!t->replay && tui_stop_reeval(t))))
+        return 0;
+    /* with no pane left to close, Esc leaves a replay opened from the live session */
+    if (!t->m.input.active && !t->m.help_open && !t->m.sql_open && !t->m.inspector_open &&
+        view_key_command(ch) == VIEW_OP_CLOSE && tui_back_to_live(t))
         return 0;
     if (t->m.input.active) {
         if (view_input_key(&t->m, ch) == VIEW_INPUT_DONE) input_done(t);

@@ -188,6 +188,7 @@ out:
 
 void tui_live_close(Tui *t) {
     tui_worker_stop(&t->w);
+    tui_free_kept(t);
     free(t->attn_buf);
     view_free(&t->m);
     free(t->prompt);

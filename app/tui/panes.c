@@ -106,16 +106,29 @@ static void count_head_rates(const StepTrace *tr, int cells, double theta_logit,
     }
 }
 
-/* Per-head global rates over n positions, executed beside the oracle. */
+/* A rate of num in den as the bars pane prints one: "n/a" with nothing counted. */
+static void rate_text(char *buf, size_t n, double num, double den) {
+    if (den > 0) snprintf(buf, n, "%5.1f%%", 100 * num / den);
+    else snprintf(buf, n, "%6s", "n/a");
+}
+
+/* Per-head global rates, executed beside the oracle, over the positions
+ * where there was a choice (the n - decided before the first far key
+ * decided nothing, and count in no rate). */
 static void print_head_rates(FILE *f, const double *g, int n_layers, int n_heads, int n, double theta_logit) {
-    fprintf(f, "per-head global rate over %d positions: executed (#) and oracle at theta %.2f (+)\n", n,
-            decide_prob(theta_logit));
+    int decided = 0;
+    for (int c = 0; c < n_layers * n_heads; c++)
+        if (g[4 * c + 1] > decided) decided = (int)g[4 * c + 1];
+    fprintf(f, "per-head global rate over %d decided positions (of %d): executed (#) and oracle at theta %.2f (+)\n",
+            decided, n, decide_prob(theta_logit));
     for (int c = 0; c < n_layers * n_heads; c++) {
         double a = g[4 * c + 1] ? g[4 * c] / g[4 * c + 1] : 0, o = g[4 * c + 3] ? g[4 * c + 2] / g[4 * c + 3] : 0;
-        char bar[41];
+        char bar[41], at[16], ot[16];
         for (int k = 0; k < 40; k++) bar[k] = k < (int)(a * 40 + 0.5) ? '#' : k < (int)(o * 40 + 0.5) ? '+' : ' ';
         bar[40] = 0;
-        fprintf(f, "L%-2d H%-2d |%s| %5.1f%%  oracle %5.1f%%\n", c / n_heads, c % n_heads, bar, 100 * a, 100 * o);
+        rate_text(at, sizeof at, g[4 * c], g[4 * c + 1]);
+        rate_text(ot, sizeof ot, g[4 * c + 2], g[4 * c + 3]);
+        fprintf(f, "L%-2d H%-2d |%s| %s  oracle %s\n", c / n_heads, c % n_heads, bar, at, ot);
     }
 }
 

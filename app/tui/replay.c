@@ -36,6 +36,8 @@ static void replay_header(Tui *t, const StoreRunInfo *r) {
     h->window = r->window, h->sinks = r->sinks, h->tau = (float)r->tau, h->theta_logit = r->theta_logit;
     h->ctx_len = r->seq_len;
     h->tok_s = 0;
+    snprintf(h->mode, sizeof h->mode, "replay run %lld", (long long)r->run_id);
+    h->gates_fixed = 1, h->gate_tau = h->tau, h->gate_theta_logit = h->theta_logit; /* what T and O cannot change */
 }
 
 /* What opening a run asks of its job, and what the job hands back. */
@@ -117,9 +119,9 @@ void tui_open_done(Tui *t, TuiJobResult *jr) {
         else view_set_status(&t->m, "%s", jr->msg);
         return;
     }
-    if (!t->replay) tui_set_play(t, 0);
+    if (!t->replay) tui_set_play(t, 0), tui_keep_live(t); /* Esc brings the live run back */
+    else view_clear_history(&t->m);
     t->replay = 1, t->replay_run = t->screen_run = a->id, t->playing = t->m.playing = 0, t->new_run_pending = 0;
-    view_clear_history(&t->m);
     int i = 0;
     for (; i < a->n; i++) {
         if (view_push_owned(&t->m, a->traces[i], &e)) break;
@@ -128,6 +130,9 @@ void tui_open_done(Tui *t, TuiJobResult *jr) {
     replay_header(t, &a->info);
     t->m.cursor = t->m.n_hist > 0 ? 0 : -1, t->m.follow = 0;
     if (i < a->n) view_set_status(&t->m, "%s", e.msg);
+    else if (t->from_live)
+        view_set_status(&t->m, "replay of run %lld: Esc back to the live run; [ ] Home End move, p plays",
+                        (long long)a->id);
     else view_set_status(&t->m, "replay of run %lld: [ ] Home End move, p plays, B another run", (long long)a->id);
 }
 

@@ -46,9 +46,10 @@ void tui_change_setting(Tui *t, ViewAction a) {
         if (!tui_next_threshold(a, &c.tau, &c.theta_logit)) return;
     }
     int trained = c.policy == POLICY_AHA && c.routers ? t->L->routers.window : 0;
-    const char *note = trained > 0 && trained != c.window ? " (the routers were trained for another w)" : "";
-    snprintf(t->reevaluating_what, sizeof t->reevaluating_what, "%s, w=%d, tau=%.2f, theta=%.2f%s",
-             aha_policy_name(c.policy), c.window, c.tau, decide_prob(c.theta_logit), note);
+    char note[48] = ""; /* beside w, so a status line cut at 80 columns still shows it */
+    if (trained > 0 && trained != c.window) snprintf(note, sizeof note, " (routers trained for w=%d)", trained);
+    snprintf(t->reevaluating_what, sizeof t->reevaluating_what, "%s, w=%d%s, tau=%.2f, theta=%.2f",
+             aha_policy_name(c.policy), c.window, note, c.tau, decide_prob(c.theta_logit));
     if (!memcmp(&c, &t->cfg, sizeof c)) { /* at a limit: nothing changed, nothing to record */
         view_set_status(&t->m, "unchanged: %s", t->reevaluating_what);
         return;

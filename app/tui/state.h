@@ -54,6 +54,13 @@ typedef struct {
     int pat_pending;    /* a pattern request is out to the worker */
     double pat_asked;   /* when it was asked for */
     double pat_cost;    /* seconds the last one took to arrive */
+    int from_live;      /* the replay on screen was opened from a live session, which kept is waiting for */
+    struct {            /* the live session's positions and header while a recorded run is browsed */
+        StepTrace **hist;
+        int n_hist, cap_hist, cursor, follow;
+        ViewHeader hdr;
+        int64_t screen_run;
+    } kept;
 } Tui;
 
 /* The play speed every run starts at: 10 positions a second. */
@@ -113,6 +120,19 @@ int tui_stop_reeval(Tui *t);
 
 /* A re-evaluation stopped: the settings of the run on screen are back. */
 void tui_reeval_stopped(Tui *t);
+
+/* --- modes.c --- */
+
+/* Set the live session's positions and header aside (kept) before a
+ * recorded run replaces them on screen. */
+void tui_keep_live(Tui *t);
+
+/* Esc in a replay opened from a live session: the live run comes back as
+ * it was left; 0 when the replay is not one (nothing happens). */
+int tui_back_to_live(Tui *t);
+
+/* Free what tui_keep_live set aside, if anything (at the end of the session). */
+void tui_free_kept(Tui *t);
 
 /* --- replay.c --- */
 

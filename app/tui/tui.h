@@ -11,6 +11,7 @@
  * signals and the frame loop; actions.c the action table and the line
  * editor's Enter; live.c a run on the model (open, results in from the
  * worker, close), replay.c a recorded run (open, play, open another),
+ * modes.c the live run set aside while one opened with B is browsed,
  * settings.c the policy, window and thresholds that re-evaluate or
  * re-score a run, panes.c the text pane's plots, summary, diff, run list
  * and export as jobs, and each frame's look at the running job, query.c

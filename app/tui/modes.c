@@ -1,0 +1,42 @@
+/* modes.c — a live session that opens a recorded run (B) keeps its own
+ * positions aside and gets them back with Esc, so browsing a recording
+ * never ends the live run (see state.h). */
+#include <stdlib.h>
+
+#include "app/tui/state.h"
+
+void tui_keep_live(Tui *t) {
+    ViewModel *m = &t->m;
+    t->kept.hist = m->hist, t->kept.n_hist = m->n_hist, t->kept.cap_hist = m->cap_hist;
+    t->kept.cursor = m->cursor, t->kept.follow = m->follow;
+    t->kept.hdr = m->hdr;
+    t->kept.screen_run = t->screen_run;
+    t->from_live = 1;
+    /* the model starts an empty history of its own for the recording */
+    m->hist = NULL, m->n_hist = m->cap_hist = 0, m->cursor = -1, m->follow = 1;
+    m->attn.pos = -1, m->stats.n = 0;
+}
+
+int tui_back_to_live(Tui *t) {
+    if (!t->from_live) return 0;
+    Err e;
+    ViewModel *m = &t->m;
+    view_clear_history(m);
+    free(m->hist);
+    m->hist = t->kept.hist, m->n_hist = t->kept.n_hist, m->cap_hist = t->kept.cap_hist;
+    m->cursor = t->kept.cursor, m->follow = t->kept.follow;
+    m->hdr = t->kept.hdr;
+    t->screen_run = t->kept.screen_run;
+    t->replay = 0, t->from_live = 0, t->playing = m->playing = 0;
+    t->kept.hist = NULL, t->kept.n_hist = t->kept.cap_hist = 0;
+    if (view_stats_sync(m, &e)) view_set_status(m, "%s", e.msg);
+    else view_set_status(m, "back to the live run: space steps, p plays");
+    t->dirty = 1;
+    return 1;
+}
+
+void tui_free_kept(Tui *t) {
+    for (int i = 0; i < t->kept.n_hist; i++) trace_free(t->kept.hist[i]);
+    free(t->kept.hist);
+    t->kept.hist = NULL, t->kept.n_hist = t->kept.cap_hist = 0, t->from_live = 0;
+}
