@@ -137,6 +137,7 @@ static void head_forward(const AttnJob *j, int b, int h, float *S, float *P) {
     const AttnActs *a = j->a;
     HeadMats m = head_mats(d, a, b, h);
     int T = d->T, H = d->n_heads, hs = d->head_size;
+    int one_branch = d->window >= T; /* every window holds the whole prefix: local is global */
     for (int t0 = 0; t0 < T; t0 += ATTN_TILE) {
         int rows = T - t0 < ATTN_TILE ? T - t0 : ATTN_TILE, keys = t0 + rows, lo_min = keys;
         tile_scores(&m, t0, rows, keys, S, keys);
@@ -146,17 +147,21 @@ static void head_forward(const AttnJob *j, int b, int h, float *S, float *P) {
             attn_local_set(t, d->window, d->sinks, &ns, &lo);
             if (ns == 0 && lo < lo_min) lo_min = lo;
             if (ns > 0) lo_min = 0;
-            a->lse_here[n * H + h] = branch_probs(P + (size_t)i * keys, S + (size_t)i * keys, keys, t, ns, lo, NAN);
+            if (!one_branch)
+                a->lse_here[n * H + h] = branch_probs(P + (size_t)i * keys, S + (size_t)i * keys, keys, t, ns, lo, NAN);
             a->lse_all[n * H + h] = branch_probs(S + (size_t)i * keys, S + (size_t)i * keys, keys, t, 0, 0, NAN);
+            if (one_branch) a->lse_here[n * H + h] = a->lse_all[n * H + h];
         }
         size_t off = ((size_t)b * T + t0) * m.D + (size_t)h * hs;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, keys, 1.0f, S, keys, m.v, m.KV, 0.0f,
                     a->o_all + off, m.D);
         /* the local branch reads no key before the block's lowest window start */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, keys - lo_min, 1.0f, P + lo_min, keys,
-                    m.v + (size_t)lo_min * m.KV, m.KV, 0.0f, a->o_here + off, m.D);
+        if (!one_branch)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, keys - lo_min, 1.0f, P + lo_min, keys,
+                        m.v + (size_t)lo_min * m.KV, m.KV, 0.0f, a->o_here + off, m.D);
         for (int i = 0; i < rows; i++) {
             size_t n = (size_t)b * T + t0 + i, o = n * m.D + (size_t)h * hs;
+            if (one_branch) memcpy(a->o_here + o, a->o_all + o, (size_t)hs * sizeof(float));
             memcpy(a->out + o, (a->gate[n * H + h] ? a->o_all : a->o_here) + o, (size_t)hs * sizeof(float));
         }
     }
