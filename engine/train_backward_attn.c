@@ -103,13 +103,19 @@ static double span_sum(const float *x, int n) {
     return z;
 }
 
-/* Row p[0 .. keys) := the branch [0, ns) ∪ [lo, t] of the scores s as
- * probabilities exp(s − lse), zeros elsewhere. With lse NAN it is computed
- * (the forward) and returned; else the saved one is used (the backward). */
-static float branch_probs(float *p, const float *s, int keys, int t, int ns, int lo, float lse) {
-    if (p != s) memcpy(p, s, (size_t)(t + 1) * sizeof(float));
+/* Row p[from .. keys) := the branch [0, ns) ∪ [lo, t] of the scores s as
+ * probabilities exp(s − lse), zeros elsewhere (from ≤ lo, and from = 0
+ * when there are sinks: what is left of from is not written). With lse NAN
+ * it is computed (the forward) and returned; else the saved one is used
+ * (the backward). */
+static float branch_probs(float *p, const float *s, int keys, int t, int ns, int lo, int from, float lse) {
+    if (p != s) {
+        memcpy(p, s, (size_t)ns * sizeof(float));
+        memcpy(p + lo, s + lo, (size_t)(t + 1 - lo) * sizeof(float));
+    }
     float m = isnan(lse) ? span_max(p + lo, t + 1 - lo, span_max(p, ns, -INFINITY)) : lse;
-    memset(p + ns, 0, (size_t)(lo - ns) * sizeof(float));
+    int z0 = ns > from ? ns : from;
+    memset(p + z0, 0, (size_t)(lo - z0) * sizeof(float));
     memset(p + t + 1, 0, (size_t)(keys - t - 1) * sizeof(float));
     train_exp_shift(p, ns, m);
     train_exp_shift(p + lo, t + 1 - lo, m);
@@ -139,23 +145,24 @@ static void head_forward(const AttnJob *j, int b, int h, float *S, float *P) {
     int T = d->T, H = d->n_heads, hs = d->head_size;
     int one_branch = d->window >= T; /* every window holds the whole prefix: local is global */
     for (int t0 = 0; t0 < T; t0 += ATTN_TILE) {
-        int rows = T - t0 < ATTN_TILE ? T - t0 : ATTN_TILE, keys = t0 + rows, lo_min = keys;
+        int rows = T - t0 < ATTN_TILE ? T - t0 : ATTN_TILE, keys = t0 + rows, ns0, lo_min;
+        /* the local branch reads no key before the block's first window start (none with sinks) */
+        attn_local_set(t0, d->window, d->sinks, &ns0, &lo_min);
+        if (ns0 > 0) lo_min = 0;
         tile_scores(&m, t0, rows, keys, S, keys);
         for (int i = 0; i < rows; i++) {
             int t = t0 + i, ns, lo;
             size_t n = (size_t)b * T + t;
             attn_local_set(t, d->window, d->sinks, &ns, &lo);
-            if (ns == 0 && lo < lo_min) lo_min = lo;
-            if (ns > 0) lo_min = 0;
+            float *srow = S + (size_t)i * keys;
             if (!one_branch)
-                a->lse_here[n * H + h] = branch_probs(P + (size_t)i * keys, S + (size_t)i * keys, keys, t, ns, lo, NAN);
-            a->lse_all[n * H + h] = branch_probs(S + (size_t)i * keys, S + (size_t)i * keys, keys, t, 0, 0, NAN);
+                a->lse_here[n * H + h] = branch_probs(P + (size_t)i * keys, srow, keys, t, ns, lo, lo_min, NAN);
+            a->lse_all[n * H + h] = branch_probs(srow, srow, keys, t, 0, 0, 0, NAN);
             if (one_branch) a->lse_here[n * H + h] = a->lse_all[n * H + h];
         }
         size_t off = ((size_t)b * T + t0) * m.D + (size_t)h * hs;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, keys, 1.0f, S, keys, m.v, m.KV, 0.0f,
                     a->o_all + off, m.D);
-        /* the local branch reads no key before the block's lowest window start */
         if (!one_branch)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, keys - lo_min, 1.0f, P + lo_min, keys,
                         m.v + (size_t)lo_min * m.KV, m.KV, 0.0f, a->o_here + off, m.D);
@@ -196,7 +203,7 @@ static void head_backward(const AttnJob *j, int b, int h, float *P, float *dP) {
             int global = a->gate[n * H + h];
             if (!global) attn_local_set(t, d->window, d->sinks, &ns, &lo);
             float *p = P + (size_t)i * keys, *dp = dP + (size_t)i * keys;
-            branch_probs(p, p, keys, t, ns, lo, global ? a->lse_all[n * H + h] : a->lse_here[n * H + h]);
+            branch_probs(p, p, keys, t, ns, lo, 0, global ? a->lse_all[n * H + h] : a->lse_here[n * H + h]);
             const float *oe = (global ? a->o_all : a->o_here) + o;
             float d_o = 0;
             for (int k = 0; k < hs; k++) d_o += g[k] * oe[k];

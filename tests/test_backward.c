@@ -350,11 +350,11 @@ TEST(backward_attention_gqa_window_sinks_matches_differences) {
 }
 
 /* The tiled attention over several query blocks (T = 150: two full blocks
- * and a partial one), a pool of two threads against none, GQA, window and
- * sinks: outputs against the double reference, gradients against its
+ * and a partial one), a pool of two threads against none, GQA, window,
+ * with and without sinks: outputs against the double reference, gradients against its
  * differences, and the same floats whatever the thread count. */
-TEST(backward_attention_across_tiles_and_threads_matches_reference) {
-    AttnDims ad = {.B = 2, .T = 150, .n_heads = 4, .n_kv_heads = 2, .head_size = 8, .window = 20, .sinks = 1};
+static void check_tiled_attention(int sinks) {
+    AttnDims ad = {.B = 2, .T = 150, .n_heads = 4, .n_kv_heads = 2, .head_size = 8, .window = 20, .sinks = sinks};
     int N = ad.B * ad.T, H = ad.n_heads, D = H * ad.head_size, KV = ad.n_kv_heads * ad.head_size;
     float *q = rand_f(N * D, 1.5f), *k = rand_f(N * KV, 1.5f), *v = rand_f(N * KV, 1), *c = rand_f(N * D, 1);
     uint8_t *gate = malloc(N * H);
@@ -392,6 +392,11 @@ TEST(backward_attention_across_tiles_and_threads_matches_reference) {
     for (int run = 0; run < 2; run++) { free(buf[run]); free(dq[run]); free(dk[run]); free(dv[run]); free(dg[run]); }
     free(q); free(k); free(v); free(c); free(gate); free(ref);
     free(p.x); free(p.k); free(p.v); free((void *)p.c); free(p.gt);
+}
+
+TEST(backward_attention_across_tiles_and_threads_matches_reference) {
+    check_tiled_attention(1);
+    check_tiled_attention(0); /* no sinks: the local products skip the keys before the block's first window */
 }
 
 /* train_exp_shift against libm's double exp, relative, over the range
