@@ -81,17 +81,8 @@ static void put_piece(FILE *f, const char *s, float score) {
     fwrite(s, 1, (size_t)len, f);
 }
 
-int train_vocab_write(const char *path, const char *const *words, int n, int vocab_size, int *n_pieces, Err *e) {
-    Pieces p;
-    if (pieces_of(&p, words, n, e)) { pieces_free(&p); return -1; }
-    int total = VOCAB_BASE + VOCAB_ASCII + p.n;
-    if (vocab_size > 0 && vocab_size < total) {
-        pieces_free(&p);
-        return err_set(e, "the vocabulary needs %d pieces, more than the %d asked for", total, vocab_size);
-    }
-    FileAtomic a;
-    FILE *f = file_atomic_open(&a, path, e);
-    if (!f) { pieces_free(&p); return -1; }
+/* The tokenizer.bin of the pieces p, padded to vocab_size, into f. */
+static void vocab_emit(FILE *f, const Pieces *p, int total, int vocab_size) {
     int32_t maxlen = VOCAB_MAX_WORD > 16 ? VOCAB_MAX_WORD : 16;
     fwrite(&maxlen, 4, 1, f);
     put_piece(f, "<unk>", 0), put_piece(f, "<s>", 0), put_piece(f, "</s>", 0);
@@ -101,15 +92,49 @@ int train_vocab_write(const char *path, const char *const *words, int n, int voc
         put_piece(f, s, 0);
     }
     for (int c = 32; c < 127; c++) put_piece(f, (char[]){(char)c, 0}, 0); /* no merge makes a single */
-    for (int i = 0; i < p.n; i++) put_piece(f, p.s[i], (float)strlen(p.s[i]) - (float)i * 1e-4f);
+    for (int i = 0; i < p->n; i++) put_piece(f, p->s[i], (float)strlen(p->s[i]) - (float)i * 1e-4f);
     for (int i = total; i < vocab_size; i++) {
         char s[32];
         snprintf(s, sizeof s, "<pad_%d>", i - total);
         put_piece(f, s, -1e31f); /* no prefix of it is a piece: never produced */
     }
-    pieces_free(&p);
+}
+
+int train_vocab_write(const char *path, const char *const *words, int n, int vocab_size, int *n_pieces, Err *e) {
+    Pieces p;
+    if (pieces_of(&p, words, n, e)) { pieces_free(&p); return -1; }
+    int total = VOCAB_BASE + VOCAB_ASCII + p.n;
+    if (vocab_size > 0 && vocab_size < total) {
+        pieces_free(&p);
+        return err_set(e, "the vocabulary needs %d pieces, more than the %d asked for", total, vocab_size);
+    }
     if (n_pieces) *n_pieces = vocab_size > total ? vocab_size : total;
-    return file_atomic_commit(&a, e);
+    char *bytes = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&bytes, &len);
+    if (!mem) { pieces_free(&p); return err_set(e, "out of memory for the vocabulary"); }
+    vocab_emit(mem, &p, total, vocab_size);
+    pieces_free(&p);
+    fclose(mem);
+    /* an existing file is kept when it is this vocabulary, refused when it is another */
+    FileKind kind;
+    size_t old_len = 0;
+    char *old = NULL;
+    int rc = 0;
+    file_stat_kind(path, &kind, NULL);
+    if (kind != FILE_MISSING) {
+        old = file_read_all(path, "tokenizer", "a tokenizer.bin", 64 << 20, &old_len, e);
+        rc = old && old_len == len && !memcmp(old, bytes, len) ? 0
+           : old ? err_set(e, "%s: another tokenizer is already there (pass it with --tokenizer, or move it)", path) : -1;
+    } else {
+        FileAtomic a;
+        FILE *f = file_atomic_open(&a, path, e);
+        rc = !f ? -1 : fwrite(bytes, 1, len, f) == len ? file_atomic_commit(&a, e)
+                                                        : (file_atomic_abort(&a), err_set(e, "%s: write failed", path));
+    }
+    free(old);
+    free(bytes);
+    return rc;
 }
 
 static void scale(float *x, size_t n, float k) {

@@ -30,8 +30,11 @@ int train_vocab_count(const char *const *words, int n);
 
 /* Write the tokenizer.bin of n words to path (atomically), padded with
  * unreachable "<pad_K>" pieces to vocab_size if that is larger (0: no
- * padding). A word longer than 64 bytes, empty, or holding a control byte
- * is refused by its index. *n_pieces receives the size written. */
+ * padding). A file already at path is left alone when it holds exactly
+ * these bytes (a rerun) and refused when it holds anything else, so no
+ * other model's tokenizer is ever replaced. A word longer than 64 bytes,
+ * empty, or holding a control byte is refused by its index. *n_pieces
+ * receives the size. */
 int train_vocab_write(const char *path, const char *const *words, int n, int vocab_size, int *n_pieces, Err *e);
 
 /* Random weights to train from, deterministic in seed: model_random's

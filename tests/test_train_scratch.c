@@ -109,7 +109,8 @@ TEST(train_scratch_learns_to_copy_deterministically) {
  * byte fallback, and the text back unchanged. */
 TEST(train_scratch_vocabulary_encodes_words_whole_and_digits_singly) {
     const char *words[] = {" passkey", " is", " grass", NULL};
-    const char *path = test_tmp("tok_words.bin");
+    char path[1024]; /* test_tmp's buffer is reused by the next call */
+    snprintf(path, sizeof path, "%s", test_tmp("tok_words.bin"));
     Err e;
     int n = 0;
     CHECK(train_vocab_write(path, words, 3, 0, &n, &e) == 0);
@@ -140,6 +141,11 @@ TEST(train_scratch_vocabulary_encodes_words_whole_and_digits_singly) {
     CHECK(train_vocab_write(test_tmp("tok_bad.bin"), bad, 2, 0, NULL, &e) != 0);
     CHECK(strstr(e.msg, "word 2") != NULL);
     CHECK(train_vocab_write(test_tmp("tok_small.bin"), words, 3, 300, NULL, &e) != 0); /* needs 368 */
+    /* the same vocabulary again is a rerun; another one is never written over it */
+    CHECK(train_vocab_write(path, words, 3, 0, NULL, &e) == 0);
+    const char *other[] = {" grass", NULL};
+    CHECK(train_vocab_write(path, other, 1, n, NULL, &e) != 0);
+    CHECK(strstr(e.msg, "another tokenizer is already there") != NULL);
 }
 
 /* End to end: a few steps from scratch on a small text, the checkpoint and
