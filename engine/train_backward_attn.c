@@ -48,8 +48,8 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void train_exp_shif
         float r = c - k * 0.693145752f - k * 1.42860677e-6f;
         float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.66666672e-1f + r * (4.16666679e-2f +
                                                      r * (8.33333377e-3f + r * 1.38888892e-3f)))));
-        union { float f; int32_t i; } s = {.f = kr};
-        s.i = (s.i - 0x4B400000 + 127) << 23; /* kr's low mantissa bits hold k */
+        union { float f; uint32_t u; } s = {.f = kr};
+        s.u = (s.u - 0x4B400000u + 127u) << 23; /* kr's low mantissa bits hold k (NaN in: NaN out, through p) */
         x[i] = v < -87.0f ? 0.0f : p * s.f;
     }
 }

@@ -117,12 +117,11 @@ int train_vocab_write(const char *path, const char *const *words, int n, int voc
     pieces_free(&p);
     fclose(mem);
     /* an existing file is kept when it is this vocabulary, refused when it is another */
-    FileKind kind;
+    FileKind kind = FILE_MISSING;
     size_t old_len = 0;
     char *old = NULL;
     int rc = 0;
-    file_stat_kind(path, &kind, NULL);
-    if (kind != FILE_MISSING) {
+    if (file_stat_kind(path, &kind, NULL) == 1 || kind != FILE_MISSING) { /* 1: a regular file */
         old = file_read_all(path, "tokenizer", "a tokenizer.bin", 64 << 20, &old_len, e);
         rc = old && old_len == len && !memcmp(old, bytes, len) ? 0
            : old ? err_set(e, "%s: another tokenizer is already there (pass it with --tokenizer, or move it)", path) : -1;
