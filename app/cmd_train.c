@@ -103,9 +103,9 @@ static int check_scratch(TrainOpts *t, Err *e) {
                     : t->train ? "--train" : t->have_lambda ? "--lambda" : t->o.have_tau ? "--tau"
                     : t->have_sinks ? "--sinks" : t->have_self ? "--self" : t->lr_model > 0 ? "--lr-model"
                     : t->out_model ? "--out-model" : t->o.routers ? "--routers" : NULL;
-    if (bad) return err_usage(e, "%s does not apply to --from-scratch (it builds and trains its own model)", bad);
     if (!t->out) return err_usage(e, "--out MODEL.bin is required (the checkpoint to write)");
     if (!t->data) return err_usage(e, "--from-scratch needs --data FILE (the text to learn)");
+    if (bad) return err_usage(e, "%s does not apply to --from-scratch (it builds and trains its own model)", bad);
     if (t->vocab_file && t->o.tokenizer) return err_usage(e, "--vocab-file and --tokenizer exclude each other");
     if (!t->dims) t->dims = "128,384,4,4,4,0,1024";
     if (!t->have_lr) t->lr = 2e-3;

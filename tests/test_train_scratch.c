@@ -3,7 +3,9 @@
  * only attention back across the sequence gives), deterministically; the generated tokenizer
  * encodes its words as single pieces and digits one by one; and
  * `ahascope train --from-scratch` writes a checkpoint and tokenizer that
- * the other commands load, and refuses what does not apply. */
+ * the other commands load, and refuses what does not apply; `bench
+ * --train` counts a step's FLOP as it says. */
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,4 +230,43 @@ TEST(train_scratch_rejects_what_does_not_apply) {
     snprintf(cmd, sizeof cmd, "%s train --window 8 --dims 32,64,2,2,2,0,64 --out %s", test_bin(),
              test_tmp("x.safetensors"));
     CHECK_REFUSAL(cmd, -1, "ahascope train: ", "--dims needs --from-scratch", 1);
+}
+
+static double num(const cJSON *j, const char *key) { return cJSON_GetNumberValue(cJSON_GetObjectItem(j, key)); }
+
+/* bench --train: its FLOP count against one worked by hand, its rate
+ * consistent with its tok/s, a peak beside it; a --model runs the
+ * --train all step. Shape 32,64,2,2,2,300,64 at T = 63: the products hold
+ * 2·(32·(32 + 2·32) + 32·32 + 3·32·64) + 300·32 = 30 080 weights (6 FLOP
+ * each), attention 2 layers · 2 heads · 16 wide · 32 keys on average
+ * = 2 048 (12 FLOP each): 205 056 FLOP a token. */
+TEST(train_scratch_bench_counts_its_flop_and_peak) {
+    int st;
+    char *out = test_runf(&st, "%s bench --train --dims 32,64,2,2,2,300,64 --batch 2 --runs 2 --json", test_bin());
+    cJSON *j = out ? cJSON_Parse(out) : NULL;
+    CHECK_MSG(st == 0 && j, "bench --train --json: %d %s", st, out ? out : "");
+    if (j) {
+        CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(j, "step")), "from_scratch"));
+        CHECK_INT(num(j, "seq_len"), 63);
+        CHECK_INT(num(j, "batch"), 2);
+        CHECK_NEAR(num(j, "flops_per_token"), 205056, 0.5);
+        double tok = num(j, "tok_s"), g = num(j, "gflops"), peak = num(j, "peak_gflops"), frac = num(j, "frac_of_peak");
+        CHECK_MSG(tok > 0 && peak > 0 && frac > 0 && frac < 2, "tok/s %g peak %g frac %g", tok, peak, frac);
+        CHECK_NEAR(g, tok * 205056 / 1e9, 1e-3 + 1e-3 * g); /* the median rate is the median tok/s times the count */
+    }
+    cJSON_Delete(j);
+    free(out);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s bench --batch 2", test_bin());
+    CHECK_REFUSAL(cmd, 2, "ahascope bench: ", "--batch and --seq-len size --train", 1);
+    snprintf(cmd, sizeof cmd, "%s bench --train --gemm", test_bin());
+    CHECK_REFUSAL(cmd, 2, "ahascope bench: ", "--train times training steps", 1);
+    if (!test_shared_available()) return;
+    out = test_runf(&st, "%s bench --train --model %s --window 8 --batch 2 --seq-len 31 --runs 1 --json", test_bin(),
+                    test_stories_model());
+    j = out ? cJSON_Parse(out) : NULL;
+    CHECK_MSG(st == 0 && j, "bench --train --model: %d %s", st, out ? out : "");
+    if (j) CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(j, "step")), "train_all"));
+    cJSON_Delete(j);
+    free(out);
 }
