@@ -37,7 +37,7 @@ size_t attention_scratch_floats(const AttnDims *d) {
  * ln 2, e^r by its Taylor series to r⁶ (relative error below 2e-7), times
  * 2ⁿ built in the exponent bits. One branch-free loop the compiler
  * vectorises; arguments below −87 give 0. */
-__attribute__((target_clones("avx512f", "avx2", "default"))) void train_exp_shift(float *x, int n, float m) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void exp_shift(float *x, int n, float m) {
     const float magic = 12582912.0f; /* 1.5·2²³: adding it rounds to an integer */
     for (int i = 0; i < n; i++) {
         float v = x[i] - m;
@@ -53,6 +53,10 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void train_exp_shif
         x[i] = v < -87.0f ? 0.0f : p * s.f;
     }
 }
+
+/* The clones' dispatcher is called from this file only: clang resolves
+ * target_clones per translation unit, so other files call this instead. */
+void train_exp_shift(float *x, int n, float m) { exp_shift(x, n, m); }
 
 /* One head of one sequence: where its queries, keys and values start and
  * the strides between positions. */
