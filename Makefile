@@ -6,6 +6,7 @@
 #   make test-fresh make run + make test inside a fresh Debian root (debootstrap; slow, not in make test)
 #   make findings   regenerate the research tables of app/FINDINGS.md (slow, not in make test)
 #   make bench      the speed figures quoted in engine/PERFORMANCE.md
+#   make organism   train engine/organism/'s model from scratch (engine/organism/README.md; not in make test)
 #   make fuzz       build the libFuzzer harnesses (tests/fuzz/) and fuzz each FUZZ_TIME seconds (default 60)
 
 CC      ?= cc
@@ -21,7 +22,7 @@ LIB_SRC  := $(sort $(call ROOM_SRC,engine) $(call ROOM_SRC,store) $(call ROOM_SR
 TEST_SRC := $(sort $(wildcard tests/*.c))
 HDRS     := $(wildcard engine/*.h engine/*/*.h store/*.h store/*/*.h views/*.h views/*/*.h app/*.h app/*/*.h tests/*.h)
 
-.PHONY: all test test-fast run bench clean fuzz fuzz-build npm-fixtures deps deps-build deps-test test-fresh findings
+.PHONY: all test test-fast run bench organism clean fuzz fuzz-build npm-fixtures deps deps-build deps-test test-fresh findings
 all: ahascope
 
 # --- Debian packages (.ci/deps.sh holds the one list) ---
@@ -147,6 +148,12 @@ findings: ahascope
 
 bench: ahascope
 	./ahascope bench --shape 110M --runs 5
+
+# The organism (engine/organism/README.md): a small llama trained from scratch
+# on long-context tasks. Not part of make test: it trains for up to two hours.
+organism: ahascope
+	@./ahascope tasks --help >/dev/null 2>&1 || { echo "make organism: this build has no 'ahascope tasks' (the task generator): no training data" >&2; exit 1; }
+	@echo "make organism: the data step (task items as training sequences) is not written yet: engine/organism/README.md, step 2" >&2; exit 1
 
 clean:
 	rm -rf build build-san build-fuzz ahascope

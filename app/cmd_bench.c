@@ -2,7 +2,7 @@
  *
  * This file parses the flags, prints the help and hands the run to one
  * mode of app/bench/ (bench.h lists them): throughput (the default),
- * --context, --bytes-only, --dtype, --record, --long, --gemm, --tui, --tokenizer,
+ * --context, --bytes-only, --dtype, --record, --long, --gemm, --train, --tui, --tokenizer,
  * or --save-hf/--save-routers, which write files and time nothing.
  */
 #include <stdio.h>
@@ -24,6 +24,7 @@ static void bench_help(void) {
          "       ahascope bench --long [--long-tokens N] [--dims D | --shape S | --model PATH] [--runs R] [--json]\n"
          "       ahascope bench --tokenizer PATH [--text FILE] [--bytes N] [--runs R] [--json]\n"
          "       ahascope bench --gemm [--shape S | --dims D] [--prompt-len T] [--runs R] [--threads N] [--json]\n"
+         "       ahascope bench --train [--dims D | --shape S | --model PATH] [--batch B] [--seq-len T] [--runs R] [--json]\n"
          "\n"
          "Throughput (default): medians over R runs of prefill tok/s (a prompt of N tokens, default 512)\n"
          "and decode tok/s (default 64 tokens), the weight bytes streamed per decode step, the read\n"
@@ -80,6 +81,14 @@ static void bench_help(void) {
          "  GFLOP/s, the peak of the path's multiply instruction measured alone on every thread right after the\n"
          "  products, the fraction of it (run by run, then the median), and the tok/s the products alone would\n"
          "  allow; paths alternate within each run.\n"
+         "--train: training steps of --batch B (default 4) x --seq-len T (default the context - 1) random\n"
+         "  tokens, timed as train runs them: on --dims/--shape random weights a --from-scratch step (full\n"
+         "  attention, cross-entropy, every weight; default --dims 128,384,4,4,4,512,1024, a small llama with a\n"
+         "  1024 context), on a --model a --train all step (the full-attention teacher, the routed student at\n"
+         "  --window, every weight and the routers). tok/s (median of --runs runs of 2 steps), GFLOP/s (6 FLOP a\n"
+         "  weight a token, 12 x head_size a key a head for attention, 4 more and 2 a weight for the teacher),\n"
+         "  the f32 FMA peak on every thread measured after each run, and the fraction of it (median). Threads:\n"
+         "  AHASCOPE_THREADS, as train.\n"
          "--json prints one JSON object. Defaults: --shape 110M, --runs 5, --threads all cores.");
 }
 
@@ -98,7 +107,8 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
         long n;
         int *dst = !strcmp(f, "--prompt-len") ? &b->prompt_len : !strcmp(f, "--decode") ? &b->decode
                  : !strcmp(f, "--runs") ? &b->runs : !strcmp(f, "--context") ? &b->context
-                 : !strcmp(f, "--threads") ? &b->threads : NULL;
+                 : !strcmp(f, "--threads") ? &b->threads : !strcmp(f, "--batch") ? &b->train_batch
+                 : !strcmp(f, "--seq-len") ? &b->train_seq : NULL;
         if (dst) {
             if (!(v = args_value(&a, e)) || args_int(f, v, 1, dst == &b->threads ? 64 : 1 << 20, &n, e))
                 return -1;
@@ -136,6 +146,7 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
         }
         else if (!strcmp(f, "--bytes-only")) b->bytes_only = 1;
         else if (!strcmp(f, "--gemm")) b->gemm = 1;
+        else if (!strcmp(f, "--train")) b->train = 1;
         else if (!strcmp(f, "--text")) { if (!(b->text = args_value(&a, e))) return -1; }
         else if (!strcmp(f, "--bytes")) {
             if (!(v = args_value(&a, e)) || args_int(f, v, 1, 64L << 20, &n, e)) return -1;
@@ -156,6 +167,7 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
         else return args_unknown(f, e);
     }
     if (b->long_mode && !b->dims && !b->shape && !ro.model) b->dims = "512,1024,16,32,8,512,4096";
+    if (b->train && !b->dims && !b->shape && !ro.model) b->dims = "128,384,4,4,4,512,1024";
     if (!b->shape) b->shape = "110M";
     if (!b->runs) b->runs = b->long_mode ? 3 : 5;
     if (!b->long_tokens) b->long_tokens = 4096;
@@ -175,6 +187,11 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
                     b->save_routers || b->tokenizer))
         return err_usage(e, "--gemm times one layer's products of a --shape/--dims: not with --model, --record, --tui,"
                             " --bytes-only, --context, --tokenizer or --save*");
+    if ((b->train_batch || b->train_seq) && !b->train) return err_usage(e, "--batch and --seq-len size --train's steps");
+    if (b->train && (b->record || b->tui || b->gemm || b->long_mode || b->bytes_only || b->context || b->tokenizer ||
+                     b->dtype || b->save_hf || b->save_routers || b->arch != ARCH_LLAMA2C || b->kv_dtype >= 0))
+        return err_usage(e, "--train times training steps of f32 llama2.c weights: not with --record, --tui, --gemm,"
+                            " --long, --bytes-only, --context, --tokenizer, --dtype, --kv-dtype, --arch or --save-hf/--save-routers");
     if (b->long_mode && (b->record || b->tui || b->gemm || b->bytes_only || b->context || b->tokenizer || b->dtype ||
                          b->save_hf || b->save_routers))
         return err_usage(e, "--long records a run of its own: not with --record, --tui, --gemm, --bytes-only, --context,"
@@ -189,6 +206,7 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
  * f32, or throughput (of the half-precision model alone with --arch). */
 static int run_model_mode(Model *m, BenchOpts *b, size_t resident, Err *e) {
     if (b->long_mode) return bench_long(m, b, e);
+    if (b->train) return bench_train(m, b, e);
     if (b->record) return bench_record(m, b, e);
     if (b->context > 0) return bench_context(m, b, e);
     if (b->prompt_len + b->decode > m->c.seq_len && !b->model) b->prompt_len = m->c.seq_len - b->decode;

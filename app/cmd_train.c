@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "app/args.h"
+#include "app/bench/bench.h"
 #include "app/commands.h"
 #include "app/eval_forced.h"
 #include "engine/files.h"
@@ -28,6 +29,7 @@
 #include "engine/safetensors.h"
 #include "engine/train_adamw.h"
 #include "engine/train_backward.h"
+#include "engine/train_scratch.h"
 #include "engine/textout.h"
 
 static volatile sig_atomic_t g_stop; /* Ctrl-C: save a checkpoint and stop */
@@ -38,7 +40,10 @@ static void train_help(void) {
     puts("usage: ahascope train [--model M] --window W [--lambda L] [--tau T] [--sinks S] [--steps N] [--batch B]\n"
          "                      [--seq-len T] [--lr LR] [--data FILE | --self N] [--objective kl|ce]\n"
          "                      [--train routers|all] [--lr-model LR] [--out-model FILE]\n"
-         "                      [--seed S] [--resume CKPT] [--stop-after K] --out FILE\n"
+         "                      [--seed S] [--resume CKPT] [--stop-after K] [--eval-seqs N] --out FILE\n"
+         "       ahascope train --from-scratch --data FILE [--dims d,hidden,layers,heads,kv_heads,vocab,seq_len]\n"
+         "                      [--vocab-file WORDS | --tokenizer T] [--steps N] [--batch B] [--seq-len T] [--lr LR]\n"
+         "                      [--seed S] [--resume CKPT] [--stop-after K] [--eval-seqs N] --out MODEL.bin\n"
          "\n"
          "Learn one router vector per head (global iff sigmoid(x.w) > tau) by the straight-through estimator,\n"
          "loss = task + lambda * mean(r) over tokens, layers, heads.\n"
@@ -54,6 +59,19 @@ static void train_help(void) {
          "  10% warm-up, cosine to lr/10), seed 1\n"
          "Writes FILE (router safetensors with metadata: window, tau, lambda, sinks, objective, data, steps,\n"
          "seed, train, model, held-out global share and task loss, task loss on as many training sequences).\n"
+         "--eval-seqs N    the held-out score (and the training one) over at most N sequences spread over\n"
+         "                 the set (default 64), so a large --data file costs no more than a small one\n"
+         "--from-scratch   a llama2.c model of --dims (default 128,384,4,4,4,0,1024; vocab 0: the\n"
+         "                 tokenizer's size) from random weights (--seed), every weight trained with full\n"
+         "                 attention on next-token cross-entropy over --data (AdamW at --lr, default 2e-3,\n"
+         "                 10% warm-up, cosine to lr/10; --seq-len defaults to the context - 1), written\n"
+         "                 to --out as a llama2.c checkpoint (version 0) that run, eval and tui read.\n"
+         "                 Its tokenizer: --tokenizer T (a tokenizer.bin), else one generated beside --out\n"
+         "                 as tokV.bin (found there by run): ids 0-258 llama2.c's specials and byte\n"
+         "                 fallback, every printable ASCII character, and the words of --vocab-file (one\n"
+         "                 per line, a leading space kept; default: a few filler and task words) with\n"
+         "                 their prefixes. --model, --window, --objective, --train, --lambda, --tau,\n"
+         "                 --sinks, --self, --lr-model and --out-model do not apply.\n"
          "Ctrl-C (or --stop-after K) writes FILE.ckpt (routers, tuned weights, AdamW moments, step), which\n"
          "--resume continues exactly. A progress bar goes to stderr: step, loss, task loss, global share,\n"
          "tokens/s, ETA.");
@@ -62,9 +80,12 @@ static void train_help(void) {
 typedef struct {
     RunOpts o;
     const char *out, *out_model, *data, *resume, *objective, *train;
-    long steps, batch, seq_len, self_n, stop_after;
+    long steps, batch, seq_len, self_n, stop_after, eval_seqs;
     double lambda, lr, lr_model;
-    int all;                 /* --train all */
+    int all;                 /* --train all (and --from-scratch) */
+    int scratch;             /* --from-scratch */
+    const char *dims, *vocab_file;
+    int have_seq_len, have_lr, have_self, have_lambda, have_sinks;
     char out_model_buf[1100];
 } TrainOpts;
 
@@ -76,8 +97,28 @@ static void default_out_model(TrainOpts *t) {
     t->out_model = t->out_model_buf;
 }
 
+/* --from-scratch: refuse what only applies to routers and fine-tuning. */
+static int check_scratch(TrainOpts *t, Err *e) {
+    const char *bad = t->o.model ? "--model" : t->o.have_window ? "--window" : t->objective ? "--objective"
+                    : t->train ? "--train" : t->have_lambda ? "--lambda" : t->o.have_tau ? "--tau"
+                    : t->have_sinks ? "--sinks" : t->have_self ? "--self" : t->lr_model > 0 ? "--lr-model"
+                    : t->out_model ? "--out-model" : t->o.routers ? "--routers" : NULL;
+    if (!t->out) return err_usage(e, "--out MODEL.bin is required (the checkpoint to write)");
+    if (!t->data) return err_usage(e, "--from-scratch needs --data FILE (the text to learn)");
+    if (bad) return err_usage(e, "%s does not apply to --from-scratch (it builds and trains its own model)", bad);
+    if (t->vocab_file && t->o.tokenizer) return err_usage(e, "--vocab-file and --tokenizer exclude each other");
+    if (!t->dims) t->dims = "128,384,4,4,4,0,1024";
+    if (!t->have_lr) t->lr = 2e-3;
+    t->all = 1, t->objective = "ce", t->train = "all", t->lambda = 0, t->out_model = t->out;
+    return file_check_output(t->out, NULL, e);
+}
+
 /* Checks across flags, after they are all read. */
 static int check_combination(TrainOpts *t, Err *e) {
+    if (t->scratch) return check_scratch(t, e);
+    if (!t->objective) t->objective = "kl";
+    if (!t->train) t->train = "routers";
+    if (t->vocab_file || t->dims) return err_usage(e, "--%s needs --from-scratch", t->dims ? "dims" : "vocab-file");
     if (!t->out) return err_usage(e, "--out FILE is required (the router file to write, e.g. --out r16.safetensors)");
     if (!t->o.have_window) return err_usage(e, "--window W is required");
     if (strcmp(t->objective, "kl") && strcmp(t->objective, "ce")) return err_usage(e, "--objective is kl or ce");
@@ -97,11 +138,15 @@ static int parse(int argc, char **argv, TrainOpts *t, Err *e) {
     runopts_defaults(&t->o);
     t->o.seed = 1, t->o.attn.window = 0;
     t->steps = 300, t->batch = 8, t->seq_len = 128, t->self_n = 64, t->lambda = 0.02, t->lr = 0.02;
-    t->objective = "kl", t->train = "routers";
+    t->eval_seqs = 64;
     Args a = {argc, argv, 1};
     while (a.i < argc) {
         const char *f = argv[a.i];
         if (args_is_help(f)) return 1;
+        if (!strcmp(f, "--from-scratch")) { t->scratch = 1, a.i++; continue; }
+        t->have_seq_len |= !strcmp(f, "--seq-len"), t->have_lr |= !strcmp(f, "--lr");
+        t->have_self |= !strcmp(f, "--self"), t->have_lambda |= !strcmp(f, "--lambda");
+        t->have_sinks |= !strcmp(f, "--sinks");
         /* --steps here counts optimiser steps, not generated positions */
         int r = !strcmp(f, "--steps") ? 0 : runopts_parse(&t->o, &a, e);
         if (r < 0) return -1;
@@ -109,10 +154,11 @@ static int parse(int argc, char **argv, TrainOpts *t, Err *e) {
         a.i++;
         const char **str = !strcmp(f, "--out") ? &t->out : !strcmp(f, "--data") ? &t->data
                          : !strcmp(f, "--resume") ? &t->resume : !strcmp(f, "--objective") ? &t->objective
-                         : !strcmp(f, "--train") ? &t->train : !strcmp(f, "--out-model") ? &t->out_model : NULL;
+                         : !strcmp(f, "--train") ? &t->train : !strcmp(f, "--out-model") ? &t->out_model
+                         : !strcmp(f, "--dims") ? &t->dims : !strcmp(f, "--vocab-file") ? &t->vocab_file : NULL;
         long *num = !strcmp(f, "--steps") ? &t->steps : !strcmp(f, "--batch") ? &t->batch
                   : !strcmp(f, "--seq-len") ? &t->seq_len : !strcmp(f, "--self") ? &t->self_n
-                  : !strcmp(f, "--stop-after") ? &t->stop_after : NULL;
+                  : !strcmp(f, "--stop-after") ? &t->stop_after : !strcmp(f, "--eval-seqs") ? &t->eval_seqs : NULL;
         double *real = !strcmp(f, "--lambda") ? &t->lambda : !strcmp(f, "--lr") ? &t->lr
                      : !strcmp(f, "--lr-model") ? &t->lr_model : NULL;
         const char *v = NULL;
@@ -129,6 +175,7 @@ typedef struct {
     TrainOpts *t;
     EvalData data;
     int n_train, n_held, T, B;  /* sequences of T+1 tokens: inputs and next-token targets */
+    int n_eval;                 /* sequences evaluate() scores of each set (--eval-seqs, at most n_held) */
     TrainState s;
     TrainConfig tc, teacher;
     float *routers, *drouters, *target; /* [L][H][dim] ×2, [N][vocab] */
@@ -152,9 +199,10 @@ static void fill_batch(Trainer *tr, long step, int kind) {
     for (int b = 0; b < tr->B; b++) {
         uint64_t h = (tr->t->o.seed + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)(step * 131 + b) * 0xBF58476D1CE4E5B9ull;
         h ^= h >> 31;
-        long slot = step * tr->B + b;
-        int k = kind == BATCH_HELD ? tr->n_train + (int)(slot % tr->n_held)
-              : kind == BATCH_TRAIN_EVAL ? (int)(slot % tr->n_train) : (int)(h % (uint64_t)tr->n_train);
+        long slot = (step * tr->B + b) % tr->n_eval; /* held out: n_eval spread over the set; training: the first */
+        int k = kind == BATCH_HELD ? tr->n_train + (int)(slot * tr->n_held / tr->n_eval)
+              : kind == BATCH_TRAIN_EVAL ? (int)(slot % tr->n_train)
+              : (int)(h % (uint64_t)tr->n_train);
         const int *seq = tr->data.seq[k];
         int len = tr->data.len[k];
         for (int i = 0; i < tr->T; i++) {
@@ -189,6 +237,8 @@ static int trainer_init(Trainer *tr, const Model *m, TrainOpts *t, Err *e) {
     tr->m = m, tr->t = t, tr->T = (int)t->seq_len, tr->B = (int)t->batch;
     tr->tc = (TrainConfig){t->o.attn.window, t->o.attn.sinks, t->o.attn.tau, (float)t->lambda,
                            !strcmp(t->objective, "kl") ? TRAIN_KL : TRAIN_CE};
+    if (t->scratch) /* full attention: every head global, the window the whole sequence */
+        tr->tc = (TrainConfig){tr->T, 0, -1.0f, 0.0f, TRAIN_CE};
     tr->teacher = tr->tc, tr->teacher.tau = -1, tr->teacher.lambda = 0, tr->teacher.objective = TRAIN_CE;
     size_t nr = (size_t)c->n_layers * c->n_heads * c->dim, N = (size_t)tr->B * tr->T;
     tr->routers = calloc(nr, sizeof(float));
@@ -277,10 +327,12 @@ static int load_checkpoint(Trainer *tr, const char *path, Err *e) {
     return rc;
 }
 
-/* Task loss and global share, forward only, over every held-out sequence
- * once (kind BATCH_HELD) or as many training sequences (BATCH_TRAIN_EVAL). */
+/* Task loss and global share, forward only, over n_eval held-out
+ * sequences spread over the set (kind BATCH_HELD: all of them unless there
+ * are more than --eval-seqs) or the first as many training sequences
+ * (BATCH_TRAIN_EVAL). */
 static void evaluate(Trainer *tr, int kind, double *loss, double *share) {
-    int batches = (tr->n_held + tr->B - 1) / tr->B;
+    int batches = (tr->n_eval + tr->B - 1) / tr->B;
     double l = 0, g = 0;
     for (int i = 0; i < batches; i++) {
         fill_batch(tr, i, kind);
@@ -356,9 +408,10 @@ static int train_step(Trainer *tr, double *loss_out, Err *e) {
     train_backward(&tr->s, student(tr), tr->routers, tr->drouters, t->all ? &tr->grads : NULL);
     if (check_finite(tr, loss, e)) return -1;
     float lr = lr_warmup_cosine(tr->step, warm, t->steps, (float)t->lr, (float)t->lr / 10);
-    adamw_step(&tr->opt, tr->routers, tr->drouters, lr);
+    if (!t->scratch) adamw_step(&tr->opt, tr->routers, tr->drouters, lr); /* from scratch: no routers */
     if (t->all) {
-        float lw = lr_warmup_cosine(tr->step, warm, t->steps, (float)t->lr_model, (float)t->lr_model / 10);
+        double lm = t->scratch ? t->lr : t->lr_model;
+        float lw = lr_warmup_cosine(tr->step, warm, t->steps, (float)lm, (float)lm / 10);
         adamw_step(&tr->opt_w, tr->params.mem, tr->grads.mem, lw);
     }
     tr->step++;
@@ -405,9 +458,15 @@ static int train_loop(Trainer *tr, Err *e) {
     evaluate(tr, BATCH_TRAIN_EVAL, &tl, &tg);
     if (!isfinite(hl) || !isfinite(tl) || k_first_nonfinite(tr->routers, tr->opt.n) < tr->opt.n)
         return err_set(e, "the trained routers give a non-finite loss (held-out %g, training %g); nothing written", hl, tl);
+    char safe[4 * 1024 + 1]; /* the paths as typed: escaped for the terminal */
+    if (t->scratch) {
+        if (save_model(tr, e)) return -1;
+        printf("%s: trained from scratch, %ld steps: held-out ce %.5f (perplexity %.3f), training ce %.5f\n",
+               textout_term(t->out, safe, sizeof safe), tr->step, hl, exp(hl), tl);
+        return 0;
+    }
     if (t->all && save_model(tr, e)) return -1;
     if (save_routers(tr, hl, hg, tl, e)) return -1;
-    char safe[4 * 1024 + 1]; /* the paths as typed: escaped for the terminal */
     printf("%s: window %d, lambda %g: held-out global share %.2f%%, %s %.5f\n", textout_term(t->out, safe, sizeof safe),
            t->o.attn.window, t->lambda, 100 * hg, t->objective, hl);
     if (t->all) printf("%s: the fine-tuned model (use these routers with it)\n", textout_term(t->out_model, safe, sizeof safe));
@@ -448,11 +507,110 @@ static int run_train(TrainOpts *t, Err *e) {
                         t->o.seed, e))
         goto out;
     tr.n_train = tr.data.n - tr.n_held;
+    tr.n_eval = tr.n_held < t->eval_seqs ? tr.n_held : (int)t->eval_seqs;
     if (t->resume && load_checkpoint(&tr, t->resume, e)) goto out;
     rc = train_loop(&tr, e);
 out:
     trainer_free(&tr);
     app_unload(&L);
+    return rc;
+}
+
+/* The words of --vocab-file, one a line (a trailing CR dropped, blank
+ * lines skipped), pointing into *text; NULL-terminated. */
+static const char **read_words(const char *path, char **text, int *n, Err *e) {
+    size_t size = 0;
+    if (!(*text = file_read_all(path, "vocabulary file", "a text file", 1 << 20, &size, e))) return NULL;
+    const char **w = calloc(size / 2 + 2, sizeof *w);
+    if (!w) { err_set(e, "out of memory"); return NULL; }
+    *n = 0;
+    for (char *p = *text, *end = *text + size; p < end;) {
+        char *nl = memchr(p, '\n', (size_t)(end - p)), *stop = nl ? nl : end;
+        if (stop > p && stop[-1] == '\r') stop[-1] = 0;
+        *stop = 0;
+        if (*p) w[(*n)++] = p;
+        p = stop + 1;
+    }
+    if (*n == 0) { free(w); err_set(e, "%s: no words (one a line)", path); return NULL; }
+    return w;
+}
+
+/* The tokenizer of a model trained from scratch: --tokenizer, or one
+ * generated from --vocab-file (or the default words) written beside --out
+ * as tok<V>.bin, where run looks. The vocabulary size goes to *vocab. */
+static int scratch_tokenizer(TrainOpts *t, int want_vocab, Tokenizer *tok, char *path, size_t cap, int *vocab, Err *e) {
+    if (t->o.tokenizer) {
+        snprintf(path, cap, "%s", t->o.tokenizer);
+    } else {
+        char *text = NULL;
+        int n = 0;
+        const char **words = t->vocab_file ? read_words(t->vocab_file, &text, &n, e) : NULL;
+        if (t->vocab_file && !words) { free(text); return -1; }
+        const char *const *list = words ? words : train_vocab_default_words;
+        if (!words) while (list[n]) n++;
+        int size = want_vocab > 0 ? want_vocab : (train_vocab_count(list, n) + 63) / 64 * 64;
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%s", t->out);
+        char *slash = strrchr(dir, '/');
+        snprintf(path, cap, "%s/tok%d.bin", slash ? (*slash = 0, dir) : ".", size);
+        int rc = train_vocab_write(path, list, n, size, NULL, e);
+        free(words), free(text);
+        if (rc) return -1;
+    }
+    if (tok_load(tok, path, 0, e)) return -1;
+    *vocab = tok->vocab_size;
+    return 0;
+}
+
+/* --dims with a vocab of 0 taking the tokenizer's size, checked as bench
+ * checks it. */
+static int scratch_config(const TrainOpts *t, Config *c, int *want_vocab, int vocab, Err *e) {
+    int v[7];
+    char extra, dims[256];
+    if (sscanf(t->dims, "%d,%d,%d,%d,%d,%d,%d%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &extra) != 7)
+        return err_usage(e, "--dims: expected 7 comma-separated integers dim,hidden,layers,heads,kv_heads,vocab,seq_len");
+    if (want_vocab) { *want_vocab = v[5]; return 0; }
+    if (v[5] != 0 && v[5] != vocab)
+        return err_usage(e, "--dims: vocab %d, but the tokenizer has %d pieces (0 takes its size)", v[5], vocab);
+    snprintf(dims, sizeof dims, "%d,%d,%d,%d,%d,%d,%d", v[0], v[1], v[2], v[3], v[4], vocab, v[6]);
+    BenchOpts b = {.dims = dims};
+    return bench_shape_config(&b, c, e);
+}
+
+/* --from-scratch: a random model of --dims and its tokenizer, then the
+ * same loop as --train all with full attention and cross-entropy. */
+static int run_scratch(TrainOpts *t, Err *e) {
+    Model m;
+    Tokenizer tok;
+    Trainer tr;
+    Config c;
+    char tok_path[1100];
+    int want = 0, vocab = 0, rc = -1;
+    memset(&m, 0, sizeof m), memset(&tok, 0, sizeof tok), memset(&tr, 0, sizeof tr);
+    if (scratch_config(t, &c, &want, 0, e) || scratch_tokenizer(t, want, &tok, tok_path, sizeof tok_path, &vocab, e) ||
+        scratch_config(t, &c, NULL, vocab, e))
+        goto out;
+    if (!t->have_seq_len) t->seq_len = c.seq_len - 1;
+    if (t->seq_len + 1 > c.seq_len) {
+        err_usage(e, "--seq-len %ld needs %ld positions but --dims gives a context of %d", t->seq_len, t->seq_len + 1,
+                  c.seq_len);
+        goto out;
+    }
+    if (train_model_init(&m, &c, t->o.seed * 0x9E3779B97F4A7C15ull + 3, e) || trainer_init(&tr, &m, t, e)) goto out;
+    if (train_data_make(&tr.data, &tr.n_held, &m, &tok, t->data, 0, (int)t->seq_len + 1, t->o.seed, e)) goto out;
+    tr.n_train = tr.data.n - tr.n_held;
+    tr.n_eval = tr.n_held < t->eval_seqs ? tr.n_held : (int)t->eval_seqs;
+    if (t->resume && load_checkpoint(&tr, t->resume, e)) goto out;
+    char safe[4 * sizeof tok_path];
+    fprintf(stderr, "train: from scratch: %zu weights (dim %d, hidden %d, %d layers, %d heads, %d kv heads, vocab %d, "
+                    "context %d), tokenizer %s, %d training and %d held-out sequences of %ld tokens\n",
+            model_n_params(&c), c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, c.seq_len,
+            textout_term(tok_path, safe, sizeof safe), tr.n_train, tr.n_held, t->seq_len + 1);
+    rc = train_loop(&tr, e);
+out:
+    trainer_free(&tr);
+    tok_free(&tok);
+    model_free(&m);
     return rc;
 }
 
@@ -463,6 +621,6 @@ int cmd_train(int argc, char **argv) {
     int r = parse(argc, argv, &t, &e);
     if (r == 1) { train_help(); return 0; }
     if (r < 0) return args_fail(&e);
-    r = run_train(&t, &e);
+    r = t.scratch ? run_scratch(&t, &e) : run_train(&t, &e);
     return r < 0 ? args_fail(&e) : r == 1 ? 130 : 0;
 }

@@ -106,19 +106,38 @@ void rope_backward(float *dx, const float *cos_t, const float *sin_t, int B, int
     rope_rotate(dx, cos_t, sin_t, B, T, width, head_size, -1.0f);
 }
 
+/* SwiGLU in chunks of this many elements: the sigmoids' exponentials go
+ * through one vectorised call per chunk, on the stack. */
+enum { SWIGLU_CHUNK = 256 };
+
+/* e[i] = σ(h1[i]) for i < n ≤ SWIGLU_CHUNK. */
+static void sigmoid_chunk(float *e, const float *h1, size_t n) {
+    for (size_t i = 0; i < n; i++) e[i] = -h1[i];
+    train_exp_shift(e, (int)n, 0.0f);
+    for (size_t i = 0; i < n; i++) e[i] = 1.0f / (1.0f + e[i]);
+}
+
 void swiglu_forward(float *out, const float *h1, const float *h3, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        float v = h1[i];
-        out[i] = v * (1.0f / (1.0f + expf(-v))) * h3[i];
+    float sg[SWIGLU_CHUNK];
+    for (size_t i0 = 0; i0 < n; i0 += SWIGLU_CHUNK) {
+        size_t m = n - i0 < SWIGLU_CHUNK ? n - i0 : SWIGLU_CHUNK;
+        sigmoid_chunk(sg, h1 + i0, m);
+        for (size_t i = 0; i < m; i++) out[i0 + i] = h1[i0 + i] * sg[i] * h3[i0 + i];
     }
 }
 
 /* silu(v) = v·σ(v), silu'(v) = σ(v)·(1 + v·(1 − σ(v))). */
 void swiglu_backward(float *dh1, float *dh3, const float *dout, const float *h1, const float *h3, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        float v = h1[i], sg = 1.0f / (1.0f + expf(-v));
-        if (dh1) dh1[i] += dout[i] * h3[i] * sg * (1.0f + v * (1.0f - sg));
-        if (dh3) dh3[i] += dout[i] * v * sg;
+    float sg[SWIGLU_CHUNK];
+    for (size_t i0 = 0; i0 < n; i0 += SWIGLU_CHUNK) {
+        size_t m = n - i0 < SWIGLU_CHUNK ? n - i0 : SWIGLU_CHUNK;
+        sigmoid_chunk(sg, h1 + i0, m);
+        for (size_t k = 0; k < m; k++) {
+            size_t i = i0 + k;
+            float v = h1[i], g = sg[k];
+            if (dh1) dh1[i] += dout[i] * h3[i] * g * (1.0f + v * (1.0f - g));
+            if (dh3) dh3[i] += dout[i] * v * g;
+        }
     }
 }
 
@@ -161,13 +180,17 @@ void train_router_backward(float *dxn, float *dwr, const float *dr, const float 
     }
 }
 
-/* Softmax of one row in double; returns log Σ exp(logits) (for the losses). */
+/* Softmax of one row (float exponentials, summed in double); returns
+ * log Σ exp(logits) (for the losses). */
 static double softmax_row(float *probs, const float *logits, int V) {
     float m = logits[0];
     for (int i = 1; i < V; i++) if (logits[i] > m) m = logits[i];
+    memcpy(probs, logits, (size_t)V * sizeof(float));
+    train_exp_shift(probs, V, m);
     double z = 0;
-    for (int i = 0; i < V; i++) z += exp((double)logits[i] - m);
-    for (int i = 0; i < V; i++) probs[i] = (float)(exp((double)logits[i] - m) / z);
+    for (int i = 0; i < V; i++) z += probs[i];
+    float inv = (float)(1.0 / z);
+    for (int i = 0; i < V; i++) probs[i] *= inv;
     return m + log(z);
 }
 

@@ -14,7 +14,9 @@
  * it is given (callers zero them first), and a NULL d* buffer is skipped —
  * that is how the base-model weight gradients are left out when only the
  * routers train. The two RoPE functions are the exception: they work in
- * place. Single-threaded (BLAS may thread the matmuls).
+ * place. The primitives run on the calling thread; the whole-model pass
+ * splits its products and attention over TrainState's pool, with OpenBLAS
+ * single-threaded inside each task (engine/pool.h says why).
  *
  * AHA attention computes both branches for every (b, t, head) and selects
  * one with the hard gate g. Its backward follows the straight-through
@@ -29,6 +31,7 @@
 
 #include "err.h"
 #include "model.h"
+#include "pool.h"
 
 /* ---- layer primitives ---------------------------------------------------- */
 
@@ -60,7 +63,7 @@ void rope_forward(float *x, const float *cos_t, const float *sin_t, int B, int T
  * transpose rotation). */
 void rope_backward(float *dx, const float *cos_t, const float *sin_t, int B, int T, int width, int head_size);
 
-/* out[n] = silu(h1[n]) · h3[n] (SwiGLU, the inference kernel's arithmetic). */
+/* out[n] = silu(h1[n]) · h3[n] (SwiGLU; the sigmoid by train_exp_shift). */
 void swiglu_forward(float *out, const float *h1, const float *h3, size_t n);
 /* dh1 += dout · h3 · silu'(h1); dh3 += dout · silu(h1). */
 void swiglu_backward(float *dh1, float *dh3, const float *dout, const float *h1, const float *h3, size_t n);
@@ -83,6 +86,7 @@ typedef struct {
     int B, T;
     int n_heads, n_kv_heads, head_size;
     int window, sinks;
+    Pool *pool;  /* splits the (sequence, KV head) pairs; NULL runs them here */
 } AttnDims;
 
 /* Inputs and saved outputs of AHA attention; D = n_heads·head_size,
@@ -96,8 +100,16 @@ typedef struct {
     float *lse_all, *lse_here; /* [N][n_heads] log-sum-exp of each branch's scores */
 } AttnActs;
 
+/* Floats of scratch attention_forward and attention_backward need: two
+ * query blocks' scores against T keys per thread of d->pool. */
+size_t attention_scratch_floats(const AttnDims *d);
+
+/* x[i] = exp(x[i] − m) for i < n in float (relative error below 2e-7;
+ * arguments below −87 give 0), vectorised: softmax rows, SwiGLU. */
+void train_exp_shift(float *x, int n, float m);
+
 /* Causal attention, both branches for every (b, t, head), the executed one
- * chosen by gate. scratch: T floats. */
+ * chosen by gate; scratch holds attention_scratch_floats(d). */
 void attention_forward(const AttnDims *d, const AttnActs *a, float *scratch);
 /* STE backward: the executed branch's softmax gets dout (into dq, dk, dv);
  * dgate[N][n_heads] += ⟨dout, o_all − o_here⟩, which is ∂L/∂r. */
@@ -168,13 +180,15 @@ typedef struct {
     /* gradient buffers, reused across layers */
     float *branch;          /* [N][dim] a block's output before its residual add (forward scratch) */
     float *dres, *dxn, *dbranch, *dq, *dk, *dv, *dh1, *dh3, *dhs, *dgate, *dlogits;
-    float *scratch;         /* [T] */
+    float *scratch;         /* [attention_scratch_floats] */
+    Pool *pool;             /* the threads of products and attention (AHASCOPE_THREADS, else every CPU) */
     float *mem;             /* one block holding the floats above */
     /* results of the last forward */
     double loss, task_loss, mean_r, global_share;
 } TrainState;
 
-/* Allocate the activations of B sequences of T positions (T ≤ seq_len).
+/* Allocate the activations of B sequences of T positions (T ≤ seq_len)
+ * and start the pool (OpenBLAS then runs single-threaded in this process).
  * Returns 0 on success. */
 int train_init(TrainState *s, const Config *c, int B, int T, Err *e);
 

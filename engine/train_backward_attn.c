@@ -1,137 +1,264 @@
 /* train_backward_attn.c — AHA attention for training: both branches
  * forward, the executed one backward, and the straight-through router
- * gradient.
+ * gradient, tiled over query blocks so every product is an sgemm.
  *
  * A branch is the key set [0, ns) ∪ [lo, t]: the global branch is ns = 0,
  * lo = 0 (every key ≤ t), the local one the sinks and window of
- * attn_local_set — the very set the inference kernel reads. Only the
- * log-sum-exp of each branch is saved; the backward recomputes the scores,
- * which costs one more q·k pass but no [T][T] buffers per head.
+ * attn_local_set — the very set the inference kernel reads. For a block of
+ * ATTN_TILE queries of one head the scores against every key up to the
+ * block's end are one product (S = Q·Kᵀ/√d); each row is then turned into
+ * probabilities of its branch with zeros outside it (and above the
+ * diagonal), and the outputs are one more product (O = P·V). Zeros cost a
+ * little arithmetic in the diagonal block but buy BLAS speed for the rest.
+ * Only the log-sum-exp of each branch is saved; the backward recomputes
+ * the scores, one more product but no [T][T] buffers per head.
+ *
+ * Work is split by (sequence, KV head): a task owns the dk, dv rows of its
+ * KV head and the dq rows of its query heads, so no two tasks write the
+ * same float and the result does not depend on the thread count.
  */
+#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
 #include "attn.h"
+#include "pool.h"
 #include "train_backward.h"
 
-/* Rows of query head h (or KV head kvh) of sequence b, position t. */
-typedef struct {
-    const float *q;     /* [head_size] */
-    const float *k, *v; /* position 0 of the sequence; key j at k + j·kv_stride */
-    int kv_stride, hs;
-    float scale;        /* 1/√head_size */
-} HeadView;
+enum { ATTN_TILE = 64 }; /* query rows per block */
 
-static HeadView head_view(const AttnDims *d, const AttnActs *a, int b, int h, int t) {
+size_t attention_scratch_floats(const AttnDims *d) {
+    int tasks = pool_threads(d->pool);
+    return (size_t)tasks * 2 * ATTN_TILE * d->T;
+}
+
+/* x[i] = exp(x[i] − m) for i < n, in float: n = round((x−m)·log2 e) by
+ * the 1.5·2²³ rounding trick, the remainder r in ±ln2/2 by a two-part
+ * ln 2, e^r by its Taylor series to r⁶ (relative error below 2e-7), times
+ * 2ⁿ built in the exponent bits. One branch-free loop the compiler
+ * vectorises; arguments below −87 give 0. */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void exp_shift(float *x, int n, float m) {
+    const float magic = 12582912.0f; /* 1.5·2²³: adding it rounds to an integer */
+    for (int i = 0; i < n; i++) {
+        float v = x[i] - m;
+        float c = v < -87.0f ? -87.0f : v;
+        c = c > 88.0f ? 88.0f : c;
+        float kr = c * 1.44269504f + magic;
+        float k = kr - magic;
+        float r = c - k * 0.693145752f - k * 1.42860677e-6f;
+        float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.66666672e-1f + r * (4.16666679e-2f +
+                                                     r * (8.33333377e-3f + r * 1.38888892e-3f)))));
+        union { float f; uint32_t u; } s = {.f = kr};
+        s.u = (s.u - 0x4B400000u + 127u) << 23; /* kr's low mantissa bits hold k (NaN in: NaN out, through p) */
+        x[i] = v < -87.0f ? 0.0f : p * s.f;
+    }
+}
+
+/* The clones' dispatcher is called from this file only: clang resolves
+ * target_clones per translation unit, so other files call this instead. */
+void train_exp_shift(float *x, int n, float m) { exp_shift(x, n, m); }
+
+/* One head of one sequence: where its queries, keys and values start and
+ * the strides between positions. */
+typedef struct {
+    const float *q, *k, *v;  /* position 0 of the sequence, this head's columns */
+    int D, KV, hs;           /* row strides of q and k/v; head size */
+    float scale;             /* 1/√head_size */
+} HeadMats;
+
+static HeadMats head_mats(const AttnDims *d, const AttnActs *a, int b, int h) {
     int D = d->n_heads * d->head_size, KV = d->n_kv_heads * d->head_size;
     int kvh = h / (d->n_heads / d->n_kv_heads);
     size_t row0 = (size_t)b * d->T;
-    return (HeadView){.q = a->q + (row0 + t) * D + (size_t)h * d->head_size,
-                      .k = a->k + row0 * KV + (size_t)kvh * d->head_size,
-                      .v = a->v + row0 * KV + (size_t)kvh * d->head_size,
-                      .kv_stride = KV, .hs = d->head_size, .scale = 1.0f / sqrtf((float)d->head_size)};
+    return (HeadMats){a->q + row0 * D + (size_t)h * d->head_size, a->k + row0 * KV + (size_t)kvh * d->head_size,
+                      a->v + row0 * KV + (size_t)kvh * d->head_size, D, KV, d->head_size,
+                      1.0f / sqrtf((float)d->head_size)};
 }
 
-static float dot(const float *x, const float *y, int n) {
-    float s = 0;
-    for (int i = 0; i < n; i++) s += x[i] * y[i];
-    return s;
+/* S[rows][ld] = scale · Q[t0 .. t0+rows) · K[0 .. keys)ᵀ. */
+static void tile_scores(const HeadMats *m, int t0, int rows, int keys, float *S, int ld) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, keys, m->hs, m->scale, m->q + (size_t)t0 * m->D, m->D,
+                m->k, m->KV, 0.0f, S, ld);
 }
 
-/* s[j] = q·k_j/√d for j in [0, t]. */
-static void head_scores(const HeadView *hv, int t, float *s) {
-    for (int j = 0; j <= t; j++) s[j] = hv->scale * dot(hv->q, hv->k + (size_t)j * hv->kv_stride, hv->hs);
+/* Max and sum of x[0 .. n) in sixteen lanes: independent chains the
+ * compiler can vectorise without reordering a single accumulator. */
+enum { LANES = 16 };
+
+static float span_max(const float *x, int n, float m) {
+    float acc[LANES];
+    for (int k = 0; k < LANES; k++) acc[k] = m;
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int k = 0; k < LANES; k++) acc[k] = x[i + k] > acc[k] ? x[i + k] : acc[k];
+    for (; i < n; i++) m = x[i] > m ? x[i] : m;
+    for (int k = 0; k < LANES; k++) m = acc[k] > m ? acc[k] : m;
+    return m;
 }
 
-static int in_branch(int j, int ns, int lo) { return j < ns || j >= lo; }
-
-/* o = Σ softmax(s)_j v_j over the branch; returns its log-sum-exp. */
-static float branch_forward(const HeadView *hv, const float *s, int t, int ns, int lo, float *o) {
-    float m = -INFINITY;
-    for (int j = 0; j <= t; j++)
-        if (in_branch(j, ns, lo) && s[j] > m) m = s[j];
+static double span_sum(const float *x, int n) {
+    float acc[LANES] = {0};
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int k = 0; k < LANES; k++) acc[k] += x[i + k];
     double z = 0;
-    memset(o, 0, (size_t)hv->hs * sizeof(float));
-    for (int j = 0; j <= t; j++) {
-        if (!in_branch(j, ns, lo)) continue;
-        float e = expf(s[j] - m);
-        z += e;
-        const float *vj = hv->v + (size_t)j * hv->kv_stride;
-        for (int i = 0; i < hv->hs; i++) o[i] += e * vj[i];
+    for (; i < n; i++) z += x[i];
+    for (int k = 0; k < LANES; k++) z += acc[k];
+    return z;
+}
+
+/* Row p[from .. keys) := the branch [0, ns) ∪ [lo, t] of the scores s as
+ * probabilities exp(s − lse), zeros elsewhere (from ≤ lo, and from = 0
+ * when there are sinks: what is left of from is not written). With lse NAN
+ * it is computed (the forward) and returned; else the saved one is used
+ * (the backward). */
+static float branch_probs(float *p, const float *s, int keys, int t, int ns, int lo, int from, float lse) {
+    if (p != s) {
+        memcpy(p, s, (size_t)ns * sizeof(float));
+        memcpy(p + lo, s + lo, (size_t)(t + 1 - lo) * sizeof(float));
     }
-    for (int i = 0; i < hv->hs; i++) o[i] = (float)(o[i] / z);
+    float m = isnan(lse) ? span_max(p + lo, t + 1 - lo, span_max(p, ns, -INFINITY)) : lse;
+    int z0 = ns > from ? ns : from;
+    memset(p + z0, 0, (size_t)(lo - z0) * sizeof(float));
+    memset(p + t + 1, 0, (size_t)(keys - t - 1) * sizeof(float));
+    train_exp_shift(p, ns, m);
+    train_exp_shift(p + lo, t + 1 - lo, m);
+    if (!isnan(lse)) return lse;
+    double z = span_sum(p, ns) + span_sum(p + lo, t + 1 - lo);
+    float inv = (float)(1.0 / z);
+    for (int j = 0; j < ns; j++) p[j] *= inv;
+    for (int j = lo; j <= t; j++) p[j] *= inv;
     return (float)(m + log(z));
 }
 
-void attention_forward(const AttnDims *d, const AttnActs *a, float *scratch) {
-    int D = d->n_heads * d->head_size, H = d->n_heads, hs = d->head_size;
-    for (int b = 0; b < d->B; b++)
-        for (int t = 0; t < d->T; t++) {
-            size_t n = (size_t)b * d->T + t;
-            int ns, lo;
+/* The work of one task: sequence b, KV head kvh (all its query heads). */
+typedef struct {
+    const AttnDims *d;
+    const AttnActs *a;
+    const float *dout;
+    float *dq, *dk, *dv, *dgate, *scratch;
+    int tasks;
+} AttnJob;
+
+/* Forward of query head h of sequence b: both branches' outputs and
+ * log-sum-exps, and the executed one copied to out. */
+static void head_forward(const AttnJob *j, int b, int h, float *S, float *P) {
+    const AttnDims *d = j->d;
+    const AttnActs *a = j->a;
+    HeadMats m = head_mats(d, a, b, h);
+    int T = d->T, H = d->n_heads, hs = d->head_size;
+    int one_branch = d->window >= T; /* every window holds the whole prefix: local is global */
+    for (int t0 = 0; t0 < T; t0 += ATTN_TILE) {
+        int rows = T - t0 < ATTN_TILE ? T - t0 : ATTN_TILE, keys = t0 + rows, ns0, lo_min;
+        /* the local branch reads no key before the block's first window start (none with sinks) */
+        attn_local_set(t0, d->window, d->sinks, &ns0, &lo_min);
+        if (ns0 > 0) lo_min = 0;
+        tile_scores(&m, t0, rows, keys, S, keys);
+        for (int i = 0; i < rows; i++) {
+            int t = t0 + i, ns, lo;
+            size_t n = (size_t)b * T + t;
             attn_local_set(t, d->window, d->sinks, &ns, &lo);
-            for (int h = 0; h < H; h++) {
-                HeadView hv = head_view(d, a, b, h, t);
-                size_t off = n * D + (size_t)h * hs;
-                head_scores(&hv, t, scratch);
-                a->lse_all[n * H + h] = branch_forward(&hv, scratch, t, 0, 0, a->o_all + off);
-                a->lse_here[n * H + h] = branch_forward(&hv, scratch, t, ns, lo, a->o_here + off);
-                const float *src = a->gate[n * H + h] ? a->o_all : a->o_here;
-                memcpy(a->out + off, src + off, (size_t)hs * sizeof(float));
-            }
+            float *srow = S + (size_t)i * keys;
+            if (!one_branch)
+                a->lse_here[n * H + h] = branch_probs(P + (size_t)i * keys, srow, keys, t, ns, lo, lo_min, NAN);
+            a->lse_all[n * H + h] = branch_probs(srow, srow, keys, t, 0, 0, 0, NAN);
+            if (one_branch) a->lse_here[n * H + h] = a->lse_all[n * H + h];
         }
+        size_t off = ((size_t)b * T + t0) * m.D + (size_t)h * hs;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, keys, 1.0f, S, keys, m.v, m.KV, 0.0f,
+                    a->o_all + off, m.D);
+        if (!one_branch)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, keys - lo_min, 1.0f, P + lo_min, keys,
+                        m.v + (size_t)lo_min * m.KV, m.KV, 0.0f, a->o_here + off, m.D);
+        for (int i = 0; i < rows; i++) {
+            size_t n = (size_t)b * T + t0 + i, o = n * m.D + (size_t)h * hs;
+            if (one_branch) memcpy(a->o_here + o, a->o_all + o, (size_t)hs * sizeof(float));
+            memcpy(a->out + o, (a->gate[n * H + h] ? a->o_all : a->o_here) + o, (size_t)hs * sizeof(float));
+        }
+    }
 }
 
-/* Softmax attention backward over one branch, probabilities recomputed
- * from the scores s and the saved log-sum-exp:
- *   dv_j += p_j·do,  ds_j = p_j·(do·v_j − do·o),  dq += ds_j·k_j/√d,  dk_j += ds_j·q/√d. */
-static void branch_backward(const HeadView *hv, const float *s, int t, int ns, int lo, float lse, const float *o,
-                            const float *dout, float *dq, float *dk, float *dv) {
-    float d_o = dot(dout, o, hv->hs);
-    for (int j = 0; j <= t; j++) {
-        if (!in_branch(j, ns, lo)) continue;
-        const float *kj = hv->k + (size_t)j * hv->kv_stride, *vj = hv->v + (size_t)j * hv->kv_stride;
-        float p = expf(s[j] - lse);
-        float ds = p * (dot(dout, vj, hv->hs) - d_o) * hv->scale;
-        if (dv) {
-            float *dvj = dv + (size_t)j * hv->kv_stride;
-            for (int i = 0; i < hv->hs; i++) dvj[i] += p * dout[i];
+/* Softmax attention backward of the executed branch of each row, from
+ * probabilities recomputed with the saved log-sum-exp:
+ *   dV += Pᵀ·dO,  dP = dO·Vᵀ,  dS = P∘(dP − rowsum(dO∘O))/√d,  dQ += dS·K,  dK += dSᵀ·Q,
+ * and the STE router gradient dgate += ⟨dO, o_all − o_here⟩. */
+static void head_backward(const AttnJob *j, int b, int h, float *P, float *dP) {
+    const AttnDims *d = j->d;
+    const AttnActs *a = j->a;
+    HeadMats m = head_mats(d, a, b, h);
+    int T = d->T, H = d->n_heads, hs = d->head_size, kvh = h / (H / d->n_kv_heads);
+    size_t kv0 = (size_t)b * T * m.KV + (size_t)kvh * hs;
+    for (int t0 = 0; t0 < T; t0 += ATTN_TILE) {
+        int rows = T - t0 < ATTN_TILE ? T - t0 : ATTN_TILE, keys = t0 + rows;
+        size_t off = ((size_t)b * T + t0) * m.D + (size_t)h * hs;
+        const float *dO = j->dout + off;
+        tile_scores(&m, t0, rows, keys, P, keys);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, keys, hs, 1.0f, dO, m.D, m.v, m.KV, 0.0f, dP,
+                    keys);
+        for (int i = 0; i < rows; i++) {
+            int t = t0 + i, ns = 0, lo = 0;
+            size_t n = (size_t)b * T + t, o = n * m.D + (size_t)h * hs;
+            const float *g = j->dout + o;
+            if (j->dgate) { /* STE: o = g̃·o_all + (1−g̃)·o_here, so ∂L/∂g̃ = ⟨dO, o_all − o_here⟩ */
+                float sum = 0;
+                for (int k = 0; k < hs; k++) sum += g[k] * (a->o_all[o + k] - a->o_here[o + k]);
+                j->dgate[n * H + h] += sum;
+            }
+            int global = a->gate[n * H + h];
+            if (!global) attn_local_set(t, d->window, d->sinks, &ns, &lo);
+            float *p = P + (size_t)i * keys, *dp = dP + (size_t)i * keys;
+            branch_probs(p, p, keys, t, ns, lo, 0, global ? a->lse_all[n * H + h] : a->lse_here[n * H + h]);
+            const float *oe = (global ? a->o_all : a->o_here) + o;
+            float d_o = 0;
+            for (int k = 0; k < hs; k++) d_o += g[k] * oe[k];
+            for (int k = 0; k < keys; k++) dp[k] = p[k] * (dp[k] - d_o) * m.scale; /* dS, zero outside the branch */
         }
-        if (dk) {
-            float *dkj = dk + (size_t)j * hv->kv_stride;
-            for (int i = 0; i < hv->hs; i++) dkj[i] += ds * hv->q[i];
-        }
-        if (dq)
-            for (int i = 0; i < hv->hs; i++) dq[i] += ds * kj[i];
+        if (j->dv)
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, keys, hs, rows, 1.0f, P, keys, dO, m.D, 1.0f,
+                        j->dv + kv0, m.KV);
+        if (j->dq)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, keys, 1.0f, dP, keys, m.k, m.KV, 1.0f,
+                        j->dq + off, m.D);
+        if (j->dk)
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, keys, hs, rows, 1.0f, dP, keys,
+                        m.q + (size_t)t0 * m.D, m.D, 1.0f, j->dk + kv0, m.KV);
     }
+}
+
+/* Task `task` takes the (sequence, KV head) pairs task, task + tasks, …. */
+static void attn_task(void *ctx, int task, int n_tasks, int backward) {
+    const AttnJob *j = ctx;
+    const AttnDims *d = j->d;
+    (void)n_tasks;
+    int group = d->n_heads / d->n_kv_heads, pairs = d->B * d->n_kv_heads;
+    float *S = j->scratch + (size_t)task * 2 * ATTN_TILE * d->T, *P = S + (size_t)ATTN_TILE * d->T;
+    for (int pair = task; pair < pairs; pair += j->tasks) {
+        int b = pair / d->n_kv_heads, kvh = pair % d->n_kv_heads;
+        for (int h = kvh * group; h < (kvh + 1) * group; h++) {
+            if (backward) head_backward(j, b, h, S, P);
+            else head_forward(j, b, h, S, P);
+        }
+    }
+}
+
+static void forward_task(void *ctx, int task, int n_tasks) { attn_task(ctx, task, n_tasks, 0); }
+static void backward_task(void *ctx, int task, int n_tasks) { attn_task(ctx, task, n_tasks, 1); }
+
+static int job_tasks(const AttnDims *d) {
+    int threads = pool_threads(d->pool), pairs = d->B * d->n_kv_heads;
+    return threads < pairs ? threads : pairs;
+}
+
+void attention_forward(const AttnDims *d, const AttnActs *a, float *scratch) {
+    AttnJob j = {.d = d, .a = a, .scratch = scratch, .tasks = job_tasks(d)};
+    if (d->pool) pool_run(d->pool, forward_task, &j, j.tasks);
+    else forward_task(&j, 0, 1);
 }
 
 void attention_backward(const AttnDims *d, const AttnActs *a, const float *dout, float *dq, float *dk, float *dv,
                         float *dgate, float *scratch) {
-    int D = d->n_heads * d->head_size, KV = d->n_kv_heads * d->head_size, H = d->n_heads, hs = d->head_size;
-    for (int b = 0; b < d->B; b++)
-        for (int t = 0; t < d->T; t++) {
-            size_t n = (size_t)b * d->T + t, row0 = (size_t)b * d->T;
-            int ns, lo;
-            attn_local_set(t, d->window, d->sinks, &ns, &lo);
-            for (int h = 0; h < H; h++) {
-                size_t off = n * D + (size_t)h * hs;
-                const float *g = dout + off;
-                /* STE: o = g̃·o_all + (1−g̃)·o_here, so ∂L/∂g̃ = ⟨g, o_all − o_here⟩ */
-                if (dgate) {
-                    float sum = 0;
-                    for (int i = 0; i < hs; i++) sum += g[i] * (a->o_all[off + i] - a->o_here[off + i]);
-                    dgate[n * H + h] += sum;
-                }
-                HeadView hv = head_view(d, a, b, h, t);
-                size_t kvoff = row0 * KV + (size_t)(h / (H / d->n_kv_heads)) * hs;
-                float *dqh = dq ? dq + off : NULL, *dkh = dk ? dk + kvoff : NULL, *dvh = dv ? dv + kvoff : NULL;
-                head_scores(&hv, t, scratch);
-                if (a->gate[n * H + h])
-                    branch_backward(&hv, scratch, t, 0, 0, a->lse_all[n * H + h], a->o_all + off, g, dqh, dkh, dvh);
-                else
-                    branch_backward(&hv, scratch, t, ns, lo, a->lse_here[n * H + h], a->o_here + off, g, dqh, dkh,
-                                    dvh);
-            }
-        }
+    AttnJob j = {.d = d, .a = a, .dout = dout, .dq = dq, .dk = dk, .dv = dv, .dgate = dgate, .scratch = scratch,
+                 .tasks = job_tasks(d)};
+    if (d->pool) pool_run(d->pool, backward_task, &j, j.tasks);
+    else backward_task(&j, 0, 1);
 }

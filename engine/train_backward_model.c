@@ -3,8 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "kernels.h"
 #include "train_backward.h"
+
+void openblas_set_num_threads(int n); /* OpenBLAS extension, not in cblas.h everywhere */
 
 /* ---- allocation: every float buffer carved from one block ---- */
 
@@ -43,8 +47,12 @@ int train_init(TrainState *s, const Config *c, int B, int T, Err *e) {
         {&s->xnf, N * d}, {&s->rstdf, N}, {&s->logits, N * V}, {&s->probs, N * V},
         {&s->branch, N * d}, {&s->dres, N * d}, {&s->dxn, N * d}, {&s->dbranch, N * d}, {&s->dq, N * d},
         {&s->dk, N * kv}, {&s->dv, N * kv}, {&s->dh1, N * hid}, {&s->dh3, N * hid}, {&s->dhs, N * hid}, {&s->dgate, N * H},
-        {&s->dlogits, N * V}, {&s->scratch, (size_t)T},
+        {&s->dlogits, N * V}, {&s->scratch, 0},
     };
+    openblas_set_num_threads(1);
+    s->pool = pool_new(pool_default_threads());
+    AttnDims ad = {.B = B, .T = T, .n_kv_heads = c->n_kv_heads, .pool = s->pool};
+    list[sizeof list / sizeof list[0] - 1].n = attention_scratch_floats(&ad);
     s->mem = carve_all(list, (int)(sizeof list / sizeof list[0]));
     s->gate = calloc(L * N * H, 1);
     s->inputs = calloc(N, sizeof(int));
@@ -58,6 +66,7 @@ int train_init(TrainState *s, const Config *c, int B, int T, Err *e) {
 }
 
 void train_free(TrainState *s) {
+    pool_free(s->pool);
     free(s->mem);
     free(s->gate);
     free(s->inputs);
@@ -124,6 +133,69 @@ int weights_check_finite(const Weights *w, const Config *c, Err *e) {
 }
 
 
+/* ---- the products, split over the pool ---- */
+
+/* One product of the pass: out = in·wᵀ (forward), or din += dout·w and
+ * dw += doutᵀ·in (backward); a task takes a slice of rows of the output
+ * it writes, so the slices never overlap. */
+typedef struct {
+    float *out, *din, *dw;
+    const float *in, *w, *dout;
+    int N, n_in, n_out;
+} MatJob;
+
+/* [*r0, *r1): task's share of n rows, in blocks of 16 (whole cache lines). */
+static void slice(int n, int task, int tasks, int *r0, int *r1) {
+    int blocks = (n + 15) / 16;
+    *r0 = (int)((long)blocks * task / tasks) * 16;
+    *r1 = (int)((long)blocks * (task + 1) / tasks) * 16;
+    if (*r1 > n) *r1 = n;
+    if (*r0 > n) *r0 = n;
+}
+
+static void matmul_fwd_task(void *ctx, int task, int n_tasks) {
+    const MatJob *j = ctx;
+    int r0, r1;
+    slice(j->N, task, n_tasks, &r0, &r1);
+    if (r1 > r0) train_matmul_forward(j->out + (size_t)r0 * j->n_out, j->in + (size_t)r0 * j->n_in, j->w, r1 - r0, j->n_in, j->n_out);
+}
+
+static void matmul_bwd_task(void *ctx, int task, int n_tasks) {
+    const MatJob *j = ctx;
+    int r0, r1;
+    if (j->din) {
+        slice(j->N, task, n_tasks, &r0, &r1);
+        if (r1 > r0)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, j->n_in, j->n_out, 1.0f,
+                        j->dout + (size_t)r0 * j->n_out, j->n_out, j->w, j->n_in, 1.0f, j->din + (size_t)r0 * j->n_in,
+                        j->n_in);
+    }
+    if (j->dw) {
+        slice(j->n_out, task, n_tasks, &r0, &r1);
+        if (r1 > r0)
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1 - r0, j->n_in, j->N, 1.0f, j->dout + r0, j->n_out,
+                        j->in, j->n_in, 1.0f, j->dw + (size_t)r0 * j->n_in, j->n_in);
+    }
+}
+
+static void run(Pool *pool, pool_fn fn, void *ctx) {
+    if (pool) pool_run(pool, fn, ctx, pool_threads(pool));
+    else fn(ctx, 0, 1);
+}
+
+/* train_matmul_forward over the pool. */
+static void matmul_forward(const TrainState *s, float *out, const float *in, const float *w, int N, int n_in, int n_out) {
+    MatJob j = {.out = out, .in = in, .w = w, .N = N, .n_in = n_in, .n_out = n_out};
+    run(s->pool, matmul_fwd_task, &j);
+}
+
+/* train_matmul_backward over the pool. */
+static void matmul_backward(const TrainState *s, float *din, float *dw, const float *dout, const float *in,
+                            const float *w, int N, int n_in, int n_out) {
+    MatJob j = {.din = din, .dw = dw, .dout = dout, .in = in, .w = w, .N = N, .n_in = n_in, .n_out = n_out};
+    run(s->pool, matmul_bwd_task, &j);
+}
+
 /* ---- forward ---- */
 
 /* Per-layer slices of the activations (X + l·N·width). */
@@ -148,7 +220,7 @@ static LayerActs layer_acts(const TrainState *s, int l) {
 static AttnDims attn_dims(const TrainState *s) {
     const Config *c = &s->c;
     return (AttnDims){.B = s->B, .T = s->T, .n_heads = c->n_heads, .n_kv_heads = c->n_kv_heads,
-                      .head_size = c->head_size, .window = s->tc.window, .sinks = s->tc.sinks};
+                      .head_size = c->head_size, .window = s->tc.window, .sinks = s->tc.sinks, .pool = s->pool};
 }
 
 static AttnActs attn_acts(const LayerActs *a) {
@@ -172,27 +244,27 @@ double train_forward(TrainState *s, const Weights *w, const float *routers, cons
     for (int l = 0; l < c->n_layers; l++) {
         LayerActs a = layer_acts(s, l);
         rmsnorm_forward(a.xn1, a.rstd1, a.res, w->rms_att + (size_t)l * d, N, d);   /* xn1     [N][d] */
-        train_matmul_forward(a.q, a.xn1, w->wq + l * dd, N, d, d);                  /* q       [N][d] */
-        train_matmul_forward(a.k, a.xn1, w->wk + l * dkv, N, d, kv);                /* k, v    [N][kv] */
-        train_matmul_forward(a.v, a.xn1, w->wv + l * dkv, N, d, kv);
+        matmul_forward(s, a.q, a.xn1, w->wq + l * dd, N, d, d);                  /* q       [N][d] */
+        matmul_forward(s, a.k, a.xn1, w->wk + l * dkv, N, d, kv);                /* k, v    [N][kv] */
+        matmul_forward(s, a.v, a.xn1, w->wv + l * dkv, N, d, kv);
         global += train_router_forward(a.r, a.gate, a.xn1, routers + (size_t)l * H * d, /* r, g    [N][H] */
                                        tc->tau, N, d, H);
         rope_forward(a.q, s->rope_cos, s->rope_sin, s->B, s->T, d, c->head_size);
         rope_forward(a.k, s->rope_cos, s->rope_sin, s->B, s->T, kv, c->head_size);
         AttnActs aa = attn_acts(&a);
         attention_forward(&ad, &aa, s->scratch);                                    /* att     [N][d] */
-        train_matmul_forward(s->branch, a.att, w->wo + l * dd, N, d, d);            /* att·Woᵀ [N][d] */
+        matmul_forward(s, s->branch, a.att, w->wo + l * dd, N, d, d);            /* att·Woᵀ [N][d] */
         residual_forward(a.res_mid, a.res, s->branch, (size_t)N * d);             /* res_mid [N][d] */
         rmsnorm_forward(a.xn2, a.rstd2, a.res_mid, w->rms_ffn + (size_t)l * d, N, d);
-        train_matmul_forward(a.h1, a.xn2, w->w1 + l * dh, N, d, hid);               /* h1, h3  [N][hid] */
-        train_matmul_forward(a.h3, a.xn2, w->w3 + l * dh, N, d, hid);
+        matmul_forward(s, a.h1, a.xn2, w->w1 + l * dh, N, d, hid);               /* h1, h3  [N][hid] */
+        matmul_forward(s, a.h3, a.xn2, w->w3 + l * dh, N, d, hid);
         swiglu_forward(a.hs, a.h1, a.h3, (size_t)N * hid);                          /* hs      [N][hid] */
-        train_matmul_forward(s->branch, a.hs, w->w2 + l * dh, N, hid, d);
+        matmul_forward(s, s->branch, a.hs, w->w2 + l * dh, N, hid, d);
         residual_forward(a.res_next, a.res_mid, s->branch, (size_t)N * d);        /* res[l+1] */
     }
     float *res_final = s->res + (size_t)c->n_layers * N * d;
     rmsnorm_forward(s->xnf, s->rstdf, res_final, w->rms_final, N, d);              /* xnf     [N][d] */
-    train_matmul_forward(s->logits, s->xnf, w->wcls, N, d, V);                      /* logits  [N][V] */
+    matmul_forward(s, s->logits, s->xnf, w->wcls, N, d, V);                      /* logits  [N][V] */
     s->task_loss = tc->objective == TRAIN_KL ? kl_forward(s->probs, s->logits, target_probs, N, V)
                                              : crossentropy_forward(s->probs, s->logits, targets, N, V);
 
@@ -224,7 +296,7 @@ void train_backward(TrainState *s, const Weights *w, const float *routers, float
     if (s->tc.objective == TRAIN_KL) kl_backward(s->dlogits, s->probs, s->target_probs, N, V, 1.0f / N);
     else crossentropy_backward(s->dlogits, s->probs, s->targets, N, V, 1.0f / N);
     memset(s->dxn, 0, Nd * sizeof(float));
-    train_matmul_backward(s->dxn, GW(wcls, 0), s->dlogits, s->xnf, w->wcls, N, d, V);
+    matmul_backward(s, s->dxn, GW(wcls, 0), s->dlogits, s->xnf, w->wcls, N, d, V);
     memset(s->dres, 0, Nd * sizeof(float));                                         /* dres = ∂L/∂res[L] */
     rmsnorm_backward(s->dres, GW(rms_final, 0), s->dxn, s->res + (size_t)c->n_layers * Nd, s->rstdf,
                      w->rms_final, N, d);
@@ -233,19 +305,19 @@ void train_backward(TrainState *s, const Weights *w, const float *routers, float
         LayerActs a = layer_acts(s, l);
         /* res[l+1] = res_mid + hs·W2ᵀ: dres flows to both summands unchanged */
         memset(s->dhs, 0, Nh * sizeof(float));
-        train_matmul_backward(s->dhs, GW(w2, l * dh), s->dres, a.hs, w->w2 + l * dh, N, hid, d);
+        matmul_backward(s, s->dhs, GW(w2, l * dh), s->dres, a.hs, w->w2 + l * dh, N, hid, d);
         memset(s->dh1, 0, Nh * sizeof(float));
         memset(s->dh3, 0, Nh * sizeof(float));
         swiglu_backward(s->dh1, s->dh3, s->dhs, a.h1, a.h3, Nh);
         memset(s->dxn, 0, Nd * sizeof(float));
-        train_matmul_backward(s->dxn, GW(w1, l * dh), s->dh1, a.xn2, w->w1 + l * dh, N, d, hid);
-        train_matmul_backward(s->dxn, GW(w3, l * dh), s->dh3, a.xn2, w->w3 + l * dh, N, d, hid);
+        matmul_backward(s, s->dxn, GW(w1, l * dh), s->dh1, a.xn2, w->w1 + l * dh, N, d, hid);
+        matmul_backward(s, s->dxn, GW(w3, l * dh), s->dh3, a.xn2, w->w3 + l * dh, N, d, hid);
         rmsnorm_backward(s->dres, GW(rms_ffn, (size_t)l * d), s->dxn, a.res_mid, a.rstd2,
                          w->rms_ffn + (size_t)l * d, N, d);                          /* dres = ∂L/∂res_mid */
 
         /* res_mid = res + att·Woᵀ */
         memset(s->dbranch, 0, Nd * sizeof(float));
-        train_matmul_backward(s->dbranch, GW(wo, l * dd), s->dres, a.att, w->wo + l * dd, N, d, d);
+        matmul_backward(s, s->dbranch, GW(wo, l * dd), s->dres, a.att, w->wo + l * dd, N, d, d);
         memset(s->dq, 0, Nd * sizeof(float));
         memset(s->dk, 0, Nkv * sizeof(float));
         memset(s->dv, 0, Nkv * sizeof(float));
@@ -257,9 +329,9 @@ void train_backward(TrainState *s, const Weights *w, const float *routers, float
                               N, d, H);
         rope_backward(s->dq, s->rope_cos, s->rope_sin, s->B, s->T, d, c->head_size);
         rope_backward(s->dk, s->rope_cos, s->rope_sin, s->B, s->T, kv, c->head_size);
-        train_matmul_backward(s->dxn, GW(wq, l * dd), s->dq, a.xn1, w->wq + l * dd, N, d, d);
-        train_matmul_backward(s->dxn, GW(wk, l * dkv), s->dk, a.xn1, w->wk + l * dkv, N, d, kv);
-        train_matmul_backward(s->dxn, GW(wv, l * dkv), s->dv, a.xn1, w->wv + l * dkv, N, d, kv);
+        matmul_backward(s, s->dxn, GW(wq, l * dd), s->dq, a.xn1, w->wq + l * dd, N, d, d);
+        matmul_backward(s, s->dxn, GW(wk, l * dkv), s->dk, a.xn1, w->wk + l * dkv, N, d, kv);
+        matmul_backward(s, s->dxn, GW(wv, l * dkv), s->dv, a.xn1, w->wv + l * dkv, N, d, kv);
         rmsnorm_backward(s->dres, GW(rms_att, (size_t)l * d), s->dxn, a.res, a.rstd1,
                          w->rms_att + (size_t)l * d, N, d);                          /* dres = ∂L/∂res[l] */
     }

@@ -12,6 +12,7 @@
 #include "engine/aha.h"
 #include "engine/cost.h"
 #include "engine/err.h"
+#include "engine/gemm_half.h"
 #include "engine/model.h"
 #include "engine/pool.h"
 #include "engine/routers.h"
@@ -43,6 +44,8 @@ typedef struct {
     int gemm;                /* --gemm: time a layer's prefill products alone on every path */
     int long_mode;           /* --long: a long recorded run's bytes per decision and read times */
     int long_tokens;         /* --long-tokens N: its prompt's length (default 4096) */
+    int train;               /* --train: a training step's tokens/s and share of the f32 FMA peak */
+    int train_batch, train_seq; /* --batch B (default 4), --seq-len T (default the context - 1) */
 } BenchOpts;
 
 /* ---- helpers (bench_util.c) ---- */
@@ -125,6 +128,10 @@ int bench_stream_init(BenchStream *s);
  * decode see the same machine (it is shared and noisy). */
 double bench_stream_pass(Pool *pool, BenchStream *s);
 
+/* GFLOP/s of path's multiply instruction alone on every thread of pool
+ * (NULL: this one): the peak a measured rate is set against. */
+double bench_peak_gflops(Pool *pool, GemmPath path);
+
 /* n pseudo-random token ids below vocab from *seed, the first one 1 (BOS). */
 void bench_random_tokens(int *ids, int n, int vocab, uint64_t *seed);
 
@@ -187,6 +194,14 @@ int bench_record(const Model *m, const BenchOpts *b, Err *e);
  * path the machine runs, against each path's instruction peak measured in
  * the same run. Prints its figures. */
 int bench_gemm(const Config *c, const BenchOpts *b, Err *e);
+
+/* --train (bench_train.c): training steps of B × T tokens on m, timed as
+ * `train` runs them: random --dims/--shape models as --from-scratch does
+ * (full attention, cross-entropy, every weight), a --model as --train all
+ * does (the full-attention teacher, the routed student, every weight and
+ * the routers); the median tok/s over b->runs, the FLOP rate, and its
+ * share of the f32 FMA peak measured after each run. Prints its figures. */
+int bench_train(const Model *m, const BenchOpts *b, Err *e);
 
 /* --long (bench_long.c): a --long-tokens prompt of random ids recorded
  * as the TUI records (--profile, attention top-k, and a child run under

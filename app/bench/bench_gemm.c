@@ -31,7 +31,6 @@ typedef struct {
 } GemmShape;
 
 #define N_SHAPES 7
-#define PEAK_REPS 8000000L /* × 16 instructions a thread: 25-60 ms at 2 a cycle */
 
 static void layer_shapes(const Config *c, GemmShape s[N_SHAPES]) {
     GemmShape v[N_SHAPES] = {{"q", c->q_dim, c->dim},          {"k", c->kv_dim, c->dim},
@@ -39,29 +38,6 @@ static void layer_shapes(const Config *c, GemmShape s[N_SHAPES]) {
                              {"gate", c->hidden_dim, c->dim},  {"up", c->hidden_dim, c->dim},
                              {"down", c->dim, c->hidden_dim}};
     memcpy(s, v, sizeof v);
-}
-
-typedef struct {
-    GemmPath path;
-    double flops;
-} PeakTask;
-
-static void peak_task(void *ctx, int task, int n_tasks) {
-    (void)n_tasks;
-    PeakTask *p = ctx;
-    p[task].flops = gemm_half_peak_flops(p[task].path, PEAK_REPS);
-}
-
-/* GFLOP/s of path's instruction on all of the pool's threads. */
-static double peak_gflops(Pool *pool, GemmPath path) {
-    PeakTask t[64];
-    int n = pool_threads(pool) < 64 ? pool_threads(pool) : 64;
-    for (int i = 0; i < n; i++) t[i] = (PeakTask){path, 0};
-    double t0 = clock_now();
-    pool_run(pool, peak_task, t, n);
-    double dt = clock_now() - t0, flops = 0;
-    for (int i = 0; i < n; i++) flops += t[i].flops;
-    return flops / dt / 1e9;
 }
 
 typedef struct {
@@ -111,7 +87,7 @@ static void time_path(RunState *s, PathTimes *p, int r, const GemmShape *sh, uin
         flops += f, secs += dt;
     }
     p->layer[r] = flops / secs / 1e9;
-    p->peak[r] = peak_gflops(s->pool, p->path);
+    p->peak[r] = bench_peak_gflops(s->pool, p->path);
     p->frac[r] = p->layer[r] / p->peak[r];
 }
 

@@ -11,6 +11,7 @@
 #include "app/bench/bench.h"
 #include "app/setup.h"
 #include "engine/forward.h"
+#include "engine/gemm_half.h"
 #include "engine/matvec.h"
 #include "engine/mem.h"
 
@@ -181,4 +182,29 @@ int bench_open_model(BenchOpts *b, Model *m, Routers *rt, size_t *resident, Err 
         app_router_meta(rt, b->have_tau, &b->attn, warn, sizeof warn);
     }
     return 0;
+}
+
+#define PEAK_REPS 8000000L /* × 16 instructions a thread: 25-60 ms at 2 a cycle */
+
+typedef struct {
+    GemmPath path;
+    double flops;
+} PeakTask;
+
+static void peak_task(void *ctx, int task, int n_tasks) {
+    (void)n_tasks;
+    PeakTask *p = ctx;
+    p[task].flops = gemm_half_peak_flops(p[task].path, PEAK_REPS);
+}
+
+double bench_peak_gflops(Pool *pool, GemmPath path) {
+    PeakTask t[64];
+    int n = pool_threads(pool) < 64 ? pool_threads(pool) : 64;
+    for (int i = 0; i < n; i++) t[i] = (PeakTask){path, 0};
+    double t0 = clock_now();
+    if (pool) pool_run(pool, peak_task, t, n);
+    else peak_task(t, 0, 1);
+    double dt = clock_now() - t0, flops = 0;
+    for (int i = 0; i < n; i++) flops += t[i].flops;
+    return flops / dt / 1e9;
 }
