@@ -15,6 +15,7 @@ typedef struct {
     ArgsShard shard;     /* --shard I/N: this process's sequences (0/1: all) */
     const char *from_db; /* --from-db DB: re-summarise DB's evaluations instead of running any */
     double share;        /* eval --share: the aha τ is chosen to give this global share, or NAN */
+    const char *tasks;   /* eval --tasks FILE: score task items by exact match (app/eval_tasks.h) */
 } EvalOpts;
 
 /* --shard and --from-db, the flags eval and sweep share for evaluations
