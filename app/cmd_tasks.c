@@ -36,10 +36,9 @@ static void tasks_help(void) {
 
 typedef struct {
     RunOpts o;
-    const char *out;
+    const char *out, *task;
     TaskKind kind;
     long context, n, seed;
-    int have_kind;
 } TasksOpts;
 
 /* Flags of tasks. Returns 1 on --help, 0 parsed, -1 error. */
@@ -51,21 +50,20 @@ static int parse(int argc, char **argv, TasksOpts *x, Err *e) {
         const char *f = argv[a.i++];
         if (args_is_help(f)) return 1;
         const char **str = !strcmp(f, "--model") ? &x->o.model : !strcmp(f, "--tokenizer") ? &x->o.tokenizer
-                         : !strcmp(f, "--out") ? &x->out : NULL;
+                         : !strcmp(f, "--out") ? &x->out : !strcmp(f, "--task") ? &x->task : NULL;
         long *num = !strcmp(f, "--context") ? &x->context : !strcmp(f, "--n") ? &x->n
                   : !strcmp(f, "--seed") ? &x->seed : NULL;
         const char *v;
-        if (!str && !num && strcmp(f, "--task")) return args_unknown(f, e);
+        if (!str && !num) return args_unknown(f, e);
         if (!(v = args_value(&a, e))) return -1;
         if (str) *str = v;
         else if (num == &x->seed) { if (args_int(f, v, 0, 0x7fffffffffffffffL, num, e)) return -1; }
-        else if (num) { if (args_int(f, v, num == &x->context ? 2 : 1, 1 << 20, num, e)) return -1; }
-        else if (task_parse(f, v, &x->kind, e)) return -1;
-        else x->have_kind = 1;
+        else if (args_int(f, v, 1, 1 << 20, num, e)) return -1;
     }
-    const char *missing = !x->have_kind ? "--task " TASK_LIST : !x->context ? "--context N" : !x->n ? "--n K"
+    const char *missing = !x->task ? "--task " TASK_LIST : !x->context ? "--context N" : !x->n ? "--n K"
                         : !x->out ? "--out FILE" : NULL;
-    return missing ? err_usage(e, "%s is required", missing) : 0;
+    if (missing) return err_usage(e, "%s is required", missing);
+    return task_parse("--task", x->task, &x->kind, e); /* after the missing flags, which say more */
 }
 
 static int run_tasks(TasksOpts *x, Err *e) {

@@ -118,7 +118,8 @@ static void sorted_depths(StatsRng *r, double *d, int n) {
 static void plan_passkey(StatsRng *r, Plan *p, int local) {
     int v = fresh_value(r, NULL, 0);
     p->intro = "A pass key is hidden in the text below. Find it and remember it.";
-    snprintf(p->stmt[0], sizeof p->stmt[0], "The pass key is %d. Remember it.", v);
+    /* the control keeps its statement short: the window must reach past it */
+    snprintf(p->stmt[0], sizeof p->stmt[0], local ? "The pass key is %d." : "The pass key is %d. Remember it.", v);
     snprintf(p->answer, sizeof p->answer, "%d", v);
     snprintf(p->question, sizeof p->question, "What is the pass key? The pass key is");
     p->n_stmt = 1, p->needle[0] = 1;
