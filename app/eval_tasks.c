@@ -122,15 +122,19 @@ static void print_json_row(int first, const char *name, const char *knob, const 
         if (isfinite(v[i])) printf(", \"%s\": %.17g", k[i], v[i]);
         else printf(", \"%s\": null", k[i]);
     }
+    if (r && r->calibrated_on) {
+        printf(", \"calibrated_on\": ");
+        textout_json_print(stdout, r->calibrated_on);
+    }
     printf(", \"mcnemar_b\": %ld, \"mcnemar_c\": %ld, \"n_items\": %d}", t->mcnemar_b, t->mcnemar_c, t->n_items);
 }
 
-static void print_text_row(const char *name, const char *knob, const EvalRow *r, const EvalTaskScore *t) {
+static void print_text_row(const char *name, const char *knob, int wk, const EvalRow *r, const EvalTaskScore *t) {
     char nm[64], kn[4 * 48 + 1];
-    printf("%-13s %-22s %8.2f%% [%6.2f%%, %6.2f%%] %5ld %5ld %9.4g %7.2f%% %7.2f%% %10.5f\n",
-           textout_term(name, nm, sizeof nm), textout_term(knob, kn, sizeof kn), 100 * t->accuracy, 100 * t->ci_low,
-           100 * t->ci_high, t->mcnemar_b, t->mcnemar_c, t->mcnemar_p, 100 * (r ? r->ev.global_share : 1),
-           100 * (r ? r->ev.kv_read_frac : 1), r ? r->ev.kl_mean : 0.0);
+    printf("%-13s %-*s %8.2f%% [%6.2f%%, %6.2f%%] %5ld %5ld %9.4g %7.2f%% %7.2f%% %10.5f\n",
+           textout_term(name, nm, sizeof nm), wk, textout_term(knob, kn, sizeof kn), 100 * t->accuracy,
+           100 * t->ci_low, 100 * t->ci_high, t->mcnemar_b, t->mcnemar_c, t->mcnemar_p,
+           100 * (r ? r->ev.global_share : 1), 100 * (r ? r->ev.kv_read_frac : 1), r ? r->ev.kl_mean : 0.0);
 }
 
 int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, int n, int threads, int json, Err *e) {
@@ -155,14 +159,21 @@ int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, i
         for (int i = 0; i < n; i++) print_json_row(0, rows[i].name, rows[i].knob, &rows[i], &t[1 + i]);
         printf("]\n");
     } else {
-        printf("%-13s %-22s %9s %18s %5s %5s %9s %8s %8s %10s\n", "predictor", "setting", "accuracy", "95% CI", "b",
-               "c", "McNemar p", "global", "KV/kvh", "KL(nats)");
-        print_text_row("full", "reference", NULL, &t[0]);
-        for (int i = 0; i < n; i++) print_text_row(rows[i].name, rows[i].knob, &rows[i], &t[1 + i]);
+        int wk = 14; /* the setting column fits the longest setting */
+        for (int i = 0; i < n; i++) wk = (int)strlen(rows[i].knob) > wk ? (int)strlen(rows[i].knob) : wk;
+        printf("%-13s %-*s %9s %18s %5s %5s %9s %8s %8s %10s\n", "predictor", wk, "setting", "accuracy", "95% CI",
+               "b", "c", "McNemar p", "global", "KV/kvh", "KL(nats)");
+        print_text_row("full", "reference", wk, NULL, &t[0]);
+        for (int i = 0; i < n; i++) print_text_row(rows[i].name, rows[i].knob, wk, &rows[i], &t[1 + i]);
         printf("accuracy: exact match of the greedy answer (%d items), its 95%% bootstrap interval over items\n"
                "(%d resamples); b: items only full attention got right, c: only the row; McNemar p: exact,\n"
                "two-sided; global, KV/kvh, KL: the teacher-forced pass over the prompts\n",
                s->n, STATS_BOOT_B);
+        char nm[64], on[4 * 1024 + 1];
+        for (int i = 0; i < n; i++)
+            if (rows[i].calibrated_on)
+                printf("note: %s was calibrated on %s, not on the items\n", textout_term(rows[i].name, nm, sizeof nm),
+                       textout_term(rows[i].calibrated_on, on, sizeof on));
     }
     rc = 0;
 out:
