@@ -183,7 +183,9 @@ static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *ca
     long *counts = calloc((size_t)cells * 2, sizeof *counts);
     uint8_t *heads = NULL;
     EvalRow *rows = calloc(DECIDE_COUNT + 2, sizeof *rows); /* aha, the θ predictors, random, static */
-    if (!counts || !rows) { err_set(e, "out of memory"); goto out; }
+    double *seq_kl = calloc((size_t)(DECIDE_COUNT + 2) * d->n, sizeof *seq_kl); /* each row's, for intervals */
+    if (!counts || !rows || !seq_kl) { err_set(e, "out of memory"); goto out; }
+    for (int i = 0; i < DECIDE_COUNT + 2; i++) rows[i].seq_kl = seq_kl + (size_t)i * d->n;
     EvalRow *r = &rows[n++];
     snprintf(r->name, sizeof r->name, "aha");
     snprintf(r->knob, sizeof r->knob, "tau=%.3g", x->o.attn.tau);
@@ -228,6 +230,7 @@ static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *ca
     snprintf(r->name, sizeof r->name, "static");
     snprintf(r->knob, sizeof r->knob, "%d/%d heads", k, cells);
     if (!heads || eval_row(L, d, x, st, info, r, matched, e)) goto out;
+    eval_rows_kl_intervals(rows, n, d->n);
     if (tasks) { /* the settings matched on the prompts, now judged by the answers */
         rc = eval_tasks_rows(L, tasks, rows, n, (int)x->threads, x->json, e);
         goto out;
@@ -236,7 +239,7 @@ static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *ca
     if (!x->json) printf("oracle labels: out_mass > theta = %.3g for every row\n", decide_prob(x->o.attn.theta_logit));
     rc = eval_plot_rows(rows, n, x, "predictors at the AHA routers' global share", e);
 out:
-    free(counts), free(heads), free(rows);
+    free(counts), free(heads), free(rows), free(seq_kl);
     return rc;
 }
 

@@ -122,6 +122,9 @@ static void print_json_row(int first, const char *name, const char *knob, const 
         if (isfinite(v[i])) printf(", \"%s\": %.17g", k[i], v[i]);
         else printf(", \"%s\": null", k[i]);
     }
+    if (r && r->has_ci)
+        printf(", \"kl_ci_low\": %.17g, \"kl_ci_high\": %.17g, \"kl_diff_ci_low\": %.17g, \"kl_diff_ci_high\": %.17g",
+               r->kl_ci[0], r->kl_ci[1], r->kl_diff_ci[0], r->kl_diff_ci[1]);
     if (r && r->calibrated_on) {
         printf(", \"calibrated_on\": ");
         textout_json_print(stdout, r->calibrated_on);

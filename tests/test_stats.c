@@ -3,6 +3,7 @@
  * in rational arithmetic), the bootstrap interval against NumPy's
  * percentiles over the very resampling indices stats_bootstrap_ci draws,
  * and the generator's range and spread. */
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,4 +123,40 @@ TEST(stats_quantile_and_generator) {
     StatsRng a = stats_rng(1), b = stats_rng(1), c2 = stats_rng(2);
     uint64_t x = stats_rng_next(&a);
     CHECK(x == stats_rng_next(&b) && x != stats_rng_next(&c2));
+}
+
+/* eval --match-budget's KL intervals over sequences: each row's mean KL
+ * (sequences of equal length, so the token mean is the mean of the
+ * sequence means) inside its interval, row 0's paired difference from
+ * itself exactly zero, and every row's difference of means inside its
+ * paired interval. */
+TEST(stats_eval_matched_kl_intervals) {
+    SKIP_UNLESS_SHARED();
+    int st;
+    char *out = test_runf(&st, "%s eval --routers random:5 --window 8 --match-budget aha --self 6 --seq-len 48 --threads 1 "
+                          "--json 2>/dev/null", test_bin());
+    CHECK_INT(st, 0);
+    cJSON *a = cJSON_Parse(out ? out : "");
+    CHECK_MSG(cJSON_IsArray(a) && cJSON_GetArraySize(a) >= 8, "%s", out);
+    double kl0 = NAN;
+    for (int i = 0; cJSON_IsArray(a) && i < cJSON_GetArraySize(a); i++) {
+        cJSON *r = cJSON_GetArrayItem(a, i);
+        cJSON *kl = cJSON_GetObjectItem(r, "kl"), *lo = cJSON_GetObjectItem(r, "kl_ci_low");
+        cJSON *hi = cJSON_GetObjectItem(r, "kl_ci_high"), *dlo = cJSON_GetObjectItem(r, "kl_diff_ci_low");
+        cJSON *dhi = cJSON_GetObjectItem(r, "kl_diff_ci_high");
+        CHECK_MSG(cJSON_IsNumber(kl) && cJSON_IsNumber(lo) && cJSON_IsNumber(hi) && cJSON_IsNumber(dlo) &&
+                      cJSON_IsNumber(dhi), "row %d lacks the KL intervals", i);
+        if (!cJSON_IsNumber(kl) || !cJSON_IsNumber(lo) || !cJSON_IsNumber(hi) || !cJSON_IsNumber(dlo) || !cJSON_IsNumber(dhi))
+            continue;
+        if (i == 0) kl0 = kl->valuedouble;
+        CHECK_MSG(lo->valuedouble <= kl->valuedouble + 1e-12 && kl->valuedouble <= hi->valuedouble + 1e-12,
+                  "row %d: kl %.6g outside [%.6g, %.6g]", i, kl->valuedouble, lo->valuedouble, hi->valuedouble);
+        double d = kl->valuedouble - kl0;
+        CHECK_MSG(dlo->valuedouble <= d + 1e-12 && d <= dhi->valuedouble + 1e-12, "row %d: difference %.6g outside "
+                  "[%.6g, %.6g]", i, d, dlo->valuedouble, dhi->valuedouble);
+        if (i == 0) CHECK(dlo->valuedouble == 0 && dhi->valuedouble == 0);
+        else CHECK(hi->valuedouble > lo->valuedouble);
+    }
+    cJSON_Delete(a);
+    free(out);
 }
