@@ -38,16 +38,17 @@ static const char *const pad_words[] = {"a", "I", "it", "so", "the", "sun", "tre
 #define N_PAD ((int)(sizeof pad_words / sizeof pad_words[0]))
 
 typedef struct {
+    char buf[sizeof filler_text]; /* the words point into this copy */
     const char *w[512];
     int n;
 } Words;
 
-static Words words_of_filler(void) {
-    static char buf[sizeof filler_text]; /* written once, identically, before any read: constant text */
-    Words f = {.n = 0};
-    memcpy(buf, filler_text, sizeof buf);
-    for (char *p = strtok(buf, " "); p && f.n < 512; p = strtok(NULL, " ")) f.w[f.n++] = p;
-    return f;
+/* Split the filler into f's words (f's own copy: no state outside it). */
+static void words_init(Words *f) {
+    char *save = NULL;
+    memcpy(f->buf, filler_text, sizeof f->buf);
+    f->n = 0;
+    for (char *p = strtok_r(f->buf, " ", &save); p && f->n < 512; p = strtok_r(NULL, " ", &save)) f->w[f->n++] = p;
 }
 
 /* One item's pieces before the filler is sized. */
@@ -299,7 +300,8 @@ int task_make(const Tokenizer *tok, TaskKind k, int context, uint64_t seed, int 
     else if (k == TASK_MULTIKEY) plan_multikey(&r, &p);
     else if (k == TASK_VT) plan_vt(&r, &p);
     else return err_set(e, "unknown task kind %d", (int)k);
-    Words f = words_of_filler();
+    Words f;
+    words_init(&f);
     int *ids = NULL, cap = 0, m = 0, pad = -1, rc = -1;
     size_t span[TASK_MAX_NEEDLES][2], q;
     if (size_filler(tok, k, &p, &f, context, &m, &pad, &ids, &cap, e)) goto out;

@@ -40,7 +40,7 @@ int task_parse(const char *flag, const char *s, TaskKind *k, Err *e);
 #define TASK_MAX_NEEDLES 8
 
 typedef struct {
-    TaskKind kind;
+    TaskKind kind;        /* TASK_COUNT for a line read from a file that did not name it */
     char *prompt;         /* the text the model reads (BOS not spelled) */
     char *answer;         /* what it must continue with, e.g. "48213" */
     int n_tokens;         /* ids the prompt encodes to, BOS included: the context */
