@@ -9,6 +9,7 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "app/eval_table.h"
+#include "app/eval_tasks.h"
 #include "app/run_info.h"
 #include "engine/files.h"
 #include "engine/pool.h"
@@ -18,6 +19,7 @@ static void eval_help(void) {
          "                     [--shard I/N] [--share S] [--match-budget aha] [--label TEXT] [--json] [--plot]\n"
          "                     [--svg FILE] [--threads N] [model flags] [policy flags]\n"
          "       ahascope eval --from-db DB [--json] [--plot] [--svg FILE] [model flags]\n"
+         "       ahascope eval --tasks FILE [--match-budget aha] [--json] [--threads N] [model flags] [policy flags]\n"
          "\n"
          "Teacher-forced over held-out sequences: perplexity, mean KL(full || policy) per token, global\n"
          "share, keys-read fraction, and each predictor's precision / recall / F1 against the oracle,\n"
@@ -44,6 +46,10 @@ static void eval_help(void) {
          "  --from-db DB    run nothing: re-summarise every evaluation recorded in DB (eval --db, sweep --db,\n"
          "                  merged shards combined into one row each) into this table; the model flags name\n"
          "                  the model they were run on (for the byte columns)\n"
+         "  --tasks FILE    score the items of `ahascope tasks` instead: each answered greedily under full\n"
+         "                  attention and under the policy (with --match-budget aha, every predictor at the\n"
+         "                  routers' global share on the prompts), exact match, accuracy with its 95%\n"
+         "                  bootstrap interval over items and McNemar's exact test against full attention\n"
          "  --json          print the rows as JSON\n"
          "  --plot / --svg FILE  global share against KL, one mark per setting, in the terminal / as SVG\n"
          "  --threads N     worker threads (default: all cores)\n"
@@ -69,6 +75,7 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
         if ((r = eval_opts_shard_flag(x, f, &a, e)) < 0) return -1;
         if (r > 0) continue;
         const char **str = !strcmp(f, "--data") ? &x->data : !strcmp(f, "--db") ? &x->db
+                         : !strcmp(f, "--tasks") ? &x->tasks
                          : !strcmp(f, "--match-budget") ? &x->match : !strcmp(f, "--label") ? &x->label : NULL;
         long *num = !strcmp(f, "--self") ? &x->self_n : !strcmp(f, "--seq-len") ? &x->seq_len
                   : !strcmp(f, "--max-seqs") ? &x->max_seqs : !strcmp(f, "--threads") ? &x->threads : NULL;
@@ -88,6 +95,9 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
     if (runopts_check(&x->o, e) || eval_opts_shard_check(x, e)) return -1;
     if (x->match && strcmp(x->match, "aha") != 0) return err_usage(e, "--match-budget takes 'aha' (the routers)");
     if (x->match && !x->o.routers) return err_usage(e, "--match-budget aha needs --routers FILE");
+    if (x->tasks && (x->data || x->db || x->from_db || x->shard.n > 1 || !isnan(x->share) || x->plot || x->svg))
+        return err_usage(e, "--tasks scores its own items: --data, --db, --from-db, --shard, --share, --plot and "
+                            "--svg do not apply");
     if (!isnan(x->share) && (x->shard.n > 1 || x->from_db)) /* each shard would choose its own τ */
         return err_usage(e, "--share chooses tau on the whole evaluated data: not with --shard or --from-db");
     return 0;
@@ -168,12 +178,14 @@ static int calibrate_counts(const AppLoaded *L, const EvalData *cal, const EvalO
 /* --match-budget aha: AHA first, then every predictor at its global share;
  * the static heads are ranked on cal, not on the evaluated d. */
 static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *cal, EvalOpts *x, Store *st,
-                       StoreRunInfo *info, Err *e) {
+                       StoreRunInfo *info, const TaskSet *tasks, Err *e) {
     int cells = L->model.c.n_layers * L->model.c.n_heads, rc = -1, n = 0, k = 0;
     long *counts = calloc((size_t)cells * 2, sizeof *counts);
     uint8_t *heads = NULL;
     EvalRow *rows = calloc(DECIDE_COUNT + 2, sizeof *rows); /* aha, the θ predictors, random, static */
-    if (!counts || !rows) { err_set(e, "out of memory"); goto out; }
+    double *seq_kl = calloc((size_t)(DECIDE_COUNT + 2) * d->n, sizeof *seq_kl); /* each row's, for intervals */
+    if (!counts || !rows || !seq_kl) { err_set(e, "out of memory"); goto out; }
+    for (int i = 0; i < DECIDE_COUNT + 2; i++) rows[i].seq_kl = seq_kl + (size_t)i * d->n;
     EvalRow *r = &rows[n++];
     snprintf(r->name, sizeof r->name, "aha");
     snprintf(r->knob, sizeof r->knob, "tau=%.3g", x->o.attn.tau);
@@ -218,11 +230,16 @@ static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *ca
     snprintf(r->name, sizeof r->name, "static");
     snprintf(r->knob, sizeof r->knob, "%d/%d heads", k, cells);
     if (!heads || eval_row(L, d, x, st, info, r, matched, e)) goto out;
+    eval_rows_kl_intervals(rows, n, d->n);
+    if (tasks) { /* the settings matched on the prompts, now judged by the answers */
+        rc = eval_tasks_rows(L, tasks, rows, n, (int)x->threads, x->json, e);
+        goto out;
+    }
     eval_print_rows(rows, n, x->json, 1);
     if (!x->json) printf("oracle labels: out_mass > theta = %.3g for every row\n", decide_prob(x->o.attn.theta_logit));
     rc = eval_plot_rows(rows, n, x, "predictors at the AHA routers' global share", e);
 out:
-    free(counts), free(heads), free(rows);
+    free(counts), free(heads), free(rows), free(seq_kl);
     return rc;
 }
 
@@ -254,7 +271,7 @@ static int run_eval(EvalOpts *x, Err *e) {
     if (x->match && eval_data_calibration(&cal, &d, &L.model, &L.tok, x->data, (int)x->self_n, len, x->o.seed, e))
         goto out;
     if (!isnan(x->share) && match_tau(&L, &d, x, e)) goto out;
-    if (x->match) rc = run_matched(&L, &d, &cal, x, st, &info, e);
+    if (x->match) rc = run_matched(&L, &d, &cal, x, st, &info, NULL, e);
     else {
         EvalRow row = {.a = x->o.attn};
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
@@ -268,6 +285,49 @@ out:
     if (store_close(st, rc ? NULL : e)) rc = -1;
     eval_data_free(&d);
     eval_data_free(&cal);
+    app_unload(&L);
+    return rc;
+}
+
+/* --tasks: the items' prompts are the data the policy (or every matched
+ * predictor) runs on teacher-forced, then each setting answers them. The
+ * static heads of --match-budget are ranked on sampled sequences, never on
+ * the items. */
+static int run_tasks(EvalOpts *x, Err *e) {
+    AppLoaded L;
+    TaskSet ts = {0};
+    EvalData d = {0}, cal = {0};
+    StoreRunInfo info;
+    int rc = -1;
+    if (app_load(&x->o, &L, 1, e) || tasks_read_jsonl(x->tasks, &ts, e)) goto out;
+    int len = (int)(x->seq_len < L.model.c.seq_len ? x->seq_len : L.model.c.seq_len);
+    if (x->o.attn.window > L.model.c.seq_len) {
+        err_set(e, "window %d is larger than the context (%d)", x->o.attn.window, L.model.c.seq_len);
+        goto out;
+    }
+    if (eval_tasks_data(&L.tok, &ts, x->tasks, &d, e)) goto out;
+    for (int i = 0; i < d.n; i++)
+        if (d.len[i] > L.model.c.seq_len) {
+            err_set(e, "%s: item %d's prompt is %d tokens, past the model's context (%d)", x->tasks, i + 1, d.len[i],
+                    L.model.c.seq_len);
+            goto out;
+        }
+    x->o.prompt = "";
+    if (app_run_info(&x->o, &L, &info, e)) goto out;
+    if (x->match) {
+        if (eval_data_calibration(&cal, &d, &L.model, &L.tok, NULL, (int)x->self_n, len, x->o.seed, e)) goto out;
+        rc = run_matched(&L, &d, &cal, x, NULL, &info, &ts, e);
+    } else {
+        EvalRow row = {.a = x->o.attn};
+        snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
+        snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
+        rc = eval_row(&L, &d, x, NULL, &info, &row, NULL, e) ? -1
+           : eval_tasks_rows(&L, &ts, &row, 1, (int)x->threads, x->json, e);
+    }
+out:
+    eval_data_free(&d);
+    eval_data_free(&cal);
+    tasks_free(&ts);
     app_unload(&L);
     return rc;
 }
@@ -288,6 +348,7 @@ int cmd_eval(int argc, char **argv) {
     memset(&x, 0, sizeof x);
     int r = parse(argc, argv, &x, &e);
     if (r == 1) { eval_help(); return 0; }
-    if (r < 0 || (x.from_db ? eval_from_db(&x, &e) : run_eval(&x, &e))) return args_fail(&e);
+    if (r < 0 || (x.from_db ? eval_from_db(&x, &e) : x.tasks ? run_tasks(&x, &e) : run_eval(&x, &e)))
+        return args_fail(&e);
     return 0;
 }

@@ -25,5 +25,6 @@ int cmd_train(int argc, char **argv);
 int cmd_fit(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
+int cmd_tasks(int argc, char **argv);
 
 #endif

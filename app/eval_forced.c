@@ -290,10 +290,11 @@ static int record_sequence(Store *st, const StoreRunInfo *info, int64_t eval_id,
 int eval_policy(const Model *m, const Tokenizer *tok, const AttnConfig *a, const EvalData *d, int threads, Store *st,
                 const StoreRunInfo *info, int64_t eval_id, int progress, EvalSums *out, Err *e) {
     long *heads = out->head_counts;
-    double ref = out->ref_theta_logit;
+    double ref = out->ref_theta_logit, *seq_kl = out->seq_kl;
     int ref_set = out->ref_set, share_only = out->share_only;
     memset(out, 0, sizeof *out);
     out->head_counts = heads, out->ref_theta_logit = ref, out->ref_set = ref_set, out->share_only = share_only;
+    out->seq_kl = seq_kl;
     eval_sums_name(out);
     int max_len = 1;
     for (int i = 0; i < d->n; i++) max_len = d->len[i] > max_len ? d->len[i] : max_len;
@@ -306,7 +307,10 @@ int eval_policy(const Model *m, const Tokenizer *tok, const AttnConfig *a, const
     char label[32];
     snprintf(label, sizeof label, "eval %-9s", aha_policy_name(a->policy));
     for (int i = 0; rc == 0 && i < d->n; i++) {
+        double kl0 = out->kl;
+        long n0 = out->n_tokens;
         eval_sequence(m, tok, &pa, &b, d->seq[i], d->len[i], out);
+        if (seq_kl) seq_kl[i] = out->n_tokens > n0 ? (out->kl - kl0) / (double)(out->n_tokens - n0) : 0;
         if (st) rc = record_sequence(st, info, eval_id, &b, d->len[i], e);
         if (progress) progress_count(label, i + 1, d->n, t0, tty);
     }

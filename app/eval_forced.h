@@ -87,6 +87,8 @@ typedef struct {
     StoreScore score[EVAL_N_PRED];
     EvalAuc auc[EVAL_N_PRED];    /* each predictor's ranking against the labels (not the executed gate) */
     long *head_counts;           /* optional, the caller's [n_layers*n_heads][2]: oracle global, known */
+    double *seq_kl;              /* optional, the caller's [d->n]: each sequence's mean KL per predicted
+                                  * token, what intervals over sequences resample (kept like head_counts) */
     int share_only;              /* only the global share is wanted (threshold search): skip the
                                   * full-attention pass and the profiling, about 3x less work */
     int ref_set;                 /* 1: label with ref_theta_logit, not the policy's θ. A matched */

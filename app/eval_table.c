@@ -9,6 +9,7 @@
 #include "app/eval_table.h"
 #include "app/run_info.h"
 #include "engine/cost.h"
+#include "engine/stats.h"
 #include "engine/textout.h"
 #include "views/plot.h"
 
@@ -65,7 +66,7 @@ int eval_row(const AppLoaded *L, const EvalData *d, const EvalOpts *x, Store *st
     ev->p = row->a.p, ev->n_seqs = d->n;
     int64_t id = 0;
     if (st && store_eval_begin(st, ev, &id, e)) return -1;
-    row->s.ref_theta_logit = x->o.attn.theta_logit, row->s.ref_set = 1;
+    row->s.ref_theta_logit = x->o.attn.theta_logit, row->s.ref_set = 1, row->s.seq_kl = row->seq_kl;
     snprintf(info->policy, sizeof info->policy, "%s", ev->policy);
     info->theta_logit = row->a.theta_logit, info->p = row->a.p, info->tau = row->a.tau, info->profile = 1;
     if (eval_policy(&L->model, L->have_tok ? &L->tok : NULL, &row->a, d, (int)x->threads, st, info, id, 1, &row->s, e))
@@ -74,6 +75,20 @@ int eval_row(const AppLoaded *L, const EvalData *d, const EvalOpts *x, Store *st
     row->weight_bytes = (double)model_decode_bytes(&L->model.c);
     row->kv_pos_bytes = (double)cost_kv_bytes(&L->model.c, 1);
     return st ? store_eval_end(st, id, ev, row->s.score, EVAL_N_PRED, e) : 0;
+}
+
+void eval_rows_kl_intervals(EvalRow *rows, int n, int n_seqs) {
+    double *diff = n_seqs > 0 ? malloc((size_t)n_seqs * sizeof *diff) : NULL;
+    for (int i = 0; diff && i < n; i++) {
+        if (!rows[i].seq_kl || !rows[0].seq_kl) continue;
+        rows[i].has_ci = 1;
+        stats_bootstrap_ci(rows[i].seq_kl, n_seqs, STATS_BOOT_B, STATS_BOOT_SEED, 0.05, &rows[i].kl_ci[0],
+                           &rows[i].kl_ci[1]);
+        for (int k = 0; k < n_seqs; k++) diff[k] = rows[i].seq_kl[k] - rows[0].seq_kl[k];
+        stats_bootstrap_ci(diff, n_seqs, STATS_BOOT_B, STATS_BOOT_SEED, 0.05, &rows[i].kl_diff_ci[0],
+                           &rows[i].kl_diff_ci[1]);
+    }
+    free(diff);
 }
 
 void eval_theta_knob(double l, char *buf, size_t cap) {
@@ -134,6 +149,10 @@ void eval_print_rows(const EvalRow *rows, int n, int json, int matched) {
             json_num("precision", prec), json_num("recall", rec), json_num("f1", f1);
             json_num("auc", eval_row_auc(&rows[i]));
             if (rows[i].calibrated_on) json_str("calibrated_on", rows[i].calibrated_on);
+            if (rows[i].has_ci) {
+                json_num("kl_ci_low", rows[i].kl_ci[0]), json_num("kl_ci_high", rows[i].kl_ci[1]);
+                json_num("kl_diff_ci_low", rows[i].kl_diff_ci[0]), json_num("kl_diff_ci_high", rows[i].kl_diff_ci[1]);
+            }
             printf(", \"n_tokens\": %ld}", v->n_tokens);
         }
         printf("]\n");
@@ -174,6 +193,17 @@ void eval_print_rows(const EvalRow *rows, int n, int json, int matched) {
             printf("note: %s was calibrated on %s, not on the evaluated %s\n",
                    textout_term(rows[i].name, name, sizeof name), textout_term(rows[i].calibrated_on, on, sizeof on),
                    textout_term(rows[i].ev.data, data, sizeof data));
+    for (int i = 0; i < n; i++)
+        if (rows[i].has_ci) {
+            if (i == 0 || !rows[i - 1].has_ci)
+                printf("KL, 95%% bootstrap over sequences (%d resamples); its difference from %s, paired by sequence:\n",
+                       STATS_BOOT_B, textout_term(rows[0].name, name, sizeof name));
+            printf("  %-13s [%.5f, %.5f]", textout_term(rows[i].name, name, sizeof name), rows[i].kl_ci[0],
+                   rows[i].kl_ci[1]);
+            if (i > 0) printf("  difference [%+.5f, %+.5f]%s", rows[i].kl_diff_ci[0], rows[i].kl_diff_ci[1],
+                              rows[i].kl_diff_ci[0] > 0 || rows[i].kl_diff_ci[1] < 0 ? " (excludes 0)" : "");
+            printf("\n");
+        }
     if (n > 0) printf("full attention perplexity on the same tokens: %.4f (%ld tokens)\n", rows[0].ev.perplexity_full,
                       rows[0].ev.n_tokens);
 }

@@ -29,6 +29,7 @@ static const Command COMMANDS[] = {
     {"fit", cmd_fit, "fit AHA routers to the oracle's labels, any model, no backward pass (logistic regression)"},
     {"eval", cmd_eval, "teacher-forced quality, global share and predictor scores of a policy; --match-budget"},
     {"sweep", cmd_sweep, "windows x policies x thresholds on the same data: Pareto front, window curve"},
+    {"tasks", cmd_tasks, "write long-context task items (passkey, multikey, vt, local) for eval --tasks"},
     {"calibrate", cmd_calibrate, "choose the static baseline's heads from recorded oracle rates"},
     {"info", cmd_info, "describe a model: architecture, dims, dtype, parameters, bytes, tokenizer, routers"},
     {"convert", cmd_convert, "write a llama2.c checkpoint as a Hugging Face llama folder"},

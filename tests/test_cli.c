@@ -415,6 +415,7 @@ TEST(cli_every_command_reports_errors_in_one_convention) {
         {"eval", "--model /nonexistent/m.bin"},
         {"sweep", "--model /nonexistent/m.bin --policy full --window 8"},
         {"calibrate", "--db /nonexistent/r.db --run 1 --budget 1 --out /nonexistent/h.txt"},
+        {"tasks", "--task passkey --context 100 --n 1 --model /nonexistent/m.bin --out /nonexistent/t.jsonl"},
         {"pull", NULL}, /* takes no file; test_pull.c holds its errors to one line */
         {"info", "--model /nonexistent/m.bin"},
         {"convert", "--to hf --model /nonexistent/m.bin --out /nonexistent/d"},

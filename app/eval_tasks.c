@@ -1,0 +1,185 @@
+/* eval_tasks.c — task items answered greedily and scored (eval_tasks.h). */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/eval_tasks.h"
+#include "app/progress.h"
+#include "app/run_info.h"
+#include "engine/session.h"
+#include "engine/stats.h"
+#include "engine/textout.h"
+
+int eval_tasks_match(const char *gen, size_t n, const char *answer) {
+    size_t i = 0, a = strlen(answer);
+    while (i < n && (gen[i] == ' ' || gen[i] == '\t')) i++;
+    if (n - i < a || memcmp(gen + i, answer, a)) return 0;
+    return i + a == n || !isalnum((unsigned char)gen[i + a]);
+}
+
+/* Ids the answer encodes to on its own (no BOS): A of the rule. */
+static int answer_ids(const Tokenizer *tok, const char *answer, int *buf, int cap, Err *e) {
+    int n = 0;
+    return tok_encode(tok, answer, strlen(answer), 0, 0, buf, cap, &n, e) ? -1 : n;
+}
+
+/* Item it answered greedily by s: 1 right, 0 wrong, -1 error. */
+static int answer_item(Session *s, const TaskItem *it, int *ids, int cap, Err *e) {
+    const Tokenizer *tok = s->tok;
+    int n = 0, seq = s->model->c.seq_len;
+    int a = answer_ids(tok, it->answer, ids, cap, e);
+    if (a < 0 || tok_encode(tok, it->prompt, strlen(it->prompt), 1, 0, ids, cap, &n, e)) return -1;
+    if (n + a + 1 > seq)
+        return err_set(e, "a %d-token prompt and its %d-token answer do not fit the model's context (%d)", n, a + 1,
+                       seq);
+    if (session_start_ids(s, ids, n, e)) return -1;
+    if (session_prefill(s, NULL) != n) return err_set(e, "the prefill stopped short");
+    while (s->n_ids - n < a + 1 && session_step(s, NULL)) {}
+    if (app_session_error(s, e)) return -1;
+    char gen[512];
+    size_t g = 0;
+    for (int i = n; i < s->n_ids && i < n + a + 1 && s->ids[i] != s->stop_id; i++) {
+        size_t l;
+        const char *piece = tok_decode(tok, s->ids[i - 1], s->ids[i], &l);
+        if (g + l < sizeof gen) memcpy(gen + g, piece, l), g += l;
+    }
+    return eval_tasks_match(gen, g, it->answer);
+}
+
+int eval_tasks_answer(const AppLoaded *L, const AttnConfig *a, const TaskSet *set, int threads, int progress,
+                      const char *name, unsigned char *right, Err *e) {
+    Session s;
+    int cap = 0, rc = 0;
+    for (int i = 0; i < set->n; i++) { /* the largest buffer any item's encoding needs */
+        int need = (int)(4 * strlen(set->item[i].prompt) + 4 * strlen(set->item[i].answer) + 16);
+        if (need > cap) cap = need;
+    }
+    int *ids = malloc((size_t)cap * sizeof *ids);
+    if (!ids) return err_set(e, "out of memory");
+    if (session_init(&s, &L->model, &L->tok, a, L->model.c.seq_len, 0.0f, 1.0f, 1, threads, e)) {
+        free(ids);
+        return -1;
+    }
+    double t0 = clock_now();
+    for (int i = 0; i < set->n && rc == 0; i++) {
+        int r = answer_item(&s, &set->item[i], ids, cap, e);
+        if (r < 0) {
+            char where[32];
+            snprintf(where, sizeof where, "item %d", i + 1);
+            rc = err_prefix(e, where);
+        } else right[i] = (unsigned char)r;
+        if (progress) progress_count(name, i + 1, set->n, t0, 0);
+    }
+    session_free(&s);
+    free(ids);
+    return rc;
+}
+
+EvalTaskScore eval_tasks_score(const unsigned char *right, const unsigned char *full, int n) {
+    EvalTaskScore r = {.n_items = n, .accuracy = NAN, .ci_low = NAN, .ci_high = NAN, .mcnemar_p = 1};
+    double *x = n > 0 ? malloc((size_t)n * sizeof *x) : NULL;
+    if (!x) return r;
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        x[i] = right[i], sum += right[i];
+        r.mcnemar_b += full[i] && !right[i];
+        r.mcnemar_c += !full[i] && right[i];
+    }
+    r.accuracy = sum / n;
+    stats_bootstrap_ci(x, n, STATS_BOOT_B, STATS_BOOT_SEED, 0.05, &r.ci_low, &r.ci_high);
+    r.mcnemar_p = stats_mcnemar_p(r.mcnemar_b, r.mcnemar_c);
+    free(x);
+    return r;
+}
+
+int eval_tasks_data(const Tokenizer *tok, const TaskSet *s, const char *file, EvalData *d, Err *e) {
+    memset(d, 0, sizeof *d);
+    snprintf(d->desc, sizeof d->desc, "tasks:%s", file);
+    if (!(d->seq = calloc((size_t)s->n, sizeof *d->seq)) || !(d->len = calloc((size_t)s->n, sizeof *d->len)))
+        return err_set(e, "out of memory");
+    for (int i = 0; i < s->n; i++, d->n++) {
+        size_t len = strlen(s->item[i].prompt);
+        int cap = (int)(4 * len + 8);
+        if (!(d->seq[i] = malloc((size_t)cap * sizeof(int)))) return err_set(e, "out of memory");
+        if (tok_encode(tok, s->item[i].prompt, len, 1, 0, d->seq[i], cap, &d->len[i], e)) return -1;
+    }
+    return 0;
+}
+
+/* One printed row: the setting's name and knob, its teacher-forced sums
+ * (NULL for the full-attention reference), its score. */
+static void print_json_row(int first, const char *name, const char *knob, const EvalRow *r, const EvalTaskScore *t) {
+    printf("%s{\"predictor\": ", first ? "" : ", ");
+    textout_json_print(stdout, name);
+    printf(", \"knob\": ");
+    textout_json_print(stdout, knob);
+    double v[] = {t->accuracy, t->ci_low, t->ci_high, t->mcnemar_p, r ? r->ev.global_share : 1,
+                  r ? r->ev.kv_read_frac : 1, r ? r->ev.kl_mean : 0};
+    const char *k[] = {"accuracy", "ci_low", "ci_high", "mcnemar_p", "global_share", "kv_read_frac", "kl"};
+    for (int i = 0; i < 7; i++) {
+        if (isfinite(v[i])) printf(", \"%s\": %.17g", k[i], v[i]);
+        else printf(", \"%s\": null", k[i]);
+    }
+    if (r && r->has_ci)
+        printf(", \"kl_ci_low\": %.17g, \"kl_ci_high\": %.17g, \"kl_diff_ci_low\": %.17g, \"kl_diff_ci_high\": %.17g",
+               r->kl_ci[0], r->kl_ci[1], r->kl_diff_ci[0], r->kl_diff_ci[1]);
+    if (r && r->calibrated_on) {
+        printf(", \"calibrated_on\": ");
+        textout_json_print(stdout, r->calibrated_on);
+    }
+    printf(", \"mcnemar_b\": %ld, \"mcnemar_c\": %ld, \"n_items\": %d}", t->mcnemar_b, t->mcnemar_c, t->n_items);
+}
+
+static void print_text_row(const char *name, const char *knob, int wk, const EvalRow *r, const EvalTaskScore *t) {
+    char nm[64], kn[4 * 48 + 1];
+    printf("%-13s %-*s %8.2f%% [%6.2f%%, %6.2f%%] %5ld %5ld %9.4g %7.2f%% %7.2f%% %10.5f\n",
+           textout_term(name, nm, sizeof nm), wk, textout_term(knob, kn, sizeof kn), 100 * t->accuracy,
+           100 * t->ci_low, 100 * t->ci_high, t->mcnemar_b, t->mcnemar_c, t->mcnemar_p,
+           100 * (r ? r->ev.global_share : 1), 100 * (r ? r->ev.kv_read_frac : 1), r ? r->ev.kl_mean : 0.0);
+}
+
+int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, int n, int threads, int json, Err *e) {
+    unsigned char *full = calloc((size_t)s->n, 1), *right = calloc((size_t)s->n, 1);
+    EvalTaskScore *t = calloc((size_t)n + 1, sizeof *t); /* t[0] full attention, t[1 + i] row i */
+    int rc = -1;
+    if (!full || !right || !t) { err_set(e, "out of memory"); goto out; }
+    AttnConfig fa = rows[0].a;
+    fa.policy = POLICY_FULL;
+    if (eval_tasks_answer(L, &fa, s, threads, 1, "answering (full)", full, e)) goto out;
+    t[0] = eval_tasks_score(full, full, s->n);
+    for (int i = 0; i < n; i++) { /* every row answered before anything is printed: no half a table */
+        char label[64];
+        snprintf(label, sizeof label, "answering (%s)", rows[i].name);
+        if (rows[i].a.policy == POLICY_FULL) memcpy(right, full, (size_t)s->n);
+        else if (eval_tasks_answer(L, &rows[i].a, s, threads, 1, label, right, e)) goto out;
+        t[1 + i] = eval_tasks_score(right, full, s->n);
+    }
+    if (json) {
+        printf("[");
+        print_json_row(1, "full", "reference", NULL, &t[0]);
+        for (int i = 0; i < n; i++) print_json_row(0, rows[i].name, rows[i].knob, &rows[i], &t[1 + i]);
+        printf("]\n");
+    } else {
+        int wk = 14; /* the setting column fits the longest setting */
+        for (int i = 0; i < n; i++) wk = (int)strlen(rows[i].knob) > wk ? (int)strlen(rows[i].knob) : wk;
+        printf("%-13s %-*s %9s %18s %5s %5s %9s %8s %8s %10s\n", "predictor", wk, "setting", "accuracy", "95% CI",
+               "b", "c", "McNemar p", "global", "KV/kvh", "KL(nats)");
+        print_text_row("full", "reference", wk, NULL, &t[0]);
+        for (int i = 0; i < n; i++) print_text_row(rows[i].name, rows[i].knob, wk, &rows[i], &t[1 + i]);
+        printf("accuracy: exact match of the greedy answer (%d items), its 95%% bootstrap interval over items\n"
+               "(%d resamples); b: items only full attention got right, c: only the row; McNemar p: exact,\n"
+               "two-sided; global, KV/kvh, KL: the teacher-forced pass over the prompts\n",
+               s->n, STATS_BOOT_B);
+        char nm[64], on[4 * 1024 + 1];
+        for (int i = 0; i < n; i++)
+            if (rows[i].calibrated_on)
+                printf("note: %s was calibrated on %s, not on the items\n", textout_term(rows[i].name, nm, sizeof nm),
+                       textout_term(rows[i].calibrated_on, on, sizeof on));
+    }
+    rc = 0;
+out:
+    free(full), free(right), free(t);
+    return rc;
+}

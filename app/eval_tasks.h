@@ -1,0 +1,58 @@
+/* eval_tasks.h — `eval --tasks`: every item of a task file answered
+ * greedily under a policy and under full attention, scored by exact
+ * match, and summarised with a bootstrap interval and a paired McNemar
+ * test against full attention (engine/stats.h).
+ *
+ * Exact match, precisely: after the prompt (encoded with BOS, as the
+ * generator counted it) the model generates greedily, up to A + 1 tokens
+ * where A is the number of ids the answer encodes to on its own (the one
+ * more lets a tokenizer spend a token on the separating space), stopping
+ * at its stop token. The item is right when that text, leading spaces
+ * dropped, begins with the answer and the character after it, if any was
+ * generated, is not a letter or digit ("48213." is right, "482130" not).
+ */
+#ifndef AHASCOPE_EVAL_TASKS_H
+#define AHASCOPE_EVAL_TASKS_H
+
+#include <stddef.h>
+
+#include "app/eval_table.h"
+#include "app/setup.h"
+#include "engine/tasks/tasks.h"
+
+/* 1 when the generated text gen[0..n) answers `answer` by the rule above. */
+int eval_tasks_match(const char *gen, size_t n, const char *answer);
+
+/* Per item right (1) or wrong (0) under a, into right[0..s->n); threads
+ * for the forward pass, progress a bar on stderr labelled with name.
+ * Errors: an item whose prompt and answer do not fit the model's context. */
+int eval_tasks_answer(const AppLoaded *L, const AttnConfig *a, const TaskSet *s, int threads, int progress,
+                      const char *name, unsigned char *right, Err *e);
+
+/* One row of the task table: a policy's accuracy over the items, its 95%
+ * bootstrap interval, and the discordant counts and exact p of McNemar
+ * against full attention (b: only full right, c: only the policy right). */
+typedef struct {
+    double accuracy, ci_low, ci_high;
+    long mcnemar_b, mcnemar_c;
+    double mcnemar_p;
+    int n_items;
+} EvalTaskScore;
+
+/* The row of right[] against full[] (both n items). */
+EvalTaskScore eval_tasks_score(const unsigned char *right, const unsigned char *full, int n);
+
+/* The items' prompts, encoded as the generator counted them, as the
+ * sequences eval's teacher-forced pass and budget matching run on; the
+ * desc is "tasks:FILE". */
+int eval_tasks_data(const Tokenizer *tok, const TaskSet *s, const char *file, EvalData *d, Err *e);
+
+/* Answer the items under full attention (the reference) and under each of
+ * rows[0..n) (already evaluated teacher-forced on the prompts, which gives
+ * their global share, KV reads and KL), then print the table, or with json
+ * the array: full attention's row first, then one per row named as its
+ * predictor, each with accuracy, ci_low, ci_high, mcnemar_b, mcnemar_c,
+ * mcnemar_p. */
+int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, int n, int threads, int json, Err *e);
+
+#endif

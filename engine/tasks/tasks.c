@@ -1,0 +1,330 @@
+/* tasks.c — the task generator (tasks.h). A prompt is an intro, filler
+ * words with the needle statements inserted at drawn depths, and the
+ * question; the filler's word count and its last word are searched until
+ * the whole prompt encodes to exactly the context, and the positions are
+ * read off the final encoding, never assumed from the pieces. */
+#include "engine/tasks/tasks.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/stats.h"
+
+static const char *const task_names[TASK_COUNT] = {"passkey", "multikey", "vt", "local"};
+
+const char *task_name(TaskKind k) { return k >= 0 && k < TASK_COUNT ? task_names[k] : "?"; }
+
+int task_parse(const char *flag, const char *s, TaskKind *k, Err *e) {
+    for (int i = 0; i < TASK_COUNT; i++)
+        if (!strcmp(s, task_names[i])) return *k = (TaskKind)i, 0;
+    return err_usage(e, "%s '%s': expected one of " TASK_LIST, flag, s);
+}
+
+/* The haystack, read word by word and cycled: plain sentences that say
+ * nothing a question could ask about. */
+static const char filler_text[] =
+    "The river runs past the old mill and the children play on the grass. A small dog sleeps under the table "
+    "while the rain falls on the roof. Every morning the baker opens his shop and the street smells of bread. "
+    "The hills are green in spring and brown at the end of summer. An old man walks to the lake and feeds the "
+    "ducks. The wind moves the tall trees and the clouds drift over the town.";
+
+/* Words the last filler word may be swapped for, of many lengths, so that
+ * some choice lands the count exactly on the context. */
+static const char *const pad_words[] = {"a", "I", "it", "so", "the", "sun", "tree", "cold", "house", "birds",
+                                        "garden", "yellow", "morning", "blanket", "mountain", "sandwich",
+                                        "yesterday", "butterflies", "wonderfully", "grandmother"};
+#define N_PAD ((int)(sizeof pad_words / sizeof pad_words[0]))
+
+typedef struct {
+    char buf[sizeof filler_text]; /* the words point into this copy */
+    const char *w[512];
+    int n;
+} Words;
+
+/* Split the filler into f's words (f's own copy: no state outside it). */
+static void words_init(Words *f) {
+    char *save = NULL;
+    memcpy(f->buf, filler_text, sizeof f->buf);
+    f->n = 0;
+    for (char *p = strtok_r(f->buf, " ", &save); p && f->n < 512; p = strtok_r(NULL, " ", &save)) f->w[f->n++] = p;
+}
+
+/* One item's pieces before the filler is sized. */
+typedef struct {
+    const char *intro, *question_fmt;
+    char question[160], answer[16];
+    char stmt[TASK_MAX_NEEDLES][96];
+    int n_stmt;
+    int needle[TASK_MAX_NEEDLES]; /* statement i is a needle (the rest are distractors) */
+    double depth[TASK_MAX_NEEDLES]; /* where statement i goes, as a fraction of the filler; > 1: at the end */
+} Plan;
+
+/* A growing string. */
+typedef struct {
+    char *s;
+    size_t n, cap;
+    int oom;
+} Buf;
+
+static void buf_put(Buf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int need = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (b->oom || need < 0) return;
+    if (b->n + (size_t)need + 1 > b->cap) {
+        size_t cap = (b->n + (size_t)need + 1) * 2;
+        char *s = realloc(b->s, cap);
+        if (!s) { b->oom = 1; return; }
+        b->s = s, b->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)need;
+}
+
+/* A five-digit number not already in used[0..n). */
+static int fresh_value(StatsRng *r, const int *used, int n) {
+    for (;;) {
+        int v = 10000 + (int)stats_rng_below(r, 90000), dup = 0;
+        for (int i = 0; i < n; i++) dup |= used[i] == v;
+        if (!dup) return v;
+    }
+}
+
+/* A three-letter lowercase name not already in used[0..n). */
+static void fresh_name(StatsRng *r, char used[][4], int n, char out[4]) {
+    for (;;) {
+        for (int i = 0; i < 3; i++) out[i] = (char)('a' + stats_rng_below(r, 26));
+        out[3] = 0;
+        int dup = 0;
+        for (int i = 0; i < n; i++) dup |= !strcmp(used[i], out);
+        if (!dup) return;
+    }
+}
+
+/* n depths drawn uniformly in [0.05, 0.95], ascending. */
+static void sorted_depths(StatsRng *r, double *d, int n) {
+    for (int i = 0; i < n; i++) d[i] = 0.05 + 0.9 * (double)stats_rng_below(r, 1u << 30) / (1u << 30);
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && d[j] < d[j - 1]; j--) {
+            double t = d[j];
+            d[j] = d[j - 1], d[j - 1] = t;
+        }
+}
+
+static void plan_passkey(StatsRng *r, Plan *p, int local) {
+    int v = fresh_value(r, NULL, 0);
+    p->intro = "A pass key is hidden in the text below. Find it and remember it.";
+    /* the control keeps its statement short: the window must reach past it */
+    snprintf(p->stmt[0], sizeof p->stmt[0], local ? "The pass key is %d." : "The pass key is %d. Remember it.", v);
+    snprintf(p->answer, sizeof p->answer, "%d", v);
+    snprintf(p->question, sizeof p->question, "What is the pass key? The pass key is");
+    p->n_stmt = 1, p->needle[0] = 1;
+    sorted_depths(r, p->depth, 1);
+    if (local) p->depth[0] = 2; /* right before the question */
+}
+
+static void plan_multikey(StatsRng *r, Plan *p) {
+    enum { K = 4 };
+    int val[K];
+    char key[K][4];
+    p->intro = "Some keys and their values are hidden in the text below. Remember them.";
+    for (int i = 0; i < K; i++) {
+        val[i] = fresh_value(r, val, i);
+        fresh_name(r, key, i, key[i]);
+        snprintf(p->stmt[i], sizeof p->stmt[i], "The value of key %s is %d.", key[i], val[i]);
+    }
+    int ask = (int)stats_rng_below(r, K);
+    for (int i = 0; i < K; i++) p->needle[i] = i == ask;
+    snprintf(p->answer, sizeof p->answer, "%d", val[ask]);
+    snprintf(p->question, sizeof p->question, "What is the value of key %s? The value of key %s is", key[ask],
+             key[ask]);
+    p->n_stmt = K;
+    sorted_depths(r, p->depth, K); /* statement order is key order: the depths only need to ascend */
+}
+
+static void plan_vt(StatsRng *r, Plan *p) {
+    enum { CHAINS = 2, HOPS = 3 };
+    char name[CHAINS * HOPS][4];
+    int val[CHAINS];
+    p->intro = "Some variables are assigned in the text below. Follow the assignments.";
+    for (int i = 0; i < CHAINS * HOPS; i++) fresh_name(r, name, i, name[i]);
+    for (int c = 0; c < CHAINS; c++) val[c] = fresh_value(r, val, c);
+    int ask = (int)stats_rng_below(r, CHAINS);
+    /* hop h of every chain before hop h + 1 of any: each chain reads in order */
+    for (int h = 0; h < HOPS; h++)
+        for (int c = 0; c < CHAINS; c++) {
+            int i = h * CHAINS + c;
+            const char *x = name[c * HOPS + h];
+            if (h == 0) snprintf(p->stmt[i], sizeof p->stmt[i], "VAR %s = %d.", x, val[c]);
+            else snprintf(p->stmt[i], sizeof p->stmt[i], "VAR %s = VAR %s.", x, name[c * HOPS + h - 1]);
+            p->needle[i] = c == ask;
+        }
+    snprintf(p->answer, sizeof p->answer, "%d", val[ask]);
+    const char *last = name[ask * HOPS + HOPS - 1];
+    snprintf(p->question, sizeof p->question, "What is the value of VAR %s? The value of VAR %s is", last, last);
+    p->n_stmt = CHAINS * HOPS;
+    sorted_depths(r, p->depth, p->n_stmt);
+}
+
+/* Where statement i goes among m filler words: the sentence end nearest
+ * below its depth (statements after word k-1, k in 0 … m). */
+static int insert_at(const Words *f, double depth, int m) {
+    if (depth > 1) return m;
+    int k = (int)(depth * m);
+    while (k > 0 && f->w[(k - 1) % f->n][strlen(f->w[(k - 1) % f->n]) - 1] != '.') k--;
+    return k;
+}
+
+/* The prompt with m filler words (the last one pad_words[pad] when pad >=
+ * 0), and the byte spans of the statements and the question. */
+static char *assemble(const Plan *p, const Words *f, int m, int pad, size_t span[][2], size_t *q_at) {
+    Buf b = {0};
+    int at[TASK_MAX_NEEDLES];
+    for (int i = 0; i < p->n_stmt; i++) at[i] = insert_at(f, p->depth[i], m);
+    buf_put(&b, "%s", p->intro);
+    for (int k = 0, s = 0; k <= m; k++) {
+        for (; s < p->n_stmt && at[s] == k; s++) {
+            buf_put(&b, " ");
+            span[s][0] = b.n;
+            buf_put(&b, "%s", p->stmt[s]);
+            span[s][1] = b.n;
+        }
+        if (k < m) buf_put(&b, " %s", pad >= 0 && k == m - 1 ? pad_words[pad] : f->w[k % f->n]);
+    }
+    buf_put(&b, " ");
+    *q_at = b.n;
+    buf_put(&b, "%s", p->question);
+    if (b.oom) { free(b.s); return NULL; }
+    return b.s;
+}
+
+/* Ids text encodes to (BOS as the model is fed), or -1 on error. */
+static int count_ids(const Tokenizer *tok, const char *text, int **ids, int *cap, Err *e) {
+    size_t len = strlen(text);
+    int need = (int)(4 * len + 8), n = 0;
+    if (need > *cap) {
+        int *p = realloc(*ids, (size_t)need * sizeof *p);
+        if (!p) return err_set(e, "out of memory");
+        *ids = p, *cap = need;
+    }
+    if (tok_encode(tok, text, len, 1, 0, *ids, *cap, &n, e)) return -1;
+    return n;
+}
+
+/* Fill the item's positions from the final encoding: the bytes each id
+ * decodes to, laid end to end, must give the prompt back. */
+static int locate(const Tokenizer *tok, TaskItem *it, const int *ids, int n, size_t span[][2], int n_stmt,
+                  const int *needle, size_t q_at, Err *e) {
+    size_t *off = malloc((size_t)(n + 1) * sizeof *off), o = 0;
+    if (!off) return err_set(e, "out of memory");
+    for (int i = 0; i < n; i++) {
+        size_t l;
+        const char *piece = tok_decode(tok, i ? ids[i - 1] : -1, ids[i], &l);
+        if (i == 0 && ids[0] == TOK_BOS && !tok->hf) l = 0; /* llama2.c's BOS decodes to "<s>", which is no text */
+        if (tok->hf && hftok_is_special(tok->hf, ids[i])) l = 0;
+        if (o + l > strlen(it->prompt) || memcmp(it->prompt + o, piece, l)) {
+            free(off);
+            return err_set(e, "the tokenizer does not decode the %s prompt back to its text (at id %d), so its "
+                              "positions cannot be trusted", task_name(it->kind), i);
+        }
+        off[i] = o, o += l;
+    }
+    off[n] = o;
+    it->needle_pos = malloc((size_t)n * sizeof *it->needle_pos);
+    if (!it->needle_pos) { free(off); return err_set(e, "out of memory"); }
+    it->question_pos = -1;
+    for (int i = 0; i < n; i++) {
+        if (off[i + 1] == off[i]) continue; /* BOS and other empty pieces sit on no text */
+        int in = 0;
+        for (int s = 0; s < n_stmt; s++) in |= needle[s] && off[i] < span[s][1] && off[i + 1] > span[s][0];
+        if (in) it->needle_pos[it->n_needle_pos++] = i;
+        if (it->question_pos < 0 && off[i + 1] > q_at) it->question_pos = i;
+    }
+    free(off);
+    return 0;
+}
+
+/* The filler's size whose prompt encodes to exactly context ids: word
+ * count from the tokens a word costs, then the last word among pad_words. */
+static int size_filler(const Tokenizer *tok, TaskKind kind, const Plan *p, const Words *f, int context, int *m_out,
+                       int *pad_out, int **ids, int *cap, Err *e) {
+    size_t span[TASK_MAX_NEEDLES][2], q;
+    char *t0 = assemble(p, f, 0, -1, span, &q), *t64 = assemble(p, f, 64, -1, span, &q);
+    int base = -1, n64 = -1;
+    if (!t0 || !t64) err_set(e, "out of memory");
+    else if ((base = count_ids(tok, t0, ids, cap, e)) >= 0) n64 = count_ids(tok, t64, ids, cap, e);
+    free(t0), free(t64);
+    if (base < 0 || n64 < 0) return -1;
+    if (context < base + 2)
+        return err_set(e, "context %d is too short for %s: its statements and question alone take %d tokens, "
+                          "so at least %d", context, task_name(kind), base, base + 2);
+    double per = (n64 - base) / 64.0;
+    int m = (int)((context - base) / per), tried[4096] = {0};
+    for (int it = 0; it < 200; it++) {
+        if (m < 1) m = 1;
+        char *t = assemble(p, f, m, -1, span, &q);
+        int n = t ? count_ids(tok, t, ids, cap, e) : -1;
+        free(t);
+        if (n < 0) return -1;
+        if (n == context) return *m_out = m, *pad_out = -1, 0;
+        if (abs(n - context) > 4 || (m < 4096 && tried[m])) {
+            int step = (int)((context - n) / per);
+            m += step ? step : (n < context ? 1 : -1);
+            continue;
+        }
+        if (m < 4096) tried[m] = 1;
+        for (int k = 0; k < N_PAD; k++) {
+            t = assemble(p, f, m, k, span, &q);
+            n = t ? count_ids(tok, t, ids, cap, e) : -1;
+            free(t);
+            if (n < 0) return -1;
+            if (n == context) return *m_out = m, *pad_out = k, 0;
+        }
+        m += n < context ? 1 : -1;
+    }
+    return err_set(e, "could not fill exactly %d tokens with this tokenizer", context);
+}
+
+int task_make(const Tokenizer *tok, TaskKind k, int context, uint64_t seed, int index, TaskItem *out, Err *e) {
+    memset(out, 0, sizeof *out);
+    out->kind = k;
+    StatsRng r = stats_rng(seed * 0x100000001b3ull + (uint64_t)index * 0x9e3779b97f4a7c15ull + (uint64_t)k);
+    Plan p;
+    memset(&p, 0, sizeof p);
+    if (k == TASK_PASSKEY || k == TASK_LOCAL) plan_passkey(&r, &p, k == TASK_LOCAL);
+    else if (k == TASK_MULTIKEY) plan_multikey(&r, &p);
+    else if (k == TASK_VT) plan_vt(&r, &p);
+    else return err_set(e, "unknown task kind %d", (int)k);
+    Words f;
+    words_init(&f);
+    int *ids = NULL, cap = 0, m = 0, pad = -1, rc = -1;
+    size_t span[TASK_MAX_NEEDLES][2], q;
+    if (size_filler(tok, k, &p, &f, context, &m, &pad, &ids, &cap, e)) goto out;
+    if (!(out->prompt = assemble(&p, &f, m, pad, span, &q)) || !(out->answer = strdup(p.answer))) {
+        err_set(e, "out of memory");
+        goto out;
+    }
+    out->n_tokens = count_ids(tok, out->prompt, &ids, &cap, e);
+    if (out->n_tokens < 0 || locate(tok, out, ids, out->n_tokens, span, p.n_stmt, p.needle, q, e)) goto out;
+    for (int s = 0; s < p.n_stmt; s++)
+        if (p.needle[s] && !(out->needles[out->n_needles++] = strdup(p.stmt[s]))) {
+            err_set(e, "out of memory");
+            goto out;
+        }
+    rc = 0;
+out:
+    free(ids);
+    if (rc) task_item_free(out);
+    return rc;
+}
+
+void task_item_free(TaskItem *it) {
+    free(it->prompt), free(it->answer), free(it->needle_pos);
+    for (int i = 0; i < it->n_needles; i++) free(it->needles[i]);
+    memset(it, 0, sizeof *it);
+}
