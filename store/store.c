@@ -203,6 +203,10 @@ static Store *open_checked(const char *path, StoreMode mode, int busy_ms, Err *e
     configure(s, busy_ms); /* query_only comes after the schema check, which may add TEMP views */
     if (mode == STORE_WRITE && (store_schema_accept(s->db, path, 1, e) != 0 || begin_writing(s, e) != 0)) goto fail;
     if (store_schema_check(s->db, path, mode == STORE_WRITE, e) != 0) goto fail;
+    sqlite3_stmt *ver = NULL;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &ver, NULL) == SQLITE_OK && sqlite3_step(ver) == SQLITE_ROW)
+        s->version = sqlite3_column_int(ver, 0);
+    sqlite3_finalize(ver);
     if (mode == STORE_READ && sqlite3_exec(s->db, "PRAGMA query_only=1", NULL, NULL, NULL) != SQLITE_OK) {
         store_sql_err(s->db, s->path, "cannot open", e);
         goto fail;
