@@ -188,8 +188,8 @@ int store_write_step(Store *s, int64_t run_id, const StepTrace *t, int *committe
     }
     s->pending++;
     s->pending_run = run_id;
-    int k = t->top_k < STORE_ATTN_TOP_MAX ? t->top_k : STORE_ATTN_TOP_MAX;
-    if (k > s->top_k) s->top_k = k;
+    for (int c = 0, k = t->top_k < STORE_ATTN_TOP_MAX ? t->top_k : STORE_ATTN_TOP_MAX; c < trace_cells(t); c++)
+        for (int r = s->top_k; r < k && t->top_pos[(size_t)c * t->top_k + r] >= 0; r++) s->top_k = r + 1;
     if (t->pos + 1 > s->pending_n_tokens) s->pending_n_tokens = t->pos + 1;
     if (s->pending < s->commit_every) return 0;
     int n = s->pending;
