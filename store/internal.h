@@ -2,6 +2,7 @@
  *
  * Grouped by the file that defines each part. Calls go one way, down a
  * ladder (store/README.md): sql.c, liveness.c and sidefile.c call nothing else here;
+ * layout.c and upgrade4.c (version 4's rows) stand on sql.c;
  * schema.c stands on sql.c; writer.c on those; store.c (open, close) on
  * all of them; the readers and commands on whichever they need. */
 #ifndef AHASCOPE_STORE_INTERNAL_H
@@ -96,6 +97,10 @@ int store_bits_row_values(void);
 #define STORE_DECISIONS_FROM "decision_bits b LEFT JOIN runs r ON r.run_id = " STORE_SQL_RUN("b.k")
 /* A run's keys: b.k within run ?N's range. */
 #define STORE_SQL_IN_RUN(n) "b.k BETWEEN ?" n " << 48 AND ((?" n " + 1) << 48) - 1"
+/* The decisions of run ?N as a subquery with the view's columns, reading
+ * that run's keys only. */
+#define STORE_SQL_RUN_DECISIONS(n) \
+    "(SELECT " STORE_DECISIONS_SELECT " FROM " STORE_DECISIONS_FROM " WHERE " STORE_SQL_IN_RUN(n) ")"
 
 /* keys_read in C, the same rule: -1 for an unknown gate. */
 int store_keys_read(int pos, int gate, int window, int sinks);
