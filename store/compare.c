@@ -76,21 +76,24 @@ static int print_regimes(Store *s, int64_t run, FILE *out, Err *e) {
     static const char *const cols[2] = {"qada_logit", "qada_bulk_logit"}, *const tags[2] = {"qada", "bulk"};
     static const char *const sides[2] = {"NOT frozen", "frozen"}, *const side_tags[2] = {"calm", "frozen"};
     char sql[16384], part[600], tag[32];
-    size_t len = (size_t)snprintf(sql, sizeof sql, "SELECT layer, head, COUNT(*) AS n, ROUND(AVG(frozen), 4) AS frozen_share");
+    /* Each decision's fields and regime worked out once (materialized: the aggregates read each several
+     * times); version 4 reads the run's keys only. */
+    static const char bits[] = "(SELECT d.*, r.theta_logit FROM " STORE_SQL_RUN_DECISIONS("1")
+                               " d JOIN runs r USING(run_id))";
+    size_t len = (size_t)snprintf(sql, sizeof sql,
+                                  "WITH d AS MATERIALIZED (SELECT d.layer, d.head, d.oracle_logit, d.qada_logit,"
+                                  " d.qada_bulk_logit, d.theta_logit, d.far_std > SQRT(2 * LN(t.n_far)) AS frozen"
+                                  " FROM %s d JOIN tokens t USING(run_id, pos) WHERE d.run_id = ?1 AND d.far_std IS NOT"
+                                  " NULL AND t.n_far > 1 AND d.oracle_logit IS NOT NULL)"
+                                  " SELECT layer, head, COUNT(*) AS n, ROUND(AVG(frozen), 4) AS frozen_share",
+                                  s->version >= 4 ? bits : "decided");
     for (int c = 0; c < 2; c++)
         for (int k = 0; k < 2; k++) {
             snprintf(tag, sizeof tag, "%s_%s", tags[c], side_tags[k]);
             regime_rates(part, sizeof part, cols[c], tag, sides[k]);
             len += (size_t)snprintf(sql + len, sizeof sql - len, "%s", part);
         }
-    /* version 4: the run's keys only, decoded (n_far > 1 is a decided position) */
-    static const char bits[] = "(SELECT " STORE_DECISIONS_SELECT ", r.theta_logit FROM " STORE_DECISIONS_FROM
-                               " WHERE " STORE_SQL_IN_RUN("1") ")";
-    snprintf(sql + len, sizeof sql - len,
-             " FROM (SELECT d.*, d.far_std > SQRT(2 * LN(t.n_far)) AS frozen FROM %s d JOIN tokens t"
-             " USING(run_id, pos) WHERE d.run_id = ?1 AND d.far_std IS NOT NULL AND t.n_far > 1"
-             " AND d.oracle_logit IS NOT NULL) GROUP BY layer, head ORDER BY layer, head",
-             s->version >= 4 ? bits : "decided");
+    snprintf(sql + len, sizeof sql - len, " FROM d GROUP BY layer, head ORDER BY layer, head");
     fprintf(out, "\nper head, by regime of the far scores (frozen: sigma > sqrt(2 ln n_far), where the Gaussian"
                  " sum overshoots;\ncalm: at or below), precision _p and recall _r against the oracle:\n");
     return print_sql(s, sql, run, run, out, e);
@@ -192,10 +195,10 @@ typedef struct {
 
 static DiffSql diff_sql(const Store *s) {
     static const DiffSql bits = {
+        /* n_far is 0 on a prefix of positions (t < window + sinks): start past both runs' */
         " FROM decision_bits x JOIN decision_bits y ON y.k = x.k + ((?2 - ?1) << 48)"
-        " JOIN tokens tx ON tx.run_id = ?1 AND tx.pos = " STORE_SQL_POS("x.k")
-        " JOIN tokens ty ON ty.run_id = ?2 AND ty.pos = tx.pos"
-        " WHERE x.k BETWEEN ?1 << 48 AND ((?1 + 1) << 48) - 1 AND tx.n_far IS NOT 0 AND ty.n_far IS NOT 0",
+        " WHERE x.k BETWEEN (?1 << 48) | (MAX((SELECT COUNT(*) FROM tokens WHERE run_id = ?1 AND n_far = 0),"
+        " (SELECT COUNT(*) FROM tokens WHERE run_id = ?2 AND n_far = 0)) << 28) AND ((?1 + 1) << 48) - 1",
         STORE_SQL_LAYER("x.k"), STORE_SQL_HEAD("x.k"), STORE_SQL_POS("x.k")};
     static const DiffSql rows = {
         " FROM decided x JOIN decided y ON y.run_id=?2 AND y.pos=x.pos AND y.layer=x.layer AND y.head=x.head"

@@ -98,9 +98,16 @@ int store_bits_row_values(void);
 /* A run's keys: b.k within run ?N's range. */
 #define STORE_SQL_IN_RUN(n) "b.k BETWEEN ?" n " << 48 AND ((?" n " + 1) << 48) - 1"
 /* The decisions of run ?N as a subquery with the view's columns, reading
- * that run's keys only. */
-#define STORE_SQL_RUN_DECISIONS(n) \
-    "(SELECT " STORE_DECISIONS_SELECT " FROM " STORE_DECISIONS_FROM " WHERE " STORE_SQL_IN_RUN(n) ")"
+ * that run's keys only and decoding with ahascope_f32. */
+#define STORE_C_BITS(name, type, missing) ", ahascope_f32(b." #name ") AS " #name
+#define STORE_C_KEPT(name, type, missing) ", b." #name
+#define STORE_C_DERIVED STORE_DEC_DERIVED
+#define STORE_C_FIELD(name, type, missing, sql, show, title, short_name, doc) \
+    STORE_BY_KIND(STORE_C_, name, type, missing, sql, show)
+#define STORE_SQL_RUN_DECISIONS(n)                                                                            \
+    "(SELECT " STORE_SQL_RUN("b.k") " AS run_id, " STORE_SQL_POS("b.k") " AS pos, " STORE_SQL_LAYER("b.k")      \
+    " AS layer, " STORE_SQL_HEAD("b.k") " AS head" TRACE_HEAD_FIELDS(STORE_C_FIELD) " FROM " STORE_DECISIONS_FROM \
+    " WHERE " STORE_SQL_IN_RUN(n) ")"
 
 /* keys_read in C, the same rule: -1 for an unknown gate. */
 int store_keys_read(int pos, int gate, int window, int sinks);
@@ -110,6 +117,12 @@ void store_bind_bits(sqlite3_stmt *st, int i, float v);
 
 /* Read a bit-pattern column back as the float; NULL gives NAN. */
 float store_col_bits(sqlite3_stmt *st, int i);
+
+/* ahascope_f32(bits): STORE_SQL_F32 as a C function, registered on every
+ * store connection for the store's own queries (a whole run decoded in a
+ * fraction of the SQL's time); the views keep the SQL, which any SQLite
+ * runs. */
+void store_sql_f32(sqlite3_context *ctx, int argc, sqlite3_value **v);
 
 /* Bind rank r of a trace's top-k at cell c as key_pos << 32 | weight bits,
  * NULL past the last rank (or beyond the trace's top_k). */

@@ -32,6 +32,16 @@ float store_col_bits(sqlite3_stmt *st, int i) {
     return v;
 }
 
+void store_sql_f32(sqlite3_context *ctx, int argc, sqlite3_value **v) {
+    (void)argc;
+    if (sqlite3_value_type(v[0]) == SQLITE_NULL) { sqlite3_result_null(ctx); return; }
+    uint32_t u = (uint32_t)sqlite3_value_int64(v[0]);
+    float f;
+    memcpy(&f, &u, sizeof f);
+    if (isnan(f)) sqlite3_result_null(ctx);
+    else sqlite3_result_double(ctx, f);
+}
+
 void store_bind_top(sqlite3_stmt *st, int i, const StepTrace *t, int c, int r) {
     size_t at = (size_t)c * (t->top_k > 0 ? t->top_k : 0) + r;
     if (r >= t->top_k || t->top_pos[at] < 0 || !isfinite(t->top_w[at])) { sqlite3_bind_null(st, i); return; }

@@ -139,6 +139,8 @@ static void sql_status(sqlite3_context *ctx, int argc, sqlite3_value **v) {
 
 static void configure(Store *s, int busy_ms) {
     sqlite3_create_function(s->db, "ahascope_status", 4, SQLITE_UTF8, NULL, sql_status, NULL, NULL);
+    sqlite3_create_function(s->db, "ahascope_f32", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, store_sql_f32, NULL,
+                            NULL);
     sqlite3_busy_timeout(s->db, busy_ms);
     sqlite3_extended_result_codes(s->db, 1);
 }
