@@ -142,7 +142,7 @@ static int copy_runs(Store *s, const char *input, int *n_runs, int64_t *off) {
                         *off, NULL, NULL);
     /* the run is the top of the packed key: adding the offset there renumbers it */
     snprintf(sql, sizeof sql, "INSERT INTO main.decision_bits(%s) SELECT k + (?1 << 48)%s FROM src.decision_bits"
-             " ORDER BY k", STORE_BITS_COLUMNS, STORE_BITS_COLUMNS + 1);
+             " ORDER BY k", STORE_BITS_COLUMNS, &STORE_BITS_COLUMNS[1]); /* the columns past "k" */
     if (rc == SQLITE_OK) rc = exec_bound(s, sql, *off, NULL, NULL);
     if (rc == SQLITE_OK) rc = copy_totals(s, *off);
     if (rc != SQLITE_OK) rc = sqlite3_errcode(s->db);
