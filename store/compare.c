@@ -206,14 +206,33 @@ static DiffSql diff_sql(const Store *s) {
     return s->version >= 4 ? bits : rows;
 }
 
+/* One pass over the decisions both runs have, per head, as the text of a
+ * CTE `h` (layer, head, n, down, up, sx, cx, sy, cy, d, cd, fp: the sums and
+ * counts of each gate and of their difference, the first position that
+ * differs), so the per-layer and per-head tables read it instead of
+ * joining the two runs again. Appended to *cte (sqlite3_str). */
+#define DIFF_AGGREGATES                                                                                        \
+    ", COUNT(*), SUM(x.gate=1 AND y.gate=0), SUM(x.gate=0 AND y.gate=1), SUM(x.gate), COUNT(x.gate), SUM(y.gate),"  \
+    " COUNT(y.gate), SUM(x.gate<>y.gate), COUNT(x.gate<>y.gate), MIN(CASE WHEN x.gate<>y.gate THEN %s END)"
+static void cte_row(sqlite3_str *cte, sqlite3_stmt *st, int first) {
+    sqlite3_str_appendall(cte, first ? "(" : ",(");
+    for (int i = 0; i < 12; i++) {
+        const unsigned char *v = sqlite3_column_text(st, i);
+        sqlite3_str_appendf(cte, "%s%s", i ? "," : "", v ? (const char *)v : "NULL");
+    }
+    sqlite3_str_appendall(cte, ")");
+}
+
 /* Gate flips from run a to run b as a layer × head map: one character per
  * head ('.' none, digit d: flipped in up to d tenths of its decisions), each
- * layer's flips by direction at the row's end, and the totals above. */
-static int print_flip_map(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, FILE *out, Err *e) {
+ * layer's flips by direction at the row's end, and the totals above; the
+ * per-head sums for the tables after it into cte. */
+static int print_flip_map(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, sqlite3_str *cte, FILE *out,
+                          Err *e) {
     DiffSql d = diff_sql(s);
-    char sql[1024];
-    snprintf(sql, sizeof sql, "SELECT %s AS layer, %s AS head, COUNT(*), SUM(x.gate=1 AND y.gate=0),"
-             " SUM(x.gate=0 AND y.gate=1)%s GROUP BY 1, 2", d.layer, d.head, d.from);
+    char sql[1400], agg[400];
+    snprintf(agg, sizeof agg, DIFF_AGGREGATES, d.pos);
+    snprintf(sql, sizeof sql, "SELECT %s AS layer, %s AS head%s%s GROUP BY 1, 2", d.layer, d.head, agg, d.from);
     size_t cells = (size_t)n_layers * (size_t)n_heads;
     int64_t *c = calloc(cells * 3, sizeof *c), tot[3] = {0, 0, 0};
     sqlite3_stmt *st = NULL;
@@ -221,16 +240,20 @@ static int print_flip_map(Store *s, int64_t a, int64_t b, int n_layers, int n_he
     if (store_prepare(s, sql, &st, e)) { free(c); return -1; }
     sqlite3_bind_int64(st, 1, a);
     sqlite3_bind_int64(st, 2, b);
-    int rc;
+    int rc, rows = 0;
+    sqlite3_str_appendall(cte, "WITH h(layer, head, n, down, up, sx, cx, sy, cy, d, cd, fp) AS (");
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int l = sqlite3_column_int(st, 0), h = sqlite3_column_int(st, 1);
         if (l < 0 || l >= n_layers || h < 0 || h >= n_heads) continue; /* not this shape: the reader bounds it */
+        if (!rows++) sqlite3_str_appendall(cte, "VALUES");
+        cte_row(cte, st, rows == 1);
         for (int k = 0; k < 3; k++) {
             c[((size_t)l * n_heads + h) * 3 + k] = sqlite3_column_int64(st, 2 + k);
             tot[k] += sqlite3_column_int64(st, 2 + k);
         }
     }
     sqlite3_finalize(st);
+    sqlite3_str_appendall(cte, rows ? ") " : "SELECT 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 WHERE 0) ");
     if (rc != SQLITE_DONE) { free(c); return store_sql_err(s->db, s->path, "compare failed", e); }
     fprintf(out, "\ngate flips per head, run %lld -> run %lld: %lld global->local (-), %lld local->global (+) of %lld"
                  " decisions; the gates agree on %.2f%%\n", (long long)a, (long long)b, (long long)tot[1],
@@ -300,21 +323,25 @@ static int compare_two(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
         if (print_sql(s, sql, a, b, out, e)) return -1;
     }
     if (print_reads(s, a, b, out, e)) return -1;
-    if (print_flip_map(s, a, b, n_layers, n_heads, out, e)) return -1;
+    sqlite3_str *cte = sqlite3_str_new(s->db);
+    int rc = print_flip_map(s, a, b, n_layers, n_heads, cte, out, e);
+    char *with = sqlite3_str_finish(cte);
+    if (rc || !with) { sqlite3_free(with); return rc ? -1 : err_set(e, "out of memory"); }
+    /* the averages as sums over counts of the per-head sums: the same doubles AVG gives */
     fprintf(out, "\ngates per layer (over the decisions both runs have: positions with far keys):\n");
-    DiffSql d = diff_sql(s);
-    char per_layer[1024], per_head[1200];
-    snprintf(per_layer, sizeof per_layer,
-             "SELECT %s AS layer, COUNT(*) AS n, ROUND(AVG(x.gate), 4) AS global_a, ROUND(AVG(y.gate), 4) AS global_b,"
-             " SUM(x.gate<>y.gate) AS differ, ROUND(AVG(x.gate<>y.gate), 4) AS differ_rate%s GROUP BY 1 ORDER BY 1",
-             d.layer, d.from);
-    if (print_sql(s, per_layer, a, b, out, e)) return -1;
-    fprintf(out, "\nheads whose gates differ most:\n");
-    snprintf(per_head, sizeof per_head,
-             "SELECT %s AS layer, %s AS head, COUNT(*) AS n, SUM(x.gate<>y.gate) AS differ,"
-             " ROUND(AVG(x.gate<>y.gate), 4) AS differ_rate, MIN(CASE WHEN x.gate<>y.gate THEN %s END) AS first_pos"
-             "%s GROUP BY 1, 2 HAVING differ > 0 ORDER BY differ DESC, 1, 2 LIMIT 10", d.layer, d.head, d.pos, d.from);
-    return print_sql(s, per_head, a, b, out, e);
+    char *per_layer = sqlite3_mprintf("%sSELECT layer, SUM(n) AS n, ROUND(SUM(sx) * 1.0 / NULLIF(SUM(cx), 0), 4) AS"
+                                      " global_a, ROUND(SUM(sy) * 1.0 / NULLIF(SUM(cy), 0), 4) AS global_b, SUM(d) AS"
+                                      " differ, ROUND(SUM(d) * 1.0 / NULLIF(SUM(cd), 0), 4) AS differ_rate FROM h"
+                                      " GROUP BY layer ORDER BY layer", with);
+    char *per_head = sqlite3_mprintf("%sSELECT layer, head, n, d AS differ, ROUND(d * 1.0 / NULLIF(cd, 0), 4) AS"
+                                     " differ_rate, fp AS first_pos FROM h WHERE d > 0 ORDER BY differ DESC, layer, head"
+                                     " LIMIT 10", with);
+    sqlite3_free(with);
+    rc = !per_layer || !per_head ? err_set(e, "out of memory") : print_sql(s, per_layer, a, b, out, e);
+    if (!rc) fprintf(out, "\nheads whose gates differ most:\n");
+    if (!rc) rc = print_sql(s, per_head, a, b, out, e);
+    sqlite3_free(per_layer), sqlite3_free(per_head);
+    return rc;
 }
 
 int store_compare(Store *s, int64_t run_a, int64_t run_b, const char *predictor, FILE *out, Err *e) {
