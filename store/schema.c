@@ -6,10 +6,6 @@
 #include "engine/decide.h"
 #include "store/internal.h"
 
-/* Column definitions of the per-head fields, from engine/trace.h's list. */
-#define SCHEMA_COLUMN(name, type, missing, sql, show, title, short_name, doc) ", " #name " " #sql
-#define SCHEMA_HEAD_COLUMNS TRACE_HEAD_FIELDS(SCHEMA_COLUMN)
-
 /* The per-head fields as (name, SQL type) pairs, in the list's order. The
  * first SCHEMA_V2_HEAD_FIELDS were version 2's columns; version 3 appended
  * the rest (the REM-corrected estimates and the far scores' moments). */
