@@ -48,7 +48,7 @@ static void bench_help(void) {
          "(--prompt-len, default 32 here, then --decode tokens, default 224; medians of --runs pairs).\n"
          "--long: a prompt of --long-tokens N random ids (default 4096) on random weights (default --dims\n"
          "  512,1024,16,32,8,512,4096: 16 layers x 32 heads) recorded into fresh scratch databases as the TUI\n"
-         "  records (--profile, attention top 8, and a child run with the window doubled) and as record --profile;\n"
+         "  records (--profile, attention top 4, and a child run with the window doubled) and as record --profile;\n"
          "  bytes per decision of each (database + WAL after a checkpoint), medians of --runs (default 3) of the\n"
          "  run's compare summary, head_rates, the diff against the child and the first replay frame, and the\n"
          "  share recording adds to a step (paired per 64-position chunk), beside the storage goals.\n"

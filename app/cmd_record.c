@@ -9,6 +9,7 @@
 #include "app/progress.h"
 #include "app/run_info.h"
 #include "engine/session.h"
+#include "store/store.h"
 
 static volatile sig_atomic_t g_stop; /* set by SIGINT/SIGTERM; the loop ends the run cleanly */
 
@@ -38,7 +39,8 @@ static void record_help(void) {
          "                    --seed S unless --temperature 0)\n"
          "  --threads N       worker threads (default: all cores)\n"
          "  --attn-top K      also record, per position and head, the K heaviest far positions of its full\n"
-         "                    attention (table attn_top; 0 = none, the default; at most 64) so a replay\n"
+         "                    attention (view attn_top; 0 = none, the default; at most 8, kept in the\n"
+         "                    decision's own row) so a replay\n"
          "                    shows where each head looked without the model\n"
          "Ctrl-C stops the run (a long prefill at the next layer, dropping the 64-token chunk under way) and\n"
          "marks it interrupted; what was committed stays.\n"
@@ -225,7 +227,7 @@ int cmd_record(int argc, char **argv) {
             return args_fail(&e);
         }
         long lo = target == &ro.attn_top ? 0 : 1;
-        long hi = target == &ro.threads ? 64 : target == &ro.attn_top ? TRACE_TOP_MAX : 1L << 30;
+        long hi = target == &ro.threads ? 64 : target == &ro.attn_top ? STORE_ATTN_TOP_MAX : 1L << 30;
         if (!(v = args_value(&a, &e)) || args_int(f, v, lo, hi, target, &e)) return args_fail(&e);
     }
     if (!ro.db) { err_usage(&e, "--db FILE is required"); return args_fail(&e); }

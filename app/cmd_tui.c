@@ -13,6 +13,7 @@
 #include "app/tui/tui.h"
 #include "engine/pool.h"
 #include "engine/trace.h"
+#include "store/store.h"
 #include "views/explain.h"
 
 static void tui_help(void) {
@@ -34,8 +35,8 @@ static void tui_help(void) {
          "  --mono            shading glyphs only, no colour (also when NO_COLOR is set)\n"
          "  --ascii           no UTF-8\n"
          "  --threads N       worker threads (default: all cores)\n"
-         "  --attn-top K      record each head's K heaviest far positions (default 8, 0 none) so a replay\n"
-         "                    shows where it looked\n"
+         "  --attn-top K      record each head's K heaviest far positions (default 4, 0 none, at most 8) so a\n"
+         "                    replay shows where it looked\n"
          "  --replay          browse a recorded run without a model: --run ID (default the last)\n"
          "  --sql-timeout S   stop a `:` query after S seconds (default 10; Esc or Ctrl-C stops it sooner;\n"
          "                    results keep their first 10000 rows)\n"
@@ -56,7 +57,7 @@ int cmd_tui(int argc, char **argv) {
     runopts_defaults(o);
     Args a = {argc, argv, 1};
     Err e;
-    long threads = pool_default_threads(), run = 0, attn_top = VIEW_ATTN_TOP;
+    long threads = pool_default_threads(), run = 0, attn_top = APP_TUI_ATTN_TOP;
     double sql_timeout = TUI_SQL_TIME_LIMIT;
     while (a.i < argc) {
         const char *f = argv[a.i];
@@ -84,7 +85,7 @@ int cmd_tui(int argc, char **argv) {
             if (!v || args_int(f, v, 1, 64, &threads, &e)) return args_fail(&e);
         } else if (!strcmp(f, "--attn-top")) {
             const char *v = args_value(&a, &e);
-            if (!v || args_int(f, v, 0, TRACE_TOP_MAX, &attn_top, &e)) return args_fail(&e);
+            if (!v || args_int(f, v, 0, STORE_ATTN_TOP_MAX, &attn_top, &e)) return args_fail(&e);
         } else {
             args_unknown(f, &e);
             return args_fail(&e);

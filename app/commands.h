@@ -6,6 +6,11 @@
 #ifndef AHASCOPE_COMMANDS_H
 #define AHASCOPE_COMMANDS_H
 
+/* Far positions per head the TUI records by default (`tui --attn-top`;
+ * `bench --long` records the same): four keep a TUI recording near 100
+ * bytes a decision, and the inspector shows what was recorded. */
+#define APP_TUI_ATTN_TOP 4
+
 int cmd_generate(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_run(int argc, char **argv);

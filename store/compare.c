@@ -15,19 +15,25 @@
 /* Confusion counts of one predictor for one run, grouped by `group`
  * ("" for overall, "layer", or "layer, head"). The rates mirror
  * decide_rates (engine/decide.h); the ORDER BY is its predictor order. */
+/* The cells of a confusion table: summed from the totals (version 4), or
+ * counted over the predictions' rows. */
+#define TOTAL_CELLS "SUM(tp + fp + fn + tn) AS n, SUM(tp) AS tp, SUM(fp) AS fp, SUM(fn) AS fn, SUM(tn) AS tn"
+#define ROW_CELLS                                                                                              \
+    "COUNT(*) AS n, SUM(predicted AND oracle) AS tp, SUM(predicted AND NOT oracle) AS fp,"                      \
+    " SUM(NOT predicted AND oracle) AS fn, SUM(NOT predicted AND NOT oracle) AS tn"
+
 static int print_confusion(Store *s, int64_t run, const char *pred, const char *group, FILE *out, Err *e) {
-    char sql[1400];
+    char sql[1600];
     const char *sel = *group ? group : "predictor";
     snprintf(sql, sizeof sql,
              "SELECT %s, n, tp, fp, fn, tn, ROUND(tp * 1.0 / NULLIF(tp + fp, 0), 4) AS precision,"
              " ROUND(tp * 1.0 / NULLIF(tp + fn, 0), 4) AS recall,"
              " ROUND(2.0 * tp / NULLIF(2 * tp + fp + fn, 0), 4) AS f1,"
              " ROUND((tp + fp) * 1.0 / n, 4) AS predicted_rate, ROUND((tp + fn) * 1.0 / n, 4) AS oracle_rate FROM ("
-             " SELECT %s, COUNT(*) AS n, SUM(predicted AND oracle) AS tp, SUM(predicted AND NOT oracle) AS fp,"
-             " SUM(NOT predicted AND oracle) AS fn, SUM(NOT predicted AND NOT oracle) AS tn"
-             " FROM predictions WHERE run_id=?1 AND (?2 IS NULL OR predictor=?2)"
-             " AND predicted IS NOT NULL AND oracle IS NOT NULL GROUP BY %s) ORDER BY %s",
-             sel, sel, sel, *group ? group : COMPARE_ORDER);
+             " SELECT %s, %s FROM %s WHERE run_id=?1 AND (?2 IS NULL OR predictor=?2)%s GROUP BY %s) ORDER BY %s",
+             sel, sel, s->version >= 4 ? TOTAL_CELLS : ROW_CELLS, s->version >= 4 ? "confusion_head" : "predictions",
+             s->version >= 4 ? "" : " AND predicted IS NOT NULL AND oracle IS NOT NULL", sel,
+             *group ? group : COMPARE_ORDER);
     sqlite3_stmt *st;
     if (store_prepare(s, sql, &st, e)) return -1;
     sqlite3_bind_int64(st, 1, run);
@@ -69,18 +75,25 @@ static int regime_rates(char *buf, size_t cap, const char *col, const char *tag,
 static int print_regimes(Store *s, int64_t run, FILE *out, Err *e) {
     static const char *const cols[2] = {"qada_logit", "qada_bulk_logit"}, *const tags[2] = {"qada", "bulk"};
     static const char *const sides[2] = {"NOT frozen", "frozen"}, *const side_tags[2] = {"calm", "frozen"};
-    char sql[4096], part[600], tag[32];
-    size_t len = (size_t)snprintf(sql, sizeof sql, "SELECT layer, head, COUNT(*) AS n, ROUND(AVG(frozen), 4) AS frozen_share");
+    char sql[16384], part[600], tag[32];
+    /* Each decision's fields and regime worked out once (materialized: the aggregates read each several
+     * times); version 4 reads the run's keys only. */
+    static const char bits[] = "(SELECT d.*, r.theta_logit FROM " STORE_SQL_RUN_DECISIONS("1")
+                               " d JOIN runs r USING(run_id))";
+    size_t len = (size_t)snprintf(sql, sizeof sql,
+                                  "WITH d AS MATERIALIZED (SELECT d.layer, d.head, d.oracle_logit, d.qada_logit,"
+                                  " d.qada_bulk_logit, d.theta_logit, d.far_std > SQRT(2 * LN(t.n_far)) AS frozen"
+                                  " FROM %s d JOIN tokens t USING(run_id, pos) WHERE d.run_id = ?1 AND d.far_std IS NOT"
+                                  " NULL AND t.n_far > 1 AND d.oracle_logit IS NOT NULL)"
+                                  " SELECT layer, head, COUNT(*) AS n, ROUND(AVG(frozen), 4) AS frozen_share",
+                                  s->version >= 4 ? bits : "decided");
     for (int c = 0; c < 2; c++)
         for (int k = 0; k < 2; k++) {
             snprintf(tag, sizeof tag, "%s_%s", tags[c], side_tags[k]);
             regime_rates(part, sizeof part, cols[c], tag, sides[k]);
             len += (size_t)snprintf(sql + len, sizeof sql - len, "%s", part);
         }
-    snprintf(sql + len, sizeof sql - len,
-             " FROM (SELECT d.*, d.far_std > SQRT(2 * LN(t.n_far)) AS frozen FROM decided d JOIN tokens t"
-             " USING(run_id, pos) WHERE d.run_id = ?1 AND d.far_std IS NOT NULL AND t.n_far > 1"
-             " AND d.oracle_logit IS NOT NULL) GROUP BY layer, head ORDER BY layer, head");
+    snprintf(sql + len, sizeof sql - len, " FROM d GROUP BY layer, head ORDER BY layer, head");
     fprintf(out, "\nper head, by regime of the far scores (frozen: sigma > sqrt(2 ln n_far), where the Gaussian"
                  " sum overshoots;\ncalm: at or below), precision _p and recall _r against the oracle:\n");
     return print_sql(s, sql, run, run, out, e);
@@ -90,7 +103,10 @@ static int compare_one(Store *s, int64_t run, const char *pred, FILE *out, Err *
     StoreRunInfo r;
     if (store_run_info(s, run, &r, e)) return -1;
     int64_t n_oracle = 0, n_pred = 0;
-    if (count_where(s, "SELECT COUNT(*) FROM decisions WHERE run_id=?1 AND oracle_logit IS NOT NULL", run, &n_oracle, e))
+    /* version 4: from the totals (oracle values exist only where there are far keys) */
+    if (count_where(s, s->version >= 4 ? "SELECT COALESCE(SUM(oracle_mass_n), 0) FROM head_totals WHERE run_id=?1"
+                                       : "SELECT COUNT(*) FROM decisions WHERE run_id=?1 AND oracle_logit IS NOT NULL",
+                    run, &n_oracle, e))
         goto fail;
     if (n_oracle == 0) {
         err_set(e, "%s: run %lld has no oracle values (record it with --profile or --policy oracle)", s->path,
@@ -99,8 +115,9 @@ static int compare_one(Store *s, int64_t run, const char *pred, FILE *out, Err *
     }
     if (!pred) pred = r.policy[0] && strcmp(r.policy, "aha") == 0 ? "aha" : "qada";
     char sql[200];
-    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM predictions WHERE run_id=?1 AND predictor='%s' AND predicted IS NOT NULL",
-             pred);
+    if (s->version >= 4) snprintf(sql, sizeof sql, "SELECT COALESCE(SUM(%s_n), 0) FROM head_totals WHERE run_id=?1", pred);
+    else snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM predictions WHERE run_id=?1 AND predictor='%s' AND"
+                  " predicted IS NOT NULL", pred);
     if (count_where(s, sql, run, &n_pred, e)) goto fail;
     char policy[4 * sizeof r.policy], status[4 * sizeof r.status]; /* the database's words: escaped as the tables are */
     fprintf(out, "run %lld: policy %s, window %d, sinks %d, tau %g, theta %g, %d positions, %s\n", (long long)run,
@@ -119,7 +136,10 @@ static int compare_one(Store *s, int64_t run, const char *pred, FILE *out, Err *
         if (print_confusion(s, run, pred, "layer, head", out, e)) goto fail;
     }
     int64_t n_regime = 0;
-    if (count_where(s, "SELECT COUNT(*) FROM decisions WHERE run_id=?1 AND far_std IS NOT NULL", run, &n_regime, e))
+    if (count_where(s, s->version >= 4 ? "SELECT EXISTS(SELECT 1 FROM decision_bits b WHERE " STORE_SQL_IN_RUN("1")
+                                         " AND far_std IS NOT NULL)"
+                                       : "SELECT COUNT(*) FROM decisions WHERE run_id=?1 AND far_std IS NOT NULL",
+                    run, &n_regime, e))
         goto fail;
     if (n_regime == 0) fprintf(out, "\nno far-score moments in this run (recorded before they were): no regimes\n");
     else if (print_regimes(s, run, out, e)) goto fail;
@@ -165,14 +185,54 @@ static int first_divergence(Store *s, int64_t a, int64_t b, int *pos, Err *e) {
     return 0;
 }
 
+/* The decisions both runs a (?1) and b (?2) have, at positions with far
+ * keys in both, as rows x and y, and x's layer, head and position: in
+ * version 4 each x finds its y by key (the same key in run b), reading run
+ * a's key range only; older files join their decided views. */
+typedef struct {
+    const char *from, *layer, *head, *pos;
+} DiffSql;
+
+static DiffSql diff_sql(const Store *s) {
+    static const DiffSql bits = {
+        /* n_far is 0 on a prefix of positions (t < window + sinks): start past both runs' */
+        " FROM decision_bits x JOIN decision_bits y ON y.k = x.k + ((?2 - ?1) << 48)"
+        " WHERE x.k BETWEEN (?1 << 48) | (MAX((SELECT COUNT(*) FROM tokens WHERE run_id = ?1 AND n_far = 0),"
+        " (SELECT COUNT(*) FROM tokens WHERE run_id = ?2 AND n_far = 0)) << 28) AND ((?1 + 1) << 48) - 1",
+        STORE_SQL_LAYER("x.k"), STORE_SQL_HEAD("x.k"), STORE_SQL_POS("x.k")};
+    static const DiffSql rows = {
+        " FROM decided x JOIN decided y ON y.run_id=?2 AND y.pos=x.pos AND y.layer=x.layer AND y.head=x.head"
+        " WHERE x.run_id=?1", "x.layer", "x.head", "x.pos"};
+    return s->version >= 4 ? bits : rows;
+}
+
+/* One pass over the decisions both runs have, per head, as the text of a
+ * CTE `h` (layer, head, n, down, up, sx, cx, sy, cy, d, cd, fp: the sums and
+ * counts of each gate and of their difference, the first position that
+ * differs), so the per-layer and per-head tables read it instead of
+ * joining the two runs again. Appended to *cte (sqlite3_str). */
+#define DIFF_AGGREGATES                                                                                        \
+    ", COUNT(*), SUM(x.gate=1 AND y.gate=0), SUM(x.gate=0 AND y.gate=1), SUM(x.gate), COUNT(x.gate), SUM(y.gate),"  \
+    " COUNT(y.gate), SUM(x.gate<>y.gate), COUNT(x.gate<>y.gate), MIN(CASE WHEN x.gate<>y.gate THEN %s END)"
+static void cte_row(sqlite3_str *cte, sqlite3_stmt *st, int first) {
+    sqlite3_str_appendall(cte, first ? "(" : ",(");
+    for (int i = 0; i < 12; i++) {
+        const unsigned char *v = sqlite3_column_text(st, i);
+        sqlite3_str_appendf(cte, "%s%s", i ? "," : "", v ? (const char *)v : "NULL");
+    }
+    sqlite3_str_appendall(cte, ")");
+}
+
 /* Gate flips from run a to run b as a layer × head map: one character per
  * head ('.' none, digit d: flipped in up to d tenths of its decisions), each
- * layer's flips by direction at the row's end, and the totals above. */
-static int print_flip_map(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, FILE *out, Err *e) {
-    static const char sql[] =
-        "SELECT x.layer, x.head, COUNT(*), SUM(x.gate=1 AND y.gate=0), SUM(x.gate=0 AND y.gate=1)"
-        " FROM decided x JOIN decided y ON y.run_id=?2 AND y.pos=x.pos AND y.layer=x.layer AND y.head=x.head"
-        " WHERE x.run_id=?1 GROUP BY x.layer, x.head";
+ * layer's flips by direction at the row's end, and the totals above; the
+ * per-head sums for the tables after it into cte. */
+static int print_flip_map(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, sqlite3_str *cte, FILE *out,
+                          Err *e) {
+    DiffSql d = diff_sql(s);
+    char sql[1400], agg[400];
+    snprintf(agg, sizeof agg, DIFF_AGGREGATES, d.pos);
+    snprintf(sql, sizeof sql, "SELECT %s AS layer, %s AS head%s%s GROUP BY 1, 2", d.layer, d.head, agg, d.from);
     size_t cells = (size_t)n_layers * (size_t)n_heads;
     int64_t *c = calloc(cells * 3, sizeof *c), tot[3] = {0, 0, 0};
     sqlite3_stmt *st = NULL;
@@ -180,16 +240,20 @@ static int print_flip_map(Store *s, int64_t a, int64_t b, int n_layers, int n_he
     if (store_prepare(s, sql, &st, e)) { free(c); return -1; }
     sqlite3_bind_int64(st, 1, a);
     sqlite3_bind_int64(st, 2, b);
-    int rc;
+    int rc, rows = 0;
+    sqlite3_str_appendall(cte, "WITH h(layer, head, n, down, up, sx, cx, sy, cy, d, cd, fp) AS (");
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int l = sqlite3_column_int(st, 0), h = sqlite3_column_int(st, 1);
         if (l < 0 || l >= n_layers || h < 0 || h >= n_heads) continue; /* not this shape: the reader bounds it */
+        if (!rows++) sqlite3_str_appendall(cte, "VALUES");
+        cte_row(cte, st, rows == 1);
         for (int k = 0; k < 3; k++) {
             c[((size_t)l * n_heads + h) * 3 + k] = sqlite3_column_int64(st, 2 + k);
             tot[k] += sqlite3_column_int64(st, 2 + k);
         }
     }
     sqlite3_finalize(st);
+    sqlite3_str_appendall(cte, rows ? ") " : "SELECT 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 WHERE 0) ");
     if (rc != SQLITE_DONE) { free(c); return store_sql_err(s->db, s->path, "compare failed", e); }
     fprintf(out, "\ngate flips per head, run %lld -> run %lld: %lld global->local (-), %lld local->global (+) of %lld"
                  " decisions; the gates agree on %.2f%%\n", (long long)a, (long long)b, (long long)tot[1],
@@ -259,21 +323,25 @@ static int compare_two(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
         if (print_sql(s, sql, a, b, out, e)) return -1;
     }
     if (print_reads(s, a, b, out, e)) return -1;
-    if (print_flip_map(s, a, b, n_layers, n_heads, out, e)) return -1;
+    sqlite3_str *cte = sqlite3_str_new(s->db);
+    int rc = print_flip_map(s, a, b, n_layers, n_heads, cte, out, e);
+    char *with = sqlite3_str_finish(cte);
+    if (rc || !with) { sqlite3_free(with); return rc ? -1 : err_set(e, "out of memory"); }
+    /* the averages as sums over counts of the per-head sums: the same doubles AVG gives */
     fprintf(out, "\ngates per layer (over the decisions both runs have: positions with far keys):\n");
-    static const char per_layer[] =
-        "SELECT x.layer, COUNT(*) AS n, ROUND(AVG(x.gate), 4) AS global_a, ROUND(AVG(y.gate), 4) AS global_b,"
-        " SUM(x.gate<>y.gate) AS differ, ROUND(AVG(x.gate<>y.gate), 4) AS differ_rate"
-        " FROM decided x JOIN decided y ON y.run_id=?2 AND y.pos=x.pos AND y.layer=x.layer AND y.head=x.head"
-        " WHERE x.run_id=?1 GROUP BY x.layer ORDER BY x.layer";
-    if (print_sql(s, per_layer, a, b, out, e)) return -1;
-    fprintf(out, "\nheads whose gates differ most:\n");
-    static const char per_head[] =
-        "SELECT x.layer, x.head, COUNT(*) AS n, SUM(x.gate<>y.gate) AS differ,"
-        " ROUND(AVG(x.gate<>y.gate), 4) AS differ_rate, MIN(CASE WHEN x.gate<>y.gate THEN x.pos END) AS first_pos"
-        " FROM decided x JOIN decided y ON y.run_id=?2 AND y.pos=x.pos AND y.layer=x.layer AND y.head=x.head"
-        " WHERE x.run_id=?1 GROUP BY x.layer, x.head HAVING differ > 0 ORDER BY differ DESC, x.layer, x.head LIMIT 10";
-    return print_sql(s, per_head, a, b, out, e);
+    char *per_layer = sqlite3_mprintf("%sSELECT layer, SUM(n) AS n, ROUND(SUM(sx) * 1.0 / NULLIF(SUM(cx), 0), 4) AS"
+                                      " global_a, ROUND(SUM(sy) * 1.0 / NULLIF(SUM(cy), 0), 4) AS global_b, SUM(d) AS"
+                                      " differ, ROUND(SUM(d) * 1.0 / NULLIF(SUM(cd), 0), 4) AS differ_rate FROM h"
+                                      " GROUP BY layer ORDER BY layer", with);
+    char *per_head = sqlite3_mprintf("%sSELECT layer, head, n, d AS differ, ROUND(d * 1.0 / NULLIF(cd, 0), 4) AS"
+                                     " differ_rate, fp AS first_pos FROM h WHERE d > 0 ORDER BY differ DESC, layer, head"
+                                     " LIMIT 10", with);
+    sqlite3_free(with);
+    rc = !per_layer || !per_head ? err_set(e, "out of memory") : print_sql(s, per_layer, a, b, out, e);
+    if (!rc) fprintf(out, "\nheads whose gates differ most:\n");
+    if (!rc) rc = print_sql(s, per_head, a, b, out, e);
+    sqlite3_free(per_layer), sqlite3_free(per_head);
+    return rc;
 }
 
 int store_compare(Store *s, int64_t run_a, int64_t run_b, const char *predictor, FILE *out, Err *e) {

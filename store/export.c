@@ -64,8 +64,10 @@ static int export_json(Store *s, int64_t run_id, FILE *out, Err *e) {
                         " WHERE run_id=?1 ORDER BY pos", run_id, out, e))
         return -1;
     fputs(",\n\"decisions\": ", out);
-    if (stream_array(s, "SELECT pos, layer, head" STORE_HEAD_COLUMNS " FROM decisions WHERE run_id=?1"
-                        " ORDER BY pos, layer, head", run_id, out, e))
+    if (stream_array(s, s->version >= 4 ? "SELECT pos, layer, head" STORE_HEAD_COLUMNS " FROM "
+                                          STORE_SQL_RUN_DECISIONS("1") " ORDER BY pos, layer, head"
+                                        : "SELECT pos, layer, head" STORE_HEAD_COLUMNS " FROM decisions WHERE run_id=?1"
+                                          " ORDER BY pos, layer, head", run_id, out, e))
         return -1;
     fputs("}\n", out);
     return 0;
@@ -73,10 +75,16 @@ static int export_json(Store *s, int64_t run_id, FILE *out, Err *e) {
 
 static int export_csv(Store *s, int64_t run_id, StoreFormat fmt, FILE *out, Err *e) {
     sqlite3_stmt *st;
-    if (store_prepare(s, "SELECT t.run_id, t.pos, t.token_id, t.piece, t.is_prompt, t.logprob, t.entropy, t.step_us,"
-                         " t.n_far, t.kv_read, d.layer, d.head" STORE_HEAD_COLUMNS " FROM tokens t"
-                         " JOIN decisions d USING(run_id, pos) WHERE t.run_id=?1 ORDER BY t.pos, d.layer, d.head", &st, e))
-        return -1;
+    /* version 4: the run's keys, each row finding its token (never the reverse: the view has no index) */
+    static const char bits[] =
+        "SELECT t.run_id, t.pos, t.token_id, t.piece, t.is_prompt, t.logprob, t.entropy, t.step_us,"
+        " t.n_far, t.kv_read, d.layer, d.head" STORE_HEAD_COLUMNS " FROM " STORE_SQL_RUN_DECISIONS("1") " d"
+        " CROSS JOIN tokens t ON t.run_id = d.run_id AND t.pos = d.pos ORDER BY d.pos, d.layer, d.head";
+    static const char rows[] =
+        "SELECT t.run_id, t.pos, t.token_id, t.piece, t.is_prompt, t.logprob, t.entropy, t.step_us,"
+        " t.n_far, t.kv_read, d.layer, d.head" STORE_HEAD_COLUMNS " FROM tokens t"
+        " JOIN decisions d USING(run_id, pos) WHERE t.run_id=?1 ORDER BY t.pos, d.layer, d.head";
+    if (store_prepare(s, s->version >= 4 ? bits : rows, &st, e)) return -1;
     sqlite3_bind_int64(st, 1, run_id);
     int rc = print_result(st, fmt, out);
     sqlite3_finalize(st);

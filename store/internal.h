@@ -2,6 +2,7 @@
  *
  * Grouped by the file that defines each part. Calls go one way, down a
  * ladder (store/README.md): sql.c, liveness.c and sidefile.c call nothing else here;
+ * layout.c and upgrade4.c (version 4's rows) stand on sql.c;
  * schema.c stands on sql.c; writer.c on those; store.c (open, close) on
  * all of them; the readers and commands on whichever they need. */
 #ifndef AHASCOPE_STORE_INTERNAL_H
@@ -9,7 +10,191 @@
 
 #include <sqlite3.h>
 
+#include "engine/decide.h"
 #include "store/store.h"
+
+/* ---- layout.c: the rows of schema version 4 (store/SCHEMA.md, "Tables") ---- */
+
+/* The packed key of decision_bits: run_id << 48 | pos << 28 | layer << 18 |
+ * head. Each part's bound is a limit of its own (MODEL_MAX_SEQ,
+ * MODEL_MAX_LAYERS, STORE_MAX_CELLS), so a key never overflows into the
+ * next part; STORE_MAX_RUNS keeps the key positive. */
+#define STORE_K_RUN 48
+#define STORE_K_POS 28
+#define STORE_K_LAYER 18
+static inline int64_t store_k(int64_t run, int pos, int layer, int head) {
+    return run << STORE_K_RUN | (int64_t)pos << STORE_K_POS | (int64_t)layer << STORE_K_LAYER | head;
+}
+
+/* The parts of a key k (an SQL expression) as SQL, for the views and for
+ * queries that read decision_bits by key range. */
+#define STORE_SQL_RUN(k) "(" k " >> 48)"
+#define STORE_SQL_POS(k) "(" k " >> 28 & 1048575)"
+#define STORE_SQL_LAYER(k) "(" k " >> 18 & 1023)"
+#define STORE_SQL_HEAD(k) "(" k " & 262143)"
+
+/* A float32 as SQL from its bit pattern x (an SQL expression holding the
+ * 32 bits, signed or not): sign * mantissa * 2^(exponent - 150), the
+ * subnormals mantissa * 2^-149, exponent 255 +-Inf (1e999) or NULL for NaN.
+ * Exact: every float32 is a double, and each factor is. */
+#define STORE_SQL_F32(x)                                                                                        \
+    "(CASE WHEN " x " IS NULL THEN NULL WHEN (" x " >> 23 & 255) = 255 THEN CASE WHEN (" x " & 8388607) = 0 THEN " \
+    "CASE WHEN (" x " & 2147483648) THEN -1e999 ELSE 1e999 END END ELSE CASE WHEN (" x " & 2147483648) THEN -1.0 "  \
+    "ELSE 1.0 END * CASE WHEN (" x " >> 23 & 255) = 0 THEN (" x " & 8388607) * POWER(2, -149) ELSE ((" x          \
+    " & 8388607) | 8388608) * POWER(2, (" x " >> 23 & 255) - 150) END END)"
+
+/* How decision_bits keeps each per-head field of engine/trace.h, chosen by
+ * its SQL type and display: a REAL as its float32's bits in a 4-byte
+ * INTEGER (BITS), the gate as itself (KEPT), keys_read not at all (DERIVED:
+ * pos + 1 when global, the local set when local, from the run's window and
+ * sinks). A new INTEGER field fails to compile until it is given a kind. */
+#define STORE_KIND(sql, show) STORE_KIND_##sql(show)
+#define STORE_KIND_REAL(show) BITS
+#define STORE_KIND_INTEGER(show) STORE_KIND_INT_##show
+#define STORE_KIND_INT_GATE KEPT
+#define STORE_KIND_INT_KEYS DERIVED
+#define STORE_CAT(a, b) STORE_CAT_I(a, b)
+#define STORE_CAT_I(a, b) a##b
+/* A field through P##BITS, P##KEPT or P##DERIVED (name, type, missing). */
+#define STORE_BY_KIND(P, name, type, missing, sql, show) STORE_CAT(P, STORE_KIND(sql, show))(name, type, missing)
+
+/* The attention top-k kept in the row: ranks 0 … STORE_ATTN_TOP_MAX - 1 as
+ * top0 … top7, each key_pos << 32 | the weight's float32 bits. */
+#define STORE_TOP_COLUMNS ", top0, top1, top2, top3, top4, top5, top6, top7"
+
+/* keys_read as SQL from a decision's gate and position and its run's
+ * window and sinks (engine/attn.c: all pos + 1 keys when global, sinks and
+ * window when local; attn_local_set's bounds). */
+#define STORE_SQL_KEYS_READ(gate, pos, window, sinks)                                                           \
+    "CASE " gate " WHEN 1 THEN " pos " + 1 WHEN 0 THEN MIN(" sinks ", " pos " + 1) + " pos " + 1 - MAX(" pos     \
+    " - " window " + 1, MIN(" sinks ", " pos " + 1)) END"
+
+/* The columns of decision_bits an INSERT names: the key, the stored
+ * fields, the top-k words; and one row's values bound from cell c of a
+ * trace at parameter b (store_bind_bits_row returns the next parameter). */
+#define STORE_INS_BITS(name, type, missing) ", " #name
+#define STORE_INS_KEPT(name, type, missing) ", " #name
+#define STORE_INS_DERIVED(name, type, missing)
+#define STORE_INS_FIELD(name, type, missing, sql, show, title, short_name, doc) \
+    STORE_BY_KIND(STORE_INS_, name, type, missing, sql, show)
+#define STORE_BITS_COLUMNS "k" TRACE_HEAD_FIELDS(STORE_INS_FIELD) STORE_TOP_COLUMNS
+int store_bind_bits_row(sqlite3_stmt *st, int b, int64_t run_id, const StepTrace *t, int c);
+/* Values per row of STORE_BITS_COLUMNS. */
+int store_bits_row_values(void);
+
+/* The decisions view's columns over decision_bits b (and its runs row r,
+ * for keys_read), so a query that filters b.k by range reads a run without
+ * decoding every other run's rows. */
+#define STORE_DEC_BITS(name, type, missing) ",\n    " STORE_SQL_F32("b." #name) " AS " #name
+#define STORE_DEC_KEPT(name, type, missing) ", b." #name
+#define STORE_DEC_DERIVED(name, type, missing) \
+    ",\n    " STORE_SQL_KEYS_READ("b.gate", STORE_SQL_POS("b.k"), "r.window", "r.sinks") " AS " #name
+#define STORE_DEC_FIELD(name, type, missing, sql, show, title, short_name, doc) \
+    STORE_BY_KIND(STORE_DEC_, name, type, missing, sql, show)
+#define STORE_DECISIONS_SELECT                                                                                \
+    STORE_SQL_RUN("b.k") " AS run_id, " STORE_SQL_POS("b.k") " AS pos, " STORE_SQL_LAYER("b.k") " AS layer, " \
+    STORE_SQL_HEAD("b.k") " AS head" TRACE_HEAD_FIELDS(STORE_DEC_FIELD)
+#define STORE_DECISIONS_FROM "decision_bits b LEFT JOIN runs r ON r.run_id = " STORE_SQL_RUN("b.k")
+/* A run's keys: b.k within run ?N's range. */
+#define STORE_SQL_IN_RUN(n) "b.k BETWEEN ?" n " << 48 AND ((?" n " + 1) << 48) - 1"
+/* The decisions of run ?N as a subquery with the view's columns, reading
+ * that run's keys only and decoding with ahascope_f32. */
+#define STORE_C_BITS(name, type, missing) ", ahascope_f32(b." #name ") AS " #name
+#define STORE_C_KEPT(name, type, missing) ", b." #name
+#define STORE_C_DERIVED STORE_DEC_DERIVED
+#define STORE_C_FIELD(name, type, missing, sql, show, title, short_name, doc) \
+    STORE_BY_KIND(STORE_C_, name, type, missing, sql, show)
+#define STORE_SQL_RUN_DECISIONS(n)                                                                            \
+    "(SELECT " STORE_SQL_RUN("b.k") " AS run_id, " STORE_SQL_POS("b.k") " AS pos, " STORE_SQL_LAYER("b.k")      \
+    " AS layer, " STORE_SQL_HEAD("b.k") " AS head" TRACE_HEAD_FIELDS(STORE_C_FIELD) " FROM " STORE_DECISIONS_FROM \
+    " WHERE " STORE_SQL_IN_RUN(n) ")"
+
+/* keys_read in C, the same rule: -1 for an unknown gate. */
+int store_keys_read(int pos, int gate, int window, int sinks);
+
+/* Bind a float as its bit pattern (a signed 32-bit INTEGER), NULL for NaN. */
+void store_bind_bits(sqlite3_stmt *st, int i, float v);
+
+/* Read a bit-pattern column back as the float; NULL gives NAN. */
+float store_col_bits(sqlite3_stmt *st, int i);
+
+/* ahascope_f32(bits): STORE_SQL_F32 as a C function, registered on every
+ * store connection for the store's own queries (a whole run decoded in a
+ * fraction of the SQL's time); the views keep the SQL, which any SQLite
+ * runs. */
+void store_sql_f32(sqlite3_context *ctx, int argc, sqlite3_value **v);
+
+/* Bind rank r of a trace's top-k at cell c as key_pos << 32 | weight bits,
+ * NULL past the last rank (or beyond the trace's top_k). */
+void store_bind_top(sqlite3_stmt *st, int i, const StepTrace *t, int c, int r);
+
+/* head_totals: per (run, layer, head) what the summary views need, from
+ * engine/predictors.h's list: for each scored predictor and the oracle,
+ * the decisions it made and the global ones among them; for each scored
+ * predictor, its confusion against the oracle; sums and counts for the
+ * means; keys read. The column lists, in table order: */
+#define STORE_TOT_COUNTS(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
+    ", " word "_n INTEGER, " word "_global INTEGER"
+#define STORE_TOT_CELLS(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)  \
+    ", " word "_tp INTEGER, " word "_fp INTEGER, " word "_fn INTEGER, " word "_tn INTEGER"
+#define STORE_TOT_MEANS ", score_sum REAL, score_n INTEGER, oracle_mass_sum REAL, oracle_mass_n INTEGER," \
+    " oracle_err_sum REAL, oracle_err_n INTEGER, keys_read INTEGER"
+#define STORE_TOT_COLUMNS                                                                                \
+    "run_id INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT NULL, n INTEGER NOT NULL"            \
+    PRED_TABLE(DECIDE_IN_SQL, STORE_TOT_COUNTS) PRED_TABLE(DECIDE_LABEL, STORE_TOT_COUNTS)                   \
+    PRED_TABLE(DECIDE_IN_SQL, STORE_TOT_CELLS) STORE_TOT_MEANS
+
+/* The means head_totals keeps: router score, oracle mass, oracle error. */
+enum { STORE_MEAN_SCORE, STORE_MEAN_MASS, STORE_MEAN_ERR, STORE_N_MEANS };
+
+/* One head's totals over the decided positions (n_far != 0) of a run. */
+typedef struct {
+    long n;                                   /* decided positions */
+    long made[DECIDE_COUNT], global[DECIDE_COUNT]; /* decisions each predictor made; global ones */
+    DecideCounts cells[DECIDE_COUNT];         /* against the oracle, where both exist */
+    double sum[STORE_N_MEANS];
+    long count[STORE_N_MEANS];
+    long keys_read;
+} StoreHeadTotal;
+
+/* A run's totals as its writer keeps them in memory between commits. */
+typedef struct StoreTotals {
+    int64_t run_id;                           /* 0: none loaded */
+    int n_layers, n_heads, window, sinks;
+    float tau;
+    double theta_logit;
+    StoreHeadTotal *head;                     /* [layer * n_heads + head] */
+    sqlite3_stmt *put;                        /* the REPLACE, prepared once */
+} StoreTotals;
+
+/* What a position's tokens row keeps for token_share: heads with a known
+ * gate and global ones, heads with an oracle value and global ones, and
+ * the keys they read (NULL when no gate is known). */
+typedef struct {
+    long n_gate, n_global, n_oracle, n_oracle_global, keys_read;
+} StoreStepCounts;
+
+/* Load run_id's totals (its runs row and any head_totals rows it has)
+ * into tt, dropping what tt held. SQLite's code. */
+int store_totals_load(StoreTotals *tt, sqlite3 *db, int64_t run_id);
+
+/* Add one step (the engine/decide.h rules) to tt and set its counts. The
+ * trace's shape must be the run's. */
+void store_totals_add(StoreTotals *tt, const StepTrace *t, StoreStepCounts *sc);
+
+/* Write tt's rows (REPLACE), inside the caller's transaction. */
+int store_totals_write(StoreTotals *tt, sqlite3 *db);
+
+/* Free tt's memory and statement. */
+void store_totals_free(StoreTotals *tt);
+
+/* ---- upgrade4.c: on sql.c and layout.c ---- */
+
+/* Version 3's decisions and attn_top rows into decision_bits, head_totals
+ * and the tokens' counts, in the caller's transaction; the old tables
+ * are dropped. SQLite's code (SQLITE_TOOBIG for a key that cannot be
+ * packed: a run, position, layer or head beyond the limits). */
+int store_upgrade_rows(sqlite3 *db);
 
 struct Store {
     sqlite3 *db;
@@ -20,10 +205,12 @@ struct Store {
     int64_t pending_run; /* run those steps belong to */
     int pending_n_tokens; /* n_tokens to record at the next commit */
     sqlite3_stmt *ins_token, *ins_decision, *upd_tokens;
-    sqlite3_stmt *ins_top; /* attn_top rows, prepared on the first step that has them */
     int rows_per_insert; /* heads per decisions INSERT (the shape it was prepared for) */
     int (*stop)(void *ctx); /* store_set_interrupt's poll, NULL none */
     void *stop_ctx;
+    int version;         /* the file's schema version (older only when opened read-only) */
+    StoreTotals totals;  /* the running totals of the run being written (layout.c) */
+    int top_k;           /* ranks the pending steps stored (runs.top_k at the next commit) */
 };
 
 /* Put back the progress handler store_set_interrupt installed (or none):

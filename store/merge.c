@@ -73,7 +73,7 @@ static const char RUN_COLUMNS[] =
     "status, created_at, finished_at, ahascope_version, writer_host, writer_pid, writer_start, model, model_sha256,"
     " arch, dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len, tokenizer, tokenizer_sha256,"
     " policy, window, sinks, tau, theta, p, profile, routers, routers_sha256, static_heads, prompt, steps,"
-    " temperature, topp, seed, origin, n_tokens, theta_logit";
+    " temperature, topp, seed, origin, n_tokens, theta_logit, top_k";
 
 static int same_file(const char *a, const char *b) {
     struct stat sa, sb;
@@ -89,6 +89,24 @@ static int exec_bound(Store *s, const char *sql, int64_t off, const char *origin
     sqlite3_finalize(st);
     if (changes) *changes = sqlite3_changes(s->db);
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* head_totals' rows of src, their run ids moved by off (the columns past
+ * run_id named from the table itself). */
+static int copy_totals(Store *s, int64_t off) {
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(s->db, "SELECT group_concat(name, ', ') FROM (SELECT name FROM"
+                                       " pragma_table_info('head_totals', 'main') WHERE cid > 0 ORDER BY cid)", -1, &st, NULL);
+    char *sql = NULL;
+    if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
+        const char *cols = (const char *)sqlite3_column_text(st, 0);
+        sql = sqlite3_mprintf("INSERT INTO main.head_totals(run_id, %s) SELECT run_id + ?1, %s FROM src.head_totals",
+                              cols, cols);
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_OK) rc = sql ? exec_bound(s, sql, off, NULL, NULL) : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    return rc;
 }
 
 /* Copy every run of the attached database `src`, inside the caller's transaction. */
@@ -113,21 +131,20 @@ static int copy_runs(Store *s, const char *input, int *n_runs, int64_t *off) {
     snprintf(sql, sizeof sql,
              "INSERT INTO main.runs(run_id, parent_run_id, eval_id, %s) SELECT run_id + ?1, parent_run_id + ?1,"
              " eval_id + %lld, ahascope_status(status, writer_host, writer_pid, writer_start)%.*s,"
-             " COALESCE(origin, ?2 || '#' || run_id), n_tokens, theta_logit FROM src.runs ORDER BY run_id",
+             " COALESCE(origin, ?2 || '#' || run_id), n_tokens, theta_logit, top_k FROM src.runs ORDER BY run_id",
              RUN_COLUMNS, eoff, (int)(strstr(RUN_COLUMNS, ", origin") - RUN_COLUMNS - 6), RUN_COLUMNS + 6);
     if (rc == SQLITE_OK) rc = exec_bound(s, sql, *off, input, n_runs);
     if (rc == SQLITE_OK)
         rc = exec_bound(s, "INSERT INTO main.tokens(run_id, pos, token_id, piece, is_prompt, logprob, entropy,"
-                           " step_us, n_far, kv_read) SELECT run_id + ?1, pos, token_id, piece, is_prompt, logprob,"
-                           " entropy, step_us, n_far, kv_read FROM src.tokens", *off, NULL, NULL);
-    if (rc == SQLITE_OK)
-        rc = exec_bound(s, "INSERT INTO main.decisions(run_id, pos, layer, head" STORE_HEAD_COLUMNS ")"
-                           " SELECT run_id + ?1, pos, layer, head" STORE_HEAD_COLUMNS " FROM src.decisions", *off, NULL,
-                        NULL);
-    if (rc == SQLITE_OK)
-        rc = exec_bound(s, "INSERT INTO main.attn_top(run_id, pos, layer, head, rank, key_pos, weight)"
-                           " SELECT run_id + ?1, pos, layer, head, rank, key_pos, weight FROM src.attn_top", *off, NULL,
-                        NULL);
+                           " step_us, n_far, kv_read, n_gate, n_global, n_oracle, n_oracle_global, keys_read_sum)"
+                           " SELECT run_id + ?1, pos, token_id, piece, is_prompt, logprob, entropy, step_us, n_far,"
+                           " kv_read, n_gate, n_global, n_oracle, n_oracle_global, keys_read_sum FROM src.tokens",
+                        *off, NULL, NULL);
+    /* the run is the top of the packed key: adding the offset there renumbers it */
+    snprintf(sql, sizeof sql, "INSERT INTO main.decision_bits(%s) SELECT k + (?1 << 48)%s FROM src.decision_bits"
+             " ORDER BY k", STORE_BITS_COLUMNS, &STORE_BITS_COLUMNS[1]); /* the columns past "k" */
+    if (rc == SQLITE_OK) rc = exec_bound(s, sql, *off, NULL, NULL);
+    if (rc == SQLITE_OK) rc = copy_totals(s, *off);
     if (rc != SQLITE_OK) rc = sqlite3_errcode(s->db);
     return rc;
 }
@@ -246,9 +263,13 @@ static int attach_and_copy(Merge *m, const char *input, const char *path, FILE *
         sqlite3_progress_handler(s->db, 1000, stopped, m);
         rc = copy_runs(s, input, &n_runs, &off);
         sqlite3_progress_handler(s->db, 0, NULL, NULL);
+        int full = rc == SQLITE_OK && off + n_runs > STORE_MAX_RUNS; /* the run id must fit the packed key */
+        if (full) rc = SQLITE_FULL;
         if (rc == SQLITE_OK && stopped(m)) rc = SQLITE_INTERRUPT; /* asked for after the last statement: not committed */
         if (rc == SQLITE_OK) rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-        if (rc != SQLITE_OK) store_sql_err(s->db, s->path, "merge failed", e);
+        if (full) err_set(e, "%s: merging it would make %lld runs, and a database keeps at most %d", input,
+                          (long long)off + n_runs, STORE_MAX_RUNS);
+        else if (rc != SQLITE_OK) store_sql_err(s->db, s->path, "merge failed", e);
     }
     if (rc != SQLITE_OK && !sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_exec(s->db, "DETACH DATABASE src", NULL, NULL, NULL);

@@ -99,9 +99,14 @@ static int check_limits(const Store *s, const StoreRunInfo *r, Err *e) {
  * only the limits above to go by. */
 static int check_rows(Store *s, const StoreRunInfo *r, Err *e) {
     sqlite3_stmt *st;
-    if (store_prepare(s, "SELECT COUNT(*), MIN(layer), MAX(layer), MIN(head), MAX(head) FROM decisions"
-                         " WHERE run_id=?1 AND pos=(SELECT MIN(pos) FROM decisions WHERE run_id=?1)", &st, e))
-        return -1;
+    /* version 4: the run's first key names its first position, whose keys are one range */
+    static const char bits[] =
+        "SELECT COUNT(*), MIN(" STORE_SQL_LAYER("b.k") "), MAX(" STORE_SQL_LAYER("b.k") "), MIN(" STORE_SQL_HEAD("b.k")
+        "), MAX(" STORE_SQL_HEAD("b.k") ") FROM decision_bits b, (SELECT MIN(k) >> 28 AS p FROM decision_bits b WHERE "
+        STORE_SQL_IN_RUN("1") ") f WHERE b.k BETWEEN f.p << 28 AND ((f.p + 1) << 28) - 1";
+    static const char rows[] = "SELECT COUNT(*), MIN(layer), MAX(layer), MIN(head), MAX(head) FROM decisions"
+                               " WHERE run_id=?1 AND pos=(SELECT MIN(pos) FROM decisions WHERE run_id=?1)";
+    if (store_prepare(s, s->version >= 4 ? bits : rows, &st, e)) return -1;
     sqlite3_bind_int64(st, 1, r->run_id);
     int rc = sqlite3_step(st);
     sqlite3_int64 v[5] = {0};
@@ -175,6 +180,48 @@ static int read_tokens(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr
     return found;
 }
 
+/* Version 4: a chunk of steps is one range of keys; each row decoded in C
+ * (bits to floats, keys_read by its rule, the top-k words). */
+static int read_bits(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr, Err *e) {
+    sqlite3_stmt *st;
+    int window = 0, sinks = 0;
+    if (store_prepare(s, "SELECT window, sinks FROM runs WHERE run_id=?1", &st, e)) return -1;
+    sqlite3_bind_int64(st, 1, run_id);
+    if (sqlite3_step(st) == SQLITE_ROW) window = sqlite3_column_int(st, 0), sinks = sqlite3_column_int(st, 1);
+    sqlite3_finalize(st);
+    if (store_prepare(s, "SELECT " STORE_BITS_COLUMNS " FROM decision_bits WHERE k BETWEEN ?1 AND ?2", &st, e))
+        return -1;
+    sqlite3_bind_int64(st, 1, store_k(run_id, pos0, 0, 0));
+    sqlite3_bind_int64(st, 2, store_k(run_id, pos0 + n, 0, 0) - 1);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t k = sqlite3_column_int64(st, 0);
+        int pos = (int)(k >> STORE_K_POS & 0xFFFFF), l = (int)(k >> STORE_K_LAYER & 0x3FF), h = (int)(k & 0x3FFFF);
+        StepTrace *t = tr[pos - pos0];
+        if (l >= t->n_layers || h >= t->n_heads) continue; /* not this run's shape */
+        int i = l * t->n_heads + h, b = 1;
+#define READER_BITS(name, type, missing) t->name[i] = store_col_bits(st, b++);
+#define READER_KEPT(name, type, missing) t->name[i] = (type)store_col_INTEGER(st, b++, missing);
+#define READER_DERIVED(name, type, missing)
+#define READER_FIELD(name, type, missing, sql, show, title, short_name, doc) \
+    STORE_BY_KIND(READER_, name, type, missing, sql, show)
+        TRACE_HEAD_FIELDS(READER_FIELD)
+        t->keys_read[i] = store_keys_read(pos, t->gate[i], window, sinks);
+        for (int r = 0; r < STORE_ATTN_TOP_MAX && r < t->top_k; r++, b++) {
+            if (sqlite3_column_type(st, b) == SQLITE_NULL) continue;
+            int64_t w = sqlite3_column_int64(st, b);
+            uint32_t u = (uint32_t)w;
+            int key = (int)(w >> 32);
+            if (key < 0 || key >= pos) continue; /* not a far position of pos */
+            t->top_pos[(size_t)i * t->top_k + r] = key;
+            memcpy(&t->top_w[(size_t)i * t->top_k + r], &u, sizeof u);
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "cannot read decisions", e);
+    return 0;
+}
+
 static int read_decisions(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr, Err *e) {
     sqlite3_stmt *st;
     if (prepare_steps(s, "SELECT pos, layer, head" STORE_HEAD_COLUMNS " FROM decisions WHERE run_id=?1 AND pos>=?2"
@@ -221,7 +268,10 @@ static int read_attn_top(Store *s, int64_t run_id, int pos0, int n, StepTrace **
 
 int store_run_attn_top(Store *s, int64_t run_id, Err *e) {
     sqlite3_stmt *st;
-    if (store_prepare(s, "SELECT MAX(rank) FROM attn_top WHERE run_id=?1", &st, e)) return -1;
+    /* version 4 keeps K in the runs row; an older file is scanned */
+    if (store_prepare(s, s->version >= 4 ? "SELECT top_k - 1 FROM runs WHERE run_id=?1"
+                                         : "SELECT MAX(rank) FROM attn_top WHERE run_id=?1", &st, e))
+        return -1;
     sqlite3_bind_int64(st, 1, run_id);
     int rc = sqlite3_step(st);
     long k = rc == SQLITE_ROW ? (long)store_col_INTEGER(st, 0, -1) + 1 : -1;
@@ -244,8 +294,10 @@ int store_read_steps(Store *s, int64_t run_id, int pos0, int n, StepTrace **trac
     if (n <= 0) return 0;
     int found = read_tokens(s, run_id, pos0, n, traces, e);
     if (found <= 0) return found;
-    if (read_decisions(s, run_id, pos0, found, traces, e)) return -1;
-    if (read_attn_top(s, run_id, pos0, found, traces, e)) return -1;
+    if (s->version >= 4 ? read_bits(s, run_id, pos0, found, traces, e)
+                        : read_decisions(s, run_id, pos0, found, traces, e) ||
+                              read_attn_top(s, run_id, pos0, found, traces, e))
+        return -1;
     int kv = run_kv_heads(s, run_id, e);
     for (int i = 0; i < found; i++) traces[i]->n_kv_heads = kv > 0 && kv <= traces[i]->n_heads ? kv : -1;
     return found;

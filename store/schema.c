@@ -6,10 +6,6 @@
 #include "engine/decide.h"
 #include "store/internal.h"
 
-/* Column definitions of the per-head fields, from engine/trace.h's list. */
-#define SCHEMA_COLUMN(name, type, missing, sql, show, title, short_name, doc) ", " #name " " #sql
-#define SCHEMA_HEAD_COLUMNS TRACE_HEAD_FIELDS(SCHEMA_COLUMN)
-
 /* The per-head fields as (name, SQL type) pairs, in the list's order. The
  * first SCHEMA_V2_HEAD_FIELDS were version 2's columns; version 3 appended
  * the rest (the REM-corrected estimates and the far scores' moments). */
@@ -17,6 +13,11 @@
 static const char *const HEAD_FIELDS[][2] = {TRACE_HEAD_FIELDS(SCHEMA_PAIR)};
 #define SCHEMA_N_HEAD_FIELDS (sizeof HEAD_FIELDS / sizeof HEAD_FIELDS[0])
 #define SCHEMA_V2_HEAD_FIELDS 7
+
+/* What a position's row keeps for token_share (StoreStepCounts), added by
+ * version 4. */
+#define SCHEMA_TOKEN_COUNTS                                                                                    \
+    "n_gate INTEGER, n_global INTEGER, n_oracle INTEGER, n_oracle_global INTEGER, keys_read_sum INTEGER"
 
 /* The tables. Columns added by a schema version go at the end of their
  * table, so a migrated database and a new one have the same column order
@@ -51,7 +52,8 @@ static const char SCHEMA_TABLES[] =
     "  origin TEXT,\n"
     "  eval_id INTEGER REFERENCES evals(eval_id),\n"
     "  n_tokens INTEGER NOT NULL DEFAULT 0,\n"
-    "  theta_logit REAL\n"
+    "  theta_logit REAL,\n"
+    "  top_k INTEGER\n"
     ");\n"
     "CREATE TABLE evals(\n"
     "  eval_id INTEGER PRIMARY KEY, created_at TEXT NOT NULL, label TEXT,\n"
@@ -70,16 +72,28 @@ static const char SCHEMA_TABLES[] =
     "  run_id INTEGER NOT NULL, pos INTEGER NOT NULL, token_id INTEGER NOT NULL, piece TEXT,\n"
     "  is_prompt INTEGER NOT NULL, logprob REAL, entropy REAL, step_us REAL,\n"
     "  n_far INTEGER, kv_read INTEGER,\n"
+    "  " SCHEMA_TOKEN_COUNTS ",\n"
     "  PRIMARY KEY(run_id, pos)\n"
-    ") WITHOUT ROWID;\n"
-    SCHEMA_ATTN_TOP;
-
-static const char SCHEMA_DECISIONS[] =
-    "CREATE TABLE decisions(\n"
-    "  run_id INTEGER NOT NULL, pos INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT NULL"
-    SCHEMA_HEAD_COLUMNS ",\n"
-    "  PRIMARY KEY(run_id, pos, layer, head)\n"
     ") WITHOUT ROWID;\n";
+
+/* Every decision of every run, one row each, appended in key order so
+ * SQLite's append path fills its pages: the packed key (internal.h,
+ * store_k), the gate, each REAL field as its float32's bits, and the
+ * attention top-k words; keys_read is derived (the decisions view). */
+#define SCHEMA_BITS_BITS(name, type, missing) ", " #name " INTEGER"
+#define SCHEMA_BITS_KEPT(name, type, missing) ", " #name " INTEGER"
+#define SCHEMA_BITS_DERIVED(name, type, missing)
+#define SCHEMA_BITS_FIELD(name, type, missing, sql, show, title, short_name, doc) \
+    STORE_BY_KIND(SCHEMA_BITS_, name, type, missing, sql, show)
+#define SCHEMA_DECISION_TABLES                                                                                 \
+    "CREATE TABLE decision_bits(\n"                                                                            \
+    "  k INTEGER PRIMARY KEY" TRACE_HEAD_FIELDS(SCHEMA_BITS_FIELD) ",\n"                                        \
+    "  top0 INTEGER, top1 INTEGER, top2 INTEGER, top3 INTEGER, top4 INTEGER, top5 INTEGER, top6 INTEGER,"        \
+    " top7 INTEGER\n"                                                                                            \
+    ");\n"                                                                                                       \
+    "CREATE TABLE head_totals(\n  " STORE_TOT_COLUMNS ",\n  PRIMARY KEY(run_id, layer, head)\n) WITHOUT ROWID;\n"
+
+static const char SCHEMA_DECISIONS[] = SCHEMA_DECISION_TABLES;
 
 /* The predictors' parts of the views, from engine/predictors.h: the
  * line breaks between them are the list's sql and sql_names columns, so
@@ -124,21 +138,26 @@ static const char SCHEMA_DECISIONS[] =
  * run_summary) are a mirror in SQL of engine/decide.h's rules and rates,
  * the one definition the C code uses; tests/test_decide.c checks the two
  * agree cell for cell. */
-static const char SCHEMA_VIEWS[] =
-    "CREATE @ VIEW masses AS\n"
-    "  SELECT d.run_id, d.pos, d.layer, d.head," PREDICTORS(SCHEMA_MASS) "\n"
-    "    CASE WHEN t.n_far > 1 THEN d.far_std / SQRT(2 * LN(t.n_far)) END AS regime\n"
-    "  FROM decisions d LEFT JOIN tokens t USING(run_id, pos);\n"
-    "CREATE @ VIEW decided AS\n"
-    "  SELECT d.*, r.tau, r.theta_logit FROM decisions d JOIN runs r USING(run_id) JOIN tokens t USING(run_id, pos)\n"
-    "  WHERE t.n_far IS NOT 0;\n"
-    "CREATE @ VIEW predictions AS\n"
-    "  SELECT d.run_id, d.pos, d.layer, d.head, p.predictor,\n"
-    "    CASE p.predictor" PRED_TABLE(DECIDE_IN_SQL, SCHEMA_CASE) " END\n"
-    "      AS predicted,\n"
-    PRED_TABLE(DECIDE_LABEL, SCHEMA_LABEL)
-    "  FROM decided d\n"
-    "  CROSS JOIN (" PRED_TABLE(DECIDE_IN_SQL, SCHEMA_NAME) ") p;\n"
+#define SCHEMA_ROW_VIEWS \
+    "CREATE @ VIEW masses AS\n" \
+    "  SELECT d.run_id, d.pos, d.layer, d.head," PREDICTORS(SCHEMA_MASS) "\n" \
+    "    CASE WHEN t.n_far > 1 THEN d.far_std / SQRT(2 * LN(t.n_far)) END AS regime\n" \
+    "  FROM decisions d LEFT JOIN tokens t USING(run_id, pos);\n" \
+    "CREATE @ VIEW decided AS\n" \
+    "  SELECT d.*, r.tau, r.theta_logit FROM decisions d JOIN runs r USING(run_id) JOIN tokens t USING(run_id, pos)\n" \
+    "  WHERE t.n_far IS NOT 0;\n" \
+    "CREATE @ VIEW predictions AS\n" \
+    "  SELECT d.run_id, d.pos, d.layer, d.head, p.predictor,\n" \
+    "    CASE p.predictor" PRED_TABLE(DECIDE_IN_SQL, SCHEMA_CASE) " END\n" \
+    "      AS predicted,\n" \
+    PRED_TABLE(DECIDE_LABEL, SCHEMA_LABEL) \
+    "  FROM decided d\n" \
+    "  CROSS JOIN (" PRED_TABLE(DECIDE_IN_SQL, SCHEMA_NAME) ") p;\n" \
+
+/* Version 3's summary views, over every row: what an older file opened
+ * read-only is summarised by (TEMP views over its own tables). */
+static const char SCHEMA_VIEWS_V3[] =
+    SCHEMA_ROW_VIEWS
     "CREATE @ VIEW head_rates AS\n"
     "  SELECT run_id, layer, head, COUNT(*) AS n, AVG(gate) AS global_rate," SCHEMA_RATES "\n"
     "    AVG(score) AS mean_score, AVG(1.0 / (1.0 + EXP(-oracle_logit))) AS mean_oracle_mass,\n"
@@ -178,6 +197,94 @@ static const char SCHEMA_VIEWS[] =
     "  SELECT r.run_id, r.status, r.policy, r.window, r.n_tokens,\n"
     "    (SELECT AVG(gate) FROM decided d WHERE d.run_id = r.run_id) AS global_share,\n"
     "    (SELECT AVG(d.oracle_logit > d.theta_logit) FROM decided d WHERE d.run_id = r.run_id) AS oracle_share,\n"
+    "    (SELECT SUM(keys_read) * 1.0 / SUM(keys_full) FROM token_share s WHERE s.run_id = r.run_id)\n"
+    "      AS keys_read_frac,\n"
+    "    (SELECT SUM(kv_read) * 1.0 / SUM(kv_full) FROM token_share s WHERE s.run_id = r.run_id)\n"
+    "      AS kv_read_frac,\n"
+    "    (SELECT EXP(-AVG(logprob)) FROM tokens t WHERE t.run_id = r.run_id AND logprob IS NOT NULL)\n"
+    "      AS perplexity\n"
+    "  FROM runs r;\n";
+
+/* The summary views of version 4 read head_totals and the tokens' counts,
+ * kept as each step is committed (layout.c), never the decision rows: a
+ * run's summary costs its heads and positions, not its decisions. */
+#define SCHEMA_ONE(x) x
+#define SCHEMA_SUM(x) "SUM(" x ")"
+#define SCHEMA_T_RATE(sep, word, W) sep W(word "_global") " * 1.0 / NULLIF(" W(word "_n") ", 0) AS " word "_rate,"
+#define SCHEMA_T_RATE_GATE(sql, word, W)
+#define SCHEMA_T_RATE_TAU(sql, word, W) SCHEMA_T_RATE(PRED_SQL_SEP(sql, "    "), word, W)
+#define SCHEMA_T_RATE_THETA(sql, word, W) SCHEMA_T_RATE(PRED_SQL_SEP(sql, "    "), word, W)
+#define SCHEMA_T_RATE_H(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)                   \
+    SCHEMA_T_RATE_##thr(sql, word, SCHEMA_ONE)
+#define SCHEMA_T_RATE_L(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)                   \
+    SCHEMA_T_RATE_##thr(sql, word, SCHEMA_SUM)
+#define SCHEMA_T_LABEL_H(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)                  \
+    SCHEMA_T_RATE("\n    ", word, SCHEMA_ONE)
+#define SCHEMA_T_LABEL_L(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)                  \
+    SCHEMA_T_RATE("\n    ", word, SCHEMA_SUM)
+#define SCHEMA_T_TP(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) " WHEN '" word "' THEN " word "_tp"
+#define SCHEMA_T_FP(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) " WHEN '" word "' THEN " word "_fp"
+#define SCHEMA_T_FN(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) " WHEN '" word "' THEN " word "_fn"
+#define SCHEMA_T_TN(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) " WHEN '" word "' THEN " word "_tn"
+#define SCHEMA_T_CELL(M, name) "\n      CASE p.predictor" PRED_TABLE(DECIDE_IN_SQL, M) " END AS " name
+#define SCHEMA_PRF                                                                                             \
+    "  SELECT *, tp * 1.0 / NULLIF(tp + fp, 0) AS precision, tp * 1.0 / NULLIF(tp + fn, 0) AS recall,\n"      \
+    "    2.0 * tp / NULLIF(2 * tp + fp + fn, 0) AS f1 FROM (\n"
+
+static const char SCHEMA_VIEWS[] =
+    "CREATE @ VIEW decisions AS\n"
+    "  SELECT " STORE_DECISIONS_SELECT "\n"
+    "  FROM " STORE_DECISIONS_FROM ";\n"
+    "CREATE @ VIEW attn_top AS\n"
+    "  SELECT run_id, pos, layer, head, rank, w >> 32 AS key_pos,\n"
+    "    " STORE_SQL_F32("(w & 4294967295)") " AS weight\n"
+    "  FROM (SELECT " STORE_SQL_RUN("b.k") " AS run_id, " STORE_SQL_POS("b.k") " AS pos, " STORE_SQL_LAYER("b.k")
+    " AS layer, " STORE_SQL_HEAD("b.k") " AS head, n.rank,\n"
+    "      CASE n.rank WHEN 0 THEN b.top0 WHEN 1 THEN b.top1 WHEN 2 THEN b.top2 WHEN 3 THEN b.top3 WHEN 4 THEN b.top4"
+    " WHEN 5 THEN b.top5 WHEN 6 THEN b.top6 WHEN 7 THEN b.top7 END AS w\n"
+    "    FROM decision_bits b CROSS JOIN (SELECT 0 AS rank UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3"
+    " UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7) n)\n"
+    "  WHERE w IS NOT NULL;\n"
+    SCHEMA_ROW_VIEWS
+    "CREATE @ VIEW head_rates AS\n"
+    "  SELECT run_id, layer, head, n, executed_global * 1.0 / NULLIF(executed_n, 0) AS global_rate,"
+    PRED_TABLE(DECIDE_LABEL, SCHEMA_T_LABEL_H) PRED_TABLE(DECIDE_IN_SQL, SCHEMA_T_RATE_H) "\n"
+    "    score_sum / NULLIF(score_n, 0) AS mean_score, oracle_mass_sum / NULLIF(oracle_mass_n, 0) AS mean_oracle_mass,\n"
+    "    oracle_err_sum / NULLIF(oracle_err_n, 0) AS mean_oracle_err,\n"
+    "    CASE WHEN executed_n > 0 THEN keys_read END AS keys_read\n"
+    "  FROM head_totals WHERE n > 0;\n"
+    "CREATE @ VIEW layer_rates AS\n"
+    "  SELECT run_id, layer, SUM(n) AS n, SUM(executed_global) * 1.0 / NULLIF(SUM(executed_n), 0) AS global_rate,"
+    PRED_TABLE(DECIDE_LABEL, SCHEMA_T_LABEL_L) PRED_TABLE(DECIDE_IN_SQL, SCHEMA_T_RATE_L) "\n"
+    "    SUM(oracle_mass_sum) / NULLIF(SUM(oracle_mass_n), 0) AS mean_oracle_mass,\n"
+    "    CASE WHEN SUM(executed_n) > 0 THEN SUM(keys_read) END AS keys_read\n"
+    "  FROM head_totals WHERE n > 0 GROUP BY run_id, layer;\n"
+    "CREATE @ VIEW token_share AS\n"
+    "  SELECT t.run_id, t.pos, t.token_id, t.piece, t.is_prompt, t.logprob, t.n_far,\n"
+    "    CASE WHEN t.n_far IS NOT 0 THEN t.n_global * 1.0 / NULLIF(t.n_gate, 0) END AS global_share,\n"
+    "    CASE WHEN t.n_far IS NOT 0 THEN t.n_oracle_global * 1.0 / NULLIF(t.n_oracle, 0) END AS oracle_share,\n"
+    "    t.keys_read_sum AS keys_read, r.n_layers * r.n_heads * (t.pos + 1) AS keys_full,\n"
+    "    t.keys_read_sum * 1.0 / (r.n_layers * r.n_heads * (t.pos + 1)) AS keys_read_frac,\n"
+    "    t.kv_read, COALESCE(r.n_kv_heads, r.n_heads) * r.n_layers * (t.pos + 1) AS kv_full,\n"
+    "    t.kv_read * 1.0 / (COALESCE(r.n_kv_heads, r.n_heads) * r.n_layers * (t.pos + 1)) AS kv_read_frac\n"
+    "  FROM tokens t JOIN runs r USING(run_id);\n"
+    "CREATE @ VIEW confusion_head AS\n"
+    SCHEMA_PRF
+    "    SELECT h.run_id, p.predictor, h.layer, h.head," SCHEMA_T_CELL(SCHEMA_T_TP, "tp") ","
+    SCHEMA_T_CELL(SCHEMA_T_FP, "fp") "," SCHEMA_T_CELL(SCHEMA_T_FN, "fn") "," SCHEMA_T_CELL(SCHEMA_T_TN, "tn") "\n"
+    "    FROM head_totals h\n"
+    "    CROSS JOIN (" PRED_TABLE(DECIDE_IN_SQL, SCHEMA_NAME) ") p)\n"
+    "  WHERE tp + fp + fn + tn > 0;\n"
+    "CREATE @ VIEW confusion AS\n"
+    SCHEMA_PRF
+    "    SELECT run_id, predictor, SUM(tp) AS tp, SUM(fp) AS fp, SUM(fn) AS fn, SUM(tn) AS tn\n"
+    "    FROM confusion_head GROUP BY run_id, predictor);\n"
+    "CREATE @ VIEW run_summary AS\n"
+    "  SELECT r.run_id, r.status, r.policy, r.window, r.n_tokens,\n"
+    "    (SELECT SUM(executed_global) * 1.0 / NULLIF(SUM(executed_n), 0) FROM head_totals h WHERE h.run_id = r.run_id)\n"
+    "      AS global_share,\n"
+    "    (SELECT SUM(oracle_global) * 1.0 / NULLIF(SUM(oracle_n), 0) FROM head_totals h WHERE h.run_id = r.run_id)\n"
+    "      AS oracle_share,\n"
     "    (SELECT SUM(keys_read) * 1.0 / SUM(keys_full) FROM token_share s WHERE s.run_id = r.run_id)\n"
     "      AS keys_read_frac,\n"
     "    (SELECT SUM(kv_read) * 1.0 / SUM(kv_full) FROM token_share s WHERE s.run_id = r.run_id)\n"
@@ -314,12 +421,13 @@ static int count_objects(sqlite3 *db, int *n_tables, char *first, size_t cap) {
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* Create the views, as the file's own (kind "") or as TEMP ones. */
-static int exec_views(sqlite3 *db, const char *kind) {
+/* Create the views of text views, as the file's own (kind "") or as TEMP
+ * ones ('@' in the text marks where the kind goes). */
+static int exec_views_of(sqlite3 *db, const char *views, const char *kind) {
     size_t n = strlen(kind), len = 0;
-    char *sql = malloc(sizeof SCHEMA_VIEWS * (n + 1));
+    char *sql = malloc(strlen(views) * (n + 1) + 1);
     if (!sql) return SQLITE_NOMEM;
-    for (const char *c = SCHEMA_VIEWS; *c; c++) {
+    for (const char *c = views; *c; c++) {
         if (*c != '@') { sql[len++] = *c; continue; }
         memcpy(sql + len, kind, n);
         len += n;
@@ -329,6 +437,9 @@ static int exec_views(sqlite3 *db, const char *kind) {
     free(sql);
     return rc;
 }
+
+/* The current views, as the file's own (kind "") or TEMP ones. */
+static int exec_views(sqlite3 *db, const char *kind) { return exec_views_of(db, SCHEMA_VIEWS, kind); }
 
 /* Drop the file's views before its tables change (they are recreated from
  * SCHEMA_VIEWS afterwards). */
@@ -356,12 +467,30 @@ static int migrate_2_to_3(sqlite3 *db) {
     return rc == SQLITE_OK ? sqlite3_exec(db, MIGRATE_2_TO_3, NULL, NULL, NULL) : rc;
 }
 
+/* Version 3 to 4: the compact layout. The new tables and columns, then
+ * every row converted and totalled in C (upgrade4.c), the old tables
+ * dropped. */
+static const char MIGRATE_3_TO_4[] =
+    "ALTER TABLE runs ADD COLUMN top_k INTEGER;\n"
+    "ALTER TABLE tokens ADD COLUMN n_gate INTEGER;\n"
+    "ALTER TABLE tokens ADD COLUMN n_global INTEGER;\n"
+    "ALTER TABLE tokens ADD COLUMN n_oracle INTEGER;\n"
+    "ALTER TABLE tokens ADD COLUMN n_oracle_global INTEGER;\n"
+    "ALTER TABLE tokens ADD COLUMN keys_read_sum INTEGER;\n"
+    SCHEMA_DECISION_TABLES;
+
+static int migrate_3_to_4(sqlite3 *db) {
+    int rc = sqlite3_exec(db, MIGRATE_3_TO_4, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? store_upgrade_rows(db) : rc;
+}
+
 /* The upgrade from version `from` to the current one, inside the caller's
  * transaction: the views go, each step in turn, the current views come. */
 static int migrate_steps(sqlite3 *db, int from) {
     int rc = drop_views(db);
     if (rc == SQLITE_OK && from <= 1) rc = migrate_1_to_2(db);
     if (rc == SQLITE_OK && from <= 2) rc = migrate_2_to_3(db);
+    if (rc == SQLITE_OK && from <= 3) rc = migrate_3_to_4(db);
     if (rc == SQLITE_OK) rc = exec_views(db, "");
     return rc;
 }
@@ -389,10 +518,13 @@ static int schema_migrate(sqlite3 *db, const char *path, Err *e) {
     return 0;
 }
 
-/* An older file opened read-only: the current names over its tables. */
+/* An older file opened read-only: the current names over its tables,
+ * summarised from its rows by version 3's views (readers in C ask
+ * store_version which tables to read). */
 static int schema_compat(sqlite3 *db, const char *path, int ver, Err *e) {
+    if (ver == 3) return 0; /* its own tables and row-level views carry version 4's names */
     int rc = exec_with_v3_columns(db, ver == 1 ? COMPAT_1 : COMPAT_2_DECISIONS, ", NULL AS %s");
-    if (rc == SQLITE_OK) rc = exec_views(db, "TEMP");
+    if (rc == SQLITE_OK) rc = exec_views_of(db, SCHEMA_VIEWS_V3, "TEMP");
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, COMPAT_2, NULL, NULL, NULL);
     if (rc == SQLITE_OK) return 0;
     char what[64];

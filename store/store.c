@@ -139,6 +139,8 @@ static void sql_status(sqlite3_context *ctx, int argc, sqlite3_value **v) {
 
 static void configure(Store *s, int busy_ms) {
     sqlite3_create_function(s->db, "ahascope_status", 4, SQLITE_UTF8, NULL, sql_status, NULL, NULL);
+    sqlite3_create_function(s->db, "ahascope_f32", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, store_sql_f32, NULL,
+                            NULL);
     sqlite3_busy_timeout(s->db, busy_ms);
     sqlite3_extended_result_codes(s->db, 1);
 }
@@ -203,6 +205,10 @@ static Store *open_checked(const char *path, StoreMode mode, int busy_ms, Err *e
     configure(s, busy_ms); /* query_only comes after the schema check, which may add TEMP views */
     if (mode == STORE_WRITE && (store_schema_accept(s->db, path, 1, e) != 0 || begin_writing(s, e) != 0)) goto fail;
     if (store_schema_check(s->db, path, mode == STORE_WRITE, e) != 0) goto fail;
+    sqlite3_stmt *ver = NULL;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &ver, NULL) == SQLITE_OK && sqlite3_step(ver) == SQLITE_ROW)
+        s->version = sqlite3_column_int(ver, 0);
+    sqlite3_finalize(ver);
     if (mode == STORE_READ && sqlite3_exec(s->db, "PRAGMA query_only=1", NULL, NULL, NULL) != SQLITE_OK) {
         store_sql_err(s->db, s->path, "cannot open", e);
         goto fail;

@@ -22,7 +22,7 @@
 #include "engine/err.h"
 #include "engine/trace.h"
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 #define STORE_APPLICATION_ID 0x41484153 /* "AHAS": marks a file as ours */
 
 typedef struct Store Store;
@@ -147,6 +147,14 @@ int store_run_writing_line(int64_t run_id, const StoreRunProgress *p, char *buf,
 /* One store_run_writing_line per run still being written, in run order
  * (nothing when none is). */
 int store_print_writing(Store *s, FILE *out, Err *e);
+
+/* Most far positions a database keeps per head (`record --attn-top`, the
+ * TUI): they live in the decision's own row, eight words at most. */
+#define STORE_ATTN_TOP_MAX 8
+
+/* Most runs a file holds: the run id is the top of a decision's packed
+ * key (store/SCHEMA.md), below 2^15. */
+#define STORE_MAX_RUNS 32767
 
 /* Far positions recorded per head for a run (record --attn-top K): K, 0
  * when none were, or -1 with e set. */

@@ -59,6 +59,12 @@ int store_run_begin(Store *s, StoreRunInfo *info, Err *e) {
     if (store_flush(s, e)) return -1;
     if (!info->created_at[0]) store_now(info->created_at);
     sqlite3_stmt *st;
+    if (store_prepare(s, "SELECT COALESCE(MAX(run_id), 0) FROM runs", &st, e)) return -1;
+    int64_t last = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    if (last >= STORE_MAX_RUNS)
+        return err_set(e, "%s: holds run %lld, and a database keeps at most %d runs: record into another file", s->path,
+                       (long long)last, STORE_MAX_RUNS);
     if (store_prepare(s, INSERT_RUN, &st, e)) return -1;
     bind_run(st, info);
     int rc = sqlite3_step(st);
@@ -72,17 +78,15 @@ int store_run_begin(Store *s, StoreRunInfo *info, Err *e) {
 /* One statement inserts a whole layer's heads: the per-statement work of
  * SQLite is paid once per layer instead of once per head, which is most of
  * what stands between the writer and 500k rows/s. */
-#define WRITER_COUNT(name, type, missing, sql, show, title, short_name, doc) +1
-enum { HEAD_VALUES = 4 TRACE_HEAD_FIELDS(WRITER_COUNT) }; /* run_id, pos, layer, head, then the fields */
-
 static int prepare_decisions(Store *s, int n_heads, Err *e) {
-    size_t cap = 256 + (size_t)n_heads * (3 + 2 * HEAD_VALUES);
+    int values = store_bits_row_values();
+    size_t cap = 256 + (size_t)n_heads * (3 + 2 * (size_t)values);
     char *sql = malloc(cap);
     if (!sql) return err_set(e, "%s: out of memory", s->path);
-    size_t o = (size_t)snprintf(sql, cap, "INSERT INTO decisions(run_id, pos, layer, head" STORE_HEAD_COLUMNS ") VALUES");
+    size_t o = (size_t)snprintf(sql, cap, "INSERT INTO decision_bits(" STORE_BITS_COLUMNS ") VALUES");
     for (int h = 0; h < n_heads; h++) {
         o += (size_t)snprintf(sql + o, cap - o, "%s(?", h ? "," : "");
-        for (int v = 1; v < HEAD_VALUES; v++) o += (size_t)snprintf(sql + o, cap - o, ",?");
+        for (int v = 1; v < values; v++) o += (size_t)snprintf(sql + o, cap - o, ",?");
         o += (size_t)snprintf(sql + o, cap - o, ")");
     }
     int rc = store_prepare(s, sql, &s->ins_decision, e);
@@ -98,14 +102,16 @@ static int prepare_writer(Store *s, int n_heads, Err *e) {
         s->ins_token = s->ins_decision = s->upd_tokens = NULL;
     }
     if (store_prepare(s, "INSERT INTO tokens(run_id, pos, token_id, piece, is_prompt, logprob, entropy, step_us,"
-                                  " n_far, kv_read) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)", &s->ins_token, e) ||
+                                  " n_far, kv_read, n_gate, n_global, n_oracle, n_oracle_global, keys_read_sum)"
+                                  " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)", &s->ins_token, e) ||
         prepare_decisions(s, n_heads, e) ||
-        store_prepare(s, "UPDATE runs SET n_tokens=MAX(n_tokens,?2) WHERE run_id=?1", &s->upd_tokens, e))
+        store_prepare(s, "UPDATE runs SET n_tokens=MAX(n_tokens,?2), top_k=MAX(COALESCE(top_k,0),?3) WHERE run_id=?1",
+                      &s->upd_tokens, e))
         return -1;
     return 0;
 }
 
-static int insert_token(Store *s, int64_t run_id, const StepTrace *t) {
+static int insert_token(Store *s, int64_t run_id, const StepTrace *t, const StoreStepCounts *sc) {
     sqlite3_stmt *st = s->ins_token;
     sqlite3_bind_int64(st, 1, run_id);
     sqlite3_bind_int(st, 2, t->pos);
@@ -117,25 +123,21 @@ static int insert_token(Store *s, int64_t run_id, const StepTrace *t) {
     store_bind_REAL(st, 8, t->step_us);
     store_bind_INTEGER(st, 9, t->n_far);
     store_bind_INTEGER(st, 10, trace_kv_read_total(t));
+    const long v[] = {sc->n_gate, sc->n_global, sc->n_oracle, sc->n_oracle_global};
+    for (int i = 0; i < 4; i++) sqlite3_bind_int64(st, 11 + i, v[i]);
+    if (sc->n_gate) sqlite3_bind_int64(st, 15, sc->keys_read);
+    else sqlite3_bind_null(st, 15);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* The hot loop of recording: one statement per layer, HEAD_VALUES values
- * per head, bound from the field list. */
+/* The hot loop of recording: one statement per layer, one row per head
+ * (its key, its fields as bits, its top-k words). */
 static int insert_decisions(Store *s, int64_t run_id, const StepTrace *t) {
     sqlite3_stmt *st = s->ins_decision;
-    for (int l = 0, i = 0; l < t->n_layers; l++) {
-        for (int h = 0, b = 1; h < t->n_heads; h++, i++) {
-            sqlite3_bind_int64(st, b++, run_id);
-            sqlite3_bind_int(st, b++, t->pos);
-            sqlite3_bind_int(st, b++, l);
-            sqlite3_bind_int(st, b++, h);
-#define WRITER_BIND(name, type, missing, sql, show, title, short_name, doc) store_bind_##sql(st, b++, t->name[i]);
-            TRACE_HEAD_FIELDS(WRITER_BIND)
-#undef WRITER_BIND
-        }
+    for (int l = 0, c = 0; l < t->n_layers; l++) {
+        for (int h = 0, b = 1; h < t->n_heads; h++, c++) b = store_bind_bits_row(st, b, run_id, t, c);
         int rc = sqlite3_step(st);
         sqlite3_reset(st);
         if (rc != SQLITE_DONE) return rc;
@@ -143,47 +145,40 @@ static int insert_decisions(Store *s, int64_t run_id, const StepTrace *t) {
     return SQLITE_OK;
 }
 
-/* Where each head looked: one row per recorded far position. */
-static int insert_attn_top(Store *s, int64_t run_id, const StepTrace *t) {
-    if (t->top_k <= 0) return SQLITE_OK;
-    if (!s->ins_top && sqlite3_prepare_v2(s->db, "INSERT INTO attn_top(run_id, pos, layer, head, rank, key_pos, weight)"
-                                                 " VALUES(?1,?2,?3,?4,?5,?6,?7)", -1, &s->ins_top, NULL) != SQLITE_OK)
-        return sqlite3_errcode(s->db);
-    sqlite3_stmt *st = s->ins_top;
-    for (int c = 0; c < trace_cells(t); c++)
-        for (int r = 0; r < t->top_k; r++) {
-            size_t i = (size_t)c * t->top_k + r;
-            if (t->top_pos[i] < 0 || !isfinite(t->top_w[i])) break;
-            sqlite3_bind_int64(st, 1, run_id);
-            sqlite3_bind_int(st, 2, t->pos);
-            sqlite3_bind_int(st, 3, c / t->n_heads);
-            sqlite3_bind_int(st, 4, c % t->n_heads);
-            sqlite3_bind_int(st, 5, r);
-            sqlite3_bind_int(st, 6, t->top_pos[i]);
-            sqlite3_bind_double(st, 7, t->top_w[i]);
-            int rc = sqlite3_step(st);
-            sqlite3_reset(st);
-            if (rc != SQLITE_DONE) return rc;
-        }
-    return SQLITE_OK;
+/* Whether a step fits the packed key (internal.h); -1 with e set if not. */
+static int check_key(Store *s, int64_t run_id, const StepTrace *t, Err *e) {
+    if (run_id >= 1 && run_id <= STORE_MAX_RUNS && t->pos >= 0 && t->pos < (1 << (STORE_K_RUN - STORE_K_POS)) &&
+        t->n_layers >= 1 && t->n_layers <= (1 << (STORE_K_POS - STORE_K_LAYER)) && t->n_heads >= 1 &&
+        t->n_heads <= (1 << STORE_K_LAYER))
+        return 0;
+    return err_set(e, "%s: cannot record run %lld position %d of %d layers x %d heads: beyond what a database keys",
+                   s->path, (long long)run_id, t->pos, t->n_layers, t->n_heads);
 }
 
 static void rollback(Store *s) {
     if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     s->pending = 0;
     s->pending_n_tokens = 0;
+    s->top_k = 0;
+    s->totals.run_id = 0; /* what it held counted the lost steps: reload the committed totals */
 }
 
 int store_write_step(Store *s, int64_t run_id, const StepTrace *t, int *committed, Err *e) {
     if (committed) *committed = 0;
     if (s->mode != STORE_WRITE) return err_set(e, "%s: opened read-only", s->path);
-    if (prepare_writer(s, t->n_heads, e)) return -1;
+    if (check_key(s, run_id, t, e) || prepare_writer(s, t->n_heads, e)) return -1;
     if (s->pending && s->pending_run != run_id && store_flush(s, e)) return -1;
     if (s->pending == 0 && sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         return store_sql_err(s->db, s->path, "cannot start a transaction", e);
-    int rc = insert_token(s, run_id, t);
+    int rc = s->totals.run_id == run_id ? SQLITE_OK : store_totals_load(&s->totals, s->db, run_id);
+    if (rc == SQLITE_OK && (s->totals.n_layers != t->n_layers || s->totals.n_heads != t->n_heads)) {
+        rollback(s);
+        return err_set(e, "%s: run %lld is %d x %d heads, not the step's %d x %d", s->path, (long long)run_id,
+                       s->totals.n_layers, s->totals.n_heads, t->n_layers, t->n_heads);
+    }
+    StoreStepCounts sc;
+    if (rc == SQLITE_OK) store_totals_add(&s->totals, t, &sc), rc = insert_token(s, run_id, t, &sc);
     if (rc == SQLITE_OK) rc = insert_decisions(s, run_id, t);
-    if (rc == SQLITE_OK) rc = insert_attn_top(s, run_id, t);
     if (rc != SQLITE_OK) {
         char what[64];
         snprintf(what, sizeof what, "cannot record position %d", t->pos);
@@ -193,6 +188,8 @@ int store_write_step(Store *s, int64_t run_id, const StepTrace *t, int *committe
     }
     s->pending++;
     s->pending_run = run_id;
+    for (int c = 0, k = t->top_k < STORE_ATTN_TOP_MAX ? t->top_k : STORE_ATTN_TOP_MAX; c < trace_cells(t); c++)
+        for (int r = s->top_k; r < k && t->top_pos[(size_t)c * t->top_k + r] >= 0; r++) s->top_k = r + 1;
     if (t->pos + 1 > s->pending_n_tokens) s->pending_n_tokens = t->pos + 1;
     if (s->pending < s->commit_every) return 0;
     int n = s->pending;
@@ -203,12 +200,14 @@ int store_write_step(Store *s, int64_t run_id, const StepTrace *t, int *committe
 
 int store_flush(Store *s, Err *e) {
     if (s->pending == 0) return 0;
+    /* the totals and n_tokens in the transaction of the steps they count */
+    int rc = store_totals_write(&s->totals, s->db);
     sqlite3_bind_int64(s->upd_tokens, 1, s->pending_run);
     sqlite3_bind_int(s->upd_tokens, 2, s->pending_n_tokens);
-    int rc = sqlite3_step(s->upd_tokens);
+    sqlite3_bind_int(s->upd_tokens, 3, s->top_k);
+    if (rc == SQLITE_OK) rc = sqlite3_step(s->upd_tokens) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
     sqlite3_reset(s->upd_tokens);
-    if (rc == SQLITE_DONE) rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-    else rc = SQLITE_ERROR;
+    if (rc == SQLITE_OK) rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
         store_sql_err(s->db, s->path, "cannot commit", e);
         rollback(s);
@@ -216,6 +215,7 @@ int store_flush(Store *s, Err *e) {
     }
     s->pending = 0;
     s->pending_n_tokens = 0;
+    s->top_k = 0;
     return 0;
 }
 
@@ -226,8 +226,8 @@ int store_writer_release(Store *s, Err *e) {
     sqlite3_finalize(s->ins_token);
     sqlite3_finalize(s->ins_decision);
     sqlite3_finalize(s->upd_tokens);
-    sqlite3_finalize(s->ins_top);
-    s->ins_token = s->ins_decision = s->upd_tokens = s->ins_top = NULL;
+    s->ins_token = s->ins_decision = s->upd_tokens = NULL;
+    store_totals_free(&s->totals);
     return rc;
 }
 

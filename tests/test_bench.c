@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/commands.h"
 #include "app/bench/bench.h"
 #include "engine/gemm_half.h"
 #include "engine/matvec.h"
@@ -140,7 +141,7 @@ TEST(bench_long_counts_every_decision_and_its_bytes) {
         CHECK_INT(num(j, "heads"), 4);
         CHECK_INT(num(j, "decisions"), 100 * 2 * 4);
         CHECK_INT(num(j, "decisions_profile"), 100 * 2 * 4);
-        CHECK_INT(num(j, "attn_top"), 8);
+        CHECK_INT(num(j, "attn_top"), APP_TUI_ATTN_TOP);
         double bpd = num(j, "bytes_per_decision"), bpp = num(j, "bytes_per_decision_profile");
         CHECK_MSG(bpd > 0 && bpp > 0, "bytes per decision %g, %g", bpd, bpp);
         CHECK_NEAR(bpd, num(j, "db_bytes") / num(j, "decisions"), 0.01);

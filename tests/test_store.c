@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine/attn.h"
 #include "engine/sha256.h"
 #include "engine/session.h"
 #include "store/store.h"
@@ -36,7 +37,9 @@ static StepTrace *synthetic_trace(int L, int H, int pos, unsigned seed) {
         t->oracle_err[i] = (float)rand() / (float)RAND_MAX;
         t->qada_logit[i] = (float)rand() / (float)RAND_MAX * 8 - 4;
         t->qada_bulk_logit[i] = (i % 3) ? (float)rand() / (float)RAND_MAX * 80 - 20 : NAN; /* far past float probabilities */
-        t->keys_read[i] = (i + pos) % 17 == 0 ? -1 : rand() % (pos + 1) + 1;
+        int ns, lo; /* what the engine reads: all keys going global, sinks and window (8, 1) going local */
+        attn_local_set(pos, 8, 1, &ns, &lo);
+        t->keys_read[i] = t->gate[i] < 0 ? -1 : t->gate[i] ? pos + 1 : ns + pos - lo + 1;
     }
     return t;
 }
@@ -157,6 +160,7 @@ TEST(store_round_trip_engine) {
     StoreRunInfo r;
     run_info(&r, m.c.n_layers, m.c.n_heads);
     r.n_kv_heads = m.c.n_kv_heads;
+    r.window = a.window, r.sinks = a.sinks; /* keys_read is derived from them: it must read back as computed */
     store_set_commit_every(s, 3);
     CHECK(store_run_begin(s, &r, &e) == 0);
     for (int i = 0; i < n; i++) CHECK(store_write_step(s, r.run_id, t[i], NULL, &e) == 0);
@@ -529,7 +533,7 @@ TEST(store_query_names_what_it_refuses) {
         {"CREATE TABLE t(x)", "CREATE TABLE is not allowed"},
         {"CREATE TEMP TABLE t(x)", "CREATE TEMP TABLE is not allowed"},
         {"CREATE INDEX i ON tokens(piece)", "CREATE INDEX is not allowed"},
-        {"DELETE FROM decisions", "DELETE is not allowed"},
+        {"DELETE FROM decision_bits", "DELETE is not allowed"},
         {"DELETE FROM sqlite_master", "sqlite_master"}, /* SQLite refuses these itself */
         {"INSERT INTO sqlite_master VALUES('table','x','x',0,'')", "sqlite_master"},
     };

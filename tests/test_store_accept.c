@@ -33,8 +33,10 @@ static void killed_writer(const char *db, const char *sql) {
 #define COPY_RUN_1(id)                                                                                          \
     "CREATE TEMP TABLE r AS SELECT * FROM runs WHERE run_id=1; UPDATE r SET run_id=" #id ";"                   \
     "CREATE TEMP TABLE k AS SELECT * FROM tokens WHERE run_id=1; UPDATE k SET run_id=" #id ";"                 \
-    "CREATE TEMP TABLE d AS SELECT * FROM decisions WHERE run_id=1; UPDATE d SET run_id=" #id ";"              \
-    "INSERT INTO runs SELECT * FROM r; INSERT INTO tokens SELECT * FROM k; INSERT INTO decisions SELECT * FROM d;"
+    "CREATE TEMP TABLE d AS SELECT * FROM decision_bits WHERE k < 2 << 48; UPDATE d SET k=k + ((" #id "-1) << 48);" \
+    "CREATE TEMP TABLE h AS SELECT * FROM head_totals WHERE run_id=1; UPDATE h SET run_id=" #id ";"            \
+    "INSERT INTO runs SELECT * FROM r; INSERT INTO tokens SELECT * FROM k; INSERT INTO decision_bits SELECT * FROM d;" \
+    "INSERT INTO head_totals SELECT * FROM h;"
 
 /* 1 if path holds exactly the len bytes of want. */
 static int same_bytes(const char *path, const char *want, long len) {
@@ -176,9 +178,9 @@ TEST(store_accept_swapped_root_pages_are_refused) {
     test_db_record(db, 2, 2, 6);
     test_db_record(good, 2, 2, 6);
     test_db_exec(db, "PRAGMA writable_schema=ON; UPDATE sqlite_schema SET rootpage = CASE name"
-               " WHEN 'runs' THEN (SELECT rootpage FROM sqlite_schema WHERE name='decisions')"
+               " WHEN 'runs' THEN (SELECT rootpage FROM sqlite_schema WHERE name='head_totals')"
                " ELSE (SELECT rootpage FROM sqlite_schema WHERE name='runs') END"
-               " WHERE name IN ('runs', 'decisions')");
+               " WHERE name IN ('runs', 'head_totals')");
     const char *want = "does not hold its own rows";
     expect_open_refused(db, STORE_WRITE, want);
     expect_open_refused(db, STORE_READ, want);
@@ -196,9 +198,9 @@ TEST(store_accept_swapped_root_pages_are_refused) {
     }    /* two tables of the same kind (WITHOUT ROWID) swapped: the first rows' storage classes give it away */
     test_db_record(db, 2, 2, 6);
     test_db_exec(db, "PRAGMA writable_schema=ON; UPDATE sqlite_schema SET rootpage = CASE name"
-               " WHEN 'tokens' THEN (SELECT rootpage FROM sqlite_schema WHERE name='decisions')"
+               " WHEN 'tokens' THEN (SELECT rootpage FROM sqlite_schema WHERE name='head_totals')"
                " ELSE (SELECT rootpage FROM sqlite_schema WHERE name='tokens') END"
-               " WHERE name IN ('tokens', 'decisions')");
+               " WHERE name IN ('tokens', 'head_totals')");
     expect_open_refused(db, STORE_WRITE, want);
     expect_open_refused(db, STORE_READ, want);
 }
@@ -213,7 +215,7 @@ TEST(store_accept_a_foreign_journal_is_refused) {
     test_db_record(a, 2, 2, 6);
     test_db_record(b, 2, 2, 300);
     test_db_exec(b, "PRAGMA journal_mode=DELETE");
-    killed_writer(b, "PRAGMA cache_size=2; BEGIN; DELETE FROM decisions; DELETE FROM tokens;"); /* dies mid-transaction */
+    killed_writer(b, "PRAGMA cache_size=2; BEGIN; DELETE FROM decision_bits; DELETE FROM tokens;"); /* dies mid-transaction */
     snprintf(from, sizeof from, "%s-journal", b);
     snprintf(side, sizeof side, "%s-journal", a);
     long jlen = 0, len = 0;

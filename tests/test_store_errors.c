@@ -130,7 +130,7 @@ TEST(store_errors_name_the_real_cause_not_not_an_error) {
     make_db_n(db, 400); /* enough pages that a one-page cache spills them into the file mid-transaction */
     sqlite3 *h;
     CHECK(sqlite3_open(db, &h) == SQLITE_OK);
-    CHECK(sqlite3_exec(h, "PRAGMA journal_mode=DELETE; PRAGMA cache_size=1; BEGIN; DELETE FROM decisions; DELETE FROM tokens;",
+    CHECK(sqlite3_exec(h, "PRAGMA journal_mode=DELETE; PRAGMA cache_size=1; BEGIN; DELETE FROM decision_bits; DELETE FROM tokens;",
                        NULL, NULL, NULL) == SQLITE_OK);
     char journal[1200];
     snprintf(journal, sizeof journal, "%s-journal", db);
@@ -157,7 +157,7 @@ TEST(store_errors_a_lock_is_waited_2_s_and_named) {
     make_db(in);
     sqlite3 *h;
     CHECK(sqlite3_open(db, &h) == SQLITE_OK);
-    CHECK(sqlite3_exec(h, "PRAGMA journal_mode=DELETE; BEGIN EXCLUSIVE; DELETE FROM decisions;", NULL, NULL, NULL) ==
+    CHECK(sqlite3_exec(h, "PRAGMA journal_mode=DELETE; BEGIN EXCLUSIVE; DELETE FROM decision_bits;", NULL, NULL, NULL) ==
           SQLITE_OK);
     snprintf(cmd, sizeof cmd, "%s runs --db %s", test_bin(), db);
     CHECK_REFUSAL(cmd, 1, "ahascope runs: ", "locked.db: cannot read the database: the database is locked by another "
@@ -190,7 +190,7 @@ TEST(store_errors_a_new_file_on_a_full_disk_says_disk_full) {
     make_db(test_tmp("locked_in.db"));
     CHECK_REFUSAL(cmd, 1, "ahascope merge: ", "new.db: cannot write the database: disk full", 1);
     unlink(fill);
-    free(test_runf(&st, "dd if=/dev/zero of=%s bs=4k count=40 2>/dev/null", fill));
+    free(test_runf(&st, "dd if=/dev/zero of=%s bs=4k count=36 2>/dev/null", fill)); /* room for the schema and a run row */
     char *out = test_runf(&st, "%s record --db %s/run.db --model %s --tokenizer %s --prompt Once --steps 512 "
                                "--profile --threads 1 2>&1 >/dev/null", test_bin(), mnt, test_stories_model(),
                           test_stories_tokenizer());

@@ -316,7 +316,7 @@ TEST(store_hostile_absurd_shapes_are_refused) {
         {"UPDATE runs SET n_heads = 8, n_kv_heads = 8", "claims 3 layers x 8 heads, but its first step holds 12"},
         {"UPDATE runs SET n_kv_heads = 3", "n_kv_heads 3 does not divide n_heads 4"},
         {"UPDATE runs SET vocab_size = 1e9", "vocab_size = 1000000000 is impossible"},
-        {"DELETE FROM decisions WHERE pos = 0 AND layer = 2", "first step holds 8 cells"},
+        {"DELETE FROM decision_bits WHERE k >> 28 = 1 << 20 AND (k >> 18 & 1023) = 2", "first step holds 8 cells"},
     };
     char db[1024], args[2048];
     snprintf(db, sizeof db, "%s", test_tmp("shape.db"));

@@ -4,7 +4,7 @@
  * A random-weights model (fixed seed) runs a prompt of --long-tokens
  * random ids (fixed seed) and records it twice, each into a fresh
  * database of a scratch directory: as the TUI records by default
- * (--profile, the top VIEW_ATTN_TOP far positions of every head, then a
+ * (--profile, the top APP_TUI_ATTN_TOP far positions of every head, then a
  * child run of the same tokens with another window, as a `w` press makes)
  * and as `record --profile` does without --attn-top. It prints the bytes
  * per decision of each file, the reads' medians over --runs (summary,
@@ -20,6 +20,7 @@
 
 #include "app/args.h"
 #include "app/bench/bench.h"
+#include "app/commands.h"
 #include "app/version.h"
 #include "engine/forward.h"
 #include "store/store.h"
@@ -241,8 +242,8 @@ static int measure(const Model *m, const BenchOpts *b, const Scratch *s, LongRes
     bench_random_tokens(ids, n, m->c.vocab_size, &seed);
     AttnConfig attn = b->attn;
     attn.profile = 1; /* the TUI always profiles; so does record --profile */
-    if (record_file(m, b, s->tui, &attn, VIEW_ATTN_TOP, ids, plain, rec, &out->decisions, &out->db_bytes, e) ||
-        record_child(m, b, s->tui, &attn, VIEW_ATTN_TOP, ids, e) ||
+    if (record_file(m, b, s->tui, &attn, APP_TUI_ATTN_TOP, ids, plain, rec, &out->decisions, &out->db_bytes, e) ||
+        record_child(m, b, s->tui, &attn, APP_TUI_ATTN_TOP, ids, e) ||
         record_file(m, b, s->profile, &attn, 0, ids, plain_p, rec_p, &out->decisions_profile, &out->db_bytes_profile,
                     e))
         goto out;
@@ -265,7 +266,7 @@ static void print_json(const BenchOpts *b, const Config *c, const LongResult *r)
            "\"step_ms_plain_profile\": %.4f, \"step_ms_recorded_profile\": %.4f, \"record_overhead_profile\": %.4f, "
            "\"goal_bytes_per_decision\": %.0f, \"goal_bytes_per_decision_profile\": %.0f, \"goal_read_s\": %.1f, "
            "\"goal_record_overhead\": %.2f}\n",
-           b->long_tokens, c->n_layers, c->n_heads, c->dim, VIEW_ATTN_TOP, b->runs, r->decisions,
+           b->long_tokens, c->n_layers, c->n_heads, c->dim, APP_TUI_ATTN_TOP, b->runs, r->decisions,
            r->decisions_profile, r->db_bytes, r->db_bytes_profile, r->bpd, r->bpd_profile, r->compare_s,
            r->head_rates_s, r->diff_s, r->first_frame_s, r->step_ms_plain, r->step_ms_recorded, r->overhead,
            r->step_ms_plain_profile, r->step_ms_recorded_profile, r->overhead_profile, GOAL_BPD_TOP, GOAL_BPD_PROFILE, GOAL_READ_S,
@@ -277,7 +278,7 @@ static void print_text(const BenchOpts *b, const Config *c, const LongResult *r)
            c->n_layers, c->n_heads, c->dim, r->decisions);
     printf("                %-10s %-10s %s\n", "value", "goal", "");
     printf("B/decision TUI  %-10.1f <= %-7.0f (--profile, attention top %d; %lld bytes)\n", r->bpd, GOAL_BPD_TOP,
-           VIEW_ATTN_TOP, r->db_bytes);
+           APP_TUI_ATTN_TOP, r->db_bytes);
     printf("B/decision rec  %-10.1f <= %-7.0f (record --profile; %lld bytes)\n", r->bpd_profile, GOAL_BPD_PROFILE,
            r->db_bytes_profile);
     printf("compare         %-10.3f <= %-7.1f s (summary of the run; median of %d)\n", r->compare_s, GOAL_READ_S,

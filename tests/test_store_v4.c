@@ -1,0 +1,390 @@
+/* test_store_v4.c — schema version 4's layout: the decisions view gives
+ * back exactly the float32 written, and every summary view, read from the
+ * totals kept at write time, equals a recomputation from the rows (SQL
+ * over `decisions` written here, independent of the views). */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/attn.h"
+#include "store/store.h"
+#include "tests/store_fixture.h"
+#include "test.h"
+
+/* A deterministic uniform in [0, 1) from a 64-bit state. */
+static double uni(uint64_t *s) {
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(*s >> 11) / 9007199254740992.0;
+}
+
+/* A float of every kind a field may hold, picked by u: mostly ordinary
+ * values around `scale`, then NaN, ±Inf, subnormals, ±0. */
+static float any_float(uint64_t *s, float scale, int specials) {
+    double u = uni(s), v = uni(s) * 2 - 1;
+    if (!specials || u < 0.9) return (float)(v * scale);
+    static const float odd[] = {NAN, INFINITY, -INFINITY, 1e-40f, -3e-42f, 1.4e-45f, -0.0f, 0.0f, 3.4e38f};
+    return odd[(int)((u - 0.9) * 10 * (sizeof odd / sizeof odd[0])) % (int)(sizeof odd / sizeof odd[0])];
+}
+
+enum { WINDOW = 64, SINKS = 4 };
+
+/* One made-up step: gates 0/1 (a few unknown), a router score in [0, 1],
+ * estimates with every kind of float, the top-k of a few heads. Fields
+ * averaged by the views (score, oracle_err) stay finite so the sums are
+ * well defined; the log-odds take ±Inf, which decide as any value does. */
+static void fill_step(StepTrace *t, int pos, uint64_t *s) {
+    trace_clear(t);
+    t->pos = pos, t->token = pos % 500, t->is_prompt = pos < 10;
+    snprintf(t->piece, sizeof t->piece, "p%d", pos);
+    t->logprob = pos ? -(float)uni(s) * 4 : NAN;
+    t->entropy = (float)uni(s);
+    t->n_far = attn_n_far(pos, WINDOW, SINKS);
+    t->n_kv_heads = t->n_heads;
+    int ns, lo;
+    attn_local_set(pos, WINDOW, SINKS, &ns, &lo);
+    for (int c = 0; c < trace_cells(t); c++) {
+        t->gate[c] = (int8_t)(uni(s) < 0.002 ? -1 : uni(s) < 0.3);
+        t->keys_read[c] = t->gate[c] < 0 ? -1 : t->gate[c] ? pos + 1 : ns + pos - lo + 1;
+        t->score[c] = uni(s) < 0.05 ? NAN : (float)uni(s);
+        t->oracle_logit[c] = uni(s) < 0.03 ? NAN : any_float(s, 6, 1);
+        t->oracle_err[c] = uni(s) < 0.03 ? NAN : uni(s) < 0.01 ? 1e-40f : (float)uni(s);
+        t->qada_logit[c] = any_float(s, 6, 1);
+        t->qada_bulk_logit[c] = any_float(s, 30, 1);
+        t->qada_rem_logit[c] = any_float(s, 6, 1);
+        t->qada_rem_bulk_logit[c] = any_float(s, 6, 1);
+        t->far_mean[c] = any_float(s, 3, 1);
+        t->far_std[c] = any_float(s, 2, 1);
+        for (int r = 0; r < t->top_k && t->n_far > r && c % 5 == 0; r++) {
+            t->top_pos[c * t->top_k + r] = SINKS + r;
+            t->top_w[c * t->top_k + r] = r == 1 ? 1e-41f : (float)uni(s) / (r + 1);
+        }
+    }
+}
+
+/* Record one run of n made-up steps of an L x H model; returns its id. */
+static int64_t record_run(const char *db, int L, int H, int n, int top_k, uint64_t seed) {
+    Err e;
+    Store *s = store_open(db, STORE_WRITE, 2000, &e);
+    CHECK_MSG(s != NULL, "%s", e.msg);
+    if (!s) return -1;
+    StoreRunInfo r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.model, sizeof r.model, "m.bin");
+    snprintf(r.policy, sizeof r.policy, "aha");
+    r.n_layers = L, r.n_heads = H, r.n_kv_heads = H / 2, r.dim = 8 * H, r.vocab_size = 512, r.seq_len = 1 << 16;
+    r.window = WINDOW, r.sinks = SINKS, r.tau = 0.4, r.theta_logit = -0.5, r.prompt = "x";
+    r.program_version = "test";
+    CHECK(store_run_begin(s, &r, &e) == 0);
+    store_set_commit_every(s, 50);
+    StepTrace *t = trace_new_top(L, H, top_k);
+    uint64_t st = seed;
+    for (int p = 0; p < n && t; p++) {
+        fill_step(t, p, &st);
+        if (store_write_step(s, r.run_id, t, NULL, &e)) { CHECK_MSG(0, "write: %s", e.msg); break; }
+    }
+    trace_free(t);
+    CHECK(store_run_end(s, r.run_id, "done", &e) == 0);
+    CHECK(store_close(s, &e) == 0);
+    return r.run_id;
+}
+
+/* Two values of a result equal: NULL both, or the same integer, or reals
+ * within 1e-12 relative (equal infinities included). */
+static int same_cell(sqlite3_stmt *a, sqlite3_stmt *b, int i) {
+    int ta = sqlite3_column_type(a, i), tb = sqlite3_column_type(b, i);
+    if (ta == SQLITE_NULL || tb == SQLITE_NULL) return ta == tb;
+    if (ta == SQLITE_TEXT || tb == SQLITE_TEXT)
+        return !strcmp((const char *)sqlite3_column_text(a, i), (const char *)sqlite3_column_text(b, i));
+    if (ta == SQLITE_INTEGER && tb == SQLITE_INTEGER) return sqlite3_column_int64(a, i) == sqlite3_column_int64(b, i);
+    double x = sqlite3_column_double(a, i), y = sqlite3_column_double(b, i);
+    return x == y || fabs(x - y) <= 1e-12 * fmax(fabs(x), fabs(y));
+}
+
+/* Two queries on h give the same rows (same_cell), in their order; where
+ * names what is compared. Returns the rows compared. */
+static long same_rows(sqlite3 *h, const char *got, const char *want, const char *where) {
+    sqlite3_stmt *a = NULL, *b = NULL;
+    CHECK_MSG(sqlite3_prepare_v2(h, got, -1, &a, NULL) == SQLITE_OK, "%s: %s", where, sqlite3_errmsg(h));
+    CHECK_MSG(sqlite3_prepare_v2(h, want, -1, &b, NULL) == SQLITE_OK, "%s: %s", where, sqlite3_errmsg(h));
+    long rows = 0;
+    int bad = 0;
+    while (a && b && !bad) {
+        int ra = sqlite3_step(a), rb = sqlite3_step(b);
+        if (ra != rb) { CHECK_MSG(0, "%s: %ld rows in one, more in the other (%d, %d)", where, rows, ra, rb); break; }
+        if (ra != SQLITE_ROW) { CHECK_MSG(ra == SQLITE_DONE, "%s: %s", where, sqlite3_errmsg(h)); break; }
+        CHECK_INT(sqlite3_column_count(a), sqlite3_column_count(b));
+        for (int i = 0; i < sqlite3_column_count(a) && !bad; i++)
+            if (!same_cell(a, b, i)) {
+                bad = 1;
+                CHECK_MSG(0, "%s: row %ld column %s: %s vs %s", where, rows, sqlite3_column_name(a, i),
+                          sqlite3_column_text(a, i), sqlite3_column_text(b, i));
+            }
+        rows++;
+    }
+    sqlite3_finalize(a), sqlite3_finalize(b);
+    return rows;
+}
+
+/* The per-head recomputation from the rows: sums and counts (not means),
+ * so layers and runs add them up without rounding twice. The predictors
+ * by name: (name, its decision as SQL over d and r). */
+static const char *const PREDS[][2] = {
+    {"executed", "d.gate"},
+    {"aha", "d.score > r.tau"},
+    {"qada", "d.qada_logit > r.theta_logit"},
+    {"qada_bulk", "d.qada_bulk_logit > r.theta_logit"},
+    {"qada_rem", "d.qada_rem_logit > r.theta_logit"},
+    {"qada_rem_bulk", "d.qada_rem_bulk_logit > r.theta_logit"},
+    {"oracle", "d.oracle_logit > r.theta_logit"},
+};
+#define N_PREDS (sizeof PREDS / sizeof PREDS[0])
+
+static void make_recomputation(sqlite3 *h, int64_t run) {
+    /* the run's rows decoded once (every expression below reads each field several times) */
+    char *sql = sqlite3_mprintf("DROP TABLE IF EXISTS temp.dx; CREATE TEMP TABLE dx AS SELECT d.*, t.n_far"
+                                " FROM decisions d JOIN tokens t USING(run_id, pos) WHERE d.run_id = %lld;"
+                                "DROP TABLE IF EXISTS temp.hx; CREATE TEMP TABLE hx AS SELECT d.run_id, d.layer,"
+                                " d.head, COUNT(*) AS n, SUM(d.score) AS s_score, COUNT(d.score) AS c_score,"
+                                " SUM(1.0 / (1.0 + EXP(-d.oracle_logit))) AS s_mass, COUNT(d.oracle_logit) AS c_mass,"
+                                " SUM(d.oracle_err) AS s_err, COUNT(d.oracle_err) AS c_err, SUM(d.keys_read) AS keys", (long long)run);
+    for (size_t p = 0; p < N_PREDS; p++) {
+        const char *w = PREDS[p][0], *x = PREDS[p][1], *o = PREDS[N_PREDS - 1][1];
+        sql = sqlite3_mprintf("%z, SUM(%s) AS g_%s, COUNT(%s) AS n_%s", sql, x, w, x, w);
+        if (p + 1 < N_PREDS)
+            sql = sqlite3_mprintf("%z, SUM((%s) = 1 AND (%s) = 1) AS tp_%s, SUM((%s) = 1 AND (%s) = 0) AS fp_%s,"
+                                  " SUM((%s) = 0 AND (%s) = 1) AS fn_%s, SUM((%s) = 0 AND (%s) = 0) AS tn_%s",
+                                  sql, x, o, w, x, o, w, x, o, w, x, o, w);
+    }
+    sql = sqlite3_mprintf("%z FROM temp.dx d JOIN runs r USING(run_id) WHERE d.n_far IS NOT 0"
+                          " GROUP BY d.run_id, d.layer, d.head", sql);
+    char *msg = NULL;
+    CHECK_MSG(sqlite3_exec(h, sql, NULL, NULL, &msg) == SQLITE_OK, "recomputation: %s", msg);
+    sqlite3_free(msg);
+    sqlite3_free(sql);
+}
+
+/* The rates of every predictor but the executed gate as SQL columns, from
+ * hx (per head: W is "", per layer or run: "SUM"). */
+static char *rate_columns(const char *W) {
+    char *s = sqlite3_mprintf("");
+    for (size_t p = 1; p < N_PREDS; p++) {
+        size_t q = p == 1 ? N_PREDS - 1 : p - 1; /* the views list the oracle first */
+        s = sqlite3_mprintf("%z, %s(g_%s) * 1.0 / NULLIF(%s(n_%s), 0)", s, W, PREDS[q][0], W, PREDS[q][0]);
+    }
+    return s;
+}
+
+/* Every summary view of run `run` in h against the recomputation. */
+static void check_summaries(sqlite3 *h, int64_t run) {
+    make_recomputation(h, run);
+    char *hr = rate_columns(""), *lr = rate_columns("SUM"), *got, *want;
+    got = sqlite3_mprintf("SELECT layer, head, n, global_rate, oracle_rate, aha_rate, qada_rate, qada_bulk_rate,"
+                          " qada_rem_rate, qada_rem_bulk_rate, mean_score, mean_oracle_mass, mean_oracle_err, keys_read"
+                          " FROM head_rates WHERE run_id = %lld ORDER BY layer, head", (long long)run);
+    want = sqlite3_mprintf("SELECT layer, head, n, g_executed * 1.0 / NULLIF(n_executed, 0)%s, s_score / c_score,"
+                           " s_mass / c_mass, s_err / c_err, keys FROM hx ORDER BY layer, head", hr);
+    CHECK(same_rows(h, got, want, "head_rates") > 0);
+    sqlite3_free(got), sqlite3_free(want);
+    got = sqlite3_mprintf("SELECT layer, n, global_rate, oracle_rate, aha_rate, qada_rate, qada_bulk_rate,"
+                          " qada_rem_rate, qada_rem_bulk_rate, mean_oracle_mass, keys_read FROM layer_rates"
+                          " WHERE run_id = %lld ORDER BY layer", (long long)run);
+    want = sqlite3_mprintf("SELECT layer, SUM(n), SUM(g_executed) * 1.0 / NULLIF(SUM(n_executed), 0)%s,"
+                           " SUM(s_mass) / SUM(c_mass), SUM(keys) FROM hx GROUP BY layer ORDER BY layer", lr);
+    CHECK(same_rows(h, got, want, "layer_rates") > 0);
+    sqlite3_free(got), sqlite3_free(want), sqlite3_free(hr), sqlite3_free(lr);
+    for (size_t p = 0; p + 1 < N_PREDS; p++) {
+        const char *w = PREDS[p][0];
+        got = sqlite3_mprintf("SELECT layer, head, tp, fp, fn, tn, precision, recall, f1 FROM confusion_head"
+                              " WHERE run_id = %lld AND predictor = '%s' ORDER BY layer, head", (long long)run, w);
+        want = sqlite3_mprintf("SELECT layer, head, tp_%s, fp_%s, fn_%s, tn_%s, tp_%s * 1.0 / NULLIF(tp_%s + fp_%s, 0),"
+                               " tp_%s * 1.0 / NULLIF(tp_%s + fn_%s, 0), 2.0 * tp_%s / NULLIF(2 * tp_%s + fp_%s + fn_%s, 0)"
+                               " FROM hx WHERE tp_%s + fp_%s + fn_%s + tn_%s > 0 ORDER BY layer, head",
+                               w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w);
+        same_rows(h, got, want, w); /* none for a predictor the run lacks (a fixture's qada_rem) */
+        sqlite3_free(got), sqlite3_free(want);
+        got = sqlite3_mprintf("SELECT tp, fp, fn, tn FROM confusion WHERE run_id = %lld AND predictor = '%s'",
+                              (long long)run, w);
+        want = sqlite3_mprintf("SELECT SUM(tp_%s), SUM(fp_%s), SUM(fn_%s), SUM(tn_%s) FROM hx"
+                               " HAVING SUM(tp_%s + fp_%s + fn_%s + tn_%s) > 0", w, w, w, w, w, w, w, w);
+        same_rows(h, got, want, "confusion");
+        sqlite3_free(got), sqlite3_free(want);
+    }
+    got = sqlite3_mprintf("SELECT pos, n_far, global_share, oracle_share, keys_read, keys_full, keys_read_frac, kv_read,"
+                          " kv_full FROM token_share WHERE run_id = %lld ORDER BY pos", (long long)run);
+    want = sqlite3_mprintf("SELECT t.pos, t.n_far, CASE WHEN t.n_far IS NOT 0 THEN AVG(d.gate) END,"
+                           " CASE WHEN t.n_far IS NOT 0 THEN AVG(d.oracle_logit > r.theta_logit) END, SUM(d.keys_read),"
+                           " COUNT(*) * (t.pos + 1), SUM(d.keys_read) * 1.0 / (COUNT(*) * (t.pos + 1)), t.kv_read,"
+                           " COALESCE(r.n_kv_heads, r.n_heads) * r.n_layers * (t.pos + 1)"
+                           " FROM temp.dx d CROSS JOIN tokens t USING(run_id, pos) JOIN runs r USING(run_id)"
+                           " WHERE t.run_id = %lld GROUP BY t.pos ORDER BY t.pos", (long long)run);
+    CHECK(same_rows(h, got, want, "token_share") > 0);
+    sqlite3_free(got), sqlite3_free(want);
+    got = sqlite3_mprintf("SELECT n_tokens, global_share, oracle_share, keys_read_frac, kv_read_frac, perplexity"
+                          " FROM run_summary WHERE run_id = %lld", (long long)run);
+    long long r = (long long)run;
+    want = sqlite3_mprintf("SELECT (SELECT n_tokens FROM runs WHERE run_id = %lld),"
+                           " SUM(g_executed) * 1.0 / SUM(n_executed), SUM(g_oracle) * 1.0 / SUM(n_oracle),"
+                           " (SELECT SUM(d.keys_read) * 1.0 / SUM(d.pos + 1) FROM temp.dx d),"
+                           " (SELECT SUM(t.kv_read) * 1.0 / SUM(COALESCE(u.n_kv_heads, u.n_heads) * u.n_layers * (t.pos + 1))"
+                           " FROM tokens t JOIN runs u USING(run_id) WHERE t.run_id = %lld),"
+                           " (SELECT EXP(-AVG(logprob)) FROM tokens WHERE run_id = %lld AND logprob IS NOT NULL)"
+                           " FROM hx", r, r, r, r);
+    CHECK(same_rows(h, got, want, "run_summary") == 1);
+    sqlite3_free(got), sqlite3_free(want);
+}
+
+/* A run written the way record writes it (half a million decisions, NaN,
+ * ±Inf, subnormals, -0 among them, the first positions without far keys):
+ * the totals kept at each commit answer every summary view as the rows do. */
+TEST(store_v4_summaries_equal_a_recomputation_from_the_rows) {
+    const char *db = test_tmp("v4_large.db");
+    test_db_fresh(db);
+    int64_t run = record_run(db, 16, 32, 1000, 4, 42);
+    CHECK_INT((int)run, 1);
+    sqlite3 *h;
+    CHECK(sqlite3_open_v2(db, &h, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK); /* TEMP tables only */
+    CHECK_INT((int)test_db_scalar(db, "SELECT COUNT(*) FROM decision_bits"), 1000 * 16 * 32);
+    CHECK(test_db_scalar(db, "SELECT COUNT(*) FROM tokens WHERE n_far = 0") == WINDOW + SINKS);
+    check_summaries(h, run);
+    sqlite3_close(h);
+    test_db_fresh(db);
+}
+
+/* Bit for bit: what the decisions and attn_top views return, cast back to
+ * float, is the float32 written (NaN reads as NULL), and a reader's traces
+ * are the traces written. */
+TEST(store_v4_decisions_view_returns_the_float32_written) {
+    const char *db = test_tmp("v4_bits.db");
+    test_db_fresh(db);
+    int L = 3, H = 8, n = 90, K = 3;
+    int64_t run = record_run(db, L, H, n, K, 7);
+    sqlite3 *h;
+    CHECK(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    sqlite3_stmt *st = NULL, *tp = NULL;
+    CHECK(sqlite3_prepare_v2(h, "SELECT pos, layer, head, gate, score, oracle_logit, oracle_err, qada_logit,"
+                                " qada_bulk_logit, keys_read, qada_rem_logit, qada_rem_bulk_logit, far_mean, far_std"
+                                " FROM decisions WHERE run_id = 1 ORDER BY pos, layer, head", -1, &st, NULL) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(h, "SELECT key_pos, weight FROM attn_top WHERE run_id = 1 AND pos = ?1 AND layer = ?2"
+                                " AND head = ?3 ORDER BY rank", -1, &tp, NULL) == SQLITE_OK);
+    StepTrace *t = trace_new_top(L, H, K), *back = trace_new_top(L, H, K);
+    uint64_t s = 7;
+    long rows = 0, bad = 0, specials = 0, negzero = 0, tops = 0;
+    Err e;
+    Store *rd = store_open(db, STORE_READ, 1000, &e);
+    for (int p = 0; p < n && st && tp && rd; p++) {
+        fill_step(t, p, &s);
+        CHECK_INT(store_read_steps(rd, run, p, 1, &back, &e), 1);
+        for (int c = 0; c < L * H; c++, rows++) {
+            if (sqlite3_step(st) != SQLITE_ROW) { bad++; break; }
+            bad += sqlite3_column_int(st, 0) != p || sqlite3_column_int(st, 1) * H + sqlite3_column_int(st, 2) != c;
+            bad += t->gate[c] < 0 ? sqlite3_column_type(st, 3) != SQLITE_NULL : sqlite3_column_int(st, 3) != t->gate[c];
+            bad += t->keys_read[c] < 0 ? sqlite3_column_type(st, 9) != SQLITE_NULL
+                                       : sqlite3_column_int(st, 9) != t->keys_read[c];
+            const float want[] = {t->score[c], t->oracle_logit[c], t->oracle_err[c], t->qada_logit[c],
+                                  t->qada_bulk_logit[c], t->qada_rem_logit[c], t->qada_rem_bulk_logit[c],
+                                  t->far_mean[c], t->far_std[c]};
+            static const int col[] = {4, 5, 6, 7, 8, 10, 11, 12, 13};
+            for (int f = 0; f < 9; f++) {
+                if (isnan(want[f])) { bad += sqlite3_column_type(st, col[f]) != SQLITE_NULL; continue; }
+                float got = (float)sqlite3_column_double(st, col[f]);
+                bad += memcmp(&got, &want[f], sizeof got) != 0; /* -0.0 and the subnormals too */
+                specials += isinf(want[f]) || (want[f] != 0 && fabsf(want[f]) < 1.2e-38f);
+                negzero += want[f] == 0 && signbit(want[f]);
+            }
+            sqlite3_bind_int(tp, 1, p), sqlite3_bind_int(tp, 2, c / H), sqlite3_bind_int(tp, 3, c % H);
+            for (int r = 0; r < K; r++) {
+                int have = sqlite3_step(tp) == SQLITE_ROW, rec = t->top_pos[c * K + r] >= 0;
+                bad += have != rec;
+                if (!have || !rec) break;
+                float w = (float)sqlite3_column_double(tp, 1);
+                bad += sqlite3_column_int(tp, 0) != t->top_pos[c * K + r] || memcmp(&w, &t->top_w[c * K + r], 4);
+                tops++;
+            }
+            sqlite3_reset(tp);
+        }
+        char why[160] = "";
+        for (int c = 0; c < L * H; c++) {
+#define V4_SAME(name, type, missing, sql, show, title, short_name, doc) \
+    if (memcmp(&t->name[c], &back->name[c], sizeof t->name[c]) && !(t->name[c] != t->name[c] && back->name[c] != back->name[c])) \
+        snprintf(why, sizeof why, "pos %d cell %d: " #name " read back differs", p, c);
+            TRACE_HEAD_FIELDS(V4_SAME)
+#undef V4_SAME
+        }
+        bad += memcmp(t->top_pos, back->top_pos, (size_t)L * H * K * sizeof *t->top_pos) != 0;
+        CHECK_MSG(!why[0], "%s", why);
+    }
+    CHECK_MSG(bad == 0, "%ld of %ld rows differ from what was written", bad, rows);
+    CHECK(specials > 100 && negzero > 10 && tops > 100); /* the odd values were there to be checked */
+    CHECK_INT(store_run_attn_top(rd, run, &e), K);
+    store_close(rd, NULL);
+    trace_free(t), trace_free(back);
+    sqlite3_finalize(st), sqlite3_finalize(tp);
+    sqlite3_close(h);
+}
+
+/* Two CSV texts alike field by field: numbers within rel (relative), the
+ * rest byte for byte. */
+static int same_csv(const char *a, const char *b, double rel) {
+    if (rel == 0) return !strcmp(a, b);
+    while (*a && *b) {
+        size_t la = strcspn(a, ",\r\n"), lb = strcspn(b, ",\r\n");
+        char fa[64], fb[64], *ea, *eb;
+        snprintf(fa, sizeof fa, "%.*s", (int)(la < 63 ? la : 63), a);
+        snprintf(fb, sizeof fb, "%.*s", (int)(lb < 63 ? lb : 63), b);
+        double x = strtod(fa, &ea), y = strtod(fb, &eb);
+        int nums = la && lb && !*ea && !*eb;
+        if (nums ? !(x == y || fabs(x - y) <= rel * fmax(fabs(x), fabs(y))) : la != lb || memcmp(a, b, la)) return 0;
+        a += la, b += lb;
+        if (*a != *b) return 0;
+        if (*a) a++, b++;
+    }
+    return *a == *b;
+}
+
+/* The three older fixtures: read-only, their summaries (from rows) equal
+ * those of the copy a writer upgraded (from totals computed on upgrade),
+ * and the upgraded totals equal a recomputation from the rows. */
+TEST(store_v4_upgraded_fixtures_answer_as_before) {
+    static const char *const views[] = {
+        "SELECT * FROM head_rates ORDER BY run_id, layer, head", "SELECT * FROM layer_rates ORDER BY run_id, layer",
+        "SELECT * FROM token_share ORDER BY run_id, pos", "SELECT * FROM run_summary ORDER BY run_id",
+        "SELECT * FROM confusion_head ORDER BY run_id, predictor, layer, head",
+        "SELECT * FROM confusion ORDER BY run_id, predictor",
+        "SELECT * FROM decisions ORDER BY run_id, pos, layer, head",
+        "SELECT * FROM attn_top ORDER BY run_id, pos, layer, head, rank"};
+    for (int v = 1; v <= 3; v++) {
+        char fx[64], ro[64], rw[64];
+        snprintf(fx, sizeof fx, "tests/fixtures/store/v%d.db", v);
+        snprintf(ro, sizeof ro, "v4_from_v%d_ro.db", v);
+        snprintf(rw, sizeof rw, "v4_from_v%d_rw.db", v);
+        char *a = NULL, *b = NULL;
+        long n = 0;
+        char *bytes = test_read_file(fx, &n);
+        snprintf(ro, sizeof ro, "%s", test_tmp(ro));
+        snprintf(rw, sizeof rw, "%s", test_tmp(rw));
+        CHECK(bytes && test_write_file(ro, bytes, n) == 0 && test_write_file(rw, bytes, n) == 0);
+        free(bytes);
+        Err e;
+        Store *s = store_open(rw, STORE_WRITE, 1000, &e); /* upgrades */
+        CHECK_MSG(s != NULL, "v%d: %s", v, e.msg);
+        store_close(s, NULL);
+        CHECK_INT((int)test_db_scalar(rw, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+        for (size_t q = 0; q < sizeof views / sizeof views[0]; q++) {
+            int st1, st2;
+            a = test_runf(&st1, "%s query --db %s --csv '%s'", test_bin(), ro, views[q]);
+            b = test_runf(&st2, "%s query --db %s --csv '%s'", test_bin(), rw, views[q]);
+            /* version 1's log-odds were computed in double from its probabilities; version 4 keeps
+             * float32s, so that file's answers agree to float precision, the others' exactly */
+            CHECK_MSG(st1 == 0 && st2 == 0 && a && b && same_csv(a, b, v == 1 ? 1e-6 : 0),
+                      "v%d, %s:\nread-only %.300s\nupgraded %.300s", v, views[q], a ? a : "", b ? b : "");
+            free(a), free(b);
+        }
+        CHECK_INT((int)test_db_scalar(ro, "PRAGMA user_version"), v); /* left as it was */
+        sqlite3 *h;
+        CHECK(sqlite3_open_v2(rw, &h, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK);
+        check_summaries(h, 1);
+        sqlite3_close(h);
+    }
+}
