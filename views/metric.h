@@ -78,6 +78,21 @@ int view_stats_sync(ViewModel *m, Err *e);
 /* Free the cumulative counts (view_free does this). */
 void view_stats_free(ViewModel *m);
 
+/* Begin counting the history at thresholds tau and theta_logit beside the
+ * counts in use, which stay in force, with the header's thresholds, until
+ * the new counts are done (view_rescore_step): re-scoring a long run then
+ * never holds a frame. A rescore under way is replaced. */
+void view_rescore_begin(ViewModel *m, float tau, double theta_logit);
+
+/* Count up to max_pos more positions of the rescore under way; once it
+ * reaches the end of the history its counts and thresholds replace those in
+ * use. 1 when it is done (or none was under way), 0 while positions remain,
+ * -1 with e set when out of memory (the rescore is dropped). */
+int view_rescore_step(ViewModel *m, int max_pos, Err *e);
+
+/* Drop the rescore under way: the thresholds in use stay. */
+void view_rescore_cancel(ViewModel *m);
+
 /* Per-layer global rates over history positions 0 … upto: AHA's decision
  * (router, or the executed gate where no router score exists) and the
  * oracle's. Arrays hold n_layers entries; NAN where nothing is known. */

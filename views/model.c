@@ -83,6 +83,7 @@ void view_clear_history(ViewModel *m) {
     m->follow = 1;
     m->attn.pos = -1;
     m->stats.n = 0;
+    m->rescore.n = 0;
 }
 
 int view_find_token(const ViewModel *m, const char *needle, int from) {

@@ -100,6 +100,15 @@ typedef struct {
     int window, sinks; /* local set at pos: the last `window` positions plus the first `sinks` */
 } ViewAttn;
 
+/* Cumulative counts per position made at one pair of thresholds. */
+typedef struct {
+    float tau;          /* thresholds the counts were made with */
+    double theta_logit;
+    int n, cap;       /* positions counted */
+    int32_t *layer;   /* [pos][layer][4]: AHA global, AHA known, oracle global, oracle known */
+    double *total;    /* [pos][VIEW_TOTALS]: see view_count_step (metric.h) */
+} ViewStats;
+
 typedef struct {
     ViewHeader hdr;
     int n_layers, n_heads;
@@ -168,13 +177,11 @@ typedef struct {
 
     /* Cumulative counts per position for the header and the bars, so a
      * frame costs O(layers) rather than O(tokens × heads) (see metric.h). */
-    struct {
-        float tau;          /* thresholds the counts were made with */
-        double theta_logit;
-        int n, cap;       /* positions counted */
-        int32_t *layer;   /* [pos][layer][4]: AHA global, AHA known, oracle global, oracle known */
-        double *total;    /* [pos][VIEW_TOTALS]: see view_count_step (metric.h) */
-    } stats;
+    ViewStats stats;
+    /* The same counts at new thresholds, made a slice at a time beside
+     * those in use (view_rescore_step), which stay until they are done. */
+    ViewStats rescore;
+    int rescoring;      /* a rescore is under way */
 } ViewModel;
 
 /* Clicked or scrolled-over place of the screen. Fields that do not apply are -1. */
