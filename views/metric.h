@@ -63,6 +63,13 @@ int view_aha_decision(const ViewModel *m, const StepTrace *t, int cell);
 /* Swatch of one cell under the model's current metric (and predictor). */
 int view_swatch(const ViewModel *m, const StepTrace *t, int cell);
 
+/* Swatch of one cell over positions p0 .. p1-1 of the history (a timeline
+ * bin): the metric's mean over the positions that have it (the gate's: the
+ * share of them global); under the agreement metric the worst class any of
+ * them shows (missed global, then needless global, both global, both
+ * local). A bin of one position is view_swatch's. */
+int view_swatch_bin(const ViewModel *m, int cell, int p0, int p1);
+
 /* Fraction of t's heads whose executed gate was global; NAN if none known. */
 float view_global_share(const StepTrace *t);
 

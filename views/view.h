@@ -153,6 +153,7 @@ typedef struct {
     int sql_pinned;
     int sql_hscroll, sql_width; /* first column shown; the widest line, in characters */
     int sql_page, sql_cols;     /* scrolling lines and columns the pane shows (view_sql_fit); 0 unknown */
+    int time_bin;               /* positions a timeline column held in the last frame (view_time_fit); 0 unknown */
 
     char status[160]; /* transient message; cleared by the next key */
     struct {
@@ -232,6 +233,11 @@ int view_set_text(ViewModel *m, const char *title, const char *query, const char
  * layout lay, so PgDn moves by exactly one screenful. The app calls it
  * after each frame. */
 void view_sql_fit(ViewModel *m, const Layout *lay);
+
+/* Record how many positions a timeline column holds in layout lay, so
+ * PgUp/PgDn move the cursor by a bin when a bin is more than a page. The
+ * app calls it after each frame. */
+void view_time_fit(ViewModel *m, const Layout *lay);
 
 /* Record how many lines the help overlay shows in layout lay, and keep its
  * scroll within them. The app calls it after each frame; it returns 1 when

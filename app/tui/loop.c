@@ -85,6 +85,7 @@ static void ui_loop(Tui *t) {
         if (t->dirty) {
             if (view_frame(&t->scr, &t->m, &e)) break;
             view_sql_fit(&t->m, &t->scr.lay); /* PgDn pages by what this frame showed */
+            view_time_fit(&t->m, &t->scr.lay);
             t->dirty = view_help_fit(&t->m, &t->scr.lay); /* the help too; hints for a new size redraw */
         }
         timeout(t->m.rescoring || tui_loading(t) ? 1 : 20); /* work in slices: look for keys between them */
