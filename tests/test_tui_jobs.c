@@ -1,7 +1,9 @@
 /* test_tui_jobs.c — the TUI never waits for a read of a whole run: on a
- * large run synthesised straight into the database (no model), `R`, `D`,
- * `v`, `B` and opening a run compute off the UI thread while keys are
- * answered at once, show their progress, and stop on Esc.
+ * large run synthesised straight into the database (no model), opening it,
+ * `R`, `D`, `v`, `B` and re-scoring at a new tau compute off the UI thread
+ * (or a slice a frame) while keys are answered at once, show their
+ * progress, and stop on Esc; the key waits are measured and printed. A run
+ * of 4000 positions also shows whole in the timeline, in bins.
  *
  * The TUI runs through tests/tmux.h, on `tui --replay` instead of on a model. */
 #include <stdlib.h>
@@ -253,8 +255,10 @@ static int shows_now(Tmux *t, const char *text) {
  * it: `tui --replay` draws its first frame at once and fills in ("loading
  * run 1: X of 4000 positions"), keys are answered while it loads, while R
  * summarises it and while D diffs the child against it, Esc stops each,
- * and a new tau re-scores the whole run. The key waits with nothing running
- * are measured too, to set those under load beside tmux's own round trip. */
+ * and a new tau re-scores the whole run. The timeline shows the run whole,
+ * 32 positions a column, the cursor still moving one at a time. The key
+ * waits with nothing running are measured too, to set those under load
+ * beside tmux's own round trip. */
 TEST(tui_jobs_long_run_loads_and_answers_keys_while_jobs_run) {
     if (!tmux_available()) { test_skip("tmux not installed"); return; }
     const char *dir = test_tmp("jobs_long");
@@ -278,6 +282,20 @@ TEST(tui_jobs_long_run_loads_and_answers_keys_while_jobs_run) {
     HELP_ROUND_TRIP(&t, &load, "while the run loads");
     WAIT(&t, "replay of run 1 (done)", 60);
     WAIT(&t, "its 4000 positions", 1);
+    /* the whole run in the timeline, 32 positions a column; the token pane names what it shows */
+    WAIT(&t, "pos 0-3999 of 4000 \xc2\xb7 1 col = 32 pos (mean)", 1);
+    char *scr = tmux_capture(&t);
+    const char *range = scr ? strstr(scr, "generated \xc2\xb7 pos ") : NULL;
+    int a = -1, b = -1;
+    CHECK_MSG(range && sscanf(range, "generated \xc2\xb7 pos %d-%d of 4000", &a, &b) == 2 && b == 3999 && a > 0,
+              "token pane title: %.80s", range ? range : "(none)");
+    free(scr);
+    /* the cursor moves a position at a time, PgUp a column's worth */
+    WAIT(&t, "pos 3999/4096", 1);
+    tmux_keys(&t, "PPage");
+    WAIT(&t, "pos 3967/4096", 2);
+    tmux_keys(&t, "]");
+    WAIT(&t, "pos 3968/4096", 2);
     for (int i = 0; i < 5; i++) HELP_ROUND_TRIP(&t, &idle, "with nothing running");
 
     /* R over its 2 M decisions, and D of the child (opened from B) against it:
