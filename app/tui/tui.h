@@ -12,8 +12,10 @@
  * editor's Enter; live.c a run on the model (open, results in from the
  * worker, close), replay.c a recorded run (open, play, open another),
  * settings.c the policy, window and thresholds that re-evaluate or
- * re-score a run, panes.c the text pane's plots, summary, diff, run list
- * and export as jobs, and each frame's look at the running job, query.c
+ * re-score a run (a slice a frame), replay.c also a run's load, a job whose
+ * positions come onto the screen a chunk at a time, panes.c the text
+ * pane's plots, summary, diff, run list and export as jobs, and each
+ * frame's look at the running job, query.c
  * the `:` query's start and result; play.c the play speed and state,
  * which every file above may call; worker.c/.h the engine thread, job.c/.h
  * the pane jobs' threads (where the UI thread and a job meet), sql.c/.h
