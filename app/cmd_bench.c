@@ -52,7 +52,8 @@ static void bench_help(void) {
          "  run's compare summary, head_rates, the diff against the child and the first replay frame, and the\n"
          "  share recording adds to a step (paired per 64-position chunk), beside the storage goals.\n"
          "--tui: median time of a full TUI frame (200x60, 16x16 heads, 200 tokens) rendered off-screen;\n"
-         "  --tui-heads LxH and --tui-size COLSxROWS change the shape and the screen (and imply --tui).\n"
+         "  --tui-heads LxH, --tui-size COLSxROWS and --tui-tokens N change the shape, the screen and the\n"
+         "  positions drawn (past the timeline's columns, in bins), and imply --tui.\n"
          "--dtype bf16|f16 with --shape/--dims: the same random model timed in f32 and in bf16/f16, decode\n"
          "steps interleaved one for one: median tok/s of each, the median of the paired steps' ratios and\n"
          "the ratio of the medians (roofline counted in the stored bytes: weights, and the KV cache in its\n"
@@ -125,6 +126,10 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
             if (heads) b->tui_layers = x, b->tui_heads = y;
             else b->tui_cols = x, b->tui_rows = y;
             b->tui = 1;
+        }
+        else if (!strcmp(f, "--tui-tokens")) {
+            if (!(v = args_value(&a, e)) || args_int(f, v, 1, 1 << 20, &n, e)) return -1;
+            b->tui_tokens = (int)n, b->tui = 1;
         }
         else if (!strcmp(f, "--bytes-only")) b->bytes_only = 1;
         else if (!strcmp(f, "--gemm")) b->gemm = 1;

@@ -128,10 +128,11 @@ int bench_tui(const BenchOpts *b, Err *e) {
     double ms;
     int L = b->tui_layers ? b->tui_layers : 16, H = b->tui_heads ? b->tui_heads : 16;
     int cols = b->tui_cols ? b->tui_cols : 200, rows = b->tui_rows ? b->tui_rows : 60;
-    if (bench_tui_frames(cols, rows, L, H, 200, 50 * b->runs, &ms, e) != 0) return -1;
+    int n = b->tui_tokens ? b->tui_tokens : 200;
+    if (bench_tui_frames(cols, rows, L, H, n, 50 * b->runs, &ms, e) != 0) return -1;
     if (b->json)
-        printf("{\"frame_ms\": %.3f, \"cols\": %d, \"rows\": %d, \"layers\": %d, \"heads\": %d, \"tokens\": 200}\n",
-               ms, cols, rows, L, H);
-    else printf("TUI frame (%dx%d, %dx%d heads, 200 tokens, off-screen): %.3f ms median\n", cols, rows, L, H, ms);
+        printf("{\"frame_ms\": %.3f, \"cols\": %d, \"rows\": %d, \"layers\": %d, \"heads\": %d, \"tokens\": %d}\n",
+               ms, cols, rows, L, H, n);
+    else printf("TUI frame (%dx%d, %dx%d heads, %d tokens, off-screen): %.3f ms median\n", cols, rows, L, H, n, ms);
     return 0;
 }
