@@ -36,7 +36,6 @@ static const char *pane_what(int kind) {
     case TUI_PANE_DIFF: return "the diff with the parent run";
     case TUI_PANE_PLOTS: return "the plots";
     case TUI_PANE_RUNS: return "the run list";
-    case TUI_PANE_OPEN: return "the run";
     default: return "the export";
     }
 }
@@ -44,7 +43,6 @@ static const char *pane_what(int kind) {
 /* What the progress line says a job is doing. */
 static const char *pane_doing(int kind) {
     switch (kind) {
-    case TUI_PANE_OPEN: return "loading";
     case TUI_PANE_EXPORT: return "writing";
     default: return "computing";
     }

@@ -16,7 +16,8 @@
 #include "store/store.h"
 #include "views/screen.h"
 
-/* What the job slot runs: the `:` query, or what one of the panes reads. */
+/* What a job runs: the `:` query, what one of the panes reads (the job
+ * slot), or a run being loaded onto the screen (the load slot). */
 typedef enum {
     TUI_PANE_SQL, TUI_PANE_SUMMARY, TUI_PANE_DIFF, TUI_PANE_PLOTS, TUI_PANE_RUNS, TUI_PANE_EXPORT, TUI_PANE_OPEN
 } TuiPane;
