@@ -3,7 +3,8 @@
  * power of two positions (the mean of each, the worst agreement class under
  * the agreement metric), names the bin size in its title, and the cursor,
  * clicks and PgUp/PgDn still land on positions; the token pane lays out
- * only the blocks around the cursor and names the positions it shows.
+ * only the blocks around the cursor and names the positions it shows; new
+ * thresholds re-score the run a slice at a time beside the counts in use.
  * Headless: an off-screen terminal (tests/views_fixture.h). */
 #include <stdlib.h>
 #include <string.h>
@@ -204,4 +205,59 @@ TEST(views_tokens_window_a_long_run_around_the_cursor) {
         view_free(&m);
     }
     fx_term_close(&term);
+}
+
+/* Re-scoring a long run a slice at a time: the thresholds and counts in use
+ * stay until the new counts cover the history, then both change at once,
+ * to what a recount from scratch at the new thresholds gives; a cancelled
+ * rescore leaves them as they were. */
+TEST(views_rescore_counts_beside_then_swaps) {
+    ViewModel m;
+    CHECK_INT(view_init(&m, 2, 2, NULL), 0);
+    StepTrace *t = trace_new(2, 2);
+    for (int p = 0; p < 1000; p++) { /* scores spread over [0, 1): tau decides how many are global */
+        trace_clear(t);
+        t->pos = p, t->n_far = p;
+        for (int c = 0; c < 4; c++) {
+            t->score[c] = (float)((p * 7 + c * 13) % 100) / 100.0f;
+            t->gate[c] = t->score[c] > 0.5f;
+            t->oracle_logit[c] = (float)((p + c) % 9) - 4.0f;
+        }
+        view_push(&m, t, NULL);
+    }
+    trace_free(t);
+    float tau0 = m.hdr.tau, a0[2], o0[2], a[2], o[2];
+    view_layer_rates(&m, 999, a0, o0);
+    view_rescore_begin(&m, 0.25f, m.hdr.theta_logit);
+    CHECK_INT(view_rescore_step(&m, 300, NULL), 0);
+    CHECK_INT(m.rescore.n, 300);
+    CHECK_NEAR(m.hdr.tau, tau0, 0); /* still the old thresholds, and their counts */
+    view_layer_rates(&m, 999, a, o);
+    CHECK_NEAR(a[0], a0[0], 0);
+    CHECK_INT(view_rescore_step(&m, 300, NULL), 0);
+    CHECK_INT(view_rescore_step(&m, 1000, NULL), 1); /* the last 400: done */
+    CHECK_NEAR(m.hdr.tau, 0.25f, 0);
+    CHECK_INT(m.rescoring, 0);
+    CHECK_INT(m.stats.n, 1000);
+    /* the reference: the same history recounted from scratch at tau 0.25 */
+    float ra[2], ro[2];
+    view_layer_rates(&m, 999, a, o);
+    m.stats.n = 0; /* stale counts force view_layer_rates to count every position itself */
+    view_layer_rates(&m, 999, ra, ro);
+    m.stats.n = 1000;
+    for (int l = 0; l < 2; l++) {
+        CHECK_NEAR(a[l], ra[l], 1e-6);
+        CHECK_NEAR(o[l], ro[l], 1e-6);
+    }
+    CHECK(a[0] > a0[0]); /* a lower tau: more heads global */
+    /* cancelled: nothing changes */
+    view_rescore_begin(&m, 0.9f, m.hdr.theta_logit);
+    CHECK_INT(view_rescore_step(&m, 10, NULL), 0);
+    view_rescore_cancel(&m);
+    CHECK_INT(view_rescore_step(&m, 10, NULL), 1); /* none under way */
+    CHECK_NEAR(m.hdr.tau, 0.25f, 0);
+    float c[2];
+    view_layer_rates(&m, 999, c, o);
+    CHECK_NEAR(c[0], a[0], 0);
+    view_free(&m);
 }
