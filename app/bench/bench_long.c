@@ -14,6 +14,7 @@
  * runs beside it as a pane job. These are the figures that work is
  * measured by.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,7 +330,7 @@ static int key_wait(const char *db, LongResult *out, Err *e) {
         out->key_presses = n;
         for (int i = 0; i < n; i++) out->key_max_ms = ms[i] > out->key_max_ms ? ms[i] : out->key_max_ms;
         out->key_median_ms = n ? bench_median(ms, n) : 0; /* sorts ms */
-        out->key_p99_ms = n ? ms[(int)(0.99 * (n - 1))] : 0;
+        out->key_p99_ms = n ? ms[(int)ceil(0.99 * n) - 1] : 0; /* nearest rank */
         rc = job_finish(&job, out, e);
     }
     tui_job_stop(&job);
