@@ -152,9 +152,13 @@ static int load_push(Tui *t, LoadPart *p) {
     return rc;
 }
 
-/* The status line's word on a finished (or stopped) load. */
+/* The status line's word on a finished (or stopped) load. A finished one
+ * does not talk over what a key said meanwhile (a key pressed as the last
+ * positions came in): only over its own progress line or a cleared line. */
 static void load_done(Tui *t, const TuiJobResult *jr) {
     long long id = (long long)t->load_run;
+    const char *now = t->m.status;
+    if (jr->end == TUI_JOB_OK && now[0] && strncmp(now, "loading run", 11) != 0) return;
     if (jr->end == TUI_JOB_CANCELLED && t->load_began)
         view_set_status(&t->m, "loading run %lld stopped at %d of %d positions: those are shown", id, t->m.n_hist,
                         t->load_total > t->m.n_hist ? t->load_total : t->m.n_hist);
