@@ -53,7 +53,8 @@ static void bench_help(void) {
          "  run's compare summary, head_rates, the diff against the child and the first replay frame, and the\n"
          "  share recording adds to a step (paired per 64-position chunk), beside the storage goals.\n"
          "--tui: median time of a full TUI frame (200x60, 16x16 heads, 200 tokens) rendered off-screen;\n"
-         "  --tui-heads LxH and --tui-size COLSxROWS change the shape and the screen (and imply --tui);\n"
+         "  --tui-heads LxH, --tui-size COLSxROWS and --tui-tokens N change the shape, the screen and the\n"
+         "  positions drawn (past the timeline's columns, in bins), and imply --tui;\n"
          "  --tui-view pattern draws it with the attention-pattern view open (main: without, the default).\n"
          "--dtype bf16|f16 with --shape/--dims: the same random model timed in f32 and in bf16/f16, decode\n"
          "steps interleaved one for one: median tok/s of each, the median of the paired steps' ratios and\n"
@@ -143,6 +144,9 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
                 return err_usage(e, "--tui-view: expected main or pattern (got '%s')", v);
             b->tui_pattern = !strcmp(v, "pattern");
             b->tui = 1;
+        } else if (!strcmp(f, "--tui-tokens")) {
+            if (!(v = args_value(&a, e)) || args_int(f, v, 1, 1 << 20, &n, e)) return -1;
+            b->tui_tokens = (int)n, b->tui = 1;
         }
         else if (!strcmp(f, "--bytes-only")) b->bytes_only = 1;
         else if (!strcmp(f, "--gemm")) b->gemm = 1;

@@ -125,7 +125,8 @@ TEST(bench_long_counts_every_decision_and_its_bytes) {
         "db_bytes_profile", "bytes_per_decision", "bytes_per_decision_profile", "compare_s", "head_rates_s", "diff_s",
         "first_frame_s", "step_ms_plain", "step_ms_recorded", "record_overhead", "step_ms_plain_profile",
         "step_ms_recorded_profile", "record_overhead_profile", "goal_bytes_per_decision",
-        "goal_bytes_per_decision_profile", "goal_read_s", "goal_record_overhead"};
+        "goal_bytes_per_decision_profile", "goal_read_s", "goal_record_overhead", "key_wait_idle_ms", "key_wait_ms",
+        "key_wait_p99_ms", "key_wait_max_ms", "key_presses", "key_job_s", "goal_key_wait_ms"};
     int st;
     char *out = test_runf(&st, "%s bench --long --dims 64,128,2,4,2,64,256 --long-tokens 100 --runs 1 --threads 1 --json",
                           test_bin());
@@ -149,6 +150,14 @@ TEST(bench_long_counts_every_decision_and_its_bytes) {
         CHECK_MSG(bpd > bpp, "the top-k recording (%g B) is not larger than the plain one (%g B)", bpd, bpp);
         CHECK(num(j, "compare_s") > 0 && num(j, "diff_s") > 0 && num(j, "first_frame_s") > 0);
         CHECK(num(j, "step_ms_plain") > 0 && num(j, "step_ms_recorded") > 0);
+        /* the key wait: keys timed with nothing running, then as many as R's job lasted */
+        CHECK_MSG(num(j, "key_wait_idle_ms") > 0 && num(j, "key_job_s") > 0, "%s", out);
+        CHECK(num(j, "key_presses") >= 0);
+        if (num(j, "key_presses") > 0)
+            CHECK_MSG(num(j, "key_wait_ms") > 0 && num(j, "key_wait_ms") <= num(j, "key_wait_p99_ms") &&
+                          num(j, "key_wait_p99_ms") <= num(j, "key_wait_max_ms"),
+                      "%s", out);
+        CHECK_INT(num(j, "goal_key_wait_ms"), 50);
     }
     cJSON_Delete(j);
     free(out);

@@ -157,7 +157,11 @@ TEST(cli_bad_flags) {
     out = run(&st, "bench --tui-heads 32x32 --tui-size 250x70 --runs 1 --json"); /* the shapes people open */
     CHECK_MSG(st == 0 && out && strstr(out, "\"cols\": 250, \"rows\": 70, \"layers\": 32, \"heads\": 32"), "%s", out);
     free(out);
+    out = run(&st, "bench --tui-heads 2x2 --tui-size 100x30 --tui-tokens 5000 --runs 1 --json"); /* binned */
+    CHECK_MSG(st == 0 && out && strstr(out, "\"tokens\": 5000}"), "%s", out);
+    free(out);
     expect_error(2, "bench --tui-heads 32", "LAYERSxHEADS");
+    expect_error(2, "bench --tui-tokens 0", "--tui-tokens");
     out = run(&st, "bench --help");
     CHECK(st == 0 && out && strstr(out, "usage: ahascope bench"));
     free(out);

@@ -7,19 +7,29 @@
 
 static int half_ok(const ViewPalette *p) { return p->colour != VIEW_COLOUR_NONE && !p->ascii; }
 
+/* The last position the columns shown hold. */
+static int last_pos(const ViewModel *m, const ViewTimeGeom *g) {
+    int end = g->first_tok + g->n_tok_vis * g->bin;
+    return (end < m->n_hist ? end : m->n_hist) - 1;
+}
+
 static void time_title(const ViewModel *m, const ViewTimeGeom *g, char *buf, size_t n) {
+    char bin[80] = ""; /* what a binned column holds, and how its value is made */
+    if (g->bin > 1)
+        snprintf(bin, sizeof bin, " \xc2\xb7 1 col = %d pos (%s)", g->bin,
+                 !m->timeline_layers && m->metric == VIEW_METRIC_AGREE ? "worst" : "mean");
     if (m->timeline_layers) {
-        snprintf(buf, n, "timeline \xc2\xb7 per layer: share of heads global \xc2\xb7 pos %d-%d of %d \xc2\xb7 L for heads",
-                 g->first_tok, g->first_tok + g->n_tok_vis - 1, m->n_hist);
+        snprintf(buf, n, "timeline \xc2\xb7 per layer: share of heads global \xc2\xb7 pos %d-%d of %d%s \xc2\xb7 L for heads",
+                 g->first_tok, last_pos(m, g), m->n_hist, bin);
         return;
     }
     if (m->n_hist == 0) {
         snprintf(buf, n, "timeline \xc2\xb7 %s", view_metric_short(m->metric));
         return;
     }
-    snprintf(buf, n, "timeline \xc2\xb7 %s \xc2\xb7 pos %d-%d of %d \xc2\xb7 heads %d-%d of %d",
-             view_metric_short(m->metric), g->first_tok, g->first_tok + g->n_tok_vis - 1, m->n_hist,
-             g->first_row, g->first_row + g->n_rows_vis - 1, m->n_layers * m->n_heads);
+    snprintf(buf, n, "timeline \xc2\xb7 %s \xc2\xb7 pos %d-%d of %d%s \xc2\xb7 heads %d-%d of %d",
+             view_metric_short(m->metric), g->first_tok, last_pos(m, g), m->n_hist, bin, g->first_row,
+             g->first_row + g->n_rows_vis - 1, m->n_layers * m->n_heads);
 }
 
 /* The line's first row as "L#H#" ("L#" per layer), bright where a layer
@@ -39,14 +49,14 @@ static void row_label(WINDOW *w, const ViewModel *m, const ViewPalette *p, int y
     }
 }
 
-/* Position numbers on the bottom border, every ten positions where they
- * fit, so a column can be read as a position; none where the cursor's ▲
- * (column cur) would cut one short. */
+/* Position numbers on the bottom border, every ten columns' first
+ * positions where they fit, so a column can be read as a position; none
+ * where the cursor's ▲ (column cur) would cut one short. */
 static void position_axis(WINDOW *w, const ViewTimeGeom *g, int h, int cur) {
     int last_end = -1;
     for (int c = 0; c < g->n_tok_vis; c++) {
-        int pos = g->first_tok + c;
-        if (pos % 10 != 0 || g->x0 + c <= last_end) continue;
+        int pos = g->first_tok + c * g->bin;
+        if (pos % (10 * g->bin) != 0 || g->x0 + c <= last_end) continue;
         char num[16];
         int len = snprintf(num, sizeof num, "%d", pos);
         if (c + len > g->n_cols) break;
@@ -57,20 +67,29 @@ static void position_axis(WINDOW *w, const ViewTimeGeom *g, int h, int cur) {
 }
 
 /* A layer's cell in per-layer mode: the share of its heads that ran global
- * at token t (decisions only), on the gradient. */
-static int layer_swatch(const ViewModel *m, const StepTrace *t, int layer) {
+ * over positions p0 .. p1-1 (decisions only; a bin's is the share over all
+ * its decisions, the mean of equal-sized positions' shares), on the gradient. */
+static int layer_swatch(const ViewModel *m, int p0, int p1, int layer) {
     int n = 0, g = 0;
-    for (int c = layer * m->n_heads; c < (layer + 1) * m->n_heads; c++) {
-        int d = decide_cell(t, c, DECIDE_EXECUTED, m->hdr.tau, m->hdr.theta_logit);
-        if (d >= 0) n++, g += d;
-    }
+    for (int i = p0; i < p1 && i < m->n_hist; i++)
+        for (int c = layer * m->n_heads; c < (layer + 1) * m->n_heads; c++) {
+            int d = decide_cell(m->hist[i], c, DECIDE_EXECUTED, m->hdr.tau, m->hdr.theta_logit);
+            if (d >= 0) n++, g += d;
+        }
     return view_level(n ? (float)g / n : NAN);
+}
+
+/* One row's cell for column c: a position, or a bin of them. */
+static int cell_swatch(const ViewModel *m, const ViewTimeGeom *g, int c, int row) {
+    int p0 = g->first_tok + c * g->bin;
+    return m->timeline_layers ? layer_swatch(m, p0, p0 + g->bin, row) : view_swatch_bin(m, row, p0, p0 + g->bin);
 }
 
 /* ▲ on the bottom border under the cursor's column (the top border holds the title). */
 static void cursor_marks(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewTimeGeom *g, int h) {
-    int c = m->cursor - g->first_tok;
-    if (c < 0 || c >= g->n_tok_vis) return;
+    if (m->cursor < g->first_tok) return;
+    int c = (m->cursor - g->first_tok) / g->bin;
+    if (c >= g->n_tok_vis) return;
     attr_t fa;
     short fp;
     view_text_style(p, VIEW_TX_FOCUS, &fa, &fp);
@@ -93,10 +112,8 @@ void view_draw_timeline(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
         row_label(w, m, p, g.y0 + line, row, has_bottom ? 2 : 1);
         wmove(w, g.y0 + line, g.x0);
         for (int c = 0; c < g.n_tok_vis; c++) {
-            const StepTrace *t = m->hist[g.first_tok + c];
-            int st = m->timeline_layers ? layer_swatch(m, t, row) : view_swatch(m, t, row);
-            int sb = !has_bottom ? VIEW_SW_BLANK : m->timeline_layers ? layer_swatch(m, t, row + 1)
-                                                                       : view_swatch(m, t, row + 1);
+            int st = cell_swatch(m, &g, c, row);
+            int sb = has_bottom ? cell_swatch(m, &g, c, row + 1) : VIEW_SW_BLANK;
             wchar_t ch;
             attr_t a;
             short pair;
@@ -107,6 +124,6 @@ void view_draw_timeline(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
             wadd_wch(w, &cc); /* cells of a line are adjacent: no per-cell move */
         }
     }
-    position_axis(w, &g, h, m->cursor - g.first_tok);
+    position_axis(w, &g, h, m->cursor >= g.first_tok ? (m->cursor - g.first_tok) / g.bin : -1);
     cursor_marks(w, m, p, &g, h);
 }

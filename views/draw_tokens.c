@@ -16,15 +16,19 @@ static attr_t mono_emphasis(int sw) {
     return A_NORMAL;
 }
 
-static void token_title(const ViewModel *m, char *buf, size_t n) {
+/* The title; a long run's says which positions the pane shows (first to
+ * last drawn, -1: all of them). */
+static void token_title(const ViewModel *m, int first, int last, char *buf, size_t n) {
     int prompt = 0;
     while (prompt < m->n_hist && m->hist[prompt]->is_prompt) prompt++;
-    char tint[96];
+    char tint[96], range[64] = "";
+    if (last >= 0 && (first > 0 || last < m->n_hist - 1))
+        snprintf(range, sizeof range, " \xc2\xb7 pos %d-%d of %d", first, last, m->n_hist);
     if (m->tint_share) snprintf(tint, sizeof tint, "share of heads global");
     else if (m->metric == VIEW_METRIC_AGREE)
         snprintf(tint, sizeof tint, "L%d H%d %s vs oracle", m->sel_layer, m->sel_head, view_pred_name(m->agree_pred));
     else snprintf(tint, sizeof tint, "L%d H%d %s", m->sel_layer, m->sel_head, view_metric_name(m->metric));
-    snprintf(buf, n, "tokens: %d prompt + %d generated \xc2\xb7 tint: %s", prompt, m->n_hist - prompt, tint);
+    snprintf(buf, n, "tokens: %d prompt + %d generated%s \xc2\xb7 tint: %s", prompt, m->n_hist - prompt, range, tint);
 }
 
 static void draw_token(WINDOW *w, const ViewModel *m, const ViewPalette *p, int i, int y, int x, int maxw) {
@@ -113,25 +117,28 @@ static void empty_note(WINDOW *w, const ViewModel *m, const ViewPalette *p, int 
 void view_draw_tokens(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int h, wd;
     getmaxyx(w, h, wd);
-    char title[160];
-    token_title(m, title, sizeof title);
-    view_frame_box(w, p, title, m->focus == VIEW_PANE_TOKENS);
+    char title[200];
     int iw = wd - 2, ih = h - 2;
-    if (iw <= 0 || ih <= 0) return;
-    if (m->n_hist == 0) {
-        empty_note(w, m, p, iw, ih);
+    if (iw <= 0 || ih <= 0 || m->n_hist == 0) {
+        token_title(m, 0, -1, title, sizeof title);
+        view_frame_box(w, p, title, m->focus == VIEW_PANE_TOKENS);
+        if (iw > 0 && ih > 0) empty_note(w, m, p, iw, ih);
         return;
     }
     ViewTokGeom g;
     view_tok_geom(m, wd, h, &g);
-    int first = g.first_line;
+    int first = g.first_line, shown = -1, last = -1;
     ih = g.ih;
     int x = 0, y = 0, sx, sy, tw;
-    for (int i = 0; i < m->n_hist; i++) {
+    for (int i = g.first_pos; i < m->n_hist; i++) {
         view_tok_place(m, i, iw, &x, &y, &sx, &sy, &tw);
         if (sy < first) continue;
         if (sy >= first + ih) break;
         draw_token(w, m, p, i, 1 + sy - first, 1 + sx, iw - sx);
+        if (shown < 0) shown = i;
+        last = i;
     }
+    token_title(m, shown, last, title, sizeof title); /* the box after the text: its title names what was drawn */
+    view_frame_box(w, p, title, m->focus == VIEW_PANE_TOKENS);
     if (g.y_strip) surprise_strip(w, m, p, &g);
 }

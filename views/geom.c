@@ -79,10 +79,16 @@ void view_time_geom(const ViewModel *m, int w, int h, int half_ok, ViewTimeGeom 
     g->lines = h - 2;
     if (g->n_cols < 0) g->n_cols = 0;
     if (g->lines < 0) g->lines = 0;
-    g->first_tok = pinned(m->time_tok0, m->cursor, m->n_hist, g->n_cols)
-                       ? m->time_tok0
-                       : view_first_col(m->cursor, m->n_hist, g->n_cols);
-    g->n_tok_vis = m->n_hist - g->first_tok < g->n_cols ? m->n_hist - g->first_tok : g->n_cols;
+    g->bin = view_time_bin(m->n_hist, g->n_cols);
+    if (g->bin > 1) { /* the whole run, binned */
+        g->first_tok = 0;
+        g->n_tok_vis = (m->n_hist + g->bin - 1) / g->bin;
+    } else {
+        g->first_tok = pinned(m->time_tok0, m->cursor, m->n_hist, g->n_cols)
+                           ? m->time_tok0
+                           : view_first_col(m->cursor, m->n_hist, g->n_cols);
+        g->n_tok_vis = m->n_hist - g->first_tok < g->n_cols ? m->n_hist - g->first_tok : g->n_cols;
+    }
     g->half = half_ok && rows > g->lines;
     int cap = g->lines * (g->half ? 2 : 1);
     g->n_rows_vis = rows < cap ? rows : cap;
@@ -90,6 +96,12 @@ void view_time_geom(const ViewModel *m, int w, int h, int half_ok, ViewTimeGeom 
     g->first_row = pinned(m->time_row0, sel, rows, g->n_rows_vis) ? m->time_row0
                                                                    : window_start(sel, rows, g->n_rows_vis, g->half ? 2 : 1);
     if (g->first_row + g->n_rows_vis > rows) g->n_rows_vis = rows - g->first_row;
+}
+
+int view_time_bin(int n_pos, int n_cols) {
+    int b = 1;
+    while (n_cols > 0 && (long)b * n_cols < n_pos) b *= 2;
+    return b;
 }
 
 void view_bars_geom(const ViewModel *m, int w, int h, ViewBarsGeom *g) {
@@ -153,10 +165,19 @@ void view_tok_place(const ViewModel *m, int i, int iw, int *x, int *y, int *sx, 
     }
 }
 
-int view_tok_first_line(const ViewModel *m, int iw, int ih) {
+int view_tok_first_pos(const ViewModel *m, int iw, int ih) {
+    long block = iw > 0 && ih > 0 ? (long)iw * ih : 0; /* a token is a column at least: no more fit */
+    if (block == 0 || m->n_hist <= 2 * block) return 0;
+    long cur = m->cursor >= 0 && m->cursor < m->n_hist ? m->cursor : m->n_hist - 1;
+    long b = cur / block;
+    return b > 0 ? (int)((b - 1) * block) : 0;
+}
+
+int view_tok_first_line(const ViewModel *m, int from, int iw, int ih) {
     int x = 0, y = 0, sx, sy, wd, cur_line = 0;
     if (iw <= 0 || ih <= 0) return 0;
-    for (int i = 0; i < m->n_hist; i++) {
+    /* past the cursor, only the lines that fill the pane below it matter */
+    for (int i = from; i < m->n_hist && (i <= m->cursor || y <= cur_line + ih); i++) {
         view_tok_place(m, i, iw, &x, &y, &sx, &sy, &wd);
         if (i == m->cursor) cur_line = sy;
     }
@@ -179,7 +200,8 @@ void view_tok_geom(const ViewModel *m, int w, int h, ViewTokGeom *g) {
         g->x_text = g->x0 + g->n_cols + 1;
         g->text_w = TEXT;
     }
-    g->first_line = view_tok_first_line(m, g->iw, g->ih);
+    g->first_pos = view_tok_first_pos(m, g->iw, g->ih);
+    g->first_line = view_tok_first_line(m, g->first_pos, g->iw, g->ih);
 }
 
 /* Columns of the input line's character at byte at, as drawn. */

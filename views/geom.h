@@ -23,7 +23,8 @@ typedef struct {
     int half;            /* two (layer, head) rows per text line */
     int x0, y0;          /* window position of the first visible cell */
     int n_cols, lines;   /* token columns and text lines available */
-    int first_tok, n_tok_vis;
+    int bin;             /* positions per column (view_time_bin): 1 until the run outgrows the columns */
+    int first_tok, n_tok_vis; /* the first column's first position; columns shown */
     int first_row, n_rows_vis; /* row = layer * n_heads + head (a layer in per-layer mode) */
 } ViewTimeGeom;
 
@@ -46,7 +47,8 @@ typedef struct {
 
 typedef struct {
     int iw, ih;        /* token text: columns and lines (below the top border) */
-    int first_line;    /* first wrapped line shown (the cursor stays in view) */
+    int first_pos;     /* the position the text is laid out from (view_tok_first_pos) */
+    int first_line;    /* first wrapped line shown, counted from first_pos (the cursor stays in view) */
     int y_strip;       /* the surprise strip's line (-log p per position), 0: not shown */
     int x0, n_cols;    /* strip glyph columns, after its label */
     int first_tok, n_tok_vis;
@@ -76,9 +78,15 @@ void view_tok_geom(const ViewModel *m, int w, int h, ViewTokGeom *g);
  * window of layers/heads follows the selection when not all fit. */
 void view_heat_geom(const ViewModel *m, int w, int h, int half_ok, ViewHeatGeom *g);
 
-/* Timeline geometry in a w×h pane; columns scroll with the cursor, rows
- * with the selected head. */
+/* Timeline geometry in a w×h pane: one position a column, scrolling with
+ * the cursor, while the run fits; past that, the whole run in bins of
+ * view_time_bin positions a column. Rows scroll with the selected head. */
 void view_time_geom(const ViewModel *m, int w, int h, int half_ok, ViewTimeGeom *g);
+
+/* Positions a timeline column holds for n_pos positions in n_cols columns:
+ * 1 when they fit, else the least power of two that fits them all (a power
+ * of two, so a growing run's bins keep their bounds until the next doubling). */
+int view_time_bin(int n_pos, int n_cols);
 
 /* Per-layer bars geometry in a w×h pane. */
 void view_bars_geom(const ViewModel *m, int w, int h, ViewBarsGeom *g);
@@ -117,8 +125,16 @@ int view_first_col(int cursor, int n_total, int n_cols);
  * it (to the next line after a newline token). */
 void view_tok_place(const ViewModel *m, int i, int iw, int *x, int *y, int *sx, int *sy, int *width);
 
-/* First wrapped line shown in a token pane with iw×ih inner cells, so that
- * the cursor token stays in view. */
-int view_tok_first_line(const ViewModel *m, int iw, int ih);
+/* The position a token pane of iw×ih inner cells lays its text out from:
+ * 0 while the run holds at most twice the positions the pane has cells,
+ * else the start of the block of iw×ih positions before the cursor's, so a
+ * frame lays out at most three blocks however long the run, the lines
+ * above the cursor stay full, and the text stands still while the cursor
+ * moves inside its block. */
+int view_tok_first_pos(const ViewModel *m, int iw, int ih);
+
+/* First wrapped line shown in a token pane with iw×ih inner cells, its text
+ * laid out from position from, so that the cursor token stays in view. */
+int view_tok_first_line(const ViewModel *m, int from, int iw, int ih);
 
 #endif

@@ -26,7 +26,8 @@ static void hit_timeline(const ViewModel *m, int w, int h, int lx, int ly, ViewH
         out->layer = row / m->n_heads;
         out->head = row % m->n_heads;
     }
-    if (col >= 0 && col < g.n_tok_vis) out->pos = g.first_tok + col;
+    if (col >= 0 && col < g.n_tok_vis) /* a bin's first position */
+        out->pos = g.first_tok + col * g.bin < m->n_hist ? g.first_tok + col * g.bin : m->n_hist - 1;
 }
 
 static void hit_tokens(const ViewModel *m, int w, int h, int lx, int ly, ViewHit *out) {
@@ -41,7 +42,7 @@ static void hit_tokens(const ViewModel *m, int w, int h, int lx, int ly, ViewHit
     }
     int tx = lx - 1, ty = ly - 1 + first;
     if (lx < 1 || lx > iw || ly < 1 || ly > ih) return;
-    for (int i = 0; i < m->n_hist; i++) {
+    for (int i = g.first_pos; i < m->n_hist; i++) {
         view_tok_place(m, i, iw, &x, &y, &sx, &sy, &wd);
         if (sy > ty) return;
         if (sy == ty && tx >= sx && tx < sx + wd) {

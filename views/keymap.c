@@ -15,7 +15,7 @@ static const ViewBinding BINDINGS[] = {
      K(VIEW_ACT_PLAY_TOGGLE, VIEW_ACT_SPEED_UP, VIEW_ACT_SPEED_UP, VIEW_ACT_SPEED_DOWN), K("play")},
     {"[ ] Home End", "move the token cursor through history", K('[', ']', KEY_HOME, KEY_END),
      K(VIEW_OP_CURSOR_PREV, VIEW_OP_CURSOR_NEXT, VIEW_OP_CURSOR_FIRST, VIEW_OP_CURSOR_LAST), K(NULL, NULL)},
-    {"PgUp PgDn", "cursor 10 tokens (SQL pane: a page)", K(KEY_PPAGE, KEY_NPAGE),
+    {"PgUp PgDn", "cursor 10 tokens or a bin (SQL pane: a page)", K(KEY_PPAGE, KEY_NPAGE),
      K(VIEW_OP_PAGE_UP, VIEW_OP_PAGE_DOWN), K(NULL)},
     {"n N", "next missed / needless global (compared predictor)", K('n', 'N'),
      K(VIEW_OP_NEXT_MISSED, VIEW_OP_NEXT_NEEDLESS), K("missed", "needless")},

@@ -19,6 +19,10 @@ static void move_cursor(ViewModel *m, int to) {
     m->follow = m->cursor == m->n_hist - 1;
 }
 
+/* PgUp/PgDn's cursor step: ten positions, or a timeline bin when the
+ * timeline shows bins of more (so each press moves a column). */
+static int cursor_page(const ViewModel *m) { return m->time_bin > PAGE ? m->time_bin : PAGE; }
+
 static void select_head(ViewModel *m, int layer, int head) {
     m->sel_layer = clampi(layer, 0, m->n_layers - 1);
     m->sel_head = clampi(head, 0, m->n_heads - 1);
@@ -195,11 +199,11 @@ static void apply_op(ViewModel *m, int op) {
         break;
     case VIEW_OP_PAGE_UP:
         if (m->focus == VIEW_PANE_SQL) scroll_sql(m, -sql_page(m));
-        else move_cursor(m, m->cursor - PAGE);
+        else move_cursor(m, m->cursor - cursor_page(m));
         break;
     case VIEW_OP_PAGE_DOWN:
         if (m->focus == VIEW_PANE_SQL) scroll_sql(m, sql_page(m));
-        else move_cursor(m, m->cursor + PAGE);
+        else move_cursor(m, m->cursor + cursor_page(m));
         break;
     case VIEW_OP_LEFT: case VIEW_OP_RIGHT: case VIEW_OP_UP: case VIEW_OP_DOWN: direction(m, op); break;
     case VIEW_OP_FOCUS_NEXT: cycle_focus(m, 1); break;

@@ -87,6 +87,37 @@ int view_swatch(const ViewModel *m, const StepTrace *t, int cell) {
     return o ? VIEW_SW_MISSED_GLOBAL : VIEW_SW_NEEDLESS_GLOBAL;
 }
 
+/* The agreement classes, least to most worth seeing in a bin. */
+static int agree_rank(int sw) {
+    switch (sw) {
+    case VIEW_SW_BOTH_LOCAL: return 1;
+    case VIEW_SW_BOTH_GLOBAL: return 2;
+    case VIEW_SW_NEEDLESS_GLOBAL: return 3;
+    case VIEW_SW_MISSED_GLOBAL: return 4;
+    default: return 0;
+    }
+}
+
+int view_swatch_bin(const ViewModel *m, int cell, int p0, int p1) {
+    if (p1 > m->n_hist) p1 = m->n_hist;
+    if (p1 - p0 == 1) return view_swatch(m, m->hist[p0], cell);
+    if (m->metric == VIEW_METRIC_AGREE) {
+        int worst = VIEW_SW_NONE;
+        for (int i = p0; i < p1 && worst != VIEW_SW_MISSED_GLOBAL; i++) {
+            int sw = view_swatch(m, m->hist[i], cell);
+            if (agree_rank(sw) > agree_rank(worst)) worst = sw;
+        }
+        return worst;
+    }
+    double sum = 0;
+    int n = 0;
+    for (int i = p0; i < p1; i++) {
+        float v = view_metric_value(m, m->hist[i], cell, m->metric);
+        if (!isnan(v)) sum += v, n++;
+    }
+    return view_level(n ? (float)(sum / n) : NAN);
+}
+
 float view_global_share(const StepTrace *t) {
     double c[VIEW_TOTALS] = {0};
     view_count_step(t, c); /* the one count of executed decisions */

@@ -63,6 +63,13 @@ int view_aha_decision(const ViewModel *m, const StepTrace *t, int cell);
 /* Swatch of one cell under the model's current metric (and predictor). */
 int view_swatch(const ViewModel *m, const StepTrace *t, int cell);
 
+/* Swatch of one cell over positions p0 .. p1-1 of the history (a timeline
+ * bin): the metric's mean over the positions that have it (the gate's: the
+ * share of them global); under the agreement metric the worst class any of
+ * them shows (missed global, then needless global, both global, both
+ * local). A bin of one position is view_swatch's. */
+int view_swatch_bin(const ViewModel *m, int cell, int p0, int p1);
+
 /* Fraction of t's heads whose executed gate was global; NAN if none known. */
 float view_global_share(const StepTrace *t);
 
@@ -77,6 +84,21 @@ int view_stats_sync(ViewModel *m, Err *e);
 
 /* Free the cumulative counts (view_free does this). */
 void view_stats_free(ViewModel *m);
+
+/* Begin counting the history at thresholds tau and theta_logit beside the
+ * counts in use, which stay in force, with the header's thresholds, until
+ * the new counts are done (view_rescore_step): re-scoring a long run then
+ * never holds a frame. A rescore under way is replaced. */
+void view_rescore_begin(ViewModel *m, float tau, double theta_logit);
+
+/* Count up to max_pos more positions of the rescore under way; once it
+ * reaches the end of the history its counts and thresholds replace those in
+ * use. 1 when it is done (or none was under way), 0 while positions remain,
+ * -1 with e set when out of memory (the rescore is dropped). */
+int view_rescore_step(ViewModel *m, int max_pos, Err *e);
+
+/* Drop the rescore under way: the thresholds in use stay. */
+void view_rescore_cancel(ViewModel *m);
 
 /* Per-layer global rates over history positions 0 … upto: AHA's decision
  * (router, or the executed gate where no router score exists) and the

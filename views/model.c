@@ -1,5 +1,6 @@
 /* model.c — the view model's data: history of traces, attention strip, SQL
  * text, status message (see view.h). */
+#include "views/geom.h"
 #include "views/view.h"
 
 #include "views/keymap.h"
@@ -86,6 +87,7 @@ void view_clear_history(ViewModel *m) {
     m->follow = 1;
     m->attn.pos = -1;
     m->stats.n = 0;
+    m->rescore.n = 0;
 }
 
 /* 1 if needle matches text at byte at: byte for byte, or ASCII letters in
@@ -219,6 +221,13 @@ void view_sql_fit(ViewModel *m, const Layout *lay) {
     const ViewRect *r = &lay->pane[VIEW_PANE_SQL];
     m->sql_page = r->h > 2 + m->sql_pinned ? r->h - 2 - m->sql_pinned : 0; /* inside the box, below the header */
     m->sql_cols = r->w > 2 ? r->w - 2 : 0;
+}
+
+void view_time_fit(ViewModel *m, const Layout *lay) {
+    ViewTimeGeom g;
+    const ViewRect *r = &lay->pane[VIEW_PANE_TIMELINE];
+    view_time_geom(m, r->w, r->h, view_layout_opts(m).half_blocks, &g);
+    m->time_bin = g.bin;
 }
 
 int view_help_fit(ViewModel *m, const Layout *lay) {

@@ -1,11 +1,13 @@
 /* stats.c — cumulative per-position counts behind the header's shares and
  * the per-layer bars (see metric.h). Collected when steps arrive, so the
- * drawing side only reads them. */
+ * drawing side only reads them; a change of thresholds recounts them a
+ * slice at a time beside the counts in use (view_rescore_step). */
 #include <stdlib.h>
 
 #include "views/metric.h"
 
-/* Add step t's counts to the cumulative rows prev (NULL at position 0). */
+/* Add step t's counts to the cumulative rows prev (NULL at position 0),
+ * deciding at m's thresholds. */
 static void count_step(const ViewModel *m, const StepTrace *t, const int32_t *prev_l, const double *prev_t,
                        int32_t *lay, double *tot) {
     int L = m->n_layers, H = m->n_heads;
@@ -22,16 +24,30 @@ static void count_step(const ViewModel *m, const StepTrace *t, const int32_t *pr
     view_count_step(t, tot);
 }
 
-static int reserve(ViewModel *m, int n, Err *e) {
-    if (n <= m->stats.cap) return 0;
-    int cap = m->stats.cap ? m->stats.cap : 256;
+static int reserve(ViewStats *s, int n_layers, int n, Err *e) {
+    if (n <= s->cap) return 0;
+    int cap = s->cap ? s->cap : 256;
     while (cap < n) cap *= 2;
-    int32_t *l = realloc(m->stats.layer, (size_t)cap * m->n_layers * 4 * sizeof *l);
-    if (l) m->stats.layer = l;
-    double *t = realloc(m->stats.total, (size_t)cap * VIEW_TOTALS * sizeof *t);
-    if (t) m->stats.total = t;
+    int32_t *l = realloc(s->layer, (size_t)cap * n_layers * 4 * sizeof *l);
+    if (l) s->layer = l;
+    double *t = realloc(s->total, (size_t)cap * VIEW_TOTALS * sizeof *t);
+    if (t) s->total = t;
     if (!l || !t) return err_set(e, "view: out of memory for running counts of %d steps", cap);
-    m->stats.cap = cap;
+    s->cap = cap;
+    return 0;
+}
+
+/* Count positions s->n .. upto-1 of the history into s, deciding as m
+ * (whose thresholds are s's) does. */
+static int count_into(const ViewModel *m, ViewStats *s, int upto, Err *e) {
+    if (reserve(s, m->n_layers, upto, e)) return -1;
+    int L4 = m->n_layers * 4;
+    for (int i = s->n; i < upto; i++) {
+        const int32_t *pl = i ? s->layer + (size_t)(i - 1) * L4 : NULL;
+        const double *pt = i ? s->total + (size_t)(i - 1) * VIEW_TOTALS : NULL;
+        count_step(m, m->hist[i], pl, pt, s->layer + (size_t)i * L4, s->total + (size_t)i * VIEW_TOTALS);
+    }
+    if (upto > s->n) s->n = upto;
     return 0;
 }
 
@@ -41,21 +57,46 @@ int view_stats_sync(ViewModel *m, Err *e) {
         m->stats.tau = m->hdr.tau;
         m->stats.theta_logit = m->hdr.theta_logit;
     }
-    if (reserve(m, m->n_hist, e)) return -1;
-    int L4 = m->n_layers * 4;
-    for (int i = m->stats.n; i < m->n_hist; i++) {
-        const int32_t *pl = i ? m->stats.layer + (size_t)(i - 1) * L4 : NULL;
-        const double *pt = i ? m->stats.total + (size_t)(i - 1) * VIEW_TOTALS : NULL;
-        count_step(m, m->hist[i], pl, pt, m->stats.layer + (size_t)i * L4, m->stats.total + (size_t)i * VIEW_TOTALS);
-    }
-    m->stats.n = m->n_hist;
-    return 0;
+    return count_into(m, &m->stats, m->n_hist, e);
+}
+
+static void stats_release(ViewStats *s) {
+    free(s->layer);
+    free(s->total);
+    s->layer = NULL;
+    s->total = NULL;
+    s->n = s->cap = 0;
 }
 
 void view_stats_free(ViewModel *m) {
-    free(m->stats.layer);
-    free(m->stats.total);
-    m->stats.layer = NULL;
-    m->stats.total = NULL;
-    m->stats.n = m->stats.cap = 0;
+    stats_release(&m->stats);
+    stats_release(&m->rescore);
+    m->rescoring = 0;
 }
+
+void view_rescore_begin(ViewModel *m, float tau, double theta_logit) {
+    m->rescore.tau = tau, m->rescore.theta_logit = theta_logit;
+    m->rescore.n = 0;
+    m->rescoring = 1;
+}
+
+int view_rescore_step(ViewModel *m, int max_pos, Err *e) {
+    if (!m->rescoring) return 1;
+    if (m->rescore.n > m->n_hist) m->rescore.n = 0; /* the history was cleared meanwhile */
+    int upto = m->n_hist - m->rescore.n > max_pos ? m->rescore.n + max_pos : m->n_hist;
+    /* decide as the model will once the new thresholds are in force */
+    ViewModel at = *m;
+    at.hdr.tau = m->rescore.tau, at.hdr.theta_logit = m->rescore.theta_logit;
+    if (count_into(&at, &m->rescore, upto, e)) {
+        m->rescoring = 0;
+        return -1;
+    }
+    if (m->rescore.n < m->n_hist) return 0;
+    ViewStats done = m->rescore;
+    m->rescore = m->stats, m->stats = done;
+    m->hdr.tau = done.tau, m->hdr.theta_logit = done.theta_logit;
+    m->rescoring = 0;
+    return 1;
+}
+
+void view_rescore_cancel(ViewModel *m) { m->rescoring = 0; }

@@ -108,6 +108,15 @@ typedef struct {
     int window, sinks; /* local set at pos: the last `window` positions plus the first `sinks` */
 } ViewAttn;
 
+/* Cumulative counts per position made at one pair of thresholds. */
+typedef struct {
+    float tau;          /* thresholds the counts were made with */
+    double theta_logit;
+    int n, cap;       /* positions counted */
+    int32_t *layer;   /* [pos][layer][4]: AHA global, AHA known, oracle global, oracle known */
+    double *total;    /* [pos][VIEW_TOTALS]: see view_count_step (metric.h) */
+} ViewStats;
+
 typedef struct {
     ViewHeader hdr;
     int n_layers, n_heads;
@@ -160,6 +169,7 @@ typedef struct {
     int sql_pinned;
     int sql_hscroll, sql_width; /* first column shown; the widest line, in characters */
     int sql_page, sql_cols;     /* scrolling lines and columns the pane shows (view_sql_fit); 0 unknown */
+    int time_bin;               /* positions a timeline column held in the last frame (view_time_fit); 0 unknown */
 
     char status[160]; /* transient message; cleared by the next key */
     char search[128];  /* the last `/` search, which > and < repeat */
@@ -185,13 +195,11 @@ typedef struct {
 
     /* Cumulative counts per position for the header and the bars, so a
      * frame costs O(layers) rather than O(tokens × heads) (see metric.h). */
-    struct {
-        float tau;          /* thresholds the counts were made with */
-        double theta_logit;
-        int n, cap;       /* positions counted */
-        int32_t *layer;   /* [pos][layer][4]: AHA global, AHA known, oracle global, oracle known */
-        double *total;    /* [pos][VIEW_TOTALS]: see view_count_step (metric.h) */
-    } stats;
+    ViewStats stats;
+    /* The same counts at new thresholds, made a slice at a time beside
+     * those in use (view_rescore_step), which stay until they are done. */
+    ViewStats rescore;
+    int rescoring;      /* a rescore is under way */
 } ViewModel;
 
 /* Clicked or scrolled-over place of the screen. Fields that do not apply are -1. */
@@ -242,6 +250,11 @@ int view_set_text(ViewModel *m, const char *title, const char *query, const char
  * layout lay, so PgDn moves by exactly one screenful. The app calls it
  * after each frame. */
 void view_sql_fit(ViewModel *m, const Layout *lay);
+
+/* Record how many positions a timeline column holds in layout lay, so
+ * PgUp/PgDn move the cursor by a bin when a bin is more than a page. The
+ * app calls it after each frame. */
+void view_time_fit(ViewModel *m, const Layout *lay);
 
 /* Record how many lines the help overlay shows in layout lay, and keep its
  * scroll within them. The app calls it after each frame; it returns 1 when

@@ -25,6 +25,7 @@ typedef struct {
     int context, compare_full, tui;
     int tui_layers, tui_heads, tui_cols, tui_rows; /* --tui-heads LxH, --tui-size COLSxROWS */
     int tui_pattern;   /* --tui-view pattern: the attention-pattern view open over the frame */
+    int tui_tokens;          /* --tui-tokens N: positions in the frame's history (default 200) */
     int record;              /* --record: the store's writer speed and cost */
     const char *db;          /* --db FILE for --record (default: a temporary file) */
     const char *routers;
@@ -159,8 +160,10 @@ int bench_bytes_only(BenchOpts *b, Err *e);
 int bench_save(const BenchOpts *b, Err *e);
 
 /* --tui (bench_tui.c): the median time of a full TUI frame of the
- * --tui-heads shape (default 16x16) on a --tui-size screen (default 200x60),
- * with the attention-pattern view open under --tui-view pattern. Prints it. */
+ * --tui-heads shape (default 16x16) on a --tui-size screen (default 200x60)
+ * with --tui-tokens positions (default 200; past the timeline's columns it
+ * draws them in bins), with the attention-pattern view open under
+ * --tui-view pattern. Prints it. */
 int bench_tui(const BenchOpts *b, Err *e);
 
 /* Render `frames` full frames of a synthetic n_layers × n_heads trace of

@@ -10,21 +10,27 @@
  * per decision of each file, the reads' medians over --runs (summary,
  * head rates, diff against the child, the first replay frame) and the
  * share recording adds to a step, beside the goals the storage work aims
- * at. These are the figures that work is measured by.
+ * at, and how long a key waits on the TUI's UI thread while R's summary
+ * runs beside it as a pane job. These are the figures that work is
+ * measured by.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "app/args.h"
 #include "app/bench/bench.h"
 #include "app/commands.h"
+#include "app/tui/job.h"
 #include "app/version.h"
 #include "engine/forward.h"
 #include "store/store.h"
 #include "views/explain.h"
+#include "views/screen.h"
 
 /* Positions fed to the model per call: the prompt is prefilled in chunks,
  * and each chunk is one paired measurement of the recording's cost. */
@@ -35,6 +41,7 @@
 #define GOAL_BPD_PROFILE 64.0  /* B/decision, record --profile */
 #define GOAL_READ_S 0.5        /* summary, head rates, diff, first frame at 1 M decisions */
 #define GOAL_OVERHEAD 0.05     /* recording's share of a step at the 1B-class shape */
+#define GOAL_KEY_MS 50.0       /* the longest a key waits while a pane job runs */
 
 typedef struct {
     long decisions;             /* count(*) of the first run's decisions (TUI-style file) */
@@ -44,6 +51,11 @@ typedef struct {
     double compare_s, head_rates_s, diff_s, first_frame_s;
     double step_ms_plain, step_ms_recorded, overhead;            /* TUI-style recording */
     double step_ms_plain_profile, step_ms_recorded_profile, overhead_profile; /* record --profile */
+    /* a key on the UI thread (handled, its frame drawn): median with nothing running, median, 99th
+     * percentile and longest while R's summary runs as a pane job, the keys pressed then, and the
+     * summary's time */
+    double key_idle_ms, key_median_ms, key_p99_ms, key_max_ms, key_job_s;
+    int key_presses;
 } LongResult;
 
 typedef struct {
@@ -220,6 +232,121 @@ out:
     return rc;
 }
 
+/* R's job, as the TUI runs it: the run's summary over the job's connection. */
+static int summary_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
+    return store_compare(st, *(int64_t *)tui_job_arg(r), 0, NULL, out, e);
+}
+
+/* Read run `run` of the file at db into m, as a replay shows it. */
+static int load_view(ViewModel *m, const char *db, int64_t run, Err *e) {
+    enum { CHUNK = 64 };
+    StoreRunInfo r;
+    Store *st = store_open(db, STORE_READ, 5000, e);
+    if (!st) return -1;
+    if (store_run_info(st, run, &r, e)) {
+        store_close(st, NULL);
+        return -1;
+    }
+    int k = store_run_attn_top(st, run, e), rc = k < 0 || view_init(m, r.n_layers, r.n_heads, e) ? -1 : 0;
+    StepTrace *buf[CHUNK] = {0};
+    for (int i = 0; i < CHUNK && rc == 0; i++)
+        if (!(buf[i] = trace_new_top(r.n_layers, r.n_heads, k))) rc = err_set(e, "out of memory");
+    for (int pos = 0, got = CHUNK; rc == 0 && got == CHUNK; pos += got) {
+        got = store_read_steps(st, run, pos, CHUNK, buf, e);
+        for (int i = 0; i < got && rc == 0; i++) rc = view_push(m, buf[i], e);
+        if (got < 0) rc = -1;
+    }
+    for (int i = 0; i < CHUNK; i++) trace_free(buf[i]);
+    store_run_info_free(&r);
+    store_close(st, NULL);
+    m->colour = VIEW_COLOUR_256;
+    return rc;
+}
+
+/* Press ? and x (the help opened and closed) every 20 ms, a user's pace,
+ * each answered as the UI loop answers a key: the key, then the frame it
+ * asks for. Until n are timed or, with a job, the job ends. */
+static int press_keys(ViewScreen *s, ViewModel *m, TuiJob *job, double *ms, int n, int *got, Err *e) {
+    int kind;
+    long count;
+    double secs;
+    *got = 0;
+    while (*got < n && (!job || tui_job_progress(job, &kind, &count, &secs))) {
+        double t0 = clock_now();
+        view_key(m, *got % 2 ? 'x' : '?');
+        if (view_frame(s, m, e)) return -1;
+        ms[(*got)++] = 1e3 * (clock_now() - t0);
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+/* The summary run to its end; how it ended. */
+static int job_finish(TuiJob *job, LongResult *out, Err *e) {
+    int kind, rc = 0;
+    long count;
+    double secs;
+    while (tui_job_progress(job, &kind, &count, &secs)) {
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    TuiJobResult jr;
+    if (tui_job_take(job, &jr)) {
+        out->key_job_s = jr.secs;
+        if (jr.end != TUI_JOB_OK) rc = err_set(e, "the summary as a pane job failed: %s", jr.msg);
+        tui_job_result_free(&jr);
+    }
+    return rc;
+}
+
+/* How long a key waits on the TUI's UI thread while R runs: run 1 of db
+ * drawn on an off-screen 140x45 terminal, keys pressed 50 times with
+ * nothing running, then for as long as R's summary runs on a job's thread
+ * (app/tui/job.h) beside it, as the TUI runs it. */
+static int key_wait(const char *db, LongResult *out, Err *e) {
+    enum { MAXK = 1 << 16, IDLE = 50 };
+    int64_t run = 1;
+    ViewModel m;
+    memset(&m, 0, sizeof m);
+    TuiJob job = {0};
+    double *ms = calloc(MAXK, sizeof *ms);
+    FILE *o = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
+    SCREEN *scr = NULL;
+    ViewScreen s;
+    int have_s = 0, n = 0;
+    int rc = (!ms || !o || !in) ? err_set(e, "cannot open /dev/null or allocate") : 0;
+    if (!rc) rc = load_view(&m, db, run, e);
+    if (!rc && !(scr = newterm("xterm-256color", o, in)) && !(scr = newterm("xterm", o, in)))
+        rc = err_set(e, "no terminfo entry for xterm-256color or xterm");
+    if (!rc) {
+        resizeterm(45, 140);
+        have_s = (rc = view_screen_init(&s, &m, e)) == 0;
+    }
+    if (!rc) rc = press_keys(&s, &m, NULL, ms, IDLE, &n, e);
+    if (!rc) out->key_idle_ms = bench_median(ms, n);
+    if (!rc) rc = tui_job_start(&job, db, 0, summary_work, &run, sizeof run, NULL, e);
+    if (!rc) rc = press_keys(&s, &m, &job, ms, MAXK, &n, e);
+    if (!rc) {
+        out->key_presses = n;
+        for (int i = 0; i < n; i++) out->key_max_ms = ms[i] > out->key_max_ms ? ms[i] : out->key_max_ms;
+        out->key_median_ms = n ? bench_median(ms, n) : 0; /* sorts ms */
+        out->key_p99_ms = n ? ms[(int)ceil(0.99 * n) - 1] : 0; /* nearest rank */
+        rc = job_finish(&job, out, e);
+    }
+    tui_job_stop(&job);
+    if (have_s) view_screen_free(&s);
+    if (scr) {
+        endwin();
+        delscreen(scr);
+    }
+    view_free(&m);
+    free(ms);
+    if (o) fclose(o);
+    if (in) fclose(in);
+    return rc;
+}
+
 /* Median per-position times of the chunks: compute alone and recorded. */
 static void set_cost(const double *plain, const double *rec, int n, double *ms_plain, double *ms_rec, double *ovh) {
     double *v = malloc((size_t)n * sizeof *v);
@@ -252,6 +379,7 @@ static int measure(const Model *m, const BenchOpts *b, const Scratch *s, LongRes
     set_cost(plain, rec, chunks, &out->step_ms_plain, &out->step_ms_recorded, &out->overhead);
     set_cost(plain_p, rec_p, chunks, &out->step_ms_plain_profile, &out->step_ms_recorded_profile, &out->overhead_profile);
     rc = time_reads(b, s->tui, out, e);
+    if (rc == 0) rc = key_wait(s->tui, out, e);
 out:
     free(ids), free(plain), free(plain_p);
     return rc;
@@ -264,13 +392,17 @@ static void print_json(const BenchOpts *b, const Config *c, const LongResult *r)
            "\"compare_s\": %.4f, \"head_rates_s\": %.4f, \"diff_s\": %.4f, \"first_frame_s\": %.4f, "
            "\"step_ms_plain\": %.4f, \"step_ms_recorded\": %.4f, \"record_overhead\": %.4f, "
            "\"step_ms_plain_profile\": %.4f, \"step_ms_recorded_profile\": %.4f, \"record_overhead_profile\": %.4f, "
+           "\"key_wait_idle_ms\": %.3f, \"key_wait_ms\": %.3f, \"key_wait_p99_ms\": %.3f, \"key_wait_max_ms\": %.3f, "
+           "\"key_presses\": %d, "
+           "\"key_job_s\": %.3f, "
            "\"goal_bytes_per_decision\": %.0f, \"goal_bytes_per_decision_profile\": %.0f, \"goal_read_s\": %.1f, "
-           "\"goal_record_overhead\": %.2f}\n",
+           "\"goal_record_overhead\": %.2f, \"goal_key_wait_ms\": %.0f}\n",
            b->long_tokens, c->n_layers, c->n_heads, c->dim, APP_TUI_ATTN_TOP, b->runs, r->decisions,
            r->decisions_profile, r->db_bytes, r->db_bytes_profile, r->bpd, r->bpd_profile, r->compare_s,
            r->head_rates_s, r->diff_s, r->first_frame_s, r->step_ms_plain, r->step_ms_recorded, r->overhead,
-           r->step_ms_plain_profile, r->step_ms_recorded_profile, r->overhead_profile, GOAL_BPD_TOP, GOAL_BPD_PROFILE, GOAL_READ_S,
-           GOAL_OVERHEAD);
+           r->step_ms_plain_profile, r->step_ms_recorded_profile, r->overhead_profile, r->key_idle_ms, r->key_median_ms,
+           r->key_p99_ms, r->key_max_ms, r->key_presses, r->key_job_s, GOAL_BPD_TOP, GOAL_BPD_PROFILE, GOAL_READ_S, GOAL_OVERHEAD,
+           GOAL_KEY_MS);
 }
 
 static void print_text(const BenchOpts *b, const Config *c, const LongResult *r) {
@@ -291,6 +423,9 @@ static void print_text(const BenchOpts *b, const Config *c, const LongResult *r)
            100 * r->overhead, 100 * GOAL_OVERHEAD, r->step_ms_plain, r->step_ms_recorded);
     printf("record cost rec %-10.2f <= %-7.0f %% (step %.3f ms, recorded %.3f ms)\n", 100 * r->overhead_profile,
            100 * GOAL_OVERHEAD, r->step_ms_plain_profile, r->step_ms_recorded_profile);
+    printf("key wait        %-10.2f <= %-7.0f ms (longest, UI thread, while R runs %.1f s: median %.2f ms, 99th"
+           " percentile %.2f ms over %d keys; %.2f ms idle)\n",
+           r->key_max_ms, GOAL_KEY_MS, r->key_job_s, r->key_median_ms, r->key_p99_ms, r->key_presses, r->key_idle_ms);
     printf("(the read goals are at 1 M decisions, <= 2 s at 10 M; the cost goal at the 1B-class shape)\n");
 }
 

@@ -155,13 +155,14 @@ int bench_tui(const BenchOpts *b, Err *e) {
     int L = b->tui_layers ? b->tui_layers : 16, H = b->tui_heads ? b->tui_heads : 16;
     int cols = b->tui_cols ? b->tui_cols : 200, rows = b->tui_rows ? b->tui_rows : 60;
     const char *view = b->tui_pattern ? "pattern" : "main";
-    if (frames_of(cols, rows, L, H, 200, 50 * b->runs, b->tui_pattern, &ms, e) != 0) return -1;
+    int n = b->tui_tokens ? b->tui_tokens : 200;
+    if (frames_of(cols, rows, L, H, n, 50 * b->runs, b->tui_pattern, &ms, e) != 0) return -1;
     if (b->json)
-        printf("{\"frame_ms\": %.3f, \"cols\": %d, \"rows\": %d, \"layers\": %d, \"heads\": %d, \"tokens\": 200, "
+        printf("{\"frame_ms\": %.3f, \"cols\": %d, \"rows\": %d, \"layers\": %d, \"heads\": %d, \"tokens\": %d, "
                "\"view\": \"%s\"}\n",
-               ms, cols, rows, L, H, view);
+               ms, cols, rows, L, H, n, view);
     else
-        printf("TUI frame (%dx%d, %dx%d heads, 200 tokens, %s view, off-screen): %.3f ms median\n", cols, rows, L, H,
+        printf("TUI frame (%dx%d, %dx%d heads, %d tokens, %s view, off-screen): %.3f ms median\n", cols, rows, L, H, n,
                view, ms);
     return 0;
 }

@@ -76,12 +76,14 @@ static int setting(Tui *t, ViewAction a) {
 
 /* A replay's scores and masses are stored: τ and θ re-threshold them. */
 static int replay_threshold(Tui *t, ViewAction a) {
-    float tau = t->m.hdr.tau;
-    double theta = t->m.hdr.theta_logit;
+    float tau;
+    double theta;
+    char done[160];
+    tui_thresholds(t, &tau, &theta); /* a second press steps on from the rescore under way */
     tui_next_threshold(a, &tau, &theta);
-    tui_rescore(t, tau, theta);
-    view_set_status(&t->m, "replay re-scored at tau %.2f, theta %.2f (the recorded gates stay)", tau,
-                    decide_prob(theta));
+    snprintf(done, sizeof done, "replay re-scored at tau %.2f, theta %.2f (the recorded gates stay)", tau,
+             decide_prob(theta));
+    tui_rescore(t, tau, theta, done);
     return 0;
 }
 

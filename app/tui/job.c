@@ -8,8 +8,16 @@
 #include "app/tui/job.h"
 #include "engine/clock.h"
 
+/* A piece handed over before the end (tui_job_put), in a FIFO. */
+typedef struct Part {
+    void *data;
+    TuiJobRelease free;
+    struct Part *next;
+} Part;
+
 /* One job: its request, the flags both threads touch, and its result,
- * which the job's thread writes until it raises `done`. */
+ * which the job's thread writes until it raises `done`. The pieces' queue
+ * is the one thing both threads write: `lock` guards only its links. */
 struct TuiJobRun {
     TuiJobWork work;
     char db[1024];
@@ -18,6 +26,8 @@ struct TuiJobRun {
     atomic_long count;
     double t0; /* monotonic seconds at the start */
     TuiJobResult res;
+    pthread_mutex_t lock;
+    Part *head, *tail; /* pieces not yet taken, oldest first */
     TuiJobRun *next; /* in TuiJob's dropped list */
 };
 
@@ -47,6 +57,12 @@ static void *job_main(void *arg) {
 }
 
 static void run_free(TuiJobRun *r) {
+    for (Part *p = r->head, *next; p; p = next) {
+        next = p->next;
+        if (p->free) p->free(p->data);
+        free(p);
+    }
+    pthread_mutex_destroy(&r->lock);
     tui_job_result_free(&r->res);
     free(r);
 }
@@ -86,6 +102,7 @@ int tui_job_start(TuiJob *j, const char *db, int kind, TuiJobWork work, const vo
     atomic_init(&r->cancel, 0);
     atomic_init(&r->done, 0);
     atomic_init(&r->count, 0);
+    pthread_mutex_init(&r->lock, NULL);
     r->t0 = clock_now();
     if (pthread_create(&r->thread, NULL, job_main, r) != 0) {
         run_free(r);
@@ -111,10 +128,30 @@ int tui_job_cancel(TuiJob *j) {
     return 1;
 }
 
+/* 1 while r holds pieces not yet taken. */
+static int has_parts(TuiJobRun *r) {
+    pthread_mutex_lock(&r->lock);
+    int any = r->head != NULL;
+    pthread_mutex_unlock(&r->lock);
+    return any;
+}
+
+void *tui_job_take_part(TuiJob *j) {
+    TuiJobRun *r = j->cur;
+    if (!r) return NULL;
+    pthread_mutex_lock(&r->lock);
+    Part *p = r->head;
+    if (p && !(r->head = p->next)) r->tail = NULL;
+    pthread_mutex_unlock(&r->lock);
+    void *data = p ? p->data : NULL;
+    free(p);
+    return data;
+}
+
 int tui_job_take(TuiJob *j, TuiJobResult *out) {
     reap(j, 0);
     TuiJobRun *r = j->cur;
-    if (!r || !atomic_load(&r->done)) return 0;
+    if (!r || !atomic_load(&r->done) || has_parts(r)) return 0;
     pthread_join(r->thread, NULL);
     *out = r->res;
     memset(&r->res, 0, sizeof r->res);
@@ -140,3 +177,18 @@ void *tui_job_arg(TuiJobRun *r) { return r->res.arg; }
 int tui_job_cancelled(TuiJobRun *r) { return atomic_load(&r->cancel); }
 
 void tui_job_count(TuiJobRun *r, long n) { atomic_store(&r->count, n); }
+
+int tui_job_put(TuiJobRun *r, void *part, TuiJobRelease part_free) {
+    Part *p = malloc(sizeof *p);
+    if (!p) {
+        if (part_free) part_free(part);
+        return -1;
+    }
+    p->data = part, p->free = part_free, p->next = NULL;
+    pthread_mutex_lock(&r->lock);
+    if (r->tail) r->tail->next = p;
+    else r->head = p;
+    r->tail = p;
+    pthread_mutex_unlock(&r->lock);
+    return 0;
+}

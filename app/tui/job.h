@@ -9,7 +9,11 @@
  * (tui_job_progress, tui_job_take) and may cancel it; the job's thread
  * runs the work, publishes a count, and polls the cancel flag through its
  * connection's interrupt (store_set_interrupt), so Esc stops even one long
- * SQL statement within milliseconds.
+ * SQL statement within milliseconds. A job that reads a run a chunk at a
+ * time may hand each chunk over as it comes (tui_job_put, taken with
+ * tui_job_take_part): the two threads share nothing else, and the lock that
+ * guards that hand-over is held only to link or unlink one piece, never
+ * across SQLite work, so the UI thread never waits on the job's reads.
  *
  * One job per TuiJob at a time: starting another cancels the one running
  * and drops its result. The UI never waits for it: a cancelled job winds
@@ -74,9 +78,14 @@ int tui_job_progress(const TuiJob *j, int *kind, long *count, double *secs);
  * Returns 1 if one was running. */
 int tui_job_cancel(TuiJob *j);
 
-/* If the job has finished, move its result into *r (freed with
- * tui_job_result_free) and return 1; else 0. */
+/* If the job has finished and every piece it handed over has been taken,
+ * move its result into *r (freed with tui_job_result_free) and return 1;
+ * else 0. */
 int tui_job_take(TuiJob *j, TuiJobResult *r);
+
+/* The oldest piece the current job has handed over (tui_job_put) and the
+ * UI has not taken, now the caller's; NULL when there is none. */
+void *tui_job_take_part(TuiJob *j);
 
 /* Free what a taken result holds. */
 void tui_job_result_free(TuiJobResult *r);
@@ -94,5 +103,10 @@ int tui_job_cancelled(TuiJobRun *r);
 
 /* Publish how far the work has come (rows, positions), for the progress line. */
 void tui_job_count(TuiJobRun *r, long n);
+
+/* Hand a piece of the result (heap) to the UI thread now, so a long read
+ * shows as it comes; part_free frees it if the job is dropped before the UI
+ * takes it. 0, or -1 when out of memory (the piece is then freed). */
+int tui_job_put(TuiJobRun *r, void *part, TuiJobRelease part_free);
 
 #endif

@@ -38,9 +38,12 @@ static void show_run(Tui *t, const TuiTake *k) {
     if (t->new_run_pending) return; /* still showing the previous run */
     t->screen_run = t->db ? k->run_id : 0;
     snprintf(h->policy, sizeof h->policy, "%s", aha_policy_name(a->policy));
-    if (h->window != a->window || h->tau != t->cfg.tau || h->theta_logit != t->cfg.theta_logit) t->dirty = 1;
-    /* thresholds that do not change execution are the UI's own (re-thresholded from stored values) */
-    h->window = a->window, h->sinks = a->sinks, h->tau = t->cfg.tau, h->theta_logit = t->cfg.theta_logit;
+    if (h->window != a->window || h->sinks != a->sinks) t->dirty = 1;
+    h->window = a->window, h->sinks = a->sinks;
+    /* thresholds that do not change execution are the UI's own (re-thresholded from stored values);
+     * while a rescore counts, those in use stay until it is done */
+    if (!t->m.rescoring && (h->tau != t->cfg.tau || h->theta_logit != t->cfg.theta_logit))
+        h->tau = t->cfg.tau, h->theta_logit = t->cfg.theta_logit, t->dirty = 1;
     h->tok_s = k->tok_s;
     if (t->db && k->run_id) snprintf(h->record, sizeof h->record, "%s run %lld", t->db, (long long)k->run_id);
     else snprintf(h->record, sizeof h->record, "not recording");

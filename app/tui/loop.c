@@ -81,13 +81,17 @@ static void ui_loop(Tui *t) {
         if (g_winch) g_winch = 0, follow_resize(), t->dirty = 1;
         tui_take_results(t);
         tui_pattern_poll(t);
+        tui_poll_load(t);
+        tui_rescore_poll(t);
         if (t->replay && t->playing) tui_replay_advance(t);
         tui_poll_job(t);
         if (t->dirty) {
             if (view_frame(&t->scr, &t->m, &e)) break;
             view_sql_fit(&t->m, &t->scr.lay); /* PgDn pages by what this frame showed */
+            view_time_fit(&t->m, &t->scr.lay);
             t->dirty = view_help_fit(&t->m, &t->scr.lay); /* the help too; hints for a new size redraw */
         }
+        timeout(t->m.rescoring || tui_loading(t) ? 1 : 20); /* work in slices: look for keys between them */
         int ch = getch();
         if (ch == ERR) continue;
         t->dirty = 1;
@@ -112,6 +116,7 @@ int tui_show(Tui *t, int mono, int ascii, Err *e) {
     }
     endwin();
     tui_job_stop(&t->job);
+    tui_job_stop(&t->load);
     return rc;
 }
 

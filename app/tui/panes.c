@@ -36,7 +36,6 @@ static const char *pane_what(int kind) {
     case TUI_PANE_DIFF: return "the diff with the parent run";
     case TUI_PANE_PLOTS: return "the plots";
     case TUI_PANE_RUNS: return "the run list";
-    case TUI_PANE_OPEN: return "the run";
     default: return "the export";
     }
 }
@@ -44,7 +43,6 @@ static const char *pane_what(int kind) {
 /* What the progress line says a job is doing. */
 static const char *pane_doing(int kind) {
     switch (kind) {
-    case TUI_PANE_OPEN: return "loading";
     case TUI_PANE_EXPORT: return "writing";
     default: return "computing";
     }
@@ -351,7 +349,6 @@ void tui_poll_job(Tui *t) {
         t->dirty = 1;
     } else if (tui_job_take(&t->job, &jr)) {
         if (jr.kind == TUI_PANE_SQL) tui_sql_done(t, &jr);
-        else if (jr.kind == TUI_PANE_OPEN) tui_open_done(t, &jr);
         else pane_done(t, &jr);
         tui_job_result_free(&jr);
         t->dirty = 1;
@@ -362,7 +359,8 @@ int tui_cancel_job(Tui *t) {
     int kind;
     long count;
     double secs;
-    if (!tui_job_progress(&t->job, &kind, &count, &secs) || !tui_job_cancel(&t->job)) return 0;
+    if (!tui_job_progress(&t->job, &kind, &count, &secs) || !tui_job_cancel(&t->job))
+        return tui_cancel_load(t) || tui_cancel_rescore(t);
     if (kind == TUI_PANE_SQL) view_set_status(&t->m, "sql cancelling\xe2\x80\xa6");
     else view_set_status(&t->m, "cancelling %s\xe2\x80\xa6", pane_what(kind));
     return 1;

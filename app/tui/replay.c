@@ -1,31 +1,22 @@
 /* replay.c — a recorded run on the TUI without a model: load it, play it,
- * open another from the run browser, off the UI thread (see tui.h). */
+ * open another from the run browser (see tui.h).
+ *
+ * A run is read on a job's thread (job.h) a chunk of positions at a time,
+ * and each chunk is handed to the UI thread as it comes (tui_job_put): the
+ * first frame draws at once, says "loading run N: X of Y positions", and
+ * fills in; the keys work meanwhile and Esc stops the read, keeping what
+ * came. The UI pushes at most a frame's budget of chunks at a time. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "app/args.h"
 #include "app/tui/state.h"
 
-/* Load every recorded step of run r into the view model. */
-static int load_replay(Tui *t, Store *st, const StoreRunInfo *r, Err *e) {
-    enum { CHUNK = 64 };
-    StepTrace *buf[CHUNK];
-    int k = store_run_attn_top(st, r->run_id, e), rc = k < 0 ? -1 : 0;
-    for (int i = 0; i < CHUNK; i++) buf[i] = NULL;
-    for (int i = 0; i < CHUNK && rc == 0; i++)
-        if (!(buf[i] = trace_new_top(r->n_layers, r->n_heads, k)))
-            rc = err_set(e, "%s: out of memory for run %lld (%d layers x %d heads)", t->db, (long long)r->run_id,
-                         r->n_layers, r->n_heads);
-    for (int pos = 0; rc == 0;) {
-        int n = store_read_steps(st, r->run_id, pos, CHUNK, buf, e);
-        if (n < 0) rc = -1;
-        for (int i = 0; i < n && rc == 0; i++) rc = view_push(&t->m, buf[i], e);
-        if (n < CHUNK) break;
-        pos += n;
-    }
-    for (int i = 0; i < CHUNK; i++) trace_free(buf[i]);
-    return rc;
-}
+/* Positions a load reads at once: one piece handed over. */
+enum { LOAD_CHUNK = 64 };
+
+/* Seconds of the UI thread a frame gives to pushing loaded positions. */
+#define LOAD_FRAME_BUDGET 0.008
 
 static void replay_header(Tui *t, const StoreRunInfo *r) {
     ViewHeader *h = &t->m.hdr;
@@ -40,100 +31,190 @@ static void replay_header(Tui *t, const StoreRunInfo *r) {
     h->gates_fixed = 1, h->gate_tau = h->tau, h->gate_theta_logit = h->theta_logit; /* what T and O cannot change */
 }
 
-/* What opening a run asks of its job, and what the job hands back. */
+/* What a load asks of its job. */
 typedef struct {
     int64_t id;
     int n_layers, n_heads; /* the screen's shape: a run of another is named, not opened */
-    StoreRunInfo info;     /* out: its row (the prompt is heap) */
-    StepTrace **traces;    /* out: every recorded step (heap, each owned) */
-    int n, cap;
-} OpenArg;
+} LoadArg;
 
-static void open_release(void *arg) {
-    OpenArg *a = arg;
-    for (int i = 0; i < a->n; i++) trace_free(a->traces[i]);
-    free(a->traces);
-    store_run_info_free(&a->info);
+/* One piece of a load: the run's row (first piece only), then a chunk of
+ * its positions in order. */
+typedef struct {
+    int has_info;
+    StoreRunInfo info;
+    int n;
+    StepTrace *tr[LOAD_CHUNK];
+} LoadPart;
+
+static void part_free(void *p) {
+    LoadPart *lp = p;
+    for (int i = 0; i < lp->n; i++) trace_free(lp->tr[i]);
+    if (lp->has_info) store_run_info_free(&lp->info);
+    free(lp);
 }
 
-/* Room for CHUNK more traces of the run's shape at the end of a->traces. */
-static int grow(OpenArg *a, int chunk, int top_k, Err *e) {
-    if (a->n + chunk > a->cap) {
-        int cap = a->cap ? 2 * a->cap : 256;
-        while (cap < a->n + chunk) cap *= 2;
-        StepTrace **grown = realloc(a->traces, (size_t)cap * sizeof *grown);
-        if (!grown) return err_set(e, "out of memory for run %lld", (long long)a->id);
-        a->traces = grown, a->cap = cap;
-    }
-    for (int i = 0; i < chunk; i++)
-        if (!(a->traces[a->n + i] = trace_new_top(a->n_layers, a->n_heads, top_k))) {
-            while (i-- > 0) trace_free(a->traces[a->n + i]);
-            return err_set(e, "out of memory for run %lld (%d layers x %d heads)", (long long)a->id, a->n_layers,
-                           a->n_heads);
+/* A piece with room for a chunk of the run's shape. */
+static LoadPart *part_new(const LoadArg *a, int top_k, Err *e) {
+    LoadPart *p = calloc(1, sizeof *p);
+    for (int i = 0; p && i < LOAD_CHUNK; i++)
+        if (!(p->tr[i] = trace_new_top(a->n_layers, a->n_heads, top_k))) {
+            p->n = i;
+            part_free(p);
+            p = NULL;
         }
+    if (!p) err_set(e, "out of memory for run %lld (%d layers x %d heads)", (long long)a->id, a->n_layers, a->n_heads);
+    else p->n = LOAD_CHUNK;
+    return p;
+}
+
+/* The job: the run's row, then its positions a chunk at a time, each handed
+ * over as read (the count the progress line shows). */
+static int load_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
+    LoadArg *a = tui_job_arg(r);
+    (void)out;
+    LoadPart *first = calloc(1, sizeof *first);
+    if (!first) return err_set(e, "out of memory");
+    first->has_info = 1;
+    if (store_run_info(st, a->id, &first->info, e)) {
+        free(first);
+        return -1;
+    }
+    if (first->info.n_layers != a->n_layers || first->info.n_heads != a->n_heads) {
+        err_set(e, "run %lld has %d\xc3\x97%d heads, this screen %d\xc3\x97%d: open it with tui --replay --run %lld",
+                (long long)a->id, first->info.n_layers, first->info.n_heads, a->n_layers, a->n_heads,
+                (long long)a->id);
+        part_free(first);
+        return -1;
+    }
+    if (tui_job_put(r, first, part_free)) return err_set(e, "out of memory");
+    int k = store_run_attn_top(st, a->id, e);
+    if (k < 0) return -1;
+    for (long done = 0;;) {
+        if (tui_job_cancelled(r)) return err_set(e, "cancelled");
+        LoadPart *p = part_new(a, k, e);
+        if (!p) return -1;
+        int got = store_read_steps(st, a->id, (int)done, LOAD_CHUNK, p->tr, e);
+        for (int i = got > 0 ? got : 0; i < LOAD_CHUNK; i++) trace_free(p->tr[i]), p->tr[i] = NULL;
+        p->n = got > 0 ? got : 0;
+        if (got < 0) {
+            part_free(p);
+            return -1;
+        }
+        if (got == 0) part_free(p);
+        else if (tui_job_put(r, p, part_free)) return err_set(e, "out of memory");
+        done += got;
+        tui_job_count(r, done);
+        if (got < LOAD_CHUNK) return 0;
+    }
+}
+
+/* Start reading run id onto this screen (first: the `--replay` run itself). */
+static int load_start(Tui *t, int64_t id, int first, Err *e) {
+    LoadArg a = {.id = id, .n_layers = t->m.n_layers, .n_heads = t->m.n_heads};
+    if (tui_job_start(&t->load, t->db, TUI_PANE_OPEN, load_work, &a, sizeof a, NULL, e)) return -1;
+    t->load_run = id, t->load_first = first, t->load_total = 0, t->load_shown = 0, t->load_began = 0;
     return 0;
 }
 
-/* The job: read run a->id whole, a chunk of positions at a time (the
- * count the progress line shows). */
-static int open_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
-    enum { CHUNK = 64 };
-    OpenArg *a = tui_job_arg(r);
-    (void)out;
-    if (store_run_info(st, a->id, &a->info, e)) return -1;
-    if (a->info.n_layers != a->n_layers || a->info.n_heads != a->n_heads)
-        return err_set(e,
-                       "run %lld has %d\xc3\x97%d heads, this screen %d\xc3\x97%d: open it with tui --replay --run %lld",
-                       (long long)a->id, a->info.n_layers, a->info.n_heads, a->n_layers, a->n_heads, (long long)a->id);
-    int k = store_run_attn_top(st, a->id, e);
-    if (k < 0) return -1;
-    for (;;) {
-        if (grow(a, CHUNK, k, e)) return -1;
-        int got = store_read_steps(st, a->id, a->n, CHUNK, &a->traces[a->n], e);
-        for (int i = got > 0 ? got : 0; i < CHUNK; i++) trace_free(a->traces[a->n + i]);
-        if (got < 0) return -1;
-        a->n += got;
-        tui_job_count(r, a->n);
-        if (got < CHUNK) return 0;
-        if (tui_job_cancelled(r)) return err_set(e, "cancelled");
-    }
-}
-
-/* Open recorded run id on this screen, as a replay: read off this thread. */
 void tui_open_run(Tui *t, int64_t id) {
     Err e;
-    OpenArg a = {.id = id, .n_layers = t->m.n_layers, .n_heads = t->m.n_heads};
-    if (tui_job_start(&t->job, t->db, TUI_PANE_OPEN, open_work, &a, sizeof a, open_release, &e))
-        view_set_status(&t->m, "open run: %s", e.msg);
+    if (load_start(t, id, 0, &e)) view_set_status(&t->m, "open run: %s", e.msg);
     else view_set_status(&t->m, "loading run %lld\xe2\x80\xa6 (Esc cancels)", (long long)id);
-    t->job_shown = 0;
 }
 
-/* The run read: it replaces what is on screen. A live TUI pauses and
- * leaves its run recorded as it is. */
-void tui_open_done(Tui *t, TuiJobResult *jr) {
-    OpenArg *a = jr->arg;
-    Err e;
-    if (jr->end != TUI_JOB_OK) {
-        if (jr->end == TUI_JOB_CANCELLED) view_set_status(&t->m, "opening a run cancelled after %.1f s", jr->secs);
-        else view_set_status(&t->m, "%s", jr->msg);
-        return;
-    }
+/* The run's row came: what is on screen gives way to it. A live TUI pauses
+ * and leaves its run recorded as it is. */
+static void load_began(Tui *t, LoadPart *p) {
     if (!t->replay) tui_set_play(t, 0), tui_keep_live(t); /* Esc brings the live run back */
-    else view_clear_history(&t->m);
-    t->replay = 1, t->replay_run = t->screen_run = a->id, t->playing = t->m.playing = 0, t->new_run_pending = 0;
-    int i = 0;
-    for (; i < a->n; i++) {
-        if (view_push_owned(&t->m, a->traces[i], &e)) break;
-        a->traces[i] = NULL;
+    t->replay = 1, t->replay_run = t->screen_run = p->info.run_id, t->playing = t->m.playing = 0;
+    t->new_run_pending = 0;
+    view_rescore_cancel(&t->m);
+    view_clear_history(&t->m);
+    replay_header(t, &p->info);
+    /* the `--replay` run opens at its last position, as it always has (the
+     * cursor follows the positions in until a key moves it); another opened
+     * from B at its first */
+    t->m.follow = t->load_first;
+    t->load_total = p->info.n_tokens;
+    snprintf(t->load_status, sizeof t->load_status, "%s", p->info.status);
+    t->load_began = 1;
+}
+
+/* Push the positions of one piece; 0, or -1 with the status line set. */
+static int load_push(Tui *t, LoadPart *p) {
+    Err e;
+    int rc = 0;
+    for (int i = 0; i < p->n; i++) {
+        StepTrace *tr = p->tr[i];
+        p->tr[i] = NULL;
+        if (rc == 0 && view_push_owned(&t->m, tr, &e)) rc = -1, view_set_status(&t->m, "%s", e.msg);
+        else if (rc) trace_free(tr);
     }
-    replay_header(t, &a->info);
-    t->m.cursor = t->m.n_hist > 0 ? 0 : -1, t->m.follow = 0;
-    if (i < a->n) view_set_status(&t->m, "%s", e.msg);
+    p->n = 0;
+    return rc;
+}
+
+/* The status line's word on a finished (or stopped) load. A finished one
+ * does not talk over what a key said meanwhile (a key pressed as the last
+ * positions came in): only over its own progress line or a cleared line. */
+static void load_done(Tui *t, const TuiJobResult *jr) {
+    long long id = (long long)t->load_run;
+    const char *now = t->m.status;
+    if (jr->end == TUI_JOB_OK && now[0] && strncmp(now, "loading run", 11) != 0) return;
+    if (jr->end == TUI_JOB_CANCELLED && t->load_began)
+        view_set_status(&t->m, "loading run %lld stopped at %d of %d positions: those are shown", id, t->m.n_hist,
+                        t->load_total > t->m.n_hist ? t->load_total : t->m.n_hist);
+    else if (jr->end == TUI_JOB_CANCELLED) view_set_status(&t->m, "opening a run cancelled after %.1f s", jr->secs);
+    else if (jr->end == TUI_JOB_FAILED) view_set_status(&t->m, "%s", jr->msg);
+    else if (t->load_first)
+        view_set_status(&t->m, "replay of run %lld (%s): [ ] Home End move through its %d positions", id,
+                        t->load_status, t->m.n_hist);
     else if (t->from_live)
-        view_set_status(&t->m, "replay of run %lld: Esc back to the live run; [ ] Home End move, p plays",
-                        (long long)a->id);
-    else view_set_status(&t->m, "replay of run %lld: [ ] Home End move, p plays, B another run", (long long)a->id);
+        view_set_status(&t->m, "replay of run %lld: Esc back to the live run; [ ] Home End move, p plays", id);
+    else view_set_status(&t->m, "replay of run %lld: [ ] Home End move, p plays, B another run", id);
+}
+
+void tui_poll_load(Tui *t) {
+    double t0 = clock_now();
+    int took = 0;
+    LoadPart *p;
+    while (clock_now() - t0 < LOAD_FRAME_BUDGET && (p = tui_job_take_part(&t->load))) {
+        if (p->has_info) load_began(t, p);
+        if (load_push(t, p)) tui_job_cancel(&t->load);
+        part_free(p);
+        took = 1;
+    }
+    if (took) t->dirty = 1;
+    TuiJobResult jr;
+    int kind;
+    long count;
+    double secs;
+    if (tui_job_progress(&t->load, &kind, &count, &secs) || took) {
+        double now = clock_now();
+        if (!t->load_began || now - t->load_shown < 0.1) return; /* ten times a second */
+        t->load_shown = now;
+        int total = t->load_total > t->m.n_hist ? t->load_total : t->m.n_hist;
+        view_set_status(&t->m, "loading run %lld: %d of %d positions (Esc stops)", (long long)t->load_run,
+                        t->m.n_hist, total);
+        t->dirty = 1;
+    } else if (tui_job_take(&t->load, &jr)) {
+        load_done(t, &jr);
+        tui_job_result_free(&jr);
+        t->dirty = 1;
+    }
+}
+
+int tui_loading(const Tui *t) {
+    int kind;
+    long count;
+    double secs;
+    return tui_job_progress(&t->load, &kind, &count, &secs);
+}
+
+int tui_cancel_load(Tui *t) {
+    if (!tui_job_cancel(&t->load)) return 0;
+    view_set_status(&t->m, "stopping the load of run %lld\xe2\x80\xa6", (long long)t->load_run);
+    return 1;
 }
 
 /* One position per 1/speed seconds; it stops at the end of the recording. */
@@ -147,6 +228,7 @@ void tui_replay_advance(Tui *t) {
         t->dirty = 1;
         return;
     }
+    if (tui_loading(t)) return; /* more positions are coming */
     t->playing = t->m.playing = 0;
     view_set_status(&t->m, "end of the recorded run");
     t->dirty = 1;
@@ -169,18 +251,22 @@ int tui_replay_open(Tui *t, const TuiOpts *o, Err *e) {
         store_close(st, NULL);
         return -1;
     }
+    store_close(st, NULL);
     t->replay_run = t->screen_run = run;
     int rc = view_init(&t->m, r.n_layers, r.n_heads, e);
-    if (rc == 0 && (rc = load_replay(t, st, &r, e)) == 0) {
+    if (rc == 0) {
         replay_header(t, &r); /* copies what it shows: r can go */
-        view_set_status(&t->m, "replay of run %lld (%s): [ ] Home End move through its %d positions", (long long)run,
-                        r.status, t->m.n_hist);
-    } else {
-        view_free(&t->m); /* safe on a model view_init refused */
+        /* the run is read off the UI thread: the first frame draws at once */
+        rc = load_start(t, run, 1, e);
+        if (rc == 0)
+            view_set_status(&t->m, "loading run %lld: 0 of %d positions (Esc stops)", (long long)run, r.n_tokens);
+        else view_free(&t->m);
     }
-    store_close(st, NULL);
     store_run_info_free(&r);
     return rc;
 }
 
-void tui_replay_close(Tui *t) { view_free(&t->m); }
+void tui_replay_close(Tui *t) {
+    tui_job_stop(&t->load);
+    view_free(&t->m);
+}

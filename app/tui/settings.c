@@ -28,11 +28,51 @@ int tui_next_threshold(ViewAction a, float *tau, double *theta_logit) {
     }
 }
 
-void tui_rescore(Tui *t, float tau, double theta_logit) {
+/* Seconds of the UI thread a frame gives to re-scoring, and the positions
+ * counted between two looks at the clock. */
+#define RESCORE_FRAME_BUDGET 0.008
+enum { RESCORE_SLICE = 32 };
+
+void tui_thresholds(const Tui *t, float *tau, double *theta_logit) {
+    const ViewModel *m = &t->m;
+    *tau = m->rescoring ? m->rescore.tau : m->hdr.tau;
+    *theta_logit = m->rescoring ? m->rescore.theta_logit : m->hdr.theta_logit;
+}
+
+void tui_rescore(Tui *t, float tau, double theta_logit, const char *done) {
+    snprintf(t->rescore_msg, sizeof t->rescore_msg, "%s", done);
+    view_rescore_begin(&t->m, tau, theta_logit);
+    t->rescore_shown = 0;
+    tui_rescore_poll(t);
+}
+
+void tui_rescore_poll(Tui *t) {
     Err e;
-    t->m.hdr.tau = tau, t->m.hdr.theta_logit = theta_logit;
-    if (view_stats_sync(&t->m, &e)) view_set_status(&t->m, "%s", e.msg);
+    if (!t->m.rescoring) return;
+    double t0 = clock_now(), now = t0;
+    int rc = 0;
+    while (rc == 0 && now - t0 < RESCORE_FRAME_BUDGET) {
+        rc = view_rescore_step(&t->m, RESCORE_SLICE, &e);
+        now = clock_now();
+    }
     t->dirty = 1;
+    if (rc < 0) view_set_status(&t->m, "re-scoring: %s", e.msg);
+    else if (rc > 0) view_set_status(&t->m, "%s", t->rescore_msg);
+    else if (now - t->rescore_shown >= 0.1) { /* the progress line ten times a second */
+        t->rescore_shown = now;
+        view_set_status(&t->m, "re-scoring at tau %.2f, theta %.2f: %d of %d positions (Esc stops)", t->m.rescore.tau,
+                        decide_prob(t->m.rescore.theta_logit), t->m.rescore.n, t->m.n_hist);
+    }
+}
+
+int tui_cancel_rescore(Tui *t) {
+    if (!t->m.rescoring) return 0;
+    view_rescore_cancel(&t->m);
+    t->cfg.tau = t->m.hdr.tau, t->cfg.theta_logit = t->m.hdr.theta_logit; /* a live run's settings stay too */
+    view_set_status(&t->m, "re-scoring stopped: tau %.2f, theta %.2f stay", t->m.hdr.tau,
+                    decide_prob(t->m.hdr.theta_logit));
+    t->dirty = 1;
+    return 1;
 }
 
 void tui_change_setting(Tui *t, ViewAction a) {
@@ -58,9 +98,10 @@ void tui_change_setting(Tui *t, ViewAction a) {
     if (!t->reevaluating) t->reeval_from = t->cfg; /* a second press keeps the settings of the run on screen */
     t->cfg = c;
     if (same) { /* the same branches run: re-threshold the stored values, record nothing */
-        tui_rescore(t, c.tau, c.theta_logit);
-        view_set_status(&t->m, "re-scored (policy %s runs the same): %s", aha_policy_name(c.policy),
-                        t->reevaluating_what);
+        char done[sizeof t->rescore_msg];
+        snprintf(done, sizeof done, "re-scored (policy %s runs the same): %.150s", aha_policy_name(c.policy),
+                 t->reevaluating_what);
+        tui_rescore(t, c.tau, c.theta_logit, done);
         return;
     }
     tui_set_play(t, 0);

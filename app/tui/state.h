@@ -17,7 +17,8 @@
 #include "views/pattern.h"
 #include "views/screen.h"
 
-/* What the job slot runs: the `:` query, or what one of the panes reads. */
+/* What a job runs: the `:` query, what one of the panes reads (the job
+ * slot), or a run being loaded onto the screen (the load slot). */
 typedef enum {
     TUI_PANE_SQL, TUI_PANE_SUMMARY, TUI_PANE_DIFF, TUI_PANE_PLOTS, TUI_PANE_RUNS, TUI_PANE_EXPORT, TUI_PANE_OPEN
 } TuiPane;
@@ -28,6 +29,15 @@ typedef struct {
     TuiWorker w;
     TuiJob job;         /* the one read of the database running off this thread (a `:` query or a pane's), if any */
     double job_shown;   /* when its progress line was last redrawn */
+    TuiJob load;        /* the run being read onto the screen, a chunk at a time (replay.c) */
+    int64_t load_run;   /* which run that is */
+    int load_first;     /* it is the `--replay` run itself */
+    int load_began;     /* its row came: the screen shows it */
+    int load_total;     /* its positions committed when the read began */
+    char load_status[16]; /* its status then ("done", "running") */
+    double load_shown;  /* when its progress line was last redrawn (monotonic seconds) */
+    char rescore_msg[200]; /* what the status line says once a rescore is done */
+    double rescore_shown; /* when a rescore's progress line was last redrawn (monotonic seconds) */
     double sql_timeout; /* seconds a `:` query may run (0: TUI_SQL_TIME_LIMIT) */
     int64_t screen_run; /* the recorded run whose positions are on screen (0: none, or not recorded) */
     double prefill_shown; /* when a long prefill's line was last redrawn */
@@ -107,8 +117,19 @@ void tui_take_results(Tui *t);
 /* τ or θ one step up or down (t T o O); 0 if a is neither. */
 int tui_next_threshold(ViewAction a, float *tau, double *theta_logit);
 
-/* Score the stored values of the history at new thresholds. */
-void tui_rescore(Tui *t, float tau, double theta_logit);
+/* Score the stored values of the history at new thresholds: a slice now,
+ * the rest a slice a frame (tui_rescore_poll); the status line says `done`
+ * once the new thresholds are in force, and its progress until then. */
+void tui_rescore(Tui *t, float tau, double theta_logit, const char *done);
+
+/* Each frame: the next slice of a rescore under way, and its progress line. */
+void tui_rescore_poll(Tui *t);
+
+/* Esc: drop the rescore under way (the thresholds in use stay); 1 if one was. */
+int tui_cancel_rescore(Tui *t);
+
+/* The thresholds a new step starts from: a rescore's under way, else those in use. */
+void tui_thresholds(const Tui *t, float *tau, double *theta_logit);
 
 /* P w W t T o O: a changed setting re-runs the same tokens as a new run;
  * pressed during one, it stops that one (kept, interrupted) and starts anew. */
@@ -144,11 +165,18 @@ int tui_replay_open(Tui *t, const TuiOpts *o, Err *e);
 void tui_replay_close(Tui *t);
 
 /* Open recorded run `id` on this screen, as a replay: it is read off this
- * thread, and shows once read (tui_open_done). */
+ * thread, and fills the screen as it comes (tui_poll_load). */
 void tui_open_run(Tui *t, int64_t id);
 
-/* A finished read of a run (TUI_PANE_OPEN) onto the screen, or why not. */
-void tui_open_done(Tui *t, TuiJobResult *jr);
+/* Each frame: the positions of the run being read that came (a frame's
+ * budget of them), its progress line, and its end. */
+void tui_poll_load(Tui *t);
+
+/* 1 while a run is being read onto the screen. */
+int tui_loading(const Tui *t);
+
+/* Esc: stop reading the run (what came stays); 1 if one was being read. */
+int tui_cancel_load(Tui *t);
 
 /* A playing replay: the cursor moves on at the play speed. */
 void tui_replay_advance(Tui *t);
@@ -172,7 +200,8 @@ void tui_show_runs(Tui *t);
  * in its pane. */
 void tui_poll_job(Tui *t);
 
-/* Esc or Ctrl-C: stop the running job, saying so; 1 if one was running. */
+/* Esc or Ctrl-C: stop the running pane job, else the read of a run, else
+ * a rescore, saying so; 1 if one was running. */
 int tui_cancel_job(Tui *t);
 
 /* --- query.c --- */

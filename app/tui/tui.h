@@ -13,12 +13,14 @@
  * worker, close), replay.c a recorded run (open, play, open another),
  * modes.c the live run set aside while one opened with B is browsed,
  * settings.c the policy, window and thresholds that re-evaluate or
- * re-score a run, panes.c the text pane's plots, summary, diff, run list
- * and export as jobs, and each frame's look at the running job, query.c
- * the `:` query's start and result; goto.c `G`'s parser and move, and
- * Enter on a text pane's row; pattern.c the attention-pattern view (`A`):
- * its keys and its data, asked of the worker or built from a replay's
- * recorded far keys; play.c the play speed and state,
+ * re-score a run (a slice a frame), replay.c also a run's load, a job whose
+ * positions come onto the screen a chunk at a time, panes.c the text
+ * pane's plots, summary, diff, run list and export as jobs, and each
+ * frame's look at the running job, query.c the `:` query's start and
+ * result; goto.c `G`'s parser and move, and Enter on a text pane's row;
+ * pattern.c the attention-pattern view (`A`): its keys and its data, asked
+ * of the worker or built from a replay's recorded far keys; play.c the play
+ * speed and state,
  * which every file above may call; worker.c/.h the engine thread, job.c/.h
  * the pane jobs' threads (where the UI thread and a job meet), sql.c/.h
  * the `:` query's work. state.h holds the state they share, for them alone.
