@@ -78,6 +78,32 @@ TEST(tui_reeval_shows_progress_and_esc_stops_it) {
     tmux_stop(&t);
 }
 
+/* The store keeps pace with a long prefill: the chunks fed are in the
+ * database while later ones are still being computed (the whole prompt
+ * used to be written after its prefill, so the screen said "prefilling"
+ * for as long again while the store caught up). */
+TEST(tui_prefill_is_recorded_as_it_is_fed) {
+    TMUX_NEED_TUI();
+    Tmux t;
+    CHECK_INT(start_long(&t, "prefill_rec"), 0);
+    TMUX_WAIT(&t, "prefill 128/", 30);
+    char *q = query(&t, "SELECT COUNT(*) FROM tokens WHERE run_id = 1");
+    int n = -1;
+    CHECK_MSG(q && sscanf(q, "COUNT(*)\r\n%d", &n) == 1 && n >= 64, "positions in the store mid-prefill: %s",
+              q ? q : "");
+    free(q);
+    char *s = tmux_capture(&t);
+    CHECK_MSG(s && strstr(s, "prefill") && !strstr(s, "prefilled "), "the prefill had ended:\n%s", s ? s : "");
+    free(s);
+    TMUX_WAIT(&t, "prefilled ", 30);
+    tmux_keys(&t, "q");
+    TMUX_WAIT(&t, "EXITED 0", 5);
+    q = query(&t, "SELECT COUNT(*) = n_tokens FROM tokens JOIN runs USING(run_id) WHERE run_id = 1");
+    CHECK_MSG(q && strstr(q, "\r\n1\r\n"), "positions against n_tokens: %s", q ? q : "");
+    free(q);
+    tmux_stop(&t);
+}
+
 /* A second settings press during a re-evaluation stops it (kept,
  * interrupted) and re-evaluates the tokens on screen under the newer
  * settings, the stopped run its parent (one chain), with all its positions. */

@@ -33,17 +33,23 @@ static void end_run(TuiWorker *w, const char *status) {
     if (w->store && run) store_run_end(w->store, run, status, &e);
 }
 
-/* Record and publish traces; a database error stops recording, not the run.
- * Published traces change owner: their slots in t become NULL. */
-static void deliver(TuiWorker *w, StepTrace **t, int n) {
+/* Record traces from..n-1 of t (the ones before are in the store); a
+ * database error stops recording, not the run. */
+static void record(TuiWorker *w, StepTrace **t, int from, int n) {
     Err e;
-    for (int i = 0; w->store && w->run_id && i < n; i++)
+    for (int i = from; w->store && w->run_id && i < n; i++)
         if (store_write_step(w->store, w->run_id, t[i], NULL, &e)) {
             pthread_mutex_lock(&w->mu);
             snprintf(w->message, sizeof w->message, "recording stopped: %s", e.msg);
             pthread_mutex_unlock(&w->mu);
             end_run(w, "failed");
         }
+}
+
+/* Record and publish traces, the first `written` of them already recorded.
+ * Published traces change owner: their slots in t become NULL. */
+static void deliver(TuiWorker *w, StepTrace **t, int n, int written) {
+    record(w, t, written, n);
     pthread_mutex_lock(&w->mu);
     for (int i = 0; i < n; i++)
         if (publish(w, t[i]) == 0) t[i] = NULL;
@@ -52,6 +58,11 @@ static void deliver(TuiWorker *w, StepTrace **t, int n) {
     pthread_mutex_unlock(&w->mu);
 }
 
+/* Mark which of traces from..n-1 were prompt tokens: teacher-forced tokens
+ * past the original prompt stay generated ones. */
+static void mark_prompt(const TuiWorker *w, StepTrace **t, int from, int n) {
+    for (int i = from; i < n; i++) t[i]->is_prompt = t[i]->pos < w->n_prompt;
+}
 
 /* Begin a run: session under attn, fed from text or from teacher-forced ids.
  * Returns 0, or -1 with e set. Called without mu. */
@@ -101,6 +112,14 @@ static int begin(TuiWorker *w, const AttnConfig *attn, const char *prompt, const
  * rest away. */
 static int on_prefill(void *user, int done, int total) {
     TuiWorker *w = user;
+    if (w->pre && done > w->pre_written) {
+        /* the chunks fed so far go to the store now, so it keeps pace with the
+         * engine; the screen gets them all at the end (a re-evaluation's
+         * parent stays on it until then) */
+        mark_prompt(w, w->pre, w->pre_written, done);
+        record(w, w->pre, w->pre_written, done);
+        w->pre_written = done;
+    }
     long ms = w->chunk_delay_ms;
     if (ms > 0 && done > w->prefill_done) nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
     pthread_mutex_lock(&w->mu);
@@ -126,7 +145,9 @@ static int prefill(TuiWorker *w, StepTrace **t, int n) {
         pthread_mutex_unlock(&w->mu);
         session_set_progress(&w->ses, PROGRESS_PREFILL_CHUNK, on_prefill, w);
     }
+    w->pre = t, w->pre_written = 0;
     int fed = session_prefill(&w->ses, t);
+    w->pre = NULL;
     session_set_progress(&w->ses, 0, NULL, NULL);
     pthread_mutex_lock(&w->mu);
     w->prefilling = 0;
@@ -139,13 +160,11 @@ static int prefill(TuiWorker *w, StepTrace **t, int n) {
  * parent's tokens and settings stay the worker's, so the next request
  * re-evaluates them again. */
 static void keep_stopped_reeval(TuiWorker *w, StepTrace **t, int fed, int n) {
-    Err e;
-    for (int i = 0; i < fed; i++) t[i]->is_prompt = t[i]->pos < w->n_prompt;
+    mark_prompt(w, t, w->pre_written, fed);
     pthread_mutex_lock(&w->mu);
     int64_t run = w->run_id;
     pthread_mutex_unlock(&w->mu);
-    for (int i = 0; w->store && run && i < fed; i++)
-        if (store_write_step(w->store, run, t[i], NULL, &e)) break;
+    record(w, t, w->pre_written, fed);
     end_run(w, "interrupted");
     pthread_mutex_lock(&w->mu);
     w->reeval_stopped = w->restart ? 2 : 1;
@@ -176,9 +195,8 @@ static void step(TuiWorker *w) {
         else if (ok && fed < n) end_run(w, "interrupted"); /* stopped: nothing of it is shown */
         else if (ok) {
             double dt = clock_now() - t0;
-            /* teacher-forced tokens past the original prompt stay generated ones */
-            for (int i = 0; i < n; i++) t[i]->is_prompt = t[i]->pos < w->n_prompt;
-            deliver(w, t, n);
+            mark_prompt(w, t, w->pre_written, n);
+            deliver(w, t, n, w->pre_written);
             pthread_mutex_lock(&w->mu);
             if (dt > 0) w->tok_s = n / dt;
             pthread_mutex_unlock(&w->mu);
@@ -192,7 +210,7 @@ static void step(TuiWorker *w) {
     double t0 = clock_now();
     int more = session_step(&w->ses, t);
     double dt = clock_now() - t0;
-    if (more) deliver(w, &t, 1); /* t becomes NULL: the UI has it */
+    if (more) deliver(w, &t, 1, 0); /* t becomes NULL: the UI has it */
     Err e;
     int failed = !more && app_session_error(&w->ses, &e);
     if (failed) end_run(w, "failed"); /* never a finished run of garbage */

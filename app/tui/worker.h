@@ -89,6 +89,8 @@ typedef struct {
     /* the worker's own */
     Session ses;
     int have_ses;
+    StepTrace **pre;          /* the prefill under way's traces: written to the store a chunk at a time */
+    int pre_written;          /* positions of pre already in the store */
     long chunk_delay_ms;      /* test knob AHASCOPE_TEST_PREFILL_DELAY_MS: each chunk of a prefill or re-evaluation takes this longer */
 } TuiWorker;
 
