@@ -83,7 +83,7 @@ static int tui_task_item(TuiOpts *t, const TaskSet *s, const char *file, long k,
     (*marks)[it->n_needle_pos] = (ViewMark){it->question_pos, VIEW_MARK_QUESTION};
     char runs[96];
     pos_runs(it, runs, sizeof runs);
-    snprintf(note, cap, "item %ld of %s: needle at pos %s, question at pos %d, answer \xc2\xab%.24s\xc2\xbb", k, file, runs,
+    snprintf(note, cap, "item %ld of %.200s: needle at pos %s, question at pos %d, answer \xc2\xab%.24s\xc2\xbb", k, file, runs,
              it->question_pos, it->answer);
     t->run.prompt = it->prompt, t->run.have_prompt = 1;
     t->marks = *marks, t->n_marks = it->n_needle_pos + 1, t->item_note = note;
@@ -146,7 +146,7 @@ int cmd_tui(int argc, char **argv) {
     if (!t.replay && runopts_check(o, &e)) return args_fail(&e);
     TaskSet set = {0};
     ViewMark *marks = NULL;
-    char note[160];
+    char note[512]; /* the status line shows what fits */
     int rc = 1;
     if (tasks && (tasks_read_jsonl(tasks, &set, &e) ||
                   tui_task_item(&t, &set, tasks, item < 0 ? 0 : item, &marks, note, sizeof note, &e))) {

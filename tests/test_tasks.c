@@ -410,7 +410,7 @@ TEST(tasks_eval_db_records_items_and_the_needle_query_holds) {
     CHECK_INT(sqlite3_prepare_v2(db, "SELECT run_id, origin, policy, profile, steps, n_tokens, n_layers * n_heads "
                                      "FROM runs ORDER BY run_id", -1, &s, NULL), SQLITE_OK);
     while (s && sqlite3_step(s) == SQLITE_ROW && n < 2) {
-        char want[16];
+        char want[32];
         snprintf(want, sizeof want, "pk.jsonl#%d", n);
         const char *origin = (const char *)sqlite3_column_text(s, 1), *policy = (const char *)sqlite3_column_text(s, 2);
         CHECK_MSG(origin && !strcmp(origin, want), "run %d's origin is %s, not %s", n + 1, origin, want);
