@@ -71,6 +71,8 @@ typedef struct {
         int n_hist, cap_hist, cursor, follow;
         ViewHeader hdr;
         int64_t screen_run;
+        ViewMark *marks; /* a task item's marks belong to the live run, not to the recording browsed */
+        int n_marks;
     } kept;
 } Tui;
 
