@@ -317,6 +317,7 @@ static int run_tasks(EvalOpts *x, Err *e) {
         }
     if (x->db) { /* each item recorded under full attention, for "which heads retrieved the needle" */
         Store *st = store_open(x->db, STORE_WRITE, STORE_BUSY_MS, e);
+        if (st) store_set_commit_every(st, 64); /* a prompt's positions in a few transactions, not one each */
         int bad = !st || eval_tasks_record(&L, &x->o, &ts, x->tasks, st, (int)x->threads, e);
         if (store_close(st, bad ? NULL : e)) bad = 1;
         if (bad) goto out;
