@@ -19,7 +19,8 @@ static void eval_help(void) {
          "                     [--shard I/N] [--share S] [--match-budget aha] [--label TEXT] [--json] [--plot]\n"
          "                     [--svg FILE] [--threads N] [model flags] [policy flags]\n"
          "       ahascope eval --from-db DB [--json] [--plot] [--svg FILE] [model flags]\n"
-         "       ahascope eval --tasks FILE [--match-budget aha] [--json] [--threads N] [model flags] [policy flags]\n"
+         "       ahascope eval --tasks FILE [--db FILE] [--match-budget aha] [--json] [--threads N] [model flags]\n"
+         "                     [policy flags]\n"
          "\n"
          "Teacher-forced over held-out sequences: perplexity, mean KL(full || policy) per token, global\n"
          "share, keys-read fraction, and each predictor's precision / recall / F1 against the oracle,\n"
@@ -49,7 +50,9 @@ static void eval_help(void) {
          "  --tasks FILE    score the items of `ahascope tasks` instead: each answered greedily under full\n"
          "                  attention and under the policy (with --match-budget aha, every predictor at the\n"
          "                  routers' global share on the prompts), exact match, accuracy with its 95%\n"
-         "                  bootstrap interval over items and McNemar's exact test against full attention\n"
+         "                  bootstrap interval over items and McNemar's exact test against full attention;\n"
+         "                  with --db each item is first recorded once under full attention (profiled, 8 far\n"
+         "                  positions per head) over its prompt, as a run whose origin is FILE#K (K from 0)\n"
          "  --json          print the rows as JSON\n"
          "  --plot / --svg FILE  global share against KL, one mark per setting, in the terminal / as SVG\n"
          "  --threads N     worker threads (default: all cores)\n"
@@ -95,8 +98,8 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
     if (runopts_check(&x->o, e) || eval_opts_shard_check(x, e)) return -1;
     if (x->match && strcmp(x->match, "aha") != 0) return err_usage(e, "--match-budget takes 'aha' (the routers)");
     if (x->match && !x->o.routers) return err_usage(e, "--match-budget aha needs --routers FILE");
-    if (x->tasks && (x->data || x->db || x->from_db || x->shard.n > 1 || !isnan(x->share) || x->plot || x->svg))
-        return err_usage(e, "--tasks scores its own items: --data, --db, --from-db, --shard, --share, --plot and "
+    if (x->tasks && (x->data || x->from_db || x->shard.n > 1 || !isnan(x->share) || x->plot || x->svg))
+        return err_usage(e, "--tasks scores its own items: --data, --from-db, --shard, --share, --plot and "
                             "--svg do not apply");
     if (!isnan(x->share) && (x->shard.n > 1 || x->from_db)) /* each shard would choose its own τ */
         return err_usage(e, "--share chooses tau on the whole evaluated data: not with --shard or --from-db");
@@ -312,6 +315,13 @@ static int run_tasks(EvalOpts *x, Err *e) {
                     L.model.c.seq_len);
             goto out;
         }
+    if (x->db) { /* each item recorded under full attention, for "which heads retrieved the needle" */
+        Store *st = store_open(x->db, STORE_WRITE, STORE_BUSY_MS, e);
+        if (st) store_set_commit_every(st, 64); /* a prompt's positions in a few transactions, not one each */
+        int bad = !st || eval_tasks_record(&L, &x->o, &ts, x->tasks, st, (int)x->threads, e);
+        if (store_close(st, bad ? NULL : e)) bad = 1;
+        if (bad) goto out;
+    }
     x->o.prompt = "";
     if (app_run_info(&x->o, &L, &info, e)) goto out;
     if (x->match) {

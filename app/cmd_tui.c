@@ -4,6 +4,7 @@
  */
 #include <locale.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "app/tui/sql.h"
 #include "app/tui/tui.h"
 #include "engine/pool.h"
+#include "engine/tasks/tasks.h"
 #include "engine/trace.h"
 #include "store/store.h"
 #include "views/explain.h"
@@ -20,6 +22,7 @@ static void tui_help(void) {
     puts("usage: ahascope tui [--prompt TEXT | --prompt-file FILE] [--db FILE | --no-record] [--mono] [--ascii]\n"
          "                    [--threads N] [--sql-timeout S] [sampling flags] [model flags] [policy flags]\n"
          "       ahascope tui --replay [--db FILE] [--run ID] [--mono] [--ascii] [--sql-timeout S]\n"
+         "       ahascope tui --tasks FILE [--item K] [the flags of the first form but --prompt]\n"
          "\n"
          "Step through generation token by token and watch every attention head choose global or local.\n"
          "Every predictor is computed at every step (--profile is implied). With no --policy, --window\n"
@@ -28,6 +31,9 @@ static void tui_help(void) {
          "  --prompt-file FILE  the prompt is FILE's text, byte for byte (at most 16 MiB, no NUL byte); while a\n"
          "                    prompt of more than 64 tokens is prefilled the status line shows\n"
          "                    \"prefill 1024/4096 · 63 tok/s\" and every key still answers (q stops it)\n"
+         "  --tasks FILE      a task file of `ahascope tasks`: its item K is the prompt, its needle (every\n"
+         "                    position) and question marked in the token pane and on the timeline\n"
+         "  --item K          the item, counted from 0 as `eval --tasks --db` names runs FILE#K (default 0)\n"
          "  --progress        accepted so `ahascope run --progress` works on a terminal too (the status\n"
          "                    line shows a long prefill by itself)\n"
          "  --db FILE         record each run into FILE (default ahascope.db in the current directory)\n"
@@ -51,13 +57,47 @@ static void tui_help(void) {
     args_help_policy();
 }
 
+/* The needle's positions as runs, "41-67" or "12-20, 88-95": what the
+ * status line can hold of a list of every position. */
+static void pos_runs(const TaskItem *it, char *buf, size_t cap) {
+    size_t o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < it->n_needle_pos && o + 24 < cap;) {
+        int j = i;
+        while (j + 1 < it->n_needle_pos && it->needle_pos[j + 1] == it->needle_pos[j] + 1) j++;
+        o += (size_t)(j > i ? snprintf(buf + o, cap - o, "%s%d-%d", o ? ", " : "", it->needle_pos[i], it->needle_pos[j])
+                            : snprintf(buf + o, cap - o, "%s%d", o ? ", " : "", it->needle_pos[i]));
+        i = j + 1;
+    }
+}
+
+/* --tasks FILE --item K: the item's prompt becomes the run's, its needle
+ * and question the screen's marks (into marks[], n_needle_pos + 1 long),
+ * its facts the status line's note. Errors name the file. */
+static int tui_task_item(TuiOpts *t, const TaskSet *s, const char *file, long k, ViewMark **marks, char *note,
+                         size_t cap, Err *e) {
+    if (k >= s->n) return err_set(e, "%s: no item %ld: the file holds %d (counted from 0)", file, k, s->n);
+    const TaskItem *it = &s->item[k];
+    if (!(*marks = malloc((size_t)(it->n_needle_pos + 1) * sizeof **marks))) return err_set(e, "out of memory");
+    for (int i = 0; i < it->n_needle_pos; i++) (*marks)[i] = (ViewMark){it->needle_pos[i], VIEW_MARK_NEEDLE};
+    (*marks)[it->n_needle_pos] = (ViewMark){it->question_pos, VIEW_MARK_QUESTION};
+    char runs[96];
+    pos_runs(it, runs, sizeof runs);
+    snprintf(note, cap, "item %ld of %.200s: needle at pos %s, question at pos %d, answer \xc2\xab%.24s\xc2\xbb", k, file, runs,
+             it->question_pos, it->answer);
+    t->run.prompt = it->prompt, t->run.have_prompt = 1;
+    t->marks = *marks, t->n_marks = it->n_needle_pos + 1, t->item_note = note;
+    return 0;
+}
+
 int cmd_tui(int argc, char **argv) {
     TuiOpts t = {.db = "ahascope.db"};
     RunOpts *o = &t.run;
     runopts_defaults(o);
     Args a = {argc, argv, 1};
     Err e;
-    long threads = pool_default_threads(), run = 0, attn_top = APP_TUI_ATTN_TOP;
+    long threads = pool_default_threads(), run = 0, attn_top = APP_TUI_ATTN_TOP, item = -1;
+    const char *tasks = NULL;
     double sql_timeout = TUI_SQL_TIME_LIMIT;
     while (a.i < argc) {
         const char *f = argv[a.i];
@@ -80,6 +120,11 @@ int cmd_tui(int argc, char **argv) {
             if (!v || args_float(f, v, 0.01, 86400, &sql_timeout, &e)) return args_fail(&e);
         }
         else if (!strcmp(f, "--db")) { if (!(t.db = args_value(&a, &e))) return args_fail(&e); }
+        else if (!strcmp(f, "--tasks")) { if (!(tasks = args_value(&a, &e))) return args_fail(&e); }
+        else if (!strcmp(f, "--item")) {
+            const char *v = args_value(&a, &e);
+            if (!v || args_int(f, v, 0, 1L << 30, &item, &e)) return args_fail(&e);
+        }
         else if (!strcmp(f, "--threads")) {
             const char *v = args_value(&a, &e);
             if (!v || args_int(f, v, 1, 64, &threads, &e)) return args_fail(&e);
@@ -93,12 +138,28 @@ int cmd_tui(int argc, char **argv) {
     }
     if (t.replay && !t.db) { err_usage(&e, "--replay needs --db FILE"); return args_fail(&e); }
     if (!t.replay && run) { err_usage(&e, "--run ID goes with --replay"); return args_fail(&e); }
-    if (!t.replay && runopts_check(o, &e)) return args_fail(&e);
-    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-        err_set(&e, "needs a terminal on stdin and stdout (for headless runs use 'ahascope record')");
+    if (item >= 0 && !tasks) { err_usage(&e, "--item K goes with --tasks FILE"); return args_fail(&e); }
+    if (tasks && (t.replay || o->have_prompt || o->prompt_file || o->chat)) {
+        err_usage(&e, "--tasks FILE gives the prompt: not with --prompt, --prompt-file, --chat or --replay");
         return args_fail(&e);
     }
-    setlocale(LC_ALL, "");
-    t.replay_run = run, t.threads = (int)threads, t.attn_top = (int)attn_top, t.sql_timeout = sql_timeout;
-    return tui_run(&t, &e) == 0 ? 0 : args_fail(&e);
+    if (!t.replay && runopts_check(o, &e)) return args_fail(&e);
+    TaskSet set = {0};
+    ViewMark *marks = NULL;
+    char note[512]; /* the status line shows what fits */
+    int rc = 1;
+    if (tasks && (tasks_read_jsonl(tasks, &set, &e) ||
+                  tui_task_item(&t, &set, tasks, item < 0 ? 0 : item, &marks, note, sizeof note, &e))) {
+        rc = args_fail(&e);
+    } else if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        err_set(&e, "needs a terminal on stdin and stdout (for headless runs use 'ahascope record')");
+        rc = args_fail(&e);
+    } else {
+        setlocale(LC_ALL, "");
+        t.replay_run = run, t.threads = (int)threads, t.attn_top = (int)attn_top, t.sql_timeout = sql_timeout;
+        rc = tui_run(&t, &e) == 0 ? 0 : args_fail(&e);
+    }
+    free(marks);
+    tasks_free(&set);
+    return rc;
 }

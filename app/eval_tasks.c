@@ -183,3 +183,48 @@ out:
     free(full), free(right), free(t);
     return rc;
 }
+
+/* One item's run: the prompt fed whole, every position's trace written. */
+static int record_item(const AppLoaded *L, RunOpts *o, const TaskItem *it, const char *origin, Store *st, int threads,
+                       Err *e) {
+    Session s;
+    StoreRunInfo info;
+    const Config *c = &L->model.c;
+    if (session_init(&s, &L->model, &L->tok, &o->attn, c->seq_len, 0.0f, 1.0f, o->seed, threads, e)) return -1;
+    int rc = -1, n = 0;
+    StepTrace **t = NULL;
+    if (session_start_text(&s, it->prompt, strlen(it->prompt), e)) goto out;
+    n = session_prompt_pending(&s);
+    if (!(t = calloc((size_t)n, sizeof *t))) { err_set(e, "out of memory"); goto out; }
+    for (int i = 0; i < n; i++)
+        if (!(t[i] = trace_new_top(c->n_layers, c->n_heads, EVAL_TASKS_ATTN_TOP))) { err_set(e, "out of memory"); goto out; }
+    o->prompt = it->prompt, o->steps = n;
+    if (app_run_info(o, L, &info, e)) goto out;
+    snprintf(info.origin, sizeof info.origin, "%s", origin);
+    if (store_run_begin(st, &info, e)) goto out;
+    int failed = session_prefill(&s, t) != n ? err_set(e, "the prefill stopped short") : app_session_error(&s, e);
+    for (int i = 0; i < n && !failed; i++) failed = store_write_step(st, info.run_id, t[i], NULL, e);
+    Err e2; /* after a failed write the status update may fail too: the first error is the one to tell */
+    int end = store_run_end(st, info.run_id, failed ? "failed" : "done", failed ? &e2 : e);
+    rc = failed || end ? -1 : 0;
+out:
+    for (int i = 0; t && i < n; i++) trace_free(t[i]);
+    free(t);
+    session_free(&s);
+    return rc;
+}
+
+int eval_tasks_record(const AppLoaded *L, const RunOpts *o, const TaskSet *s, const char *file, Store *st,
+                      int threads, Err *e) {
+    RunOpts r = *o;
+    r.attn.policy = POLICY_FULL, r.attn.profile = 1;
+    r.temperature = 0, r.topp = 1;
+    double t0 = clock_now();
+    for (int i = 0; i < s->n; i++) {
+        char origin[1024];
+        snprintf(origin, sizeof origin, "%s#%d", file, i);
+        if (record_item(L, &r, &s->item[i], origin, st, threads, e)) return err_prefix(e, origin);
+        progress_count("recording (full)", i + 1, s->n, t0, 0);
+    }
+    return 0;
+}

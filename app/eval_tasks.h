@@ -19,6 +19,7 @@
 #include "app/eval_table.h"
 #include "app/setup.h"
 #include "engine/tasks/tasks.h"
+#include "store/store.h"
 
 /* 1 when the generated text gen[0..n) answers `answer` by the rule above. */
 int eval_tasks_match(const char *gen, size_t n, const char *answer);
@@ -54,5 +55,18 @@ int eval_tasks_data(const Tokenizer *tok, const TaskSet *s, const char *file, Ev
  * predictor, each with accuracy, ci_low, ci_high, mcnemar_b, mcnemar_c,
  * mcnemar_p. */
 int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, int n, int threads, int json, Err *e);
+
+/* Far positions each head ranks in a recorded item: the most the store
+ * keeps, so a needle of up to eight positions can be found whole. */
+#define EVAL_TASKS_ATTN_TOP STORE_ATTN_TOP_MAX
+
+/* `eval --tasks FILE --db D`: record each item once under full attention,
+ * profiled, with every head's EVAL_TASKS_ATTN_TOP heaviest far positions,
+ * teacher-forced over its prompt alone (steps = the prompt's length, no
+ * generation), as one run per item whose origin is "FILE#K" (K from 0, the
+ * item's place in the file), so "which heads retrieved the needle" is a
+ * query on the question's position. o gives the model and the seed. */
+int eval_tasks_record(const AppLoaded *L, const RunOpts *o, const TaskSet *s, const char *file, Store *st,
+                      int threads, Err *e);
 
 #endif

@@ -10,6 +10,7 @@
  * prompt with. */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,4 +337,122 @@ TEST(tasks_generated_items_through_eval) {
     CHECK_INT(st, 0);
     CHECK_MSG(out && strstr(out, "McNemar p") && strstr(out, "\nlocal "), "%s", out);
     free(out);
+}
+
+/* The SQL block of app/COMMANDS.md that answers "which heads retrieved the
+ * needle", its two-space indent kept (SQLite does not mind); malloc'd. */
+static char *needle_query(void) {
+    long len;
+    char *md = test_read_file("app/COMMANDS.md", &len), *q = NULL;
+    const char *at = md ? strstr(md, "```sql\n  -- which heads retrieved the needle") : NULL;
+    const char *end = at ? strstr(at + 6, "```") : NULL;
+    if (end) q = strndup(at + 6, (size_t)(end - at - 6));
+    free(md);
+    return q;
+}
+
+/* The heaviest far positions a head ranked at pos, summed over those on the
+ * needle (by membership in the item's needle_pos, not a range): the
+ * recomputation the documented query is held to. */
+static double needle_weight(sqlite3 *db, long long run, int pos, int layer, int head, const cJSON *np) {
+    sqlite3_stmt *st = NULL;
+    double sum = 0;
+    CHECK_INT(sqlite3_prepare_v2(db, "SELECT key_pos, weight FROM attn_top WHERE run_id = ?1 AND pos = ?2 AND "
+                                     "layer = ?3 AND head = ?4", -1, &st, NULL), SQLITE_OK);
+    sqlite3_bind_int64(st, 1, run), sqlite3_bind_int(st, 2, pos);
+    sqlite3_bind_int(st, 3, layer), sqlite3_bind_int(st, 4, head);
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
+        int k = sqlite3_column_int(st, 0);
+        const cJSON *x;
+        cJSON_ArrayForEach(x, np) if (x->valueint == k) sum += sqlite3_column_double(st, 1);
+    }
+    sqlite3_finalize(st);
+    return sum;
+}
+
+/* eval --tasks --db records item 0 of the passkey file COMMANDS.md shows
+ * as one full-attention run named pk.jsonl#0; the documented query, run
+ * verbatim, gives one row per (layer, head) at the question, every head
+ * global, its oracle mass the masses view's, and a needle weight in [0, 1]
+ * equal to the ranked far weights on needle_pos summed here; and the
+ * item's needle and question are where the query's literals say. */
+TEST(tasks_eval_db_records_items_and_the_needle_query_holds) {
+    SKIP_UNLESS_SHARED();
+    const char *dir = test_tmp("needle");
+    int st;
+    free(test_runf(&st, "rm -rf '%s' && mkdir -p '%s'", dir, dir));
+    free(test_runf(&st, "cd '%s' && %s tasks --task passkey --context 200 --n 2 --seed 1 --out pk.jsonl 2>&1", dir,
+                   test_bin_abs()));
+    CHECK_INT(st, 0);
+    char *out = test_runf(&st, "cd '%s' && %s eval --tasks pk.jsonl --db pk.db --policy local --window 16 --threads 1 "
+                               "--json 2>&1 >/dev/null", dir, test_bin_abs());
+    CHECK_MSG(st == 0, "%s", out);
+    free(out);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/pk.jsonl", dir);
+    long len;
+    char *text = test_read_file(path, &len), *nl = text ? strchr(text, '\n') : NULL;
+    if (nl) *nl = 0;
+    cJSON *item = cJSON_Parse(text ? text : "");
+    free(text);
+    cJSON *np = cJSON_GetObjectItem(item, "needle_pos");
+    int q = cJSON_GetObjectItem(item, "question_pos") ? cJSON_GetObjectItem(item, "question_pos")->valueint : -1;
+    CHECK_INT(q, 176); /* the literals of the documented query */
+    CHECK_INT(cJSON_GetArraySize(np), 27);
+    CHECK_INT(cJSON_GetArrayItem(np, 0) ? cJSON_GetArrayItem(np, 0)->valueint : -1, 41);
+    CHECK_INT(cJSON_GetArrayItem(np, 26) ? cJSON_GetArrayItem(np, 26)->valueint : -1, 67);
+    snprintf(path, sizeof path, "%s/pk.db", dir);
+    sqlite3 *db = NULL;
+    CHECK_INT(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *s = NULL;
+    long long run[2] = {0, 0};
+    int cells = 0, steps[2] = {0, 0}, n = 0;
+    CHECK_INT(sqlite3_prepare_v2(db, "SELECT run_id, origin, policy, profile, steps, n_tokens, n_layers * n_heads "
+                                     "FROM runs ORDER BY run_id", -1, &s, NULL), SQLITE_OK);
+    while (s && sqlite3_step(s) == SQLITE_ROW && n < 2) {
+        char want[32];
+        snprintf(want, sizeof want, "pk.jsonl#%d", n);
+        const char *origin = (const char *)sqlite3_column_text(s, 1), *policy = (const char *)sqlite3_column_text(s, 2);
+        CHECK_MSG(origin && !strcmp(origin, want), "run %d's origin is %s, not %s", n + 1, origin, want);
+        CHECK_MSG(policy && !strcmp(policy, "full"), "run %d ran %s, not full attention", n + 1, policy);
+        CHECK_INT(sqlite3_column_int(s, 3), 1);
+        CHECK_INT(sqlite3_column_int(s, 4), 200); /* the prompt alone: nothing generated */
+        steps[n] = sqlite3_column_int(s, 5);
+        run[n] = sqlite3_column_int64(s, 0), cells = sqlite3_column_int(s, 6), n++;
+    }
+    sqlite3_finalize(s);
+    CHECK_INT(n, 2);
+    CHECK_INT(steps[0], 200);
+    char *sql = needle_query();
+    CHECK_MSG(sql != NULL, "no needle query in app/COMMANDS.md");
+    int rows = 0;
+    double last = INFINITY, top = 0;
+    if (sql && sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
+        CHECK_MSG(0, "the documented query does not prepare: %s", sqlite3_errmsg(db));
+        s = NULL;
+    }
+    while (s && sqlite3_step(s) == SQLITE_ROW) {
+        int l = sqlite3_column_int(s, 0), h = sqlite3_column_int(s, 1);
+        double mass = sqlite3_column_double(s, 3), w = sqlite3_column_double(s, 4);
+        rows++;
+        CHECK_INT(sqlite3_column_int(s, 2), 1); /* full attention: every head global */
+        CHECK_MSG(w >= 0 && w <= 1 + 1e-6, "L%dH%d needle weight %g", l, h, w);
+        CHECK_MSG(w <= last, "rows not heaviest first at L%dH%d", l, h);
+        CHECK_NEAR(w, needle_weight(db, run[0], q, l, h, np), 1e-9);
+        CHECK_MSG(w <= mass + 1e-5, "L%dH%d: needle weight %g above its far mass %g", l, h, w, mass);
+        sqlite3_stmt *m = NULL;
+        sqlite3_prepare_v2(db, "SELECT oracle_mass FROM masses WHERE run_id = ?1 AND pos = ?2 AND layer = ?3 AND "
+                               "head = ?4", -1, &m, NULL);
+        sqlite3_bind_int64(m, 1, run[0]), sqlite3_bind_int(m, 2, q), sqlite3_bind_int(m, 3, l), sqlite3_bind_int(m, 4, h);
+        CHECK_INT(sqlite3_step(m), SQLITE_ROW);
+        CHECK_NEAR(mass, sqlite3_column_double(m, 0), 1e-9);
+        sqlite3_finalize(m);
+        last = w, top = w > top ? w : top;
+    }
+    sqlite3_finalize(s);
+    CHECK_INT(rows, cells);
+    CHECK_MSG(cells > 0 && top > 0.1, "no head looked at the needle (top weight %g)", top);
+    free(sql);
+    sqlite3_close(db);
+    cJSON_Delete(item);
 }

@@ -101,6 +101,21 @@ static int token_legend(WINDOW *w, const ViewModel *m, const ViewPalette *p, int
     return 1;
 }
 
+/* The marks' glyphs and words at the right end ("◆ needle ? question"),
+ * when the app marked positions; returns the columns left of them. */
+static int mark_legend(WINDOW *w, const ViewModel *m, const ViewPalette *p, int x, int wd) {
+    if (m->n_marks == 0 || wd - x < 22) return wd;
+    int at = wd - 21;
+    for (ViewMarkKind k = VIEW_MARK_NEEDLE; k <= VIEW_MARK_QUESTION; k++) {
+        attr_t a;
+        short pair;
+        view_mark_style(p, k, &a, &pair);
+        view_put(w, 0, at++, view_mark_glyph(k, p->ascii), a, pair);
+        at += view_printf(w, 0, at, wd - at, 1, A_NORMAL, 0, " %s ", view_mark_name(k));
+    }
+    return wd - 22;
+}
+
 void view_draw_legend(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int h, wd;
     getmaxyx(w, h, wd);
@@ -109,5 +124,6 @@ void view_draw_legend(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int x = 1 + view_printf(w, 0, 1, wd - 1, p->ascii, A_BOLD, 0, "%s: ", view_metric_name(m->metric));
     if (m->metric == VIEW_METRIC_AGREE) x = agree_scale(w, m, p, x, wd);
     else x = gradient_scale(w, m, p, x, wd);
+    wd = mark_legend(w, m, p, x, wd);
     if (!token_legend(w, m, p, x, wd) && x + 17 < wd) view_puts(w, 0, wd - 16, 16, "m: next metric", 1, A_DIM, 0);
 }

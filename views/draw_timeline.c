@@ -49,10 +49,23 @@ static void row_label(WINDOW *w, const ViewModel *m, const ViewPalette *p, int y
     }
 }
 
+/* The mark of column c's positions (view_mark_in). */
+static ViewMarkKind col_mark(const ViewModel *m, const ViewTimeGeom *g, int c) {
+    int p0 = g->first_tok + c * g->bin;
+    return view_mark_in(m, p0, p0 + g->bin);
+}
+
+/* 1 if a column of [c, c + len) holds a mark, which a number must not hide. */
+static int marks_under(const ViewModel *m, const ViewTimeGeom *g, int c, int len) {
+    for (int k = c; k < c + len && k < g->n_tok_vis; k++)
+        if (col_mark(m, g, k)) return 1;
+    return 0;
+}
+
 /* Position numbers on the bottom border, every ten columns' first
  * positions where they fit, so a column can be read as a position; none
- * where the cursor's ▲ (column cur) would cut one short. */
-static void position_axis(WINDOW *w, const ViewTimeGeom *g, int h, int cur) {
+ * where the cursor's ▲ (column cur) or a mark would cut one short. */
+static void position_axis(WINDOW *w, const ViewModel *m, const ViewTimeGeom *g, int h, int cur) {
     int last_end = -1;
     for (int c = 0; c < g->n_tok_vis; c++) {
         int pos = g->first_tok + c * g->bin;
@@ -60,7 +73,7 @@ static void position_axis(WINDOW *w, const ViewTimeGeom *g, int h, int cur) {
         char num[16];
         int len = snprintf(num, sizeof num, "%d", pos);
         if (c + len > g->n_cols) break;
-        if (cur >= c && cur < c + len) continue;
+        if ((cur >= c && cur < c + len) || marks_under(m, g, c, len)) continue;
         view_puts(w, h - 1, g->x0 + c, len, num, 1, A_DIM, 0);
         last_end = g->x0 + c + len;
     }
@@ -83,6 +96,18 @@ static int layer_swatch(const ViewModel *m, int p0, int p1, int layer) {
 static int cell_swatch(const ViewModel *m, const ViewTimeGeom *g, int c, int row) {
     int p0 = g->first_tok + c * g->bin;
     return m->timeline_layers ? layer_swatch(m, p0, p0 + g->bin, row) : view_swatch_bin(m, row, p0, p0 + g->bin);
+}
+
+/* Each marked column's glyph on the bottom border, under its cells. */
+static void mark_axis(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewTimeGeom *g, int h) {
+    for (int c = 0; m->n_marks > 0 && c < g->n_tok_vis; c++) {
+        ViewMarkKind k = col_mark(m, g, c);
+        if (!k) continue;
+        attr_t a;
+        short pair;
+        view_mark_style(p, k, &a, &pair);
+        view_put(w, h - 1, g->x0 + c, view_mark_glyph(k, p->ascii), a, pair);
+    }
 }
 
 /* ▲ on the bottom border under the cursor's column (the top border holds the title). */
@@ -124,6 +149,7 @@ void view_draw_timeline(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
             wadd_wch(w, &cc); /* cells of a line are adjacent: no per-cell move */
         }
     }
-    position_axis(w, &g, h, m->cursor >= g.first_tok ? (m->cursor - g.first_tok) / g.bin : -1);
-    cursor_marks(w, m, p, &g, h);
+    position_axis(w, m, &g, h, m->cursor >= g.first_tok ? (m->cursor - g.first_tok) / g.bin : -1);
+    mark_axis(w, m, p, &g, h);
+    cursor_marks(w, m, p, &g, h); /* the cursor over a mark: the mark is in the token pane's strip */
 }

@@ -1,6 +1,7 @@
 /* draw_tokens.c — the wrapped, tinted token stream (see draw.h). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "views/draw.h"
 #include "views/geom.h"
@@ -40,6 +41,7 @@ static void draw_token(WINDOW *w, const ViewModel *m, const ViewPalette *p, int 
     short pair = view_pair_token(p, sw);
     attr_t a = p->colour == VIEW_COLOUR_NONE ? mono_emphasis(sw) : A_NORMAL;
     if (i == m->cursor) a |= A_REVERSE | A_BOLD;
+    if (view_mark_at(m, i)) a |= A_UNDERLINE; /* which mark: the glyph on the line's left border */
     int used = 0;
     for (int k = 0; k < n; k++) {
         int cw = wcwidth(buf[k]);
@@ -66,11 +68,14 @@ static void surprise_strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, 
     }
     if (m->cursor < 0 || m->cursor >= m->n_hist) return;
     const StepTrace *t = m->hist[m->cursor];
+    ViewMarkKind mk = view_mark_at(m, m->cursor);
+    char mark[24] = ""; /* the cursor on a marked position says which mark it is */
+    if (mk) snprintf(mark, sizeof mark, " %lc %s", (wint_t)view_mark_glyph(mk, p->ascii), view_mark_name(mk));
     if (isnan(t->logprob))
-        view_printf(w, g->y_strip, g->x_text, g->text_w, p->ascii, A_DIM, 0, "pos %d: no prediction", t->pos);
+        view_printf(w, g->y_strip, g->x_text, g->text_w, p->ascii, A_DIM, 0, "pos %d%s: no prediction", t->pos, mark);
     else
-        view_printf(w, g->y_strip, g->x_text, g->text_w, p->ascii, A_NORMAL, 0, "pos %d %slog p %.2f H %.2f", t->pos,
-                    minus, -t->logprob, t->entropy);
+        view_printf(w, g->y_strip, g->x_text, g->text_w, p->ascii, A_NORMAL, 0, "pos %d%s %slog p %.2f H %.2f", t->pos,
+                    mark, minus, -t->logprob, t->entropy);
 }
 
 /* The forms of a long prefill's progress, longest first: the rate and
@@ -114,6 +119,10 @@ static void empty_note(WINDOW *w, const ViewModel *m, const ViewPalette *p, int 
     else view_puts(w, 1, 1, iw, "(no tokens yet: press space to step)", p->ascii, A_DIM, 0);
 }
 
+static ViewMarkKind gutter_of(const ViewMarkKind *gutter, int line) {
+    return gutter ? gutter[line] : VIEW_MARK_NONE;
+}
+
 void view_draw_tokens(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int h, wd;
     getmaxyx(w, h, wd);
@@ -130,15 +139,26 @@ void view_draw_tokens(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int first = g.first_line, shown = -1, last = -1;
     ih = g.ih;
     int x = 0, y = 0, sx, sy, tw;
+    ViewMarkKind *gutter = m->n_marks > 0 ? calloc((size_t)ih, sizeof *gutter) : NULL; /* each line's mark */
     for (int i = g.first_pos; i < m->n_hist; i++) {
         view_tok_place(m, i, iw, &x, &y, &sx, &sy, &tw);
         if (sy < first) continue;
         if (sy >= first + ih) break;
         draw_token(w, m, p, i, 1 + sy - first, 1 + sx, iw - sx);
+        ViewMarkKind k = gutter ? view_mark_at(m, i) : VIEW_MARK_NONE;
+        if (k > gutter_of(gutter, sy - first)) gutter[sy - first] = k;
         if (shown < 0) shown = i;
         last = i;
     }
     token_title(m, shown, last, title, sizeof title); /* the box after the text: its title names what was drawn */
     view_frame_box(w, p, title, m->focus == VIEW_PANE_TOKENS);
+    for (int l = 0; gutter && l < ih; l++) /* on the border, so the text keeps its place */
+        if (gutter[l]) {
+            attr_t a;
+            short pair;
+            view_mark_style(p, gutter[l], &a, &pair);
+            view_put(w, 1 + l, 0, view_mark_glyph(gutter[l], p->ascii), a, pair);
+        }
+    free(gutter);
     if (g.y_strip) surprise_strip(w, m, p, &g);
 }

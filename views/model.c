@@ -46,6 +46,7 @@ void view_free(ViewModel *m) {
     view_clear_history(m);
     free(m->hist);
     free(m->attn.w);
+    free(m->marks);
     free(m->sql_query);
     free(m->sql_text);
     input_free(m);

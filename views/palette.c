@@ -183,3 +183,11 @@ wchar_t view_glyph_bar(const ViewPalette *p, float f) {
     if (p->ascii) return f >= 0.5f ? L'+' : L' ';
     return eighth_u[(int)(f * 8)];
 }
+
+void view_mark_style(const ViewPalette *p, ViewMarkKind k, attr_t *attr, short *pair) {
+    attr_t a = 0;
+    *pair = 0;
+    if (k == VIEW_MARK_QUESTION) view_text_style(p, VIEW_TX_FOCUS, &a, pair);
+    else if (k == VIEW_MARK_NEEDLE) *pair = view_pair_token(p, VIEW_SW_MISSED_GLOBAL);
+    *attr = a | A_BOLD;
+}

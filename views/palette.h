@@ -56,6 +56,11 @@ short view_pair_token(const ViewPalette *p, int sw);
 /* Attributes and colour pair of a text role. */
 void view_text_style(const ViewPalette *p, ViewText role, attr_t *attr, short *pair);
 
+/* How a mark's glyph looks, in the token pane's gutter, on the timeline
+ * and in the legend alike: bold; with colour the needle in the missed-
+ * global colour and the question in the focus colour. */
+void view_mark_style(const ViewPalette *p, ViewMarkKind k, attr_t *attr, short *pair);
+
 /* How one heatmap cell looks: a half-block showing top over bottom when
  * half is set (colour mode only), else a full cell of swatch top. */
 void view_cell_style(const ViewPalette *p, int top, int bottom, int half, wchar_t *ch,

@@ -108,6 +108,15 @@ typedef struct {
     int window, sinks; /* local set at pos: the last `window` positions plus the first `sinks` */
 } ViewAttn;
 
+/* A position the app marks in the token pane and on the timeline: a task
+ * item's needle (every position of its statements) or its question. */
+typedef enum { VIEW_MARK_NONE, VIEW_MARK_NEEDLE, VIEW_MARK_QUESTION } ViewMarkKind;
+
+typedef struct {
+    int pos;
+    ViewMarkKind kind;
+} ViewMark;
+
 /* Cumulative counts per position made at one pair of thresholds. */
 typedef struct {
     float tau;          /* thresholds the counts were made with */
@@ -157,6 +166,10 @@ typedef struct {
     double prefill_tok_s;
 
     ViewAttn attn;
+    /* Marked positions (view_set_marks), ascending, owned; kept across a
+     * re-evaluation (the same tokens), dropped by the app for a new prompt. */
+    ViewMark *marks;
+    int n_marks;
     /* The attention-pattern overlay (views/pattern.h) while it is open,
      * else NULL: the app owns it and keeps it current. */
     const struct ViewPattern *pattern;
@@ -237,6 +250,24 @@ int view_set_attention(ViewModel *m, int pos, int layer, int head, const float *
 /* 1 if the inspector is open and holds no strip for the current cursor and
  * selection; then *pos, *layer, *head say which one the app should compute. */
 int view_attention_wanted(const ViewModel *m, int *pos, int *layer, int *head);
+
+/* Mark marks[0..n) (any order; a position marked twice keeps the question),
+ * replacing any marks before; n = 0 clears them. Copies. */
+int view_set_marks(ViewModel *m, const ViewMark *marks, int n, Err *e);
+
+/* The mark on position pos, VIEW_MARK_NONE if none. */
+ViewMarkKind view_mark_at(const ViewModel *m, int pos);
+
+/* The strongest mark on positions [p0, p1) (a question outranks a needle,
+ * so a binned timeline column never hides the question). */
+ViewMarkKind view_mark_in(const ViewModel *m, int p0, int p1);
+
+/* A mark's glyph, the same in the token pane, on the timeline and in the
+ * legend: ◆ needle and ? question (* and ? under --ascii). */
+wchar_t view_mark_glyph(ViewMarkKind k, int ascii);
+
+/* A mark's legend word: "needle" or "question" ("" for none). */
+const char *view_mark_name(ViewMarkKind k);
 
 /* Show a query and its result text (lines separated by '\n') in the SQL pane,
  * opening it and focusing it. Copies both strings. A table's header and its

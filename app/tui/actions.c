@@ -162,6 +162,8 @@ static void prompt_done(Tui *t) {
     if (!p) { view_set_status(&t->m, "prompt: out of memory for %zu bytes", t->m.input.len); return; }
     free(t->prompt);
     t->prompt = p;
+    view_set_marks(&t->m, NULL, 0, NULL); /* a task item's marks belong to its prompt */
+    t->item_note[0] = 0;
     tui_set_play(t, 0);
     t->m.cursor = -1;
     t->m.follow = 1;

@@ -65,7 +65,8 @@ static void show_prefill(Tui *t, const TuiTake *k) {
     } else if (t->prefill_on) {
         t->prefill_on = 0, t->dirty = 1;
         t->m.prefill_total = 0;
-        if (k->prefill_done == k->prefill_total)
+        if (k->prefill_done == k->prefill_total && t->item_note[0]) view_set_status(&t->m, "%s", t->item_note);
+        else if (k->prefill_done == k->prefill_total)
             view_set_status(&t->m, "prefilled %d tokens in %.1f s %s %.0f tok/s", k->prefill_total, secs, dot,
                             secs > 0 ? k->prefill_total / secs : 0.0);
         else
@@ -168,6 +169,7 @@ int tui_live_open(Tui *t, const TuiOpts *opts, Err *e) {
     if (!o->prompt) o->prompt = "Once upon a time";
     if (!(t->prompt = strdup(o->prompt))) { err_set(e, "out of memory for the prompt"); goto out; }
     if (view_init(&t->m, L->model.c.n_layers, L->model.c.n_heads, e)) goto out;
+    if (view_set_marks(&t->m, opts->marks, opts->n_marks, e)) goto out_view;
     TuiWorker *w = &t->w;
     w->model = &L->model, w->tok = &L->tok, w->steps = o->steps, w->steps_given = o->have_steps;
     w->threads = opts->threads, w->attn_top = opts->attn_top;
@@ -178,6 +180,8 @@ int tui_live_open(Tui *t, const TuiOpts *opts, Err *e) {
     t->cfg = o->attn;
     if (!(t->attn_buf = malloc((size_t)L->model.c.seq_len * sizeof *t->attn_buf))) { err_set(e, "out of memory"); goto out_view; }
     if (tui_worker_start(w, &o->attn, o->prompt, e)) { store_close(w->store, NULL); goto out_view; }
+    snprintf(t->item_note, sizeof t->item_note, "%s", opts->item_note ? opts->item_note : "");
+    if (t->item_note[0]) view_set_status(&t->m, "%s", t->item_note);
     if (L->warning[0]) view_set_status(&t->m, "warning: %s", L->warning);
     return 0;
 out_view:

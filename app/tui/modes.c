@@ -11,6 +11,8 @@ void tui_keep_live(Tui *t) {
     t->kept.cursor = m->cursor, t->kept.follow = m->follow;
     t->kept.hdr = m->hdr;
     t->kept.screen_run = t->screen_run;
+    t->kept.marks = m->marks, t->kept.n_marks = m->n_marks;
+    m->marks = NULL, m->n_marks = 0;
     t->from_live = 1;
     /* the model starts an empty history of its own for the recording */
     m->hist = NULL, m->n_hist = m->cap_hist = 0, m->cursor = -1, m->follow = 1;
@@ -26,6 +28,9 @@ int tui_back_to_live(Tui *t) {
     m->hist = t->kept.hist, m->n_hist = t->kept.n_hist, m->cap_hist = t->kept.cap_hist;
     m->cursor = t->kept.cursor, m->follow = t->kept.follow;
     m->hdr = t->kept.hdr;
+    free(m->marks);
+    m->marks = t->kept.marks, m->n_marks = t->kept.n_marks;
+    t->kept.marks = NULL, t->kept.n_marks = 0;
     t->screen_run = t->kept.screen_run;
     t->replay = 0, t->from_live = 0, t->playing = m->playing = 0;
     t->kept.hist = NULL, t->kept.n_hist = t->kept.cap_hist = 0;
@@ -38,5 +43,7 @@ int tui_back_to_live(Tui *t) {
 void tui_free_kept(Tui *t) {
     for (int i = 0; i < t->kept.n_hist; i++) trace_free(t->kept.hist[i]);
     free(t->kept.hist);
+    free(t->kept.marks);
+    t->kept.marks = NULL, t->kept.n_marks = 0;
     t->kept.hist = NULL, t->kept.n_hist = t->kept.cap_hist = 0, t->from_live = 0;
 }

@@ -60,6 +60,7 @@ typedef struct {
     AttnConfig reeval_from; /* the settings of the run on screen, back in force if a re-evaluation stops */
     float *attn_buf;    /* [seq_len] attention weights taken from the worker */
     char *prompt;       /* the prompt of the last run begun from text, whole (owned): what `e` edits */
+    char item_note[160]; /* tui --tasks: the item's line, shown at open and again when its prefill ends; "" none */
     ViewPattern pat;    /* the attention-pattern view (A), see pattern.h */
     int pat_pending;    /* a pattern request is out to the worker */
     double pat_asked;   /* when it was asked for */
@@ -70,6 +71,8 @@ typedef struct {
         int n_hist, cap_hist, cursor, follow;
         ViewHeader hdr;
         int64_t screen_run;
+        ViewMark *marks; /* a task item's marks belong to the live run, not to the recording browsed */
+        int n_marks;
     } kept;
 } Tui;
 

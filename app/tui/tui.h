@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "app/args.h"
+#include "views/view.h"
 
 /* What `ahascope tui` was asked for, flags parsed and checked. */
 typedef struct {
@@ -42,6 +43,9 @@ typedef struct {
     int threads;        /* the engine's worker threads */
     int attn_top;       /* far positions recorded per head */
     double sql_timeout; /* seconds a `:` query may run */
+    const ViewMark *marks; /* --tasks: the item's needle and question positions, marked on screen */
+    int n_marks;
+    const char *item_note; /* --tasks: the status line's "item K of FILE: …", NULL none */
 } TuiOpts;
 
 /* Run the TUI on this terminal until the user quits; 0 on a clean exit,
