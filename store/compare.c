@@ -69,6 +69,22 @@ static int regime_rates(char *buf, size_t cap, const char *col, const char *tag,
                     col, in, tag);
 }
 
+/* Version 4's regime split from the counts head_totals keeps (layout.c
+ * counts them as regime_rates' SQL would over the rows): one row a head. */
+static int regime_totals(char *buf, size_t cap) {
+    size_t len = (size_t)snprintf(buf, cap, "SELECT layer, head, calm_n + frozen_n AS n,"
+                                            " ROUND(frozen_n * 1.0 / (calm_n + frozen_n), 4) AS frozen_share");
+    static const char *const tags[2] = {"qada", "bulk"}, *const sides[2] = {"calm", "frozen"};
+    for (int c = 0; c < 2; c++)
+        for (int k = 0; k < 2; k++)
+            len += (size_t)snprintf(buf + len, cap - len,
+                                    ", ROUND(%1$s_%2$s_tp * 1.0 / NULLIF(%1$s_%2$s_global, 0), 4) AS %1$s_%2$s_p"
+                                    ", ROUND(%1$s_%2$s_tp * 1.0 / NULLIF(%2$s_oracle_global, 0), 4) AS %1$s_%2$s_r",
+                                    tags[c], sides[k]);
+    return snprintf(buf + len, cap - len, " FROM head_totals WHERE run_id = ?1 AND calm_n + frozen_n > 0"
+                                          " ORDER BY layer, head");
+}
+
 /* Per head: the share of decisions in the frozen regime (far scores' σ >
  * √(2 ln n_far), where the log-normal sum overshoots) and the precision
  * and recall of qada and qada_bulk on each side of that boundary. */
@@ -76,24 +92,24 @@ static int print_regimes(Store *s, int64_t run, FILE *out, Err *e) {
     static const char *const cols[2] = {"qada_logit", "qada_bulk_logit"}, *const tags[2] = {"qada", "bulk"};
     static const char *const sides[2] = {"NOT frozen", "frozen"}, *const side_tags[2] = {"calm", "frozen"};
     char sql[16384], part[600], tag[32];
-    /* Each decision's fields and regime worked out once (materialized: the aggregates read each several
-     * times); version 4 reads the run's keys only. */
-    static const char bits[] = "(SELECT d.*, r.theta_logit FROM " STORE_SQL_RUN_DECISIONS("1")
-                               " d JOIN runs r USING(run_id))";
-    size_t len = (size_t)snprintf(sql, sizeof sql,
-                                  "WITH d AS MATERIALIZED (SELECT d.layer, d.head, d.oracle_logit, d.qada_logit,"
-                                  " d.qada_bulk_logit, d.theta_logit, d.far_std > SQRT(2 * LN(t.n_far)) AS frozen"
-                                  " FROM %s d JOIN tokens t USING(run_id, pos) WHERE d.run_id = ?1 AND d.far_std IS NOT"
-                                  " NULL AND t.n_far > 1 AND d.oracle_logit IS NOT NULL)"
-                                  " SELECT layer, head, COUNT(*) AS n, ROUND(AVG(frozen), 4) AS frozen_share",
-                                  s->version >= 4 ? bits : "decided");
-    for (int c = 0; c < 2; c++)
-        for (int k = 0; k < 2; k++) {
-            snprintf(tag, sizeof tag, "%s_%s", tags[c], side_tags[k]);
-            regime_rates(part, sizeof part, cols[c], tag, sides[k]);
-            len += (size_t)snprintf(sql + len, sizeof sql - len, "%s", part);
-        }
-    snprintf(sql + len, sizeof sql - len, " FROM d GROUP BY layer, head ORDER BY layer, head");
+    if (s->version >= 4) regime_totals(sql, sizeof sql);
+    else {
+        /* Each decision's fields and regime worked out once (materialized: the aggregates read each several
+         * times). */
+        size_t len = (size_t)snprintf(sql, sizeof sql,
+                                      "WITH d AS MATERIALIZED (SELECT d.layer, d.head, d.oracle_logit, d.qada_logit,"
+                                      " d.qada_bulk_logit, d.theta_logit, d.far_std > SQRT(2 * LN(t.n_far)) AS frozen"
+                                      " FROM decided d JOIN tokens t USING(run_id, pos) WHERE d.run_id = ?1 AND"
+                                      " d.far_std IS NOT NULL AND t.n_far > 1 AND d.oracle_logit IS NOT NULL)"
+                                      " SELECT layer, head, COUNT(*) AS n, ROUND(AVG(frozen), 4) AS frozen_share");
+        for (int c = 0; c < 2; c++)
+            for (int k = 0; k < 2; k++) {
+                snprintf(tag, sizeof tag, "%s_%s", tags[c], side_tags[k]);
+                regime_rates(part, sizeof part, cols[c], tag, sides[k]);
+                len += (size_t)snprintf(sql + len, sizeof sql - len, "%s", part);
+            }
+        snprintf(sql + len, sizeof sql - len, " FROM d GROUP BY layer, head ORDER BY layer, head");
+    }
     fprintf(out, "\nper head, by regime of the far scores (frozen: sigma > sqrt(2 ln n_far), where the Gaussian"
                  " sum overshoots;\ncalm: at or below), precision _p and recall _r against the oracle:\n");
     return print_sql(s, sql, run, run, out, e);

@@ -176,6 +176,27 @@ static char *rate_columns(const char *W) {
     return s;
 }
 
+/* The regime split compare prints, kept in head_totals, against the rows:
+ * per head and side of sigma = sqrt(2 ln n_far), the decisions with an
+ * oracle value and the globals and true positives of qada and qada_bulk. */
+static void check_regimes(sqlite3 *h, int64_t run) {
+    static const char *const side[2] = {"calm", "frozen"}, *const test[2] = {"NOT f", "f"};
+    for (int k = 0; k < 2; k++) {
+        char *got = sqlite3_mprintf("SELECT layer, head, %s_n, %s_oracle_global, qada_%s_global, qada_%s_tp,"
+                                    " bulk_%s_global, bulk_%s_tp FROM head_totals WHERE run_id = %lld"
+                                    " AND %s_n > 0 ORDER BY layer, head", side[k], side[k], side[k], side[k], side[k],
+                                    side[k], (long long)run, side[k]);
+        char *want = sqlite3_mprintf(
+            "SELECT layer, head, COUNT(*), TOTAL(o), TOTAL(q), TOTAL(q AND o), TOTAL(b), TOTAL(b AND o) FROM"
+            " (SELECT d.layer, d.head, d.far_std > SQRT(2 * LN(d.n_far)) AS f, d.oracle_logit > r.theta_logit AS o,"
+            " COALESCE(d.qada_logit > r.theta_logit, 0) AS q, COALESCE(d.qada_bulk_logit > r.theta_logit, 0) AS b"
+            " FROM temp.dx d JOIN runs r USING(run_id) WHERE d.n_far > 1 AND d.far_std IS NOT NULL"
+            " AND d.oracle_logit IS NOT NULL) WHERE %s GROUP BY layer, head ORDER BY layer, head", test[k]);
+        same_rows(h, got, want, side[k]);
+        sqlite3_free(got), sqlite3_free(want);
+    }
+}
+
 /* Every summary view of run `run` in h against the recomputation. */
 static void check_summaries(sqlite3 *h, int64_t run) {
     make_recomputation(h, run);
@@ -233,6 +254,7 @@ static void check_summaries(sqlite3 *h, int64_t run) {
                            " FROM hx", r, r, r, r);
     CHECK(same_rows(h, got, want, "run_summary") == 1);
     sqlite3_free(got), sqlite3_free(want);
+    check_regimes(h, run);
 }
 
 /* A run written the way record writes it (half a million decisions, NaN,
@@ -249,6 +271,9 @@ TEST(store_v4_summaries_equal_a_recomputation_from_the_rows) {
     CHECK(test_db_scalar(db, "SELECT COUNT(*) FROM tokens WHERE n_far = 0") == WINDOW + SINKS);
     check_summaries(h, run);
     sqlite3_close(h);
+    /* both sides of the regime split hold decisions (far_std takes every kind of float) */
+    CHECK(test_db_scalar(db, "SELECT MIN(calm_n) FROM head_totals") > 100);
+    CHECK(test_db_scalar(db, "SELECT MIN(frozen_n) FROM head_totals") > 5);
     test_db_fresh(db);
 }
 
@@ -382,6 +407,14 @@ TEST(store_v4_upgraded_fixtures_answer_as_before) {
             free(a), free(b);
         }
         CHECK_INT((int)test_db_scalar(ro, "PRAGMA user_version"), v); /* left as it was */
+        /* compare's regime split: over the rows in the old file, from the totals in the upgraded one */
+        int st1, st2;
+        a = test_runf(&st1, "%s compare --db %s --run 1", test_bin(), ro);
+        b = test_runf(&st2, "%s compare --db %s --run 1", test_bin(), rw);
+        CHECK_MSG(st1 == st2 && a && b && !strcmp(a, b), "v%d compare:\nread-only %s\nupgraded %s", v, a ? a : "",
+                  b ? b : "");
+        if (v == 3) CHECK_MSG(b && strstr(b, "by regime of the far scores"), "%s", b ? b : "");
+        free(a), free(b);
         sqlite3 *h;
         CHECK(sqlite3_open_v2(rw, &h, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK);
         check_summaries(h, 1);
