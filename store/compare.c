@@ -269,12 +269,13 @@ static int diff_sums_bits(Store *s, int64_t a, int64_t b, int n_layers, int n_he
         int l = (int)(kx >> STORE_K_LAYER & 1023), h = (int)(kx & 262143), pos = (int)(kx >> STORE_K_POS);
         if (l < n_layers && h < n_heads) {
             DiffHead *o = &dh[(size_t)l * n_heads + h];
-            int gx = sqlite3_column_type(x, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(x, 1);
-            int gy = sqlite3_column_type(y, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(y, 1);
+            /* NULL (not known) is the only gate left out, as SQL's sums leave it */
+            int knx = sqlite3_column_type(x, 1) != SQLITE_NULL, kny = sqlite3_column_type(y, 1) != SQLITE_NULL;
+            int64_t gx = sqlite3_column_int64(x, 1), gy = sqlite3_column_int64(y, 1);
             o->n++;
-            if (gx >= 0) o->sx += gx, o->cx++;
-            if (gy >= 0) o->sy += gy, o->cy++;
-            if (gx >= 0 && gy >= 0) {
+            if (knx) o->sx += gx, o->cx++;
+            if (kny) o->sy += gy, o->cy++;
+            if (knx && kny) {
                 o->cd++;
                 o->down += gx == 1 && gy == 0, o->up += gx == 0 && gy == 1;
                 if (gx != gy && !o->d++) o->fp = pos; /* keys ascend: the first is the lowest position */
