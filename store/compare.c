@@ -69,6 +69,22 @@ static int regime_rates(char *buf, size_t cap, const char *col, const char *tag,
                     col, in, tag);
 }
 
+/* Version 4's regime split from the counts head_totals keeps (layout.c
+ * counts them as regime_rates' SQL would over the rows): one row a head. */
+static int regime_totals(char *buf, size_t cap) {
+    size_t len = (size_t)snprintf(buf, cap, "SELECT layer, head, calm_n + frozen_n AS n,"
+                                            " ROUND(frozen_n * 1.0 / (calm_n + frozen_n), 4) AS frozen_share");
+    static const char *const tags[2] = {"qada", "bulk"}, *const sides[2] = {"calm", "frozen"};
+    for (int c = 0; c < 2; c++)
+        for (int k = 0; k < 2; k++)
+            len += (size_t)snprintf(buf + len, cap - len,
+                                    ", ROUND(%1$s_%2$s_tp * 1.0 / NULLIF(%1$s_%2$s_global, 0), 4) AS %1$s_%2$s_p"
+                                    ", ROUND(%1$s_%2$s_tp * 1.0 / NULLIF(%2$s_oracle_global, 0), 4) AS %1$s_%2$s_r",
+                                    tags[c], sides[k]);
+    return snprintf(buf + len, cap - len, " FROM head_totals WHERE run_id = ?1 AND calm_n + frozen_n > 0"
+                                          " ORDER BY layer, head");
+}
+
 /* Per head: the share of decisions in the frozen regime (far scores' σ >
  * √(2 ln n_far), where the log-normal sum overshoots) and the precision
  * and recall of qada and qada_bulk on each side of that boundary. */
@@ -76,24 +92,24 @@ static int print_regimes(Store *s, int64_t run, FILE *out, Err *e) {
     static const char *const cols[2] = {"qada_logit", "qada_bulk_logit"}, *const tags[2] = {"qada", "bulk"};
     static const char *const sides[2] = {"NOT frozen", "frozen"}, *const side_tags[2] = {"calm", "frozen"};
     char sql[16384], part[600], tag[32];
-    /* Each decision's fields and regime worked out once (materialized: the aggregates read each several
-     * times); version 4 reads the run's keys only. */
-    static const char bits[] = "(SELECT d.*, r.theta_logit FROM " STORE_SQL_RUN_DECISIONS("1")
-                               " d JOIN runs r USING(run_id))";
-    size_t len = (size_t)snprintf(sql, sizeof sql,
-                                  "WITH d AS MATERIALIZED (SELECT d.layer, d.head, d.oracle_logit, d.qada_logit,"
-                                  " d.qada_bulk_logit, d.theta_logit, d.far_std > SQRT(2 * LN(t.n_far)) AS frozen"
-                                  " FROM %s d JOIN tokens t USING(run_id, pos) WHERE d.run_id = ?1 AND d.far_std IS NOT"
-                                  " NULL AND t.n_far > 1 AND d.oracle_logit IS NOT NULL)"
-                                  " SELECT layer, head, COUNT(*) AS n, ROUND(AVG(frozen), 4) AS frozen_share",
-                                  s->version >= 4 ? bits : "decided");
-    for (int c = 0; c < 2; c++)
-        for (int k = 0; k < 2; k++) {
-            snprintf(tag, sizeof tag, "%s_%s", tags[c], side_tags[k]);
-            regime_rates(part, sizeof part, cols[c], tag, sides[k]);
-            len += (size_t)snprintf(sql + len, sizeof sql - len, "%s", part);
-        }
-    snprintf(sql + len, sizeof sql - len, " FROM d GROUP BY layer, head ORDER BY layer, head");
+    if (s->version >= 4) regime_totals(sql, sizeof sql);
+    else {
+        /* Each decision's fields and regime worked out once (materialized: the aggregates read each several
+         * times). */
+        size_t len = (size_t)snprintf(sql, sizeof sql,
+                                      "WITH d AS MATERIALIZED (SELECT d.layer, d.head, d.oracle_logit, d.qada_logit,"
+                                      " d.qada_bulk_logit, d.theta_logit, d.far_std > SQRT(2 * LN(t.n_far)) AS frozen"
+                                      " FROM decided d JOIN tokens t USING(run_id, pos) WHERE d.run_id = ?1 AND"
+                                      " d.far_std IS NOT NULL AND t.n_far > 1 AND d.oracle_logit IS NOT NULL)"
+                                      " SELECT layer, head, COUNT(*) AS n, ROUND(AVG(frozen), 4) AS frozen_share");
+        for (int c = 0; c < 2; c++)
+            for (int k = 0; k < 2; k++) {
+                snprintf(tag, sizeof tag, "%s_%s", tags[c], side_tags[k]);
+                regime_rates(part, sizeof part, cols[c], tag, sides[k]);
+                len += (size_t)snprintf(sql + len, sizeof sql - len, "%s", part);
+            }
+        snprintf(sql + len, sizeof sql - len, " FROM d GROUP BY layer, head ORDER BY layer, head");
+    }
     fprintf(out, "\nper head, by regime of the far scores (frozen: sigma > sqrt(2 ln n_far), where the Gaussian"
                  " sum overshoots;\ncalm: at or below), precision _p and recall _r against the oracle:\n");
     return print_sql(s, sql, run, run, out, e);
@@ -185,76 +201,133 @@ static int first_divergence(Store *s, int64_t a, int64_t b, int *pos, Err *e) {
     return 0;
 }
 
-/* The decisions both runs a (?1) and b (?2) have, at positions with far
- * keys in both, as rows x and y, and x's layer, head and position: in
- * version 4 each x finds its y by key (the same key in run b), reading run
- * a's key range only; older files join their decided views. */
+/* One head's sums over the decisions both runs have: pairs, flips each
+ * way, each run's globals and known gates, the gates that differ and the
+ * pairs where both are known, the first position that differs (-1). */
 typedef struct {
-    const char *from, *layer, *head, *pos;
-} DiffSql;
+    int64_t n, down, up, sx, cx, sy, cy, d, cd, fp;
+} DiffHead;
 
-static DiffSql diff_sql(const Store *s) {
-    static const DiffSql bits = {
-        /* n_far is 0 on a prefix of positions (t < window + sinks): start past both runs' */
-        " FROM decision_bits x JOIN decision_bits y ON y.k = x.k + ((?2 - ?1) << 48)"
-        " WHERE x.k BETWEEN (?1 << 48) | (MAX((SELECT COUNT(*) FROM tokens WHERE run_id = ?1 AND n_far = 0),"
-        " (SELECT COUNT(*) FROM tokens WHERE run_id = ?2 AND n_far = 0)) << 28) AND ((?1 + 1) << 48) - 1",
-        STORE_SQL_LAYER("x.k"), STORE_SQL_HEAD("x.k"), STORE_SQL_POS("x.k")};
-    static const DiffSql rows = {
-        " FROM decided x JOIN decided y ON y.run_id=?2 AND y.pos=x.pos AND y.layer=x.layer AND y.head=x.head"
-        " WHERE x.run_id=?1", "x.layer", "x.head", "x.pos"};
-    return s->version >= 4 ? bits : rows;
+/* Files before version 4: the decided views of the two runs joined, at
+ * positions with far keys in both. */
+static int diff_sums_rows(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, DiffHead *dh, Err *e) {
+    sqlite3_stmt *st;
+    if (store_prepare(s, "SELECT x.layer, x.head, COUNT(*), SUM(x.gate=1 AND y.gate=0), SUM(x.gate=0 AND y.gate=1),"
+                         " SUM(x.gate), COUNT(x.gate), SUM(y.gate), COUNT(y.gate), SUM(x.gate<>y.gate),"
+                         " COUNT(x.gate<>y.gate), MIN(CASE WHEN x.gate<>y.gate THEN x.pos END)"
+                         " FROM decided x JOIN decided y ON y.run_id=?2 AND y.pos=x.pos AND y.layer=x.layer"
+                         " AND y.head=x.head WHERE x.run_id=?1 GROUP BY 1, 2", &st, e))
+        return -1;
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int l = sqlite3_column_int(st, 0), h = sqlite3_column_int(st, 1);
+        if (l < 0 || l >= n_layers || h < 0 || h >= n_heads) continue; /* not this shape: the reader bounds it */
+        int64_t v[10];
+        for (int i = 0; i < 10; i++) v[i] = sqlite3_column_int64(st, 2 + i);
+        if (sqlite3_column_type(st, 11) == SQLITE_NULL) v[9] = -1;
+        DiffHead *o = &dh[(size_t)l * n_heads + h];
+        *o = (DiffHead){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]};
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : store_sql_err(s->db, s->path, "compare failed", e);
 }
 
-/* One pass over the decisions both runs have, per head, as the text of a
- * CTE `h` (layer, head, n, down, up, sx, cx, sy, cy, d, cd, fp: the sums and
- * counts of each gate and of their difference, the first position that
- * differs), so the per-layer and per-head tables read it instead of
- * joining the two runs again. Appended to *cte (sqlite3_str). */
-#define DIFF_AGGREGATES                                                                                        \
-    ", COUNT(*), SUM(x.gate=1 AND y.gate=0), SUM(x.gate=0 AND y.gate=1), SUM(x.gate), COUNT(x.gate), SUM(y.gate),"  \
-    " COUNT(y.gate), SUM(x.gate<>y.gate), COUNT(x.gate<>y.gate), MIN(CASE WHEN x.gate<>y.gate THEN %s END)"
-static void cte_row(sqlite3_str *cte, sqlite3_stmt *st, int first) {
-    sqlite3_str_appendall(cte, first ? "(" : ",(");
-    for (int i = 0; i < 12; i++) {
-        const unsigned char *v = sqlite3_column_text(st, i);
-        sqlite3_str_appendf(cte, "%s%s", i ? "," : "", v ? (const char *)v : "NULL");
+/* A cursor over one run's gates by key, from position `from` on. */
+static int gate_cursor(Store *s, int64_t run, int from, sqlite3_stmt **st, Err *e) {
+    if (store_prepare(s, "SELECT k, gate FROM decision_bits WHERE k BETWEEN ?1 AND ?2 ORDER BY k", st, e)) return -1;
+    sqlite3_bind_int64(*st, 1, store_k(run, from, 0, 0));
+    sqlite3_bind_int64(*st, 2, ((run + 1) << STORE_K_RUN) - 1);
+    return 0;
+}
+
+/* Version 4: both runs' key ranges read in key order and merged here
+ * (the same position, layer and head pair up), past the positions
+ * without far keys in either (n_far is 0 on a prefix of positions): two
+ * sequential scans instead of a key lookup per decision. */
+static int diff_sums_bits(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, DiffHead *dh, Err *e) {
+    sqlite3_stmt *st, *x = NULL, *y = NULL;
+    if (store_prepare(s, "SELECT MAX((SELECT COUNT(*) FROM tokens WHERE run_id = ?1 AND n_far = 0),"
+                         " (SELECT COUNT(*) FROM tokens WHERE run_id = ?2 AND n_far = 0))", &st, e))
+        return -1;
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    int from = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    if (from < 0 || from >= 1 << (STORE_K_RUN - STORE_K_POS)) return 0; /* nothing past it can be keyed */
+    if (gate_cursor(s, a, from, &x, e) || gate_cursor(s, b, from, &y, e)) { sqlite3_finalize(x); return -1; }
+    int rx = sqlite3_step(x), ry = sqlite3_step(y);
+    const int64_t mask = ((int64_t)1 << STORE_K_RUN) - 1;
+    while (rx == SQLITE_ROW && ry == SQLITE_ROW) {
+        int64_t kx = sqlite3_column_int64(x, 0) & mask, ky = sqlite3_column_int64(y, 0) & mask;
+        if (kx != ky) {
+            if (kx < ky) rx = sqlite3_step(x);
+            else ry = sqlite3_step(y);
+            continue;
+        }
+        int l = (int)(kx >> STORE_K_LAYER & 1023), h = (int)(kx & 262143), pos = (int)(kx >> STORE_K_POS);
+        if (l < n_layers && h < n_heads) {
+            DiffHead *o = &dh[(size_t)l * n_heads + h];
+            /* NULL (not known) is the only gate left out, as SQL's sums leave it */
+            int knx = sqlite3_column_type(x, 1) != SQLITE_NULL, kny = sqlite3_column_type(y, 1) != SQLITE_NULL;
+            int64_t gx = sqlite3_column_int64(x, 1), gy = sqlite3_column_int64(y, 1);
+            o->n++;
+            if (knx) o->sx += gx, o->cx++;
+            if (kny) o->sy += gy, o->cy++;
+            if (knx && kny) {
+                o->cd++;
+                o->down += gx == 1 && gy == 0, o->up += gx == 0 && gy == 1;
+                if (gx != gy && !o->d++) o->fp = pos; /* keys ascend: the first is the lowest position */
+            }
+        }
+        rx = sqlite3_step(x), ry = sqlite3_step(y);
     }
-    sqlite3_str_appendall(cte, ")");
+    sqlite3_finalize(x), sqlite3_finalize(y);
+    if ((rx != SQLITE_ROW && rx != SQLITE_DONE) || (ry != SQLITE_ROW && ry != SQLITE_DONE))
+        return store_sql_err(s->db, s->path, "compare failed", e);
+    return 0;
+}
+
+/* One head's sums as a row of the CTE `h`: NULL where SQL's SUM or MIN
+ * over no values would give NULL. */
+static void cte_row(sqlite3_str *cte, int l, int h, const DiffHead *o, int first) {
+    char sx[24] = "NULL", sy[24] = "NULL", d[24] = "NULL", fp[24] = "NULL";
+    if (o->cx) snprintf(sx, sizeof sx, "%lld", (long long)o->sx);
+    if (o->cy) snprintf(sy, sizeof sy, "%lld", (long long)o->sy);
+    if (o->cd) snprintf(d, sizeof d, "%lld", (long long)o->d);
+    if (o->fp >= 0) snprintf(fp, sizeof fp, "%lld", (long long)o->fp);
+    sqlite3_str_appendf(cte, "%s(%d,%d,%lld,%lld,%lld,%s,%lld,%s,%lld,%s,%lld,%s)", first ? "" : ",", l, h,
+                        (long long)o->n, (long long)o->down, (long long)o->up, sx, (long long)o->cx, sy,
+                        (long long)o->cy, d, (long long)o->cd, fp);
 }
 
 /* Gate flips from run a to run b as a layer × head map: one character per
  * head ('.' none, digit d: flipped in up to d tenths of its decisions), each
  * layer's flips by direction at the row's end, and the totals above; the
- * per-head sums for the tables after it into cte. */
+ * per-head sums, as a CTE `h` (layer, head, n, down, up, sx, cx, sy, cy, d,
+ * cd, fp), into cte for the tables after it (one pass over the decisions
+ * both runs have). */
 static int print_flip_map(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, sqlite3_str *cte, FILE *out,
                           Err *e) {
-    DiffSql d = diff_sql(s);
-    char sql[1400], agg[400];
-    snprintf(agg, sizeof agg, DIFF_AGGREGATES, d.pos);
-    snprintf(sql, sizeof sql, "SELECT %s AS layer, %s AS head%s%s GROUP BY 1, 2", d.layer, d.head, agg, d.from);
     size_t cells = (size_t)n_layers * (size_t)n_heads;
-    int64_t *c = calloc(cells * 3, sizeof *c), tot[3] = {0, 0, 0};
-    sqlite3_stmt *st = NULL;
-    if (!c) return err_set(e, "out of memory");
-    if (store_prepare(s, sql, &st, e)) { free(c); return -1; }
-    sqlite3_bind_int64(st, 1, a);
-    sqlite3_bind_int64(st, 2, b);
-    int rc, rows = 0;
-    sqlite3_str_appendall(cte, "WITH h(layer, head, n, down, up, sx, cx, sy, cy, d, cd, fp) AS (");
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int l = sqlite3_column_int(st, 0), h = sqlite3_column_int(st, 1);
-        if (l < 0 || l >= n_layers || h < 0 || h >= n_heads) continue; /* not this shape: the reader bounds it */
-        if (!rows++) sqlite3_str_appendall(cte, "VALUES");
-        cte_row(cte, st, rows == 1);
-        for (int k = 0; k < 3; k++) {
-            c[((size_t)l * n_heads + h) * 3 + k] = sqlite3_column_int64(st, 2 + k);
-            tot[k] += sqlite3_column_int64(st, 2 + k);
-        }
+    DiffHead *dh = calloc(cells, sizeof *dh);
+    int64_t tot[3] = {0, 0, 0};
+    if (!dh) return err_set(e, "out of memory");
+    for (size_t i = 0; i < cells; i++) dh[i].fp = -1;
+    if ((s->version >= 4 ? diff_sums_bits : diff_sums_rows)(s, a, b, n_layers, n_heads, dh, e)) {
+        free(dh);
+        return -1;
     }
-    sqlite3_finalize(st);
+    int rows = 0;
+    sqlite3_str_appendall(cte, "WITH h(layer, head, n, down, up, sx, cx, sy, cy, d, cd, fp) AS (");
+    for (size_t i = 0; i < cells; i++) {
+        if (!dh[i].n) continue; /* no pair: no group */
+        if (!rows++) sqlite3_str_appendall(cte, "VALUES");
+        cte_row(cte, (int)(i / n_heads), (int)(i % n_heads), &dh[i], rows == 1);
+        tot[0] += dh[i].n, tot[1] += dh[i].down, tot[2] += dh[i].up;
+    }
     sqlite3_str_appendall(cte, rows ? ") " : "SELECT 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 WHERE 0) ");
-    if (rc != SQLITE_DONE) { free(c); return store_sql_err(s->db, s->path, "compare failed", e); }
     fprintf(out, "\ngate flips per head, run %lld -> run %lld: %lld global->local (-), %lld local->global (+) of %lld"
                  " decisions; the gates agree on %.2f%%\n", (long long)a, (long long)b, (long long)tot[1],
             (long long)tot[2], (long long)tot[0], tot[0] ? 100.0 * (tot[0] - tot[1] - tot[2]) / tot[0] : 100.0);
@@ -267,15 +340,15 @@ static int print_flip_map(Store *s, int64_t a, int64_t b, int n_layers, int n_he
         int64_t down = 0, up = 0;
         fprintf(out, "L%-3d ", l);
         for (int h = 0; h < n_heads; h++) {
-            const int64_t *k = &c[((size_t)l * n_heads + h) * 3];
-            int64_t f = k[1] + k[2];
-            int d = f == 0 || k[0] == 0 ? 0 : (int)((f * 10 + k[0] - 1) / k[0]);
+            const DiffHead *k = &dh[(size_t)l * n_heads + h];
+            int64_t f = k->down + k->up;
+            int d = f == 0 || k->n == 0 ? 0 : (int)((f * 10 + k->n - 1) / k->n);
             fputc(d == 0 ? '.' : '0' + (d > 9 ? 9 : d), out);
-            down += k[1], up += k[2];
+            down += k->down, up += k->up;
         }
         fprintf(out, "  -%lld +%lld\n", (long long)down, (long long)up);
     }
-    free(c);
+    free(dh);
     return 0;
 }
 

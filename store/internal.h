@@ -139,10 +139,26 @@ void store_bind_top(sqlite3_stmt *st, int i, const StepTrace *t, int c, int r);
     ", " word "_tp INTEGER, " word "_fp INTEGER, " word "_fn INTEGER, " word "_tn INTEGER"
 #define STORE_TOT_MEANS ", score_sum REAL, score_n INTEGER, oracle_mass_sum REAL, oracle_mass_n INTEGER," \
     " oracle_err_sum REAL, oracle_err_n INTEGER, keys_read INTEGER"
+/* The regime split compare prints, counted as the run is written so that
+ * it reads O(heads) rows: per side of the far scores' regime (calm: σ <=
+ * √(2 ln n_far); frozen: above), over the decisions with far_std, an
+ * oracle value and n_far > 1: how many, the oracle's globals, and for
+ * qada and qada_bulk the globals they predict and the true positives. */
+#define STORE_TOT_SIDE(side) ", " side "_n INTEGER, " side "_oracle_global INTEGER"                        \
+    ", qada_" side "_global INTEGER, qada_" side "_tp INTEGER"                                           \
+    ", bulk_" side "_global INTEGER, bulk_" side "_tp INTEGER"
+#define STORE_TOT_REGIMES STORE_TOT_SIDE("calm") STORE_TOT_SIDE("frozen")
 #define STORE_TOT_COLUMNS                                                                                \
     "run_id INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT NULL, n INTEGER NOT NULL"            \
     PRED_TABLE(DECIDE_IN_SQL, STORE_TOT_COUNTS) PRED_TABLE(DECIDE_LABEL, STORE_TOT_COUNTS)                   \
-    PRED_TABLE(DECIDE_IN_SQL, STORE_TOT_CELLS) STORE_TOT_MEANS
+    PRED_TABLE(DECIDE_IN_SQL, STORE_TOT_CELLS) STORE_TOT_MEANS STORE_TOT_REGIMES
+
+/* The regime split's sides and, per side, its counts (STORE_TOT_SIDE's
+ * order): decisions, oracle globals, qada's globals and true positives,
+ * qada_bulk's. */
+enum { STORE_SIDE_CALM, STORE_SIDE_FROZEN, STORE_N_SIDES };
+enum { STORE_REG_N, STORE_REG_ORACLE, STORE_REG_QADA, STORE_REG_QADA_TP, STORE_REG_BULK, STORE_REG_BULK_TP,
+       STORE_N_REG };
 
 /* The means head_totals keeps: router score, oracle mass, oracle error. */
 enum { STORE_MEAN_SCORE, STORE_MEAN_MASS, STORE_MEAN_ERR, STORE_N_MEANS };
@@ -155,6 +171,7 @@ typedef struct {
     double sum[STORE_N_MEANS];
     long count[STORE_N_MEANS];
     long keys_read;
+    long regime[STORE_N_SIDES][STORE_N_REG]; /* the regime split (STORE_TOT_REGIMES) */
 } StoreHeadTotal;
 
 /* A run's totals as its writer keeps them in memory between commits. */

@@ -58,7 +58,7 @@ static const DecidePred COLUMN_PREDS[] = {PRED_TABLE(DECIDE_IN_SQL, LAYOUT_ID) P
 #define N_COUNTED (sizeof COLUMN_PREDS / sizeof COLUMN_PREDS[0])
 #define N_CELLS DECIDE_N_SQL
 /* run_id, layer, head, n; made and global each; four cells each; the means and keys_read */
-#define N_COLUMNS (4 + 2 * N_COUNTED + 4 * N_CELLS + 2 * STORE_N_MEANS + 1)
+#define N_COLUMNS (4 + 2 * N_COUNTED + 4 * N_CELLS + 2 * STORE_N_MEANS + 1 + STORE_N_SIDES * STORE_N_REG)
 
 void store_totals_free(StoreTotals *tt) {
     free(tt->head);
@@ -83,7 +83,9 @@ static void read_total(sqlite3_stmt *st, StoreHeadTotal *h) {
         h->sum[m] = sqlite3_column_double(st, c++);
         h->count[m] = (long)sqlite3_column_int64(st, c++);
     }
-    h->keys_read = (long)sqlite3_column_int64(st, c);
+    h->keys_read = (long)sqlite3_column_int64(st, c++);
+    for (int k = 0; k < STORE_N_SIDES; k++)
+        for (int i = 0; i < STORE_N_REG; i++) h->regime[k][i] = (long)sqlite3_column_int64(st, c++);
 }
 
 /* The run's shape and thresholds from its row. */
@@ -156,6 +158,21 @@ static void add_cell(StoreTotals *tt, const StepTrace *t, int c, int keys) {
     if (keys >= 0) h->keys_read += keys;
 }
 
+/* One cell into its head's regime split, with the comparisons compare's
+ * SQL made on the stored values (doubles of the float32s; NaN is NULL
+ * there and counts nowhere here either). */
+static void add_regime(StoreTotals *tt, const StepTrace *t, int c) {
+    if (t->n_far <= 1 || isnan(t->far_std[c]) || isnan(t->oracle_logit[c])) return;
+    long *r = tt->head[c].regime[(double)t->far_std[c] > sqrt(2 * log((double)t->n_far))];
+    double theta = tt->theta_logit; /* NaN (not recorded): nothing is above it */
+    int oracle = (double)t->oracle_logit[c] > theta;
+    int qada = (double)t->qada_logit[c] > theta, bulk = (double)t->qada_bulk_logit[c] > theta;
+    r[STORE_REG_N]++;
+    r[STORE_REG_ORACLE] += oracle;
+    r[STORE_REG_QADA] += qada, r[STORE_REG_QADA_TP] += qada && oracle;
+    r[STORE_REG_BULK] += bulk, r[STORE_REG_BULK_TP] += bulk && oracle;
+}
+
 void store_totals_add(StoreTotals *tt, const StepTrace *t, StoreStepCounts *sc) {
     memset(sc, 0, sizeof *sc);
     int choice = decide_has_choice(t);
@@ -164,7 +181,7 @@ void store_totals_add(StoreTotals *tt, const StepTrace *t, StoreStepCounts *sc) 
         int label = isnan(tt->theta_logit) ? -1 : decide_logit(t->oracle_logit[c], tt->theta_logit);
         if (keys >= 0) sc->n_gate++, sc->n_global += t->gate[c] == 1, sc->keys_read += keys;
         if (label >= 0) sc->n_oracle++, sc->n_oracle_global += label;
-        if (choice) add_cell(tt, t, c, keys);
+        if (choice) add_cell(tt, t, c, keys), add_regime(tt, t, c);
     }
 }
 
@@ -206,7 +223,9 @@ int store_totals_write(StoreTotals *tt, sqlite3 *db) {
             bind_sum(st, b++, h->sum[m]);
             sqlite3_bind_int64(st, b++, h->count[m]);
         }
-        sqlite3_bind_int64(st, b, h->keys_read);
+        sqlite3_bind_int64(st, b++, h->keys_read);
+        for (int k = 0; k < STORE_N_SIDES; k++)
+            for (int i = 0; i < STORE_N_REG; i++) sqlite3_bind_int64(st, b++, h->regime[k][i]);
         rc = sqlite3_step(st);
         sqlite3_reset(st);
         rc = rc == SQLITE_DONE ? SQLITE_OK : rc;

@@ -176,6 +176,27 @@ static char *rate_columns(const char *W) {
     return s;
 }
 
+/* The regime split compare prints, kept in head_totals, against the rows:
+ * per head and side of sigma = sqrt(2 ln n_far), the decisions with an
+ * oracle value and the globals and true positives of qada and qada_bulk. */
+static void check_regimes(sqlite3 *h, int64_t run) {
+    static const char *const side[2] = {"calm", "frozen"}, *const test[2] = {"NOT f", "f"};
+    for (int k = 0; k < 2; k++) {
+        char *got = sqlite3_mprintf("SELECT layer, head, %s_n, %s_oracle_global, qada_%s_global, qada_%s_tp,"
+                                    " bulk_%s_global, bulk_%s_tp FROM head_totals WHERE run_id = %lld"
+                                    " AND %s_n > 0 ORDER BY layer, head", side[k], side[k], side[k], side[k], side[k],
+                                    side[k], (long long)run, side[k]);
+        char *want = sqlite3_mprintf(
+            "SELECT layer, head, COUNT(*), TOTAL(o), TOTAL(q), TOTAL(q AND o), TOTAL(b), TOTAL(b AND o) FROM"
+            " (SELECT d.layer, d.head, d.far_std > SQRT(2 * LN(d.n_far)) AS f, d.oracle_logit > r.theta_logit AS o,"
+            " COALESCE(d.qada_logit > r.theta_logit, 0) AS q, COALESCE(d.qada_bulk_logit > r.theta_logit, 0) AS b"
+            " FROM temp.dx d JOIN runs r USING(run_id) WHERE d.n_far > 1 AND d.far_std IS NOT NULL"
+            " AND d.oracle_logit IS NOT NULL) WHERE %s GROUP BY layer, head ORDER BY layer, head", test[k]);
+        same_rows(h, got, want, side[k]);
+        sqlite3_free(got), sqlite3_free(want);
+    }
+}
+
 /* Every summary view of run `run` in h against the recomputation. */
 static void check_summaries(sqlite3 *h, int64_t run) {
     make_recomputation(h, run);
@@ -233,6 +254,7 @@ static void check_summaries(sqlite3 *h, int64_t run) {
                            " FROM hx", r, r, r, r);
     CHECK(same_rows(h, got, want, "run_summary") == 1);
     sqlite3_free(got), sqlite3_free(want);
+    check_regimes(h, run);
 }
 
 /* A run written the way record writes it (half a million decisions, NaN,
@@ -249,6 +271,68 @@ TEST(store_v4_summaries_equal_a_recomputation_from_the_rows) {
     CHECK(test_db_scalar(db, "SELECT COUNT(*) FROM tokens WHERE n_far = 0") == WINDOW + SINKS);
     check_summaries(h, run);
     sqlite3_close(h);
+    /* both sides of the regime split hold decisions (far_std takes every kind of float) */
+    CHECK(test_db_scalar(db, "SELECT MIN(calm_n) FROM head_totals") > 100);
+    CHECK(test_db_scalar(db, "SELECT MIN(frozen_n) FROM head_totals") > 5);
+    test_db_fresh(db);
+}
+
+/* The diff of two runs (compare --run 1 --run 2, two key-ordered scans
+ * merged in C) against a join of the decisions view's rows: the flips
+ * each way and, per layer, the pairs, each run's global share and the
+ * gates that differ, over the positions both runs have with far keys
+ * (run 2 shorter, some gates unknown). */
+TEST(store_v4_diff_equals_a_join_of_the_rows) {
+    const char *db = test_tmp("v4_diff.db");
+    test_db_fresh(db);
+    CHECK_INT((int)record_run(db, 4, 8, 300, 2, 7), 1);
+    CHECK_INT((int)record_run(db, 4, 8, 250, 2, 8), 2);
+    int st;
+    char *out = test_runf(&st, "%s compare --db %s --run 1 --run 2", test_bin(), db);
+    CHECK_MSG(st == 0 && out, "%s", out ? out : "");
+    sqlite3 *h;
+    CHECK(sqlite3_open_v2(db, &h, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK); /* TEMP tables only */
+    CHECK(sqlite3_exec(h, "CREATE TEMP TABLE x AS SELECT pos, layer, head, gate FROM decisions d JOIN tokens t"
+                          " USING(run_id, pos) WHERE run_id = 1 AND t.n_far <> 0;"
+                          "CREATE TEMP TABLE y AS SELECT pos, layer, head, gate FROM decisions d JOIN tokens t"
+                          " USING(run_id, pos) WHERE run_id = 2 AND t.n_far <> 0;"
+                          "CREATE INDEX temp.yk ON y(pos, layer, head);", NULL, NULL, NULL) == SQLITE_OK);
+    static const char pairs[] = " FROM x JOIN y USING(pos, layer, head)";
+    sqlite3_stmt *q;
+    char *sql = sqlite3_mprintf("SELECT SUM(x.gate = 1 AND y.gate = 0), SUM(x.gate = 0 AND y.gate = 1), COUNT(*)%s",
+                                pairs);
+    CHECK(sqlite3_prepare_v2(h, sql, -1, &q, NULL) == SQLITE_OK);
+    sqlite3_free(sql);
+    CHECK(sqlite3_step(q) == SQLITE_ROW);
+    char want[200];
+    snprintf(want, sizeof want, "run 1 -> run 2: %lld global->local (-), %lld local->global (+) of %lld decisions",
+             sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1), sqlite3_column_int64(q, 2));
+    CHECK(sqlite3_column_int64(q, 0) > 100 && sqlite3_column_int64(q, 2) == (250 - WINDOW - SINKS) * 32);
+    CHECK_MSG(out && strstr(out, want), "want '%s' in:\n%s", want, out ? out : "");
+    sqlite3_finalize(q);
+    sql = sqlite3_mprintf("SELECT layer, COUNT(*), AVG(x.gate), AVG(y.gate), SUM(x.gate <> y.gate)%s"
+                                " GROUP BY layer ORDER BY layer", pairs);
+    CHECK(sqlite3_prepare_v2(h, sql, -1, &q, NULL) == SQLITE_OK);
+    sqlite3_free(sql);
+    const char *at = out ? strstr(out, "gates per layer") : NULL;
+    at = at ? strstr(at, "-----\n") : NULL; /* the table's rule: its rows follow */
+    int rows = 0;
+    while (at && sqlite3_step(q) == SQLITE_ROW) {
+        int layer;
+        long n, differ;
+        double ga, gb;
+        at = strchr(at, '\n') + 1;
+        CHECK_MSG(sscanf(at, "%d %ld %lf %lf %ld", &layer, &n, &ga, &gb, &differ) == 5, "row: %.80s", at);
+        CHECK_INT(layer, sqlite3_column_int(q, 0));
+        CHECK_INT((int)n, sqlite3_column_int(q, 1));
+        CHECK(fabs(ga - sqlite3_column_double(q, 2)) <= 5e-5 && fabs(gb - sqlite3_column_double(q, 3)) <= 5e-5);
+        CHECK_INT((int)differ, sqlite3_column_int(q, 4));
+        rows++;
+    }
+    CHECK_INT(rows, 4);
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+    free(out);
     test_db_fresh(db);
 }
 
@@ -382,6 +466,21 @@ TEST(store_v4_upgraded_fixtures_answer_as_before) {
             free(a), free(b);
         }
         CHECK_INT((int)test_db_scalar(ro, "PRAGMA user_version"), v); /* left as it was */
+        /* compare's regime split: over the rows in the old file, from the totals in the upgraded one */
+        int st1, st2;
+        a = test_runf(&st1, "%s compare --db %s --run 1", test_bin(), ro);
+        b = test_runf(&st2, "%s compare --db %s --run 1", test_bin(), rw);
+        CHECK_MSG(st1 == st2 && a && b && !strcmp(a, b), "v%d compare:\nread-only %s\nupgraded %s", v, a ? a : "",
+                  b ? b : "");
+        if (v == 3) CHECK_MSG(b && strstr(b, "by regime of the far scores"), "%s", b ? b : "");
+        free(a), free(b);
+        if (v == 1) { /* the diff: the old file's rows joined, the upgraded one's keys merged */
+            a = test_runf(&st1, "%s compare --db %s --run 1 --run 2", test_bin(), ro);
+            b = test_runf(&st2, "%s compare --db %s --run 1 --run 2", test_bin(), rw);
+            CHECK_MSG(st1 == 0 && st2 == 0 && a && b && !strcmp(a, b) && strstr(b, "gate flips per head"),
+                      "diff:\nread-only %s\nupgraded %s", a ? a : "", b ? b : "");
+            free(a), free(b);
+        }
         sqlite3 *h;
         CHECK(sqlite3_open_v2(rw, &h, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK);
         check_summaries(h, 1);
