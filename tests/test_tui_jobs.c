@@ -201,10 +201,13 @@ TEST(tui_jobs_keys_answered_while_a_large_run_is_summarised_and_diffed) {
     char *s = tmux_capture(&t);
     int computing = s && strstr(s, "computing the diff with the parent run");
     free(s);
-    if (computing) { /* Esc stops it */
-        dt = key_wait(&t, "Escape", "cancel", 0, &w);
-        CHECK_MSG(dt >= 0 && dt <= KEY_WAIT_WORST, "Esc answered in %.3f s", dt);
-        WAIT(&t, "the diff with the parent run cancelled after", 5);
+    if (computing) { /* Esc stops it, unless it ends between the look and the key */
+        double t0 = clock_now();
+        tmux_keys(&t, "Escape");
+        int ok = wait_either(&t, "the diff with the parent run cancelled after", "diff over positions 0-1123", 5);
+        dt = clock_now() - t0;
+        if (dt > w.worst) w.worst = dt;
+        CHECK_MSG(ok && dt <= KEY_WAIT_WORST, "Esc answered in %.3f s", dt);
     }
 
     /* v: the per-head rates are read back from the database off the UI thread too */
@@ -288,7 +291,10 @@ TEST(tui_jobs_long_run_loads_and_answers_keys_while_jobs_run) {
     char *scr = tmux_capture(&t);
     const char *range = scr ? strstr(scr, "generated \xc2\xb7 pos ") : NULL;
     int a = -1, b = -1;
-    CHECK_MSG(range && sscanf(range, "generated \xc2\xb7 pos %d-%d of 4000", &a, &b) == 2 && b == 3999 && a > 0,
+    /* no multibyte character in the format: under the C.UTF-8 locale other
+     * tests set, sscanf matches none */
+    const char *nums = range ? strstr(range, " pos ") : NULL;
+    CHECK_MSG(nums && sscanf(nums, " pos %d-%d of 4000", &a, &b) == 2 && b == 3999 && a > 0,
               "token pane title: %.80s", range ? range : "(none)");
     free(scr);
     /* the cursor moves a position at a time, PgUp a column's worth */
@@ -330,7 +336,7 @@ TEST(tui_jobs_long_run_loads_and_answers_keys_while_jobs_run) {
 
     /* t: tau one step down re-scores every recorded decision, a slice a frame */
     tmux_keys(&t, "t");
-    WAIT(&t, "replay re-scored at tau 0.45", 10);
+    WAIT(&t, "replay re-scored at tau 0.45", 60);
     WAIT(&t, "\xcf\x84 0.45", 1);
 
     double mi = waits_median(&idle), mb = waits_median(&busy), ml = waits_median(&load);
