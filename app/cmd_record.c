@@ -7,6 +7,7 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "app/progress.h"
+#include "app/record_prefill.h"
 #include "app/run_info.h"
 #include "engine/session.h"
 #include "store/store.h"
@@ -60,69 +61,22 @@ typedef struct {
     ArgsShard shard;     /* --shard I/N: the lines (k-1) mod N = I only */
 } RecordOpts;
 
-/* Write steps and say which are durable; returns -1 when the store failed.
- * *pending is the last position written but not yet committed, or -1. */
-static int write_steps(Store *st, int64_t run, StepTrace **t, int n, int progress, int *pending, Err *e) {
-    for (int i = 0; i < n; i++) {
-        int committed = 0;
-        if (store_write_step(st, run, t[i], &committed, e)) return -1;
-        *pending = committed ? -1 : t[i]->pos;
-        if (progress && committed) fprintf(stderr, "committed pos %d\n", t[i]->pos);
-    }
-    return 0;
-}
-
-/* The prefill's traces, written chunk by chunk as they are fed: only one
- * chunk's traces are held at a time (a 32 768-token prompt of 256 heads
- * would otherwise hold ~650 MB of them), and what was fed is in the file
- * a chunk later, not after the whole prompt. */
-typedef struct {
-    Store *st;
-    int64_t run;
-    const RecordOpts *ro;
-    const Config *c;
-    int n;        /* positions the prefill feeds */
-    int pending;  /* the last position written but not committed, or -1 */
-    int failed;   /* a write (or an allocation) failed: e says why */
-    Err *e;
-} PrefillWrite;
-
-/* Allocate the traces of positions [from, min(from + chunk, n)); 0 or -1. */
-static int alloc_chunk(StepTrace **pre, int from, const PrefillWrite *w) {
-    for (int i = from; i < w->n && i < from + PROGRESS_PREFILL_CHUNK; i++)
-        if (!pre[i] && !(pre[i] = trace_new_top(w->c->n_layers, w->c->n_heads, (int)w->ro->attn_top))) return -1;
-    return 0;
-}
-
-static int write_chunk(void *user, StepTrace **pre, int from, int to) {
-    PrefillWrite *w = user;
-    int rc = write_steps(w->st, w->run, pre + from, to - from, w->ro->progress, &w->pending, w->e);
-    for (int i = from; i < to; i++) trace_free(pre[i]), pre[i] = NULL;
-    if (rc == 0 && alloc_chunk(pre, to, w)) rc = err_set(w->e, "out of memory");
-    w->failed = rc != 0;
-    return rc;
-}
-
 static int record_session(Session *s, Store *st, int64_t run, const RecordOpts *ro, Err *e) {
     const Config *c = &s->model->c;
-    int n = session_prompt_pending(s), rc = -1;
-    PrefillWrite w = {.st = st, .run = run, .ro = ro, .c = c, .n = n, .pending = -1, .e = e};
-    StepTrace **pre = calloc(n > 0 ? n : 1, sizeof *pre);
+    int rc = -1, fed, pending = -1;
     StepTrace *t = trace_new_top(c->n_layers, c->n_heads, (int)ro->attn_top);
-    if (!pre || !t || alloc_chunk(pre, 0, &w)) { err_set(e, "out of memory"); goto out; }
-    progress_prefill_into(s, pre, ro->progress, &g_stop, write_chunk, &w); /* stops early on Ctrl-C */
-    if (w.failed) goto out;
+    if (!t) { err_set(e, "out of memory"); goto out; }
+    /* stops early on Ctrl-C */
+    if (record_prefill(s, st, run, (int)ro->attn_top, ro->progress, &g_stop, &fed, &pending, e)) goto out;
     while (!g_stop && session_step(s, t)) {
-        if (write_steps(st, run, &t, 1, ro->progress, &w.pending, e)) goto out;
+        if (record_steps(st, run, &t, 1, ro->progress, &pending, e)) goto out;
         trace_clear(t);
     }
     if (store_flush(st, e)) goto out;
-    if (ro->progress && w.pending >= 0) fprintf(stderr, "committed pos %d\n", w.pending);
+    if (ro->progress && pending >= 0) fprintf(stderr, "committed pos %d\n", pending);
     if (app_session_error(s, e)) goto out; /* the run ends failed, not done */
     rc = 0;
 out:
-    for (int i = 0; pre && i < n; i++) trace_free(pre[i]);
-    free(pre);
     trace_free(t);
     return rc;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "app/eval_tasks.h"
+#include "app/record_prefill.h"
 #include "app/progress.h"
 #include "app/run_info.h"
 #include "engine/session.h"
@@ -184,7 +185,8 @@ out:
     return rc;
 }
 
-/* One item's run: the prompt fed whole, every position's trace written. */
+/* One item's run: the prompt fed whole, every position's trace written
+ * as its chunk is fed. */
 static int record_item(const AppLoaded *L, RunOpts *o, const TaskItem *it, const char *origin, Store *st, int threads,
                        Err *e) {
     Session s;
@@ -192,24 +194,19 @@ static int record_item(const AppLoaded *L, RunOpts *o, const TaskItem *it, const
     const Config *c = &L->model.c;
     if (session_init(&s, &L->model, &L->tok, &o->attn, c->seq_len, 0.0f, 1.0f, o->seed, threads, e)) return -1;
     int rc = -1, n = 0;
-    StepTrace **t = NULL;
     if (session_start_text(&s, it->prompt, strlen(it->prompt), e)) goto out;
     n = session_prompt_pending(&s);
-    if (!(t = calloc((size_t)n, sizeof *t))) { err_set(e, "out of memory"); goto out; }
-    for (int i = 0; i < n; i++)
-        if (!(t[i] = trace_new_top(c->n_layers, c->n_heads, EVAL_TASKS_ATTN_TOP))) { err_set(e, "out of memory"); goto out; }
     o->prompt = it->prompt, o->steps = n;
     if (app_run_info(o, L, &info, e)) goto out;
     snprintf(info.origin, sizeof info.origin, "%s", origin);
     if (store_run_begin(st, &info, e)) goto out;
-    int failed = session_prefill(&s, t) != n ? err_set(e, "the prefill stopped short") : app_session_error(&s, e);
-    for (int i = 0; i < n && !failed; i++) failed = store_write_step(st, info.run_id, t[i], NULL, e);
+    int fed = 0, pending = -1;
+    int failed = record_prefill(&s, st, info.run_id, EVAL_TASKS_ATTN_TOP, 0, NULL, &fed, &pending, e);
+    if (!failed) failed = fed != n ? err_set(e, "the prefill stopped short") : app_session_error(&s, e);
     Err e2; /* after a failed write the status update may fail too: the first error is the one to tell */
     int end = store_run_end(st, info.run_id, failed ? "failed" : "done", failed ? &e2 : e);
     rc = failed || end ? -1 : 0;
 out:
-    for (int i = 0; t && i < n; i++) trace_free(t[i]);
-    free(t);
     session_free(&s);
     return rc;
 }
