@@ -12,6 +12,7 @@
  * from its checkpoint ends where an uninterrupted one does.
  */
 #include <cblas.h>
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -43,7 +44,7 @@ static void train_help(void) {
          "                      [--seed S] [--resume CKPT] [--stop-after K] [--eval-seqs N] --out FILE\n"
          "       ahascope train --from-scratch --data FILE [--dims d,hidden,layers,heads,kv_heads,vocab,seq_len]\n"
          "                      [--vocab-file WORDS | --tokenizer T] [--steps N] [--batch B] [--seq-len T] [--lr LR]\n"
-         "                      [--seed S] [--resume CKPT] [--stop-after K] [--eval-seqs N] --out MODEL.bin\n"
+         "                      [--seed S] [--resume CKPT] [--stop-after K] [--eval-seqs N] [--curve FILE] --out MODEL.bin\n"
          "\n"
          "Learn one router vector per head (global iff sigmoid(x.w) > tau) by the straight-through estimator,\n"
          "loss = task + lambda * mean(r) over tokens, layers, heads.\n"
@@ -71,15 +72,21 @@ static void train_help(void) {
          "                 fallback, every printable ASCII character, and the words of --vocab-file (one\n"
          "                 per line, a leading space kept; default: a few filler and task words) with\n"
          "                 their prefixes. --model, --window, --objective, --train, --lambda, --tau,\n"
-         "                 --sinks, --self, --lr-model and --out-model do not apply.\n"
+         "                 --sinks, --self, --lr-model and --out-model do not apply. --steps 0 writes the\n"
+         "                 untrained model and its tokenizer (no --data): what `tasks --model` needs to\n"
+         "                 write task items in the new vocabulary. A --data file whose first character is\n"
+         "                 '{' holds task items (JSON lines from `tasks`): one sequence an item, BOS, the\n"
+         "                 prompt, a space, the answer and a full stop.\n"
          "Ctrl-C (or --stop-after K) writes FILE.ckpt (routers, tuned weights, AdamW moments, step), which\n"
-         "--resume continues exactly. A progress bar goes to stderr: step, loss, task loss, global share,\n"
-         "tokens/s, ETA.");
+         "--resume continues exactly (from scratch, the model so far goes to --out too, exit 130).\n"
+         "A progress bar goes to stderr: step, loss, task loss, global share,\n"
+         "tokens/s, ETA. --curve FILE appends a row every 50 steps (step, seq_len, batch, the steps' mean\n"
+         "loss; a header when FILE is new), so a resumed run continues its curve.");
 }
 
 typedef struct {
     RunOpts o;
-    const char *out, *out_model, *data, *resume, *objective, *train;
+    const char *out, *out_model, *data, *resume, *objective, *train, *curve;
     long steps, batch, seq_len, self_n, stop_after, eval_seqs;
     double lambda, lr, lr_model;
     int all;                 /* --train all (and --from-scratch) */
@@ -104,7 +111,7 @@ static int check_scratch(TrainOpts *t, Err *e) {
                     : t->have_sinks ? "--sinks" : t->have_self ? "--self" : t->lr_model > 0 ? "--lr-model"
                     : t->out_model ? "--out-model" : t->o.routers ? "--routers" : NULL;
     if (!t->out) return err_usage(e, "--out MODEL.bin is required (the checkpoint to write)");
-    if (!t->data) return err_usage(e, "--from-scratch needs --data FILE (the text to learn)");
+    if (!t->data && t->steps > 0) return err_usage(e, "--from-scratch needs --data FILE (the text to learn)");
     if (bad) return err_usage(e, "%s does not apply to --from-scratch (it builds and trains its own model)", bad);
     if (t->vocab_file && t->o.tokenizer) return err_usage(e, "--vocab-file and --tokenizer exclude each other");
     if (!t->dims) t->dims = "128,384,4,4,4,0,1024";
@@ -119,6 +126,7 @@ static int check_combination(TrainOpts *t, Err *e) {
     if (!t->objective) t->objective = "kl";
     if (!t->train) t->train = "routers";
     if (t->vocab_file || t->dims) return err_usage(e, "--%s needs --from-scratch", t->dims ? "dims" : "vocab-file");
+    if (t->steps == 0) return err_usage(e, "--steps 0 needs --from-scratch (it writes the untrained model)");
     if (!t->out) return err_usage(e, "--out FILE is required (the router file to write, e.g. --out r16.safetensors)");
     if (!t->o.have_window) return err_usage(e, "--window W is required");
     if (strcmp(t->objective, "kl") && strcmp(t->objective, "ce")) return err_usage(e, "--objective is kl or ce");
@@ -155,7 +163,8 @@ static int parse(int argc, char **argv, TrainOpts *t, Err *e) {
         const char **str = !strcmp(f, "--out") ? &t->out : !strcmp(f, "--data") ? &t->data
                          : !strcmp(f, "--resume") ? &t->resume : !strcmp(f, "--objective") ? &t->objective
                          : !strcmp(f, "--train") ? &t->train : !strcmp(f, "--out-model") ? &t->out_model
-                         : !strcmp(f, "--dims") ? &t->dims : !strcmp(f, "--vocab-file") ? &t->vocab_file : NULL;
+                         : !strcmp(f, "--dims") ? &t->dims : !strcmp(f, "--vocab-file") ? &t->vocab_file
+                         : !strcmp(f, "--curve") ? &t->curve : NULL;
         long *num = !strcmp(f, "--steps") ? &t->steps : !strcmp(f, "--batch") ? &t->batch
                   : !strcmp(f, "--seq-len") ? &t->seq_len : !strcmp(f, "--self") ? &t->self_n
                   : !strcmp(f, "--stop-after") ? &t->stop_after : !strcmp(f, "--eval-seqs") ? &t->eval_seqs : NULL;
@@ -163,7 +172,7 @@ static int parse(int argc, char **argv, TrainOpts *t, Err *e) {
                      : !strcmp(f, "--lr-model") ? &t->lr_model : NULL;
         const char *v = NULL;
         if (str) { if (!(*str = args_value(&a, e))) return -1; }
-        else if (num) { if (!(v = args_value(&a, e)) || args_int(f, v, num == &t->seq_len ? 2 : 1, 1 << 20, num, e)) return -1; }
+        else if (num) { if (!(v = args_value(&a, e)) || args_int(f, v, num == &t->seq_len ? 2 : num == &t->steps ? 0 : 1, 1 << 20, num, e)) return -1; }
         else if (real) { if (!(v = args_value(&a, e)) || args_float(f, v, real == &t->lambda ? 0 : 1e-9, 1e3, real, e)) return -1; }
         else return args_unknown(f, e);
     }
@@ -431,26 +440,52 @@ static void blas_note(void) {
 #endif
 }
 
+/* Steps a --curve row averages. */
+#define CURVE_EVERY 50
+
+/* --curve: open FILE to append to (a resumed run continues it), with the
+ * header when it is new. NULL and an error when it cannot be written. */
+static FILE *curve_open(const char *path, Err *e) {
+    FILE *f = fopen(path, "a");
+    if (!f) return err_set(e, "%s: cannot write the training curve: %s", path, strerror(errno)), NULL;
+    if (ftell(f) == 0) fprintf(f, "step\tseq_len\tbatch\tloss\n");
+    return f;
+}
+
 static int train_loop(Trainer *tr, Err *e) {
     TrainOpts *t = tr->t;
-    double t0 = clock_now(), loss = 0;
+    double t0 = clock_now(), loss = 0, sum = 0;
+    int summed = 0;
+    FILE *curve = t->curve ? curve_open(t->curve, e) : NULL;
+    if (t->curve && !curve) return -1;
     signal(SIGINT, on_int);
     train_flush_subnormals(); /* after the data is sampled, which stays as eval makes it */
     blas_note();
     while (tr->step < t->steps && !g_stop && !(t->stop_after && tr->step >= t->stop_after)) {
         if (train_step(tr, &loss, e)) {
             if (isatty(STDERR_FILENO)) fputc('\n', stderr); /* end the bar's line before the error's */
+            if (curve) fclose(curve);
             return -1;
         }
         progress(tr, loss, t0, tr->step == t->steps);
+        sum += loss, summed++;
+        if (curve && (tr->step % CURVE_EVERY == 0 || tr->step == t->steps)) {
+            fprintf(curve, "%ld\t%d\t%d\t%.5f\n", tr->step, tr->T, tr->B, sum / summed);
+            fflush(curve);
+            sum = 0, summed = 0;
+        }
     }
+    if (curve && fclose(curve)) return err_set(e, "%s: the training curve could not be written", t->curve);
     if (tr->step < t->steps) { /* interrupted: keep where we are */
         char ck[1100];
         snprintf(ck, sizeof ck, "%s.ckpt", t->out);
         if (save_checkpoint(tr, ck, e)) return -1;
-        char safe[4 * sizeof ck];
+        /* from scratch the weights so far are a model of their own: one can try it while it trains on */
+        if (t->scratch && save_model(tr, e)) return -1;
+        char safe[4 * sizeof ck], safe_out[4 * 1024 + 1];
         textout_term(ck, safe, sizeof safe);
-        fprintf(stderr, "\nstopped at step %ld: checkpoint %s (continue with --resume %s)\n", tr->step, safe, safe);
+        fprintf(stderr, "\nstopped at step %ld: checkpoint %s (continue with --resume %s)%s%s\n", tr->step, safe, safe,
+                t->scratch ? "; the model so far: " : "", t->scratch ? textout_term(t->out, safe_out, sizeof safe_out) : "");
         return 1;
     }
     double hl, hg, tl, tg;
@@ -596,7 +631,16 @@ static int run_scratch(TrainOpts *t, Err *e) {
                   c.seq_len);
         goto out;
     }
-    if (train_model_init(&m, &c, t->o.seed * 0x9E3779B97F4A7C15ull + 3, e) || trainer_init(&tr, &m, t, e)) goto out;
+    if (train_model_init(&m, &c, t->o.seed * 0x9E3779B97F4A7C15ull + 3, e)) goto out;
+    if (t->steps == 0) { /* the untrained model and its tokenizer: what a task file is written with */
+        char safe[4 * 1024 + 1], safe_tok[4 * sizeof tok_path];
+        if (model_save(&m, t->out, 0, e)) goto out;
+        printf("%s: the untrained model (0 steps), tokenizer %s\n", textout_term(t->out, safe, sizeof safe),
+               textout_term(tok_path, safe_tok, sizeof safe_tok));
+        rc = 0;
+        goto out;
+    }
+    if (trainer_init(&tr, &m, t, e)) goto out;
     if (train_data_make(&tr.data, &tr.n_held, &m, &tok, t->data, 0, (int)t->seq_len + 1, t->o.seed, e)) goto out;
     tr.n_train = tr.data.n - tr.n_held;
     tr.n_eval = tr.n_held < t->eval_seqs ? tr.n_held : (int)t->eval_seqs;

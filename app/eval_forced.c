@@ -14,6 +14,7 @@
 #include "engine/files.h"
 #include "engine/kernels.h"
 #include "engine/session.h"
+#include "engine/tasks/tasks.h"
 
 void eval_data_free(EvalData *d) {
     for (int i = 0; d->seq && i < d->n; i++) free(d->seq[i]);
@@ -124,6 +125,35 @@ int eval_data_file(EvalData *d, const Tokenizer *tok, const char *path, int len,
     return rc;
 }
 
+int eval_data_items(EvalData *d, const Tokenizer *tok, const char *path, int len, Err *e) {
+    TaskSet s;
+    memset(d, 0, sizeof *d);
+    if (tasks_read_jsonl(path, &s, e)) return -1;
+    int rc = data_alloc(d, s.n, e);
+    for (int i = 0; rc == 0 && i < s.n; i++) {
+        const TaskItem *it = &s.item[i];
+        size_t n = strlen(it->prompt) + strlen(it->answer) + 3;
+        char *text = malloc(n);
+        int cap = (int)(4 * n + 8), got = 0;
+        if (!text || !(d->seq[i] = malloc((size_t)cap * sizeof(int)))) {
+            free(text);
+            rc = err_set(e, "out of memory");
+            break;
+        }
+        d->n = i + 1;
+        snprintf(text, n, "%s %s.", it->prompt, it->answer);
+        rc = tok_encode(tok, text, strlen(text), 1, 0, d->seq[i], cap, &got, e);
+        free(text);
+        if (rc == 0 && got > len)
+            rc = err_set(e, "%s: item %d encodes to %d ids with its answer, more than a sequence of %d (--seq-len)",
+                         path, i + 1, got, len);
+        d->len[i] = got;
+    }
+    if (rc == 0) snprintf(d->desc, sizeof d->desc, "%.1000s (%d task items)", path, s.n);
+    tasks_free(&s);
+    return rc;
+}
+
 int eval_data_calibration(EvalData *cal, EvalData *d, const Model *m, const Tokenizer *tok, const char *file, int n,
                           int len, uint64_t seed, Err *e) {
     if (!file) return eval_data_self(cal, m, tok, n, len, (seed * 7919 + 31) & 0x7fffffffffffffffull, e);
@@ -142,10 +172,25 @@ int eval_data_calibration(EvalData *cal, EvalData *d, const Model *m, const Toke
     return 0;
 }
 
+/* 1 when path's first byte that is not white space is '{': JSON lines
+ * (task items), not text. An unreadable file is text here; its reader
+ * then names the problem. */
+static int data_is_jsonl(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    int c;
+    do c = fgetc(f);
+    while (c == ' ' || c == '\t' || c == '\r' || c == '\n');
+    fclose(f);
+    return c == '{';
+}
+
 int train_data_make(EvalData *d, int *n_held, const Model *m, const Tokenizer *tok, const char *file, int n_self,
                     int len, uint64_t seed, Err *e) {
-    if (file ? eval_data_file(d, tok, file, len, 1 << 20, e) : eval_data_self(d, m, tok, n_self, len, seed * 7919 + 17, e))
-        return -1;
+    int rc = !file ? eval_data_self(d, m, tok, n_self, len, seed * 7919 + 17, e)
+           : data_is_jsonl(file) ? eval_data_items(d, tok, file, len, e)
+           : eval_data_file(d, tok, file, len, 1 << 20, e);
+    if (rc) return -1;
     if (d->n < 2) return err_set(e, "%s gives %d sequence(s); need at least 2 (one held out)", d->desc, d->n);
     *n_held = d->n / 8 > 0 ? d->n / 8 : 1;
     return 0;

@@ -26,6 +26,13 @@ int eval_data_self(EvalData *d, const Model *m, const Tokenizer *tok, int n, int
  * (BOS + len-1), at most max_n chunks. Errors name the file (empty, too short). */
 int eval_data_file(EvalData *d, const Tokenizer *tok, const char *path, int len, int max_n, Err *e);
 
+/* Task items (a JSON-lines file `ahascope tasks` wrote) as training
+ * sequences, one an item: BOS, the prompt, a space, the answer and a full
+ * stop, so the model learns to answer where eval asks and to end the
+ * answer there. Sequences are as long as their items (at most len; a
+ * longer item is an error naming it); train pads a shorter one. */
+int eval_data_items(EvalData *d, const Tokenizer *tok, const char *path, int len, Err *e);
+
 /* What eval and sweep evaluate from the model itself: n sequences of len
  * tokens, sequence k sampled alone (temperature 1, full attention, BOS-led
  * samples packed) with a seed mixed from (seed, k) only, so that each shard
@@ -53,7 +60,8 @@ void eval_data_free(EvalData *d);
 int eval_data_calibration(EvalData *cal, EvalData *d, const Model *m, const Tokenizer *tok, const char *file, int n,
                           int len, uint64_t seed, Err *e);
 
-/* The data `ahascope train` learns from: the text file when file is set, else
+/* The data `ahascope train` learns from: the text file when file is set (task
+ * items when its first character is '{': eval_data_items), else
  * n_self sequences sampled from the model with a seed derived from the run's
  * seed. The last *n_held sequences (1 in 8, at least 1) are held out; the
  * shipped-routers test regenerates them through this function. */

@@ -5,6 +5,9 @@
 # non-zero on any failure.
 set -u
 total_p=0; total_f=0; total_s=0; rc=0
+# The failing tests' names and first messages, repeated just above the last
+# line: CI keeps only the end of the log.
+failures=$(mktemp)
 for variant in build build-san; do
     bin=./ahascope
     [ "$variant" = build-san ] && bin=./build-san/ahascope
@@ -13,9 +16,10 @@ for variant in build build-san; do
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
         AHASCOPE_BIN=$bin ./$variant/run_tests 2>&1 | tee "$out"
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
+    grep '^FAILED ' "$out" | sed "s/^/$variant: /" >>"$failures"
     rm -f "$out"
     if [ -z "$line" ]; then
-        echo "$variant: the test runner did not finish (crash?)"
+        echo "$variant: the test runner did not finish (crash?)" | tee -a "$failures"
         total_f=$((total_f + 1)); rc=1; continue
     fi
     p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
@@ -37,5 +41,6 @@ else
     total_p=$((total_p + $1)); total_f=$((total_f + $2)); total_s=$((total_s + $3))
     [ "$2" -ne 0 ] && rc=1
 fi
+cat "$failures"; rm -f "$failures"
 echo "$total_p passed, $total_f failed, $total_s skipped"
 [ $total_f -eq 0 ] && [ $rc -eq 0 ]

@@ -29,6 +29,10 @@ void test_register(const char *name, const char *file, test_fn fn) {
         g_tests[g_ntests++] = (TestCase){name, file, fn};
 }
 
+/* The current test's first failure, repeated with its name after the last
+ * test: CI keeps only the end of a long log. */
+static char g_first_fail[300];
+
 void test_fail(const char *file, int line, const char *fmt, ...) {
     if (g_cur_failed < 20) {
         va_list ap;
@@ -37,6 +41,14 @@ void test_fail(const char *file, int line, const char *fmt, ...) {
         vfprintf(stderr, fmt, ap);
         fputc('\n', stderr);
         va_end(ap);
+    }
+    if (g_cur_failed == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = snprintf(g_first_fail, sizeof g_first_fail, "%s:%d: ", file, line);
+        if (n > 0 && (size_t)n < sizeof g_first_fail) vsnprintf(g_first_fail + n, sizeof g_first_fail - (size_t)n, fmt, ap);
+        va_end(ap);
+        for (char *c = g_first_fail; *c; c++) if (*c == '\n' || *c == '\r') *c = ' ';
     }
     g_cur_failed++;
 }
@@ -227,6 +239,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "note: shared data not found at %s; tests that need it will be skipped\n",
                 test_shared_dir());
     int passed = 0, failed = 0, skipped = 0;
+    static char failures[16][400];
     for (int i = 0; i < g_ntests; i++) {
         TestCase *t = &g_tests[i];
         if (filter && !strstr(t->name, filter) && !strstr(t->file, filter)) continue;
@@ -235,10 +248,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "  %-48s ", t->name);
         fflush(stderr);
         t->fn();
-        if (g_cur_failed) { fprintf(stderr, "  %s FAILED (%d)\n", t->name, g_cur_failed); failed++; }
+        if (g_cur_failed) {
+            fprintf(stderr, "  %s FAILED (%d)\n", t->name, g_cur_failed);
+            if (failed < 16) snprintf(failures[failed], sizeof failures[failed], "%s: %s", t->name, g_first_fail);
+            failed++;
+        }
         else if (g_cur_skipped) { skipped++; }
         else { fprintf(stderr, "ok\n"); passed++; }
     }
+    for (int i = 0; i < failed && i < 16; i++) printf("FAILED %s\n", failures[i]);
     printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
     return failed ? 1 : 0;
 }

@@ -381,11 +381,15 @@ TEST(tasks_eval_db_records_items_and_the_needle_query_holds) {
     const char *dir = test_tmp("needle");
     int st;
     free(test_runf(&st, "rm -rf '%s' && mkdir -p '%s'", dir, dir));
-    free(test_runf(&st, "cd '%s' && %s tasks --task passkey --context 200 --n 2 --seed 1 --out pk.jsonl 2>&1", dir,
-                   test_bin_abs()));
+    /* COMMANDS.md's commands as a user types them, the default model found
+     * where AHASCOPE_MODELS says (without it, in the cache, which a fresh
+     * machine's offline CI does not have) */
+    const char *models = test_shared("models");
+    free(test_runf(&st, "cd '%s' && AHASCOPE_MODELS='%s' %s tasks --task passkey --context 200 --n 2 --seed 1 "
+                        "--out pk.jsonl 2>&1", dir, models, test_bin_abs()));
     CHECK_INT(st, 0);
-    char *out = test_runf(&st, "cd '%s' && %s eval --tasks pk.jsonl --db pk.db --policy local --window 16 --threads 1 "
-                               "--json 2>&1 >/dev/null", dir, test_bin_abs());
+    char *out = test_runf(&st, "cd '%s' && AHASCOPE_MODELS='%s' %s eval --tasks pk.jsonl --db pk.db --policy local "
+                               "--window 16 --threads 1 --json 2>&1 >/dev/null", dir, models, test_bin_abs());
     CHECK_MSG(st == 0, "%s", out);
     free(out);
     char path[1024];

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/eval_forced.h"
 #include "engine/tokenize/tokenize.h"
 #include "engine/train_adamw.h"
 #include "engine/train_backward.h"
@@ -269,4 +270,101 @@ TEST(train_scratch_bench_counts_its_flop_and_peak) {
     if (j) CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(j, "step")), "train_all"));
     cJSON_Delete(j);
     free(out);
+}
+
+/* Task items as training data, the way the organism's recipe uses them:
+ * --steps 0 writes the untrained model and its tokenizer, which `tasks`
+ * writes items with; each item is one sequence, BOS + prompt + " " +
+ * answer + "." (decoded back here); an item longer than --seq-len is
+ * refused by number; --curve rows every 50 steps and at the end; a stop
+ * leaves the model so far beside its checkpoint, and the resumed run
+ * appends to the same curve under one header. */
+TEST(train_scratch_learns_from_task_items_with_a_curve_and_resumes) {
+    char init[1024], items[1024], model[1024], curve[1024], tok[1100];
+    snprintf(init, sizeof init, "%s", test_tmp("org_init.bin"));
+    snprintf(items, sizeof items, "%s", test_tmp("org_items.jsonl"));
+    snprintf(model, sizeof model, "%s", test_tmp("org_model.bin"));
+    snprintf(curve, sizeof curve, "%s", test_tmp("org_curve.tsv"));
+    const char *dims = "--dims 32,64,2,2,2,0,256";
+    int st;
+    char *o = test_runf(&st, "%s train --from-scratch --steps 0 %s --out %s 2>&1", test_bin(), dims, init);
+    CHECK_MSG(st == 0 && strstr(o, "the untrained model (0 steps)"), "steps 0: %s", o);
+    free(o);
+    o = test_runf(&st, "%s tasks --task passkey --context 100 --n 12 --seed 3 --model %s --out %s 2>&1", test_bin(),
+                  init, items);
+    CHECK_MSG(st == 0, "tasks: %s", o);
+    free(o);
+
+    /* the sequences themselves */
+    Tokenizer t;
+    Err e;
+    int words = 0;
+    while (train_vocab_default_words[words]) words++;
+    snprintf(tok, sizeof tok, "%s/tok%d.bin", test_tmpdir(), (train_vocab_count(train_vocab_default_words, words) + 63) / 64 * 64);
+    int vocab = (train_vocab_count(train_vocab_default_words, words) + 63) / 64 * 64;
+    if (tok_load(&t, tok, vocab, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
+    EvalData d;
+    CHECK_INT(eval_data_items(&d, &t, items, 128, &e), 0);
+    CHECK_INT(d.n, 12);
+    cJSON *first = NULL;
+    {
+        long len;
+        char *text = test_read_file(items, &len), *nl = text ? strchr(text, '\n') : NULL;
+        if (nl) *nl = 0;
+        first = cJSON_Parse(text ? text : "");
+        free(text);
+    }
+    const char *prompt = cJSON_GetStringValue(cJSON_GetObjectItem(first, "prompt"));
+    const char *answer = cJSON_GetStringValue(cJSON_GetObjectItem(first, "answer"));
+    CHECK(prompt && answer);
+    if (d.n > 0 && prompt && answer) {
+        char got[4096] = "", want[4096];
+        size_t g = 0;
+        CHECK_INT(d.seq[0][0], 1); /* BOS */
+        for (int i = 1; i < d.len[0]; i++) {
+            size_t l;
+            const char *p = tok_decode(&t, d.seq[0][i - 1], d.seq[0][i], &l);
+            if (g + l < sizeof got) memcpy(got + g, p, l), g += l, got[g] = 0;
+        }
+        snprintf(want, sizeof want, "%s %s.", prompt, answer);
+        CHECK_MSG(!strcmp(got, want), "item 1 reads back as\n%s\nnot\n%s", got, want);
+        CHECK_MSG(d.len[0] >= 100 + 6 && d.len[0] <= 100 + 8, "item 1: %d ids (the prompt's 100, a space, five "
+                  "digits and a stop)", d.len[0]);
+    }
+    cJSON_Delete(first);
+    eval_data_free(&d);
+    CHECK_INT(eval_data_items(&d, &t, items, 64, &e), -1);
+    CHECK_MSG(strstr(e.msg, "item 1 encodes to") != NULL, "too long an item: %s", e.msg);
+    eval_data_free(&d);
+    tok_free(&t);
+
+    /* training on them, stopped and resumed, with its curve */
+    o = test_runf(&st, "%s train --from-scratch --data %s %s --seq-len 127 --batch 2 --steps 60 --stop-after 50 "
+                       "--curve %s --out %s 2>&1", test_bin(), items, dims, curve, model);
+    CHECK_MSG(st == 130 && strstr(o, "the model so far"), "stop: exit %d, %s", st, o);
+    free(o);
+    FILE *f = fopen(model, "rb");
+    CHECK_MSG(f != NULL, "no model written at the stop: %s", model);
+    if (f) fclose(f);
+    o = test_runf(&st, "%s train --from-scratch --data %s %s --seq-len 127 --batch 2 --steps 60 --resume %s.ckpt "
+                       "--curve %s --out %s 2>&1", test_bin(), items, dims, model, curve, model);
+    CHECK_MSG(st == 0 && strstr(o, "trained from scratch, 60 steps"), "resume: exit %d, %s", st, o);
+    free(o);
+    long len;
+    char *c = test_read_file(curve, &len);
+    int step[4] = {0}, T[4] = {0}, B[4] = {0}, rows = 0;
+    double loss[4] = {0};
+    const char *p = c ? strchr(c, '\n') : NULL;
+    CHECK_MSG(c && !strncmp(c, "step\tseq_len\tbatch\tloss\n", 24), "curve header: %s", c ? c : "(none)");
+    while (p && rows < 4 && sscanf(p + 1, "%d %d %d %lf", &step[rows], &T[rows], &B[rows], &loss[rows]) == 4)
+        rows++, p = strchr(p + 1, '\n');
+    CHECK_INT(rows, 2);
+    CHECK_INT(step[0], 50);
+    CHECK_INT(step[1], 60);
+    CHECK_INT(T[0], 127);
+    CHECK_INT(B[1], 2);
+    CHECK_MSG(loss[1] > 0 && loss[1] < loss[0] + 1 && loss[0] < log(vocab), "curve losses %g then %g", loss[0],
+              loss[1]);
+    CHECK_MSG(c && !strstr(strchr(c, '\n'), "step\t"), "a second header in the resumed curve");
+    free(c);
 }

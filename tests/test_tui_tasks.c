@@ -25,7 +25,7 @@ typedef struct {
 static int make_items(const char *dir, int k, Item *it) {
     int st;
     free(test_runf(&st, "mkdir -p '%s' && cd '%s' && %s tasks --task passkey --context 200 --n 2 --seed 1 "
-                        "--model stories260K --out pk.jsonl 2>&1", dir, dir, test_bin_abs()));
+                        "--model '%s' --out pk.jsonl 2>&1", dir, dir, test_bin_abs(), test_stories_model()));
     CHECK_INT(st, 0);
     char path[1024];
     snprintf(path, sizeof path, "%s/pk.jsonl", dir);
