@@ -76,7 +76,8 @@ static void train_help(void) {
          "                 untrained model and its tokenizer (no --data): what `tasks --model` needs to\n"
          "                 write task items in the new vocabulary. A --data file whose first character is\n"
          "                 '{' holds task items (JSON lines from `tasks`): one sequence an item, BOS, the\n"
-         "                 prompt, a space, the answer and a full stop.\n"
+         "                 prompt, a space, the answer and a full stop; --answer-weight K (default 1)\n"
+         "                 counts each answer target K times in the loss.\n"
          "Ctrl-C (or --stop-after K) writes FILE.ckpt (routers, tuned weights, AdamW moments, step), which\n"
          "--resume continues exactly (from scratch, the model so far goes to --out too, exit 130).\n"
          "A progress bar goes to stderr: step, loss, task loss, global share,\n"
@@ -88,7 +89,7 @@ typedef struct {
     RunOpts o;
     const char *out, *out_model, *data, *resume, *objective, *train, *curve;
     long steps, batch, seq_len, self_n, stop_after, eval_seqs;
-    double lambda, lr, lr_model;
+    double lambda, lr, lr_model, answer_weight;
     int all;                 /* --train all (and --from-scratch) */
     int scratch;             /* --from-scratch */
     const char *dims, *vocab_file;
@@ -145,7 +146,7 @@ static int check_combination(TrainOpts *t, Err *e) {
 static int parse(int argc, char **argv, TrainOpts *t, Err *e) {
     runopts_defaults(&t->o);
     t->o.seed = 1, t->o.attn.window = 0;
-    t->steps = 300, t->batch = 8, t->seq_len = 128, t->self_n = 64, t->lambda = 0.02, t->lr = 0.02;
+    t->steps = 300, t->batch = 8, t->seq_len = 128, t->self_n = 64, t->lambda = 0.02, t->lr = 0.02, t->answer_weight = 1;
     t->eval_seqs = 64;
     Args a = {argc, argv, 1};
     while (a.i < argc) {
@@ -169,11 +170,12 @@ static int parse(int argc, char **argv, TrainOpts *t, Err *e) {
                   : !strcmp(f, "--seq-len") ? &t->seq_len : !strcmp(f, "--self") ? &t->self_n
                   : !strcmp(f, "--stop-after") ? &t->stop_after : !strcmp(f, "--eval-seqs") ? &t->eval_seqs : NULL;
         double *real = !strcmp(f, "--lambda") ? &t->lambda : !strcmp(f, "--lr") ? &t->lr
-                     : !strcmp(f, "--lr-model") ? &t->lr_model : NULL;
+                     : !strcmp(f, "--lr-model") ? &t->lr_model : !strcmp(f, "--answer-weight") ? &t->answer_weight
+                     : NULL;
         const char *v = NULL;
         if (str) { if (!(*str = args_value(&a, e))) return -1; }
         else if (num) { if (!(v = args_value(&a, e)) || args_int(f, v, num == &t->seq_len ? 2 : num == &t->steps ? 0 : 1, 1 << 20, num, e)) return -1; }
-        else if (real) { if (!(v = args_value(&a, e)) || args_float(f, v, real == &t->lambda ? 0 : 1e-9, 1e3, real, e)) return -1; }
+        else if (real) { if (!(v = args_value(&a, e)) || args_float(f, v, real == &t->lambda ? 0 : 1e-9, real == &t->answer_weight ? 1e4 : 1e3, real, e)) return -1; }
         else return args_unknown(f, e);
     }
     return check_combination(t, e);
@@ -189,6 +191,7 @@ typedef struct {
     TrainConfig tc, teacher;
     float *routers, *drouters, *target; /* [L][H][dim] ×2, [N][vocab] */
     int *in, *tg;                        /* [N] */
+    float *tw;                           /* [N] each target's CE weight: --answer-weight on answers, 0 on pads */
     AdamW opt;
     Grads params, grads;  /* --train all: the tuned weights (Grads layout) and their gradients */
     Weights tuned;        /* views into params */
@@ -214,9 +217,12 @@ static void fill_batch(Trainer *tr, long step, int kind) {
               : (int)(h % (uint64_t)tr->n_train);
         const int *seq = tr->data.seq[k];
         int len = tr->data.len[k];
+        const int *from = tr->data.answer_from;
         for (int i = 0; i < tr->T; i++) {
             tr->in[b * tr->T + i] = i < len ? seq[i] : seq[len - 1];
             tr->tg[b * tr->T + i] = i + 1 < len ? seq[i + 1] : seq[len - 1];
+            /* a pad predicts nothing; an item's answer counts --answer-weight times */
+            tr->tw[b * tr->T + i] = i + 1 >= len ? 0.0f : from && i + 1 >= from[k] ? (float)tr->t->answer_weight : 1.0f;
         }
     }
 }
@@ -255,8 +261,10 @@ static int trainer_init(Trainer *tr, const Model *m, TrainOpts *t, Err *e) {
     tr->target = malloc(N * c->vocab_size * sizeof(float));
     tr->in = malloc(N * sizeof(int));
     tr->tg = malloc(N * sizeof(int));
-    if (!tr->routers || !tr->drouters || !tr->target || !tr->in || !tr->tg) return err_set(e, "out of memory");
+    tr->tw = malloc(N * sizeof(float));
+    if (!tr->routers || !tr->drouters || !tr->target || !tr->in || !tr->tg || !tr->tw) return err_set(e, "out of memory");
     if (train_init(&tr->s, c, tr->B, tr->T, e)) return -1;
+    tr->s.target_w = tr->tw; /* the CE weights fill_batch writes (KL ignores them) */
     AdamWConfig h = adamw_defaults();
     if (adamw_init(&tr->opt, nr, &h, e)) return -1;
     if (t->all && init_weights(tr, e)) return -1;
@@ -276,7 +284,7 @@ static void trainer_free(Trainer *tr) {
     adamw_free(&tr->opt_w);
     grads_free(&tr->params);
     grads_free(&tr->grads);
-    free(tr->routers), free(tr->drouters), free(tr->target), free(tr->in), free(tr->tg);
+    free(tr->routers), free(tr->drouters), free(tr->target), free(tr->in), free(tr->tg), free(tr->tw);
     eval_data_free(&tr->data);
 }
 

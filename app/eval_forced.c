@@ -20,6 +20,7 @@ void eval_data_free(EvalData *d) {
     for (int i = 0; d->seq && i < d->n; i++) free(d->seq[i]);
     free(d->seq);
     free(d->len);
+    free(d->answer_from);
     memset(d, 0, sizeof *d);
 }
 
@@ -130,6 +131,8 @@ int eval_data_items(EvalData *d, const Tokenizer *tok, const char *path, int len
     memset(d, 0, sizeof *d);
     if (tasks_read_jsonl(path, &s, e)) return -1;
     int rc = data_alloc(d, s.n, e);
+    if (rc == 0 && !(d->answer_from = calloc((size_t)(s.n > 0 ? s.n : 1), sizeof(int))))
+        rc = err_set(e, "out of memory");
     for (int i = 0; rc == 0 && i < s.n; i++) {
         const TaskItem *it = &s.item[i];
         size_t n = strlen(it->prompt) + strlen(it->answer) + 3;
@@ -142,7 +145,10 @@ int eval_data_items(EvalData *d, const Tokenizer *tok, const char *path, int len
         }
         d->n = i + 1;
         snprintf(text, n, "%s %s.", it->prompt, it->answer);
-        rc = tok_encode(tok, text, strlen(text), 1, 0, d->seq[i], cap, &got, e);
+        int prompt_ids = 0;
+        rc = tok_encode(tok, it->prompt, strlen(it->prompt), 1, 0, d->seq[i], cap, &prompt_ids, e);
+        if (rc == 0) rc = tok_encode(tok, text, strlen(text), 1, 0, d->seq[i], cap, &got, e);
+        d->answer_from[i] = prompt_ids;
         free(text);
         if (rc == 0 && got > len)
             rc = err_set(e, "%s: item %d encodes to %d ids with its answer, more than a sequence of %d (--seq-len)",

@@ -12,6 +12,7 @@
 typedef struct {
     int **seq;
     int *len;
+    int *answer_from; /* task items: where each answer begins (its first id's index); NULL for text */
     int n;
     char desc[1024]; /* "self:N:LEN:SEED" or the data file */
 } EvalData;
@@ -29,8 +30,10 @@ int eval_data_file(EvalData *d, const Tokenizer *tok, const char *path, int len,
 /* Task items (a JSON-lines file `ahascope tasks` wrote) as training
  * sequences, one an item: BOS, the prompt, a space, the answer and a full
  * stop, so the model learns to answer where eval asks and to end the
- * answer there. Sequences are as long as their items (at most len; a
- * longer item is an error naming it); train pads a shorter one. */
+ * answer there; answer_from[i] is the number of ids the prompt alone
+ * encodes to (BOS included), where the answer's targets begin. Sequences
+ * are as long as their items (at most len; a longer item is an error
+ * naming it); train pads a shorter one. */
 int eval_data_items(EvalData *d, const Tokenizer *tok, const char *path, int len, Err *e);
 
 /* What eval and sweep evaluate from the model itself: n sequences of len

@@ -194,21 +194,24 @@ static double softmax_row(float *probs, const float *logits, int V) {
     return m + log(z);
 }
 
-double crossentropy_forward(float *probs, const float *logits, const int *targets, int N, int V) {
-    double sum = 0;
+double crossentropy_forward(float *probs, const float *logits, const int *targets, const float *weights, int N, int V) {
+    double sum = 0, wsum = 0;
     for (int n = 0; n < N; n++) {
-        double lse = softmax_row(probs + (size_t)n * V, logits + (size_t)n * V, V);
-        sum += lse - logits[(size_t)n * V + targets[n]];
+        double lse = softmax_row(probs + (size_t)n * V, logits + (size_t)n * V, V), w = weights ? weights[n] : 1;
+        if (w != 0) sum += w * (lse - logits[(size_t)n * V + targets[n]]);
+        wsum += w;
     }
-    return sum / N;
+    return wsum > 0 ? sum / wsum : 0;
 }
 
-void crossentropy_backward(float *dlogits, const float *probs, const int *targets, int N, int V, float scale) {
+void crossentropy_backward(float *dlogits, const float *probs, const int *targets, const float *weights, int N, int V,
+                           float scale) {
     for (int n = 0; n < N; n++) {
-        float *d = dlogits + (size_t)n * V;
+        float *d = dlogits + (size_t)n * V, s = scale * (weights ? weights[n] : 1);
         const float *p = probs + (size_t)n * V;
-        for (int i = 0; i < V; i++) d[i] += scale * p[i];
-        d[targets[n]] -= scale;
+        if (s == 0) continue;
+        for (int i = 0; i < V; i++) d[i] += s * p[i];
+        d[targets[n]] -= s;
     }
 }
 

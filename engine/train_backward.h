@@ -116,10 +116,14 @@ void attention_forward(const AttnDims *d, const AttnActs *a, float *scratch);
 void attention_backward(const AttnDims *d, const AttnActs *a, const float *dout, float *dq, float *dk, float *dv,
                         float *dgate, float *scratch);
 
-/* probs[N][V] = softmax(logits); returns mean over rows of −log probs[target]. */
-double crossentropy_forward(float *probs, const float *logits, const int *targets, int N, int V);
-/* dlogits += scale · (probs − onehot(target)); scale = ∂L/∂(mean loss) / N. */
-void crossentropy_backward(float *dlogits, const float *probs, const int *targets, int N, int V, float scale);
+/* probs[N][V] = softmax(logits); returns the mean over rows of
+ * −log probs[target], each row weighted by weights[n] (NULL: all 1), so
+ * Σ w·ce / Σ w (0 when every weight is 0). */
+double crossentropy_forward(float *probs, const float *logits, const int *targets, const float *weights, int N, int V);
+/* dlogits += scale · w[n] · (probs − onehot(target)) (w NULL: 1); scale =
+ * ∂L/∂(mean loss) / Σ w. */
+void crossentropy_backward(float *dlogits, const float *probs, const int *targets, const float *weights, int N, int V,
+                           float scale);
 
 /* probs = softmax(logits); returns the mean over rows of KL(p || probs) for
  * target distributions p[N][V] (self-distillation). */
@@ -161,6 +165,8 @@ typedef struct {
     int B, T, N;            /* N = B·T rows */
     TrainConfig tc;         /* settings of the last forward */
     int *inputs, *targets;  /* [N] copies from the last forward */
+    const float *target_w;  /* [N] CE weight of each target, the caller's (NULL: all 1), kept until the backward */
+    double target_w_sum;    /* Σ target_w of the last forward (N when NULL) */
     const float *target_probs; /* [N][vocab], the caller's (KL), kept until the backward */
     float *rope_cos, *rope_sin; /* [T][head_size/2] */
     /* per layer */

@@ -265,8 +265,13 @@ double train_forward(TrainState *s, const Weights *w, const float *routers, cons
     float *res_final = s->res + (size_t)c->n_layers * N * d;
     rmsnorm_forward(s->xnf, s->rstdf, res_final, w->rms_final, N, d);              /* xnf     [N][d] */
     matmul_forward(s, s->logits, s->xnf, w->wcls, N, d, V);                      /* logits  [N][V] */
+    s->target_w_sum = N;
+    if (s->target_w) {
+        s->target_w_sum = 0;
+        for (int n = 0; n < N; n++) s->target_w_sum += s->target_w[n];
+    }
     s->task_loss = tc->objective == TRAIN_KL ? kl_forward(s->probs, s->logits, target_probs, N, V)
-                                             : crossentropy_forward(s->probs, s->logits, targets, N, V);
+                                             : crossentropy_forward(s->probs, s->logits, targets, s->target_w, N, V);
 
     size_t cells = (size_t)c->n_layers * N * H;
     double sum_r = 0;
@@ -294,7 +299,8 @@ void train_backward(TrainState *s, const Weights *w, const float *routers, float
 
     memset(s->dlogits, 0, (size_t)N * V * sizeof(float));
     if (s->tc.objective == TRAIN_KL) kl_backward(s->dlogits, s->probs, s->target_probs, N, V, 1.0f / N);
-    else crossentropy_backward(s->dlogits, s->probs, s->targets, N, V, 1.0f / N);
+    else if (s->target_w_sum > 0)
+        crossentropy_backward(s->dlogits, s->probs, s->targets, s->target_w, N, V, (float)(1.0 / s->target_w_sum));
     memset(s->dxn, 0, Nd * sizeof(float));
     matmul_backward(s, s->dxn, GW(wcls, 0), s->dlogits, s->xnf, w->wcls, N, d, V);
     memset(s->dres, 0, Nd * sizeof(float));                                         /* dres = ∂L/∂res[L] */

@@ -488,6 +488,18 @@ static double loss_ce(void *ctx) {
     return ref_ce(p->x, p->targets, p->N, p->V);
 }
 
+/* Weighted cross-entropy in float64, independently: Σ w·(−log p) / Σ w. */
+static const float *g_ce_weights;
+static double loss_ce_weighted(void *ctx) {
+    Prim *p = ctx;
+    double sum = 0, wsum = 0, lp[512];
+    for (int n = 0; n < p->N; n++) {
+        ref_log_softmax_row(lp, p->x + (size_t)n * p->V, p->V);
+        sum -= g_ce_weights[n] * lp[p->targets[n]], wsum += g_ce_weights[n];
+    }
+    return sum / wsum;
+}
+
 static double loss_kl(void *ctx) {
     Prim *p = ctx;
     return ref_kl(p->x, p->y, p->N, p->V);
@@ -510,11 +522,21 @@ TEST(backward_crossentropy_and_kl_match_differences) {
     int N = 5, V = 11;
     float *logits = rand_f(N * V, 3), probs[55], dl[55] = {0};
     int targets[5] = {0, 10, 3, 3, 7};
-    double ce = crossentropy_forward(probs, logits, targets, N, V);
+    double ce = crossentropy_forward(probs, logits, targets, NULL, N, V);
     Prim p = {.N = N, .V = V, .x = to_double(logits, N * V), .targets = targets};
     CHECK_NEAR(ce, ref_ce(p.x, targets, N, V), 1e-6);
-    crossentropy_backward(dl, probs, targets, N, V, 1.0f / N);
+    crossentropy_backward(dl, probs, targets, NULL, N, V, 1.0f / N);
     check_fd("cross-entropy dlogits", dl, p.x, N * V, loss_ce, &p, 1e-5, 1000);
+
+    /* weighted: a row of weight 0 (a pad) adds nothing, a heavy one counts more */
+    static const float wts[5] = {1, 0, 40, 1, 2.5f};
+    float dlw[55] = {0};
+    g_ce_weights = wts;
+    double cew = crossentropy_forward(probs, logits, targets, wts, N, V);
+    CHECK_NEAR(cew, loss_ce_weighted(&p), 1e-6);
+    crossentropy_backward(dlw, probs, targets, wts, N, V, 1.0f / 44.5f);
+    check_fd("weighted cross-entropy dlogits", dlw, p.x, N * V, loss_ce_weighted, &p, 1e-5, 1000);
+    for (int i = 0; i < V; i++) CHECK(dlw[V + i] == 0); /* the weight-0 row */
 
     float *target = rand_probs(N, V, 4);
     target[3] = 0; /* 0·log 0 terms */

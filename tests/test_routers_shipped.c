@@ -56,7 +56,7 @@ static double no_choice_share(const EvalData *d, int n_held, const Recorded *rec
 
 static void eval_aha(const Model *m, const Tokenizer *tok, const EvalData *d, int n_held, const float *routers,
                      const Recorded *rec, double *kl, double *share) {
-    EvalData held = {d->seq + d->n - n_held, d->len + d->n - n_held, n_held, ""};
+    EvalData held = {.seq = d->seq + d->n - n_held, .len = d->len + d->n - n_held, .n = n_held};
     AttnConfig a = aha_defaults();
     a.policy = POLICY_AHA, a.window = rec->window, a.sinks = rec->sinks, a.tau = (float)rec->tau, a.routers = routers;
     EvalSums sums;
