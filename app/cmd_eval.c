@@ -19,7 +19,7 @@ static void eval_help(void) {
          "                     [--shard I/N] [--share S] [--match-budget aha] [--label TEXT] [--json] [--plot]\n"
          "                     [--svg FILE] [--threads N] [model flags] [policy flags]\n"
          "       ahascope eval --from-db DB [--json] [--plot] [--svg FILE] [model flags]\n"
-         "       ahascope eval --tasks FILE [--db FILE] [--match-budget aha] [--json] [--threads N] [model flags]\n"
+         "       ahascope eval --tasks FILE [--db FILE] [--share S] [--match-budget aha] [--json] [--threads N] [model flags]\n"
          "                     [policy flags]\n"
          "\n"
          "Teacher-forced over held-out sequences: perplexity, mean KL(full || policy) per token, global\n"
@@ -98,8 +98,8 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
     if (runopts_check(&x->o, e) || eval_opts_shard_check(x, e)) return -1;
     if (x->match && strcmp(x->match, "aha") != 0) return err_usage(e, "--match-budget takes 'aha' (the routers)");
     if (x->match && !x->o.routers) return err_usage(e, "--match-budget aha needs --routers FILE");
-    if (x->tasks && (x->data || x->from_db || x->shard.n > 1 || !isnan(x->share) || x->plot || x->svg))
-        return err_usage(e, "--tasks scores its own items: --data, --from-db, --shard, --share, --plot and "
+    if (x->tasks && (x->data || x->from_db || x->shard.n > 1 || x->plot || x->svg))
+        return err_usage(e, "--tasks scores its own items: --data, --from-db, --shard, --plot and "
                             "--svg do not apply");
     if (!isnan(x->share) && (x->shard.n > 1 || x->from_db)) /* each shard would choose its own τ */
         return err_usage(e, "--share chooses tau on the whole evaluated data: not with --shard or --from-db");
@@ -324,13 +324,19 @@ static int run_tasks(EvalOpts *x, Err *e) {
     }
     x->o.prompt = "";
     if (app_run_info(&x->o, &L, &info, e)) goto out;
+    if (!isnan(x->share) && x->o.attn.policy != POLICY_AHA) {
+        err_usage(e, "--share chooses the aha routers' tau: it needs the aha policy (--routers FILE)");
+        goto out;
+    }
+    if (!isnan(x->share) && match_tau(&L, &d, x, e)) goto out; /* on the prompts, as the budget is matched */
     if (x->match) {
         if (eval_data_calibration(&cal, &d, &L.model, &L.tok, NULL, (int)x->self_n, len, x->o.seed, e)) goto out;
         rc = run_matched(&L, &d, &cal, x, NULL, &info, &ts, e);
     } else {
         EvalRow row = {.a = x->o.attn};
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
-        snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
+        if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
+        else snprintf(row.knob, sizeof row.knob, "w=%d tau=%.4g", x->o.attn.window, x->o.attn.tau);
         rc = eval_row(&L, &d, x, NULL, &info, &row, NULL, e) ? -1
            : eval_tasks_rows(&L, &ts, &row, 1, (int)x->threads, x->json, e);
     }

@@ -460,3 +460,30 @@ TEST(tasks_eval_db_records_items_and_the_needle_query_holds) {
     sqlite3_close(db);
     cJSON_Delete(item);
 }
+
+/* --share with --tasks: τ is chosen on the items' prompts, so the aha
+ * row's teacher-forced global share there is the one asked for (within
+ * the 0.05 points --share promises), and its setting names that τ. */
+TEST(tasks_eval_share_sets_the_routers_budget_on_the_prompts) {
+    SKIP_UNLESS_SHARED();
+    const char *file = test_tmp("share.jsonl");
+    int st;
+    char *o = test_runf(&st, "%s tasks --task passkey --context 200 --n 3 --seed 4 --model '%s' --out '%s' 2>&1",
+                        test_bin(), test_stories_model(), file);
+    CHECK_MSG(st == 0, "tasks: %s", o);
+    free(o);
+    o = test_runf(&st, "%s eval --model '%s' --tasks '%s' --routers random --window 16 --share 0.3 --threads 1 "
+                       "--json 2>/dev/null", test_bin(), test_stories_model(), file);
+    cJSON *a = cJSON_Parse(o ? o : "");
+    CHECK_MSG(st == 0 && cJSON_GetArraySize(a) == 2, "eval: exit %d, %s", st, o ? o : "");
+    cJSON *r = cJSON_GetArrayItem(a, 1);
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(r, "predictor"));
+    CHECK_MSG(name && !strcmp(name, "aha"), "row 2 is %s", name ? name : "?");
+    CHECK_NEAR(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "global_share")), 0.3, 0.0005);
+    cJSON_Delete(a);
+    free(o);
+    o = test_runf(&st, "%s eval --model '%s' --tasks '%s' --window 16 --share 0.3 2>&1", test_bin(),
+                  test_stories_model(), file);
+    CHECK_MSG(st != 0 && strstr(o, "needs the aha policy"), "--share without routers: %s", o);
+    free(o);
+}
