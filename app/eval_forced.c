@@ -104,7 +104,28 @@ int eval_data_shard(EvalData *d, const ArgsShard *sh, Err *e) {
     return 0;
 }
 
+/* 1 when path's first byte that is not white space is '{': JSON lines
+ * (task items), not text. An unreadable file is text here; its reader
+ * then names the problem. */
+static int data_is_jsonl(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    int c;
+    do c = fgetc(f);
+    while (c == ' ' || c == '\t' || c == '\r' || c == '\n');
+    fclose(f);
+    return c == '{';
+}
+
 int eval_data_file(EvalData *d, const Tokenizer *tok, const char *path, int len, int max_n, Err *e) {
+    if (data_is_jsonl(path)) {
+        if (eval_data_items(d, tok, path, len, e)) return -1;
+        if (d->n > max_n) { /* the first max_n items, as text keeps its first chunks */
+            for (int i = max_n; i < d->n; i++) free(d->seq[i]);
+            d->n = max_n;
+        }
+        return 0;
+    }
     size_t size = 0;
     char *text = file_read_all(path, "data file", "a text file", 64 << 20, &size, e);
     if (!text) return -1;
@@ -178,24 +199,10 @@ int eval_data_calibration(EvalData *cal, EvalData *d, const Model *m, const Toke
     return 0;
 }
 
-/* 1 when path's first byte that is not white space is '{': JSON lines
- * (task items), not text. An unreadable file is text here; its reader
- * then names the problem. */
-static int data_is_jsonl(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    int c;
-    do c = fgetc(f);
-    while (c == ' ' || c == '\t' || c == '\r' || c == '\n');
-    fclose(f);
-    return c == '{';
-}
-
 int train_data_make(EvalData *d, int *n_held, const Model *m, const Tokenizer *tok, const char *file, int n_self,
                     int len, uint64_t seed, Err *e) {
     int rc = !file ? eval_data_self(d, m, tok, n_self, len, seed * 7919 + 17, e)
-           : data_is_jsonl(file) ? eval_data_items(d, tok, file, len, e)
-           : eval_data_file(d, tok, file, len, 1 << 20, e);
+                   : eval_data_file(d, tok, file, len, 1 << 20, e);
     if (rc) return -1;
     if (d->n < 2) return err_set(e, "%s gives %d sequence(s); need at least 2 (one held out)", d->desc, d->n);
     *n_held = d->n / 8 > 0 ? d->n / 8 : 1;

@@ -24,7 +24,9 @@ typedef struct {
 int eval_data_self(EvalData *d, const Model *m, const Tokenizer *tok, int n, int len, uint64_t seed, Err *e);
 
 /* A text file encoded with the tokenizer and cut into chunks of len tokens
- * (BOS + len-1), at most max_n chunks. Errors name the file (empty, too short). */
+ * (BOS + len-1), at most max_n chunks; or, when its first character is
+ * '{', task items (eval_data_items), at most max_n. Errors name the file
+ * (empty, too short, an item longer than len). */
 int eval_data_file(EvalData *d, const Tokenizer *tok, const char *path, int len, int max_n, Err *e);
 
 /* Task items (a JSON-lines file `ahascope tasks` wrote) as training
@@ -64,7 +66,7 @@ int eval_data_calibration(EvalData *cal, EvalData *d, const Model *m, const Toke
                           int len, uint64_t seed, Err *e);
 
 /* The data `ahascope train` learns from: the text file when file is set (task
- * items when its first character is '{': eval_data_items), else
+ * items when its first character is '{'), else
  * n_self sequences sampled from the model with a seed derived from the run's
  * seed. The last *n_held sequences (1 in 8, at least 1) are held out; the
  * shipped-routers test regenerates them through this function. */
