@@ -4,18 +4,13 @@
 #   sh engine/organism/recipe.sh BIN WORK OUT
 #
 # BIN: the ahascope binary; WORK: a scratch directory (task files, the
-# stage checkpoint, logs); OUT: where organism.bin, tok512.bin and
-# curve.tsv go (engine/organism for `make organism`). Every step has a
-# fixed seed, so a rerun on the same build writes the same task files; the
-# weights then differ only by the float sums' thread order.
-#
-# Knobs (environment, defaults in brackets): STEPS1 [9000] steps of stage
-# 1, STEPS2 [1800] of stage 2, N_ITEMS [2000] items per task and context.
+# checkpoint, logs); OUT: where organism.bin, tok512.bin and curve.tsv go
+# (engine/organism for `make organism`). Every step has a fixed seed, so a
+# rerun on the same build writes the same task files and draws the same
+# batches; the weights then differ only by the float sums' thread order.
 set -eu
 BIN=$1 WORK=$2 OUT=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
-STEPS1=${STEPS1:-9000} STEPS2=${STEPS2:-1800} N_ITEMS=${N_ITEMS:-2000}
-TOTAL=$((STEPS1 + STEPS2))
 mkdir -p "$WORK" "$OUT"
 
 # 1. The vocabulary and the untrained model, which task files are written with.
@@ -31,41 +26,65 @@ gen() {
     done
     echo "recipe: note: no $1 items at context $2 (nor up to eight less): skipped" >&2
 }
-# stage FILE CONTEXTS...: passkey, multi-key needle, variable tracking and
-# the local control at each context, interleaved line by line so that the
-# held-out eighth at the end holds every kind.
+# stage NAME N KIND:C1,C2,... ...: N items of each kind at each of its
+# contexts (variable tracking N/2, the local control N/5), every file
+# seeded apart, interleaved line by line into WORK/NAME.jsonl so that the
+# held-out eighth at its end holds every kind and context.
 stage() {
-    dst=$1; shift
-    d="$WORK/items-$(basename "$dst" .jsonl)"
+    name=$1 n=$2
+    shift 2
+    d="$WORK/items-$name"
     rm -rf "$d"; mkdir -p "$d"
-    for c in "$@"; do
-        gen passkey "$c" "$N_ITEMS" "$((1000 + c))" "$d/pk$c.jsonl"
-        gen multikey "$c" "$N_ITEMS" "$((2000 + c))" "$d/mk$c.jsonl"
-        gen vt "$c" "$((N_ITEMS / 2))" "$((3000 + c))" "$d/vt$c.jsonl"
-        gen local "$c" "$((N_ITEMS / 5))" "$((4000 + c))" "$d/lc$c.jsonl"
+    for spec in "$@"; do
+        kind=${spec%%:*}
+        case $kind in vt) k=$((n / 2)) ;; local) k=$((n / 5)) ;; *) k=$n ;; esac
+        for c in $(echo "${spec#*:}" | tr ',' ' '); do
+            gen "$kind" "$c" "$k" "$(printf '%s' "$name-$kind-$c" | cksum | cut -d' ' -f1)" "$d/$kind-$c.jsonl"
+        done
     done
-    paste -d '\n' "$d"/*.jsonl | grep -v '^$' >"$dst"
+    paste -d '\n' "$d"/*.jsonl | grep -v '^$' >"$WORK/$name.jsonl"
 }
-stage "$WORK/stage1.jsonl" 160 192 232 248
-stage "$WORK/stage2.jsonl" 256 384 512 640 768 896 1016
+# A curriculum: the answer a few tokens after its statement first (a model
+# this small learns to copy there within a few hundred steps, and not at
+# all in thousands when the first items are 250 tokens long), then longer
+# haystacks, the multi-key and variable-tracking items, the full context.
+stage A 4000 passkey:44,48,52,56 local:44,48,52,56
+stage B 3000 passkey:64,80,96,112,120 local:64,80,96,112,120 multikey:112,120
+stage C 2000 passkey:160,192,232,248 local:160,192,232,248 multikey:160,192,232,248 vt:160,192,232,248
+C=256,384,512,640,768,896,1016
+stage D 2000 passkey:$C local:$C multikey:$C vt:$C
 [ "${ONLY_DATA:-0}" = 1 ] && { echo "recipe: task items written in $WORK"; exit 0; }
 
-# 3. Training: one AdamW run and one learning-rate schedule over both
-# stages (warm-up, cosine), short items first. Stage 1 stops after STEPS1
-# with a checkpoint (exit 130, "stopped"), stage 2 resumes it at the full
-# context.
+# 3. Training: one AdamW run, one learning-rate schedule (10% warm-up,
+# cosine) over the four stages, each resuming the one before from its
+# checkpoint. A stage that is not the last stops at its step with exit 130
+# ("stopped", the model so far written); each answer target counts 30
+# times in the loss, so the few tokens that need the far context are not
+# drowned by the filler.
+TOTAL=5500
 rm -f "$WORK/organism.bin.ckpt" "$WORK/curve.tsv"
-set +e
-"$BIN" train --from-scratch --vocab-file "$HERE/words.txt" --data "$WORK/stage1.jsonl" --seq-len 255 --batch 8 \
-    --steps "$TOTAL" --stop-after "$STEPS1" --lr 3e-3 --seed 1 --curve "$WORK/curve.tsv" --out "$WORK/organism.bin" \
-    2>"$WORK/stage1.log"
-rc=$?
-set -e
-[ $rc -eq 130 ] || { echo "recipe: stage 1 failed (exit $rc): $WORK/stage1.log" >&2; tail -n 3 "$WORK/stage1.log" >&2; exit 1; }
-"$BIN" train --from-scratch --vocab-file "$HERE/words.txt" --data "$WORK/stage2.jsonl" --seq-len 1023 --batch 4 \
-    --steps "$TOTAL" --resume "$WORK/organism.bin.ckpt" --lr 3e-3 --seed 1 --curve "$WORK/curve.tsv" \
-    --out "$WORK/organism.bin" 2>"$WORK/stage2.log"
+train() { # data seq-len batch stop-after
+    resume=""
+    [ -f "$WORK/organism.bin.ckpt" ] && resume="--resume $WORK/organism.bin.ckpt"
+    stop=""
+    [ "$4" -lt $TOTAL ] && stop="--stop-after $4"
+    set +e
+    # shellcheck disable=SC2086
+    "$BIN" train --from-scratch --vocab-file "$HERE/words.txt" --data "$WORK/$1.jsonl" --seq-len "$2" --batch "$3" \
+        --steps $TOTAL $stop $resume --lr 3e-3 --answer-weight 30 --seed 1 --curve "$WORK/curve.tsv" \
+        --out "$WORK/organism.bin" 2>>"$WORK/train.log"
+    rc=$?
+    set -e
+    want=130
+    [ "$4" -lt $TOTAL ] || want=0
+    [ $rc -eq $want ] || { echo "recipe: stage $1 failed (exit $rc): $WORK/train.log" >&2; tail -n 3 "$WORK/train.log" >&2; exit 1; }
+    cp "$WORK/organism.bin" "$WORK/organism-$1.bin"
+}
+train A 63 32 1000
+train B 127 16 2500
+train C 255 8 4500
+train D 1023 4 $TOTAL
 cp "$WORK/organism.bin" "$OUT/organism.bin"
 cp "$WORK/tok512.bin" "$OUT/tok512.bin"
 cp "$WORK/curve.tsv" "$OUT/curve.tsv"
-echo "recipe: $OUT/organism.bin and $OUT/tok512.bin written"
+echo "recipe: $OUT/organism.bin, tok512.bin and curve.tsv written"
