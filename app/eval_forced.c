@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "app/args.h"
@@ -108,6 +109,8 @@ int eval_data_shard(EvalData *d, const ArgsShard *sh, Err *e) {
  * (task items), not text. An unreadable file is text here; its reader
  * then names the problem. */
 static int data_is_jsonl(const char *path) {
+    struct stat st;
+    if (stat(path, &st) || !S_ISREG(st.st_mode)) return 0; /* a FIFO would block here: the reader refuses it */
     FILE *f = fopen(path, "rb");
     if (!f) return 0;
     int c;

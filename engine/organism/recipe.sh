@@ -19,9 +19,10 @@ mkdir -p "$WORK" "$OUT"
 # 2. Task items. gen KIND CONTEXT N SEED FILE: the generator cannot land
 # every context exactly with every tokenizer, so up to eight fewer ids are
 # tried; a context none of them fits is skipped with a note.
+# (POSIX sh has no local variables: each function's names are its own.)
 gen() {
-    for k in 0 1 2 3 4 5 6 7 8; do
-        "$BIN" tasks --task "$1" --context $(($2 - k)) --n "$3" --seed "$4" --model "$WORK/init.bin" --out "$5" \
+    for less in 0 1 2 3 4 5 6 7 8; do
+        "$BIN" tasks --task "$1" --context $(($2 - less)) --n "$3" --seed "$4" --model "$WORK/init.bin" --out "$5" \
             2>/dev/null && return 0
     done
     echo "recipe: note: no $1 items at context $2 (nor up to eight less): skipped" >&2
