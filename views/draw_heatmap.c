@@ -4,6 +4,7 @@
 #include "views/draw.h"
 #include "views/geom.h"
 #include "views/paint.h"
+#include "views/rates.h"
 
 static int half_ok(const ViewPalette *p) { return p->colour != VIEW_COLOUR_NONE && !p->ascii; }
 
@@ -120,9 +121,9 @@ void view_draw_heatmap(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
         layer_label(w, m, p, g.y0 + line * g.rh, top, has_bottom ? 2 : 1);
         for (int k = 0; k < g.n_heads_vis; k++) {
             int head = g.first_head + k;
-            int st = t ? view_swatch(m, t, top * m->n_heads + head) : VIEW_SW_NONE;
+            int st = view_heat_swatch(m, t, top * m->n_heads + head); /* a run rate: the head's, not the cursor's */
             int sb = VIEW_SW_BLANK;
-            if (has_bottom) sb = t ? view_swatch(m, t, (top + 1) * m->n_heads + head) : VIEW_SW_NONE;
+            if (has_bottom) sb = view_heat_swatch(m, t, (top + 1) * m->n_heads + head);
             wchar_t ch;
             attr_t a;
             short pair;
