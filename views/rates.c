@@ -58,10 +58,12 @@ void view_rates_count(const StepTrace *t, float tau, double theta_logit, int32_t
         }
 }
 
-/* The kept counts answer for the whole history at m's thresholds. */
+/* The kept counts answer for the whole history at m's thresholds (an
+ * empty history has none: a cleared one leaves its last run's counts
+ * until the next position is counted). */
 static int counts_cover(const ViewModel *m) {
     const ViewStats *s = &m->stats;
-    return s->head && s->n == m->n_hist && s->tau == m->hdr.tau && s->theta_logit == m->hdr.theta_logit;
+    return s->head && s->n > 0 && s->n == m->n_hist && s->tau == m->hdr.tau && s->theta_logit == m->hdr.theta_logit;
 }
 
 double view_head_rate(const ViewModel *m, int cell, ViewMetric k, int *n) {
