@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/clock.h"
 #include "engine/decide.h"
 #include "store/store.h"
 #include "tests/store_fixture.h"
 #include "tests/test.h"
+#include "tests/views_fixture.h"
 #include "views/heads.h"
 #include "views/keymap.h"
 #include "views/metric.h"
@@ -343,4 +345,71 @@ TEST(views_rates_match_the_store_views) {
     CHECK(compared > L * H * 6); /* most heads have every rate */
     sqlite3_close(db);
     view_free(&m);
+}
+
+/* Median of n values (n small), sorted in place. */
+static double median(double *v, int n) {
+    for (int i = 1; i < n; i++)
+        for (int k = i; k > 0 && v[k - 1] > v[k]; k--) {
+            double x = v[k];
+            v[k] = v[k - 1], v[k - 1] = x;
+        }
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The frame's median time in ms over `frames` frames, the pane open or not. */
+static double frame_ms(ViewModel *m, ViewHeads *hs, int open, int frames) {
+    ViewScreen s;
+    double t[32];
+    view_screen_init(&s, m, NULL);
+    m->heads = open ? hs : NULL;
+    for (int f = 0; f < frames && f < 32; f++) {
+        double t0 = clock_now();
+        view_frame(&s, m, NULL);
+        t[f] = (clock_now() - t0) * 1e3;
+    }
+    view_screen_free(&s);
+    return median(t, frames < 32 ? frames : 32);
+}
+
+TEST(views_heads_drawn_at_80x24_and_250x70) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 80, 24), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    fill(&m, 13);
+    m.colour = VIEW_COLOUR_256;
+    ViewHeads hs = {.open = 1};
+    frame_ms(&m, &hs, 1, 1);
+    CHECK(fx_contains(curscr, "heads by global_rate, highest first"));
+    CHECK(fx_contains(curscr, "pos 0-79"));
+    CHECK(fx_contains(curscr, "1:\xe2\x96\xbc" "global")); /* the sorted column marked */
+    CHECK(fx_contains(curscr, "5:agree       n")); /* every column fits 80 */
+    CHECK(fx_contains(curscr, "Enter select"));
+    int order[L * H];
+    view_heads_order(&m, 0, 0, order);
+    char row[64];
+    snprintf(row, sizeof row, "   1  L%d H%d ", order[0] / H, order[0] % H);
+    CHECK_MSG(fx_contains(curscr, row), "no '%s'", row);
+    /* ASCII: the arrow and the rule in letters */
+    m.ascii = 1;
+    hs.asc = 1;
+    frame_ms(&m, &hs, 1, 1);
+    CHECK(fx_contains(curscr, "1:^global"));
+    CHECK(fx_contains(curscr, "lowest first"));
+    view_free(&m);
+    fx_term_close(&term);
+    /* 512 heads over 1 000 positions at 250x70: the pane costs what the frame costs without it */
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 250, 70), 0);
+    if (!term.scr) return;
+    view_init(&m, 16, 32, NULL);
+    fx_fill(&m, 1000);
+    m.colour = VIEW_COLOUR_256;
+    hs = (ViewHeads){.open = 1};
+    double closed = frame_ms(&m, &hs, 0, 9), open = frame_ms(&m, &hs, 1, 9);
+    fprintf(stderr, "    250x70, 16x32 heads, 1000 positions: frame %.2f ms, with H open %.2f ms\n", closed, open);
+    CHECK(fx_contains(curscr, "heads by global_rate"));
+    CHECK_MSG(open < closed + 20, "the pane took %.1f ms a frame beyond %.1f", open - closed, closed);
+    view_free(&m);
+    fx_term_close(&term);
 }
