@@ -386,6 +386,7 @@ TEST(views_heads_drawn_at_80x24_and_250x70) {
     CHECK(fx_contains(curscr, "1:\xe2\x96\xbc" "global")); /* the sorted column marked */
     CHECK(fx_contains(curscr, "5:agree       n")); /* every column fits 80 */
     CHECK(fx_contains(curscr, "Enter select"));
+    CHECK(fx_contains(curscr, "r reverse  Enter select  Esc close")); /* the status line's hints are the pane's */
     int order[L * H];
     view_heads_order(&m, 0, 0, order);
     char row[64];
