@@ -7,6 +7,7 @@
 #include "views/metric.h"
 
 enum { SLOT_GLOBAL, SLOT_ORACLE, SLOT_PRECISION, SLOT_RECALL, SLOT_AGREE };
+_Static_assert(DECIDE_EXECUTED < VIEW_PRED_COUNT, "the gate is one of the predictors the agreement compares");
 
 int view_metric_is_rate(ViewMetric k) {
     return k >= VIEW_METRIC_RATE_GLOBAL && k < VIEW_METRIC_RATE_GLOBAL + VIEW_RATE_COUNT;
@@ -27,20 +28,26 @@ static int slot_of(ViewMetric k, ViewPredictor p) {
     return i < SLOT_AGREE ? i : SLOT_AGREE + (int)p;
 }
 
-/* The event of counter `slot` at one cell: the executed gate, the oracle's
- * label, the label where the gate went global (precision), the gate where
- * the label is global (recall), or whether a predictor and the label agree. */
-static int slot_event(const StepTrace *t, int cell, int slot, float tau, double theta_logit) {
-    int o = decide_label(t, cell, theta_logit);
-    if (slot == SLOT_ORACLE) return o;
-    DecidePred p = slot < SLOT_AGREE ? DECIDE_EXECUTED : (DecidePred)(slot - SLOT_AGREE);
-    int d = decide_cell(t, cell, p, tau, theta_logit);
+/* The event of counter `slot` from a decision d (the executed gate's for
+ * all but the agreement, whose predictor the slot names) and the oracle's
+ * label o: the gate, the label, the label where the gate went global
+ * (precision), the gate where the label is global (recall), or whether
+ * the two agree. */
+static int event_of(int slot, int d, int o) {
     switch (slot) {
     case SLOT_GLOBAL: return d;
+    case SLOT_ORACLE: return o;
     case SLOT_PRECISION: return d == 1 && o >= 0 ? o : -1;
     case SLOT_RECALL: return o == 1 && d >= 0 ? d : -1;
     default: return d >= 0 && o >= 0 ? d == o : -1;
     }
+}
+
+/* The predictor whose decision counter `slot` reads. */
+static DecidePred slot_pred(int slot) { return slot < SLOT_AGREE ? DECIDE_EXECUTED : (DecidePred)(slot - SLOT_AGREE); }
+
+static int slot_event(const StepTrace *t, int cell, int slot, float tau, double theta_logit) {
+    return event_of(slot, decide_cell(t, cell, slot_pred(slot), tau, theta_logit), decide_label(t, cell, theta_logit));
 }
 
 int view_rate_event(const ViewModel *m, const StepTrace *t, int cell, ViewMetric k) {
@@ -51,11 +58,15 @@ int view_rate_event(const ViewModel *m, const StepTrace *t, int cell, ViewMetric
 void view_rates_count(const StepTrace *t, float tau, double theta_logit, int32_t *c) {
     if (!decide_has_choice(t)) return; /* no far keys: nothing was decided at any head */
     int cells = trace_cells(t);
-    for (int cell = 0; cell < cells; cell++, c += 2 * VIEW_RATE_SLOTS)
+    for (int cell = 0; cell < cells; cell++, c += 2 * VIEW_RATE_SLOTS) {
+        /* each decision once: the agreement's slots are those of the predictors */
+        int o = decide_label(t, cell, theta_logit), d[VIEW_PRED_COUNT];
+        for (int p = 0; p < VIEW_PRED_COUNT; p++) d[p] = decide_cell(t, cell, (DecidePred)p, tau, theta_logit);
         for (int s = 0; s < VIEW_RATE_SLOTS; s++) {
-            int ev = slot_event(t, cell, s, tau, theta_logit);
+            int ev = event_of(s, d[slot_pred(s)], o);
             if (ev >= 0) c[2 * s] += ev, c[2 * s + 1]++;
         }
+    }
 }
 
 /* The kept counts answer for the whole history at m's thresholds (an
