@@ -117,6 +117,7 @@ TEST(tui_heads_at_80x24_match_head_rates) {
     /* the rates in the m cycle: the legend says what and over which positions */
     CHECK(metric_to(&t, "run: global rate: 0"));
     TMUX_WAIT(&t, "pos 0-44: share of each head", 2);
+    TMUX_WAIT(&t, "heads over pos 0-44 \xc2\xb7 L0 H0", 2); /* the heatmap: rates over the run, not at the cursor */
     tmux_keys(&t, "H");
     TMUX_WAIT(&t, "heads by global_rate, highest first \xc2\xb7 pos 0-44", 3);
     TMUX_WAIT(&t, "1:\xe2\x96\xbcglobal", 1); /* the sorted column marked */
@@ -178,7 +179,7 @@ TEST(tui_heads_on_a_16x32_head_folder) {
     CHECK_INT(tmux_open(&t, "heads16x32", dir, 140, 45, NULL, cmd, 0), 0);
     TMUX_WAIT(&t, "policy", 15);
     for (int i = 0; i < 24; i++) tmux_keys(&t, "Space");
-    TMUX_WAIT(&t, "pos 24/", 20);
+    CHECK_MSG(tmux_shows_pos(&t, 24, 20), "the 24 steps never came");
     tmux_keys(&t, "H");
     TMUX_WAIT(&t, "heads by global_rate, highest first", 3);
     TMUX_WAIT(&t, "   1  L", 2);
