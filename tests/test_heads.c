@@ -273,6 +273,13 @@ TEST(views_heads_order_and_keys) {
     view_heads_title(&hs, &m, 0, title, sizeof title);
     CHECK_MSG(strstr(title, "heads by agree_rate, lowest first") && strstr(title, "pos 0-79"), "%s", title);
     view_free(&m);
+    /* before the first position: every rate n/a, the heads in (layer, head) order, and the title says so */
+    view_init(&m, 2, 3, NULL);
+    view_heads_order(&m, 0, 0, got);
+    for (int c = 0; c < 6; c++) CHECK_INT(got[c], c);
+    view_heads_title(&hs, &m, 1, title, sizeof title);
+    CHECK_MSG(strstr(title, "| no positions yet |"), "%s", title);
+    view_free(&m);
 }
 
 /* A column of the store's view for one head, as a double; NAN for NULL. */
@@ -281,8 +288,8 @@ static double store_value(sqlite3 *db, const char *sql, int layer, int head) {
     double v = -1;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -2;
     sqlite3_bind_int(st, 1, layer), sqlite3_bind_int(st, 2, head);
-    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_type(st, 0) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 0);
-    else v = NAN; /* no row: nothing counted */
+    if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_type(st, 0) == SQLITE_NULL) v = NAN; /* nothing counted */
+    else v = sqlite3_column_double(st, 0);
     sqlite3_finalize(st);
     return v;
 }

@@ -18,6 +18,7 @@ static int sample(WINDOW *w, const ViewPalette *p, int x, int sw) {
 /* Threshold note of a metric: what value counts as "global". */
 static void note(const ViewModel *m, int ascii, char *buf, size_t n) {
     const char *tau = ascii ? "tau" : "\xcf\x84", *theta = ascii ? "theta" : "\xce\xb8";
+    char span[32];
     switch (m->metric) {
     case VIEW_METRIC_score: snprintf(buf, n, "global if > %s %.2f", tau, m->hdr.tau); break;
     case VIEW_METRIC_oracle_logit: snprintf(buf, n, "oracle global if > %s %.2f", theta, decide_prob(m->hdr.theta_logit)); break;
@@ -32,9 +33,9 @@ static void note(const ViewModel *m, int ascii, char *buf, size_t n) {
     default:
         if (!view_metric_is_rate(m->metric)) buf[0] = '\0';
         else if (m->metric == VIEW_METRIC_RATE_AGREE)
-            snprintf(buf, n, "pos 0-%d, %s vs oracle: %s", m->n_hist - 1, view_pred_name(m->agree_pred),
-                     view_rate_doc(m->metric));
-        else snprintf(buf, n, "pos 0-%d: %s", m->n_hist - 1, view_rate_doc(m->metric));
+            snprintf(buf, n, "%s, %s vs oracle: %s", view_rate_span(m, span, sizeof span),
+                     view_pred_name(m->agree_pred), view_rate_doc(m->metric));
+        else snprintf(buf, n, "%s: %s", view_rate_span(m, span, sizeof span), view_rate_doc(m->metric));
         break;
     }
 }

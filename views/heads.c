@@ -91,8 +91,10 @@ ViewHeadsKey view_heads_key(ViewHeads *hs, const ViewModel *m, int ch, int h, in
 
 void view_heads_title(const ViewHeads *hs, const ViewModel *m, int ascii, char *buf, size_t n) {
     const char *dot = ascii ? "|" : DOT;
-    snprintf(buf, n, "heads by %s, %s first %s pos 0-%d %s agree: %s vs oracle", view_metric_short(view_rate_metric(hs->sort)),
-             hs->asc ? "lowest" : "highest", dot, m->n_hist - 1, dot, view_pred_name(m->agree_pred));
+    char span[32];
+    snprintf(buf, n, "heads by %s, %s first %s %s %s agree: %s vs oracle",
+             view_metric_short(view_rate_metric(hs->sort)), hs->asc ? "lowest" : "highest", dot,
+             view_rate_span(m, span, sizeof span), dot, view_pred_name(m->agree_pred));
 }
 
 /* The column names, the sorted one marked with the order's arrow. */
@@ -103,7 +105,9 @@ static void column_names(WINDOW *w, const ViewHeads *hs, const ViewModel *m, con
     int x = 1 + view_puts(w, 1, 1, wd - 2, "    #  head     ", p->ascii, A_DIM, 0);
     for (int i = 0; i < VIEW_RATE_COUNT && x < wd - 1; i++) {
         char col[32];
-        const char *arrow = i != hs->sort ? "" : p->ascii ? (hs->asc ? "^" : "v") : (hs->asc ? "\xe2\x96\xb2" : "\xe2\x96\xbc");
+        const char *arrow = i != hs->sort ? ""
+                            : p->ascii    ? (hs->asc ? "^" : "v")
+                                          : (hs->asc ? "\xe2\x96\xb2" : "\xe2\x96\xbc");
         snprintf(col, sizeof col, "%d:%s%s", i + 1, arrow, names[i]);
         int pad = COL_W - view_text_width(col, p->ascii);
         x += view_printf(w, 1, x, wd - 1 - x, p->ascii, i == hs->sort ? A_BOLD : A_DIM, 0, "%*s%s", pad > 0 ? pad : 0,

@@ -2,6 +2,7 @@
 #include "views/rates.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "views/metric.h"
@@ -94,6 +95,12 @@ double view_head_rate(const ViewModel *m, int cell, ViewMetric k, int *n) {
     }
     if (n) *n = (int)cnt;
     return cnt > 0 ? (double)ev / (double)cnt : NAN;
+}
+
+const char *view_rate_span(const ViewModel *m, char *buf, size_t n) {
+    if (m->n_hist > 0) snprintf(buf, n, "pos 0-%d", m->n_hist - 1);
+    else snprintf(buf, n, "no positions yet");
+    return buf;
 }
 
 int view_heat_swatch(const ViewModel *m, const StepTrace *t, int cell) {

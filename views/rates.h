@@ -18,6 +18,8 @@
 #ifndef AHASCOPE_VIEW_RATES_H
 #define AHASCOPE_VIEW_RATES_H
 
+#include <stddef.h>
+
 #include "views/view.h"
 
 #define VIEW_RATE_ONE(id, title, short_name, doc) +1
@@ -50,6 +52,10 @@ void view_rates_count(const StepTrace *t, float tau, double theta_logit, int32_t
  * NULL, receives the positions counted. O(1) from the kept counts; a
  * recount of the history when they do not cover it (out of memory). */
 double view_head_rate(const ViewModel *m, int cell, ViewMetric k, int *n);
+
+/* The positions the rates cover, as titles name them: "pos 0-44", or
+ * "no positions yet". */
+const char *view_rate_span(const ViewModel *m, char *buf, size_t n);
 
 /* Swatch of one heatmap cell at trace t (the cursor's): a run rate's level
  * for its head, else view_swatch's (metric.h). */

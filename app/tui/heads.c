@@ -37,7 +37,8 @@ int tui_heads_key(Tui *t, int ch) {
         double v = view_head_rate(m, cell, k, NULL);
         close_heads(t);
         if (isnan(v)) view_set_status(m, "L%d H%d selected (%s n/a)", m->sel_layer, m->sel_head, view_metric_short(k));
-        else view_set_status(m, "L%d H%d selected (%s %.1f%%)", m->sel_layer, m->sel_head, view_metric_short(k), 100 * v);
+        else
+            view_set_status(m, "L%d H%d selected (%s %.1f%%)", m->sel_layer, m->sel_head, view_metric_short(k), 100 * v);
         return 1;
     }
     default: t->dirty = 1; return 1;
