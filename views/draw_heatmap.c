@@ -4,12 +4,15 @@
 #include "views/draw.h"
 #include "views/geom.h"
 #include "views/paint.h"
+#include "views/rates.h"
 
 static int half_ok(const ViewPalette *p) { return p->colour != VIEW_COLOUR_NONE && !p->ascii; }
 
 /* The title, the longest form that fits avail columns; where layers or
  * heads are off-screen it says which show ("L8-19 of 24"), and the
- * cursor's token goes first when room is short. */
+ * cursor's token goes first when room is short. Under a run rate it names
+ * the positions the rates cover instead of the cursor's ("heads over pos
+ * 0-44"). */
 static void heat_title(const ViewModel *m, const StepTrace *t, const ViewHeatGeom *g, int ascii, int avail, char *buf,
                        size_t n) {
     const char *dot = ascii ? "|" : "\xc2\xb7";
@@ -23,6 +26,9 @@ static void heat_title(const ViewModel *m, const StepTrace *t, const ViewHeatGeo
     if (t) view_piece_label(t->piece, ascii, label, sizeof label);
     for (int form = 0; form < 3; form++) {
         if (!t) snprintf(buf, n, "heads %s L%d H%d%s%s", dot, m->sel_layer, m->sel_head, off[0], off[1]);
+        else if (view_metric_is_rate(m->metric)) /* the cells are rates over the run, not the cursor's values */
+            snprintf(buf, n, "%s pos 0-%d %s L%d H%d%s%s", form < 2 ? "heads over" : "over", m->n_hist - 1, dot,
+                     m->sel_layer, m->sel_head, off[0], off[1]);
         else if (form == 0)
             snprintf(buf, n, "heads @ pos %d \xc2\xab%.24s\xc2\xbb %s L%d H%d%s%s", t->pos, label, dot, m->sel_layer,
                      m->sel_head, off[0], off[1]);
@@ -120,9 +126,9 @@ void view_draw_heatmap(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
         layer_label(w, m, p, g.y0 + line * g.rh, top, has_bottom ? 2 : 1);
         for (int k = 0; k < g.n_heads_vis; k++) {
             int head = g.first_head + k;
-            int st = t ? view_swatch(m, t, top * m->n_heads + head) : VIEW_SW_NONE;
+            int st = view_heat_swatch(m, t, top * m->n_heads + head); /* a run rate: the head's, not the cursor's */
             int sb = VIEW_SW_BLANK;
-            if (has_bottom) sb = t ? view_swatch(m, t, (top + 1) * m->n_heads + head) : VIEW_SW_NONE;
+            if (has_bottom) sb = view_heat_swatch(m, t, (top + 1) * m->n_heads + head);
             wchar_t ch;
             attr_t a;
             short pair;

@@ -3,6 +3,7 @@
 
 #include "views/draw.h"
 #include "views/paint.h"
+#include "views/rates.h"
 
 /* One sample cell of a swatch, as the heatmaps draw it. */
 static int sample(WINDOW *w, const ViewPalette *p, int x, int sw) {
@@ -17,6 +18,7 @@ static int sample(WINDOW *w, const ViewPalette *p, int x, int sw) {
 /* Threshold note of a metric: what value counts as "global". */
 static void note(const ViewModel *m, int ascii, char *buf, size_t n) {
     const char *tau = ascii ? "tau" : "\xcf\x84", *theta = ascii ? "theta" : "\xce\xb8";
+    char span[32];
     switch (m->metric) {
     case VIEW_METRIC_score: snprintf(buf, n, "global if > %s %.2f", tau, m->hdr.tau); break;
     case VIEW_METRIC_oracle_logit: snprintf(buf, n, "oracle global if > %s %.2f", theta, decide_prob(m->hdr.theta_logit)); break;
@@ -28,7 +30,13 @@ static void note(const ViewModel *m, int ascii, char *buf, size_t n) {
         break;
     case VIEW_METRIC_qada_logit: case VIEW_METRIC_qada_rem_logit: case VIEW_METRIC_qada_rem_bulk_logit:
     case VIEW_METRIC_qada_bulk_logit: snprintf(buf, n, "predicted out_mass; global if > %s %.2f", theta, decide_prob(m->hdr.theta_logit)); break;
-    default: buf[0] = '\0'; break;
+    default:
+        if (!view_metric_is_rate(m->metric)) buf[0] = '\0';
+        else if (m->metric == VIEW_METRIC_RATE_AGREE)
+            snprintf(buf, n, "%s, %s vs oracle: %s", view_rate_span(m, span, sizeof span),
+                     view_pred_name(m->agree_pred), view_rate_doc(m->metric));
+        else snprintf(buf, n, "%s: %s", view_rate_span(m, span, sizeof span), view_rate_doc(m->metric));
+        break;
     }
 }
 
@@ -66,7 +74,7 @@ static int gradient_scale(WINDOW *w, const ViewModel *m, const ViewPalette *p, i
     const char *top = m->metric == VIEW_METRIC_far_std ? " 2"
                       : m->metric != VIEW_METRIC_oracle_err ? " 1" : p->ascii ? " >=1" : " \xe2\x89\xa5" "1";
     x += view_puts(w, 0, x, wd - x, top, p->ascii, A_NORMAL, 0);
-    char buf[96];
+    char buf[160];
     note(m, p->ascii, buf, sizeof buf);
     if (buf[0] && x + 3 < wd) x += 3 + view_puts_fit(w, 0, x + 3, wd - x - 3, buf, p->ascii, A_DIM, 0);
     return x;

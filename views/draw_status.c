@@ -23,6 +23,16 @@ static int hints(const ViewModel *m, const char **out, int max, char names[][8])
         HINT_CMD(VIEW_ACT_QUIT);
         return n;
     }
+    if (m->heads) { /* the sorted heads take the arrows and Enter while they are open */
+        HINT("\xe2\x86\x91\xe2\x86\x93", "row");
+        HINT("1-5 \xe2\x86\x90\xe2\x86\x92", "sort");
+        HINT("r", "reverse");
+        HINT("Enter", "select");
+        HINT("Esc", "close");
+        HINT_CMD(VIEW_OP_STEP);
+        HINT_CMD(VIEW_ACT_QUIT);
+        return n;
+    }
     switch (m->focus) {
     case VIEW_PANE_SQL:
         HINT("\xe2\x86\x91\xe2\x86\x93 PgDn", "scroll");

@@ -36,6 +36,7 @@ static const ViewBinding BINDINGS[] = {
     {"G  A", "go to L15 H31, 15.31, pos N or text; pattern (+ - zoom)", K('G', 'A'),
      K(VIEW_ACT_GOTO, VIEW_ACT_PATTERN), K("go to", "pattern")},
     NOTE("mouse", "click a head or token; wheel scrolls"),
+    {"H", "heads sorted by a run rate (1-5 sort, Enter selects)", K('H'), K(VIEW_ACT_HEADS), K("heads")},
     SECTION("settings (re-run teacher-forced as a linked run)"),
     {"P", "change policy", K('P'), K(VIEW_ACT_CHANGE_POLICY), K(NULL)},
     {"w W  t T", "window, tau: lower / raise", K('w', 'W', 't', 'T'),
@@ -51,8 +52,7 @@ static const ViewBinding BINDINGS[] = {
      K(VIEW_ACT_PLOTS, VIEW_ACT_SUMMARY, VIEW_ACT_DIFF, VIEW_ACT_RUNS), K(NULL)},
     {"?  C-l", "this help; redraw the screen", K('?', VIEW_KEY_CTRL_L), K(VIEW_OP_HELP, VIEW_ACT_REDRAW), K("help")},
     {"Esc  q", "close overlay / pane, quit", K(VIEW_KEY_ESC, 'q'), K(VIEW_OP_CLOSE, VIEW_ACT_QUIT), K("close", "quit")},
-    NOTE("", "qada_bulk is this project's ablation, not QAdA"),
-    NOTE("", "qada_rem(_bulk): REM-corrected QAdA, this project's"),
+    NOTE("ours", "qada_bulk ablation; qada_rem(_bulk) REM-corrected QAdA"),
     /* The editor answers these itself (view_input_key): help lines only. */
     SECTION("the line editor (e prompt, : SQL, / search, G go-to, B run id)"),
     NOTE("\xe2\x86\x90 \xe2\x86\x92", "move the cursor by a character"),

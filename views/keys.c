@@ -211,8 +211,9 @@ static void apply_op(ViewModel *m, int op) {
     case VIEW_OP_METRIC_NEXT: m->metric = view_metric_step(m->metric, 1); break;
     case VIEW_OP_METRIC_PREV: m->metric = view_metric_step(m->metric, -1); break;
     case VIEW_OP_AGREE_NEXT: /* the first press shows the predictor already chosen */
-        if (m->metric == VIEW_METRIC_AGREE) m->agree_pred = (ViewPredictor)((m->agree_pred + 1) % VIEW_PRED_COUNT);
-        m->metric = VIEW_METRIC_AGREE;
+        if (m->metric == VIEW_METRIC_AGREE || m->metric == VIEW_METRIC_RATE_AGREE)
+            m->agree_pred = (ViewPredictor)((m->agree_pred + 1) % VIEW_PRED_COUNT);
+        if (m->metric != VIEW_METRIC_RATE_AGREE) m->metric = VIEW_METRIC_AGREE; /* the run's rate: whose it is */
         break;
     case VIEW_OP_NEXT_MISSED: jump_to_disagreement(m, VIEW_SW_MISSED_GLOBAL); break;
     case VIEW_OP_NEXT_NEEDLESS: jump_to_disagreement(m, VIEW_SW_NEEDLESS_GLOBAL); break;

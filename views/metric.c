@@ -1,19 +1,24 @@
 /* metric.c — metric values, swatches and running rates (see metric.h). */
 #include "views/metric.h"
+#include "views/rates.h"
 
 #include <math.h>
 #include <string.h>
 
 #define METRIC_TITLE(name, type, missing, sql, show, title, short_name, doc) title,
 #define METRIC_SHORT(name, type, missing, sql, show, title, short_name, doc) short_name,
+#define RATE_TITLE(id, title, short_name, doc) title,
+#define RATE_SHORT(id, title, short_name, doc) short_name,
 
 const char *view_metric_name(ViewMetric k) {
-    static const char *const names[VIEW_METRIC_COUNT] = {TRACE_HEAD_FIELDS(METRIC_TITLE) "agreement"};
+    static const char *const names[VIEW_METRIC_COUNT] = {TRACE_HEAD_FIELDS(METRIC_TITLE)
+                                                            VIEW_RATE_METRICS(RATE_TITLE) "agreement"};
     return (k >= 0 && k < VIEW_METRIC_COUNT) ? names[k] : "?";
 }
 
 const char *view_metric_short(ViewMetric k) {
-    static const char *const names[VIEW_METRIC_COUNT] = {TRACE_HEAD_FIELDS(METRIC_SHORT) "agree"};
+    static const char *const names[VIEW_METRIC_COUNT] = {TRACE_HEAD_FIELDS(METRIC_SHORT)
+                                                            VIEW_RATE_METRICS(RATE_SHORT) "agree"};
     return (k >= 0 && k < VIEW_METRIC_COUNT) ? names[k] : "?";
 }
 
@@ -32,8 +37,10 @@ float view_regime(double sigma, int n_far) {
 
 int view_metric_cycles(ViewMetric k) {
 #define METRIC_CYCLES(name, type, missing, sql, show, title, short_name, doc) !!strcmp(#show, "NONE"),
-    static const int cycles[VIEW_METRIC_COUNT] = {TRACE_HEAD_FIELDS(METRIC_CYCLES) 1};
+#define RATE_CYCLES(id, title, short_name, doc) 1,
+    static const int cycles[VIEW_METRIC_COUNT] = {TRACE_HEAD_FIELDS(METRIC_CYCLES) VIEW_RATE_METRICS(RATE_CYCLES) 1};
 #undef METRIC_CYCLES
+#undef RATE_CYCLES
     return k >= 0 && k < VIEW_METRIC_COUNT && cycles[k];
 }
 
@@ -48,7 +55,10 @@ ViewMetric view_metric_step(ViewMetric k, int dir) {
 const char *view_pred_name(ViewPredictor p) { return p >= 0 && p < VIEW_PRED_COUNT ? decide_title(p) : "?"; }
 
 float view_metric_value(const ViewModel *m, const StepTrace *t, int cell, ViewMetric k) {
-    (void)m;
+    if (view_metric_is_rate(k)) { /* the event the rate counts: a bin's mean is the rate over the bin */
+        int ev = view_rate_event(m, t, cell, k);
+        return ev < 0 ? NAN : (float)ev;
+    }
     switch (k) {
 #define METRIC_VALUE(name, type, missing, sql, show, title, short_name, doc)                                    \
     case VIEW_METRIC_##name: return show_##show((double)t->name[cell], t);

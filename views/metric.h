@@ -33,7 +33,8 @@ const char *view_metric_short(ViewMetric k);
 const char *view_pred_name(ViewPredictor p);
 
 /* Value of metric k at one cell of t, scaled to [0, 1] (rel_err clamped);
- * NAN when not computed and for VIEW_METRIC_AGREE. */
+ * for a run rate, the event it counts there (1, 0; views/rates.h); NAN when
+ * not computed or not counted, and for VIEW_METRIC_AGREE. */
 float view_metric_value(const ViewModel *m, const StepTrace *t, int cell, ViewMetric k);
 
 /* The regime of a spread σ of n far scores, σ / √(2 ln n): above 1 the

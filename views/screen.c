@@ -1,6 +1,7 @@
 /* screen.c — windows per layout and the one-doupdate frame (see screen.h). */
 #include "views/screen.h"
 
+#include "views/heads.h"
 #include "views/pattern.h"
 
 #include <string.h>
@@ -26,6 +27,8 @@ static void drop_windows(ViewScreen *s) {
     s->help = NULL;
     if (s->pattern) delwin(s->pattern);
     s->pattern = NULL;
+    if (s->heads) delwin(s->heads);
+    s->heads = NULL;
 }
 
 static WINDOW *make_window(const ViewRect *r, Err *e) {
@@ -72,6 +75,17 @@ static int draw_pattern(ViewScreen *s, const ViewModel *m, Err *e) {
     return 0;
 }
 
+/* The sorted heads over the middle panes (and over the pattern: the pane
+ * opened to pick the head the pattern shows), in the pattern's rectangle. */
+static int draw_heads(ViewScreen *s, const ViewModel *m, Err *e) {
+    ViewRect r = view_pattern_rect(&s->lay);
+    if (r.w <= 0) return 0;
+    if (!s->heads && !(s->heads = make_window(&r, e))) return -1;
+    view_draw_heads(s->heads, m->heads, m, &s->pal);
+    wnoutrefresh(s->heads);
+    return 0;
+}
+
 int view_frame(ViewScreen *s, const ViewModel *m, Err *e) {
     if (!s->pal_ready || s->pal_colour != effective_colour(m) || s->pal_ascii != m->ascii) {
         if (view_palette_init(&s->pal, effective_colour(m), m->ascii, e)) return -1;
@@ -104,6 +118,7 @@ int view_frame(ViewScreen *s, const ViewModel *m, Err *e) {
         wnoutrefresh(s->win[p]);
     }
     if (m->pattern && draw_pattern(s, m, e)) return -1;
+    if (m->heads && draw_heads(s, m, e)) return -1;
     if (m->help_open && s->help) {
         view_draw_help(s->help, m, &s->pal);
         wnoutrefresh(s->help);

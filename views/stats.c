@@ -3,8 +3,10 @@
  * drawing side only reads them; a change of thresholds recounts them a
  * slice at a time beside the counts in use (view_rescore_step). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "views/metric.h"
+#include "views/rates.h"
 
 /* Add step t's counts to the cumulative rows prev (NULL at position 0),
  * deciding at m's thresholds. */
@@ -24,7 +26,11 @@ static void count_step(const ViewModel *m, const StepTrace *t, const int32_t *pr
     view_count_step(t, tot);
 }
 
-static int reserve(ViewStats *s, int n_layers, int n, Err *e) {
+/* Room for n positions' rows, and for the per-head rate counters (one set,
+ * for the last position counted). */
+static int reserve(ViewStats *s, int n_layers, int n_heads, int n, Err *e) {
+    if (!s->head && !(s->head = calloc((size_t)n_layers * n_heads * VIEW_RATE_SLOTS * 2, sizeof *s->head)))
+        return err_set(e, "view: out of memory for the rates of %d heads", n_layers * n_heads);
     if (n <= s->cap) return 0;
     int cap = s->cap ? s->cap : 256;
     while (cap < n) cap *= 2;
@@ -40,12 +46,14 @@ static int reserve(ViewStats *s, int n_layers, int n, Err *e) {
 /* Count positions s->n .. upto-1 of the history into s, deciding as m
  * (whose thresholds are s's) does. */
 static int count_into(const ViewModel *m, ViewStats *s, int upto, Err *e) {
-    if (reserve(s, m->n_layers, upto, e)) return -1;
+    if (reserve(s, m->n_layers, m->n_heads, upto, e)) return -1;
     int L4 = m->n_layers * 4;
+    if (s->n == 0) memset(s->head, 0, (size_t)m->n_layers * m->n_heads * VIEW_RATE_SLOTS * 2 * sizeof *s->head);
     for (int i = s->n; i < upto; i++) {
         const int32_t *pl = i ? s->layer + (size_t)(i - 1) * L4 : NULL;
         const double *pt = i ? s->total + (size_t)(i - 1) * VIEW_TOTALS : NULL;
         count_step(m, m->hist[i], pl, pt, s->layer + (size_t)i * L4, s->total + (size_t)i * VIEW_TOTALS);
+        view_rates_count(m->hist[i], m->hdr.tau, m->hdr.theta_logit, s->head);
     }
     if (upto > s->n) s->n = upto;
     return 0;
@@ -63,8 +71,10 @@ int view_stats_sync(ViewModel *m, Err *e) {
 static void stats_release(ViewStats *s) {
     free(s->layer);
     free(s->total);
+    free(s->head);
     s->layer = NULL;
     s->total = NULL;
+    s->head = NULL;
     s->n = s->cap = 0;
 }
 

@@ -19,13 +19,34 @@
 #include "engine/trace.h"
 #include "views/layout.h"
 
+/* The run's head map: per-head rates over the positions of the run so far
+ * (views/rates.h), each the mean of an event counted at decided positions
+ * only, exactly as the store's head_rates and confusion_head define them:
+ *
+ *   X(ID, long name, short name, what the rate is)
+ *
+ * The short names are the store's column names where it has one. */
+#define VIEW_RATE_METRICS(X)                                                                                  \
+    X(RATE_GLOBAL, "run: global rate", "global_rate", "share of each head's decided positions run global")  \
+    X(RATE_ORACLE, "run: oracle rate", "oracle_rate",                                                        \
+      "share of each head's decided positions the oracle needed")                                           \
+    X(RATE_PRECISION, "run: gate precision", "precision",                                                    \
+      "of each head's global positions, the share the oracle needed")                                       \
+    X(RATE_RECALL, "run: gate recall", "recall", "of the positions the oracle needed, the share run global") \
+    X(RATE_AGREE, "run: agreement", "agree_rate", "share of each head's decided positions where the two agree")
+
 /* What the heatmaps and the token tint show: every per-head field of the
  * trace (engine/trace.h's list, in its order: VIEW_METRIC_gate,
- * VIEW_METRIC_score, …), then the agreement of a predictor with the oracle. */
+ * VIEW_METRIC_score, …), the run's per-head rates (VIEW_RATE_METRICS), then
+ * the agreement of a predictor with the oracle. This order is the `m`
+ * key's cycle. */
 typedef enum {
 #define VIEW_METRIC_ENUM(name, type, missing, sql, show, title, short_name, doc) VIEW_METRIC_##name,
     TRACE_HEAD_FIELDS(VIEW_METRIC_ENUM)
 #undef VIEW_METRIC_ENUM
+#define VIEW_METRIC_RATE_ENUM(id, title, short_name, doc) VIEW_METRIC_##id,
+    VIEW_RATE_METRICS(VIEW_METRIC_RATE_ENUM)
+#undef VIEW_METRIC_RATE_ENUM
     VIEW_METRIC_AGREE, /* a predictor's decision vs the oracle's, four classes */
     VIEW_METRIC_COUNT
 } ViewMetric;
@@ -73,6 +94,7 @@ typedef enum {
     VIEW_ACT_MOUSE,  /* KEY_MOUSE: the app calls getmouse() then view_mouse() */
     VIEW_ACT_GOTO,   /* G: the app asks where to go (a head, a position or a token's text) */
     VIEW_ACT_PATTERN, /* A: the app opens or closes the selected head's attention pattern */
+    VIEW_ACT_HEADS,  /* H: the app opens or closes the heads sorted by a run rate (views/heads.h) */
     VIEW_ACT_COUNT
 } ViewAction;
 
@@ -124,6 +146,8 @@ typedef struct {
     int n, cap;       /* positions counted */
     int32_t *layer;   /* [pos][layer][4]: AHA global, AHA known, oracle global, oracle known */
     double *total;    /* [pos][VIEW_TOTALS]: see view_count_step (metric.h) */
+    int32_t *head;    /* [cell][VIEW_RATE_SLOTS][2]: each head's rate events and counts over positions 0 … n-1
+                         (views/rates.h) */
 } ViewStats;
 
 typedef struct {
@@ -173,6 +197,9 @@ typedef struct {
     /* The attention-pattern overlay (views/pattern.h) while it is open,
      * else NULL: the app owns it and keeps it current. */
     const struct ViewPattern *pattern;
+    /* The heads sorted by a run rate (views/heads.h) while that pane is
+     * open, else NULL: the app owns it. */
+    const struct ViewHeads *heads;
     /* The text pane (SQL results, plots): sql_text's first sql_pinned
      * lines (a table's header and rule) stay at the top; below them the
      * pane shows the rest from line sql_scroll and column sql_hscroll. */

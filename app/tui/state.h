@@ -14,6 +14,7 @@
 #include "app/tui/tui.h"
 #include "app/tui/worker.h"
 #include "store/store.h"
+#include "views/heads.h"
 #include "views/pattern.h"
 #include "views/screen.h"
 
@@ -65,6 +66,7 @@ typedef struct {
     int pat_pending;    /* a pattern request is out to the worker */
     double pat_asked;   /* when it was asked for */
     double pat_cost;    /* seconds the last one took to arrive */
+    ViewHeads heads;    /* the heads sorted by a run rate (H), see heads.h */
     int from_live;      /* the replay on screen was opened from a live session, which kept is waiting for */
     struct {            /* the live session's positions and header while a recorded run is browsed */
         StepTrace **hist;

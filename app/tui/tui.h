@@ -19,7 +19,9 @@
  * frame's look at the running job, query.c the `:` query's start and
  * result; goto.c `G`'s parser and move, and Enter on a text pane's row;
  * pattern.c the attention-pattern view (`A`): its keys and its data, asked
- * of the worker or built from a replay's recorded far keys; play.c the play
+ * of the worker or built from a replay's recorded far keys; heads.c the
+ * heads sorted by a run rate (`H`): opening it, its keys, Enter's
+ * selection; play.c the play
  * speed and state,
  * which every file above may call; worker.c/.h the engine thread, job.c/.h
  * the pane jobs' threads (where the UI thread and a job meet), sql.c/.h

@@ -1,0 +1,46 @@
+/* heads.c — the sorted heads' controller (see heads.h). */
+#include "app/tui/heads.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "views/rates.h"
+
+static void close_heads(Tui *t) {
+    t->heads.open = 0;
+    t->m.heads = NULL;
+    t->dirty = 1;
+}
+
+void tui_heads_toggle(Tui *t) {
+    if (t->heads.open) {
+        close_heads(t);
+        return;
+    }
+    t->heads.row = t->heads.top = 0; /* the top of the order, sorted as it was last */
+    t->heads.open = 1;
+    t->m.heads = &t->heads;
+    t->dirty = 1;
+}
+
+int tui_heads_key(Tui *t, int ch) {
+    if (!t->heads.open || t->m.help_open || ch == KEY_MOUSE || ch == KEY_RESIZE) return 0;
+    ViewRect r = view_pattern_rect(&t->scr.lay);
+    int cell = -1;
+    switch (view_heads_key(&t->heads, &t->m, ch, r.h, &cell)) {
+    case VIEW_HEADS_NOT_MINE: return 0;
+    case VIEW_HEADS_CLOSE: close_heads(t); return 1;
+    case VIEW_HEADS_CHOSEN: {
+        ViewModel *m = &t->m;
+        m->sel_layer = cell / m->n_heads, m->sel_head = cell % m->n_heads;
+        ViewMetric k = view_rate_metric(t->heads.sort);
+        double v = view_head_rate(m, cell, k, NULL);
+        close_heads(t);
+        if (isnan(v)) view_set_status(m, "L%d H%d selected (%s n/a)", m->sel_layer, m->sel_head, view_metric_short(k));
+        else
+            view_set_status(m, "L%d H%d selected (%s %.1f%%)", m->sel_layer, m->sel_head, view_metric_short(k), 100 * v);
+        return 1;
+    }
+    default: t->dirty = 1; return 1;
+    }
+}
