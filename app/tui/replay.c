@@ -11,6 +11,7 @@
 
 #include "app/args.h"
 #include "app/tui/state.h"
+#include "views/pin.h"
 
 /* Positions a load reads at once: one piece handed over. */
 enum { LOAD_CHUNK = 64 };
@@ -130,6 +131,7 @@ static void load_began(Tui *t, LoadPart *p) {
     t->new_run_pending = 0;
     view_rescore_cancel(&t->m);
     view_clear_history(&t->m);
+    view_drop_parent(&t->m); /* the parent of a live re-evaluation is not this run's */
     replay_header(t, &p->info);
     /* the `--replay` run opens at its last position, as it always has (the
      * cursor follows the positions in until a key moves it); another opened
