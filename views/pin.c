@@ -142,19 +142,20 @@ int view_parent_line(const ViewModel *m, int max_w, char *buf, size_t n) {
     if (m->parent.n <= 0) return 0;
     const StepTrace *t = view_trace(m, m->cursor), *p = t ? view_parent_trace(m, m->cursor) : NULL;
     const char *arrow = m->ascii ? "->" : "\xe2\x86\x92";
-    if (!t) return snprintf(buf, n, "parent %s: no position yet", m->parent.label), 1;
+    const char *sp = m->parent.label[0] ? " " : "";
+    if (!t) return snprintf(buf, n, "parent%s%s: no position yet", sp, m->parent.label), 1;
     if (!p || p->token != t->token)
-        return snprintf(buf, n, "parent %s: %s at pos %d", m->parent.label, p ? "another token" : "no position",
+        return snprintf(buf, n, "parent%s%s: %s at pos %d", sp, m->parent.label, p ? "another token" : "no position",
                         t->pos), 1;
     /* the oracle's mass is the same in both runs (the same tokens): the gate and the score are what moved */
     char forms[3][256], pv[96], tv[96];
     int c = sel_cell(m);
     view_head_text(m, p, c, VIEW_HEAD_WORDS, pv, sizeof pv);
     view_head_text(m, t, c, VIEW_HEAD_WORDS, tv, sizeof tv);
-    snprintf(forms[0], sizeof forms[0], "parent %.47s: %.80s %s this run: %.80s", m->parent.label, pv, arrow, tv);
+    snprintf(forms[0], sizeof forms[0], "parent%s%.47s: %.80s %s this run: %.80s", sp, m->parent.label, pv, arrow, tv);
     view_head_text(m, p, c, 0, pv, sizeof pv);
     view_head_text(m, t, c, 0, tv, sizeof tv);
-    snprintf(forms[1], sizeof forms[1], "parent %.47s: %.80s %s %.80s", m->parent.label, pv, arrow, tv);
+    snprintf(forms[1], sizeof forms[1], "parent%s%.47s: %.80s %s %.80s", sp, m->parent.label, pv, arrow, tv);
     snprintf(forms[2], sizeof forms[2], "parent: %.80s %s now %.80s", pv, arrow, tv);
     return pick(forms, 3, max_w, m->ascii, buf, n);
 }

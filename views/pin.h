@@ -47,8 +47,9 @@ void view_pin_toggle(ViewModel *m);
 int view_pin_cell(const ViewModel *m);
 
 /* Set the history on screen aside as the parent of the run about to
- * replace it, labelled label ("run 1"), dropping any parent before; the
- * history is left empty, as view_clear_history leaves it. */
+ * replace it, labelled label ("run 1"; "" for a run not recorded),
+ * dropping any parent before; the history is left empty, as
+ * view_clear_history leaves it. */
 void view_keep_parent(ViewModel *m, const char *label);
 
 /* Drop the parent run, if any (a new prompt, another run opened). */

@@ -224,7 +224,7 @@ typedef struct {
     struct {
         StepTrace **hist;
         int n;
-        char label[48]; /* "run 1", or "the run before" when it was not recorded */
+        char label[48]; /* "run 1"; "" when it was not recorded */
     } parent;
 } ViewModel;
 
