@@ -187,6 +187,17 @@ TEST(pin_parent_run_changes_hands_and_is_set_beside_this_one) {
     m.cursor = 4, m.hist[4]->token = 999;
     view_parent_line(&m, 200, buf, sizeof buf);
     CHECK_MSG(!strcmp(buf, "parent run 1: another token at pos 4"), "%s", buf);
+    /* a parent read from a database: begun empty, then filled position by position */
+    view_parent_begin(&m, "run 7");
+    CHECK_INT(m.parent.n, 0);
+    CHECK_INT(view_parent_line(&m, 200, buf, sizeof buf), 0); /* nothing read yet: no line */
+    Err e;
+    CHECK_INT(view_push_parent(&m, trace_new(2, 3), &e), 0);
+    CHECK_INT(view_push_parent(&m, trace_new(3, 2), &e), -1); /* another shape: refused, freed */
+    CHECK(strstr(e.msg, "shape") != NULL);
+    CHECK_INT(m.parent.n, 1);
+    CHECK_INT(view_parent_line(&m, 200, buf, sizeof buf), 1);
+    CHECK_MSG(!strcmp(buf, "parent run 7: no position at pos 4"), "%s", buf);
     view_drop_parent(&m);
     CHECK_INT(view_parent_line(&m, 200, buf, sizeof buf), 0);
     CHECK_INT(view_aside_count(&m), 0);

@@ -3,8 +3,9 @@
  * position checked afterwards against the recorded run read back with
  * SQL; x pins a head beside the selected one in the inspector and on a
  * timeline row; after a re-evaluation the inspector sets the head's gate
- * and score in the parent run beside this one's. On stories260K at 80×24
- * (and its replay), and on a generated 16 × 32-head folder at 140×45. */
+ * and score in the parent run beside this one's, live and in the replay
+ * of the child, which reads its recorded parent. On stories260K at 80×24,
+ * and on a generated 16 × 32-head folder at 140×45. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,15 @@ TEST(tui_pin_seek_and_parent_at_80x24) {
     TMUX_WAIT(&r, "replay", 10);
     tmux_keys(&r, "f");
     CHECK_INT(pos_after(&r, "L0 H0 first global at pos "), first);
+    tmux_keys(&r, "q");
+    TMUX_WAIT(&r, "EXITED 0", 5);
+    tmux_stop(&r);
+    /* the replay of run 2 reads its recorded parent, run 1, beside it */
+    snprintf(cmd, sizeof cmd, "%s tui --replay --db pin.db", test_bin_abs());
+    CHECK_INT(tmux_open(&r, "pin80p", t.dir, 80, 24, NULL, cmd, 0), 0);
+    TMUX_WAIT(&r, "replay", 10);
+    tmux_keys(&r, "Enter");
+    TMUX_WAIT(&r, "\xe2\x94\x82parent", 10);
     tmux_keys(&r, "q");
     TMUX_WAIT(&r, "EXITED 0", 5);
     tmux_stop(&r);

@@ -67,16 +67,40 @@ void view_pin_toggle(ViewModel *m) {
 void view_drop_parent(ViewModel *m) {
     for (int i = 0; i < m->parent.n; i++) trace_free(m->parent.hist[i]);
     free(m->parent.hist);
-    m->parent.hist = NULL, m->parent.n = 0, m->parent.label[0] = 0;
+    m->parent.hist = NULL, m->parent.n = m->parent.cap = 0, m->parent.label[0] = 0;
 }
 
 void view_keep_parent(ViewModel *m, const char *label) {
     view_drop_parent(m);
     /* the traces change hands: nothing is copied, the new run starts empty */
-    m->parent.hist = m->hist, m->parent.n = m->n_hist;
+    m->parent.hist = m->hist, m->parent.n = m->n_hist, m->parent.cap = m->cap_hist;
     snprintf(m->parent.label, sizeof m->parent.label, "%s", label ? label : "");
     m->hist = NULL, m->n_hist = m->cap_hist = 0;
     view_clear_history(m);
+}
+
+void view_parent_begin(ViewModel *m, const char *label) {
+    view_drop_parent(m);
+    snprintf(m->parent.label, sizeof m->parent.label, "%s", label ? label : "");
+}
+
+int view_push_parent(ViewModel *m, StepTrace *t, Err *e) {
+    if (t->n_layers != m->n_layers || t->n_heads != m->n_heads) {
+        trace_free(t);
+        return err_set(e, "view: the parent run's shape %dx%d is not the model's %dx%d", t->n_layers, t->n_heads,
+                       m->n_layers, m->n_heads);
+    }
+    if (m->parent.n == m->parent.cap) {
+        int cap = m->parent.cap ? m->parent.cap * 2 : 256;
+        StepTrace **h = realloc(m->parent.hist, (size_t)cap * sizeof *h);
+        if (!h) {
+            trace_free(t);
+            return err_set(e, "view: out of memory for the parent run's %d positions", cap);
+        }
+        m->parent.hist = h, m->parent.cap = cap;
+    }
+    m->parent.hist[m->parent.n++] = t;
+    return 0;
 }
 
 const StepTrace *view_parent_trace(const ViewModel *m, int i) {

@@ -52,6 +52,15 @@ int view_pin_cell(const ViewModel *m);
  * view_clear_history leaves it. */
 void view_keep_parent(ViewModel *m, const char *label);
 
+/* Begin a parent run read from elsewhere (a replay reads the recorded
+ * parent of the run it shows), labelled label, dropping any before; it is
+ * empty until view_push_parent appends its positions. */
+void view_parent_begin(ViewModel *m, const char *label);
+
+/* Append t (owned from now on, freed even on error) as the parent's next
+ * position; -1 with e set on a shape that is not the model's or no memory. */
+int view_push_parent(ViewModel *m, StepTrace *t, Err *e);
+
 /* Drop the parent run, if any (a new prompt, another run opened). */
 void view_drop_parent(ViewModel *m);
 

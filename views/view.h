@@ -223,7 +223,7 @@ typedef struct {
      * n 0: none (views/pin.h). */
     struct {
         StepTrace **hist;
-        int n;
+        int n, cap;
         char label[48]; /* "run 1"; "" when it was not recorded */
     } parent;
 } ViewModel;
