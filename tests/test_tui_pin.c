@@ -98,7 +98,7 @@ TEST(tui_pin_seek_and_parent_at_80x24) {
     Tmux r;
     snprintf(cmd, sizeof cmd, "%s tui --replay --run 1 --db pin.db", test_bin_abs());
     CHECK_INT(tmux_open(&r, "pin80r", t.dir, 80, 24, NULL, cmd, 0), 0);
-    TMUX_WAIT(&r, "replay", 10);
+    TMUX_WAIT(&r, "replay of run 1", 10); /* loaded: its progress line no longer takes the status line */
     tmux_keys(&r, "f");
     CHECK_INT(pos_after(&r, "L0 H0 first global at pos "), first);
     tmux_keys(&r, "q");
@@ -107,7 +107,7 @@ TEST(tui_pin_seek_and_parent_at_80x24) {
     /* the replay of run 2 reads its recorded parent, run 1, beside it */
     snprintf(cmd, sizeof cmd, "%s tui --replay --db pin.db", test_bin_abs());
     CHECK_INT(tmux_open(&r, "pin80p", t.dir, 80, 24, NULL, cmd, 0), 0);
-    TMUX_WAIT(&r, "replay", 10);
+    TMUX_WAIT(&r, "replay of run 2", 10);
     tmux_keys(&r, "Enter");
     TMUX_WAIT(&r, "\xe2\x94\x82parent", 10);
     tmux_keys(&r, "q");
