@@ -86,9 +86,10 @@ void view_parent_begin(ViewModel *m, const char *label) {
 
 int view_push_parent(ViewModel *m, StepTrace *t, Err *e) {
     if (t->n_layers != m->n_layers || t->n_heads != m->n_heads) {
+        err_set(e, "view: the parent run's shape %dx%d is not the model's %dx%d", t->n_layers, t->n_heads,
+                m->n_layers, m->n_heads);
         trace_free(t);
-        return err_set(e, "view: the parent run's shape %dx%d is not the model's %dx%d", t->n_layers, t->n_heads,
-                       m->n_layers, m->n_heads);
+        return -1;
     }
     if (m->parent.n == m->parent.cap) {
         int cap = m->parent.cap ? m->parent.cap * 2 : 256;
