@@ -104,7 +104,7 @@ TEST(tui_pin_seek_and_parent_at_80x24) {
     tmux_keys(&r, "q");
     TMUX_WAIT(&r, "EXITED 0", 5);
     tmux_stop(&r);
-    /* the replay of run 2 reads its recorded parent, run 1, beside it */
+    /* the replay of run 2 reads its recorded parent, run 1, once the inspector shows it */
     snprintf(cmd, sizeof cmd, "%s tui --replay --db pin.db", test_bin_abs());
     CHECK_INT(tmux_open(&r, "pin80p", t.dir, 80, 24, NULL, cmd, 0), 0);
     TMUX_WAIT(&r, "replay of run 2", 10);

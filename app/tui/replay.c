@@ -118,14 +118,20 @@ static int load_start(Tui *t, int64_t id, int first, Err *e) {
     return 0;
 }
 
-/* The run on screen is loaded: read its recorded parent, if it has one, so
- * the inspector can set the selected head in both side by side. Quietly:
- * the status line keeps what it says about the run on screen. */
+/* The run on screen is loaded and the inspector, which shows it, is open:
+ * read the run's recorded parent, if it has one, so the inspector can set
+ * the selected head in both side by side. Only then, so a replay never
+ * reads a second run no one looks at, nor slows the panes' jobs for it; and
+ * quietly: the status line keeps what it says about the run on screen. */
 static void load_parent_start(Tui *t) {
     int64_t parent = t->parent_next;
+    int kind;
+    long count;
+    double secs;
+    if (!parent || !t->m.inspector_open || tui_job_progress(&t->load, &kind, &count, &secs)) return;
     LoadArg a = {.id = parent, .n_layers = t->m.n_layers, .n_heads = t->m.n_heads};
     Err e;
-    if (!parent || tui_job_start(&t->load, t->db, TUI_PANE_OPEN, load_work, &a, sizeof a, NULL, &e)) return;
+    if (tui_job_start(&t->load, t->db, TUI_PANE_OPEN, load_work, &a, sizeof a, NULL, &e)) return;
     t->load_parent = 1, t->parent_next = 0;
 }
 
@@ -248,9 +254,11 @@ void tui_poll_load(Tui *t) {
         t->dirty = 1;
     } else if (tui_job_take(&t->load, &jr)) {
         load_done(t, &jr);
-        if (jr.end == TUI_JOB_OK) load_parent_start(t);
+        if (jr.end != TUI_JOB_OK) t->parent_next = 0;
         tui_job_result_free(&jr);
         t->dirty = 1;
+    } else {
+        load_parent_start(t);
     }
 }
 
