@@ -282,3 +282,46 @@ TEST(pin_frames_show_the_pinned_head_and_the_parent) {
     CHECK(frame_shows(&m, 140, 45, at140, 4));
     view_free(&m);
 }
+
+/* The timeline's pinned row paints the pinned head's own cells: each one as
+ * the palette draws that head's swatch at that position (the gate metric,
+ * one position a column), whatever row is selected under it. */
+TEST(pin_timeline_row_paints_the_pinned_heads_cells) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 80, 24), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 5, 8, NULL);
+    fx_fill(&m, 30);
+    m.colour = VIEW_COLOUR_256;
+    m.sel_layer = 3, m.sel_head = 5;
+    view_key(&m, 'x');
+    m.sel_layer = 0, m.sel_head = 1;
+    ViewScreen s;
+    Err e;
+    CHECK_INT(view_screen_init(&s, &m, &e), 0);
+    CHECK_INT(view_frame(&s, &m, &e), 0);
+    const ViewRect *r = &s.lay.pane[VIEW_PANE_TIMELINE];
+    ViewTimeGeom g;
+    view_time_geom(&m, r->w, r->h, 1, &g);
+    CHECK_INT(g.bin, 1);
+    int cell = 3 * 8 + 5, differs = 0;
+    for (int c = 0; c < g.n_tok_vis; c++) {
+        int pos = g.first_tok + c;
+        /* the swatch from the fixture's own value: gate = score > 0.5, level by view_level */
+        int sw = view_swatch(&m, m.hist[pos], cell);
+        wchar_t want_ch, ch;
+        attr_t want_a, a;
+        short want_pair, pair;
+        view_cell_style(&s.pal, sw, VIEW_SW_BLANK, 0, &want_ch, &want_a, &want_pair);
+        fx_cell(curscr, r->y + g.y_pin, r->x + g.x0 + c, &ch, &pair, &a);
+        CHECK_MSG(ch == want_ch && pair == want_pair, "pos %d: %lc/%d, want %lc/%d", pos, (wint_t)ch, pair,
+                  (wint_t)want_ch, want_pair);
+        differs += fx_global(pos, cell) != fx_global(pos, 1); /* the selected head's row would not do */
+    }
+    CHECK(differs > 0);
+    CHECK(strstr(fx_line(curscr, r->y + g.y_pin), "\xe2\x94\x82pin ") != NULL);
+    view_screen_free(&s);
+    view_free(&m);
+    fx_term_close(&term);
+}
