@@ -8,6 +8,7 @@
 #include "views/explain.h"
 #include "views/geom.h"
 #include "views/paint.h"
+#include "views/pin.h"
 
 /* Sparkline of one metric of the selected head over positions 0 … cursor,
  * on the attention strip's columns (a bin's highest value where positions
@@ -50,6 +51,7 @@ static void verdicts(WINDOW *w, const ViewModel *m, const ViewPalette *p, const 
     ViewExplain x;
     view_explain(m, t, m->sel_layer * m->n_heads + m->sel_head, &x);
     for (int i = 0; i < x.n && i < g->n_text && g->y_spark + i < h - 1; i++) {
+        if (view_insp_aside_row(g, g->y_spark + i)) continue; /* the pinned head's or the parent's line */
         attr_t a = x.decision[i] > 0 ? A_BOLD : x.decision[i] < 0 ? A_DIM : A_NORMAL;
         int full = view_text_width(x.line[i], p->ascii) <= g->text_w;
         verdict_line(w, p, g->y_spark + i, g->x_text, g->text_w, full ? x.line[i] : x.brief[i],
@@ -234,7 +236,8 @@ void view_draw_inspector(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     static const ViewMetric metrics[4] = {VIEW_METRIC_score, VIEW_METRIC_oracle_logit, VIEW_METRIC_qada_logit,
                                           VIEW_METRIC_qada_bulk_logit};
     for (int i = 0; i < 4 && !g.stacked && g.y_spark + i < h - 1; i++)
-        sparkline(w, m, p, &g, g.y_spark + i, labels[i], metrics[i]);
+        if (!view_insp_aside_row(&g, g.y_spark + i)) sparkline(w, m, p, &g, g.y_spark + i, labels[i], metrics[i]);
     if (g.y_strip + 1 < h - 1) strip(w, m, p, &g, wd);
     verdicts(w, m, p, &g, h);
+    view_draw_aside(w, m, p, &g, wd);
 }

@@ -54,6 +54,12 @@ static int hints(const ViewModel *m, const char **out, int max, char names[][8])
         HINT_CMD(VIEW_OP_NEXT_MISSED);
         HINT_CMD(VIEW_OP_NEXT_NEEDLESS);
     }
+    if (m->inspector_open) { /* the selected head through time, and beside another */
+        HINT_CMD(VIEW_OP_FIRST_GLOBAL);
+        HINT_CMD(VIEW_OP_NEXT_GLOBAL);
+        HINT_CMD(VIEW_OP_NEXT_NEEDED);
+        HINT_CMD(VIEW_OP_PIN);
+    }
     HINT_CMD(VIEW_OP_FOCUS_NEXT);
     HINT_CMD(VIEW_ACT_SQL_PROMPT);
     HINT_CMD(VIEW_OP_SEARCH);

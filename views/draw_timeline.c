@@ -4,6 +4,7 @@
 #include "views/draw.h"
 #include "views/geom.h"
 #include "views/paint.h"
+#include "views/pin.h"
 
 static int half_ok(const ViewPalette *p) { return p->colour != VIEW_COLOUR_NONE && !p->ascii; }
 
@@ -14,20 +15,22 @@ static int last_pos(const ViewModel *m, const ViewTimeGeom *g) {
 }
 
 static void time_title(const ViewModel *m, const ViewTimeGeom *g, char *buf, size_t n) {
+    char pin[40] = ""; /* the pinned row's head, named early so a cut title keeps it */
+    if (g->y_pin) snprintf(pin, sizeof pin, " \xc2\xb7 pin L%d H%d", m->pin_layer, m->pin_head);
     char bin[80] = ""; /* what a binned column holds, and how its value is made */
     if (g->bin > 1)
         snprintf(bin, sizeof bin, " \xc2\xb7 1 col = %d pos (%s)", g->bin,
                  !m->timeline_layers && m->metric == VIEW_METRIC_AGREE ? "worst" : "mean");
     if (m->timeline_layers) {
-        snprintf(buf, n, "timeline \xc2\xb7 per layer: share of heads global \xc2\xb7 pos %d-%d of %d%s \xc2\xb7 L for heads",
-                 g->first_tok, last_pos(m, g), m->n_hist, bin);
+        snprintf(buf, n, "timeline%s \xc2\xb7 per layer: share of heads global \xc2\xb7 pos %d-%d of %d%s \xc2\xb7 L for heads",
+                 pin, g->first_tok, last_pos(m, g), m->n_hist, bin);
         return;
     }
     if (m->n_hist == 0) {
-        snprintf(buf, n, "timeline \xc2\xb7 %s", view_metric_short(m->metric));
+        snprintf(buf, n, "timeline%s \xc2\xb7 %s", pin, view_metric_short(m->metric));
         return;
     }
-    snprintf(buf, n, "timeline \xc2\xb7 %s \xc2\xb7 pos %d-%d of %d%s \xc2\xb7 heads %d-%d of %d",
+    snprintf(buf, n, "timeline%s \xc2\xb7 %s \xc2\xb7 pos %d-%d of %d%s \xc2\xb7 heads %d-%d of %d", pin,
              view_metric_short(m->metric), g->first_tok, last_pos(m, g), m->n_hist, bin, g->first_row,
              g->first_row + g->n_rows_vis - 1, m->n_layers * m->n_heads);
 }
@@ -149,6 +152,7 @@ void view_draw_timeline(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
             wadd_wch(w, &cc); /* cells of a line are adjacent: no per-cell move */
         }
     }
+    view_draw_pin_row(w, m, p, &g);
     position_axis(w, m, &g, h, m->cursor >= g.first_tok ? (m->cursor - g.first_tok) / g.bin : -1);
     mark_axis(w, m, p, &g, h);
     cursor_marks(w, m, p, &g, h); /* the cursor over a mark: the mark is in the token pane's strip */

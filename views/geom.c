@@ -6,6 +6,7 @@
 #include "views/explain.h"
 #include "views/keymap.h"
 #include "views/paint.h"
+#include "views/pin.h"
 
 enum {
     TIME_LABEL_W = 8, /* "L15H31▸ " */
@@ -77,6 +78,8 @@ void view_time_geom(const ViewModel *m, int w, int h, int half_ok, ViewTimeGeom 
     g->y0 = 1;
     g->n_cols = w - 2 - TIME_LABEL_W;
     g->lines = h - 2;
+    g->y_pin = 0;
+    if (view_pin_cell(m) >= 0 && g->lines >= 3) g->y_pin = 1, g->y0 = 2, g->lines--;
     if (g->n_cols < 0) g->n_cols = 0;
     if (g->lines < 0) g->lines = 0;
     g->bin = view_time_bin(m->n_hist, g->n_cols);
@@ -116,6 +119,22 @@ void view_bars_geom(const ViewModel *m, int w, int h, ViewBarsGeom *g) {
     g->first_layer = window_start(m->sel_layer, m->n_layers, g->n_layers_vis, 1);
 }
 
+/* Lines for the pinned head and the parent run: the first of the far
+ * list's when it keeps its heading and a position, else those of the last
+ * predictors above the strip (one row at least stays). */
+static void aside_geom(const ViewModel *m, ViewInspGeom *g) {
+    int want = view_aside_count(m), above = g->y_strip - g->y_spark - 1;
+    g->y_aside = g->n_aside = 0;
+    if (want <= 0) return;
+    if (g->y_list && g->n_list >= want + 2) {
+        g->y_aside = g->y_list, g->n_aside = want;
+        g->y_list += want, g->n_list -= want;
+    } else if (above > 0) {
+        g->n_aside = want < above ? want : above;
+        g->y_aside = g->y_strip - g->n_aside;
+    }
+}
+
 void view_insp_geom(const ViewModel *m, int w, int h, ViewInspGeom *g) {
     int inner = w - 2 - INSP_LABEL_W; /* right of the labels */
     g->x0 = 1 + INSP_LABEL_W;
@@ -138,6 +157,7 @@ void view_insp_geom(const ViewModel *m, int w, int h, ViewInspGeom *g) {
     g->y_list = g->y_strip + 2;
     g->n_list = clampi(h - 1 - g->y_list, 0, VIEW_ATTN_TOP);
     if (g->n_list == 0) g->y_list = 0;
+    aside_geom(m, g);
     /* positions 0 … cursor, binned like the attention strip below, so every
      * row of the inspector reads on one x-axis ending at the cursor */
     g->first_tok = 0;

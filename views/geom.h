@@ -26,6 +26,7 @@ typedef struct {
     int bin;             /* positions per column (view_time_bin): 1 until the run outgrows the columns */
     int first_tok, n_tok_vis; /* the first column's first position; columns shown */
     int first_row, n_rows_vis; /* row = layer * n_heads + head (a layer in per-layer mode) */
+    int y_pin;           /* the pinned head's row (views/pin.h), above the others; 0: none */
 } ViewTimeGeom;
 
 typedef struct {
@@ -43,6 +44,10 @@ typedef struct {
     int stacked;   /* too narrow for both: the verdicts take the sparklines' lines (n_cols 0) */
     int n_text;    /* verdict lines shown from y_spark on */
     int y_list, n_list; /* the ranked far positions, one per line, under the strip's axis (0: no room) */
+    /* The pinned head's and the parent run's lines (views/pin.h): above the
+     * far list when it has room, else in place of the last predictors'
+     * rows above the strip, which are then not drawn. n_aside 0: none. */
+    int y_aside, n_aside;
 } ViewInspGeom;
 
 typedef struct {
@@ -80,7 +85,8 @@ void view_heat_geom(const ViewModel *m, int w, int h, int half_ok, ViewHeatGeom 
 
 /* Timeline geometry in a w×h pane: one position a column, scrolling with
  * the cursor, while the run fits; past that, the whole run in bins of
- * view_time_bin positions a column. Rows scroll with the selected head. */
+ * view_time_bin positions a column. Rows scroll with the selected head.
+ * A pinned head takes the first line, when the pane has three. */
 void view_time_geom(const ViewModel *m, int w, int h, int half_ok, ViewTimeGeom *g);
 
 /* Positions a timeline column holds for n_pos positions in n_cols columns:
@@ -93,7 +99,8 @@ void view_bars_geom(const ViewModel *m, int w, int h, ViewBarsGeom *g);
 
 /* Head inspector geometry in a w×h pane: the verdicts take the right of
  * the pane when it is wide enough, the sparklines and strip what is left;
- * in a narrow pane the verdicts replace the sparklines, above the strip. */
+ * in a narrow pane the verdicts replace the sparklines, above the strip.
+ * A pinned head and a parent run get a line each (view_aside_count). */
 void view_insp_geom(const ViewModel *m, int w, int h, ViewInspGeom *g);
 
 /* The part of the input line (m->input) shown in `width` columns, the

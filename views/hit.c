@@ -1,5 +1,6 @@
 /* hit.c — what lies under a screen cell: the pure mouse hit-test (view.h). */
 #include "views/geom.h"
+#include "views/pin.h"
 
 static void hit_heatmap(const ViewModel *m, int w, int h, int lx, int ly, ViewHit *out) {
     ViewHeatGeom g;
@@ -17,9 +18,13 @@ static void hit_timeline(const ViewModel *m, int w, int h, int lx, int ly, ViewH
     ViewTimeGeom g;
     view_time_geom(m, w, h, view_layout_opts(m).half_blocks, &g);
     int col = lx - g.x0, line = ly - g.y0;
-    if (line < 0 || line >= g.lines) return;
     int row = g.first_row + line * (g.half ? 2 : 1);
-    if (row < g.first_row + g.n_rows_vis && m->timeline_layers) {
+    if (g.y_pin && ly == g.y_pin) { /* the pinned head's row, above the others */
+        out->layer = m->pin_layer;
+        out->head = m->pin_head;
+    } else if (line < 0 || line >= g.lines) {
+        return;
+    } else if (row < g.first_row + g.n_rows_vis && m->timeline_layers) {
         out->layer = row;
         out->head = m->sel_head;
     } else if (row < g.first_row + g.n_rows_vis) {

@@ -43,6 +43,12 @@ typedef enum {
     VIEW_OP_HELP,
     VIEW_OP_INSPECT,
     VIEW_OP_CLOSE,
+    /* one head through time and against another (views/pin.h) */
+    VIEW_OP_FIRST_GLOBAL,  /* the selected head's first executed global */
+    VIEW_OP_NEXT_GLOBAL,   /* its next / previous one from the cursor */
+    VIEW_OP_PREV_GLOBAL,
+    VIEW_OP_NEXT_NEEDED,   /* its next global the oracle says was needed */
+    VIEW_OP_PIN,           /* pin the selected head beside it (again: unpin) */
     VIEW_OP_END
 } ViewOp;
 

@@ -3,6 +3,7 @@
 #include "views/geom.h"
 #include "views/keymap.h"
 #include "views/metric.h"
+#include "views/pin.h"
 #include "views/tui.h"
 
 enum { PAGE = 10, WHEEL_SQL = 3 };
@@ -225,6 +226,10 @@ static void apply_op(ViewModel *m, int op) {
     case VIEW_OP_HELP: m->help_open = 1, m->help_scroll = 0; break;
     case VIEW_OP_INSPECT: toggle_inspector(m); break;
     case VIEW_OP_CLOSE: close_overlay(m); break;
+    case VIEW_OP_FIRST_GLOBAL: case VIEW_OP_NEXT_GLOBAL: case VIEW_OP_PREV_GLOBAL: case VIEW_OP_NEXT_NEEDED:
+        view_seek_op(m, op);
+        break;
+    case VIEW_OP_PIN: view_pin_toggle(m); break;
     default: break;
     }
 }

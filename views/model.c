@@ -5,6 +5,7 @@
 
 #include "views/keymap.h"
 #include "views/metric.h"
+#include "views/pin.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -29,6 +30,7 @@ int view_init(ViewModel *m, int n_layers, int n_heads, Err *e) {
     m->hdr.tau = 0.5f;
     m->hdr.theta_logit = decide_theta_logit(0.1);
     m->attn.pos = -1;
+    m->pin_layer = m->pin_head = -1;
     return 0;
 }
 
@@ -44,6 +46,7 @@ static void input_free(ViewModel *m) {
 
 void view_free(ViewModel *m) {
     view_clear_history(m);
+    view_drop_parent(m);
     free(m->hist);
     free(m->attn.w);
     free(m->marks);

@@ -240,6 +240,19 @@ typedef struct {
      * those in use (view_rescore_step), which stay until they are done. */
     ViewStats rescore;
     int rescoring;      /* a rescore is under way */
+
+    /* The pinned head (x), shown beside the selected one in the inspector
+     * and on a row of its own in the timeline (views/pin.h); -1: none. */
+    int pin_layer, pin_head;
+    /* The run the one on screen re-evaluated (same tokens, other settings),
+     * set aside by the app when the re-evaluation's first step came, so the
+     * inspector can set its values at the cursor beside this run's; owned,
+     * n 0: none (views/pin.h). */
+    struct {
+        StepTrace **hist;
+        int n, cap;
+        char label[48]; /* "run 1"; "" when it was not recorded */
+    } parent;
 } ViewModel;
 
 /* Clicked or scrolled-over place of the screen. Fields that do not apply are -1. */

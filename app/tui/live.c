@@ -8,6 +8,22 @@
 #include "app/setup.h"
 #include "app/tui/state.h"
 #include "engine/cost.h"
+#include "views/pin.h"
+
+/* A re-evaluation runs the same tokens: the run it replaces stays at hand
+ * as its parent, so the inspector can set the two side by side; a new
+ * prompt drops both. */
+static void keep_or_clear(Tui *t, const TuiTake *k) {
+    if (!t->reevaluating) {
+        view_drop_parent(&t->m);
+        view_clear_history(&t->m);
+        return;
+    }
+    char label[48] = ""; /* a run not recorded has no id to name */
+    int64_t parent = k->reeval_parent ? k->reeval_parent : t->screen_run;
+    if (parent) snprintf(label, sizeof label, "run %lld", (long long)parent);
+    view_keep_parent(&t->m, label);
+}
 
 /* Show the steps the worker finished. A new run keeps the old one on
  * screen until its first step arrives, then replaces it at the same
@@ -17,7 +33,7 @@ static void show_steps(Tui *t, TuiTake *k) {
     if (k->new_run) t->new_run_pending = 1;
     if (t->new_run_pending && k->n > 0) {
         t->restore = t->m.follow ? -1 : t->m.cursor;
-        view_clear_history(&t->m);
+        keep_or_clear(t, k);
         t->new_run_pending = 0;
         t->attn_pending = 0;
         if (t->reevaluating) view_set_status(&t->m, "run %lld: %s", (long long)k->run_id, t->reevaluating_what);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "app/tui/state.h"
+#include "views/pin.h"
 
 void tui_keep_live(Tui *t) {
     ViewModel *m = &t->m;
@@ -23,6 +24,8 @@ int tui_back_to_live(Tui *t) {
     if (!t->from_live) return 0;
     Err e;
     ViewModel *m = &t->m;
+    if (t->load_parent) t->load_parent = 2, tui_job_cancel(&t->load); /* the replay's parent: what comes is dropped */
+    view_drop_parent(m);
     view_clear_history(m);
     free(m->hist);
     m->hist = t->kept.hist, m->n_hist = t->kept.n_hist, m->cap_hist = t->kept.cap_hist;

@@ -11,6 +11,7 @@
 
 #include "app/args.h"
 #include "app/tui/state.h"
+#include "views/pin.h"
 
 /* Positions a load reads at once: one piece handed over. */
 enum { LOAD_CHUNK = 64 };
@@ -113,6 +114,45 @@ static int load_start(Tui *t, int64_t id, int first, Err *e) {
     LoadArg a = {.id = id, .n_layers = t->m.n_layers, .n_heads = t->m.n_heads};
     if (tui_job_start(&t->load, t->db, TUI_PANE_OPEN, load_work, &a, sizeof a, NULL, e)) return -1;
     t->load_run = id, t->load_first = first, t->load_total = 0, t->load_shown = 0, t->load_began = 0;
+    t->load_parent = 0, t->parent_next = 0;
+    return 0;
+}
+
+/* The run on screen is loaded and the inspector, which shows it, is open:
+ * read the run's recorded parent, if it has one, so the inspector can set
+ * the selected head in both side by side. Only then, so a replay never
+ * reads a second run no one looks at, nor slows the panes' jobs for it; and
+ * quietly: the status line keeps what it says about the run on screen. */
+static void load_parent_start(Tui *t) {
+    int64_t parent = t->parent_next;
+    int kind;
+    long count;
+    double secs;
+    if (!parent || !t->m.inspector_open || tui_job_progress(&t->load, &kind, &count, &secs)) return;
+    LoadArg a = {.id = parent, .n_layers = t->m.n_layers, .n_heads = t->m.n_heads};
+    Err e;
+    if (tui_job_start(&t->load, t->db, TUI_PANE_OPEN, load_work, &a, sizeof a, NULL, &e)) return;
+    t->load_parent = 1, t->parent_next = 0;
+}
+
+/* A piece of the parent's load: its row names it, its positions go to
+ * the model's parent run. */
+static int parent_push(Tui *t, LoadPart *p) {
+    Err e;
+    if (p->has_info) {
+        char label[48];
+        snprintf(label, sizeof label, "run %lld", (long long)p->info.run_id);
+        view_parent_begin(&t->m, label);
+    }
+    for (int i = 0; i < p->n; i++) {
+        StepTrace *tr = p->tr[i];
+        p->tr[i] = NULL;
+        if (view_push_parent(&t->m, tr, &e)) {
+            view_drop_parent(&t->m);
+            return -1;
+        }
+    }
+    p->n = 0;
     return 0;
 }
 
@@ -130,6 +170,8 @@ static void load_began(Tui *t, LoadPart *p) {
     t->new_run_pending = 0;
     view_rescore_cancel(&t->m);
     view_clear_history(&t->m);
+    view_drop_parent(&t->m); /* the parent of a live re-evaluation is not this run's */
+    t->parent_next = p->info.parent_run_id; /* read once this run is */
     replay_header(t, &p->info);
     /* the `--replay` run opens at its last position, as it always has (the
      * cursor follows the positions in until a key moves it); another opened
@@ -179,8 +221,12 @@ void tui_poll_load(Tui *t) {
     int took = 0;
     LoadPart *p;
     while (clock_now() - t0 < LOAD_FRAME_BUDGET && (p = tui_job_take_part(&t->load))) {
-        if (p->has_info) load_began(t, p);
-        if (load_push(t, p)) tui_job_cancel(&t->load);
+        if (t->load_parent) {
+            if (t->load_parent == 1 && parent_push(t, p)) tui_job_cancel(&t->load);
+        } else {
+            if (p->has_info) load_began(t, p);
+            if (load_push(t, p)) tui_job_cancel(&t->load);
+        }
         part_free(p);
         took = 1;
     }
@@ -189,6 +235,15 @@ void tui_poll_load(Tui *t) {
     int kind;
     long count;
     double secs;
+    if (t->load_parent) { /* quiet: only its end matters, and only when it failed */
+        if (!tui_job_progress(&t->load, &kind, &count, &secs) && tui_job_take(&t->load, &jr)) {
+            if (jr.end != TUI_JOB_OK && t->load_parent == 1) view_drop_parent(&t->m);
+            if (jr.end == TUI_JOB_FAILED) view_set_status(&t->m, "the parent run: %s", jr.msg);
+            tui_job_result_free(&jr);
+            t->load_parent = 0, t->dirty = 1;
+        }
+        return;
+    }
     if (tui_job_progress(&t->load, &kind, &count, &secs) || took) {
         double now = clock_now();
         if (!t->load_began || now - t->load_shown < 0.1) return; /* ten times a second */
@@ -199,8 +254,11 @@ void tui_poll_load(Tui *t) {
         t->dirty = 1;
     } else if (tui_job_take(&t->load, &jr)) {
         load_done(t, &jr);
+        if (jr.end != TUI_JOB_OK) t->parent_next = 0;
         tui_job_result_free(&jr);
         t->dirty = 1;
+    } else {
+        load_parent_start(t);
     }
 }
 
@@ -208,10 +266,13 @@ int tui_loading(const Tui *t) {
     int kind;
     long count;
     double secs;
-    return tui_job_progress(&t->load, &kind, &count, &secs);
+    return !t->load_parent && tui_job_progress(&t->load, &kind, &count, &secs);
 }
 
 int tui_cancel_load(Tui *t) {
+    if (t->load_parent) { /* Esc closes what the user sees; the parent's read goes on */
+        return 0;
+    }
     if (!tui_job_cancel(&t->load)) return 0;
     view_set_status(&t->m, "stopping the load of run %lld\xe2\x80\xa6", (long long)t->load_run);
     return 1;

@@ -68,6 +68,8 @@ typedef struct {
     double pat_cost;    /* seconds the last one took to arrive */
     ViewHeads heads;    /* the heads sorted by a run rate (H), see heads.h */
     int from_live;      /* the replay on screen was opened from a live session, which kept is waiting for */
+    int64_t parent_next; /* the recorded parent of the replay on screen, read once it is loaded and the inspector opens (0: none) */
+    int load_parent;    /* the load under way reads that parent into the model's parent run (views/pin.h); 2: drops what comes */
     struct {            /* the live session's positions and header while a recorded run is browsed */
         StepTrace **hist;
         int n_hist, cap_hist, cursor, follow;
