@@ -43,6 +43,9 @@ typedef enum {
     VIEW_OP_HELP,
     VIEW_OP_INSPECT,
     VIEW_OP_CLOSE,
+    VIEW_OP_BOOKMARK,      /* set or drop a bookmark at the cursor */
+    VIEW_OP_BOOKMARK_NEXT, /* the next / previous bookmark */
+    VIEW_OP_BOOKMARK_PREV,
     VIEW_OP_END
 } ViewOp;
 

@@ -224,6 +224,9 @@ static void apply_op(ViewModel *m, int op) {
     case VIEW_OP_HELP: m->help_open = 1, m->help_scroll = 0; break;
     case VIEW_OP_INSPECT: toggle_inspector(m); break;
     case VIEW_OP_CLOSE: close_overlay(m); break;
+    case VIEW_OP_BOOKMARK: view_bookmark_toggle(m, m->cursor); break;
+    case VIEW_OP_BOOKMARK_NEXT: view_bookmark_jump(m, 1); break;
+    case VIEW_OP_BOOKMARK_PREV: view_bookmark_jump(m, -1); break;
     default: break;
     }
 }

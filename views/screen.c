@@ -2,6 +2,7 @@
 #include "views/screen.h"
 
 #include "views/pattern.h"
+#include "views/pick.h"
 
 #include <string.h>
 
@@ -104,6 +105,7 @@ int view_frame(ViewScreen *s, const ViewModel *m, Err *e) {
         wnoutrefresh(s->win[p]);
     }
     if (m->pattern && draw_pattern(s, m, e)) return -1;
+    view_draw_pick(m, &s->lay, &s->pal);
     if (m->help_open && s->help) {
         view_draw_help(s->help, m, &s->pal);
         wnoutrefresh(s->help);
