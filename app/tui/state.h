@@ -68,6 +68,8 @@ typedef struct {
     double pat_cost;    /* seconds the last one took to arrive */
     ViewTokStats *tokstats; /* `c`'s count under way, NULL none (tokstats.h) */
     int tokstats_total; /* the positions it counts */
+    const StepTrace *tokstats_first; /* the history's first trace and the recorded run then: */
+    int64_t tokstats_run;               /* either changed means another run is on screen */
     double tokstats_shown; /* when its progress line was last redrawn */
     int from_live;      /* the replay on screen was opened from a live session, which kept is waiting for */
     struct {            /* the live session's positions and header while a recorded run is browsed */

@@ -39,7 +39,8 @@ void tui_token_stats(Tui *t) {
     }
     view_tokstats_begin(t->tokstats, m->n_layers, m->n_heads, m->sel_layer, m->sel_head, m->agree_pred, m->hdr.tau,
                         m->hdr.theta_logit);
-    t->tokstats_total = m->n_hist, t->tokstats_shown = 0;
+    t->tokstats_total = m->n_hist, t->tokstats_shown = 0, t->tokstats_first = m->hist[0];
+    t->tokstats_run = t->screen_run;
     tui_tokstats_poll(t);
 }
 
@@ -65,7 +66,8 @@ static void finish(Tui *t) {
 void tui_tokstats_poll(Tui *t) {
     ViewTokStats *s = t->tokstats;
     if (!s) return;
-    if (t->m.n_hist < t->tokstats_total) { /* a new run replaced the history under the count */
+    /* a new run (a re-evaluation, a run opened with B) replaced the history under the count */
+    if (t->m.n_hist < t->tokstats_total || t->m.hist[0] != t->tokstats_first || t->screen_run != t->tokstats_run) {
         tui_tokstats_close(t);
         view_set_status(&t->m, "token types: the run on screen changed; c counts it again");
         return;
