@@ -3,12 +3,17 @@
  * bookmarks, `y` yanks (the file's content checked), `z` typed τ, θ (as a
  * probability and as log-odds) and window with refusals, and `P`'s policy
  * picker; live on stories260K at 80×24, in a replay, and on a generated
- * 16 × 32-head folder. */
+ * 16 × 32-head folder; `c` over a 16 × 32-head run of 3000 positions
+ * synthesised into a database, counted while keys are answered, and
+ * stopped by Esc. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "engine/clock.h"
+#include "store/store.h"
+#include "tests/store_fixture.h"
 #include "tests/test.h"
 #include "tests/tmux.h"
 
@@ -200,6 +205,99 @@ TEST(tui_types_picker_and_yank_on_a_16x32_head_folder) {
     free(scr);
     tmux_keys(&t, "Escape");
     TMUX_WAIT(&t, "policy unchanged: full", 3);
+    tmux_keys(&t, "q");
+    TMUX_WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+}
+
+/* A 16 x 32-head run of n positions straight into the database at path:
+ * every fourth token ",", the next " 12", the others words; gates and
+ * oracle values from a hash. 0, or -1 with the test failed. */
+static int synth_run(const char *path, int n) {
+    enum { SL = 16, SH = 32, SW = 16 };
+    Err e;
+    test_db_fresh(path);
+    Store *s = store_open(path, STORE_WRITE, 2000, &e);
+    if (!s) { test_fail(__FILE__, __LINE__, "%s", e.msg); return -1; }
+    store_set_commit_every(s, 500);
+    StoreRunInfo r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.model, sizeof r.model, "synthetic-16x32");
+    snprintf(r.policy, sizeof r.policy, "aha");
+    r.program_version = "test", r.prompt = "synthetic";
+    r.n_layers = SL, r.n_heads = SH, r.n_kv_heads = SH, r.seq_len = 4096, r.window = SW, r.steps = n;
+    r.tau = 0.5, r.theta_logit = -2.2, r.profile = 1;
+    int rc = store_run_begin(s, &r, &e);
+    StepTrace *t = trace_new(SL, SH);
+    for (int pos = 0; rc == 0 && t && pos < n; pos++) {
+        unsigned x = (unsigned)pos * 2246822519u + 7;
+        t->pos = pos, t->token = pos % 300, t->is_prompt = pos < 8, t->logprob = -1, t->entropy = 1;
+        snprintf(t->piece, sizeof t->piece, "%s", pos % 4 == 0 ? "," : pos % 4 == 1 ? " 12" : " word");
+        t->n_far = pos >= SW ? pos - SW + 1 : 0, t->n_kv_heads = SH;
+        for (int i = 0; i < SL * SH; i++) {
+            x = x * 1664525u + 1013904223u;
+            t->gate[i] = (int8_t)(x >> 20 & 1);
+            t->score[i] = (float)(x >> 8 & 255) / 255.0f;
+            t->oracle_logit[i] = (float)(x >> 4 & 15) - 7.5f;
+            t->keys_read[i] = t->gate[i] ? pos + 1 : SW;
+        }
+        rc = store_write_step(s, r.run_id, t, NULL, &e);
+    }
+    trace_free(t);
+    if (rc == 0) rc = store_flush(s, &e);
+    if (rc == 0) rc = store_run_end(s, r.run_id, "done", &e);
+    if (rc) test_fail(__FILE__, __LINE__, "%s", e.msg);
+    if (store_close(s, &e) && rc == 0) rc = -1, test_fail(__FILE__, __LINE__, "%s", e.msg);
+    return rc;
+}
+
+/* Seconds until the screen shows a or b, -1 after secs. */
+static double wait_either(Tmux *t, const char *a, const char *b, double secs) {
+    double t0 = clock_now();
+    for (;;) {
+        char *s = tmux_capture(t);
+        int found = s && (strstr(s, a) || (b && strstr(s, b)));
+        free(s);
+        if (found) return clock_now() - t0;
+        if (clock_now() - t0 > secs) return -1;
+        struct timespec ts = {0, 10000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+TEST(tui_token_types_of_a_long_run_count_while_keys_answer) {
+    if (!tmux_available()) { test_skip("tmux not installed"); return; }
+    enum { N = 3000 };
+    char db[1100], cmd[1400];
+    const char *dir = test_tmp("typeslong");
+    int st;
+    free(test_runf(&st, "mkdir -p %s", dir));
+    snprintf(db, sizeof db, "%s/long.db", dir);
+    if (synth_run(db, N)) return;
+    Tmux t;
+    snprintf(cmd, sizeof cmd, "%s tui --replay --db %s", test_bin_abs(), db);
+    CHECK_INT(tmux_open(&t, "typeslong", NULL, 120, 40, NULL, cmd, 0), 0);
+    TMUX_WAIT(&t, "its 3000 positions", 60);
+    /* Esc stops a count under way (or, on a fast machine, finds it done) */
+    tmux_keys(&t, "c");
+    tmux_keys(&t, "Escape");
+    CHECK_MSG(wait_either(&t, "token types: stopped after", "token types L0 H0", 10) >= 0, "c then Esc: nothing");
+    tmux_keys(&t, "Escape");
+    /* counted whole while the help opens and closes at once */
+    double t0 = clock_now();
+    tmux_keys(&t, "c");
+    tmux_keys(&t, "?");
+    double dt = wait_either(&t, "this help; redraw the screen", NULL, 5);
+    CHECK_MSG(dt >= 0 && dt < 1.0, "? took %.3f s while counting", dt);
+    tmux_keys(&t, "x");
+    TMUX_WAIT(&t, "h_ L0 H0, a_ 512 heads pooled \xc2\xb7 3000 pos", 60);
+    fprintf(stderr, "    counted 3000 positions x 512 heads in %.2f s (? answered in %.3f s)\n", clock_now() - t0, dt);
+    /* the rows hold the counts the synthesis made: 750 of each type but words (1500) */
+    char *scr = tmux_capture(&t);
+    CHECK_MSG(scr && strstr(scr, "punctuation       750 ") && strstr(scr, "numbers           750 ") &&
+                  strstr(scr, "words            1500 ") && strstr(scr, "prompt              8 "),
+              "%s", scr ? scr : "");
+    free(scr);
     tmux_keys(&t, "q");
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
