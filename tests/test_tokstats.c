@@ -191,7 +191,8 @@ TEST(yank_text_is_the_inspector_block_or_the_row_under_its_header) {
     CHECK_MSG(s && strstr(s, router) && strstr(s, "tau 0.50"), "%s\nwanted %s", s ? s : "", router);
     free(s);
     Err e;
-    CHECK_INT(view_set_text(&m, "t", "", "layer  head  pos\n-----  ----  ---\n0      1     2\n1      0     7\n", &e), 0);
+    static const char table[] = "layer  head  pos\n-----  ----  ---\n0      1     2\n1      0     7\n";
+    CHECK_INT(view_set_text(&m, "t", "", table, &e), 0);
     m.sql_scroll = 1;
     s = view_yank(&m, &what);
     CHECK_MSG(s && !strcmp(what, "row") && !strcmp(s, "layer  head  pos\n1      0     7\n"), "%s", s ? s : "");

@@ -172,8 +172,9 @@ typedef struct {
     double prefill_tok_s;
 
     ViewAttn attn;
-    /* Marked positions (view_set_marks), ascending, owned; kept across a
-     * re-evaluation (the same tokens), dropped by the app for a new prompt. */
+    /* Marked positions (view_set_marks, and `b`'s bookmarks), ascending by
+     * position then kind, owned; kept across a re-evaluation (the same
+     * tokens), dropped by the app for a new prompt. */
     ViewMark *marks;
     int n_marks;
     /* The small list open over the heatmap (the policy picker), if open:

@@ -60,7 +60,8 @@ TuiTyped tui_typed_parse(const char *s, int max_window) {
         if (!number(p, &v)) return bad("set: \"%.60s\" is not a number: write theta 0.9 or theta -2.2", p);
         logit = logit || v < 0 || v > 1;
         if (logit && fabs(v) > TYPED_LOGIT_MAX) return bad("set: theta %.30s is out of range (log-odds -40 to 40)", p);
-        return (TuiTyped){.kind = TUI_TYPED_THETA, .theta_logit = logit ? v : decide_theta_logit(v), .logit_form = logit};
+        return (TuiTyped){
+            .kind = TUI_TYPED_THETA, .theta_logit = logit ? v : decide_theta_logit(v), .logit_form = logit};
     }
     if (word_is(&p, WINDOW)) {
         if (!number(p, &v) || v != floor(v)) return bad("set: \"%.60s\" is not a whole number: write window 64", p);
