@@ -19,8 +19,10 @@
  * frame's look at the running job, query.c the `:` query's start and
  * result; goto.c `G`'s parser and move, and Enter on a text pane's row;
  * pattern.c the attention-pattern view (`A`): its keys and its data, asked
- * of the worker or built from a replay's recorded far keys; play.c the play
- * speed and state,
+ * of the worker or built from a replay's recorded far keys; picker.c `P`'s
+ * policy picker and typed.c `z`'s typed settings, both through settings.c's
+ * one path; tokstats.c `c`'s rates by token type, counted a slice a frame;
+ * yank.c `y`, to a file and the clipboard; play.c the play speed and state,
  * which every file above may call; worker.c/.h the engine thread, job.c/.h
  * the pane jobs' threads (where the UI thread and a job meet), sql.c/.h
  * the `:` query's work. state.h holds the state they share, for them alone.
