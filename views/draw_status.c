@@ -45,7 +45,6 @@ static int hints(const ViewModel *m, const char **out, int max, char names[][8])
     HINT_CMD(VIEW_OP_METRIC_NEXT);
     HINT_CMD(VIEW_OP_HELP);
     HINT_CMD(VIEW_ACT_QUIT);
-    if (m->inspector_open) HINT_CMD(VIEW_ACT_YANK);
     if (m->inspector_open) HINT("Esc", "close inspector");
     else HINT_CMD(VIEW_OP_INSPECT);
     if (m->metric == VIEW_METRIC_AGREE) {
@@ -55,6 +54,7 @@ static int hints(const ViewModel *m, const char **out, int max, char names[][8])
     HINT_CMD(VIEW_OP_FOCUS_NEXT);
     HINT_CMD(VIEW_ACT_SQL_PROMPT);
     HINT_CMD(VIEW_OP_SEARCH);
+    if (m->inspector_open) HINT_CMD(VIEW_ACT_YANK); /* last: a narrow line keeps the keys above */
 #undef HINT_CMD
 #undef HINT
     return n;
