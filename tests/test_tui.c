@@ -66,7 +66,7 @@ TEST(tui_setting_change_reevaluates_as_linked_run) {
     TMUX_WAIT(&t, "pos 9/512", 5);
     tmux_keys(&t, "w");
     TMUX_WAIT(&t, "w 8 ", 5);
-    tmux_keys(&t, "P");
+    tmux_keys(&t, "P P Enter"); /* the picker opens on full; P again moves down to local */
     TMUX_WAIT(&t, "policy local", 5);
     TMUX_WAIT(&t, "pos 9/512", 5); /* same tokens, re-evaluated */
     tmux_keys(&t, "q");
@@ -85,7 +85,9 @@ TEST(tui_setting_change_reevaluates_as_linked_run) {
 TEST(tui_sql_prompt_metric_help_and_export) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "sql", 120, 40, NULL, "--policy full");
+    /* tall enough for the whole help: 120x40 until it outgrew 36 lines */
+    int rows = view_help_count() + 4 > 40 ? view_help_count() + 4 : 40;
+    tmux_start(&t, "sql", 120, rows, NULL, "--policy full");
     TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, ": \"SELECT 40+2 AS answer\" Enter");
     TMUX_WAIT(&t, "answer", 5);
@@ -98,12 +100,12 @@ TEST(tui_sql_prompt_metric_help_and_export) {
     TMUX_WAIT(&t, "oracle", 3);
     tmux_keys(&t, "?");
     TMUX_WAIT(&t, "edit prompt", 3);
-    /* at 120x40 the whole help shows, down to the key table's last line */
+    /* on a screen four rows taller than the help, the whole help shows, down to the key table's last line */
     TMUX_WAIT(&t, view_help_line(view_help_count() - 1)->help, 1);
     char *help = tmux_capture(&t);
     CHECK_MSG(help && strstr(help, "Esc  q") && strstr(help, "close overlay / pane, quit") &&
                   strstr(help, "any key closes") && !strstr(help, "more \xe2\x86\x93"),
-              "the help at 120x40:\n%s", help ? help : "");
+              "the help at 120x%d:\n%s", rows, help ? help : "");
     free(help);
     tmux_keys(&t, "Escape v");
     TMUX_WAIT(&t, "per-head global rate", 3);
@@ -1180,10 +1182,10 @@ TEST(tui_long_prompt_shows_prefill_progress_and_quits_during_it) {
     tmux_start(&t, "longp", 120, 40, SLOW_CHUNKS, long_prompt_flags(d, 4096));
     TMUX_WAIT(&t, " tok/s (q quits)", 30);
     check_prefill_pane(&t, "at 120x40");
-    tmux_keys(&t, "?");
-    TMUX_WAIT(&t, "any key closes", 2);
+    tmux_keys(&t, "?"); /* the help's title, whole or scrolling: "help · any key closes", "help · lines 1-36 …" */
+    TMUX_WAIT(&t, "help \xc2\xb7 ", 2);
     char *s = tmux_wait(&t, "(q quits)", 2); /* the key cleared the status line; the next count redraws it */
-    CHECK_MSG(s && strstr(s, "any key closes"), "help did not draw during the prefill:\n%s", s ? s : "");
+    CHECK_MSG(s && strstr(s, "help \xc2\xb7 "), "help did not draw during the prefill:\n%s", s ? s : "");
     free(s);
     tmux_keys(&t, "Escape"); /* the help over the token pane closes */
     int st;

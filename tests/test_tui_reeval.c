@@ -55,8 +55,8 @@ TEST(tui_reeval_shows_progress_and_esc_stops_it) {
     char *s = tmux_capture(&t);
     CHECK_MSG(s && strstr(s, "positions \xc2\xb7 Esc stops"), "the progress line:\n%s", s ? s : "");
     free(s);
-    tmux_keys(&t, "?"); /* keys are answered during it */
-    TMUX_WAIT(&t, "any key closes", 2);
+    tmux_keys(&t, "?"); /* keys are answered during it: the help's title, whole or scrolling */
+    TMUX_WAIT(&t, "help \xc2\xb7 ", 2);
     tmux_keys(&t, "Escape"); /* closes the help: a pane closes before anything stops */
     TMUX_WAIT(&t, "Esc stops", 3);
     tmux_keys(&t, "Escape");

@@ -265,8 +265,10 @@ TEST(views_layout_help_height_follows_the_key_table) {
         }
     CHECK_INT(bad, 0);
     Layout l;
-    view_layout(120, 40, &o, &l);
-    CHECK_MSG(l.help.h - 2 >= n, "120x40: %d lines for %d", l.help.h - 2, n);
+    view_layout(120, 40, &o, &l); /* every row but the header's, the status line's and the border's */
+    CHECK_MSG(l.help.h - 2 >= (n < 40 - 4 ? n : 40 - 4), "120x40: %d lines for %d", l.help.h - 2, n);
+    view_layout(120, n + 4 > 40 ? n + 4 : 40, &o, &l);
+    CHECK_MSG(l.help.h - 2 >= n, "120x%d: %d lines for %d", n + 4, l.help.h - 2, n);
     view_layout(200, 60, &o, &l);
     CHECK_INT(l.help.h, n + 2);
 }

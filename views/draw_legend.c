@@ -1,5 +1,6 @@
 /* draw_legend.c — the one-line legend of the current metric (see draw.h). */
 #include <stdio.h>
+#include <string.h>
 
 #include "views/draw.h"
 #include "views/paint.h"
@@ -109,19 +110,23 @@ static int token_legend(WINDOW *w, const ViewModel *m, const ViewPalette *p, int
     return 1;
 }
 
-/* The marks' glyphs and words at the right end ("◆ needle ? question"),
- * when the app marked positions; returns the columns left of them. */
+/* The glyphs and words of the kinds of mark the run holds at the right
+ * end ("◆ needle ? question ★ bookmark"); returns the columns left of them. */
 static int mark_legend(WINDOW *w, const ViewModel *m, const ViewPalette *p, int x, int wd) {
-    if (m->n_marks == 0 || wd - x < 22) return wd;
-    int at = wd - 21;
-    for (ViewMarkKind k = VIEW_MARK_NEEDLE; k <= VIEW_MARK_QUESTION; k++) {
+    int need = 0;
+    for (ViewMarkKind k = VIEW_MARK_NEEDLE; k < VIEW_MARK_KINDS; k++)
+        if (view_has_mark(m, k)) need += 3 + (int)strlen(view_mark_name(k)); /* glyph, word, a space each side */
+    if (need == 0 || wd - x < need + 2) return wd;
+    int at = wd - need - 1;
+    for (ViewMarkKind k = VIEW_MARK_NEEDLE; k < VIEW_MARK_KINDS; k++) {
+        if (!view_has_mark(m, k)) continue;
         attr_t a;
         short pair;
         view_mark_style(p, k, &a, &pair);
         view_put(w, 0, at++, view_mark_glyph(k, p->ascii), a, pair);
         at += view_printf(w, 0, at, wd - at, 1, A_NORMAL, 0, " %s ", view_mark_name(k));
     }
-    return wd - 22;
+    return wd - need - 2;
 }
 
 void view_draw_legend(WINDOW *w, const ViewModel *m, const ViewPalette *p) {

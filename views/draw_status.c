@@ -33,11 +33,18 @@ static int hints(const ViewModel *m, const char **out, int max, char names[][8])
         HINT_CMD(VIEW_ACT_QUIT);
         return n;
     }
+    if (m->pick.open) { /* it holds the keyboard until it closes */
+        HINT("\xe2\x86\x91\xe2\x86\x93", "move");
+        HINT("Enter", "choose");
+        HINT("Esc", "cancel");
+        return n;
+    }
     switch (m->focus) {
     case VIEW_PANE_SQL:
         HINT("\xe2\x86\x91\xe2\x86\x93 PgDn", "scroll");
         if (m->sql_width > m->sql_cols && m->sql_cols > 0) HINT("\xe2\x86\x90\xe2\x86\x92", "sideways");
         HINT_CMD(VIEW_OP_CLOSE);
+        HINT_CMD(VIEW_ACT_YANK);
         break;
     case VIEW_PANE_TIMELINE: HINT("\xe2\x86\x90\xe2\x86\x92", "token"); HINT("\xe2\x86\x91\xe2\x86\x93", "head"); break;
     case VIEW_PANE_TOKENS: HINT("\xe2\x86\x90\xe2\x86\x92", "token"); HINT("\xe2\x86\x91\xe2\x86\x93", "layer"); break;
@@ -63,6 +70,7 @@ static int hints(const ViewModel *m, const char **out, int max, char names[][8])
     HINT_CMD(VIEW_OP_FOCUS_NEXT);
     HINT_CMD(VIEW_ACT_SQL_PROMPT);
     HINT_CMD(VIEW_OP_SEARCH);
+    if (m->inspector_open) HINT_CMD(VIEW_ACT_YANK); /* last: a narrow line keeps the keys above */
 #undef HINT_CMD
 #undef HINT
     return n;

@@ -49,6 +49,9 @@ typedef enum {
     VIEW_OP_PREV_GLOBAL,
     VIEW_OP_NEXT_NEEDED,   /* its next global the oracle says was needed */
     VIEW_OP_PIN,           /* pin the selected head beside it (again: unpin) */
+    VIEW_OP_BOOKMARK,      /* set or drop a bookmark at the cursor */
+    VIEW_OP_BOOKMARK_NEXT, /* the next / previous bookmark */
+    VIEW_OP_BOOKMARK_PREV,
     VIEW_OP_END
 } ViewOp;
 

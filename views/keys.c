@@ -230,6 +230,9 @@ static void apply_op(ViewModel *m, int op) {
         view_seek_op(m, op);
         break;
     case VIEW_OP_PIN: view_pin_toggle(m); break;
+    case VIEW_OP_BOOKMARK: view_bookmark_toggle(m, m->cursor); break;
+    case VIEW_OP_BOOKMARK_NEXT: view_bookmark_jump(m, 1); break;
+    case VIEW_OP_BOOKMARK_PREV: view_bookmark_jump(m, -1); break;
     default: break;
     }
 }

@@ -1,8 +1,10 @@
-/* marks.c — positions the app marks, a task item's needle and question
- * (see view.h): kept sorted so a frame finds a position's mark by bisection. */
+/* marks.c — marked positions, a task item's needle and question and the
+ * user's bookmarks (see view.h): kept sorted by position, then kind, so a
+ * frame finds a position's mark by bisection. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "views/keymap.h"
 #include "views/view.h"
 
 static int by_pos(const void *a, const void *b) {
@@ -46,9 +48,84 @@ ViewMarkKind view_mark_in(const ViewModel *m, int p0, int p1) {
 
 wchar_t view_mark_glyph(ViewMarkKind k, int ascii) {
     if (k == VIEW_MARK_NEEDLE) return ascii ? L'*' : L'\u25c6';
+    if (k == VIEW_MARK_BOOKMARK) return ascii ? L'!' : L'\u2605';
     return k == VIEW_MARK_QUESTION ? L'?' : L' ';
 }
 
 const char *view_mark_name(ViewMarkKind k) {
-    return k == VIEW_MARK_NEEDLE ? "needle" : k == VIEW_MARK_QUESTION ? "question" : "";
+    switch (k) {
+    case VIEW_MARK_NEEDLE: return "needle";
+    case VIEW_MARK_QUESTION: return "question";
+    case VIEW_MARK_BOOKMARK: return "bookmark";
+    default: return "";
+    }
 }
+int view_has_mark(const ViewModel *m, ViewMarkKind k) {
+    for (int i = 0; i < m->n_marks; i++)
+        if (m->marks[i].kind == k) return 1;
+    return 0;
+}
+
+/* The index of pos's bookmark in m->marks, or -1. */
+static int bookmark_index(const ViewModel *m, int pos) {
+    for (int i = first_from(m, pos); i < m->n_marks && m->marks[i].pos == pos; i++)
+        if (m->marks[i].kind == VIEW_MARK_BOOKMARK) return i;
+    return -1;
+}
+
+int view_bookmark_toggle(ViewModel *m, int pos) {
+    if (!view_trace(m, pos)) {
+        view_set_status(m, "bookmark: no token under the cursor yet");
+        return -1;
+    }
+    int at = bookmark_index(m, pos);
+    if (at >= 0) {
+        memmove(&m->marks[at], &m->marks[at + 1], (size_t)(m->n_marks - at - 1) * sizeof *m->marks);
+        m->n_marks--;
+        view_set_status(m, "bookmark at pos %d dropped", pos);
+        return 0;
+    }
+    ViewMark *c = realloc(m->marks, (size_t)(m->n_marks + 1) * sizeof *c);
+    if (!c) {
+        view_set_status(m, "bookmark: out of memory");
+        return -1;
+    }
+    m->marks = c;
+    /* after any other mark of pos: the bookmark is the strongest kind */
+    int i = first_from(m, pos + 1);
+    memmove(&c[i + 1], &c[i], (size_t)(m->n_marks - i) * sizeof *c);
+    c[i] = (ViewMark){pos, VIEW_MARK_BOOKMARK};
+    m->n_marks++;
+    char keys[2][8];
+    view_set_status(m, "bookmark at pos %d (%s %s: next / previous bookmark)", pos,
+                    view_key_name(view_command_key(VIEW_OP_BOOKMARK_NEXT), keys[0]),
+                    view_key_name(view_command_key(VIEW_OP_BOOKMARK_PREV), keys[1]));
+    return 1;
+}
+
+int view_bookmark_next(const ViewModel *m, int from, int dir) {
+    int best = -1, wrap = -1; /* the nearest past from; failing that, the farthest the other way round */
+    for (int i = 0; i < m->n_marks; i++) {
+        if (m->marks[i].kind != VIEW_MARK_BOOKMARK) continue;
+        int p = m->marks[i].pos;
+        if (dir > 0 ? p > from : p < from) {
+            if (best < 0 || (dir > 0 ? p < best : p > best)) best = p;
+        } else if (wrap < 0 || (dir > 0 ? p < wrap : p > wrap)) wrap = p;
+    }
+    return best >= 0 ? best : wrap;
+}
+
+void view_bookmark_jump(ViewModel *m, int dir) {
+    int p = view_bookmark_next(m, m->cursor, dir), k = 0, n = 0;
+    if (p < 0 || p >= m->n_hist) {
+        char key[8];
+        view_set_status(m, "no bookmarks: %s marks the cursor's position",
+                        view_key_name(view_command_key(VIEW_OP_BOOKMARK), key));
+        return;
+    }
+    for (int i = 0; i < m->n_marks; i++)
+        if (m->marks[i].kind == VIEW_MARK_BOOKMARK) n++, k += m->marks[i].pos <= p;
+    m->cursor = p, m->follow = 0;
+    view_set_status(m, "bookmark %d of %d: pos %d", k, n, p);
+}
+

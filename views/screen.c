@@ -3,6 +3,7 @@
 
 #include "views/heads.h"
 #include "views/pattern.h"
+#include "views/pick.h"
 
 #include <string.h>
 
@@ -119,6 +120,7 @@ int view_frame(ViewScreen *s, const ViewModel *m, Err *e) {
     }
     if (m->pattern && draw_pattern(s, m, e)) return -1;
     if (m->heads && draw_heads(s, m, e)) return -1;
+    view_draw_pick(m, &s->lay, &s->pal);
     if (m->help_open && s->help) {
         view_draw_help(s->help, m, &s->pal);
         wnoutrefresh(s->help);

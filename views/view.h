@@ -64,6 +64,7 @@ typedef DecidePred ViewPredictor;
 /* Bytes an input line holds: --prompt-file's limit (APP_PROMPT_FILE_MAX,
  * app/setup.h), so every prompt that ran can be edited whole. */
 #define VIEW_INPUT_MAX ((size_t)16 << 20)
+#define VIEW_PICK_MAX 12      /* items a picker lists at most */
 #define VIEW_SQL_HSTEP 8      /* columns one ←/→ moves the text pane */
 
 typedef enum { VIEW_COLOUR_NONE, VIEW_COLOUR_8, VIEW_COLOUR_256 } ViewColour;
@@ -95,6 +96,9 @@ typedef enum {
     VIEW_ACT_GOTO,   /* G: the app asks where to go (a head, a position or a token's text) */
     VIEW_ACT_PATTERN, /* A: the app opens or closes the selected head's attention pattern */
     VIEW_ACT_HEADS,  /* H: the app opens or closes the heads sorted by a run rate (views/heads.h) */
+    VIEW_ACT_TYPE_SETTING, /* z: the app asks for a setting typed as a number (tau 0.42, window 64) */
+    VIEW_ACT_TOKEN_STATS,  /* c: the app shows the rates split by token type in the text pane */
+    VIEW_ACT_YANK,         /* y: the app copies the inspector block or the text pane's row out as text */
     VIEW_ACT_COUNT
 } ViewAction;
 
@@ -130,9 +134,11 @@ typedef struct {
     int window, sinks; /* local set at pos: the last `window` positions plus the first `sinks` */
 } ViewAttn;
 
-/* A position the app marks in the token pane and on the timeline: a task
- * item's needle (every position of its statements) or its question. */
-typedef enum { VIEW_MARK_NONE, VIEW_MARK_NEEDLE, VIEW_MARK_QUESTION } ViewMarkKind;
+/* A position marked in the token pane and on the timeline: a task item's
+ * needle (every position of its statements) or its question, which the app
+ * marks, or a bookmark the user set with `b`. Later kinds outrank earlier
+ * ones where a position or a timeline bin holds several. */
+typedef enum { VIEW_MARK_NONE, VIEW_MARK_NEEDLE, VIEW_MARK_QUESTION, VIEW_MARK_BOOKMARK, VIEW_MARK_KINDS } ViewMarkKind;
 
 typedef struct {
     int pos;
@@ -190,10 +196,18 @@ typedef struct {
     double prefill_tok_s;
 
     ViewAttn attn;
-    /* Marked positions (view_set_marks), ascending, owned; kept across a
-     * re-evaluation (the same tokens), dropped by the app for a new prompt. */
+    /* Marked positions (view_set_marks, and `b`'s bookmarks), ascending by
+     * position then kind, owned; kept across a re-evaluation (the same
+     * tokens), dropped by the app for a new prompt. */
     ViewMark *marks;
     int n_marks;
+    /* The small list open over the heatmap (the policy picker), if open:
+     * items[sel] is highlighted; the app answers its keys. */
+    struct {
+        int open, n, sel;
+        char title[32];
+        char item[VIEW_PICK_MAX][24];
+    } pick;
     /* The attention-pattern overlay (views/pattern.h) while it is open,
      * else NULL: the app owns it and keeps it current. */
     const struct ViewPattern *pattern;
@@ -291,8 +305,9 @@ int view_set_attention(ViewModel *m, int pos, int layer, int head, const float *
  * selection; then *pos, *layer, *head say which one the app should compute. */
 int view_attention_wanted(const ViewModel *m, int *pos, int *layer, int *head);
 
-/* Mark marks[0..n) (any order; a position marked twice keeps the question),
- * replacing any marks before; n = 0 clears them. Copies. */
+/* Mark marks[0..n) (any order; a position marked twice keeps its
+ * strongest mark), replacing any marks before, bookmarks too; n = 0 clears
+ * them. Copies. */
 int view_set_marks(ViewModel *m, const ViewMark *marks, int n, Err *e);
 
 /* The mark on position pos, VIEW_MARK_NONE if none. */
@@ -303,11 +318,41 @@ ViewMarkKind view_mark_at(const ViewModel *m, int pos);
 ViewMarkKind view_mark_in(const ViewModel *m, int p0, int p1);
 
 /* A mark's glyph, the same in the token pane, on the timeline and in the
- * legend: ◆ needle and ? question (* and ? under --ascii). */
+ * legend: ◆ needle, ? question and ★ bookmark (*, ? and ! under --ascii). */
 wchar_t view_mark_glyph(ViewMarkKind k, int ascii);
 
-/* A mark's legend word: "needle" or "question" ("" for none). */
+/* A mark's legend word: "needle", "question" or "bookmark" ("" for none). */
 const char *view_mark_name(ViewMarkKind k);
+
+/* 1 if some position holds a mark of kind k (the legend names only those). */
+int view_has_mark(const ViewModel *m, ViewMarkKind k);
+
+/* `b`: bookmark position pos (an index into the history), or drop its
+ * bookmark, saying which on the status line; any other mark there stays.
+ * Returns 1 when it was set, 0 when dropped, -1 when pos holds no token or
+ * memory ran out. Bookmarks live with the session's marks: kept across a
+ * re-evaluation, dropped with a new prompt, not recorded in the database. */
+int view_bookmark_toggle(ViewModel *m, int pos);
+
+/* The nearest bookmark after position from (dir 1) or before it (dir -1),
+ * wrapping round; -1 when there is none. */
+int view_bookmark_next(const ViewModel *m, int from, int dir);
+
+/* `'` and `"`: move the cursor to the next / previous bookmark (dir 1 / -1)
+ * and say which of how many it is, or that there is none. */
+void view_bookmark_jump(ViewModel *m, int dir);
+
+/* Open the picker over the heatmap: title, items[0..n) (at most
+ * VIEW_PICK_MAX are kept), items[sel] highlighted. */
+void view_pick_open(ViewModel *m, const char *title, const char *const *items, int n, int sel);
+
+typedef enum { VIEW_PICK_MOVED, VIEW_PICK_CHOSEN, VIEW_PICK_CANCELLED } ViewPick;
+
+/* A key while the picker is open: ↑/↓ (k/j) and `again` (the key that
+ * opened it) move the highlight, wrapping round; Enter chooses (the
+ * picker closes, pick.sel says which); Esc or q cancels. Every other key
+ * is ignored: the picker holds the keyboard until it closes. */
+ViewPick view_pick_key(ViewModel *m, int ch, int again);
 
 /* Show a query and its result text (lines separated by '\n') in the SQL pane,
  * opening it and focusing it. Copies both strings. A table's header and its

@@ -9,6 +9,10 @@
 #include "app/tui/goto.h"
 #include "app/tui/heads.h"
 #include "app/tui/pattern.h"
+#include "app/tui/picker.h"
+#include "app/tui/tokstats.h"
+#include "app/tui/typed.h"
+#include "app/tui/yank.h"
 #include "app/tui/state.h"
 #include "views/keymap.h"
 
@@ -79,12 +83,9 @@ static int setting(Tui *t, ViewAction a) {
 static int replay_threshold(Tui *t, ViewAction a) {
     float tau;
     double theta;
-    char done[160];
     tui_thresholds(t, &tau, &theta); /* a second press steps on from the rescore under way */
     tui_next_threshold(a, &tau, &theta);
-    snprintf(done, sizeof done, "replay re-scored at tau %.2f, theta %.2f (the recorded gates stay)", tau,
-             decide_prob(theta));
-    tui_rescore(t, tau, theta, done);
+    tui_replay_rethreshold(t, tau, theta);
     return 0;
 }
 
@@ -108,6 +109,10 @@ static int redraw(Tui *t, ViewAction a) { (void)t, (void)a, clearok(curscr, TRUE
 static int go_to(Tui *t, ViewAction a) { (void)a, view_input_begin(&t->m, "go to", ""); return 0; }
 static int pattern(Tui *t, ViewAction a) { (void)a, tui_pattern_toggle(t); return 0; }
 static int heads(Tui *t, ViewAction a) { (void)a, tui_heads_toggle(t); return 0; }
+static int pick_policy(Tui *t, ViewAction a) { (void)a, tui_picker_open(t); return 0; }
+static int type_setting(Tui *t, ViewAction a) { (void)a, view_input_begin(&t->m, "set", ""); return 0; }
+static int token_stats(Tui *t, ViewAction a) { (void)a, tui_token_stats(t); return 0; }
+static int yank(Tui *t, ViewAction a) { (void)a, tui_yank(t); return 0; }
 
 /* Indexed by ViewAction; VIEW_ACT_NONE and VIEW_ACT_MOUSE (already turned
  * into a view change) do nothing. */
@@ -117,7 +122,7 @@ static const TuiAction ACTIONS[VIEW_ACT_COUNT] = {
     [VIEW_ACT_PLAY_TOGGLE] = {play, replay_play, NULL},
     [VIEW_ACT_SPEED_UP] = {speed, replay_speed, NULL},
     [VIEW_ACT_SPEED_DOWN] = {speed, replay_speed, NULL},
-    [VIEW_ACT_CHANGE_POLICY] = {setting, NULL, NEEDS_POLICY},
+    [VIEW_ACT_CHANGE_POLICY] = {pick_policy, NULL, NEEDS_POLICY},
     [VIEW_ACT_WINDOW_UP] = {setting, NULL, NEEDS_WINDOW},
     [VIEW_ACT_WINDOW_DOWN] = {setting, NULL, NEEDS_WINDOW},
     [VIEW_ACT_TAU_UP] = {setting, replay_threshold, NULL},
@@ -135,6 +140,9 @@ static const TuiAction ACTIONS[VIEW_ACT_COUNT] = {
     [VIEW_ACT_GOTO] = {go_to, go_to, NULL},
     [VIEW_ACT_PATTERN] = {pattern, pattern, NULL},
     [VIEW_ACT_HEADS] = {heads, heads, NULL},
+    [VIEW_ACT_TYPE_SETTING] = {type_setting, type_setting, NULL},
+    [VIEW_ACT_TOKEN_STATS] = {token_stats, token_stats, NULL},
+    [VIEW_ACT_YANK] = {yank, yank, NULL},
 };
 
 /* Run action a as this mode defines it. */
@@ -180,14 +188,16 @@ static void input_done(Tui *t) {
     else if (!strcmp(label, "open run")) open_run_done(t);
     else if (!strcmp(label, "prompt")) prompt_done(t);
     else if (!strcmp(label, "go to")) tui_goto_apply(&t->m, t->m.input.text);
+    else if (!strcmp(label, "set")) tui_typed_apply(t, t->m.input.text);
     else tui_run_sql(t, t->m.input.text);
 }
 
 int tui_key(Tui *t, int ch) {
+    if (tui_picker_key(t, ch)) return 0; /* an open picker holds the keyboard, Esc included */
     /* the close key (Esc) stops a running pane job, else a re-evaluation, before it closes panes */
     /* (a re-evaluation belongs to the live run, set aside while a replay opened from it is browsed) */
     if (!t->m.input.active && view_key_command(ch) == VIEW_OP_CLOSE &&
-        (tui_cancel_job(t) || (!t->replay && tui_stop_reeval(t))))
+        (tui_cancel_job(t) || tui_tokstats_cancel(t) || (!t->replay && tui_stop_reeval(t))))
         return 0;
     /* with no pane left to close, Esc leaves a replay opened from the live session */
     if (!t->m.input.active && !t->m.help_open && !t->m.sql_open && !t->m.inspector_open && !t->heads.open &&

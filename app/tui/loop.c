@@ -16,6 +16,7 @@
 
 #include "app/tui/pattern.h"
 #include "app/tui/state.h"
+#include "app/tui/tokstats.h"
 #include "views/keymap.h"
 
 /* The handlers only set these. SIGWINCH is handled here rather than by
@@ -83,6 +84,7 @@ static void ui_loop(Tui *t) {
         tui_pattern_poll(t);
         tui_poll_load(t);
         tui_rescore_poll(t);
+        tui_tokstats_poll(t);
         if (t->replay && t->playing) tui_replay_advance(t);
         tui_poll_job(t);
         if (t->dirty) {
@@ -149,6 +151,7 @@ int tui_run(const TuiOpts *o, Err *e) {
     if (o->replay ? tui_replay_open(&t, o, e) : tui_live_open(&t, o, e)) return -1;
     int rc = tui_show(&t, o->mono, o->ascii, e);
     tui_pattern_close(&t);
+    tui_tokstats_close(&t);
     if (o->replay) tui_replay_close(&t);
     else tui_live_close(&t);
     return rc;

@@ -11,9 +11,7 @@
 static Policy next_policy(const Tui *t, Policy p) {
     for (int i = 0; i < POLICY_COUNT; i++) {
         p = (Policy)((p + 1) % POLICY_COUNT);
-        if (p == POLICY_AHA && !t->L->routers.w) continue;
-        if (p == POLICY_STATIC && !t->L->static_heads) continue;
-        return p;
+        if (tui_policy_runs(t, p)) return p;
     }
     return p;
 }
@@ -85,6 +83,24 @@ void tui_change_setting(Tui *t, ViewAction a) {
     default:
         if (!tui_next_threshold(a, &c.tau, &c.theta_logit)) return;
     }
+    tui_apply_setting(t, &c);
+}
+
+int tui_policy_runs(const Tui *t, Policy p) {
+    if (p == POLICY_AHA && !t->L->routers.w) return 0;
+    if (p == POLICY_STATIC && !t->L->static_heads) return 0;
+    return 1;
+}
+
+void tui_replay_rethreshold(Tui *t, float tau, double theta_logit) {
+    char done[160];
+    snprintf(done, sizeof done, "replay re-scored at tau %.2f, theta %.2f (the recorded gates stay)", tau,
+             decide_prob(theta_logit));
+    tui_rescore(t, tau, theta_logit, done);
+}
+
+void tui_apply_setting(Tui *t, const AttnConfig *want) {
+    AttnConfig c = *want;
     int trained = c.policy == POLICY_AHA && c.routers ? t->L->routers.window : 0;
     char note[48] = ""; /* beside w, so a status line cut at 80 columns still shows it */
     if (trained > 0 && trained != c.window) snprintf(note, sizeof note, " (routers trained for w=%d)", trained);

@@ -16,6 +16,7 @@
 #include "store/store.h"
 #include "views/heads.h"
 #include "views/pattern.h"
+#include "views/tokstats.h"
 #include "views/screen.h"
 
 /* What a job runs: the `:` query, what one of the panes reads (the job
@@ -67,6 +68,11 @@ typedef struct {
     double pat_asked;   /* when it was asked for */
     double pat_cost;    /* seconds the last one took to arrive */
     ViewHeads heads;    /* the heads sorted by a run rate (H), see heads.h */
+    ViewTokStats *tokstats; /* `c`'s count under way, NULL none (tokstats.h) */
+    int tokstats_total; /* the positions it counts */
+    const StepTrace *tokstats_first; /* the history's first trace and the recorded run then: */
+    int64_t tokstats_run;               /* either changed means another run is on screen */
+    double tokstats_shown; /* when its progress line was last redrawn */
     int from_live;      /* the replay on screen was opened from a live session, which kept is waiting for */
     int64_t parent_next; /* the recorded parent of the replay on screen, read once it is loaded and the inspector opens (0: none) */
     int load_parent;    /* the load under way reads that parent into the model's parent run (views/pin.h); 2: drops what comes */
@@ -138,9 +144,23 @@ int tui_cancel_rescore(Tui *t);
 /* The thresholds a new step starts from: a rescore's under way, else those in use. */
 void tui_thresholds(const Tui *t, float *tau, double *theta_logit);
 
-/* P w W t T o O: a changed setting re-runs the same tokens as a new run;
- * pressed during one, it stops that one (kept, interrupted) and starts anew. */
+/* w W t T o O (and P's cycling): a changed setting re-runs the same tokens
+ * as a new run; pressed during one, it stops that one (kept, interrupted)
+ * and starts anew. */
 void tui_change_setting(Tui *t, ViewAction a);
+
+/* The path every setting change of a live run takes (the keys, the policy
+ * picker, a typed value): re-evaluate as a new linked run under c, or
+ * re-score when the same branches run; "unchanged" when c is the config
+ * in force. */
+void tui_apply_setting(Tui *t, const AttnConfig *c);
+
+/* 1 if policy p can run on what was loaded (aha needs routers, static its heads). */
+int tui_policy_runs(const Tui *t, Policy p);
+
+/* A replay re-thresholded at tau and theta: its stored scores and masses
+ * re-scored, the recorded gates kept. */
+void tui_replay_rethreshold(Tui *t, float tau, double theta_logit);
 
 /* Esc on a live run: stop the re-evaluation under way, saying so; 1 if
  * there was one (running, or asked for and not begun). */

@@ -21,8 +21,10 @@
  * pattern.c the attention-pattern view (`A`): its keys and its data, asked
  * of the worker or built from a replay's recorded far keys; heads.c the
  * heads sorted by a run rate (`H`): opening it, its keys, Enter's
- * selection; play.c the play
- * speed and state,
+ * selection; picker.c `P`'s policy picker and typed.c `z`'s typed
+ * settings, both through settings.c's one path; tokstats.c `c`'s rates by
+ * token type, counted a slice a frame; yank.c `y`, to a file and the
+ * clipboard; play.c the play speed and state,
  * which every file above may call; worker.c/.h the engine thread, job.c/.h
  * the pane jobs' threads (where the UI thread and a job meet), sql.c/.h
  * the `:` query's work. state.h holds the state they share, for them alone.
