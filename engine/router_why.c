@@ -1,0 +1,42 @@
+/* router_why.c — a router logit split into its largest terms (see router_why.h). */
+#include "router_why.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* Insert term i into top (n held, at most k), kept by |xw| descending;
+ * an equal magnitude stays behind the lower dimension already there. */
+static int insert(RouterTerm *top, int n, int k, RouterTerm t) {
+    int at = n;
+    while (at > 0 && fabs(top[at - 1].xw) < fabs(t.xw)) at--;
+    if (at >= k) return n;
+    for (int j = (n < k ? n : k - 1); j > at; j--) top[j] = top[j - 1];
+    top[at] = t;
+    return n < k ? n + 1 : k;
+}
+
+void router_why(const float *x, const float *w, float bias, int dim, int k, RouterWhy *out) {
+    if (k > ROUTER_WHY_TOP) k = ROUTER_WHY_TOP;
+    if (k < 0) k = 0;
+    double sum = 0, sq = 0, named = 0;
+    int n = 0;
+    for (int i = 0; i < dim; i++) {
+        double xw = (double)x[i] * w[i];
+        sum += xw, sq += (double)x[i] * x[i];
+        if (k > 0) n = insert(out->top, n, k, (RouterTerm){i, x[i], w[i], xw});
+    }
+    for (int j = 0; j < n; j++) named += out->top[j].xw;
+    out->bias = bias, out->logit = sum + bias, out->norm = sqrt(sq), out->dim = dim;
+    out->n_top = n, out->rest = sum - named;
+}
+
+int router_why_at(const Model *m, const RunState *s, const AttnConfig *a, int layer, int head, int pos, int k,
+                  RouterWhy *out) {
+    int d = m->c.dim;
+    float *x = malloc(2 * (size_t)d * sizeof *x), bias;
+    if (!x) return -2;
+    int rc = fwd_router_row(m, a, layer, head, x + d, &bias) ? -1 : fwd_router_input(s, layer, pos, x) ? -2 : 0;
+    if (rc == 0) router_why(x, x + d, bias, d, k, out);
+    free(x);
+    return rc;
+}
