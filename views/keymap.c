@@ -49,6 +49,7 @@ static const ViewBinding BINDINGS[] = {
     NOTE("hl \xe2\x86\x90\xe2\x86\x92", "SQL pane: scroll a wide result sideways"),
     {"v  R  D  B", "plots; run summary; diff vs parent; runs", K('v', 'R', 'D', 'B'),
      K(VIEW_ACT_PLOTS, VIEW_ACT_SUMMARY, VIEW_ACT_DIFF, VIEW_ACT_RUNS), K(NULL)},
+    {"d", "distributions: score vs oracle (a: all heads)", K('d'), K(VIEW_ACT_DIST), K("dist")},
     {"?  C-l", "this help; redraw the screen", K('?', VIEW_KEY_CTRL_L), K(VIEW_OP_HELP, VIEW_ACT_REDRAW), K("help")},
     {"Esc  q", "close overlay / pane, quit", K(VIEW_KEY_ESC, 'q'), K(VIEW_OP_CLOSE, VIEW_ACT_QUIT), K("close", "quit")},
     NOTE("", "qada_bulk is this project's ablation, not QAdA"),

@@ -20,6 +20,7 @@ typedef struct {
     WINDOW *win[VIEW_PANE_COUNT];
     WINDOW *help;
     WINDOW *pattern; /* the attention-pattern overlay's, made when it first shows */
+    WINDOW *dist;    /* the distributions overlay's, likewise */
 } ViewScreen;
 
 /* Prepare a screen for the current curses terminal (colours per the model's

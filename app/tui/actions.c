@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "app/setup.h"
+#include "app/tui/dist.h"
 #include "app/tui/goto.h"
 #include "app/tui/pattern.h"
 #include "app/tui/state.h"
@@ -106,6 +107,7 @@ static int runs(Tui *t, ViewAction a) { (void)a, tui_show_runs(t); return 0; }
 static int redraw(Tui *t, ViewAction a) { (void)t, (void)a, clearok(curscr, TRUE); return 0; }
 static int go_to(Tui *t, ViewAction a) { (void)a, view_input_begin(&t->m, "go to", ""); return 0; }
 static int pattern(Tui *t, ViewAction a) { (void)a, tui_pattern_toggle(t); return 0; }
+static int dist(Tui *t, ViewAction a) { (void)a, tui_dist_toggle(t); return 0; }
 
 /* Indexed by ViewAction; VIEW_ACT_NONE and VIEW_ACT_MOUSE (already turned
  * into a view change) do nothing. */
@@ -132,6 +134,7 @@ static const TuiAction ACTIONS[VIEW_ACT_COUNT] = {
     [VIEW_ACT_REDRAW] = {redraw, redraw, NULL},
     [VIEW_ACT_GOTO] = {go_to, go_to, NULL},
     [VIEW_ACT_PATTERN] = {pattern, pattern, NULL},
+    [VIEW_ACT_DIST] = {dist, dist, NULL},
 };
 
 /* Run action a as this mode defines it. */
@@ -194,6 +197,7 @@ int tui_key(Tui *t, int ch) {
         if (view_input_key(&t->m, ch) == VIEW_INPUT_DONE) input_done(t);
         return 0;
     }
+    if (tui_dist_key(t, ch)) return 0;
     if (tui_pattern_key(t, ch)) return 0;
     /* Enter on the text pane selects the head its first row names, if it names one */
     if (t->m.sql_open && t->m.focus == VIEW_PANE_SQL && view_key_command(ch) == VIEW_OP_INSPECT &&

@@ -14,6 +14,7 @@
 #include "app/tui/tui.h"
 #include "app/tui/worker.h"
 #include "store/store.h"
+#include "views/dist.h"
 #include "views/pattern.h"
 #include "views/screen.h"
 
@@ -65,6 +66,10 @@ typedef struct {
     int pat_pending;    /* a pattern request is out to the worker */
     double pat_asked;   /* when it was asked for */
     double pat_cost;    /* seconds the last one took to arrive */
+    ViewDist dist;      /* the distributions pane (d), see dist.h */
+    TuiJob dist_job;    /* its count of a recorded run, off this thread */
+    double dist_asked, dist_cost; /* when the last count began; seconds it took */
+    int why_pending, why_n; /* a why request is out; the positions on screen when it was asked */
     int from_live;      /* the replay on screen was opened from a live session, which kept is waiting for */
     struct {            /* the live session's positions and header while a recorded run is browsed */
         StepTrace **hist;
