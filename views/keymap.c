@@ -52,8 +52,8 @@ static const ViewBinding BINDINGS[] = {
     {"d", "distributions: score vs oracle (a: all heads)", K('d'), K(VIEW_ACT_DIST), K("dist")},
     {"?  C-l", "this help; redraw the screen", K('?', VIEW_KEY_CTRL_L), K(VIEW_OP_HELP, VIEW_ACT_REDRAW), K("help")},
     {"Esc  q", "close overlay / pane, quit", K(VIEW_KEY_ESC, 'q'), K(VIEW_OP_CLOSE, VIEW_ACT_QUIT), K("close", "quit")},
-    NOTE("", "qada_bulk is this project's ablation, not QAdA"),
-    NOTE("", "qada_rem(_bulk): REM-corrected QAdA, this project's"),
+    /* one line for both, so that the whole help still shows at 120x40 */
+    NOTE("qada_bulk", "ours, an ablation; qada_rem(_bulk): REM-corrected QAdA"),
     /* The editor answers these itself (view_input_key): help lines only. */
     SECTION("the line editor (e prompt, : SQL, / search, G go-to, B run id)"),
     NOTE("\xe2\x86\x90 \xe2\x86\x92", "move the cursor by a character"),
