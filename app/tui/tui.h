@@ -19,7 +19,9 @@
  * frame's look at the running job, query.c the `:` query's start and
  * result; goto.c `G`'s parser and move, and Enter on a text pane's row;
  * pattern.c the attention-pattern view (`A`): its keys and its data, asked
- * of the worker or built from a replay's recorded far keys; play.c the play
+ * of the worker or built from a replay's recorded far keys; dist.c the
+ * distributions pane (`d`): its counts, a recorded run's as a job of its
+ * own, and what drove the router at the cursor, asked of the worker; play.c the play
  * speed and state,
  * which every file above may call; worker.c/.h the engine thread, job.c/.h
  * the pane jobs' threads (where the UI thread and a job meet), sql.c/.h
