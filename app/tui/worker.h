@@ -167,7 +167,7 @@ int tui_worker_take_why(TuiWorker *w, RouterWhy *out, int *rc, int *pos, int *la
 
 /* Megabytes of router inputs (layers × context × width) a session keeps
  * at most so that the inspector can explain any position's router. */
-#define TUI_WHY_KEEP_MB 512
+#define TUI_WHY_KEEP_MB 256
 
 /* Esc on a re-evaluation: stop the running one at the next chunk (1; its
  * end comes through tui_worker_take), or drop one asked for and not begun
