@@ -142,8 +142,10 @@ void view_draw_dist(WINDOW *w, const ViewDist *d, const ViewModel *m, const View
     x += HIST_W + 2;
     if (x + CAL_W <= wd - 1) cal_panel(w, d, p, y, x, rows), x += CAL_W + 1;
     if (wd - 1 - x >= 12) roc_panel(w, d, p, y, x, wd - 1 - x, rows);
-    char legend[160];
-    snprintf(legend, sizeof legend, " a: %s %s Esc/d closes ", d->pooled ? "this head" : "all heads",
-             p->ascii ? "|" : "\xc2\xb7");
+    char legend[200];
+    const StepTrace *t = view_trace(m, m->cursor);
+    const char *dot = p->ascii ? "|" : "\xc2\xb7";
+    snprintf(legend, sizeof legend, " top lines: L%d H%d at the cursor, pos %d %s a: %s %s Esc/d closes ", m->sel_layer,
+             m->sel_head, t ? t->pos : 0, dot, d->pooled ? "this head" : "all heads", dot);
     view_puts_fit(w, h - 1, 2, wd - 4, legend, p->ascii, A_DIM, 0);
 }
