@@ -138,7 +138,8 @@ TEST(why_words_the_router_split_and_oracle_err) {
     CHECK_MSG(strstr(l[0], "router logit +0.16 \xe2\x86\x92 \xcf\x83 0.54") && strstr(l[0], "8.12 over 64 dims") &&
                   strstr(l[0], "bias \xe2\x88\x92" "0.10"),
               "%s", l[0]);
-    CHECK_MSG(strstr(l[1], "d12 +0.41 \xc2\xb7 d3 \xe2\x88\x92" "0.22 \xc2\xb7 d40 +0.20 \xc2\xb7 rest \xe2\x88\x92" "0.13 (61 dims)"),
+    CHECK_MSG(strstr(l[1], "d12 +0.41 \xc2\xb7 d3 \xe2\x88\x92" "0.22 \xc2\xb7 d40 +0.20 \xc2\xb7 "
+                           "rest \xe2\x88\x92" "0.13 (61 dims)"),
               "%s", l[1]);
     /* narrow: the terms that do not fit join the rest (-0.13 + 0.20 = +0.07) */
     n = view_why_lines(&m, 57, l);
@@ -157,7 +158,8 @@ TEST(why_words_the_router_split_and_oracle_err) {
     /* ASCII */
     m.ascii = 1;
     view_why_lines(&m, 200, l);
-    CHECK_MSG(strstr(l[0], "router logit +0.16 -> sigma 0.54 | ||x|| 8.12") && strstr(l[1], "x.w by dim: d12 +0.41 | d3 -0.22"),
+    CHECK_MSG(strstr(l[0], "router logit +0.16 -> sigma 0.54 | ||x|| 8.12 over 64 dims | bias -0.10") &&
+                  strstr(l[1], "x.w by dim: d12 +0.41 | d3 -0.22"),
               "%s / %s", l[0], l[1]);
     m.ascii = 0;
     /* another head, or a replay: no stale terms */

@@ -135,7 +135,10 @@ TEST(tui_dist_auc_equals_evals_for_the_same_run) {
     const char *dir = test_tmp("distauc");
     int st;
     char routers[4096];
-    if (!realpath("engine/routers/stories260K_w16.safetensors", routers)) { CHECK_MSG(0, "no shipped routers"); return; }
+    if (!realpath("engine/routers/stories260K_w16.safetensors", routers)) {
+        CHECK_MSG(0, "no shipped routers");
+        return;
+    }
     char *out = test_runf(&st,
                           "mkdir -p %s && cd %s && rm -f e.db && %s eval --model %s --routers %s --self 1 --seq-len 96 "
                           "--db e.db --json 2>/dev/null",
@@ -185,7 +188,8 @@ TEST(tui_dist_counts_a_long_run_off_the_ui_thread) {
         tmux_keys(&t, "x");
         tmux_keys(&t, "Escape");
         char *s = tmux_wait(&t, "count stopped at", 5);
-        CHECK_MSG(s != NULL || tmux_shows(&t, "3000 positions \xc2\xb7 1536000 cells", 1), "Esc did not stop the count");
+        /* or the count ended between the look and the key */
+        CHECK_MSG(s != NULL || tmux_shows(&t, "3000 positions \xc2\xb7 0 cells", 1), "Esc did not stop the count");
         free(s);
         tmux_keys(&t, "a");                  /* counts again, to its end */
     } else fprintf(stderr, "    note: the count ended before it could be seen\n");

@@ -25,13 +25,17 @@ static void signed_num(char *buf, size_t n, double v, int ascii) {
 
 /* The router's line when the terms are known: logit, σ, the input's norm. */
 static void router_line(const ViewWhy *w, int ascii, char *out) {
-    char lg[24], b[24];
+    char lg[24], b[40] = "";
+    const char *dot = ascii ? " | " : " \xc2\xb7 ";
     signed_num(lg, sizeof lg, w->logit, ascii);
-    signed_num(b, sizeof b, w->bias, ascii);
-    snprintf(out, VIEW_WHY_CAP, "router logit %s %s %s %.2f %s %s %.3g over %d dims%s%s", lg, ascii ? "->" : "\xe2\x86\x92",
-             ascii ? "sigma" : "\xcf\x83", 1 / (1 + exp(-w->logit)), ascii ? "|" : "\xc2\xb7",
-             ascii ? "||x||" : "\xe2\x80\x96x\xe2\x80\x96", w->norm, w->dim, w->bias != 0 ? (ascii ? " | bias " : " \xc2\xb7 bias ") : "",
-             w->bias != 0 ? b : "");
+    if (w->bias != 0) {
+        char v[24];
+        signed_num(v, sizeof v, w->bias, ascii);
+        snprintf(b, sizeof b, "%sbias %s", dot, v);
+    }
+    snprintf(out, VIEW_WHY_CAP, "router logit %s %s %s %.2f%s%s %.3g over %d dims%s", lg, ascii ? "->" : "\xe2\x86\x92",
+             ascii ? "sigma" : "\xcf\x83", 1 / (1 + exp(-w->logit)), dot,
+             ascii ? "||x||" : "\xe2\x80\x96x\xe2\x80\x96", w->norm, w->dim, b);
 }
 
 /* "x·w by dim: d12 +0.41 · d3 −0.22 · … · rest −0.13": the largest terms
