@@ -176,8 +176,13 @@ int eval_data_calibration(EvalData *cal, EvalData *d, const Model *m, const Toke
  * (task items), not text. An unreadable file is text here; its reader
  * then names the problem. */
 static int data_is_jsonl(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
+    Err e;
+    int fd = file_open_regular(path, "data", "a text file", &e); /* a FIFO would block fopen */
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        if (fd >= 0) close(fd);
+        return 0;
+    }
     int c;
     do c = fgetc(f);
     while (c == ' ' || c == '\t' || c == '\r' || c == '\n');
