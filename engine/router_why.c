@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Insert term i into top (n held, at most k), kept by |xw| descending;
  * an equal magnitude stays behind the lower dimension already there. */
@@ -37,6 +38,31 @@ int router_why_at(const Model *m, const RunState *s, const AttnConfig *a, int la
     if (!x) return -2;
     int rc = fwd_router_row(m, a, layer, head, x + d, &bias) ? -1 : fwd_router_input(s, layer, pos, x) ? -2 : 0;
     if (rc == 0) router_why(x, x + d, bias, d, k, out);
+    free(x);
+    return rc;
+}
+
+int router_why_recompute(const Model *m, const AttnConfig *a, const int *ids, int pos, int layer, int head,
+                         int n_threads, int k, RouterWhy *out, Err *e) {
+    enum { CHUNK = 128 };
+    int d = m->c.dim;
+    float *x = malloc(2 * (size_t)d * sizeof *x), bias;
+    if (!x) return err_set(e, "out of memory"), -2;
+    if (fwd_router_row(m, a, layer, head, x + d, &bias)) {
+        free(x);
+        return -1;
+    }
+    RunState rs;
+    memset(&rs, 0, sizeof rs);
+    int rc = fwd_init(&rs, &m->c, CHUNK, n_threads, e) || fwd_keep_router_inputs(&rs, e) ? -2 : 0;
+    /* the chunks end at pos, so its row is in the last call's inputs */
+    for (int done = 0, first = pos % CHUNK + 1; rc == 0 && done <= pos; done += done ? CHUNK : first)
+        fwd_forward(m, &rs, a, ids + done, done ? CHUNK : first, done, NULL, NULL);
+    if (rc == 0) {
+        int row = pos < CHUNK ? pos : CHUNK - 1;
+        router_why(rs.router_in + ((size_t)layer * rs.max_batch + row) * d, x + d, bias, d, k, out);
+    }
+    fwd_free(&rs);
     free(x);
     return rc;
 }

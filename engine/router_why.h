@@ -45,4 +45,13 @@ void router_why(const float *x, const float *w, float bias, int dim, int k, Rout
 int router_why_at(const Model *m, const RunState *s, const AttnConfig *a, int layer, int head, int pos, int k,
                   RouterWhy *out);
 
+/* The same without kept inputs: feed ids[0 … pos] afresh through a
+ * RunState of its own (n_threads, chunks of up to 128 positions, the last
+ * ending at pos) under a, and split the router input it reads at (layer,
+ * pos). Costs a prefill of pos + 1 tokens and that state's KV cache, and
+ * equals the kept input up to the rounding a prefill's chunking brings.
+ * 0; -1 when a has no router; -2 with e set when the state cannot be made. */
+int router_why_recompute(const Model *m, const AttnConfig *a, const int *ids, int pos, int layer, int head,
+                         int n_threads, int k, RouterWhy *out, Err *e);
+
 #endif

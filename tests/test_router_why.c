@@ -84,17 +84,19 @@ TEST(router_why_at_matches_the_traced_scores) {
     CHECK(router_random(&rt, m.c.n_layers, m.c.n_heads, m.c.dim, 5, &e) == 0);
     float *bias = malloc((size_t)m.c.n_layers * m.c.n_heads * sizeof *bias);
     for (int i = 0; i < m.c.n_layers * m.c.n_heads; i++) bias[i] = 0.1f * (i % 5) - 0.2f;
-    AttnConfig a = aha_defaults();
+    AttnConfig a = aha_defaults(), none_cfg = aha_defaults();
     a.routers = rt.w, a.router_bias = bias, a.window = 8, a.sinks = 1;
     Session s;
-    CHECK(session_init(&s, &m, &tok, &a, 40, 0, 1, 1, 1, &e) == 0);
+    CHECK(session_init(&s, &m, &tok, &a, 300, 0, 1, 1, 1, &e) == 0);
     CHECK(fwd_keep_router_history(&s.rs, &e) == 0);
     RouterWhy r;
     CHECK_INT(router_why_at(&m, &s.rs, &s.attn, 0, 0, 0, 3, &r), -2); /* nothing fed yet */
-    const char *prompt = "Once upon a time, there was a little girl";
+    char prompt[2048] = ""; /* past 128 tokens: a recount's prefill takes two chunks */
+    for (int i = 0; i < 14; i++) strcat(prompt, "Once upon a time, there was a little girl. ");
     CHECK(session_start_text(&s, prompt, strlen(prompt), &e) == 0);
     int n = session_prompt_pending(&s);
-    StepTrace *tr[64];
+    CHECK_MSG(n > 130 && n + 4 <= 256, "the prompt is %d tokens", n);
+    StepTrace *tr[256];
     for (int i = 0; i < n + 4; i++) tr[i] = trace_new(m.c.n_layers, m.c.n_heads);
     CHECK_INT(session_prefill(&s, tr), n);
     for (int i = 0; i < 4; i++) CHECK_INT(session_step(&s, tr[n + i]), 1);
@@ -108,9 +110,21 @@ TEST(router_why_at_matches_the_traced_scores) {
                 CHECK(r.n_top == 3 && fabs(r.top[0].xw) >= fabs(r.top[2].xw));
             }
     CHECK_MSG(worst < 1e-5, "sigma(logit) differs from the traced score by %g", worst);
+    /* recomputed by a prefill of its own, as for a model too large to keep
+     * them: the same split but for a prefill's rounding (one chunk, and two
+     * whose second ends at pos) */
+    for (int p = 0; p < n + 4; p += 23)
+        for (int l = 0; l < m.c.n_layers; l += 2) {
+            RouterWhy k, re;
+            CHECK_INT(router_why_at(&m, &s.rs, &s.attn, l, 3, p, 3, &k), 0);
+            CHECK_INT(router_why_recompute(&m, &s.attn, s.ids, p, l, 3, 1, 3, &re, &e), 0);
+            CHECK_MSG(fabs(k.logit - re.logit) < 1e-4 && fabs(k.norm - re.norm) < 1e-4 * k.norm &&
+                          k.top[0].dim == re.top[0].dim,
+                      "pos %d L%d: kept %g, recomputed %g", p, l, k.logit, re.logit);
+        }
+    CHECK_INT(router_why_recompute(&m, &none_cfg, s.ids, 2, 0, 0, 1, 3, &r, &e), -1);
     CHECK_INT(router_why_at(&m, &s.rs, &s.attn, 0, 0, n + 4, 3, &r), -2); /* not fed */
-    AttnConfig none = aha_defaults();
-    CHECK_INT(router_why_at(&m, &s.rs, &none, 0, 0, 0, 3, &r), -1);      /* no router */
+    CHECK_INT(router_why_at(&m, &s.rs, &none_cfg, 0, 0, 0, 3, &r), -1);  /* no router */
     for (int i = 0; i < n + 4; i++) trace_free(tr[i]);
     session_free(&s);
     free(bias);

@@ -76,29 +76,57 @@ TEST(tui_dist_and_why_live_at_80x24) {
     tmux_stop(&t);
 }
 
-/* With room, the inspector's band holds the block under the far positions. */
+/* The why block's router line on screen (malloc'd), or NULL. */
+static char *router_line(Tmux *t) {
+    char *scr = tmux_capture(t), *at = scr ? strstr(scr, "router logit ") : NULL, *line = NULL;
+    if (at) {
+        size_t n = strcspn(at, "\n");
+        char *end = strstr(at, " dims");
+        if (end && (size_t)(end - at) < n) n = (size_t)(end - at) + 5;
+        if ((line = malloc(n + 1))) memcpy(line, at, n), line[n] = 0;
+    }
+    free(scr);
+    return line;
+}
+
+/* With room, the inspector's band holds the block under the far positions;
+ * a model too large to keep every router input (the knob pretends so) gets
+ * the same line from a recount. */
 TEST(tui_why_in_the_inspector_at_250x70) {
     TMUX_NEED_TUI();
-    Tmux t;
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "%s tui --model %s --seed 1 --temperature 0 --db why.db", test_bin_abs(), model_abs());
-    CHECK_INT(tmux_open(&t, "why250", NULL, 250, 70, NULL, cmd, 0), 0);
-    TMUX_WAIT(&t, "pos 4/512", 10);
-    for (int i = 0; i < 30; i++) tmux_keys(&t, "Space");
-    TMUX_WAIT(&t, "pos 34/512", 10);
-    tmux_keys(&t, "Enter");
-    TMUX_WAIT(&t, "heaviest far positions:", 5);
-    TMUX_WAIT(&t, "x\xc2\xb7w by dim: d", 5);
-    TMUX_WAIT(&t, "oracle_err 0.", 2);
-    tmux_keys(&t, "[");                      /* another position: explained anew */
-    TMUX_WAIT(&t, "@ pos 33 ", 3);
-    TMUX_WAIT(&t, "x\xc2\xb7w by dim: d", 5);
-    tmux_keys(&t, "?");                      /* the key is in the help, which shows whole here */
-    TMUX_WAIT(&t, "distributions: score vs oracle (a: all heads)", 3);
-    tmux_keys(&t, "x");
-    tmux_keys(&t, "q");
-    TMUX_WAIT(&t, "EXITED 0", 5);
-    tmux_stop(&t);
+    char *line[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        Tmux r;
+        char cmd[8192];
+        snprintf(cmd, sizeof cmd, "%s tui --model %s --seed 1 --temperature 0 --db why%d.db", test_bin_abs(),
+                 model_abs(), k);
+        const char *env = k ? "AHASCOPE_TEST_WHY_KEEP_MB=0" : NULL;
+        CHECK_INT(tmux_open(&r, k ? "why250r" : "why250", NULL, 250, 70, env, cmd, 0), 0);
+        TMUX_WAIT(&r, "pos 4/512", 10);
+        for (int i = 0; i < 30; i++) tmux_keys(&r, "Space");
+        TMUX_WAIT(&r, "pos 34/512", 10);
+        tmux_keys(&r, "Enter");
+        TMUX_WAIT(&r, "heaviest far positions:", 5);
+        TMUX_WAIT(&r, "x\xc2\xb7w by dim: d", 5);
+        TMUX_WAIT(&r, "oracle_err 0.", 2);
+        line[k] = router_line(&r);
+        if (k == 0) {
+            tmux_keys(&r, "[");              /* another position: explained anew */
+            TMUX_WAIT(&r, "@ pos 33 ", 3);
+            TMUX_WAIT(&r, "x\xc2\xb7w by dim: d", 5);
+            tmux_keys(&r, "]");
+            TMUX_WAIT(&r, "@ pos 34 ", 3);
+            tmux_keys(&r, "?");              /* the key is in the help, which shows whole here */
+            TMUX_WAIT(&r, "distributions: score vs oracle (a: all heads)", 3);
+            tmux_keys(&r, "x");
+        }
+        tmux_keys(&r, "q");
+        TMUX_WAIT(&r, "EXITED 0", 5);
+        tmux_stop(&r);
+    }
+    CHECK_MSG(line[0] && line[1] && !strcmp(line[0], line[1]), "kept: %s / recomputed: %s", line[0] ? line[0] : "-",
+              line[1] ? line[1] : "-");
+    free(line[0]), free(line[1]);
 }
 
 TEST(tui_dist_on_a_16x32_head_folder) {

@@ -119,7 +119,7 @@ typedef enum {
     VIEW_WHY_PENDING,   /* asked, not answered */
     VIEW_WHY_OK,
     VIEW_WHY_NO_ROUTER, /* the run routes without a router (its policy or model has none) */
-    VIEW_WHY_NOT_KEPT,  /* the session keeps no router inputs (the model is too large to keep them) */
+    VIEW_WHY_NOT_KEPT,  /* the router's input is neither kept nor could be recomputed */
     VIEW_WHY_REPLAY     /* a recorded run: the router's input is not recorded */
 } ViewWhyState;
 

@@ -66,7 +66,7 @@ static const char *router_state(const ViewModel *m) {
     if (m->why.state == VIEW_WHY_PENDING) return "router: computing what drove it\xe2\x80\xa6";
     switch (m->why.state) {
     case VIEW_WHY_NO_ROUTER: return "router: none in this run, so no logit to split";
-    case VIEW_WHY_NOT_KEPT: return "router: inputs not kept (the model is too large to keep every position's)";
+    case VIEW_WHY_NOT_KEPT: return "router: its input could not be recomputed (out of memory)";
     case VIEW_WHY_REPLAY: return "router input terms: live sessions only (a replay does not record the input)";
     default: return "";
     }

@@ -79,7 +79,9 @@ static int begin(TuiWorker *w, const AttnConfig *attn, const char *prompt, const
     w->have_ses = 1;
     if (fwd_keep_queries(&w->ses.rs, e)) return -1;
     const Config *c = &w->model->c;
-    w->why_kept = (double)c->n_layers * c->seq_len * c->dim * sizeof(float) <= TUI_WHY_KEEP_MB * 1048576.0;
+    const char *keep = getenv("AHASCOPE_TEST_WHY_KEEP_MB"); /* test knob: 0 recomputes every why */
+    double keep_mb = keep ? atof(keep) : TUI_WHY_KEEP_MB;
+    w->why_kept = (double)c->n_layers * c->seq_len * c->dim * sizeof(float) <= keep_mb * 1048576.0;
     if (w->why_kept && fwd_keep_router_history(&w->ses.rs, e)) return -1;
     int rc = prompt ? session_start_text(&w->ses, prompt, strlen(prompt), e)
                     : session_resume_ids(&w->ses, ids, n_ids, n_prompt, e);
@@ -278,13 +280,25 @@ static void do_pattern(TuiWorker *w) {
     w->pat_w = grid, w->pat_rn = n, w->pat_rbin = bin, w->pat_rlayer = l, w->pat_rhead = h;
 }
 
-/* Answer a why request: one dot product's terms, cheap enough under mu. */
+/* Answer a why request: from the kept router inputs, one dot product's
+ * terms (cheap enough under mu); or, for a model too large to keep them,
+ * by feeding the tokens up to pos afresh, with mu released (only this
+ * thread touches the session) so that the UI's takes never wait. */
 static void do_why(TuiWorker *w) {
     w->why_req = 0;
     int pos = w->why_pos, l = w->why_layer, h = w->why_head;
-    w->why_rc = !w->why_kept ? -3
-                : pos < w->ses.n_fed ? router_why_at(w->model, &w->ses.rs, &w->ses.attn, l, h, pos, ROUTER_WHY_TOP, &w->why)
-                                     : -2;
+    RouterWhy r = {0};
+    int rc = -2;
+    if (pos < w->ses.n_fed && w->why_kept) {
+        rc = router_why_at(w->model, &w->ses.rs, &w->ses.attn, l, h, pos, ROUTER_WHY_TOP, &r);
+    } else if (pos < w->ses.n_fed) {
+        Err e;
+        pthread_mutex_unlock(&w->mu);
+        rc = router_why_recompute(w->model, &w->ses.attn, w->ses.ids, pos, l, h, w->threads, ROUTER_WHY_TOP, &r, &e);
+        pthread_mutex_lock(&w->mu);
+        if (rc == -2) rc = -3;
+    }
+    w->why = r, w->why_rc = rc;
     w->why_ready = 1, w->why_rpos = pos, w->why_rlayer = l, w->why_rhead = h;
 }
 

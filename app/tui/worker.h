@@ -79,9 +79,9 @@ typedef struct {
     int attn_ready, attn_n, attn_rpos, attn_rlayer, attn_rhead;
     float *pat_w;             /* the pattern answered (owned until taken), for the pat_r* below */
     int pat_rn, pat_rbin, pat_rlayer, pat_rhead;
-    int why_ready, why_rc, why_rpos, why_rlayer, why_rhead; /* the why answered: router_why_at's return */
+    int why_ready, why_rc, why_rpos, why_rlayer, why_rhead; /* the why answered: its return (tui_worker_take_why) */
     RouterWhy why;
-    int why_kept;             /* the session keeps every position's router input (the model is small enough) */
+    int why_kept;             /* the session keeps every position's router input (else a why is recomputed) */
     char message[600];        /* error or notice for the status line ("" none) */
     int reeval;               /* the restart under way re-evaluates (progress: prefill_done of prefill_total) */
     int64_t reeval_parent;    /* the run it re-evaluates */
@@ -161,12 +161,16 @@ void tui_worker_request_why(TuiWorker *w, int pos, int layer, int head);
 
 /* The why answered since the last call: 1 with *out, what it covers and
  * rc (0; -1 the run has no router; -2 the position is not fed in this
- * session yet; -3 the session keeps no router inputs: the model is over
- * TUI_WHY_KEEP_MB), else 0. */
+ * session yet; -3 the inputs could not be recomputed), else 0. A model
+ * whose router inputs would take over TUI_WHY_KEEP_MB is not charged them:
+ * its why is recomputed by feeding the tokens up to the position afresh,
+ * on the worker's thread (the steps wait meanwhile). */
 int tui_worker_take_why(TuiWorker *w, RouterWhy *out, int *rc, int *pos, int *layer, int *head);
 
 /* Megabytes of router inputs (layers × context × width) a session keeps
- * at most so that the inspector can explain any position's router. */
+ * at most so that the inspector can explain any position's router at
+ * once; past it each why is recomputed (test knob: the environment's
+ * AHASCOPE_TEST_WHY_KEEP_MB replaces it). */
 #define TUI_WHY_KEEP_MB 256
 
 /* Esc on a re-evaluation: stop the running one at the next chunk (1; its
