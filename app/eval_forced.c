@@ -232,8 +232,7 @@ double eval_auc(const EvalAuc *a) {
     return n_pos > 0 && n_neg > 0 ? wins / (n_pos * n_neg) : NAN;
 }
 
-/* Add one (value, label) pair of predictor k to its ranking counts. */
-static void auc_add(EvalAuc *a, DecidePred k, float v, int label) {
+void eval_auc_add(EvalAuc *a, DecidePred k, float v, int label) {
     if (isnan(v) || k == DECIDE_EXECUTED) return;
     double x = k == DECIDE_AHA ? log(v) - log1p(-(double)v) : v; /* the score as log-odds: same order */
     double f = (x + EVAL_AUC_RANGE) / (2 * EVAL_AUC_RANGE) * EVAL_AUC_BINS;
@@ -265,7 +264,7 @@ void eval_score_step(const StepTrace *t, const AttnConfig *a, EvalSums *s) {
         if (s->head_counts) s->head_counts[2 * i] += o, s->head_counts[2 * i + 1]++;
         for (int k = 0; k < EVAL_N_PRED; k++) {
             decide_tally(&s->score[k].n, decide_cell(t, i, (DecidePred)k, a->tau, a->theta_logit), o);
-            if (!s->share_only) auc_add(&s->auc[k], (DecidePred)k, decide_value(t, i, (DecidePred)k), o);
+            if (!s->share_only) eval_auc_add(&s->auc[k], (DecidePred)k, decide_value(t, i, (DecidePred)k), o);
         }
     }
 }

@@ -89,6 +89,12 @@ typedef struct {
  * (ties half); NAN without both labels. */
 double eval_auc(const EvalAuc *a);
 
+/* Add one (value, label) pair of predictor k to a's ranking counts (the
+ * router score as log-odds; NAN values and the executed gate are left
+ * out): what eval_score_step does for each labelled cell, and the TUI's
+ * distributions pane, so the two AUCs are one computation. */
+void eval_auc_add(EvalAuc *a, DecidePred k, float v, int label);
+
 typedef struct {
     long n_tokens;               /* predicted tokens (positions 1 … len-1) */
     double nll, nll_full, kl;    /* sums over predicted tokens, nats */

@@ -120,7 +120,7 @@ void fwd_free(RunState *s) {
     free(s->x); free(s->xb); free(s->xb2); free(s->q); free(s->hb); free(s->hb2); free(s->rlog);
     free(s->logits); free(s->key_cache); free(s->value_cache); free(s->kv_new); free(s->rope_cos); free(s->rope_sin);
     free(s->scratch); free(s->bulk_m1); free(s->bulk_m2); free(s->bulk_n); free(s->bulk_start);
-    free(s->q_cache); free(s->tiles); free(s->router_in); free(s->x_bf16);
+    free(s->q_cache); free(s->tiles); free(s->router_in); free(s->router_hist); free(s->x_bf16);
     pool_free(s->pool);
     memset(s, 0, sizeof *s);
 }
@@ -442,6 +442,8 @@ static void layer_forward(const Model *m, RunState *s, const AttnConfig *a, int 
     if (a->routers) matmul(s, s->rlog, in, (Mat){a->routers + (size_t)l * H * d, DT_F32}, T, d, H);
     if (a->routers && a->router_bias) add_bias(s->rlog, a->router_bias + (size_t)l * H, T, H, H);
     if (s->router_in) memcpy(s->router_in + (size_t)l * s->max_batch * d, in, (size_t)T * d * sizeof(float));
+    if (s->router_hist)
+        memcpy(s->router_hist + ((size_t)l * c->seq_len + pos0) * d, in, (size_t)T * d * sizeof(float));
     add_bias(s->q, lw->bq, T, qd, qd);
     add_bias(kn, lw->bk, T, kv, kv);
     add_bias(vn, lw->bv, T, kv, kv);
@@ -478,6 +480,7 @@ static void forward_chunk(const Model *m, RunState *s, const AttnConfig *a, cons
     const Config *c = &m->c;
     int d = c->dim;
     for (int i = 0; i < T; i++) embed_row(m, tokens[i], s->x + (size_t)i * d);
+    if (s->router_hist_n > pos0) s->router_hist_n = pos0; /* the kept inputs from pos0 on are being replaced */
     for (int l = 0; l < c->n_layers; l++) {
         if (s->stop && s->stop(s->stop_user)) {
             s->stopped = 1;
@@ -485,6 +488,7 @@ static void forward_chunk(const Model *m, RunState *s, const AttnConfig *a, cons
         }
         layer_forward(m, s, a, l, T, pos0, tr);
     }
+    if (s->router_hist) s->router_hist_n = pos0 + T;
     if (logits_all) {
         norm_rows(c, s->xb, s->x, m->final_norm, T, d, d, d);
         matmul(s, logits_all, s->xb, m->cls, T, d, c->vocab_size);
@@ -519,6 +523,40 @@ int fwd_keep_router_inputs(RunState *s, Err *e) {
     size_t n = (size_t)s->c.n_layers * s->max_batch * s->c.dim;
     s->router_in = malloc(n * sizeof(float));
     return s->router_in ? 0 : err_set(e, "out of memory for the router inputs (%zu MB)", n * sizeof(float) >> 20);
+}
+
+int fwd_keep_router_history(RunState *s, Err *e) {
+    if (s->router_hist) return 0;
+    size_t n = (size_t)s->c.n_layers * s->c.seq_len * s->c.dim;
+    s->router_hist = calloc(n, sizeof(float)); /* pages are touched only as positions arrive */
+    s->router_hist_n = 0;
+    return s->router_hist ? 0 : err_set(e, "out of memory for the router inputs (%zu MB)", n * sizeof(float) >> 20);
+}
+
+int fwd_router_input(const RunState *s, int layer, int pos, float *x) {
+    const Config *c = &s->c;
+    if (!s->router_hist || layer < 0 || layer >= c->n_layers || pos < 0 || pos >= s->router_hist_n) return -1;
+    memcpy(x, s->router_hist + ((size_t)layer * c->seq_len + pos) * c->dim, (size_t)c->dim * sizeof(float));
+    return 0;
+}
+
+int fwd_router_row(const Model *m, const AttnConfig *a, int layer, int head, float *w, float *bias) {
+    const Config *c = &m->c;
+    int d = c->dim;
+    if (layer < 0 || layer >= c->n_layers || head < 0 || head >= c->n_heads) return -1;
+    size_t cell = (size_t)layer * c->n_heads + head;
+    if (a->routers) {
+        memcpy(w, a->routers + cell * d, (size_t)d * sizeof(float));
+        *bias = a->router_bias ? a->router_bias[cell] : 0;
+        return 0;
+    }
+    if (!m->builtin_routers) return -1;
+    Mat wq = m->layers[layer].wq; /* faolmo: the router rows follow W_Q's q_dim rows */
+    const void *row = mat_row(wq, (size_t)c->q_dim + head, d);
+    if (wq.dt == DT_F32) memcpy(w, row, (size_t)d * sizeof(float));
+    else mv_widen(w, row, d, wq.dt == DT_BF16);
+    *bias = 0;
+    return 0;
 }
 
 int fwd_keep_queries(RunState *s, Err *e) {

@@ -36,6 +36,8 @@ typedef struct {
     int *bulk_start;      /* sink count the moments were built for */
     float *q_cache;       /* [layer][seq_len][q_dim] queries after RoPE, or NULL (fwd_keep_queries) */
     float *router_in;     /* [layer][max_batch][dim]: the last call's router inputs, or NULL (fwd_keep_router_inputs) */
+    float *router_hist;   /* [layer][seq_len][dim]: every position's router input, or NULL (fwd_keep_router_history) */
+    int router_hist_n;    /* positions 0 … router_hist_n-1 of it hold the last inputs fed */
     float *tiles;         /* per pool task: half-precision rows widened for a prefill sgemm */
     size_t tile_floats;   /* floats per task in tiles (0 for f32 models) */
     GemmPath gemm;        /* how a prefill multiplies bf16 weights (fwd_set_gemm; default $AHASCOPE_GEMM, else AMX or exact) */
@@ -102,6 +104,23 @@ int fwd_keep_queries(RunState *s, Err *e);
  * caller that wants every row feeds at most max_batch tokens a call. Off by
  * default: normal runs copy nothing. Returns 0, or -1 out of memory. */
 int fwd_keep_router_inputs(RunState *s, Err *e);
+
+/* Keep, from now on, every position's router input at every layer (what
+ * fwd_keep_router_inputs keeps for the last chunk only), so the router's
+ * decision at any past position can be explained (router_why.h). It costs
+ * n_layers × seq_len × dim floats, reserved at once and touched as
+ * positions arrive: the caller decides whether the model is small enough.
+ * Returns 0, or -1 out of memory. */
+int fwd_keep_router_history(RunState *s, Err *e);
+
+/* The router input kept for (layer, pos) into x[dim]; -1 when it was not
+ * kept or pos was not fed. */
+int fwd_router_input(const RunState *s, int layer, int pos, float *x);
+
+/* Head `head`'s router vector in `layer` into w[dim] and its bias (0 when
+ * it has none): a's router file, else the model's built-in rows (faolmo).
+ * -1 when neither routes. */
+int fwd_router_row(const Model *m, const AttnConfig *a, int layer, int head, float *w, float *bias);
 
 /* Full-attention softmax weights w[0..pos] of query head `head` in `layer`
  * at position pos, from the kept queries and the KV cache; what the head

@@ -13,6 +13,7 @@
 #include "views/keymap.h"
 #include "views/metric.h"
 #include "views/paint.h"
+#include "views/why.h"
 
 /* A 3-layer × 4-head model with one step: gate global exactly on cells
  * where (layer + head) is even, except cell (2, 3) which is not computed. */
@@ -1067,11 +1068,13 @@ TEST(views_draw_inspector_lists_far_positions) {
     CHECK(strstr(fx_line(w, g.y_list + 1), " 1  pos 2 ") != NULL);
     CHECK(strstr(fx_line(w, g.y_list + 2), " 2  pos 1 ") != NULL);
     trace_free(r);
-    /* the layout: the band grows past its 8 lines when the screen has room, up to a line per rank */
+    /* the layout: the band grows past its 8 lines when the screen has room, up to a line per rank
+     * and the why block under them (views/why.h) */
     Layout lay;
     LayoutOpts o = {5, 8, 1, 0, 1};
     view_layout(250, 70, &o, &lay);
-    CHECK(lay.pane[VIEW_PANE_INSPECTOR].h > 8 && lay.pane[VIEW_PANE_INSPECTOR].h <= 8 + VIEW_ATTN_TOP + 1);
+    CHECK(lay.pane[VIEW_PANE_INSPECTOR].h > 8 &&
+          lay.pane[VIEW_PANE_INSPECTOR].h <= 8 + VIEW_ATTN_TOP + 1 + VIEW_WHY_LINES);
     view_layout(140, 30, &o, &lay);
     CHECK(lay.pane[VIEW_PANE_INSPECTOR].h == 0 || lay.pane[VIEW_PANE_INSPECTOR].h >= 8);
     delwin(w);

@@ -9,6 +9,7 @@
 #include "views/geom.h"
 #include "views/paint.h"
 #include "views/pin.h"
+#include "views/why.h"
 
 /* Sparkline of one metric of the selected head over positions 0 … cursor,
  * on the attention strip's columns (a bin's highest value where positions
@@ -142,11 +143,12 @@ static void axis(WINDOW *w, const ViewPalette *p, const ViewInspGeom *g, const V
 /* The ranked far positions, one per line under the strip when the pane is
  * tall enough: rank, position, its text, its weight, and a bar scaled to
  * the heaviest. */
-static void far_list(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int wd,
-                     const int *pos, const float *wt, int n, const char *what) {
-    if (!g->y_list) return;
+static int far_list(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int wd,
+                    const int *pos, const float *wt, int n, const char *what) {
+    if (!g->y_list) return 0;
     view_puts(w, g->y_list, 1, wd - 2, what, p->ascii, A_DIM, 0);
-    for (int k = 0; k < n && k + 1 < g->n_list && pos[k] >= 0; k++) {
+    int k = 0;
+    for (; k < n && k + 1 < g->n_list && pos[k] >= 0; k++) {
         const StepTrace *t = view_trace(m, pos[k]);
         char label[TRACE_PIECE_MAX * 4] = "", line[160];
         if (t) view_piece_label(t->piece, m->ascii, label, sizeof label);
@@ -161,21 +163,23 @@ static void far_list(WINDOW *w, const ViewModel *m, const ViewPalette *p, const 
             view_put(w, g->y_list + 1 + k, x + b, p->ascii ? L'#' : L'\u2588', A_NORMAL,
                      view_pair_cells(p, view_level(wt[k] / wt[0]), VIEW_SW_BLANK));
     }
+    return 1 + k;
 }
 
 /* The same from the far positions the run recorded for the cursor token. */
-static void recorded_list(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int wd,
-                          const StepTrace *t) {
+static int recorded_list(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int wd,
+                         const StepTrace *t) {
     int cell = m->sel_layer * m->n_heads + m->sel_head, n = 0, pos[VIEW_ATTN_TOP];
     float wt[VIEW_ATTN_TOP];
     for (; t && n < t->top_k && n < VIEW_ATTN_TOP; n++)
         pos[n] = t->top_pos[(size_t)cell * t->top_k + n], wt[n] = t->top_w[(size_t)cell * t->top_k + n];
-    if (n > 0) far_list(w, m, p, g, wd, pos, wt, n, "heaviest far positions (recorded):");
+    return n > 0 ? far_list(w, m, p, g, wd, pos, wt, n, "heaviest far positions (recorded):") : 0;
 }
 
 /* The attention strip over positions 0 … pos; under it the window boundary
- * and, beside the verdicts, where the head looked (explain.h). */
-static void strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int wd) {
+ * and, beside the verdicts, where the head looked (explain.h). Returns the
+ * lines the ranked far positions took under it. */
+static int strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int wd) {
     const ViewAttn *at = &m->attn;
     const StepTrace *t = view_trace(m, m->cursor);
     int y = g->y_strip, width = g->stacked ? wd - 1 - g->x0 : g->n_cols;
@@ -184,13 +188,12 @@ static void strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, const Vie
         char rec[4 * VIEW_EXPLAIN_CAP];
         if (view_explain_recorded(m, t, m->sel_layer * m->n_heads + m->sel_head, width, rec, sizeof rec)) {
             view_puts_fit(w, y, g->x0, width, rec, p->ascii, A_NORMAL, 0); /* a replay: what the run recorded */
-            recorded_list(w, m, p, g, wd, t);
-            return;
+            return recorded_list(w, m, p, g, wd, t);
         }
         const char *why = "attention weights not available for this token";
         if (view_text_width(why, p->ascii) > width) why = "weights not available"; /* beside the verdicts */
         view_puts_fit(w, y, g->x0, width, why, p->ascii, A_DIM, 0);
-        return;
+        return 0;
     }
     int cols = at->n < width ? at->n : width;
     float max = 0;
@@ -202,15 +205,25 @@ static void strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, const Vie
     }
     ViewAttnSplit sp;
     view_attn_split(at, &sp);
-    far_list(w, m, p, g, wd, sp.top_pos, sp.top_w, sp.n_top, "heaviest far positions:");
+    int used = far_list(w, m, p, g, wd, sp.top_pos, sp.top_w, sp.n_top, "heaviest far positions:");
     if (g->stacked) {
         boundary_note(w, p, g, at, &sp, cols, wd);
-        return;
+        return used;
     }
     axis(w, p, g, at, sp.window_start, cols);
     char where[4 * VIEW_EXPLAIN_CAP];
     view_explain_attn(m, at, &sp, g->text_w, where, sizeof where);
     view_puts_fit(w, y + 1, g->x_text, g->text_w, where, p->ascii, A_NORMAL, 0);
+    return used;
+}
+
+/* Under the far positions, where the band has the lines: what drove the
+ * router and what going local would change (why.h), so that the reasons
+ * read as one block with where the far mass sat. */
+static void why_block(WINDOW *w, const ViewModel *m, const ViewPalette *p, int y, int h, int wd) {
+    char lines[VIEW_WHY_LINES][VIEW_WHY_CAP];
+    int n = view_why_lines(m, wd - 2, lines);
+    for (int i = 0; i < n && y + i < h - 1; i++) view_puts_fit(w, y + i, 1, wd - 2, lines[i], p->ascii, A_NORMAL, 0);
 }
 
 /* "inspector · L0 H3 @ pos 28 «w»": the verdicts and the strip are about
@@ -237,7 +250,8 @@ void view_draw_inspector(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
                                           VIEW_METRIC_qada_bulk_logit};
     for (int i = 0; i < 4 && !g.stacked && g.y_spark + i < h - 1; i++)
         if (!view_insp_aside_row(&g, g.y_spark + i)) sparkline(w, m, p, &g, g.y_spark + i, labels[i], metrics[i]);
-    if (g.y_strip + 1 < h - 1) strip(w, m, p, &g, wd);
+    int listed = g.y_strip + 1 < h - 1 ? strip(w, m, p, &g, wd) : 0;
+    if (g.y_list) why_block(w, m, p, g.y_list + listed, h, wd);
     verdicts(w, m, p, &g, h);
     view_draw_aside(w, m, p, &g, wd);
 }

@@ -56,6 +56,7 @@ static const ViewBinding BINDINGS[] = {
     NOTE("Esc  C-c", "stop a running : query; SQL pane: hl \xe2\x86\x90\xe2\x86\x92 sideways"),
     {"v  R  D  B", "plots; run summary; diff vs parent; runs", K('v', 'R', 'D', 'B'),
      K(VIEW_ACT_PLOTS, VIEW_ACT_SUMMARY, VIEW_ACT_DIFF, VIEW_ACT_RUNS), K(NULL)},
+    {"d", "distributions: score vs oracle (a: all heads)", K('d'), K(VIEW_ACT_DIST), K("dist")},
     {"?  C-l", "this help; redraw the screen", K('?', VIEW_KEY_CTRL_L), K(VIEW_OP_HELP, VIEW_ACT_REDRAW), K("help")},
     {"Esc  q", "close overlay / pane, quit", K(VIEW_KEY_ESC, 'q'), K(VIEW_OP_CLOSE, VIEW_ACT_QUIT), K("close", "quit")},
     NOTE("ours", "qada_bulk ablation; qada_rem(_bulk) REM-corrected QAdA"),

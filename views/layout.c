@@ -11,7 +11,7 @@ enum {
     TOKENS_MAX_H = 10,
     TIMELINE_MIN_H = 6,
     INSPECTOR_H = 8,       /* sparklines, the attention strip and its axis */
-    INSPECTOR_MAX_H = 17,  /* and one line per ranked far position (VIEW_ATTN_TOP) under them */
+    INSPECTOR_MAX_H = 20,  /* and one line per ranked far position (VIEW_ATTN_TOP), then why.h's block */
     MID_MIN_H = 5,
     BARS_MIN_W = 24,
     HEAT_MIN_W = 24,

@@ -31,6 +31,7 @@ int view_init(ViewModel *m, int n_layers, int n_heads, Err *e) {
     m->hdr.theta_logit = decide_theta_logit(0.1);
     m->attn.pos = -1;
     m->pin_layer = m->pin_head = -1;
+    m->why.pos = -1;
     return 0;
 }
 
@@ -90,6 +91,7 @@ void view_clear_history(ViewModel *m) {
     m->cursor = -1;
     m->follow = 1;
     m->attn.pos = -1;
+    m->why.pos = -1;
     m->stats.n = 0;
     m->rescore.n = 0;
 }

@@ -2,6 +2,7 @@
 #include "views/screen.h"
 
 #include "views/heads.h"
+#include "views/dist.h"
 #include "views/pattern.h"
 #include "views/pick.h"
 
@@ -30,6 +31,8 @@ static void drop_windows(ViewScreen *s) {
     s->pattern = NULL;
     if (s->heads) delwin(s->heads);
     s->heads = NULL;
+    if (s->dist) delwin(s->dist);
+    s->dist = NULL;
 }
 
 static WINDOW *make_window(const ViewRect *r, Err *e) {
@@ -87,6 +90,16 @@ static int draw_heads(ViewScreen *s, const ViewModel *m, Err *e) {
     return 0;
 }
 
+/* The distributions overlay, over the same rectangle. */
+static int draw_dist(ViewScreen *s, const ViewModel *m, Err *e) {
+    ViewRect r = view_dist_rect(&s->lay);
+    if (r.w <= 0) return 0;
+    if (!s->dist && !(s->dist = make_window(&r, e))) return -1;
+    view_draw_dist(s->dist, m->dist, m, &s->pal);
+    wnoutrefresh(s->dist);
+    return 0;
+}
+
 int view_frame(ViewScreen *s, const ViewModel *m, Err *e) {
     if (!s->pal_ready || s->pal_colour != effective_colour(m) || s->pal_ascii != m->ascii) {
         if (view_palette_init(&s->pal, effective_colour(m), m->ascii, e)) return -1;
@@ -121,6 +134,7 @@ int view_frame(ViewScreen *s, const ViewModel *m, Err *e) {
     if (m->pattern && draw_pattern(s, m, e)) return -1;
     if (m->heads && draw_heads(s, m, e)) return -1;
     view_draw_pick(m, &s->lay, &s->pal);
+    if (m->dist && draw_dist(s, m, e)) return -1;
     if (m->help_open && s->help) {
         view_draw_help(s->help, m, &s->pal);
         wnoutrefresh(s->help);

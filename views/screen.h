@@ -21,6 +21,7 @@ typedef struct {
     WINDOW *help;
     WINDOW *pattern; /* the attention-pattern overlay's, made when it first shows */
     WINDOW *heads;   /* the sorted heads' (views/heads.h), made when it first shows */
+    WINDOW *dist;    /* the distributions overlay's, likewise */
 } ViewScreen;
 
 /* Prepare a screen for the current curses terminal (colours per the model's

@@ -99,6 +99,7 @@ typedef enum {
     VIEW_ACT_TYPE_SETTING, /* z: the app asks for a setting typed as a number (tau 0.42, window 64) */
     VIEW_ACT_TOKEN_STATS,  /* c: the app shows the rates split by token type in the text pane */
     VIEW_ACT_YANK,         /* y: the app copies the inspector block or the text pane's row out as text */
+    VIEW_ACT_DIST,   /* d: the app opens or closes the distributions pane (router score against the oracle) */
     VIEW_ACT_COUNT
 } ViewAction;
 
@@ -133,6 +134,29 @@ typedef struct {
     int cap;
     int window, sinks; /* local set at pos: the last `window` positions plus the first `sinks` */
 } ViewAttn;
+
+/* What drove the router of one head at one position (the app fills it
+ * from engine/router_why.h, live only): the logit x·w + b, its largest
+ * terms x_i·w_i (signed, by magnitude), what the other dimensions added,
+ * and the input's norm. views/why.h words it. */
+#define VIEW_WHY_TOP 6
+typedef enum {
+    VIEW_WHY_NONE,      /* nothing asked yet */
+    VIEW_WHY_PENDING,   /* asked, not answered */
+    VIEW_WHY_OK,
+    VIEW_WHY_NO_ROUTER, /* the run routes without a router (its policy or model has none) */
+    VIEW_WHY_NOT_KEPT,  /* the router's input is neither kept nor could be recomputed */
+    VIEW_WHY_REPLAY     /* a recorded run: the router's input is not recorded */
+} ViewWhyState;
+
+typedef struct {
+    int pos, layer, head; /* whose router this explains; pos < 0: none */
+    ViewWhyState state;
+    double logit, bias, norm, rest;
+    int dim, n_top;
+    int top_dim[VIEW_WHY_TOP];
+    double top_xw[VIEW_WHY_TOP];
+} ViewWhy;
 
 /* A position marked in the token pane and on the timeline: a task item's
  * needle (every position of its statements) or its question, which the app
@@ -196,6 +220,7 @@ typedef struct {
     double prefill_tok_s;
 
     ViewAttn attn;
+    ViewWhy why; /* the selected head's router at the cursor, explained (views/why.h) */
     /* Marked positions (view_set_marks, and `b`'s bookmarks), ascending by
      * position then kind, owned; kept across a re-evaluation (the same
      * tokens), dropped by the app for a new prompt. */
@@ -214,6 +239,9 @@ typedef struct {
     /* The heads sorted by a run rate (views/heads.h) while that pane is
      * open, else NULL: the app owns it. */
     const struct ViewHeads *heads;
+    /* The distributions overlay (views/dist.h) while it is open, else
+     * NULL: the app owns it and fills its counts. */
+    const struct ViewDist *dist;
     /* The text pane (SQL results, plots): sql_text's first sql_pinned
      * lines (a table's header and rule) stay at the top; below them the
      * pane shows the rest from line sql_scroll and column sql_hscroll. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "app/setup.h"
+#include "app/tui/dist.h"
 #include "app/tui/goto.h"
 #include "app/tui/heads.h"
 #include "app/tui/pattern.h"
@@ -113,6 +114,7 @@ static int pick_policy(Tui *t, ViewAction a) { (void)a, tui_picker_open(t); retu
 static int type_setting(Tui *t, ViewAction a) { (void)a, view_input_begin(&t->m, "set", ""); return 0; }
 static int token_stats(Tui *t, ViewAction a) { (void)a, tui_token_stats(t); return 0; }
 static int yank(Tui *t, ViewAction a) { (void)a, tui_yank(t); return 0; }
+static int dist(Tui *t, ViewAction a) { (void)a, tui_dist_toggle(t); return 0; }
 
 /* Indexed by ViewAction; VIEW_ACT_NONE and VIEW_ACT_MOUSE (already turned
  * into a view change) do nothing. */
@@ -143,6 +145,7 @@ static const TuiAction ACTIONS[VIEW_ACT_COUNT] = {
     [VIEW_ACT_TYPE_SETTING] = {type_setting, type_setting, NULL},
     [VIEW_ACT_TOKEN_STATS] = {token_stats, token_stats, NULL},
     [VIEW_ACT_YANK] = {yank, yank, NULL},
+    [VIEW_ACT_DIST] = {dist, dist, NULL},
 };
 
 /* Run action a as this mode defines it. */
@@ -208,6 +211,7 @@ int tui_key(Tui *t, int ch) {
         return 0;
     }
     if (tui_heads_key(t, ch)) return 0; /* over the pattern, when both are open */
+    if (tui_dist_key(t, ch)) return 0;
     if (tui_pattern_key(t, ch)) return 0;
     /* Enter on the text pane selects the head its first row names, if it names one */
     if (t->m.sql_open && t->m.focus == VIEW_PANE_SQL && view_key_command(ch) == VIEW_OP_INSPECT &&

@@ -14,6 +14,7 @@
 #include <term.h>
 #include <unistd.h>
 
+#include "app/tui/dist.h"
 #include "app/tui/pattern.h"
 #include "app/tui/state.h"
 #include "app/tui/tokstats.h"
@@ -82,6 +83,7 @@ static void ui_loop(Tui *t) {
         if (g_winch) g_winch = 0, follow_resize(), t->dirty = 1;
         tui_take_results(t);
         tui_pattern_poll(t);
+        tui_dist_poll(t);
         tui_poll_load(t);
         tui_rescore_poll(t);
         tui_tokstats_poll(t);
@@ -119,6 +121,8 @@ int tui_show(Tui *t, int mono, int ascii, Err *e) {
     endwin();
     tui_job_stop(&t->job);
     tui_job_stop(&t->load);
+    tui_dist_close(t);
+    tui_job_stop(&t->dist_job);
     return rc;
 }
 

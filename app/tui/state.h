@@ -15,6 +15,7 @@
 #include "app/tui/worker.h"
 #include "store/store.h"
 #include "views/heads.h"
+#include "views/dist.h"
 #include "views/pattern.h"
 #include "views/tokstats.h"
 #include "views/screen.h"
@@ -73,6 +74,10 @@ typedef struct {
     const StepTrace *tokstats_first; /* the history's first trace and the recorded run then: */
     int64_t tokstats_run;               /* either changed means another run is on screen */
     double tokstats_shown; /* when its progress line was last redrawn */
+    ViewDist dist;      /* the distributions pane (d), see dist.h */
+    TuiJob dist_job;    /* its count of a recorded run, off this thread */
+    double dist_asked, dist_cost; /* when the last count began; seconds it took */
+    int why_pending, why_n; /* a why request is out; the positions on screen when it was asked */
     int from_live;      /* the replay on screen was opened from a live session, which kept is waiting for */
     int64_t parent_next; /* the recorded parent of the replay on screen, read once it is loaded and the inspector opens (0: none) */
     int load_parent;    /* the load under way reads that parent into the model's parent run (views/pin.h); 2: drops what comes */

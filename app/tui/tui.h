@@ -24,7 +24,9 @@
  * selection; picker.c `P`'s policy picker and typed.c `z`'s typed
  * settings, both through settings.c's one path; tokstats.c `c`'s rates by
  * token type, counted a slice a frame; yank.c `y`, to a file and the
- * clipboard; play.c the play speed and state,
+ * clipboard; dist.c the distributions pane (`d`): its counts, a recorded
+ * run's as a job of its own, and what drove the router at the cursor, asked
+ * of the worker; play.c the play speed and state,
  * which every file above may call; worker.c/.h the engine thread, job.c/.h
  * the pane jobs' threads (where the UI thread and a job meet), sql.c/.h
  * the `:` query's work. state.h holds the state they share, for them alone.

@@ -78,6 +78,11 @@ static int begin(TuiWorker *w, const AttnConfig *attn, const char *prompt, const
         return -1;
     w->have_ses = 1;
     if (fwd_keep_queries(&w->ses.rs, e)) return -1;
+    const Config *c = &w->model->c;
+    const char *keep = getenv("AHASCOPE_TEST_WHY_KEEP_MB"); /* test knob: 0 recomputes every why */
+    double keep_mb = keep ? atof(keep) : TUI_WHY_KEEP_MB;
+    w->why_kept = (double)c->n_layers * c->seq_len * c->dim * sizeof(float) <= keep_mb * 1048576.0;
+    if (w->why_kept && fwd_keep_router_history(&w->ses.rs, e)) return -1;
     int rc = prompt ? session_start_text(&w->ses, prompt, strlen(prompt), e)
                     : session_resume_ids(&w->ses, ids, n_ids, n_prompt, e);
     if (rc) return -1;
@@ -275,6 +280,28 @@ static void do_pattern(TuiWorker *w) {
     w->pat_w = grid, w->pat_rn = n, w->pat_rbin = bin, w->pat_rlayer = l, w->pat_rhead = h;
 }
 
+/* Answer a why request: from the kept router inputs, one dot product's
+ * terms (cheap enough under mu); or, for a model too large to keep them,
+ * by feeding the tokens up to pos afresh, with mu released (only this
+ * thread touches the session) so that the UI's takes never wait. */
+static void do_why(TuiWorker *w) {
+    w->why_req = 0;
+    int pos = w->why_pos, l = w->why_layer, h = w->why_head;
+    RouterWhy r = {0};
+    int rc = -2;
+    if (pos < w->ses.n_fed && w->why_kept) {
+        rc = router_why_at(w->model, &w->ses.rs, &w->ses.attn, l, h, pos, ROUTER_WHY_TOP, &r);
+    } else if (pos < w->ses.n_fed) {
+        Err e;
+        pthread_mutex_unlock(&w->mu);
+        rc = router_why_recompute(w->model, &w->ses.attn, w->ses.ids, pos, l, h, w->threads, ROUTER_WHY_TOP, &r, &e);
+        pthread_mutex_lock(&w->mu);
+        if (rc == -2) rc = -3;
+    }
+    w->why = r, w->why_rc = rc;
+    w->why_ready = 1, w->why_rpos = pos, w->why_rlayer = l, w->why_rhead = h;
+}
+
 static void wait_until(TuiWorker *w, double when) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -300,6 +327,7 @@ static void *worker_main(void *arg) {
         if (w->restart) { do_restart(w); continue; }
         if (w->attn_req) { do_attention(w); continue; }
         if (w->pat_req) { do_pattern(w); continue; }
+        if (w->why_req) { do_why(w); continue; }
         int want = !w->finished && (w->want_steps > 0 || w->playing);
         if (!want) { pthread_cond_wait(&w->cv, &w->mu); continue; }
         /* the interval follows the speed asked for now, not the one of the last step */
@@ -408,6 +436,22 @@ void tui_worker_request_pattern(TuiWorker *w, int layer, int head, int n, int bi
     w->pat_req = 1, w->pat_layer = layer, w->pat_head = head, w->pat_n = n, w->pat_bin = bin;
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
+}
+
+void tui_worker_request_why(TuiWorker *w, int pos, int layer, int head) {
+    pthread_mutex_lock(&w->mu);
+    w->why_req = 1, w->why_pos = pos, w->why_layer = layer, w->why_head = head;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+int tui_worker_take_why(TuiWorker *w, RouterWhy *out, int *rc, int *pos, int *layer, int *head) {
+    pthread_mutex_lock(&w->mu);
+    int ready = w->why_ready;
+    if (ready) *out = w->why, *rc = w->why_rc, *pos = w->why_rpos, *layer = w->why_rlayer, *head = w->why_rhead;
+    w->why_ready = 0;
+    pthread_mutex_unlock(&w->mu);
+    return ready;
 }
 
 float *tui_worker_take_pattern(TuiWorker *w, int *layer, int *head, int *n, int *bin) {

@@ -29,6 +29,7 @@
 
 #include <pthread.h>
 
+#include "engine/router_why.h"
 #include "engine/session.h"
 #include "store/store.h"
 
@@ -59,6 +60,7 @@ typedef struct {
     int attn_req, attn_pos, attn_layer, attn_head;
     int stop_reeval;          /* Esc: stop the running re-evaluation at the next chunk */
     int pat_req, pat_layer, pat_head, pat_n, pat_bin; /* a head's attention pattern over positions 0 … pat_n-1 */
+    int why_req, why_pos, why_layer, why_head; /* what drove a head's router at a position (router_why.h) */
 
     /* results, under mu */
     StepTrace **out;          /* finished traces the UI has not taken yet */
@@ -77,6 +79,9 @@ typedef struct {
     int attn_ready, attn_n, attn_rpos, attn_rlayer, attn_rhead;
     float *pat_w;             /* the pattern answered (owned until taken), for the pat_r* below */
     int pat_rn, pat_rbin, pat_rlayer, pat_rhead;
+    int why_ready, why_rc, why_rpos, why_rlayer, why_rhead; /* the why answered: its return (tui_worker_take_why) */
+    RouterWhy why;
+    int why_kept;             /* the session keeps every position's router input (else a why is recomputed) */
     char message[600];        /* error or notice for the status line ("" none) */
     int reeval;               /* the restart under way re-evaluates (progress: prefill_done of prefill_total) */
     int64_t reeval_parent;    /* the run it re-evaluates */
@@ -149,6 +154,24 @@ void tui_worker_request_pattern(TuiWorker *w, int layer, int head, int n, int bi
 /* The pattern answered since the last call, if any: its grid (the caller
  * owns it from now on) and what it covers; NULL when none is ready. */
 float *tui_worker_take_pattern(TuiWorker *w, int *layer, int *head, int *n, int *bin);
+
+/* Ask what drove the router of (layer, head) at pos of the current run:
+ * its logit's largest input terms (engine/router_why.h). */
+void tui_worker_request_why(TuiWorker *w, int pos, int layer, int head);
+
+/* The why answered since the last call: 1 with *out, what it covers and
+ * rc (0; -1 the run has no router; -2 the position is not fed in this
+ * session yet; -3 the inputs could not be recomputed), else 0. A model
+ * whose router inputs would take over TUI_WHY_KEEP_MB is not charged them:
+ * its why is recomputed by feeding the tokens up to the position afresh,
+ * on the worker's thread (the steps wait meanwhile). */
+int tui_worker_take_why(TuiWorker *w, RouterWhy *out, int *rc, int *pos, int *layer, int *head);
+
+/* Megabytes of router inputs (layers × context × width) a session keeps
+ * at most so that the inspector can explain any position's router at
+ * once; past it each why is recomputed (test knob: the environment's
+ * AHASCOPE_TEST_WHY_KEEP_MB replaces it). */
+#define TUI_WHY_KEEP_MB 256
 
 /* Esc on a re-evaluation: stop the running one at the next chunk (1; its
  * end comes through tui_worker_take), or drop one asked for and not begun

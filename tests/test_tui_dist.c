@@ -1,0 +1,229 @@
+/* test_tui_dist.c — the distributions pane (`d`) and the why block end to
+ * end in tmux: live on stories260K at 80×24 (the selected head, `a` pooled,
+ * the router's terms above them, Esc closes) and at 250×70 in the
+ * inspector; on a generated 16 × 32-head folder with random routers; its
+ * AUC on a replay equal to the one `eval` reports for the same run; and a
+ * long recorded run counted off the UI thread with its progress and Esc. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tests/store_fixture.h"
+#include "tests/test.h"
+#include "tests/tmux.h"
+
+static const char *model_abs(void) {
+    static char path[4096];
+    if (!realpath(test_stories_model(), path)) return "missing-model";
+    return path;
+}
+
+/* 1 once the screen no longer shows text, within secs. */
+static int gone(Tmux *t, const char *text, double secs) {
+    for (int i = 0; i < secs * 10; i++) {
+        char *scr = tmux_capture(t);
+        int there = scr && strstr(scr, text);
+        free(scr);
+        if (!there) return 1;
+        struct timespec ts = {0, 100000000L};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+/* `G`, the text, Enter. */
+static void go_to(Tmux *t, const char *text) {
+    char keys[256];
+    tmux_keys(t, "G");
+    snprintf(keys, sizeof keys, "-l \"%s\"", text);
+    tmux_keys(t, keys);
+    tmux_keys(t, "Enter");
+}
+
+TEST(tui_dist_and_why_live_at_80x24) {
+    TMUX_NEED_TUI();
+    Tmux t;
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s tui --model %s --seed 1 --temperature 0 --db dist.db", test_bin_abs(), model_abs());
+    CHECK_INT(tmux_open(&t, "dist80", NULL, 80, 24, NULL, cmd, 0), 0);
+    TMUX_WAIT(&t, "pos 4/512", 10);
+    for (int i = 0; i < 30; i++) tmux_keys(&t, "Space");
+    TMUX_WAIT(&t, "pos 34/512", 10);
+    go_to(&t, "L1 H2");
+    TMUX_WAIT(&t, "L1 H2", 3);
+    tmux_keys(&t, "d");
+    TMUX_WAIT(&t, "distributions \xc2\xb7 L1 H2 \xc2\xb7 35 positions", 10);
+    TMUX_WAIT(&t, "calibration: oracle global", 2);
+    TMUX_WAIT(&t, "ROC vs oracle", 2);
+    TMUX_WAIT(&t, "x\xc2\xb7w by dim: d", 5);  /* what drove the router at the cursor, live */
+    TMUX_WAIT(&t, "router logit ", 1);
+    TMUX_WAIT(&t, "over 64 dims", 1);
+    TMUX_WAIT(&t, "oracle_err ", 1);
+    tmux_keys(&t, "a");
+    TMUX_WAIT(&t, "all 40 heads pooled \xc2\xb7 35 positions", 10);
+    TMUX_WAIT(&t, "AUC 0.", 2);
+    tmux_keys(&t, "a");
+    TMUX_WAIT(&t, "distributions \xc2\xb7 L1 H2", 10);
+    tmux_keys(&t, "Escape");
+    CHECK_MSG(gone(&t, "distributions", 3), "Esc left the pane open");
+    tmux_keys(&t, "d");                      /* d opens, d closes */
+    TMUX_WAIT(&t, "distributions", 3);
+    tmux_keys(&t, "d");
+    CHECK_MSG(gone(&t, "distributions", 3), "d left the pane open");
+    tmux_keys(&t, "q");
+    TMUX_WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+}
+
+/* The why block's router line on screen (malloc'd), or NULL. */
+static char *router_line(Tmux *t) {
+    char *scr = tmux_capture(t), *at = scr ? strstr(scr, "router logit ") : NULL, *line = NULL;
+    if (at) {
+        size_t n = strcspn(at, "\n");
+        char *end = strstr(at, " dims");
+        if (end && (size_t)(end - at) < n) n = (size_t)(end - at) + 5;
+        if ((line = malloc(n + 1))) memcpy(line, at, n), line[n] = 0;
+    }
+    free(scr);
+    return line;
+}
+
+/* With room, the inspector's band holds the block under the far positions;
+ * a model too large to keep every router input (the knob pretends so) gets
+ * the same line from a recount. */
+TEST(tui_why_in_the_inspector_at_250x70) {
+    TMUX_NEED_TUI();
+    char *line[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        Tmux r;
+        char cmd[8192];
+        snprintf(cmd, sizeof cmd, "%s tui --model %s --seed 1 --temperature 0 --db why%d.db", test_bin_abs(),
+                 model_abs(), k);
+        const char *env = k ? "AHASCOPE_TEST_WHY_KEEP_MB=0" : NULL;
+        CHECK_INT(tmux_open(&r, k ? "why250r" : "why250", NULL, 250, 70, env, cmd, 0), 0);
+        TMUX_WAIT(&r, "pos 4/512", 10);
+        for (int i = 0; i < 30; i++) tmux_keys(&r, "Space");
+        TMUX_WAIT(&r, "pos 34/512", 10);
+        tmux_keys(&r, "Enter");
+        TMUX_WAIT(&r, "heaviest far positions:", 5);
+        TMUX_WAIT(&r, "x\xc2\xb7w by dim: d", 5);
+        TMUX_WAIT(&r, "oracle_err 0.", 2);
+        line[k] = router_line(&r);
+        if (k == 0) {
+            tmux_keys(&r, "[");              /* another position: explained anew */
+            TMUX_WAIT(&r, "@ pos 33 ", 3);
+            TMUX_WAIT(&r, "x\xc2\xb7w by dim: d", 5);
+            tmux_keys(&r, "]");
+            TMUX_WAIT(&r, "@ pos 34 ", 3);
+            tmux_keys(&r, "?");              /* the key is in the help, which shows whole here */
+            TMUX_WAIT(&r, "distributions: score vs oracle (a: all heads)", 3);
+            tmux_keys(&r, "x");
+        }
+        tmux_keys(&r, "q");
+        TMUX_WAIT(&r, "EXITED 0", 5);
+        tmux_stop(&r);
+    }
+    CHECK_MSG(line[0] && line[1] && !strcmp(line[0], line[1]), "kept: %s / recomputed: %s", line[0] ? line[0] : "-",
+              line[1] ? line[1] : "-");
+    free(line[0]), free(line[1]);
+}
+
+TEST(tui_dist_on_a_16x32_head_folder) {
+    TMUX_NEED_TUI();
+    const char *dir = test_tmp("dist16x32");
+    int st;
+    char *out = test_runf(&st, "mkdir -p %s && %s bench --dims 256,512,16,32,8,512,1024 --save-hf %s/m 2>&1", dir,
+                          test_bin_abs(), dir);
+    CHECK_MSG(st == 0, "bench --save-hf: %s", out ? out : "");
+    free(out);
+    if (st) return;
+    Tmux t;
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "%s tui --model m --routers random --seed 1 --temperature 0 --window 8", test_bin_abs());
+    tmux_open(&t, "dist16x32", dir, 80, 24, NULL, cmd, 0);
+    TMUX_WAIT(&t, "aha", 15);
+    for (int i = 0; i < 20; i++) tmux_keys(&t, "Space");
+    go_to(&t, "L15 H31");
+    TMUX_WAIT(&t, "L15 H31", 5);
+    tmux_keys(&t, "d");
+    TMUX_WAIT(&t, "distributions \xc2\xb7 L15 H31", 5);
+    TMUX_WAIT(&t, "over 256 dims", 10);        /* the router's input is the model's width */
+    tmux_keys(&t, "a");
+    TMUX_WAIT(&t, "all 512 heads pooled", 10);
+    TMUX_WAIT(&t, "calibration: oracle global", 5);
+    tmux_keys(&t, "q");
+    TMUX_WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+}
+
+/* The pane's AUC over every head of a recorded evaluation is eval's own. */
+TEST(tui_dist_auc_equals_evals_for_the_same_run) {
+    TMUX_NEED_TUI();
+    const char *dir = test_tmp("distauc");
+    int st;
+    char routers[4096];
+    if (!realpath("engine/routers/stories260K_w16.safetensors", routers)) {
+        CHECK_MSG(0, "no shipped routers");
+        return;
+    }
+    char *out = test_runf(&st,
+                          "mkdir -p %s && cd %s && rm -f e.db && %s eval --model %s --routers %s --self 1 --seq-len 96 "
+                          "--db e.db --json 2>/dev/null",
+                          dir, dir, test_bin_abs(), model_abs(), routers);
+    const char *auc = out ? strstr(out, "\"auc\": ") : NULL;
+    double want = auc ? atof(auc + 7) : -1;
+    CHECK_MSG(st == 0 && want > 0 && want < 1, "eval: %s", out ? out : "");
+    free(out);
+    if (!(want > 0)) return;
+    Tmux t;
+    char cmd[1200], text[64];
+    snprintf(cmd, sizeof cmd, "%s tui --replay --db e.db", test_bin_abs());
+    tmux_open(&t, "distauc", dir, 120, 40, NULL, cmd, 0);
+    TMUX_WAIT(&t, "replay", 10);
+    tmux_keys(&t, "d");
+    tmux_keys(&t, "a");
+    snprintf(text, sizeof text, "96 positions \xc2\xb7 3200 cells \xc2\xb7 AUC %.3f", want);
+    TMUX_WAIT(&t, text, 10);
+    TMUX_WAIT(&t, "live sessions only", 2);  /* a replay has no router input to split */
+    tmux_keys(&t, "q");
+    TMUX_WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+}
+
+/* A long run of 16 × 32 heads: the count shows its progress in the pane
+ * while keys are answered, and Esc stops it (unless it ends first). */
+TEST(tui_dist_counts_a_long_run_off_the_ui_thread) {
+    if (!tmux_available()) { test_skip("tmux not installed"); return; }
+    const char *dir = test_tmp("distlong");
+    int st;
+    free(test_runf(&st, "mkdir -p %s", dir));
+    char db[1100], cmd[2400];
+    snprintf(db, sizeof db, "%s/long.db", dir);
+    test_db_record(db, 16, 32, 3000);
+    Tmux t;
+    snprintf(cmd, sizeof cmd, "%s tui --replay --db %s", test_bin_abs(), db);
+    CHECK_INT(tmux_open(&t, "distlong", dir, 140, 45, NULL, cmd, 0), 0);
+    TMUX_WAIT(&t, "replay of run 1 (done)", 60);
+    tmux_keys(&t, "d");
+    tmux_keys(&t, "a");
+    char *scr = tmux_wait(&t, "counting: ", 5);
+    int counting = scr && strstr(scr, "of 3000 positions (Esc stops)");
+    free(scr);
+    if (counting) {
+        tmux_keys(&t, "?");                  /* keys answered meanwhile */
+        TMUX_WAIT(&t, "this help", 2);
+        tmux_keys(&t, "x");
+        tmux_keys(&t, "Escape");
+        char *s = tmux_wait(&t, "count stopped at", 5);
+        /* or the count ended between the look and the key */
+        CHECK_MSG(s != NULL || tmux_shows(&t, "3000 positions \xc2\xb7 0 cells", 1), "Esc did not stop the count");
+        free(s);
+        tmux_keys(&t, "a");                  /* counts again, to its end */
+    } else fprintf(stderr, "    note: the count ended before it could be seen\n");
+    TMUX_WAIT(&t, "3000 positions \xc2\xb7 ", 60); /* the title's count, not the status line's */
+    TMUX_WAIT(&t, "no cell has both a router score and an oracle label", 2); /* the fixture records no oracle */
+    tmux_keys(&t, "q");
+    TMUX_WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+}
