@@ -44,7 +44,8 @@ static void train_help(void) {
          "                      [--seed S] [--resume CKPT] [--stop-after K] [--eval-seqs N] --out FILE\n"
          "       ahascope train --from-scratch --data FILE [--dims d,hidden,layers,heads,kv_heads,vocab,seq_len]\n"
          "                      [--vocab-file WORDS | --tokenizer T] [--steps N] [--batch B] [--seq-len T] [--lr LR]\n"
-         "                      [--seed S] [--resume CKPT] [--stop-after K] [--eval-seqs N] [--curve FILE] --out MODEL.bin\n"
+         "                      [--seed S] [--resume CKPT] [--stop-after K] [--eval-seqs N] [--curve FILE] [--init M.bin]\n"
+         "                      --out MODEL.bin\n"
          "\n"
          "Learn one router vector per head (global iff sigmoid(x.w) > tau) by the straight-through estimator,\n"
          "loss = task + lambda * mean(r) over tokens, layers, heads.\n"
@@ -77,7 +78,9 @@ static void train_help(void) {
          "                 write task items in the new vocabulary. A --data file whose first character is\n"
          "                 '{' holds task items (JSON lines from `tasks`): one sequence an item, BOS, the\n"
          "                 prompt, a space, the answer and a full stop; --answer-weight K (default 1)\n"
-         "                 counts each answer target K times in the loss.\n"
+         "                 counts each answer target K times in the loss. --init M.bin starts from M's\n"
+         "                 weights (exactly --dims's shape) instead of random ones: a second cycle with\n"
+         "                 fresh AdamW moments and its own --steps schedule.\n"
          "Ctrl-C (or --stop-after K) writes FILE.ckpt (routers, tuned weights, AdamW moments, step), which\n"
          "--resume continues exactly (from scratch, the model so far goes to --out too, exit 130).\n"
          "A progress bar goes to stderr: step, loss, task loss, global share,\n"
@@ -87,7 +90,7 @@ static void train_help(void) {
 
 typedef struct {
     RunOpts o;
-    const char *out, *out_model, *data, *resume, *objective, *train, *curve;
+    const char *out, *out_model, *data, *resume, *objective, *train, *curve, *init;
     long steps, batch, seq_len, self_n, stop_after, eval_seqs;
     double lambda, lr, lr_model, answer_weight;
     int all;                 /* --train all (and --from-scratch) */
@@ -165,7 +168,7 @@ static int parse(int argc, char **argv, TrainOpts *t, Err *e) {
                          : !strcmp(f, "--resume") ? &t->resume : !strcmp(f, "--objective") ? &t->objective
                          : !strcmp(f, "--train") ? &t->train : !strcmp(f, "--out-model") ? &t->out_model
                          : !strcmp(f, "--dims") ? &t->dims : !strcmp(f, "--vocab-file") ? &t->vocab_file
-                         : !strcmp(f, "--curve") ? &t->curve : NULL;
+                         : !strcmp(f, "--curve") ? &t->curve : !strcmp(f, "--init") ? &t->init : NULL;
         long *num = !strcmp(f, "--steps") ? &t->steps : !strcmp(f, "--batch") ? &t->batch
                   : !strcmp(f, "--seq-len") ? &t->seq_len : !strcmp(f, "--self") ? &t->self_n
                   : !strcmp(f, "--stop-after") ? &t->stop_after : !strcmp(f, "--eval-seqs") ? &t->eval_seqs : NULL;
@@ -620,6 +623,19 @@ static int scratch_config(const TrainOpts *t, Config *c, int *want_vocab, int vo
     return bench_shape_config(&b, c, e);
 }
 
+/* --init: the weights a model of exactly --dims's shape already has (a
+ * second cycle of training: fresh AdamW moments, its own schedule). */
+static int init_model(const TrainOpts *t, Model *m, const Config *c, Err *e) {
+    if (model_load(m, t->init, e)) return -1;
+    const Config *k = &m->c;
+    if (k->dim != c->dim || k->hidden_dim != c->hidden_dim || k->n_layers != c->n_layers || k->n_heads != c->n_heads ||
+        k->n_kv_heads != c->n_kv_heads || k->vocab_size != c->vocab_size || k->seq_len != c->seq_len)
+        return err_set(e, "%s: --init has dims %d,%d,%d,%d,%d,%d,%d, not the %d,%d,%d,%d,%d,%d,%d of --dims", t->init,
+                       k->dim, k->hidden_dim, k->n_layers, k->n_heads, k->n_kv_heads, k->vocab_size, k->seq_len, c->dim,
+                       c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size, c->seq_len);
+    return 0;
+}
+
 /* --from-scratch: a random model of --dims and its tokenizer, then the
  * same loop as --train all with full attention and cross-entropy. */
 static int run_scratch(TrainOpts *t, Err *e) {
@@ -639,7 +655,8 @@ static int run_scratch(TrainOpts *t, Err *e) {
                   c.seq_len);
         goto out;
     }
-    if (train_model_init(&m, &c, t->o.seed * 0x9E3779B97F4A7C15ull + 3, e)) goto out;
+    if (t->init ? init_model(t, &m, &c, e) : train_model_init(&m, &c, t->o.seed * 0x9E3779B97F4A7C15ull + 3, e))
+        goto out;
     if (t->steps == 0) { /* the untrained model and its tokenizer: what a task file is written with */
         char safe[4 * 1024 + 1], safe_tok[4 * sizeof tok_path];
         if (model_save(&m, t->out, 0, e)) goto out;

@@ -487,3 +487,31 @@ TEST(tasks_eval_share_sets_the_routers_budget_on_the_prompts) {
     CHECK_MSG(st != 0 && strstr(o, "needs the aha policy"), "--share without routers: %s", o);
     free(o);
 }
+
+/* Neighbouring items are drawn independently: with item i + 1's random
+ * stream item i's one draw later, multi-key item i + 1's first key was item
+ * i's shifted by a letter ("ubs", "bsj", "sje", ...) nearly every time;
+ * independent draws repeat two letters that way 1 time in 676. */
+TEST(tasks_neighbouring_items_draw_independently) {
+    SKIP_UNLESS_SHARED();
+    Model m;
+    Tokenizer tok;
+    Err e;
+    if (test_load_stories(&m, &tok, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
+    char prev[4] = "";
+    int shifted = 0, n = 40;
+    for (int i = 0; i < n; i++) {
+        TaskItem it;
+        if (task_make(&tok, TASK_MULTIKEY, 250, 3, i, &it, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); break; }
+        const char *k = strstr(it.prompt, "The value of key ");
+        char key[4] = "";
+        if (k) memcpy(key, k + strlen("The value of key "), 3);
+        CHECK_MSG(k != NULL, "item %d has no key statement", i);
+        if (i > 0 && prev[1] == key[0] && prev[2] == key[1]) shifted++;
+        memcpy(prev, key, 4);
+        task_item_free(&it);
+    }
+    CHECK_MSG(shifted <= 2, "%d of %d neighbouring items share a shifted first key", shifted, n - 1);
+    tok_free(&tok);
+    model_free(&m);
+}

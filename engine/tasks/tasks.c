@@ -293,7 +293,11 @@ static int size_filler(const Tokenizer *tok, TaskKind kind, const Plan *p, const
 int task_make(const Tokenizer *tok, TaskKind k, int context, uint64_t seed, int index, TaskItem *out, Err *e) {
     memset(out, 0, sizeof *out);
     out->kind = k;
-    StatsRng r = stats_rng(seed * 0x100000001b3ull + (uint64_t)index * 0x9e3779b97f4a7c15ull + (uint64_t)k);
+    /* Not index × the generator's own increment: item i + 1's stream would
+     * then be item i's one draw later (its keys item i's shifted by a
+     * letter). Another odd constant puts neighbours' streams far apart;
+     * item 0 is as before. */
+    StatsRng r = stats_rng(seed * 0x100000001b3ull + (uint64_t)index * 0xd1b54a32d192ed03ull + (uint64_t)k);
     Plan p;
     memset(&p, 0, sizeof p);
     if (k == TASK_PASSKEY || k == TASK_LOCAL) plan_passkey(&r, &p, k == TASK_LOCAL);
