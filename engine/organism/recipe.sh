@@ -51,21 +51,25 @@ stage() {
 # haystacks, the multi-key and variable-tracking items, the full context.
 stage A 4000 passkey:44,48,52,56 local:44,48,52,56
 stage B 3000 passkey:64,80,96,112,120 local:64,80,96,112,120 multikey:112,120
-stage C 2000 passkey:160,192,232,248 local:160,192,232,248 multikey:160,192,232,248 vt:160,192,232,248
-C=256,384,512,640,768,896,1016
-stage D 2000 passkey:$C local:$C multikey:$C vt:$C
-# the second cycle: the needle far away, at half the context, then at all of it
-H=256,320,384,448,504
-stage E 3000 passkey:$H multikey:$H local:256,504
-stage F 2000 passkey:512,640,768,896,1016 multikey:512,640,896,1016 vt:512,640,896 local:512,1016
+if [ "${FULL:-0}" = 1 ]; then
+    stage C 2000 passkey:160,192,232,248 local:160,192,232,248 multikey:160,192,232,248 vt:160,192,232,248
+    C=256,384,512,640,768,896,1016
+    stage D 2000 passkey:$C local:$C multikey:$C vt:$C
+    # the second cycle: the needle far away, at half the context, then at all of it
+    H=256,320,384,448,504
+    stage E 3000 passkey:$H multikey:$H local:256,504
+    stage F 2000 passkey:512,640,768,896,1016 multikey:512,640,896,1016 vt:512,640,896 local:512,1016
+fi
 [ "${ONLY_DATA:-0}" = 1 ] && { echo "recipe: task items written in $WORK"; exit 0; }
 
-# 3. Training: one AdamW run, one learning-rate schedule (10% warm-up,
-# cosine) over the four stages, each resuming the one before from its
-# checkpoint. A stage that is not the last stops at its step with exit 130
-# ("stopped", the model so far written); each answer target counts 30
-# times in the loss, so the few tokens that need the far context are not
-# drowned by the filler.
+# 3. Training: one AdamW run, one learning-rate schedule planned over four
+# stages (10% warm-up, cosine over 5 500 steps), each stage resuming the one
+# before from its checkpoint. A stage that is not the last stops at its
+# step with exit 130 ("stopped", the model so far written); each answer
+# target counts 30 times in the loss, so the few tokens that need the far
+# context are not drowned by the filler. The organism is the model after
+# stage B (step 2 500): stages C and D, and a second cycle (FULL=1), took
+# it further from the goal, not nearer (engine/organism/README.md).
 TOTAL=5500
 rm -f "$WORK/organism.bin.ckpt" "$WORK/curve.tsv"
 train() { # data seq-len batch stop-after [init] (TOTAL: the cycle's last step)
@@ -88,18 +92,21 @@ train() { # data seq-len batch stop-after [init] (TOTAL: the cycle's last step)
 }
 train A 63 32 1000
 train B 127 16 2500
-train C 255 8 4500
-train D 1023 4 $TOTAL
-# 4. A second cycle from the first one's weights (--init: fresh AdamW
-# moments, a schedule of its own), because after the first the model
-# answered passkey items at 248 tokens 55% of the time and at 1016 never,
-# multi-key needle items never: it had learned to copy from close by, not
-# to find a statement far away.
-TOTAL=3000
-rm -f "$WORK/organism.bin.ckpt"
-train E 511 8 1500 "$WORK/organism-D.bin"
-train F 1023 4 $TOTAL
-cp "$WORK/organism.bin" "$OUT/organism.bin"
+final=organism-B.bin last=B
+if [ "${FULL:-0}" = 1 ]; then
+    train C 255 8 4500
+    train D 1023 4 $TOTAL
+    # 4. A second cycle from the first one's weights (--init: fresh AdamW
+    # moments, a schedule of its own), because after the first the model
+    # answered passkey items at 248 tokens about half the time and at 1016
+    # never, multi-key needle items never. It made things worse (FINDINGS).
+    TOTAL=3000
+    rm -f "$WORK/organism.bin.ckpt"
+    train E 511 8 1500 "$WORK/organism-D.bin"
+    train F 1023 4 $TOTAL
+    final=organism.bin last=F
+fi
+cp "$WORK/$final" "$OUT/organism.bin"
 cp "$WORK/tok512.bin" "$OUT/tok512.bin"
 cp "$WORK/curve.tsv" "$OUT/curve.tsv"
-echo "recipe: $OUT/organism.bin, tok512.bin and curve.tsv written"
+echo "recipe: $OUT/organism.bin (after stage $last), tok512.bin and curve.tsv written"
