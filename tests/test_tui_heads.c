@@ -166,17 +166,8 @@ TEST(tui_heads_at_80x24_match_head_rates) {
 
 TEST(tui_heads_on_a_16x32_head_folder) {
     TMUX_NEED_TUI();
-    const char *dir = test_tmp("heads16x32");
-    int st;
-    char *out = test_runf(&st, "mkdir -p %s && %s bench --dims 256,512,16,32,8,512,1024 --save-hf %s/m 2>&1", dir,
-                          test_bin_abs(), dir);
-    CHECK_MSG(st == 0, "bench --save-hf: %s", out ? out : "");
-    free(out);
-    if (st) return;
     Tmux t;
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "%s tui --model m --seed 1 --temperature 0 --window 8", test_bin_abs());
-    CHECK_INT(tmux_open(&t, "heads16x32", dir, 140, 45, NULL, cmd, 0), 0);
+    if (tmux_open_16x32(&t, "heads16x32", 140, 45, NULL, NULL)) return;
     TMUX_WAIT(&t, "policy", 15);
     for (int i = 0; i < 24; i++) tmux_keys(&t, "Space");
     CHECK_MSG(tmux_shows_pos(&t, 24, 20), "the 24 steps never came");

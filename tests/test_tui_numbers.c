@@ -169,17 +169,8 @@ TEST(tui_typed_settings_and_policy_picker_at_80x24) {
 
 TEST(tui_types_picker_and_yank_on_a_16x32_head_folder) {
     TMUX_NEED_TUI();
-    const char *dir = test_tmp("num16x32");
-    int st;
-    char *out = test_runf(&st, "mkdir -p %s && %s bench --dims 256,512,16,32,8,512,1024 --save-hf %s/m 2>&1", dir,
-                          test_bin_abs(), dir);
-    CHECK_MSG(st == 0, "bench --save-hf: %s", out ? out : "");
-    free(out);
-    if (st) return;
     Tmux t;
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "%s tui --model m --seed 1 --temperature 0 --window 8", test_bin_abs());
-    tmux_open(&t, "num16x32", dir, 140, 45, "AHASCOPE_YANK=y512.txt", cmd, 0);
+    if (tmux_open_16x32(&t, "num16x32", 140, 45, "AHASCOPE_YANK=y512.txt", NULL)) return;
     TMUX_WAIT(&t, "policy", 15);
     for (int i = 0; i < 20; i++) tmux_keys(&t, "Space");
     CHECK_MSG(tmux_shows_pos(&t, 31, 30), "the 20 steps never came");

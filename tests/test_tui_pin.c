@@ -117,17 +117,8 @@ TEST(tui_pin_seek_and_parent_at_80x24) {
 
 TEST(tui_pin_on_a_16x32_head_folder) {
     TMUX_NEED_TUI();
-    const char *dir = test_tmp("pin16x32");
-    int st;
-    char *out = test_runf(&st, "mkdir -p %s && %s bench --dims 256,512,16,32,8,512,1024 --save-hf %s/m 2>&1", dir,
-                          test_bin_abs(), dir);
-    CHECK_MSG(st == 0, "bench --save-hf: %s", out ? out : "");
-    free(out);
-    if (st) return;
     Tmux t;
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "%s tui --model m --seed 1 --temperature 0 --window 8 --db pin.db", test_bin_abs());
-    CHECK_INT(tmux_open(&t, "pin16x32", dir, 140, 45, NULL, cmd, 0), 0);
+    if (tmux_open_16x32(&t, "pin16x32", 140, 45, NULL, "--db pin.db")) return;
     TMUX_WAIT(&t, "policy", 15);
     for (int i = 0; i < 24; i++) tmux_keys(&t, "Space");
     CHECK(tmux_shows_pos(&t, 24, 20));
@@ -154,5 +145,5 @@ TEST(tui_pin_on_a_16x32_head_folder) {
     tmux_keys(&t, "q");
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
-    CHECK_INT(first, sql_global(dir, "pin.db", 15, 31, -1, 0));
+    CHECK_INT(first, sql_global(t.dir, "pin.db", 15, 31, -1, 0));
 }

@@ -104,3 +104,18 @@ int tmux_shows_pos(Tmux *t, int pos, double secs) {
         usleep(30000);
     }
 }
+
+int tmux_open_16x32(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags) {
+    char dir[1024], cmd[1400];
+    int st;
+    snprintf(dir, sizeof dir, "%s", test_tmp(name));
+    char *out = test_runf(&st, "mkdir -p %s && { test -d %s/m || %s bench --dims 256,512,16,32,8,512,1024 --save-hf %s/m; } 2>&1",
+                          dir, dir, test_bin_abs(), dir);
+    CHECK_MSG(st == 0, "bench --save-hf: %s", out ? out : "");
+    free(out);
+    if (st) return -1;
+    snprintf(cmd, sizeof cmd, "%s tui --model m --seed 1 --temperature 0 --window 8 %s", test_bin_abs(), flags ? flags : "");
+    int rc = tmux_open(t, name, dir, cols, rows, env, cmd, 0);
+    CHECK_INT(rc, 0);
+    return rc ? -1 : 0;
+}

@@ -17,6 +17,13 @@ typedef struct {
 /* 1 if tmux is installed: TUI tests skip without it. */
 int tmux_available(void);
 
+/* `tui --model m --seed 1 --temperature 0 --window 8 FLAGS` on a random
+ * 16 x 32-head llama folder (`bench --dims 256,512,16,32,8,512,1024
+ * --save-hf`, written once into test_tmp(name)/m), in a cols x rows pane
+ * running in test_tmp(name): the many-heads shape the TUI tests share. env
+ * as tmux_open's. 0, or -1 after a failed check. */
+int tmux_open_16x32(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags);
+
 /* Start `cmd` (a shell command line; extra VAR=value words in env, or NULL)
  * in a cols x rows pane, in dir (NULL: test_tmp(name), created). `settle`
  * seconds pass first, for tests that need the pane's own early redraws over
