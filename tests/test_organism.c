@@ -1,11 +1,11 @@
 /* test_organism.c — the committed organism (engine/organism/) is what
  * app/FINDINGS.md says it is, on small fixed sets of items it never saw
- * (seeds apart from every training file's): the local control at 120
- * tokens answered by full attention (20 of 20 here, one miss allowed),
- * and passkey items at 96
- * and 120 tokens at least 70% of the time (FINDINGS measures 80% on 50),
- * while an 8-key window, shorter than the needle distance, falls to
- * chance (a five-digit answer: 1 in 90 000; none of them right). It
+ * (seeds apart from every training file's): the local control and
+ * passkey items at 96 and 120 tokens, needles 20-100 tokens back,
+ * answered by full attention at least 95% of the time (20 of 20 here;
+ * FINDINGS measures 50 of 50), while an 8-key window, shorter than every
+ * needle distance, falls to chance (a five-digit answer: 1 in 90 000;
+ * none of them right). It
  * does not reach the goal the recipe was written for (95% on passkey and
  * multi-key needle items at the full context of 1 024): FINDINGS says so. */
 #include <cjson/cJSON.h>
@@ -48,7 +48,7 @@ TEST(organism_answers_its_items_and_fails_with_a_short_window) {
     if (!f) { test_skip("no " ORGANISM " in this checkout (make organism trains it)"); return; }
     fclose(f);
     static const struct { const char *kind; int context; double least; } sets[] = {
-        {"local", 120, 0.95}, {"passkey", 96, 0.7}, {"passkey", 120, 0.7}};
+        {"local", 120, 0.95}, {"passkey", 96, 0.95}, {"passkey", 120, 0.95}};
     for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
         double full = -1, local = -1;
         if (organism_scores(sets[k].kind, sets[k].context, 20, 777, &full, &local)) continue;
