@@ -19,28 +19,6 @@ static const char *model_abs(void) {
     return path;
 }
 
-/* 1 once the screen no longer shows text, within secs. */
-static int gone(Tmux *t, const char *text, double secs) {
-    for (int i = 0; i < secs * 10; i++) {
-        char *scr = tmux_capture(t);
-        int there = scr && strstr(scr, text);
-        free(scr);
-        if (!there) return 1;
-        struct timespec ts = {0, 100000000L};
-        nanosleep(&ts, NULL);
-    }
-    return 0;
-}
-
-/* `G`, the text, Enter. */
-static void go_to(Tmux *t, const char *text) {
-    char keys[256];
-    tmux_keys(t, "G");
-    snprintf(keys, sizeof keys, "-l \"%s\"", text);
-    tmux_keys(t, keys);
-    tmux_keys(t, "Enter");
-}
-
 TEST(tui_dist_and_why_live_at_80x24) {
     TMUX_NEED_TUI();
     Tmux t;
@@ -50,7 +28,7 @@ TEST(tui_dist_and_why_live_at_80x24) {
     TMUX_WAIT(&t, "pos 4/512", 10);
     for (int i = 0; i < 30; i++) tmux_keys(&t, "Space");
     TMUX_WAIT(&t, "pos 34/512", 10);
-    go_to(&t, "L1 H2");
+    tmux_go_to(&t, "L1 H2");
     TMUX_WAIT(&t, "L1 H2", 3);
     tmux_keys(&t, "d");
     TMUX_WAIT(&t, "distributions \xc2\xb7 L1 H2 \xc2\xb7 35 positions", 10);
@@ -66,11 +44,11 @@ TEST(tui_dist_and_why_live_at_80x24) {
     tmux_keys(&t, "a");
     TMUX_WAIT(&t, "distributions \xc2\xb7 L1 H2", 10);
     tmux_keys(&t, "Escape");
-    CHECK_MSG(gone(&t, "distributions", 3), "Esc left the pane open");
+    CHECK_MSG(tmux_gone(&t, "distributions", 3), "Esc left the pane open");
     tmux_keys(&t, "d");                      /* d opens, d closes */
     TMUX_WAIT(&t, "distributions", 3);
     tmux_keys(&t, "d");
-    CHECK_MSG(gone(&t, "distributions", 3), "d left the pane open");
+    CHECK_MSG(tmux_gone(&t, "distributions", 3), "d left the pane open");
     tmux_keys(&t, "q");
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
@@ -135,7 +113,7 @@ TEST(tui_dist_on_a_16x32_head_folder) {
     if (tmux_open_16x32(&t, "dist16x32", 80, 24, NULL, "--routers random")) return;
     TMUX_WAIT(&t, "aha", 15);
     for (int i = 0; i < 20; i++) tmux_keys(&t, "Space");
-    go_to(&t, "L15 H31");
+    tmux_go_to(&t, "L15 H31");
     TMUX_WAIT(&t, "L15 H31", 5);
     tmux_keys(&t, "d");
     TMUX_WAIT(&t, "distributions \xc2\xb7 L15 H31", 5);

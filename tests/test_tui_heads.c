@@ -25,19 +25,6 @@ typedef struct {
     double rate;
 } Row;
 
-/* 1 once the screen no longer shows text, within secs. */
-static int gone(Tmux *t, const char *text, double secs) {
-    for (int i = 0; i < secs * 10; i++) {
-        char *scr = tmux_capture(t);
-        int there = scr && strstr(scr, text);
-        free(scr);
-        if (!there) return 1;
-        struct timespec ts = {0, 100000000L};
-        nanosleep(&ts, NULL);
-    }
-    return 0;
-}
-
 /* Press m until the legend names `metric`; 1 when it did. */
 static int metric_to(Tmux *t, const char *metric) {
     for (int i = 0; i < 24; i++) {
@@ -135,14 +122,14 @@ TEST(tui_heads_at_80x24_match_head_rates) {
     char want[64];
     snprintf(want, sizeof want, "L%d H%d selected (precision %.1f%%)", low.layer, low.head, low.rate);
     TMUX_WAIT(&t, want, 3);
-    CHECK(gone(&t, "heads by precision", 2));
+    CHECK(tmux_gone(&t, "heads by precision", 2));
     snprintf(want, sizeof want, "\xc2\xb7 L%d H%d ", low.layer, low.head); /* the heatmap's title names it */
     TMUX_WAIT(&t, want, 2);
     /* H opens it again, as it was sorted; Esc closes it and the selection stays */
     tmux_keys(&t, "H");
     TMUX_WAIT(&t, "heads by precision, lowest first", 2);
     tmux_keys(&t, "Escape");
-    CHECK(gone(&t, "heads by precision", 2));
+    CHECK(tmux_gone(&t, "heads by precision", 2));
     TMUX_WAIT(&t, want, 2);
     tmux_keys(&t, "q");
     TMUX_WAIT(&t, "EXITED 0", 10);

@@ -39,19 +39,6 @@ static void type_line(Tmux *t, const char *key, const char *text) {
     tmux_keys(t, "Enter");
 }
 
-/* 1 once the screen no longer shows text, within secs. */
-static int gone(Tmux *t, const char *text, double secs) {
-    for (int i = 0; i < secs * 10; i++) {
-        char *scr = tmux_capture(t);
-        int there = scr && strstr(scr, text);
-        free(scr);
-        if (!there) return 1;
-        struct timespec ts = {0, 100000000L};
-        nanosleep(&ts, NULL);
-    }
-    return 0;
-}
-
 /* The file name in the pane's directory, read whole (malloc'd), or NULL. */
 static char *read_in(const Tmux *t, const char *name) {
     char path[1200];
@@ -145,7 +132,7 @@ TEST(tui_typed_settings_and_policy_picker_at_80x24) {
     tmux_keys(&t, "Down");
     TMUX_WAIT(&t, "> oracle", 3);
     tmux_keys(&t, "Escape"); /* nothing changes: the picker closes, local stays (the status line may be the run's) */
-    CHECK_MSG(gone(&t, "> oracle", 3), "Esc left the picker open");
+    CHECK_MSG(tmux_gone(&t, "> oracle", 3), "Esc left the picker open");
     TMUX_WAIT(&t, " local \xe2\x94\x82", 3);
     tmux_keys(&t, "q");
     TMUX_WAIT(&t, "EXITED 0", 5);

@@ -25,28 +25,6 @@ static int start(Tmux *t, const char *name, int cols, int rows, const char *env)
     return tmux_open(t, name, NULL, cols, rows, env, cmd, 0);
 }
 
-/* 1 once the screen no longer shows text, within secs. */
-static int gone(Tmux *t, const char *text, double secs) {
-    for (int i = 0; i < secs * 10; i++) {
-        char *scr = tmux_capture(t);
-        int there = scr && strstr(scr, text);
-        free(scr);
-        if (!there) return 1;
-        struct timespec ts = {0, 100000000L};
-        nanosleep(&ts, NULL);
-    }
-    return 0;
-}
-
-/* `G`, the text, Enter. */
-static void go_to(Tmux *t, const char *text) {
-    char keys[256];
-    tmux_keys(t, "G");
-    snprintf(keys, sizeof keys, "-l \"%s\"", text);
-    tmux_keys(t, keys);
-    tmux_keys(t, "Enter");
-}
-
 TEST(tui_goto_and_pattern_at_80x24) {
     TMUX_NEED_TUI();
     Tmux t;
@@ -54,18 +32,18 @@ TEST(tui_goto_and_pattern_at_80x24) {
     TMUX_WAIT(&t, "pos 4/512", 10);
     for (int i = 0; i < 12; i++) tmux_keys(&t, "Space");
     TMUX_WAIT(&t, "pos 16/512", 10);
-    go_to(&t, "L4 H7");
+    tmux_go_to(&t, "L4 H7");
     TMUX_WAIT(&t, "L4 H7", 3);                 /* the heatmap's title names the head so */
-    go_to(&t, "9.9");                          /* refused: nothing moves */
+    tmux_go_to(&t, "9.9");                          /* refused: nothing moves */
     TMUX_WAIT(&t, "no head L9 H9", 3);
     char *scr = tmux_capture(&t);
     CHECK_MSG(scr && strstr(scr, "L4 H7"), "selection moved:\n%s", scr ? scr : "");
     free(scr);
-    go_to(&t, "pos 3");
+    tmux_go_to(&t, "pos 3");
     TMUX_WAIT(&t, "@ pos 3 ", 3);
-    go_to(&t, "LITTLE GIRL");                  /* text across tokens, any case */
+    tmux_go_to(&t, "LITTLE GIRL");                  /* text across tokens, any case */
     TMUX_WAIT(&t, "\"LITTLE GIRL\" at pos", 3);
-    go_to(&t, "pos x");
+    tmux_go_to(&t, "pos x");
     TMUX_WAIT(&t, "is not a position", 3);
     /* Enter on a row of the `:` pane selects the head and position it names */
     tmux_keys(&t, ":");
@@ -75,7 +53,7 @@ TEST(tui_goto_and_pattern_at_80x24) {
     tmux_keys(&t, "Enter");
     TMUX_WAIT(&t, "L3 H5 @ pos 7", 3);
     tmux_keys(&t, "Escape");
-    go_to(&t, "L1 H2");
+    tmux_go_to(&t, "L1 H2");
     TMUX_WAIT(&t, "L1 H2", 3);
     tmux_keys(&t, "A");
     TMUX_WAIT(&t, "pattern L1 H2", 5);
@@ -84,7 +62,7 @@ TEST(tui_goto_and_pattern_at_80x24) {
     tmux_keys(&t, "+");
     TMUX_WAIT(&t, "zoom 2x", 3);
     tmux_keys(&t, "Escape");
-    CHECK_MSG(gone(&t, "pattern L1 H2", 3), "Esc left the pattern open");
+    CHECK_MSG(tmux_gone(&t, "pattern L1 H2", 3), "Esc left the pattern open");
     tmux_keys(&t, "q");
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
@@ -94,7 +72,7 @@ TEST(tui_goto_and_pattern_at_80x24) {
     snprintf(cmd, sizeof cmd, "%s tui --replay --db pat.db", test_bin_abs());
     tmux_open(&r, "goto80r", t.dir, 100, 30, NULL, cmd, 0);
     TMUX_WAIT(&r, "replay", 10);
-    go_to(&r, "0.0");
+    tmux_go_to(&r, "0.0");
     tmux_keys(&r, "A");
     TMUX_WAIT(&r, "pattern L0 H0", 5);
     TMUX_WAIT(&r, "approximate", 2);
@@ -109,15 +87,15 @@ TEST(tui_goto_and_pattern_on_a_16x32_head_folder) {
     if (tmux_open_16x32(&t, "pat16x32", 140, 45, NULL, NULL)) return;
     TMUX_WAIT(&t, "policy", 15);
     for (int i = 0; i < 20; i++) tmux_keys(&t, "Space");
-    go_to(&t, "L15 H31");                     /* the far corner, 46 arrow presses away */
+    tmux_go_to(&t, "L15 H31");                     /* the far corner, 46 arrow presses away */
     TMUX_WAIT(&t, "L15 H31", 5);
-    go_to(&t, "16.0");
+    tmux_go_to(&t, "16.0");
     TMUX_WAIT(&t, "no head L16 H0 (the model has L0-L15, H0-H31)", 3);
     tmux_keys(&t, "A");
     TMUX_WAIT(&t, "pattern L15 H31", 5);
     TMUX_WAIT(&t, "heaviest keys: 1:", 10);
     tmux_keys(&t, "A");                       /* A again closes it */
-    CHECK_MSG(gone(&t, "pattern L15 H31", 3), "A left the pattern open");
+    CHECK_MSG(tmux_gone(&t, "pattern L15 H31", 3), "A left the pattern open");
     tmux_keys(&t, "q");
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);

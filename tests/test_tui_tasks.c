@@ -50,21 +50,12 @@ static int make_items(const char *dir, int k, Item *it) {
     return ok ? 0 : -1;
 }
 
-/* `G`, the text, Enter. */
-static void go_to(Tmux *t, const char *text) {
-    char keys[256];
-    tmux_keys(t, "G");
-    snprintf(keys, sizeof keys, "-l \"%s\"", text);
-    tmux_keys(t, keys);
-    tmux_keys(t, "Enter");
-}
-
 /* The cursor moved to pos: the token strip then says "pos N" followed by
  * `after` (the mark, or the −log p of an unmarked position). */
 static void check_pos(Tmux *t, int pos, const char *after) {
     char p[32], want[96];
     snprintf(p, sizeof p, "pos %d", pos);
-    go_to(t, p);
+    tmux_go_to(t, p);
     snprintf(want, sizeof want, "pos %d %s", pos, after);
     CHECK_MSG(tmux_shows(t, want, 5), "the strip never showed '%s'", want);
 }

@@ -2,6 +2,7 @@
 #include "tests/tmux.h"
 
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -118,4 +119,24 @@ int tmux_open_16x32(Tmux *t, const char *name, int cols, int rows, const char *e
     int rc = tmux_open(t, name, dir, cols, rows, env, cmd, 0);
     CHECK_INT(rc, 0);
     return rc ? -1 : 0;
+}
+
+int tmux_gone(Tmux *t, const char *text, double secs) {
+    for (int i = 0; i < secs * 10; i++) {
+        char *scr = tmux_capture(t);
+        int there = scr && strstr(scr, text);
+        free(scr);
+        if (!there) return 1;
+        struct timespec ts = {0, 100000000L};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+void tmux_go_to(Tmux *t, const char *text) {
+    char keys[256];
+    tmux_keys(t, "G");
+    snprintf(keys, sizeof keys, "-l \"%s\"", text);
+    tmux_keys(t, keys);
+    tmux_keys(t, "Enter");
 }

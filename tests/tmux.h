@@ -17,6 +17,12 @@ typedef struct {
 /* 1 if tmux is installed: TUI tests skip without it. */
 int tmux_available(void);
 
+/* 1 once the pane no longer shows text, within secs (polled every 0.1 s). */
+int tmux_gone(Tmux *t, const char *text, double secs);
+
+/* Go-to as a user types it: `G`, the text, Enter. */
+void tmux_go_to(Tmux *t, const char *text);
+
 /* `tui --model m --seed 1 --temperature 0 --window 8 FLAGS` on a random
  * 16 x 32-head llama folder (`bench --dims 256,512,16,32,8,512,1024
  * --save-hf`, written once into test_tmp(name)/m), in a cols x rows pane
