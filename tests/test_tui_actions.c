@@ -116,6 +116,15 @@ TEST(tui_actions_replay_from_live_returns_with_esc) {
     CHECK_INT(t->m.inspector_open, 1);
     after(t, VIEW_KEY_ESC);
     CHECK_INT(t->replay, 1);
+    /* so with the pattern or the distributions open (Esc went back to the live run over them) */
+    t->pat.open = 1;
+    after(t, VIEW_KEY_ESC);
+    CHECK_INT(t->pat.open, 0);
+    CHECK_INT(t->replay, 1);
+    t->dist.open = 1;
+    after(t, VIEW_KEY_ESC);
+    CHECK_INT(t->dist.open, 0);
+    CHECK_INT(t->replay, 1);
     CHECK_MSG(!strcmp(after(t, VIEW_KEY_ESC), "back to the live run: space steps, p plays"), "Esc: %s", t->m.status);
     CHECK_INT(t->replay, 0);
     CHECK_INT(t->m.n_hist, 6);

@@ -195,6 +195,12 @@ static void input_done(Tui *t) {
     else tui_run_sql(t, t->m.input.text);
 }
 
+/* A pane Esc would close: the help, a text pane, the inspector, the heads
+ * list, the pattern or the distributions. */
+static int any_pane_open(const Tui *t) {
+    return t->m.help_open || t->m.sql_open || t->m.inspector_open || t->heads.open || t->pat.open || t->dist.open;
+}
+
 int tui_key(Tui *t, int ch) {
     if (tui_picker_key(t, ch)) return 0; /* an open picker holds the keyboard, Esc included */
     /* the close key (Esc) stops a running pane job, else a re-evaluation, before it closes panes */
@@ -203,8 +209,7 @@ int tui_key(Tui *t, int ch) {
         (tui_cancel_job(t) || tui_tokstats_cancel(t) || (!t->replay && tui_stop_reeval(t))))
         return 0;
     /* with no pane left to close, Esc leaves a replay opened from the live session */
-    if (!t->m.input.active && !t->m.help_open && !t->m.sql_open && !t->m.inspector_open && !t->heads.open &&
-        view_key_command(ch) == VIEW_OP_CLOSE && tui_back_to_live(t))
+    if (!t->m.input.active && !any_pane_open(t) && view_key_command(ch) == VIEW_OP_CLOSE && tui_back_to_live(t))
         return 0;
     if (t->m.input.active) {
         if (view_input_key(&t->m, ch) == VIEW_INPUT_DONE) input_done(t);
