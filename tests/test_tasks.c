@@ -160,6 +160,26 @@ TEST(tasks_bytelevel_hf_tokenizer_exact_lengths_and_needles) {
     tok_free(&tok);
 }
 
+/* Every context the statements leave room for is filled exactly: with the
+ * organism's tokenizer a statement moving to another sentence end made the
+ * count jump past the context both ways, and the filler's size bounced
+ * between two word counts until it gave up (vt at 256, 512 and 768). */
+TEST(tasks_fill_contexts_where_the_count_jumps) {
+    Tokenizer tok;
+    Err e;
+    memset(&tok, 0, sizeof tok);
+    if (tok_load(&tok, "engine/organism/tok512.bin", 512, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
+    static const int contexts[] = {256, 512, 768};
+    for (int c = 0; c < 3; c++)
+        for (int seed = 1; seed <= 2; seed++) {
+            CHECK_INT(make_and_check("vt", contexts[c], 20, seed, "--model engine/organism/organism.bin", &tok,
+                                     test_tmp("j.jsonl")), 20);
+            CHECK_INT(make_and_check("multikey", contexts[c], 20, seed, "--model engine/organism/organism.bin", &tok,
+                                     test_tmp("j.jsonl")), 20);
+        }
+    tok_free(&tok);
+}
+
 /* The generator in memory, beside the command: the same item twice is the
  * same bytes, and the items a file holds are task_make's. */
 TEST(tasks_same_seed_same_bytes_other_seed_differs) {

@@ -264,7 +264,7 @@ static int size_filler(const Tokenizer *tok, TaskKind kind, const Plan *p, const
         return err_set(e, "context %d is too short for %s: its statements and question alone take %d tokens, "
                           "so at least %d", context, task_name(kind), base, base + 2);
     double per = (n64 - base) / 64.0;
-    int m = (int)((context - base) / per), tried[4096] = {0};
+    int m = (int)((context - base) / per), tried[4096] = {0}, seen[4096] = {0};
     for (int it = 0; it < 200; it++) {
         if (m < 1) m = 1;
         char *t = assemble(p, f, m, -1, span, &q);
@@ -272,9 +272,13 @@ static int size_filler(const Tokenizer *tok, TaskKind kind, const Plan *p, const
         free(t);
         if (n < 0) return -1;
         if (n == context) return *m_out = m, *pad_out = -1, 0;
+        if (m < 4096) seen[m] = 1;
         if (abs(n - context) > 4 || (m < 4096 && tried[m])) {
-            int step = (int)((context - n) / per);
-            m += step ? step : (n < context ? 1 : -1);
+            int step = (int)((context - n) / per), dir = n < context ? 1 : -1;
+            /* a statement moving to another sentence end makes the count jump, and a
+             * jump both ways would bounce between two sizes: step to one not seen */
+            if (!step || (m + step >= 1 && m + step < 4096 && seen[m + step])) step = dir;
+            m += step;
             continue;
         }
         if (m < 4096) tried[m] = 1;
