@@ -60,9 +60,17 @@ void test_skip(const char *why) {
 
 int test_skipped(void) { return g_cur_skipped; }
 
+/* Made absolute once, as tests that cd into a scratch directory before
+ * running the binary pass paths under it on (relative, they named nothing). */
 const char *test_shared_dir(void) {
+    static char abs_dir[700];
     const char *s = getenv("AHASCOPE_SHARED");
-    return (s && *s) ? s : "../shared";
+    s = (s && *s) ? s : "../shared";
+    if (s[0] == '/' || abs_dir[0]) return abs_dir[0] ? abs_dir : s;
+    char *r = realpath(s, NULL);
+    if (r && strlen(r) < sizeof abs_dir) strcpy(abs_dir, r);
+    free(r);
+    return abs_dir[0] ? abs_dir : s;
 }
 
 static char *rotating(void) {
