@@ -1,9 +1,12 @@
 /* job.c — pane jobs on threads of their own (see job.h). */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "app/tui/job.h"
 #include "engine/clock.h"
@@ -34,9 +37,19 @@ struct TuiJobRun {
 /* The connection's interrupt: the cancel flag. */
 static int stop_requested(void *ctx) { return atomic_load(&((TuiJobRun *)ctx)->cancel); }
 
-/* The job's thread: open, work, note how it ended, then raise `done`. */
+/* Nice steps a job's thread takes below the UI's: on 2 busy cores the UI
+ * thread, which sleeps between keys, then gets a core first when both want
+ * one, and a key is not answered after a slice of the job's work. Linux
+ * keeps a nice value per thread. */
+#define TUI_JOB_NICE 5
+
+/* The job's thread: lower its priority, open, work, note how it ended, then raise `done`. */
 static void *job_main(void *arg) {
     TuiJobRun *r = arg;
+    pid_t self = gettid();
+    errno = 0;
+    int nice_now = getpriority(PRIO_PROCESS, (id_t)self);
+    if (errno == 0) setpriority(PRIO_PROCESS, (id_t)self, nice_now + TUI_JOB_NICE); /* best effort: a cap is fine */
     char *text = NULL;
     size_t len = 0;
     Err e;
