@@ -16,8 +16,8 @@ mkdir -p "$WORK" "$OUT"
 # 1. The vocabulary and the untrained model, which task files are written with.
 "$BIN" train --from-scratch --steps 0 --vocab-file "$HERE/words.txt" --seed 1 --out "$WORK/init.bin"
 
-# 2. Task items. gen KIND CONTEXT N SEED FILE: the generator cannot land
-# every context exactly with every tokenizer, so up to eight fewer ids are
+# 2. Task items. gen KIND CONTEXT N SEED FILE: where the generator cannot
+# land a context exactly with a tokenizer, up to eight fewer ids are
 # tried; a context none of them fits is skipped with a note.
 # (POSIX sh has no local variables: each function's names are its own.)
 gen() {
