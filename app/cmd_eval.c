@@ -307,7 +307,8 @@ static int run_eval(EvalOpts *x, Err *e) {
     if (eval_opts_data(x, &L, len, &d, e)) goto out;
     x->o.prompt = "";
     if (app_run_info(&x->o, &L, &info, e)) goto out;
-    if (x->match && eval_data_calibration(&cal, &d, &L.model, &L.tok, x->data, (int)x->self_n, len, x->o.seed, e))
+    if (x->match && !x->static_rank && /* a given ranking needs no calibration data of eval's own */
+        eval_data_calibration(&cal, &d, &L.model, &L.tok, x->data, (int)x->self_n, len, x->o.seed, e))
         goto out;
     if (!isnan(x->share) && match_tau(&L, &d, x, e)) goto out;
     if (x->match) rc = run_matched(&L, &d, &cal, x, st, &info, NULL, e);
@@ -366,7 +367,9 @@ static int run_tasks(EvalOpts *x, Err *e) {
     }
     if (!isnan(x->share) && match_tau(&L, &d, x, e)) goto out; /* on the prompts, as the budget is matched */
     if (x->match) {
-        if (eval_data_calibration(&cal, &d, &L.model, &L.tok, NULL, (int)x->self_n, len, x->o.seed, e)) goto out;
+        if (!x->static_rank &&
+            eval_data_calibration(&cal, &d, &L.model, &L.tok, NULL, (int)x->self_n, len, x->o.seed, e))
+            goto out;
         rc = run_matched(&L, &d, &cal, x, NULL, &info, &ts, e);
     } else {
         EvalRow row = {.a = x->o.attn};
