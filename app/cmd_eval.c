@@ -10,6 +10,7 @@
 #include "app/commands.h"
 #include "app/eval_table.h"
 #include "app/eval_tasks.h"
+#include "app/headsets.h"
 #include "app/run_info.h"
 #include "engine/files.h"
 #include "engine/pool.h"
@@ -41,6 +42,9 @@ static void eval_help(void) {
          "                  global share on the same data, and evaluate each (needs --routers); the static\n"
          "                  heads are ranked on calibration sequences apart from the evaluated ones: N more\n"
          "                  sampled with another seed, or the first quarter of --data's chunks\n"
+         "                  (--static-heads duo:FILE or calib:DB#RUN: ranked by that calibration instead);\n"
+         "                  every row's KL gets a 95% bootstrap interval over sequences and one of its\n"
+         "                  difference from aha's, paired\n"
          "  --shard I/N     evaluate only shard I of N (I from 0 to N-1): sequence k when k mod N = I, the\n"
          "                  same tokens as unsharded; with --db each shard writes its own file, `merge` joins\n"
          "                  them and --from-db prints the unsharded table (not with --match-budget)\n"
@@ -50,7 +54,8 @@ static void eval_help(void) {
          "  --tasks FILE    score the items of `ahascope tasks` instead: each answered greedily under full\n"
          "                  attention and under the policy (with --match-budget aha, every predictor at the\n"
          "                  routers' global share on the prompts), exact match, accuracy with its 95%\n"
-         "                  bootstrap interval over items and McNemar's exact test against full attention;\n"
+         "                  bootstrap interval over items and McNemar's exact test against full attention,\n"
+         "                  the KL's over items and (matched) its difference from aha's, paired by item;\n"
          "                  with --db each item is first recorded once under full attention (profiled, 8 far\n"
          "                  positions per head) over its prompt, as a run whose origin is FILE#K (K from 0)\n"
          "  --json          print the rows as JSON\n"
@@ -94,6 +99,16 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
             const char *v = args_value(&a, e);
             if (!v || args_int(f, v, num == &x->seq_len ? 2 : 1, num == &x->threads ? 64 : 1 << 20, num, e)) return -1;
         } else return args_unknown(f, e);
+    }
+    if (x->match && x->o.static_heads) { /* a ranking for the matched static row, its budget set by the match */
+        const char *h = x->o.static_heads;
+        if (strncmp(h, APP_DUO_PREFIX, strlen(APP_DUO_PREFIX)) && strncmp(h, APP_CALIB_PREFIX, strlen(APP_CALIB_PREFIX)))
+            return err_usage(e, "--match-budget ranks the static heads: --static-heads must be duo:FILE or "
+                                "calib:DB#RUN, not '%s'", h);
+        if (x->o.have_budget || x->o.have_duo_threshold)
+            return err_usage(e, "--match-budget sets the static heads' budget: --budget and --duo-threshold do not "
+                                "apply");
+        x->static_rank = h, x->o.static_heads = NULL;
     }
     if (runopts_check(&x->o, e) || eval_opts_shard_check(x, e)) return -1;
     if (x->match && strcmp(x->match, "aha") != 0) return err_usage(e, "--match-budget takes 'aha' (the routers)");
@@ -170,6 +185,30 @@ static uint8_t *static_heads_for(const long *counts, int cells, double target, i
     return map;
 }
 
+static int calibrate_counts(const AppLoaded *L, const EvalData *cal, const EvalOpts *x, long *counts, Err *e);
+
+/* The static row's heads at the matched share g: the K = g x heads that
+ * --static-heads's calibration ranks highest when it was given (*on its
+ * spec), else the K of highest oracle rate over an AHA pass on cal. */
+static int static_heads_at(const AppLoaded *L, const EvalData *cal, const EvalOpts *x, double g, uint8_t **heads,
+                           int *k, const char **on, Err *e) {
+    const Config *c = &L->model.c;
+    int cells = c->n_layers * c->n_heads;
+    if (x->static_rank) {
+        *k = (int)floor(g * cells + 0.5), *on = x->static_rank;
+        HeadPick pick = {.budget = {.value = *k}};
+        AppHeadShape shape = {c->n_layers, c->n_heads, c->n_kv_heads};
+        return app_headset_load(x->static_rank, &pick, &shape, heads, e);
+    }
+    long *counts = calloc((size_t)cells * 2, sizeof *counts);
+    if (!counts) return err_set(e, "out of memory");
+    int rc = calibrate_counts(L, cal, x, counts, e);
+    if (rc == 0 && !(*heads = static_heads_for(counts, cells, g, k))) rc = err_set(e, "out of memory");
+    *on = cal->desc;
+    free(counts);
+    return rc;
+}
+
 /* Per-head oracle counts of an AHA pass over the calibration data cal. */
 static int calibrate_counts(const AppLoaded *L, const EvalData *cal, const EvalOpts *x, long *counts, Err *e) {
     EvalSums s = {.head_counts = counts, .ref_theta_logit = x->o.attn.theta_logit, .ref_set = 1};
@@ -183,11 +222,10 @@ static int calibrate_counts(const AppLoaded *L, const EvalData *cal, const EvalO
 static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *cal, EvalOpts *x, Store *st,
                        StoreRunInfo *info, const TaskSet *tasks, Err *e) {
     int cells = L->model.c.n_layers * L->model.c.n_heads, rc = -1, n = 0, k = 0;
-    long *counts = calloc((size_t)cells * 2, sizeof *counts);
     uint8_t *heads = NULL;
     EvalRow *rows = calloc(DECIDE_COUNT + 2, sizeof *rows); /* aha, the θ predictors, random, static */
     double *seq_kl = calloc((size_t)(DECIDE_COUNT + 2) * d->n, sizeof *seq_kl); /* each row's, for intervals */
-    if (!counts || !rows || !seq_kl) { err_set(e, "out of memory"); goto out; }
+    if (!rows || !seq_kl) { err_set(e, "out of memory"); goto out; }
     for (int i = 0; i < DECIDE_COUNT + 2; i++) rows[i].seq_kl = seq_kl + (size_t)i * d->n;
     EvalRow *r = &rows[n++];
     snprintf(r->name, sizeof r->name, "aha");
@@ -226,13 +264,11 @@ static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *ca
     snprintf(r->knob, sizeof r->knob, "p=%.4f", r->a.p);
     if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
     r = &rows[n++];
-    if (calibrate_counts(L, cal, x, counts, e)) goto out;
-    heads = static_heads_for(counts, cells, g, &k);
-    r->calibrated_on = cal->desc;
+    if (static_heads_at(L, cal, x, g, &heads, &k, &r->calibrated_on, e)) goto out;
     r->a = x->o.attn, r->a.policy = POLICY_STATIC, r->a.static_heads = heads;
     snprintf(r->name, sizeof r->name, "static");
     snprintf(r->knob, sizeof r->knob, "%d/%d heads", k, cells);
-    if (!heads || eval_row(L, d, x, st, info, r, matched, e)) goto out;
+    if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
     eval_rows_kl_intervals(rows, n, d->n);
     if (tasks) { /* the settings matched on the prompts, now judged by the answers */
         rc = eval_tasks_rows(L, tasks, rows, n, (int)x->threads, x->json, e);
@@ -242,7 +278,7 @@ static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *ca
     if (!x->json) printf("oracle labels: out_mass > theta = %.3g for every row\n", decide_prob(x->o.attn.theta_logit));
     rc = eval_plot_rows(rows, n, x, "predictors at the AHA routers' global share", e);
 out:
-    free(counts), free(heads), free(rows), free(seq_kl);
+    free(heads), free(rows), free(seq_kl);
     return rc;
 }
 
@@ -271,7 +307,8 @@ static int run_eval(EvalOpts *x, Err *e) {
     if (eval_opts_data(x, &L, len, &d, e)) goto out;
     x->o.prompt = "";
     if (app_run_info(&x->o, &L, &info, e)) goto out;
-    if (x->match && eval_data_calibration(&cal, &d, &L.model, &L.tok, x->data, (int)x->self_n, len, x->o.seed, e))
+    if (x->match && !x->static_rank && /* a given ranking needs no calibration data of eval's own */
+        eval_data_calibration(&cal, &d, &L.model, &L.tok, x->data, (int)x->self_n, len, x->o.seed, e))
         goto out;
     if (!isnan(x->share) && match_tau(&L, &d, x, e)) goto out;
     if (x->match) rc = run_matched(&L, &d, &cal, x, st, &info, NULL, e);
@@ -294,8 +331,8 @@ out:
 
 /* --tasks: the items' prompts are the data the policy (or every matched
  * predictor) runs on teacher-forced, then each setting answers them. The
- * static heads of --match-budget are ranked on sampled sequences, never on
- * the items. */
+ * static heads of --match-budget are ranked on sampled sequences, or by
+ * --static-heads's calibration, never on the items. */
 static int run_tasks(EvalOpts *x, Err *e) {
     AppLoaded L;
     TaskSet ts = {0};
@@ -330,15 +367,20 @@ static int run_tasks(EvalOpts *x, Err *e) {
     }
     if (!isnan(x->share) && match_tau(&L, &d, x, e)) goto out; /* on the prompts, as the budget is matched */
     if (x->match) {
-        if (eval_data_calibration(&cal, &d, &L.model, &L.tok, NULL, (int)x->self_n, len, x->o.seed, e)) goto out;
+        if (!x->static_rank &&
+            eval_data_calibration(&cal, &d, &L.model, &L.tok, NULL, (int)x->self_n, len, x->o.seed, e))
+            goto out;
         rc = run_matched(&L, &d, &cal, x, NULL, &info, &ts, e);
     } else {
         EvalRow row = {.a = x->o.attn};
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
         if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
         else snprintf(row.knob, sizeof row.knob, "w=%d tau=%.4g", x->o.attn.window, x->o.attn.tau);
-        rc = eval_row(&L, &d, x, NULL, &info, &row, NULL, e) ? -1
-           : eval_tasks_rows(&L, &ts, &row, 1, (int)x->threads, x->json, e);
+        if (!(row.seq_kl = calloc((size_t)d.n, sizeof *row.seq_kl))) { err_set(e, "out of memory"); goto out; }
+        rc = eval_row(&L, &d, x, NULL, &info, &row, NULL, e);
+        if (rc == 0) eval_rows_kl_intervals(&row, 1, d.n); /* the KL's interval over items */
+        if (rc == 0) rc = eval_tasks_rows(&L, &ts, &row, 1, (int)x->threads, x->json, e);
+        free(row.seq_kl);
     }
 out:
     eval_data_free(&d);

@@ -81,7 +81,8 @@ void eval_rows_kl_intervals(EvalRow *rows, int n, int n_seqs) {
     double *diff = n_seqs > 0 ? malloc((size_t)n_seqs * sizeof *diff) : NULL;
     for (int i = 0; diff && i < n; i++) {
         if (!rows[i].seq_kl || !rows[0].seq_kl) continue;
-        rows[i].has_ci = 1;
+        rows[i].has_ci = 1, rows[i].kl_seqs = 0;
+        for (int k = 0; k < n_seqs; k++) rows[i].kl_seqs += rows[i].seq_kl[k] / n_seqs;
         stats_bootstrap_ci(rows[i].seq_kl, n_seqs, STATS_BOOT_B, STATS_BOOT_SEED, 0.05, &rows[i].kl_ci[0],
                            &rows[i].kl_ci[1]);
         for (int k = 0; k < n_seqs; k++) diff[k] = rows[i].seq_kl[k] - rows[0].seq_kl[k];
@@ -89,6 +90,23 @@ void eval_rows_kl_intervals(EvalRow *rows, int n, int n_seqs) {
                            &rows[i].kl_diff_ci[1]);
     }
     free(diff);
+}
+
+void eval_print_kl_intervals(const EvalRow *rows, int n, const char *unit) {
+    char name[4 * sizeof rows->name];
+    for (int i = 0; i < n; i++) {
+        if (!rows[i].has_ci) continue;
+        if ((i == 0 || !rows[i - 1].has_ci) && n == 1)
+            printf("KL, mean over %ss and its 95%% bootstrap interval (%d resamples):\n", unit, STATS_BOOT_B);
+        else if (i == 0 || !rows[i - 1].has_ci)
+            printf("KL, mean over %ss and its 95%% bootstrap interval (%d resamples); its difference from %s,\n"
+                   "paired %s by %s:\n", unit, STATS_BOOT_B, textout_term(rows[0].name, name, sizeof name), unit, unit);
+        printf("  %-13s %.5f [%.5f, %.5f]", textout_term(rows[i].name, name, sizeof name), rows[i].kl_seqs,
+               rows[i].kl_ci[0], rows[i].kl_ci[1]);
+        if (i > 0) printf("  difference [%+.5f, %+.5f]%s", rows[i].kl_diff_ci[0], rows[i].kl_diff_ci[1],
+                          rows[i].kl_diff_ci[0] > 0 || rows[i].kl_diff_ci[1] < 0 ? " (excludes 0)" : "");
+        printf("\n");
+    }
 }
 
 void eval_theta_knob(double l, char *buf, size_t cap) {
@@ -150,6 +168,7 @@ void eval_print_rows(const EvalRow *rows, int n, int json, int matched) {
             json_num("auc", eval_row_auc(&rows[i]));
             if (rows[i].calibrated_on) json_str("calibrated_on", rows[i].calibrated_on);
             if (rows[i].has_ci) {
+                json_num("kl_seqs", rows[i].kl_seqs);
                 json_num("kl_ci_low", rows[i].kl_ci[0]), json_num("kl_ci_high", rows[i].kl_ci[1]);
                 json_num("kl_diff_ci_low", rows[i].kl_diff_ci[0]), json_num("kl_diff_ci_high", rows[i].kl_diff_ci[1]);
             }
@@ -193,17 +212,7 @@ void eval_print_rows(const EvalRow *rows, int n, int json, int matched) {
             printf("note: %s was calibrated on %s, not on the evaluated %s\n",
                    textout_term(rows[i].name, name, sizeof name), textout_term(rows[i].calibrated_on, on, sizeof on),
                    textout_term(rows[i].ev.data, data, sizeof data));
-    for (int i = 0; i < n; i++)
-        if (rows[i].has_ci) {
-            if (i == 0 || !rows[i - 1].has_ci)
-                printf("KL, 95%% bootstrap over sequences (%d resamples); its difference from %s, paired by sequence:\n",
-                       STATS_BOOT_B, textout_term(rows[0].name, name, sizeof name));
-            printf("  %-13s [%.5f, %.5f]", textout_term(rows[i].name, name, sizeof name), rows[i].kl_ci[0],
-                   rows[i].kl_ci[1]);
-            if (i > 0) printf("  difference [%+.5f, %+.5f]%s", rows[i].kl_diff_ci[0], rows[i].kl_diff_ci[1],
-                              rows[i].kl_diff_ci[0] > 0 || rows[i].kl_diff_ci[1] < 0 ? " (excludes 0)" : "");
-            printf("\n");
-        }
+    eval_print_kl_intervals(rows, n, "sequence");
     if (n > 0) printf("full attention perplexity on the same tokens: %.4f (%ld tokens)\n", rows[0].ev.perplexity_full,
                       rows[0].ev.n_tokens);
 }

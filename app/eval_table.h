@@ -16,6 +16,8 @@ typedef struct {
     const char *from_db; /* --from-db DB: re-summarise DB's evaluations instead of running any */
     double share;        /* eval --share: the aha τ is chosen to give this global share, or NAN */
     const char *tasks;   /* eval --tasks FILE: score task items by exact match (app/eval_tasks.h) */
+    const char *static_rank; /* --match-budget with --static-heads duo:FILE|calib:DB#RUN: the static row's
+                              * heads ranked by that calibration instead of eval's own */
 } EvalOpts;
 
 /* --shard and --from-db, the flags eval and sweep share for evaluations
@@ -39,14 +41,20 @@ typedef struct {
     double weight_bytes, kv_pos_bytes; /* a decode step's weights; K+V of one position of one KV head */
     double *seq_kl;      /* set by the caller (and freed by it) for intervals: each sequence's KL */
     int has_ci;          /* kl_ci (and kl_diff_ci after row 0) hold 95% bootstrap intervals over sequences */
+    double kl_seqs;      /* the mean of the sequences' mean KL per token: the point kl_ci surrounds */
     double kl_ci[2];     /* the mean KL per token, sequences weighted alike */
     double kl_diff_ci[2]; /* this row's KL minus row 0's, paired sequence by sequence */
 } EvalRow;
 
-/* --match-budget: the bootstrap intervals of every row's KL and of its
- * paired difference from row 0's (rows[i].seq_kl filled by eval_row over
- * n_seqs sequences), so a gap between two predictors says whether it is real. */
+/* --match-budget and --tasks: the bootstrap intervals of every row's KL
+ * and of its paired difference from row 0's (rows[i].seq_kl filled by
+ * eval_row over n_seqs sequences), so a gap between two predictors says
+ * whether it is real. */
 void eval_rows_kl_intervals(EvalRow *rows, int n, int n_seqs);
+
+/* The lines of those intervals under a table, one per row that has them;
+ * unit names what was resampled ("sequence", "item"). */
+void eval_print_kl_intervals(const EvalRow *rows, int n, const char *unit);
 
 /* --from-db: load the model for the byte columns and read DB's rows (label
  * NULL: all); *rows heap. Returns the count or -1. */

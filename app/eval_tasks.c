@@ -110,8 +110,10 @@ int eval_tasks_data(const Tokenizer *tok, const TaskSet *s, const char *file, Ev
 }
 
 /* One printed row: the setting's name and knob, its teacher-forced sums
- * (NULL for the full-attention reference), its score. */
-static void print_json_row(int first, const char *name, const char *knob, const EvalRow *r, const EvalTaskScore *t) {
+ * (NULL for the full-attention reference), its score; n_items the count
+ * of its per-item KL. */
+static void print_json_row(int first, const char *name, const char *knob, const EvalRow *r, const EvalTaskScore *t,
+                           int n_items) {
     printf("%s{\"predictor\": ", first ? "" : ", ");
     textout_json_print(stdout, name);
     printf(", \"knob\": ");
@@ -123,9 +125,13 @@ static void print_json_row(int first, const char *name, const char *knob, const 
         if (isfinite(v[i])) printf(", \"%s\": %.17g", k[i], v[i]);
         else printf(", \"%s\": null", k[i]);
     }
-    if (r && r->has_ci)
-        printf(", \"kl_ci_low\": %.17g, \"kl_ci_high\": %.17g, \"kl_diff_ci_low\": %.17g, \"kl_diff_ci_high\": %.17g",
-               r->kl_ci[0], r->kl_ci[1], r->kl_diff_ci[0], r->kl_diff_ci[1]);
+    if (r && r->has_ci) {
+        printf(", \"kl_items\": %.17g, \"kl_ci_low\": %.17g, \"kl_ci_high\": %.17g, \"kl_diff_ci_low\": %.17g, "
+               "\"kl_diff_ci_high\": %.17g, \"kl_per_item\": [", r->kl_seqs, r->kl_ci[0], r->kl_ci[1], r->kl_diff_ci[0],
+               r->kl_diff_ci[1]);
+        for (int i = 0; i < n_items; i++) printf("%s%.17g", i ? ", " : "", r->seq_kl[i]);
+        printf("]");
+    }
     if (r && r->calibrated_on) {
         printf(", \"calibrated_on\": ");
         textout_json_print(stdout, r->calibrated_on);
@@ -159,8 +165,8 @@ int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, i
     }
     if (json) {
         printf("[");
-        print_json_row(1, "full", "reference", NULL, &t[0]);
-        for (int i = 0; i < n; i++) print_json_row(0, rows[i].name, rows[i].knob, &rows[i], &t[1 + i]);
+        print_json_row(1, "full", "reference", NULL, &t[0], 0);
+        for (int i = 0; i < n; i++) print_json_row(0, rows[i].name, rows[i].knob, &rows[i], &t[1 + i], s->n);
         printf("]\n");
     } else {
         int wk = 14; /* the setting column fits the longest setting */
@@ -171,8 +177,9 @@ int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, i
         for (int i = 0; i < n; i++) print_text_row(rows[i].name, rows[i].knob, wk, &rows[i], &t[1 + i]);
         printf("accuracy: exact match of the greedy answer (%d items), its 95%% bootstrap interval over items\n"
                "(%d resamples); b: items only full attention got right, c: only the row; McNemar p: exact,\n"
-               "two-sided; global, KV/kvh, KL: the teacher-forced pass over the prompts\n",
+               "two-sided; global, KV/kvh, KL: the teacher-forced pass over the prompts (KL per token)\n",
                s->n, STATS_BOOT_B);
+        eval_print_kl_intervals(rows, n, "item");
         char nm[64], on[4 * 1024 + 1];
         for (int i = 0; i < n; i++)
             if (rows[i].calibrated_on)

@@ -53,7 +53,10 @@ int eval_tasks_data(const Tokenizer *tok, const TaskSet *s, const char *file, Ev
  * their global share, KV reads and KL), then print the table, or with json
  * the array: full attention's row first, then one per row named as its
  * predictor, each with accuracy, ci_low, ci_high, mcnemar_b, mcnemar_c,
- * mcnemar_p. */
+ * mcnemar_p; a row with KL intervals (eval_rows_kl_intervals over the
+ * items) adds kl_items, kl_ci_low, kl_ci_high, kl_diff_ci_low,
+ * kl_diff_ci_high (its difference from rows[0], paired by item) and
+ * kl_per_item. */
 int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, int n, int threads, int json, Err *e);
 
 /* Far positions each head ranks in a recorded item: the most the store

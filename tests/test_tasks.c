@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "app/eval_tasks.h"
+#include "engine/stats.h"
 #include "engine/tasks/tasks.h"
 #include "stories.h"
 #include "test.h"
@@ -534,4 +535,154 @@ TEST(tasks_neighbouring_items_draw_independently) {
     CHECK_MSG(shifted <= 2, "%d of %d neighbouring items share a shifted first key", shifted, n - 1);
     tok_free(&tok);
     model_free(&m);
+}
+
+/* The KL columns of eval --tasks --match-budget, recounted in float64 by
+ * NumPy from each row's per-item KL: the mean over items, its percentile
+ * interval and that of the difference from the aha row (the reference,
+ * paired item by item), over the very resampling indices stats.h
+ * documents; and the per-item values themselves held to two other paths:
+ * weighted by each prompt's predicted tokens they give the row's
+ * token-mean kl, and item 0 evaluated alone gives its own. */
+TEST(tasks_eval_kl_intervals_match_numpy_recount) {
+    SKIP_UNLESS_SHARED();
+    const char *py = test_python_numpy();
+    if (!py) { test_skip("no python3 with numpy (AHASCOPE_PYTHON)"); return; }
+    const char *file = test_tmp("klci.jsonl"), *one = test_tmp("klci1.jsonl"), *ref = test_tmp("klci_ref.json");
+    int st;
+    char *o = test_runf(&st, "%s tasks --task passkey --context 110 --n 7 --seed 5 --out '%s' 2>&1 && head -n 1 '%s' > '%s'",
+                        test_bin(), file, file, one);
+    CHECK_MSG(st == 0, "tasks: %s", o);
+    free(o);
+    o = test_runf(&st, "%s eval --tasks '%s' --routers random:5 --window 16 --match-budget aha --threads 1 --json "
+                       "2>/dev/null", test_bin(), file);
+    cJSON *a = cJSON_Parse(o ? o : "");
+    free(o);
+    CHECK_MSG(st == 0 && cJSON_GetArraySize(a) >= 9, "eval --tasks --match-budget: exit %d", st);
+    if (cJSON_GetArraySize(a) < 9) { cJSON_Delete(a); return; }
+    /* the reference's input: the rows' per-item KL and token means, the items' lengths, the indices */
+    FILE *f = fopen(ref, "w");
+    CHECK(f != NULL);
+    if (!f) { cJSON_Delete(a); return; }
+    cJSON *in = cJSON_CreateObject(), *rows = cJSON_AddArrayToObject(in, "rows"), *r;
+    cJSON_ArrayForEach(r, a) {
+        if (!cJSON_GetObjectItem(r, "kl_per_item")) continue; /* full attention's row: KL 0 by definition */
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddItemToArray(rows, x);
+        cJSON_AddItemToObject(x, "each", cJSON_Duplicate(cJSON_GetObjectItem(r, "kl_per_item"), 1));
+        cJSON_AddNumberToObject(x, "kl", cJSON_GetNumberValue(cJSON_GetObjectItem(r, "kl")));
+    }
+    char *items = test_read_file(file, NULL), *line = items;
+    cJSON *lens = cJSON_AddArrayToObject(in, "n_tokens");
+    while (line && *line) {
+        cJSON *it = cJSON_Parse(line);
+        cJSON_AddItemToArray(lens, cJSON_CreateNumber(cJSON_GetNumberValue(cJSON_GetObjectItem(it, "n_tokens"))));
+        cJSON_Delete(it);
+        line = strchr(line, '\n');
+        line = line ? line + 1 : NULL;
+    }
+    free(items);
+    cJSON *idx = cJSON_AddArrayToObject(in, "idx");
+    StatsRng g = stats_rng(STATS_BOOT_SEED);
+    for (int b = 0; b < STATS_BOOT_B; b++)
+        for (int k = 0; k < 7; k++) cJSON_AddItemToArray(idx, cJSON_CreateNumber((double)stats_rng_below(&g, 7)));
+    char *txt = cJSON_PrintUnformatted(in);
+    fputs(txt, f);
+    fclose(f);
+    free(txt);
+    CHECK_INT(cJSON_GetArraySize(lens), 7);
+    cJSON_Delete(in);
+    o = test_runf(&st,
+                  "'%s' -c 'import json, sys, numpy as np\nj = json.load(open(sys.argv[1]))\n"
+                  "idx = np.array(j[\"idx\"], dtype=np.int64).reshape(-1, 7)\n"
+                  "w = np.array(j[\"n_tokens\"], dtype=np.float64) - 1\n"
+                  "x0 = np.array(j[\"rows\"][0][\"each\"], dtype=np.float64)\n"
+                  "for r in j[\"rows\"]:\n"
+                  "  x = np.array(r[\"each\"], dtype=np.float64); d = x - x0\n"
+                  "  m = x[idx].mean(axis=1); md = d[idx].mean(axis=1)\n"
+                  "  print(\"%%.17g %%.17g %%.17g %%.17g %%.17g %%.17g\" %% (x.mean(), np.percentile(m, 2.5), "
+                  "np.percentile(m, 97.5), np.percentile(md, 2.5), np.percentile(md, 97.5), (x * w).sum() / w.sum()))'"
+                  " '%s'", py, ref);
+    CHECK_MSG(st == 0, "numpy reference: %s", o);
+    char *p = o;
+    int k = 0;
+    cJSON_ArrayForEach(r, a) {
+        if (!cJSON_GetObjectItem(r, "kl_per_item") || !p) continue;
+        double v[6];
+        for (int i = 0; i < 6; i++) v[i] = strtod(p, &p);
+        static const char *keys[] = {"kl_items", "kl_ci_low", "kl_ci_high", "kl_diff_ci_low", "kl_diff_ci_high", "kl"};
+        for (int i = 0; i < 6; i++) {
+            double got = cJSON_GetNumberValue(cJSON_GetObjectItem(r, keys[i]));
+            /* kl is summed token by token in another order: equal to rounding */
+            CHECK_MSG(fabs(got - v[i]) <= (i == 5 ? 1e-9 * fabs(v[i]) + 1e-15 : 1e-12), "row %d %s: %.17g, numpy %.17g",
+                      k + 1, keys[i], got, v[i]);
+        }
+        if (k++ == 0) CHECK(v[3] == 0 && v[4] == 0); /* the reference against itself */
+    }
+    CHECK_INT(k, 8); /* aha, five θ predictors, random, static */
+    double aha0 = cJSON_GetNumberValue(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(a, 1), "kl_per_item"), 0));
+    free(o);
+    cJSON_Delete(a);
+    o = test_runf(&st, "%s eval --tasks '%s' --routers random:5 --window 16 --threads 1 --json 2>/dev/null", test_bin(), one);
+    a = cJSON_Parse(o ? o : "");
+    cJSON *solo = cJSON_GetArrayItem(a, 1);
+    CHECK_MSG(st == 0 && solo, "eval --tasks on item 0: exit %d, %s", st, o ? o : "");
+    if (solo) {
+        CHECK_NEAR(cJSON_GetNumberValue(cJSON_GetObjectItem(solo, "kl")), aha0, 1e-12);
+        CHECK_NEAR(cJSON_GetNumberValue(cJSON_GetObjectItem(solo, "kl_ci_low")), aha0, 1e-12); /* one item: no spread */
+    }
+    cJSON_Delete(a);
+    free(o);
+}
+
+/* --match-budget with --static-heads duo:FILE: the static row's heads are
+ * the table's top K at the matched share, the very row `--policy static
+ * --static-heads duo:FILE --budget K` gives (global share, KV reads, KL
+ * and answers alike), and it names the table it was calibrated on; a head
+ * list, which ranks nothing, and a --budget, which the match sets, are
+ * refused. */
+TEST(tasks_eval_matched_static_ranked_by_a_duo_table) {
+    SKIP_UNLESS_SHARED();
+    const char *file = test_tmp("duo_items.jsonl"), *table = test_tmp("duo_cal.tsv");
+    int st;
+    char *o = test_runf(&st, "%s tasks --task passkey --context 110 --n 3 --seed 6 --out '%s' 2>&1", test_bin(), file);
+    CHECK_MSG(st == 0, "tasks: %s", o);
+    free(o);
+    FILE *f = fopen(table, "w"); /* stories260K: 5 layers x 4 KV heads, distinct values */
+    CHECK(f != NULL);
+    if (!f) return;
+    for (int l = 0; l < 5; l++)
+        for (int k = 0; k < 4; k++) fprintf(f, "%.3f%c", ((l * 7 + k * 3) % 20) / 20.0, k < 3 ? '\t' : '\n');
+    fclose(f);
+    o = test_runf(&st, "%s eval --tasks '%s' --routers random:5 --window 16 --match-budget aha --static-heads "
+                       "'duo:%s' --threads 1 --json 2>/dev/null", test_bin(), file, table);
+    cJSON *a = cJSON_Parse(o ? o : ""), *s = cJSON_GetArrayItem(a, cJSON_GetArraySize(a) - 1);
+    CHECK_MSG(st == 0 && s, "eval: exit %d, %s", st, o ? o : "");
+    free(o);
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(s, "predictor"));
+    const char *knob = cJSON_GetStringValue(cJSON_GetObjectItem(s, "knob"));
+    const char *on = cJSON_GetStringValue(cJSON_GetObjectItem(s, "calibrated_on"));
+    int k = -1;
+    CHECK_MSG(name && !strcmp(name, "static") && knob && sscanf(knob, "%d/40 heads", &k) == 1 && k > 0, "row %s %s",
+              name ? name : "?", knob ? knob : "?");
+    CHECK_MSG(on && !strncmp(on, "duo:", 4) && !strcmp(on + 4, table), "calibrated_on %s", on ? on : "(none)");
+    o = test_runf(&st, "%s eval --tasks '%s' --policy static --static-heads 'duo:%s' --budget %d --window 16 "
+                       "--threads 1 --json 2>/dev/null", test_bin(), file, table, k);
+    cJSON *b = cJSON_Parse(o ? o : ""), *r = cJSON_GetArrayItem(b, 1);
+    CHECK_MSG(st == 0 && r, "eval --policy static: exit %d, %s", st, o ? o : "");
+    free(o);
+    static const char *keys[] = {"global_share", "kv_read_frac", "kl", "accuracy"};
+    for (int i = 0; r && s && i < 4; i++)
+        CHECK_MSG(cJSON_GetNumberValue(cJSON_GetObjectItem(s, keys[i])) ==
+                      cJSON_GetNumberValue(cJSON_GetObjectItem(r, keys[i])), "%s: matched %.17g, direct %.17g", keys[i],
+                  cJSON_GetNumberValue(cJSON_GetObjectItem(s, keys[i])),
+                  cJSON_GetNumberValue(cJSON_GetObjectItem(r, keys[i])));
+    cJSON_Delete(a), cJSON_Delete(b);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s eval --tasks '%s' --routers random:5 --window 16 --match-budget aha --static-heads "
+             "0.1,1.2", test_bin(), file);
+    CHECK_REFUSAL(cmd, 2, "ahascope eval: ", "--static-heads must be duo:FILE or calib:DB#RUN", 1);
+    snprintf(cmd, sizeof cmd, "%s eval --tasks '%s' --routers random:5 --window 16 --match-budget aha --static-heads "
+             "'duo:%s' --budget 4", test_bin(), file, table);
+    CHECK_REFUSAL(cmd, 2, "ahascope eval: ", "--budget and --duo-threshold do not apply", 1);
 }
