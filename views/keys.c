@@ -227,6 +227,7 @@ static void apply_op(ViewModel *m, int op) {
     case VIEW_OP_INSPECT: toggle_inspector(m); break;
     case VIEW_OP_CLOSE: close_overlay(m); break;
     case VIEW_OP_FIRST_GLOBAL: case VIEW_OP_NEXT_GLOBAL: case VIEW_OP_PREV_GLOBAL: case VIEW_OP_NEXT_NEEDED:
+    case VIEW_OP_FIRST_NEEDED:
         view_seek_op(m, op);
         break;
     case VIEW_OP_PIN: view_pin_toggle(m); break;

@@ -231,7 +231,8 @@ int tui_dist_key(Tui *t, int ch) {
         tui_dist_close(t);
         return 1;
     }
-    if (view_key_command(ch) == VIEW_ACT_PATTERN) tui_dist_close(t); /* the two share the middle of the screen */
+    /* the pattern and the sorted heads share the middle of the screen with it, drawn under it */
+    if (view_key_command(ch) == VIEW_ACT_PATTERN || view_key_command(ch) == VIEW_ACT_HEADS) tui_dist_close(t);
     return 0;
 }
 
