@@ -117,6 +117,9 @@ void view_bars_geom(const ViewModel *m, int w, int h, ViewBarsGeom *g) {
     if (g->bar_w < 1) g->bar_w = 1;
     g->n_layers_vis = m->n_layers < lines ? m->n_layers : lines;
     g->first_layer = window_start(m->sel_layer, m->n_layers, g->n_layers_vis, 1);
+    /* as tall as the heatmap's cells beside them, where every layer has the lines */
+    g->rh = m->n_layers > 0 && lines >= 2 * m->n_layers ? lines / m->n_layers : 1;
+    if (g->rh > VIEW_HEAT_MAX_RH) g->rh = VIEW_HEAT_MAX_RH;
 }
 
 /* Lines for the pinned head and the parent run: the first of the far

@@ -72,7 +72,7 @@ ViewHit view_hit(const ViewModel *m, const Layout *lay, int x, int y) {
     case VIEW_PANE_BARS: {
         ViewBarsGeom g;
         view_bars_geom(m, r->w, r->h, &g);
-        if (ly >= g.y0 && ly < g.y0 + g.n_layers_vis) out.layer = g.first_layer + ly - g.y0;
+        if (ly >= g.y0 && ly < g.y0 + g.n_layers_vis * g.rh) out.layer = g.first_layer + (ly - g.y0) / g.rh;
         break;
     }
     case VIEW_PANE_INSPECTOR: {
