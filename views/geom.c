@@ -80,6 +80,8 @@ void view_time_geom(const ViewModel *m, int w, int h, int half_ok, ViewTimeGeom 
     g->lines = h - 2;
     g->y_pin = 0;
     if (view_pin_cell(m) >= 0 && g->lines >= 3) g->y_pin = 1, g->y0 = 2, g->lines--;
+    g->y_par = 0;
+    if (m->parent.n > 0 && g->lines >= 3) g->y_par = g->y0, g->y0++, g->lines--;
     if (g->n_cols < 0) g->n_cols = 0;
     if (g->lines < 0) g->lines = 0;
     g->bin = view_time_bin(m->n_hist, g->n_cols);

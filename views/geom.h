@@ -27,6 +27,7 @@ typedef struct {
     int first_tok, n_tok_vis; /* the first column's first position; columns shown */
     int first_row, n_rows_vis; /* row = layer * n_heads + head (a layer in per-layer mode) */
     int y_pin;           /* the pinned head's row (views/pin.h), above the others; 0: none */
+    int y_par;           /* the selected head's row in the parent run (views/flips.h); 0: none */
 } ViewTimeGeom;
 
 typedef struct {

@@ -22,6 +22,9 @@ static void hit_timeline(const ViewModel *m, int w, int h, int lx, int ly, ViewH
     if (g.y_pin && ly == g.y_pin) { /* the pinned head's row, above the others */
         out->layer = m->pin_layer;
         out->head = m->pin_head;
+    } else if (g.y_par && ly == g.y_par) { /* the selected head's row in the parent run */
+        out->layer = m->sel_layer;
+        out->head = m->sel_head;
     } else if (line < 0 || line >= g.lines) {
         return;
     } else if (row < g.first_row + g.n_rows_vis && m->timeline_layers) {

@@ -286,6 +286,9 @@ typedef struct {
     /* The pinned head (x), shown beside the selected one in the inspector
      * and on a row of its own in the timeline (views/pin.h); -1: none. */
     int pin_layer, pin_head;
+    /* The map of the heads' gate flips against the parent run is open (X,
+     * views/flips.h). */
+    int flips_open;
     /* The run the one on screen re-evaluated (same tokens, other settings),
      * set aside by the app when the re-evaluation's first step came, so the
      * inspector can set its values at the cursor beside this run's; owned,

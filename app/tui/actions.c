@@ -15,6 +15,7 @@
 #include "app/tui/typed.h"
 #include "app/tui/yank.h"
 #include "app/tui/state.h"
+#include "views/flips.h"
 #include "views/keymap.h"
 
 /* The `e` editor takes any prompt a run can begin from whole. */
@@ -204,12 +205,14 @@ int tui_key(Tui *t, int ch) {
         return 0;
     /* with no pane left to close, Esc leaves a replay opened from the live session */
     if (!t->m.input.active && !t->m.help_open && !t->m.sql_open && !t->m.inspector_open && !t->heads.open &&
+        !t->m.flips_open &&
         view_key_command(ch) == VIEW_OP_CLOSE && tui_back_to_live(t))
         return 0;
     if (t->m.input.active) {
         if (view_input_key(&t->m, ch) == VIEW_INPUT_DONE) input_done(t);
         return 0;
     }
+    if (view_flips_key(&t->m, ch)) return 0; /* drawn over the others, it answers first */
     if (tui_heads_key(t, ch)) return 0; /* over the pattern, when both are open */
     if (tui_dist_key(t, ch)) return 0;
     if (tui_pattern_key(t, ch)) return 0;
