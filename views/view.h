@@ -146,7 +146,8 @@ typedef enum {
     VIEW_WHY_OK,
     VIEW_WHY_NO_ROUTER, /* the run routes without a router (its policy or model has none) */
     VIEW_WHY_NOT_KEPT,  /* the router's input is neither kept nor could be recomputed */
-    VIEW_WHY_REPLAY     /* a recorded run: the router's input is not recorded */
+    VIEW_WHY_REPLAY,    /* a recorded run: the router's input is not recorded */
+    VIEW_WHY_STOPPED    /* its recompute was stopped (Esc) */
 } ViewWhyState;
 
 typedef struct {
@@ -156,6 +157,7 @@ typedef struct {
     int dim, n_top;
     int top_dim[VIEW_WHY_TOP];
     double top_xw[VIEW_WHY_TOP];
+    int fed, to_feed; /* PENDING on a recompute: positions fed so far of those it needs (to_feed 0: none) */
 } ViewWhy;
 
 /* A position marked in the token pane and on the timeline: a task item's

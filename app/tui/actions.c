@@ -198,10 +198,11 @@ static void input_done(Tui *t) {
 
 int tui_key(Tui *t, int ch) {
     if (tui_picker_key(t, ch)) return 0; /* an open picker holds the keyboard, Esc included */
-    /* the close key (Esc) stops a running pane job, else a re-evaluation, before it closes panes */
+    /* the close key (Esc) stops a running pane job, a count or a why being recomputed, else a
+     * re-evaluation, before it closes panes */
     /* (a re-evaluation belongs to the live run, set aside while a replay opened from it is browsed) */
     if (!t->m.input.active && view_key_command(ch) == VIEW_OP_CLOSE &&
-        (tui_cancel_job(t) || tui_tokstats_cancel(t) || (!t->replay && tui_stop_reeval(t))))
+        (tui_cancel_job(t) || tui_tokstats_cancel(t) || tui_why_cancel(t) || (!t->replay && tui_stop_reeval(t))))
         return 0;
     /* with no pane left to close, Esc leaves a replay opened from the live session */
     if (!t->m.input.active && !t->m.help_open && !t->m.sql_open && !t->m.inspector_open && !t->heads.open &&
