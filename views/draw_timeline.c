@@ -134,7 +134,7 @@ void view_draw_timeline(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     getmaxyx(w, h, wd);
     ViewTimeGeom g;
     view_time_geom(m, wd, h, half_ok(p), &g);
-    char title[200];
+    char title[320];
     time_title(m, &g, title, sizeof title);
     view_frame_box(w, p, title, m->focus == VIEW_PANE_TIMELINE);
     if (g.lines <= 0 || g.n_cols <= 0) return;
