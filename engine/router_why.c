@@ -42,27 +42,49 @@ int router_why_at(const Model *m, const RunState *s, const AttnConfig *a, int la
     return rc;
 }
 
-int router_why_recompute(const Model *m, const AttnConfig *a, const int *ids, int pos, int layer, int head,
-                         int n_threads, int k, RouterWhy *out, Err *e) {
-    enum { CHUNK = 128 };
-    int d = m->c.dim;
-    float *x = malloc(2 * (size_t)d * sizeof *x), bias;
-    if (!x) return err_set(e, "out of memory"), -2;
-    if (fwd_router_row(m, a, layer, head, x + d, &bias)) {
-        free(x);
+/* The chunks of a recompute end at pos, so its row is in the last call's inputs. */
+enum { FEED_CHUNK = 128 };
+
+int router_why_feed_begin(RouterWhyFeed *f, const Model *m, const AttnConfig *a, int pos, int layer, int head,
+                          int n_threads, int k, Err *e) {
+    memset(f, 0, sizeof *f);
+    f->pos = pos, f->layer = layer, f->head = head, f->k = k;
+    if (!(f->w = malloc((size_t)m->c.dim * sizeof *f->w))) return err_set(e, "out of memory"), -2;
+    if (fwd_router_row(m, a, layer, head, f->w, &f->bias)) {
+        router_why_feed_end(f);
         return -1;
     }
-    RunState rs;
-    memset(&rs, 0, sizeof rs);
-    int rc = fwd_init(&rs, &m->c, CHUNK, n_threads, e) || fwd_keep_router_inputs(&rs, e) ? -2 : 0;
-    /* the chunks end at pos, so its row is in the last call's inputs */
-    for (int done = 0, first = pos % CHUNK + 1; rc == 0 && done <= pos; done += done ? CHUNK : first)
-        fwd_forward(m, &rs, a, ids + done, done ? CHUNK : first, done, NULL, NULL);
-    if (rc == 0) {
-        int row = pos < CHUNK ? pos : CHUNK - 1;
-        router_why(rs.router_in + ((size_t)layer * rs.max_batch + row) * d, x + d, bias, d, k, out);
+    f->ready = 1; /* fwd_free undoes a part-made state too */
+    if (fwd_init(&f->rs, &m->c, FEED_CHUNK, n_threads, e) || fwd_keep_router_inputs(&f->rs, e)) {
+        router_why_feed_end(f);
+        return -2;
     }
-    fwd_free(&rs);
-    free(x);
-    return rc;
+    return 0;
+}
+
+int router_why_feed_step(RouterWhyFeed *f, const Model *m, const AttnConfig *a, const int *ids, RouterWhy *out) {
+    if (f->done > f->pos) return 1;
+    int n = f->done ? FEED_CHUNK : f->pos % FEED_CHUNK + 1;
+    fwd_forward(m, &f->rs, a, ids + f->done, n, f->done, NULL, NULL);
+    f->done += n;
+    if (f->done <= f->pos) return 0;
+    int d = m->c.dim, row = f->pos < FEED_CHUNK ? f->pos : FEED_CHUNK - 1;
+    router_why(f->rs.router_in + ((size_t)f->layer * f->rs.max_batch + row) * d, f->w, f->bias, d, f->k, out);
+    return 1;
+}
+
+void router_why_feed_end(RouterWhyFeed *f) {
+    if (f->ready) fwd_free(&f->rs);
+    free(f->w);
+    memset(f, 0, sizeof *f);
+}
+
+int router_why_recompute(const Model *m, const AttnConfig *a, const int *ids, int pos, int layer, int head,
+                         int n_threads, int k, RouterWhy *out, Err *e) {
+    RouterWhyFeed f;
+    int rc = router_why_feed_begin(&f, m, a, pos, layer, head, n_threads, k, e);
+    if (rc) return rc;
+    while (!router_why_feed_step(&f, m, a, ids, out)) {}
+    router_why_feed_end(&f);
+    return 0;
 }

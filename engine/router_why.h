@@ -54,4 +54,30 @@ int router_why_at(const Model *m, const RunState *s, const AttnConfig *a, int la
 int router_why_recompute(const Model *m, const AttnConfig *a, const int *ids, int pos, int layer, int head,
                          int n_threads, int k, RouterWhy *out, Err *e);
 
+/* A recompute a chunk at a time, so that the thread feeding it can answer
+ * other work between chunks (the TUI's engine thread steps and draws the
+ * pattern meanwhile) and stop it part-way. router_why_recompute is begin,
+ * steps until done, end. */
+typedef struct {
+    RunState rs;   /* its own state and KV cache, a chunk of positions wide */
+    float *w;      /* the router's vector */
+    float bias;
+    int pos, layer, head, k;
+    int done;      /* positions fed so far, of pos + 1 */
+    int ready;     /* rs is initialised */
+} RouterWhyFeed;
+
+/* Begin the why of (layer, head) at pos under a: 0; -1 when a has no
+ * router; -2 with e set when the state cannot be made. f is then ended. */
+int router_why_feed_begin(RouterWhyFeed *f, const Model *m, const AttnConfig *a, int pos, int layer, int head,
+                          int n_threads, int k, Err *e);
+
+/* Feed the next chunk of ids (the first ends where the rest are whole
+ * chunks up to pos): 1 once pos is fed, *out then the split; 0 while more
+ * remain (f->done of f->pos + 1 fed). */
+int router_why_feed_step(RouterWhyFeed *f, const Model *m, const AttnConfig *a, const int *ids, RouterWhy *out);
+
+/* Free what begin made (done or stopped part-way). */
+void router_why_feed_end(RouterWhyFeed *f);
+
 #endif

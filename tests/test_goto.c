@@ -87,6 +87,42 @@ TEST(goto_moves_selection_cursor_or_nothing) {
     view_free(&m);
 }
 
+/* A head and a position at once name one decision: both move, and the
+ * inspector opens on it, so "why did it go global there" is one go-to. */
+TEST(goto_head_at_a_position_opens_the_inspector) {
+    static const struct { const char *in; int l, h, pos; } ok[] = {
+        {"L15 H31 pos 1200", 15, 31, 1200}, {"15.31 pos 7", 15, 31, 7}, {"l0h1 POS0", 0, 1, 0}, {"L2,H3  pos  12 ", 2, 3, 12}};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        TuiGoto g = tui_goto_parse(ok[i].in, 16, 32, 2000);
+        CHECK_MSG(g.kind == TUI_GOTO_HEAD && g.layer == ok[i].l && g.head == ok[i].h && g.pos == ok[i].pos,
+                  "\"%s\": kind %d L%d H%d pos %d", ok[i].in, g.kind, g.layer, g.head, g.pos);
+    }
+    CHECK_INT(tui_goto_parse("L15 H31", 16, 32, 2000).pos, -1);
+    static const struct { const char *in, *why; } bad[] = {
+        {"L15 H31 pos 2000", "no pos 2000"}, {"L15 H31 pos", "is not a position"}, {"L15 H31 pos x", "is not a position"},
+        {"L16 H0 pos 3", "no head L16 H0"}, {"L15 H31 junk", "is not a head"}, {"15.31 junk", "is not a head"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        TuiGoto g = tui_goto_parse(bad[i].in, 16, 32, 2000);
+        CHECK_MSG(g.kind == TUI_GOTO_BAD && strstr(g.why, bad[i].why), "\"%s\": kind %d \"%s\"", bad[i].in, g.kind,
+                  g.why);
+    }
+    ViewModel m;
+    CHECK_INT(view_init(&m, 4, 8, NULL), 0);
+    fx_fill(&m, 24);
+    m.cursor = 23, m.follow = 1, m.focus = VIEW_PANE_BARS;
+    CHECK(tui_goto_apply(&m, "L3 H5 pos 9"));
+    CHECK(m.sel_layer == 3 && m.sel_head == 5 && m.cursor == 9 && !m.follow);
+    CHECK_INT(m.inspector_open, 1);
+    CHECK_INT(m.focus, VIEW_PANE_INSPECTOR); /* the bars it replaces cannot keep the focus */
+    CHECK_MSG(!strcmp(m.status, "L3 H5 @ pos 9"), "%s", m.status);
+    m.focus = VIEW_PANE_SQL;
+    CHECK(tui_goto_apply(&m, "1.2 pos 4"));
+    CHECK(m.inspector_open && m.cursor == 4 && m.focus == VIEW_PANE_SQL); /* an open text pane keeps its keys */
+    CHECK(!tui_goto_apply(&m, "L0 H0 pos 24")); /* refused: nothing moves */
+    CHECK(m.sel_layer == 1 && m.sel_head == 2 && m.cursor == 4);
+    view_free(&m);
+}
+
 TEST(goto_reads_the_head_a_text_pane_row_names) {
     int l, h, p;
     /* a table: its columns by name, wherever they stand */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/decide.h"
 #include "tests/test.h"
 #include "tests/views_fixture.h"
 #include "views/explain.h"
@@ -108,6 +109,45 @@ TEST(pin_seek_keys_move_the_cursor_and_say_what_they_found) {
     CHECK_INT(m.cursor, -1);
     CHECK_MSG(strstr(m.status, "no global for L0 H0") != NULL, "%s", m.status);
     view_free(&m);
+}
+
+/* ^ asks when the head first needed its far keys: the oracle decides,
+ * whatever the gate did, and the status line names the gate there. */
+TEST(pin_first_need_is_the_oracles_first_needed_position) {
+    ViewModel m;
+    view_init(&m, 3, 4, NULL);
+    fx_fill(&m, 50);
+    static const int no_choice[] = {0, 1, 2};
+    for (size_t k = 0; k < sizeof no_choice / sizeof no_choice[0]; k++) m.hist[no_choice[k]]->n_far = 0;
+    int missed_seen = 0;
+    for (int cell = 0; cell < 12; cell++) {
+        int want = -1;
+        for (int i = 3; i < 50 && want < 0; i++)
+            if (fx_needed(i, cell)) want = i;
+        CHECK_INT(view_seek_needed(&m, cell), want);
+        m.sel_layer = cell / 4, m.sel_head = cell % 4, m.cursor = 49;
+        CHECK_INT(view_key(&m, '^'), VIEW_ACT_NONE);
+        if (want < 0) {
+            CHECK_INT(m.cursor, 49);
+            CHECK_MSG(strstr(m.status, "never needed the far context"), "%s", m.status);
+            continue;
+        }
+        CHECK_INT(m.cursor, want);
+        char mass[16], head[160];
+        view_share_text(mass, sizeof mass, decide_prob(m.hist[want]->oracle_logit[cell]));
+        snprintf(head, sizeof head, "L%d H%d first needed the far context at pos %d, oracle %s, gate %s", cell / 4,
+                 cell % 4, want, mass, fx_global(want, cell) ? "global" : "local (missed)");
+        CHECK_MSG(!strcmp(m.status, head), "%s / %s", m.status, head);
+        missed_seen += !fx_global(want, cell);
+    }
+    CHECK_INT(view_key_command('^'), VIEW_OP_FIRST_NEEDED);
+    view_free(&m);
+    view_init(&m, 3, 4, NULL); /* nothing yet: said, nothing moves */
+    view_key(&m, '^');
+    CHECK_INT(m.cursor, -1);
+    CHECK_MSG(strstr(m.status, "L0 H0 never needed the far context (no positions yet)"), "%s", m.status);
+    view_free(&m);
+    (void)missed_seen;
 }
 
 TEST(pin_x_pins_replaces_and_unpins) {

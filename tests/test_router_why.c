@@ -122,6 +122,28 @@ TEST(router_why_at_matches_the_traced_scores) {
                           k.top[0].dim == re.top[0].dim,
                       "pos %d L%d: kept %g, recomputed %g", p, l, k.logit, re.logit);
         }
+    /* a chunk at a time: progress after each, the same split at the end,
+     * and stopped part-way its state freed (the sanitizer build checks) */
+    {
+        int p = n + 3;
+        RouterWhyFeed f;
+        RouterWhy whole, fed;
+        CHECK_INT(router_why_recompute(&m, &s.attn, s.ids, p, 1, 3, 1, 3, &whole, &e), 0);
+        CHECK_INT(router_why_feed_begin(&f, &m, &s.attn, p, 1, 3, 1, 3, &e), 0);
+        int chunks = 0, last = 0;
+        while (!router_why_feed_step(&f, &m, &s.attn, s.ids, &fed)) {
+            CHECK(f.done > last && f.done <= p);
+            last = f.done, chunks++;
+        }
+        CHECK_INT(f.done, p + 1);
+        CHECK_MSG(chunks == p / 128, "%d chunks before the last for pos %d", chunks, p);
+        CHECK(fed.logit == whole.logit && fed.norm == whole.norm && fed.top[0].dim == whole.top[0].dim);
+        router_why_feed_end(&f);
+        CHECK_INT(router_why_feed_begin(&f, &m, &s.attn, p, 0, 0, 1, 3, &e), 0);
+        CHECK_INT(router_why_feed_step(&f, &m, &s.attn, s.ids, &fed), 0);
+        router_why_feed_end(&f);
+        CHECK_INT(router_why_feed_begin(&f, &m, &none_cfg, p, 0, 0, 1, 3, &e), -1);
+    }
     CHECK_INT(router_why_recompute(&m, &none_cfg, s.ids, 2, 0, 0, 1, 3, &r, &e), -1);
     CHECK_INT(router_why_at(&m, &s.rs, &s.attn, 0, 0, n + 4, 3, &r), -2); /* not fed */
     CHECK_INT(router_why_at(&m, &s.rs, &none_cfg, 0, 0, 0, 3, &r), -1);  /* no router */

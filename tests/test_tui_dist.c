@@ -3,7 +3,8 @@
  * the router's terms above them, Esc closes) and at 250×70 in the
  * inspector; on a generated 16 × 32-head folder with random routers; its
  * AUC on a replay equal to the one `eval` reports for the same run; and a
- * long recorded run counted off the UI thread with its progress and Esc. */
+ * long recorded run counted off the UI thread with its progress and Esc;
+ * a why recomputed a chunk at a time, steps between its chunks, Esc stopping it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +193,59 @@ TEST(tui_dist_counts_a_long_run_off_the_ui_thread) {
     } else fprintf(stderr, "    note: the count ended before it could be seen\n");
     TMUX_WAIT(&t, "3000 positions \xc2\xb7 ", 60); /* the title's count, not the status line's */
     TMUX_WAIT(&t, "no cell has both a router score and an oracle label", 2); /* the fixture records no oracle */
+    tmux_keys(&t, "q");
+    TMUX_WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+}
+
+/* The header's "pos N/" now, -1 if it shows none. */
+static int header_pos_now(Tmux *t) {
+    char *scr = tmux_capture(t);
+    const char *at = scr ? strstr(scr, "pos ") : NULL;
+    int pos = -1;
+    while (at && sscanf(at, "pos %d/", &pos) != 1) at = strstr(at + 4, "pos ");
+    if (!at) pos = -1;
+    free(scr);
+    return pos;
+}
+
+/* A model too large to keep every router input (the knob pretends so)
+ * recomputes a why by feeding the tokens up to the position afresh: a chunk
+ * at a time (the test knob makes each take 1.5 s more), its progress in
+ * the why line, the steps taking turns with its chunks, and Esc stopping
+ * it. */
+TEST(tui_why_recompute_takes_turns_with_steps_and_esc_stops_it) {
+    TMUX_NEED_TUI();
+    Tmux t;
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s tui --model %s --seed 1 --temperature 0 --steps 480 --no-record", test_bin_abs(),
+             model_abs());
+    CHECK_INT(tmux_open(&t, "whyfeed", NULL, 80, 24, "AHASCOPE_TEST_WHY_KEEP_MB=0 AHASCOPE_TEST_PREFILL_DELAY_MS=1500",
+                        cmd, 0),
+              0);
+    TMUX_WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, "p"); /* play past two chunks of 128 positions */
+    CHECK(tmux_shows_pos(&t, 300, 60));
+    tmux_keys(&t, "p");
+    TMUX_WAIT(&t, "paused", 5);
+    int pos = header_pos_now(&t);
+    CHECK(pos >= 300);
+    tmux_keys(&t, "d");
+    TMUX_WAIT(&t, "distributions \xc2\xb7 L0 H0", 5);
+    char fed[64];
+    snprintf(fed, sizeof fed, " of %d positions fed (Esc stops)", pos + 1);
+    TMUX_WAIT(&t, fed, 5);
+    /* two chunks of 1.5 s are left: the step comes after the one under way, not after the last */
+    tmux_keys(&t, "Space");
+    CHECK_MSG(tmux_shows_pos(&t, pos + 1, 2.6), "the step waited for the recompute");
+    snprintf(fed, sizeof fed, " of %d positions fed (Esc stops)", pos + 2); /* the cursor followed: asked anew */
+    TMUX_WAIT(&t, fed, 5);
+    tmux_keys(&t, "Escape");
+    TMUX_WAIT(&t, "stopped at ", 3);
+    TMUX_WAIT(&t, "its recompute was stopped", 3);
+    TMUX_WAIT(&t, "distributions \xc2\xb7 L0 H0", 1); /* the first Esc stopped it; the pane stays */
+    tmux_keys(&t, "[");                              /* another position asks again, and gets its answer */
+    TMUX_WAIT(&t, "x\xc2\xb7w by dim: d", 15);
     tmux_keys(&t, "q");
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);

@@ -4,7 +4,9 @@
  * SQL; x pins a head beside the selected one in the inspector and on a
  * timeline row; after a re-evaluation the inspector sets the head's gate
  * and score in the parent run beside this one's, live and in the replay
- * of the child, which reads its recorded parent. On stories260K at 80×24,
+ * of the child, which reads its recorded parent; there also the parent's
+ * row on the timeline and X's map of every head's flips (arrows, Enter
+ * selects). On stories260K at 80×24,
  * and on a generated 16 × 32-head folder at 140×45. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +88,16 @@ TEST(tui_pin_seek_and_parent_at_80x24) {
     TMUX_WAIT(&t, "\xe2\x94\x82parent", 5);
     tmux_keys(&t, "x"); /* L1 H2 pinned in L0 H0's place */
     TMUX_WAIT(&t, "timeline \xc2\xb7 pin L1 H2", 3);
+    /* the parent graphically: its row on the timeline, the map of every head's flips */
+    TMUX_WAIT(&t, "par run 1", 3);
+    TMUX_WAIT(&t, "\xe2\x94\x82par ", 3);
+    tmux_keys(&t, "X");
+    TMUX_WAIT(&t, "flips vs parent run 1 \xc2\xb7 L1 H2 ", 3);
+    tmux_keys(&t, "Down");
+    TMUX_WAIT(&t, "flips vs parent run 1 \xc2\xb7 L2 H2 ", 3);
+    tmux_keys(&t, "Enter");
+    TMUX_WAIT(&t, "L2 H2 selected: its gate changed at ", 3);
+    CHECK(tmux_gone(&t, "flips vs parent", 3));
     tmux_keys(&t, "q");
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
@@ -110,6 +122,10 @@ TEST(tui_pin_seek_and_parent_at_80x24) {
     TMUX_WAIT(&r, "replay of run 2", 10);
     tmux_keys(&r, "Enter");
     TMUX_WAIT(&r, "\xe2\x94\x82parent", 10);
+    tmux_keys(&r, "X"); /* the recorded parent, once read, maps the flips too */
+    TMUX_WAIT(&r, "flips vs parent run 1", 5);
+    tmux_keys(&r, "Escape");
+    CHECK(tmux_gone(&r, "flips vs parent", 3));
     tmux_keys(&r, "q");
     TMUX_WAIT(&r, "EXITED 0", 5);
     tmux_stop(&r);

@@ -259,10 +259,14 @@ TEST(views_mouse_hit_test_heatmap_tokens_timeline) {
     view_mouse(&m, &l, tl->x + g.x0 + 7, tl->y + g.y0 + 2, VIEW_MOUSE_WHEEL_DOWN);
     CHECK_INT(m.sel_layer * m.n_heads + m.sel_head, row + 1);
 
-    /* bars: a line is a layer */
+    /* bars: a layer's lines (several where the pane has them: a thick bar) */
     const ViewRect *br = &l.pane[VIEW_PANE_BARS];
-    view_mouse(&m, &l, br->x + 3, br->y + 1 + 4, VIEW_MOUSE_CLICK);
+    ViewBarsGeom bg;
+    view_bars_geom(&m, br->w, br->h, &bg);
+    view_mouse(&m, &l, br->x + 3, br->y + bg.y0 + 4 * bg.rh + bg.rh - 1, VIEW_MOUSE_CLICK);
     CHECK_INT(m.sel_layer, 4);
+    view_mouse(&m, &l, br->x + 3, br->y + bg.y0 + 2 * bg.rh, VIEW_MOUSE_CLICK);
+    CHECK_INT(m.sel_layer, 2);
     view_free(&m);
 }
 

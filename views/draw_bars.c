@@ -8,14 +8,15 @@
 #include "views/geom.h"
 #include "views/paint.h"
 
-/* A horizontal bar of fraction f over bw cells, then its percentage. */
-static void bar(WINDOW *w, const ViewPalette *p, int y, int x, int bw, float f, ViewText role) {
+/* A horizontal bar of fraction f over bw cells, then (with label) its
+ * percentage: a bar several lines thick says it once. */
+static void bar(WINDOW *w, const ViewPalette *p, int y, int x, int bw, float f, ViewText role, int label) {
     attr_t a;
     short pair;
     view_text_style(p, role, &a, &pair);
     if (p->colour == VIEW_COLOUR_NONE && role == VIEW_TX_BAR_ORACLE) a |= A_DIM;
     if (isnan(f)) {
-        view_puts(w, y, x, bw + 5, "n/a", 1, A_DIM, 0);
+        if (label) view_puts(w, y, x, bw + 5, "n/a", 1, A_DIM, 0);
         return;
     }
     float cells = f * bw;
@@ -23,6 +24,7 @@ static void bar(WINDOW *w, const ViewPalette *p, int y, int x, int bw, float f, 
         float fill = cells - i;
         view_put(w, y, x + i, view_glyph_bar(p, fill > 1 ? 1 : fill), a, pair);
     }
+    if (!label) return;
     char pc[16];
     /* a rate of counts: exactly all or none prints so; just short of all reads ">99%", not "100%" */
     if (f <= 0 || f >= 1) snprintf(pc, sizeof pc, "%.0f%%", 100 * f);
@@ -72,11 +74,13 @@ void view_draw_bars(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     short fp;
     view_text_style(p, VIEW_TX_FOCUS, &fa, &fp);
     for (int i = 0; i < g.n_layers_vis; i++) {
-        int l = g.first_layer + i, y = g.y0 + i, sel = l == m->sel_layer;
+        int l = g.first_layer + i, y = g.y0 + i * g.rh, sel = l == m->sel_layer;
         view_printf(w, y, 1, g.label_w, 1, sel ? fa | A_REVERSE : A_DIM, sel ? fp : 0, "L%-2d", l);
         int x = 1 + g.label_w;
-        bar(w, p, y, x, g.bar_w, rates[l], VIEW_TX_BAR_AHA);
-        bar(w, p, y, x + g.bar_w + 6, g.bar_w, rates[m->n_layers + l], VIEW_TX_BAR_ORACLE);
+        for (int k = 0; k < g.rh; k++) { /* a thick bar; its percentage on its first line */
+            bar(w, p, y + k, x, g.bar_w, rates[l], VIEW_TX_BAR_AHA, k == 0);
+            bar(w, p, y + k, x + g.bar_w + 6, g.bar_w, rates[m->n_layers + l], VIEW_TX_BAR_ORACLE, k == 0);
+        }
     }
     free(rates);
 }

@@ -1,7 +1,9 @@
 /* draw_timeline.c — rows (layer, head) × columns tokens (see draw.h). */
 #include <stdio.h>
+#include <string.h>
 
 #include "views/draw.h"
+#include "views/flips.h"
 #include "views/geom.h"
 #include "views/paint.h"
 #include "views/pin.h"
@@ -15,8 +17,11 @@ static int last_pos(const ViewModel *m, const ViewTimeGeom *g) {
 }
 
 static void time_title(const ViewModel *m, const ViewTimeGeom *g, char *buf, size_t n) {
-    char pin[40] = ""; /* the pinned row's head, named early so a cut title keeps it */
+    char pin[96] = ""; /* the pinned row's head, named early so a cut title keeps it */
     if (g->y_pin) snprintf(pin, sizeof pin, " \xc2\xb7 pin L%d H%d", m->pin_layer, m->pin_head);
+    if (g->y_par) /* the parent's row names its run, as early */
+        snprintf(pin + strlen(pin), sizeof pin - strlen(pin), " \xc2\xb7 par %s",
+                 m->parent.label[0] ? m->parent.label : "run");
     char bin[80] = ""; /* what a binned column holds, and how its value is made */
     if (g->bin > 1)
         snprintf(bin, sizeof bin, " \xc2\xb7 1 col = %d pos (%s)", g->bin,
@@ -129,7 +134,7 @@ void view_draw_timeline(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     getmaxyx(w, h, wd);
     ViewTimeGeom g;
     view_time_geom(m, wd, h, half_ok(p), &g);
-    char title[200];
+    char title[320];
     time_title(m, &g, title, sizeof title);
     view_frame_box(w, p, title, m->focus == VIEW_PANE_TIMELINE);
     if (g.lines <= 0 || g.n_cols <= 0) return;
@@ -153,6 +158,7 @@ void view_draw_timeline(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
         }
     }
     view_draw_pin_row(w, m, p, &g);
+    view_draw_parent_row(w, m, p, &g);
     position_axis(w, m, &g, h, m->cursor >= g.first_tok ? (m->cursor - g.first_tok) / g.bin : -1);
     mark_axis(w, m, p, &g, h);
     cursor_marks(w, m, p, &g, h); /* the cursor over a mark: the mark is in the token pane's strip */

@@ -80,6 +80,8 @@ void view_time_geom(const ViewModel *m, int w, int h, int half_ok, ViewTimeGeom 
     g->lines = h - 2;
     g->y_pin = 0;
     if (view_pin_cell(m) >= 0 && g->lines >= 3) g->y_pin = 1, g->y0 = 2, g->lines--;
+    g->y_par = 0;
+    if (m->parent.n > 0 && g->lines >= 3) g->y_par = g->y0, g->y0++, g->lines--;
     if (g->n_cols < 0) g->n_cols = 0;
     if (g->lines < 0) g->lines = 0;
     g->bin = view_time_bin(m->n_hist, g->n_cols);
@@ -117,6 +119,9 @@ void view_bars_geom(const ViewModel *m, int w, int h, ViewBarsGeom *g) {
     if (g->bar_w < 1) g->bar_w = 1;
     g->n_layers_vis = m->n_layers < lines ? m->n_layers : lines;
     g->first_layer = window_start(m->sel_layer, m->n_layers, g->n_layers_vis, 1);
+    /* as tall as the heatmap's cells beside them, where every layer has the lines */
+    g->rh = m->n_layers > 0 && lines >= 2 * m->n_layers ? lines / m->n_layers : 1;
+    if (g->rh > VIEW_HEAT_MAX_RH) g->rh = VIEW_HEAT_MAX_RH;
 }
 
 /* Lines for the pinned head and the parent run: the first of the far

@@ -27,10 +27,12 @@ typedef struct {
     int first_tok, n_tok_vis; /* the first column's first position; columns shown */
     int first_row, n_rows_vis; /* row = layer * n_heads + head (a layer in per-layer mode) */
     int y_pin;           /* the pinned head's row (views/pin.h), above the others; 0: none */
+    int y_par;           /* the selected head's row in the parent run (views/flips.h); 0: none */
 } ViewTimeGeom;
 
 typedef struct {
     int y0, first_layer, n_layers_vis;
+    int rh;             /* lines per layer: more than 1 where the pane has them for every layer */
     int label_w, bar_w; /* "L15 " and each of the two bars */
 } ViewBarsGeom;
 
@@ -96,6 +98,13 @@ int view_time_bin(int n_pos, int n_cols);
 
 /* Per-layer bars geometry in a w×h pane. */
 void view_bars_geom(const ViewModel *m, int w, int h, ViewBarsGeom *g);
+
+/* Cells inside the tiled panes of lay that nothing is drawn on: the
+ * heatmap's beyond its labels and cells, the bars' and the timeline's lines
+ * below their last layer or row (the timeline's columns fill as the run
+ * grows and count as used; the text panes' emptiness is their text's). A
+ * pure function of the model's shape and selection, for the layout's tests. */
+long view_unused_cells(const ViewModel *m, const Layout *lay, int half_ok);
 
 /* Head inspector geometry in a w×h pane: the verdicts take the right of
  * the pane when it is wide enough, the sparklines and strip what is left;

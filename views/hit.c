@@ -22,6 +22,9 @@ static void hit_timeline(const ViewModel *m, int w, int h, int lx, int ly, ViewH
     if (g.y_pin && ly == g.y_pin) { /* the pinned head's row, above the others */
         out->layer = m->pin_layer;
         out->head = m->pin_head;
+    } else if (g.y_par && ly == g.y_par) { /* the selected head's row in the parent run */
+        out->layer = m->sel_layer;
+        out->head = m->sel_head;
     } else if (line < 0 || line >= g.lines) {
         return;
     } else if (row < g.first_row + g.n_rows_vis && m->timeline_layers) {
@@ -72,7 +75,7 @@ ViewHit view_hit(const ViewModel *m, const Layout *lay, int x, int y) {
     case VIEW_PANE_BARS: {
         ViewBarsGeom g;
         view_bars_geom(m, r->w, r->h, &g);
-        if (ly >= g.y0 && ly < g.y0 + g.n_layers_vis) out.layer = g.first_layer + ly - g.y0;
+        if (ly >= g.y0 && ly < g.y0 + g.n_layers_vis * g.rh) out.layer = g.first_layer + (ly - g.y0) / g.rh;
         break;
     }
     case VIEW_PANE_INSPECTOR: {

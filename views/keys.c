@@ -1,5 +1,6 @@
 /* keys.c — key and mouse handling: pure functions of the view model that
  * change view state and say what the app must do (see view.h). */
+#include "views/flips.h"
 #include "views/geom.h"
 #include "views/keymap.h"
 #include "views/metric.h"
@@ -227,9 +228,11 @@ static void apply_op(ViewModel *m, int op) {
     case VIEW_OP_INSPECT: toggle_inspector(m); break;
     case VIEW_OP_CLOSE: close_overlay(m); break;
     case VIEW_OP_FIRST_GLOBAL: case VIEW_OP_NEXT_GLOBAL: case VIEW_OP_PREV_GLOBAL: case VIEW_OP_NEXT_NEEDED:
+    case VIEW_OP_FIRST_NEEDED:
         view_seek_op(m, op);
         break;
     case VIEW_OP_PIN: view_pin_toggle(m); break;
+    case VIEW_OP_FLIPS: view_flips_toggle(m); break;
     case VIEW_OP_BOOKMARK: view_bookmark_toggle(m, m->cursor); break;
     case VIEW_OP_BOOKMARK_NEXT: view_bookmark_jump(m, 1); break;
     case VIEW_OP_BOOKMARK_PREV: view_bookmark_jump(m, -1); break;
@@ -245,6 +248,7 @@ ViewAction view_key(ViewModel *m, int ch) {
         return ch == 'q' ? VIEW_ACT_QUIT : VIEW_ACT_NONE;
     }
     if (ch == KEY_MOUSE) return VIEW_ACT_MOUSE;
+    if (view_flips_key(m, ch)) return VIEW_ACT_NONE;
     int cmd = view_key_command(ch);
     if (cmd == VIEW_OP_STEP) {
         /* behind the newest step, stepping replays what is already computed */

@@ -16,6 +16,7 @@ enum {
     BARS_MIN_W = 24,
     HEAT_MIN_W = 24,
     HEAT_SMALL_CW = 3, /* the widest cells that may squeeze the bars to their minimum */
+    HEAT_HALF_RH = 3,  /* the tallest cells while the heatmap keeps to about half the band */
 };
 
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -47,7 +48,7 @@ static int heat_width(int cols, int n_heads, int grow) {
     return clampi(dense, HEAT_MIN_W, limit);
 }
 
-/* Height of the middle band: every layer on 1 … VIEW_HEAT_MAX_RH lines
+/* Height of the middle band: every layer on 1 … max_rh lines
  * when that takes less than about half the space (so the cells grow with
  * the terminal), else two layers per line (half-blocks), else what fits. */
 static int mid_height(int avail, int n_layers, int half_ok, int max_rh) {
@@ -61,6 +62,26 @@ static int mid_height(int avail, int n_layers, int half_ok, int max_rh) {
     if (!h && half_ok && half <= cap) h = half;
     if (!h) h = cap;
     return clampi(h, MID_MIN_H, cap > MID_MIN_H ? cap : MID_MIN_H);
+}
+
+/* Lines the timeline can use in a band of avail lines: a row per head and
+ * a line for a pinned head, inside its border, or with half-blocks two
+ * rows a line when one a line does not fit; never below its minimum. */
+static int timeline_need(int avail, int rows, int half_ok) {
+    int full = rows + 3, half = (rows + 1) / 2 + 3;
+    int need = full <= avail || !half_ok ? full : half;
+    return need > TIMELINE_MIN_H ? need : TIMELINE_MIN_H;
+}
+
+/* Lines to add to a middle band mid_h high, out of spare, so that every
+ * layer's cells grow by whole lines, up to VIEW_HEAT_MAX_RH; 0 while the
+ * band does not show every layer on lines of its own. */
+static int taller_cells(int mid_h, int spare, int n_layers, int half_ok) {
+    int lines = mid_h - 3, rh = lines / n_layers;
+    if (spare <= 0 || rh < 1 || (half_ok && n_layers > lines)) return 0;
+    int grown = (lines + spare) / n_layers;
+    if (grown > VIEW_HEAT_MAX_RH) grown = VIEW_HEAT_MAX_RH;
+    return grown > rh ? grown * n_layers - lines : 0;
 }
 
 void view_layout(int cols, int rows, const LayoutOpts *o, Layout *out) {
@@ -87,7 +108,7 @@ void view_layout(int cols, int rows, const LayoutOpts *o, Layout *out) {
     /* The heatmap grows with the screen; an open inspector keeps it small,
      * unless the screen holds both the grown heatmap and the inspector as a
      * band of its own under it (a large screen: the room goes to the cells). */
-    int mid_h = mid_height(rest, n_layers, o->half_blocks, VIEW_HEAT_MAX_RH);
+    int mid_h = mid_height(rest, n_layers, o->half_blocks, HEAT_HALF_RH);
     int grow = !o->inspector || rest - mid_h >= INSPECTOR_MAX_H + TIMELINE_MIN_H;
     if (!grow) mid_h = mid_height(rest, n_layers, o->half_blocks, 1);
     int heat_w = heat_width(cols, n_heads, grow);
@@ -98,8 +119,16 @@ void view_layout(int cols, int rows, const LayoutOpts *o, Layout *out) {
     y += mid_h;
     rest -= mid_h;
 
+    int ih = insp_band ? clampi(rest / 2, INSPECTOR_H, INSPECTOR_MAX_H) : 0;
+    if (grow) { /* lines the timeline has no rows for go to taller cells */
+        int add = taller_cells(mid_h, rest - ih - timeline_need(rest - ih, n_layers * n_heads, o->half_blocks),
+                               n_layers, o->half_blocks);
+        out->pane[VIEW_PANE_HEATMAP].h += add;
+        out->pane[right].h += add;
+        y += add;
+        rest -= add;
+    }
     if (insp_band) { /* it grows, up to a line per ranked far position, into half of what is left */
-        int ih = clampi(rest / 2, INSPECTOR_H, INSPECTOR_MAX_H);
         out->pane[VIEW_PANE_INSPECTOR] = rect(0, y, cols, ih);
         y += ih;
         rest -= ih;

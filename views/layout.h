@@ -24,8 +24,8 @@
  * geometry inside it (views/geom.h). Cells grow with the terminal: up to
  * VIEW_HEAT_MAX_CW columns and VIEW_HEAT_MAX_RH lines per head cell. */
 #define VIEW_HEAT_LABEL_W 4 /* "L15 " left of the cells */
-#define VIEW_HEAT_MAX_CW 8
-#define VIEW_HEAT_MAX_RH 3
+#define VIEW_HEAT_MAX_CW 12
+#define VIEW_HEAT_MAX_RH 8
 
 typedef enum {
     VIEW_PANE_HEADER,

@@ -24,7 +24,35 @@ int view_seek_global(const ViewModel *m, int cell, int from, int dir, int needed
     return -1;
 }
 
+int view_seek_needed(const ViewModel *m, int cell) {
+    for (int i = 0; i < m->n_hist; i++)
+        if (view_oracle_decision(m, m->hist[i], cell) == 1) return i;
+    return -1;
+}
+
+/* ^: the question is when the head needed its far keys, so the gate is
+ * reported beside the position rather than required, unlike f and F. */
+static void seek_first_needed(ViewModel *m) {
+    int cell = sel_cell(m), i = view_seek_needed(m, cell);
+    if (i < 0) {
+        view_set_status(m, "L%d H%d never needed the far context%s", m->sel_layer, m->sel_head,
+                        m->n_hist ? " (oracle at or under θ at every decided position)" : " (no positions yet)");
+        return;
+    }
+    m->cursor = i;
+    m->follow = i == m->n_hist - 1;
+    char mass[16];
+    view_share_text(mass, sizeof mass, decide_prob(m->hist[i]->oracle_logit[cell]));
+    int gate = view_pred_decision(m, m->hist[i], cell, VIEW_PRED_GATE);
+    view_set_status(m, "L%d H%d first needed the far context at pos %d, oracle %s, gate %s", m->sel_layer,
+                    m->sel_head, m->hist[i]->pos, mass, gate == 1 ? "global" : gate == 0 ? "local (missed)" : "n/a");
+}
+
 void view_seek_op(ViewModel *m, int op) {
+    if (op == VIEW_OP_FIRST_NEEDED) {
+        seek_first_needed(m);
+        return;
+    }
     int dir = op == VIEW_OP_PREV_GLOBAL ? -1 : 1, needed = op == VIEW_OP_NEXT_NEEDED;
     int from = op == VIEW_OP_FIRST_GLOBAL ? -1 : m->cursor;
     const char *what = op == VIEW_OP_FIRST_GLOBAL  ? "first global"

@@ -4,8 +4,10 @@
  * selected head's executed gate went global, `}` and `{` on the next and
  * previous one, `F` on the next one the oracle says was needed (its mass
  * outside the window above θ: view_oracle_decision, the rule `n` and `N`
- * compare against). The status line says what was found ("L3 H1 first
- * global at pos 212") or that nothing was ("no later global for L3 H1").
+ * compare against), and `^` on the first position the oracle says it
+ * needed the far context, whether or not the gate read it. The status line
+ * says what was found ("L3 H1 first global at pos 212") or that nothing
+ * was ("no later global for L3 H1").
  *
  * Against another: `x` pins the selected head; the inspector then gives it
  * a line with its values at the cursor (`pin L2 H0 · global · router 0.54 ·
@@ -34,8 +36,13 @@
  * when there is none (positions without a choice never count). */
 int view_seek_global(const ViewModel *m, int cell, int from, int dir, int needed);
 
-/* f } { F (op a ViewOp of keymap.h): move the cursor to the selected
- * head's first, next or previous global, or its next needed global, and
+/* The first history index where the oracle says cell needed its far keys
+ * (mass outside the window above θ), whatever its gate did; -1 if none. */
+int view_seek_needed(const ViewModel *m, int cell);
+
+/* f } { F ^ (op a ViewOp of keymap.h): move the cursor to the selected
+ * head's first, next or previous global, its next needed global, or the
+ * first position it needed the far context (naming its gate there), and
  * say on the status line what was found, or that nothing was (the cursor
  * then stays). */
 void view_seek_op(ViewModel *m, int op);

@@ -3,6 +3,7 @@
 
 #include "views/heads.h"
 #include "views/dist.h"
+#include "views/flips.h"
 #include "views/pattern.h"
 #include "views/pick.h"
 
@@ -33,6 +34,8 @@ static void drop_windows(ViewScreen *s) {
     s->heads = NULL;
     if (s->dist) delwin(s->dist);
     s->dist = NULL;
+    if (s->flips) delwin(s->flips);
+    s->flips = NULL;
 }
 
 static WINDOW *make_window(const ViewRect *r, Err *e) {
@@ -90,6 +93,17 @@ static int draw_heads(ViewScreen *s, const ViewModel *m, Err *e) {
     return 0;
 }
 
+/* The map of gate flips against the parent, over the same rectangle and
+ * on top of the others: it is opened to pick a head and closed again. */
+static int draw_flips(ViewScreen *s, const ViewModel *m, Err *e) {
+    ViewRect r = view_pattern_rect(&s->lay);
+    if (r.w <= 0) return 0;
+    if (!s->flips && !(s->flips = make_window(&r, e))) return -1;
+    view_draw_flips(s->flips, m, &s->pal);
+    wnoutrefresh(s->flips);
+    return 0;
+}
+
 /* The distributions overlay, over the same rectangle. */
 static int draw_dist(ViewScreen *s, const ViewModel *m, Err *e) {
     ViewRect r = view_dist_rect(&s->lay);
@@ -135,6 +149,7 @@ int view_frame(ViewScreen *s, const ViewModel *m, Err *e) {
     if (m->heads && draw_heads(s, m, e)) return -1;
     view_draw_pick(m, &s->lay, &s->pal);
     if (m->dist && draw_dist(s, m, e)) return -1;
+    if (m->flips_open && m->parent.n > 0 && draw_flips(s, m, e)) return -1;
     if (m->help_open && s->help) {
         view_draw_help(s->help, m, &s->pal);
         wnoutrefresh(s->help);

@@ -146,7 +146,8 @@ typedef enum {
     VIEW_WHY_OK,
     VIEW_WHY_NO_ROUTER, /* the run routes without a router (its policy or model has none) */
     VIEW_WHY_NOT_KEPT,  /* the router's input is neither kept nor could be recomputed */
-    VIEW_WHY_REPLAY     /* a recorded run: the router's input is not recorded */
+    VIEW_WHY_REPLAY,    /* a recorded run: the router's input is not recorded */
+    VIEW_WHY_STOPPED    /* its recompute was stopped (Esc) */
 } ViewWhyState;
 
 typedef struct {
@@ -156,6 +157,7 @@ typedef struct {
     int dim, n_top;
     int top_dim[VIEW_WHY_TOP];
     double top_xw[VIEW_WHY_TOP];
+    int fed, to_feed; /* PENDING on a recompute: positions fed so far of those it needs (to_feed 0: none) */
 } ViewWhy;
 
 /* A position marked in the token pane and on the timeline: a task item's
@@ -286,6 +288,9 @@ typedef struct {
     /* The pinned head (x), shown beside the selected one in the inspector
      * and on a row of its own in the timeline (views/pin.h); -1: none. */
     int pin_layer, pin_head;
+    /* The map of the heads' gate flips against the parent run is open (X,
+     * views/flips.h). */
+    int flips_open;
     /* The run the one on screen re-evaluated (same tokens, other settings),
      * set aside by the app when the re-evaluation's first step came, so the
      * inspector can set its values at the cursor beside this run's; owned,

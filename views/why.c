@@ -60,11 +60,17 @@ static void terms_line(const ViewWhy *w, int ascii, int max_w, char *out) {
     }
 }
 
-/* The router's line in a state without terms. */
-static const char *router_state(const ViewModel *m) {
+/* The router's line in a state without terms, into buf when it has numbers. */
+static const char *router_state(const ViewModel *m, char *buf, size_t n) {
     if (!view_why_current(m) || m->why.state == VIEW_WHY_NONE) return "router: what drove it is not known yet";
+    if (m->why.state == VIEW_WHY_PENDING && m->why.to_feed > 0) {
+        snprintf(buf, n, "router: computing what drove it\xe2\x80\xa6 %d of %d positions fed (Esc stops)", m->why.fed,
+                 m->why.to_feed);
+        return buf;
+    }
     if (m->why.state == VIEW_WHY_PENDING) return "router: computing what drove it\xe2\x80\xa6";
     switch (m->why.state) {
+    case VIEW_WHY_STOPPED: return "router: its recompute was stopped (Esc); another position or head asks again";
     case VIEW_WHY_NO_ROUTER: return "router: none in this run, so no logit to split";
     case VIEW_WHY_NOT_KEPT: return "router: its input could not be recomputed (out of memory)";
     case VIEW_WHY_REPLAY: return "router input terms: live sessions only (a replay does not record the input)";
@@ -90,7 +96,8 @@ int view_why_lines(const ViewModel *m, int max_w, char out[VIEW_WHY_LINES][VIEW_
         router_line(&m->why, m->ascii, out[n++]);
         terms_line(&m->why, m->ascii, max_w, out[n++]);
     } else {
-        snprintf(out[n++], VIEW_WHY_CAP, "%s", router_state(m));
+        char buf[VIEW_WHY_CAP];
+        snprintf(out[n++], VIEW_WHY_CAP, "%s", router_state(m, buf, sizeof buf));
     }
     err_line(t, cell, out[n++]);
     return n;

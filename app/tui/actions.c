@@ -15,6 +15,7 @@
 #include "app/tui/typed.h"
 #include "app/tui/yank.h"
 #include "app/tui/state.h"
+#include "views/flips.h"
 #include "views/keymap.h"
 
 /* The `e` editor takes any prompt a run can begin from whole. */
@@ -196,17 +197,19 @@ static void input_done(Tui *t) {
 }
 
 /* A pane Esc would close: the help, a text pane, the inspector, the heads
- * list, the pattern or the distributions. */
+ * list, the flips map, the pattern or the distributions. */
 static int any_pane_open(const Tui *t) {
-    return t->m.help_open || t->m.sql_open || t->m.inspector_open || t->heads.open || t->pat.open || t->dist.open;
+    return t->m.help_open || t->m.sql_open || t->m.inspector_open || t->heads.open || t->m.flips_open ||
+           t->pat.open || t->dist.open;
 }
 
 int tui_key(Tui *t, int ch) {
     if (tui_picker_key(t, ch)) return 0; /* an open picker holds the keyboard, Esc included */
-    /* the close key (Esc) stops a running pane job, else a re-evaluation, before it closes panes */
+    /* the close key (Esc) stops a running pane job, a count or a why being recomputed, else a
+     * re-evaluation, before it closes panes */
     /* (a re-evaluation belongs to the live run, set aside while a replay opened from it is browsed) */
     if (!t->m.input.active && view_key_command(ch) == VIEW_OP_CLOSE &&
-        (tui_cancel_job(t) || tui_tokstats_cancel(t) || (!t->replay && tui_stop_reeval(t))))
+        (tui_cancel_job(t) || tui_tokstats_cancel(t) || tui_why_cancel(t) || (!t->replay && tui_stop_reeval(t))))
         return 0;
     /* with no pane left to close, Esc leaves a replay opened from the live session */
     if (!t->m.input.active && !any_pane_open(t) && view_key_command(ch) == VIEW_OP_CLOSE && tui_back_to_live(t))
@@ -215,6 +218,7 @@ int tui_key(Tui *t, int ch) {
         if (view_input_key(&t->m, ch) == VIEW_INPUT_DONE) input_done(t);
         return 0;
     }
+    if (view_flips_key(&t->m, ch)) return 0; /* drawn over the others, it answers first */
     if (tui_heads_key(t, ch)) return 0; /* over the pattern, when both are open */
     if (tui_dist_key(t, ch)) return 0;
     if (tui_pattern_key(t, ch)) return 0;

@@ -169,12 +169,20 @@ static void why_poll(Tui *t) {
     if (tui_worker_take_why(&t->w, &r, &rc, &pos, &rl, &rh)) {
         ViewWhy *w = &m->why;
         *w = (ViewWhy){.pos = pos, .layer = rl, .head = rh};
-        w->state = rc == 0 ? VIEW_WHY_OK : rc == -1 ? VIEW_WHY_NO_ROUTER : rc == -3 ? VIEW_WHY_NOT_KEPT : VIEW_WHY_NONE;
+        w->state = rc == 0    ? VIEW_WHY_OK
+                   : rc == -1 ? VIEW_WHY_NO_ROUTER
+                   : rc == -3 ? VIEW_WHY_NOT_KEPT
+                   : rc == -4 ? VIEW_WHY_STOPPED
+                              : VIEW_WHY_NONE;
         w->logit = r.logit, w->bias = r.bias, w->norm = r.norm, w->rest = r.rest, w->dim = r.dim;
         w->n_top = rc == 0 ? r.n_top : 0;
         for (int j = 0; j < w->n_top; j++) w->top_dim[j] = r.top[j].dim, w->top_xw[j] = r.top[j].xw;
         t->why_pending = 0, t->dirty = 1;
     }
+    int fed, to_feed, fp, fl, fh; /* a recompute under way: its progress in the why line */
+    if (tui_worker_why_progress(&t->w, &fed, &to_feed, &fp, &fl, &fh) && m->why.state == VIEW_WHY_PENDING &&
+        m->why.pos == fp && m->why.layer == fl && m->why.head == fh && (m->why.fed != fed || m->why.to_feed != to_feed))
+        m->why.fed = fed, m->why.to_feed = to_feed, t->dirty = 1;
     const ViewWhy *w = &m->why;
     float score = cur->score[cell];
     /* answered for another run at this position: the score it explains is not the trace's */
@@ -185,6 +193,13 @@ static void why_poll(Tui *t) {
     tui_worker_request_why(&t->w, cur->pos, l, h);
     t->why_pending = 1, t->why_n = m->n_hist;
     if (!view_why_current(m)) m->why = (ViewWhy){.pos = cur->pos, .layer = l, .head = h, .state = VIEW_WHY_PENDING};
+}
+
+int tui_why_cancel(Tui *t) {
+    int fed, to_feed, pos, l, h;
+    if (!tui_worker_why_progress(&t->w, &fed, &to_feed, &pos, &l, &h) || !tui_worker_cancel_why(&t->w)) return 0;
+    view_set_status(&t->m, "why L%d H%d @ pos %d: stopped at %d of %d positions", l, h, pos, fed, to_feed);
+    return 1;
 }
 
 void tui_dist_poll(Tui *t) {
@@ -231,7 +246,8 @@ int tui_dist_key(Tui *t, int ch) {
         tui_dist_close(t);
         return 1;
     }
-    if (view_key_command(ch) == VIEW_ACT_PATTERN) tui_dist_close(t); /* the two share the middle of the screen */
+    /* the pattern and the sorted heads share the middle of the screen with it, drawn under it */
+    if (view_key_command(ch) == VIEW_ACT_PATTERN || view_key_command(ch) == VIEW_ACT_HEADS) tui_dist_close(t);
     return 0;
 }
 

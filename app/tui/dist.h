@@ -46,6 +46,10 @@ int tui_dist_key(Tui *t, int ch);
  * inspector or the pane shows it. */
 void tui_dist_poll(Tui *t);
 
+/* Esc: stop the why being recomputed for a model too large to keep its
+ * router inputs, saying so on the status line. 1 if one was under way. */
+int tui_why_cancel(Tui *t);
+
 /* Stop a count and close the pane (the controller is closing). */
 void tui_dist_close(Tui *t);
 

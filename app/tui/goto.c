@@ -27,38 +27,69 @@ static int number(const char **s, int *v) {
     return 1;
 }
 
-/* "L15 H31", "l15h31", "L15, H31": after the L. */
-static int head_lh(const char *p, int *l, int *h) {
+/* "L15 H31", "l15h31", "L15, H31": after the L; *rest past it. */
+static int head_lh(const char *p, int *l, int *h, const char **rest) {
     if (!number(&p, l)) return 0;
     p = skip_space(p);
     if (*p == ',') p = skip_space(p + 1);
     if (*p != 'H' && *p != 'h') return 0;
     p++;
     if (!number(&p, h)) return 0;
-    return *skip_space(p) == 0;
+    *rest = skip_space(p);
+    return 1;
 }
 
-/* "15.31" */
-static int head_dot(const char *p, int *l, int *h) {
+/* "15.31"; *rest past it. */
+static int head_dot(const char *p, int *l, int *h, const char **rest) {
     if (!number(&p, l) || *p++ != '.' || !number(&p, h)) return 0;
-    return *skip_space(p) == 0;
+    *rest = skip_space(p);
+    return 1;
+}
+
+/* 1 if s begins the position form: "pos" then a space, a digit or the end. */
+static int is_pos_form(const char *s) {
+    return !strncasecmp(s, "pos", 3) && (isspace((unsigned char)s[3]) || isdigit((unsigned char)s[3]) || !s[3]);
+}
+
+/* The position form at s ("pos 1200"): TUI_GOTO_POS, or TUI_GOTO_BAD
+ * naming what is wrong (whole names the typed line). */
+static TuiGoto parse_pos(const char *s, const char *whole, int n_pos) {
+    TuiGoto g = {.kind = TUI_GOTO_BAD};
+    const char *p = skip_space(s + 3);
+    int pos;
+    if (!number(&p, &pos) || *skip_space(p)) {
+        snprintf(g.why, sizeof g.why, "go to: \"%.60s\" is not a position: write pos 1200", whole);
+        return g;
+    }
+    if (pos >= n_pos) {
+        if (n_pos > 0) snprintf(g.why, sizeof g.why, "go to: no pos %d (positions 0-%d)", pos, n_pos - 1);
+        else snprintf(g.why, sizeof g.why, "go to: no pos %d (no positions yet)", pos);
+        return g;
+    }
+    return (TuiGoto){.kind = TUI_GOTO_POS, .pos = pos};
 }
 
 TuiGoto tui_goto_parse(const char *s, int n_layers, int n_heads, int n_pos) {
     TuiGoto g = {.kind = TUI_GOTO_BAD};
     s = skip_space(s ? s : "");
     if (!*s) {
-        snprintf(g.why, sizeof g.why, "go to: type L15 H31, 15.31, pos 1200 or a token's text");
+        snprintf(g.why, sizeof g.why, "go to: type L15 H31, 15.31, pos 1200, L15 H31 pos 1200 or a token's text");
         return g;
     }
-    int l, h, pos;
+    int l, h;
+    const char *rest = "";
     int lh = (*s == 'L' || *s == 'l') && isdigit((unsigned char)s[1]);
     if (lh || isdigit((unsigned char)*s)) {
-        if (lh ? head_lh(s + 1, &l, &h) : head_dot(s, &l, &h)) {
-            if (l < n_layers && h < n_heads) return (TuiGoto){.kind = TUI_GOTO_HEAD, .layer = l, .head = h};
-            snprintf(g.why, sizeof g.why, "go to: no head L%d H%d (the model has L0-L%d, H0-H%d)", l, h,
-                     n_layers - 1, n_heads - 1);
-            return g;
+        if ((lh ? head_lh(s + 1, &l, &h, &rest) : head_dot(s, &l, &h, &rest)) && (!*rest || is_pos_form(rest))) {
+            if (l >= n_layers || h >= n_heads) {
+                snprintf(g.why, sizeof g.why, "go to: no head L%d H%d (the model has L0-L%d, H0-H%d)", l, h,
+                         n_layers - 1, n_heads - 1);
+                return g;
+            }
+            TuiGoto at = {.kind = TUI_GOTO_POS, .pos = -1};
+            if (*rest) at = parse_pos(rest, s, n_pos); /* a head at a position: "L15 H31 pos 1200" */
+            if (at.kind == TUI_GOTO_BAD) return at;
+            return (TuiGoto){.kind = TUI_GOTO_HEAD, .layer = l, .head = h, .pos = at.pos};
         }
         if (lh) {
             snprintf(g.why, sizeof g.why, "go to: \"%.60s\" is not a head: write L15 H31 or 15.31", s);
@@ -71,19 +102,7 @@ TuiGoto tui_goto_parse(const char *s, int n_layers, int n_heads, int n_pos) {
             return g;
         }
     }
-    if (!strncasecmp(s, "pos", 3) && (isspace((unsigned char)s[3]) || isdigit((unsigned char)s[3]) || !s[3])) {
-        const char *p = skip_space(s + 3);
-        if (!number(&p, &pos) || *skip_space(p)) {
-            snprintf(g.why, sizeof g.why, "go to: \"%.60s\" is not a position: write pos 1200", s);
-            return g;
-        }
-        if (pos >= n_pos) {
-            if (n_pos > 0) snprintf(g.why, sizeof g.why, "go to: no pos %d (positions 0-%d)", pos, n_pos - 1);
-            else snprintf(g.why, sizeof g.why, "go to: no pos %d (no positions yet)", pos);
-            return g;
-        }
-        return (TuiGoto){.kind = TUI_GOTO_POS, .pos = pos};
-    }
+    if (is_pos_form(s)) return parse_pos(s, s, n_pos);
     return (TuiGoto){.kind = TUI_GOTO_TEXT};
 }
 
@@ -116,7 +135,15 @@ int tui_goto_apply(ViewModel *m, const char *s) {
     switch (g.kind) {
     case TUI_GOTO_HEAD:
         m->sel_layer = g.layer, m->sel_head = g.head;
-        view_set_status(m, "L%d H%d", g.layer, g.head);
+        if (g.pos < 0) {
+            view_set_status(m, "L%d H%d", g.layer, g.head);
+            return 1;
+        }
+        /* a head at a position asks about one decision: the inspector explains it */
+        m->cursor = g.pos, m->follow = 0;
+        m->inspector_open = 1;
+        if (m->focus == VIEW_PANE_BARS) m->focus = VIEW_PANE_INSPECTOR; /* the inspector takes the bars' place */
+        view_set_status(m, "L%d H%d @ pos %d", g.layer, g.head, g.pos);
         return 1;
     case TUI_GOTO_POS:
         m->cursor = g.pos, m->follow = 0;

@@ -2,7 +2,9 @@
  * function, and the move to it.
  *
  * Four forms: `L15 H31` (also `l15h31`, `L15,H31`) and `15.31` select a
- * head; `pos 1200` moves the token cursor; anything else is a token's
+ * head; `pos 1200` moves the token cursor; both at once (`L15 H31 pos
+ * 1200`) also open the inspector on that decision, so "why did this head
+ * go global there" is one go-to; anything else is a token's
  * text, searched forward from the cursor (wrapping round), case-insensitive
  * and across token boundaries. A head or position out of range, or a form
  * begun and not finished (`L15`, `pos x`), is refused with one line
@@ -19,7 +21,7 @@ typedef enum { TUI_GOTO_BAD, TUI_GOTO_HEAD, TUI_GOTO_POS, TUI_GOTO_TEXT } TuiGot
 typedef struct {
     TuiGotoKind kind;
     int layer, head; /* TUI_GOTO_HEAD */
-    int pos;         /* TUI_GOTO_POS */
+    int pos;         /* TUI_GOTO_POS; with TUI_GOTO_HEAD, -1 or the position named too */
     char why[160];   /* TUI_GOTO_BAD: the status line's reason */
 } TuiGoto;
 

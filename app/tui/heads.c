@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "views/keymap.h"
 #include "views/rates.h"
 
 static void close_heads(Tui *t) {
@@ -25,6 +26,10 @@ void tui_heads_toggle(Tui *t) {
 
 int tui_heads_key(Tui *t, int ch) {
     if (!t->heads.open || t->m.help_open || ch == KEY_MOUSE || ch == KEY_RESIZE) return 0;
+    if (view_key_command(ch) == VIEW_ACT_PATTERN) { /* the pattern is drawn under this pane: show it */
+        close_heads(t);
+        return t->pat.open; /* else A opens it, as anywhere */
+    }
     ViewRect r = view_pattern_rect(&t->scr.lay);
     int cell = -1;
     switch (view_heads_key(&t->heads, &t->m, ch, r.h, &cell)) {

@@ -227,8 +227,24 @@ static void step(TuiWorker *w) {
     trace_free(t);
 }
 
+/* The why of (pos, l, h) answered, for tui_worker_take_why (mu held). */
+static void answer_why(TuiWorker *w, const RouterWhy *r, int rc, int pos, int l, int h) {
+    w->why = *r, w->why_rc = rc;
+    w->why_ready = 1, w->why_rpos = pos, w->why_rlayer = l, w->why_rhead = h;
+}
+
+/* Drop the recompute under way, answering that it stopped. */
+static void stop_feed(TuiWorker *w) {
+    if (!w->why_feeding) return;
+    RouterWhy r = {0};
+    answer_why(w, &r, -4, w->why_feed.pos, w->why_feed.layer, w->why_feed.head);
+    router_why_feed_end(&w->why_feed);
+    w->why_feeding = w->why_cancel = 0;
+}
+
 /* Take a restart request (mu held); run it without mu. */
 static void do_restart(TuiWorker *w) {
+    stop_feed(w); /* it reads the session about to be replaced */
     w->busy = 1; /* a big prompt takes a while to tokenize, a re-evaluation to compute */
     AttnConfig a = w->next_attn;
     char *prompt = w->next_prompt;
@@ -282,24 +298,47 @@ static void do_pattern(TuiWorker *w) {
 
 /* Answer a why request: from the kept router inputs, one dot product's
  * terms (cheap enough under mu); or, for a model too large to keep them,
- * by feeding the tokens up to pos afresh, with mu released (only this
- * thread touches the session) so that the UI's takes never wait. */
+ * begin feeding the tokens up to pos afresh (feed_why), replacing a
+ * recompute still under way. */
 static void do_why(TuiWorker *w) {
     w->why_req = 0;
     int pos = w->why_pos, l = w->why_layer, h = w->why_head;
     RouterWhy r = {0};
     int rc = -2;
+    stop_feed(w);
     if (pos < w->ses.n_fed && w->why_kept) {
         rc = router_why_at(w->model, &w->ses.rs, &w->ses.attn, l, h, pos, ROUTER_WHY_TOP, &r);
     } else if (pos < w->ses.n_fed) {
         Err e;
-        pthread_mutex_unlock(&w->mu);
-        rc = router_why_recompute(w->model, &w->ses.attn, w->ses.ids, pos, l, h, w->threads, ROUTER_WHY_TOP, &r, &e);
-        pthread_mutex_lock(&w->mu);
+        rc = router_why_feed_begin(&w->why_feed, w->model, &w->ses.attn, pos, l, h, w->threads, ROUTER_WHY_TOP, &e);
+        if (rc == 0) {
+            w->why_feeding = 1, w->why_cancel = 0, w->why_fed = 0, w->why_to_feed = pos + 1;
+            return;
+        }
         if (rc == -2) rc = -3;
     }
-    w->why = r, w->why_rc = rc;
-    w->why_ready = 1, w->why_rpos = pos, w->why_rlayer = l, w->why_rhead = h;
+    answer_why(w, &r, rc, pos, l, h);
+}
+
+/* One chunk of the recompute under way, with mu released (only this thread
+ * touches the session and the feed) so that the UI's takes never wait; a
+ * chunk's worth of time is the longest a step or a pattern waits for it. */
+static void feed_why(TuiWorker *w) {
+    if (w->why_cancel) {
+        stop_feed(w);
+        return;
+    }
+    RouterWhy r = {0};
+    long ms = w->chunk_delay_ms;
+    pthread_mutex_unlock(&w->mu);
+    if (ms > 0) nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
+    int done = router_why_feed_step(&w->why_feed, w->model, &w->ses.attn, w->ses.ids, &r);
+    pthread_mutex_lock(&w->mu);
+    w->why_fed = w->why_feed.done;
+    if (!done) return;
+    answer_why(w, &r, 0, w->why_feed.pos, w->why_feed.layer, w->why_feed.head);
+    router_why_feed_end(&w->why_feed);
+    w->why_feeding = w->why_cancel = 0;
 }
 
 static void wait_until(TuiWorker *w, double when) {
@@ -329,6 +368,13 @@ static void *worker_main(void *arg) {
         if (w->pat_req) { do_pattern(w); continue; }
         if (w->why_req) { do_why(w); continue; }
         int want = !w->finished && (w->want_steps > 0 || w->playing);
+        /* a recompute's chunks take turns with the steps: a step waits for one chunk at most */
+        if (w->why_feeding && (!want || !w->why_turn || w->why_cancel)) {
+            w->why_turn = 1;
+            feed_why(w);
+            continue;
+        }
+        w->why_turn = 0;
         if (!want) { pthread_cond_wait(&w->cv, &w->mu); continue; }
         /* the interval follows the speed asked for now, not the one of the last step */
         double due = last_step + (w->speed > 0 ? 1.0 / w->speed : 0);
@@ -445,6 +491,23 @@ void tui_worker_request_why(TuiWorker *w, int pos, int layer, int head) {
     pthread_mutex_unlock(&w->mu);
 }
 
+int tui_worker_why_progress(TuiWorker *w, int *fed, int *to_feed, int *pos, int *layer, int *head) {
+    pthread_mutex_lock(&w->mu);
+    int on = w->why_feeding;
+    if (on) *fed = w->why_fed, *to_feed = w->why_to_feed, *pos = w->why_feed.pos, *layer = w->why_feed.layer,
+            *head = w->why_feed.head;
+    pthread_mutex_unlock(&w->mu);
+    return on;
+}
+
+int tui_worker_cancel_why(TuiWorker *w) {
+    pthread_mutex_lock(&w->mu);
+    int on = w->why_feeding && !w->why_cancel;
+    if (on) w->why_cancel = 1, pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    return on;
+}
+
 int tui_worker_take_why(TuiWorker *w, RouterWhy *out, int *rc, int *pos, int *layer, int *head) {
     pthread_mutex_lock(&w->mu);
     int ready = w->why_ready;
@@ -488,6 +551,7 @@ void tui_worker_stop(TuiWorker *w) {
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);
+    if (w->why_feeding) router_why_feed_end(&w->why_feed);
     end_run(w, "done");
     Err e;
     store_close(w->store, &e);

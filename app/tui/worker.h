@@ -82,6 +82,9 @@ typedef struct {
     int why_ready, why_rc, why_rpos, why_rlayer, why_rhead; /* the why answered: its return (tui_worker_take_why) */
     RouterWhy why;
     int why_kept;             /* the session keeps every position's router input (else a why is recomputed) */
+    int why_feeding;          /* a recompute is under way, a chunk between other work (why_feed) */
+    int why_fed, why_to_feed; /* its progress: positions fed of those it needs */
+    int why_cancel;           /* Esc: stop it at the next chunk */
     char message[600];        /* error or notice for the status line ("" none) */
     int reeval;               /* the restart under way re-evaluates (progress: prefill_done of prefill_total) */
     int64_t reeval_parent;    /* the run it re-evaluates */
@@ -96,6 +99,8 @@ typedef struct {
     int have_ses;
     StepTrace **pre;          /* the prefill under way's traces: written to the store a chunk at a time */
     int pre_written;          /* positions of pre already in the store */
+    RouterWhyFeed why_feed;   /* the recompute under way */
+    int why_turn;             /* the last turn was a chunk of the recompute: a step wanted goes next */
     long chunk_delay_ms;      /* test knob AHASCOPE_TEST_PREFILL_DELAY_MS: each chunk of a prefill or re-evaluation takes this longer */
 } TuiWorker;
 
@@ -161,11 +166,20 @@ void tui_worker_request_why(TuiWorker *w, int pos, int layer, int head);
 
 /* The why answered since the last call: 1 with *out, what it covers and
  * rc (0; -1 the run has no router; -2 the position is not fed in this
- * session yet; -3 the inputs could not be recomputed), else 0. A model
- * whose router inputs would take over TUI_WHY_KEEP_MB is not charged them:
- * its why is recomputed by feeding the tokens up to the position afresh,
- * on the worker's thread (the steps wait meanwhile). */
+ * session yet; -3 the inputs could not be recomputed; -4 the recompute was
+ * stopped), else 0. A model whose router inputs would take over
+ * TUI_WHY_KEEP_MB is not charged them: its why is recomputed by feeding
+ * the tokens up to the position afresh, on the worker's thread a chunk at
+ * a time, steps, patterns and attention rows answered between chunks. */
 int tui_worker_take_why(TuiWorker *w, RouterWhy *out, int *rc, int *pos, int *layer, int *head);
+
+/* 1 while a why is being recomputed, with the positions fed of those it
+ * needs and what it explains. */
+int tui_worker_why_progress(TuiWorker *w, int *fed, int *to_feed, int *pos, int *layer, int *head);
+
+/* Stop the why being recomputed at its next chunk (it is then answered
+ * with rc -4). Returns 1 if one was under way. */
+int tui_worker_cancel_why(TuiWorker *w);
 
 /* Megabytes of router inputs (layers × context × width) a session keeps
  * at most so that the inspector can explain any position's router at
