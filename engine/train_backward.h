@@ -53,12 +53,22 @@ void rmsnorm_forward(float *out, float *rstd, const float *x, const float *w, in
 void rmsnorm_backward(float *dx, float *dw, const float *dout, const float *x, const float *rstd, const float *w,
                       int N, int C);
 
+/* dw[i] += ∂/∂w_i of that rmsnorm for columns i in [c0, c1) only, the rows
+ * summed in order: threads owning disjoint columns give rmsnorm_backward's
+ * very floats. */
+void rmsnorm_backward_weight(float *dw, const float *dout, const float *x, const float *rstd, int N, int C, int c0,
+                             int c1);
+
 /* RoPE tables cos/sin[T][head_size/2] for positions 0..T-1, computed as the
  * inference forward (engine/forward.c) computes them. */
 void rope_table(float *cos_t, float *sin_t, int T, int head_size, float theta);
 /* Rotate x[B·T][width] in place, row b·T+t at position t: adjacent pairs
  * (x[2i], x[2i+1]) of each head_size-wide head, as llama2.c does. */
 void rope_forward(float *x, const float *cos_t, const float *sin_t, int B, int T, int width, int head_size);
+/* Rotate rows [n0, n1) of x[][width] in place, row n at position n % T;
+ * inverse rotates by the negative angle (the backward's transpose). */
+void rope_rows(float *x, const float *cos_t, const float *sin_t, int T, int n0, int n1, int width, int head_size,
+               int inverse);
 /* In place: dx holds ∂L/∂(rotated x) on entry and ∂L/∂x on return (the
  * transpose rotation). */
 void rope_backward(float *dx, const float *cos_t, const float *sin_t, int B, int T, int width, int head_size);
@@ -79,6 +89,13 @@ long train_router_forward(float *r, uint8_t *gate, const float *xn, const float 
 /* Given dr[N][H] = ∂L/∂r: dxn += (dr·r(1−r)) · wr; dwr += (dr·r(1−r))ᵀ · xn. */
 void train_router_backward(float *dxn, float *dwr, const float *dr, const float *r, const float *xn,
                            const float *wr, int N, int C, int H);
+
+/* The two halves of train_router_backward, for rows and columns split over
+ * threads: dxn[N][C] += (dr·r(1−r))·wr, and dwr[h][i] += Σ_n (dr·r(1−r))[n][h]·xn[n][i]
+ * for columns i in [c0, c1), the rows summed in order. */
+void router_backward_input(float *dxn, const float *dr, const float *r, const float *wr, int N, int C, int H);
+void router_backward_weight(float *dwr, const float *dr, const float *r, const float *xn, int N, int C, int H, int c0,
+                            int c1);
 
 /* Shape of one AHA attention call (window w ≥ 1 keys including the current
  * one, plus the first `sinks` positions; engine/attn.c attn_local_set). */
@@ -115,6 +132,13 @@ void attention_forward(const AttnDims *d, const AttnActs *a, float *scratch);
  * dgate[N][n_heads] += ⟨dout, o_all − o_here⟩, which is ∂L/∂r. */
 void attention_backward(const AttnDims *d, const AttnActs *a, const float *dout, float *dq, float *dk, float *dv,
                         float *dgate, float *scratch);
+
+/* Per row: probs[n] = softmax(logits[n]) and loss[n] = −log probs[n][targets[n]]
+ * (p NULL), else KL(p[n] || probs[n]) (0·log 0 = 0), in double. Rows are
+ * independent: threads may share them out. */
+void loss_rows(double *loss, float *probs, const float *logits, const int *targets, const float *p, int N, int V);
+/* Σ w·loss / Σ w over N rows in order (weights NULL: all 1; 0 when every weight is 0). */
+double loss_mean(const double *loss, const float *weights, int N);
 
 /* probs[N][V] = softmax(logits); returns the mean over rows of
  * −log probs[target], each row weighted by weights[n] (NULL: all 1), so
@@ -187,6 +211,7 @@ typedef struct {
     float *branch;          /* [N][dim] a block's output before its residual add (forward scratch) */
     float *dres, *dxn, *dbranch, *dq, *dk, *dv, *dh1, *dh3, *dhs, *dgate, *dlogits;
     float *scratch;         /* [attention_scratch_floats] */
+    double *row_loss;       /* [N] each row's task loss, summed in order after the rows ran in parallel */
     Pool *pool;             /* the threads of products and attention (AHASCOPE_THREADS, else every CPU) */
     float *mem;             /* one block holding the floats above */
     /* results of the last forward */

@@ -57,7 +57,8 @@ int train_init(TrainState *s, const Config *c, int B, int T, Err *e) {
     s->gate = calloc(L * N * H, 1);
     s->inputs = calloc(N, sizeof(int));
     s->targets = calloc(N, sizeof(int));
-    if (!s->mem || !s->gate || !s->inputs || !s->targets) {
+    s->row_loss = calloc(N, sizeof(double));
+    if (!s->mem || !s->gate || !s->inputs || !s->targets || !s->row_loss) {
         train_free(s);
         return err_set(e, "out of memory for training activations (batch %dx%d)", B, T);
     }
@@ -68,6 +69,7 @@ int train_init(TrainState *s, const Config *c, int B, int T, Err *e) {
 void train_free(TrainState *s) {
     pool_free(s->pool);
     free(s->mem);
+    free(s->row_loss);
     free(s->gate);
     free(s->inputs);
     free(s->targets);
@@ -133,16 +135,18 @@ int weights_check_finite(const Weights *w, const Config *c, Err *e) {
 }
 
 
-/* ---- the products, split over the pool ---- */
+/* ---- the pass, split over the pool ----
+ *
+ * Each layer is a few pool runs. A run's tasks own slices of rows (blocks
+ * of 16) and do all a row needs before the next run: a product's rows, then
+ * the element-wise layers on those rows while they are in cache (RoPE after
+ * Q and K, SwiGLU after W1 and W3, the residual add and the next rmsnorm
+ * after Wo and W2, the loss after the classifier). Weight gradients sum over
+ * every row, so they come in the run after, each task owning a slice of the
+ * weight's rows (norm and router vectors: of its columns): no two tasks
+ * write the same float, and every sum over rows runs in row order. */
 
-/* One product of the pass: out = in·wᵀ (forward), or din += dout·w and
- * dw += doutᵀ·in (backward); a task takes a slice of rows of the output
- * it writes, so the slices never overlap. */
-typedef struct {
-    float *out, *din, *dw;
-    const float *in, *w, *dout;
-    int N, n_in, n_out;
-} MatJob;
+enum { MAX_TASKS = 64 }; /* pool.h: a pool has at most 64 threads */
 
 /* [*r0, *r1): task's share of n rows, in blocks of 16 (whole cache lines). */
 static void slice(int n, int task, int tasks, int *r0, int *r1) {
@@ -153,50 +157,27 @@ static void slice(int n, int task, int tasks, int *r0, int *r1) {
     if (*r0 > n) *r0 = n;
 }
 
-static void matmul_fwd_task(void *ctx, int task, int n_tasks) {
-    const MatJob *j = ctx;
-    int r0, r1;
-    slice(j->N, task, n_tasks, &r0, &r1);
-    if (r1 > r0) train_matmul_forward(j->out + (size_t)r0 * j->n_out, j->in + (size_t)r0 * j->n_in, j->w, r1 - r0, j->n_in, j->n_out);
+/* out[r0 .. r1) = in[r0 .. r1)·wᵀ. */
+static void rows_out(float *out, const float *in, const float *w, int r0, int r1, int n_in, int n_out) {
+    if (r1 > r0) train_matmul_forward(out + (size_t)r0 * n_out, in + (size_t)r0 * n_in, w, r1 - r0, n_in, n_out);
 }
 
-static void matmul_bwd_task(void *ctx, int task, int n_tasks) {
-    const MatJob *j = ctx;
-    int r0, r1;
-    if (j->din) {
-        slice(j->N, task, n_tasks, &r0, &r1);
-        if (r1 > r0)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, j->n_in, j->n_out, 1.0f,
-                        j->dout + (size_t)r0 * j->n_out, j->n_out, j->w, j->n_in, 1.0f, j->din + (size_t)r0 * j->n_in,
-                        j->n_in);
-    }
-    if (j->dw) {
-        slice(j->n_out, task, n_tasks, &r0, &r1);
-        if (r1 > r0)
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1 - r0, j->n_in, j->N, 1.0f, j->dout + r0, j->n_out,
-                        j->in, j->n_in, 1.0f, j->dw + (size_t)r0 * j->n_in, j->n_in);
-    }
+/* din[r0 .. r1) = beta·din + dout·w: beta 0 overwrites (no zeroing first), 1 adds. */
+static void rows_din(float *din, const float *dout, const float *w, int r0, int r1, int n_in, int n_out, float beta) {
+    if (r1 > r0)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, n_in, n_out, 1.0f, dout + (size_t)r0 * n_out,
+                    n_out, w, n_in, beta, din + (size_t)r0 * n_in, n_in);
 }
 
-static void run(Pool *pool, pool_fn fn, void *ctx) {
-    if (pool) pool_run(pool, fn, ctx, pool_threads(pool));
-    else fn(ctx, 0, 1);
+/* dw += doutᵀ·in over all N rows, for the task's slice of dw's n_out rows
+ * (dw NULL: nothing; the weights are not trained). */
+static void slice_dw(float *dw, const float *dout, const float *in, int N, int n_in, int n_out, int task, int tasks) {
+    int o0, o1;
+    slice(n_out, task, tasks, &o0, &o1);
+    if (dw && o1 > o0)
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, o1 - o0, n_in, N, 1.0f, dout + o0, n_out, in, n_in, 1.0f,
+                    dw + (size_t)o0 * n_in, n_in);
 }
-
-/* train_matmul_forward over the pool. */
-static void matmul_forward(const TrainState *s, float *out, const float *in, const float *w, int N, int n_in, int n_out) {
-    MatJob j = {.out = out, .in = in, .w = w, .N = N, .n_in = n_in, .n_out = n_out};
-    run(s->pool, matmul_fwd_task, &j);
-}
-
-/* train_matmul_backward over the pool. */
-static void matmul_backward(const TrainState *s, float *din, float *dw, const float *dout, const float *in,
-                            const float *w, int N, int n_in, int n_out) {
-    MatJob j = {.din = din, .dw = dw, .dout = dout, .in = in, .w = w, .N = N, .n_in = n_in, .n_out = n_out};
-    run(s->pool, matmul_bwd_task, &j);
-}
-
-/* ---- forward ---- */
 
 /* Per-layer slices of the activations (X + l·N·width). */
 typedef struct {
@@ -228,50 +209,146 @@ static AttnActs attn_acts(const LayerActs *a) {
                       .o_here = a->o_here, .lse_all = a->lse_all, .lse_here = a->lse_here};
 }
 
+/* What a run's tasks read: the state, the weights and one layer. */
+typedef struct {
+    TrainState *s;
+    const Weights *w;
+    const float *wr;       /* this layer's routers [H][dim] */
+    float *dwr;            /* their gradient */
+    Grads *g;              /* NULL: only the routers train */
+    LayerActs a;
+    int l;
+    float dr_lambda;       /* ∂(λ·mean r)/∂r of one cell */
+    long global[MAX_TASKS]; /* gates set by each task (router forward) */
+} PassJob;
+
+typedef void (*pass_fn)(PassJob *j, int r0, int r1, int task, int tasks);
+
+typedef struct {
+    PassJob *j;
+    pass_fn fn;
+} PassRun;
+
+static void pass_task(void *ctx, int task, int tasks) {
+    PassRun *p = ctx;
+    int r0, r1;
+    slice(p->j->s->N, task, tasks, &r0, &r1);
+    p->fn(p->j, r0, r1, task, tasks);
+}
+
+/* fn on every task's slice of the N rows, over the pool. */
+static void pass_run(PassJob *j, pass_fn fn) {
+    PassRun p = {j, fn};
+    int tasks = pool_threads(j->s->pool);
+    if (j->s->pool) pool_run(j->s->pool, pass_task, &p, tasks);
+    else pass_task(&p, 0, 1);
+}
+
+/* The attention block's input of layer l: rows of xn1 = rmsnorm(res). */
+static void norm_att_rows(PassJob *j, int l, int r0, int r1) {
+    TrainState *s = j->s;
+    size_t N = s->N, d = s->c.dim;
+    rmsnorm_forward(s->xn1 + l * N * d + r0 * d, s->rstd1 + l * N + r0, s->res + l * N * d + r0 * d,
+                    j->w->rms_att + l * d, r1 - r0, (int)d);
+}
+
+/* ---- forward ---- */
+
+static void fwd_embed(PassJob *j, int r0, int r1, int task, int tasks) {
+    (void)task, (void)tasks;
+    TrainState *s = j->s;
+    int d = s->c.dim;
+    embed_forward(s->res + (size_t)r0 * d, s->inputs + r0, j->w->token_embedding, r1 - r0, d);
+    norm_att_rows(j, 0, r0, r1);
+}
+
+/* q, k, v, their rotation, the router scores and gates. */
+static void fwd_qkv(PassJob *j, int r0, int r1, int task, int tasks) {
+    (void)tasks;
+    TrainState *s = j->s;
+    const Config *c = &s->c;
+    const LayerActs *a = &j->a;
+    int d = c->dim, kv = c->kv_dim, H = c->n_heads, l = j->l;
+    rows_out(a->q, a->xn1, j->w->wq + (size_t)l * d * d, r0, r1, d, d);
+    rows_out(a->k, a->xn1, j->w->wk + (size_t)l * kv * d, r0, r1, d, kv);
+    rows_out(a->v, a->xn1, j->w->wv + (size_t)l * kv * d, r0, r1, d, kv);
+    rope_rows(a->q, s->rope_cos, s->rope_sin, s->T, r0, r1, d, c->head_size, 0);
+    rope_rows(a->k, s->rope_cos, s->rope_sin, s->T, r0, r1, kv, c->head_size, 0);
+    j->global[task] = r1 > r0 ? train_router_forward(a->r + (size_t)r0 * H, a->gate + (size_t)r0 * H,
+                                                     a->xn1 + (size_t)r0 * d, j->wr, s->tc.tau, r1 - r0, d, H)
+                              : 0;
+}
+
+/* res_mid = res + att·Woᵀ, xn2 = rmsnorm(res_mid). */
+static void fwd_wo(PassJob *j, int r0, int r1, int task, int tasks) {
+    (void)task, (void)tasks;
+    TrainState *s = j->s;
+    const LayerActs *a = &j->a;
+    size_t d = s->c.dim, o = r0 * d, n = (size_t)(r1 - r0);
+    rows_out(s->branch, a->att, j->w->wo + j->l * d * d, r0, r1, (int)d, (int)d);
+    residual_forward(a->res_mid + o, a->res + o, s->branch + o, n * d);
+    rmsnorm_forward(a->xn2 + o, a->rstd2 + r0, a->res_mid + o, j->w->rms_ffn + j->l * d, (int)n, (int)d);
+}
+
+/* hs = silu(xn2·W1ᵀ) ∘ (xn2·W3ᵀ). */
+static void fwd_ffn(PassJob *j, int r0, int r1, int task, int tasks) {
+    (void)task, (void)tasks;
+    const Config *c = &j->s->c;
+    const LayerActs *a = &j->a;
+    size_t d = c->dim, hid = c->hidden_dim;
+    rows_out(a->h1, a->xn2, j->w->w1 + j->l * hid * d, r0, r1, (int)d, (int)hid);
+    rows_out(a->h3, a->xn2, j->w->w3 + j->l * hid * d, r0, r1, (int)d, (int)hid);
+    swiglu_forward(a->hs + r0 * hid, a->h1 + r0 * hid, a->h3 + r0 * hid, (r1 - r0) * hid);
+}
+
+/* res[l+1] = res_mid + hs·W2ᵀ, then the next layer's input norm, or after
+ * the last layer the final norm, the logits and each row's loss. */
+static void fwd_w2(PassJob *j, int r0, int r1, int task, int tasks) {
+    (void)task, (void)tasks;
+    TrainState *s = j->s;
+    const Config *c = &s->c;
+    const LayerActs *a = &j->a;
+    size_t d = c->dim, hid = c->hidden_dim, V = c->vocab_size, o = r0 * d, n = (size_t)(r1 - r0);
+    rows_out(s->branch, a->hs, j->w->w2 + j->l * d * hid, r0, r1, (int)hid, (int)d);
+    residual_forward(a->res_next + o, a->res_mid + o, s->branch + o, n * d);
+    if (j->l + 1 < c->n_layers) { norm_att_rows(j, j->l + 1, r0, r1); return; }
+    rmsnorm_forward(s->xnf + o, s->rstdf + r0, a->res_next + o, j->w->rms_final, (int)n, (int)d);
+    rows_out(s->logits, s->xnf, j->w->wcls, r0, r1, (int)d, (int)V);
+    int kl = s->tc.objective == TRAIN_KL;
+    if (n)
+        loss_rows(s->row_loss + r0, s->probs + r0 * V, s->logits + r0 * V, kl ? NULL : s->targets + r0,
+                  kl ? s->target_probs + r0 * V : NULL, (int)n, (int)V);
+}
+
 double train_forward(TrainState *s, const Weights *w, const float *routers, const TrainConfig *tc, const int *inputs,
                      const int *targets, const float *target_probs) {
     const Config *c = &s->c;
-    const int N = s->N, d = c->dim, kv = c->kv_dim, hid = c->hidden_dim, H = c->n_heads, V = c->vocab_size;
-    const size_t dd = (size_t)d * d, dkv = (size_t)kv * d, dh = (size_t)hid * d;
+    const int N = s->N, d = c->dim, H = c->n_heads;
     s->tc = *tc;
     s->target_probs = target_probs;
     memcpy(s->inputs, inputs, (size_t)N * sizeof(int));
     if (targets) memcpy(s->targets, targets, (size_t)N * sizeof(int));
     AttnDims ad = attn_dims(s);
     long global = 0;
+    PassJob j = {.s = s, .w = w};
 
-    embed_forward(s->res, inputs, w->token_embedding, N, d);                       /* res[0]  [N][d] */
+    pass_run(&j, fwd_embed);                         /* res[0], xn1 */
     for (int l = 0; l < c->n_layers; l++) {
-        LayerActs a = layer_acts(s, l);
-        rmsnorm_forward(a.xn1, a.rstd1, a.res, w->rms_att + (size_t)l * d, N, d);   /* xn1     [N][d] */
-        matmul_forward(s, a.q, a.xn1, w->wq + l * dd, N, d, d);                  /* q       [N][d] */
-        matmul_forward(s, a.k, a.xn1, w->wk + l * dkv, N, d, kv);                /* k, v    [N][kv] */
-        matmul_forward(s, a.v, a.xn1, w->wv + l * dkv, N, d, kv);
-        global += train_router_forward(a.r, a.gate, a.xn1, routers + (size_t)l * H * d, /* r, g    [N][H] */
-                                       tc->tau, N, d, H);
-        rope_forward(a.q, s->rope_cos, s->rope_sin, s->B, s->T, d, c->head_size);
-        rope_forward(a.k, s->rope_cos, s->rope_sin, s->B, s->T, kv, c->head_size);
-        AttnActs aa = attn_acts(&a);
-        attention_forward(&ad, &aa, s->scratch);                                    /* att     [N][d] */
-        matmul_forward(s, s->branch, a.att, w->wo + l * dd, N, d, d);            /* att·Woᵀ [N][d] */
-        residual_forward(a.res_mid, a.res, s->branch, (size_t)N * d);             /* res_mid [N][d] */
-        rmsnorm_forward(a.xn2, a.rstd2, a.res_mid, w->rms_ffn + (size_t)l * d, N, d);
-        matmul_forward(s, a.h1, a.xn2, w->w1 + l * dh, N, d, hid);               /* h1, h3  [N][hid] */
-        matmul_forward(s, a.h3, a.xn2, w->w3 + l * dh, N, d, hid);
-        swiglu_forward(a.hs, a.h1, a.h3, (size_t)N * hid);                          /* hs      [N][hid] */
-        matmul_forward(s, s->branch, a.hs, w->w2 + l * dh, N, hid, d);
-        residual_forward(a.res_next, a.res_mid, s->branch, (size_t)N * d);        /* res[l+1] */
+        j.l = l, j.a = layer_acts(s, l), j.wr = routers + (size_t)l * H * d;
+        pass_run(&j, fwd_qkv);                       /* q, k, v (rotated), r, gate */
+        for (int t = 0; t < pool_threads(s->pool); t++) global += j.global[t];
+        AttnActs aa = attn_acts(&j.a);
+        attention_forward(&ad, &aa, s->scratch);     /* att */
+        pass_run(&j, fwd_wo);                        /* res_mid, xn2 */
+        pass_run(&j, fwd_ffn);                       /* h1, h3, hs */
+        pass_run(&j, fwd_w2);                        /* res[l+1], next xn1 (or xnf, logits, row losses) */
     }
-    float *res_final = s->res + (size_t)c->n_layers * N * d;
-    rmsnorm_forward(s->xnf, s->rstdf, res_final, w->rms_final, N, d);              /* xnf     [N][d] */
-    matmul_forward(s, s->logits, s->xnf, w->wcls, N, d, V);                      /* logits  [N][V] */
     s->target_w_sum = N;
     if (s->target_w) {
         s->target_w_sum = 0;
         for (int n = 0; n < N; n++) s->target_w_sum += s->target_w[n];
     }
-    s->task_loss = tc->objective == TRAIN_KL ? kl_forward(s->probs, s->logits, target_probs, N, V)
-                                             : crossentropy_forward(s->probs, s->logits, targets, s->target_w, N, V);
+    s->task_loss = loss_mean(s->row_loss, tc->objective == TRAIN_KL ? NULL : s->target_w, N);
 
     size_t cells = (size_t)c->n_layers * N * H;
     double sum_r = 0;
@@ -284,63 +361,136 @@ double train_forward(TrainState *s, const Weights *w, const float *routers, cons
 
 /* ---- backward ---- */
 
+/* each weight gradient is skipped (NULL) when only the routers train */
+#define GW(field, off) (j->g ? j->g->field + (off) : NULL)
+
+/* dlogits, then dxn = dlogits·Wcls and dres = ∂L/∂res[L] through the final norm. */
+static void bwd_head(PassJob *j, int r0, int r1, int task, int tasks) {
+    (void)task, (void)tasks;
+    TrainState *s = j->s;
+    const Config *c = &s->c;
+    size_t d = c->dim, V = c->vocab_size, n = (size_t)(r1 - r0);
+    float *dl = s->dlogits + r0 * V;
+    memset(dl, 0, n * V * sizeof(float));
+    if (s->tc.objective == TRAIN_KL) kl_backward(dl, s->probs + r0 * V, s->target_probs + r0 * V, (int)n, (int)V, 1.0f / s->N);
+    else if (s->target_w_sum > 0)
+        crossentropy_backward(dl, s->probs + r0 * V, s->targets + r0, s->target_w ? s->target_w + r0 : NULL, (int)n,
+                              (int)V, (float)(1.0 / s->target_w_sum));
+    rows_din(s->dxn, s->dlogits, j->w->wcls, r0, r1, (int)d, (int)V, 0.0f);
+    memset(s->dres + r0 * d, 0, n * d * sizeof(float));
+    rmsnorm_backward(s->dres + r0 * d, NULL, s->dxn + r0 * d, s->res + (size_t)c->n_layers * s->N * d + r0 * d,
+                     s->rstdf + r0, j->w->rms_final, (int)n, (int)d);
+}
+
+static void bwd_head_weights(PassJob *j, int r0, int r1, int task, int tasks) {
+    (void)r0, (void)r1;
+    TrainState *s = j->s;
+    const Config *c = &s->c;
+    int d = c->dim, c0, c1;
+    slice_dw(GW(wcls, 0), s->dlogits, s->xnf, s->N, d, c->vocab_size, task, tasks);
+    slice(d, task, tasks, &c0, &c1);
+    if (j->g) rmsnorm_backward_weight(j->g->rms_final, s->dxn, s->res + (size_t)c->n_layers * s->N * d, s->rstdf, s->N, d, c0, c1);
+}
+
+/* res[l+1] = res_mid + hs·W2ᵀ: dres flows to both summands unchanged;
+ * dhs = dres·W2, then SwiGLU's dh1, dh3. */
+static void bwd_w2(PassJob *j, int r0, int r1, int task, int tasks) {
+    TrainState *s = j->s;
+    const LayerActs *a = &j->a;
+    size_t d = s->c.dim, hid = s->c.hidden_dim, o = r0 * hid, n = (size_t)(r1 - r0) * hid, off = j->l * d * hid;
+    rows_din(s->dhs, s->dres, j->w->w2 + off, r0, r1, (int)hid, (int)d, 0.0f);
+    memset(s->dh1 + o, 0, n * sizeof(float));
+    memset(s->dh3 + o, 0, n * sizeof(float));
+    swiglu_backward(s->dh1 + o, s->dh3 + o, s->dhs + o, a->h1 + o, a->h3 + o, n);
+    slice_dw(GW(w2, off), s->dres, a->hs, s->N, (int)hid, (int)d, task, tasks);
+}
+
+/* dxn = dh1·W1 + dh3·W3, then dres = ∂L/∂res_mid through the FFN norm. */
+static void bwd_ffn(PassJob *j, int r0, int r1, int task, int tasks) {
+    TrainState *s = j->s;
+    const LayerActs *a = &j->a;
+    size_t d = s->c.dim, hid = s->c.hidden_dim, off = j->l * hid * d;
+    rows_din(s->dxn, s->dh1, j->w->w1 + off, r0, r1, (int)d, (int)hid, 0.0f);
+    rows_din(s->dxn, s->dh3, j->w->w3 + off, r0, r1, (int)d, (int)hid, 1.0f);
+    rmsnorm_backward(s->dres + r0 * d, NULL, s->dxn + r0 * d, a->res_mid + r0 * d, a->rstd2 + r0,
+                     j->w->rms_ffn + j->l * d, r1 - r0, (int)d);
+    slice_dw(GW(w1, off), s->dh1, a->xn2, s->N, (int)d, (int)hid, task, tasks);
+    slice_dw(GW(w3, off), s->dh3, a->xn2, s->N, (int)d, (int)hid, task, tasks);
+}
+
+/* res_mid = res + att·Woᵀ: dbranch = dres·Wo; attention's gradients zeroed,
+ * dgate starting from the λ term; the FFN norm's weight. */
+static void bwd_wo(PassJob *j, int r0, int r1, int task, int tasks) {
+    TrainState *s = j->s;
+    const Config *c = &s->c;
+    const LayerActs *a = &j->a;
+    size_t d = c->dim, kv = c->kv_dim, H = c->n_heads, n = (size_t)(r1 - r0);
+    int c0, c1;
+    rows_din(s->dbranch, s->dres, j->w->wo + j->l * d * d, r0, r1, (int)d, (int)d, 0.0f);
+    memset(s->dq + r0 * d, 0, n * d * sizeof(float));
+    memset(s->dk + r0 * kv, 0, n * kv * sizeof(float));
+    memset(s->dv + r0 * kv, 0, n * kv * sizeof(float));
+    for (size_t i = r0 * H; i < r1 * H; i++) s->dgate[i] = j->dr_lambda;
+    slice_dw(GW(wo, j->l * d * d), s->dres, a->att, s->N, (int)d, (int)d, task, tasks);
+    slice((int)d, task, tasks, &c0, &c1);
+    if (j->g) rmsnorm_backward_weight(j->g->rms_ffn + j->l * d, s->dxn, a->res_mid, a->rstd2, s->N, (int)d, c0, c1);
+}
+
+/* dq, dk back through RoPE; dxn = dq·Wq + dk·Wk + dv·Wv + the routers'
+ * share; dres = ∂L/∂res[l] through the attention norm. */
+static void bwd_qkv(PassJob *j, int r0, int r1, int task, int tasks) {
+    (void)task, (void)tasks;
+    TrainState *s = j->s;
+    const Config *c = &s->c;
+    const LayerActs *a = &j->a;
+    size_t d = c->dim, kv = c->kv_dim, H = c->n_heads, n = (size_t)(r1 - r0);
+    rope_rows(s->dq, s->rope_cos, s->rope_sin, s->T, r0, r1, (int)d, c->head_size, 1);
+    rope_rows(s->dk, s->rope_cos, s->rope_sin, s->T, r0, r1, (int)kv, c->head_size, 1);
+    rows_din(s->dxn, s->dq, j->w->wq + j->l * d * d, r0, r1, (int)d, (int)d, 0.0f);
+    rows_din(s->dxn, s->dk, j->w->wk + j->l * kv * d, r0, r1, (int)d, (int)kv, 1.0f);
+    rows_din(s->dxn, s->dv, j->w->wv + j->l * kv * d, r0, r1, (int)d, (int)kv, 1.0f);
+    router_backward_input(s->dxn + r0 * d, s->dgate + r0 * H, a->r + r0 * H, j->wr, (int)n, (int)d, (int)H);
+    rmsnorm_backward(s->dres + r0 * d, NULL, s->dxn + r0 * d, a->res + r0 * d, a->rstd1 + r0,
+                     j->w->rms_att + j->l * d, (int)n, (int)d);
+}
+
+/* Wq, Wk, Wv, the routers and the attention norm's weight. */
+static void bwd_qkv_weights(PassJob *j, int r0, int r1, int task, int tasks) {
+    (void)r0, (void)r1;
+    TrainState *s = j->s;
+    const Config *c = &s->c;
+    const LayerActs *a = &j->a;
+    int N = s->N, d = c->dim, kv = c->kv_dim, c0, c1;
+    slice_dw(GW(wq, (size_t)j->l * d * d), s->dq, a->xn1, N, d, d, task, tasks);
+    slice_dw(GW(wk, (size_t)j->l * kv * d), s->dk, a->xn1, N, d, kv, task, tasks);
+    slice_dw(GW(wv, (size_t)j->l * kv * d), s->dv, a->xn1, N, d, kv, task, tasks);
+    slice(d, task, tasks, &c0, &c1);
+    router_backward_weight(j->dwr, s->dgate, a->r, a->xn1, N, d, c->n_heads, c0, c1);
+    if (j->g) rmsnorm_backward_weight(j->g->rms_att + (size_t)j->l * d, s->dxn, a->res, a->rstd1, N, d, c0, c1);
+}
+
+#undef GW
+
 void train_backward(TrainState *s, const Weights *w, const float *routers, float *drouters, Grads *g) {
     const Config *c = &s->c;
-    const int N = s->N, d = c->dim, kv = c->kv_dim, hid = c->hidden_dim, H = c->n_heads, V = c->vocab_size;
-    const size_t dd = (size_t)d * d, dkv = (size_t)kv * d, dh = (size_t)hid * d;
-    const size_t Nd = (size_t)N * d, Nkv = (size_t)N * kv, Nh = (size_t)N * hid;
+    const int N = s->N, d = c->dim, H = c->n_heads;
     AttnDims ad = attn_dims(s);
-    /* each weight gradient is skipped (NULL) when only the routers train */
-#define GW(field, off) (g ? g->field + (off) : NULL)
     if (g) memset(g->mem, 0, g->n * sizeof(float));
     memset(drouters, 0, (size_t)c->n_layers * H * d * sizeof(float));
     /* ∂(λ·mean r)/∂r: the mean runs over B·T·L·H cells */
-    const float dr_lambda = (float)(s->tc.lambda / ((double)N * c->n_layers * H));
+    PassJob j = {.s = s, .w = w, .g = g, .dr_lambda = (float)(s->tc.lambda / ((double)N * c->n_layers * H))};
 
-    memset(s->dlogits, 0, (size_t)N * V * sizeof(float));
-    if (s->tc.objective == TRAIN_KL) kl_backward(s->dlogits, s->probs, s->target_probs, N, V, 1.0f / N);
-    else if (s->target_w_sum > 0)
-        crossentropy_backward(s->dlogits, s->probs, s->targets, s->target_w, N, V, (float)(1.0 / s->target_w_sum));
-    memset(s->dxn, 0, Nd * sizeof(float));
-    matmul_backward(s, s->dxn, GW(wcls, 0), s->dlogits, s->xnf, w->wcls, N, d, V);
-    memset(s->dres, 0, Nd * sizeof(float));                                         /* dres = ∂L/∂res[L] */
-    rmsnorm_backward(s->dres, GW(rms_final, 0), s->dxn, s->res + (size_t)c->n_layers * Nd, s->rstdf,
-                     w->rms_final, N, d);
-
+    pass_run(&j, bwd_head);                          /* dlogits, dxn, dres = ∂L/∂res[L] */
+    if (g) pass_run(&j, bwd_head_weights);
     for (int l = c->n_layers - 1; l >= 0; l--) {
-        LayerActs a = layer_acts(s, l);
-        /* res[l+1] = res_mid + hs·W2ᵀ: dres flows to both summands unchanged */
-        memset(s->dhs, 0, Nh * sizeof(float));
-        matmul_backward(s, s->dhs, GW(w2, l * dh), s->dres, a.hs, w->w2 + l * dh, N, hid, d);
-        memset(s->dh1, 0, Nh * sizeof(float));
-        memset(s->dh3, 0, Nh * sizeof(float));
-        swiglu_backward(s->dh1, s->dh3, s->dhs, a.h1, a.h3, Nh);
-        memset(s->dxn, 0, Nd * sizeof(float));
-        matmul_backward(s, s->dxn, GW(w1, l * dh), s->dh1, a.xn2, w->w1 + l * dh, N, d, hid);
-        matmul_backward(s, s->dxn, GW(w3, l * dh), s->dh3, a.xn2, w->w3 + l * dh, N, d, hid);
-        rmsnorm_backward(s->dres, GW(rms_ffn, (size_t)l * d), s->dxn, a.res_mid, a.rstd2,
-                         w->rms_ffn + (size_t)l * d, N, d);                          /* dres = ∂L/∂res_mid */
-
-        /* res_mid = res + att·Woᵀ */
-        memset(s->dbranch, 0, Nd * sizeof(float));
-        matmul_backward(s, s->dbranch, GW(wo, l * dd), s->dres, a.att, w->wo + l * dd, N, d, d);
-        memset(s->dq, 0, Nd * sizeof(float));
-        memset(s->dk, 0, Nkv * sizeof(float));
-        memset(s->dv, 0, Nkv * sizeof(float));
-        for (size_t i = 0; i < (size_t)N * H; i++) s->dgate[i] = dr_lambda;
-        AttnActs aa = attn_acts(&a);
+        j.l = l, j.a = layer_acts(s, l), j.wr = routers + (size_t)l * H * d, j.dwr = drouters + (size_t)l * H * d;
+        pass_run(&j, bwd_w2);                        /* dhs, dh1, dh3; dW2 */
+        pass_run(&j, bwd_ffn);                       /* dxn, dres = ∂L/∂res_mid; dW1, dW3 */
+        pass_run(&j, bwd_wo);                        /* dbranch, dq = dk = dv = 0, dgate = λ term; dWo, drms_ffn */
+        AttnActs aa = attn_acts(&j.a);
         attention_backward(&ad, &aa, s->dbranch, s->dq, s->dk, s->dv, s->dgate, s->scratch); /* dgate = ∂L/∂r */
-        memset(s->dxn, 0, Nd * sizeof(float));
-        train_router_backward(s->dxn, drouters + (size_t)l * H * d, s->dgate, a.r, a.xn1, routers + (size_t)l * H * d,
-                              N, d, H);
-        rope_backward(s->dq, s->rope_cos, s->rope_sin, s->B, s->T, d, c->head_size);
-        rope_backward(s->dk, s->rope_cos, s->rope_sin, s->B, s->T, kv, c->head_size);
-        matmul_backward(s, s->dxn, GW(wq, l * dd), s->dq, a.xn1, w->wq + l * dd, N, d, d);
-        matmul_backward(s, s->dxn, GW(wk, l * dkv), s->dk, a.xn1, w->wk + l * dkv, N, d, kv);
-        matmul_backward(s, s->dxn, GW(wv, l * dkv), s->dv, a.xn1, w->wv + l * dkv, N, d, kv);
-        rmsnorm_backward(s->dres, GW(rms_att, (size_t)l * d), s->dxn, a.res, a.rstd1,
-                         w->rms_att + (size_t)l * d, N, d);                          /* dres = ∂L/∂res[l] */
+        pass_run(&j, bwd_qkv);                       /* dxn, dres = ∂L/∂res[l] */
+        pass_run(&j, bwd_qkv_weights);               /* dWq, dWk, dWv, drouters, drms_att */
     }
     if (g) embed_backward(g->token_embedding, s->dres, s->inputs, N, d);
-#undef GW
 }
