@@ -19,6 +19,7 @@
  */
 #include <cblas.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "attn.h"
@@ -160,13 +161,16 @@ static void scale_rows(float *o, int ld, int rows, int hs, const float *inv) {
         for (int k = 0; k < hs; k++) o[(size_t)i * ld + k] *= inv[i];
 }
 
-/* The work of one task: sequence b, KV head kvh (all its query heads). */
+/* One attention call: its tasks claim (sequence, KV head) pairs one at a
+ * time from `next` (each pair all its query heads), so a thread the host
+ * slows takes fewer pairs instead of holding the others up. */
 typedef struct {
     const AttnDims *d;
     const AttnActs *a;
     const float *dout;
     float *dq, *dk, *dv, *dgate, *scratch;
     int tasks;
+    atomic_int next;
 } AttnJob;
 
 /* Forward of query head h of sequence b: both branches' outputs and
@@ -259,14 +263,14 @@ static void head_backward(const AttnJob *j, int b, int h, float *P, float *dP) {
     }
 }
 
-/* Task `task` takes the (sequence, KV head) pairs task, task + tasks, …. */
+/* Task `task` uses its own scratch for every pair it claims. */
 static void attn_task(void *ctx, int task, int n_tasks, int backward) {
-    const AttnJob *j = ctx;
+    AttnJob *j = ctx;
     const AttnDims *d = j->d;
     (void)n_tasks;
     int group = d->n_heads / d->n_kv_heads, pairs = d->B * d->n_kv_heads;
     float *S = j->scratch + (size_t)task * 2 * ATTN_TILE * d->T, *P = S + (size_t)ATTN_TILE * d->T;
-    for (int pair = task; pair < pairs; pair += j->tasks) {
+    for (int pair; (pair = atomic_fetch_add(&j->next, 1)) < pairs;) {
         int b = pair / d->n_kv_heads, kvh = pair % d->n_kv_heads;
         for (int h = kvh * group; h < (kvh + 1) * group; h++) {
             if (backward) head_backward(j, b, h, S, P);

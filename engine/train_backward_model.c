@@ -1,7 +1,9 @@
 /* train_backward_model.c — the whole model's training forward and backward
  * pass, written top to bottom like the math, one primitive per line. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cblas.h>
 
@@ -17,11 +19,19 @@ typedef struct {
     size_t n;
 } Carve;
 
+/* The block's pages are made now, in one call, not by a fault at each
+ * first touch during the first step (190 MB at the organism's shape: 47 000
+ * faults, about 4% of a three-step run). A kernel without
+ * MADV_POPULATE_WRITE (Linux 5.14) leaves them to the first touch. */
 static float *carve_all(Carve *list, int count) {
     size_t total = 0;
     for (int i = 0; i < count; i++) total += list[i].n;
     float *mem = calloc(total, sizeof(float));
     if (!mem) return NULL;
+#ifdef MADV_POPULATE_WRITE
+    uintptr_t page = 4096, lo = ((uintptr_t)mem + page - 1) & ~(page - 1), hi = ((uintptr_t)(mem + total)) & ~(page - 1);
+    if (hi > lo) madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+#endif
     float *p = mem;
     for (int i = 0; i < count; i++) { *list[i].p = p; p += list[i].n; }
     return mem;
@@ -137,25 +147,18 @@ int weights_check_finite(const Weights *w, const Config *c, Err *e) {
 
 /* ---- the pass, split over the pool ----
  *
- * Each layer is a few pool runs. A run's tasks own slices of rows (blocks
- * of 16) and do all a row needs before the next run: a product's rows, then
- * the element-wise layers on those rows while they are in cache (RoPE after
- * Q and K, SwiGLU after W1 and W3, the residual add and the next rmsnorm
- * after Wo and W2, the loss after the classifier). Weight gradients sum over
- * every row, so they come in the run after, each task owning a slice of the
- * weight's rows (norm and router vectors: of its columns): no two tasks
- * write the same float, and every sum over rows runs in row order. */
+ * Each layer is a few pool runs. A run's work items are chunks of rows
+ * (ROW_CHUNK), doing all a row needs before the next run: a product's rows,
+ * then the element-wise layers on those rows while they are in cache (RoPE
+ * after Q and K, SwiGLU after W1 and W3, the residual add and the next
+ * rmsnorm after Wo and W2, the loss after the classifier). Weight gradients
+ * sum over every row, so they read what an earlier run finished: items of
+ * DW_CHUNK rows of a weight, and for norm and router vectors blocks of
+ * columns. No two items write the same float, every sum over rows runs in
+ * row order, and the pool's threads claim items one at a time, so a thread
+ * the host slows takes fewer of them instead of holding the others up. */
 
-enum { MAX_TASKS = 64 }; /* pool.h: a pool has at most 64 threads */
-
-/* [*r0, *r1): task's share of n rows, in blocks of 16 (whole cache lines). */
-static void slice(int n, int task, int tasks, int *r0, int *r1) {
-    int blocks = (n + 15) / 16;
-    *r0 = (int)((long)blocks * task / tasks) * 16;
-    *r1 = (int)((long)blocks * (task + 1) / tasks) * 16;
-    if (*r1 > n) *r1 = n;
-    if (*r0 > n) *r0 = n;
-}
+enum { ROW_CHUNK = 128, DW_CHUNK = 64, COL_CHUNK = 64 };
 
 /* out[r0 .. r1) = in[r0 .. r1)·wᵀ. */
 static void rows_out(float *out, const float *in, const float *w, int r0, int r1, int n_in, int n_out) {
@@ -169,14 +172,17 @@ static void rows_din(float *din, const float *dout, const float *w, int r0, int 
                     n_out, w, n_in, beta, din + (size_t)r0 * n_in, n_in);
 }
 
-/* dw += doutᵀ·in over all N rows, for the task's slice of dw's n_out rows
- * (dw NULL: nothing; the weights are not trained). */
-static void slice_dw(float *dw, const float *dout, const float *in, int N, int n_in, int n_out, int task, int tasks) {
-    int o0, o1;
-    slice(n_out, task, tasks, &o0, &o1);
-    if (dw && o1 > o0)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, o1 - o0, n_in, N, 1.0f, dout + o0, n_out, in, n_in, 1.0f,
-                    dw + (size_t)o0 * n_in, n_in);
+/* One weight gradient of a run: dw[n_out][n_in] += doutᵀ·in over all N rows. */
+typedef struct {
+    float *dw;
+    const float *dout, *in;
+    int n_in, n_out;
+} DwProduct;
+
+/* Rows [o0, o1) of p's gradient. */
+static void dw_rows(const DwProduct *p, int N, int o0, int o1) {
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, o1 - o0, p->n_in, N, 1.0f, p->dout + o0, p->n_out, p->in,
+                p->n_in, 1.0f, p->dw + (size_t)o0 * p->n_in, p->n_in);
 }
 
 /* Per-layer slices of the activations (X + l·N·width). */
@@ -209,8 +215,10 @@ static AttnActs attn_acts(const LayerActs *a) {
                       .o_here = a->o_here, .lse_all = a->lse_all, .lse_here = a->lse_here};
 }
 
-/* What a run's tasks read: the state, the weights and one layer. */
-typedef struct {
+/* What a run's items read: the state, the weights, one layer, and the
+ * run's work. */
+typedef struct PassJob PassJob;
+struct PassJob {
     TrainState *s;
     const Weights *w;
     const float *wr;       /* this layer's routers [H][dim] */
@@ -219,29 +227,49 @@ typedef struct {
     LayerActs a;
     int l;
     float dr_lambda;       /* ∂(λ·mean r)/∂r of one cell */
-    long global[MAX_TASKS]; /* gates set by each task (router forward) */
-} PassJob;
-
-typedef void (*pass_fn)(PassJob *j, int r0, int r1, int task, int tasks);
-
-typedef struct {
-    PassJob *j;
-    pass_fn fn;
-} PassRun;
+    /* the run */
+    void (*rows)(PassJob *j, int r0, int r1);  /* a chunk of rows, or NULL */
+    DwProduct dw[3];                           /* weight gradients (dw NULL: none) */
+    void (*cols)(PassJob *j, int c0, int c1);  /* norm and router gradients by columns of dim, or NULL */
+    atomic_int next;       /* the next item to claim */
+    atomic_long global;    /* gates set (router forward) */
+};
 
 static void pass_task(void *ctx, int task, int tasks) {
-    PassRun *p = ctx;
-    int r0, r1;
-    slice(p->j->s->N, task, tasks, &r0, &r1);
-    p->fn(p->j, r0, r1, task, tasks);
+    (void)task, (void)tasks;
+    PassJob *j = ctx;
+    int N = j->s->N, d = j->s->c.dim, n_rows = j->rows ? (N + ROW_CHUNK - 1) / ROW_CHUNK : 0, n_dw[3], total = n_rows;
+    for (int k = 0; k < 3; k++) total += n_dw[k] = j->dw[k].dw ? (j->dw[k].n_out + DW_CHUNK - 1) / DW_CHUNK : 0;
+    total += j->cols ? (d + COL_CHUNK - 1) / COL_CHUNK : 0;
+    for (int i; (i = atomic_fetch_add(&j->next, 1)) < total;) {
+        if (i < n_rows) {
+            j->rows(j, i * ROW_CHUNK, i * ROW_CHUNK + ROW_CHUNK < N ? i * ROW_CHUNK + ROW_CHUNK : N);
+            continue;
+        }
+        i -= n_rows;
+        int k = 0;
+        while (k < 3 && i >= n_dw[k]) i -= n_dw[k++];
+        if (k < 3) {
+            int o0 = i * DW_CHUNK, o1 = o0 + DW_CHUNK < j->dw[k].n_out ? o0 + DW_CHUNK : j->dw[k].n_out;
+            dw_rows(&j->dw[k], N, o0, o1);
+        } else {
+            j->cols(j, i * COL_CHUNK, i * COL_CHUNK + COL_CHUNK < d ? i * COL_CHUNK + COL_CHUNK : d);
+        }
+    }
 }
 
-/* fn on every task's slice of the N rows, over the pool. */
-static void pass_run(PassJob *j, pass_fn fn) {
-    PassRun p = {j, fn};
-    int tasks = pool_threads(j->s->pool);
-    if (j->s->pool) pool_run(j->s->pool, pass_task, &p, tasks);
-    else pass_task(&p, 0, 1);
+/* Run j's items over the pool, then clear the run from j. */
+static void pass_run(PassJob *j) {
+    atomic_store(&j->next, 0);
+    if (j->s->pool) pool_run(j->s->pool, pass_task, j, pool_threads(j->s->pool));
+    else pass_task(j, 0, 1);
+    j->rows = NULL, j->cols = NULL;
+    memset(j->dw, 0, sizeof j->dw);
+}
+
+/* The weight gradient dw += doutᵀ·in as item k of the next run (dw NULL: skipped). */
+static void pass_dw(PassJob *j, int k, float *dw, const float *dout, const float *in, int n_in, int n_out) {
+    j->dw[k] = (DwProduct){dw, dout, in, n_in, n_out};
 }
 
 /* The attention block's input of layer l: rows of xn1 = rmsnorm(res). */
@@ -254,8 +282,7 @@ static void norm_att_rows(PassJob *j, int l, int r0, int r1) {
 
 /* ---- forward ---- */
 
-static void fwd_embed(PassJob *j, int r0, int r1, int task, int tasks) {
-    (void)task, (void)tasks;
+static void fwd_embed(PassJob *j, int r0, int r1) {
     TrainState *s = j->s;
     int d = s->c.dim;
     embed_forward(s->res + (size_t)r0 * d, s->inputs + r0, j->w->token_embedding, r1 - r0, d);
@@ -263,8 +290,7 @@ static void fwd_embed(PassJob *j, int r0, int r1, int task, int tasks) {
 }
 
 /* q, k, v, their rotation, the router scores and gates. */
-static void fwd_qkv(PassJob *j, int r0, int r1, int task, int tasks) {
-    (void)tasks;
+static void fwd_qkv(PassJob *j, int r0, int r1) {
     TrainState *s = j->s;
     const Config *c = &s->c;
     const LayerActs *a = &j->a;
@@ -274,14 +300,12 @@ static void fwd_qkv(PassJob *j, int r0, int r1, int task, int tasks) {
     rows_out(a->v, a->xn1, j->w->wv + (size_t)l * kv * d, r0, r1, d, kv);
     rope_rows(a->q, s->rope_cos, s->rope_sin, s->T, r0, r1, d, c->head_size, 0);
     rope_rows(a->k, s->rope_cos, s->rope_sin, s->T, r0, r1, kv, c->head_size, 0);
-    j->global[task] = r1 > r0 ? train_router_forward(a->r + (size_t)r0 * H, a->gate + (size_t)r0 * H,
-                                                     a->xn1 + (size_t)r0 * d, j->wr, s->tc.tau, r1 - r0, d, H)
-                              : 0;
+    atomic_fetch_add(&j->global, train_router_forward(a->r + (size_t)r0 * H, a->gate + (size_t)r0 * H,
+                                                      a->xn1 + (size_t)r0 * d, j->wr, s->tc.tau, r1 - r0, d, H));
 }
 
 /* res_mid = res + att·Woᵀ, xn2 = rmsnorm(res_mid). */
-static void fwd_wo(PassJob *j, int r0, int r1, int task, int tasks) {
-    (void)task, (void)tasks;
+static void fwd_wo(PassJob *j, int r0, int r1) {
     TrainState *s = j->s;
     const LayerActs *a = &j->a;
     size_t d = s->c.dim, o = r0 * d, n = (size_t)(r1 - r0);
@@ -291,8 +315,7 @@ static void fwd_wo(PassJob *j, int r0, int r1, int task, int tasks) {
 }
 
 /* hs = silu(xn2·W1ᵀ) ∘ (xn2·W3ᵀ). */
-static void fwd_ffn(PassJob *j, int r0, int r1, int task, int tasks) {
-    (void)task, (void)tasks;
+static void fwd_ffn(PassJob *j, int r0, int r1) {
     const Config *c = &j->s->c;
     const LayerActs *a = &j->a;
     size_t d = c->dim, hid = c->hidden_dim;
@@ -303,8 +326,7 @@ static void fwd_ffn(PassJob *j, int r0, int r1, int task, int tasks) {
 
 /* res[l+1] = res_mid + hs·W2ᵀ, then the next layer's input norm, or after
  * the last layer the final norm, the logits and each row's loss. */
-static void fwd_w2(PassJob *j, int r0, int r1, int task, int tasks) {
-    (void)task, (void)tasks;
+static void fwd_w2(PassJob *j, int r0, int r1) {
     TrainState *s = j->s;
     const Config *c = &s->c;
     const LayerActs *a = &j->a;
@@ -315,9 +337,8 @@ static void fwd_w2(PassJob *j, int r0, int r1, int task, int tasks) {
     rmsnorm_forward(s->xnf + o, s->rstdf + r0, a->res_next + o, j->w->rms_final, (int)n, (int)d);
     rows_out(s->logits, s->xnf, j->w->wcls, r0, r1, (int)d, (int)V);
     int kl = s->tc.objective == TRAIN_KL;
-    if (n)
-        loss_rows(s->row_loss + r0, s->probs + r0 * V, s->logits + r0 * V, kl ? NULL : s->targets + r0,
-                  kl ? s->target_probs + r0 * V : NULL, (int)n, (int)V);
+    loss_rows(s->row_loss + r0, s->probs + r0 * V, s->logits + r0 * V, kl ? NULL : s->targets + r0,
+              kl ? s->target_probs + r0 * V : NULL, (int)n, (int)V);
 }
 
 double train_forward(TrainState *s, const Weights *w, const float *routers, const TrainConfig *tc, const int *inputs,
@@ -329,19 +350,17 @@ double train_forward(TrainState *s, const Weights *w, const float *routers, cons
     memcpy(s->inputs, inputs, (size_t)N * sizeof(int));
     if (targets) memcpy(s->targets, targets, (size_t)N * sizeof(int));
     AttnDims ad = attn_dims(s);
-    long global = 0;
     PassJob j = {.s = s, .w = w};
 
-    pass_run(&j, fwd_embed);                         /* res[0], xn1 */
+    j.rows = fwd_embed, pass_run(&j);                /* res[0], xn1 */
     for (int l = 0; l < c->n_layers; l++) {
         j.l = l, j.a = layer_acts(s, l), j.wr = routers + (size_t)l * H * d;
-        pass_run(&j, fwd_qkv);                       /* q, k, v (rotated), r, gate */
-        for (int t = 0; t < pool_threads(s->pool); t++) global += j.global[t];
+        j.rows = fwd_qkv, pass_run(&j);              /* q, k, v (rotated), r, gate */
         AttnActs aa = attn_acts(&j.a);
         attention_forward(&ad, &aa, s->scratch);     /* att */
-        pass_run(&j, fwd_wo);                        /* res_mid, xn2 */
-        pass_run(&j, fwd_ffn);                       /* h1, h3, hs */
-        pass_run(&j, fwd_w2);                        /* res[l+1], next xn1 (or xnf, logits, row losses) */
+        j.rows = fwd_wo, pass_run(&j);               /* res_mid, xn2 */
+        j.rows = fwd_ffn, pass_run(&j);              /* h1, h3, hs */
+        j.rows = fwd_w2, pass_run(&j);               /* res[l+1], next xn1 (or xnf, logits, row losses) */
     }
     s->target_w_sum = N;
     if (s->target_w) {
@@ -354,7 +373,7 @@ double train_forward(TrainState *s, const Weights *w, const float *routers, cons
     double sum_r = 0;
     for (size_t i = 0; i < cells; i++) sum_r += s->r[i];
     s->mean_r = sum_r / cells;
-    s->global_share = (double)global / cells;
+    s->global_share = (double)atomic_load(&j.global) / cells;
     s->loss = s->task_loss + tc->lambda * s->mean_r;
     return s->loss;
 }
@@ -365,8 +384,7 @@ double train_forward(TrainState *s, const Weights *w, const float *routers, cons
 #define GW(field, off) (j->g ? j->g->field + (off) : NULL)
 
 /* dlogits, then dxn = dlogits·Wcls and dres = ∂L/∂res[L] through the final norm. */
-static void bwd_head(PassJob *j, int r0, int r1, int task, int tasks) {
-    (void)task, (void)tasks;
+static void bwd_head(PassJob *j, int r0, int r1) {
     TrainState *s = j->s;
     const Config *c = &s->c;
     size_t d = c->dim, V = c->vocab_size, n = (size_t)(r1 - r0);
@@ -382,31 +400,27 @@ static void bwd_head(PassJob *j, int r0, int r1, int task, int tasks) {
                      s->rstdf + r0, j->w->rms_final, (int)n, (int)d);
 }
 
-static void bwd_head_weights(PassJob *j, int r0, int r1, int task, int tasks) {
-    (void)r0, (void)r1;
+static void bwd_head_cols(PassJob *j, int c0, int c1) {
     TrainState *s = j->s;
-    const Config *c = &s->c;
-    int d = c->dim, c0, c1;
-    slice_dw(GW(wcls, 0), s->dlogits, s->xnf, s->N, d, c->vocab_size, task, tasks);
-    slice(d, task, tasks, &c0, &c1);
-    if (j->g) rmsnorm_backward_weight(j->g->rms_final, s->dxn, s->res + (size_t)c->n_layers * s->N * d, s->rstdf, s->N, d, c0, c1);
+    int d = s->c.dim;
+    rmsnorm_backward_weight(j->g->rms_final, s->dxn, s->res + (size_t)s->c.n_layers * s->N * d, s->rstdf, s->N, d,
+                            c0, c1);
 }
 
 /* res[l+1] = res_mid + hs·W2ᵀ: dres flows to both summands unchanged;
  * dhs = dres·W2, then SwiGLU's dh1, dh3. */
-static void bwd_w2(PassJob *j, int r0, int r1, int task, int tasks) {
+static void bwd_w2(PassJob *j, int r0, int r1) {
     TrainState *s = j->s;
     const LayerActs *a = &j->a;
-    size_t d = s->c.dim, hid = s->c.hidden_dim, o = r0 * hid, n = (size_t)(r1 - r0) * hid, off = j->l * d * hid;
-    rows_din(s->dhs, s->dres, j->w->w2 + off, r0, r1, (int)hid, (int)d, 0.0f);
+    size_t d = s->c.dim, hid = s->c.hidden_dim, o = r0 * hid, n = (size_t)(r1 - r0) * hid;
+    rows_din(s->dhs, s->dres, j->w->w2 + j->l * d * hid, r0, r1, (int)hid, (int)d, 0.0f);
     memset(s->dh1 + o, 0, n * sizeof(float));
     memset(s->dh3 + o, 0, n * sizeof(float));
     swiglu_backward(s->dh1 + o, s->dh3 + o, s->dhs + o, a->h1 + o, a->h3 + o, n);
-    slice_dw(GW(w2, off), s->dres, a->hs, s->N, (int)hid, (int)d, task, tasks);
 }
 
 /* dxn = dh1·W1 + dh3·W3, then dres = ∂L/∂res_mid through the FFN norm. */
-static void bwd_ffn(PassJob *j, int r0, int r1, int task, int tasks) {
+static void bwd_ffn(PassJob *j, int r0, int r1) {
     TrainState *s = j->s;
     const LayerActs *a = &j->a;
     size_t d = s->c.dim, hid = s->c.hidden_dim, off = j->l * hid * d;
@@ -414,32 +428,30 @@ static void bwd_ffn(PassJob *j, int r0, int r1, int task, int tasks) {
     rows_din(s->dxn, s->dh3, j->w->w3 + off, r0, r1, (int)d, (int)hid, 1.0f);
     rmsnorm_backward(s->dres + r0 * d, NULL, s->dxn + r0 * d, a->res_mid + r0 * d, a->rstd2 + r0,
                      j->w->rms_ffn + j->l * d, r1 - r0, (int)d);
-    slice_dw(GW(w1, off), s->dh1, a->xn2, s->N, (int)d, (int)hid, task, tasks);
-    slice_dw(GW(w3, off), s->dh3, a->xn2, s->N, (int)d, (int)hid, task, tasks);
 }
 
 /* res_mid = res + att·Woᵀ: dbranch = dres·Wo; attention's gradients zeroed,
- * dgate starting from the λ term; the FFN norm's weight. */
-static void bwd_wo(PassJob *j, int r0, int r1, int task, int tasks) {
+ * dgate starting from the λ term. */
+static void bwd_wo(PassJob *j, int r0, int r1) {
     TrainState *s = j->s;
     const Config *c = &s->c;
-    const LayerActs *a = &j->a;
     size_t d = c->dim, kv = c->kv_dim, H = c->n_heads, n = (size_t)(r1 - r0);
-    int c0, c1;
     rows_din(s->dbranch, s->dres, j->w->wo + j->l * d * d, r0, r1, (int)d, (int)d, 0.0f);
     memset(s->dq + r0 * d, 0, n * d * sizeof(float));
     memset(s->dk + r0 * kv, 0, n * kv * sizeof(float));
     memset(s->dv + r0 * kv, 0, n * kv * sizeof(float));
     for (size_t i = r0 * H; i < r1 * H; i++) s->dgate[i] = j->dr_lambda;
-    slice_dw(GW(wo, j->l * d * d), s->dres, a->att, s->N, (int)d, (int)d, task, tasks);
-    slice((int)d, task, tasks, &c0, &c1);
-    if (j->g) rmsnorm_backward_weight(j->g->rms_ffn + j->l * d, s->dxn, a->res_mid, a->rstd2, s->N, (int)d, c0, c1);
+}
+
+static void bwd_wo_cols(PassJob *j, int c0, int c1) {
+    TrainState *s = j->s;
+    int d = s->c.dim;
+    rmsnorm_backward_weight(j->g->rms_ffn + (size_t)j->l * d, s->dxn, j->a.res_mid, j->a.rstd2, s->N, d, c0, c1);
 }
 
 /* dq, dk back through RoPE; dxn = dq·Wq + dk·Wk + dv·Wv + the routers'
  * share; dres = ∂L/∂res[l] through the attention norm. */
-static void bwd_qkv(PassJob *j, int r0, int r1, int task, int tasks) {
-    (void)task, (void)tasks;
+static void bwd_qkv(PassJob *j, int r0, int r1) {
     TrainState *s = j->s;
     const Config *c = &s->c;
     const LayerActs *a = &j->a;
@@ -454,43 +466,49 @@ static void bwd_qkv(PassJob *j, int r0, int r1, int task, int tasks) {
                      j->w->rms_att + j->l * d, (int)n, (int)d);
 }
 
-/* Wq, Wk, Wv, the routers and the attention norm's weight. */
-static void bwd_qkv_weights(PassJob *j, int r0, int r1, int task, int tasks) {
-    (void)r0, (void)r1;
+/* The routers' and the attention norm's gradients. */
+static void bwd_qkv_cols(PassJob *j, int c0, int c1) {
     TrainState *s = j->s;
-    const Config *c = &s->c;
     const LayerActs *a = &j->a;
-    int N = s->N, d = c->dim, kv = c->kv_dim, c0, c1;
-    slice_dw(GW(wq, (size_t)j->l * d * d), s->dq, a->xn1, N, d, d, task, tasks);
-    slice_dw(GW(wk, (size_t)j->l * kv * d), s->dk, a->xn1, N, d, kv, task, tasks);
-    slice_dw(GW(wv, (size_t)j->l * kv * d), s->dv, a->xn1, N, d, kv, task, tasks);
-    slice(d, task, tasks, &c0, &c1);
-    router_backward_weight(j->dwr, s->dgate, a->r, a->xn1, N, d, c->n_heads, c0, c1);
-    if (j->g) rmsnorm_backward_weight(j->g->rms_att + (size_t)j->l * d, s->dxn, a->res, a->rstd1, N, d, c0, c1);
+    int d = s->c.dim;
+    router_backward_weight(j->dwr, s->dgate, a->r, a->xn1, s->N, d, s->c.n_heads, c0, c1);
+    if (j->g) rmsnorm_backward_weight(j->g->rms_att + (size_t)j->l * d, s->dxn, a->res, a->rstd1, s->N, d, c0, c1);
 }
-
-#undef GW
 
 void train_backward(TrainState *s, const Weights *w, const float *routers, float *drouters, Grads *g) {
     const Config *c = &s->c;
-    const int N = s->N, d = c->dim, H = c->n_heads;
+    const int N = s->N, d = c->dim, kv = c->kv_dim, hid = c->hidden_dim, H = c->n_heads, V = c->vocab_size;
     AttnDims ad = attn_dims(s);
     if (g) memset(g->mem, 0, g->n * sizeof(float));
     memset(drouters, 0, (size_t)c->n_layers * H * d * sizeof(float));
     /* ∂(λ·mean r)/∂r: the mean runs over B·T·L·H cells */
-    PassJob j = {.s = s, .w = w, .g = g, .dr_lambda = (float)(s->tc.lambda / ((double)N * c->n_layers * H))};
+    PassJob pj = {.s = s, .w = w, .g = g, .dr_lambda = (float)(s->tc.lambda / ((double)N * c->n_layers * H))}, *j = &pj;
 
-    pass_run(&j, bwd_head);                          /* dlogits, dxn, dres = ∂L/∂res[L] */
-    if (g) pass_run(&j, bwd_head_weights);
+    j->rows = bwd_head, pass_run(j);                 /* dlogits, dxn, dres = ∂L/∂res[L] */
+    if (g) {
+        pass_dw(j, 0, g->wcls, s->dlogits, s->xnf, d, V);
+        j->cols = bwd_head_cols, pass_run(j);        /* dWcls, drms_final */
+    }
     for (int l = c->n_layers - 1; l >= 0; l--) {
-        j.l = l, j.a = layer_acts(s, l), j.wr = routers + (size_t)l * H * d, j.dwr = drouters + (size_t)l * H * d;
-        pass_run(&j, bwd_w2);                        /* dhs, dh1, dh3; dW2 */
-        pass_run(&j, bwd_ffn);                       /* dxn, dres = ∂L/∂res_mid; dW1, dW3 */
-        pass_run(&j, bwd_wo);                        /* dbranch, dq = dk = dv = 0, dgate = λ term; dWo, drms_ffn */
-        AttnActs aa = attn_acts(&j.a);
+        const size_t dd = (size_t)d * d, dkv = (size_t)kv * d, dh = (size_t)hid * d;
+        LayerActs *a = &j->a;
+        j->l = l, *a = layer_acts(s, l), j->wr = routers + (size_t)l * H * d, j->dwr = drouters + (size_t)l * H * d;
+        pass_dw(j, 0, GW(w2, l * dh), s->dres, a->hs, hid, d);
+        j->rows = bwd_w2, pass_run(j);               /* dhs, dh1, dh3; dW2 */
+        pass_dw(j, 0, GW(w1, l * dh), s->dh1, a->xn2, d, hid);
+        pass_dw(j, 1, GW(w3, l * dh), s->dh3, a->xn2, d, hid);
+        j->rows = bwd_ffn, pass_run(j);              /* dxn, dres = ∂L/∂res_mid; dW1, dW3 */
+        pass_dw(j, 0, GW(wo, l * dd), s->dres, a->att, d, d);
+        j->rows = bwd_wo, j->cols = g ? bwd_wo_cols : NULL, pass_run(j); /* dbranch, dq = dk = dv = 0, dgate = λ term; dWo, drms_ffn */
+        AttnActs aa = attn_acts(a);
         attention_backward(&ad, &aa, s->dbranch, s->dq, s->dk, s->dv, s->dgate, s->scratch); /* dgate = ∂L/∂r */
-        pass_run(&j, bwd_qkv);                       /* dxn, dres = ∂L/∂res[l] */
-        pass_run(&j, bwd_qkv_weights);               /* dWq, dWk, dWv, drouters, drms_att */
+        j->rows = bwd_qkv, pass_run(j);              /* dxn, dres = ∂L/∂res[l] */
+        pass_dw(j, 0, GW(wq, l * dd), s->dq, a->xn1, d, d);
+        pass_dw(j, 1, GW(wk, l * dkv), s->dk, a->xn1, d, kv);
+        pass_dw(j, 2, GW(wv, l * dkv), s->dv, a->xn1, d, kv);
+        j->cols = bwd_qkv_cols, pass_run(j);         /* dWq, dWk, dWv, drouters, drms_att */
     }
     if (g) embed_backward(g->token_embedding, s->dres, s->inputs, N, d);
 }
+
+#undef GW
