@@ -941,6 +941,47 @@ TEST(backward_router_only_matches_full_backward_and_repeats) {
     fixture_free(&f);
 }
 
+/* A step's work is cut into items of fixed size (row chunks, slices of
+ * weight gradients, attention's (sequence, KV head) pairs) whatever the
+ * thread count, so one thread and three give the same floats: 210 rows
+ * make two row chunks and six pairs, three query blocks per sequence. */
+TEST(backward_model_step_is_the_same_on_one_thread_and_three) {
+    Fixture f;
+    fixture_init(&f, 0, TRAIN_CE, 3, 70, 61);
+    const Config *c = &f.m.c;
+    size_t nr = (size_t)c->n_layers * c->n_heads * c->dim;
+    const char *was = getenv("AHASCOPE_THREADS");
+    char keep[32] = "";
+    if (was) snprintf(keep, sizeof keep, "%s", was);
+    TrainState s[2];
+    Grads g[2];
+    float *dr[2];
+    double loss[2];
+    Err e;
+    for (int run = 0; run < 2; run++) {
+        setenv("AHASCOPE_THREADS", run ? "3" : "1", 1);
+        CHECK(train_init(&s[run], c, 3, 70, &e) == 0);
+        CHECK_INT(pool_threads(s[run].pool), run ? 3 : 1);
+        CHECK(grads_init(&g[run], c, &e) == 0);
+        dr[run] = malloc(nr * sizeof(float));
+        loss[run] = train_forward(&s[run], &f.m.w, f.r.w, &f.tc, f.inputs, f.targets, NULL);
+        train_backward(&s[run], &f.m.w, f.r.w, dr[run], &g[run]);
+    }
+    if (was) setenv("AHASCOPE_THREADS", keep, 1);
+    else unsetenv("AHASCOPE_THREADS");
+    CHECK(both_gates_present(&s[1]));
+    CHECK(loss[0] == loss[1]);
+    CHECK(memcmp(s[0].att, s[1].att, (size_t)c->n_layers * s[0].N * c->dim * sizeof(float)) == 0);
+    CHECK(memcmp(dr[0], dr[1], nr * sizeof(float)) == 0);
+    CHECK(memcmp(g[0].mem, g[1].mem, g[0].n * sizeof(float)) == 0);
+    for (int run = 0; run < 2; run++) {
+        train_free(&s[run]);
+        grads_free(&g[run]);
+        free(dr[run]);
+    }
+    fixture_free(&f);
+}
+
 /* ---- AdamW ---- */
 
 TEST(backward_adamw_matches_scalar_reference) {
