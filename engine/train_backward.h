@@ -115,6 +115,7 @@ typedef struct {
     float *out;              /* [N][D] the executed branch */
     float *o_all, *o_here;   /* [N][D] the global and the local branch */
     float *lse_all, *lse_here; /* [N][n_heads] log-sum-exp of each branch's scores */
+    float *pstore;           /* attention_store_floats, or NULL: see attention_forward */
 } AttnActs;
 
 /* Floats of scratch attention_forward and attention_backward need: two
@@ -125,8 +126,15 @@ size_t attention_scratch_floats(const AttnDims *d);
  * arguments below −87 give 0), vectorised: softmax rows, SwiGLU. */
 void train_exp_shift(float *x, int n, float m);
 
+/* Floats of a->pstore for one call: every query block's exponentials and
+ * their rows' normalisers, for each sequence and head (about B·H·T²/2). */
+size_t attention_store_floats(const AttnDims *d);
+
 /* Causal attention, both branches for every (b, t, head), the executed one
- * chosen by gate; scratch holds attention_scratch_floats(d). */
+ * chosen by gate; scratch holds attention_scratch_floats(d). When the window
+ * covers the sequence (one branch) and a->pstore is set, the exponentials
+ * are kept there and attention_backward reads them instead of recomputing
+ * the scores and their exponentials. */
 void attention_forward(const AttnDims *d, const AttnActs *a, float *scratch);
 /* STE backward: the executed branch's softmax gets dout (into dq, dk, dv);
  * dgate[N][n_heads] += ⟨dout, o_all − o_here⟩, which is ∂L/∂r. */
@@ -183,6 +191,10 @@ typedef struct {
     size_t n;      /* floats in mem (model_n_params) */
 } Grads;
 
+/* Bytes at most of attention's kept exponentials (AttnActs.pstore): 142 MB
+ * at the organism's shape (B 4, T 1023, 4 × 4 heads). */
+#define TRAIN_STORE_MAX ((size_t)512 << 20)
+
 /* Every activation of a B×T batch, layer-major: X[l] is X + l·N·width. */
 typedef struct {
     Config c;
@@ -211,6 +223,7 @@ typedef struct {
     float *branch;          /* [N][dim] a block's output before its residual add (forward scratch) */
     float *dres, *dxn, *dbranch, *dq, *dk, *dv, *dh1, *dh3, *dhs, *dgate, *dlogits;
     float *scratch;         /* [attention_scratch_floats] */
+    float *pstore;          /* [L][attention_store_floats] when that fits TRAIN_STORE_MAX, else NULL (recompute) */
     double *row_loss;       /* [N] each row's task loss, summed in order after the rows ran in parallel */
     Pool *pool;             /* the threads of products and attention (AHASCOPE_THREADS, else every CPU) */
     float *mem;             /* one block holding the floats above */

@@ -33,6 +33,22 @@ size_t attention_scratch_floats(const AttnDims *d) {
     return (size_t)tasks * 2 * ATTN_TILE * d->T;
 }
 
+/* Where query block t0 of one head starts in its part of the store: the
+ * blocks before it are full, block k holding ATTN_TILE rows of (k+1)·ATTN_TILE
+ * keys and one normaliser a row. */
+static size_t store_offset(int t0) {
+    size_t k = (size_t)t0 / ATTN_TILE;
+    return (size_t)ATTN_TILE * ATTN_TILE * k * (k + 1) / 2 + (size_t)ATTN_TILE * k;
+}
+
+/* Floats of one head of one sequence in the store. */
+static size_t store_head(int T) {
+    int last = (T - 1) / ATTN_TILE * ATTN_TILE, rows = T - last;
+    return store_offset(last) + (size_t)rows * T + rows;
+}
+
+size_t attention_store_floats(const AttnDims *d) { return (size_t)d->B * d->n_heads * store_head(d->T); }
+
 /* x[i] = exp(x[i] − m) for i < n, in float: n = round((x−m)·log2 e) by
  * the 1.5·2²³ rounding trick, the remainder r in ±ln2/2 by a two-part
  * ln 2, e^r by its Taylor series to r⁶ (relative error below 2e-7), times
@@ -181,13 +197,18 @@ static void head_forward(const AttnJob *j, int b, int h, float *S, float *P) {
     HeadMats m = head_mats(d, a, b, h);
     int T = d->T, H = d->n_heads, hs = d->head_size;
     int one_branch = d->window >= T; /* every window holds the whole prefix: local is global */
+    float *store = one_branch && a->pstore ? a->pstore + ((size_t)b * H + h) * store_head(T) : NULL;
     for (int t0 = 0; t0 < T; t0 += ATTN_TILE) {
         int rows = T - t0 < ATTN_TILE ? T - t0 : ATTN_TILE, keys = t0 + rows, ns0, lo_min;
         /* the local branch reads no key before the block's first window start (none with sinks) */
         attn_local_set(t0, d->window, d->sinks, &ns0, &lo_min);
         if (ns0 > 0) lo_min = 0;
+        float inv_tile[ATTN_TILE], inv_here[ATTN_TILE], *inv_all = inv_tile;
+        if (store) { /* the exponentials stay for the backward, each row's 1/z after them */
+            S = store + store_offset(t0);
+            inv_all = S + (size_t)rows * keys;
+        }
         tile_scores(&m, t0, rows, keys, S, keys);
-        float inv_all[ATTN_TILE], inv_here[ATTN_TILE];
         for (int i = 0; i < rows; i++) {
             int t = t0 + i, ns, lo;
             size_t n = (size_t)b * T + t;
@@ -216,6 +237,50 @@ static void head_forward(const AttnJob *j, int b, int h, float *S, float *P) {
     }
 }
 
+/* The products of the backward once dS is known (in dS):
+ * dQ += dS·K,  dK += dSᵀ·Q (dV is the caller's). */
+static void tile_grads(const AttnJob *j, const HeadMats *m, int t0, int rows, int keys, size_t off, size_t kv0,
+                       const float *dS) {
+    if (j->dq)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, m->hs, keys, 1.0f, dS, keys, m->k, m->KV, 1.0f,
+                    j->dq + off, m->D);
+    if (j->dk)
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, keys, m->hs, rows, 1.0f, dS, keys,
+                    m->q + (size_t)t0 * m->D, m->D, 1.0f, j->dk + kv0, m->KV);
+}
+
+/* The backward of a one-branch head from the forward's kept exponentials
+ * E and normalisers 1/z (P = E/z): dV += Eᵀ·(dO/z), dS = E∘(dP − d_o)·(scale/z);
+ * the router gradient ⟨dO, o_all − o_here⟩ is 0. dOz holds ATTN_TILE·hs floats. */
+static void head_backward_kept(const AttnJob *j, int b, int h, float *dOz, float *dP) {
+    const AttnDims *d = j->d;
+    const AttnActs *a = j->a;
+    HeadMats m = head_mats(d, a, b, h);
+    int T = d->T, H = d->n_heads, hs = d->head_size, kvh = h / (H / d->n_kv_heads);
+    size_t kv0 = (size_t)b * T * m.KV + (size_t)kvh * hs;
+    const float *store = a->pstore + ((size_t)b * H + h) * store_head(T);
+    for (int t0 = 0; t0 < T; t0 += ATTN_TILE) {
+        int rows = T - t0 < ATTN_TILE ? T - t0 : ATTN_TILE, keys = t0 + rows;
+        size_t off = ((size_t)b * T + t0) * m.D + (size_t)h * hs;
+        const float *dO = j->dout + off, *E = store + store_offset(t0), *inv = E + (size_t)rows * keys;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, keys, hs, 1.0f, dO, m.D, m.v, m.KV, 0.0f, dP,
+                    keys);
+        for (int i = 0; i < rows; i++) {
+            const float *g = dO + (size_t)i * m.D, *o = a->o_all + off + (size_t)i * m.D;
+            float d_o = 0;
+            for (int k = 0; k < hs; k++) {
+                d_o += g[k] * o[k];
+                dOz[(size_t)i * hs + k] = g[k] * inv[i];
+            }
+            softmax_grad(dP + (size_t)i * keys, E + (size_t)i * keys, keys, d_o, m.scale * inv[i]);
+        }
+        if (j->dv)
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, keys, hs, rows, 1.0f, E, keys, dOz, hs, 1.0f,
+                        j->dv + kv0, m.KV);
+        tile_grads(j, &m, t0, rows, keys, off, kv0, dP);
+    }
+}
+
 /* Softmax attention backward of the executed branch of each row, from
  * probabilities recomputed with the saved log-sum-exp:
  *   dV += Pᵀ·dO,  dP = dO·Vᵀ,  dS = P∘(dP − rowsum(dO∘O))/√d,  dQ += dS·K,  dK += dSᵀ·Q,
@@ -223,6 +288,10 @@ static void head_forward(const AttnJob *j, int b, int h, float *S, float *P) {
 static void head_backward(const AttnJob *j, int b, int h, float *P, float *dP) {
     const AttnDims *d = j->d;
     const AttnActs *a = j->a;
+    if (d->window >= d->T && a->pstore) {
+        head_backward_kept(j, b, h, P, dP);
+        return;
+    }
     HeadMats m = head_mats(d, a, b, h);
     int T = d->T, H = d->n_heads, hs = d->head_size, kvh = h / (H / d->n_kv_heads);
     size_t kv0 = (size_t)b * T * m.KV + (size_t)kvh * hs;
@@ -254,12 +323,7 @@ static void head_backward(const AttnJob *j, int b, int h, float *P, float *dP) {
         if (j->dv)
             cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, keys, hs, rows, 1.0f, P, keys, dO, m.D, 1.0f,
                         j->dv + kv0, m.KV);
-        if (j->dq)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, keys, 1.0f, dP, keys, m.k, m.KV, 1.0f,
-                        j->dq + off, m.D);
-        if (j->dk)
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, keys, hs, rows, 1.0f, dP, keys,
-                        m.q + (size_t)t0 * m.D, m.D, 1.0f, j->dk + kv0, m.KV);
+        tile_grads(j, &m, t0, rows, keys, off, kv0, dP);
     }
 }
 

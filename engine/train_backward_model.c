@@ -61,9 +61,13 @@ int train_init(TrainState *s, const Config *c, int B, int T, Err *e) {
     };
     openblas_set_num_threads(1);
     s->pool = pool_new(pool_default_threads());
-    AttnDims ad = {.B = B, .T = T, .n_kv_heads = c->n_kv_heads, .pool = s->pool};
+    AttnDims ad = {.B = B, .T = T, .n_heads = c->n_heads, .n_kv_heads = c->n_kv_heads, .pool = s->pool};
     list[sizeof list / sizeof list[0] - 1].n = attention_scratch_floats(&ad);
     s->mem = carve_all(list, (int)(sizeof list / sizeof list[0]));
+    /* not made now: only training with one attention branch (the window
+     * covering the sequence) touches it, on its first step */
+    size_t store = L * attention_store_floats(&ad);
+    if (store * sizeof(float) <= TRAIN_STORE_MAX) s->pstore = calloc(store, sizeof(float));
     s->gate = calloc(L * N * H, 1);
     s->inputs = calloc(N, sizeof(int));
     s->targets = calloc(N, sizeof(int));
@@ -80,6 +84,7 @@ void train_free(TrainState *s) {
     pool_free(s->pool);
     free(s->mem);
     free(s->row_loss);
+    free(s->pstore);
     free(s->gate);
     free(s->inputs);
     free(s->targets);
@@ -210,9 +215,11 @@ static AttnDims attn_dims(const TrainState *s) {
                       .head_size = c->head_size, .window = s->tc.window, .sinks = s->tc.sinks, .pool = s->pool};
 }
 
-static AttnActs attn_acts(const LayerActs *a) {
+static AttnActs attn_acts(const TrainState *s, const LayerActs *a, int l) {
+    AttnDims ad = attn_dims(s);
     return (AttnActs){.q = a->q, .k = a->k, .v = a->v, .gate = a->gate, .out = a->att, .o_all = a->o_all,
-                      .o_here = a->o_here, .lse_all = a->lse_all, .lse_here = a->lse_here};
+                      .o_here = a->o_here, .lse_all = a->lse_all, .lse_here = a->lse_here,
+                      .pstore = s->pstore ? s->pstore + l * attention_store_floats(&ad) : NULL};
 }
 
 /* What a run's items read: the state, the weights, one layer, and the
@@ -356,7 +363,7 @@ double train_forward(TrainState *s, const Weights *w, const float *routers, cons
     for (int l = 0; l < c->n_layers; l++) {
         j.l = l, j.a = layer_acts(s, l), j.wr = routers + (size_t)l * H * d;
         j.rows = fwd_qkv, pass_run(&j);              /* q, k, v (rotated), r, gate */
-        AttnActs aa = attn_acts(&j.a);
+        AttnActs aa = attn_acts(s, &j.a, l);
         attention_forward(&ad, &aa, s->scratch);     /* att */
         j.rows = fwd_wo, pass_run(&j);               /* res_mid, xn2 */
         j.rows = fwd_ffn, pass_run(&j);              /* h1, h3, hs */
@@ -500,7 +507,7 @@ void train_backward(TrainState *s, const Weights *w, const float *routers, float
         j->rows = bwd_ffn, pass_run(j);              /* dxn, dres = ∂L/∂res_mid; dW1, dW3 */
         pass_dw(j, 0, GW(wo, l * dd), s->dres, a->att, d, d);
         j->rows = bwd_wo, j->cols = g ? bwd_wo_cols : NULL, pass_run(j); /* dbranch, dq = dk = dv = 0, dgate = λ term; dWo, drms_ffn */
-        AttnActs aa = attn_acts(a);
+        AttnActs aa = attn_acts(s, a, l);
         attention_backward(&ad, &aa, s->dbranch, s->dq, s->dk, s->dv, s->dgate, s->scratch); /* dgate = ∂L/∂r */
         j->rows = bwd_qkv, pass_run(j);              /* dxn, dres = ∂L/∂res[l] */
         pass_dw(j, 0, GW(wq, l * dd), s->dq, a->xn1, d, d);

@@ -730,12 +730,17 @@ static int both_gates_present(const TrainState *s) {
     return global > 0 && local_far > 0;
 }
 
-static void check_model_gradients(int shared, TrainObjective obj, int B, int T) {
+/* one_branch: the window covers the sequence, every head global (as
+ * --from-scratch trains), so the backward reads the exponentials the
+ * forward kept instead of recomputing them. */
+static void check_model_gradients_at(int shared, TrainObjective obj, int B, int T, int one_branch) {
     Fixture f;
     fixture_init(&f, shared, obj, B, T, shared ? 11 : 12);
     const Config *c = &f.m.c;
+    if (one_branch) f.tc.window = T, f.tc.sinks = 0, f.tc.tau = -1;
     double loss = fixture_forward(&f);
-    CHECK(both_gates_present(&f.s));
+    if (one_branch) CHECK(f.s.pstore != NULL && f.s.global_share == 1);
+    else CHECK(both_gates_present(&f.s));
     Grads g;
     Err e;
     CHECK(grads_init(&g, c, &e) == 0);
@@ -769,6 +774,10 @@ static void check_model_gradients(int shared, TrainObjective obj, int B, int T) 
     fixture_free(&f);
 }
 
+static void check_model_gradients(int shared, TrainObjective obj, int B, int T) {
+    check_model_gradients_at(shared, obj, B, T, 0);
+}
+
 TEST(backward_model_gradients_untied_ce_match_ste_reference) { check_model_gradients(0, TRAIN_CE, 2, 7); }
 
 TEST(backward_model_gradients_tied_kl_match_ste_reference) { check_model_gradients(1, TRAIN_KL, 2, 7); }
@@ -776,6 +785,44 @@ TEST(backward_model_gradients_tied_kl_match_ste_reference) { check_model_gradien
 /* Three sequences of 70 positions: attention's query blocks of 64 end
  * inside a sequence, and the products split their rows over the pool. */
 TEST(backward_model_gradients_batched_across_tiles_match_ste_reference) { check_model_gradients(0, TRAIN_CE, 3, 70); }
+
+/* Full attention over 70 positions (two query blocks, the second partial):
+ * the backward from the forward's kept exponentials. */
+TEST(backward_model_gradients_one_branch_from_kept_exponentials_match_reference) {
+    check_model_gradients_at(0, TRAIN_CE, 2, 70, 1);
+    check_model_gradients_at(1, TRAIN_KL, 2, 9, 1);
+}
+
+/* The kept exponentials give the gradients recomputing them gives. */
+TEST(backward_kept_exponentials_equal_recomputed_ones) {
+    Fixture f;
+    fixture_init(&f, 0, TRAIN_CE, 2, 70, 71);
+    f.tc.window = 70, f.tc.sinks = 0, f.tc.tau = -1;
+    const Config *c = &f.m.c;
+    size_t nr = (size_t)c->n_layers * c->n_heads * c->dim;
+    Grads g[2];
+    float *dr[2];
+    Err e;
+    float *kept = f.s.pstore;
+    CHECK(kept != NULL);
+    for (int run = 0; run < 2; run++) {
+        f.s.pstore = run ? NULL : kept;
+        CHECK(grads_init(&g[run], c, &e) == 0);
+        dr[run] = malloc(nr * sizeof(float));
+        fixture_forward(&f);
+        train_backward(&f.s, &f.m.w, f.r.w, dr[run], &g[run]);
+    }
+    f.s.pstore = kept;
+    double worst = 0, top = 0;
+    for (size_t i = 0; i < g[0].n; i++) {
+        worst = fmax(worst, fabs(g[0].mem[i] - g[1].mem[i]));
+        top = fmax(top, fabs(g[1].mem[i]));
+    }
+    CHECK(top > 0);
+    CHECK_MSG(worst <= 1e-5 * top, "kept and recomputed gradients differ by %g of %g", worst, top);
+    for (int run = 0; run < 2; run++) grads_free(&g[run]), free(dr[run]);
+    fixture_free(&f);
+}
 
 /* The router gradient is Σ_tokens (⟨∂L/∂o, o_all − o_here⟩ + λ/(B·T·L·H))·r(1−r)·x,
  * with ∂L/∂o measured by differences on a probe added to the attention
