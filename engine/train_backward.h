@@ -15,8 +15,10 @@
  * that is how the base-model weight gradients are left out when only the
  * routers train. The two RoPE functions are the exception: they work in
  * place. The primitives run on the calling thread; the whole-model pass
- * splits its products and attention over TrainState's pool, with OpenBLAS
- * single-threaded inside each task (engine/pool.h says why).
+ * splits its products, element-wise layers and attention over TrainState's
+ * pool in work items of fixed size, with OpenBLAS single-threaded inside
+ * each (engine/pool.h says why), so its floats do not depend on the
+ * thread count.
  *
  * AHA attention computes both branches for every (b, t, head) and selects
  * one with the hard gate g. Its backward follows the straight-through

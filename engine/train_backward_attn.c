@@ -7,15 +7,20 @@
  * attn_local_set — the very set the inference kernel reads. For a block of
  * ATTN_TILE queries of one head the scores against every key up to the
  * block's end are one product (S = Q·Kᵀ/√d); each row is then turned into
- * probabilities of its branch with zeros outside it (and above the
- * diagonal), and the outputs are one more product (O = P·V). Zeros cost a
- * little arithmetic in the diagonal block but buy BLAS speed for the rest.
- * Only the log-sum-exp of each branch is saved; the backward recomputes
- * the scores, one more product but no [T][T] buffers per head.
+ * the exponentials of its branch, exp(s − max), with zeros outside it (and
+ * above the diagonal), and the outputs are one more product (O = E·V),
+ * each output row divided by its sum afterwards: hs divisions a row, not
+ * one per key. Zeros cost a little arithmetic in the diagonal block but
+ * buy BLAS speed for the rest. The log-sum-exp of each branch is saved and
+ * the backward recomputes the scores, one more product but no [T][T]
+ * buffers per head; with one branch (the window covers the sequence) and
+ * room in AttnActs.pstore, the forward keeps the exponentials there and
+ * the backward skips that product and the exponentials.
  *
  * Work is split by (sequence, KV head): a task owns the dk, dv rows of its
  * KV head and the dq rows of its query heads, so no two tasks write the
- * same float and the result does not depend on the thread count.
+ * same float and the result does not depend on the thread count. Tasks
+ * claim the pairs one at a time.
  */
 #include <cblas.h>
 #include <math.h>
