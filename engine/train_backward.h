@@ -121,7 +121,8 @@ typedef struct {
 } AttnActs;
 
 /* Floats of scratch attention_forward and attention_backward need: two
- * query blocks' scores against T keys per thread of d->pool. */
+ * query blocks' scores against T keys (or head_size floats a row, if more)
+ * per thread of d->pool. */
 size_t attention_scratch_floats(const AttnDims *d);
 
 /* x[i] = exp(x[i] − m) for i < n in float (relative error below 2e-7;

@@ -33,9 +33,13 @@
 
 enum { ATTN_TILE = 64 }; /* query rows per block */
 
+/* Floats of each of a task's two buffers: a block's scores against T keys,
+ * or (the kept backward) a block's rows of head_size. */
+static size_t scratch_width(const AttnDims *d) { return (size_t)ATTN_TILE * (d->T > d->head_size ? d->T : d->head_size); }
+
 size_t attention_scratch_floats(const AttnDims *d) {
     int tasks = pool_threads(d->pool);
-    return (size_t)tasks * 2 * ATTN_TILE * d->T;
+    return (size_t)tasks * 2 * scratch_width(d);
 }
 
 /* Where query block t0 of one head starts in its part of the store: the
@@ -338,7 +342,7 @@ static void attn_task(void *ctx, int task, int n_tasks, int backward) {
     const AttnDims *d = j->d;
     (void)n_tasks;
     int group = d->n_heads / d->n_kv_heads, pairs = d->B * d->n_kv_heads;
-    float *S = j->scratch + (size_t)task * 2 * ATTN_TILE * d->T, *P = S + (size_t)ATTN_TILE * d->T;
+    float *S = j->scratch + (size_t)task * 2 * scratch_width(d), *P = S + scratch_width(d);
     for (int pair; (pair = atomic_fetch_add(&j->next, 1)) < pairs;) {
         int b = pair / d->n_kv_heads, kvh = pair % d->n_kv_heads;
         for (int h = kvh * group; h < (kvh + 1) * group; h++) {

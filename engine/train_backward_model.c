@@ -61,7 +61,8 @@ int train_init(TrainState *s, const Config *c, int B, int T, Err *e) {
     };
     openblas_set_num_threads(1);
     s->pool = pool_new(pool_default_threads());
-    AttnDims ad = {.B = B, .T = T, .n_heads = c->n_heads, .n_kv_heads = c->n_kv_heads, .pool = s->pool};
+    AttnDims ad = {.B = B, .T = T, .n_heads = c->n_heads, .n_kv_heads = c->n_kv_heads, .head_size = c->head_size,
+                   .pool = s->pool};
     list[sizeof list / sizeof list[0] - 1].n = attention_scratch_floats(&ad);
     s->mem = carve_all(list, (int)(sizeof list / sizeof list[0]));
     /* not made now: only training with one attention branch (the window
@@ -163,7 +164,7 @@ int weights_check_finite(const Weights *w, const Config *c, Err *e) {
  * row order, and the pool's threads claim items one at a time, so a thread
  * the host slows takes fewer of them instead of holding the others up. */
 
-enum { ROW_CHUNK = 128, DW_CHUNK = 64, COL_CHUNK = 64 };
+enum { ROW_CHUNK = 256, DW_CHUNK = 64, COL_CHUNK = 64 };
 
 /* out[r0 .. r1) = in[r0 .. r1)·wᵀ. */
 static void rows_out(float *out, const float *in, const float *w, int r0, int r1, int n_in, int n_out) {

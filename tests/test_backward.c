@@ -793,35 +793,56 @@ TEST(backward_model_gradients_one_branch_from_kept_exponentials_match_reference)
     check_model_gradients_at(1, TRAIN_KL, 2, 9, 1);
 }
 
-/* The kept exponentials give the gradients recomputing them gives. */
-TEST(backward_kept_exponentials_equal_recomputed_ones) {
-    Fixture f;
-    fixture_init(&f, 0, TRAIN_CE, 2, 70, 71);
-    f.tc.window = 70, f.tc.sinks = 0, f.tc.tau = -1;
-    const Config *c = &f.m.c;
+/* Gradients of one full-attention step with the forward's kept
+ * exponentials and with them recomputed: within 1e-5 of the largest. */
+static void check_kept_against_recomputed(const Config *shape, int B, int T, uint64_t seed) {
+    Model m;
+    Routers r;
+    TrainState s;
+    Err e;
+    CHECK(model_random(&m, shape, seed, &e) == 0);
+    const Config *c = &m.c; /* with head_size and kv_dim filled in */
+    CHECK(router_random(&r, c->n_layers, c->n_heads, c->dim, seed + 1, &e) == 0);
+    CHECK(train_init(&s, c, B, T, &e) == 0);
+    TrainConfig tc = {.window = T, .sinks = 0, .tau = -1, .lambda = 0.05f, .objective = TRAIN_CE};
+    int N = B * T, *in = malloc(N * sizeof(int)), *tg = malloc(N * sizeof(int));
+    for (int i = 0; i < N; i++) in[i] = (i * 7 + 3) % c->vocab_size, tg[i] = (i * 5 + 1) % c->vocab_size;
     size_t nr = (size_t)c->n_layers * c->n_heads * c->dim;
     Grads g[2];
-    float *dr[2];
-    Err e;
-    float *kept = f.s.pstore;
+    float *dr[2], *kept = s.pstore;
     CHECK(kept != NULL);
     for (int run = 0; run < 2; run++) {
-        f.s.pstore = run ? NULL : kept;
+        s.pstore = run ? NULL : kept;
         CHECK(grads_init(&g[run], c, &e) == 0);
         dr[run] = malloc(nr * sizeof(float));
-        fixture_forward(&f);
-        train_backward(&f.s, &f.m.w, f.r.w, dr[run], &g[run]);
+        train_forward(&s, &m.w, r.w, &tc, in, tg, NULL);
+        train_backward(&s, &m.w, r.w, dr[run], &g[run]);
     }
-    f.s.pstore = kept;
+    s.pstore = kept;
     double worst = 0, top = 0;
     for (size_t i = 0; i < g[0].n; i++) {
         worst = fmax(worst, fabs(g[0].mem[i] - g[1].mem[i]));
         top = fmax(top, fabs(g[1].mem[i]));
     }
     CHECK(top > 0);
-    CHECK_MSG(worst <= 1e-5 * top, "kept and recomputed gradients differ by %g of %g", worst, top);
+    CHECK_MSG(worst <= 1e-5 * top, "kept and recomputed gradients differ by %g of %g (T %d)", worst, top, T);
     for (int run = 0; run < 2; run++) grads_free(&g[run]), free(dr[run]);
-    fixture_free(&f);
+    free(in), free(tg);
+    train_free(&s);
+    router_free(&r);
+    model_free(&m);
+}
+
+/* The kept exponentials give the gradients recomputing them gives: two
+ * query blocks (the second partial), and a head wider than the sequence
+ * (the backward's scratch then holds a block's head_size-wide rows). */
+TEST(backward_kept_exponentials_equal_recomputed_ones) {
+    Config c = {.dim = 16, .hidden_dim = 24, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .vocab_size = 24,
+                .seq_len = 80};
+    check_kept_against_recomputed(&c, 2, 70, 71);
+    Config wide = {.dim = 128, .hidden_dim = 24, .n_layers = 1, .n_heads = 1, .n_kv_heads = 1, .vocab_size = 24,
+                   .seq_len = 80};
+    check_kept_against_recomputed(&wide, 2, 5, 72);
 }
 
 /* The router gradient is Σ_tokens (⟨∂L/∂o, o_all − o_here⟩ + λ/(B·T·L·H))·r(1−r)·x,
@@ -990,11 +1011,11 @@ TEST(backward_router_only_matches_full_backward_and_repeats) {
 
 /* A step's work is cut into items of fixed size (row chunks, slices of
  * weight gradients, attention's (sequence, KV head) pairs) whatever the
- * thread count, so one thread and three give the same floats: 210 rows
- * make two row chunks and six pairs, three query blocks per sequence. */
+ * thread count, so one thread and three give the same floats: 4 × 70 rows
+ * make two row chunks and eight pairs, two query blocks per sequence. */
 TEST(backward_model_step_is_the_same_on_one_thread_and_three) {
     Fixture f;
-    fixture_init(&f, 0, TRAIN_CE, 3, 70, 61);
+    fixture_init(&f, 0, TRAIN_CE, 4, 70, 61);
     const Config *c = &f.m.c;
     size_t nr = (size_t)c->n_layers * c->n_heads * c->dim;
     const char *was = getenv("AHASCOPE_THREADS");
@@ -1007,7 +1028,7 @@ TEST(backward_model_step_is_the_same_on_one_thread_and_three) {
     Err e;
     for (int run = 0; run < 2; run++) {
         setenv("AHASCOPE_THREADS", run ? "3" : "1", 1);
-        CHECK(train_init(&s[run], c, 3, 70, &e) == 0);
+        CHECK(train_init(&s[run], c, 4, 70, &e) == 0);
         CHECK_INT(pool_threads(s[run].pool), run ? 3 : 1);
         CHECK(grads_init(&g[run], c, &e) == 0);
         dr[run] = malloc(nr * sizeof(float));
