@@ -1,5 +1,7 @@
 /* train_backward_model.c — the whole model's training forward and backward
- * pass, written top to bottom like the math, one primitive per line. */
+ * pass: train_forward and train_backward read top to bottom like the math,
+ * one pool run a line, and each run's row function lists the primitives a
+ * chunk of rows goes through. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
