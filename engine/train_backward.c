@@ -200,12 +200,9 @@ void train_router_backward(float *dxn, float *dwr, const float *dr, const float 
 /* Softmax of one row (float exponentials, summed in double); returns
  * log Σ exp(logits) (for the losses). */
 static double softmax_row(float *probs, const float *logits, int V) {
-    float m = logits[0];
-    for (int i = 1; i < V; i++) if (logits[i] > m) m = logits[i];
+    float m;
     memcpy(probs, logits, (size_t)V * sizeof(float));
-    train_exp_shift(probs, V, m);
-    double z = 0;
-    for (int i = 0; i < V; i++) z += probs[i];
+    double z = train_exp_max_sum(probs, V, &m);
     float inv = (float)(1.0 / z);
     for (int i = 0; i < V; i++) probs[i] *= inv;
     return m + log(z);

@@ -128,6 +128,10 @@ size_t attention_scratch_floats(const AttnDims *d);
 /* x[i] = exp(x[i] − m) for i < n in float (relative error below 2e-7;
  * arguments below −87 give 0), vectorised: softmax rows, SwiGLU. */
 void train_exp_shift(float *x, int n, float m);
+/* x[i] = exp(x[i] − max x) for i < n ≥ 1, the maximum into *max; returns
+ * Σ x[i] after (float lanes added up in double): a softmax row in two
+ * vectorised passes. */
+double train_exp_max_sum(float *x, int n, float *max);
 
 /* Floats of a->pstore for one call: every query block's exponentials and
  * their rows' normalisers, for each sequence and head (about B·H·T²/2). */

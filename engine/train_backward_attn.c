@@ -122,6 +122,11 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static float span_m
     return m;
 }
 
+double train_exp_max_sum(float *x, int n, float *max) {
+    *max = span_max(x, n, x[0]);
+    return exp_shift_sum(x, n, *max);
+}
+
 /* dS = P∘(dP − d_o)·scale in place over dp[0 .. n). */
 __attribute__((target_clones("avx512f", "avx2", "default"))) static void softmax_grad(float *dp, const float *p, int n,
                                                                                      float d_o, float scale) {
