@@ -59,16 +59,23 @@ void rmsnorm_forward(float *out, float *rstd, const float *x, const float *w, in
  * ∂L/∂x_j = ρ·w_j·dy_j − ρ³·x_j/C · Σ_i dy_i·w_i·x_i. */
 void rmsnorm_backward(float *dx, float *dw, const float *dout, const float *x, const float *rstd, const float *w,
                       int N, int C) {
+    if (dx)
+        for (int n = 0; n < N; n++) {
+            const float *xr = x + (size_t)n * C, *dy = dout + (size_t)n * C;
+            float rho = rstd[n];
+            double dot = 0;
+            for (int i = 0; i < C; i++) dot += (double)dy[i] * w[i] * xr[i];
+            float k = (float)(dot * rho * rho * rho / C);
+            for (int i = 0; i < C; i++) dx[(size_t)n * C + i] += rho * w[i] * dy[i] - k * xr[i];
+        }
+    if (dw) rmsnorm_backward_weight(dw, dout, x, rstd, N, C, 0, C);
+}
+
+void rmsnorm_backward_weight(float *dw, const float *dout, const float *x, const float *rstd, int N, int C, int c0,
+                             int c1) {
     for (int n = 0; n < N; n++) {
         const float *xr = x + (size_t)n * C, *dy = dout + (size_t)n * C;
-        float rho = rstd[n];
-        double dot = 0;
-        for (int i = 0; i < C; i++) dot += (double)dy[i] * w[i] * xr[i];
-        float k = (float)(dot * rho * rho * rho / C);
-        if (dx)
-            for (int i = 0; i < C; i++) dx[(size_t)n * C + i] += rho * w[i] * dy[i] - k * xr[i];
-        if (dw)
-            for (int i = 0; i < C; i++) dw[i] += dy[i] * xr[i] * rho;
+        for (int i = c0; i < c1; i++) dw[i] += dy[i] * xr[i] * rstd[n];
     }
 }
 
@@ -82,11 +89,10 @@ void rope_table(float *cos_t, float *sin_t, int T, int head_size, float theta) {
         }
 }
 
-/* dir = +1 rotates by the position's angle, −1 by its negative (the
- * transpose, which is what the backward needs). */
-static void rope_rotate(float *x, const float *cos_t, const float *sin_t, int B, int T, int width, int head_size,
-                        float dir) {
-    for (int n = 0; n < B * T; n++) {
+void rope_rows(float *x, const float *cos_t, const float *sin_t, int T, int n0, int n1, int width, int head_size,
+               int inverse) {
+    float dir = inverse ? -1.0f : 1.0f; /* the transpose rotates by the negative angle */
+    for (int n = n0; n < n1; n++) {
         int t = n % T;
         const float *cs = cos_t + (size_t)t * head_size / 2, *sn = sin_t + (size_t)t * head_size / 2;
         float *row = x + (size_t)n * width;
@@ -99,11 +105,11 @@ static void rope_rotate(float *x, const float *cos_t, const float *sin_t, int B,
 }
 
 void rope_forward(float *x, const float *cos_t, const float *sin_t, int B, int T, int width, int head_size) {
-    rope_rotate(x, cos_t, sin_t, B, T, width, head_size, 1.0f);
+    rope_rows(x, cos_t, sin_t, T, 0, B * T, width, head_size, 0);
 }
 
 void rope_backward(float *dx, const float *cos_t, const float *sin_t, int B, int T, int width, int head_size) {
-    rope_rotate(dx, cos_t, sin_t, B, T, width, head_size, -1.0f);
+    rope_rows(dx, cos_t, sin_t, T, 0, B * T, width, head_size, 1);
 }
 
 /* SwiGLU in chunks of this many elements: the sigmoids' exponentials go
@@ -164,42 +170,80 @@ long train_router_forward(float *r, uint8_t *gate, const float *xn, const float 
 }
 
 /* H is a handful of heads: plain loops beat two skinny GEMMs and need no
- * buffer for the logit gradients. */
-void train_router_backward(float *dxn, float *dwr, const float *dr, const float *r, const float *xn,
-                           const float *wr, int N, int C, int H) {
+ * buffer for the logit gradients, recomputed in each half. */
+void router_backward_input(float *dxn, const float *dr, const float *r, const float *wr, int N, int C, int H) {
+    for (int n = 0; n < N; n++)
+        for (int h = 0; h < H; h++) {
+            float rv = r[(size_t)n * H + h], dl = dr[(size_t)n * H + h] * rv * (1.0f - rv);
+            const float *wh = wr + (size_t)h * C;
+            for (int i = 0; i < C; i++) dxn[(size_t)n * C + i] += dl * wh[i];
+        }
+}
+
+void router_backward_weight(float *dwr, const float *dr, const float *r, const float *xn, int N, int C, int H, int c0,
+                            int c1) {
     for (int n = 0; n < N; n++) {
         const float *x = xn + (size_t)n * C;
         for (int h = 0; h < H; h++) {
             float rv = r[(size_t)n * H + h], dl = dr[(size_t)n * H + h] * rv * (1.0f - rv);
-            const float *wh = wr + (size_t)h * C;
-            if (dxn)
-                for (int i = 0; i < C; i++) dxn[(size_t)n * C + i] += dl * wh[i];
-            if (dwr)
-                for (int i = 0; i < C; i++) dwr[(size_t)h * C + i] += dl * x[i];
+            for (int i = c0; i < c1; i++) dwr[(size_t)h * C + i] += dl * x[i];
         }
     }
+}
+
+void train_router_backward(float *dxn, float *dwr, const float *dr, const float *r, const float *xn,
+                           const float *wr, int N, int C, int H) {
+    if (dxn) router_backward_input(dxn, dr, r, wr, N, C, H);
+    if (dwr) router_backward_weight(dwr, dr, r, xn, N, C, H, 0, C);
 }
 
 /* Softmax of one row (float exponentials, summed in double); returns
  * log Σ exp(logits) (for the losses). */
 static double softmax_row(float *probs, const float *logits, int V) {
-    float m = logits[0];
-    for (int i = 1; i < V; i++) if (logits[i] > m) m = logits[i];
+    float m;
     memcpy(probs, logits, (size_t)V * sizeof(float));
-    train_exp_shift(probs, V, m);
-    double z = 0;
-    for (int i = 0; i < V; i++) z += probs[i];
+    double z = train_exp_max_sum(probs, V, &m);
     float inv = (float)(1.0 / z);
     for (int i = 0; i < V; i++) probs[i] *= inv;
     return m + log(z);
 }
 
-double crossentropy_forward(float *probs, const float *logits, const int *targets, const float *weights, int N, int V) {
-    double sum = 0, wsum = 0;
+void loss_rows(double *loss, float *probs, const float *logits, const int *targets, const float *p, int N, int V) {
     for (int n = 0; n < N; n++) {
-        double lse = softmax_row(probs + (size_t)n * V, logits + (size_t)n * V, V), w = weights ? weights[n] : 1;
-        if (w != 0) sum += w * (lse - logits[(size_t)n * V + targets[n]]);
-        wsum += w;
+        const float *l = logits + (size_t)n * V;
+        double lse = softmax_row(probs + (size_t)n * V, l, V), sum = 0;
+        if (!p) { loss[n] = lse - l[targets[n]]; continue; }
+        const float *pr = p + (size_t)n * V;
+        for (int i = 0; i < V; i++)
+            if (pr[i] > 0) sum += pr[i] * (log((double)pr[i]) - ((double)l[i] - lse)); /* 0·log 0 = 0 */
+        loss[n] = sum;
+    }
+}
+
+/* Adds Σ w·loss over the rows with w ≠ 0 to *sum and Σ w to *wsum (w NULL: all 1). */
+static void loss_weigh(const double *loss, const float *weights, int N, double *sum, double *wsum) {
+    for (int n = 0; n < N; n++) {
+        double w = weights ? weights[n] : 1;
+        if (w != 0) *sum += w * loss[n];
+        *wsum += w;
+    }
+}
+
+double loss_mean(const double *loss, const float *weights, int N) {
+    double sum = 0, wsum = 0;
+    loss_weigh(loss, weights, N, &sum, &wsum);
+    return wsum > 0 ? sum / wsum : 0;
+}
+
+/* loss_rows a block of rows at a time, on the stack. */
+enum { LOSS_BLOCK = 64 };
+
+double crossentropy_forward(float *probs, const float *logits, const int *targets, const float *weights, int N, int V) {
+    double sum = 0, wsum = 0, loss[LOSS_BLOCK];
+    for (int n0 = 0; n0 < N; n0 += LOSS_BLOCK) {
+        int m = N - n0 < LOSS_BLOCK ? N - n0 : LOSS_BLOCK;
+        loss_rows(loss, probs + (size_t)n0 * V, logits + (size_t)n0 * V, targets + n0, NULL, m, V);
+        loss_weigh(loss, weights ? weights + n0 : NULL, m, &sum, &wsum);
     }
     return wsum > 0 ? sum / wsum : 0;
 }
@@ -216,12 +260,11 @@ void crossentropy_backward(float *dlogits, const float *probs, const int *target
 }
 
 double kl_forward(float *probs, const float *logits, const float *p, int N, int V) {
-    double sum = 0;
-    for (int n = 0; n < N; n++) {
-        const float *l = logits + (size_t)n * V, *pr = p + (size_t)n * V;
-        double lse = softmax_row(probs + (size_t)n * V, l, V);
-        for (int i = 0; i < V; i++)
-            if (pr[i] > 0) sum += pr[i] * (log((double)pr[i]) - ((double)l[i] - lse)); /* 0·log 0 = 0 */
+    double sum = 0, loss[LOSS_BLOCK];
+    for (int n0 = 0; n0 < N; n0 += LOSS_BLOCK) {
+        int m = N - n0 < LOSS_BLOCK ? N - n0 : LOSS_BLOCK;
+        loss_rows(loss, probs + (size_t)n0 * V, logits + (size_t)n0 * V, NULL, p + (size_t)n0 * V, m, V);
+        for (int i = 0; i < m; i++) sum += loss[i];
     }
     return sum / N;
 }

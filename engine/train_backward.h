@@ -15,8 +15,10 @@
  * that is how the base-model weight gradients are left out when only the
  * routers train. The two RoPE functions are the exception: they work in
  * place. The primitives run on the calling thread; the whole-model pass
- * splits its products and attention over TrainState's pool, with OpenBLAS
- * single-threaded inside each task (engine/pool.h says why).
+ * splits its products, element-wise layers and attention over TrainState's
+ * pool in work items of fixed size, with OpenBLAS single-threaded inside
+ * each (engine/pool.h says why), so its floats do not depend on the
+ * thread count.
  *
  * AHA attention computes both branches for every (b, t, head) and selects
  * one with the hard gate g. Its backward follows the straight-through
@@ -53,12 +55,22 @@ void rmsnorm_forward(float *out, float *rstd, const float *x, const float *w, in
 void rmsnorm_backward(float *dx, float *dw, const float *dout, const float *x, const float *rstd, const float *w,
                       int N, int C);
 
+/* dw[i] += ∂/∂w_i of that rmsnorm for columns i in [c0, c1) only, the rows
+ * summed in order: threads owning disjoint columns give rmsnorm_backward's
+ * very floats. */
+void rmsnorm_backward_weight(float *dw, const float *dout, const float *x, const float *rstd, int N, int C, int c0,
+                             int c1);
+
 /* RoPE tables cos/sin[T][head_size/2] for positions 0..T-1, computed as the
  * inference forward (engine/forward.c) computes them. */
 void rope_table(float *cos_t, float *sin_t, int T, int head_size, float theta);
 /* Rotate x[B·T][width] in place, row b·T+t at position t: adjacent pairs
  * (x[2i], x[2i+1]) of each head_size-wide head, as llama2.c does. */
 void rope_forward(float *x, const float *cos_t, const float *sin_t, int B, int T, int width, int head_size);
+/* Rotate rows [n0, n1) of x[][width] in place, row n at position n % T;
+ * inverse rotates by the negative angle (the backward's transpose). */
+void rope_rows(float *x, const float *cos_t, const float *sin_t, int T, int n0, int n1, int width, int head_size,
+               int inverse);
 /* In place: dx holds ∂L/∂(rotated x) on entry and ∂L/∂x on return (the
  * transpose rotation). */
 void rope_backward(float *dx, const float *cos_t, const float *sin_t, int B, int T, int width, int head_size);
@@ -80,6 +92,13 @@ long train_router_forward(float *r, uint8_t *gate, const float *xn, const float 
 void train_router_backward(float *dxn, float *dwr, const float *dr, const float *r, const float *xn,
                            const float *wr, int N, int C, int H);
 
+/* The two halves of train_router_backward, for rows and columns split over
+ * threads: dxn[N][C] += (dr·r(1−r))·wr, and dwr[h][i] += Σ_n (dr·r(1−r))[n][h]·xn[n][i]
+ * for columns i in [c0, c1), the rows summed in order. */
+void router_backward_input(float *dxn, const float *dr, const float *r, const float *wr, int N, int C, int H);
+void router_backward_weight(float *dwr, const float *dr, const float *r, const float *xn, int N, int C, int H, int c0,
+                            int c1);
+
 /* Shape of one AHA attention call (window w ≥ 1 keys including the current
  * one, plus the first `sinks` positions; engine/attn.c attn_local_set). */
 typedef struct {
@@ -98,23 +117,43 @@ typedef struct {
     float *out;              /* [N][D] the executed branch */
     float *o_all, *o_here;   /* [N][D] the global and the local branch */
     float *lse_all, *lse_here; /* [N][n_heads] log-sum-exp of each branch's scores */
+    float *pstore;           /* attention_store_floats, or NULL: see attention_forward */
 } AttnActs;
 
 /* Floats of scratch attention_forward and attention_backward need: two
- * query blocks' scores against T keys per thread of d->pool. */
+ * query blocks' scores against T keys (or head_size floats a row, if more)
+ * per thread of d->pool. */
 size_t attention_scratch_floats(const AttnDims *d);
 
 /* x[i] = exp(x[i] − m) for i < n in float (relative error below 2e-7;
  * arguments below −87 give 0), vectorised: softmax rows, SwiGLU. */
 void train_exp_shift(float *x, int n, float m);
+/* x[i] = exp(x[i] − max x) for i < n ≥ 1, the maximum into *max; returns
+ * Σ x[i] after (float lanes added up in double): a softmax row in two
+ * vectorised passes. */
+double train_exp_max_sum(float *x, int n, float *max);
+
+/* Floats of a->pstore for one call: every query block's exponentials and
+ * their rows' normalisers, for each sequence and head (about B·H·T²/2). */
+size_t attention_store_floats(const AttnDims *d);
 
 /* Causal attention, both branches for every (b, t, head), the executed one
- * chosen by gate; scratch holds attention_scratch_floats(d). */
+ * chosen by gate; scratch holds attention_scratch_floats(d). When the window
+ * covers the sequence (one branch) and a->pstore is set, the exponentials
+ * are kept there and attention_backward reads them instead of recomputing
+ * the scores and their exponentials. */
 void attention_forward(const AttnDims *d, const AttnActs *a, float *scratch);
 /* STE backward: the executed branch's softmax gets dout (into dq, dk, dv);
  * dgate[N][n_heads] += ⟨dout, o_all − o_here⟩, which is ∂L/∂r. */
 void attention_backward(const AttnDims *d, const AttnActs *a, const float *dout, float *dq, float *dk, float *dv,
                         float *dgate, float *scratch);
+
+/* Per row: probs[n] = softmax(logits[n]) and loss[n] = −log probs[n][targets[n]]
+ * (p NULL), else KL(p[n] || probs[n]) (0·log 0 = 0), in double. Rows are
+ * independent: threads may share them out. */
+void loss_rows(double *loss, float *probs, const float *logits, const int *targets, const float *p, int N, int V);
+/* Σ w·loss / Σ w over N rows in order (weights NULL: all 1; 0 when every weight is 0). */
+double loss_mean(const double *loss, const float *weights, int N);
 
 /* probs[N][V] = softmax(logits); returns the mean over rows of
  * −log probs[target], each row weighted by weights[n] (NULL: all 1), so
@@ -159,6 +198,10 @@ typedef struct {
     size_t n;      /* floats in mem (model_n_params) */
 } Grads;
 
+/* Bytes at most of attention's kept exponentials (AttnActs.pstore): 142 MB
+ * at the organism's shape (B 4, T 1023, 4 × 4 heads). */
+#define TRAIN_STORE_MAX ((size_t)512 << 20)
+
 /* Every activation of a B×T batch, layer-major: X[l] is X + l·N·width. */
 typedef struct {
     Config c;
@@ -187,6 +230,8 @@ typedef struct {
     float *branch;          /* [N][dim] a block's output before its residual add (forward scratch) */
     float *dres, *dxn, *dbranch, *dq, *dk, *dv, *dh1, *dh3, *dhs, *dgate, *dlogits;
     float *scratch;         /* [attention_scratch_floats] */
+    float *pstore;          /* [L][attention_store_floats] when that fits TRAIN_STORE_MAX, else NULL (recompute) */
+    double *row_loss;       /* [N] each row's task loss, summed in order after the rows ran in parallel */
     Pool *pool;             /* the threads of products and attention (AHASCOPE_THREADS, else every CPU) */
     float *mem;             /* one block holding the floats above */
     /* results of the last forward */

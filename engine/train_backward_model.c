@@ -1,7 +1,11 @@
 /* train_backward_model.c — the whole model's training forward and backward
- * pass, written top to bottom like the math, one primitive per line. */
+ * pass: train_forward and train_backward read top to bottom like the math,
+ * one pool run a line, and each run's row function lists the primitives a
+ * chunk of rows goes through. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cblas.h>
 
@@ -17,11 +21,19 @@ typedef struct {
     size_t n;
 } Carve;
 
+/* The block's pages are made now, in one call, not by a fault at each
+ * first touch during the first step (190 MB at the organism's shape: 47 000
+ * faults, about 4% of a three-step run). A kernel without
+ * MADV_POPULATE_WRITE (Linux 5.14) leaves them to the first touch. */
 static float *carve_all(Carve *list, int count) {
     size_t total = 0;
     for (int i = 0; i < count; i++) total += list[i].n;
     float *mem = calloc(total, sizeof(float));
     if (!mem) return NULL;
+#ifdef MADV_POPULATE_WRITE
+    uintptr_t page = 4096, lo = ((uintptr_t)mem + page - 1) & ~(page - 1), hi = ((uintptr_t)(mem + total)) & ~(page - 1);
+    if (hi > lo) madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+#endif
     float *p = mem;
     for (int i = 0; i < count; i++) { *list[i].p = p; p += list[i].n; }
     return mem;
@@ -51,13 +63,19 @@ int train_init(TrainState *s, const Config *c, int B, int T, Err *e) {
     };
     openblas_set_num_threads(1);
     s->pool = pool_new(pool_default_threads());
-    AttnDims ad = {.B = B, .T = T, .n_kv_heads = c->n_kv_heads, .pool = s->pool};
+    AttnDims ad = {.B = B, .T = T, .n_heads = c->n_heads, .n_kv_heads = c->n_kv_heads, .head_size = c->head_size,
+                   .pool = s->pool};
     list[sizeof list / sizeof list[0] - 1].n = attention_scratch_floats(&ad);
     s->mem = carve_all(list, (int)(sizeof list / sizeof list[0]));
+    /* not made now: only training with one attention branch (the window
+     * covering the sequence) touches it, on its first step */
+    size_t store = L * attention_store_floats(&ad);
+    if (store * sizeof(float) <= TRAIN_STORE_MAX) s->pstore = calloc(store, sizeof(float));
     s->gate = calloc(L * N * H, 1);
     s->inputs = calloc(N, sizeof(int));
     s->targets = calloc(N, sizeof(int));
-    if (!s->mem || !s->gate || !s->inputs || !s->targets) {
+    s->row_loss = calloc(N, sizeof(double));
+    if (!s->mem || !s->gate || !s->inputs || !s->targets || !s->row_loss) {
         train_free(s);
         return err_set(e, "out of memory for training activations (batch %dx%d)", B, T);
     }
@@ -68,6 +86,8 @@ int train_init(TrainState *s, const Config *c, int B, int T, Err *e) {
 void train_free(TrainState *s) {
     pool_free(s->pool);
     free(s->mem);
+    free(s->row_loss);
+    free(s->pstore);
     free(s->gate);
     free(s->inputs);
     free(s->targets);
@@ -133,70 +153,45 @@ int weights_check_finite(const Weights *w, const Config *c, Err *e) {
 }
 
 
-/* ---- the products, split over the pool ---- */
+/* ---- the pass, split over the pool ----
+ *
+ * Each layer is a few pool runs. A run's work items are chunks of rows
+ * (ROW_CHUNK), doing all a row needs before the next run: a product's rows,
+ * then the element-wise layers on those rows while they are in cache (RoPE
+ * after Q and K, SwiGLU after W1 and W3, the residual add and the next
+ * rmsnorm after Wo and W2, the loss after the classifier). Weight gradients
+ * sum over every row, so they read what an earlier run finished: items of
+ * DW_CHUNK rows of a weight, and for norm and router vectors blocks of
+ * columns. No two items write the same float, every sum over rows runs in
+ * row order, and the pool's threads claim items one at a time, so a thread
+ * the host slows takes fewer of them instead of holding the others up. */
 
-/* One product of the pass: out = in·wᵀ (forward), or din += dout·w and
- * dw += doutᵀ·in (backward); a task takes a slice of rows of the output
- * it writes, so the slices never overlap. */
+enum { ROW_CHUNK = 256, DW_CHUNK = 64, COL_CHUNK = 64 };
+
+/* out[r0 .. r1) = in[r0 .. r1)·wᵀ. */
+static void rows_out(float *out, const float *in, const float *w, int r0, int r1, int n_in, int n_out) {
+    if (r1 > r0) train_matmul_forward(out + (size_t)r0 * n_out, in + (size_t)r0 * n_in, w, r1 - r0, n_in, n_out);
+}
+
+/* din[r0 .. r1) = beta·din + dout·w: beta 0 overwrites (no zeroing first), 1 adds. */
+static void rows_din(float *din, const float *dout, const float *w, int r0, int r1, int n_in, int n_out, float beta) {
+    if (r1 > r0)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, n_in, n_out, 1.0f, dout + (size_t)r0 * n_out,
+                    n_out, w, n_in, beta, din + (size_t)r0 * n_in, n_in);
+}
+
+/* One weight gradient of a run: dw[n_out][n_in] += doutᵀ·in over all N rows. */
 typedef struct {
-    float *out, *din, *dw;
-    const float *in, *w, *dout;
-    int N, n_in, n_out;
-} MatJob;
+    float *dw;
+    const float *dout, *in;
+    int n_in, n_out;
+} DwProduct;
 
-/* [*r0, *r1): task's share of n rows, in blocks of 16 (whole cache lines). */
-static void slice(int n, int task, int tasks, int *r0, int *r1) {
-    int blocks = (n + 15) / 16;
-    *r0 = (int)((long)blocks * task / tasks) * 16;
-    *r1 = (int)((long)blocks * (task + 1) / tasks) * 16;
-    if (*r1 > n) *r1 = n;
-    if (*r0 > n) *r0 = n;
+/* Rows [o0, o1) of p's gradient. */
+static void dw_rows(const DwProduct *p, int N, int o0, int o1) {
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, o1 - o0, p->n_in, N, 1.0f, p->dout + o0, p->n_out, p->in,
+                p->n_in, 1.0f, p->dw + (size_t)o0 * p->n_in, p->n_in);
 }
-
-static void matmul_fwd_task(void *ctx, int task, int n_tasks) {
-    const MatJob *j = ctx;
-    int r0, r1;
-    slice(j->N, task, n_tasks, &r0, &r1);
-    if (r1 > r0) train_matmul_forward(j->out + (size_t)r0 * j->n_out, j->in + (size_t)r0 * j->n_in, j->w, r1 - r0, j->n_in, j->n_out);
-}
-
-static void matmul_bwd_task(void *ctx, int task, int n_tasks) {
-    const MatJob *j = ctx;
-    int r0, r1;
-    if (j->din) {
-        slice(j->N, task, n_tasks, &r0, &r1);
-        if (r1 > r0)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, j->n_in, j->n_out, 1.0f,
-                        j->dout + (size_t)r0 * j->n_out, j->n_out, j->w, j->n_in, 1.0f, j->din + (size_t)r0 * j->n_in,
-                        j->n_in);
-    }
-    if (j->dw) {
-        slice(j->n_out, task, n_tasks, &r0, &r1);
-        if (r1 > r0)
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1 - r0, j->n_in, j->N, 1.0f, j->dout + r0, j->n_out,
-                        j->in, j->n_in, 1.0f, j->dw + (size_t)r0 * j->n_in, j->n_in);
-    }
-}
-
-static void run(Pool *pool, pool_fn fn, void *ctx) {
-    if (pool) pool_run(pool, fn, ctx, pool_threads(pool));
-    else fn(ctx, 0, 1);
-}
-
-/* train_matmul_forward over the pool. */
-static void matmul_forward(const TrainState *s, float *out, const float *in, const float *w, int N, int n_in, int n_out) {
-    MatJob j = {.out = out, .in = in, .w = w, .N = N, .n_in = n_in, .n_out = n_out};
-    run(s->pool, matmul_fwd_task, &j);
-}
-
-/* train_matmul_backward over the pool. */
-static void matmul_backward(const TrainState *s, float *din, float *dw, const float *dout, const float *in,
-                            const float *w, int N, int n_in, int n_out) {
-    MatJob j = {.din = din, .dw = dw, .dout = dout, .in = in, .w = w, .N = N, .n_in = n_in, .n_out = n_out};
-    run(s->pool, matmul_bwd_task, &j);
-}
-
-/* ---- forward ---- */
 
 /* Per-layer slices of the activations (X + l·N·width). */
 typedef struct {
@@ -223,124 +218,307 @@ static AttnDims attn_dims(const TrainState *s) {
                       .head_size = c->head_size, .window = s->tc.window, .sinks = s->tc.sinks, .pool = s->pool};
 }
 
-static AttnActs attn_acts(const LayerActs *a) {
+static AttnActs attn_acts(const TrainState *s, const LayerActs *a, int l) {
+    AttnDims ad = attn_dims(s);
     return (AttnActs){.q = a->q, .k = a->k, .v = a->v, .gate = a->gate, .out = a->att, .o_all = a->o_all,
-                      .o_here = a->o_here, .lse_all = a->lse_all, .lse_here = a->lse_here};
+                      .o_here = a->o_here, .lse_all = a->lse_all, .lse_here = a->lse_here,
+                      .pstore = s->pstore ? s->pstore + l * attention_store_floats(&ad) : NULL};
+}
+
+/* What a run's items read: the state, the weights, one layer, and the
+ * run's work. */
+typedef struct PassJob PassJob;
+struct PassJob {
+    TrainState *s;
+    const Weights *w;
+    const float *wr;       /* this layer's routers [H][dim] */
+    float *dwr;            /* their gradient */
+    Grads *g;              /* NULL: only the routers train */
+    LayerActs a;
+    int l;
+    float dr_lambda;       /* ∂(λ·mean r)/∂r of one cell */
+    /* the run */
+    void (*rows)(PassJob *j, int r0, int r1);  /* a chunk of rows, or NULL */
+    DwProduct dw[3];                           /* weight gradients (dw NULL: none) */
+    void (*cols)(PassJob *j, int c0, int c1);  /* norm and router gradients by columns of dim, or NULL */
+    atomic_int next;       /* the next item to claim */
+    atomic_long global;    /* gates set (router forward) */
+};
+
+static void pass_task(void *ctx, int task, int tasks) {
+    (void)task, (void)tasks;
+    PassJob *j = ctx;
+    int N = j->s->N, d = j->s->c.dim, n_rows = j->rows ? (N + ROW_CHUNK - 1) / ROW_CHUNK : 0, n_dw[3], total = n_rows;
+    for (int k = 0; k < 3; k++) total += n_dw[k] = j->dw[k].dw ? (j->dw[k].n_out + DW_CHUNK - 1) / DW_CHUNK : 0;
+    total += j->cols ? (d + COL_CHUNK - 1) / COL_CHUNK : 0;
+    for (int i; (i = atomic_fetch_add(&j->next, 1)) < total;) {
+        if (i < n_rows) {
+            j->rows(j, i * ROW_CHUNK, i * ROW_CHUNK + ROW_CHUNK < N ? i * ROW_CHUNK + ROW_CHUNK : N);
+            continue;
+        }
+        i -= n_rows;
+        int k = 0;
+        while (k < 3 && i >= n_dw[k]) i -= n_dw[k++];
+        if (k < 3) {
+            int o0 = i * DW_CHUNK, o1 = o0 + DW_CHUNK < j->dw[k].n_out ? o0 + DW_CHUNK : j->dw[k].n_out;
+            dw_rows(&j->dw[k], N, o0, o1);
+        } else {
+            j->cols(j, i * COL_CHUNK, i * COL_CHUNK + COL_CHUNK < d ? i * COL_CHUNK + COL_CHUNK : d);
+        }
+    }
+}
+
+/* Run j's items over the pool, then clear the run from j. */
+static void pass_run(PassJob *j) {
+    atomic_store(&j->next, 0);
+    if (j->s->pool) pool_run(j->s->pool, pass_task, j, pool_threads(j->s->pool));
+    else pass_task(j, 0, 1);
+    j->rows = NULL, j->cols = NULL;
+    memset(j->dw, 0, sizeof j->dw);
+}
+
+/* The weight gradient dw += doutᵀ·in as item k of the next run (dw NULL: skipped). */
+static void pass_dw(PassJob *j, int k, float *dw, const float *dout, const float *in, int n_in, int n_out) {
+    j->dw[k] = (DwProduct){dw, dout, in, n_in, n_out};
+}
+
+/* The attention block's input of layer l: rows of xn1 = rmsnorm(res). */
+static void norm_att_rows(PassJob *j, int l, int r0, int r1) {
+    TrainState *s = j->s;
+    size_t N = s->N, d = s->c.dim;
+    rmsnorm_forward(s->xn1 + l * N * d + r0 * d, s->rstd1 + l * N + r0, s->res + l * N * d + r0 * d,
+                    j->w->rms_att + l * d, r1 - r0, (int)d);
+}
+
+/* ---- forward ---- */
+
+static void fwd_embed(PassJob *j, int r0, int r1) {
+    TrainState *s = j->s;
+    int d = s->c.dim;
+    embed_forward(s->res + (size_t)r0 * d, s->inputs + r0, j->w->token_embedding, r1 - r0, d);
+    norm_att_rows(j, 0, r0, r1);
+}
+
+/* q, k, v, their rotation, the router scores and gates. */
+static void fwd_qkv(PassJob *j, int r0, int r1) {
+    TrainState *s = j->s;
+    const Config *c = &s->c;
+    const LayerActs *a = &j->a;
+    int d = c->dim, kv = c->kv_dim, H = c->n_heads, l = j->l;
+    rows_out(a->q, a->xn1, j->w->wq + (size_t)l * d * d, r0, r1, d, d);
+    rows_out(a->k, a->xn1, j->w->wk + (size_t)l * kv * d, r0, r1, d, kv);
+    rows_out(a->v, a->xn1, j->w->wv + (size_t)l * kv * d, r0, r1, d, kv);
+    rope_rows(a->q, s->rope_cos, s->rope_sin, s->T, r0, r1, d, c->head_size, 0);
+    rope_rows(a->k, s->rope_cos, s->rope_sin, s->T, r0, r1, kv, c->head_size, 0);
+    atomic_fetch_add(&j->global, train_router_forward(a->r + (size_t)r0 * H, a->gate + (size_t)r0 * H,
+                                                      a->xn1 + (size_t)r0 * d, j->wr, s->tc.tau, r1 - r0, d, H));
+}
+
+/* res_mid = res + att·Woᵀ, xn2 = rmsnorm(res_mid). */
+static void fwd_wo(PassJob *j, int r0, int r1) {
+    TrainState *s = j->s;
+    const LayerActs *a = &j->a;
+    size_t d = s->c.dim, o = r0 * d, n = (size_t)(r1 - r0);
+    rows_out(s->branch, a->att, j->w->wo + j->l * d * d, r0, r1, (int)d, (int)d);
+    residual_forward(a->res_mid + o, a->res + o, s->branch + o, n * d);
+    rmsnorm_forward(a->xn2 + o, a->rstd2 + r0, a->res_mid + o, j->w->rms_ffn + j->l * d, (int)n, (int)d);
+}
+
+/* hs = silu(xn2·W1ᵀ) ∘ (xn2·W3ᵀ). */
+static void fwd_ffn(PassJob *j, int r0, int r1) {
+    const Config *c = &j->s->c;
+    const LayerActs *a = &j->a;
+    size_t d = c->dim, hid = c->hidden_dim;
+    rows_out(a->h1, a->xn2, j->w->w1 + j->l * hid * d, r0, r1, (int)d, (int)hid);
+    rows_out(a->h3, a->xn2, j->w->w3 + j->l * hid * d, r0, r1, (int)d, (int)hid);
+    swiglu_forward(a->hs + r0 * hid, a->h1 + r0 * hid, a->h3 + r0 * hid, (r1 - r0) * hid);
+}
+
+/* res[l+1] = res_mid + hs·W2ᵀ, then the next layer's input norm, or after
+ * the last layer the final norm, the logits and each row's loss. */
+static void fwd_w2(PassJob *j, int r0, int r1) {
+    TrainState *s = j->s;
+    const Config *c = &s->c;
+    const LayerActs *a = &j->a;
+    size_t d = c->dim, hid = c->hidden_dim, V = c->vocab_size, o = r0 * d, n = (size_t)(r1 - r0);
+    rows_out(s->branch, a->hs, j->w->w2 + j->l * d * hid, r0, r1, (int)hid, (int)d);
+    residual_forward(a->res_next + o, a->res_mid + o, s->branch + o, n * d);
+    if (j->l + 1 < c->n_layers) { norm_att_rows(j, j->l + 1, r0, r1); return; }
+    rmsnorm_forward(s->xnf + o, s->rstdf + r0, a->res_next + o, j->w->rms_final, (int)n, (int)d);
+    rows_out(s->logits, s->xnf, j->w->wcls, r0, r1, (int)d, (int)V);
+    int kl = s->tc.objective == TRAIN_KL;
+    loss_rows(s->row_loss + r0, s->probs + r0 * V, s->logits + r0 * V, kl ? NULL : s->targets + r0,
+              kl ? s->target_probs + r0 * V : NULL, (int)n, (int)V);
 }
 
 double train_forward(TrainState *s, const Weights *w, const float *routers, const TrainConfig *tc, const int *inputs,
                      const int *targets, const float *target_probs) {
     const Config *c = &s->c;
-    const int N = s->N, d = c->dim, kv = c->kv_dim, hid = c->hidden_dim, H = c->n_heads, V = c->vocab_size;
-    const size_t dd = (size_t)d * d, dkv = (size_t)kv * d, dh = (size_t)hid * d;
+    const int N = s->N, d = c->dim, H = c->n_heads;
     s->tc = *tc;
     s->target_probs = target_probs;
     memcpy(s->inputs, inputs, (size_t)N * sizeof(int));
     if (targets) memcpy(s->targets, targets, (size_t)N * sizeof(int));
     AttnDims ad = attn_dims(s);
-    long global = 0;
+    PassJob j = {.s = s, .w = w};
 
-    embed_forward(s->res, inputs, w->token_embedding, N, d);                       /* res[0]  [N][d] */
+    j.rows = fwd_embed, pass_run(&j);                /* res[0], xn1 */
     for (int l = 0; l < c->n_layers; l++) {
-        LayerActs a = layer_acts(s, l);
-        rmsnorm_forward(a.xn1, a.rstd1, a.res, w->rms_att + (size_t)l * d, N, d);   /* xn1     [N][d] */
-        matmul_forward(s, a.q, a.xn1, w->wq + l * dd, N, d, d);                  /* q       [N][d] */
-        matmul_forward(s, a.k, a.xn1, w->wk + l * dkv, N, d, kv);                /* k, v    [N][kv] */
-        matmul_forward(s, a.v, a.xn1, w->wv + l * dkv, N, d, kv);
-        global += train_router_forward(a.r, a.gate, a.xn1, routers + (size_t)l * H * d, /* r, g    [N][H] */
-                                       tc->tau, N, d, H);
-        rope_forward(a.q, s->rope_cos, s->rope_sin, s->B, s->T, d, c->head_size);
-        rope_forward(a.k, s->rope_cos, s->rope_sin, s->B, s->T, kv, c->head_size);
-        AttnActs aa = attn_acts(&a);
-        attention_forward(&ad, &aa, s->scratch);                                    /* att     [N][d] */
-        matmul_forward(s, s->branch, a.att, w->wo + l * dd, N, d, d);            /* att·Woᵀ [N][d] */
-        residual_forward(a.res_mid, a.res, s->branch, (size_t)N * d);             /* res_mid [N][d] */
-        rmsnorm_forward(a.xn2, a.rstd2, a.res_mid, w->rms_ffn + (size_t)l * d, N, d);
-        matmul_forward(s, a.h1, a.xn2, w->w1 + l * dh, N, d, hid);               /* h1, h3  [N][hid] */
-        matmul_forward(s, a.h3, a.xn2, w->w3 + l * dh, N, d, hid);
-        swiglu_forward(a.hs, a.h1, a.h3, (size_t)N * hid);                          /* hs      [N][hid] */
-        matmul_forward(s, s->branch, a.hs, w->w2 + l * dh, N, hid, d);
-        residual_forward(a.res_next, a.res_mid, s->branch, (size_t)N * d);        /* res[l+1] */
+        j.l = l, j.a = layer_acts(s, l), j.wr = routers + (size_t)l * H * d;
+        j.rows = fwd_qkv, pass_run(&j);              /* q, k, v (rotated), r, gate */
+        AttnActs aa = attn_acts(s, &j.a, l);
+        attention_forward(&ad, &aa, s->scratch);     /* att */
+        j.rows = fwd_wo, pass_run(&j);               /* res_mid, xn2 */
+        j.rows = fwd_ffn, pass_run(&j);              /* h1, h3, hs */
+        j.rows = fwd_w2, pass_run(&j);               /* res[l+1], next xn1 (or xnf, logits, row losses) */
     }
-    float *res_final = s->res + (size_t)c->n_layers * N * d;
-    rmsnorm_forward(s->xnf, s->rstdf, res_final, w->rms_final, N, d);              /* xnf     [N][d] */
-    matmul_forward(s, s->logits, s->xnf, w->wcls, N, d, V);                      /* logits  [N][V] */
     s->target_w_sum = N;
     if (s->target_w) {
         s->target_w_sum = 0;
         for (int n = 0; n < N; n++) s->target_w_sum += s->target_w[n];
     }
-    s->task_loss = tc->objective == TRAIN_KL ? kl_forward(s->probs, s->logits, target_probs, N, V)
-                                             : crossentropy_forward(s->probs, s->logits, targets, s->target_w, N, V);
+    s->task_loss = loss_mean(s->row_loss, tc->objective == TRAIN_KL ? NULL : s->target_w, N);
 
     size_t cells = (size_t)c->n_layers * N * H;
     double sum_r = 0;
     for (size_t i = 0; i < cells; i++) sum_r += s->r[i];
     s->mean_r = sum_r / cells;
-    s->global_share = (double)global / cells;
+    s->global_share = (double)atomic_load(&j.global) / cells;
     s->loss = s->task_loss + tc->lambda * s->mean_r;
     return s->loss;
 }
 
 /* ---- backward ---- */
 
+/* each weight gradient is skipped (NULL) when only the routers train */
+#define GW(field, off) (j->g ? j->g->field + (off) : NULL)
+
+/* dlogits, then dxn = dlogits·Wcls and dres = ∂L/∂res[L] through the final norm. */
+static void bwd_head(PassJob *j, int r0, int r1) {
+    TrainState *s = j->s;
+    const Config *c = &s->c;
+    size_t d = c->dim, V = c->vocab_size, n = (size_t)(r1 - r0);
+    float *dl = s->dlogits + r0 * V;
+    memset(dl, 0, n * V * sizeof(float));
+    if (s->tc.objective == TRAIN_KL) kl_backward(dl, s->probs + r0 * V, s->target_probs + r0 * V, (int)n, (int)V, 1.0f / s->N);
+    else if (s->target_w_sum > 0)
+        crossentropy_backward(dl, s->probs + r0 * V, s->targets + r0, s->target_w ? s->target_w + r0 : NULL, (int)n,
+                              (int)V, (float)(1.0 / s->target_w_sum));
+    rows_din(s->dxn, s->dlogits, j->w->wcls, r0, r1, (int)d, (int)V, 0.0f);
+    memset(s->dres + r0 * d, 0, n * d * sizeof(float));
+    rmsnorm_backward(s->dres + r0 * d, NULL, s->dxn + r0 * d, s->res + (size_t)c->n_layers * s->N * d + r0 * d,
+                     s->rstdf + r0, j->w->rms_final, (int)n, (int)d);
+}
+
+static void bwd_head_cols(PassJob *j, int c0, int c1) {
+    TrainState *s = j->s;
+    int d = s->c.dim;
+    rmsnorm_backward_weight(j->g->rms_final, s->dxn, s->res + (size_t)s->c.n_layers * s->N * d, s->rstdf, s->N, d,
+                            c0, c1);
+}
+
+/* res[l+1] = res_mid + hs·W2ᵀ: dres flows to both summands unchanged;
+ * dhs = dres·W2, then SwiGLU's dh1, dh3. */
+static void bwd_w2(PassJob *j, int r0, int r1) {
+    TrainState *s = j->s;
+    const LayerActs *a = &j->a;
+    size_t d = s->c.dim, hid = s->c.hidden_dim, o = r0 * hid, n = (size_t)(r1 - r0) * hid;
+    rows_din(s->dhs, s->dres, j->w->w2 + j->l * d * hid, r0, r1, (int)hid, (int)d, 0.0f);
+    memset(s->dh1 + o, 0, n * sizeof(float));
+    memset(s->dh3 + o, 0, n * sizeof(float));
+    swiglu_backward(s->dh1 + o, s->dh3 + o, s->dhs + o, a->h1 + o, a->h3 + o, n);
+}
+
+/* dxn = dh1·W1 + dh3·W3, then dres = ∂L/∂res_mid through the FFN norm. */
+static void bwd_ffn(PassJob *j, int r0, int r1) {
+    TrainState *s = j->s;
+    const LayerActs *a = &j->a;
+    size_t d = s->c.dim, hid = s->c.hidden_dim, off = j->l * hid * d;
+    rows_din(s->dxn, s->dh1, j->w->w1 + off, r0, r1, (int)d, (int)hid, 0.0f);
+    rows_din(s->dxn, s->dh3, j->w->w3 + off, r0, r1, (int)d, (int)hid, 1.0f);
+    rmsnorm_backward(s->dres + r0 * d, NULL, s->dxn + r0 * d, a->res_mid + r0 * d, a->rstd2 + r0,
+                     j->w->rms_ffn + j->l * d, r1 - r0, (int)d);
+}
+
+/* res_mid = res + att·Woᵀ: dbranch = dres·Wo; attention's gradients zeroed,
+ * dgate starting from the λ term. */
+static void bwd_wo(PassJob *j, int r0, int r1) {
+    TrainState *s = j->s;
+    const Config *c = &s->c;
+    size_t d = c->dim, kv = c->kv_dim, H = c->n_heads, n = (size_t)(r1 - r0);
+    rows_din(s->dbranch, s->dres, j->w->wo + j->l * d * d, r0, r1, (int)d, (int)d, 0.0f);
+    memset(s->dq + r0 * d, 0, n * d * sizeof(float));
+    memset(s->dk + r0 * kv, 0, n * kv * sizeof(float));
+    memset(s->dv + r0 * kv, 0, n * kv * sizeof(float));
+    for (size_t i = r0 * H; i < r1 * H; i++) s->dgate[i] = j->dr_lambda;
+}
+
+static void bwd_wo_cols(PassJob *j, int c0, int c1) {
+    TrainState *s = j->s;
+    int d = s->c.dim;
+    rmsnorm_backward_weight(j->g->rms_ffn + (size_t)j->l * d, s->dxn, j->a.res_mid, j->a.rstd2, s->N, d, c0, c1);
+}
+
+/* dq, dk back through RoPE; dxn = dq·Wq + dk·Wk + dv·Wv + the routers'
+ * share; dres = ∂L/∂res[l] through the attention norm. */
+static void bwd_qkv(PassJob *j, int r0, int r1) {
+    TrainState *s = j->s;
+    const Config *c = &s->c;
+    const LayerActs *a = &j->a;
+    size_t d = c->dim, kv = c->kv_dim, H = c->n_heads, n = (size_t)(r1 - r0);
+    rope_rows(s->dq, s->rope_cos, s->rope_sin, s->T, r0, r1, (int)d, c->head_size, 1);
+    rope_rows(s->dk, s->rope_cos, s->rope_sin, s->T, r0, r1, (int)kv, c->head_size, 1);
+    rows_din(s->dxn, s->dq, j->w->wq + j->l * d * d, r0, r1, (int)d, (int)d, 0.0f);
+    rows_din(s->dxn, s->dk, j->w->wk + j->l * kv * d, r0, r1, (int)d, (int)kv, 1.0f);
+    rows_din(s->dxn, s->dv, j->w->wv + j->l * kv * d, r0, r1, (int)d, (int)kv, 1.0f);
+    router_backward_input(s->dxn + r0 * d, s->dgate + r0 * H, a->r + r0 * H, j->wr, (int)n, (int)d, (int)H);
+    rmsnorm_backward(s->dres + r0 * d, NULL, s->dxn + r0 * d, a->res + r0 * d, a->rstd1 + r0,
+                     j->w->rms_att + j->l * d, (int)n, (int)d);
+}
+
+/* The routers' and the attention norm's gradients. */
+static void bwd_qkv_cols(PassJob *j, int c0, int c1) {
+    TrainState *s = j->s;
+    const LayerActs *a = &j->a;
+    int d = s->c.dim;
+    router_backward_weight(j->dwr, s->dgate, a->r, a->xn1, s->N, d, s->c.n_heads, c0, c1);
+    if (j->g) rmsnorm_backward_weight(j->g->rms_att + (size_t)j->l * d, s->dxn, a->res, a->rstd1, s->N, d, c0, c1);
+}
+
 void train_backward(TrainState *s, const Weights *w, const float *routers, float *drouters, Grads *g) {
     const Config *c = &s->c;
     const int N = s->N, d = c->dim, kv = c->kv_dim, hid = c->hidden_dim, H = c->n_heads, V = c->vocab_size;
-    const size_t dd = (size_t)d * d, dkv = (size_t)kv * d, dh = (size_t)hid * d;
-    const size_t Nd = (size_t)N * d, Nkv = (size_t)N * kv, Nh = (size_t)N * hid;
     AttnDims ad = attn_dims(s);
-    /* each weight gradient is skipped (NULL) when only the routers train */
-#define GW(field, off) (g ? g->field + (off) : NULL)
     if (g) memset(g->mem, 0, g->n * sizeof(float));
     memset(drouters, 0, (size_t)c->n_layers * H * d * sizeof(float));
     /* ∂(λ·mean r)/∂r: the mean runs over B·T·L·H cells */
-    const float dr_lambda = (float)(s->tc.lambda / ((double)N * c->n_layers * H));
+    PassJob pj = {.s = s, .w = w, .g = g, .dr_lambda = (float)(s->tc.lambda / ((double)N * c->n_layers * H))}, *j = &pj;
 
-    memset(s->dlogits, 0, (size_t)N * V * sizeof(float));
-    if (s->tc.objective == TRAIN_KL) kl_backward(s->dlogits, s->probs, s->target_probs, N, V, 1.0f / N);
-    else if (s->target_w_sum > 0)
-        crossentropy_backward(s->dlogits, s->probs, s->targets, s->target_w, N, V, (float)(1.0 / s->target_w_sum));
-    memset(s->dxn, 0, Nd * sizeof(float));
-    matmul_backward(s, s->dxn, GW(wcls, 0), s->dlogits, s->xnf, w->wcls, N, d, V);
-    memset(s->dres, 0, Nd * sizeof(float));                                         /* dres = ∂L/∂res[L] */
-    rmsnorm_backward(s->dres, GW(rms_final, 0), s->dxn, s->res + (size_t)c->n_layers * Nd, s->rstdf,
-                     w->rms_final, N, d);
-
+    j->rows = bwd_head, pass_run(j);                 /* dlogits, dxn, dres = ∂L/∂res[L] */
+    if (g) {
+        pass_dw(j, 0, g->wcls, s->dlogits, s->xnf, d, V);
+        j->cols = bwd_head_cols, pass_run(j);        /* dWcls, drms_final */
+    }
     for (int l = c->n_layers - 1; l >= 0; l--) {
-        LayerActs a = layer_acts(s, l);
-        /* res[l+1] = res_mid + hs·W2ᵀ: dres flows to both summands unchanged */
-        memset(s->dhs, 0, Nh * sizeof(float));
-        matmul_backward(s, s->dhs, GW(w2, l * dh), s->dres, a.hs, w->w2 + l * dh, N, hid, d);
-        memset(s->dh1, 0, Nh * sizeof(float));
-        memset(s->dh3, 0, Nh * sizeof(float));
-        swiglu_backward(s->dh1, s->dh3, s->dhs, a.h1, a.h3, Nh);
-        memset(s->dxn, 0, Nd * sizeof(float));
-        matmul_backward(s, s->dxn, GW(w1, l * dh), s->dh1, a.xn2, w->w1 + l * dh, N, d, hid);
-        matmul_backward(s, s->dxn, GW(w3, l * dh), s->dh3, a.xn2, w->w3 + l * dh, N, d, hid);
-        rmsnorm_backward(s->dres, GW(rms_ffn, (size_t)l * d), s->dxn, a.res_mid, a.rstd2,
-                         w->rms_ffn + (size_t)l * d, N, d);                          /* dres = ∂L/∂res_mid */
-
-        /* res_mid = res + att·Woᵀ */
-        memset(s->dbranch, 0, Nd * sizeof(float));
-        matmul_backward(s, s->dbranch, GW(wo, l * dd), s->dres, a.att, w->wo + l * dd, N, d, d);
-        memset(s->dq, 0, Nd * sizeof(float));
-        memset(s->dk, 0, Nkv * sizeof(float));
-        memset(s->dv, 0, Nkv * sizeof(float));
-        for (size_t i = 0; i < (size_t)N * H; i++) s->dgate[i] = dr_lambda;
-        AttnActs aa = attn_acts(&a);
+        const size_t dd = (size_t)d * d, dkv = (size_t)kv * d, dh = (size_t)hid * d;
+        LayerActs *a = &j->a;
+        j->l = l, *a = layer_acts(s, l), j->wr = routers + (size_t)l * H * d, j->dwr = drouters + (size_t)l * H * d;
+        pass_dw(j, 0, GW(w2, l * dh), s->dres, a->hs, hid, d);
+        j->rows = bwd_w2, pass_run(j);               /* dhs, dh1, dh3; dW2 */
+        pass_dw(j, 0, GW(w1, l * dh), s->dh1, a->xn2, d, hid);
+        pass_dw(j, 1, GW(w3, l * dh), s->dh3, a->xn2, d, hid);
+        j->rows = bwd_ffn, pass_run(j);              /* dxn, dres = ∂L/∂res_mid; dW1, dW3 */
+        pass_dw(j, 0, GW(wo, l * dd), s->dres, a->att, d, d);
+        j->rows = bwd_wo, j->cols = g ? bwd_wo_cols : NULL, pass_run(j); /* dbranch, dq = dk = dv = 0, dgate = λ term; dWo, drms_ffn */
+        AttnActs aa = attn_acts(s, a, l);
         attention_backward(&ad, &aa, s->dbranch, s->dq, s->dk, s->dv, s->dgate, s->scratch); /* dgate = ∂L/∂r */
-        memset(s->dxn, 0, Nd * sizeof(float));
-        train_router_backward(s->dxn, drouters + (size_t)l * H * d, s->dgate, a.r, a.xn1, routers + (size_t)l * H * d,
-                              N, d, H);
-        rope_backward(s->dq, s->rope_cos, s->rope_sin, s->B, s->T, d, c->head_size);
-        rope_backward(s->dk, s->rope_cos, s->rope_sin, s->B, s->T, kv, c->head_size);
-        matmul_backward(s, s->dxn, GW(wq, l * dd), s->dq, a.xn1, w->wq + l * dd, N, d, d);
-        matmul_backward(s, s->dxn, GW(wk, l * dkv), s->dk, a.xn1, w->wk + l * dkv, N, d, kv);
-        matmul_backward(s, s->dxn, GW(wv, l * dkv), s->dv, a.xn1, w->wv + l * dkv, N, d, kv);
-        rmsnorm_backward(s->dres, GW(rms_att, (size_t)l * d), s->dxn, a.res, a.rstd1,
-                         w->rms_att + (size_t)l * d, N, d);                          /* dres = ∂L/∂res[l] */
+        j->rows = bwd_qkv, pass_run(j);              /* dxn, dres = ∂L/∂res[l] */
+        pass_dw(j, 0, GW(wq, l * dd), s->dq, a->xn1, d, d);
+        pass_dw(j, 1, GW(wk, l * dkv), s->dk, a->xn1, d, kv);
+        pass_dw(j, 2, GW(wv, l * dkv), s->dv, a->xn1, d, kv);
+        j->cols = bwd_qkv_cols, pass_run(j);         /* dWq, dWk, dWv, drouters, drms_att */
     }
     if (g) embed_backward(g->token_embedding, s->dres, s->inputs, N, d);
-#undef GW
 }
+
+#undef GW

@@ -730,12 +730,17 @@ static int both_gates_present(const TrainState *s) {
     return global > 0 && local_far > 0;
 }
 
-static void check_model_gradients(int shared, TrainObjective obj, int B, int T) {
+/* one_branch: the window covers the sequence, every head global (as
+ * --from-scratch trains), so the backward reads the exponentials the
+ * forward kept instead of recomputing them. */
+static void check_model_gradients_at(int shared, TrainObjective obj, int B, int T, int one_branch) {
     Fixture f;
     fixture_init(&f, shared, obj, B, T, shared ? 11 : 12);
     const Config *c = &f.m.c;
+    if (one_branch) f.tc.window = T, f.tc.sinks = 0, f.tc.tau = -1;
     double loss = fixture_forward(&f);
-    CHECK(both_gates_present(&f.s));
+    if (one_branch) CHECK(f.s.pstore != NULL && f.s.global_share == 1);
+    else CHECK(both_gates_present(&f.s));
     Grads g;
     Err e;
     CHECK(grads_init(&g, c, &e) == 0);
@@ -769,6 +774,10 @@ static void check_model_gradients(int shared, TrainObjective obj, int B, int T) 
     fixture_free(&f);
 }
 
+static void check_model_gradients(int shared, TrainObjective obj, int B, int T) {
+    check_model_gradients_at(shared, obj, B, T, 0);
+}
+
 TEST(backward_model_gradients_untied_ce_match_ste_reference) { check_model_gradients(0, TRAIN_CE, 2, 7); }
 
 TEST(backward_model_gradients_tied_kl_match_ste_reference) { check_model_gradients(1, TRAIN_KL, 2, 7); }
@@ -776,6 +785,65 @@ TEST(backward_model_gradients_tied_kl_match_ste_reference) { check_model_gradien
 /* Three sequences of 70 positions: attention's query blocks of 64 end
  * inside a sequence, and the products split their rows over the pool. */
 TEST(backward_model_gradients_batched_across_tiles_match_ste_reference) { check_model_gradients(0, TRAIN_CE, 3, 70); }
+
+/* Full attention over 70 positions (two query blocks, the second partial):
+ * the backward from the forward's kept exponentials. */
+TEST(backward_model_gradients_one_branch_from_kept_exponentials_match_reference) {
+    check_model_gradients_at(0, TRAIN_CE, 2, 70, 1);
+    check_model_gradients_at(1, TRAIN_KL, 2, 9, 1);
+}
+
+/* Gradients of one full-attention step with the forward's kept
+ * exponentials and with them recomputed: within 1e-5 of the largest. */
+static void check_kept_against_recomputed(const Config *shape, int B, int T, uint64_t seed) {
+    Model m;
+    Routers r;
+    TrainState s;
+    Err e;
+    CHECK(model_random(&m, shape, seed, &e) == 0);
+    const Config *c = &m.c; /* with head_size and kv_dim filled in */
+    CHECK(router_random(&r, c->n_layers, c->n_heads, c->dim, seed + 1, &e) == 0);
+    CHECK(train_init(&s, c, B, T, &e) == 0);
+    TrainConfig tc = {.window = T, .sinks = 0, .tau = -1, .lambda = 0.05f, .objective = TRAIN_CE};
+    int N = B * T, *in = malloc(N * sizeof(int)), *tg = malloc(N * sizeof(int));
+    for (int i = 0; i < N; i++) in[i] = (i * 7 + 3) % c->vocab_size, tg[i] = (i * 5 + 1) % c->vocab_size;
+    size_t nr = (size_t)c->n_layers * c->n_heads * c->dim;
+    Grads g[2];
+    float *dr[2], *kept = s.pstore;
+    CHECK(kept != NULL);
+    for (int run = 0; run < 2; run++) {
+        s.pstore = run ? NULL : kept;
+        CHECK(grads_init(&g[run], c, &e) == 0);
+        dr[run] = malloc(nr * sizeof(float));
+        train_forward(&s, &m.w, r.w, &tc, in, tg, NULL);
+        train_backward(&s, &m.w, r.w, dr[run], &g[run]);
+    }
+    s.pstore = kept;
+    double worst = 0, top = 0;
+    for (size_t i = 0; i < g[0].n; i++) {
+        worst = fmax(worst, fabs(g[0].mem[i] - g[1].mem[i]));
+        top = fmax(top, fabs(g[1].mem[i]));
+    }
+    CHECK(top > 0);
+    CHECK_MSG(worst <= 1e-5 * top, "kept and recomputed gradients differ by %g of %g (T %d)", worst, top, T);
+    for (int run = 0; run < 2; run++) grads_free(&g[run]), free(dr[run]);
+    free(in), free(tg);
+    train_free(&s);
+    router_free(&r);
+    model_free(&m);
+}
+
+/* The kept exponentials give the gradients recomputing them gives: two
+ * query blocks (the second partial), and a head wider than the sequence
+ * (the backward's scratch then holds a block's head_size-wide rows). */
+TEST(backward_kept_exponentials_equal_recomputed_ones) {
+    Config c = {.dim = 16, .hidden_dim = 24, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .vocab_size = 24,
+                .seq_len = 80};
+    check_kept_against_recomputed(&c, 2, 70, 71);
+    Config wide = {.dim = 128, .hidden_dim = 24, .n_layers = 1, .n_heads = 1, .n_kv_heads = 1, .vocab_size = 24,
+                   .seq_len = 80};
+    check_kept_against_recomputed(&wide, 2, 5, 72);
+}
 
 /* The router gradient is Σ_tokens (⟨∂L/∂o, o_all − o_here⟩ + λ/(B·T·L·H))·r(1−r)·x,
  * with ∂L/∂o measured by differences on a probe added to the attention
@@ -938,6 +1006,47 @@ TEST(backward_router_only_matches_full_backward_and_repeats) {
     CHECK(memcmp(g1.mem, g2.mem, g1.n * sizeof(float)) == 0);
     free(a); free(b);
     grads_free(&g1); grads_free(&g2);
+    fixture_free(&f);
+}
+
+/* A step's work is cut into items of fixed size (row chunks, slices of
+ * weight gradients, attention's (sequence, KV head) pairs) whatever the
+ * thread count, so one thread and three give the same floats: 4 × 70 rows
+ * make two row chunks and eight pairs, two query blocks per sequence. */
+TEST(backward_model_step_is_the_same_on_one_thread_and_three) {
+    Fixture f;
+    fixture_init(&f, 0, TRAIN_CE, 4, 70, 61);
+    const Config *c = &f.m.c;
+    size_t nr = (size_t)c->n_layers * c->n_heads * c->dim;
+    const char *was = getenv("AHASCOPE_THREADS");
+    char keep[32] = "";
+    if (was) snprintf(keep, sizeof keep, "%s", was);
+    TrainState s[2];
+    Grads g[2];
+    float *dr[2];
+    double loss[2];
+    Err e;
+    for (int run = 0; run < 2; run++) {
+        setenv("AHASCOPE_THREADS", run ? "3" : "1", 1);
+        CHECK(train_init(&s[run], c, 4, 70, &e) == 0);
+        CHECK_INT(pool_threads(s[run].pool), run ? 3 : 1);
+        CHECK(grads_init(&g[run], c, &e) == 0);
+        dr[run] = malloc(nr * sizeof(float));
+        loss[run] = train_forward(&s[run], &f.m.w, f.r.w, &f.tc, f.inputs, f.targets, NULL);
+        train_backward(&s[run], &f.m.w, f.r.w, dr[run], &g[run]);
+    }
+    if (was) setenv("AHASCOPE_THREADS", keep, 1);
+    else unsetenv("AHASCOPE_THREADS");
+    CHECK(both_gates_present(&s[1]));
+    CHECK(loss[0] == loss[1]);
+    CHECK(memcmp(s[0].att, s[1].att, (size_t)c->n_layers * s[0].N * c->dim * sizeof(float)) == 0);
+    CHECK(memcmp(dr[0], dr[1], nr * sizeof(float)) == 0);
+    CHECK(memcmp(g[0].mem, g[1].mem, g[0].n * sizeof(float)) == 0);
+    for (int run = 0; run < 2; run++) {
+        train_free(&s[run]);
+        grads_free(&g[run]);
+        free(dr[run]);
+    }
     fixture_free(&f);
 }
 
