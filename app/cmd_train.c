@@ -267,6 +267,7 @@ static int trainer_init(Trainer *tr, const Model *m, TrainOpts *t, Err *e) {
     tr->tw = malloc(N * sizeof(float));
     if (!tr->routers || !tr->drouters || !tr->target || !tr->in || !tr->tg || !tr->tw) return err_set(e, "out of memory");
     if (train_init(&tr->s, c, tr->B, tr->T, e)) return -1;
+    if (tr->tc.window >= tr->T) train_keep_exponentials(&tr->s);
     tr->s.target_w = tr->tw; /* the CE weights fill_batch writes (KL ignores them) */
     AdamWConfig h = adamw_defaults();
     if (adamw_init(&tr->opt, nr, &h, e)) return -1;

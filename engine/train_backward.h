@@ -243,6 +243,11 @@ typedef struct {
  * Returns 0 on success. */
 int train_init(TrainState *s, const Config *c, int B, int T, Err *e);
 
+/* Make the pages of the kept exponentials now, for a run whose every step
+ * trains with one attention branch (the window covering the sequence);
+ * otherwise its first step faults them in (142 MB at the organism's shape). */
+void train_keep_exponentials(TrainState *s);
+
 /* Free everything train_init allocated (safe on a zeroed struct). */
 void train_free(TrainState *s);
 

@@ -25,15 +25,21 @@ typedef struct {
  * first touch during the first step (190 MB at the organism's shape: 47 000
  * faults, about 4% of a three-step run). A kernel without
  * MADV_POPULATE_WRITE (Linux 5.14) leaves them to the first touch. */
+static void populate(float *mem, size_t n) {
+#ifdef MADV_POPULATE_WRITE
+    uintptr_t page = 4096, lo = ((uintptr_t)mem + page - 1) & ~(page - 1), hi = ((uintptr_t)(mem + n)) & ~(page - 1);
+    if (hi > lo) madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+#else
+    (void)mem, (void)n;
+#endif
+}
+
 static float *carve_all(Carve *list, int count) {
     size_t total = 0;
     for (int i = 0; i < count; i++) total += list[i].n;
     float *mem = calloc(total, sizeof(float));
     if (!mem) return NULL;
-#ifdef MADV_POPULATE_WRITE
-    uintptr_t page = 4096, lo = ((uintptr_t)mem + page - 1) & ~(page - 1), hi = ((uintptr_t)(mem + total)) & ~(page - 1);
-    if (hi > lo) madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
-#endif
+    populate(mem, total);
     float *p = mem;
     for (int i = 0; i < count; i++) { *list[i].p = p; p += list[i].n; }
     return mem;
@@ -81,6 +87,12 @@ int train_init(TrainState *s, const Config *c, int B, int T, Err *e) {
     }
     rope_table(s->rope_cos, s->rope_sin, T, c->head_size, c->rope_theta);
     return 0;
+}
+
+void train_keep_exponentials(TrainState *s) {
+    if (s->pstore) populate(s->pstore, s->c.n_layers * attention_store_floats(&(AttnDims){.B = s->B, .T = s->T,
+                                                   .n_heads = s->c.n_heads, .n_kv_heads = s->c.n_kv_heads,
+                                                   .head_size = s->c.head_size, .pool = s->pool}));
 }
 
 void train_free(TrainState *s) {

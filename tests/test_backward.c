@@ -25,6 +25,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "engine/forward.h"
 #include "engine/kernels.h"
@@ -1171,4 +1173,47 @@ TEST(backward_large_lambda_drives_global_share_to_zero) {
     CHECK(share0 > 0.05);
     CHECK_MSG(rr.f.s.global_share < 0.02, "global share %g -> %g", share0, rr.f.s.global_share);
     router_run_free(&rr);
+}
+
+/* Pages of [p, p + bytes) resident now, and how many there are. */
+static size_t resident_pages(const void *p, size_t bytes, size_t *total) {
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo = ((uintptr_t)p + page - 1) & ~(page - 1),
+              hi = ((uintptr_t)p + bytes) & ~(page - 1);
+    size_t n = hi > lo ? (hi - lo) / page : 0, in = 0;
+    unsigned char *v = malloc(n ? n : 1);
+    if (v && n && mincore((void *)lo, hi - lo, v) == 0)
+        for (size_t i = 0; i < n; i++) in += v[i] & 1;
+    free(v);
+    *total = n;
+    return in;
+}
+
+/* train_keep_exponentials makes the kept exponentials' pages before the
+ * first step, which otherwise faults them in (a few per cent of a short
+ * run at the organism's shape); a kernel without MADV_POPULATE_WRITE skips. */
+TEST(backward_kept_exponentials_pages_made_before_the_first_step) {
+#ifndef MADV_POPULATE_WRITE
+    test_skip("this system has no MADV_POPULATE_WRITE");
+#else
+    void *probe = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    int ok = probe != MAP_FAILED && madvise(probe, 4096, MADV_POPULATE_WRITE) == 0;
+    if (probe != MAP_FAILED) munmap(probe, 4096);
+    if (!ok) { test_skip("the kernel refuses MADV_POPULATE_WRITE (Linux < 5.14)"); return; }
+    Config c = {.dim = 64, .hidden_dim = 96, .n_layers = 2, .n_heads = 4, .n_kv_heads = 4, .vocab_size = 32,
+                .seq_len = 256};
+    c.head_size = c.dim / c.n_heads, c.kv_dim = c.dim;
+    TrainState s;
+    Err e;
+    CHECK(train_init(&s, &c, 4, 256, &e) == 0);
+    CHECK(s.pstore != NULL);
+    if (!s.pstore) { train_free(&s); return; }
+    AttnDims ad = {.B = 4, .T = 256, .n_heads = 4, .n_kv_heads = 4, .head_size = c.head_size, .pool = s.pool};
+    size_t bytes = c.n_layers * attention_store_floats(&ad) * sizeof(float), total;
+    size_t before = resident_pages(s.pstore, bytes, &total);
+    CHECK_MSG(total > 64 && before < total / 2, "%zu of %zu pages resident before", before, total);
+    train_keep_exponentials(&s);
+    size_t after = resident_pages(s.pstore, bytes, &total);
+    CHECK_MSG(after == total, "%zu of %zu pages resident after", after, total);
+    train_free(&s);
+#endif
 }

@@ -69,6 +69,7 @@ static int step_init(Step *st, const Model *m, const BenchOpts *b, int B, int T,
     st->tc = st->distill ? (TrainConfig){b->attn.window, b->attn.sinks, 0.5f, 0.02f, TRAIN_KL}
                          : (TrainConfig){T, 0, -1.0f, 0.0f, TRAIN_CE};
     st->teacher = (TrainConfig){b->attn.window, b->attn.sinks, -1.0f, 0.0f, TRAIN_CE};
+    if (st->tc.window >= T) train_keep_exponentials(&st->s); /* as train makes them */
     return 0;
 }
 
