@@ -12,22 +12,6 @@
 #include "test.h"
 #include "tmux.h"
 
-/* The model by absolute path: the TUI runs in its own directory. */
-static const char *model_abs(void) {
-    static char path[4096];
-    if (!realpath(test_stories_model(), path)) return "missing-model";
-    return path;
-}
-
-/* The TUI on stories260K (seed 1, greedy) with extra flags and environment,
- * in a cols x rows pane of a session of its own, in test_tmp(name). */
-static int tmux_start(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags) {
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "%s tui --model %s --seed 1 --temperature 0 %s", test_bin_abs(), model_abs(),
-             flags ? flags : "");
-    return tmux_open(t, name, NULL, cols, rows, env, cmd, 0);
-}
-
 static char *query(Tmux *t, const char *sql) {
     int st;
     return test_runf(&st, "%s query --db %s/ahascope.db --csv \"%s\"", test_bin_abs(), t->dir, sql);
@@ -36,7 +20,7 @@ static char *query(Tmux *t, const char *sql) {
 TEST(tui_steps_plays_and_quits_cleanly) {
     TMUX_NEED_TUI();
     Tmux t;
-    CHECK_INT(tmux_start(&t, "basic", 120, 40, NULL, "--policy full"), 0);
+    CHECK_INT(tmux_open_stories(&t, "basic", 120, 40, NULL, "--policy full"), 0);
     TMUX_WAIT(&t, "pos 4/512", 10);      /* "Once upon a time" and BOS prefilled */
     TMUX_WAIT(&t, "Once upon a time", 1);
     TMUX_WAIT(&t, "policy full", 1);
@@ -60,7 +44,7 @@ TEST(tui_steps_plays_and_quits_cleanly) {
 TEST(tui_setting_change_reevaluates_as_linked_run) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "settings", 120, 40, NULL, "--policy full --window 16");
+    tmux_open_stories(&t, "settings", 120, 40, NULL, "--policy full --window 16");
     TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "Space Space Space Space Space");
     TMUX_WAIT(&t, "pos 9/512", 5);
@@ -87,7 +71,7 @@ TEST(tui_sql_prompt_metric_help_and_export) {
     Tmux t;
     /* tall enough for the whole help: 120x40 until it outgrew 36 lines */
     int rows = view_help_count() + 4 > 40 ? view_help_count() + 4 : 40;
-    tmux_start(&t, "sql", 120, rows, NULL, "--policy full");
+    tmux_open_stories(&t, "sql", 120, rows, NULL, "--policy full");
     TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, ": \"SELECT 40+2 AS answer\" Enter");
     TMUX_WAIT(&t, "answer", 5);
@@ -132,7 +116,7 @@ TEST(tui_sql_prompt_metric_help_and_export) {
 TEST(tui_empty_prompt_and_missing_model) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "empty", 120, 40, NULL, "--policy full --prompt ''");
+    tmux_open_stories(&t, "empty", 120, 40, NULL, "--policy full --prompt ''");
     TMUX_WAIT(&t, "1 prompt + 0 generated", 10);
     tmux_keys(&t, "q");
     TMUX_WAIT(&t, "EXITED 0", 5);
@@ -141,7 +125,7 @@ TEST(tui_empty_prompt_and_missing_model) {
     CHECK_MSG(r && strstr(r, "\n'',1,1"), "%s", r);
     free(r);
     tmux_stop(&t);
-    tmux_start(&t, "nomodel", 120, 40, NULL, "--model /nonexistent/m.bin");
+    tmux_open_stories(&t, "nomodel", 120, 40, NULL, "--model /nonexistent/m.bin");
     TMUX_WAIT(&t, "EXITED 1", 10);
     char *s = tmux_capture(&t);
     CHECK_MSG(s && strstr(s, "ahascope tui: /nonexistent/m.bin: cannot open model"), "%s", s);
@@ -152,7 +136,7 @@ TEST(tui_empty_prompt_and_missing_model) {
 TEST(tui_small_terminal_and_resize) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "small", 60, 20, NULL, "--policy full --no-record");
+    tmux_open_stories(&t, "small", 60, 20, NULL, "--policy full --no-record");
     TMUX_WAIT(&t, "enlarge to 80", 10);
     tmux_keys(&t, "P p"); /* on the "enlarge" screen keys do nothing: no policy change, no play */
     usleep(300000);
@@ -182,7 +166,7 @@ TEST(tui_small_terminal_and_resize) {
 TEST(tui_ascii_and_no_color) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "ascii", 100, 30, "NO_COLOR=1", "--ascii --no-record");
+    tmux_open_stories(&t, "ascii", 100, 30, "NO_COLOR=1", "--ascii --no-record");
     /* no policy asked for: the shipped stories260K routers at w = 16 */
     char *s = tmux_wait(&t, "pos 4/512", 10);
     /* the full header, or the compact one where the global share would not fit beside it */
@@ -204,7 +188,7 @@ TEST(tui_ascii_and_no_color) {
 TEST(tui_answers_keys_while_a_step_is_slow) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "slow", 120, 40, "AHASCOPE_TEST_STEP_DELAY_MS=1500", "--policy full --no-record");
+    tmux_open_stories(&t, "slow", 120, 40, "AHASCOPE_TEST_STEP_DELAY_MS=1500", "--policy full --no-record");
     TMUX_WAIT(&t, "(prefilling the prompt", 15); /* the first step is under way: not "press space" */
     TMUX_WAIT(&t, "pos 4/512", 15);
     tmux_keys(&t, "p");
@@ -266,7 +250,7 @@ TEST(tui_golden_text_mouse_resize_and_replay) {
     char want[256];
     CHECK(golden_text(1, 10, want, sizeof want) == 0); /* prompt, then the first 5 generated tokens */
     Tmux t;
-    tmux_start(&t, "golden", 120, 40, NULL, "--policy full --db golden.db");
+    tmux_open_stories(&t, "golden", 120, 40, NULL, "--policy full --db golden.db");
     TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "Space Space Space Space Space");
     TMUX_WAIT(&t, "pos 9/512", 5);
@@ -319,7 +303,7 @@ TEST(tui_replay_first_frame_without_a_key) {
     const char *dir = test_tmp("firstframe");
     int st;
     free(test_runf(&st, "mkdir -p %s && cd %s && %s record --db ff.db --model %s --steps 12 --temperature 0", dir, dir,
-                   test_bin_abs(), model_abs()));
+                   test_bin_abs(), test_stories_model()));
     CHECK_MSG(st == 0, "record failed");
     Tmux r;
     char cmd[1200];
@@ -365,7 +349,7 @@ static char *run_tokens(const char *db, int run) {
 TEST(tui_sampled_run_is_reproduced_by_record) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "repro", 120, 40, NULL,
+    tmux_open_stories(&t, "repro", 120, 40, NULL,
                "--policy full --window 16 --seed 12 --temperature 1.0 --steps 60 --prompt 'Once upon a time'");
     TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "Space Space Space Space Space Space Space Space Space Space");
@@ -394,7 +378,7 @@ TEST(tui_sampled_run_is_reproduced_by_record) {
     CHECK_MSG(got == 9 && parent == 2 && !strcmp(status, "done"), "runs: %s", row);
     free(row);
     char *out = test_runf(&st, "%s record --db %s --model %s --prompt '%s' --policy %s --window %d --seed %s --temperature %.9g "
-                        "--topp %.9g --steps %d", test_bin_abs(), rec, model_abs(), prompt, policy, window, seed, temp, topp, steps);
+                        "--topp %.9g --steps %d", test_bin_abs(), rec, test_stories_model(), prompt, policy, window, seed, temp, topp, steps);
     CHECK_MSG(st == 0, "%s", out);
     free(out);
     char *tui = run_tokens(db, 3), *again = run_tokens(rec, 1), *first = run_tokens(db, 1);
@@ -419,7 +403,7 @@ TEST(tui_router_file_tau_and_window_warning) {
     char flags[1100];
     snprintf(flags, sizeof flags, "--routers %s --window 16", path);
     Tmux t;
-    tmux_start(&t, "rmeta", 220, 40, "NO_COLOR=1", flags);
+    tmux_open_stories(&t, "rmeta", 220, 40, "NO_COLOR=1", flags);
     TMUX_WAIT(&t, "trained for window 8, used here at window 16", 10);
     TMUX_WAIT(&t, "\xcf\x84 0.70", 5); /* τ */
     tmux_keys(&t, "q");
@@ -435,7 +419,7 @@ TEST(tui_router_file_tau_and_window_warning) {
 TEST(tui_unsampleable_logits_fail_the_run) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "tiny", 160, 40, NULL, "--policy full --temperature 1e-38");
+    tmux_open_stories(&t, "tiny", 160, 40, NULL, "--policy full --temperature 1e-38");
     TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "Space");
     TMUX_WAIT(&t, "position 5: --temperature 1e-38 is too small", 5);
@@ -463,7 +447,7 @@ static double time_until(Tmux *t, const char *text, double secs) {
 TEST(tui_sql_runs_off_the_ui_thread_and_cancels) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "sqlcancel", 120, 40, NULL, "--policy full");
+    tmux_open_stories(&t, "sqlcancel", 120, 40, NULL, "--policy full");
     TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, ": \"" ENDLESS_COUNT "\" Enter");
     TMUX_WAIT(&t, "Esc cancels", 3);
@@ -490,7 +474,7 @@ TEST(tui_sql_runs_off_the_ui_thread_and_cancels) {
 TEST(tui_sql_time_limit_and_row_cap) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "sqllimit", 120, 40, NULL, "--policy full --sql-timeout 1");
+    tmux_open_stories(&t, "sqllimit", 120, 40, NULL, "--policy full --sql-timeout 1");
     TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, ": \"" ENDLESS_COUNT "\" Enter");
     TMUX_WAIT(&t, "stopped by the 1 s time limit", 6);
@@ -506,7 +490,7 @@ TEST(tui_sql_time_limit_and_row_cap) {
 TEST(tui_sql_refusal_names_the_statement) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "sqldrop", 120, 40, NULL, "--policy full");
+    tmux_open_stories(&t, "sqldrop", 120, 40, NULL, "--policy full");
     TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, ": \"DROP TABLE runs\" Enter");
     TMUX_WAIT(&t, "DROP TABLE is not allowed", 5);
@@ -523,7 +507,7 @@ TEST(tui_sql_refusal_names_the_statement) {
 TEST(tui_sql_prompt_starts_empty_with_history) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "sqlhist", 120, 40, NULL, "--policy full");
+    tmux_open_stories(&t, "sqlhist", 120, 40, NULL, "--policy full");
     TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, ": \"SELECT 1 AS first\" Enter");
     TMUX_WAIT(&t, "of 1 \xc2\xb7 SELECT 1 AS first", 5);
@@ -570,7 +554,7 @@ TEST(tui_edit_prompt_keeps_a_long_prompt_whole) {
     CHECK_INT(test_write_file(path, text, (long)n), 0);
     snprintf(flags, sizeof flags, "--policy full --steps 512 --prompt-file %s", path);
     Tmux t;
-    tmux_start(&t, "editlong", 120, 40, NULL, flags);
+    tmux_open_stories(&t, "editlong", 120, 40, NULL, flags);
     TMUX_WAIT(&t, " prompt + 0 generated", 15);
     tmux_keys(&t, "e");
     TMUX_WAIT(&t, "went home.\xe2\x96\x8f", 3);                    /* the end, the cursor after it */
@@ -618,7 +602,7 @@ static int rows_shown(const char *s, int *lo, int *hi) {
 TEST(tui_sql_pane_pages_keeps_header_and_scrolls_sideways) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "sqlpage", 80, 24, NULL, "--policy full");
+    tmux_open_stories(&t, "sqlpage", 80, 24, NULL, "--policy full");
     TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, ": \"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<300) "
                   "SELECT printf('row%03d', x) AS hdrcol FROM c\" Enter");
@@ -670,7 +654,7 @@ TEST(tui_sql_pane_pages_keeps_header_and_scrolls_sideways) {
 TEST(tui_plots_pane_has_its_own_title) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "plotstitle", 120, 40, NULL, "--policy full --no-record");
+    tmux_open_stories(&t, "plotstitle", 120, 40, NULL, "--policy full --no-record");
     TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "v");
     TMUX_WAIT(&t, "per-head global rate", 5);
@@ -687,7 +671,7 @@ TEST(tui_plots_pane_has_its_own_title) {
 TEST(tui_fast_setting_keys_keep_one_lineage) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "lineage", 120, 40, "AHASCOPE_TEST_STEP_DELAY_MS=300", "--policy full --window 16");
+    tmux_open_stories(&t, "lineage", 120, 40, "AHASCOPE_TEST_STEP_DELAY_MS=300", "--policy full --window 16");
     TMUX_WAIT(&t, "pos 4/512", 10);
     for (int i = 0; i < 6; i++) { /* w W w W w W: three every ~0.2 s, the rest at once */
         tmux_keys(&t, i % 2 ? "W" : "w");
@@ -715,7 +699,7 @@ TEST(tui_fast_setting_keys_keep_one_lineage) {
 TEST(tui_records_a_run_only_when_execution_changes) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "limits", 120, 40, NULL, "--policy full --window 1");
+    tmux_open_stories(&t, "limits", 120, 40, NULL, "--policy full --window 1");
     TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "w");                  /* already 1 */
     TMUX_WAIT(&t, "unchanged", 5);
@@ -735,7 +719,7 @@ TEST(tui_records_a_run_only_when_execution_changes) {
 TEST(tui_reevaluation_keeps_the_screen_and_names_the_run) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "keep", 120, 40, "AHASCOPE_TEST_STEP_DELAY_MS=1500", "--policy full --window 16 --steps 8");
+    tmux_open_stories(&t, "keep", 120, 40, "AHASCOPE_TEST_STEP_DELAY_MS=1500", "--policy full --window 16 --steps 8");
     TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "w");
     usleep(500000); /* inside the new run's slow first step */
@@ -760,7 +744,7 @@ TEST(tui_reevaluation_keeps_the_screen_and_names_the_run) {
 TEST(tui_inspector_explains_the_verdicts) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "explain", 100, 30, NULL, "--no-record");
+    tmux_open_stories(&t, "explain", 100, 30, NULL, "--no-record");
     TMUX_WAIT(&t, "pos 4/512", 10);
     for (int i = 0; i < 14; i++) tmux_keys(&t, "Space"); /* window 16: far keys from pos 16 on */
     TMUX_WAIT(&t, "pos 18/512", 10);
@@ -785,7 +769,7 @@ TEST(tui_inspector_explains_the_verdicts) {
 TEST(tui_speed_change_applies_at_once) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "speed", 120, 40, NULL, "--policy full --no-record");
+    tmux_open_stories(&t, "speed", 120, 40, NULL, "--policy full --no-record");
     TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "- - - - - - - - - -"); /* the slowest: 0.5 steps/s */
     tmux_keys(&t, "p");
@@ -812,7 +796,7 @@ TEST(tui_speed_change_applies_at_once) {
 TEST(tui_run_summary_and_diff_against_the_parent) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "summary", 140, 45, NULL, "--policy full --window 16");
+    tmux_open_stories(&t, "summary", 140, 45, NULL, "--policy full --window 16");
     TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "Space Space Space Space Space Space Space Space Space Space Space Space Space Space Space Space");
     TMUX_WAIT(&t, "pos 20/512", 10);
@@ -876,7 +860,7 @@ TEST(tui_sixteen_by_thirty_two_heads_end_to_end) {
 TEST(tui_search_moves_the_cursor) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "search", 120, 40, NULL, "--policy full --no-record");
+    tmux_open_stories(&t, "search", 120, 40, NULL, "--policy full --no-record");
     TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "/ u p o n Enter");
     TMUX_WAIT(&t, "\"upon\" at pos 2", 5);
@@ -906,7 +890,7 @@ TEST(tui_jumps_to_disagreements_browses_runs_and_shows_surprise) {
     static const int size[2][2] = {{80, 24}, {140, 45}};
     for (int s = 0; s < 2; s++) {
         Tmux t;
-        tmux_start(&t, s ? "jump140" : "jump80", size[s][0], size[s][1], NULL, "");
+        tmux_open_stories(&t, s ? "jump140" : "jump80", size[s][0], size[s][1], NULL, "");
         TMUX_WAIT(&t, "pos 4/512", 10);
         tmux_keys(&t, "p");
         TMUX_WAIT(&t, "pos 60/512", 20);
@@ -953,7 +937,7 @@ TEST(tui_jumps_to_disagreements_browses_runs_and_shows_surprise) {
 TEST(tui_replay_explains_where_heads_looked_without_the_model) {
     TMUX_NEED_TUI();
     Tmux t;
-    tmux_start(&t, "replaytop", 140, 45, NULL, "--window 8");
+    tmux_open_stories(&t, "replaytop", 140, 45, NULL, "--window 8");
     TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "p");
     CHECK_MSG(tmux_shows_pos(&t, 30, 20), "playing never reached position 30");
@@ -961,7 +945,7 @@ TEST(tui_replay_explains_where_heads_looked_without_the_model) {
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
     Tmux r;
-    tmux_start(&r, "replaytop", 140, 45, NULL, "--replay");
+    tmux_open_stories(&r, "replaytop", 140, 45, NULL, "--replay");
     TMUX_WAIT(&r, "replay of run 1", 10);
     tmux_keys(&r, "End Enter");
     TMUX_WAIT(&r, "inspector", 5);
@@ -1179,7 +1163,7 @@ TEST(tui_long_prompt_shows_prefill_progress_and_quits_during_it) {
     snprintf(prompt, sizeof prompt, "%s/prompt.txt", d);
     CHECK_INT(write_long_prompt(prompt), 0);
     Tmux t;
-    tmux_start(&t, "longp", 120, 40, SLOW_CHUNKS, long_prompt_flags(d, 4096));
+    tmux_open_stories(&t, "longp", 120, 40, SLOW_CHUNKS, long_prompt_flags(d, 4096));
     TMUX_WAIT(&t, " tok/s (q quits)", 30);
     check_prefill_pane(&t, "at 120x40");
     tmux_keys(&t, "?"); /* the help's title, whole or scrolling: "help · any key closes", "help · lines 1-36 …" */
@@ -1202,7 +1186,7 @@ TEST(tui_long_prompt_shows_prefill_progress_and_quits_during_it) {
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 
-    tmux_start(&t, "longq", 120, 40, SLOW_CHUNKS, long_prompt_flags(d, 0));
+    tmux_open_stories(&t, "longq", 120, 40, SLOW_CHUNKS, long_prompt_flags(d, 0));
     TMUX_WAIT(&t, " tok/s (q quits)", 30);
     s = tmux_capture(&t);
     int during = s && strstr(s, "(q quits)") != NULL, done = 0, total = 0;

@@ -14,18 +14,10 @@
 #include "tests/test.h"
 #include "tests/tmux.h"
 
-static const char *model_abs(void) {
-    static char path[4096];
-    if (!realpath(test_stories_model(), path)) return "missing-model";
-    return path;
-}
-
 TEST(tui_dist_and_why_live_at_80x24) {
     TMUX_NEED_TUI();
     Tmux t;
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "%s tui --model %s --seed 1 --temperature 0 --db dist.db", test_bin_abs(), model_abs());
-    CHECK_INT(tmux_open(&t, "dist80", NULL, 80, 24, NULL, cmd, 0), 0);
+    CHECK_INT(tmux_open_stories(&t, "dist80", 80, 24, NULL, "--db dist.db"), 0);
     TMUX_WAIT(&t, "pos 4/512", 10);
     for (int i = 0; i < 30; i++) tmux_keys(&t, "Space");
     TMUX_WAIT(&t, "pos 34/512", 10);
@@ -76,11 +68,10 @@ TEST(tui_why_in_the_inspector_at_250x70) {
     char *line[2] = {NULL, NULL};
     for (int k = 0; k < 2; k++) {
         Tmux r;
-        char cmd[8192];
-        snprintf(cmd, sizeof cmd, "%s tui --model %s --seed 1 --temperature 0 --db why%d.db", test_bin_abs(),
-                 model_abs(), k);
+        char flags[32];
+        snprintf(flags, sizeof flags, "--db why%d.db", k);
         const char *env = k ? "AHASCOPE_TEST_WHY_KEEP_MB=0" : NULL;
-        CHECK_INT(tmux_open(&r, k ? "why250r" : "why250", NULL, 250, 70, env, cmd, 0), 0);
+        CHECK_INT(tmux_open_stories(&r, k ? "why250r" : "why250", 250, 70, env, flags), 0);
         TMUX_WAIT(&r, "pos 4/512", 10);
         for (int i = 0; i < 30; i++) tmux_keys(&r, "Space");
         TMUX_WAIT(&r, "pos 34/512", 10);
@@ -140,7 +131,7 @@ TEST(tui_dist_auc_equals_evals_for_the_same_run) {
     char *out = test_runf(&st,
                           "mkdir -p %s && cd %s && rm -f e.db && %s eval --model %s --routers %s --self 1 --seq-len 96 "
                           "--db e.db --json 2>/dev/null",
-                          dir, dir, test_bin_abs(), model_abs(), routers);
+                          dir, dir, test_bin_abs(), test_stories_model(), routers);
     const char *auc = out ? strstr(out, "\"auc\": ") : NULL;
     double want = auc ? atof(auc + 7) : -1;
     CHECK_MSG(st == 0 && want > 0 && want < 1, "eval: %s", out ? out : "");
@@ -217,11 +208,8 @@ static int header_pos_now(Tmux *t) {
 TEST(tui_why_recompute_takes_turns_with_steps_and_esc_stops_it) {
     TMUX_NEED_TUI();
     Tmux t;
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "%s tui --model %s --seed 1 --temperature 0 --steps 480 --no-record", test_bin_abs(),
-             model_abs());
-    CHECK_INT(tmux_open(&t, "whyfeed", NULL, 80, 24, "AHASCOPE_TEST_WHY_KEEP_MB=0 AHASCOPE_TEST_PREFILL_DELAY_MS=1500",
-                        cmd, 0),
+    CHECK_INT(tmux_open_stories(&t, "whyfeed", 80, 24, "AHASCOPE_TEST_WHY_KEEP_MB=0 AHASCOPE_TEST_PREFILL_DELAY_MS=1500",
+                                "--steps 480 --no-record"),
               0);
     TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, "p"); /* play past two chunks of 128 positions */

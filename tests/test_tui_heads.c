@@ -92,11 +92,9 @@ static void same_rows(const Row *screen, const Row *store, int n, const char *wh
 
 TEST(tui_heads_at_80x24_match_head_rates) {
     TMUX_NEED_TUI();
-    char model[4096], cmd[8192], db[1200];
-    if (!realpath(test_stories_model(), model)) snprintf(model, sizeof model, "missing-model");
-    snprintf(cmd, sizeof cmd, "%s tui --model %s --seed 1 --temperature 0 --db heads.db", test_bin_abs(), model);
+    char db[1200], cmd[1200];
     Tmux t;
-    CHECK_INT(tmux_open(&t, "heads80", NULL, 80, 24, NULL, cmd, 0), 0);
+    CHECK_INT(tmux_open_stories(&t, "heads80", 80, 24, NULL, "--db heads.db"), 0);
     snprintf(db, sizeof db, "%s/heads.db", t.dir);
     TMUX_WAIT(&t, "pos 4/512", 10);
     for (int i = 0; i < 40; i++) tmux_keys(&t, "Space");

@@ -206,18 +206,10 @@ static void ask_everything(Tmux *t, const char *head, int pos, int *need) {
     back_to_main(t);
 }
 
-static const char *model_abs(void) {
-    static char path[4096];
-    if (!realpath(test_stories_model(), path)) return "missing-model";
-    return path;
-}
-
 TEST(tui_keys3_from_every_screen_at_80x24) {
     TMUX_NEED_TUI();
     Tmux t;
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "%s tui --model %s --seed 1 --temperature 0 --db keys.db", test_bin_abs(), model_abs());
-    CHECK_INT(tmux_open(&t, "keys3", NULL, 80, 24, NULL, cmd, 0), 0);
+    CHECK_INT(tmux_open_stories(&t, "keys3", 80, 24, NULL, "--db keys.db"), 0);
     TMUX_WAIT(&t, "pos 4/512", 10);
     for (int i = 0; i < 36; i++) tmux_keys(&t, "Space");
     TMUX_WAIT(&t, "pos 40/512", 15);

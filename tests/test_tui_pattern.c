@@ -12,17 +12,9 @@
 #include "tests/test.h"
 #include "tests/tmux.h"
 
-static const char *model_abs(void) {
-    static char path[4096];
-    if (!realpath(test_stories_model(), path)) return "missing-model";
-    return path;
-}
-
 /* The TUI on stories260K (greedy), recording into pat.db in its directory. */
 static int start(Tmux *t, const char *name, int cols, int rows, const char *env) {
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "%s tui --model %s --seed 1 --temperature 0 --db pat.db", test_bin_abs(), model_abs());
-    return tmux_open(t, name, NULL, cols, rows, env, cmd, 0);
+    return tmux_open_stories(t, name, cols, rows, env, "--db pat.db");
 }
 
 TEST(tui_goto_and_pattern_at_80x24) {

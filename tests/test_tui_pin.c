@@ -15,12 +15,6 @@
 #include "tests/test.h"
 #include "tests/tmux.h"
 
-static const char *model_abs(void) {
-    static char path[4096];
-    if (!realpath(test_stories_model(), path)) return "missing-model";
-    return path;
-}
-
 /* The position the status line names after `what` ("first global at pos
  * "), -1 when the screen does not show it within 3 s. */
 static int pos_after(Tmux *t, const char *what) {
@@ -56,8 +50,7 @@ TEST(tui_pin_seek_and_parent_at_80x24) {
     TMUX_NEED_TUI();
     Tmux t;
     char cmd[8192];
-    snprintf(cmd, sizeof cmd, "%s tui --model %s --seed 1 --temperature 0 --db pin.db", test_bin_abs(), model_abs());
-    CHECK_INT(tmux_open(&t, "pin80", NULL, 80, 24, NULL, cmd, 0), 0);
+    CHECK_INT(tmux_open_stories(&t, "pin80", 80, 24, NULL, "--db pin.db"), 0);
     TMUX_WAIT(&t, "pos 4/512", 10);
     for (int i = 0; i < 36; i++) tmux_keys(&t, "Space");
     TMUX_WAIT(&t, "pos 40/512", 15);

@@ -121,6 +121,13 @@ int tmux_open_16x32(Tmux *t, const char *name, int cols, int rows, const char *e
     return rc ? -1 : 0;
 }
 
+int tmux_open_stories(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags) {
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s tui --model %s --seed 1 --temperature 0 %s", test_bin_abs(), test_stories_model(),
+             flags ? flags : "");
+    return tmux_open(t, name, NULL, cols, rows, env, cmd, 0);
+}
+
 int tmux_gone(Tmux *t, const char *text, double secs) {
     for (int i = 0; i < secs * 10; i++) {
         char *scr = tmux_capture(t);

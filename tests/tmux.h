@@ -30,6 +30,11 @@ void tmux_go_to(Tmux *t, const char *text);
  * as tmux_open's. 0, or -1 after a failed check. */
 int tmux_open_16x32(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags);
 
+/* The TUI on stories260K (seed 1, greedy) with extra flags and environment
+ * (env as tmux_open's), in a cols x rows pane of a session of its own,
+ * running in test_tmp(name). 0, or tmux_open's failure. */
+int tmux_open_stories(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags);
+
 /* Start `cmd` (a shell command line; extra VAR=value words in env, or NULL)
  * in a cols x rows pane, in dir (NULL: test_tmp(name), created). `settle`
  * seconds pass first, for tests that need the pane's own early redraws over
