@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "engine/decide.h"
 #include "views/keymap.h"
@@ -95,13 +96,15 @@ void view_draw_flips(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int h, wd;
     getmaxyx(w, h, wd);
     werase(w);
-    int sel = m->sel_layer * m->n_heads + m->sel_head, n;
+    int cells = m->n_layers * m->n_heads, sel = m->sel_layer * m->n_heads + m->sel_head, n;
     double fs = view_flip_share(m, sel, 0, m->n_hist, &n);
-    /* shaded against the most any head flipped, so a map of small shares still shows which */
-    double top = 0;
-    for (int c = 0; c < m->n_layers * m->n_heads; c++) {
-        double f = view_flip_share(m, c, 0, m->n_hist, NULL);
-        if (f > top) top = f;
+    /* every head's share once a frame; shaded against the most any head
+     * flipped, so a map of small shares still shows which */
+    double *share_of = malloc((size_t)(cells > 0 ? cells : 1) * sizeof *share_of), top = 0;
+    if (!share_of) return;
+    for (int c = 0; c < cells; c++) {
+        share_of[c] = view_flip_share(m, c, 0, m->n_hist, NULL);
+        if (share_of[c] > top) top = share_of[c];
     }
     char title[200], share[48];
     if (isnan(fs)) snprintf(share, sizeof share, "n/a");
@@ -125,20 +128,17 @@ void view_draw_flips(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
         view_printf(w, y, 1, 4, p->ascii, l == m->sel_layer ? A_BOLD : A_DIM, 0, "L%d", l);
         for (int j = 0; j < vis_h; j++) {
             int hd = h0 + j, cell = l * m->n_heads + hd, is_sel = l == m->sel_layer && hd == m->sel_head;
-            double f = view_flip_share(m, cell, 0, m->n_hist, NULL);
+            double f = share_of[cell];
             int sw = isnan(f) ? VIEW_SW_NONE : view_level(top > 0 ? (float)(f / top) : 0.f);
             wchar_t ch;
             attr_t a;
             short pair;
             view_cell_style(p, sw, sw, 0, &ch, &a, &pair);
             if (is_sel) a |= A_REVERSE;
-            wchar_t s[2] = {ch, L'\0'};
-            cchar_t cc;
-            setcchar(&cc, s, a, pair, NULL);
-            for (int k = 0; k < rh; k++)
-                for (int x = 0; x < cw - (cw > 2); x++) mvwadd_wch(w, y + k, 5 + j * cw + x, &cc);
+            for (int k = 0; k < rh; k++) view_fill(w, y + k, 5 + j * cw, cw - (cw > 2), ch, a, pair);
         }
     }
+    free(share_of);
     const char *keys = p->ascii ? " dark: changed most | arrows head | Enter select | X Esc close "
                                 : " dark: changed most " DOT " \xe2\x86\x91\xe2\x86\x93\xe2\x86\x90"
                                   "\xe2\x86\x92 head " DOT " Enter select " DOT " X Esc close ";
@@ -166,9 +166,6 @@ void view_draw_parent_row(WINDOW *w, const ViewModel *m, const ViewPalette *p, c
         attr_t a;
         short pair;
         view_cell_style(p, sw, sw, 0, &chr, &a, &pair);
-        wchar_t s[2] = {chr, L'\0'};
-        cchar_t cc;
-        setcchar(&cc, s, a, pair, NULL);
-        mvwadd_wch(w, g->y_par, g->x0 + c, &cc);
+        view_put(w, g->y_par, g->x0 + c, chr, a, pair);
     }
 }
