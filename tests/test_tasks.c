@@ -21,7 +21,8 @@
 #include "stories.h"
 #include "test.h"
 
-static const char *const kinds[] = {"passkey", "multikey", "vt", "local"};
+static const char *const kinds[] = {"passkey", "multikey", "vt", "local", "recall"};
+#define N_KINDS ((int)(sizeof kinds / sizeof kinds[0]))
 
 /* The text ids[from..to) decode to, each after its predecessor; malloc'd. */
 static char *decode_span(const Tokenizer *tok, const int *ids, int from, int to) {
@@ -134,7 +135,7 @@ TEST(tasks_stories_exact_lengths_and_needles_round_trip) {
     char flag[1200];
     snprintf(flag, sizeof flag, "--model '%s'", test_stories_model());
     static const int contexts[] = {300, 301, 504};
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < N_KINDS; k++)
         for (int c = 0; c < 3; c++) CHECK_INT(make_and_check(kinds[k], contexts[c], 5, 7 + c, flag, &tok, test_tmp("s.jsonl")), 5);
     tok_free(&tok);
     model_free(&m);
@@ -154,7 +155,7 @@ TEST(tasks_bytelevel_hf_tokenizer_exact_lengths_and_needles) {
     Err e;
     memset(&tok, 0, sizeof tok);
     if (tok_load_hf(&tok, tj, dir, 300, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < N_KINDS; k++) {
         CHECK_INT(make_and_check(kinds[k], 333, 4, 3, flag, &tok, test_tmp("h.jsonl")), 4);
         CHECK_INT(make_and_check(kinds[k], 504, 2, 4, flag, &tok, test_tmp("h.jsonl")), 2);
     }
@@ -183,6 +184,68 @@ TEST(tasks_fill_contexts_where_the_count_jumps) {
 
 /* The generator in memory, beside the command: the same item twice is the
  * same bytes, and the items a file holds are task_make's. */
+/* A recall item states a pass key and context / 128 keys (at least one),
+ * each exactly once, asks each once later with its value written out, and
+ * ends asking one of them: read back from the prompt's text alone. */
+TEST(tasks_recall_states_every_fact_once_and_asks_it_later) {
+    Tokenizer tok;
+    Err e;
+    memset(&tok, 0, sizeof tok);
+    if (tok_load(&tok, "engine/organism/tok512.bin", 512, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
+    static const int contexts[] = {128, 256, 700, 1016};
+    int asked_pass = 0, asked_key = 0;
+    for (int c = 0; c < 4; c++)
+        for (int i = 0; i < 6; i++) {
+            TaskItem it;
+            if (task_make(&tok, TASK_RECALL, contexts[c], 3, i, &it, &e)) {
+                test_fail(__FILE__, __LINE__, "%s", e.msg);
+                continue;
+            }
+            int facts = 0, n_keys = contexts[c] / 128 > 1 ? contexts[c] / 128 : 1;
+            const char *p = it.prompt;
+            char stmt[96], q[128];
+            /* the pass key and every key: stated once, asked once after it */
+            for (const char *s = strstr(p, "The value of key "); s; s = strstr(s + 1, "The value of key ")) {
+                char key[4];
+                int v;
+                if (s > p + 12 && !strncmp(s - 2, "? ", 2)) continue; /* the answer half of a question */
+                if (sscanf(s, "The value of key %3s is %d.", key, &v) != 2) continue;
+                facts++;
+                snprintf(stmt, sizeof stmt, "The value of key %s is %d.", key, v);
+                snprintf(q, sizeof q, "What is the value of key %s? The value of key %s is %d.", key, key, v);
+                int stated = 0; /* outside a question's answer half */
+                for (const char *t = strstr(p, stmt); t; t = strstr(t + 1, stmt)) stated += strncmp(t - 2, "? ", 2) != 0;
+                CHECK_MSG(stated == 1, "statement '%s' %d times", stmt, stated);
+                const char *a = strstr(p, q);
+                CHECK_MSG(a && a > s && !strstr(a + 1, q), "'%s' not asked exactly once after it", stmt);
+            }
+            int pk;
+            const char *ps = strstr(p, "The pass key is ");
+            CHECK(ps && sscanf(ps, "The pass key is %d. Remember it.", &pk) == 1);
+            snprintf(q, sizeof q, "What is the pass key? The pass key is %d.", pk);
+            const char *pa = strstr(p, q);
+            CHECK_MSG(pa && pa > ps && !strstr(pa + 1, q), "the pass key %d not asked exactly once after it", pk);
+            CHECK_INT(facts, n_keys);
+            /* the last question, unanswered, asks a stated fact */
+            size_t len = strlen(p), tail = strlen("? The pass key is");
+            if (len > tail && !strcmp(p + len - tail, "? The pass key is")) {
+                CHECK_INT(atoi(it.answer), pk);
+                asked_pass++;
+            } else {
+                const char *last = strrchr(p, '?');
+                char key[4];
+                CHECK(last && sscanf(last - 3, "%3s?", key) == 1);
+                snprintf(stmt, sizeof stmt, "The value of key %s is %s.", key, it.answer);
+                CHECK_MSG(strstr(p, stmt) != NULL, "the last question's answer %s is not key %s's", it.answer, key);
+                asked_key++;
+            }
+            CHECK_INT(it.n_needles, 1);
+            task_item_free(&it);
+        }
+    CHECK(asked_pass > 0 && asked_key > 0); /* both kinds of last question occur */
+    tok_free(&tok);
+}
+
 TEST(tasks_same_seed_same_bytes_other_seed_differs) {
     SKIP_UNLESS_SHARED();
     char a[1200], b[1200], c[1200];

@@ -12,7 +12,7 @@
 
 #include "engine/stats.h"
 
-static const char *const task_names[TASK_COUNT] = {"passkey", "multikey", "vt", "local"};
+static const char *const task_names[TASK_COUNT] = {"passkey", "multikey", "vt", "local", "recall"};
 
 const char *task_name(TaskKind k) { return k >= 0 && k < TASK_COUNT ? task_names[k] : "?"; }
 
@@ -55,10 +55,10 @@ static void words_init(Words *f) {
 typedef struct {
     const char *intro, *question_fmt;
     char question[160], answer[16];
-    char stmt[TASK_MAX_NEEDLES][96];
+    char stmt[TASK_MAX_STMTS][96];
     int n_stmt;
-    int needle[TASK_MAX_NEEDLES]; /* statement i is a needle (the rest are distractors) */
-    double depth[TASK_MAX_NEEDLES]; /* where statement i goes, as a fraction of the filler; > 1: at the end */
+    int needle[TASK_MAX_STMTS]; /* statement i is a needle (the rest are distractors) */
+    double depth[TASK_MAX_STMTS]; /* where statement i goes, as a fraction of the filler; > 1: at the end */
 } Plan;
 
 /* A growing string. */
@@ -171,6 +171,59 @@ static void plan_vt(StatsRng *r, Plan *p) {
     sorted_depths(r, p->depth, p->n_stmt);
 }
 
+/* Training documents: facts stated in filler and asked again later with
+ * their answers written out (a pass key and context / 128 keys, each
+ * asked once, a question never before its statement), then one fact asked
+ * at the end. Every earlier question is a retrieval the next-token loss
+ * scores, at a distance of its own, so one item teaches copying from many
+ * distances where the evaluation kinds teach it from one. */
+static void plan_recall(StatsRng *r, Plan *p, int context) {
+    enum { MAX_FACTS = (TASK_MAX_STMTS - 1) / 2 };
+    int n_keys = context / 128, n_facts, val[MAX_FACTS], stated = 0, asked = 0, order[MAX_FACTS], perm[MAX_FACTS];
+    char key[MAX_FACTS][4];
+    if (n_keys < 1) n_keys = 1;
+    if (n_keys > MAX_FACTS - 1) n_keys = MAX_FACTS - 1;
+    n_facts = n_keys + 1; /* fact 0 is the pass key */
+    for (int i = 0; i < n_facts; i++) {
+        val[i] = fresh_value(r, val, i);
+        fresh_name(r, key, i, key[i]);
+    }
+    for (int i = 0; i < n_facts; i++) perm[i] = i; /* the order the facts are stated in */
+    for (int i = n_facts - 1; i > 0; i--) {
+        int j = (int)stats_rng_below(r, (uint64_t)i + 1), t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+    }
+    int ask = stats_rng_below(r, 2) ? 0 : 1 + (int)stats_rng_below(r, (uint64_t)n_keys);
+    p->intro = ask == 0 ? "A pass key is hidden in the text below. Find it and remember it."
+                        : "Some keys and their values are hidden in the text below. Remember them.";
+    /* each slot states the next fact or asks one stated and not yet asked,
+     * as a coin falls where both are possible */
+    while (asked < n_facts) {
+        int state = stated < n_facts && (stated == asked || stats_rng_below(r, 2));
+        int i = p->n_stmt++;
+        if (state) {
+            int f = perm[stated];
+            if (f == 0) snprintf(p->stmt[i], sizeof p->stmt[i], "The pass key is %d. Remember it.", val[0]);
+            else snprintf(p->stmt[i], sizeof p->stmt[i], "The value of key %s is %d.", key[f], val[f]);
+            p->needle[i] = f == ask;
+            order[stated++] = f;
+        } else {
+            /* any fact stated and not yet asked: order[asked … stated) holds them */
+            int k = asked + (int)stats_rng_below(r, (uint64_t)(stated - asked)), f = order[k];
+            order[k] = order[asked], order[asked++] = f;
+            if (f == 0) snprintf(p->stmt[i], sizeof p->stmt[i], "What is the pass key? The pass key is %d.", val[0]);
+            else
+                snprintf(p->stmt[i], sizeof p->stmt[i], "What is the value of key %s? The value of key %s is %d.",
+                         key[f], key[f], val[f]);
+        }
+    }
+    snprintf(p->answer, sizeof p->answer, "%d", val[ask]);
+    if (ask == 0) snprintf(p->question, sizeof p->question, "What is the pass key? The pass key is");
+    else snprintf(p->question, sizeof p->question, "What is the value of key %s? The value of key %s is", key[ask],
+                  key[ask]);
+    sorted_depths(r, p->depth, p->n_stmt);
+}
+
 /* Where statement i goes among m filler words: the sentence end nearest
  * below its depth (statements after word k-1, k in 0 … m). */
 static int insert_at(const Words *f, double depth, int m) {
@@ -184,7 +237,7 @@ static int insert_at(const Words *f, double depth, int m) {
  * 0), and the byte spans of the statements and the question. */
 static char *assemble(const Plan *p, const Words *f, int m, int pad, size_t span[][2], size_t *q_at) {
     Buf b = {0};
-    int at[TASK_MAX_NEEDLES];
+    int at[TASK_MAX_STMTS];
     for (int i = 0; i < p->n_stmt; i++) at[i] = insert_at(f, p->depth[i], m);
     buf_put(&b, "%s", p->intro);
     for (int k = 0, s = 0; k <= m; k++) {
@@ -253,7 +306,7 @@ static int locate(const Tokenizer *tok, TaskItem *it, const int *ids, int n, siz
  * count from the tokens a word costs, then the last word among pad_words. */
 static int size_filler(const Tokenizer *tok, TaskKind kind, const Plan *p, const Words *f, int context, int *m_out,
                        int *pad_out, int **ids, int *cap, Err *e) {
-    size_t span[TASK_MAX_NEEDLES][2], q;
+    size_t span[TASK_MAX_STMTS][2], q;
     char *t0 = assemble(p, f, 0, -1, span, &q), *t64 = assemble(p, f, 64, -1, span, &q);
     int base = -1, n64 = -1;
     if (!t0 || !t64) err_set(e, "out of memory");
@@ -307,11 +360,12 @@ int task_make(const Tokenizer *tok, TaskKind k, int context, uint64_t seed, int 
     if (k == TASK_PASSKEY || k == TASK_LOCAL) plan_passkey(&r, &p, k == TASK_LOCAL);
     else if (k == TASK_MULTIKEY) plan_multikey(&r, &p);
     else if (k == TASK_VT) plan_vt(&r, &p);
+    else if (k == TASK_RECALL) plan_recall(&r, &p, context);
     else return err_set(e, "unknown task kind %d", (int)k);
     Words f;
     words_init(&f);
     int *ids = NULL, cap = 0, m = 0, pad = -1, rc = -1;
-    size_t span[TASK_MAX_NEEDLES][2], q;
+    size_t span[TASK_MAX_STMTS][2], q;
     if (size_filler(tok, k, &p, &f, context, &m, &pad, &ids, &cap, e)) goto out;
     if (!(out->prompt = assemble(&p, &f, m, pad, span, &q)) || !(out->answer = strdup(p.answer))) {
         err_set(e, "out of memory");

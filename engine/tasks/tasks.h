@@ -12,7 +12,10 @@
  *   vt        two chains of variable assignments (a value, then two hops
  *             of VAR x = VAR y), the last variable of one chain asked;
  *   local     passkey with the statement right before the question, so any
- *             window past its distance sees it: routing must not matter.
+ *             window past its distance sees it: routing must not matter;
+ *   recall    training documents: a pass key and context / 128 keys, each
+ *             stated and later asked with its answer written out, then
+ *             one of them asked at the end (many retrievals an item).
  * Items are a function of (kind, context, seed, index) and the tokenizer
  * alone, drawn from the splitmix64 stream of engine/stats.h: the same seed
  * gives the same bytes. No libc rand(), no clock, no global state.
@@ -25,10 +28,10 @@
 #include "engine/err.h"
 #include "engine/tokenize/tokenize.h"
 
-typedef enum { TASK_PASSKEY, TASK_MULTIKEY, TASK_VT, TASK_LOCAL, TASK_COUNT } TaskKind;
+typedef enum { TASK_PASSKEY, TASK_MULTIKEY, TASK_VT, TASK_LOCAL, TASK_RECALL, TASK_COUNT } TaskKind;
 
 /* The kinds as --task spells them, "passkey|multikey|vt|local". */
-#define TASK_LIST "passkey|multikey|vt|local"
+#define TASK_LIST "passkey|multikey|vt|local|recall"
 
 /* A kind's word ("passkey"), or "?" out of range. */
 const char *task_name(TaskKind k);
@@ -38,6 +41,10 @@ int task_parse(const char *flag, const char *s, TaskKind *k, Err *e);
 
 /* Most needle statements an item holds (vt: two chains of three). */
 #define TASK_MAX_NEEDLES 8
+
+/* Most statements an item's prompt holds, needles and the rest (recall:
+ * its facts and the questions that repeat them). */
+#define TASK_MAX_STMTS 48
 
 typedef struct {
     TaskKind kind;        /* TASK_COUNT for a line read from a file that did not name it */
