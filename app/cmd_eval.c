@@ -224,9 +224,9 @@ static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *ca
     int cells = L->model.c.n_layers * L->model.c.n_heads, rc = -1, n = 0, k = 0;
     uint8_t *heads = NULL;
     EvalRow *rows = calloc(DECIDE_COUNT + 2, sizeof *rows); /* aha, the θ predictors, random, static */
-    double *seq_kl = calloc((size_t)(DECIDE_COUNT + 2) * d->n, sizeof *seq_kl); /* each row's, for intervals */
-    if (!rows || !seq_kl) { err_set(e, "out of memory"); goto out; }
-    for (int i = 0; i < DECIDE_COUNT + 2; i++) rows[i].seq_kl = seq_kl + (size_t)i * d->n;
+    EvalSeq *seqs = calloc((size_t)(DECIDE_COUNT + 2) * d->n, sizeof *seqs); /* each row's, for intervals */
+    if (!rows || !seqs) { err_set(e, "out of memory"); goto out; }
+    for (int i = 0; i < DECIDE_COUNT + 2; i++) rows[i].seqs = seqs + (size_t)i * d->n;
     EvalRow *r = &rows[n++];
     snprintf(r->name, sizeof r->name, "aha");
     snprintf(r->knob, sizeof r->knob, "tau=%.3g", x->o.attn.tau);
@@ -269,7 +269,7 @@ static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *ca
     snprintf(r->name, sizeof r->name, "static");
     snprintf(r->knob, sizeof r->knob, "%d/%d heads", k, cells);
     if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
-    eval_rows_kl_intervals(rows, n, d->n);
+    eval_rows_intervals(rows, n, d->n, EVAL_CI_KL | (tasks ? EVAL_CI_ANSWER : EVAL_CI_NLL));
     if (tasks) { /* the settings matched on the prompts, now judged by the answers */
         rc = eval_tasks_rows(L, tasks, rows, n, (int)x->threads, x->json, e);
         goto out;
@@ -278,7 +278,7 @@ static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *ca
     if (!x->json) printf("oracle labels: out_mass > theta = %.3g for every row\n", decide_prob(x->o.attn.theta_logit));
     rc = eval_plot_rows(rows, n, x, "predictors at the AHA routers' global share", e);
 out:
-    free(heads), free(rows), free(seq_kl);
+    free(heads), free(rows), free(seqs);
     return rc;
 }
 
@@ -317,9 +317,12 @@ static int run_eval(EvalOpts *x, Err *e) {
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
         if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
         else snprintf(row.knob, sizeof row.knob, "w=%d tau=%.4g", x->o.attn.window, x->o.attn.tau);
+        if (!(row.seqs = calloc((size_t)d.n, sizeof *row.seqs))) { err_set(e, "out of memory"); goto out; }
         rc = eval_row(&L, &d, x, st, &info, &row, NULL, e);
+        if (rc == 0) eval_rows_intervals(&row, 1, d.n, EVAL_CI_NLL); /* not KL's: --from-db could not recount it */
         if (rc == 0) eval_print_rows(&row, 1, x->json, 0);
         if (rc == 0) rc = eval_plot_rows(&row, 1, x, "evaluation", e);
+        free(row.seqs);
     }
 out:
     if (store_close(st, rc ? NULL : e)) rc = -1;
@@ -348,8 +351,9 @@ static int run_tasks(EvalOpts *x, Err *e) {
     if (eval_tasks_data(&L.tok, &ts, x->tasks, &d, e)) goto out;
     for (int i = 0; i < d.n; i++)
         if (d.len[i] > L.model.c.seq_len) {
-            err_set(e, "%s: item %d's prompt is %d tokens, past the model's context (%d)", x->tasks, i + 1, d.len[i],
-                    L.model.c.seq_len);
+            err_set(e, "%s: item %d's prompt is %d tokens%s, past the model's context (%d)", x->tasks, i + 1,
+                    d.answer_from[i] > L.model.c.seq_len ? d.answer_from[i] : d.len[i],
+                    d.answer_from[i] > L.model.c.seq_len ? "" : " with its answer", L.model.c.seq_len);
             goto out;
         }
     if (x->db) { /* each item recorded under full attention, for "which heads retrieved the needle" */
@@ -376,11 +380,11 @@ static int run_tasks(EvalOpts *x, Err *e) {
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
         if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
         else snprintf(row.knob, sizeof row.knob, "w=%d tau=%.4g", x->o.attn.window, x->o.attn.tau);
-        if (!(row.seq_kl = calloc((size_t)d.n, sizeof *row.seq_kl))) { err_set(e, "out of memory"); goto out; }
+        if (!(row.seqs = calloc((size_t)d.n, sizeof *row.seqs))) { err_set(e, "out of memory"); goto out; }
         rc = eval_row(&L, &d, x, NULL, &info, &row, NULL, e);
-        if (rc == 0) eval_rows_kl_intervals(&row, 1, d.n); /* the KL's interval over items */
+        if (rc == 0) eval_rows_intervals(&row, 1, d.n, EVAL_CI_KL | EVAL_CI_ANSWER); /* over items */
         if (rc == 0) rc = eval_tasks_rows(&L, &ts, &row, 1, (int)x->threads, x->json, e);
-        free(row.seq_kl);
+        free(row.seqs);
     }
 out:
     eval_data_free(&d);
