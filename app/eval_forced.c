@@ -307,7 +307,8 @@ static void feed_split(const Model *m, EvalBufs *b, const AttnConfig *a, const i
                        StepTrace **tr) {
     fwd_reset(&b->rs);
     fwd_forward(m, &b->rs, a, seq, from, 0, lg, tr);
-    if (from < len) fwd_forward(m, &b->rs, a, seq + from, len - from, from, lg ? lg + (size_t)from * m->c.vocab_size : NULL, NULL);
+    if (from < len)
+        fwd_forward(m, &b->rs, a, seq + from, len - from, from, lg ? lg + (size_t)from * m->c.vocab_size : NULL, NULL);
 }
 
 /* One sequence: both passes, the sums, the token fields of the traces.

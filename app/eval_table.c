@@ -130,7 +130,8 @@ static void print_block(const EvalRow *rows, int n, unsigned bit, size_t row_off
                         exp(c->ci[0]), exp(c->ci[1]));
         else printf("  %-13s %.5f [%.5f, %.5f]", textout_term(rows[i].name, name, sizeof name), c->mean, c->ci[0],
                     c->ci[1]);
-        if (i > 0) printf("  %sdifference [%+.5f, %+.5f]%s", ppl ? "NLL " : "", c->diff_ci[0], c->diff_ci[1], excludes0(c));
+        if (i > 0)
+            printf("  %sdifference [%+.5f, %+.5f]%s", ppl ? "NLL " : "", c->diff_ci[0], c->diff_ci[1], excludes0(c));
         printf("\n");
     }
 }

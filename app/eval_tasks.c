@@ -108,7 +108,10 @@ int eval_tasks_data(const Tokenizer *tok, const TaskSet *s, const char *file, Ev
         size_t lp = strlen(it->prompt), la = strlen(it->answer);
         int cap = (int)(4 * (lp + la) + 16), n = 0, got = 0;
         char *text = malloc(lp + la + 2);
-        if (!text || !(d->seq[i] = malloc((size_t)cap * sizeof(int)))) { free(text); return err_set(e, "out of memory"); }
+        if (!text || !(d->seq[i] = malloc((size_t)cap * sizeof(int)))) {
+            free(text);
+            return err_set(e, "out of memory");
+        }
         if (tok_encode(tok, it->prompt, lp, 1, 0, d->seq[i], cap, &n, e)) { free(text); return -1; }
         /* the answer as the text goes on, "PROMPT ANSWER" (train's items, without their full stop): its ids
          * after the prompt's, which the whole text must begin with */

@@ -22,7 +22,8 @@ int boot_ref_recount(const cJSON *stats, int n, BootRef *out, int count) {
     cJSON_AddItemToObject(j, "stats", cJSON_Duplicate(stats, 1));
     StatsRng g = stats_rng(STATS_BOOT_SEED);
     for (int b = 0; b < STATS_BOOT_B; b++)
-        for (int k = 0; k < n; k++) cJSON_AddItemToArray(idx, cJSON_CreateNumber((double)stats_rng_below(&g, (uint64_t)n)));
+        for (int k = 0; k < n; k++)
+            cJSON_AddItemToArray(idx, cJSON_CreateNumber((double)stats_rng_below(&g, (uint64_t)n)));
     char *txt = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
     int wrote = txt && test_write_file(in, txt, (long)strlen(txt)) == 0;

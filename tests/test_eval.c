@@ -455,7 +455,8 @@ TEST(eval_perplexity_intervals_match_numpy_recount) {
     cJSON *ref = cJSON_GetObjectItem(cJSON_GetArrayItem(matched, 0), "nll_per_seq");
     for (int i = 0; i < nm; i++) {
         cJSON *r = cJSON_GetArrayItem(matched, i);
-        CHECK_MSG(cJSON_GetArraySize(cJSON_GetObjectItem(r, "nll_per_seq")) == 6, "matched row %d lacks nll_per_seq", i);
+        CHECK_MSG(cJSON_GetArraySize(cJSON_GetObjectItem(r, "nll_per_seq")) == 6, "matched row %d: no nll_per_seq",
+                  i);
         cJSON_AddItemToArray(stats, s = cJSON_CreateObject());
         cJSON_AddItemToObject(s, "x", cJSON_Duplicate(cJSON_GetObjectItem(r, "nll_per_seq"), 1));
         cJSON_AddItemToObject(s, "ref", cJSON_Duplicate(ref, 1));
@@ -485,8 +486,8 @@ TEST(eval_perplexity_intervals_match_numpy_recount) {
               "sequence 0: %.9g, evaluated alone %.9g", exp(cJSON_GetNumberValue(cJSON_GetArrayItem(each, 0))), one);
     /* the text: the plain row's line, and a matched row's with its difference marked as the JSON's says */
     int st;
-    char *o = test_runf(&st, "%s eval --model %s --self 6 --seq-len 64 --policy local --window 8 --threads 1 2>/dev/null",
-                        test_bin(), test_stories_model());
+    char *o = test_runf(&st, "%s eval --model %s --self 6 --seq-len 64 --policy local --window 8 --threads 1 "
+                             "2>/dev/null", test_bin(), test_stories_model());
     char line[160];
     snprintf(line, sizeof line, "  local         %.4f [%.4f, %.4f]\n", boot_ref_num(p0, "ppl_seqs"),
              boot_ref_num(p0, "ppl_ci_low"), boot_ref_num(p0, "ppl_ci_high"));

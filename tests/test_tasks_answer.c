@@ -32,7 +32,8 @@ static int answer_ref(const Model *m, const Tokenizer *tok, const TaskItem *it, 
     RunState rs = {0};
     if (!text || !ids) goto out;
     snprintf(text, lp + la + 2, "%s %s", it->prompt, it->answer);
-    if (tok_encode(tok, it->prompt, lp, 1, 0, ids, cap, &n, e) || tok_encode(tok, text, lp + la + 1, 1, 0, ids, cap, &got, e))
+    if (tok_encode(tok, it->prompt, lp, 1, 0, ids, cap, &n, e) ||
+        tok_encode(tok, text, lp + la + 1, 1, 0, ids, cap, &got, e))
         goto out;
     lf = malloc((size_t)got * V * sizeof *lf), lq = malloc((size_t)got * V * sizeof *lq);
     if (!lf || !lq || fwd_init(&rs, &m->c, got, 1, e)) goto out;
@@ -119,8 +120,8 @@ TEST(tasks_eval_answer_kl_zero_under_full_attention_not_under_a_tiny_window) {
         CHECK_MSG(fabs(item_of(f1, "kl_answer_per_item", k)) < 1e-9, "item %d: full's answer KL", k);
         CHECK_MSG(item_of(l1, "kl_answer_per_item", k) > 1e-3, "item %d: local's answer KL %.3g", k,
                   item_of(l1, "kl_answer_per_item", k));
-        CHECK_MSG(fabs(item_of(l1, "kl_answer_per_item", k) - kl) <= 1e-5 * fmax(1, kl), "item %d KL: %.9g, test's %.9g",
-                  k, item_of(l1, "kl_answer_per_item", k), kl);
+        CHECK_MSG(fabs(item_of(l1, "kl_answer_per_item", k) - kl) <= 1e-5 * fmax(1, kl),
+                  "item %d KL: %.9g, test's %.9g", k, item_of(l1, "kl_answer_per_item", k), kl);
         CHECK_MSG(fabs(item_of(l1, "nll_answer_per_item", k) - nll) <= 1e-5 * fmax(1, nll), "item %d NLL: %.9g, test's "
                   "%.9g", k, item_of(l1, "nll_answer_per_item", k), nll);
         CHECK_MSG(fabs(item_of(f0, "nll_answer_per_item", k) - nll_full) <= 1e-5 * fmax(1, nll_full), "item %d full "
@@ -153,7 +154,8 @@ TEST(tasks_eval_answer_intervals_match_numpy_recount) {
     static const char *keys[] = {"kl_answer", "nll_answer"};
     cJSON *stats = cJSON_CreateArray(), *s, *aha = cJSON_GetArrayItem(a, 1);
     cJSON_AddItemToArray(stats, s = cJSON_CreateObject());
-    cJSON_AddItemToObject(s, "x", cJSON_Duplicate(cJSON_GetObjectItem(cJSON_GetArrayItem(a, 0), "nll_answer_per_item"), 1));
+    cJSON *full_nll = cJSON_GetObjectItem(cJSON_GetArrayItem(a, 0), "nll_answer_per_item");
+    cJSON_AddItemToObject(s, "x", cJSON_Duplicate(full_nll, 1));
     for (int i = 1; i < rows; i++)
         for (int k = 0; k < 2; k++) {
             char list[40];
