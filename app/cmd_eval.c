@@ -43,8 +43,8 @@ static void eval_help(void) {
          "                  heads are ranked on calibration sequences apart from the evaluated ones: N more\n"
          "                  sampled with another seed, or the first quarter of --data's chunks\n"
          "                  (--static-heads duo:FILE or calib:DB#RUN: ranked by that calibration instead);\n"
-         "                  every row's KL gets a 95% bootstrap interval over sequences and one of its\n"
-         "                  difference from aha's, paired\n"
+         "                  every row's KL and perplexity get a 95% bootstrap interval over sequences and\n"
+         "                  one of their difference from aha's, paired (a single policy's perplexity too)\n"
          "  --shard I/N     evaluate only shard I of N (I from 0 to N-1): sequence k when k mod N = I, the\n"
          "                  same tokens as unsharded; with --db each shard writes its own file, `merge` joins\n"
          "                  them and --from-db prints the unsharded table (not with --match-budget)\n"
@@ -55,7 +55,8 @@ static void eval_help(void) {
          "                  attention and under the policy (with --match-budget aha, every predictor at the\n"
          "                  routers' global share on the prompts), exact match, accuracy with its 95%\n"
          "                  bootstrap interval over items and McNemar's exact test against full attention,\n"
-         "                  the KL's over items and (matched) its difference from aha's, paired by item;\n"
+         "                  the KL's over items and (matched) its difference from aha's, paired by item,\n"
+         "                  and the same for the KL and NLL at the gold answer forced after each prompt;\n"
          "                  with --db each item is first recorded once under full attention (profiled, 8 far\n"
          "                  positions per head) over its prompt, as a run whose origin is FILE#K (K from 0)\n"
          "  --json          print the rows as JSON\n"
@@ -224,9 +225,9 @@ static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *ca
     int cells = L->model.c.n_layers * L->model.c.n_heads, rc = -1, n = 0, k = 0;
     uint8_t *heads = NULL;
     EvalRow *rows = calloc(DECIDE_COUNT + 2, sizeof *rows); /* aha, the θ predictors, random, static */
-    double *seq_kl = calloc((size_t)(DECIDE_COUNT + 2) * d->n, sizeof *seq_kl); /* each row's, for intervals */
-    if (!rows || !seq_kl) { err_set(e, "out of memory"); goto out; }
-    for (int i = 0; i < DECIDE_COUNT + 2; i++) rows[i].seq_kl = seq_kl + (size_t)i * d->n;
+    EvalSeq *seqs = calloc((size_t)(DECIDE_COUNT + 2) * d->n, sizeof *seqs); /* each row's, for intervals */
+    if (!rows || !seqs) { err_set(e, "out of memory"); goto out; }
+    for (int i = 0; i < DECIDE_COUNT + 2; i++) rows[i].seqs = seqs + (size_t)i * d->n;
     EvalRow *r = &rows[n++];
     snprintf(r->name, sizeof r->name, "aha");
     snprintf(r->knob, sizeof r->knob, "tau=%.3g", x->o.attn.tau);
@@ -269,7 +270,7 @@ static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *ca
     snprintf(r->name, sizeof r->name, "static");
     snprintf(r->knob, sizeof r->knob, "%d/%d heads", k, cells);
     if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
-    eval_rows_kl_intervals(rows, n, d->n);
+    eval_rows_intervals(rows, n, d->n, EVAL_CI_KL | (tasks ? EVAL_CI_ANSWER : EVAL_CI_NLL));
     if (tasks) { /* the settings matched on the prompts, now judged by the answers */
         rc = eval_tasks_rows(L, tasks, rows, n, (int)x->threads, x->json, e);
         goto out;
@@ -278,7 +279,7 @@ static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *ca
     if (!x->json) printf("oracle labels: out_mass > theta = %.3g for every row\n", decide_prob(x->o.attn.theta_logit));
     rc = eval_plot_rows(rows, n, x, "predictors at the AHA routers' global share", e);
 out:
-    free(heads), free(rows), free(seq_kl);
+    free(heads), free(rows), free(seqs);
     return rc;
 }
 
@@ -317,9 +318,12 @@ static int run_eval(EvalOpts *x, Err *e) {
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
         if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
         else snprintf(row.knob, sizeof row.knob, "w=%d tau=%.4g", x->o.attn.window, x->o.attn.tau);
+        if (!(row.seqs = calloc((size_t)d.n, sizeof *row.seqs))) { err_set(e, "out of memory"); goto out; }
         rc = eval_row(&L, &d, x, st, &info, &row, NULL, e);
+        if (rc == 0) eval_rows_intervals(&row, 1, d.n, EVAL_CI_NLL); /* not KL's: --from-db could not recount it */
         if (rc == 0) eval_print_rows(&row, 1, x->json, 0);
         if (rc == 0) rc = eval_plot_rows(&row, 1, x, "evaluation", e);
+        free(row.seqs);
     }
 out:
     if (store_close(st, rc ? NULL : e)) rc = -1;
@@ -348,8 +352,9 @@ static int run_tasks(EvalOpts *x, Err *e) {
     if (eval_tasks_data(&L.tok, &ts, x->tasks, &d, e)) goto out;
     for (int i = 0; i < d.n; i++)
         if (d.len[i] > L.model.c.seq_len) {
-            err_set(e, "%s: item %d's prompt is %d tokens, past the model's context (%d)", x->tasks, i + 1, d.len[i],
-                    L.model.c.seq_len);
+            err_set(e, "%s: item %d's prompt is %d tokens%s, past the model's context (%d)", x->tasks, i + 1,
+                    d.answer_from[i] > L.model.c.seq_len ? d.answer_from[i] : d.len[i],
+                    d.answer_from[i] > L.model.c.seq_len ? "" : " with its answer", L.model.c.seq_len);
             goto out;
         }
     if (x->db) { /* each item recorded under full attention, for "which heads retrieved the needle" */
@@ -376,11 +381,11 @@ static int run_tasks(EvalOpts *x, Err *e) {
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
         if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
         else snprintf(row.knob, sizeof row.knob, "w=%d tau=%.4g", x->o.attn.window, x->o.attn.tau);
-        if (!(row.seq_kl = calloc((size_t)d.n, sizeof *row.seq_kl))) { err_set(e, "out of memory"); goto out; }
+        if (!(row.seqs = calloc((size_t)d.n, sizeof *row.seqs))) { err_set(e, "out of memory"); goto out; }
         rc = eval_row(&L, &d, x, NULL, &info, &row, NULL, e);
-        if (rc == 0) eval_rows_kl_intervals(&row, 1, d.n); /* the KL's interval over items */
+        if (rc == 0) eval_rows_intervals(&row, 1, d.n, EVAL_CI_KL | EVAL_CI_ANSWER); /* over items */
         if (rc == 0) rc = eval_tasks_rows(&L, &ts, &row, 1, (int)x->threads, x->json, e);
-        free(row.seq_kl);
+        free(row.seqs);
     }
 out:
     eval_data_free(&d);

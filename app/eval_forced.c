@@ -255,6 +255,7 @@ void eval_score_step(const StepTrace *t, const AttnConfig *a, EvalSums *s) {
         s->kv_read += kv, s->kv_full += kv_full;
         s->kv_local += (double)(kv_full / (t->pos + 1)) * (t->pos + 1 - (t->n_far > 0 ? t->n_far : 0));
     }
+    if (!isnan(t->logprob)) s->lp_sum += t->logprob, s->lp_n++; /* NaN at position 0, and under share_only */
     for (int i = 0; i < trace_cells(t); i++) {
         int g = decide_cell(t, i, DECIDE_EXECUTED, a->tau, a->theta_logit); /* -1 where there was no choice */
         if (g >= 0) s->gate_sum += g, s->gate_n++;
@@ -299,39 +300,60 @@ static void bufs_free(EvalBufs *b) {
     fwd_free(&b->rs);
 }
 
-/* One sequence: both passes, the sums, the token fields of the traces. */
+/* Feed seq[0..from) and then, continuing the same state, seq[from..len)
+ * (the forced answer, when from < len): the prompt's logits and traces are
+ * those of the prompt fed alone. lg receives every row; traces the prompt's. */
+static void feed_split(const Model *m, EvalBufs *b, const AttnConfig *a, const int *seq, int from, int len, float *lg,
+                       StepTrace **tr) {
+    fwd_reset(&b->rs);
+    fwd_forward(m, &b->rs, a, seq, from, 0, lg, tr);
+    if (from < len)
+        fwd_forward(m, &b->rs, a, seq + from, len - from, from, lg ? lg + (size_t)from * m->c.vocab_size : NULL, NULL);
+}
+
+/* One sequence: both passes, the sums, the token fields of the traces.
+ * Tokens from index `from` on are a forced answer: the positions that
+ * predict them go into q's ans_* only. */
 static void eval_sequence(const Model *m, const Tokenizer *tok, const AttnConfig *a, EvalBufs *b, const int *seq,
-                          int len, EvalSums *s) {
+                          int len, int from, EvalSums *s, EvalSeq *q) {
     int V = m->c.vocab_size;
     AttnConfig full = *a;
     full.policy = POLICY_FULL, full.profile = 0;
-    if (!s->share_only) {
-        fwd_reset(&b->rs);
-        fwd_forward(m, &b->rs, &full, seq, len, 0, b->lg_full, NULL);
-    }
-    fwd_reset(&b->rs);
-    for (int i = 0; i < len; i++) trace_clear(b->tr[i]);
-    fwd_forward(m, &b->rs, a, seq, len, 0, s->share_only ? NULL : b->lg_pol, b->tr);
+    for (int i = 0; i < from; i++) trace_clear(b->tr[i]);
     if (s->share_only) {
-        for (int t = 0; t < len; t++) eval_score_step(b->tr[t], a, s);
+        fwd_reset(&b->rs);
+        fwd_forward(m, &b->rs, a, seq, from, 0, NULL, b->tr);
+        for (int t = 0; t < from; t++) eval_score_step(b->tr[t], a, s);
         return;
     }
+    feed_split(m, b, &full, seq, from, len, b->lg_full, NULL);
+    feed_split(m, b, a, seq, from, len, b->lg_pol, b->tr);
+    double ans_kl = 0, ans_nll = 0, ans_nll_full = 0;
     for (int t = 0; t < len; t++) {
-        StepTrace *tr = b->tr[t];
-        tr->pos = t, tr->token = seq[t], tr->is_prompt = 1;
-        if (tok) tok_piece_printable(tok, t ? seq[t - 1] : -1, seq[t], tr->piece, sizeof tr->piece);
-        if (t > 0) k_logit_stats(b->lg_pol + (size_t)(t - 1) * V, V, seq[t], &tr->logprob, &tr->entropy);
-        eval_score_step(tr, a, s);
+        if (t < from) {
+            StepTrace *tr = b->tr[t];
+            tr->pos = t, tr->token = seq[t], tr->is_prompt = 1;
+            if (tok) tok_piece_printable(tok, t ? seq[t - 1] : -1, seq[t], tr->piece, sizeof tr->piece);
+            if (t > 0) k_logit_stats(b->lg_pol + (size_t)(t - 1) * V, V, seq[t], &tr->logprob, &tr->entropy);
+            eval_score_step(tr, a, s);
+        }
         if (t + 1 >= len) continue;
         log_softmax(b->lg_full + (size_t)t * V, V, b->lp_full);
         log_softmax(b->lg_pol + (size_t)t * V, V, b->lp_pol);
         double kl = 0;
         for (int v = 0; v < V; v++) kl += exp(b->lp_full[v]) * (b->lp_full[v] - b->lp_pol[v]);
-        s->kl += kl > 0 ? kl : 0;
+        kl = kl > 0 ? kl : 0;
+        if (t + 1 >= from) { /* this position predicts an answer token */
+            ans_kl += kl, ans_nll -= b->lp_pol[seq[t + 1]], ans_nll_full -= b->lp_full[seq[t + 1]];
+            continue;
+        }
+        s->kl += kl;
         s->nll -= b->lp_pol[seq[t + 1]];
         s->nll_full -= b->lp_full[seq[t + 1]];
         s->n_tokens++;
     }
+    if (q && from < len)
+        q->ans_kl = ans_kl / (len - from), q->ans_nll = ans_nll, q->ans_nll_full = ans_nll_full;
 }
 
 static int record_sequence(Store *st, const StoreRunInfo *info, int64_t eval_id, EvalBufs *b, int len, Err *e) {
@@ -350,11 +372,12 @@ static int record_sequence(Store *st, const StoreRunInfo *info, int64_t eval_id,
 int eval_policy(const Model *m, const Tokenizer *tok, const AttnConfig *a, const EvalData *d, int threads, Store *st,
                 const StoreRunInfo *info, int64_t eval_id, int progress, EvalSums *out, Err *e) {
     long *heads = out->head_counts;
-    double ref = out->ref_theta_logit, *seq_kl = out->seq_kl;
+    double ref = out->ref_theta_logit;
+    EvalSeq *seqs = out->seqs;
     int ref_set = out->ref_set, share_only = out->share_only;
     memset(out, 0, sizeof *out);
     out->head_counts = heads, out->ref_theta_logit = ref, out->ref_set = ref_set, out->share_only = share_only;
-    out->seq_kl = seq_kl;
+    out->seqs = seqs;
     eval_sums_name(out);
     int max_len = 1;
     for (int i = 0; i < d->n; i++) max_len = d->len[i] > max_len ? d->len[i] : max_len;
@@ -367,11 +390,15 @@ int eval_policy(const Model *m, const Tokenizer *tok, const AttnConfig *a, const
     char label[32];
     snprintf(label, sizeof label, "eval %-9s", aha_policy_name(a->policy));
     for (int i = 0; rc == 0 && i < d->n; i++) {
-        double kl0 = out->kl;
-        long n0 = out->n_tokens;
-        eval_sequence(m, tok, &pa, &b, d->seq[i], d->len[i], out);
-        if (seq_kl) seq_kl[i] = out->n_tokens > n0 ? (out->kl - kl0) / (double)(out->n_tokens - n0) : 0;
-        if (st) rc = record_sequence(st, info, eval_id, &b, d->len[i], e);
+        double kl0 = out->kl, lp0 = out->lp_sum;
+        long n0 = out->n_tokens, lpn0 = out->lp_n;
+        int from = d->answer_apart ? d->answer_from[i] : d->len[i];
+        EvalSeq *q = seqs ? &seqs[i] : NULL;
+        if (q) memset(q, 0, sizeof *q);
+        eval_sequence(m, tok, &pa, &b, d->seq[i], d->len[i], from, out, q);
+        if (q) q->kl = out->n_tokens > n0 ? (out->kl - kl0) / (double)(out->n_tokens - n0) : 0;
+        if (q) q->nll = out->lp_n > lpn0 ? -(out->lp_sum - lp0) / (double)(out->lp_n - lpn0) : 0;
+        if (st) rc = record_sequence(st, info, eval_id, &b, from, e);
         if (progress) progress_count(label, i + 1, d->n, t0, tty);
     }
     bufs_free(&b);

@@ -13,6 +13,8 @@ typedef struct {
     int **seq;
     int *len;
     int *answer_from; /* task items: where each answer begins (its first id's index); NULL for text */
+    int answer_apart; /* eval --tasks: the positions predicting answer_from… are the forced answer's, kept
+                       * out of every statistic of the prompt and summed apart (EvalSeq's ans_*) */
     int n;
     char desc[1024]; /* "self:N:LEN:SEED" or the data file */
 } EvalData;
@@ -95,6 +97,18 @@ double eval_auc(const EvalAuc *a);
  * distributions pane, so the two AUCs are one computation. */
 void eval_auc_add(EvalAuc *a, DecidePred k, float v, int label);
 
+/* One sequence's (or task item's) own numbers: what intervals over
+ * sequences resample, sequences weighted alike. */
+typedef struct {
+    double kl;           /* mean KL(full || policy) per predicted token */
+    double nll;          /* mean NLL per predicted token, from the traces' log-probabilities: what a
+                          * database keeps, so --from-db recounts it to the bit */
+    double ans_kl;       /* answer_apart: mean KL per token of the forced answer (at the positions
+                          * predicting each), */
+    double ans_nll;      /* the whole answer's NLL under the policy (nats: -log P(answer | prompt)), */
+    double ans_nll_full; /* and under full attention */
+} EvalSeq;
+
 typedef struct {
     long n_tokens;               /* predicted tokens (positions 1 … len-1) */
     double nll, nll_full, kl;    /* sums over predicted tokens, nats */
@@ -106,8 +120,9 @@ typedef struct {
     StoreScore score[EVAL_N_PRED];
     EvalAuc auc[EVAL_N_PRED];    /* each predictor's ranking against the labels (not the executed gate) */
     long *head_counts;           /* optional, the caller's [n_layers*n_heads][2]: oracle global, known */
-    double *seq_kl;              /* optional, the caller's [d->n]: each sequence's mean KL per predicted
-                                  * token, what intervals over sequences resample (kept like head_counts) */
+    double lp_sum;               /* the traces' log-probabilities summed (positions 1 …), */
+    long lp_n;                   /* over this many positions: a sequence's mean NLL is cut from them */
+    EvalSeq *seqs;               /* optional, the caller's [d->n]: each sequence's numbers (kept like head_counts) */
     int share_only;              /* only the global share is wanted (threshold search): skip the
                                   * full-attention pass and the profiling, about 3x less work */
     int ref_set;                 /* 1: label with ref_theta_logit, not the policy's θ. A matched */
@@ -115,9 +130,12 @@ typedef struct {
 } EvalSums;
 
 /* Policy a on every sequence (out is reset, except head_counts, which is
- * added to when set, ref_set/ref_theta_logit and share_only); with st non-NULL each sequence is recorded
+ * added to when set, seqs, filled when set, ref_set/ref_theta_logit and share_only); with st non-NULL each sequence is recorded
  * as a run (info is the row template, eval_id its evaluation). progress
- * prints a bar on stderr. */
+ * prints a bar on stderr. With d->answer_apart each item's prompt is fed
+ * alone and its answer then continues the same state, so every statistic
+ * of the prompt is what the prompt alone gives, and the answer costs no
+ * second pass over it (share_only feeds the prompt only). */
 int eval_policy(const Model *m, const Tokenizer *tok, const AttnConfig *a, const EvalData *d, int threads, Store *st,
                 const StoreRunInfo *info, int64_t eval_id, int progress, EvalSums *out, Err *e);
 
@@ -126,8 +144,8 @@ void eval_sums_name(EvalSums *s);
 
 /* Add one position's decisions to s: shares, reads, each predictor's
  * confusion and ranking against the oracle (labels at s->ref_theta_logit
- * when ref_set). eval_policy calls it on live traces, --from-db on traces
- * read back from a database. */
+ * when ref_set), and its log-probability. eval_policy calls it on live
+ * traces, --from-db on traces read back from a database. */
 void eval_score_step(const StepTrace *t, const AttnConfig *a, EvalSums *s);
 
 /* The summary numbers of sums into ev (perplexities, mean KL, shares). */

@@ -112,11 +112,14 @@ static int score_run(Store *st, int64_t run, const AttnConfig *a, const Config *
     return rc;
 }
 
+/* A sweep's evaluations, whose live table has no intervals (labelled so by sweep). */
+static int is_sweep(const StoreEval *ev) { return !strcmp(ev->label, "sweep"); }
+
 /* The θ the oracle's labels were drawn at: a sweep labels every point at
  * the default θ (its --theta list moves the predictors, not the truth),
  * an unmatched eval at its own. */
 static double ref_theta(const StoreEval *ev) {
-    if (strcmp(ev->label, "sweep")) return ev->theta_logit;
+    if (!is_sweep(ev)) return ev->theta_logit;
     RunOpts o;
     runopts_defaults(&o);
     return o.attn.theta_logit;
@@ -125,7 +128,7 @@ static double ref_theta(const StoreEval *ev) {
 /* The setting column: the eval table's "w=W", a sweep's with its knob. */
 static void row_knob(const StoreEval *ev, EvalRow *r) {
     int k = snprintf(r->knob, sizeof r->knob, "w=%d", ev->window);
-    if (strcmp(ev->label, "sweep")) return;
+    if (!is_sweep(ev)) return;
     Policy p = r->a.policy;
     if (p == POLICY_AHA) snprintf(r->knob + k, sizeof r->knob - k, " tau=%g", ev->tau);
     else if (p == POLICY_RANDOM) snprintf(r->knob + k, sizeof r->knob - k, " p=%g", ev->p);
@@ -133,11 +136,30 @@ static void row_knob(const StoreEval *ev, EvalRow *r) {
         snprintf(r->knob + k, sizeof r->knob - k, " th=%g", decide_prob(ev->theta_logit));
 }
 
-/* One evaluation's row: the sums of its shards' rows and runs. */
+/* Sequences of one evaluation, its shards' counts added. */
+static int group_seqs(const StoreEvalRow *ev, int n, const Group *g) {
+    int total = 0;
+    for (int i = g->first; i < n; i++) {
+        char base[1024];
+        ArgsShard sh;
+        data_shard(ev[i].ev.data, base, sizeof base, &sh);
+        if (!ev[i].ev.matched_to[0] && sh.n == g->n_shards && !strcmp(base, g->base) &&
+            same_setting(&ev[g->first].ev, &ev[i].ev))
+            total += ev[i].ev.n_seqs;
+    }
+    return total;
+}
+
+/* One evaluation's row: the sums of its shards' rows and runs, and (into
+ * r->seqs when set) each sequence's mean NLL at its unsharded index: run
+ * k of shard I/N is sequence I + k·N, as args_shard_owns dealt them. */
 static int group_row(Store *st, const StoreEvalRow *ev, int n, const Group *g, const AppLoaded *L, EvalRow *r, Err *e) {
     const StoreEval *v0 = &ev[g->first].ev;
     Err ignored;
+    EvalSeq *seqs = r->seqs;
+    int total = group_seqs(ev, n, g);
     memset(r, 0, sizeof *r);
+    r->seqs = seqs;
     r->ev = *v0;
     snprintf(r->ev.data, sizeof r->ev.data, "%s", g->base);
     snprintf(r->name, sizeof r->name, "%s", v0->policy);
@@ -168,12 +190,20 @@ static int group_row(Store *st, const StoreEvalRow *ev, int n, const Group *g, c
         if (nr >= 0 && nr != v->n_seqs)
             nr = err_set(e, "%s: evaluation %lld has %d runs for its %d sequences", store_path(st),
                          (long long)ev[i].eval_id, nr, v->n_seqs);
-        for (int k = 0; nr > 0 && k < nr; k++)
+        for (int k = 0; nr > 0 && k < nr; k++) {
+            double lp0 = s->lp_sum;
+            long lpn0 = s->lp_n, at = sh.i + (long)k * sh.n;
             if (score_run(st, runs[k], &r->a, &L->model.c, s, e)) nr = -1;
+            else if (seqs && at >= total)
+                nr = err_set(e, "%s: evaluation %lld's shards do not add up to its %d sequences", store_path(st),
+                             (long long)ev[i].eval_id, total);
+            else if (seqs) seqs[at].nll = s->lp_n > lpn0 ? -(s->lp_sum - lp0) / (double)(s->lp_n - lpn0) : 0;
+        }
         free(runs);
         if (nr < 0) return -1;
     }
     eval_summarise(s, &r->ev);
+    if (seqs) eval_rows_intervals(r, 1, r->ev.n_seqs, EVAL_CI_NLL);
     r->weight_bytes = (double)model_decode_bytes(&L->model.c);
     r->kv_pos_bytes = (double)cost_kv_bytes(&L->model.c, 1);
     return 0;
@@ -194,9 +224,15 @@ int eval_from_db_rows(const char *path, const char *label, const AppLoaded *L, c
                          ev[g[k].first].ev.model_sha256, model_sha256);
     if (rc == 0) rc = err_set(e, "%s: no finished evaluation%s%s%s", path, label ? " labelled '" : "",
                               label ? label : "", label ? "'" : "");
-    if (rc > 0 && !(*rows = calloc((size_t)ng, sizeof **rows))) rc = err_set(e, "out of memory");
-    for (int k = 0; rc > 0 && k < ng; k++)
+    size_t n_seqs = 0; /* the rows and every unswept row's sequences, in one block the caller frees */
+    for (int k = 0; rc > 0 && k < ng; k++) n_seqs += is_sweep(&ev[g[k].first].ev) ? 0 : group_seqs(ev, n, &g[k]);
+    if (rc > 0 && !(*rows = calloc(1, (size_t)ng * sizeof **rows + n_seqs * sizeof(EvalSeq))))
+        rc = err_set(e, "out of memory");
+    EvalSeq *next = rc > 0 ? (EvalSeq *)(*rows + ng) : NULL;
+    for (int k = 0; rc > 0 && k < ng; k++) {
+        if (!is_sweep(&ev[g[k].first].ev)) (*rows)[k].seqs = next, next += group_seqs(ev, n, &g[k]);
         if (group_row(st, ev, n, &g[k], L, &(*rows)[k], e)) rc = -1;
+    }
     if (rc < 0) free(*rows), *rows = NULL;
     groups_free(g, ng);
     free(ev);

@@ -7,8 +7,12 @@
  * confusion and AUC are recomputed from the runs' tokens and decisions
  * (eval_score_step, the function the live evaluation uses); KL and the two
  * perplexities, which no run records per token, from each shard's evals
- * row as the sums they are the means of (n_tokens × mean). Every shard of
- * an evaluation must be present exactly once. */
+ * row as the sums they are the means of (n_tokens × mean). Each sequence's
+ * mean NLL, which the perplexity's interval resamples, is recounted from
+ * its run's log-probabilities as the live evaluation counted them, in the
+ * unsharded order, so an eval's interval comes back to the bit (a sweep's
+ * table has none). Every shard of an evaluation must be present exactly
+ * once. */
 #ifndef AHASCOPE_EVAL_FROM_DB_H
 #define AHASCOPE_EVAL_FROM_DB_H
 
@@ -17,7 +21,8 @@
 /* The rows of every finished evaluation in path (label NULL: all, else
  * only those with that label), in the order of their first evals row; L
  * is the model the byte columns are costed on, whose SHA-256 model_sha256
- * every evaluation must have been run on. *rows is heap (caller frees).
+ * every evaluation must have been run on. *rows is heap (caller frees),
+ * the rows' per-sequence values in the same block.
  * Returns the number of rows, or -1 with e naming the file and problem.
  * Matched evaluations (--match-budget) are left out with a note on stderr:
  * their oracle labels used the AHA row's θ, which the file does not keep. */

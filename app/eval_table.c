@@ -1,6 +1,7 @@
 /* eval_table.c — one evaluated setting (a row of the table), and the
  * table and plots of rows. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +67,7 @@ int eval_row(const AppLoaded *L, const EvalData *d, const EvalOpts *x, Store *st
     ev->p = row->a.p, ev->n_seqs = d->n;
     int64_t id = 0;
     if (st && store_eval_begin(st, ev, &id, e)) return -1;
-    row->s.ref_theta_logit = x->o.attn.theta_logit, row->s.ref_set = 1, row->s.seq_kl = row->seq_kl;
+    row->s.ref_theta_logit = x->o.attn.theta_logit, row->s.ref_set = 1, row->s.seqs = row->seqs;
     snprintf(info->policy, sizeof info->policy, "%s", ev->policy);
     info->theta_logit = row->a.theta_logit, info->p = row->a.p, info->tau = row->a.tau, info->profile = 1;
     if (eval_policy(&L->model, L->have_tok ? &L->tok : NULL, &row->a, d, (int)x->threads, st, info, id, 1, &row->s, e))
@@ -77,36 +78,89 @@ int eval_row(const AppLoaded *L, const EvalData *d, const EvalOpts *x, Store *st
     return st ? store_eval_end(st, id, ev, row->s.score, EVAL_N_PRED, e) : 0;
 }
 
-void eval_rows_kl_intervals(EvalRow *rows, int n, int n_seqs) {
-    double *diff = n_seqs > 0 ? malloc((size_t)n_seqs * sizeof *diff) : NULL;
-    for (int i = 0; diff && i < n; i++) {
-        if (!rows[i].seq_kl || !rows[0].seq_kl) continue;
-        rows[i].has_ci = 1, rows[i].kl_seqs = 0;
-        for (int k = 0; k < n_seqs; k++) rows[i].kl_seqs += rows[i].seq_kl[k] / n_seqs;
-        stats_bootstrap_ci(rows[i].seq_kl, n_seqs, STATS_BOOT_B, STATS_BOOT_SEED, 0.05, &rows[i].kl_ci[0],
-                           &rows[i].kl_ci[1]);
-        for (int k = 0; k < n_seqs; k++) diff[k] = rows[i].seq_kl[k] - rows[0].seq_kl[k];
-        stats_bootstrap_ci(diff, n_seqs, STATS_BOOT_B, STATS_BOOT_SEED, 0.05, &rows[i].kl_diff_ci[0],
-                           &rows[i].kl_diff_ci[1]);
+/* Where each interval's per-sequence value and its row's EvalCi live:
+ * the one list eval_rows_intervals and the printers walk. */
+static const struct {
+    unsigned bit;
+    size_t seq_off, row_off;
+} ci_stats[] = {
+    {EVAL_CI_KL, offsetof(EvalSeq, kl), offsetof(EvalRow, kl)},
+    {EVAL_CI_NLL, offsetof(EvalSeq, nll), offsetof(EvalRow, nll)},
+    {EVAL_CI_ANSWER, offsetof(EvalSeq, ans_kl), offsetof(EvalRow, ans_kl)},
+    {EVAL_CI_ANSWER, offsetof(EvalSeq, ans_nll), offsetof(EvalRow, ans_nll)},
+};
+
+static double seq_at(const EvalSeq *q, size_t off) { return *(const double *)((const char *)q + off); }
+
+void eval_rows_intervals(EvalRow *rows, int n, int n_seqs, unsigned what) {
+    double *x = n_seqs > 0 ? malloc(2 * (size_t)n_seqs * sizeof *x) : NULL, *diff = x ? x + n_seqs : NULL;
+    for (int i = 0; x && i < n; i++) {
+        if (!rows[i].seqs || !rows[0].seqs) continue;
+        rows[i].ci |= what;
+        for (size_t j = 0; j < sizeof ci_stats / sizeof *ci_stats; j++) {
+            if (!(ci_stats[j].bit & what)) continue;
+            EvalCi *c = (EvalCi *)((char *)&rows[i] + ci_stats[j].row_off);
+            c->mean = 0;
+            for (int k = 0; k < n_seqs; k++) {
+                x[k] = seq_at(&rows[i].seqs[k], ci_stats[j].seq_off);
+                diff[k] = x[k] - seq_at(&rows[0].seqs[k], ci_stats[j].seq_off);
+                c->mean += x[k] / n_seqs;
+            }
+            stats_bootstrap_ci(x, n_seqs, STATS_BOOT_B, STATS_BOOT_SEED, 0.05, &c->ci[0], &c->ci[1]);
+            stats_bootstrap_ci(diff, n_seqs, STATS_BOOT_B, STATS_BOOT_SEED, 0.05, &c->diff_ci[0], &c->diff_ci[1]);
+        }
     }
-    free(diff);
+    free(x);
 }
 
-void eval_print_kl_intervals(const EvalRow *rows, int n, const char *unit) {
+/* " (excludes 0)" when a difference interval does: the two rows differ. */
+static const char *excludes0(const EvalCi *c) { return c->diff_ci[0] > 0 || c->diff_ci[1] < 0 ? " (excludes 0)" : ""; }
+
+/* One block of interval lines: a header before the first row holding bit,
+ * then a line per such row (as perplexity, exp of the NLL's, when ppl),
+ * the difference from row 0 after row 0. */
+static void print_block(const EvalRow *rows, int n, unsigned bit, size_t row_off, const char *header, int ppl) {
     char name[4 * sizeof rows->name];
+    int shown = 0;
     for (int i = 0; i < n; i++) {
-        if (!rows[i].has_ci) continue;
-        if ((i == 0 || !rows[i - 1].has_ci) && n == 1)
-            printf("KL, mean over %ss and its 95%% bootstrap interval (%d resamples):\n", unit, STATS_BOOT_B);
-        else if (i == 0 || !rows[i - 1].has_ci)
-            printf("KL, mean over %ss and its 95%% bootstrap interval (%d resamples); its difference from %s,\n"
-                   "paired %s by %s:\n", unit, STATS_BOOT_B, textout_term(rows[0].name, name, sizeof name), unit, unit);
-        printf("  %-13s %.5f [%.5f, %.5f]", textout_term(rows[i].name, name, sizeof name), rows[i].kl_seqs,
-               rows[i].kl_ci[0], rows[i].kl_ci[1]);
-        if (i > 0) printf("  difference [%+.5f, %+.5f]%s", rows[i].kl_diff_ci[0], rows[i].kl_diff_ci[1],
-                          rows[i].kl_diff_ci[0] > 0 || rows[i].kl_diff_ci[1] < 0 ? " (excludes 0)" : "");
+        if (!(rows[i].ci & bit)) continue;
+        if (!shown++) fputs(header, stdout);
+        const EvalCi *c = (const EvalCi *)((const char *)&rows[i] + row_off);
+        if (ppl) printf("  %-13s %.4f [%.4f, %.4f]", textout_term(rows[i].name, name, sizeof name), exp(c->mean),
+                        exp(c->ci[0]), exp(c->ci[1]));
+        else printf("  %-13s %.5f [%.5f, %.5f]", textout_term(rows[i].name, name, sizeof name), c->mean, c->ci[0],
+                    c->ci[1]);
+        if (i > 0)
+            printf("  %sdifference [%+.5f, %+.5f]%s", ppl ? "NLL " : "", c->diff_ci[0], c->diff_ci[1], excludes0(c));
         printf("\n");
     }
+}
+
+void eval_print_intervals(const EvalRow *rows, int n, const char *unit) {
+    char name[4 * sizeof rows->name], h[1024];
+    const char *ref = n > 0 ? textout_term(rows[0].name, name, sizeof name) : "";
+    if (n == 1) snprintf(h, sizeof h, "KL, mean over %ss and its 95%% bootstrap interval (%d resamples):\n", unit,
+                         STATS_BOOT_B);
+    else snprintf(h, sizeof h, "KL, mean over %ss and its 95%% bootstrap interval (%d resamples); its difference from "
+                  "%s,\npaired %s by %s:\n", unit, STATS_BOOT_B, ref, unit, unit);
+    print_block(rows, n, EVAL_CI_KL, offsetof(EvalRow, kl), h, 0);
+    int k = snprintf(h, sizeof h, "perplexity: exp of the mean over %ss of each one's mean NLL per token and of its "
+                     "95%%\nbootstrap interval's ends (%d resamples)", unit, STATS_BOOT_B);
+    if (n == 1) snprintf(h + k, sizeof h - k, ":\n");
+    else snprintf(h + k, sizeof h - k, "; its difference in mean NLL (nats) from %s,\npaired %s by %s:\n", ref, unit,
+                  unit);
+    print_block(rows, n, EVAL_CI_NLL, offsetof(EvalRow, nll), h, 1);
+}
+
+void eval_print_answer_intervals(const EvalRow *rows, int n) {
+    char name[4 * sizeof rows->name], h[1024];
+    const char *ref = n > 0 ? textout_term(rows[0].name, name, sizeof name) : "";
+    int k = snprintf(h, sizeof h, "at the forced answer (the positions predicting its tokens), means over items with "
+                     "95%%\nbootstrap intervals (%d resamples)", STATS_BOOT_B);
+    if (n > 1) k += snprintf(h + k, sizeof h - k, " and differences from %s, paired item by item", ref);
+    snprintf(h + k, sizeof h - k, ":\nKL per answer token:\n");
+    print_block(rows, n, EVAL_CI_ANSWER, offsetof(EvalRow, ans_kl), h, 0);
+    print_block(rows, n, EVAL_CI_ANSWER, offsetof(EvalRow, ans_nll), "NLL of the whole answer (nats):\n", 0);
 }
 
 void eval_theta_knob(double l, char *buf, size_t cap) {
@@ -139,6 +193,16 @@ static void json_num(const char *key, double v) {
     else printf(", \"%s\": %.17g", key, v);
 }
 
+void eval_json_list(const char *key, const EvalSeq *seqs, int n, size_t off) {
+    printf(", \"%s\": [", key);
+    for (int k = 0; k < n; k++) {
+        double v = seq_at(&seqs[k], off);
+        if (isfinite(v)) printf("%s%.17g", k ? ", " : "", v);
+        else printf("%snull", k ? ", " : "");
+    }
+    printf("]");
+}
+
 /* A JSON string member, valid UTF-8 (engine/textout.h). */
 static void json_str(const char *key, const char *v) {
     printf(", \"%s\": ", key);
@@ -167,10 +231,18 @@ void eval_print_rows(const EvalRow *rows, int n, int json, int matched) {
             json_num("precision", prec), json_num("recall", rec), json_num("f1", f1);
             json_num("auc", eval_row_auc(&rows[i]));
             if (rows[i].calibrated_on) json_str("calibrated_on", rows[i].calibrated_on);
-            if (rows[i].has_ci) {
-                json_num("kl_seqs", rows[i].kl_seqs);
-                json_num("kl_ci_low", rows[i].kl_ci[0]), json_num("kl_ci_high", rows[i].kl_ci[1]);
-                json_num("kl_diff_ci_low", rows[i].kl_diff_ci[0]), json_num("kl_diff_ci_high", rows[i].kl_diff_ci[1]);
+            const EvalRow *r = &rows[i];
+            if (r->ci & EVAL_CI_KL) {
+                json_num("kl_seqs", r->kl.mean);
+                json_num("kl_ci_low", r->kl.ci[0]), json_num("kl_ci_high", r->kl.ci[1]);
+                json_num("kl_diff_ci_low", r->kl.diff_ci[0]), json_num("kl_diff_ci_high", r->kl.diff_ci[1]);
+            }
+            if (r->ci & EVAL_CI_NLL) {
+                json_num("ppl_seqs", exp(r->nll.mean));
+                json_num("ppl_ci_low", exp(r->nll.ci[0])), json_num("ppl_ci_high", exp(r->nll.ci[1]));
+                if (matched)
+                    json_num("nll_diff_ci_low", r->nll.diff_ci[0]), json_num("nll_diff_ci_high", r->nll.diff_ci[1]);
+                eval_json_list("nll_per_seq", r->seqs, (int)v->n_seqs, offsetof(EvalSeq, nll));
             }
             printf(", \"n_tokens\": %ld}", v->n_tokens);
         }
@@ -212,7 +284,7 @@ void eval_print_rows(const EvalRow *rows, int n, int json, int matched) {
             printf("note: %s was calibrated on %s, not on the evaluated %s\n",
                    textout_term(rows[i].name, name, sizeof name), textout_term(rows[i].calibrated_on, on, sizeof on),
                    textout_term(rows[i].ev.data, data, sizeof data));
-    eval_print_kl_intervals(rows, n, "sequence");
+    eval_print_intervals(rows, n, "sequence");
     if (n > 0) printf("full attention perplexity on the same tokens: %.4f (%ld tokens)\n", rows[0].ev.perplexity_full,
                       rows[0].ev.n_tokens);
 }

@@ -3,6 +3,8 @@
 #ifndef AHASCOPE_EVAL_TABLE_H
 #define AHASCOPE_EVAL_TABLE_H
 
+#include <stddef.h>
+
 #include "app/args.h"
 #include "app/eval_forced.h"
 
@@ -32,6 +34,22 @@ int eval_opts_shard_check(const EvalOpts *x, Err *e);
 int eval_opts_data(const EvalOpts *x, const AppLoaded *L, int len, EvalData *d, Err *e);
 
 
+/* One statistic of a row over sequences (or items), sequences weighted
+ * alike: the mean of their values, its 95% bootstrap interval, and the
+ * interval of the row's difference from the reference row's (row 0),
+ * paired sequence by sequence. */
+typedef struct {
+    double mean, ci[2], diff_ci[2];
+} EvalCi;
+
+/* Which intervals a row holds (EvalRow.ci): they are asked for by what
+ * each table can show, and --from-db can recount only the NLL. */
+enum {
+    EVAL_CI_KL = 1,     /* kl: mean KL per predicted token */
+    EVAL_CI_NLL = 2,    /* nll: mean NLL per predicted token, shown as perplexity */
+    EVAL_CI_ANSWER = 4, /* ans_kl, ans_nll: at a task item's forced answer */
+};
+
 typedef struct {
     char name[16], knob[48];
     AttnConfig a;
@@ -39,22 +57,30 @@ typedef struct {
     EvalSums s;
     const char *calibrated_on; /* the data its settings were fitted on, when not the evaluated data */
     double weight_bytes, kv_pos_bytes; /* a decode step's weights; K+V of one position of one KV head */
-    double *seq_kl;      /* set by the caller (and freed by it) for intervals: each sequence's KL */
-    int has_ci;          /* kl_ci (and kl_diff_ci after row 0) hold 95% bootstrap intervals over sequences */
-    double kl_seqs;      /* the mean of the sequences' mean KL per token: the point kl_ci surrounds */
-    double kl_ci[2];     /* the mean KL per token, sequences weighted alike */
-    double kl_diff_ci[2]; /* this row's KL minus row 0's, paired sequence by sequence */
+    EvalSeq *seqs;       /* set by the caller (and freed by it) for intervals: each sequence's numbers */
+    unsigned ci;         /* EVAL_CI_* bits: which of the intervals below hold */
+    EvalCi kl, nll, ans_kl, ans_nll;
 } EvalRow;
 
-/* --match-budget and --tasks: the bootstrap intervals of every row's KL
- * and of its paired difference from row 0's (rows[i].seq_kl filled by
- * eval_row over n_seqs sequences), so a gap between two predictors says
- * whether it is real. */
-void eval_rows_kl_intervals(EvalRow *rows, int n, int n_seqs);
+/* The bootstrap intervals `what` (EVAL_CI_* bits) of every row that has
+ * seqs (filled by eval_row over n_seqs sequences), each with its paired
+ * difference from row 0's, so a gap between two predictors says whether
+ * it is real. Every interval draws the same resamples (STATS_BOOT_SEED). */
+void eval_rows_intervals(EvalRow *rows, int n, int n_seqs, unsigned what);
 
-/* The lines of those intervals under a table, one per row that has them;
- * unit names what was resampled ("sequence", "item"). */
-void eval_print_kl_intervals(const EvalRow *rows, int n, const char *unit);
+/* The lines of the KL and perplexity intervals under a table, one per row
+ * that has them, differences after row 0; unit names what was resampled
+ * ("sequence", "item"). */
+void eval_print_intervals(const EvalRow *rows, int n, const char *unit);
+
+/* The lines of the forced answer's intervals (EVAL_CI_ANSWER) under a
+ * task table, one per row that has them. */
+void eval_print_answer_intervals(const EvalRow *rows, int n);
+
+/* A JSON member `, "key": [...]`: each sequence's value at offset off of
+ * EvalSeq, every digit (null where not finite), for pairings and recounts
+ * of one's own. */
+void eval_json_list(const char *key, const EvalSeq *seqs, int n, size_t off);
 
 /* --from-db: load the model for the byte columns and read DB's rows (label
  * NULL: all); *rows heap. Returns the count or -1. */

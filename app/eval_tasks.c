@@ -1,6 +1,7 @@
 /* eval_tasks.c — task items answered greedily and scored (eval_tasks.h). */
 #include <ctype.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,22 +99,54 @@ EvalTaskScore eval_tasks_score(const unsigned char *right, const unsigned char *
 int eval_tasks_data(const Tokenizer *tok, const TaskSet *s, const char *file, EvalData *d, Err *e) {
     memset(d, 0, sizeof *d);
     snprintf(d->desc, sizeof d->desc, "tasks:%s", file);
-    if (!(d->seq = calloc((size_t)s->n, sizeof *d->seq)) || !(d->len = calloc((size_t)s->n, sizeof *d->len)))
+    d->answer_apart = 1;
+    if (!(d->seq = calloc((size_t)s->n, sizeof *d->seq)) || !(d->len = calloc((size_t)s->n, sizeof *d->len)) ||
+        !(d->answer_from = calloc((size_t)s->n, sizeof *d->answer_from)))
         return err_set(e, "out of memory");
     for (int i = 0; i < s->n; i++, d->n++) {
-        size_t len = strlen(s->item[i].prompt);
-        int cap = (int)(4 * len + 8);
-        if (!(d->seq[i] = malloc((size_t)cap * sizeof(int)))) return err_set(e, "out of memory");
-        if (tok_encode(tok, s->item[i].prompt, len, 1, 0, d->seq[i], cap, &d->len[i], e)) return -1;
+        const TaskItem *it = &s->item[i];
+        size_t lp = strlen(it->prompt), la = strlen(it->answer);
+        int cap = (int)(4 * (lp + la) + 16), n = 0, got = 0;
+        char *text = malloc(lp + la + 2);
+        if (!text || !(d->seq[i] = malloc((size_t)cap * sizeof(int)))) {
+            free(text);
+            return err_set(e, "out of memory");
+        }
+        if (tok_encode(tok, it->prompt, lp, 1, 0, d->seq[i], cap, &n, e)) { free(text); return -1; }
+        /* the answer as the text goes on, "PROMPT ANSWER" (train's items, without their full stop): its ids
+         * after the prompt's, which the whole text must begin with */
+        snprintf(text, lp + la + 2, "%s %s", it->prompt, it->answer);
+        int *ids = malloc((size_t)cap * sizeof *ids), same = ids != NULL;
+        int rc = ids ? tok_encode(tok, text, lp + la + 1, 1, 0, ids, cap, &got, e) : err_set(e, "out of memory");
+        free(text);
+        for (int k = 0; rc == 0 && same && k < n; k++) same = k < got && ids[k] == d->seq[i][k];
+        if (rc == 0 && (!same || got <= n))
+            rc = err_set(e, "%s: item %d: the prompt followed by its answer does not encode to the prompt's ids and "
+                         "then the answer's", file, i + 1);
+        if (rc == 0) memcpy(d->seq[i], ids, (size_t)got * sizeof *ids);
+        free(ids);
+        if (rc) return -1;
+        d->answer_from[i] = n, d->len[i] = got;
     }
     return 0;
 }
 
+/* A statistic's mean, interval and paired difference as JSON members
+ * key, key_ci_low, key_ci_high, key_diff_ci_low, key_diff_ci_high. */
+static void print_json_ci(const char *key, const EvalCi *c) {
+    const char *suffix[] = {"", "_ci_low", "_ci_high", "_diff_ci_low", "_diff_ci_high"};
+    double v[] = {c->mean, c->ci[0], c->ci[1], c->diff_ci[0], c->diff_ci[1]};
+    for (int i = 0; i < 5; i++) {
+        if (isfinite(v[i])) printf(", \"%s%s\": %.17g", key, suffix[i], v[i]);
+        else printf(", \"%s%s\": null", key, suffix[i]);
+    }
+}
+
 /* One printed row: the setting's name and knob, its teacher-forced sums
- * (NULL for the full-attention reference), its score; n_items the count
- * of its per-item KL. */
+ * (NULL for the full-attention reference, whose answer NLL full gives),
+ * its score; n_items the count of its per-item values. */
 static void print_json_row(int first, const char *name, const char *knob, const EvalRow *r, const EvalTaskScore *t,
-                           int n_items) {
+                           const EvalCi *full, const EvalSeq *full_seqs, int n_items) {
     printf("%s{\"predictor\": ", first ? "" : ", ");
     textout_json_print(stdout, name);
     printf(", \"knob\": ");
@@ -125,12 +158,19 @@ static void print_json_row(int first, const char *name, const char *knob, const 
         if (isfinite(v[i])) printf(", \"%s\": %.17g", k[i], v[i]);
         else printf(", \"%s\": null", k[i]);
     }
-    if (r && r->has_ci) {
+    if (r && (r->ci & EVAL_CI_KL)) {
         printf(", \"kl_items\": %.17g, \"kl_ci_low\": %.17g, \"kl_ci_high\": %.17g, \"kl_diff_ci_low\": %.17g, "
-               "\"kl_diff_ci_high\": %.17g, \"kl_per_item\": [", r->kl_seqs, r->kl_ci[0], r->kl_ci[1], r->kl_diff_ci[0],
-               r->kl_diff_ci[1]);
-        for (int i = 0; i < n_items; i++) printf("%s%.17g", i ? ", " : "", r->seq_kl[i]);
-        printf("]");
+               "\"kl_diff_ci_high\": %.17g", r->kl.mean, r->kl.ci[0], r->kl.ci[1], r->kl.diff_ci[0], r->kl.diff_ci[1]);
+        eval_json_list("kl_per_item", r->seqs, n_items, offsetof(EvalSeq, kl));
+    }
+    if (r && (r->ci & EVAL_CI_ANSWER)) {
+        print_json_ci("kl_answer", &r->ans_kl), print_json_ci("nll_answer", &r->ans_nll);
+        eval_json_list("kl_answer_per_item", r->seqs, n_items, offsetof(EvalSeq, ans_kl));
+        eval_json_list("nll_answer_per_item", r->seqs, n_items, offsetof(EvalSeq, ans_nll));
+    } else if (!r && full) { /* full attention against itself: no KL, and its answer NLL without a difference */
+        printf(", \"kl_answer\": 0, \"nll_answer\": %.17g, \"nll_answer_ci_low\": %.17g, "
+               "\"nll_answer_ci_high\": %.17g", full->mean, full->ci[0], full->ci[1]);
+        eval_json_list("nll_answer_per_item", full_seqs, n_items, offsetof(EvalSeq, ans_nll_full));
     }
     if (r && r->calibrated_on) {
         printf(", \"calibrated_on\": ");
@@ -147,6 +187,18 @@ static void print_text_row(const char *name, const char *knob, int wk, const Eva
            100 * (r ? r->ev.global_share : 1), 100 * (r ? r->ev.kv_read_frac : 1), r ? r->ev.kl_mean : 0.0);
 }
 
+/* Full attention's NLL of the answers (each row's reference pass gives
+ * it; row 0's is taken): its mean over the items and their interval. */
+static int full_answer_nll(const EvalSeq *seqs, int n, EvalCi *c) {
+    double *x = n > 0 ? malloc((size_t)n * sizeof *x) : NULL;
+    if (!x) return -1;
+    c->mean = 0;
+    for (int k = 0; k < n; k++) x[k] = seqs[k].ans_nll_full, c->mean += x[k] / n;
+    stats_bootstrap_ci(x, n, STATS_BOOT_B, STATS_BOOT_SEED, 0.05, &c->ci[0], &c->ci[1]);
+    free(x);
+    return 0;
+}
+
 int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, int n, int threads, int json, Err *e) {
     unsigned char *full = calloc((size_t)s->n, 1), *right = calloc((size_t)s->n, 1);
     EvalTaskScore *t = calloc((size_t)n + 1, sizeof *t); /* t[0] full attention, t[1 + i] row i */
@@ -156,6 +208,8 @@ int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, i
     fa.policy = POLICY_FULL;
     if (eval_tasks_answer(L, &fa, s, threads, 1, "answering (full)", full, e)) goto out;
     t[0] = eval_tasks_score(full, full, s->n);
+    EvalCi full_ans = {.mean = NAN}; /* full attention's answer NLL, from row 0's reference pass */
+    int have_full = n > 0 && (rows[0].ci & EVAL_CI_ANSWER) && full_answer_nll(rows[0].seqs, s->n, &full_ans) == 0;
     for (int i = 0; i < n; i++) { /* every row answered before anything is printed: no half a table */
         char label[64];
         snprintf(label, sizeof label, "answering (%s)", rows[i].name);
@@ -165,8 +219,9 @@ int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, i
     }
     if (json) {
         printf("[");
-        print_json_row(1, "full", "reference", NULL, &t[0], 0);
-        for (int i = 0; i < n; i++) print_json_row(0, rows[i].name, rows[i].knob, &rows[i], &t[1 + i], s->n);
+        print_json_row(1, "full", "reference", NULL, &t[0], have_full ? &full_ans : NULL, rows[0].seqs, s->n);
+        for (int i = 0; i < n; i++)
+            print_json_row(0, rows[i].name, rows[i].knob, &rows[i], &t[1 + i], NULL, NULL, s->n);
         printf("]\n");
     } else {
         int wk = 14; /* the setting column fits the longest setting */
@@ -179,7 +234,11 @@ int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, i
                "(%d resamples); b: items only full attention got right, c: only the row; McNemar p: exact,\n"
                "two-sided; global, KV/kvh, KL: the teacher-forced pass over the prompts (KL per token)\n",
                s->n, STATS_BOOT_B);
-        eval_print_kl_intervals(rows, n, "item");
+        eval_print_intervals(rows, n, "item");
+        eval_print_answer_intervals(rows, n);
+        if (have_full)
+            printf("  %-13s %.5f [%.5f, %.5f]  (the reference: full attention)\n", "full", full_ans.mean,
+                   full_ans.ci[0], full_ans.ci[1]);
         char nm[64], on[4 * 1024 + 1];
         for (int i = 0; i < n; i++)
             if (rows[i].calibrated_on)

@@ -43,20 +43,26 @@ typedef struct {
 /* The row of right[] against full[] (both n items). */
 EvalTaskScore eval_tasks_score(const unsigned char *right, const unsigned char *full, int n);
 
-/* The items' prompts, encoded as the generator counted them, as the
- * sequences eval's teacher-forced pass and budget matching run on; the
- * desc is "tasks:FILE". */
+/* The items as the sequences eval's teacher-forced pass and budget
+ * matching run on: each prompt encoded as the generator counted it, then
+ * its gold answer forced after it, the ids "PROMPT ANSWER" encodes to past
+ * the prompt's (answer_from, answer_apart: the prompt's statistics stay
+ * the prompt's own). The desc is "tasks:FILE". An item whose text with its
+ * answer does not begin with the prompt's ids is an error naming it. */
 int eval_tasks_data(const Tokenizer *tok, const TaskSet *s, const char *file, EvalData *d, Err *e);
 
 /* Answer the items under full attention (the reference) and under each of
- * rows[0..n) (already evaluated teacher-forced on the prompts, which gives
- * their global share, KV reads and KL), then print the table, or with json
- * the array: full attention's row first, then one per row named as its
- * predictor, each with accuracy, ci_low, ci_high, mcnemar_b, mcnemar_c,
- * mcnemar_p; a row with KL intervals (eval_rows_kl_intervals over the
- * items) adds kl_items, kl_ci_low, kl_ci_high, kl_diff_ci_low,
- * kl_diff_ci_high (its difference from rows[0], paired by item) and
- * kl_per_item. */
+ * rows[0..n) (already evaluated teacher-forced on eval_tasks_data, which
+ * gives their global share, KV reads and KL over the prompts), then print
+ * the table, or with json the array: full attention's row first, then one
+ * per row named as its predictor, each with accuracy, ci_low, ci_high,
+ * mcnemar_b, mcnemar_c, mcnemar_p; a row with KL intervals
+ * (eval_rows_intervals over the items) adds kl_items, kl_ci_low,
+ * kl_ci_high, kl_diff_ci_low, kl_diff_ci_high (its difference from
+ * rows[0], paired by item) and kl_per_item; one with the answer's
+ * (EVAL_CI_ANSWER) kl_answer and nll_answer, each with _ci_low, _ci_high,
+ * _diff_ci_low, _diff_ci_high and _per_item, and full attention's row then
+ * kl_answer 0 and its own nll_answer, _ci_low, _ci_high, _per_item. */
 int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, int n, int threads, int json, Err *e);
 
 /* Far positions each head ranks in a recorded item: the most the store

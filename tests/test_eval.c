@@ -3,11 +3,13 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "app/eval_forced.h"
 #include "engine/session.h"
+#include "boot_ref.h"
 #include "store/store.h"
 #include "test.h"
 #include "stories.h"
@@ -422,4 +424,86 @@ TEST(eval_counts_kv_reads_per_kv_head_and_bytes_within_bounds) {
     CHECK_NEAR(field(full, 0, "kv_read_frac"), 1, 0);
     CHECK(field(aha, 0, "weight_bytes_step") > 1e6);
     cJSON_Delete(aha), cJSON_Delete(full), cJSON_Delete(local);
+}
+
+/* The perplexity intervals eval prints over sequences, recounted in
+ * float64 by NumPy (tests/bootstrap_ref.py) from the nll_per_seq the JSON
+ * lists: the single-policy row's (no difference: it has no reference row,
+ * and no KL interval: --from-db could not recount one) and every
+ * --match-budget row's with its NLL difference from aha, paired sequence by
+ * sequence. The per-sequence values themselves are held to two other
+ * paths: their mean is the pooled perplexity's log (sequences of equal
+ * length; the pooled one sums double log-softmaxes, the per-sequence one
+ * the traces' float log-probabilities), and sequence 0 evaluated alone has
+ * its own perplexity. The printed lines show the same numbers, marking a
+ * difference interval that excludes 0. */
+TEST(eval_perplexity_intervals_match_numpy_recount) {
+    SKIP_UNLESS_SHARED();
+    cJSON *plain = eval_json("--policy local --window 8 --self 6 --threads 1");
+    cJSON *solo = eval_json("--policy local --window 8 --self 1 --threads 1");
+    cJSON *matched = eval_json("--routers random:5 --window 8 --match-budget aha --self 6 --threads 1");
+    int nm = cJSON_GetArraySize(matched);
+    CHECK_MSG(plain && solo && nm >= 8, "eval: %d matched rows", nm);
+    if (!plain || !solo || nm < 8) { cJSON_Delete(plain), cJSON_Delete(solo), cJSON_Delete(matched); return; }
+    cJSON *p0 = cJSON_GetArrayItem(plain, 0), *each = cJSON_GetObjectItem(p0, "nll_per_seq");
+    CHECK_MSG(cJSON_GetArraySize(each) == 6, "plain nll_per_seq: %d values", cJSON_GetArraySize(each));
+    CHECK(!cJSON_GetObjectItem(p0, "nll_diff_ci_low") && !cJSON_GetObjectItem(p0, "kl_ci_low"));
+    cJSON *stats = cJSON_CreateArray(), *s = cJSON_CreateObject();
+    cJSON_AddItemToArray(stats, s);
+    cJSON_AddItemToObject(s, "x", cJSON_Duplicate(each, 1));
+    cJSON_AddTrueToObject(s, "exp");
+    cJSON *ref = cJSON_GetObjectItem(cJSON_GetArrayItem(matched, 0), "nll_per_seq");
+    for (int i = 0; i < nm; i++) {
+        cJSON *r = cJSON_GetArrayItem(matched, i);
+        CHECK_MSG(cJSON_GetArraySize(cJSON_GetObjectItem(r, "nll_per_seq")) == 6, "matched row %d: no nll_per_seq",
+                  i);
+        cJSON_AddItemToArray(stats, s = cJSON_CreateObject());
+        cJSON_AddItemToObject(s, "x", cJSON_Duplicate(cJSON_GetObjectItem(r, "nll_per_seq"), 1));
+        cJSON_AddItemToObject(s, "ref", cJSON_Duplicate(ref, 1));
+        cJSON_AddTrueToObject(s, "exp");
+    }
+    BootRef want[16];
+    if (boot_ref_recount(stats, 6, want, 1 + nm) == 0) {
+        for (int i = 0; i <= nm; i++) {
+            cJSON *r = i ? cJSON_GetArrayItem(matched, i - 1) : p0;
+            const char *keys[] = {"ppl_seqs", "ppl_ci_low", "ppl_ci_high", "nll_diff_ci_low", "nll_diff_ci_high"};
+            double w[] = {want[i].mean, want[i].lo, want[i].hi, want[i].dlo, want[i].dhi};
+            for (int k = 0; k < (i ? 5 : 3); k++) {
+                double got = boot_ref_num(r, keys[k]);
+                CHECK_MSG(fabs(got - w[k]) <= 1e-12 * fmax(1, fabs(w[k])), "%s row %d %s: %.17g, numpy %.17g",
+                          i ? "matched" : "plain", i ? i - 1 : 0, keys[k], got, w[k]);
+            }
+            CHECK(want[i].lo < want[i].hi); /* six sequences of their own: a spread */
+        }
+        CHECK(want[1].dlo == 0 && want[1].dhi == 0); /* aha against itself */
+    }
+    cJSON_Delete(stats);
+    double mean = 0;
+    for (int k = 0; k < 6; k++) mean += cJSON_GetNumberValue(cJSON_GetArrayItem(each, k)) / 6;
+    double ppl = boot_ref_num(p0, "perplexity"), one = boot_ref_num(cJSON_GetArrayItem(solo, 0), "perplexity");
+    CHECK_MSG(fabs(exp(mean) / ppl - 1) < 1e-6, "mean NLL over sequences %.9g, pooled perplexity %.9g", exp(mean), ppl);
+    CHECK_MSG(fabs(exp(cJSON_GetNumberValue(cJSON_GetArrayItem(each, 0))) / one - 1) < 1e-6,
+              "sequence 0: %.9g, evaluated alone %.9g", exp(cJSON_GetNumberValue(cJSON_GetArrayItem(each, 0))), one);
+    /* the text: the plain row's line, and a matched row's with its difference marked as the JSON's says */
+    int st;
+    char *o = test_runf(&st, "%s eval --model %s --self 6 --seq-len 64 --policy local --window 8 --threads 1 "
+                             "2>/dev/null", test_bin(), test_stories_model());
+    char line[160];
+    snprintf(line, sizeof line, "  local         %.4f [%.4f, %.4f]\n", boot_ref_num(p0, "ppl_seqs"),
+             boot_ref_num(p0, "ppl_ci_low"), boot_ref_num(p0, "ppl_ci_high"));
+    CHECK_MSG(st == 0 && strstr(o, "perplexity: exp of the mean over sequences") && strstr(o, line),
+              "no '%s' in:\n%s", line, o);
+    free(o);
+    o = test_runf(&st, "%s eval --model %s --self 6 --seq-len 64 --routers random:5 --window 8 --match-budget aha "
+                       "--threads 1 2>/dev/null", test_bin(), test_stories_model());
+    for (int i = 1; st == 0 && i < nm; i++) {
+        cJSON *r = cJSON_GetArrayItem(matched, i);
+        double lo = boot_ref_num(r, "nll_diff_ci_low"), hi = boot_ref_num(r, "nll_diff_ci_high");
+        snprintf(line, sizeof line, "%.4f [%.4f, %.4f]  NLL difference [%+.5f, %+.5f]%s\n", boot_ref_num(r, "ppl_seqs"),
+                 boot_ref_num(r, "ppl_ci_low"), boot_ref_num(r, "ppl_ci_high"), lo, hi,
+                 lo > 0 || hi < 0 ? " (excludes 0)" : "");
+        CHECK_MSG(strstr(o, line) != NULL, "row %d: no '%s' in:\n%s", i, line, o);
+    }
+    free(o);
+    cJSON_Delete(plain), cJSON_Delete(solo), cJSON_Delete(matched);
 }

@@ -60,6 +60,15 @@ static void same_tables(cJSON *a, cJSON *b, double tol, int check_knob) {
             } else if (cJSON_IsNull(f)) {
                 CHECK_MSG(cJSON_IsNull(g), "row %d %s: null vs a value", i, f->string);
                 nulls++;
+            } else if (cJSON_IsArray(f)) { /* per-sequence values: the same, in the same (unsharded) order */
+                CHECK_MSG(cJSON_IsArray(g) && cJSON_GetArraySize(g) == cJSON_GetArraySize(f), "row %d %s: %d values "
+                          "vs %d", i, f->string, cJSON_GetArraySize(f), cJSON_GetArraySize(g));
+                for (int k = 0; cJSON_IsArray(g) && k < cJSON_GetArraySize(f) && k < cJSON_GetArraySize(g); k++) {
+                    double x = cJSON_GetNumberValue(cJSON_GetArrayItem(f, k));
+                    double y = cJSON_GetNumberValue(cJSON_GetArrayItem(g, k));
+                    CHECK_MSG(fabs(x - y) <= tol * fmax(1, fabs(x)), "row %d %s[%d]: %.17g vs %.17g", i, f->string, k,
+                              x, y);
+                }
             }
             else if (check_knob || strcmp(f->string, "knob"))
                 CHECK_MSG(cJSON_IsString(g) && !strcmp(f->valuestring, g->valuestring), "row %d %s", i, f->string);
