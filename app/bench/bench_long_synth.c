@@ -48,7 +48,7 @@ static float draw(uint64_t s, int pos, int c, int k) {
  * step has, full float32 mantissas like a model's, the parent's gates
  * global with probability 0.3 and the child's flipped from them in one
  * cell of FLIP_PER; the top-k of every head among its far positions. */
-static void fill_step(StepTrace *t, int pos, int child, int window, int sinks) {
+static void fill_step(StepTrace *t, int pos, int child, int window, int sinks, int n_kv_heads) {
     const uint64_t gates = 0xA5A5, fields = child ? 0xC417D : 0x9A2E7;
     trace_clear(t);
     t->pos = pos, t->token = (int)(mix((uint64_t)pos) % 500), t->is_prompt = 1;
@@ -57,6 +57,7 @@ static void fill_step(StepTrace *t, int pos, int child, int window, int sinks) {
     t->entropy = 3 * draw(fields, pos, -1, 1);
     t->step_us = 1000;
     t->n_far = attn_n_far(pos, window, sinks);
+    t->n_kv_heads = n_kv_heads;
     int ns, lo;
     attn_local_set(pos, window, sinks, &ns, &lo);
     for (int c = 0; c < trace_cells(t); c++) {
@@ -108,10 +109,9 @@ static int write_run(const Config *c, const AttnConfig *attn, int n, int child, 
     r.prompt = "";
     StepTrace *t = trace_new_top(c->n_layers, c->n_heads, APP_TUI_ATTN_TOP);
     int rc = !t ? err_set(e, "out of memory") : store_run_begin(st, &r, e);
-    if (t) t->n_kv_heads = c->n_kv_heads;
     double t0 = clock_now();
     for (int pos = 0; pos < n && rc == 0; pos++) {
-        fill_step(t, pos, child, r.window, r.sinks);
+        fill_step(t, pos, child, r.window, r.sinks, c->n_kv_heads);
         rc = store_write_step(st, r.run_id, t, NULL, e);
     }
     if (rc == 0) rc = store_run_end(st, r.run_id, "done", e);
@@ -171,19 +171,28 @@ int bench_long_synthetic(const BenchOpts *b, Err *e) {
     if (bench_shape_config(b, &c, e)) return -1;
     if (b->long_tokens > c.seq_len)
         return err_usage(e, "--long-tokens %d exceeds the shape's context (%d)", b->long_tokens, c.seq_len);
-    char dir[256], path[300];
+    char dir[256] = "", path[300];
     const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/ahascope-long-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) return err_set(e, "cannot create a temporary directory in %s", dir);
-    snprintf(path, sizeof path, "%s/synthetic.db", dir);
+    struct stat sb;
+    if (b->db && (stat(b->db, &sb) == 0 || strlen(b->db) >= sizeof path))
+        return err_usage(e, "--db %s: %s", b->db, strlen(b->db) >= sizeof path ? "path too long"
+                                                    : "exists; --synthetic writes runs 1 and 2 of a new file");
+    if (b->db) snprintf(path, sizeof path, "%s", b->db);
+    else {
+        snprintf(dir, sizeof dir, "%s/ahascope-long-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(dir)) return err_set(e, "cannot create a temporary directory in %s", dir);
+        snprintf(path, sizeof path, "%s/synthetic.db", dir);
+    }
     double write_s[2] = {0, 0};
     BenchLongReads r;
     int rc = write_run(&c, &b->attn, b->long_tokens, 0, path, &write_s[0], e);
     long long bytes = file_size(path, "") + file_size(path, "-wal"); /* the parent alone, checkpointed on close */
     if (rc == 0) rc = write_run(&c, &b->attn, b->long_tokens, 1, path, &write_s[1], e);
     if (rc == 0) rc = bench_long_reads(b, path, &r, e);
-    remove_db(path);
-    rmdir(dir);
+    if (!b->db) { /* the file of --db is kept, to be read again */
+        remove_db(path);
+        rmdir(dir);
+    }
     if (rc == 0) print_result(b, &c, (long)b->long_tokens * c.n_layers * c.n_heads, bytes, write_s, &r);
     return rc;
 }
