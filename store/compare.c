@@ -235,10 +235,11 @@ static int gate_cursor(Store *s, int64_t run, int from, sqlite3_stmt **st, Err *
     return 0;
 }
 
-/* Version 4 (and runs written before version 5): both runs' key ranges read in key order and merged here
- * (the same position, layer and head pair up), past the positions
- * without far keys in either (n_far is 0 on a prefix of positions): two
- * sequential scans instead of a key lookup per decision. */
+/* Version 4, and runs written before version 5: both runs' key ranges
+ * read in key order and merged here (the same position, layer and head
+ * pair up), past the positions without far keys in either (n_far is 0 on
+ * a prefix of positions): two sequential scans instead of a key lookup
+ * per decision. */
 static int diff_sums_bits(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, StoreDiffHead *dh, Err *e) {
     sqlite3_stmt *st, *x = NULL, *y = NULL;
     if (store_prepare(s, "SELECT MAX((SELECT COUNT(*) FROM tokens WHERE run_id = ?1 AND n_far = 0),"
