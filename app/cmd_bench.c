@@ -2,7 +2,8 @@
  *
  * This file parses the flags, prints the help and hands the run to one
  * mode of app/bench/ (bench.h lists them): throughput (the default),
- * --context, --bytes-only, --dtype, --record, --long, --gemm, --train, --tui, --tokenizer,
+ * --context, --bytes-only, --dtype, --record, --long (--synthetic: without a model), --gemm,
+ * --train, --tui, --tokenizer,
  * or --save-hf/--save-routers, which write files and time nothing.
  */
 #include <stdio.h>
@@ -21,7 +22,8 @@ static void bench_help(void) {
          "                      [--context N --window W --policy P [--p P] [--sinks S] [--routers FILE] [--profile]\n"
          "                      [--compare-full]] [--record [--db FILE]] [--tui]\n"
          "                      [--bytes-only [--context N] [--window W] [--sinks S]]\n"
-         "       ahascope bench --long [--long-tokens N] [--dims D | --shape S | --model PATH] [--runs R] [--json]\n"
+         "       ahascope bench --long [--synthetic [--db FILE]] [--long-tokens N] [--dims D | --shape S | --model PATH]\n"
+         "                      [--runs R] [--json]\n"
          "       ahascope bench --tokenizer PATH [--text FILE] [--bytes N] [--runs R] [--json]\n"
          "       ahascope bench --gemm [--shape S | --dims D] [--prompt-len T] [--runs R] [--threads N] [--json]\n"
          "       ahascope bench --train [--dims D | --shape S | --model PATH] [--batch B] [--seq-len T] [--runs R] [--json]\n"
@@ -52,6 +54,11 @@ static void bench_help(void) {
          "  bytes per decision of each (database + WAL after a checkpoint), medians of --runs (default 3) of the\n"
          "  run's compare summary, head_rates, the diff against the child and the first replay frame, and the\n"
          "  share recording adds to a step (paired per 64-position chunk), beside the storage goals.\n"
+         "--long --synthetic: the parent and child runs written straight from synthetic traces (fixed seeds,\n"
+         "  every --profile field, attention top 4; the child's window doubled and 1 gate in 100 flipped)\n"
+         "  through the store's writer, no model: the parent's bytes per decision, the writing time and the\n"
+         "  same reads' medians, in seconds instead of the hour a model takes at 10 M decisions; --db FILE\n"
+         "  (a new file) keeps the database to read again.\n"
          "--tui: median time of a full TUI frame (200x60, 16x16 heads, 200 tokens) rendered off-screen;\n"
          "  --tui-heads LxH, --tui-size COLSxROWS and --tui-tokens N change the shape, the screen and the\n"
          "  positions drawn (past the timeline's columns, in bins), and imply --tui;\n"
@@ -158,6 +165,7 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
         }
         else if (!strcmp(f, "--record")) b->record = 1;
         else if (!strcmp(f, "--long")) b->long_mode = 1;
+        else if (!strcmp(f, "--synthetic")) b->synthetic = 1;
         else if (!strcmp(f, "--long-tokens")) {
             if (!(v = args_value(&a, e)) || args_int(f, v, 1, 1 << 20, &n, e)) return -1;
             b->long_tokens = (int)n, b->long_mode = 1;
@@ -196,6 +204,8 @@ static int parse_bench(int argc, char **argv, BenchOpts *b, Err *e) {
                      b->dtype || b->save_hf || b->save_routers || b->arch != ARCH_LLAMA2C || b->kv_dtype >= 0))
         return err_usage(e, "--train times training steps of f32 llama2.c weights: not with --record, --tui, --gemm,"
                             " --long, --bytes-only, --context, --tokenizer, --dtype, --kv-dtype, --arch or --save-hf/--save-routers");
+    if (b->synthetic && (!b->long_mode || ro.model))
+        return err_usage(e, "--synthetic writes --long's runs without a model: it needs --long, and not --model");
     if (b->long_mode && (b->record || b->tui || b->gemm || b->bytes_only || b->context || b->tokenizer || b->dtype ||
                          b->save_hf || b->save_routers))
         return err_usage(e, "--long records a run of its own: not with --record, --tui, --gemm, --bytes-only, --context,"
@@ -229,6 +239,7 @@ int cmd_bench(int argc, char **argv) {
     if (b.tokenizer) rc = bench_tokenizer(&b, &e);
     else if (b.tui) rc = bench_tui(&b, &e);
     else if (b.bytes_only) rc = bench_bytes_only(&b, &e);
+    else if (b.synthetic) rc = bench_long_synthetic(&b, &e);
     else if (b.gemm) {
         Config c;
         rc = bench_shape_config(&b, &c, &e) != 0 ? -1 : bench_gemm(&c, &b, &e);

@@ -201,16 +201,9 @@ static int first_divergence(Store *s, int64_t a, int64_t b, int *pos, Err *e) {
     return 0;
 }
 
-/* One head's sums over the decisions both runs have: pairs, flips each
- * way, each run's globals and known gates, the gates that differ and the
- * pairs where both are known, the first position that differs (-1). */
-typedef struct {
-    int64_t n, down, up, sx, cx, sy, cy, d, cd, fp;
-} DiffHead;
-
-/* Files before version 4: the decided views of the two runs joined, at
- * positions with far keys in both. */
-static int diff_sums_rows(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, DiffHead *dh, Err *e) {
+/* Any version (and the only way before version 4): the decided views of
+ * the two runs joined, at positions with far keys in both. */
+static int diff_sums_rows(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, StoreDiffHead *dh, Err *e) {
     sqlite3_stmt *st;
     if (store_prepare(s, "SELECT x.layer, x.head, COUNT(*), SUM(x.gate=1 AND y.gate=0), SUM(x.gate=0 AND y.gate=1),"
                          " SUM(x.gate), COUNT(x.gate), SUM(y.gate), COUNT(y.gate), SUM(x.gate<>y.gate),"
@@ -227,8 +220,8 @@ static int diff_sums_rows(Store *s, int64_t a, int64_t b, int n_layers, int n_he
         int64_t v[10];
         for (int i = 0; i < 10; i++) v[i] = sqlite3_column_int64(st, 2 + i);
         if (sqlite3_column_type(st, 11) == SQLITE_NULL) v[9] = -1;
-        DiffHead *o = &dh[(size_t)l * n_heads + h];
-        *o = (DiffHead){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]};
+        StoreDiffHead *o = &dh[(size_t)l * n_heads + h];
+        *o = (StoreDiffHead){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]};
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : store_sql_err(s->db, s->path, "compare failed", e);
@@ -242,11 +235,12 @@ static int gate_cursor(Store *s, int64_t run, int from, sqlite3_stmt **st, Err *
     return 0;
 }
 
-/* Version 4: both runs' key ranges read in key order and merged here
- * (the same position, layer and head pair up), past the positions
- * without far keys in either (n_far is 0 on a prefix of positions): two
- * sequential scans instead of a key lookup per decision. */
-static int diff_sums_bits(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, DiffHead *dh, Err *e) {
+/* Version 4, and runs written before version 5: both runs' key ranges
+ * read in key order and merged here (the same position, layer and head
+ * pair up), past the positions without far keys in either (n_far is 0 on
+ * a prefix of positions): two sequential scans instead of a key lookup
+ * per decision. */
+static int diff_sums_bits(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, StoreDiffHead *dh, Err *e) {
     sqlite3_stmt *st, *x = NULL, *y = NULL;
     if (store_prepare(s, "SELECT MAX((SELECT COUNT(*) FROM tokens WHERE run_id = ?1 AND n_far = 0),"
                          " (SELECT COUNT(*) FROM tokens WHERE run_id = ?2 AND n_far = 0))", &st, e))
@@ -268,7 +262,7 @@ static int diff_sums_bits(Store *s, int64_t a, int64_t b, int n_layers, int n_he
         }
         int l = (int)(kx >> STORE_K_LAYER & 1023), h = (int)(kx & 262143), pos = (int)(kx >> STORE_K_POS);
         if (l < n_layers && h < n_heads) {
-            DiffHead *o = &dh[(size_t)l * n_heads + h];
+            StoreDiffHead *o = &dh[(size_t)l * n_heads + h];
             /* NULL (not known) is the only gate left out, as SQL's sums leave it */
             int knx = sqlite3_column_type(x, 1) != SQLITE_NULL, kny = sqlite3_column_type(y, 1) != SQLITE_NULL;
             int64_t gx = sqlite3_column_int64(x, 1), gy = sqlite3_column_int64(y, 1);
@@ -289,9 +283,64 @@ static int diff_sums_bits(Store *s, int64_t a, int64_t b, int n_layers, int n_he
     return 0;
 }
 
+/* Add one position's pair of gate bitmaps to the per-head sums. */
+static void add_gates(const uint8_t *x, const uint8_t *y, int pos, int cells, StoreDiffHead *dh) {
+    for (int c = 0; c < cells; c++) {
+        unsigned gx = store_gate_at(x, c), gy = store_gate_at(y, c);
+        StoreDiffHead *o = &dh[c];
+        o->n++;
+        /* an unknown gate is left out, as SQL's sums leave a NULL out */
+        if (gx & STORE_GATE_KNOWN) o->sx += gx >> 1, o->cx++;
+        if (gy & STORE_GATE_KNOWN) o->sy += gy >> 1, o->cy++;
+        if (gx & gy & STORE_GATE_KNOWN) {
+            o->cd++;
+            o->down += gx > gy, o->up += gx < gy; /* 3 global, 1 local */
+            if (gx != gy && !o->d++) o->fp = pos; /* positions ascend: the first is the lowest */
+        }
+    }
+}
+
+/* Version 5: the two runs' tokens rows paired by position, at positions
+ * with far keys in both, and their gate bitmaps compared head by head: one
+ * row a position instead of one a decision. 1 (nothing summed) when a
+ * paired row of either run has no bitmap of the run's shape: written
+ * before version 5, or not by ahascope. */
+static int diff_sums_gates(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, StoreDiffHead *dh, Err *e) {
+    sqlite3_stmt *st;
+    if (store_prepare(s, "SELECT x.pos, x.gates, y.gates FROM tokens x JOIN tokens y ON y.run_id = ?2 AND"
+                         " y.pos = x.pos WHERE x.run_id = ?1 AND x.n_far IS NOT 0 AND y.n_far IS NOT 0"
+                         " ORDER BY x.pos", &st, e))
+        return -1;
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    int cells = n_layers * n_heads, rc, lacking = 0;
+    int bytes = (int)store_gate_bytes(cells);
+    while (!lacking && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const uint8_t *x = sqlite3_column_blob(st, 1), *y = sqlite3_column_blob(st, 2);
+        lacking = !x || !y || sqlite3_column_bytes(st, 1) != bytes || sqlite3_column_bytes(st, 2) != bytes;
+        if (!lacking) add_gates(x, y, sqlite3_column_int(st, 0), cells, dh);
+    }
+    sqlite3_finalize(st);
+    if (lacking) {
+        for (int c = 0; c < cells; c++) dh[c] = (StoreDiffHead){.fp = -1};
+        return 1;
+    }
+    return rc == SQLITE_DONE ? 0 : store_sql_err(s->db, s->path, "compare failed", e);
+}
+
+int store_diff_sums(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, StoreDiffPath path, StoreDiffHead *dh,
+                    Err *e) {
+    if (path == STORE_DIFF_VIEWS) return diff_sums_rows(s, a, b, n_layers, n_heads, dh, e);
+    if (path == STORE_DIFF_KEYS) return diff_sums_bits(s, a, b, n_layers, n_heads, dh, e);
+    if (path == STORE_DIFF_GATES) return diff_sums_gates(s, a, b, n_layers, n_heads, dh, e);
+    int rc = s->version >= 5 ? diff_sums_gates(s, a, b, n_layers, n_heads, dh, e) : 1;
+    if (rc != 1) return rc;
+    return (s->version >= 4 ? diff_sums_bits : diff_sums_rows)(s, a, b, n_layers, n_heads, dh, e);
+}
+
 /* One head's sums as a row of the CTE `h`: NULL where SQL's SUM or MIN
  * over no values would give NULL. */
-static void cte_row(sqlite3_str *cte, int l, int h, const DiffHead *o, int first) {
+static void cte_row(sqlite3_str *cte, int l, int h, const StoreDiffHead *o, int first) {
     char sx[24] = "NULL", sy[24] = "NULL", d[24] = "NULL", fp[24] = "NULL";
     if (o->cx) snprintf(sx, sizeof sx, "%lld", (long long)o->sx);
     if (o->cy) snprintf(sy, sizeof sy, "%lld", (long long)o->sy);
@@ -311,11 +360,11 @@ static void cte_row(sqlite3_str *cte, int l, int h, const DiffHead *o, int first
 static int print_flip_map(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, sqlite3_str *cte, FILE *out,
                           Err *e) {
     size_t cells = (size_t)n_layers * (size_t)n_heads;
-    DiffHead *dh = calloc(cells, sizeof *dh);
+    StoreDiffHead *dh = calloc(cells, sizeof *dh);
     int64_t tot[3] = {0, 0, 0};
     if (!dh) return err_set(e, "out of memory");
     for (size_t i = 0; i < cells; i++) dh[i].fp = -1;
-    if ((s->version >= 4 ? diff_sums_bits : diff_sums_rows)(s, a, b, n_layers, n_heads, dh, e)) {
+    if (store_diff_sums(s, a, b, n_layers, n_heads, STORE_DIFF_AUTO, dh, e)) {
         free(dh);
         return -1;
     }
@@ -340,7 +389,7 @@ static int print_flip_map(Store *s, int64_t a, int64_t b, int n_layers, int n_he
         int64_t down = 0, up = 0;
         fprintf(out, "L%-3d ", l);
         for (int h = 0; h < n_heads; h++) {
-            const DiffHead *k = &dh[(size_t)l * n_heads + h];
+            const StoreDiffHead *k = &dh[(size_t)l * n_heads + h];
             int64_t f = k->down + k->up;
             int d = f == 0 || k->n == 0 ? 0 : (int)((f * 10 + k->n - 1) / k->n);
             fputc(d == 0 ? '.' : '0' + (d > 9 ? 9 : d), out);

@@ -128,6 +128,20 @@ void store_sql_f32(sqlite3_context *ctx, int argc, sqlite3_value **v);
  * NULL past the last rank (or beyond the trace's top_k). */
 void store_bind_top(sqlite3_stmt *st, int i, const StepTrace *t, int c, int r);
 
+/* tokens.gates: every head's executed gate at the position, two bits a
+ * head in layer-major order (cell c = layer * n_heads + head in byte c / 4
+ * at bit 2 * (c % 4)): KNOWN when the gate is (decision_bits' gate not
+ * NULL), GLOBAL when it is 1. */
+#define STORE_GATE_KNOWN 1u
+#define STORE_GATE_GLOBAL 2u
+#define STORE_GATE_SHIFT(c) (2 * ((c) & 3))
+static inline size_t store_gate_bytes(int cells) { return ((size_t)cells + 3) / 4; }
+static inline unsigned store_gate_at(const uint8_t *bits, int c) { return bits[c >> 2] >> STORE_GATE_SHIFT(c) & 3u; }
+
+/* A step's gates as tokens.gates into out (store_gate_bytes of its cells);
+ * returns the bytes written. */
+size_t store_gate_bits(const StepTrace *t, uint8_t *out);
+
 /* head_totals: per (run, layer, head) what the summary views need, from
  * engine/predictors.h's list: for each scored predictor and the oracle,
  * the decisions it made and the global ones among them; for each scored
@@ -223,6 +237,8 @@ struct Store {
     int pending_n_tokens; /* n_tokens to record at the next commit */
     sqlite3_stmt *ins_token, *ins_decision, *upd_tokens;
     int rows_per_insert; /* heads per decisions INSERT (the shape it was prepared for) */
+    uint8_t *gate_buf;   /* the step's tokens.gates, bound by the token INSERT */
+    size_t gate_cap;
     int (*stop)(void *ctx); /* store_set_interrupt's poll, NULL none */
     void *stop_ctx;
     int version;         /* the file's schema version (older only when opened read-only) */
@@ -334,5 +350,28 @@ const char *store_schema_old_upgraded(int created, int ver);
  * statements: what store_close needs of the writer. Returns 0, or -1 with
  * e set if the commit failed (the statements are dropped either way). */
 int store_writer_release(Store *s, Err *e);
+
+/* ---- compare.c: on sql.c, reader.c and print.c ---- */
+
+/* One head's sums over the decisions two runs both have, at positions with
+ * far keys in both: pairs, flips each way (global to local, local to
+ * global), each run's globals and known gates, the gates that differ and
+ * the pairs where both are known, the first position that differs (-1). */
+typedef struct {
+    int64_t n, down, up, sx, cx, sy, cy, d, cd, fp;
+} StoreDiffHead;
+
+/* Where the diff reads the gates: the tokens' bitmaps (version 5; a run
+ * without them cannot answer), the decision_bits rows by key (version 4),
+ * the `decided` view's rows joined (any version), or the first of these
+ * the file and both runs allow. */
+typedef enum { STORE_DIFF_AUTO, STORE_DIFF_GATES, STORE_DIFF_KEYS, STORE_DIFF_VIEWS } StoreDiffPath;
+
+/* The sums of run a against run b per head into dh[layer * n_heads +
+ * head] (zeroed, fp -1, by the caller), read the way `path` says. 0; 1
+ * when STORE_DIFF_GATES finds a run without bitmaps (dh left zeroed); -1
+ * with e set on an error. */
+int store_diff_sums(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, StoreDiffPath path, StoreDiffHead *dh,
+                    Err *e);
 
 #endif

@@ -50,6 +50,17 @@ void store_bind_top(sqlite3_stmt *st, int i, const StepTrace *t, int c, int r) {
     sqlite3_bind_int64(st, i, (int64_t)t->top_pos[at] << 32 | u);
 }
 
+size_t store_gate_bits(const StepTrace *t, uint8_t *out) {
+    size_t n = store_gate_bytes(trace_cells(t));
+    memset(out, 0, n);
+    for (int c = 0; c < trace_cells(t); c++) {
+        int g = t->gate[c]; /* stored as decision_bits stores it: negative is not known (NULL) */
+        if (g >= 0) out[c >> 2] |= (uint8_t)((g == 1 ? STORE_GATE_KNOWN | STORE_GATE_GLOBAL : STORE_GATE_KNOWN)
+                                             << STORE_GATE_SHIFT(c));
+    }
+    return n;
+}
+
 /* The predictors of head_totals' columns, in their order: the scored ones
  * the views carry, then the oracle; the first STORE_TOT_N_CELLS also have
  * confusion cells. */

@@ -136,9 +136,10 @@ static int copy_runs(Store *s, const char *input, int *n_runs, int64_t *off) {
     if (rc == SQLITE_OK) rc = exec_bound(s, sql, *off, input, n_runs);
     if (rc == SQLITE_OK)
         rc = exec_bound(s, "INSERT INTO main.tokens(run_id, pos, token_id, piece, is_prompt, logprob, entropy,"
-                           " step_us, n_far, kv_read, n_gate, n_global, n_oracle, n_oracle_global, keys_read_sum)"
-                           " SELECT run_id + ?1, pos, token_id, piece, is_prompt, logprob, entropy, step_us, n_far,"
-                           " kv_read, n_gate, n_global, n_oracle, n_oracle_global, keys_read_sum FROM src.tokens",
+                           " step_us, n_far, kv_read, n_gate, n_global, n_oracle, n_oracle_global, keys_read_sum,"
+                           " gates) SELECT run_id + ?1, pos, token_id, piece, is_prompt, logprob, entropy, step_us,"
+                           " n_far, kv_read, n_gate, n_global, n_oracle, n_oracle_global, keys_read_sum, gates"
+                           " FROM src.tokens",
                         *off, NULL, NULL);
     /* the run is the top of the packed key: adding the offset there renumbers it */
     snprintf(sql, sizeof sql, "INSERT INTO main.decision_bits(%s) SELECT k + (?1 << 48)%s FROM src.decision_bits"

@@ -19,6 +19,11 @@ static const char *const HEAD_FIELDS[][2] = {TRACE_HEAD_FIELDS(SCHEMA_PAIR)};
 #define SCHEMA_TOKEN_COUNTS                                                                                    \
     "n_gate INTEGER, n_global INTEGER, n_oracle INTEGER, n_oracle_global INTEGER, keys_read_sum INTEGER"
 
+/* Every head's executed gate at a position, two bits a head (store_gate_bits
+ * in layout.c): the diff of two runs reads one row a position instead of
+ * one a decision. Added by version 5. */
+#define SCHEMA_TOKEN_GATES "gates BLOB"
+
 /* The tables. Columns added by a schema version go at the end of their
  * table, so a migrated database and a new one have the same column order
  * (merge copies rows by position). decisions is rebuilt by the migration
@@ -73,6 +78,7 @@ static const char SCHEMA_TABLES[] =
     "  is_prompt INTEGER NOT NULL, logprob REAL, entropy REAL, step_us REAL,\n"
     "  n_far INTEGER, kv_read INTEGER,\n"
     "  " SCHEMA_TOKEN_COUNTS ",\n"
+    "  " SCHEMA_TOKEN_GATES ",\n"
     "  PRIMARY KEY(run_id, pos)\n"
     ") WITHOUT ROWID;\n";
 
@@ -293,10 +299,6 @@ static const char SCHEMA_VIEWS[] =
     "      AS perplexity\n"
     "  FROM runs r;\n";
 
-/* Names of the views above, to drop them before a migration. */
-static const char *const VIEW_NAMES[] = {"masses", "decided", "predictions", "head_rates", "layer_rates",
-                                         "token_share", "confusion_head", "confusion", "run_summary"};
-
 /* Keys outside the local set of a position, in SQL: attn_n_far
  * (engine/attn.h) over a tokens row t joined with its runs row r. */
 #define SQL_N_FAR                                                                                              \
@@ -441,15 +443,21 @@ static int exec_views_of(sqlite3 *db, const char *views, const char *kind) {
 /* The current views, as the file's own (kind "") or TEMP ones. */
 static int exec_views(sqlite3 *db, const char *kind) { return exec_views_of(db, SCHEMA_VIEWS, kind); }
 
-/* Drop the file's views before its tables change (they are recreated from
- * SCHEMA_VIEWS afterwards). */
+/* Drop every view of the file before its tables change (they are
+ * recreated from SCHEMA_VIEWS afterwards): whatever its version made,
+ * since the names differ (version 4 turned decisions and attn_top from
+ * tables into views). The schema check has already held them to that
+ * version's. */
 static int drop_views(sqlite3 *db) {
-    int rc = SQLITE_OK;
-    for (size_t i = 0; rc == SQLITE_OK && i < sizeof VIEW_NAMES / sizeof VIEW_NAMES[0]; i++) {
-        char *sql = sqlite3_mprintf("DROP VIEW IF EXISTS \"%w\"", VIEW_NAMES[i]);
-        rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
-        sqlite3_free(sql);
-    }
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(db, "SELECT group_concat(format('DROP VIEW \"%w\";', name), '') FROM main.sqlite_schema"
+                                    " WHERE type = 'view'", -1, &st, NULL);
+    char *sql = NULL;
+    if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        sql = sqlite3_mprintf("%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    if (rc == SQLITE_OK && sql) rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    sqlite3_free(sql);
     return rc;
 }
 
@@ -484,6 +492,10 @@ static int migrate_3_to_4(sqlite3 *db) {
     return rc == SQLITE_OK ? store_upgrade_rows(db) : rc;
 }
 
+/* Version 4 to 5: the tokens' gate bitmaps. The runs already written keep
+ * NULL there, and the diff reads their decision rows instead. */
+static const char MIGRATE_4_TO_5[] = "ALTER TABLE tokens ADD COLUMN " SCHEMA_TOKEN_GATES ";\n";
+
 /* The upgrade from version `from` to the current one, inside the caller's
  * transaction: the views go, each step in turn, the current views come. */
 static int migrate_steps(sqlite3 *db, int from) {
@@ -491,6 +503,7 @@ static int migrate_steps(sqlite3 *db, int from) {
     if (rc == SQLITE_OK && from <= 1) rc = migrate_1_to_2(db);
     if (rc == SQLITE_OK && from <= 2) rc = migrate_2_to_3(db);
     if (rc == SQLITE_OK && from <= 3) rc = migrate_3_to_4(db);
+    if (rc == SQLITE_OK && from <= 4) rc = sqlite3_exec(db, MIGRATE_4_TO_5, NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = exec_views(db, "");
     return rc;
 }
@@ -522,7 +535,9 @@ static int schema_migrate(sqlite3 *db, const char *path, Err *e) {
  * summarised from its rows by version 3's views (readers in C ask
  * store_version which tables to read). */
 static int schema_compat(sqlite3 *db, const char *path, int ver, Err *e) {
-    if (ver == 3) return 0; /* its own tables and row-level views carry version 4's names */
+    /* version 3's own tables and row-level views carry version 4's names; version 4 lacks only the
+     * tokens' gates, which the diff asks for at version 5 alone */
+    if (ver >= 3) return 0;
     int rc = exec_with_v3_columns(db, ver == 1 ? COMPAT_1 : COMPAT_2_DECISIONS, ", NULL AS %s");
     if (rc == SQLITE_OK) rc = exec_views_of(db, SCHEMA_VIEWS_V3, "TEMP");
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, COMPAT_2, NULL, NULL, NULL);

@@ -95,15 +95,21 @@ static int prepare_decisions(Store *s, int n_heads, Err *e) {
     return rc;
 }
 
-static int prepare_writer(Store *s, int n_heads, Err *e) {
+static int prepare_writer(Store *s, int n_layers, int n_heads, Err *e) {
+    size_t gates = store_gate_bytes(n_layers * n_heads);
+    if (gates > s->gate_cap) { /* a step's gate bitmap, kept between steps */
+        uint8_t *g = realloc(s->gate_buf, gates);
+        if (!g) return err_set(e, "%s: out of memory", s->path);
+        s->gate_buf = g, s->gate_cap = gates;
+    }
     if (s->ins_token && s->rows_per_insert == n_heads) return 0;
     if (s->ins_token) {
         sqlite3_finalize(s->ins_token), sqlite3_finalize(s->ins_decision), sqlite3_finalize(s->upd_tokens);
         s->ins_token = s->ins_decision = s->upd_tokens = NULL;
     }
     if (store_prepare(s, "INSERT INTO tokens(run_id, pos, token_id, piece, is_prompt, logprob, entropy, step_us,"
-                                  " n_far, kv_read, n_gate, n_global, n_oracle, n_oracle_global, keys_read_sum)"
-                                  " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)", &s->ins_token, e) ||
+                                  " n_far, kv_read, n_gate, n_global, n_oracle, n_oracle_global, keys_read_sum, gates)"
+                                  " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)", &s->ins_token, e) ||
         prepare_decisions(s, n_heads, e) ||
         store_prepare(s, "UPDATE runs SET n_tokens=MAX(n_tokens,?2), top_k=MAX(COALESCE(top_k,0),?3) WHERE run_id=?1",
                       &s->upd_tokens, e))
@@ -127,6 +133,7 @@ static int insert_token(Store *s, int64_t run_id, const StepTrace *t, const Stor
     for (int i = 0; i < 4; i++) sqlite3_bind_int64(st, 11 + i, v[i]);
     if (sc->n_gate) sqlite3_bind_int64(st, 15, sc->keys_read);
     else sqlite3_bind_null(st, 15);
+    sqlite3_bind_blob(st, 16, s->gate_buf, (int)store_gate_bits(t, s->gate_buf), SQLITE_STATIC);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
@@ -166,7 +173,7 @@ static void rollback(Store *s) {
 int store_write_step(Store *s, int64_t run_id, const StepTrace *t, int *committed, Err *e) {
     if (committed) *committed = 0;
     if (s->mode != STORE_WRITE) return err_set(e, "%s: opened read-only", s->path);
-    if (check_key(s, run_id, t, e) || prepare_writer(s, t->n_heads, e)) return -1;
+    if (check_key(s, run_id, t, e) || prepare_writer(s, t->n_layers, t->n_heads, e)) return -1;
     if (s->pending && s->pending_run != run_id && store_flush(s, e)) return -1;
     if (s->pending == 0 && sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         return store_sql_err(s->db, s->path, "cannot start a transaction", e);
@@ -227,6 +234,8 @@ int store_writer_release(Store *s, Err *e) {
     sqlite3_finalize(s->ins_decision);
     sqlite3_finalize(s->upd_tokens);
     s->ins_token = s->ins_decision = s->upd_tokens = NULL;
+    free(s->gate_buf);
+    s->gate_buf = NULL, s->gate_cap = 0;
     store_totals_free(&s->totals);
     return rc;
 }

@@ -9,6 +9,7 @@
  */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "app/bench/bench.h"
 #include "engine/gemm_half.h"
 #include "engine/matvec.h"
+#include "tests/store_fixture.h"
 #include "tests/test.h"
 
 /* A host whose bandwidth alternates 30 / 60 GB/s pass by pass, and steps
@@ -169,5 +171,53 @@ TEST(bench_long_counts_every_decision_and_its_bytes) {
     free(out);
     out = test_runf(&st, "%s bench --long --record 2>&1", test_bin());
     CHECK_MSG(st != 0 && out && strstr(out, "not with --record"), "%d %s", st, out ? out : "");
+    free(out);
+}
+
+/* bench --long --synthetic, no model: its JSON has every figure, each run
+ * holds tokens x layers x heads decisions, the bytes per decision are the
+ * parent's file over its decisions, and the file --db keeps holds the
+ * parent and a child of it with the window doubled and about 1 gate in 100
+ * flipped; flags that do not go with it are refused. */
+TEST(bench_long_synthetic_writes_a_parent_and_its_child) {
+    static const char *fields[] = {"synthetic", "tokens", "layers", "heads", "attn_top", "runs", "flip_share",
+                                   "decisions", "db_bytes", "bytes_per_decision", "write_s", "write_child_s",
+                                   "compare_s", "head_rates_s", "diff_s", "first_frame_s", "goal_read_s"};
+    const char *db = test_tmp("synthetic.db");
+    test_db_fresh(db);
+    int st;
+    char *out = test_runf(&st, "%s bench --long --synthetic --dims 64,128,2,8,4,64,512 --long-tokens 400 --runs 1"
+                               " --db %s --json", test_bin(), db);
+    cJSON *j = out ? cJSON_Parse(out) : NULL;
+    CHECK_MSG(st == 0 && j, "bench --long --synthetic --json: %d %s", st, out ? out : "");
+    if (j) {
+        for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
+            const cJSON *v = cJSON_GetObjectItem(j, fields[i]);
+            CHECK_MSG(cJSON_IsNumber(v) && isfinite(v->valuedouble), "field %s: %s", fields[i], out);
+        }
+        CHECK_INT(num(j, "decisions"), 400 * 2 * 8);
+        CHECK_NEAR(num(j, "bytes_per_decision"), num(j, "db_bytes") / num(j, "decisions"), 0.01);
+        CHECK(num(j, "diff_s") > 0 && num(j, "compare_s") > 0 && num(j, "first_frame_s") > 0);
+    }
+    cJSON_Delete(j);
+    free(out);
+    CHECK_INT((int)test_db_scalar(db, "SELECT COUNT(*) FROM decision_bits"), 2 * 400 * 2 * 8);
+    CHECK_INT((int)test_db_scalar(db, "SELECT parent_run_id FROM runs WHERE run_id = 2"), 1);
+    CHECK_INT((int)test_db_scalar(db, "SELECT (SELECT window FROM runs WHERE run_id = 2) -"
+                                      " 2 * (SELECT window FROM runs WHERE run_id = 1)"), 0);
+    CHECK_INT((int)test_db_scalar(db, "SELECT COUNT(*) FROM tokens WHERE gates IS NOT NULL"), 800);
+    long long flips = test_db_scalar(db, "SELECT COUNT(*) FROM decision_bits x JOIN decision_bits y"
+                                         " ON y.k = x.k + (1 << 48) WHERE x.k < 2 << 48 AND x.gate <> y.gate");
+    CHECK_MSG(flips > 6400 / 300 && flips < 6400 / 30, "%lld of 6400 gates flipped, want about 1 in 100", flips);
+    out = test_runf(&st, "%s bench --long --synthetic --dims 64,128,2,8,4,64,512 --long-tokens 40 --db %s 2>&1",
+                    test_bin(), db);
+    CHECK_MSG(st != 0 && out && strstr(out, "exists"), "%d %s", st, out ? out : "");
+    free(out);
+    test_db_fresh(db);
+    out = test_runf(&st, "%s bench --synthetic 2>&1", test_bin());
+    CHECK_MSG(st != 0 && out && strstr(out, "needs --long"), "%d %s", st, out ? out : "");
+    free(out);
+    out = test_runf(&st, "%s bench --long --synthetic --dims 64,128,2,8,4,64,512 --long-tokens 600 2>&1", test_bin());
+    CHECK_MSG(st != 0 && out && strstr(out, "exceeds the shape's context"), "%d %s", st, out ? out : "");
     free(out);
 }

@@ -865,6 +865,61 @@ TEST(store_reads_and_opens_a_version_3_database) {
     }
 }
 
+/* A version-4 file (tests/fixtures/store/v4.db, written by the version-4
+ * binary: run 1 under aha, run 2 under the oracle, both --profile
+ * --attn-top 4): read-only it answers and stays byte-identical; a writer
+ * opens it at the current version, its summaries, diff and far positions
+ * answer as before, and it takes a new run. The fixture exists before the
+ * layout changes, so every later layout is held to upgrading it. */
+TEST(store_reads_and_upgrades_a_version_4_database) {
+    const char *ro = test_tmp("v4-read.db"), *rw = test_tmp("v4-write.db");
+    long n = 0;
+    char *fx = test_read_file("tests/fixtures/store/v4.db", &n);
+    CHECK(fx && test_write_file(ro, fx, n) == 0 && test_write_file(rw, fx, n) == 0);
+    free(fx);
+    CHECK_NEAR(scalar(ro, "PRAGMA user_version"), 4, 0);
+    int st;
+    long n0 = 0, n1 = 0;
+    char *before = test_read_file(ro, &n0);
+    const char *q = "SELECT (SELECT COUNT(*) FROM attn_top WHERE run_id = 1), (SELECT COUNT(*) FROM decisions),"
+                    " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 1),"
+                    " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 2)";
+    char *compat = test_runf(&st, "%s query --db %s --csv \"%s\"", test_bin(), ro, q);
+    CHECK_MSG(st == 0 && compat && strstr(compat, ",1920,0.190625,0.271875\r\n"), "query of a version-4 file: %s",
+              compat);
+    char *diff_ro = test_runf(&st, "%s compare --db %s --run 1 --run 2", test_bin(), ro);
+    CHECK_MSG(st == 0 && diff_ro && strstr(diff_ro, "16 global->local (-), 42 local->global (+) of 320 decisions"),
+              "diff of a version-4 file: %s", diff_ro);
+    char *after = test_read_file(ro, &n1);
+    CHECK_MSG(before && after && n0 == n1 && memcmp(before, after, n0) == 0, "reading changed the version-4 file");
+    free(before), free(after);
+    Err e;
+    Store *s = store_open(rw, STORE_WRITE, 1000, &e);
+    CHECK_MSG(s != NULL, "%s", e.msg);
+    CHECK_NEAR(scalar(rw, "PRAGMA user_version"), STORE_SCHEMA_VERSION, 0);
+    char *opened = test_runf(&st, "%s query --db %s --csv \"%s\"", test_bin(), rw, q);
+    CHECK_MSG(st == 0 && compat && opened && !strcmp(compat, opened), "read-only:\n%s\nopened:\n%s", compat, opened);
+    char *diff_rw = test_runf(&st, "%s compare --db %s --run 1 --run 2", test_bin(), rw);
+    CHECK_MSG(st == 0 && diff_ro && diff_rw && !strcmp(diff_ro, diff_rw), "diff read-only:\n%s\nupgraded:\n%s",
+              diff_ro ? diff_ro : "", diff_rw ? diff_rw : "");
+    free(compat), free(opened), free(diff_ro), free(diff_rw);
+    if (s) {
+        CHECK_INT(store_run_attn_top(s, 1, &e), 4);
+        StoreRunInfo r;
+        run_info(&r, 5, 8);
+        CHECK(store_run_begin(s, &r, &e) == 0);
+        CHECK_INT((int)r.run_id, 3);
+        for (int p = 0; p < 4; p++) {
+            StepTrace *t = synthetic_trace(5, 8, p, 5);
+            CHECK(store_write_step(s, r.run_id, t, NULL, &e) == 0);
+            trace_free(t);
+        }
+        CHECK(store_run_end(s, r.run_id, "done", &e) == 0);
+        store_close(s, NULL);
+    }
+    CHECK_NEAR(scalar(rw, "SELECT COUNT(*) FROM decisions WHERE run_id = 3"), 4 * 5 * 8, 0);
+}
+
 /* One field list: the decisions table's columns, the export's header and
  * the views' metrics all come from TRACE_HEAD_FIELDS, in its order. */
 TEST(store_columns_follow_the_trace_field_list) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "engine/attn.h"
+#include "store/internal.h"
 #include "store/store.h"
 #include "tests/store_fixture.h"
 #include "test.h"
@@ -63,12 +64,9 @@ static void fill_step(StepTrace *t, int pos, uint64_t *s) {
     }
 }
 
-/* Record one run of n made-up steps of an L x H model; returns its id. */
-static int64_t record_run(const char *db, int L, int H, int n, int top_k, uint64_t seed) {
+/* Begin a run of an L x H model in s; returns its id (-1 on failure). */
+static int64_t begin_run(Store *s, int L, int H) {
     Err e;
-    Store *s = store_open(db, STORE_WRITE, 2000, &e);
-    CHECK_MSG(s != NULL, "%s", e.msg);
-    if (!s) return -1;
     StoreRunInfo r;
     memset(&r, 0, sizeof r);
     snprintf(r.model, sizeof r.model, "m.bin");
@@ -76,18 +74,38 @@ static int64_t record_run(const char *db, int L, int H, int n, int top_k, uint64
     r.n_layers = L, r.n_heads = H, r.n_kv_heads = H / 2, r.dim = 8 * H, r.vocab_size = 512, r.seq_len = 1 << 16;
     r.window = WINDOW, r.sinks = SINKS, r.tau = 0.4, r.theta_logit = -0.5, r.prompt = "x";
     r.program_version = "test";
-    CHECK(store_run_begin(s, &r, &e) == 0);
-    store_set_commit_every(s, 50);
+    int rc = store_run_begin(s, &r, &e);
+    CHECK_MSG(rc == 0, "%s", e.msg);
+    return rc ? -1 : r.run_id;
+}
+
+/* Write positions [0, n) of made-up steps into run `run` of s, a share
+ * `unknown` of the gates more made unknown (fill_step's own are few). */
+static void write_steps(Store *s, int64_t run, int L, int H, int n, int top_k, uint64_t seed, double unknown) {
+    Err e;
     StepTrace *t = trace_new_top(L, H, top_k);
-    uint64_t st = seed;
+    uint64_t st = seed, g = seed ^ 0x5bd1e995;
     for (int p = 0; p < n && t; p++) {
         fill_step(t, p, &st);
-        if (store_write_step(s, r.run_id, t, NULL, &e)) { CHECK_MSG(0, "write: %s", e.msg); break; }
+        for (int c = 0; c < L * H; c++)
+            if (uni(&g) < unknown) t->gate[c] = -1, t->keys_read[c] = -1;
+        if (store_write_step(s, run, t, NULL, &e)) { CHECK_MSG(0, "write: %s", e.msg); break; }
     }
     trace_free(t);
-    CHECK(store_run_end(s, r.run_id, "done", &e) == 0);
+}
+
+/* Record one run of n made-up steps of an L x H model; returns its id. */
+static int64_t record_run(const char *db, int L, int H, int n, int top_k, uint64_t seed) {
+    Err e;
+    Store *s = store_open(db, STORE_WRITE, 2000, &e);
+    CHECK_MSG(s != NULL, "%s", e.msg);
+    if (!s) return -1;
+    int64_t run = begin_run(s, L, H);
+    store_set_commit_every(s, 50);
+    write_steps(s, run, L, H, n, top_k, seed, 0);
+    CHECK(store_run_end(s, run, "done", &e) == 0);
     CHECK(store_close(s, &e) == 0);
-    return r.run_id;
+    return run;
 }
 
 /* Two values of a result equal: NULL both, or the same integer, or reals
@@ -336,6 +354,137 @@ TEST(store_v4_diff_equals_a_join_of_the_rows) {
     test_db_fresh(db);
 }
 
+/* tokens.gates of every position of a run against its decision_bits
+ * gates, decoded here from the layout SCHEMA.md gives (two bits a head,
+ * layer-major, bit 0 known, bit 1 global). Returns the unknown gates seen. */
+static long check_bitmaps(const char *db, int64_t run, int cells) {
+    sqlite3 *h;
+    sqlite3_stmt *t = NULL, *d = NULL;
+    CHECK(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(h, "SELECT pos, gates FROM tokens WHERE run_id = ?1 ORDER BY pos", -1, &t, NULL) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(h, "SELECT k >> 28 & 1048575, (k >> 18 & 1023) * ?2 + (k & 262143), gate FROM decision_bits"
+                                " WHERE k BETWEEN ?1 << 48 AND ((?1 + 1) << 48) - 1 ORDER BY k", -1, &d, NULL) == SQLITE_OK);
+    long unknown = 0, bad = 0, rows = 0;
+    int heads = (int)test_db_scalar(db, "SELECT n_heads FROM runs WHERE run_id = 1");
+    if (t && d) {
+        sqlite3_bind_int64(t, 1, run), sqlite3_bind_int64(d, 1, run), sqlite3_bind_int(d, 2, heads);
+        while (sqlite3_step(t) == SQLITE_ROW) {
+            int pos = sqlite3_column_int(t, 0);
+            const unsigned char *g = sqlite3_column_blob(t, 1);
+            if (!g || sqlite3_column_bytes(t, 1) != (cells + 3) / 4) { bad++; continue; }
+            for (int c = 0; c < cells; c++, rows++) {
+                int bits = g[c / 4] >> (2 * (c % 4)) & 3;
+                if (sqlite3_step(d) != SQLITE_ROW) { bad++; break; }
+                int null = sqlite3_column_type(d, 2) == SQLITE_NULL;
+                bad += sqlite3_column_int(d, 0) != pos || sqlite3_column_int(d, 1) != c;
+                bad += null ? bits != 0 : bits != (sqlite3_column_int(d, 2) ? 3 : 1);
+                unknown += null;
+            }
+            for (int c = cells; c < (cells + 3) / 4 * 4; c++) bad += (g[c / 4] >> (2 * (c % 4)) & 3) != 0;
+        }
+        CHECK(sqlite3_step(d) == SQLITE_DONE); /* no decision row left over */
+    }
+    CHECK_MSG(bad == 0 && rows > 0, "run %lld: %ld of %ld gates differ from their rows", (long long)run, bad, rows);
+    sqlite3_finalize(t), sqlite3_finalize(d);
+    sqlite3_close(h);
+    return unknown;
+}
+
+/* The three ways of summing a diff agree head by head on runs a and b of
+ * the file at db: the tokens' bitmaps, the decision rows merged by key,
+ * the decided view joined. Returns the gates that differ. */
+static long same_diff_three_ways(const char *db, int64_t a, int64_t b, int L, int H) {
+    Err e;
+    Store *s = store_open(db, STORE_READ, 2000, &e);
+    CHECK_MSG(s != NULL, "%s", e.msg);
+    if (!s) return -1;
+    static const StoreDiffPath paths[3] = {STORE_DIFF_GATES, STORE_DIFF_KEYS, STORE_DIFF_VIEWS};
+    static const char *const names[3] = {"bitmaps", "keys", "views"};
+    StoreDiffHead *dh[3];
+    long differ = 0;
+    for (int p = 0; p < 3; p++) {
+        dh[p] = calloc((size_t)L * H, sizeof *dh[p]);
+        for (int c = 0; dh[p] && c < L * H; c++) dh[p][c].fp = -1;
+        CHECK_MSG(dh[p] && store_diff_sums(s, a, b, L, H, paths[p], dh[p], &e) == 0, "%s: %s", names[p], e.msg);
+    }
+    for (int c = 0; c < L * H; c++) {
+        const StoreDiffHead *g = &dh[0][c];
+        for (int p = 1; p < 3; p++) {
+            const StoreDiffHead *o = &dh[p][c];
+            CHECK_MSG(g->n == o->n && g->down == o->down && g->up == o->up && g->sx == o->sx && g->cx == o->cx &&
+                          g->sy == o->sy && g->cy == o->cy && g->d == o->d && g->cd == o->cd && g->fp == o->fp,
+                      "runs %lld, %lld head %d: bitmaps n %lld d %lld cx %lld fp %lld, %s n %lld d %lld cx %lld fp %lld",
+                      (long long)a, (long long)b, c, (long long)g->n, (long long)g->d, (long long)g->cx,
+                      (long long)g->fp, names[p], (long long)o->n, (long long)o->d, (long long)o->cx, (long long)o->fp);
+        }
+        differ += g->d;
+    }
+    for (int p = 0; p < 3; p++) free(dh[p]);
+    store_close(s, NULL);
+    return differ;
+}
+
+/* Version 5's gate bitmaps hold exactly the decision rows' gates (known
+ * or not, a shape whose heads do not fill the last byte), and the diff
+ * read from them equals the diff read from the rows and from the views:
+ * runs of different lengths either way round, a run still being written
+ * (its committed positions), and a run without bitmaps falls back to the
+ * rows. merge copies the bitmaps. */
+TEST(store_v5_gate_bitmaps_equal_the_rows) {
+    const char *db = test_tmp("v5_gates.db");
+    test_db_fresh(db);
+    enum { L = 3, H = 6 }; /* 18 heads: the last byte half filled */
+    Err e;
+    Store *w = store_open(db, STORE_WRITE, 2000, &e);
+    CHECK_MSG(w != NULL, "%s", e.msg);
+    if (!w) return;
+    store_set_commit_every(w, 7);
+    int64_t r1 = begin_run(w, L, H);
+    write_steps(w, r1, L, H, 300, 2, 11, 0.05);
+    CHECK(store_run_end(w, r1, "done", &e) == 0);
+    int64_t r2 = begin_run(w, L, H);
+    write_steps(w, r2, L, H, 230, 2, 12, 0.05);
+    CHECK(store_run_end(w, r2, "done", &e) == 0);
+    int64_t r3 = begin_run(w, L, H); /* left running: 140 positions committed, 5 pending */
+    write_steps(w, r3, L, H, 145, 0, 13, 0.1);
+    CHECK_INT((int)test_db_scalar(db, "SELECT n_tokens FROM runs WHERE run_id = 3"), 140);
+    CHECK(check_bitmaps(db, r1, L * H) > 100);
+    CHECK(check_bitmaps(db, r3, L * H) > 100);
+    check_bitmaps(db, r2, L * H);
+    CHECK(same_diff_three_ways(db, r1, r2, L, H) > 500);
+    CHECK(same_diff_three_ways(db, r2, r1, L, H) > 500);
+    CHECK(same_diff_three_ways(db, r1, r3, L, H) > 100);
+    CHECK(same_diff_three_ways(db, r3, r2, L, H) > 100);
+    CHECK(store_run_end(w, r3, "done", &e) == 0);
+    CHECK(store_close(w, &e) == 0);
+    CHECK(same_diff_three_ways(db, r1, r3, L, H) > 100);
+    /* merge copies the bitmaps: the merged file's diff reads them */
+    const char *out = test_tmp("v5_gates_merged.db");
+    test_db_fresh(out);
+    int st;
+    char *m = test_runf(&st, "%s merge --out %s %s", test_bin(), out, db);
+    CHECK_MSG(st == 0, "merge: %s", m ? m : "");
+    free(m);
+    CHECK_INT((int)test_db_scalar(out, "SELECT COUNT(*) FROM tokens WHERE gates IS NOT NULL"), 300 + 230 + 145);
+    check_bitmaps(out, 2, L * H);
+    char *a = test_runf(&st, "%s compare --db %s --run 1 --run 2", test_bin(), db);
+    char *b = test_runf(&st, "%s compare --db %s --run 1 --run 2", test_bin(), out);
+    CHECK_MSG(a && b && !strcmp(a, b) && strstr(a, "gate flips per head"), "before merge:\n%s\nafter:\n%s", a, b);
+    /* a run without bitmaps (written before version 5): its diff reads the rows and says the same */
+    test_db_exec(out, "UPDATE tokens SET gates = NULL WHERE run_id = 2");
+    Store *s = store_open(out, STORE_READ, 2000, &e);
+    StoreDiffHead *dh = calloc(L * H, sizeof *dh);
+    CHECK(s && dh && store_diff_sums(s, 1, 2, L, H, STORE_DIFF_GATES, dh, &e) == 1);
+    CHECK(dh && dh[0].n == 0 && dh[0].fp == -1); /* nothing summed */
+    store_close(s, NULL);
+    free(dh);
+    char *c = test_runf(&st, "%s compare --db %s --run 1 --run 2", test_bin(), out);
+    CHECK_MSG(st == 0 && a && c && !strcmp(a, c), "with bitmaps:\n%s\nwithout:\n%s", a, c);
+    CHECK(same_diff_three_ways(out, 1, 3, L, H) > 100);
+    free(a), free(b), free(c);
+    test_db_fresh(db), test_db_fresh(out);
+}
+
 /* Bit for bit: what the decisions and attn_top views return, cast back to
  * float, is the float32 written (NaN reads as NULL), and a reader's traces
  * are the traces written. */
@@ -427,9 +576,10 @@ static int same_csv(const char *a, const char *b, double rel) {
     return *a == *b;
 }
 
-/* The three older fixtures: read-only, their summaries (from rows) equal
- * those of the copy a writer upgraded (from totals computed on upgrade),
- * and the upgraded totals equal a recomputation from the rows. */
+/* The older fixtures: read-only, their summaries (from rows, or version
+ * 4's totals) equal those of the copy a writer upgraded (from totals
+ * computed on upgrade), and the upgraded totals equal a recomputation from
+ * the rows. */
 TEST(store_v4_upgraded_fixtures_answer_as_before) {
     static const char *const views[] = {
         "SELECT * FROM head_rates ORDER BY run_id, layer, head", "SELECT * FROM layer_rates ORDER BY run_id, layer",
@@ -438,7 +588,7 @@ TEST(store_v4_upgraded_fixtures_answer_as_before) {
         "SELECT * FROM confusion ORDER BY run_id, predictor",
         "SELECT * FROM decisions ORDER BY run_id, pos, layer, head",
         "SELECT * FROM attn_top ORDER BY run_id, pos, layer, head, rank"};
-    for (int v = 1; v <= 3; v++) {
+    for (int v = 1; v <= 4; v++) {
         char fx[64], ro[64], rw[64];
         snprintf(fx, sizeof fx, "tests/fixtures/store/v%d.db", v);
         snprintf(ro, sizeof ro, "v4_from_v%d_ro.db", v);
@@ -474,7 +624,7 @@ TEST(store_v4_upgraded_fixtures_answer_as_before) {
                   b ? b : "");
         if (v == 3) CHECK_MSG(b && strstr(b, "by regime of the far scores"), "%s", b ? b : "");
         free(a), free(b);
-        if (v == 1) { /* the diff: the old file's rows joined, the upgraded one's keys merged */
+        if (v == 1 || v == 4) { /* the diff: the old file's rows (or keys), the upgraded one's as it reads them */
             a = test_runf(&st1, "%s compare --db %s --run 1 --run 2", test_bin(), ro);
             b = test_runf(&st2, "%s compare --db %s --run 1 --run 2", test_bin(), rw);
             CHECK_MSG(st1 == 0 && st2 == 0 && a && b && !strcmp(a, b) && strstr(b, "gate flips per head"),

@@ -45,6 +45,7 @@ typedef struct {
     int gemm;                /* --gemm: time a layer's prefill products alone on every path */
     int long_mode;           /* --long: a long recorded run's bytes per decision and read times */
     int long_tokens;         /* --long-tokens N: its prompt's length (default 4096) */
+    int synthetic;           /* --synthetic: --long's runs written from synthetic traces, no model */
     int train;               /* --train: a training step's tokens/s and share of the f32 FMA peak */
     int train_batch, train_seq; /* --batch B (default 4), --seq-len T (default the context - 1) */
 } BenchOpts;
@@ -213,5 +214,26 @@ int bench_train(const Model *m, const BenchOpts *b, Err *e);
  * run's summary, head rates, diff and first replay frame, and the share
  * recording adds to a step, beside the storage work's goals. Prints them. */
 int bench_long(const Model *m, const BenchOpts *b, Err *e);
+
+/* The longest a read of a long run may take at 1 M decisions (2 s at 10 M). */
+#define BENCH_GOAL_READ_S 0.5
+
+/* What --long times on a run, in seconds: compare's summary, the
+ * head_rates view, the diff against its child, a replay's first frame. */
+typedef struct {
+    double compare_s, head_rates_s, diff_s, first_frame_s;
+} BenchLongReads;
+
+/* Medians over b->runs of each read of run 1 of the database at path, its
+ * child being run 2 (bench_long.c). */
+int bench_long_reads(const BenchOpts *b, const char *path, BenchLongReads *r, Err *e);
+
+/* --long --synthetic (bench_long_synth.c): a parent run of --long-tokens
+ * positions of the --dims/--shape shape and its child (window doubled, a
+ * fixed share of gates flipped), written from synthetic traces with fixed
+ * seeds through the store's writer as the TUI records (--profile,
+ * attention top-k), no model; the parent's bytes per decision, the writing
+ * time and bench_long_reads. Prints them. */
+int bench_long_synthetic(const BenchOpts *b, Err *e);
 
 #endif

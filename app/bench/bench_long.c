@@ -39,7 +39,7 @@
 /* The goals of the storage work, printed beside today's figures. */
 #define GOAL_BPD_TOP 100.0     /* B/decision, recorded with the attention top-k */
 #define GOAL_BPD_PROFILE 64.0  /* B/decision, record --profile */
-#define GOAL_READ_S 0.5        /* summary, head rates, diff, first frame at 1 M decisions */
+#define GOAL_READ_S BENCH_GOAL_READ_S /* summary, head rates, diff, first frame at 1 M decisions */
 #define GOAL_OVERHEAD 0.05     /* recording's share of a step at the 1B-class shape */
 #define GOAL_KEY_MS 50.0       /* the longest a key waits while a pane job runs */
 
@@ -200,10 +200,7 @@ static int first_frame(Store *st, int64_t run, Err *e) {
     return rc;
 }
 
-/* Median seconds over --runs of each read of run 1 (the child is run 2):
- * the summary and the diff as `compare` prints them, the head_rates view
- * as a user's query reads it, and a replay's first frame. */
-static int time_reads(const BenchOpts *b, const char *path, LongResult *out, Err *e) {
+int bench_long_reads(const BenchOpts *b, const char *path, BenchLongReads *out, Err *e) {
     int R = b->runs, rc = -1;
     double *t = calloc((size_t)R * 4, sizeof *t);
     FILE *null = fopen("/dev/null", "w");
@@ -230,6 +227,17 @@ out:
     if (null) fclose(null);
     free(t);
     return rc;
+}
+
+/* The reads of run 1 into the result: the summary and the diff as
+ * `compare` prints them, the head_rates view as a user's query reads it,
+ * and a replay's first frame. */
+static int time_reads(const BenchOpts *b, const char *path, LongResult *out, Err *e) {
+    BenchLongReads r;
+    if (bench_long_reads(b, path, &r, e)) return -1;
+    out->compare_s = r.compare_s, out->head_rates_s = r.head_rates_s;
+    out->diff_s = r.diff_s, out->first_frame_s = r.first_frame_s;
+    return 0;
 }
 
 /* R's job, as the TUI runs it: the run's summary over the job's connection. */
