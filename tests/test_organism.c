@@ -1,13 +1,17 @@
 /* test_organism.c — the committed organism (engine/organism/) is what
  * app/FINDINGS.md says it is, on small fixed sets of items it never saw
- * (seeds apart from every training file's): the local control and
- * passkey items at 96 and 120 tokens, needles 20-100 tokens back,
- * answered by full attention at least 95% of the time (20 of 20 here;
- * FINDINGS measures 50 of 50), while an 8-key window, shorter than every
- * needle distance, falls to chance (a five-digit answer: 1 in 90 000;
- * none of them right). It
- * does not reach the goal the recipe was written for (95% on passkey and
- * multi-key needle items at the full context of 1 024): FINDINGS says so. */
+ * (seeds apart from every training file's): passkey items and the local
+ * control at lengths off any grid between 64 and 248 tokens (it was
+ * trained on every length there, and a model trained on a few lengths
+ * answers at those only, so odd lengths are the ones that tell),
+ * answered by full attention at least 90% of the time (54 of 60 passkey
+ * items pooled over three lengths, here 56; FINDINGS measures 96-98% on
+ * 50 items at each of four lengths; no length under 85%, the local
+ * control 95%), while
+ * an 8-key window, shorter than every needle distance, falls to chance (a
+ * five-digit answer: 1 in 90 000; none of them right). It does not reach
+ * the goal the recipe was written for (95% on passkey and multi-key
+ * needle items at the full context of 1 024): FINDINGS says so. */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,13 +51,20 @@ TEST(organism_answers_its_items_and_fails_with_a_short_window) {
     FILE *f = fopen(ORGANISM, "rb");
     if (!f) { test_skip("no " ORGANISM " in this checkout (make organism trains it)"); return; }
     fclose(f);
+    /* each set at least `least`; the passkey sets pooled at least 90% */
     static const struct { const char *kind; int context; double least; } sets[] = {
-        {"local", 120, 0.95}, {"passkey", 96, 0.95}, {"passkey", 120, 0.95}};
+        {"local", 161, 0.95}, {"passkey", 77, 0.85}, {"passkey", 143, 0.85}, {"passkey", 233, 0.85}};
+    double pooled = 0;
+    int n_pooled = 0;
     for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
         double full = -1, local = -1;
         if (organism_scores(sets[k].kind, sets[k].context, 20, 777, &full, &local)) continue;
         CHECK_MSG(full >= sets[k].least - 1e-9, "%s at %d: full attention %.2f, below %.2f", sets[k].kind,
                   sets[k].context, full, sets[k].least);
         CHECK_MSG(local == 0, "%s at %d: an 8-key window %.2f, above chance", sets[k].kind, sets[k].context, local);
+        if (!strcmp(sets[k].kind, "passkey")) pooled += full, n_pooled++;
     }
+    CHECK_INT(n_pooled, 3);
+    CHECK_MSG(n_pooled && pooled / n_pooled >= 0.90 - 1e-9, "passkey pooled over 77, 143 and 233 tokens: %.3f, below 0.90",
+              n_pooled ? pooled / n_pooled : 0.0);
 }

@@ -45,43 +45,57 @@ stage() {
     done
     paste -d '\n' "$d"/*.jsonl | grep -v '^$' >"$WORK/$name.jsonl"
 }
-# Two stages. Each mixes training documents (`recall`: facts stated in
-# filler and asked again later with the answer written out, so one item
-# holds a retrieval at many distances) with items of the kinds the model is
-# scored on (passkey, multi-key needle, the local control), whose one answer
-# counts --answer-weight times. R1 teaches copying on short items; R2
-# stretches it to the full context.
-stage R1 3000 recall:128,192,248 passkey:64,128,192,248 multikey:128,192,248 local:128,248
-C=256,384,512,640,768,896,1016
-stage R2 1200 recall:$C passkey:$C multikey:$C local:512,1016
+# Each stage mixes training documents (`recall`: facts stated in filler
+# and asked again later with the answer written out, so one item holds a
+# retrieval at many distances) with items of the kinds the model is scored
+# on (passkey, multi-key needle, the local control), whose one answer counts
+# --answer-weight times. R1 and R1b hold items of four lengths; W1-W3 of
+# every length from 64 to 248 (a few items each), because a model trained
+# on a few lengths answers at those lengths only (engine/organism/README.md).
+# The stage names seed the items.
+S1="recall:128,192,248 passkey:64,128,192,248 multikey:128,192,248 local:128,248"
+SW="recall:$(seq -s, 128 248) passkey:$(seq -s, 64 248) multikey:$(seq -s, 120 248) local:$(seq -s, 64 248)"
+for name in R1 R1b; do
+    # shellcheck disable=SC2086
+    stage $name 3000 $S1
+done
+for name in W1 W2 W3; do
+    # shellcheck disable=SC2086
+    stage $name 64 $SW
+done
 [ "${ONLY_DATA:-0}" = 1 ] && { echo "recipe: task items written in $WORK"; exit 0; }
 
-# 3. Training: one AdamW run, one learning-rate schedule (10% warm-up,
-# cosine to a tenth) planned over both stages; R1 stops at its step with
-# exit 130 ("stopped", the model so far written) and R2 resumes from its
-# checkpoint with the longer sequences.
-TOTAL=${TOTAL:-5500} R1_STEPS=${R1_STEPS:-1500}
-rm -f "$WORK/organism.bin.ckpt" "$WORK/curve.tsv"
-train() { # data seq-len batch stop-after
-    resume=""
-    [ -f "$WORK/organism.bin.ckpt" ] && resume="--resume $WORK/organism.bin.ckpt"
-    stop=""
-    [ "$4" -lt $TOTAL ] && stop="--stop-after $4"
+# 3. Training. R1 is the first 1 500 steps of a schedule planned over 5 500
+# (AdamW at 3e-3, 10% warm-up, cosine to a tenth), stopped there (exit 130,
+# "stopped", the model so far written); every later stage is a cycle of its
+# own from the one before's weights (--init: fresh AdamW moments, its own
+# warm-up and cosine).
+printf 'stage\tstep\tseq_len\tbatch\tloss\n' >"$WORK/curve.tsv"
+# train NAME SEQ-LEN BATCH STEPS LR SEED [STOP-AFTER] [INIT]
+train() {
+    stop="" init=""
+    [ -n "${7:-}" ] && stop="--stop-after $7"
+    [ -n "${8:-}" ] && init="--init $WORK/$8"
+    rm -f "$WORK/organism.bin.ckpt" "$WORK/curve-$1.tsv"
     set +e
     # shellcheck disable=SC2086
     "$BIN" train --from-scratch --vocab-file "$HERE/words.txt" --data "$WORK/$1.jsonl" --seq-len "$2" --batch "$3" \
-        --steps $TOTAL $stop $resume --lr ${LR:-3e-3} --answer-weight 10 --seed ${SEED:-1} --curve "$WORK/curve.tsv" \
+        --steps "$4" $stop $init --lr "$5" --answer-weight 10 --seed "$6" --curve "$WORK/curve-$1.tsv" \
         --out "$WORK/organism.bin" 2>>"$WORK/train.log"
     rc=$?
     set -e
-    want=130
-    [ "$4" -lt $TOTAL ] || want=0
+    want=0
+    [ -n "${7:-}" ] && want=130
     [ $rc -eq $want ] || { echo "recipe: stage $1 failed (exit $rc): $WORK/train.log" >&2; tail -n 3 "$WORK/train.log" >&2; exit 1; }
     cp "$WORK/organism.bin" "$WORK/organism-$1.bin"
+    sed "s/^/$1\t/" "$WORK/curve-$1.tsv" | grep -v "step" >>"$WORK/curve.tsv"
 }
-train R1 255 16 $R1_STEPS
-train R2 1023 4 $TOTAL
-final=organism-R2.bin last=R2
+train R1 255 16 5500 3e-3 1 1500
+train R1b 255 16 1500 2e-3 2 "" organism-R1.bin
+train W1 255 16 2500 1.5e-3 8 "" organism-R1b.bin
+train W2 255 16 2500 1e-3 9 "" organism-W1.bin
+train W3 255 16 2500 7e-4 10 "" organism-W2.bin
+final=organism-W3.bin last=W3
 cp "$WORK/$final" "$OUT/organism.bin"
 cp "$WORK/tok512.bin" "$OUT/tok512.bin"
 cp "$WORK/curve.tsv" "$OUT/curve.tsv"
