@@ -50,8 +50,9 @@ stage() {
 # retrieval at many distances) with items of the kinds the model is scored
 # on (passkey, multi-key needle, the local control), whose one answer counts
 # --answer-weight times. R1 and R1b hold items of four lengths; W1-W3 of
-# every length from 64 to 248 (a few items each), because a model trained
-# on a few lengths answers at those lengths only (engine/organism/README.md).
+# every length from 64 to 248 (a few items each), W4 up to 504, because a
+# model trained on a few lengths answers at those lengths only
+# (engine/organism/README.md).
 # The stage names seed the items.
 S1="recall:128,192,248 passkey:64,128,192,248 multikey:128,192,248 local:128,248"
 SW="recall:$(seq -s, 128 248) passkey:$(seq -s, 64 248) multikey:$(seq -s, 120 248) local:$(seq -s, 64 248)"
@@ -63,6 +64,8 @@ for name in W1 W2 W3; do
     # shellcheck disable=SC2086
     stage $name 64 $SW
 done
+# W4: every length up to 504, fewer items of each
+stage W4 24 "recall:$(seq -s, 128 504)" "passkey:$(seq -s, 64 504)" "multikey:$(seq -s, 120 504)" "local:$(seq -s, 64 504)"
 [ "${ONLY_DATA:-0}" = 1 ] && { echo "recipe: task items written in $WORK"; exit 0; }
 
 # 3. Training. R1 is the first 1 500 steps of a schedule planned over 5 500
@@ -95,7 +98,8 @@ train R1b 255 16 1500 2e-3 2 "" organism-R1.bin
 train W1 255 16 2500 1.5e-3 8 "" organism-R1b.bin
 train W2 255 16 2500 1e-3 9 "" organism-W1.bin
 train W3 255 16 2500 7e-4 10 "" organism-W2.bin
-final=organism-W3.bin last=W3
+train W4 511 8 2500 7e-4 11 "" organism-W3.bin
+final=organism-W4.bin last=W4
 cp "$WORK/$final" "$OUT/organism.bin"
 cp "$WORK/tok512.bin" "$OUT/tok512.bin"
 cp "$WORK/curve.tsv" "$OUT/curve.tsv"
