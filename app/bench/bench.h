@@ -16,6 +16,7 @@
 #include "engine/model.h"
 #include "engine/pool.h"
 #include "engine/routers.h"
+#include "store/store.h"
 
 #include <stdint.h>
 
@@ -227,6 +228,11 @@ typedef struct {
 /* Medians over b->runs of each read of run 1 of the database at path, its
  * child being run 2 (bench_long.c). */
 int bench_long_reads(const BenchOpts *b, const char *path, BenchLongReads *r, Err *e);
+
+/* The run row both --long modes write: model name, c's shape, attn's
+ * settings, n steps, a child of parent when parent > 0 (bench_long.c). */
+void bench_long_run_info(StoreRunInfo *r, const char *model, const Config *c, const AttnConfig *attn, int64_t parent,
+                         int n);
 
 /* --long --synthetic (bench_long_synth.c): a parent run of --long-tokens
  * positions of the --dims/--shape shape and its child (window doubled, a

@@ -103,6 +103,19 @@ static void bufs_free(LongBufs *lb) {
     fwd_free(&lb->rs);
 }
 
+void bench_long_run_info(StoreRunInfo *r, const char *model, const Config *c, const AttnConfig *attn, int64_t parent,
+                         int n) {
+    memset(r, 0, sizeof *r);
+    r->program_version = AHASCOPE_VERSION;
+    snprintf(r->model, sizeof r->model, "%s", model);
+    snprintf(r->policy, sizeof r->policy, "%s", aha_policy_name(attn->policy));
+    r->n_layers = c->n_layers, r->n_heads = c->n_heads, r->n_kv_heads = c->n_kv_heads, r->dim = c->dim;
+    r->seq_len = c->seq_len, r->vocab_size = c->vocab_size;
+    r->window = attn->window, r->sinks = attn->sinks, r->tau = attn->tau, r->theta_logit = attn->theta_logit;
+    r->p = attn->p, r->profile = attn->profile, r->parent_run_id = parent, r->steps = n;
+    r->prompt = "";
+}
+
 /* Run and record the prompt as one run of st (a child of parent when
  * parent > 0); plain[i] and rec[i] get chunk i's compute time and compute
  * plus write time per position, in seconds. */
@@ -112,14 +125,7 @@ static int record_run(const Model *m, const BenchOpts *b, Store *st, const AttnC
     int n = b->long_tokens, rc = -1;
     LongBufs lb;
     StoreRunInfo r;
-    memset(&r, 0, sizeof r);
-    r.program_version = AHASCOPE_VERSION;
-    snprintf(r.model, sizeof r.model, "bench-long");
-    snprintf(r.policy, sizeof r.policy, "%s", aha_policy_name(attn->policy));
-    r.n_layers = c->n_layers, r.n_heads = c->n_heads, r.dim = c->dim, r.seq_len = c->seq_len;
-    r.window = attn->window, r.sinks = attn->sinks, r.tau = attn->tau, r.theta_logit = attn->theta_logit;
-    r.p = attn->p, r.profile = attn->profile, r.parent_run_id = parent, r.steps = n;
-    r.prompt = "";
+    bench_long_run_info(&r, "bench-long", c, attn, parent, n);
     if (bufs_init(&lb, c, top_k, b->threads, e) || store_run_begin(st, &r, e)) goto out;
     *run = r.run_id;
     for (int pos = 0, k = 0; pos < n; pos += LONG_CHUNK, k++) {

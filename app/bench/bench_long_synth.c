@@ -20,7 +20,6 @@
 
 #include "app/bench/bench.h"
 #include "app/commands.h"
-#include "app/version.h"
 #include "engine/attn.h"
 #include "engine/clock.h"
 #include "store/store.h"
@@ -98,15 +97,8 @@ static int write_run(const Config *c, const AttnConfig *attn, int n, int child, 
     Store *st = store_open(path, STORE_WRITE, 5000, e);
     if (!st) return -1;
     StoreRunInfo r;
-    memset(&r, 0, sizeof r);
-    r.program_version = AHASCOPE_VERSION;
-    snprintf(r.model, sizeof r.model, "bench-long-synthetic");
-    snprintf(r.policy, sizeof r.policy, "%s", aha_policy_name(attn->policy));
-    r.n_layers = c->n_layers, r.n_heads = c->n_heads, r.n_kv_heads = c->n_kv_heads, r.dim = c->dim;
-    r.seq_len = c->seq_len, r.vocab_size = c->vocab_size;
-    r.window = attn->window * (child ? 2 : 1), r.sinks = attn->sinks, r.tau = attn->tau;
-    r.theta_logit = attn->theta_logit, r.profile = 1, r.parent_run_id = child ? 1 : 0, r.steps = n;
-    r.prompt = "";
+    bench_long_run_info(&r, "bench-long-synthetic", c, attn, child ? 1 : 0, n);
+    r.window = attn->window * (child ? 2 : 1), r.profile = 1; /* every field set, as --profile */
     StepTrace *t = trace_new_top(c->n_layers, c->n_heads, APP_TUI_ATTN_TOP);
     int rc = !t ? err_set(e, "out of memory") : store_run_begin(st, &r, e);
     double t0 = clock_now();
