@@ -183,6 +183,16 @@ TEST(store_round_trip_engine) {
     model_free(&m);
 }
 
+/* Whether the file at PATH still holds the N bytes BEFORE (reading a database
+ * must not change it). */
+static int file_unchanged(const char *path, const char *before, long n) {
+    long n1 = 0;
+    char *after = test_read_file(path, &n1);
+    int same = before && after && n1 == n && memcmp(before, after, n) == 0;
+    free(after);
+    return same;
+}
+
 /* Run one query and return its single value as a double (NAN if NULL). */
 static double scalar(const char *db, const char *sql) {
     sqlite3 *h;
@@ -511,11 +521,8 @@ TEST(store_query_refuses_every_write) {
     CHECK_MSG(rc == 0 && strstr(ok, "n\r\n20\r\n") && strstr(ok, "prompt"), "got: %s", ok);
     free(ok);
     store_close(s, NULL);
-    long n1 = 0;
-    char *after = test_read_file(db, &n1);
-    CHECK(before && after && n0 == n1 && memcmp(before, after, n0) == 0);
+    CHECK(file_unchanged(db, before, n0));
     free(before);
-    free(after);
     CHECK(access(test_tmp("other.db"), F_OK) != 0);
 }
 
@@ -691,13 +698,16 @@ TEST(store_sha256_known_vectors) {
     CHECK(sha256_file(test_tmp("nope"), hex, &e) != 0);
 }
 
-/* Copy the committed version-1 fixture to a scratch path. */
-static int copy_fixture(const char *to) {
-    long n = 0;
-    char *data = test_read_file("tests/fixtures/store/v1.db", &n);
-    int rc = data ? test_write_file(to, data, n) : -1;
-    free(data);
-    return rc;
+/* Copy the committed fixture tests/fixtures/store/NAME to a scratch path to
+ * read (RO) and one to upgrade (RW); returns the fixture's bytes (*n of them),
+ * which RO must still hold after it is read, or NULL when it cannot. */
+static char *fixture_copies(const char *name, const char *ro, const char *rw, long *n) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/fixtures/store/%s", name);
+    char *data = test_read_file(path, n);
+    if (data && (test_write_file(ro, data, *n) != 0 || test_write_file(rw, data, *n) != 0))
+        free(data), data = NULL;
+    return data;
 }
 
 /* Both ways of reading a version-1 database (the compatibility views of a
@@ -706,9 +716,9 @@ static int copy_fixture(const char *to) {
  * version 1 still count as global at every θ below 1. */
 TEST(store_reads_and_upgrades_a_version_1_database) {
     const char *ro = test_tmp("v1-read.db"), *rw = test_tmp("v1-write.db");
-    CHECK(copy_fixture(ro) == 0 && copy_fixture(rw) == 0);
     long n0 = 0;
-    char *before = test_read_file(ro, &n0);
+    char *before = fixture_copies("v1.db", ro, rw, &n0);
+    CHECK(before != NULL);
     const char *q = "SELECT (SELECT group_concat(predictor || ':' || tp || '/' || fp || '/' || fn || '/' || tn, ' ')"
                     " FROM confusion WHERE run_id = 1), (SELECT COUNT(*) FROM tokens WHERE run_id = 1 AND n_far = 0),"
                     " (SELECT COUNT(*) FROM decisions WHERE qada_bulk_logit > 1e308),"
@@ -718,10 +728,8 @@ TEST(store_reads_and_upgrades_a_version_1_database) {
     int st;
     char *compat = test_runf(&st, "%s query --db %s --csv \"%s\"", getenv("AHASCOPE_BIN") ? getenv("AHASCOPE_BIN") : "./ahascope", ro, q);
     CHECK_MSG(st == 0, "query of a version-1 file: %s", compat);
-    long n1 = 0;
-    char *after = test_read_file(ro, &n1);
-    CHECK_MSG(before && after && n0 == n1 && memcmp(before, after, n0) == 0, "reading changed the version-1 file");
-    free(before), free(after);
+    CHECK_MSG(file_unchanged(ro, before, n0), "reading changed the version-1 file");
+    free(before);
     /* a writer upgrades the file in place */
     Err e;
     Store *s = store_open(rw, STORE_WRITE, 1000, &e);
@@ -770,13 +778,10 @@ TEST(store_reads_and_upgrades_a_version_1_database) {
  * positions read back. */
 TEST(store_reads_and_upgrades_a_version_2_database) {
     const char *ro = test_tmp("v2-read.db"), *rw = test_tmp("v2-write.db");
-    long n = 0;
-    char *fx = test_read_file("tests/fixtures/store/v2.db", &n);
-    CHECK(fx && test_write_file(ro, fx, n) == 0 && test_write_file(rw, fx, n) == 0);
-    free(fx);
+    long n0 = 0;
+    char *before = fixture_copies("v2.db", ro, rw, &n0);
+    CHECK(before != NULL);
     int st;
-    long n0 = 0, n1 = 0;
-    char *before = test_read_file(ro, &n0);
     const char *bin = getenv("AHASCOPE_BIN") ? getenv("AHASCOPE_BIN") : "./ahascope";
     const char *q = "SELECT (SELECT COUNT(*) FROM attn_top), (SELECT COUNT(*) FROM decided WHERE run_id = 1),"
                     " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 1)";
@@ -787,9 +792,8 @@ TEST(store_reads_and_upgrades_a_version_2_database) {
                               " qada_rem_bulk_logit IS NULL' 2>&1", bin, ro); /* version 3's columns read as NULL */
     CHECK_MSG(st == 0 && q3 && strstr(q3, "n\r\n960"), "version-3 columns of a version-2 file: %s", q3);
     free(q3);
-    char *after = test_read_file(ro, &n1);
-    CHECK_MSG(before && after && n0 == n1 && memcmp(before, after, n0) == 0, "reading changed the version-2 file");
-    free(before), free(after);
+    CHECK_MSG(file_unchanged(ro, before, n0), "reading changed the version-2 file");
+    free(before);
     Err e;
     Store *s = store_open(rw, STORE_WRITE, 1000, &e);
     CHECK_MSG(s != NULL, "%s", e.msg);
@@ -830,20 +834,16 @@ TEST(store_reads_and_upgrades_a_version_2_database) {
  * layout is held to upgrading it. */
 TEST(store_reads_and_opens_a_version_3_database) {
     const char *ro = test_tmp("v3-read.db"), *rw = test_tmp("v3-write.db");
-    long n = 0;
-    char *fx = test_read_file("tests/fixtures/store/v3.db", &n);
-    CHECK(fx && test_write_file(ro, fx, n) == 0 && test_write_file(rw, fx, n) == 0);
-    free(fx);
+    long n0 = 0;
+    char *before = fixture_copies("v3.db", ro, rw, &n0);
+    CHECK(before != NULL);
     int st;
-    long n0 = 0, n1 = 0;
-    char *before = test_read_file(ro, &n0);
     const char *q = "SELECT (SELECT COUNT(*) FROM attn_top), (SELECT COUNT(*) FROM decisions WHERE run_id = 1),"
                     " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 1)";
     char *compat = test_runf(&st, "%s query --db %s --csv \"%s\"", test_bin(), ro, q);
     CHECK_MSG(st == 0 && compat && strstr(compat, "\r\n1040,960,0.190625\r\n"), "query of a version-3 file: %s", compat);
-    char *after = test_read_file(ro, &n1);
-    CHECK_MSG(before && after && n0 == n1 && memcmp(before, after, n0) == 0, "reading changed the version-3 file");
-    free(before), free(after);
+    CHECK_MSG(file_unchanged(ro, before, n0), "reading changed the version-3 file");
+    free(before);
     Err e;
     Store *s = store_open(rw, STORE_WRITE, 1000, &e);
     CHECK_MSG(s != NULL, "%s", e.msg);
@@ -873,14 +873,11 @@ TEST(store_reads_and_opens_a_version_3_database) {
  * layout changes, so every later layout is held to upgrading it. */
 TEST(store_reads_and_upgrades_a_version_4_database) {
     const char *ro = test_tmp("v4-read.db"), *rw = test_tmp("v4-write.db");
-    long n = 0;
-    char *fx = test_read_file("tests/fixtures/store/v4.db", &n);
-    CHECK(fx && test_write_file(ro, fx, n) == 0 && test_write_file(rw, fx, n) == 0);
-    free(fx);
+    long n0 = 0;
+    char *before = fixture_copies("v4.db", ro, rw, &n0);
+    CHECK(before != NULL);
     CHECK_NEAR(scalar(ro, "PRAGMA user_version"), 4, 0);
     int st;
-    long n0 = 0, n1 = 0;
-    char *before = test_read_file(ro, &n0);
     const char *q = "SELECT (SELECT COUNT(*) FROM attn_top WHERE run_id = 1), (SELECT COUNT(*) FROM decisions),"
                     " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 1),"
                     " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 2)";
@@ -890,9 +887,8 @@ TEST(store_reads_and_upgrades_a_version_4_database) {
     char *diff_ro = test_runf(&st, "%s compare --db %s --run 1 --run 2", test_bin(), ro);
     CHECK_MSG(st == 0 && diff_ro && strstr(diff_ro, "16 global->local (-), 42 local->global (+) of 320 decisions"),
               "diff of a version-4 file: %s", diff_ro);
-    char *after = test_read_file(ro, &n1);
-    CHECK_MSG(before && after && n0 == n1 && memcmp(before, after, n0) == 0, "reading changed the version-4 file");
-    free(before), free(after);
+    CHECK_MSG(file_unchanged(ro, before, n0), "reading changed the version-4 file");
+    free(before);
     Err e;
     Store *s = store_open(rw, STORE_WRITE, 1000, &e);
     CHECK_MSG(s != NULL, "%s", e.msg);
