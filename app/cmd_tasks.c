@@ -14,7 +14,7 @@
 
 static void tasks_help(void) {
     puts("usage: ahascope tasks --task " TASK_LIST " --context N --n K --out FILE [--seed S]\n"
-         "                      [--model M] [--tokenizer T]\n"
+         "                      [--keys K] [--model M] [--tokenizer T]\n"
          "\n"
          "Write K long-context task items as JSON lines, each prompt encoding to exactly N ids with the\n"
          "model's own tokenizer (its BOS counted): a five-digit number stated once in filler and asked at\n"
@@ -29,6 +29,8 @@ static void tasks_help(void) {
          "                  which the answer needs)\n"
          "  --n K           items to write\n"
          "  --seed S        the items' seed (default 1)\n"
+         "  --keys K        multikey: key -> value pairs an item holds, 2-8 (default 4; fewer make\n"
+         "                  a curriculum's first steps)\n"
          "  --out FILE      the JSON-lines file (written whole or not at all)");
     puts("model flags:\n"
          "  --model PATH      a llama2.c checkpoint or a Hugging Face folder (default: stories260K)\n"
@@ -39,7 +41,7 @@ typedef struct {
     RunOpts o;
     const char *out, *task;
     TaskKind kind;
-    long context, n, seed;
+    long context, n, seed, keys;
 } TasksOpts;
 
 /* Flags of tasks. Returns 1 on --help, 0 parsed, -1 error. */
@@ -53,18 +55,21 @@ static int parse(int argc, char **argv, TasksOpts *x, Err *e) {
         const char **str = !strcmp(f, "--model") ? &x->o.model : !strcmp(f, "--tokenizer") ? &x->o.tokenizer
                          : !strcmp(f, "--out") ? &x->out : !strcmp(f, "--task") ? &x->task : NULL;
         long *num = !strcmp(f, "--context") ? &x->context : !strcmp(f, "--n") ? &x->n
-                  : !strcmp(f, "--seed") ? &x->seed : NULL;
+                  : !strcmp(f, "--seed") ? &x->seed : !strcmp(f, "--keys") ? &x->keys : NULL;
         const char *v;
         if (!str && !num) return args_unknown(f, e);
         if (!(v = args_value(&a, e))) return -1;
         if (str) *str = v;
         else if (num == &x->seed) { if (args_int(f, v, 0, 0x7fffffffffffffffL, num, e)) return -1; }
+        else if (num == &x->keys) { if (args_int(f, v, 2, TASK_MAX_NEEDLES, num, e)) return -1; }
         else if (args_int(f, v, 1, 1 << 20, num, e)) return -1;
     }
     const char *missing = !x->task ? "--task " TASK_LIST : !x->context ? "--context N" : !x->n ? "--n K"
                         : !x->out ? "--out FILE" : NULL;
     if (missing) return err_usage(e, "%s is required", missing);
-    return task_parse("--task", x->task, &x->kind, e); /* after the missing flags, which say more */
+    if (task_parse("--task", x->task, &x->kind, e)) return -1; /* after the missing flags, which say more */
+    if (x->keys && x->kind != TASK_MULTIKEY) return err_usage(e, "--keys is for --task multikey only");
+    return 0;
 }
 
 static int run_tasks(TasksOpts *x, Err *e) {
@@ -79,7 +84,8 @@ static int run_tasks(TasksOpts *x, Err *e) {
     }
     if (!(items = calloc((size_t)x->n, sizeof *items))) { err_set(e, "out of memory"); goto out; }
     for (; made < x->n; made++)
-        if (task_make(&L.tok, x->kind, (int)x->context, (uint64_t)x->seed, made, &items[made], e)) goto out;
+        if (task_make(&L.tok, x->kind, (int)x->context, (int)x->keys, (uint64_t)x->seed, made, &items[made], e))
+            goto out;
     rc = tasks_write_jsonl(x->out, items, made, e);
 out:
     for (int i = 0; items && i < made; i++) task_item_free(&items[i]);

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <sqlite3.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,7 +198,7 @@ TEST(tasks_recall_states_every_fact_once_and_asks_it_later) {
     for (int c = 0; c < 4; c++)
         for (int i = 0; i < 6; i++) {
             TaskItem it;
-            if (task_make(&tok, TASK_RECALL, contexts[c], 3, i, &it, &e)) {
+            if (task_make(&tok, TASK_RECALL, contexts[c], 0, 3, i, &it, &e)) {
                 test_fail(__FILE__, __LINE__, "%s", e.msg);
                 continue;
             }
@@ -306,6 +307,9 @@ TEST(tasks_refusals) {
         {"--task passkey --context 100x --n 1", "--context", 2},
         {"--task vt --context 20 --n 1", "too short for vt", 1},
         {"--task passkey --context 510 --n 1", "at most 504", 2},
+        {"--task passkey --context 100 --n 1 --keys 2", "--keys is for --task multikey only", 2},
+        {"--task multikey --context 200 --n 1 --keys 1", "--keys", 2},
+        {"--task multikey --context 200 --n 1 --keys 9", "--keys", 2},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         snprintf(cmd, sizeof cmd, "%s tasks %s --out '%s'", test_bin(), t[i].args, out);
@@ -586,7 +590,7 @@ TEST(tasks_neighbouring_items_draw_independently) {
     int shifted = 0, n = 40;
     for (int i = 0; i < n; i++) {
         TaskItem it;
-        if (task_make(&tok, TASK_MULTIKEY, 250, 3, i, &it, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); break; }
+        if (task_make(&tok, TASK_MULTIKEY, 250, 0, 3, i, &it, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); break; }
         const char *k = strstr(it.prompt, "The value of key ");
         char key[4] = "";
         if (k) memcpy(key, k + strlen("The value of key "), 3);
@@ -596,6 +600,51 @@ TEST(tasks_neighbouring_items_draw_independently) {
         task_item_free(&it);
     }
     CHECK_MSG(shifted <= 2, "%d of %d neighbouring items share a shifted first key", shifted, n - 1);
+    tok_free(&tok);
+    model_free(&m);
+}
+
+/* A multikey item holds the key count asked for: that many statements, keys
+ * all different, the asked one's value the answer and its statement the one
+ * needle; the default count draws the very items it always drew. */
+TEST(tasks_multikey_holds_the_keys_asked_for) {
+    SKIP_UNLESS_SHARED();
+    Model m;
+    Tokenizer tok;
+    Err e;
+    if (test_load_stories(&m, &tok, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
+    for (int keys = 2; keys <= TASK_MAX_NEEDLES; keys += 3) {
+        for (int i = 0; i < 6; i++) {
+            TaskItem it;
+            if (task_make(&tok, TASK_MULTIKEY, 320, keys, 11, i, &it, &e)) {
+                test_fail(__FILE__, __LINE__, "keys %d: %s", keys, e.msg);
+                break;
+            }
+            char seen[TASK_MAX_NEEDLES][4] = {{0}}, stmt[64];
+            int n = 0, answered = 0;
+            for (const char *k = it.prompt; (k = strstr(k, "The value of key ")) && n < TASK_MAX_NEEDLES;) {
+                k += strlen("The value of key ");
+                if (strncmp(k + 3, " is ", 4) || !isdigit((unsigned char)k[7])) continue; /* the question's */
+                memcpy(seen[n], k, 3);
+                for (int j = 0; j < n; j++) CHECK_MSG(strcmp(seen[j], seen[n]), "key %s twice", seen[n]);
+                n++;
+            }
+            CHECK_MSG(n == keys, "keys %d: %d statements in %s", keys, n, it.prompt);
+            CHECK_INT(it.n_needles, 1);
+            CHECK_INT(it.n_tokens, 320);
+            snprintf(stmt, sizeof stmt, " is %s.", it.answer);
+            answered = it.n_needles == 1 && strstr(it.needles[0], stmt) != NULL;
+            CHECK_MSG(answered, "needle %s, answer %s", it.n_needles ? it.needles[0] : "-", it.answer);
+            task_item_free(&it);
+        }
+    }
+    TaskItem a, b;
+    CHECK(task_make(&tok, TASK_MULTIKEY, 250, 0, 3, 5, &a, &e) == 0);
+    CHECK(task_make(&tok, TASK_MULTIKEY, 250, TASK_KEYS, 3, 5, &b, &e) == 0);
+    CHECK(a.prompt && b.prompt && !strcmp(a.prompt, b.prompt));
+    task_item_free(&a), task_item_free(&b);
+    CHECK(task_make(&tok, TASK_PASSKEY, 250, 2, 3, 5, &a, &e) != 0);
+    task_item_free(&a);
     tok_free(&tok);
     model_free(&m);
 }

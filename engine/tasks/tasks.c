@@ -128,10 +128,9 @@ static void plan_passkey(StatsRng *r, Plan *p, int local) {
     if (local) p->depth[0] = 2; /* right before the question */
 }
 
-static void plan_multikey(StatsRng *r, Plan *p) {
-    enum { K = 4 };
-    int val[K];
-    char key[K][4];
+static void plan_multikey(StatsRng *r, Plan *p, int K) {
+    int val[TASK_MAX_NEEDLES];
+    char key[TASK_MAX_NEEDLES][4];
     p->intro = "Some keys and their values are hidden in the text below. Remember them.";
     for (int i = 0; i < K; i++) {
         val[i] = fresh_value(r, val, i);
@@ -347,9 +346,12 @@ static int size_filler(const Tokenizer *tok, TaskKind kind, const Plan *p, const
     return err_set(e, "could not fill exactly %d tokens with this tokenizer", context);
 }
 
-int task_make(const Tokenizer *tok, TaskKind k, int context, uint64_t seed, int index, TaskItem *out, Err *e) {
+int task_make(const Tokenizer *tok, TaskKind k, int context, int keys, uint64_t seed, int index, TaskItem *out,
+              Err *e) {
     memset(out, 0, sizeof *out);
     out->kind = k;
+    if (keys && (k != TASK_MULTIKEY || keys < 2 || keys > TASK_MAX_NEEDLES))
+        return err_usage(e, "a key count (%d) is for multikey items, 2 to %d", keys, TASK_MAX_NEEDLES);
     /* Not index × the generator's own increment: item i + 1's stream would
      * then be item i's one draw later (its keys item i's shifted by a
      * letter). Another odd constant puts neighbours' streams far apart;
@@ -358,7 +360,7 @@ int task_make(const Tokenizer *tok, TaskKind k, int context, uint64_t seed, int 
     Plan p;
     memset(&p, 0, sizeof p);
     if (k == TASK_PASSKEY || k == TASK_LOCAL) plan_passkey(&r, &p, k == TASK_LOCAL);
-    else if (k == TASK_MULTIKEY) plan_multikey(&r, &p);
+    else if (k == TASK_MULTIKEY) plan_multikey(&r, &p, keys ? keys : TASK_KEYS);
     else if (k == TASK_VT) plan_vt(&r, &p);
     else if (k == TASK_RECALL) plan_recall(&r, &p, context);
     else return err_set(e, "unknown task kind %d", (int)k);

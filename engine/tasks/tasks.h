@@ -8,7 +8,7 @@
  * the needle statements (every token overlapping their bytes) and of the
  * question (its first token). Four kinds:
  *   passkey   a five-digit pass key stated once in filler, asked at the end;
- *   multikey  four key -> value statements in filler, one key asked;
+ *   multikey  four key -> value statements in filler (or 2-8), one key asked;
  *   vt        two chains of variable assignments (a value, then two hops
  *             of VAR x = VAR y), the last variable of one chain asked;
  *   local     passkey with the statement right before the question, so any
@@ -58,11 +58,18 @@ typedef struct {
     int question_pos;     /* the question's first token */
 } TaskItem;
 
-/* Item `index` of kind k at exactly `context` ids under tok, from seed.
- * Errors: a context too short to hold the task (the message names the
- * least that fits), or a tokenizer that does not decode the prompt back to
- * its bytes (then positions could not be trusted). */
-int task_make(const Tokenizer *tok, TaskKind k, int context, uint64_t seed, int index, TaskItem *out, Err *e);
+/* Key -> value statements a multikey item holds: TASK_KEYS unless asked
+ * otherwise, from 2 to TASK_MAX_NEEDLES. */
+#define TASK_KEYS 4
+
+/* Item `index` of kind k at exactly `context` ids under tok, from seed;
+ * keys is a multikey item's statement count (0: TASK_KEYS; other kinds
+ * take 0 only). Errors: keys out of range, a context too short to hold the
+ * task (the message names the least that fits), or a tokenizer that does
+ * not decode the prompt back to its bytes (then positions could not be
+ * trusted). */
+int task_make(const Tokenizer *tok, TaskKind k, int context, int keys, uint64_t seed, int index, TaskItem *out,
+              Err *e);
 
 /* Release what an item holds (safe on a zeroed item). */
 void task_item_free(TaskItem *it);
