@@ -1,16 +1,17 @@
 /* test_organism.c — the committed organism (engine/organism/) is what
  * app/FINDINGS.md says it is, on small fixed sets of items it never saw
- * (seeds apart from every training file's): passkey items and the local
- * control at lengths off any grid between 64 and 504 tokens (it was
- * trained on every length there, and a model trained on a few lengths
- * answers at those only, so odd lengths are the ones that tell),
- * answered by full attention at least 90% of the time (72 of 80 passkey
- * items pooled over four lengths; FINDINGS measures 94-98% on 50 items at
- * each of six lengths; no length under 85%, the local control 95%), while
- * an 8-key window, shorter than every needle distance, falls to chance (a
+ * (seeds apart from every training file's): passkey items at six lengths
+ * from 77 to 977 tokens and the local control at 161 (it was trained on
+ * items of every length up to 504 and of every third, then every, length
+ * up to 1 016; a model trained on a few lengths answers at those only, so
+ * lengths off any earlier grid are the ones that tell), answered by full
+ * attention at least 90% of the time pooled (108 of 120 passkey items; it
+ * scored 94.2% when these sets were fixed, FINDINGS 94-100% on 50 items at
+ * each of eight lengths; no set under 85%, the local control 95%), while an
+ * 8-key window, shorter than every needle distance, falls to chance (a
  * five-digit answer: 1 in 90 000; none of them right). It does not reach
- * the goal the recipe was written for (95% on passkey and multi-key
- * needle items at the full context of 1 024): FINDINGS says so. */
+ * the goal the recipe was written for (95% on passkey and multi-key needle
+ * items at the full context of 1 024): FINDINGS says so. */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,8 +53,8 @@ TEST(organism_answers_its_items_and_fails_with_a_short_window) {
     fclose(f);
     /* each set at least `least`; the passkey sets pooled at least 90% */
     static const struct { const char *kind; int context; double least; } sets[] = {
-        {"local", 161, 0.95}, {"passkey", 77, 0.85}, {"passkey", 143, 0.85}, {"passkey", 233, 0.85},
-        {"passkey", 401, 0.85}};
+        {"local", 161, 0.95},   {"passkey", 77, 0.85},  {"passkey", 143, 0.85}, {"passkey", 233, 0.85},
+        {"passkey", 401, 0.85}, {"passkey", 613, 0.85}, {"passkey", 977, 0.85}};
     double pooled = 0;
     int n_pooled = 0;
     for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
@@ -64,7 +65,8 @@ TEST(organism_answers_its_items_and_fails_with_a_short_window) {
         CHECK_MSG(local == 0, "%s at %d: an 8-key window %.2f, above chance", sets[k].kind, sets[k].context, local);
         if (!strcmp(sets[k].kind, "passkey")) pooled += full, n_pooled++;
     }
-    CHECK_INT(n_pooled, 4);
+    CHECK_INT(n_pooled, 6);
     CHECK_MSG(n_pooled && pooled / n_pooled >= 0.90 - 1e-9,
-              "passkey pooled over 77, 143, 233 and 401 tokens: %.3f, below 0.90", n_pooled ? pooled / n_pooled : 0.0);
+              "passkey pooled over six lengths from 77 to 977 tokens: %.3f, below 0.90",
+              n_pooled ? pooled / n_pooled : 0.0);
 }

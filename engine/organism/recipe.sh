@@ -50,9 +50,9 @@ stage() {
 # retrieval at many distances) with items of the kinds the model is scored
 # on (passkey, multi-key needle, the local control), whose one answer counts
 # --answer-weight times. R1 and R1b hold items of four lengths; W1-W3 of
-# every length from 64 to 248 (a few items each), W4 up to 504, because a
-# model trained on a few lengths answers at those lengths only
-# (engine/organism/README.md).
+# every length from 64 to 248 (a few items each), W4 up to 504 and W5-W7
+# up to 1 016, because a model trained on a few lengths answers at those
+# lengths only (engine/organism/README.md).
 # The stage names seed the items.
 S1="recall:128,192,248 passkey:64,128,192,248 multikey:128,192,248 local:128,248"
 SW="recall:$(seq -s, 128 248) passkey:$(seq -s, 64 248) multikey:$(seq -s, 120 248) local:$(seq -s, 64 248)"
@@ -66,6 +66,14 @@ for name in W1 W2 W3; do
 done
 # W4: every length up to 504, fewer items of each
 stage W4 24 "recall:$(seq -s, 128 504)" "passkey:$(seq -s, 64 504)" "multikey:$(seq -s, 120 504)" "local:$(seq -s, 64 504)"
+# W5 and W6: every third length up to 1 016, W6 at the lengths W5 skipped
+stage W5 24 "recall:$(seq -s, 128 3 1016)" "passkey:$(seq -s, 64 3 1016)" "multikey:$(seq -s, 120 3 1016)" \
+    "local:$(seq -s, 64 3 1016)"
+stage W6 24 "recall:$(seq -s, 129 3 1016)" "passkey:$(seq -s, 65 3 1016)" "multikey:$(seq -s, 121 3 1016)" \
+    "local:$(seq -s, 65 3 1016)"
+# W7: every length 700-1 016, where W6 still missed, and passkey at every sixth length below
+stage W7 24 "recall:$(seq -s, 700 1016)" "passkey:$(seq -s, 700 1016),$(seq -s, 64 6 699)" \
+    "multikey:$(seq -s, 700 1016)" "local:$(seq -s, 700 4 1016)"
 [ "${ONLY_DATA:-0}" = 1 ] && { echo "recipe: task items written in $WORK"; exit 0; }
 
 # 3. Training. R1 is the first 1 500 steps of a schedule planned over 5 500
@@ -99,7 +107,10 @@ train W1 255 16 2500 1.5e-3 8 "" organism-R1b.bin
 train W2 255 16 2500 1e-3 9 "" organism-W1.bin
 train W3 255 16 2500 7e-4 10 "" organism-W2.bin
 train W4 511 8 2500 7e-4 11 "" organism-W3.bin
-final=organism-W4.bin last=W4
+train W5 1023 4 2500 5e-4 12 "" organism-W4.bin
+train W6 1023 4 2500 3e-4 13 "" organism-W5.bin
+train W7 1023 4 2000 3e-4 14 "" organism-W6.bin
+final=organism-W7.bin last=W7
 cp "$WORK/$final" "$OUT/organism.bin"
 cp "$WORK/tok512.bin" "$OUT/tok512.bin"
 cp "$WORK/curve.tsv" "$OUT/curve.tsv"
