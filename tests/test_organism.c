@@ -6,7 +6,7 @@
  * up to 1 016; a model trained on a few lengths answers at those only, so
  * lengths off any earlier grid are the ones that tell), answered by full
  * attention at least 90% of the time pooled (108 of 120 passkey items; it
- * scored 94.2% when these sets were fixed, FINDINGS 94-100% on 50 items at
+ * scored 94.2% when these sets were fixed, FINDINGS 90-98% on 50 items at
  * each of eight lengths; no set under 85%, the local control 95%), while an
  * 8-key window, shorter than every needle distance, falls to chance (a
  * five-digit answer: 1 in 90 000; none of them right). It does not reach

@@ -9,9 +9,9 @@
  * --temperature 0`, a separate path through the engine, continues each
  * prompt with. */
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <math.h>
 #include <sqlite3.h>
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

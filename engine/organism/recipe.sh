@@ -110,8 +110,8 @@ train W4 511 8 2500 7e-4 11 "" organism-W3.bin
 train W5 1023 4 2500 5e-4 12 "" organism-W4.bin
 train W6 1023 4 2500 3e-4 13 "" organism-W5.bin
 train W7 1023 4 2000 3e-4 14 "" organism-W6.bin
-final=organism-W7.bin last=W7
-cp "$WORK/$final" "$OUT/organism.bin"
+last=W7
+cp "$WORK/organism-$last.bin" "$OUT/organism.bin"
 cp "$WORK/tok512.bin" "$OUT/tok512.bin"
 cp "$WORK/curve.tsv" "$OUT/curve.tsv"
 echo "recipe: $OUT/organism.bin (after stage $last), tok512.bin and curve.tsv written"

@@ -128,22 +128,22 @@ static void plan_passkey(StatsRng *r, Plan *p, int local) {
     if (local) p->depth[0] = 2; /* right before the question */
 }
 
-static void plan_multikey(StatsRng *r, Plan *p, int K) {
+static void plan_multikey(StatsRng *r, Plan *p, int keys) {
     int val[TASK_MAX_NEEDLES];
     char key[TASK_MAX_NEEDLES][4];
     p->intro = "Some keys and their values are hidden in the text below. Remember them.";
-    for (int i = 0; i < K; i++) {
+    for (int i = 0; i < keys; i++) {
         val[i] = fresh_value(r, val, i);
         fresh_name(r, key, i, key[i]);
         snprintf(p->stmt[i], sizeof p->stmt[i], "The value of key %s is %d.", key[i], val[i]);
     }
-    int ask = (int)stats_rng_below(r, K);
-    for (int i = 0; i < K; i++) p->needle[i] = i == ask;
+    int ask = (int)stats_rng_below(r, keys);
+    for (int i = 0; i < keys; i++) p->needle[i] = i == ask;
     snprintf(p->answer, sizeof p->answer, "%d", val[ask]);
     snprintf(p->question, sizeof p->question, "What is the value of key %s? The value of key %s is", key[ask],
              key[ask]);
-    p->n_stmt = K;
-    sorted_depths(r, p->depth, K); /* statement order is key order: the depths only need to ascend */
+    p->n_stmt = keys;
+    sorted_depths(r, p->depth, keys); /* statement order is key order: the depths only need to ascend */
 }
 
 static void plan_vt(StatsRng *r, Plan *p) {
