@@ -17,6 +17,15 @@ void test_db_fresh(const char *path) {
     snprintf(p, sizeof p, "%s-journal", path), unlink(p);
 }
 
+void test_run_info(StoreRunInfo *r, int L, int H) {
+    memset(r, 0, sizeof *r);
+    snprintf(r->model, sizeof r->model, "m.bin");
+    snprintf(r->policy, sizeof r->policy, "aha");
+    r->n_layers = L, r->n_heads = H, r->n_kv_heads = H, r->dim = 8 * H, r->vocab_size = 512, r->seq_len = 4096;
+    r->window = 4, r->sinks = 1, r->tau = 0.5, r->theta_logit = 0, r->prompt = "x";
+    r->program_version = "test";
+}
+
 void test_db_record(const char *path, int L, int H, int n) {
     test_db_fresh(path);
     Err e;
@@ -24,12 +33,7 @@ void test_db_record(const char *path, int L, int H, int n) {
     CHECK_MSG(s != NULL, "open: %s", e.msg);
     if (!s) return;
     StoreRunInfo r;
-    memset(&r, 0, sizeof r);
-    snprintf(r.model, sizeof r.model, "m.bin");
-    snprintf(r.policy, sizeof r.policy, "aha");
-    r.n_layers = L, r.n_heads = H, r.n_kv_heads = H, r.dim = 8 * H, r.vocab_size = 512, r.seq_len = 4096;
-    r.window = 4, r.sinks = 1, r.tau = 0.5, r.theta_logit = 0, r.prompt = "x";
-    r.program_version = "test";
+    test_run_info(&r, L, H);
     CHECK(store_run_begin(s, &r, &e) == 0);
     for (int p = 0; p < n; p++) {
         StepTrace *t = trace_new(L, H);

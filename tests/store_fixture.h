@@ -7,8 +7,16 @@
 #ifndef AHASCOPE_TEST_STORE_FIXTURE_H
 #define AHASCOPE_TEST_STORE_FIXTURE_H
 
+#include "store/store.h"
+
 /* Remove path and its -wal, -shm and -journal, so a test starts clean. */
 void test_db_fresh(const char *path);
+
+/* The run header every made-up run starts from: an L x H model ("m.bin",
+ * policy aha, no grouped heads, dim 8 H, vocabulary 512, context 4096,
+ * window 4, one sink, tau 0.5, theta 0, prompt "x"); a test overrides what
+ * it is about. */
+void test_run_info(StoreRunInfo *r, int L, int H);
 
 /* A fresh database of ours holding one run of n made-up steps of an L x H
  * model (gates and scores a function of the cell and position); failures

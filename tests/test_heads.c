@@ -302,12 +302,8 @@ TEST(views_rates_match_the_store_views) {
     CHECK_MSG(s != NULL, "open: %s", e.msg);
     if (!s) return;
     StoreRunInfo r;
-    memset(&r, 0, sizeof r);
-    snprintf(r.model, sizeof r.model, "m.bin");
-    snprintf(r.policy, sizeof r.policy, "aha");
-    r.n_layers = L, r.n_heads = H, r.n_kv_heads = H, r.dim = 8 * H, r.vocab_size = 512, r.seq_len = 4096;
-    r.window = 4, r.sinks = 2, r.tau = 0.5, r.theta_logit = decide_theta_logit(0.1), r.prompt = "x";
-    r.program_version = "test";
+    test_run_info(&r, L, H);
+    r.sinks = 2, r.theta_logit = decide_theta_logit(0.1);
     CHECK(store_run_begin(s, &r, &e) == 0);
     ViewModel m;
     view_init(&m, L, H, NULL);

@@ -16,31 +16,19 @@
 #include "engine/clock.h"
 #include "store/store.h"
 #include "test.h"
-
-static void fresh(const char *path) {
-    char p[1200];
-    unlink(path);
-    snprintf(p, sizeof p, "%s-wal", path), unlink(p);
-    snprintf(p, sizeof p, "%s-shm", path), unlink(p);
-    snprintf(p, sizeof p, "%s-journal", path), unlink(p);
-}
+#include "tests/store_fixture.h"
 
 /* A database of ours with one finished run of n steps (2 layers, 2 heads),
  * recorded with commit_every steps per transaction. */
 static Store *open_with_run(const char *path, int n, int commit_every, int64_t limit, int64_t *run, int *write_rc) {
-    fresh(path);
+    test_db_fresh(path);
     Err e;
     Store *s = store_open(path, STORE_WRITE, 1000, &e);
     CHECK_MSG(s != NULL, "open: %s", e.msg);
     if (!s) return NULL;
     store_set_commit_every(s, commit_every);
     StoreRunInfo r;
-    memset(&r, 0, sizeof r);
-    snprintf(r.model, sizeof r.model, "m.bin");
-    snprintf(r.policy, sizeof r.policy, "aha");
-    r.n_layers = 2, r.n_heads = 2, r.n_kv_heads = 2, r.dim = 16, r.vocab_size = 512, r.seq_len = 4096;
-    r.window = 4, r.sinks = 1, r.tau = 0.5, r.theta_logit = 0, r.prompt = "x";
-    r.program_version = "test";
+    test_run_info(&r, 2, 2);
     CHECK(store_run_begin(s, &r, &e) == 0);
     *run = r.run_id;
     CHECK(store_set_limit(s, limit, &e) == 0);

@@ -68,12 +68,8 @@ static void fill_step(StepTrace *t, int pos, uint64_t *s) {
 static int64_t begin_run(Store *s, int L, int H) {
     Err e;
     StoreRunInfo r;
-    memset(&r, 0, sizeof r);
-    snprintf(r.model, sizeof r.model, "m.bin");
-    snprintf(r.policy, sizeof r.policy, "aha");
-    r.n_layers = L, r.n_heads = H, r.n_kv_heads = H / 2, r.dim = 8 * H, r.vocab_size = 512, r.seq_len = 1 << 16;
-    r.window = WINDOW, r.sinks = SINKS, r.tau = 0.4, r.theta_logit = -0.5, r.prompt = "x";
-    r.program_version = "test";
+    test_run_info(&r, L, H);
+    r.n_kv_heads = H / 2, r.seq_len = 1 << 16, r.window = WINDOW, r.sinks = SINKS, r.tau = 0.4, r.theta_logit = -0.5;
     int rc = store_run_begin(s, &r, &e);
     CHECK_MSG(rc == 0, "%s", e.msg);
     return rc ? -1 : r.run_id;

@@ -191,12 +191,8 @@ static int long_db(const char *db) {
     if (!s) { test_fail(__FILE__, __LINE__, "%s", e.msg); return -1; }
     store_set_commit_every(s, 200);
     StoreRunInfo r;
-    memset(&r, 0, sizeof r);
-    snprintf(r.model, sizeof r.model, "m.bin");
-    snprintf(r.policy, sizeof r.policy, "aha");
-    r.n_layers = LL, r.n_heads = HH, r.n_kv_heads = HH, r.dim = 8 * HH, r.vocab_size = 512, r.seq_len = 4096;
-    r.window = 16, r.sinks = 0, r.tau = 0.5, r.theta_logit = decide_theta_logit(0.1), r.prompt = "x";
-    r.program_version = "test";
+    test_run_info(&r, LL, HH);
+    r.window = 16, r.sinks = 0, r.theta_logit = decide_theta_logit(0.1);
     int rc = store_run_begin(s, &r, &e);
     StepTrace *t = trace_new(LL, HH);
     unsigned seed = 1;
