@@ -458,6 +458,44 @@ TEST(views_status_line_message_and_keys) {
     fx_term_close(&term);
 }
 
+/* A job's progress line shows where the key hints would; a key's message
+ * goes over it, and the next key clears the message but not the progress,
+ * until the job drops it. */
+TEST(views_status_line_progress_under_a_keys_message) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 100, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(1, 100, 0, 0);
+    char seen[4][200];
+    view_set_progress(&m, "loading run 1: %d of %d positions", 10, 4000);
+    view_draw_status(w, &m, &pal);
+    snprintf(seen[0], sizeof seen[0], "%s", fx_line(w, 0));
+    view_set_status(&m, "pinned L0 H0");
+    view_set_progress(&m, "loading run 1: %d of %d positions", 20, 4000); /* redrawn as the job goes on */
+    werase(w);
+    view_draw_status(w, &m, &pal);
+    snprintf(seen[1], sizeof seen[1], "%s", fx_line(w, 0));
+    view_key(&m, ']');
+    werase(w);
+    view_draw_status(w, &m, &pal);
+    snprintf(seen[2], sizeof seen[2], "%s", fx_line(w, 0));
+    view_clear_progress(&m);
+    werase(w);
+    view_draw_status(w, &m, &pal);
+    snprintf(seen[3], sizeof seen[3], "%s", fx_line(w, 0));
+    CHECK_MSG(strstr(seen[0], "loading run 1: 10 of 4000") && !strstr(seen[0], "q quit"), "%s", seen[0]);
+    CHECK_MSG(strstr(seen[1], "pinned L0 H0") && !strstr(seen[1], "loading"), "%s", seen[1]);
+    CHECK_MSG(strstr(seen[2], "loading run 1: 20 of 4000") && !strstr(seen[2], "pinned"), "%s", seen[2]);
+    CHECK_MSG(strstr(seen[3], "q quit") && !strstr(seen[3], "loading"), "%s", seen[3]);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
 /* Every pane drawn into windows of awkward sizes: no crash, nothing left
  * half-drawn outside what ncurses can clip. */
 TEST(views_draw_survives_tiny_windows) {

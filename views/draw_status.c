@@ -133,8 +133,8 @@ void view_draw_status(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int x = 1;
     if (m->input.active) {
         draw_input(w, m, p, x, limit);
-    } else if (m->status[0]) {
-        x += view_puts_fit(w, 0, x, limit - x, m->status, p->ascii, ma, mp);
+    } else if (m->status[0] || m->progress[0]) { /* what a key said goes over a job's progress */
+        x += view_puts_fit(w, 0, x, limit - x, m->status[0] ? m->status : m->progress, p->ascii, ma, mp);
     } else {
         const char *hs[32];
         char names[16][8];

@@ -252,6 +252,15 @@ void view_set_status(ViewModel *m, const char *fmt, ...) {
     va_end(ap);
 }
 
+void view_set_progress(ViewModel *m, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->progress, sizeof m->progress, fmt, ap);
+    va_end(ap);
+}
+
+void view_clear_progress(ViewModel *m) { m->progress[0] = 0; }
+
 LayoutOpts view_layout_opts(const ViewModel *m) {
     LayoutOpts o = {
         .n_layers = m->n_layers,

@@ -255,7 +255,8 @@ typedef struct {
     int sql_page, sql_cols;     /* scrolling lines and columns the pane shows (view_sql_fit); 0 unknown */
     int time_bin;               /* positions a timeline column held in the last frame (view_time_fit); 0 unknown */
 
-    char status[160]; /* transient message; cleared by the next key */
+    char status[160];   /* transient message; cleared by the next key */
+    char progress[160]; /* a running job's progress line, shown while no message is; kept over keys */
     char search[128];  /* the last `/` search, which > and < repeat */
     struct {
         int active;       /* the status line is a one-line text editor */
@@ -413,6 +414,14 @@ int view_help_fit(ViewModel *m, const Layout *lay);
 
 /* Set the transient status message (printf-style; truncated to fit). */
 void view_set_status(ViewModel *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Set the progress line of a job that runs while keys are answered
+ * (printf-style). A key's message shows over it until the next key, so a
+ * job redrawing its progress never hides what a key just said. */
+void view_set_progress(ViewModel *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Drop the progress line: the job ended (its result goes on the status line). */
+void view_clear_progress(ViewModel *m);
 
 typedef enum { VIEW_INPUT_EDITING, VIEW_INPUT_DONE, VIEW_INPUT_CANCEL } ViewInput;
 

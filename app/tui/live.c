@@ -76,10 +76,11 @@ static void show_prefill(Tui *t, const TuiTake *k) {
         t->prefill_shown = now, t->prefill_on = 1, t->dirty = 1;
         t->m.prefill_done = k->prefill_done, t->m.prefill_total = k->prefill_total;
         t->m.prefill_tok_s = secs > 0 ? k->prefill_done / secs : 0.0;
-        view_set_status(&t->m, "prefill %d/%d %s %.0f tok/s (q quits)", k->prefill_done, k->prefill_total, dot,
-                        t->m.prefill_tok_s);
+        view_set_progress(&t->m, "prefill %d/%d %s %.0f tok/s (q quits)", k->prefill_done, k->prefill_total, dot,
+                          t->m.prefill_tok_s);
     } else if (t->prefill_on) {
         t->prefill_on = 0, t->dirty = 1;
+        view_clear_progress(&t->m);
         t->m.prefill_total = 0;
         if (k->prefill_done == k->prefill_total && t->item_note[0]) view_set_status(&t->m, "%s", t->item_note);
         else if (k->prefill_done == k->prefill_total)
@@ -97,6 +98,7 @@ static int show_reeval(Tui *t, const TuiTake *k) {
     const char *dot = t->m.ascii ? "-" : "\xc2\xb7";
     if (k->reeval_stopped) {
         t->prefill_on = 0, t->dirty = 1;
+        view_clear_progress(&t->m);
         char kept[64] = "it was not recorded";
         if (k->reeval_run) snprintf(kept, sizeof kept, "run %lld is kept, interrupted", (long long)k->reeval_run);
         if (k->reeval_stopped == 2) { /* a newer setting replaced it: its progress line says so */
@@ -104,8 +106,8 @@ static int show_reeval(Tui *t, const TuiTake *k) {
                 snprintf(t->reeval_note, sizeof t->reeval_note, " (run %lld stopped at %d, kept)",
                          (long long)k->reeval_run, k->reeval_done);
             else snprintf(t->reeval_note, sizeof t->reeval_note, " (the last one stopped at %d)", k->reeval_done);
-            view_set_status(&t->m, "re-evaluation stopped at %d of %d positions: %s; re-evaluating under %s",
-                            k->reeval_done, k->reeval_total, kept, t->reevaluating_what);
+            view_set_progress(&t->m, "re-evaluation stopped at %d of %d positions: %s; re-evaluating under %s",
+                              k->reeval_done, k->reeval_total, kept, t->reevaluating_what);
             return 1;
         }
         tui_reeval_stopped(t);
@@ -114,15 +116,18 @@ static int show_reeval(Tui *t, const TuiTake *k) {
         return 1;
     }
     if (!k->reevaluating) return 0;
-    if (!k->prefilling) return t->prefill_on = 0, 1; /* computed: its steps say which run it became */
+    if (!k->prefilling) { /* computed: its steps say which run it became */
+        if (t->prefill_on) view_clear_progress(&t->m), t->dirty = 1;
+        return t->prefill_on = 0, 1;
+    }
     double now = clock_now();
     if (t->prefill_on && now - t->prefill_shown < 0.1) return 1;
     t->prefill_shown = now, t->prefill_on = 1, t->dirty = 1;
     char as[40] = "";
     if (k->run_id) snprintf(as, sizeof as, " as run %lld", (long long)k->run_id);
-    view_set_status(&t->m, "re-evaluating run %lld under %s%s: %d of %d positions %s Esc stops%s",
-                    (long long)k->reeval_parent, t->reevaluating_what, as, k->prefill_done, k->prefill_total, dot,
-                    t->reeval_note);
+    view_set_progress(&t->m, "re-evaluating run %lld under %s%s: %d of %d positions %s Esc stops%s",
+                      (long long)k->reeval_parent, t->reevaluating_what, as, k->prefill_done, k->prefill_total, dot,
+                      t->reeval_note);
     return 1;
 }
 

@@ -55,7 +55,7 @@ static void start_pane(Tui *t, TuiPane kind, TuiJobWork work, const PaneArg *a) 
         view_set_status(&t->m, "%s: %s", pane_what(kind), e.msg);
         return;
     }
-    view_set_status(&t->m, "%s %s\xe2\x80\xa6 (Esc cancels)", pane_doing(kind), pane_what(kind));
+    view_set_progress(&t->m, "%s %s\xe2\x80\xa6 (Esc cancels)", pane_doing(kind), pane_what(kind));
     t->job_shown = 0;
 }
 
@@ -317,6 +317,7 @@ static void pane_done(Tui *t, TuiJobResult *jr) {
     Err e;
     PaneArg *a = jr->arg;
     const char *what = pane_what(jr->kind);
+    view_clear_progress(&t->m);
     if (jr->end == TUI_JOB_CANCELLED) {
         view_set_status(&t->m, "%s cancelled after %.1f s", what, jr->secs);
         return;
@@ -341,11 +342,11 @@ void tui_poll_job(Tui *t) {
         if (secs - t->job_shown < 0.1) return; /* the progress line is redrawn ten times a second */
         t->job_shown = secs;
         if (kind == TUI_PANE_SQL)
-            view_set_status(&t->m, "sql running\xe2\x80\xa6 %ld rows, %.1f s (Esc cancels)", count, secs);
+            view_set_progress(&t->m, "sql running\xe2\x80\xa6 %ld rows, %.1f s (Esc cancels)", count, secs);
         else if (count > 0)
-            view_set_status(&t->m, "%s %s\xe2\x80\xa6 %ld positions, %.1f s (Esc cancels)", pane_doing(kind),
-                            pane_what(kind), count, secs);
-        else view_set_status(&t->m, "%s %s\xe2\x80\xa6 %.1f s (Esc cancels)", pane_doing(kind), pane_what(kind), secs);
+            view_set_progress(&t->m, "%s %s\xe2\x80\xa6 %ld positions, %.1f s (Esc cancels)", pane_doing(kind),
+                              pane_what(kind), count, secs);
+        else view_set_progress(&t->m, "%s %s\xe2\x80\xa6 %.1f s (Esc cancels)", pane_doing(kind), pane_what(kind), secs);
         t->dirty = 1;
     } else if (tui_job_take(&t->job, &jr)) {
         if (jr.kind == TUI_PANE_SQL) tui_sql_done(t, &jr);
@@ -361,7 +362,7 @@ int tui_cancel_job(Tui *t) {
     double secs;
     if (!tui_job_progress(&t->job, &kind, &count, &secs) || !tui_job_cancel(&t->job))
         return tui_cancel_load(t) || tui_cancel_rescore(t);
-    if (kind == TUI_PANE_SQL) view_set_status(&t->m, "sql cancelling\xe2\x80\xa6");
-    else view_set_status(&t->m, "cancelling %s\xe2\x80\xa6", pane_what(kind));
+    if (kind == TUI_PANE_SQL) view_set_progress(&t->m, "sql cancelling\xe2\x80\xa6");
+    else view_set_progress(&t->m, "cancelling %s\xe2\x80\xa6", pane_what(kind));
     return 1;
 }

@@ -8,7 +8,7 @@ void tui_run_sql(Tui *t, const char *sql) {
     if (!t->db) { view_set_status(&t->m, "not recording: no database to query"); return; }
     if (tui_sql_job_start(&t->job, TUI_PANE_SQL, t->db, sql, t->sql_timeout, 0, &e))
         view_set_status(&t->m, "sql: %s", e.msg);
-    else view_set_status(&t->m, "sql running\xe2\x80\xa6 (Esc cancels)");
+    else view_set_progress(&t->m, "sql running\xe2\x80\xa6 (Esc cancels)");
     t->job_shown = 0;
 }
 
@@ -33,6 +33,7 @@ void tui_sql_done(Tui *t, TuiJobResult *jr) {
     TuiSqlResult r;
     Err e;
     tui_sql_result(jr, &r);
+    view_clear_progress(&t->m);
     view_set_sql(&t->m, r.sql ? r.sql : "", r.text ? r.text : "", &e);
     sql_status(t, &r);
     tui_sql_result_free(&r);

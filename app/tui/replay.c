@@ -159,7 +159,7 @@ static int parent_push(Tui *t, LoadPart *p) {
 void tui_open_run(Tui *t, int64_t id) {
     Err e;
     if (load_start(t, id, 0, &e)) view_set_status(&t->m, "open run: %s", e.msg);
-    else view_set_status(&t->m, "loading run %lld\xe2\x80\xa6 (Esc cancels)", (long long)id);
+    else view_set_progress(&t->m, "loading run %lld\xe2\x80\xa6 (Esc cancels)", (long long)id);
 }
 
 /* The run's row came: what is on screen gives way to it. A live TUI pauses
@@ -198,11 +198,11 @@ static int load_push(Tui *t, LoadPart *p) {
 
 /* The status line's word on a finished (or stopped) load. A finished one
  * does not talk over what a key said meanwhile (a key pressed as the last
- * positions came in): only over its own progress line or a cleared line. */
+ * positions came in): it only replaces its own progress line. */
 static void load_done(Tui *t, const TuiJobResult *jr) {
     long long id = (long long)t->load_run;
-    const char *now = t->m.status;
-    if (jr->end == TUI_JOB_OK && now[0] && strncmp(now, "loading run", 11) != 0) return;
+    view_clear_progress(&t->m);
+    if (jr->end == TUI_JOB_OK && t->m.status[0]) return;
     if (jr->end == TUI_JOB_CANCELLED && t->load_began)
         view_set_status(&t->m, "loading run %lld stopped at %d of %d positions: those are shown", id, t->m.n_hist,
                         t->load_total > t->m.n_hist ? t->load_total : t->m.n_hist);
@@ -249,8 +249,8 @@ void tui_poll_load(Tui *t) {
         if (!t->load_began || now - t->load_shown < 0.1) return; /* ten times a second */
         t->load_shown = now;
         int total = t->load_total > t->m.n_hist ? t->load_total : t->m.n_hist;
-        view_set_status(&t->m, "loading run %lld: %d of %d positions (Esc stops)", (long long)t->load_run,
-                        t->m.n_hist, total);
+        view_set_progress(&t->m, "loading run %lld: %d of %d positions (Esc stops)", (long long)t->load_run,
+                          t->m.n_hist, total);
         t->dirty = 1;
     } else if (tui_job_take(&t->load, &jr)) {
         load_done(t, &jr);
@@ -274,7 +274,7 @@ int tui_cancel_load(Tui *t) {
         return 0;
     }
     if (!tui_job_cancel(&t->load)) return 0;
-    view_set_status(&t->m, "stopping the load of run %lld\xe2\x80\xa6", (long long)t->load_run);
+    view_set_progress(&t->m, "stopping the load of run %lld\xe2\x80\xa6", (long long)t->load_run);
     return 1;
 }
 
@@ -320,7 +320,7 @@ int tui_replay_open(Tui *t, const TuiOpts *o, Err *e) {
         /* the run is read off the UI thread: the first frame draws at once */
         rc = load_start(t, run, 1, e);
         if (rc == 0)
-            view_set_status(&t->m, "loading run %lld: 0 of %d positions (Esc stops)", (long long)run, r.n_tokens);
+            view_set_progress(&t->m, "loading run %lld: 0 of %d positions (Esc stops)", (long long)run, r.n_tokens);
         else view_free(&t->m);
     }
     store_run_info_free(&r);

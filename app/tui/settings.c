@@ -54,18 +54,20 @@ void tui_rescore_poll(Tui *t) {
         now = clock_now();
     }
     t->dirty = 1;
+    if (rc != 0) view_clear_progress(&t->m);
     if (rc < 0) view_set_status(&t->m, "re-scoring: %s", e.msg);
     else if (rc > 0) view_set_status(&t->m, "%s", t->rescore_msg);
     else if (now - t->rescore_shown >= 0.1) { /* the progress line ten times a second */
         t->rescore_shown = now;
-        view_set_status(&t->m, "re-scoring at tau %.2f, theta %.2f: %d of %d positions (Esc stops)", t->m.rescore.tau,
-                        decide_prob(t->m.rescore.theta_logit), t->m.rescore.n, t->m.n_hist);
+        view_set_progress(&t->m, "re-scoring at tau %.2f, theta %.2f: %d of %d positions (Esc stops)",
+                          t->m.rescore.tau, decide_prob(t->m.rescore.theta_logit), t->m.rescore.n, t->m.n_hist);
     }
 }
 
 int tui_cancel_rescore(Tui *t) {
     if (!t->m.rescoring) return 0;
     view_rescore_cancel(&t->m);
+    view_clear_progress(&t->m);
     t->cfg.tau = t->m.hdr.tau, t->cfg.theta_logit = t->m.hdr.theta_logit; /* a live run's settings stay too */
     view_set_status(&t->m, "re-scoring stopped: tau %.2f, theta %.2f stay", t->m.hdr.tau,
                     decide_prob(t->m.hdr.theta_logit));
@@ -123,7 +125,7 @@ void tui_apply_setting(Tui *t, const AttnConfig *want) {
     tui_set_play(t, 0);
     tui_worker_restart(&t->w, &c, NULL);
     t->reevaluating = 1;
-    view_set_status(&t->m, "re-evaluating under %s", t->reevaluating_what);
+    view_set_progress(&t->m, "re-evaluating under %s", t->reevaluating_what); /* its progress follows */
 }
 
 void tui_reeval_stopped(Tui *t) {

@@ -13,6 +13,7 @@ enum { TOKSTATS_SLICE = 16, TOKSTATS_TOP_PIECES = 20 };
 
 void tui_tokstats_close(Tui *t) {
     if (!t->tokstats) return;
+    view_clear_progress(&t->m);
     view_tokstats_free(t->tokstats);
     free(t->tokstats);
     t->tokstats = NULL;
@@ -86,6 +87,6 @@ void tui_tokstats_poll(Tui *t) {
     if (s->n >= t->tokstats_total) finish(t);
     else if (now - t->tokstats_shown >= 0.1) { /* the progress line ten times a second */
         t->tokstats_shown = now;
-        view_set_status(&t->m, "token types: %d of %d positions (Esc stops)", s->n, t->tokstats_total);
+        view_set_progress(&t->m, "token types: %d of %d positions (Esc stops)", s->n, t->tokstats_total);
     }
 }
