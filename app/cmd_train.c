@@ -25,6 +25,7 @@
 #include "app/bench/bench.h"
 #include "app/commands.h"
 #include "app/eval_forced.h"
+#include "app/train_batches.h"
 #include "engine/files.h"
 #include "engine/kernels.h"
 #include "engine/safetensors.h"
@@ -45,7 +46,7 @@ static void train_help(void) {
          "       ahascope train --from-scratch --data FILE [--dims d,hidden,layers,heads,kv_heads,vocab,seq_len]\n"
          "                      [--vocab-file WORDS | --tokenizer T] [--steps N] [--batch B] [--seq-len T] [--lr LR]\n"
          "                      [--seed S] [--resume CKPT] [--stop-after K] [--eval-seqs N] [--curve FILE] [--init M.bin]\n"
-         "                      --out MODEL.bin\n"
+         "                      [--by-length] --out MODEL.bin\n"
          "\n"
          "Learn one router vector per head (global iff sigmoid(x.w) > tau) by the straight-through estimator,\n"
          "loss = task + lambda * mean(r) over tokens, layers, heads.\n"
@@ -81,6 +82,12 @@ static void train_help(void) {
          "                 counts each answer target K times in the loss. --init M.bin starts from M's\n"
          "                 weights (exactly --dims's shape) instead of random ones: a second cycle with\n"
          "                 fresh AdamW moments and its own --steps schedule.\n"
+         "--by-length      each step takes its items from a run of items of about one length (the\n"
+         "                 training items sorted by length, the run's start drawn from seed and step)\n"
+         "                 and runs at its longest item's length, not --seq-len: padding costs nothing,\n"
+         "                 so task items of many lengths train in a fraction of the time. Needs the\n"
+         "                 ce objective and --lambda 0 (as --from-scratch has); the held-out score cuts\n"
+         "                 padding too. Resume with the same flags.\n"
          "Ctrl-C (or --stop-after K) writes FILE.ckpt (routers, tuned weights, AdamW moments, step), which\n"
          "--resume continues exactly (from scratch, the model so far goes to --out too, exit 130).\n"
          "A progress bar goes to stderr: step, loss, task loss, global share,\n"
@@ -95,6 +102,7 @@ typedef struct {
     double lambda, lr, lr_model, answer_weight;
     int all;                 /* --train all (and --from-scratch) */
     int scratch;             /* --from-scratch */
+    int by_length;           /* --by-length: a step's items of about one length, run at the longest one's */
     const char *dims, *vocab_file;
     int have_seq_len, have_lr, have_self, have_lambda, have_sinks;
     char out_model_buf[1100];
@@ -139,6 +147,9 @@ static int check_combination(TrainOpts *t, Err *e) {
     if (!t->all && (t->out_model || t->lr_model > 0))
         return err_usage(e, "--out-model and --lr-model need --train all (the base model is frozen)");
     if (t->o.routers) return err_usage(e, "--routers is not an input here (see --resume)");
+    if (t->by_length && (strcmp(t->objective, "ce") || t->lambda != 0))
+        return err_usage(e, "--by-length needs --objective ce and --lambda 0 (KL and the global-share term "
+                            "count padded positions)");
     if (t->all && !t->out_model) default_out_model(t);
     if (t->all && !strcmp(t->out_model, t->out)) return err_usage(e, "--out-model and --out are the same file");
     if (t->lr_model <= 0) t->lr_model = 1e-4;
@@ -156,6 +167,7 @@ static int parse(int argc, char **argv, TrainOpts *t, Err *e) {
         const char *f = argv[a.i];
         if (args_is_help(f)) return 1;
         if (!strcmp(f, "--from-scratch")) { t->scratch = 1, a.i++; continue; }
+        if (!strcmp(f, "--by-length")) { t->by_length = 1, a.i++; continue; }
         t->have_seq_len |= !strcmp(f, "--seq-len"), t->have_lr |= !strcmp(f, "--lr");
         t->have_self |= !strcmp(f, "--self"), t->have_lambda |= !strcmp(f, "--lambda");
         t->have_sinks |= !strcmp(f, "--sinks");
@@ -190,6 +202,9 @@ typedef struct {
     EvalData data;
     int n_train, n_held, T, B;  /* sequences of T+1 tokens: inputs and next-token targets */
     int n_eval;                 /* sequences evaluate() scores of each set (--eval-seqs, at most n_held) */
+    LengthOrder by_len;         /* --by-length: the training items, shortest first */
+    int *items;                 /* [B] the items of the batch being filled */
+    long long ran;              /* positions the steps of this process ran (B × each step's length) */
     TrainState s;
     TrainConfig tc, teacher;
     float *routers, *drouters, *target; /* [L][H][dim] ×2, [N][vocab] */
@@ -209,23 +224,46 @@ static const Weights *student(const Trainer *tr) { return tr->t->all ? &tr->tune
  * and slot), or held-out / training sequences in order (evaluation). */
 enum { BATCH_TRAIN, BATCH_HELD, BATCH_TRAIN_EVAL };
 
-/* Batch number `step` of the given kind into tr->in, tr->tg. */
-static void fill_batch(Trainer *tr, long step, int kind) {
+/* The items of batch number `step` of the given kind into tr->items. */
+static void pick_items(Trainer *tr, long step, int kind) {
+    if (kind == BATCH_TRAIN && tr->t->by_length) {
+        length_order_pick(&tr->by_len, tr->t->o.seed, step, tr->B, tr->items);
+        return;
+    }
     for (int b = 0; b < tr->B; b++) {
         uint64_t h = (tr->t->o.seed + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)(step * 131 + b) * 0xBF58476D1CE4E5B9ull;
         h ^= h >> 31;
         long slot = (step * tr->B + b) % tr->n_eval; /* held out: n_eval spread over the set; training: the first */
-        int k = kind == BATCH_HELD ? tr->n_train + (int)(slot * tr->n_held / tr->n_eval)
-              : kind == BATCH_TRAIN_EVAL ? (int)(slot % tr->n_train)
-              : (int)(h % (uint64_t)tr->n_train);
+        tr->items[b] = kind == BATCH_HELD ? tr->n_train + (int)(slot * tr->n_held / tr->n_eval)
+                     : kind == BATCH_TRAIN_EVAL ? (int)(slot % tr->n_train)
+                     : (int)(h % (uint64_t)tr->n_train);
+    }
+}
+
+/* Batch number `step` of the given kind into tr->in, tr->tg, tr->tw, packed
+ * at the length the step runs: --seq-len, or with --by-length its longest
+ * item's (a shorter one's padding weighs nothing, so cutting it changes no
+ * loss and no gradient). */
+static void fill_batch(Trainer *tr, long step, int kind) {
+    pick_items(tr, step, kind);
+    int T = tr->T;
+    if (tr->t->by_length) {
+        int longest = 2;
+        for (int b = 0; b < tr->B; b++)
+            if (tr->data.len[tr->items[b]] > longest) longest = tr->data.len[tr->items[b]];
+        T = longest - 1 < tr->T ? longest - 1 : tr->T; /* an item of len ids has len-1 targets */
+    }
+    train_set_length(&tr->s, T);
+    for (int b = 0; b < tr->B; b++) {
+        int k = tr->items[b];
         const int *seq = tr->data.seq[k];
         int len = tr->data.len[k];
         const int *from = tr->data.answer_from;
-        for (int i = 0; i < tr->T; i++) {
-            tr->in[b * tr->T + i] = i < len ? seq[i] : seq[len - 1];
-            tr->tg[b * tr->T + i] = i + 1 < len ? seq[i + 1] : seq[len - 1];
+        for (int i = 0; i < T; i++) {
+            tr->in[b * T + i] = i < len ? seq[i] : seq[len - 1];
+            tr->tg[b * T + i] = i + 1 < len ? seq[i + 1] : seq[len - 1];
             /* a pad predicts nothing; an item's answer counts --answer-weight times */
-            tr->tw[b * tr->T + i] = i + 1 >= len ? 0.0f : from && i + 1 >= from[k] ? (float)tr->t->answer_weight : 1.0f;
+            tr->tw[b * T + i] = i + 1 >= len ? 0.0f : from && i + 1 >= from[k] ? (float)tr->t->answer_weight : 1.0f;
         }
     }
 }
@@ -265,7 +303,9 @@ static int trainer_init(Trainer *tr, const Model *m, TrainOpts *t, Err *e) {
     tr->in = malloc(N * sizeof(int));
     tr->tg = malloc(N * sizeof(int));
     tr->tw = malloc(N * sizeof(float));
-    if (!tr->routers || !tr->drouters || !tr->target || !tr->in || !tr->tg || !tr->tw) return err_set(e, "out of memory");
+    tr->items = malloc((size_t)tr->B * sizeof(int));
+    if (!tr->routers || !tr->drouters || !tr->target || !tr->in || !tr->tg || !tr->tw || !tr->items)
+        return err_set(e, "out of memory");
     if (train_init(&tr->s, c, tr->B, tr->T, e)) return -1;
     if (tr->tc.window >= tr->T) train_keep_exponentials(&tr->s);
     tr->s.target_w = tr->tw; /* the CE weights fill_batch writes (KL ignores them) */
@@ -288,7 +328,8 @@ static void trainer_free(Trainer *tr) {
     adamw_free(&tr->opt_w);
     grads_free(&tr->params);
     grads_free(&tr->grads);
-    free(tr->routers), free(tr->drouters), free(tr->target), free(tr->in), free(tr->tg), free(tr->tw);
+    free(tr->routers), free(tr->drouters), free(tr->target), free(tr->in), free(tr->tg), free(tr->tw), free(tr->items);
+    length_order_free(&tr->by_len);
     eval_data_free(&tr->data);
 }
 
@@ -364,12 +405,13 @@ static void evaluate(Trainer *tr, int kind, double *loss, double *share) {
 }
 
 /* The bar on stderr: redrawn in place on a terminal, every 10% otherwise.
- * tok/s counts the B·T positions of the steps this process ran. */
+ * tok/s counts the positions the steps of this process ran (B × --seq-len
+ * a step; with --by-length B × the step's own length). */
 static void progress(const Trainer *tr, double loss, double t0, int last) {
     int tty = isatty(STDERR_FILENO);
     long total = tr->t->steps, done = tr->step, ran = tr->step - tr->step0;
     if (!tty && !last && done % (total / 10 > 0 ? total / 10 : 1)) return;
-    double dt = clock_now() - t0, tok_s = dt > 0 ? (double)ran * tr->B * tr->T / dt : 0;
+    double dt = clock_now() - t0, tok_s = dt > 0 ? (double)tr->ran / dt : 0;
     int bar = (int)(20.0 * done / total);
     fprintf(stderr, "%s[%.*s%.*s] step %ld/%ld loss %.5f task %.5f global %5.1f%% %6.0f tok/s ETA %4.0f s%s",
             tty ? "\r" : "", bar, "####################", 20 - bar, "                    ", done, total, loss,
@@ -425,6 +467,7 @@ static int train_step(Trainer *tr, double *loss_out, Err *e) {
     TrainOpts *t = tr->t;
     long warm = t->steps / 10;
     fill_batch(tr, tr->step, BATCH_TRAIN);
+    tr->ran += (long long)tr->s.N;
     double loss = *loss_out = forward(tr);
     train_backward(&tr->s, student(tr), tr->routers, tr->drouters, t->all ? &tr->grads : NULL);
     if (check_finite(tr, loss, e)) return -1;
@@ -520,6 +563,17 @@ static int train_loop(Trainer *tr, Err *e) {
     return 0;
 }
 
+/* The trainer's sequences (--data, else n_self sampled from the model), a
+ * held-out eighth, --by-length's order, and with --resume where it stopped. */
+static int trainer_data(Trainer *tr, const Model *m, const Tokenizer *tok, int n_self, Err *e) {
+    TrainOpts *t = tr->t;
+    if (train_data_make(&tr->data, &tr->n_held, m, tok, t->data, n_self, (int)t->seq_len + 1, t->o.seed, e)) return -1;
+    tr->n_train = tr->data.n - tr->n_held;
+    tr->n_eval = tr->n_held < t->eval_seqs ? tr->n_held : (int)t->eval_seqs;
+    if (t->by_length && length_order_init(&tr->by_len, tr->data.len, tr->n_train, tr->B, t->o.seed, e)) return -1;
+    return t->resume ? load_checkpoint(tr, t->resume, e) : 0;
+}
+
 /* Refuse an --out-model that is the input checkpoint itself. */
 static int check_out_model(const TrainOpts *t, const Model *m, Err *e) {
     struct stat a, b;
@@ -550,12 +604,7 @@ static int run_train(TrainOpts *t, Err *e) {
         goto out;
     }
     if (check_out_model(t, &L.model, e) || trainer_init(&tr, &L.model, t, e)) goto out;
-    if (train_data_make(&tr.data, &tr.n_held, &L.model, &L.tok, t->data, (int)t->self_n, (int)t->seq_len + 1,
-                        t->o.seed, e))
-        goto out;
-    tr.n_train = tr.data.n - tr.n_held;
-    tr.n_eval = tr.n_held < t->eval_seqs ? tr.n_held : (int)t->eval_seqs;
-    if (t->resume && load_checkpoint(&tr, t->resume, e)) goto out;
+    if (trainer_data(&tr, &L.model, &L.tok, (int)t->self_n, e)) goto out;
     rc = train_loop(&tr, e);
 out:
     trainer_free(&tr);
@@ -667,10 +716,7 @@ static int run_scratch(TrainOpts *t, Err *e) {
         goto out;
     }
     if (trainer_init(&tr, &m, t, e)) goto out;
-    if (train_data_make(&tr.data, &tr.n_held, &m, &tok, t->data, 0, (int)t->seq_len + 1, t->o.seed, e)) goto out;
-    tr.n_train = tr.data.n - tr.n_held;
-    tr.n_eval = tr.n_held < t->eval_seqs ? tr.n_held : (int)t->eval_seqs;
-    if (t->resume && load_checkpoint(&tr, t->resume, e)) goto out;
+    if (trainer_data(&tr, &m, &tok, 0, e)) goto out;
     char safe[4 * sizeof tok_path];
     fprintf(stderr, "train: from scratch: %zu weights (dim %d, hidden %d, %d layers, %d heads, %d kv heads, vocab %d, "
                     "context %d), tokenizer %s, %d training and %d held-out sequences of %ld tokens\n",

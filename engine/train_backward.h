@@ -205,7 +205,8 @@ typedef struct {
 /* Every activation of a B×T batch, layer-major: X[l] is X + l·N·width. */
 typedef struct {
     Config c;
-    int B, T, N;            /* N = B·T rows */
+    int B, T, N;            /* N = B·T rows: the length the next forward runs (train_set_length) */
+    int T_alloc;            /* the T train_init allocated for: T never exceeds it */
     TrainConfig tc;         /* settings of the last forward */
     int *inputs, *targets;  /* [N] copies from the last forward */
     const float *target_w;  /* [N] CE weight of each target, the caller's (NULL: all 1), kept until the backward */
@@ -242,6 +243,12 @@ typedef struct {
  * and start the pool (OpenBLAS then runs single-threaded in this process).
  * Returns 0 on success. */
 int train_init(TrainState *s, const Config *c, int B, int T, Err *e);
+
+/* Run the next forwards on B sequences of T positions, 1 ≤ T ≤ the T
+ * train_init allocated for, packed as [B][T]: a batch of short items then
+ * costs its own length, not the longest one's. Returns 0, or -1 when T is
+ * out of range (the length stays). */
+int train_set_length(TrainState *s, int T);
 
 /* Make the pages of the kept exponentials now, for a run whose every step
  * trains with one attention branch (the window covering the sequence);

@@ -51,7 +51,7 @@ int train_init(TrainState *s, const Config *c, int B, int T, Err *e) {
         return err_set(e, "training batch %dx%d does not fit (context %d)", B, T, c->seq_len);
     s->c = *c;
     s->B = B;
-    s->T = T;
+    s->T = s->T_alloc = T;
     s->N = B * T;
     size_t N = s->N, L = c->n_layers, d = c->dim, kv = c->kv_dim, hid = c->hidden_dim, H = c->n_heads,
            V = c->vocab_size, rope = (size_t)T * c->head_size / 2;
@@ -86,6 +86,12 @@ int train_init(TrainState *s, const Config *c, int B, int T, Err *e) {
         return err_set(e, "out of memory for training activations (batch %dx%d)", B, T);
     }
     rope_table(s->rope_cos, s->rope_sin, T, c->head_size, c->rope_theta);
+    return 0;
+}
+
+int train_set_length(TrainState *s, int T) {
+    if (T < 1 || T > s->T_alloc) return -1;
+    s->T = T, s->N = s->B * T; /* every buffer is carved for T_alloc and read through T and N */
     return 0;
 }
 

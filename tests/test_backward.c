@@ -1052,6 +1052,113 @@ TEST(backward_model_step_is_the_same_on_one_thread_and_three) {
     fixture_free(&f);
 }
 
+/* One forward and backward of states[i] on [B][T] inputs, targets and CE
+ * weights (NULL: all 1): the loss, and the gradients into g and dr. */
+static double step_grads(TrainState *s, const Fixture *f, const TrainConfig *tc, const int *in, const int *tg,
+                         const float *w, Grads *g, float *dr) {
+    s->target_w = w;
+    double loss = train_forward(s, &f->m.w, f->r.w, tc, in, tg, NULL);
+    train_backward(s, &f->m.w, f->r.w, dr, g);
+    return loss;
+}
+
+/* Rows [0, T) of each of B sequences of stride `from`, packed at stride T. */
+static int *repack(const int *x, int B, int from, int T) {
+    int *y = malloc((size_t)B * T * sizeof(int));
+    for (int b = 0; b < B; b++) memcpy(y + (size_t)b * T, x + (size_t)b * from, (size_t)T * sizeof(int));
+    return y;
+}
+
+/* A state carved for 70 positions and set to 37 computes what a state made
+ * for 37 does, bit for bit, under AHA's two branches and under full
+ * attention from the kept exponentials; set back to 70 it is the state it
+ * was. Lengths outside 1..70 are refused. */
+TEST(backward_a_shorter_length_is_a_state_of_that_length) {
+    Fixture f;
+    fixture_init(&f, 0, TRAIN_CE, 3, 70, 83);
+    const Config *c = &f.m.c;
+    size_t nr = (size_t)c->n_layers * c->n_heads * c->dim;
+    Err e;
+    int *in = repack(f.inputs, 3, 70, 37), *tg = repack(f.targets, 3, 70, 37);
+    CHECK_INT(train_set_length(&f.s, 0), -1);
+    CHECK_INT(train_set_length(&f.s, 71), -1);
+    CHECK_INT(f.s.T, 70);
+    TrainConfig full = {.window = 70, .sinks = 0, .tau = -1, .lambda = 0, .objective = TRAIN_CE};
+    const TrainConfig *tcs[2] = {&f.tc, &full};
+    for (int k = 0; k < 2; k++) {
+        TrainState exact;
+        Grads g[3];
+        float *dr[3];
+        double loss[3];
+        CHECK(train_init(&exact, c, 3, 37, &e) == 0);
+        for (int i = 0; i < 3; i++) {
+            CHECK(grads_init(&g[i], c, &e) == 0);
+            dr[i] = malloc(nr * sizeof(float));
+        }
+        CHECK_INT(train_set_length(&f.s, 37), 0);
+        loss[0] = step_grads(&f.s, &f, tcs[k], in, tg, NULL, &g[0], dr[0]);
+        loss[1] = step_grads(&exact, &f, tcs[k], in, tg, NULL, &g[1], dr[1]);
+        CHECK_MSG(loss[0] == loss[1], "loss %.9g set to 37, %.9g made for 37 (%s)", loss[0], loss[1], k ? "full" : "aha");
+        CHECK(memcmp(dr[0], dr[1], nr * sizeof(float)) == 0);
+        CHECK(memcmp(g[0].mem, g[1].mem, g[0].n * sizeof(float)) == 0);
+        /* back to 70: the whole fixture again, as a fresh state of 70 computes it */
+        TrainState whole;
+        CHECK(train_init(&whole, c, 3, 70, &e) == 0);
+        CHECK_INT(train_set_length(&f.s, 70), 0);
+        for (int i = 0; i < 2; i++) memset(g[i].mem, 0, g[i].n * sizeof(float));
+        loss[0] = step_grads(&f.s, &f, tcs[k], f.inputs, f.targets, NULL, &g[0], dr[0]);
+        loss[2] = step_grads(&whole, &f, tcs[k], f.inputs, f.targets, NULL, &g[2], dr[2]);
+        CHECK(loss[0] == loss[2]);
+        CHECK(memcmp(g[0].mem, g[2].mem, g[0].n * sizeof(float)) == 0);
+        for (int i = 0; i < 3; i++) grads_free(&g[i]), free(dr[i]);
+        train_free(&exact), train_free(&whole);
+    }
+    free(in), free(tg);
+    fixture_free(&f);
+}
+
+/* Positions whose targets weigh 0 (an item's padding) change neither the
+ * loss nor a gradient: two items of 30 and 37 positions padded to 70 give
+ * what they give run at 37, within float rounding (1e-6 of the loss, 1e-5
+ * of the largest gradient). This is what lets `train --by-length` cut the
+ * padding. */
+TEST(backward_padding_that_weighs_nothing_changes_nothing) {
+    Fixture f;
+    fixture_init(&f, 0, TRAIN_CE, 2, 70, 89);
+    const Config *c = &f.m.c;
+    size_t nr = (size_t)c->n_layers * c->n_heads * c->dim;
+    Err e;
+    const int len[2] = {30, 37};
+    float w70[140], w37[74];
+    for (int b = 0; b < 2; b++) {
+        for (int i = 0; i < 70; i++) w70[b * 70 + i] = i < len[b] ? (i % 5 ? 1.0f : 10.0f) : 0.0f;
+        for (int i = 0; i < 37; i++) w37[b * 37 + i] = w70[b * 70 + i];
+    }
+    int *in = repack(f.inputs, 2, 70, 37), *tg = repack(f.targets, 2, 70, 37);
+    TrainState cut;
+    Grads g[2];
+    float *dr[2];
+    CHECK(train_init(&cut, c, 2, 37, &e) == 0);
+    for (int i = 0; i < 2; i++) {
+        CHECK(grads_init(&g[i], c, &e) == 0);
+        dr[i] = malloc(nr * sizeof(float));
+    }
+    TrainConfig tc = f.tc;
+    tc.lambda = 0; /* the global-share term averages over every position, padding too */
+    double l70 = step_grads(&f.s, &f, &tc, f.inputs, f.targets, w70, &g[0], dr[0]);
+    double l37 = step_grads(&cut, &f, &tc, in, tg, w37, &g[1], dr[1]);
+    CHECK_MSG(fabs(l70 - l37) <= 1e-6 * fabs(l37), "loss %.9g padded, %.9g cut", l70, l37);
+    double worst = 0, top = 0;
+    for (size_t i = 0; i < g[0].n; i++) worst = fmax(worst, fabs(g[0].mem[i] - g[1].mem[i])), top = fmax(top, fabs(g[1].mem[i]));
+    for (size_t i = 0; i < nr; i++) worst = fmax(worst, fabs(dr[0][i] - dr[1][i])), top = fmax(top, fabs(dr[1][i]));
+    CHECK(top > 0);
+    CHECK_MSG(worst <= 1e-5 * top, "padded and cut gradients differ by %g of %g", worst, top);
+    for (int i = 0; i < 2; i++) grads_free(&g[i]), free(dr[i]);
+    train_free(&cut);
+    free(in), free(tg);
+    fixture_free(&f);
+}
+
 /* ---- AdamW ---- */
 
 TEST(backward_adamw_matches_scalar_reference) {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "app/eval_forced.h"
+#include "app/train_batches.h"
 #include "engine/tokenize/tokenize.h"
 #include "engine/train_adamw.h"
 #include "engine/train_backward.h"
@@ -367,4 +368,100 @@ TEST(train_scratch_learns_from_task_items_with_a_curve_and_resumes) {
               loss[1]);
     CHECK_MSG(c && !strstr(strchr(c, '\n'), "step\t"), "a second header in the resumed curve");
     free(c);
+}
+
+/* `--by-length`'s draw: a step's items lie within a run of 16 batches'
+ * worth of neighbours in length order, the same step gives the same items,
+ * and over many steps every item is drawn about equally often (the runs
+ * wrap past the longest item, so the shortest and longest are not
+ * starved). */
+TEST(train_by_length_draws_neighbours_and_every_item_alike) {
+    enum { N = 1000, B = 4, STEPS = 20000 };
+    int len[N], rank[N], items[B], again[B];
+    static int drawn[N];
+    for (int i = 0; i < N; i++) len[i] = 50 + (i * 7919) % N; /* lengths 50..1049, each once, not in file order */
+    LengthOrder o;
+    Err e;
+    CHECK_INT(length_order_init(&o, len, N, B, 5, &e), 0);
+    CHECK_INT(o.run, 16 * B);
+    for (int r = 0; r < N; r++) rank[o.order[r]] = r;
+    for (int r = 1; r < N; r++) CHECK(len[o.order[r - 1]] <= len[o.order[r]]);
+    int spread_ok = 1, same = 1;
+    for (long s = 0; s < STEPS; s++) {
+        length_order_pick(&o, 5, s, B, items);
+        length_order_pick(&o, 5, s, B, again);
+        same &= !memcmp(items, again, sizeof items);
+        int lo = rank[items[0]];
+        for (int b = 0; b < B; b++) {
+            drawn[items[b]]++;
+            int d = (rank[items[b]] - lo + N) % N, back = (lo - rank[items[b]] + N) % N;
+            spread_ok &= (d < back ? d : back) < o.run; /* within a run, across the wrap too */
+        }
+    }
+    CHECK(same);
+    CHECK(spread_ok);
+    int lo = STEPS, hi = 0;
+    for (int i = 0; i < N; i++) lo = drawn[i] < lo ? drawn[i] : lo, hi = drawn[i] > hi ? drawn[i] : hi;
+    /* 80 draws an item on average: a binomial's 1-in-a-million tails are about 40 and 130 */
+    CHECK_MSG(lo >= 40 && hi <= 130, "draws per item from %d to %d (80 expected)", lo, hi);
+    CHECK_MSG(drawn[o.order[0]] > 0 && drawn[o.order[N - 1]] > 0, "shortest %d, longest %d draws",
+              drawn[o.order[0]], drawn[o.order[N - 1]]);
+    length_order_free(&o);
+}
+
+/* The held-out cross-entropy train prints at the end. */
+static double held_ce(const char *out) {
+    const char *p = out ? strstr(out, "held-out ce ") : NULL;
+    return p ? atof(p + strlen("held-out ce ")) : NAN;
+}
+
+/* `train --from-scratch --by-length` on items of two lengths: an unbroken
+ * run and one stopped and resumed write the same bytes; with a learning
+ * rate too small to move a weight, its held-out score (padding cut) is the
+ * one the padded run prints; and it is refused where padding counts (the
+ * KL objective). */
+TEST(train_by_length_resumes_exactly_and_scores_as_padded) {
+    char init[1024], items[1024], a[1024], b[1024];
+    snprintf(init, sizeof init, "%s", test_tmp("bl_init.bin"));
+    snprintf(items, sizeof items, "%s", test_tmp("bl_items.jsonl"));
+    snprintf(a, sizeof a, "%s", test_tmp("bl_a.bin"));
+    snprintf(b, sizeof b, "%s", test_tmp("bl_b.bin"));
+    const char *dims = "--dims 32,64,2,2,2,0,256";
+    int st;
+    char *o = test_runf(&st, "%s train --from-scratch --steps 0 %s --out %s 2>&1", test_bin(), dims, init);
+    CHECK_MSG(st == 0, "steps 0: %s", o);
+    free(o);
+    o = test_runf(&st, "%s tasks --task passkey --context 80 --n 16 --seed 3 --model %s --out %s.80 2>&1 && "
+                       "%s tasks --task passkey --context 120 --n 16 --seed 4 --model %s --out %s.120 2>&1 && "
+                       "paste -d '\\n' %s.80 %s.120 > %s",
+                  test_bin(), init, items, test_bin(), init, items, items, items, items);
+    CHECK_MSG(st == 0, "tasks: %s", o);
+    free(o);
+    const char *common = "--seq-len 127 --batch 2 --steps 30 --by-length";
+    o = test_runf(&st, "%s train --from-scratch --data %s %s %s --out %s 2>&1", test_bin(), items, dims, common, a);
+    CHECK_MSG(st == 0 && strstr(o, "trained from scratch, 30 steps"), "unbroken: exit %d, %s", st, o);
+    free(o);
+    o = test_runf(&st, "%s train --from-scratch --data %s %s %s --stop-after 17 --out %s 2>&1 && exit 1; "
+                       "%s train --from-scratch --data %s %s %s --resume %s.ckpt --out %s 2>&1",
+                  test_bin(), items, dims, common, b, test_bin(), items, dims, common, b, b);
+    CHECK_MSG(st == 0, "stopped and resumed: exit %d, %s", st, o);
+    free(o);
+    long na, nb;
+    char *ma = test_read_file(a, &na), *mb = test_read_file(b, &nb);
+    CHECK_MSG(ma && mb && na == nb && !memcmp(ma, mb, (size_t)na), "resumed model differs (%ld and %ld bytes)", na, nb);
+    free(ma), free(mb);
+
+    double ce[2];
+    for (int k = 0; k < 2; k++) {
+        o = test_runf(&st, "%s train --from-scratch --data %s %s --seq-len 127 --batch 2 --steps 1 --lr 1e-9 %s "
+                           "--out %s 2>&1", test_bin(), items, dims, k ? "--by-length" : "", a);
+        ce[k] = held_ce(o);
+        CHECK_MSG(st == 0 && isfinite(ce[k]), "%s: exit %d, %s", k ? "by length" : "padded", st, o);
+        free(o);
+    }
+    CHECK_MSG(fabs(ce[0] - ce[1]) <= 1e-4 * ce[0], "held-out ce padded %.6f, by length %.6f", ce[0], ce[1]);
+
+    o = test_runf(&st, "%s train --window 8 --data %s --by-length --out %s.safetensors 2>&1", test_bin(), items, a);
+    CHECK_MSG(st != 0 && strstr(o, "--by-length needs --objective ce and --lambda 0"), "kl: exit %d, %s", st, o);
+    free(o);
 }
