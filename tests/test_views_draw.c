@@ -429,71 +429,77 @@ TEST(views_frame_layout_follows_terminal_size) {
     fx_term_close(&term);
 }
 
-TEST(views_status_line_message_and_keys) {
+/* The status line's bench: a 2×2-head model, the 256-colour palette and a
+ * window of one line of 100 columns on a fake terminal. */
+typedef struct {
     FxTerm term;
-    CHECK_INT(fx_term_open(&term, "xterm-256color", 100, 30), 0);
-    if (!term.scr) return;
     ViewModel m;
-    view_init(&m, 2, 2, NULL);
     ViewPalette pal;
-    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
-    WINDOW *w = newwin(1, 100, 0, 0);
-    view_draw_status(w, &m, &pal);
-    CHECK(strstr(fx_line(w, 0), "q quit") != NULL);
-    CHECK(strstr(fx_line(w, 0), "paused") != NULL);
-    m.playing = 1;
-    m.speed = 4;
-    view_set_status(&m, "exported run 3 to run3.json");
-    werase(w);
-    view_draw_status(w, &m, &pal);
-    CHECK(strstr(fx_line(w, 0), "exported run 3 to run3.json") != NULL);
-    CHECK(strstr(fx_line(w, 0), "playing 4/s") != NULL);
-    m.status[0] = '\0';
-    m.focus = VIEW_PANE_SQL;
-    werase(w);
-    view_draw_status(w, &m, &pal);
-    CHECK(strstr(fx_line(w, 0), "scroll") != NULL);
-    delwin(w);
-    view_free(&m);
-    fx_term_close(&term);
+    WINDOW *w;
+} StatusBench;
+
+/* 0, or -1 when the terminal cannot open (the test then checks nothing more). */
+static int status_bench_open(StatusBench *b) {
+    CHECK_INT(fx_term_open(&b->term, "xterm-256color", 100, 30), 0);
+    if (!b->term.scr) return -1;
+    view_init(&b->m, 2, 2, NULL);
+    view_palette_init(&b->pal, VIEW_COLOUR_256, 0, NULL);
+    b->w = newwin(1, 100, 0, 0);
+    return 0;
+}
+
+static void status_bench_close(StatusBench *b) {
+    delwin(b->w);
+    view_free(&b->m);
+    fx_term_close(&b->term);
+}
+
+/* The status line as it draws now, copied into line. */
+static const char *status_now(StatusBench *b, char *line, size_t n) {
+    werase(b->w);
+    view_draw_status(b->w, &b->m, &b->pal);
+    snprintf(line, n, "%s", fx_line(b->w, 0));
+    return line;
+}
+
+TEST(views_status_line_message_and_keys) {
+    StatusBench b;
+    if (status_bench_open(&b)) return;
+    char line[200];
+    CHECK(strstr(status_now(&b, line, sizeof line), "q quit") != NULL);
+    CHECK(strstr(line, "paused") != NULL);
+    b.m.playing = 1;
+    b.m.speed = 4;
+    view_set_status(&b.m, "exported run 3 to run3.json");
+    CHECK(strstr(status_now(&b, line, sizeof line), "exported run 3 to run3.json") != NULL);
+    CHECK(strstr(line, "playing 4/s") != NULL);
+    b.m.status[0] = '\0';
+    b.m.focus = VIEW_PANE_SQL;
+    CHECK(strstr(status_now(&b, line, sizeof line), "scroll") != NULL);
+    status_bench_close(&b);
 }
 
 /* A job's progress line shows where the key hints would; a key's message
  * goes over it, and the next key clears the message but not the progress,
  * until the job drops it. */
 TEST(views_status_line_progress_under_a_keys_message) {
-    FxTerm term;
-    CHECK_INT(fx_term_open(&term, "xterm-256color", 100, 30), 0);
-    if (!term.scr) return;
-    ViewModel m;
-    view_init(&m, 2, 2, NULL);
-    ViewPalette pal;
-    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
-    WINDOW *w = newwin(1, 100, 0, 0);
+    StatusBench b;
+    if (status_bench_open(&b)) return;
     char seen[4][200];
-    view_set_progress(&m, "loading run 1: %d of %d positions", 10, 4000);
-    view_draw_status(w, &m, &pal);
-    snprintf(seen[0], sizeof seen[0], "%s", fx_line(w, 0));
-    view_set_status(&m, "pinned L0 H0");
-    view_set_progress(&m, "loading run 1: %d of %d positions", 20, 4000); /* redrawn as the job goes on */
-    werase(w);
-    view_draw_status(w, &m, &pal);
-    snprintf(seen[1], sizeof seen[1], "%s", fx_line(w, 0));
-    view_key(&m, ']');
-    werase(w);
-    view_draw_status(w, &m, &pal);
-    snprintf(seen[2], sizeof seen[2], "%s", fx_line(w, 0));
-    view_clear_progress(&m);
-    werase(w);
-    view_draw_status(w, &m, &pal);
-    snprintf(seen[3], sizeof seen[3], "%s", fx_line(w, 0));
+    view_set_progress(&b.m, "loading run 1: %d of %d positions", 10, 4000);
+    status_now(&b, seen[0], sizeof seen[0]);
+    view_set_status(&b.m, "pinned L0 H0");
+    view_set_progress(&b.m, "loading run 1: %d of %d positions", 20, 4000); /* redrawn as the job goes on */
+    status_now(&b, seen[1], sizeof seen[1]);
+    view_key(&b.m, ']');
+    status_now(&b, seen[2], sizeof seen[2]);
+    view_clear_progress(&b.m);
+    status_now(&b, seen[3], sizeof seen[3]);
     CHECK_MSG(strstr(seen[0], "loading run 1: 10 of 4000") && !strstr(seen[0], "q quit"), "%s", seen[0]);
     CHECK_MSG(strstr(seen[1], "pinned L0 H0") && !strstr(seen[1], "loading"), "%s", seen[1]);
     CHECK_MSG(strstr(seen[2], "loading run 1: 20 of 4000") && !strstr(seen[2], "pinned"), "%s", seen[2]);
     CHECK_MSG(strstr(seen[3], "q quit") && !strstr(seen[3], "loading"), "%s", seen[3]);
-    delwin(w);
-    view_free(&m);
-    fx_term_close(&term);
+    status_bench_close(&b);
 }
 
 /* Every pane drawn into windows of awkward sizes: no crash, nothing left
