@@ -280,21 +280,47 @@ TEST(train_scratch_bench_counts_its_flop_and_peak) {
  * refused by number; --curve rows every 50 steps and at the end; a stop
  * leaves the model so far beside its checkpoint, and the resumed run
  * appends to the same curve under one header. */
+/* The shape of the small models these tests train on task items. */
+#define ITEMS_DIMS "--dims 32,64,2,2,2,0,256"
+
+/* The untrained model of ITEMS_DIMS at init (its tokenizer beside it, in
+ * the test directory), then passkey items of each length in contexts[]
+ * (one to three lengths, n of each, seeds 3, 4, 5) written in its
+ * vocabulary, interleaved into items. 0, or -1 after a failed check. */
+static int untrained_with_items(const char *init, const char *items, const int *contexts, int n_ctx, int n) {
+    int st;
+    CHECK(n_ctx >= 1 && n_ctx <= 3);
+    if (n_ctx < 1 || n_ctx > 3) return -1;
+    char *o = test_runf(&st, "%s train --from-scratch --steps 0 %s --out %s 2>&1", test_bin(), ITEMS_DIMS, init);
+    CHECK_MSG(st == 0 && strstr(o, "the untrained model (0 steps)"), "steps 0: %s", o);
+    free(o);
+    if (st) return -1;
+    char files[4 * 1100] = ""; /* a few paths of at most 1 100 bytes */
+    for (int i = 0; i < n_ctx; i++) {
+        o = test_runf(&st, "%s tasks --task passkey --context %d --n %d --seed %d --model %s --out %s.%d 2>&1",
+                      test_bin(), contexts[i], n, 3 + i, init, items, contexts[i]);
+        CHECK_MSG(st == 0, "tasks at %d: %s", contexts[i], o);
+        free(o);
+        if (st) return -1;
+        size_t at = strlen(files);
+        snprintf(files + at, sizeof files - at, " %.1000s.%d", items, contexts[i]);
+    }
+    o = test_runf(&st, "paste -d '\\n' %s > %s", files, items);
+    CHECK_MSG(st == 0, "paste: %s", o);
+    free(o);
+    return st ? -1 : 0;
+}
+
 TEST(train_scratch_learns_from_task_items_with_a_curve_and_resumes) {
     char init[1024], items[1024], model[1024], curve[1024], tok[1100];
     snprintf(init, sizeof init, "%s", test_tmp("org_init.bin"));
     snprintf(items, sizeof items, "%s", test_tmp("org_items.jsonl"));
     snprintf(model, sizeof model, "%s", test_tmp("org_model.bin"));
     snprintf(curve, sizeof curve, "%s", test_tmp("org_curve.tsv"));
-    const char *dims = "--dims 32,64,2,2,2,0,256";
+    const char *dims = ITEMS_DIMS;
     int st;
-    char *o = test_runf(&st, "%s train --from-scratch --steps 0 %s --out %s 2>&1", test_bin(), dims, init);
-    CHECK_MSG(st == 0 && strstr(o, "the untrained model (0 steps)"), "steps 0: %s", o);
-    free(o);
-    o = test_runf(&st, "%s tasks --task passkey --context 100 --n 12 --seed 3 --model %s --out %s 2>&1", test_bin(),
-                  init, items);
-    CHECK_MSG(st == 0, "tasks: %s", o);
-    free(o);
+    char *o;
+    if (untrained_with_items(init, items, (const int[]){100}, 1, 12)) return;
 
     /* the sequences themselves */
     Tokenizer t;
@@ -426,17 +452,10 @@ TEST(train_by_length_resumes_exactly_and_scores_as_padded) {
     snprintf(items, sizeof items, "%s", test_tmp("bl_items.jsonl"));
     snprintf(a, sizeof a, "%s", test_tmp("bl_a.bin"));
     snprintf(b, sizeof b, "%s", test_tmp("bl_b.bin"));
-    const char *dims = "--dims 32,64,2,2,2,0,256";
+    const char *dims = ITEMS_DIMS;
     int st;
-    char *o = test_runf(&st, "%s train --from-scratch --steps 0 %s --out %s 2>&1", test_bin(), dims, init);
-    CHECK_MSG(st == 0, "steps 0: %s", o);
-    free(o);
-    o = test_runf(&st, "%s tasks --task passkey --context 80 --n 16 --seed 3 --model %s --out %s.80 2>&1 && "
-                       "%s tasks --task passkey --context 120 --n 16 --seed 4 --model %s --out %s.120 2>&1 && "
-                       "paste -d '\\n' %s.80 %s.120 > %s",
-                  test_bin(), init, items, test_bin(), init, items, items, items, items);
-    CHECK_MSG(st == 0, "tasks: %s", o);
-    free(o);
+    char *o;
+    if (untrained_with_items(init, items, (const int[]){80, 120}, 2, 16)) return;
     const char *common = "--seq-len 127 --batch 2 --steps 30 --by-length";
     o = test_runf(&st, "%s train --from-scratch --data %s %s %s --out %s 2>&1", test_bin(), items, dims, common, a);
     CHECK_MSG(st == 0 && strstr(o, "trained from scratch, 30 steps"), "unbroken: exit %d, %s", st, o);
