@@ -109,7 +109,7 @@ void tui_typed_apply(Tui *t, const char *s) {
     /* the form read goes first, now and when a re-score ends: the rest may be cut at 80 columns */
     char form[120], rest[sizeof t->rescore_msg];
     theta_form(&g, form, sizeof form);
-    snprintf(rest, sizeof rest, "%s", t->m.status[0] ? t->m.status : "re-scoring\xe2\x80\xa6 (Esc stops)");
+    snprintf(rest, sizeof rest, "%s", t->m.status[0] ? t->m.status : t->m.progress); /* what the setting started */
     view_set_status(&t->m, "%.80s; %.110s", form, rest);
     if (t->m.rescoring) {
         snprintf(rest, sizeof rest, "%s", t->rescore_msg);
