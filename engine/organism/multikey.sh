@@ -23,7 +23,7 @@ mkdir -p "$WORK"
 
 # The untrained model (recipe step 1): its tokenizer writes every item.
 [ -f "$WORK/init.bin" ] ||
-    "$BIN" train --from-scratch --steps 0 --vocab-file "$HERE/words.txt" --seed 1 --out "$WORK/init.bin" 2>/dev/null
+    "$BIN" train --from-scratch --steps 0 --vocab-file "$HERE/words.txt" --seed 1 --out "$WORK/init.bin"
 
 # items STAGE FILE-PREFIX KEYS FIRST STEP LAST N SEED-BASE: N items at each
 # length FIRST, FIRST+STEP, … LAST, seeded SEED-BASE + the length, into
@@ -31,8 +31,8 @@ mkdir -p "$WORK"
 items() {
     d="$WORK/items-$1"
     mkdir -p "$d"
+    if [ "$3" = 0 ]; then task="--task passkey"; else task="--task multikey --keys $3"; fi
     for c in $(seq "$4" "$5" "$6"); do
-        if [ "$3" = 0 ]; then task="--task passkey"; else task="--task multikey --keys $3"; fi
         # shellcheck disable=SC2086
         "$BIN" tasks $task --context "$c" --n "$7" --seed $(($8 + c)) --model "$WORK/init.bin" \
             --out "$d/$2-$c.jsonl"
@@ -44,11 +44,8 @@ items() {
 # interleave STAGE [shuffle]: the stage's files line by line in name order
 # (two to four keys, then passkey), as M2–M7 had them; shuffled after (M8).
 interleave() {
-    if [ "${2:-}" = shuffle ]; then
-        paste -d '\n' "$WORK/items-$1"/*.jsonl | grep -v '^$' | shuf --random-source="$WORK/y" >"$WORK/$1.jsonl"
-    else
-        paste -d '\n' "$WORK/items-$1"/*.jsonl | grep -v '^$' >"$WORK/$1.jsonl"
-    fi
+    paste -d '\n' "$WORK/items-$1"/*.jsonl | grep -v '^$' |
+        if [ "${2:-}" = shuffle ]; then shuf --random-source="$WORK/y"; else cat; fi >"$WORK/$1.jsonl"
 }
 # shuffled STAGE [k4-first]: the stage's files one after the other in name
 # order (two, three, four keys, passkey), or four keys first, then three,
