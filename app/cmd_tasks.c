@@ -30,7 +30,8 @@ static void tasks_help(void) {
          "  --n K           items to write\n"
          "  --seed S        the items' seed (default 1)\n"
          "  --keys K        multikey: key -> value pairs an item holds, 2-8 (default 4; fewer make\n"
-         "                  a curriculum's first steps)\n"
+         "                  a curriculum's first steps); recall: keys besides the pass key, 1-22\n"
+         "                  (default context / 128; more make denser documents)\n"
          "  --out FILE      the JSON-lines file (written whole or not at all)");
     puts("model flags:\n"
          "  --model PATH      a llama2.c checkpoint or a Hugging Face folder (default: stories260K)\n"
@@ -61,14 +62,17 @@ static int parse(int argc, char **argv, TasksOpts *x, Err *e) {
         if (!(v = args_value(&a, e))) return -1;
         if (str) *str = v;
         else if (num == &x->seed) { if (args_int(f, v, 0, 0x7fffffffffffffffL, num, e)) return -1; }
-        else if (num == &x->keys) { if (args_int(f, v, 2, TASK_MAX_NEEDLES, num, e)) return -1; }
+        else if (num == &x->keys) { if (args_int(f, v, 1, TASK_RECALL_MAX_KEYS, num, e)) return -1; }
         else if (args_int(f, v, 1, 1 << 20, num, e)) return -1;
     }
     const char *missing = !x->task ? "--task " TASK_LIST : !x->context ? "--context N" : !x->n ? "--n K"
                         : !x->out ? "--out FILE" : NULL;
     if (missing) return err_usage(e, "%s is required", missing);
     if (task_parse("--task", x->task, &x->kind, e)) return -1; /* after the missing flags, which say more */
-    if (x->keys && x->kind != TASK_MULTIKEY) return err_usage(e, "--keys is for --task multikey only");
+    if (x->keys && x->kind != TASK_MULTIKEY && x->kind != TASK_RECALL)
+        return err_usage(e, "--keys is for --task multikey or recall only");
+    if (x->kind == TASK_MULTIKEY && x->keys && (x->keys < 2 || x->keys > TASK_MAX_NEEDLES))
+        return err_usage(e, "--keys %ld: a multikey item holds 2 to %d keys", x->keys, TASK_MAX_NEEDLES);
     return 0;
 }
 

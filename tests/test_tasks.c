@@ -185,24 +185,27 @@ TEST(tasks_fill_contexts_where_the_count_jumps) {
 
 /* The generator in memory, beside the command: the same item twice is the
  * same bytes, and the items a file holds are task_make's. */
-/* A recall item states a pass key and context / 128 keys (at least one),
- * each exactly once, asks each once later with its value written out, and
- * ends asking one of them: read back from the prompt's text alone. */
+/* A recall item states a pass key and context / 128 keys (at least one;
+ * or the count asked for, up to the most), each exactly once, asks each
+ * once later with its value written out, and ends asking one of them:
+ * read back from the prompt's text alone. */
 TEST(tasks_recall_states_every_fact_once_and_asks_it_later) {
     Tokenizer tok;
     Err e;
     memset(&tok, 0, sizeof tok);
     if (tok_load(&tok, "engine/organism/tok512.bin", 512, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
-    static const int contexts[] = {128, 256, 700, 1016};
+    static const struct { int context, keys; } cases[] = {
+        {128, 0}, {256, 0}, {700, 0}, {1016, 0}, {300, 1}, {600, 12}, {1016, TASK_RECALL_MAX_KEYS}};
     int asked_pass = 0, asked_key = 0;
-    for (int c = 0; c < 4; c++)
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         for (int i = 0; i < 6; i++) {
             TaskItem it;
-            if (task_make(&tok, TASK_RECALL, contexts[c], 0, 3, i, &it, &e)) {
+            if (task_make(&tok, TASK_RECALL, cases[c].context, cases[c].keys, 3, i, &it, &e)) {
                 test_fail(__FILE__, __LINE__, "%s", e.msg);
                 continue;
             }
-            int facts = 0, n_keys = contexts[c] / 128 > 1 ? contexts[c] / 128 : 1;
+            int facts = 0, n_keys = cases[c].keys ? cases[c].keys : cases[c].context / 128 > 1 ? cases[c].context / 128 : 1;
+            CHECK_INT(it.n_tokens, cases[c].context);
             const char *p = it.prompt;
             char stmt[96], q[128];
             /* the pass key and every key: stated once, asked once after it */
@@ -307,9 +310,11 @@ TEST(tasks_refusals) {
         {"--task passkey --context 100x --n 1", "--context", 2},
         {"--task vt --context 20 --n 1", "too short for vt", 1},
         {"--task passkey --context 510 --n 1", "at most 504", 2},
-        {"--task passkey --context 100 --n 1 --keys 2", "--keys is for --task multikey only", 2},
+        {"--task passkey --context 100 --n 1 --keys 2", "--keys is for --task multikey or recall only", 2},
         {"--task multikey --context 200 --n 1 --keys 1", "--keys", 2},
-        {"--task multikey --context 200 --n 1 --keys 9", "--keys", 2},
+        {"--task multikey --context 200 --n 1 --keys 9", "--keys 9: a multikey item holds 2 to 8", 2},
+        {"--task recall --context 1000 --n 1 --keys 23", "--keys", 2},
+        {"--task recall --context 100 --n 1 --keys 22", "too short for recall", 1},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         snprintf(cmd, sizeof cmd, "%s tasks %s --out '%s'", test_bin(), t[i].args, out);

@@ -13,9 +13,10 @@
  *             of VAR x = VAR y), the last variable of one chain asked;
  *   local     passkey with the statement right before the question, so any
  *             window past its distance sees it: routing must not matter;
- *   recall    training documents: a pass key and context / 128 keys, each
- *             stated and later asked with its answer written out, then
- *             one of them asked at the end (many retrievals an item).
+ *   recall    training documents: a pass key and context / 128 keys (or
+ *             as many as asked, up to TASK_RECALL_MAX_KEYS), each stated
+ *             and later asked with its answer written out, then one of
+ *             them asked at the end (many retrievals an item).
  * Items are a function of (kind, context, seed, index) and the tokenizer
  * alone, drawn from the splitmix64 stream of engine/stats.h: the same seed
  * gives the same bytes. No libc rand(), no clock, no global state.
@@ -46,6 +47,10 @@ int task_parse(const char *flag, const char *s, TaskKind *k, Err *e);
  * its facts and the questions that repeat them). */
 #define TASK_MAX_STMTS 48
 
+/* Most keys a recall item holds besides its pass key: every fact is a
+ * statement and a question, and the prompt holds TASK_MAX_STMTS. */
+#define TASK_RECALL_MAX_KEYS ((TASK_MAX_STMTS - 1) / 2 - 1)
+
 typedef struct {
     TaskKind kind;        /* TASK_COUNT for a line read from a file that did not name it */
     char *prompt;         /* the text the model reads (BOS not spelled) */
@@ -63,8 +68,9 @@ typedef struct {
 #define TASK_KEYS 4
 
 /* Item `index` of kind k at exactly `context` ids under tok, from seed;
- * keys is a multikey item's statement count (0: TASK_KEYS; other kinds
- * take 0 only). Errors: keys out of range, a context too short to hold the
+ * keys is a multikey item's statement count (0: TASK_KEYS) or a recall
+ * item's key count besides the pass key (0: context / 128, 1 to
+ * TASK_RECALL_MAX_KEYS); other kinds take 0 only. Errors: keys out of range, a context too short to hold the
  * task (the message names the least that fits), or a tokenizer that does
  * not decode the prompt back to its bytes (then positions could not be
  * trusted). */
