@@ -204,7 +204,8 @@ TEST(tasks_recall_states_every_fact_once_and_asks_it_later) {
                 test_fail(__FILE__, __LINE__, "%s", e.msg);
                 continue;
             }
-            int facts = 0, n_keys = cases[c].keys ? cases[c].keys : cases[c].context / 128 > 1 ? cases[c].context / 128 : 1;
+            int facts = 0, n_keys = cases[c].keys ? cases[c].keys : cases[c].context / 128;
+            if (n_keys < 1) n_keys = 1;
             CHECK_INT(it.n_tokens, cases[c].context);
             const char *p = it.prompt;
             char stmt[96], q[128];

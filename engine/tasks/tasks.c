@@ -171,15 +171,16 @@ static void plan_vt(StatsRng *r, Plan *p) {
 }
 
 /* Training documents: facts stated in filler and asked again later with
- * their answers written out (a pass key and keys, context / 128 of them
- * unless asked for a count: more make a denser document, each
- * asked once, a question never before its statement), then one fact asked
- * at the end. Every earlier question is a retrieval the next-token loss
- * scores, at a distance of its own, so one item teaches copying from many
- * distances where the evaluation kinds teach it from one. */
+ * their answers written out (a pass key and context / 128 keys, or the
+ * count asked for, which makes a denser document; each asked once, a
+ * question never before its statement), then one fact asked at the end.
+ * Every earlier question is a retrieval the next-token loss scores, at a
+ * distance of its own, so one item teaches copying from many distances
+ * where the evaluation kinds teach it from one. */
 static void plan_recall(StatsRng *r, Plan *p, int context, int keys) {
     enum { MAX_FACTS = TASK_RECALL_MAX_KEYS + 1 };
-    int n_keys = keys ? keys : context / 128, n_facts, val[MAX_FACTS], stated = 0, asked = 0, order[MAX_FACTS], perm[MAX_FACTS];
+    int n_keys = keys ? keys : context / 128, n_facts, val[MAX_FACTS], stated = 0, asked = 0;
+    int order[MAX_FACTS], perm[MAX_FACTS];
     char key[MAX_FACTS][4];
     if (n_keys < 1) n_keys = 1;
     if (n_keys > MAX_FACTS - 1) n_keys = MAX_FACTS - 1;
@@ -351,8 +352,9 @@ int task_make(const Tokenizer *tok, TaskKind k, int context, int keys, uint64_t 
               Err *e) {
     memset(out, 0, sizeof *out);
     out->kind = k;
-    if (keys && k == TASK_RECALL ? keys < 1 || keys > TASK_RECALL_MAX_KEYS
-                                 : keys && (k != TASK_MULTIKEY || keys < 2 || keys > TASK_MAX_NEEDLES))
+    int keys_ok = !keys || (k == TASK_MULTIKEY && keys >= 2 && keys <= TASK_MAX_NEEDLES) ||
+                  (k == TASK_RECALL && keys >= 1 && keys <= TASK_RECALL_MAX_KEYS);
+    if (!keys_ok)
         return err_usage(e, "a key count (%d) is for multikey items, 2 to %d, or recall items, 1 to %d", keys,
                          TASK_MAX_NEEDLES, TASK_RECALL_MAX_KEYS);
     /* Not index × the generator's own increment: item i + 1's stream would

@@ -70,8 +70,9 @@ typedef struct {
 /* Item `index` of kind k at exactly `context` ids under tok, from seed;
  * keys is a multikey item's statement count (0: TASK_KEYS) or a recall
  * item's key count besides the pass key (0: context / 128, 1 to
- * TASK_RECALL_MAX_KEYS); other kinds take 0 only. Errors: keys out of range, a context too short to hold the
- * task (the message names the least that fits), or a tokenizer that does
+ * TASK_RECALL_MAX_KEYS); other kinds take 0 only. Errors: keys out of
+ * range, a context too short to hold the task (the message names the
+ * least that fits), or a tokenizer that does
  * not decode the prompt back to its bytes (then positions could not be
  * trusted). */
 int task_make(const Tokenizer *tok, TaskKind k, int context, int keys, uint64_t seed, int index, TaskItem *out,
