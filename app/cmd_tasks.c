@@ -69,10 +69,11 @@ static int parse(int argc, char **argv, TasksOpts *x, Err *e) {
                         : !x->out ? "--out FILE" : NULL;
     if (missing) return err_usage(e, "%s is required", missing);
     if (task_parse("--task", x->task, &x->kind, e)) return -1; /* after the missing flags, which say more */
-    if (x->keys && x->kind != TASK_MULTIKEY && x->kind != TASK_RECALL)
+    int lo, hi;
+    if (x->keys && !task_keys_range(x->kind, &lo, &hi))
         return err_usage(e, "--keys is for --task multikey or recall only");
-    if (x->kind == TASK_MULTIKEY && x->keys && (x->keys < 2 || x->keys > TASK_MAX_NEEDLES))
-        return err_usage(e, "--keys %ld: a multikey item holds 2 to %d keys", x->keys, TASK_MAX_NEEDLES);
+    if (x->keys && (x->keys < lo || x->keys > hi))
+        return err_usage(e, "--keys %ld: a %s item holds %d to %d keys", x->keys, task_name(x->kind), lo, hi);
     return 0;
 }
 

@@ -348,13 +348,18 @@ static int size_filler(const Tokenizer *tok, TaskKind kind, const Plan *p, const
     return err_set(e, "could not fill exactly %d tokens with this tokenizer", context);
 }
 
+int task_keys_range(TaskKind k, int *lo, int *hi) {
+    if (k == TASK_MULTIKEY) return *lo = 2, *hi = TASK_MAX_NEEDLES, 1;
+    if (k == TASK_RECALL) return *lo = 1, *hi = TASK_RECALL_MAX_KEYS, 1;
+    return 0;
+}
+
 int task_make(const Tokenizer *tok, TaskKind k, int context, int keys, uint64_t seed, int index, TaskItem *out,
               Err *e) {
     memset(out, 0, sizeof *out);
     out->kind = k;
-    int keys_ok = !keys || (k == TASK_MULTIKEY && keys >= 2 && keys <= TASK_MAX_NEEDLES) ||
-                  (k == TASK_RECALL && keys >= 1 && keys <= TASK_RECALL_MAX_KEYS);
-    if (!keys_ok)
+    int lo = 0, hi = 0;
+    if (keys && (!task_keys_range(k, &lo, &hi) || keys < lo || keys > hi))
         return err_usage(e, "a key count (%d) is for multikey items, 2 to %d, or recall items, 1 to %d", keys,
                          TASK_MAX_NEEDLES, TASK_RECALL_MAX_KEYS);
     /* Not index × the generator's own increment: item i + 1's stream would

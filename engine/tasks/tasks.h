@@ -67,14 +67,17 @@ typedef struct {
  * otherwise, from 2 to TASK_MAX_NEEDLES. */
 #define TASK_KEYS 4
 
+/* The key counts kind k takes in [*lo, *hi]: a multikey item's statements
+ * (2 to TASK_MAX_NEEDLES) or a recall item's keys besides its pass key (1
+ * to TASK_RECALL_MAX_KEYS). 0 for a kind that takes none. */
+int task_keys_range(TaskKind k, int *lo, int *hi);
+
 /* Item `index` of kind k at exactly `context` ids under tok, from seed;
- * keys is a multikey item's statement count (0: TASK_KEYS) or a recall
- * item's key count besides the pass key (0: context / 128, 1 to
- * TASK_RECALL_MAX_KEYS); other kinds take 0 only. Errors: keys out of
- * range, a context too short to hold the task (the message names the
- * least that fits), or a tokenizer that does
- * not decode the prompt back to its bytes (then positions could not be
- * trusted). */
+ * keys is a key count in task_keys_range, or 0 for the kind's default
+ * (multikey TASK_KEYS, recall context / 128). Errors: keys out of range, a
+ * context too short to hold the task (the message names the least that
+ * fits), or a tokenizer that does not decode the prompt back to its bytes
+ * (then positions could not be trusted). */
 int task_make(const Tokenizer *tok, TaskKind k, int context, int keys, uint64_t seed, int index, TaskItem *out,
               Err *e);
 
