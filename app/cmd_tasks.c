@@ -14,7 +14,7 @@
 
 static void tasks_help(void) {
     puts("usage: ahascope tasks --task " TASK_LIST " --context N --n K --out FILE [--seed S]\n"
-         "                      [--keys K] [--model M] [--tokenizer T]\n"
+         "                      [--keys K] [--key-letters L] [--model M] [--tokenizer T]\n"
          "\n"
          "Write K long-context task items as JSON lines, each prompt encoding to exactly N ids with the\n"
          "model's own tokenizer (its BOS counted): a five-digit number stated once in filler and asked at\n"
@@ -32,6 +32,8 @@ static void tasks_help(void) {
          "  --keys K        multikey: key -> value pairs an item holds, 2-8 (default 4; fewer make\n"
          "                  a curriculum's first steps); recall: keys besides the pass key, 1-22\n"
          "                  (default context / 128; more make denser documents)\n"
+         "  --key-letters L letters of every key and variable name, 1-3 (default 3, \"gzf\"); with 1,\n"
+         "                  telling keys apart is one token's look-up where letters are pieces\n"
          "  --out FILE      the JSON-lines file (written whole or not at all)");
     puts("model flags:\n"
          "  --model PATH      a llama2.c checkpoint or a Hugging Face folder (default: stories260K)\n"
@@ -42,7 +44,7 @@ typedef struct {
     RunOpts o;
     const char *out, *task;
     TaskKind kind;
-    long context, n, seed, keys;
+    long context, n, seed, keys, key_letters;
 } TasksOpts;
 
 /* Flags of tasks. Returns 1 on --help, 0 parsed, -1 error. */
@@ -56,13 +58,15 @@ static int parse(int argc, char **argv, TasksOpts *x, Err *e) {
         const char **str = !strcmp(f, "--model") ? &x->o.model : !strcmp(f, "--tokenizer") ? &x->o.tokenizer
                          : !strcmp(f, "--out") ? &x->out : !strcmp(f, "--task") ? &x->task : NULL;
         long *num = !strcmp(f, "--context") ? &x->context : !strcmp(f, "--n") ? &x->n
-                  : !strcmp(f, "--seed") ? &x->seed : !strcmp(f, "--keys") ? &x->keys : NULL;
+                  : !strcmp(f, "--seed") ? &x->seed : !strcmp(f, "--keys") ? &x->keys
+                  : !strcmp(f, "--key-letters") ? &x->key_letters : NULL;
         const char *v;
         if (!str && !num) return args_unknown(f, e);
         if (!(v = args_value(&a, e))) return -1;
         if (str) *str = v;
         else if (num == &x->seed) { if (args_int(f, v, 0, 0x7fffffffffffffffL, num, e)) return -1; }
         else if (num == &x->keys) { if (args_int(f, v, 1, TASK_RECALL_MAX_KEYS, num, e)) return -1; }
+        else if (num == &x->key_letters) { if (args_int(f, v, 1, TASK_KEY_LETTERS, num, e)) return -1; }
         else if (args_int(f, v, 1, 1 << 20, num, e)) return -1;
     }
     const char *missing = !x->task ? "--task " TASK_LIST : !x->context ? "--context N" : !x->n ? "--n K"
@@ -88,9 +92,9 @@ static int run_tasks(TasksOpts *x, Err *e) {
         goto out;
     }
     if (!(items = calloc((size_t)x->n, sizeof *items))) { err_set(e, "out of memory"); goto out; }
+    TaskSpec spec = {x->kind, (int)x->context, (int)x->keys, (int)x->key_letters, (uint64_t)x->seed};
     for (; made < x->n; made++)
-        if (task_make(&L.tok, x->kind, (int)x->context, (int)x->keys, (uint64_t)x->seed, made, &items[made], e))
-            goto out;
+        if (task_make(&L.tok, &spec, made, &items[made], e)) goto out;
     rc = tasks_write_jsonl(x->out, items, made, e);
 out:
     for (int i = 0; items && i < made; i++) task_item_free(&items[i]);

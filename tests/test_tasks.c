@@ -200,7 +200,7 @@ TEST(tasks_recall_states_every_fact_once_and_asks_it_later) {
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         for (int i = 0; i < 6; i++) {
             TaskItem it;
-            if (task_make(&tok, TASK_RECALL, cases[c].context, cases[c].keys, 3, i, &it, &e)) {
+            if (task_make(&tok, &(TaskSpec){TASK_RECALL, cases[c].context, cases[c].keys, 0, 3}, i, &it, &e)) {
                 test_fail(__FILE__, __LINE__, "%s", e.msg);
                 continue;
             }
@@ -316,6 +316,8 @@ TEST(tasks_refusals) {
         {"--task multikey --context 200 --n 1 --keys 9", "--keys 9: a multikey item holds 2 to 8", 2},
         {"--task recall --context 1000 --n 1 --keys 23", "--keys", 2},
         {"--task recall --context 100 --n 1 --keys 22", "too short for recall", 1},
+        {"--task multikey --context 200 --n 1 --key-letters 0", "--key-letters", 2},
+        {"--task vt --context 200 --n 1 --key-letters 4", "--key-letters", 2},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         snprintf(cmd, sizeof cmd, "%s tasks %s --out '%s'", test_bin(), t[i].args, out);
@@ -596,7 +598,7 @@ TEST(tasks_neighbouring_items_draw_independently) {
     int shifted = 0, n = 40;
     for (int i = 0; i < n; i++) {
         TaskItem it;
-        if (task_make(&tok, TASK_MULTIKEY, 250, 0, 3, i, &it, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); break; }
+        if (task_make(&tok, &(TaskSpec){TASK_MULTIKEY, 250, 0, 0, 3}, i, &it, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); break; }
         const char *k = strstr(it.prompt, "The value of key ");
         char key[4] = "";
         if (k) memcpy(key, k + strlen("The value of key "), 3);
@@ -622,7 +624,7 @@ TEST(tasks_multikey_holds_the_keys_asked_for) {
     for (int keys = 2; keys <= TASK_MAX_NEEDLES; keys += 3) {
         for (int i = 0; i < 6; i++) {
             TaskItem it;
-            if (task_make(&tok, TASK_MULTIKEY, 320, keys, 11, i, &it, &e)) {
+            if (task_make(&tok, &(TaskSpec){TASK_MULTIKEY, 320, keys, 0, 11}, i, &it, &e)) {
                 test_fail(__FILE__, __LINE__, "keys %d: %s", keys, e.msg);
                 break;
             }
@@ -645,14 +647,74 @@ TEST(tasks_multikey_holds_the_keys_asked_for) {
         }
     }
     TaskItem a, b;
-    CHECK(task_make(&tok, TASK_MULTIKEY, 250, 0, 3, 5, &a, &e) == 0);
-    CHECK(task_make(&tok, TASK_MULTIKEY, 250, TASK_KEYS, 3, 5, &b, &e) == 0);
+    CHECK(task_make(&tok, &(TaskSpec){TASK_MULTIKEY, 250, 0, 0, 3}, 5, &a, &e) == 0);
+    CHECK(task_make(&tok, &(TaskSpec){TASK_MULTIKEY, 250, TASK_KEYS, 0, 3}, 5, &b, &e) == 0);
     CHECK(a.prompt && b.prompt && !strcmp(a.prompt, b.prompt));
     task_item_free(&a), task_item_free(&b);
-    CHECK(task_make(&tok, TASK_PASSKEY, 250, 2, 3, 5, &a, &e) != 0);
+    CHECK(task_make(&tok, &(TaskSpec){TASK_PASSKEY, 250, 2, 0, 3}, 5, &a, &e) != 0);
     task_item_free(&a);
     tok_free(&tok);
     model_free(&m);
+}
+
+/* Every key and variable name has the letters asked for (the default
+ * three, the same bytes as asking for three), names within an item all
+ * differ, and the answer is the value stated for the name asked: for
+ * multikey with the most keys, vt, and recall with the most keys (23
+ * facts from 26 one-letter names). */
+TEST(tasks_key_letters_name_every_key_with_that_many) {
+    Tokenizer tok;
+    Err e;
+    memset(&tok, 0, sizeof tok);
+    if (tok_load(&tok, "engine/organism/tok512.bin", 512, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
+    static const struct { TaskKind kind; int context, keys, names; const char *lead; } cases[] = {
+        {TASK_MULTIKEY, 400, TASK_MAX_NEEDLES, TASK_MAX_NEEDLES, "The value of key "},
+        {TASK_VT, 300, 0, 6, "VAR "},
+        {TASK_RECALL, 1016, TASK_RECALL_MAX_KEYS, TASK_RECALL_MAX_KEYS, "The value of key "},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int letters = 1; letters <= TASK_KEY_LETTERS; letters++)
+            for (int i = 0; i < 4; i++) {
+                TaskSpec spec = {cases[c].kind, cases[c].context, cases[c].keys, letters, 5};
+                TaskItem it, dflt;
+                if (task_make(&tok, &spec, i, &it, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); continue; }
+                CHECK_INT(it.n_tokens, cases[c].context);
+                /* the distinct names: every lead followed by a name and a space or "?" */
+                char seen[64][8], asked[8] = "";
+                int n = 0, bad = 0;
+                size_t lead = strlen(cases[c].lead);
+                for (const char *k = strstr(it.prompt, cases[c].lead); k; k = strstr(k + 1, cases[c].lead)) {
+                    const char *w = k + lead;
+                    int len = 0, dup = 0;
+                    while (islower((unsigned char)w[len])) len++;
+                    bad |= len != letters;
+                    if (len < 1 || len > 7) continue;
+                    for (int j = 0; j < n; j++) dup |= !strncmp(seen[j], w, (size_t)len) && !seen[j][len];
+                    if (!dup && n < 64) memcpy(seen[n], w, (size_t)len), seen[n++][len] = 0;
+                    if (!strcmp(w + len, " is")) memcpy(asked, w, (size_t)len), asked[len] = 0; /* the prompt's end */
+                }
+                CHECK_MSG(!bad, "%s, %d letters: a name of another length in %s", task_name(spec.kind), letters,
+                          it.prompt);
+                CHECK_MSG(n == cases[c].names, "%s, %d letters: %d names, not %d", task_name(spec.kind), letters, n,
+                          cases[c].names);
+                if (cases[c].kind == TASK_MULTIKEY) {
+                    char stmt[64];
+                    snprintf(stmt, sizeof stmt, "The value of key %s is %s.", asked, it.answer);
+                    CHECK_MSG(strstr(it.prompt, stmt) != NULL, "the answer %s is not key %s's", it.answer, asked);
+                }
+                spec.key_letters = 0;
+                if (letters == TASK_KEY_LETTERS && !task_make(&tok, &spec, i, &dflt, &e)) {
+                    CHECK_MSG(!strcmp(dflt.prompt, it.prompt), "%s: the default is not %d letters",
+                              task_name(spec.kind), TASK_KEY_LETTERS);
+                    task_item_free(&dflt);
+                }
+                task_item_free(&it);
+            }
+    TaskItem it;
+    CHECK(task_make(&tok, &(TaskSpec){TASK_MULTIKEY, 300, 0, TASK_KEY_LETTERS + 1, 5}, 0, &it, &e) != 0);
+    CHECK(strstr(e.msg, "letters") != NULL);
+    task_item_free(&it);
+    tok_free(&tok);
 }
 
 /* The KL columns of eval --tasks --match-budget, recounted in float64 by

@@ -95,11 +95,12 @@ static int fresh_value(StatsRng *r, const int *used, int n) {
     }
 }
 
-/* A three-letter lowercase name not already in used[0..n). */
-static void fresh_name(StatsRng *r, char used[][4], int n, char out[4]) {
+/* A lowercase name of `letters` letters (1 to 3) not already in
+ * used[0..n): 26 one-letter names cover the most an item asks for. */
+static void fresh_name(StatsRng *r, int letters, char used[][4], int n, char out[4]) {
     for (;;) {
-        for (int i = 0; i < 3; i++) out[i] = (char)('a' + stats_rng_below(r, 26));
-        out[3] = 0;
+        for (int i = 0; i < letters; i++) out[i] = (char)('a' + stats_rng_below(r, 26));
+        out[letters] = 0;
         int dup = 0;
         for (int i = 0; i < n; i++) dup |= !strcmp(used[i], out);
         if (!dup) return;
@@ -128,13 +129,13 @@ static void plan_passkey(StatsRng *r, Plan *p, int local) {
     if (local) p->depth[0] = 2; /* right before the question */
 }
 
-static void plan_multikey(StatsRng *r, Plan *p, int keys) {
-    int val[TASK_MAX_NEEDLES];
+static void plan_multikey(StatsRng *r, Plan *p, int keys, int letters) {
+    int val[TASK_MAX_NEEDLES] = {0}; /* keys >= 2 fills what is read; -O2 cannot see that */
     char key[TASK_MAX_NEEDLES][4];
     p->intro = "Some keys and their values are hidden in the text below. Remember them.";
     for (int i = 0; i < keys; i++) {
         val[i] = fresh_value(r, val, i);
-        fresh_name(r, key, i, key[i]);
+        fresh_name(r, letters, key, i, key[i]);
         snprintf(p->stmt[i], sizeof p->stmt[i], "The value of key %s is %d.", key[i], val[i]);
     }
     int ask = (int)stats_rng_below(r, keys);
@@ -146,12 +147,12 @@ static void plan_multikey(StatsRng *r, Plan *p, int keys) {
     sorted_depths(r, p->depth, keys); /* statement order is key order: the depths only need to ascend */
 }
 
-static void plan_vt(StatsRng *r, Plan *p) {
+static void plan_vt(StatsRng *r, Plan *p, int letters) {
     enum { CHAINS = 2, HOPS = 3 };
     char name[CHAINS * HOPS][4];
     int val[CHAINS];
     p->intro = "Some variables are assigned in the text below. Follow the assignments.";
-    for (int i = 0; i < CHAINS * HOPS; i++) fresh_name(r, name, i, name[i]);
+    for (int i = 0; i < CHAINS * HOPS; i++) fresh_name(r, letters, name, i, name[i]);
     for (int c = 0; c < CHAINS; c++) val[c] = fresh_value(r, val, c);
     int ask = (int)stats_rng_below(r, CHAINS);
     /* hop h of every chain before hop h + 1 of any: each chain reads in order */
@@ -177,7 +178,7 @@ static void plan_vt(StatsRng *r, Plan *p) {
  * Every earlier question is a retrieval the next-token loss scores, at a
  * distance of its own, so one item teaches copying from many distances
  * where the evaluation kinds teach it from one. */
-static void plan_recall(StatsRng *r, Plan *p, int context, int keys) {
+static void plan_recall(StatsRng *r, Plan *p, int context, int keys, int letters) {
     enum { MAX_FACTS = TASK_RECALL_MAX_KEYS + 1 };
     int n_keys = keys ? keys : context / 128, n_facts, val[MAX_FACTS], stated = 0, asked = 0;
     int order[MAX_FACTS], perm[MAX_FACTS];
@@ -187,7 +188,7 @@ static void plan_recall(StatsRng *r, Plan *p, int context, int keys) {
     n_facts = n_keys + 1; /* fact 0 is the pass key */
     for (int i = 0; i < n_facts; i++) {
         val[i] = fresh_value(r, val, i);
-        fresh_name(r, key, i, key[i]);
+        fresh_name(r, letters, key, i, key[i]);
     }
     for (int i = 0; i < n_facts; i++) perm[i] = i; /* the order the facts are stated in */
     for (int i = n_facts - 1; i > 0; i--) {
@@ -354,25 +355,28 @@ int task_keys_range(TaskKind k, int *lo, int *hi) {
     return 0;
 }
 
-int task_make(const Tokenizer *tok, TaskKind k, int context, int keys, uint64_t seed, int index, TaskItem *out,
-              Err *e) {
+int task_make(const Tokenizer *tok, const TaskSpec *spec, int index, TaskItem *out, Err *e) {
+    TaskKind k = spec->kind;
+    int context = spec->context, keys = spec->keys, letters = spec->key_letters ? spec->key_letters : TASK_KEY_LETTERS;
     memset(out, 0, sizeof *out);
     out->kind = k;
     int lo = 0, hi = 0;
     if (keys && (!task_keys_range(k, &lo, &hi) || keys < lo || keys > hi))
         return err_usage(e, "a key count (%d) is for multikey items, 2 to %d, or recall items, 1 to %d", keys,
                          TASK_MAX_NEEDLES, TASK_RECALL_MAX_KEYS);
+    if (letters < 1 || letters > TASK_KEY_LETTERS)
+        return err_usage(e, "a key has 1 to %d letters, not %d", TASK_KEY_LETTERS, letters);
     /* Not index × the generator's own increment: item i + 1's stream would
      * then be item i's one draw later (its keys item i's shifted by a
      * letter). Another odd constant puts neighbours' streams far apart;
      * item 0 is as before. */
-    StatsRng r = stats_rng(seed * 0x100000001b3ull + (uint64_t)index * 0xd1b54a32d192ed03ull + (uint64_t)k);
+    StatsRng r = stats_rng(spec->seed * 0x100000001b3ull + (uint64_t)index * 0xd1b54a32d192ed03ull + (uint64_t)k);
     Plan p;
     memset(&p, 0, sizeof p);
     if (k == TASK_PASSKEY || k == TASK_LOCAL) plan_passkey(&r, &p, k == TASK_LOCAL);
-    else if (k == TASK_MULTIKEY) plan_multikey(&r, &p, keys ? keys : TASK_KEYS);
-    else if (k == TASK_VT) plan_vt(&r, &p);
-    else if (k == TASK_RECALL) plan_recall(&r, &p, context, keys);
+    else if (k == TASK_MULTIKEY) plan_multikey(&r, &p, keys ? keys : TASK_KEYS, letters);
+    else if (k == TASK_VT) plan_vt(&r, &p, letters);
+    else if (k == TASK_RECALL) plan_recall(&r, &p, context, keys, letters);
     else return err_set(e, "unknown task kind %d", (int)k);
     Words f;
     words_init(&f);

@@ -17,9 +17,9 @@
  *             as many as asked, up to TASK_RECALL_MAX_KEYS), each stated
  *             and later asked with its answer written out, then one of
  *             them asked at the end (many retrievals an item).
- * Items are a function of (kind, context, seed, index) and the tokenizer
- * alone, drawn from the splitmix64 stream of engine/stats.h: the same seed
- * gives the same bytes. No libc rand(), no clock, no global state.
+ * Items are a function of (kind, context, keys, key letters, seed, index)
+ * and the tokenizer alone, drawn from the splitmix64 stream of
+ * engine/stats.h: the same seed gives the same bytes. No libc rand(), no clock, no global state.
  */
 #ifndef AHASCOPE_TASKS_H
 #define AHASCOPE_TASKS_H
@@ -72,14 +72,26 @@ typedef struct {
  * to TASK_RECALL_MAX_KEYS). 0 for a kind that takes none. */
 int task_keys_range(TaskKind k, int *lo, int *hi);
 
-/* Item `index` of kind k at exactly `context` ids under tok, from seed;
- * keys is a key count in task_keys_range, or 0 for the kind's default
- * (multikey TASK_KEYS, recall context / 128). Errors: keys out of range, a
- * context too short to hold the task (the message names the least that
- * fits), or a tokenizer that does not decode the prompt back to its bytes
- * (then positions could not be trusted). */
-int task_make(const Tokenizer *tok, TaskKind k, int context, int keys, uint64_t seed, int index, TaskItem *out,
-              Err *e);
+/* Letters a key or variable name has unless asked otherwise ("gzf"). */
+#define TASK_KEY_LETTERS 3
+
+/* What task_make writes: the kind; the context in ids; the key count, in
+ * task_keys_range or 0 for the kind's default (multikey TASK_KEYS, recall
+ * context / 128); the letters of every key and variable name, 1 to
+ * TASK_KEY_LETTERS or 0 for TASK_KEY_LETTERS (one letter makes matching
+ * the asked key a single-token look-up for a tokenizer that keeps letters
+ * whole); and the seed. */
+typedef struct {
+    TaskKind kind;
+    int context, keys, key_letters;
+    uint64_t seed;
+} TaskSpec;
+
+/* Item `index` of spec under tok. Errors: a key count or letter count out
+ * of range, a context too short to hold the task (the message names the
+ * least that fits), or a tokenizer that does not decode the prompt back to
+ * its bytes (then positions could not be trusted). */
+int task_make(const Tokenizer *tok, const TaskSpec *spec, int index, TaskItem *out, Err *e);
 
 /* Release what an item holds (safe on a zeroed item). */
 void task_item_free(TaskItem *it);
