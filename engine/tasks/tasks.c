@@ -96,7 +96,9 @@ static int fresh_value(StatsRng *r, const int *used, int n) {
 }
 
 /* A lowercase name of `letters` letters (1 to 3) not already in
- * used[0..n): 26 one-letter names cover the most an item asks for. */
+ * used[0..n): 26 one-letter names cover the most an item asks for (else
+ * the draw would never end). */
+_Static_assert(TASK_RECALL_MAX_KEYS + 1 <= 26 && TASK_MAX_NEEDLES <= 26, "one-letter names run out");
 static void fresh_name(StatsRng *r, int letters, char used[][4], int n, char out[4]) {
     for (;;) {
         for (int i = 0; i < letters; i++) out[i] = (char)('a' + stats_rng_below(r, 26));
