@@ -679,7 +679,7 @@ TEST(tasks_key_letters_name_every_key_with_that_many) {
                 TaskItem it, dflt;
                 if (task_make(&tok, &spec, i, &it, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); continue; }
                 CHECK_INT(it.n_tokens, cases[c].context);
-                /* the distinct names: every lead followed by a name and a space or "?" */
+                /* the distinct names after every lead; the asked one ends the prompt */
                 char seen[64][8], asked[8] = "";
                 int n = 0, bad = 0;
                 size_t lead = strlen(cases[c].lead);

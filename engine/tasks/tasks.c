@@ -98,8 +98,8 @@ static int fresh_value(StatsRng *r, const int *used, int n) {
 /* A lowercase name of `letters` letters (1 to 3) not already in
  * used[0..n): 26 one-letter names cover the most an item asks for (else
  * the draw would never end). */
-_Static_assert(TASK_RECALL_MAX_KEYS + 1 <= 26 && TASK_MAX_NEEDLES <= 26, "one-letter names run out");
 static void fresh_name(StatsRng *r, int letters, char used[][4], int n, char out[4]) {
+    _Static_assert(TASK_RECALL_MAX_KEYS + 1 <= 26 && TASK_MAX_NEEDLES <= 26, "one-letter names run out");
     for (;;) {
         for (int i = 0; i < letters; i++) out[i] = (char)('a' + stats_rng_below(r, 26));
         out[letters] = 0;
@@ -359,7 +359,8 @@ int task_keys_range(TaskKind k, int *lo, int *hi) {
 
 int task_make(const Tokenizer *tok, const TaskSpec *spec, int index, TaskItem *out, Err *e) {
     TaskKind k = spec->kind;
-    int context = spec->context, keys = spec->keys, letters = spec->key_letters ? spec->key_letters : TASK_KEY_LETTERS;
+    int context = spec->context, keys = spec->keys;
+    int letters = spec->key_letters ? spec->key_letters : TASK_KEY_LETTERS;
     memset(out, 0, sizeof *out);
     out->kind = k;
     int lo = 0, hi = 0;

@@ -19,7 +19,8 @@
  *             them asked at the end (many retrievals an item).
  * Items are a function of (kind, context, keys, key letters, seed, index)
  * and the tokenizer alone, drawn from the splitmix64 stream of
- * engine/stats.h: the same seed gives the same bytes. No libc rand(), no clock, no global state.
+ * engine/stats.h: the same seed gives the same bytes. No libc rand(), no
+ * clock, no global state.
  */
 #ifndef AHASCOPE_TASKS_H
 #define AHASCOPE_TASKS_H
