@@ -41,12 +41,12 @@ static void on_int(int sig) { (void)sig, g_stop = 1; }
 static void train_help(void) {
     puts("usage: ahascope train [--model M] --window W [--lambda L] [--tau T] [--sinks S] [--steps N] [--batch B]\n"
          "                      [--seq-len T] [--lr LR] [--data FILE | --self N] [--objective kl|ce]\n"
-         "                      [--train routers|all] [--lr-model LR] [--out-model FILE]\n"
+         "                      [--train routers|all] [--lr-model LR] [--weight-decay WD] [--out-model FILE]\n"
          "                      [--seed S] [--resume CKPT] [--stop-after K] [--eval-seqs N] --out FILE\n"
          "       ahascope train --from-scratch --data FILE [--dims d,hidden,layers,heads,kv_heads,vocab,seq_len]\n"
          "                      [--vocab-file WORDS | --tokenizer T] [--steps N] [--batch B] [--seq-len T] [--lr LR]\n"
          "                      [--seed S] [--resume CKPT] [--stop-after K] [--eval-seqs N] [--curve FILE] [--init M.bin]\n"
-         "                      [--by-length] --out MODEL.bin\n"
+         "                      [--by-length] [--weight-decay WD] --out MODEL.bin\n"
          "\n"
          "Learn one router vector per head (global iff sigmoid(x.w) > tau) by the straight-through estimator,\n"
          "loss = task + lambda * mean(r) over tokens, layers, heads.\n"
@@ -56,6 +56,9 @@ static void train_help(void) {
          "                  learns too (AdamW at --lr-model, default 1e-4, same schedule) and the tuned model\n"
          "                  is written as a llama2.c checkpoint to --out-model (default FILE without\n"
          "                  .safetensors, plus .bin), in the input's version\n"
+         "  --weight-decay WD  AdamW's decoupled decay of the model's weights (0-1, default 0: none), every\n"
+         "                  weight alike: each step w -= lr*WD*w besides the gradient step (--train all and\n"
+         "                  --from-scratch; the routers never decay)\n"
          "  --self N        N sequences sampled from the model itself (default 64), 1 in 8 held out;\n"
          "  --data FILE     or a text file cut into --seq-len chunks\n"
          "  defaults: lambda 0.02, tau 0.5, sinks 0, steps 300, batch 8, seq-len 128, lr 0.02 (AdamW,\n"
@@ -99,7 +102,7 @@ typedef struct {
     RunOpts o;
     const char *out, *out_model, *data, *resume, *objective, *train, *curve, *init;
     long steps, batch, seq_len, self_n, stop_after, eval_seqs;
-    double lambda, lr, lr_model, answer_weight;
+    double lambda, lr, lr_model, answer_weight, weight_decay;
     int all;                 /* --train all (and --from-scratch) */
     int scratch;             /* --from-scratch */
     int by_length;           /* --by-length: a step's items of about one length, run at the longest one's */
@@ -144,8 +147,8 @@ static int check_combination(TrainOpts *t, Err *e) {
     if (strcmp(t->objective, "kl") && strcmp(t->objective, "ce")) return err_usage(e, "--objective is kl or ce");
     if (strcmp(t->train, "routers") && strcmp(t->train, "all")) return err_usage(e, "--train is routers or all");
     t->all = !strcmp(t->train, "all");
-    if (!t->all && (t->out_model || t->lr_model > 0))
-        return err_usage(e, "--out-model and --lr-model need --train all (the base model is frozen)");
+    if (!t->all && (t->out_model || t->lr_model > 0 || t->weight_decay > 0))
+        return err_usage(e, "--out-model, --lr-model and --weight-decay need --train all (the base model is frozen)");
     if (t->o.routers) return err_usage(e, "--routers is not an input here (see --resume)");
     if (t->by_length && (strcmp(t->objective, "ce") || t->lambda != 0))
         return err_usage(e, "--by-length needs --objective ce and --lambda 0 (KL and the global-share term "
@@ -186,11 +189,15 @@ static int parse(int argc, char **argv, TrainOpts *t, Err *e) {
                   : !strcmp(f, "--stop-after") ? &t->stop_after : !strcmp(f, "--eval-seqs") ? &t->eval_seqs : NULL;
         double *real = !strcmp(f, "--lambda") ? &t->lambda : !strcmp(f, "--lr") ? &t->lr
                      : !strcmp(f, "--lr-model") ? &t->lr_model : !strcmp(f, "--answer-weight") ? &t->answer_weight
-                     : NULL;
+                     : !strcmp(f, "--weight-decay") ? &t->weight_decay : NULL;
         const char *v = NULL;
         if (str) { if (!(*str = args_value(&a, e))) return -1; }
         else if (num) { if (!(v = args_value(&a, e)) || args_int(f, v, num == &t->seq_len ? 2 : num == &t->steps ? 0 : 1, 1 << 20, num, e)) return -1; }
-        else if (real) { if (!(v = args_value(&a, e)) || args_float(f, v, real == &t->lambda ? 0 : 1e-9, real == &t->answer_weight ? 1e4 : 1e3, real, e)) return -1; }
+        else if (real) {
+            double lo = real == &t->lambda || real == &t->weight_decay ? 0 : 1e-9;
+            double hi = real == &t->answer_weight ? 1e4 : real == &t->weight_decay ? 1 : 1e3;
+            if (!(v = args_value(&a, e)) || args_float(f, v, lo, hi, real, e)) return -1;
+        }
         else return args_unknown(f, e);
     }
     return check_combination(t, e);
@@ -283,6 +290,7 @@ static double forward(Trainer *tr) {
 static int init_weights(Trainer *tr, Err *e) {
     const Config *c = &tr->m->c;
     AdamWConfig h = adamw_defaults();
+    h.weight_decay = (float)tr->t->weight_decay;
     if (weights_clone(&tr->params, &tr->tuned, c, &tr->m->w, e) || grads_init(&tr->grads, c, e)) return -1;
     return adamw_init(&tr->opt_w, tr->params.n, &h, e);
 }

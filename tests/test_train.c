@@ -251,18 +251,20 @@ TEST(train_all_rejects_bad_combinations) {
     snprintf(ack, sizeof ack, "%s", test_tmp("tbad_a.safetensors"));
     CHECK_INT(train_tiny(rck, "--stop-after 2"), 130);
     CHECK_INT(train_tiny(ack, "--train all --stop-after 2"), 130);
-    char bad[6][1200];
-    const char *want[6] = {"need --train all", "need --train all", "resume it with --train routers",
-                           "resume it with --train all", "overwrite the input model", "same file"};
-    const int status[6] = {2, 2, 1, 1, 1, 2}; /* flags that conflict are usage errors; files refuse with 1 */
+    char bad[7][1200];
+    const char *want[7] = {"need --train all", "need --train all", "resume it with --train routers",
+                           "resume it with --train all", "overwrite the input model", "same file",
+                           "need --train all"};
+    const int status[7] = {2, 2, 1, 1, 1, 2, 2}; /* flags that conflict are usage errors; files refuse with 1 */
     snprintf(bad[0], sizeof bad[0], "--out-model %s", test_tmp("x.bin"));
     snprintf(bad[1], sizeof bad[1], "--lr-model 1e-3");
     snprintf(bad[2], sizeof bad[2], "--train all --resume %s.ckpt", rck);
     snprintf(bad[3], sizeof bad[3], "--resume %s.ckpt", ack);
     snprintf(bad[4], sizeof bad[4], "--train all --out-model %s", tiny_model());
     snprintf(bad[5], sizeof bad[5], "--train all --out-model %s", test_tmp("tbad_o.safetensors"));
-    for (int i = 0; i < 6; i++) {
-        char cmd[9000];
+    snprintf(bad[6], sizeof bad[6], "--weight-decay 0.1");
+    for (int i = 0; i < 7; i++) {
+        char cmd[12000];
         snprintf(cmd, sizeof cmd, "%s train --model %s --tokenizer %s --window 4 --self 8 --seq-len 32 --batch 4 "
                  "--steps 20 --out %s %s", test_bin(), tiny_model(), test_stories_tokenizer(),
                  test_tmp("tbad_o.safetensors"), bad[i]);

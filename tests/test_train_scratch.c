@@ -187,6 +187,11 @@ TEST(train_scratch_command_writes_a_model_other_commands_load) {
                         "--out %s 2>&1", test_bin(), data, again));
     CHECK_INT(st, 0);
     CHECK(test_same_file(out, again));
+    /* --weight-decay reaches the optimiser: the same run with decay writes other weights */
+    free(test_runf(&st, "%s train --from-scratch --data %s --dims 32,64,2,2,2,0,64 --batch 4 --steps 12 --seed 2 "
+                        "--weight-decay 0.5 --out %s 2>&1", test_bin(), data, again));
+    CHECK_INT(st, 0);
+    CHECK(!test_same_file(out, again));
 }
 
 TEST(train_scratch_rejects_what_does_not_apply) {
@@ -209,6 +214,8 @@ TEST(train_scratch_rejects_what_does_not_apply) {
         {"--data D --out O --vocab-file W", "word 2 holds control byte 0x01"},
         {"--data D --out O --vocab-file W --tokenizer T", "exclude each other"},
         {"--data D --out O --seq-len 64 --dims 32,64,2,2,2,0,64", "--seq-len 64 needs 65 positions"},
+        {"--data D --out O --weight-decay 1.5", "--weight-decay"},
+        {"--data D --out O --weight-decay -0.1", "--weight-decay"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char flags[512], cmd[2048];
