@@ -200,7 +200,7 @@ TEST(tasks_recall_states_every_fact_once_and_asks_it_later) {
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         for (int i = 0; i < 6; i++) {
             TaskItem it;
-            if (task_make(&tok, &(TaskSpec){TASK_RECALL, cases[c].context, cases[c].keys, 0, 3}, i, &it, &e)) {
+            if (task_make(&tok, &(TaskSpec){TASK_RECALL, cases[c].context, cases[c].keys, 0, 3, 0}, i, &it, &e)) {
                 test_fail(__FILE__, __LINE__, "%s", e.msg);
                 continue;
             }
@@ -318,6 +318,8 @@ TEST(tasks_refusals) {
         {"--task recall --context 100 --n 1 --keys 22", "too short for recall", 1},
         {"--task multikey --context 200 --n 1 --key-letters 0", "--key-letters", 2},
         {"--task vt --context 200 --n 1 --key-letters 4", "--key-letters", 2},
+        {"--task passkey --context 200 --n 1 --ask-all", "--ask-all is for --task multikey only", 2},
+        {"--task multikey --context 60 --n 1 --keys 8 --ask-all", "too short for multikey", 1},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         snprintf(cmd, sizeof cmd, "%s tasks %s --out '%s'", test_bin(), t[i].args, out);
@@ -598,7 +600,7 @@ TEST(tasks_neighbouring_items_draw_independently) {
     int shifted = 0, n = 40;
     for (int i = 0; i < n; i++) {
         TaskItem it;
-        if (task_make(&tok, &(TaskSpec){TASK_MULTIKEY, 250, 0, 0, 3}, i, &it, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); break; }
+        if (task_make(&tok, &(TaskSpec){TASK_MULTIKEY, 250, 0, 0, 3, 0}, i, &it, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); break; }
         const char *k = strstr(it.prompt, "The value of key ");
         char key[4] = "";
         if (k) memcpy(key, k + strlen("The value of key "), 3);
@@ -624,7 +626,7 @@ TEST(tasks_multikey_holds_the_keys_asked_for) {
     for (int keys = 2; keys <= TASK_MAX_NEEDLES; keys += 3) {
         for (int i = 0; i < 6; i++) {
             TaskItem it;
-            if (task_make(&tok, &(TaskSpec){TASK_MULTIKEY, 320, keys, 0, 11}, i, &it, &e)) {
+            if (task_make(&tok, &(TaskSpec){TASK_MULTIKEY, 320, keys, 0, 11, 0}, i, &it, &e)) {
                 test_fail(__FILE__, __LINE__, "keys %d: %s", keys, e.msg);
                 break;
             }
@@ -647,11 +649,11 @@ TEST(tasks_multikey_holds_the_keys_asked_for) {
         }
     }
     TaskItem a, b;
-    CHECK(task_make(&tok, &(TaskSpec){TASK_MULTIKEY, 250, 0, 0, 3}, 5, &a, &e) == 0);
-    CHECK(task_make(&tok, &(TaskSpec){TASK_MULTIKEY, 250, TASK_KEYS, 0, 3}, 5, &b, &e) == 0);
+    CHECK(task_make(&tok, &(TaskSpec){TASK_MULTIKEY, 250, 0, 0, 3, 0}, 5, &a, &e) == 0);
+    CHECK(task_make(&tok, &(TaskSpec){TASK_MULTIKEY, 250, TASK_KEYS, 0, 3, 0}, 5, &b, &e) == 0);
     CHECK(a.prompt && b.prompt && !strcmp(a.prompt, b.prompt));
     task_item_free(&a), task_item_free(&b);
-    CHECK(task_make(&tok, &(TaskSpec){TASK_PASSKEY, 250, 2, 0, 3}, 5, &a, &e) != 0);
+    CHECK(task_make(&tok, &(TaskSpec){TASK_PASSKEY, 250, 2, 0, 3, 0}, 5, &a, &e) != 0);
     task_item_free(&a);
     tok_free(&tok);
     model_free(&m);
@@ -675,7 +677,7 @@ TEST(tasks_key_letters_name_every_key_with_that_many) {
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         for (int letters = 1; letters <= TASK_KEY_LETTERS; letters++)
             for (int i = 0; i < 4; i++) {
-                TaskSpec spec = {cases[c].kind, cases[c].context, cases[c].keys, letters, 5};
+                TaskSpec spec = {cases[c].kind, cases[c].context, cases[c].keys, letters, 5, 0};
                 TaskItem it, dflt;
                 if (task_make(&tok, &spec, i, &it, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); continue; }
                 CHECK_INT(it.n_tokens, cases[c].context);
@@ -711,8 +713,95 @@ TEST(tasks_key_letters_name_every_key_with_that_many) {
                 task_item_free(&it);
             }
     TaskItem it;
-    CHECK(task_make(&tok, &(TaskSpec){TASK_MULTIKEY, 300, 0, TASK_KEY_LETTERS + 1, 5}, 0, &it, &e) != 0);
+    CHECK(task_make(&tok, &(TaskSpec){TASK_MULTIKEY, 300, 0, TASK_KEY_LETTERS + 1, 5, 0}, 0, &it, &e) != 0);
     CHECK(strstr(e.msg, "letters") != NULL);
+    task_item_free(&it);
+    tok_free(&tok);
+}
+
+/* multikey with ask_all: the statements in key order, then every key but
+ * the asked one asked again with its own stated value, each once, after
+ * the last statement and the filler, right before the question, in an order that is not
+ * always the statements'; the asked key's value appears once, in its
+ * statement, which stays the only needle; the prompt still encodes to
+ * exactly the context; the plain item of the same spec states the same
+ * keys and values and asks the same one (the extra draws come last), and
+ * other kinds refuse it. */
+TEST(tasks_multikey_ask_all_asks_every_other_key_before_the_question) {
+    Tokenizer tok;
+    Err e;
+    memset(&tok, 0, sizeof tok);
+    if (tok_load(&tok, "engine/organism/tok512.bin", 512, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
+    static const int key_counts[] = {2, 4, TASK_MAX_NEEDLES};
+    int reordered = 0;
+    for (size_t c = 0; c < sizeof key_counts / sizeof key_counts[0]; c++)
+        for (int i = 0; i < 6; i++) {
+            int keys = key_counts[c];
+            TaskSpec spec = {TASK_MULTIKEY, 600, keys, 0, 13, 1};
+            TaskItem it;
+            if (task_make(&tok, &spec, i, &it, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); continue; }
+            CHECK_INT(it.n_tokens, 600);
+            CHECK_INT(it.n_needles, 1);
+            /* the statements: "The value of key K is V." not preceded by a question */
+            char key[TASK_MAX_NEEDLES][8], val[TASK_MAX_NEEDLES][8];
+            int n = 0;
+            const char *last_stmt = NULL, *q = strstr(it.prompt, "What is the value of key ");
+            for (const char *s = strstr(it.prompt, "The value of key "); s && (!q || s < q);
+                 s = strstr(s + 1, "The value of key ")) {
+                if (n < TASK_MAX_NEEDLES && sscanf(s, "The value of key %7[a-z] is %7[0-9].", key[n], val[n]) == 2) n++;
+                last_stmt = s;
+            }
+            CHECK_MSG(n == keys, "keys %d: %d statements before the first question in %s", keys, n, it.prompt);
+            /* the questions: keys - 1 written out, then the asked one ending the prompt */
+            int asked = 0, prev = -1, ok = 1;
+            char done[TASK_MAX_NEEDLES] = {0};
+            for (const char *s = q; s; s = strstr(s + 1, "What is the value of key ")) {
+                char k[8], k2[8], v[8];
+                int got = sscanf(s, "What is the value of key %7[a-z]? The value of key %7[a-z] is %7[0-9].", k, k2, v);
+                int j = 0;
+                while (j < n && strcmp(key[j], k)) j++;
+                ok &= j < n && !strcmp(k, k2);
+                if (got == 3 && j < n) {
+                    ok &= !strcmp(v, val[j]) && !done[j];
+                    done[j] = 1, asked++;
+                    reordered |= j < prev, prev = j;
+                } else { /* the question: the key not asked yet, ending the prompt */
+                    char want[96], needle[64];
+                    snprintf(want, sizeof want, "What is the value of key %s? The value of key %s is", k, k);
+                    snprintf(needle, sizeof needle, "The value of key %s is %s.", k, it.answer);
+                    ok &= j < n && !done[j] && !strcmp(s, want) && !strcmp(it.answer, val[j]) &&
+                          !strcmp(it.needles[0], needle);
+                    ok &= s - it.prompt > 2 && !strncmp(s - 2, ". ", 2); /* right after the last one asked again */
+                }
+            }
+            CHECK_MSG(ok && asked == keys - 1, "keys %d: %d asked again (want %d), or a wrong value or order in %s",
+                      keys, asked, keys - 1, it.prompt);
+            CHECK_MSG(last_stmt && q && last_stmt < q, "a question before the last statement in %s", it.prompt);
+            /* the answer's value is stated once: nowhere else in the prompt */
+            const char *at = strstr(it.prompt, it.answer);
+            CHECK_MSG(at && !strstr(at + 1, it.answer), "value %s appears more than once in %s", it.answer, it.prompt);
+            /* the plain item draws the same keys and values: the extra draws come last */
+            TaskItem plain;
+            spec.ask_all = 0;
+            if (!task_make(&tok, &spec, i, &plain, &e)) {
+                const char *only = strstr(plain.prompt, "What is the value of key ");
+                CHECK_MSG(only && !strstr(only + 1, "What is the value of key "), "plain: %s", plain.prompt);
+                int same = !strcmp(plain.answer, it.answer), m = 0;
+                for (const char *s = strstr(plain.prompt, "The value of key "); s && s < only && m < n;
+                     s = strstr(s + 1, "The value of key "), m++) {
+                    char k[8], v[8];
+                    same &= sscanf(s, "The value of key %7[a-z] is %7[0-9].", k, v) == 2 && !strcmp(k, key[m]) &&
+                            !strcmp(v, val[m]);
+                }
+                CHECK_MSG(same && m == n, "keys %d, item %d: the plain item states other keys or values", keys, i);
+                task_item_free(&plain);
+            }
+            task_item_free(&it);
+        }
+    CHECK_MSG(reordered, "the keys were always asked again in the statements' order");
+    TaskItem it;
+    CHECK(task_make(&tok, &(TaskSpec){TASK_RECALL, 600, 0, 0, 13, 1}, 0, &it, &e) != 0);
+    CHECK(strstr(e.msg, "multikey") != NULL);
     task_item_free(&it);
     tok_free(&tok);
 }
