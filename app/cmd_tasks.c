@@ -14,7 +14,7 @@
 
 static void tasks_help(void) {
     puts("usage: ahascope tasks --task " TASK_LIST " --context N --n K --out FILE [--seed S]\n"
-         "                      [--keys K] [--key-letters L] [--ask-all] [--model M] [--tokenizer T]\n"
+         "                      [--keys K] [--key-letters L] [--reask N] [--model M] [--tokenizer T]\n"
          "\n"
          "Write K long-context task items as JSON lines, each prompt encoding to exactly N ids with the\n"
          "model's own tokenizer (its BOS counted): a five-digit number stated once in filler and asked at\n"
@@ -34,9 +34,9 @@ static void tasks_help(void) {
          "                  (default context / 128; more make denser documents)\n"
          "  --key-letters L letters of every key and variable name, 1-3 (default 3, \"gzf\"); with 1,\n"
          "                  telling keys apart is one token's look-up where letters are pieces\n"
-         "  --ask-all       multikey, for training: after the statements every key but the answer's is\n"
-         "                  asked again with its value written out, in a drawn order, then the question\n"
-         "                  (a retrieval for every key; the needle stays the asked key's statement)\n"
+         "  --reask N       multikey, for training: after the statements N keys, each drawn from all of\n"
+         "                  them, are asked again with the value written out, then the question (1-16;\n"
+         "                  N retrievals more an item; the needle stays the asked key's statement)\n"
          "  --out FILE      the JSON-lines file (written whole or not at all)");
     puts("model flags:\n"
          "  --model PATH      a llama2.c checkpoint or a Hugging Face folder (default: stories260K)\n"
@@ -47,8 +47,7 @@ typedef struct {
     RunOpts o;
     const char *out, *task;
     TaskKind kind;
-    long context, n, seed, keys, key_letters;
-    int ask_all;
+    long context, n, seed, keys, key_letters, reask;
 } TasksOpts;
 
 /* Flags of tasks. Returns 1 on --help, 0 parsed, -1 error. */
@@ -59,12 +58,11 @@ static int parse(int argc, char **argv, TasksOpts *x, Err *e) {
     while (a.i < argc) {
         const char *f = argv[a.i++];
         if (args_is_help(f)) return 1;
-        if (!strcmp(f, "--ask-all")) { x->ask_all = 1; continue; }
         const char **str = !strcmp(f, "--model") ? &x->o.model : !strcmp(f, "--tokenizer") ? &x->o.tokenizer
                          : !strcmp(f, "--out") ? &x->out : !strcmp(f, "--task") ? &x->task : NULL;
         long *num = !strcmp(f, "--context") ? &x->context : !strcmp(f, "--n") ? &x->n
                   : !strcmp(f, "--seed") ? &x->seed : !strcmp(f, "--keys") ? &x->keys
-                  : !strcmp(f, "--key-letters") ? &x->key_letters : NULL;
+                  : !strcmp(f, "--key-letters") ? &x->key_letters : !strcmp(f, "--reask") ? &x->reask : NULL;
         const char *v;
         if (!str && !num) return args_unknown(f, e);
         if (!(v = args_value(&a, e))) return -1;
@@ -72,6 +70,7 @@ static int parse(int argc, char **argv, TasksOpts *x, Err *e) {
         else if (num == &x->seed) { if (args_int(f, v, 0, 0x7fffffffffffffffL, num, e)) return -1; }
         else if (num == &x->keys) { if (args_int(f, v, 1, TASK_RECALL_MAX_KEYS, num, e)) return -1; }
         else if (num == &x->key_letters) { if (args_int(f, v, 1, TASK_KEY_LETTERS, num, e)) return -1; }
+        else if (num == &x->reask) { if (args_int(f, v, 1, TASK_MAX_REASKS, num, e)) return -1; }
         else if (args_int(f, v, 1, 1 << 20, num, e)) return -1;
     }
     const char *missing = !x->task ? "--task " TASK_LIST : !x->context ? "--context N" : !x->n ? "--n K"
@@ -83,7 +82,7 @@ static int parse(int argc, char **argv, TasksOpts *x, Err *e) {
         return err_usage(e, "--keys is for --task multikey or recall only");
     if (x->keys && (x->keys < lo || x->keys > hi))
         return err_usage(e, "--keys %ld: a %s item holds %d to %d keys", x->keys, task_name(x->kind), lo, hi);
-    if (x->ask_all && x->kind != TASK_MULTIKEY) return err_usage(e, "--ask-all is for --task multikey only");
+    if (x->reask && x->kind != TASK_MULTIKEY) return err_usage(e, "--reask is for --task multikey only");
     return 0;
 }
 
@@ -98,7 +97,7 @@ static int run_tasks(TasksOpts *x, Err *e) {
         goto out;
     }
     if (!(items = calloc((size_t)x->n, sizeof *items))) { err_set(e, "out of memory"); goto out; }
-    TaskSpec spec = {x->kind, (int)x->context, (int)x->keys, (int)x->key_letters, (uint64_t)x->seed, x->ask_all};
+    TaskSpec spec = {x->kind, (int)x->context, (int)x->keys, (int)x->key_letters, (uint64_t)x->seed, (int)x->reask};
     for (; made < x->n; made++)
         if (task_make(&L.tok, &spec, made, &items[made], e)) goto out;
     rc = tasks_write_jsonl(x->out, items, made, e);

@@ -318,8 +318,9 @@ TEST(tasks_refusals) {
         {"--task recall --context 100 --n 1 --keys 22", "too short for recall", 1},
         {"--task multikey --context 200 --n 1 --key-letters 0", "--key-letters", 2},
         {"--task vt --context 200 --n 1 --key-letters 4", "--key-letters", 2},
-        {"--task passkey --context 200 --n 1 --ask-all", "--ask-all is for --task multikey only", 2},
-        {"--task multikey --context 60 --n 1 --keys 8 --ask-all", "too short for multikey", 1},
+        {"--task passkey --context 200 --n 1 --reask 2", "--reask is for --task multikey only", 2},
+        {"--task multikey --context 200 --n 1 --reask 17", "--reask", 2},
+        {"--task multikey --context 120 --n 1 --keys 8 --reask 16", "too short for multikey", 1},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         snprintf(cmd, sizeof cmd, "%s tasks %s --out '%s'", test_bin(), t[i].args, out);
@@ -719,30 +720,31 @@ TEST(tasks_key_letters_name_every_key_with_that_many) {
     tok_free(&tok);
 }
 
-/* multikey with ask_all: the statements in key order, then every key but
- * the asked one asked again with its own stated value, each once, after
- * the last statement and the filler, right before the question, in an order that is not
- * always the statements'; the asked key's value appears once, in its
- * statement, which stays the only needle; the prompt still encodes to
+/* multikey with reask N: the statements in key order, then N questions,
+ * each about a stated key with its own stated value, after the last
+ * statement and the filler, right before the question; drawn with
+ * replacement (some item asks a key twice, and some asks the final key
+ * before the end, so the last question cannot be answered by elimination);
+ * the needle stays the asked key's statement; the prompt still encodes to
  * exactly the context; the plain item of the same spec states the same
  * keys and values and asks the same one (the extra draws come last), and
- * other kinds refuse it. */
-TEST(tasks_multikey_ask_all_asks_every_other_key_before_the_question) {
+ * other kinds and counts out of range are refused. */
+TEST(tasks_multikey_reask_asks_drawn_keys_again_before_the_question) {
     Tokenizer tok;
     Err e;
     memset(&tok, 0, sizeof tok);
     if (tok_load(&tok, "engine/organism/tok512.bin", 512, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
-    static const int key_counts[] = {2, 4, TASK_MAX_NEEDLES};
-    int reordered = 0;
-    for (size_t c = 0; c < sizeof key_counts / sizeof key_counts[0]; c++)
+    static const struct { int keys, reask; } cases[] = {{2, 1}, {4, 4}, {TASK_MAX_NEEDLES, 8}, {4, TASK_MAX_REASKS}};
+    int twice = 0, final_reasked = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         for (int i = 0; i < 6; i++) {
-            int keys = key_counts[c];
-            TaskSpec spec = {TASK_MULTIKEY, 600, keys, 0, 13, 1};
+            int keys = cases[c].keys, reask = cases[c].reask;
+            TaskSpec spec = {TASK_MULTIKEY, 900, keys, 0, 13, reask};
             TaskItem it;
             if (task_make(&tok, &spec, i, &it, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); continue; }
-            CHECK_INT(it.n_tokens, 600);
+            CHECK_INT(it.n_tokens, 900);
             CHECK_INT(it.n_needles, 1);
-            /* the statements: "The value of key K is V." not preceded by a question */
+            /* the statements: "The value of key K is V." before the first question */
             char key[TASK_MAX_NEEDLES][8], val[TASK_MAX_NEEDLES][8];
             int n = 0;
             const char *last_stmt = NULL, *q = strstr(it.prompt, "What is the value of key ");
@@ -752,37 +754,34 @@ TEST(tasks_multikey_ask_all_asks_every_other_key_before_the_question) {
                 last_stmt = s;
             }
             CHECK_MSG(n == keys, "keys %d: %d statements before the first question in %s", keys, n, it.prompt);
-            /* the questions: keys - 1 written out, then the asked one ending the prompt */
-            int asked = 0, prev = -1, ok = 1;
-            char done[TASK_MAX_NEEDLES] = {0};
+            /* the questions: reask written out, then the asked one ending the prompt */
+            int asked = 0, ok = 1, seen[TASK_MAX_NEEDLES] = {0}, final = -1;
             for (const char *s = q; s; s = strstr(s + 1, "What is the value of key ")) {
                 char k[8], k2[8], v[8];
                 int got = sscanf(s, "What is the value of key %7[a-z]? The value of key %7[a-z] is %7[0-9].", k, k2, v);
                 int j = 0;
                 while (j < n && strcmp(key[j], k)) j++;
                 ok &= j < n && !strcmp(k, k2);
-                if (got == 3 && j < n) {
-                    ok &= !strcmp(v, val[j]) && !done[j];
-                    done[j] = 1, asked++;
-                    reordered |= j < prev, prev = j;
-                } else { /* the question: the key not asked yet, ending the prompt */
+                if (j >= n) continue;
+                if (got == 3) {
+                    ok &= !strcmp(v, val[j]);
+                    twice |= seen[j]++ > 0, asked++;
+                } else { /* the question, ending the prompt right after the last one asked again */
                     char want[96], needle[64];
                     snprintf(want, sizeof want, "What is the value of key %s? The value of key %s is", k, k);
                     snprintf(needle, sizeof needle, "The value of key %s is %s.", k, it.answer);
-                    ok &= j < n && !done[j] && !strcmp(s, want) && !strcmp(it.answer, val[j]) &&
-                          !strcmp(it.needles[0], needle);
-                    ok &= s - it.prompt > 2 && !strncmp(s - 2, ". ", 2); /* right after the last one asked again */
+                    ok &= !strcmp(s, want) && !strcmp(it.answer, val[j]) && !strcmp(it.needles[0], needle);
+                    ok &= s - it.prompt > 2 && !strncmp(s - 2, ". ", 2);
+                    final = j;
                 }
             }
-            CHECK_MSG(ok && asked == keys - 1, "keys %d: %d asked again (want %d), or a wrong value or order in %s",
-                      keys, asked, keys - 1, it.prompt);
+            CHECK_MSG(ok && asked == reask && final >= 0, "keys %d: %d asked again (want %d), or a wrong value or "
+                      "order in %s", keys, asked, reask, it.prompt);
             CHECK_MSG(last_stmt && q && last_stmt < q, "a question before the last statement in %s", it.prompt);
-            /* the answer's value is stated once: nowhere else in the prompt */
-            const char *at = strstr(it.prompt, it.answer);
-            CHECK_MSG(at && !strstr(at + 1, it.answer), "value %s appears more than once in %s", it.answer, it.prompt);
+            final_reasked |= final >= 0 && seen[final] > 0;
             /* the plain item draws the same keys and values: the extra draws come last */
             TaskItem plain;
-            spec.ask_all = 0;
+            spec.reask = 0;
             if (!task_make(&tok, &spec, i, &plain, &e)) {
                 const char *only = strstr(plain.prompt, "What is the value of key ");
                 CHECK_MSG(only && !strstr(only + 1, "What is the value of key "), "plain: %s", plain.prompt);
@@ -798,11 +797,16 @@ TEST(tasks_multikey_ask_all_asks_every_other_key_before_the_question) {
             }
             task_item_free(&it);
         }
-    CHECK_MSG(reordered, "the keys were always asked again in the statements' order");
-    TaskItem it;
-    CHECK(task_make(&tok, &(TaskSpec){TASK_RECALL, 600, 0, 0, 13, 1}, 0, &it, &e) != 0);
-    CHECK(strstr(e.msg, "multikey") != NULL);
-    task_item_free(&it);
+    CHECK_MSG(twice, "no item asked a key twice: not drawn with replacement");
+    CHECK_MSG(final_reasked, "no item asked its final key before the end: the last could be told by elimination");
+    static const TaskSpec bad[] = {{TASK_RECALL, 600, 0, 0, 13, 2}, {TASK_MULTIKEY, 600, 4, 0, 13, TASK_MAX_REASKS + 1},
+                                   {TASK_MULTIKEY, 600, 4, 0, 13, -1}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        TaskItem it;
+        CHECK(task_make(&tok, &bad[k], 0, &it, &e) != 0);
+        CHECK_MSG(strstr(e.msg, "asked again") != NULL, "%s", e.msg);
+        task_item_free(&it);
+    }
     tok_free(&tok);
 }
 

@@ -139,12 +139,13 @@ static void shuffle(StatsRng *r, int *a, int n) {
     }
 }
 
-/* With ask_all, every key but the asked one is asked again after the
- * statements and the filler, with its value written out, in a drawn order:
- * each is a retrieval the loss scores that only matching the key answers
- * (the earlier statements are in another order), where the plain item has
- * one. Those draws come last, so the plain item's bytes are unchanged. */
-static void plan_multikey(StatsRng *r, Plan *p, int keys, int letters, int ask_all) {
+/* With reask > 0, that many questions follow the statements and the
+ * filler, each about a key drawn from all of them (with replacement), its
+ * value written out: retrievals the loss scores that only matching the key
+ * answers. With replacement because asking every other key once lets a
+ * model answer the last question by elimination, never matching a key (it
+ * did). These draws come last, so the plain item's bytes are unchanged. */
+static void plan_multikey(StatsRng *r, Plan *p, int keys, int letters, int reask) {
     int val[TASK_MAX_NEEDLES] = {0}; /* keys >= 2 fills what is read; -O2 cannot see that */
     char key[TASK_MAX_NEEDLES][4];
     p->intro = "Some keys and their values are hidden in the text below. Remember them.";
@@ -160,15 +161,10 @@ static void plan_multikey(StatsRng *r, Plan *p, int keys, int letters, int ask_a
              key[ask]);
     p->n_stmt = keys;
     sorted_depths(r, p->depth, keys); /* statement order is key order: the depths only need to ascend */
-    if (!ask_all) return;
-    int other[TASK_MAX_NEEDLES], n = 0;
-    for (int i = 0; i < keys; i++)
-        if (i != ask) other[n++] = i;
-    shuffle(r, other, n);
-    for (int j = 0; j < n; j++, p->n_stmt++) {
-        const char *k = key[other[j]];
+    for (int j = 0; j < reask; j++, p->n_stmt++) {
+        int i = (int)stats_rng_below(r, (uint64_t)keys);
         snprintf(p->stmt[p->n_stmt], sizeof p->stmt[p->n_stmt], "What is the value of key %s? The value of key %s is %d.",
-                 k, k, val[other[j]]);
+                 key[i], key[i], val[i]);
         p->needle[p->n_stmt] = 0, p->depth[p->n_stmt] = 2; /* past every filler word, before the question */
     }
 }
@@ -390,7 +386,8 @@ int task_make(const Tokenizer *tok, const TaskSpec *spec, int index, TaskItem *o
                          TASK_MAX_NEEDLES, TASK_RECALL_MAX_KEYS);
     if (letters < 1 || letters > TASK_KEY_LETTERS)
         return err_usage(e, "a key has 1 to %d letters, not %d", TASK_KEY_LETTERS, letters);
-    if (spec->ask_all && k != TASK_MULTIKEY) return err_usage(e, "asking every key again is for multikey items only");
+    if (spec->reask && (k != TASK_MULTIKEY || spec->reask < 0 || spec->reask > TASK_MAX_REASKS))
+        return err_usage(e, "questions asked again (%d) are for multikey items, 1 to %d", spec->reask, TASK_MAX_REASKS);
     /* Not index × the generator's own increment: item i + 1's stream would
      * then be item i's one draw later (its keys item i's shifted by a
      * letter). Another odd constant puts neighbours' streams far apart;
@@ -399,7 +396,7 @@ int task_make(const Tokenizer *tok, const TaskSpec *spec, int index, TaskItem *o
     Plan p;
     memset(&p, 0, sizeof p);
     if (k == TASK_PASSKEY || k == TASK_LOCAL) plan_passkey(&r, &p, k == TASK_LOCAL);
-    else if (k == TASK_MULTIKEY) plan_multikey(&r, &p, keys ? keys : TASK_KEYS, letters, spec->ask_all);
+    else if (k == TASK_MULTIKEY) plan_multikey(&r, &p, keys ? keys : TASK_KEYS, letters, spec->reask);
     else if (k == TASK_VT) plan_vt(&r, &p, letters);
     else if (k == TASK_RECALL) plan_recall(&r, &p, context, keys, letters);
     else return err_set(e, "unknown task kind %d", (int)k);

@@ -9,8 +9,8 @@
  * question (its first token). Four kinds:
  *   passkey   a five-digit pass key stated once in filler, asked at the end;
  *   multikey  four key -> value statements in filler (or 2-8), one key asked
- *             (for training, optionally every other key asked first, its
- *             value written out);
+ *             (for training, optionally after keys drawn with replacement
+ *             are asked again, their values written out);
  *   vt        two chains of variable assignments (a value, then two hops
  *             of VAR x = VAR y), the last variable of one chain asked;
  *   local     passkey with the statement right before the question, so any
@@ -19,7 +19,7 @@
  *             as many as asked, up to TASK_RECALL_MAX_KEYS), each stated
  *             and later asked with its answer written out, then one of
  *             them asked at the end (many retrievals an item).
- * Items are a function of (kind, context, keys, key letters, ask_all, seed, index)
+ * Items are a function of (kind, context, keys, key letters, reask, seed, index)
  * and the tokenizer alone, drawn from the splitmix64 stream of
  * engine/stats.h: the same seed gives the same bytes. No libc rand(), no
  * clock, no global state.
@@ -83,15 +83,19 @@ int task_keys_range(TaskKind k, int *lo, int *hi);
  * context / 128); the letters of every key and variable name, 1 to
  * TASK_KEY_LETTERS or 0 for TASK_KEY_LETTERS (one letter makes matching
  * the asked key a single-token look-up for a tokenizer that keeps letters
- * whole); and the seed. ask_all (multikey only) asks every key but the
- * answer's again after the statements, its value written out, in a drawn
- * order: a training item with a retrieval for every key. */
+ * whole); and the seed. reask (multikey only, 0 for none, at most
+ * TASK_MAX_REASKS) asks that many keys again after the statements, each
+ * drawn from all of them, its value written out: a training item with many
+ * retrievals. */
 typedef struct {
     TaskKind kind;
     int context, keys, key_letters;
     uint64_t seed;
-    int ask_all;
+    int reask;
 } TaskSpec;
+
+/* Most questions a multikey item asks again before its last. */
+#define TASK_MAX_REASKS 16
 
 /* Item `index` of spec under tok. Errors: a key count or letter count out
  * of range, a context too short to hold the task (the message names the
