@@ -720,6 +720,19 @@ TEST(tasks_key_letters_name_every_key_with_that_many) {
     tok_free(&tok);
 }
 
+/* The "The value of key K is V." statements of prompt before end (NULL:
+ * anywhere) into key and val, at most TASK_MAX_NEEDLES; how many. *last
+ * (when given) receives the last statement's start. */
+static int read_statements(const char *prompt, const char *end, char key[][8], char val[][8], const char **last) {
+    int n = 0;
+    for (const char *s = strstr(prompt, "The value of key "); s && (!end || s < end);
+         s = strstr(s + 1, "The value of key ")) {
+        if (n < TASK_MAX_NEEDLES && sscanf(s, "The value of key %7[a-z] is %7[0-9].", key[n], val[n]) == 2) n++;
+        if (last) *last = s;
+    }
+    return n;
+}
+
 /* multikey with reask N: the statements in key order, then N questions,
  * each about a stated key with its own stated value, after the last
  * statement and the filler, right before the question; drawn with
@@ -746,13 +759,8 @@ TEST(tasks_multikey_reask_asks_drawn_keys_again_before_the_question) {
             CHECK_INT(it.n_needles, 1);
             /* the statements: "The value of key K is V." before the first question */
             char key[TASK_MAX_NEEDLES][8], val[TASK_MAX_NEEDLES][8];
-            int n = 0;
             const char *last_stmt = NULL, *q = strstr(it.prompt, "What is the value of key ");
-            for (const char *s = strstr(it.prompt, "The value of key "); s && (!q || s < q);
-                 s = strstr(s + 1, "The value of key ")) {
-                if (n < TASK_MAX_NEEDLES && sscanf(s, "The value of key %7[a-z] is %7[0-9].", key[n], val[n]) == 2) n++;
-                last_stmt = s;
-            }
+            int n = read_statements(it.prompt, q, key, val, &last_stmt);
             CHECK_MSG(n == keys, "keys %d: %d statements before the first question in %s", keys, n, it.prompt);
             /* the questions: reask written out, then the asked one ending the prompt */
             int asked = 0, ok = 1, seen[TASK_MAX_NEEDLES] = {0}, final = -1;
@@ -785,13 +793,9 @@ TEST(tasks_multikey_reask_asks_drawn_keys_again_before_the_question) {
             if (!task_make(&tok, &spec, i, &plain, &e)) {
                 const char *only = strstr(plain.prompt, "What is the value of key ");
                 CHECK_MSG(only && !strstr(only + 1, "What is the value of key "), "plain: %s", plain.prompt);
-                int same = !strcmp(plain.answer, it.answer), m = 0;
-                for (const char *s = strstr(plain.prompt, "The value of key "); s && s < only && m < n;
-                     s = strstr(s + 1, "The value of key "), m++) {
-                    char k[8], v[8];
-                    same &= sscanf(s, "The value of key %7[a-z] is %7[0-9].", k, v) == 2 && !strcmp(k, key[m]) &&
-                            !strcmp(v, val[m]);
-                }
+                char key2[TASK_MAX_NEEDLES][8], val2[TASK_MAX_NEEDLES][8];
+                int m = read_statements(plain.prompt, only, key2, val2, NULL), same = !strcmp(plain.answer, it.answer);
+                for (int j = 0; j < m && j < n; j++) same &= !strcmp(key2[j], key[j]) && !strcmp(val2[j], val[j]);
                 CHECK_MSG(same && m == n, "keys %d, item %d: the plain item states other keys or values", keys, i);
                 task_item_free(&plain);
             }

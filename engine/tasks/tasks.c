@@ -131,6 +131,15 @@ static void plan_passkey(StatsRng *r, Plan *p, int local) {
     if (local) p->depth[0] = 2; /* right before the question */
 }
 
+/* The question about key as a prompt ends with it ("What is the value of
+ * key gzf? The value of key gzf is"), or, when val >= 0, asked again with
+ * its answer written out (" 48213." after it): one wording for every kind
+ * that asks a key. */
+static void key_question(char *out, size_t n, const char *key, int val) {
+    int w = snprintf(out, n, "What is the value of key %s? The value of key %s is", key, key);
+    if (val >= 0 && w > 0 && (size_t)w < n) snprintf(out + w, n - (size_t)w, " %d.", val);
+}
+
 /* a[0..n) in an order drawn from r (Fisher–Yates from the end). */
 static void shuffle(StatsRng *r, int *a, int n) {
     for (int i = n - 1; i > 0; i--) {
@@ -157,14 +166,12 @@ static void plan_multikey(StatsRng *r, Plan *p, int keys, int letters, int reask
     int ask = (int)stats_rng_below(r, keys);
     for (int i = 0; i < keys; i++) p->needle[i] = i == ask;
     snprintf(p->answer, sizeof p->answer, "%d", val[ask]);
-    snprintf(p->question, sizeof p->question, "What is the value of key %s? The value of key %s is", key[ask],
-             key[ask]);
+    key_question(p->question, sizeof p->question, key[ask], -1);
     p->n_stmt = keys;
     sorted_depths(r, p->depth, keys); /* statement order is key order: the depths only need to ascend */
     for (int j = 0; j < reask; j++, p->n_stmt++) {
         int i = (int)stats_rng_below(r, (uint64_t)keys);
-        snprintf(p->stmt[p->n_stmt], sizeof p->stmt[p->n_stmt], "What is the value of key %s? The value of key %s is %d.",
-                 key[i], key[i], val[i]);
+        key_question(p->stmt[p->n_stmt], sizeof p->stmt[p->n_stmt], key[i], val[i]);
         p->needle[p->n_stmt] = 0, p->depth[p->n_stmt] = 2; /* past every filler word, before the question */
     }
 }
@@ -233,15 +240,12 @@ static void plan_recall(StatsRng *r, Plan *p, int context, int keys, int letters
             int k = asked + (int)stats_rng_below(r, (uint64_t)(stated - asked)), f = order[k];
             order[k] = order[asked], order[asked++] = f;
             if (f == 0) snprintf(p->stmt[i], sizeof p->stmt[i], "What is the pass key? The pass key is %d.", val[0]);
-            else
-                snprintf(p->stmt[i], sizeof p->stmt[i], "What is the value of key %s? The value of key %s is %d.",
-                         key[f], key[f], val[f]);
+            else key_question(p->stmt[i], sizeof p->stmt[i], key[f], val[f]);
         }
     }
     snprintf(p->answer, sizeof p->answer, "%d", val[ask]);
     if (ask == 0) snprintf(p->question, sizeof p->question, "What is the pass key? The pass key is");
-    else snprintf(p->question, sizeof p->question, "What is the value of key %s? The value of key %s is", key[ask],
-                  key[ask]);
+    else key_question(p->question, sizeof p->question, key[ask], -1);
     sorted_depths(r, p->depth, p->n_stmt);
 }
 
