@@ -1,17 +1,17 @@
 /* test_organism.c — the committed organism (engine/organism/) is what
  * app/FINDINGS.md says it is, on small fixed sets of items it never saw
- * (seeds apart from every training file's): passkey items at six lengths
- * from 77 to 977 tokens and the local control at 161 (it was trained on
- * items of every length up to 504 and of every third, then every, length
- * up to 1 016; a model trained on a few lengths answers at those only, so
- * lengths off any earlier grid are the ones that tell), answered by full
- * attention at least 90% of the time pooled (108 of 120 passkey items; it
- * scored 94.2% when these sets were fixed, FINDINGS 90-98% on 50 items at
- * each of eight lengths; no set under 85%, the local control 95%), while an
- * 8-key window, shorter than every needle distance, falls to chance (a
- * five-digit answer: 1 in 90 000; none of them right). It does not reach
- * the goal the recipe was written for (95% on passkey and multi-key needle
- * items at the full context of 1 024): FINDINGS says so. */
+ * (seed 777; every training file's seed is another): passkey items at six
+ * lengths from 77 to 977 tokens, four-key multi-key needle items at 401 and
+ * at 1 013 (near its full context) and two-key items at 143, all lengths
+ * off the recipe's 21 training lengths, since a model trained on a few
+ * lengths can answer at those only. Full attention must answer at least 95%
+ * of the passkey items pooled and of the multi-key items pooled (the goal
+ * the recipe was written for: 95% on both at the full context), each set at
+ * least 90%; an 8-key window, shorter than every needle distance, must fall
+ * to chance (a five-digit answer: 1 in 90 000; none right). The local
+ * control, which the recipe does not train, is held to the window's chance
+ * only: with full attention FINDINGS finds it right at most lengths, not
+ * all (161 tokens, this set's, is one it misses). */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,14 +20,15 @@
 
 #define ORGANISM "engine/organism/organism.bin"
 
-/* The full and local rows' accuracies of `eval --tasks` on n items of kind
- * at context, generated with seed; 0, or -1 after a failed check. */
-static int organism_scores(const char *kind, int context, int n, int seed, double *full, double *local) {
+/* The full and local rows' accuracies of `eval --tasks` on n items of
+ * `tasks FLAGS` at context, generated with seed; 0, or -1 after a failed
+ * check. */
+static int organism_scores(const char *flags, int context, int n, int seed, double *full, double *local) {
     char items[1024];
     int st;
-    snprintf(items, sizeof items, "%s", test_tmp(kind));
-    char *o = test_runf(&st, "%s tasks --task %s --context %d --n %d --seed %d --model %s --out %s 2>&1", test_bin(),
-                        kind, context, n, seed, ORGANISM, items);
+    snprintf(items, sizeof items, "%s", test_tmp("items.jsonl"));
+    char *o = test_runf(&st, "%s tasks %s --context %d --n %d --seed %d --model %s --out %s 2>&1", test_bin(), flags,
+                        context, n, seed, ORGANISM, items);
     CHECK_MSG(st == 0, "tasks: %s", o);
     free(o);
     if (st) return -1;
@@ -51,22 +52,26 @@ TEST(organism_answers_its_items_and_fails_with_a_short_window) {
     FILE *f = fopen(ORGANISM, "rb");
     if (!f) { test_skip("no " ORGANISM " in this checkout (make organism trains it)"); return; }
     fclose(f);
-    /* each set at least `least`; the passkey sets pooled at least 90% */
-    static const struct { const char *kind; int context; double least; } sets[] = {
-        {"local", 161, 0.95},   {"passkey", 77, 0.85},  {"passkey", 143, 0.85}, {"passkey", 233, 0.85},
-        {"passkey", 401, 0.85}, {"passkey", 613, 0.85}, {"passkey", 977, 0.85}};
-    double pooled = 0;
-    int n_pooled = 0;
+    /* pool 0: passkey, 1: multi-key needle, -1: the local control (the window's chance only) */
+    static const struct { const char *flags; int context, pool; } sets[] = {
+        {"--task local", 161, -1},           {"--task passkey", 77, 0},         {"--task passkey", 143, 0},
+        {"--task passkey", 233, 0},          {"--task passkey", 401, 0},        {"--task passkey", 613, 0},
+        {"--task passkey", 977, 0},          {"--task multikey --keys 2", 143, 1}, {"--task multikey", 401, 1},
+        {"--task multikey", 1013, 1}};
+    static const char *pool_name[2] = {"passkey", "multi-key needle"};
+    double pooled[2] = {0, 0};
+    int n_pooled[2] = {0, 0};
     for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
         double full = -1, local = -1;
-        if (organism_scores(sets[k].kind, sets[k].context, 20, 777, &full, &local)) continue;
-        CHECK_MSG(full >= sets[k].least - 1e-9, "%s at %d: full attention %.2f, below %.2f", sets[k].kind,
-                  sets[k].context, full, sets[k].least);
-        CHECK_MSG(local == 0, "%s at %d: an 8-key window %.2f, above chance", sets[k].kind, sets[k].context, local);
-        if (!strcmp(sets[k].kind, "passkey")) pooled += full, n_pooled++;
+        if (organism_scores(sets[k].flags, sets[k].context, 20, 777, &full, &local)) continue;
+        CHECK_MSG(sets[k].pool < 0 || full >= 0.90 - 1e-9, "%s at %d: full attention %.2f, below 0.90", sets[k].flags,
+                  sets[k].context, full);
+        CHECK_MSG(local == 0, "%s at %d: an 8-key window %.2f, above chance", sets[k].flags, sets[k].context, local);
+        if (sets[k].pool >= 0) pooled[sets[k].pool] += full, n_pooled[sets[k].pool]++;
     }
-    CHECK_INT(n_pooled, 6);
-    CHECK_MSG(n_pooled && pooled / n_pooled >= 0.90 - 1e-9,
-              "passkey pooled over six lengths from 77 to 977 tokens: %.3f, below 0.90",
-              n_pooled ? pooled / n_pooled : 0.0);
+    CHECK_INT(n_pooled[0], 6);
+    CHECK_INT(n_pooled[1], 3);
+    for (int p = 0; p < 2; p++)
+        CHECK_MSG(n_pooled[p] && pooled[p] / n_pooled[p] >= 0.95 - 1e-9, "%s pooled over %d sets: %.3f, below 0.95",
+                  pool_name[p], n_pooled[p], n_pooled[p] ? pooled[p] / n_pooled[p] : 0.0);
 }
