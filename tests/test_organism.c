@@ -8,10 +8,13 @@
  * of the passkey items pooled and of the multi-key items pooled (the goal
  * the recipe was written for: 95% on both at the full context), each set at
  * least 90%; an 8-key window, shorter than every needle distance, must fall
- * to chance (a five-digit answer: 1 in 90 000; none right). The local
- * control, which the recipe does not train, is held to the window's chance
- * only: with full attention FINDINGS finds it right at most lengths, not
- * all (161 tokens, this set's, is one it misses). */
+ * to chance (a five-digit answer: 1 in 90 000; none right). When these
+ * sets were fixed it answered 120 of the 120 passkey items and 59 of the 60
+ * multi-key ones (the miss: four keys at 1 013), the local control 2 of 20,
+ * and none of any with the window. The local control, which the recipe
+ * does not train, is held to the window's chance only: with full attention
+ * FINDINGS finds it right at most lengths, not all (161 tokens, this
+ * set's, is one it misses). */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
