@@ -66,8 +66,8 @@ TEST(views_layout_many_sizes_tile_the_screen) {
         for (int r = 0; r < N(ROWS); r++) {
             sizes++;
             for (int s = 0; s < N(SHAPES); s++)
-                for (int opt = 0; opt < 8; opt++) {
-                    LayoutOpts o = {SHAPES[s][0], SHAPES[s][1], opt & 1, (opt >> 1) & 1, (opt >> 2) & 1};
+                for (int opt = 0, help = view_help_count(); opt < 8; opt++) {
+                    LayoutOpts o = {SHAPES[s][0], SHAPES[s][1], opt & 1, (opt >> 1) & 1, (opt >> 2) & 1, help};
                     Layout l;
                     view_layout(COLS[c], ROWS[r], &o, &l);
                     failures += check_layout(COLS[c], ROWS[r], &o, &l) != 0;
@@ -79,7 +79,7 @@ TEST(views_layout_many_sizes_tile_the_screen) {
 }
 
 TEST(views_layout_is_pure_and_minimum_is_80x24) {
-    LayoutOpts o = {16, 16, 0, 0, 1};
+    LayoutOpts o = {16, 16, 0, 0, 1, view_help_count()};
     Layout a, b;
     view_layout(123, 45, &o, &a);
     view_layout(123, 45, &o, &b);
@@ -99,7 +99,7 @@ TEST(views_layout_is_pure_and_minimum_is_80x24) {
 TEST(views_layout_16x16_at_80x24_uses_half_blocks_and_inspector_takes_bars) {
     ViewModel m;
     CHECK_INT(view_init(&m, 16, 16, NULL), 0);
-    LayoutOpts o = {16, 16, 1, 0, 1};
+    LayoutOpts o = {16, 16, 1, 0, 1, view_help_count()};
     Layout l;
     view_layout(80, 24, &o, &l);
     const ViewRect *hm = &l.pane[VIEW_PANE_HEATMAP];
@@ -130,7 +130,8 @@ TEST(views_layout_large_screen_gives_the_heatmap_room_beside_the_inspector) {
     for (int s = 0; s < 3; s++) {
         ViewModel m;
         CHECK_INT(view_init(&m, shapes[s][0], shapes[s][1], NULL), 0);
-        LayoutOpts closed = {m.n_layers, m.n_heads, 1, 0, 0}, open = {m.n_layers, m.n_heads, 1, 0, 1};
+        int help = view_help_count();
+        LayoutOpts closed = {m.n_layers, m.n_heads, 1, 0, 0, help}, open = {m.n_layers, m.n_heads, 1, 0, 1, help};
         Layout a, b;
         view_layout(250, 70, &closed, &a);
         view_layout(250, 70, &open, &b);
@@ -157,7 +158,7 @@ TEST(views_geometry_stays_inside_panes) {
         m.n_hist = 0;
         for (int c = 0; c < N(COLS); c++)
             for (int r = 0; r < N(ROWS); r++) {
-                LayoutOpts o = {m.n_layers, m.n_heads, r & 1, 0, 1};
+                LayoutOpts o = {m.n_layers, m.n_heads, r & 1, 0, 1, view_help_count()};
                 Layout l;
                 view_layout(COLS[c], ROWS[r], &o, &l);
                 if (l.too_small) continue;
@@ -195,7 +196,7 @@ TEST(views_layout_heatmap_grows_and_real_shapes_fit) {
     for (int s = 0; s < 5; s++) {
         ViewModel m;
         CHECK_INT(view_init(&m, shapes[s][0], shapes[s][1], NULL), 0);
-        LayoutOpts o = {shapes[s][0], shapes[s][1], 0, 0, 1};
+        LayoutOpts o = {shapes[s][0], shapes[s][1], 0, 0, 1, view_help_count()};
         Layout small, big, mid;
         view_layout(80, 24, &o, &small);
         view_layout(250, 70, &o, &big);
@@ -216,7 +217,7 @@ TEST(views_layout_heatmap_grows_and_real_shapes_fit) {
     /* stories260K at 250x70: cells several columns wide and lines high, every layer shown */
     ViewModel m;
     CHECK_INT(view_init(&m, 5, 8, NULL), 0);
-    LayoutOpts o = {5, 8, 0, 0, 1};
+    LayoutOpts o = {5, 8, 0, 0, 1, view_help_count()};
     Layout l;
     view_layout(250, 70, &o, &l);
     ViewHeatGeom g;
@@ -232,7 +233,7 @@ TEST(views_layout_heatmap_grows_and_real_shapes_fit) {
 TEST(views_layout_help_height_follows_the_key_table) {
     int n = view_help_count(), bad = 0;
     CHECK_MSG(n > 24, "%d help lines", n); /* more than the 26-line box of old held */
-    LayoutOpts o = {5, 8, 0, 0, 1};
+    LayoutOpts o = {5, 8, 0, 0, 1, n};
     for (int c = 0; c < N(COLS); c++)
         for (int r = 0; r < N(ROWS); r++) {
             int cols = COLS[c], rows = ROWS[r];
@@ -274,12 +275,28 @@ TEST(views_layout_help_height_follows_the_key_table) {
     CHECK_INT(l.help.h, n + 2);
 }
 
+/* The layout reads no key table: the help's height is the count it is
+ * handed, and the model hands it the table's. */
+TEST(views_layout_help_height_is_the_count_passed_in) {
+    Layout l;
+    int want[][2] = {{0, 2}, {5, 7}, {30, 32}, {100, 58}}; /* lines handed in, height at 200x60 */
+    for (int i = 0; i < N(want); i++) {
+        LayoutOpts o = {5, 8, 0, 0, 1, want[i][0]};
+        view_layout(200, 60, &o, &l);
+        CHECK_MSG(l.help.h == want[i][1], "%d lines: help %d tall, want %d", want[i][0], l.help.h, want[i][1]);
+    }
+    ViewModel m;
+    view_init(&m, 5, 8, NULL);
+    CHECK_INT(view_layout_opts(&m).help_lines, view_help_count());
+    view_free(&m);
+}
+
 /* The share of a cols×rows screen the panes leave empty (view_unused_cells)
  * for a model of the shape given, the inspector closed. */
 static double unused_share(int n_layers, int n_heads, int cols, int rows, int inspector) {
     ViewModel m;
     if (view_init(&m, n_layers, n_heads, NULL)) return 1;
-    LayoutOpts o = {n_layers, n_heads, inspector, 0, 1};
+    LayoutOpts o = {n_layers, n_heads, inspector, 0, 1, view_help_count()};
     Layout l;
     view_layout(cols, rows, &o, &l);
     double share = (double)view_unused_cells(&m, &l, 1) / ((double)cols * rows);

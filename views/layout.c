@@ -3,8 +3,6 @@
 
 #include <string.h>
 
-#include "views/keymap.h"
-
 /* Heights include the pane's border (two lines). */
 enum {
     TOKENS_MIN_H = 4,
@@ -135,9 +133,9 @@ void view_layout(int cols, int rows, const LayoutOpts *o, Layout *out) {
     }
     out->pane[o->sql ? VIEW_PANE_SQL : VIEW_PANE_TIMELINE] = rect(0, y, cols, rest);
 
-    /* The help is as tall as the key table's help, inside its border, where
-     * the screen allows; what a shorter screen cannot hold scrolls (geom.h). */
-    int need = view_help_count() + 2;
+    /* The help is as tall as its lines, inside its border, where the screen
+     * allows; what a shorter screen cannot hold scrolls (geom.h). */
+    int need = (o->help_lines > 0 ? o->help_lines : 0) + 2;
     int hw = cols - 4 < VIEW_HELP_W ? cols - 4 : VIEW_HELP_W;
     int hh = rows - 2 < need ? rows - 2 : need;
     out->help = rect((cols - hw) / 2, (rows - hh) / 2, hw, hh);

@@ -51,14 +51,17 @@ typedef struct {
     int inspector;         /* head inspector open */
     int sql;               /* SQL result pane open (takes the timeline's place) */
     int half_blocks;       /* ▀ cells are available (UTF-8 and colour) */
+    int help_lines;        /* lines of the `?` help (the key table's view_help_count): the
+                              overlay's height inside its border. Handed in, so the layout
+                              stays a function of its inputs and reads no table */
 } LayoutOpts;
 
 typedef struct {
     int cols, rows;
     int too_small;                  /* below VIEW_MIN_COLS × VIEW_MIN_ROWS: nothing else set */
     ViewRect pane[VIEW_PANE_COUNT]; /* tiled panes; hidden ones are all zero */
-    ViewRect help;                  /* the help overlay, centred over the rest: every line of the
-                                       key table's help inside its border, or rows - 2 lines */
+    ViewRect help;                  /* the help overlay, centred over the rest: its help_lines
+                                       inside its border, or rows - 2 lines */
 } Layout;
 
 /* Compute the pane rectangles for a cols×rows terminal. Pure: same inputs,

@@ -268,6 +268,7 @@ LayoutOpts view_layout_opts(const ViewModel *m) {
         .inspector = m->inspector_open,
         .sql = m->sql_open,
         .half_blocks = !m->ascii && !m->mono && m->colour != VIEW_COLOUR_NONE,
+        .help_lines = view_help_count(),
     };
     return o;
 }

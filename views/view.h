@@ -482,7 +482,8 @@ ViewColour view_colour_pick(int mono_flag, const char *no_color_env, int has_col
  * start_color() and looks at COLORS and COLOR_PAIRS. */
 ViewColour view_colour_detect(int mono_flag);
 
-/* Layout options matching the model's current state (shape, open panes, modes). */
+/* Layout options matching the model's current state (shape, open panes, modes)
+ * and the key table's help lines. */
 LayoutOpts view_layout_opts(const ViewModel *m);
 
 #endif
