@@ -203,7 +203,6 @@ static int group_row(Store *st, const StoreEvalRow *ev, int n, const Group *g, c
         if (nr < 0) return -1;
     }
     eval_summarise(s, &r->ev);
-    if (seqs) eval_rows_intervals(r, 1, r->ev.n_seqs, EVAL_CI_NLL);
     r->weight_bytes = (double)model_decode_bytes(&L->model.c);
     r->kv_pos_bytes = (double)cost_kv_bytes(&L->model.c, 1);
     return 0;

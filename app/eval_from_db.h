@@ -12,7 +12,11 @@
  * its run's log-probabilities as the live evaluation counted them, in the
  * unsharded order, so an eval's interval comes back to the bit (a sweep's
  * table has none). Every shard of an evaluation must be present exactly
- * once. */
+ * once.
+ *
+ * The rows come back with their sequences' values and without intervals:
+ * the table (eval_opts_rows_from_db, eval_table.h) calls this reader and
+ * draws them, and this file calls nothing of the table's. */
 #ifndef AHASCOPE_EVAL_FROM_DB_H
 #define AHASCOPE_EVAL_FROM_DB_H
 
@@ -22,7 +26,8 @@
  * only those with that label), in the order of their first evals row; L
  * is the model the byte columns are costed on, whose SHA-256 model_sha256
  * every evaluation must have been run on. *rows is heap (caller frees),
- * the rows' per-sequence values in the same block.
+ * the rows' per-sequence values (EvalRow.seqs, NULL for a sweep's) in the
+ * same block; no row's `ci` is set.
  * Returns the number of rows, or -1 with e naming the file and problem.
  * Matched evaluations (--match-budget) are left out with a note on stderr:
  * their oracle labels used the AHA row's θ, which the file does not keep. */

@@ -45,6 +45,11 @@ int eval_opts_rows_from_db(EvalOpts *x, const char *label, EvalRow **rows, Err *
     int n = app_load(&x->o, &L, 0, e) || app_run_info(&x->o, &L, &info, e)
           ? -1 : eval_from_db_rows(x->from_db, label, &L, info.model_sha256, rows, e);
     app_unload(&L);
+    /* The reader hands back each sequence's NLL and leaves the intervals to
+     * the table, so calls run one way: the table reads, the reader never
+     * calls the table. Each row resamples its own sequences. */
+    for (int k = 0; k < n; k++)
+        if ((*rows)[k].seqs) eval_rows_intervals(&(*rows)[k], 1, (*rows)[k].ev.n_seqs, EVAL_CI_NLL);
     return n;
 }
 

@@ -83,7 +83,8 @@ void eval_print_answer_intervals(const EvalRow *rows, int n);
 void eval_json_list(const char *key, const EvalSeq *seqs, int n, size_t off);
 
 /* --from-db: load the model for the byte columns and read DB's rows (label
- * NULL: all); *rows heap. Returns the count or -1. */
+ * NULL: all) and draw each row's perplexity interval over its sequences;
+ * *rows heap. Returns the count or -1. */
 int eval_opts_rows_from_db(EvalOpts *x, const char *label, EvalRow **rows, Err *e);
 
 /* Evaluate row->a on d (recorded into st when set; info is the runs row
