@@ -4,6 +4,7 @@
 #include "views/draw.h"
 #include "views/geom.h"
 #include "views/paint.h"
+#include "views/metric.h"
 #include "views/rates.h"
 
 static int half_ok(const ViewPalette *p) { return p->colour != VIEW_COLOUR_NONE && !p->ascii; }

@@ -97,6 +97,12 @@ int view_swatch(const ViewModel *m, const StepTrace *t, int cell) {
     return o ? VIEW_SW_MISSED_GLOBAL : VIEW_SW_NEEDLESS_GLOBAL;
 }
 
+int view_heat_swatch(const ViewModel *m, const StepTrace *t, int cell) {
+    if (!t) return VIEW_SW_NONE;
+    if (view_metric_is_rate(m->metric)) return view_level((float)view_head_rate(m, cell, m->metric, NULL));
+    return view_swatch(m, t, cell);
+}
+
 /* The agreement classes, least to most worth seeing in a bin. */
 static int agree_rank(int sw) {
     switch (sw) {

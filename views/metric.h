@@ -64,6 +64,10 @@ int view_aha_decision(const ViewModel *m, const StepTrace *t, int cell);
 /* Swatch of one cell under the model's current metric (and predictor). */
 int view_swatch(const ViewModel *m, const StepTrace *t, int cell);
 
+/* Swatch of one heatmap cell at trace t (the cursor's): a run rate's level
+ * for its head (views/rates.h), else view_swatch's. */
+int view_heat_swatch(const ViewModel *m, const StepTrace *t, int cell);
+
 /* Swatch of one cell over positions p0 .. p1-1 of the history (a timeline
  * bin): the metric's mean over the positions that have it (the gate's: the
  * share of them global); under the agreement metric the worst class any of

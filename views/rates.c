@@ -5,8 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "views/metric.h"
-
 enum { SLOT_GLOBAL, SLOT_ORACLE, SLOT_PRECISION, SLOT_RECALL, SLOT_AGREE };
 _Static_assert(DECIDE_EXECUTED < VIEW_PRED_COUNT, "the gate is one of the predictors the agreement compares");
 
@@ -101,10 +99,4 @@ const char *view_rate_span(const ViewModel *m, char *buf, size_t n) {
     if (m->n_hist > 0) snprintf(buf, n, "pos 0-%d", m->n_hist - 1);
     else snprintf(buf, n, "no positions yet");
     return buf;
-}
-
-int view_heat_swatch(const ViewModel *m, const StepTrace *t, int cell) {
-    if (!t) return VIEW_SW_NONE;
-    if (view_metric_is_rate(m->metric)) return view_level((float)view_head_rate(m, cell, m->metric, NULL));
-    return view_swatch(m, t, cell);
 }

@@ -14,6 +14,9 @@
  * The counts are kept per head beside the cumulative counts (ViewStats,
  * stats.c) as steps arrive, and recounted with them at new thresholds, so
  * reading every head's rate costs O(heads) however long the run.
+ *
+ * The rates are numbers; what a cell looks like is metric.h's, which reads
+ * them (view_heat_swatch), so calls run metric -> rates only.
  */
 #ifndef AHASCOPE_VIEW_RATES_H
 #define AHASCOPE_VIEW_RATES_H
@@ -56,9 +59,5 @@ double view_head_rate(const ViewModel *m, int cell, ViewMetric k, int *n);
 /* The positions the rates cover, as titles name them: "pos 0-44", or
  * "no positions yet". */
 const char *view_rate_span(const ViewModel *m, char *buf, size_t n);
-
-/* Swatch of one heatmap cell at trace t (the cursor's): a run rate's level
- * for its head, else view_swatch's (metric.h). */
-int view_heat_swatch(const ViewModel *m, const StepTrace *t, int cell);
 
 #endif
