@@ -103,6 +103,13 @@ void view_time_geom(const ViewModel *m, int w, int h, int half_ok, ViewTimeGeom 
     if (g->first_row + g->n_rows_vis > rows) g->n_rows_vis = rows - g->first_row;
 }
 
+void view_time_fit(ViewModel *m, const Layout *lay) {
+    ViewTimeGeom g;
+    const ViewRect *r = &lay->pane[VIEW_PANE_TIMELINE];
+    view_time_geom(m, r->w, r->h, view_layout_opts(m).half_blocks, &g);
+    m->time_bin = g.bin;
+}
+
 int view_time_bin(int n_pos, int n_cols) {
     int b = 1;
     while (n_cols > 0 && (long)b * n_cols < n_pos) b *= 2;

@@ -1,11 +1,9 @@
 /* model.c — the view model's data: history of traces, attention strip, SQL
  * text, status message (see view.h). */
-#include "views/geom.h"
 #include "views/view.h"
 
 #include "views/keymap.h"
 #include "views/metric.h"
-#include "views/pin.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -83,6 +81,14 @@ int view_push_owned(ViewModel *m, StepTrace *t, Err *e) {
     m->hist[m->n_hist++] = t;
     if (m->follow || m->cursor < 0) m->cursor = m->n_hist - 1;
     return view_stats_sync(m, e);
+}
+
+/* The parent's traces are the model's to free, like its own history, so
+ * freeing the model needs no call into pin.c, which sets them aside. */
+void view_drop_parent(ViewModel *m) {
+    for (int i = 0; i < m->parent.n; i++) trace_free(m->parent.hist[i]);
+    free(m->parent.hist);
+    m->parent.hist = NULL, m->parent.n = m->parent.cap = 0, m->parent.label[0] = 0;
 }
 
 void view_clear_history(ViewModel *m) {
@@ -227,13 +233,6 @@ void view_sql_fit(ViewModel *m, const Layout *lay) {
     const ViewRect *r = &lay->pane[VIEW_PANE_SQL];
     m->sql_page = r->h > 2 + m->sql_pinned ? r->h - 2 - m->sql_pinned : 0; /* inside the box, below the header */
     m->sql_cols = r->w > 2 ? r->w - 2 : 0;
-}
-
-void view_time_fit(ViewModel *m, const Layout *lay) {
-    ViewTimeGeom g;
-    const ViewRect *r = &lay->pane[VIEW_PANE_TIMELINE];
-    view_time_geom(m, r->w, r->h, view_layout_opts(m).half_blocks, &g);
-    m->time_bin = g.bin;
 }
 
 int view_help_fit(ViewModel *m, const Layout *lay) {

@@ -92,12 +92,6 @@ void view_pin_toggle(ViewModel *m) {
     view_set_status(m, "pinned L%d H%d (x on it unpins)", m->pin_layer, m->pin_head);
 }
 
-void view_drop_parent(ViewModel *m) {
-    for (int i = 0; i < m->parent.n; i++) trace_free(m->parent.hist[i]);
-    free(m->parent.hist);
-    m->parent.hist = NULL, m->parent.n = m->parent.cap = 0, m->parent.label[0] = 0;
-}
-
 void view_keep_parent(ViewModel *m, const char *label) {
     view_drop_parent(m);
     /* the traces change hands: nothing is copied, the new run starts empty */

@@ -68,9 +68,6 @@ void view_parent_begin(ViewModel *m, const char *label);
  * position; -1 with e set on a shape that is not the model's or no memory. */
 int view_push_parent(ViewModel *m, StepTrace *t, Err *e);
 
-/* Drop the parent run, if any (a new prompt, another run opened). */
-void view_drop_parent(ViewModel *m);
-
 /* The parent run's trace at history index i, or NULL. */
 const StepTrace *view_parent_trace(const ViewModel *m, int i);
 

@@ -327,6 +327,10 @@ int view_push_owned(ViewModel *m, StepTrace *t, Err *e);
 /* Drop the whole history (a new run starts); the selection is kept. */
 void view_clear_history(ViewModel *m);
 
+/* Drop the parent run (views/pin.h sets one aside), if any: a new prompt,
+ * another run opened. */
+void view_drop_parent(ViewModel *m);
+
 /* Trace at history index i, or NULL when out of range. */
 const StepTrace *view_trace(const ViewModel *m, int i);
 
@@ -403,7 +407,8 @@ void view_sql_fit(ViewModel *m, const Layout *lay);
 
 /* Record how many positions a timeline column holds in layout lay, so
  * PgUp/PgDn move the cursor by a bin when a bin is more than a page. The
- * app calls it after each frame. */
+ * app calls it after each frame. Defined in geom.c, beside the timeline's
+ * geometry it reads. */
 void view_time_fit(ViewModel *m, const Layout *lay);
 
 /* Record how many lines the help overlay shows in layout lay, and keep its
