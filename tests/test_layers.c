@@ -314,6 +314,7 @@ static void calls_scan_object(Layers *L, const char *rel) {
 /* An edge for each pair of files where the first's object uses a symbol
  * the second's defines, named by the first such symbol nm lists. */
 static void calls_link(Layers *L) {
+    if (L->defs.n == 0) return; /* nothing defined, nothing to call (and no array to sort) */
     qsort(L->defs.v, (size_t)L->defs.n, sizeof *L->defs.v, syms_cmp);
     char *seen = calloc((size_t)L->nfiles * (size_t)L->nfiles + 1, 1);
     for (int i = 0; i < L->refs.n; i++) {
