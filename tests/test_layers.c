@@ -321,9 +321,10 @@ static void calls_link(Layers *L) {
         int from = L->refs.v[i].file;
         const LayerSym *hit = bsearch(&L->refs.v[i], L->defs.v, (size_t)L->defs.n, sizeof *L->defs.v, syms_cmp);
         if (!hit) continue; /* libc, a library, the sanitizers: not the project's */
-        int to = hit->file;
-        if (to == from || seen[(size_t)from * (size_t)L->nfiles + (size_t)to]++) continue;
-        layers_add_edge(L, from, to, 0, L->refs.v[i].name);
+        size_t pair = (size_t)from * (size_t)L->nfiles + (size_t)hit->file;
+        if (hit->file == from || seen[pair]) continue;
+        seen[pair] = 1;
+        layers_add_edge(L, from, hit->file, 0, L->refs.v[i].name);
     }
     free(seen);
 }
