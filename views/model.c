@@ -1,7 +1,5 @@
-/* model.c — the view model's data: history of traces (its own and the
- * parent run's, which it frees), attention strip, SQL text, status message
- * (see view.h). The bottom of the views' calls: it calls the key table and
- * the counts (stats.c) only, so nothing that calls the model is called back. */
+/* model.c — the view model's data: history of traces, attention strip, SQL
+ * text, status message (see view.h). */
 #include "views/view.h"
 
 #include "views/keymap.h"
