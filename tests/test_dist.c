@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/tui/dist.h"
+#include "app/tui/dist_ctl.h"
 #include "engine/decide.h"
 #include "engine/stats.h"
 #include "tests/test.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "app/tui/typed.h"
-#include "app/tui/yank.h"
+#include "app/tui/yank_ctl.h"
 #include "tests/test.h"
 
 TEST(typed_settings_parse_every_form) {

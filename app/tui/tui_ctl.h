@@ -1,4 +1,4 @@
-/* tui.h — the TUI controller: `ahascope tui`, live or `--replay`.
+/* tui_ctl.h — the TUI controller: `ahascope tui`, live or `--replay`.
  *
  * The controller owns the terminal (curses, signals, the frame loop), the
  * ViewModel the views draw, and every request to the rest of the program:
@@ -18,13 +18,13 @@
  * pane's plots, summary, diff, run list and export as jobs, and each
  * frame's look at the running job, query.c the `:` query's start and
  * result; goto.c `G`'s parser and move, and Enter on a text pane's row;
- * pattern.c the attention-pattern view (`A`): its keys and its data, asked
- * of the worker or built from a replay's recorded far keys; heads.c the
+ * pattern_ctl.c the attention-pattern view (`A`): its keys and its data, asked
+ * of the worker or built from a replay's recorded far keys; heads_ctl.c the
  * heads sorted by a run rate (`H`): opening it, its keys, Enter's
  * selection; picker.c `P`'s policy picker and typed.c `z`'s typed
- * settings, both through settings.c's one path; tokstats.c `c`'s rates by
- * token type, counted a slice a frame; yank.c `y`, to a file and the
- * clipboard; dist.c the distributions pane (`d`): its counts, a recorded
+ * settings, both through settings.c's one path; tokstats_ctl.c `c`'s rates by
+ * token type, counted a slice a frame; yank_ctl.c `y`, to a file and the
+ * clipboard; dist_ctl.c the distributions pane (`d`): its counts, a recorded
  * run's as a job of its own, and what drove the router at the cursor, asked
  * of the worker; play.c the play speed and state,
  * which every file above may call; worker.c/.h the engine thread, job.c/.h
