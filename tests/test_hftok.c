@@ -1,4 +1,4 @@
-/* Hugging Face tokenizer.json: encodings of every fixture against the ids an
+/* test_hftok.c — Hugging Face tokenizer.json: encodings of every fixture against the ids an
  * independent Python reference computed (tests/fixtures/hftok/
  * make_fixtures.py), the split scanners on hand-worked examples, special
  * tokens, BOS/EOS configuration, decoding of partial UTF-8, round trips of
