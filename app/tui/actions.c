@@ -1,5 +1,5 @@
 /* actions.c — what each of the views' actions does, live and in a replay:
- * one table, one dispatch (see tui_ctl.h). The views map keys to actions
+ * one table, one dispatch (see README.md). The views map keys to actions
  * (views/keymap.c); a row here says what the action does on a live run
  * and on a recorded one, or why a replay cannot do it. */
 #include <stdlib.h>

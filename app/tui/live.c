@@ -1,5 +1,5 @@
 /* live.c — a TUI run on the model: start it, take the worker's results
- * each frame, play and pause (see tui_ctl.h). */
+ * each frame, play and pause (see README.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* loop.c — the TUI's frame loop, curses and signals (see tui_ctl.h).
+/* loop.c — the TUI's frame loop, curses and signals (see README.md).
  *
  * Two threads: the engine steps in a TuiWorker (worker.h), this UI thread
  * owns the ViewModel and curses. Each frame it takes the worker's finished

@@ -1,6 +1,6 @@
 /* settings.c — the policy, window and thresholds of a TUI run: a change
  * that alters what executes re-evaluates the tokens as a new, linked run;
- * one that only re-thresholds stored values re-scores them (see tui_ctl.h). */
+ * one that only re-thresholds stored values re-scores them (see README.md). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * One Tui per process, owned by the UI thread: the view model and screen,
  * the worker and query thread it talks to, and what the keys have asked
  * for. The functions below are the seams between the controller's files;
- * tui_ctl.h says which file holds what.
+ * README.md says which file holds what.
  */
 #ifndef AHASCOPE_TUI_STATE_H
 #define AHASCOPE_TUI_STATE_H

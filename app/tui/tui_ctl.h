@@ -7,29 +7,8 @@
  * into actions (views/keymap.c names them); what an action does, live or
  * in a replay, is decided here, in one table.
  *
- * The sub-room, top down (calls run one way): loop.c tui_run, curses,
- * signals and the frame loop; actions.c the action table and the line
- * editor's Enter; live.c a run on the model (open, results in from the
- * worker, close), replay.c a recorded run (open, play, open another),
- * modes.c the live run set aside while one opened with B is browsed,
- * settings.c the policy, window and thresholds that re-evaluate or
- * re-score a run (a slice a frame), replay.c also a run's load, a job whose
- * positions come onto the screen a chunk at a time, panes.c the text
- * pane's plots, summary, diff, run list and export as jobs, and each
- * frame's look at the running job, query.c the `:` query's start and
- * result; goto.c `G`'s parser and move, and Enter on a text pane's row;
- * pattern_ctl.c the attention-pattern view (`A`): its keys and its data, asked
- * of the worker or built from a replay's recorded far keys; heads_ctl.c the
- * heads sorted by a run rate (`H`): opening it, its keys, Enter's
- * selection; picker.c `P`'s policy picker and typed.c `z`'s typed
- * settings, both through settings.c's one path; tokstats_ctl.c `c`'s rates by
- * token type, counted a slice a frame; yank_ctl.c `y`, to a file and the
- * clipboard; dist_ctl.c the distributions pane (`d`): its counts, a recorded
- * run's as a job of its own, and what drove the router at the cursor, asked
- * of the worker; play.c the play speed and state,
- * which every file above may call; worker.c/.h the engine thread, job.c/.h
- * the pane jobs' threads (where the UI thread and a job meet), sql.c/.h
- * the `:` query's work. state.h holds the state they share, for them alone.
+ * Which file holds what, and the order calls run in: README.md beside
+ * this file.
  */
 #ifndef AHASCOPE_TUI_TUI_H
 #define AHASCOPE_TUI_TUI_H
