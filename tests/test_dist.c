@@ -1,4 +1,6 @@
-/* test_dist.c — the distributions pane's counts and the why block's words:
+/* test_dist.c — the distributions pane's counts and the why block's words, against a recount.
+ *
+ * The distributions pane's counts and the why block's words:
  * the histogram, calibration, ROC and AUC of random traces against a
  * recount that ranks every pair of cells and scans every threshold; the
  * router's split in words, narrowed, in ASCII, and its states. */

@@ -1,4 +1,6 @@
-/* actions.c — what each of the views' actions does, live and in a replay:
+/* actions.c — the one action table for live and replay, and the line editor's Enter.
+ *
+ * What each of the views' actions does, live and in a replay:
  * one table, one dispatch (see README.md). The views map keys to actions
  * (views/keymap.c); a row here says what the action does on a live run
  * and on a recorded one, or why a replay cannot do it. */

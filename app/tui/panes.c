@@ -1,4 +1,6 @@
-/* panes.c — what the TUI puts in its scrollable text pane (the plots,
+/* panes.c — the text pane's plots, summary, diff, run list and export as jobs.
+ *
+ * What the TUI puts in its scrollable text pane (the plots,
  * a run's summary or diff, the run browser) and the export of the run on
  * screen (see README.md). Each is a job (job.h): it reads the database on a
  * thread and read-only connection of its own, never the worker's writer,

@@ -1,4 +1,6 @@
-/* replay.c — a recorded run on the TUI without a model: load it, play it,
+/* replay.c — a recorded run: open, play, open another, and its load a chunk at a time.
+ *
+ * A recorded run on the TUI without a model: load it, play it,
  * open another from the run browser (see README.md).
  *
  * A run is read on a job's thread (job.h) a chunk of positions at a time,
