@@ -8,7 +8,8 @@
  * names, a file named on two rows, a name that is not in the folder, a glob
  * (one row would stand for many files) and a row whose sentence runs past
  * MAP_CELL_MAX characters (a map says what a file holds; the detail lives in
- * the file's own comment or the prose below the map). The tests run it on
+ * the file's own comment or the prose below the map), and a .c file that
+ * does not open with a comment. The tests run it on
  * the checkout and, to prove it can fail, on a small planted tree. */
 #include <dirent.h>
 #include <stdarg.h>
@@ -135,6 +136,19 @@ static size_t map_cell_len(const char *s, const char **end) {
     return chars;
 }
 
+/* A .c file opens with a comment, so its first line says what it holds. */
+static void map_check_opening(MapReport *r, const char *dir, const char *name) {
+    char path[2 * MAP_PATH];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    char line[16] = "";
+    if (f) {
+        if (!fgets(line, sizeof line, f)) line[0] = 0;
+        fclose(f);
+    }
+    if (strncmp(line, "/* ", 3)) map_report(r, "%s: does not open with a comment saying what it holds\n", path);
+}
+
 /* Check one folder's map against the folder. */
 static void map_check_dir(MapReport *r, const char *dir) {
     char readme[MAP_PATH];
@@ -188,6 +202,7 @@ static void map_check_dir(MapReport *r, const char *dir) {
         int found = 0;
         for (int k = 0; k < ne && !found; k++) found = !strcmp(entries[k].name, names[i]);
         if (!found) map_report(r, "%s: no row names `%s`\n", readme, names[i]);
+        if (map_ends(names[i], ".c")) map_check_opening(r, dir, names[i]);
     }
 }
 
@@ -235,10 +250,10 @@ TEST(maps_a_clean_tree_passes) {
     const char *root = test_tmp("maps-clean");
     static char out[4096];
     plant(root, "engine/a.h", "\n");
-    plant(root, "engine/a.c", "\n");
-    plant(root, "engine/b.c", "\n");
+    plant(root, "engine/a.c", "/* a.c — one. */\n");
+    plant(root, "engine/b.c", "/* b.c — two. */\n");
     plant(root, "engine/gen.py", "\n");
-    plant(root, "engine/sub/s.c", "\n");
+    plant(root, "engine/sub/s.c", "/* s.c — the sub-folder's. */\n");
     plant(root, "engine/sub/README.md", "| file | holds |\n|---|---|\n| s.c | the sub-folder's one file |\n");
     plant(root, "engine/README.md",
           "# engine\n\n| file | holds |\n|---|---|\n| `a.h/.c` | the pair |\n| `b.c`, `gen.py` | two on a row |\n"
@@ -251,8 +266,8 @@ TEST(maps_a_clean_tree_passes) {
 TEST(maps_a_planted_fault_is_reported_naming_the_line) {
     const char *root = test_tmp("maps-bad");
     static char out[4096];
-    plant(root, "engine/a.c", "\n");
-    plant(root, "engine/b.c", "\n");
+    plant(root, "engine/a.c", "/* a.c — one. */\n");
+    plant(root, "engine/b.c", "#include <stdio.h>\n");
     plant(root, "engine/run.sh", "\n");
     plant(root, "engine/README.md",
           "| file | holds |\n|---|---|\n| `a.c` | one |\n| `a.c`, `gone.c` | again, and a removed file |\n"
@@ -262,7 +277,7 @@ TEST(maps_a_planted_fault_is_reported_naming_the_line) {
     plant(root, "store/s.c", "\n");
     plant(root, "views/v.c", "\n");
     plant(root, "views/README.md", "# views\n\nNo table at all.\n");
-    CHECK_INT(maps_check(root, out, sizeof out), 8);
+    CHECK_INT(maps_check(root, out, sizeof out), 9);
     const char *want[] = {
         "engine/README.md:4: `a.c` has a row already (line 3)\n",
         "engine/README.md:4: `gone.c` is not a file of ",
@@ -270,6 +285,7 @@ TEST(maps_a_planted_fault_is_reported_naming_the_line) {
         "engine/README.md:6: `nowhere/` is not a folder of ",
         "engine/README.md:7: the row says 159 characters (at most 120: one short sentence)\n",
         "engine/README.md: no row names `run.sh`\n",
+        "engine/b.c: does not open with a comment saying what it holds\n",
         "store/: holds sources but no README.md with a map\n",
         "views/README.md: no map (a table whose first header cell is `file`)\n",
     };
