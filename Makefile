@@ -20,7 +20,19 @@ SAN     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sani
 ROOM_SRC  = $(wildcard $(1)/*.c $(1)/*/*.c)
 LIB_SRC  := $(sort $(call ROOM_SRC,engine) $(call ROOM_SRC,store) $(call ROOM_SRC,views) $(filter-out app/main.c,$(call ROOM_SRC,app)))
 TEST_SRC := $(sort $(wildcard tests/*.c))
-HDRS     := $(wildcard engine/*.h engine/*/*.h store/*.h store/*/*.h views/*.h views/*/*.h app/*.h app/*/*.h tests/*.h)
+HDRS     := $(wildcard engine/*.h engine/*/*.h store/*.h store/*/*.h views/*.h views/*/*.h app/*.h app/*/*.h tests/*.h tests/*/*.h)
+
+# Each object's headers come from the compiler (-MMD writes build*/X.d beside
+# X.o; -MP adds an empty rule per header, so deleting or renaming one does not
+# stop make), so a header change rebuilds only the objects that include it
+# rather than all three hundred. An object without its .d yet (built before
+# these rules) depends on every header, as all objects once did, until its
+# next compile writes one; .SECONDEXPANSION is what lets that test see $@.
+# No test checks this; by hand: touch engine/sha256.h; make -n ahascope
+# lists only sha256.h's includers (engine/sha256.c, app/hub.c, app/run_info.c).
+DEPFLAGS := -MMD -MP
+HDRS_IF_NO_DEP = $(if $(wildcard $(@:.o=.d)),,$(HDRS))
+.SECONDEXPANSION:
 
 .PHONY: all test test-fast run bench organism clean fuzz fuzz-build npm-fixtures deps deps-build deps-test test-fresh findings
 all: ahascope
@@ -35,10 +47,10 @@ deps-test:
 	@sh .ci/deps.sh ensure test
 
 # --- optimised build (objects in build/) ---
-build/%.o: %.c $(HDRS)
+build/%.o: %.c $$(HDRS_IF_NO_DEP)
 	@mkdir -p $(dir $@)
 	@echo "cc $<"
-	@$(CC) $(CFLAGS_BASE) $(OPT) -c $< -o $@
+	@$(CC) $(CFLAGS_BASE) $(OPT) $(DEPFLAGS) -c $< -o $@
 
 ahascope: $(LIB_SRC:%.c=build/%.o) build/app/main.o
 	@echo "ld $@"
@@ -49,10 +61,10 @@ build/run_tests: $(LIB_SRC:%.c=build/%.o) $(TEST_SRC:%.c=build/%.o)
 	@$(CC) $(CFLAGS_BASE) $(OPT) $^ -o $@ $(LDLIBS)
 
 # --- sanitizer build (objects in build-san/) ---
-build-san/%.o: %.c $(HDRS)
+build-san/%.o: %.c $$(HDRS_IF_NO_DEP)
 	@mkdir -p $(dir $@)
 	@echo "cc (san) $<"
-	@$(CC) $(CFLAGS_BASE) $(SAN) -c $< -o $@
+	@$(CC) $(CFLAGS_BASE) $(SAN) $(DEPFLAGS) -c $< -o $@
 
 build-san/ahascope: $(LIB_SRC:%.c=build-san/%.o) build-san/app/main.o
 	@echo "ld $@"
@@ -73,19 +85,19 @@ FUZZ_OBJ   := $(FUZZ_LIB:%.c=build-fuzz/%.o)
 FUZZ_NAMES := $(sort $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out tests/fuzz/fuzz_util.c,$(wildcard tests/fuzz/fuzz_*.c))))
 FUZZ_LIBS  := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas) -lsqlite3 -lcjson -lcrypto -lpthread -lm
 
-build-fuzz/%.o: %.c $(HDRS) tests/fuzz/fuzz.h
+build-fuzz/%.o: %.c $$(HDRS_IF_NO_DEP)
 	@mkdir -p $(dir $@)
 	@echo "clang (fuzz) $<"
-	@$(FUZZ_CC) $(CFLAGS_BASE) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c $< -o $@
+	@$(FUZZ_CC) $(CFLAGS_BASE) $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(DEPFLAGS) -c $< -o $@
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) tests/fuzz/fuzz.h
 	@echo "ld (fuzz) $@"
-	@$(FUZZ_CC) $(CFLAGS_BASE) $(FUZZ_SAN) -fsanitize=fuzzer -DFUZZ_FIXTURES='"$(CURDIR)/tests/fixtures/hftok"' \
+	@$(FUZZ_CC) $(CFLAGS_BASE) $(FUZZ_SAN) $(DEPFLAGS) -fsanitize=fuzzer -DFUZZ_FIXTURES='"$(CURDIR)/tests/fixtures/hftok"' \
 		$< $(FUZZ_OBJ) -o $@ $(FUZZ_LIBS)
 
 build-fuzz/make_seeds: tests/fuzz/make_seeds.c $(FUZZ_OBJ) tests/fuzz/fuzz.h
 	@echo "ld (fuzz) $@"
-	@$(FUZZ_CC) $(CFLAGS_BASE) $(FUZZ_SAN) $< $(FUZZ_OBJ) -o $@ $(FUZZ_LIBS)
+	@$(FUZZ_CC) $(CFLAGS_BASE) $(FUZZ_SAN) $(DEPFLAGS) $< $(FUZZ_OBJ) -o $@ $(FUZZ_LIBS)
 
 # Seeds are generated, never committed: the project's own writers, plus the
 # tokenizer.json fixtures. tests/fuzz/regress/ holds the committed inputs
@@ -97,6 +109,11 @@ build-fuzz/seeds/.done: build-fuzz/make_seeds $(wildcard tests/fixtures/hftok/*.
 	@touch $@
 
 fuzz-build: $(FUZZ_NAMES:%=build-fuzz/fuzz_%) build-fuzz/seeds/.done
+
+# What the compiler said each object (and each harness) includes.
+ALL_SRC := $(LIB_SRC) app/main.c $(TEST_SRC)
+-include $(ALL_SRC:%.c=build/%.d) $(ALL_SRC:%.c=build-san/%.d) $(FUZZ_OBJ:.o=.d) \
+	$(FUZZ_NAMES:%=build-fuzz/fuzz_%.d) build-fuzz/make_seeds.d
 
 # Each harness for FUZZ_TIME seconds; what it learns stays in
 # build-fuzz/corpus/NAME, crashes (and inputs slower than 10 s) go to build-fuzz/crashes/NAME-*.

@@ -1,3 +1,4 @@
+/* args.c — flag parsing, the shared flag groups and the one error line (see args.h). */
 #include "app/args.h"
 
 #include <errno.h>

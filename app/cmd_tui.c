@@ -11,7 +11,7 @@
 #include "app/args.h"
 #include "app/commands.h"
 #include "app/tui/sql.h"
-#include "app/tui/tui.h"
+#include "app/tui/tui_ctl.h"
 #include "engine/pool.h"
 #include "engine/tasks/tasks.h"
 #include "engine/trace.h"

@@ -1,3 +1,4 @@
+/* compare_heads.c — `compare --heads A --heads B`: two head sets' sizes, overlap and Jaccard. */
 #include "app/compare_heads.h"
 
 #include <stdio.h>

@@ -1,4 +1,6 @@
-/* eval_forced.c — teacher-forced evaluation (see eval_forced.h). Each sequence is fed
+/* eval_forced.c — teacher-forced evaluation of a policy on held-out sequences.
+ *
+ * Teacher-forced evaluation (see eval_forced.h). Each sequence is fed
  * twice in one batch each: under full attention (the reference
  * distribution) and under the policy (with every predictor profiled). */
 #include <math.h>

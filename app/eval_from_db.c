@@ -1,4 +1,6 @@
-/* eval_from_db.c — a database's evaluations re-summarised, shards combined
+/* eval_from_db.c — `eval --from-db` and `sweep --from-db`: recorded (and sharded) evaluations re-summarised.
+ *
+ * A database's evaluations re-summarised, shards combined
  * (see eval_from_db.h). */
 #include <math.h>
 #include <stdio.h>

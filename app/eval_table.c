@@ -1,4 +1,6 @@
-/* eval_table.c — one evaluated setting (a row of the table), and the
+/* eval_table.c — what `eval` and `sweep` share: options, one evaluated row, its table and intervals.
+ *
+ * One evaluated setting (a row of the table), and the
  * table and plots of rows. */
 #include <math.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* headsets.c — a head set as the command line names it, read into a 0/1 map. */
 #include "app/headsets.h"
 
 #include <stdlib.h>

@@ -1,4 +1,6 @@
-/* hub.c — `ahascope pull`: the Hub's file listing, then each file through
+/* hub.c — `ahascope pull`: the Hub's listing, resumable checked downloads, the cache root.
+ *
+ * `ahascope pull`: the Hub's file listing, then each file through
  * one retrying, resuming, verifying download path (hub.h has the rules). */
 #include "app/hub.h"
 

@@ -1,4 +1,6 @@
-/* run_info.c — the runs row (enough to reproduce a run from the database),
+/* run_info.c — the runs row a recording starts with, and the step counting its commands share.
+ *
+ * The runs row (enough to reproduce a run from the database),
  * and the small things every command that runs the model shares about its
  * run: why it stopped, the names its export takes, the prompts it reads. */
 #include <cjson/cJSON.h>

@@ -1,3 +1,4 @@
+/* setup.c — command-line options into loaded engine objects: model, tokenizer, routers, chat format. */
 #include "app/setup.h"
 
 #include <cjson/cJSON.h>

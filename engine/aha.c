@@ -1,3 +1,4 @@
+/* aha.c — the attention settings (AttnConfig) and the policies' names and parsers. */
 #include "aha.h"
 #include "decide.h"
 

@@ -1,3 +1,4 @@
+/* attn.c — one head at one position: local and far branches, the gate, the oracle and QAdA. */
 #include "attn.h"
 
 #include <math.h>

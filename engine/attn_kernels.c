@@ -1,3 +1,4 @@
+/* attn_kernels.c — attention's inner loops: scores, and softmax weights folded into the value sum. */
 #include "attn_kernels.h"
 
 #include <immintrin.h>

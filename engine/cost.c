@@ -1,3 +1,4 @@
+/* cost.c — the bytes a decode step reads: weights, and the KV cache per KV head. */
 #include "cost.h"
 
 #include "attn.h"

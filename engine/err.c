@@ -1,3 +1,4 @@
+/* err.c — one-line errors carried up to the command line. */
 #include "err.h"
 
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* files.c — the file layer: regular files opened and read whole, outputs written atomically. */
 #include "files.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* forward.c — the forward pass, prefill and decode: layers, KV cache, matmul jobs, attention tasks. */
 #include "forward.h"
 
 #include <cblas.h>

@@ -1,3 +1,4 @@
+/* gemm_half.c — prefill products with bf16 weights in bf16: AMX tiles, else AVX-512 BF16. */
 #include "gemm_half.h"
 
 #include <cpuid.h>

@@ -1,3 +1,4 @@
+/* headset.c — head sets as 0/1 maps: DuoAttention tables read, written and cut; Jaccard overlap. */
 #include "headset.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* kernels.c — the small dense kernels: RMSNorm, log-sum-exp and entropy, SwiGLU. */
 #include "kernels.h"
 
 #include <math.h>

@@ -1,3 +1,4 @@
+/* matvec.c — the decode kernels for f32, bf16 and f16 weights (AVX-512, AVX2, portable C). */
 #include "matvec.h"
 
 #include <cpuid.h>

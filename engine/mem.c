@@ -1,3 +1,4 @@
+/* mem.c — large owned buffers on transparent huge pages. */
 #include "mem.h"
 
 #include <errno.h>

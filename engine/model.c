@@ -1,3 +1,4 @@
+/* model.c — llama2.c checkpoints and random weights into the one Model the forward pass reads. */
 #include "model.h"
 
 #include "files.h"

@@ -1,4 +1,6 @@
-/* model_config.c — a model's shape, apart from its weights: the checks of a
+/* model_config.c — a model's shape without its weights: `Config` checks, sizes, dtype names, the llama2.c header.
+ *
+ * A model's shape, apart from its weights: the checks of a
  * Config, its sizes in parameters and bytes, the dtype names, and the
  * llama2.c header that states one. Both loaders (model.c, model_hf.c) and
  * the file sniffer (sniff.c) stand on it; it calls nothing but libc and the

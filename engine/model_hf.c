@@ -1,4 +1,6 @@
-/* model_hf.c — Hugging Face model folders: config.json plus safetensors
+/* model_hf.c — Hugging Face model folders: config.json plus safetensors weights.
+ *
+ * Hugging Face model folders: config.json plus safetensors
  * (one file, or shards listed in model.safetensors.index.json) for the
  * llama, qwen2, olmo2 and faolmo architectures.
  *

@@ -1,4 +1,6 @@
-/* model_hf_write.c — random models in the block layouts of the Hugging Face
+/* model_hf_write.c — random models written in the Hugging Face architectures' block layouts.
+ *
+ * Random models in the block layouts of the Hugging Face
  * architectures, and any f32 model written as a Hugging Face folder.
  *
  * A random model of an architecture is model_random's llama2.c layout with

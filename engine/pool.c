@@ -1,3 +1,4 @@
+/* pool.c — a fork-join thread pool whose waits spin briefly, then sleep. */
 #include "pool.h"
 
 #include <pthread.h>

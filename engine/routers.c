@@ -1,3 +1,4 @@
+/* routers.c — router files: one vector (and bias) per head, checked against the model's shape. */
 #include <errno.h>
 #include <limits.h>
 #include "routers.h"

@@ -1,3 +1,4 @@
+/* sampler.c — greedy, temperature and top-p sampling with a seeded generator. */
 #include "sampler.h"
 
 #include <math.h>

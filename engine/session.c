@@ -1,3 +1,4 @@
+/* session.c — one sequence generated or evaluated, a StepTrace per position fed. */
 #include "session.h"
 
 #include <stdlib.h>

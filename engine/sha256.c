@@ -1,4 +1,6 @@
-/* sha256.c — SHA-256 of files through OpenSSL's EVP interface: a run names
+/* sha256.c — SHA-256 of bytes and files: run provenance, and `pull`'s check of each download.
+ *
+ * SHA-256 of files through OpenSSL's EVP interface: a run names
  * the exact model and router bytes it was produced with (store/), and a
  * download is checked against the Hub's checksum (app/hub.c). */
 #include <openssl/evp.h>

@@ -1,4 +1,6 @@
-/* textout.c — the one road for strings into JSON and CSV output (made valid
+/* textout.c — strings bound for JSON, CSV and the terminal: valid UTF-8, raw bytes kept, controls escaped.
+ *
+ * The one road for strings into JSON and CSV output (made valid
  * UTF-8 by uni_sanitize, escaped by cJSON or by the CSV quoting rule) and
  * onto a terminal (the terminal rule of textout.h). */
 #include "textout.h"

@@ -1,3 +1,4 @@
+/* trace.c — StepTrace in one allocation: new, clear, copy, and its key totals. */
 #include "trace.h"
 
 #include <math.h>

@@ -1,3 +1,4 @@
+/* train_adamw.c — the AdamW optimiser and its warm-up + cosine schedule. */
 #include "train_adamw.h"
 
 #include <math.h>

@@ -1,4 +1,6 @@
-/* train_backward_attn.c — AHA attention for training: both branches
+/* train_backward_attn.c — training's AHA attention: both branches, in blocks of queries, and their backward.
+ *
+ * AHA attention for training: both branches
  * forward, the executed one backward, and the straight-through router
  * gradient, tiled over query blocks so every product is an sgemm.
  *

@@ -1,4 +1,6 @@
-/* train_backward_model.c — the whole model's training forward and backward
+/* train_backward_model.c — the whole model's training forward and backward over a batch.
+ *
+ * The whole model's training forward and backward
  * pass: train_forward and train_backward read top to bottom like the math,
  * one pool run a line, and each run's row function lists the primitives a
  * chunk of rows goes through. */

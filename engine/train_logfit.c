@@ -1,3 +1,4 @@
+/* train_logfit.c — L2-regularised logistic regression of a layer's heads at once (`ahascope fit`). */
 #include "train_logfit.h"
 
 #include <cblas.h>

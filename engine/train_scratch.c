@@ -1,4 +1,6 @@
-/* train_scratch.c — the generated vocabulary and the initial weights of
+/* train_scratch.c — training from random weights: a small generated vocabulary and the initial weights.
+ *
+ * The generated vocabulary and the initial weights of
  * training from scratch. */
 #include "train_scratch.h"
 

@@ -1,4 +1,6 @@
-/* runner.c — runs every registered TEST, optionally filtered by a substring
+/* runner.c — runs every registered test, optionally filtered, and prints `N passed, N failed, N skipped`.
+ *
+ * Runs every registered TEST, optionally filtered by a substring
  * given as argv[1], and ends with the line "N passed, N failed[, N skipped]". */
 #define _POSIX_C_SOURCE 200809L
 #include <glob.h>

@@ -1,4 +1,6 @@
-/* AHA attention: the local/global branches, the oracle and QAdA, checked
+/* test_aha.c — AHA attention's branches, the oracle and QAdA against brute force.
+ *
+ * AHA attention: the local/global branches, the oracle and QAdA, checked
  * against brute force on synthetic heads and on stories260K. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,6 @@
-/* test_attn_kernels.c — attention's inner loops against double references:
+/* test_attn_kernels.c — attention's inner loops against double references, for every cache dtype.
+ *
+ * Attention's inner loops against double references:
  * the kernel exponential against exp(), scores and the softmax-weighted
  * value sum for every cache dtype, head sizes on both the vector path
  * (multiples of 16) and the portable one, and key counts around the

@@ -1,4 +1,6 @@
-/* Training forward/backward (engine/train_backward.h) and AdamW
+/* test_backward.c — every training backward against finite differences, and AdamW.
+ *
+ * Training forward/backward (engine/train_backward.h) and AdamW
  * (engine/train_adamw.h).
  *
  * Every *_backward is checked against central differences of an

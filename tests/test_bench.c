@@ -1,4 +1,6 @@
-/* test_bench.c — the figures `ahascope bench` derives, on numbers made up
+/* test_bench.c — the figures `ahascope bench` derives, and its `--gemm`, `--long` and `--tui` modes.
+ *
+ * The figures `ahascope bench` derives, on numbers made up
  * to have a known answer, its --gemm and --long modes end to end, and the
  * TUI frame benchmark behind --tui.
  *

@@ -1,4 +1,6 @@
-/* Chat formats: the exact text of each family, format detection from
+/* test_chat.c — chat formats: each family's exact text, detection, and the real templates.
+ *
+ * Chat formats: the exact text of each family, format detection from
  * model_type and chat_template markers, default system turns, and -- when
  * tests/hftok_npm/install.sh has installed the npm fixtures -- chat_wrap
  * against the real chat templates rendered by @huggingface/jinja, encoded by

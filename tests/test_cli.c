@@ -1,4 +1,6 @@
-/* The command line as users meet it: malformed inputs give one line on
+/* test_cli.c — the command line as users meet it: one line and an exit status, never a crash.
+ *
+ * The command line as users meet it: malformed inputs give one line on
  * stderr, "ahascope CMD: ...", and exit 2 (usage) or 1 (failure), never a
  * crash (this suite also runs under ASan+UBSan); every --help tells which
  * flags are optional; edge cases of generation behave like llama2.c. */

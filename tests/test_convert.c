@@ -1,4 +1,6 @@
-/* test_convert.c — `convert --to hf`: tensors, config, and the q/k row
+/* test_convert.c — `convert --to hf`: tensors, config, and the q/k rows reordered for rotate-half.
+ *
+ * `convert --to hf`: tensors, config, and the q/k row
  * reordering that turns llama2.c's interleaved RoPE into rotate-half. */
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -1,4 +1,6 @@
-/* engine/cost.c: the bytes of a decode step, against figures worked out by
+/* test_cost.c — a decode step's bytes against figures worked out by hand.
+ *
+ * Engine/cost.c: the bytes of a decode step, against figures worked out by
  * hand for a tiny config (dim 16, hidden 24, 2 layers, 4 query heads over 2
  * KV heads of size 4, vocabulary 300), and the GQA rule that a KV head's far
  * keys are read once however many of its query heads are global. */

@@ -1,4 +1,6 @@
-/* test_decide.c — the predictors' rules (engine/decide.h), and the SQL
+/* test_decide.c — the predictors' rules, and the SQL views that mirror them, cell for cell.
+ *
+ * The predictors' rules (engine/decide.h), and the SQL
  * views that mirror them checked against the C module cell for cell. */
 #include <math.h>
 #include <sqlite3.h>

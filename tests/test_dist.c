@@ -1,4 +1,6 @@
-/* test_dist.c — the distributions pane's counts and the why block's words:
+/* test_dist.c — the distributions pane's counts and the why block's words, against a recount.
+ *
+ * The distributions pane's counts and the why block's words:
  * the histogram, calibration, ROC and AUC of random traces against a
  * recount that ranks every pair of cells and scans every threshold; the
  * router's split in words, narrowed, in ASCII, and its states. */
@@ -7,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/tui/dist.h"
+#include "app/tui/dist_ctl.h"
 #include "engine/decide.h"
 #include "engine/stats.h"
 #include "tests/test.h"

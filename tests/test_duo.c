@@ -1,4 +1,6 @@
-/* test_duo.c — DuoAttention's head tables: the reader and writer, the cuts
+/* test_duo.c — DuoAttention head tables: reader, writer, cuts, hostile files, `--static-heads duo:FILE`.
+ *
+ * DuoAttention's head tables: the reader and writer, the cuts
  * by budget and threshold (GQA groups included), hostile files, the
  * Jaccard overlap, and --static-heads duo:FILE on stories260K doing exactly
  * what the equivalent explicit head list does.

@@ -1,4 +1,6 @@
-/* test_eval.c — `ahascope eval`: the oracle's two ends, perplexity against
+/* test_eval.c — `ahascope eval`: the oracle's two ends, perplexity, the store against the table.
+ *
+ * `ahascope eval`: the oracle's two ends, perplexity against
  * the engine's own, store = printed table, matched budgets, bad input. */
 #include <cjson/cJSON.h>
 #include <math.h>

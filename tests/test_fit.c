@@ -1,4 +1,6 @@
-/* test_fit.c — `ahascope fit` and what it stands on: the logistic solver
+/* test_fit.c — `ahascope fit` and its logistic solver against a NumPy reference.
+ *
+ * `ahascope fit` and what it stands on: the logistic solver
  * against a float64 NumPy Newton reference (tests/logfit_ref.py), router
  * biases in files (round trip; files without them still load), fitted
  * routers on stories260K against random ones at the same global share,

@@ -1,4 +1,6 @@
-/* test_flips.c — the same head in the parent and the child run,
+/* test_flips.c — the same head in the parent and the child run: flip shares, `X`, the `par` row.
+ *
+ * The same head in the parent and the child run,
  * graphically (views/flips.h): each head's flip share against a plain
  * recount, positions one run did not decide passed over; X, the arrows,
  * Enter and Esc on the map; a frame at 80×24 and 140×45 that shows the

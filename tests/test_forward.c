@@ -1,4 +1,6 @@
-/* Golden tests of the forward pass against the reference llama2.c run:
+/* test_forward.c — the forward pass against the reference llama2.c run, by decode and by prefill.
+ *
+ * Golden tests of the forward pass against the reference llama2.c run:
  * ids of greedy generation and the logits of every position, both fed
  * token by token (decode) and as one batched prefill. Tolerance 1e-4 max
  * abs on logits (the reference sums in another order; seen ~1e-6). */

@@ -1,4 +1,6 @@
-/* test_friction.c — what a new user meets with files: a file of the wrong
+/* test_friction.c — what a new user meets with files: wrong kinds named, no hangs, permissions said.
+ *
+ * What a new user meets with files: a file of the wrong
  * kind says what it is not and what it looks like; a FIFO never hangs; a
  * database or output where the user cannot write says "permission denied"
  * or "no such directory" and what was tried; work that would write a file

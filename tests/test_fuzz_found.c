@@ -1,4 +1,6 @@
-/* test_fuzz_found.c — unit tests for defects the fuzz harnesses of
+/* test_fuzz_found.c — each defect the fuzz harnesses found, as a unit test.
+ *
+ * Unit tests for defects the fuzz harnesses of
  * tests/fuzz/ found; each input also sits in tests/fuzz/regress/. */
 #include <sqlite3.h>
 #include <string.h>

@@ -1,4 +1,6 @@
-/* test_gemm_half.c — the bf16 prefill products (engine/gemm_half.h) against
+/* test_gemm_half.c — the bf16 prefill products against a double-precision matmul, on every fast path.
+ *
+ * The bf16 prefill products (engine/gemm_half.h) against
  * a double-precision matmul, for every fast path this CPU runs.
  *
  * Weights are bf16 and used exactly; the fast paths round each activation

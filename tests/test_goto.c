@@ -1,4 +1,6 @@
-/* test_goto.c — the go-to parser (valid forms, out of range, garbage) and
+/* test_goto.c — the go-to parser and the move it makes on a view model.
+ *
+ * The go-to parser (valid forms, out of range, garbage) and
  * the move it makes on a view model: a head, a position, a token's text
  * across token boundaries and case; a refusal moves nothing. */
 #include <string.h>

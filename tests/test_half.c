@@ -1,3 +1,4 @@
+/* test_half.c — bf16 and f16 conversions: every bit pattern round trips, known values, ties to even. */
 #include "tests/test.h"
 #include "engine/half.h"
 

@@ -1,4 +1,6 @@
-/* test_heads.c — the run's head map: every per-head rate against a recount
+/* test_heads.c — the run's head map: every per-head rate against a recount and the store's views.
+ *
+ * The run's head map: every per-head rate against a recount
  * written out from the rules themselves (not engine/decide.h), at new
  * thresholds and through a rescore too; against the store's head_rates and
  * confusion_head views on the same steps; the heads' order against a plain

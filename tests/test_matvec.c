@@ -1,4 +1,6 @@
-/* test_matvec.c — the decode kernels against a double reference over the
+/* test_matvec.c — the decode kernels against a double reference, for every instruction set the CPU runs.
+ *
+ * The decode kernels against a double reference over the
  * widened weights, for every instruction set this CPU runs (AVX-512, AVX2,
  * portable), at lengths that exercise the vector body and every tail
  * (d mod 64, 32, 16, 8). The products are exact in float, so only

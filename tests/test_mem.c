@@ -1,4 +1,6 @@
-/* test_mem.c — the huge-page buffers: 2 MiB-aligned, zeroed, every byte
+/* test_mem.c — the huge-page buffers, and the weights a model owns living in them.
+ *
+ * The huge-page buffers: 2 MiB-aligned, zeroed, every byte
  * usable, released without a size, impossible sizes refused; and the
  * weights a model owns (random models, half-precision copies) live in them. */
 #include <fcntl.h>

@@ -1,4 +1,6 @@
-/* test_organism.c — the committed organism (engine/organism/) is what
+/* test_organism.c — the committed organism scores what app/FINDINGS.md says, on items it never saw.
+ *
+ * The committed organism (engine/organism/) is what
  * app/FINDINGS.md says it is, on small fixed sets of items it never saw
  * (seed 777; every training file's seed is another): passkey items at six
  * lengths from 77 to 977 tokens, four-key multi-key needle items at 401 and

@@ -1,4 +1,6 @@
-/* test_pattern.c — the attention-pattern view without a terminal: the
+/* test_pattern.c — the attention-pattern view without a terminal, against a float64 reference.
+ *
+ * The attention-pattern view without a terminal: the
  * engine's pooled softmax rows against a float64 reference and against
  * fwd_attention_weights; the view's layout and pooling at the screen sizes
  * people use, every cell checked against a direct maximum over the

@@ -1,4 +1,6 @@
-/* test_pin.c — one head through time and against another (views/pin.h):
+/* test_pin.c — one head through time and against another, without a terminal.
+ *
+ * One head through time and against another (views/pin.h):
  * f } { F against a recount from the fixture's own values, the pinned
  * head's and the parent run's lines, where the inspector and the timeline
  * put them, and a frame at 80×24 and 140×45 that shows them. */

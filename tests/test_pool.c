@@ -1,4 +1,6 @@
-/* test_pool.c — the fork-join pool: every task runs once, and a caller
+/* test_pool.c — the fork-join pool: every task runs once, and a waiting caller sleeps.
+ *
+ * The fork-join pool: every task runs once, and a caller
  * waiting for a worker that holds a long task sleeps instead of spinning
  * the whole time (a spin without end kept a core from a preempted worker on
  * a loaded host: engine/PERFORMANCE.md, "Slow invocations"). */

@@ -1,4 +1,6 @@
-/* test_pull.c — `ahascope pull OWNER/NAME` against tests/hub_server.py, a
+/* test_pull.c — `ahascope pull` against `hub_server.py`: resumes, checksums, every bound.
+ *
+ * `ahascope pull OWNER/NAME` against tests/hub_server.py, a
  * local stand-in for the Hub (nothing leaves the machine): the listing, a
  * redirect, a truncated transfer retried and resumed with Range, a server
  * that ignores Range, a resume of a partial an earlier run left, a wrong

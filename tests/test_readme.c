@@ -1,4 +1,6 @@
-/* test_readme.c — every command line README.md shows runs as shown
+/* test_readme.c — every command line README.md shows runs as shown.
+ *
+ * Every command line README.md shows runs as shown
  * (tests/readme_examples.py), and that runner catches a broken example.
  * The runner's own tests use small Markdown files, not README.md. */
 #include <stdarg.h>

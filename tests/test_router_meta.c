@@ -1,4 +1,6 @@
-/* test_router_meta.c — a router file's metadata at work: its τ is the one
+/* test_router_meta.c — a router file's τ is the one applied unless `--tau` is given; a foreign window is said.
+ *
+ * A router file's metadata at work: its τ is the one
  * applied and recorded unless --tau is given, and a window other than the
  * one it was trained for is said on stderr. */
 #include <stdlib.h>

@@ -1,4 +1,6 @@
-/* test_router_why.c — the router's logit split into its largest terms:
+/* test_router_why.c — the router's logit split into its largest terms, against a float64 recount.
+ *
+ * The router's logit split into its largest terms:
  * against a float64 recount that sorts every term (random vectors, ties,
  * k past the width), and against the scores a session's traces carry
  * (the kept router inputs at every layer and position, prefill and decode). */

@@ -1,4 +1,6 @@
-/* test_routers_shipped.c — the routers in engine/routers/ load, and the AHA
+/* test_routers_shipped.c — the shipped routers load and stay within their recorded held-out KL and share.
+ *
+ * The routers in engine/routers/ load, and the AHA
  * policy run with them at their window by the inference engine (the forward
  * `ahascope generate --policy aha` runs) stays within the held-out KL their
  * metadata records, on the held-out sequences regenerated as `train` made

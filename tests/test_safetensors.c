@@ -1,3 +1,4 @@
+/* test_safetensors.c — the safetensors reader and writer, on hand-written, malformed and mutated files. */
 #include "tests/test.h"
 #include "engine/safetensors.h"
 

@@ -1,4 +1,6 @@
-/* test_sampler.c — the sampler and the session's use of it: a resumed
+/* test_sampler.c — sampling: a resumed sequence draws on; logits that are no distribution stop the run.
+ *
+ * The sampler and the session's use of it: a resumed
  * sequence draws where the first left off; logits that are no distribution
  * (NaN, Inf, a temperature too small) stop a run with a clear error. */
 #include <math.h>

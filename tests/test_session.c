@@ -1,4 +1,6 @@
-/* test_session.c — a session's prefill in chunks: the same results as one
+/* test_session.c — a prefill in chunks gives one batch's results; progress, and stopping it.
+ *
+ * A session's prefill in chunks: the same results as one
  * batch under every policy, the progress callback's reports, a prefill
  * stopped between chunks and resumed, and one stopped inside a chunk.
  *

@@ -1,4 +1,6 @@
-/* test_shard.c — evaluations split across processes: `--shard I/N` on eval,
+/* test_shard.c — evaluations split across processes, merged back to the unsharded table.
+ *
+ * Evaluations split across processes: `--shard I/N` on eval,
  * sweep and record --prompts, `merge`, then `--from-db` giving exactly the
  * unsharded table; sequence k the same tokens whichever shard samples it;
  * bad shard values and incomplete merges refused in one line. */

@@ -1,4 +1,6 @@
-/* test_stats.c — engine/stats.h against independent references: the exact
+/* test_stats.c — McNemar's exact test and the bootstrap against independent references.
+ *
+ * Engine/stats.h against independent references: the exact
  * McNemar p against textbook values and Python's exact binomial sums (math.comb
  * in rational arithmetic), the bootstrap interval against NumPy's
  * percentiles over the very resampling indices stats_bootstrap_ci draws,

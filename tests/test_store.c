@@ -1,4 +1,6 @@
-/* test_store.c — the SQLite store through its C API: round trips, views,
+/* test_store.c — the store through its C API: round trips, views, disk full, locks, export, merge.
+ *
+ * The SQLite store through its C API: round trips, views,
  * batching, disk full, bad files, locks, interrupted runs, read-only SQL,
  * export and merge. */
 #include <cjson/cJSON.h>

@@ -1,4 +1,6 @@
-/* test_store_accept.c — a file is accepted before anything writes to it:
+/* test_store_accept.c — a file is accepted before anything writes to it.
+ *
+ * A file is accepted before anything writes to it:
  * a foreign, newer or tampered file given to record or merge --out is
  * refused and left byte for byte as it was; merge's inputs are read-only,
  * their -wal included; a -wal or hot -journal written for another

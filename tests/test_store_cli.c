@@ -1,4 +1,6 @@
-/* test_store_cli.c — the database commands as users run them: kill -9 at
+/* test_store_cli.c — the database commands as users run them: kill -9, a reader beside a writer, outputs.
+ *
+ * The database commands as users run them: kill -9 at
  * random moments, a reader beside a recording writer, read-only query,
  * bad files, --help, and the contracts of their outputs. */
 #include <cjson/cJSON.h>

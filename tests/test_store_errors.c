@@ -1,4 +1,6 @@
-/* test_store_errors.c — every refusal says its cause. A database that
+/* test_store_errors.c — every refusal to open or read a database names its cause.
+ *
+ * Every refusal says its cause. A database that
  * cannot be opened or read names the file and the real reason (a symlink
  * loop, a path too long, a lock and how long it was waited for, a hot
  * journal, an unusable -wal file, a bad page size, a full disk), never an

@@ -1,4 +1,6 @@
-/* test_store_hostile.c — databases and SQL written to do harm: a schema
+/* test_store_hostile.c — databases and SQL written to do harm, refused or bounded.
+ *
+ * Databases and SQL written to do harm: a schema
  * with a trigger or a replaced view, user SQL that never ends or asks for
  * a gigabyte, runs that claim absurd shapes. Each must be refused or
  * stopped in one line naming the file, with the recorded data untouched. */

@@ -1,4 +1,6 @@
-/* test_store_v4.c — schema version 4's layout: the decisions view gives
+/* test_store_v4.c — schema version 4's layout: exact floats, summary views equal to a recount.
+ *
+ * Schema version 4's layout: the decisions view gives
  * back exactly the float32 written, and every summary view, read from the
  * totals kept at write time, equals a recomputation from the rows (SQL
  * over `decisions` written here, independent of the views). */

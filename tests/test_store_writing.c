@@ -1,4 +1,6 @@
-/* test_store_writing.c — a run still being written says so wherever it is
+/* test_store_writing.c — a run still being written says so wherever it is shown.
+ *
+ * A run still being written says so wherever it is
  * shown (store_list_runs, `ahascope runs`, compare), and a diff against it
  * covers only the positions both runs have. */
 #include <stdlib.h>

@@ -1,4 +1,6 @@
-/* test_tasks.c — the long-context task generator (engine/tasks/), its
+/* test_tasks.c — the task generator, its files, the exact-match scorer and `eval --tasks`.
+ *
+ * The long-context task generator (engine/tasks/), its
  * JSON-lines files, the exact-match scorer and `eval --tasks`.
  *
  * Positions are checked by a round trip the generator does not share: the

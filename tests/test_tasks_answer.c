@@ -1,4 +1,6 @@
-/* test_tasks_answer.c — `eval --tasks`'s statistics at the forced answer:
+/* test_tasks_answer.c — `eval --tasks`'s KL and NLL at the forced answer.
+ *
+ * `eval --tasks`'s statistics at the forced answer:
  * the KL(full || row) per answer token and the NLL of the whole gold answer,
  * at the positions that predict each of its tokens.
  *

@@ -1,4 +1,6 @@
-/* test_terminal_escapes.c — text from argv, files and databases reaches a
+/* test_terminal_escapes.c — text from argv, files and databases reaches a terminal escaped.
+ *
+ * Text from argv, files and databases reaches a
  * terminal escaped (the terminal rule of engine/textout.h).
  *
  * Every case runs the binary on a pseudo-terminal, with a hostile string in

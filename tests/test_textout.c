@@ -1,4 +1,6 @@
-/* Text into JSON and CSV: every writer's output is valid UTF-8 (a strict
+/* test_textout.c — every JSON and CSV writer's output is valid UTF-8, the raw bytes kept as `<key>_hex`.
+ *
+ * Text into JSON and CSV: every writer's output is valid UTF-8 (a strict
  * parser reads it) even when token pieces are lone bytes of a character,
  * and the raw bytes stay available as "<key>_hex". */
 #include <cjson/cJSON.h>

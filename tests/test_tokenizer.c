@@ -1,4 +1,6 @@
-/* Tokenizer: golden encodings from the reference implementation, decode
+/* test_tokenizer.c — the llama2.c tokenizer against golden encodings; its heap merge against the quadratic scan.
+ *
+ * Tokenizer: golden encodings from the reference implementation, decode
  * round trips, invalid UTF-8, malformed tokenizer files, and the heap merge
  * against the quadratic scan it replaced (ids equal, time not quadratic). */
 #include <cjson/cJSON.h>

@@ -1,4 +1,6 @@
-/* test_tokstats.c — the pure halves of the microscope's counting and
+/* test_tokstats.c — token types, rates by type, bookmarks, the picker and the yank, without a terminal.
+ *
+ * The pure halves of the microscope's counting and
  * copying keys: the token types (a table of pieces), the rates by type
  * against a recount straight from the trace fields, bookmarks and their
  * next / previous with wrapping, the picker's keys, and the text `y`

@@ -1,3 +1,4 @@
+/* test_trace.c — StepTrace: a new one starts uncomputed, and copies whole. */
 #include "tests/test.h"
 #include "engine/trace.h"
 

@@ -1,4 +1,6 @@
-/* test_train.c — `ahascope train` end to end on stories260K: λ moves the
+/* test_train.c — `ahascope train` end to end on stories260K.
+ *
+ * `ahascope train` end to end on stories260K: λ moves the
  * global share the right way, runs are deterministic, a resumed run ends
  * where an uninterrupted one does, the output loads, bad input fails; and
  * --train all (full fine-tuning) on a tiny random model. */

@@ -1,4 +1,6 @@
-/* test_train_scratch.c — training from random weights: a tiny llama learns
+/* test_train_scratch.c — training from random weights: a tiny llama learns to copy.
+ *
+ * Training from random weights: a tiny llama learns
  * to copy (the loss falls, and the copied half far below chance, which
  * only attention back across the sequence gives), deterministically; the generated tokenizer
  * encodes its words as single pieces and digits one by one; and

@@ -1,4 +1,6 @@
-/* test_tui.c — the TUI end to end, driven through tmux: keys in, screen
+/* test_tui.c — the TUI end to end through tmux, the database checked afterwards.
+ *
+ * The TUI end to end, driven through tmux: keys in, screen
  * text out (capture-pane), database checked afterwards. */
 #include <stdarg.h>
 #include <stdlib.h>

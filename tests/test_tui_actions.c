@@ -1,4 +1,6 @@
-/* test_tui_actions.c — the TUI's one action table (app/tui/actions.c)
+/* test_tui_actions.c — the action table in a replay without a terminal, and every bound key named.
+ *
+ * The TUI's one action table (app/tui/actions.c)
  * without a terminal: what each key does in a replay, where no model and
  * no worker exist, and the control keys' names in the key table. */
 #include <math.h>

@@ -1,4 +1,6 @@
-/* test_tui_dist.c — the distributions pane (`d`) and the why block end to
+/* test_tui_dist.c — `d` and the why block end to end in tmux.
+ *
+ * The distributions pane (`d`) and the why block end to
  * end in tmux: live on stories260K at 80×24 (the selected head, `a` pooled,
  * the router's terms above them, Esc closes) and at 250×70 in the
  * inspector; on a generated 16 × 32-head folder with random routers; its

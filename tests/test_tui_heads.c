@@ -1,4 +1,6 @@
-/* test_tui_heads.c — the run's head map end to end in tmux: the run rates
+/* test_tui_heads.c — the run rates and `H`'s sorted heads end to end in tmux.
+ *
+ * The run's head map end to end in tmux: the run rates
  * in the `m` cycle and `H`'s sorted heads, live on stories260K at 80×24
  * (the top rows the same as `query … FROM head_rates` over the recorded
  * run, and the same again in its replay), on a generated 16 × 32-head

@@ -1,4 +1,6 @@
-/* test_tui_jobs.c — the TUI never waits for a read of a whole run: on a
+/* test_tui_jobs.c — the TUI never waits for a read of a whole run.
+ *
+ * The TUI never waits for a read of a whole run: on a
  * large run synthesised straight into the database (no model), opening it,
  * `R`, `D`, `v`, `B` and re-scoring at a new tau compute off the UI thread
  * (or a slice a frame) while keys are answered at once, show their

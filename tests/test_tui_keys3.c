@@ -1,4 +1,6 @@
-/* test_tui_keys3.c — the microscope's promise, end to end in tmux: four
+/* test_tui_keys3.c — four questions of a head, each answered in at most three steps from every screen.
+ *
+ * The microscope's promise, end to end in tmux: four
  * questions a researcher asks of a head, each answered in at most three
  * steps from every screen the TUI has, at 80×24, on stories260K and on a
  * generated 16 × 32-head folder.

@@ -1,4 +1,6 @@
-/* test_tui_numbers.c — the microscope's counting, marking, copying and
+/* test_tui_numbers.c — `c`, `b ' "`, `y`, `z` and `P` end to end in tmux.
+ *
+ * The microscope's counting, marking, copying and
  * typed-setting keys end to end in tmux: `c` rates by token type, `b ' "`
  * bookmarks, `y` yanks (the file's content checked), `z` typed τ, θ (as a
  * probability and as log-odds) and window with refusals, and `P`'s policy

@@ -1,4 +1,6 @@
-/* test_tui_pattern.c — the microscope keys end to end in tmux: `G` goes to
+/* test_tui_pattern.c — `G` and `A` end to end in tmux.
+ *
+ * The microscope keys end to end in tmux: `G` goes to
  * a head, a position or a token's text and refuses what it cannot, `A`
  * opens the selected head's attention pattern (zoom, Esc), live on
  * stories260K at 80×24 and on a generated 16 × 32-head folder, and in a

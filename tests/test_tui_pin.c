@@ -1,4 +1,6 @@
-/* test_tui_pin.c — one head through time and against another, end to end
+/* test_tui_pin.c — `f` `}` `{` `F`, the pin and the parent run end to end in tmux.
+ *
+ * One head through time and against another, end to end
  * in tmux: f } { F move the cursor to the selected head's globals, each
  * position checked afterwards against the recorded run read back with
  * SQL; x pins a head beside the selected one in the inspector and on a

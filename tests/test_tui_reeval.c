@@ -1,4 +1,6 @@
-/* test_tui_reeval.c — a settings change on a long live run: the
+/* test_tui_reeval.c — a settings change on a long live run: progress, keys, Esc, a second change.
+ *
+ * A settings change on a long live run: the
  * re-evaluation counts its positions on the status line while keys are
  * answered, Esc stops it between chunks (the child run kept, interrupted,
  * the parent still on screen), and a second press during one replaces it.

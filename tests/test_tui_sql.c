@@ -1,4 +1,6 @@
-/* test_tui_sql.c — the TUI's query thread (app/tui/sql.h) without a
+/* test_tui_sql.c — the `:` query thread without a terminal: cancel, time limit, row cap.
+ *
+ * The TUI's query thread (app/tui/sql.h) without a
  * terminal: cancel latency, the time limit, the row cap, a refusal. */
 #include <stdlib.h>
 #include <string.h>

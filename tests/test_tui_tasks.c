@@ -1,4 +1,6 @@
-/* test_tui_tasks.c — `tui --tasks FILE --item K`: a generated passkey
+/* test_tui_tasks.c — `tui --tasks FILE --item K`: the needle and question marked where the file says.
+ *
+ * `tui --tasks FILE --item K`: a generated passkey
  * item opened on stories260K, its needle and question marked where the
  * file says (token pane, timeline, legend, status line), in UTF-8 and
  * under --mono --ascii; the refusals; and the marks' pure rules.

@@ -1,4 +1,6 @@
-/* test_typed.c — settings typed as numbers (`z`): each form, θ read as a
+/* test_typed.c — settings typed as numbers (`z`), and `y`'s file and OSC 52 sequence.
+ *
+ * Settings typed as numbers (`z`): each form, θ read as a
  * probability or as log-odds (checked against the log-odds computed here),
  * refusals saying why; and `y`'s file name and OSC 52 sequence (its base64
  * checked against known encodings). */
@@ -7,7 +9,7 @@
 #include <string.h>
 
 #include "app/tui/typed.h"
-#include "app/tui/yank.h"
+#include "app/tui/yank_ctl.h"
 #include "tests/test.h"
 
 TEST(typed_settings_parse_every_form) {

@@ -1,4 +1,6 @@
-/* test_views_bins.c — long runs in the timeline and the token pane: past
+/* test_views_bins.c — long runs in the timeline and the token pane: bins, titles, cursor.
+ *
+ * Long runs in the timeline and the token pane: past
  * what the columns hold, the timeline shows the whole run in bins of a
  * power of two positions (the mean of each, the worst agreement class under
  * the agreement metric), names the bin size in its title, and the cursor,

@@ -1,4 +1,6 @@
-/* Drawing into off-screen windows (newterm on /dev/null): glyphs and colour
+/* test_views_draw.c — drawing into off-screen windows, read back with `mvwin_wch`.
+ *
+ * Drawing into off-screen windows (newterm on /dev/null): glyphs and colour
  * pairs read back with mvwin_wch, legend text, tokens, header, frames. */
 #include <locale.h>
 #include <math.h>

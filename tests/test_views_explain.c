@@ -1,4 +1,6 @@
-/* The inspector's verdict lines (views/explain.h): each predictor global
+/* test_views_explain.c — the inspector's verdict lines for each predictor and threshold.
+ *
+ * The inspector's verdict lines (views/explain.h): each predictor global
  * and local with its threshold, a value equal to its threshold (local:
  * every rule is strict), values not computed, a position with no choice,
  * ASCII spelling and the tails of the mass estimates. */

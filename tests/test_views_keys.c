@@ -1,4 +1,4 @@
-/* Key and mouse handling: view state changes and the actions returned. */
+/* test_views_keys.c — key and mouse handling: view state changes and the actions returned. */
 #include <stdlib.h>
 #include <string.h>
 

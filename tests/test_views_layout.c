@@ -1,4 +1,6 @@
-/* Layout: a pure function of size and options — checked at many sizes for
+/* test_views_layout.c — layout at many sizes: no overlap, on screen, covered, the minimum size.
+ *
+ * Layout, a pure function of size and options, checked at many sizes for
  * overlaps, staying on screen, covering it, and the minimum-size rule; and
  * the in-pane geometry stays inside its pane. */
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* Metric values, swatches, agreement classes, running rates, colour mode. */
+/* test_views_metric.c — metric values, swatches, agreement classes, running rates, colour mode. */
 #include <math.h>
 #include <string.h>
 

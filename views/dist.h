@@ -9,7 +9,7 @@
  * the share of cells where the oracle said global at θ); and the ROC of
  * the score against the oracle's labels with its AUC, the one `eval`
  * reports. Above them, what drove the selected head at the cursor
- * (why.h). The app counts (app/tui/dist.h, off the UI thread for a
+ * (why.h). The app counts (app/tui/dist_ctl.h, off the UI thread for a
  * recorded run) and hands the counts over; the view only draws them.
  */
 #ifndef AHASCOPE_VIEW_DIST_H

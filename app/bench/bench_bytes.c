@@ -1,4 +1,6 @@
-/* bench_bytes.c — `ahascope bench --bytes-only`: the byte split of a decode
+/* bench_bytes.c — `bench --bytes-only`: the byte split of a decode step from the config alone, nothing timed.
+ *
+ * `ahascope bench --bytes-only`: the byte split of a decode
  * step (weights; the KV cache with every head local and every head global)
  * from the config alone, so any shape and position answers at once:
  * --shape/--dims build no weights, and a model file is only mapped. */

@@ -1,4 +1,6 @@
-/* bench_context.c — `ahascope bench --context N`: the time of one decode
+/* bench_context.c — `bench --context N`: one decode step at position N under a policy, the cache filled at random.
+ *
+ * `ahascope bench --context N`: the time of one decode
  * step at position N under a policy, the KV cache below N filled with
  * random keys and values (their content does not change the cost), with
  * the keys its gates read and, on request, the full-attention step and

@@ -1,4 +1,6 @@
-/* bench_dtype.c — `ahascope bench --dtype bf16|f16`: the same random model
+/* bench_dtype.c — `bench --dtype bf16` or `f16`: the same random model in f32 and in a half dtype, timed in one run.
+ *
+ * `ahascope bench --dtype bf16|f16`: the same random model
  * in f32 and in a half dtype, timed in one run.
  *
  * The host this runs on is shared, and its load moves in phases of seconds:

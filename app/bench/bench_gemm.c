@@ -1,4 +1,6 @@
-/* `bench --gemm`: the prefill's matrix products alone, on every path this
+/* bench_gemm.c — `bench --gemm`: the prefill's matrix products on every path, against each path's peak.
+ *
+ * `bench --gemm`: the prefill's matrix products alone, on every path this
  * machine runs, against the peak of the instruction each path is built on.
  *
  * One layer's seven products (q k v o gate up down) of the shape's size,

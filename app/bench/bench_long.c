@@ -1,4 +1,6 @@
-/* bench_long.c — `ahascope bench --long`: what a long recorded run costs
+/* bench_long.c — `bench --long`: what a long recorded run costs in the database and in reads over it.
+ *
+ * `ahascope bench --long`: what a long recorded run costs
  * in the database and in the time of the reads made over it.
  *
  * A random-weights model (fixed seed) runs a prompt of --long-tokens

@@ -1,4 +1,6 @@
-/* bench_long_synth.c — `ahascope bench --long --synthetic`: the reads of
+/* bench_long_synth.c — `bench --long --synthetic`: the same reads over a database written without a model.
+ *
+ * `ahascope bench --long --synthetic`: the reads of
  * `bench --long` over a database written without a model.
  *
  * A model-written 10 M-decision database takes over an hour to record on

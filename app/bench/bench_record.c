@@ -1,4 +1,6 @@
-/* bench_record.c — `ahascope bench --record`: how fast the store writes,
+/* bench_record.c — `bench --record`: how fast the store writes, and what recording costs a real run.
+ *
+ * `ahascope bench --record`: how fast the store writes,
  * and what recording costs a real run.
  *
  * Writer speed: synthetic steps of the model's shape (every field set, as

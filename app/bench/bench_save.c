@@ -1,4 +1,6 @@
-/* bench_save.c — `ahascope bench --save-hf DIR` / `--save-routers FILE`:
+/* bench_save.c — `bench --save-hf DIR` / `--save-routers FILE`: the random model written as files, timing nothing.
+ *
+ * `ahascope bench --save-hf DIR` / `--save-routers FILE`:
  * the random model of --shape/--dims (and --arch) written as files that
  * tests and demonstrations load, timing nothing. Fixed seeds, so reruns
  * write the same weights and routers. */

@@ -1,4 +1,6 @@
-/* bench_throughput.c — `ahascope bench`'s default mode: prefill and decode
+/* bench_throughput.c — `bench`'s default mode: prefill and decode tok/s, bytes a step streams, roofline share.
+ *
+ * `ahascope bench`'s default mode: prefill and decode
  * tok/s of a model, the bytes a decode step streams, the machine's read
  * bandwidth measured in the same run, and roofline_frac, decode's bytes per
  * second against that bandwidth. Each run's decode steps are run again with

@@ -1,4 +1,6 @@
-/* bench_tokenizer.c — `ahascope bench --tokenizer PATH`: how long encoding
+/* bench_tokenizer.c — `bench --tokenizer PATH`: how long encoding takes, so a quadratic tokenizer shows as a number.
+ *
+ * `ahascope bench --tokenizer PATH`: how long encoding
  * takes, so a tokenizer that turns quadratic (a long line, a long word)
  * shows up as a number. The text is --text FILE, or deterministic
  * English-like words (the same bytes every run and on every machine). */

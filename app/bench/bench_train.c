@@ -1,4 +1,6 @@
-/* bench_train.c — `bench --train`: the speed of a training step, as
+/* bench_train.c — `bench --train`: a training step's speed, as tokens/s and as a share of the cores' peak.
+ *
+ * `bench --train`: the speed of a training step, as
  * tokens/s and as a share of what the cores can multiply.
  *
  * A step is what `train` runs per batch: forward, backward and AdamW over

@@ -1,4 +1,6 @@
-/* bench_tui.c — `ahascope bench --tui`: how long the TUI takes to draw a
+/* bench_tui.c — `bench --tui`: how long the TUI takes to draw a full frame, off screen.
+ *
+ * `ahascope bench --tui`: how long the TUI takes to draw a
  * full frame, rendered into an off-screen terminal that writes to /dev/null,
  * so a pane that turns slow on a wide model or a big screen shows up as a
  * number. It drives the views only through their public headers. */

@@ -1,4 +1,6 @@
-/* bench_util.c — what every mode of `ahascope bench` shares: medians, the
+/* bench_util.c — what the modes share: medians, the bandwidth probe and roofline, prompts, a step's byte split.
+ *
+ * What every mode of `ahascope bench` shares: medians, the
  * bandwidth probe and the roofline set against it, random prompts, the
  * byte split of a step and its printing, the model to time and what it
  * holds in memory. Nothing here measures a mode or calls one. */

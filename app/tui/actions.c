@@ -1,19 +1,21 @@
-/* actions.c — what each of the views' actions does, live and in a replay:
- * one table, one dispatch (see tui.h). The views map keys to actions
+/* actions.c — the one action table for live and replay, and the line editor's Enter.
+ *
+ * What each of the views' actions does, live and in a replay:
+ * one table, one dispatch (see README.md). The views map keys to actions
  * (views/keymap.c); a row here says what the action does on a live run
  * and on a recorded one, or why a replay cannot do it. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "app/setup.h"
-#include "app/tui/dist.h"
+#include "app/tui/dist_ctl.h"
 #include "app/tui/goto.h"
-#include "app/tui/heads.h"
-#include "app/tui/pattern.h"
+#include "app/tui/heads_ctl.h"
+#include "app/tui/pattern_ctl.h"
 #include "app/tui/picker.h"
-#include "app/tui/tokstats.h"
+#include "app/tui/tokstats_ctl.h"
 #include "app/tui/typed.h"
-#include "app/tui/yank.h"
+#include "app/tui/yank_ctl.h"
 #include "app/tui/state.h"
 #include "views/flips.h"
 #include "views/keymap.h"

@@ -1,5 +1,7 @@
-/* live.c — a TUI run on the model: start it, take the worker's results
- * each frame, play and pause (see tui.h). */
+/* live.c — a run on the model: open it, take the worker's results each frame, close it.
+ *
+ * A TUI run on the model: start it, take the worker's results
+ * each frame, play and pause (see README.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

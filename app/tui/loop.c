@@ -1,4 +1,4 @@
-/* loop.c — the TUI's frame loop, curses and signals (see tui.h).
+/* loop.c — the TUI's frame loop, curses and signals (see README.md).
  *
  * Two threads: the engine steps in a TuiWorker (worker.h), this UI thread
  * owns the ViewModel and curses. Each frame it takes the worker's finished
@@ -14,10 +14,10 @@
 #include <term.h>
 #include <unistd.h>
 
-#include "app/tui/dist.h"
-#include "app/tui/pattern.h"
+#include "app/tui/dist_ctl.h"
+#include "app/tui/pattern_ctl.h"
 #include "app/tui/state.h"
-#include "app/tui/tokstats.h"
+#include "app/tui/tokstats_ctl.h"
 #include "views/keymap.h"
 
 /* The handlers only set these. SIGWINCH is handled here rather than by

@@ -1,4 +1,6 @@
-/* modes.c — a live session that opens a recorded run (B) keeps its own
+/* modes.c — the live run set aside while a recorded run opened with `B` is browsed.
+ *
+ * A live session that opens a recorded run (B) keeps its own
  * positions aside and gets them back with Esc, so browsing a recording
  * never ends the live run (see state.h). */
 #include <stdlib.h>

@@ -1,6 +1,8 @@
-/* panes.c — what the TUI puts in its scrollable text pane (the plots,
+/* panes.c — the text pane's plots, summary, diff, run list and export as jobs.
+ *
+ * What the TUI puts in its scrollable text pane (the plots,
  * a run's summary or diff, the run browser) and the export of the run on
- * screen (see tui.h). Each is a job (job.h): it reads the database on a
+ * screen (see README.md). Each is a job (job.h): it reads the database on a
  * thread and read-only connection of its own, never the worker's writer,
  * and the UI thread only starts it, shows its progress, and takes its
  * result into the pane. One job at a time: a new one (or a `:` query)

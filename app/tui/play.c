@@ -1,4 +1,6 @@
-/* play.c — the play speed and the play state (state.h): the one file of
+/* play.c — the play speed and state, which every controller file may call.
+ *
+ * The play speed and the play state (state.h): the one file of
  * the controller every other one may call, and which calls none of them. */
 #include "app/tui/state.h"
 

@@ -1,6 +1,8 @@
-/* query.c — the UI side of the TUI's `:` SQL: started here as a job on
+/* query.c — the `:` query's start and its result.
+ *
+ * The UI side of the TUI's `:` SQL: started here as a job on
  * the TUI's job slot (sql.h, job.h), its result taken into the SQL pane
- * (see tui.h). */
+ * (see README.md). */
 #include "app/tui/state.h"
 
 void tui_run_sql(Tui *t, const char *sql) {

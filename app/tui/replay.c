@@ -1,5 +1,7 @@
-/* replay.c — a recorded run on the TUI without a model: load it, play it,
- * open another from the run browser (see tui.h).
+/* replay.c — a recorded run: open, play, open another, and its load a chunk at a time.
+ *
+ * A recorded run on the TUI without a model: load it, play it,
+ * open another from the run browser (see README.md).
  *
  * A run is read on a job's thread (job.h) a chunk of positions at a time,
  * and each chunk is handed to the UI thread as it comes (tui_job_put): the

@@ -1,6 +1,8 @@
-/* settings.c — the policy, window and thresholds of a TUI run: a change
+/* settings.c — the policy, window and thresholds that re-evaluate or re-score a run (a slice a frame).
+ *
+ * The policy, window and thresholds of a TUI run: a change
  * that alters what executes re-evaluates the tokens as a new, linked run;
- * one that only re-thresholds stored values re-scores them (see tui.h). */
+ * one that only re-thresholds stored values re-scores them (see README.md). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

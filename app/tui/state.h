@@ -3,7 +3,7 @@
  * One Tui per process, owned by the UI thread: the view model and screen,
  * the worker and query thread it talks to, and what the keys have asked
  * for. The functions below are the seams between the controller's files;
- * tui.h says which file holds what.
+ * README.md says which file holds what.
  */
 #ifndef AHASCOPE_TUI_STATE_H
 #define AHASCOPE_TUI_STATE_H
@@ -11,7 +11,7 @@
 #include "app/setup.h"
 #include "app/tui/job.h"
 #include "app/tui/sql.h"
-#include "app/tui/tui.h"
+#include "app/tui/tui_ctl.h"
 #include "app/tui/worker.h"
 #include "store/store.h"
 #include "views/heads.h"
@@ -64,17 +64,17 @@ typedef struct {
     float *attn_buf;    /* [seq_len] attention weights taken from the worker */
     char *prompt;       /* the prompt of the last run begun from text, whole (owned): what `e` edits */
     char item_note[160]; /* tui --tasks: the item's line, shown at open and again when its prefill ends; "" none */
-    ViewPattern pat;    /* the attention-pattern view (A), see pattern.h */
+    ViewPattern pat;    /* the attention-pattern view (A), see pattern_ctl.h */
     int pat_pending;    /* a pattern request is out to the worker */
     double pat_asked;   /* when it was asked for */
     double pat_cost;    /* seconds the last one took to arrive */
-    ViewHeads heads;    /* the heads sorted by a run rate (H), see heads.h */
-    ViewTokStats *tokstats; /* `c`'s count under way, NULL none (tokstats.h) */
+    ViewHeads heads;    /* the heads sorted by a run rate (H), see heads_ctl.h */
+    ViewTokStats *tokstats; /* `c`'s count under way, NULL none (tokstats_ctl.h) */
     int tokstats_total; /* the positions it counts */
     const StepTrace *tokstats_first; /* the history's first trace and the recorded run then: */
     int64_t tokstats_run;               /* either changed means another run is on screen */
     double tokstats_shown; /* when its progress line was last redrawn */
-    ViewDist dist;      /* the distributions pane (d), see dist.h */
+    ViewDist dist;      /* the distributions pane (d), see dist_ctl.h */
     TuiJob dist_job;    /* its count of a recorded run, off this thread */
     double dist_asked, dist_cost; /* when the last count began; seconds it took */
     int why_pending, why_n; /* a why request is out; the positions on screen when it was asked */

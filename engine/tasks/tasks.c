@@ -1,4 +1,6 @@
-/* tasks.c — the task generator (tasks.h). A prompt is an intro, filler
+/* tasks.c — the generator: intro, filler with the needle statements at drawn depths, the question.
+ *
+ * The task generator (tasks.h). A prompt is an intro, filler
  * words with the needle statements inserted at drawn depths, and the
  * question; the filler's word count and its last word are searched until
  * the whole prompt encodes to exactly the context, and the positions are

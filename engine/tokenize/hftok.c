@@ -1,4 +1,6 @@
-/* hftok.c — the loaded tokenizer's tables (string pool, hash maps) and
+/* hftok.c — Hugging Face tokenizer.json: the loaded tables (string pool, hash maps) and decoding.
+ *
+ * The loaded tokenizer's tables (string pool, hash maps) and
  * everything on the decoding side. Loading is in hftok_load.c, encoding in
  * hftok_encode.c, the split regexes in hftok_pretok.c. */
 #include "tokenize.h"

@@ -1,4 +1,6 @@
-/* hftok_load.c — reading tokenizer.json (and tokenizer_config.json /
+/* hftok_load.c — reading tokenizer.json, and config.json / tokenizer_config.json for BOS and EOS.
+ *
+ * Reading tokenizer.json (and tokenizer_config.json /
  * config.json for BOS/EOS) into an HfTok.
  *
  * The loader is strict: every component it does not implement exactly is an

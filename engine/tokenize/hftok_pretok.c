@@ -1,4 +1,6 @@
-/* hftok_pretok.c — the split regexes of GPT-2, Llama-3 / OLMo-2 (cl100k) and
+/* hftok_pretok.c — the split regexes of GPT-2, cl100k and Qwen2 as hand-written scanners, and GPT-2's byte alphabet.
+ *
+ * The split regexes of GPT-2, Llama-3 / OLMo-2 (cl100k) and
  * Qwen2 as hand-written scanners, and GPT-2's byte alphabet.
  *
  * Each scanner returns where the regex's leftmost match starting at i ends,

@@ -1,4 +1,6 @@
-/* hftok_write.c — a byte-level BPE tokenizer.json generated for a given
+/* hftok_write.c — the byte-level BPE tokenizer.json generated for random-weight models.
+ *
+ * A byte-level BPE tokenizer.json generated for a given
  * vocabulary size, so a random-weight Hugging Face folder opens with every
  * command without borrowing a real model's tokenizer.
  *

@@ -1,3 +1,4 @@
+/* tokenizer.c — llama2.c tokenizer.bin vocabularies; tokenizer.json calls handed to hftok_*. */
 #include "tokenize.h"
 
 #include "bpeheap.h"

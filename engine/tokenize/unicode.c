@@ -1,3 +1,4 @@
+/* unicode.c — the Unicode classes of the split regexes, and NFC. */
 #include "unicode.h"
 
 #include <stdlib.h>

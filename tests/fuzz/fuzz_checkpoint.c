@@ -1,4 +1,6 @@
-/* fuzz_checkpoint.c — the llama2.c checkpoint header (v0 and v1 "ak42"):
+/* fuzz_checkpoint.c — libFuzzer harness: a llama2.c checkpoint (v0 or v1 "ak42").
+ *
+ * The llama2.c checkpoint header (v0 and v1 "ak42"):
  * the in-memory sniffer that tells files apart, and model_load on the same
  * bytes as a file (header checks, the size rule, mapping and wiring). */
 #include <stdint.h>

@@ -1,4 +1,6 @@
-/* fuzz_encode.c — the prompt encoder on any text, with fixed small
+/* fuzz_encode.c — libFuzzer harness: a prompt, its first byte picking the vocabulary and the flags.
+ *
+ * The prompt encoder on any text, with fixed small
  * vocabularies of both kinds: the llama2.c one of fuzz.h, and the byte-level
  * (gpt2) and SentencePiece (llama2) tokenizer.json fixtures of
  * tests/fixtures/hftok (FUZZ_FIXTURES names that folder at build time).

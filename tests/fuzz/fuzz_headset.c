@@ -1,4 +1,6 @@
-/* fuzz_headset.c — DuoAttention head tables (engine/headset.c): the parser
+/* fuzz_headset.c — libFuzzer harness: a DuoAttention head table (`full_attention_heads.tsv`).
+ *
+ * DuoAttention head tables (engine/headset.c): the parser
  * over any bytes, and what it promises about a table it accepts: a shape
  * within the bounds, every value in [0, 1], and a budget cut of it that
  * takes exactly the heads the budget says. */

@@ -1,4 +1,6 @@
-/* fuzz_routers.c — router files (engine/routers.c) for a model of 2 layers,
+/* fuzz_routers.c — libFuzzer harness: a router file for 2 layers × 2 heads × width 4.
+ *
+ * Router files (engine/routers.c) for a model of 2 layers,
  * 2 heads and width 4, the shape the seeds are written in. */
 #include "engine/routers.h"
 #include "fuzz.h"

@@ -1,4 +1,6 @@
-/* fuzz_safetensors.c — the safetensors header validator over a buffer:
+/* fuzz_safetensors.c — libFuzzer harness: a safetensors file, from memory.
+ *
+ * The safetensors header validator over a buffer:
  * whatever st_open_buffer accepts must hand out tensors inside the buffer
  * whose byte counts match their shapes, findable by name. */
 #include <stdlib.h>

@@ -1,4 +1,6 @@
-/* fuzz_store.c — opening a database read-only (header check, schema check,
+/* fuzz_store.c — libFuzzer harness: a database opened read-only.
+ *
+ * Opening a database read-only (header check, schema check,
  * compatibility views) and reading back what it claims to hold: the runs,
  * each run's row and its first steps. */
 #include <stdio.h>

@@ -1,4 +1,6 @@
-/* fuzz_tasks.c — task files (engine/tasks/tasks_io.c): JSON lines as
+/* fuzz_tasks.c — libFuzzer harness: a task file of JSON lines (`eval --tasks`).
+ *
+ * Task files (engine/tasks/tasks_io.c): JSON lines as
  * `eval --tasks` reads them. A file that loads holds at least one item,
  * each with a prompt, a non-empty answer and non-negative positions. */
 #include <stdlib.h>

@@ -1,4 +1,6 @@
-/* fuzz_tokenizer_bin.c — the llama2.c tokenizer.bin reader: the sniffer on
+/* fuzz_tokenizer_bin.c — libFuzzer harness: a llama2.c `tokenizer.bin`.
+ *
+ * The llama2.c tokenizer.bin reader: the sniffer on
  * the bytes, then tok_load on them as a file; a vocabulary that loads must
  * encode and decode a fixed text without going out of its ids. */
 #include <stdlib.h>

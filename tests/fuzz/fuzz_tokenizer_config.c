@@ -1,4 +1,6 @@
-/* fuzz_tokenizer_config.c — tokenizer_config.json and generation_config.json
+/* fuzz_tokenizer_config.c — libFuzzer harness: tokenizer_config.json and generation_config.json.
+ *
+ * Tokenizer_config.json and generation_config.json
  * (hftok_load_config) read over the fixed gpt2 tokenizer.json fixture
  * (FUZZ_FIXTURES); whatever BOS and EOS they set must be ids of it. */
 #include <stdio.h>

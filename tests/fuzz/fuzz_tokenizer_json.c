@@ -1,4 +1,6 @@
-/* fuzz_tokenizer_json.c — a Hugging Face tokenizer.json
+/* fuzz_tokenizer_json.c — libFuzzer harness: a Hugging Face `tokenizer.json`.
+ *
+ * A Hugging Face tokenizer.json
  * (engine/tokenize/hftok_load.c); a tokenizer that loads must encode and
  * decode a fixed text with ids inside its vocabulary. */
 #include <stdlib.h>

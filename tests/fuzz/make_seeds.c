@@ -1,4 +1,6 @@
-/* make_seeds.c — writes the seed corpora of the fuzz harnesses into OUT_DIR,
+/* make_seeds.c — writes every harness's seed corpus with the project's own writers.
+ *
+ * Writes the seed corpora of the fuzz harnesses into OUT_DIR,
  * one folder per harness, with the project's own writers (model_save,
  * st_write, router_save, the store's writer) so seeds are real files of
  * each format. Usage: make_seeds OUT_DIR (the Makefile runs it at build

@@ -1,4 +1,4 @@
-/* tokstats.h — `c`: the rates split by token type (views/tokstats.h) for
+/* tokstats_ctl.h — `c`: the rates split by token type (views/tokstats.h) for
  * the selected head and all heads pooled, over the run on screen, in the
  * text pane. The history is counted on the UI thread a slice a frame, so a
  * long run never stalls the screen: the status line shows the progress and

@@ -1,5 +1,5 @@
-/* tokstats.c — `c`, counted a slice a frame (see tokstats.h). */
-#include "app/tui/tokstats.h"
+/* tokstats_ctl.c — `c`, counted a slice a frame (see tokstats_ctl.h). */
+#include "app/tui/tokstats_ctl.h"
 
 #include <stdio.h>
 #include <stdlib.h>

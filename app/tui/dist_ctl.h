@@ -1,4 +1,4 @@
-/* dist.h — the controller's half of the distributions pane (`d`) and of
+/* dist_ctl.h — the controller's half of the distributions pane (`d`) and of
  * the "why" block the inspector and the pane show.
  *
  * The counts (TuiDistCount) are pure: one position at a time, the cells

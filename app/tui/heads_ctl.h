@@ -1,4 +1,4 @@
-/* heads.h — the controller's half of the heads sorted by a run rate (`H`):
+/* heads_ctl.h — the controller's half of the heads sorted by a run rate (`H`):
  * opening and closing the pane, and its keys. The pane reads the rates the
  * view model keeps as steps arrive (views/rates.h), live or in a replay, so
  * it asks nothing of the worker and never waits. */

@@ -1,5 +1,5 @@
-/* dist.c — the distributions pane's controller and the why block's (see dist.h). */
-#include "app/tui/dist.h"
+/* dist_ctl.c — the distributions pane's controller and the why block's (see dist_ctl.h). */
+#include "app/tui/dist_ctl.h"
 
 #include <math.h>
 #include <stdlib.h>

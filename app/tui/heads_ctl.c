@@ -1,5 +1,5 @@
-/* heads.c — the sorted heads' controller (see heads.h). */
-#include "app/tui/heads.h"
+/* heads_ctl.c — the sorted heads' controller (see heads_ctl.h). */
+#include "app/tui/heads_ctl.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* yank.c — `y` (see yank.h). */
-#include "app/tui/yank.h"
+/* yank_ctl.c — `y` (see yank_ctl.h). */
+#include "app/tui/yank_ctl.h"
 
 #include <errno.h>
 #include <stdio.h>

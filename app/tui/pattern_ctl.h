@@ -1,4 +1,4 @@
-/* pattern.h — the controller's half of the attention-pattern view (`A`):
+/* pattern_ctl.h — the controller's half of the attention-pattern view (`A`):
  * opening and closing it, its keys, and keeping its data current each
  * frame. A live run asks the worker for the selected head's pattern from
  * the session's cached queries and keys (engine/attn_pattern.h) and for

@@ -1,4 +1,4 @@
-/* yank.h — `y`: copy the inspector's block, or the text pane's selected
+/* yank_ctl.h — `y`: copy the inspector's block, or the text pane's selected
  * row, out as plain text (views/yank.h says which): to the terminal's
  * clipboard with an OSC 52 sequence, and to a file, $AHASCOPE_YANK or
  * ahascope-yank.txt in the current directory, replaced each time. The

@@ -1,5 +1,5 @@
-/* pattern.c — the attention-pattern view's controller (see pattern.h). */
-#include "app/tui/pattern.h"
+/* pattern_ctl.c — the attention-pattern view's controller (see pattern_ctl.h). */
+#include "app/tui/pattern_ctl.h"
 
 #include <stdlib.h>
 
