@@ -1,7 +1,8 @@
 # ahascope — build, test and run.
 #   make            build ./ahascope (-O3)
 #   make run        the main job (installs missing packages, downloads the default model if none is found)
-#   make test       unit + golden + CLI tests, twice: optimised and ASan+UBSan (installs missing packages)
+#   make test       unit + golden + CLI tests, twice: optimised and ASan+UBSan, then the canary
+#                   build's store/predictor/eval tests (installs missing packages)
 #   make deps       install every Debian package the build and the tests need
 #   make test-fresh make run + make test inside a fresh Debian root (debootstrap; slow, not in make test)
 #   make findings   regenerate the research tables of app/FINDINGS.md (slow, not in make test)
@@ -34,7 +35,7 @@ DEPFLAGS := -MMD -MP
 HDRS_IF_NO_DEP = $(if $(wildcard $(@:.o=.d)),,$(HDRS))
 .SECONDEXPANSION:
 
-.PHONY: all test test-fast run bench organism clean fuzz fuzz-build npm-fixtures deps deps-build deps-test test-fresh findings
+.PHONY: all test test-fast test-canary run bench organism clean fuzz fuzz-build npm-fixtures deps deps-build deps-test test-fresh findings
 all: ahascope
 
 # --- Debian packages (.ci/deps.sh holds the one list) ---
@@ -73,6 +74,27 @@ build-san/ahascope: $(LIB_SRC:%.c=build-san/%.o) build-san/app/main.o
 build-san/run_tests: $(LIB_SRC:%.c=build-san/%.o) $(TEST_SRC:%.c=build-san/%.o)
 	@echo "ld $@"
 	@$(CC) $(CFLAGS_BASE) $(SAN) $^ -o $@ $(LDLIBS)
+
+# --- canary build (objects in build-canary/): one extra trace field and one
+# extra predictor (-DAHASCOPE_CANARY, engine/trace.h and engine/predictors.h),
+# so make test proves a new field or predictor needs no schema version ---
+CANARY := -O2 -g -DAHASCOPE_CANARY
+build-canary/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@echo "cc (canary) $<"
+	@$(CC) $(CFLAGS_BASE) $(CANARY) -c $< -o $@
+
+build-canary/ahascope: $(LIB_SRC:%.c=build-canary/%.o) build-canary/app/main.o
+	@echo "ld $@"
+	@$(CC) $(CFLAGS_BASE) $(CANARY) $^ -o $@ $(LDLIBS)
+
+build-canary/run_tests: $(LIB_SRC:%.c=build-canary/%.o) $(TEST_SRC:%.c=build-canary/%.o)
+	@echo "ld $@"
+	@$(CC) $(CFLAGS_BASE) $(CANARY) $^ -o $@ $(LDLIBS)
+
+# The canary's own run alone (make test runs it too, between the other builds and the fuzzers).
+test-canary: build-canary/ahascope build-canary/run_tests
+	AHASCOPE_BIN=./build-canary/ahascope ./build-canary/run_tests store decide aha eval trace predictor
 
 # --- libFuzzer harnesses (tests/fuzz/README.md; objects in build-fuzz/) ---
 # The parsers live in engine/ and store/, so only those are compiled, once,
@@ -129,7 +151,8 @@ fuzz: fuzz-build
 # The suite runs against each build's own binary; tests/run_all.sh sums the
 # two runs into the final "N passed, N failed" line.
 test: deps-test
-	@$(MAKE) --no-print-directory ahascope build/run_tests build-san/ahascope build-san/run_tests
+	@$(MAKE) --no-print-directory ahascope build/run_tests build-san/ahascope build-san/run_tests \
+		build-canary/ahascope build-canary/run_tests
 	@$(MAKE) --no-print-directory build/npm/.done || echo "npm fixtures not installed (see build/npm-install.log); their tests will be skipped"
 	@if command -v $(FUZZ_CC) >/dev/null 2>&1; then $(MAKE) --no-print-directory -j2 fuzz-build; \
 	else echo "$(FUZZ_CC) not found: the fuzz harnesses will be skipped"; fi
@@ -172,4 +195,4 @@ organism: ahascope
 	sh engine/organism/recipe.sh ./ahascope build/organism engine/organism
 
 clean:
-	rm -rf build build-san build-fuzz ahascope
+	rm -rf build build-san build-canary build-fuzz ahascope

@@ -84,6 +84,9 @@ static void qada_local(const float *s, int lo, int t, double n_far, double log_l
     score_moments(s, lo, t + 1, &mean, &var);
     res->qada_logit = attn_qada_logit(n_far, mean, var, log_local);
     res->qada_rem_logit = attn_qada_rem_logit(n_far, mean, var, log_local);
+#ifdef AHASCOPE_CANARY
+    res->canary_logit = res->qada_logit; /* the canary build's field (engine/trace.h) */
+#endif
 }
 
 /* The far scores' mean q·μ/√d and variance qᵀΣq/d from the running sums

@@ -10,6 +10,10 @@ static const char *const NAMES[DECIDE_COUNT] = {DECIDE_PREDICTORS(DECIDE_NAME)};
 static const char *const TITLES[DECIDE_COUNT] = {DECIDE_PREDICTORS(DECIDE_TITLE)};
 #define DECIDE_THR(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) PRED_THR_##thr,
 static const PredThr THRESHOLDS[DECIDE_COUNT] = {DECIDE_PREDICTORS(DECIDE_THR)};
+#define DECIDE_FIELD(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) #field,
+static const char *const FIELDS[DECIDE_COUNT] = {DECIDE_PREDICTORS(DECIDE_FIELD)};
+
+const char *decide_field(DecidePred p) { return p >= 0 && p < DECIDE_COUNT ? FIELDS[p] : "?"; }
 
 const char *decide_name(DecidePred p) { return p >= 0 && p < DECIDE_COUNT ? NAMES[p] : "?"; }
 

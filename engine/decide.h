@@ -39,8 +39,9 @@
             PRED_IF(PRED_OUT_SQL_##sql, X(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)))
 #define DECIDE_LABEL(X, ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
     PRED_IF(PRED_LABEL_##dec, X(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names))
-/* The rows of DecidePred, in its order. */
-#define DECIDE_PREDICTORS(X) PRED_TABLE(DECIDE_IN_SQL, X) PRED_TABLE(DECIDE_OUT_SQL, X) PRED_TABLE(DECIDE_LABEL, X)
+/* The scored rows, in DecidePred's order; then all its rows. */
+#define DECIDE_SCORED(X) PRED_TABLE(DECIDE_IN_SQL, X) PRED_TABLE(DECIDE_OUT_SQL, X)
+#define DECIDE_PREDICTORS(X) DECIDE_SCORED(X) PRED_TABLE(DECIDE_LABEL, X)
 
 typedef enum {
 #define DECIDE_ENUM(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) DECIDE_##ID,
@@ -49,10 +50,10 @@ typedef enum {
     DECIDE_COUNT
 } DecidePred;
 
-/* The predictors the SQL `predictions` view carries, the first of
- * DecidePred: not the oracle, which is the label there. */
-#define DECIDE_SQL_ONE(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) +1
-#define DECIDE_N_SQL (0 PRED_TABLE(DECIDE_IN_SQL, DECIDE_SQL_ONE))
+/* The predictors scored against the oracle, the first of DecidePred: every
+ * one but the oracle, which is the label. The store keeps them all (a
+ * file lists its own, store/SCHEMA.md), so all are in the SQL views. */
+#define DECIDE_N_SQL DECIDE_ORACLE
 
 /* Name of a predictor as stored and typed ("executed", "aha", "qada", …,
  * "oracle"); "?" out of range. */
@@ -60,6 +61,10 @@ const char *decide_name(DecidePred p);
 
 /* Name of a predictor as the TUI shows it ("gate", "AHA", "QAdA", …). */
 const char *decide_title(DecidePred p);
+
+/* The per-head field of engine/trace.h that predictor p's rule compares
+ * ("gate", "score", "qada_logit", …); "?" out of range. */
+const char *decide_field(DecidePred p);
 
 /* Parse a predictor name; returns 0 and sets *out, or -1 if unknown. */
 int decide_parse(const char *s, DecidePred *out);

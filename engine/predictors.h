@@ -52,7 +52,16 @@
     M(X, QADA_REM_BULK, "qada_rem_bulk", qada_rem_bulk_logit, "qada_rem_bulk", "q_rem_b", THETA, 1, YES, 1,    \
       WRAP, SAME)                                                                                              \
     M(X, STATIC, "static", none, "static", "", NONE, 1, NO, 0, NO, NO)                                         \
-    M(X, RANDOM, "random", none, "random", "", P, 1, NO, 0, NO, NO)
+    M(X, RANDOM, "random", none, "random", "", P, 1, NO, 0, NO, NO)                                          \
+    PRED_CANARY_ROW(M, X)
+
+/* The canary build's extra predictor (see TRACE_CANARY_FIELD in
+ * engine/trace.h): scored, not a policy, thresholding the canary field. */
+#ifdef AHASCOPE_CANARY
+#define PRED_CANARY_ROW(M, X) M(X, CANARY, "canary", canary_logit, "canary", "canary", THETA, 0, YES, 1, NO, NO)
+#else
+#define PRED_CANARY_ROW(M, X)
+#endif
 
 #define PRED_ROW(X, ...) X(__VA_ARGS__)
 #define PREDICTORS(X) PRED_TABLE(PRED_ROW, X)

@@ -55,7 +55,19 @@
       "REM-corrected QAdA from exact far-key moments (this project's)")                                          \
     X(far_mean, float, NAN, REAL, NONE, "far score mean", "far_mean", "mean of the far keys' q.k/sqrt(d), exact")  \
     X(far_std, float, NAN, REAL, REGIME, "far-score regime", "regime",                              \
-      "std of the far keys' q.k/sqrt(d), exact; shown as sigma/sqrt(2 ln n_far)")
+      "std of the far keys' q.k/sqrt(d), exact; shown as sigma/sqrt(2 ln n_far)")                                \
+    TRACE_CANARY_FIELD(X)
+
+/* The canary build (make test-canary, -DAHASCOPE_CANARY) appends one field,
+ * as a contributor would: it proves that the store, the views and every
+ * reader take a new field without a schema version. Its value is QAdA's
+ * estimate again (engine/attn.c), so the tests know what it must hold. */
+#ifdef AHASCOPE_CANARY
+#define TRACE_CANARY_FIELD(X) \
+    X(canary_logit, float, NAN, REAL, PROB, "canary estimate", "canary", "the canary build's field: qada_logit again")
+#else
+#define TRACE_CANARY_FIELD(X)
+#endif
 
 typedef struct {
     int pos;                      /* 0-based position in the sequence */

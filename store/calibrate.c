@@ -39,8 +39,9 @@ int store_head_rates(Store *s, const int64_t *runs, int n_runs, StoreHeadRate **
     if (!r || !glob) { err_set(e, "out of memory"); goto out; }
     /* the oracle's label in SQL: mirrors decide_label (engine/decide.h) */
     /* version 4 keeps the counts (oracle values exist only where there are far keys) */
-    if (store_prepare(s, s->version >= 4 ? "SELECT layer, head, oracle_mass_n, oracle_global FROM head_totals"
-                                           " WHERE run_id=?1 AND oracle_mass_n > 0"
+    if (store_prepare(s, s->version >= 4 ? "SELECT s.layer, s.head, s.oracle_mass_n, t.global FROM head_stats s"
+                                           " JOIN head_totals t USING(run_id, layer, head) WHERE s.run_id=?1"
+                                           " AND t.predictor = 'oracle' AND s.oracle_mass_n > 0"
                                          : "SELECT layer, head, COUNT(*), SUM(oracle_logit > theta_logit) FROM decided"
                                            " WHERE run_id=?1 AND oracle_logit IS NOT NULL GROUP BY layer, head", &st, e))
         goto out;

@@ -10,7 +10,7 @@
 /* The predictors' order in SQL (engine/decide.h's): a name's place in the
  * list of the names the SQL views score. */
 #define COMPARE_NAME(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) "," word
-#define COMPARE_ORDER "INSTR('" PRED_TABLE(DECIDE_IN_SQL, COMPARE_NAME) ",', ',' || predictor || ',')"
+#define COMPARE_ORDER "INSTR('" DECIDE_SCORED(COMPARE_NAME) ",', ',' || predictor || ',')"
 
 /* Confusion counts of one predictor for one run, grouped by `group`
  * ("" for overall, "layer", or "layer, head"). The rates mirror
@@ -69,19 +69,25 @@ static int regime_rates(char *buf, size_t cap, const char *col, const char *tag,
                     col, in, tag);
 }
 
-/* Version 4's regime split from the counts head_totals keeps (layout.c
- * counts them as regime_rates' SQL would over the rows): one row a head. */
+/* The regime split from the counts head_regimes keeps (layout.c counts
+ * them as regime_rates' SQL would over the rows): one row a head. */
 static int regime_totals(char *buf, size_t cap) {
-    size_t len = (size_t)snprintf(buf, cap, "SELECT layer, head, calm_n + frozen_n AS n,"
-                                            " ROUND(frozen_n * 1.0 / (calm_n + frozen_n), 4) AS frozen_share");
-    static const char *const tags[2] = {"qada", "bulk"}, *const sides[2] = {"calm", "frozen"};
+    size_t len = (size_t)snprintf(buf, cap, "SELECT layer, head, SUM(CASE predictor WHEN 'qada' THEN n END) AS n,"
+                                            " ROUND(SUM(CASE WHEN predictor = 'qada' AND side = 'frozen' THEN n END)"
+                                            " * 1.0 / SUM(CASE predictor WHEN 'qada' THEN n END), 4) AS frozen_share");
+    static const char *const preds[2] = {"qada", "qada_bulk"}, *const tags[2] = {"qada", "bulk"};
+    static const char *const sides[2] = {"calm", "frozen"};
     for (int c = 0; c < 2; c++)
         for (int k = 0; k < 2; k++)
             len += (size_t)snprintf(buf + len, cap - len,
-                                    ", ROUND(%1$s_%2$s_tp * 1.0 / NULLIF(%1$s_%2$s_global, 0), 4) AS %1$s_%2$s_p"
-                                    ", ROUND(%1$s_%2$s_tp * 1.0 / NULLIF(%2$s_oracle_global, 0), 4) AS %1$s_%2$s_r",
-                                    tags[c], sides[k]);
-    return snprintf(buf + len, cap - len, " FROM head_totals WHERE run_id = ?1 AND calm_n + frozen_n > 0"
+                                    ", ROUND(SUM(CASE WHEN predictor = '%1$s' AND side = '%2$s' THEN tp END) * 1.0"
+                                    " / NULLIF(SUM(CASE WHEN predictor = '%1$s' AND side = '%2$s' THEN global END), 0),"
+                                    " 4) AS %3$s_%2$s_p"
+                                    ", ROUND(SUM(CASE WHEN predictor = '%1$s' AND side = '%2$s' THEN tp END) * 1.0"
+                                    " / NULLIF(SUM(CASE WHEN predictor = '%1$s' AND side = '%2$s' THEN oracle_global"
+                                    " END), 0), 4) AS %3$s_%2$s_r",
+                                    preds[c], sides[k], tags[c]);
+    return snprintf(buf + len, cap - len, " FROM head_regimes WHERE run_id = ?1 GROUP BY layer, head HAVING n > 0"
                                           " ORDER BY layer, head");
 }
 
@@ -120,7 +126,7 @@ static int compare_one(Store *s, int64_t run, const char *pred, FILE *out, Err *
     if (store_run_info(s, run, &r, e)) return -1;
     int64_t n_oracle = 0, n_pred = 0;
     /* version 4: from the totals (oracle values exist only where there are far keys) */
-    if (count_where(s, s->version >= 4 ? "SELECT COALESCE(SUM(oracle_mass_n), 0) FROM head_totals WHERE run_id=?1"
+    if (count_where(s, s->version >= 4 ? "SELECT COALESCE(SUM(oracle_mass_n), 0) FROM head_stats WHERE run_id=?1"
                                        : "SELECT COUNT(*) FROM decisions WHERE run_id=?1 AND oracle_logit IS NOT NULL",
                     run, &n_oracle, e))
         goto fail;
@@ -131,7 +137,8 @@ static int compare_one(Store *s, int64_t run, const char *pred, FILE *out, Err *
     }
     if (!pred) pred = r.policy[0] && strcmp(r.policy, "aha") == 0 ? "aha" : "qada";
     char sql[200];
-    if (s->version >= 4) snprintf(sql, sizeof sql, "SELECT COALESCE(SUM(%s_n), 0) FROM head_totals WHERE run_id=?1", pred);
+    if (s->version >= 4) snprintf(sql, sizeof sql, "SELECT COALESCE(SUM(n), 0) FROM head_totals WHERE run_id=?1 AND predictor='%s'",
+                                  pred);
     else snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM predictions WHERE run_id=?1 AND predictor='%s' AND"
                   " predicted IS NOT NULL", pred);
     if (count_where(s, sql, run, &n_pred, e)) goto fail;

@@ -142,39 +142,21 @@ static inline unsigned store_gate_at(const uint8_t *bits, int c) { return bits[c
  * returns the bytes written. */
 size_t store_gate_bits(const StepTrace *t, uint8_t *out);
 
-/* head_totals: per (run, layer, head) what the summary views need, from
- * engine/predictors.h's list: for each scored predictor and the oracle,
- * the decisions it made and the global ones among them; for each scored
- * predictor, its confusion against the oracle; sums and counts for the
- * means; keys read. The column lists, in table order: */
-#define STORE_TOT_COUNTS(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
-    ", " word "_n INTEGER, " word "_global INTEGER"
-#define STORE_TOT_CELLS(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)  \
-    ", " word "_tp INTEGER, " word "_fp INTEGER, " word "_fn INTEGER, " word "_tn INTEGER"
-#define STORE_TOT_MEANS ", score_sum REAL, score_n INTEGER, oracle_mass_sum REAL, oracle_mass_n INTEGER," \
-    " oracle_err_sum REAL, oracle_err_n INTEGER, keys_read INTEGER"
-/* The regime split compare prints, counted as the run is written so that
- * it reads O(heads) rows: per side of the far scores' regime (calm: σ <=
- * √(2 ln n_far); frozen: above), over the decisions with far_std, an
- * oracle value and n_far > 1: how many, the oracle's globals, and for
- * qada and qada_bulk the globals they predict and the true positives. */
-#define STORE_TOT_SIDE(side) ", " side "_n INTEGER, " side "_oracle_global INTEGER"                        \
-    ", qada_" side "_global INTEGER, qada_" side "_tp INTEGER"                                           \
-    ", bulk_" side "_global INTEGER, bulk_" side "_tp INTEGER"
-#define STORE_TOT_REGIMES STORE_TOT_SIDE("calm") STORE_TOT_SIDE("frozen")
-#define STORE_TOT_COLUMNS                                                                                \
-    "run_id INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT NULL, n INTEGER NOT NULL"            \
-    PRED_TABLE(DECIDE_IN_SQL, STORE_TOT_COUNTS) PRED_TABLE(DECIDE_LABEL, STORE_TOT_COUNTS)                   \
-    PRED_TABLE(DECIDE_IN_SQL, STORE_TOT_CELLS) STORE_TOT_MEANS STORE_TOT_REGIMES
-
-/* The regime split's sides and, per side, its counts (STORE_TOT_SIDE's
- * order): decisions, oracle globals, qada's globals and true positives,
- * qada_bulk's. */
+/* The totals a writer keeps per (run, layer, head), in three tables of
+ * one row per head and name (store/SCHEMA.md): head_totals, per predictor
+ * (engine/decide.h's, the oracle with them), the decisions it made, the
+ * global ones, and its confusion against the oracle; head_stats, the
+ * decided positions, sums and counts for the means, keys read; and
+ * head_regimes, the regime split compare prints, per side of the far
+ * scores' regime (calm: σ <= √(2 ln n_far); frozen: above) and per QAdA
+ * form (qada, qada_bulk), over the decisions with far_std, an oracle value
+ * and n_far > 1: how many, the oracle's globals, the form's globals and
+ * true positives. */
 enum { STORE_SIDE_CALM, STORE_SIDE_FROZEN, STORE_N_SIDES };
-enum { STORE_REG_N, STORE_REG_ORACLE, STORE_REG_QADA, STORE_REG_QADA_TP, STORE_REG_BULK, STORE_REG_BULK_TP,
-       STORE_N_REG };
+enum { STORE_REG_QADA, STORE_REG_BULK, STORE_N_REG_PREDS };
+enum { STORE_REG_N, STORE_REG_ORACLE, STORE_REG_GLOBAL, STORE_REG_TP, STORE_N_REG };
 
-/* The means head_totals keeps: router score, oracle mass, oracle error. */
+/* The means head_stats keeps: router score, oracle mass, oracle error. */
 enum { STORE_MEAN_SCORE, STORE_MEAN_MASS, STORE_MEAN_ERR, STORE_N_MEANS };
 
 /* One head's totals over the decided positions (n_far != 0) of a run. */
@@ -185,7 +167,7 @@ typedef struct {
     double sum[STORE_N_MEANS];
     long count[STORE_N_MEANS];
     long keys_read;
-    long regime[STORE_N_SIDES][STORE_N_REG]; /* the regime split (STORE_TOT_REGIMES) */
+    long regime[STORE_N_SIDES][STORE_N_REG_PREDS][STORE_N_REG]; /* the regime split (head_regimes) */
 } StoreHeadTotal;
 
 /* A run's totals as its writer keeps them in memory between commits. */
@@ -195,7 +177,9 @@ typedef struct StoreTotals {
     float tau;
     double theta_logit;
     StoreHeadTotal *head;                     /* [layer * n_heads + head] */
-    sqlite3_stmt *put;                        /* the REPLACE, prepared once */
+    StoreHeadTotal *written;                  /* what the file holds of each head, as last written */
+    unsigned char *stored;                    /* 1: the head's rows are in the file */
+    sqlite3_stmt *put[3];                     /* the REPLACEs of head_totals, head_stats, head_regimes */
 } StoreTotals;
 
 /* What a position's tokens row keeps for token_share: heads with a known
@@ -218,6 +202,70 @@ int store_totals_write(StoreTotals *tt, sqlite3 *db);
 
 /* Free tt's memory and statement. */
 void store_totals_free(StoreTotals *tt);
+
+/* ---- catalog.c and views_sql.c: a file's lists and its views ---- */
+
+/* How decision_bits keeps a field (catalog.c's words "bits", "int",
+ * "derived"): a REAL as its float32's bits, an integer as itself, or not
+ * at all (keys_read, from the gate and the run's window and sinks). */
+typedef enum { STORE_FIELD_BITS, STORE_FIELD_INT, STORE_FIELD_DERIVED } StoreFieldKind;
+
+#define STORE_CAT_NAME 48 /* bytes of a field's or predictor's name, NUL included */
+#define STORE_CAT_MAX 64  /* fields, and predictors, a file may list */
+
+typedef struct {
+    char name[STORE_CAT_NAME];
+    StoreFieldKind kind;
+} StoreCatField;
+
+/* A predictor as the file lists it: the field its rule compares, the rule
+ * (PRED_THR_GATE the value itself, TAU above the run's τ, THETA above its
+ * logit(θ)), and whether it is the label the others are scored against. */
+typedef struct {
+    char name[STORE_CAT_NAME], field[STORE_CAT_NAME];
+    PredThr rule;
+    int label;
+} StoreCatPred;
+
+/* The per-head fields and the predictors of a file (the `fields` and
+ * `predictors` tables, in their order), or of this build. */
+typedef struct {
+    int n_fields, n_preds;
+    StoreCatField field[STORE_CAT_MAX];
+    StoreCatPred pred[STORE_CAT_MAX];
+} StoreCatalog;
+
+/* Version 6's lists as it froze them: what every version-6 file lists
+ * first. */
+void store_catalog_base(StoreCatalog *c);
+
+/* This build's lists: the base, then engine/trace.h's fields and
+ * engine/decide.h's predictors that it lacks, in their order. */
+void store_catalog_own(StoreCatalog *c);
+
+/* The lists of database `schema` of db, each row checked (a name SQL can
+ * hold unquoted, a kind and rule ahascope knows, a predictor's field among
+ * the fields, the base first). 0, 1 with why set, or SQLite's code. */
+int store_catalog_read(sqlite3 *db, const char *schema, StoreCatalog *c, char *why, size_t cap);
+
+/* Insert c's rows into a new file's empty `fields` and `predictors`. */
+int store_catalog_rows(sqlite3 *db, const StoreCatalog *c);
+
+/* Append to the file (and to *file) what own lists and it lacks: a field's
+ * row and decision_bits column, a predictor's row; inside the caller's
+ * transaction. *changed says whether anything was added. SQLite's code. */
+int store_catalog_extend(sqlite3 *db, StoreCatalog *file, const StoreCatalog *own, int *changed);
+
+/* The ALTER TABLEs that gave decision_bits the columns of c's fields past
+ * the base, appended to out: how a file's table text looks once grown. */
+int store_catalog_columns(const StoreCatalog *c, sqlite3_str *out);
+
+/* Whether c lists field `name`. */
+int store_catalog_has_field(const StoreCatalog *c, const char *name);
+
+/* The views of a version-6 file with catalog c, as the file's own (kind
+ * "") or TEMP ones; sqlite3_malloc'd, NULL when out of memory. */
+char *store_views_sql(const StoreCatalog *c, const char *kind);
 
 /* ---- upgrade4.c: on sql.c and layout.c ---- */
 
@@ -343,6 +391,10 @@ const char *store_schema_old(int version);
  * version, store_schema_old(created), which the caller upgrades itself. NULL
  * for a pair no build made. */
 const char *store_schema_old_upgraded(int created, int ver);
+
+/* Version `version`'s views as its files store them (only 3's: what a
+ * version-1 or 2 file opened read-only is summarised by). NULL otherwise. */
+const char *store_schema_old_views(int version);
 
 /* ---- writer.c: on sql.c and liveness.c ---- */
 

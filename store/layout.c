@@ -61,42 +61,65 @@ size_t store_gate_bits(const StepTrace *t, uint8_t *out) {
     return n;
 }
 
-/* The predictors of head_totals' columns, in their order: the scored ones
- * the views carry, then the oracle; the first STORE_TOT_N_CELLS also have
- * confusion cells. */
-#define LAYOUT_ID(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) DECIDE_##ID,
-static const DecidePred COLUMN_PREDS[] = {PRED_TABLE(DECIDE_IN_SQL, LAYOUT_ID) PRED_TABLE(DECIDE_LABEL, LAYOUT_ID)};
-#define N_COUNTED (sizeof COLUMN_PREDS / sizeof COLUMN_PREDS[0])
-#define N_CELLS DECIDE_N_SQL
-/* run_id, layer, head, n; made and global each; four cells each; the means and keys_read */
-#define N_COLUMNS (4 + 2 * N_COUNTED + 4 * N_CELLS + 2 * STORE_N_MEANS + 1 + STORE_N_SIDES * STORE_N_REG)
+/* The regime split's predictors and sides, as head_regimes names them. */
+static const char *const REGIME_PREDS[STORE_N_REG_PREDS] = {"qada", "qada_bulk"};
+static const char *const SIDES[STORE_N_SIDES] = {"calm", "frozen"};
 
 void store_totals_free(StoreTotals *tt) {
-    free(tt->head);
-    sqlite3_finalize(tt->put);
+    free(tt->head), free(tt->written), free(tt->stored);
+    for (int i = 0; i < 3; i++) sqlite3_finalize(tt->put[i]);
     memset(tt, 0, sizeof *tt);
 }
 
-/* One head_totals row (SELECT * order) into h. */
-static void read_total(sqlite3_stmt *st, StoreHeadTotal *h) {
-    int c = 3;
-    h->n = (long)sqlite3_column_int64(st, c++);
-    for (size_t p = 0; p < N_COUNTED; p++) {
-        h->made[COLUMN_PREDS[p]] = (long)sqlite3_column_int64(st, c++);
-        h->global[COLUMN_PREDS[p]] = (long)sqlite3_column_int64(st, c++);
+/* The rows of one run in table `table`, each through row(); SQLite's code. */
+static int load_rows(StoreTotals *tt, sqlite3 *db, const char *sql, void (*row)(StoreTotals *, sqlite3_stmt *, int)) {
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK) return rc;
+    sqlite3_bind_int64(st, 1, tt->run_id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int l = sqlite3_column_int(st, 0), h = sqlite3_column_int(st, 1);
+        if (l >= 0 && l < tt->n_layers && h >= 0 && h < tt->n_heads) row(tt, st, l * tt->n_heads + h);
     }
-    for (size_t p = 0; p < N_CELLS; p++) {
-        DecideCounts *k = &h->cells[COLUMN_PREDS[p]];
-        k->tp = (long)sqlite3_column_int64(st, c++), k->fp = (long)sqlite3_column_int64(st, c++);
-        k->fn = (long)sqlite3_column_int64(st, c++), k->tn = (long)sqlite3_column_int64(st, c++);
-    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* A head_totals row: one predictor's counts (one this build does not
+ * know is left as it is). */
+static void total_row(StoreTotals *tt, sqlite3_stmt *st, int c) {
+    DecidePred p;
+    if (decide_parse((const char *)sqlite3_column_text(st, 2), &p)) return;
+    StoreHeadTotal *h = &tt->head[c];
+    h->made[p] = (long)sqlite3_column_int64(st, 3), h->global[p] = (long)sqlite3_column_int64(st, 4);
+    DecideCounts *k = &h->cells[p];
+    k->tp = (long)sqlite3_column_int64(st, 5), k->fp = (long)sqlite3_column_int64(st, 6);
+    k->fn = (long)sqlite3_column_int64(st, 7), k->tn = (long)sqlite3_column_int64(st, 8);
+}
+
+static void stats_row(StoreTotals *tt, sqlite3_stmt *st, int c) {
+    StoreHeadTotal *h = &tt->head[c];
+    tt->stored[c] = 1; /* its rows are in the file (written below once loaded) */
+    h->n = (long)sqlite3_column_int64(st, 2);
     for (int m = 0; m < STORE_N_MEANS; m++) {
-        h->sum[m] = sqlite3_column_double(st, c++);
-        h->count[m] = (long)sqlite3_column_int64(st, c++);
+        h->sum[m] = sqlite3_column_double(st, 3 + 2 * m);
+        h->count[m] = (long)sqlite3_column_int64(st, 4 + 2 * m);
     }
-    h->keys_read = (long)sqlite3_column_int64(st, c++);
-    for (int k = 0; k < STORE_N_SIDES; k++)
-        for (int i = 0; i < STORE_N_REG; i++) h->regime[k][i] = (long)sqlite3_column_int64(st, c++);
+    h->keys_read = (long)sqlite3_column_int64(st, 3 + 2 * STORE_N_MEANS);
+}
+
+static int word_of(const char *const *words, int n, const unsigned char *w) {
+    for (int i = 0; w && i < n; i++)
+        if (!strcmp(words[i], (const char *)w)) return i;
+    return -1;
+}
+
+static void regime_row(StoreTotals *tt, sqlite3_stmt *st, int c) {
+    int k = word_of(SIDES, STORE_N_SIDES, sqlite3_column_text(st, 2));
+    int p = word_of(REGIME_PREDS, STORE_N_REG_PREDS, sqlite3_column_text(st, 3));
+    if (k < 0 || p < 0) return;
+    long *r = tt->head[c].regime[k][p];
+    for (int i = 0; i < STORE_N_REG; i++) r[i] = (long)sqlite3_column_int64(st, 4 + i);
 }
 
 /* The run's shape and thresholds from its row. */
@@ -121,25 +144,27 @@ static int load_run(StoreTotals *tt, sqlite3 *db, int64_t run_id) {
 }
 
 int store_totals_load(StoreTotals *tt, sqlite3 *db, int64_t run_id) {
-    sqlite3_stmt *put = tt->put;
-    tt->put = NULL;
+    sqlite3_stmt *put[3] = {tt->put[0], tt->put[1], tt->put[2]};
+    memset(tt->put, 0, sizeof tt->put);
     store_totals_free(tt);
-    tt->put = put;
+    memcpy(tt->put, put, sizeof put);
     int rc = load_run(tt, db, run_id);
     if (rc != SQLITE_OK) return rc;
-    tt->head = calloc((size_t)tt->n_layers * tt->n_heads, sizeof *tt->head);
-    if (!tt->head) return SQLITE_NOMEM;
+    size_t cells = (size_t)tt->n_layers * tt->n_heads;
+    tt->head = calloc(cells, sizeof *tt->head), tt->written = calloc(cells, sizeof *tt->written);
+    tt->stored = calloc(cells, 1);
+    if (!tt->head || !tt->written || !tt->stored) return SQLITE_NOMEM;
     tt->run_id = run_id;
-    sqlite3_stmt *st;
-    rc = sqlite3_prepare_v2(db, "SELECT * FROM head_totals WHERE run_id=?1", -1, &st, NULL);
-    if (rc != SQLITE_OK) return rc;
-    sqlite3_bind_int64(st, 1, run_id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int l = sqlite3_column_int(st, 1), h = sqlite3_column_int(st, 2);
-        if (l >= 0 && l < tt->n_layers && h >= 0 && h < tt->n_heads) read_total(st, &tt->head[l * tt->n_heads + h]);
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+    rc = load_rows(tt, db, "SELECT layer, head, predictor, n, global, tp, fp, fn, tn FROM head_totals WHERE run_id=?1",
+                   total_row);
+    if (rc == SQLITE_OK)
+        rc = load_rows(tt, db, "SELECT layer, head, n, score_sum, score_n, oracle_mass_sum, oracle_mass_n,"
+                               " oracle_err_sum, oracle_err_n, keys_read FROM head_stats WHERE run_id=?1", stats_row);
+    if (rc == SQLITE_OK)
+        rc = load_rows(tt, db, "SELECT layer, head, side, predictor, n, oracle_global, global, tp FROM head_regimes"
+                               " WHERE run_id=?1", regime_row);
+    if (rc == SQLITE_OK) memcpy(tt->written, tt->head, cells * sizeof *tt->head);
+    return rc;
 }
 
 /* Predictor p's decision at a cell, or -1: decide_cell's, except that a
@@ -156,11 +181,10 @@ static void add_cell(StoreTotals *tt, const StepTrace *t, int c, int keys) {
     StoreHeadTotal *h = &tt->head[c];
     int label = decision(tt, t, c, DECIDE_ORACLE);
     h->n++;
-    for (size_t i = 0; i < N_COUNTED; i++) {
-        DecidePred p = COLUMN_PREDS[i];
-        int d = p == DECIDE_ORACLE ? label : decision(tt, t, c, p);
+    for (int p = 0; p < DECIDE_COUNT; p++) {
+        int d = p == DECIDE_ORACLE ? label : decision(tt, t, c, (DecidePred)p);
         if (d >= 0) h->made[p]++, h->global[p] += d;
-        if (i < N_CELLS) decide_tally(&h->cells[p], d, label);
+        if (p != DECIDE_ORACLE) decide_tally(&h->cells[p], d, label);
     }
     const double v[STORE_N_MEANS] = {t->score[c], 1.0 / (1.0 + exp(-(double)t->oracle_logit[c])), t->oracle_err[c]};
     const float raw[STORE_N_MEANS] = {t->score[c], t->oracle_logit[c], t->oracle_err[c]};
@@ -174,14 +198,15 @@ static void add_cell(StoreTotals *tt, const StepTrace *t, int c, int keys) {
  * there and counts nowhere here either). */
 static void add_regime(StoreTotals *tt, const StepTrace *t, int c) {
     if (t->n_far <= 1 || isnan(t->far_std[c]) || isnan(t->oracle_logit[c])) return;
-    long *r = tt->head[c].regime[(double)t->far_std[c] > sqrt(2 * log((double)t->n_far))];
+    long (*side)[STORE_N_REG] = tt->head[c].regime[(double)t->far_std[c] > sqrt(2 * log((double)t->n_far))];
     double theta = tt->theta_logit; /* NaN (not recorded): nothing is above it */
     int oracle = (double)t->oracle_logit[c] > theta;
-    int qada = (double)t->qada_logit[c] > theta, bulk = (double)t->qada_bulk_logit[c] > theta;
-    r[STORE_REG_N]++;
-    r[STORE_REG_ORACLE] += oracle;
-    r[STORE_REG_QADA] += qada, r[STORE_REG_QADA_TP] += qada && oracle;
-    r[STORE_REG_BULK] += bulk, r[STORE_REG_BULK_TP] += bulk && oracle;
+    const float est[STORE_N_REG_PREDS] = {t->qada_logit[c], t->qada_bulk_logit[c]};
+    for (int p = 0; p < STORE_N_REG_PREDS; p++) {
+        int g = (double)est[p] > theta;
+        long *r = side[p];
+        r[STORE_REG_N]++, r[STORE_REG_ORACLE] += oracle, r[STORE_REG_GLOBAL] += g, r[STORE_REG_TP] += g && oracle;
+    }
 }
 
 void store_totals_add(StoreTotals *tt, const StepTrace *t, StoreStepCounts *sc) {
@@ -202,44 +227,91 @@ static void bind_sum(sqlite3_stmt *st, int i, double v) {
     else sqlite3_bind_double(st, i, v);
 }
 
+/* "REPLACE INTO table(cols) VALUES(?, …), …" for rows rows of n values:
+ * one statement a head per table, since the per-statement work is what a
+ * row costs here. */
+static int prepare_rows(sqlite3 *db, const char *head, int n, int rows, sqlite3_stmt **st) {
+    sqlite3_str *sql = sqlite3_str_new(db);
+    sqlite3_str_appendall(sql, head);
+    for (int r = 0; r < rows; r++) {
+        sqlite3_str_appendall(sql, r ? ",(?" : " VALUES(?");
+        for (int i = 1; i < n; i++) sqlite3_str_appendall(sql, ",?");
+        sqlite3_str_appendchar(sql, 1, ')');
+    }
+    char *text = sqlite3_str_finish(sql);
+    int rc = text ? sqlite3_prepare_v2(db, text, -1, st, NULL) : SQLITE_NOMEM;
+    sqlite3_free(text);
+    return rc;
+}
+
+/* The three REPLACEs of a head's totals, prepared once per writer. */
 static int prepare_put(StoreTotals *tt, sqlite3 *db) {
-    char sql[64 + 2 * N_COLUMNS] = "REPLACE INTO head_totals VALUES(?";
-    size_t o = strlen(sql);
-    for (int i = 1; i < (int)N_COLUMNS; i++) sql[o++] = ',', sql[o++] = '?';
-    sql[o++] = ')', sql[o] = 0;
-    return sqlite3_prepare_v2(db, sql, -1, &tt->put, NULL);
+    int rc = prepare_rows(db, "REPLACE INTO head_totals(run_id, layer, head, predictor, n, global, tp, fp, fn, tn)",
+                          10, DECIDE_COUNT, &tt->put[0]);
+    if (rc == SQLITE_OK)
+        rc = prepare_rows(db, "REPLACE INTO head_stats(run_id, layer, head, n, score_sum, score_n, oracle_mass_sum,"
+                              " oracle_mass_n, oracle_err_sum, oracle_err_n, keys_read)", 11, 1, &tt->put[1]);
+    if (rc == SQLITE_OK)
+        rc = prepare_rows(db, "REPLACE INTO head_regimes(run_id, layer, head, side, predictor, n, oracle_global,"
+                              " global, tp)", 9, STORE_N_SIDES * STORE_N_REG_PREDS, &tt->put[2]);
+    return rc;
+}
+
+static int step_reset(sqlite3_stmt *st) {
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* Bind run, layer and head of cell c from parameter b on; the next one. */
+static int bind_head(const StoreTotals *tt, sqlite3_stmt *st, int b, int c) {
+    sqlite3_bind_int64(st, b, tt->run_id);
+    sqlite3_bind_int(st, b + 1, c / tt->n_heads);
+    sqlite3_bind_int(st, b + 2, c % tt->n_heads);
+    return b + 3;
+}
+
+/* Cell c's rows: a head_totals row per predictor (the oracle's without
+ * cells: it is the label), its head_stats row, its regime split. */
+static int write_head(StoreTotals *tt, int c) {
+    const StoreHeadTotal *h = &tt->head[c];
+    sqlite3_stmt *st = tt->put[0];
+    for (int p = 0, b = 1; p < DECIDE_COUNT; p++) {
+        b = bind_head(tt, st, b, c);
+        sqlite3_bind_text(st, b++, decide_name((DecidePred)p), -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, b++, h->made[p]), sqlite3_bind_int64(st, b++, h->global[p]);
+        const long cell[4] = {h->cells[p].tp, h->cells[p].fp, h->cells[p].fn, h->cells[p].tn};
+        for (int i = 0; i < 4; i++, b++)
+            if (p == DECIDE_ORACLE) sqlite3_bind_null(st, b);
+            else sqlite3_bind_int64(st, b, cell[i]);
+    }
+    int rc = step_reset(st);
+    st = tt->put[1];
+    int b = bind_head(tt, st, 1, c);
+    sqlite3_bind_int64(st, b++, h->n);
+    for (int m = 0; m < STORE_N_MEANS; m++) bind_sum(st, b++, h->sum[m]), sqlite3_bind_int64(st, b++, h->count[m]);
+    sqlite3_bind_int64(st, b, h->keys_read);
+    if (rc == SQLITE_OK) rc = step_reset(st);
+    st = tt->put[2], b = 1;
+    for (int k = 0; k < STORE_N_SIDES; k++)
+        for (int p = 0; p < STORE_N_REG_PREDS; p++) {
+            b = bind_head(tt, st, b, c);
+            sqlite3_bind_text(st, b++, SIDES[k], -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, b++, REGIME_PREDS[p], -1, SQLITE_STATIC);
+            for (int i = 0; i < STORE_N_REG; i++) sqlite3_bind_int64(st, b++, h->regime[k][p][i]);
+        }
+    return rc == SQLITE_OK ? step_reset(st) : rc;
 }
 
 int store_totals_write(StoreTotals *tt, sqlite3 *db) {
     if (!tt->head) return SQLITE_OK;
-    int rc = tt->put ? SQLITE_OK : prepare_put(tt, db);
-    sqlite3_stmt *st = tt->put;
+    int rc = tt->put[0] ? SQLITE_OK : prepare_put(tt, db);
     for (int c = 0; rc == SQLITE_OK && c < tt->n_layers * tt->n_heads; c++) {
-        const StoreHeadTotal *h = &tt->head[c];
-        int b = 1;
-        sqlite3_bind_int64(st, b++, tt->run_id);
-        sqlite3_bind_int(st, b++, c / tt->n_heads);
-        sqlite3_bind_int(st, b++, c % tt->n_heads);
-        sqlite3_bind_int64(st, b++, h->n);
-        for (size_t p = 0; p < N_COUNTED; p++) {
-            sqlite3_bind_int64(st, b++, h->made[COLUMN_PREDS[p]]);
-            sqlite3_bind_int64(st, b++, h->global[COLUMN_PREDS[p]]);
-        }
-        for (size_t p = 0; p < N_CELLS; p++) {
-            const DecideCounts *k = &h->cells[COLUMN_PREDS[p]];
-            sqlite3_bind_int64(st, b++, k->tp), sqlite3_bind_int64(st, b++, k->fp);
-            sqlite3_bind_int64(st, b++, k->fn), sqlite3_bind_int64(st, b++, k->tn);
-        }
-        for (int m = 0; m < STORE_N_MEANS; m++) {
-            bind_sum(st, b++, h->sum[m]);
-            sqlite3_bind_int64(st, b++, h->count[m]);
-        }
-        sqlite3_bind_int64(st, b++, h->keys_read);
-        for (int k = 0; k < STORE_N_SIDES; k++)
-            for (int i = 0; i < STORE_N_REG; i++) sqlite3_bind_int64(st, b++, h->regime[k][i]);
-        rc = sqlite3_step(st);
-        sqlite3_reset(st);
-        rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+        /* a head whose counts did not move since they were written (no far keys yet, or a
+         * commit of steps it made no decision in) keeps its rows */
+        if (tt->stored[c] && !memcmp(&tt->head[c], &tt->written[c], sizeof tt->head[c])) continue;
+        rc = write_head(tt, c);
+        if (rc == SQLITE_OK) tt->written[c] = tt->head[c], tt->stored[c] = 1;
     }
     return rc;
 }

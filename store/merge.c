@@ -91,21 +91,32 @@ static int exec_bound(Store *s, const char *sql, int64_t off, const char *origin
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* head_totals' rows of src, their run ids moved by off (the columns past
- * run_id named from the table itself). */
-static int copy_totals(Store *s, int64_t off) {
+/* The rows of src's totals table `table`, their run ids moved by off
+ * (the columns past run_id named from the table itself). */
+static int copy_table(Store *s, const char *table, int64_t off) {
     sqlite3_stmt *st;
-    int rc = sqlite3_prepare_v2(s->db, "SELECT group_concat(name, ', ') FROM (SELECT name FROM"
-                                       " pragma_table_info('head_totals', 'main') WHERE cid > 0 ORDER BY cid)", -1, &st, NULL);
+    char *q = sqlite3_mprintf("SELECT group_concat(name, ', ') FROM (SELECT name FROM pragma_table_info('%q', 'main')"
+                              " WHERE cid > 0 ORDER BY cid)", table);
+    int rc = q ? sqlite3_prepare_v2(s->db, q, -1, &st, NULL) : SQLITE_NOMEM;
+    sqlite3_free(q);
     char *sql = NULL;
     if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
         const char *cols = (const char *)sqlite3_column_text(st, 0);
-        sql = sqlite3_mprintf("INSERT INTO main.head_totals(run_id, %s) SELECT run_id + ?1, %s FROM src.head_totals",
-                              cols, cols);
+        sql = sqlite3_mprintf("INSERT INTO main.%s(run_id, %s) SELECT run_id + ?1, %s FROM src.%s", table, cols, cols,
+                              table);
     }
-    sqlite3_finalize(st);
+    if (rc == SQLITE_OK) sqlite3_finalize(st);
     if (rc == SQLITE_OK) rc = sql ? exec_bound(s, sql, off, NULL, NULL) : SQLITE_NOMEM;
     sqlite3_free(sql);
+    return rc;
+}
+
+/* The totals of every head of src's runs: each table of one row per head
+ * and name (store/internal.h). */
+static int copy_totals(Store *s, int64_t off) {
+    static const char *const tables[] = {"head_totals", "head_stats", "head_regimes"};
+    int rc = SQLITE_OK;
+    for (size_t i = 0; rc == SQLITE_OK && i < sizeof tables / sizeof tables[0]; i++) rc = copy_table(s, tables[i], off);
     return rc;
 }
 

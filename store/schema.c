@@ -6,28 +6,29 @@
 #include "engine/decide.h"
 #include "store/internal.h"
 
-/* The per-head fields as (name, SQL type) pairs, in the list's order. The
- * first SCHEMA_V2_HEAD_FIELDS were version 2's columns; version 3 appended
- * the rest (the REM-corrected estimates and the far scores' moments). */
+/* The per-head fields as (name, SQL type) pairs, in the list's order: a
+ * version-1 or 2 file opened read-only shows every one this build knows
+ * past version 2's as NULL. */
 #define SCHEMA_PAIR(name, type, missing, sql, show, title, short_name, doc) {#name, #sql},
 static const char *const HEAD_FIELDS[][2] = {TRACE_HEAD_FIELDS(SCHEMA_PAIR)};
 #define SCHEMA_N_HEAD_FIELDS (sizeof HEAD_FIELDS / sizeof HEAD_FIELDS[0])
-#define SCHEMA_V2_HEAD_FIELDS 7
 
-/* What a position's row keeps for token_share (StoreStepCounts), added by
- * version 4. */
-#define SCHEMA_TOKEN_COUNTS                                                                                    \
-    "n_gate INTEGER, n_global INTEGER, n_oracle INTEGER, n_oracle_global INTEGER, keys_read_sum INTEGER"
+/* Version 3's per-head columns, frozen: version 2's seven, then the four
+ * version 3 appended (the REM-corrected estimates, the far scores'
+ * moments). */
+static const char *const V3_FIELDS[][2] = {
+    {"gate", "INTEGER"},         {"score", "REAL"},           {"oracle_logit", "REAL"},     {"oracle_err", "REAL"},
+    {"qada_logit", "REAL"},      {"qada_bulk_logit", "REAL"}, {"keys_read", "INTEGER"},     {"qada_rem_logit", "REAL"},
+    {"qada_rem_bulk_logit", "REAL"}, {"far_mean", "REAL"},    {"far_std", "REAL"},
+};
+#define SCHEMA_V2_HEAD_FIELDS 7
+#define SCHEMA_V3_HEAD_FIELDS (sizeof V3_FIELDS / sizeof V3_FIELDS[0])
 
 /* Every head's executed gate at a position, two bits a head (store_gate_bits
  * in layout.c): the diff of two runs reads one row a position instead of
  * one a decision. Added by version 5. */
 #define SCHEMA_TOKEN_GATES "gates BLOB"
 
-/* The tables. Columns added by a schema version go at the end of their
- * table, so a migrated database and a new one have the same column order
- * (merge copies rows by position). decisions is rebuilt by the migration
- * instead, since its columns changed meaning. */
 /* Where each head looked beyond its local set (record --attn-top K, the
  * TUI): its K heaviest far positions, rank 0 the heaviest. Added by
  * version 3, so also the whole of MIGRATE_2_TO_3. */
@@ -38,6 +39,11 @@ static const char *const HEAD_FIELDS[][2] = {TRACE_HEAD_FIELDS(SCHEMA_PAIR)};
     "  PRIMARY KEY(run_id, pos, layer, head, rank)\n"                                                          \
     ") WITHOUT ROWID;\n"
 
+/* The tables, frozen as version 6 made them: a later field is an appended
+ * decision_bits column (catalog.c), a later predictor rows of data, so this
+ * text does not change again. Columns added by a schema version go at the
+ * end of their table, so a migrated database and a new one have the same
+ * column order. */
 static const char SCHEMA_TABLES[] =
     "CREATE TABLE runs(\n"
     "  run_id INTEGER PRIMARY KEY,\n"
@@ -77,227 +83,92 @@ static const char SCHEMA_TABLES[] =
     "  run_id INTEGER NOT NULL, pos INTEGER NOT NULL, token_id INTEGER NOT NULL, piece TEXT,\n"
     "  is_prompt INTEGER NOT NULL, logprob REAL, entropy REAL, step_us REAL,\n"
     "  n_far INTEGER, kv_read INTEGER,\n"
-    "  " SCHEMA_TOKEN_COUNTS ",\n"
+    "  n_gate INTEGER, n_global INTEGER, n_oracle INTEGER, n_oracle_global INTEGER, keys_read_sum INTEGER,\n"
     "  " SCHEMA_TOKEN_GATES ",\n"
     "  PRIMARY KEY(run_id, pos)\n"
     ") WITHOUT ROWID;\n";
 
-/* Every decision of every run, one row each, appended in key order so
- * SQLite's append path fills its pages: the packed key (internal.h,
- * store_k), the gate, each REAL field as its float32's bits, and the
- * attention top-k words; keys_read is derived (the decisions view). */
-#define SCHEMA_BITS_BITS(name, type, missing) ", " #name " INTEGER"
-#define SCHEMA_BITS_KEPT(name, type, missing) ", " #name " INTEGER"
-#define SCHEMA_BITS_DERIVED(name, type, missing)
-#define SCHEMA_BITS_FIELD(name, type, missing, sql, show, title, short_name, doc) \
-    STORE_BY_KIND(SCHEMA_BITS_, name, type, missing, sql, show)
-#define SCHEMA_DECISION_TABLES                                                                                 \
-    "CREATE TABLE decision_bits(\n"                                                                            \
-    "  k INTEGER PRIMARY KEY" TRACE_HEAD_FIELDS(SCHEMA_BITS_FIELD) ",\n"                                        \
-    "  top0 INTEGER, top1 INTEGER, top2 INTEGER, top3 INTEGER, top4 INTEGER, top5 INTEGER, top6 INTEGER,"        \
-    " top7 INTEGER\n"                                                                                            \
-    ");\n"                                                                                                       \
-    "CREATE TABLE head_totals(\n  " STORE_TOT_COLUMNS ",\n  PRIMARY KEY(run_id, layer, head)\n) WITHOUT ROWID;\n"
+/* decision_bits as version 4 made it (every decision of every run, one row
+ * each, appended in key order so SQLite's append path fills its pages: the
+ * packed key of internal.h's store_k, the gate, each REAL field as its
+ * float32's bits, the attention top-k words; keys_read is derived). Later
+ * fields are columns appended after top7. */
+#define SCHEMA_DECISION_BITS                                                                                  \
+    "CREATE TABLE decision_bits(\n"                                                                           \
+    "  k INTEGER PRIMARY KEY, gate INTEGER, score INTEGER, oracle_logit INTEGER, oracle_err INTEGER, "          \
+    "qada_logit INTEGER, qada_bulk_logit INTEGER, qada_rem_logit INTEGER, qada_rem_bulk_logit INTEGER, "       \
+    "far_mean INTEGER, far_std INTEGER,\n"                                                                    \
+    "  top0 INTEGER, top1 INTEGER, top2 INTEGER, top3 INTEGER, top4 INTEGER, top5 INTEGER, top6 INTEGER, "     \
+    "top7 INTEGER\n"                                                                                          \
+    ");\n"
 
-static const char SCHEMA_DECISIONS[] = SCHEMA_DECISION_TABLES;
+/* Version 4's head_totals, one wide row a head, frozen: what the 3 to 4
+ * step makes and the 5 to 6 step reads. */
+#define SCHEMA_V4_HEAD_TOTALS                                                                                 \
+    "CREATE TABLE head_totals(\n"                                                                             \
+    "  run_id INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT NULL, n INTEGER NOT NULL, "           \
+    "executed_n INTEGER, executed_global INTEGER, aha_n INTEGER, aha_global INTEGER, qada_n INTEGER, "        \
+    "qada_global INTEGER, qada_bulk_n INTEGER, qada_bulk_global INTEGER, qada_rem_n INTEGER, "                \
+    "qada_rem_global INTEGER, qada_rem_bulk_n INTEGER, qada_rem_bulk_global INTEGER, oracle_n INTEGER, "      \
+    "oracle_global INTEGER, executed_tp INTEGER, executed_fp INTEGER, executed_fn INTEGER, executed_tn "      \
+    "INTEGER, aha_tp INTEGER, aha_fp INTEGER, aha_fn INTEGER, aha_tn INTEGER, qada_tp INTEGER, qada_fp "      \
+    "INTEGER, qada_fn INTEGER, qada_tn INTEGER, qada_bulk_tp INTEGER, qada_bulk_fp INTEGER, qada_bulk_fn "    \
+    "INTEGER, qada_bulk_tn INTEGER, qada_rem_tp INTEGER, qada_rem_fp INTEGER, qada_rem_fn INTEGER, "          \
+    "qada_rem_tn INTEGER, qada_rem_bulk_tp INTEGER, qada_rem_bulk_fp INTEGER, qada_rem_bulk_fn INTEGER, "     \
+    "qada_rem_bulk_tn INTEGER, score_sum REAL, score_n INTEGER, oracle_mass_sum REAL, oracle_mass_n "         \
+    "INTEGER, oracle_err_sum REAL, oracle_err_n INTEGER, keys_read INTEGER, calm_n INTEGER, "                 \
+    "calm_oracle_global INTEGER, qada_calm_global INTEGER, qada_calm_tp INTEGER, bulk_calm_global "           \
+    "INTEGER, bulk_calm_tp INTEGER, frozen_n INTEGER, frozen_oracle_global INTEGER, qada_frozen_global "      \
+    "INTEGER, qada_frozen_tp INTEGER, bulk_frozen_global INTEGER, bulk_frozen_tp INTEGER,\n"                  \
+    "  PRIMARY KEY(run_id, layer, head)\n"                                                                    \
+    ") WITHOUT ROWID;\n"
 
-/* The predictors' parts of the views, from engine/predictors.h: the
- * line breaks between them are the list's sql and sql_names columns, so
- * the text is version 3's byte for byte. */
-/* A predictor's rule as SQL, prefix p naming the row: the gate itself, the
- * router score against τ, or a log-odds against the run's logit(θ). */
-#define SCHEMA_RULE_GATE(p, f) p f
-#define SCHEMA_RULE_TAU(p, f) p f " > " p "tau"
-#define SCHEMA_RULE_THETA(p, f) p f " > " p "theta_logit"
-/* masses: each log-odds estimate as a probability. */
-#define SCHEMA_MASS(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)                        \
-    PRED_IF(PRED_THETA_##thr,                                                                                  \
-            PRED_IF(PRED_IN_SQL_##sql, PRED_SQL_SEP(sql, "    ") "1.0 / (1.0 + EXP(-d." #field ")) AS " word "_mass,"))
-/* predictions: each predictor's decision, by name. */
-#define SCHEMA_CASE(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)                        \
-    PRED_SQL_SEP(sql, "      ") "WHEN '" word "' THEN " SCHEMA_RULE_##thr("d.", #field)
-#define SCHEMA_LABEL(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)                       \
-    "    " SCHEMA_RULE_##thr("d.", #field) " AS " word "\n"
-#define SCHEMA_NAME_FIRST(word) "SELECT '" word "' AS predictor"
-#define SCHEMA_NAME_SAME(word) " UNION ALL SELECT '" word "'"
-#define SCHEMA_NAME_WRAP(word) "\n              UNION ALL SELECT '" word "'"
-#define SCHEMA_NAME(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) SCHEMA_NAME_##sql_names(word)
-/* head_rates, layer_rates: the share each predictor calls global (the
- * executed gate's is global_rate, written out before them). */
-#define SCHEMA_RATE_AVG(sep, thr, field, word) sep "AVG(" SCHEMA_RULE_##thr("", #field) ") AS " word "_rate,"
-#define SCHEMA_RATE_GATE(sql, field, word)
-#define SCHEMA_RATE_TAU(sql, field, word) SCHEMA_RATE_AVG(PRED_SQL_SEP(sql, "    "), TAU, field, word)
-#define SCHEMA_RATE_THETA(sql, field, word) SCHEMA_RATE_AVG(PRED_SQL_SEP(sql, "    "), THETA, field, word)
-#define SCHEMA_RATE(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)                        \
-    SCHEMA_RATE_##thr(sql, field, word)
-#define SCHEMA_RATE_LABEL(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)                  \
-    SCHEMA_RATE_AVG("\n    ", thr, field, word)
-#define SCHEMA_RATES PRED_TABLE(DECIDE_LABEL, SCHEMA_RATE_LABEL) PRED_TABLE(DECIDE_IN_SQL, SCHEMA_RATE)
+/* Version 6's own tables: the file's lists (catalog.c) and the totals,
+ * one row per head and name. */
+#define SCHEMA_V6_TABLES                                                                                      \
+    "CREATE TABLE fields(\n"                                                                                  \
+    "  ord INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,\n"                                                 \
+    "  kind TEXT NOT NULL CHECK(kind IN ('bits','int','derived'))\n"                                          \
+    ");\n"                                                                                                    \
+    "CREATE TABLE predictors(\n"                                                                              \
+    "  ord INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, field TEXT NOT NULL,\n"                            \
+    "  rule TEXT NOT NULL CHECK(rule IN ('gate','tau','theta')), role TEXT NOT NULL CHECK(role IN ('scored','label'))\n" \
+    ");\n"                                                                                                    \
+    "CREATE TABLE head_totals(\n"                                                                             \
+    "  run_id INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT NULL, predictor TEXT NOT NULL,\n"     \
+    "  n INTEGER NOT NULL, global INTEGER NOT NULL, tp INTEGER, fp INTEGER, fn INTEGER, tn INTEGER,\n"         \
+    "  PRIMARY KEY(run_id, layer, head, predictor)\n"                                                         \
+    ") WITHOUT ROWID;\n"                                                                                      \
+    "CREATE TABLE head_stats(\n"                                                                              \
+    "  run_id INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT NULL, n INTEGER NOT NULL,\n"          \
+    "  score_sum REAL, score_n INTEGER, oracle_mass_sum REAL, oracle_mass_n INTEGER,\n"                       \
+    "  oracle_err_sum REAL, oracle_err_n INTEGER, keys_read INTEGER,\n"                                       \
+    "  PRIMARY KEY(run_id, layer, head)\n"                                                                    \
+    ") WITHOUT ROWID;\n"                                                                                      \
+    "CREATE TABLE head_regimes(\n"                                                                            \
+    "  run_id INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT NULL, side TEXT NOT NULL,\n"         \
+    "  predictor TEXT NOT NULL, n INTEGER NOT NULL, oracle_global INTEGER NOT NULL, global INTEGER NOT NULL,\n" \
+    "  tp INTEGER NOT NULL,\n"                                                                                \
+    "  PRIMARY KEY(run_id, layer, head, side, predictor)\n"                                                   \
+    ") WITHOUT ROWID;\n"
 
-/* The views, "CREATE @ VIEW", @ replaced by nothing for the file's own views, "TEMP" for
- * the compatibility views over an old file opened read-only.
- *
- * Predicted global = value above the run's threshold; NULL where the value
- * was not computed, so every rate and confusion skips it; positions with
- * no far keys (tokens.n_far = 0) are not decisions and are left out. The
- * views (decided, predictions, *_rates, token_share, confusion*,
- * run_summary) are a mirror in SQL of engine/decide.h's rules and rates,
- * the one definition the C code uses; tests/test_decide.c checks the two
- * agree cell for cell. */
-#define SCHEMA_ROW_VIEWS \
-    "CREATE @ VIEW masses AS\n" \
-    "  SELECT d.run_id, d.pos, d.layer, d.head," PREDICTORS(SCHEMA_MASS) "\n" \
-    "    CASE WHEN t.n_far > 1 THEN d.far_std / SQRT(2 * LN(t.n_far)) END AS regime\n" \
-    "  FROM decisions d LEFT JOIN tokens t USING(run_id, pos);\n" \
-    "CREATE @ VIEW decided AS\n" \
-    "  SELECT d.*, r.tau, r.theta_logit FROM decisions d JOIN runs r USING(run_id) JOIN tokens t USING(run_id, pos)\n" \
-    "  WHERE t.n_far IS NOT 0;\n" \
-    "CREATE @ VIEW predictions AS\n" \
-    "  SELECT d.run_id, d.pos, d.layer, d.head, p.predictor,\n" \
-    "    CASE p.predictor" PRED_TABLE(DECIDE_IN_SQL, SCHEMA_CASE) " END\n" \
-    "      AS predicted,\n" \
-    PRED_TABLE(DECIDE_LABEL, SCHEMA_LABEL) \
-    "  FROM decided d\n" \
-    "  CROSS JOIN (" PRED_TABLE(DECIDE_IN_SQL, SCHEMA_NAME) ") p;\n" \
+static const char SCHEMA_DECISIONS[] = SCHEMA_DECISION_BITS SCHEMA_V6_TABLES;
 
-/* Version 3's summary views, over every row: what an older file opened
- * read-only is summarised by (TEMP views over its own tables). */
-static const char SCHEMA_VIEWS_V3[] =
-    SCHEMA_ROW_VIEWS
-    "CREATE @ VIEW head_rates AS\n"
-    "  SELECT run_id, layer, head, COUNT(*) AS n, AVG(gate) AS global_rate," SCHEMA_RATES "\n"
-    "    AVG(score) AS mean_score, AVG(1.0 / (1.0 + EXP(-oracle_logit))) AS mean_oracle_mass,\n"
-    "    AVG(oracle_err) AS mean_oracle_err, SUM(keys_read) AS keys_read\n"
-    "  FROM decided GROUP BY run_id, layer, head;\n"
-    "CREATE @ VIEW layer_rates AS\n"
-    "  SELECT run_id, layer, COUNT(*) AS n, AVG(gate) AS global_rate," SCHEMA_RATES "\n"
-    "    AVG(1.0 / (1.0 + EXP(-oracle_logit))) AS mean_oracle_mass, SUM(keys_read) AS keys_read\n"
-    "  FROM decided GROUP BY run_id, layer;\n"
-    "CREATE @ VIEW token_share AS\n"
-    "  SELECT t.run_id, t.pos, t.token_id, t.piece, t.is_prompt, t.logprob, t.n_far,\n"
-    "    CASE WHEN t.n_far IS NOT 0 THEN AVG(d.gate) END AS global_share,\n"
-    "    CASE WHEN t.n_far IS NOT 0 THEN AVG(d.oracle_logit > r.theta_logit) END AS oracle_share,\n"
-    "    SUM(d.keys_read) AS keys_read, COUNT(*) * (t.pos + 1) AS keys_full,\n"
-    "    SUM(d.keys_read) * 1.0 / (COUNT(*) * (t.pos + 1)) AS keys_read_frac,\n"
-    "    t.kv_read, COALESCE(r.n_kv_heads, r.n_heads) * r.n_layers * (t.pos + 1) AS kv_full,\n"
-    "    t.kv_read * 1.0 / (COALESCE(r.n_kv_heads, r.n_heads) * r.n_layers * (t.pos + 1)) AS kv_read_frac\n"
-    "  FROM tokens t JOIN decisions d USING(run_id, pos) JOIN runs r USING(run_id)\n"
-    "  GROUP BY t.run_id, t.pos;\n"
-    "CREATE @ VIEW confusion_head AS\n"
-    "  SELECT *, tp * 1.0 / NULLIF(tp + fp, 0) AS precision, tp * 1.0 / NULLIF(tp + fn, 0) AS recall,\n"
-    "    2.0 * tp / NULLIF(2 * tp + fp + fn, 0) AS f1 FROM (\n"
-    "    SELECT run_id, predictor, layer, head,\n"
-    "      SUM(predicted = 1 AND oracle = 1) AS tp, SUM(predicted = 1 AND oracle = 0) AS fp,\n"
-    "      SUM(predicted = 0 AND oracle = 1) AS fn, SUM(predicted = 0 AND oracle = 0) AS tn\n"
-    "    FROM predictions WHERE predicted IS NOT NULL AND oracle IS NOT NULL\n"
-    "    GROUP BY run_id, predictor, layer, head);\n"
-    "CREATE @ VIEW confusion AS\n"
-    "  SELECT *, tp * 1.0 / NULLIF(tp + fp, 0) AS precision, tp * 1.0 / NULLIF(tp + fn, 0) AS recall,\n"
-    "    2.0 * tp / NULLIF(2 * tp + fp + fn, 0) AS f1 FROM (\n"
-    "    SELECT run_id, predictor,\n"
-    "      SUM(predicted = 1 AND oracle = 1) AS tp, SUM(predicted = 1 AND oracle = 0) AS fp,\n"
-    "      SUM(predicted = 0 AND oracle = 1) AS fn, SUM(predicted = 0 AND oracle = 0) AS tn\n"
-    "    FROM predictions WHERE predicted IS NOT NULL AND oracle IS NOT NULL\n"
-    "    GROUP BY run_id, predictor);\n"
-    "CREATE @ VIEW run_summary AS\n"
-    "  SELECT r.run_id, r.status, r.policy, r.window, r.n_tokens,\n"
-    "    (SELECT AVG(gate) FROM decided d WHERE d.run_id = r.run_id) AS global_share,\n"
-    "    (SELECT AVG(d.oracle_logit > d.theta_logit) FROM decided d WHERE d.run_id = r.run_id) AS oracle_share,\n"
-    "    (SELECT SUM(keys_read) * 1.0 / SUM(keys_full) FROM token_share s WHERE s.run_id = r.run_id)\n"
-    "      AS keys_read_frac,\n"
-    "    (SELECT SUM(kv_read) * 1.0 / SUM(kv_full) FROM token_share s WHERE s.run_id = r.run_id)\n"
-    "      AS kv_read_frac,\n"
-    "    (SELECT EXP(-AVG(logprob)) FROM tokens t WHERE t.run_id = r.run_id AND logprob IS NOT NULL)\n"
-    "      AS perplexity\n"
-    "  FROM runs r;\n";
-
-/* The summary views of version 4 read head_totals and the tokens' counts,
- * kept as each step is committed (layout.c), never the decision rows: a
- * run's summary costs its heads and positions, not its decisions. */
-#define SCHEMA_ONE(x) x
-#define SCHEMA_SUM(x) "SUM(" x ")"
-#define SCHEMA_T_RATE(sep, word, W) sep W(word "_global") " * 1.0 / NULLIF(" W(word "_n") ", 0) AS " word "_rate,"
-#define SCHEMA_T_RATE_GATE(sql, word, W)
-#define SCHEMA_T_RATE_TAU(sql, word, W) SCHEMA_T_RATE(PRED_SQL_SEP(sql, "    "), word, W)
-#define SCHEMA_T_RATE_THETA(sql, word, W) SCHEMA_T_RATE(PRED_SQL_SEP(sql, "    "), word, W)
-#define SCHEMA_T_RATE_H(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)                   \
-    SCHEMA_T_RATE_##thr(sql, word, SCHEMA_ONE)
-#define SCHEMA_T_RATE_L(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)                   \
-    SCHEMA_T_RATE_##thr(sql, word, SCHEMA_SUM)
-#define SCHEMA_T_LABEL_H(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)                  \
-    SCHEMA_T_RATE("\n    ", word, SCHEMA_ONE)
-#define SCHEMA_T_LABEL_L(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)                  \
-    SCHEMA_T_RATE("\n    ", word, SCHEMA_SUM)
-#define SCHEMA_T_TP(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) " WHEN '" word "' THEN " word "_tp"
-#define SCHEMA_T_FP(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) " WHEN '" word "' THEN " word "_fp"
-#define SCHEMA_T_FN(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) " WHEN '" word "' THEN " word "_fn"
-#define SCHEMA_T_TN(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) " WHEN '" word "' THEN " word "_tn"
-#define SCHEMA_T_CELL(M, name) "\n      CASE p.predictor" PRED_TABLE(DECIDE_IN_SQL, M) " END AS " name
-#define SCHEMA_PRF                                                                                             \
-    "  SELECT *, tp * 1.0 / NULLIF(tp + fp, 0) AS precision, tp * 1.0 / NULLIF(tp + fn, 0) AS recall,\n"      \
-    "    2.0 * tp / NULLIF(2 * tp + fp + fn, 0) AS f1 FROM (\n"
-
-static const char SCHEMA_VIEWS[] =
-    "CREATE @ VIEW decisions AS\n"
-    "  SELECT " STORE_DECISIONS_SELECT "\n"
-    "  FROM " STORE_DECISIONS_FROM ";\n"
-    "CREATE @ VIEW attn_top AS\n"
-    "  SELECT run_id, pos, layer, head, rank, w >> 32 AS key_pos,\n"
-    "    " STORE_SQL_F32("(w & 4294967295)") " AS weight\n"
-    "  FROM (SELECT " STORE_SQL_RUN("b.k") " AS run_id, " STORE_SQL_POS("b.k") " AS pos, " STORE_SQL_LAYER("b.k")
-    " AS layer, " STORE_SQL_HEAD("b.k") " AS head, n.rank,\n"
-    "      CASE n.rank WHEN 0 THEN b.top0 WHEN 1 THEN b.top1 WHEN 2 THEN b.top2 WHEN 3 THEN b.top3 WHEN 4 THEN b.top4"
-    " WHEN 5 THEN b.top5 WHEN 6 THEN b.top6 WHEN 7 THEN b.top7 END AS w\n"
-    "    FROM decision_bits b CROSS JOIN (SELECT 0 AS rank UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3"
-    " UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7) n)\n"
-    "  WHERE w IS NOT NULL;\n"
-    SCHEMA_ROW_VIEWS
-    "CREATE @ VIEW head_rates AS\n"
-    "  SELECT run_id, layer, head, n, executed_global * 1.0 / NULLIF(executed_n, 0) AS global_rate,"
-    PRED_TABLE(DECIDE_LABEL, SCHEMA_T_LABEL_H) PRED_TABLE(DECIDE_IN_SQL, SCHEMA_T_RATE_H) "\n"
-    "    score_sum / NULLIF(score_n, 0) AS mean_score, oracle_mass_sum / NULLIF(oracle_mass_n, 0) AS mean_oracle_mass,\n"
-    "    oracle_err_sum / NULLIF(oracle_err_n, 0) AS mean_oracle_err,\n"
-    "    CASE WHEN executed_n > 0 THEN keys_read END AS keys_read\n"
-    "  FROM head_totals WHERE n > 0;\n"
-    "CREATE @ VIEW layer_rates AS\n"
-    "  SELECT run_id, layer, SUM(n) AS n, SUM(executed_global) * 1.0 / NULLIF(SUM(executed_n), 0) AS global_rate,"
-    PRED_TABLE(DECIDE_LABEL, SCHEMA_T_LABEL_L) PRED_TABLE(DECIDE_IN_SQL, SCHEMA_T_RATE_L) "\n"
-    "    SUM(oracle_mass_sum) / NULLIF(SUM(oracle_mass_n), 0) AS mean_oracle_mass,\n"
-    "    CASE WHEN SUM(executed_n) > 0 THEN SUM(keys_read) END AS keys_read\n"
-    "  FROM head_totals WHERE n > 0 GROUP BY run_id, layer;\n"
-    "CREATE @ VIEW token_share AS\n"
-    "  SELECT t.run_id, t.pos, t.token_id, t.piece, t.is_prompt, t.logprob, t.n_far,\n"
-    "    CASE WHEN t.n_far IS NOT 0 THEN t.n_global * 1.0 / NULLIF(t.n_gate, 0) END AS global_share,\n"
-    "    CASE WHEN t.n_far IS NOT 0 THEN t.n_oracle_global * 1.0 / NULLIF(t.n_oracle, 0) END AS oracle_share,\n"
-    "    t.keys_read_sum AS keys_read, r.n_layers * r.n_heads * (t.pos + 1) AS keys_full,\n"
-    "    t.keys_read_sum * 1.0 / (r.n_layers * r.n_heads * (t.pos + 1)) AS keys_read_frac,\n"
-    "    t.kv_read, COALESCE(r.n_kv_heads, r.n_heads) * r.n_layers * (t.pos + 1) AS kv_full,\n"
-    "    t.kv_read * 1.0 / (COALESCE(r.n_kv_heads, r.n_heads) * r.n_layers * (t.pos + 1)) AS kv_read_frac\n"
-    "  FROM tokens t JOIN runs r USING(run_id);\n"
-    "CREATE @ VIEW confusion_head AS\n"
-    SCHEMA_PRF
-    "    SELECT h.run_id, p.predictor, h.layer, h.head," SCHEMA_T_CELL(SCHEMA_T_TP, "tp") ","
-    SCHEMA_T_CELL(SCHEMA_T_FP, "fp") "," SCHEMA_T_CELL(SCHEMA_T_FN, "fn") "," SCHEMA_T_CELL(SCHEMA_T_TN, "tn") "\n"
-    "    FROM head_totals h\n"
-    "    CROSS JOIN (" PRED_TABLE(DECIDE_IN_SQL, SCHEMA_NAME) ") p)\n"
-    "  WHERE tp + fp + fn + tn > 0;\n"
-    "CREATE @ VIEW confusion AS\n"
-    SCHEMA_PRF
-    "    SELECT run_id, predictor, SUM(tp) AS tp, SUM(fp) AS fp, SUM(fn) AS fn, SUM(tn) AS tn\n"
-    "    FROM confusion_head GROUP BY run_id, predictor);\n"
-    "CREATE @ VIEW run_summary AS\n"
-    "  SELECT r.run_id, r.status, r.policy, r.window, r.n_tokens,\n"
-    "    (SELECT SUM(executed_global) * 1.0 / NULLIF(SUM(executed_n), 0) FROM head_totals h WHERE h.run_id = r.run_id)\n"
-    "      AS global_share,\n"
-    "    (SELECT SUM(oracle_global) * 1.0 / NULLIF(SUM(oracle_n), 0) FROM head_totals h WHERE h.run_id = r.run_id)\n"
-    "      AS oracle_share,\n"
-    "    (SELECT SUM(keys_read) * 1.0 / SUM(keys_full) FROM token_share s WHERE s.run_id = r.run_id)\n"
-    "      AS keys_read_frac,\n"
-    "    (SELECT SUM(kv_read) * 1.0 / SUM(kv_full) FROM token_share s WHERE s.run_id = r.run_id)\n"
-    "      AS kv_read_frac,\n"
-    "    (SELECT EXP(-AVG(logprob)) FROM tokens t WHERE t.run_id = r.run_id AND logprob IS NOT NULL)\n"
-    "      AS perplexity\n"
-    "  FROM runs r;\n";
+/* A version-4 or 5 head_totals table T (one wide row a head) as version
+ * 6's three, frozen with version 5's predictors: the 5 to 6 step's rows,
+ * and what such a file opened read-only shows under the new names. */
+#define V5_PRED(w) "SELECT run_id, layer, head, '" w "' AS predictor, " w "_n AS n, " w "_global AS global, " \
+    w "_tp AS tp, " w "_fp AS fp, " w "_fn AS fn, " w "_tn AS tn FROM @ UNION ALL "
+#define V5_REGIME(side, w, tag) "SELECT run_id, layer, head, '" side "' AS side, '" w "' AS predictor, " \
+    side "_n AS n, " side "_oracle_global AS oracle_global, " tag "_" side "_global AS global, " tag "_" side "_tp AS tp FROM @"
+static const char *const V5_AS_V6[3] = {
+    V5_PRED("executed") V5_PRED("aha") V5_PRED("qada") V5_PRED("qada_bulk") V5_PRED("qada_rem") V5_PRED("qada_rem_bulk")
+    "SELECT run_id, layer, head, 'oracle', oracle_n, oracle_global, NULL, NULL, NULL, NULL FROM @",
+    "SELECT run_id, layer, head, n, score_sum, score_n, oracle_mass_sum, oracle_mass_n, oracle_err_sum,"
+    " oracle_err_n, keys_read FROM @",
+    V5_REGIME("calm", "qada", "qada") " UNION ALL " V5_REGIME("calm", "qada_bulk", "bulk") " UNION ALL "
+    V5_REGIME("frozen", "qada", "qada") " UNION ALL " V5_REGIME("frozen", "qada_bulk", "bulk")};
+static const char *const V6_TOTALS[3] = {"head_totals", "head_stats", "head_regimes"};
 
 /* Keys outside the local set of a position, in SQL: attn_n_far
  * (engine/attn.h) over a tokens row t joined with its runs row r. */
@@ -358,42 +229,49 @@ static const char COMPAT_2[] =
  * NULL (%s: their list). */
 static const char COMPAT_2_DECISIONS[] = "CREATE TEMP VIEW decisions AS SELECT *%s FROM main.decisions;\n";
 
-/* Version 3's per-head columns, each written through fmt (two %s: name and
- * SQL type, or one: the name), appended into buf. Returns 0, -1 if they do
- * not fit. */
-static int v3_columns(char *buf, size_t cap, const char *fmt) {
+/* The per-head columns from `first` on of a frozen or own list, each
+ * written through fmt (two %s: name and SQL type, or one: the name),
+ * appended into buf. Returns 0, -1 if they do not fit. */
+static int columns_of(const char *const (*list)[2], size_t first, size_t n, char *buf, size_t cap, const char *fmt) {
     size_t len = 0;
     buf[0] = 0;
-    for (size_t i = SCHEMA_V2_HEAD_FIELDS; i < SCHEMA_N_HEAD_FIELDS; i++) {
-        int n = snprintf(buf + len, cap - len, fmt, HEAD_FIELDS[i][0], HEAD_FIELDS[i][1]);
-        if (n < 0 || (size_t)n >= cap - len) return -1;
-        len += (size_t)n;
+    for (size_t i = first; i < n; i++) {
+        int k = snprintf(buf + len, cap - len, fmt, list[i][0], list[i][1]);
+        if (k < 0 || (size_t)k >= cap - len) return -1;
+        len += (size_t)k;
     }
     return 0;
 }
 
-/* Run sql_fmt with its one %s replaced by v3_columns(col_fmt). */
-static int exec_with_v3_columns(sqlite3 *db, const char *sql_fmt, const char *col_fmt) {
-    char cols[1024];
-    if (v3_columns(cols, sizeof cols, col_fmt)) return SQLITE_TOOBIG;
+/* Run sql_fmt with its one %s replaced by the columns of list. */
+static int exec_with_columns(sqlite3 *db, const char *sql_fmt, const char *const (*list)[2], size_t first, size_t n,
+                             const char *col_fmt) {
+    char cols[2048];
+    if (columns_of(list, first, n, cols, sizeof cols, col_fmt)) return SQLITE_TOOBIG;
     char *sql = sqlite3_mprintf(sql_fmt, cols);
     int rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
     sqlite3_free(sql);
     return rc;
 }
 
-/* Version 2's decisions table, as version 2 created it (its first
- * SCHEMA_V2_HEAD_FIELDS per-head columns): the 1 to 2 step builds exactly
- * that, so a file upgraded in one go and one upgraded by version 2 first
- * end up with the same stored SQL once version 3's columns are appended. */
+/* Version 2's decisions table, as version 2 created it (version 3's first
+ * SCHEMA_V2_HEAD_FIELDS columns): the 1 to 2 step builds exactly that, so
+ * a file upgraded in one go and one upgraded by version 2 first end up
+ * with the same stored SQL once version 3's columns are appended. */
 static int exec_v2_decisions(sqlite3 *db) {
-    char cols[512] = "";
-    size_t len = 0;
-    for (size_t i = 0; i < SCHEMA_V2_HEAD_FIELDS; i++)
-        len += (size_t)snprintf(cols + len, sizeof cols - len, ", %s %s", HEAD_FIELDS[i][0], HEAD_FIELDS[i][1]);
-    char *sql = sqlite3_mprintf("CREATE TABLE decisions(\n"
-                                "  run_id INTEGER NOT NULL, pos INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT"
-                                " NULL%s,\n  PRIMARY KEY(run_id, pos, layer, head)\n) WITHOUT ROWID;\n", cols);
+    return exec_with_columns(db, "CREATE TABLE decisions(\n"
+                                 "  run_id INTEGER NOT NULL, pos INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER"
+                                 " NOT NULL%s,\n  PRIMARY KEY(run_id, pos, layer, head)\n) WITHOUT ROWID;\n",
+                             V3_FIELDS, 0, SCHEMA_V2_HEAD_FIELDS, ", %s %s");
+}
+
+/* text with every '@' replaced by at, run on db. */
+static int exec_at(sqlite3 *db, const char *text, const char *at) {
+    sqlite3_str *out = sqlite3_str_new(db);
+    for (const char *c = text; *c; c++)
+        if (*c == '@') sqlite3_str_appendall(out, at);
+        else sqlite3_str_appendchar(out, 1, *c);
+    char *sql = sqlite3_str_finish(out);
     int rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
     sqlite3_free(sql);
     return rc;
@@ -423,30 +301,32 @@ static int count_objects(sqlite3 *db, int *n_tables, char *first, size_t cap) {
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* Create the views of text views, as the file's own (kind "") or as TEMP
- * ones ('@' in the text marks where the kind goes). */
-static int exec_views_of(sqlite3 *db, const char *views, const char *kind) {
-    size_t n = strlen(kind), len = 0;
-    char *sql = malloc(strlen(views) * (n + 1) + 1);
-    if (!sql) return SQLITE_NOMEM;
-    for (const char *c = views; *c; c++) {
-        if (*c != '@') { sql[len++] = *c; continue; }
-        memcpy(sql + len, kind, n);
-        len += n;
+/* Frozen views (CREATE VIEW …) made as TEMP ones over an old file. */
+static int exec_temp_views(sqlite3 *db, const char *views) {
+    sqlite3_str *out = sqlite3_str_new(db);
+    for (const char *c = views; *c;) {
+        if (!strncmp(c, "CREATE VIEW ", 12)) sqlite3_str_appendall(out, "CREATE TEMP VIEW "), c += 12;
+        else sqlite3_str_appendchar(out, 1, *c++);
     }
-    sql[len] = 0;
-    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-    free(sql);
+    char *sql = sqlite3_str_finish(out);
+    int rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
+    sqlite3_free(sql);
     return rc;
 }
 
-/* The current views, as the file's own (kind "") or TEMP ones. */
-static int exec_views(sqlite3 *db, const char *kind) { return exec_views_of(db, SCHEMA_VIEWS, kind); }
+/* The views of a version-6 file with catalog c, as its own (kind "") or
+ * TEMP ones. */
+static int exec_views(sqlite3 *db, const StoreCatalog *c, const char *kind) {
+    char *sql = store_views_sql(c, kind);
+    int rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    return rc;
+}
 
-/* Drop every view of the file before its tables change (they are
- * recreated from SCHEMA_VIEWS afterwards): whatever its version made,
- * since the names differ (version 4 turned decisions and attn_top from
- * tables into views). The schema check has already held them to that
+/* Drop every view of the file before its tables change or its lists grow
+ * (they are made anew from its catalog afterwards): whatever its version
+ * made, since the names differ (version 4 turned decisions and attn_top
+ * from tables into views). The schema check has already held them to that
  * version's. */
 static int drop_views(sqlite3 *db) {
     sqlite3_stmt *st;
@@ -471,13 +351,14 @@ static int migrate_1_to_2(sqlite3 *db) {
 
 /* Version 2 to 3: attn_top, and the decisions columns version 3 appended. */
 static int migrate_2_to_3(sqlite3 *db) {
-    int rc = exec_with_v3_columns(db, "%s", "ALTER TABLE decisions ADD COLUMN %s %s;\n");
+    int rc = exec_with_columns(db, "%s", V3_FIELDS, SCHEMA_V2_HEAD_FIELDS, SCHEMA_V3_HEAD_FIELDS,
+                               "ALTER TABLE decisions ADD COLUMN %s %s;\n");
     return rc == SQLITE_OK ? sqlite3_exec(db, MIGRATE_2_TO_3, NULL, NULL, NULL) : rc;
 }
 
-/* Version 3 to 4: the compact layout. The new tables and columns, then
- * every row converted and totalled in C (upgrade4.c), the old tables
- * dropped. */
+/* Version 3 to 4: the compact layout's tables and columns. Version 3's
+ * rows are converted once the tables are version 6's (store_upgrade_rows,
+ * upgrade4.c), so that they are totalled straight into head_totals. */
 static const char MIGRATE_3_TO_4[] =
     "ALTER TABLE runs ADD COLUMN top_k INTEGER;\n"
     "ALTER TABLE tokens ADD COLUMN n_gate INTEGER;\n"
@@ -485,26 +366,54 @@ static const char MIGRATE_3_TO_4[] =
     "ALTER TABLE tokens ADD COLUMN n_oracle INTEGER;\n"
     "ALTER TABLE tokens ADD COLUMN n_oracle_global INTEGER;\n"
     "ALTER TABLE tokens ADD COLUMN keys_read_sum INTEGER;\n"
-    SCHEMA_DECISION_TABLES;
-
-static int migrate_3_to_4(sqlite3 *db) {
-    int rc = sqlite3_exec(db, MIGRATE_3_TO_4, NULL, NULL, NULL);
-    return rc == SQLITE_OK ? store_upgrade_rows(db) : rc;
-}
+    SCHEMA_DECISION_BITS SCHEMA_V4_HEAD_TOTALS;
 
 /* Version 4 to 5: the tokens' gate bitmaps. The runs already written keep
  * NULL there, and the diff reads their decision rows instead. */
 static const char MIGRATE_4_TO_5[] = "ALTER TABLE tokens ADD COLUMN " SCHEMA_TOKEN_GATES ";\n";
 
-/* The upgrade from version `from` to the current one, inside the caller's
- * transaction: the views go, each step in turn, the current views come. */
+/* Version 5 to 6: the file's lists (version 6's base), and the wide
+ * head_totals as the long tables, read by version 5's own column names. */
+static int migrate_5_to_6(sqlite3 *db) {
+    StoreCatalog base;
+    store_catalog_base(&base);
+    int rc = sqlite3_exec(db, "ALTER TABLE head_totals RENAME TO head_totals_v5;\n" SCHEMA_V6_TABLES, NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = store_catalog_rows(db, &base);
+    for (int i = 0; rc == SQLITE_OK && i < 3; i++) {
+        char *sql = sqlite3_mprintf("INSERT INTO %s %s", V6_TOTALS[i], V5_AS_V6[i]);
+        rc = sql ? exec_at(db, sql, "head_totals_v5") : SQLITE_NOMEM;
+        sqlite3_free(sql);
+    }
+    return rc == SQLITE_OK ? sqlite3_exec(db, "DROP TABLE head_totals_v5;", NULL, NULL, NULL) : rc;
+}
+
+/* The upgrade from version `from` to the current one's tables, inside the
+ * caller's transaction: the views go, each step in turn; the caller makes
+ * the views from the file's catalog. A version-3 file's rows move last,
+ * into the current layout. */
 static int migrate_steps(sqlite3 *db, int from) {
     int rc = drop_views(db);
     if (rc == SQLITE_OK && from <= 1) rc = migrate_1_to_2(db);
     if (rc == SQLITE_OK && from <= 2) rc = migrate_2_to_3(db);
-    if (rc == SQLITE_OK && from <= 3) rc = migrate_3_to_4(db);
+    if (rc == SQLITE_OK && from <= 3) rc = sqlite3_exec(db, MIGRATE_3_TO_4, NULL, NULL, NULL);
     if (rc == SQLITE_OK && from <= 4) rc = sqlite3_exec(db, MIGRATE_4_TO_5, NULL, NULL, NULL);
-    if (rc == SQLITE_OK) rc = exec_views(db, "");
+    if (rc == SQLITE_OK && from <= 5) rc = migrate_5_to_6(db);
+    if (rc == SQLITE_OK && from <= 3) rc = store_upgrade_rows(db);
+    return rc;
+}
+
+/* What this build lists and the file lacks, appended to it, and its views
+ * made anew from its catalog when anything was (or always, with `fresh`:
+ * the views were dropped). Inside the caller's transaction. */
+static int grow_catalog(sqlite3 *db, int fresh) {
+    StoreCatalog file, own;
+    char why[160];
+    int changed = 0, rc = store_catalog_read(db, "main", &file, why, sizeof why);
+    if (rc == 1) rc = SQLITE_CORRUPT; /* the check read the same rows a moment ago */
+    store_catalog_own(&own);
+    if (rc == SQLITE_OK) rc = store_catalog_extend(db, &file, &own, &changed);
+    if (rc == SQLITE_OK && changed && !fresh) rc = drop_views(db);
+    if (rc == SQLITE_OK && (changed || fresh)) rc = exec_views(db, &file, "");
     return rc;
 }
 
@@ -520,6 +429,7 @@ static int schema_migrate(sqlite3 *db, const char *path, Err *e) {
     if (rc == SQLITE_OK && ver == STORE_SCHEMA_VERSION) return 0;
     snprintf(what, sizeof what, "cannot upgrade the schema from version %d", ver);
     if (rc == SQLITE_OK) rc = migrate_steps(db, ver);
+    if (rc == SQLITE_OK) rc = grow_catalog(db, 1);
     snprintf(sql, sizeof sql, "PRAGMA user_version=%d", STORE_SCHEMA_VERSION);
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
@@ -531,27 +441,95 @@ static int schema_migrate(sqlite3 *db, const char *path, Err *e) {
     return 0;
 }
 
-/* An older file opened read-only: the current names over its tables,
- * summarised from its rows by version 3's views (readers in C ask
- * store_version which tables to read). */
+/* A current file whose lists lack some of this build's: appended in one
+ * transaction (a field's column, a predictor's row) and the views made
+ * anew; no schema version. 0, or -1 with e set. */
+static int schema_grow(sqlite3 *db, const char *path, Err *e) {
+    StoreCatalog file, own;
+    char why[160];
+    int rc = store_catalog_read(db, "main", &file, why, sizeof why), missing = 0;
+    store_catalog_own(&own);
+    for (int i = 0; rc == SQLITE_OK && i < own.n_fields; i++) missing |= !store_catalog_has_field(&file, own.field[i].name);
+    missing |= rc == SQLITE_OK && file.n_preds < own.n_preds;
+    if (rc != SQLITE_OK || !missing) return rc == SQLITE_OK ? 0 : store_sql_err(db, path, "cannot read its lists", e);
+    rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = grow_catalog(db, 0);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) return 0;
+    int err = store_sql_err(db, path, "cannot add this build's fields and predictors", e);
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return err;
+}
+
+/* A file opened read-only whose decision rows (decision_bits, or a
+ * version-3 decisions table) lack fields this build reads: a TEMP view of
+ * the same name adds them as NULL, "not computed". */
+static int shadow_missing_fields(sqlite3 *db, const char *table) {
+    sqlite3_str *cols = sqlite3_str_new(db);
+    for (size_t i = 0; i < SCHEMA_N_HEAD_FIELDS; i++) {
+        if (!strcmp(table, "decision_bits") && !strcmp(HEAD_FIELDS[i][0], "keys_read")) continue;
+        char *q = sqlite3_mprintf("SELECT 1 FROM pragma_table_info('%q', 'main') WHERE name = '%q'", table,
+                                  HEAD_FIELDS[i][0]);
+        sqlite3_stmt *st = NULL;
+        int has = q && sqlite3_prepare_v2(db, q, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_finalize(st);
+        sqlite3_free(q);
+        if (!has) sqlite3_str_appendf(cols, ", NULL AS %s", HEAD_FIELDS[i][0]);
+    }
+    int n = sqlite3_str_length(cols);
+    char *c = sqlite3_str_finish(cols);
+    char *sql = c && n ? sqlite3_mprintf("CREATE TEMP VIEW %s AS SELECT *%s FROM main.%s;", table, c, table) : NULL;
+    int rc = !n ? sqlite3_errcode(db) == SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_OK /* none missing: c is NULL */
+           : sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
+    sqlite3_free(c);
+    sqlite3_free(sql);
+    return rc;
+}
+
+/* A version-4 or 5 file opened read-only: its wide head_totals shown as
+ * version 6's three tables (TEMP views; the file's own views still read
+ * its own table). */
+static int compat_totals(sqlite3 *db) {
+    int rc = SQLITE_OK;
+    for (int i = 0; rc == SQLITE_OK && i < 3; i++) {
+        char *sql = sqlite3_mprintf("CREATE TEMP VIEW %s AS %s;", V6_TOTALS[i], V5_AS_V6[i]);
+        rc = sql ? exec_at(db, sql, "main.head_totals") : SQLITE_NOMEM;
+        sqlite3_free(sql);
+    }
+    return rc;
+}
+
+/* An older file opened read-only: the current names over its tables
+ * (readers in C ask store_version which tables to read); version 1 and 2
+ * summarised from their rows by version 3's views. A current one only
+ * gains, as NULL, the fields its rows lack. */
 static int schema_compat(sqlite3 *db, const char *path, int ver, Err *e) {
-    /* version 3's own tables and row-level views carry version 4's names; version 4 lacks only the
-     * tokens' gates, which the diff asks for at version 5 alone */
-    if (ver >= 3) return 0;
-    int rc = exec_with_v3_columns(db, ver == 1 ? COMPAT_1 : COMPAT_2_DECISIONS, ", NULL AS %s");
-    if (rc == SQLITE_OK) rc = exec_views_of(db, SCHEMA_VIEWS_V3, "TEMP");
-    if (rc == SQLITE_OK) rc = sqlite3_exec(db, COMPAT_2, NULL, NULL, NULL);
+    int rc = SQLITE_OK;
+    if (ver <= 2) {
+        rc = exec_with_columns(db, ver == 1 ? COMPAT_1 : COMPAT_2_DECISIONS, HEAD_FIELDS, SCHEMA_V2_HEAD_FIELDS,
+                               SCHEMA_N_HEAD_FIELDS, ", NULL AS %s");
+        if (rc == SQLITE_OK) rc = exec_temp_views(db, store_schema_old_views(3));
+        if (rc == SQLITE_OK) rc = sqlite3_exec(db, COMPAT_2, NULL, NULL, NULL);
+    } else if (ver == 3) rc = shadow_missing_fields(db, "decisions");
+    else {
+        if (ver <= 5) rc = compat_totals(db);
+        if (rc == SQLITE_OK) rc = shadow_missing_fields(db, "decision_bits");
+    }
     if (rc == SQLITE_OK) return 0;
     char what[64];
     snprintf(what, sizeof what, "cannot read schema version %d", ver);
     return store_sql_err(db, path, what, e);
 }
 
-/* The tables and views of a new file. */
+/* The tables and views of a new file: version 6's base lists, then what
+ * this build adds to them, as a writer adds them to any file. */
 static int create_objects(sqlite3 *db) {
+    StoreCatalog base;
+    store_catalog_base(&base);
     int rc = sqlite3_exec(db, SCHEMA_TABLES, NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, SCHEMA_DECISIONS, NULL, NULL, NULL);
-    if (rc == SQLITE_OK) rc = exec_views(db, "");
+    if (rc == SQLITE_OK) rc = store_catalog_rows(db, &base);
+    if (rc == SQLITE_OK) rc = grow_catalog(db, 1);
     return rc;
 }
 
@@ -578,20 +556,39 @@ static int schema_create(sqlite3 *db, const char *path, Err *e) {
     return 0;
 }
 
+/* The current version's tables grown to catalog c and its views from c,
+ * into an empty mem (or one holding an older file's objects, upgraded). */
+static int expected_current(sqlite3 *mem, int created, const StoreCatalog *c) {
+    int rc = SQLITE_OK;
+    if (created < STORE_SCHEMA_VERSION) rc = migrate_steps(mem, created);
+    else {
+        rc = sqlite3_exec(mem, SCHEMA_TABLES, NULL, NULL, NULL);
+        if (rc == SQLITE_OK) rc = sqlite3_exec(mem, SCHEMA_DECISIONS, NULL, NULL, NULL);
+    }
+    sqlite3_str *alter = sqlite3_str_new(mem);
+    int bad = store_catalog_columns(c, alter);
+    char *sql = sqlite3_str_finish(alter); /* NULL when there is nothing to add */
+    if (rc == SQLITE_OK) rc = bad ? bad : sql ? sqlite3_exec(mem, sql, NULL, NULL, NULL) : SQLITE_OK;
+    sqlite3_free(sql);
+    return rc == SQLITE_OK ? exec_views(mem, c, "") : rc;
+}
+
 /* A private in-memory database holding exactly the objects a file created
- * at version `created` has once upgraded to version `ver`: made by the
- * very statements that make and upgrade a file (schema_old.c for older
- * versions), so the SQL text SQLite stores, ALTER TABLE's edits included,
- * matches byte for byte and no list of objects is kept twice. An upgrade
- * that stopped short of the current version was made by an older build:
- * schema_old.c holds what it left. NULL on failure. */
-static sqlite3 *expected_db(int created, int ver) {
+ * at version `created` has once upgraded to version `ver` (and, at the
+ * current version, grown to its catalog c): made by the very statements
+ * that make and upgrade a file (schema_old.c for older versions), so the
+ * SQL text SQLite stores, ALTER TABLE's edits included, matches byte for
+ * byte and no list of objects is kept twice. An upgrade that stopped short
+ * of the current version was made by an older build: schema_old.c holds
+ * what it left. NULL with why set on failure. */
+static sqlite3 *expected_db(int created, int ver, const StoreCatalog *c, char *why, size_t cap) {
     sqlite3 *mem = NULL;
     int rc = store_db_open(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &mem);
     const char *old = created < ver ? store_schema_old_upgraded(created, ver) : store_schema_old(created);
-    if (rc == SQLITE_OK) rc = old ? sqlite3_exec(mem, old, NULL, NULL, NULL) : create_objects(mem);
-    if (rc == SQLITE_OK && created < ver && ver == STORE_SCHEMA_VERSION) rc = migrate_steps(mem, created);
+    if (rc == SQLITE_OK && old) rc = sqlite3_exec(mem, old, NULL, NULL, NULL);
+    if (rc == SQLITE_OK && ver == STORE_SCHEMA_VERSION) rc = expected_current(mem, created, c);
     if (rc == SQLITE_OK) return mem;
+    snprintf(why, cap, "%s", mem ? sqlite3_errmsg(mem) : sqlite3_errstr(rc));
     sqlite3_close(mem);
     return NULL;
 }
@@ -651,13 +648,19 @@ static int schema_diff(sqlite3 *db, const char *schema, sqlite3 *want, char *why
     return rc;
 }
 
-/* One column's test on the probed row: NULL in a NOT NULL column, or a
- * storage class its declared type's affinity never stores. */
-static char *column_test(char *where, sqlite3_stmt *col) {
+/* One column's test on the probed row: NULL in a NOT NULL column, a
+ * storage class its declared type's affinity never stores, or (the totals'
+ * name columns) a word ahascope never writes there: a long totals row
+ * otherwise reads as a plausible tokens row. */
+static char *column_test(char *where, sqlite3_stmt *col, const char *schema, const char *table) {
     static const char *const kinds[][2] = {{"INTEGER", "'integer'"}, {"REAL", "'real', 'integer'"}, {"TEXT", "'text'"}};
     const char *name = (const char *)sqlite3_column_text(col, 0), *type = (const char *)sqlite3_column_text(col, 2);
     char *more = where;
     if (sqlite3_column_int(col, 1)) more = sqlite3_mprintf("%z OR \"%w\" IS NULL", more, name);
+    if (strncmp(table, "head_", 5)) return more;
+    if (more && name && !strcmp(name, "predictor"))
+        more = sqlite3_mprintf("%z OR predictor NOT IN (SELECT name FROM \"%w\".predictors)", more, schema);
+    if (more && name && !strcmp(name, "side")) more = sqlite3_mprintf("%z OR side NOT IN ('calm', 'frozen')", more);
     for (size_t i = 0; more && type && i < sizeof kinds / sizeof kinds[0]; i++)
         if (!sqlite3_stricmp(type, kinds[i][0]))
             more = sqlite3_mprintf("%z OR typeof(\"%w\") NOT IN ('null', %s)", more, name, kinds[i][1]);
@@ -676,7 +679,7 @@ static int root_probe(sqlite3 *db, const char *schema, const char *t, char *why,
     int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
     sqlite3_free(sql);
     char *where = sqlite3_mprintf("0");
-    while (rc == SQLITE_OK && where && sqlite3_step(st) == SQLITE_ROW) where = column_test(where, st);
+    while (rc == SQLITE_OK && where && sqlite3_step(st) == SQLITE_ROW) where = column_test(where, st, schema, t);
     sqlite3_finalize(st);
     sql = where ? sqlite3_mprintf("SELECT (%s) FROM (SELECT * FROM \"%w\".\"%w\" LIMIT 1)", where, schema, t) : NULL;
     sqlite3_free(where);
@@ -693,8 +696,30 @@ static int root_probe(sqlite3 *db, const char *schema, const char *t, char *why,
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* What sqlite_schema points at: every table's root page probed. */
+/* Whether two objects of `schema` share a root page (a b-tree read under
+ * two names): 0, 1 with why set, or SQLite's code. */
+static int shared_root(sqlite3 *db, const char *schema, char *why, size_t cap) {
+    char *sql = sqlite3_mprintf("SELECT min(name), max(name) FROM \"%w\".sqlite_schema WHERE rootpage > 0"
+                                " GROUP BY rootpage HAVING COUNT(*) > 1", schema);
+    sqlite3_stmt *st = NULL;
+    int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        snprintf(why, cap, "tampered schema: '%.64s' and '%.64s' share one root page", sqlite3_column_text(st, 0),
+                 sqlite3_column_text(st, 1));
+        for (char *c = why; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+        rc = 1;
+    } else if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* What sqlite_schema points at: no root page twice, every table's root
+ * page probed. */
 static int roots_diff(sqlite3 *db, const char *schema, char *why, size_t cap) {
+    int shared = shared_root(db, schema, why, cap);
+    if (shared) return shared;
     char *sql = sqlite3_mprintf("SELECT name FROM \"%w\".sqlite_schema WHERE type = 'table' ORDER BY name", schema);
     sqlite3_stmt *st = NULL;
     int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
@@ -723,9 +748,15 @@ static int verify_snapshot(sqlite3 *db, const char *schema, const char *path, in
     if (*ver < 1 || *ver > STORE_SCHEMA_VERSION)
         return err_set(e, "%s: schema version %d is not one this ahascope reads (1 to %d)", path, *ver,
                        STORE_SCHEMA_VERSION);
+    StoreCatalog cat;
+    if (*ver == STORE_SCHEMA_VERSION) {
+        rc = store_catalog_read(db, schema, &cat, why, sizeof why);
+        if (rc == 1) return err_set(e, "%s: tampered schema: %s", path, why);
+        if (rc != SQLITE_OK) return store_sql_err(db, path, "damaged ahascope schema: cannot read its lists", e);
+    }
     for (int created = *ver, best = -1, same; created >= 1; created--) {
-        sqlite3 *want = expected_db(created, *ver);
-        if (!want) return err_set(e, "%s: cannot check the schema: out of memory", path);
+        sqlite3 *want = expected_db(created, *ver, &cat, try_why, sizeof try_why);
+        if (!want) return err_set(e, "%s: cannot check the schema: %s", path, try_why);
         rc = schema_diff(db, schema, want, try_why, sizeof try_why, &same);
         sqlite3_close(want);
         if (rc == SQLITE_OK && (rc = roots_diff(db, schema, why, sizeof why)) == 1) return err_set(e, "%s: %s", path, why);
@@ -795,17 +826,21 @@ int store_schema_accept(sqlite3 *db, const char *path, int create, Err *e) {
     return store_schema_verify(db, "main", path, &ver, e);
 }
 
-int store_schema_check(sqlite3 *db, const char *path, int create, Err *e) {
+/* store_schema_check, with `write` apart from `create`: a writer's second
+ * look, after it created or upgraded the file, must not create again. */
+static int schema_check(sqlite3 *db, const char *path, int create, int write, Err *e) {
     int ver = 0, judged = identify(db, path, create, &ver, e);
     if (judged < 0) return -1;
     if (judged) {
         int rc = schema_create(db, path, e);
         if (rc <= 0) return rc;
-        return store_schema_check(db, path, 0, e);
+        return schema_check(db, path, 0, write, e);
     }
     if (store_schema_verify(db, "main", path, &ver, e)) return -1; /* ver again: a writer may have upgraded it */
-    if (ver == STORE_SCHEMA_VERSION) return 0;
-    if (!create) return schema_compat(db, path, ver, e);
+    if (!write) return schema_compat(db, path, ver, e);
+    if (ver == STORE_SCHEMA_VERSION) return schema_grow(db, path, e);
     if (schema_migrate(db, path, e)) return -1;
-    return store_schema_check(db, path, 0, e);
+    return schema_check(db, path, 0, write, e);
 }
+
+int store_schema_check(sqlite3 *db, const char *path, int create, Err *e) { return schema_check(db, path, create, create, e); }

@@ -22,7 +22,7 @@
 #include "engine/err.h"
 #include "engine/trace.h"
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 #define STORE_APPLICATION_ID 0x41484153 /* "AHAS": marks a file as ours */
 
 typedef struct Store Store;

@@ -1,8 +1,10 @@
-/* upgrade4.c — a version-3 file's rows into version 4's layout: each
+/* upgrade4.c — a version-3 file's rows into the compact layout: each
  * decision's REALs (float32 values, so the conversion to bits is exact)
  * and its attn_top ranks into one decision_bits row, and the totals the
  * summary views read computed by the writer's own code (layout.c), so an
- * upgraded file and a recorded one cannot disagree. */
+ * upgraded file and a recorded one cannot disagree. It reads version 3's
+ * columns and writes version 4's, both frozen here: a field added later is
+ * not in either (its column, appended afterwards, stays NULL). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +19,19 @@ typedef struct {
     int top_k;   /* ranks seen: the run's top_k */
 } Upgrade;
 
+/* Version 3's per-head columns and version 4's decision_bits columns
+ * (keys_read derived), in the order fill_cell and put_cell take them. */
+#define V3_COLUMNS ", gate, score, oracle_logit, oracle_err, qada_logit, qada_bulk_logit, keys_read, qada_rem_logit," \
+                   " qada_rem_bulk_logit, far_mean, far_std"
+#define V4_COLUMNS "k, gate, score, oracle_logit, oracle_err, qada_logit, qada_bulk_logit, qada_rem_logit," \
+                   " qada_rem_bulk_logit, far_mean, far_std" STORE_TOP_COLUMNS
+
 static int prepare_all(sqlite3 *db, Upgrade *u) {
     char ins[512];
-    int n = store_bits_row_values(), o = snprintf(ins, sizeof ins, "INSERT INTO decision_bits(" STORE_BITS_COLUMNS
-                                                   ") VALUES(?");
-    for (int i = 1; i < n; i++) o += snprintf(ins + o, sizeof ins - (size_t)o, ",?");
+    int o = snprintf(ins, sizeof ins, "INSERT INTO decision_bits(" V4_COLUMNS ") VALUES(?");
+    for (int i = 1; i < 11 + STORE_ATTN_TOP_MAX; i++) o += snprintf(ins + o, sizeof ins - (size_t)o, ",?");
     snprintf(ins + o, sizeof ins - (size_t)o, ")");
-    int rc = sqlite3_prepare_v2(db, "SELECT pos, layer, head" STORE_HEAD_COLUMNS " FROM decisions WHERE run_id=?1"
+    int rc = sqlite3_prepare_v2(db, "SELECT pos, layer, head" V3_COLUMNS " FROM decisions WHERE run_id=?1"
                                     " ORDER BY pos, layer, head", -1, &u->dec, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(db, "SELECT pos, layer, head, rank, key_pos, weight FROM attn_top WHERE run_id=?1"
@@ -58,6 +66,17 @@ static void fill_top(Upgrade *u, StepTrace *t, int pos) {
     }
 }
 
+/* Cell c of t as version 4's row (V4_COLUMNS). */
+static void put_cell(sqlite3_stmt *st, int64_t run_id, const StepTrace *t, int c) {
+    int b = 1;
+    sqlite3_bind_int64(st, b++, store_k(run_id, t->pos, c / t->n_heads, c % t->n_heads));
+    store_bind_INTEGER(st, b++, t->gate[c]);
+    const float *v[] = {t->score,          t->oracle_logit,        t->oracle_err, t->qada_logit, t->qada_bulk_logit,
+                        t->qada_rem_logit, t->qada_rem_bulk_logit, t->far_mean,   t->far_std};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) store_bind_bits(st, b++, v[i][c]);
+    for (int r = 0; r < STORE_ATTN_TOP_MAX; r++) store_bind_top(st, b++, t, c, r);
+}
+
 /* One position: its rows written, its totals added, its tokens row given
  * its counts. present[c]: the cell had a row (only those get one). */
 static int put_position(Upgrade *u, StoreTotals *tt, StepTrace *t, const unsigned char *present) {
@@ -70,7 +89,7 @@ static int put_position(Upgrade *u, StoreTotals *tt, StepTrace *t, const unsigne
     if (u->top_rc != SQLITE_ROW && u->top_rc != SQLITE_DONE) return u->top_rc;
     for (int c = 0; c < trace_cells(t); c++) {
         if (!present[c]) continue;
-        store_bind_bits_row(u->ins, 1, tt->run_id, t, c);
+        put_cell(u->ins, tt->run_id, t, c);
         rc = sqlite3_step(u->ins);
         sqlite3_reset(u->ins);
         if (rc != SQLITE_DONE) return rc;
@@ -94,10 +113,12 @@ static int put_position(Upgrade *u, StoreTotals *tt, StepTrace *t, const unsigne
 static void fill_cell(sqlite3_stmt *st, StepTrace *t, unsigned char *present) {
     int l = sqlite3_column_int(st, 1), h = sqlite3_column_int(st, 2), c = l * t->n_heads + h, k = 3;
     present[c] = 1;
-#define UPGRADE_COLUMN(name, type, missing, sql, show, title, short_name, doc) \
-    t->name[c] = (type)store_col_##sql(st, k++, missing);
-    TRACE_HEAD_FIELDS(UPGRADE_COLUMN)
-#undef UPGRADE_COLUMN
+    t->gate[c] = (int8_t)store_col_INTEGER(st, k++, -1);
+    float *v[] = {t->score,           t->oracle_logit, t->oracle_err, t->qada_logit, t->qada_bulk_logit, NULL,
+                  t->qada_rem_logit,  t->qada_rem_bulk_logit, t->far_mean, t->far_std};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++, k++)
+        if (v[i]) v[i][c] = (float)store_col_REAL(st, k, NAN);
+        else t->keys_read[c] = (int32_t)store_col_INTEGER(st, k, -1);
 }
 
 /* Whether a row's key parts fit the packed key and the run's shape. */

@@ -1,5 +1,7 @@
 #!/bin/sh
 # Runs the test suite against the optimised build and the ASan+UBSan build,
+# then the canary build's store, predictor and eval tests (built with one
+# extra trace field and one extra predictor, -DAHASCOPE_CANARY: tests/README.md),
 # then each fuzz harness over its seeds (tests/fuzz/run_corpus.sh, one test
 # per harness), and prints the combined "N passed, N failed" line. Exit
 # non-zero on any failure.
@@ -8,13 +10,18 @@ total_p=0; total_f=0; total_s=0; rc=0
 # The failing tests' names and first messages, repeated just above the last
 # line: CI keeps only the end of the log.
 failures=$(mktemp)
-for variant in build build-san; do
+# The tests the canary build runs: what a new field or predictor passes through.
+CANARY_TESTS="store decide aha eval trace predictor"
+for variant in build build-san build-canary; do
     bin=./ahascope
-    [ "$variant" = build-san ] && bin=./build-san/ahascope
+    [ "$variant" != build ] && bin=./$variant/ahascope
+    filter=
+    [ "$variant" = build-canary ] && filter=$CANARY_TESTS
     echo "== $variant =="
     out=$(mktemp)
+    # shellcheck disable=SC2086 # the filter is a list of words
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-        AHASCOPE_BIN=$bin ./$variant/run_tests 2>&1 | tee "$out"
+        AHASCOPE_BIN=$bin ./$variant/run_tests $filter 2>&1 | tee "$out"
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
     grep '^FAILED ' "$out" | sed "s/^/$variant: /" >>"$failures"
     rm -f "$out"

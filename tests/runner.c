@@ -1,7 +1,7 @@
 /* runner.c — runs every registered test, optionally filtered, and prints `N passed, N failed, N skipped`.
  *
- * Runs every registered TEST, optionally filtered by a substring
- * given as argv[1], and ends with the line "N passed, N failed[, N skipped]". */
+ * With arguments, only the tests whose name or file holds one of them run;
+ * the last line is "N passed, N failed[, N skipped]". */
 #define _POSIX_C_SOURCE 200809L
 #include <glob.h>
 #include <sys/stat.h>
@@ -240,8 +240,14 @@ static void cleanup_tmp(void) {
     if (system(cmd) != 0) fprintf(stderr, "warning: could not remove %s\n", g_tmpdir);
 }
 
+/* Whether test t is one the arguments ask for (all, without any). */
+static int wanted(const TestCase *t, int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (strstr(t->name, argv[i]) || strstr(t->file, argv[i])) return 1;
+    return argc < 2;
+}
+
 int main(int argc, char **argv) {
-    const char *filter = argc > 1 ? argv[1] : NULL;
     snprintf(g_tmpdir, sizeof g_tmpdir, "/tmp/ahascope-test-XXXXXX");
     if (!mkdtemp(g_tmpdir)) { perror("mkdtemp"); return 2; }
     atexit(cleanup_tmp);
@@ -252,7 +258,7 @@ int main(int argc, char **argv) {
     static char failures[16][400];
     for (int i = 0; i < g_ntests; i++) {
         TestCase *t = &g_tests[i];
-        if (filter && !strstr(t->name, filter) && !strstr(t->file, filter)) continue;
+        if (!wanted(t, argc, argv)) continue;
         g_cur_failed = 0;
         g_cur_skipped = 0;
         fprintf(stderr, "  %-48s ", t->name);

@@ -464,8 +464,8 @@ TEST(eval_perplexity_intervals_match_numpy_recount) {
         cJSON_AddItemToObject(s, "ref", cJSON_Duplicate(ref, 1));
         cJSON_AddTrueToObject(s, "exp");
     }
-    BootRef want[16];
-    if (boot_ref_recount(stats, 6, want, 1 + nm) == 0) {
+    BootRef *want = calloc((size_t)(1 + nm), sizeof *want); /* a row per matched predictor: sized from the run */
+    if (want && boot_ref_recount(stats, 6, want, 1 + nm) == 0) {
         for (int i = 0; i <= nm; i++) {
             cJSON *r = i ? cJSON_GetArrayItem(matched, i - 1) : p0;
             const char *keys[] = {"ppl_seqs", "ppl_ci_low", "ppl_ci_high", "nll_diff_ci_low", "nll_diff_ci_high"};
@@ -479,6 +479,7 @@ TEST(eval_perplexity_intervals_match_numpy_recount) {
         }
         CHECK(want[1].dlo == 0 && want[1].dhi == 0); /* aha against itself */
     }
+    free(want);
     cJSON_Delete(stats);
     double mean = 0;
     for (int k = 0; k < 6; k++) mean += cJSON_GetNumberValue(cJSON_GetArrayItem(each, k)) / 6;

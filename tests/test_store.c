@@ -14,6 +14,7 @@
 #include "engine/attn.h"
 #include "engine/sha256.h"
 #include "engine/session.h"
+#include "store/internal.h"
 #include "store/store.h"
 #include "test.h"
 #include "stories.h"
@@ -916,6 +917,120 @@ TEST(store_reads_and_upgrades_a_version_4_database) {
         store_close(s, NULL);
     }
     CHECK_NEAR(scalar(rw, "SELECT COUNT(*) FROM decisions WHERE run_id = 3"), 4 * 5 * 8, 0);
+}
+
+/* A version-5 file (tests/fixtures/store/v5.db, written by the version-5
+ * binary: run 1 under aha, run 2 under the oracle, both --profile
+ * --attn-top 4, run 3 an eval's): read-only it answers and stays
+ * byte-identical; a writer opens it at the current version, its summaries,
+ * confusion tables and diff (from the tokens' bitmaps) answer as before,
+ * and it takes a new run. Made before head_totals went long, so every
+ * later layout is held to upgrading it. */
+TEST(store_reads_and_upgrades_a_version_5_database) {
+    const char *ro = test_tmp("v5-read.db"), *rw = test_tmp("v5-write.db");
+    long n0 = 0;
+    char *before = fixture_copies("v5.db", ro, rw, &n0);
+    CHECK(before != NULL);
+    CHECK_NEAR(scalar(ro, "PRAGMA user_version"), 5, 0);
+    int st;
+    const char *q = "SELECT (SELECT COUNT(*) FROM attn_top WHERE run_id = 1), (SELECT COUNT(*) FROM decisions),"
+                    " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 1),"
+                    " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 2),"
+                    " (SELECT group_concat(predictor || ':' || tp || '/' || fp || '/' || fn || '/' || tn, ' ')"
+                    "  FROM (SELECT * FROM confusion WHERE run_id = 1 ORDER BY predictor)),"
+                    " (SELECT ROUND(SUM(oracle_rate), 6) || ',' || ROUND(SUM(qada_rate), 6) FROM head_rates)";
+    char *compat = test_runf(&st, "%s query --db %s --csv \"%s\"", test_bin(), ro, q);
+    CHECK_MSG(st == 0 && compat && strstr(compat, "1040,2880,0.190625,0.271875,aha:48/13/37/222 executed:48/13/37/222"
+                                                  " qada:78/217/7/18 qada_bulk:85/26/0/209"),
+              "query of a version-5 file: %s", compat);
+    char *diff_ro = test_runf(&st, "%s compare --db %s --run 1 --run 2", test_bin(), ro);
+    CHECK_MSG(st == 0 && diff_ro && strstr(diff_ro, "16 global->local (-), 42 local->global (+) of 320 decisions"),
+              "diff of a version-5 file: %s", diff_ro);
+    char *cmp_ro = test_runf(&st, "%s compare --db %s --run 1", test_bin(), ro);
+    CHECK_MSG(st == 0 && cmp_ro, "compare of a version-5 file: %s", cmp_ro ? cmp_ro : "");
+    CHECK_MSG(file_unchanged(ro, before, n0), "reading changed the version-5 file");
+    free(before);
+    Err e;
+    Store *s = store_open(rw, STORE_WRITE, 1000, &e);
+    CHECK_MSG(s != NULL, "%s", e.msg);
+    CHECK_NEAR(scalar(rw, "PRAGMA user_version"), STORE_SCHEMA_VERSION, 0);
+    char *opened = test_runf(&st, "%s query --db %s --csv \"%s\"", test_bin(), rw, q);
+    CHECK_MSG(st == 0 && compat && opened && !strcmp(compat, opened), "read-only:\n%s\nopened:\n%s", compat, opened);
+    char *diff_rw = test_runf(&st, "%s compare --db %s --run 1 --run 2", test_bin(), rw);
+    CHECK_MSG(st == 0 && diff_ro && diff_rw && !strcmp(diff_ro, diff_rw), "diff read-only:\n%s\nupgraded:\n%s",
+              diff_ro ? diff_ro : "", diff_rw ? diff_rw : "");
+    char *cmp_rw = test_runf(&st, "%s compare --db %s --run 1", test_bin(), rw);
+    CHECK_MSG(st == 0 && cmp_ro && cmp_rw && !strcmp(cmp_ro, cmp_rw), "compare read-only:\n%s\nupgraded:\n%s",
+              cmp_ro ? cmp_ro : "", cmp_rw ? cmp_rw : "");
+    free(compat), free(opened), free(diff_ro), free(diff_rw), free(cmp_ro), free(cmp_rw);
+    if (s) {
+        CHECK_INT(store_run_attn_top(s, 1, &e), 4);
+        StoreRunInfo r;
+        run_info(&r, 5, 8);
+        CHECK(store_run_begin(s, &r, &e) == 0);
+        CHECK_INT((int)r.run_id, 4);
+        for (int p = 0; p < 4; p++) {
+            StepTrace *t = synthetic_trace(5, 8, p, 5);
+            CHECK(store_write_step(s, r.run_id, t, NULL, &e) == 0);
+            trace_free(t);
+        }
+        CHECK(store_run_end(s, r.run_id, "done", &e) == 0);
+        store_close(s, NULL);
+    }
+    CHECK_NEAR(scalar(rw, "SELECT COUNT(*) FROM decisions WHERE run_id = 4"), 4 * 5 * 8, 0);
+}
+
+/* A file at `path` holding exactly the frozen statements `sql` of schema
+ * version `ver` (no rows), opened once for writing: upgraded to the
+ * current version. Returns its objects' stored text, one per line, by
+ * name; NULL on failure. */
+static char *upgraded_schema_text(const char *path, const char *sql, int ver) {
+    unlink(path);
+    sqlite3 *db = NULL;
+    char pragmas[96];
+    snprintf(pragmas, sizeof pragmas, "PRAGMA application_id=%d; PRAGMA user_version=%d;", STORE_APPLICATION_ID, ver);
+    int ok = sqlite3_open(path, &db) == SQLITE_OK && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK &&
+             sqlite3_exec(db, pragmas, NULL, NULL, NULL) == SQLITE_OK;
+    sqlite3_close(db);
+    Err e;
+    Store *s = ok ? store_open(path, STORE_WRITE, 1000, &e) : NULL;
+    CHECK_MSG(s != NULL, "version %d: %s", ver, ok ? e.msg : "cannot make the file");
+    if (!s) return NULL;
+    store_close(s, NULL);
+    sqlite3_stmt *st = NULL;
+    char *text = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT group_concat(type || ' ' || name || ' ' || tbl_name || ' ' || COALESCE(sql, ''),"
+                               " char(10)) FROM (SELECT * FROM sqlite_schema ORDER BY name)", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        text = strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return text;
+}
+
+/* A file made at version c and upgraded by an older build to any later
+ * version v (the text that build left, frozen in schema_old.c) stores,
+ * once this build upgrades it, exactly the text the same file upgraded
+ * from c in one go stores: every step reads only its own layout. */
+TEST(store_upgrade_steps_and_one_go_store_the_same_schema) {
+    const char *path = test_tmp("steps.db");
+    int pairs = 0;
+    for (int c = 1; c < STORE_SCHEMA_VERSION; c++) {
+        char *one_go = upgraded_schema_text(path, store_schema_old(c), c);
+        for (int v = c + 1; one_go && v < STORE_SCHEMA_VERSION; v++) {
+            const char *left = store_schema_old_upgraded(c, v);
+            if (!left) continue;
+            char *steps = upgraded_schema_text(path, left, v);
+            CHECK_MSG(steps && !strcmp(one_go, steps), "made at %d, upgraded to %d by its build, then to %d: %s", c, v,
+                      STORE_SCHEMA_VERSION, steps ? "other text" : "refused");
+            pairs++;
+            free(steps);
+        }
+        CHECK_MSG(one_go != NULL, "made at %d, upgraded in one go", c);
+        free(one_go);
+    }
+    CHECK_INT(pairs, 10); /* 1->2, 1->3, 1->4, 1->5, 2->3, 2->4, 2->5, 3->4, 3->5, 4->5 */
 }
 
 /* One field list: the decisions table's columns, the export's header and

@@ -37,8 +37,11 @@ static void killed_writer(const char *db, const char *sql) {
     "CREATE TEMP TABLE k AS SELECT * FROM tokens WHERE run_id=1; UPDATE k SET run_id=" #id ";"                 \
     "CREATE TEMP TABLE d AS SELECT * FROM decision_bits WHERE k < 2 << 48; UPDATE d SET k=k + ((" #id "-1) << 48);" \
     "CREATE TEMP TABLE h AS SELECT * FROM head_totals WHERE run_id=1; UPDATE h SET run_id=" #id ";"            \
+    "CREATE TEMP TABLE hs AS SELECT * FROM head_stats WHERE run_id=1; UPDATE hs SET run_id=" #id ";"           \
+    "CREATE TEMP TABLE hr AS SELECT * FROM head_regimes WHERE run_id=1; UPDATE hr SET run_id=" #id ";"         \
     "INSERT INTO runs SELECT * FROM r; INSERT INTO tokens SELECT * FROM k; INSERT INTO decision_bits SELECT * FROM d;" \
-    "INSERT INTO head_totals SELECT * FROM h;"
+    "INSERT INTO head_totals SELECT * FROM h; INSERT INTO head_stats SELECT * FROM hs;"                        \
+    "INSERT INTO head_regimes SELECT * FROM hr;"
 
 /* 1 if path holds exactly the len bytes of want. */
 static int same_bytes(const char *path, const char *want, long len) {
@@ -179,10 +182,10 @@ TEST(store_accept_swapped_root_pages_are_refused) {
     snprintf(good, sizeof good, "%s", test_tmp("accept_roots_src.db"));
     test_db_record(db, 2, 2, 6);
     test_db_record(good, 2, 2, 6);
-    test_db_exec(db, "PRAGMA writable_schema=ON; UPDATE sqlite_schema SET rootpage = CASE name"
-               " WHEN 'runs' THEN (SELECT rootpage FROM sqlite_schema WHERE name='head_totals')"
-               " ELSE (SELECT rootpage FROM sqlite_schema WHERE name='runs') END"
-               " WHERE name IN ('runs', 'head_totals')");
+    /* the old root pages first: an UPDATE that read sqlite_schema as it changes would give both one page */
+    test_db_exec(db, "CREATE TEMP TABLE r AS SELECT name, rootpage FROM main.sqlite_schema; PRAGMA writable_schema=ON;"
+               " UPDATE main.sqlite_schema SET rootpage = CASE name WHEN 'runs' THEN (SELECT rootpage FROM r"
+               " WHERE name = 'head_totals') ELSE (SELECT rootpage FROM r WHERE name = 'runs') END WHERE name IN ('runs', 'head_totals')");
     const char *want = "does not hold its own rows";
     expect_open_refused(db, STORE_WRITE, want);
     expect_open_refused(db, STORE_READ, want);
@@ -199,12 +202,17 @@ TEST(store_accept_swapped_root_pages_are_refused) {
         CHECK_REFUSAL(cmd, 1, NULL, want, 1);
     }    /* two tables of the same kind (WITHOUT ROWID) swapped: the first rows' storage classes give it away */
     test_db_record(db, 2, 2, 6);
-    test_db_exec(db, "PRAGMA writable_schema=ON; UPDATE sqlite_schema SET rootpage = CASE name"
-               " WHEN 'tokens' THEN (SELECT rootpage FROM sqlite_schema WHERE name='head_totals')"
-               " ELSE (SELECT rootpage FROM sqlite_schema WHERE name='tokens') END"
-               " WHERE name IN ('tokens', 'head_totals')");
+    test_db_exec(db, "CREATE TEMP TABLE r AS SELECT name, rootpage FROM main.sqlite_schema; PRAGMA writable_schema=ON;"
+               " UPDATE main.sqlite_schema SET rootpage = CASE name WHEN 'tokens' THEN (SELECT rootpage FROM r"
+               " WHERE name = 'head_totals') ELSE (SELECT rootpage FROM r WHERE name = 'tokens') END WHERE name IN ('tokens', 'head_totals')");
     expect_open_refused(db, STORE_WRITE, want);
     expect_open_refused(db, STORE_READ, want);
+    /* one table's root page given to a second name: both read one b-tree */
+    test_db_record(db, 2, 2, 6);
+    test_db_exec(db, "PRAGMA writable_schema=ON; UPDATE sqlite_schema SET rootpage ="
+               " (SELECT rootpage FROM sqlite_schema WHERE name='head_totals') WHERE name = 'tokens'");
+    expect_open_refused(db, STORE_WRITE, "'head_totals' and 'tokens' share one root page");
+    expect_open_refused(db, STORE_READ, "'head_totals' and 'tokens' share one root page");
 }
 
 /* A hot -journal copied from another database beside ours would be

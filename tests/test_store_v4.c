@@ -198,10 +198,13 @@ static char *rate_columns(const char *W) {
 static void check_regimes(sqlite3 *h, int64_t run) {
     static const char *const side[2] = {"calm", "frozen"}, *const test[2] = {"NOT f", "f"};
     for (int k = 0; k < 2; k++) {
-        char *got = sqlite3_mprintf("SELECT layer, head, %s_n, %s_oracle_global, qada_%s_global, qada_%s_tp,"
-                                    " bulk_%s_global, bulk_%s_tp FROM head_totals WHERE run_id = %lld"
-                                    " AND %s_n > 0 ORDER BY layer, head", side[k], side[k], side[k], side[k], side[k],
-                                    side[k], (long long)run, side[k]);
+        char *got = sqlite3_mprintf("SELECT layer, head, MAX(n), MAX(oracle_global),"
+                                    " SUM(CASE predictor WHEN 'qada' THEN global END),"
+                                    " SUM(CASE predictor WHEN 'qada' THEN tp END),"
+                                    " SUM(CASE predictor WHEN 'qada_bulk' THEN global END),"
+                                    " SUM(CASE predictor WHEN 'qada_bulk' THEN tp END) FROM head_regimes"
+                                    " WHERE run_id = %lld AND side = '%s' GROUP BY layer, head HAVING MAX(n) > 0"
+                                    " ORDER BY layer, head", (long long)run, side[k]);
         char *want = sqlite3_mprintf(
             "SELECT layer, head, COUNT(*), TOTAL(o), TOTAL(q), TOTAL(q AND o), TOTAL(b), TOTAL(b AND o) FROM"
             " (SELECT d.layer, d.head, d.far_std > SQRT(2 * LN(d.n_far)) AS f, d.oracle_logit > r.theta_logit AS o,"
@@ -288,8 +291,8 @@ TEST(store_v4_summaries_equal_a_recomputation_from_the_rows) {
     check_summaries(h, run);
     sqlite3_close(h);
     /* both sides of the regime split hold decisions (far_std takes every kind of float) */
-    CHECK(test_db_scalar(db, "SELECT MIN(calm_n) FROM head_totals") > 100);
-    CHECK(test_db_scalar(db, "SELECT MIN(frozen_n) FROM head_totals") > 5);
+    CHECK(test_db_scalar(db, "SELECT MIN(n) FROM head_regimes WHERE side = 'calm'") > 100);
+    CHECK(test_db_scalar(db, "SELECT MIN(n) FROM head_regimes WHERE side = 'frozen'") > 5);
     test_db_fresh(db);
 }
 

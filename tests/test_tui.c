@@ -906,6 +906,8 @@ TEST(tui_jumps_to_disagreements_browses_runs_and_shows_surprise) {
         if (s == 1) TMUX_WAIT(&t, "log p", 2); /* the strip has room from 3 token lines up */
         tmux_keys(&t, "w");
         TMUX_WAIT(&t, "run 2:", 10);
+        /* the re-evaluation's last word would otherwise land on the replay's line, on a busy machine */
+        CHECK_MSG(tmux_gone(&t, "re-evaluating", 30), "the re-evaluation did not end");
         tmux_keys(&t, "B");
         TMUX_WAIT(&t, "open run:", 5);
         TMUX_WAIT(&t, "tokens", 2); /* the list's header */
