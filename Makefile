@@ -79,10 +79,10 @@ build-san/run_tests: $(LIB_SRC:%.c=build-san/%.o) $(TEST_SRC:%.c=build-san/%.o)
 # extra predictor (-DAHASCOPE_CANARY, engine/trace.h and engine/predictors.h),
 # so make test proves a new field or predictor needs no schema version ---
 CANARY := -O2 -g -DAHASCOPE_CANARY
-build-canary/%.o: %.c $(HDRS)
+build-canary/%.o: %.c $$(HDRS_IF_NO_DEP)
 	@mkdir -p $(dir $@)
 	@echo "cc (canary) $<"
-	@$(CC) $(CFLAGS_BASE) $(CANARY) -c $< -o $@
+	@$(CC) $(CFLAGS_BASE) $(CANARY) $(DEPFLAGS) -c $< -o $@
 
 build-canary/ahascope: $(LIB_SRC:%.c=build-canary/%.o) build-canary/app/main.o
 	@echo "ld $@"
@@ -94,7 +94,7 @@ build-canary/run_tests: $(LIB_SRC:%.c=build-canary/%.o) $(TEST_SRC:%.c=build-can
 
 # The canary's own run alone (make test runs it too, between the other builds and the fuzzers).
 test-canary: build-canary/ahascope build-canary/run_tests
-	AHASCOPE_BIN=./build-canary/ahascope ./build-canary/run_tests store decide aha eval trace predictor
+	AHASCOPE_BIN=./build-canary/ahascope ./build-canary/run_tests $$(sed -n 's/^CANARY_TESTS="\(.*\)"/\1/p' tests/run_all.sh)
 
 # --- libFuzzer harnesses (tests/fuzz/README.md; objects in build-fuzz/) ---
 # The parsers live in engine/ and store/, so only those are compiled, once,
@@ -134,7 +134,7 @@ fuzz-build: $(FUZZ_NAMES:%=build-fuzz/fuzz_%) build-fuzz/seeds/.done
 
 # What the compiler said each object (and each harness) includes.
 ALL_SRC := $(LIB_SRC) app/main.c $(TEST_SRC)
--include $(ALL_SRC:%.c=build/%.d) $(ALL_SRC:%.c=build-san/%.d) $(FUZZ_OBJ:.o=.d) \
+-include $(ALL_SRC:%.c=build/%.d) $(ALL_SRC:%.c=build-san/%.d) $(ALL_SRC:%.c=build-canary/%.d) $(FUZZ_OBJ:.o=.d) \
 	$(FUZZ_NAMES:%=build-fuzz/fuzz_%.d) build-fuzz/make_seeds.d
 
 # Each harness for FUZZ_TIME seconds; what it learns stays in

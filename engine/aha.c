@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define AHA_NAME(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) PRED_IF(policy, word, )
-static const char *const NAMES[POLICY_COUNT] = {PREDICTORS(AHA_NAME)};
-#define AHA_THR(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) PRED_IF(policy, PRED_THR_##thr, )
-static const PredThr THRESHOLDS[POLICY_COUNT] = {PREDICTORS(AHA_THR)};
+/* Each policy's row of the list (the rows that are policies, in order). */
+#define AHA_ROW(ID, word, field, title, brief, spark, thr, policy, dec, ours) PRED_IF(policy, PRED_ROW_##ID, )
+static const PredRow ROWS[POLICY_COUNT] = {PREDICTORS(AHA_ROW)};
+
+static const PredInfo *policy_info(Policy p) { return &PRED_INFO[ROWS[p]]; }
 
 AttnConfig aha_defaults(void) {
     AttnConfig a;
@@ -38,11 +39,11 @@ int aha_same_execution(const AttnConfig *a, const AttnConfig *b) {
     }
 }
 
-const char *aha_policy_name(Policy p) { return (p >= 0 && p < POLICY_COUNT) ? NAMES[p] : "?"; }
+const char *aha_policy_name(Policy p) { return (p >= 0 && p < POLICY_COUNT) ? policy_info(p)->word : "?"; }
 
 int aha_policy_parse(const char *s, Policy *out, Err *e) {
     for (int i = 0; i < POLICY_COUNT; i++)
-        if (!strcmp(s, NAMES[i])) { *out = (Policy)i; return 0; }
+        if (!strcmp(s, aha_policy_name((Policy)i))) { *out = (Policy)i; return 0; }
     char names[160];
     aha_policy_list(names, sizeof names, ", ");
     return err_set(e, "unknown policy '%s' (%s)", s, names);
@@ -52,10 +53,10 @@ void aha_policy_list(char *buf, size_t cap, const char *sep) {
     size_t len = 0;
     if (cap) buf[0] = 0;
     for (int p = 0; p < POLICY_COUNT && len < cap; p++)
-        len += snprintf(buf + len, cap - len, "%s%s", p ? sep : "", NAMES[p]);
+        len += snprintf(buf + len, cap - len, "%s%s", p ? sep : "", aha_policy_name((Policy)p));
 }
 
-PredThr aha_policy_threshold(Policy p) { return (p >= 0 && p < POLICY_COUNT) ? THRESHOLDS[p] : PRED_THR_NONE; }
+PredThr aha_policy_threshold(Policy p) { return (p >= 0 && p < POLICY_COUNT) ? policy_info(p)->thr : PRED_THR_NONE; }
 
 int aha_check(const AttnConfig *a, int n_layers, int n_heads, Err *e) {
     (void)n_layers; (void)n_heads;

@@ -16,7 +16,7 @@
  * (an estimate > θ), static (a fixed set of global heads) and random
  * (each token-head global with probability p). */
 typedef enum {
-#define AHA_POLICY_ENUM(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
+#define AHA_POLICY_ENUM(ID, word, field, title, brief, spark, thr, policy, dec, ours) \
     PRED_IF(policy, POLICY_##ID, )
     PREDICTORS(AHA_POLICY_ENUM)
 #undef AHA_POLICY_ENUM

@@ -144,7 +144,7 @@ static void rank_far_weights(const AttnHeadIn *in, const float *s, int ns, int l
 
 static int decide(const AttnHeadIn *in, const AttnHeadOut *r) {
     switch (in->rule) {
-#define ATTN_DECIDE(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
+#define ATTN_DECIDE(ID, word, field, title, brief, spark, thr, policy, dec, ours) \
     PRED_IF(PRED_THETA_##thr, case GATE_##ID: return decide_logit(r->field, in->theta_logit) == 1;)
         PREDICTORS(ATTN_DECIDE)
 #undef ATTN_DECIDE

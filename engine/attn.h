@@ -23,7 +23,7 @@
  * theta_logit, decided here. */
 typedef enum {
     GATE_FIXED,
-#define ATTN_GATE_ENUM(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
+#define ATTN_GATE_ENUM(ID, word, field, title, brief, spark, thr, policy, dec, ours) \
     PRED_IF(PRED_THETA_##thr, GATE_##ID, )
     PREDICTORS(ATTN_GATE_ENUM)
 #undef ATTN_GATE_ENUM

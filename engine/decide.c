@@ -4,24 +4,40 @@
 #include <stdio.h>
 #include <string.h>
 
-#define DECIDE_NAME(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) word,
-static const char *const NAMES[DECIDE_COUNT] = {DECIDE_PREDICTORS(DECIDE_NAME)};
-#define DECIDE_TITLE(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) title,
-static const char *const TITLES[DECIDE_COUNT] = {DECIDE_PREDICTORS(DECIDE_TITLE)};
-#define DECIDE_THR(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) PRED_THR_##thr,
-static const PredThr THRESHOLDS[DECIDE_COUNT] = {DECIDE_PREDICTORS(DECIDE_THR)};
-#define DECIDE_FIELD(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) #field,
-static const char *const FIELDS[DECIDE_COUNT] = {DECIDE_PREDICTORS(DECIDE_FIELD)};
+#define PRED_INFO_ROW(ID, word, field, title, brief, spark, thr, policy, dec, ours) \
+    {word, #field, title, brief, spark, PRED_THR_##thr, policy, PRED_SCORED_##dec, PRED_LABEL_##dec, ours},
+const PredInfo PRED_INFO[PRED_COUNT] = {PREDICTORS(PRED_INFO_ROW)};
 
-const char *decide_field(DecidePred p) { return p >= 0 && p < DECIDE_COUNT ? FIELDS[p] : "?"; }
+void pred_words(char *buf, size_t cap, int policy, int scored, const char *sep) {
+    size_t len = 0;
+    if (cap) buf[0] = 0;
+    for (int i = 0; i < PRED_COUNT && len < cap; i++)
+        if ((!policy || PRED_INFO[i].policy) && (!scored || PRED_INFO[i].scored))
+            len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? sep : "", PRED_INFO[i].word);
+}
 
-const char *decide_name(DecidePred p) { return p >= 0 && p < DECIDE_COUNT ? NAMES[p] : "?"; }
+/* DecidePred's rows in the list (the scored ones in its order, then the
+ * label): decide_cell's threshold is read on every cell, so in one step. */
+#define DECIDE_ROW(ID, word, field, title, brief, spark, thr, policy, dec, ours) PRED_ROW_##ID,
+static const PredRow ROWS[DECIDE_COUNT] = {DECIDE_PREDICTORS(DECIDE_ROW)};
 
-const char *decide_title(DecidePred p) { return p >= 0 && p < DECIDE_COUNT ? TITLES[p] : "?"; }
+const PredInfo *decide_info(DecidePred p) { return p >= 0 && p < DECIDE_COUNT ? &PRED_INFO[ROWS[p]] : NULL; }
+
+static const PredInfo *info_or_none(DecidePred p) {
+    static const PredInfo none = {"?", "?", "?", "", "", PRED_THR_NONE, 0, 0, 0, 0};
+    const PredInfo *r = p >= 0 && p < DECIDE_COUNT ? decide_info(p) : NULL;
+    return r ? r : &none;
+}
+
+const char *decide_field(DecidePred p) { return info_or_none(p)->field; }
+
+const char *decide_name(DecidePred p) { return info_or_none(p)->word; }
+
+const char *decide_title(DecidePred p) { return info_or_none(p)->title; }
 
 int decide_parse(const char *s, DecidePred *out) {
     for (int p = 0; s && p < DECIDE_COUNT; p++)
-        if (!strcmp(s, NAMES[p])) { *out = (DecidePred)p; return 0; }
+        if (!strcmp(s, decide_name((DecidePred)p))) { *out = (DecidePred)p; return 0; }
     return -1;
 }
 
@@ -29,7 +45,7 @@ void decide_list(char *buf, size_t cap, int n, const char *sep) {
     size_t len = 0;
     if (cap) buf[0] = 0;
     for (int p = 0; p < n && p < DECIDE_COUNT && len < cap; p++)
-        len += snprintf(buf + len, cap - len, "%s%s", p ? sep : "", NAMES[p]);
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", p ? sep : "", decide_name((DecidePred)p));
 }
 
 /* A uniform in [0,1) hashed from (seed, pos, layer, head), not drawn from a
@@ -44,7 +60,7 @@ static float uniform(uint64_t seed, int pos, int layer, int head) {
     return (float)(z >> 40) / 16777216.0f;
 }
 
-PredThr decide_threshold(DecidePred p) { return p >= 0 && p < DECIDE_COUNT ? THRESHOLDS[p] : PRED_THR_NONE; }
+PredThr decide_threshold(DecidePred p) { return info_or_none(p)->thr; }
 
 int decide_random(uint64_t seed, int pos, int layer, int head, float p) {
     return uniform(seed, pos, layer, head) < p;
@@ -53,7 +69,7 @@ int decide_random(uint64_t seed, int pos, int layer, int head, float p) {
 int decide_cell(const StepTrace *t, int cell, DecidePred p, float tau, double theta_logit) {
     if (!decide_has_choice(t) || p < 0 || p >= DECIDE_COUNT) return -1;
     float v = decide_value(t, cell, p); /* the one map from predictor to field */
-    switch (THRESHOLDS[p]) {
+    switch (PRED_INFO[ROWS[p]].thr) {
     case PRED_THR_GATE: return isnan(v) ? -1 : v != 0;
     case PRED_THR_TAU: return decide_router(v, tau);
     default: return decide_logit(v, theta_logit); /* the estimates and the oracle: log-odds against θ */
@@ -68,7 +84,7 @@ static float value_of_float(float v) { return v; }
 
 float decide_value(const StepTrace *t, int cell, DecidePred p) {
     switch (p) {
-#define DECIDE_VALUE(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
+#define DECIDE_VALUE(ID, word, field, title, brief, spark, thr, policy, dec, ours) \
     case DECIDE_##ID: return DECIDE_AS_FLOAT(t->field[cell]);
         DECIDE_PREDICTORS(DECIDE_VALUE)
     default: return NAN;

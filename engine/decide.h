@@ -26,25 +26,21 @@
 #include "predictors.h"
 #include "trace.h"
 
-/* The predictors scored against the oracle, from engine/predictors.h:
- * first those the SQL views score, then any others, then the oracle (the
- * label), each group in the list's order. Static head sets, random, full
- * and local are executed-only: they are scored as DECIDE_EXECUTED of a run
- * under that policy, since a trace does not hold their inputs. */
-#define DECIDE_IN_SQL(X, ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
-    PRED_IF(PRED_SCORED_##dec,                                                                 \
-            PRED_IF(PRED_IN_SQL_##sql, X(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)))
-#define DECIDE_OUT_SQL(X, ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
-    PRED_IF(PRED_SCORED_##dec,                                                                  \
-            PRED_IF(PRED_OUT_SQL_##sql, X(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)))
-#define DECIDE_LABEL(X, ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
-    PRED_IF(PRED_LABEL_##dec, X(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names))
+/* The predictors scored against the oracle, from engine/predictors.h, in
+ * the list's order, then the oracle (the label). Static head sets,
+ * random, full and local are executed-only: they are scored as
+ * DECIDE_EXECUTED of a run under that policy, since a trace does not hold
+ * their inputs. */
+#define DECIDE_SCORED_ROW(X, ID, word, field, title, brief, spark, thr, policy, dec, ours) \
+    PRED_IF(PRED_SCORED_##dec, X(ID, word, field, title, brief, spark, thr, policy, dec, ours))
+#define DECIDE_LABEL(X, ID, word, field, title, brief, spark, thr, policy, dec, ours) \
+    PRED_IF(PRED_LABEL_##dec, X(ID, word, field, title, brief, spark, thr, policy, dec, ours))
 /* The scored rows, in DecidePred's order; then all its rows. */
-#define DECIDE_SCORED(X) PRED_TABLE(DECIDE_IN_SQL, X) PRED_TABLE(DECIDE_OUT_SQL, X)
+#define DECIDE_SCORED(X) PRED_TABLE(DECIDE_SCORED_ROW, X)
 #define DECIDE_PREDICTORS(X) DECIDE_SCORED(X) PRED_TABLE(DECIDE_LABEL, X)
 
 typedef enum {
-#define DECIDE_ENUM(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) DECIDE_##ID,
+#define DECIDE_ENUM(ID, word, field, title, brief, spark, thr, policy, dec, ours) DECIDE_##ID,
     DECIDE_PREDICTORS(DECIDE_ENUM)
 #undef DECIDE_ENUM
     DECIDE_COUNT
@@ -54,6 +50,10 @@ typedef enum {
  * one but the oracle, which is the label. The store keeps them all (a
  * file lists its own, store/SCHEMA.md), so all are in the SQL views. */
 #define DECIDE_N_SQL DECIDE_ORACLE
+
+/* Predictor p's row of engine/predictors.h's list (PRED_INFO); NULL out
+ * of range. */
+const PredInfo *decide_info(DecidePred p);
 
 /* Name of a predictor as stored and typed ("executed", "aha", "qada", …,
  * "oracle"); "?" out of range. */

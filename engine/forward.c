@@ -294,7 +294,7 @@ static void gate_rule(const AttnJob *j, int t, int h, float score, AttnHeadIn *i
     case POLICY_LOCAL: in->gate = 0; break;
     case POLICY_STATIC: in->gate = decide_static(a->static_heads, cell); break;
     case POLICY_RANDOM: in->gate = decide_random(a->seed, t, j->layer, h, a->p); break;
-#define FWD_GATE_RULE(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
+#define FWD_GATE_RULE(ID, word, field, title, brief, spark, thr, policy, dec, ours) \
     PRED_IF(PRED_THETA_##thr, PRED_IF(policy, case POLICY_##ID: in->rule = GATE_##ID; break;))
         PREDICTORS(FWD_GATE_RULE) /* the mass estimates decide inside attention */
 #undef FWD_GATE_RULE

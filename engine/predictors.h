@@ -1,20 +1,24 @@
 /* predictors.h — every predictor and policy ahascope knows, one list.
  *
- * Everything that names, parses, lists or stores a predictor is generated
- * from PREDICTORS: the Policy enum (engine/aha.h), DecidePred
- * (engine/decide.h), GateRule (engine/attn.h), their name tables, parsers
- * and lists of words (`--help`, error messages), the TUI's labels
- * (views/explain.c), and the predictor columns of the SQL views
- * (store/schema.c) and compare's order (store/compare.c). What a predictor
- * computes is not here: see "Adding a predictor" in engine/README.md.
+ * What names, parses or lists a predictor comes from PREDICTORS: at compile
+ * time the enums and switches that need one name per row (Policy in
+ * engine/aha.h, DecidePred in engine/decide.h, GateRule in engine/attn.h,
+ * the forward pass's rules, decide_value); at run time PRED_INFO, the rows
+ * as plain data, which everything else reads (names, parsers, `--help`
+ * lists, the TUI's labels and sparklines, the legend's note). A database
+ * keeps the predictors it was written with as rows of its own
+ * (store/SCHEMA.md), so nothing here is frozen by a schema version. What a
+ * predictor computes is not here: see "Adding a predictor" in
+ * engine/README.md.
  *
- *   X(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names)
+ *   X(ID, word, field, title, brief, spark, thr, policy, dec, ours)
  *
  *   ID         enum suffix: POLICY_ID, DECIDE_ID, GATE_ID
  *   word       its name everywhere: --policy, --predictor, the SQL, eval_scores
  *   field      the per-head field of engine/trace.h its decision thresholds
  *              (none for a policy whose inputs a trace does not hold)
  *   title      its label in the TUI; brief: the inspector's short row label
+ *   spark      the label of its sparkline in the inspector ("" for none)
  *   thr        what its decision compares (PredThr): GATE the executed gate
  *              itself, TAU the router score against τ, THETA a mass's log-odds
  *              against logit(θ) (decided inside attention: a GateRule), P a
@@ -23,42 +27,35 @@
  *   dec        YES: scored against the oracle (in DecidePred, in this order);
  *              LABEL: the oracle itself, last in DecidePred; NO: executed-only
  *              (scored as the `executed` gate of a run under that policy)
- *   ours       1: this project's addition, not the paper's
- *   sql        where the SQL views' lists of columns put it: SAME line as the
- *              one before, WRAP onto a new line, NO not in the views;
- *              sql_names: the same for the `predictions` view's list of
- *              names (FIRST opens it). These line breaks are schema version
- *              3's, frozen: a database's stored view text is compared with
- *              this version's byte for byte. A new predictor is NO in both
- *              until a schema version adds it to the views.
+ *   ours       1: this project's addition, not the paper's (the help's note)
  *
  * The order is the policies' order (--help, the TUI's `p` cycle); DecidePred
  * takes the scored ones in this order, then the label. */
 #ifndef AHASCOPE_PREDICTORS_H
 #define AHASCOPE_PREDICTORS_H
 
+#include <stddef.h>
+
 /* The rows, each through M(X, row…): PREDICTORS hands every row to X;
- * other orders and selections of the rows (DECIDE_PREDICTORS) pass their
- * own M. */
+ * other selections of the rows (DECIDE_PREDICTORS) pass their own M. */
 #define PRED_TABLE(M, X)                                                                                      \
-    M(X, EXECUTED, "executed", gate, "gate", "", GATE, 0, YES, 0, SAME, FIRST)                                 \
-    M(X, AHA, "aha", score, "AHA", "", TAU, 1, YES, 0, SAME, SAME)                                             \
-    M(X, FULL, "full", none, "full", "", NONE, 1, NO, 0, NO, NO)                                               \
-    M(X, LOCAL, "local", none, "local", "", NONE, 1, NO, 0, NO, NO)                                            \
-    M(X, ORACLE, "oracle", oracle_logit, "oracle", "", THETA, 1, LABEL, 0, SAME, NO)                           \
-    M(X, QADA, "qada", qada_logit, "QAdA", "QAdA", THETA, 1, YES, 0, WRAP, SAME)                               \
-    M(X, QADA_BULK, "qada_bulk", qada_bulk_logit, "qada_bulk", "q_bulk", THETA, 1, YES, 1, SAME, WRAP)         \
-    M(X, QADA_REM, "qada_rem", qada_rem_logit, "qada_rem", "q_rem", THETA, 1, YES, 1, WRAP, SAME)              \
-    M(X, QADA_REM_BULK, "qada_rem_bulk", qada_rem_bulk_logit, "qada_rem_bulk", "q_rem_b", THETA, 1, YES, 1,    \
-      WRAP, SAME)                                                                                              \
-    M(X, STATIC, "static", none, "static", "", NONE, 1, NO, 0, NO, NO)                                         \
-    M(X, RANDOM, "random", none, "random", "", P, 1, NO, 0, NO, NO)                                          \
+    M(X, EXECUTED, "executed", gate, "gate", "", "", GATE, 0, YES, 0)                                         \
+    M(X, AHA, "aha", score, "AHA", "", "score", TAU, 1, YES, 0)                                               \
+    M(X, FULL, "full", none, "full", "", "", NONE, 1, NO, 0)                                                  \
+    M(X, LOCAL, "local", none, "local", "", "", NONE, 1, NO, 0)                                               \
+    M(X, ORACLE, "oracle", oracle_logit, "oracle", "", "oracle", THETA, 1, LABEL, 0)                          \
+    M(X, QADA, "qada", qada_logit, "QAdA", "QAdA", "qada", THETA, 1, YES, 0)                                  \
+    M(X, QADA_BULK, "qada_bulk", qada_bulk_logit, "qada_bulk", "q_bulk", "q_bulk", THETA, 1, YES, 1)          \
+    M(X, QADA_REM, "qada_rem", qada_rem_logit, "qada_rem", "q_rem", "", THETA, 1, YES, 1)                     \
+    M(X, QADA_REM_BULK, "qada_rem_bulk", qada_rem_bulk_logit, "qada_rem_bulk", "q_rem_b", "", THETA, 1, YES, 1) \
+    M(X, STATIC, "static", none, "static", "", "", NONE, 1, NO, 0)                                            \
+    M(X, RANDOM, "random", none, "random", "", "", P, 1, NO, 0)                                               \
     PRED_CANARY_ROW(M, X)
 
 /* The canary build's extra predictor (see TRACE_CANARY_FIELD in
  * engine/trace.h): scored, not a policy, thresholding the canary field. */
 #ifdef AHASCOPE_CANARY
-#define PRED_CANARY_ROW(M, X) M(X, CANARY, "canary", canary_logit, "canary", "canary", THETA, 0, YES, 1, NO, NO)
+#define PRED_CANARY_ROW(M, X) M(X, CANARY, "canary", canary_logit, "canary", "canary", "", THETA, 0, YES, 1)
 #else
 #define PRED_CANARY_ROW(M, X)
 #endif
@@ -76,29 +73,40 @@ typedef enum { PRED_THR_NONE, PRED_THR_GATE, PRED_THR_TAU, PRED_THR_THETA, PRED_
 #define PRED_IF_0(...)
 #define PRED_IF_1(...) __VA_ARGS__
 
-/* The columns' tokens as 0/1 conditions for PRED_IF. */
+/* The dec and thr columns' tokens as 0/1 conditions for PRED_IF. */
 #define PRED_SCORED_YES 1
 #define PRED_SCORED_LABEL 0
 #define PRED_SCORED_NO 0
 #define PRED_LABEL_YES 0
 #define PRED_LABEL_LABEL 1
 #define PRED_LABEL_NO 0
-#define PRED_IN_SQL_SAME 1
-#define PRED_IN_SQL_WRAP 1
-#define PRED_IN_SQL_NO 0
-#define PRED_OUT_SQL_SAME 0
-#define PRED_OUT_SQL_WRAP 0
-#define PRED_OUT_SQL_NO 1
 #define PRED_THETA_THETA 1
 #define PRED_THETA_GATE 0
 #define PRED_THETA_TAU 0
 #define PRED_THETA_P 0
 #define PRED_THETA_NONE 0
 
-/* The text before a predictor in one of the SQL views' lists: a space on
- * the same line, or a new line with the list's indent. */
-#define PRED_SQL_SEP_SAME(indent) " "
-#define PRED_SQL_SEP_WRAP(indent) "\n" indent
-#define PRED_SQL_SEP(layout, indent) PRED_SQL_SEP_##layout(indent)
+/* One row of the list as data, for code that reads it at run time. */
+typedef struct {
+    const char *word, *field, *title, *brief, *spark;
+    PredThr thr;
+    int policy, scored, label, ours;
+} PredInfo;
+
+/* Each row's place in the list: PRED_ROW_ID. */
+typedef enum {
+#define PRED_ROW_ENUM(ID, word, field, title, brief, spark, thr, policy, dec, ours) PRED_ROW_##ID,
+    PREDICTORS(PRED_ROW_ENUM)
+#undef PRED_ROW_ENUM
+    PRED_COUNT
+} PredRow;
+
+/* The rows, in the list's order (engine/decide.c holds them). */
+extern const PredInfo PRED_INFO[PRED_COUNT];
+
+/* The words of the rows with `policy` (1: the policies; 0: all), or those
+ * scored against the oracle (scored 1), joined by sep into buf (cap bytes):
+ * what `--help` and error messages list. */
+void pred_words(char *buf, size_t cap, int policy, int scored, const char *sep);
 
 #endif

@@ -7,10 +7,6 @@
 #include "store/internal.h"
 #include "store/print.h"
 
-/* The predictors' order in SQL (engine/decide.h's): a name's place in the
- * list of the names the SQL views score. */
-#define COMPARE_NAME(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) "," word
-#define COMPARE_ORDER "INSTR('" DECIDE_SCORED(COMPARE_NAME) ",', ',' || predictor || ',')"
 
 /* Confusion counts of one predictor for one run, grouped by `group`
  * ("" for overall, "layer", or "layer, head"). The rates mirror
@@ -23,8 +19,10 @@
     " SUM(NOT predicted AND oracle) AS fn, SUM(NOT predicted AND NOT oracle) AS tn"
 
 static int print_confusion(Store *s, int64_t run, const char *pred, const char *group, FILE *out, Err *e) {
-    char sql[1600];
+    char sql[2400], names[512], order[600];
     const char *sel = *group ? group : "predictor";
+    decide_list(names, sizeof names, DECIDE_N_SQL, ","); /* the predictors' order: engine/decide.h's */
+    snprintf(order, sizeof order, "INSTR(',%s,', ',' || predictor || ',')", names);
     snprintf(sql, sizeof sql,
              "SELECT %s, n, tp, fp, fn, tn, ROUND(tp * 1.0 / NULLIF(tp + fp, 0), 4) AS precision,"
              " ROUND(tp * 1.0 / NULLIF(tp + fn, 0), 4) AS recall,"
@@ -33,7 +31,7 @@ static int print_confusion(Store *s, int64_t run, const char *pred, const char *
              " SELECT %s, %s FROM %s WHERE run_id=?1 AND (?2 IS NULL OR predictor=?2)%s GROUP BY %s) ORDER BY %s",
              sel, sel, s->version >= 4 ? TOTAL_CELLS : ROW_CELLS, s->version >= 4 ? "confusion_head" : "predictions",
              s->version >= 4 ? "" : " AND predicted IS NOT NULL AND oracle IS NOT NULL", sel,
-             *group ? group : COMPARE_ORDER);
+             *group ? group : order);
     sqlite3_stmt *st;
     if (store_prepare(s, sql, &st, e)) return -1;
     sqlite3_bind_int64(st, 1, run);

@@ -22,9 +22,11 @@
 #include "test.h"
 
 /* The policies `--match-budget` tunes θ for: one row each, from the list. */
-#define ANSWER_THETA(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) \
-    +(PRED_THR_##thr == PRED_THR_THETA && policy)
-#define N_THETA_POLICIES (0 PREDICTORS(ANSWER_THETA))
+static int theta_policies(void) {
+    int n = 0;
+    for (int i = 0; i < PRED_COUNT; i++) n += PRED_INFO[i].thr == PRED_THR_THETA && PRED_INFO[i].policy;
+    return n;
+}
 
 /* The answer's numbers for one item as this test counts them: mean KL per
  * answer token of a against full attention, the answer's NLL under a and
@@ -156,7 +158,7 @@ TEST(tasks_eval_answer_intervals_match_numpy_recount) {
     CHECK_MSG(st == 0, "tasks: %s", o);
     free(o);
     cJSON *a = tasks_json(file, "--routers random:5 --window 16 --match-budget aha");
-    int rows = cJSON_GetArraySize(a), want_rows = 4 + N_THETA_POLICIES;
+    int rows = cJSON_GetArraySize(a), want_rows = 4 + theta_policies();
     CHECK_MSG(rows == want_rows, "%d rows, not %d: full, aha, the θ predictors, random, static", rows, want_rows);
     if (rows != want_rows) { cJSON_Delete(a); return; }
     static const char *keys[] = {"kl_answer", "nll_answer"};

@@ -1224,7 +1224,7 @@ TEST(views_draw_help_shows_its_last_lines_at_120x40) {
     CHECK(fx_contains(curscr, "any key closes"));
     CHECK(fx_contains(curscr, "Esc  q"));
     CHECK(fx_contains(curscr, "close overlay / pane, quit"));
-    CHECK(fx_contains(curscr, "REM-corrected QAdA"));
+    CHECK(fx_contains(curscr, "this project's: qada_bulk qada_rem qada_rem_bulk"));
     CHECK(fx_contains(curscr, view_help_line(view_help_count() - 1)->help));
     CHECK(!fx_contains(curscr, "more \xe2\x86\x93"));
     view_screen_free(&s);

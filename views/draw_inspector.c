@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/predictors.h"
 #include "views/draw.h"
 #include "views/explain.h"
 #include "views/geom.h"
@@ -245,11 +246,13 @@ void view_draw_inspector(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     view_frame_box(w, p, title, m->focus == VIEW_PANE_INSPECTOR);
     ViewInspGeom g;
     view_insp_geom(m, wd, h, &g);
-    static const char *const labels[4] = {"score", "oracle", "qada", "q_bulk"};
-    static const ViewMetric metrics[4] = {VIEW_METRIC_score, VIEW_METRIC_oracle_logit, VIEW_METRIC_qada_logit,
-                                          VIEW_METRIC_qada_bulk_logit};
-    for (int i = 0; i < 4 && !g.stacked && g.y_spark + i < h - 1; i++)
-        if (!view_insp_aside_row(&g, g.y_spark + i)) sparkline(w, m, p, &g, g.y_spark + i, labels[i], metrics[i]);
+    /* a sparkline per row of the predictor list that names one (its spark column), of its field */
+    for (int i = 0, y = g.y_spark; i < PRED_COUNT && !g.stacked && y < h - 1; i++) {
+        if (!PRED_INFO[i].spark[0]) continue;
+        if (!view_insp_aside_row(&g, y)) sparkline(w, m, p, &g, y, PRED_INFO[i].spark,
+                                                   view_metric_of_field(PRED_INFO[i].field));
+        y++;
+    }
     int listed = g.y_strip + 1 < h - 1 ? strip(w, m, p, &g, wd) : 0;
     if (g.y_list) why_block(w, m, p, g.y_list + listed, h, wd);
     verdicts(w, m, p, &g, h);

@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/predictors.h"
+#include "views/metric.h"
 #include "views/draw.h"
 #include "views/paint.h"
 #include "views/rates.h"
@@ -17,6 +19,15 @@ static int sample(WINDOW *w, const ViewPalette *p, int x, int sw) {
 }
 
 /* Threshold note of a metric: what value counts as "global". */
+/* Whether metric k is the field of a scored θ predictor (an estimate of
+ * the oracle's mass: the QAdA family, and any added to the list). */
+static int estimate_metric(ViewMetric k) {
+    for (int i = 0; i < PRED_COUNT; i++)
+        if (PRED_INFO[i].thr == PRED_THR_THETA && PRED_INFO[i].scored && view_metric_of_field(PRED_INFO[i].field) == k)
+            return 1;
+    return 0;
+}
+
 static void note(const ViewModel *m, int ascii, char *buf, size_t n) {
     const char *tau = ascii ? "tau" : "\xcf\x84", *theta = ascii ? "theta" : "\xce\xb8";
     char span[32];
@@ -29,10 +40,10 @@ static void note(const ViewModel *m, int ascii, char *buf, size_t n) {
         snprintf(buf, n, "%s of the far scores; above 1 (mid) is the frozen regime",
                  ascii ? "sigma/sqrt(2 ln n_far)" : "\xcf\x83/\xe2\x88\x9a(2 ln n_far)");
         break;
-    case VIEW_METRIC_qada_logit: case VIEW_METRIC_qada_rem_logit: case VIEW_METRIC_qada_rem_bulk_logit:
-    case VIEW_METRIC_qada_bulk_logit: snprintf(buf, n, "predicted out_mass; global if > %s %.2f", theta, decide_prob(m->hdr.theta_logit)); break;
     default:
-        if (!view_metric_is_rate(m->metric)) buf[0] = '\0';
+        if (estimate_metric(m->metric))
+            snprintf(buf, n, "predicted out_mass; global if > %s %.2f", theta, decide_prob(m->hdr.theta_logit));
+        else if (!view_metric_is_rate(m->metric)) buf[0] = '\0';
         else if (m->metric == VIEW_METRIC_RATE_AGREE)
             snprintf(buf, n, "%s, %s vs oracle: %s", view_rate_span(m, span, sizeof span),
                      view_pred_name(m->agree_pred), view_rate_doc(m->metric));

@@ -145,16 +145,13 @@ static void oracle_line(const ViewModel *m, const StepTrace *t, int cell, const 
 /* A mass estimate's line: "QAdA estimate 93% > θ 10% → global · needless". */
 static void estimate_line(const ViewModel *m, const StepTrace *t, int cell, int slot, DecidePred p, int label,
                           const Glyphs *g, ViewExplain *out) {
-#define EXPLAIN_BRIEF(ID, word, field, title, brief, thr, policy, dec, ours, sql, sql_names) brief,
-    static const char *const brief[DECIDE_COUNT] = {DECIDE_PREDICTORS(EXPLAIN_BRIEF)};
-#undef EXPLAIN_BRIEF
     int d = decide_cell(t, cell, p, m->hdr.tau, m->hdr.theta_logit);
     if (d < 0) { put_missing(out, slot, decide_title(p), "not profiled"); return; }
     char a[32], b[32], name[48];
     mass_pcts(decide_value(t, cell, p), m->hdr.theta_logit, a, b, sizeof a);
     snprintf(name, sizeof name, "%s estimate", decide_title(p));
     /* the brief names are the inspector's row labels, short enough for 40 columns */
-    Verdict v = {name, brief[p], a, a, g->theta, b, d ? "global" : "local", d, label, executes(m, p)};
+    Verdict v = {name, decide_info(p)->brief, a, a, g->theta, b, d ? "global" : "local", d, label, executes(m, p)};
     put_verdict(out, slot, &v, g);
 }
 

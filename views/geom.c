@@ -8,13 +8,15 @@
 #include "views/paint.h"
 #include "views/pin.h"
 
+/* 1 for a row of engine/predictors.h's list that draws a sparkline. */
+#define GEOM_SPARK(ID, word, field, title, brief, spark, thr, policy, dec, ours) +(sizeof(spark) > 1)
 enum {
     TIME_LABEL_W = 8, /* "L15H31▸ " */
     INSP_LABEL_W = 8, /* "oracle  " */
     INSP_SPARK_MIN = 12, /* sparkline columns kept beside the verdicts */
     INSP_TEXT_MIN = 24,  /* narrower than this beside the sparklines, the verdicts stack */
     INSP_TEXT_W = 66,    /* the longest verdict line of a usual model */
-    INSP_SPARKS = 4,     /* score, oracle, qada, q_bulk */
+    INSP_SPARKS = 0 PREDICTORS(GEOM_SPARK), /* the predictor rows with a sparkline label */
     HELP_KEY_W = 15,     /* the help's keys column: "[ ] Home End" and a margin */
 };
 

@@ -7,6 +7,8 @@
 #define K(...) {__VA_ARGS__}
 #define SECTION(text) {NULL, text, {0}, {0}, {NULL}}
 #define NOTE(label, text) {label, text, {0}, {0}, {NULL}}
+/* The words of the predictor rows marked ours (engine/predictors.h). */
+#define KEYMAP_OURS(ID, word, field, title, brief, spark, thr, policy, dec, ours) PRED_IF(ours, " " word)
 
 static const ViewBinding BINDINGS[] = {
     SECTION("stepping"),
@@ -61,7 +63,7 @@ static const ViewBinding BINDINGS[] = {
     {"d", "distributions: score vs oracle (a: all heads)", K('d'), K(VIEW_ACT_DIST), K("dist")},
     {"?  C-l", "this help; redraw the screen", K('?', VIEW_KEY_CTRL_L), K(VIEW_OP_HELP, VIEW_ACT_REDRAW), K("help")},
     {"Esc  q", "close overlay / pane, quit", K(VIEW_KEY_ESC, 'q'), K(VIEW_OP_CLOSE, VIEW_ACT_QUIT), K("close", "quit")},
-    NOTE("ours", "qada_bulk ablation; qada_rem(_bulk) REM-corrected QAdA"),
+    NOTE("ours", "this project's:" PREDICTORS(KEYMAP_OURS)),
     {"c", "rates by token type: prompt, words, numbers, pieces", K('c'), K(VIEW_ACT_TOKEN_STATS), K("types")},
     {"b  ' \"", "bookmark the cursor; next / previous bookmark", K('b', '\'', '"'),
      K(VIEW_OP_BOOKMARK, VIEW_OP_BOOKMARK_NEXT, VIEW_OP_BOOKMARK_PREV), K(NULL)},

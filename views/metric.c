@@ -22,6 +22,15 @@ const char *view_metric_short(ViewMetric k) {
     return (k >= 0 && k < VIEW_METRIC_COUNT) ? names[k] : "?";
 }
 
+ViewMetric view_metric_of_field(const char *field) {
+#define METRIC_FIELD(name, type, missing, sql, show, title, short_name, doc) #name,
+    static const char *const fields[] = {TRACE_HEAD_FIELDS(METRIC_FIELD)};
+#undef METRIC_FIELD
+    for (size_t k = 0; field && k < sizeof fields / sizeof fields[0]; k++)
+        if (!strcmp(fields[k], field)) return (ViewMetric)k;
+    return VIEW_METRIC_COUNT;
+}
+
 /* A field's value on [0, 1], by how the field list says to show it. */
 static float show_GATE(double v, const StepTrace *t) { (void)t; return v < 0 ? NAN : (float)v; }
 static float show_UNIT(double v, const StepTrace *t) { (void)t; return isnan(v) ? NAN : v < 0 ? 0.0f : v > 1 ? 1.0f : (float)v; }

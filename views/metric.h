@@ -29,6 +29,10 @@ const char *view_metric_name(ViewMetric k);
 /* Short name of a metric for narrow places ("score", …). */
 const char *view_metric_short(ViewMetric k);
 
+/* The metric of the per-head field named `field` (engine/trace.h's
+ * list); VIEW_METRIC_COUNT for none. */
+ViewMetric view_metric_of_field(const char *field);
+
 /* Name of a predictor compared by the agreement metric ("AHA", …). */
 const char *view_pred_name(ViewPredictor p);
 
