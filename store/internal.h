@@ -138,9 +138,6 @@ void store_bind_top(sqlite3_stmt *st, int i, const StepTrace *t, int c, int r);
 static inline size_t store_gate_bytes(int cells) { return ((size_t)cells + 3) / 4; }
 static inline unsigned store_gate_at(const uint8_t *bits, int c) { return bits[c >> 2] >> STORE_GATE_SHIFT(c) & 3u; }
 
-/* A step's gates as tokens.gates into out (store_gate_bytes of its cells);
- * returns the bytes written. */
-size_t store_gate_bits(const StepTrace *t, uint8_t *out);
 
 /* The totals a writer keeps per (run, layer, head), in three tables of
  * one row per head and name (store/SCHEMA.md): head_totals, per predictor
@@ -196,6 +193,14 @@ int store_totals_load(StoreTotals *tt, sqlite3 *db, int64_t run_id);
 /* Add one step (the engine/decide.h rules) to tt and set its counts. The
  * trace's shape must be the run's. */
 void store_totals_add(StoreTotals *tt, const StepTrace *t, StoreStepCounts *sc);
+
+/* A step's whole share of the layout in one pass over its cells: each
+ * layer's decision_bits rows bound into ins (a statement of one row per
+ * head) and stepped, each cell added to tt and to the tokens row's counts
+ * sc, and its gate into gates (store_gate_bytes of the cells). The trace's
+ * shape must be the run's. SQLite's code. */
+int store_step_rows(StoreTotals *tt, sqlite3_stmt *ins, int64_t run_id, const StepTrace *t, uint8_t *gates,
+                    StoreStepCounts *sc);
 
 /* Write tt's rows (REPLACE), inside the caller's transaction. */
 int store_totals_write(StoreTotals *tt, sqlite3 *db);

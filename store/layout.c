@@ -50,17 +50,6 @@ void store_bind_top(sqlite3_stmt *st, int i, const StepTrace *t, int c, int r) {
     sqlite3_bind_int64(st, i, (int64_t)t->top_pos[at] << 32 | u);
 }
 
-size_t store_gate_bits(const StepTrace *t, uint8_t *out) {
-    size_t n = store_gate_bytes(trace_cells(t));
-    memset(out, 0, n);
-    for (int c = 0; c < trace_cells(t); c++) {
-        int g = t->gate[c]; /* stored as decision_bits stores it: negative is not known (NULL) */
-        if (g >= 0) out[c >> 2] |= (uint8_t)((g == 1 ? STORE_GATE_KNOWN | STORE_GATE_GLOBAL : STORE_GATE_KNOWN)
-                                             << STORE_GATE_SHIFT(c));
-    }
-    return n;
-}
-
 /* The regime split's predictors and sides, as head_regimes names them. */
 static const char *const REGIME_PREDS[STORE_N_REG_PREDS] = {"qada", "qada_bulk"};
 static const char *const SIDES[STORE_N_SIDES] = {"calm", "frozen"};
@@ -209,16 +198,40 @@ static void add_regime(StoreTotals *tt, const StepTrace *t, int c) {
     }
 }
 
+/* Cell c into the tokens row's counts and, at a position with a choice,
+ * its head's totals. */
+static void count_cell(StoreTotals *tt, const StepTrace *t, int c, int choice, StoreStepCounts *sc) {
+    int keys = store_keys_read(t->pos, t->gate[c], tt->window, tt->sinks);
+    int label = isnan(tt->theta_logit) ? -1 : decide_logit(t->oracle_logit[c], tt->theta_logit);
+    if (keys >= 0) sc->n_gate++, sc->n_global += t->gate[c] == 1, sc->keys_read += keys;
+    if (label >= 0) sc->n_oracle++, sc->n_oracle_global += label;
+    if (choice) add_cell(tt, t, c, keys), add_regime(tt, t, c);
+}
+
 void store_totals_add(StoreTotals *tt, const StepTrace *t, StoreStepCounts *sc) {
     memset(sc, 0, sizeof *sc);
     int choice = decide_has_choice(t);
-    for (int c = 0; c < trace_cells(t); c++) {
-        int keys = store_keys_read(t->pos, t->gate[c], tt->window, tt->sinks);
-        int label = isnan(tt->theta_logit) ? -1 : decide_logit(t->oracle_logit[c], tt->theta_logit);
-        if (keys >= 0) sc->n_gate++, sc->n_global += t->gate[c] == 1, sc->keys_read += keys;
-        if (label >= 0) sc->n_oracle++, sc->n_oracle_global += label;
-        if (choice) add_cell(tt, t, c, keys), add_regime(tt, t, c);
+    for (int c = 0; c < trace_cells(t); c++) count_cell(tt, t, c, choice, sc);
+}
+
+int store_step_rows(StoreTotals *tt, sqlite3_stmt *ins, int64_t run_id, const StepTrace *t, uint8_t *gates,
+                    StoreStepCounts *sc) {
+    memset(sc, 0, sizeof *sc);
+    memset(gates, 0, store_gate_bytes(trace_cells(t)));
+    int choice = decide_has_choice(t);
+    for (int l = 0, c = 0; l < t->n_layers; l++) {
+        for (int h = 0, b = 1; h < t->n_heads; h++, c++) {
+            b = store_bind_bits_row(ins, b, run_id, t, c);
+            count_cell(tt, t, c, choice, sc);
+            if (t->gate[c] >= 0) /* negative: not known, NULL in its row */
+                gates[c >> 2] |= (uint8_t)((t->gate[c] == 1 ? STORE_GATE_KNOWN | STORE_GATE_GLOBAL : STORE_GATE_KNOWN)
+                                           << STORE_GATE_SHIFT(c));
+        }
+        int rc = sqlite3_step(ins);
+        sqlite3_reset(ins);
+        if (rc != SQLITE_DONE) return rc;
     }
+    return SQLITE_OK;
 }
 
 /* A sum for SQL: NULL only for NaN (+-Inf + -+Inf), as SQL's own sum has it. */

@@ -130,13 +130,16 @@ static int copy_runs(Store *s, const char *input, int *n_runs, int64_t *off) {
     if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) *off = sqlite3_column_int64(st, 0), eoff = sqlite3_column_int64(st, 1);
     sqlite3_finalize(st);
     /* evaluations first: the runs that belong to them point at them */
-    snprintf(sql, sizeof sql, "INSERT INTO main.evals SELECT eval_id + %lld, created_at, label, model, model_sha256,"
-             " policy, window, sinks, tau, theta, p, routers, static_heads, data, n_seqs, n_tokens, perplexity,"
-             " perplexity_full, kl_mean, global_share, keys_read_frac, matched_to, theta_logit, kv_read_frac"
-             " FROM src.evals", eoff);
+#define MERGE_EVAL_COLUMNS                                                                                   \
+    "created_at, label, model, model_sha256, policy, window, sinks, tau, theta, p, routers, static_heads, data," \
+    " n_seqs, n_tokens, perplexity, perplexity_full, kl_mean, global_share, keys_read_frac, matched_to,"        \
+    " theta_logit, kv_read_frac"
+#define MERGE_SCORE_COLUMNS "predictor, tp, fp, fn, tn, precision, recall, f1, predicted_rate"
+    snprintf(sql, sizeof sql, "INSERT INTO main.evals(eval_id, " MERGE_EVAL_COLUMNS ") SELECT eval_id + %lld, "
+             MERGE_EVAL_COLUMNS " FROM src.evals", eoff);
     if (rc == SQLITE_OK) rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
-    snprintf(sql, sizeof sql, "INSERT INTO main.eval_scores SELECT eval_id + %lld, predictor, tp, fp, fn, tn,"
-             " precision, recall, f1, predicted_rate FROM src.eval_scores", eoff);
+    snprintf(sql, sizeof sql, "INSERT INTO main.eval_scores(eval_id, " MERGE_SCORE_COLUMNS ") SELECT eval_id + %lld, "
+             MERGE_SCORE_COLUMNS " FROM src.eval_scores", eoff);
     if (rc == SQLITE_OK) rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
     /* The origin names where a run came from, kept through repeated merges. */
     snprintf(sql, sizeof sql,

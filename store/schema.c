@@ -24,7 +24,7 @@ static const char *const V3_FIELDS[][2] = {
 #define SCHEMA_V2_HEAD_FIELDS 7
 #define SCHEMA_V3_HEAD_FIELDS (sizeof V3_FIELDS / sizeof V3_FIELDS[0])
 
-/* Every head's executed gate at a position, two bits a head (store_gate_bits
+/* Every head's executed gate at a position, two bits a head (store_step_rows
  * in layout.c): the diff of two runs reads one row a position instead of
  * one a decision. Added by version 5. */
 #define SCHEMA_TOKEN_GATES "gates BLOB"

@@ -133,23 +133,10 @@ static int insert_token(Store *s, int64_t run_id, const StepTrace *t, const Stor
     for (int i = 0; i < 4; i++) sqlite3_bind_int64(st, 11 + i, v[i]);
     if (sc->n_gate) sqlite3_bind_int64(st, 15, sc->keys_read);
     else sqlite3_bind_null(st, 15);
-    sqlite3_bind_blob(st, 16, s->gate_buf, (int)store_gate_bits(t, s->gate_buf), SQLITE_STATIC);
+    sqlite3_bind_blob(st, 16, s->gate_buf, (int)store_gate_bytes(trace_cells(t)), SQLITE_STATIC);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
-}
-
-/* The hot loop of recording: one statement per layer, one row per head
- * (its key, its fields as bits, its top-k words). */
-static int insert_decisions(Store *s, int64_t run_id, const StepTrace *t) {
-    sqlite3_stmt *st = s->ins_decision;
-    for (int l = 0, c = 0; l < t->n_layers; l++) {
-        for (int h = 0, b = 1; h < t->n_heads; h++, c++) b = store_bind_bits_row(st, b, run_id, t, c);
-        int rc = sqlite3_step(st);
-        sqlite3_reset(st);
-        if (rc != SQLITE_DONE) return rc;
-    }
-    return SQLITE_OK;
 }
 
 /* Whether a step fits the packed key (internal.h); -1 with e set if not. */
@@ -183,9 +170,9 @@ int store_write_step(Store *s, int64_t run_id, const StepTrace *t, int *committe
         return err_set(e, "%s: run %lld is %d x %d heads, not the step's %d x %d", s->path, (long long)run_id,
                        s->totals.n_layers, s->totals.n_heads, t->n_layers, t->n_heads);
     }
-    StoreStepCounts sc;
-    if (rc == SQLITE_OK) store_totals_add(&s->totals, t, &sc), rc = insert_token(s, run_id, t, &sc);
-    if (rc == SQLITE_OK) rc = insert_decisions(s, run_id, t);
+    StoreStepCounts sc; /* the hot loop of recording: the step's rows, totals, counts and gates in one pass */
+    if (rc == SQLITE_OK) rc = store_step_rows(&s->totals, s->ins_decision, run_id, t, s->gate_buf, &sc);
+    if (rc == SQLITE_OK) rc = insert_token(s, run_id, t, &sc);
     if (rc != SQLITE_OK) {
         char what[64];
         snprintf(what, sizeof what, "cannot record position %d", t->pos);

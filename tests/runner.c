@@ -157,6 +157,15 @@ int test_write_file(const char *path, const void *data, long len) {
     return (fclose(f) == 0 && ok) ? 0 : -1;
 }
 
+void test_plant(const char *root, const char *rel, const char *text) {
+    char full[8192], cmd[8300];
+    snprintf(full, sizeof full, "%s/%s", root, rel);
+    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", full);
+    int st;
+    free(test_run(cmd, &st));
+    CHECK_INT(test_write_file(full, text, (long)strlen(text)), 0);
+}
+
 char *test_run(const char *cmd, int *status) {
     char full[8192];
     snprintf(full, sizeof full, "(%s) 2>&1", cmd);

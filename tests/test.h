@@ -92,6 +92,9 @@ int test_count_tmp(const char *path);
 int test_same_file(const char *a, const char *b);
 /* Write bytes to a file; returns 0 on success. */
 int test_write_file(const char *path, const void *data, long len);
+/* Write text to root/rel, creating its folders (a planted tree for the
+ * checks that walk one); a failure is a test failure. */
+void test_plant(const char *root, const char *rel, const char *text);
 /* Run a shell command, capture stdout+stderr (malloc'd) and exit status. */
 char *test_run(const char *cmd, int *status);
 /* test_run of a printf-formatted command; status may be NULL. */

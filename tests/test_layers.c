@@ -355,15 +355,6 @@ static int calls_objdir(char *dir, size_t cap) {
     return 0;
 }
 
-/* Write `text` to root/rel, creating its folders. */
-static void plant(const char *root, const char *rel, const char *text) {
-    char full[2 * LAYERS_PATH];
-    int st;
-    snprintf(full, sizeof full, "%s/%s", root, rel);
-    free(test_runf(&st, "mkdir -p \"$(dirname '%s')\"", full));
-    CHECK_INT(test_write_file(full, text, (long)strlen(text)), 0);
-}
-
 TEST(layers_the_checkout_includes_only_lower_rooms_and_no_cycles) {
     static char out[1 << 16];
     int n = layers_check(".", out, sizeof out);
@@ -373,13 +364,13 @@ TEST(layers_the_checkout_includes_only_lower_rooms_and_no_cycles) {
 TEST(layers_a_clean_tree_passes) {
     const char *root = test_tmp("layers-clean");
     static char out[4096];
-    plant(root, "engine/e.h", "#pragma once\n");
-    plant(root, "engine/tokenize/t.h", "#include \"../e.h\"\n#include \"engine/e.h\"\n");
-    plant(root, "store/s.h", "#include \"engine/e.h\"\n");
-    plant(root, "views/v.c", "#include <stdio.h>\n#include \"../engine/tokenize/t.h\"\n");
-    plant(root, "app/tui/a.c", "#include \"store/s.h\"\n#include \"views/v.c\"\n#include \"../a.h\"\n");
-    plant(root, "app/a.h", "# include \"engine/e.h\"\n");
-    plant(root, "tests/x.c", "#include \"app/a.h\"\n");
+    test_plant(root, "engine/e.h", "#pragma once\n");
+    test_plant(root, "engine/tokenize/t.h", "#include \"../e.h\"\n#include \"engine/e.h\"\n");
+    test_plant(root, "store/s.h", "#include \"engine/e.h\"\n");
+    test_plant(root, "views/v.c", "#include <stdio.h>\n#include \"../engine/tokenize/t.h\"\n");
+    test_plant(root, "app/tui/a.c", "#include \"store/s.h\"\n#include \"views/v.c\"\n#include \"../a.h\"\n");
+    test_plant(root, "app/a.h", "# include \"engine/e.h\"\n");
+    test_plant(root, "tests/x.c", "#include \"app/a.h\"\n");
     CHECK_INT(layers_check(root, out, sizeof out), 0);
     CHECK_MSG(out[0] == 0, "%s", out);
 }
@@ -387,13 +378,13 @@ TEST(layers_a_clean_tree_passes) {
 TEST(layers_a_planted_include_of_a_higher_room_fails_naming_file_and_line) {
     const char *root = test_tmp("layers-up");
     static char out[4096];
-    plant(root, "app/version.h", "#define V 1\n");
-    plant(root, "views/v.h", "#pragma once\n");
-    plant(root, "store/s.h", "#pragma once\n");
-    plant(root, "store/writer.c", "#include <stdio.h>\n\n#include \"app/version.h\"\n");
-    plant(root, "engine/tokenize/t.c", "/* x */\n#include \"../../store/s.h\"\n");
-    plant(root, "store/peer.c", "#include \"views/v.h\"\n");
-    plant(root, "views/peer.c", "#include \"store/s.h\"\n");
+    test_plant(root, "app/version.h", "#define V 1\n");
+    test_plant(root, "views/v.h", "#pragma once\n");
+    test_plant(root, "store/s.h", "#pragma once\n");
+    test_plant(root, "store/writer.c", "#include <stdio.h>\n\n#include \"app/version.h\"\n");
+    test_plant(root, "engine/tokenize/t.c", "/* x */\n#include \"../../store/s.h\"\n");
+    test_plant(root, "store/peer.c", "#include \"views/v.h\"\n");
+    test_plant(root, "views/peer.c", "#include \"store/s.h\"\n");
     CHECK_INT(layers_check(root, out, sizeof out), 4);
     CHECK_MSG(strstr(out, "store/writer.c:3: includes \"app/version.h\" (room store may not include room app)\n"),
               "%s", out);
@@ -406,11 +397,11 @@ TEST(layers_a_planted_include_of_a_higher_room_fails_naming_file_and_line) {
 TEST(layers_a_planted_include_cycle_fails_naming_file_and_line) {
     const char *root = test_tmp("layers-cycle");
     static char out[4096];
-    plant(root, "engine/a.h", "#include \"b.h\"\n");
-    plant(root, "engine/b.h", "#pragma once\n#include \"engine/a.h\"\n");
-    plant(root, "store/x.h", "#include \"y.h\"\n");
-    plant(root, "store/y.h", "#include \"z.h\"\n");
-    plant(root, "store/z.h", "\n\n#include \"x.h\"\n");
+    test_plant(root, "engine/a.h", "#include \"b.h\"\n");
+    test_plant(root, "engine/b.h", "#pragma once\n#include \"engine/a.h\"\n");
+    test_plant(root, "store/x.h", "#include \"y.h\"\n");
+    test_plant(root, "store/y.h", "#include \"z.h\"\n");
+    test_plant(root, "store/z.h", "\n\n#include \"x.h\"\n");
     CHECK_INT(layers_check(root, out, sizeof out), 2);
     CHECK_MSG(strstr(out, "engine/b.h:2: includes \"engine/a.h\" (a cycle: engine/a.h -> engine/b.h -> engine/a.h)\n"),
               "%s", out);
@@ -476,7 +467,7 @@ static int plant_calls(const char *name, int circle, const char *flags, char *ou
         {"app/a.c", "int eng(void);\nint pin_cell(void);\nint main(void) { return eng() + pin_cell(); }\n"},
     };
     for (int i = 0; i < 5; i++) {
-        plant(root, files[i][0], files[i][1]);
+        test_plant(root, files[i][0], files[i][1]);
         plant_object(root, objdir, files[i][0], flags);
     }
     return calls_check(root, objdir, out, cap);

@@ -232,14 +232,6 @@ static int maps_check(const char *root, char *out, size_t cap) {
     return r.violations;
 }
 
-static void plant(const char *root, const char *rel, const char *text) {
-    char full[2 * MAP_PATH];
-    int st;
-    snprintf(full, sizeof full, "%s/%s", root, rel);
-    free(test_runf(&st, "mkdir -p \"$(dirname '%s')\"", full));
-    CHECK_INT(test_write_file(full, text, (long)strlen(text)), 0);
-}
-
 TEST(maps_every_source_folder_lists_each_file_on_one_line) {
     static char out[1 << 16];
     int n = maps_check(".", out, sizeof out);
@@ -249,16 +241,16 @@ TEST(maps_every_source_folder_lists_each_file_on_one_line) {
 TEST(maps_a_clean_tree_passes) {
     const char *root = test_tmp("maps-clean");
     static char out[4096];
-    plant(root, "engine/a.h", "\n");
-    plant(root, "engine/a.c", "/* a.c — one. */\n");
-    plant(root, "engine/b.c", "/* b.c — two. */\n");
-    plant(root, "engine/gen.py", "\n");
-    plant(root, "engine/sub/s.c", "/* s.c — the sub-folder's. */\n");
-    plant(root, "engine/sub/README.md", "| file | holds |\n|---|---|\n| s.c | the sub-folder's one file |\n");
-    plant(root, "engine/README.md",
+    test_plant(root, "engine/a.h", "\n");
+    test_plant(root, "engine/a.c", "/* a.c — one. */\n");
+    test_plant(root, "engine/b.c", "/* b.c — two. */\n");
+    test_plant(root, "engine/gen.py", "\n");
+    test_plant(root, "engine/sub/s.c", "/* s.c — the sub-folder's. */\n");
+    test_plant(root, "engine/sub/README.md", "| file | holds |\n|---|---|\n| s.c | the sub-folder's one file |\n");
+    test_plant(root, "engine/README.md",
           "# engine\n\n| file | holds |\n|---|---|\n| `a.h/.c` | the pair |\n| `b.c`, `gen.py` | two on a row |\n"
           "| `sub/` | a sub-folder |\n\n| key | action |\n|---|---|\n| `x.c` | not a map |\n");
-    plant(root, "store/notes.txt", "no sources, no map needed\n");
+    test_plant(root, "store/notes.txt", "no sources, no map needed\n");
     CHECK_INT(maps_check(root, out, sizeof out), 0);
     CHECK_MSG(out[0] == 0, "%s", out);
 }
@@ -266,17 +258,17 @@ TEST(maps_a_clean_tree_passes) {
 TEST(maps_a_planted_fault_is_reported_naming_the_line) {
     const char *root = test_tmp("maps-bad");
     static char out[4096];
-    plant(root, "engine/a.c", "/* a.c — one. */\n");
-    plant(root, "engine/b.c", "#include <stdio.h>\n");
-    plant(root, "engine/run.sh", "\n");
-    plant(root, "engine/README.md",
+    test_plant(root, "engine/a.c", "/* a.c — one. */\n");
+    test_plant(root, "engine/b.c", "#include <stdio.h>\n");
+    test_plant(root, "engine/run.sh", "\n");
+    test_plant(root, "engine/README.md",
           "| file | holds |\n|---|---|\n| `a.c` | one |\n| `a.c`, `gone.c` | again, and a removed file |\n"
           "| `cmd_*.c` | many |\n| `nowhere/` | no such folder |\n"
           "| `b.c` | a sentence that goes on and on, past what one short line of a map should ever hold, "
           "with every detail of the file spelled out in a cell nobody reads to its end |\n");
-    plant(root, "store/s.c", "\n");
-    plant(root, "views/v.c", "\n");
-    plant(root, "views/README.md", "# views\n\nNo table at all.\n");
+    test_plant(root, "store/s.c", "\n");
+    test_plant(root, "views/v.c", "\n");
+    test_plant(root, "views/README.md", "# views\n\nNo table at all.\n");
     CHECK_INT(maps_check(root, out, sizeof out), 9);
     const char *want[] = {
         "engine/README.md:4: `a.c` has a row already (line 3)\n",

@@ -868,6 +868,29 @@ TEST(store_reads_and_opens_a_version_3_database) {
     }
 }
 
+/* An upgraded fixture opened for writing (s, at rw) keeps its recorded far
+ * positions and takes a new 5 x 8 run of four positions as run `id`. */
+static void takes_a_new_run(Store *s, const char *rw, int id) {
+    Err e;
+    if (s) {
+        CHECK_INT(store_run_attn_top(s, 1, &e), 4);
+        StoreRunInfo r;
+        run_info(&r, 5, 8);
+        CHECK(store_run_begin(s, &r, &e) == 0);
+        CHECK_INT((int)r.run_id, id);
+        for (int p = 0; p < 4; p++) {
+            StepTrace *t = synthetic_trace(5, 8, p, 5);
+            CHECK(store_write_step(s, r.run_id, t, NULL, &e) == 0);
+            trace_free(t);
+        }
+        CHECK(store_run_end(s, r.run_id, "done", &e) == 0);
+        store_close(s, NULL);
+    }
+    char sql[96];
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM decisions WHERE run_id = %d", id);
+    CHECK_NEAR(scalar(rw, sql), 4 * 5 * 8, 0);
+}
+
 /* A version-4 file (tests/fixtures/store/v4.db, written by the version-4
  * binary: run 1 under aha, run 2 under the oracle, both --profile
  * --attn-top 4): read-only it answers and stays byte-identical; a writer
@@ -902,21 +925,7 @@ TEST(store_reads_and_upgrades_a_version_4_database) {
     CHECK_MSG(st == 0 && diff_ro && diff_rw && !strcmp(diff_ro, diff_rw), "diff read-only:\n%s\nupgraded:\n%s",
               diff_ro ? diff_ro : "", diff_rw ? diff_rw : "");
     free(compat), free(opened), free(diff_ro), free(diff_rw);
-    if (s) {
-        CHECK_INT(store_run_attn_top(s, 1, &e), 4);
-        StoreRunInfo r;
-        run_info(&r, 5, 8);
-        CHECK(store_run_begin(s, &r, &e) == 0);
-        CHECK_INT((int)r.run_id, 3);
-        for (int p = 0; p < 4; p++) {
-            StepTrace *t = synthetic_trace(5, 8, p, 5);
-            CHECK(store_write_step(s, r.run_id, t, NULL, &e) == 0);
-            trace_free(t);
-        }
-        CHECK(store_run_end(s, r.run_id, "done", &e) == 0);
-        store_close(s, NULL);
-    }
-    CHECK_NEAR(scalar(rw, "SELECT COUNT(*) FROM decisions WHERE run_id = 3"), 4 * 5 * 8, 0);
+    takes_a_new_run(s, rw, 3);
 }
 
 /* A version-5 file (tests/fixtures/store/v5.db, written by the version-5
@@ -963,21 +972,7 @@ TEST(store_reads_and_upgrades_a_version_5_database) {
     CHECK_MSG(st == 0 && cmp_ro && cmp_rw && !strcmp(cmp_ro, cmp_rw), "compare read-only:\n%s\nupgraded:\n%s",
               cmp_ro ? cmp_ro : "", cmp_rw ? cmp_rw : "");
     free(compat), free(opened), free(diff_ro), free(diff_rw), free(cmp_ro), free(cmp_rw);
-    if (s) {
-        CHECK_INT(store_run_attn_top(s, 1, &e), 4);
-        StoreRunInfo r;
-        run_info(&r, 5, 8);
-        CHECK(store_run_begin(s, &r, &e) == 0);
-        CHECK_INT((int)r.run_id, 4);
-        for (int p = 0; p < 4; p++) {
-            StepTrace *t = synthetic_trace(5, 8, p, 5);
-            CHECK(store_write_step(s, r.run_id, t, NULL, &e) == 0);
-            trace_free(t);
-        }
-        CHECK(store_run_end(s, r.run_id, "done", &e) == 0);
-        store_close(s, NULL);
-    }
-    CHECK_NEAR(scalar(rw, "SELECT COUNT(*) FROM decisions WHERE run_id = 4"), 4 * 5 * 8, 0);
+    takes_a_new_run(s, rw, 4);
 }
 
 /* A file at `path` holding exactly the frozen statements `sql` of schema

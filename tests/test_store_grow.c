@@ -163,3 +163,21 @@ TEST(store_grow_canary_predictor_is_recorded_like_qada) {
                                         " EXCEPT SELECT qada_rate FROM head_rates WHERE run_id = 3)"), 0);
 }
 #endif
+
+/* When the check itself cannot be made (a file's lists that ahascope's own
+ * statements cannot replay), the refusal gives SQLite's cause, not a
+ * guess: the check once said "out of memory" for every such failure. */
+TEST(store_grow_a_check_that_cannot_be_made_says_why) {
+    const char *path = test_tmp("grow_dup.db");
+    test_db_record(path, 2, 2, 6);
+    test_db_exec(path, "INSERT INTO fields(ord, name, kind) VALUES(99, 'top0', 'bits')");
+    Err e = {0};
+    Store *s = store_open(path, STORE_READ, 1000, &e);
+    CHECK_MSG(!s && strstr(e.msg, path) && strstr(e.msg, "cannot check the schema: duplicate column name: top0") &&
+                  !strstr(e.msg, "out of memory"),
+              "%s", e.msg);
+    store_close(s, NULL);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "%s runs --db %s", test_bin(), path);
+    CHECK_REFUSAL(cmd, 1, "ahascope runs: ", "duplicate column name: top0", 1);
+}
