@@ -67,25 +67,27 @@ static int regime_rates(char *buf, size_t cap, const char *col, const char *tag,
                     col, in, tag);
 }
 
-/* The regime split from the counts head_regimes keeps (layout.c counts
- * them as regime_rates' SQL would over the rows): one row a head. */
+/* The regime split from the counts head_totals keeps (layout.c counts
+ * them as regime_rates' SQL would over the rows): one row a head, the
+ * oracle's row giving each side's decisions and globals. */
 static int regime_totals(char *buf, size_t cap) {
-    size_t len = (size_t)snprintf(buf, cap, "SELECT layer, head, SUM(CASE predictor WHEN 'qada' THEN n END) AS n,"
-                                            " ROUND(SUM(CASE WHEN predictor = 'qada' AND side = 'frozen' THEN n END)"
-                                            " * 1.0 / SUM(CASE predictor WHEN 'qada' THEN n END), 4) AS frozen_share");
+    size_t len = (size_t)snprintf(buf, cap, "SELECT layer, head, SUM(CASE predictor WHEN 'oracle' THEN calm_n + frozen_n"
+                                            " END) AS n, ROUND(SUM(CASE predictor WHEN 'oracle' THEN frozen_n END) * 1.0"
+                                            " / SUM(CASE predictor WHEN 'oracle' THEN calm_n + frozen_n END), 4)"
+                                            " AS frozen_share");
     static const char *const preds[2] = {"qada", "qada_bulk"}, *const tags[2] = {"qada", "bulk"};
     static const char *const sides[2] = {"calm", "frozen"};
     for (int c = 0; c < 2; c++)
         for (int k = 0; k < 2; k++)
             len += (size_t)snprintf(buf + len, cap - len,
-                                    ", ROUND(SUM(CASE WHEN predictor = '%1$s' AND side = '%2$s' THEN tp END) * 1.0"
-                                    " / NULLIF(SUM(CASE WHEN predictor = '%1$s' AND side = '%2$s' THEN global END), 0),"
-                                    " 4) AS %3$s_%2$s_p"
-                                    ", ROUND(SUM(CASE WHEN predictor = '%1$s' AND side = '%2$s' THEN tp END) * 1.0"
-                                    " / NULLIF(SUM(CASE WHEN predictor = '%1$s' AND side = '%2$s' THEN oracle_global"
-                                    " END), 0), 4) AS %3$s_%2$s_r",
+                                    ", ROUND(SUM(CASE predictor WHEN '%1$s' THEN %2$s_tp END) * 1.0"
+                                    " / NULLIF(SUM(CASE predictor WHEN '%1$s' THEN %2$s_global END), 0), 4) AS %3$s_%2$s_p"
+                                    ", ROUND(SUM(CASE predictor WHEN '%1$s' THEN %2$s_tp END) * 1.0"
+                                    " / NULLIF(SUM(CASE predictor WHEN 'oracle' THEN %2$s_global END), 0), 4)"
+                                    " AS %3$s_%2$s_r",
                                     preds[c], sides[k], tags[c]);
-    return snprintf(buf + len, cap - len, " FROM head_regimes WHERE run_id = ?1 GROUP BY layer, head HAVING n > 0"
+    return snprintf(buf + len, cap - len, " FROM head_totals WHERE run_id = ?1 GROUP BY layer, head"
+                                          " HAVING SUM(CASE predictor WHEN 'oracle' THEN calm_n + frozen_n END) > 0"
                                           " ORDER BY layer, head");
 }
 

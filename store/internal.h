@@ -139,19 +139,17 @@ static inline size_t store_gate_bytes(int cells) { return ((size_t)cells + 3) / 
 static inline unsigned store_gate_at(const uint8_t *bits, int c) { return bits[c >> 2] >> STORE_GATE_SHIFT(c) & 3u; }
 
 
-/* The totals a writer keeps per (run, layer, head), in three tables of
- * one row per head and name (store/SCHEMA.md): head_totals, per predictor
+/* The totals a writer keeps per (run, layer, head), in two tables of one
+ * row per head (and name) (store/SCHEMA.md): head_totals, per predictor
  * (engine/decide.h's, the oracle with them), the decisions it made, the
- * global ones, and its confusion against the oracle; head_stats, the
- * decided positions, sums and counts for the means, keys read; and
- * head_regimes, the regime split compare prints, per side of the far
- * scores' regime (calm: σ <= √(2 ln n_far); frozen: above) and per QAdA
- * form (qada, qada_bulk), over the decisions with far_std, an oracle value
- * and n_far > 1: how many, the oracle's globals, the form's globals and
- * true positives. */
+ * global ones, its confusion against the oracle, and the regime split
+ * compare prints: per side of the far scores' regime (calm: σ <= √(2 ln
+ * n_far); frozen: above), over the decisions with far_std, an oracle value
+ * and n_far > 1, how many, the globals and the true positives (kept for
+ * the oracle and the two QAdA forms); head_stats, the decided positions,
+ * sums and counts for the means, keys read. */
 enum { STORE_SIDE_CALM, STORE_SIDE_FROZEN, STORE_N_SIDES };
-enum { STORE_REG_QADA, STORE_REG_BULK, STORE_N_REG_PREDS };
-enum { STORE_REG_N, STORE_REG_ORACLE, STORE_REG_GLOBAL, STORE_REG_TP, STORE_N_REG };
+enum { STORE_SIDE_N, STORE_SIDE_GLOBAL, STORE_SIDE_TP, STORE_N_SIDE };
 
 /* The means head_stats keeps: router score, oracle mass, oracle error. */
 enum { STORE_MEAN_SCORE, STORE_MEAN_MASS, STORE_MEAN_ERR, STORE_N_MEANS };
@@ -164,7 +162,7 @@ typedef struct {
     double sum[STORE_N_MEANS];
     long count[STORE_N_MEANS];
     long keys_read;
-    long regime[STORE_N_SIDES][STORE_N_REG_PREDS][STORE_N_REG]; /* the regime split (head_regimes) */
+    long side[DECIDE_COUNT][STORE_N_SIDES][STORE_N_SIDE]; /* the regime split, per predictor */
 } StoreHeadTotal;
 
 /* A run's totals as its writer keeps them in memory between commits. */
@@ -176,7 +174,7 @@ typedef struct StoreTotals {
     StoreHeadTotal *head;                     /* [layer * n_heads + head] */
     StoreHeadTotal *written;                  /* what the file holds of each head, as last written */
     unsigned char *stored;                    /* 1: the head's rows are in the file */
-    sqlite3_stmt *put[3];                     /* the REPLACEs of head_totals, head_stats, head_regimes */
+    sqlite3_stmt *put[2];                     /* the REPLACEs of head_totals and head_stats */
 } StoreTotals;
 
 /* What a position's tokens row keeps for token_share: heads with a known

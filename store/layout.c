@@ -50,13 +50,13 @@ void store_bind_top(sqlite3_stmt *st, int i, const StepTrace *t, int c, int r) {
     sqlite3_bind_int64(st, i, (int64_t)t->top_pos[at] << 32 | u);
 }
 
-/* The regime split's predictors and sides, as head_regimes names them. */
-static const char *const REGIME_PREDS[STORE_N_REG_PREDS] = {"qada", "qada_bulk"};
-static const char *const SIDES[STORE_N_SIDES] = {"calm", "frozen"};
+/* Whether head_totals' regime columns count predictor p: the oracle (its
+ * globals on each side) and the two QAdA forms compare prints by regime. */
+static int regime_counted(int p) { return p == DECIDE_ORACLE || p == DECIDE_QADA || p == DECIDE_QADA_BULK; }
 
 void store_totals_free(StoreTotals *tt) {
     free(tt->head), free(tt->written), free(tt->stored);
-    for (int i = 0; i < 3; i++) sqlite3_finalize(tt->put[i]);
+    for (int i = 0; i < 2; i++) sqlite3_finalize(tt->put[i]);
     memset(tt, 0, sizeof *tt);
 }
 
@@ -84,6 +84,8 @@ static void total_row(StoreTotals *tt, sqlite3_stmt *st, int c) {
     DecideCounts *k = &h->cells[p];
     k->tp = (long)sqlite3_column_int64(st, 5), k->fp = (long)sqlite3_column_int64(st, 6);
     k->fn = (long)sqlite3_column_int64(st, 7), k->tn = (long)sqlite3_column_int64(st, 8);
+    for (int side = 0; side < STORE_N_SIDES; side++)
+        for (int i = 0; i < STORE_N_SIDE; i++) h->side[p][side][i] = (long)sqlite3_column_int64(st, 9 + 3 * side + i);
 }
 
 static void stats_row(StoreTotals *tt, sqlite3_stmt *st, int c) {
@@ -95,20 +97,6 @@ static void stats_row(StoreTotals *tt, sqlite3_stmt *st, int c) {
         h->count[m] = (long)sqlite3_column_int64(st, 4 + 2 * m);
     }
     h->keys_read = (long)sqlite3_column_int64(st, 3 + 2 * STORE_N_MEANS);
-}
-
-static int word_of(const char *const *words, int n, const unsigned char *w) {
-    for (int i = 0; w && i < n; i++)
-        if (!strcmp(words[i], (const char *)w)) return i;
-    return -1;
-}
-
-static void regime_row(StoreTotals *tt, sqlite3_stmt *st, int c) {
-    int k = word_of(SIDES, STORE_N_SIDES, sqlite3_column_text(st, 2));
-    int p = word_of(REGIME_PREDS, STORE_N_REG_PREDS, sqlite3_column_text(st, 3));
-    if (k < 0 || p < 0) return;
-    long *r = tt->head[c].regime[k][p];
-    for (int i = 0; i < STORE_N_REG; i++) r[i] = (long)sqlite3_column_int64(st, 4 + i);
 }
 
 /* The run's shape and thresholds from its row. */
@@ -133,7 +121,7 @@ static int load_run(StoreTotals *tt, sqlite3 *db, int64_t run_id) {
 }
 
 int store_totals_load(StoreTotals *tt, sqlite3 *db, int64_t run_id) {
-    sqlite3_stmt *put[3] = {tt->put[0], tt->put[1], tt->put[2]};
+    sqlite3_stmt *put[2] = {tt->put[0], tt->put[1]};
     memset(tt->put, 0, sizeof tt->put);
     store_totals_free(tt);
     memcpy(tt->put, put, sizeof put);
@@ -144,14 +132,11 @@ int store_totals_load(StoreTotals *tt, sqlite3 *db, int64_t run_id) {
     tt->stored = calloc(cells, 1);
     if (!tt->head || !tt->written || !tt->stored) return SQLITE_NOMEM;
     tt->run_id = run_id;
-    rc = load_rows(tt, db, "SELECT layer, head, predictor, n, global, tp, fp, fn, tn FROM head_totals WHERE run_id=?1",
-                   total_row);
+    rc = load_rows(tt, db, "SELECT layer, head, predictor, n, global, tp, fp, fn, tn, calm_n, calm_global, calm_tp,"
+                           " frozen_n, frozen_global, frozen_tp FROM head_totals WHERE run_id=?1", total_row);
     if (rc == SQLITE_OK)
         rc = load_rows(tt, db, "SELECT layer, head, n, score_sum, score_n, oracle_mass_sum, oracle_mass_n,"
                                " oracle_err_sum, oracle_err_n, keys_read FROM head_stats WHERE run_id=?1", stats_row);
-    if (rc == SQLITE_OK)
-        rc = load_rows(tt, db, "SELECT layer, head, side, predictor, n, oracle_global, global, tp FROM head_regimes"
-                               " WHERE run_id=?1", regime_row);
     if (rc == SQLITE_OK) memcpy(tt->written, tt->head, cells * sizeof *tt->head);
     return rc;
 }
@@ -187,14 +172,14 @@ static void add_cell(StoreTotals *tt, const StepTrace *t, int c, int keys) {
  * there and counts nowhere here either). */
 static void add_regime(StoreTotals *tt, const StepTrace *t, int c) {
     if (t->n_far <= 1 || isnan(t->far_std[c]) || isnan(t->oracle_logit[c])) return;
-    long (*side)[STORE_N_REG] = tt->head[c].regime[(double)t->far_std[c] > sqrt(2 * log((double)t->n_far))];
+    int side = (double)t->far_std[c] > sqrt(2 * log((double)t->n_far));
     double theta = tt->theta_logit; /* NaN (not recorded): nothing is above it */
     int oracle = (double)t->oracle_logit[c] > theta;
-    const float est[STORE_N_REG_PREDS] = {t->qada_logit[c], t->qada_bulk_logit[c]};
-    for (int p = 0; p < STORE_N_REG_PREDS; p++) {
-        int g = (double)est[p] > theta;
-        long *r = side[p];
-        r[STORE_REG_N]++, r[STORE_REG_ORACLE] += oracle, r[STORE_REG_GLOBAL] += g, r[STORE_REG_TP] += g && oracle;
+    for (int p = 0; p < DECIDE_COUNT; p++) {
+        if (!regime_counted(p)) continue;
+        int g = p == DECIDE_ORACLE ? oracle : (double)decide_value(t, c, (DecidePred)p) > theta;
+        long *r = tt->head[c].side[p][side];
+        r[STORE_SIDE_N]++, r[STORE_SIDE_GLOBAL] += g, r[STORE_SIDE_TP] += g && oracle;
     }
 }
 
@@ -240,33 +225,16 @@ static void bind_sum(sqlite3_stmt *st, int i, double v) {
     else sqlite3_bind_double(st, i, v);
 }
 
-/* "REPLACE INTO table(cols) VALUES(?, …), …" for rows rows of n values:
- * one statement a head per table, since the per-statement work is what a
- * row costs here. */
-static int prepare_rows(sqlite3 *db, const char *head, int n, int rows, sqlite3_stmt **st) {
-    sqlite3_str *sql = sqlite3_str_new(db);
-    sqlite3_str_appendall(sql, head);
-    for (int r = 0; r < rows; r++) {
-        sqlite3_str_appendall(sql, r ? ",(?" : " VALUES(?");
-        for (int i = 1; i < n; i++) sqlite3_str_appendall(sql, ",?");
-        sqlite3_str_appendchar(sql, 1, ')');
-    }
-    char *text = sqlite3_str_finish(sql);
-    int rc = text ? sqlite3_prepare_v2(db, text, -1, st, NULL) : SQLITE_NOMEM;
-    sqlite3_free(text);
-    return rc;
-}
-
-/* The three REPLACEs of a head's totals, prepared once per writer. */
+/* The two REPLACEs of a head's totals, prepared once per writer. */
 static int prepare_put(StoreTotals *tt, sqlite3 *db) {
-    int rc = prepare_rows(db, "REPLACE INTO head_totals(run_id, layer, head, predictor, n, global, tp, fp, fn, tn)",
-                          10, DECIDE_COUNT, &tt->put[0]);
+    int rc = sqlite3_prepare_v2(db, "REPLACE INTO head_totals(run_id, layer, head, predictor, n, global, tp, fp, fn,"
+                                    " tn, calm_n, calm_global, calm_tp, frozen_n, frozen_global, frozen_tp)"
+                                    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                                -1, &tt->put[0], NULL);
     if (rc == SQLITE_OK)
-        rc = prepare_rows(db, "REPLACE INTO head_stats(run_id, layer, head, n, score_sum, score_n, oracle_mass_sum,"
-                              " oracle_mass_n, oracle_err_sum, oracle_err_n, keys_read)", 11, 1, &tt->put[1]);
-    if (rc == SQLITE_OK)
-        rc = prepare_rows(db, "REPLACE INTO head_regimes(run_id, layer, head, side, predictor, n, oracle_global,"
-                              " global, tp)", 9, STORE_N_SIDES * STORE_N_REG_PREDS, &tt->put[2]);
+        rc = sqlite3_prepare_v2(db, "REPLACE INTO head_stats(run_id, layer, head, n, score_sum, score_n,"
+                                    " oracle_mass_sum, oracle_mass_n, oracle_err_sum, oracle_err_n, keys_read)"
+                                    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)", -1, &tt->put[1], NULL);
     return rc;
 }
 
@@ -276,52 +244,69 @@ static int step_reset(sqlite3_stmt *st) {
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* Bind run, layer and head of cell c from parameter b on; the next one. */
-static int bind_head(const StoreTotals *tt, sqlite3_stmt *st, int b, int c) {
-    sqlite3_bind_int64(st, b, tt->run_id);
-    sqlite3_bind_int(st, b + 1, c / tt->n_heads);
-    sqlite3_bind_int(st, b + 2, c % tt->n_heads);
-    return b + 3;
+/* Bind run, layer and head of cell c to parameters 1-3. */
+static void bind_head(const StoreTotals *tt, sqlite3_stmt *st, int c) {
+    sqlite3_bind_int64(st, 1, tt->run_id);
+    sqlite3_bind_int(st, 2, c / tt->n_heads);
+    sqlite3_bind_int(st, 3, c % tt->n_heads);
 }
 
-/* Cell c's rows: a head_totals row per predictor (the oracle's without
- * cells: it is the label), its head_stats row, its regime split. */
-static int write_head(StoreTotals *tt, int c) {
+/* Whether predictor p's counts at head h are those w holds. */
+static int same_counts(const StoreHeadTotal *h, const StoreHeadTotal *w, int p) {
+    return h->made[p] == w->made[p] && h->global[p] == w->global[p] && !memcmp(&h->cells[p], &w->cells[p], sizeof h->cells[p]) &&
+           !memcmp(h->side[p], w->side[p], sizeof h->side[p]);
+}
+
+/* Predictor p's head_totals row of cell c: its counts, its confusion
+ * (NULL on the oracle's row: it is the label), its regime split (NULL for
+ * the predictors it does not count). */
+static int write_total(StoreTotals *tt, int c, int p) {
     const StoreHeadTotal *h = &tt->head[c];
     sqlite3_stmt *st = tt->put[0];
-    for (int p = 0, b = 1; p < DECIDE_COUNT; p++) {
-        b = bind_head(tt, st, b, c);
-        sqlite3_bind_text(st, b++, decide_name((DecidePred)p), -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, b++, h->made[p]), sqlite3_bind_int64(st, b++, h->global[p]);
-        const long cell[4] = {h->cells[p].tp, h->cells[p].fp, h->cells[p].fn, h->cells[p].tn};
-        for (int i = 0; i < 4; i++, b++)
-            if (p == DECIDE_ORACLE) sqlite3_bind_null(st, b);
-            else sqlite3_bind_int64(st, b, cell[i]);
-    }
-    int rc = step_reset(st);
-    st = tt->put[1];
-    int b = bind_head(tt, st, 1, c);
-    sqlite3_bind_int64(st, b++, h->n);
-    for (int m = 0; m < STORE_N_MEANS; m++) bind_sum(st, b++, h->sum[m]), sqlite3_bind_int64(st, b++, h->count[m]);
-    sqlite3_bind_int64(st, b, h->keys_read);
-    if (rc == SQLITE_OK) rc = step_reset(st);
-    st = tt->put[2], b = 1;
-    for (int k = 0; k < STORE_N_SIDES; k++)
-        for (int p = 0; p < STORE_N_REG_PREDS; p++) {
-            b = bind_head(tt, st, b, c);
-            sqlite3_bind_text(st, b++, SIDES[k], -1, SQLITE_STATIC);
-            sqlite3_bind_text(st, b++, REGIME_PREDS[p], -1, SQLITE_STATIC);
-            for (int i = 0; i < STORE_N_REG; i++) sqlite3_bind_int64(st, b++, h->regime[k][p][i]);
-        }
-    return rc == SQLITE_OK ? step_reset(st) : rc;
+    bind_head(tt, st, c);
+    sqlite3_bind_text(st, 4, decide_name((DecidePred)p), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, h->made[p]), sqlite3_bind_int64(st, 6, h->global[p]);
+    const long cell[4] = {h->cells[p].tp, h->cells[p].fp, h->cells[p].fn, h->cells[p].tn};
+    for (int i = 0; i < 4; i++)
+        if (p == DECIDE_ORACLE) sqlite3_bind_null(st, 7 + i);
+        else sqlite3_bind_int64(st, 7 + i, cell[i]);
+    for (int side = 0, b = 11; side < STORE_N_SIDES; side++)
+        for (int i = 0; i < STORE_N_SIDE; i++, b++)
+            if (regime_counted(p) && !(p == DECIDE_ORACLE && i == STORE_SIDE_TP))
+                sqlite3_bind_int64(st, b, h->side[p][side][i]);
+            else sqlite3_bind_null(st, b);
+    return step_reset(st);
+}
+
+/* Cell c's head_stats row. */
+static int write_stats(StoreTotals *tt, int c) {
+    const StoreHeadTotal *h = &tt->head[c];
+    sqlite3_stmt *st = tt->put[1];
+    bind_head(tt, st, c);
+    sqlite3_bind_int64(st, 4, h->n);
+    for (int m = 0; m < STORE_N_MEANS; m++) bind_sum(st, 5 + 2 * m, h->sum[m]), sqlite3_bind_int64(st, 6 + 2 * m, h->count[m]);
+    sqlite3_bind_int64(st, 11, h->keys_read);
+    return step_reset(st);
+}
+
+/* Cell c's rows that changed since they were written (all of them the
+ * first time): a profiled run moves every predictor's, a plain one the
+ * executed gate's and the router's only. */
+static int write_head(StoreTotals *tt, int c) {
+    const StoreHeadTotal *h = &tt->head[c], *w = &tt->written[c];
+    int rc = SQLITE_OK, fresh = !tt->stored[c];
+    for (int p = 0; rc == SQLITE_OK && p < DECIDE_COUNT; p++)
+        if (fresh || !same_counts(h, w, p)) rc = write_total(tt, c, p);
+    if (rc == SQLITE_OK && (fresh || h->n != w->n || memcmp(h->sum, w->sum, sizeof h->sum) ||
+                            memcmp(h->count, w->count, sizeof h->count) || h->keys_read != w->keys_read))
+        rc = write_stats(tt, c);
+    return rc;
 }
 
 int store_totals_write(StoreTotals *tt, sqlite3 *db) {
     if (!tt->head) return SQLITE_OK;
     int rc = tt->put[0] ? SQLITE_OK : prepare_put(tt, db);
     for (int c = 0; rc == SQLITE_OK && c < tt->n_layers * tt->n_heads; c++) {
-        /* a head whose counts did not move since they were written (no far keys yet, or a
-         * commit of steps it made no decision in) keeps its rows */
         if (tt->stored[c] && !memcmp(&tt->head[c], &tt->written[c], sizeof tt->head[c])) continue;
         rc = write_head(tt, c);
         if (rc == SQLITE_OK) tt->written[c] = tt->head[c], tt->stored[c] = 1;

@@ -137,6 +137,8 @@ static const char SCHEMA_TABLES[] =
     "CREATE TABLE head_totals(\n"                                                                             \
     "  run_id INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT NULL, predictor TEXT NOT NULL,\n"     \
     "  n INTEGER NOT NULL, global INTEGER NOT NULL, tp INTEGER, fp INTEGER, fn INTEGER, tn INTEGER,\n"         \
+    "  calm_n INTEGER, calm_global INTEGER, calm_tp INTEGER, frozen_n INTEGER, frozen_global INTEGER,\n"       \
+    "  frozen_tp INTEGER,\n"                                                                                  \
     "  PRIMARY KEY(run_id, layer, head, predictor)\n"                                                         \
     ") WITHOUT ROWID;\n"                                                                                      \
     "CREATE TABLE head_stats(\n"                                                                              \
@@ -145,30 +147,30 @@ static const char SCHEMA_TABLES[] =
     "  oracle_err_sum REAL, oracle_err_n INTEGER, keys_read INTEGER,\n"                                       \
     "  PRIMARY KEY(run_id, layer, head)\n"                                                                    \
     ") WITHOUT ROWID;\n"                                                                                      \
-    "CREATE TABLE head_regimes(\n"                                                                            \
-    "  run_id INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT NULL, side TEXT NOT NULL,\n"         \
-    "  predictor TEXT NOT NULL, n INTEGER NOT NULL, oracle_global INTEGER NOT NULL, global INTEGER NOT NULL,\n" \
-    "  tp INTEGER NOT NULL,\n"                                                                                \
-    "  PRIMARY KEY(run_id, layer, head, side, predictor)\n"                                                   \
-    ") WITHOUT ROWID;\n"
 
 static const char SCHEMA_DECISIONS[] = SCHEMA_DECISION_BITS SCHEMA_V6_TABLES;
 
-/* A version-4 or 5 head_totals table T (one wide row a head) as version
- * 6's three, frozen with version 5's predictors: the 5 to 6 step's rows,
- * and what such a file opened read-only shows under the new names. */
-#define V5_PRED(w) "SELECT run_id, layer, head, '" w "' AS predictor, " w "_n AS n, " w "_global AS global, " \
-    w "_tp AS tp, " w "_fp AS fp, " w "_fn AS fn, " w "_tn AS tn FROM @ UNION ALL "
-#define V5_REGIME(side, w, tag) "SELECT run_id, layer, head, '" side "' AS side, '" w "' AS predictor, " \
-    side "_n AS n, " side "_oracle_global AS oracle_global, " tag "_" side "_global AS global, " tag "_" side "_tp AS tp FROM @"
-static const char *const V5_AS_V6[3] = {
-    V5_PRED("executed") V5_PRED("aha") V5_PRED("qada") V5_PRED("qada_bulk") V5_PRED("qada_rem") V5_PRED("qada_rem_bulk")
-    "SELECT run_id, layer, head, 'oracle', oracle_n, oracle_global, NULL, NULL, NULL, NULL FROM @",
+/* A version-4 or 5 head_totals table @ (one wide row a head) as version
+ * 6's two, frozen with version 5's predictors and regime columns: the 5 to
+ * 6 step's rows, and what such a file opened read-only shows under the new
+ * names. */
+#define V5_NO_SIDES ", NULL, NULL, NULL, NULL, NULL, NULL"
+#define V5_ROW(w, sides) "SELECT run_id, layer, head, '" w "' AS predictor, " w "_n AS n, " w "_global AS global, " \
+    w "_tp AS tp, " w "_fp AS fp, " w "_fn AS fn, " w "_tn AS tn" sides " FROM @ UNION ALL "
+#define V5_SIDES(tag) ", calm_n, " tag "_calm_global, " tag "_calm_tp, frozen_n, " tag "_frozen_global, " tag "_frozen_tp"
+static const char *const V5_AS_V6[2] = {
+    V5_ROW("executed", V5_NO_SIDES) V5_ROW("aha", V5_NO_SIDES) V5_ROW("qada", V5_SIDES("qada"))
+    V5_ROW("qada_bulk", V5_SIDES("bulk")) V5_ROW("qada_rem", V5_NO_SIDES) V5_ROW("qada_rem_bulk", V5_NO_SIDES)
+    "SELECT run_id, layer, head, 'oracle', oracle_n, oracle_global, NULL, NULL, NULL, NULL, calm_n,"
+    " calm_oracle_global, NULL, frozen_n, frozen_oracle_global, NULL FROM @",
     "SELECT run_id, layer, head, n, score_sum, score_n, oracle_mass_sum, oracle_mass_n, oracle_err_sum,"
-    " oracle_err_n, keys_read FROM @",
-    V5_REGIME("calm", "qada", "qada") " UNION ALL " V5_REGIME("calm", "qada_bulk", "bulk") " UNION ALL "
-    V5_REGIME("frozen", "qada", "qada") " UNION ALL " V5_REGIME("frozen", "qada_bulk", "bulk")};
-static const char *const V6_TOTALS[3] = {"head_totals", "head_stats", "head_regimes"};
+    " oracle_err_n, keys_read FROM @"};
+static const char *const V6_TOTALS[2] = {"head_totals", "head_stats"};
+static const char *const V6_TOTAL_COLUMNS[2] = {
+    "run_id, layer, head, predictor, n, global, tp, fp, fn, tn, calm_n, calm_global, calm_tp, frozen_n,"
+    " frozen_global, frozen_tp",
+    "run_id, layer, head, n, score_sum, score_n, oracle_mass_sum, oracle_mass_n, oracle_err_sum, oracle_err_n,"
+    " keys_read"};
 
 /* Keys outside the local set of a position, in SQL: attn_n_far
  * (engine/attn.h) over a tokens row t joined with its runs row r. */
@@ -379,8 +381,8 @@ static int migrate_5_to_6(sqlite3 *db) {
     store_catalog_base(&base);
     int rc = sqlite3_exec(db, "ALTER TABLE head_totals RENAME TO head_totals_v5;\n" SCHEMA_V6_TABLES, NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = store_catalog_rows(db, &base);
-    for (int i = 0; rc == SQLITE_OK && i < 3; i++) {
-        char *sql = sqlite3_mprintf("INSERT INTO %s %s", V6_TOTALS[i], V5_AS_V6[i]);
+    for (int i = 0; rc == SQLITE_OK && i < 2; i++) {
+        char *sql = sqlite3_mprintf("INSERT INTO %s(%s) %s", V6_TOTALS[i], V6_TOTAL_COLUMNS[i], V5_AS_V6[i]);
         rc = sql ? exec_at(db, sql, "head_totals_v5") : SQLITE_NOMEM;
         sqlite3_free(sql);
     }
@@ -487,12 +489,12 @@ static int shadow_missing_fields(sqlite3 *db, const char *table) {
 }
 
 /* A version-4 or 5 file opened read-only: its wide head_totals shown as
- * version 6's three tables (TEMP views; the file's own views still read
+ * version 6's two tables (TEMP views; the file's own views still read
  * its own table). */
 static int compat_totals(sqlite3 *db) {
     int rc = SQLITE_OK;
-    for (int i = 0; rc == SQLITE_OK && i < 3; i++) {
-        char *sql = sqlite3_mprintf("CREATE TEMP VIEW %s AS %s;", V6_TOTALS[i], V5_AS_V6[i]);
+    for (int i = 0; rc == SQLITE_OK && i < 2; i++) {
+        char *sql = sqlite3_mprintf("CREATE TEMP VIEW %s(%s) AS %s;", V6_TOTALS[i], V6_TOTAL_COLUMNS[i], V5_AS_V6[i]);
         rc = sql ? exec_at(db, sql, "main.head_totals") : SQLITE_NOMEM;
         sqlite3_free(sql);
     }
@@ -660,7 +662,6 @@ static char *column_test(char *where, sqlite3_stmt *col, const char *schema, con
     if (strncmp(table, "head_", 5)) return more;
     if (more && name && !strcmp(name, "predictor"))
         more = sqlite3_mprintf("%z OR predictor NOT IN (SELECT name FROM \"%w\".predictors)", more, schema);
-    if (more && name && !strcmp(name, "side")) more = sqlite3_mprintf("%z OR side NOT IN ('calm', 'frozen')", more);
     for (size_t i = 0; more && type && i < sizeof kinds / sizeof kinds[0]; i++)
         if (!sqlite3_stricmp(type, kinds[i][0]))
             more = sqlite3_mprintf("%z OR typeof(\"%w\") NOT IN ('null', %s)", more, name, kinds[i][1]);

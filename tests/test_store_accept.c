@@ -38,10 +38,8 @@ static void killed_writer(const char *db, const char *sql) {
     "CREATE TEMP TABLE d AS SELECT * FROM decision_bits WHERE k < 2 << 48; UPDATE d SET k=k + ((" #id "-1) << 48);" \
     "CREATE TEMP TABLE h AS SELECT * FROM head_totals WHERE run_id=1; UPDATE h SET run_id=" #id ";"            \
     "CREATE TEMP TABLE hs AS SELECT * FROM head_stats WHERE run_id=1; UPDATE hs SET run_id=" #id ";"           \
-    "CREATE TEMP TABLE hr AS SELECT * FROM head_regimes WHERE run_id=1; UPDATE hr SET run_id=" #id ";"         \
     "INSERT INTO runs SELECT * FROM r; INSERT INTO tokens SELECT * FROM k; INSERT INTO decision_bits SELECT * FROM d;" \
-    "INSERT INTO head_totals SELECT * FROM h; INSERT INTO head_stats SELECT * FROM hs;"                        \
-    "INSERT INTO head_regimes SELECT * FROM hr;"
+    "INSERT INTO head_totals SELECT * FROM h; INSERT INTO head_stats SELECT * FROM hs;"
 
 /* 1 if path holds exactly the len bytes of want. */
 static int same_bytes(const char *path, const char *want, long len) {

@@ -198,13 +198,16 @@ static char *rate_columns(const char *W) {
 static void check_regimes(sqlite3 *h, int64_t run) {
     static const char *const side[2] = {"calm", "frozen"}, *const test[2] = {"NOT f", "f"};
     for (int k = 0; k < 2; k++) {
-        char *got = sqlite3_mprintf("SELECT layer, head, MAX(n), MAX(oracle_global),"
-                                    " SUM(CASE predictor WHEN 'qada' THEN global END),"
-                                    " SUM(CASE predictor WHEN 'qada' THEN tp END),"
-                                    " SUM(CASE predictor WHEN 'qada_bulk' THEN global END),"
-                                    " SUM(CASE predictor WHEN 'qada_bulk' THEN tp END) FROM head_regimes"
-                                    " WHERE run_id = %lld AND side = '%s' GROUP BY layer, head HAVING MAX(n) > 0"
-                                    " ORDER BY layer, head", (long long)run, side[k]);
+        const char *x = side[k];
+        char *got = sqlite3_mprintf("SELECT layer, head, SUM(CASE predictor WHEN 'oracle' THEN %s_n END),"
+                                    " SUM(CASE predictor WHEN 'oracle' THEN %s_global END),"
+                                    " SUM(CASE predictor WHEN 'qada' THEN %s_global END),"
+                                    " SUM(CASE predictor WHEN 'qada' THEN %s_tp END),"
+                                    " SUM(CASE predictor WHEN 'qada_bulk' THEN %s_global END),"
+                                    " SUM(CASE predictor WHEN 'qada_bulk' THEN %s_tp END) FROM head_totals"
+                                    " WHERE run_id = %lld GROUP BY layer, head"
+                                    " HAVING SUM(CASE predictor WHEN 'oracle' THEN %s_n END) > 0"
+                                    " ORDER BY layer, head", x, x, x, x, x, x, (long long)run, x);
         char *want = sqlite3_mprintf(
             "SELECT layer, head, COUNT(*), TOTAL(o), TOTAL(q), TOTAL(q AND o), TOTAL(b), TOTAL(b AND o) FROM"
             " (SELECT d.layer, d.head, d.far_std > SQRT(2 * LN(d.n_far)) AS f, d.oracle_logit > r.theta_logit AS o,"
@@ -291,8 +294,8 @@ TEST(store_v4_summaries_equal_a_recomputation_from_the_rows) {
     check_summaries(h, run);
     sqlite3_close(h);
     /* both sides of the regime split hold decisions (far_std takes every kind of float) */
-    CHECK(test_db_scalar(db, "SELECT MIN(n) FROM head_regimes WHERE side = 'calm'") > 100);
-    CHECK(test_db_scalar(db, "SELECT MIN(n) FROM head_regimes WHERE side = 'frozen'") > 5);
+    CHECK(test_db_scalar(db, "SELECT MIN(calm_n) FROM head_totals WHERE predictor = 'oracle'") > 100);
+    CHECK(test_db_scalar(db, "SELECT MIN(frozen_n) FROM head_totals WHERE predictor = 'oracle'") > 5);
     test_db_fresh(db);
 }
 
