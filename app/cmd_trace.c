@@ -2,6 +2,7 @@
  * position fed, so any tool can read every head's decision without SQLite. */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,29 +15,44 @@
 #include "engine/session.h"
 #include "engine/textout.h"
 
+typedef struct {
+    int jsonl, progress;
+} TraceOpts;
+
+static const ArgSpec TRACE_ROWS[] = {
+    {"--jsonl", ARG_FLAG, offsetof(TraceOpts, jsonl), .help = "JSON lines, the one format there is (the default)"},
+    {"--progress", ARG_FLAG, offsetof(TraceOpts, progress),
+     .help = "a prefill bar on stderr even when it is not a terminal (on one it shows by itself once the prefill "
+             "runs over 0.5 s)"},
+};
+static const ArgsTable TRACE_FLAGS = ARGS_TABLE(NULL, TraceOpts, TRACE_ROWS);
+
+const ArgsTable *const TRACE_TABLES[] = {&ARGS_PROMPT, &TRACE_FLAGS, &ARGS_SAMPLING, &ARGS_MODEL, &ARGS_POLICY,
+                                         &ARGS_HEADS, NULL};
+
+/* The per-head fields of a line, from engine/trace.h's list: ", gate, ..." shown from its third byte. */
+#define FIELD_NAME(name, ...) ", " #name
+static const char HEAD_FIELDS[] = "" TRACE_HEAD_FIELDS(FIELD_NAME);
+#undef FIELD_NAME
+
 static void trace_help(void) {
+    char fields[2048];
     puts("usage: ahascope trace [--prompt TEXT | --prompt-file FILE] [--jsonl] [--progress] [sampling flags]\n"
          "                      [model flags] [policy flags]\n"
          "\n"
-         "Run the model and print one JSON object per position fed (prompt and generated):\n"
-         "  pos, token, piece, logprob, entropy, step_us, and per (layer, head) flat arrays of\n"
-         "  n_layers*n_heads numbers in layer-major order: score, gate, oracle_logit, oracle_err,\n"
-         "  qada_logit, qada_bulk_logit, keys_read, qada_rem_logit, qada_rem_bulk_logit (REM-corrected\n"
-         "  QAdA, this project's), far_mean, far_std (the far scores' exact moments; null where a\n"
-         "  value was not computed); the\n"
-         "  *_logit values are ln(mass outside the local set / mass inside); n_far (keys outside the\n"
-         "  local set: 0 means no choice) and kv_read (KV positions read per KV head, summed).\n"
-         "logprob/entropy describe the distribution that predicted the token (null at position 0).\n"
+         "Run the model and print one JSON object per position fed (prompt and generated):");
+    snprintf(fields, sizeof fields,
+             "pos, token, piece, logprob, entropy, step_us, and per (layer, head) flat arrays of n_layers*n_heads "
+             "numbers in layer-major order: %s ({ours_fields} are this project's: QAdA from exact far-key moments, "
+             "and REM-corrected QAdA; far_mean, far_std are the far scores' exact moments; null where a value was "
+             "not computed); the *_logit values are ln(mass outside the local set / mass inside); n_far (keys "
+             "outside the local set: 0 means no choice) and kv_read (KV positions read per KV head, summed).",
+             HEAD_FIELDS + 2);
+    args_help_wrap(fields, 2);
+    puts("logprob/entropy describe the distribution that predicted the token (null at position 0).\n"
          "Lines are valid UTF-8: a piece that is not (a byte-fallback token, e.g. one byte of an emoji)\n"
-         "is written with U+FFFD, and piece_hex (only then) holds its raw bytes as hex.\n"
-         "  --prompt TEXT     the text to continue (default empty: start from BOS alone)\n"
-         "  --prompt-file FILE  the prompt is FILE's text, byte for byte (at most 16 MiB, no NUL byte)\n"
-         "  --jsonl           JSON lines, the one format there is (the default)\n"
-         "  --progress        a prefill bar on stderr even when it is not a terminal (on one it shows by\n"
-         "                    itself once the prefill runs over 0.5 s)");
-    args_help_sampling();
-    args_help_model();
-    args_help_policy();
+         "is written with U+FFFD, and piece_hex (only then) holds its raw bytes as hex.");
+    args_help_tables(TRACE_TABLES);
 }
 
 /* Seven significant digits: what a float holds, without 17-digit noise. */
@@ -116,21 +132,12 @@ out:
 
 int cmd_trace(int argc, char **argv) {
     RunOpts o;
-    runopts_defaults(&o);
-    Args a = {argc, argv, 1};
+    TraceOpts t = {0};
     Err e;
-    int progress = 0;
-    while (a.i < argc) {
-        const char *f = argv[a.i];
-        if (args_is_help(f)) { trace_help(); return 0; }
-        int r = runopts_parse(&o, &a, &e);
-        if (r < 0) return args_fail(&e);
-        if (r > 0) continue;
-        a.i++;
-        if (!strcmp(f, "--jsonl")) continue;
-        if (!strcmp(f, "--progress")) { progress = 1; continue; }
-        args_unknown(f, &e);
-        return args_fail(&e);
-    }
-    return runopts_check(&o, &e) == 0 && run_trace(&o, progress, &e) == 0 ? 0 : args_fail(&e);
+    runopts_defaults(&o);
+    void *const opts[] = {&o, &t, &o, &o, &o, &o};
+    int r = args_parse_argv(argc, argv, TRACE_TABLES, opts, &e);
+    if (r == ARGS_HELP) { trace_help(); return 0; }
+    if (r != ARGS_DONE) return args_fail(&e);
+    return runopts_check(&o, &e) == 0 && run_trace(&o, t.progress, &e) == 0 ? 0 : args_fail(&e);
 }

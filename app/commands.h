@@ -6,10 +6,26 @@
 #ifndef AHASCOPE_COMMANDS_H
 #define AHASCOPE_COMMANDS_H
 
+#include "app/args.h"
+
 /* Far positions per head the TUI records by default (`tui --attn-top`;
  * `bench --long` records the same): four keep a TUI recording near 100
  * bytes a decision, and the inspector shows what was recorded. */
 #define APP_TUI_ATTN_TOP 4
+
+/* A command's flag tables (app/args.h), NULL-terminated: what it parses
+ * and what its --help lists, the same rows. */
+typedef struct {
+    const char *name;
+    const ArgsTable *const *tables;
+} CommandFlags;
+
+/* Every command whose flags are tables, NULL-name-terminated; the tests
+ * walk it to hold each row to the help and the parser. */
+extern const CommandFlags COMMAND_FLAGS[];
+
+extern const ArgsTable *const BENCH_TABLES[];
+extern const ArgsTable *const TRACE_TABLES[];
 
 int cmd_generate(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
