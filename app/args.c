@@ -1,6 +1,7 @@
 #include "app/args.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdarg.h>
@@ -324,7 +325,9 @@ static int store_value(const ArgSpec *s, char *base, const char *v, Err *e) {
     case ARG_CUSTOM: return s->fn(base, s->name, v, e);
     case ARG_INT:
     case ARG_LONG:
-        if (args_int(s->name, v, (long)s->min, (long)s->max, &n, e)) return -1;
+        /* bounds past a long's (a seed's 2^63 - 1 as a double) are its own */
+        long lo = s->min <= -9.2e18 ? LONG_MIN : (long)s->min, hi = s->max >= 9.2e18 ? LONG_MAX : (long)s->max;
+        if (args_int(s->name, v, lo, hi, &n, e)) return -1;
         if (s->kind == ARG_INT) *(int *)(base + s->dst) = (int)n;
         else *(long *)(base + s->dst) = n;
         return 0;
@@ -446,7 +449,7 @@ typedef struct {
     {word, #field,                                                                                             \
      (policy ? ARGS_PRED_POLICY : 0u) | (PRED_THETA_##thr ? ARGS_PRED_THETA : 0u) |                            \
          (PRED_SCORED_##dec ? ARGS_PRED_SCORED : 0u) | (PRED_LABEL_##dec ? ARGS_PRED_LABEL : 0u) |             \
-         (ours ? ARGS_PRED_OURS : 0u)},
+         (ours ? ARGS_PRED_OURS : 0u) | (PRED_IN_SQL_##sql ? ARGS_PRED_SQL : 0u)},
 static const PredWord PRED_WORDS[] = {PREDICTORS(PRED_WORD_ROW)};
 #undef PRED_WORD_ROW
 
@@ -475,6 +478,7 @@ static const struct {
     {"{ours}", ARGS_PRED_OURS, 0, ", ", " and "},
     {"{ours_fields}", ARGS_PRED_OURS | ARGS_PRED_FIELD, 0, ", ", " and "},
     {"{policies}", ARGS_PRED_POLICY, 0, "|", "|"},
+    {"{sql}", ARGS_PRED_SQL, ARGS_PRED_LABEL, ", ", " or "}, /* the label is not a --predictor */
 };
 
 void args_expand(const char *text, char *out, size_t cap) {

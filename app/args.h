@@ -160,6 +160,7 @@ enum {
     ARGS_PRED_SCORED = 4,  /* scored against the oracle */
     ARGS_PRED_LABEL = 8,   /* the oracle itself */
     ARGS_PRED_OURS = 16,   /* this project's, not the paper's */
+    ARGS_PRED_SQL = 32,    /* a column of the SQL views */
     ARGS_PRED_FIELD = 256, /* a modifier: write the row's trace field, not its word */
 };
 
@@ -171,7 +172,8 @@ void args_pred_words(char *buf, size_t cap, unsigned all, unsigned none, const c
 /* Copy help text into out (cap bytes), each {list} in it replaced by the
  * predictors it names: {theta} (decided against θ, the oracle included),
  * {estimators} (those scored against the oracle), {ours} (this project's
- * additions), {ours_fields} (their trace fields), {policies} ("a|b|...").
+ * additions), {ours_fields} (their trace fields), {policies} ("a|b|..."),
+ * {sql} (the predictors of the SQL views, the oracle label aside).
  * Row help goes through it; prose through args_help_text. */
 void args_expand(const char *text, char *out, size_t cap);
 

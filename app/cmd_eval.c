@@ -2,6 +2,7 @@
  * --match-budget aha, every training-free predictor at the AHA routers'
  * global share, side by side. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,73 @@
 #include "engine/files.h"
 #include "engine/pool.h"
 
+static int read_shard(void *opts, const char *flag, const char *v, Err *e) {
+    return args_shard(flag, v, &((EvalOpts *)opts)->shard, e);
+}
+
+/* --self's seed: a RunOpts seed, read as the sampling flags read it. */
+static int read_seed(void *opts, const char *flag, const char *v, Err *e) {
+    long n = 0;
+    if (args_int(flag, v, 0, 0x7fffffffffffffffL, &n, e)) return -1;
+    ((EvalOpts *)opts)->o.seed = (uint64_t)n;
+    return 0;
+}
+
+#define X(field) offsetof(EvalOpts, field)
+
+/* The held-out data and the output, as eval and sweep read them. */
+static const ArgSpec EVAL_DATA_ROWS[] = {
+    {"--self", ARG_LONG, X(self_n), 1, 1 << 20, "N",
+     .help = "N sequences sampled from the model at temperature 1 with full attention (default 8; eval's --seed, "
+             "default 1234, so they are not a training stream)"},
+    {"--data", ARG_STRING, X(data), .metavar = "FILE",
+     .help = "a text file cut into --seq-len chunks (default 256, at most the context), at most --max-seqs of them "
+             "(default 1000)"},
+    {"--seq-len", ARG_LONG, X(seq_len), 2, 1 << 20, "T", .help = "tokens a sequence (default 256)"},
+    {"--max-seqs", ARG_LONG, X(max_seqs), 1, 1 << 20, "N", .help = "--data's chunks at most (default 1000)"},
+    {"--db", ARG_STRING, X(db), .metavar = "FILE",
+     .help = "record one run per sequence and the summary in the `evals` table (default: none)"},
+    {"--shard", ARG_CUSTOM, .metavar = "I/N", .fn = read_shard,
+     .help = "evaluate only shard I of N (I from 0 to N-1): sequence k when k mod N = I, the same tokens as "
+             "unsharded; with --db each shard writes its own file, `merge` joins them and --from-db prints the "
+             "unsharded table"},
+    {"--from-db", ARG_STRING, X(from_db), .metavar = "DB",
+     .help = "run nothing: re-summarise the evaluations recorded in DB (merged shards combined into one row each); "
+             "the model flags name the model they were run on (for the byte columns)"},
+    {"--json", ARG_FLAG, X(json), .help = "print the rows as JSON"},
+    {"--plot", ARG_FLAG, X(plot), .help = "global share against KL, one mark per setting, in the terminal"},
+    {"--svg", ARG_STRING, X(svg), .metavar = "FILE", .help = "the same plot as SVG"},
+    {"--threads", ARG_LONG, X(threads), 1, 64, "N", .help = "worker threads (default: all cores)"},
+};
+const ArgsTable EVAL_DATA_FLAGS = ARGS_TABLE(NULL, EvalOpts, EVAL_DATA_ROWS);
+
+static const ArgSpec EVAL_ROWS[] = {
+    {"--seed", ARG_CUSTOM, .metavar = "S", .fn = read_seed, .help = "the --self sequences' seed (default 1234)"},
+    {"--label", ARG_STRING, X(label), .metavar = "TEXT", .help = "the evals row's label (default empty)"},
+    {"--share", ARG_DOUBLE, X(share), 0, 1, "S",
+     .help = "aha: choose tau on the evaluated data so the routers' global share is S (within 0.05 points), "
+             "overriding --tau and the file's: compares routers at exactly one budget (not with --shard)"},
+    {"--match-budget", ARG_STRING, X(match), .metavar = "aha",
+     .help = "evaluate the AHA routers, then choose for {estimators} ({ours} this project's) and oracle the theta, "
+             "for random the p, and for static the head count that give the same global share on the same data, "
+             "and evaluate each (needs --routers; not with --shard); the static heads are ranked on calibration "
+             "sequences apart from the evaluated ones: N more sampled with another seed, or the first quarter of "
+             "--data's chunks (--static-heads duo:FILE or calib:DB#RUN: ranked by that calibration instead); every "
+             "row's KL and perplexity get a 95% bootstrap interval over sequences and one of their difference from "
+             "aha's, paired (a single policy's perplexity too)"},
+    {"--tasks", ARG_STRING, X(tasks), .metavar = "FILE",
+     .help = "score the items of `ahascope tasks` instead: each answered greedily under full attention and under "
+             "the policy (with --match-budget aha, every predictor at the routers' global share on the prompts), "
+             "exact match, accuracy with its 95% bootstrap interval over items and McNemar's exact test against "
+             "full attention, the KL's over items and (matched) its difference from aha's, paired by item, and "
+             "the same for the KL and NLL at the gold answer forced after each prompt; with --db each item is "
+             "first recorded once under full attention (profiled, 8 far positions per head) over its prompt, as a "
+             "run whose origin is FILE#K (K from 0)"},
+};
+static const ArgsTable EVAL_FLAGS = ARGS_TABLE(NULL, EvalOpts, EVAL_ROWS);
+
+const ArgsTable *const EVAL_TABLES[] = {&EVAL_DATA_FLAGS, &EVAL_FLAGS, &ARGS_MODEL, &ARGS_POLICY, &ARGS_HEADS, NULL};
+
 static void eval_help(void) {
     puts("usage: ahascope eval [--data FILE | --self N] [--seq-len T] [--max-seqs N] [--seed S] [--db FILE]\n"
          "                     [--shard I/N] [--share S] [--match-budget aha] [--label TEXT] [--json] [--plot]\n"
@@ -27,44 +95,9 @@ static void eval_help(void) {
          "share, keys-read fraction, and each predictor's precision / recall / F1 against the oracle,\n"
          "with the AUC of its value's ranking of the oracle's labels.\n"
          "The policy evaluated is --policy (default full, or aha when --routers is given).\n"
-         "  --self N        N sequences sampled from the model at temperature 1 with full attention\n"
-         "                  (default 8; seed --seed, default 1234, so they are not a training stream)\n"
-         "  --data FILE     a text file cut into --seq-len chunks (default 256, at most the context),\n"
-         "                  at most --max-seqs of them (default 1000)\n"
-         "  --db FILE       record one run per sequence and the summary in the `evals` table (default: none)\n"
-         "  --label TEXT    the evals row's label (default empty)\n"
-         "  --share S       aha: choose tau on the evaluated data so the routers' global share is S\n"
-         "                  (within 0.05 points), overriding --tau and the file's: compares routers at\n"
-         "                  exactly one budget (not with --shard)\n"
-         "  --match-budget aha  evaluate the AHA routers, then choose for qada, qada_bulk, qada_rem,\n"
-         "                  qada_rem_bulk (REM-corrected QAdA, this project's) and oracle the\n"
-         "                  theta, for random the p, and for static the head count that give the same\n"
-         "                  global share on the same data, and evaluate each (needs --routers); the static\n"
-         "                  heads are ranked on calibration sequences apart from the evaluated ones: N more\n"
-         "                  sampled with another seed, or the first quarter of --data's chunks\n"
-         "                  (--static-heads duo:FILE or calib:DB#RUN: ranked by that calibration instead);\n"
-         "                  every row's KL and perplexity get a 95% bootstrap interval over sequences and\n"
-         "                  one of their difference from aha's, paired (a single policy's perplexity too)\n"
-         "  --shard I/N     evaluate only shard I of N (I from 0 to N-1): sequence k when k mod N = I, the\n"
-         "                  same tokens as unsharded; with --db each shard writes its own file, `merge` joins\n"
-         "                  them and --from-db prints the unsharded table (not with --match-budget)\n"
-         "  --from-db DB    run nothing: re-summarise every evaluation recorded in DB (eval --db, sweep --db,\n"
-         "                  merged shards combined into one row each) into this table; the model flags name\n"
-         "                  the model they were run on (for the byte columns)\n"
-         "  --tasks FILE    score the items of `ahascope tasks` instead: each answered greedily under full\n"
-         "                  attention and under the policy (with --match-budget aha, every predictor at the\n"
-         "                  routers' global share on the prompts), exact match, accuracy with its 95%\n"
-         "                  bootstrap interval over items and McNemar's exact test against full attention,\n"
-         "                  the KL's over items and (matched) its difference from aha's, paired by item,\n"
-         "                  and the same for the KL and NLL at the gold answer forced after each prompt;\n"
-         "                  with --db each item is first recorded once under full attention (profiled, 8 far\n"
-         "                  positions per head) over its prompt, as a run whose origin is FILE#K (K from 0)\n"
-         "  --json          print the rows as JSON\n"
-         "  --plot / --svg FILE  global share against KL, one mark per setting, in the terminal / as SVG\n"
-         "  --threads N     worker threads (default: all cores)\n"
+         "--from-db DB re-summarises every evaluation DB holds (eval --db, sweep --db) into this table.\n"
          "A progress bar goes to stderr.");
-    args_help_model();
-    args_help_policy();
+    args_help_tables(EVAL_TABLES);
 }
 
 /* Flags of eval. Returns 1 on --help, 0 parsed, -1 error. */
@@ -73,34 +106,9 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
     x->o.seed = 1234;
     x->self_n = 8, x->seq_len = 256, x->max_seqs = 1000, x->threads = pool_default_threads();
     x->share = NAN;
-    Args a = {argc, argv, 1};
-    while (a.i < argc) {
-        const char *f = argv[a.i];
-        if (args_is_help(f)) return 1;
-        int r = runopts_parse(&x->o, &a, e);
-        if (r < 0) return -1;
-        if (r > 0) continue;
-        a.i++;
-        if ((r = eval_opts_shard_flag(x, f, &a, e)) < 0) return -1;
-        if (r > 0) continue;
-        const char **str = !strcmp(f, "--data") ? &x->data : !strcmp(f, "--db") ? &x->db
-                         : !strcmp(f, "--tasks") ? &x->tasks
-                         : !strcmp(f, "--match-budget") ? &x->match : !strcmp(f, "--label") ? &x->label : NULL;
-        long *num = !strcmp(f, "--self") ? &x->self_n : !strcmp(f, "--seq-len") ? &x->seq_len
-                  : !strcmp(f, "--max-seqs") ? &x->max_seqs : !strcmp(f, "--threads") ? &x->threads : NULL;
-        if (!strcmp(f, "--json")) x->json = 1;
-        else if (!strcmp(f, "--plot")) x->plot = 1;
-        else if (!strcmp(f, "--svg")) { if (!(x->svg = args_value(&a, e))) return -1; }
-        else if (!strcmp(f, "--share")) {
-            const char *v = args_value(&a, e);
-            if (!v || args_float(f, v, 0, 1, &x->share, e)) return -1;
-        }
-        else if (str) { if (!(*str = args_value(&a, e))) return -1; }
-        else if (num) {
-            const char *v = args_value(&a, e);
-            if (!v || args_int(f, v, num == &x->seq_len ? 2 : 1, num == &x->threads ? 64 : 1 << 20, num, e)) return -1;
-        } else return args_unknown(f, e);
-    }
+    void *const opts[] = {x, x, &x->o, &x->o, &x->o};
+    int r = args_parse_argv(argc, argv, EVAL_TABLES, opts, e);
+    if (r != ARGS_DONE) return r;
     if (x->match && x->o.static_heads) { /* a ranking for the matched static row, its budget set by the match */
         const char *h = x->o.static_heads;
         if (strncmp(h, APP_DUO_PREFIX, strlen(APP_DUO_PREFIX)) && strncmp(h, APP_CALIB_PREFIX, strlen(APP_CALIB_PREFIX)))

@@ -3,6 +3,7 @@
  * global share against KL, and with several windows the curve of how much
  * global attention each window still needs. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,33 @@
 #include "engine/pool.h"
 #include "views/plot.h"
 
+#define MAX_LIST 32
+
+typedef struct {
+    EvalOpts x;
+    const char *policies, *windows, *thetas, *taus, *ps;
+} SweepOpts;
+
+#define W(field) offsetof(SweepOpts, field)
+
+static const ArgSpec SWEEP_ROWS[] = {
+    {"--model", ARG_STRING, W(x.o.model), .metavar = "PATH", .help = "as the model flags of `ahascope eval`"},
+    {"--tokenizer", ARG_STRING, W(x.o.tokenizer), .metavar = "PATH", .help = "as the model flags of `ahascope eval`"},
+    {"--policy", ARG_STRING, W(policies), .metavar = "P[,P...]", .help = "the policies: {policies}"},
+    {"--window", ARG_STRING, W(windows), .metavar = "W[,W...]",
+     .help = "local keys per head; 8,16,32,64,128,256 with --policy oracle,aha gives the curve of global need "
+             "against window"},
+    {"--theta", ARG_STRING, W(thetas), .metavar = "X[,X...]", .help = "the thresholds of {theta} (default 0.1)"},
+    {"--tau", ARG_STRING, W(taus), .metavar = "T[,T...]", .help = "aha's (default the router file's, else 0.5)"},
+    {"--p", ARG_STRING, W(ps), .metavar = "P[,P...]", .help = "random's (default 0.1)"},
+    {"--routers", ARG_STRING, W(x.o.routers), .metavar = "FILE|TEMPLATE",
+     .help = "may contain {w}, replaced by each window (routers trained per window), e.g. "
+             "engine/routers/stories260K_w{w}.safetensors"},
+};
+static const ArgsTable SWEEP_FLAGS = ARGS_TABLE(NULL, SweepOpts, SWEEP_ROWS);
+
+const ArgsTable *const SWEEP_TABLES[] = {&SWEEP_FLAGS, &EVAL_DATA_FLAGS, &ARGS_HEADS, NULL};
+
 static void sweep_help(void) {
     puts("usage: ahascope sweep [--model PATH] --policy P[,P...] --window W[,W...] [--theta X[,X...]] [--tau T[,T...]]\n"
          "                      [--p P[,P...]] [--routers FILE|TEMPLATE] [--data FILE | --self N] [--seq-len T]\n"
@@ -22,30 +50,18 @@ static void sweep_help(void) {
          "       ahascope sweep --from-db DB [--model PATH] [--json] [--plot] [--svg FILE]\n"
          "\n"
          "Evaluate every combination on the same held-out sequences (as `ahascope eval`), print each point\n"
-         "and the Pareto front of global share against KL(full || policy). Lists are comma-separated.\n"
-         "  --theta applies to oracle and the QAdA family (qada, qada_bulk, qada_rem, qada_rem_bulk); --tau to aha; --p to random.\n"
-         "  --routers may contain {w}, replaced by each window (routers trained per window), e.g.\n"
-         "      --routers engine/routers/stories260K_w{w}.safetensors\n"
-         "  --window 8,16,32,64,128,256 --policy oracle,aha gives the curve of global need against window.\n"
-         "  --static-heads the head set of policy static, in any form `eval` takes (l.h,..., FILE, duo:FILE\n"
-         "      with --budget or --duo-threshold, calib:DB#RUN with --budget).\n"
-         "  --svg FILE writes the Pareto scatter; with several windows also FILE without .svg + -windows.svg.\n"
-         "Every point is recorded with --db (an `evals` row each, label 'sweep').\n"
-         "  --shard I/N     evaluate only shard I of N of the sequences (I from 0 to N-1; sequence k when\n"
-         "                  k mod N = I), each shard into its own --db; `merge` joins the files\n"
-         "  --from-db DB    run nothing: the table, front and window curves of the sweep points recorded in\n"
-         "                  DB, the shards of each point combined as one unsharded run (the setting column\n"
-         "                  names every point's knob)\n"
-         "Defaults as `ahascope eval`: theta 0.1, tau the router file's (else 0.5), p 0.1, --self 8, --seq-len 256,\n"
-         "--max-seqs 1000. Routers used at a window other than their file's `window` are a warning on stderr.");
+         "and the Pareto front of global share against KL(full || policy). Lists are comma-separated.");
+    args_help_text("--theta applies to {theta}; --tau to aha; --p to random.\n"
+                   "--static-heads is the head set of policy static, in any form `eval` takes (l.h,..., FILE,\n"
+                   "duo:FILE with --budget or --duo-threshold, calib:DB#RUN with --budget).\n"
+                   "--svg FILE writes the Pareto scatter; with several windows also FILE without .svg + -windows.svg.\n"
+                   "Every point is recorded with --db (an `evals` row each, label 'sweep'), each shard into its own\n"
+                   "--db. --from-db DB: the table, front and window curves of the sweep points recorded in DB, the\n"
+                   "shards of each point combined as one unsharded run (the setting column names every point's knob).\n"
+                   "Defaults as `ahascope eval`: theta 0.1, tau the router file's (else 0.5), p 0.1, --self 8, --seq-len 256,\n"
+                   "--max-seqs 1000. Routers used at a window other than their file's `window` are a warning on stderr.");
+    args_help_tables(SWEEP_TABLES);
 }
-
-#define MAX_LIST 32
-
-typedef struct {
-    EvalOpts x;
-    const char *policies, *windows, *thetas, *taus, *ps;
-} SweepOpts;
 
 static int parse_list(const char *flag, const char *s, double *v, int *n, Err *e) {
     char buf[512];
@@ -62,32 +78,9 @@ static int parse(int argc, char **argv, SweepOpts *w, Err *e) {
     EvalOpts *x = &w->x;
     runopts_defaults(&x->o);
     x->o.seed = 1234, x->self_n = 8, x->seq_len = 256, x->max_seqs = 1000, x->threads = pool_default_threads();
-    Args a = {argc, argv, 1};
-    while (a.i < argc) {
-        const char *f = argv[a.i++];
-        if (args_is_help(f)) return 1;
-        const char **str = !strcmp(f, "--policy") ? &w->policies : !strcmp(f, "--window") ? &w->windows
-                         : !strcmp(f, "--theta") ? &w->thetas : !strcmp(f, "--tau") ? &w->taus
-                         : !strcmp(f, "--p") ? &w->ps : !strcmp(f, "--data") ? &x->data : !strcmp(f, "--db") ? &x->db
-                         : !strcmp(f, "--svg") ? &x->svg : !strcmp(f, "--routers") ? &x->o.routers
-                         : !strcmp(f, "--model") ? &x->o.model : !strcmp(f, "--tokenizer") ? &x->o.tokenizer : NULL;
-        long *num = !strcmp(f, "--self") ? &x->self_n : !strcmp(f, "--seq-len") ? &x->seq_len
-                  : !strcmp(f, "--max-seqs") ? &x->max_seqs : !strcmp(f, "--threads") ? &x->threads : NULL;
-        int r = eval_opts_shard_flag(x, f, &a, e);
-        if (!r && (!strcmp(f, "--static-heads") || !strcmp(f, "--budget") || !strcmp(f, "--duo-threshold"))) {
-            a.i--; /* the head set and its cut, parsed as every command parses them */
-            r = runopts_parse(&x->o, &a, e);
-        }
-        if (r < 0) return -1;
-        if (r > 0) continue;
-        if (!strcmp(f, "--json")) x->json = 1;
-        else if (!strcmp(f, "--plot")) x->plot = 1;
-        else if (str) { if (!(*str = args_value(&a, e))) return -1; }
-        else if (num) {
-            const char *v = args_value(&a, e);
-            if (!v || args_int(f, v, num == &x->seq_len ? 2 : 1, num == &x->threads ? 64 : 1 << 20, num, e)) return -1;
-        } else return args_unknown(f, e);
-    }
+    void *const opts[] = {w, x, &x->o};
+    int r = args_parse_argv(argc, argv, SWEEP_TABLES, opts, e);
+    if (r != ARGS_DONE) return r;
     x->label = "sweep";
     if (eval_opts_shard_check(x, e)) return -1;
     if (args_heads_pick(x->o.static_heads, x->o.have_budget, x->o.have_duo_threshold, "--static-heads", e)) return -1;

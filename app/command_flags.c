@@ -5,7 +5,9 @@
 #include "app/commands.h"
 
 const CommandFlags COMMAND_FLAGS[] = {
-    {"bench", BENCH_TABLES},
     {"trace", TRACE_TABLES},
+    {"eval", EVAL_TABLES},
+    {"sweep", SWEEP_TABLES},
+    {"bench", BENCH_TABLES},
     {NULL, NULL},
 };

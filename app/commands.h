@@ -24,8 +24,14 @@ typedef struct {
  * walk it to hold each row to the help and the parser. */
 extern const CommandFlags COMMAND_FLAGS[];
 
-extern const ArgsTable *const BENCH_TABLES[];
 extern const ArgsTable *const TRACE_TABLES[];
+extern const ArgsTable *const EVAL_TABLES[];
+extern const ArgsTable *const SWEEP_TABLES[];
+extern const ArgsTable *const BENCH_TABLES[];
+
+/* The held-out data and output flags of eval, which sweep takes too
+ * (their rows' offsets into EvalOpts, app/eval_table.h). */
+extern const ArgsTable EVAL_DATA_FLAGS;
 
 int cmd_generate(int argc, char **argv);
 int cmd_bench(int argc, char **argv);

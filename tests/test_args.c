@@ -11,6 +11,7 @@
 
 #include "app/args.h"
 #include "app/commands.h"
+#include "engine/decide.h"
 #include "test.h"
 
 /* A scratch options struct for each table of a command (calloc'd, of the
@@ -218,4 +219,10 @@ TEST(args_pred_words_follow_the_predictor_list) {
     char words[256];
     aha_policy_list(words, sizeof words, "|");
     CHECK_MSG(!strcmp(buf, words), "%s vs %s", buf, words);
+    args_pred_words(buf, sizeof buf, ARGS_PRED_SQL, ARGS_PRED_LABEL, "|", "|"); /* compare --predictor's words */
+    decide_list(words, sizeof words, DECIDE_N_SQL, "|");
+    CHECK_MSG(!strcmp(buf, words), "%s vs %s", buf, words);
+    char text[512];
+    args_expand("for {estimators}; {w} stays", text, sizeof text);
+    CHECK_MSG(!strcmp(text, "for qada, qada_bulk, qada_rem and qada_rem_bulk; {w} stays"), "%s", text);
 }
