@@ -1,4 +1,5 @@
 /* `ahascope generate`: text (or ids) from a prompt, llama2.c-style. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,20 +12,29 @@
 #include "app/setup.h"
 #include "engine/session.h"
 
+typedef struct {
+    int ids, progress;
+    long threads;
+} GenerateOpts;
+
+static const ArgSpec GENERATE_ROWS[] = {
+    {"--progress", ARG_FLAG, offsetof(GenerateOpts, progress),
+     .help = "a prefill bar on stderr (tokens, tok/s, time left) even when stderr is not a terminal; on a terminal "
+             "it shows by itself once the prefill runs over 0.5 s"},
+    {"--ids", ARG_FLAG, offsetof(GenerateOpts, ids), .help = "print one line of token ids instead of the text"},
+    {"--threads", ARG_LONG, offsetof(GenerateOpts, threads), 1, 64, "N", .help = "worker threads (default: all cores)"},
+};
+static const ArgsTable GENERATE_FLAGS = ARGS_TABLE(NULL, GenerateOpts, GENERATE_ROWS);
+
+const ArgsTable *const GENERATE_TABLES[] = {&ARGS_PROMPT, &GENERATE_FLAGS, &ARGS_SAMPLING, &ARGS_MODEL,
+                                            &ARGS_POLICY, &ARGS_HEADS, NULL};
+
 static void generate_help(void) {
     puts("usage: ahascope generate [--prompt TEXT | --prompt-file FILE] [--ids] [--progress] [--threads N]\n"
          "                         [sampling flags] [model flags] [policy flags]\n"
          "\n"
-         "Generate text from a prompt, llama2.c-style.\n"
-         "  --prompt TEXT     the text to continue (default empty: generation starts from BOS alone)\n"
-         "  --prompt-file FILE  the prompt is FILE's text, byte for byte (at most 16 MiB, no NUL byte)\n"
-         "  --progress        a prefill bar on stderr (tokens, tok/s, time left) even when stderr is not a\n"
-         "                    terminal; on a terminal it shows by itself once the prefill runs over 0.5 s\n"
-         "  --ids             print one line of token ids instead of the text\n"
-         "  --threads N       worker threads (default: all cores)");
-    args_help_sampling();
-    args_help_model();
-    args_help_policy();
+         "Generate text from a prompt, llama2.c-style.");
+    args_help_tables(GENERATE_TABLES);
 }
 
 /* Prints each new token as it is produced so a long generation streams. */
@@ -78,28 +88,13 @@ out_unload:
 
 int cmd_generate(int argc, char **argv) {
     RunOpts o;
-    runopts_defaults(&o);
-    Args a = {argc, argv, 1};
+    GenerateOpts g = {.threads = pool_default_threads()};
     Err e;
-    int print_ids = 0, progress = 0;
-    long threads = pool_default_threads();
-    while (a.i < argc) {
-        const char *f = argv[a.i];
-        if (args_is_help(f)) { generate_help(); return 0; }
-        int r = runopts_parse(&o, &a, &e);
-        if (r < 0) return args_fail(&e);
-        if (r > 0) continue;
-        a.i++;
-        if (!strcmp(f, "--ids")) { print_ids = 1; continue; }
-        if (!strcmp(f, "--progress")) { progress = 1; continue; }
-        if (!strcmp(f, "--threads")) {
-            const char *v = args_value(&a, &e);
-            if (!v || args_int(f, v, 1, 64, &threads, &e)) return args_fail(&e);
-            continue;
-        }
-        args_unknown(f, &e);
+    runopts_defaults(&o);
+    void *const opts[] = {&o, &g, &o, &o, &o, &o};
+    int r = args_parse_argv(argc, argv, GENERATE_TABLES, opts, &e);
+    if (r == ARGS_HELP) { generate_help(); return 0; }
+    if (r != ARGS_DONE || runopts_check(&o, &e) || run_generate(&o, g.ids, g.progress, (int)g.threads, &e) != 0)
         return args_fail(&e);
-    }
-    if (runopts_check(&o, &e) || run_generate(&o, print_ids, progress, (int)threads, &e) != 0) return args_fail(&e);
     return 0;
 }

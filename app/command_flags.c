@@ -5,6 +5,7 @@
 #include "app/commands.h"
 
 const CommandFlags COMMAND_FLAGS[] = {
+    {"generate", GENERATE_TABLES},
     {"trace", TRACE_TABLES},
     {"eval", EVAL_TABLES},
     {"sweep", SWEEP_TABLES},
