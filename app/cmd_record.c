@@ -1,5 +1,6 @@
 /* `ahascope record`: a headless run straight into the database. */
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,38 +20,6 @@ static void on_signal(int sig) {
     g_stop = 1;
 }
 
-static void record_help(void) {
-    puts("usage: ahascope record --db FILE [--prompt TEXT | --prompt-file FILE | --prompts FILE [--shard I/N]]\n"
-         "                       [--commit-every N]\n"
-         "                       [--max-db-mb MB] [--progress] [--threads N] [sampling flags] [model flags]\n"
-         "                       [policy flags]\n"
-         "\n"
-         "Run the model and record every position (prompt and generated) into the SQLite database FILE\n"
-         "(created if missing): one row per token, one per (token, layer, head). Prints the run id.\n"
-         "  --prompt TEXT     the text to continue (default empty: start from BOS alone)\n"
-         "  --prompt-file FILE  the prompt is FILE's text, byte for byte (at most 16 MiB, no NUL byte)\n"
-         "  --commit-every N  steps per transaction (default 1: each step durable on its own)\n"
-         "  --max-db-mb MB    stop with a 'disk full' error if the file would grow past MB (default: no limit)\n"
-         "  --progress        a prefill bar on stderr (even when it is not a terminal; on one it shows by\n"
-         "                    itself once the prefill runs over 0.5 s), then 'committed pos P' after each commit\n"
-         "  --prompts FILE    record one run per line of FILE (empty lines skipped; at most 100000 lines of\n"
-         "                    64 KiB), each as `--prompt LINE` with the same flags would, printing each run id\n"
-         "  --shard I/N       with --prompts: only the lines L with (L-1) mod N = I (I from 0 to N-1), so N\n"
-         "                    processes with their own --db record disjoint runs; `merge` joins them (needs\n"
-         "                    --seed S unless --temperature 0)\n"
-         "  --threads N       worker threads (default: all cores)\n"
-         "  --attn-top K      also record, per position and head, the K heaviest far positions of its full\n"
-         "                    attention (view attn_top; 0 = none, the default; at most 8, kept in the\n"
-         "                    decision's own row) so a replay\n"
-         "                    shows where each head looked without the model\n"
-         "Ctrl-C stops the run (a long prefill at the next layer, dropping the 64-token chunk under way) and\n"
-         "marks it interrupted; what was committed stays.\n"
-         "Schema and example queries: store/SCHEMA.md.");
-    args_help_sampling();
-    args_help_model();
-    args_help_policy();
-}
-
 typedef struct {
     const char *db;
     long commit_every, threads;
@@ -60,6 +29,52 @@ typedef struct {
     const char *prompts; /* --prompts FILE: one run per line */
     ArgsShard shard;     /* --shard I/N: the lines (k-1) mod N = I only */
 } RecordOpts;
+
+static int read_shard(void *opts, const char *flag, const char *v, Err *e) {
+    return args_shard(flag, v, &((RecordOpts *)opts)->shard, e);
+}
+
+#define R(field) offsetof(RecordOpts, field)
+
+static const ArgSpec RECORD_ROWS[] = {
+    {"--db", ARG_STRING, R(db), .metavar = "FILE", .help = "the database (required; created if missing)"},
+    {"--commit-every", ARG_LONG, R(commit_every), 1, 1L << 30, "N",
+     .help = "steps per transaction (default 1: each step durable on its own)"},
+    {"--max-db-mb", ARG_DOUBLE, R(max_mb), 0.01, 1e9, "MB",
+     .help = "stop with a 'disk full' error if the file would grow past MB (default: no limit)"},
+    {"--progress", ARG_FLAG, R(progress),
+     .help = "a prefill bar on stderr (even when it is not a terminal; on one it shows by itself once the prefill "
+             "runs over 0.5 s), then 'committed pos P' after each commit"},
+    {"--prompts", ARG_STRING, R(prompts), .metavar = "FILE",
+     .help = "record one run per line of FILE (empty lines skipped; at most 100000 lines of 64 KiB), each as "
+             "`--prompt LINE` with the same flags would, printing each run id"},
+    {"--shard", ARG_CUSTOM, .metavar = "I/N", .fn = read_shard,
+     .help = "with --prompts: only the lines L with (L-1) mod N = I (I from 0 to N-1), so N processes with their "
+             "own --db record disjoint runs; `merge` joins them (needs --seed S unless --temperature 0)"},
+    {"--threads", ARG_LONG, R(threads), 1, 64, "N", .help = "worker threads (default: all cores)"},
+    {"--attn-top", ARG_LONG, R(attn_top), 0, STORE_ATTN_TOP_MAX, "K",
+     .help = "also record, per position and head, the K heaviest far positions of its full attention (view "
+             "attn_top; 0 = none, the default; at most 8, kept in the decision's own row) so a replay shows where "
+             "each head looked without the model"},
+};
+static const ArgsTable RECORD_FLAGS = ARGS_TABLE(NULL, RecordOpts, RECORD_ROWS);
+
+const ArgsTable *const RECORD_TABLES[] = {&ARGS_PROMPT, &RECORD_FLAGS, &ARGS_SAMPLING, &ARGS_MODEL,
+                                          &ARGS_POLICY, &ARGS_HEADS, NULL};
+
+static void record_help(void) {
+    puts("usage: ahascope record --db FILE [--prompt TEXT | --prompt-file FILE | --prompts FILE [--shard I/N]]\n"
+         "                       [--commit-every N]\n"
+         "                       [--max-db-mb MB] [--progress] [--threads N] [sampling flags] [model flags]\n"
+         "                       [policy flags]\n"
+         "\n"
+         "Run the model and record every position (prompt and generated) into the SQLite database FILE\n"
+         "(created if missing): one row per token, one per (token, layer, head). Prints the run id.\n"
+         "Ctrl-C stops the run (a long prefill at the next layer, dropping the 64-token chunk under way) and\n"
+         "marks it interrupted; what was committed stays.\n"
+         "Schema and example queries: store/SCHEMA.md.");
+    args_help_tables(RECORD_TABLES);
+}
 
 static int record_session(Session *s, Store *st, int64_t run, const RecordOpts *ro, Err *e) {
     const Config *c = &s->model->c;
@@ -151,39 +166,11 @@ int cmd_record(int argc, char **argv) {
     RunOpts o;
     runopts_defaults(&o);
     RecordOpts ro = {NULL, 1, pool_default_threads(), 0, 0, 0, NULL, {0, 1}};
-    Args a = {argc, argv, 1};
     Err e;
-    while (a.i < argc) {
-        const char *f = argv[a.i];
-        if (args_is_help(f)) { record_help(); return 0; }
-        int r = runopts_parse(&o, &a, &e);
-        if (r < 0) return args_fail(&e);
-        if (r > 0) continue;
-        a.i++;
-        const char *v = NULL;
-        if (!strcmp(f, "--progress")) { ro.progress = 1; continue; }
-        if (!strcmp(f, "--db")) { if (!(ro.db = args_value(&a, &e))) return args_fail(&e); continue; }
-        if (!strcmp(f, "--prompts")) { if (!(ro.prompts = args_value(&a, &e))) return args_fail(&e); continue; }
-        if (!strcmp(f, "--shard")) {
-            if (!(v = args_value(&a, &e)) || args_shard(f, v, &ro.shard, &e)) return args_fail(&e);
-            continue;
-        }
-        if (!strcmp(f, "--max-db-mb")) {
-            if (!(v = args_value(&a, &e)) || args_float(f, v, 0.01, 1e9, &ro.max_mb, &e)) return args_fail(&e);
-            continue;
-        }
-        long *target = !strcmp(f, "--commit-every") ? &ro.commit_every
-                       : !strcmp(f, "--threads")    ? &ro.threads
-                       : !strcmp(f, "--attn-top")   ? &ro.attn_top
-                                                    : NULL;
-        if (!target) {
-            args_unknown(f, &e);
-            return args_fail(&e);
-        }
-        long lo = target == &ro.attn_top ? 0 : 1;
-        long hi = target == &ro.threads ? 64 : target == &ro.attn_top ? STORE_ATTN_TOP_MAX : 1L << 30;
-        if (!(v = args_value(&a, &e)) || args_int(f, v, lo, hi, target, &e)) return args_fail(&e);
-    }
+    void *const opts[] = {&o, &ro, &o, &o, &o, &o};
+    int r = args_parse_argv(argc, argv, RECORD_TABLES, opts, &e);
+    if (r == ARGS_HELP) { record_help(); return 0; }
+    if (r != ARGS_DONE) return args_fail(&e);
     if (!ro.db) { err_usage(&e, "--db FILE is required"); return args_fail(&e); }
     if (runopts_check(&o, &e)) return args_fail(&e);
     if (record_check_batch(&o, &ro, &e)) return args_fail(&e);

@@ -7,6 +7,7 @@
 const CommandFlags COMMAND_FLAGS[] = {
     {"generate", GENERATE_TABLES},
     {"trace", TRACE_TABLES},
+    {"record", RECORD_TABLES},
     {"eval", EVAL_TABLES},
     {"sweep", SWEEP_TABLES},
     {"bench", BENCH_TABLES},

@@ -26,6 +26,7 @@ extern const CommandFlags COMMAND_FLAGS[];
 
 extern const ArgsTable *const GENERATE_TABLES[];
 extern const ArgsTable *const TRACE_TABLES[];
+extern const ArgsTable *const RECORD_TABLES[];
 extern const ArgsTable *const EVAL_TABLES[];
 extern const ArgsTable *const SWEEP_TABLES[];
 extern const ArgsTable *const BENCH_TABLES[];
