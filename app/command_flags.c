@@ -5,6 +5,7 @@
 #include "app/commands.h"
 
 const CommandFlags COMMAND_FLAGS[] = {
+    {"tui", TUI_TABLES},
     {"generate", GENERATE_TABLES},
     {"trace", TRACE_TABLES},
     {"record", RECORD_TABLES},

@@ -24,6 +24,7 @@ typedef struct {
  * walk it to hold each row to the help and the parser. */
 extern const CommandFlags COMMAND_FLAGS[];
 
+extern const ArgsTable *const TUI_TABLES[];
 extern const ArgsTable *const GENERATE_TABLES[];
 extern const ArgsTable *const TRACE_TABLES[];
 extern const ArgsTable *const RECORD_TABLES[];
