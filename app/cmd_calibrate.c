@@ -1,6 +1,7 @@
 /* `ahascope calibrate`: the static baseline's head set, chosen from
  * recorded oracle rates to a budget, written as a file --static-heads reads;
  * or (--format duo) every KV head's rate as a DuoAttention table. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,47 @@
 #include "engine/textout.h"
 #include "store/store.h"
 
+#define CAL_MAX_RUNS 1024
+
+typedef struct {
+    const char *db, *out, *budget;
+    HeadBudget b;      /* K heads, or P percent of them */
+    int duo;           /* --format duo */
+    int64_t runs[CAL_MAX_RUNS];
+    int n_runs;
+} CalOpts;
+
+static int read_format(void *opts, const char *flag, const char *v, Err *e) {
+    (void)flag;
+    if (strcmp(v, "heads") && strcmp(v, "duo")) return err_usage(e, "--format must be heads or duo, not '%s'", v);
+    ((CalOpts *)opts)->duo = !strcmp(v, "duo");
+    return 0;
+}
+
+/* --run again adds a run: their rates are pooled. */
+static int read_run(void *opts, const char *flag, const char *v, Err *e) {
+    CalOpts *c = opts;
+    long id = 0;
+    if (args_int(flag, v, 1, 1L << 62, &id, e)) return -1;
+    if (c->n_runs == CAL_MAX_RUNS) return err_usage(e, "--run: at most %d runs", CAL_MAX_RUNS);
+    c->runs[c->n_runs++] = id;
+    return 0;
+}
+
+static const ArgSpec CALIBRATE_ROWS[] = {
+    {"--db", ARG_STRING, offsetof(CalOpts, db), .metavar = "FILE", .help = "the database the runs are in"},
+    {"--run", ARG_CUSTOM, .metavar = "ID", .fn = read_run,
+     .help = "a run recorded with --profile; again for more (their rates pooled)"},
+    {"--budget", ARG_STRING, offsetof(CalOpts, budget), .metavar = "K|P%",
+     .help = "the K heads (or P% of all) of highest oracle global rate"},
+    {"--out", ARG_STRING, offsetof(CalOpts, out), .metavar = "FILE", .help = "the file written"},
+    {"--format", ARG_CUSTOM, .metavar = "heads|duo", .fn = read_format,
+     .help = "heads: a layer.head list (the default); duo: a DuoAttention table"},
+};
+static const ArgsTable CALIBRATE_FLAGS = ARGS_TABLE(NULL, CalOpts, CALIBRATE_ROWS);
+
+const ArgsTable *const CALIBRATE_TABLES[] = {&CALIBRATE_FLAGS, NULL};
+
 static void calibrate_help(void) {
     puts("usage: ahascope calibrate --db FILE --run ID [--run ID ...] --budget K|P% --out heads.txt\n"
          "       ahascope calibrate --format duo --db FILE --run ID [--run ID ...] --out table.tsv\n\n"
@@ -24,40 +66,14 @@ static void calibrate_help(void) {
          "--format duo writes DuoAttention's full_attention_heads.tsv instead: a row per layer, a value\n"
          "per KV head, the highest oracle global rate among the KV head's query heads (no --budget); use\n"
          "it with --static-heads duo:table.tsv --budget P% or --duo-threshold X.");
+    args_help_tables(CALIBRATE_TABLES);
 }
 
-typedef struct {
-    const char *db, *out, *budget, *format;
-    HeadBudget b;      /* K heads, or P percent of them */
-    int duo;           /* --format duo */
-    int64_t *runs;
-    int n_runs;
-} CalOpts;
-
-static int parse(int argc, char **argv, CalOpts *c, int *help, Err *e) {
-    Args a = {argc, argv, 1};
+static int parse(int argc, char **argv, CalOpts *c, Err *e) {
     memset(c, 0, sizeof *c);
-    *help = 0;
-    if (!(c->runs = calloc(argc, sizeof *c->runs))) return err_set(e, "out of memory");
-    while (a.i < argc) {
-        const char *f = argv[a.i++];
-        if (args_is_help(f)) { *help = 1; return 0; }
-        const char **target = !strcmp(f, "--db") ? &c->db : !strcmp(f, "--out") ? &c->out
-                            : !strcmp(f, "--budget") ? &c->budget : !strcmp(f, "--format") ? &c->format : NULL;
-        if (target) {
-            if (!(*target = args_value(&a, e))) return -1;
-        } else if (!strcmp(f, "--run")) {
-            const char *v = args_value(&a, e);
-            long id;
-            if (!v || args_int(f, v, 1, 1L << 62, &id, e)) return -1;
-            c->runs[c->n_runs++] = id;
-        } else {
-            return args_unknown(f, e);
-        }
-    }
-    if (c->format && strcmp(c->format, "heads") && strcmp(c->format, "duo"))
-        return err_usage(e, "--format must be heads or duo, not '%s'", c->format);
-    c->duo = c->format && !strcmp(c->format, "duo");
+    void *const opts[] = {c};
+    int r = args_parse_argv(argc, argv, CALIBRATE_TABLES, opts, e);
+    if (r != ARGS_DONE) return r;
     if (c->duo && c->budget) return err_usage(e, "--format duo writes every head's rate: it takes no --budget");
     if (!c->db || !c->out || c->n_runs == 0)
         return err_usage(e, c->duo ? "--db, --run and --out are all required"
@@ -115,11 +131,11 @@ static int write_duo(const CalOpts *c, Store *st, const StoreHeadRate *r, int n,
 }
 
 int cmd_calibrate(int argc, char **argv) {
-    CalOpts c;
+    static CalOpts c; /* static: its runs are 8 KiB */
     Err e;
-    int help, rc = 1;
-    if (parse(argc, argv, &c, &help, &e)) { free(c.runs); return args_fail(&e); }
-    if (help) { calibrate_help(); free(c.runs); return 0; }
+    int rc = 1, parsed = parse(argc, argv, &c, &e);
+    if (parsed == ARGS_HELP) { calibrate_help(); return 0; }
+    if (parsed) return args_fail(&e);
     Store *st = store_open(c.db, STORE_READ, STORE_BUSY_MS, &e);
     StoreHeadRate *r = NULL;
     int n = st ? store_head_rates(st, c.runs, c.n_runs, &r, &e) : -1, k = 0;
@@ -135,6 +151,5 @@ int cmd_calibrate(int argc, char **argv) {
     }
     store_close(st, NULL);
     free(r);
-    free(c.runs);
     return rc ? args_fail(&e) : 0;
 }

@@ -11,6 +11,7 @@ const CommandFlags COMMAND_FLAGS[] = {
     {"record", RECORD_TABLES},
     {"eval", EVAL_TABLES},
     {"sweep", SWEEP_TABLES},
+    {"calibrate", CALIBRATE_TABLES},
     {"bench", BENCH_TABLES},
     {NULL, NULL},
 };

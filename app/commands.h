@@ -30,6 +30,7 @@ extern const ArgsTable *const TRACE_TABLES[];
 extern const ArgsTable *const RECORD_TABLES[];
 extern const ArgsTable *const EVAL_TABLES[];
 extern const ArgsTable *const SWEEP_TABLES[];
+extern const ArgsTable *const CALIBRATE_TABLES[];
 extern const ArgsTable *const BENCH_TABLES[];
 
 /* The held-out data and output flags of eval, which sweep takes too
