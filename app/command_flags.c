@@ -9,6 +9,7 @@ const CommandFlags COMMAND_FLAGS[] = {
     {"generate", GENERATE_TABLES},
     {"trace", TRACE_TABLES},
     {"record", RECORD_TABLES},
+    {"fit", FIT_TABLES},
     {"eval", EVAL_TABLES},
     {"sweep", SWEEP_TABLES},
     {"calibrate", CALIBRATE_TABLES},

@@ -28,6 +28,7 @@ extern const ArgsTable *const TUI_TABLES[];
 extern const ArgsTable *const GENERATE_TABLES[];
 extern const ArgsTable *const TRACE_TABLES[];
 extern const ArgsTable *const RECORD_TABLES[];
+extern const ArgsTable *const FIT_TABLES[];
 extern const ArgsTable *const EVAL_TABLES[];
 extern const ArgsTable *const SWEEP_TABLES[];
 extern const ArgsTable *const CALIBRATE_TABLES[];
