@@ -12,6 +12,7 @@ const CommandFlags COMMAND_FLAGS[] = {
     {"fit", FIT_TABLES},
     {"eval", EVAL_TABLES},
     {"sweep", SWEEP_TABLES},
+    {"tasks", TASKS_TABLES},
     {"calibrate", CALIBRATE_TABLES},
     {"bench", BENCH_TABLES},
     {NULL, NULL},

@@ -31,6 +31,7 @@ extern const ArgsTable *const RECORD_TABLES[];
 extern const ArgsTable *const FIT_TABLES[];
 extern const ArgsTable *const EVAL_TABLES[];
 extern const ArgsTable *const SWEEP_TABLES[];
+extern const ArgsTable *const TASKS_TABLES[];
 extern const ArgsTable *const CALIBRATE_TABLES[];
 extern const ArgsTable *const BENCH_TABLES[];
 
