@@ -3,6 +3,7 @@
  * goes through the same validation as every other command, so `info` is
  * also the quickest way to ask "will ahascope accept this folder?". */
 #include <stdlib.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,6 +14,23 @@
 #include "engine/textout.h"
 #include "engine/tokenize/tokenize.h"
 
+typedef struct {
+    int json;
+} InfoOpts;
+
+static const ArgSpec INFO_ROWS[] = {
+    {"--routers", ARG_STRING, offsetof(RunOpts, routers), .metavar = "FILE",
+     .help = "check these routers against the model (default: its built-in ones, if any)"},
+};
+static const ArgsTable INFO_FLAGS = ARGS_TABLE(NULL, RunOpts, INFO_ROWS);
+
+static const ArgSpec INFO_OUT_ROWS[] = {
+    {"--json", ARG_FLAG, offsetof(InfoOpts, json), .help = "one JSON object instead of the text"},
+};
+static const ArgsTable INFO_OUT_FLAGS = ARGS_TABLE(NULL, InfoOpts, INFO_OUT_ROWS);
+
+const ArgsTable *const INFO_TABLES[] = {&INFO_FLAGS, &INFO_OUT_FLAGS, &ARGS_MODEL, NULL};
+
 static void info_help(void) {
     puts("usage: ahascope info [--routers FILE] [--json] [model flags]\n"
          "\n"
@@ -20,10 +38,8 @@ static void info_help(void) {
          "llama / qwen2 / olmo2 / faolmo, F32 / F16 / BF16). Prints architecture, dimensions, dtype,\n"
          "the KV cache's type and size at the full context (--kv-dtype as a run would set it),\n"
          "parameter count, bytes, RoPE, tokenizer kind and router presence.\n"
-         "  --routers FILE    check these routers against the model (default: its built-in ones, if any)\n"
-         "  --json            one JSON object instead of the text\n"
          "Exits 1 with one line naming the file (and tensor) when the model or its tokenizer is bad.");
-    args_help_model();
+    args_help_tables(INFO_TABLES);
 }
 
 /* Parameters the checkpoint stores: matrices, norms, biases, QK-norms, router rows. */
@@ -96,17 +112,11 @@ int cmd_info(int argc, char **argv) {
     RunOpts o;
     runopts_defaults(&o);
     Err e = {0};
-    int json = 0;
-    Args a = {argc, argv, 1};
-    while (a.i < argc) {
-        if (args_is_help(argv[a.i])) { info_help(); return 0; }
-        int r = runopts_parse(&o, &a, &e);
-        if (r < 0) return args_fail(&e);
-        if (r > 0) continue;
-        if (!strcmp(argv[a.i], "--json")) { json = 1, a.i++; continue; }
-        args_unknown(argv[a.i], &e);
-        return args_fail(&e);
-    }
+    InfoOpts io = {0};
+    void *const opts[] = {&o, &io, &o};
+    int r = args_parse_argv(argc, argv, INFO_TABLES, opts, &e);
+    if (r == ARGS_HELP) { info_help(); return 0; }
+    if (r != ARGS_DONE) return args_fail(&e);
     AppLoaded L;
     setenv("AHASCOPE_WEIGHTS", "map", 0); /* info reads no weights: copying them would only cost time */
     if (app_load(&o, &L, 0, &e) != 0) { app_unload(&L); return args_fail(&e); }
@@ -116,7 +126,7 @@ int cmd_info(int argc, char **argv) {
     int present = o.tokenizer || (L.model.version == 2 ? access(p, F_OK) == 0
                                   : app_find_tokenizer(L.model_path, L.model.c.vocab_size, p, sizeof p) == 0);
     if (present && !L.have_tok && app_load_tokenizer(&o, &L, &e) != 0) { app_unload(&L); return args_fail(&e); }
-    if (json) print_json(&L, &o);
+    if (io.json) print_json(&L, &o);
     else print_text(&L, &o);
     app_unload(&L);
     return 0;

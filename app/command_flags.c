@@ -14,6 +14,7 @@ const CommandFlags COMMAND_FLAGS[] = {
     {"sweep", SWEEP_TABLES},
     {"tasks", TASKS_TABLES},
     {"calibrate", CALIBRATE_TABLES},
+    {"info", INFO_TABLES},
     {"bench", BENCH_TABLES},
     {NULL, NULL},
 };
