@@ -15,6 +15,7 @@ const CommandFlags COMMAND_FLAGS[] = {
     {"tasks", TASKS_TABLES},
     {"calibrate", CALIBRATE_TABLES},
     {"info", INFO_TABLES},
+    {"convert", CONVERT_TABLES},
     {"bench", BENCH_TABLES},
     {NULL, NULL},
 };

@@ -34,6 +34,7 @@ extern const ArgsTable *const SWEEP_TABLES[];
 extern const ArgsTable *const TASKS_TABLES[];
 extern const ArgsTable *const CALIBRATE_TABLES[];
 extern const ArgsTable *const INFO_TABLES[];
+extern const ArgsTable *const CONVERT_TABLES[];
 extern const ArgsTable *const BENCH_TABLES[];
 
 /* The held-out data and output flags of eval, which sweep takes too
