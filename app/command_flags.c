@@ -17,5 +17,6 @@ const CommandFlags COMMAND_FLAGS[] = {
     {"info", INFO_TABLES},
     {"convert", CONVERT_TABLES},
     {"bench", BENCH_TABLES},
+    {"pull", PULL_TABLES},
     {NULL, NULL},
 };

@@ -36,6 +36,7 @@ extern const ArgsTable *const CALIBRATE_TABLES[];
 extern const ArgsTable *const INFO_TABLES[];
 extern const ArgsTable *const CONVERT_TABLES[];
 extern const ArgsTable *const BENCH_TABLES[];
+extern const ArgsTable *const PULL_TABLES[];
 
 /* The held-out data and output flags of eval, which sweep takes too
  * (their rows' offsets into EvalOpts, app/eval_table.h). */
