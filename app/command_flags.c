@@ -3,12 +3,18 @@
 #include <stddef.h>
 
 #include "app/commands.h"
+#include "app/compare_heads.h"
 
 const CommandFlags COMMAND_FLAGS[] = {
     {"tui", TUI_TABLES},
     {"generate", GENERATE_TABLES},
     {"trace", TRACE_TABLES},
     {"record", RECORD_TABLES},
+    {"runs", RUNS_TABLES},
+    {"query", QUERY_TABLES},
+    {"export", EXPORT_TABLES},
+    {"compare", COMPARE_TABLES},
+    {"merge", MERGE_TABLES},
     {"fit", FIT_TABLES},
     {"eval", EVAL_TABLES},
     {"sweep", SWEEP_TABLES},
@@ -18,5 +24,6 @@ const CommandFlags COMMAND_FLAGS[] = {
     {"convert", CONVERT_TABLES},
     {"bench", BENCH_TABLES},
     {"pull", PULL_TABLES},
+    {"compare", COMPARE_HEADS_TABLES}, /* its --heads form: the same --help */
     {NULL, NULL},
 };
