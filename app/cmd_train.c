@@ -14,6 +14,7 @@
 #include <cblas.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,66 +39,6 @@ static volatile sig_atomic_t g_stop; /* Ctrl-C: save a checkpoint and stop */
 
 static void on_int(int sig) { (void)sig, g_stop = 1; }
 
-static void train_help(void) {
-    puts("usage: ahascope train [--model M] --window W [--lambda L] [--tau T] [--sinks S] [--steps N] [--batch B]\n"
-         "                      [--seq-len T] [--lr LR] [--data FILE | --self N] [--objective kl|ce]\n"
-         "                      [--train routers|all] [--lr-model LR] [--weight-decay WD] [--out-model FILE]\n"
-         "                      [--seed S] [--resume CKPT] [--stop-after K] [--eval-seqs N] --out FILE\n"
-         "       ahascope train --from-scratch --data FILE [--dims d,hidden,layers,heads,kv_heads,vocab,seq_len]\n"
-         "                      [--vocab-file WORDS | --tokenizer T] [--steps N] [--batch B] [--seq-len T] [--lr LR]\n"
-         "                      [--seed S] [--resume CKPT] [--stop-after K] [--eval-seqs N] [--curve FILE] [--init M.bin]\n"
-         "                      [--by-length] [--weight-decay WD] --out MODEL.bin\n"
-         "\n"
-         "Learn one router vector per head (global iff sigmoid(x.w) > tau) by the straight-through estimator,\n"
-         "loss = task + lambda * mean(r) over tokens, layers, heads.\n"
-         "  --objective kl  KL(original model's full-attention distribution || AHA distribution): AHA should\n"
-         "                  change nothing (default); ce: next-token cross-entropy\n"
-         "  --train routers the base model stays frozen (default); all: full fine-tuning, every weight\n"
-         "                  learns too (AdamW at --lr-model, default 1e-4, same schedule) and the tuned model\n"
-         "                  is written as a llama2.c checkpoint to --out-model (default FILE without\n"
-         "                  .safetensors, plus .bin), in the input's version\n"
-         "  --weight-decay WD  AdamW's decoupled decay of the model's weights (0-1, default 0: none), every\n"
-         "                  weight alike: each step w -= lr*WD*w besides the gradient step (--train all and\n"
-         "                  --from-scratch; the routers never decay)\n"
-         "  --self N        N sequences sampled from the model itself (default 64), 1 in 8 held out;\n"
-         "  --data FILE     or a text file cut into --seq-len chunks\n"
-         "  defaults: lambda 0.02, tau 0.5, sinks 0, steps 300, batch 8, seq-len 128, lr 0.02 (AdamW,\n"
-         "  10% warm-up, cosine to lr/10), seed 1\n"
-         "Writes FILE (router safetensors with metadata: window, tau, lambda, sinks, objective, data, steps,\n"
-         "seed, train, model, held-out global share and task loss, task loss on as many training sequences).\n"
-         "--eval-seqs N    the held-out score (and the training one) over at most N sequences spread over\n"
-         "                 the set (default 64), so a large --data file costs no more than a small one\n"
-         "--from-scratch   a llama2.c model of --dims (default 128,384,4,4,4,0,1024; vocab 0: the\n"
-         "                 tokenizer's size) from random weights (--seed), every weight trained with full\n"
-         "                 attention on next-token cross-entropy over --data (AdamW at --lr, default 2e-3,\n"
-         "                 10% warm-up, cosine to lr/10; --seq-len defaults to the context - 1), written\n"
-         "                 to --out as a llama2.c checkpoint (version 0) that run, eval and tui read.\n"
-         "                 Its tokenizer: --tokenizer T (a tokenizer.bin), else one generated beside --out\n"
-         "                 as tokV.bin (found there by run): ids 0-258 llama2.c's specials and byte\n"
-         "                 fallback, every printable ASCII character, and the words of --vocab-file (one\n"
-         "                 per line, a leading space kept; default: a few filler and task words) with\n"
-         "                 their prefixes. --model, --window, --objective, --train, --lambda, --tau,\n"
-         "                 --sinks, --self, --lr-model and --out-model do not apply. --steps 0 writes the\n"
-         "                 untrained model and its tokenizer (no --data): what `tasks --model` needs to\n"
-         "                 write task items in the new vocabulary. A --data file whose first character is\n"
-         "                 '{' holds task items (JSON lines from `tasks`): one sequence an item, BOS, the\n"
-         "                 prompt, a space, the answer and a full stop; --answer-weight K (default 1)\n"
-         "                 counts each answer target K times in the loss. --init M.bin starts from M's\n"
-         "                 weights (exactly --dims's shape) instead of random ones: a second cycle with\n"
-         "                 fresh AdamW moments and its own --steps schedule.\n"
-         "--by-length      each step takes its items from a run of items of about one length (the\n"
-         "                 training items sorted by length, the run's start drawn from seed and step)\n"
-         "                 and runs at its longest item's length, not --seq-len: padding costs nothing,\n"
-         "                 so task items of many lengths train in a fraction of the time. Needs the\n"
-         "                 ce objective and --lambda 0 (as --from-scratch has); the held-out score cuts\n"
-         "                 padding too. Resume with the same flags.\n"
-         "Ctrl-C (or --stop-after K) writes FILE.ckpt (routers, tuned weights, AdamW moments, step), which\n"
-         "--resume continues exactly (from scratch, the model so far goes to --out too, exit 130).\n"
-         "A progress bar goes to stderr: step, loss, task loss, global share,\n"
-         "tokens/s, ETA. --curve FILE appends a row every 50 steps (step, seq_len, batch, the steps' mean\n"
-         "loss; a header when FILE is new), so a resumed run continues its curve.");
-}
-
 typedef struct {
     RunOpts o;
     const char *out, *out_model, *data, *resume, *objective, *train, *curve, *init;
@@ -110,6 +51,108 @@ typedef struct {
     int have_seq_len, have_lr, have_self, have_lambda, have_sinks;
     char out_model_buf[1100];
 } TrainOpts;
+
+static int read_seed(void *opts, const char *flag, const char *v, Err *e) {
+    long n = 0;
+    if (args_int(flag, v, 0, 0x7fffffffffffffffL, &n, e)) return -1;
+    ((TrainOpts *)opts)->o.seed = (uint64_t)n;
+    return 0;
+}
+
+#define TR(field) offsetof(TrainOpts, field)
+#define TR_ALSO(field) ARG_ALSO(TrainOpts, field)
+
+static const ArgSpec TRAIN_ROWS[] = {
+    {"--window", ARG_INT, TR(o.attn.window), 1, 1 << 20, "W", .also = TR_ALSO(o.have_window),
+     .help = "local keys per head the routers are trained for (required)"},
+    {"--lambda", ARG_DOUBLE, TR(lambda), 0, 1e3, "L", .also = TR_ALSO(have_lambda),
+     .help = "weight of the mean router score in the loss (default 0.02)"},
+    {"--tau", ARG_FLOAT, TR(o.attn.tau), 0, 1, "T", .also = TR_ALSO(o.have_tau), .help = "the gate's threshold (default 0.5)"},
+    {"--sinks", ARG_INT, TR(o.attn.sinks), 0, 1 << 20, "S", .also = TR_ALSO(have_sinks),
+     .help = "first S positions always local (default 0)"},
+    {"--steps", ARG_LONG, TR(steps), 0, 1 << 20, "N", .help = "optimiser steps (default 300)"},
+    {"--batch", ARG_LONG, TR(batch), 1, 1 << 20, "B", .help = "sequences a step (default 8)"},
+    {"--seq-len", ARG_LONG, TR(seq_len), 2, 1 << 20, "T", .also = TR_ALSO(have_seq_len),
+     .help = "tokens a sequence (default 128)"},
+    {"--lr", ARG_DOUBLE, TR(lr), 1e-9, 1e3, "LR", .also = TR_ALSO(have_lr),
+     .help = "AdamW's rate (default 0.02; --from-scratch 2e-3), 10% warm-up, cosine to lr/10"},
+    {"--self", ARG_LONG, TR(self_n), 1, 1 << 20, "N", .also = TR_ALSO(have_self),
+     .help = "N sequences sampled from the model itself (default 64), 1 in 8 held out"},
+    {"--data", ARG_STRING, TR(data), .metavar = "FILE", .help = "or a text file cut into --seq-len chunks"},
+    {"--objective", ARG_STRING, TR(objective), .metavar = "kl|ce",
+     .help = "kl: KL(original model's full-attention distribution || AHA distribution): AHA should change nothing "
+             "(default); ce: next-token cross-entropy"},
+    {"--train", ARG_STRING, TR(train), .metavar = "routers|all",
+     .help = "routers: the base model stays frozen (default); all: full fine-tuning, every weight learns too "
+             "(AdamW at --lr-model, same schedule) and the tuned model is written as a llama2.c checkpoint to "
+             "--out-model, in the input's version"},
+    {"--lr-model", ARG_DOUBLE, TR(lr_model), 1e-9, 1e3, "LR", .help = "--train all: the model's rate (default 1e-4)"},
+    {"--weight-decay", ARG_DOUBLE, TR(weight_decay), 0, 1, "WD",
+     .help = "AdamW's decoupled decay of the model's weights (0-1, default 0: none), every weight alike: each step "
+             "w -= lr*WD*w besides the gradient step (--train all and --from-scratch; the routers never decay)"},
+    {"--out-model", ARG_STRING, TR(out_model), .metavar = "FILE",
+     .help = "--train all: the tuned model (default --out without .safetensors, plus .bin)"},
+    {"--seed", ARG_CUSTOM, .metavar = "S", .fn = read_seed, .help = "the data's and the weights' seed (default 1)"},
+    {"--resume", ARG_STRING, TR(resume), .metavar = "CKPT", .help = "continue a FILE.ckpt exactly"},
+    {"--stop-after", ARG_LONG, TR(stop_after), 1, 1 << 20, "K", .help = "write FILE.ckpt after K steps and stop"},
+    {"--eval-seqs", ARG_LONG, TR(eval_seqs), 1, 1 << 20, "N",
+     .help = "the held-out score (and the training one) over at most N sequences spread over the set (default 64), "
+             "so a large --data file costs no more than a small one"},
+    {"--out", ARG_STRING, TR(out), .metavar = "FILE", .help = "the router file (--from-scratch: the model) written (required)"},
+    {"--from-scratch", ARG_FLAG, TR(scratch), .help = "train a new llama2.c model (below)"},
+    {"--dims", ARG_STRING, TR(dims), .metavar = "d,hidden,layers,heads,kv_heads,vocab,seq_len",
+     .help = "--from-scratch: its shape (default 128,384,4,4,4,0,1024; vocab 0: the tokenizer's size)"},
+    {"--vocab-file", ARG_STRING, TR(vocab_file), .metavar = "WORDS",
+     .help = "--from-scratch: the words of the generated tokenizer (one per line, a leading space kept)"},
+    {"--curve", ARG_STRING, TR(curve), .metavar = "FILE",
+     .help = "append a row every 50 steps (step, seq_len, batch, the steps' mean loss; a header when FILE is new), "
+             "so a resumed run continues its curve"},
+    {"--init", ARG_STRING, TR(init), .metavar = "M.bin", .help = "--from-scratch: start from M's weights (below)"},
+    {"--by-length", ARG_FLAG, TR(by_length),
+     .help = "each step takes its items from a run of items of about one length (the training items sorted by "
+             "length, the run's start drawn from seed and step) and runs at its longest item's length, not "
+             "--seq-len: padding costs nothing, so task items of many lengths train in a fraction of the time. "
+             "Needs the ce objective and --lambda 0 (as --from-scratch has); the held-out score cuts padding too. "
+             "Resume with the same flags."},
+    {"--answer-weight", ARG_DOUBLE, TR(answer_weight), 1e-9, 1e4, "K",
+     .help = "--from-scratch on task items: each answer target counts K times in the loss (default 1)"},
+};
+static const ArgsTable TRAIN_FLAGS = ARGS_TABLE(NULL, TrainOpts, TRAIN_ROWS);
+
+const ArgsTable *const TRAIN_TABLES[] = {&TRAIN_FLAGS, &ARGS_MODEL, NULL};
+
+static void train_help(void) {
+    puts("usage: ahascope train [--model M] --window W [--lambda L] [--tau T] [--sinks S] [--steps N] [--batch B]\n"
+         "                      [--seq-len T] [--lr LR] [--data FILE | --self N] [--objective kl|ce]\n"
+         "                      [--train routers|all] [--lr-model LR] [--weight-decay WD] [--out-model FILE]\n"
+         "                      [--seed S] [--resume CKPT] [--stop-after K] [--eval-seqs N] --out FILE\n"
+         "       ahascope train --from-scratch --data FILE [--dims d,hidden,layers,heads,kv_heads,vocab,seq_len]\n"
+         "                      [--vocab-file WORDS | --tokenizer T] [--steps N] [--batch B] [--seq-len T] [--lr LR]\n"
+         "                      [--seed S] [--resume CKPT] [--stop-after K] [--eval-seqs N] [--curve FILE] [--init M.bin]\n"
+         "                      [--by-length] [--weight-decay WD] --out MODEL.bin\n"
+         "\n"
+         "Learn one router vector per head (global iff sigmoid(x.w) > tau) by the straight-through estimator,\n"
+         "loss = task + lambda * mean(r) over tokens, layers, heads.\n"
+         "Writes FILE (router safetensors with metadata: window, tau, lambda, sinks, objective, data, steps,\n"
+         "seed, train, model, held-out global share and task loss, task loss on as many training sequences).\n"
+         "--from-scratch: a llama2.c model of --dims from random weights (--seed), every weight trained with full\n"
+         "  attention on next-token cross-entropy over --data (AdamW at --lr, default 2e-3, 10% warm-up, cosine\n"
+         "  to lr/10; --seq-len defaults to the context - 1), written to --out as a llama2.c checkpoint\n"
+         "  (version 0) that run, eval and tui read. Its tokenizer: --tokenizer T (a tokenizer.bin), else one\n"
+         "  generated beside --out as tokV.bin (found there by run): ids 0-258 llama2.c's specials and byte\n"
+         "  fallback, every printable ASCII character, and the words of --vocab-file (default: a few filler and\n"
+         "  task words) with their prefixes. --model, --window, --objective, --train, --lambda, --tau, --sinks,\n"
+         "  --self, --lr-model and --out-model do not apply. --steps 0 writes the untrained model and its\n"
+         "  tokenizer (no --data): what `tasks --model` needs to write task items in the new vocabulary. A --data\n"
+         "  file whose first character is '{' holds task items (JSON lines from `tasks`): one sequence an item,\n"
+         "  BOS, the prompt, a space, the answer and a full stop. --init M.bin starts from M's weights (exactly\n"
+         "  --dims's shape) instead of random ones: a second cycle with fresh AdamW moments and its own --steps\n"
+         "  schedule.\n"
+         "Ctrl-C (or --stop-after K) writes FILE.ckpt (routers, tuned weights, AdamW moments, step), which\n"
+         "--resume continues exactly (from scratch, the model so far goes to --out too, exit 130).\n"
+         "A progress bar goes to stderr: step, loss, task loss, global share, tokens/s, ETA.");
+    args_help_tables(TRAIN_TABLES);
+}
 
 /* The default --out-model: --out without ".safetensors", plus ".bin". */
 static void default_out_model(TrainOpts *t) {
@@ -124,7 +167,7 @@ static int check_scratch(TrainOpts *t, Err *e) {
     const char *bad = t->o.model ? "--model" : t->o.have_window ? "--window" : t->objective ? "--objective"
                     : t->train ? "--train" : t->have_lambda ? "--lambda" : t->o.have_tau ? "--tau"
                     : t->have_sinks ? "--sinks" : t->have_self ? "--self" : t->lr_model > 0 ? "--lr-model"
-                    : t->out_model ? "--out-model" : t->o.routers ? "--routers" : NULL;
+                    : t->out_model ? "--out-model" : NULL;
     if (!t->out) return err_usage(e, "--out MODEL.bin is required (the checkpoint to write)");
     if (!t->data && t->steps > 0) return err_usage(e, "--from-scratch needs --data FILE (the text to learn)");
     if (bad) return err_usage(e, "%s does not apply to --from-scratch (it builds and trains its own model)", bad);
@@ -149,7 +192,6 @@ static int check_combination(TrainOpts *t, Err *e) {
     t->all = !strcmp(t->train, "all");
     if (!t->all && (t->out_model || t->lr_model > 0 || t->weight_decay > 0))
         return err_usage(e, "--out-model, --lr-model and --weight-decay need --train all (the base model is frozen)");
-    if (t->o.routers) return err_usage(e, "--routers is not an input here (see --resume)");
     if (t->by_length && (strcmp(t->objective, "ce") || t->lambda != 0))
         return err_usage(e, "--by-length needs --objective ce and --lambda 0 (KL and the global-share term "
                             "count padded positions)");
@@ -165,41 +207,9 @@ static int parse(int argc, char **argv, TrainOpts *t, Err *e) {
     t->o.seed = 1, t->o.attn.window = 0;
     t->steps = 300, t->batch = 8, t->seq_len = 128, t->self_n = 64, t->lambda = 0.02, t->lr = 0.02, t->answer_weight = 1;
     t->eval_seqs = 64;
-    Args a = {argc, argv, 1};
-    while (a.i < argc) {
-        const char *f = argv[a.i];
-        if (args_is_help(f)) return 1;
-        if (!strcmp(f, "--from-scratch")) { t->scratch = 1, a.i++; continue; }
-        if (!strcmp(f, "--by-length")) { t->by_length = 1, a.i++; continue; }
-        t->have_seq_len |= !strcmp(f, "--seq-len"), t->have_lr |= !strcmp(f, "--lr");
-        t->have_self |= !strcmp(f, "--self"), t->have_lambda |= !strcmp(f, "--lambda");
-        t->have_sinks |= !strcmp(f, "--sinks");
-        /* --steps here counts optimiser steps, not generated positions */
-        int r = !strcmp(f, "--steps") ? 0 : runopts_parse(&t->o, &a, e);
-        if (r < 0) return -1;
-        if (r > 0) continue;
-        a.i++;
-        const char **str = !strcmp(f, "--out") ? &t->out : !strcmp(f, "--data") ? &t->data
-                         : !strcmp(f, "--resume") ? &t->resume : !strcmp(f, "--objective") ? &t->objective
-                         : !strcmp(f, "--train") ? &t->train : !strcmp(f, "--out-model") ? &t->out_model
-                         : !strcmp(f, "--dims") ? &t->dims : !strcmp(f, "--vocab-file") ? &t->vocab_file
-                         : !strcmp(f, "--curve") ? &t->curve : !strcmp(f, "--init") ? &t->init : NULL;
-        long *num = !strcmp(f, "--steps") ? &t->steps : !strcmp(f, "--batch") ? &t->batch
-                  : !strcmp(f, "--seq-len") ? &t->seq_len : !strcmp(f, "--self") ? &t->self_n
-                  : !strcmp(f, "--stop-after") ? &t->stop_after : !strcmp(f, "--eval-seqs") ? &t->eval_seqs : NULL;
-        double *real = !strcmp(f, "--lambda") ? &t->lambda : !strcmp(f, "--lr") ? &t->lr
-                     : !strcmp(f, "--lr-model") ? &t->lr_model : !strcmp(f, "--answer-weight") ? &t->answer_weight
-                     : !strcmp(f, "--weight-decay") ? &t->weight_decay : NULL;
-        const char *v = NULL;
-        if (str) { if (!(*str = args_value(&a, e))) return -1; }
-        else if (num) { if (!(v = args_value(&a, e)) || args_int(f, v, num == &t->seq_len ? 2 : num == &t->steps ? 0 : 1, 1 << 20, num, e)) return -1; }
-        else if (real) {
-            double lo = real == &t->lambda || real == &t->weight_decay ? 0 : 1e-9;
-            double hi = real == &t->answer_weight ? 1e4 : real == &t->weight_decay ? 1 : 1e3;
-            if (!(v = args_value(&a, e)) || args_float(f, v, lo, hi, real, e)) return -1;
-        }
-        else return args_unknown(f, e);
-    }
+    void *const opts[] = {t, &t->o};
+    int r = args_parse_argv(argc, argv, TRAIN_TABLES, opts, e);
+    if (r != ARGS_DONE) return r;
     return check_combination(t, e);
 }
 

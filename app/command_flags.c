@@ -15,6 +15,7 @@ const CommandFlags COMMAND_FLAGS[] = {
     {"export", EXPORT_TABLES},
     {"compare", COMPARE_TABLES},
     {"merge", MERGE_TABLES},
+    {"train", TRAIN_TABLES},
     {"fit", FIT_TABLES},
     {"eval", EVAL_TABLES},
     {"sweep", SWEEP_TABLES},

@@ -33,6 +33,7 @@ extern const ArgsTable *const QUERY_TABLES[];
 extern const ArgsTable *const EXPORT_TABLES[];
 extern const ArgsTable *const COMPARE_TABLES[];
 extern const ArgsTable *const MERGE_TABLES[];
+extern const ArgsTable *const TRAIN_TABLES[];
 extern const ArgsTable *const FIT_TABLES[];
 extern const ArgsTable *const EVAL_TABLES[];
 extern const ArgsTable *const SWEEP_TABLES[];
