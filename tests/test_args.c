@@ -149,6 +149,28 @@ TEST(args_every_table_row_is_in_help_and_bounded) {
     }
 }
 
+/* Every command `ahascope --help` lists has its tables in COMMAND_FLAGS,
+ * but run, which hands its flags to tui or generate. */
+TEST(args_every_command_has_tables) {
+    int st;
+    char *out = test_runf(&st, "%s --help", test_bin());
+    const char *at = out && st == 0 ? strstr(out, "commands:\n") : NULL;
+    CHECK_MSG(at, "ahascope --help: %d %s", st, out ? out : "");
+    int listed = 0;
+    for (const char *p = at ? at + 10 : NULL; p && *p == ' '; listed++) {
+        char name[32];
+        p += strspn(p, " ");
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(p, " \n"), p);
+        int found = !strcmp(name, "run");
+        for (const CommandFlags *c = COMMAND_FLAGS; c->name && !found; c++) found = !strcmp(c->name, name);
+        CHECK_MSG(found, "command '%s' has no flag table in COMMAND_FLAGS (app/command_flags.c)", name);
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    CHECK_MSG(listed >= 19, "only %d commands listed", listed);
+    free(out);
+}
+
 typedef struct {
     int on, n, n_given, choice;
     long big;
