@@ -1,34 +1,13 @@
-/* `ahascope record`: a headless run straight into the database. */
-#include <signal.h>
+/* `ahascope record`: a headless run straight into the database. This file
+ * reads the flags by their table and checks them; app/record_run.h runs. */
 #include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "app/args.h"
 #include "app/commands.h"
-#include "app/progress.h"
-#include "app/record_prefill.h"
-#include "app/run_info.h"
-#include "engine/session.h"
+#include "app/record_run.h"
+#include "engine/pool.h"
 #include "store/store.h"
-
-static volatile sig_atomic_t g_stop; /* set by SIGINT/SIGTERM; the loop ends the run cleanly */
-
-static void on_signal(int sig) {
-    (void)sig;
-    g_stop = 1;
-}
-
-typedef struct {
-    const char *db;
-    long commit_every, threads;
-    long attn_top; /* far positions ranked per head (0: none) */
-    double max_mb;
-    int progress;
-    const char *prompts; /* --prompts FILE: one run per line */
-    ArgsShard shard;     /* --shard I/N: the lines (k-1) mod N = I only */
-} RecordOpts;
 
 static int read_shard(void *opts, const char *flag, const char *v, Err *e) {
     return args_shard(flag, v, &((RecordOpts *)opts)->shard, e);
@@ -76,81 +55,6 @@ static void record_help(void) {
     args_help_tables(RECORD_TABLES);
 }
 
-static int record_session(Session *s, Store *st, int64_t run, const RecordOpts *ro, Err *e) {
-    const Config *c = &s->model->c;
-    int rc = -1, fed, pending = -1;
-    StepTrace *t = trace_new_top(c->n_layers, c->n_heads, (int)ro->attn_top);
-    if (!t) { err_set(e, "out of memory"); goto out; }
-    /* stops early on Ctrl-C */
-    if (record_prefill(s, st, run, (int)ro->attn_top, ro->progress, &g_stop, &fed, &pending, e)) goto out;
-    while (!g_stop && session_step(s, t)) {
-        if (record_steps(st, run, &t, 1, ro->progress, &pending, e)) goto out;
-        trace_clear(t);
-    }
-    if (store_flush(st, e)) goto out;
-    if (ro->progress && pending >= 0) fprintf(stderr, "committed pos %d\n", pending);
-    if (app_session_error(s, e)) goto out; /* the run ends failed, not done */
-    rc = 0;
-out:
-    trace_free(t);
-    return rc;
-}
-
-/* One prompt recorded as one run: the run `record --prompt TEXT` makes. */
-static int record_prompt(RunOpts *o, AppLoaded *L, Store *st, const char *prompt, const RecordOpts *ro, Err *e) {
-    Session s;
-    StoreRunInfo info;
-    int given = o->steps; /* each prompt of --prompts from the steps asked for; the run records what ran */
-    o->steps = app_cli_steps(o, L, prompt);
-    if (session_init(&s, &L->model, &L->tok, &o->attn, o->steps, o->temperature, o->topp, o->seed, (int)ro->threads, e)) {
-        o->steps = given;
-        return -1;
-    }
-    int rc = -1;
-    o->prompt = prompt;
-    if (session_start_text(&s, prompt, strlen(prompt), e) != 0) goto out;
-    if (app_run_info(o, L, &info, e) || store_run_begin(st, &info, e)) goto out;
-    printf("%lld\n", (long long)info.run_id);
-    fflush(stdout);
-    int failed = record_session(&s, st, info.run_id, ro, e);
-    Err e2;
-    /* After a write failure (disk full) the status update may fail too; the
-     * next open for writing marks the run interrupted from its dead pid. */
-    store_run_end(st, info.run_id, failed ? "failed" : g_stop ? "interrupted" : "done", &e2);
-    rc = failed ? -1 : g_stop ? (err_set(e, "interrupted; run %lld kept what was committed",
-                                         (long long)info.run_id), -1) : 0;
-out:
-    session_free(&s);
-    o->steps = given;
-    return rc;
-}
-
-static int run_record(RunOpts *o, const RecordOpts *ro, Err *e) {
-    AppLoaded L;
-    AppPrompts pr = {0};
-    int rc = -1;
-    if (ro->prompts && app_prompts_read(ro->prompts, &pr, e)) return -1;
-    Store *st = store_open(ro->db, STORE_WRITE, STORE_BUSY_MS, e);
-    if (!st) return app_prompts_free(&pr), -1;
-    store_set_commit_every(st, (int)ro->commit_every);
-    if (store_set_limit(st, (int64_t)(ro->max_mb * 1024 * 1024), e)) goto out_store;
-    if (app_load(o, &L, 1, e) != 0) goto out_unload;
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
-    if (!ro->prompts) rc = record_prompt(o, &L, st, o->prompt ? o->prompt : "", ro, e);
-    else {
-        rc = 0;
-        for (int i = 0; rc == 0 && !g_stop && i < pr.n; i++)
-            if (args_shard_owns(&ro->shard, pr.line[i] - 1)) rc = record_prompt(o, &L, st, pr.text[i], ro, e);
-    }
-out_unload:
-    app_unload(&L);
-out_store:
-    if (store_close(st, rc ? NULL : e) != 0) rc = -1;
-    app_prompts_free(&pr);
-    return rc;
-}
-
 /* --prompts and --shard: what they need and exclude. */
 static int record_check_batch(const RunOpts *o, const RecordOpts *ro, Err *e) {
     if (ro->shard.n > 1 && !ro->prompts) return err_usage(e, "--shard I/N splits the lines of --prompts FILE: give it");
@@ -174,5 +78,6 @@ int cmd_record(int argc, char **argv) {
     if (!ro.db) { err_usage(&e, "--db FILE is required"); return args_fail(&e); }
     if (runopts_check(&o, &e)) return args_fail(&e);
     if (record_check_batch(&o, &ro, &e)) return args_fail(&e);
-    return run_record(&o, &ro, &e) == 0 ? 0 : (g_stop ? (args_fail(&e), 130) : args_fail(&e));
+    int stopped;
+    return record_run(&o, &ro, &stopped, &e) == 0 ? 0 : (stopped ? (args_fail(&e), 130) : args_fail(&e));
 }
