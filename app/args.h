@@ -1,9 +1,12 @@
 /* args.h — flag parsing and error lines shared by the subcommands.
  *
- * Every command walks argv with an Args cursor; shared groups of flags (the
- * model, sampling, attention policy) are parsed by one function each so the
- * commands agree on names, ranges and messages. Values are strict: "12x",
- * "", out-of-range numbers and unknown flags are one-line errors.
+ * Every command's flags are rows of const tables (ArgSpec, below): the
+ * parser (args_parse_table) and --help (args_help_table) walk the same
+ * rows, so a flag is documented exactly when it is parsed. Shared groups
+ * (the model, prompt, sampling, attention policy, head set: ARGS_MODEL …)
+ * are tables of RunOpts that the commands list beside their own, so they
+ * agree on names, ranges and messages. Values are strict: "12x", "",
+ * out-of-range numbers and unknown flags are one-line errors.
  *
  * The error convention, for every command: an error is one line on stderr,
  * "ahascope CMD: message", CMD being the subcommand the user typed (`run`
@@ -99,7 +102,7 @@ typedef struct {
     size_t dst;          /* offsetof the destination in the table's struct (ARG_CUSTOM: unused) */
     double min, max;     /* bounds of a number (whole for INT and LONG) */
     const char *metavar; /* the value's placeholder in help ("N"); NULL for ARG_FLAG */
-    const char *help;    /* its help line(s): wrapped at 100 columns, "\n" breaks */
+    const char *help;    /* its help: wrapped at 100 columns, "\n" breaks, {lists} expanded (args_expand) */
     size_t also;         /* ARG_ALSO(T, field): an int set to 1 when the flag is given; 0 none */
     ArgFn fn;            /* ARG_CUSTOM's reader */
 } ArgSpec;
@@ -188,8 +191,9 @@ void args_help_text(const char *text);
  * full policy (aha when routers are given), window 32, the model's KV dtype. */
 void runopts_defaults(RunOpts *o);
 
-/* If argv[a->i] is one of the RunOpts flags, consume it (and its value)
- * and return 1; return 0 if not ours; -1 with e set on a bad value. */
+/* If argv[a->i] is one of the RunOpts flags (a row of the five shared
+ * tables), consume it (and its value) and return 1; return 0 if not ours;
+ * -1 with e set on a bad value. For a parser that is not a table walk. */
 int runopts_parse(RunOpts *o, Args *a, Err *e);
 
 /* Checks across the RunOpts flags once all are read: those the command

@@ -118,7 +118,6 @@ static int db_parse(DbOpts *d, Args *a, const ArgsTable *const *tables, void (*h
 static int db_check(const DbOpts *d, int args, Err *e) {
     if (d->n_inputs > args) return args_unknown(d->inputs[args], e);
     if (!d->db) return err_usage(e, "--db FILE is required");
-    if (d->timeout > 0 && args != 1) return err_usage(e, "--timeout is for query only"); /* the one taking SQL */
     DecidePred p;
     char names[128];
     decide_list(names, sizeof names, DECIDE_N_SQL, ", "); /* what the SQL views carry */
