@@ -126,6 +126,23 @@ TEST(args_every_table_row_parses_and_nothing_else) {
     CHECK_MSG(commands >= 1 && rows >= 10, "only %d commands, %d rows in COMMAND_FLAGS", commands, rows);
 }
 
+/* Every line of help that starts like a row's ("  --name" and a space)
+ * names a row of the command's tables (compare's two forms share one
+ * --help): no flag is documented that the parser refuses. */
+static void check_help_lines_are_rows(const CommandFlags *c, const char *help) {
+    for (const char *p = help; (p = strstr(p, "\n  --")); p += 3) {
+        char name[64];
+        size_t n = strcspn(p + 3, " \n");
+        if (p[3 + n] != ' ' || n >= sizeof name) continue; /* "--a, --b and" prose, not a row */
+        snprintf(name, sizeof name, "%.*s", (int)n, p + 3);
+        if (strspn(name + 2, "abcdefghijklmnopqrstuvwxyz0123456789-") != n - 2) continue; /* "--dims's shape" */
+        int found = 0;
+        for (const CommandFlags *d = COMMAND_FLAGS; d->name && !found; d++)
+            found = !strcmp(d->name, c->name) && args_find(d->tables, name);
+        CHECK_MSG(found, "%s --help shows %s as a flag line, but no row of its tables is", c->name, name);
+    }
+}
+
 /* Every row is a line of the command's --help, and the binary refuses a
  * value out of a row's bounds with the convention's one line and exit 2. */
 TEST(args_every_table_row_is_in_help_and_bounded) {
@@ -133,6 +150,7 @@ TEST(args_every_table_row_is_in_help_and_bounded) {
         int st;
         char *help = test_runf(&st, "%s %s --help 2>&1 </dev/null", test_bin(), c->name);
         CHECK_MSG(st == 0 && help, "%s --help: %d", c->name, st);
+        if (help) check_help_lines_are_rows(c, help);
         char prefix[64];
         snprintf(prefix, sizeof prefix, "ahascope %s: ", c->name);
         for (int k = 0; help && c->tables[k]; k++)
