@@ -2,7 +2,9 @@
 #include "app/args.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 
 #include "engine/decide.h"
 #include "engine/model.h"
+#include "engine/predictors.h"
 #include "engine/textout.h"
 
 void runopts_defaults(RunOpts *o) {
@@ -105,50 +108,14 @@ int runopts_check(const RunOpts *o, Err *e) {
     return 0;
 }
 
-void args_help_model(void) {
-    puts("model flags:\n"
-         "  --model PATH      a llama2.c checkpoint or a Hugging Face folder (default: stories260K from\n"
-         "                    $AHASCOPE_MODELS, ../shared/models or the cache, as `ahascope run` finds it)\n"
-         "  --tokenizer FILE  default: the folder's tokenizer.json, or tokenizer.bin / tok<vocab>.bin beside\n"
-         "                    a checkpoint\n"
-         "  --context N       cap a folder's context (default 4096)\n"
-         "  --chat            wrap the prompt in the model family's chat format\n"
-         "  --kv-dtype f32|bf16|f16  the KV cache's type (default the model's: a bf16 model caches bf16)");
-}
+void args_help_model(void) { args_help_table(&ARGS_MODEL); }
 
-void args_help_sampling(void) {
-    puts("sampling flags:\n"
-         "  --steps N         positions, the prompt's included (default 256; a longer prompt is fed whole and up\n"
-         "                    to 256 tokens follow it; capped at the context); a prompt longer than a given N\n"
-         "                    is cut to its first N+1 tokens, as llama2.c does, with a warning;\n"
-         "                    generation also stops when the model emits BOS\n"
-         "  --temperature T   0 = greedy (default 1.0)\n"
-         "  --topp P          nucleus mass (default 0.9)\n"
-         "  --seed S          same seed, same text (default: the clock)");
-}
+void args_help_sampling(void) { args_help_table(&ARGS_SAMPLING); }
 
 void args_help_policy(void) {
-    char words[160];
-    aha_policy_list(words, sizeof words, "|");
-    printf("policy flags:\n  --policy %s\n", words);
-    puts("                    default full; aha when routers are given or built into the model\n"
-         "  --window W        local keys per head (default 32, or the window the routers were trained for)\n"
-         "  --sinks S         first S positions always in the local set (default 0)\n"
-         "  --tau T           aha: global iff the router's sigmoid > T (default: the router file's, else 0.5)\n"
-         "  --theta X         oracle and the QAdA family: global iff out-of-window mass > X (default 0.1)\n"
-         "  --theta-logit L   the same threshold as log-odds ln(X/(1-X)), for X a probability cannot hold\n"
-         "  --p P             random: probability of global (default 0.1)\n"
-         "  --static-heads l.h,...|FILE|duo:FILE|calib:DB#RUN[,RUN...]  static: the global heads (no\n"
-         "                    default): a list, a file of one, a DuoAttention table (a row per layer, a\n"
-         "                    value in [0, 1] per KV head, for each query head of its group), or the set\n"
-         "                    calibrate picks from recorded runs; the last two cut by\n"
-         "  --budget K|P%     duo:, calib: the K (or P% of all) query heads of highest value, ties to the\n"
-         "                    lower layer.head\n"
-         "  --duo-threshold X duo: every query head whose KV head's value is > X\n"
-         "  --routers FILE|random[:SEED]  router vectors (safetensors), or random ones (seed 1)\n"
-         "  --profile         compute every predictor at every step, whatever the policy");
+    args_help_table(&ARGS_POLICY);
+    args_help_table(&ARGS_HEADS);
 }
-
 static const char *g_command; /* set once by main before the command runs */
 
 void args_set_command(const char *name) { g_command = name; }
@@ -185,114 +152,343 @@ int args_fail(const Err *e) {
     return e->usage ? 2 : 1;
 }
 
-/* The attention-policy flags. Returns 1 consumed, 0 not ours, -1 error. */
-static int parse_attn(RunOpts *o, Args *a, const char *f, Err *e) {
-    const char *v;
-    long n = 0;
-    double x = 0;
-    if (!strcmp(f, "--profile")) { o->attn.profile = 1; return 1; }
-    if (!strcmp(f, "--policy")) {
-        if (!(v = args_value(a, e))) return -1;
-        if (aha_policy_parse(v, &o->attn.policy, e)) return err_as_usage(e);
-        o->have_policy = 1;
-        return 1;
-    }
-    if (!strcmp(f, "--window")) {
-        if (!(v = args_value(a, e)) || args_int(f, v, 1, 1 << 20, &n, e)) return -1;
-        o->attn.window = (int)n;
-        o->have_window = 1;
-        return 1;
-    }
-    if (!strcmp(f, "--sinks")) {
-        if (!(v = args_value(a, e)) || args_int(f, v, 0, 1 << 20, &n, e)) return -1;
-        o->attn.sinks = (int)n;
-        return 1;
-    }
-    if (!strcmp(f, "--theta")) {
-        if (!(v = args_value(a, e)) || args_float(f, v, 0, 1, &x, e)) return -1;
-        o->attn.theta_logit = decide_theta_logit(x);
-        return 1;
-    }
-    if (!strcmp(f, "--theta-logit")) { /* thresholds a probability cannot hold, e.g. from --match-budget */
-        if (!(v = args_value(a, e)) || args_float(f, v, -1e30, 1e30, &x, e)) return -1;
-        o->attn.theta_logit = x;
-        return 1;
-    }
-    float *dst = !strcmp(f, "--tau") ? &o->attn.tau : !strcmp(f, "--p") ? &o->attn.p : NULL;
-    if (dst) {
-        if (!(v = args_value(a, e)) || args_float(f, v, 0, 1, &x, e)) return -1;
-        *dst = (float)x;
-        if (dst == &o->attn.tau) o->have_tau = 1;
-        return 1;
-    }
-    if (!strcmp(f, "--routers")) {
-        const char *r = o->routers = args_value(a, e);
-        if (!r) return -1;
-        /* the engine checks the seed too, but only after loading the model */
-        if (!strncmp(r, "random:", 7) && (!r[7] || strspn(r + 7, "0123456789") != strlen(r + 7)))
-            return err_usage(e, "--routers: bad seed in '%s' (random:SEED)", r);
-        return 1;
-    }
-    if (!strcmp(f, "--static-heads")) { return (o->static_heads = args_value(a, e)) ? 1 : -1; }
-    if (!strcmp(f, "--budget")) {
-        if (!(v = args_value(a, e)) || args_budget(f, v, &o->static_pick.budget, e)) return -1;
-        o->static_pick.by_threshold = 0, o->have_budget = 1;
-        return 1;
-    }
-    if (!strcmp(f, "--duo-threshold")) {
-        if (!(v = args_value(a, e)) || args_float(f, v, 0, 1, &o->static_pick.threshold, e)) return -1;
-        o->static_pick.by_threshold = 1, o->have_duo_threshold = 1;
-        return 1;
-    }
+/* ---- the shared groups' rows ---- */
+
+static int read_kv_dtype(void *opts, const char *flag, const char *v, Err *e) {
+    (void)flag;
+    RunOpts *o = opts;
+    if ((o->kv_dtype = model_dtype_parse(v)) < 0) return err_usage(e, "--kv-dtype must be f32, bf16 or f16, not \"%s\"", v);
     return 0;
 }
 
+static int read_seed(void *opts, const char *flag, const char *v, Err *e) {
+    long n = 0;
+    if (args_int(flag, v, 0, 0x7fffffffffffffffL, &n, e)) return -1;
+    ((RunOpts *)opts)->seed = (uint64_t)n;
+    return 0;
+}
+
+static int read_policy(void *opts, const char *flag, const char *v, Err *e) {
+    (void)flag;
+    return aha_policy_parse(v, &((RunOpts *)opts)->attn.policy, e) ? err_as_usage(e) : 0;
+}
+
+/* θ given as a probability is kept as its log-odds, as attention compares it. */
+static int read_theta(void *opts, const char *flag, const char *v, Err *e) {
+    double x = 0;
+    if (args_float(flag, v, 0, 1, &x, e)) return -1;
+    ((RunOpts *)opts)->attn.theta_logit = decide_theta_logit(x);
+    return 0;
+}
+
+static int read_routers(void *opts, const char *flag, const char *r, Err *e) {
+    (void)flag;
+    /* the engine checks the seed too, but only after loading the model */
+    if (!strncmp(r, "random:", 7) && (!r[7] || strspn(r + 7, "0123456789") != strlen(r + 7)))
+        return err_usage(e, "--routers: bad seed in '%s' (random:SEED)", r);
+    ((RunOpts *)opts)->routers = r;
+    return 0;
+}
+
+static int read_budget(void *opts, const char *flag, const char *v, Err *e) {
+    RunOpts *o = opts;
+    if (args_budget(flag, v, &o->static_pick.budget, e)) return -1;
+    o->static_pick.by_threshold = 0;
+    return 0;
+}
+
+static int read_duo_threshold(void *opts, const char *flag, const char *v, Err *e) {
+    RunOpts *o = opts;
+    if (args_float(flag, v, 0, 1, &o->static_pick.threshold, e)) return -1;
+    o->static_pick.by_threshold = 1;
+    return 0;
+}
+
+#define RO(field) offsetof(RunOpts, field)
+#define RO_ALSO(field) ARG_ALSO(RunOpts, field)
+
+static const ArgSpec MODEL_ROWS[] = {
+    {"--model", ARG_STRING, RO(model), .metavar = "PATH",
+     .help = "a llama2.c checkpoint or a Hugging Face folder (default: stories260K from $AHASCOPE_MODELS, "
+             "../shared/models or the cache, as `ahascope run` finds it)"},
+    {"--tokenizer", ARG_STRING, RO(tokenizer), .metavar = "FILE",
+     .help = "default: the folder's tokenizer.json, or tokenizer.bin / tok<vocab>.bin beside a checkpoint"},
+    {"--context", ARG_INT, RO(context), 1, 1 << 20, "N", .help = "cap a folder's context (default 4096)"},
+    {"--chat", ARG_FLAG, RO(chat), .help = "wrap the prompt in the model family's chat format"},
+    {"--kv-dtype", ARG_CUSTOM, .metavar = "f32|bf16|f16", .fn = read_kv_dtype,
+     .help = "the KV cache's type (default the model's: a bf16 model caches bf16)"},
+};
+const ArgsTable ARGS_MODEL = ARGS_TABLE("model flags", RunOpts, MODEL_ROWS);
+
+static const ArgSpec PROMPT_ROWS[] = {
+    {"--prompt", ARG_STRING, RO(prompt), .metavar = "TEXT", .also = RO_ALSO(have_prompt),
+     .help = "the text to continue (default empty: generation starts from BOS alone)"},
+    {"--prompt-file", ARG_STRING, RO(prompt_file), .metavar = "FILE",
+     .help = "the prompt is FILE's text, byte for byte (at most 16 MiB, no NUL byte)"},
+};
+const ArgsTable ARGS_PROMPT = ARGS_TABLE(NULL, RunOpts, PROMPT_ROWS);
+
+static const ArgSpec SAMPLING_ROWS[] = {
+    {"--steps", ARG_INT, RO(steps), 1, 1 << 24, "N", .also = RO_ALSO(have_steps),
+     .help = "positions, the prompt's included (default 256; a longer prompt is fed whole and up to 256 tokens "
+             "follow it; capped at the context); a prompt longer than a given N is cut to its first N+1 tokens, "
+             "as llama2.c does, with a warning; generation also stops when the model emits BOS"},
+    {"--temperature", ARG_FLOAT, RO(temperature), 0, 100, "T", .help = "0 = greedy (default 1.0)"},
+    {"--topp", ARG_FLOAT, RO(topp), 0, 1, "P", .help = "nucleus mass (default 0.9)"},
+    {"--seed", ARG_CUSTOM, .metavar = "S", .also = RO_ALSO(have_seed), .fn = read_seed,
+     .help = "same seed, same text (default: the clock)"},
+};
+const ArgsTable ARGS_SAMPLING = ARGS_TABLE("sampling flags", RunOpts, SAMPLING_ROWS);
+
+/* The --policy words from engine/predictors.h at compile time: "|aha|full...", shown from its second byte. */
+#define POLICY_WORD(ID, word, field, title, brief, spark, thr, policy, ...) PRED_IF(policy, "|" word)
+static const char POLICY_WORDS[] = "" PREDICTORS(POLICY_WORD);
+#undef POLICY_WORD
+
+static const ArgSpec POLICY_ROWS[] = {
+    {"--policy", ARG_CUSTOM, .metavar = POLICY_WORDS + 1, .also = RO_ALSO(have_policy), .fn = read_policy,
+     .help = "default full; aha when routers are given or built into the model"},
+    {"--window", ARG_INT, RO(attn.window), 1, 1 << 20, "W", .also = RO_ALSO(have_window),
+     .help = "local keys per head (default 32, or the window the routers were trained for)"},
+    {"--sinks", ARG_INT, RO(attn.sinks), 0, 1 << 20, "S", .help = "first S positions always in the local set (default 0)"},
+    {"--tau", ARG_FLOAT, RO(attn.tau), 0, 1, "T", .also = RO_ALSO(have_tau),
+     .help = "aha: global iff the router's sigmoid > T (default: the router file's, else 0.5)"},
+    {"--theta", ARG_CUSTOM, .metavar = "X", .fn = read_theta,
+     .help = "oracle and the QAdA family: global iff out-of-window mass > X (default 0.1)"},
+    /* thresholds a probability cannot hold, e.g. from --match-budget */
+    {"--theta-logit", ARG_DOUBLE, RO(attn.theta_logit), -1e30, 1e30, "L",
+     .help = "the same threshold as log-odds ln(X/(1-X)), for X a probability cannot hold"},
+    {"--p", ARG_FLOAT, RO(attn.p), 0, 1, "P", .help = "random: probability of global (default 0.1)"},
+    {"--routers", ARG_CUSTOM, .metavar = "FILE|random[:SEED]", .fn = read_routers,
+     .help = "router vectors (safetensors), or random ones (seed 1)"},
+    {"--profile", ARG_FLAG, RO(attn.profile), .help = "compute every predictor at every step, whatever the policy"},
+};
+const ArgsTable ARGS_POLICY = ARGS_TABLE("policy flags", RunOpts, POLICY_ROWS);
+
+static const ArgSpec HEADS_ROWS[] = {
+    {"--static-heads", ARG_STRING, RO(static_heads), .metavar = "l.h,...|FILE|duo:FILE|calib:DB#RUN[,RUN...]",
+     .help = "static: the global heads (no default): a list, a file of one, a DuoAttention table (a row per "
+             "layer, a value in [0, 1] per KV head, for each query head of its group), or the set calibrate picks "
+             "from recorded runs; the last two cut by"},
+    {"--budget", ARG_CUSTOM, .metavar = "K|P%", .also = RO_ALSO(have_budget), .fn = read_budget,
+     .help = "duo:, calib: the K (or P% of all) query heads of highest value, ties to the lower layer.head"},
+    {"--duo-threshold", ARG_CUSTOM, .metavar = "X", .also = RO_ALSO(have_duo_threshold), .fn = read_duo_threshold,
+     .help = "duo: every query head whose KV head's value is > X"},
+};
+const ArgsTable ARGS_HEADS = ARGS_TABLE(NULL, RunOpts, HEADS_ROWS);
+
 int runopts_parse(RunOpts *o, Args *a, Err *e) {
-    const char *f = a->argv[a->i], *v;
+    static const ArgsTable *const groups[] = {&ARGS_MODEL, &ARGS_PROMPT, &ARGS_SAMPLING, &ARGS_POLICY, &ARGS_HEADS,
+                                              NULL};
+    void *const opts[] = {o, o, o, o, o};
+    return args_parse_one(a, groups, opts, e);
+}
+
+/* ---- the table walker ---- */
+
+const ArgSpec *args_find(const ArgsTable *const *tables, const char *flag) {
+    for (int k = 0; tables[k]; k++)
+        for (int r = 0; r < tables[k]->n; r++)
+            if (!strcmp(tables[k]->rows[r].name, flag)) return &tables[k]->rows[r];
+    return NULL;
+}
+
+/* The index of word v among the '|'-separated words of list, or -1. */
+static int choice_index(const char *list, const char *v) {
+    size_t n = strlen(v);
+    for (int i = 0; *list; i++) {
+        size_t w = strcspn(list, "|");
+        if (w == n && !strncmp(list, v, n)) return i;
+        list += w + (list[w] == '|');
+    }
+    return -1;
+}
+
+/* "a, b or c" of a "a|b|c" list, for a choice's error. */
+static void choice_prose(const char *list, char *buf, size_t cap) {
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = 0; *list && k < cap; i++) {
+        size_t w = strcspn(list, "|");
+        const char *sep = !i ? "" : list[w] ? ", " : " or ";
+        k += snprintf(buf + k, cap - k, "%s%.*s", sep, (int)w, list);
+        list += w + (list[w] == '|');
+    }
+}
+
+/* Store value v of row s into the struct at base. */
+static int store_value(const ArgSpec *s, char *base, const char *v, Err *e) {
     long n = 0;
     double x = 0;
-    a->i++;
-    if (!strcmp(f, "--model")) return (o->model = args_value(a, e)) ? 1 : -1;
-    if (!strcmp(f, "--tokenizer")) return (o->tokenizer = args_value(a, e)) ? 1 : -1;
-    if (!strcmp(f, "--context")) {
-        if (!(v = args_value(a, e)) || args_int(f, v, 1, 1 << 20, &n, e)) return -1;
-        o->context = (int)n;
-        return 1;
+    switch (s->kind) {
+    case ARG_FLAG: *(int *)(base + s->dst) = 1; return 0;
+    case ARG_STRING: *(const char **)(base + s->dst) = v; return 0;
+    case ARG_CUSTOM: return s->fn(base, s->name, v, e);
+    case ARG_INT:
+    case ARG_LONG:
+        /* bounds past a long's (a seed's 2^63 - 1 as a double) are its own */
+        long lo = s->min <= -9.2e18 ? LONG_MIN : (long)s->min, hi = s->max >= 9.2e18 ? LONG_MAX : (long)s->max;
+        if (args_int(s->name, v, lo, hi, &n, e)) return -1;
+        if (s->kind == ARG_INT) *(int *)(base + s->dst) = (int)n;
+        else *(long *)(base + s->dst) = n;
+        return 0;
+    case ARG_FLOAT:
+    case ARG_DOUBLE:
+        if (args_float(s->name, v, s->min, s->max, &x, e)) return -1;
+        if (s->kind == ARG_FLOAT) *(float *)(base + s->dst) = (float)x;
+        else *(double *)(base + s->dst) = x;
+        return 0;
+    case ARG_CHOICE: {
+        int i = choice_index(s->metavar, v);
+        char words[256];
+        choice_prose(s->metavar, words, sizeof words);
+        if (i < 0) return err_usage(e, "%s: expected %s (got '%s')", s->name, words, v);
+        *(int *)(base + s->dst) = i;
+        return 0;
     }
-    if (!strcmp(f, "--chat")) { o->chat = 1; return 1; }
-    if (!strcmp(f, "--kv-dtype")) {
-        if (!(v = args_value(a, e))) return -1;
-        if ((o->kv_dtype = model_dtype_parse(v)) < 0) return err_usage(e, "--kv-dtype must be f32, bf16 or f16, not \"%s\"", v);
-        return 1;
     }
-    if (!strcmp(f, "--prompt")) {
-        o->have_prompt = 1;
-        return (o->prompt = args_value(a, e)) ? 1 : -1;
+    return err_usage(e, "%s: a row of no kind", s->name);
+}
+
+int args_parse_one(Args *a, const ArgsTable *const *tables, void *const *opts, Err *e) {
+    const char *f = a->argv[a->i];
+    for (int k = 0; tables[k]; k++)
+        for (int r = 0; r < tables[k]->n; r++) {
+            const ArgSpec *s = &tables[k]->rows[r];
+            if (strcmp(s->name, f)) continue;
+            a->i++;
+            const char *v = NULL;
+            if (s->kind != ARG_FLAG && (s->kind != ARG_CUSTOM || s->metavar) && !(v = args_value(a, e))) return -1;
+            if (store_value(s, opts[k], v, e)) return -1;
+            if (s->also) *(int *)((char *)opts[k] + s->also - 1) = 1;
+            return 1;
+        }
+    return 0;
+}
+
+int args_parse_table(Args *a, const ArgsTable *const *tables, void *const *opts, Err *e) {
+    while (a->i < a->argc) {
+        const char *f = a->argv[a->i];
+        if (args_is_help(f)) return ARGS_HELP;
+        if (f[0] != '-' || !f[1]) return ARGS_POSITIONAL;
+        int r = args_parse_one(a, tables, opts, e);
+        if (r < 0) return -1;
+        if (r == 0) return args_unknown(f, e);
     }
-    if (!strcmp(f, "--prompt-file")) return (o->prompt_file = args_value(a, e)) ? 1 : -1;
-    if (!strcmp(f, "--steps")) {
-        if (!(v = args_value(a, e)) || args_int(f, v, 1, 1 << 24, &n, e)) return -1;
-        o->steps = (int)n;
-        o->have_steps = 1;
-        return 1;
+    return ARGS_DONE;
+}
+
+int args_parse_argv(int argc, char **argv, const ArgsTable *const *tables, void *const *opts, Err *e) {
+    Args a = {argc, argv, 1};
+    int r = args_parse_table(&a, tables, opts, e);
+    return r == ARGS_POSITIONAL ? args_unknown(argv[a.i], e) : r;
+}
+
+#define HELP_COL 20   /* where a row's help starts */
+#define HELP_WIDTH 100 /* where it wraps */
+
+/* Print text from column col, wrapped at HELP_WIDTH, breaking at "\n" too;
+ * at is the column the cursor is at. */
+static void print_wrapped(const char *text, int at, int col) {
+    int fresh = 1; /* no word on this line yet */
+    while (*text) {
+        if (*text == '\n') { printf("\n%*s", col, ""), at = col, fresh = 1, text++; continue; }
+        size_t w = strcspn(text, " \n");
+        if (!fresh && at + 1 + (int)w > HELP_WIDTH) printf("\n%*s", col, ""), at = col;
+        else if (!fresh) putchar(' '), at++;
+        fresh = 0;
+        printf("%.*s", (int)w, text);
+        at += (int)w;
+        text += w;
+        text += strspn(text, " ");
     }
-    if (!strcmp(f, "--temperature")) {
-        if (!(v = args_value(a, e)) || args_float(f, v, 0, 100, &x, e)) return -1;
-        o->temperature = (float)x;
-        return 1;
+    putchar('\n');
+}
+
+void args_help_table(const ArgsTable *t) {
+    if (t->title) printf("%s:\n", t->title);
+    for (int r = 0; r < t->n; r++) {
+        const ArgSpec *s = &t->rows[r];
+        char text[4096];
+        int at = printf("  %s%s%s", s->name, s->metavar ? " " : "", s->metavar ? s->metavar : "");
+        at += printf("%*s", at < HELP_COL - 1 ? HELP_COL - at : 2, "");
+        args_expand(s->help ? s->help : "", text, sizeof text);
+        print_wrapped(text, at, HELP_COL);
     }
-    if (!strcmp(f, "--topp")) {
-        if (!(v = args_value(a, e)) || args_float(f, v, 0, 1, &x, e)) return -1;
-        o->topp = (float)x;
-        return 1;
+}
+
+void args_help_wrap(const char *text, int indent) {
+    size_t cap = strlen(text) + 4096;
+    char *out = malloc(cap);
+    printf("%*s", indent, "");
+    if (out) args_expand(text, out, cap);
+    print_wrapped(out ? out : text, indent, indent);
+    free(out);
+}
+
+void args_help_text(const char *text) {
+    size_t cap = strlen(text) + 4096;
+    char *out = malloc(cap);
+    if (!out) { puts(text); return; } /* the lists unexpanded beat no help */
+    args_expand(text, out, cap);
+    puts(out);
+    free(out);
+}
+
+void args_help_tables(const ArgsTable *const *tables) {
+    for (int k = 0; tables[k]; k++) args_help_table(tables[k]);
+}
+
+/* ---- the predictors' words ---- */
+
+/* The properties args_pred_words selects by, of row i of the list. */
+static unsigned pred_props(int i) {
+    const PredInfo *r = &PRED_INFO[i];
+    return (r->policy ? ARGS_PRED_POLICY : 0u) | (r->thr == PRED_THR_THETA ? ARGS_PRED_THETA : 0u) |
+           (r->scored ? ARGS_PRED_SCORED : 0u) | (r->label ? ARGS_PRED_LABEL : 0u) | (r->ours ? ARGS_PRED_OURS : 0u) |
+           (r->scored || r->label ? ARGS_PRED_SQL : 0u); /* the store keeps every scored one and the label */
+}
+
+void args_pred_words(char *buf, size_t cap, unsigned all, unsigned none, const char *sep, const char *last) {
+    const char *pick[PRED_COUNT];
+    int n = 0;
+    size_t k = 0;
+    unsigned mask = all & ~(unsigned)ARGS_PRED_FIELD;
+    for (int i = 0; i < PRED_COUNT; i++)
+        if ((pred_props(i) & mask) == mask && !(pred_props(i) & none))
+            pick[n++] = all & ARGS_PRED_FIELD ? PRED_INFO[i].field : PRED_INFO[i].word;
+    buf[0] = 0;
+    for (int i = 0; i < n && k < cap; i++)
+        k += snprintf(buf + k, cap - k, "%s%s", !i ? "" : i == n - 1 ? last : sep, pick[i]);
+}
+
+/* The lists {name} stands for in help text: the predictors with these
+ * properties, so that prose naming them follows engine/predictors.h. */
+static const struct {
+    const char *name;
+    unsigned all, none;
+    const char *sep, *last;
+} PRED_LISTS[] = {
+    {"{theta}", ARGS_PRED_THETA, 0, ", ", " and "},
+    {"{estimators}", ARGS_PRED_THETA | ARGS_PRED_SCORED, 0, ", ", " and "},
+    {"{ours}", ARGS_PRED_OURS, 0, ", ", " and "},
+    {"{ours_fields}", ARGS_PRED_OURS | ARGS_PRED_FIELD, 0, ", ", " and "},
+    {"{policies}", ARGS_PRED_POLICY, 0, "|", "|"},
+    {"{sql}", ARGS_PRED_SQL, ARGS_PRED_LABEL, ", ", " or "}, /* the label is not a --predictor */
+};
+
+void args_expand(const char *text, char *out, size_t cap) {
+    size_t k = 0;
+    if (!cap) return;
+    while (*text && k + 1 < cap) {
+        size_t t = 0, n = 0;
+        while (*text == '{' && t < sizeof PRED_LISTS / sizeof PRED_LISTS[0] &&
+               strncmp(text, PRED_LISTS[t].name, n = strlen(PRED_LISTS[t].name)))
+            t++;
+        if (*text != '{' || t == sizeof PRED_LISTS / sizeof PRED_LISTS[0]) { out[k++] = *text++; continue; }
+        args_pred_words(out + k, cap - k, PRED_LISTS[t].all, PRED_LISTS[t].none, PRED_LISTS[t].sep, PRED_LISTS[t].last);
+        k += strlen(out + k);
+        text += n;
     }
-    if (!strcmp(f, "--seed")) {
-        if (!(v = args_value(a, e)) || args_int(f, v, 0, 0x7fffffffffffffffL, &n, e)) return -1;
-        o->seed = (uint64_t)n;
-        o->have_seed = 1;
-        return 1;
-    }
-    int r = parse_attn(o, a, f, e);
-    if (r == 0) a->i--; /* not ours: leave it for the command */
-    return r;
+    out[k] = 0;
 }

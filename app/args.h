@@ -1,9 +1,12 @@
 /* args.h — flag parsing and error lines shared by the subcommands.
  *
- * Every command walks argv with an Args cursor; shared groups of flags (the
- * model, sampling, attention policy) are parsed by one function each so the
- * commands agree on names, ranges and messages. Values are strict: "12x",
- * "", out-of-range numbers and unknown flags are one-line errors.
+ * Every command's flags are rows of const tables (ArgSpec, below): the
+ * parser (args_parse_table) and --help (args_help_table) walk the same
+ * rows, so a flag is documented exactly when it is parsed. Shared groups
+ * (the model, prompt, sampling, attention policy, head set: ARGS_MODEL …)
+ * are tables of RunOpts that the commands list beside their own, so they
+ * agree on names, ranges and messages. Values are strict: "12x", "",
+ * out-of-range numbers and unknown flags are one-line errors.
  *
  * The error convention, for every command: an error is one line on stderr,
  * "ahascope CMD: message", CMD being the subcommand the user typed (`run`
@@ -23,6 +26,7 @@
 #ifndef AHASCOPE_ARGS_H
 #define AHASCOPE_ARGS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "engine/aha.h"
@@ -66,12 +70,130 @@ typedef struct {
     int kv_dtype;           /* --kv-dtype f32|bf16|f16: the KV cache's type (-1: the model's) */
 } RunOpts;
 
+/* ---- flag tables ----
+ *
+ * A command's flags are rows of const tables, one row per flag: its name,
+ * the kind of value it takes, where the value goes (an offset into the
+ * options struct the table describes), its bounds, the placeholder of its
+ * value and its help. args_parse_table reads argv by the rows and
+ * args_help_table prints their help lines from the same rows, so a flag
+ * cannot be parsed without being documented or documented without being
+ * parsed. Errors follow the convention above: "FLAG needs a value",
+ * "FLAG: 'x' is not a whole number", "FLAG: N is out of range [lo, hi]". */
+
+typedef enum {
+    ARG_FLAG,   /* no value: the int at dst becomes 1 */
+    ARG_INT,    /* an int, a whole number in [min, max] */
+    ARG_LONG,   /* a long, a whole number in [min, max] */
+    ARG_FLOAT,  /* a float, a number in [min, max] */
+    ARG_DOUBLE, /* a double, a number in [min, max] */
+    ARG_STRING, /* a const char * pointing into argv */
+    ARG_CHOICE, /* one of the words of metavar ("main|pattern"): the int at dst gets its index */
+    ARG_CUSTOM, /* fn reads it: takes a value iff metavar is set */
+} ArgKind;
+
+/* An ARG_CUSTOM row's reader: opts is the table's struct, value NULL for a
+ * row without metavar. 0, or -1 with a usage error in e. */
+typedef int (*ArgFn)(void *opts, const char *flag, const char *value, Err *e);
+
+typedef struct {
+    const char *name;    /* "--runs" */
+    ArgKind kind;
+    size_t dst;          /* offsetof the destination in the table's struct (ARG_CUSTOM: unused) */
+    double min, max;     /* bounds of a number (whole for INT and LONG) */
+    const char *metavar; /* the value's placeholder in help ("N"); NULL for ARG_FLAG */
+    const char *help;    /* its help: wrapped at 100 columns, "\n" breaks, {lists} expanded (args_expand) */
+    size_t also;         /* ARG_ALSO(T, field): an int set to 1 when the flag is given; 0 none */
+    ArgFn fn;            /* ARG_CUSTOM's reader */
+} ArgSpec;
+
+/* The also of a row: a "given" mark or a mode the flag implies. Offset + 1,
+ * so that 0, the default of an initializer, means none. */
+#define ARG_ALSO(T, field) (offsetof(T, field) + 1)
+
+/* The rows of one struct's flags, and the heading their help goes under. */
+typedef struct {
+    const char *title;   /* "policy flags": printed above the rows (with ':'); NULL none */
+    const ArgSpec *rows;
+    int n;
+    size_t size;         /* sizeof the struct the rows' offsets point into */
+} ArgsTable;
+
+#define ARGS_TABLE(title, T, rows) {title, rows, (int)(sizeof rows / sizeof rows[0]), sizeof(T)}
+
+/* The shared groups, their rows' offsets into RunOpts: the model, the
+ * prompt, sampling, the attention policy and the static head set. */
+extern const ArgsTable ARGS_MODEL, ARGS_PROMPT, ARGS_SAMPLING, ARGS_POLICY, ARGS_HEADS;
+
+/* What args_parse_table stopped at. */
+enum { ARGS_DONE = 0, ARGS_HELP = 1, ARGS_POSITIONAL = 2 };
+
+/* Read flags from a->i on by tables (NULL-terminated), the rows of
+ * tables[k] writing into opts[k]; the first table holding a name wins.
+ * Returns ARGS_DONE at the end of argv, ARGS_HELP at --help or -h,
+ * ARGS_POSITIONAL at an argument that is not a flag ("-" or no leading
+ * '-'; a->i left on it, for the caller to take and call again), -1 with a
+ * usage error in e for an unknown flag or a bad value. */
+int args_parse_table(Args *a, const ArgsTable *const *tables, void *const *opts, Err *e);
+
+/* args_parse_table over argv[1..argc) for a command that takes no
+ * positional argument (one is "unexpected argument"): ARGS_DONE,
+ * ARGS_HELP, or -1 with e set. */
+int args_parse_argv(int argc, char **argv, const ArgsTable *const *tables, void *const *opts, Err *e);
+
+/* Read argv[a->i] if it is a row of tables: 1 consumed (with its value),
+ * 0 not one of them (a->i unchanged), -1 with e set on a bad value. */
+int args_parse_one(Args *a, const ArgsTable *const *tables, void *const *opts, Err *e);
+
+/* The row of tables named flag, or NULL. */
+const ArgSpec *args_find(const ArgsTable *const *tables, const char *flag);
+
+/* Print t's help lines on stdout: the title, then per row "  --name
+ * METAVAR" and its help from column 20, wrapped at 100 columns. */
+void args_help_table(const ArgsTable *t);
+
+/* args_help_table for each of tables (NULL-terminated). */
+void args_help_tables(const ArgsTable *const *tables);
+
+/* Properties of a predictor's row in engine/predictors.h, for lists in
+ * --help prose that must follow the list. */
+enum {
+    ARGS_PRED_POLICY = 1,  /* a --policy */
+    ARGS_PRED_THETA = 2,   /* decided on a mass's log-odds against θ */
+    ARGS_PRED_SCORED = 4,  /* scored against the oracle */
+    ARGS_PRED_LABEL = 8,   /* the oracle itself */
+    ARGS_PRED_OURS = 16,   /* this project's, not the paper's */
+    ARGS_PRED_SQL = 32,    /* a column of the SQL views */
+    ARGS_PRED_FIELD = 256, /* a modifier: write the row's trace field, not its word */
+};
+
+/* The words of the predictors that have every property of all and none of
+ * none, in the list's order, joined by sep, the last two by last (e.g.
+ * ", " and " and "), into buf. */
+void args_pred_words(char *buf, size_t cap, unsigned all, unsigned none, const char *sep, const char *last);
+
+/* Copy help text into out (cap bytes), each {list} in it replaced by the
+ * predictors it names: {theta} (decided against θ, the oracle included),
+ * {estimators} (those scored against the oracle), {ours} (this project's
+ * additions), {ours_fields} (their trace fields), {policies} ("a|b|..."),
+ * {sql} (the predictors of the SQL views, the oracle label aside).
+ * Row help goes through it; prose through args_help_text. */
+void args_expand(const char *text, char *out, size_t cap);
+
+/* Print a paragraph of help prose with its {lists} expanded, wrapped at
+ * 100 columns, every line indented by indent ("\n" breaks a line). */
+void args_help_wrap(const char *text, int indent);
+
+/* Print help prose (and a newline) with its {lists} expanded. */
+void args_help_text(const char *text);
+
 /* Defaults: steps 256, temperature 1.0, top-p 0.9, seed from the clock,
  * full policy (aha when routers are given), window 32, the model's KV dtype. */
 void runopts_defaults(RunOpts *o);
 
-/* If argv[a->i] is one of the RunOpts flags, consume it (and its value)
- * and return 1; return 0 if not ours; -1 with e set on a bad value. */
+/* If argv[a->i] is one of the RunOpts flags (a row of the five shared
+ * tables), consume it (and its value) and return 1; return 0 if not ours;
+ * -1 with e set on a bad value. For a parser that is not a table walk. */
 int runopts_parse(RunOpts *o, Args *a, Err *e);
 
 /* Checks across the RunOpts flags once all are read: those the command

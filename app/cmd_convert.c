@@ -3,6 +3,7 @@
  * converted model can be checked against the original. The folder writer,
  * with its RoPE row reordering, is the engine's model_save_hf.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,12 +14,28 @@
 #include "engine/model.h"
 #include "engine/textout.h"
 
+typedef struct {
+    const char *to, *model, *out, *dtype;
+} ConvertOpts;
+
+static const ArgSpec CONVERT_ROWS[] = {
+    {"--to", ARG_STRING, offsetof(ConvertOpts, to), .metavar = "hf", .help = "the one format there is: hf"},
+    {"--model", ARG_STRING, offsetof(ConvertOpts, model), .metavar = "FILE.bin", .help = "the llama2.c checkpoint"},
+    {"--out", ARG_STRING, offsetof(ConvertOpts, out), .metavar = "DIR", .help = "the folder written"},
+    {"--dtype", ARG_STRING, offsetof(ConvertOpts, dtype), .metavar = "f32|bf16|f16",
+     .help = "model.safetensors' type (default f32)"},
+};
+static const ArgsTable CONVERT_FLAGS = ARGS_TABLE(NULL, ConvertOpts, CONVERT_ROWS);
+
+const ArgsTable *const CONVERT_TABLES[] = {&CONVERT_FLAGS, NULL};
+
 static void convert_help(void) {
     puts("usage: ahascope convert --to hf --model FILE.bin --out DIR [--dtype f32|bf16|f16]\n\n"
          "Write a llama2.c checkpoint as a Hugging Face llama folder: config.json, generation_config.json\n"
          "and model.safetensors (default f32). The q/k rows of every head are reordered from llama2.c's\n"
          "interleaved RoPE pairs to HF's rotate-half layout. The tokenizer is not converted: pass\n"
          "--tokenizer tok512.bin (or the model's tokenizer.bin) when running the folder.");
+    args_help_tables(CONVERT_TABLES);
 }
 
 static int convert(const char *model_arg, const char *dir, int dt, Err *e) {
@@ -37,18 +54,13 @@ static int convert(const char *model_arg, const char *dir, int dt, Err *e) {
 }
 
 int cmd_convert(int argc, char **argv) {
-    Args a = {argc, argv, 1};
     Err e;
-    const char *to = NULL, *model = NULL, *out = NULL, *dtype = "f32";
-    while (a.i < argc) {
-        const char *f = argv[a.i];
-        if (args_is_help(f)) { convert_help(); return 0; }
-        a.i++;
-        const char **target = !strcmp(f, "--to") ? &to : !strcmp(f, "--model") ? &model : !strcmp(f, "--out") ? &out
-                            : !strcmp(f, "--dtype") ? &dtype : NULL;
-        if (!target) { args_unknown(f, &e); return args_fail(&e); }
-        if (!(*target = args_value(&a, &e))) return args_fail(&e);
-    }
+    ConvertOpts c = {.dtype = "f32"};
+    void *const opts[] = {&c};
+    int r = args_parse_argv(argc, argv, CONVERT_TABLES, opts, &e);
+    if (r == ARGS_HELP) { convert_help(); return 0; }
+    if (r != ARGS_DONE) return args_fail(&e);
+    const char *to = c.to, *model = c.model, *out = c.out, *dtype = c.dtype;
     if (!to || strcmp(to, "hf") != 0) { err_usage(&e, "--to hf is the one conversion there is"); return args_fail(&e); }
     if (!model || !out) { err_usage(&e, "--model FILE.bin and --out DIR are required"); return args_fail(&e); }
     int dt = model_dtype_parse(dtype);

@@ -1,6 +1,7 @@
 /* `ahascope runs | query | export | compare | merge`: the database side.
  * Every one opens the file read-only except merge's output. */
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,54 +30,87 @@ typedef struct {
     int n_inputs;
 } DbOpts;
 
-/* Flags the database commands share. Returns 1 consumed, 0 not ours, -1 error. */
-static int db_flag(DbOpts *d, Args *a, Err *e) {
-    const char *f = a->argv[a->i];
-    if (!strcmp(f, "--csv") || !strcmp(f, "--json") || !strcmp(f, "--table")) {
-        d->fmt = f[2] == 'c' ? STORE_FMT_CSV : f[2] == 'j' ? STORE_FMT_JSON : STORE_FMT_TABLE;
-        d->have_fmt = 1;
-        a->i++;
-        return 1;
-    }
-    const char **target = !strcmp(f, "--db")          ? &d->db
-                          : !strcmp(f, "--out")       ? &d->out
-                          : !strcmp(f, "--predictor") ? &d->predictor
-                                                      : NULL;
-    a->i++;
-    if (target) return (*target = args_value(a, e)) ? 1 : -1;
-    if (!strcmp(f, "--timeout")) {
-        const char *v = args_value(a, e);
-        return v && args_float(f, v, 0.01, 86400, &d->timeout, e) == 0 ? 1 : -1;
-    }
-    if (!strcmp(f, "--run")) {
-        const char *v = args_value(a, e);
-        long id;
-        if (!v || args_int(f, v, 1, 1L << 62, &id, e)) return -1;
-        if (d->n_runs == 2) return err_usage(e, "at most two --run");
-        d->run[d->n_runs++] = id;
-        return 1;
-    }
-    a->i--;
+/* --table, --csv, --json: the output format, the flag's own name telling which. */
+static int read_format(void *opts, const char *flag, const char *v, Err *e) {
+    (void)v, (void)e;
+    DbOpts *d = opts;
+    d->fmt = flag[2] == 'c' ? STORE_FMT_CSV : flag[2] == 'j' ? STORE_FMT_JSON : STORE_FMT_TABLE;
+    d->have_fmt = 1;
     return 0;
 }
 
-/* Parse argv: shared flags, then positional arguments (SQL, input files). */
-static int db_parse(DbOpts *d, Args *a, void (*help)(void), int *done, Err *e) {
+/* --run, once or (compare) twice. */
+static int read_run(void *opts, const char *flag, const char *v, Err *e) {
+    DbOpts *d = opts;
+    long id = 0;
+    if (args_int(flag, v, 1, 1L << 62, &id, e)) return -1;
+    if (d->n_runs == 2) return err_usage(e, "at most two --run");
+    d->run[d->n_runs++] = id;
+    return 0;
+}
+
+#define D(field) offsetof(DbOpts, field)
+#define ROW_DB {"--db", ARG_STRING, D(db), .metavar = "FILE", .help = "the recorded database (required)"}
+#define ROW_FORMAT(name, what) {name, ARG_CUSTOM, .fn = read_format, .help = what}
+#define ROW_RUN(what) {"--run", ARG_CUSTOM, .metavar = "ID", .fn = read_run, .help = what}
+
+static const ArgSpec RUNS_ROWS[] = {
+    ROW_DB,
+    ROW_FORMAT("--table", "an aligned table (the default)"),
+    ROW_FORMAT("--csv", "CSV (RFC 4180)"),
+    ROW_FORMAT("--json", "a JSON array"),
+};
+static const ArgsTable RUNS_FLAGS = ARGS_TABLE(NULL, DbOpts, RUNS_ROWS);
+const ArgsTable *const RUNS_TABLES[] = {&RUNS_FLAGS, NULL};
+
+static const ArgSpec QUERY_ROWS[] = {
+    ROW_DB,
+    ROW_FORMAT("--table", "an aligned table (the default)"),
+    ROW_FORMAT("--csv", "CSV (RFC 4180), written as the rows come"),
+    ROW_FORMAT("--json", "an array of objects per statement, written as the rows come"),
+    {"--timeout", ARG_DOUBLE, D(timeout), 0.01, 86400, "S",
+     .help = "stop the SQL after S seconds (default 10); Ctrl-C stops it sooner"},
+};
+static const ArgsTable QUERY_FLAGS = ARGS_TABLE(NULL, DbOpts, QUERY_ROWS);
+const ArgsTable *const QUERY_TABLES[] = {&QUERY_FLAGS, NULL};
+
+static const ArgSpec EXPORT_ROWS[] = {
+    ROW_DB,
+    ROW_RUN("the run written"),
+    ROW_FORMAT("--json", "JSON {\"run\": {...}, \"tokens\": [...], \"decisions\": [...]}"),
+    ROW_FORMAT("--csv", "CSV, one row per (position, layer, head)"),
+    {"--out", ARG_STRING, D(out), .metavar = "PATH", .help = "the file written (default stdout)"},
+};
+static const ArgsTable EXPORT_FLAGS = ARGS_TABLE(NULL, DbOpts, EXPORT_ROWS);
+const ArgsTable *const EXPORT_TABLES[] = {&EXPORT_FLAGS, NULL};
+
+/* --predictor's words are the SQL views' predictors (engine/decide.h's first DECIDE_N_SQL). */
+static const ArgSpec COMPARE_ROWS[] = {
+    ROW_DB,
+    ROW_RUN("the run compared; a second --run ID2: where the two diverge"),
+    {"--predictor", ARG_STRING, D(predictor), .metavar = "P",
+     .help = "the predictor of the per-layer and per-head tables: {sql} (default aha for aha runs, else qada)"},
+};
+static const ArgsTable COMPARE_FLAGS = ARGS_TABLE(NULL, DbOpts, COMPARE_ROWS);
+const ArgsTable *const COMPARE_TABLES[] = {&COMPARE_FLAGS, NULL};
+
+static const ArgSpec MERGE_ROWS[] = {
+    {"--out", ARG_STRING, D(out), .metavar = "FILE", .help = "the database appended to (required; created if missing)"},
+};
+static const ArgsTable MERGE_FLAGS = ARGS_TABLE(NULL, DbOpts, MERGE_ROWS);
+const ArgsTable *const MERGE_TABLES[] = {&MERGE_FLAGS, NULL};
+
+/* Parse argv by tables: flags, and the positional arguments (SQL, input files). */
+static int db_parse(DbOpts *d, Args *a, const ArgsTable *const *tables, void (*help)(void), int *done, Err *e) {
     memset(d, 0, sizeof *d);
     d->inputs = calloc(a->argc, sizeof *d->inputs);
     if (!d->inputs) return err_set(e, "out of memory");
     *done = 0;
-    while (a->i < a->argc) {
-        const char *f = a->argv[a->i];
-        if (args_is_help(f)) { help(); *done = 1; return 0; }
-        int r = db_flag(d, a, e);
-        if (r < 0) return -1;
-        if (r > 0) continue;
-        if (f[0] == '-' && f[1]) return args_unknown(f, e);
-        d->inputs[d->n_inputs++] = f;
-        a->i++;
-    }
-    return 0;
+    void *const opts[] = {d};
+    int r;
+    while ((r = args_parse_table(a, tables, opts, e)) == ARGS_POSITIONAL) d->inputs[d->n_inputs++] = a->argv[a->i++];
+    if (r == ARGS_HELP) help(), *done = 1;
+    return r < 0 ? -1 : 0;
 }
 
 /* Usage checks after parsing: no stray arguments (beyond the `args` the
@@ -84,7 +118,6 @@ static int db_parse(DbOpts *d, Args *a, void (*help)(void), int *done, Err *e) {
 static int db_check(const DbOpts *d, int args, Err *e) {
     if (d->n_inputs > args) return args_unknown(d->inputs[args], e);
     if (!d->db) return err_usage(e, "--db FILE is required");
-    if (d->timeout > 0 && args != 1) return err_usage(e, "--timeout is for query only"); /* the one taking SQL */
     DecidePred p;
     char names[128];
     decide_list(names, sizeof names, DECIDE_N_SQL, ", "); /* what the SQL views carry */
@@ -108,6 +141,7 @@ static void runs_help(void) {
     puts("usage: ahascope runs --db FILE [--table|--csv|--json]\n\n"
          "One line per recorded run: id, status (running, done, interrupted, failed), positions\n"
          "recorded, policy, window, when it was created, model and prompt; an aligned table by default.");
+    args_help_tables(RUNS_TABLES);
 }
 
 int cmd_runs(int argc, char **argv) {
@@ -115,7 +149,7 @@ int cmd_runs(int argc, char **argv) {
     DbOpts d;
     Err e;
     int done;
-    int bad = db_parse(&d, &a, runs_help, &done, &e) || (!done && db_check(&d, 0, &e));
+    int bad = db_parse(&d, &a, RUNS_TABLES, runs_help, &done, &e) || (!done && db_check(&d, 0, &e));
     free(d.inputs);
     if (bad) return args_fail(&e);
     if (done) return 0;
@@ -134,9 +168,9 @@ static void query_help(void) {
          "fts3_tokenizer() are refused. A value may hold at most 64 MiB and SQLite at most 512 MiB.\n"
          "CSV and JSON are valid UTF-8: invalid bytes in a text value become U+FFFD, and\n"
          "JSON adds \"<column>_hex\" with its raw bytes.\n"
-         "  --timeout S   stop the SQL after S seconds (default 10); Ctrl-C stops it sooner\n"
          "Tables, views and examples: store/SCHEMA.md, e.g.\n"
          "  ahascope query --db ahascope.db \"SELECT * FROM head_rates ORDER BY global_rate DESC LIMIT 10\"");
+    args_help_tables(QUERY_TABLES);
 }
 
 static void on_stop_signal(int sig) { (void)sig, g_cancel = 1; }
@@ -169,7 +203,7 @@ int cmd_query(int argc, char **argv) {
     DbOpts d;
     Err e;
     int done;
-    int bad = db_parse(&d, &a, query_help, &done, &e);
+    int bad = db_parse(&d, &a, QUERY_TABLES, query_help, &done, &e);
     if (!bad && !done && d.n_inputs != 1)
         bad = err_usage(&e, d.n_inputs ? "give the SQL as one argument (quote it)" : "no SQL given (see --help)");
     if (!bad && !done) bad = db_check(&d, 1, &e);
@@ -188,6 +222,7 @@ static void export_help(void) {
          "(position, layer, head) joined with that position's token columns. --out writes the file\n"
          "atomically (a temporary file renamed into place); default stdout. Both are valid UTF-8: a\n"
          "piece that is not (a byte-fallback token) is written with U+FFFD, in JSON also as piece_hex.");
+    args_help_tables(EXPORT_TABLES);
 }
 
 /* Write through a temporary renamed into place, so a failed export never
@@ -209,7 +244,7 @@ int cmd_export(int argc, char **argv) {
     DbOpts d;
     Err e;
     int done;
-    int bad = db_parse(&d, &a, export_help, &done, &e) || (!done && db_check(&d, 0, &e));
+    int bad = db_parse(&d, &a, EXPORT_TABLES, export_help, &done, &e) || (!done && db_check(&d, 0, &e));
     free(d.inputs);
     if (bad) return args_fail(&e);
     if (done) return 0;
@@ -230,6 +265,7 @@ static void compare_help(void) {
          "tp, fp, fn, tn, precision, recall, F1, then per layer and per head for --predictor\n"
          "(default aha for aha runs, else qada). The run needs oracle values (--profile).\n"
          "Two runs: where their tokens diverge and how their gates differ per layer and head.");
+    args_help_tables(COMPARE_TABLES);
     app_compare_heads_help();
 }
 
@@ -239,7 +275,7 @@ int cmd_compare(int argc, char **argv) {
     DbOpts d;
     Err e;
     int done;
-    int bad = db_parse(&d, &a, compare_help, &done, &e) || (!done && db_check(&d, 0, &e));
+    int bad = db_parse(&d, &a, COMPARE_TABLES, compare_help, &done, &e) || (!done && db_check(&d, 0, &e));
     free(d.inputs);
     if (bad) return args_fail(&e);
     if (done) return 0;
@@ -257,6 +293,7 @@ static void merge_help(void) {
          "Ctrl-C or SIGTERM rolls back the input being copied and exits 130. An input of an older schema\n"
          "is upgraded in a scratch copy in $TMPDIR, removed on any exit but kill -9; the next merge removes\n"
          "those of processes that are gone.");
+    args_help_tables(MERGE_TABLES);
 }
 
 int cmd_merge(int argc, char **argv) {
@@ -264,7 +301,7 @@ int cmd_merge(int argc, char **argv) {
     DbOpts d;
     Err e;
     int done;
-    if (db_parse(&d, &a, merge_help, &done, &e)) return free(d.inputs), args_fail(&e);
+    if (db_parse(&d, &a, MERGE_TABLES, merge_help, &done, &e)) return free(d.inputs), args_fail(&e);
     if (done) return free(d.inputs), 0;
     int rc = -1;
     Store *st = NULL;

@@ -1,18 +1,75 @@
-/* `ahascope fit`: flags, loading and the router file; the fitting itself
- * is app/fit.c. */
-#include <math.h>
+/* `ahascope fit`: this file reads the flags by their table and checks them;
+ * app/fit_run.h loads, fits and writes the router file, the fitting itself
+ * being app/fit.c. */
+#include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "app/args.h"
 #include "app/commands.h"
-#include "app/fit.h"
-#include "app/run_info.h"
+#include "app/fit_run.h"
 #include "engine/decide.h"
 #include "engine/files.h"
 #include "engine/pool.h"
-#include "engine/textout.h"
+
+static int read_shard(void *opts, const char *flag, const char *v, Err *e) {
+    return args_shard(flag, v, &((FitOpts *)opts)->shard, e);
+}
+
+/* The oracle's label threshold, kept as log-odds as the labeller compares it. */
+static int read_theta(void *opts, const char *flag, const char *v, Err *e) {
+    double x = 0;
+    if (args_float(flag, v, 0, 1, &x, e)) return -1;
+    ((FitOpts *)opts)->o.attn.theta_logit = decide_theta_logit(x);
+    return 0;
+}
+
+static int read_seed(void *opts, const char *flag, const char *v, Err *e) {
+    long n = 0;
+    if (args_int(flag, v, 0, 0x7fffffffffffffffL, &n, e)) return -1;
+    ((FitOpts *)opts)->o.seed = (uint64_t)n;
+    return 0;
+}
+
+#define F(field) offsetof(FitOpts, field)
+
+static const ArgSpec FIT_ROWS[] = {
+    {"--window", ARG_INT, F(o.attn.window), 1, 1 << 20, "W", .also = ARG_ALSO(FitOpts, o.have_window),
+     .help = "local keys per head the routers decide for (required)"},
+    {"--sinks", ARG_INT, F(o.attn.sinks), 0, 1 << 20, "S", .help = "first S positions always local (default 0)"},
+    {"--share", ARG_DOUBLE, F(share), 0, 1, "S", .also = ARG_ALSO(FitOpts, have_share),
+     .help = "target global share (default 0.25)"},
+    {"--tau", ARG_FLOAT, F(o.attn.tau), 0, 1, "T", .also = ARG_ALSO(FitOpts, o.have_tau),
+     .help = "use T, in (0, 1), as the threshold instead of --share's"},
+    {"--theta", ARG_CUSTOM, .metavar = "X", .fn = read_theta,
+     .help = "the oracle's label threshold on out-of-window mass (default 0.7, not 0.1: the lowest KL at a matched "
+             "share on stories260K)"},
+    {"--weight", ARG_STRING, F(weight), .metavar = "none|err",
+     .help = "err: weight each example by oracle_err, the output change going local causes (default none: every "
+             "example counts 1)"},
+    {"--balance", ARG_DOUBLE, F(balance), 0, 0.999, "R",
+     .help = "weight the positive examples up so they carry R of the total weight (default 0.9; 0: as labelled): "
+             "tau then cuts where the fit did its work, which lowered the KL at a matched share on stories260K "
+             "(FINDINGS)"},
+    {"--l2", ARG_DOUBLE, F(l2), 1e-9, 1e3, "L", .help = "penalty on the router weights (default 0.001)"},
+    {"--iters", ARG_LONG, F(iters), 1, 1 << 20, "K", .help = "solver iterations (default 30)"},
+    {"--self", ARG_LONG, F(self_n), 2, 1 << 20, "N", .also = ARG_ALSO(FitOpts, have_self),
+     .help = "N sequences sampled from the model itself (default 64), 1 in 8 held out"},
+    {"--data", ARG_STRING, F(data), .metavar = "FILE", .help = "or a text file cut into --seq-len chunks"},
+    {"--seq-len", ARG_LONG, F(seq_len), 2, 1 << 20, "T", .help = "tokens a sequence (default 128)"},
+    {"--seed", ARG_CUSTOM, .metavar = "S", .fn = read_seed, .help = "the --self sequences' seed (default 1)"},
+    {"--threads", ARG_LONG, F(threads), 1, 64, "N", .help = "worker threads (default: all cores)"},
+    {"--shard", ARG_CUSTOM, .metavar = "I/N", .fn = read_shard,
+     .help = "only the data pass, of shard I of N (I from 0 to N-1: sequences k with k mod N = I of the same "
+             "data): this shard's labelled examples go to --out (safetensors), no fit"},
+    {"--from-shards", ARG_STRING, F(from_shards), .metavar = "A,B,...",
+     .help = "fit on every shard's --out (all N, any order), without running the model: the routers the "
+             "unsharded fit writes, bit for bit (the same flags but --shard)"},
+    {"--out", ARG_STRING, F(out), .metavar = "FILE", .help = "the router file written (required)"},
+};
+static const ArgsTable FIT_FLAGS = ARGS_TABLE(NULL, FitOpts, FIT_ROWS);
+
+const ArgsTable *const FIT_TABLES[] = {&FIT_FLAGS, &ARGS_MODEL, NULL};
 
 static void fit_help(void) {
     puts("usage: ahascope fit [--model M] --window W [--sinks S] [--theta X] [--share S | --tau T]\n"
@@ -27,37 +84,11 @@ static void fit_help(void) {
          "reads (the normed input, or the raw stream for olmo2/faolmo). Each layer's heads are fitted by\n"
          "L2-regularised logistic regression; one tau for the model then sends --share of the training\n"
          "cells global.\n"
-         "  --share S       target global share (default 0.25); --tau T uses T as the threshold instead\n"
-         "  --theta X       the oracle's label threshold on out-of-window mass (default 0.7, not 0.1:\n"
-         "                  the lowest KL at a matched share on stories260K)\n"
-         "  --weight err    weight each example by oracle_err, the output change going local causes\n"
-         "                  (default none: every example counts 1)\n"
-         "  --balance R     weight the positive examples up so they carry R of the total weight\n"
-         "                  (default 0.9; 0: as labelled): tau then cuts where the fit did its work,\n"
-         "                  which lowered the KL at a matched share on stories260K (FINDINGS)\n"
-         "  --l2 L          penalty on the router weights (default 0.001); --iters K solver iterations (30)\n"
-         "  --self N        N sequences sampled from the model itself (default 64), 1 in 8 held out;\n"
-         "  --data FILE     or a text file cut into --seq-len chunks (default 128 tokens)\n"
-         "  --threads N     worker threads (default: all cores)\n"
-         "  --shard I/N     only the data pass, of shard I of N (I from 0 to N-1: sequences k with k mod N = I\n"
-         "                  of the same data): this shard's labelled examples go to --out (safetensors), no fit\n"
-         "  --from-shards A,B,...  fit on every shard's --out (all N, any order), without running the model:\n"
-         "                  the routers the unsharded fit writes, bit for bit (the same flags but --shard)\n"
          "Writes FILE atomically: router safetensors with a bias per head and metadata (window, tau,\n"
          "theta, sinks, objective oracle-fit, share, data, seed, l2, iters, weight, balance, model,\n"
          "held-out global share, agreement, precision and recall against the oracle). Progress goes to stderr.");
-    args_help_model();
+    args_help_tables(FIT_TABLES);
 }
-
-typedef struct {
-    RunOpts o;
-    const char *out, *data, *weight;
-    ArgsShard shard;         /* --shard I/N: the data pass of these sequences only, to --out */
-    const char *from_shards; /* --from-shards A,B,...: fit on the shards' examples */
-    long seq_len, self_n, iters, threads;
-    double l2, share, balance;
-    int have_share, have_self;
-} FitOpts;
 
 static int check_combination(FitOpts *t, Err *e) {
     if (!t->out) return err_usage(e, "--out FILE is required (the router file to write, e.g. --out fit16.safetensors)");
@@ -65,7 +96,6 @@ static int check_combination(FitOpts *t, Err *e) {
     if (strcmp(t->weight, "none") && strcmp(t->weight, "err")) return err_usage(e, "--weight is none or err");
     if (t->have_share && t->o.have_tau) return err_usage(e, "--share and --tau both set the threshold: give one");
     if (t->o.have_tau && !(t->o.attn.tau > 0 && t->o.attn.tau < 1)) return err_usage(e, "--tau must be in (0, 1) here");
-    if (t->o.routers) return err_usage(e, "--routers is not an input here (fit writes --out)");
     if (t->data && t->have_self) return err_usage(e, "--data and --self both give the data");
     if (t->from_shards && (t->shard.n > 1 || t->data || t->have_self))
         return err_usage(e, "--from-shards fits on the shards' examples: --shard, --data and --self do not apply");
@@ -79,148 +109,10 @@ static int parse(int argc, char **argv, FitOpts *t, Err *e) {
     t->o.attn.theta_logit = decide_theta_logit(0.7);
     t->seq_len = 128, t->self_n = 64, t->iters = 30, t->threads = pool_default_threads();
     t->l2 = 1e-3, t->share = 0.25, t->weight = "none", t->balance = 0.9; /* 0.9: app/FINDINGS.md */
-    Args a = {argc, argv, 1};
-    while (a.i < argc) {
-        const char *f = argv[a.i];
-        if (args_is_help(f)) return 1;
-        int r = runopts_parse(&t->o, &a, e);
-        if (r < 0) return -1;
-        if (r > 0) continue;
-        a.i++;
-        const char **str = !strcmp(f, "--out") ? &t->out : !strcmp(f, "--data") ? &t->data
-                         : !strcmp(f, "--weight") ? &t->weight : NULL;
-        long *num = !strcmp(f, "--seq-len") ? &t->seq_len : !strcmp(f, "--self") ? &t->self_n
-                  : !strcmp(f, "--iters") ? &t->iters : !strcmp(f, "--threads") ? &t->threads : NULL;
-        double *real = !strcmp(f, "--l2") ? &t->l2 : !strcmp(f, "--share") ? &t->share
-                     : !strcmp(f, "--balance") ? &t->balance : NULL;
-        const char *v = NULL;
-        if (!strcmp(f, "--shard")) {
-            if (!(v = args_value(&a, e)) || args_shard(f, v, &t->shard, e)) return -1;
-        } else if (!strcmp(f, "--from-shards")) {
-            if (!(t->from_shards = args_value(&a, e))) return -1;
-        } else if (str) { if (!(*str = args_value(&a, e))) return -1; }
-        else if (num) {
-            long lo = num == &t->seq_len ? 2 : num == &t->self_n ? 2 : 1, hi = num == &t->threads ? 64 : 1 << 20;
-            if (!(v = args_value(&a, e)) || args_int(f, v, lo, hi, num, e)) return -1;
-            if (num == &t->self_n) t->have_self = 1;
-        } else if (real) {
-            double hi = real == &t->l2 ? 1e3 : real == &t->balance ? 0.999 : 1;
-            if (!(v = args_value(&a, e)) || args_float(f, v, real == &t->l2 ? 1e-9 : 0, hi, real, e)) return -1;
-            if (real == &t->share) t->have_share = 1;
-        } else return args_unknown(f, e);
-    }
+    void *const opts[] = {t, &t->o};
+    int r = args_parse_argv(argc, argv, FIT_TABLES, opts, e);
+    if (r != ARGS_DONE) return r;
     return check_combination(t, e);
-}
-
-/* The router file: weights, biases, the settings and the held-out figures. */
-static int save(const FitOpts *t, const AppLoaded *L, const char *desc, uint64_t seed, FitResult *res, Err *e) {
-    enum { N_META = 20 };
-    char v[N_META][64];
-    const AttnConfig *a = &t->o.attn;
-    snprintf(v[0], 64, "%d", a->window), snprintf(v[1], 64, "%.9g", res->tau);
-    snprintf(v[2], 64, "%.9g", 1.0 / (1.0 + exp(-a->theta_logit))), snprintf(v[3], 64, "%d", a->sinks);
-    snprintf(v[4], 64, "oracle-fit"), snprintf(v[5], 64, "%.63s", desc);
-    snprintf(v[6], 64, "%llu", (unsigned long long)seed), snprintf(v[7], 64, "%g", t->l2);
-    snprintf(v[8], 64, "%ld", t->iters), snprintf(v[9], 64, "%s", t->weight);
-    snprintf(v[10], 64, "%.4f", res->train_share), snprintf(v[11], 64, "%.4f", res->held_share);
-    snprintf(v[12], 64, "%.4f", res->held_agree), snprintf(v[13], 64, "%.4f", res->held_precision);
-    snprintf(v[14], 64, "%.4f", res->held_recall), snprintf(v[15], 64, "%.63s", L->model_path);
-    snprintf(v[16], 64, "%ld", res->tokens), snprintf(v[17], 64, "%g", t->balance);
-    snprintf(v[18], 64, "%s", t->o.have_tau ? "" : "share"), snprintf(v[19], 64, "%g", t->o.have_tau ? NAN : t->share);
-    const char *keys[N_META] = {"window", "tau", "theta", "sinks", "objective", "data", "seed", "l2", "iters",
-                                "weight", "train_global_share", "heldout_global_share", "heldout_agreement",
-                                "heldout_precision", "heldout_recall", "model", "tokens", "balance",
-                                "threshold_from", "share"};
-    const char *vals[N_META];
-    for (int i = 0; i < N_META; i++) vals[i] = v[i];
-    res->r.window = a->window;
-    return router_save(&res->r, t->out, keys, vals, t->o.have_tau ? N_META - 2 : N_META, e);
-}
-
-/* The fit's settings from the flags. */
-static FitConfig fit_config(const FitOpts *t) {
-    FitConfig fc = {t->o.attn.window, t->o.attn.sinks, t->o.attn.theta_logit, t->l2, (int)t->iters,
-                    !strcmp(t->weight, "err"), t->balance, t->o.have_tau ? NAN : t->share,
-                    t->o.have_tau ? t->o.attn.tau : NAN, (int)t->threads, 1};
-    return fc;
-}
-
-static void print_result(const FitOpts *t, const FitResult *res) {
-    char safe[4 * 1024 + 1]; /* the path as typed: escaped for the terminal */
-    printf("%s: window %d, tau %.6g: held-out global share %.2f%%, agreement with the oracle %.2f%% "
-           "(precision %.3f, recall %.3f); %ld tokens, %.1f s running the model, %.1f s fitting\n",
-           textout_term(t->out, safe, sizeof safe), t->o.attn.window, res->tau, 100 * res->held_share, 100 * res->held_agree, res->held_precision,
-           res->held_recall, res->tokens, res->collect_s, res->fit_s);
-}
-
-/* --shard I/N: the data pass of this shard's sequences, its examples to --out. */
-static int write_shard(const FitOpts *t, const AppLoaded *L, const EvalData *d, int n_held, const FitConfig *fc, Err *e) {
-    FitShardInfo info = {.n_seqs = d->n, .n_held = n_held, .seed = t->o.seed};
-    StoreRunInfo ri;
-    RunOpts o = t->o;
-    long rows = 0;
-    o.prompt = "";
-    snprintf(info.data, sizeof info.data, "%s", d->desc);
-    if (app_run_info(&o, L, &ri, e)) return -1;
-    snprintf(info.model_sha256, sizeof info.model_sha256, "%s", ri.model_sha256);
-    if (fit_shard_write(&L->model, d, n_held, &t->shard, fc, &info, t->out, &rows, e)) return -1;
-    char out[4 * 1024 + 1], desc[4 * sizeof d->desc + 1]; /* paths as typed: escaped for the terminal */
-    printf("%s: shard %ld/%ld of %s: %ld examples per head from %ld tokens\n", textout_term(t->out, out, sizeof out),
-           t->shard.i, t->shard.n, textout_term(d->desc, desc, sizeof desc), rows, info.tokens);
-    return 0;
-}
-
-static int run_fit(FitOpts *t, Err *e) {
-    AppLoaded L;
-    EvalData d = {0};
-    FitResult res = {0};
-    int n_held = 0, rc = -1;
-    if (app_load(&t->o, &L, t->data != NULL, e)) goto out; /* self-sampled data needs no tokenizer */
-    const Config *c = &L.model.c;
-    if (t->seq_len > c->seq_len) { err_set(e, "--seq-len %ld exceeds the context (%d)", t->seq_len, c->seq_len); goto out; }
-    if (t->o.attn.window >= t->seq_len) {
-        err_set(e, "--window %d leaves no far keys in sequences of --seq-len %ld", t->o.attn.window, t->seq_len);
-        goto out;
-    }
-    if (train_data_make(&d, &n_held, &L.model, L.have_tok ? &L.tok : NULL, t->data, (int)t->self_n, (int)t->seq_len, t->o.seed, e)) goto out;
-    FitConfig fc = fit_config(t);
-    if (t->shard.n > 1) { rc = write_shard(t, &L, &d, n_held, &fc, e); goto out; }
-    if (fit_routers(&L.model, &d, n_held, &fc, &res, e) || save(t, &L, d.desc, t->o.seed, &res, e)) goto out;
-    print_result(t, &res);
-    rc = 0;
-out:
-    fit_result_free(&res);
-    eval_data_free(&d);
-    app_unload(&L);
-    return rc;
-}
-
-/* --from-shards: the fit on every shard's examples, without running the model. */
-static int run_from_shards(FitOpts *t, Err *e) {
-    AppLoaded L;
-    FitResult res = {0};
-    FitShardInfo info;
-    StoreRunInfo ri;
-    char list[8192];
-    const char *paths[4096];
-    int n = 0, rc = -1;
-    snprintf(list, sizeof list, "%s", t->from_shards);
-    for (char *save_p = NULL, *p = strtok_r(list, ",", &save_p); p; p = strtok_r(NULL, ",", &save_p)) {
-        if (n == 4096) return err_usage(e, "--from-shards: more than 4096 files");
-        paths[n++] = p;
-    }
-    t->o.prompt = "";
-    FitConfig fc = fit_config(t);
-    if (app_load(&t->o, &L, 0, e) || app_run_info(&t->o, &L, &ri, e)) goto out;
-    if (fit_routers_from_shards(&L.model, paths, n, &fc, ri.model_sha256, &info, &res, e) ||
-        save(t, &L, info.data, info.seed, &res, e))
-        goto out;
-    print_result(t, &res);
-    rc = 0;
-out:
-    fit_result_free(&res);
-    app_unload(&L);
-    return rc;
 }
 
 int cmd_fit(int argc, char **argv) {
@@ -230,5 +122,5 @@ int cmd_fit(int argc, char **argv) {
     int r = parse(argc, argv, &t, &e);
     if (r == 1) { fit_help(); return 0; }
     if (r < 0) return args_fail(&e);
-    return (t.from_shards ? run_from_shards(&t, &e) : run_fit(&t, &e)) < 0 ? args_fail(&e) : 0;
+    return (t.from_shards ? fit_run_from_shards(&t, &e) : fit_run(&t, &e)) < 0 ? args_fail(&e) : 0;
 }

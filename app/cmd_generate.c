@@ -1,105 +1,47 @@
-/* `ahascope generate`: text (or ids) from a prompt, llama2.c-style. */
+/* `ahascope generate`: text (or ids) from a prompt, llama2.c-style. This
+ * file reads the flags by their table; app/generate_run.h generates. */
+#include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 #include "app/args.h"
 #include "app/commands.h"
-#include "app/progress.h"
-#include "app/run_info.h"
-#include "app/setup.h"
-#include "engine/session.h"
+#include "app/generate_run.h"
+#include "engine/pool.h"
+
+typedef struct {
+    int ids, progress;
+    long threads;
+} GenerateOpts;
+
+static const ArgSpec GENERATE_ROWS[] = {
+    {"--progress", ARG_FLAG, offsetof(GenerateOpts, progress),
+     .help = "a prefill bar on stderr (tokens, tok/s, time left) even when stderr is not a terminal; on a terminal "
+             "it shows by itself once the prefill runs over 0.5 s"},
+    {"--ids", ARG_FLAG, offsetof(GenerateOpts, ids), .help = "print one line of token ids instead of the text"},
+    {"--threads", ARG_LONG, offsetof(GenerateOpts, threads), 1, 64, "N", .help = "worker threads (default: all cores)"},
+};
+static const ArgsTable GENERATE_FLAGS = ARGS_TABLE(NULL, GenerateOpts, GENERATE_ROWS);
+
+const ArgsTable *const GENERATE_TABLES[] = {&ARGS_PROMPT, &GENERATE_FLAGS, &ARGS_SAMPLING, &ARGS_MODEL,
+                                            &ARGS_POLICY, &ARGS_HEADS, NULL};
 
 static void generate_help(void) {
     puts("usage: ahascope generate [--prompt TEXT | --prompt-file FILE] [--ids] [--progress] [--threads N]\n"
          "                         [sampling flags] [model flags] [policy flags]\n"
          "\n"
-         "Generate text from a prompt, llama2.c-style.\n"
-         "  --prompt TEXT     the text to continue (default empty: generation starts from BOS alone)\n"
-         "  --prompt-file FILE  the prompt is FILE's text, byte for byte (at most 16 MiB, no NUL byte)\n"
-         "  --progress        a prefill bar on stderr (tokens, tok/s, time left) even when stderr is not a\n"
-         "                    terminal; on a terminal it shows by itself once the prefill runs over 0.5 s\n"
-         "  --ids             print one line of token ids instead of the text\n"
-         "  --threads N       worker threads (default: all cores)");
-    args_help_sampling();
-    args_help_model();
-    args_help_policy();
-}
-
-/* Prints each new token as it is produced so a long generation streams. */
-static void print_piece(const Session *s, int i) {
-    char buf[256];
-    size_t n = tok_piece_printable(s->tok, i > 0 ? s->ids[i - 1] : -1, s->ids[i], buf, sizeof buf);
-    fwrite(buf, 1, n, stdout);
-    fflush(stdout);
-}
-
-static int run_generate(RunOpts *o, int print_ids, int progress, int threads, Err *e) {
-    AppLoaded L;
-    Session s;
-    int rc = 1;
-    if (app_load(o, &L, 1, e) != 0) goto out_unload;
-    const char *prompt = o->prompt ? o->prompt : "";
-    int steps = app_cli_steps(o, &L, prompt);
-    if (session_init(&s, &L.model, &L.tok, &o->attn, steps, o->temperature, o->topp, o->seed, threads, e)) goto out_unload;
-    if (session_start_text(&s, prompt, strlen(prompt), e) != 0) goto out_session;
-    double t0 = clock_now();
-    int n_pre = progress_prefill(&s, NULL, progress, NULL);
-    double t1 = clock_now();
-    int printed = 1, more = 1;
-    while (more) {
-        if (!print_ids)
-            for (; printed < s.n_ids; printed++) print_piece(&s, printed);
-        more = session_step(&s, NULL);
-    }
-    if (!print_ids)
-        for (; printed < s.n_ids; printed++) print_piece(&s, printed);
-    double t2 = clock_now();
-    if (print_ids) {
-        for (int i = 0; i < s.n_ids; i++) printf(i ? " %d" : "%d", s.ids[i]);
-        putchar('\n');
-    } else {
-        putchar('\n');
-    }
-    fflush(stdout);
-    if (app_session_error(&s, e)) goto out_session;
-    int n_dec = s.n_fed - n_pre;
-    if (getenv("AHASCOPE_VERBOSE"))
-        fprintf(stderr, "prefill %d tok in %.3fs, decode %d tok at %.1f tok/s\n", n_pre, t1 - t0, n_dec,
-                n_dec > 0 ? n_dec / (t2 - t1) : 0.0);
-    rc = 0;
-out_session:
-    session_free(&s);
-out_unload:
-    app_unload(&L);
-    return rc;
+         "Generate text from a prompt, llama2.c-style.");
+    args_help_tables(GENERATE_TABLES);
 }
 
 int cmd_generate(int argc, char **argv) {
     RunOpts o;
-    runopts_defaults(&o);
-    Args a = {argc, argv, 1};
+    GenerateOpts g = {.threads = pool_default_threads()};
     Err e;
-    int print_ids = 0, progress = 0;
-    long threads = pool_default_threads();
-    while (a.i < argc) {
-        const char *f = argv[a.i];
-        if (args_is_help(f)) { generate_help(); return 0; }
-        int r = runopts_parse(&o, &a, &e);
-        if (r < 0) return args_fail(&e);
-        if (r > 0) continue;
-        a.i++;
-        if (!strcmp(f, "--ids")) { print_ids = 1; continue; }
-        if (!strcmp(f, "--progress")) { progress = 1; continue; }
-        if (!strcmp(f, "--threads")) {
-            const char *v = args_value(&a, &e);
-            if (!v || args_int(f, v, 1, 64, &threads, &e)) return args_fail(&e);
-            continue;
-        }
-        args_unknown(f, &e);
+    runopts_defaults(&o);
+    void *const opts[] = {&o, &g, &o, &o, &o, &o};
+    int r = args_parse_argv(argc, argv, GENERATE_TABLES, opts, &e);
+    if (r == ARGS_HELP) { generate_help(); return 0; }
+    if (r != ARGS_DONE || runopts_check(&o, &e) || generate_run(&o, g.ids, g.progress, (int)g.threads, &e) != 0)
         return args_fail(&e);
-    }
-    if (runopts_check(&o, &e) || run_generate(&o, print_ids, progress, (int)threads, &e) != 0) return args_fail(&e);
     return 0;
 }

@@ -1,5 +1,6 @@
 /* `ahascope pull OWNER/NAME`: the flags; the download itself is app/hub.c. */
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +12,36 @@ static volatile sig_atomic_t g_stop; /* Ctrl-C or SIGTERM: the transfer ends, it
 
 static void on_stop(int sig) { (void)sig, g_stop = 1; }
 
+typedef struct {
+    HubOpts hub;
+    const char *rev;
+} PullOpts;
+
+static int read_max_bytes(void *opts, const char *flag, const char *v, Err *e) {
+    long n = 0;
+    if (args_int(flag, v, 1, 1L << 50, &n, e)) return -1;
+    ((PullOpts *)opts)->hub.max_bytes = n;
+    return 0;
+}
+
+#define P(field) offsetof(PullOpts, field)
+
+static const ArgSpec PULL_ROWS[] = {
+    {"--revision", ARG_STRING, P(rev), .metavar = "R", .help = "branch, tag or commit (default main)"},
+    {"--progress", ARG_FLAG, P(hub.progress), .help = "draw the progress bars even when stderr is not a terminal"},
+    {"--max-bytes", ARG_CUSTOM, .metavar = "N", .fn = read_max_bytes,
+     .help = "bytes a file may have when the listing gives no size (default 64 GiB); a file never grows past the "
+             "size the listing gives"},
+    {"--stall", ARG_LONG, P(hub.stall_s), 1, 3600, "S",
+     .help = "under 1024 bytes/s for S seconds is a stall, retried (default 30)"},
+    {"--connect-timeout", ARG_LONG, P(hub.connect_s), 1, 3600, "S", .help = "seconds to connect (default 15)"},
+    {"--tries", ARG_INT, P(hub.tries), 1, 100, "N",
+     .help = "attempts per request, with pauses of 1, 2, 4 ... s between (default 5)"},
+};
+static const ArgsTable PULL_FLAGS = ARGS_TABLE(NULL, PullOpts, PULL_ROWS);
+
+const ArgsTable *const PULL_TABLES[] = {&PULL_FLAGS, NULL};
+
 static void pull_help(void) {
     puts("usage: ahascope pull OWNER/NAME [--revision R] [--progress] [--max-bytes N] [--stall S]\n"
          "                     [--connect-timeout S] [--tries N]\n\n"
@@ -19,55 +50,37 @@ static void pull_help(void) {
          "generation_config.json, tokenizer.json, tokenizer_config.json, and model.safetensors or\n"
          "model.safetensors.index.json with every shard it names. Afterwards --model OWNER/NAME (or\n"
          "OWNER/NAME@R) on any command finds it there.\n\n"
-         "--revision R   branch, tag or commit (default main)\n"
-         "--progress     draw the progress bars even when stderr is not a terminal\n"
-         "--max-bytes N  bytes a file may have when the listing gives no size (default 64 GiB);\n"
-         "               a file never grows past the size the listing gives\n"
-         "--stall S      under 1024 bytes/s for S seconds is a stall, retried (default 30)\n"
-         "--connect-timeout S  seconds to connect (default 15)\n"
-         "--tries N      attempts per request, with pauses of 1, 2, 4 ... s between (default 5)\n\n"
          "Every large file is checked against the Hub's SHA-256 before it is placed; an interrupted\n"
          "pull (Ctrl-C: exit 130) resumes where it stopped (FILE.partial in the folder); transient\n"
          "errors and stalls are retried with growing pauses; the folder is used only once .complete is\n"
          "written, last.\n"
          "Environment: HF_TOKEN (gated or private repositories), HF_ENDPOINT (a mirror, default\n"
-         "https://huggingface.co), XDG_CACHE_HOME.");
+         "https://huggingface.co), XDG_CACHE_HOME.\n");
+    args_help_tables(PULL_TABLES);
 }
 
-/* One of the bounds: --max-bytes, --stall, --connect-timeout, --tries. */
-static int pull_bound(HubOpts *o, const char *flag, const char *v, Err *e) {
-    long n;
-    if (!v) return -1;
-    if (!strcmp(flag, "--max-bytes")) {
-        if (args_int(flag, v, 1, 1L << 50, &n, e)) return -1;
-        o->max_bytes = n;
-        return 0;
+/* The repository, the one positional argument, among the flags. */
+static int parse_pull(int argc, char **argv, PullOpts *p, const char **repo, Err *e) {
+    Args a = {argc, argv, 1};
+    void *const opts[] = {p};
+    int r;
+    while ((r = args_parse_table(&a, PULL_TABLES, opts, e)) == ARGS_POSITIONAL) {
+        if (*repo || !strcmp(argv[a.i], "-")) return args_unknown(argv[a.i], e);
+        *repo = argv[a.i++];
     }
-    int tries = !strcmp(flag, "--tries");
-    if (args_int(flag, v, 1, tries ? 100 : 3600, &n, e)) return -1;
-    if (tries) o->tries = (int)n;
-    else if (!strcmp(flag, "--stall")) o->stall_s = n;
-    else o->connect_s = n;
-    return 0;
+    return r;
 }
 
 int cmd_pull(int argc, char **argv) {
-    Args a = {argc, argv, 1};
     Err e;
-    HubOpts o;
-    const char *repo = NULL, *rev = "main";
-    hub_opts_default(&o);
-    while (a.i < argc) {
-        const char *f = argv[a.i++];
-        if (args_is_help(f)) { pull_help(); return 0; }
-        if (!strcmp(f, "--revision")) { if (!(rev = args_value(&a, &e))) return args_fail(&e); }
-        else if (!strcmp(f, "--progress")) o.progress = 1;
-        else if (!strcmp(f, "--max-bytes") || !strcmp(f, "--stall") || !strcmp(f, "--connect-timeout") ||
-                 !strcmp(f, "--tries")) {
-            if (pull_bound(&o, f, args_value(&a, &e), &e)) return args_fail(&e);
-        } else if (f[0] != '-' && !repo) repo = f;
-        else { args_unknown(f, &e); return args_fail(&e); }
-    }
+    PullOpts p = {.rev = "main"};
+    const char *repo = NULL;
+    hub_opts_default(&p.hub);
+    int r = parse_pull(argc, argv, &p, &repo, &e);
+    if (r == ARGS_HELP) { pull_help(); return 0; }
+    if (r != ARGS_DONE) return args_fail(&e);
+    HubOpts o = p.hub;
+    const char *rev = p.rev;
     if (!repo) { err_usage(&e, "which repository? ahascope pull OWNER/NAME"); return args_fail(&e); }
     if (!hub_repo_valid(repo)) { err_usage(&e, "%s: not a repository id (OWNER/NAME)", repo); return args_fail(&e); }
     if (!hub_rev_valid(rev)) { err_usage(&e, "--revision %s: not a branch, tag or commit name", rev); return args_fail(&e); }

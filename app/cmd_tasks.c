@@ -1,5 +1,6 @@
 /* `ahascope tasks`: write long-context task items (engine/tasks/) for a
  * model, with its own tokenizer, as JSON lines for `eval --tasks`. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,44 @@
 /* Ids a prompt leaves free for the answer and its separating space. */
 #define TASKS_ANSWER_ROOM 8
 
+typedef struct {
+    RunOpts o;
+    const char *out, *task;
+    TaskKind kind;
+    long context, n, seed, keys, key_letters, reask;
+} TasksOpts;
+
+#define K(field) offsetof(TasksOpts, field)
+
+static const ArgSpec TASKS_ROWS[] = {
+    {"--task", ARG_STRING, K(task), .metavar = "KIND", .help = TASK_LIST},
+    {"--context", ARG_LONG, K(context), 1, 1 << 20, "N",
+     .help = "ids per prompt, BOS included (at most the model's context minus 8, which the answer needs)"},
+    {"--n", ARG_LONG, K(n), 1, 1 << 20, "K", .help = "items to write"},
+    {"--seed", ARG_LONG, K(seed), 0, 9.3e18, "S", .help = "the items' seed (default 1)"},
+    {"--keys", ARG_LONG, K(keys), 1, TASK_RECALL_MAX_KEYS, "K",
+     .help = "multikey: key -> value pairs an item holds, 2-8 (default 4; fewer make a curriculum's first steps); "
+             "recall: keys besides the pass key, 1-22 (default context / 128; more make denser documents)"},
+    {"--key-letters", ARG_LONG, K(key_letters), 1, TASK_KEY_LETTERS, "L",
+     .help = "letters of every key and variable name, 1-3 (default 3, \"gzf\"); with 1, telling keys apart is one "
+             "token's look-up where letters are pieces"},
+    {"--reask", ARG_LONG, K(reask), 1, TASK_MAX_REASKS, "N",
+     .help = "multikey, for training: after the statements N keys, each drawn from all of them, are asked again "
+             "with the value written out, then the question (1-16; N retrievals more an item; the needle stays the "
+             "asked key's statement)"},
+    {"--out", ARG_STRING, K(out), .metavar = "FILE", .help = "the JSON-lines file (written whole or not at all)"},
+};
+static const ArgsTable TASKS_FLAGS = ARGS_TABLE(NULL, TasksOpts, TASKS_ROWS);
+
+static const ArgSpec TASKS_MODEL_ROWS[] = {
+    {"--model", ARG_STRING, K(o.model), .metavar = "PATH",
+     .help = "a llama2.c checkpoint or a Hugging Face folder (default: stories260K)"},
+    {"--tokenizer", ARG_STRING, K(o.tokenizer), .metavar = "PATH", .help = "its tokenizer (default: found beside the model)"},
+};
+static const ArgsTable TASKS_MODEL_FLAGS = ARGS_TABLE("model flags", TasksOpts, TASKS_MODEL_ROWS);
+
+const ArgsTable *const TASKS_TABLES[] = {&TASKS_FLAGS, &TASKS_MODEL_FLAGS, NULL};
+
 static void tasks_help(void) {
     puts("usage: ahascope tasks --task " TASK_LIST " --context N --n K --out FILE [--seed S]\n"
          "                      [--keys K] [--key-letters L] [--reask N] [--model M] [--tokenizer T]\n"
@@ -23,56 +62,17 @@ static void tasks_help(void) {
          "before the question (local: routing must not matter), or training documents whose facts are\n"
          "each asked again later with the answer written out (recall). Each line holds prompt, answer,\n"
          "needle_pos (the token positions of the asked statements), question_pos, needles, n_tokens and\n"
-         "needle_distance; the same seed writes the same file. Score them with `eval --tasks FILE`.\n"
-         "  --task KIND     " TASK_LIST "\n"
-         "  --context N     ids per prompt, BOS included (at most the model's context minus 8,\n"
-         "                  which the answer needs)\n"
-         "  --n K           items to write\n"
-         "  --seed S        the items' seed (default 1)\n"
-         "  --keys K        multikey: key -> value pairs an item holds, 2-8 (default 4; fewer make\n"
-         "                  a curriculum's first steps); recall: keys besides the pass key, 1-22\n"
-         "                  (default context / 128; more make denser documents)\n"
-         "  --key-letters L letters of every key and variable name, 1-3 (default 3, \"gzf\"); with 1,\n"
-         "                  telling keys apart is one token's look-up where letters are pieces\n"
-         "  --reask N       multikey, for training: after the statements N keys, each drawn from all of\n"
-         "                  them, are asked again with the value written out, then the question (1-16;\n"
-         "                  N retrievals more an item; the needle stays the asked key's statement)\n"
-         "  --out FILE      the JSON-lines file (written whole or not at all)");
-    puts("model flags:\n"
-         "  --model PATH      a llama2.c checkpoint or a Hugging Face folder (default: stories260K)\n"
-         "  --tokenizer PATH  its tokenizer (default: found beside the model)");
+         "needle_distance; the same seed writes the same file. Score them with `eval --tasks FILE`.");
+    args_help_tables(TASKS_TABLES);
 }
-
-typedef struct {
-    RunOpts o;
-    const char *out, *task;
-    TaskKind kind;
-    long context, n, seed, keys, key_letters, reask;
-} TasksOpts;
 
 /* Flags of tasks. Returns 1 on --help, 0 parsed, -1 error. */
 static int parse(int argc, char **argv, TasksOpts *x, Err *e) {
     runopts_defaults(&x->o);
     x->seed = 1;
-    Args a = {argc, argv, 1};
-    while (a.i < argc) {
-        const char *f = argv[a.i++];
-        if (args_is_help(f)) return 1;
-        const char **str = !strcmp(f, "--model") ? &x->o.model : !strcmp(f, "--tokenizer") ? &x->o.tokenizer
-                         : !strcmp(f, "--out") ? &x->out : !strcmp(f, "--task") ? &x->task : NULL;
-        long *num = !strcmp(f, "--context") ? &x->context : !strcmp(f, "--n") ? &x->n
-                  : !strcmp(f, "--seed") ? &x->seed : !strcmp(f, "--keys") ? &x->keys
-                  : !strcmp(f, "--key-letters") ? &x->key_letters : !strcmp(f, "--reask") ? &x->reask : NULL;
-        const char *v;
-        if (!str && !num) return args_unknown(f, e);
-        if (!(v = args_value(&a, e))) return -1;
-        if (str) *str = v;
-        else if (num == &x->seed) { if (args_int(f, v, 0, 0x7fffffffffffffffL, num, e)) return -1; }
-        else if (num == &x->keys) { if (args_int(f, v, 1, TASK_RECALL_MAX_KEYS, num, e)) return -1; }
-        else if (num == &x->key_letters) { if (args_int(f, v, 1, TASK_KEY_LETTERS, num, e)) return -1; }
-        else if (num == &x->reask) { if (args_int(f, v, 1, TASK_MAX_REASKS, num, e)) return -1; }
-        else if (args_int(f, v, 1, 1 << 20, num, e)) return -1;
-    }
+    void *const opts[] = {x, x};
+    int r = args_parse_argv(argc, argv, TASKS_TABLES, opts, e);
+    if (r != ARGS_DONE) return r;
     const char *missing = !x->task ? "--task " TASK_LIST : !x->context ? "--context N" : !x->n ? "--n K"
                         : !x->out ? "--out FILE" : NULL;
     if (missing) return err_usage(e, "%s is required", missing);

@@ -1,6 +1,7 @@
 /* compare_heads.c — `compare --heads A --heads B`: two head sets' sizes, overlap and Jaccard. */
 #include "app/compare_heads.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,47 @@ typedef struct {
     uint8_t *map;
 } Side;
 
+/* The flags of the heads form: the two sides and the model they are read against. */
+typedef struct {
+    Side s[2];
+    int n;
+    const char *model;
+} HeadsOpts;
+
+static int read_heads(void *opts, const char *flag, const char *v, Err *e) {
+    (void)flag;
+    HeadsOpts *h = opts;
+    if (h->n == 2) return err_usage(e, "give exactly two --heads");
+    h->s[h->n++].spec = v;
+    return 0;
+}
+
+/* A budget or threshold belongs to the --heads before it. */
+static int read_pick(void *opts, const char *f, const char *v, Err *e) {
+    HeadsOpts *h = opts;
+    if (h->n == 0) return err_usage(e, "%s comes after the --heads it applies to", f);
+    Side *x = &h->s[h->n - 1];
+    if (!strcmp(f, "--budget")) {
+        if (x->have_budget) return err_usage(e, "--heads %s: --budget given twice", x->spec);
+        x->have_budget = 1, x->pick.by_threshold = 0;
+        return args_budget(f, v, &x->pick.budget, e);
+    }
+    if (x->have_threshold) return err_usage(e, "--heads %s: --duo-threshold given twice", x->spec);
+    x->have_threshold = 1, x->pick.by_threshold = 1;
+    return args_float(f, v, 0, 1, &x->pick.threshold, e);
+}
+
+static const ArgSpec HEADS_ROWS[] = {
+    {"--heads", ARG_CUSTOM, .metavar = "SPEC", .fn = read_heads, .help = "a head set, as --static-heads takes it (twice)"},
+    {"--budget", ARG_CUSTOM, .metavar = "K|P%", .fn = read_pick, .help = "cuts the duo: or calib: set of the --heads before it"},
+    {"--duo-threshold", ARG_CUSTOM, .metavar = "X", .fn = read_pick, .help = "cuts the duo: set of the --heads before it"},
+    {"--model", ARG_STRING, offsetof(HeadsOpts, model), .metavar = "M",
+     .help = "the model whose layers and heads the sets are read against (default stories260K)"},
+};
+static const ArgsTable HEADS_FLAGS = ARGS_TABLE(NULL, HeadsOpts, HEADS_ROWS);
+
+const ArgsTable *const COMPARE_HEADS_TABLES[] = {&HEADS_FLAGS, NULL};
+
 int app_compare_wants_heads(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--heads")) return 1;
@@ -36,40 +78,16 @@ void app_compare_heads_help(void) {
          "duo:FILE (with --budget or --duo-threshold, written after that --heads) or calib:DB#RUN[,RUN...]\n"
          "(the set calibrate picks from those runs, with --budget), read against --model's layers and\n"
          "heads (default stories260K).");
+    args_help_tables(COMPARE_HEADS_TABLES);
 }
 
-/* A budget or threshold belongs to the --heads before it. */
-static int side_flag(Side *s, int n, const char *f, const char *v, Err *e) {
-    if (n == 0) return err_usage(e, "%s comes after the --heads it applies to", f);
-    Side *x = &s[n - 1];
-    if (!strcmp(f, "--budget")) {
-        if (x->have_budget) return err_usage(e, "--heads %s: --budget given twice", x->spec);
-        x->have_budget = 1, x->pick.by_threshold = 0;
-        return args_budget(f, v, &x->pick.budget, e);
-    }
-    if (x->have_threshold) return err_usage(e, "--heads %s: --duo-threshold given twice", x->spec);
-    x->have_threshold = 1, x->pick.by_threshold = 1;
-    return args_float(f, v, 0, 1, &x->pick.threshold, e);
-}
-
-static int parse(int argc, char **argv, Side *s, RunOpts *o, int *help, Err *e) {
-    Args a = {argc, argv, 1};
-    int n = 0;
-    *help = 0;
-    while (a.i < argc) {
-        const char *f = argv[a.i++], *v;
-        if (args_is_help(f)) { *help = 1; return 0; }
-        int heads = !strcmp(f, "--heads"), pick = !strcmp(f, "--budget") || !strcmp(f, "--duo-threshold");
-        if (!heads && !pick && strcmp(f, "--model")) return args_unknown(f, e);
-        if (!(v = args_value(&a, e))) return -1;
-        if (!strcmp(f, "--model")) o->model = v;
-        else if (pick && side_flag(s, n, f, v, e)) return -1;
-        else if (heads && n == 2) return err_usage(e, "give exactly two --heads");
-        else if (heads) s[n++].spec = v;
-    }
-    if (n != 2) return err_usage(e, "give exactly two --heads");
+static int parse(int argc, char **argv, HeadsOpts *h, Err *e) {
+    void *const opts[] = {h};
+    int r = args_parse_argv(argc, argv, COMPARE_HEADS_TABLES, opts, e);
+    if (r != ARGS_DONE) return r;
+    if (h->n != 2) return err_usage(e, "give exactly two --heads");
     for (int i = 0; i < 2; i++)
-        if (args_heads_pick(s[i].spec, s[i].have_budget, s[i].have_threshold, "--heads", e)) return -1;
+        if (args_heads_pick(h->s[i].spec, h->s[i].have_budget, h->s[i].have_threshold, "--heads", e)) return -1;
     return 0;
 }
 
@@ -104,19 +122,21 @@ static void report(const Side *s, int L, int H) {
 }
 
 int app_compare_heads(int argc, char **argv) {
-    Side s[2];
+    static HeadsOpts h;
     RunOpts o;
     AppLoaded L;
     Err e;
-    int help;
-    memset(s, 0, sizeof s);
+    memset(&h, 0, sizeof h);
     runopts_defaults(&o);
-    if (parse(argc, argv, s, &o, &help, &e)) return args_fail(&e);
-    if (help) {
+    int r = parse(argc, argv, &h, &e);
+    if (r == ARGS_HELP) {
         puts("usage: ahascope compare --heads A [--budget K|P% | --duo-threshold X] --heads B [...] [--model M]\n");
         app_compare_heads_help();
         return 0;
     }
+    if (r) return args_fail(&e);
+    Side *s = h.s;
+    o.model = h.model;
     if (app_load(&o, &L, 0, &e)) { app_unload(&L); return args_fail(&e); }
     const Config *c = &L.model.c;
     AppHeadShape shape = {c->n_layers, c->n_heads, c->n_kv_heads};

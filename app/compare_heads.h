@@ -3,6 +3,8 @@
 #ifndef AHASCOPE_COMPARE_HEADS_H
 #define AHASCOPE_COMPARE_HEADS_H
 
+#include "app/args.h"
+
 /* 1 if argv asks compare for head sets (it holds --heads), not for runs. */
 int app_compare_wants_heads(int argc, char **argv);
 
@@ -11,7 +13,10 @@ int app_compare_wants_heads(int argc, char **argv);
  * only, on stdout. Returns the exit status. */
 int app_compare_heads(int argc, char **argv);
 
-/* Its synopsis line and its paragraph, for compare's own --help. */
+/* Its flags' table (NULL-terminated, app/args.h), which its help lists. */
+extern const ArgsTable *const COMPARE_HEADS_TABLES[];
+
+/* Its synopsis line and its paragraph with the flags, for compare's own --help. */
 void app_compare_heads_usage(void);
 void app_compare_heads_help(void);
 

@@ -1,0 +1,301 @@
+/* eval_run.c — the evaluations of `ahascope eval` (app/eval_run.h): a
+ * policy teacher-forced on held-out sequences, every training-free
+ * predictor matched to the AHA routers' global share, task items answered,
+ * or the table of recorded evaluations. */
+#include "app/eval_run.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/eval_table.h"
+#include "app/eval_tasks.h"
+#include "app/headsets.h"
+#include "app/run_info.h"
+#include "engine/files.h"
+#include "engine/pool.h"
+
+/* Global share of a setting on the data (no recording): what matching bisects. */
+static double share_of(const AppLoaded *L, const EvalData *d, const EvalOpts *x, const AttnConfig *a, Err *e) {
+    EvalSums s = {.share_only = 1};
+    if (eval_policy(&L->model, NULL, a, d, (int)x->threads, NULL, NULL, 0, 0, &s, e)) return NAN;
+    return s.gate_n > 0 ? s.gate_sum / s.gate_n : NAN;
+}
+
+/* The knob whose executed global share is closest to target, bisected in
+ * [lo, hi] (the share falls as the knob rises) until within `tol`. */
+static double match_knob(const AppLoaded *L, const EvalData *d, const EvalOpts *x, AttnConfig a, double target,
+                         double lo, double hi, double tol, void (*set)(AttnConfig *, double), Err *e) {
+    double best = lo, best_gap = INFINITY;
+    for (int it = 0; it < 40; it++) {
+        double k = 0.5 * (lo + hi);
+        set(&a, k);
+        double g = share_of(L, d, x, &a, e);
+        if (isnan(g)) return NAN;
+        if (fabs(g - target) < best_gap) best_gap = fabs(g - target), best = k;
+        if (best_gap < tol) break;
+        if (g > target) lo = k;
+        else hi = k;
+    }
+    return best;
+}
+
+static void set_theta(AttnConfig *a, double k) { a->theta_logit = k; }
+
+static void set_tau_logit(AttnConfig *a, double k) { a->tau = (float)(1.0 / (1.0 + exp(-k))); }
+
+/* θ, as log-odds, whose executed global share is closest to target. The
+ * estimates are log-odds spread over hundreds of nats (qada_bulk past 50),
+ * which no probability θ could reach, so bisect on the log-odds in
+ * [-100, 300]; stop within a quarter of a point. */
+static double match_theta(const AppLoaded *L, const EvalData *d, const EvalOpts *x, AttnConfig a, double target, Err *e) {
+    return match_knob(L, d, x, a, target, -100, 300, 0.0025, set_theta, e);
+}
+
+/* --share: the aha τ giving that global share on d, bisected on its
+ * log-odds (a float τ resolves nothing past ±30); within 0.05 points, as
+ * routers are compared at one budget on a few thousand decisions. */
+static int match_tau(const AppLoaded *L, const EvalData *d, EvalOpts *x, Err *e) {
+    double k = match_knob(L, d, x, x->o.attn, x->share, -30, 30, 0.0005, set_tau_logit, e);
+    if (isnan(k)) return -1;
+    set_tau_logit(&x->o.attn, k);
+    return 0;
+}
+
+/* The K heads with the highest oracle rate in counts, K = target × heads. */
+static uint8_t *static_heads_for(const long *counts, int cells, double target, int *k_out) {
+    uint8_t *map = calloc(cells, 1);
+    int k = (int)floor(target * cells + 0.5);
+    for (int n = 0; map && n < k; n++) {
+        int best = -1;
+        double br = -1;
+        for (int i = 0; i < cells; i++) {
+            double r = counts[2 * i + 1] ? (double)counts[2 * i] / counts[2 * i + 1] : 0;
+            if (!map[i] && r > br) br = r, best = i;
+        }
+        if (best >= 0) map[best] = 1;
+    }
+    *k_out = k;
+    return map;
+}
+
+static int calibrate_counts(const AppLoaded *L, const EvalData *cal, const EvalOpts *x, long *counts, Err *e);
+
+/* The static row's heads at the matched share g: the K = g x heads that
+ * --static-heads's calibration ranks highest when it was given (*on its
+ * spec), else the K of highest oracle rate over an AHA pass on cal. */
+static int static_heads_at(const AppLoaded *L, const EvalData *cal, const EvalOpts *x, double g, uint8_t **heads,
+                           int *k, const char **on, Err *e) {
+    const Config *c = &L->model.c;
+    int cells = c->n_layers * c->n_heads;
+    if (x->static_rank) {
+        *k = (int)floor(g * cells + 0.5), *on = x->static_rank;
+        HeadPick pick = {.budget = {.value = *k}};
+        AppHeadShape shape = {c->n_layers, c->n_heads, c->n_kv_heads};
+        return app_headset_load(x->static_rank, &pick, &shape, heads, e);
+    }
+    long *counts = calloc((size_t)cells * 2, sizeof *counts);
+    if (!counts) return err_set(e, "out of memory");
+    int rc = calibrate_counts(L, cal, x, counts, e);
+    if (rc == 0 && !(*heads = static_heads_for(counts, cells, g, k))) rc = err_set(e, "out of memory");
+    *on = cal->desc;
+    free(counts);
+    return rc;
+}
+
+/* Per-head oracle counts of an AHA pass over the calibration data cal. */
+static int calibrate_counts(const AppLoaded *L, const EvalData *cal, const EvalOpts *x, long *counts, Err *e) {
+    EvalSums s = {.head_counts = counts, .ref_theta_logit = x->o.attn.theta_logit, .ref_set = 1};
+    AttnConfig a = x->o.attn;
+    a.policy = POLICY_AHA;
+    return eval_policy(&L->model, NULL, &a, cal, (int)x->threads, NULL, NULL, 0, 0, &s, e);
+}
+
+/* --match-budget aha: AHA first, then every predictor at its global share;
+ * the static heads are ranked on cal, not on the evaluated d. */
+static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *cal, EvalOpts *x, Store *st,
+                       StoreRunInfo *info, const TaskSet *tasks, Err *e) {
+    int cells = L->model.c.n_layers * L->model.c.n_heads, rc = -1, n = 0, k = 0;
+    uint8_t *heads = NULL;
+    EvalRow *rows = calloc(DECIDE_COUNT + 2, sizeof *rows); /* aha, the θ predictors, random, static */
+    EvalSeq *seqs = calloc((size_t)(DECIDE_COUNT + 2) * d->n, sizeof *seqs); /* each row's, for intervals */
+    if (!rows || !seqs) { err_set(e, "out of memory"); goto out; }
+    for (int i = 0; i < DECIDE_COUNT + 2; i++) rows[i].seqs = seqs + (size_t)i * d->n;
+    EvalRow *r = &rows[n++];
+    snprintf(r->name, sizeof r->name, "aha");
+    snprintf(r->knob, sizeof r->knob, "tau=%.3g", x->o.attn.tau);
+    r->a = x->o.attn, r->a.policy = POLICY_AHA;
+    if (eval_row(L, d, x, st, info, r, NULL, e)) goto out;
+    double g = r->ev.global_share;
+    char matched[64];
+    snprintf(matched, sizeof matched, "aha %.4f", g);
+    for (int q = 0; q < DECIDE_COUNT; q++) { /* the θ predictors in engine/decide.h's order: the oracle last */
+        Policy thr;
+        Err not_policy;
+        if (decide_threshold((DecidePred)q) != PRED_THR_THETA ||
+            aha_policy_parse(decide_name((DecidePred)q), &thr, &not_policy))
+            continue;
+        r = &rows[n++];
+        r->a = x->o.attn, r->a.policy = thr;
+        double th = match_theta(L, d, x, r->a, g, e);
+        if (isnan(th)) goto out;
+        r->a.theta_logit = th;
+        snprintf(r->name, sizeof r->name, "%s", aha_policy_name(thr));
+        eval_theta_knob(th, r->knob, sizeof r->knob);
+        if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
+    }
+    r = &rows[n++];
+    r->a = x->o.attn, r->a.policy = POLICY_RANDOM, r->a.p = (float)g;
+    /* p is the expected share; positions before the window is full count
+     * too, so correct p by the share it actually gave, a few times */
+    for (int it = 0; it < 4; it++) {
+        double got = share_of(L, d, x, &r->a, e);
+        if (isnan(got)) goto out;
+        if (fabs(got - g) < 0.0025 || got <= 0) break;
+        r->a.p = (float)fmin(1.0, r->a.p * g / got);
+    }
+    snprintf(r->name, sizeof r->name, "random");
+    snprintf(r->knob, sizeof r->knob, "p=%.4f", r->a.p);
+    if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
+    r = &rows[n++];
+    if (static_heads_at(L, cal, x, g, &heads, &k, &r->calibrated_on, e)) goto out;
+    r->a = x->o.attn, r->a.policy = POLICY_STATIC, r->a.static_heads = heads;
+    snprintf(r->name, sizeof r->name, "static");
+    snprintf(r->knob, sizeof r->knob, "%d/%d heads", k, cells);
+    if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
+    eval_rows_intervals(rows, n, d->n, EVAL_CI_KL | (tasks ? EVAL_CI_ANSWER : EVAL_CI_NLL));
+    if (tasks) { /* the settings matched on the prompts, now judged by the answers */
+        rc = eval_tasks_rows(L, tasks, rows, n, (int)x->threads, x->json, e);
+        goto out;
+    }
+    eval_print_rows(rows, n, x->json, 1);
+    if (!x->json) printf("oracle labels: out_mass > theta = %.3g for every row\n", decide_prob(x->o.attn.theta_logit));
+    rc = eval_plot_rows(rows, n, x, "predictors at the AHA routers' global share", e);
+out:
+    free(heads), free(rows), free(seqs);
+    return rc;
+}
+
+int eval_run_policy(EvalOpts *x, Err *e) {
+    AppLoaded L;
+    EvalData d = {0}, cal = {0};
+    Store *st = NULL;
+    StoreRunInfo info;
+    int rc = -1;
+    if (app_load(&x->o, &L, 1, e)) goto out;
+    if (!isnan(x->share) && x->o.attn.policy != POLICY_AHA) {
+        err_usage(e, "--share chooses the aha routers' tau: it needs the aha policy (--routers FILE)");
+        goto out;
+    }
+    int len = (int)(x->seq_len < L.model.c.seq_len ? x->seq_len : L.model.c.seq_len);
+    if (x->seq_len > L.model.c.seq_len) {
+        err_set(e, "--seq-len %ld exceeds the model's context (%d)", x->seq_len, L.model.c.seq_len);
+        goto out;
+    }
+    if (x->o.attn.window > L.model.c.seq_len) {
+        err_set(e, "window %d is larger than the context (%d)", x->o.attn.window, L.model.c.seq_len);
+        goto out;
+    }
+    if ((x->svg && file_check_output(x->svg, NULL, e)) || (x->db && !(st = store_open(x->db, STORE_WRITE, STORE_BUSY_MS, e))))
+        goto out; /* before the data is made: that can take minutes */
+    if (eval_opts_data(x, &L, len, &d, e)) goto out;
+    x->o.prompt = "";
+    if (app_run_info(&x->o, &L, &info, e)) goto out;
+    if (x->match && !x->static_rank && /* a given ranking needs no calibration data of eval's own */
+        eval_data_calibration(&cal, &d, &L.model, &L.tok, x->data, (int)x->self_n, len, x->o.seed, e))
+        goto out;
+    if (!isnan(x->share) && match_tau(&L, &d, x, e)) goto out;
+    if (x->match) rc = run_matched(&L, &d, &cal, x, st, &info, NULL, e);
+    else {
+        EvalRow row = {.a = x->o.attn};
+        snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
+        if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
+        else snprintf(row.knob, sizeof row.knob, "w=%d tau=%.4g", x->o.attn.window, x->o.attn.tau);
+        if (!(row.seqs = calloc((size_t)d.n, sizeof *row.seqs))) { err_set(e, "out of memory"); goto out; }
+        rc = eval_row(&L, &d, x, st, &info, &row, NULL, e);
+        if (rc == 0) eval_rows_intervals(&row, 1, d.n, EVAL_CI_NLL); /* not KL's: --from-db could not recount it */
+        if (rc == 0) eval_print_rows(&row, 1, x->json, 0);
+        if (rc == 0) rc = eval_plot_rows(&row, 1, x, "evaluation", e);
+        free(row.seqs);
+    }
+out:
+    if (store_close(st, rc ? NULL : e)) rc = -1;
+    eval_data_free(&d);
+    eval_data_free(&cal);
+    app_unload(&L);
+    return rc;
+}
+
+/* --tasks: the items' prompts are the data the policy (or every matched
+ * predictor) runs on teacher-forced, then each setting answers them. The
+ * static heads of --match-budget are ranked on sampled sequences, or by
+ * --static-heads's calibration, never on the items. */
+int eval_run_tasks(EvalOpts *x, Err *e) {
+    AppLoaded L;
+    TaskSet ts = {0};
+    EvalData d = {0}, cal = {0};
+    StoreRunInfo info;
+    int rc = -1;
+    if (app_load(&x->o, &L, 1, e) || tasks_read_jsonl(x->tasks, &ts, e)) goto out;
+    int len = (int)(x->seq_len < L.model.c.seq_len ? x->seq_len : L.model.c.seq_len);
+    if (x->o.attn.window > L.model.c.seq_len) {
+        err_set(e, "window %d is larger than the context (%d)", x->o.attn.window, L.model.c.seq_len);
+        goto out;
+    }
+    if (eval_tasks_data(&L.tok, &ts, x->tasks, &d, e)) goto out;
+    for (int i = 0; i < d.n; i++)
+        if (d.len[i] > L.model.c.seq_len) {
+            err_set(e, "%s: item %d's prompt is %d tokens%s, past the model's context (%d)", x->tasks, i + 1,
+                    d.answer_from[i] > L.model.c.seq_len ? d.answer_from[i] : d.len[i],
+                    d.answer_from[i] > L.model.c.seq_len ? "" : " with its answer", L.model.c.seq_len);
+            goto out;
+        }
+    if (x->db) { /* each item recorded under full attention, for "which heads retrieved the needle" */
+        Store *st = store_open(x->db, STORE_WRITE, STORE_BUSY_MS, e);
+        if (st) store_set_commit_every(st, 64); /* a prompt's positions in a few transactions, not one each */
+        int bad = !st || eval_tasks_record(&L, &x->o, &ts, x->tasks, st, (int)x->threads, e);
+        if (store_close(st, bad ? NULL : e)) bad = 1;
+        if (bad) goto out;
+    }
+    x->o.prompt = "";
+    if (app_run_info(&x->o, &L, &info, e)) goto out;
+    if (!isnan(x->share) && x->o.attn.policy != POLICY_AHA) {
+        err_usage(e, "--share chooses the aha routers' tau: it needs the aha policy (--routers FILE)");
+        goto out;
+    }
+    if (!isnan(x->share) && match_tau(&L, &d, x, e)) goto out; /* on the prompts, as the budget is matched */
+    if (x->match) {
+        if (!x->static_rank &&
+            eval_data_calibration(&cal, &d, &L.model, &L.tok, NULL, (int)x->self_n, len, x->o.seed, e))
+            goto out;
+        rc = run_matched(&L, &d, &cal, x, NULL, &info, &ts, e);
+    } else {
+        EvalRow row = {.a = x->o.attn};
+        snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
+        if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
+        else snprintf(row.knob, sizeof row.knob, "w=%d tau=%.4g", x->o.attn.window, x->o.attn.tau);
+        if (!(row.seqs = calloc((size_t)d.n, sizeof *row.seqs))) { err_set(e, "out of memory"); goto out; }
+        rc = eval_row(&L, &d, x, NULL, &info, &row, NULL, e);
+        if (rc == 0) eval_rows_intervals(&row, 1, d.n, EVAL_CI_KL | EVAL_CI_ANSWER); /* over items */
+        if (rc == 0) rc = eval_tasks_rows(&L, &ts, &row, 1, (int)x->threads, x->json, e);
+        free(row.seqs);
+    }
+out:
+    eval_data_free(&d);
+    eval_data_free(&cal);
+    tasks_free(&ts);
+    app_unload(&L);
+    return rc;
+}
+
+/* --from-db: the table of every evaluation in the file, shards combined. */
+int eval_run_recorded(EvalOpts *x, Err *e) {
+    EvalRow *rows = NULL;
+    int n = eval_opts_rows_from_db(x, NULL, &rows, e), rc = n < 0 ? -1 : 0;
+    if (rc == 0) eval_print_rows(rows, n, x->json, 0);
+    if (rc == 0) rc = eval_plot_rows(rows, n, x, "evaluation", e);
+    free(rows);
+    return rc;
+}
+
