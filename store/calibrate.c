@@ -1,4 +1,6 @@
-/* calibrate.c — per-head oracle rates pooled over runs: what a static head
+/* calibrate.c — per-head oracle rates pooled over runs (static head sets).
+ *
+ * Per-head oracle rates pooled over runs: what a static head
  * set (DuoAttention / RazorAttention style) is chosen from. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,6 @@
-/* compare.c — how well a predictor matches the oracle in a run, and where
+/* compare.c — a predictor against the oracle per head; where two runs diverge.
+ *
+ * How well a predictor matches the oracle in a run, and where
  * two runs part ways (tokens, then gates). */
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,6 @@
-/* eval_rows.c — the evals and eval_scores rows of `ahascope eval` and
+/* eval_rows.c — the `evals` and `eval_scores` rows of `eval` and `sweep`, written and read back.
+ *
+ * The evals and eval_scores rows of `ahascope eval` and
  * `sweep`: written around an evaluation, read back by --from-db. */
 #include <math.h>
 #include <stdlib.h>

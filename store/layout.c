@@ -1,7 +1,8 @@
-/* layout.c — the rows of schema version 4: a float's bits, a top-k word,
- * keys_read derived, and the per-head totals a writer keeps as it goes
- * (the same code computes them when an older file is upgraded, so the
- * two always agree). */
+/* layout.c — the rows: float bits, top-k words, a position's gate bitmap, the per-head totals a writer keeps.
+ *
+ * A float's bits, a top-k word, keys_read derived, a step's rows in one
+ * pass, and the per-head totals a writer keeps as it goes (the same code
+ * computes them when an older file is upgraded, so the two always agree). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,6 @@
-/* liveness.c — who is writing: this process's host, pid and start time,
+/* liveness.c — this process's host, pid and start time, and whether a run's writer still lives.
+ *
+ * Who is writing: this process's host, pid and start time,
  * and whether the process that wrote a run is still alive, so a run left
  * 'running' by a dead writer can be told from one still being written. */
 #include <errno.h>

@@ -1,4 +1,6 @@
-/* merge.c — many databases recorded in parallel become one: each input's
+/* merge.c — runs of other files appended, ids renumbered.
+ *
+ * Many databases recorded in parallel become one: each input's
  * runs are appended with run ids shifted past the ones already present, so
  * runs from different processes or machines can be analysed together.
  *

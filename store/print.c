@@ -1,4 +1,6 @@
-/* print.c — result sets as an aligned table, CSV (RFC 4180) or JSON, for
+/* print.c — result sets as a table, CSV or JSON.
+ *
+ * Result sets as an aligned table, CSV (RFC 4180) or JSON, for
  * `query`, `runs` and `compare`. Text bound for CSV or JSON goes through
  * engine/textout.h, so those files are always valid UTF-8. CSV and JSON
  * are written row by row as SQLite yields them; only the table, which must

@@ -1,4 +1,6 @@
-/* reader.c — a recorded run read back: its settings and its steps, as the
+/* reader.c — a run's row and steps read back as traces; the ids of the runs a file holds.
+ *
+ * A recorded run read back: its settings and its steps, as the
  * same StepTrace the engine produced (NULL back to NAN / -1); and the ids
  * of the runs a file (or one evaluation) holds. */
 #include <math.h>

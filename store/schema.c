@@ -1,4 +1,6 @@
-/* schema.c — the tables and views of an ahascope database (documented for
+/* schema.c — the tables: create, upgrade, check a file is exactly ours (its root pages too), accept it read-only.
+ *
+ * The tables and views of an ahascope database (documented for
  * users in store/SCHEMA.md; keep the two in step). */
 #include <stdlib.h>
 #include <string.h>

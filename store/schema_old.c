@@ -1,4 +1,6 @@
-/* schema_old.c — the schemas older versions created, frozen as they were
+/* schema_old.c — the statements older versions created, frozen, for the tamper check.
+ *
+ * The schemas older versions created, frozen as they were
  * written. SQLite keeps a CREATE statement's text verbatim, so a file made
  * by an older version is checked against that version's text (and, once
  * upgraded, against that text upgraded). Never edit one: files in the

@@ -1,4 +1,6 @@
-/* sidefile.c — whether a -wal or hot -journal lying beside a database was
+/* sidefile.c — whether a `-wal` or hot `-journal` beside a file was written for it, before SQLite replays it.
+ *
+ * Whether a -wal or hot -journal lying beside a database was
  * written for it. SQLite replays either file on the next open without
  * asking, so one copied from another database would replace our rows; the
  * rules checked here, and what they cannot see, are in store/SCHEMA.md

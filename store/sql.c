@@ -1,4 +1,6 @@
-/* sql.c — the helpers every store file stands on: opening a hardened
+/* sql.c — the base: the hardened connection, binds and NULL columns, `store_sql_err`, `store_path_shown`, `store_now`.
+ *
+ * The helpers every store file stands on: opening a hardened
  * connection, binding and reading columns with NULL for "not computed",
  * preparing, timestamps, and errors that say what went wrong. It calls
  * nothing else in store/. */

@@ -1,4 +1,6 @@
-/* store.c — opening a database: is it SQLite, is it ours, is it whole, and
+/* store.c — opening a file (is it SQLite, ours, whole; runs left by dead writers) and closing it.
+ *
+ * Opening a database: is it SQLite, is it ours, is it whole, and
  * which runs did a dead writer leave behind; and closing it. */
 #include <errno.h>
 #include <stdlib.h>

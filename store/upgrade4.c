@@ -1,4 +1,6 @@
-/* upgrade4.c — a version-3 file's rows into the compact layout: each
+/* upgrade4.c — a version-3 file's rows into the compact layout (its own columns frozen), totalled by layout.c.
+ *
+ * A version-3 file's rows into the compact layout: each
  * decision's REALs (float32 values, so the conversion to bits is exact)
  * and its attn_top ranks into one decision_bits row, and the totals the
  * summary views read computed by the writer's own code (layout.c), so an

@@ -1,4 +1,6 @@
-/* writer.c — recording runs: one runs row, then one transaction per step
+/* writer.c — recording: the runs row, one transaction per step (or per N), the totals and the commit.
+ *
+ * Recording runs: one runs row, then one transaction per step
  * (or per commit_every steps) holding its token row and every head's row. */
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,6 @@
-/* writing.c — runs still being written: how far they are, and the line
+/* writing.c — runs still being written: how far they are, and the line that says so.
+ *
+ * Runs still being written: how far they are, and the line
  * that says so wherever such a run is shown (`runs`, `compare`, the TUI). */
 #include <stdlib.h>
 #include <string.h>

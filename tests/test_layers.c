@@ -1,4 +1,6 @@
-/* test_layers.c — the rooms' layering, read off the sources' quoted
+/* test_layers.c — the rooms' layering from the sources' includes, and no circle of calls between files.
+ *
+ * The rooms' layering, read off the sources' quoted
  * includes, and the files' calls, read off the compiled objects' symbols.
  *
  * Rooms rank engine < store, views < app; store and views are peers and

@@ -891,6 +891,52 @@ static void takes_a_new_run(Store *s, const char *rw, int id) {
     CHECK_NEAR(scalar(rw, sql), 4 * 5 * 8, 0);
 }
 
+/* Fixture `name` of schema version `ver`, read-only and upgraded: query q
+ * holds `want` read-only and answers the same upgraded; the diff of runs 1
+ * and 2 (`diff_want` in it) and `compare --run 1` too; the read-only copy
+ * stays byte-identical, and the upgraded one takes a new run as run
+ * `new_id`. */
+static void fixture_answers_as_before(const char *name, int ver, const char *q, const char *want,
+                                      const char *diff_want, int new_id) {
+    char ro[1024], rw[1024], tag[32];
+    snprintf(tag, sizeof tag, "%s-read.db", name);
+    snprintf(ro, sizeof ro, "%s", test_tmp(tag));
+    snprintf(tag, sizeof tag, "%s-write.db", name);
+    snprintf(rw, sizeof rw, "%s", test_tmp(tag));
+    long n0 = 0;
+    char *before = fixture_copies(name, ro, rw, &n0);
+    CHECK(before != NULL);
+    CHECK_NEAR(scalar(ro, "PRAGMA user_version"), ver, 0);
+    int st;
+    char *out[2][3] = {{NULL}};
+    const char *dbs[2] = {ro, rw};
+    Err e;
+    Store *s = NULL;
+    for (int k = 0; k < 2; k++) {
+        if (k == 1) {
+            CHECK_MSG(file_unchanged(ro, before, n0), "reading changed %s", name);
+            s = store_open(rw, STORE_WRITE, 1000, &e);
+            CHECK_MSG(s != NULL, "%s", e.msg);
+            CHECK_NEAR(scalar(rw, "PRAGMA user_version"), STORE_SCHEMA_VERSION, 0);
+        }
+        out[k][0] = test_runf(&st, "%s query --db %s --csv \"%s\"", test_bin(), dbs[k], q);
+        CHECK_MSG(st == 0 && out[k][0] && strstr(out[k][0], want), "%s, %s: %s", name, k ? "upgraded" : "read-only",
+                  out[k][0] ? out[k][0] : "");
+        out[k][1] = test_runf(&st, "%s compare --db %s --run 1 --run 2", test_bin(), dbs[k]);
+        CHECK_MSG(st == 0 && out[k][1] && strstr(out[k][1], diff_want), "%s, the diff: %s", name,
+                  out[k][1] ? out[k][1] : "");
+        out[k][2] = test_runf(&st, "%s compare --db %s --run 1", test_bin(), dbs[k]);
+        CHECK_MSG(st == 0 && out[k][2], "%s, compare: %s", name, out[k][2] ? out[k][2] : "");
+    }
+    for (int i = 0; i < 3; i++) {
+        CHECK_MSG(out[0][i] && out[1][i] && !strcmp(out[0][i], out[1][i]), "%s read-only:\n%s\nupgraded:\n%s", name,
+                  out[0][i] ? out[0][i] : "", out[1][i] ? out[1][i] : "");
+        free(out[0][i]), free(out[1][i]);
+    }
+    free(before);
+    takes_a_new_run(s, rw, new_id);
+}
+
 /* A version-4 file (tests/fixtures/store/v4.db, written by the version-4
  * binary: run 1 under aha, run 2 under the oracle, both --profile
  * --attn-top 4): read-only it answers and stays byte-identical; a writer
@@ -898,34 +944,12 @@ static void takes_a_new_run(Store *s, const char *rw, int id) {
  * answer as before, and it takes a new run. The fixture exists before the
  * layout changes, so every later layout is held to upgrading it. */
 TEST(store_reads_and_upgrades_a_version_4_database) {
-    const char *ro = test_tmp("v4-read.db"), *rw = test_tmp("v4-write.db");
-    long n0 = 0;
-    char *before = fixture_copies("v4.db", ro, rw, &n0);
-    CHECK(before != NULL);
-    CHECK_NEAR(scalar(ro, "PRAGMA user_version"), 4, 0);
-    int st;
-    const char *q = "SELECT (SELECT COUNT(*) FROM attn_top WHERE run_id = 1), (SELECT COUNT(*) FROM decisions),"
-                    " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 1),"
-                    " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 2)";
-    char *compat = test_runf(&st, "%s query --db %s --csv \"%s\"", test_bin(), ro, q);
-    CHECK_MSG(st == 0 && compat && strstr(compat, ",1920,0.190625,0.271875\r\n"), "query of a version-4 file: %s",
-              compat);
-    char *diff_ro = test_runf(&st, "%s compare --db %s --run 1 --run 2", test_bin(), ro);
-    CHECK_MSG(st == 0 && diff_ro && strstr(diff_ro, "16 global->local (-), 42 local->global (+) of 320 decisions"),
-              "diff of a version-4 file: %s", diff_ro);
-    CHECK_MSG(file_unchanged(ro, before, n0), "reading changed the version-4 file");
-    free(before);
-    Err e;
-    Store *s = store_open(rw, STORE_WRITE, 1000, &e);
-    CHECK_MSG(s != NULL, "%s", e.msg);
-    CHECK_NEAR(scalar(rw, "PRAGMA user_version"), STORE_SCHEMA_VERSION, 0);
-    char *opened = test_runf(&st, "%s query --db %s --csv \"%s\"", test_bin(), rw, q);
-    CHECK_MSG(st == 0 && compat && opened && !strcmp(compat, opened), "read-only:\n%s\nopened:\n%s", compat, opened);
-    char *diff_rw = test_runf(&st, "%s compare --db %s --run 1 --run 2", test_bin(), rw);
-    CHECK_MSG(st == 0 && diff_ro && diff_rw && !strcmp(diff_ro, diff_rw), "diff read-only:\n%s\nupgraded:\n%s",
-              diff_ro ? diff_ro : "", diff_rw ? diff_rw : "");
-    free(compat), free(opened), free(diff_ro), free(diff_rw);
-    takes_a_new_run(s, rw, 3);
+    fixture_answers_as_before("v4.db", 4,
+                              "SELECT (SELECT COUNT(*) FROM attn_top WHERE run_id = 1), (SELECT COUNT(*) FROM decisions),"
+                              " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 1),"
+                              " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 2)",
+                              ",1920,0.190625,0.271875\r\n",
+                              "16 global->local (-), 42 local->global (+) of 320 decisions", 3);
 }
 
 /* A version-5 file (tests/fixtures/store/v5.db, written by the version-5
@@ -936,43 +960,16 @@ TEST(store_reads_and_upgrades_a_version_4_database) {
  * and it takes a new run. Made before head_totals went long, so every
  * later layout is held to upgrading it. */
 TEST(store_reads_and_upgrades_a_version_5_database) {
-    const char *ro = test_tmp("v5-read.db"), *rw = test_tmp("v5-write.db");
-    long n0 = 0;
-    char *before = fixture_copies("v5.db", ro, rw, &n0);
-    CHECK(before != NULL);
-    CHECK_NEAR(scalar(ro, "PRAGMA user_version"), 5, 0);
-    int st;
-    const char *q = "SELECT (SELECT COUNT(*) FROM attn_top WHERE run_id = 1), (SELECT COUNT(*) FROM decisions),"
-                    " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 1),"
-                    " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 2),"
-                    " (SELECT group_concat(predictor || ':' || tp || '/' || fp || '/' || fn || '/' || tn, ' ')"
-                    "  FROM (SELECT * FROM confusion WHERE run_id = 1 ORDER BY predictor)),"
-                    " (SELECT ROUND(SUM(oracle_rate), 6) || ',' || ROUND(SUM(qada_rate), 6) FROM head_rates)";
-    char *compat = test_runf(&st, "%s query --db %s --csv \"%s\"", test_bin(), ro, q);
-    CHECK_MSG(st == 0 && compat && strstr(compat, "1040,2880,0.190625,0.271875,aha:48/13/37/222 executed:48/13/37/222"
-                                                  " qada:78/217/7/18 qada_bulk:85/26/0/209"),
-              "query of a version-5 file: %s", compat);
-    char *diff_ro = test_runf(&st, "%s compare --db %s --run 1 --run 2", test_bin(), ro);
-    CHECK_MSG(st == 0 && diff_ro && strstr(diff_ro, "16 global->local (-), 42 local->global (+) of 320 decisions"),
-              "diff of a version-5 file: %s", diff_ro);
-    char *cmp_ro = test_runf(&st, "%s compare --db %s --run 1", test_bin(), ro);
-    CHECK_MSG(st == 0 && cmp_ro, "compare of a version-5 file: %s", cmp_ro ? cmp_ro : "");
-    CHECK_MSG(file_unchanged(ro, before, n0), "reading changed the version-5 file");
-    free(before);
-    Err e;
-    Store *s = store_open(rw, STORE_WRITE, 1000, &e);
-    CHECK_MSG(s != NULL, "%s", e.msg);
-    CHECK_NEAR(scalar(rw, "PRAGMA user_version"), STORE_SCHEMA_VERSION, 0);
-    char *opened = test_runf(&st, "%s query --db %s --csv \"%s\"", test_bin(), rw, q);
-    CHECK_MSG(st == 0 && compat && opened && !strcmp(compat, opened), "read-only:\n%s\nopened:\n%s", compat, opened);
-    char *diff_rw = test_runf(&st, "%s compare --db %s --run 1 --run 2", test_bin(), rw);
-    CHECK_MSG(st == 0 && diff_ro && diff_rw && !strcmp(diff_ro, diff_rw), "diff read-only:\n%s\nupgraded:\n%s",
-              diff_ro ? diff_ro : "", diff_rw ? diff_rw : "");
-    char *cmp_rw = test_runf(&st, "%s compare --db %s --run 1", test_bin(), rw);
-    CHECK_MSG(st == 0 && cmp_ro && cmp_rw && !strcmp(cmp_ro, cmp_rw), "compare read-only:\n%s\nupgraded:\n%s",
-              cmp_ro ? cmp_ro : "", cmp_rw ? cmp_rw : "");
-    free(compat), free(opened), free(diff_ro), free(diff_rw), free(cmp_ro), free(cmp_rw);
-    takes_a_new_run(s, rw, 4);
+    fixture_answers_as_before("v5.db", 5,
+                              "SELECT (SELECT COUNT(*) FROM attn_top WHERE run_id = 1), (SELECT COUNT(*) FROM decisions),"
+                              " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 1),"
+                              " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 2),"
+                              " (SELECT group_concat(predictor || ':' || tp || '/' || fp || '/' || fn || '/' || tn, ' ')"
+                              "  FROM (SELECT * FROM confusion WHERE run_id = 1 ORDER BY predictor)),"
+                              " (SELECT ROUND(SUM(oracle_rate), 6) || ',' || ROUND(SUM(qada_rate), 6) FROM head_rates)",
+                              "1040,2880,0.190625,0.271875,aha:48/13/37/222 executed:48/13/37/222"
+                              " qada:78/217/7/18 qada_bulk:85/26/0/209",
+                              "16 global->local (-), 42 local->global (+) of 320 decisions", 4);
 }
 
 /* A file at `path` holding exactly the frozen statements `sql` of schema

@@ -1,4 +1,6 @@
-/* draw_inspector.c — the selected head over time, its verdicts and its
+/* draw_inspector.c — the inspector: the selected head over time, its verdicts, its attention at the cursor.
+ *
+ * The selected head over time, its verdicts and its
  * attention at the cursor token (see draw.h). */
 #include <math.h>
 #include <stdio.h>

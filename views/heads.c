@@ -1,4 +1,6 @@
-/* heads.c — the heads sorted by a run rate: order, keys, drawing (see
+/* heads.c — the heads sorted by a run rate (`H`): their order, its keys, its drawing.
+ *
+ * The heads sorted by a run rate: order, keys, drawing (see
  * heads.h). */
 #include "views/heads.h"
 

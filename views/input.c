@@ -1,4 +1,6 @@
-/* input.c — the status line as a one-line editor (prompt, SQL, search, run
+/* input.c — the status line's one-line editor (`e`, `:`, `/`, `G`, `z`, `B`).
+ *
+ * The status line as a one-line editor (prompt, SQL, search, run
  * id). Pure, like view_key: tests drive it with key codes. The line is
  * allocated, up to VIEW_INPUT_MAX bytes, so a prompt read from a file is
  * edited whole, and the cursor steps over whole UTF-8 characters. */

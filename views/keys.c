@@ -1,4 +1,6 @@
-/* keys.c — key and mouse handling: pure functions of the view model that
+/* keys.c — pure key handling (`view_key`), dispatching through the key table.
+ *
+ * Key and mouse handling: pure functions of the view model that
  * change view state and say what the app must do (see view.h). */
 #include "views/flips.h"
 #include "views/geom.h"

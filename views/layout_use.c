@@ -1,4 +1,6 @@
-/* layout_use.c — how much of a laid-out screen its panes leave empty (see
+/* layout_use.c — what a laid-out screen's panes leave empty (`view_unused_cells`).
+ *
+ * How much of a laid-out screen its panes leave empty (see
  * geom.h): the measure the layout's growth on large screens is held to. */
 #include "views/geom.h"
 

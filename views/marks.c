@@ -1,4 +1,6 @@
-/* marks.c — marked positions, a task item's needle and question and the
+/* marks.c — marked positions: a task item's needle and question (the app's), the user's bookmarks (`b`).
+ *
+ * Marked positions, a task item's needle and question and the
  * user's bookmarks (see view.h): kept sorted by position, then kind, so a
  * frame finds a position's mark by bisection. */
 #include <stdlib.h>

@@ -1,4 +1,6 @@
-/* model.c — the view model's data: history of traces, attention strip, SQL
+/* model.c — the view model's data: traces, selection, modes, SQL text, status; calls only keymap.c and stats.c.
+ *
+ * The view model's data: history of traces, attention strip, SQL
  * text, status message (see view.h). */
 #include "views/view.h"
 

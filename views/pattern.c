@@ -1,4 +1,6 @@
-/* pattern.c — the attention-pattern view: layout, pooling, marks and
+/* pattern.c — the attention-pattern view (`A`): rectangle, pooling, marks, data from far keys, keys, drawing.
+ *
+ * The attention-pattern view: layout, pooling, marks and
  * drawing (see pattern.h). */
 #include "views/pattern.h"
 

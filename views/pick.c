@@ -1,4 +1,6 @@
-/* pick.c — the picker: a small list chosen from with the keys (see
+/* pick.c — the picker (`P`'s policy list): its keys, its rectangle over the heatmap, its drawing.
+ *
+ * The picker: a small list chosen from with the keys (see
  * view.h) and drawn over the heatmap (see pick.h). */
 #include "views/pick.h"
 

@@ -1,4 +1,6 @@
-/* stats.c — cumulative per-position counts behind the header's shares and
+/* stats.c — cumulative per-position counts as steps arrive, and their recount at new thresholds.
+ *
+ * Cumulative per-position counts behind the header's shares and
  * the per-layer bars (see metric.h). Collected when steps arrive, so the
  * drawing side only reads them; a change of thresholds recounts them a
  * slice at a time beside the counts in use (view_rescore_step). */
