@@ -9,6 +9,7 @@
 
 #include "app/args.h"
 #include "app/commands.h"
+#include "app/info_gguf.h"
 #include "app/setup.h"
 #include "engine/textout.h"
 #include "engine/tokenize/tokenize.h"
@@ -20,6 +21,8 @@ static void info_help(void) {
          "llama / qwen2 / olmo2 / faolmo, F32 / F16 / BF16). Prints architecture, dimensions, dtype,\n"
          "the KV cache's type and size at the full context (--kv-dtype as a run would set it),\n"
          "parameter count, bytes, RoPE, tokenizer kind and router presence.\n"
+         "A GGUF file (v2/v3) is described from its header alone: version, architecture, shape, tensor\n"
+         "types with their counts and bytes, file type and tokenizer (it cannot run yet).\n"
          "  --routers FILE    check these routers against the model (default: its built-in ones, if any)\n"
          "  --json            one JSON object instead of the text\n"
          "Exits 1 with one line naming the file (and tensor) when the model or its tokenizer is bad.");
@@ -107,6 +110,9 @@ int cmd_info(int argc, char **argv) {
         args_unknown(argv[a.i], &e);
         return args_fail(&e);
     }
+    char mp[1024];
+    if (app_model_path(o.model, mp, sizeof mp, &e) == 0 && info_is_gguf(mp)) /* described from its header */
+        return info_gguf(mp, json, &e) ? args_fail(&e) : 0;
     AppLoaded L;
     setenv("AHASCOPE_WEIGHTS", "map", 0); /* info reads no weights: copying them would only cost time */
     if (app_load(&o, &L, 0, &e) != 0) { app_unload(&L); return args_fail(&e); }
