@@ -22,7 +22,7 @@ static void info_help(void) {
          "the KV cache's type and size at the full context (--kv-dtype as a run would set it),\n"
          "parameter count, bytes, RoPE, tokenizer kind and router presence.\n"
          "A GGUF file (v2/v3) is described from its header alone: version, architecture, shape, tensor\n"
-         "types with their counts and bytes, file type and tokenizer (it cannot run yet).\n"
+         "types with their counts and bytes, file type and tokenizer (no weight is read).\n"
          "  --routers FILE    check these routers against the model (default: its built-in ones, if any)\n"
          "  --json            one JSON object instead of the text\n"
          "Exits 1 with one line naming the file (and tensor) when the model or its tokenizer is bad.");

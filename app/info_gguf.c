@@ -82,7 +82,7 @@ static void print_text(const GgufFile *f, const char *path, const char *arch) {
     printf("types         %s\n", types);
     if (tok) printf("tokenizer     %s, %lld tokens (in the metadata)\n", textout_term(tok, safe, sizeof safe), vocab_size(f));
     else printf("tokenizer     none in the metadata\n");
-    printf("weights       not loaded: GGUF models cannot run yet\n");
+    printf("weights       not read (info needs only the header)\n");
 }
 
 static void print_json(const GgufFile *f, const char *arch) {

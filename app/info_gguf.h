@@ -1,8 +1,8 @@
 /* info_gguf.h — `ahascope info` for a GGUF file: what it holds, from its
  * header alone.
  *
- * A GGUF model cannot run yet (engine/MODELS.md), but its metadata and
- * tensor infos say what it is: format version, architecture, shape, tensor
+ * A GGUF file's metadata and tensor infos say what it is, so no weight is
+ * widened (engine/model_gguf.c does that for the commands that run it): format version, architecture, shape, tensor
  * types and their bytes, file type, tokenizer. Describing it opens the file
  * through the validating reader (engine/gguf.h), so a hostile file is refused
  * in one line as any command would refuse it, and no weight is read.

@@ -2,6 +2,8 @@
 #include "tests/test.h"
 #include "engine/gguf.h"
 #include "engine/half.h"
+#include "engine/model.h"
+#include "engine/tokenize/tokenize.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -334,4 +336,90 @@ TEST(gguf_refuses_every_truncation) {
                        "prefix of %zu bytes: rc %d, '%s'", n, rc, e.msg);
         gguf_close(&f);
     }
+}
+
+/* stories260K.gguf runs: greedy text identical to the llama2.c checkpoint's
+ * (its rows need no permuting: both rotate adjacent RoPE pairs), with the
+ * vocabulary from the metadata. */
+TEST(gguf_generate_stories260k_matches_the_checkpoint) {
+    SKIP_UNLESS_SHARED();
+    const char *g = test_shared("models/stories260K/stories260K.gguf");
+    int st1 = -1, st2 = -1;
+    char *a = test_runf(&st1, "%s generate --model %s --prompt 'Once upon a time' --steps 64 --temperature 0", test_bin(), g);
+    char *b = test_runf(&st2, "%s generate --model %s --prompt 'Once upon a time' --steps 64 --temperature 0", test_bin(),
+                        test_stories_model());
+    CHECK_INT(st1, 0);
+    CHECK_INT(st2, 0);
+    CHECK_MSG(a && b && !strcmp(a, b), "gguf: %s\nbin: %s", a ? a : "(null)", b ? b : "(null)");
+    CHECK(a && strstr(a, "Once upon a time, there was a little girl"));
+    free(a);
+    free(b);
+}
+
+/* The metadata's vocabulary is tok512.bin's: the same pieces (U+2581 read
+ * as a space; BOS and EOS without the newlines llama2.c's export adds) and
+ * scores. */
+TEST(gguf_tokenizer_is_tok512) {
+    SKIP_UNLESS_SHARED();
+    Tokenizer a, b;
+    Err e = {0};
+    CHECK_MSG(tok_load_gguf(&a, test_shared("models/stories260K/stories260K.gguf"), 512, &e) == 0, "%s", e.msg);
+    CHECK_MSG(tok_load(&b, test_stories_tokenizer(), 512, &e) == 0, "%s", e.msg);
+    int same = a.vocab_size == b.vocab_size;
+    for (int i = 0; same && i < a.vocab_size; i++) {
+        char bin[64]; /* llama2.c's export spells BOS and EOS "\\n<s>\\n", "\\n</s>\\n"; GGUF keeps the pieces */
+        snprintf(bin, sizeof bin, "%s", b.vocab[i]);
+        if ((i == 1 || i == 2) && bin[0] == '\n' && strlen(bin) > 2) memmove(bin, bin + 1, strlen(bin)), bin[strlen(bin) - 1] = 0;
+        same = !strcmp(a.vocab[i], bin) && a.scores[i] == b.scores[i];
+        CHECK_MSG(same, "token %d: '%s' %g vs '%s' %g", i, a.vocab[i], a.scores[i], b.vocab[i], b.scores[i]);
+    }
+    CHECK(same);
+    tok_free(&b);
+    CHECK_MSG(tok_load_gguf(&b, test_shared("models/stories260K/stories260K.gguf"), 500, &e) != 0 &&
+                  strstr(e.msg, "512 tokens but the model's vocabulary is 500"), "%s", e.msg);
+    tok_free(&a);
+    tok_free(&b);
+}
+
+/* A GGUF that is no runnable llama is refused in one line naming it: the
+ * small file (no token_embd.weight), another architecture. */
+TEST(gguf_model_refusals) {
+    Gb g;
+    build(&g);
+    const char *path = test_tmp("norun.gguf");
+    CHECK(test_write_file(path, g.b, (long)g.n) == 0);
+    Model m;
+    Err e = {0};
+    CHECK(model_is_gguf(path) && !model_is_gguf(test_stories_model()));
+    CHECK(model_load_gguf(&m, path, &e) != 0);
+    CHECK_MSG(strstr(e.msg, path) == e.msg && strstr(e.msg, "llama.feed_forward_length is missing"), "%s", e.msg);
+    memcpy(g.b + g.at_arch_len + 8, "gemma", 5);
+    CHECK(test_write_file(path, g.b, (long)g.n) == 0);
+    CHECK(model_load_gguf(&m, path, &e) != 0);
+    CHECK_MSG(strstr(e.msg, "GGUF architecture 'gemma' cannot run yet (only llama)"), "%s", e.msg);
+    char cmd[1400], starts[1200];
+    snprintf(cmd, sizeof cmd, "%s generate --model %s --prompt hi --steps 2", test_bin(), path);
+    snprintf(starts, sizeof starts, "ahascope generate: %s: ", path);
+    CHECK_REFUSAL(cmd, 1, starts, "cannot run yet", 1);
+}
+
+/* Loaded in process, stories260K.gguf holds the checkpoint's weights, part
+ * for part (its separate output.weight equals the tied embedding). */
+TEST(gguf_model_weights_equal_the_checkpoint) {
+    SKIP_UNLESS_SHARED();
+    Model g, b;
+    Err e = {0};
+    CHECK_MSG(model_load_gguf(&g, test_shared("models/stories260K/stories260K.gguf"), &e) == 0, "%s", e.msg);
+    CHECK_MSG(model_load(&b, test_stories_model(), &e) == 0, "%s", e.msg);
+    const Config *c = &b.c;
+    CHECK(g.c.dim == c->dim && g.c.hidden_dim == c->hidden_dim && g.c.n_layers == c->n_layers &&
+          g.c.n_kv_heads == c->n_kv_heads && g.c.vocab_size == c->vocab_size && g.c.rope_half == 0);
+    CHECK(g.version == MODEL_VERSION_GGUF && !strcmp(g.arch_name, "llama"));
+    size_t d = c->dim, h = c->hidden_dim, L = c->n_layers, kv = c->kv_dim, V = c->vocab_size;
+    const float *pg[] = {g.w.token_embedding, g.w.rms_att, g.w.wq, g.w.wk, g.w.wv, g.w.wo, g.w.rms_ffn, g.w.w1, g.w.w2, g.w.w3, g.w.rms_final, g.w.wcls};
+    const float *pb[] = {b.w.token_embedding, b.w.rms_att, b.w.wq, b.w.wk, b.w.wv, b.w.wo, b.w.rms_ffn, b.w.w1, b.w.w2, b.w.w3, b.w.rms_final, b.w.wcls};
+    const size_t n[] = {V * d, L * d, L * d * d, L * kv * d, L * kv * d, L * d * d, L * d, L * h * d, L * d * h, L * h * d, d, V * d};
+    for (int i = 0; i < 12; i++) CHECK_MSG(!memcmp(pg[i], pb[i], n[i] * sizeof(float)), "part %d differs", i);
+    model_free(&g);
+    model_free(&b);
 }
