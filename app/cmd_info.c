@@ -34,6 +34,8 @@ static void info_help(void) {
          "llama / qwen2 / olmo2 / faolmo, F32 / F16 / BF16). Prints architecture, dimensions, dtype,\n"
          "the KV cache's type and size at the full context (--kv-dtype as a run would set it),\n"
          "parameter count, bytes, RoPE, tokenizer kind and router presence.\n"
+         "A GGUF file (v2/v3) is described from its header alone: version, architecture, shape, tensor\n"
+         "types with their counts and bytes, file type and tokenizer (no weight is read).\n"
          "Exits 1 with one line naming the file (and tensor) when the model or its tokenizer is bad.");
     args_help_tables(INFO_TABLES);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app/info_gguf.h"
 #include "app/setup.h"
 #include "engine/textout.h"
 #include "engine/tokenize/tokenize.h"
@@ -77,6 +78,9 @@ static void print_json(const AppLoaded *L, const RunOpts *o) {
 }
 
 int info_run(RunOpts *o, int json, Err *e) {
+    char mp[1024];
+    if (app_model_path(o->model, mp, sizeof mp, e) == 0 && info_is_gguf(mp)) /* described from its header */
+        return info_gguf(mp, json, e);
     AppLoaded L;
     setenv("AHASCOPE_WEIGHTS", "map", 0); /* info reads no weights: copying them would only cost time */
     if (app_load(o, &L, 0, e) != 0) { app_unload(&L); return -1; }

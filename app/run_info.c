@@ -44,6 +44,7 @@ int app_run_info(const RunOpts *o, const AppLoaded *L, StoreRunInfo *r, Err *e) 
     int n_files = model_files(&L->model, files, 1100);
     if (n_files > 0 && sha256_files(files, n_files, r->model_sha256, e)) return -1;
     if (L->model.version == 2) snprintf(r->arch, sizeof r->arch, "hf-%.20s", L->model.arch_name);
+    else if (L->model.version == MODEL_VERSION_GGUF) snprintf(r->arch, sizeof r->arch, "gguf-%.20s", L->model.arch_name);
     else snprintf(r->arch, sizeof r->arch, "llama2c-v%d", L->model.version < 0 ? 0 : L->model.version);
     r->dim = c->dim, r->hidden_dim = c->hidden_dim, r->n_layers = c->n_layers, r->n_heads = c->n_heads;
     r->n_kv_heads = c->n_kv_heads, r->vocab_size = c->vocab_size, r->seq_len = c->seq_len;

@@ -180,10 +180,17 @@ static int ends_with(const char *s, const char *tail) {
 
 /* The tokenizer: --tokenizer (a .json is a tokenizer.json), else the
  * folder's tokenizer.json for a Hugging Face model, else the llama2.c
- * vocabulary beside the checkpoint. */
+ * vocabulary beside the checkpoint; a GGUF model's is in its metadata. */
 static int load_tokenizer(const RunOpts *o, AppLoaded *L, Err *e) {
     const Model *m = &L->model;
     int hf = m->version == 2;
+    if (m->version == MODEL_VERSION_GGUF && !o->tokenizer) { /* the vocabulary is in the file's metadata */
+        snprintf(L->tok_path, sizeof L->tok_path, "%s", L->model_path);
+        if (tok_load_gguf(&L->tok, L->model_path, m->c.vocab_size, e) != 0) return -1;
+        L->tok.special = o->chat;
+        L->have_tok = 1;
+        return 0;
+    }
     if (o->tokenizer) snprintf(L->tok_path, sizeof L->tok_path, "%s", o->tokenizer);
     else if (hf) snprintf(L->tok_path, sizeof L->tok_path, "%.1000s/tokenizer.json", L->model_path);
     else if (app_find_tokenizer(L->model_path, m->c.vocab_size, L->tok_path, sizeof L->tok_path) != 0)
@@ -272,6 +279,7 @@ int app_load(RunOpts *o, AppLoaded *L, int need_tok, Err *e) {
     if (o->prompt_file && read_prompt_file(o, L, e) != 0) return -1;
     if (app_model_path(o->model, L->model_path, sizeof L->model_path, e) != 0) return -1;
     int r = model_is_hf_dir(L->model_path) ? model_load_hf(&L->model, L->model_path, o->context, e)
+            : model_is_gguf(L->model_path) ? model_load_gguf(&L->model, L->model_path, e)
                                             : model_load(&L->model, L->model_path, e);
     if (r != 0) return -1;
     if (o->kv_dtype >= 0) L->model.c.kv_dtype = o->kv_dtype;

@@ -109,7 +109,7 @@ typedef struct {
     size_t file_bytes;    /* bytes of the checkpoint file(s) */
     void *hf;             /* HF sources: open shards and converted vectors (model_hf.c) */
     char path[1024];   /* file the weights came from ("" for random) */
-    int version;       /* 0 legacy, 1 ak42, -1 random */
+    int version;       /* 0 legacy, 1 ak42, 2 HF folder, MODEL_VERSION_GGUF, -1 random */
     MemView file;      /* the checkpoint's bytes (mem_view_file), or zeroed */
     float *owned;      /* heap weights of a random model, or NULL */
     uint16_t *owned_half; /* model_to_half: the matrices in bf16/f16, or NULL */
@@ -150,6 +150,21 @@ uint64_t model_checkpoint_bytes(const Config *c, int version, size_t hdr);
  * field and the exact file size; or, when path is a directory holding
  * config.json, a Hugging Face folder (model_load_hf). Returns 0 on success. */
 int model_load(Model *m, const char *path, Err *e);
+
+/* Model.version of a model read from a GGUF file. */
+#define MODEL_VERSION_GGUF 3
+
+/* Load a GGUF file of the llama architecture (engine/gguf.h), its tensors
+ * (F32, F16, BF16, Q8_0 or Q4_0) widened into owned f32 weights in the
+ * llama2.c block (adjacent-pair RoPE: ggml's row order), tied when there is
+ * no output.weight; the context is capped at MODEL_HF_DEFAULT_CTX. Any other
+ * architecture, RoPE scaling, a missing, mis-shaped or extra tensor is one
+ * line naming the file (and tensor). It calls model.c, never the reverse: a
+ * caller tells a GGUF file by model_is_gguf (app_load does). */
+int model_load_gguf(Model *m, const char *path, Err *e);
+
+/* 1 if path is a regular file opening with the GGUF magic. */
+int model_is_gguf(const char *path);
 
 /* Default context of a Hugging Face model: max_position_embeddings capped
  * here, because the KV cache is sized for the whole context. */

@@ -64,6 +64,17 @@ typedef struct {
  * the file. Returns 0 on success. */
 int tok_load(Tokenizer *t, const char *path, int vocab_size, Err *e);
 
+/* A llama2.c-style vocabulary from n NUL-terminated pieces and their merge
+ * scores (copied), as a container other than tokenizer.bin holds them
+ * (GGUF, tok_load_gguf); name is used in messages. Returns 0 on success. */
+int tok_load_pieces(Tokenizer *t, const char *name, int n, const char *const *pieces, const float *scores, Err *e);
+
+/* The vocabulary in a GGUF file's metadata (tokenizer.ggml.model "llama":
+ * tokens and scores, the pieces' U+2581 read as spaces, as llama2.c's
+ * tokenizer.bin spells them). vocab_size > 0 must equal the token count.
+ * Errors name the file. Returns 0 on success. */
+int tok_load_gguf(Tokenizer *t, const char *path, int vocab_size, Err *e);
+
 /* Release everything tok_load allocated (safe on a zeroed struct). */
 void tok_free(Tokenizer *t);
 

@@ -113,6 +113,8 @@ static int read_token(Tokenizer *t, FILE *f, int i, Err *e) {
 
 #define NOT_TOKENIZER "a llama2.c tokenizer.bin or tokenizer.json"
 
+static int tok_index(Tokenizer *t, Err *e);
+
 /* A file that failed to load as a tokenizer: if it does not look like one
  * at all, say so and what it looks like instead of the first bad field. */
 static int not_tokenizer(const char *path, Err *e) {
@@ -147,19 +149,53 @@ int tok_load(Tokenizer *t, const char *path, int vocab_size, Err *e) {
         r = err_set(e, "%s: has %d tokens but the model's vocabulary is %d", path, n, vocab_size);
     if (r == 0 && n == 0) r = err_set(e, "%s: contains no tokens", path);
     if (r == 0 && n <= 258) r = err_set(e, "%s: %d tokens is too few for byte fallback (needs > 258)", path, n);
-    if (r == 0 && !(t->sorted = malloc((size_t)n * sizeof(TokIndex)))) r = err_set(e, "%s: out of memory", path);
     if (r != 0) {
         tok_free(t);
         return not_tokenizer(path, e);
     }
-    for (int i = 0; i < n; i++) t->sorted[i] = (TokIndex){t->vocab[i], i};
-    for (int b = 0; b < 256; b++) { t->byte_text[b][0] = (char)b; t->byte_text[b][1] = 0; }
-    qsort(t->sorted, n, sizeof(TokIndex), cmp_index);
-    if (hash_build(t) != 0) {
-        tok_free(t);
-        return err_set(e, "%s: out of memory", path);
+    return tok_index(t, e);
+}
+
+/* The lookup tables over a filled vocabulary (the sorted list, the hash,
+ * the byte pieces' text); frees t on failure. */
+static int tok_index(Tokenizer *t, Err *e) {
+    int n = t->vocab_size;
+    if ((t->sorted = malloc((size_t)n * sizeof(TokIndex)))) {
+        for (int i = 0; i < n; i++) t->sorted[i] = (TokIndex){t->vocab[i], i};
+        qsort(t->sorted, n, sizeof(TokIndex), cmp_index);
     }
+    if (!t->sorted || hash_build(t) != 0) {
+        tok_free(t);
+        return err_set(e, "%s: out of memory", t->path);
+    }
+    for (int b = 0; b < 256; b++) { t->byte_text[b][0] = (char)b; t->byte_text[b][1] = 0; }
     return 0;
+}
+
+int tok_load_pieces(Tokenizer *t, const char *name, int n, const char *const *pieces, const float *scores, Err *e) {
+    memset(t, 0, sizeof *t);
+    snprintf(t->path, sizeof t->path, "%s", name);
+    if (n <= 258 || n > TOK_MAX_VOCAB)
+        return err_set(e, "%s: %d tokens (a vocabulary with byte fallback needs 259 to %d)", name, n, TOK_MAX_VOCAB);
+    t->vocab = calloc((size_t)n, sizeof *t->vocab);
+    t->vocab_len = malloc((size_t)n * sizeof *t->vocab_len);
+    t->scores = malloc((size_t)n * sizeof *t->scores);
+    if (!t->vocab || !t->vocab_len || !t->scores) {
+        tok_free(t);
+        return err_set(e, "%s: out of memory", name);
+    }
+    t->vocab_size = n;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(pieces[i]);
+        if (!isfinite(scores[i]) || len > TOK_MAX_LEN_LIMIT || !(t->vocab[i] = strdup(pieces[i]))) {
+            tok_free(t);
+            return err_set(e, "%s: token %d: %s", name, i, isfinite(scores[i]) ? "too long, or out of memory" : "a non-finite score");
+        }
+        t->vocab_len[i] = (int)len;
+        t->scores[i] = scores[i];
+        if ((int)len > t->max_token_length) t->max_token_length = (int)len;
+    }
+    return tok_index(t, e);
 }
 
 int tok_lookup(const Tokenizer *t, const char *str) {

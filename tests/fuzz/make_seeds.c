@@ -2,7 +2,7 @@
  *
  * Writes the seed corpora of the fuzz harnesses into OUT_DIR,
  * one folder per harness, with the project's own writers (model_save,
- * st_write, router_save, the store's writer) so seeds are real files of
+ * st_write, router_save, the store's writer; GGUF by hand) so seeds are real files of
  * each format. Usage: make_seeds OUT_DIR (the Makefile runs it at build
  * time; nothing it writes is committed). */
 #include <math.h>
@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/gguf.h"
 #include "engine/headset.h"
 #include "engine/model.h"
 #include "engine/routers.h"
@@ -191,6 +192,52 @@ static void seed_headset(void) {
     put("headset", "crlf.tsv", crlf, sizeof crlf - 1);
 }
 
+/* A GGUF byte builder: no GGUF writer exists yet, so the seed is laid out
+ * here from the format's definition. */
+typedef struct {
+    uint8_t b[2048];
+    size_t n;
+} GgufSeed;
+
+static void gs_le(GgufSeed *g, uint64_t v, int n) {
+    for (int i = 0; i < n; i++) g->b[g->n++] = (uint8_t)(v >> (8 * i));
+}
+static void gs_str(GgufSeed *g, const char *s) {
+    gs_le(g, strlen(s), 8);
+    memcpy(g->b + g->n, s, strlen(s));
+    g->n += strlen(s);
+}
+static void gs_key(GgufSeed *g, const char *k, GgufVType t) { gs_str(g, k), gs_le(g, (uint64_t)t, 4); }
+static void gs_tensor(GgufSeed *g, const char *name, uint64_t ne0, uint64_t ne1, GgmlType t, uint64_t off) {
+    gs_str(g, name), gs_le(g, 2, 4), gs_le(g, ne0, 8), gs_le(g, ne1, 8), gs_le(g, (uint64_t)t, 4), gs_le(g, off, 8);
+}
+
+/* Every metadata type, string and f32 arrays, and one tensor of each
+ * widenable type (F32, F16, BF16, Q8_0, Q4_0: 32x2 each). */
+static void seed_gguf(void) {
+    GgufSeed g = {{0}, 0};
+    memcpy(g.b, "GGUF", 4), g.n = 4;
+    gs_le(&g, 3, 4), gs_le(&g, 5, 8), gs_le(&g, 9, 8);
+    gs_key(&g, "general.architecture", GGUF_STRING), gs_str(&g, "llama");
+    gs_key(&g, "general.alignment", GGUF_U32), gs_le(&g, 32, 4);
+    gs_key(&g, "llama.block_count", GGUF_U64), gs_le(&g, 1, 8);
+    gs_key(&g, "a.i8", GGUF_I8), gs_le(&g, 0xfd, 1);
+    gs_key(&g, "a.i16", GGUF_I16), gs_le(&g, 0xfffd, 2);
+    gs_key(&g, "a.f64", GGUF_F64), gs_le(&g, 0x3ff0000000000000ull, 8);
+    gs_key(&g, "a.bool", GGUF_BOOL), gs_le(&g, 1, 1);
+    gs_key(&g, "tokenizer.ggml.tokens", GGUF_ARRAY), gs_le(&g, GGUF_STRING, 4), gs_le(&g, 2, 8);
+    gs_str(&g, "<s>"), gs_str(&g, "ab");
+    gs_key(&g, "tokenizer.ggml.scores", GGUF_ARRAY), gs_le(&g, GGUF_F32, 4), gs_le(&g, 2, 8), gs_le(&g, 0, 8);
+    const GgmlType types[5] = {GGML_F32, GGML_F16, GGML_BF16, GGML_Q8_0, GGML_Q4_0};
+    const char *names[5] = {"f32", "f16", "bf16", "q8_0", "q4_0"};
+    const uint64_t bytes[5] = {256, 128, 128, 68, 36};
+    uint64_t off = 0;
+    for (int i = 0; i < 5; i++) gs_tensor(&g, names[i], 32, 2, types[i], off), off += (bytes[i] + 31) / 32 * 32;
+    while (g.n % 32) g.b[g.n++] = 0;
+    for (uint64_t i = 0; i < off; i++) g.b[g.n++] = (uint8_t)(i * 37);
+    put("gguf", "mixed.gguf", g.b, g.n);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) { fprintf(stderr, "usage: make_seeds OUT_DIR\n"); return 2; }
     out_dir = argv[1];
@@ -198,6 +245,7 @@ int main(int argc, char **argv) {
     seed_checkpoints();
     seed_tokenizer_bin();
     seed_safetensors();
+    seed_gguf();
     seed_routers();
     seed_configs();
     seed_tokenizer_json();

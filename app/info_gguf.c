@@ -1,0 +1,114 @@
+/* info_gguf.c — `ahascope info` for a GGUF file: header, shape, tensor types, tokenizer. */
+#include "app/info_gguf.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/files.h"
+#include "engine/gguf.h"
+#include "engine/textout.h"
+
+int info_is_gguf(const char *path) {
+    FileKind k;
+    if (!path || !file_stat_kind(path, &k, NULL)) return 0;
+    FILE *f = fopen(path, "rb");
+    char b[4];
+    size_t n = f ? fread(b, 1, 4, f) : 0;
+    if (f) fclose(f);
+    return gguf_sniff(b, n);
+}
+
+/* llama.cpp's file-type numbers (general.file_type): what most tensors are. */
+static const char *file_type_name(int64_t t) {
+    static const struct { int id; const char *name; } names[] = {
+        {0, "all F32"}, {1, "mostly F16"}, {2, "mostly Q4_0"}, {3, "mostly Q4_1"}, {7, "mostly Q8_0"},
+        {8, "mostly Q5_0"}, {9, "mostly Q5_1"}, {10, "mostly Q2_K"}, {11, "mostly Q3_K_S"}, {12, "mostly Q3_K_M"},
+        {13, "mostly Q3_K_L"}, {14, "mostly Q4_K_S"}, {15, "mostly Q4_K_M"}, {16, "mostly Q5_K_S"},
+        {17, "mostly Q5_K_M"}, {18, "mostly Q6_K"}, {32, "mostly BF16"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].id == t) return names[i].name;
+    return "unknown";
+}
+
+/* {arch}.suffix as an integer, or -1 when absent. */
+static long long arch_int(const GgufFile *f, const char *arch, const char *suffix) {
+    char key[160];
+    int64_t v;
+    snprintf(key, sizeof key, "%.64s.%s", arch, suffix);
+    return gguf_get_int(f, key, &v) == 0 ? (long long)v : -1;
+}
+
+/* "F32 48 (1.05 MB), Q4_K 120 (...)": each type present, in id order. */
+static void type_counts(const GgufFile *f, char *out, size_t cap) {
+    size_t used = 0;
+    out[0] = '\0';
+    for (int t = 0; t < GGML_NTYPES && used < cap; t++) {
+        long n = 0;
+        size_t bytes = 0;
+        for (int i = 0; i < f->n_tensors; i++)
+            if ((int)f->tensors[i].type == t) n++, bytes += f->tensors[i].nbytes;
+        if (!n) continue;
+        int w = snprintf(out + used, cap - used, "%s%s %ld (%zu bytes)", used ? ", " : "", gguf_type_name(t), n,
+                         bytes);
+        if (w > 0) used += (size_t)w;
+    }
+}
+
+static long long vocab_size(const GgufFile *f) {
+    const GgufKv *kv = gguf_find_kv(f, "tokenizer.ggml.tokens");
+    return kv && kv->type == GGUF_ARRAY ? (long long)kv->count : -1;
+}
+
+static void print_text(const GgufFile *f, const char *path, const char *arch) {
+    char safe[4 * 1100 + 1], types[2048];
+    const char *tok = gguf_get_str(f, "tokenizer.ggml.model");
+    int64_t ft;
+    size_t bytes = 0;
+    for (int i = 0; i < f->n_tensors; i++) bytes += f->tensors[i].nbytes;
+    type_counts(f, types, sizeof types);
+    printf("model         %s\n", textout_term(path, safe, sizeof safe));
+    printf("format        gguf v%u\n", f->version);
+    printf("architecture  %s\n", textout_term(arch, safe, sizeof safe));
+    printf("dims          dim %lld, hidden %lld, layers %lld, heads %lld, kv_heads %lld, vocab %lld\n",
+           arch_int(f, arch, "embedding_length"), arch_int(f, arch, "feed_forward_length"),
+           arch_int(f, arch, "block_count"), arch_int(f, arch, "attention.head_count"),
+           arch_int(f, arch, "attention.head_count_kv"), vocab_size(f));
+    printf("context       %lld\n", arch_int(f, arch, "context_length"));
+    if (gguf_get_int(f, "general.file_type", &ft) == 0)
+        printf("file_type     %lld (%s)\n", (long long)ft, file_type_name(ft));
+    printf("tensors       %d, %zu bytes of data (alignment %u), %d metadata keys\n", f->n_tensors, bytes,
+           f->alignment, f->n_kv);
+    printf("types         %s\n", types);
+    if (tok) printf("tokenizer     %s, %lld tokens (in the metadata)\n", textout_term(tok, safe, sizeof safe), vocab_size(f));
+    else printf("tokenizer     none in the metadata\n");
+    printf("weights       not read (info needs only the header)\n");
+}
+
+static void print_json(const GgufFile *f, const char *arch) {
+    const char *tok = gguf_get_str(f, "tokenizer.ggml.model");
+    int64_t ft = -1;
+    gguf_get_int(f, "general.file_type", &ft);
+    printf("{\"format\": \"gguf\", \"version\": %u, \"architecture\": ", f->version);
+    textout_json_print(stdout, arch);
+    printf(", \"dim\": %lld, \"hidden_dim\": %lld, \"n_layers\": %lld, \"n_heads\": %lld, \"n_kv_heads\": %lld, "
+           "\"context\": %lld, \"vocab_size\": %lld, \"file_type\": %lld, \"tensors\": %d, \"tokenizer\": ",
+           arch_int(f, arch, "embedding_length"), arch_int(f, arch, "feed_forward_length"),
+           arch_int(f, arch, "block_count"), arch_int(f, arch, "attention.head_count"),
+           arch_int(f, arch, "attention.head_count_kv"), arch_int(f, arch, "context_length"), vocab_size(f),
+           (long long)ft, f->n_tensors);
+    if (tok) textout_json_print(stdout, tok);
+    else printf("null");
+    printf("}\n");
+}
+
+int info_gguf(const char *path, int json, Err *e) {
+    GgufFile f;
+    if (gguf_open(&f, path, e)) return -1;
+    const char *arch = gguf_get_str(&f, "general.architecture");
+    if (!arch) arch = "unknown (no general.architecture)";
+    if (json) print_json(&f, arch);
+    else print_text(&f, path, arch);
+    gguf_close(&f);
+    return 0;
+}

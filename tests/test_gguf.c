@@ -1,0 +1,425 @@
+/* test_gguf.c — the GGUF reader on hand-built files, a table of hostile ones, widening, stories260K.gguf. */
+#include "tests/test.h"
+#include "engine/gguf.h"
+#include "engine/half.h"
+#include "engine/model.h"
+#include "engine/tokenize/tokenize.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A GGUF file being built, and where its fields landed, so that a hostile
+ * variant is the valid file with one field patched. */
+typedef struct {
+    uint8_t b[4096];
+    size_t n;
+    size_t at_version, at_ntensors, at_arch_len, at_align_val, at_key_b, at_i8_type, at_tok_elem, at_tok_count,
+        at_bool_val, at_t0_ndims, at_t0_ne0, at_t0_type, at_t1_name, at_t1_offset, at_t1_ne1;
+} Gb;
+
+static void put(Gb *g, const void *p, size_t n) {
+    memcpy(g->b + g->n, p, n);
+    g->n += n;
+}
+static void put_le(Gb *g, uint64_t v, int n) {
+    for (int i = 0; i < n; i++) g->b[g->n++] = (uint8_t)(v >> (8 * i));
+}
+static void put_str(Gb *g, const char *s) {
+    put_le(g, strlen(s), 8);
+    put(g, s, strlen(s));
+}
+/* A key and its value type; the payload follows. */
+static void put_key(Gb *g, const char *k, GgufVType t) {
+    put_str(g, k);
+    put_le(g, (uint64_t)t, 4);
+}
+static void patch(Gb *g, size_t at, uint64_t v, int n) {
+    for (int i = 0; i < n; i++) g->b[at + i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Every scalar type once, a string, two arrays (strings, f32). */
+static void put_kvs(Gb *g) {
+    put_key(g, "general.architecture", GGUF_STRING);
+    g->at_arch_len = g->n;
+    put_str(g, "llama");
+    put_key(g, "general.alignment", GGUF_U32);
+    g->at_align_val = g->n;
+    put_le(g, 32, 4);
+    put_key(g, "llama.block_count", GGUF_U32), put_le(g, 2, 4);
+    put_key(g, "llama.embedding_length", GGUF_U64), put_le(g, 4, 8);
+    put_key(g, "x.a", GGUF_U8), put_le(g, 200, 1);
+    g->at_key_b = g->n + 8 + 2; /* the 'b' of "x.b" */
+    put_key(g, "x.b", GGUF_I8);
+    g->at_i8_type = g->n - 4;
+    put_le(g, (uint8_t)-3, 1);
+    put_key(g, "x.u16", GGUF_U16), put_le(g, 65535, 2);
+    put_key(g, "x.i16", GGUF_I16), put_le(g, (uint16_t)-300, 2);
+    put_key(g, "x.i32", GGUF_I32), put_le(g, (uint32_t)-70000, 4);
+    put_key(g, "x.i64", GGUF_I64), put_le(g, (uint64_t)-5000000000LL, 8);
+    float f = 0.25f;
+    double d = -1.5;
+    uint32_t fb;
+    uint64_t db;
+    memcpy(&fb, &f, 4), memcpy(&db, &d, 8);
+    put_key(g, "x.f32", GGUF_F32), put_le(g, fb, 4);
+    put_key(g, "x.f64", GGUF_F64), put_le(g, db, 8);
+    put_key(g, "x.bool", GGUF_BOOL);
+    g->at_bool_val = g->n;
+    put_le(g, 1, 1);
+    put_key(g, "tokenizer.ggml.model", GGUF_STRING), put_str(g, "llama");
+    put_key(g, "tokenizer.ggml.tokens", GGUF_ARRAY);
+    g->at_tok_elem = g->n;
+    put_le(g, GGUF_STRING, 4);
+    g->at_tok_count = g->n;
+    put_le(g, 3, 8), put_str(g, "<unk>"), put_str(g, ""), put_str(g, "abc");
+    put_key(g, "tokenizer.ggml.scores", GGUF_ARRAY), put_le(g, GGUF_F32, 4), put_le(g, 3, 8);
+    for (int i = 0; i < 3; i++) put_le(g, fb, 4);
+}
+#define N_KV 16
+
+/* Two tensors: t0 F32 [4, 3] at 0 (48 bytes), t1 F16 [32, 2] at 64 (128 bytes). */
+static void build(Gb *g) {
+    memset(g, 0, sizeof *g);
+    put(g, "GGUF", 4);
+    g->at_version = g->n;
+    put_le(g, 3, 4);
+    g->at_ntensors = g->n;
+    put_le(g, 2, 8), put_le(g, N_KV, 8);
+    put_kvs(g);
+    put_str(g, "t0.weight");
+    g->at_t0_ndims = g->n;
+    put_le(g, 2, 4);
+    g->at_t0_ne0 = g->n;
+    put_le(g, 4, 8), put_le(g, 3, 8);
+    g->at_t0_type = g->n;
+    put_le(g, GGML_F32, 4), put_le(g, 0, 8);
+    g->at_t1_name = g->n + 8;
+    put_str(g, "t1.weight"), put_le(g, 2, 4), put_le(g, 32, 8);
+    g->at_t1_ne1 = g->n;
+    put_le(g, 2, 8), put_le(g, GGML_F16, 4);
+    g->at_t1_offset = g->n;
+    put_le(g, 64, 8);
+    while (g->n % 32) g->b[g->n++] = 0;
+    size_t data = g->n;
+    for (int i = 0; i < 12; i++) {
+        float v = (float)i - 5.5f;
+        memcpy(g->b + data + 4 * i, &v, 4);
+    }
+    for (int i = 0; i < 64; i++) patch(g, data + 64 + 2 * i, half_f32_to_f16((float)i / 4), 2);
+    g->n = data + 64 + 128;
+}
+
+TEST(gguf_reads_every_value_type_and_tensor) {
+    Gb g;
+    build(&g);
+    GgufFile f;
+    Err e = {0};
+    CHECK_MSG(gguf_open_buffer(&f, g.b, g.n, "ok.gguf", &e) == 0, "%s", e.msg);
+    CHECK_INT(f.version, 3);
+    CHECK_INT(f.n_kv, N_KV);
+    CHECK_INT(f.n_tensors, 2);
+    int64_t v = 0;
+    double x = 0;
+    CHECK(gguf_get_str(&f, "general.architecture") && !strcmp(gguf_get_str(&f, "general.architecture"), "llama"));
+    CHECK(gguf_get_int(&f, "x.a", &v) == 0 && v == 200);
+    CHECK(gguf_get_int(&f, "x.b", &v) == 0 && v == -3);
+    CHECK(gguf_get_int(&f, "x.u16", &v) == 0 && v == 65535);
+    CHECK(gguf_get_int(&f, "x.i16", &v) == 0 && v == -300);
+    CHECK(gguf_get_int(&f, "x.i32", &v) == 0 && v == -70000);
+    CHECK(gguf_get_int(&f, "x.i64", &v) == 0 && v == -5000000000LL);
+    CHECK(gguf_get_int(&f, "llama.embedding_length", &v) == 0 && v == 4);
+    CHECK(gguf_get_int(&f, "x.bool", &v) == 0 && v == 1);
+    CHECK(gguf_get_float(&f, "x.f32", &x) == 0 && x == 0.25);
+    CHECK(gguf_get_float(&f, "x.f64", &x) == 0 && x == -1.5);
+    CHECK(gguf_get_int(&f, "x.f32", &v) != 0 && gguf_get_str(&f, "x.a") == NULL && !gguf_find_kv(&f, "nope"));
+    const GgufKv *tok = gguf_find_kv(&f, "tokenizer.ggml.tokens");
+    uint64_t len = 9;
+    CHECK(tok && tok->count == 3 && tok->elem == GGUF_STRING);
+    if (tok) {
+        const char *s = gguf_arr_str(tok, 2, &len);
+        CHECK(s && len == 3 && !memcmp(s, "abc", 3));
+        CHECK(gguf_arr_str(tok, 1, &len) && len == 0);
+        CHECK(gguf_arr_str(tok, 3, &len) == NULL);
+    }
+    const GgufTensor *t0 = gguf_find_tensor(&f, "t0.weight"), *t1 = gguf_find_tensor(&f, "t1.weight");
+    CHECK(t0 && t1 && !gguf_find_tensor(&f, "t2.weight"));
+    if (t0 && t1) {
+        CHECK(t0->n_dims == 2 && t0->ne[0] == 4 && t0->ne[1] == 3 && t0->ne[2] == 1 && t0->nbytes == 48);
+        CHECK(t1->type == GGML_F16 && t1->nbytes == 128 && t1->offset == 64);
+        float row[64];
+        CHECK(gguf_dequant(t0->type, t0->data, row, 12, &e) == 0 && row[0] == -5.5f && row[11] == 5.5f);
+        CHECK(gguf_dequant(t1->type, t1->data, row, 64, &e) == 0 && row[1] == 0.25f && row[63] == 15.75f);
+        CHECK(gguf_dequant(GGML_Q4_K, t1->data, row, 0, &e) != 0 && strstr(e.msg, "Q4_K"));
+    }
+    gguf_close(&f);
+    patch(&g, g.at_version, 2, 4); /* v2 has the same layout */
+    CHECK_MSG(gguf_open_buffer(&f, g.b, g.n, "v2.gguf", &e) == 0, "%s", e.msg);
+    CHECK_INT(f.version, 2);
+    gguf_close(&f);
+}
+
+/* Hand-made blocks: Q8_0 (scale 0.5, bytes -128, -1, 0, 127, ...) and Q4_0
+ * (scale 2, low nibbles first, each less 8). */
+TEST(gguf_widens_q8_0_and_q4_0_blocks) {
+    uint8_t q8[34] = {0}, q4[18] = {0};
+    uint16_t h = half_f32_to_f16(0.5f);
+    q8[0] = (uint8_t)h, q8[1] = (uint8_t)(h >> 8);
+    int8_t qs[4] = {-128, -1, 0, 127};
+    for (int j = 0; j < 32; j++) q8[2 + j] = (uint8_t)qs[j % 4];
+    h = half_f32_to_f16(2.0f);
+    q4[0] = (uint8_t)h, q4[1] = (uint8_t)(h >> 8);
+    for (int j = 0; j < 16; j++) q4[2 + j] = (uint8_t)(j | (15 - j) << 4);
+    float out[32];
+    Err e = {0};
+    CHECK(gguf_dequant(GGML_Q8_0, q8, out, 32, &e) == 0);
+    CHECK(out[0] == -64.0f && out[1] == -0.5f && out[2] == 0.0f && out[3] == 63.5f && out[31] == 63.5f);
+    CHECK(gguf_dequant(GGML_Q4_0, q4, out, 32, &e) == 0);
+    CHECK(out[0] == -16.0f && out[15] == 14.0f && out[16] == 14.0f && out[31] == -16.0f && out[8] == 0.0f);
+    CHECK(gguf_dequant(GGML_Q8_0, q8, out, 31, &e) != 0 && strstr(e.msg, "whole number"));
+    uint64_t be, bb;
+    CHECK(gguf_type_block(GGML_Q6_K, &be, &bb) == 0 && be == 256 && bb == 210);
+    CHECK(gguf_type_block((GgmlType)4, &be, &bb) != 0 && bb == 0);
+}
+
+/* A hostile variant: the valid file with one field (the Gb offset `field`,
+ * plus `extra` bytes) set to v over `width` bytes; width 0 cuts the file to
+ * v bytes instead. `want` is in the one-line refusal. */
+typedef struct {
+    const char *file;
+    size_t field, extra;
+    uint64_t v;
+    int width;
+    const char *want;
+} Hostile;
+
+#define AT(m) offsetof(Gb, m)
+static const Hostile HOSTILE[] = {
+    {"short.gguf", 0, 0, 20, 0, "too short for a GGUF header"},
+    {"cut.gguf", 0, 0, 400, 0, "past the end of the file"},
+    {"v1.gguf", AT(at_version), 0, 1, 4, "GGUF version 1 is not supported"},
+    {"v9.gguf", AT(at_version), 0, 9, 4, "unknown GGUF version 9"},
+    {"bigendian.gguf", AT(at_version), 0, 0x03000000, 4, "big-endian"},
+    {"count.gguf", AT(at_ntensors), 0, (uint64_t)1 << 60, 8, "tensor count 1152921504606846976 is absurd"},
+    {"kvcount.gguf", AT(at_ntensors), 8, (uint64_t)1 << 40, 8, "metadata count 1099511627776 is absurd"},
+    {"strlen.gguf", AT(at_arch_len), 0, (uint64_t)1 << 40, 8, "past the end of the file"},
+    {"align.gguf", AT(at_align_val), 0, 3, 4, "general.alignment 3 is not a power of two"},
+    {"dupkey.gguf", AT(at_key_b), 0, 'a', 1, "metadata key 'x.a' appears twice"},
+    {"vtype.gguf", AT(at_i8_type), 0, 99, 4, "unknown value type 99"},
+    {"bool.gguf", AT(at_bool_val), 0, 2, 1, "bool value 2"},
+    {"nested.gguf", AT(at_tok_elem), 0, GGUF_ARRAY, 4, "nested arrays"},
+    {"elemtype.gguf", AT(at_tok_elem), 0, 13, 4, "unknown array element type 13"},
+    {"array.gguf", AT(at_tok_count), 0, (uint64_t)1 << 40, 8, "array of 1099511627776 string elements"},
+    {"ndims.gguf", AT(at_t0_ndims), 0, 5, 4, "5 dimensions (1 to 4"},
+    {"ndims0.gguf", AT(at_t0_ndims), 0, 0, 4, "0 dimensions"},
+    {"negdim.gguf", AT(at_t0_ne0), 0, (uint64_t)-5, 8, "dimension 0 is -5"},
+    {"zerodim.gguf", AT(at_t0_ne0), 8, 0, 8, "dimension 1 is 0"},
+    {"hugedim.gguf", AT(at_t0_ne0), 0, (uint64_t)1 << 50, 8, "dimension 0 is 1125899906842624"},
+    {"product.gguf", AT(at_t1_ne1), 0, (uint64_t)1 << 44, 8, "more than 2^48 elements"},
+    {"ttype.gguf", AT(at_t0_type), 0, 99, 4, "unknown tensor type 99"},
+    {"retired.gguf", AT(at_t0_type), 0, 4, 4, "unknown tensor type 4"},
+    {"block.gguf", AT(at_t0_type), 0, GGML_Q8_0, 4, "row of 4 elements is not a whole number of Q8_0 blocks"},
+    {"dupname.gguf", AT(at_t1_name), 1, '0', 1, "tensor 't0.weight' appears twice"},
+    {"overlap.gguf", AT(at_t1_offset), 0, 32, 8, "overlap"},
+    {"pastend.gguf", AT(at_t1_offset), 0, 4096, 8, "lie past the end of the data"},
+    {"unaligned.gguf", AT(at_t1_offset), 0, 65, 8, "not a multiple of the alignment 32"},
+    {"bigtensor.gguf", AT(at_t1_ne1), 0, (uint64_t)1 << 30, 8, "more than the whole file"},
+};
+
+/* The variant's bytes in g (its length in g->n). */
+static void hostile(Gb *g, const Hostile *h) {
+    build(g);
+    if (h->width == 0) {
+        g->n = (size_t)h->v;
+        return;
+    }
+    size_t at = *(const size_t *)((const char *)g + h->field) + h->extra;
+    patch(g, at, h->v, h->width);
+}
+
+TEST(gguf_refuses_each_hostile_file_in_one_line) {
+    for (size_t i = 0; i < sizeof HOSTILE / sizeof HOSTILE[0]; i++) {
+        const Hostile *h = &HOSTILE[i];
+        Gb g;
+        hostile(&g, h);
+        GgufFile f;
+        Err e = {0};
+        int rc = gguf_open_buffer(&f, g.b, g.n, h->file, &e);
+        CHECK_MSG(rc != 0, "%s: accepted", h->file);
+        CHECK_MSG(strncmp(e.msg, h->file, strlen(h->file)) == 0 && e.msg[strlen(h->file)] == ':',
+                  "%s: message does not name the file: %s", h->file, e.msg);
+        CHECK_MSG(strstr(e.msg, h->want) != NULL, "%s: '%s' lacks '%s'", h->file, e.msg, h->want);
+        CHECK_MSG(strchr(e.msg, '\n') == NULL, "%s: two lines: %s", h->file, e.msg);
+        CHECK(f.n_tensors == 0 && f.n_kv == 0 && f.path == NULL);
+        gguf_close(&f);
+    }
+}
+
+/* The same table through `ahascope info`: exit 1, one line naming the file. */
+TEST(gguf_info_refuses_hostile_files) {
+    for (size_t i = 0; i < sizeof HOSTILE / sizeof HOSTILE[0]; i++) {
+        const Hostile *h = &HOSTILE[i];
+        Gb g;
+        hostile(&g, h);
+        const char *path = test_tmp(h->file);
+        if (g.n < 4) continue; /* no magic: not sent to the GGUF reader */
+        CHECK(test_write_file(path, g.b, (long)g.n) == 0);
+        char cmd[1400], starts[1200];
+        snprintf(cmd, sizeof cmd, "%s info --model %s", test_bin(), path);
+        snprintf(starts, sizeof starts, "ahascope info: %s: ", path);
+        CHECK_REFUSAL(cmd, 1, starts, h->want, 1);
+    }
+}
+
+TEST(gguf_info_describes_a_small_file) {
+    Gb g;
+    build(&g);
+    const char *path = test_tmp("small.gguf");
+    CHECK(test_write_file(path, g.b, (long)g.n) == 0);
+    int st = -1;
+    char *out = test_runf(&st, "%s info --model %s", test_bin(), path);
+    CHECK_INT(st, 0);
+    CHECK_MSG(out && strstr(out, "format        gguf v3\n") && strstr(out, "architecture  llama\n") &&
+                  strstr(out, "F32 1 (48 bytes), F16 1 (128 bytes)") && strstr(out, "layers 2,") &&
+                  strstr(out, "llama, 3 tokens"),
+              "unexpected: %s", out ? out : "(null)");
+    free(out);
+    out = test_runf(&st, "%s info --json --model %s", test_bin(), path);
+    CHECK_INT(st, 0);
+    CHECK_MSG(out && strstr(out, "\"format\": \"gguf\", \"version\": 3, \"architecture\": \"llama\""), "%s", out);
+    free(out);
+}
+
+TEST(gguf_info_stories260k) {
+    SKIP_UNLESS_SHARED();
+    const char *path = test_shared("models/stories260K/stories260K.gguf");
+    int st = -1;
+    char *out = test_runf(&st, "%s info --model %s", test_bin(), path);
+    CHECK_INT(st, 0);
+    CHECK_MSG(out && strstr(out, "format        gguf v3\n") && strstr(out, "architecture  llama\n") &&
+                  strstr(out, "F32 48") && strstr(out, "dim 64, hidden 172, layers 5, heads 8, kv_heads 4, vocab 512") &&
+                  strstr(out, "context       2048\n"),
+              "unexpected: %s", out ? out : "(null)");
+    free(out);
+}
+
+/* The GGUF's token embedding holds the same floats as the llama2.c
+ * checkpoint's (its table follows a 7-int header). */
+TEST(gguf_stories260k_embedding_matches_the_checkpoint) {
+    SKIP_UNLESS_SHARED();
+    GgufFile f;
+    Err e = {0};
+    CHECK_MSG(gguf_open(&f, test_shared("models/stories260K/stories260K.gguf"), &e) == 0, "%s", e.msg);
+    CHECK_INT(f.n_tensors, 48);
+    const GgufTensor *t = gguf_find_tensor(&f, "token_embd.weight");
+    long len = 0;
+    char *bin = test_read_file(test_stories_model(), &len);
+    CHECK(t && bin && t->type == GGML_F32 && t->ne[0] == 64 && t->ne[1] == 512);
+    if (t && bin && len >= 28 + (long)t->nbytes) CHECK(memcmp(bin + 28, t->data, t->nbytes) == 0);
+    free(bin);
+    gguf_close(&f);
+}
+
+/* Every proper prefix of the valid file is refused in one line naming it
+ * (a file cut anywhere: in a count, a string, an array, the tensor infos,
+ * the padding or the data), and the whole file is read. */
+TEST(gguf_refuses_every_truncation) {
+    Gb g;
+    build(&g);
+    for (size_t n = 0; n <= g.n; n++) {
+        GgufFile f;
+        Err e = {0};
+        int rc = gguf_open_buffer(&f, g.b, n, "cut.gguf", &e);
+        if (n == g.n) CHECK_MSG(rc == 0, "whole file: %s", e.msg);
+        else CHECK_MSG(rc != 0 && !strncmp(e.msg, "cut.gguf: ", 10) && !strchr(e.msg, '\n'),
+                       "prefix of %zu bytes: rc %d, '%s'", n, rc, e.msg);
+        gguf_close(&f);
+    }
+}
+
+/* stories260K.gguf runs: greedy text identical to the llama2.c checkpoint's
+ * (its rows need no permuting: both rotate adjacent RoPE pairs), with the
+ * vocabulary from the metadata. */
+TEST(gguf_generate_stories260k_matches_the_checkpoint) {
+    SKIP_UNLESS_SHARED();
+    const char *g = test_shared("models/stories260K/stories260K.gguf");
+    int st1 = -1, st2 = -1;
+    char *a = test_runf(&st1, "%s generate --model %s --prompt 'Once upon a time' --steps 64 --temperature 0", test_bin(), g);
+    char *b = test_runf(&st2, "%s generate --model %s --prompt 'Once upon a time' --steps 64 --temperature 0", test_bin(),
+                        test_stories_model());
+    CHECK_INT(st1, 0);
+    CHECK_INT(st2, 0);
+    CHECK_MSG(a && b && !strcmp(a, b), "gguf: %s\nbin: %s", a ? a : "(null)", b ? b : "(null)");
+    CHECK(a && strstr(a, "Once upon a time, there was a little girl"));
+    free(a);
+    free(b);
+}
+
+/* The metadata's vocabulary is tok512.bin's: the same pieces (U+2581 read
+ * as a space; BOS and EOS without the newlines llama2.c's export adds) and
+ * scores. */
+TEST(gguf_tokenizer_is_tok512) {
+    SKIP_UNLESS_SHARED();
+    Tokenizer a, b;
+    Err e = {0};
+    CHECK_MSG(tok_load_gguf(&a, test_shared("models/stories260K/stories260K.gguf"), 512, &e) == 0, "%s", e.msg);
+    CHECK_MSG(tok_load(&b, test_stories_tokenizer(), 512, &e) == 0, "%s", e.msg);
+    int same = a.vocab_size == b.vocab_size;
+    for (int i = 0; same && i < a.vocab_size; i++) {
+        char bin[64]; /* llama2.c's export spells BOS and EOS "\\n<s>\\n", "\\n</s>\\n"; GGUF keeps the pieces */
+        snprintf(bin, sizeof bin, "%s", b.vocab[i]);
+        if ((i == 1 || i == 2) && bin[0] == '\n' && strlen(bin) > 2) memmove(bin, bin + 1, strlen(bin)), bin[strlen(bin) - 1] = 0;
+        same = !strcmp(a.vocab[i], bin) && a.scores[i] == b.scores[i];
+        CHECK_MSG(same, "token %d: '%s' %g vs '%s' %g", i, a.vocab[i], a.scores[i], b.vocab[i], b.scores[i]);
+    }
+    CHECK(same);
+    tok_free(&b);
+    CHECK_MSG(tok_load_gguf(&b, test_shared("models/stories260K/stories260K.gguf"), 500, &e) != 0 &&
+                  strstr(e.msg, "512 tokens but the model's vocabulary is 500"), "%s", e.msg);
+    tok_free(&a);
+    tok_free(&b);
+}
+
+/* A GGUF that is no runnable llama is refused in one line naming it: the
+ * small file (no token_embd.weight), another architecture. */
+TEST(gguf_model_refusals) {
+    Gb g;
+    build(&g);
+    const char *path = test_tmp("norun.gguf");
+    CHECK(test_write_file(path, g.b, (long)g.n) == 0);
+    Model m;
+    Err e = {0};
+    CHECK(model_is_gguf(path) && !model_is_gguf(test_stories_model()));
+    CHECK(model_load_gguf(&m, path, &e) != 0);
+    CHECK_MSG(strstr(e.msg, path) == e.msg && strstr(e.msg, "llama.feed_forward_length is missing"), "%s", e.msg);
+    memcpy(g.b + g.at_arch_len + 8, "gemma", 5);
+    CHECK(test_write_file(path, g.b, (long)g.n) == 0);
+    CHECK(model_load_gguf(&m, path, &e) != 0);
+    CHECK_MSG(strstr(e.msg, "GGUF architecture 'gemma' cannot run yet (only llama)"), "%s", e.msg);
+    char cmd[1400], starts[1200];
+    snprintf(cmd, sizeof cmd, "%s generate --model %s --prompt hi --steps 2", test_bin(), path);
+    snprintf(starts, sizeof starts, "ahascope generate: %s: ", path);
+    CHECK_REFUSAL(cmd, 1, starts, "cannot run yet", 1);
+}
+
+/* Loaded in process, stories260K.gguf holds the checkpoint's weights, part
+ * for part (its separate output.weight equals the tied embedding). */
+TEST(gguf_model_weights_equal_the_checkpoint) {
+    SKIP_UNLESS_SHARED();
+    Model g, b;
+    Err e = {0};
+    CHECK_MSG(model_load_gguf(&g, test_shared("models/stories260K/stories260K.gguf"), &e) == 0, "%s", e.msg);
+    CHECK_MSG(model_load(&b, test_stories_model(), &e) == 0, "%s", e.msg);
+    const Config *c = &b.c;
+    CHECK(g.c.dim == c->dim && g.c.hidden_dim == c->hidden_dim && g.c.n_layers == c->n_layers &&
+          g.c.n_kv_heads == c->n_kv_heads && g.c.vocab_size == c->vocab_size && g.c.rope_half == 0);
+    CHECK(g.version == MODEL_VERSION_GGUF && !strcmp(g.arch_name, "llama"));
+    size_t d = c->dim, h = c->hidden_dim, L = c->n_layers, kv = c->kv_dim, V = c->vocab_size;
+    const float *pg[] = {g.w.token_embedding, g.w.rms_att, g.w.wq, g.w.wk, g.w.wv, g.w.wo, g.w.rms_ffn, g.w.w1, g.w.w2, g.w.w3, g.w.rms_final, g.w.wcls};
+    const float *pb[] = {b.w.token_embedding, b.w.rms_att, b.w.wq, b.w.wk, b.w.wv, b.w.wo, b.w.rms_ffn, b.w.w1, b.w.w2, b.w.w3, b.w.rms_final, b.w.wcls};
+    const size_t n[] = {V * d, L * d, L * d * d, L * kv * d, L * kv * d, L * d * d, L * d, L * h * d, L * d * h, L * h * d, d, V * d};
+    for (int i = 0; i < 12; i++) CHECK_MSG(!memcmp(pg[i], pb[i], n[i] * sizeof(float)), "part %d differs", i);
+    model_free(&g);
+    model_free(&b);
+}
