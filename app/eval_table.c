@@ -16,14 +16,6 @@
 #include "engine/textout.h"
 #include "views/plot.h"
 
-int eval_opts_shard_flag(EvalOpts *x, const char *f, Args *a, Err *e) {
-    const char *v;
-    if (strcmp(f, "--shard") && strcmp(f, "--from-db")) return 0;
-    if (!(v = args_value(a, e))) return -1;
-    if (!strcmp(f, "--from-db")) return x->from_db = v, 1;
-    return args_shard(f, v, &x->shard, e) ? -1 : 1;
-}
-
 int eval_opts_shard_check(const EvalOpts *x, Err *e) {
     if (x->from_db && (x->db || x->data || x->shard.n > 1 || x->match))
         return err_usage(e, "--from-db reads a database's recorded evaluations: --db, --data, --shard and "

@@ -22,11 +22,6 @@ typedef struct {
                               * heads ranked by that calibration instead of eval's own */
 } EvalOpts;
 
-/* --shard and --from-db, the flags eval and sweep share for evaluations
- * split across machines: consumes flag f's value; 1 if f was one of them,
- * 0 if not, -1 on a bad value. */
-int eval_opts_shard_flag(EvalOpts *x, const char *f, Args *a, Err *e);
-
 /* Refuse what --shard and --from-db cannot be combined with. */
 int eval_opts_shard_check(const EvalOpts *x, Err *e);
 
