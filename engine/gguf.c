@@ -336,22 +336,8 @@ int gguf_open_buffer(GgufFile *f, const void *buf, size_t size, const char *name
 
 int gguf_open(GgufFile *f, const char *path, Err *e) {
     memset(f, 0, sizeof *f);
-    int fd = file_open_regular(path, "GGUF file", "a GGUF file", e);
-    if (fd < 0) return -1;
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        close(fd);
-        return err_set(e, "%s: %s", path, strerror(errno));
-    }
-    size_t size = (size_t)sb.st_size;
-    if (size < 24) {
-        close(fd);
-        return err_set(e, "%s: %zu bytes, too short for a GGUF header (24)", path, size);
-    }
-    int rc = mem_view_file(&f->view, fd, size, mem_view_mode());
-    int view_errno = errno;
-    close(fd);
-    if (rc) return err_set(e, "%s: cannot read: %s", path, strerror(view_errno));
+    size_t size = 0;
+    if (mem_view_path(&f->view, path, "GGUF file", "a GGUF file", 24, "a GGUF header (24)", &size, e)) return -1;
     f->path = strdup(path);
     f->base = f->view.base;
     f->size = size;

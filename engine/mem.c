@@ -1,7 +1,9 @@
 /* mem.c — large owned buffers on transparent huge pages. */
 #include "mem.h"
+#include "files.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,4 +118,25 @@ void mem_view_close(MemView *v) {
     if (v->copied) mem_big_free((void *)v->base);
     else munmap((void *)v->base, v->size);
     memset(v, 0, sizeof *v);
+}
+
+int mem_view_path(MemView *v, const char *path, const char *noun, const char *expected, size_t min,
+                  const char *what, size_t *size, Err *e) {
+    int fd = file_open_regular(path, noun, expected, e);
+    if (fd < 0) return -1;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int err = errno;
+        close(fd);
+        return err_set(e, "%s: %s", path, strerror(err));
+    }
+    *size = (size_t)sb.st_size;
+    if (*size < min) {
+        close(fd);
+        return err_set(e, "%s: file is %zu bytes, too short for %s", path, *size, what);
+    }
+    int rc = mem_view_file(v, fd, *size, mem_view_mode());
+    int view_errno = errno;
+    close(fd);
+    return rc ? err_set(e, "%s: cannot read: %s", path, strerror(view_errno)) : 0;
 }

@@ -21,6 +21,7 @@
 #ifndef AHASCOPE_MEM_H
 #define AHASCOPE_MEM_H
 
+#include "err.h"
 #include <stddef.h>
 
 /* `bytes` of zeroed memory starting on a 2 MiB boundary, huge pages
@@ -49,6 +50,14 @@ MemViewMode mem_view_mode(void);
  * huge pages when memory allows (half the available memory at most), the
  * rest mapped. Returns 0, or -1 with errno set. fd may be closed after. */
 int mem_view_file(MemView *v, int fd, size_t size, MemViewMode mode);
+
+/* Open path as a regular file (file_open_regular's noun and expected: a
+ * FIFO is refused, never waited on) of at least `min` bytes and view it
+ * whole; *size is its length. 0, or -1 with e "PATH: file is N bytes, too
+ * short for WHAT" and the like. What every parser of a mapped file starts
+ * with. */
+int mem_view_path(MemView *v, const char *path, const char *noun, const char *expected, size_t min,
+                  const char *what, size_t *size, Err *e);
 
 /* Release what mem_view_file made (safe on a zeroed view). */
 void mem_view_close(MemView *v);

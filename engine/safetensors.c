@@ -358,22 +358,9 @@ int st_open_buffer(StFile *f, const void *buf, size_t size, const char *name, Er
 
 int st_open(StFile *f, const char *path, Err *e) {
     clear(f);
-    int fd = file_open_regular(path, "safetensors file", "a safetensors file", e);
-    if (fd < 0) return -1;
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        close(fd);
-        return err_set(e, "%s: %s", path, strerror(errno));
-    }
-    size_t size = (size_t)sb.st_size;
-    if (size < 8) {
-        close(fd);
-        return err_set(e, "%s: file is %zu bytes, too short for a safetensors header", path, size);
-    }
-    int rc = mem_view_file(&f->view, fd, size, mem_view_mode());
-    int view_errno = errno;
-    close(fd);
-    if (rc) return err_set(e, "%s: cannot read: %s", path, strerror(view_errno));
+    size_t size = 0;
+    if (mem_view_path(&f->view, path, "safetensors file", "a safetensors file", 8, "a safetensors header", &size, e))
+        return -1;
     f->path = strdup(path);
     f->base = f->view.base;
     f->size = size;
