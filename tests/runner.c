@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct {
@@ -256,6 +257,24 @@ static int wanted(const TestCase *t, int argc, char **argv) {
     return argc < 2;
 }
 
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The slowest tests so far, kept sorted slowest first: printed at the end so
+ * a suite that grows past CI's budget shows where its time went. */
+#define SLOWEST 8
+typedef struct { const char *name; double s; } Took;
+static void note_time(Took *slow, const char *name, double s) {
+    int i = SLOWEST;
+    while (i > 0 && (!slow[i - 1].name || slow[i - 1].s < s)) i--;
+    if (i >= SLOWEST) return;
+    memmove(slow + i + 1, slow + i, (SLOWEST - 1 - (size_t)i) * sizeof *slow);
+    slow[i] = (Took){name, s};
+}
+
 int main(int argc, char **argv) {
     snprintf(g_tmpdir, sizeof g_tmpdir, "/tmp/ahascope-test-XXXXXX");
     if (!mkdtemp(g_tmpdir)) { perror("mkdtemp"); return 2; }
@@ -265,6 +284,8 @@ int main(int argc, char **argv) {
                 test_shared_dir());
     int passed = 0, failed = 0, skipped = 0;
     static char failures[16][400];
+    Took slow[SLOWEST] = {{0}};
+    double t_all = now_s();
     for (int i = 0; i < g_ntests; i++) {
         TestCase *t = &g_tests[i];
         if (!wanted(t, argc, argv)) continue;
@@ -272,15 +293,22 @@ int main(int argc, char **argv) {
         g_cur_skipped = 0;
         fprintf(stderr, "  %-48s ", t->name);
         fflush(stderr);
+        double t0 = now_s();
         t->fn();
+        double took = now_s() - t0;
+        note_time(slow, t->name, took);
         if (g_cur_failed) {
             fprintf(stderr, "  %s FAILED (%d)\n", t->name, g_cur_failed);
             if (failed < 16) snprintf(failures[failed], sizeof failures[failed], "%s: %s", t->name, g_first_fail);
             failed++;
         }
         else if (g_cur_skipped) { skipped++; }
+        else if (took >= 1.0) { fprintf(stderr, "ok (%.1f s)\n", took); passed++; }
         else { fprintf(stderr, "ok\n"); passed++; }
     }
+    fprintf(stderr, "%.0f s in all; slowest:", now_s() - t_all);
+    for (int i = 0; i < SLOWEST && slow[i].name; i++) fprintf(stderr, " %s %.1f s%s", slow[i].name, slow[i].s, i + 1 < SLOWEST && slow[i + 1].name ? "," : "");
+    fputc('\n', stderr);
     for (int i = 0; i < failed && i < 16; i++) printf("FAILED %s\n", failures[i]);
     printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
     return failed ? 1 : 0;
