@@ -8,7 +8,8 @@
  *        its sign (the first such in the block on a tie), then 16 bytes of
  *        4-bit q = min(15, trunc(x / d + 8.5)); byte j holds value j in its
  *        low nibble and value j + 16 in its high one; a value is (q - 8) * d.
- * An all-zero block has d = 0 and every q at zero (Q8_0) or 8 (Q4_0). The
+ * An all-zero block has d = 0 (Q8_0) or -0 (Q4_0: 0 / -8, f16 0x8000) and
+ * every q at zero (Q8_0) or 8 (Q4_0). The
  * arithmetic is f32 throughout and the reciprocal of d is taken once, as
  * ggml does, so the bytes equal those of ggml's quantize_row_*_ref. The
  * scale is rounded to f16 by engine/half.h. Nothing here keeps state or
