@@ -13,6 +13,7 @@
 #include "engine/files.h"
 #include "engine/forward.h"
 #include "engine/gguf.h"
+#include "engine/gguf_names.h"
 #include "engine/gguf_write.h"
 #include "engine/half.h"
 #include "engine/model.h"
@@ -358,4 +359,70 @@ TEST(gguf_write_refusals) {
     }
     FileKind k;
     CHECK(!file_stat_kind(out, &k, NULL) && test_count_tmp(out) == 0);
+}
+
+/* ggml's llama_ftype names, and the mix of a file without general.file_type:
+ * the 2-D tensors' type of most bytes (a bigger 1-D f32 norm does not count).
+ * The file is made by the container writer, and read back by the reader. */
+TEST(gguf_write_type_mix_names) {
+    CHECK(!strcmp(gguf_file_type_name(15), "MOSTLY_Q4_K_M") && !strcmp(gguf_file_type_name(0), "ALL_F32"));
+    CHECK(!strcmp(gguf_file_type_name(1024 + 7), "MOSTLY_Q8_0") && !strcmp(gguf_file_type_name(32), "MOSTLY_BF16"));
+    CHECK(!gguf_file_type_name(5) && !gguf_file_type_name(99) && !gguf_file_type_name(-1));
+    GgufWriter w;
+    gguf_write_init(&w);
+    gguf_write_str(&w, "general.architecture", "llama");
+    static uint8_t q[4 * QUANTIZE_Q8_0_BYTES];
+    static float norm[256];
+    Err e = {0};
+    CHECK(gguf_write_tensor(&w, "m.weight", GGML_Q8_0, 2, (int64_t[]){32, 4}, q, sizeof q, 0, &e) == 0);
+    CHECK(gguf_write_tensor(&w, "n.weight", GGML_F32, 1, (int64_t[]){256}, norm, sizeof norm, 0, &e) == 0);
+    CHECK(gguf_write_tensor(&w, "m.weight", GGML_F32, 1, (int64_t[]){256}, norm, sizeof norm, 0, &e) != 0 &&
+          strstr(e.msg, "added twice"));
+    CHECK(gguf_write_tensor(&w, "odd.weight", GGML_Q8_0, 2, (int64_t[]){31, 4}, q, sizeof q, 0, &e) != 0 &&
+          strstr(e.msg, "not whole blocks"));
+    const char *path = test_tmp("mix.gguf");
+    remove(path);
+    CHECK_MSG(gguf_write_file(&w, path, &e) == 0, "%s", e.msg);
+    gguf_write_str(&w, "general.architecture", "again"); /* a repeated key fails the next write, naming it */
+    CHECK(gguf_write_file(&w, test_tmp("mix2.gguf"), &e) != 0 && strstr(e.msg, "general.architecture"));
+    gguf_write_free(&w);
+    GgufFile f;
+    char mix[16];
+    CHECK_MSG(gguf_open(&f, path, &e) == 0, "%s", e.msg);
+    CHECK(f.n_tensors == 2 && f.tensors[1].offset == 160); /* 136 bytes of Q8_0 padded to 32 */
+    CHECK_MSG(!strcmp(gguf_mix_name(&f, mix, sizeof mix), "Q8_0"), "mix %s", mix);
+    gguf_close(&f);
+}
+
+/* `info` on written files names the file type as ggml does, and a recorded
+ * run's runs.arch carries the mix: ggml's stories260K.gguf (no file_type:
+ * all F32 by its tensors) and a q4_0 file. */
+TEST(gguf_write_info_and_runs_arch) {
+    SKIP_UNLESS_SHARED();
+    Model b;
+    const char *src = random_checkpoint(&b);
+    model_free(&b);
+    char flags[1200];
+    snprintf(flags, sizeof flags, "--type q4_0 --tokenizer %s", test_stories_tokenizer());
+    const char *q4 = convert(src, "rq4.gguf", flags);
+    int st = -1;
+    char *out = test_runf(&st, "%s info --model %s", test_bin(), q4);
+    CHECK_MSG(st == 0 && out && strstr(out, "format        gguf v3\n") && strstr(out, "file_type     2 (MOSTLY_Q4_0)\n") &&
+                  strstr(out, "tokenizer     llama, 512 tokens") && strstr(out, "context       64\n") &&
+                  strstr(out, "F32 5 (") && strstr(out, "Q4_0 16 ("),
+              "%s", out ? out : "");
+    free(out);
+    out = test_runf(&st, "%s info --json --model %s", test_bin(), q4);
+    CHECK_MSG(st == 0 && out && strstr(out, "\"file_type\": 2,") && strstr(out, "\"file_type_name\": \"MOSTLY_Q4_0\"") &&
+                  strstr(out, "\"mix\": \"Q4_0\""), "%s", out ? out : "");
+    free(out);
+    const char *models[] = {test_shared("models/stories260K/stories260K.gguf"), q4}, *want[] = {"gguf-llama F32", "gguf-llama Q4_0"};
+    for (int i = 0; i < 2; i++) {
+        const char *db = test_tmp(i ? "arch_q4.db" : "arch_f32.db");
+        remove(db);
+        out = test_runf(&st, "%s record --db %s --model %s --prompt 'Once' --steps 4 >/dev/null && %s query --db %s "
+                             "'SELECT arch FROM runs' --csv", test_bin(), db, models[i], test_bin(), db);
+        CHECK_MSG(st == 0 && out && strstr(out, want[i]), "%s: %s", models[i], out ? out : "");
+        free(out);
+    }
 }
