@@ -131,7 +131,7 @@ static void model_name(const char *path, char *out, size_t cap) {
     size_t n = strlen(tmp);
     while (n > 1 && tmp[n - 1] == '/') tmp[--n] = 0;
     const char *b = strrchr(tmp, '/');
-    snprintf(out, cap, "%s", b ? b + 1 : tmp);
+    snprintf(out, cap, "%.200s", b ? b + 1 : tmp); /* a name, not a path: 200 bytes is plenty */
     char *dot = strrchr(out, '.');
     if (dot && dot != out) *dot = 0;
 }

@@ -5,6 +5,7 @@
  * the llama2.c checkpoint's logits, half.h's rounding, and hand-worked
  * quantizer blocks (scale 1 so each level is plain arithmetic).
  */
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -425,4 +426,90 @@ TEST(gguf_write_info_and_runs_arch) {
         CHECK_MSG(st == 0 && out && strstr(out, want[i]), "%s: %s", models[i], out ? out : "");
         free(out);
     }
+}
+
+/* tokenizer.json fixtures as "gpt2" metadata: each id spelled as the JSON
+ * spells it, added specials control (3), the ids past the file's padded
+ * "[PAD<id>]" (5), the merges in both JSON forms as "a b", and the split's
+ * llama.cpp name; a SentencePiece-style file or too many ids refused. */
+TEST(gguf_write_hf_tokenizers_as_gpt2) {
+    const struct { const char *file, *pre; } ok[] = {
+        {"tests/fixtures/hftok/gpt2.json", "gpt-2"}, {"tests/fixtures/hftok/llama3.json", "llama-bpe"},
+        {"tests/fixtures/hftok/qwen2.json", "qwen2"}};
+    for (int k = 0; k < 3; k++) {
+        GgufWriter w;
+        Err e = {0};
+        gguf_write_init(&w);
+        const char *path = test_tmp("hftok.gguf");
+        remove(path);
+        int rc = gguf_write_hf_vocab(&w, ok[k].file, 600, &e);
+        CHECK_MSG(rc == 0 && gguf_write_file(&w, path, &e) == 0, "%s: %s", ok[k].file, e.msg);
+        gguf_write_free(&w);
+        GgufFile f;
+        cJSON *j = test_read_json(ok[k].file);
+        if (rc || !j || gguf_open(&f, path, &e)) { cJSON_Delete(j); continue; }
+        CHECK(!strcmp(gguf_get_str(&f, "tokenizer.ggml.model"), "gpt2") && !strcmp(gguf_get_str(&f, "tokenizer.ggml.pre"), ok[k].pre));
+        const GgufKv *tok = gguf_find_kv(&f, "tokenizer.ggml.tokens"), *ty = gguf_find_kv(&f, "tokenizer.ggml.token_type"),
+                     *mg = gguf_find_kv(&f, "tokenizer.ggml.merges");
+        CHECK(tok && ty && mg && tok->count == 600 && ty->count == 600);
+        const cJSON *it, *model = cJSON_GetObjectItem(j, "model"), *merges = cJSON_GetObjectItem(model, "merges");
+        uint64_t len;
+        int32_t t;
+        cJSON_ArrayForEach(it, cJSON_GetObjectItem(model, "vocab")) {
+            const char *s = gguf_arr_str(tok, (uint64_t)it->valueint, &len);
+            CHECK_MSG(len == strlen(it->string) && !memcmp(s, it->string, len), "%s: id %d", ok[k].file, it->valueint);
+        }
+        cJSON_ArrayForEach(it, cJSON_GetObjectItem(j, "added_tokens")) {
+            memcpy(&t, ty->arr + 4 * (size_t)cJSON_GetObjectItem(it, "id")->valueint, 4);
+            CHECK_INT(t, cJSON_IsTrue(cJSON_GetObjectItem(it, "special")) ? 3 : 4);
+        }
+        const char *last = gguf_arr_str(tok, 599, &len);
+        memcpy(&t, ty->arr + 4 * 599, 4);
+        CHECK(len == 8 && !memcmp(last, "[PAD599]", 8) && t == 5);
+        CHECK_INT((int)mg->count, cJSON_GetArraySize(merges));
+        const cJSON *m0 = cJSON_GetArrayItem(merges, 0);
+        char want[256];
+        if (cJSON_IsString(m0)) snprintf(want, sizeof want, "%s", m0->valuestring);
+        else snprintf(want, sizeof want, "%s %s", cJSON_GetArrayItem(m0, 0)->valuestring, cJSON_GetArrayItem(m0, 1)->valuestring);
+        const char *got = gguf_arr_str(mg, 0, &len);
+        CHECK_MSG(len == strlen(want) && !memcmp(got, want, len), "%s: first merge '%.*s', want '%s'", ok[k].file, (int)len, got, want);
+        cJSON_Delete(j);
+        gguf_close(&f);
+    }
+    GgufWriter w;
+    Err e = {0};
+    gguf_write_init(&w);
+    CHECK(gguf_write_hf_vocab(&w, "tests/fixtures/hftok/llama2.json", 600, &e) != 0 &&
+          strstr(e.msg, "cannot be written as GGUF yet (only byte-level BPE") && !strchr(e.msg, '\n'));
+    CHECK(gguf_write_hf_vocab(&w, "tests/fixtures/hftok/gpt2.json", 100, &e) != 0 &&
+          strstr(e.msg, "but the model's vocabulary is 100"));
+    gguf_write_free(&w);
+}
+
+/* A random Hugging Face llama folder (rotate-half rows, its generated
+ * byte-level tokenizer.json) as GGUF: the logits are the folder's (the
+ * RoPE rows put back into pairs) and the vocabulary is gpt2's. */
+TEST(gguf_write_hf_folder_with_its_tokenizer) {
+    Config c = {.dim = 64, .hidden_dim = 96, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .vocab_size = 300,
+                .seq_len = 64, .shared_classifier = 1};
+    Model r, hf, g;
+    Err e = {0};
+    char dir[1100];
+    snprintf(dir, sizeof dir, "%s", test_tmp("hfrand"));
+    HfSaveOpts o = {.dtype = DT_F32, .bos_id = 299, .eos_id = 299, .tokenizer = 1};
+    CHECK_MSG(model_random(&r, &c, 11, &e) == 0 && model_save_hf(&r, dir, &o, &e) == 0, "%s", e.msg);
+    model_free(&r);
+    if (load_gguf(&g, convert(dir, "hfrand.gguf", ""))) return;
+    CHECK_MSG(model_load(&hf, dir, &e) == 0, "%s", e.msg);
+    double gap = logit_gap(&g, &hf);
+    CHECK_MSG(gap <= 1e-4, "logits differ by %g", gap); /* the same products; RoPE applied to other lanes */
+    model_free(&g);
+    model_free(&hf);
+    GgufFile f;
+    const char *path = test_tmp("hfrand.gguf");
+    int64_t v = -1;
+    CHECK_MSG(gguf_open(&f, path, &e) == 0, "%s", e.msg);
+    CHECK(gguf_get_str(&f, "tokenizer.ggml.model") && !strcmp(gguf_get_str(&f, "tokenizer.ggml.model"), "gpt2"));
+    CHECK(gguf_get_int(&f, "tokenizer.ggml.bos_token_id", &v) == 0 && v == 299);
+    gguf_close(&f);
 }
