@@ -47,7 +47,7 @@ static void gguf_arch(const Model *m, char *out, size_t cap) {
         gguf_mix_name(&f, mix, sizeof mix);
         gguf_close(&f);
     }
-    snprintf(out, cap, "gguf-%.14s %s", m->arch_name, mix);
+    snprintf(out, cap, "gguf-%.12s %.13s", m->arch_name, mix); /* 31 bytes at most: runs.arch fits 32 */
 }
 
 int app_run_info(const RunOpts *o, const AppLoaded *L, StoreRunInfo *r, Err *e) {
