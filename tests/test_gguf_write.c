@@ -334,7 +334,7 @@ TEST(gguf_write_from_a_folder_and_from_gguf) {
     free(x);
 }
 
-/* Refusals: one line, exit 1 (2 for usage), and no file or temporary left. */
+/* Refusals: one line, exit 1 (2 for usage), and no file or temporary left, a failed write included. */
 TEST(gguf_write_refusals) {
     SKIP_UNLESS_SHARED();
     const char *m = test_stories_model(), *out = test_tmp("refused.gguf");
@@ -358,6 +358,10 @@ TEST(gguf_write_refusals) {
         snprintf(cmd, sizeof cmd, "%s convert --to gguf --model %s --out %s %s", test_bin(), model, bad[i].out, bad[i].flags);
         CHECK_REFUSAL(cmd, bad[i].status, "ahascope convert: ", bad[i].needle, 1);
     }
+    /* a write that fails part-way (a full disk, here a 200 KiB file size limit: EFBIG, its signal
+     * ignored) is one line naming the file and leaves neither it nor its temporary */
+    snprintf(cmd, sizeof cmd, "trap '' XFSZ; ulimit -f 200; %s convert --to gguf --model %s --out %s", test_bin(), m, out);
+    CHECK_REFUSAL(cmd, 1, "ahascope convert: ", "refused.gguf: write failed", 1);
     FileKind k;
     CHECK(!file_stat_kind(out, &k, NULL) && test_count_tmp(out) == 0);
 }
