@@ -397,6 +397,24 @@ TEST(gguf_write_type_mix_names) {
     CHECK(f.n_tensors == 2 && f.tensors[1].offset == 160); /* 136 bytes of Q8_0 padded to 32 */
     CHECK_MSG(!strcmp(gguf_mix_name(&f, mix, sizeof mix), "Q8_0"), "mix %s", mix);
     gguf_close(&f);
+    /* general.file_type wins over the tensors when ggml knows it (GUESSED bit or not); 99 does not count */
+    const int64_t ft[] = {15, 1024 + 18, 99};
+    const char *want[] = {"Q4_K_M", "Q6_K", "Q8_0"};
+    for (int i = 0; i < 3; i++) {
+        gguf_write_init(&w);
+        gguf_write_u32(&w, "general.file_type", (uint32_t)ft[i]);
+        CHECK(gguf_write_tensor(&w, "m.weight", GGML_Q8_0, 2, (int64_t[]){32, 4}, q, sizeof q, 0, &e) == 0);
+        remove(path);
+        CHECK_MSG(gguf_write_file(&w, path, &e) == 0, "%s", e.msg);
+        gguf_write_free(&w);
+        CHECK_MSG(gguf_open(&f, path, &e) == 0, "%s", e.msg);
+        CHECK_MSG(!strcmp(gguf_mix_name(&f, mix, sizeof mix), want[i]), "file_type %lld: mix %s", (long long)ft[i], mix);
+        gguf_close(&f);
+    }
+    int st = -1;
+    char *out = test_runf(&st, "%s info --model %s", test_bin(), path);
+    CHECK_MSG(st == 0 && out && strstr(out, "file_type     99 (unknown to ggml's list)\n"), "%s", out ? out : "");
+    free(out);
 }
 
 /* `info` on written files names the file type as ggml does, and a recorded
