@@ -510,7 +510,8 @@ TEST(gguf_write_hf_tokenizers_as_gpt2) {
 
 /* A random Hugging Face llama folder (rotate-half rows, its generated
  * byte-level tokenizer.json) as GGUF: the logits are the folder's (the
- * RoPE rows put back into pairs) and the vocabulary is gpt2's. */
+ * RoPE rows put back into pairs), the vocabulary is gpt2's and the
+ * tokenizer_config.json's chat_template is carried over. */
 TEST(gguf_write_hf_folder_with_its_tokenizer) {
     Config c = {.dim = 64, .hidden_dim = 96, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .vocab_size = 300,
                 .seq_len = 64, .shared_classifier = 1};
@@ -521,6 +522,10 @@ TEST(gguf_write_hf_folder_with_its_tokenizer) {
     HfSaveOpts o = {.dtype = DT_F32, .bos_id = 299, .eos_id = 299, .tokenizer = 1};
     CHECK_MSG(model_random(&r, &c, 11, &e) == 0 && model_save_hf(&r, dir, &o, &e) == 0, "%s", e.msg);
     model_free(&r);
+    char cfg[1200];
+    snprintf(cfg, sizeof cfg, "%s/tokenizer_config.json", dir);
+    const char *tc = "{\"chat_template\": \"{{ bos_token }}<|user|>{{ m }}\"}";
+    CHECK(test_write_file(cfg, tc, (long)strlen(tc)) == 0);
     if (load_gguf(&g, convert(dir, "hfrand.gguf", ""))) return;
     CHECK_MSG(model_load(&hf, dir, &e) == 0, "%s", e.msg);
     double gap = logit_gap(&g, &hf);
@@ -533,5 +538,7 @@ TEST(gguf_write_hf_folder_with_its_tokenizer) {
     CHECK_MSG(gguf_open(&f, path, &e) == 0, "%s", e.msg);
     CHECK(gguf_get_str(&f, "tokenizer.ggml.model") && !strcmp(gguf_get_str(&f, "tokenizer.ggml.model"), "gpt2"));
     CHECK(gguf_get_int(&f, "tokenizer.ggml.bos_token_id", &v) == 0 && v == 299);
+    const char *t = gguf_get_str(&f, "tokenizer.chat_template");
+    CHECK_MSG(t && !strcmp(t, "{{ bos_token }}<|user|>{{ m }}"), "chat_template %s", t ? t : "(none)");
     gguf_close(&f);
 }
