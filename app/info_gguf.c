@@ -6,6 +6,7 @@
 
 #include "engine/files.h"
 #include "engine/gguf.h"
+#include "engine/gguf_names.h"
 #include "engine/textout.h"
 
 int info_is_gguf(const char *path) {
@@ -16,19 +17,6 @@ int info_is_gguf(const char *path) {
     size_t n = f ? fread(b, 1, 4, f) : 0;
     if (f) fclose(f);
     return gguf_sniff(b, n);
-}
-
-/* llama.cpp's file-type numbers (general.file_type): what most tensors are. */
-static const char *file_type_name(int64_t t) {
-    static const struct { int id; const char *name; } names[] = {
-        {0, "all F32"}, {1, "mostly F16"}, {2, "mostly Q4_0"}, {3, "mostly Q4_1"}, {7, "mostly Q8_0"},
-        {8, "mostly Q5_0"}, {9, "mostly Q5_1"}, {10, "mostly Q2_K"}, {11, "mostly Q3_K_S"}, {12, "mostly Q3_K_M"},
-        {13, "mostly Q3_K_L"}, {14, "mostly Q4_K_S"}, {15, "mostly Q4_K_M"}, {16, "mostly Q5_K_S"},
-        {17, "mostly Q5_K_M"}, {18, "mostly Q6_K"}, {32, "mostly BF16"},
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (names[i].id == t) return names[i].name;
-    return "unknown";
 }
 
 /* {arch}.suffix as an integer, or -1 when absent. */
@@ -75,8 +63,11 @@ static void print_text(const GgufFile *f, const char *path, const char *arch) {
            arch_int(f, arch, "block_count"), arch_int(f, arch, "attention.head_count"),
            arch_int(f, arch, "attention.head_count_kv"), vocab_size(f));
     printf("context       %lld\n", arch_int(f, arch, "context_length"));
+    char mix[32];
     if (gguf_get_int(f, "general.file_type", &ft) == 0)
-        printf("file_type     %lld (%s)\n", (long long)ft, file_type_name(ft));
+        printf("file_type     %lld (%s)\n", (long long)ft, gguf_file_type_name(ft) ? gguf_file_type_name(ft) : "unknown to ggml's list");
+    else
+        printf("file_type     none in the metadata (the matrices are mostly %s)\n", gguf_mix_name(f, mix, sizeof mix));
     printf("tensors       %d, %zu bytes of data (alignment %u), %d metadata keys\n", f->n_tensors, bytes,
            f->alignment, f->n_kv);
     printf("types         %s\n", types);
@@ -88,7 +79,9 @@ static void print_text(const GgufFile *f, const char *path, const char *arch) {
 static void print_json(const GgufFile *f, const char *arch) {
     const char *tok = gguf_get_str(f, "tokenizer.ggml.model");
     int64_t ft = -1;
+    char mix[32];
     gguf_get_int(f, "general.file_type", &ft);
+    const char *ftn = gguf_file_type_name(ft);
     printf("{\"format\": \"gguf\", \"version\": %u, \"architecture\": ", f->version);
     textout_json_print(stdout, arch);
     printf(", \"dim\": %lld, \"hidden_dim\": %lld, \"n_layers\": %lld, \"n_heads\": %lld, \"n_kv_heads\": %lld, "
@@ -99,6 +92,11 @@ static void print_json(const GgufFile *f, const char *arch) {
            (long long)ft, f->n_tensors);
     if (tok) textout_json_print(stdout, tok);
     else printf("null");
+    printf(", \"file_type_name\": ");
+    if (ftn) textout_json_print(stdout, ftn);
+    else printf("null");
+    printf(", \"mix\": ");
+    textout_json_print(stdout, gguf_mix_name(f, mix, sizeof mix));
     printf("}\n");
 }
 

@@ -12,6 +12,8 @@
 #include "app/run_info.h"
 #include "app/version.h"
 #include "engine/files.h"
+#include "engine/gguf.h"
+#include "engine/gguf_names.h"
 #include "engine/sha256.h"
 
 void app_heads_text(const uint8_t *map, int n_layers, int n_heads, char *out, size_t cap) {
@@ -34,6 +36,20 @@ int app_session_error(const Session *s, Err *e) {
                    s->n_ids);
 }
 
+/* "gguf-llama Q4_K_M": the architecture and the type mix (engine/gguf_names.h),
+ * which the loaded model no longer shows (every tensor is widened to f32);
+ * the header is read again for it, a cheap validated mapping of no weights. */
+static void gguf_arch(const Model *m, char *out, size_t cap) {
+    GgufFile f;
+    Err e;
+    char mix[16] = "?";
+    if (gguf_open(&f, m->path, &e) == 0) {
+        gguf_mix_name(&f, mix, sizeof mix);
+        gguf_close(&f);
+    }
+    snprintf(out, cap, "gguf-%.12s %.13s", m->arch_name, mix); /* 31 bytes at most: runs.arch fits 32 */
+}
+
 int app_run_info(const RunOpts *o, const AppLoaded *L, StoreRunInfo *r, Err *e) {
     memset(r, 0, sizeof *r);
     r->program_version = AHASCOPE_VERSION;
@@ -44,7 +60,7 @@ int app_run_info(const RunOpts *o, const AppLoaded *L, StoreRunInfo *r, Err *e) 
     int n_files = model_files(&L->model, files, 1100);
     if (n_files > 0 && sha256_files(files, n_files, r->model_sha256, e)) return -1;
     if (L->model.version == 2) snprintf(r->arch, sizeof r->arch, "hf-%.20s", L->model.arch_name);
-    else if (L->model.version == MODEL_VERSION_GGUF) snprintf(r->arch, sizeof r->arch, "gguf-%.20s", L->model.arch_name);
+    else if (L->model.version == MODEL_VERSION_GGUF) gguf_arch(&L->model, r->arch, sizeof r->arch);
     else snprintf(r->arch, sizeof r->arch, "llama2c-v%d", L->model.version < 0 ? 0 : L->model.version);
     r->dim = c->dim, r->hidden_dim = c->hidden_dim, r->n_layers = c->n_layers, r->n_heads = c->n_heads;
     r->n_kv_heads = c->n_kv_heads, r->vocab_size = c->vocab_size, r->seq_len = c->seq_len;

@@ -105,7 +105,7 @@ TEST(convert_hf_layout_and_rope_equivalence) {
 TEST(convert_rejects_bad_arguments) {
     /* usage errors exit 2, a file that cannot be read exits 1 */
     const struct { const char *args, *needle; int status; } bad[] = {
-        {"convert --to gguf --model x.bin --out d", "--to hf", 2},
+        {"convert --to onnx --model x.bin --out d", "--to must be hf or gguf", 2},
         {"convert --to hf --out d", "--model", 2},
         {"convert --to hf --model /nonexistent.bin --out d", "nonexistent.bin", 1},
         {"convert --to hf --model x --out d --dtype f8", "--dtype", 2},

@@ -1,0 +1,249 @@
+/* gguf_write_model.c — a loaded llama-block model as a GGUF llama: ggml's tensor names, llama.* keys, a vocabulary.
+ *
+ * Every matrix is widened to f32 rows first (a Hugging Face folder keeps
+ * f16/bf16), permuted when the source rotates halves (ggml's llama and
+ * model_gguf.c rotate adjacent pairs: row 2i + k of a head is rotate-half
+ * row k * head_size/2 + i), then narrowed to the chosen type; an f32
+ * matrix that needs no permuting is written straight from the model.
+ */
+#include "engine/gguf_write.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/half.h"
+#include "engine/quantize.h"
+
+int gguf_write_file_type(GgmlType t) {
+    switch (t) {
+    case GGML_F32: return 0;
+    case GGML_F16: return 1;
+    case GGML_Q4_0: return 2;
+    case GGML_Q8_0: return 7;
+    case GGML_BF16: return 32;
+    default: return -1;
+    }
+}
+
+int gguf_write_type_parse(const char *name) {
+    static const struct { const char *name; GgmlType t; } types[] = {
+        {"f32", GGML_F32}, {"f16", GGML_F16}, {"bf16", GGML_BF16}, {"q8_0", GGML_Q8_0}, {"q4_0", GGML_Q4_0}};
+    for (size_t i = 0; name && i < sizeof types / sizeof types[0]; i++)
+        if (!strcasecmp(name, types[i].name)) return (int)types[i].t;
+    return -1;
+}
+
+typedef struct {
+    GgufWriter w;
+    const Model *m;
+    GgmlType type;
+    const char *path;
+} Out;
+
+/* rows x cols of a Mat as f32 (malloc'd), or NULL when out of memory. */
+static float *widen(Mat a, size_t rows, size_t cols) {
+    size_t n = rows * cols;
+    float *f = malloc(n * sizeof *f);
+    const uint16_t *h = a.p;
+    for (size_t i = 0; f && i < n; i++)
+        f[i] = a.dt == DT_F32 ? ((const float *)a.p)[i] : a.dt == DT_F16 ? half_f16_to_f32(h[i]) : half_bf16_to_f32(h[i]);
+    return f;
+}
+
+/* The first heads x head_size rows of f from rotate-half into adjacent pairs, in place. */
+static int unrotate(float *f, int heads, int hs, size_t cols) {
+    float *tmp = malloc((size_t)hs * cols * sizeof *tmp);
+    if (!tmp) return -1;
+    for (int h = 0; h < heads; h++) {
+        float *head = f + (size_t)h * hs * cols;
+        memcpy(tmp, head, (size_t)hs * cols * sizeof *tmp);
+        for (int r = 0; r < hs; r++) memcpy(head + r * cols, tmp + ((size_t)(r % 2) * (hs / 2) + r / 2) * cols, cols * sizeof *tmp);
+    }
+    free(tmp);
+    return 0;
+}
+
+/* n f32 values narrowed to the output type (f consumed); NULL when out of memory. */
+static void *narrow(GgmlType t, float *f, size_t n, size_t *nbytes) {
+    if (t == GGML_F32) return *nbytes = n * 4, f;
+    uint8_t *b = NULL;
+    if (t == GGML_F16 || t == GGML_BF16) {
+        if ((b = malloc(n * 2))) half_from_f32_n((uint16_t *)b, f, n, t == GGML_BF16);
+        *nbytes = n * 2;
+    } else {
+        size_t per = t == GGML_Q8_0 ? QUANTIZE_Q8_0_BYTES : QUANTIZE_Q4_0_BYTES;
+        *nbytes = n / QUANTIZE_BLOCK * per;
+        if ((b = malloc(*nbytes))) (t == GGML_Q8_0 ? quantize_q8_0 : quantize_q4_0)(f, b, (int64_t)n);
+    }
+    free(f);
+    return b;
+}
+
+/* A matrix [rows][cols]; heads > 0 marks W_Q/W_K, whose rows a rotate-half source has reordered. */
+static int add_mat(Out *o, const char *name, Mat a, size_t rows, size_t cols, int heads, Err *e) {
+    int64_t ne[2] = {(int64_t)cols, (int64_t)rows};
+    int permute = heads > 0 && o->m->c.rope_half;
+    if (o->type == GGML_F32 && a.dt == DT_F32 && !permute)
+        return gguf_write_tensor(&o->w, name, GGML_F32, 2, ne, a.p, rows * cols * 4, 0, e);
+    float *f = widen(a, rows, cols);
+    if (f && permute && unrotate(f, heads, o->m->c.head_size, cols)) free(f), f = NULL;
+    size_t nbytes = 0;
+    void *data = f ? narrow(o->type, f, rows * cols, &nbytes) : NULL;
+    if (!data) return err_set(e, "%s: out of memory converting tensor '%s'", o->path, name);
+    return gguf_write_tensor(&o->w, name, o->type, 2, ne, data, nbytes, 1, e);
+}
+
+static int add_norm(Out *o, const char *name, const float *v, size_t n, Err *e) {
+    int64_t ne[1] = {(int64_t)n};
+    return gguf_write_tensor(&o->w, name, GGML_F32, 1, ne, v, n * 4, 0, e);
+}
+
+static int add_layer(Out *o, int l, Err *e) {
+    const Config *c = &o->m->c;
+    const LayerWeights *lw = &o->m->layers[l];
+    size_t d = c->dim, q = c->q_dim, kv = c->kv_dim, h = c->hidden_dim;
+    char n[9][64];
+    const char *parts[9] = {"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_down", "ffn_up"};
+    for (int i = 0; i < 9; i++) snprintf(n[i], sizeof n[i], "blk.%d.%s.weight", l, parts[i]);
+    return add_norm(o, n[0], lw->attn_norm, d, e) || add_mat(o, n[1], lw->wq, q, d, c->n_heads, e) ||
+           add_mat(o, n[2], lw->wk, kv, d, c->n_kv_heads, e) || add_mat(o, n[3], lw->wv, kv, d, 0, e) ||
+           add_mat(o, n[4], lw->wo, d, q, 0, e) || add_norm(o, n[5], lw->ffn_norm, d, e) ||
+           add_mat(o, n[6], lw->w1, h, d, 0, e) || add_mat(o, n[7], lw->w2, d, h, 0, e) ||
+           add_mat(o, n[8], lw->w3, h, d, 0, e)
+               ? -1 : 0;
+}
+
+/* What the llama block in model_gguf.c cannot express is refused before
+ * anything is converted: other blocks, scaled RoPE, built-in routers, a
+ * head size set apart from dim / heads, rows that are not whole blocks. */
+static int check_model(const Model *m, GgmlType t, const char *path, Err *e) {
+    const Config *c = &m->c;
+    if (gguf_write_file_type(t) < 0) return err_set(e, "%s: cannot write tensors of type %s", path, gguf_type_name(t));
+    if ((c->arch != ARCH_LLAMA2C && c->arch != ARCH_LLAMA) || m->builtin_routers || !m->layers)
+        return err_set(e, "%s: only llama models can be written as GGUF (this one is %s)", path, m->arch_name);
+    if (c->rope_factor != 0) return err_set(e, "%s: a model with llama3 RoPE scaling cannot be written as GGUF yet", path);
+    if (c->q_dim != c->dim) return err_set(e, "%s: head_dim %d x %d heads is not dim %d: cannot be written as GGUF yet", path, c->head_size, c->n_heads, c->dim);
+    for (int l = 0; l < c->n_layers; l++)
+        if (!m->layers[l].attn_norm || !m->layers[l].ffn_norm || m->layers[l].bq || m->layers[l].q_norm)
+            return err_set(e, "%s: layer %d is not a llama block", path, l);
+    if (t != GGML_Q8_0 && t != GGML_Q4_0) return 0;
+    const char *why = c->dim % QUANTIZE_BLOCK ? "dim" : c->hidden_dim % QUANTIZE_BLOCK ? "hidden_dim" : NULL;
+    if (why)
+        return err_set(e, "%s: %s rows must be whole blocks of %d values, but %s is %d (use f16, bf16 or f32)", path,
+                       gguf_type_name(t), QUANTIZE_BLOCK, why, c->dim % QUANTIZE_BLOCK ? c->dim : c->hidden_dim);
+    return 0;
+}
+
+static void add_config(Out *o, const GgufSaveOpts *s) {
+    const Config *c = &o->m->c;
+    GgufWriter *w = &o->w;
+    gguf_write_str(w, "general.architecture", "llama");
+    gguf_write_str(w, "general.name", s->name && *s->name ? s->name : "llama");
+    gguf_write_u32(w, "general.alignment", GGUF_WRITE_ALIGN);
+    gguf_write_u32(w, "general.file_type", (uint32_t)gguf_write_file_type(o->type));
+    gguf_write_u32(w, "llama.context_length", (uint32_t)c->seq_len);
+    gguf_write_u32(w, "llama.embedding_length", (uint32_t)c->dim);
+    gguf_write_u32(w, "llama.block_count", (uint32_t)c->n_layers);
+    gguf_write_u32(w, "llama.feed_forward_length", (uint32_t)c->hidden_dim);
+    gguf_write_u32(w, "llama.attention.head_count", (uint32_t)c->n_heads);
+    gguf_write_u32(w, "llama.attention.head_count_kv", (uint32_t)c->n_kv_heads);
+    gguf_write_f32(w, "llama.rope.freq_base", c->rope_theta > 0 ? c->rope_theta : 10000.0f);
+    gguf_write_f32(w, "llama.attention.layer_norm_rms_epsilon", c->norm_eps > 0 ? c->norm_eps : 1e-5f);
+    gguf_write_u32(w, "llama.rope.dimension_count", (uint32_t)c->head_size);
+    gguf_write_u32(w, "llama.vocab_size", (uint32_t)c->vocab_size);
+}
+
+/* A llama2.c piece as SentencePiece spells it: spaces back to U+2581, and
+ * the newlines llama2.c's export wraps around "<s>" and "</s>" dropped. */
+static char *spm_piece(const char *s, size_t n, size_t *len) {
+    if (n >= 4 && s[0] == '\n' && s[n - 1] == '\n' && s[1] == '<' && s[n - 2] == '>') s++, n -= 2;
+    char *out = malloc(3 * n + 1);
+    size_t k = 0;
+    for (size_t i = 0; out && i < n; i++) {
+        if (s[i] == ' ') memcpy(out + k, "\xe2\x96\x81", 3), k += 3;
+        else out[k++] = s[i];
+    }
+    *len = k;
+    return out;
+}
+
+/* llama.cpp's token types: 1 normal, 2 unknown, 3 control, 6 byte. */
+static int32_t piece_type(const char *p, size_t n, int id, const GgufSaveOpts *s) {
+    if (n == 5 && !memcmp(p, "<unk>", 5)) return 2;
+    if (id == s->bos_id || id == s->eos_id) return 3;
+    if (n == 6 && !memcmp(p, "<0x", 3) && isxdigit((unsigned char)p[3]) && isxdigit((unsigned char)p[4]) && p[5] == '>')
+        return 6;
+    return 1;
+}
+
+static int add_llama_vocab(Out *o, const Tokenizer *t, const GgufSaveOpts *s, Err *e) {
+    int n = t->vocab_size, unk = -1, rc = 0;
+    char **p = calloc((size_t)n, sizeof *p);
+    size_t *len = calloc((size_t)n, sizeof *len);
+    int32_t *type = calloc((size_t)n, sizeof *type);
+    for (int i = 0; p && len && type && i < n; i++) {
+        if (!(p[i] = spm_piece(t->vocab[i], (size_t)t->vocab_len[i], &len[i]))) break;
+        type[i] = piece_type(p[i], len[i], i, s);
+        if (type[i] == 2 && unk < 0) unk = i;
+    }
+    if (!p || !len || !type || (n && !p[n - 1])) rc = err_set(e, "%s: out of memory for the vocabulary", o->path);
+    if (!rc) {
+        GgufWriter *w = &o->w;
+        gguf_write_str(w, "tokenizer.ggml.model", "llama");
+        gguf_write_arr_str(w, "tokenizer.ggml.tokens", (uint64_t)n, (const char *const *)p, len);
+        gguf_write_arr_f32(w, "tokenizer.ggml.scores", (uint64_t)n, t->scores);
+        gguf_write_arr_i32(w, "tokenizer.ggml.token_type", (uint64_t)n, type);
+        if (unk >= 0) gguf_write_u32(w, "tokenizer.ggml.unknown_token_id", (uint32_t)unk);
+    }
+    for (int i = 0; p && i < n; i++) free(p[i]);
+    free(p), free(len), free(type);
+    return rc;
+}
+
+/* Every tokenizer.* pair of another GGUF file, as it is. */
+static int copy_vocab(Out *o, const GgufFile *f, Err *e) {
+    const GgufKv *tok = gguf_find_kv(f, "tokenizer.ggml.tokens");
+    if (!tok || tok->type != GGUF_ARRAY || tok->count != (uint64_t)o->m->c.vocab_size)
+        return err_set(e, "%s: its tokenizer.ggml.tokens is missing or not one per id of the model's %d", f->path,
+                       o->m->c.vocab_size);
+    for (int i = 0; i < f->n_kv; i++)
+        if (!strncmp(f->kv[i].key, "tokenizer.", 10)) gguf_write_copy(&o->w, &f->kv[i]);
+    return 0;
+}
+
+static int add_vocab(Out *o, const GgufSaveOpts *s, Err *e) {
+    GgufWriter *w = &o->w;
+    int rc;
+    if (s->from) return copy_vocab(o, s->from, e);
+    if (s->hf_tokenizer) rc = gguf_write_hf_vocab(w, s->hf_tokenizer, o->m->c.vocab_size, e);
+    else if (!s->tok) return err_set(e, "%s: no tokenizer to write", o->path);
+    else if (s->tok->vocab_size != o->m->c.vocab_size)
+        return err_set(e, "%s: the tokenizer has %d pieces but the model's vocabulary is %d", s->tok->path,
+                       s->tok->vocab_size, o->m->c.vocab_size);
+    else rc = add_llama_vocab(o, s->tok, s, e);
+    if (rc) return -1;
+    if (s->bos_id >= 0) gguf_write_u32(w, "tokenizer.ggml.bos_token_id", (uint32_t)s->bos_id);
+    if (s->eos_id >= 0) gguf_write_u32(w, "tokenizer.ggml.eos_token_id", (uint32_t)s->eos_id);
+    gguf_write_bool(w, "tokenizer.ggml.add_bos_token", s->add_bos);
+    gguf_write_bool(w, "tokenizer.ggml.add_eos_token", 0);
+    if (s->chat_template) gguf_write_str(w, "tokenizer.chat_template", s->chat_template);
+    return 0;
+}
+
+int gguf_write_model(const Model *m, const char *path, const GgufSaveOpts *s, Err *e) {
+    if (check_model(m, s->type, path, e)) return -1;
+    const Config *c = &m->c;
+    Out o = {.m = m, .type = s->type, .path = path};
+    gguf_write_init(&o.w);
+    add_config(&o, s);
+    int rc = add_vocab(&o, s, e);
+    if (!rc) rc = add_mat(&o, "token_embd.weight", m->embed, (size_t)c->vocab_size, (size_t)c->dim, 0, e);
+    if (!rc) rc = add_norm(&o, "output_norm.weight", m->final_norm, (size_t)c->dim, e);
+    if (!rc && !c->shared_classifier) rc = add_mat(&o, "output.weight", m->cls, (size_t)c->vocab_size, (size_t)c->dim, 0, e);
+    for (int l = 0; !rc && l < c->n_layers; l++) rc = add_layer(&o, l, e);
+    if (!rc) rc = gguf_write_file(&o.w, path, e);
+    gguf_write_free(&o.w);
+    return rc;
+}
