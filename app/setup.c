@@ -229,12 +229,15 @@ static char *read_chat_template(const char *dir) {
     return out;
 }
 
-/* --chat: wrap the prompt in the model family's format, let the encoder
- * match its special tokens, and stop generation at the end of the turn. */
+/* --chat: wrap the prompt in the model family's format (from the folder's
+ * tokenizer_config.json or the GGUF's tokenizer.chat_template), let the
+ * encoder match its special tokens, and stop generation at the end of the turn. */
 static int apply_chat(RunOpts *o, AppLoaded *L, Err *e) {
     if (!o->chat || !L->have_tok) return 0;
-    if (!L->tok.hf) return err_set(e, "--chat needs a model with a tokenizer.json (a Hugging Face folder)");
-    char *tmpl = read_chat_template(L->model_path);
+    if (!L->tok.hf) return err_set(e, "--chat needs a model with a byte-level tokenizer (a Hugging Face folder's "
+                                      "tokenizer.json, or a GGUF whose tokenizer.ggml.model is gpt2)");
+    int gguf = L->model.version == MODEL_VERSION_GGUF;
+    char *tmpl = gguf ? tok_gguf_chat_template(L->model_path) : read_chat_template(L->model_path);
     Chat c = chat_for(L->model.arch_name, tmpl);
     free(tmpl);
     if (c.format == CHAT_NONE)

@@ -394,3 +394,28 @@ TEST(gguf_tok_gpt2_refusals) {
     CHECK(tok_load_gguf(&t, path, 0, &e) != 0);
     CHECK_MSG(strstr(e.msg, path) == e.msg && strstr(e.msg, "merge 0"), "%s", e.msg);
 }
+
+/* ---- chat templates -------------------------------------------------------- */
+
+/* A GGUF's tokenizer.chat_template is read back whole; the formats are told
+ * by their markers: Llama-3's header, ChatML's im_start, Tulu's user turn
+ * (OLMo-2's template, double-quoted too) but not Zephyr's; [INST] is none. */
+TEST(gguf_tok_chat_template_markers) {
+    static const char olmo2[] = "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}"
+                                "{{ '<|user|>\\n' + message['content'] + '\\n' }}{% elif message['role'] == 'assistant' %}"
+                                "{{ '<|assistant|>\\n'  + message['content'] + eos_token + '\\n' }}{% endif %}{% endfor %}";
+    CHECK_INT(chat_format_for("llama", olmo2), CHAT_TULU);
+    CHECK_INT(chat_format_for(NULL, "{{ \"<|user|>\\n\" + message[\"content\"] + \"\\n\" }}"), CHAT_TULU);
+    CHECK_INT(chat_format_for("llama", "{{ '<|user|>\\n' + message['content'] + eos_token }}"), CHAT_NONE);
+    CHECK_INT(chat_format_for("llama", "{{ bos_token + '[INST] ' + message['content'] + ' [/INST]' }}"), CHAT_NONE);
+    CHECK_INT(chat_format_for("llama", "x<|start_header_id|>y"), CHAT_LLAMA3);
+    Gw g;
+    gw_begin(&g);
+    kv_str(&g, "tokenizer.chat_template", olmo2);
+    const char *path = test_tmp("chat.gguf");
+    gw_end(&g, path);
+    char *t = tok_gguf_chat_template(path);
+    CHECK(t && !strcmp(t, olmo2));
+    free(t);
+    CHECK(tok_gguf_chat_template(test_tmp("absent.gguf")) == NULL);
+}

@@ -271,10 +271,13 @@ typedef struct {
     char system[CHAT_SYSTEM_MAX];
 } Chat;
 
-/* The chat format of a model, from its chat_template (tokenizer_config.json;
- * NULL if none) and config.json model_type (NULL if unknown). Markers in the
- * template win ("<|start_header_id|>" Llama-3, "<|im_start|>" ChatML); else
- * olmo2/faolmo/olmo are Tulu, qwen2 is ChatML, anything else CHAT_NONE. */
+/* The chat format of a model, from its chat_template (tokenizer_config.json
+ * or a GGUF's tokenizer.chat_template; NULL if none) and its model type
+ * (config.json model_type or general.architecture; NULL if unknown).
+ * Markers in the template win: "<|start_header_id|>" Llama-3, "<|im_start|>"
+ * ChatML, Tulu's user turn '<|user|>\n' + message['content'] + '\n' (not
+ * Zephyr's, which ends in eos_token); else olmo2/faolmo/olmo are Tulu, qwen2
+ * is ChatML, anything else (Llama-2/Mistral's [INST] among them) CHAT_NONE. */
 ChatFormat chat_format_for(const char *model_type, const char *chat_template);
 
 /* chat_format_for plus the default system turn the template inserts: a
