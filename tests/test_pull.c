@@ -471,3 +471,77 @@ TEST(pull_sigint_keeps_the_partial_and_the_next_pull_resumes_it) {
     free(log);
     hub_stop(&h);
 }
+
+/* ---- ollama's store ----------------------------------------------------------- */
+
+/* A fake $OLLAMA_MODELS holding a copy of stories260K.gguf as the blob of
+ * library/stories:latest; the manifest's text is written by the caller. */
+static void ollama_store(char *root, size_t cap, char hex[65]) {
+    snprintf(root, cap, "%s", test_tmp("ollama"));
+    const char *gguf = test_shared("models/stories260K/stories260K.gguf");
+    int st;
+    char *out = test_runf(&st, "sha256sum %s | cut -c1-64", gguf);
+    snprintf(hex, 65, "%.64s", out ? out : "");
+    free(out);
+    free(test_runf(&st, "mkdir -p %s/blobs %s/manifests/registry.ollama.ai/library/stories && cp %s %s/blobs/sha256-%s", root,
+                   root, gguf, root, hex));
+    CHECK(st == 0);
+}
+
+static void ollama_manifest(const char *root, const char *tag, const char *text) {
+    char path[1400];
+    snprintf(path, sizeof path, "%s/manifests/registry.ollama.ai/library/stories/%s", root, tag);
+    CHECK(test_write_file(path, text, (long)strlen(text)) == 0);
+}
+
+/* --model ollama:stories runs the blob its manifest names, the same text as
+ * the GGUF itself; :TAG picks another manifest. */
+TEST(pull_ollama_model_runs_the_manifests_blob) {
+    SKIP_UNLESS_SHARED();
+    char root[1100], hex[65], man[600];
+    ollama_store(root, sizeof root, hex);
+    snprintf(man, sizeof man, "{\"schemaVersion\":2,\"layers\":[{\"mediaType\":\"application/vnd.ollama.image.license\","
+             "\"digest\":\"sha256:%064d\"},{\"mediaType\":\"application/vnd.ollama.image.model\",\"digest\":\"sha256:%s\"}]}", 0, hex);
+    ollama_manifest(root, "latest", man);
+    ollama_manifest(root, "q8", man);
+    const char *gen = "generate --prompt Once --steps 12 --temperature 0 --model";
+    int st, st2, st3;
+    char *a = test_runf(&st, "OLLAMA_MODELS=%s %s %s ollama:stories 2>&1", root, test_bin(), gen);
+    char *b = test_runf(&st2, "%s %s %s 2>&1", test_bin(), gen, test_shared("models/stories260K/stories260K.gguf"));
+    char *c = test_runf(&st3, "OLLAMA_MODELS=%s %s %s ollama:stories:q8 2>&1", root, test_bin(), gen);
+    CHECK_MSG(st == 0 && st2 == 0 && st3 == 0 && a && b && c && !strcmp(a, b) && !strcmp(a, c) && strstr(a, "Once upon"),
+              "ollama: %s\ngguf: %s", a, b);
+    free(a), free(b), free(c);
+}
+
+/* A missing manifest names its path; a hostile one (not JSON, over 1 MiB,
+ * no model layer, a digest with '/' or "..") and a bad name are refused,
+ * each in one line. */
+TEST(pull_ollama_refuses_hostile_manifests) {
+    SKIP_UNLESS_SHARED();
+    char root[1100], hex[65], cmd[1600], want[1300];
+    ollama_store(root, sizeof root, hex);
+    snprintf(cmd, sizeof cmd, "OLLAMA_MODELS=%s %s info --model ollama:stories:nope", root, test_bin());
+    snprintf(want, sizeof want, "no ollama manifest %s/manifests/registry.ollama.ai/library/stories/nope", root);
+    CHECK_REFUSAL(cmd, 1, NULL, want, 1);
+    static const char *const bad[] = {
+        "not json {",
+        "{\"layers\":[{\"mediaType\":\"application/vnd.ollama.image.license\",\"digest\":\"sha256:ab\"}]}",
+        "{\"layers\":[{\"mediaType\":\"application/vnd.ollama.image.model\",\"digest\":\"sha256:../../../../etc/passwd\"}]}",
+        "{\"layers\":[{\"mediaType\":\"application/vnd.ollama.image.model\",\"digest\":\"sha256/../x\"}]}",
+        "{\"layers\":7}",
+    };
+    static const char *const needle[] = {"not a JSON manifest", "no model layer", "no model layer", "no model layer", "no model layer"};
+    snprintf(cmd, sizeof cmd, "OLLAMA_MODELS=%s %s info --model ollama:stories", root, test_bin());
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ollama_manifest(root, "latest", bad[i]);
+        CHECK_REFUSAL(cmd, 1, NULL, needle[i], 1);
+    }
+    char *huge = malloc((2 << 20) + 1);
+    memset(huge, ' ', 2 << 20), huge[2 << 20] = 0;
+    ollama_manifest(root, "latest", huge);
+    free(huge);
+    CHECK_REFUSAL(cmd, 1, NULL, "ollama manifest", 1);
+    snprintf(cmd, sizeof cmd, "OLLAMA_MODELS=%s %s info --model ollama:../../x", root, test_bin());
+    CHECK_REFUSAL(cmd, 1, NULL, "not an ollama model name", 1);
+}
