@@ -88,16 +88,20 @@ static int model_named_in(const char *dir, const char *name, char *out, size_t c
     return is_file(out) ? 0 : -1;
 }
 
-/* OWNER/NAME or OWNER/NAME@REV that names no local file: the complete
- * pull of it in the cache. Returns 0 found, 1 not hub-shaped, -1 (e set)
- * hub-shaped but not pulled. */
+/* OWNER/NAME, OWNER/NAME@REV or either with :FILE (a pulled .gguf) that
+ * names no local file: the complete pull of it in the cache. Returns 0
+ * found, 1 not hub-shaped, -1 (e set) hub-shaped but not pulled. */
 static int model_from_hub(const char *arg, char *out, size_t cap, Err *e) {
-    char repo[200], rev[100] = "main";
-    const char *at = strchr(arg, '@');
+    char repo[200], rev[100] = "main", file[200] = "";
+    const char *colon = strchr(arg, ':');
+    size_t end = colon ? (size_t)(colon - arg) : strlen(arg);
+    const char *at = memchr(arg, '@', end);
     if (strlen(arg) >= sizeof repo) return 1;
-    snprintf(repo, sizeof repo, "%.*s", at ? (int)(at - arg) : (int)strlen(arg), arg);
-    if (at) snprintf(rev, sizeof rev, "%.99s", at + 1);
-    if (!hub_repo_valid(repo) || !hub_rev_valid(rev)) return 1;
+    snprintf(repo, sizeof repo, "%.*s", at ? (int)(at - arg) : (int)end, arg);
+    if (at) snprintf(rev, sizeof rev, "%.*s", (int)(end - (size_t)(at + 1 - arg)), at + 1);
+    if (colon) snprintf(file, sizeof file, "%s", colon + 1);
+    if (!hub_repo_valid(repo) || !hub_rev_valid(rev) || (colon && (!file[0] || strchr(file, '/')))) return 1;
+    if (colon) return hub_cached_file(repo, rev, file, out, cap, e);
     if (hub_cached(repo, rev, out, cap) == 0) return 0;
     return err_set(e, "%s: no such file, and not pulled into %s; run: ahascope pull %s%s%s", arg, out, repo,
                    at ? " --revision " : "", at ? rev : "");

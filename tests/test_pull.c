@@ -545,3 +545,69 @@ TEST(pull_ollama_refuses_hostile_manifests) {
     snprintf(cmd, sizeof cmd, "OLLAMA_MODELS=%s %s info --model ollama:../../x", root, test_bin());
     CHECK_REFUSAL(cmd, 1, NULL, "not an ollama model name", 1);
 }
+
+/* ---- pull --file: one GGUF ------------------------------------------------------ */
+
+/* alice/NAME holding two copies of stories260K.gguf, as a quantised
+ * repository holds one file per quantisation, and a README. */
+static void gguf_repo(const Hub *h, const char *name) {
+    int st;
+    const char *g = test_shared("models/stories260K/stories260K.gguf");
+    free(test_runf(&st, "mkdir -p %s/alice/%s && cp %s %s/alice/%s/stories-Q4_K_M.gguf && cp %s %s/alice/%s/stories-Q8_0.gguf && "
+                   "echo hi > %s/alice/%s/README.md", h->root, name, g, h->root, name, g, h->root, name, h->root, name));
+    CHECK(st == 0);
+}
+
+/* --file q4_k_m picks the one .gguf holding it (any case), fetched through
+ * the redirect, cut short and resumed, checked and placed; then
+ * --model alice/gg:Q4_K_M runs it, the same text as the GGUF itself. */
+TEST(pull_file_picks_one_gguf_then_runs_it) {
+    SKIP_UNLESS_SHARED();
+    Hub h = {0};
+    if (hub_start(&h, "pullgg", NULL, 0)) return hub_stop(&h);
+    gguf_repo(&h, "gg");
+    int st;
+    char *out = hub_run(&h, &st, "", "pull alice/gg --file q4_k_m 2>&1");
+    CHECK_MSG(st == 0 && out && strstr(out, cached(&h, "gg", "stories-Q4_K_M.gguf")), "pull --file: %s", out ? out : "");
+    free(out);
+    CHECK(test_same_file(test_shared("models/stories260K/stories260K.gguf"), cached(&h, "gg", "stories-Q4_K_M.gguf")));
+    CHECK(!exists(cached(&h, "gg", "stories-Q8_0.gguf")) && !exists(cached(&h, "gg", "README.md")));
+    char *log = test_read_file(h.log, NULL);
+    CHECK(log && strstr(log, "/cdn/alice/gg/stories-Q4_K_M.gguf range=bytes=")); /* resumed after the cut */
+    free(log);
+    const char *gen = "generate --prompt Once --steps 12 --temperature 0 --model";
+    char *a = hub_run(&h, &st, "", "generate --prompt Once --steps 12 --temperature 0 --model alice/gg:Q4_K_M 2>&1");
+    int st2;
+    char *b = test_runf(&st2, "%s %s %s 2>&1", test_bin(), gen, test_shared("models/stories260K/stories260K.gguf"));
+    CHECK_MSG(st == 0 && st2 == 0 && a && b && !strcmp(a, b), "from the cache: %s\nthe gguf: %s", a, b);
+    free(a), free(b);
+    out = hub_run(&h, &st, "", "pull alice/gg --file stories-Q4_K_M.gguf 2>&1"); /* placed already: no request */
+    CHECK_INT(st, 0);
+    free(out);
+    log = test_read_file(h.log, NULL);
+    int before = lines(log);
+    free(log);
+    CHECK(before >= 5);
+    hub_stop(&h);
+}
+
+/* Zero or several matches, a wrong checksum and an unpulled :FILE are one
+ * line each, naming the candidates or what to run. */
+TEST(pull_file_refusals_list_the_candidates) {
+    SKIP_UNLESS_SHARED();
+    Hub h = {0};
+    if (hub_start(&h, "pullgg2", NULL, 0)) return hub_stop(&h);
+    gguf_repo(&h, "gg");
+    gguf_repo(&h, "gg-badsum");
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd, "%s %s pull alice/gg --file .GGUF", h.env, test_bin());
+    CHECK_REFUSAL(cmd, 1, NULL, "'.GGUF' matches 2 .gguf files: stories-Q4_K_M.gguf, stories-Q8_0.gguf", 1);
+    snprintf(cmd, sizeof cmd, "%s %s pull alice/gg --file Q5_K", h.env, test_bin());
+    CHECK_REFUSAL(cmd, 1, NULL, "no .gguf file matches 'Q5_K' (there are: stories-Q4_K_M.gguf, stories-Q8_0.gguf)", 1);
+    snprintf(cmd, sizeof cmd, "%s %s pull alice/gg-badsum --file Q8_0", h.env, test_bin());
+    CHECK_REFUSAL(cmd, 1, NULL, "does not match the Hub's", 0); /* after the retry line of the cut transfer */
+    CHECK(!exists(cached(&h, "gg-badsum", "stories-Q8_0.gguf")) && !exists(cached(&h, "gg-badsum", "stories-Q8_0.gguf.partial")));
+    snprintf(cmd, sizeof cmd, "%s %s info --model alice/gg:Q8_0", h.env, test_bin());
+    CHECK_REFUSAL(cmd, 1, NULL, "run: ahascope pull alice/gg --file Q8_0", 1);
+    hub_stop(&h);
+}
