@@ -156,6 +156,10 @@ TEST(gguf_tok_llama_matches_tokenizer_bin) {
     size_t n;
     const char *p = tok_decode(&g, 5, 3 + 0xE4, &n);
     CHECK(n == 1 && (unsigned char)p[0] == 0xE4);
+    p = tok_decode(&g, 5, 2, &n); /* </s>, a control piece: no text */
+    CHECK(n == 0);
+    p = tok_decode(&b, 5, 2, &n); /* tokenizer.bin spells it out */
+    CHECK(n > 0);
     tok_free(&g);
     tok_free(&b);
     spm_free(&s);

@@ -99,8 +99,8 @@ int tok_encode(const Tokenizer *t, const char *text, size_t len, int bos, int eo
                int *ids, int max_ids, int *n_ids, Err *e);
 
 /* The raw bytes of token `token` as it appears in text after `prev`: the
- * leading space is stripped right after BOS, and <0xXX> pieces become the one
- * raw byte. *out_len receives the length (may be 1 byte that is not valid
+ * leading space is stripped right after BOS, <0xXX> pieces become the one
+ * raw byte, and a GGUF's control and unused pieces (<s>, </s>) are no text. *out_len receives the length (may be 1 byte that is not valid
  * UTF-8 by itself). Returns a pointer valid until tok_free; never NULL
  * (empty string for ids out of range). */
 const char *tok_decode(const Tokenizer *t, int prev, int token, size_t *out_len);

@@ -375,7 +375,7 @@ static int byte_piece(const char *p, size_t n) {
 
 const char *tok_decode(const Tokenizer *t, int prev, int token, size_t *out_len) {
     if (t->hf) return hftok_decode(t->hf, prev, token, out_len);
-    if (token < 0 || token >= t->vocab_size) { *out_len = 0; return ""; }
+    if (token < 0 || token >= t->vocab_size || (t->unmerged && t->unmerged[token])) { *out_len = 0; return ""; } /* GGUF control: no text */
     const char *p = t->vocab[token];
     size_t n = (size_t)t->vocab_len[token];
     int b = byte_piece(p, n);
