@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/gguf.h"
 #include "engine/tokenize/tokenize.h"
 #include "tests/npm_fixture.h"
 #include "tests/test.h"
@@ -422,4 +423,89 @@ TEST(gguf_tok_chat_template_markers) {
     CHECK(t && !strcmp(t, olmo2));
     free(t);
     CHECK(tok_gguf_chat_template(test_tmp("absent.gguf")) == NULL);
+}
+
+/* ---- a whole model with a gpt2 vocabulary --------------------------------- */
+
+/* stories260K.gguf with its tokenizer swapped for b's (a gpt2 one of the
+ * same 512 ids) and tmpl as tokenizer.chat_template: the other metadata and
+ * every tensor copied as they are. */
+static int swap_tokenizer(const char *path, const Bpe *b, const char *tmpl) {
+    GgufFile f;
+    Err e = {0};
+    if (gguf_open(&f, test_shared("models/stories260K/stories260K.gguf"), &e)) return test_fail(__FILE__, __LINE__, "%s", e.msg), -1;
+    Gw g;
+    gw_begin(&g);
+    for (int i = 0; i < f.n_kv; i++) {
+        const GgufKv *kv = &f.kv[i];
+        if (!strncmp(kv->key, "tokenizer.", 10)) continue;
+        if (kv->type == GGUF_U32) kv_u32(&g, kv->key, (uint32_t)kv->v.u);
+        else if (kv->type == GGUF_F32) { float x = (float)kv->v.f; key(&g, kv->key, 6), put(&g, &x, 4); }
+        else if (kv->type == GGUF_STRING) kv_str(&g, kv->key, kv->str);
+        else return test_fail(__FILE__, __LINE__, "stories260K.gguf: unexpected type of %s", kv->key), gguf_close(&f), -1;
+    }
+    kv_str(&g, "tokenizer.ggml.model", "gpt2");
+    kv_str(&g, "tokenizer.ggml.pre", "gpt-2");
+    kv_strs(&g, "tokenizer.ggml.tokens", (const char *const *)b->tok, b->n);
+    kv_i32s(&g, "tokenizer.ggml.token_type", b->type, b->n);
+    kv_strs(&g, "tokenizer.ggml.merges", (const char *const *)b->merge, b->n_merges);
+    kv_u32(&g, "tokenizer.ggml.bos_token_id", (uint32_t)(b->n - 1));
+    kv_u32(&g, "tokenizer.ggml.eos_token_id", (uint32_t)(b->n - 1));
+    kv_bool(&g, "tokenizer.ggml.add_bos_token", 1); /* as the generated tokenizer.json's post-processor */
+    kv_str(&g, "tokenizer.chat_template", tmpl);
+    for (int i = 0; i < f.n_tensors; i++) {
+        const GgufTensor *t = &f.tensors[i];
+        put_str(&g, t->name), put_u32(&g, (uint32_t)t->n_dims);
+        for (int d = 0; d < t->n_dims; d++) put_u64(&g, (uint64_t)t->ne[d]);
+        put_u32(&g, (uint32_t)t->type), put_u64(&g, t->offset);
+    }
+    uint64_t nt = (uint64_t)f.n_tensors;
+    memcpy(g.b + 8, &nt, 8);
+    while (g.n % f.alignment) put(&g, "", 1);
+    put(&g, f.base + f.data_start, f.size - f.data_start);
+    gw_end(&g, path);
+    gguf_close(&f);
+    return 0;
+}
+
+/* `generate --chat` on a GGUF whose tokenizer is gpt2 and whose template is
+ * OLMo-2's: the prompt fed is Tulu's wrapping encoded with the special
+ * tokens matched, as the same tokenizer.json encodes it in process. */
+TEST(gguf_tok_generate_chat_with_a_gpt2_vocabulary) {
+    SKIP_UNLESS_SHARED();
+    Err e = {0};
+    char *json = hftok_bytelevel_json(512, &e);
+    const char *jpath = test_tmp("gen512.json"), *gpath = test_tmp("gpt2model.gguf");
+    CHECK_MSG(json && test_write_file(jpath, json, (long)strlen(json)) == 0, "%s", e.msg);
+    free(json);
+    Bpe b;
+    memset(&b, 0, sizeof b);
+    HfTok *h = NULL;
+    if (bpe_from_json(jpath, &b) || swap_tokenizer(gpath, &b, "{{ bos_token }}{{ '<|user|>\\n' + message['content'] + '\\n' }}") ||
+        hftok_load(&h, jpath, &e)) {
+        CHECK_MSG(0, "%s", e.msg);
+        bpe_free(&b);
+        return;
+    }
+    Chat c = chat_of(CHAT_TULU);
+    char *text = chat_wrap(&c, "hi there");
+    int want[64], n = 0, st;
+    CHECK(hftok_encode(h, text, strlen(text), HFTOK_SPECIAL, want, 64, &n, &e) == 0 && n > 3 && want[0] == 511);
+    char *out = test_runf(&st, "%s generate --model %s --chat --prompt 'hi there' --steps %d --temperature 0 --ids 2>&1", test_bin(), gpath, n + 4);
+    char exp[600] = "";
+    for (int i = 0; i < n; i++) snprintf(exp + strlen(exp), sizeof exp - strlen(exp), "%s%d", i ? " " : "", want[i]);
+    CHECK_MSG(st == 0 && out && !strncmp(out, exp, strlen(exp)), "want the prompt [%s], got: %s", exp, out ? out : "");
+    free(out);
+    out = test_runf(&st, "%s generate --model %s --prompt 'hi there' --steps 20 --temperature 0 --ids 2>&1", test_bin(), gpath);
+    CHECK(hftok_encode(h, "hi there", 8, HFTOK_BOS, want, 64, &n, &e) == 0 && want[0] == 511);
+    exp[0] = 0;
+    for (int i = 0; i < n; i++) snprintf(exp + strlen(exp), sizeof exp - strlen(exp), "%s%d", i ? " " : "", want[i]);
+    CHECK_MSG(st == 0 && out && !strncmp(out, exp, strlen(exp)), "plain: want the prompt [%s], got: %s", exp, out ? out : "");
+    free(out);
+    out = test_runf(&st, "%s generate --model %s --prompt 'hi there' --steps 20 --temperature 0 2>&1", test_bin(), gpath);
+    CHECK_MSG(st == 0 && out && !strncmp(out, "hi there", 8), "plain text: %s", out ? out : "");
+    free(out);
+    free(text);
+    hftok_free(h);
+    bpe_free(&b);
 }
