@@ -1,4 +1,4 @@
-/* `ahascope pull OWNER/NAME`: the flags; the download itself is app/hub.c. */
+/* `ahascope pull OWNER/NAME [--file NAME.gguf]`: the flags; the download itself is app/hub.c. */
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -15,6 +15,7 @@ static void on_stop(int sig) { (void)sig, g_stop = 1; }
 typedef struct {
     HubOpts hub;
     const char *rev;
+    const char *file; /* --file: one .gguf instead of the safetensors model */
 } PullOpts;
 
 static int read_max_bytes(void *opts, const char *flag, const char *v, Err *e) {
@@ -28,6 +29,8 @@ static int read_max_bytes(void *opts, const char *flag, const char *v, Err *e) {
 
 static const ArgSpec PULL_ROWS[] = {
     {"--revision", ARG_STRING, P(rev), .metavar = "R", .help = "branch, tag or commit (default main)"},
+    {"--file", ARG_STRING, P(file), .metavar = "NAME",
+     .help = "pull one .gguf: its name, or a part of it (e.g. Q4_K_M, any case) exactly one .gguf holds"},
     {"--progress", ARG_FLAG, P(hub.progress), .help = "draw the progress bars even when stderr is not a terminal"},
     {"--max-bytes", ARG_CUSTOM, .metavar = "N", .fn = read_max_bytes,
      .help = "bytes a file may have when the listing gives no size (default 64 GiB); a file never grows past the "
@@ -43,13 +46,15 @@ static const ArgsTable PULL_FLAGS = ARGS_TABLE(NULL, PullOpts, PULL_ROWS);
 const ArgsTable *const PULL_TABLES[] = {&PULL_FLAGS, NULL};
 
 static void pull_help(void) {
-    puts("usage: ahascope pull OWNER/NAME [--revision R] [--progress] [--max-bytes N] [--stall S]\n"
-         "                     [--connect-timeout S] [--tries N]\n\n"
+    puts("usage: ahascope pull OWNER/NAME [--revision R] [--file NAME] [--progress] [--max-bytes N]\n"
+         "                     [--stall S] [--connect-timeout S] [--tries N]\n\n"
          "Download a model repository from the Hugging Face Hub into the cache,\n"
          "$XDG_CACHE_HOME/ahascope/hub/OWNER/NAME/R/ (default ~/.cache): config.json,\n"
          "generation_config.json, tokenizer.json, tokenizer_config.json, and model.safetensors or\n"
          "model.safetensors.index.json with every shard it names. Afterwards --model OWNER/NAME (or\n"
-         "OWNER/NAME@R) on any command finds it there.\n\n"
+         "OWNER/NAME@R) on any command finds it there.\n"
+         "With --file, one .gguf file of the repository instead (named, or picked by a part of its\n"
+         "name such as Q4_K_M), placed in the same folder; --model OWNER/NAME:FILE finds it.\n\n"
          "Every large file is checked against the Hub's SHA-256 before it is placed; an interrupted\n"
          "pull (Ctrl-C: exit 130) resumes where it stopped (FILE.partial in the folder); transient\n"
          "errors and stalls are retried with growing pauses; the folder is used only once .complete is\n"
@@ -88,7 +93,7 @@ int cmd_pull(int argc, char **argv) {
     o.stop = &g_stop;
     signal(SIGINT, on_stop);
     signal(SIGTERM, on_stop);
-    int rc = hub_pull(repo, rev, &o, dir, sizeof dir, &e);
+    int rc = p.file ? hub_pull_file(repo, rev, p.file, &o, dir, sizeof dir, &e) : hub_pull(repo, rev, &o, dir, sizeof dir, &e);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     if (rc) return g_stop ? (args_fail(&e), 130) : args_fail(&e);

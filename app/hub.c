@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -598,4 +599,93 @@ int hub_pull(const char *repo, const char *rev, const HubOpts *o, char *dir, siz
     free(l.f);
     if (c) curl_easy_cleanup(c);
     return rc;
+}
+
+/* ---- one GGUF file of a repository ---- */
+
+static int ends_gguf(const char *name) {
+    size_t n = strlen(name);
+    return n > 5 && !strcasecmp(name + n - 5, ".gguf");
+}
+
+/* Whether name is what pattern picks: the name itself, or (any case) a
+ * .gguf whose name holds it. */
+static int gguf_matches(const char *name, const char *pattern) {
+    return ends_gguf(name) && (!strcmp(name, pattern) || strcasestr(name, pattern) != NULL);
+}
+
+/* "a, b, c" of up to 8 names, for the message of a pattern that picks zero
+ * or several files. */
+static void add_name(char *list, size_t cap, int k, const char *name) {
+    size_t n = strlen(list);
+    if (k < 8) snprintf(list + n, cap - n, "%s%s", k ? ", " : "", name);
+    else if (k == 8) snprintf(list + n, cap - n, ", ...");
+}
+
+/* The one file pattern picks among names[0..n) (stride bytes apart): its
+ * index, or -1 with e naming what was found. An exact name wins outright. */
+static int pick_gguf(const char *names, int n, size_t stride, const char *pattern, const char *where, Err *e) {
+    char hits[1200] = "", all[1200] = "";
+    int found = -1, n_hits = 0, n_all = 0;
+    for (int i = 0; i < n; i++) {
+        const char *name = names + (size_t)i * stride;
+        if (!strcmp(name, pattern) && ends_gguf(name)) return i;
+        if (ends_gguf(name)) add_name(all, sizeof all, n_all++, name);
+        if (gguf_matches(name, pattern)) add_name(hits, sizeof hits, n_hits++, name), found = i;
+    }
+    if (n_hits == 1) return found;
+    if (n_hits > 1) return err_set(e, "%s: '%s' matches %d .gguf files: %s; name one", where, pattern, n_hits, hits), -1;
+    if (!n_all) return err_set(e, "%s: no .gguf file", where), -1;
+    return err_set(e, "%s: no .gguf file matches '%s' (there are: %s)", where, pattern, all), -1;
+}
+
+int hub_pull_file(const char *repo, const char *rev, const char *pattern, const HubOpts *o, char *path, size_t cap, Err *e) {
+    if (!hub_repo_valid(repo)) return err_set(e, "%s: not a repository id (OWNER/NAME)", repo);
+    if (!hub_rev_valid(rev)) return err_set(e, "%s: not a revision (a branch, tag or commit)", rev);
+    if (!pattern || !*pattern || strchr(pattern, '/')) return err_set(e, "--file '%s': not a file name or pattern", pattern ? pattern : "");
+    char dir[1200], what[600];
+    hub_dir(repo, rev, dir, sizeof dir);
+    CURL *c = curl_easy_init();
+    Listing l = {0};
+    int rc = !c ? err_set(e, "cannot start libcurl") : list_repo(c, o, repo, rev, &l, e), k = -1;
+    if (rc == 0 && (k = pick_gguf(l.f[0].name, l.n, sizeof l.f[0], pattern, repo, e)) < 0) rc = -1;
+    HubFile *f = rc == 0 ? &l.f[k] : NULL;
+    if (rc == 0 && !part_ok(f->name, NAME_CAP - 1)) rc = err_set(e, "%s: %s is not a plain file name", repo, f->name);
+    if (rc == 0) {
+        char url[1400];
+        snprintf(path, cap, "%s/%s", dir, f->name);
+        snprintf(what, sizeof what, "%s: %s", repo, f->name);
+        snprintf(url, sizeof url, "%s/%s/resolve/%s/%s", o->endpoint, repo, rev, f->name);
+        long long have = file_size(path);
+        l.total = f->size > 0 ? f->size : 0;
+        if (!(have >= 0 && (f->size < 0 || have == f->size))) /* placed only after its checks passed */
+            rc = make_dirs(dir, e) || fetch_one(c, o, url, path, what, f, &l, e) ? -1 : 0;
+    }
+    free(l.f);
+    if (c) curl_easy_cleanup(c);
+    return rc;
+}
+
+int hub_cached_file(const char *repo, const char *rev, const char *pattern, char *out, size_t cap, Err *e) {
+    char dir[1200];
+    hub_dir(repo, rev, dir, sizeof dir);
+    DIR *d = opendir(dir);
+    if (!d) return err_set(e, "%s:%s: not pulled into %s; run: ahascope pull %s --file %s", repo, pattern, dir, repo, pattern);
+    char (*names)[NAME_CAP] = NULL;
+    int n = 0, k = -1;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL && n < MAX_FILES) {
+        if (strlen(de->d_name) >= NAME_CAP || !ends_gguf(de->d_name)) continue; /* .partial files end otherwise */
+        char (*grown)[NAME_CAP] = realloc(names, ((size_t)n + 1) * sizeof *names);
+        if (!grown) break;
+        names = grown;
+        snprintf(names[n++], NAME_CAP, "%s", de->d_name);
+    }
+    closedir(d);
+    char where[1400];
+    snprintf(where, sizeof where, "%s:%s (in %s)", repo, pattern, dir);
+    if (n == 0) err_set(e, "%s:%s: not pulled into %s; run: ahascope pull %s --file %s", repo, pattern, dir, repo, pattern);
+    else if ((k = pick_gguf(names[0], n, sizeof names[0], pattern, where, e)) >= 0) snprintf(out, cap, "%s/%s", dir, names[k]);
+    free(names);
+    return k >= 0 ? 0 : -1;
 }

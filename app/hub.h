@@ -75,6 +75,18 @@ int hub_cached(const char *repo, const char *rev, char *out, size_t cap);
  * complete (already, or now), -1 with e set. */
 int hub_pull(const char *repo, const char *rev, const HubOpts *o, char *dir, size_t cap, Err *e);
 
+/* One .gguf file of repo at rev into its cache folder, the path written to
+ * path: pattern is the file's name, or a part of it (any case) that exactly
+ * one .gguf of the listing holds; zero or several is an error listing the
+ * candidates. Checked against the listing's size and SHA-256 like the
+ * safetensors; already placed (the right size) means nothing is fetched. */
+int hub_pull_file(const char *repo, const char *rev, const char *pattern, const HubOpts *o, char *path, size_t cap, Err *e);
+
+/* The pulled .gguf of repo at rev that pattern picks (as hub_pull_file
+ * picks, among the files in the cache folder) into out; -1 with e saying
+ * to pull when there is none, or listing the candidates. */
+int hub_cached_file(const char *repo, const char *rev, const char *pattern, char *out, size_t cap, Err *e);
+
 /* One file from url into dest the same way (dest.partial, resume, retries,
  * then rename; missing directories made), checked against sha256 (64 hex
  * digits) unless it is NULL. */

@@ -88,25 +88,94 @@ static int model_named_in(const char *dir, const char *name, char *out, size_t c
     return is_file(out) ? 0 : -1;
 }
 
-/* OWNER/NAME or OWNER/NAME@REV that names no local file: the complete
- * pull of it in the cache. Returns 0 found, 1 not hub-shaped, -1 (e set)
- * hub-shaped but not pulled. */
+/* OWNER/NAME, OWNER/NAME@REV or either with :FILE (a pulled .gguf) that
+ * names no local file: the complete pull of it in the cache. Returns 0
+ * found, 1 not hub-shaped, -1 (e set) hub-shaped but not pulled. */
 static int model_from_hub(const char *arg, char *out, size_t cap, Err *e) {
-    char repo[200], rev[100] = "main";
-    const char *at = strchr(arg, '@');
+    char repo[200], rev[100] = "main", file[200] = "";
+    const char *colon = strchr(arg, ':');
+    size_t end = colon ? (size_t)(colon - arg) : strlen(arg);
+    const char *at = memchr(arg, '@', end);
     if (strlen(arg) >= sizeof repo) return 1;
-    snprintf(repo, sizeof repo, "%.*s", at ? (int)(at - arg) : (int)strlen(arg), arg);
-    if (at) snprintf(rev, sizeof rev, "%.99s", at + 1);
-    if (!hub_repo_valid(repo) || !hub_rev_valid(rev)) return 1;
+    snprintf(repo, sizeof repo, "%.*s", at ? (int)(at - arg) : (int)end, arg);
+    if (at) snprintf(rev, sizeof rev, "%.*s", (int)(end - (size_t)(at + 1 - arg)), at + 1);
+    if (colon) snprintf(file, sizeof file, "%s", colon + 1);
+    if (!hub_repo_valid(repo) || !hub_rev_valid(rev) || (colon && (!file[0] || strchr(file, '/')))) return 1;
+    if (colon) return hub_cached_file(repo, rev, file, out, cap, e);
     if (hub_cached(repo, rev, out, cap) == 0) return 0;
     return err_set(e, "%s: no such file, and not pulled into %s; run: ahascope pull %s%s%s", arg, out, repo,
                    at ? " --revision " : "", at ? rev : "");
+}
+
+#define OLLAMA_MANIFEST_MAX (1 << 20) /* real manifests are about 1 KB */
+#define OLLAMA_MODEL_LAYER "application/vnd.ollama.image.model"
+
+/* A name or tag of ollama's store: the characters of a hub part, so it can
+ * name a path without escaping ("." and ".." refused). */
+static int ollama_part_ok(const char *s, size_t n) {
+    if (n == 0 || n > 96 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.')) return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
+            return 0;
+    }
+    return 1;
+}
+
+/* The model layer's blob digest of a manifest: "sha256:" and 64 hex digits
+ * copied to hex; -1 if the manifest has no such layer (or a digest that is
+ * anything else, e.g. one holding '/' or ".."). */
+static int ollama_model_digest(const cJSON *m, char hex[65]) {
+    const cJSON *layers = cJSON_GetObjectItemCaseSensitive(m, "layers"), *l;
+    if (!cJSON_IsArray(layers)) return -1;
+    cJSON_ArrayForEach(l, layers) {
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(l, "mediaType"), *dg = cJSON_GetObjectItemCaseSensitive(l, "digest");
+        if (!cJSON_IsString(type) || strcmp(type->valuestring, OLLAMA_MODEL_LAYER) || !cJSON_IsString(dg)) continue;
+        const char *d = dg->valuestring;
+        if (strncmp(d, "sha256:", 7) || strlen(d) != 7 + 64 || strspn(d + 7, "0123456789abcdef") != 64) return -1;
+        memcpy(hex, d + 7, 65);
+        return 0;
+    }
+    return -1;
+}
+
+/* ollama:NAME[:TAG] (NAME may be USER/NAME): the model blob the manifest
+ * $OLLAMA_MODELS/manifests/registry.ollama.ai/library/NAME/TAG names. */
+static int model_from_ollama(const char *arg, char *out, size_t cap, Err *e) {
+    const char *spec = arg + 7, *colon = strrchr(spec, ':'), *slash = strchr(spec, '/');
+    size_t nlen = colon ? (size_t)(colon - spec) : strlen(spec);
+    const char *tag = colon ? colon + 1 : "latest";
+    int user = slash && (size_t)(slash - spec) < nlen;
+    size_t ulen = user ? (size_t)(slash - spec) : 0, mlen = user ? nlen - ulen - 1 : nlen;
+    if (!ollama_part_ok(tag, strlen(tag)) || (user && !ollama_part_ok(spec, ulen)) || !ollama_part_ok(spec + (user ? ulen + 1 : 0), mlen))
+        return err_set(e, "%s: not an ollama model name (ollama:NAME[:TAG], letters, digits, '-', '_', '.')", arg);
+    char root[1024], man[2400];
+    const char *env = getenv("OLLAMA_MODELS"), *home = getenv("HOME");
+    if (env && *env) snprintf(root, sizeof root, "%.1000s", env);
+    else snprintf(root, sizeof root, "%.990s/.ollama/models", home ? home : "");
+    snprintf(man, sizeof man, "%s/manifests/registry.ollama.ai/%.*s/%.*s/%s", root, user ? (int)ulen : 7, user ? spec : "library",
+             (int)mlen, spec + (user ? ulen + 1 : 0), tag);
+    if (sniff_kind(man) == FILE_MISSING) return err_set(e, "%s: no ollama manifest %s (run: ollama pull %s)", arg, man, spec);
+    size_t n;
+    char *text = file_read_all(man, "ollama manifest", "a JSON manifest", OLLAMA_MANIFEST_MAX, &n, e);
+    if (!text) return -1;
+    cJSON *m = cJSON_ParseWithLength(text, n);
+    char hex[65];
+    int r = !cJSON_IsObject(m) ? err_set(e, "%s: not a JSON manifest", man)
+            : ollama_model_digest(m, hex) ? err_set(e, "%s: no model layer (%s) with a sha256 digest", man, OLLAMA_MODEL_LAYER) : 0;
+    cJSON_Delete(m);
+    free(text);
+    if (r) return -1;
+    snprintf(out, cap, "%s/blobs/sha256-%s", root, hex);
+    if (!is_file(out)) return err_set(e, "%s: the model blob %s named by %s is missing", arg, out, man);
+    return 0;
 }
 
 int app_model_path(const char *arg, char *out, size_t cap, Err *e) {
     ModelDirs d;
     char where[4600];
     struct stat st;
+    if (arg && !strncmp(arg, "ollama:", 7)) return model_from_ollama(arg, out, cap, e);
     if (arg && model_is_hf_dir(arg)) return snprintf(out, cap, "%s", arg), 0;
     if (arg && is_dir(arg)) {
         if (model_in_dir(arg, out, cap) == 0) return 0;
@@ -229,12 +298,15 @@ static char *read_chat_template(const char *dir) {
     return out;
 }
 
-/* --chat: wrap the prompt in the model family's format, let the encoder
- * match its special tokens, and stop generation at the end of the turn. */
+/* --chat: wrap the prompt in the model family's format (from the folder's
+ * tokenizer_config.json or the GGUF's tokenizer.chat_template), let the
+ * encoder match its special tokens, and stop generation at the end of the turn. */
 static int apply_chat(RunOpts *o, AppLoaded *L, Err *e) {
     if (!o->chat || !L->have_tok) return 0;
-    if (!L->tok.hf) return err_set(e, "--chat needs a model with a tokenizer.json (a Hugging Face folder)");
-    char *tmpl = read_chat_template(L->model_path);
+    if (!L->tok.hf) return err_set(e, "--chat needs a model with a byte-level tokenizer (a Hugging Face folder's "
+                                      "tokenizer.json, or a GGUF whose tokenizer.ggml.model is gpt2)");
+    int gguf = L->model.version == MODEL_VERSION_GGUF;
+    char *tmpl = gguf ? tok_gguf_chat_template(L->model_path) : read_chat_template(L->model_path);
     Chat c = chat_for(L->model.arch_name, tmpl);
     free(tmpl);
     if (c.format == CHAT_NONE)

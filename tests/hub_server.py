@@ -11,15 +11,16 @@ stdout. Each request line (and its Range header) is appended to LOG.
 
     GET /api/models/O/N/revision/R   {"id", "sha", "siblings": [{"rfilename"}]}
     GET /api/models/O/N/tree/R       [{"type", "path", "size", "lfs": {"oid", "size"}}]
-    GET /O/N/resolve/R/PATH          other files directly; *.safetensors answer
-                                     302 to /cdn/O/N/FILE, as the Hub does for LFS
+    GET /O/N/resolve/R/PATH          other files directly; *.safetensors and *.gguf
+                                     answer 302 to /cdn/O/N/FILE, as the Hub does for LFS
 
 Misbehaviour, to test the client's handling of it, by repository name:
   - the first full GET of each /cdn/ file sends its Content-Length but only
     half the bytes, then closes (a truncated transfer); later GETs honour
     Range with 206, except
   - NAME containing "norange": Range is ignored (200 and the whole file);
-  - NAME containing "badsum": the tree lists a wrong SHA-256 for LFS files;
+  - NAME containing "badsum": the tree lists a wrong SHA-256 for LFS files
+    (*.safetensors and *.gguf);
   - NAME containing "gated": 401 without "Authorization: Bearer secret";
   - NAME containing "flaky": the revision endpoint answers 503 once;
   - NAME containing "nosize": the tree gives no size (and no LFS entry) for
@@ -104,6 +105,7 @@ if sys.argv[1] == "--shard":
 if sys.argv[1] == "--blackhole":
     blackhole()
 ROOT, LOG = sys.argv[1], sys.argv[2]
+LFS = (".safetensors", ".gguf")  # the large files, served from /cdn/ with a SHA-256 in the tree
 seen = set()
 lock = threading.Lock()
 
@@ -160,7 +162,7 @@ class Hub(http.server.BaseHTTPRequestHandler):
         path = os.path.join(ROOT, owner, name, rel)
         if len(parts) < 6 or parts[3] != "resolve" or ".." in parts or not os.path.isfile(path):
             return self.send(404, b'{"error": "Entry not found"}')
-        if rel.endswith(".safetensors"):
+        if rel.endswith(LFS):
             return self.send(302, b"", extra={"Location": "/cdn/%s/%s/%s" % (owner, name, rel)})
         with open(path, "rb") as f:
             self.send(200, f.read(), "application/octet-stream")
@@ -178,7 +180,7 @@ class Hub(http.server.BaseHTTPRequestHandler):
             item = {"type": "file", "oid": "1" * 40, "size": len(data), "path": f}
             if f.endswith(".safetensors") and "nosize" in name:
                 del item["size"]
-            elif f.endswith(".safetensors"):
+            elif f.endswith(LFS):
                 sha = hashlib.sha256(data + (b"x" if "badsum" in name else b"")).hexdigest()
                 item["lfs"] = {"oid": sha, "size": len(data), "pointerSize": 134}
             tree.append(item)

@@ -9,7 +9,9 @@
  * the cache; the bounds on what a broken endpoint can do (a body past the
  * listed size or --max-bytes, a trickle or a silent server past --stall, a
  * connection never accepted past --connect-timeout) and Ctrl-C keeping
- * the partial for the next pull. */
+ * the partial for the next pull; `pull --file` picking one .gguf (and
+ * `--model OWNER/NAME:FILE` running it), and `--model ollama:NAME[:TAG]`
+ * over a fake ollama store, hostile manifests refused. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -469,5 +471,147 @@ TEST(pull_sigint_keeps_the_partial_and_the_next_pull_resumes_it) {
     char *log = test_read_file(h.log, NULL);
     CHECK_MSG(log && strstr(log, want), "no '%s' in %s", want, log ? log : "");
     free(log);
+    hub_stop(&h);
+}
+
+/* ---- ollama's store ----------------------------------------------------------- */
+
+/* A fake $OLLAMA_MODELS holding a copy of stories260K.gguf as the blob of
+ * library/stories:latest; the manifest's text is written by the caller. */
+static void ollama_store(char *root, size_t cap, char hex[65]) {
+    snprintf(root, cap, "%s", test_tmp("ollama"));
+    const char *gguf = test_shared("models/stories260K/stories260K.gguf");
+    int st;
+    char *out = test_runf(&st, "sha256sum %s | cut -c1-64", gguf);
+    snprintf(hex, 65, "%.64s", out ? out : "");
+    free(out);
+    free(test_runf(&st, "mkdir -p %s/blobs %s/manifests/registry.ollama.ai/library/stories && cp %s %s/blobs/sha256-%s", root,
+                   root, gguf, root, hex));
+    CHECK(st == 0);
+}
+
+static void ollama_manifest(const char *root, const char *tag, const char *text) {
+    char path[1400];
+    snprintf(path, sizeof path, "%s/manifests/registry.ollama.ai/library/stories/%s", root, tag);
+    CHECK(test_write_file(path, text, (long)strlen(text)) == 0);
+}
+
+/* --model ollama:stories runs the blob its manifest names, the same text as
+ * the GGUF itself; :TAG picks another manifest. */
+TEST(pull_ollama_model_runs_the_manifests_blob) {
+    SKIP_UNLESS_SHARED();
+    char root[1100], hex[65], man[600];
+    ollama_store(root, sizeof root, hex);
+    snprintf(man, sizeof man, "{\"schemaVersion\":2,\"layers\":[{\"mediaType\":\"application/vnd.ollama.image.license\","
+             "\"digest\":\"sha256:%064d\"},{\"mediaType\":\"application/vnd.ollama.image.model\",\"digest\":\"sha256:%s\"}]}", 0, hex);
+    ollama_manifest(root, "latest", man);
+    ollama_manifest(root, "q8", man);
+    const char *gen = "generate --prompt Once --steps 12 --temperature 0 --model";
+    int st, st2, st3;
+    char *a = test_runf(&st, "OLLAMA_MODELS=%s %s %s ollama:stories 2>&1", root, test_bin(), gen);
+    char *b = test_runf(&st2, "%s %s %s 2>&1", test_bin(), gen, test_shared("models/stories260K/stories260K.gguf"));
+    char *c = test_runf(&st3, "OLLAMA_MODELS=%s %s %s ollama:stories:q8 2>&1", root, test_bin(), gen);
+    CHECK_MSG(st == 0 && st2 == 0 && st3 == 0 && a && b && c && !strcmp(a, b) && !strcmp(a, c) && strstr(a, "Once upon"),
+              "ollama: %s\ngguf: %s", a, b);
+    free(a), free(b), free(c);
+}
+
+/* A missing manifest names its path; a hostile one (not JSON, over 1 MiB,
+ * no model layer, a digest with '/' or "..") and a bad name are refused,
+ * each in one line. */
+TEST(pull_ollama_refuses_hostile_manifests) {
+    SKIP_UNLESS_SHARED();
+    char root[1100], hex[65], cmd[1600], want[1300];
+    ollama_store(root, sizeof root, hex);
+    snprintf(cmd, sizeof cmd, "OLLAMA_MODELS=%s %s info --model ollama:stories:nope", root, test_bin());
+    snprintf(want, sizeof want, "no ollama manifest %s/manifests/registry.ollama.ai/library/stories/nope", root);
+    CHECK_REFUSAL(cmd, 1, NULL, want, 1);
+    static const char *const bad[] = {
+        "not json {",
+        "{\"layers\":[{\"mediaType\":\"application/vnd.ollama.image.license\",\"digest\":\"sha256:ab\"}]}",
+        "{\"layers\":[{\"mediaType\":\"application/vnd.ollama.image.model\",\"digest\":\"sha256:../../../../etc/passwd\"}]}",
+        "{\"layers\":[{\"mediaType\":\"application/vnd.ollama.image.model\",\"digest\":\"sha256/../x\"}]}",
+        "{\"layers\":7}",
+    };
+    static const char *const needle[] = {"not a JSON manifest", "no model layer", "no model layer", "no model layer", "no model layer"};
+    snprintf(cmd, sizeof cmd, "OLLAMA_MODELS=%s %s info --model ollama:stories", root, test_bin());
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ollama_manifest(root, "latest", bad[i]);
+        CHECK_REFUSAL(cmd, 1, NULL, needle[i], 1);
+    }
+    char *huge = malloc((2 << 20) + 1);
+    memset(huge, ' ', 2 << 20), huge[2 << 20] = 0;
+    ollama_manifest(root, "latest", huge);
+    free(huge);
+    CHECK_REFUSAL(cmd, 1, NULL, "ollama manifest", 1);
+    snprintf(cmd, sizeof cmd, "OLLAMA_MODELS=%s %s info --model ollama:../../x", root, test_bin());
+    CHECK_REFUSAL(cmd, 1, NULL, "not an ollama model name", 1);
+}
+
+/* ---- pull --file: one GGUF ------------------------------------------------------ */
+
+/* alice/NAME holding two copies of stories260K.gguf, as a quantised
+ * repository holds one file per quantisation, and a README. */
+static void gguf_repo(const Hub *h, const char *name) {
+    int st;
+    const char *g = test_shared("models/stories260K/stories260K.gguf");
+    free(test_runf(&st, "mkdir -p %s/alice/%s && cp %s %s/alice/%s/stories-Q4_K_M.gguf && cp %s %s/alice/%s/stories-Q8_0.gguf && "
+                   "echo hi > %s/alice/%s/README.md", h->root, name, g, h->root, name, g, h->root, name, h->root, name));
+    CHECK(st == 0);
+}
+
+/* --file q4_k_m picks the one .gguf holding it (any case), fetched through
+ * the redirect, cut short and resumed, checked and placed; then
+ * --model alice/gg:Q4_K_M runs it, the same text as the GGUF itself. */
+TEST(pull_file_picks_one_gguf_then_runs_it) {
+    SKIP_UNLESS_SHARED();
+    Hub h = {0};
+    if (hub_start(&h, "pullgg", NULL, 0)) return hub_stop(&h);
+    gguf_repo(&h, "gg");
+    int st;
+    char *out = hub_run(&h, &st, "", "pull alice/gg --file q4_k_m 2>&1");
+    CHECK_MSG(st == 0 && out && strstr(out, cached(&h, "gg", "stories-Q4_K_M.gguf")), "pull --file: %s", out ? out : "");
+    free(out);
+    CHECK(test_same_file(test_shared("models/stories260K/stories260K.gguf"), cached(&h, "gg", "stories-Q4_K_M.gguf")));
+    CHECK(!exists(cached(&h, "gg", "stories-Q8_0.gguf")) && !exists(cached(&h, "gg", "README.md")));
+    char *log = test_read_file(h.log, NULL);
+    CHECK(log && strstr(log, "/cdn/alice/gg/stories-Q4_K_M.gguf range=bytes=")); /* resumed after the cut */
+    free(log);
+    const char *gen = "generate --prompt Once --steps 12 --temperature 0 --model";
+    char *a = hub_run(&h, &st, "", "generate --prompt Once --steps 12 --temperature 0 --model alice/gg:Q4_K_M 2>&1");
+    int st2;
+    char *b = test_runf(&st2, "%s %s %s 2>&1", test_bin(), gen, test_shared("models/stories260K/stories260K.gguf"));
+    CHECK_MSG(st == 0 && st2 == 0 && a && b && !strcmp(a, b), "from the cache: %s\nthe gguf: %s", a, b);
+    free(a), free(b);
+    log = test_read_file(h.log, NULL);
+    int before = lines(log);
+    free(log);
+    out = hub_run(&h, &st, "", "pull alice/gg --file stories-Q4_K_M.gguf 2>&1"); /* placed already: only the listing */
+    CHECK_MSG(st == 0 && out && strstr(out, cached(&h, "gg", "stories-Q4_K_M.gguf")), "%s", out ? out : "");
+    free(out);
+    log = test_read_file(h.log, NULL);
+    CHECK_INT(lines(log), before + 2); /* the revision and the tree, no file */
+    free(log);
+    hub_stop(&h);
+}
+
+/* Zero or several matches, a wrong checksum and an unpulled :FILE are one
+ * line each, naming the candidates or what to run. */
+TEST(pull_file_refusals_list_the_candidates) {
+    SKIP_UNLESS_SHARED();
+    Hub h = {0};
+    if (hub_start(&h, "pullgg2", NULL, 0)) return hub_stop(&h);
+    gguf_repo(&h, "gg");
+    gguf_repo(&h, "gg-badsum");
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd, "%s %s pull alice/gg --file .GGUF", h.env, test_bin());
+    CHECK_REFUSAL(cmd, 1, NULL, "'.GGUF' matches 2 .gguf files: stories-Q4_K_M.gguf, stories-Q8_0.gguf", 1);
+    snprintf(cmd, sizeof cmd, "%s %s pull alice/gg --file Q5_K", h.env, test_bin());
+    CHECK_REFUSAL(cmd, 1, NULL, "no .gguf file matches 'Q5_K' (there are: stories-Q4_K_M.gguf, stories-Q8_0.gguf)", 1);
+    snprintf(cmd, sizeof cmd, "%s %s pull alice/gg-badsum --file Q8_0", h.env, test_bin());
+    CHECK_REFUSAL(cmd, 1, NULL, "does not match the Hub's", 0); /* after the retry line of the cut transfer */
+    CHECK(!exists(cached(&h, "gg-badsum", "stories-Q8_0.gguf")) && !exists(cached(&h, "gg-badsum", "stories-Q8_0.gguf.partial")));
+    snprintf(cmd, sizeof cmd, "%s %s info --model alice/gg:Q8_0", h.env, test_bin());
+    CHECK_REFUSAL(cmd, 1, NULL, "run: ahascope pull alice/gg --file Q8_0", 1);
     hub_stop(&h);
 }

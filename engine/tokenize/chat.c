@@ -20,9 +20,26 @@ static int has(const char *s, const char *needle) { return s && strstr(s, needle
 
 static int is(const char *s, const char *name) { return s && strcmp(s, name) == 0; }
 
+/* Whether the template writes Tulu's user turn, '<|user|>\n' + content +
+ * '\n' (spaces and the kind of quotes aside): Zephyr's <|user|> turn ends
+ * in eos_token instead, so the marker alone does not tell them apart. */
+static int tulu_user_turn(const char *tmpl) {
+    static const char want[] = "'<|user|>\\n'+message['content']+'\\n'";
+    size_t n = strlen(tmpl), k = 0;
+    char *flat = malloc(n + 1);
+    if (!flat) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (tmpl[i] != ' ') flat[k++] = tmpl[i] == '"' ? '\'' : tmpl[i];
+    flat[k] = 0;
+    int found = strstr(flat, want) != NULL;
+    free(flat);
+    return found;
+}
+
 ChatFormat chat_format_for(const char *model_type, const char *chat_template) {
     if (has(chat_template, "<|start_header_id|>")) return CHAT_LLAMA3;
     if (has(chat_template, "<|im_start|>")) return CHAT_CHATML;
+    if (chat_template && tulu_user_turn(chat_template)) return CHAT_TULU;
     if (is(model_type, "olmo2") || is(model_type, "faolmo") || is(model_type, "olmo")) return CHAT_TULU;
     if (is(model_type, "qwen2")) return CHAT_CHATML;
     return CHAT_NONE;

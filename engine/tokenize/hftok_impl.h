@@ -86,6 +86,26 @@ const HfPairEnt *hf_pmap_get(const HfTok *t, int left, int right);
 /* Allocate both hash tables for about n_strings spellings and n_pairs merges. */
 int hf_maps_init(HfTok *t, size_t n_strings, size_t n_pairs);
 
+/* A byte-level BPE vocabulary given as arrays rather than tokenizer.json
+ * (a GGUF file's tokenizer.ggml.*): ids are array indices. */
+enum { HF_ARR_NORMAL, HF_ARR_SPECIAL, HF_ARR_ADDED }; /* a token's kind */
+
+typedef struct {
+    const char *name;                  /* for messages (the file it came from) */
+    int n;                             /* tokens: id i is tokens[i] */
+    const char *const *tokens;         /* NUL-terminated byte-level spellings */
+    const unsigned char *kind;         /* HF_ARR_* per token; NULL: all normal */
+    int n_merges;
+    const char *const *merges;         /* "left right", highest priority first */
+    int pattern, nfc, ignore_merges;   /* the split (HF_PAT_*), NFC normaliser, ignore_merges */
+    int bos, eos, add_bos, add_eos;    /* ids (-1: none) and whether encoding adds them */
+} HfArrays;
+
+/* The tokenizer the arrays describe, built by the very steps that load
+ * tokenizer.json's vocab, added_tokens and merges (so both share one BPE).
+ * Returns 0, or -1 with a one-line error naming a->name (and *out = NULL). */
+int hftok_load_arrays(HfTok **out, const HfArrays *a, Err *e);
+
 /* GPT-2's byte <-> printable code point alphabet. */
 uint32_t hf_byte_char(unsigned char b);
 /* The byte spelled by cp in that alphabet, or -1. */

@@ -511,6 +511,73 @@ int hftok_load(HfTok **out, const char *path, Err *e) {
     return 0;
 }
 
+/* ---- a vocabulary from arrays (a GGUF's tokenizer.ggml.*) ------------------ */
+
+/* The arrays as the tokenizer.json objects load_vocab, load_added and
+ * load_merges read: normal tokens in "vocab", special and added ones in
+ * "added_tokens". NULL when out of memory. */
+static cJSON *arrays_doc(const HfArrays *a) {
+    cJSON *doc = cJSON_CreateObject(), *vocab = cJSON_AddObjectToObject(doc, "vocab");
+    cJSON *added = cJSON_AddArrayToObject(doc, "added_tokens"), *merges = cJSON_AddArrayToObject(doc, "merges");
+    int ok = vocab && added && merges;
+    for (int i = 0; ok && i < a->n; i++) {
+        int kind = a->kind ? a->kind[i] : HF_ARR_NORMAL;
+        if (kind == HF_ARR_NORMAL) {
+            ok = cJSON_AddNumberToObject(vocab, a->tokens[i], i) != NULL;
+            continue;
+        }
+        cJSON *x = cJSON_CreateObject();
+        ok = x && cJSON_AddItemToArray(added, x) && cJSON_AddNumberToObject(x, "id", i) &&
+             cJSON_AddStringToObject(x, "content", a->tokens[i]) && cJSON_AddBoolToObject(x, "special", kind == HF_ARR_SPECIAL);
+    }
+    for (int i = 0; ok && i < a->n_merges; i++) {
+        cJSON *m = cJSON_CreateString(a->merges[i]);
+        ok = m && cJSON_AddItemToArray(merges, m);
+    }
+    if (!ok) cJSON_Delete(doc);
+    return ok ? doc : NULL;
+}
+
+/* A BOS or EOS id of the arrays: -1 (none) or a token. */
+static int arrays_id(const HfArrays *a, int id, const char *what, Err *e) {
+    if (id < -1 || id >= a->n) return err_set(e, "%s id %d is not a token (%d tokens)", what, id, a->n);
+    return 0;
+}
+
+static int load_arrays(HfTok *t, const HfArrays *a, Err *e) {
+    if (a->n <= 0 || a->n > HFTOK_MAX_VOCAB) return err_set(e, "%d tokens", a->n);
+    if (a->n_merges < 0) return err_set(e, "%d merges", a->n_merges);
+    if (arrays_id(a, a->bos, "BOS", e) || arrays_id(a, a->eos, "EOS", e)) return -1;
+    t->byte_level = 1, t->pattern = a->pattern, t->nfc = a->nfc, t->ignore_merges = a->ignore_merges;
+    cJSON *doc = arrays_doc(a);
+    if (!doc) return err_set(e, "out of memory for %d tokens", a->n);
+    const cJSON *added = get(doc, "added_tokens");
+    int r = load_vocab(t, get(doc, "vocab"), added, (size_t)a->n_merges, e) || load_added(t, added, e) ||
+            compute_texts(t, e) || load_merges(t, get(doc, "merges"), e) ? -1 : 0;
+    cJSON_Delete(doc);
+    if (r) return -1;
+    if (t->n_vocab != a->n) return err_set(e, "%d tokens make %d ids", a->n, t->n_vocab);
+    t->bos_id = a->bos, t->eos_id = a->eos;
+    t->add_bos = a->add_bos && a->bos >= 0, t->add_eos = a->add_eos && a->eos >= 0;
+    describe(t);
+    return 0;
+}
+
+int hftok_load_arrays(HfTok **out, const HfArrays *a, Err *e) {
+    *out = NULL;
+    HfTok *t = calloc(1, sizeof *t);
+    if (!t) return err_set(e, "%s: out of memory", a->name);
+    snprintf(t->path, sizeof t->path, "%s", a->name);
+    t->bos_id = t->eos_id = t->unk_id = -1;
+    for (int b = 0; b < 256; b++) t->byte_id[b] = -1;
+    if (load_arrays(t, a, e)) {
+        hftok_free(t);
+        return err_prefix(e, a->name);
+    }
+    *out = t;
+    return 0;
+}
+
 /* ---- tokenizer_config.json / config.json ------------------------------------ */
 
 /* bos_token / eos_token: a spelling or {"content": spelling}; null = none. */

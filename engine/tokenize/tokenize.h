@@ -25,9 +25,10 @@
  *
  * File format (little-endian): int32 max_token_length, then per token:
  * float32 score, int32 len, len bytes (not NUL-terminated).
- * Encoding is llama2.c's: optional BOS (id 1), a dummy-prefix space when the
- * text is non-empty, UTF-8 code points looked up whole, unknown code points
- * spelled as <0xXX> byte tokens (id = byte + 3), then greedy merges of the
+ * Encoding is llama2.c's: optional BOS (id 1, or a GGUF's own), a dummy-prefix
+ * space when the text is non-empty, UTF-8 code points looked up whole, unknown
+ * code points spelled as <0xXX> byte tokens (the unknown token where a byte
+ * has none), then greedy merges of the
  * adjacent pair whose merged string has the highest score (the leftmost
  * among equal scores; scores at or below -1e30 never merge). The merges run
  * over a heap of candidate pairs: O(n log n) in the text's length.
@@ -56,6 +57,11 @@ typedef struct {
     int special;         /* HF: match special tokens spelled in the text (--chat) */
     int text_has_bos;    /* HF: the text spells BOS itself (a chat format): never prepend it */
     int has_stop, stop;  /* a stop id set apart from the default (a chat format's end of turn) */
+    int bos_id, eos_id;  /* llama2.c vocabularies: TOK_BOS/TOK_EOS, or a GGUF's own (-1: none) */
+    int add_bos;         /* whether tok_encode's bos adds BOS (a GGUF's add_bos_token; else 1) */
+    int unk_id;          /* what a byte with no <0xNN> piece becomes */
+    int byte_id[256];    /* id of each byte's <0xNN> piece, -1 if none */
+    unsigned char *unmerged; /* GGUF: 1 for control and unused pieces, which no merge makes (NULL: none) */
 } Tokenizer;
 
 /* Load a tokenizer.bin. vocab_size > 0 reads exactly that many tokens (the
@@ -69,11 +75,19 @@ int tok_load(Tokenizer *t, const char *path, int vocab_size, Err *e);
  * (GGUF, tok_load_gguf); name is used in messages. Returns 0 on success. */
 int tok_load_pieces(Tokenizer *t, const char *name, int n, const char *const *pieces, const float *scores, Err *e);
 
-/* The vocabulary in a GGUF file's metadata (tokenizer.ggml.model "llama":
- * tokens and scores, the pieces' U+2581 read as spaces, as llama2.c's
- * tokenizer.bin spells them). vocab_size > 0 must equal the token count.
- * Errors name the file. Returns 0 on success. */
+/* The tokenizer in a GGUF file's metadata. tokenizer.ggml.model "llama":
+ * tokens and scores as a llama2.c vocabulary (U+2581 read as a space), BOS,
+ * EOS, unknown ids and add_bos_token from the file, control and unused
+ * pieces never produced by a merge. "gpt2": tokens, merges and token types
+ * as a byte-level HfTok (control = special added token, user-defined =
+ * added token), split by the regex tokenizer.ggml.pre names (llama.cpp's
+ * names; unknown ones refused). vocab_size > 0 must equal the token count.
+ * Errors are one line naming the file. Returns 0 on success. */
 int tok_load_gguf(Tokenizer *t, const char *path, int vocab_size, Err *e);
+
+/* A GGUF file's tokenizer.chat_template, malloc'd; NULL if it has none or
+ * is no readable GGUF. */
+char *tok_gguf_chat_template(const char *path);
 
 /* Release everything tok_load allocated (safe on a zeroed struct). */
 void tok_free(Tokenizer *t);
@@ -85,8 +99,8 @@ int tok_encode(const Tokenizer *t, const char *text, size_t len, int bos, int eo
                int *ids, int max_ids, int *n_ids, Err *e);
 
 /* The raw bytes of token `token` as it appears in text after `prev`: the
- * leading space is stripped right after BOS, and <0xXX> pieces become the one
- * raw byte. *out_len receives the length (may be 1 byte that is not valid
+ * leading space is stripped right after BOS, <0xXX> pieces become the one
+ * raw byte, and a GGUF's control and unused pieces (<s>, </s>) are no text. *out_len receives the length (may be 1 byte that is not valid
  * UTF-8 by itself). Returns a pointer valid until tok_free; never NULL
  * (empty string for ids out of range). */
 const char *tok_decode(const Tokenizer *t, int prev, int token, size_t *out_len);
@@ -257,10 +271,13 @@ typedef struct {
     char system[CHAT_SYSTEM_MAX];
 } Chat;
 
-/* The chat format of a model, from its chat_template (tokenizer_config.json;
- * NULL if none) and config.json model_type (NULL if unknown). Markers in the
- * template win ("<|start_header_id|>" Llama-3, "<|im_start|>" ChatML); else
- * olmo2/faolmo/olmo are Tulu, qwen2 is ChatML, anything else CHAT_NONE. */
+/* The chat format of a model, from its chat_template (tokenizer_config.json
+ * or a GGUF's tokenizer.chat_template; NULL if none) and its model type
+ * (config.json model_type or general.architecture; NULL if unknown).
+ * Markers in the template win: "<|start_header_id|>" Llama-3, "<|im_start|>"
+ * ChatML, Tulu's user turn '<|user|>\n' + message['content'] + '\n' (not
+ * Zephyr's, which ends in eos_token); else olmo2/faolmo/olmo are Tulu, qwen2
+ * is ChatML, anything else (Llama-2/Mistral's [INST] among them) CHAT_NONE. */
 ChatFormat chat_format_for(const char *model_type, const char *chat_template);
 
 /* chat_format_for plus the default system turn the template inserts: a

@@ -64,6 +64,7 @@ void tok_free(Tokenizer *t) {
     free(t->scores);
     free(t->sorted);
     free(t->hash);
+    free(t->unmerged);
     memset(t, 0, sizeof *t);
 }
 
@@ -114,6 +115,17 @@ static int read_token(Tokenizer *t, FILE *f, int i, Err *e) {
 #define NOT_TOKENIZER "a llama2.c tokenizer.bin or tokenizer.json"
 
 static int tok_index(Tokenizer *t, Err *e);
+static int byte_piece(const char *p, size_t n);
+
+/* The id of each byte's <0xNN> piece (-1: none), wherever the vocabulary
+ * puts them: llama2.c's files at 3..258, but a GGUF may order them otherwise. */
+static void index_bytes(Tokenizer *t) {
+    for (int b = 0; b < 256; b++) t->byte_id[b] = -1;
+    for (int i = t->vocab_size - 1; i >= 0; i--) {
+        int b = byte_piece(t->vocab[i], (size_t)t->vocab_len[i]);
+        if (b >= 0) t->byte_id[b] = i;
+    }
+}
 
 /* A file that failed to load as a tokenizer: if it does not look like one
  * at all, say so and what it looks like instead of the first bad field. */
@@ -169,6 +181,8 @@ static int tok_index(Tokenizer *t, Err *e) {
         return err_set(e, "%s: out of memory", t->path);
     }
     for (int b = 0; b < 256; b++) { t->byte_text[b][0] = (char)b; t->byte_text[b][1] = 0; }
+    t->bos_id = TOK_BOS, t->eos_id = TOK_EOS, t->add_bos = 1, t->unk_id = 0;
+    index_bytes(t);
     return 0;
 }
 
@@ -213,7 +227,8 @@ static size_t utf8_len(const unsigned char *s, size_t left) {
     return n;
 }
 
-/* Code points (or bytes) to initial tokens. */
+/* Code points (or bytes) to initial tokens: a code point with no piece is
+ * spelled as its bytes' <0xNN> pieces, or the unknown token without them. */
 static int split_symbols(const Tokenizer *t, const unsigned char *s, size_t len, int *ids, int n, char *buf) {
     for (size_t i = 0; i < len;) {
         size_t k = utf8_len(s + i, len - i);
@@ -222,7 +237,7 @@ static int split_symbols(const Tokenizer *t, const unsigned char *s, size_t len,
         int id = tok_lookup(t, buf);
         if (id >= 0) ids[n++] = id;
         else
-            for (size_t j = 0; j < k; j++) ids[n++] = s[i + j] + 3; /* <0xXX> */
+            for (size_t j = 0; j < k; j++) ids[n++] = t->byte_id[s[i + j]] >= 0 ? t->byte_id[s[i + j]] : t->unk_id;
         i += k;
     }
     return n;
@@ -272,7 +287,7 @@ static int merge_push(Merger *m, int pos) {
     memcpy(m->buf, t->vocab[a], (size_t)la);
     memcpy(m->buf + la, t->vocab[b], (size_t)lb);
     int id = lookup_n(t, m->buf, (size_t)(la + lb));
-    if (id < 0 || !(t->scores[id] > -1e30f)) return 0;
+    if (id < 0 || !(t->scores[id] > -1e30f) || (t->unmerged && t->unmerged[id])) return 0;
     return bpeheap_push(&m->heap, (BpeCand){merge_key(t->scores[id], pos), id, (int32_t)m->sym[pos].ver});
 }
 
@@ -334,7 +349,7 @@ int tok_encode(const Tokenizer *t, const char *text, size_t len, int bos, int eo
     char *buf = malloc((size_t)t->max_token_length * 2 + 8);
     if (!buf) return err_set(e, "tokenizer: out of memory");
     int n = 0;
-    if (bos) ids[n++] = TOK_BOS;
+    if (bos && t->add_bos && t->bos_id >= 0) ids[n++] = t->bos_id;
     int start = n;
     if (len > 0) {
         int sp = tok_lookup(t, " "); /* SentencePiece's dummy prefix */
@@ -345,7 +360,7 @@ int tok_encode(const Tokenizer *t, const char *text, size_t len, int bos, int eo
     free(buf);
     if (merged < 0) return err_set(e, "tokenizer: out of memory");
     n = start + merged;
-    if (eos) ids[n++] = TOK_EOS;
+    if (eos && t->eos_id >= 0) ids[n++] = t->eos_id;
     *n_ids = n;
     return 0;
 }
@@ -360,7 +375,7 @@ static int byte_piece(const char *p, size_t n) {
 
 const char *tok_decode(const Tokenizer *t, int prev, int token, size_t *out_len) {
     if (t->hf) return hftok_decode(t->hf, prev, token, out_len);
-    if (token < 0 || token >= t->vocab_size) { *out_len = 0; return ""; }
+    if (token < 0 || token >= t->vocab_size || (t->unmerged && t->unmerged[token])) { *out_len = 0; return ""; } /* GGUF control: no text */
     const char *p = t->vocab[token];
     size_t n = (size_t)t->vocab_len[token];
     int b = byte_piece(p, n);
@@ -368,7 +383,7 @@ const char *tok_decode(const Tokenizer *t, int prev, int token, size_t *out_len)
         *out_len = 1;
         return (const char *)&t->byte_text[b][0];
     }
-    if (prev == TOK_BOS && p[0] == ' ') { p++; n--; }
+    if (prev == t->bos_id && p[0] == ' ') { p++; n--; }
     *out_len = n;
     return p;
 }
@@ -418,4 +433,4 @@ int tok_load_hf(Tokenizer *t, const char *path, const char *model_dir, int vocab
     return 0;
 }
 
-int tok_stop_id(const Tokenizer *t) { return t->has_stop ? t->stop : t->hf ? hftok_eos(t->hf) : TOK_BOS; }
+int tok_stop_id(const Tokenizer *t) { return t->has_stop ? t->stop : t->hf ? hftok_eos(t->hf) : t->bos_id; }
