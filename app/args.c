@@ -209,7 +209,7 @@ static int read_duo_threshold(void *opts, const char *flag, const char *v, Err *
 
 static const ArgSpec MODEL_ROWS[] = {
     {"--model", ARG_STRING, RO(model), .metavar = "PATH",
-     .help = "a llama2.c checkpoint or a Hugging Face folder (default: stories260K from $AHASCOPE_MODELS, "
+     .help = ARGS_MODEL_KINDS " (default: stories260K from $AHASCOPE_MODELS, "
              "../shared/models or the cache, as `ahascope run` finds it)"},
     {"--tokenizer", ARG_STRING, RO(tokenizer), .metavar = "FILE",
      .help = "default: the folder's tokenizer.json, or tokenizer.bin / tok<vocab>.bin beside a checkpoint"},

@@ -123,6 +123,10 @@ typedef struct {
 
 /* The shared groups, their rows' offsets into RunOpts: the model, the
  * prompt, sampling, the attention policy and the static head set. */
+/* What --model takes, said once for every command's help. */
+#define ARGS_MODEL_KINDS \
+    "a llama2.c checkpoint, a Hugging Face folder, a GGUF file, a pulled OWNER/NAME[:FILE] or ollama:NAME[:TAG]"
+
 extern const ArgsTable ARGS_MODEL, ARGS_PROMPT, ARGS_SAMPLING, ARGS_POLICY, ARGS_HEADS;
 
 /* What args_parse_table stopped at. */

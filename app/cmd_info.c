@@ -30,10 +30,10 @@ const ArgsTable *const INFO_TABLES[] = {&INFO_FLAGS, &INFO_OUT_FLAGS, &ARGS_MODE
 static void info_help(void) {
     puts("usage: ahascope info [--routers FILE] [--json] [model flags]\n"
          "\n"
-         "Describe a model: a llama2.c checkpoint or a Hugging Face folder (config.json + safetensors,\n"
-         "llama / qwen2 / olmo2 / faolmo, F32 / F16 / BF16). Prints architecture, dimensions, dtype,\n"
-         "the KV cache's type and size at the full context (--kv-dtype as a run would set it),\n"
-         "parameter count, bytes, RoPE, tokenizer kind and router presence.\n"
+         "Describe a model: a llama2.c checkpoint, a Hugging Face folder (config.json + safetensors,\n"
+         "llama / qwen2 / olmo2 / faolmo, F32 / F16 / BF16) or a GGUF file. Prints architecture,\n"
+         "dimensions, dtype, the KV cache's type and size at the full context (--kv-dtype as a run\n"
+         "would set it), parameter count, bytes, RoPE, tokenizer kind and router presence.\n"
          "A GGUF file (v2/v3) is described from its header alone: version, architecture, shape, tensor\n"
          "types with their counts and bytes, file type and tokenizer (no weight is read).\n"
          "Exits 1 with one line naming the file (and tensor) when the model or its tokenizer is bad.");

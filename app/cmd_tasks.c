@@ -44,7 +44,7 @@ static const ArgsTable TASKS_FLAGS = ARGS_TABLE(NULL, TasksOpts, TASKS_ROWS);
 
 static const ArgSpec TASKS_MODEL_ROWS[] = {
     {"--model", ARG_STRING, K(o.model), .metavar = "PATH",
-     .help = "a llama2.c checkpoint or a Hugging Face folder (default: stories260K)"},
+     .help = ARGS_MODEL_KINDS " (default: stories260K)"},
     {"--tokenizer", ARG_STRING, K(o.tokenizer), .metavar = "PATH", .help = "its tokenizer (default: found beside the model)"},
 };
 static const ArgsTable TASKS_MODEL_FLAGS = ARGS_TABLE("model flags", TasksOpts, TASKS_MODEL_ROWS);

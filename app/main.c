@@ -32,7 +32,7 @@ static const Command COMMANDS[] = {
     {"tasks", cmd_tasks, "write long-context task items (passkey, multikey, vt, local) for eval --tasks"},
     {"calibrate", cmd_calibrate, "choose the static baseline's heads from recorded oracle rates"},
     {"info", cmd_info, "describe a model: architecture, dims, dtype, parameters, bytes, tokenizer, routers"},
-    {"convert", cmd_convert, "write a llama2.c checkpoint as a Hugging Face llama folder"},
+    {"convert", cmd_convert, "write a model as a Hugging Face llama folder or a GGUF file"},
     {"bench", cmd_bench, "measure prefill/decode speed against the bandwidth roofline"},
     {"pull", cmd_pull, "download a model from the Hugging Face Hub into the cache (resumed, checked)"},
     {"run", cmd_run, "the main job (what `make run` does): fetch the default model if needed, then run"},
