@@ -151,7 +151,7 @@ TEST(gguf_reads_every_value_type_and_tensor) {
         float row[64];
         CHECK(gguf_dequant(t0->type, t0->data, row, 12, &e) == 0 && row[0] == -5.5f && row[11] == 5.5f);
         CHECK(gguf_dequant(t1->type, t1->data, row, 64, &e) == 0 && row[1] == 0.25f && row[63] == 15.75f);
-        CHECK(gguf_dequant(GGML_Q4_K, t1->data, row, 0, &e) != 0 && strstr(e.msg, "Q4_K"));
+        CHECK(gguf_dequant(GGML_Q8_K, t1->data, row, 0, &e) != 0 && strstr(e.msg, "Q8_K")); /* sized, but no weight type */
     }
     gguf_close(&f);
     patch(&g, g.at_version, 2, 4); /* v2 has the same layout */
