@@ -396,7 +396,7 @@ TEST(gguf_model_refusals) {
     memcpy(g.b + g.at_arch_len + 8, "gemma", 5);
     CHECK(test_write_file(path, g.b, (long)g.n) == 0);
     CHECK(model_load_gguf(&m, path, &e) != 0);
-    CHECK_MSG(strstr(e.msg, "GGUF architecture 'gemma' cannot run yet (only llama)"), "%s", e.msg);
+    CHECK_MSG(strstr(e.msg, "GGUF architecture 'gemma' cannot run yet (llama, qwen2 and olmo2 can)"), "%s", e.msg);
     char cmd[1400], starts[1200];
     snprintf(cmd, sizeof cmd, "%s generate --model %s --prompt hi --steps 2", test_bin(), path);
     snprintf(starts, sizeof starts, "ahascope generate: %s: ", path);
@@ -415,11 +415,17 @@ TEST(gguf_model_weights_equal_the_checkpoint) {
     CHECK(g.c.dim == c->dim && g.c.hidden_dim == c->hidden_dim && g.c.n_layers == c->n_layers &&
           g.c.n_kv_heads == c->n_kv_heads && g.c.vocab_size == c->vocab_size && g.c.rope_half == 0);
     CHECK(g.version == MODEL_VERSION_GGUF && !strcmp(g.arch_name, "llama"));
-    size_t d = c->dim, h = c->hidden_dim, L = c->n_layers, kv = c->kv_dim, V = c->vocab_size;
-    const float *pg[] = {g.w.token_embedding, g.w.rms_att, g.w.wq, g.w.wk, g.w.wv, g.w.wo, g.w.rms_ffn, g.w.w1, g.w.w2, g.w.w3, g.w.rms_final, g.w.wcls};
-    const float *pb[] = {b.w.token_embedding, b.w.rms_att, b.w.wq, b.w.wk, b.w.wv, b.w.wo, b.w.rms_ffn, b.w.w1, b.w.w2, b.w.w3, b.w.rms_final, b.w.wcls};
-    const size_t n[] = {V * d, L * d, L * d * d, L * kv * d, L * kv * d, L * d * d, L * d, L * h * d, L * d * h, L * h * d, d, V * d};
-    for (int i = 0; i < 12; i++) CHECK_MSG(!memcmp(pg[i], pb[i], n[i] * sizeof(float)), "part %d differs", i);
+    size_t d = c->dim, h = c->hidden_dim, kv = c->kv_dim, V = c->vocab_size;
+    CHECK(g.embed.dt == DT_F32 && !memcmp(g.embed.p, b.w.token_embedding, V * d * 4));
+    CHECK(g.cls.dt == DT_F32 && !memcmp(g.cls.p, b.w.wcls, V * d * 4) && !memcmp(g.final_norm, b.w.rms_final, d * 4));
+    CHECK(g.gguf && g.c.weight_bytes == model_decode_bytes(&b.c) + (g.c.shared_classifier ? 0 : d * 4)); /* + its one embedding row */
+    for (size_t l = 0; l < (size_t)c->n_layers; l++) { /* in place: the mapped file's f32 rows */
+        const LayerWeights *a = &g.layers[l], *r = &b.layers[l];
+        const Mat *ma[] = {&a->wq, &a->wk, &a->wv, &a->wo, &a->w1, &a->w2, &a->w3}, *mb[] = {&r->wq, &r->wk, &r->wv, &r->wo, &r->w1, &r->w2, &r->w3};
+        const size_t n[] = {d * d, kv * d, kv * d, d * d, h * d, d * h, h * d};
+        for (int i = 0; i < 7; i++) CHECK_MSG(ma[i]->dt == DT_F32 && !memcmp(ma[i]->p, mb[i]->p, n[i] * 4), "layer %zu part %d", l, i);
+        CHECK(!memcmp(a->attn_norm, r->attn_norm, d * 4) && !memcmp(a->ffn_norm, r->ffn_norm, d * 4));
+    }
     model_free(&g);
     model_free(&b);
 }
