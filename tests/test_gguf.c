@@ -1,10 +1,14 @@
 /* test_gguf.c — the GGUF reader on hand-built files, a table of hostile ones, widening, stories260K.gguf. */
 #include "tests/test.h"
+#include "engine/aha.h"
+#include "engine/forward.h"
 #include "engine/gguf.h"
+#include "engine/quant.h"
 #include "engine/half.h"
 #include "engine/model.h"
 #include "engine/tokenize/tokenize.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -428,4 +432,252 @@ TEST(gguf_model_weights_equal_the_checkpoint) {
     }
     model_free(&g);
     model_free(&b);
+}
+
+/* ---- whole models written as GGUF here, run against the same weights in memory ---- */
+
+typedef struct {
+    uint8_t *b;
+    size_t n, cap;
+} Buf;
+
+static void bput(Buf *g, const void *p, size_t n) {
+    if (g->n + n > g->cap) {
+        g->cap = (g->n + n) * 2;
+        g->b = realloc(g->b, g->cap);
+    }
+    memcpy(g->b + g->n, p, n);
+    g->n += n;
+}
+static void bput_le(Buf *g, uint64_t v, int n) {
+    uint8_t t[8];
+    for (int i = 0; i < n; i++) t[i] = (uint8_t)(v >> (8 * i));
+    bput(g, t, (size_t)n);
+}
+static void bput_str(Buf *g, const char *s) {
+    bput_le(g, strlen(s), 8);
+    bput(g, s, strlen(s));
+}
+
+#define GT_MAX 64
+typedef struct {
+    char name[GT_MAX][96];
+    int64_t ne0[GT_MAX], ne1[GT_MAX];
+    GgmlType type[GT_MAX];
+    uint8_t *data[GT_MAX]; /* owned */
+    size_t bytes[GT_MAX];
+    int n;
+} GTensors;
+
+/* Rows of n_heads heads, adjacent RoPE pairs reordered into halves (what
+ * ggml's qwen2 and olmo2 expect), or copied as they are. */
+static void rope_to_halves(float *dst, const float *src, int rows, int cols, int hs, int permute) {
+    for (int r = 0; r < rows; r++) {
+        int h = r / hs, i = r % hs, from = !permute ? r : h * hs + (i < hs / 2 ? 2 * i : 2 * (i - hs / 2) + 1);
+        memcpy(dst + (size_t)r * cols, src + (size_t)from * cols, (size_t)cols * sizeof(float));
+    }
+}
+
+/* Random blocks of type t for rows × cols, their scales small (about
+ * 5e-4, so weights stay O(0.1)); dst gets their widening. */
+static uint8_t *random_quant(GgmlType t, int64_t rows, int64_t cols, float *wide, size_t *bytes, unsigned *s) {
+    int be, bb;
+    quant_block(t, &be, &bb);
+    size_t nb = (size_t)(rows * cols / be);
+    uint8_t *b = malloc(nb * bb);
+    for (size_t i = 0; i < nb * bb; i++) *s = *s * 1103515245u + 12345u, b[i] = (uint8_t)(*s >> 16);
+    int at[2] = {-1, -1};
+    if (be == 32) at[0] = 0;
+    if (t == GGML_Q4_1 || t == GGML_Q5_1) at[1] = 2;
+    if (t == GGML_Q2_K) at[0] = 80, at[1] = 82;
+    if (t == GGML_Q3_K) at[0] = 108;
+    if (t == GGML_Q4_K || t == GGML_Q5_K) at[0] = 0, at[1] = 2;
+    if (t == GGML_Q6_K) at[0] = 208;
+    for (size_t k = 0; k < nb; k++)
+        for (int i = 0; i < 2; i++)
+            if (at[i] >= 0) {
+                *s = *s * 1103515245u + 12345u;
+                uint16_t h = half_f32_to_f16(((*s >> 16) & 1 ? -1.0f : 1.0f) * (float)(1 + (*s >> 17) % 8) * 1e-4f);
+                b[k * bb + at[i]] = (uint8_t)h, b[k * bb + at[i] + 1] = (uint8_t)(h >> 8);
+            }
+    quant_dequant(t, b, wide, rows * cols);
+    *bytes = nb * bb;
+    return b;
+}
+
+/* Add a tensor: f32 src (rows × cols, permuted to halves if asked), or of
+ * block type t with random blocks whose widening replaces src in place, so
+ * the in-memory model computes with exactly the file's weights. */
+static void gt_add(GTensors *g, const char *name, float *src, int64_t rows, int64_t cols, GgmlType t, int hs,
+                   int permute, unsigned *s) {
+    int i = g->n++;
+    snprintf(g->name[i], sizeof g->name[i], "%s", name);
+    g->ne0[i] = cols, g->ne1[i] = rows, g->type[i] = t;
+    if (t == GGML_F32) {
+        g->bytes[i] = (size_t)(rows * cols) * 4;
+        g->data[i] = malloc(g->bytes[i]);
+        rope_to_halves((float *)g->data[i], src, (int)rows, (int)cols, hs, permute);
+        return;
+    }
+    if (t == GGML_F16 || t == GGML_BF16) { /* rounded, and the model given the rounded values */
+        size_t n = (size_t)(rows * cols);
+        g->bytes[i] = n * 2;
+        g->data[i] = malloc(g->bytes[i]);
+        half_from_f32_n((uint16_t *)g->data[i], src, n, t == GGML_BF16);
+        quant_dequant(t, g->data[i], src, (int64_t)n);
+        return;
+    }
+    g->data[i] = random_quant(t, rows, cols, src, &g->bytes[i], s); /* (no RoPE permute: used for llama) */
+}
+
+/* The file: {arch}.* metadata, the tensor infos, 32-aligned data. */
+static void gt_write(const GTensors *g, const char *arch, const Config *c, const char *path) {
+    Buf b = {0};
+    bput(&b, "GGUF", 4), bput_le(&b, 3, 4), bput_le(&b, (uint64_t)g->n, 8), bput_le(&b, 10, 8);
+    char k[96];
+    bput_str(&b, "general.architecture"), bput_le(&b, GGUF_STRING, 4), bput_str(&b, arch);
+    bput_str(&b, "general.file_type"), bput_le(&b, GGUF_U32, 4), bput_le(&b, 15, 4);
+    const char *ik[] = {"embedding_length", "feed_forward_length", "block_count", "attention.head_count",
+                        "attention.head_count_kv", "context_length"};
+    int iv[] = {c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->seq_len};
+    for (int i = 0; i < 6; i++) snprintf(k, sizeof k, "%s.%s", arch, ik[i]), bput_str(&b, k), bput_le(&b, GGUF_U32, 4), bput_le(&b, (uint64_t)iv[i], 4);
+    float fv[2] = {c->rope_theta, c->norm_eps};
+    const char *fk[] = {"rope.freq_base", "attention.layer_norm_rms_epsilon"};
+    for (int i = 0; i < 2; i++) {
+        uint32_t u;
+        memcpy(&u, &fv[i], 4);
+        snprintf(k, sizeof k, "%s.%s", arch, fk[i]), bput_str(&b, k), bput_le(&b, GGUF_F32, 4), bput_le(&b, u, 4);
+    }
+    uint64_t off = 0;
+    for (int i = 0; i < g->n; i++) {
+        bput_str(&b, g->name[i]), bput_le(&b, g->ne1[i] > 1 ? 2 : 1, 4), bput_le(&b, (uint64_t)g->ne0[i], 8);
+        if (g->ne1[i] > 1) bput_le(&b, (uint64_t)g->ne1[i], 8);
+        bput_le(&b, g->type[i], 4), bput_le(&b, off, 8);
+        off += (g->bytes[i] + 31) / 32 * 32;
+    }
+    while (b.n % 32) bput_le(&b, 0, 1);
+    for (int i = 0; i < g->n; i++) {
+        bput(&b, g->data[i], g->bytes[i]);
+        while (b.n % 32) bput_le(&b, 0, 1);
+    }
+    CHECK(test_write_file(path, b.b, (long)b.n) == 0);
+    free(b.b);
+}
+
+static void gt_free(GTensors *g) {
+    for (int i = 0; i < g->n; i++) free(g->data[i]);
+}
+
+/* m's tensors under ggml's names; types[0..7] are the matrices' types
+ * (q, k, v, o, gate, down, up, embedding/classifier), cycled over layers. */
+static void gt_model(GTensors *g, Model *m, const char *arch, const GgmlType *types, unsigned *s) {
+    const Config *c = &m->c;
+    int d = c->dim, h = c->hidden_dim, q = c->q_dim, kv = c->kv_dim, hs = c->head_size, perm = c->rope_half == 0 && strcmp(arch, "llama");
+    char n[96];
+    memset(g, 0, sizeof *g);
+    gt_add(g, "token_embd.weight", (float *)m->embed.p, c->vocab_size, d, types[7], hs, 0, s);
+    gt_add(g, "output_norm.weight", (float *)m->final_norm, 1, d, GGML_F32, hs, 0, s);
+    if (!c->shared_classifier) gt_add(g, "output.weight", (float *)m->cls.p, c->vocab_size, d, types[7], hs, 0, s);
+    for (int l = 0; l < c->n_layers; l++) {
+        LayerWeights *lw = &m->layers[l];
+        struct { const char *nm; const void *p; int rows, cols, perm, mat; } parts[] = {
+            {"attn_q.weight", lw->wq.p, q, d, perm, 0}, {"attn_k.weight", lw->wk.p, kv, d, perm, 1},
+            {"attn_v.weight", lw->wv.p, kv, d, 0, 2}, {"attn_output.weight", lw->wo.p, d, q, 0, 3},
+            {"ffn_gate.weight", lw->w1.p, h, d, 0, 4}, {"ffn_down.weight", lw->w2.p, d, h, 0, 5},
+            {"ffn_up.weight", lw->w3.p, h, d, 0, 6},
+            {"attn_norm.weight", lw->attn_norm, 1, d, 0, -1}, {"ffn_norm.weight", lw->ffn_norm, 1, d, 0, -1},
+            {"post_attention_norm.weight", lw->post_attn_norm, 1, d, 0, -1},
+            {"post_ffw_norm.weight", lw->post_ffn_norm, 1, d, 0, -1},
+            {"attn_q_norm.weight", lw->q_norm, q, 1, perm, -1}, {"attn_k_norm.weight", lw->k_norm, kv, 1, perm, -1},
+            {"attn_q.bias", lw->bq, q, 1, perm, -1}, {"attn_k.bias", lw->bk, kv, 1, perm, -1}, {"attn_v.bias", lw->bv, kv, 1, 0, -1}};
+        for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+            if (!parts[i].p) continue;
+            if (parts[i].mat < 0 && !strcmp(arch, "olmo2") && (i == 7 || i == 8)) continue; /* olmo2: no pre-norms */
+            snprintf(n, sizeof n, "blk.%d.%s", l, parts[i].nm);
+            GgmlType t = parts[i].mat < 0 ? GGML_F32 : types[(parts[i].mat + l) % 7];
+            if (parts[i].cols == 1) { /* a vector permuted as rows of one element */
+                float *tmp = malloc((size_t)parts[i].rows * 4);
+                rope_to_halves(tmp, parts[i].p, parts[i].rows, 1, hs, parts[i].perm);
+                gt_add(g, n, tmp, 1, parts[i].rows, GGML_F32, hs, 0, s);
+                free(tmp);
+            } else {
+                gt_add(g, n, (float *)parts[i].p, parts[i].rows, parts[i].cols, t, hs, parts[i].perm, s);
+            }
+        }
+    }
+}
+
+/* Logits at every position, by prefill and by decode steps, KV in f32. */
+static void gguf_logits(Model *m, const int *tok, int n, int prefill, float *out) {
+    RunState s;
+    Err e = {0};
+    m->c.kv_dtype = DT_F32;
+    CHECK_MSG(fwd_init(&s, &m->c, n, 2, &e) == 0, "%s", e.msg);
+    AttnConfig a = aha_defaults();
+    if (prefill) fwd_forward(m, &s, &a, tok, n, 0, out, NULL);
+    else
+        for (int t = 0; t < n; t++) {
+            fwd_forward(m, &s, &a, &tok[t], 1, t, NULL, NULL);
+            memcpy(out + (size_t)t * m->c.vocab_size, s.logits, m->c.vocab_size * sizeof(float));
+        }
+    fwd_free(&s);
+}
+
+/* A random model of arch written as GGUF (matrices of types) and loaded
+ * back gives the in-memory model's logits within tol · max|logit|. */
+static void check_arch_file(int arch, const char *name, const Config *cfg, const GgmlType *types, double tol) {
+    Model m, g;
+    Err e = {0};
+    unsigned s = 5;
+    CHECK_MSG(model_random_arch(&m, cfg, arch, 42, &e) == 0, "%s", e.msg);
+    GTensors gt;
+    gt_model(&gt, &m, name, types, &s);
+    char file[64];
+    snprintf(file, sizeof file, "%s-%d.gguf", name, (int)types[0]);
+    const char *path = test_tmp(file);
+    gt_write(&gt, name, &m.c, path);
+    gt_free(&gt);
+    CHECK_MSG(model_load_gguf(&g, path, &e) == 0, "%s", e.msg);
+    if (e.msg[0] && g.layers == NULL) { model_free(&m); return; }
+    CHECK(!strcmp(g.arch_name, name) && g.c.rope_half == (arch != ARCH_LLAMA));
+    enum { N = 6 };
+    int tok[N] = {1, 7, 3, 12, 5, 9};
+    int V = m.c.vocab_size;
+    float *a = malloc((size_t)N * V * 4), *b = malloc((size_t)N * V * 4);
+    gguf_logits(&m, tok, N, 1, a);
+    for (int prefill = 0; prefill < 2; prefill++) {
+        gguf_logits(&g, tok, N, prefill, b);
+        double worst = 0, mag = 0;
+        for (int i = 0; i < N * V; i++) {
+            double d = fabs((double)a[i] - b[i]);
+            if (!(d <= worst)) worst = d;
+            if (fabs(a[i]) > mag) mag = fabs(a[i]);
+        }
+        CHECK_MSG(worst <= tol * (mag + 1), "%s (%s, %s): logits differ by %g (max |logit| %g)", name,
+                  gguf_type_name(types[0]), prefill ? "prefill" : "decode", worst, mag);
+    }
+    free(a), free(b);
+    model_free(&g);
+    model_free(&m);
+}
+
+TEST(gguf_llama_qwen2_olmo2_files_match_the_model_in_memory) {
+    Config c = {.dim = 64, .hidden_dim = 96, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .vocab_size = 48,
+                .seq_len = 16, .shared_classifier = 1};
+    const GgmlType f32[8] = {GGML_F32, GGML_F32, GGML_F32, GGML_F32, GGML_F32, GGML_F32, GGML_F32, GGML_F32};
+    check_arch_file(ARCH_LLAMA, "llama", &c, f32, 1e-5);
+    check_arch_file(ARCH_QWEN2, "qwen2", &c, f32, 1e-5);
+    check_arch_file(ARCH_OLMO2, "olmo2", &c, f32, 1e-5);
+}
+
+/* Every block type somewhere in a llama, read in place by the decode
+ * kernels and the prefill tiles; the model in memory holds their widening.
+ * Only summation order differs: 1e-4 of the largest logit. */
+TEST(gguf_quantised_llama_matches_its_widened_weights) {
+    Config c = {.dim = 256, .hidden_dim = 256, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .vocab_size = 40,
+                .seq_len = 16, .shared_classifier = 0};
+    const GgmlType a[8] = {GGML_Q4_K, GGML_Q5_K, GGML_Q6_K, GGML_Q8_0, GGML_Q4_0, GGML_Q3_K, GGML_Q2_K, GGML_Q5_1};
+    const GgmlType b[8] = {GGML_Q4_1, GGML_Q5_0, GGML_Q8_0, GGML_Q6_K, GGML_Q4_K, GGML_F16, GGML_BF16, GGML_Q6_K};
+    check_arch_file(ARCH_LLAMA, "llama", &c, a, 1e-4);
+    check_arch_file(ARCH_LLAMA, "llama", &c, b, 1e-4);
 }
