@@ -116,6 +116,87 @@ T512 static void q4_0_avx512(float *out, const uint8_t *w, const float *x, int n
     }
 }
 
+/* 32 weights of 4 or 5 bits (bytes u) of one sub-block: sc·u − mn, dotted
+ * with x into a. */
+T512 static inline __m512 sub32(__m256i u, float sc, float mn, const float *x, __m512 a) {
+    __m512 s = _mm512_set1_ps(sc), m = _mm512_set1_ps(mn);
+    __m512 v0 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(u)));
+    __m512 v1 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(u, 1)));
+    a = _mm512_fmadd_ps(_mm512_fmsub_ps(s, v0, m), _mm512_loadu_ps(x), a);
+    return _mm512_fmadd_ps(_mm512_fmsub_ps(s, v1, m), _mm512_loadu_ps(x + 16), a);
+}
+
+/* Q4_K and Q5_K unpacked in registers: each 64-weight chunk is 32 bytes
+ * of nibbles (low, then high) and, for Q5_K, two bits of every qh byte. */
+T512 static void q45_k_avx512(float *out, const uint8_t *w, const float *x, int n, int d, int five) {
+    int bb = five ? 176 : 144;
+    size_t rb = (size_t)d / 256 * bb;
+    const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1);
+    for (int i = 0; i < n; i++) {
+        const uint8_t *r = w + (size_t)i * rb;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+        for (int k = 0; k < d / 256; k++) {
+            const uint8_t *b = r + (size_t)k * bb, *qs = b + (five ? 48 : 16);
+            mv_prefetch(b, 3);
+            float sc[8], mn[8];
+            quant_k_scales(b, sc, mn);
+            __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(b + 16)) : _mm256_setzero_si256();
+            const float *xs = x + (size_t)k * 256;
+            for (int c = 0; c < 4; c++) {
+                __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * c));
+                __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+                if (five) {
+                    __m256i b0 = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * c)), one);
+                    __m256i b1 = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * c + 1)), one);
+                    lo = _mm256_or_si256(lo, _mm256_slli_epi16(b0, 4)), hi = _mm256_or_si256(hi, _mm256_slli_epi16(b1, 4));
+                }
+                a0 = sub32(lo, sc[2 * c], mn[2 * c], xs + 64 * c, a0);
+                a1 = sub32(hi, sc[2 * c + 1], mn[2 * c + 1], xs + 64 * c + 32, a1);
+            }
+        }
+        out[i] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+    }
+}
+
+/* 16 six-bit weights (bytes u, offset 32) of one group: sc·u − 32·sc. */
+T512 static inline __m512 q6_16(__m128i u, float sc, const float *x, __m512 a) {
+    __m512 s = _mm512_set1_ps(sc), v = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(u));
+    return _mm512_fmadd_ps(_mm512_fmsub_ps(s, v, _mm512_set1_ps(32 * sc)), _mm512_loadu_ps(x), a);
+}
+
+/* Q6_K unpacked in registers: each 128-weight half is 64 bytes of nibbles
+ * and 32 bytes of 2-bit highs, four 32-weight quarters of two groups. */
+T512 static void q6_k_avx512(float *out, const uint8_t *w, const float *x, int n, int d) {
+    size_t rb = (size_t)d / 256 * 210;
+    const __m256i m4 = _mm256_set1_epi8(15), m2 = _mm256_set1_epi8(3);
+    for (int i = 0; i < n; i++) {
+        const uint8_t *r = w + (size_t)i * rb;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+        for (int k = 0; k < d / 256; k++) {
+            const uint8_t *b = r + (size_t)k * 210;
+            const int8_t *scales = (const int8_t *)(b + 192);
+            mv_prefetch(b, 4);
+            float dd = f16c_at(b + 208);
+            for (int h = 0; h < 2; h++) {
+                const uint8_t *ql = b + 64 * h, *qhp = b + 128 + 32 * h;
+                __m256i l0 = _mm256_loadu_si256((const __m256i *)ql), l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+                __m256i qh = _mm256_loadu_si256((const __m256i *)qhp);
+                __m256i nib[4] = {_mm256_and_si256(l0, m4), _mm256_and_si256(l1, m4),
+                                  _mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(_mm256_srli_epi16(l1, 4), m4)};
+                const float *xs = x + (size_t)k * 256 + 128 * h;
+                for (int q = 0; q < 4; q++) {
+                    __m256i hb = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * q)), m2);
+                    __m256i u = _mm256_or_si256(nib[q], _mm256_slli_epi16(hb, 4));
+                    int g = 8 * h + 2 * q;
+                    a0 = q6_16(_mm256_castsi256_si128(u), dd * (float)scales[g], xs + 32 * q, a0);
+                    a1 = q6_16(_mm256_extracti128_si256(u, 1), dd * (float)scales[g + 1], xs + 32 * q + 16, a1);
+                }
+            }
+        }
+        out[i] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+    }
+}
+
 /* ---- AVX2 ---- */
 
 #define T256 __attribute__((target("avx2,f16c,fma")))
@@ -204,6 +285,8 @@ T256 static void q4_0_avx2(float *out, const uint8_t *w, const float *x, int n, 
 static void q_kernel(MvIsa isa, float *out, GgmlType t, const uint8_t *w, const float *x, int n, int d) {
     if (isa == MV_AVX512 && t == GGML_Q8_0) q8_0_avx512(out, w, x, n, d);
     else if (isa == MV_AVX512 && t == GGML_Q4_0) q4_0_avx512(out, w, x, n, d);
+    else if (isa == MV_AVX512 && (t == GGML_Q4_K || t == GGML_Q5_K)) q45_k_avx512(out, w, x, n, d, t == GGML_Q5_K);
+    else if (isa == MV_AVX512 && t == GGML_Q6_K) q6_k_avx512(out, w, x, n, d);
     else if (isa == MV_AVX512) qk_avx512(out, t, w, x, n, d);
     else if (isa == MV_AVX2 && t == GGML_Q8_0) q8_0_avx2(out, w, x, n, d);
     else if (isa == MV_AVX2 && t == GGML_Q4_0) q4_0_avx2(out, w, x, n, d);
