@@ -14,6 +14,7 @@
 #include "mem.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,64 @@ static const GgufArch *find_arch(const GgufFile *f, Err *e) {
     return NULL;
 }
 
+static const GgufTensor *shaped(const GgufFile *f, const char *name, int64_t cols, int64_t rows, Err *e);
+
+/* llama3's frequency divisor of pair i under c's rope_factor/low/high/orig_ctx
+ * (forward.c's rope_freq, as a divisor). */
+static double llama3_divisor(const Config *c, int i) {
+    double f = 1.0 / pow(c->rope_theta, 2.0 * i / c->head_size), wl = 2 * 3.14159265358979323846 / f;
+    if (wl < c->rope_orig_ctx / c->rope_high) return 1;
+    if (wl > c->rope_orig_ctx / c->rope_low) return c->rope_factor;
+    double smooth = (c->rope_orig_ctx / wl - c->rope_low) / (c->rope_high - c->rope_low);
+    return 1 / ((1 - smooth) / c->rope_factor + smooth);
+}
+
+/* rope_freqs.weight, the divisor of each pair's frequency that llama.cpp's
+ * converter writes for llama3 scaling, mapped back to Config's
+ * rope_factor/low/high/orig_ctx: the factor is the largest divisor, and the
+ * divisors between 1 and it lie on a line in 1/wavelength whose slope and
+ * intercept give low and high for the original context
+ * ({arch}.rope.scaling.original_context_length, else 8192: only the ratios
+ * matter). A table the recovered values do not reproduce to 1e-4 is
+ * refused, not approximated. */
+static int rope_freqs(const GgufFile *f, const GgufArch *a, Config *c, Err *e) {
+    if (!gguf_find_tensor(f, "rope_freqs.weight")) return 0;
+    int half = c->head_size / 2, n_mid = 0, first = -1, last = -1;
+    const GgufTensor *t = shaped(f, "rope_freqs.weight", half, 1, e);
+    float ff[MODEL_MAX_DIM / 2];
+    if (!t || gguf_dequant(t->type, t->data, ff, half, e)) return -1;
+    double F = 1;
+    for (int i = 0; i < half; i++) {
+        if (!(ff[i] >= 1 && ff[i] < 1e6)) return err_set(e, "%s: rope_freqs.weight[%d] = %g is not a divisor >= 1", f->path, i, ff[i]);
+        if (ff[i] > F) F = ff[i];
+    }
+    if (F == 1) return 0; /* no pair rescaled */
+    for (int i = 0; i < half; i++)
+        if (ff[i] > 1 + 1e-6 && ff[i] < F * (1 - 1e-6)) n_mid++, last = i, first = first < 0 ? i : first;
+    if (n_mid < 2)
+        return err_set(e, "%s: rope_freqs.weight rescales %d pair(s) part-way: too few to recover llama3's scaling", f->path, n_mid);
+    double u[2], sm[2];
+    for (int k = 0; k < 2; k++) {
+        int i = k ? last : first;
+        u[k] = 1.0 / pow(c->rope_theta, 2.0 * i / c->head_size) / (2 * 3.14159265358979323846);
+        sm[k] = (1.0 / ff[i] - 1 / F) / (1 - 1 / F);
+    }
+    double A = (sm[1] - sm[0]) / (u[1] - u[0]), B = sm[0] - A * u[0];
+    int64_t orig = 8192;
+    char key[96];
+    snprintf(key, sizeof key, "%s.rope.scaling.original_context_length", a->name);
+    gguf_get_int(f, key, &orig);
+    if (!(A > 0) || orig <= 0 || orig > MODEL_MAX_SEQ)
+        return err_set(e, "%s: rope_freqs.weight is not llama3's scaling (its divisors do not grow with the wavelength)", f->path);
+    c->rope_factor = (float)F, c->rope_orig_ctx = (int)orig;
+    c->rope_low = (float)(-B * orig / A), c->rope_high = (float)(-B * orig / A + orig / A);
+    for (int i = 0; i < half; i++)
+        if (!(c->rope_low > 0) || fabs(llama3_divisor(c, i) - ff[i]) > 1e-4 * ff[i])
+            return err_set(e, "%s: rope_freqs.weight is not llama3's scaling (pair %d: %g, llama3's fit gives %g)", f->path,
+                           i, ff[i], llama3_divisor(c, i));
+    return 0;
+}
+
 static int gguf_config(const GgufFile *f, const GgufArch *a, Config *c, Err *e) {
     const char *p = a->name;
     memset(c, 0, sizeof *c);
@@ -93,9 +152,9 @@ static int gguf_config(const GgufFile *f, const GgufArch *a, Config *c, Err *e) 
     gguf_get_float(f, key, &eps);
     snprintf(key, sizeof key, "%s.rope.scaling.type", p);
     const char *scaling = gguf_get_str(f, key);
-    if ((scaling && strcmp(scaling, "none")) || gguf_find_tensor(f, "rope_freqs.weight"))
-        return err_set(e, "%s: RoPE scaling (%s) cannot run yet from a GGUF file", f->path,
-                       scaling ? scaling : "rope_freqs.weight");
+    if (scaling && strcmp(scaling, "none"))
+        return err_set(e, "%s: RoPE scaling '%.32s' cannot run yet from a GGUF file (llama3's rope_freqs can)", f->path,
+                       scaling);
     if (!(theta > 0 && theta < 1e12) || !(eps > 0 && eps < 1))
         return err_set(e, "%s: rope.freq_base %g or layer_norm_rms_epsilon %g out of range", f->path, theta, eps);
     c->vocab_size = (int)emb->ne[1];
@@ -106,7 +165,7 @@ static int gguf_config(const GgufFile *f, const GgufArch *a, Config *c, Err *e) 
     if (model_config_check(c, f->path, e)) return -1;
     if (rope_dims && rope_dims != c->head_size)
         return err_set(e, "%s: partial RoPE (%d of %d dims) cannot run yet", f->path, rope_dims, c->head_size);
-    return 0;
+    return rope_freqs(f, a, c, e);
 }
 
 /* Tensor name, checked to be [cols, rows] (rows 1: a vector). */
@@ -219,7 +278,7 @@ static void count_bytes(Model *m, int64_t vec_floats) {
 static int take_all(Model *m, GgufModel *g, const GgufArch *a, Err *e) {
     const GgufFile *f = &g->f;
     const Config *c = &m->c;
-    int L = c->n_layers, want = 2 + !c->shared_classifier + per_layer(a) * L;
+    int L = c->n_layers, want = 2 + !c->shared_classifier + per_layer(a) * L + (gguf_find_tensor(f, "rope_freqs.weight") != NULL);
     if (f->n_tensors != want)
         return err_set(e, "%s: holds %d tensors, but a %s of %d layers has %d", f->path, f->n_tensors, a->name, L, want);
     int64_t per = layer_vec_floats(a, c), n = per * L + c->dim;

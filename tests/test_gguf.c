@@ -630,8 +630,21 @@ static void check_arch_file(int arch, const char *name, const Config *cfg, const
     Err e = {0};
     unsigned s = 5;
     CHECK_MSG(model_random_arch(&m, cfg, arch, 42, &e) == 0, "%s", e.msg);
+    m.c.rope_factor = cfg->rope_factor, m.c.rope_low = cfg->rope_low, m.c.rope_high = cfg->rope_high;
+    m.c.rope_orig_ctx = cfg->rope_orig_ctx;
     GTensors gt;
     gt_model(&gt, &m, name, types, &s);
+    if (cfg->rope_factor > 0) { /* llama.cpp's llama3 table: each pair's frequency divisor */
+        const Config *c = &m.c;
+        float ff[64];
+        for (int i = 0; i < c->head_size / 2; i++) {
+            double fr = 1.0 / pow(c->rope_theta, 2.0 * i / c->head_size), wl = 2 * 3.14159265358979323846 / fr;
+            double lo_wl = c->rope_orig_ctx / c->rope_low, hi_wl = c->rope_orig_ctx / c->rope_high;
+            double sm = (c->rope_orig_ctx / wl - c->rope_low) / (c->rope_high - c->rope_low);
+            ff[i] = (float)(wl < hi_wl ? 1 : wl > lo_wl ? c->rope_factor : 1 / ((1 - sm) / c->rope_factor + sm));
+        }
+        gt_add(&gt, "rope_freqs.weight", ff, 1, c->head_size / 2, GGML_F32, c->head_size, 0, &s);
+    }
     char file[64];
     snprintf(file, sizeof file, "%s-%d.gguf", name, (int)types[0]);
     const char *path = test_tmp(file);
@@ -668,6 +681,10 @@ TEST(gguf_llama_qwen2_olmo2_files_match_the_model_in_memory) {
     check_arch_file(ARCH_LLAMA, "llama", &c, f32, 1e-5);
     check_arch_file(ARCH_QWEN2, "qwen2", &c, f32, 1e-5);
     check_arch_file(ARCH_OLMO2, "olmo2", &c, f32, 1e-5);
+    /* llama3 scaling as a rope_freqs table (3 of 8 pairs part-way; no
+     * original_context_length in the file, so only the ratios carry over) */
+    c.rope_factor = 8, c.rope_low = 1, c.rope_high = 32, c.rope_orig_ctx = 4096;
+    check_arch_file(ARCH_LLAMA, "llama", &c, f32, 1e-5);
 }
 
 /* Every block type somewhere in a llama, read in place by the decode
