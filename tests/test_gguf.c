@@ -623,6 +623,21 @@ static void gguf_logits(Model *m, const int *tok, int n, int prefill, float *out
     fwd_free(&s);
 }
 
+/* The largest difference of log-softmax between two sets of n rows of V logits. */
+static double worst_logprob(const float *a, const float *b, int n, int V) {
+    double w = 0;
+    for (int t = 0; t < n; t++) {
+        double za = 0, zb = 0, ma = -1e30, mb = -1e30;
+        for (int v = 0; v < V; v++) ma = fmax(ma, a[t * V + v]), mb = fmax(mb, b[t * V + v]);
+        for (int v = 0; v < V; v++) za += exp(a[t * V + v] - ma), zb += exp(b[t * V + v] - mb);
+        for (int v = 0; v < V; v++) {
+            double d = fabs((a[t * V + v] - ma - log(za)) - (b[t * V + v] - mb - log(zb)));
+            if (d > w) w = d;
+        }
+    }
+    return w;
+}
+
 /* A random model of arch written as GGUF (matrices of types) and loaded
  * back gives the in-memory model's logits within tol · max|logit|. */
 static void check_arch_file(int arch, const char *name, const Config *cfg, const GgmlType *types, double tol) {
@@ -653,6 +668,9 @@ static void check_arch_file(int arch, const char *name, const Config *cfg, const
     CHECK_MSG(model_load_gguf(&g, path, &e) == 0, "%s", e.msg);
     if (e.msg[0] && g.layers == NULL) { model_free(&m); return; }
     CHECK(!strcmp(g.arch_name, name) && g.c.rope_half == (arch != ARCH_LLAMA));
+    char mix[32] = "";
+    CHECK(model_gguf_type_mix(&g, mix, sizeof mix) == 0 && !strcmp(mix, "Q4_K_M")); /* general.file_type 15 */
+    CHECK(model_gguf_type_mix(&m, mix, sizeof mix) == -1);
     enum { N = 6 };
     int tok[N] = {1, 7, 3, 12, 5, 9};
     int V = m.c.vocab_size;
@@ -668,6 +686,8 @@ static void check_arch_file(int arch, const char *name, const Config *cfg, const
         }
         CHECK_MSG(worst <= tol * (mag + 1), "%s (%s, %s): logits differ by %g (max |logit| %g)", name,
                   gguf_type_name(types[0]), prefill ? "prefill" : "decode", worst, mag);
+        if (types[0] != GGML_F32) printf("      %s first %s, %s: max|dlogit| %.3g, max|dlogprob| %.3g (max |logit| %.3g)\n", name,
+                                         gguf_type_name(types[0]), prefill ? "prefill" : "decode", worst, worst_logprob(a, b, N, V), mag);
     }
     free(a), free(b);
     model_free(&g);
