@@ -718,3 +718,36 @@ TEST(gguf_quantised_llama_matches_its_widened_weights) {
     check_arch_file(ARCH_LLAMA, "llama", &c, a, 1e-4);
     check_arch_file(ARCH_LLAMA, "llama", &c, b, 1e-4);
 }
+
+/* `bench --bytes-only --model F.gguf` counts the bytes a decode step reads
+ * from the tensors' own types: every tensor's bytes in the file, less the
+ * untied embedding but for one of its rows. */
+TEST(gguf_bench_bytes_come_from_the_tensor_types) {
+    Config c = {.dim = 256, .hidden_dim = 256, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .vocab_size = 40,
+                .seq_len = 16, .shared_classifier = 0};
+    const GgmlType a[8] = {GGML_Q4_K, GGML_Q6_K, GGML_Q4_K, GGML_Q4_K, GGML_Q4_K, GGML_Q6_K, GGML_Q4_K, GGML_Q6_K};
+    Model m;
+    Err e = {0};
+    unsigned s = 3;
+    CHECK_MSG(model_random_arch(&m, &c, ARCH_LLAMA, 42, &e) == 0, "%s", e.msg);
+    GTensors gt;
+    gt_model(&gt, &m, "llama", a, &s);
+    const char *path = test_tmp("bytes.gguf");
+    gt_write(&gt, "llama", &m.c, path);
+    gt_free(&gt);
+    model_free(&m);
+    GgufFile f;
+    CHECK_MSG(gguf_open(&f, path, &e) == 0, "%s", e.msg);
+    uint64_t want = 0;
+    for (int i = 0; i < f.n_tensors; i++) want += f.tensors[i].nbytes;
+    const GgufTensor *emb = gguf_find_tensor(&f, "token_embd.weight");
+    want -= emb->nbytes - emb->nbytes / (size_t)emb->ne[1];
+    gguf_close(&f);
+    int st;
+    char *out = test_runf(&st, "%s bench --bytes-only --json --model %s", test_bin(), path);
+    const char *at = out ? strstr(out, "\"weight_bytes_step\": ") : NULL;
+    CHECK_MSG(st == 0 && at, "%s", out ? out : "(no output)");
+    if (at) CHECK_MSG(strtoull(at + 21, NULL, 10) == want, "bench says %s, the tensors hold %llu", at + 21, (unsigned long long)want);
+    CHECK(out && strstr(out, "\"dtype\": \"q4_k\""));
+    free(out);
+}
