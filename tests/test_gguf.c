@@ -751,3 +751,39 @@ TEST(gguf_bench_bytes_come_from_the_tensor_types) {
     CHECK(out && strstr(out, "\"dtype\": \"q4_k\""));
     free(out);
 }
+
+/* Files the in-place loader refuses in one line naming file and tensor: a
+ * matrix of a type no weight is read in (Q8_K), a rope_freqs table that is
+ * not llama3's, one with a divisor below 1. */
+TEST(gguf_in_place_refusals) {
+    Config c = {.dim = 256, .hidden_dim = 256, .n_layers = 1, .n_heads = 4, .n_kv_heads = 2, .vocab_size = 8,
+                .seq_len = 16, .shared_classifier = 1};
+    const GgmlType f32[8] = {GGML_F32, GGML_F32, GGML_F32, GGML_F32, GGML_F32, GGML_F32, GGML_F32, GGML_F32};
+    const char *path = test_tmp("refused.gguf");
+    for (int k = 0; k < 3; k++) {
+        Model m, g;
+        Err e = {0};
+        unsigned s = 1;
+        CHECK(model_random_arch(&m, &c, ARCH_LLAMA, 1, &e) == 0);
+        GTensors gt;
+        gt_model(&gt, &m, "llama", f32, &s);
+        if (k == 0) { /* blk.0.attn_k.weight as one Q8_K block a row */
+            int i = 3;
+            CHECK(!strcmp(gt.name[i], "blk.0.attn_k.weight"));
+            gt.type[i] = GGML_Q8_K, gt.bytes[i] = (size_t)gt.ne1[i] * 292;
+            gt.data[i] = realloc(gt.data[i], gt.bytes[i]);
+            memset(gt.data[i], 0, gt.bytes[i]);
+        } else {
+            float ff[32];
+            for (int j = 0; j < 32; j++) ff[j] = k == 1 ? (j < 8 ? 1.0f : j < 12 ? (float)(1 + (j * 7) % 5) : 8.0f) : 0.5f;
+            gt_add(&gt, "rope_freqs.weight", ff, 1, 32, GGML_F32, 64, 0, &s);
+        }
+        gt_write(&gt, "llama", &m.c, path);
+        gt_free(&gt);
+        model_free(&m);
+        CHECK(model_load_gguf(&g, path, &e) != 0 && strstr(e.msg, path) == e.msg && !strchr(e.msg, '\n'));
+        const char *want[] = {"tensor 'blk.0.attn_k.weight': Q8_K weights cannot be read", "is not llama3's scaling",
+                              "is not a divisor >= 1"};
+        CHECK_MSG(strstr(e.msg, want[k]), "%d: %s", k, e.msg);
+    }
+}
