@@ -50,8 +50,11 @@ void mv_half_isa(MvIsa isa, float *out, const uint16_t *w, const float *x, int n
  * quant_dequant's row only in summation order, and activations are never
  * rounded to 8 bits (ggml's integer dot rounds x to Q8 per block: faster
  * in arithmetic, but a decode step is bound by the bytes it streams).
- * Q8_0 and Q4_0 read their blocks directly; the other types unpack a block
- * at a time (quant_unpack, which the compiler vectorises per ISA). */
+ * With AVX-512 or AVX2, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K are unpacked in
+ * registers straight from their bytes; the other types unpack a block at
+ * a time into bytes (quant_unpack, which the compiler vectorises per ISA)
+ * and then run the vector dot. No integer (VNNI) path: it would need x
+ * rounded to 8 bits. */
 
 /* 1 if mv_q reads ggml_type: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K … Q6_K. */
 int mv_q_supported(int ggml_type);

@@ -280,6 +280,84 @@ T256 static void q4_0_avx2(float *out, const uint8_t *w, const float *x, int n, 
     }
 }
 
+/* 16 unsigned bytes (the low or high half of u) as two 8-lane groups:
+ * sc·u − mn dotted with x into a. */
+T256 static inline __m256 half16(__m128i u, __m256 s, __m256 m, const float *x, __m256 a) {
+    __m256 v0 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(u)), v1 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(u, 8)));
+    a = _mm256_fmadd_ps(_mm256_fmsub_ps(s, v0, m), _mm256_loadu_ps(x), a);
+    return _mm256_fmadd_ps(_mm256_fmsub_ps(s, v1, m), _mm256_loadu_ps(x + 8), a);
+}
+
+/* 32 unsigned bytes of one scale and offset. */
+T256 static inline __m256 sub32_avx2(__m256i u, float sc, float mn, const float *x, __m256 a) {
+    __m256 s = _mm256_set1_ps(sc), m = _mm256_set1_ps(mn);
+    a = half16(_mm256_castsi256_si128(u), s, m, x, a);
+    return half16(_mm256_extracti128_si256(u, 1), s, m, x + 16, a);
+}
+
+/* Q4_K and Q5_K in AVX2 registers, as q45_k_avx512 lays them out. */
+T256 static void q45_k_avx2(float *out, const uint8_t *w, const float *x, int n, int d, int five) {
+    int bb = five ? 176 : 144;
+    size_t rb = (size_t)d / 256 * bb;
+    const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1);
+    for (int i = 0; i < n; i++) {
+        const uint8_t *r = w + (size_t)i * rb;
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+        for (int k = 0; k < d / 256; k++) {
+            const uint8_t *b = r + (size_t)k * bb, *qs = b + (five ? 48 : 16);
+            mv_prefetch(b, 3);
+            float sc[8], mn[8];
+            quant_k_scales(b, sc, mn);
+            __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(b + 16)) : _mm256_setzero_si256();
+            const float *xs = x + (size_t)k * 256;
+            for (int c = 0; c < 4; c++) {
+                __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * c));
+                __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+                if (five) {
+                    __m256i b0 = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * c)), one);
+                    __m256i b1 = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * c + 1)), one);
+                    lo = _mm256_or_si256(lo, _mm256_slli_epi16(b0, 4)), hi = _mm256_or_si256(hi, _mm256_slli_epi16(b1, 4));
+                }
+                a0 = sub32_avx2(lo, sc[2 * c], mn[2 * c], xs + 64 * c, a0);
+                a1 = sub32_avx2(hi, sc[2 * c + 1], mn[2 * c + 1], xs + 64 * c + 32, a1);
+            }
+        }
+        out[i] = hsum8(_mm256_add_ps(a0, a1));
+    }
+}
+
+/* Q6_K in AVX2 registers, as q6_k_avx512 lays it out. */
+T256 static void q6_k_avx2(float *out, const uint8_t *w, const float *x, int n, int d) {
+    size_t rb = (size_t)d / 256 * 210;
+    const __m256i m4 = _mm256_set1_epi8(15), m2 = _mm256_set1_epi8(3);
+    for (int i = 0; i < n; i++) {
+        const uint8_t *r = w + (size_t)i * rb;
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+        for (int k = 0; k < d / 256; k++) {
+            const uint8_t *b = r + (size_t)k * 210;
+            const int8_t *scales = (const int8_t *)(b + 192);
+            mv_prefetch(b, 4);
+            float dd = _cvtsh_ss((unsigned short)(b[208] | b[209] << 8));
+            for (int h = 0; h < 2; h++) {
+                const uint8_t *ql = b + 64 * h;
+                __m256i l0 = _mm256_loadu_si256((const __m256i *)ql), l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+                __m256i qh = _mm256_loadu_si256((const __m256i *)(b + 128 + 32 * h));
+                __m256i nib[4] = {_mm256_and_si256(l0, m4), _mm256_and_si256(l1, m4),
+                                  _mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(_mm256_srli_epi16(l1, 4), m4)};
+                const float *xs = x + (size_t)k * 256 + 128 * h;
+                for (int q = 0; q < 4; q++) {
+                    __m256i hb = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * q)), m2);
+                    __m256i u = _mm256_or_si256(nib[q], _mm256_slli_epi16(hb, 4));
+                    float s0 = dd * (float)scales[8 * h + 2 * q], s1 = dd * (float)scales[8 * h + 2 * q + 1];
+                    a0 = half16(_mm256_castsi256_si128(u), _mm256_set1_ps(s0), _mm256_set1_ps(32 * s0), xs + 32 * q, a0);
+                    a1 = half16(_mm256_extracti128_si256(u, 1), _mm256_set1_ps(s1), _mm256_set1_ps(32 * s1), xs + 32 * q + 16, a1);
+                }
+            }
+        }
+        out[i] = hsum8(_mm256_add_ps(a0, a1));
+    }
+}
+
 /* ---- dispatch ---- */
 
 static void q_kernel(MvIsa isa, float *out, GgmlType t, const uint8_t *w, const float *x, int n, int d) {
@@ -290,6 +368,8 @@ static void q_kernel(MvIsa isa, float *out, GgmlType t, const uint8_t *w, const 
     else if (isa == MV_AVX512) qk_avx512(out, t, w, x, n, d);
     else if (isa == MV_AVX2 && t == GGML_Q8_0) q8_0_avx2(out, w, x, n, d);
     else if (isa == MV_AVX2 && t == GGML_Q4_0) q4_0_avx2(out, w, x, n, d);
+    else if (isa == MV_AVX2 && (t == GGML_Q4_K || t == GGML_Q5_K)) q45_k_avx2(out, w, x, n, d, t == GGML_Q5_K);
+    else if (isa == MV_AVX2 && t == GGML_Q6_K) q6_k_avx2(out, w, x, n, d);
     else if (isa == MV_AVX2) qk_avx2(out, t, w, x, n, d);
     else q_portable(out, t, w, x, n, d);
 }
