@@ -37,6 +37,17 @@ static void q_portable(float *out, GgmlType t, const uint8_t *w, const float *x,
     }
 }
 
+/* A Q4_K/Q5_K block's eight sub-block scales and offsets from d and dmin
+ * (quant_k_scales' arithmetic, inlined: called once a block, its call and
+ * software f16 conversion cost as much as the block's vector work). */
+static inline void k_scales(const uint8_t *p, float d, float dmin, float *sc, float *mn) {
+    for (int s = 0; s < 4; s++) {
+        sc[s] = d * (float)(p[s] & 63), mn[s] = dmin * (float)(p[s + 4] & 63);
+        sc[s + 4] = d * (float)((p[s + 8] & 15) | (p[s] >> 6) << 4);
+        mn[s + 4] = dmin * (float)((p[s + 8] >> 4) | (p[s + 4] >> 6) << 4);
+    }
+}
+
 /* ---- AVX-512 ---- */
 
 #define T512 __attribute__((target("avx512f,avx512bw,f16c,fma")))
@@ -139,7 +150,7 @@ T512 static void q45_k_avx512(float *out, const uint8_t *w, const float *x, int 
             const uint8_t *b = r + (size_t)k * bb, *qs = b + (five ? 48 : 16);
             mv_prefetch(b, 3);
             float sc[8], mn[8];
-            quant_k_scales(b, sc, mn);
+            k_scales(b + 4, _cvtsh_ss((unsigned short)(b[0] | b[1] << 8)), _cvtsh_ss((unsigned short)(b[2] | b[3] << 8)), sc, mn);
             __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(b + 16)) : _mm256_setzero_si256();
             const float *xs = x + (size_t)k * 256;
             for (int c = 0; c < 4; c++) {
@@ -307,7 +318,7 @@ T256 static void q45_k_avx2(float *out, const uint8_t *w, const float *x, int n,
             const uint8_t *b = r + (size_t)k * bb, *qs = b + (five ? 48 : 16);
             mv_prefetch(b, 3);
             float sc[8], mn[8];
-            quant_k_scales(b, sc, mn);
+            k_scales(b + 4, _cvtsh_ss((unsigned short)(b[0] | b[1] << 8)), _cvtsh_ss((unsigned short)(b[2] | b[3] << 8)), sc, mn);
             __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(b + 16)) : _mm256_setzero_si256();
             const float *xs = x + (size_t)k * 256;
             for (int c = 0; c < 4; c++) {

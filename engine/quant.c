@@ -89,15 +89,6 @@ static void k4_scale_min(const uint8_t *p, int s, int *scale, int *min) {
     }
 }
 
-void quant_k_scales(const uint8_t *b, float *sc, float *mn) {
-    float d = f16_at(b), dmin = f16_at(b + 2);
-    for (int s = 0; s < 8; s++) {
-        int scale, min;
-        k4_scale_min(b + 4, s, &scale, &min);
-        sc[s] = d * (float)scale, mn[s] = dmin * (float)min;
-    }
-}
-
 static void k4_scales(const uint8_t *b, float *sc, float *mn) {
     float d = f16_at(b), dmin = f16_at(b + 2);
     for (int s = 0; s < 8; s++) {

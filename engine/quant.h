@@ -39,10 +39,6 @@ size_t quant_row_bytes(GgmlType t, int64_t n);
  * returns elems (32 or 256), or 0 if t is not a block type. */
 int quant_unpack(GgmlType t, const uint8_t *b, int8_t *q, float *sc, float *mn);
 
-/* A Q4_K or Q5_K block's eight 32-weight sub-blocks: scale d·s and offset
- * dmin·m of each (weight = sc·q − mn), for kernels that unpack in registers. */
-void quant_k_scales(const uint8_t *b, float *sc, float *mn);
-
 /* Widen n weights of type t at src into dst, equal bit for bit to ggml's
  * to_float. Returns 0; -1 for a type it cannot read; -2 when n is negative
  * or not a whole number of t's blocks (nothing is written then). */
