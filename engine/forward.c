@@ -60,7 +60,8 @@ static int gemm_init(RunState *s, const Config *c, size_t max_in, Err *e) {
     int gemm = gemm_half_from_env(msg, sizeof msg);
     if (gemm < 0) return err_set(e, "%s", msg);
     s->gemm = c->dtype == DT_BF16 ? (GemmPath)gemm : GEMM_EXACT;
-    s->tile_floats = c->dtype == DT_F32 ? 0 : HALF_TILE * max_in;
+    /* a GGUF model (weight_bytes counted per tensor) may mix f32 with other types */
+    s->tile_floats = c->dtype == DT_F32 && !c->weight_bytes ? 0 : HALF_TILE * max_in;
     if (c->dtype != DT_BF16 || !gemm_half_available(GEMM_AVX512BF16)) return 0; /* (AMX implies it) */
     size_t pack = (gemm_half_scratch_bytes(s->max_batch, (int)max_in) + sizeof(float) - 1) / sizeof(float);
     if (pack > s->tile_floats) s->tile_floats = pack;
@@ -161,14 +162,23 @@ typedef struct {
     const uint16_t *x_bf16; /* in rounded to bf16 for gemm_half, or NULL (exact path) */
 } MatMul;
 
+/* Row `row` of a matrix of n_in columns: whole blocks for the quantised types. */
 static const void *mat_row(Mat m, size_t row, int n_in) {
-    return (const char *)m.p + row * n_in * model_dtype_size(m.dt);
+    return (const char *)m.p + row * model_row_bytes(m.dt, (size_t)n_in);
 }
 
 static void mv_any(float *out, Mat w, const float *x, int n, int d) {
     if (w.dt == DT_BF16) mv_bf16(out, w.p, x, n, d);
     else if (w.dt == DT_F16) mv_f16(out, w.p, x, n, d);
+    else if (model_dtype_is_block(w.dt)) mv_q(out, model_dtype_ggml(w.dt), w.p, x, n, d);
     else mv_f32(out, w.p, x, n, d);
+}
+
+/* The n weights at m.p (whole rows) as f32: a prefill tile, an embedding row. */
+static void mat_widen(float *out, Mat m, size_t n) {
+    if (m.dt == DT_F32) memcpy(out, m.p, n * sizeof(float));
+    else if (model_dtype_is_block(m.dt)) mv_q_widen(out, model_dtype_ggml(m.dt), m.p, n);
+    else mv_widen(out, m.p, n, m.dt == DT_BF16);
 }
 
 static void matmul_rows(const MatMul *mm, int k, int r0, int r1, int task) {
@@ -186,7 +196,7 @@ static void matmul_rows(const MatMul *mm, int k, int r0, int r1, int task) {
         float *tile = mm->s->tiles + (size_t)task * mm->s->tile_floats;
         for (int t0 = 0; t0 < r1 - r0; t0 += HALF_TILE) {
             int nt = r1 - r0 - t0 < HALF_TILE ? r1 - r0 - t0 : HALF_TILE;
-            mv_widen(tile, mat_row(w, t0, mm->n_in), (size_t)nt * mm->n_in, w.dt == DT_BF16);
+            mat_widen(tile, (Mat){mat_row(w, t0, mm->n_in), w.dt}, (size_t)nt * mm->n_in);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, mm->T, nt, mm->n_in, 1.0f, mm->in, mm->n_in, tile,
                         mm->n_in, 0.0f, mm->out[k] + r0 + t0, ld);
         }
@@ -471,9 +481,7 @@ static void layer_forward(const Model *m, RunState *s, const AttnConfig *a, int 
 
 static void embed_row(const Model *m, int token, float *out) {
     int d = m->c.dim;
-    const void *row = mat_row(m->embed, (size_t)token, d);
-    if (m->embed.dt == DT_F32) memcpy(out, row, d * sizeof(float));
-    else mv_widen(out, row, d, m->embed.dt == DT_BF16);
+    mat_widen(out, (Mat){mat_row(m->embed, (size_t)token, d), m->embed.dt}, (size_t)d);
 }
 
 static void forward_chunk(const Model *m, RunState *s, const AttnConfig *a, const int *tokens, int T, int pos0,
@@ -553,9 +561,7 @@ int fwd_router_row(const Model *m, const AttnConfig *a, int layer, int head, flo
     }
     if (!m->builtin_routers) return -1;
     Mat wq = m->layers[layer].wq; /* faolmo: the router rows follow W_Q's q_dim rows */
-    const void *row = mat_row(wq, (size_t)c->q_dim + head, d);
-    if (wq.dt == DT_F32) memcpy(w, row, (size_t)d * sizeof(float));
-    else mv_widen(w, row, d, wq.dt == DT_BF16);
+    mat_widen(w, (Mat){mat_row(wq, (size_t)c->q_dim + head, d), wq.dt}, (size_t)d);
     *bias = 0;
     return 0;
 }

@@ -1,7 +1,7 @@
 /* gguf.c — the GGUF reader: bounded parse of header, metadata, tensor infos. */
 #include "engine/gguf.h"
 #include "engine/files.h"
-#include "engine/half.h"
+#include "engine/quant.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -416,37 +416,13 @@ const char *gguf_arr_str(const GgufKv *kv, uint64_t i, uint64_t *len) {
     return (const char *)p + 8;
 }
 
-/* Q8_0: an f16 scale then 32 signed bytes; Q4_0: an f16 scale then 16
- * bytes holding 32 nibbles, the low nibbles first, each offset by 8. */
-static void dequant_q(GgmlType t, const uint8_t *b, float *dst, int64_t blocks) {
-    for (int64_t k = 0; k < blocks; k++, dst += 32) {
-        float d = half_f16_to_f32((uint16_t)le(b, 2));
-        if (t == GGML_Q8_0) {
-            for (int j = 0; j < 32; j++) dst[j] = d * (float)(int8_t)b[2 + j];
-            b += 34;
-        } else {
-            for (int j = 0; j < 16; j++) {
-                dst[j] = d * (float)((b[2 + j] & 0x0f) - 8);
-                dst[j + 16] = d * (float)((b[2 + j] >> 4) - 8);
-            }
-            b += 18;
-        }
-    }
-}
-
 int gguf_dequant(GgmlType t, const void *src, float *dst, int64_t n, Err *e) {
-    const uint8_t *b = src;
-    if (n < 0) return err_set(e, "gguf_dequant: negative count %lld", (long long)n);
-    switch (t) {
-    case GGML_F32: memcpy(dst, src, (size_t)n * 4); return 0;
-    case GGML_F16: for (int64_t i = 0; i < n; i++) dst[i] = half_f16_to_f32((uint16_t)le(b + 2 * i, 2)); return 0;
-    case GGML_BF16: for (int64_t i = 0; i < n; i++) dst[i] = half_bf16_to_f32((uint16_t)le(b + 2 * i, 2)); return 0;
-    case GGML_Q8_0:
-    case GGML_Q4_0:
-        if (n % 32) return err_set(e, "gguf_dequant: %lld elements is not a whole number of %s blocks",
-                                   (long long)n, gguf_type_name(t));
-        dequant_q(t, b, dst, n / 32);
-        return 0;
-    default: return err_set(e, "%s tensors cannot be read yet (F32, F16, BF16, Q8_0 and Q4_0 can)", gguf_type_name(t));
-    }
+    int rc = quant_dequant(t, src, dst, n);
+    if (rc == -1)
+        return err_set(e, "%s tensors cannot be read (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q2_K to Q6_K can)",
+                       gguf_type_name(t));
+    if (rc == -2)
+        return err_set(e, "gguf_dequant: %lld elements is not a whole number of %s blocks", (long long)n,
+                       gguf_type_name(t));
+    return 0;
 }

@@ -132,9 +132,10 @@ int gguf_type_block(GgmlType t, uint64_t *elems, uint64_t *bytes);
 /* The format's name of a metadata value type ("u32", "string", ...). */
 const char *gguf_vtype_name(GgufVType t);
 
-/* Widen n elements of a row of type t at src to floats: F32, F16, BF16,
- * Q8_0 and Q4_0 (n a multiple of the block size). Returns 0, or -1 with a
- * message for any other type. */
+/* Widen n elements of a row of type t at src to floats, bit for bit as
+ * ggml's to_float (engine/quant.h): F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1,
+ * Q8_0 and Q2_K to Q6_K, n a multiple of the block size. Returns 0, or -1
+ * with a message for any other type or count. */
 int gguf_dequant(GgmlType t, const void *src, float *dst, int64_t n, Err *e);
 
 #endif

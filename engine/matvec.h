@@ -41,6 +41,34 @@ int mv_cpu_avx512(void);
 void mv_f32_isa(MvIsa isa, float *out, const float *w, const float *x, int n, int d);
 void mv_half_isa(MvIsa isa, float *out, const uint16_t *w, const float *x, int n, int d, int bf16);
 
+/* ---- quantised weights (engine/quant.h; matvec_q.c) ----
+ * A row is d / block weights of ggml blocks, ggml_type numbered as
+ * GgmlType. Each block is unpacked to its integers and per-16 scales and
+ * turned into f32 weights in registers, w = sc·q − mn (one FMA, exact as
+ * quant.h explains), which are then dotted with x in f32: the products are
+ * those of the widened row, so the result differs from mv_f32 over
+ * quant_dequant's row only in summation order, and activations are never
+ * rounded to 8 bits (ggml's integer dot rounds x to Q8 per block: faster
+ * in arithmetic, but a decode step is bound by the bytes it streams).
+ * With AVX-512 or AVX2, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K are unpacked in
+ * registers straight from their bytes; the other types unpack a block at
+ * a time into bytes (quant_unpack, which the compiler vectorises per ISA)
+ * and then run the vector dot. No integer (VNNI) path: it would need x
+ * rounded to 8 bits. */
+
+/* 1 if mv_q reads ggml_type: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K … Q6_K. */
+int mv_q_supported(int ggml_type);
+
+/* out[i] = Σ_j W[i][j] · x[j] over n rows of d weights (d a whole number of
+ * blocks), the rows one after another. */
+void mv_q(float *out, int ggml_type, const void *w, const float *x, int n, int d);
+
+/* mv_q with the kernel for isa (clamped to what the CPU has): for tests. */
+void mv_q_isa(MvIsa isa, float *out, int ggml_type, const void *w, const float *x, int n, int d);
+
+/* n weights (whole blocks) of ggml_type widened to f32: a prefill tile. */
+void mv_q_widen(float *out, int ggml_type, const void *w, size_t n);
+
 /* Σ x[0..n), read the way the kernels above read their weights: the
  * streaming probe `bench` measures bandwidth with. */
 float mv_stream_sum(const float *x, size_t n);

@@ -267,6 +267,7 @@ int model_save(const Model *m, const char *path, int version, Err *e) {
 void model_free(Model *m) {
     mem_view_close(&m->file);
     model_hf_free(m);
+    model_gguf_free(m);
     free(m->layers);
     mem_big_free(m->owned_half);
     mem_big_free(m->owned);

@@ -33,8 +33,14 @@ typedef enum {
     ARCH_FAOLMO   /* AHA-OLMO2: olmo2 with router rows fused into q_proj */
 } Arch;
 
-/* Storage type of a weight matrix (the forward pass computes in f32). */
-typedef enum { DT_F32, DT_F16, DT_BF16 } DType;
+/* Storage type of a weight matrix (the forward pass computes in f32). The
+ * quantised ones are ggml's block formats (engine/quant.h), read in place
+ * from a GGUF file: a row is cols / block weights of block bytes each. */
+typedef enum {
+    DT_F32, DT_F16, DT_BF16,
+    DT_Q4_0, DT_Q4_1, DT_Q5_0, DT_Q5_1, DT_Q8_0, DT_Q2_K, DT_Q3_K, DT_Q4_K, DT_Q5_K, DT_Q6_K,
+    DT_NTYPES
+} DType;
 
 typedef struct {
     int dim;          /* residual stream width */
@@ -55,7 +61,10 @@ typedef struct {
     float rope_low, rope_high;   /* llama3 low_freq_factor, high_freq_factor */
     int rope_orig_ctx;           /* llama3 original_max_position_embeddings */
     int arch;         /* Arch */
-    int dtype;        /* DType of the big matrices (bytes per weight in decode_bytes) */
+    int dtype;        /* DType of the big matrices (bytes per weight in decode_bytes); a GGUF
+                         file of mixed types: the type holding the most bytes */
+    uint64_t weight_bytes; /* when not 0, the bytes a decode step reads of the weights, counted
+                              per tensor by a loader that knows each one's type (GGUF) */
     int kv_dtype;     /* DType the KV cache stores: the matrices' by default (HF does the same);
                          a run may set it to DT_F32 before fwd_init to keep keys and values exact */
 } Config;
@@ -108,6 +117,7 @@ typedef struct {
     char arch_name[32];   /* "llama2.c", "llama", "qwen2", "olmo2", "faolmo" */
     size_t file_bytes;    /* bytes of the checkpoint file(s) */
     void *hf;             /* HF sources: open shards and converted vectors (model_hf.c) */
+    void *gguf;           /* GGUF sources: the open file the matrices point into, widened vectors (model_gguf.c) */
     char path[1024];   /* file the weights came from ("" for random) */
     int version;       /* 0 legacy, 1 ak42, 2 HF folder, MODEL_VERSION_GGUF, -1 random */
     MemView file;      /* the checkpoint's bytes (mem_view_file), or zeroed */
@@ -154,14 +164,26 @@ int model_load(Model *m, const char *path, Err *e);
 /* Model.version of a model read from a GGUF file. */
 #define MODEL_VERSION_GGUF 3
 
-/* Load a GGUF file of the llama architecture (engine/gguf.h), its tensors
- * (F32, F16, BF16, Q8_0 or Q4_0) widened into owned f32 weights in the
- * llama2.c block (adjacent-pair RoPE: ggml's row order), tied when there is
- * no output.weight; the context is capped at MODEL_HF_DEFAULT_CTX. Any other
- * architecture, RoPE scaling, a missing, mis-shaped or extra tensor is one
- * line naming the file (and tensor). It calls model.c, never the reverse: a
- * caller tells a GGUF file by model_is_gguf (app_load does). */
+/* Load a GGUF file (engine/gguf.h) of the llama, qwen2 or olmo2
+ * architecture ({arch}.* metadata), its matrices used in place in their
+ * stored type (F32, F16, BF16, Q4_0 … Q8_0, Q2_K … Q6_K) from the mapped
+ * file, which stays open until model_free; norms and biases widened to
+ * owned f32; tied when there is no output.weight; the context capped at
+ * MODEL_HF_DEFAULT_CTX. c.dtype is the type holding most bytes,
+ * c.weight_bytes the bytes a decode step reads counted per tensor, and the
+ * KV cache is f16 for a quantised model. Any other architecture, RoPE
+ * scaling, another tensor type, a missing, mis-shaped or extra tensor is
+ * one line naming the file (and tensor). It calls model_config.c, never
+ * model.c: a caller tells a GGUF file by model_is_gguf (app_load does). */
 int model_load_gguf(Model *m, const char *path, Err *e);
+
+/* Release what model_load_gguf keeps (model_free calls it; safe on any model). */
+void model_gguf_free(Model *m);
+
+/* A GGUF model's type mix for runs.arch: llama.cpp's name of its
+ * general.file_type ("Q4_K_M", "Q8_0", "F16", ...), else "mostly T" for
+ * the type holding most bytes. Returns 0, or -1 when m is not from GGUF. */
+int model_gguf_type_mix(const Model *m, char *buf, size_t n);
 
 /* 1 if path is a regular file opening with the GGUF magic. */
 int model_is_gguf(const char *path);
@@ -197,13 +219,27 @@ int model_wire_layers(Model *m, Err *e);
  * of the half-precision kernels); norms stay f32. */
 int model_to_half(Model *m, DType dt, Err *e);
 
-/* Size in bytes of one element of a DType. */
+/* Size in bytes of one element of DT_F32, DT_F16 or DT_BF16 (the KV
+ * cache's types); 0 for a block type, whose size is model_row_bytes'. */
 size_t model_dtype_size(int dt);
 
-/* Name of a DType ("f32", "f16", "bf16"). */
+/* Bytes of a row of cols weights of any DType (cols a whole number of its
+ * blocks, as the loaders check). */
+size_t model_row_bytes(int dt, size_t cols);
+
+/* 1 for the quantised block types (DT_Q4_0 … DT_Q6_K). */
+int model_dtype_is_block(int dt);
+
+/* The ggml type number (GgmlType) of a DType, and the DType of a ggml
+ * type (-1 for one no Mat can hold). */
+int model_dtype_ggml(int dt);
+int model_dtype_from_ggml(int ggml_type);
+
+/* Name of a DType ("f32", "f16", "bf16", "q4_k", ...). */
 const char *model_dtype_name(int dt);
 
-/* The DType a name (as model_dtype_name writes it) stands for; -1 if none. */
+/* The DType a name stands for, of the three a model can be converted to or
+ * a KV cache kept in (f32, bf16, f16); -1 for any other. */
 int model_dtype_parse(const char *name);
 
 /* Build a model with random weights (uniform, scaled so activations stay
@@ -251,8 +287,9 @@ int model_save(const Model *m, const char *path, int version, Err *e);
  * router rows, biases and QK-norms not counted). */
 size_t model_n_params(const Config *c);
 
-/* Bytes of weights a decode step streams from memory: every matrix once in
- * its stored dtype (c->dtype) and the f32 norms, plus one embedding row. */
+/* Bytes of weights a decode step streams from memory: c->weight_bytes when
+ * the loader counted them per tensor, else every matrix once in its stored
+ * dtype (c->dtype) and the f32 norms, plus one embedding row. */
 size_t model_decode_bytes(const Config *c);
 
 /* Bytes of keys and values, every layer, in c->kv_dtype, for `positions`

@@ -6,6 +6,7 @@
  * the file sniffer (sniff.c) stand on it; it calls nothing but libc and the
  * error helper. */
 #include "model.h"
+#include "quant.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,9 +41,33 @@ int model_config_check(Config *c, const char *what, Err *e) {
     return 0;
 }
 
-size_t model_dtype_size(int dt) { return dt == DT_F32 ? 4 : 2; }
+/* Each DType's ggml number and name. */
+static const struct { int ggml; const char *name; } dtypes[DT_NTYPES] = {
+    [DT_F32] = {GGML_F32, "f32"},    [DT_F16] = {GGML_F16, "f16"},    [DT_BF16] = {GGML_BF16, "bf16"},
+    [DT_Q4_0] = {GGML_Q4_0, "q4_0"}, [DT_Q4_1] = {GGML_Q4_1, "q4_1"}, [DT_Q5_0] = {GGML_Q5_0, "q5_0"},
+    [DT_Q5_1] = {GGML_Q5_1, "q5_1"}, [DT_Q8_0] = {GGML_Q8_0, "q8_0"}, [DT_Q2_K] = {GGML_Q2_K, "q2_k"},
+    [DT_Q3_K] = {GGML_Q3_K, "q3_k"}, [DT_Q4_K] = {GGML_Q4_K, "q4_k"}, [DT_Q5_K] = {GGML_Q5_K, "q5_k"},
+    [DT_Q6_K] = {GGML_Q6_K, "q6_k"},
+};
 
-const char *model_dtype_name(int dt) { return dt == DT_BF16 ? "bf16" : dt == DT_F16 ? "f16" : "f32"; }
+size_t model_dtype_size(int dt) { return dt == DT_F32 ? 4 : dt == DT_F16 || dt == DT_BF16 ? 2 : 0; }
+
+int model_dtype_is_block(int dt) { return dt >= DT_Q4_0 && dt < DT_NTYPES; }
+
+int model_dtype_ggml(int dt) { return dt >= 0 && dt < DT_NTYPES ? dtypes[dt].ggml : -1; }
+
+int model_dtype_from_ggml(int ggml_type) {
+    for (int dt = 0; dt < DT_NTYPES; dt++)
+        if (dtypes[dt].ggml == ggml_type) return dt;
+    return -1;
+}
+
+size_t model_row_bytes(int dt, size_t cols) {
+    if (!model_dtype_is_block(dt)) return cols * model_dtype_size(dt);
+    return quant_row_bytes((GgmlType)dtypes[dt].ggml, (int64_t)cols);
+}
+
+const char *model_dtype_name(int dt) { return dt >= 0 && dt < DT_NTYPES ? dtypes[dt].name : "?"; }
 
 int model_dtype_parse(const char *name) {
     return !strcmp(name, "f32") ? DT_F32 : !strcmp(name, "bf16") ? DT_BF16 : !strcmp(name, "f16") ? DT_F16 : -1;
@@ -65,6 +90,7 @@ static uint64_t weight_floats(const Config *c) { return matrix_elems(c) + norm_e
 size_t model_n_params(const Config *c) { return (size_t)weight_floats(c); }
 
 size_t model_decode_bytes(const Config *c) {
+    if (c->weight_bytes) return (size_t)c->weight_bytes;
     uint64_t V = c->vocab_size, d = c->dim, ws = model_dtype_size(c->dtype);
     /* the embedding is read one row a step; a shared classifier reads it whole anyway */
     uint64_t mats = matrix_elems(c) - (c->shared_classifier ? 0 : V * d) + (c->shared_classifier ? 0 : d);

@@ -1,23 +1,45 @@
-/* model_gguf.c — a GGUF llama model, its tensors widened into llama2.c-ordered f32 weights.
+/* model_gguf.c — a GGUF model (llama, qwen2, olmo2) read in place: its matrices are the file's mapped tensors.
  *
  * ggml's llama rotates adjacent RoPE pairs, and its converter reorders a
- * Hugging Face model's W_Q/W_K rows (rotate-half) into that order; llama2.c
- * checkpoints rotate adjacent pairs too. So a GGUF llama's rows are already
- * in the order the llama2.c block (ARCH_LLAMA2C, rope_half 0) expects and
- * none is permuted back. Matrices are ggml [ne1 rows][ne0 columns], the
- * same row-major [out][in] as Model's. Every tensor is widened once at load
- * (F32, F16, BF16, Q8_0, Q4_0), so the forward pass runs unchanged. */
+ * Hugging Face model's W_Q/W_K rows (rotate-half) into that order; so a
+ * GGUF llama runs with rope_half 0 and no row is permuted back. qwen2 and
+ * olmo2 rotate halves in ggml (NEOX RoPE) and their rows are left as the
+ * Hugging Face model had them: rope_half 1. Matrices are ggml [ne1 rows]
+ * [ne0 columns], the same row-major [out][in] as Model's, and stay in the
+ * mapped file in their stored type (F32, F16, BF16 or a block type of
+ * engine/quant.h): the GgufFile stays open for the model's life. Vectors
+ * (norms, biases) are widened into one owned f32 block. */
 #include "model.h"
 #include "gguf.h"
 #include "mem.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "files.h"
+
+/* What a GGUF model keeps: the open file its matrices point into, and the
+ * widened vectors. */
+typedef struct {
+    GgufFile f;
+    float *vecs;
+} GgufModel;
+
+/* One architecture's tensors per block beyond the seven matrices. */
+typedef struct {
+    const char *name;
+    int arch, rope_half, biases, olmo;
+} GgufArch;
+
+static const GgufArch ARCHES[] = {
+    {"llama", ARCH_LLAMA, 0, 0, 0},
+    {"qwen2", ARCH_QWEN2, 1, 1, 0},
+    {"olmo2", ARCH_OLMO2, 1, 0, 1},
+};
 
 int model_is_gguf(const char *path) {
     FileKind k;
@@ -29,11 +51,11 @@ int model_is_gguf(const char *path) {
     return n == 4 && gguf_sniff(b, 4);
 }
 
-/* llama.{suffix} as a positive int; def when absent and not required. */
-static int cfg_int(const GgufFile *f, const char *suffix, int required, int def, int *out, Err *e) {
+/* {arch}.{suffix} as a positive int; def when absent and not required. */
+static int cfg_int(const GgufFile *f, const char *arch, const char *suffix, int required, int def, int *out, Err *e) {
     char key[96];
     int64_t v;
-    snprintf(key, sizeof key, "llama.%s", suffix);
+    snprintf(key, sizeof key, "%s.%s", arch, suffix);
     if (gguf_get_int(f, key, &v)) {
         if (required || gguf_find_kv(f, key)) return err_set(e, "%s: %s is missing or not an integer", f->path, key);
         *out = def;
@@ -44,109 +66,284 @@ static int cfg_int(const GgufFile *f, const char *suffix, int required, int def,
     return 0;
 }
 
-static int gguf_config(const GgufFile *f, Config *c, Err *e) {
+static const GgufArch *find_arch(const GgufFile *f, Err *e) {
     const char *arch = gguf_get_str(f, "general.architecture");
-    if (!arch || strcmp(arch, "llama"))
-        return err_set(e, "%s: GGUF architecture '%.32s' cannot run yet (only llama)", f->path, arch ? arch : "(none)");
+    for (size_t i = 0; arch && i < sizeof ARCHES / sizeof ARCHES[0]; i++)
+        if (!strcmp(arch, ARCHES[i].name)) return &ARCHES[i];
+    err_set(e, "%s: GGUF architecture '%.32s' cannot run yet (llama, qwen2 and olmo2 can)", f->path, arch ? arch : "(none)");
+    return NULL;
+}
+
+static const GgufTensor *shaped(const GgufFile *f, const char *name, int64_t cols, int64_t rows, Err *e);
+
+/* llama3's frequency divisor of pair i under c's rope_factor/low/high/orig_ctx
+ * (forward.c's rope_freq, as a divisor). */
+static double llama3_divisor(const Config *c, int i) {
+    double f = 1.0 / pow(c->rope_theta, 2.0 * i / c->head_size), wl = 2 * 3.14159265358979323846 / f;
+    if (wl < c->rope_orig_ctx / c->rope_high) return 1;
+    if (wl > c->rope_orig_ctx / c->rope_low) return c->rope_factor;
+    double smooth = (c->rope_orig_ctx / wl - c->rope_low) / (c->rope_high - c->rope_low);
+    return 1 / ((1 - smooth) / c->rope_factor + smooth);
+}
+
+/* rope_freqs.weight, the divisor of each pair's frequency that llama.cpp's
+ * converter writes for llama3 scaling, mapped back to Config's
+ * rope_factor/low/high/orig_ctx: the factor is the largest divisor, and the
+ * divisors between 1 and it lie on a line in 1/wavelength whose slope and
+ * intercept give low and high for the original context
+ * ({arch}.rope.scaling.original_context_length, else 8192: only the ratios
+ * matter). A table the recovered values do not reproduce to 1e-4 is
+ * refused, not approximated. */
+static int rope_freqs(const GgufFile *f, const GgufArch *a, Config *c, Err *e) {
+    if (!gguf_find_tensor(f, "rope_freqs.weight")) return 0;
+    int half = c->head_size / 2, n_mid = 0, first = -1, last = -1;
+    const GgufTensor *t = shaped(f, "rope_freqs.weight", half, 1, e);
+    float ff[MODEL_MAX_DIM / 2];
+    if (!t || gguf_dequant(t->type, t->data, ff, half, e)) return -1;
+    double F = 1;
+    for (int i = 0; i < half; i++) {
+        if (!(ff[i] >= 1 && ff[i] < 1e6)) return err_set(e, "%s: rope_freqs.weight[%d] = %g is not a divisor >= 1", f->path, i, ff[i]);
+        if (ff[i] > F) F = ff[i];
+    }
+    if (F == 1) return 0; /* no pair rescaled */
+    for (int i = 0; i < half; i++)
+        if (ff[i] > 1 + 1e-6 && ff[i] < F * (1 - 1e-6)) n_mid++, last = i, first = first < 0 ? i : first;
+    if (n_mid < 2)
+        return err_set(e, "%s: rope_freqs.weight rescales %d pair(s) part-way: too few to recover llama3's scaling", f->path, n_mid);
+    double u[2], sm[2];
+    for (int k = 0; k < 2; k++) {
+        int i = k ? last : first;
+        u[k] = 1.0 / pow(c->rope_theta, 2.0 * i / c->head_size) / (2 * 3.14159265358979323846);
+        sm[k] = (1.0 / ff[i] - 1 / F) / (1 - 1 / F);
+    }
+    double A = (sm[1] - sm[0]) / (u[1] - u[0]), B = sm[0] - A * u[0];
+    int64_t orig = 8192;
+    char key[96];
+    snprintf(key, sizeof key, "%s.rope.scaling.original_context_length", a->name);
+    gguf_get_int(f, key, &orig);
+    if (!(A > 0) || orig <= 0 || orig > MODEL_MAX_SEQ)
+        return err_set(e, "%s: rope_freqs.weight is not llama3's scaling (its divisors do not grow with the wavelength)", f->path);
+    c->rope_factor = (float)F, c->rope_orig_ctx = (int)orig;
+    c->rope_low = (float)(-B * orig / A), c->rope_high = (float)(-B * orig / A + orig / A);
+    for (int i = 0; i < half; i++)
+        if (!(c->rope_low > 0) || fabs(llama3_divisor(c, i) - ff[i]) > 1e-4 * ff[i])
+            return err_set(e, "%s: rope_freqs.weight is not llama3's scaling (pair %d: %g, llama3's fit gives %g)", f->path,
+                           i, ff[i], llama3_divisor(c, i));
+    return 0;
+}
+
+static int gguf_config(const GgufFile *f, const GgufArch *a, Config *c, Err *e) {
+    const char *p = a->name;
     memset(c, 0, sizeof *c);
     int ctx = 0, rope_dims = 0;
-    if (cfg_int(f, "embedding_length", 1, 0, &c->dim, e) || cfg_int(f, "feed_forward_length", 1, 0, &c->hidden_dim, e) ||
-        cfg_int(f, "block_count", 1, 0, &c->n_layers, e) || cfg_int(f, "attention.head_count", 1, 0, &c->n_heads, e) ||
-        cfg_int(f, "attention.head_count_kv", 0, c->n_heads, &c->n_kv_heads, e) ||
-        cfg_int(f, "context_length", 0, 2048, &ctx, e) || cfg_int(f, "rope.dimension_count", 0, 0, &rope_dims, e))
+    if (cfg_int(f, p, "embedding_length", 1, 0, &c->dim, e) || cfg_int(f, p, "feed_forward_length", 1, 0, &c->hidden_dim, e) ||
+        cfg_int(f, p, "block_count", 1, 0, &c->n_layers, e) || cfg_int(f, p, "attention.head_count", 1, 0, &c->n_heads, e) ||
+        cfg_int(f, p, "attention.head_count_kv", 0, c->n_heads, &c->n_kv_heads, e) ||
+        cfg_int(f, p, "context_length", 0, 2048, &ctx, e) || cfg_int(f, p, "rope.dimension_count", 0, 0, &rope_dims, e))
         return -1;
     const GgufTensor *emb = gguf_find_tensor(f, "token_embd.weight");
     if (!emb || emb->n_dims != 2 || emb->ne[0] != c->dim || emb->ne[1] > MODEL_MAX_VOCAB)
         return err_set(e, "%s: tensor 'token_embd.weight' is missing or not [%d, vocab]", f->path, c->dim);
     double theta = 10000, eps = 1e-5;
-    gguf_get_float(f, "llama.rope.freq_base", &theta);
-    gguf_get_float(f, "llama.attention.layer_norm_rms_epsilon", &eps);
-    const char *scaling = gguf_get_str(f, "llama.rope.scaling.type");
-    if ((scaling && strcmp(scaling, "none")) || gguf_find_tensor(f, "rope_freqs.weight"))
-        return err_set(e, "%s: RoPE scaling cannot run yet from a GGUF file", f->path);
+    char key[96];
+    snprintf(key, sizeof key, "%s.rope.freq_base", p);
+    gguf_get_float(f, key, &theta);
+    snprintf(key, sizeof key, "%s.attention.layer_norm_rms_epsilon", p);
+    gguf_get_float(f, key, &eps);
+    snprintf(key, sizeof key, "%s.rope.scaling.type", p);
+    const char *scaling = gguf_get_str(f, key);
+    if (scaling && strcmp(scaling, "none"))
+        return err_set(e, "%s: RoPE scaling '%.32s' cannot run yet from a GGUF file (llama3's rope_freqs can)", f->path,
+                       scaling);
     if (!(theta > 0 && theta < 1e12) || !(eps > 0 && eps < 1))
         return err_set(e, "%s: rope.freq_base %g or layer_norm_rms_epsilon %g out of range", f->path, theta, eps);
     c->vocab_size = (int)emb->ne[1];
     c->seq_len = ctx < MODEL_HF_DEFAULT_CTX ? ctx : MODEL_HF_DEFAULT_CTX;
     c->rope_theta = (float)theta, c->norm_eps = (float)eps;
     c->shared_classifier = gguf_find_tensor(f, "output.weight") == NULL;
+    c->arch = a->arch, c->rope_half = a->rope_half;
     if (model_config_check(c, f->path, e)) return -1;
     if (rope_dims && rope_dims != c->head_size)
         return err_set(e, "%s: partial RoPE (%d of %d dims) cannot run yet", f->path, rope_dims, c->head_size);
-    return 0;
+    return rope_freqs(f, a, c, e);
 }
 
-/* Tensor name, checked to be [cols, rows] (rows 1: a vector), widened into dst. */
-static int take(const GgufFile *f, const char *name, int64_t cols, int64_t rows, float *dst, Err *e) {
+/* Tensor name, checked to be [cols, rows] (rows 1: a vector). */
+static const GgufTensor *shaped(const GgufFile *f, const char *name, int64_t cols, int64_t rows, Err *e) {
     const GgufTensor *t = gguf_find_tensor(f, name);
-    if (!t) return err_set(e, "%s: tensor '%s' not found", f->path, name);
-    if (t->ne[0] != cols || t->ne[1] != rows || t->ne[2] != 1 || t->ne[3] != 1)
-        return err_set(e, "%s: tensor '%s': expected [%lld, %lld], found [%lld, %lld, %lld, %lld]", f->path, name,
-                       (long long)cols, (long long)rows, (long long)t->ne[0], (long long)t->ne[1],
-                       (long long)t->ne[2], (long long)t->ne[3]);
-    if (gguf_dequant(t->type, t->data, dst, cols * rows, e) == 0) return 0;
-    char why[sizeof e->msg];
-    snprintf(why, sizeof why, "%s", e->msg);
-    return err_set(e, "%s: tensor '%s': %s", f->path, name, why);
+    if (!t) {
+        err_set(e, "%s: tensor '%s' not found", f->path, name);
+        return NULL;
+    }
+    if (t->ne[0] != cols || t->ne[1] != rows || t->ne[2] != 1 || t->ne[3] != 1) {
+        err_set(e, "%s: tensor '%s': expected [%lld, %lld], found [%lld, %lld, %lld, %lld]", f->path, name,
+                (long long)cols, (long long)rows, (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2],
+                (long long)t->ne[3]);
+        return NULL;
+    }
+    return t;
 }
 
-/* Every tensor of the llama block, into the llama2.c order of Weights in
- * one owned block; the count must match, so no tensor goes unused. */
-static int take_all(Model *m, const GgufFile *f, Err *e) {
-    const Config *c = &m->c;
-    int64_t d = c->dim, h = c->hidden_dim, L = c->n_layers, kv = c->kv_dim, V = c->vocab_size, q = c->q_dim;
-    int want = 2 + !c->shared_classifier + 9 * (int)L;
-    if (f->n_tensors != want)
-        return err_set(e, "%s: holds %d tensors, but a llama of %lld layers has %d", f->path, f->n_tensors, (long long)L, want);
-    uint64_t n = (uint64_t)(V * d * (2 - c->shared_classifier) + L * (2 * d + 2 * q * d + 2 * kv * d + 3 * h * d) + d);
-    float *p = m->owned = mem_big_alloc(n * sizeof(float));
-    if (!p) return err_set(e, "%s: cannot allocate %llu MB for the weights", f->path, (unsigned long long)(n * 4 >> 20));
-    Weights *w = &m->w;
-    w->token_embedding = p, p += V * d;
-    w->rms_att = p, p += L * d;
-    w->wq = p, p += L * q * d;
-    w->wk = p, p += L * kv * d;
-    w->wv = p, p += L * kv * d;
-    w->wo = p, p += L * d * q;
-    w->rms_ffn = p, p += L * d;
-    w->w1 = p, p += L * h * d;
-    w->w2 = p, p += L * d * h;
-    w->w3 = p, p += L * h * d;
-    w->rms_final = p, p += d;
-    w->wcls = c->shared_classifier ? w->token_embedding : p;
-    if (take(f, "token_embd.weight", d, V, (float *)w->token_embedding, e) ||
-        take(f, "output_norm.weight", d, 1, (float *)w->rms_final, e) ||
-        (!c->shared_classifier && take(f, "output.weight", d, V, (float *)w->wcls, e)))
-        return -1;
-    for (int64_t l = 0; l < L; l++) {
-        char nm[9][64];
-        const char *parts[9] = {"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_down", "ffn_up"};
-        for (int i = 0; i < 9; i++) snprintf(nm[i], sizeof nm[i], "blk.%lld.%s.weight", (long long)l, parts[i]);
-        if (take(f, nm[0], d, 1, (float *)w->rms_att + l * d, e) || take(f, nm[1], d, q, (float *)w->wq + l * q * d, e) ||
-            take(f, nm[2], d, kv, (float *)w->wk + l * kv * d, e) || take(f, nm[3], d, kv, (float *)w->wv + l * kv * d, e) ||
-            take(f, nm[4], q, d, (float *)w->wo + l * d * q, e) || take(f, nm[5], d, 1, (float *)w->rms_ffn + l * d, e) ||
-            take(f, nm[6], d, h, (float *)w->w1 + l * h * d, e) || take(f, nm[7], h, d, (float *)w->w2 + l * d * h, e) ||
-            take(f, nm[8], d, h, (float *)w->w3 + l * h * d, e))
-            return -1;
-    }
+/* A matrix in place: its mapped bytes and DType. */
+static int take_mat(const GgufFile *f, const char *name, int64_t cols, int64_t rows, Mat *out, Err *e) {
+    const GgufTensor *t = shaped(f, name, cols, rows, e);
+    if (!t) return -1;
+    int dt = model_dtype_from_ggml(t->type);
+    if (dt < 0)
+        return err_set(e, "%s: tensor '%s': %s weights cannot be read (F32, F16, BF16, Q4_0 … Q8_0, Q2_K … Q6_K can)",
+                       f->path, name, gguf_type_name(t->type));
+    *out = (Mat){t->data, dt};
     return 0;
+}
+
+/* A vector widened into *at (which then moves past it). */
+static int take_vec(const GgufFile *f, const char *name, int64_t n, float **at, const float **out, Err *e) {
+    const GgufTensor *t = shaped(f, name, n, 1, e);
+    if (!t) return -1;
+    if (gguf_dequant(t->type, t->data, *at, n, e)) {
+        char why[sizeof e->msg];
+        snprintf(why, sizeof why, "%s", e->msg);
+        return err_set(e, "%s: tensor '%s': %s", f->path, name, why);
+    }
+    *out = *at;
+    *at += n;
+    return 0;
+}
+
+/* Tensors a block of architecture a holds. */
+static int per_layer(const GgufArch *a) { return a->olmo ? 11 : 9 + 3 * a->biases; }
+
+/* Floats of the widened vectors of one block. */
+static int64_t layer_vec_floats(const GgufArch *a, const Config *c) {
+    int64_t d = c->dim, q = c->q_dim, kv = c->kv_dim;
+    return a->olmo ? 2 * d + q + kv : 2 * d + (a->biases ? q + 2 * kv : 0);
+}
+
+static int take_layer(const GgufFile *f, const GgufArch *a, const Config *c, int l, LayerWeights *lw, float **v, Err *e) {
+    int64_t d = c->dim, h = c->hidden_dim, kv = c->kv_dim, q = c->q_dim;
+    char n[12][64];
+    const char *parts[12] = {"attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight",
+                             "ffn_gate.weight", "ffn_down.weight", "ffn_up.weight",
+                             a->olmo ? "post_attention_norm.weight" : "attn_norm.weight",
+                             a->olmo ? "post_ffw_norm.weight" : "ffn_norm.weight",
+                             a->olmo ? "attn_q_norm.weight" : "attn_q.bias",
+                             a->olmo ? "attn_k_norm.weight" : "attn_k.bias", "attn_v.bias"};
+    for (int i = 0; i < 12; i++) snprintf(n[i], sizeof n[i], "blk.%d.%s", l, parts[i]);
+    if (take_mat(f, n[0], d, q, &lw->wq, e) || take_mat(f, n[1], d, kv, &lw->wk, e) ||
+        take_mat(f, n[2], d, kv, &lw->wv, e) || take_mat(f, n[3], q, d, &lw->wo, e) ||
+        take_mat(f, n[4], d, h, &lw->w1, e) || take_mat(f, n[5], h, d, &lw->w2, e) || take_mat(f, n[6], d, h, &lw->w3, e))
+        return -1;
+    if (a->olmo)
+        return take_vec(f, n[7], d, v, &lw->post_attn_norm, e) || take_vec(f, n[8], d, v, &lw->post_ffn_norm, e) ||
+                       take_vec(f, n[9], q, v, &lw->q_norm, e) || take_vec(f, n[10], kv, v, &lw->k_norm, e)
+                   ? -1 : 0;
+    if (take_vec(f, n[7], d, v, &lw->attn_norm, e) || take_vec(f, n[8], d, v, &lw->ffn_norm, e)) return -1;
+    if (a->biases && (take_vec(f, n[9], q, v, &lw->bq, e) || take_vec(f, n[10], kv, v, &lw->bk, e) ||
+                      take_vec(f, n[11], kv, v, &lw->bv, e)))
+        return -1;
+    return 0;
+}
+
+/* Bytes of mat's rows × cols in its type. */
+static uint64_t mat_bytes(Mat m, int64_t rows, int64_t cols) { return (uint64_t)rows * model_row_bytes(m.dt, (size_t)cols); }
+
+/* What a decode step reads (every matrix, one embedding row unless the
+ * embedding is also the classifier, the f32 vectors), and the type that
+ * holds the most of those bytes. */
+static void count_bytes(Model *m, int64_t vec_floats) {
+    Config *c = &m->c;
+    int64_t d = c->dim, h = c->hidden_dim, kv = c->kv_dim, q = c->q_dim, V = c->vocab_size;
+    uint64_t by_type[DT_NTYPES] = {0}, total = (uint64_t)vec_floats * sizeof(float);
+    for (int l = 0; l < c->n_layers; l++) {
+        const LayerWeights *lw = &m->layers[l];
+        struct { Mat m; int64_t rows, cols; } mats[7] = {{lw->wq, q, d}, {lw->wk, kv, d}, {lw->wv, kv, d}, {lw->wo, d, q},
+                                                        {lw->w1, h, d}, {lw->w2, d, h}, {lw->w3, h, d}};
+        for (int i = 0; i < 7; i++) by_type[mats[i].m.dt] += mat_bytes(mats[i].m, mats[i].rows, mats[i].cols);
+    }
+    by_type[m->cls.dt] += mat_bytes(m->cls, V, d);
+    if (!c->shared_classifier) by_type[m->embed.dt] += mat_bytes(m->embed, 1, d);
+    int top = DT_F32;
+    for (int t = 0; t < DT_NTYPES; t++) {
+        total += by_type[t];
+        if (by_type[t] > by_type[top]) top = t;
+    }
+    c->weight_bytes = total;
+    c->dtype = top;
+    /* a half-precision model keeps its KV cache in its type (as HF folders do);
+     * a quantised one in f16, as ggml does */
+    c->kv_dtype = top == DT_F32 || top == DT_BF16 ? top : DT_F16;
+}
+
+/* Every tensor of the architecture, the count exact so that none goes unused. */
+static int take_all(Model *m, GgufModel *g, const GgufArch *a, Err *e) {
+    const GgufFile *f = &g->f;
+    const Config *c = &m->c;
+    int L = c->n_layers, want = 2 + !c->shared_classifier + per_layer(a) * L + (gguf_find_tensor(f, "rope_freqs.weight") != NULL);
+    if (f->n_tensors != want)
+        return err_set(e, "%s: holds %d tensors, but a %s of %d layers has %d", f->path, f->n_tensors, a->name, L, want);
+    int64_t per = layer_vec_floats(a, c), n = per * L + c->dim;
+    float *v = g->vecs = malloc((size_t)n * sizeof(float));
+    m->layers = calloc((size_t)L, sizeof *m->layers);
+    if (!g->vecs || !m->layers) return err_set(e, "%s: out of memory for %d layers", f->path, L);
+    if (take_mat(f, "token_embd.weight", c->dim, c->vocab_size, &m->embed, e) ||
+        take_vec(f, "output_norm.weight", c->dim, &v, &m->final_norm, e))
+        return -1;
+    m->cls = m->embed;
+    if (!c->shared_classifier && take_mat(f, "output.weight", c->dim, c->vocab_size, &m->cls, e)) return -1;
+    for (int l = 0; l < L; l++)
+        if (take_layer(f, a, c, l, &m->layers[l], &v, e)) return -1;
+    count_bytes(m, n);
+    return 0;
+}
+
+void model_gguf_free(Model *m) {
+    GgufModel *g = m->gguf;
+    if (!g) return;
+    gguf_close(&g->f);
+    free(g->vecs);
+    free(g);
+    m->gguf = NULL;
 }
 
 int model_load_gguf(Model *m, const char *path, Err *e) {
     memset(m, 0, sizeof *m);
-    GgufFile f;
-    if (gguf_open(&f, path, e)) return -1;
-    int rc = gguf_config(&f, &m->c, e);
-    if (!rc) rc = take_all(m, &f, e);
-    m->file_bytes = f.size;
-    gguf_close(&f);
-    if (!rc) rc = model_wire_layers(m, e);
+    GgufModel *g = calloc(1, sizeof *g);
+    if (!g) return err_set(e, "%s: out of memory", path);
+    m->gguf = g;
+    const GgufArch *a = NULL;
+    int rc = gguf_open(&g->f, path, e);
+    if (!rc) rc = (a = find_arch(&g->f, e)) ? 0 : -1;
+    if (!rc) rc = gguf_config(&g->f, a, &m->c, e);
+    if (!rc) rc = take_all(m, g, a, e);
     if (rc) {
-        model_free(m);
+        model_gguf_free(m);
+        free(m->layers);
+        memset(m, 0, sizeof *m);
         return -1;
     }
+    m->file_bytes = g->f.size;
     snprintf(m->path, sizeof m->path, "%s", path);
-    snprintf(m->arch_name, sizeof m->arch_name, "llama");
+    snprintf(m->arch_name, sizeof m->arch_name, "%s", a->name);
     m->version = MODEL_VERSION_GGUF;
+    return 0;
+}
+
+/* llama.cpp's general.file_type numbers for the mixes its quantiser makes. */
+static const char *const FILE_TYPES[] = {
+    [0] = "F32",     [1] = "F16",     [2] = "Q4_0",    [3] = "Q4_1",    [7] = "Q8_0",    [8] = "Q5_0",
+    [9] = "Q5_1",    [10] = "Q2_K",   [11] = "Q3_K_S", [12] = "Q3_K_M", [13] = "Q3_K_L", [14] = "Q4_K_S",
+    [15] = "Q4_K_M", [16] = "Q5_K_S", [17] = "Q5_K_M", [18] = "Q6_K",   [32] = "BF16",
+};
+
+int model_gguf_type_mix(const Model *m, char *buf, size_t n) {
+    const GgufModel *g = m->gguf;
+    if (!g || !n) return -1;
+    int64_t ft;
+    const char *name = NULL;
+    if (!gguf_get_int(&g->f, "general.file_type", &ft) && ft >= 0 &&
+        ft < (int64_t)(sizeof FILE_TYPES / sizeof FILE_TYPES[0]))
+        name = FILE_TYPES[ft];
+    if (name) snprintf(buf, n, "%s", name);
+    else snprintf(buf, n, "mostly %s", gguf_type_name((GgmlType)model_dtype_ggml(m->c.dtype)));
     return 0;
 }

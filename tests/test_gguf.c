@@ -1,10 +1,14 @@
 /* test_gguf.c — the GGUF reader on hand-built files, a table of hostile ones, widening, stories260K.gguf. */
 #include "tests/test.h"
+#include "engine/aha.h"
+#include "engine/forward.h"
 #include "engine/gguf.h"
+#include "engine/quant.h"
 #include "engine/half.h"
 #include "engine/model.h"
 #include "engine/tokenize/tokenize.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -151,7 +155,7 @@ TEST(gguf_reads_every_value_type_and_tensor) {
         float row[64];
         CHECK(gguf_dequant(t0->type, t0->data, row, 12, &e) == 0 && row[0] == -5.5f && row[11] == 5.5f);
         CHECK(gguf_dequant(t1->type, t1->data, row, 64, &e) == 0 && row[1] == 0.25f && row[63] == 15.75f);
-        CHECK(gguf_dequant(GGML_Q4_K, t1->data, row, 0, &e) != 0 && strstr(e.msg, "Q4_K"));
+        CHECK(gguf_dequant(GGML_Q8_K, t1->data, row, 0, &e) != 0 && strstr(e.msg, "Q8_K")); /* sized, but no weight type */
     }
     gguf_close(&f);
     patch(&g, g.at_version, 2, 4); /* v2 has the same layout */
@@ -396,7 +400,7 @@ TEST(gguf_model_refusals) {
     memcpy(g.b + g.at_arch_len + 8, "gemma", 5);
     CHECK(test_write_file(path, g.b, (long)g.n) == 0);
     CHECK(model_load_gguf(&m, path, &e) != 0);
-    CHECK_MSG(strstr(e.msg, "GGUF architecture 'gemma' cannot run yet (only llama)"), "%s", e.msg);
+    CHECK_MSG(strstr(e.msg, "GGUF architecture 'gemma' cannot run yet (llama, qwen2 and olmo2 can)"), "%s", e.msg);
     char cmd[1400], starts[1200];
     snprintf(cmd, sizeof cmd, "%s generate --model %s --prompt hi --steps 2", test_bin(), path);
     snprintf(starts, sizeof starts, "ahascope generate: %s: ", path);
@@ -415,11 +419,371 @@ TEST(gguf_model_weights_equal_the_checkpoint) {
     CHECK(g.c.dim == c->dim && g.c.hidden_dim == c->hidden_dim && g.c.n_layers == c->n_layers &&
           g.c.n_kv_heads == c->n_kv_heads && g.c.vocab_size == c->vocab_size && g.c.rope_half == 0);
     CHECK(g.version == MODEL_VERSION_GGUF && !strcmp(g.arch_name, "llama"));
-    size_t d = c->dim, h = c->hidden_dim, L = c->n_layers, kv = c->kv_dim, V = c->vocab_size;
-    const float *pg[] = {g.w.token_embedding, g.w.rms_att, g.w.wq, g.w.wk, g.w.wv, g.w.wo, g.w.rms_ffn, g.w.w1, g.w.w2, g.w.w3, g.w.rms_final, g.w.wcls};
-    const float *pb[] = {b.w.token_embedding, b.w.rms_att, b.w.wq, b.w.wk, b.w.wv, b.w.wo, b.w.rms_ffn, b.w.w1, b.w.w2, b.w.w3, b.w.rms_final, b.w.wcls};
-    const size_t n[] = {V * d, L * d, L * d * d, L * kv * d, L * kv * d, L * d * d, L * d, L * h * d, L * d * h, L * h * d, d, V * d};
-    for (int i = 0; i < 12; i++) CHECK_MSG(!memcmp(pg[i], pb[i], n[i] * sizeof(float)), "part %d differs", i);
+    size_t d = c->dim, h = c->hidden_dim, kv = c->kv_dim, V = c->vocab_size;
+    CHECK(g.embed.dt == DT_F32 && !memcmp(g.embed.p, b.w.token_embedding, V * d * 4));
+    CHECK(g.cls.dt == DT_F32 && !memcmp(g.cls.p, b.w.wcls, V * d * 4) && !memcmp(g.final_norm, b.w.rms_final, d * 4));
+    CHECK(g.gguf && g.c.weight_bytes == model_decode_bytes(&b.c) + (g.c.shared_classifier ? 0 : d * 4)); /* + its one embedding row */
+    for (size_t l = 0; l < (size_t)c->n_layers; l++) { /* in place: the mapped file's f32 rows */
+        const LayerWeights *a = &g.layers[l], *r = &b.layers[l];
+        const Mat *ma[] = {&a->wq, &a->wk, &a->wv, &a->wo, &a->w1, &a->w2, &a->w3}, *mb[] = {&r->wq, &r->wk, &r->wv, &r->wo, &r->w1, &r->w2, &r->w3};
+        const size_t n[] = {d * d, kv * d, kv * d, d * d, h * d, d * h, h * d};
+        for (int i = 0; i < 7; i++) CHECK_MSG(ma[i]->dt == DT_F32 && !memcmp(ma[i]->p, mb[i]->p, n[i] * 4), "layer %zu part %d", l, i);
+        CHECK(!memcmp(a->attn_norm, r->attn_norm, d * 4) && !memcmp(a->ffn_norm, r->ffn_norm, d * 4));
+    }
     model_free(&g);
     model_free(&b);
+}
+
+/* ---- whole models written as GGUF here, run against the same weights in memory ---- */
+
+typedef struct {
+    uint8_t *b;
+    size_t n, cap;
+} Buf;
+
+static void bput(Buf *g, const void *p, size_t n) {
+    if (g->n + n > g->cap) {
+        g->cap = (g->n + n) * 2;
+        g->b = realloc(g->b, g->cap);
+    }
+    memcpy(g->b + g->n, p, n);
+    g->n += n;
+}
+static void bput_le(Buf *g, uint64_t v, int n) {
+    uint8_t t[8];
+    for (int i = 0; i < n; i++) t[i] = (uint8_t)(v >> (8 * i));
+    bput(g, t, (size_t)n);
+}
+static void bput_str(Buf *g, const char *s) {
+    bput_le(g, strlen(s), 8);
+    bput(g, s, strlen(s));
+}
+
+#define GT_MAX 64
+typedef struct {
+    char name[GT_MAX][96];
+    int64_t ne0[GT_MAX], ne1[GT_MAX];
+    GgmlType type[GT_MAX];
+    uint8_t *data[GT_MAX]; /* owned */
+    size_t bytes[GT_MAX];
+    int n;
+} GTensors;
+
+/* Rows of n_heads heads, adjacent RoPE pairs reordered into halves (what
+ * ggml's qwen2 and olmo2 expect), or copied as they are. */
+static void rope_to_halves(float *dst, const float *src, int rows, int cols, int hs, int permute) {
+    for (int r = 0; r < rows; r++) {
+        int h = r / hs, i = r % hs, from = !permute ? r : h * hs + (i < hs / 2 ? 2 * i : 2 * (i - hs / 2) + 1);
+        memcpy(dst + (size_t)r * cols, src + (size_t)from * cols, (size_t)cols * sizeof(float));
+    }
+}
+
+/* Random blocks of type t for rows × cols, their scales small (about
+ * 5e-4, so weights stay O(0.1)); dst gets their widening. */
+static uint8_t *random_quant(GgmlType t, int64_t rows, int64_t cols, float *wide, size_t *bytes, unsigned *s) {
+    int be, bb;
+    quant_block(t, &be, &bb);
+    size_t nb = (size_t)(rows * cols / be);
+    uint8_t *b = malloc(nb * bb);
+    for (size_t i = 0; i < nb * bb; i++) *s = *s * 1103515245u + 12345u, b[i] = (uint8_t)(*s >> 16);
+    int at[2] = {-1, -1};
+    if (be == 32) at[0] = 0;
+    if (t == GGML_Q4_1 || t == GGML_Q5_1) at[1] = 2;
+    if (t == GGML_Q2_K) at[0] = 80, at[1] = 82;
+    if (t == GGML_Q3_K) at[0] = 108;
+    if (t == GGML_Q4_K || t == GGML_Q5_K) at[0] = 0, at[1] = 2;
+    if (t == GGML_Q6_K) at[0] = 208;
+    for (size_t k = 0; k < nb; k++)
+        for (int i = 0; i < 2; i++)
+            if (at[i] >= 0) {
+                *s = *s * 1103515245u + 12345u;
+                uint16_t h = half_f32_to_f16(((*s >> 16) & 1 ? -1.0f : 1.0f) * (float)(1 + (*s >> 17) % 8) * 1e-4f);
+                b[k * bb + at[i]] = (uint8_t)h, b[k * bb + at[i] + 1] = (uint8_t)(h >> 8);
+            }
+    quant_dequant(t, b, wide, rows * cols);
+    *bytes = nb * bb;
+    return b;
+}
+
+/* Add a tensor: f32 src (rows × cols, permuted to halves if asked), or of
+ * block type t with random blocks whose widening replaces src in place, so
+ * the in-memory model computes with exactly the file's weights. */
+static void gt_add(GTensors *g, const char *name, float *src, int64_t rows, int64_t cols, GgmlType t, int hs,
+                   int permute, unsigned *s) {
+    int i = g->n++;
+    snprintf(g->name[i], sizeof g->name[i], "%s", name);
+    g->ne0[i] = cols, g->ne1[i] = rows, g->type[i] = t;
+    if (t == GGML_F32) {
+        g->bytes[i] = (size_t)(rows * cols) * 4;
+        g->data[i] = malloc(g->bytes[i]);
+        rope_to_halves((float *)g->data[i], src, (int)rows, (int)cols, hs, permute);
+        return;
+    }
+    if (t == GGML_F16 || t == GGML_BF16) { /* rounded, and the model given the rounded values */
+        size_t n = (size_t)(rows * cols);
+        g->bytes[i] = n * 2;
+        g->data[i] = malloc(g->bytes[i]);
+        half_from_f32_n((uint16_t *)g->data[i], src, n, t == GGML_BF16);
+        quant_dequant(t, g->data[i], src, (int64_t)n);
+        return;
+    }
+    g->data[i] = random_quant(t, rows, cols, src, &g->bytes[i], s); /* (no RoPE permute: used for llama) */
+}
+
+/* The file: {arch}.* metadata, the tensor infos, 32-aligned data. */
+static void gt_write(const GTensors *g, const char *arch, const Config *c, const char *path) {
+    Buf b = {0};
+    bput(&b, "GGUF", 4), bput_le(&b, 3, 4), bput_le(&b, (uint64_t)g->n, 8), bput_le(&b, 10, 8);
+    char k[96];
+    bput_str(&b, "general.architecture"), bput_le(&b, GGUF_STRING, 4), bput_str(&b, arch);
+    bput_str(&b, "general.file_type"), bput_le(&b, GGUF_U32, 4), bput_le(&b, 15, 4);
+    const char *ik[] = {"embedding_length", "feed_forward_length", "block_count", "attention.head_count",
+                        "attention.head_count_kv", "context_length"};
+    int iv[] = {c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->seq_len};
+    for (int i = 0; i < 6; i++) snprintf(k, sizeof k, "%s.%s", arch, ik[i]), bput_str(&b, k), bput_le(&b, GGUF_U32, 4), bput_le(&b, (uint64_t)iv[i], 4);
+    float fv[2] = {c->rope_theta, c->norm_eps};
+    const char *fk[] = {"rope.freq_base", "attention.layer_norm_rms_epsilon"};
+    for (int i = 0; i < 2; i++) {
+        uint32_t u;
+        memcpy(&u, &fv[i], 4);
+        snprintf(k, sizeof k, "%s.%s", arch, fk[i]), bput_str(&b, k), bput_le(&b, GGUF_F32, 4), bput_le(&b, u, 4);
+    }
+    uint64_t off = 0;
+    for (int i = 0; i < g->n; i++) {
+        bput_str(&b, g->name[i]), bput_le(&b, g->ne1[i] > 1 ? 2 : 1, 4), bput_le(&b, (uint64_t)g->ne0[i], 8);
+        if (g->ne1[i] > 1) bput_le(&b, (uint64_t)g->ne1[i], 8);
+        bput_le(&b, g->type[i], 4), bput_le(&b, off, 8);
+        off += (g->bytes[i] + 31) / 32 * 32;
+    }
+    while (b.n % 32) bput_le(&b, 0, 1);
+    for (int i = 0; i < g->n; i++) {
+        bput(&b, g->data[i], g->bytes[i]);
+        while (b.n % 32) bput_le(&b, 0, 1);
+    }
+    CHECK(test_write_file(path, b.b, (long)b.n) == 0);
+    free(b.b);
+}
+
+static void gt_free(GTensors *g) {
+    for (int i = 0; i < g->n; i++) free(g->data[i]);
+}
+
+/* m's tensors under ggml's names; types[0..7] are the matrices' types
+ * (q, k, v, o, gate, down, up, embedding/classifier), cycled over layers. */
+static void gt_model(GTensors *g, Model *m, const char *arch, const GgmlType *types, unsigned *s) {
+    const Config *c = &m->c;
+    int d = c->dim, h = c->hidden_dim, q = c->q_dim, kv = c->kv_dim, hs = c->head_size, perm = c->rope_half == 0 && strcmp(arch, "llama");
+    char n[96];
+    memset(g, 0, sizeof *g);
+    gt_add(g, "token_embd.weight", (float *)m->embed.p, c->vocab_size, d, types[7], hs, 0, s);
+    gt_add(g, "output_norm.weight", (float *)m->final_norm, 1, d, GGML_F32, hs, 0, s);
+    if (!c->shared_classifier) gt_add(g, "output.weight", (float *)m->cls.p, c->vocab_size, d, types[7], hs, 0, s);
+    for (int l = 0; l < c->n_layers; l++) {
+        LayerWeights *lw = &m->layers[l];
+        struct { const char *nm; const void *p; int rows, cols, perm, mat; } parts[] = {
+            {"attn_q.weight", lw->wq.p, q, d, perm, 0}, {"attn_k.weight", lw->wk.p, kv, d, perm, 1},
+            {"attn_v.weight", lw->wv.p, kv, d, 0, 2}, {"attn_output.weight", lw->wo.p, d, q, 0, 3},
+            {"ffn_gate.weight", lw->w1.p, h, d, 0, 4}, {"ffn_down.weight", lw->w2.p, d, h, 0, 5},
+            {"ffn_up.weight", lw->w3.p, h, d, 0, 6},
+            {"attn_norm.weight", lw->attn_norm, 1, d, 0, -1}, {"ffn_norm.weight", lw->ffn_norm, 1, d, 0, -1},
+            {"post_attention_norm.weight", lw->post_attn_norm, 1, d, 0, -1},
+            {"post_ffw_norm.weight", lw->post_ffn_norm, 1, d, 0, -1},
+            {"attn_q_norm.weight", lw->q_norm, q, 1, perm, -1}, {"attn_k_norm.weight", lw->k_norm, kv, 1, perm, -1},
+            {"attn_q.bias", lw->bq, q, 1, perm, -1}, {"attn_k.bias", lw->bk, kv, 1, perm, -1}, {"attn_v.bias", lw->bv, kv, 1, 0, -1}};
+        for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+            if (!parts[i].p) continue;
+            if (parts[i].mat < 0 && !strcmp(arch, "olmo2") && (i == 7 || i == 8)) continue; /* olmo2: no pre-norms */
+            snprintf(n, sizeof n, "blk.%d.%s", l, parts[i].nm);
+            GgmlType t = parts[i].mat < 0 ? GGML_F32 : types[(parts[i].mat + l) % 7];
+            if (parts[i].cols == 1) { /* a vector permuted as rows of one element */
+                float *tmp = malloc((size_t)parts[i].rows * 4);
+                rope_to_halves(tmp, parts[i].p, parts[i].rows, 1, hs, parts[i].perm);
+                gt_add(g, n, tmp, 1, parts[i].rows, GGML_F32, hs, 0, s);
+                free(tmp);
+            } else {
+                gt_add(g, n, (float *)parts[i].p, parts[i].rows, parts[i].cols, t, hs, parts[i].perm, s);
+            }
+        }
+    }
+}
+
+/* Logits at every position, by prefill and by decode steps, KV in f32. */
+static void gguf_logits(Model *m, const int *tok, int n, int prefill, float *out) {
+    RunState s;
+    Err e = {0};
+    m->c.kv_dtype = DT_F32;
+    CHECK_MSG(fwd_init(&s, &m->c, n, 2, &e) == 0, "%s", e.msg);
+    AttnConfig a = aha_defaults();
+    if (prefill) fwd_forward(m, &s, &a, tok, n, 0, out, NULL);
+    else
+        for (int t = 0; t < n; t++) {
+            fwd_forward(m, &s, &a, &tok[t], 1, t, NULL, NULL);
+            memcpy(out + (size_t)t * m->c.vocab_size, s.logits, m->c.vocab_size * sizeof(float));
+        }
+    fwd_free(&s);
+}
+
+/* The largest difference of log-softmax between two sets of n rows of V logits. */
+static double worst_logprob(const float *a, const float *b, int n, int V) {
+    double w = 0;
+    for (int t = 0; t < n; t++) {
+        double za = 0, zb = 0, ma = -1e30, mb = -1e30;
+        for (int v = 0; v < V; v++) ma = fmax(ma, a[t * V + v]), mb = fmax(mb, b[t * V + v]);
+        for (int v = 0; v < V; v++) za += exp(a[t * V + v] - ma), zb += exp(b[t * V + v] - mb);
+        for (int v = 0; v < V; v++) {
+            double d = fabs((a[t * V + v] - ma - log(za)) - (b[t * V + v] - mb - log(zb)));
+            if (d > w) w = d;
+        }
+    }
+    return w;
+}
+
+/* A random model of arch written as GGUF (matrices of types) and loaded
+ * back gives the in-memory model's logits within tol · max|logit|. */
+static void check_arch_file(int arch, const char *name, const Config *cfg, const GgmlType *types, double tol) {
+    Model m, g;
+    Err e = {0};
+    unsigned s = 5;
+    CHECK_MSG(model_random_arch(&m, cfg, arch, 42, &e) == 0, "%s", e.msg);
+    m.c.rope_factor = cfg->rope_factor, m.c.rope_low = cfg->rope_low, m.c.rope_high = cfg->rope_high;
+    m.c.rope_orig_ctx = cfg->rope_orig_ctx;
+    GTensors gt;
+    gt_model(&gt, &m, name, types, &s);
+    if (cfg->rope_factor > 0) { /* llama.cpp's llama3 table: each pair's frequency divisor */
+        const Config *c = &m.c;
+        float ff[64];
+        for (int i = 0; i < c->head_size / 2; i++) {
+            double fr = 1.0 / pow(c->rope_theta, 2.0 * i / c->head_size), wl = 2 * 3.14159265358979323846 / fr;
+            double lo_wl = c->rope_orig_ctx / c->rope_low, hi_wl = c->rope_orig_ctx / c->rope_high;
+            double sm = (c->rope_orig_ctx / wl - c->rope_low) / (c->rope_high - c->rope_low);
+            ff[i] = (float)(wl < hi_wl ? 1 : wl > lo_wl ? c->rope_factor : 1 / ((1 - sm) / c->rope_factor + sm));
+        }
+        gt_add(&gt, "rope_freqs.weight", ff, 1, c->head_size / 2, GGML_F32, c->head_size, 0, &s);
+    }
+    char file[64];
+    snprintf(file, sizeof file, "%s-%d.gguf", name, (int)types[0]);
+    const char *path = test_tmp(file);
+    gt_write(&gt, name, &m.c, path);
+    gt_free(&gt);
+    CHECK_MSG(model_load_gguf(&g, path, &e) == 0, "%s", e.msg);
+    if (e.msg[0] && g.layers == NULL) { model_free(&m); return; }
+    CHECK(!strcmp(g.arch_name, name) && g.c.rope_half == (arch != ARCH_LLAMA));
+    char mix[32] = "";
+    CHECK(model_gguf_type_mix(&g, mix, sizeof mix) == 0 && !strcmp(mix, "Q4_K_M")); /* general.file_type 15 */
+    CHECK(model_gguf_type_mix(&m, mix, sizeof mix) == -1);
+    enum { N = 6 };
+    int tok[N] = {1, 7, 3, 12, 5, 9};
+    int V = m.c.vocab_size;
+    float *a = malloc((size_t)N * V * 4), *b = malloc((size_t)N * V * 4);
+    gguf_logits(&m, tok, N, 1, a);
+    for (int prefill = 0; prefill < 2; prefill++) {
+        gguf_logits(&g, tok, N, prefill, b);
+        double worst = 0, mag = 0;
+        for (int i = 0; i < N * V; i++) {
+            double d = fabs((double)a[i] - b[i]);
+            if (!(d <= worst)) worst = d;
+            if (fabs(a[i]) > mag) mag = fabs(a[i]);
+        }
+        CHECK_MSG(worst <= tol * (mag + 1), "%s (%s, %s): logits differ by %g (max |logit| %g)", name,
+                  gguf_type_name(types[0]), prefill ? "prefill" : "decode", worst, mag);
+        if (types[0] != GGML_F32) printf("      %s first %s, %s: max|dlogit| %.3g, max|dlogprob| %.3g (max |logit| %.3g)\n", name,
+                                         gguf_type_name(types[0]), prefill ? "prefill" : "decode", worst, worst_logprob(a, b, N, V), mag);
+    }
+    free(a), free(b);
+    model_free(&g);
+    model_free(&m);
+}
+
+TEST(gguf_llama_qwen2_olmo2_files_match_the_model_in_memory) {
+    Config c = {.dim = 64, .hidden_dim = 96, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .vocab_size = 48,
+                .seq_len = 16, .shared_classifier = 1};
+    const GgmlType f32[8] = {GGML_F32, GGML_F32, GGML_F32, GGML_F32, GGML_F32, GGML_F32, GGML_F32, GGML_F32};
+    check_arch_file(ARCH_LLAMA, "llama", &c, f32, 1e-5);
+    check_arch_file(ARCH_QWEN2, "qwen2", &c, f32, 1e-5);
+    check_arch_file(ARCH_OLMO2, "olmo2", &c, f32, 1e-5);
+    /* llama3 scaling as a rope_freqs table (3 of 8 pairs part-way; no
+     * original_context_length in the file, so only the ratios carry over) */
+    c.rope_factor = 8, c.rope_low = 1, c.rope_high = 32, c.rope_orig_ctx = 4096;
+    check_arch_file(ARCH_LLAMA, "llama", &c, f32, 1e-5);
+}
+
+/* Every block type somewhere in a llama, read in place by the decode
+ * kernels and the prefill tiles; the model in memory holds their widening.
+ * Only summation order differs: 1e-4 of the largest logit. */
+TEST(gguf_quantised_llama_matches_its_widened_weights) {
+    Config c = {.dim = 256, .hidden_dim = 256, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .vocab_size = 40,
+                .seq_len = 16, .shared_classifier = 0};
+    const GgmlType a[8] = {GGML_Q4_K, GGML_Q5_K, GGML_Q6_K, GGML_Q8_0, GGML_Q4_0, GGML_Q3_K, GGML_Q2_K, GGML_Q5_1};
+    const GgmlType b[8] = {GGML_Q4_1, GGML_Q5_0, GGML_Q8_0, GGML_Q6_K, GGML_Q4_K, GGML_F16, GGML_BF16, GGML_Q6_K};
+    check_arch_file(ARCH_LLAMA, "llama", &c, a, 1e-4);
+    check_arch_file(ARCH_LLAMA, "llama", &c, b, 1e-4);
+}
+
+/* `bench --bytes-only --model F.gguf` counts the bytes a decode step reads
+ * from the tensors' own types: every tensor's bytes in the file, less the
+ * untied embedding but for one of its rows. */
+TEST(gguf_bench_bytes_come_from_the_tensor_types) {
+    Config c = {.dim = 256, .hidden_dim = 256, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .vocab_size = 40,
+                .seq_len = 16, .shared_classifier = 0};
+    const GgmlType a[8] = {GGML_Q4_K, GGML_Q6_K, GGML_Q4_K, GGML_Q4_K, GGML_Q4_K, GGML_Q6_K, GGML_Q4_K, GGML_Q6_K};
+    Model m;
+    Err e = {0};
+    unsigned s = 3;
+    CHECK_MSG(model_random_arch(&m, &c, ARCH_LLAMA, 42, &e) == 0, "%s", e.msg);
+    GTensors gt;
+    gt_model(&gt, &m, "llama", a, &s);
+    const char *path = test_tmp("bytes.gguf");
+    gt_write(&gt, "llama", &m.c, path);
+    gt_free(&gt);
+    model_free(&m);
+    GgufFile f;
+    CHECK_MSG(gguf_open(&f, path, &e) == 0, "%s", e.msg);
+    uint64_t want = 0;
+    for (int i = 0; i < f.n_tensors; i++) want += f.tensors[i].nbytes;
+    const GgufTensor *emb = gguf_find_tensor(&f, "token_embd.weight");
+    want -= emb->nbytes - emb->nbytes / (size_t)emb->ne[1];
+    gguf_close(&f);
+    int st;
+    char *out = test_runf(&st, "%s bench --bytes-only --json --model %s", test_bin(), path);
+    const char *at = out ? strstr(out, "\"weight_bytes_step\": ") : NULL;
+    CHECK_MSG(st == 0 && at, "%s", out ? out : "(no output)");
+    if (at) CHECK_MSG(strtoull(at + 21, NULL, 10) == want, "bench says %s, the tensors hold %llu", at + 21, (unsigned long long)want);
+    CHECK(out && strstr(out, "\"dtype\": \"q4_k\""));
+    free(out);
+}
+
+/* Files the in-place loader refuses in one line naming file and tensor: a
+ * matrix of a type no weight is read in (Q8_K), a rope_freqs table that is
+ * not llama3's, one with a divisor below 1. */
+TEST(gguf_in_place_refusals) {
+    Config c = {.dim = 256, .hidden_dim = 256, .n_layers = 1, .n_heads = 4, .n_kv_heads = 2, .vocab_size = 8,
+                .seq_len = 16, .shared_classifier = 1};
+    const GgmlType f32[8] = {GGML_F32, GGML_F32, GGML_F32, GGML_F32, GGML_F32, GGML_F32, GGML_F32, GGML_F32};
+    const char *path = test_tmp("refused.gguf");
+    for (int k = 0; k < 3; k++) {
+        Model m, g;
+        Err e = {0};
+        unsigned s = 1;
+        CHECK(model_random_arch(&m, &c, ARCH_LLAMA, 1, &e) == 0);
+        GTensors gt;
+        gt_model(&gt, &m, "llama", f32, &s);
+        if (k == 0) { /* blk.0.attn_k.weight as one Q8_K block a row */
+            int i = 3;
+            CHECK(!strcmp(gt.name[i], "blk.0.attn_k.weight"));
+            gt.type[i] = GGML_Q8_K, gt.bytes[i] = (size_t)gt.ne1[i] * 292;
+            gt.data[i] = realloc(gt.data[i], gt.bytes[i]);
+            memset(gt.data[i], 0, gt.bytes[i]);
+        } else {
+            float ff[32];
+            for (int j = 0; j < 32; j++) ff[j] = k == 1 ? (j < 8 ? 1.0f : j < 12 ? (float)(1 + (j * 7) % 5) : 8.0f) : 0.5f;
+            gt_add(&gt, "rope_freqs.weight", ff, 1, 32, GGML_F32, 64, 0, &s);
+        }
+        gt_write(&gt, "llama", &m.c, path);
+        gt_free(&gt);
+        model_free(&m);
+        CHECK(model_load_gguf(&g, path, &e) != 0 && strstr(e.msg, path) == e.msg && !strchr(e.msg, '\n'));
+        const char *want[] = {"tensor 'blk.0.attn_k.weight': Q8_K weights cannot be read", "is not llama3's scaling",
+                              "is not a divisor >= 1"};
+        CHECK_MSG(strstr(e.msg, want[k]), "%d: %s", k, e.msg);
+    }
 }

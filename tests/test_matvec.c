@@ -6,12 +6,14 @@
  * (d mod 64, 32, 16, 8). The products are exact in float, so only
  * summation order separates kernel and reference: 1e-5 relative to the sum
  * of |w·x|. Row counts 1, 2, 5 and 6 cover the kernels pairing row i with
- * row i + n/2 and the odd row left over. */
+ * row i + n/2 and the odd row left over. The quantised kernels (every
+ * ggml block type) are checked the same way against their widened rows. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/half.h"
 #include "engine/matvec.h"
+#include "engine/quant.h"
 #include "tests/test.h"
 
 static float frand(unsigned *s) {
@@ -76,4 +78,65 @@ TEST(matvec_dispatch_is_the_widest_isa) {
     mv_f32_isa(mv_isa(), b, w, x, 3, 40);
     for (int i = 0; i < 3; i++) CHECK(a[i] == b[i]); /* same kernel, same summation order: bitwise */
     CHECK(!strcmp(mv_variant(), isa_name[mv_isa()]));
+}
+
+/* ---- quantised blocks: every type, every isa, against a double dot of
+ * the widened rows (quant_dequant, itself checked in test_quant.c). The
+ * kernels make each weight exactly as the widening does, so only the sum's
+ * order differs: 1e-5 of Σ|w·x| again. */
+
+
+/* Random blocks with finite f16 scales of magnitude up to 2. */
+static uint8_t *random_rows(GgmlType t, int n, int d, unsigned *s) {
+    int be, bb;
+    quant_block(t, &be, &bb);
+    size_t nb = (size_t)n * d / be;
+    uint8_t *b = malloc(nb * bb);
+    for (size_t i = 0; i < nb * bb; i++) *s = *s * 1103515245u + 12345u, b[i] = (uint8_t)(*s >> 16);
+    int at[2] = {-1, -1};
+    if (be == 32) at[0] = 0;
+    if (t == GGML_Q4_1 || t == GGML_Q5_1) at[1] = 2;
+    if (t == GGML_Q2_K) at[0] = 80, at[1] = 82;
+    if (t == GGML_Q3_K) at[0] = 108;
+    if (t == GGML_Q4_K || t == GGML_Q5_K) at[0] = 0, at[1] = 2;
+    if (t == GGML_Q6_K) at[0] = 208;
+    for (size_t k = 0; k < nb; k++)
+        for (int i = 0; i < 2; i++)
+            if (at[i] >= 0) {
+                uint16_t h = half_f32_to_f16(frand(s) * 2);
+                b[k * bb + at[i]] = (uint8_t)h, b[k * bb + at[i] + 1] = (uint8_t)(h >> 8);
+            }
+    return b;
+}
+
+TEST(matvec_quantised_kernels_match_the_widened_rows_for_every_type_and_isa) {
+    const GgmlType types[] = {GGML_Q4_0, GGML_Q4_1, GGML_Q5_0, GGML_Q5_1, GGML_Q8_0,
+                              GGML_Q2_K, GGML_Q3_K, GGML_Q4_K, GGML_Q5_K, GGML_Q6_K};
+    const int rows[] = {1, 2, 5, 17};
+    unsigned seed = 9;
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+        int be, bb;
+        quant_block(types[k], &be, &bb);
+        CHECK(mv_q_supported(types[k]));
+        for (int nd = 1; nd <= 3; nd++)
+            for (int r = 0; r < 4; r++) {
+                int n = rows[r], d = nd * be * (be == 32 ? 3 : 1); /* 32-blocks: 96, 192, 288 */
+                uint8_t *w = random_rows(types[k], n, d, &seed);
+                float *wide = malloc((size_t)n * d * 4), *wide2 = malloc((size_t)n * d * 4), *x = malloc((size_t)d * 4);
+                float out[17];
+                CHECK(quant_dequant(types[k], w, wide, (int64_t)n * d) == 0);
+                mv_q_widen(wide2, types[k], w, (size_t)n * d);
+                CHECK(!memcmp(wide, wide2, (size_t)n * d * 4));
+                for (int j = 0; j < d; j++) x[j] = frand(&seed);
+                for (int isa = MV_PORTABLE; isa <= (int)mv_isa(); isa++) {
+                    memset(out, 0, sizeof out);
+                    mv_q_isa((MvIsa)isa, out, types[k], w, x, n, d);
+                    rows_match(out, wide, x, n, d, gguf_type_name(types[k]), (MvIsa)isa);
+                }
+                mv_q(out, types[k], w, x, n, d);
+                rows_match(out, wide, x, n, d, gguf_type_name(types[k]), mv_isa());
+                free(w), free(wide), free(wide2), free(x);
+            }
+    }
+    CHECK(!mv_q_supported(GGML_F32) && !mv_q_supported(GGML_Q8_K));
 }

@@ -154,7 +154,9 @@ static size_t model_resident(const Model *m, const BenchOpts *b, size_t before, 
 int bench_load_model(BenchOpts *b, Model *m, Err *e) {
     char path[1024];
     if (app_model_path(b->model, path, sizeof path, e)) return -1;
-    int r = model_is_hf_dir(path) ? model_load_hf(m, path, b->context ? b->context + 1 : 0, e) : model_load(m, path, e);
+    int r = model_is_hf_dir(path) ? model_load_hf(m, path, b->context ? b->context + 1 : 0, e)
+            : model_is_gguf(path) ? model_load_gguf(m, path, e) /* its tensors' own types set the bytes read */
+                                  : model_load(m, path, e);
     if (r == 0 && m->default_window > 0 && !b->have_window) b->attn.window = m->default_window;
     return r;
 }
