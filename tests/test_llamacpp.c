@@ -47,7 +47,8 @@ static const char *lc_ref(void) {
 }
 
 /* 1 if `ref info` runs (the harness is built, the libraries are installed
- * and match its declarations); otherwise a skip naming what is missing. */
+ * and match its declarations); otherwise a skip naming what is missing, or
+ * a failure when the libraries load but do not match. */
 static int lc_skip_unless_available(void) {
     static int state = -1;
     static char why[1400];
@@ -58,14 +59,22 @@ static int lc_skip_unless_available(void) {
             snprintf(why, sizeof why, "llama.cpp harness %s not built; %s", lc_ref(), LC_HOWTO);
             state = 0;
         } else {
-            char *out = test_runf(&status, "%s info", lc_ref());
+            char *out = test_runf(&status, "%s info 2>&1", lc_ref());
+            const char *o = out ? out : "";
             state = status == 0;
-            if (!state) snprintf(why, sizeof why, "llama.cpp not usable (%.*s); %s", (int)strcspn(out ? out : "", "\n"), out ? out : "", LC_HOWTO);
+            /* Libraries that load but do not match ref.c's declarations
+             * are a failure of this pin, not a missing tool. */
+            if (!state && !strstr(o, "cannot load llama.cpp")) {
+                test_fail(__FILE__, __LINE__, "ref info: exit %d: %s", status, o);
+                state = 2;
+            }
+            if (!state) snprintf(why, sizeof why, "llama.cpp not usable (%.*s); %s", (int)strcspn(o, "\n"), o, LC_HOWTO);
             free(out);
         }
     }
-    if (!state) test_skip(why);
-    return state;
+    if (state == 2) test_fail(__FILE__, __LINE__, "llama.cpp's libraries do not match tests/llamacpp/ref.c");
+    else if (!state) test_skip(why);
+    return state == 1;
 }
 
 /* Run the harness; 0 when it exited 0, else a test failure showing its line. */
@@ -90,7 +99,7 @@ static float *read_floats(const char *path, long want) {
 
 /* llama.cpp's logits for every position of ids, [n][vocab], or NULL. */
 static float *lc_logits_kv(const char *model, const int *ids, int n, int vocab, const char *tag, const char *kv) {
-    char toks[1024], out[1024], args[4096];
+    char toks[1024], out[1100], args[4096];
     snprintf(toks, sizeof toks, "%s", test_tmp(tag));
     strncat(toks, ".ids", sizeof toks - strlen(toks) - 1);
     snprintf(out, sizeof out, "%s.logits", toks);
@@ -214,7 +223,7 @@ TEST(llamacpp_stories_logprobs_and_greedy) {
         model_free(&bin), tok_free(&tok);
         return;
     }
-    int ids[256], lc_ids[GREEDY_STEPS];
+    int ids[256] = {0}, lc_ids[GREEDY_STEPS] = {0};
     int np = stories_prompt(&tok, ids, 200);
     int V = bin.c.vocab_size;
     if (np > 0 && aha_greedy(&bin, ids, np, GREEDY_STEPS) == 0) {
@@ -311,6 +320,13 @@ TEST(llamacpp_dequant_bit_equal) {
                 for (long i = 0; i < n; i++) err += (deq[i] - src[i]) * (deq[i] - src[i]), ref += src[i] * src[i];
                 CHECK_MSG(sqrt(err / ref) < 0.5, "%s: ggml's round trip is off by %.3g rms (a broken reference)", what, sqrt(err / ref));
                 dequant_equal(DEQUANT_TYPES[k].type, q, deq, n, what);
+                /* the comparison itself can fail: one flipped low bit is seen */
+                float *flip = malloc((size_t)n * sizeof *flip);
+                memcpy(flip, deq, (size_t)n * sizeof *flip);
+                ((uint32_t *)(void *)flip)[n / 2] ^= 1u;
+                long first;
+                CHECK_MSG(bit_diffs(flip, deq, n, &first) == 1 && first == n / 2, "%s: a flipped bit went unseen", what);
+                free(flip);
             }
             free(q), free(src), free(deq);
         }
@@ -507,4 +523,62 @@ TEST(llamacpp_convert_gguf_random) {
         CHECK_MSG(d <= REQUANT_TYPES[k].tol, "%s: llama.cpp vs ahascope max |dlogprob| %g > %g", REQUANT_TYPES[k].type, d,
                   REQUANT_TYPES[k].tol);
     }
+}
+
+/* The harness's refusals: one line starting "ref: ", naming the file or
+ * the argument, with the exit status its header promises (1 bad input, 2
+ * usage, 3 no libraries); a truncated GGUF is refused, never a crash. */
+TEST(llamacpp_ref_refuses_bad_input) {
+    SKIP_UNLESS_SHARED();
+    if (!lc_skip_unless_available()) return;
+    const char *ref = lc_ref(), *S = test_shared(STORIES_GGUF);
+    char model[1024], ok[1024], word[1024], big[1024], none[1024], odd[1024], cut[1024], out[1024];
+    snprintf(model, sizeof model, "%s", S);
+    snprintf(ok, sizeof ok, "%s", test_tmp("ok.ids"));
+    snprintf(word, sizeof word, "%s", test_tmp("word.ids"));
+    snprintf(big, sizeof big, "%s", test_tmp("big.ids"));
+    snprintf(none, sizeof none, "%s", test_tmp("none.ids"));
+    snprintf(odd, sizeof odd, "%s", test_tmp("odd.q"));
+    snprintf(cut, sizeof cut, "%s", test_tmp("cut.gguf"));
+    snprintf(out, sizeof out, "%s", test_tmp("out.f32"));
+    test_write_file(ok, "1 2 3\n", 6);
+    test_write_file(word, "1 2 x\n", 6);
+    test_write_file(big, "1 512\n", 6);
+    test_write_file(none, "\n", 1);
+    test_write_file(odd, "0123456789012345678901234567890123", 33);
+    long n = 0;
+    char *g = test_read_file(model, &n);
+    if (g) test_write_file(cut, g, n > 4000 ? 4000 : n);
+    free(g);
+    struct {
+        const char *fmt, *a, *b;
+        int status;
+        const char *needle;
+    } bad[] = {
+        {"%s bogus", "", "", 2, "unknown command 'bogus'"},
+        {"%s logits %s", model, "", 2, "usage: ref logits"},
+        {"%s logits /nonexistent.gguf %s OUT", ok, "", 1, "/nonexistent.gguf: llama.cpp cannot load it"},
+        {"%s logits %s /nonexistent.ids OUT", model, "", 1, "/nonexistent.ids: cannot open"},
+        {"%s logits %s %s OUT", model, word, 1, "token 3 is not an integer"},
+        {"%s logits %s %s OUT", model, big, 1, "token 512 is outside the vocabulary of 512"},
+        {"%s logits %s %s OUT", model, none, 1, "holds no tokens"},
+        {"%s logits %s %s OUT", cut, ok, 1, "cut.gguf: llama.cpp cannot load it"},
+        {"%s logits %s %s OUT", ok, ok, 1, "ok.ids: llama.cpp cannot load it"},
+        {"%s logits %s %s OUT --kv f8", model, ok, 2, "--kv must be f32 or f16"},
+        {"%s greedy %s 0 1", model, "", 2, "N must be an integer"},
+        {"%s quantize %s %s q7", model, out, 2, "unknown TYPE 'q7'"},
+        {"%s quantize /nonexistent.gguf %s q8_0", out, "", 1, "/nonexistent.gguf: cannot open"},
+        {"%s dequant q4_k 100 1 %s", out, "", 2, "multiple of 256"},
+        {"%s dequant q9 256 1 %s", out, "", 2, "unknown TYPE 'q9'"},
+        {"%s tofloat q8_0 %s %s", odd, out, 1, "33 bytes are not whole q8_0 blocks of 34"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char cmd[4096], fmt[256];
+        snprintf(fmt, sizeof fmt, "%s 2>&1", bad[i].fmt);
+        snprintf(cmd, sizeof cmd, fmt, ref, bad[i].a, bad[i].b);
+        CHECK_REFUSAL(cmd, bad[i].status, "ref: ", bad[i].needle, 1);
+    }
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "AHASCOPE_LLAMACPP_DIR=/nonexistent %s info 2>&1", ref);
+    CHECK_REFUSAL(cmd, 3, "ref: ", "cannot load llama.cpp", 1);
 }

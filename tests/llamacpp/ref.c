@@ -252,8 +252,11 @@ static void lc_open(Lc *lc, LcModelParams *mp, LcContextParams *cp, LcQuantParam
     lc->dir = lc_lib_dir();
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/libllama.v0.5.0.so", lc->dir);
+    FILE *probe = fopen(path, "rb");
+    if (!probe) die(3, "%s: cannot load llama.cpp: not installed (sh tests/llamacpp/install.sh build/llamacpp)", path);
+    fclose(probe);
     lc->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lc->lib) die(3, "%s: cannot load llama.cpp (run sh tests/llamacpp/install.sh): %s", path, dlerror());
+    if (!lc->lib) die(3, "cannot load llama.cpp: %s", dlerror());
     lc_bind(lc);
     lc->log_set(lc_log_drop, NULL);
     lc->ggml_log_set(lc_log_drop, NULL);
