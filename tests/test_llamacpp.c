@@ -435,19 +435,25 @@ TEST(llamacpp_quantized_stories) {
 
 /* What `convert --to gguf` writes and llama.cpp must load and run alike,
  * then what llama.cpp quantises that f32 file to; tolerances of max
- * |Δ logprob| (measured: tests/README.md). */
+ * |Δ logprob|, measured with the writer's and the quantised types' branches
+ * merged (tests/README.md): f32 1.4e-6, f16 5.4e-4, bf16 1.8e-3, q8_0 and
+ * q4_0 1.4e-2; re-quantised q4_1 1.4e-2, q5_0 1.4e-2, q5_1 1.5e-2, q2_k
+ * 1.8e-2, q3_k 2.1e-2, q4_k 1.7e-2, q5_k 1.8e-2, q6_k 1.9e-2. Alike across
+ * types because llama.cpp's rounding of the activations (to q8_0 / q8_K)
+ * dominates: both engines read the same weights, bit for bit. */
 static const struct {
     const char *type;
     double tol;
-} CONVERT_TYPES[] = {{"f32", 1e-4}, {"f16", 1e-3}, {"bf16", 1e-2}, {"q8_0", 5e-2}, {"q4_0", 2e-1}};
+} CONVERT_TYPES[] = {{"f32", 5e-6}, {"f16", 1e-3}, {"bf16", 3e-3}, {"q8_0", 2e-2}, {"q4_0", 2e-2}};
 static const struct {
     const char *type;
     double tol;
-} REQUANT_TYPES[] = {{"q8_0", 5e-2}, {"q4_0", 2e-1}, {"q4_1", 2e-1}, {"q5_0", 1e-1}, {"q5_1", 1e-1},
-                     {"q2_k", 1.0},  {"q3_k", 5e-1}, {"q4_k", 2e-1}, {"q5_k", 1e-1}, {"q6_k", 1e-1}};
+} REQUANT_TYPES[] = {{"q8_0", 2e-2}, {"q4_0", 2e-2}, {"q4_1", 2e-2},  {"q5_0", 2e-2},  {"q5_1", 2e-2},
+                     {"q2_k", 2.5e-2}, {"q3_k", 3e-2}, {"q4_k", 2.5e-2}, {"q5_k", 2.5e-2}, {"q6_k", 2.5e-2}};
 
 /* A random llama of dim 256, hidden 768 (whole k-quant blocks in every
- * row), saved as a llama2.c checkpoint at path, and its token ids. */
+ * row; 2 layers, 4 query heads over 2 KV heads, 512 tokens: tok512.bin's),
+ * saved as a llama2.c checkpoint at path, and n token ids for it. */
 static int random_llama(const char *path, int *ids, int n) {
     Config c = {.dim = 256, .hidden_dim = 768, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .vocab_size = 512,
                 .seq_len = 128, .shared_classifier = 0};
@@ -489,6 +495,7 @@ static int convert_gguf(const char *bin, const char *type, const char *out) {
  * dequantised by ahascope as by ggml and run alike within the type's
  * tolerance. Skipped while convert has no --to gguf. */
 TEST(llamacpp_convert_gguf_random) {
+    SKIP_UNLESS_SHARED();
     if (!lc_skip_unless_available()) return;
     char bin[1024], said[512];
     int ids[CONV_POSITIONS];
@@ -498,8 +505,18 @@ TEST(llamacpp_convert_gguf_random) {
         test_skip(why);
         return;
     }
-    snprintf(bin, sizeof bin, "%s", test_tmp("random256.bin"));
-    if (random_llama(bin, ids, CONV_POSITIONS)) return;
+    /* convert finds the vocabulary beside the checkpoint: the shared tok512.bin */
+    const char *dir = test_tmp("llamacpp_random");
+    char tokp[1100];
+    long tn = 0;
+    char *tokb = test_read_file(test_stories_tokenizer(), &tn);
+    mkdir(dir, 0755);
+    snprintf(tokp, sizeof tokp, "%s/tok512.bin", dir);
+    snprintf(bin, sizeof bin, "%s/random256.bin", dir);
+    int wrote = tokb && test_write_file(tokp, tokb, tn) == 0;
+    free(tokb);
+    CHECK_MSG(wrote, "cannot copy %s to %s", test_stories_tokenizer(), tokp);
+    if (!wrote || random_llama(bin, ids, CONV_POSITIONS)) return;
     for (size_t k = 0; k < sizeof CONVERT_TYPES / sizeof *CONVERT_TYPES; k++) {
         char out[1100];
         snprintf(out, sizeof out, "%s.%s.gguf", bin, CONVERT_TYPES[k].type);

@@ -390,6 +390,8 @@ static int cmd_logits(Lc *lc, int argc, char **argv, const Opts *o, LcModelParam
     LcRun r;
     run_open(lc, &r, argv[0], n, o, mp, cp);
     run_feed(lc, &r, ids, n, 0, 1, argv[0]);
+    if ((double)n * r.n_vocab * sizeof(float) > (double)((size_t)1 << 32))
+        die(1, "%s: %d positions of %d logits are more than the 4 GiB written at most", argv[0], n, r.n_vocab);
     float *all = malloc((size_t)n * (size_t)r.n_vocab * sizeof *all);
     if (!all) die(1, "%s: out of memory for %d rows of logits", argv[0], n);
     for (int i = 0; i < n; i++) {
@@ -601,7 +603,9 @@ static int cmd_bench(Lc *lc, int argc, char **argv, const Opts *o, LcModelParams
     run_feed(lc, &r, ids, o->prompt, 0, 0, argv[0]);
     double t1 = now_s();
     for (int g = 0; g < o->gen; g++) {
-        int32_t next = argmax(lc->get_logits_ith(r.ctx, -1), r.n_vocab);
+        const float *row = lc->get_logits_ith(r.ctx, -1);
+        if (!row) die(1, "%s: llama.cpp gave no logits at step %d", argv[0], g);
+        int32_t next = argmax(row, r.n_vocab);
         run_feed(lc, &r, &next, 1, o->prompt + g, 0, argv[0]);
     }
     double t2 = now_s();
