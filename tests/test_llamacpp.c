@@ -599,3 +599,17 @@ TEST(llamacpp_ref_refuses_bad_input) {
     snprintf(cmd, sizeof cmd, "AHASCOPE_LLAMACPP_DIR=/nonexistent %s info 2>&1", ref);
     CHECK_REFUSAL(cmd, 3, "ref: ", "cannot load llama.cpp", 1);
 }
+
+/* ref bench on stories260K, small: one line with both rates, positive. */
+TEST(llamacpp_ref_bench_reports_rates) {
+    SKIP_UNLESS_SHARED();
+    if (!lc_skip_unless_available()) return;
+    int status = -1;
+    char *out = test_runf(&status, "%s bench %s --prompt 64 --gen 8 --threads 1 2>&1", lc_ref(), test_shared(STORIES_GGUF));
+    double pre = 0, dec = 0;
+    const char *p = out ? strstr(out, "prefill 64 tokens ") : NULL, *d = out ? strstr(out, "decode 8 tokens ") : NULL;
+    if (p) pre = atof(p + strlen("prefill 64 tokens "));
+    if (d) dec = atof(d + strlen("decode 8 tokens "));
+    CHECK_MSG(status == 0 && pre > 0 && dec > 0, "ref bench: exit %d: %s", status, out ? out : "");
+    free(out);
+}
