@@ -208,6 +208,26 @@ static int stories_prompt(Tokenizer *tok, int *ids, int cap) {
     return n;
 }
 
+/* Teacher-forced over ids: llama.cpp (f32 and f16 KV caches) on the .gguf
+ * against ahascope on the .bin and on the .gguf. */
+static void stories_logprobs(Model *bin, Model *gg, const char *gguf, const int *ids, int n) {
+    int V = bin->c.vocab_size;
+    float *lc = lc_logits(gguf, ids, n, V, "stories"), *l16 = lc_logits_kv(gguf, ids, n, V, "stories16", "f16");
+    float *ab = aha_logits(bin, ids, n), *ag = aha_logits(gg, ids, n);
+    if (lc && l16 && ab && ag) {
+        double db = max_dlogprob(lc, ab, n, V), dg = max_dlogprob(lc, ag, n, V), d16 = max_dlogprob(l16, ab, n, V);
+        printf("  measured: llama.cpp vs ahascope over %d positions: max |dlogprob| .bin %.3g, .gguf %.3g, "
+               "llama.cpp f16 KV vs .bin %.3g\n", n, db, dg, d16);
+        CHECK_MSG(db <= TOL_STORIES_BIN, "llama.cpp vs ahascope .bin: max |dlogprob| %g > %g", db, TOL_STORIES_BIN);
+        CHECK_MSG(dg <= TOL_STORIES_GGUF, "llama.cpp vs ahascope .gguf: max |dlogprob| %g > %g", dg, TOL_STORIES_GGUF);
+        CHECK_MSG(d16 <= TOL_STORIES_KV16, "llama.cpp (f16 KV) vs ahascope .bin: max |dlogprob| %g > %g", d16, TOL_STORIES_KV16);
+        CHECK_MSG(d16 > db, "llama.cpp's f16 KV cache made no difference (%g vs %g): --kv is not reaching it", d16, db);
+    }
+    free(lc), free(l16), free(ab), free(ag);
+}
+
+/* stories260K: ahascope's 40 greedy ids from "Once upon a time" are
+ * llama.cpp's, and the log-probabilities along them agree. */
 TEST(llamacpp_stories_logprobs_and_greedy) {
     SKIP_UNLESS_SHARED();
     if (!lc_skip_unless_available()) return;
@@ -215,9 +235,8 @@ TEST(llamacpp_stories_logprobs_and_greedy) {
     Tokenizer tok;
     Err e = {0};
     if (test_load_stories(&bin, &tok, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
-    const char *gpath = test_shared(STORIES_GGUF);
     char gguf[1024];
-    snprintf(gguf, sizeof gguf, "%s", gpath);
+    snprintf(gguf, sizeof gguf, "%s", test_shared(STORIES_GGUF));
     if (model_load_gguf(&gg, gguf, &e) != 0) {
         test_fail(__FILE__, __LINE__, "%s", e.msg);
         model_free(&bin), tok_free(&tok);
@@ -225,26 +244,12 @@ TEST(llamacpp_stories_logprobs_and_greedy) {
     }
     int ids[256] = {0}, lc_ids[GREEDY_STEPS] = {0};
     int np = stories_prompt(&tok, ids, 200);
-    int V = bin.c.vocab_size;
     if (np > 0 && aha_greedy(&bin, ids, np, GREEDY_STEPS) == 0) {
         int got = lc_greedy(gguf, ids, np, GREEDY_STEPS, lc_ids);
         char a[1024], b[1024];
         id_text(ids + np, GREEDY_STEPS, a, sizeof a), id_text(lc_ids, got, b, sizeof b);
         CHECK_MSG(got == GREEDY_STEPS && !memcmp(lc_ids, ids + np, sizeof lc_ids), "greedy ids differ:\n  ahascope  %s\n  llama.cpp %s", a, b);
-        int n = np + GREEDY_STEPS;
-        float *lc = lc_logits(gguf, ids, n, V, "stories");
-        float *l16 = lc_logits_kv(gguf, ids, n, V, "stories16", "f16");
-        float *ab = aha_logits(&bin, ids, n), *ag = aha_logits(&gg, ids, n);
-        if (lc && l16 && ab && ag) {
-            double db = max_dlogprob(lc, ab, n, V), dg = max_dlogprob(lc, ag, n, V), d16 = max_dlogprob(l16, ab, n, V);
-            printf("  measured: llama.cpp vs ahascope over %d positions: max |dlogprob| .bin %.3g, .gguf %.3g, "
-                   "llama.cpp f16 KV vs .bin %.3g\n", n, db, dg, d16);
-            CHECK_MSG(db <= TOL_STORIES_BIN, "llama.cpp vs ahascope .bin: max |dlogprob| %g > %g", db, TOL_STORIES_BIN);
-            CHECK_MSG(dg <= TOL_STORIES_GGUF, "llama.cpp vs ahascope .gguf: max |dlogprob| %g > %g", dg, TOL_STORIES_GGUF);
-            CHECK_MSG(d16 <= TOL_STORIES_KV16, "llama.cpp (f16 KV) vs ahascope .bin: max |dlogprob| %g > %g", d16, TOL_STORIES_KV16);
-            CHECK_MSG(d16 > db, "llama.cpp's f16 KV cache made no difference (%g vs %g): --kv is not reaching it", d16, db);
-        }
-        free(lc), free(l16), free(ab), free(ag);
+        stories_logprobs(&bin, &gg, gguf, ids, np + GREEDY_STEPS);
     }
     model_free(&bin), model_free(&gg), tok_free(&tok);
 }
