@@ -288,7 +288,7 @@ typedef struct {
 /* Take the --flags out of argv (the rest stay, in order); returns the new argc. */
 static int parse_opts(int argc, char **argv, Opts *o) {
     int k = 0;
-    o->threads = 2, o->kv_f16 = 0, o->pure = 0, o->prompt = 512, o->gen = 128;
+    o->threads = 2, o->kv_f16 = 0, o->pure = 0, o->prompt = 512, o->gen = 64;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int more = i + 1 < argc;
