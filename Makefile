@@ -35,7 +35,7 @@ DEPFLAGS := -MMD -MP
 HDRS_IF_NO_DEP = $(if $(wildcard $(@:.o=.d)),,$(HDRS))
 .SECONDEXPANSION:
 
-.PHONY: all test test-fast test-canary run bench organism clean fuzz fuzz-build npm-fixtures deps deps-build deps-test test-fresh findings
+.PHONY: all test test-fast test-canary run bench organism clean fuzz fuzz-build npm-fixtures llamacpp deps deps-build deps-test test-fresh findings
 all: ahascope
 
 # --- Debian packages (.ci/deps.sh holds the one list) ---
@@ -156,6 +156,8 @@ test: deps-test
 	@$(MAKE) --no-print-directory ahascope build/run_tests build-san/ahascope build-san/run_tests \
 		build-canary/ahascope build-canary/run_tests
 	@$(MAKE) --no-print-directory build/npm/.done || echo "npm fixtures not installed (see build/npm-install.log); their tests will be skipped"
+	@$(MAKE) --no-print-directory build/llamacpp-ref
+	@$(MAKE) --no-print-directory build/llamacpp/.done || echo "llama.cpp not installed (see build/llamacpp-install.log); tests/test_llamacpp.c will be skipped"
 	@if command -v $(FUZZ_CC) >/dev/null 2>&1; then $(MAKE) --no-print-directory -j2 fuzz-build; \
 	else echo "$(FUZZ_CC) not found: the fuzz harnesses will be skipped"; fi
 	@sh tests/run_all.sh
@@ -173,6 +175,22 @@ build/npm/.done: tests/hftok_npm/install.sh tests/hftok_npm/reference.mjs tests/
 	@sh tests/hftok_npm/install.sh build/npm >build/npm-install.log 2>&1
 	@grep '^note:' build/npm-install.log || true
 	@touch $@
+
+# llama.cpp's prebuilt CPU libraries from npm, the outside reference of
+# tests/test_llamacpp.c (needs npm and the npm registry), and the harness
+# that dlopens them at run time: built without sanitizers (the libraries are
+# not instrumented) and linked with nothing of llama.cpp.
+llamacpp: build/llamacpp/.done build/llamacpp-ref
+build/llamacpp/.done: tests/llamacpp/install.sh
+	@mkdir -p build
+	@echo "llama.cpp: installing @node-llama-cpp/linux-x64 into build/llamacpp (once)"
+	@sh tests/llamacpp/install.sh build/llamacpp >build/llamacpp-install.log 2>&1
+	@grep '^note:' build/llamacpp-install.log || true
+	@touch $@
+build/llamacpp-ref: tests/llamacpp/ref.c
+	@mkdir -p build
+	@echo "cc $<"
+	@$(CC) $(WARN) -O2 -g $< -o $@ -ldl
 
 run: deps-build
 	@$(MAKE) --no-print-directory ahascope
