@@ -5,6 +5,7 @@
 #include "engine/gguf.h"
 #include "engine/quant.h"
 #include "engine/half.h"
+#include "engine/matvec.h"
 #include "engine/model.h"
 #include "engine/tokenize/tokenize.h"
 
@@ -688,6 +689,14 @@ static void check_arch_file(int arch, const char *name, const Config *cfg, const
                   gguf_type_name(types[0]), prefill ? "prefill" : "decode", worst, mag);
         if (types[0] != GGML_F32) printf("      %s first %s, %s: max|dlogit| %.3g, max|dlogprob| %.3g (max |logit| %.3g)\n", name,
                                          gguf_type_name(types[0]), prefill ? "prefill" : "decode", worst, worst_logprob(a, b, N, V), mag);
+    }
+    if (types[0] == GGML_Q4_K && mv_q_int8_available(GGML_Q4_K)) { /* what the opt-in integer path costs */
+        mv_q_set_int8(1);
+        gguf_logits(&g, tok, N, 0, b);
+        mv_q_set_int8(0);
+        double lp = worst_logprob(a, b, N, V);
+        printf("      llama first Q4_K, decode, int8 x (Q8_0/Q4_K rows): max|dlogprob| %.3g\n", lp);
+        CHECK_MSG(lp > 1e-6 && lp < 0.05, "the integer path moved a log-prob by %g", lp);
     }
     free(a), free(b);
     model_free(&g);
