@@ -53,8 +53,8 @@ void mv_half_isa(MvIsa isa, float *out, const uint16_t *w, const float *x, int n
  * With AVX-512 or AVX2, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K are unpacked in
  * registers straight from their bytes; the other types unpack a block at
  * a time into bytes (quant_unpack, which the compiler vectorises per ISA)
- * and then run the vector dot. No integer (VNNI) path: it would need x
- * rounded to 8 bits. */
+ * and then run the vector dot. The integer (VNNI) path, which rounds x to
+ * 8 bits, is opt-in (mv_q_set_int8). */
 
 /* 1 if mv_q reads ggml_type: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K … Q6_K. */
 int mv_q_supported(int ggml_type);
@@ -65,6 +65,16 @@ void mv_q(float *out, int ggml_type, const void *w, const float *x, int n, int d
 
 /* mv_q with the kernel for isa (clamped to what the CPU has): for tests. */
 void mv_q_isa(MvIsa isa, float *out, int ggml_type, const void *w, const float *x, int n, int d);
+
+/* Ask mv_q for the integer path (on 1) or the exact one (0, the default):
+ * with AVX-512 VNNI, Q8_0 and Q4_K rows are dotted as bytes against x
+ * rounded to 8 bits per 32 values (as ggml's Q8_0 rounds activations), a
+ * dpbusd per 32 weights; other types, and CPUs without VNNI, stay exact.
+ * Process-wide: `bench` and tests measure what the rounding costs. */
+void mv_q_set_int8(int on);
+
+/* 1 if the integer path exists for ggml_type on this CPU. */
+int mv_q_int8_available(int ggml_type);
 
 /* n weights (whole blocks) of ggml_type widened to f32: a prefill tile. */
 void mv_q_widen(float *out, int ggml_type, const void *w, size_t n);

@@ -8,6 +8,8 @@
 
 #include <cpuid.h>
 #include <immintrin.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "quant.h"
@@ -369,6 +371,105 @@ T256 static void q6_k_avx2(float *out, const uint8_t *w, const float *x, int n, 
     }
 }
 
+/* ---- the integer path (AVX-512 VNNI), asked for by mv_q_set_int8 ----
+ * x is rounded to 8 bits per 32 values (dx = max|x|/127, ggml's Q8_0
+ * rounding of activations), so each 32-weight sub-block's dot is one
+ * dpbusd of unsigned weight bytes against signed x bytes: Σ (sc·q − mn)·x
+ * ≈ sc·dx·Σ q·qx − mn·dx·Σ qx. Q8_0's signed weights go in as w + 128
+ * (w ^ 0x80), taking 128·Σ qx back out. */
+
+#define MVQ_MAX_D 65536
+
+typedef struct {
+    int8_t q[MVQ_MAX_D];
+    float dx[MVQ_MAX_D / 32];
+    int32_t sum[MVQ_MAX_D / 32];
+} Xq;
+
+static void x_quantise(Xq *xq, const float *x, int d) {
+    for (int b = 0; b < d / 32; b++) {
+        float amax = 0;
+        for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(x[32 * b + j]));
+        float dx = amax / 127, id = dx > 0 ? 1 / dx : 0;
+        int32_t s = 0;
+        for (int j = 0; j < 32; j++) s += xq->q[32 * b + j] = (int8_t)lrintf(x[32 * b + j] * id);
+        xq->dx[b] = dx, xq->sum[b] = s;
+    }
+}
+
+#define TVNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c,fma")))
+
+/* 8 lanes of Σ u·qx over 32 bytes, as floats. */
+TVNNI static inline __m256 dot32(__m256i u, const int8_t *qx) {
+    return _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), u, _mm256_loadu_si256((const __m256i *)qx)));
+}
+
+TVNNI static void q8_0_vnni(float *out, const uint8_t *w, const Xq *xq, int n, int d) {
+    size_t rb = (size_t)d / 32 * 34;
+    const __m256i flip = _mm256_set1_epi8((char)0x80);
+    for (int i = 0; i < n; i++) {
+        const uint8_t *r = w + (size_t)i * rb;
+        __m256 a = _mm256_setzero_ps();
+        float off = 0;
+        for (int k = 0; k < d / 32; k++) {
+            const uint8_t *b = r + (size_t)k * 34;
+            mv_prefetch(b, 1);
+            float s = _cvtsh_ss((unsigned short)(b[0] | b[1] << 8)) * xq->dx[k];
+            __m256i u = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(b + 2)), flip);
+            a = _mm256_fmadd_ps(dot32(u, xq->q + 32 * k), _mm256_set1_ps(s), a);
+            off += s * (float)(128 * xq->sum[k]);
+        }
+        out[i] = hsum8(a) - off;
+    }
+}
+
+TVNNI static void q4_k_vnni(float *out, const uint8_t *w, const Xq *xq, int n, int d) {
+    size_t rb = (size_t)d / 256 * 144;
+    const __m256i m4 = _mm256_set1_epi8(15);
+    for (int i = 0; i < n; i++) {
+        const uint8_t *r = w + (size_t)i * rb;
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+        float off = 0;
+        for (int k = 0; k < d / 256; k++) {
+            const uint8_t *b = r + (size_t)k * 144;
+            mv_prefetch(b, 3);
+            float sc[8], mn[8];
+            k_scales(b + 4, _cvtsh_ss((unsigned short)(b[0] | b[1] << 8)), _cvtsh_ss((unsigned short)(b[2] | b[3] << 8)), sc, mn);
+            for (int c = 0; c < 4; c++) {
+                __m256i q = _mm256_loadu_si256((const __m256i *)(b + 16 + 32 * c));
+                int s0 = 8 * k + 2 * c, s1 = s0 + 1; /* x's 32-blocks are the sub-blocks */
+                a0 = _mm256_fmadd_ps(dot32(_mm256_and_si256(q, m4), xq->q + 32 * s0), _mm256_set1_ps(sc[2 * c] * xq->dx[s0]), a0);
+                a1 = _mm256_fmadd_ps(dot32(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), xq->q + 32 * s1),
+                                     _mm256_set1_ps(sc[2 * c + 1] * xq->dx[s1]), a1);
+                off += mn[2 * c] * xq->dx[s0] * (float)xq->sum[s0] + mn[2 * c + 1] * xq->dx[s1] * (float)xq->sum[s1];
+            }
+        }
+        out[i] = hsum8(_mm256_add_ps(a0, a1)) - off;
+    }
+}
+
+static int int8_mode; /* mv_q_set_int8 */
+
+void mv_q_set_int8(int on) { __atomic_store_n(&int8_mode, on != 0, __ATOMIC_RELAXED); }
+
+int mv_q_int8_available(int t) {
+    __builtin_cpu_init();
+    return (t == GGML_Q8_0 || t == GGML_Q4_K) && __builtin_cpu_supports("avx512vnni") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
+}
+
+/* The integer kernel when asked for and present; 0 if it did not run. */
+static int q_int8(float *out, GgmlType t, const uint8_t *w, const float *x, int n, int d) {
+    if (!__atomic_load_n(&int8_mode, __ATOMIC_RELAXED) || d > MVQ_MAX_D || !mv_q_int8_available(t)) return 0;
+    Xq *xq = malloc(sizeof *xq);
+    if (!xq) return 0;
+    x_quantise(xq, x, d);
+    if (t == GGML_Q8_0) q8_0_vnni(out, w, xq, n, d);
+    else q4_k_vnni(out, w, xq, n, d);
+    free(xq);
+    return 1;
+}
+
 /* ---- dispatch ---- */
 
 static void q_kernel(MvIsa isa, float *out, GgmlType t, const uint8_t *w, const float *x, int n, int d) {
@@ -406,4 +507,7 @@ void mv_q_isa(MvIsa isa, float *out, int t, const void *w, const float *x, int n
     q_kernel(q_isa(isa), out, (GgmlType)t, w, x, n, d);
 }
 
-void mv_q(float *out, int t, const void *w, const float *x, int n, int d) { mv_q_isa(MV_AVX512, out, t, w, x, n, d); }
+void mv_q(float *out, int t, const void *w, const float *x, int n, int d) {
+    if (mv_q_supported(t) && q_int8(out, (GgmlType)t, w, x, n, d)) return;
+    mv_q_isa(MV_AVX512, out, t, w, x, n, d);
+}

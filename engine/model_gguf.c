@@ -15,6 +15,7 @@
 
 #include <fcntl.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,6 +192,10 @@ static int take_mat(const GgufFile *f, const char *name, int64_t cols, int64_t r
     int dt = model_dtype_from_ggml(t->type);
     if (dt < 0)
         return err_set(e, "%s: tensor '%s': %s weights cannot be read (F32, F16, BF16, Q4_0 … Q8_0, Q2_K … Q6_K can)",
+                       f->path, name, gguf_type_name(t->type));
+    size_t align = model_dtype_is_block(dt) ? 1 : model_dtype_size(dt); /* blocks are read as bytes */
+    if ((uintptr_t)t->data % align)
+        return err_set(e, "%s: tensor '%s': %s data at a misaligned address (general.alignment too small to use in place)",
                        f->path, name, gguf_type_name(t->type));
     *out = (Mat){t->data, dt};
     return 0;

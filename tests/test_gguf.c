@@ -5,6 +5,7 @@
 #include "engine/gguf.h"
 #include "engine/quant.h"
 #include "engine/half.h"
+#include "engine/matvec.h"
 #include "engine/model.h"
 #include "engine/tokenize/tokenize.h"
 
@@ -530,35 +531,54 @@ static void gt_add(GTensors *g, const char *name, float *src, int64_t rows, int6
     g->data[i] = random_quant(t, rows, cols, src, &g->bytes[i], s); /* (no RoPE permute: used for llama) */
 }
 
-/* The file: {arch}.* metadata, the tensor infos, 32-aligned data. */
+/* The file: {arch}.* metadata, the tensor infos, data aligned to `align`
+ * (32 unless given: then general.alignment says so, and a padding string
+ * of pad bytes follows it). */
+static void gt_write_aligned(const GTensors *g, const char *arch, const Config *c, const char *path, int align, int pad);
+
 static void gt_write(const GTensors *g, const char *arch, const Config *c, const char *path) {
-    Buf b = {0};
-    bput(&b, "GGUF", 4), bput_le(&b, 3, 4), bput_le(&b, (uint64_t)g->n, 8), bput_le(&b, 10, 8);
+    gt_write_aligned(g, arch, c, path, 32, -1);
+}
+
+/* The header's bytes (through the tensor infos) for gt_write_aligned. */
+static void gt_header(Buf *b, const GTensors *g, const char *arch, const Config *c, int align, int pad) {
+    bput(b, "GGUF", 4), bput_le(b, 3, 4), bput_le(b, (uint64_t)g->n, 8), bput_le(b, pad >= 0 ? 12 : 10, 8);
+    if (pad >= 0) {
+        char filler[64] = {0};
+        memset(filler, 'p', (size_t)pad);
+        bput_str(b, "general.alignment"), bput_le(b, GGUF_U32, 4), bput_le(b, (uint64_t)align, 4);
+        bput_str(b, "x.pad"), bput_le(b, GGUF_STRING, 4), bput_str(b, filler);
+    }
     char k[96];
-    bput_str(&b, "general.architecture"), bput_le(&b, GGUF_STRING, 4), bput_str(&b, arch);
-    bput_str(&b, "general.file_type"), bput_le(&b, GGUF_U32, 4), bput_le(&b, 15, 4);
+    bput_str(b, "general.architecture"), bput_le(b, GGUF_STRING, 4), bput_str(b, arch);
+    bput_str(b, "general.file_type"), bput_le(b, GGUF_U32, 4), bput_le(b, 15, 4);
     const char *ik[] = {"embedding_length", "feed_forward_length", "block_count", "attention.head_count",
                         "attention.head_count_kv", "context_length"};
     int iv[] = {c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->seq_len};
-    for (int i = 0; i < 6; i++) snprintf(k, sizeof k, "%s.%s", arch, ik[i]), bput_str(&b, k), bput_le(&b, GGUF_U32, 4), bput_le(&b, (uint64_t)iv[i], 4);
+    for (int i = 0; i < 6; i++) snprintf(k, sizeof k, "%s.%s", arch, ik[i]), bput_str(b, k), bput_le(b, GGUF_U32, 4), bput_le(b, (uint64_t)iv[i], 4);
     float fv[2] = {c->rope_theta, c->norm_eps};
     const char *fk[] = {"rope.freq_base", "attention.layer_norm_rms_epsilon"};
     for (int i = 0; i < 2; i++) {
         uint32_t u;
         memcpy(&u, &fv[i], 4);
-        snprintf(k, sizeof k, "%s.%s", arch, fk[i]), bput_str(&b, k), bput_le(&b, GGUF_F32, 4), bput_le(&b, u, 4);
+        snprintf(k, sizeof k, "%s.%s", arch, fk[i]), bput_str(b, k), bput_le(b, GGUF_F32, 4), bput_le(b, u, 4);
     }
     uint64_t off = 0;
     for (int i = 0; i < g->n; i++) {
-        bput_str(&b, g->name[i]), bput_le(&b, g->ne1[i] > 1 ? 2 : 1, 4), bput_le(&b, (uint64_t)g->ne0[i], 8);
-        if (g->ne1[i] > 1) bput_le(&b, (uint64_t)g->ne1[i], 8);
-        bput_le(&b, g->type[i], 4), bput_le(&b, off, 8);
-        off += (g->bytes[i] + 31) / 32 * 32;
+        bput_str(b, g->name[i]), bput_le(b, g->ne1[i] > 1 ? 2 : 1, 4), bput_le(b, (uint64_t)g->ne0[i], 8);
+        if (g->ne1[i] > 1) bput_le(b, (uint64_t)g->ne1[i], 8);
+        bput_le(b, g->type[i], 4), bput_le(b, off, 8);
+        off += (g->bytes[i] + (size_t)align - 1) / (size_t)align * (size_t)align;
     }
-    while (b.n % 32) bput_le(&b, 0, 1);
+}
+
+static void gt_write_aligned(const GTensors *g, const char *arch, const Config *c, const char *path, int align, int pad) {
+    Buf b = {0};
+    gt_header(&b, g, arch, c, align, pad);
+    while (b.n % (size_t)align) bput_le(&b, 0, 1);
     for (int i = 0; i < g->n; i++) {
         bput(&b, g->data[i], g->bytes[i]);
-        while (b.n % 32) bput_le(&b, 0, 1);
+        while (b.n % (size_t)align) bput_le(&b, 0, 1);
     }
     CHECK(test_write_file(path, b.b, (long)b.n) == 0);
     free(b.b);
@@ -689,6 +709,14 @@ static void check_arch_file(int arch, const char *name, const Config *cfg, const
         if (types[0] != GGML_F32) printf("      %s first %s, %s: max|dlogit| %.3g, max|dlogprob| %.3g (max |logit| %.3g)\n", name,
                                          gguf_type_name(types[0]), prefill ? "prefill" : "decode", worst, worst_logprob(a, b, N, V), mag);
     }
+    if (types[0] == GGML_Q4_K && mv_q_int8_available(GGML_Q4_K)) { /* what the opt-in integer path costs */
+        mv_q_set_int8(1);
+        gguf_logits(&g, tok, N, 0, b);
+        mv_q_set_int8(0);
+        double lp = worst_logprob(a, b, N, V);
+        printf("      llama first Q4_K, decode, int8 x (Q8_0/Q4_K rows): max|dlogprob| %.3g\n", lp);
+        CHECK_MSG(lp > 1e-6 && lp < 0.05, "the integer path moved a log-prob by %g", lp);
+    }
     free(a), free(b);
     model_free(&g);
     model_free(&m);
@@ -750,6 +778,34 @@ TEST(gguf_bench_bytes_come_from_the_tensor_types) {
     if (at) CHECK_MSG(strtoull(at + 21, NULL, 10) == want, "bench says %s, the tensors hold %llu", at + 21, (unsigned long long)want);
     CHECK(out && strstr(out, "\"dtype\": \"q4_k\""));
     free(out);
+}
+
+/* A file whose general.alignment (2) lets f32 tensors sit off a 4-byte
+ * boundary is refused, not read through misaligned floats; the same file
+ * aligned to 4 loads. */
+TEST(gguf_misaligned_f32_matrix_is_refused) {
+    Config c = {.dim = 64, .hidden_dim = 96, .n_layers = 1, .n_heads = 4, .n_kv_heads = 2, .vocab_size = 8,
+                .seq_len = 16, .shared_classifier = 1};
+    const GgmlType f32[8] = {GGML_F32, GGML_F32, GGML_F32, GGML_F32, GGML_F32, GGML_F32, GGML_F32, GGML_F32};
+    Model m, g;
+    Err e = {0};
+    unsigned s = 1;
+    CHECK(model_random_arch(&m, &c, ARCH_LLAMA, 1, &e) == 0);
+    GTensors gt;
+    gt_model(&gt, &m, "llama", f32, &s);
+    Buf h = {0};
+    gt_header(&h, &gt, "llama", &m.c, 2, 0);
+    int pad = (int)((6 - h.n % 4) % 4); /* the data then starts at 2 mod 4 */
+    free(h.b);
+    const char *path = test_tmp("misaligned.gguf");
+    gt_write_aligned(&gt, "llama", &m.c, path, 2, pad);
+    CHECK(model_load_gguf(&g, path, &e) != 0 && strstr(e.msg, path) == e.msg && strstr(e.msg, "misaligned"));
+    CHECK_MSG(strstr(e.msg, "token_embd.weight"), "%s", e.msg);
+    gt_write_aligned(&gt, "llama", &m.c, path, 4, pad);
+    CHECK_MSG(model_load_gguf(&g, path, &e) == 0, "%s", e.msg);
+    model_free(&g);
+    gt_free(&gt);
+    model_free(&m);
 }
 
 /* Files the in-place loader refuses in one line naming file and tensor: a

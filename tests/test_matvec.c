@@ -140,3 +140,41 @@ TEST(matvec_quantised_kernels_match_the_widened_rows_for_every_type_and_isa) {
     }
     CHECK(!mv_q_supported(GGML_F32) && !mv_q_supported(GGML_Q8_K));
 }
+
+/* The integer path rounds x to 8 bits per 32 values: each value moves by
+ * at most half a step, max|x of its block|/254, so a row's dot moves by at
+ * most Σ_j |w_j|·step_j/2 (plus summation order, 1e-5 of Σ|w·x|). */
+TEST(matvec_int8_path_stays_within_the_rounding_of_x) {
+    const GgmlType types[] = {GGML_Q8_0, GGML_Q4_K};
+    unsigned seed = 21;
+    int ran = 0;
+    for (int k = 0; k < 2; k++) {
+        if (!mv_q_int8_available(types[k])) continue;
+        ran = 1;
+        int n = 7, d = 512;
+        uint8_t *w = random_rows(types[k], n, d, &seed);
+        float *wide = malloc((size_t)n * d * 4), x[512], out[7];
+        quant_dequant(types[k], w, wide, (int64_t)n * d);
+        for (int j = 0; j < d; j++) x[j] = frand(&seed) * (j % 3 ? 1 : 5);
+        mv_q_set_int8(1);
+        mv_q(out, types[k], w, x, n, d);
+        mv_q_set_int8(0);
+        for (int i = 0; i < n; i++) {
+            double ref = 0, mag = 0, bound = 0;
+            for (int b = 0; b < d / 32; b++) {
+                double amax = 0;
+                for (int j = 0; j < 32; j++) amax = fmax(amax, fabs(x[32 * b + j]));
+                for (int j = 32 * b; j < 32 * b + 32; j++) {
+                    double p = (double)wide[i * d + j] * x[j];
+                    ref += p, mag += fabs(p), bound += fabs(wide[i * d + j]) * amax / 254;
+                }
+            }
+            CHECK_MSG(fabs(out[i] - ref) <= bound * 1.001 + 1e-5 * mag, "%s row %d: %g vs %g (bound %g)",
+                      gguf_type_name(types[k]), i, out[i], ref, bound);
+            CHECK_MSG(fabs(out[i] - ref) > 1e-9 * mag, "%s row %d: exact, so the integer path did not run",
+                      gguf_type_name(types[k]), i);
+        }
+        free(w), free(wide);
+    }
+    if (!ran) test_skip("this CPU lacks AVX-512 VNNI: the integer path does not exist here");
+}
