@@ -1207,3 +1207,36 @@ TEST(tui_long_prompt_shows_prefill_progress_and_quits_during_it) {
     CHECK_MSG(dt < 2.0, "q took %.2f s to quit during the prefill", dt);
     tmux_stop(&t);
 }
+
+/* A quantised GGUF file opens in the TUI as any model does: a random
+ * 4-layer llama folder written by convert --to gguf at q4_0 (its matrices
+ * stay in Q4_0 blocks, engine/matvec_q.c), stepped under QAdA, its heatmap 4 x 8, its
+ * run recorded with the file's architecture and type mix. */
+TEST(tui_opens_a_quantised_gguf) {
+    TMUX_NEED_TUI();
+    Tmux t;
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", test_tmp("qgguf"));
+    int st;
+    char *out = test_runf(&st, "mkdir -p %s && cd %s && %s bench --dims 256,512,4,8,4,512,1024 --save-hf m >/dev/null && "
+                          "%s convert --to gguf --model m --out m.gguf --type q4_0 --tokenizer %s 2>&1",
+                          dir, dir, test_bin_abs(), test_bin_abs(), test_stories_tokenizer());
+    CHECK_MSG(st == 0 && out && strstr(out, "Q4_0"), "convert: %s", out ? out : "");
+    free(out);
+    if (st) return;
+    char cmd[2400];
+    snprintf(cmd, sizeof cmd, "%s tui --model m.gguf --seed 1 --temperature 0 --window 8 --policy qada", test_bin_abs());
+    CHECK_INT(tmux_open(&t, "qgguf", dir, 120, 40, NULL, cmd, 0), 0);
+    TMUX_WAIT(&t, "pos 4/1024", 10);
+    TMUX_WAIT(&t, "Once upon a time", 1);
+    TMUX_WAIT(&t, "L3 ", 1); /* the heatmap's last layer row */
+    TMUX_WAIT(&t, "policy qada", 1);
+    tmux_keys(&t, "Space Space");
+    TMUX_WAIT(&t, "pos 6/1024", 5);
+    tmux_keys(&t, "q");
+    TMUX_WAIT(&t, "EXITED 0", 5);
+    char *r = query(&t, "SELECT arch, n_layers, n_heads, n_tokens >= 7 FROM runs");
+    CHECK_MSG(r && strstr(r, "gguf-llama Q4_0,4,8,1"), "runs: %s", r ? r : "");
+    free(r);
+    tmux_stop(&t);
+}
