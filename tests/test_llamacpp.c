@@ -443,7 +443,8 @@ TEST(llamacpp_quantized_stories) {
  * |Δ logprob|, measured with the writer's and the quantised types' branches
  * merged (tests/README.md): f32 1.4e-6, f16 5.4e-4, bf16 1.8e-3, q8_0 and
  * q4_0 1.4e-2; re-quantised q4_1 1.4e-2, q5_0 1.4e-2, q5_1 1.5e-2, q2_k
- * 1.8e-2, q3_k 2.1e-2, q4_k 1.7e-2, q5_k 1.8e-2, q6_k 1.9e-2. Alike across
+ * 1.8e-2, q3_k 2.1e-2, q4_k 1.7e-2, q5_k 1.8e-2, q6_k 1.9e-2; the mixes
+ * q3_k_m 2.2e-2, q4_k_m 2.1e-2, q5_k_m 1.8e-2. Alike across
  * types because llama.cpp's rounding of the activations (to q8_0 / q8_K)
  * dominates: both engines read the same weights, bit for bit. */
 static const struct {
@@ -454,7 +455,8 @@ static const struct {
     const char *type;
     double tol;
 } REQUANT_TYPES[] = {{"q8_0", 2e-2}, {"q4_0", 2e-2}, {"q4_1", 2e-2},  {"q5_0", 2e-2},  {"q5_1", 2e-2},
-                     {"q2_k", 2.5e-2}, {"q3_k", 3e-2}, {"q4_k", 2.5e-2}, {"q5_k", 2.5e-2}, {"q6_k", 2.5e-2}};
+                     {"q2_k", 2.5e-2}, {"q3_k", 3e-2}, {"q4_k", 2.5e-2}, {"q5_k", 2.5e-2}, {"q6_k", 2.5e-2},
+                     {"q3_k_m", 3e-2}, {"q4_k_m", 3e-2}, {"q5_k_m", 3e-2}};
 
 /* A random llama of dim 256, hidden 768 (whole k-quant blocks in every
  * row; 2 layers, 4 query heads over 2 KV heads, 512 tokens: tok512.bin's),
@@ -476,14 +478,16 @@ static int random_llama(const char *path, int *ids, int n) {
     return 0;
 }
 
-/* 1 if `ahascope convert --help` offers --to gguf; else said holds its
- * usage line, for the skip. */
-static int convert_has_gguf(char *said, size_t cap) {
-    char *text = test_runf(NULL, "%s convert --help", test_bin());
-    int has = text && strstr(text, "gguf") != NULL;
-    snprintf(said, cap, "%.*s", (int)strcspn(text ? text : "", "\n"), text ? text : "");
+/* `ahascope trace` on a GGUF file of any type: it runs, one JSON object a
+ * position (the §3 contract: trace works for every type). */
+static void trace_runs(const char *gguf, const char *type) {
+    int status = -1;
+    char *text = test_runf(&status, "%s trace --model %s --prompt 'Once upon a time' --steps 8 --policy qada 2>/dev/null", test_bin(), gguf);
+    int lines = 0;
+    for (const char *c = text; c && *c; c++) lines += *c == '\n';
+    CHECK_MSG(status == 0 && text && !strncmp(text, "{\"pos\":0,", 9) && lines == 8, "trace on %s: exit %d, %d lines: %.200s", type,
+              status, lines, text ? text : "");
     free(text);
-    return has;
 }
 
 /* `ahascope convert --to gguf` of bin as type into out: 0 written, -1 a failure. */
@@ -498,18 +502,13 @@ static int convert_gguf(const char *bin, const char *type, const char *out) {
 /* A file convert --to gguf writes is one llama.cpp loads and runs as
  * ahascope does; the f32 one, quantised by llama.cpp to each type, is
  * dequantised by ahascope as by ggml and run alike within the type's
- * tolerance. Skipped while convert has no --to gguf. */
+ * tolerance; llama.cpp's own mixes (q4_k_m …: a type per tensor) too,
+ * and `trace` runs on every file. */
 TEST(llamacpp_convert_gguf_random) {
     SKIP_UNLESS_SHARED();
     if (!lc_skip_unless_available()) return;
-    char bin[1024], said[512];
+    char bin[1024];
     int ids[CONV_POSITIONS];
-    if (!convert_has_gguf(said, sizeof said)) {
-        char why[800];
-        snprintf(why, sizeof why, "ahascope convert has no --to gguf yet (its usage: %s)", said);
-        test_skip(why);
-        return;
-    }
     /* convert finds the vocabulary beside the checkpoint: the shared tok512.bin */
     const char *dir = test_tmp("llamacpp_random");
     char tokp[1100];
@@ -526,6 +525,7 @@ TEST(llamacpp_convert_gguf_random) {
         char out[1100];
         snprintf(out, sizeof out, "%s.%s.gguf", bin, CONVERT_TYPES[k].type);
         if (convert_gguf(bin, CONVERT_TYPES[k].type, out)) continue;
+        trace_runs(out, CONVERT_TYPES[k].type);
         double d = both_engines(out, ids, CONV_POSITIONS, CONVERT_TYPES[k].type);
         printf("  measured: random dim 256 convert --to gguf %s: max |dlogprob| %.3g\n", CONVERT_TYPES[k].type, d);
         CHECK_MSG(d <= CONVERT_TYPES[k].tol, "convert %s: llama.cpp vs ahascope max |dlogprob| %g > %g", CONVERT_TYPES[k].type, d,
@@ -536,10 +536,12 @@ TEST(llamacpp_convert_gguf_random) {
     for (size_t k = 0; k < sizeof REQUANT_TYPES / sizeof *REQUANT_TYPES; k++) {
         char out[1200], args[2600], types[256];
         snprintf(out, sizeof out, "%s.lc-%s.gguf", bin, REQUANT_TYPES[k].type);
-        snprintf(args, sizeof args, "quantize %s %s %s --pure", f32, out, REQUANT_TYPES[k].type);
+        snprintf(args, sizeof args, "quantize %s %s %s%s", f32, out, REQUANT_TYPES[k].type,
+                 strchr(REQUANT_TYPES[k].type + 3, '_') ? "" : " --pure"); /* q4_k_m is a mix: not pure */
         if (lc_run(args)) continue;
         file_types(out, types, sizeof types);
         CHECK_MSG(file_dequant_diffs(out) == 0, "%s: tensors dequantise differently (%s)", REQUANT_TYPES[k].type, types);
+        trace_runs(out, REQUANT_TYPES[k].type);
         double d = both_engines(out, ids, CONV_POSITIONS, REQUANT_TYPES[k].type);
         printf("  measured: random dim 256 quantised by llama.cpp to %s (%s): max |dlogprob| %.3g\n", REQUANT_TYPES[k].type, types, d);
         CHECK_MSG(d <= REQUANT_TYPES[k].tol, "%s: llama.cpp vs ahascope max |dlogprob| %g > %g", REQUANT_TYPES[k].type, d,
