@@ -133,9 +133,11 @@ static int unpack_q6_k(const uint8_t *b, int8_t *q, float *sc, float *mn) {
 }
 
 /* Cloned per instruction set so the byte loops above vectorise as wide as
- * the CPU goes (the decode kernels call it once a block). */
-__attribute__((target_clones("avx512f", "avx2", "default"))) int quant_unpack(GgmlType t, const uint8_t *b, int8_t *q,
-                                                                               float *sc, float *mn) {
+ * the CPU goes (the decode kernels call it once a block). Static, with
+ * quant_unpack below as the one external name: clang resolves a cloned
+ * function's callers only inside its own translation unit. */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static int unpack_cloned(GgmlType t, const uint8_t *b,
+                                                                                       int8_t *q, float *sc, float *mn) {
     switch (t) {
     case GGML_Q4_0: return unpack_q4(b, q, sc, mn, 0);
     case GGML_Q4_1: return unpack_q4(b, q, sc, mn, 1);
@@ -150,6 +152,8 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) int quant_unpack(Gg
     default: return 0;
     }
 }
+
+int quant_unpack(GgmlType t, const uint8_t *b, int8_t *q, float *sc, float *mn) { return unpack_cloned(t, b, q, sc, mn); }
 
 int quant_is_block(GgmlType t) {
     switch (t) {
