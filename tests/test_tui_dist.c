@@ -214,7 +214,10 @@ TEST(tui_why_recompute_takes_turns_with_steps_and_esc_stops_it) {
                                 "--steps 480 --no-record"),
               0);
     TMUX_WAIT(&t, "pos 4/512", 10);
-    tmux_keys(&t, "p"); /* play past two chunks of 128 positions */
+    /* play past two chunks of 128 positions, at 50 steps a second (two `+` from 10): 6 s, not 30,
+     * and the 180 steps left before the end of --steps still 3.6 s of margin for the pause */
+    tmux_keys(&t, "+ +");
+    tmux_keys(&t, "p");
     CHECK(tmux_shows_pos(&t, 300, 60));
     tmux_keys(&t, "p");
     TMUX_WAIT(&t, "paused", 5);
