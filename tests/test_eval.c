@@ -374,7 +374,9 @@ TEST(eval_calibration_is_disjoint_from_evaluated) {
  * held-out chunks are not scored. */
 TEST(eval_matched_static_calibrates_apart) {
     SKIP_UNLESS_SHARED();
-    cJSON *j = eval_json("--routers random:3 --window 8 --match-budget aha");
+    /* one thread: on a loaded host a stories260K eval's thousands of short pool sections waited
+     * for their worker to be scheduled, 29 s of this test in O3 at load 8, 6 s on one thread */
+    cJSON *j = eval_json("--routers random:3 --window 8 --match-budget aha --threads 1");
     cJSON *st = j ? cJSON_GetArrayItem(j, 7) : NULL;
     cJSON *cal = st ? cJSON_GetObjectItem(st, "calibrated_on") : NULL;
     CHECK_MSG(cJSON_IsString(cal) && !strncmp(cal->valuestring, "self:3:64:", 10) &&
@@ -384,7 +386,7 @@ TEST(eval_matched_static_calibrates_apart) {
     char cmd[4096];
     const char *file = story_file();
     snprintf(cmd, sizeof cmd, "%s eval --model %s --routers random:3 --window 8 --match-budget aha --data %s --seq-len 24 "
-                              "2>/dev/null", test_bin(), test_stories_model(), file);
+                              "--threads 1 2>/dev/null", test_bin(), test_stories_model(), file);
     int status;
     char *out = test_run(cmd, &status);
     char want[1100];
@@ -392,7 +394,7 @@ TEST(eval_matched_static_calibrates_apart) {
     CHECK_MSG(status == 0 && strstr(out, want) && strstr(out, "not on the evaluated"), "%s", out);
     free(out);
     snprintf(cmd, sizeof cmd, "%s eval --model %s --routers random:3 --window 8 --match-budget aha --data %s --seq-len 24 "
-                              "--json 2>/dev/null", test_bin(), test_stories_model(), file);
+                              "--threads 1 --json 2>/dev/null", test_bin(), test_stories_model(), file);
     out = test_run(cmd, &status);
     j = cJSON_Parse(out);
     free(out);
