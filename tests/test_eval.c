@@ -17,14 +17,17 @@
 #include "stories.h"
 
 
-/* Run eval with extra flags; returns its --json array (NULL on failure). */
+/* Run eval with extra flags; returns its --json array (NULL on failure).
+ * One thread unless the flags say otherwise (a later --threads wins): on a
+ * loaded host a small model's pool sections wait for their worker to be
+ * scheduled, several times the work itself. */
 static cJSON *eval_json(const char *fmt, ...) {
     char flags[2048], cmd[4096];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(flags, sizeof flags, fmt, ap);
     va_end(ap);
-    snprintf(cmd, sizeof cmd, "%s eval --model %s --self 3 --seq-len 64 --json %s 2>/dev/null", test_bin(), test_stories_model(), flags);
+    snprintf(cmd, sizeof cmd, "%s eval --model %s --self 3 --seq-len 64 --json --threads 1 %s 2>/dev/null", test_bin(), test_stories_model(), flags);
     int st;
     char *out = test_run(cmd, &st);
     cJSON *j = st == 0 ? cJSON_Parse(out) : NULL;
@@ -40,7 +43,7 @@ static double field(cJSON *j, int row, const char *key) {
 
 TEST(eval_oracle_ends_are_full_and_local) {
     SKIP_UNLESS_SHARED();
-    cJSON *zero = eval_json("--policy oracle --theta 0 --window 8");
+    cJSON *zero = eval_json("--policy oracle --theta 0 --window 8 --threads 2"); /* the pooled path too */
     cJSON *one = eval_json("--policy oracle --theta 1 --window 8");
     cJSON *local = eval_json("--policy local --window 8");
     CHECK(zero && one && local);
