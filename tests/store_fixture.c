@@ -26,12 +26,15 @@ void test_run_info(StoreRunInfo *r, int L, int H) {
     r->program_version = "test";
 }
 
-void test_db_record(const char *path, int L, int H, int n) {
+void test_db_record(const char *path, int L, int H, int n) { test_db_record_every(path, L, H, n, 1); }
+
+void test_db_record_every(const char *path, int L, int H, int n, int every) {
     test_db_fresh(path);
     Err e;
     Store *s = store_open(path, STORE_WRITE, 1000, &e);
     CHECK_MSG(s != NULL, "open: %s", e.msg);
     if (!s) return;
+    store_set_commit_every(s, every);
     StoreRunInfo r;
     test_run_info(&r, L, H);
     CHECK(store_run_begin(s, &r, &e) == 0);

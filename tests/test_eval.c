@@ -17,14 +17,17 @@
 #include "stories.h"
 
 
-/* Run eval with extra flags; returns its --json array (NULL on failure). */
+/* Run eval with extra flags; returns its --json array (NULL on failure).
+ * One thread unless the flags say otherwise (a later --threads wins): on a
+ * loaded host a small model's pool sections wait for their worker to be
+ * scheduled, several times the work itself. */
 static cJSON *eval_json(const char *fmt, ...) {
     char flags[2048], cmd[4096];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(flags, sizeof flags, fmt, ap);
     va_end(ap);
-    snprintf(cmd, sizeof cmd, "%s eval --model %s --self 3 --seq-len 64 --json %s 2>/dev/null", test_bin(), test_stories_model(), flags);
+    snprintf(cmd, sizeof cmd, "%s eval --model %s --self 3 --seq-len 64 --json --threads 1 %s 2>/dev/null", test_bin(), test_stories_model(), flags);
     int st;
     char *out = test_run(cmd, &st);
     cJSON *j = st == 0 ? cJSON_Parse(out) : NULL;
@@ -40,7 +43,7 @@ static double field(cJSON *j, int row, const char *key) {
 
 TEST(eval_oracle_ends_are_full_and_local) {
     SKIP_UNLESS_SHARED();
-    cJSON *zero = eval_json("--policy oracle --theta 0 --window 8");
+    cJSON *zero = eval_json("--policy oracle --theta 0 --window 8 --threads 2"); /* the pooled path too */
     cJSON *one = eval_json("--policy oracle --theta 1 --window 8");
     cJSON *local = eval_json("--policy local --window 8");
     CHECK(zero && one && local);
@@ -168,9 +171,11 @@ static void matched_within_half_a_point(const char *flags) {
 TEST(eval_matched_budget_hits_the_target) {
     SKIP_UNLESS_SHARED();
     matched_within_half_a_point("--routers random:3 --window 8 --match-budget aha");
-    /* 512-token sequences: long enough for qada_bulk to saturate in version 1 (50.8% against 25.8%) */
+    /* 512-token sequences: long enough for qada_bulk to saturate in version 1 (50.8% against 25.8%);
+     * what saturates is a sequence's length, so one is enough (two took 100 s of the sanitizer build:
+     * 20 000 decisions, a share to 1/20 000), and one thread, the test's lane having one core */
     matched_within_half_a_point("--routers engine/routers/stories260K_w16.safetensors --window 16 --match-budget aha"
-                                " --self 2 --seq-len 512");
+                                " --self 1 --seq-len 512 --threads 1");
 }
 
 /* --share picks the routers' τ on the evaluated data: the shipped w = 16
@@ -372,7 +377,9 @@ TEST(eval_calibration_is_disjoint_from_evaluated) {
  * held-out chunks are not scored. */
 TEST(eval_matched_static_calibrates_apart) {
     SKIP_UNLESS_SHARED();
-    cJSON *j = eval_json("--routers random:3 --window 8 --match-budget aha");
+    /* one thread: on a loaded host a stories260K eval's thousands of short pool sections waited
+     * for their worker to be scheduled, 29 s of this test in O3 at load 8, 6 s on one thread */
+    cJSON *j = eval_json("--routers random:3 --window 8 --match-budget aha --threads 1");
     cJSON *st = j ? cJSON_GetArrayItem(j, 7) : NULL;
     cJSON *cal = st ? cJSON_GetObjectItem(st, "calibrated_on") : NULL;
     CHECK_MSG(cJSON_IsString(cal) && !strncmp(cal->valuestring, "self:3:64:", 10) &&
@@ -382,7 +389,7 @@ TEST(eval_matched_static_calibrates_apart) {
     char cmd[4096];
     const char *file = story_file();
     snprintf(cmd, sizeof cmd, "%s eval --model %s --routers random:3 --window 8 --match-budget aha --data %s --seq-len 24 "
-                              "2>/dev/null", test_bin(), test_stories_model(), file);
+                              "--threads 1 2>/dev/null", test_bin(), test_stories_model(), file);
     int status;
     char *out = test_run(cmd, &status);
     char want[1100];
@@ -390,7 +397,7 @@ TEST(eval_matched_static_calibrates_apart) {
     CHECK_MSG(status == 0 && strstr(out, want) && strstr(out, "not on the evaluated"), "%s", out);
     free(out);
     snprintf(cmd, sizeof cmd, "%s eval --model %s --routers random:3 --window 8 --match-budget aha --data %s --seq-len 24 "
-                              "--json 2>/dev/null", test_bin(), test_stories_model(), file);
+                              "--threads 1 --json 2>/dev/null", test_bin(), test_stories_model(), file);
     out = test_run(cmd, &status);
     j = cJSON_Parse(out);
     free(out);

@@ -37,7 +37,9 @@ static const char *long_model(void) {
     if (path[0]) return path;
     snprintf(path, sizeof path, "%s", test_tmp("long.bin"));
     int st;
-    free(run("%s bench --dims 192,512,4,4,4,512,1024 --save %s", &st, test_bin(), path));
+    /* --save-routers makes bench write and time nothing (the same weights, seed 1234): --save
+     * alone also ran the throughput benchmark, over a minute of the sanitizer build */
+    free(run("%s bench --dims 192,512,4,4,4,512,1024 --save %s --save-routers %s.routers", &st, test_bin(), path, path));
     CHECK_INT(st, 0);
     return path;
 }
@@ -103,7 +105,11 @@ static int integrity_ok(const char *db) {
     return ok;
 }
 
-TEST(store_cli_kill9_twenty_times) {
+/* Ten kills: each a fresh run killed at a random moment, every one checked;
+ * twenty took 110 s of the sanitizer build and a kill more adds no new kind
+ * of moment. Two land before the first commit on purpose, and at least six
+ * of the ten must land mid-run (the 60% the twenty asked for). */
+TEST(store_cli_kill9_ten_times) {
     SKIP_UNLESS_SHARED();
     char db[1024], err[1024]; /* test_tmp's buffers rotate; the loop outlives them */
     snprintf(db, sizeof db, "%s", test_tmp("kill.db"));
@@ -125,7 +131,8 @@ TEST(store_cli_kill9_twenty_times) {
     if (span_us < 20000) span_us = 20000;
     int mid_run = 0;
     int64_t prev_run = 0;
-    for (int k = 1; k <= 20; k++) {
+    enum { KILLS = 10 };
+    for (int k = 1; k <= KILLS; k++) {
         pid_t pid = spawn_recorder(db, err, 1024);
         /* Random moments within the run, measured from its first commit so a
          * slow start (the sanitizer build) does not push the kill before it;
@@ -168,7 +175,7 @@ TEST(store_cli_kill9_twenty_times) {
         }
         store_close(s, NULL);
     }
-    CHECK_MSG(mid_run >= 12, "only %d of 20 kills landed mid-run", mid_run);
+    CHECK_MSG(mid_run >= 6, "only %d of %d kills landed mid-run", mid_run, KILLS);
     /* The next writer marks every killed run interrupted in the row itself. */
     int st;
     char *out = run("%s runs --db %s --csv", &st, test_bin(), db);

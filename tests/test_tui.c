@@ -894,8 +894,9 @@ TEST(tui_jumps_to_disagreements_browses_runs_and_shows_surprise) {
         Tmux t;
         tmux_open_stories(&t, s ? "jump140" : "jump80", size[s][0], size[s][1], NULL, "");
         TMUX_WAIT(&t, "pos 4/512", 10);
+        tmux_keys(&t, "+ +"); /* 50 steps a second, not 10: 1 s to position 60, not 6 */
         tmux_keys(&t, "p");
-        TMUX_WAIT(&t, "pos 60/512", 20);
+        CHECK_MSG(tmux_shows_pos(&t, 60, 20), "playing never reached position 60");
         tmux_keys(&t, "p");
         TMUX_WAIT(&t, "paused", 5);
         tmux_keys(&t, "Home n");
@@ -943,6 +944,7 @@ TEST(tui_replay_explains_where_heads_looked_without_the_model) {
     Tmux t;
     tmux_open_stories(&t, "replaytop", 140, 45, NULL, "--window 8");
     TMUX_WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, "+ +"); /* 50 steps a second, not 10 */
     tmux_keys(&t, "p");
     CHECK_MSG(tmux_shows_pos(&t, 30, 20), "playing never reached position 30");
     tmux_keys(&t, "p q");

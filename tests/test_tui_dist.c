@@ -163,7 +163,7 @@ TEST(tui_dist_counts_a_long_run_off_the_ui_thread) {
     free(test_runf(&st, "mkdir -p %s", dir));
     char db[1100], cmd[2400];
     snprintf(db, sizeof db, "%s/long.db", dir);
-    test_db_record(db, 16, 32, 3000);
+    test_db_record_every(db, 16, 32, 3000, 100); /* the pane reads rows, not how they were committed */
     Tmux t;
     snprintf(cmd, sizeof cmd, "%s tui --replay --db %s", test_bin_abs(), db);
     CHECK_INT(tmux_open(&t, "distlong", dir, 140, 45, NULL, cmd, 0), 0);
@@ -214,7 +214,10 @@ TEST(tui_why_recompute_takes_turns_with_steps_and_esc_stops_it) {
                                 "--steps 480 --no-record"),
               0);
     TMUX_WAIT(&t, "pos 4/512", 10);
-    tmux_keys(&t, "p"); /* play past two chunks of 128 positions */
+    /* play past two chunks of 128 positions, at 50 steps a second (two `+` from 10): 6 s, not 30,
+     * and the 180 steps left before the end of --steps still 3.6 s of margin for the pause */
+    tmux_keys(&t, "+ +");
+    tmux_keys(&t, "p");
     CHECK(tmux_shows_pos(&t, 300, 60));
     tmux_keys(&t, "p");
     TMUX_WAIT(&t, "paused", 5);

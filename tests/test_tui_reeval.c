@@ -18,17 +18,20 @@
 /* Each chunk of a prefill or re-evaluation 1.5 s slower: about 6 s for the
  * 250 positions below, long enough to read the progress and press a key. */
 #define SLOW_CHUNKS "AHASCOPE_TEST_PREFILL_DELAY_MS=1500"
+/* The same for a re-evaluation's chunks only: the first prefill, which the
+ * re-evaluation tests only wait for, goes at full speed (6 s less each). */
+#define SLOW_REEVAL "AHASCOPE_TEST_REEVAL_DELAY_MS=1500"
 
 /* The TUI on stories260K (greedy, full attention, w 16, recorded) on a
- * prompt of about 250 tokens: the run a re-evaluation has to redo. */
-static int start_long(Tmux *t, const char *name) {
+ * prompt of about 250 tokens, env its test knob: the run a re-evaluation has to redo. */
+static int start_long(Tmux *t, const char *name, const char *env) {
     static char model[4096], cmd[16384];
     if (!realpath(test_stories_model(), model)) snprintf(model, sizeof model, "missing-model");
     int n = snprintf(cmd, sizeof cmd, "%s tui --model %s --seed 1 --temperature 0 --policy full --window 16 --prompt '",
                      test_bin_abs(), model);
     for (int i = 0; i < 20; i++) n += snprintf(cmd + n, sizeof cmd - n, "Once upon a time there was a little dog. ");
     snprintf(cmd + n, sizeof cmd - n, "'");
-    return tmux_open(t, name, NULL, 160, 40, SLOW_CHUNKS, cmd, 0);
+    return tmux_open(t, name, NULL, 160, 40, env, cmd, 0);
 }
 
 static char *query(Tmux *t, const char *sql) {
@@ -48,7 +51,7 @@ static char *runs_table(Tmux *t) {
 TEST(tui_reeval_shows_progress_and_esc_stops_it) {
     TMUX_NEED_TUI();
     Tmux t;
-    CHECK_INT(start_long(&t, "reeval_esc"), 0);
+    CHECK_INT(start_long(&t, "reeval_esc", SLOW_REEVAL), 0);
     TMUX_WAIT(&t, "prefilled ", 60);
     CHECK_MSG(tmux_shows_pos(&t, 200, 10), "the prompt's positions never showed"); /* shown after the count ends */
     tmux_keys(&t, "w");
@@ -87,7 +90,7 @@ TEST(tui_reeval_shows_progress_and_esc_stops_it) {
 TEST(tui_prefill_is_recorded_as_it_is_fed) {
     TMUX_NEED_TUI();
     Tmux t;
-    CHECK_INT(start_long(&t, "prefill_rec"), 0);
+    CHECK_INT(start_long(&t, "prefill_rec", SLOW_CHUNKS), 0);
     TMUX_WAIT(&t, "prefill 128/", 30);
     char *q = query(&t, "SELECT COUNT(*) FROM tokens WHERE run_id = 1");
     int n = -1;
@@ -112,7 +115,7 @@ TEST(tui_prefill_is_recorded_as_it_is_fed) {
 TEST(tui_reeval_second_press_replaces_the_running_one) {
     TMUX_NEED_TUI();
     Tmux t;
-    CHECK_INT(start_long(&t, "reeval_twice"), 0);
+    CHECK_INT(start_long(&t, "reeval_twice", SLOW_REEVAL), 0);
     TMUX_WAIT(&t, "prefilled ", 60);
     CHECK_MSG(tmux_shows_pos(&t, 200, 10), "the prompt's positions never showed"); /* shown after the count ends */
     tmux_keys(&t, "w");

@@ -125,7 +125,8 @@ static int on_prefill(void *user, int done, int total) {
         record(w, w->pre, w->pre_written, done);
         w->pre_written = done;
     }
-    long ms = w->chunk_delay_ms;
+    /* worker-only fields: w->reeval is written on this thread */
+    long ms = w->reeval && w->reeval_delay_ms >= 0 ? w->reeval_delay_ms : w->chunk_delay_ms;
     if (ms > 0 && done > w->prefill_done) nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
     pthread_mutex_lock(&w->mu);
     w->prefill_done = done, w->prefill_total = total;
@@ -361,6 +362,8 @@ static void *worker_main(void *arg) {
     const char *delay = getenv("AHASCOPE_TEST_STEP_DELAY_MS"), *chunk = getenv("AHASCOPE_TEST_PREFILL_DELAY_MS");
     long delay_ms = delay ? atol(delay) : 0;
     w->chunk_delay_ms = chunk ? atol(chunk) : 0;
+    const char *reeval = getenv("AHASCOPE_TEST_REEVAL_DELAY_MS"); /* the tests of a re-evaluation need no slow prefill */
+    w->reeval_delay_ms = reeval ? atol(reeval) : -1;
     pthread_mutex_lock(&w->mu);
     while (!w->quit) {
         if (w->restart) { do_restart(w); continue; }

@@ -102,6 +102,7 @@ typedef struct {
     RouterWhyFeed why_feed;   /* the recompute under way */
     int why_turn;             /* the last turn was a chunk of the recompute: a step wanted goes next */
     long chunk_delay_ms;      /* test knob AHASCOPE_TEST_PREFILL_DELAY_MS: each chunk of a prefill or re-evaluation takes this longer */
+    long reeval_delay_ms;     /* test knob AHASCOPE_TEST_REEVAL_DELAY_MS: a re-evaluation's chunks only (-1: chunk_delay_ms) */
 } TuiWorker;
 
 /* Start the thread with a first run on prompt under attn. Returns 0, or -1
