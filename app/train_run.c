@@ -433,8 +433,11 @@ int train_run_routers(TrainOpts *t, Err *e) {
     int rc = -1;
     memset(&tr, 0, sizeof tr);
     if (app_load(&t->o, &L, 1, e)) goto out;
-    if (L.model.c.arch != ARCH_LLAMA2C) { /* the backward pass reads the f32 llama2.c layout */
-        err_set(e, "%s: train needs a llama2.c checkpoint; Hugging Face folders are not trainable yet", L.model_path);
+    /* the backward pass reads the f32 llama2.c layout: an F32 GGUF llama is rebuilt in it */
+    if (L.model.version == MODEL_VERSION_GGUF && model_to_llama2c(&L.model, e)) goto out;
+    if (L.model.c.arch != ARCH_LLAMA2C) {
+        err_set(e, "%s: train needs a llama2.c checkpoint or an F32 GGUF llama; Hugging Face folders are not trainable yet",
+                L.model_path);
         goto out;
     }
     if (t->seq_len + 1 > L.model.c.seq_len) {

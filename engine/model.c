@@ -74,6 +74,67 @@ int model_wire_layers(Model *m, Err *e) {
     return 0;
 }
 
+/* What keeps m's blocks out of a llama2.c checkpoint, or NULL. */
+static const char *llama2c_misfit(const Model *m) {
+    const Config *c = &m->c;
+    if (c->rope_half || c->rope_factor > 0) return "its RoPE is not llama2.c's (rotate-half or scaled)";
+    if (c->q_dim != c->dim || m->builtin_routers) return "its W_Q is not dim x dim";
+    if (m->embed.dt != DT_F32 || m->cls.dt != DT_F32) return "its matrices are not all f32";
+    for (int l = 0; l < c->n_layers; l++) {
+        const LayerWeights *w = &m->layers[l];
+        if (!w->attn_norm || !w->ffn_norm || w->post_attn_norm || w->post_ffn_norm || w->q_norm || w->k_norm || w->bq ||
+            w->bk || w->bv)
+            return "its blocks are not llama's (norms or biases)";
+        const Mat *mat[7] = {&w->wq, &w->wk, &w->wv, &w->wo, &w->w1, &w->w2, &w->w3};
+        for (int k = 0; k < 7; k++)
+            if (mat[k]->dt != DT_F32) return "its matrices are not all f32";
+    }
+    return NULL;
+}
+
+int model_to_llama2c(Model *m, Err *e) {
+    const Config *c = &m->c;
+    if (c->arch == ARCH_LLAMA2C) return 0;
+    const char *why = llama2c_misfit(m);
+    if (why) return err_set(e, "%s: cannot be held as a llama2.c checkpoint: %s", m->path, why);
+    size_t d = c->dim, h = c->hidden_dim, L = c->n_layers, kv = c->kv_dim, V = c->vocab_size;
+    size_t n = V * d * (2 - !!c->shared_classifier) + L * (2 * d + 2 * d * d + 2 * kv * d + 3 * h * d) + d;
+    float *p = mem_big_alloc(n * sizeof *p), *at = p;
+    if (!p) return err_set(e, "%s: cannot allocate %zu MB for f32 weights", m->path, n * 4 >> 20);
+    Weights w;
+    /* each part of every layer, in llama2.c's order: all layers' rms_att, then all wq, ... */
+#define TAKE(dst, rows, src_of)                                                      \
+    do {                                                                             \
+        w.dst = at;                                                                  \
+        for (size_t l = 0; l < L; l++, at += (rows)) memcpy(at, src_of, (rows) * 4); \
+    } while (0)
+    w.token_embedding = at, memcpy(at, m->embed.p, V * d * 4), at += V * d;
+    TAKE(rms_att, d, m->layers[l].attn_norm);
+    TAKE(wq, d * d, m->layers[l].wq.p);
+    TAKE(wk, kv * d, m->layers[l].wk.p);
+    TAKE(wv, kv * d, m->layers[l].wv.p);
+    TAKE(wo, d * d, m->layers[l].wo.p);
+    TAKE(rms_ffn, d, m->layers[l].ffn_norm);
+    TAKE(w1, h * d, m->layers[l].w1.p);
+    TAKE(w2, d * h, m->layers[l].w2.p);
+    TAKE(w3, h * d, m->layers[l].w3.p);
+#undef TAKE
+    w.rms_final = at, memcpy(at, m->final_norm, d * 4), at += d;
+    w.wcls = c->shared_classifier ? w.token_embedding : at;
+    if (!c->shared_classifier) memcpy(at, m->cls.p, V * d * 4);
+    char arch[sizeof m->arch_name];
+    snprintf(arch, sizeof arch, "%s", m->arch_name);
+    model_gguf_free(m);
+    model_hf_free(m);
+    mem_view_close(&m->file);
+    mem_big_free(m->owned);
+    m->owned = p, m->w = w;
+    m->c.weight_bytes = 0; /* all f32 now: the dtype says the bytes */
+    if (model_wire_layers(m, e)) return -1;
+    snprintf(m->arch_name, sizeof m->arch_name, "%s", arch); /* runs.arch still names the source */
+    return 0;
+}
+
 #define NOT_CHECKPOINT "a llama2.c checkpoint or Hugging Face folder"
 
 /* A header that does not parse: say first that the file is no checkpoint,

@@ -177,6 +177,14 @@ int model_load(Model *m, const char *path, Err *e);
  * model.c: a caller tells a GGUF file by model_is_gguf (app_load does). */
 int model_load_gguf(Model *m, const char *path, Err *e);
 
+/* A model whose blocks a llama2.c checkpoint could hold (pre-norms only,
+ * no biases or QK-norms, adjacent-pair RoPE unscaled, q_dim = dim, every
+ * matrix F32: an F32 GGUF llama) rebuilt in place as owned f32 Weights in
+ * llama2.c's order, so what reads that layout (training's backward pass)
+ * can run it; the mapped file is let go. m is left as it was, and -1 with
+ * a line naming what stands in the way, for any other model. */
+int model_to_llama2c(Model *m, Err *e);
+
 /* Release what model_load_gguf keeps (model_free calls it; safe on any model). */
 void model_gguf_free(Model *m);
 

@@ -273,3 +273,47 @@ TEST(train_all_rejects_bad_combinations) {
         CHECK_REFUSAL(cmd, status[i], NULL, want[i], 1);
     }
 }
+
+/* An F32 GGUF llama trains as its llama2.c checkpoint does: ggml's
+ * stories260K.gguf (the same weights, an untied copy of the classifier)
+ * rebuilt in llama2.c's layout (model_to_llama2c) gives router tensors
+ * equal to those trained on stories260K.bin, same seed; a quantised GGUF is
+ * refused in one line, naming the file and why. */
+TEST(train_on_an_f32_gguf_equals_the_checkpoint) {
+    SKIP_UNLESS_SHARED();
+    char a[1024], g[1024], cmd[4096];
+    snprintf(a, sizeof a, "%s", test_tmp("bin.safetensors"));
+    snprintf(g, sizeof g, "%s", test_tmp("gguf.safetensors"));
+    CHECK_INT(train(a, "--steps 6 --seed 5"), 0);
+    snprintf(cmd, sizeof cmd, "%s train --model %s --tokenizer %s --window 8 --self 8 --seq-len 32 --batch 4 --out %s "
+             "--steps 6 --seed 5 2>&1", test_bin(), test_shared("models/stories260K/stories260K.gguf"),
+             test_stories_tokenizer(), g);
+    int st;
+    char *out = test_run(cmd, &st);
+    CHECK_MSG(st == 0, "train on the gguf: %s", out ? out : "");
+    free(out);
+    StFile fa, fg;
+    Err e;
+    if (st || st_open(&fa, a, &e)) return;
+    if (st_open(&fg, g, &e)) { st_close(&fa); CHECK_MSG(0, "%s", e.msg); return; }
+    CHECK_INT(st_count(&fg), st_count(&fa));
+    int differ = 0;
+    for (int i = 0; i < st_count(&fa) && i < st_count(&fg); i++) {
+        const StTensor *x = st_tensor(&fa, i), *y = st_find(&fg, st_tensor(&fa, i)->name);
+        differ += !y || x->nbytes != y->nbytes || memcmp(x->data, y->data, x->nbytes);
+    }
+    CHECK_MSG(differ == 0, "%d router tensors differ between the .bin and the .gguf", differ);
+    st_close(&fa), st_close(&fg);
+    /* a quantised file: q4_0 of a random llama whose rows are whole blocks */
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", test_tmp("trainq"));
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && cd %s && %s bench --dims 64,128,2,4,2,512,64 --save-hf m >/dev/null && "
+             "%s convert --to gguf --model m --out q.gguf --type q4_0 --tokenizer %s >/dev/null && "
+             "%s train --model q.gguf --window 8 --self 8 --seq-len 32 --batch 4 --out r.safetensors --steps 2 2>&1",
+             dir, dir, test_bin_abs(), test_bin_abs(), test_stories_tokenizer(), test_bin_abs());
+    out = test_run(cmd, &st);
+    CHECK_MSG(st == 1 && out && strstr(out, "q.gguf: cannot be held as a llama2.c checkpoint: its matrices are not all f32") &&
+                  !strchr(strchr(out, '\n') ? strchr(out, '\n') + 1 : "", '\n'),
+              "quantised: exit %d: %s", st, out ? out : "");
+    free(out);
+}
