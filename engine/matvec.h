@@ -53,8 +53,9 @@ void mv_half_isa(MvIsa isa, float *out, const uint16_t *w, const float *x, int n
  * With AVX-512 or AVX2, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K are unpacked in
  * registers straight from their bytes; the other types unpack a block at
  * a time into bytes (quant_unpack, which the compiler vectorises per ISA)
- * and then run the vector dot. The integer (VNNI) path, which rounds x to
- * 8 bits, is opt-in (mv_q_set_int8). */
+ * and then run the vector dot. That exact path is mv_q_isa's; mv_q takes
+ * the integer (VNNI) path, which rounds x to 8 bits, where it exists
+ * (mv_q_set_int8 below). */
 
 /* 1 if mv_q reads ggml_type: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K … Q6_K. */
 int mv_q_supported(int ggml_type);
@@ -66,15 +67,29 @@ void mv_q(float *out, int ggml_type, const void *w, const float *x, int n, int d
 /* mv_q with the kernel for isa (clamped to what the CPU has): for tests. */
 void mv_q_isa(MvIsa isa, float *out, int ggml_type, const void *w, const float *x, int n, int d);
 
-/* Ask mv_q for the integer path (on 1) or the exact one (0, the default):
- * with AVX-512 VNNI, Q8_0 and Q4_K rows are dotted as bytes against x
- * rounded to 8 bits per 32 values (as ggml's Q8_0 rounds activations), a
- * dpbusd per 32 weights; other types, and CPUs without VNNI, stay exact.
- * Process-wide: `bench` and tests measure what the rounding costs. */
+/* Choose mv_q's path: 1 the integer one, 0 the exact one. With AVX-512
+ * VNNI, Q8_0, Q4_K, Q5_K and Q6_K rows are dotted as bytes against x
+ * rounded once per call to 8 bits per 32 values (mv_q_quantise_x's
+ * rounding, as ggml rounds activations), 64 weights a dpbusd; other
+ * types, and CPUs without VNNI, stay exact. The default is the integer
+ * path (measured faster on the 1B-class decode: engine/MODELS.md and
+ * engine/PERFORMANCE.md give the speed and the log-prob it moves), unless
+ * AHASCOPE_QDOT=exact (or int8) is set in the environment. Process-wide:
+ * `bench` and tests compare the two. */
 void mv_q_set_int8(int on);
+
+/* 1 if mv_q takes the integer path where it exists (the mode in force). */
+int mv_q_int8(void);
 
 /* 1 if the integer path exists for ggml_type on this CPU. */
 int mv_q_int8_available(int ggml_type);
+
+/* x[0..d) (d a multiple of 32) rounded the integer path's way: per 32
+ * values dx = max|x|/127 and q = x·(1/dx) rounded to nearest even (0 for
+ * a block of zeros); sum = Σ q of the block. The integer path's own
+ * (vector) quantiser where it exists, so tests hold it to a scalar
+ * reference. */
+void mv_q_quantise_x(int8_t *q, float *dx, int32_t *sum, const float *x, int d);
 
 /* n weights (whole blocks) of ggml_type widened to f32: a prefill tile. */
 void mv_q_widen(float *out, int ggml_type, const void *w, size_t n);
