@@ -385,8 +385,7 @@ T256 static void q6_k_avx2(float *out, const uint8_t *w, const float *x, int n, 
 #define MVQ_MAX_D 65536
 #define MVQ_INT8_DEFAULT 1 /* the measured faster path (matvec.h) */
 
-static int cpu_f16c(void);
-static int cpu_f16c_q(void) { return cpu_f16c(); }
+static int cpu_f16c(void); /* (dispatch, below) */
 
 typedef struct {
     int8_t q[MVQ_MAX_D];
@@ -602,7 +601,7 @@ int mv_q_int8_available(int t) {
     __builtin_cpu_init();
     return (t == GGML_Q8_0 || t == GGML_Q4_K || t == GGML_Q5_K || t == GGML_Q6_K) &&
            __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") && cpu_f16c_q();
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") && cpu_f16c();
 }
 
 /* The mode in force: AHASCOPE_QDOT=exact or int8 until mv_q_set_int8 says. */
