@@ -441,16 +441,19 @@ TVNNI static inline __m512 dot64(__m512i u, const int8_t *qx, __m512 s, __m512 a
 
 /* Eight consecutive Q8_0 blocks' scales (f16 at stride 34) as f32. */
 TVNNI static inline __m256 q8_scales8(const uint8_t *b) {
-    uint16_t t[8];
-    for (int j = 0; j < 8; j++) memcpy(&t[j], b + 34 * j, 2);
-    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)t));
+    __m128i h = _mm_cvtsi32_si128(b[0] | b[1] << 8); /* inserts: a store and wider load would stall forwarding */
+    h = _mm_insert_epi16(h, b[34] | b[35] << 8, 1), h = _mm_insert_epi16(h, b[68] | b[69] << 8, 2);
+    h = _mm_insert_epi16(h, b[102] | b[103] << 8, 3), h = _mm_insert_epi16(h, b[136] | b[137] << 8, 4);
+    h = _mm_insert_epi16(h, b[170] | b[171] << 8, 5), h = _mm_insert_epi16(h, b[204] | b[205] << 8, 6);
+    h = _mm_insert_epi16(h, b[238] | b[239] << 8, 7);
+    return _mm256_cvtph_ps(h);
 }
 
 /* Q8_0, eight blocks (256 weights) of one row: the dot and its offset. */
 TVNNI static inline void q8_0_oct(const uint8_t *b, const Xq *xq, int k8, __m512 *a, __m256 *off) {
     const __m512i flip = _mm512_set1_epi8((char)0x80);
-    __m256 s = _mm256_mul_ps(q8_scales8(b), _mm256_loadu_ps(xq->dx + 8 * k8));
-    *off = _mm256_fmadd_ps(_mm256_mul_ps(q8_scales8(b), _mm256_set1_ps(128)), _mm256_loadu_ps(xq->sx + 8 * k8), *off);
+    __m256 dw = q8_scales8(b), s = _mm256_mul_ps(dw, _mm256_loadu_ps(xq->dx + 8 * k8));
+    *off = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(128)), _mm256_loadu_ps(xq->sx + 8 * k8), *off);
     for (int c = 0; c < 4; c++) {
         const uint8_t *p = b + 68 * c;
         __m512i u = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(p + 2))),
