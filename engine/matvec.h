@@ -47,14 +47,14 @@ void mv_half_isa(MvIsa isa, float *out, const uint16_t *w, const float *x, int n
  * turned into f32 weights in registers, w = sc·q − mn (one FMA, exact as
  * quant.h explains), which are then dotted with x in f32: the products are
  * those of the widened row, so the result differs from mv_f32 over
- * quant_dequant's row only in summation order, and activations are never
- * rounded to 8 bits (ggml's integer dot rounds x to Q8 per block: faster
- * in arithmetic, but a decode step is bound by the bytes it streams).
- * With AVX-512 or AVX2, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K are unpacked in
+ * quant_dequant's row only in summation order: the exact path, whose
+ * activations are never rounded (ggml's integer dot rounds x to Q8 per
+ * block). With AVX-512 or AVX2, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K are unpacked in
  * registers straight from their bytes; the other types unpack a block at
  * a time into bytes (quant_unpack, which the compiler vectorises per ISA)
- * and then run the vector dot. The integer (VNNI) path, which rounds x to
- * 8 bits, is opt-in (mv_q_set_int8). */
+ * and then run the vector dot. That exact path is mv_q_isa's; mv_q takes
+ * the integer (VNNI) path, which rounds x to 8 bits, where it exists
+ * (mv_q_set_int8 below). */
 
 /* 1 if mv_q reads ggml_type: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K … Q6_K. */
 int mv_q_supported(int ggml_type);
@@ -66,15 +66,32 @@ void mv_q(float *out, int ggml_type, const void *w, const float *x, int n, int d
 /* mv_q with the kernel for isa (clamped to what the CPU has): for tests. */
 void mv_q_isa(MvIsa isa, float *out, int ggml_type, const void *w, const float *x, int n, int d);
 
-/* Ask mv_q for the integer path (on 1) or the exact one (0, the default):
- * with AVX-512 VNNI, Q8_0 and Q4_K rows are dotted as bytes against x
- * rounded to 8 bits per 32 values (as ggml's Q8_0 rounds activations), a
- * dpbusd per 32 weights; other types, and CPUs without VNNI, stay exact.
- * Process-wide: `bench` and tests measure what the rounding costs. */
+/* Choose mv_q's path: 1 the integer one, 0 the exact one. With AVX-512
+ * VNNI, Q8_0, Q4_K, Q5_K and Q6_K rows are dotted as bytes against x
+ * rounded once per call to 8 bits per 32 values (mv_q_quantise_x's
+ * rounding, as ggml rounds activations), 64 weights a dpbusd; other
+ * types, and CPUs without VNNI, stay exact. The default is the integer
+ * path, unless AHASCOPE_QDOT=exact (or int8) is set in the environment:
+ * 3.5-6x the exact kernels in cache (engine/PERFORMANCE.md). Measured on
+ * a random dim-256 llama quantised by llama.cpp (q8_0, q4_k, q5_k, q6_k,
+ * q4_k_m; 64 decode positions): the integer path moves a log-prob by
+ * 0.0135-0.0156 against the widened weights and 0.015-0.025 against
+ * llama.cpp; the exact path 1.5e-6 and 0.014-0.021. Process-wide:
+ * `bench` and tests compare the two. */
 void mv_q_set_int8(int on);
+
+/* 1 if mv_q takes the integer path where it exists (the mode in force). */
+int mv_q_int8(void);
 
 /* 1 if the integer path exists for ggml_type on this CPU. */
 int mv_q_int8_available(int ggml_type);
+
+/* x[0..d) (d a multiple of 32) rounded the integer path's way: per 32
+ * values dx = max|x|/127 and q = x·(1/dx) rounded to nearest even (0 for
+ * a block of zeros); sum = Σ q of the block. The integer path's own
+ * (vector) quantiser where it exists, so tests hold it to a scalar
+ * reference. */
+void mv_q_quantise_x(int8_t *q, float *dx, int32_t *sum, const float *x, int d);
 
 /* n weights (whole blocks) of ggml_type widened to f32: a prefill tile. */
 void mv_q_widen(float *out, int ggml_type, const void *w, size_t n);

@@ -371,103 +371,279 @@ T256 static void q6_k_avx2(float *out, const uint8_t *w, const float *x, int n, 
     }
 }
 
-/* ---- the integer path (AVX-512 VNNI), asked for by mv_q_set_int8 ----
- * x is rounded to 8 bits per 32 values (dx = max|x|/127, ggml's Q8_0
- * rounding of activations), so each 32-weight sub-block's dot is one
- * dpbusd of unsigned weight bytes against signed x bytes: Σ (sc·q − mn)·x
- * ≈ sc·dx·Σ q·qx − mn·dx·Σ qx. Q8_0's signed weights go in as w + 128
- * (w ^ 0x80), taking 128·Σ qx back out. */
+/* ---- the integer path (AVX-512 VNNI) ----
+ * x is rounded once per call to 8 bits per 32 values (dx = max|x|/127,
+ * as ggml rounds activations to Q8), so a weight byte times an x byte is
+ * an exact integer product and dpbusd sums four of them a lane: 64 weights
+ * an instruction, against 16 FMAs in f32. Each 16-lane sum covers two
+ * sub-blocks (or four Q6_K groups), so it is scaled in f32 by a lane
+ * vector of sub-scale·dx made once a block; the offsets (Q4_K/Q5_K mins,
+ * Q6_K's 32, Q8_0's 128 from storing signed bytes as w ^ 0x80) come out
+ * through precomputed dx·Σqx per block, one FMA a block. Two rows share
+ * each x load. */
 
 #define MVQ_MAX_D 65536
+#define MVQ_INT8_DEFAULT 1 /* the measured faster path (matvec.h) */
+
+static int cpu_f16c(void); /* (dispatch, below) */
 
 typedef struct {
     int8_t q[MVQ_MAX_D];
     float dx[MVQ_MAX_D / 32];
+    float sx[MVQ_MAX_D / 32];  /* dx · Σ q over the 32 */
+    float s16[MVQ_MAX_D / 16]; /* dx · Σ q over each 16 */
     int32_t sum[MVQ_MAX_D / 32];
 } Xq;
 
-static void x_quantise(Xq *xq, const float *x, int d) {
+/* The scalar rounding, for CPUs without the integer path. */
+static void xq_scalar(int8_t *q, float *dx, int32_t *sum, const float *x, int d) {
     for (int b = 0; b < d / 32; b++) {
         float amax = 0;
         for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(x[32 * b + j]));
-        float dx = amax / 127, id = dx > 0 ? 1 / dx : 0;
-        int32_t s = 0;
-        for (int j = 0; j < 32; j++) s += xq->q[32 * b + j] = (int8_t)lrintf(x[32 * b + j] * id);
-        xq->dx[b] = dx, xq->sum[b] = s;
+        float s = amax / 127, id = s > 0 ? 1 / s : 0;
+        int32_t t = 0;
+        for (int j = 0; j < 32; j++) t += q[32 * b + j] = (int8_t)lrintf(x[32 * b + j] * id);
+        dx[b] = s, sum[b] = t;
     }
 }
 
-#define TVNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c,fma")))
+#define TVNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,f16c,fma")))
 
-/* 8 lanes of Σ u·qx over 32 bytes, as floats. */
-TVNNI static inline __m256 dot32(__m256i u, const int8_t *qx) {
-    return _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), u, _mm256_loadu_si256((const __m256i *)qx)));
+/* mv_q_quantise_x in registers (the same rounding: x·(1/dx) to nearest
+ * even), with the per-16 sums Q6_K wants. */
+TVNNI static void xq_fill(Xq *xq, const float *x, int d) {
+    for (int b = 0; b < d / 32; b++) {
+        __m512 v0 = _mm512_loadu_ps(x + 32 * b), v1 = _mm512_loadu_ps(x + 32 * b + 16);
+        float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
+        float s = amax / 127, id = s > 0 ? 1 / s : 0;
+        __m512 idv = _mm512_set1_ps(id);
+        __m512i i0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, idv)), i1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, idv));
+        _mm_storeu_si128((__m128i *)(xq->q + 32 * b), _mm512_cvtsepi32_epi8(i0));
+        _mm_storeu_si128((__m128i *)(xq->q + 32 * b + 16), _mm512_cvtsepi32_epi8(i1));
+        int t0 = _mm512_reduce_add_epi32(i0), t1 = _mm512_reduce_add_epi32(i1);
+        xq->dx[b] = s, xq->sx[b] = s * (float)(t0 + t1), xq->sum[b] = t0 + t1;
+        xq->s16[2 * b] = s * (float)t0, xq->s16[2 * b + 1] = s * (float)t1;
+    }
+}
+
+/* Lane l of the result is v[l / 8] (two sub-blocks of 8 lanes each), from
+ * sub-block pair c. */
+TVNNI static inline __m512 pair_lanes(__m256 v, int c) {
+    const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    return _mm512_permutexvar_ps(_mm512_add_epi32(idx, _mm512_set1_epi32(2 * c)), _mm512_castps256_ps512(v));
+}
+
+/* 64 bytes of u dotted with 64 x bytes, scaled per lane by s, into a. */
+TVNNI static inline __m512 dot64(__m512i u, const int8_t *qx, __m512 s, __m512 a) {
+    __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, _mm512_loadu_si512(qx));
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), s, a);
+}
+
+/* Eight consecutive Q8_0 blocks' scales (f16 at stride 34) as f32. */
+TVNNI static inline __m256 q8_scales8(const uint8_t *b) {
+    __m128i h = _mm_cvtsi32_si128(b[0] | b[1] << 8); /* inserts: a store and wider load would stall forwarding */
+    h = _mm_insert_epi16(h, b[34] | b[35] << 8, 1), h = _mm_insert_epi16(h, b[68] | b[69] << 8, 2);
+    h = _mm_insert_epi16(h, b[102] | b[103] << 8, 3), h = _mm_insert_epi16(h, b[136] | b[137] << 8, 4);
+    h = _mm_insert_epi16(h, b[170] | b[171] << 8, 5), h = _mm_insert_epi16(h, b[204] | b[205] << 8, 6);
+    h = _mm_insert_epi16(h, b[238] | b[239] << 8, 7);
+    return _mm256_cvtph_ps(h);
+}
+
+/* Q8_0, eight blocks (256 weights) of one row: the dot and its offset. */
+TVNNI static inline void q8_0_oct(const uint8_t *b, const Xq *xq, int k8, __m512 *a, __m256 *off) {
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    __m256 dw = q8_scales8(b), s = _mm256_mul_ps(dw, _mm256_loadu_ps(xq->dx + 8 * k8));
+    *off = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(128)), _mm256_loadu_ps(xq->sx + 8 * k8), *off);
+    for (int c = 0; c < 4; c++) {
+        const uint8_t *p = b + 68 * c;
+        __m512i u = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(p + 2))),
+                                       _mm256_loadu_si256((const __m256i *)(p + 36)), 1);
+        *a = dot64(_mm512_xor_si512(u, flip), xq->q + 256 * k8 + 64 * c, pair_lanes(s, c), *a);
+    }
+}
+
+TVNNI static inline float hsum_vnni(__m512 a, __m256 off) {
+    __m256 o = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
+    o = _mm256_sub_ps(o, off);
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(o), _mm256_extractf128_ps(o, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
+}
+
+/* One Q8_0 block (a row's tail past its last eight), into the low lanes. */
+TVNNI static inline void q8_0_one(const uint8_t *b, const Xq *xq, int k, __m512 *a, __m256 *off) {
+    float dd = _cvtsh_ss((unsigned short)(b[0] | b[1] << 8));
+    __m256i u = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(b + 2)), _mm256_set1_epi8((char)0x80));
+    __m256i p = _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, _mm256_loadu_si256((const __m256i *)(xq->q + 32 * k)));
+    __m256 lo = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dd * xq->dx[k]), _mm512_castps512_ps256(*a));
+    *a = _mm512_insertf32x8(*a, lo, 0);
+    *off = _mm256_add_ps(*off, _mm256_setr_ps(128 * dd * xq->sx[k], 0, 0, 0, 0, 0, 0, 0));
 }
 
 TVNNI static void q8_0_vnni(float *out, const uint8_t *w, const Xq *xq, int n, int d) {
     size_t rb = (size_t)d / 32 * 34;
-    const __m256i flip = _mm256_set1_epi8((char)0x80);
-    for (int i = 0; i < n; i++) {
-        const uint8_t *r = w + (size_t)i * rb;
-        __m256 a = _mm256_setzero_ps();
-        float off = 0;
-        for (int k = 0; k < d / 32; k++) {
-            const uint8_t *b = r + (size_t)k * 34;
-            mv_prefetch(b, 1);
-            float s = _cvtsh_ss((unsigned short)(b[0] | b[1] << 8)) * xq->dx[k];
-            __m256i u = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(b + 2)), flip);
-            a = _mm256_fmadd_ps(dot32(u, xq->q + 32 * k), _mm256_set1_ps(s), a);
-            off += s * (float)(128 * xq->sum[k]);
+    int nb = d / 32, n8 = nb / 8;
+    for (int i = 0; i < n; i += 2) {
+        int two = i + 1 < n;
+        const uint8_t *r0 = w + (size_t)i * rb, *r1 = two ? r0 + rb : r0;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+        __m256 o0 = _mm256_setzero_ps(), o1 = o0;
+        for (int k = 0; k < n8; k++) {
+            mv_prefetch(r0 + 272 * k, 5), mv_prefetch(r1 + 272 * k, 5);
+            q8_0_oct(r0 + 272 * k, xq, k, &a0, &o0);
+            q8_0_oct(r1 + 272 * k, xq, k, &a1, &o1);
         }
-        out[i] = hsum8(a) - off;
+        for (int k = 8 * n8; k < nb; k++) q8_0_one(r0 + 34 * k, xq, k, &a0, &o0), q8_0_one(r1 + 34 * k, xq, k, &a1, &o1);
+        out[i] = hsum_vnni(a0, o0);
+        if (two) out[i + 1] = hsum_vnni(a1, o1);
     }
 }
 
-TVNNI static void q4_k_vnni(float *out, const uint8_t *w, const Xq *xq, int n, int d) {
-    size_t rb = (size_t)d / 256 * 144;
-    const __m256i m4 = _mm256_set1_epi8(15);
-    for (int i = 0; i < n; i++) {
-        const uint8_t *r = w + (size_t)i * rb;
-        __m256 a0 = _mm256_setzero_ps(), a1 = a0;
-        float off = 0;
+/* A Q4_K/Q5_K block's eight 6-bit sub-scales (bytes 0..7) and mins (8..15)
+ * from its 12 packed bytes, four at a time as 32-bit words. */
+static inline void k_scales6(const uint8_t *p, uint8_t *o) {
+    uint32_t a, b, c, m6 = 0x3f3f3f3fu, m4 = 0x0f0f0f0fu, m2 = 0x03030303u;
+    memcpy(&a, p, 4), memcpy(&b, p + 4, 4), memcpy(&c, p + 8, 4);
+    uint32_t v[4] = {a & m6, (c & m4) | ((a >> 6) & m2) << 4, b & m6, ((c >> 4) & m4) | ((b >> 6) & m2) << 4};
+    memcpy(o, v, 16);
+}
+
+/* A Q4_K/Q5_K block (256 weights) of one row: its sub-scales times d·dx as
+ * lanes, the nibbles (and Q5_K's fifth bits) dotted two sub-blocks at a
+ * time, the mins through dx·Σqx. */
+TVNNI static inline void q45_k_blk(const uint8_t *b, const Xq *xq, int k, int five, __m512 *a, __m256 *off) {
+    uint8_t sm[16];
+    k_scales6(b + 4, sm);
+    __m256 d = _mm256_set1_ps(_cvtsh_ss((unsigned short)(b[0] | b[1] << 8)));
+    __m256 dm = _mm256_set1_ps(_cvtsh_ss((unsigned short)(b[2] | b[3] << 8)));
+    __m128i smv = _mm_loadu_si128((const __m128i *)sm);
+    __m256 sc = _mm256_mul_ps(_mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(smv))), _mm256_loadu_ps(xq->dx + 8 * k));
+    __m256 mn = _mm256_mul_ps(dm, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(smv, 8))));
+    *off = _mm256_fmadd_ps(mn, _mm256_loadu_ps(xq->sx + 8 * k), *off);
+    const uint8_t *qs = b + (five ? 48 : 16);
+    const __m512i m4 = _mm512_set1_epi8(15), one = _mm512_set1_epi8(1);
+    const __m512i sh = _mm512_set_epi64(4, 4, 4, 4, 0, 0, 0, 0); /* low nibbles, then high */
+    __m512i qh = five ? _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b + 16))) : _mm512_setzero_si512();
+    for (int c = 0; c < 4; c++) {
+        __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(qs + 32 * c)));
+        __m512i u = _mm512_and_si512(_mm512_srlv_epi64(q, sh), m4);
+        if (five) {
+            __m512i hs = _mm512_add_epi64(_mm512_set_epi64(1, 1, 1, 1, 0, 0, 0, 0), _mm512_set1_epi64(2 * c));
+            u = _mm512_or_si512(u, _mm512_slli_epi64(_mm512_and_si512(_mm512_srlv_epi64(qh, hs), one), 4));
+        }
+        *a = dot64(u, xq->q + 256 * k + 64 * c, pair_lanes(sc, c), *a);
+    }
+}
+
+TVNNI static void q45_k_vnni(float *out, const uint8_t *w, const Xq *xq, int n, int d, int five) {
+    int bb = five ? 176 : 144;
+    size_t rb = (size_t)d / 256 * bb;
+    for (int i = 0; i < n; i += 2) {
+        int two = i + 1 < n;
+        const uint8_t *r0 = w + (size_t)i * rb, *r1 = two ? r0 + rb : r0;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+        __m256 o0 = _mm256_setzero_ps(), o1 = o0;
         for (int k = 0; k < d / 256; k++) {
-            const uint8_t *b = r + (size_t)k * 144;
-            mv_prefetch(b, 3);
-            float sc[8], mn[8];
-            k_scales(b + 4, _cvtsh_ss((unsigned short)(b[0] | b[1] << 8)), _cvtsh_ss((unsigned short)(b[2] | b[3] << 8)), sc, mn);
-            for (int c = 0; c < 4; c++) {
-                __m256i q = _mm256_loadu_si256((const __m256i *)(b + 16 + 32 * c));
-                int s0 = 8 * k + 2 * c, s1 = s0 + 1; /* x's 32-blocks are the sub-blocks */
-                a0 = _mm256_fmadd_ps(dot32(_mm256_and_si256(q, m4), xq->q + 32 * s0), _mm256_set1_ps(sc[2 * c] * xq->dx[s0]), a0);
-                a1 = _mm256_fmadd_ps(dot32(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), xq->q + 32 * s1),
-                                     _mm256_set1_ps(sc[2 * c + 1] * xq->dx[s1]), a1);
-                off += mn[2 * c] * xq->dx[s0] * (float)xq->sum[s0] + mn[2 * c + 1] * xq->dx[s1] * (float)xq->sum[s1];
-            }
+            mv_prefetch(r0 + (size_t)bb * k, 3), mv_prefetch(r1 + (size_t)bb * k, 3);
+            q45_k_blk(r0 + (size_t)bb * k, xq, k, five, &a0, &o0);
+            q45_k_blk(r1 + (size_t)bb * k, xq, k, five, &a1, &o1);
         }
-        out[i] = hsum8(_mm256_add_ps(a0, a1)) - off;
+        out[i] = hsum_vnni(a0, o0);
+        if (two) out[i + 1] = hsum_vnni(a1, o1);
     }
 }
 
-static int int8_mode; /* mv_q_set_int8 */
+/* A Q6_K block of one row: 16 groups of 16, each group's int8 scale times
+ * d and its x block's dx as a lane vector; a 64-byte dot covers four
+ * groups (lanes 4g..4g+3 group g), the −32 offset through dx·Σqx per 16. */
+TVNNI static inline void q6_k_blk(const uint8_t *b, const Xq *xq, int k, __m512 *a, __m512 *off) {
+    const __m512i dup = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+    __m512 dx16 = _mm512_permutexvar_ps(dup, _mm512_castps256_ps512(_mm256_loadu_ps(xq->dx + 8 * k)));
+    __m512 ds = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss((unsigned short)(b[208] | b[209] << 8))),
+                              _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 192)))));
+    *off = _mm512_fmadd_ps(_mm512_mul_ps(ds, _mm512_set1_ps(32)), _mm512_loadu_ps(xq->s16 + 16 * k), *off);
+    __m512 gs = _mm512_mul_ps(ds, dx16);
+    const __m512i m4 = _mm512_set1_epi8(15), m2 = _mm512_set1_epi8(3);
+    for (int h = 0; h < 2; h++) {
+        const uint8_t *ql = b + 64 * h;
+        __m512i l = _mm512_loadu_si512(ql); /* quarters 0 and 1 low nibbles; >>4 quarters 2 and 3 */
+        __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b + 128 + 32 * h)));
+        for (int p = 0; p < 2; p++) { /* quarters 2p and 2p+1 */
+            __m512i lo = _mm512_and_si512(p ? _mm512_srli_epi64(l, 4) : l, m4);
+            __m512i hs = _mm512_add_epi64(_mm512_set_epi64(2, 2, 2, 2, 0, 0, 0, 0), _mm512_set1_epi64(4 * p));
+            __m512i u = _mm512_or_si512(lo, _mm512_slli_epi64(_mm512_and_si512(_mm512_srlv_epi64(qh, hs), m2), 4));
+            int g0 = 8 * h + 4 * p;
+            __m512i idx = _mm512_add_epi32(_mm512_srli_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), 2),
+                                           _mm512_set1_epi32(g0));
+            *a = dot64(u, xq->q + 256 * k + 128 * h + 64 * p, _mm512_permutexvar_ps(idx, gs), *a);
+        }
+    }
+}
+
+TVNNI static void q6_k_vnni(float *out, const uint8_t *w, const Xq *xq, int n, int d) {
+    size_t rb = (size_t)d / 256 * 210;
+    for (int i = 0; i < n; i += 2) {
+        int two = i + 1 < n;
+        const uint8_t *r0 = w + (size_t)i * rb, *r1 = two ? r0 + rb : r0;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, o0 = a0, o1 = a0;
+        for (int k = 0; k < d / 256; k++) {
+            mv_prefetch(r0 + 210 * (size_t)k, 4), mv_prefetch(r1 + 210 * (size_t)k, 4);
+            q6_k_blk(r0 + 210 * (size_t)k, xq, k, &a0, &o0);
+            q6_k_blk(r1 + 210 * (size_t)k, xq, k, &a1, &o1);
+        }
+        out[i] = _mm512_reduce_add_ps(_mm512_sub_ps(a0, o0));
+        if (two) out[i + 1] = _mm512_reduce_add_ps(_mm512_sub_ps(a1, o1));
+    }
+}
+
+static int int8_mode = -1; /* mv_q_set_int8; -1 until AHASCOPE_QDOT or a call sets it */
 
 void mv_q_set_int8(int on) { __atomic_store_n(&int8_mode, on != 0, __ATOMIC_RELAXED); }
 
 int mv_q_int8_available(int t) {
     __builtin_cpu_init();
-    return (t == GGML_Q8_0 || t == GGML_Q4_K) && __builtin_cpu_supports("avx512vnni") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
+    return (t == GGML_Q8_0 || t == GGML_Q4_K || t == GGML_Q5_K || t == GGML_Q6_K) &&
+           __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") && cpu_f16c();
+}
+
+/* The mode in force: AHASCOPE_QDOT=exact or int8 until mv_q_set_int8 says. */
+int mv_q_int8(void) {
+    int m = __atomic_load_n(&int8_mode, __ATOMIC_RELAXED);
+    if (m >= 0) return m;
+    const char *v = getenv("AHASCOPE_QDOT");
+    m = v && !strcmp(v, "exact") ? 0 : v && !strcmp(v, "int8") ? 1 : MVQ_INT8_DEFAULT;
+    __atomic_store_n(&int8_mode, m, __ATOMIC_RELAXED);
+    return m;
 }
 
 /* The integer kernel when asked for and present; 0 if it did not run. */
 static int q_int8(float *out, GgmlType t, const uint8_t *w, const float *x, int n, int d) {
-    if (!__atomic_load_n(&int8_mode, __ATOMIC_RELAXED) || d > MVQ_MAX_D || !mv_q_int8_available(t)) return 0;
-    Xq *xq = malloc(sizeof *xq);
+    if (!mv_q_int8() || d > MVQ_MAX_D || d % 32 || !mv_q_int8_available(t)) return 0;
+    Xq *xq = malloc(sizeof *xq); /* per call: each pool worker rounds x itself (a _Thread_local buffer read back zeros under gcc 12 -O2 here; not investigated) */
     if (!xq) return 0;
-    x_quantise(xq, x, d);
+    xq_fill(xq, x, d);
     if (t == GGML_Q8_0) q8_0_vnni(out, w, xq, n, d);
-    else q4_k_vnni(out, w, xq, n, d);
+    else if (t == GGML_Q6_K) q6_k_vnni(out, w, xq, n, d);
+    else q45_k_vnni(out, w, xq, n, d, t == GGML_Q5_K);
     free(xq);
     return 1;
+}
+
+void mv_q_quantise_x(int8_t *q, float *dx, int32_t *sum, const float *x, int d) {
+    if (d > MVQ_MAX_D || !mv_q_int8_available(GGML_Q8_0)) {
+        xq_scalar(q, dx, sum, x, d);
+        return;
+    }
+    Xq *xq = malloc(sizeof *xq);
+    if (!xq) {
+        xq_scalar(q, dx, sum, x, d);
+        return;
+    }
+    xq_fill(xq, x, d);
+    memcpy(q, xq->q, (size_t)d / 32 * 32), memcpy(dx, xq->dx, (size_t)d / 32 * sizeof *dx);
+    memcpy(sum, xq->sum, (size_t)d / 32 * sizeof *sum);
+    free(xq);
 }
 
 /* ---- dispatch ---- */

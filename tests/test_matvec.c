@@ -133,7 +133,9 @@ TEST(matvec_quantised_kernels_match_the_widened_rows_for_every_type_and_isa) {
                     mv_q_isa((MvIsa)isa, out, types[k], w, x, n, d);
                     rows_match(out, wide, x, n, d, gguf_type_name(types[k]), (MvIsa)isa);
                 }
+                mv_q_set_int8(0); /* the exact path; the integer one has its own test */
                 mv_q(out, types[k], w, x, n, d);
+                mv_q_set_int8(1);
                 rows_match(out, wide, x, n, d, gguf_type_name(types[k]), mv_isa());
                 free(w), free(wide), free(wide2), free(x);
             }
@@ -143,38 +145,72 @@ TEST(matvec_quantised_kernels_match_the_widened_rows_for_every_type_and_isa) {
 
 /* The integer path rounds x to 8 bits per 32 values: each value moves by
  * at most half a step, max|x of its block|/254, so a row's dot moves by at
- * most Σ_j |w_j|·step_j/2 (plus summation order, 1e-5 of Σ|w·x|). */
+ * most Σ_j |w_j|·step_j/2 (plus summation order, 1e-5 of Σ|w·x|). Every
+ * type it has, with rows odd and even (it reads two at once), one row,
+ * and for Q8_0 rows not a multiple of its eight-block step. */
 TEST(matvec_int8_path_stays_within_the_rounding_of_x) {
-    const GgmlType types[] = {GGML_Q8_0, GGML_Q4_K};
+    const GgmlType types[] = {GGML_Q8_0, GGML_Q4_K, GGML_Q5_K, GGML_Q6_K};
+    const int rows[] = {1, 2, 7}, ds[] = {256, 512, 288, 2080};
     unsigned seed = 21;
     int ran = 0;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 4; k++) {
         if (!mv_q_int8_available(types[k])) continue;
         ran = 1;
-        int n = 7, d = 512;
-        uint8_t *w = random_rows(types[k], n, d, &seed);
-        float *wide = malloc((size_t)n * d * 4), x[512], out[7];
-        quant_dequant(types[k], w, wide, (int64_t)n * d);
-        for (int j = 0; j < d; j++) x[j] = frand(&seed) * (j % 3 ? 1 : 5);
-        mv_q_set_int8(1);
-        mv_q(out, types[k], w, x, n, d);
-        mv_q_set_int8(0);
-        for (int i = 0; i < n; i++) {
-            double ref = 0, mag = 0, bound = 0;
-            for (int b = 0; b < d / 32; b++) {
-                double amax = 0;
-                for (int j = 0; j < 32; j++) amax = fmax(amax, fabs(x[32 * b + j]));
-                for (int j = 32 * b; j < 32 * b + 32; j++) {
-                    double p = (double)wide[i * d + j] * x[j];
-                    ref += p, mag += fabs(p), bound += fabs(wide[i * d + j]) * amax / 254;
+        for (int r = 0; r < 3; r++)
+            for (int di = 0; di < (types[k] == GGML_Q8_0 ? 4 : 2); di++) {
+                int n = rows[r], d = ds[di];
+                uint8_t *w = random_rows(types[k], n, d, &seed);
+                float *wide = malloc((size_t)n * d * 4), *x = malloc((size_t)d * 4), out[7];
+                quant_dequant(types[k], w, wide, (int64_t)n * d);
+                for (int j = 0; j < d; j++) x[j] = frand(&seed) * (j % 3 ? 1 : 5);
+                mv_q_set_int8(1);
+                mv_q(out, types[k], w, x, n, d);
+                for (int i = 0; i < n; i++) {
+                    double ref = 0, mag = 0, bound = 0;
+                    for (int b = 0; b < d / 32; b++) {
+                        double amax = 0;
+                        for (int j = 0; j < 32; j++) amax = fmax(amax, fabs(x[32 * b + j]));
+                        for (int j = 32 * b; j < 32 * b + 32; j++) {
+                            double p = (double)wide[(size_t)i * d + j] * x[j];
+                            ref += p, mag += fabs(p), bound += fabs(wide[(size_t)i * d + j]) * amax / 254;
+                        }
+                    }
+                    CHECK_MSG(fabs(out[i] - ref) <= bound * 1.001 + 1e-5 * mag, "%s n=%d d=%d row %d: %g vs %g (bound %g)",
+                              gguf_type_name(types[k]), n, d, i, out[i], ref, bound);
+                    CHECK_MSG(fabs(out[i] - ref) > 1e-9 * mag, "%s row %d: exact, so the integer path did not run",
+                              gguf_type_name(types[k]), i);
                 }
+                free(w), free(wide), free(x);
             }
-            CHECK_MSG(fabs(out[i] - ref) <= bound * 1.001 + 1e-5 * mag, "%s row %d: %g vs %g (bound %g)",
-                      gguf_type_name(types[k]), i, out[i], ref, bound);
-            CHECK_MSG(fabs(out[i] - ref) > 1e-9 * mag, "%s row %d: exact, so the integer path did not run",
-                      gguf_type_name(types[k]), i);
-        }
-        free(w), free(wide);
     }
     if (!ran) test_skip("this CPU lacks AVX-512 VNNI: the integer path does not exist here");
+}
+
+/* The integer path's quantiser against a scalar reference written here:
+ * per 32 values dx = max|x|/127 and q = rint(x·(1/dx)), so every integer
+ * and every sum must be equal and dx bit-equal; a block of zeros gives 0s. */
+TEST(matvec_int8_activation_quantiser_matches_a_scalar_reference) {
+    enum { D = 4128 };
+    static float x[D], dx[D / 32];
+    static int8_t q[D];
+    static int32_t sum[D / 32];
+    unsigned seed = 5;
+    for (int j = 0; j < D; j++) x[j] = frand(&seed) * (float)(1 + j % 7) * (j / 32 % 5 == 3 ? 1e-3f : 1);
+    for (int j = 64; j < 96; j++) x[j] = 0;
+    x[200] = 1e30f, x[300] = -3.5f;
+    mv_q_quantise_x(q, dx, sum, x, D);
+    for (int b = 0; b < D / 32; b++) {
+        float amax = 0;
+        for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(x[32 * b + j]));
+        float s = amax / 127, id = s > 0 ? 1 / s : 0;
+        int32_t t = 0;
+        CHECK_MSG(dx[b] == s, "block %d: dx %g vs %g", b, dx[b], s);
+        for (int j = 32 * b; j < 32 * b + 32; j++) {
+            int v = (int)rintf(x[j] * id);
+            t += v;
+            CHECK_MSG(q[j] == v, "x[%d] = %g: q %d vs %d", j, x[j], q[j], v);
+        }
+        CHECK_MSG(sum[b] == t, "block %d: sum %d vs %d", b, sum[b], t);
+    }
+    CHECK(dx[2] == 0 && q[70] == 0 && sum[2] == 0);
 }
