@@ -292,6 +292,7 @@ typedef struct {
     int layer, T, pos0;
     int routed;           /* s->rlog holds router logits (a router file or the model's own) */
     StepTrace **traces;
+    int arch_window;      /* the layer's built-in sliding window (LayerWeights.window), 0: none */
 } AttnJob;
 
 static void gate_rule(const AttnJob *j, int t, int h, float score, AttnHeadIn *in) {
@@ -382,7 +383,10 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
     const Config *c = &s->c;
     const AttnConfig *a = j->a;
     int group = c->n_heads / c->n_kv_heads, hs = c->head_size, l = j->layer;
-    int bulk = a->profile || a->policy == POLICY_QADA_BULK || a->policy == POLICY_QADA_REM_BULK;
+    /* a layer the architecture windows is AHA's local branch forced for every head: its own
+     * window, no sinks, no choice (and no far-key moments, which only a choice needs) */
+    int fixed = j->arch_window > 0, window = fixed ? j->arch_window : a->window, sinks = fixed ? 0 : a->sinks;
+    int bulk = !fixed && (a->profile || a->policy == POLICY_QADA_BULK || a->policy == POLICY_QADA_REM_BULK);
     size_t idx = (size_t)l * c->n_kv_heads + kvh;
     float *scratch = s->scratch + (size_t)kvh * attn_scratch_floats(c);
     head_prepare(s, l, kvh, j->T, j->pos0);
@@ -396,13 +400,14 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
             int cell = l * c->n_heads + h, k = tr ? tr->top_k : 0;
             AttnHeadIn in = {.q = s->q + (size_t)i * c->q_dim + h * hs, .k = fwd_kv_at(s, 0, l, kvh, 0),
                              .v = fwd_kv_at(s, 1, l, kvh, 0), .kv_dtype = c->kv_dtype, .stride = hs, .head_size = hs,
-                             .t = t, .window = a->window, .sinks = a->sinks, .theta_logit = a->theta_logit,
+                             .t = t, .window = window, .sinks = sinks, .theta_logit = a->theta_logit,
                              .want_oracle = a->profile, .want_qada = a->profile,
                              .bulk_m1 = bulk ? s->bulk_m1 + idx * hs : NULL,
                              .bulk_m2 = bulk ? s->bulk_m2 + idx * hs * hs : NULL, .score = score, .top_k = k,
                              .top_pos = k ? tr->top_pos + (size_t)cell * k : NULL,
                              .top_w = k ? tr->top_w + (size_t)cell * k : NULL};
-            gate_rule(j, t, h, score, &in);
+            if (fixed) in.rule = GATE_FIXED, in.gate = 0;
+            else gate_rule(j, t, h, score, &in);
             AttnHeadOut r;
             attn_head_forward(&in, s->xb + (size_t)i * c->q_dim + h * hs, scratch, &r);
             any_global |= r.gate;
@@ -415,13 +420,20 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
         /* the group shares one KV head: its far keys are read once if any
          * of the group's query heads went global */
         if (j->traces)
-            j->traces[i]->kv_read[l * c->n_heads + kvh] = attn_kv_read(t, a->window, a->sinks, any_global);
+            j->traces[i]->kv_read[l * c->n_heads + kvh] = attn_kv_read(t, window, sinks, any_global);
     }
 }
 
 /* rows[i] = rmsnorm(rows[i]) · w (in place when out == in), T rows of n. */
 static void norm_rows(const Config *c, float *out, const float *in, const float *w, int T, int n, int ld_out, int ld_in) {
     for (int i = 0; i < T; i++) k_rmsnorm_eps(out + (size_t)i * ld_out, in + (size_t)i * ld_in, w, n, c->norm_eps);
+}
+
+/* QK-norm of T rows of n: over the whole row (OLMo-2), or over each head's
+ * head_size values with one shared gain vector (Qwen3's per-head norm). */
+static void qk_norm(const Config *c, float *rows, const float *w, int T, int n) {
+    if (c->qk_norm_head) norm_rows(c, rows, rows, w, T * (n / c->head_size), c->head_size, c->head_size, c->head_size);
+    else norm_rows(c, rows, rows, w, T, n, n, n);
 }
 
 static void add_bias(float *rows, const float *b, int T, int n, int stride) {
@@ -458,10 +470,10 @@ static void layer_forward(const Model *m, RunState *s, const AttnConfig *a, int 
     add_bias(s->q, lw->bq, T, qd, qd);
     add_bias(kn, lw->bk, T, kv, kv);
     add_bias(vn, lw->bv, T, kv, kv);
-    if (lw->q_norm) norm_rows(c, s->q, s->q, lw->q_norm, T, qd, qd, qd);
-    if (lw->k_norm) norm_rows(c, kn, kn, lw->k_norm, T, kv, kv, kv);
+    if (lw->q_norm) qk_norm(c, s->q, lw->q_norm, T, qd);
+    if (lw->k_norm) qk_norm(c, kn, lw->k_norm, T, kv);
 
-    AttnJob job = {s, a, l, T, pos0, builtin || a->routers, tr};
+    AttnJob job = {s, a, l, T, pos0, builtin || a->routers, tr, lw->window};
     pool_run(s->pool, attn_task, &job, c->n_kv_heads);       /* xb [T][q_dim] = attention output */
     if (s->q_cache) memcpy(s->q_cache + ((size_t)l * c->seq_len + pos0) * qd, s->q, (size_t)T * qd * sizeof(float));
 

@@ -2,7 +2,7 @@
  *
  * Hugging Face model folders: config.json plus safetensors
  * (one file, or shards listed in model.safetensors.index.json) for the
- * llama, qwen2, olmo2 and faolmo architectures.
+ * llama, qwen2, olmo2, faolmo, qwen3 and mistral architectures.
  *
  * Matrices stay in the memory-mapped files in their stored dtype (F32, F16
  * or BF16) and the forward pass reads them there; only the small vectors
@@ -115,14 +115,16 @@ static int parse_arch(const cJSON *j, Config *c, char *name, size_t cap, const c
     const cJSON *mt = cJSON_GetObjectItemCaseSensitive(j, "model_type");
     if (!cJSON_IsString(mt)) return err_set(e, "%s: model_type is missing or not a string", path);
     static const struct { const char *name; Arch arch; } known[] = {
-        {"llama", ARCH_LLAMA}, {"qwen2", ARCH_QWEN2}, {"olmo2", ARCH_OLMO2}, {"faolmo", ARCH_FAOLMO}};
+        {"llama", ARCH_LLAMA}, {"qwen2", ARCH_QWEN2}, {"olmo2", ARCH_OLMO2}, {"faolmo", ARCH_FAOLMO},
+        {"qwen3", ARCH_QWEN3}, {"mistral", ARCH_MISTRAL}};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (!strcmp(mt->valuestring, known[i].name)) {
             c->arch = known[i].arch;
             snprintf(name, cap, "%s", known[i].name);
             return 0;
         }
-    return err_set(e, "%s: model_type '%.40s' is not supported (llama, qwen2, olmo2, faolmo)", path, mt->valuestring);
+    return err_set(e, "%s: model_type '%.40s' is not supported (llama, qwen2, olmo2, faolmo, qwen3, mistral)", path,
+                   mt->valuestring);
 }
 
 /* llama3-style rope_scaling, the only kind these architectures ship with. */
@@ -145,6 +147,18 @@ static int parse_rope_scaling(const cJSON *j, Config *c, const char *path, Err *
     return 0;
 }
 
+/* The architecture's sliding window: mistral's `sliding_window` (null or
+ * absent: none); qwen2/qwen3 ship one that is off unless
+ * use_sliding_window, which is refused rather than run wrongly (its
+ * max_window_layers split is not modelled). */
+static int parse_window(const cJSON *j, Config *c, const char *path, Err *e) {
+    if (c->arch == ARCH_MISTRAL) return cfg_int(j, "sliding_window", 0, 1, MODEL_MAX_SEQ, &c->sliding_window, path, e);
+    int use = 0;
+    if (cfg_bool(j, "use_sliding_window", 0, &use, path, e)) return -1;
+    if (use) return err_set(e, "%s: use_sliding_window true is not supported (max_window_layers is not modelled)", path);
+    return 0;
+}
+
 static int parse_config(const cJSON *j, Model *m, int max_ctx, int *tied, const char *path, Err *e) {
     Config *c = &m->c;
     memset(c, 0, sizeof *c);
@@ -164,8 +178,10 @@ static int parse_config(const cJSON *j, Model *m, int max_ctx, int *tied, const 
         cfg_float(j, "rms_norm_eps", 1e-6, &c->norm_eps, path, e) ||
         cfg_float(j, "rope_theta", 10000, &c->rope_theta, path, e) ||
         cfg_bool(j, "tie_word_embeddings", -1, tied, path, e) ||
-        cfg_bool(j, "attention_bias", 0, &bias, path, e) || parse_rope_scaling(j, c, path, e))
+        cfg_bool(j, "attention_bias", 0, &bias, path, e) || parse_rope_scaling(j, c, path, e) ||
+        parse_window(j, c, path, e))
         return -1;
+    c->qk_norm_head = c->arch == ARCH_QWEN3;
     if (bias && c->arch != ARCH_QWEN2) return err_set(e, "%s: attention_bias is not supported for %s", path, m->arch_name);
     int cap = max_ctx > 0 ? max_ctx : MODEL_HF_DEFAULT_CTX;
     c->seq_len = max_pos < cap ? max_pos : cap;
@@ -322,6 +338,10 @@ static int wire_layer(Model *m, HfModel *hf, int l, int *any_half, Err *e) {
                get_vec(hf, NAME("post_attention_layernorm.weight"), d, &lw->ffn_norm, e)) {
         return -1; /* llama's "post_attention_layernorm" is the pre-FFN norm */
     }
+    if (c->qk_norm_head && (get_vec(hf, NAME("self_attn.q_norm.weight"), c->head_size, &lw->q_norm, e) ||
+                            get_vec(hf, NAME("self_attn.k_norm.weight"), c->head_size, &lw->k_norm, e)))
+        return -1;
+    lw->window = c->sliding_window;
     if (c->arch == ARCH_QWEN2 &&
         (get_vec(hf, NAME("self_attn.q_proj.bias"), q, &lw->bq, e) || get_vec(hf, NAME("self_attn.k_proj.bias"), kv, &lw->bk, e) ||
          get_vec(hf, NAME("self_attn.v_proj.bias"), kv, &lw->bv, e)))

@@ -27,7 +27,8 @@
 
 static const struct { const char *type, *class_name; int arch; } ARCHS[] = {
     {"llama", "LlamaForCausalLM", ARCH_LLAMA}, {"qwen2", "Qwen2ForCausalLM", ARCH_QWEN2},
-    {"olmo2", "Olmo2ForCausalLM", ARCH_OLMO2}, {"faolmo", "FAOlmoForCausalLM", ARCH_FAOLMO}};
+    {"olmo2", "Olmo2ForCausalLM", ARCH_OLMO2}, {"faolmo", "FAOlmoForCausalLM", ARCH_FAOLMO},
+    {"qwen3", "Qwen3ForCausalLM", ARCH_QWEN3}, {"mistral", "MistralForCausalLM", ARCH_MISTRAL}};
 #define N_ARCHS (int)(sizeof ARCHS / sizeof ARCHS[0])
 
 static int arch_index(int arch) {
@@ -51,7 +52,8 @@ static int is_olmo(int arch) { return arch == ARCH_OLMO2 || arch == ARCH_FAOLMO;
 /* Floats of owned_arch per layer: faolmo's widened W_Q, QK-norms, biases. */
 static size_t arch_floats(const Config *c, int arch) {
     size_t d = c->dim, q = c->q_dim, kv = c->kv_dim, H = c->n_heads;
-    return (arch == ARCH_FAOLMO ? (q + H) * d : 0) + (is_olmo(arch) ? q + kv : 0) + (arch == ARCH_QWEN2 ? q + 2 * kv : 0);
+    return (arch == ARCH_FAOLMO ? (q + H) * d : 0) + (is_olmo(arch) ? q + kv : 0) + (arch == ARCH_QWEN2 ? q + 2 * kv : 0) +
+           (arch == ARCH_QWEN3 ? 2 * (size_t)c->head_size : 0);
 }
 
 /* n values 1 + u, u uniform in ±0.25: norm weights that are not all alike. */
@@ -87,6 +89,9 @@ static void arch_layer(Model *m, int l, int arch, float **p, uint64_t *s) {
         lw->attn_norm = lw->ffn_norm = NULL;
         lw->q_norm = take_norm(p, q, s), lw->k_norm = take_norm(p, kv, s);
     }
+    if (arch == ARCH_QWEN3) /* one gain per head dimension, shared by every head */
+        lw->q_norm = take_norm(p, c->head_size, s), lw->k_norm = take_norm(p, c->head_size, s);
+    lw->window = arch == ARCH_MISTRAL ? c->sliding_window : 0;
     if (arch == ARCH_QWEN2)
         lw->bq = take_uniform(p, q, 0.25f, s), lw->bk = take_uniform(p, kv, 0.25f, s), lw->bv = take_uniform(p, kv, 0.25f, s);
 }
@@ -102,6 +107,8 @@ int model_random_arch(Model *m, const Config *cfg, int arch, uint64_t seed, Err 
         return err_set(e, "random model: out of memory for the %s parts", model_arch_type(arch));
     }
     m->c.arch = arch;
+    m->c.qk_norm_head = arch == ARCH_QWEN3;
+    m->c.sliding_window = arch == ARCH_MISTRAL ? cfg->sliding_window : 0;
     snprintf(m->arch_name, sizeof m->arch_name, "%s", model_arch_type(arch));
     uint64_t s = seed ^ 0x5eed0a7c4ull;
     float *p = m->owned_arch;
@@ -174,6 +181,9 @@ static int add_layer(Out *o, const Model *m, int l, Err *e) {
     const LayerWeights *lw = &m->layers[l];
     size_t d = c->dim, q = c->q_dim, kv = c->kv_dim, h = c->hidden_dim, H = c->n_heads, qr = q + (m->builtin_routers ? H : 0);
     const float *wq = rope_rows(o, f32(&lw->wq), H, qr, d), *wk = rope_rows(o, f32(&lw->wk), c->n_kv_heads, kv, d);
+    /* per-head norms are one head's gains: reordered like one head's rows */
+    int qn_heads = c->qk_norm_head ? 1 : (int)H, kn_heads = c->qk_norm_head ? 1 : c->n_kv_heads;
+    size_t qn = c->qk_norm_head ? (size_t)c->head_size : q, kn = c->qk_norm_head ? (size_t)c->head_size : kv;
     if (!wq || !wk) return err_set(e, "out of memory");
     char n[ST_MAX_NAME];
 #define ADD(suffix, v, rows, cols) \
@@ -184,8 +194,8 @@ static int add_layer(Out *o, const Model *m, int l, Err *e) {
         ADD("mlp.up_proj.weight", f32(&lw->w3), h, d) || ADD("input_layernorm.weight", lw->attn_norm, d, 0) ||
         ADD("post_attention_layernorm.weight", lw->attn_norm ? lw->ffn_norm : lw->post_attn_norm, d, 0) ||
         ADD("post_feedforward_layernorm.weight", lw->post_ffn_norm, d, 0) ||
-        ADD("self_attn.q_norm.weight", lw->q_norm ? rope_rows(o, lw->q_norm, H, q, 1) : NULL, q, 0) ||
-        ADD("self_attn.k_norm.weight", lw->k_norm ? rope_rows(o, lw->k_norm, c->n_kv_heads, kv, 1) : NULL, kv, 0) ||
+        ADD("self_attn.q_norm.weight", lw->q_norm ? rope_rows(o, lw->q_norm, qn_heads, qn, 1) : NULL, qn, 0) ||
+        ADD("self_attn.k_norm.weight", lw->k_norm ? rope_rows(o, lw->k_norm, kn_heads, kn, 1) : NULL, kn, 0) ||
         ADD("self_attn.q_proj.bias", lw->bq ? rope_rows(o, lw->bq, H, q, 1) : NULL, q, 0) ||
         ADD("self_attn.k_proj.bias", lw->bk ? rope_rows(o, lw->bk, c->n_kv_heads, kv, 1) : NULL, kv, 0) ||
         ADD("self_attn.v_proj.bias", lw->bv, kv, 0))
@@ -255,6 +265,9 @@ static cJSON *config_json(const Model *m, const HfSaveOpts *o) {
     cJSON_AddStringToObject(j, "hidden_act", "silu");
     cJSON_AddStringToObject(j, "torch_dtype", o->dtype == DT_F32 ? "float32" : o->dtype == DT_BF16 ? "bfloat16" : "float16");
     if (m->builtin_routers) cJSON_AddNumberToObject(j, "aha_window", m->default_window);
+    if (c->arch == ARCH_MISTRAL && c->sliding_window > 0) cJSON_AddNumberToObject(j, "sliding_window", c->sliding_window);
+    else if (c->arch == ARCH_MISTRAL) cJSON_AddNullToObject(j, "sliding_window");
+    if (c->arch == ARCH_QWEN3) cJSON_AddBoolToObject(j, "use_sliding_window", 0);
     return j;
 }
 

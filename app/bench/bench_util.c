@@ -44,7 +44,14 @@ int bench_shape_config(const BenchOpts *b, Config *c, Err *e) {
         return err_usage(e, "--shape: unknown shape '%s' (260K, 15M, 110M)", b->shape);
     }
     *c = (Config){.dim = v[0], .hidden_dim = v[1], .n_layers = v[2], .n_heads = v[3], .n_kv_heads = v[4],
-                  .vocab_size = v[5], .seq_len = v[6], .shared_classifier = 1, .rope_theta = 10000.0f};
+                  .vocab_size = v[5], .seq_len = v[6], .shared_classifier = 1, .rope_theta = 10000.0f,
+                  .head_size = b->head_dim};
+    if (b->window_layers) {
+        char extra;
+        if (sscanf(b->window_layers, "%d%c", &c->sliding_window, &extra) != 1 || c->sliding_window < 1)
+            return err_usage(e, "--window-layers: expected a window W >= 1 (got '%s')", b->window_layers);
+        if (b->arch != ARCH_MISTRAL) return err_usage(e, "--window-layers needs --arch mistral");
+    }
     return model_config_check(c, "--dims", e) ? err_as_usage(e) : 0; /* the flag gave a shape no model has */
 }
 
