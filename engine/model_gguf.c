@@ -1,9 +1,9 @@
-/* model_gguf.c — a GGUF model (llama, qwen2, olmo2) read in place: its matrices are the file's mapped tensors.
+/* model_gguf.c — a GGUF model (llama, qwen2, olmo2, qwen3) read in place: its matrices are the file's mapped tensors.
  *
  * ggml's llama rotates adjacent RoPE pairs, and its converter reorders a
  * Hugging Face model's W_Q/W_K rows (rotate-half) into that order; so a
  * GGUF llama runs with rope_half 0 and no row is permuted back. qwen2 and
- * olmo2 rotate halves in ggml (NEOX RoPE) and their rows are left as the
+ * olmo2 (and qwen3) rotate halves in ggml (NEOX RoPE) and their rows are left as the
  * Hugging Face model had them: rope_half 1. Matrices are ggml [ne1 rows]
  * [ne0 columns], the same row-major [out][in] as Model's, and stay in the
  * mapped file in their stored type (F32, F16, BF16 or a block type of
@@ -34,12 +34,14 @@ typedef struct {
 typedef struct {
     const char *name;
     int arch, rope_half, biases, olmo;
+    int qk_head;       /* attn_q_norm/attn_k_norm of [head_dim], applied per head (qwen3) */
 } GgufArch;
 
 static const GgufArch ARCHES[] = {
-    {"llama", ARCH_LLAMA, 0, 0, 0},
-    {"qwen2", ARCH_QWEN2, 1, 1, 0},
-    {"olmo2", ARCH_OLMO2, 1, 0, 1},
+    {"llama", ARCH_LLAMA, 0, 0, 0, 0},
+    {"qwen2", ARCH_QWEN2, 1, 1, 0, 0},
+    {"olmo2", ARCH_OLMO2, 1, 0, 1, 0},
+    {"qwen3", ARCH_QWEN3, 1, 0, 0, 1},
 };
 
 int model_is_gguf(const char *path) {
@@ -71,7 +73,7 @@ static const GgufArch *find_arch(const GgufFile *f, Err *e) {
     const char *arch = gguf_get_str(f, "general.architecture");
     for (size_t i = 0; arch && i < sizeof ARCHES / sizeof ARCHES[0]; i++)
         if (!strcmp(arch, ARCHES[i].name)) return &ARCHES[i];
-    err_set(e, "%s: GGUF architecture '%.32s' cannot run yet (llama, qwen2 and olmo2 can)", f->path, arch ? arch : "(none)");
+    err_set(e, "%s: GGUF architecture '%.32s' cannot run yet (llama, qwen2, olmo2 and qwen3 can)", f->path, arch ? arch : "(none)");
     return NULL;
 }
 
@@ -136,12 +138,16 @@ static int rope_freqs(const GgufFile *f, const GgufArch *a, Config *c, Err *e) {
 static int gguf_config(const GgufFile *f, const GgufArch *a, Config *c, Err *e) {
     const char *p = a->name;
     memset(c, 0, sizeof *c);
-    int ctx = 0, rope_dims = 0;
+    int ctx = 0, rope_dims = 0, key_len = 0, value_len = 0;
     if (cfg_int(f, p, "embedding_length", 1, 0, &c->dim, e) || cfg_int(f, p, "feed_forward_length", 1, 0, &c->hidden_dim, e) ||
         cfg_int(f, p, "block_count", 1, 0, &c->n_layers, e) || cfg_int(f, p, "attention.head_count", 1, 0, &c->n_heads, e) ||
         cfg_int(f, p, "attention.head_count_kv", 0, c->n_heads, &c->n_kv_heads, e) ||
-        cfg_int(f, p, "context_length", 0, 2048, &ctx, e) || cfg_int(f, p, "rope.dimension_count", 0, 0, &rope_dims, e))
+        cfg_int(f, p, "context_length", 0, 2048, &ctx, e) || cfg_int(f, p, "rope.dimension_count", 0, 0, &rope_dims, e) ||
+        cfg_int(f, p, "attention.key_length", 0, 0, &key_len, e) || cfg_int(f, p, "attention.value_length", 0, key_len, &value_len, e))
         return -1;
+    if (value_len != key_len)
+        return err_set(e, "%s: %s.attention.value_length %d differs from key_length %d", f->path, p, value_len, key_len);
+    c->head_size = key_len; /* 0: dim / heads */
     const GgufTensor *emb = gguf_find_tensor(f, "token_embd.weight");
     if (!emb || emb->n_dims != 2 || emb->ne[0] != c->dim || emb->ne[1] > MODEL_MAX_VOCAB)
         return err_set(e, "%s: tensor 'token_embd.weight' is missing or not [%d, vocab]", f->path, c->dim);
@@ -161,6 +167,7 @@ static int gguf_config(const GgufFile *f, const GgufArch *a, Config *c, Err *e) 
     c->vocab_size = (int)emb->ne[1];
     c->seq_len = ctx < MODEL_HF_DEFAULT_CTX ? ctx : MODEL_HF_DEFAULT_CTX;
     c->rope_theta = (float)theta, c->norm_eps = (float)eps;
+    c->qk_norm_head = a->qk_head;
     c->shared_classifier = gguf_find_tensor(f, "output.weight") == NULL;
     c->arch = a->arch, c->rope_half = a->rope_half;
     if (model_config_check(c, f->path, e)) return -1;
@@ -216,12 +223,12 @@ static int take_vec(const GgufFile *f, const char *name, int64_t n, float **at, 
 }
 
 /* Tensors a block of architecture a holds. */
-static int per_layer(const GgufArch *a) { return a->olmo ? 11 : 9 + 3 * a->biases; }
+static int per_layer(const GgufArch *a) { return a->olmo ? 11 : 9 + 3 * a->biases + 2 * a->qk_head; }
 
 /* Floats of the widened vectors of one block. */
 static int64_t layer_vec_floats(const GgufArch *a, const Config *c) {
     int64_t d = c->dim, q = c->q_dim, kv = c->kv_dim;
-    return a->olmo ? 2 * d + q + kv : 2 * d + (a->biases ? q + 2 * kv : 0);
+    return a->olmo ? 2 * d + q + kv : 2 * d + (a->biases ? q + 2 * kv : 0) + (a->qk_head ? 2 * (int64_t)c->head_size : 0);
 }
 
 static int take_layer(const GgufFile *f, const GgufArch *a, const Config *c, int l, LayerWeights *lw, float **v, Err *e) {
@@ -231,8 +238,8 @@ static int take_layer(const GgufFile *f, const GgufArch *a, const Config *c, int
                              "ffn_gate.weight", "ffn_down.weight", "ffn_up.weight",
                              a->olmo ? "post_attention_norm.weight" : "attn_norm.weight",
                              a->olmo ? "post_ffw_norm.weight" : "ffn_norm.weight",
-                             a->olmo ? "attn_q_norm.weight" : "attn_q.bias",
-                             a->olmo ? "attn_k_norm.weight" : "attn_k.bias", "attn_v.bias"};
+                             a->olmo || a->qk_head ? "attn_q_norm.weight" : "attn_q.bias",
+                             a->olmo || a->qk_head ? "attn_k_norm.weight" : "attn_k.bias", "attn_v.bias"};
     for (int i = 0; i < 12; i++) snprintf(n[i], sizeof n[i], "blk.%d.%s", l, parts[i]);
     if (take_mat(f, n[0], d, q, &lw->wq, e) || take_mat(f, n[1], d, kv, &lw->wk, e) ||
         take_mat(f, n[2], d, kv, &lw->wv, e) || take_mat(f, n[3], q, d, &lw->wo, e) ||
@@ -243,6 +250,8 @@ static int take_layer(const GgufFile *f, const GgufArch *a, const Config *c, int
                        take_vec(f, n[9], q, v, &lw->q_norm, e) || take_vec(f, n[10], kv, v, &lw->k_norm, e)
                    ? -1 : 0;
     if (take_vec(f, n[7], d, v, &lw->attn_norm, e) || take_vec(f, n[8], d, v, &lw->ffn_norm, e)) return -1;
+    if (a->qk_head && (take_vec(f, n[9], c->head_size, v, &lw->q_norm, e) || take_vec(f, n[10], c->head_size, v, &lw->k_norm, e)))
+        return -1;
     if (a->biases && (take_vec(f, n[9], q, v, &lw->bq, e) || take_vec(f, n[10], kv, v, &lw->bk, e) ||
                       take_vec(f, n[11], kv, v, &lw->bv, e)))
         return -1;

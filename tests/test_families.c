@@ -202,3 +202,177 @@ TEST(fam_info_prints_layer_kinds) {
     CHECK_MSG(out && strstr(out, "\nlayers        2 global\n"), "info: %s", out ? out : "");
     free(out);
 }
+
+/* ---- llama.cpp on the GGUF files `convert --to gguf` writes ---------------- */
+
+#define LC_SEQ 80       /* teacher-forced positions: >= 64, and 5x mistral's window of 16 */
+#define LC_PROMPT 8
+#define LC_STEPS 24
+#define TOL_LC_F32 1e-4 /* max |dlogprob|, llama.cpp vs ahascope on an F32 file (measured in the test's output) */
+
+static const char *fam_lc_ref(void) {
+    const char *p = getenv("AHASCOPE_LLAMACPP_REF");
+    return p && *p ? p : "build/llamacpp-ref";
+}
+
+/* 1 if llama.cpp's harness runs; else a skip saying how to get it. */
+static int fam_lc_available(void) {
+    int st = -1;
+    char *out = test_runf(&st, "%s info 2>&1", fam_lc_ref());
+    free(out);
+    if (st != 0) test_skip("llama.cpp harness not usable: make llamacpp (tests/llamacpp/README.md)");
+    return st == 0;
+}
+
+/* ahascope's logits [n][V] of m over ids as one prefill (f32 KV). */
+static float *fam_aha_all(Model *m, const int *ids, int n) {
+    RunState s;
+    Err e = {0};
+    m->c.kv_dtype = DT_F32;
+    if (fwd_init(&s, &m->c, n, 2, &e) != 0) { test_fail(__FILE__, __LINE__, "fwd_init: %s", e.msg); return NULL; }
+    AttnConfig a = aha_defaults();
+    float *all = malloc((size_t)n * m->c.vocab_size * sizeof *all);
+    fwd_forward(m, &s, &a, ids, n, 0, all, NULL);
+    fwd_free(&s);
+    return all;
+}
+
+/* llama.cpp's logits [n][V] over ids (f32 KV), or NULL. */
+static float *fam_lc_all(const char *gguf, const int *ids, int n, int V) {
+    char path[800], out[900];
+    snprintf(path, sizeof path, "%s.lcids", gguf);
+    snprintf(out, sizeof out, "%s.lclogits", gguf);
+    FILE *f = fopen(path, "w");
+    for (int i = 0; f && i < n; i++) fprintf(f, "%d\n", ids[i]);
+    if (f) fclose(f);
+    int st = -1;
+    char *text = test_runf(&st, "%s logits %s %s %s --kv f32 2>&1", fam_lc_ref(), gguf, path, out);
+    if (st != 0) test_fail(__FILE__, __LINE__, "llama.cpp logits %s: %s", gguf, text ? text : "");
+    free(text);
+    long len = 0;
+    char *b = st == 0 ? test_read_file(out, &len) : NULL;
+    if (b && len != (long)n * V * (long)sizeof(float)) test_fail(__FILE__, __LINE__, "%s: %ld bytes", out, len), free(b), b = NULL;
+    return (float *)b;
+}
+
+/* max |log_softmax(a) - log_softmax(b)| over rows [r0, r1). */
+static double fam_dlogprob(const float *a, const float *b, int r0, int r1, int V) {
+    double worst = 0;
+    for (int r = r0; r < r1; r++) {
+        const float *x = a + (size_t)r * V, *y = b + (size_t)r * V;
+        double mx = x[0], my = y[0], sx = 0, sy = 0;
+        for (int i = 1; i < V; i++) mx = fmax(mx, x[i]), my = fmax(my, y[i]);
+        for (int i = 0; i < V; i++) sx += exp(x[i] - mx), sy += exp(y[i] - my);
+        for (int i = 0; i < V; i++) {
+            double d = fabs((x[i] - mx - log(sx)) - (y[i] - my - log(sy)));
+            if (!(d <= worst)) worst = d;
+        }
+    }
+    return worst;
+}
+
+static int fam_argmax(const float *x, int n) {
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best]) best = i;
+    return best;
+}
+
+/* Greedy ids of ahascope (prompt prefilled, then one a step) vs llama.cpp's `ref greedy`. */
+static void fam_greedy_same(Model *m, const char *gguf, const int *prompt) {
+    int ids[LC_PROMPT + LC_STEPS];
+    memcpy(ids, prompt, sizeof(int) * LC_PROMPT);
+    RunState s;
+    Err e = {0};
+    m->c.kv_dtype = DT_F32;
+    if (fwd_init(&s, &m->c, LC_PROMPT, 2, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
+    AttnConfig a = aha_defaults();
+    fwd_forward(m, &s, &a, ids, LC_PROMPT, 0, NULL, NULL);
+    for (int k = 0; k < LC_STEPS; k++) {
+        ids[LC_PROMPT + k] = fam_argmax(s.logits, m->c.vocab_size);
+        if (k + 1 < LC_STEPS) fwd_forward(m, &s, &a, &ids[LC_PROMPT + k], 1, LC_PROMPT + k, NULL, NULL);
+    }
+    fwd_free(&s);
+    char list[400] = "", mine[400] = "";
+    for (int i = 0; i < LC_PROMPT; i++) snprintf(list + strlen(list), sizeof list - strlen(list), " %d", prompt[i]);
+    for (int i = 0; i < LC_STEPS; i++) snprintf(mine + strlen(mine), sizeof mine - strlen(mine), " %d", ids[LC_PROMPT + i]);
+    int st = -1;
+    char *out = test_runf(&st, "%s greedy %s %d%s --kv f32", fam_lc_ref(), gguf, LC_STEPS, list);
+    char theirs[400] = "";
+    int got = 0;
+    for (char *p = out, *end; st == 0 && p && got < LC_STEPS; p = end, got++) {
+        long v = strtol(p, &end, 10);
+        if (end == p) break;
+        snprintf(theirs + strlen(theirs), sizeof theirs - strlen(theirs), " %ld", v);
+    }
+    CHECK_MSG(st == 0 && !strcmp(mine, theirs), "greedy ids differ:\n  ahascope %s\n  llama.cpp%s", mine, theirs);
+    free(out);
+}
+
+/* A folder of flags, converted to an F32 GGUF; its paths in dir/gguf, 0 on success. */
+static int fam_gguf(const char *name, const char *flags, char *gguf, size_t cap, const char **dir) {
+    if (!(*dir = fam_folder(name, flags))) return -1;
+    snprintf(gguf, cap, "%s.gguf", *dir);
+    int st = -1;
+    char *out = test_runf(&st, "%s convert --to gguf --model %s --out %s --type f32 2>&1", test_bin(), *dir, gguf);
+    if (st != 0) test_fail(__FILE__, __LINE__, "convert --to gguf %s: %s", *dir, out ? out : "");
+    free(out);
+    return st == 0 ? 0 : -1;
+}
+
+/* qwen3 (head_dim 24 apart, per-head q/k norms) written as GGUF arch qwen3:
+ * llama.cpp's log-probabilities over 80 positions agree with ahascope's on
+ * the file and on the folder, and the greedy continuations are identical. */
+TEST(fam_qwen3_gguf_matches_llamacpp) {
+    if (!fam_lc_available()) return;
+    char gguf[800];
+    const char *dir;
+    if (fam_gguf("qwen3-lc", "--arch qwen3 --dims 64,96,2,4,2,300,256 --head-dim 24", gguf, sizeof gguf, &dir)) return;
+    Model mf, mg;
+    Err e = {0};
+    if (model_load(&mf, dir, &e) != 0 || model_load_gguf(&mg, gguf, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
+    CHECK_MSG(!strcmp(mg.arch_name, "qwen3") && mg.c.head_size == 24, "the file reads back as %s, head_size %d", mg.arch_name,
+              mg.c.head_size);
+    int ids[LC_SEQ];
+    for (int i = 0; i < LC_SEQ; i++) ids[i] = (i * 53 + 7) % VOCAB;
+    float *lc = fam_lc_all(gguf, ids, LC_SEQ, VOCAB), *af = fam_aha_all(&mf, ids, LC_SEQ), *ag = fam_aha_all(&mg, ids, LC_SEQ);
+    if (lc && af && ag) {
+        double df = fam_dlogprob(lc, af, 0, LC_SEQ, VOCAB), dg = fam_dlogprob(lc, ag, 0, LC_SEQ, VOCAB);
+        printf("  measured: qwen3 llama.cpp vs ahascope over %d positions: max |dlogprob| folder %.3g, gguf %.3g\n", LC_SEQ, df, dg);
+        CHECK_MSG(df <= TOL_LC_F32 && dg <= TOL_LC_F32, "qwen3: llama.cpp vs ahascope %g (folder), %g (gguf) > %g", df, dg, TOL_LC_F32);
+    }
+    fam_greedy_same(&mg, gguf, ids);
+    free(lc), free(af), free(ag);
+    model_free(&mf), model_free(&mg);
+}
+
+/* mistral (window 16) written as GGUF is arch llama with no window, as
+ * llama.cpp's converter writes Mistral: llama.cpp runs it with full
+ * attention, and so does ahascope on that file (they agree; greedy ids
+ * identical). The windowed folder agrees with both up to position 15 (the
+ * window holds every key so far) and differs after it, by the window. */
+TEST(fam_mistral_gguf_is_llama_without_window_as_llamacpp_writes_it) {
+    if (!fam_lc_available()) return;
+    char gguf[800];
+    const char *dir;
+    if (fam_gguf("mistral-lc", "--arch mistral --dims 64,96,2,4,2,300,256 --window-layers 16", gguf, sizeof gguf, &dir)) return;
+    Model mf, mg;
+    Err e = {0};
+    if (model_load(&mf, dir, &e) != 0 || model_load_gguf(&mg, gguf, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
+    CHECK_MSG(!strcmp(mg.arch_name, "llama") && mg.layers[0].window == 0, "the file reads back as %s", mg.arch_name);
+    int ids[LC_SEQ];
+    for (int i = 0; i < LC_SEQ; i++) ids[i] = (i * 53 + 7) % VOCAB;
+    float *lc = fam_lc_all(gguf, ids, LC_SEQ, VOCAB), *af = fam_aha_all(&mf, ids, LC_SEQ), *ag = fam_aha_all(&mg, ids, LC_SEQ);
+    if (lc && af && ag) {
+        double dg = fam_dlogprob(lc, ag, 0, LC_SEQ, VOCAB), din = fam_dlogprob(lc, af, 0, 16, VOCAB);
+        double dout = fam_dlogprob(lc, af, 16, LC_SEQ, VOCAB);
+        printf("  measured: mistral gguf llama.cpp vs ahascope %.3g; windowed folder vs llama.cpp: positions < 16 %.3g, "
+               ">= 16 %.3g\n", dg, din, dout);
+        CHECK_MSG(dg <= TOL_LC_F32, "mistral gguf: llama.cpp vs ahascope %g > %g", dg, TOL_LC_F32);
+        CHECK_MSG(din <= TOL_LC_F32, "mistral: inside the window the folder should agree with full attention (%g)", din);
+        CHECK_MSG(dout > KNOCK_MIN, "mistral: past the window the folder agrees with full attention (%g): no window ran", dout);
+    }
+    fam_greedy_same(&mg, gguf, ids);
+    free(lc), free(af), free(ag);
+    model_free(&mf), model_free(&mg);
+}
