@@ -158,7 +158,8 @@ typedef struct {
     float *out[MM_MAX];
     Mat w[MM_MAX];
     int n_out[MM_MAX];
-    int glu;              /* gate and up (n_out equal): out[0] = silu(out[0]) · out[1] */
+    int glu;              /* gate and up (n_out equal): out[0] = act(out[0]) · out[1] */
+    int gelu;             /* with glu: act is GELU's tanh form (GeGLU), else SiLU */
     const uint16_t *x_bf16; /* in rounded to bf16 for gemm_half, or NULL (exact path) */
 } MatMul;
 
@@ -233,6 +234,16 @@ static void matmul_task(void *ctx, int task, int n_tasks) {
     }
 }
 
+/* h = gelu_tanh(h) · u: GELU's tanh approximation (HF's gelu_pytorch_tanh,
+ * ggml's gelu), 0.5 h (1 + tanh(√(2/π) (h + 0.044715 h³))), in double. */
+static void geglu(float *h, const float *u, int n) {
+    const double k = 0.7978845608028654; /* √(2/π) */
+    for (int i = 0; i < n; i++) {
+        double x = h[i];
+        h[i] = (float)(0.5 * x * (1 + tanh(k * (x + 0.044715 * x * x * x))) * u[i]);
+    }
+}
+
 /* A gated FFN's gate and up rows in matching ranges, so each task applies
  * SwiGLU to the rows it just made: no serial pass after the barrier. */
 static void glu_task(void *ctx, int task, int n_tasks) {
@@ -243,8 +254,11 @@ static void glu_task(void *ctx, int task, int n_tasks) {
     if (r0 >= r1) return;
     matmul_rows(mm, 0, (int)r0, (int)r1, task);
     matmul_rows(mm, 1, (int)r0, (int)r1, task);
-    for (int t = 0; t < mm->T; t++)
-        k_swiglu(mm->out[0] + (size_t)t * mm->n_out[0] + r0, mm->out[1] + (size_t)t * mm->n_out[1] + r0, (int)(r1 - r0));
+    for (int t = 0; t < mm->T; t++) {
+        float *g = mm->out[0] + (size_t)t * mm->n_out[0] + r0, *u = mm->out[1] + (size_t)t * mm->n_out[1] + r0;
+        if (mm->gelu) geglu(g, u, (int)(r1 - r0));
+        else k_swiglu(g, u, (int)(r1 - r0));
+    }
 }
 
 /* Task t of n rounds its share of the input rows for the bf16 paths. */
@@ -400,7 +414,8 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
             int cell = l * c->n_heads + h, k = tr ? tr->top_k : 0;
             AttnHeadIn in = {.q = s->q + (size_t)i * c->q_dim + h * hs, .k = fwd_kv_at(s, 0, l, kvh, 0),
                              .v = fwd_kv_at(s, 1, l, kvh, 0), .kv_dtype = c->kv_dtype, .stride = hs, .head_size = hs,
-                             .t = t, .window = window, .sinks = sinks, .theta_logit = a->theta_logit,
+                             .t = t, .window = window, .sinks = sinks, .scale = c->query_scale,
+                             .softcap = c->attn_softcap, .theta_logit = a->theta_logit,
                              .want_oracle = a->profile, .want_qada = a->profile,
                              .bulk_m1 = bulk ? s->bulk_m1 + idx * hs : NULL,
                              .bulk_m2 = bulk ? s->bulk_m2 + idx * hs * hs : NULL, .score = score, .top_k = k,
@@ -484,7 +499,7 @@ static void layer_forward(const Model *m, RunState *s, const AttnConfig *a, int 
     in = s->x;
     if (lw->ffn_norm) norm_rows(c, s->xb, s->x, lw->ffn_norm, T, d, d, d), in = s->xb;
     MatMul ffn = {.in = in, .T = T, .n_in = d, .n_mats = 2, .out = {s->hb, s->hb2},  /* hb = silu(w1·in) · (w3·in) */
-                  .w = {lw->w1, lw->w3}, .n_out = {hid, hid}, .glu = 1};
+                  .w = {lw->w1, lw->w3}, .n_out = {hid, hid}, .glu = 1, .gelu = c->act_gelu};
     matmul_run(s, &ffn);
     matmul(s, s->xb2, s->hb, lw->w2, T, hid, d);
     if (lw->post_ffn_norm) norm_rows(c, s->xb2, s->xb2, lw->post_ffn_norm, T, d, d, d);
@@ -494,6 +509,14 @@ static void layer_forward(const Model *m, RunState *s, const AttnConfig *a, int 
 static void embed_row(const Model *m, int token, float *out) {
     int d = m->c.dim;
     mat_widen(out, (Mat){mat_row(m->embed, (size_t)token, d), m->embed.dt}, (size_t)d);
+    if (m->c.embed_scale > 0) /* Gemma: in f32, as HF scales in the activations' dtype */
+        for (int i = 0; i < d; i++) out[i] *= m->c.embed_scale;
+}
+
+/* Gemma 2's final soft-capping of n logits: cap · tanh(x / cap). */
+static void cap_logits(const Config *c, float *x, size_t n) {
+    if (!(c->final_softcap > 0)) return;
+    for (size_t i = 0; i < n; i++) x[i] = c->final_softcap * tanhf(x[i] / c->final_softcap);
 }
 
 static void forward_chunk(const Model *m, RunState *s, const AttnConfig *a, const int *tokens, int T, int pos0,
@@ -513,10 +536,12 @@ static void forward_chunk(const Model *m, RunState *s, const AttnConfig *a, cons
     if (logits_all) {
         norm_rows(c, s->xb, s->x, m->final_norm, T, d, d, d);
         matmul(s, logits_all, s->xb, m->cls, T, d, c->vocab_size);
+        cap_logits(c, logits_all, (size_t)T * c->vocab_size);
         memcpy(s->logits, logits_all + (size_t)(T - 1) * c->vocab_size, c->vocab_size * sizeof(float));
     } else {
         norm_rows(c, s->xb, s->x + (size_t)(T - 1) * d, m->final_norm, 1, d, d, d);
         matmul(s, s->logits, s->xb, m->cls, 1, d, c->vocab_size);
+        cap_logits(c, s->logits, (size_t)c->vocab_size);
     }
 }
 
@@ -615,12 +640,13 @@ int fwd_attention_weights(const RunState *s, int layer, int head, int pos, float
     const float *q = s->q_cache + ((size_t)layer * c->seq_len + pos) * c->q_dim + (size_t)head * hs;
     float *k = malloc(hs * sizeof(float));
     if (!k) return -1;
-    float scale = 1.0f / sqrtf((float)hs), m = -INFINITY;
+    float scale = c->query_scale > 0 ? c->query_scale : 1.0f / sqrtf((float)hs), m = -INFINITY;
     for (int i = 0; i <= pos; i++) {
         float dot = 0;
         fwd_kv_get(s, 0, layer, kvh, i, k);
         for (int j = 0; j < hs; j++) dot += q[j] * k[j];
         w[i] = dot * scale;
+        if (c->attn_softcap > 0) w[i] = c->attn_softcap * tanhf(w[i] / c->attn_softcap);
         if (w[i] > m) m = w[i];
     }
     double z = 0;

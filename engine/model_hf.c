@@ -2,7 +2,7 @@
  *
  * Hugging Face model folders: config.json plus safetensors
  * (one file, or shards listed in model.safetensors.index.json) for the
- * llama, qwen2, olmo2, faolmo, qwen3 and mistral architectures.
+ * llama, qwen2, olmo2, faolmo, qwen3, mistral and gemma2 architectures.
  *
  * Matrices stay in the memory-mapped files in their stored dtype (F32, F16
  * or BF16) and the forward pass reads them there; only the small vectors
@@ -35,6 +35,7 @@ typedef struct {
     cJSON *weight_map;   /* index.json's name → shard file, or NULL (one file) */
     cJSON *index;        /* the parsed index (owns weight_map) */
     float *vecs;         /* f32 copies of the norm and bias vectors */
+    float plus_one;      /* added to every vector read: Gemma's norms multiply by (1 + w) */
     size_t n_vecs, cap_vecs;
 } HfModel;
 
@@ -116,14 +117,14 @@ static int parse_arch(const cJSON *j, Config *c, char *name, size_t cap, const c
     if (!cJSON_IsString(mt)) return err_set(e, "%s: model_type is missing or not a string", path);
     static const struct { const char *name; Arch arch; } known[] = {
         {"llama", ARCH_LLAMA}, {"qwen2", ARCH_QWEN2}, {"olmo2", ARCH_OLMO2}, {"faolmo", ARCH_FAOLMO},
-        {"qwen3", ARCH_QWEN3}, {"mistral", ARCH_MISTRAL}};
+        {"qwen3", ARCH_QWEN3}, {"mistral", ARCH_MISTRAL}, {"gemma2", ARCH_GEMMA2}};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (!strcmp(mt->valuestring, known[i].name)) {
             c->arch = known[i].arch;
             snprintf(name, cap, "%s", known[i].name);
             return 0;
         }
-    return err_set(e, "%s: model_type '%.40s' is not supported (llama, qwen2, olmo2, faolmo, qwen3, mistral)", path,
+    return err_set(e, "%s: model_type '%.40s' is not supported (llama, qwen2, olmo2, faolmo, qwen3, mistral, gemma2)", path,
                    mt->valuestring);
 }
 
@@ -147,11 +148,57 @@ static int parse_rope_scaling(const cJSON *j, Config *c, const char *path, Err *
     return 0;
 }
 
+/* A soft-capping value: absent or null is none (0), else a positive number. */
+static int cfg_cap(const cJSON *j, const char *key, float *out, const char *path, Err *e) {
+    return cfg_float(j, key, 0, out, path, e);
+}
+
+/* Gemma 2's extras: GELU-tanh FFN, sqrt(dim) embedding scale, query scale,
+ * soft-capping, and which layers are windowed (layer_types when present,
+ * else HF's Gemma2Config rule: layer i slides when (i + 1) % 2 != 0). The
+ * pattern is kept for the layers (model_hf.c reads layer_types itself). */
+static int parse_gemma2(const cJSON *j, Config *c, const char *path, Err *e) {
+    const cJSON *act = cJSON_GetObjectItemCaseSensitive(j, "hidden_activation");
+    if (!act || cJSON_IsNull(act)) act = cJSON_GetObjectItemCaseSensitive(j, "hidden_act");
+    if (act && !(cJSON_IsString(act) && !strcmp(act->valuestring, "gelu_pytorch_tanh")))
+        return err_set(e, "%s: hidden_activation must be \"gelu_pytorch_tanh\" for gemma2", path);
+    float qpas = 0;
+    if (cfg_float(j, "query_pre_attn_scalar", 256, &qpas, path, e) || cfg_cap(j, "attn_logit_softcapping", &c->attn_softcap, path, e) ||
+        cfg_cap(j, "final_logit_softcapping", &c->final_softcap, path, e) ||
+        cfg_int(j, "sliding_window", 0, 1, MODEL_MAX_SEQ, &c->sliding_window, path, e))
+        return -1;
+    c->act_gelu = 1;
+    c->query_scale = (float)(1.0 / sqrt((double)qpas));
+    c->embed_scale = (float)sqrt((double)c->dim); /* HF: hidden_size**0.5 as a tensor of the activations' dtype */
+    c->window_pattern = 2;
+    return 0;
+}
+
+/* Layer l's window: layer_types[l] ("sliding_attention" / "full_attention")
+ * when the config lists them, else the pattern's rule. */
+static int layer_window(const cJSON *j, const Config *c, int l, int *w, const char *path, Err *e) {
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(j, "layer_types");
+    *w = 0;
+    if (!c->sliding_window) return 0;
+    if (!types || cJSON_IsNull(types)) {
+        *w = !c->window_pattern || (l + 1) % c->window_pattern ? c->sliding_window : 0;
+        return 0;
+    }
+    if (!cJSON_IsArray(types) || cJSON_GetArraySize(types) != c->n_layers)
+        return err_set(e, "%s: layer_types must be an array of num_hidden_layers (%d) strings", path, c->n_layers);
+    const cJSON *t = cJSON_GetArrayItem(types, l);
+    if (cJSON_IsString(t) && !strcmp(t->valuestring, "sliding_attention")) *w = c->sliding_window;
+    else if (!cJSON_IsString(t) || strcmp(t->valuestring, "full_attention"))
+        return err_set(e, "%s: layer_types[%d] must be \"sliding_attention\" or \"full_attention\"", path, l);
+    return 0;
+}
+
 /* The architecture's sliding window: mistral's `sliding_window` (null or
  * absent: none); qwen2/qwen3 ship one that is off unless
  * use_sliding_window, which is refused rather than run wrongly (its
  * max_window_layers split is not modelled). */
 static int parse_window(const cJSON *j, Config *c, const char *path, Err *e) {
+    if (c->arch == ARCH_GEMMA2) return parse_gemma2(j, c, path, e);
     if (c->arch == ARCH_MISTRAL) return cfg_int(j, "sliding_window", 0, 1, MODEL_MAX_SEQ, &c->sliding_window, path, e);
     int use = 0;
     if (cfg_bool(j, "use_sliding_window", 0, &use, path, e)) return -1;
@@ -164,7 +211,7 @@ static int parse_config(const cJSON *j, Model *m, int max_ctx, int *tied, const 
     memset(c, 0, sizeof *c);
     if (parse_arch(j, c, m->arch_name, sizeof m->arch_name, path, e)) return -1;
     const cJSON *act = cJSON_GetObjectItemCaseSensitive(j, "hidden_act");
-    if (act && !(cJSON_IsString(act) && !strcmp(act->valuestring, "silu")))
+    if (c->arch != ARCH_GEMMA2 && act && !(cJSON_IsString(act) && !strcmp(act->valuestring, "silu")))
         return err_set(e, "%s: hidden_act must be \"silu\" (SwiGLU)", path);
     int max_pos = 0, bias = 0;
     if (cfg_int(j, "hidden_size", -1, 1, MODEL_MAX_DIM, &c->dim, path, e) ||
@@ -172,7 +219,7 @@ static int parse_config(const cJSON *j, Model *m, int max_ctx, int *tied, const 
         cfg_int(j, "num_hidden_layers", -1, 1, MODEL_MAX_LAYERS, &c->n_layers, path, e) ||
         cfg_int(j, "num_attention_heads", -1, 1, MODEL_MAX_DIM, &c->n_heads, path, e) ||
         cfg_int(j, "num_key_value_heads", c->n_heads, 1, MODEL_MAX_DIM, &c->n_kv_heads, path, e) ||
-        cfg_int(j, "head_dim", 0, 2, 4096, &c->head_size, path, e) ||
+        cfg_int(j, "head_dim", c->arch == ARCH_GEMMA2 ? 256 : 0, 2, 4096, &c->head_size, path, e) ||
         cfg_int(j, "vocab_size", -1, 1, MODEL_MAX_VOCAB, &c->vocab_size, path, e) ||
         cfg_int(j, "max_position_embeddings", -1, 1, 1 << 24, &max_pos, path, e) ||
         cfg_float(j, "rms_norm_eps", 1e-6, &c->norm_eps, path, e) ||
@@ -182,6 +229,10 @@ static int parse_config(const cJSON *j, Model *m, int max_ctx, int *tied, const 
         parse_window(j, c, path, e))
         return -1;
     c->qk_norm_head = c->arch == ARCH_QWEN3;
+    if (c->n_layers > 0 && !(m->layers = calloc((size_t)c->n_layers, sizeof *m->layers)))
+        return err_set(e, "%s: out of memory", path);
+    for (int l = 0; l < c->n_layers; l++)
+        if (layer_window(j, c, l, &m->layers[l].window, path, e)) return -1;
     if (bias && c->arch != ARCH_QWEN2) return err_set(e, "%s: attention_bias is not supported for %s", path, m->arch_name);
     int cap = max_ctx > 0 ? max_ctx : MODEL_HF_DEFAULT_CTX;
     c->seq_len = max_pos < cap ? max_pos : cap;
@@ -306,7 +357,8 @@ static int get_vec(HfModel *hf, const char *name, long n, const float **out, Err
     hf->n_vecs += (size_t)n;
     const uint16_t *h = t->data;
     for (long i = 0; i < n; i++)
-        v[i] = dt == DT_F32 ? ((const float *)t->data)[i] : dt == DT_BF16 ? half_bf16_to_f32(h[i]) : half_f16_to_f32(h[i]);
+        v[i] = hf->plus_one +
+               (dt == DT_F32 ? ((const float *)t->data)[i] : dt == DT_BF16 ? half_bf16_to_f32(h[i]) : half_f16_to_f32(h[i]));
     *out = v;
     return 0;
 }
@@ -334,6 +386,12 @@ static int wire_layer(Model *m, HfModel *hf, int l, int *any_half, Err *e) {
             get_vec(hf, NAME("self_attn.q_norm.weight"), q, &lw->q_norm, e) ||
             get_vec(hf, NAME("self_attn.k_norm.weight"), kv, &lw->k_norm, e))
             return -1;
+    } else if (c->arch == ARCH_GEMMA2) {
+        if (get_vec(hf, NAME("input_layernorm.weight"), d, &lw->attn_norm, e) ||
+            get_vec(hf, NAME("post_attention_layernorm.weight"), d, &lw->post_attn_norm, e) ||
+            get_vec(hf, NAME("pre_feedforward_layernorm.weight"), d, &lw->ffn_norm, e) ||
+            get_vec(hf, NAME("post_feedforward_layernorm.weight"), d, &lw->post_ffn_norm, e))
+            return -1;
     } else if (get_vec(hf, NAME("input_layernorm.weight"), d, &lw->attn_norm, e) ||
                get_vec(hf, NAME("post_attention_layernorm.weight"), d, &lw->ffn_norm, e)) {
         return -1; /* llama's "post_attention_layernorm" is the pre-FFN norm */
@@ -341,7 +399,6 @@ static int wire_layer(Model *m, HfModel *hf, int l, int *any_half, Err *e) {
     if (c->qk_norm_head && (get_vec(hf, NAME("self_attn.q_norm.weight"), c->head_size, &lw->q_norm, e) ||
                             get_vec(hf, NAME("self_attn.k_norm.weight"), c->head_size, &lw->k_norm, e)))
         return -1;
-    lw->window = c->sliding_window;
     if (c->arch == ARCH_QWEN2 &&
         (get_vec(hf, NAME("self_attn.q_proj.bias"), q, &lw->bq, e) || get_vec(hf, NAME("self_attn.k_proj.bias"), kv, &lw->bk, e) ||
          get_vec(hf, NAME("self_attn.v_proj.bias"), kv, &lw->bv, e)))
@@ -386,9 +443,10 @@ static int wire_model(Model *m, HfModel *hf, int tied, Err *e) {
     size_t per_layer = 4 * (size_t)c->dim + (size_t)c->q_dim * 2 + (size_t)c->kv_dim * 3;
     hf->cap_vecs = per_layer * c->n_layers + c->dim;
     hf->vecs = malloc(hf->cap_vecs * sizeof(float));
-    m->layers = calloc((size_t)c->n_layers, sizeof *m->layers);
+    if (!m->layers) m->layers = calloc((size_t)c->n_layers, sizeof *m->layers);
     if (!hf->vecs || !m->layers) return err_set(e, "%s: out of memory", hf->dir);
     int any_half = 0;
+    hf->plus_one = c->arch == ARCH_GEMMA2; /* its only vectors are norms; kept as the gains multiplied */
     for (int l = 0; l < c->n_layers; l++)
         if (wire_layer(m, hf, l, &any_half, e) != 0) return -1;
     if (get_mat(hf, "model.embed_tokens.weight", c->vocab_size, c->dim, &m->embed, &any_half, e) ||

@@ -28,7 +28,8 @@
 static const struct { const char *type, *class_name; int arch; } ARCHS[] = {
     {"llama", "LlamaForCausalLM", ARCH_LLAMA}, {"qwen2", "Qwen2ForCausalLM", ARCH_QWEN2},
     {"olmo2", "Olmo2ForCausalLM", ARCH_OLMO2}, {"faolmo", "FAOlmoForCausalLM", ARCH_FAOLMO},
-    {"qwen3", "Qwen3ForCausalLM", ARCH_QWEN3}, {"mistral", "MistralForCausalLM", ARCH_MISTRAL}};
+    {"qwen3", "Qwen3ForCausalLM", ARCH_QWEN3}, {"mistral", "MistralForCausalLM", ARCH_MISTRAL},
+    {"gemma2", "Gemma2ForCausalLM", ARCH_GEMMA2}};
 #define N_ARCHS (int)(sizeof ARCHS / sizeof ARCHS[0])
 
 static int arch_index(int arch) {
@@ -53,7 +54,7 @@ static int is_olmo(int arch) { return arch == ARCH_OLMO2 || arch == ARCH_FAOLMO;
 static size_t arch_floats(const Config *c, int arch) {
     size_t d = c->dim, q = c->q_dim, kv = c->kv_dim, H = c->n_heads;
     return (arch == ARCH_FAOLMO ? (q + H) * d : 0) + (is_olmo(arch) ? q + kv : 0) + (arch == ARCH_QWEN2 ? q + 2 * kv : 0) +
-           (arch == ARCH_QWEN3 ? 2 * (size_t)c->head_size : 0);
+           (arch == ARCH_QWEN3 ? 2 * (size_t)c->head_size : 0) + (arch == ARCH_GEMMA2 ? 2 * d : 0);
 }
 
 /* n values 1 + u, u uniform in ±0.25: norm weights that are not all alike. */
@@ -91,9 +92,23 @@ static void arch_layer(Model *m, int l, int arch, float **p, uint64_t *s) {
     }
     if (arch == ARCH_QWEN3) /* one gain per head dimension, shared by every head */
         lw->q_norm = take_norm(p, c->head_size, s), lw->k_norm = take_norm(p, c->head_size, s);
-    lw->window = arch == ARCH_MISTRAL ? c->sliding_window : 0;
+    if (arch == ARCH_GEMMA2) /* norms after attention and after the FFN as well as before */
+        lw->post_attn_norm = take_norm(p, d, s), lw->post_ffn_norm = take_norm(p, d, s);
+    int local = !c->window_pattern || (l + 1) % c->window_pattern; /* HF's Gemma2Config rule */
+    lw->window = (arch == ARCH_MISTRAL || arch == ARCH_GEMMA2) && local ? c->sliding_window : 0;
     if (arch == ARCH_QWEN2)
         lw->bq = take_uniform(p, q, 0.25f, s), lw->bk = take_uniform(p, kv, 0.25f, s), lw->bv = take_uniform(p, kv, 0.25f, s);
+}
+
+/* Gemma 2's scalars for a random model: sqrt(dim) embeddings, GeGLU, the
+ * query scale of query_pre_attn_scalar = head_size (the one llama.cpp's
+ * gemma2 applies to models of no known size), and soft-caps small enough
+ * that random scores and logits reach them (real models: 50 and 30). */
+static void gemma2_extras(Config *c) {
+    c->embed_scale = sqrtf((float)c->dim);
+    c->act_gelu = 1;
+    c->query_scale = 1.0f / sqrtf((float)c->head_size);
+    c->attn_softcap = 2.0f, c->final_softcap = 10.0f;
 }
 
 int model_random_arch(Model *m, const Config *cfg, int arch, uint64_t seed, Err *e) {
@@ -108,7 +123,9 @@ int model_random_arch(Model *m, const Config *cfg, int arch, uint64_t seed, Err 
     }
     m->c.arch = arch;
     m->c.qk_norm_head = arch == ARCH_QWEN3;
-    m->c.sliding_window = arch == ARCH_MISTRAL ? cfg->sliding_window : 0;
+    m->c.sliding_window = arch == ARCH_MISTRAL || arch == ARCH_GEMMA2 ? cfg->sliding_window : 0;
+    m->c.window_pattern = arch == ARCH_GEMMA2 ? (cfg->window_pattern ? cfg->window_pattern : 2) : 0;
+    if (arch == ARCH_GEMMA2) gemma2_extras(&m->c);
     snprintf(m->arch_name, sizeof m->arch_name, "%s", model_arch_type(arch));
     uint64_t s = seed ^ 0x5eed0a7c4ull;
     float *p = m->owned_arch;
@@ -176,6 +193,28 @@ static const float *rope_rows(Out *o, const float *src, int heads, size_t rows, 
 /* A matrix of the model as f32 (the writer converts from f32 only). */
 static const float *f32(const Mat *m) { return m->dt == DT_F32 ? m->p : NULL; }
 
+/* n gains as Gemma stores them: w where the model multiplies by 1 + w. */
+static const float *minus_one(Out *o, const float *v, size_t n) {
+    float *w = keep(o, malloc(n * sizeof *w));
+    for (size_t i = 0; w && i < n; i++) w[i] = v[i] - 1.0f;
+    return w;
+}
+
+static int add_gemma2_norms(Out *o, const LayerWeights *lw, int l, Err *e) {
+    size_t d = (size_t)o->c->dim;
+    const float *v[4] = {lw->attn_norm, lw->post_attn_norm, lw->ffn_norm, lw->post_ffn_norm};
+    const char *names[4] = {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                            "post_feedforward_layernorm"};
+    char n[ST_MAX_NAME];
+    for (int i = 0; i < 4; i++) {
+        const float *w = v[i] ? minus_one(o, v[i], d) : NULL;
+        if (!w) return err_set(e, "layer %d: no %s (or out of memory)", l, names[i]);
+        snprintf(n, sizeof n, "model.layers.%d.%s.weight", l, names[i]);
+        if (add(o, n, w, (int64_t)d, 0, e)) return -1;
+    }
+    return 0;
+}
+
 static int add_layer(Out *o, const Model *m, int l, Err *e) {
     const Config *c = o->c;
     const LayerWeights *lw = &m->layers[l];
@@ -191,7 +230,10 @@ static int add_layer(Out *o, const Model *m, int l, Err *e) {
     if (ADD("self_attn.q_proj.weight", wq, qr, d) || ADD("self_attn.k_proj.weight", wk, kv, d) ||
         ADD("self_attn.v_proj.weight", f32(&lw->wv), kv, d) || ADD("self_attn.o_proj.weight", f32(&lw->wo), d, q) ||
         ADD("mlp.gate_proj.weight", f32(&lw->w1), h, d) || ADD("mlp.down_proj.weight", f32(&lw->w2), d, h) ||
-        ADD("mlp.up_proj.weight", f32(&lw->w3), h, d) || ADD("input_layernorm.weight", lw->attn_norm, d, 0) ||
+        ADD("mlp.up_proj.weight", f32(&lw->w3), h, d))
+        return -1;
+    if (c->arch == ARCH_GEMMA2) return add_gemma2_norms(o, lw, l, e);
+    if (ADD("input_layernorm.weight", lw->attn_norm, d, 0) ||
         ADD("post_attention_layernorm.weight", lw->attn_norm ? lw->ffn_norm : lw->post_attn_norm, d, 0) ||
         ADD("post_feedforward_layernorm.weight", lw->post_ffn_norm, d, 0) ||
         ADD("self_attn.q_norm.weight", lw->q_norm ? rope_rows(o, lw->q_norm, qn_heads, qn, 1) : NULL, qn, 0) ||
@@ -213,7 +255,8 @@ static int write_weights(const Model *m, const char *dir, const HfSaveOpts *opt,
         rc = err_set(e, "%s: only f32 models can be written as a folder", dir);
     if (rc == 0) rc = add(&o, "model.embed_tokens.weight", f32(&m->embed), c->vocab_size, c->dim, e);
     for (int l = 0; rc == 0 && l < c->n_layers; l++) rc = add_layer(&o, m, l, e);
-    if (rc == 0) rc = add(&o, "model.norm.weight", m->final_norm, c->dim, 0, e);
+    const float *fn = c->arch == ARCH_GEMMA2 ? minus_one(&o, m->final_norm, (size_t)c->dim) : m->final_norm;
+    if (rc == 0) rc = fn ? add(&o, "model.norm.weight", fn, c->dim, 0, e) : err_set(e, "%s: out of memory", dir);
     if (rc == 0 && !c->shared_classifier) rc = add(&o, "lm_head.weight", f32(&m->cls), c->vocab_size, c->dim, e);
     if (rc == 0) rc = st_writer_meta(&o.w, "format", "pt", e);
     char path[1100];
@@ -246,6 +289,22 @@ static int write_json(const char *dir, const char *file, cJSON *j, Err *e) {
     return rc;
 }
 
+/* Gemma 2's keys: the activation, query scale, soft-caps, window and each layer's kind. */
+static void gemma2_json(cJSON *j, const Model *m) {
+    const Config *c = &m->c;
+    cJSON_AddStringToObject(j, "hidden_activation", "gelu_pytorch_tanh");
+    double qs = c->query_scale > 0 ? c->query_scale : 1.0 / sqrt((double)c->head_size);
+    cJSON_AddNumberToObject(j, "query_pre_attn_scalar", round(1.0 / (qs * qs)));
+    if (c->attn_softcap > 0) cJSON_AddNumberToObject(j, "attn_logit_softcapping", c->attn_softcap);
+    else cJSON_AddNullToObject(j, "attn_logit_softcapping");
+    if (c->final_softcap > 0) cJSON_AddNumberToObject(j, "final_logit_softcapping", c->final_softcap);
+    else cJSON_AddNullToObject(j, "final_logit_softcapping");
+    if (c->sliding_window) cJSON_AddNumberToObject(j, "sliding_window", c->sliding_window);
+    cJSON *types = cJSON_AddArrayToObject(j, "layer_types");
+    for (int l = 0; l < c->n_layers; l++)
+        cJSON_AddItemToArray(types, cJSON_CreateString(m->layers[l].window ? "sliding_attention" : "full_attention"));
+}
+
 static cJSON *config_json(const Model *m, const HfSaveOpts *o) {
     const Config *c = &m->c;
     int a = arch_index(c->arch);
@@ -262,7 +321,8 @@ static cJSON *config_json(const Model *m, const HfSaveOpts *o) {
     cJSON_AddNumberToObject(j, "rope_theta", c->rope_theta);
     cJSON_AddBoolToObject(j, "tie_word_embeddings", c->shared_classifier);
     cJSON_AddBoolToObject(j, "attention_bias", c->arch == ARCH_QWEN2);
-    cJSON_AddStringToObject(j, "hidden_act", "silu");
+    cJSON_AddStringToObject(j, "hidden_act", c->act_gelu ? "gelu_pytorch_tanh" : "silu");
+    if (c->arch == ARCH_GEMMA2) gemma2_json(j, m);
     cJSON_AddStringToObject(j, "torch_dtype", o->dtype == DT_F32 ? "float32" : o->dtype == DT_BF16 ? "bfloat16" : "float16");
     if (m->builtin_routers) cJSON_AddNumberToObject(j, "aha_window", m->default_window);
     if (c->arch == ARCH_MISTRAL && c->sliding_window > 0) cJSON_AddNumberToObject(j, "sliding_window", c->sliding_window);

@@ -1,4 +1,4 @@
-/* test_families.c — qwen3 and mistral folders against the float64 NumPy reference, and their features' knock-outs.
+/* test_families.c — qwen3, mistral and gemma2 folders against the float64 NumPy reference and llama.cpp, and their features' knock-outs.
  *
  * Each family's random folder is written by `ahascope bench --arch A
  * --save-hf` (so the flags are exercised), loaded back, and run by decode
@@ -95,11 +95,16 @@ static double worst_d(const double *a, const double *b) {
 
 /* The folder against its reference by decode and prefill, and each
  * variant's reference at least KNOCK_MIN away from the right one. */
-static void fam_check(const char *name, const char *flags, const char *const *variants) {
+static void fam_check(const char *name, const char *flags, const char *const *variants, const char *sed) {
     const char *py = test_python_numpy();
     if (!py) { test_skip("no python3 with numpy (AHASCOPE_PYTHON)"); return; }
     const char *dir = fam_folder(name, flags);
     if (!dir) return;
+    if (sed) { /* a config value bench does not set */
+        int st = -1;
+        free(test_runf(&st, "sed -i '%s' %s/config.json", sed, dir));
+        CHECK_INT(st, 0);
+    }
     char toks[800];
     snprintf(toks, sizeof toks, "%s.ids", dir);
     int tok[SEQ];
@@ -136,14 +141,14 @@ static void fam_check(const char *name, const char *flags, const char *const *va
  * whole projection), head_dim 24 apart from 64 / 4, GQA 4:2. */
 TEST(fam_qwen3_matches_numpy_reference) {
     static const char *const variants[] = {"qk_norm_whole", NULL};
-    fam_check("qwen3", "--arch qwen3 --dims 64,96,2,4,2,300,256 --head-dim 24", variants);
+    fam_check("qwen3", "--arch qwen3 --dims 64,96,2,4,2,300,256 --head-dim 24", variants, NULL);
 }
 
 /* mistral: a window of 8 keys in every layer over 40 positions; the
  * reference without the window, or with it one key longer, is another model. */
 TEST(fam_mistral_window_matches_numpy_reference) {
     static const char *const variants[] = {"no_window", "window_plus_one", NULL};
-    fam_check("mistral", "--arch mistral --dims 64,96,2,4,2,300,256 --window-layers 8", variants);
+    fam_check("mistral", "--arch mistral --dims 64,96,2,4,2,300,256 --window-layers 8", variants, NULL);
 }
 
 /* The window is executed for every head whatever the policy: neither full
@@ -187,7 +192,7 @@ TEST(fam_config_refusals_name_the_field) {
     CHECK_REFUSAL(cmd, 1, NULL, "sliding_window must be a whole number", 1);
     snprintf(cmd, sizeof cmd, "%s bench --arch qwen3 --dims 64,96,1,4,2,300,64 --window-layers 8 --save-hf %s", test_bin(),
              test_tmp("never"));
-    CHECK_REFUSAL(cmd, -1, NULL, "--window-layers needs --arch mistral", 1);
+    CHECK_REFUSAL(cmd, -1, NULL, "--window-layers needs --arch mistral or gemma2", 1);
 }
 
 /* `info` states each layer's attention kind, one line per distinct kind. */
@@ -375,4 +380,16 @@ TEST(fam_mistral_gguf_is_llama_without_window_as_llamacpp_writes_it) {
     fam_greedy_same(&mg, gguf, ids);
     free(lc), free(af), free(ag);
     model_free(&mf), model_free(&mg);
+}
+
+/* gemma2 over 40 positions, 4 layers of which 0 and 2 slide a window of 8:
+ * sqrt(dim) embeddings, (1 + w) norms before and after attention and the
+ * FFN, GeGLU, query_pre_attn_scalar 40 (set apart from head_dim 24 in
+ * config.json), soft-capped scores (2) and logits (10). Each feature's
+ * knock-out moves the reference. */
+TEST(fam_gemma2_matches_numpy_reference) {
+    static const char *const variants[] = {"norm_plain", "no_attn_softcap", "no_final_softcap", "query_scale_head_dim",
+                                           "no_window", "window_plus_one", NULL};
+    fam_check("gemma2", "--arch gemma2 --dims 64,96,4,4,2,300,256 --head-dim 24 --window-layers 8,2", variants,
+              "s/\"query_pre_attn_scalar\":\t24/\"query_pre_attn_scalar\": 40/");
 }
