@@ -12,6 +12,7 @@
 #include "engine/gguf_write.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,7 @@ typedef struct {
     const Model *m;
     GgmlType type;
     const char *path;
-    const char *arch;  /* general.architecture: "llama" or "qwen3" */
+    const char *arch;  /* general.architecture: "llama", "qwen3" or "gemma2" */
 } Out;
 
 /* rows x cols of a Mat as f32 (malloc'd), or NULL when out of memory. */
@@ -115,6 +116,19 @@ static int add_qk_norms(Out *o, int l, Err *e) {
     return add_norm(o, q, lw->q_norm, hs, e) || add_norm(o, k, lw->k_norm, hs, e) ? -1 : 0;
 }
 
+/* Gemma 2's norms after attention and after the FFN, as the gains the model
+ * multiplies by (llama.cpp's converter stores Gemma's 1 + w, which is what
+ * the model keeps). */
+static int add_post_norms(Out *o, int l, Err *e) {
+    const LayerWeights *lw = &o->m->layers[l];
+    if (o->m->c.arch != ARCH_GEMMA2) return 0;
+    char a[64], f[64];
+    snprintf(a, sizeof a, "blk.%d.post_attention_norm.weight", l);
+    snprintf(f, sizeof f, "blk.%d.post_ffw_norm.weight", l);
+    size_t d = (size_t)o->m->c.dim;
+    return add_norm(o, a, lw->post_attn_norm, d, e) || add_norm(o, f, lw->post_ffn_norm, d, e) ? -1 : 0;
+}
+
 static int add_layer(Out *o, int l, Err *e) {
     const Config *c = &o->m->c;
     const LayerWeights *lw = &o->m->layers[l];
@@ -126,8 +140,24 @@ static int add_layer(Out *o, int l, Err *e) {
            add_mat(o, n[2], lw->wk, kv, d, c->n_kv_heads, e) || add_mat(o, n[3], lw->wv, kv, d, 0, e) ||
            add_mat(o, n[4], lw->wo, d, q, 0, e) || add_norm(o, n[5], lw->ffn_norm, d, e) ||
            add_mat(o, n[6], lw->w1, h, d, 0, e) || add_mat(o, n[7], lw->w2, d, h, 0, e) ||
-           add_mat(o, n[8], lw->w3, h, d, 0, e) || add_qk_norms(o, l, e)
+           add_mat(o, n[8], lw->w3, h, d, 0, e) || add_qk_norms(o, l, e) || add_post_norms(o, l, e)
                ? -1 : 0;
+}
+
+/* What llama.cpp's gemma2 cannot express: a query scale other than the one
+ * it applies (1/√head_dim for a model of no known size; the file has no
+ * key for query_pre_attn_scalar), windows off its even-layer pattern. */
+static int check_gemma2(const Model *m, const char *path, Err *e) {
+    const Config *c = &m->c;
+    double want = 1.0 / sqrt((double)c->head_size), got = c->query_scale > 0 ? c->query_scale : want;
+    if (fabs(got - want) > 1e-6 * want)
+        return err_set(e, "%s: query_pre_attn_scalar %.6g is not head_dim %d, and GGUF's gemma2 has no key for it", path,
+                       1.0 / (got * got), c->head_size);
+    for (int l = 0; l < c->n_layers; l++)
+        if (m->layers[l].window != (l % 2 == 0 ? c->sliding_window : 0))
+            return err_set(e, "%s: layer %d's window %d is off llama.cpp's gemma2 pattern (window %d on even layers)", path, l,
+                           m->layers[l].window, c->sliding_window);
+    return 0;
 }
 
 /* What the llama and qwen3 blocks of model_gguf.c cannot express is
@@ -137,14 +167,16 @@ static int check_model(const Model *m, GgmlType t, const char *path, Err *e) {
     const Config *c = &m->c;
     if (gguf_write_file_type(t) < 0) return err_set(e, "%s: cannot write tensors of type %s", path, gguf_type_name(t));
     int llama = c->arch == ARCH_LLAMA2C || c->arch == ARCH_LLAMA || c->arch == ARCH_MISTRAL;
-    if ((!llama && c->arch != ARCH_QWEN3) || m->builtin_routers || !m->layers)
-        return err_set(e, "%s: only llama, mistral and qwen3 models can be written as GGUF (this one is %s)", path, m->arch_name);
+    if ((!llama && c->arch != ARCH_QWEN3 && c->arch != ARCH_GEMMA2) || m->builtin_routers || !m->layers)
+        return err_set(e, "%s: only llama, mistral, qwen3 and gemma2 models can be written as GGUF (this one is %s)", path,
+                       m->arch_name);
+    if (c->arch == ARCH_GEMMA2 && check_gemma2(m, path, e)) return -1;
     if (c->rope_factor != 0) return err_set(e, "%s: a model with llama3 RoPE scaling cannot be written as GGUF yet", path);
-    if (c->arch == ARCH_QWEN3 && !c->rope_half)
-        return err_set(e, "%s: a qwen3 rotating adjacent pairs cannot be written as GGUF (write it as a folder first)", path);
+    if ((c->arch == ARCH_QWEN3 || c->arch == ARCH_GEMMA2) && !c->rope_half)
+        return err_set(e, "%s: a %s rotating adjacent pairs cannot be written as GGUF (write it as a folder first)", path, m->arch_name);
     for (int l = 0; l < c->n_layers; l++)
         if (!m->layers[l].attn_norm || !m->layers[l].ffn_norm || m->layers[l].bq || (llama && m->layers[l].q_norm))
-            return err_set(e, "%s: layer %d is not a %s block", path, l, llama ? "llama" : "qwen3");
+            return err_set(e, "%s: layer %d is not a %s block", path, l, m->arch_name);
     if (t != GGML_Q8_0 && t != GGML_Q4_0) return 0;
     const char *why = c->dim % QUANTIZE_BLOCK ? "dim" : c->hidden_dim % QUANTIZE_BLOCK ? "hidden_dim" : NULL;
     if (why)
@@ -182,11 +214,16 @@ static void add_config(Out *o, const GgufSaveOpts *s) {
     put_f32(o, "rope.freq_base", c->rope_theta > 0 ? c->rope_theta : 10000.0f);
     put_f32(o, "attention.layer_norm_rms_epsilon", c->norm_eps > 0 ? c->norm_eps : 1e-5f);
     put_u32(o, "rope.dimension_count", (uint32_t)c->head_size);
-    if (c->q_dim != c->dim) { /* head_dim set apart from dim / heads */
+    if (c->q_dim != c->dim || c->arch == ARCH_GEMMA2) { /* head_dim set apart from dim / heads (gemma2: always written) */
         put_u32(o, "attention.key_length", (uint32_t)c->head_size);
         put_u32(o, "attention.value_length", (uint32_t)c->head_size);
     }
     put_u32(o, "vocab_size", (uint32_t)c->vocab_size);
+    if (c->arch == ARCH_GEMMA2) {
+        if (c->attn_softcap > 0) put_f32(o, "attn_logit_softcapping", c->attn_softcap);
+        if (c->final_softcap > 0) put_f32(o, "final_logit_softcapping", c->final_softcap);
+        if (c->sliding_window > 0) put_u32(o, "attention.sliding_window", (uint32_t)c->sliding_window);
+    }
 }
 
 /* A llama2.c piece as SentencePiece spells it: spaces back to U+2581, and
@@ -269,7 +306,8 @@ static int add_vocab(Out *o, const GgufSaveOpts *s, Err *e) {
 int gguf_write_model(const Model *m, const char *path, const GgufSaveOpts *s, Err *e) {
     if (check_model(m, s->type, path, e)) return -1;
     const Config *c = &m->c;
-    Out o = {.m = m, .type = s->type, .path = path, .arch = c->arch == ARCH_QWEN3 ? "qwen3" : "llama"};
+    Out o = {.m = m, .type = s->type, .path = path,
+             .arch = c->arch == ARCH_QWEN3 ? "qwen3" : c->arch == ARCH_GEMMA2 ? "gemma2" : "llama"};
     gguf_write_init(&o.w);
     add_config(&o, s);
     int rc = add_vocab(&o, s, e);

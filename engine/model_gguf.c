@@ -1,4 +1,4 @@
-/* model_gguf.c — a GGUF model (llama, qwen2, olmo2, qwen3) read in place: its matrices are the file's mapped tensors.
+/* model_gguf.c — a GGUF model (llama, qwen2, olmo2, qwen3, gemma2) read in place: its matrices are the file's mapped tensors.
  *
  * ggml's llama rotates adjacent RoPE pairs, and its converter reorders a
  * Hugging Face model's W_Q/W_K rows (rotate-half) into that order; so a
@@ -35,13 +35,16 @@ typedef struct {
     const char *name;
     int arch, rope_half, biases, olmo;
     int qk_head;       /* attn_q_norm/attn_k_norm of [head_dim], applied per head (qwen3) */
+    int gemma;         /* Gemma 2: four norms a block (stored as 1 + w), GeGLU, scaled embeddings,
+                          soft-caps, a window on even layers */
 } GgufArch;
 
 static const GgufArch ARCHES[] = {
-    {"llama", ARCH_LLAMA, 0, 0, 0, 0},
-    {"qwen2", ARCH_QWEN2, 1, 1, 0, 0},
-    {"olmo2", ARCH_OLMO2, 1, 0, 1, 0},
-    {"qwen3", ARCH_QWEN3, 1, 0, 0, 1},
+    {"llama", ARCH_LLAMA, 0, 0, 0, 0, 0},
+    {"qwen2", ARCH_QWEN2, 1, 1, 0, 0, 0},
+    {"olmo2", ARCH_OLMO2, 1, 0, 1, 0, 0},
+    {"qwen3", ARCH_QWEN3, 1, 0, 0, 1, 0},
+    {"gemma2", ARCH_GEMMA2, 1, 0, 0, 0, 1},
 };
 
 int model_is_gguf(const char *path) {
@@ -73,7 +76,7 @@ static const GgufArch *find_arch(const GgufFile *f, Err *e) {
     const char *arch = gguf_get_str(f, "general.architecture");
     for (size_t i = 0; arch && i < sizeof ARCHES / sizeof ARCHES[0]; i++)
         if (!strcmp(arch, ARCHES[i].name)) return &ARCHES[i];
-    err_set(e, "%s: GGUF architecture '%.32s' cannot run yet (llama, qwen2, olmo2 and qwen3 can)", f->path, arch ? arch : "(none)");
+    err_set(e, "%s: GGUF architecture '%.32s' cannot run yet (llama, qwen2, olmo2, qwen3 and gemma2 can)", f->path, arch ? arch : "(none)");
     return NULL;
 }
 
@@ -135,6 +138,33 @@ static int rope_freqs(const GgufFile *f, const GgufArch *a, Config *c, Err *e) {
     return 0;
 }
 
+/* A non-negative float key {arch}.suffix into *out (absent: 0). */
+static int cfg_cap(const GgufFile *f, const char *arch, const char *suffix, float *out, Err *e) {
+    char key[96];
+    double v = 0;
+    snprintf(key, sizeof key, "%s.%s", arch, suffix);
+    if (gguf_get_float(f, key, &v) == 0 && !(v >= 0 && v < 1e30)) return err_set(e, "%s: %s = %g is out of range", f->path, key, v);
+    *out = (float)v;
+    return 0;
+}
+
+/* Gemma 2 as llama.cpp runs it: embeddings × √dim, GeGLU, soft-caps, the
+ * window on even layers, and the query scale its gemma2 applies (the file
+ * stores no query_pre_attn_scalar): 1/√(dim/heads) for the 46-layer 27B,
+ * 1/√head_dim for every other size. */
+static int gemma2_config(const GgufFile *f, Config *c, Err *e) {
+    int w = 0;
+    if (cfg_cap(f, "gemma2", "attn_logit_softcapping", &c->attn_softcap, e) ||
+        cfg_cap(f, "gemma2", "final_logit_softcapping", &c->final_softcap, e) ||
+        cfg_int(f, "gemma2", "attention.sliding_window", 0, 0, &w, e))
+        return -1;
+    if (w > MODEL_MAX_SEQ) return err_set(e, "%s: gemma2.attention.sliding_window %d is absurdly large", f->path, w);
+    c->sliding_window = w, c->window_pattern = 2;
+    c->embed_scale = sqrtf((float)c->dim), c->act_gelu = 1;
+    c->query_scale = 1.0f / sqrtf(c->n_layers == 46 ? (float)c->dim / c->n_heads : (float)c->head_size);
+    return 0;
+}
+
 static int gguf_config(const GgufFile *f, const GgufArch *a, Config *c, Err *e) {
     const char *p = a->name;
     memset(c, 0, sizeof *c);
@@ -173,6 +203,7 @@ static int gguf_config(const GgufFile *f, const GgufArch *a, Config *c, Err *e) 
     if (model_config_check(c, f->path, e)) return -1;
     if (rope_dims && rope_dims != c->head_size)
         return err_set(e, "%s: partial RoPE (%d of %d dims) cannot run yet", f->path, rope_dims, c->head_size);
+    if (a->gemma && gemma2_config(f, c, e)) return -1;
     return rope_freqs(f, a, c, e);
 }
 
@@ -223,11 +254,12 @@ static int take_vec(const GgufFile *f, const char *name, int64_t n, float **at, 
 }
 
 /* Tensors a block of architecture a holds. */
-static int per_layer(const GgufArch *a) { return a->olmo ? 11 : 9 + 3 * a->biases + 2 * a->qk_head; }
+static int per_layer(const GgufArch *a) { return a->olmo || a->gemma ? 11 : 9 + 3 * a->biases + 2 * a->qk_head; }
 
 /* Floats of the widened vectors of one block. */
 static int64_t layer_vec_floats(const GgufArch *a, const Config *c) {
     int64_t d = c->dim, q = c->q_dim, kv = c->kv_dim;
+    if (a->gemma) return 4 * d;
     return a->olmo ? 2 * d + q + kv : 2 * d + (a->biases ? q + 2 * kv : 0) + (a->qk_head ? 2 * (int64_t)c->head_size : 0);
 }
 
@@ -250,6 +282,13 @@ static int take_layer(const GgufFile *f, const GgufArch *a, const Config *c, int
                        take_vec(f, n[9], q, v, &lw->q_norm, e) || take_vec(f, n[10], kv, v, &lw->k_norm, e)
                    ? -1 : 0;
     if (take_vec(f, n[7], d, v, &lw->attn_norm, e) || take_vec(f, n[8], d, v, &lw->ffn_norm, e)) return -1;
+    if (a->gemma) { /* llama.cpp's converter stored 1 + w: the gains as multiplied */
+        char pa[64], pf[64];
+        snprintf(pa, sizeof pa, "blk.%d.post_attention_norm.weight", l);
+        snprintf(pf, sizeof pf, "blk.%d.post_ffw_norm.weight", l);
+        lw->window = l % 2 == 0 ? c->sliding_window : 0; /* llama.cpp's gemma2: even layers slide */
+        return take_vec(f, pa, d, v, &lw->post_attn_norm, e) || take_vec(f, pf, d, v, &lw->post_ffn_norm, e) ? -1 : 0;
+    }
     if (a->qk_head && (take_vec(f, n[9], c->head_size, v, &lw->q_norm, e) || take_vec(f, n[10], c->head_size, v, &lw->k_norm, e)))
         return -1;
     if (a->biases && (take_vec(f, n[9], q, v, &lw->bq, e) || take_vec(f, n[10], kv, v, &lw->bk, e) ||
