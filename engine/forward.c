@@ -20,8 +20,10 @@ void openblas_set_num_threads(int n); /* OpenBLAS extension, not in cblas.h ever
 
 /* The rotation frequency of pair i (of head_size/2), with llama3's
  * rescaling of long wavelengths when the config asks for it. */
-static double rope_freq(const Config *c, int i) {
+static double rope_freq(const Config *c, int i, int local) {
+    if (local) return 1.0 / pow(c->rope_local_theta, 2.0 * i / c->head_size); /* gemma3's local layers: unscaled */
     double f = 1.0 / pow(c->rope_theta, 2.0 * i / c->head_size);
+    if (c->rope_linear > 0) return f / c->rope_linear;
     if (c->rope_factor <= 0) return f;
     double pi = 3.14159265358979323846, wavelen = 2 * pi / f;
     double lo_wl = c->rope_orig_ctx / c->rope_low, hi_wl = c->rope_orig_ctx / c->rope_high;
@@ -31,9 +33,12 @@ static double rope_freq(const Config *c, int i) {
     return (1 - smooth) * f / c->rope_factor + smooth * f;
 }
 
+/* Rows of rope tables: one set, or two when local layers have their own base. */
+static int rope_sets(const Config *c) { return c->rope_local_theta > 0 ? 2 : 1; }
+
 static void rope_tables(RunState *s, const Config *c) {
     size_t hs = c->head_size;
-    for (int t = 0; t < c->seq_len; t++)
+    for (int t = 0; t < c->seq_len * rope_sets(c); t++)
         for (int i = 0; i < c->head_size; i += 2) {
             float *co = &s->rope_cos[(size_t)t * hs / 2 + i / 2], *si = &s->rope_sin[(size_t)t * hs / 2 + i / 2];
             if (c->arch == ARCH_LLAMA2C) { /* the same float arithmetic as llama2.c, so positions rotate identically */
@@ -41,7 +46,8 @@ static void rope_tables(RunState *s, const Config *c) {
                 float val = t * freq;
                 *co = cosf(val), *si = sinf(val);
             } else {
-                double val = t * rope_freq(c, i / 2);
+                int local = t >= c->seq_len; /* the second set: the local layers' base */
+                double val = (t % c->seq_len) * rope_freq(c, i / 2, local);
                 *co = (float)cos(val), *si = (float)sin(val);
             }
         }
@@ -94,8 +100,8 @@ int fwd_init(RunState *s, const Config *c, int max_batch, int n_threads, Err *e)
     s->key_cache = calloc(cache, model_dtype_size(c->kv_dtype));
     s->value_cache = calloc(cache, model_dtype_size(c->kv_dtype));
     s->kv_new = malloc(2 * B * c->kv_dim * sizeof(float));
-    s->rope_cos = malloc((size_t)c->seq_len * hs / 2 * sizeof(float));
-    s->rope_sin = malloc((size_t)c->seq_len * hs / 2 * sizeof(float));
+    s->rope_cos = malloc((size_t)rope_sets(c) * c->seq_len * hs / 2 * sizeof(float));
+    s->rope_sin = malloc((size_t)rope_sets(c) * c->seq_len * hs / 2 * sizeof(float));
     s->scratch = malloc((size_t)c->n_kv_heads * attn_scratch_floats(c) * sizeof(float));
     s->bulk_m1 = calloc(heads_kv * hs, sizeof(double));
     s->bulk_m2 = calloc(heads_kv * hs * hs, sizeof(double));
@@ -352,8 +358,9 @@ static void bulk_sync(RunState *s, const AttnConfig *a, int layer, int kvh, int 
 /* Rotate columns [col0, col0 + width) (whole heads) of T rows, stride
  * floats apart, to their positions: adjacent pairs (llama2.c) or halves
  * (Hugging Face). */
-static void rope_span(const RunState *s, float *v, int col0, int width, int T, int stride, int pos0) {
+static void rope_span(const RunState *s, float *v, int col0, int width, int T, int stride, int pos0, int local) {
     int hs = s->c.head_size, half = hs / 2;
+    if (local && s->c.rope_local_theta > 0) pos0 += s->c.seq_len; /* the local base's table follows */
     for (int i = 0; i < T; i++) {
         const float *cs = s->rope_cos + (size_t)(pos0 + i) * half, *sn = s->rope_sin + (size_t)(pos0 + i) * half;
         float *row = v + (size_t)i * stride + col0;
@@ -377,12 +384,12 @@ static void rope_span(const RunState *s, float *v, int col0, int width, int T, i
 /* Make KV head kvh's part of this call's rows ready: rotate its queries and
  * its new keys, and move the keys and values (kv_new) into the cache at
  * positions pos0 … pos0+T-1. Each attention task does its own heads. */
-static void head_prepare(RunState *s, int layer, int kvh, int T, int pos0) {
+static void head_prepare(RunState *s, int layer, int kvh, int T, int pos0, int local) {
     const Config *c = &s->c;
     int hs = c->head_size, group = c->n_heads / c->n_kv_heads;
     float *kn = s->kv_new, *vn = s->kv_new + (size_t)s->max_batch * c->kv_dim;
-    rope_span(s, s->q, kvh * group * hs, group * hs, T, c->q_dim, pos0);
-    rope_span(s, kn, kvh * hs, hs, T, c->kv_dim, pos0);
+    rope_span(s, s->q, kvh * group * hs, group * hs, T, c->q_dim, pos0, local);
+    rope_span(s, kn, kvh * hs, hs, T, c->kv_dim, pos0, local);
     for (int i = 0; i < T; i++) {
         size_t off = (size_t)i * c->kv_dim + (size_t)kvh * hs;
         fwd_kv_set(s, 0, layer, kvh, pos0 + i, kn + off);
@@ -403,7 +410,7 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
     int bulk = !fixed && (a->profile || a->policy == POLICY_QADA_BULK || a->policy == POLICY_QADA_REM_BULK);
     size_t idx = (size_t)l * c->n_kv_heads + kvh;
     float *scratch = s->scratch + (size_t)kvh * attn_scratch_floats(c);
-    head_prepare(s, l, kvh, j->T, j->pos0);
+    head_prepare(s, l, kvh, j->T, j->pos0, fixed);
     for (int i = 0; i < j->T; i++) {
         int t = j->pos0 + i;
         if (bulk) bulk_sync(s, a, l, kvh, t, scratch); /* before the head uses scratch */

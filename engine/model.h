@@ -33,8 +33,10 @@ typedef enum {
     ARCH_FAOLMO,  /* AHA-OLMO2: olmo2 with router rows fused into q_proj */
     ARCH_QWEN3,   /* HF qwen3: llama with per-head RMSNorm of q and k ([head_dim], shared by heads) */
     ARCH_MISTRAL, /* HF mistral: llama with a sliding window in every layer (none when null) */
-    ARCH_GEMMA2   /* HF gemma2: scaled embeddings, (1 + w) norms before and after attention and FFN,
+    ARCH_GEMMA2,  /* HF gemma2: scaled embeddings, (1 + w) norms before and after attention and FFN,
                      GeGLU (tanh), query_pre_attn_scalar, soft-capped scores and logits, windowed layers */
+    ARCH_GEMMA3   /* HF gemma3_text: gemma2's block without soft-caps, per-head q/k norms, local
+                     layers on their own RoPE base, global ones on rope_theta with linear scaling */
 } Arch;
 
 /* Storage type of a weight matrix (the forward pass computes in f32). The
@@ -76,6 +78,8 @@ typedef struct {
     int act_gelu;       /* 1: the FFN gate is GELU's tanh form (GeGLU), 0: SiLU (SwiGLU) */
     float query_scale;  /* q·k multiplier (gemma2: query_pre_attn_scalar^-1/2); 0: 1/sqrt(head_size) */
     float attn_softcap, final_softcap; /* scores / logits become cap·tanh(x/cap); 0: none */
+    float rope_local_theta; /* gemma3: the windowed layers' RoPE base (no scaling); 0: every layer on rope_theta */
+    float rope_linear;      /* linear rope_scaling factor (positions / factor) of the layers on rope_theta; 0: none */
     int kv_dtype;     /* DType the KV cache stores: the matrices' by default (HF does the same);
                          a run may set it to DT_F32 before fwd_init to keep keys and values exact */
 } Config;
@@ -278,7 +282,7 @@ int model_random_arch(Model *m, const Config *c, int arch, uint64_t seed, Err *e
 
 /* The model_type of an architecture ("llama" for ARCH_LLAMA2C), and the
  * Arch a name stands for (-1 if none of llama, qwen2, olmo2, faolmo,
- * qwen3, mistral, gemma2). */
+ * qwen3, mistral, gemma2, gemma3_text). */
 const char *model_arch_type(int arch);
 int model_arch_parse(const char *name);
 

@@ -2,7 +2,7 @@
  *
  * Hugging Face model folders: config.json plus safetensors
  * (one file, or shards listed in model.safetensors.index.json) for the
- * llama, qwen2, olmo2, faolmo, qwen3, mistral and gemma2 architectures.
+ * llama, qwen2, olmo2, faolmo, qwen3, mistral, gemma2 and gemma3_text architectures.
  *
  * Matrices stay in the memory-mapped files in their stored dtype (F32, F16
  * or BF16) and the forward pass reads them there; only the small vectors
@@ -117,14 +117,15 @@ static int parse_arch(const cJSON *j, Config *c, char *name, size_t cap, const c
     if (!cJSON_IsString(mt)) return err_set(e, "%s: model_type is missing or not a string", path);
     static const struct { const char *name; Arch arch; } known[] = {
         {"llama", ARCH_LLAMA}, {"qwen2", ARCH_QWEN2}, {"olmo2", ARCH_OLMO2}, {"faolmo", ARCH_FAOLMO},
-        {"qwen3", ARCH_QWEN3}, {"mistral", ARCH_MISTRAL}, {"gemma2", ARCH_GEMMA2}};
+        {"qwen3", ARCH_QWEN3}, {"mistral", ARCH_MISTRAL}, {"gemma2", ARCH_GEMMA2},
+        {"gemma3_text", ARCH_GEMMA3}};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (!strcmp(mt->valuestring, known[i].name)) {
             c->arch = known[i].arch;
             snprintf(name, cap, "%s", known[i].name);
             return 0;
         }
-    return err_set(e, "%s: model_type '%.40s' is not supported (llama, qwen2, olmo2, faolmo, qwen3, mistral, gemma2)", path,
+    return err_set(e, "%s: model_type '%.40s' is not supported (llama, qwen2, olmo2, faolmo, qwen3, mistral, gemma2, gemma3_text)", path,
                    mt->valuestring);
 }
 
@@ -137,6 +138,8 @@ static int parse_rope_scaling(const cJSON *j, Config *c, const char *path, Err *
     if (!t) t = cJSON_GetObjectItemCaseSensitive(rs, "type");
     if (!cJSON_IsString(t)) return err_set(e, "%s: rope_scaling has no rope_type", path);
     if (!strcmp(t->valuestring, "default")) return 0;
+    if (!strcmp(t->valuestring, "linear") && c->arch == ARCH_GEMMA3) /* Gemma 3's global layers */
+        return cfg_float(rs, "factor", -1, &c->rope_linear, path, e);
     if (strcmp(t->valuestring, "llama3"))
         return err_set(e, "%s: rope_scaling type '%.40s' is not supported (llama3 only)", path, t->valuestring);
     if (cfg_float(rs, "factor", -1, &c->rope_factor, path, e) || cfg_float(rs, "low_freq_factor", -1, &c->rope_low, path, e) ||
@@ -158,19 +161,22 @@ static int cfg_cap(const cJSON *j, const char *key, float *out, const char *path
  * else HF's Gemma2Config rule: layer i slides when (i + 1) % 2 != 0). The
  * pattern is kept for the layers (model_hf.c reads layer_types itself). */
 static int parse_gemma2(const cJSON *j, Config *c, const char *path, Err *e) {
+    int g3 = c->arch == ARCH_GEMMA3;
     const cJSON *act = cJSON_GetObjectItemCaseSensitive(j, "hidden_activation");
     if (!act || cJSON_IsNull(act)) act = cJSON_GetObjectItemCaseSensitive(j, "hidden_act");
     if (act && !(cJSON_IsString(act) && !strcmp(act->valuestring, "gelu_pytorch_tanh")))
-        return err_set(e, "%s: hidden_activation must be \"gelu_pytorch_tanh\" for gemma2", path);
+        return err_set(e, "%s: hidden_activation must be \"gelu_pytorch_tanh\" for %s", path, g3 ? "gemma3" : "gemma2");
     float qpas = 0;
     if (cfg_float(j, "query_pre_attn_scalar", 256, &qpas, path, e) || cfg_cap(j, "attn_logit_softcapping", &c->attn_softcap, path, e) ||
         cfg_cap(j, "final_logit_softcapping", &c->final_softcap, path, e) ||
-        cfg_int(j, "sliding_window", 0, 1, MODEL_MAX_SEQ, &c->sliding_window, path, e))
+        cfg_int(j, "sliding_window", g3 ? 4096 : 0, 1, MODEL_MAX_SEQ, &c->sliding_window, path, e) ||
+        cfg_int(j, "sliding_window_pattern", g3 ? 6 : 2, 1, MODEL_MAX_LAYERS, &c->window_pattern, path, e) ||
+        (g3 && cfg_float(j, "rope_local_base_freq", 10000, &c->rope_local_theta, path, e)))
         return -1;
     c->act_gelu = 1;
     c->query_scale = (float)(1.0 / sqrt((double)qpas));
     c->embed_scale = (float)sqrt((double)c->dim); /* HF: hidden_size**0.5 as a tensor of the activations' dtype */
-    c->window_pattern = 2;
+    c->qk_norm_head = g3; /* Gemma3RMSNorm(head_dim) on q and k, (1 + w) like the others */
     return 0;
 }
 
@@ -198,7 +204,7 @@ static int layer_window(const cJSON *j, const Config *c, int l, int *w, const ch
  * use_sliding_window, which is refused rather than run wrongly (its
  * max_window_layers split is not modelled). */
 static int parse_window(const cJSON *j, Config *c, const char *path, Err *e) {
-    if (c->arch == ARCH_GEMMA2) return parse_gemma2(j, c, path, e);
+    if (c->arch == ARCH_GEMMA2 || c->arch == ARCH_GEMMA3) return parse_gemma2(j, c, path, e);
     if (c->arch == ARCH_MISTRAL) return cfg_int(j, "sliding_window", 0, 1, MODEL_MAX_SEQ, &c->sliding_window, path, e);
     int use = 0;
     if (cfg_bool(j, "use_sliding_window", 0, &use, path, e)) return -1;
@@ -211,7 +217,8 @@ static int parse_config(const cJSON *j, Model *m, int max_ctx, int *tied, const 
     memset(c, 0, sizeof *c);
     if (parse_arch(j, c, m->arch_name, sizeof m->arch_name, path, e)) return -1;
     const cJSON *act = cJSON_GetObjectItemCaseSensitive(j, "hidden_act");
-    if (c->arch != ARCH_GEMMA2 && act && !(cJSON_IsString(act) && !strcmp(act->valuestring, "silu")))
+    int gemma = c->arch == ARCH_GEMMA2 || c->arch == ARCH_GEMMA3;
+    if (!gemma && act && !(cJSON_IsString(act) && !strcmp(act->valuestring, "silu")))
         return err_set(e, "%s: hidden_act must be \"silu\" (SwiGLU)", path);
     int max_pos = 0, bias = 0;
     if (cfg_int(j, "hidden_size", -1, 1, MODEL_MAX_DIM, &c->dim, path, e) ||
@@ -219,16 +226,16 @@ static int parse_config(const cJSON *j, Model *m, int max_ctx, int *tied, const 
         cfg_int(j, "num_hidden_layers", -1, 1, MODEL_MAX_LAYERS, &c->n_layers, path, e) ||
         cfg_int(j, "num_attention_heads", -1, 1, MODEL_MAX_DIM, &c->n_heads, path, e) ||
         cfg_int(j, "num_key_value_heads", c->n_heads, 1, MODEL_MAX_DIM, &c->n_kv_heads, path, e) ||
-        cfg_int(j, "head_dim", c->arch == ARCH_GEMMA2 ? 256 : 0, 2, 4096, &c->head_size, path, e) ||
+        cfg_int(j, "head_dim", gemma ? 256 : 0, 2, 4096, &c->head_size, path, e) ||
         cfg_int(j, "vocab_size", -1, 1, MODEL_MAX_VOCAB, &c->vocab_size, path, e) ||
         cfg_int(j, "max_position_embeddings", -1, 1, 1 << 24, &max_pos, path, e) ||
         cfg_float(j, "rms_norm_eps", 1e-6, &c->norm_eps, path, e) ||
-        cfg_float(j, "rope_theta", 10000, &c->rope_theta, path, e) ||
+        cfg_float(j, "rope_theta", c->arch == ARCH_GEMMA3 ? 1e6 : 10000, &c->rope_theta, path, e) ||
         cfg_bool(j, "tie_word_embeddings", -1, tied, path, e) ||
         cfg_bool(j, "attention_bias", 0, &bias, path, e) || parse_rope_scaling(j, c, path, e) ||
         parse_window(j, c, path, e))
         return -1;
-    c->qk_norm_head = c->arch == ARCH_QWEN3;
+    c->qk_norm_head |= c->arch == ARCH_QWEN3;
     if (c->n_layers > 0 && !(m->layers = calloc((size_t)c->n_layers, sizeof *m->layers)))
         return err_set(e, "%s: out of memory", path);
     for (int l = 0; l < c->n_layers; l++)
@@ -386,7 +393,7 @@ static int wire_layer(Model *m, HfModel *hf, int l, int *any_half, Err *e) {
             get_vec(hf, NAME("self_attn.q_norm.weight"), q, &lw->q_norm, e) ||
             get_vec(hf, NAME("self_attn.k_norm.weight"), kv, &lw->k_norm, e))
             return -1;
-    } else if (c->arch == ARCH_GEMMA2) {
+    } else if (c->arch == ARCH_GEMMA2 || c->arch == ARCH_GEMMA3) {
         if (get_vec(hf, NAME("input_layernorm.weight"), d, &lw->attn_norm, e) ||
             get_vec(hf, NAME("post_attention_layernorm.weight"), d, &lw->post_attn_norm, e) ||
             get_vec(hf, NAME("pre_feedforward_layernorm.weight"), d, &lw->ffn_norm, e) ||
@@ -446,7 +453,7 @@ static int wire_model(Model *m, HfModel *hf, int tied, Err *e) {
     if (!m->layers) m->layers = calloc((size_t)c->n_layers, sizeof *m->layers);
     if (!hf->vecs || !m->layers) return err_set(e, "%s: out of memory", hf->dir);
     int any_half = 0;
-    hf->plus_one = c->arch == ARCH_GEMMA2; /* its only vectors are norms; kept as the gains multiplied */
+    hf->plus_one = c->arch == ARCH_GEMMA2 || c->arch == ARCH_GEMMA3; /* only norms; kept as the gains multiplied */
     for (int l = 0; l < c->n_layers; l++)
         if (wire_layer(m, hf, l, &any_half, e) != 0) return -1;
     if (get_mat(hf, "model.embed_tokens.weight", c->vocab_size, c->dim, &m->embed, &any_half, e) ||

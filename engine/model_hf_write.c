@@ -29,7 +29,7 @@ static const struct { const char *type, *class_name; int arch; } ARCHS[] = {
     {"llama", "LlamaForCausalLM", ARCH_LLAMA}, {"qwen2", "Qwen2ForCausalLM", ARCH_QWEN2},
     {"olmo2", "Olmo2ForCausalLM", ARCH_OLMO2}, {"faolmo", "FAOlmoForCausalLM", ARCH_FAOLMO},
     {"qwen3", "Qwen3ForCausalLM", ARCH_QWEN3}, {"mistral", "MistralForCausalLM", ARCH_MISTRAL},
-    {"gemma2", "Gemma2ForCausalLM", ARCH_GEMMA2}};
+    {"gemma2", "Gemma2ForCausalLM", ARCH_GEMMA2}, {"gemma3_text", "Gemma3ForCausalLM", ARCH_GEMMA3}};
 #define N_ARCHS (int)(sizeof ARCHS / sizeof ARCHS[0])
 
 static int arch_index(int arch) {
@@ -48,13 +48,15 @@ int model_arch_parse(const char *name) {
 
 static int is_olmo(int arch) { return arch == ARCH_OLMO2 || arch == ARCH_FAOLMO; }
 
+static int is_gemma(int arch) { return arch == ARCH_GEMMA2 || arch == ARCH_GEMMA3; }
+
 /* ---- random models of an architecture ------------------------------------- */
 
 /* Floats of owned_arch per layer: faolmo's widened W_Q, QK-norms, biases. */
 static size_t arch_floats(const Config *c, int arch) {
     size_t d = c->dim, q = c->q_dim, kv = c->kv_dim, H = c->n_heads;
     return (arch == ARCH_FAOLMO ? (q + H) * d : 0) + (is_olmo(arch) ? q + kv : 0) + (arch == ARCH_QWEN2 ? q + 2 * kv : 0) +
-           (arch == ARCH_QWEN3 ? 2 * (size_t)c->head_size : 0) + (arch == ARCH_GEMMA2 ? 2 * d : 0);
+           (arch == ARCH_QWEN3 || arch == ARCH_GEMMA3 ? 2 * (size_t)c->head_size : 0) + (is_gemma(arch) ? 2 * d : 0);
 }
 
 /* n values 1 + u, u uniform in ±0.25: norm weights that are not all alike. */
@@ -90,12 +92,12 @@ static void arch_layer(Model *m, int l, int arch, float **p, uint64_t *s) {
         lw->attn_norm = lw->ffn_norm = NULL;
         lw->q_norm = take_norm(p, q, s), lw->k_norm = take_norm(p, kv, s);
     }
-    if (arch == ARCH_QWEN3) /* one gain per head dimension, shared by every head */
+    if (arch == ARCH_QWEN3 || arch == ARCH_GEMMA3) /* one gain per head dimension, shared by every head */
         lw->q_norm = take_norm(p, c->head_size, s), lw->k_norm = take_norm(p, c->head_size, s);
-    if (arch == ARCH_GEMMA2) /* norms after attention and after the FFN as well as before */
+    if (is_gemma(arch)) /* norms after attention and after the FFN as well as before */
         lw->post_attn_norm = take_norm(p, d, s), lw->post_ffn_norm = take_norm(p, d, s);
     int local = !c->window_pattern || (l + 1) % c->window_pattern; /* HF's Gemma2Config rule */
-    lw->window = (arch == ARCH_MISTRAL || arch == ARCH_GEMMA2) && local ? c->sliding_window : 0;
+    lw->window = (arch == ARCH_MISTRAL || is_gemma(arch)) && local ? c->sliding_window : 0;
     if (arch == ARCH_QWEN2)
         lw->bq = take_uniform(p, q, 0.25f, s), lw->bk = take_uniform(p, kv, 0.25f, s), lw->bv = take_uniform(p, kv, 0.25f, s);
 }
@@ -122,10 +124,13 @@ int model_random_arch(Model *m, const Config *cfg, int arch, uint64_t seed, Err 
         return err_set(e, "random model: out of memory for the %s parts", model_arch_type(arch));
     }
     m->c.arch = arch;
-    m->c.qk_norm_head = arch == ARCH_QWEN3;
-    m->c.sliding_window = arch == ARCH_MISTRAL || arch == ARCH_GEMMA2 ? cfg->sliding_window : 0;
-    m->c.window_pattern = arch == ARCH_GEMMA2 ? (cfg->window_pattern ? cfg->window_pattern : 2) : 0;
-    if (arch == ARCH_GEMMA2) gemma2_extras(&m->c);
+    m->c.qk_norm_head = arch == ARCH_QWEN3 || arch == ARCH_GEMMA3;
+    m->c.sliding_window = arch == ARCH_MISTRAL || is_gemma(arch) ? cfg->sliding_window : 0;
+    m->c.window_pattern = is_gemma(arch) ? (cfg->window_pattern ? cfg->window_pattern : arch == ARCH_GEMMA3 ? 6 : 2) : 0;
+    if (is_gemma(arch)) gemma2_extras(&m->c);
+    if (arch == ARCH_GEMMA3) /* no caps; Gemma 3's bases: 1e6 global (scaled linearly, 8 as the 4B+), 1e4 local */
+        m->c.attn_softcap = m->c.final_softcap = 0, m->c.rope_theta = 1e6f, m->c.rope_local_theta = 1e4f,
+        m->c.rope_linear = 8.0f;
     snprintf(m->arch_name, sizeof m->arch_name, "%s", model_arch_type(arch));
     uint64_t s = seed ^ 0x5eed0a7c4ull;
     float *p = m->owned_arch;
@@ -215,6 +220,11 @@ static int add_gemma2_norms(Out *o, const LayerWeights *lw, int l, Err *e) {
     return 0;
 }
 
+/* A q/k norm's gains as the file stores them (Gemma: w of 1 + w). */
+static const float *qk_gain(Out *o, const float *v, size_t n) {
+    return v && is_gemma(o->c->arch) ? minus_one(o, v, n) : v;
+}
+
 static int add_layer(Out *o, const Model *m, int l, Err *e) {
     const Config *c = o->c;
     const LayerWeights *lw = &m->layers[l];
@@ -232,12 +242,13 @@ static int add_layer(Out *o, const Model *m, int l, Err *e) {
         ADD("mlp.gate_proj.weight", f32(&lw->w1), h, d) || ADD("mlp.down_proj.weight", f32(&lw->w2), d, h) ||
         ADD("mlp.up_proj.weight", f32(&lw->w3), h, d))
         return -1;
-    if (c->arch == ARCH_GEMMA2) return add_gemma2_norms(o, lw, l, e);
-    if (ADD("input_layernorm.weight", lw->attn_norm, d, 0) ||
+    if (is_gemma(c->arch) && add_gemma2_norms(o, lw, l, e)) return -1;
+    if (!is_gemma(c->arch) && (ADD("input_layernorm.weight", lw->attn_norm, d, 0) ||
         ADD("post_attention_layernorm.weight", lw->attn_norm ? lw->ffn_norm : lw->post_attn_norm, d, 0) ||
-        ADD("post_feedforward_layernorm.weight", lw->post_ffn_norm, d, 0) ||
-        ADD("self_attn.q_norm.weight", lw->q_norm ? rope_rows(o, lw->q_norm, qn_heads, qn, 1) : NULL, qn, 0) ||
-        ADD("self_attn.k_norm.weight", lw->k_norm ? rope_rows(o, lw->k_norm, kn_heads, kn, 1) : NULL, kn, 0) ||
+        ADD("post_feedforward_layernorm.weight", lw->post_ffn_norm, d, 0)))
+        return -1;
+    if (ADD("self_attn.q_norm.weight", lw->q_norm ? qk_gain(o, rope_rows(o, lw->q_norm, qn_heads, qn, 1), qn) : NULL, qn, 0) ||
+        ADD("self_attn.k_norm.weight", lw->k_norm ? qk_gain(o, rope_rows(o, lw->k_norm, kn_heads, kn, 1), kn) : NULL, kn, 0) ||
         ADD("self_attn.q_proj.bias", lw->bq ? rope_rows(o, lw->bq, H, q, 1) : NULL, q, 0) ||
         ADD("self_attn.k_proj.bias", lw->bk ? rope_rows(o, lw->bk, c->n_kv_heads, kv, 1) : NULL, kv, 0) ||
         ADD("self_attn.v_proj.bias", lw->bv, kv, 0))
@@ -255,7 +266,7 @@ static int write_weights(const Model *m, const char *dir, const HfSaveOpts *opt,
         rc = err_set(e, "%s: only f32 models can be written as a folder", dir);
     if (rc == 0) rc = add(&o, "model.embed_tokens.weight", f32(&m->embed), c->vocab_size, c->dim, e);
     for (int l = 0; rc == 0 && l < c->n_layers; l++) rc = add_layer(&o, m, l, e);
-    const float *fn = c->arch == ARCH_GEMMA2 ? minus_one(&o, m->final_norm, (size_t)c->dim) : m->final_norm;
+    const float *fn = is_gemma(c->arch) ? minus_one(&o, m->final_norm, (size_t)c->dim) : m->final_norm;
     if (rc == 0) rc = fn ? add(&o, "model.norm.weight", fn, c->dim, 0, e) : err_set(e, "%s: out of memory", dir);
     if (rc == 0 && !c->shared_classifier) rc = add(&o, "lm_head.weight", f32(&m->cls), c->vocab_size, c->dim, e);
     if (rc == 0) rc = st_writer_meta(&o.w, "format", "pt", e);
@@ -300,6 +311,15 @@ static void gemma2_json(cJSON *j, const Model *m) {
     if (c->final_softcap > 0) cJSON_AddNumberToObject(j, "final_logit_softcapping", c->final_softcap);
     else cJSON_AddNullToObject(j, "final_logit_softcapping");
     if (c->sliding_window) cJSON_AddNumberToObject(j, "sliding_window", c->sliding_window);
+    if (c->arch == ARCH_GEMMA3) {
+        cJSON_AddNumberToObject(j, "sliding_window_pattern", c->window_pattern);
+        cJSON_AddNumberToObject(j, "rope_local_base_freq", c->rope_local_theta);
+        if (c->rope_linear > 0) {
+            cJSON *rs = cJSON_AddObjectToObject(j, "rope_scaling");
+            cJSON_AddStringToObject(rs, "rope_type", "linear");
+            cJSON_AddNumberToObject(rs, "factor", c->rope_linear);
+        }
+    }
     cJSON *types = cJSON_AddArrayToObject(j, "layer_types");
     for (int l = 0; l < c->n_layers; l++)
         cJSON_AddItemToArray(types, cJSON_CreateString(m->layers[l].window ? "sliding_attention" : "full_attention"));
@@ -322,7 +342,7 @@ static cJSON *config_json(const Model *m, const HfSaveOpts *o) {
     cJSON_AddBoolToObject(j, "tie_word_embeddings", c->shared_classifier);
     cJSON_AddBoolToObject(j, "attention_bias", c->arch == ARCH_QWEN2);
     cJSON_AddStringToObject(j, "hidden_act", c->act_gelu ? "gelu_pytorch_tanh" : "silu");
-    if (c->arch == ARCH_GEMMA2) gemma2_json(j, m);
+    if (is_gemma(c->arch)) gemma2_json(j, m);
     cJSON_AddStringToObject(j, "torch_dtype", o->dtype == DT_F32 ? "float32" : o->dtype == DT_BF16 ? "bfloat16" : "float16");
     if (m->builtin_routers) cJSON_AddNumberToObject(j, "aha_window", m->default_window);
     if (c->arch == ARCH_MISTRAL && c->sliding_window > 0) cJSON_AddNumberToObject(j, "sliding_window", c->sliding_window);

@@ -1,4 +1,4 @@
-/* test_families.c — qwen3, mistral and gemma2 folders against the float64 NumPy reference and llama.cpp, and their features' knock-outs.
+/* test_families.c — qwen3, mistral, gemma2 and gemma3 folders against the float64 NumPy reference and llama.cpp, and their features' knock-outs.
  *
  * Each family's random folder is written by `ahascope bench --arch A
  * --save-hf` (so the flags are exercised), loaded back, and run by decode
@@ -192,7 +192,7 @@ TEST(fam_config_refusals_name_the_field) {
     CHECK_REFUSAL(cmd, 1, NULL, "sliding_window must be a whole number", 1);
     snprintf(cmd, sizeof cmd, "%s bench --arch qwen3 --dims 64,96,1,4,2,300,64 --window-layers 8 --save-hf %s", test_bin(),
              test_tmp("never"));
-    CHECK_REFUSAL(cmd, -1, NULL, "--window-layers needs --arch mistral or gemma2", 1);
+    CHECK_REFUSAL(cmd, -1, NULL, "--window-layers needs --arch mistral, gemma2 or gemma3", 1);
     /* a gemma2 whose query scale GGUF cannot state is not converted into another model */
     const char *gd = fam_folder("gemma2-bad", "--arch gemma2 --dims 64,96,2,4,2,300,64 --head-dim 24 --window-layers 8");
     if (!gd) return;
@@ -451,4 +451,14 @@ TEST(fam_gemma2_gguf_matches_llamacpp) {
     fam_greedy_same(&mg, gguf, ids);
     free(lc), free(af), free(ag);
     model_free(&mf), model_free(&mg);
+}
+
+/* gemma3 (gemma3_text) over 40 positions, 7 layers at 5:1 (layers 0-4 and 6
+ * slide a window of 8, layer 5 is global), 4 heads on 1 KV head: per-head
+ * q/k norms (1 + w), local layers on RoPE base 1e4, the global one on 1e6
+ * with linear scaling 8, no soft-caps. */
+TEST(fam_gemma3_matches_numpy_reference) {
+    static const char *const variants[] = {"norm_plain", "qk_norm_whole", "local_rope_global_base", "no_window",
+                                           "window_plus_one", NULL};
+    fam_check("gemma3", "--arch gemma3 --dims 64,96,7,4,1,300,256 --head-dim 24 --window-layers 8,6", variants, NULL);
 }
