@@ -44,7 +44,7 @@ typedef struct {
     const Model *m;
     GgmlType type;
     const char *path;
-    const char *arch;  /* general.architecture: "llama", "qwen3" or "gemma2" */
+    const char *arch;  /* general.architecture: "llama", "qwen3", "gemma2" or "gemma3" */
 } Out;
 
 /* rows x cols of a Mat as f32 (malloc'd), or NULL when out of memory. */
@@ -121,7 +121,7 @@ static int add_qk_norms(Out *o, int l, Err *e) {
  * the model keeps). */
 static int add_post_norms(Out *o, int l, Err *e) {
     const LayerWeights *lw = &o->m->layers[l];
-    if (o->m->c.arch != ARCH_GEMMA2) return 0;
+    if (o->m->c.arch != ARCH_GEMMA2 && o->m->c.arch != ARCH_GEMMA3) return 0;
     char a[64], f[64];
     snprintf(a, sizeof a, "blk.%d.post_attention_norm.weight", l);
     snprintf(f, sizeof f, "blk.%d.post_ffw_norm.weight", l);
@@ -153,10 +153,14 @@ static int check_gemma2(const Model *m, const char *path, Err *e) {
     if (fabs(got - want) > 1e-6 * want)
         return err_set(e, "%s: query_pre_attn_scalar %.6g is not head_dim %d, and GGUF's gemma2 has no key for it", path,
                        1.0 / (got * got), c->head_size);
+    int pattern = c->arch == ARCH_GEMMA3 ? 6 : 2; /* llama.cpp's: layer l slides when l % pattern < pattern - 1 */
     for (int l = 0; l < c->n_layers; l++)
-        if (m->layers[l].window != (l % 2 == 0 ? c->sliding_window : 0))
-            return err_set(e, "%s: layer %d's window %d is off llama.cpp's gemma2 pattern (window %d on even layers)", path, l,
-                           m->layers[l].window, c->sliding_window);
+        if (m->layers[l].window != (l % pattern < pattern - 1 ? c->sliding_window : 0))
+            return err_set(e, "%s: layer %d's window %d is off llama.cpp's %s pattern (window %d, every %dth layer global)",
+                           path, l, m->layers[l].window, m->arch_name, c->sliding_window, pattern);
+    if (c->arch == ARCH_GEMMA3 && c->rope_local_theta != 1e4f)
+        return err_set(e, "%s: rope_local_base_freq %g is not 10000, the one llama.cpp's gemma3 uses (no key for it)", path,
+                       c->rope_local_theta);
     return 0;
 }
 
@@ -167,12 +171,13 @@ static int check_model(const Model *m, GgmlType t, const char *path, Err *e) {
     const Config *c = &m->c;
     if (gguf_write_file_type(t) < 0) return err_set(e, "%s: cannot write tensors of type %s", path, gguf_type_name(t));
     int llama = c->arch == ARCH_LLAMA2C || c->arch == ARCH_LLAMA || c->arch == ARCH_MISTRAL;
-    if ((!llama && c->arch != ARCH_QWEN3 && c->arch != ARCH_GEMMA2) || m->builtin_routers || !m->layers)
-        return err_set(e, "%s: only llama, mistral, qwen3 and gemma2 models can be written as GGUF (this one is %s)", path,
-                       m->arch_name);
-    if (c->arch == ARCH_GEMMA2 && check_gemma2(m, path, e)) return -1;
+    int gemma = c->arch == ARCH_GEMMA2 || c->arch == ARCH_GEMMA3;
+    if ((!llama && c->arch != ARCH_QWEN3 && !gemma) || m->builtin_routers || !m->layers)
+        return err_set(e, "%s: only llama, mistral, qwen3, gemma2 and gemma3 models can be written as GGUF (this one is %s)",
+                       path, m->arch_name);
+    if (gemma && check_gemma2(m, path, e)) return -1;
     if (c->rope_factor != 0) return err_set(e, "%s: a model with llama3 RoPE scaling cannot be written as GGUF yet", path);
-    if ((c->arch == ARCH_QWEN3 || c->arch == ARCH_GEMMA2) && !c->rope_half)
+    if ((c->arch == ARCH_QWEN3 || gemma) && !c->rope_half)
         return err_set(e, "%s: a %s rotating adjacent pairs cannot be written as GGUF (write it as a folder first)", path, m->arch_name);
     for (int l = 0; l < c->n_layers; l++)
         if (!m->layers[l].attn_norm || !m->layers[l].ffn_norm || m->layers[l].bq || (llama && m->layers[l].q_norm))
@@ -214,12 +219,18 @@ static void add_config(Out *o, const GgufSaveOpts *s) {
     put_f32(o, "rope.freq_base", c->rope_theta > 0 ? c->rope_theta : 10000.0f);
     put_f32(o, "attention.layer_norm_rms_epsilon", c->norm_eps > 0 ? c->norm_eps : 1e-5f);
     put_u32(o, "rope.dimension_count", (uint32_t)c->head_size);
-    if (c->q_dim != c->dim || c->arch == ARCH_GEMMA2) { /* head_dim set apart from dim / heads (gemma2: always written) */
+    if (c->q_dim != c->dim || c->arch == ARCH_GEMMA2 || c->arch == ARCH_GEMMA3) { /* head_dim set apart from dim / heads (gemma2: always written) */
         put_u32(o, "attention.key_length", (uint32_t)c->head_size);
         put_u32(o, "attention.value_length", (uint32_t)c->head_size);
     }
     put_u32(o, "vocab_size", (uint32_t)c->vocab_size);
-    if (c->arch == ARCH_GEMMA2) {
+    if (c->rope_linear > 0) {
+        char key[96];
+        snprintf(key, sizeof key, "%s.rope.scaling.type", o->arch);
+        gguf_write_str(&o->w, key, "linear");
+        put_f32(o, "rope.scaling.factor", c->rope_linear);
+    }
+    if (c->arch == ARCH_GEMMA2 || c->arch == ARCH_GEMMA3) {
         if (c->attn_softcap > 0) put_f32(o, "attn_logit_softcapping", c->attn_softcap);
         if (c->final_softcap > 0) put_f32(o, "final_logit_softcapping", c->final_softcap);
         if (c->sliding_window > 0) put_u32(o, "attention.sliding_window", (uint32_t)c->sliding_window);
@@ -307,7 +318,10 @@ int gguf_write_model(const Model *m, const char *path, const GgufSaveOpts *s, Er
     if (check_model(m, s->type, path, e)) return -1;
     const Config *c = &m->c;
     Out o = {.m = m, .type = s->type, .path = path,
-             .arch = c->arch == ARCH_QWEN3 ? "qwen3" : c->arch == ARCH_GEMMA2 ? "gemma2" : "llama"};
+             .arch = c->arch == ARCH_QWEN3   ? "qwen3"
+                     : c->arch == ARCH_GEMMA2 ? "gemma2"
+                     : c->arch == ARCH_GEMMA3 ? "gemma3"
+                                              : "llama"};
     gguf_write_init(&o.w);
     add_config(&o, s);
     int rc = add_vocab(&o, s, e);

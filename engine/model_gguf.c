@@ -1,4 +1,4 @@
-/* model_gguf.c — a GGUF model (llama, qwen2, olmo2, qwen3, gemma2) read in place: its matrices are the file's mapped tensors.
+/* model_gguf.c — a GGUF model (llama, qwen2, olmo2, qwen3, gemma2, gemma3) read in place: its matrices are the file's mapped tensors.
  *
  * ggml's llama rotates adjacent RoPE pairs, and its converter reorders a
  * Hugging Face model's W_Q/W_K rows (rotate-half) into that order; so a
@@ -45,6 +45,7 @@ static const GgufArch ARCHES[] = {
     {"olmo2", ARCH_OLMO2, 1, 0, 1, 0, 0},
     {"qwen3", ARCH_QWEN3, 1, 0, 0, 1, 0},
     {"gemma2", ARCH_GEMMA2, 1, 0, 0, 0, 1},
+    {"gemma3", ARCH_GEMMA3, 1, 0, 0, 1, 1},
 };
 
 int model_is_gguf(const char *path) {
@@ -76,7 +77,7 @@ static const GgufArch *find_arch(const GgufFile *f, Err *e) {
     const char *arch = gguf_get_str(f, "general.architecture");
     for (size_t i = 0; arch && i < sizeof ARCHES / sizeof ARCHES[0]; i++)
         if (!strcmp(arch, ARCHES[i].name)) return &ARCHES[i];
-    err_set(e, "%s: GGUF architecture '%.32s' cannot run yet (llama, qwen2, olmo2, qwen3 and gemma2 can)", f->path, arch ? arch : "(none)");
+    err_set(e, "%s: GGUF architecture '%.32s' cannot run yet (llama, qwen2, olmo2, qwen3, gemma2 and gemma3 can)", f->path, arch ? arch : "(none)");
     return NULL;
 }
 
@@ -152,14 +153,16 @@ static int cfg_cap(const GgufFile *f, const char *arch, const char *suffix, floa
  * window on even layers, and the query scale its gemma2 applies (the file
  * stores no query_pre_attn_scalar): 1/√(dim/heads) for the 46-layer 27B,
  * 1/√head_dim for every other size. */
-static int gemma2_config(const GgufFile *f, Config *c, Err *e) {
-    int w = 0;
-    if (cfg_cap(f, "gemma2", "attn_logit_softcapping", &c->attn_softcap, e) ||
-        cfg_cap(f, "gemma2", "final_logit_softcapping", &c->final_softcap, e) ||
-        cfg_int(f, "gemma2", "attention.sliding_window", 0, 0, &w, e))
+static int gemma2_config(const GgufFile *f, const GgufArch *a, Config *c, Err *e) {
+    int w = 0, g3 = a->arch == ARCH_GEMMA3;
+    if (cfg_cap(f, a->name, "attn_logit_softcapping", &c->attn_softcap, e) ||
+        cfg_cap(f, a->name, "final_logit_softcapping", &c->final_softcap, e) ||
+        cfg_int(f, a->name, "attention.sliding_window", 0, 0, &w, e))
         return -1;
-    if (w > MODEL_MAX_SEQ) return err_set(e, "%s: gemma2.attention.sliding_window %d is absurdly large", f->path, w);
-    c->sliding_window = w, c->window_pattern = 2;
+    if (w > MODEL_MAX_SEQ) return err_set(e, "%s: %s.attention.sliding_window %d is absurdly large", f->path, a->name, w);
+    /* llama.cpp's gemma3: every 6th layer global, local layers on base 1e4 unscaled */
+    c->sliding_window = w, c->window_pattern = g3 ? 6 : 2;
+    if (g3) c->rope_local_theta = 1e4f;
     c->embed_scale = sqrtf((float)c->dim), c->act_gelu = 1;
     c->query_scale = 1.0f / sqrtf(c->n_layers == 46 ? (float)c->dim / c->n_heads : (float)c->head_size);
     return 0;
@@ -189,6 +192,14 @@ static int gguf_config(const GgufFile *f, const GgufArch *a, Config *c, Err *e) 
     gguf_get_float(f, key, &eps);
     snprintf(key, sizeof key, "%s.rope.scaling.type", p);
     const char *scaling = gguf_get_str(f, key);
+    if (scaling && !strcmp(scaling, "linear") && a->arch == ARCH_GEMMA3) { /* the global layers' positions / factor */
+        double factor = 0;
+        snprintf(key, sizeof key, "%s.rope.scaling.factor", p);
+        if (gguf_get_float(f, key, &factor) || !(factor > 0 && factor < 1e6))
+            return err_set(e, "%s: linear RoPE scaling needs %s > 0", f->path, key);
+        c->rope_linear = (float)factor;
+        scaling = NULL;
+    }
     if (scaling && strcmp(scaling, "none"))
         return err_set(e, "%s: RoPE scaling '%.32s' cannot run yet from a GGUF file (llama3's rope_freqs can)", f->path,
                        scaling);
@@ -203,7 +214,7 @@ static int gguf_config(const GgufFile *f, const GgufArch *a, Config *c, Err *e) 
     if (model_config_check(c, f->path, e)) return -1;
     if (rope_dims && rope_dims != c->head_size)
         return err_set(e, "%s: partial RoPE (%d of %d dims) cannot run yet", f->path, rope_dims, c->head_size);
-    if (a->gemma && gemma2_config(f, c, e)) return -1;
+    if (a->gemma && gemma2_config(f, a, c, e)) return -1;
     return rope_freqs(f, a, c, e);
 }
 
@@ -254,12 +265,12 @@ static int take_vec(const GgufFile *f, const char *name, int64_t n, float **at, 
 }
 
 /* Tensors a block of architecture a holds. */
-static int per_layer(const GgufArch *a) { return a->olmo || a->gemma ? 11 : 9 + 3 * a->biases + 2 * a->qk_head; }
+static int per_layer(const GgufArch *a) { return (a->olmo || a->gemma ? 11 : 9 + 3 * a->biases) + 2 * a->qk_head; }
 
 /* Floats of the widened vectors of one block. */
 static int64_t layer_vec_floats(const GgufArch *a, const Config *c) {
     int64_t d = c->dim, q = c->q_dim, kv = c->kv_dim;
-    if (a->gemma) return 4 * d;
+    if (a->gemma) return 4 * d + (a->qk_head ? 2 * (int64_t)c->head_size : 0);
     return a->olmo ? 2 * d + q + kv : 2 * d + (a->biases ? q + 2 * kv : 0) + (a->qk_head ? 2 * (int64_t)c->head_size : 0);
 }
 
@@ -282,15 +293,16 @@ static int take_layer(const GgufFile *f, const GgufArch *a, const Config *c, int
                        take_vec(f, n[9], q, v, &lw->q_norm, e) || take_vec(f, n[10], kv, v, &lw->k_norm, e)
                    ? -1 : 0;
     if (take_vec(f, n[7], d, v, &lw->attn_norm, e) || take_vec(f, n[8], d, v, &lw->ffn_norm, e)) return -1;
+    if (a->qk_head && (take_vec(f, n[9], c->head_size, v, &lw->q_norm, e) || take_vec(f, n[10], c->head_size, v, &lw->k_norm, e)))
+        return -1;
     if (a->gemma) { /* llama.cpp's converter stored 1 + w: the gains as multiplied */
         char pa[64], pf[64];
         snprintf(pa, sizeof pa, "blk.%d.post_attention_norm.weight", l);
         snprintf(pf, sizeof pf, "blk.%d.post_ffw_norm.weight", l);
-        lw->window = l % 2 == 0 ? c->sliding_window : 0; /* llama.cpp's gemma2: even layers slide */
+        int P = c->window_pattern; /* llama.cpp's: layer l slides when l % P < P - 1 (gemma2: even layers) */
+        lw->window = l % P < P - 1 ? c->sliding_window : 0;
         return take_vec(f, pa, d, v, &lw->post_attn_norm, e) || take_vec(f, pf, d, v, &lw->post_ffn_norm, e) ? -1 : 0;
     }
-    if (a->qk_head && (take_vec(f, n[9], c->head_size, v, &lw->q_norm, e) || take_vec(f, n[10], c->head_size, v, &lw->k_norm, e)))
-        return -1;
     if (a->biases && (take_vec(f, n[9], q, v, &lw->bq, e) || take_vec(f, n[10], kv, v, &lw->bk, e) ||
                       take_vec(f, n[11], kv, v, &lw->bv, e)))
         return -1;
