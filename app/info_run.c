@@ -16,7 +16,9 @@ static size_t count_params(const Model *m) {
     const Config *c = &m->c;
     size_t n = model_n_params(c);
     const LayerWeights *lw = m->layers;
-    size_t per = (lw->bq ? (size_t)c->q_dim + 2 * c->kv_dim : 0) + (lw->q_norm ? (size_t)c->q_dim + c->kv_dim : 0) +
+    size_t qk = c->qk_norm_head ? 2 * (size_t)c->head_size : (size_t)c->q_dim + c->kv_dim; /* per head: one gain each */
+    size_t post = lw->attn_norm && lw->post_attn_norm ? 2 * (size_t)c->dim : 0;           /* Gemma's extra norms */
+    size_t per = (lw->bq ? (size_t)c->q_dim + 2 * c->kv_dim : 0) + (lw->q_norm ? qk : 0) + post +
                  (m->builtin_routers ? (size_t)c->n_heads * c->dim : 0);
     return n + per * c->n_layers;
 }
