@@ -23,6 +23,7 @@ void openblas_set_num_threads(int n); /* OpenBLAS extension, not in cblas.h ever
 static double rope_freq(const Config *c, int i, int local) {
     if (local) return 1.0 / pow(c->rope_local_theta, 2.0 * i / c->head_size); /* gemma3's local layers: unscaled */
     double f = 1.0 / pow(c->rope_theta, 2.0 * i / c->head_size);
+    if (c->rope_ext) return f / c->rope_ext[i];
     if (c->rope_linear > 0) return f / c->rope_linear;
     if (c->rope_factor <= 0) return f;
     double pi = 3.14159265358979323846, wavelen = 2 * pi / f;
@@ -47,8 +48,8 @@ static void rope_tables(RunState *s, const Config *c) {
                 *co = cosf(val), *si = sinf(val);
             } else {
                 int local = t >= c->seq_len; /* the second set: the local layers' base */
-                double val = (t % c->seq_len) * rope_freq(c, i / 2, local);
-                *co = (float)cos(val), *si = (float)sin(val);
+                double val = (t % c->seq_len) * rope_freq(c, i / 2, local), ms = c->rope_mscale > 0 ? c->rope_mscale : 1;
+                *co = (float)(ms * cos(val)), *si = (float)(ms * sin(val));
             }
         }
 }

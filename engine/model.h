@@ -35,8 +35,10 @@ typedef enum {
     ARCH_MISTRAL, /* HF mistral: llama with a sliding window in every layer (none when null) */
     ARCH_GEMMA2,  /* HF gemma2: scaled embeddings, (1 + w) norms before and after attention and FFN,
                      GeGLU (tanh), query_pre_attn_scalar, soft-capped scores and logits, windowed layers */
-    ARCH_GEMMA3   /* HF gemma3_text: gemma2's block without soft-caps, per-head q/k norms, local
+    ARCH_GEMMA3,  /* HF gemma3_text: gemma2's block without soft-caps, per-head q/k norms, local
                      layers on their own RoPE base, global ones on rope_theta with linear scaling */
+    ARCH_PHI3     /* HF phi3: llama with fused qkv_proj and gate_up_proj, optional sliding_window,
+                     longrope (su) RoPE scaling */
 } Arch;
 
 /* Storage type of a weight matrix (the forward pass computes in f32). The
@@ -80,6 +82,9 @@ typedef struct {
     float attn_softcap, final_softcap; /* scores / logits become cap·tanh(x/cap); 0: none */
     float rope_local_theta; /* gemma3: the windowed layers' RoPE base (no scaling); 0: every layer on rope_theta */
     float rope_linear;      /* linear rope_scaling factor (positions / factor) of the layers on rope_theta; 0: none */
+    const float *rope_ext;  /* longrope: each pair's frequency divided by rope_ext[i] ([head_size/2], owned by
+                               the model); NULL: none */
+    float rope_mscale;      /* longrope's attention factor: cos and sin multiplied by it; 0: 1 */
     int kv_dtype;     /* DType the KV cache stores: the matrices' by default (HF does the same);
                          a run may set it to DT_F32 before fwd_init to keep keys and values exact */
 } Config;
@@ -282,7 +287,7 @@ int model_random_arch(Model *m, const Config *c, int arch, uint64_t seed, Err *e
 
 /* The model_type of an architecture ("llama" for ARCH_LLAMA2C), and the
  * Arch a name stands for (-1 if none of llama, qwen2, olmo2, faolmo,
- * qwen3, mistral, gemma2, gemma3_text). */
+ * qwen3, mistral, gemma2, gemma3_text, phi3). */
 const char *model_arch_type(int arch);
 int model_arch_parse(const char *name);
 

@@ -29,7 +29,8 @@ static const struct { const char *type, *class_name; int arch; } ARCHS[] = {
     {"llama", "LlamaForCausalLM", ARCH_LLAMA}, {"qwen2", "Qwen2ForCausalLM", ARCH_QWEN2},
     {"olmo2", "Olmo2ForCausalLM", ARCH_OLMO2}, {"faolmo", "FAOlmoForCausalLM", ARCH_FAOLMO},
     {"qwen3", "Qwen3ForCausalLM", ARCH_QWEN3}, {"mistral", "MistralForCausalLM", ARCH_MISTRAL},
-    {"gemma2", "Gemma2ForCausalLM", ARCH_GEMMA2}, {"gemma3_text", "Gemma3ForCausalLM", ARCH_GEMMA3}};
+    {"gemma2", "Gemma2ForCausalLM", ARCH_GEMMA2}, {"gemma3_text", "Gemma3ForCausalLM", ARCH_GEMMA3},
+    {"phi3", "Phi3ForCausalLM", ARCH_PHI3}};
 #define N_ARCHS (int)(sizeof ARCHS / sizeof ARCHS[0])
 
 static int arch_index(int arch) {
@@ -56,7 +57,8 @@ static int is_gemma(int arch) { return arch == ARCH_GEMMA2 || arch == ARCH_GEMMA
 static size_t arch_floats(const Config *c, int arch) {
     size_t d = c->dim, q = c->q_dim, kv = c->kv_dim, H = c->n_heads;
     return (arch == ARCH_FAOLMO ? (q + H) * d : 0) + (is_olmo(arch) ? q + kv : 0) + (arch == ARCH_QWEN2 ? q + 2 * kv : 0) +
-           (arch == ARCH_QWEN3 || arch == ARCH_GEMMA3 ? 2 * (size_t)c->head_size : 0) + (is_gemma(arch) ? 2 * d : 0);
+           (arch == ARCH_QWEN3 || arch == ARCH_GEMMA3 ? 2 * (size_t)c->head_size : 0) + (is_gemma(arch) ? 2 * d : 0) +
+           (arch == ARCH_PHI3 ? (size_t)c->head_size / 2 : 0); /* longrope's factors, once (counted per layer: room) */
 }
 
 /* n values 1 + u, u uniform in ±0.25: norm weights that are not all alike. */
@@ -97,7 +99,7 @@ static void arch_layer(Model *m, int l, int arch, float **p, uint64_t *s) {
     if (is_gemma(arch)) /* norms after attention and after the FFN as well as before */
         lw->post_attn_norm = take_norm(p, d, s), lw->post_ffn_norm = take_norm(p, d, s);
     int local = !c->window_pattern || (l + 1) % c->window_pattern; /* HF's Gemma2Config rule */
-    lw->window = (arch == ARCH_MISTRAL || is_gemma(arch)) && local ? c->sliding_window : 0;
+    lw->window = (arch == ARCH_MISTRAL || arch == ARCH_PHI3 || is_gemma(arch)) && local ? c->sliding_window : 0;
     if (arch == ARCH_QWEN2)
         lw->bq = take_uniform(p, q, 0.25f, s), lw->bk = take_uniform(p, kv, 0.25f, s), lw->bv = take_uniform(p, kv, 0.25f, s);
 }
@@ -113,6 +115,18 @@ static void gemma2_extras(Config *c) {
     c->attn_softcap = 2.0f, c->final_softcap = 10.0f;
 }
 
+/* Phi-3's longrope for a random model: short factors 1 … 3 dividing each
+ * pair's frequency (the ones a run of context <= the original uses), and the
+ * attention factor of a model whose max_position_embeddings is 4x the
+ * original (model_save_hf writes it so). */
+static void phi3_longrope(Model *m, float *p, uint64_t *s) {
+    int half = m->c.head_size / 2;
+    model_fill_uniform(p, (uint64_t)half, 1.0f, s);
+    for (int i = 0; i < half; i++) p[i] += 2.0f;
+    m->c.rope_ext = p;
+    m->c.rope_mscale = (float)sqrt(1 + log(4.0) / log((double)m->c.seq_len));
+}
+
 int model_random_arch(Model *m, const Config *cfg, int arch, uint64_t seed, Err *e) {
     Config c = *cfg;
     if (is_olmo(arch)) c.shared_classifier = 0; /* OLMo-2 keeps lm_head apart from the embedding */
@@ -125,7 +139,7 @@ int model_random_arch(Model *m, const Config *cfg, int arch, uint64_t seed, Err 
     }
     m->c.arch = arch;
     m->c.qk_norm_head = arch == ARCH_QWEN3 || arch == ARCH_GEMMA3;
-    m->c.sliding_window = arch == ARCH_MISTRAL || is_gemma(arch) ? cfg->sliding_window : 0;
+    m->c.sliding_window = arch == ARCH_MISTRAL || arch == ARCH_PHI3 || is_gemma(arch) ? cfg->sliding_window : 0;
     m->c.window_pattern = is_gemma(arch) ? (cfg->window_pattern ? cfg->window_pattern : arch == ARCH_GEMMA3 ? 6 : 2) : 0;
     if (is_gemma(arch)) gemma2_extras(&m->c);
     if (arch == ARCH_GEMMA3) /* no caps; Gemma 3's bases: 1e6 global (scaled linearly, 8 as the 4B+), 1e4 local */
@@ -136,6 +150,7 @@ int model_random_arch(Model *m, const Config *cfg, int arch, uint64_t seed, Err 
     float *p = m->owned_arch;
     for (int l = 0; l < m->c.n_layers; l++) arch_layer(m, l, arch, &p, &s);
     if (arch == ARCH_FAOLMO) m->builtin_routers = 1, m->default_window = 128;
+    if (arch == ARCH_PHI3) phi3_longrope(m, p, &s);
     return 0;
 }
 
@@ -225,6 +240,30 @@ static const float *qk_gain(Out *o, const float *v, size_t n) {
     return v && is_gemma(o->c->arch) ? minus_one(o, v, n) : v;
 }
 
+/* rows_a × cols of a then rows_b × cols of b as one matrix (held until written). */
+static const float *stack(Out *o, const float *a, size_t rows_a, const float *b, size_t rows_b, size_t cols) {
+    if (!a || !b) return NULL;
+    float *f = keep(o, malloc((rows_a + rows_b) * cols * sizeof *f));
+    if (!f) return NULL;
+    memcpy(f, a, rows_a * cols * sizeof *f);
+    memcpy(f + rows_a * cols, b, rows_b * cols * sizeof *f);
+    return f;
+}
+
+/* Phi-3's fused matrices: qkv_proj (q, k, v rows) and gate_up_proj (gate, up). */
+static int add_phi3(Out *o, const LayerWeights *lw, const float *wq, const float *wk, int l, Err *e) {
+    const Config *c = o->c;
+    size_t d = c->dim, q = c->q_dim, kv = c->kv_dim, h = c->hidden_dim;
+    const float *qkv = stack(o, stack(o, wq, q, wk, kv, d), q + kv, f32(&lw->wv), kv, d);
+    const float *gu = stack(o, f32(&lw->w1), h, f32(&lw->w3), h, d);
+    char n[ST_MAX_NAME];
+    if (!qkv || !gu) return err_set(e, "out of memory");
+    snprintf(n, sizeof n, "model.layers.%d.self_attn.qkv_proj.weight", l);
+    if (add(o, n, qkv, (int64_t)(q + 2 * kv), (int64_t)d, e)) return -1;
+    snprintf(n, sizeof n, "model.layers.%d.mlp.gate_up_proj.weight", l);
+    return add(o, n, gu, (int64_t)(2 * h), (int64_t)d, e);
+}
+
 static int add_layer(Out *o, const Model *m, int l, Err *e) {
     const Config *c = o->c;
     const LayerWeights *lw = &m->layers[l];
@@ -237,11 +276,13 @@ static int add_layer(Out *o, const Model *m, int l, Err *e) {
     char n[ST_MAX_NAME];
 #define ADD(suffix, v, rows, cols) \
     (snprintf(n, sizeof n, "model.layers.%d." suffix, l), (v) && add(o, n, v, (int64_t)(rows), (int64_t)(cols), e))
-    if (ADD("self_attn.q_proj.weight", wq, qr, d) || ADD("self_attn.k_proj.weight", wk, kv, d) ||
-        ADD("self_attn.v_proj.weight", f32(&lw->wv), kv, d) || ADD("self_attn.o_proj.weight", f32(&lw->wo), d, q) ||
-        ADD("mlp.gate_proj.weight", f32(&lw->w1), h, d) || ADD("mlp.down_proj.weight", f32(&lw->w2), d, h) ||
-        ADD("mlp.up_proj.weight", f32(&lw->w3), h, d))
+    int phi3 = c->arch == ARCH_PHI3;
+    if (phi3 ? add_phi3(o, lw, wq, wk, l, e)
+             : ADD("self_attn.q_proj.weight", wq, qr, d) || ADD("self_attn.k_proj.weight", wk, kv, d) ||
+                   ADD("self_attn.v_proj.weight", f32(&lw->wv), kv, d) || ADD("mlp.gate_proj.weight", f32(&lw->w1), h, d) ||
+                   ADD("mlp.up_proj.weight", f32(&lw->w3), h, d))
         return -1;
+    if (ADD("self_attn.o_proj.weight", f32(&lw->wo), d, q) || ADD("mlp.down_proj.weight", f32(&lw->w2), d, h)) return -1;
     if (is_gemma(c->arch) && add_gemma2_norms(o, lw, l, e)) return -1;
     if (!is_gemma(c->arch) && (ADD("input_layernorm.weight", lw->attn_norm, d, 0) ||
         ADD("post_attention_layernorm.weight", lw->attn_norm ? lw->ffn_norm : lw->post_attn_norm, d, 0) ||
@@ -325,6 +366,25 @@ static void gemma2_json(cJSON *j, const Model *m) {
         cJSON_AddItemToArray(types, cJSON_CreateString(m->layers[l].window ? "sliding_attention" : "full_attention"));
 }
 
+/* Phi-3's keys: its window (null: none) and, with longrope, the factors:
+ * short = the model's, long = others (so a reader that takes the wrong ones
+ * is seen), the context as the original and 4x it as the maximum. */
+static void phi3_json(cJSON *j, const Config *c) {
+    if (c->sliding_window > 0) cJSON_AddNumberToObject(j, "sliding_window", c->sliding_window);
+    else cJSON_AddNullToObject(j, "sliding_window");
+    if (!c->rope_ext) return;
+    int half = c->head_size / 2;
+    cJSON *rs = cJSON_AddObjectToObject(j, "rope_scaling"), *sh = cJSON_AddArrayToObject(rs, "short_factor"),
+          *lg = cJSON_AddArrayToObject(rs, "long_factor");
+    cJSON_AddStringToObject(rs, "type", "longrope");
+    for (int i = 0; i < half; i++) {
+        cJSON_AddItemToArray(sh, cJSON_CreateNumber(c->rope_ext[i]));
+        cJSON_AddItemToArray(lg, cJSON_CreateNumber(c->rope_ext[i] * 1.5 + 0.5));
+    }
+    cJSON_AddNumberToObject(j, "original_max_position_embeddings", c->seq_len);
+    cJSON_ReplaceItemInObject(j, "max_position_embeddings", cJSON_CreateNumber(4.0 * c->seq_len));
+}
+
 static cJSON *config_json(const Model *m, const HfSaveOpts *o) {
     const Config *c = &m->c;
     int a = arch_index(c->arch);
@@ -348,6 +408,7 @@ static cJSON *config_json(const Model *m, const HfSaveOpts *o) {
     if (c->arch == ARCH_MISTRAL && c->sliding_window > 0) cJSON_AddNumberToObject(j, "sliding_window", c->sliding_window);
     else if (c->arch == ARCH_MISTRAL) cJSON_AddNullToObject(j, "sliding_window");
     if (c->arch == ARCH_QWEN3) cJSON_AddBoolToObject(j, "use_sliding_window", 0);
+    if (c->arch == ARCH_PHI3) phi3_json(j, c);
     return j;
 }
 

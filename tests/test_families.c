@@ -1,4 +1,4 @@
-/* test_families.c — qwen3, mistral, gemma2 and gemma3 folders against the float64 NumPy reference and llama.cpp, and their features' knock-outs.
+/* test_families.c — qwen3, mistral, gemma2, gemma3 and phi3 folders against the float64 NumPy reference and llama.cpp, and their features' knock-outs.
  *
  * Each family's random folder is written by `ahascope bench --arch A
  * --save-hf` (so the flags are exercised), loaded back, and run by decode
@@ -95,7 +95,7 @@ static double worst_d(const double *a, const double *b) {
 
 /* The folder against its reference by decode and prefill, and each
  * variant's reference at least KNOCK_MIN away from the right one. */
-static void fam_check(const char *name, const char *flags, const char *const *variants, const char *sed) {
+static void fam_check(const char *name, const char *flags, const char *const *variants, const char *sed, int ctx) {
     const char *py = test_python_numpy();
     if (!py) { test_skip("no python3 with numpy (AHASCOPE_PYTHON)"); return; }
     const char *dir = fam_folder(name, flags);
@@ -112,7 +112,7 @@ static void fam_check(const char *name, const char *flags, const char *const *va
     double *ref = fam_reference(dir, toks, NULL);
     Model m;
     Err e = {0};
-    if (!ref || model_load(&m, dir, &e) != 0) {
+    if (!ref || (ctx ? model_load_hf(&m, dir, ctx, &e) : model_load(&m, dir, &e)) != 0) {
         if (ref) test_fail(__FILE__, __LINE__, "%s", e.msg);
         free(ref);
         return;
@@ -141,14 +141,14 @@ static void fam_check(const char *name, const char *flags, const char *const *va
  * whole projection), head_dim 24 apart from 64 / 4, GQA 4:2. */
 TEST(fam_qwen3_matches_numpy_reference) {
     static const char *const variants[] = {"qk_norm_whole", NULL};
-    fam_check("qwen3", "--arch qwen3 --dims 64,96,2,4,2,300,256 --head-dim 24", variants, NULL);
+    fam_check("qwen3", "--arch qwen3 --dims 64,96,2,4,2,300,256 --head-dim 24", variants, NULL, 0);
 }
 
 /* mistral: a window of 8 keys in every layer over 40 positions; the
  * reference without the window, or with it one key longer, is another model. */
 TEST(fam_mistral_window_matches_numpy_reference) {
     static const char *const variants[] = {"no_window", "window_plus_one", NULL};
-    fam_check("mistral", "--arch mistral --dims 64,96,2,4,2,300,256 --window-layers 8", variants, NULL);
+    fam_check("mistral", "--arch mistral --dims 64,96,2,4,2,300,256 --window-layers 8", variants, NULL, 0);
 }
 
 /* The window is executed for every head whatever the policy: neither full
@@ -192,7 +192,7 @@ TEST(fam_config_refusals_name_the_field) {
     CHECK_REFUSAL(cmd, 1, NULL, "sliding_window must be a whole number", 1);
     snprintf(cmd, sizeof cmd, "%s bench --arch qwen3 --dims 64,96,1,4,2,300,64 --window-layers 8 --save-hf %s", test_bin(),
              test_tmp("never"));
-    CHECK_REFUSAL(cmd, -1, NULL, "--window-layers needs --arch mistral, gemma2 or gemma3", 1);
+    CHECK_REFUSAL(cmd, -1, NULL, "--window-layers needs --arch mistral, phi3, gemma2 or gemma3", 1);
     /* a gemma2 whose query scale GGUF cannot state is not converted into another model */
     const char *gd = fam_folder("gemma2-bad", "--arch gemma2 --dims 64,96,2,4,2,300,64 --head-dim 24 --window-layers 8");
     if (!gd) return;
@@ -407,7 +407,7 @@ TEST(fam_gemma2_matches_numpy_reference) {
     static const char *const variants[] = {"norm_plain", "no_attn_softcap", "no_final_softcap", "query_scale_head_dim",
                                            "no_window", "window_plus_one", NULL};
     fam_check("gemma2", "--arch gemma2 --dims 64,96,4,4,2,300,256 --head-dim 24 --window-layers 8,2", variants,
-              "s/\"query_pre_attn_scalar\":\t24/\"query_pre_attn_scalar\": 40/");
+              "s/\"query_pre_attn_scalar\":\t24/\"query_pre_attn_scalar\": 40/", 0);
 }
 
 /* A Gemma folder of flags as GGUF (norms as 1 + w, as llama.cpp's converter
@@ -476,5 +476,14 @@ TEST(fam_gemma3_gguf_matches_llamacpp) {
 TEST(fam_gemma3_matches_numpy_reference) {
     static const char *const variants[] = {"norm_plain", "qk_norm_whole", "local_rope_global_base", "no_window",
                                            "window_plus_one", NULL};
-    fam_check("gemma3", "--arch gemma3 --dims 64,96,7,4,1,300,256 --head-dim 24 --window-layers 8,6", variants, NULL);
+    fam_check("gemma3", "--arch gemma3 --dims 64,96,7,4,1,300,256 --head-dim 24 --window-layers 8,6", variants, NULL, 0);
+}
+
+/* phi3 over 40 positions with a window of 8 in both layers: fused qkv_proj
+ * and gate_up_proj, longrope's short factors (the context, 64, is the
+ * original length) and its attention factor (max_position_embeddings 4x the
+ * original). The long factors, or no attention factor, are other models. */
+TEST(fam_phi3_matches_numpy_reference) {
+    static const char *const variants[] = {"long_factor", "no_mscale", "no_window", "window_plus_one", NULL};
+    fam_check("phi3", "--arch phi3 --dims 64,96,2,4,2,300,64 --window-layers 8", variants, NULL, 64);
 }

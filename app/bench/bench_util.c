@@ -51,9 +51,10 @@ int bench_shape_config(const BenchOpts *b, Config *c, Err *e) {
         int n = sscanf(b->window_layers, "%d,%d%c", &c->sliding_window, &c->window_pattern, &extra);
         if ((n != 1 && n != 2) || c->sliding_window < 1 || (n == 2 && c->window_pattern < 1))
             return err_usage(e, "--window-layers: expected W or W,PATTERN with W, PATTERN >= 1 (got '%s')", b->window_layers);
-        if (b->arch != ARCH_MISTRAL && b->arch != ARCH_GEMMA2 && b->arch != ARCH_GEMMA3)
-            return err_usage(e, "--window-layers needs --arch mistral, gemma2 or gemma3");
-        if (b->arch == ARCH_MISTRAL && n == 2) return err_usage(e, "--window-layers: mistral windows every layer (no PATTERN)");
+        if (b->arch != ARCH_MISTRAL && b->arch != ARCH_PHI3 && b->arch != ARCH_GEMMA2 && b->arch != ARCH_GEMMA3)
+            return err_usage(e, "--window-layers needs --arch mistral, phi3, gemma2 or gemma3");
+        if ((b->arch == ARCH_MISTRAL || b->arch == ARCH_PHI3) && n == 2)
+            return err_usage(e, "--window-layers: %s windows every layer (no PATTERN)", model_arch_type(b->arch));
     }
     return model_config_check(c, "--dims", e) ? err_as_usage(e) : 0; /* the flag gave a shape no model has */
 }
