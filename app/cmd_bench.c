@@ -18,8 +18,8 @@
 /* --arch's word as the Arch model_arch_parse gives it. */
 static int read_arch(void *opts, const char *flag, const char *v, Err *e) {
     (void)flag;
-    if ((((BenchOpts *)opts)->arch = model_arch_parse(v)) < 0)
-        return err_usage(e, "--arch: expected llama, qwen2, olmo2 or faolmo (got '%s')", v);
+    if ((((BenchOpts *)opts)->arch = model_arch_parse(!strcmp(v, "gemma3") ? "gemma3_text" : v)) < 0)
+        return err_usage(e, "--arch: expected llama, qwen2, olmo2, faolmo, qwen3, mistral, gemma2, gemma3 or phi3 (got '%s')", v);
     return 0;
 }
 
@@ -59,9 +59,18 @@ static const ArgSpec BENCH_ROWS[] = {
     {"--shape", ARG_STRING, B(shape), .metavar = "260K|15M|110M", .help = "random weights of that shape (default 110M)"},
     {"--dims", ARG_STRING, B(dims), .metavar = "d,hidden,layers,heads,kv_heads,vocab,seq_len",
      .help = "random weights of that shape"},
-    {"--arch", ARG_CUSTOM, .metavar = "llama|qwen2|olmo2|faolmo", .fn = read_arch,
+    {"--arch", ARG_CUSTOM, .metavar = "llama|qwen2|olmo2|faolmo|qwen3|mistral|gemma2|gemma3|phi3", .fn = read_arch,
      .help = "the random model in that architecture's block (qwen2: q/k/v biases; olmo2: post-norms, QK-norm, "
-             "untied classifier; faolmo: olmo2 with router rows in q_proj) and timed so"},
+             "untied classifier; faolmo: olmo2 with router rows in q_proj; qwen3: per-head q/k norms; mistral: "
+             "a sliding window in every layer, --window-layers; gemma2: Gemma 2's block, windows on the "
+             "layers --window-layers leaves local; gemma3 (gemma3_text): gemma2's block without caps, per-head "
+             "q/k norms, local RoPE base 1e4, global 1e6 scaled linearly by 8; phi3: fused qkv_proj and "
+             "gate_up_proj, longrope factors, --window-layers W in every layer) and timed so"},
+    {"--head-dim", ARG_INT, B(head_dim), 2, 4096, "N",
+     .help = "with --dims: the head size set apart from dim / heads (even), as qwen3 and gemma models have"},
+    {"--window-layers", ARG_STRING, B(window_layers), .metavar = "W[,PATTERN]",
+     .help = "with --arch mistral: every layer's built-in sliding window, W keys (self included); with "
+             "--arch gemma2/gemma3: every PATTERN-th layer global (default 2 / 6), the others windowed"},
     {"--save", ARG_STRING, B(save), .metavar = "FILE", .help = "also write the random weights as a llama2.c v0 file"},
     {"--save-hf", ARG_STRING, B(save_hf), .metavar = "DIR",
      .help = "write the random model as a Hugging Face folder (config.json, generation_config.json, "

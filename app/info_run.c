@@ -16,7 +16,9 @@ static size_t count_params(const Model *m) {
     const Config *c = &m->c;
     size_t n = model_n_params(c);
     const LayerWeights *lw = m->layers;
-    size_t per = (lw->bq ? (size_t)c->q_dim + 2 * c->kv_dim : 0) + (lw->q_norm ? (size_t)c->q_dim + c->kv_dim : 0) +
+    size_t qk = c->qk_norm_head ? 2 * (size_t)c->head_size : (size_t)c->q_dim + c->kv_dim; /* per head: one gain each */
+    size_t post = lw->attn_norm && lw->post_attn_norm ? 2 * (size_t)c->dim : 0;           /* Gemma's extra norms */
+    size_t per = (lw->bq ? (size_t)c->q_dim + 2 * c->kv_dim : 0) + (lw->q_norm ? qk : 0) + post +
                  (m->builtin_routers ? (size_t)c->n_heads * c->dim : 0);
     return n + per * c->n_layers;
 }
@@ -36,6 +38,26 @@ static const char *tok_text(const AppLoaded *L, char *buf, size_t cap) {
     return buf;
 }
 
+/* Each distinct attention kind of the layers with its count, in order of
+ * first appearance: "22 local (window 512), 4 global". */
+static const char *layer_kinds(const Model *m, char *buf, size_t cap) {
+    int win[16], cnt[16], n = 0;
+    for (int l = 0; l < m->c.n_layers; l++) {
+        int w = m->layers ? m->layers[l].window : 0, k = 0;
+        while (k < n && win[k] != w) k++;
+        if (k == n && n < 16) win[n] = w, cnt[n++] = 0;
+        if (k < n) cnt[k]++;
+    }
+    size_t at = 0;
+    buf[0] = 0;
+    for (int k = 0; k < n && at < cap; k++) {
+        const char *sep = k ? ", " : "";
+        if (win[k]) at += (size_t)snprintf(buf + at, cap - at, "%s%d local (window %d)", sep, cnt[k], win[k]);
+        else at += (size_t)snprintf(buf + at, cap - at, "%s%d global", sep, cnt[k]);
+    }
+    return buf;
+}
+
 static void print_text(const AppLoaded *L, const RunOpts *o) {
     const Model *m = &L->model;
     const Config *c = &m->c;
@@ -45,6 +67,8 @@ static void print_text(const AppLoaded *L, const RunOpts *o) {
     printf("architecture  %s\n", m->arch_name);
     printf("dims          dim %d, hidden %d, layers %d, heads %d, kv_heads %d, head_size %d, vocab %d\n", c->dim,
            c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->head_size, c->vocab_size);
+    char kinds[400];
+    printf("layers        %s\n", layer_kinds(m, kinds, sizeof kinds));
     printf("context       %d\n", c->seq_len);
     printf("dtype         %s\n", model_dtype_name(c->dtype));
     printf("kv cache      %s, %.1f MB at the full context\n", model_dtype_name(c->kv_dtype), model_kv_bytes(c, c->seq_len) / 1e6);
@@ -72,6 +96,8 @@ static void print_json(const AppLoaded *L, const RunOpts *o) {
            c->seq_len, model_dtype_name(c->dtype), model_dtype_name(c->kv_dtype), model_kv_bytes(c, c->seq_len), count_params(m), m->file_bytes, model_decode_bytes(c),
            c->shared_classifier ? "true" : "false", m->builtin_routers ? "true" : "false");
     textout_json_print(stdout, tok_text(L, tb, sizeof tb));
+    char kinds[400];
+    printf(", \"layer_kinds\": \"%s\"", layer_kinds(m, kinds, sizeof kinds));
     printf(", \"routers\": ");
     textout_json_print(stdout, router_text(L, o, rb, sizeof rb));
     printf("}\n");

@@ -56,8 +56,15 @@ static const void *kv_at(const AttnHeadIn *in, const void *base, int pos) {
 /* Scores of keys [lo, hi) into s[], returning their max (-inf if empty). */
 static float score_range(const AttnHeadIn *in, int lo, int hi, float *s) {
     if (hi <= lo) return -INFINITY;
-    return attn_scores(s + lo, in->q, kv_at(in, in->k, lo), in->kv_dtype, in->stride, in->head_size, hi - lo,
-                       1.0f / sqrtf((float)in->head_size));
+    float scale = in->scale > 0 ? in->scale : 1.0f / sqrtf((float)in->head_size);
+    float m = attn_scores(s + lo, in->q, kv_at(in, in->k, lo), in->kv_dtype, in->stride, in->head_size, hi - lo, scale);
+    if (!(in->softcap > 0)) return m;
+    m = -INFINITY; /* capping is monotone, but the max is taken again so it is the capped scores' own */
+    for (int i = lo; i < hi; i++) {
+        s[i] = in->softcap * tanhf(s[i] / in->softcap);
+        if (s[i] > m) m = s[i];
+    }
+    return m;
 }
 
 /* Σ exp(s_i - m) over [lo, hi), accumulating exp(s_i - m)·v_i into acc.

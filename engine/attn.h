@@ -38,6 +38,8 @@ typedef struct {
     int head_size;
     int t;              /* query position (keys 0..t are valid) */
     int window, sinks;
+    float scale;        /* q·k multiplier; 0: 1/√head_size (Gemma: query_pre_attn_scalar^-1/2) */
+    float softcap;      /* scores become softcap·tanh(score/softcap) (Gemma 2); 0: none */
     GateRule rule;
     int gate;           /* GATE_FIXED: 1 global, 0 local */
     double theta_logit; /* θ as log-odds (decide_theta_logit) */

@@ -20,8 +20,11 @@ void openblas_set_num_threads(int n); /* OpenBLAS extension, not in cblas.h ever
 
 /* The rotation frequency of pair i (of head_size/2), with llama3's
  * rescaling of long wavelengths when the config asks for it. */
-static double rope_freq(const Config *c, int i) {
+static double rope_freq(const Config *c, int i, int local) {
+    if (local) return 1.0 / pow(c->rope_local_theta, 2.0 * i / c->head_size); /* gemma3's local layers: unscaled */
     double f = 1.0 / pow(c->rope_theta, 2.0 * i / c->head_size);
+    if (c->rope_ext) return f / c->rope_ext[i];
+    if (c->rope_linear > 0) return f / c->rope_linear;
     if (c->rope_factor <= 0) return f;
     double pi = 3.14159265358979323846, wavelen = 2 * pi / f;
     double lo_wl = c->rope_orig_ctx / c->rope_low, hi_wl = c->rope_orig_ctx / c->rope_high;
@@ -31,9 +34,12 @@ static double rope_freq(const Config *c, int i) {
     return (1 - smooth) * f / c->rope_factor + smooth * f;
 }
 
+/* Rows of rope tables: one set, or two when local layers have their own base. */
+static int rope_sets(const Config *c) { return c->rope_local_theta > 0 ? 2 : 1; }
+
 static void rope_tables(RunState *s, const Config *c) {
     size_t hs = c->head_size;
-    for (int t = 0; t < c->seq_len; t++)
+    for (int t = 0; t < c->seq_len * rope_sets(c); t++)
         for (int i = 0; i < c->head_size; i += 2) {
             float *co = &s->rope_cos[(size_t)t * hs / 2 + i / 2], *si = &s->rope_sin[(size_t)t * hs / 2 + i / 2];
             if (c->arch == ARCH_LLAMA2C) { /* the same float arithmetic as llama2.c, so positions rotate identically */
@@ -41,8 +47,9 @@ static void rope_tables(RunState *s, const Config *c) {
                 float val = t * freq;
                 *co = cosf(val), *si = sinf(val);
             } else {
-                double val = t * rope_freq(c, i / 2);
-                *co = (float)cos(val), *si = (float)sin(val);
+                int local = t >= c->seq_len; /* the second set: the local layers' base */
+                double val = (t % c->seq_len) * rope_freq(c, i / 2, local), ms = c->rope_mscale > 0 ? c->rope_mscale : 1;
+                *co = (float)(ms * cos(val)), *si = (float)(ms * sin(val));
             }
         }
 }
@@ -94,8 +101,8 @@ int fwd_init(RunState *s, const Config *c, int max_batch, int n_threads, Err *e)
     s->key_cache = calloc(cache, model_dtype_size(c->kv_dtype));
     s->value_cache = calloc(cache, model_dtype_size(c->kv_dtype));
     s->kv_new = malloc(2 * B * c->kv_dim * sizeof(float));
-    s->rope_cos = malloc((size_t)c->seq_len * hs / 2 * sizeof(float));
-    s->rope_sin = malloc((size_t)c->seq_len * hs / 2 * sizeof(float));
+    s->rope_cos = malloc((size_t)rope_sets(c) * c->seq_len * hs / 2 * sizeof(float));
+    s->rope_sin = malloc((size_t)rope_sets(c) * c->seq_len * hs / 2 * sizeof(float));
     s->scratch = malloc((size_t)c->n_kv_heads * attn_scratch_floats(c) * sizeof(float));
     s->bulk_m1 = calloc(heads_kv * hs, sizeof(double));
     s->bulk_m2 = calloc(heads_kv * hs * hs, sizeof(double));
@@ -158,7 +165,8 @@ typedef struct {
     float *out[MM_MAX];
     Mat w[MM_MAX];
     int n_out[MM_MAX];
-    int glu;              /* gate and up (n_out equal): out[0] = silu(out[0]) · out[1] */
+    int glu;              /* gate and up (n_out equal): out[0] = act(out[0]) · out[1] */
+    int gelu;             /* with glu: act is GELU's tanh form (GeGLU), else SiLU */
     const uint16_t *x_bf16; /* in rounded to bf16 for gemm_half, or NULL (exact path) */
 } MatMul;
 
@@ -233,6 +241,16 @@ static void matmul_task(void *ctx, int task, int n_tasks) {
     }
 }
 
+/* h = gelu_tanh(h) · u: GELU's tanh approximation (HF's gelu_pytorch_tanh,
+ * ggml's gelu), 0.5 h (1 + tanh(√(2/π) (h + 0.044715 h³))), in double. */
+static void geglu(float *h, const float *u, int n) {
+    const double k = 0.7978845608028654; /* √(2/π) */
+    for (int i = 0; i < n; i++) {
+        double x = h[i];
+        h[i] = (float)(0.5 * x * (1 + tanh(k * (x + 0.044715 * x * x * x))) * u[i]);
+    }
+}
+
 /* A gated FFN's gate and up rows in matching ranges, so each task applies
  * SwiGLU to the rows it just made: no serial pass after the barrier. */
 static void glu_task(void *ctx, int task, int n_tasks) {
@@ -243,8 +261,11 @@ static void glu_task(void *ctx, int task, int n_tasks) {
     if (r0 >= r1) return;
     matmul_rows(mm, 0, (int)r0, (int)r1, task);
     matmul_rows(mm, 1, (int)r0, (int)r1, task);
-    for (int t = 0; t < mm->T; t++)
-        k_swiglu(mm->out[0] + (size_t)t * mm->n_out[0] + r0, mm->out[1] + (size_t)t * mm->n_out[1] + r0, (int)(r1 - r0));
+    for (int t = 0; t < mm->T; t++) {
+        float *g = mm->out[0] + (size_t)t * mm->n_out[0] + r0, *u = mm->out[1] + (size_t)t * mm->n_out[1] + r0;
+        if (mm->gelu) geglu(g, u, (int)(r1 - r0));
+        else k_swiglu(g, u, (int)(r1 - r0));
+    }
 }
 
 /* Task t of n rounds its share of the input rows for the bf16 paths. */
@@ -292,6 +313,7 @@ typedef struct {
     int layer, T, pos0;
     int routed;           /* s->rlog holds router logits (a router file or the model's own) */
     StepTrace **traces;
+    int arch_window;      /* the layer's built-in sliding window (LayerWeights.window), 0: none */
 } AttnJob;
 
 static void gate_rule(const AttnJob *j, int t, int h, float score, AttnHeadIn *in) {
@@ -337,8 +359,9 @@ static void bulk_sync(RunState *s, const AttnConfig *a, int layer, int kvh, int 
 /* Rotate columns [col0, col0 + width) (whole heads) of T rows, stride
  * floats apart, to their positions: adjacent pairs (llama2.c) or halves
  * (Hugging Face). */
-static void rope_span(const RunState *s, float *v, int col0, int width, int T, int stride, int pos0) {
+static void rope_span(const RunState *s, float *v, int col0, int width, int T, int stride, int pos0, int local) {
     int hs = s->c.head_size, half = hs / 2;
+    if (local && s->c.rope_local_theta > 0) pos0 += s->c.seq_len; /* the local base's table follows */
     for (int i = 0; i < T; i++) {
         const float *cs = s->rope_cos + (size_t)(pos0 + i) * half, *sn = s->rope_sin + (size_t)(pos0 + i) * half;
         float *row = v + (size_t)i * stride + col0;
@@ -362,12 +385,12 @@ static void rope_span(const RunState *s, float *v, int col0, int width, int T, i
 /* Make KV head kvh's part of this call's rows ready: rotate its queries and
  * its new keys, and move the keys and values (kv_new) into the cache at
  * positions pos0 … pos0+T-1. Each attention task does its own heads. */
-static void head_prepare(RunState *s, int layer, int kvh, int T, int pos0) {
+static void head_prepare(RunState *s, int layer, int kvh, int T, int pos0, int local) {
     const Config *c = &s->c;
     int hs = c->head_size, group = c->n_heads / c->n_kv_heads;
     float *kn = s->kv_new, *vn = s->kv_new + (size_t)s->max_batch * c->kv_dim;
-    rope_span(s, s->q, kvh * group * hs, group * hs, T, c->q_dim, pos0);
-    rope_span(s, kn, kvh * hs, hs, T, c->kv_dim, pos0);
+    rope_span(s, s->q, kvh * group * hs, group * hs, T, c->q_dim, pos0, local);
+    rope_span(s, kn, kvh * hs, hs, T, c->kv_dim, pos0, local);
     for (int i = 0; i < T; i++) {
         size_t off = (size_t)i * c->kv_dim + (size_t)kvh * hs;
         fwd_kv_set(s, 0, layer, kvh, pos0 + i, kn + off);
@@ -382,10 +405,13 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
     const Config *c = &s->c;
     const AttnConfig *a = j->a;
     int group = c->n_heads / c->n_kv_heads, hs = c->head_size, l = j->layer;
-    int bulk = a->profile || a->policy == POLICY_QADA_BULK || a->policy == POLICY_QADA_REM_BULK;
+    /* a layer the architecture windows is AHA's local branch forced for every head: its own
+     * window, no sinks, no choice (and no far-key moments, which only a choice needs) */
+    int fixed = j->arch_window > 0, window = fixed ? j->arch_window : a->window, sinks = fixed ? 0 : a->sinks;
+    int bulk = !fixed && (a->profile || a->policy == POLICY_QADA_BULK || a->policy == POLICY_QADA_REM_BULK);
     size_t idx = (size_t)l * c->n_kv_heads + kvh;
     float *scratch = s->scratch + (size_t)kvh * attn_scratch_floats(c);
-    head_prepare(s, l, kvh, j->T, j->pos0);
+    head_prepare(s, l, kvh, j->T, j->pos0, fixed);
     for (int i = 0; i < j->T; i++) {
         int t = j->pos0 + i;
         if (bulk) bulk_sync(s, a, l, kvh, t, scratch); /* before the head uses scratch */
@@ -396,13 +422,15 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
             int cell = l * c->n_heads + h, k = tr ? tr->top_k : 0;
             AttnHeadIn in = {.q = s->q + (size_t)i * c->q_dim + h * hs, .k = fwd_kv_at(s, 0, l, kvh, 0),
                              .v = fwd_kv_at(s, 1, l, kvh, 0), .kv_dtype = c->kv_dtype, .stride = hs, .head_size = hs,
-                             .t = t, .window = a->window, .sinks = a->sinks, .theta_logit = a->theta_logit,
+                             .t = t, .window = window, .sinks = sinks, .scale = c->query_scale,
+                             .softcap = c->attn_softcap, .theta_logit = a->theta_logit,
                              .want_oracle = a->profile, .want_qada = a->profile,
                              .bulk_m1 = bulk ? s->bulk_m1 + idx * hs : NULL,
                              .bulk_m2 = bulk ? s->bulk_m2 + idx * hs * hs : NULL, .score = score, .top_k = k,
                              .top_pos = k ? tr->top_pos + (size_t)cell * k : NULL,
                              .top_w = k ? tr->top_w + (size_t)cell * k : NULL};
-            gate_rule(j, t, h, score, &in);
+            if (fixed) in.rule = GATE_FIXED, in.gate = 0;
+            else gate_rule(j, t, h, score, &in);
             AttnHeadOut r;
             attn_head_forward(&in, s->xb + (size_t)i * c->q_dim + h * hs, scratch, &r);
             any_global |= r.gate;
@@ -415,13 +443,20 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
         /* the group shares one KV head: its far keys are read once if any
          * of the group's query heads went global */
         if (j->traces)
-            j->traces[i]->kv_read[l * c->n_heads + kvh] = attn_kv_read(t, a->window, a->sinks, any_global);
+            j->traces[i]->kv_read[l * c->n_heads + kvh] = attn_kv_read(t, window, sinks, any_global);
     }
 }
 
 /* rows[i] = rmsnorm(rows[i]) · w (in place when out == in), T rows of n. */
 static void norm_rows(const Config *c, float *out, const float *in, const float *w, int T, int n, int ld_out, int ld_in) {
     for (int i = 0; i < T; i++) k_rmsnorm_eps(out + (size_t)i * ld_out, in + (size_t)i * ld_in, w, n, c->norm_eps);
+}
+
+/* QK-norm of T rows of n: over the whole row (OLMo-2), or over each head's
+ * head_size values with one shared gain vector (Qwen3's per-head norm). */
+static void qk_norm(const Config *c, float *rows, const float *w, int T, int n) {
+    if (c->qk_norm_head) norm_rows(c, rows, rows, w, T * (n / c->head_size), c->head_size, c->head_size, c->head_size);
+    else norm_rows(c, rows, rows, w, T, n, n, n);
 }
 
 static void add_bias(float *rows, const float *b, int T, int n, int stride) {
@@ -458,10 +493,10 @@ static void layer_forward(const Model *m, RunState *s, const AttnConfig *a, int 
     add_bias(s->q, lw->bq, T, qd, qd);
     add_bias(kn, lw->bk, T, kv, kv);
     add_bias(vn, lw->bv, T, kv, kv);
-    if (lw->q_norm) norm_rows(c, s->q, s->q, lw->q_norm, T, qd, qd, qd);
-    if (lw->k_norm) norm_rows(c, kn, kn, lw->k_norm, T, kv, kv, kv);
+    if (lw->q_norm) qk_norm(c, s->q, lw->q_norm, T, qd);
+    if (lw->k_norm) qk_norm(c, kn, lw->k_norm, T, kv);
 
-    AttnJob job = {s, a, l, T, pos0, builtin || a->routers, tr};
+    AttnJob job = {s, a, l, T, pos0, builtin || a->routers, tr, lw->window};
     pool_run(s->pool, attn_task, &job, c->n_kv_heads);       /* xb [T][q_dim] = attention output */
     if (s->q_cache) memcpy(s->q_cache + ((size_t)l * c->seq_len + pos0) * qd, s->q, (size_t)T * qd * sizeof(float));
 
@@ -472,7 +507,7 @@ static void layer_forward(const Model *m, RunState *s, const AttnConfig *a, int 
     in = s->x;
     if (lw->ffn_norm) norm_rows(c, s->xb, s->x, lw->ffn_norm, T, d, d, d), in = s->xb;
     MatMul ffn = {.in = in, .T = T, .n_in = d, .n_mats = 2, .out = {s->hb, s->hb2},  /* hb = silu(w1·in) · (w3·in) */
-                  .w = {lw->w1, lw->w3}, .n_out = {hid, hid}, .glu = 1};
+                  .w = {lw->w1, lw->w3}, .n_out = {hid, hid}, .glu = 1, .gelu = c->act_gelu};
     matmul_run(s, &ffn);
     matmul(s, s->xb2, s->hb, lw->w2, T, hid, d);
     if (lw->post_ffn_norm) norm_rows(c, s->xb2, s->xb2, lw->post_ffn_norm, T, d, d, d);
@@ -482,6 +517,14 @@ static void layer_forward(const Model *m, RunState *s, const AttnConfig *a, int 
 static void embed_row(const Model *m, int token, float *out) {
     int d = m->c.dim;
     mat_widen(out, (Mat){mat_row(m->embed, (size_t)token, d), m->embed.dt}, (size_t)d);
+    if (m->c.embed_scale > 0) /* Gemma: in f32, as HF scales in the activations' dtype */
+        for (int i = 0; i < d; i++) out[i] *= m->c.embed_scale;
+}
+
+/* Gemma 2's final soft-capping of n logits: cap · tanh(x / cap). */
+static void cap_logits(const Config *c, float *x, size_t n) {
+    if (!(c->final_softcap > 0)) return;
+    for (size_t i = 0; i < n; i++) x[i] = c->final_softcap * tanhf(x[i] / c->final_softcap);
 }
 
 static void forward_chunk(const Model *m, RunState *s, const AttnConfig *a, const int *tokens, int T, int pos0,
@@ -501,10 +544,12 @@ static void forward_chunk(const Model *m, RunState *s, const AttnConfig *a, cons
     if (logits_all) {
         norm_rows(c, s->xb, s->x, m->final_norm, T, d, d, d);
         matmul(s, logits_all, s->xb, m->cls, T, d, c->vocab_size);
+        cap_logits(c, logits_all, (size_t)T * c->vocab_size);
         memcpy(s->logits, logits_all + (size_t)(T - 1) * c->vocab_size, c->vocab_size * sizeof(float));
     } else {
         norm_rows(c, s->xb, s->x + (size_t)(T - 1) * d, m->final_norm, 1, d, d, d);
         matmul(s, s->logits, s->xb, m->cls, 1, d, c->vocab_size);
+        cap_logits(c, s->logits, (size_t)c->vocab_size);
     }
 }
 
@@ -603,12 +648,13 @@ int fwd_attention_weights(const RunState *s, int layer, int head, int pos, float
     const float *q = s->q_cache + ((size_t)layer * c->seq_len + pos) * c->q_dim + (size_t)head * hs;
     float *k = malloc(hs * sizeof(float));
     if (!k) return -1;
-    float scale = 1.0f / sqrtf((float)hs), m = -INFINITY;
+    float scale = c->query_scale > 0 ? c->query_scale : 1.0f / sqrtf((float)hs), m = -INFINITY;
     for (int i = 0; i <= pos; i++) {
         float dot = 0;
         fwd_kv_get(s, 0, layer, kvh, i, k);
         for (int j = 0; j < hs; j++) dot += q[j] * k[j];
         w[i] = dot * scale;
+        if (c->attn_softcap > 0) w[i] = c->attn_softcap * tanhf(w[i] / c->attn_softcap);
         if (w[i] > m) m = w[i];
     }
     double z = 0;

@@ -1,14 +1,18 @@
-/* gguf_write_model.c — a loaded llama-block model as a GGUF llama: ggml's tensor names, llama.* keys, a vocabulary.
+/* gguf_write_model.c — a loaded llama-block model as a GGUF llama (or qwen3): ggml's tensor names, {arch}.* keys, a vocabulary.
  *
  * Every matrix is widened to f32 rows first (a Hugging Face folder keeps
  * f16/bf16), permuted when the source rotates halves (ggml's llama and
  * model_gguf.c rotate adjacent pairs: row 2i + k of a head is rotate-half
- * row k * head_size/2 + i), then narrowed to the chosen type; an f32
+ * row k * head_size/2 + i; ggml's qwen3 rotates halves, so its rows stay
+ * as a folder has them), then narrowed. A mistral folder is written as
+ * llama without its window, as llama.cpp's converter writes one (its llama
+ * reads no window key), and convert says so to the chosen type; an f32
  * matrix that needs no permuting is written straight from the model.
  */
 #include "engine/gguf_write.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +44,7 @@ typedef struct {
     const Model *m;
     GgmlType type;
     const char *path;
+    const char *arch;  /* general.architecture: "llama", "qwen3", "gemma2" or "gemma3" */
 } Out;
 
 /* rows x cols of a Mat as f32 (malloc'd), or NULL when out of memory. */
@@ -84,7 +89,7 @@ static void *narrow(GgmlType t, float *f, size_t n, size_t *nbytes) {
 /* A matrix [rows][cols]; heads > 0 marks W_Q/W_K, whose rows a rotate-half source has reordered. */
 static int add_mat(Out *o, const char *name, Mat a, size_t rows, size_t cols, int heads, Err *e) {
     int64_t ne[2] = {(int64_t)cols, (int64_t)rows};
-    int permute = heads > 0 && o->m->c.rope_half;
+    int permute = heads > 0 && o->m->c.rope_half && !strcmp(o->arch, "llama");
     if (o->type == GGML_F32 && a.dt == DT_F32 && !permute)
         return gguf_write_tensor(&o->w, name, GGML_F32, 2, ne, a.p, rows * cols * 4, 0, e);
     float *f = widen(a, rows, cols);
@@ -100,6 +105,30 @@ static int add_norm(Out *o, const char *name, const float *v, size_t n, Err *e) 
     return gguf_write_tensor(&o->w, name, GGML_F32, 1, ne, v, n * 4, 0, e);
 }
 
+/* qwen3's per-head q/k norm gains, [head_dim] each. */
+static int add_qk_norms(Out *o, int l, Err *e) {
+    const LayerWeights *lw = &o->m->layers[l];
+    if (!o->m->c.qk_norm_head) return 0;
+    char q[64], k[64];
+    snprintf(q, sizeof q, "blk.%d.attn_q_norm.weight", l);
+    snprintf(k, sizeof k, "blk.%d.attn_k_norm.weight", l);
+    size_t hs = (size_t)o->m->c.head_size;
+    return add_norm(o, q, lw->q_norm, hs, e) || add_norm(o, k, lw->k_norm, hs, e) ? -1 : 0;
+}
+
+/* Gemma 2's norms after attention and after the FFN, as the gains the model
+ * multiplies by (llama.cpp's converter stores Gemma's 1 + w, which is what
+ * the model keeps). */
+static int add_post_norms(Out *o, int l, Err *e) {
+    const LayerWeights *lw = &o->m->layers[l];
+    if (o->m->c.arch != ARCH_GEMMA2 && o->m->c.arch != ARCH_GEMMA3) return 0;
+    char a[64], f[64];
+    snprintf(a, sizeof a, "blk.%d.post_attention_norm.weight", l);
+    snprintf(f, sizeof f, "blk.%d.post_ffw_norm.weight", l);
+    size_t d = (size_t)o->m->c.dim;
+    return add_norm(o, a, lw->post_attn_norm, d, e) || add_norm(o, f, lw->post_ffn_norm, d, e) ? -1 : 0;
+}
+
 static int add_layer(Out *o, int l, Err *e) {
     const Config *c = &o->m->c;
     const LayerWeights *lw = &o->m->layers[l];
@@ -111,23 +140,48 @@ static int add_layer(Out *o, int l, Err *e) {
            add_mat(o, n[2], lw->wk, kv, d, c->n_kv_heads, e) || add_mat(o, n[3], lw->wv, kv, d, 0, e) ||
            add_mat(o, n[4], lw->wo, d, q, 0, e) || add_norm(o, n[5], lw->ffn_norm, d, e) ||
            add_mat(o, n[6], lw->w1, h, d, 0, e) || add_mat(o, n[7], lw->w2, d, h, 0, e) ||
-           add_mat(o, n[8], lw->w3, h, d, 0, e)
+           add_mat(o, n[8], lw->w3, h, d, 0, e) || add_qk_norms(o, l, e) || add_post_norms(o, l, e)
                ? -1 : 0;
 }
 
-/* What the llama block in model_gguf.c cannot express is refused before
- * anything is converted: other blocks, scaled RoPE, built-in routers, a
- * head size set apart from dim / heads, rows that are not whole blocks. */
+/* What llama.cpp's gemma2 cannot express: a query scale other than the one
+ * it applies (1/√head_dim for a model of no known size; the file has no
+ * key for query_pre_attn_scalar), windows off its even-layer pattern. */
+static int check_gemma2(const Model *m, const char *path, Err *e) {
+    const Config *c = &m->c;
+    double want = 1.0 / sqrt((double)c->head_size), got = c->query_scale > 0 ? c->query_scale : want;
+    if (fabs(got - want) > 1e-6 * want)
+        return err_set(e, "%s: query_pre_attn_scalar %.6g is not head_dim %d, and GGUF's gemma2 has no key for it", path,
+                       1.0 / (got * got), c->head_size);
+    int pattern = c->arch == ARCH_GEMMA3 ? 6 : 2; /* llama.cpp's: layer l slides when l % pattern < pattern - 1 */
+    for (int l = 0; l < c->n_layers; l++)
+        if (m->layers[l].window != (l % pattern < pattern - 1 ? c->sliding_window : 0))
+            return err_set(e, "%s: layer %d's window %d is off llama.cpp's %s pattern (window %d, every %dth layer global)",
+                           path, l, m->layers[l].window, m->arch_name, c->sliding_window, pattern);
+    if (c->arch == ARCH_GEMMA3 && c->rope_local_theta != 1e4f)
+        return err_set(e, "%s: rope_local_base_freq %g is not 10000, the one llama.cpp's gemma3 uses (no key for it)", path,
+                       c->rope_local_theta);
+    return 0;
+}
+
+/* What the llama and qwen3 blocks of model_gguf.c cannot express is
+ * refused before anything is converted: other blocks, scaled RoPE, built-in
+ * routers, a qwen3 rotating adjacent pairs, rows that are not whole blocks. */
 static int check_model(const Model *m, GgmlType t, const char *path, Err *e) {
     const Config *c = &m->c;
     if (gguf_write_file_type(t) < 0) return err_set(e, "%s: cannot write tensors of type %s", path, gguf_type_name(t));
-    if ((c->arch != ARCH_LLAMA2C && c->arch != ARCH_LLAMA) || m->builtin_routers || !m->layers)
-        return err_set(e, "%s: only llama models can be written as GGUF (this one is %s)", path, m->arch_name);
+    int llama = c->arch == ARCH_LLAMA2C || c->arch == ARCH_LLAMA || c->arch == ARCH_MISTRAL;
+    int gemma = c->arch == ARCH_GEMMA2 || c->arch == ARCH_GEMMA3;
+    if ((!llama && c->arch != ARCH_QWEN3 && !gemma) || m->builtin_routers || !m->layers)
+        return err_set(e, "%s: only llama, mistral, qwen3, gemma2 and gemma3 models can be written as GGUF (this one is %s)",
+                       path, m->arch_name);
+    if (gemma && check_gemma2(m, path, e)) return -1;
     if (c->rope_factor != 0) return err_set(e, "%s: a model with llama3 RoPE scaling cannot be written as GGUF yet", path);
-    if (c->q_dim != c->dim) return err_set(e, "%s: head_dim %d x %d heads is not dim %d: cannot be written as GGUF yet", path, c->head_size, c->n_heads, c->dim);
+    if ((c->arch == ARCH_QWEN3 || gemma) && !c->rope_half)
+        return err_set(e, "%s: a %s rotating adjacent pairs cannot be written as GGUF (write it as a folder first)", path, m->arch_name);
     for (int l = 0; l < c->n_layers; l++)
-        if (!m->layers[l].attn_norm || !m->layers[l].ffn_norm || m->layers[l].bq || m->layers[l].q_norm)
-            return err_set(e, "%s: layer %d is not a llama block", path, l);
+        if (!m->layers[l].attn_norm || !m->layers[l].ffn_norm || m->layers[l].bq || (llama && m->layers[l].q_norm))
+            return err_set(e, "%s: layer %d is not a %s block", path, l, m->arch_name);
     if (t != GGML_Q8_0 && t != GGML_Q4_0) return 0;
     const char *why = c->dim % QUANTIZE_BLOCK ? "dim" : c->hidden_dim % QUANTIZE_BLOCK ? "hidden_dim" : NULL;
     if (why)
@@ -136,23 +190,51 @@ static int check_model(const Model *m, GgmlType t, const char *path, Err *e) {
     return 0;
 }
 
+/* {arch}.suffix as a u32 or f32 key. */
+static void put_u32(Out *o, const char *suffix, uint32_t v) {
+    char key[96];
+    snprintf(key, sizeof key, "%s.%s", o->arch, suffix);
+    gguf_write_u32(&o->w, key, v);
+}
+
+static void put_f32(Out *o, const char *suffix, float v) {
+    char key[96];
+    snprintf(key, sizeof key, "%s.%s", o->arch, suffix);
+    gguf_write_f32(&o->w, key, v);
+}
+
 static void add_config(Out *o, const GgufSaveOpts *s) {
     const Config *c = &o->m->c;
     GgufWriter *w = &o->w;
-    gguf_write_str(w, "general.architecture", "llama");
-    gguf_write_str(w, "general.name", s->name && *s->name ? s->name : "llama");
+    gguf_write_str(w, "general.architecture", o->arch);
+    gguf_write_str(w, "general.name", s->name && *s->name ? s->name : o->arch);
     gguf_write_u32(w, "general.alignment", GGUF_WRITE_ALIGN);
     gguf_write_u32(w, "general.file_type", (uint32_t)gguf_write_file_type(o->type));
-    gguf_write_u32(w, "llama.context_length", (uint32_t)c->seq_len);
-    gguf_write_u32(w, "llama.embedding_length", (uint32_t)c->dim);
-    gguf_write_u32(w, "llama.block_count", (uint32_t)c->n_layers);
-    gguf_write_u32(w, "llama.feed_forward_length", (uint32_t)c->hidden_dim);
-    gguf_write_u32(w, "llama.attention.head_count", (uint32_t)c->n_heads);
-    gguf_write_u32(w, "llama.attention.head_count_kv", (uint32_t)c->n_kv_heads);
-    gguf_write_f32(w, "llama.rope.freq_base", c->rope_theta > 0 ? c->rope_theta : 10000.0f);
-    gguf_write_f32(w, "llama.attention.layer_norm_rms_epsilon", c->norm_eps > 0 ? c->norm_eps : 1e-5f);
-    gguf_write_u32(w, "llama.rope.dimension_count", (uint32_t)c->head_size);
-    gguf_write_u32(w, "llama.vocab_size", (uint32_t)c->vocab_size);
+    put_u32(o, "context_length", (uint32_t)c->seq_len);
+    put_u32(o, "embedding_length", (uint32_t)c->dim);
+    put_u32(o, "block_count", (uint32_t)c->n_layers);
+    put_u32(o, "feed_forward_length", (uint32_t)c->hidden_dim);
+    put_u32(o, "attention.head_count", (uint32_t)c->n_heads);
+    put_u32(o, "attention.head_count_kv", (uint32_t)c->n_kv_heads);
+    put_f32(o, "rope.freq_base", c->rope_theta > 0 ? c->rope_theta : 10000.0f);
+    put_f32(o, "attention.layer_norm_rms_epsilon", c->norm_eps > 0 ? c->norm_eps : 1e-5f);
+    put_u32(o, "rope.dimension_count", (uint32_t)c->head_size);
+    if (c->q_dim != c->dim || c->arch == ARCH_GEMMA2 || c->arch == ARCH_GEMMA3) { /* head_dim set apart from dim / heads (gemma2: always written) */
+        put_u32(o, "attention.key_length", (uint32_t)c->head_size);
+        put_u32(o, "attention.value_length", (uint32_t)c->head_size);
+    }
+    put_u32(o, "vocab_size", (uint32_t)c->vocab_size);
+    if (c->rope_linear > 0) {
+        char key[96];
+        snprintf(key, sizeof key, "%s.rope.scaling.type", o->arch);
+        gguf_write_str(&o->w, key, "linear");
+        put_f32(o, "rope.scaling.factor", c->rope_linear);
+    }
+    if (c->arch == ARCH_GEMMA2 || c->arch == ARCH_GEMMA3) {
+        if (c->attn_softcap > 0) put_f32(o, "attn_logit_softcapping", c->attn_softcap);
+        if (c->final_softcap > 0) put_f32(o, "final_logit_softcapping", c->final_softcap);
+        if (c->sliding_window > 0) put_u32(o, "attention.sliding_window", (uint32_t)c->sliding_window);
+    }
 }
 
 /* A llama2.c piece as SentencePiece spells it: spaces back to U+2581, and
@@ -235,7 +317,11 @@ static int add_vocab(Out *o, const GgufSaveOpts *s, Err *e) {
 int gguf_write_model(const Model *m, const char *path, const GgufSaveOpts *s, Err *e) {
     if (check_model(m, s->type, path, e)) return -1;
     const Config *c = &m->c;
-    Out o = {.m = m, .type = s->type, .path = path};
+    Out o = {.m = m, .type = s->type, .path = path,
+             .arch = c->arch == ARCH_QWEN3   ? "qwen3"
+                     : c->arch == ARCH_GEMMA2 ? "gemma2"
+                     : c->arch == ARCH_GEMMA3 ? "gemma3"
+                                              : "llama"};
     gguf_write_init(&o.w);
     add_config(&o, s);
     int rc = add_vocab(&o, s, e);

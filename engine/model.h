@@ -30,7 +30,15 @@ typedef enum {
     ARCH_LLAMA,   /* HF llama: pre-norm, rotate-half RoPE, optional llama3 scaling */
     ARCH_QWEN2,   /* HF qwen2: llama with q/k/v biases */
     ARCH_OLMO2,   /* HF olmo2: no pre-norms, post-attention/-FFN norms, QK-norm */
-    ARCH_FAOLMO   /* AHA-OLMO2: olmo2 with router rows fused into q_proj */
+    ARCH_FAOLMO,  /* AHA-OLMO2: olmo2 with router rows fused into q_proj */
+    ARCH_QWEN3,   /* HF qwen3: llama with per-head RMSNorm of q and k ([head_dim], shared by heads) */
+    ARCH_MISTRAL, /* HF mistral: llama with a sliding window in every layer (none when null) */
+    ARCH_GEMMA2,  /* HF gemma2: scaled embeddings, (1 + w) norms before and after attention and FFN,
+                     GeGLU (tanh), query_pre_attn_scalar, soft-capped scores and logits, windowed layers */
+    ARCH_GEMMA3,  /* HF gemma3_text: gemma2's block without soft-caps, per-head q/k norms, local
+                     layers on their own RoPE base, global ones on rope_theta with linear scaling */
+    ARCH_PHI3     /* HF phi3: llama with fused qkv_proj and gate_up_proj, optional sliding_window,
+                     longrope (su) RoPE scaling */
 } Arch;
 
 /* Storage type of a weight matrix (the forward pass computes in f32). The
@@ -65,6 +73,18 @@ typedef struct {
                          file of mixed types: the type holding the most bytes */
     uint64_t weight_bytes; /* when not 0, the bytes a decode step reads of the weights, counted
                               per tensor by a loader that knows each one's type (GGUF) */
+    int qk_norm_head; /* 1: q_norm/k_norm are [head_size], applied to each head apart (qwen3) */
+    int sliding_window; /* the architecture's window (mistral, gemma2); 0: none. Executed per layer (LayerWeights.window) */
+    int window_pattern; /* gemma2: every window_pattern-th layer is global, the others windowed; 0: all windowed */
+    float embed_scale;  /* embeddings multiplied by this (gemma2: sqrt(dim) rounded to f32); 0: not scaled */
+    int act_gelu;       /* 1: the FFN gate is GELU's tanh form (GeGLU), 0: SiLU (SwiGLU) */
+    float query_scale;  /* q·k multiplier (gemma2: query_pre_attn_scalar^-1/2); 0: 1/sqrt(head_size) */
+    float attn_softcap, final_softcap; /* scores / logits become cap·tanh(x/cap); 0: none */
+    float rope_local_theta; /* gemma3: the windowed layers' RoPE base (no scaling); 0: every layer on rope_theta */
+    float rope_linear;      /* linear rope_scaling factor (positions / factor) of the layers on rope_theta; 0: none */
+    const float *rope_ext;  /* longrope: each pair's frequency divided by rope_ext[i] ([head_size/2], owned by
+                               the model); NULL: none */
+    float rope_mscale;      /* longrope's attention factor: cos and sin multiplied by it; 0: 1 */
     int kv_dtype;     /* DType the KV cache stores: the matrices' by default (HF does the same);
                          a run may set it to DT_F32 before fwd_init to keep keys and values exact */
 } Config;
@@ -99,10 +119,14 @@ typedef struct {
     Mat wo;            /* [dim][q_dim] */
     Mat w1, w3;        /* [hidden][dim]: gate, up */
     Mat w2;            /* [dim][hidden]: down */
-    const float *attn_norm, *ffn_norm;           /* [dim] pre-norms; NULL in OLMo-2 */
+    const float *attn_norm, *ffn_norm;           /* [dim] pre-norms; NULL in OLMo-2. Gains as multiplied:
+                                                    Gemma's stored w is kept as 1 + w */
     const float *post_attn_norm, *post_ffn_norm; /* [dim] OLMo-2's post-norms */
-    const float *q_norm, *k_norm;                /* [q_dim], [kv_dim]: QK-norm over the whole projection */
+    const float *q_norm, *k_norm;                /* [q_dim], [kv_dim]: QK-norm over the whole projection;
+                                                    [head_size] each with Config.qk_norm_head */
     const float *bq, *bk, *bv;                   /* [q_dim], [kv_dim]: Qwen2's biases */
+    int window;        /* the architecture's sliding window for this layer: every head reads only its
+                          last `window` keys (self included), no router or policy decides; 0: none */
 } LayerWeights;
 
 typedef struct {
@@ -261,13 +285,17 @@ void model_fill_uniform(float *p, uint64_t n, float scale, uint64_t *s);
 /* model_random in the block layout of arch (model_hf_write.c): qwen2 adds
  * q/k/v biases; olmo2 moves the norms after attention and the FFN, adds
  * QK-norms and unties the classifier; faolmo also appends n_heads router
- * rows to every W_Q. Norm and bias values are randomised so a misplaced
+ * rows to every W_Q; qwen3 adds per-head q/k norms of [head_size]; mistral
+ * sets every layer's window to c->sliding_window; gemma2 has all four norms,
+ * GeGLU, sqrt(dim)-scaled embeddings, soft-capping from c and windows on
+ * the layers c->window_pattern leaves local. Norm and bias values are randomised so a misplaced
  * one shows. RoPE stays on adjacent pairs (model_save_hf reorders the rows
  * for the rotate-half files). ARCH_LLAMA2C is plain model_random. */
 int model_random_arch(Model *m, const Config *c, int arch, uint64_t seed, Err *e);
 
 /* The model_type of an architecture ("llama" for ARCH_LLAMA2C), and the
- * Arch a name stands for (-1 if none of llama, qwen2, olmo2, faolmo). */
+ * Arch a name stands for (-1 if none of llama, qwen2, olmo2, faolmo,
+ * qwen3, mistral, gemma2, gemma3_text, phi3). */
 const char *model_arch_type(int arch);
 int model_arch_parse(const char *name);
 

@@ -1,9 +1,9 @@
-/* model_gguf.c — a GGUF model (llama, qwen2, olmo2) read in place: its matrices are the file's mapped tensors.
+/* model_gguf.c — a GGUF model (llama, qwen2, olmo2, qwen3, gemma2, gemma3) read in place: its matrices are the file's mapped tensors.
  *
  * ggml's llama rotates adjacent RoPE pairs, and its converter reorders a
  * Hugging Face model's W_Q/W_K rows (rotate-half) into that order; so a
  * GGUF llama runs with rope_half 0 and no row is permuted back. qwen2 and
- * olmo2 rotate halves in ggml (NEOX RoPE) and their rows are left as the
+ * olmo2 (and qwen3) rotate halves in ggml (NEOX RoPE) and their rows are left as the
  * Hugging Face model had them: rope_half 1. Matrices are ggml [ne1 rows]
  * [ne0 columns], the same row-major [out][in] as Model's, and stay in the
  * mapped file in their stored type (F32, F16, BF16 or a block type of
@@ -34,12 +34,18 @@ typedef struct {
 typedef struct {
     const char *name;
     int arch, rope_half, biases, olmo;
+    int qk_head;       /* attn_q_norm/attn_k_norm of [head_dim], applied per head (qwen3) */
+    int gemma;         /* Gemma 2: four norms a block (stored as 1 + w), GeGLU, scaled embeddings,
+                          soft-caps, a window on even layers */
 } GgufArch;
 
 static const GgufArch ARCHES[] = {
-    {"llama", ARCH_LLAMA, 0, 0, 0},
-    {"qwen2", ARCH_QWEN2, 1, 1, 0},
-    {"olmo2", ARCH_OLMO2, 1, 0, 1},
+    {"llama", ARCH_LLAMA, 0, 0, 0, 0, 0},
+    {"qwen2", ARCH_QWEN2, 1, 1, 0, 0, 0},
+    {"olmo2", ARCH_OLMO2, 1, 0, 1, 0, 0},
+    {"qwen3", ARCH_QWEN3, 1, 0, 0, 1, 0},
+    {"gemma2", ARCH_GEMMA2, 1, 0, 0, 0, 1},
+    {"gemma3", ARCH_GEMMA3, 1, 0, 0, 1, 1},
 };
 
 int model_is_gguf(const char *path) {
@@ -71,7 +77,7 @@ static const GgufArch *find_arch(const GgufFile *f, Err *e) {
     const char *arch = gguf_get_str(f, "general.architecture");
     for (size_t i = 0; arch && i < sizeof ARCHES / sizeof ARCHES[0]; i++)
         if (!strcmp(arch, ARCHES[i].name)) return &ARCHES[i];
-    err_set(e, "%s: GGUF architecture '%.32s' cannot run yet (llama, qwen2 and olmo2 can)", f->path, arch ? arch : "(none)");
+    err_set(e, "%s: GGUF architecture '%.32s' cannot run yet (llama, qwen2, olmo2, qwen3, gemma2 and gemma3 can)", f->path, arch ? arch : "(none)");
     return NULL;
 }
 
@@ -133,15 +139,48 @@ static int rope_freqs(const GgufFile *f, const GgufArch *a, Config *c, Err *e) {
     return 0;
 }
 
+/* A non-negative float key {arch}.suffix into *out (absent: 0). */
+static int cfg_cap(const GgufFile *f, const char *arch, const char *suffix, float *out, Err *e) {
+    char key[96];
+    double v = 0;
+    snprintf(key, sizeof key, "%s.%s", arch, suffix);
+    if (gguf_get_float(f, key, &v) == 0 && !(v >= 0 && v < 1e30)) return err_set(e, "%s: %s = %g is out of range", f->path, key, v);
+    *out = (float)v;
+    return 0;
+}
+
+/* Gemma 2 as llama.cpp runs it: embeddings × √dim, GeGLU, soft-caps, the
+ * window on even layers, and the query scale its gemma2 applies (the file
+ * stores no query_pre_attn_scalar): 1/√(dim/heads) for the 46-layer 27B,
+ * 1/√head_dim for every other size. */
+static int gemma2_config(const GgufFile *f, const GgufArch *a, Config *c, Err *e) {
+    int w = 0, g3 = a->arch == ARCH_GEMMA3;
+    if (cfg_cap(f, a->name, "attn_logit_softcapping", &c->attn_softcap, e) ||
+        cfg_cap(f, a->name, "final_logit_softcapping", &c->final_softcap, e) ||
+        cfg_int(f, a->name, "attention.sliding_window", 0, 0, &w, e))
+        return -1;
+    if (w > MODEL_MAX_SEQ) return err_set(e, "%s: %s.attention.sliding_window %d is absurdly large", f->path, a->name, w);
+    /* llama.cpp's gemma3: every 6th layer global, local layers on base 1e4 unscaled */
+    c->sliding_window = w, c->window_pattern = g3 ? 6 : 2;
+    if (g3) c->rope_local_theta = 1e4f;
+    c->embed_scale = sqrtf((float)c->dim), c->act_gelu = 1;
+    c->query_scale = 1.0f / sqrtf(c->n_layers == 46 ? (float)c->dim / c->n_heads : (float)c->head_size);
+    return 0;
+}
+
 static int gguf_config(const GgufFile *f, const GgufArch *a, Config *c, Err *e) {
     const char *p = a->name;
     memset(c, 0, sizeof *c);
-    int ctx = 0, rope_dims = 0;
+    int ctx = 0, rope_dims = 0, key_len = 0, value_len = 0;
     if (cfg_int(f, p, "embedding_length", 1, 0, &c->dim, e) || cfg_int(f, p, "feed_forward_length", 1, 0, &c->hidden_dim, e) ||
         cfg_int(f, p, "block_count", 1, 0, &c->n_layers, e) || cfg_int(f, p, "attention.head_count", 1, 0, &c->n_heads, e) ||
         cfg_int(f, p, "attention.head_count_kv", 0, c->n_heads, &c->n_kv_heads, e) ||
-        cfg_int(f, p, "context_length", 0, 2048, &ctx, e) || cfg_int(f, p, "rope.dimension_count", 0, 0, &rope_dims, e))
+        cfg_int(f, p, "context_length", 0, 2048, &ctx, e) || cfg_int(f, p, "rope.dimension_count", 0, 0, &rope_dims, e) ||
+        cfg_int(f, p, "attention.key_length", 0, 0, &key_len, e) || cfg_int(f, p, "attention.value_length", 0, key_len, &value_len, e))
         return -1;
+    if (value_len != key_len)
+        return err_set(e, "%s: %s.attention.value_length %d differs from key_length %d", f->path, p, value_len, key_len);
+    c->head_size = key_len; /* 0: dim / heads */
     const GgufTensor *emb = gguf_find_tensor(f, "token_embd.weight");
     if (!emb || emb->n_dims != 2 || emb->ne[0] != c->dim || emb->ne[1] > MODEL_MAX_VOCAB)
         return err_set(e, "%s: tensor 'token_embd.weight' is missing or not [%d, vocab]", f->path, c->dim);
@@ -153,6 +192,14 @@ static int gguf_config(const GgufFile *f, const GgufArch *a, Config *c, Err *e) 
     gguf_get_float(f, key, &eps);
     snprintf(key, sizeof key, "%s.rope.scaling.type", p);
     const char *scaling = gguf_get_str(f, key);
+    if (scaling && !strcmp(scaling, "linear") && a->arch == ARCH_GEMMA3) { /* the global layers' positions / factor */
+        double factor = 0;
+        snprintf(key, sizeof key, "%s.rope.scaling.factor", p);
+        if (gguf_get_float(f, key, &factor) || !(factor > 0 && factor < 1e6))
+            return err_set(e, "%s: linear RoPE scaling needs %s > 0", f->path, key);
+        c->rope_linear = (float)factor;
+        scaling = NULL;
+    }
     if (scaling && strcmp(scaling, "none"))
         return err_set(e, "%s: RoPE scaling '%.32s' cannot run yet from a GGUF file (llama3's rope_freqs can)", f->path,
                        scaling);
@@ -161,11 +208,13 @@ static int gguf_config(const GgufFile *f, const GgufArch *a, Config *c, Err *e) 
     c->vocab_size = (int)emb->ne[1];
     c->seq_len = ctx < MODEL_HF_DEFAULT_CTX ? ctx : MODEL_HF_DEFAULT_CTX;
     c->rope_theta = (float)theta, c->norm_eps = (float)eps;
+    c->qk_norm_head = a->qk_head;
     c->shared_classifier = gguf_find_tensor(f, "output.weight") == NULL;
     c->arch = a->arch, c->rope_half = a->rope_half;
     if (model_config_check(c, f->path, e)) return -1;
     if (rope_dims && rope_dims != c->head_size)
         return err_set(e, "%s: partial RoPE (%d of %d dims) cannot run yet", f->path, rope_dims, c->head_size);
+    if (a->gemma && gemma2_config(f, a, c, e)) return -1;
     return rope_freqs(f, a, c, e);
 }
 
@@ -216,12 +265,13 @@ static int take_vec(const GgufFile *f, const char *name, int64_t n, float **at, 
 }
 
 /* Tensors a block of architecture a holds. */
-static int per_layer(const GgufArch *a) { return a->olmo ? 11 : 9 + 3 * a->biases; }
+static int per_layer(const GgufArch *a) { return (a->olmo || a->gemma ? 11 : 9 + 3 * a->biases) + 2 * a->qk_head; }
 
 /* Floats of the widened vectors of one block. */
 static int64_t layer_vec_floats(const GgufArch *a, const Config *c) {
     int64_t d = c->dim, q = c->q_dim, kv = c->kv_dim;
-    return a->olmo ? 2 * d + q + kv : 2 * d + (a->biases ? q + 2 * kv : 0);
+    if (a->gemma) return 4 * d + (a->qk_head ? 2 * (int64_t)c->head_size : 0);
+    return a->olmo ? 2 * d + q + kv : 2 * d + (a->biases ? q + 2 * kv : 0) + (a->qk_head ? 2 * (int64_t)c->head_size : 0);
 }
 
 static int take_layer(const GgufFile *f, const GgufArch *a, const Config *c, int l, LayerWeights *lw, float **v, Err *e) {
@@ -231,8 +281,8 @@ static int take_layer(const GgufFile *f, const GgufArch *a, const Config *c, int
                              "ffn_gate.weight", "ffn_down.weight", "ffn_up.weight",
                              a->olmo ? "post_attention_norm.weight" : "attn_norm.weight",
                              a->olmo ? "post_ffw_norm.weight" : "ffn_norm.weight",
-                             a->olmo ? "attn_q_norm.weight" : "attn_q.bias",
-                             a->olmo ? "attn_k_norm.weight" : "attn_k.bias", "attn_v.bias"};
+                             a->olmo || a->qk_head ? "attn_q_norm.weight" : "attn_q.bias",
+                             a->olmo || a->qk_head ? "attn_k_norm.weight" : "attn_k.bias", "attn_v.bias"};
     for (int i = 0; i < 12; i++) snprintf(n[i], sizeof n[i], "blk.%d.%s", l, parts[i]);
     if (take_mat(f, n[0], d, q, &lw->wq, e) || take_mat(f, n[1], d, kv, &lw->wk, e) ||
         take_mat(f, n[2], d, kv, &lw->wv, e) || take_mat(f, n[3], q, d, &lw->wo, e) ||
@@ -243,6 +293,16 @@ static int take_layer(const GgufFile *f, const GgufArch *a, const Config *c, int
                        take_vec(f, n[9], q, v, &lw->q_norm, e) || take_vec(f, n[10], kv, v, &lw->k_norm, e)
                    ? -1 : 0;
     if (take_vec(f, n[7], d, v, &lw->attn_norm, e) || take_vec(f, n[8], d, v, &lw->ffn_norm, e)) return -1;
+    if (a->qk_head && (take_vec(f, n[9], c->head_size, v, &lw->q_norm, e) || take_vec(f, n[10], c->head_size, v, &lw->k_norm, e)))
+        return -1;
+    if (a->gemma) { /* llama.cpp's converter stored 1 + w: the gains as multiplied */
+        char pa[64], pf[64];
+        snprintf(pa, sizeof pa, "blk.%d.post_attention_norm.weight", l);
+        snprintf(pf, sizeof pf, "blk.%d.post_ffw_norm.weight", l);
+        int P = c->window_pattern; /* llama.cpp's: layer l slides when l % P < P - 1 (gemma2: even layers) */
+        lw->window = l % P < P - 1 ? c->sliding_window : 0;
+        return take_vec(f, pa, d, v, &lw->post_attn_norm, e) || take_vec(f, pf, d, v, &lw->post_ffn_norm, e) ? -1 : 0;
+    }
     if (a->biases && (take_vec(f, n[9], q, v, &lw->bq, e) || take_vec(f, n[10], kv, v, &lw->bk, e) ||
                       take_vec(f, n[11], kv, v, &lw->bv, e)))
         return -1;

@@ -27,7 +27,10 @@
 
 static const struct { const char *type, *class_name; int arch; } ARCHS[] = {
     {"llama", "LlamaForCausalLM", ARCH_LLAMA}, {"qwen2", "Qwen2ForCausalLM", ARCH_QWEN2},
-    {"olmo2", "Olmo2ForCausalLM", ARCH_OLMO2}, {"faolmo", "FAOlmoForCausalLM", ARCH_FAOLMO}};
+    {"olmo2", "Olmo2ForCausalLM", ARCH_OLMO2}, {"faolmo", "FAOlmoForCausalLM", ARCH_FAOLMO},
+    {"qwen3", "Qwen3ForCausalLM", ARCH_QWEN3}, {"mistral", "MistralForCausalLM", ARCH_MISTRAL},
+    {"gemma2", "Gemma2ForCausalLM", ARCH_GEMMA2}, {"gemma3_text", "Gemma3ForCausalLM", ARCH_GEMMA3},
+    {"phi3", "Phi3ForCausalLM", ARCH_PHI3}};
 #define N_ARCHS (int)(sizeof ARCHS / sizeof ARCHS[0])
 
 static int arch_index(int arch) {
@@ -46,12 +49,16 @@ int model_arch_parse(const char *name) {
 
 static int is_olmo(int arch) { return arch == ARCH_OLMO2 || arch == ARCH_FAOLMO; }
 
+static int is_gemma(int arch) { return arch == ARCH_GEMMA2 || arch == ARCH_GEMMA3; }
+
 /* ---- random models of an architecture ------------------------------------- */
 
 /* Floats of owned_arch per layer: faolmo's widened W_Q, QK-norms, biases. */
 static size_t arch_floats(const Config *c, int arch) {
     size_t d = c->dim, q = c->q_dim, kv = c->kv_dim, H = c->n_heads;
-    return (arch == ARCH_FAOLMO ? (q + H) * d : 0) + (is_olmo(arch) ? q + kv : 0) + (arch == ARCH_QWEN2 ? q + 2 * kv : 0);
+    return (arch == ARCH_FAOLMO ? (q + H) * d : 0) + (is_olmo(arch) ? q + kv : 0) + (arch == ARCH_QWEN2 ? q + 2 * kv : 0) +
+           (arch == ARCH_QWEN3 || arch == ARCH_GEMMA3 ? 2 * (size_t)c->head_size : 0) + (is_gemma(arch) ? 2 * d : 0) +
+           (arch == ARCH_PHI3 ? (size_t)c->head_size / 2 : 0); /* longrope's factors, once (counted per layer: room) */
 }
 
 /* n values 1 + u, u uniform in ±0.25: norm weights that are not all alike. */
@@ -87,8 +94,37 @@ static void arch_layer(Model *m, int l, int arch, float **p, uint64_t *s) {
         lw->attn_norm = lw->ffn_norm = NULL;
         lw->q_norm = take_norm(p, q, s), lw->k_norm = take_norm(p, kv, s);
     }
+    if (arch == ARCH_QWEN3 || arch == ARCH_GEMMA3) /* one gain per head dimension, shared by every head */
+        lw->q_norm = take_norm(p, c->head_size, s), lw->k_norm = take_norm(p, c->head_size, s);
+    if (is_gemma(arch)) /* norms after attention and after the FFN as well as before */
+        lw->post_attn_norm = take_norm(p, d, s), lw->post_ffn_norm = take_norm(p, d, s);
+    int local = !c->window_pattern || (l + 1) % c->window_pattern; /* HF's Gemma2Config rule */
+    lw->window = (arch == ARCH_MISTRAL || arch == ARCH_PHI3 || is_gemma(arch)) && local ? c->sliding_window : 0;
     if (arch == ARCH_QWEN2)
         lw->bq = take_uniform(p, q, 0.25f, s), lw->bk = take_uniform(p, kv, 0.25f, s), lw->bv = take_uniform(p, kv, 0.25f, s);
+}
+
+/* Gemma 2's scalars for a random model: sqrt(dim) embeddings, GeGLU, the
+ * query scale of query_pre_attn_scalar = head_size (the one llama.cpp's
+ * gemma2 applies to models of no known size), and soft-caps small enough
+ * that random scores and logits reach them (real models: 50 and 30). */
+static void gemma2_extras(Config *c) {
+    c->embed_scale = sqrtf((float)c->dim);
+    c->act_gelu = 1;
+    c->query_scale = 1.0f / sqrtf((float)c->head_size);
+    c->attn_softcap = 2.0f, c->final_softcap = 10.0f;
+}
+
+/* Phi-3's longrope for a random model: short factors 1 … 3 dividing each
+ * pair's frequency (the ones a run of context <= the original uses), and the
+ * attention factor of a model whose max_position_embeddings is 4x the
+ * original (model_save_hf writes it so). */
+static void phi3_longrope(Model *m, float *p, uint64_t *s) {
+    int half = m->c.head_size / 2;
+    model_fill_uniform(p, (uint64_t)half, 1.0f, s);
+    for (int i = 0; i < half; i++) p[i] += 2.0f;
+    m->c.rope_ext = p;
+    m->c.rope_mscale = (float)sqrt(1 + log(4.0) / log((double)m->c.seq_len));
 }
 
 int model_random_arch(Model *m, const Config *cfg, int arch, uint64_t seed, Err *e) {
@@ -102,11 +138,19 @@ int model_random_arch(Model *m, const Config *cfg, int arch, uint64_t seed, Err 
         return err_set(e, "random model: out of memory for the %s parts", model_arch_type(arch));
     }
     m->c.arch = arch;
+    m->c.qk_norm_head = arch == ARCH_QWEN3 || arch == ARCH_GEMMA3;
+    m->c.sliding_window = arch == ARCH_MISTRAL || arch == ARCH_PHI3 || is_gemma(arch) ? cfg->sliding_window : 0;
+    m->c.window_pattern = is_gemma(arch) ? (cfg->window_pattern ? cfg->window_pattern : arch == ARCH_GEMMA3 ? 6 : 2) : 0;
+    if (is_gemma(arch)) gemma2_extras(&m->c);
+    if (arch == ARCH_GEMMA3) /* no caps; Gemma 3's bases: 1e6 global (scaled linearly, 8 as the 4B+), 1e4 local */
+        m->c.attn_softcap = m->c.final_softcap = 0, m->c.rope_theta = 1e6f, m->c.rope_local_theta = 1e4f,
+        m->c.rope_linear = 8.0f;
     snprintf(m->arch_name, sizeof m->arch_name, "%s", model_arch_type(arch));
     uint64_t s = seed ^ 0x5eed0a7c4ull;
     float *p = m->owned_arch;
     for (int l = 0; l < m->c.n_layers; l++) arch_layer(m, l, arch, &p, &s);
     if (arch == ARCH_FAOLMO) m->builtin_routers = 1, m->default_window = 128;
+    if (arch == ARCH_PHI3) phi3_longrope(m, p, &s);
     return 0;
 }
 
@@ -169,23 +213,83 @@ static const float *rope_rows(Out *o, const float *src, int heads, size_t rows, 
 /* A matrix of the model as f32 (the writer converts from f32 only). */
 static const float *f32(const Mat *m) { return m->dt == DT_F32 ? m->p : NULL; }
 
+/* n gains as Gemma stores them: w where the model multiplies by 1 + w. */
+static const float *minus_one(Out *o, const float *v, size_t n) {
+    float *w = keep(o, malloc(n * sizeof *w));
+    for (size_t i = 0; w && i < n; i++) w[i] = v[i] - 1.0f;
+    return w;
+}
+
+static int add_gemma2_norms(Out *o, const LayerWeights *lw, int l, Err *e) {
+    size_t d = (size_t)o->c->dim;
+    const float *v[4] = {lw->attn_norm, lw->post_attn_norm, lw->ffn_norm, lw->post_ffn_norm};
+    const char *names[4] = {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                            "post_feedforward_layernorm"};
+    char n[ST_MAX_NAME];
+    for (int i = 0; i < 4; i++) {
+        const float *w = v[i] ? minus_one(o, v[i], d) : NULL;
+        if (!w) return err_set(e, "layer %d: no %s (or out of memory)", l, names[i]);
+        snprintf(n, sizeof n, "model.layers.%d.%s.weight", l, names[i]);
+        if (add(o, n, w, (int64_t)d, 0, e)) return -1;
+    }
+    return 0;
+}
+
+/* A q/k norm's gains as the file stores them (Gemma: w of 1 + w). */
+static const float *qk_gain(Out *o, const float *v, size_t n) {
+    return v && is_gemma(o->c->arch) ? minus_one(o, v, n) : v;
+}
+
+/* rows_a × cols of a then rows_b × cols of b as one matrix (held until written). */
+static const float *stack(Out *o, const float *a, size_t rows_a, const float *b, size_t rows_b, size_t cols) {
+    if (!a || !b) return NULL;
+    float *f = keep(o, malloc((rows_a + rows_b) * cols * sizeof *f));
+    if (!f) return NULL;
+    memcpy(f, a, rows_a * cols * sizeof *f);
+    memcpy(f + rows_a * cols, b, rows_b * cols * sizeof *f);
+    return f;
+}
+
+/* Phi-3's fused matrices: qkv_proj (q, k, v rows) and gate_up_proj (gate, up). */
+static int add_phi3(Out *o, const LayerWeights *lw, const float *wq, const float *wk, int l, Err *e) {
+    const Config *c = o->c;
+    size_t d = c->dim, q = c->q_dim, kv = c->kv_dim, h = c->hidden_dim;
+    const float *qkv = stack(o, stack(o, wq, q, wk, kv, d), q + kv, f32(&lw->wv), kv, d);
+    const float *gu = stack(o, f32(&lw->w1), h, f32(&lw->w3), h, d);
+    char n[ST_MAX_NAME];
+    if (!qkv || !gu) return err_set(e, "out of memory");
+    snprintf(n, sizeof n, "model.layers.%d.self_attn.qkv_proj.weight", l);
+    if (add(o, n, qkv, (int64_t)(q + 2 * kv), (int64_t)d, e)) return -1;
+    snprintf(n, sizeof n, "model.layers.%d.mlp.gate_up_proj.weight", l);
+    return add(o, n, gu, (int64_t)(2 * h), (int64_t)d, e);
+}
+
 static int add_layer(Out *o, const Model *m, int l, Err *e) {
     const Config *c = o->c;
     const LayerWeights *lw = &m->layers[l];
     size_t d = c->dim, q = c->q_dim, kv = c->kv_dim, h = c->hidden_dim, H = c->n_heads, qr = q + (m->builtin_routers ? H : 0);
     const float *wq = rope_rows(o, f32(&lw->wq), H, qr, d), *wk = rope_rows(o, f32(&lw->wk), c->n_kv_heads, kv, d);
+    /* per-head norms are one head's gains: reordered like one head's rows */
+    int qn_heads = c->qk_norm_head ? 1 : (int)H, kn_heads = c->qk_norm_head ? 1 : c->n_kv_heads;
+    size_t qn = c->qk_norm_head ? (size_t)c->head_size : q, kn = c->qk_norm_head ? (size_t)c->head_size : kv;
     if (!wq || !wk) return err_set(e, "out of memory");
     char n[ST_MAX_NAME];
 #define ADD(suffix, v, rows, cols) \
     (snprintf(n, sizeof n, "model.layers.%d." suffix, l), (v) && add(o, n, v, (int64_t)(rows), (int64_t)(cols), e))
-    if (ADD("self_attn.q_proj.weight", wq, qr, d) || ADD("self_attn.k_proj.weight", wk, kv, d) ||
-        ADD("self_attn.v_proj.weight", f32(&lw->wv), kv, d) || ADD("self_attn.o_proj.weight", f32(&lw->wo), d, q) ||
-        ADD("mlp.gate_proj.weight", f32(&lw->w1), h, d) || ADD("mlp.down_proj.weight", f32(&lw->w2), d, h) ||
-        ADD("mlp.up_proj.weight", f32(&lw->w3), h, d) || ADD("input_layernorm.weight", lw->attn_norm, d, 0) ||
+    int phi3 = c->arch == ARCH_PHI3;
+    if (phi3 ? add_phi3(o, lw, wq, wk, l, e)
+             : ADD("self_attn.q_proj.weight", wq, qr, d) || ADD("self_attn.k_proj.weight", wk, kv, d) ||
+                   ADD("self_attn.v_proj.weight", f32(&lw->wv), kv, d) || ADD("mlp.gate_proj.weight", f32(&lw->w1), h, d) ||
+                   ADD("mlp.up_proj.weight", f32(&lw->w3), h, d))
+        return -1;
+    if (ADD("self_attn.o_proj.weight", f32(&lw->wo), d, q) || ADD("mlp.down_proj.weight", f32(&lw->w2), d, h)) return -1;
+    if (is_gemma(c->arch) && add_gemma2_norms(o, lw, l, e)) return -1;
+    if (!is_gemma(c->arch) && (ADD("input_layernorm.weight", lw->attn_norm, d, 0) ||
         ADD("post_attention_layernorm.weight", lw->attn_norm ? lw->ffn_norm : lw->post_attn_norm, d, 0) ||
-        ADD("post_feedforward_layernorm.weight", lw->post_ffn_norm, d, 0) ||
-        ADD("self_attn.q_norm.weight", lw->q_norm ? rope_rows(o, lw->q_norm, H, q, 1) : NULL, q, 0) ||
-        ADD("self_attn.k_norm.weight", lw->k_norm ? rope_rows(o, lw->k_norm, c->n_kv_heads, kv, 1) : NULL, kv, 0) ||
+        ADD("post_feedforward_layernorm.weight", lw->post_ffn_norm, d, 0)))
+        return -1;
+    if (ADD("self_attn.q_norm.weight", lw->q_norm ? qk_gain(o, rope_rows(o, lw->q_norm, qn_heads, qn, 1), qn) : NULL, qn, 0) ||
+        ADD("self_attn.k_norm.weight", lw->k_norm ? qk_gain(o, rope_rows(o, lw->k_norm, kn_heads, kn, 1), kn) : NULL, kn, 0) ||
         ADD("self_attn.q_proj.bias", lw->bq ? rope_rows(o, lw->bq, H, q, 1) : NULL, q, 0) ||
         ADD("self_attn.k_proj.bias", lw->bk ? rope_rows(o, lw->bk, c->n_kv_heads, kv, 1) : NULL, kv, 0) ||
         ADD("self_attn.v_proj.bias", lw->bv, kv, 0))
@@ -203,7 +307,8 @@ static int write_weights(const Model *m, const char *dir, const HfSaveOpts *opt,
         rc = err_set(e, "%s: only f32 models can be written as a folder", dir);
     if (rc == 0) rc = add(&o, "model.embed_tokens.weight", f32(&m->embed), c->vocab_size, c->dim, e);
     for (int l = 0; rc == 0 && l < c->n_layers; l++) rc = add_layer(&o, m, l, e);
-    if (rc == 0) rc = add(&o, "model.norm.weight", m->final_norm, c->dim, 0, e);
+    const float *fn = is_gemma(c->arch) ? minus_one(&o, m->final_norm, (size_t)c->dim) : m->final_norm;
+    if (rc == 0) rc = fn ? add(&o, "model.norm.weight", fn, c->dim, 0, e) : err_set(e, "%s: out of memory", dir);
     if (rc == 0 && !c->shared_classifier) rc = add(&o, "lm_head.weight", f32(&m->cls), c->vocab_size, c->dim, e);
     if (rc == 0) rc = st_writer_meta(&o.w, "format", "pt", e);
     char path[1100];
@@ -236,6 +341,50 @@ static int write_json(const char *dir, const char *file, cJSON *j, Err *e) {
     return rc;
 }
 
+/* Gemma 2's keys: the activation, query scale, soft-caps, window and each layer's kind. */
+static void gemma2_json(cJSON *j, const Model *m) {
+    const Config *c = &m->c;
+    cJSON_AddStringToObject(j, "hidden_activation", "gelu_pytorch_tanh");
+    double qs = c->query_scale > 0 ? c->query_scale : 1.0 / sqrt((double)c->head_size);
+    cJSON_AddNumberToObject(j, "query_pre_attn_scalar", round(1.0 / (qs * qs)));
+    if (c->attn_softcap > 0) cJSON_AddNumberToObject(j, "attn_logit_softcapping", c->attn_softcap);
+    else cJSON_AddNullToObject(j, "attn_logit_softcapping");
+    if (c->final_softcap > 0) cJSON_AddNumberToObject(j, "final_logit_softcapping", c->final_softcap);
+    else cJSON_AddNullToObject(j, "final_logit_softcapping");
+    if (c->sliding_window) cJSON_AddNumberToObject(j, "sliding_window", c->sliding_window);
+    if (c->arch == ARCH_GEMMA3) {
+        cJSON_AddNumberToObject(j, "sliding_window_pattern", c->window_pattern);
+        cJSON_AddNumberToObject(j, "rope_local_base_freq", c->rope_local_theta);
+        if (c->rope_linear > 0) {
+            cJSON *rs = cJSON_AddObjectToObject(j, "rope_scaling");
+            cJSON_AddStringToObject(rs, "rope_type", "linear");
+            cJSON_AddNumberToObject(rs, "factor", c->rope_linear);
+        }
+    }
+    cJSON *types = cJSON_AddArrayToObject(j, "layer_types");
+    for (int l = 0; l < c->n_layers; l++)
+        cJSON_AddItemToArray(types, cJSON_CreateString(m->layers[l].window ? "sliding_attention" : "full_attention"));
+}
+
+/* Phi-3's keys: its window (null: none) and, with longrope, the factors:
+ * short = the model's, long = others (so a reader that takes the wrong ones
+ * is seen), the context as the original and 4x it as the maximum. */
+static void phi3_json(cJSON *j, const Config *c) {
+    if (c->sliding_window > 0) cJSON_AddNumberToObject(j, "sliding_window", c->sliding_window);
+    else cJSON_AddNullToObject(j, "sliding_window");
+    if (!c->rope_ext) return;
+    int half = c->head_size / 2;
+    cJSON *rs = cJSON_AddObjectToObject(j, "rope_scaling"), *sh = cJSON_AddArrayToObject(rs, "short_factor"),
+          *lg = cJSON_AddArrayToObject(rs, "long_factor");
+    cJSON_AddStringToObject(rs, "type", "longrope");
+    for (int i = 0; i < half; i++) {
+        cJSON_AddItemToArray(sh, cJSON_CreateNumber(c->rope_ext[i]));
+        cJSON_AddItemToArray(lg, cJSON_CreateNumber(c->rope_ext[i] * 1.5 + 0.5));
+    }
+    cJSON_AddNumberToObject(j, "original_max_position_embeddings", c->seq_len);
+    cJSON_ReplaceItemInObject(j, "max_position_embeddings", cJSON_CreateNumber(4.0 * c->seq_len));
+}
+
 static cJSON *config_json(const Model *m, const HfSaveOpts *o) {
     const Config *c = &m->c;
     int a = arch_index(c->arch);
@@ -252,9 +401,14 @@ static cJSON *config_json(const Model *m, const HfSaveOpts *o) {
     cJSON_AddNumberToObject(j, "rope_theta", c->rope_theta);
     cJSON_AddBoolToObject(j, "tie_word_embeddings", c->shared_classifier);
     cJSON_AddBoolToObject(j, "attention_bias", c->arch == ARCH_QWEN2);
-    cJSON_AddStringToObject(j, "hidden_act", "silu");
+    cJSON_AddStringToObject(j, "hidden_act", c->act_gelu ? "gelu_pytorch_tanh" : "silu");
+    if (is_gemma(c->arch)) gemma2_json(j, m);
     cJSON_AddStringToObject(j, "torch_dtype", o->dtype == DT_F32 ? "float32" : o->dtype == DT_BF16 ? "bfloat16" : "float16");
     if (m->builtin_routers) cJSON_AddNumberToObject(j, "aha_window", m->default_window);
+    if (c->arch == ARCH_MISTRAL && c->sliding_window > 0) cJSON_AddNumberToObject(j, "sliding_window", c->sliding_window);
+    else if (c->arch == ARCH_MISTRAL) cJSON_AddNullToObject(j, "sliding_window");
+    if (c->arch == ARCH_QWEN3) cJSON_AddBoolToObject(j, "use_sliding_window", 0);
+    if (c->arch == ARCH_PHI3) phi3_json(j, c);
     return j;
 }
 

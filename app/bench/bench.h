@@ -42,6 +42,8 @@ typedef struct {
     long text_bytes;         /* --bytes N: that many bytes of it (0: 1 MB generated, or the whole file) */
     int arch;                /* --arch: the random model's block layout (Arch; ARCH_LLAMA2C without it) */
     const char *save_hf;     /* --save-hf DIR: the random model as a Hugging Face folder */
+    int head_dim;            /* --head-dim N: head size apart from dim / heads (0: dim / heads) */
+    const char *window_layers; /* --window-layers W[,PATTERN]: the architecture's sliding window (mistral) */
     const char *save_routers; /* --save-routers FILE: random routers for the random model's shape */
     int gemm;                /* --gemm: time a layer's prefill products alone on every path */
     int long_mode;           /* --long: a long recorded run's bytes per decision and read times */

@@ -44,7 +44,18 @@ int bench_shape_config(const BenchOpts *b, Config *c, Err *e) {
         return err_usage(e, "--shape: unknown shape '%s' (260K, 15M, 110M)", b->shape);
     }
     *c = (Config){.dim = v[0], .hidden_dim = v[1], .n_layers = v[2], .n_heads = v[3], .n_kv_heads = v[4],
-                  .vocab_size = v[5], .seq_len = v[6], .shared_classifier = 1, .rope_theta = 10000.0f};
+                  .vocab_size = v[5], .seq_len = v[6], .shared_classifier = 1, .rope_theta = 10000.0f,
+                  .head_size = b->head_dim};
+    if (b->window_layers) {
+        char extra;
+        int n = sscanf(b->window_layers, "%d,%d%c", &c->sliding_window, &c->window_pattern, &extra);
+        if ((n != 1 && n != 2) || c->sliding_window < 1 || (n == 2 && c->window_pattern < 1))
+            return err_usage(e, "--window-layers: expected W or W,PATTERN with W, PATTERN >= 1 (got '%s')", b->window_layers);
+        if (b->arch != ARCH_MISTRAL && b->arch != ARCH_PHI3 && b->arch != ARCH_GEMMA2 && b->arch != ARCH_GEMMA3)
+            return err_usage(e, "--window-layers needs --arch mistral, phi3, gemma2 or gemma3");
+        if ((b->arch == ARCH_MISTRAL || b->arch == ARCH_PHI3) && n == 2)
+            return err_usage(e, "--window-layers: %s windows every layer (no PATTERN)", model_arch_type(b->arch));
+    }
     return model_config_check(c, "--dims", e) ? err_as_usage(e) : 0; /* the flag gave a shape no model has */
 }
 
