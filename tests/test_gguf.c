@@ -1,4 +1,5 @@
 /* test_gguf.c — the GGUF reader on hand-built files, a table of hostile ones, widening, stories260K.gguf. */
+#include "tests/quant_fixture.h"
 #include "tests/test.h"
 #include "engine/aha.h"
 #include "engine/forward.h"
@@ -479,30 +480,11 @@ static void rope_to_halves(float *dst, const float *src, int rows, int cols, int
     }
 }
 
-/* Random blocks of type t for rows × cols, their scales small (about
- * 5e-4, so weights stay O(0.1)); dst gets their widening. */
+/* Random blocks of type t for rows × cols, their scales small (under
+ * 8e-4, so weights stay O(0.1)); wide gets their widening. */
 static uint8_t *random_quant(GgmlType t, int64_t rows, int64_t cols, float *wide, size_t *bytes, unsigned *s) {
-    int be, bb;
-    quant_block(t, &be, &bb);
-    size_t nb = (size_t)(rows * cols / be);
-    uint8_t *b = malloc(nb * bb);
-    for (size_t i = 0; i < nb * bb; i++) *s = *s * 1103515245u + 12345u, b[i] = (uint8_t)(*s >> 16);
-    int at[2] = {-1, -1};
-    if (be == 32) at[0] = 0;
-    if (t == GGML_Q4_1 || t == GGML_Q5_1) at[1] = 2;
-    if (t == GGML_Q2_K) at[0] = 80, at[1] = 82;
-    if (t == GGML_Q3_K) at[0] = 108;
-    if (t == GGML_Q4_K || t == GGML_Q5_K) at[0] = 0, at[1] = 2;
-    if (t == GGML_Q6_K) at[0] = 208;
-    for (size_t k = 0; k < nb; k++)
-        for (int i = 0; i < 2; i++)
-            if (at[i] >= 0) {
-                *s = *s * 1103515245u + 12345u;
-                uint16_t h = half_f32_to_f16(((*s >> 16) & 1 ? -1.0f : 1.0f) * (float)(1 + (*s >> 17) % 8) * 1e-4f);
-                b[k * bb + at[i]] = (uint8_t)h, b[k * bb + at[i] + 1] = (uint8_t)(h >> 8);
-            }
-    quant_dequant(t, b, wide, rows * cols);
-    *bytes = nb * bb;
+    uint8_t *b = qfx_random_blocks(t, (size_t)(rows * cols), 8e-4f, s, bytes);
+    if (b) quant_dequant(t, b, wide, rows * cols);
     return b;
 }
 

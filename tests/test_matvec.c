@@ -14,12 +14,10 @@
 #include "engine/half.h"
 #include "engine/matvec.h"
 #include "engine/quant.h"
+#include "tests/quant_fixture.h"
 #include "tests/test.h"
 
-static float frand(unsigned *s) {
-    *s = *s * 1103515245u + 12345u;
-    return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
-}
+#define frand qfx_frand
 
 static const char *const isa_name[] = {"portable", "avx2", "avx512"};
 
@@ -86,29 +84,6 @@ TEST(matvec_dispatch_is_the_widest_isa) {
  * order differs: 1e-5 of Σ|w·x| again. */
 
 
-/* Random blocks with finite f16 scales of magnitude up to 2. */
-static uint8_t *random_rows(GgmlType t, int n, int d, unsigned *s) {
-    int be, bb;
-    quant_block(t, &be, &bb);
-    size_t nb = (size_t)n * d / be;
-    uint8_t *b = malloc(nb * bb);
-    for (size_t i = 0; i < nb * bb; i++) *s = *s * 1103515245u + 12345u, b[i] = (uint8_t)(*s >> 16);
-    int at[2] = {-1, -1};
-    if (be == 32) at[0] = 0;
-    if (t == GGML_Q4_1 || t == GGML_Q5_1) at[1] = 2;
-    if (t == GGML_Q2_K) at[0] = 80, at[1] = 82;
-    if (t == GGML_Q3_K) at[0] = 108;
-    if (t == GGML_Q4_K || t == GGML_Q5_K) at[0] = 0, at[1] = 2;
-    if (t == GGML_Q6_K) at[0] = 208;
-    for (size_t k = 0; k < nb; k++)
-        for (int i = 0; i < 2; i++)
-            if (at[i] >= 0) {
-                uint16_t h = half_f32_to_f16(frand(s) * 2);
-                b[k * bb + at[i]] = (uint8_t)h, b[k * bb + at[i] + 1] = (uint8_t)(h >> 8);
-            }
-    return b;
-}
-
 TEST(matvec_quantised_kernels_match_the_widened_rows_for_every_type_and_isa) {
     const GgmlType types[] = {GGML_Q4_0, GGML_Q4_1, GGML_Q5_0, GGML_Q5_1, GGML_Q8_0,
                               GGML_Q2_K, GGML_Q3_K, GGML_Q4_K, GGML_Q5_K, GGML_Q6_K};
@@ -121,7 +96,7 @@ TEST(matvec_quantised_kernels_match_the_widened_rows_for_every_type_and_isa) {
         for (int nd = 1; nd <= 3; nd++)
             for (int r = 0; r < 4; r++) {
                 int n = rows[r], d = nd * be * (be == 32 ? 3 : 1); /* 32-blocks: 96, 192, 288 */
-                uint8_t *w = random_rows(types[k], n, d, &seed);
+                uint8_t *w = qfx_random_blocks(types[k], (size_t)n * d, 2, &seed, NULL);
                 float *wide = malloc((size_t)n * d * 4), *wide2 = malloc((size_t)n * d * 4), *x = malloc((size_t)d * 4);
                 float out[17];
                 CHECK(quant_dequant(types[k], w, wide, (int64_t)n * d) == 0);
@@ -159,7 +134,7 @@ TEST(matvec_int8_path_stays_within_the_rounding_of_x) {
         for (int r = 0; r < 3; r++)
             for (int di = 0; di < (types[k] == GGML_Q8_0 ? 4 : 2); di++) {
                 int n = rows[r], d = ds[di];
-                uint8_t *w = random_rows(types[k], n, d, &seed);
+                uint8_t *w = qfx_random_blocks(types[k], (size_t)n * d, 2, &seed, NULL);
                 float *wide = malloc((size_t)n * d * 4), *x = malloc((size_t)d * 4), out[7];
                 quant_dequant(types[k], w, wide, (int64_t)n * d);
                 for (int j = 0; j < d; j++) x[j] = frand(&seed) * (j % 3 ? 1 : 5);
