@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "engine/forward.h"
+#include "tests/llamacpp_fixture.h"
 #include "tests/test.h"
 
 #define FIX_TOL 1e-4
@@ -231,51 +232,6 @@ TEST(fam_info_prints_layer_kinds) {
 /* gemma3 over 7 layers: measured 5.2e-3; with ggml's f16 GELU emulated 1.8e-3 (the rest not traced) */
 #define TOL_LC_GEMMA3 1e-2
 
-static const char *fam_lc_ref(void) {
-    const char *p = getenv("AHASCOPE_LLAMACPP_REF");
-    return p && *p ? p : "build/llamacpp-ref";
-}
-
-/* 1 if llama.cpp's harness runs; else a skip saying how to get it. */
-static int fam_lc_available(void) {
-    int st = -1;
-    char *out = test_runf(&st, "%s info 2>&1", fam_lc_ref());
-    free(out);
-    if (st != 0) test_skip("llama.cpp harness not usable: make llamacpp (tests/llamacpp/README.md)");
-    return st == 0;
-}
-
-/* ahascope's logits [n][V] of m over ids as one prefill (f32 KV). */
-static float *fam_aha_all(Model *m, const int *ids, int n) {
-    RunState s;
-    Err e = {0};
-    m->c.kv_dtype = DT_F32;
-    if (fwd_init(&s, &m->c, n, 2, &e) != 0) { test_fail(__FILE__, __LINE__, "fwd_init: %s", e.msg); return NULL; }
-    AttnConfig a = aha_defaults();
-    float *all = malloc((size_t)n * m->c.vocab_size * sizeof *all);
-    fwd_forward(m, &s, &a, ids, n, 0, all, NULL);
-    fwd_free(&s);
-    return all;
-}
-
-/* llama.cpp's logits [n][V] over ids (f32 KV), or NULL. */
-static float *fam_lc_all(const char *gguf, const int *ids, int n, int V) {
-    char path[800], out[900];
-    snprintf(path, sizeof path, "%s.lcids", gguf);
-    snprintf(out, sizeof out, "%s.lclogits", gguf);
-    FILE *f = fopen(path, "w");
-    for (int i = 0; f && i < n; i++) fprintf(f, "%d\n", ids[i]);
-    if (f) fclose(f);
-    int st = -1;
-    char *text = test_runf(&st, "%s logits %s %s %s --kv f32 2>&1", fam_lc_ref(), gguf, path, out);
-    if (st != 0) test_fail(__FILE__, __LINE__, "llama.cpp logits %s: %s", gguf, text ? text : "");
-    free(text);
-    long len = 0;
-    char *b = st == 0 ? test_read_file(out, &len) : NULL;
-    if (b && len != (long)n * V * (long)sizeof(float)) test_fail(__FILE__, __LINE__, "%s: %ld bytes", out, len), free(b), b = NULL;
-    return (float *)b;
-}
-
 /* max |log_softmax(a) - log_softmax(b)| over rows [r0, r1). */
 static double fam_dlogprob(const float *a, const float *b, int r0, int r1, int V) {
     double worst = 0;
@@ -292,42 +248,16 @@ static double fam_dlogprob(const float *a, const float *b, int r0, int r1, int V
     return worst;
 }
 
-static int fam_argmax(const float *x, int n) {
-    int best = 0;
-    for (int i = 1; i < n; i++)
-        if (x[i] > x[best]) best = i;
-    return best;
-}
-
 /* Greedy ids of ahascope (prompt prefilled, then one a step) vs llama.cpp's `ref greedy`. */
 static void fam_greedy_same(Model *m, const char *gguf, const int *prompt) {
-    int ids[LC_PROMPT + LC_STEPS];
+    int ids[LC_PROMPT + LC_STEPS], theirs[LC_STEPS];
     memcpy(ids, prompt, sizeof(int) * LC_PROMPT);
-    RunState s;
-    Err e = {0};
-    m->c.kv_dtype = DT_F32;
-    if (fwd_init(&s, &m->c, LC_PROMPT, 2, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
-    AttnConfig a = aha_defaults();
-    fwd_forward(m, &s, &a, ids, LC_PROMPT, 0, NULL, NULL);
-    for (int k = 0; k < LC_STEPS; k++) {
-        ids[LC_PROMPT + k] = fam_argmax(s.logits, m->c.vocab_size);
-        if (k + 1 < LC_STEPS) fwd_forward(m, &s, &a, &ids[LC_PROMPT + k], 1, LC_PROMPT + k, NULL, NULL);
-    }
-    fwd_free(&s);
-    char list[400] = "", mine[400] = "";
-    for (int i = 0; i < LC_PROMPT; i++) snprintf(list + strlen(list), sizeof list - strlen(list), " %d", prompt[i]);
-    for (int i = 0; i < LC_STEPS; i++) snprintf(mine + strlen(mine), sizeof mine - strlen(mine), " %d", ids[LC_PROMPT + i]);
-    int st = -1;
-    char *out = test_runf(&st, "%s greedy %s %d%s --kv f32", fam_lc_ref(), gguf, LC_STEPS, list);
-    char theirs[400] = "";
-    int got = 0;
-    for (char *p = out, *end; st == 0 && p && got < LC_STEPS; p = end, got++) {
-        long v = strtol(p, &end, 10);
-        if (end == p) break;
-        snprintf(theirs + strlen(theirs), sizeof theirs - strlen(theirs), " %ld", v);
-    }
-    CHECK_MSG(st == 0 && !strcmp(mine, theirs), "greedy ids differ:\n  ahascope %s\n  llama.cpp%s", mine, theirs);
-    free(out);
+    if (lcfx_aha_greedy(m, ids, LC_PROMPT, LC_STEPS)) return;
+    int got = lcfx_greedy(gguf, prompt, LC_PROMPT, LC_STEPS, theirs);
+    char mine[400], lc[400];
+    lcfx_id_text(ids + LC_PROMPT, LC_STEPS, mine, sizeof mine), lcfx_id_text(theirs, got, lc, sizeof lc);
+    CHECK_MSG(got == LC_STEPS && !memcmp(ids + LC_PROMPT, theirs, sizeof theirs), "greedy ids differ:\n  ahascope  %s\n  llama.cpp %s",
+              mine, lc);
 }
 
 /* A folder of flags, converted to an F32 GGUF; its paths in dir/gguf, 0 on success. */
@@ -345,7 +275,7 @@ static int fam_gguf(const char *name, const char *flags, char *gguf, size_t cap,
  * llama.cpp's log-probabilities over 80 positions agree with ahascope's on
  * the file and on the folder, and the greedy continuations are identical. */
 TEST(fam_qwen3_gguf_matches_llamacpp) {
-    if (!fam_lc_available()) return;
+    if (!lcfx_available()) return;
     char gguf[800];
     const char *dir;
     if (fam_gguf("qwen3-lc", "--arch qwen3 --dims 64,96,2,4,2,300,256 --head-dim 24", gguf, sizeof gguf, &dir)) return;
@@ -356,7 +286,7 @@ TEST(fam_qwen3_gguf_matches_llamacpp) {
               mg.c.head_size);
     int ids[LC_SEQ];
     for (int i = 0; i < LC_SEQ; i++) ids[i] = (i * 53 + 7) % VOCAB;
-    float *lc = fam_lc_all(gguf, ids, LC_SEQ, VOCAB), *af = fam_aha_all(&mf, ids, LC_SEQ), *ag = fam_aha_all(&mg, ids, LC_SEQ);
+    float *lc = lcfx_logits(gguf, ids, LC_SEQ, VOCAB, "fam"), *af = lcfx_aha_logits(&mf, ids, LC_SEQ), *ag = lcfx_aha_logits(&mg, ids, LC_SEQ);
     if (lc && af && ag) {
         double df = fam_dlogprob(lc, af, 0, LC_SEQ, VOCAB), dg = fam_dlogprob(lc, ag, 0, LC_SEQ, VOCAB);
         printf("  measured: qwen3 llama.cpp vs ahascope over %d positions: max |dlogprob| folder %.3g, gguf %.3g\n", LC_SEQ, df, dg);
@@ -373,7 +303,7 @@ TEST(fam_qwen3_gguf_matches_llamacpp) {
  * identical). The windowed folder agrees with both up to position 15 (the
  * window holds every key so far) and differs after it, by the window. */
 TEST(fam_mistral_gguf_is_llama_without_window_as_llamacpp_writes_it) {
-    if (!fam_lc_available()) return;
+    if (!lcfx_available()) return;
     char gguf[800];
     const char *dir;
     if (fam_gguf("mistral-lc", "--arch mistral --dims 64,96,2,4,2,300,256 --window-layers 16", gguf, sizeof gguf, &dir)) return;
@@ -383,7 +313,7 @@ TEST(fam_mistral_gguf_is_llama_without_window_as_llamacpp_writes_it) {
     CHECK_MSG(!strcmp(mg.arch_name, "llama") && mg.layers[0].window == 0, "the file reads back as %s", mg.arch_name);
     int ids[LC_SEQ];
     for (int i = 0; i < LC_SEQ; i++) ids[i] = (i * 53 + 7) % VOCAB;
-    float *lc = fam_lc_all(gguf, ids, LC_SEQ, VOCAB), *af = fam_aha_all(&mf, ids, LC_SEQ), *ag = fam_aha_all(&mg, ids, LC_SEQ);
+    float *lc = lcfx_logits(gguf, ids, LC_SEQ, VOCAB, "fam"), *af = lcfx_aha_logits(&mf, ids, LC_SEQ), *ag = lcfx_aha_logits(&mg, ids, LC_SEQ);
     if (lc && af && ag) {
         double dg = fam_dlogprob(lc, ag, 0, LC_SEQ, VOCAB), din = fam_dlogprob(lc, af, 0, 16, VOCAB);
         double dout = fam_dlogprob(lc, af, 16, LC_SEQ, VOCAB);
@@ -417,7 +347,7 @@ TEST(fam_gemma2_matches_numpy_reference) {
  * windows, or without knock (the score cap, the local RoPE base) is far
  * from llama.cpp, so llama.cpp runs them too. */
 static void fam_gemma_vs_llamacpp(const char *name, const char *flags, int n_layers, double tol) {
-    if (!fam_lc_available()) return;
+    if (!lcfx_available()) return;
     char gguf[800];
     const char *dir;
     if (fam_gguf(name, flags, gguf, sizeof gguf, &dir)) return;
@@ -429,7 +359,7 @@ static void fam_gemma_vs_llamacpp(const char *name, const char *flags, int n_lay
                   mg.layers[l].window, mf.layers[l].window);
     int ids[LC_SEQ];
     for (int i = 0; i < LC_SEQ; i++) ids[i] = (i * 53 + 7) % VOCAB;
-    float *lc = fam_lc_all(gguf, ids, LC_SEQ, VOCAB), *af = fam_aha_all(&mf, ids, LC_SEQ), *ag = fam_aha_all(&mg, ids, LC_SEQ);
+    float *lc = lcfx_logits(gguf, ids, LC_SEQ, VOCAB, "fam"), *af = lcfx_aha_logits(&mf, ids, LC_SEQ), *ag = lcfx_aha_logits(&mg, ids, LC_SEQ);
     if (lc && af && ag) {
         double df = fam_dlogprob(lc, af, 0, LC_SEQ, VOCAB), dg = fam_dlogprob(lc, ag, 0, LC_SEQ, VOCAB);
         printf("  measured: %s llama.cpp vs ahascope over %d positions: max |dlogprob| folder %.3g, gguf %.3g\n", name, LC_SEQ,
@@ -444,7 +374,7 @@ static void fam_gemma_vs_llamacpp(const char *name, const char *flags, int n_lay
             else if (off.c.attn_softcap > 0) off.c.attn_softcap = 0;
             else off.c.rope_local_theta = off.c.rope_theta; /* gemma3: one base for all layers */
             const char *what = k == 0 ? "without windows" : mg.c.attn_softcap > 0 ? "without the score cap" : "with one RoPE base";
-            float *ao = fam_aha_all(&off, ids, LC_SEQ);
+            float *ao = lcfx_aha_logits(&off, ids, LC_SEQ);
             double d = ao ? fam_dlogprob(lc, ao, 0, LC_SEQ, VOCAB) : 0;
             printf("  measured: %s llama.cpp vs ahascope %s: %.3g\n", name, what, d);
             CHECK_MSG(d > 10 * tol, "%s: llama.cpp is as close to ahascope %s (%g)", name, what, d);

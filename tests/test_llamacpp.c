@@ -30,10 +30,10 @@
 #include "engine/matvec.h"
 #include "engine/model.h"
 #include "engine/tokenize/tokenize.h"
+#include "tests/llamacpp_fixture.h"
 #include "tests/stories.h"
 #include "tests/test.h"
 
-#define LC_HOWTO "make llamacpp (npm installs @node-llama-cpp/linux-x64@3.22.1 into build/llamacpp; see build/llamacpp-install.log)"
 #define STORIES_GGUF "models/stories260K/stories260K.gguf"
 #define GREEDY_STEPS 40
 
@@ -41,161 +41,6 @@
 #define TOL_STORIES_BIN 3e-5  /* max |Δ logprob|, llama.cpp vs ahascope on the .bin (measured 2.1e-5) */
 #define TOL_STORIES_GGUF 3e-5 /* the same on the .gguf (measured 2.1e-5) */
 #define TOL_STORIES_KV16 2e-2 /* llama.cpp with its default f16 KV cache vs ahascope's f32 one (measured 1.6e-2) */
-
-static const char *lc_ref(void) {
-    const char *p = getenv("AHASCOPE_LLAMACPP_REF");
-    return p && *p ? p : "build/llamacpp-ref";
-}
-
-/* 1 if `ref info` runs (the harness is built, the libraries are installed
- * and match its declarations); otherwise a skip naming what is missing, or
- * a failure when the libraries load but do not match. */
-static int lc_skip_unless_available(void) {
-    static int state = -1;
-    static char why[1400];
-    if (state < 0) {
-        struct stat st;
-        int status = -1;
-        if (stat(lc_ref(), &st) != 0) {
-            snprintf(why, sizeof why, "llama.cpp harness %s not built; %s", lc_ref(), LC_HOWTO);
-            state = 0;
-        } else {
-            char *out = test_runf(&status, "%s info 2>&1", lc_ref());
-            const char *o = out ? out : "";
-            state = status == 0;
-            /* Libraries that load but do not match ref.c's declarations
-             * are a failure of this pin, not a missing tool. */
-            if (!state && !strstr(o, "cannot load llama.cpp")) {
-                test_fail(__FILE__, __LINE__, "ref info: exit %d: %s", status, o);
-                state = 2;
-            }
-            if (!state) snprintf(why, sizeof why, "llama.cpp not usable (%.*s); %s", (int)strcspn(o, "\n"), o, LC_HOWTO);
-            free(out);
-        }
-    }
-    if (state == 2) test_fail(__FILE__, __LINE__, "llama.cpp's libraries do not match tests/llamacpp/ref.c");
-    else if (!state) test_skip(why);
-    return state == 1;
-}
-
-/* Run the harness; 0 when it exited 0, else a test failure showing its line. */
-static int lc_run(const char *args) {
-    int status = -1;
-    char *out = test_runf(&status, "%s %s", lc_ref(), args);
-    if (status != 0) test_fail(__FILE__, __LINE__, "ref %s: exit %d: %s", args, status, out ? out : "");
-    free(out);
-    return status == 0 ? 0 : -1;
-}
-
-static float *read_floats(const char *path, long want) {
-    long n = 0;
-    char *b = test_read_file(path, &n);
-    if (!b || n != want * (long)sizeof(float)) {
-        test_fail(__FILE__, __LINE__, "%s: %ld bytes, expected %ld floats", path, n, want);
-        free(b);
-        return NULL;
-    }
-    return (float *)b;
-}
-
-/* llama.cpp's logits for every position of ids, [n][vocab], or NULL. */
-static float *lc_logits_kv(const char *model, const int *ids, int n, int vocab, const char *tag, const char *kv) {
-    char toks[1024], out[1100], args[4096];
-    snprintf(toks, sizeof toks, "%s", test_tmp(tag));
-    strncat(toks, ".ids", sizeof toks - strlen(toks) - 1);
-    snprintf(out, sizeof out, "%s.logits", toks);
-    FILE *f = fopen(toks, "w");
-    if (!f) { test_fail(__FILE__, __LINE__, "cannot write %s", toks); return NULL; }
-    for (int i = 0; i < n; i++) fprintf(f, "%d\n", ids[i]);
-    fclose(f);
-    snprintf(args, sizeof args, "logits %s %s %s --kv %s", model, toks, out, kv);
-    if (lc_run(args)) return NULL;
-    return read_floats(out, (long)n * vocab);
-}
-
-/* The same with f32 keys and values, as ahascope keeps them here. */
-static float *lc_logits(const char *model, const int *ids, int n, int vocab, const char *tag) {
-    return lc_logits_kv(model, ids, n, vocab, tag, "f32");
-}
-
-/* ahascope's logits for every position of ids as one prefill, [n][vocab]. */
-static float *aha_logits(Model *m, const int *ids, int n) {
-    RunState s;
-    Err e = {0};
-    m->c.kv_dtype = DT_F32;
-    if (fwd_init(&s, &m->c, n, 2, &e) != 0) { test_fail(__FILE__, __LINE__, "fwd_init: %s", e.msg); return NULL; }
-    AttnConfig a = aha_defaults();
-    float *all = malloc((size_t)n * m->c.vocab_size * sizeof *all);
-    fwd_forward(m, &s, &a, ids, n, 0, all, NULL);
-    fwd_free(&s);
-    return all;
-}
-
-static int argmax(const float *x, int n) {
-    int best = 0;
-    for (int i = 1; i < n; i++)
-        if (x[i] > x[best]) best = i;
-    return best;
-}
-
-/* ahascope's greedy continuation: the prompt as one prefill, then one
- * token a step (as ref greedy). ids holds the prompt and receives steps more. */
-static int aha_greedy(Model *m, int *ids, int n_prompt, int steps) {
-    RunState s;
-    Err e = {0};
-    m->c.kv_dtype = DT_F32;
-    if (fwd_init(&s, &m->c, n_prompt, 2, &e) != 0) { test_fail(__FILE__, __LINE__, "fwd_init: %s", e.msg); return -1; }
-    AttnConfig a = aha_defaults();
-    fwd_forward(m, &s, &a, ids, n_prompt, 0, NULL, NULL);
-    for (int k = 0; k < steps; k++) {
-        ids[n_prompt + k] = argmax(s.logits, m->c.vocab_size);
-        if (k + 1 < steps) fwd_forward(m, &s, &a, &ids[n_prompt + k], 1, n_prompt + k, NULL, NULL);
-    }
-    fwd_free(&s);
-    return 0;
-}
-
-/* max over rows and entries of |log_softmax(a) - log_softmax(b)|, in double. */
-static double max_dlogprob(const float *a, const float *b, int rows, int vocab) {
-    double worst = 0;
-    for (int r = 0; r < rows; r++) {
-        const float *x = a + (size_t)r * vocab, *y = b + (size_t)r * vocab;
-        double mx = x[0], my = y[0], sx = 0, sy = 0;
-        for (int i = 1; i < vocab; i++) mx = fmax(mx, x[i]), my = fmax(my, y[i]);
-        for (int i = 0; i < vocab; i++) sx += exp(x[i] - mx), sy += exp(y[i] - my);
-        double lx = mx + log(sx), ly = my + log(sy);
-        for (int i = 0; i < vocab; i++) {
-            double d = fabs((x[i] - lx) - (y[i] - ly));
-            if (!(d <= worst)) worst = d; /* NaN sticks */
-        }
-    }
-    return worst;
-}
-
-/* The greedy ids as "1 2 3" for ref greedy's command line and messages. */
-static void id_text(const int *ids, int n, char *buf, size_t cap) {
-    size_t k = 0;
-    buf[0] = 0;
-    for (int i = 0; i < n && k + 12 < cap; i++) k += (size_t)snprintf(buf + k, cap - k, "%s%d", i ? " " : "", ids[i]);
-}
-
-/* llama.cpp's greedy ids after the prompt, parsed from ref greedy. */
-static int lc_greedy(const char *model, const int *prompt, int n, int steps, int *out) {
-    char args[4096], list[2048];
-    id_text(prompt, n, list, sizeof list);
-    snprintf(args, sizeof args, "%s greedy %s %d %s --kv f32", lc_ref(), model, steps, list);
-    int status = -1;
-    char *text = test_run(args, &status);
-    int got = 0;
-    if (status == 0 && text) {
-        char *p = text, *end;
-        for (long v; got < steps && (v = strtol(p, &end, 10), end != p); p = end) out[got++] = (int)v;
-    } else {
-        test_fail(__FILE__, __LINE__, "%s: exit %d: %s", args, status, text ? text : "");
-    }
-    free(text);
-    return got;
-}
 
 /* The stories prompt, with BOS, into ids; its length or -1. */
 static int stories_prompt(Tokenizer *tok, int *ids, int cap) {
@@ -213,10 +58,10 @@ static int stories_prompt(Tokenizer *tok, int *ids, int cap) {
  * against ahascope on the .bin and on the .gguf. */
 static void stories_logprobs(Model *bin, Model *gg, const char *gguf, const int *ids, int n) {
     int V = bin->c.vocab_size;
-    float *lc = lc_logits(gguf, ids, n, V, "stories"), *l16 = lc_logits_kv(gguf, ids, n, V, "stories16", "f16");
-    float *ab = aha_logits(bin, ids, n), *ag = aha_logits(gg, ids, n);
+    float *lc = lcfx_logits(gguf, ids, n, V, "stories"), *l16 = lcfx_logits_kv(gguf, ids, n, V, "stories16", "f16");
+    float *ab = lcfx_aha_logits(bin, ids, n), *ag = lcfx_aha_logits(gg, ids, n);
     if (lc && l16 && ab && ag) {
-        double db = max_dlogprob(lc, ab, n, V), dg = max_dlogprob(lc, ag, n, V), d16 = max_dlogprob(l16, ab, n, V);
+        double db = lcfx_max_dlogprob(lc, ab, n, V), dg = lcfx_max_dlogprob(lc, ag, n, V), d16 = lcfx_max_dlogprob(l16, ab, n, V);
         printf("  measured: llama.cpp vs ahascope over %d positions: max |dlogprob| .bin %.3g, .gguf %.3g, "
                "llama.cpp f16 KV vs .bin %.3g\n", n, db, dg, d16);
         CHECK_MSG(db <= TOL_STORIES_BIN, "llama.cpp vs ahascope .bin: max |dlogprob| %g > %g", db, TOL_STORIES_BIN);
@@ -231,7 +76,7 @@ static void stories_logprobs(Model *bin, Model *gg, const char *gguf, const int 
  * llama.cpp's, and the log-probabilities along them agree. */
 TEST(llamacpp_stories_logprobs_and_greedy) {
     SKIP_UNLESS_SHARED();
-    if (!lc_skip_unless_available()) return;
+    if (!lcfx_available()) return;
     Model bin, gg;
     Tokenizer tok;
     Err e = {0};
@@ -245,10 +90,10 @@ TEST(llamacpp_stories_logprobs_and_greedy) {
     }
     int ids[256] = {0}, lc_ids[GREEDY_STEPS] = {0};
     int np = stories_prompt(&tok, ids, 200);
-    if (np > 0 && aha_greedy(&bin, ids, np, GREEDY_STEPS) == 0) {
-        int got = lc_greedy(gguf, ids, np, GREEDY_STEPS, lc_ids);
+    if (np > 0 && lcfx_aha_greedy(&bin, ids, np, GREEDY_STEPS) == 0) {
+        int got = lcfx_greedy(gguf, ids, np, GREEDY_STEPS, lc_ids);
         char a[1024], b[1024];
-        id_text(ids + np, GREEDY_STEPS, a, sizeof a), id_text(lc_ids, got, b, sizeof b);
+        lcfx_id_text(ids + np, GREEDY_STEPS, a, sizeof a), lcfx_id_text(lc_ids, got, b, sizeof b);
         CHECK_MSG(got == GREEDY_STEPS && !memcmp(lc_ids, ids + np, sizeof lc_ids), "greedy ids differ:\n  ahascope  %s\n  llama.cpp %s", a, b);
         stories_logprobs(&bin, &gg, gguf, ids, np + GREEDY_STEPS);
     }
@@ -301,23 +146,23 @@ static int dequant_equal(GgmlType t, const void *q, const float *deq, long n, co
  * same bits for every type. The reference is checked to be a real
  * dequantisation first (close to the values it was made from). */
 TEST(llamacpp_dequant_bit_equal) {
-    if (!lc_skip_unless_available()) return;
+    if (!lcfx_available()) return;
     const long n = 4096;
     for (size_t k = 0; k < sizeof DEQUANT_TYPES / sizeof *DEQUANT_TYPES; k++) {
         for (int seed = 1; seed <= 3; seed++) {
             char base[1024], args[1200], path[1100], what[64];
             snprintf(base, sizeof base, "%s", test_tmp("dq"));
             snprintf(args, sizeof args, "dequant %s %ld %d %s", DEQUANT_TYPES[k].name, n, seed, base);
-            if (lc_run(args)) break;
+            if (lcfx_run(args)) break;
             uint64_t be = 0, bb = 0;
             gguf_type_block(DEQUANT_TYPES[k].type, &be, &bb);
             long qn = 0;
             snprintf(path, sizeof path, "%s.q", base);
             char *q = test_read_file(path, &qn);
             snprintf(path, sizeof path, "%s.f32", base);
-            float *src = read_floats(path, n);
+            float *src = lcfx_read_floats(path, n);
             snprintf(path, sizeof path, "%s.deq", base);
-            float *deq = read_floats(path, n);
+            float *deq = lcfx_read_floats(path, n);
             snprintf(what, sizeof what, "%s seed %d", DEQUANT_TYPES[k].name, seed);
             CHECK_MSG(be && qn == (long)(n / (long)be * (long)bb), "%s: %ld bytes of blocks, ahascope sizes %llu values in %llu",
                       what, qn, (unsigned long long)be, (unsigned long long)bb);
@@ -355,8 +200,8 @@ static int file_dequant_diffs(const char *path) {
         snprintf(out, sizeof out, "%s.deq", blocks);
         if (test_write_file(blocks, t->data, (long)t->nbytes)) { bad++; continue; }
         snprintf(args, sizeof args, "tofloat %s %s %s", gguf_type_name(t->type), blocks, out);
-        if (lc_run(args)) { bad++; continue; }
-        float *deq = read_floats(out, n);
+        if (lcfx_run(args)) { bad++; continue; }
+        float *deq = lcfx_read_floats(out, n);
         snprintf(what, sizeof what, "%s: %s", path, t->name);
         bad += !deq || !dequant_equal(t->type, t->data, deq, n, what);
         free(deq);
@@ -389,8 +234,8 @@ static double both_engines(const char *path, const int *ids, int n, const char *
         test_fail(__FILE__, __LINE__, "ahascope cannot load %s: %s", path, e.msg);
         return NAN;
     }
-    float *lc = lc_logits(path, ids, n, m.c.vocab_size, tag), *ah = aha_logits(&m, ids, n);
-    double d = lc && ah ? max_dlogprob(lc, ah, n, m.c.vocab_size) : NAN;
+    float *lc = lcfx_logits(path, ids, n, m.c.vocab_size, tag), *ah = lcfx_aha_logits(&m, ids, n);
+    double d = lc && ah ? lcfx_max_dlogprob(lc, ah, n, m.c.vocab_size) : NAN;
     free(lc), free(ah);
     model_free(&m);
     return d;
@@ -418,10 +263,10 @@ static void same_greedy(const char *path, const int *ids, const char *tag) {
     }
     int was = mv_q_int8();
     mv_q_set_int8(0);
-    int ok = aha_greedy(&m, mine, NP, STEPS) == 0;
+    int ok = lcfx_aha_greedy(&m, mine, NP, STEPS) == 0;
     mv_q_set_int8(was);
     model_free(&m);
-    int got = ok ? lc_greedy(path, ids, NP, STEPS, theirs) : 0;
+    int got = ok ? lcfx_greedy(path, ids, NP, STEPS, theirs) : 0;
     int same = got == STEPS && !memcmp(mine + NP, theirs, sizeof theirs);
     int first = 0;
     while (first < got && mine[NP + first] == theirs[first]) first++;
@@ -445,20 +290,20 @@ static const struct {
  * log-probabilities agree within the type's measured tolerance. */
 TEST(llamacpp_quantized_stories) {
     SKIP_UNLESS_SHARED();
-    if (!lc_skip_unless_available()) return;
+    if (!lcfx_available()) return;
     Model bin;
     Tokenizer tok;
     Err e = {0};
     if (test_load_stories(&bin, &tok, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
     int ids[256];
     int np = stories_prompt(&tok, ids, 200);
-    if (np > 0 && aha_greedy(&bin, ids, np, GREEDY_STEPS) == 0) {
+    if (np > 0 && lcfx_aha_greedy(&bin, ids, np, GREEDY_STEPS) == 0) {
         for (size_t k = 0; k < sizeof STORIES_QUANT / sizeof *STORIES_QUANT; k++) {
             char out[1024], args[2400], types[256];
             snprintf(out, sizeof out, "%s", test_tmp(STORIES_QUANT[k].type));
             strncat(out, ".gguf", sizeof out - strlen(out) - 1);
             snprintf(args, sizeof args, "quantize %s %s %s --pure", test_shared(STORIES_GGUF), out, STORIES_QUANT[k].type);
-            if (lc_run(args)) continue;
+            if (lcfx_run(args)) continue;
             file_types(out, types, sizeof types);
             CHECK_MSG(file_dequant_diffs(out) == 0, "%s: tensors dequantise differently (%s)", STORIES_QUANT[k].type, types);
             double d = both_engines(out, ids, np + GREEDY_STEPS, STORIES_QUANT[k].type);
@@ -546,7 +391,7 @@ static int convert_gguf(const char *bin, const char *type, const char *out) {
  * and `trace` runs on every file. */
 TEST(llamacpp_convert_gguf_random) {
     SKIP_UNLESS_SHARED();
-    if (!lc_skip_unless_available()) return;
+    if (!lcfx_available()) return;
     char bin[1024];
     int ids[CONV_POSITIONS];
     /* convert finds the vocabulary beside the checkpoint: the shared tok512.bin */
@@ -590,7 +435,7 @@ TEST(llamacpp_convert_gguf_random) {
         snprintf(out, sizeof out, "%s.lc-%s.gguf", bin, REQUANT_TYPES[k].type);
         snprintf(args, sizeof args, "quantize %s %s %s%s", f32, out, REQUANT_TYPES[k].type,
                  strchr(REQUANT_TYPES[k].type + 3, '_') ? "" : " --pure"); /* q4_k_m is a mix: not pure */
-        if (lc_run(args)) continue;
+        if (lcfx_run(args)) continue;
         file_types(out, types, sizeof types);
         CHECK_MSG(file_dequant_diffs(out) == 0, "%s: tensors dequantise differently (%s)", REQUANT_TYPES[k].type, types);
         trace_runs(out, REQUANT_TYPES[k].type);
@@ -606,8 +451,8 @@ TEST(llamacpp_convert_gguf_random) {
  * usage, 3 no libraries); a truncated GGUF is refused, never a crash. */
 TEST(llamacpp_ref_refuses_bad_input) {
     SKIP_UNLESS_SHARED();
-    if (!lc_skip_unless_available()) return;
-    const char *ref = lc_ref(), *S = test_shared(STORIES_GGUF);
+    if (!lcfx_available()) return;
+    const char *ref = lcfx_ref(), *S = test_shared(STORIES_GGUF);
     char model[1024], ok[1024], word[1024], big[1024], none[1024], odd[1024], cut[1024], out[1024];
     snprintf(model, sizeof model, "%s", S);
     snprintf(ok, sizeof ok, "%s", test_tmp("ok.ids"));
@@ -662,9 +507,9 @@ TEST(llamacpp_ref_refuses_bad_input) {
 /* ref bench on stories260K, small: one line with both rates, positive. */
 TEST(llamacpp_ref_bench_reports_rates) {
     SKIP_UNLESS_SHARED();
-    if (!lc_skip_unless_available()) return;
+    if (!lcfx_available()) return;
     int status = -1;
-    char *out = test_runf(&status, "%s bench %s --prompt 64 --gen 8 --threads 1 2>&1", lc_ref(), test_shared(STORIES_GGUF));
+    char *out = test_runf(&status, "%s bench %s --prompt 64 --gen 8 --threads 1 2>&1", lcfx_ref(), test_shared(STORIES_GGUF));
     double pre = 0, dec = 0;
     const char *p = out ? strstr(out, "prefill 64 tokens ") : NULL, *d = out ? strstr(out, "decode 8 tokens ") : NULL;
     if (p) pre = atof(p + strlen("prefill 64 tokens "));
