@@ -1,7 +1,8 @@
 /* runner.c — runs every registered test, optionally filtered, and prints `N passed, N failed, N skipped`.
  *
- * With arguments, only the tests whose name or file holds one of them run;
- * the last line is "N passed, N failed[, N skipped]". */
+ * With arguments, only the tests whose name or file holds one of them run
+ * ($AHASCOPE_TEST_SLICE narrows them further to a slice, for running one
+ * suite in two processes); the last line is "N passed, N failed[, N skipped]". */
 #define _POSIX_C_SOURCE 200809L
 #include <glob.h>
 #include <sys/stat.h>
@@ -257,6 +258,17 @@ static int wanted(const TestCase *t, int argc, char **argv) {
     return argc < 2;
 }
 
+/* $AHASCOPE_TEST_SLICE "A-B/N": of the tests the filter wants, only those
+ * whose rank modulo N lies in A..B run, so two runners with slices that
+ * cover 0..N-1 between them run the suite once (tests/run_all.sh splits
+ * the sanitizer build's so). Unset or malformed: every test. */
+static int in_slice(int rank) {
+    const char *v = getenv("AHASCOPE_TEST_SLICE");
+    int a, b, n;
+    if (!v || sscanf(v, "%d-%d/%d", &a, &b, &n) != 3 || n < 1 || a < 0 || b < a) return 1;
+    return rank % n >= a && rank % n <= b;
+}
+
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -286,9 +298,9 @@ int main(int argc, char **argv) {
     static char failures[16][400];
     Took slow[SLOWEST] = {{0}};
     double t_all = now_s();
-    for (int i = 0; i < g_ntests; i++) {
+    for (int i = 0, rank = 0; i < g_ntests; i++) {
         TestCase *t = &g_tests[i];
-        if (!wanted(t, argc, argv)) continue;
+        if (!wanted(t, argc, argv) || !in_slice(rank++)) continue;
         g_cur_failed = 0;
         g_cur_skipped = 0;
         fprintf(stderr, "  %-48s ", t->name);
