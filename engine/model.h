@@ -212,9 +212,10 @@ int model_to_llama2c(Model *m, Err *e);
 /* Release what model_load_gguf keeps (model_free calls it; safe on any model). */
 void model_gguf_free(Model *m);
 
-/* A GGUF model's type mix for runs.arch: llama.cpp's name of its
- * general.file_type ("Q4_K_M", "Q8_0", "F16", ...), else "mostly T" for
- * the type holding most bytes. Returns 0, or -1 when m is not from GGUF. */
+/* A GGUF model's type mix, as runs.arch names it (gguf_mix_name):
+ * llama.cpp's name of its general.file_type ("Q4_K_M", "Q8_0", "F16", ...),
+ * else the 2-D tensors' type of most bytes. Returns 0, or -1 when m is not
+ * from GGUF. */
 int model_gguf_type_mix(const Model *m, char *buf, size_t n);
 
 /* 1 if path is a regular file opening with the GGUF magic. */

@@ -11,6 +11,7 @@
  * (norms, biases) are widened into one owned f32 block. */
 #include "model.h"
 #include "gguf.h"
+#include "gguf_names.h"
 #include "mem.h"
 
 #include <fcntl.h>
@@ -393,22 +394,9 @@ int model_load_gguf(Model *m, const char *path, Err *e) {
     return 0;
 }
 
-/* llama.cpp's general.file_type numbers for the mixes its quantiser makes. */
-static const char *const FILE_TYPES[] = {
-    [0] = "F32",     [1] = "F16",     [2] = "Q4_0",    [3] = "Q4_1",    [7] = "Q8_0",    [8] = "Q5_0",
-    [9] = "Q5_1",    [10] = "Q2_K",   [11] = "Q3_K_S", [12] = "Q3_K_M", [13] = "Q3_K_L", [14] = "Q4_K_S",
-    [15] = "Q4_K_M", [16] = "Q5_K_S", [17] = "Q5_K_M", [18] = "Q6_K",   [32] = "BF16",
-};
-
 int model_gguf_type_mix(const Model *m, char *buf, size_t n) {
     const GgufModel *g = m->gguf;
     if (!g || !n) return -1;
-    int64_t ft;
-    const char *name = NULL;
-    if (!gguf_get_int(&g->f, "general.file_type", &ft) && ft >= 0 &&
-        ft < (int64_t)(sizeof FILE_TYPES / sizeof FILE_TYPES[0]))
-        name = FILE_TYPES[ft];
-    if (name) snprintf(buf, n, "%s", name);
-    else snprintf(buf, n, "mostly %s", gguf_type_name((GgmlType)model_dtype_ggml(m->c.dtype)));
+    gguf_mix_name(&g->f, buf, n); /* the one table of llama.cpp's file-type names */
     return 0;
 }
