@@ -12,8 +12,8 @@ static size_t trace_round(size_t n) { return (n + alignof(max_align_t) - 1) / al
 
 /* One allocation holds the struct and all its arrays, so a copy of a trace
  * is a pointer fix-up away and a history of traces is cheap to keep. */
-static size_t trace_bytes(int cells, int top_k) {
-    size_t n = trace_round(sizeof(StepTrace));
+static size_t trace_bytes(int n_layers, int cells, int top_k) {
+    size_t n = trace_round(sizeof(StepTrace)) + trace_round((size_t)n_layers * sizeof(int32_t)); /* layer_window */
 #define TRACE_SIZE(name, type, missing, sql, show, title, short_name, doc) n += trace_round((size_t)cells * sizeof(type));
     TRACE_HEAD_FIELDS(TRACE_SIZE)
 #undef TRACE_SIZE
@@ -24,6 +24,8 @@ static size_t trace_bytes(int cells, int top_k) {
 
 static void trace_wire(StepTrace *t, int cells) {
     char *p = (char *)t + trace_round(sizeof(StepTrace));
+    t->layer_window = (int32_t *)p;
+    p += trace_round((size_t)t->n_layers * sizeof(int32_t));
 #define TRACE_WIRE(name, type, missing, sql, show, title, short_name, doc) t->name = (type *)p, p += trace_round((size_t)cells * sizeof(type));
     TRACE_HEAD_FIELDS(TRACE_WIRE)
 #undef TRACE_WIRE
@@ -41,7 +43,7 @@ StepTrace *trace_new_top(int n_layers, int n_heads, int top_k) {
     if (n_layers <= 0 || n_heads <= 0 || n_layers > 4096 || n_heads > 4096) return NULL;
     if (top_k < 0 || top_k > TRACE_TOP_MAX) return NULL;
     int cells = n_layers * n_heads;
-    StepTrace *t = malloc(trace_bytes(cells, top_k));
+    StepTrace *t = malloc(trace_bytes(n_layers, cells, top_k));
     if (!t) return NULL;
     t->n_layers = n_layers;
     t->n_heads = n_heads;
@@ -62,6 +64,7 @@ void trace_clear(StepTrace *t) {
     t->step_us = 0;
     t->n_far = -1;
     t->n_kv_heads = -1;
+    for (int l = 0; l < t->n_layers; l++) t->layer_window[l] = -1;
     for (int i = 0; i < cells; i++) {
 #define TRACE_CLEAR(name, type, missing, sql, show, title, short_name, doc) t->name[i] = (type)(missing);
         TRACE_HEAD_FIELDS(TRACE_CLEAR)
@@ -73,7 +76,7 @@ void trace_clear(StepTrace *t) {
 
 void trace_copy(StepTrace *dst, const StepTrace *src) {
     int cells = trace_cells(src);
-    memcpy(dst, src, trace_bytes(cells, src->top_k));
+    memcpy(dst, src, trace_bytes(src->n_layers, cells, src->top_k));
     trace_wire(dst, cells);
 }
 

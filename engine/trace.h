@@ -82,6 +82,13 @@ typedef struct {
 
     int n_layers, n_heads;        /* shape of every per-head array below */
     int n_kv_heads;               /* KV heads per layer (GQA: fewer than n_heads); -1 unknown */
+    /* Each layer's attention kind as the architecture makes it, n_layers
+     * entries: 0 global (every key, so AHA and the predictors decide there),
+     * W > 0 local with window W (gemma2/3, mistral, phi3: every head reads
+     * only its last W keys, self included; no choice exists, so such heads
+     * are "fixed-local" and count in no share, precision or recall);
+     * -1 unknown (read as global). trace_is_arch_local says it per head. */
+    int32_t *layer_window;
 #define TRACE_DECLARE(name, type, missing, sql, show, title, short_name, doc) type *name;
     TRACE_HEAD_FIELDS(TRACE_DECLARE)
 #undef TRACE_DECLARE
@@ -122,6 +129,9 @@ void trace_free(StepTrace *t);
 
 /* Number of per-head entries (n_layers * n_heads). */
 static inline int trace_cells(const StepTrace *t) { return t->n_layers * t->n_heads; }
+
+/* 1 if the architecture makes head cell's layer local (layer_window > 0). */
+static inline int trace_is_arch_local(const StepTrace *t, int cell) { return t->layer_window[cell / t->n_heads] > 0; }
 
 /* KV positions the step read, summed over layers and KV heads; -1 if none
  * was recorded. */
