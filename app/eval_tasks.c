@@ -14,12 +14,7 @@
 #include "engine/stats.h"
 #include "engine/textout.h"
 
-int eval_tasks_match(const char *gen, size_t n, const char *answer) {
-    size_t i = 0, a = strlen(answer);
-    while (i < n && (gen[i] == ' ' || gen[i] == '\t')) i++;
-    if (n - i < a || memcmp(gen + i, answer, a)) return 0;
-    return i + a == n || !isalnum((unsigned char)gen[i + a]);
-}
+int eval_tasks_match(const char *gen, size_t n, const char *answer) { return task_match_exact(gen, n, answer); }
 
 /* Ids the answer encodes to on its own (no BOS): A of the rule. */
 static int answer_ids(const Tokenizer *tok, const char *answer, int *buf, int cap, Err *e) {
@@ -27,31 +22,32 @@ static int answer_ids(const Tokenizer *tok, const char *answer, int *buf, int ca
     return tok_encode(tok, answer, strlen(answer), 0, 0, buf, cap, &n, e) ? -1 : n;
 }
 
-/* Item it answered greedily by s: 1 right, 0 wrong, -1 error. */
-static int answer_item(Session *s, const TaskItem *it, int *ids, int cap, Err *e) {
+/* Item it answered greedily by s: its score (0 to 1), or -1 on error. */
+static double answer_item(Session *s, const TaskItem *it, int *ids, int cap, Err *e) {
     const Tokenizer *tok = s->tok;
     int n = 0, seq = s->model->c.seq_len;
     int a = answer_ids(tok, it->answer, ids, cap, e);
     if (a < 0 || tok_encode(tok, it->prompt, strlen(it->prompt), 1, 0, ids, cap, &n, e)) return -1;
-    if (n + a + 1 > seq)
-        return err_set(e, "a %d-token prompt and its %d-token answer do not fit the model's context (%d)", n, a + 1,
-                       seq);
+    int budget = task_gen_budget(it->metric, a);
+    if (n + budget > seq)
+        return err_set(e, "a %d-token prompt and the %d tokens its answer is given do not fit the model's context (%d)",
+                       n, budget, seq);
     if (session_start_ids(s, ids, n, e)) return -1;
     if (session_prefill(s, NULL) != n) return err_set(e, "the prefill stopped short");
-    while (s->n_ids - n < a + 1 && session_step(s, NULL)) {}
+    while (s->n_ids - n < budget && session_step(s, NULL)) {}
     if (app_session_error(s, e)) return -1;
-    char gen[512];
+    char gen[4096];
     size_t g = 0;
-    for (int i = n; i < s->n_ids && i < n + a + 1 && s->ids[i] != s->stop_id; i++) {
+    for (int i = n; i < s->n_ids && i < n + budget && s->ids[i] != s->stop_id; i++) {
         size_t l;
         const char *piece = tok_decode(tok, s->ids[i - 1], s->ids[i], &l);
         if (g + l < sizeof gen) memcpy(gen + g, piece, l), g += l;
     }
-    return eval_tasks_match(gen, g, it->answer);
+    return task_score(it->metric, gen, g, it->refs, it->n_refs);
 }
 
 int eval_tasks_answer(const AppLoaded *L, const AttnConfig *a, const TaskSet *set, int threads, int progress,
-                      const char *name, unsigned char *right, Err *e) {
+                      const char *name, double *score, Err *e) {
     Session s;
     int cap = 0, rc = 0;
     for (int i = 0; i < set->n; i++) { /* the largest buffer any item's encoding needs */
@@ -66,12 +62,12 @@ int eval_tasks_answer(const AppLoaded *L, const AttnConfig *a, const TaskSet *se
     }
     double t0 = clock_now();
     for (int i = 0; i < set->n && rc == 0; i++) {
-        int r = answer_item(&s, &set->item[i], ids, cap, e);
+        double r = answer_item(&s, &set->item[i], ids, cap, e);
         if (r < 0) {
             char where[32];
             snprintf(where, sizeof where, "item %d", i + 1);
             rc = err_prefix(e, where);
-        } else right[i] = (unsigned char)r;
+        } else score[i] = r;
         if (progress) progress_count(name, i + 1, set->n, t0, 0);
     }
     session_free(&s);
@@ -79,15 +75,15 @@ int eval_tasks_answer(const AppLoaded *L, const AttnConfig *a, const TaskSet *se
     return rc;
 }
 
-EvalTaskScore eval_tasks_score(const unsigned char *right, const unsigned char *full, int n) {
+EvalTaskScore eval_tasks_score(const double *right, const double *full, int n) {
     EvalTaskScore r = {.n_items = n, .accuracy = NAN, .ci_low = NAN, .ci_high = NAN, .mcnemar_p = 1};
     double *x = n > 0 ? malloc((size_t)n * sizeof *x) : NULL;
     if (!x) return r;
     double sum = 0;
     for (int i = 0; i < n; i++) {
         x[i] = right[i], sum += right[i];
-        r.mcnemar_b += full[i] && !right[i];
-        r.mcnemar_c += !full[i] && right[i];
+        r.mcnemar_b += full[i] == 1 && right[i] != 1;
+        r.mcnemar_c += full[i] != 1 && right[i] == 1;
     }
     r.accuracy = sum / n;
     stats_bootstrap_ci(x, n, STATS_BOOT_B, STATS_BOOT_SEED, 0.05, &r.ci_low, &r.ci_high);
@@ -144,9 +140,9 @@ static void print_json_ci(const char *key, const EvalCi *c) {
 
 /* One printed row: the setting's name and knob, its teacher-forced sums
  * (NULL for the full-attention reference, whose answer NLL full gives),
- * its score; n_items the count of its per-item values. */
+ * its score and its items' scores; n_items the count of its per-item values. */
 static void print_json_row(int first, const char *name, const char *knob, const EvalRow *r, const EvalTaskScore *t,
-                           const EvalCi *full, const EvalSeq *full_seqs, int n_items) {
+                           const EvalCi *full, const EvalSeq *full_seqs, const double *scores, int n_items) {
     printf("%s{\"predictor\": ", first ? "" : ", ");
     textout_json_print(stdout, name);
     printf(", \"knob\": ");
@@ -176,7 +172,9 @@ static void print_json_row(int first, const char *name, const char *knob, const 
         printf(", \"calibrated_on\": ");
         textout_json_print(stdout, r->calibrated_on);
     }
-    printf(", \"mcnemar_b\": %ld, \"mcnemar_c\": %ld, \"n_items\": %d}", t->mcnemar_b, t->mcnemar_c, t->n_items);
+    printf(", \"score_per_item\": [");
+    for (int i = 0; i < n_items; i++) printf("%s%.17g", i ? ", " : "", scores[i]);
+    printf("], \"mcnemar_b\": %ld, \"mcnemar_c\": %ld, \"n_items\": %d}", t->mcnemar_b, t->mcnemar_c, t->n_items);
 }
 
 static void print_text_row(const char *name, const char *knob, int wk, const EvalRow *r, const EvalTaskScore *t) {
@@ -200,28 +198,32 @@ static int full_answer_nll(const EvalSeq *seqs, int n, EvalCi *c) {
 }
 
 int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, int n, int threads, int json, Err *e) {
-    unsigned char *full = calloc((size_t)s->n, 1), *right = calloc((size_t)s->n, 1);
+    double *full = calloc((size_t)s->n, sizeof *full), *right = calloc((size_t)s->n, sizeof *right);
+    double *rights = calloc((size_t)s->n * ((size_t)n + 1), sizeof *rights); /* row i's scores at rights[i * s->n] */
     EvalTaskScore *t = calloc((size_t)n + 1, sizeof *t); /* t[0] full attention, t[1 + i] row i */
     int rc = -1;
-    if (!full || !right || !t) { err_set(e, "out of memory"); goto out; }
+    if (!full || !right || !t || !rights) { err_set(e, "out of memory"); goto out; }
     AttnConfig fa = rows[0].a;
     fa.policy = POLICY_FULL;
     if (eval_tasks_answer(L, &fa, s, threads, 1, "answering (full)", full, e)) goto out;
     t[0] = eval_tasks_score(full, full, s->n);
+    memcpy(rights, full, (size_t)s->n * sizeof *full);
     EvalCi full_ans = {.mean = NAN}; /* full attention's answer NLL, from row 0's reference pass */
     int have_full = n > 0 && (rows[0].ci & EVAL_CI_ANSWER) && full_answer_nll(rows[0].seqs, s->n, &full_ans) == 0;
     for (int i = 0; i < n; i++) { /* every row answered before anything is printed: no half a table */
         char label[64];
         snprintf(label, sizeof label, "answering (%s)", rows[i].name);
-        if (rows[i].a.policy == POLICY_FULL) memcpy(right, full, (size_t)s->n);
+        if (rows[i].a.policy == POLICY_FULL) memcpy(right, full, (size_t)s->n * sizeof *full);
         else if (eval_tasks_answer(L, &rows[i].a, s, threads, 1, label, right, e)) goto out;
         t[1 + i] = eval_tasks_score(right, full, s->n);
+        memcpy(rights + (size_t)(1 + i) * s->n, right, (size_t)s->n * sizeof *right);
     }
     if (json) {
         printf("[");
-        print_json_row(1, "full", "reference", NULL, &t[0], have_full ? &full_ans : NULL, rows[0].seqs, s->n);
+        print_json_row(1, "full", "reference", NULL, &t[0], have_full ? &full_ans : NULL, rows[0].seqs, rights, s->n);
         for (int i = 0; i < n; i++)
-            print_json_row(0, rows[i].name, rows[i].knob, &rows[i], &t[1 + i], NULL, NULL, s->n);
+            print_json_row(0, rows[i].name, rows[i].knob, &rows[i], &t[1 + i], NULL, NULL, rights + (size_t)(1 + i) * s->n,
+                           s->n);
         printf("]\n");
     } else {
         int wk = 14; /* the setting column fits the longest setting */
@@ -230,9 +232,10 @@ int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, i
                "b", "c", "McNemar p", "global", "KV/kvh", "KL(nats)");
         print_text_row("full", "reference", wk, NULL, &t[0]);
         for (int i = 0; i < n; i++) print_text_row(rows[i].name, rows[i].knob, wk, &rows[i], &t[1 + i]);
-        printf("accuracy: exact match of the greedy answer (%d items), its 95%% bootstrap interval over items\n"
-               "(%d resamples); b: items only full attention got right, c: only the row; McNemar p: exact,\n"
-               "two-sided; global, KV/kvh, KL: the teacher-forced pass over the prompts (KL per token)\n",
+        printf("accuracy: the greedy answer's mean score (%d items; each item's metric: exact match, or RULER's\n"
+               "share of references found), its 95%% bootstrap interval over items (%d resamples); b: items only\n"
+               "full attention got wholly right, c: only the row; McNemar p: exact, two-sided; global, KV/kvh,\n"
+               "KL: the teacher-forced pass over the prompts (KL per token)\n",
                s->n, STATS_BOOT_B);
         eval_print_intervals(rows, n, "item");
         eval_print_answer_intervals(rows, n);
@@ -247,7 +250,7 @@ int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, i
     }
     rc = 0;
 out:
-    free(full), free(right), free(t);
+    free(full), free(right), free(t), free(rights);
     return rc;
 }
 

@@ -1,15 +1,19 @@
 /* eval_tasks.h — `eval --tasks`: every item of a task file answered
- * greedily under a policy and under full attention, scored by exact
- * match, and summarised with a bootstrap interval and a paired McNemar
- * test against full attention (engine/stats.h).
+ * greedily under a policy and under full attention, scored by its metric
+ * (exact match, or RULER's string_match_all / string_match_part), and
+ * summarised with a bootstrap interval and a paired McNemar test against
+ * full attention (engine/stats.h).
  *
- * Exact match, precisely: after the prompt (encoded with BOS, as the
- * generator counted it) the model generates greedily, up to A + 1 tokens
- * where A is the number of ids the answer encodes to on its own (the one
- * more lets a tokenizer spend a token on the separating space), stopping
- * at its stop token. The item is right when that text, leading spaces
+ * Precisely: after the prompt (encoded with BOS, as the generator counted
+ * it) the model generates greedily task_gen_budget tokens (engine/tasks/
+ * tasks.h: A + 1 for exact match, where A is the number of ids the answer
+ * encodes to on its own, the one more letting a tokenizer spend a token
+ * on the separating space; A + 8 for RULER's metrics), stopping at its stop
+ * token. Exact match: the item is right (1) when that text, leading spaces
  * dropped, begins with the answer and the character after it, if any was
  * generated, is not a letter or digit ("48213." is right, "482130" not).
+ * all: the share of the item's references the text holds (substring, case
+ * ignored); part: 1 when it holds any.
  */
 #ifndef AHASCOPE_EVAL_TASKS_H
 #define AHASCOPE_EVAL_TASKS_H
@@ -24,13 +28,14 @@
 /* 1 when the generated text gen[0..n) answers `answer` by the rule above. */
 int eval_tasks_match(const char *gen, size_t n, const char *answer);
 
-/* Per item right (1) or wrong (0) under a, into right[0..s->n); threads
+/* Per item its score under a (0 to 1, by the item's metric: task_score),
+ * into score[0..s->n); threads
  * for the forward pass, progress a bar on stderr labelled with name.
  * Errors: an item whose prompt and answer do not fit the model's context. */
 int eval_tasks_answer(const AppLoaded *L, const AttnConfig *a, const TaskSet *s, int threads, int progress,
-                      const char *name, unsigned char *right, Err *e);
+                      const char *name, double *score, Err *e);
 
-/* One row of the task table: a policy's accuracy over the items, its 95%
+/* One row of the task table: a policy's accuracy (mean score) over the items, its 95%
  * bootstrap interval, and the discordant counts and exact p of McNemar
  * against full attention (b: only full right, c: only the policy right). */
 typedef struct {
@@ -40,8 +45,9 @@ typedef struct {
     int n_items;
 } EvalTaskScore;
 
-/* The row of right[] against full[] (both n items). */
-EvalTaskScore eval_tasks_score(const unsigned char *right, const unsigned char *full, int n);
+/* The row of scores right[] against full[] (both n items): accuracy their
+ * mean, McNemar on the items wholly right (score 1). */
+EvalTaskScore eval_tasks_score(const double *right, const double *full, int n);
 
 /* The items as the sequences eval's teacher-forced pass and budget
  * matching run on: each prompt encoded as the generator counted it, then

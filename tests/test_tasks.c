@@ -24,7 +24,7 @@
 #include "stories.h"
 #include "test.h"
 
-static const char *const kinds[] = {"passkey", "multikey", "vt", "local", "recall"};
+static const char *const kinds[] = {"passkey", "multikey", "vt_value", "local", "recall"};
 #define N_KINDS ((int)(sizeof kinds / sizeof kinds[0]))
 
 /* The text ids[from..to) decode to, each after its predecessor; malloc'd. */
@@ -104,7 +104,7 @@ static int check_file(const char *path, const Tokenizer *tok, int context, const
             runs++, a = b;
         }
         CHECK_INT(runs, cJSON_GetArraySize(nd));
-        CHECK_INT(runs, !strcmp(kind, "vt") ? 3 : 1);
+        CHECK_INT(runs, !strcmp(kind, "vt_value") ? 3 : 1);
         CHECK_MSG(found >= 1, "the answer %s is in no needle run", answer);
         if (!strcmp(kind, "local") && k) { /* nothing but the separating space between statement and question */
             char *gap = decode_span(tok, ids, pos[k - 1] + 1, q);
@@ -177,7 +177,7 @@ TEST(tasks_fill_contexts_where_the_count_jumps) {
     static const int contexts[] = {256, 512, 768};
     for (int c = 0; c < 3; c++)
         for (int seed = 1; seed <= 2; seed++) {
-            CHECK_INT(make_and_check("vt", contexts[c], 20, seed, "--model engine/organism/organism.bin", &tok,
+            CHECK_INT(make_and_check("vt_value", contexts[c], 20, seed, "--model engine/organism/organism.bin", &tok,
                                      test_tmp("j.jsonl")), 20);
             CHECK_INT(make_and_check("multikey", contexts[c], 20, seed, "--model engine/organism/organism.bin", &tok,
                                      test_tmp("j.jsonl")), 20);
@@ -271,8 +271,10 @@ TEST(tasks_same_seed_same_bytes_other_seed_differs) {
         Err e;
         CHECK_MSG(tasks_read_jsonl(a, &s, &e) == 0, "%s", e.msg);
         CHECK_INT(s.n, 6);
+        TaskKind want = TASK_COUNT;
+        CHECK(task_parse("--task", kinds[k], &want, &e) == 0);
         for (int i = 0; i < s.n; i++) { /* the items differ from one another too */
-            CHECK_INT(s.item[i].kind, k);
+            CHECK_INT(s.item[i].kind, want);
             for (int j = 0; j < i; j++) CHECK(strcmp(s.item[i].prompt, s.item[j].prompt) != 0);
         }
         tasks_free(&s);
@@ -290,7 +292,7 @@ TEST(tasks_exact_match_scorer_hand_cases) {
         CHECK_MSG(eval_tasks_match(cases[i].gen, strlen(cases[i].gen), cases[i].answer) == cases[i].right,
                   "'%s' for '%s': expected %d", cases[i].gen, cases[i].answer, cases[i].right);
     /* the row's numbers: 3 of 5 right, full right on 4; b = 2 (full only), c = 1 */
-    unsigned char right[5] = {1, 1, 0, 0, 1}, full[5] = {1, 1, 1, 1, 0};
+    double right[5] = {1, 1, 0, 0, 1}, full[5] = {1, 1, 1, 1, 0};
     EvalTaskScore t = eval_tasks_score(right, full, 5);
     CHECK_NEAR(t.accuracy, 0.6, 1e-15);
     CHECK_INT(t.mcnemar_b, 2);
@@ -674,7 +676,7 @@ TEST(tasks_key_letters_name_every_key_with_that_many) {
     if (tok_load(&tok, "engine/organism/tok512.bin", 512, &e)) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
     static const struct { TaskKind kind; int context, keys, names; const char *lead; } cases[] = {
         {TASK_MULTIKEY, 400, TASK_MAX_NEEDLES, TASK_MAX_NEEDLES, "The value of key "},
-        {TASK_VT, 300, 0, 6, "VAR "},
+        {TASK_VT_VALUE, 300, 0, 6, "VAR "},
         {TASK_RECALL, 1016, TASK_RECALL_MAX_KEYS, TASK_RECALL_MAX_KEYS, "The value of key "},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)

@@ -7,22 +7,84 @@
  * read off the final encoding, never assumed from the pieces. */
 #include "engine/tasks/tasks.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/stats.h"
+#include "engine/tasks/ruler.h"
+#include "engine/tasks/tasks_plan.h"
 
-static const char *const task_names[TASK_COUNT] = {"passkey", "multikey", "vt", "local", "recall"};
+#define TASK_KIND_ROW(e, name, metric, ruler, about) {name, TASK_METRIC_##metric, ruler, about},
+static const struct {
+    const char *name;
+    TaskMetric metric;
+    int ruler;
+    const char *about;
+} task_kinds[TASK_COUNT] = {TASK_KINDS(TASK_KIND_ROW)};
+#undef TASK_KIND_ROW
 
-const char *task_name(TaskKind k) { return k >= 0 && k < TASK_COUNT ? task_names[k] : "?"; }
+#define TASK_METRIC_WORD(e, name) name,
+static const char *const task_metric_names[TASK_METRIC_COUNT] = {TASK_METRICS(TASK_METRIC_WORD)};
+#undef TASK_METRIC_WORD
+
+static int kind_ok(TaskKind k) { return (int)k >= 0 && k < TASK_COUNT; }
+
+const char *task_name(TaskKind k) { return kind_ok(k) ? task_kinds[k].name : "?"; }
+
+TaskMetric task_metric(TaskKind k) { return kind_ok(k) ? task_kinds[k].metric : TASK_METRIC_EXACT; }
+
+int task_is_ruler(TaskKind k) { return kind_ok(k) && task_kinds[k].ruler; }
+
+const char *task_about(TaskKind k) { return kind_ok(k) ? task_kinds[k].about : "?"; }
+
+const char *task_metric_name(TaskMetric m) {
+    return (int)m >= 0 && m < TASK_METRIC_COUNT ? task_metric_names[m] : "?";
+}
+
+int task_metric_parse(const char *s, TaskMetric *m) {
+    for (int i = 0; i < TASK_METRIC_COUNT; i++)
+        if (!strcmp(s, task_metric_names[i])) return *m = (TaskMetric)i, 0;
+    return -1;
+}
 
 int task_parse(const char *flag, const char *s, TaskKind *k, Err *e) {
     for (int i = 0; i < TASK_COUNT; i++)
-        if (!strcmp(s, task_names[i])) return *k = (TaskKind)i, 0;
-    return err_usage(e, "%s '%s': expected one of " TASK_LIST, flag, s);
+        if (!strcmp(s, task_kinds[i].name)) return *k = (TaskKind)i, 0;
+    return err_usage(e, "%s '%s': expected one of %s (`ahascope tasks --list` says what each is)", flag, s, TASK_LIST);
 }
+
+int task_match_exact(const char *gen, size_t n, const char *answer) {
+    size_t i = 0, a = strlen(answer);
+    while (i < n && (gen[i] == ' ' || gen[i] == '\t')) i++;
+    if (n - i < a || memcmp(gen + i, answer, a)) return 0;
+    return i + a == n || !isalnum((unsigned char)gen[i + a]);
+}
+
+/* 1 when ref occurs in gen[0..n), A-Z and a-z alike. */
+static int holds_nocase(const char *gen, size_t n, const char *ref) {
+    size_t l = strlen(ref);
+    if (l > n) return 0;
+    for (size_t i = 0; i + l <= n; i++) {
+        size_t j = 0;
+        while (j < l && tolower((unsigned char)gen[i + j]) == tolower((unsigned char)ref[j])) j++;
+        if (j == l) return 1;
+    }
+    return 0;
+}
+
+double task_score(TaskMetric m, const char *gen, size_t n, char *const *refs, int n_refs) {
+    if (n_refs < 1) return 0;
+    if (m == TASK_METRIC_EXACT) return task_match_exact(gen, n, refs[0]);
+    int found = 0;
+    for (int i = 0; i < n_refs; i++) found += holds_nocase(gen, n, refs[i]);
+    if (m == TASK_METRIC_PART) return found > 0;
+    return (double)found / n_refs;
+}
+
+int task_gen_budget(TaskMetric m, int answer_ids) { return answer_ids + (m == TASK_METRIC_EXACT ? 1 : 8); }
 
 /* The haystack, read word by word and cycled: plain sentences that say
  * nothing a question could ask about. */
@@ -39,38 +101,30 @@ static const char *const pad_words[] = {"a", "I", "it", "so", "the", "sun", "tre
                                         "yesterday", "butterflies", "wonderfully", "grandmother"};
 #define N_PAD ((int)(sizeof pad_words / sizeof pad_words[0]))
 
-typedef struct {
-    char buf[sizeof filler_text]; /* the words point into this copy */
-    const char *w[512];
-    int n;
-} Words;
-
-/* Split the filler into f's words (f's own copy: no state outside it). */
-static void words_init(Words *f) {
+int tasks_plan_words(TaskWords *w, const char *text, Err *e) {
+    size_t len = strlen(text), most = len / 2 + 1;
     char *save = NULL;
-    memcpy(f->buf, filler_text, sizeof f->buf);
-    f->n = 0;
-    for (char *p = strtok_r(f->buf, " ", &save); p && f->n < 512; p = strtok_r(NULL, " ", &save)) f->w[f->n++] = p;
+    memset(w, 0, sizeof *w);
+    if (!(w->buf = strdup(text)) || !(w->w = malloc(most * sizeof *w->w))) {
+        tasks_plan_words_free(w);
+        return err_set(e, "out of memory");
+    }
+    for (char *p = strtok_r(w->buf, " ", &save); p && (size_t)w->n < most; p = strtok_r(NULL, " ", &save))
+        w->w[w->n++] = p;
+    return 0;
 }
 
-/* One item's pieces before the filler is sized. */
-typedef struct {
-    const char *intro, *question_fmt;
-    char question[160], answer[16];
-    char stmt[TASK_MAX_STMTS][96];
-    int n_stmt;
-    int needle[TASK_MAX_STMTS]; /* statement i is a needle (the rest are distractors) */
-    double depth[TASK_MAX_STMTS]; /* where statement i goes, as a fraction of the filler; > 1: at the end */
-} Plan;
+void tasks_plan_words_free(TaskWords *w) {
+    free(w->buf), free(w->w);
+    memset(w, 0, sizeof *w);
+}
 
-/* A growing string. */
-typedef struct {
-    char *s;
-    size_t n, cap;
-    int oom;
-} Buf;
+typedef TaskPlan Plan;
+typedef TaskBuf Buf;
+typedef TaskWords Words;
+#define buf_put tasks_plan_put
 
-static void buf_put(Buf *b, const char *fmt, ...) {
+void tasks_plan_put(TaskBuf *b, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int need = vsnprintf(NULL, 0, fmt, ap);
@@ -111,8 +165,7 @@ static void fresh_name(StatsRng *r, int letters, char used[][4], int n, char out
     }
 }
 
-/* n depths drawn uniformly in [0.05, 0.95], ascending. */
-static void sorted_depths(StatsRng *r, double *d, int n) {
+void tasks_plan_depths(StatsRng *r, double *d, int n) {
     for (int i = 0; i < n; i++) d[i] = 0.05 + 0.9 * (double)stats_rng_below(r, 1u << 30) / (1u << 30);
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && d[j] < d[j - 1]; j--) {
@@ -129,7 +182,7 @@ static void plan_passkey(StatsRng *r, Plan *p, int local) {
     snprintf(p->answer, sizeof p->answer, "%d", v);
     snprintf(p->question, sizeof p->question, "What is the pass key? The pass key is");
     p->n_stmt = 1, p->needle[0] = 1;
-    sorted_depths(r, p->depth, 1);
+    tasks_plan_depths(r, p->depth, 1);
     if (local) p->depth[0] = 2; /* right before the question */
 }
 
@@ -142,8 +195,7 @@ static void key_question(char *out, size_t n, const char *key, int val) {
     if (val >= 0 && w > 0 && (size_t)w < n) snprintf(out + w, n - (size_t)w, " %d.", val);
 }
 
-/* a[0..n) in an order drawn from r (Fisher–Yates from the end). */
-static void shuffle(StatsRng *r, int *a, int n) {
+void tasks_plan_shuffle(StatsRng *r, int *a, int n) {
     for (int i = n - 1; i > 0; i--) {
         int j = (int)stats_rng_below(r, (uint64_t)i + 1), t = a[i];
         a[i] = a[j], a[j] = t;
@@ -170,7 +222,7 @@ static void plan_multikey(StatsRng *r, Plan *p, int keys, int letters, int reask
     snprintf(p->answer, sizeof p->answer, "%d", val[ask]);
     key_question(p->question, sizeof p->question, key[ask], -1);
     p->n_stmt = keys;
-    sorted_depths(r, p->depth, keys); /* statement order is key order: the depths only need to ascend */
+    tasks_plan_depths(r, p->depth, keys); /* statement order is key order: the depths only need to ascend */
     for (int j = 0; j < reask; j++, p->n_stmt++) {
         int i = (int)stats_rng_below(r, (uint64_t)keys);
         key_question(p->stmt[p->n_stmt], sizeof p->stmt[p->n_stmt], key[i], val[i]);
@@ -199,7 +251,7 @@ static void plan_vt(StatsRng *r, Plan *p, int letters) {
     const char *last = name[ask * HOPS + HOPS - 1];
     snprintf(p->question, sizeof p->question, "What is the value of VAR %s? The value of VAR %s is", last, last);
     p->n_stmt = CHAINS * HOPS;
-    sorted_depths(r, p->depth, p->n_stmt);
+    tasks_plan_depths(r, p->depth, p->n_stmt);
 }
 
 /* Training documents: facts stated in filler and asked again later with
@@ -222,7 +274,7 @@ static void plan_recall(StatsRng *r, Plan *p, int context, int keys, int letters
         fresh_name(r, letters, key, i, key[i]);
     }
     for (int i = 0; i < n_facts; i++) perm[i] = i; /* the order the facts are stated in */
-    shuffle(r, perm, n_facts);
+    tasks_plan_shuffle(r, perm, n_facts);
     int ask = stats_rng_below(r, 2) ? 0 : 1 + (int)stats_rng_below(r, (uint64_t)n_keys);
     p->intro = ask == 0 ? "A pass key is hidden in the text below. Find it and remember it."
                         : "Some keys and their values are hidden in the text below. Remember them.";
@@ -248,7 +300,7 @@ static void plan_recall(StatsRng *r, Plan *p, int context, int keys, int letters
     snprintf(p->answer, sizeof p->answer, "%d", val[ask]);
     if (ask == 0) snprintf(p->question, sizeof p->question, "What is the pass key? The pass key is");
     else key_question(p->question, sizeof p->question, key[ask], -1);
-    sorted_depths(r, p->depth, p->n_stmt);
+    tasks_plan_depths(r, p->depth, p->n_stmt);
 }
 
 /* Where statement i goes among m filler words: the sentence end nearest
@@ -261,8 +313,10 @@ static int insert_at(const Words *f, double depth, int m) {
 }
 
 /* The prompt with m filler words (the last one pad_words[pad] when pad >=
- * 0), and the byte spans of the statements and the question. */
-static char *assemble(const Plan *p, const Words *f, int m, int pad, size_t span[][2], size_t *q_at) {
+ * 0), then j words of tail padding when tail is set (RULER's kinds:
+ * ruler_put_pad), and the byte spans of the statements and the question. */
+static char *assemble(const Plan *p, const Words *f, int m, int pad, size_t span[][2], size_t *q_at,
+                      const TaskWords *tail, int j, int w) {
     Buf b = {0};
     int at[TASK_MAX_STMTS];
     for (int i = 0; i < p->n_stmt; i++) at[i] = insert_at(f, p->depth[i], m);
@@ -276,6 +330,7 @@ static char *assemble(const Plan *p, const Words *f, int m, int pad, size_t span
         }
         if (k < m) buf_put(&b, " %s", pad >= 0 && k == m - 1 ? pad_words[pad] : f->w[k % f->n]);
     }
+    if (tail) ruler_put_pad(&b, tail, j, w);
     buf_put(&b, " ");
     *q_at = b.n;
     buf_put(&b, "%s", p->question);
@@ -283,8 +338,7 @@ static char *assemble(const Plan *p, const Words *f, int m, int pad, size_t span
     return b.s;
 }
 
-/* Ids text encodes to (BOS as the model is fed), or -1 on error. */
-static int count_ids(const Tokenizer *tok, const char *text, int **ids, int *cap, Err *e) {
+int tasks_plan_count(const Tokenizer *tok, const char *text, int **ids, int *cap, Err *e) {
     size_t len = strlen(text);
     int need = (int)(4 * len + 8), n = 0;
     if (need > *cap) {
@@ -296,9 +350,8 @@ static int count_ids(const Tokenizer *tok, const char *text, int **ids, int *cap
     return n;
 }
 
-/* Fill the item's positions from the final encoding: the bytes each id
- * decodes to, laid end to end, must give the prompt back. */
-static int locate(const Tokenizer *tok, TaskItem *it, const int *ids, int n, size_t span[][2], int n_stmt,
+/* The bytes each id decodes to, laid end to end, must give the prompt back. */
+int tasks_plan_locate(const Tokenizer *tok, TaskItem *it, const int *ids, int n, size_t span[][2], int n_stmt,
                   const int *needle, size_t q_at, Err *e) {
     size_t *off = malloc((size_t)(n + 1) * sizeof *off), o = 0;
     if (!off) return err_set(e, "out of memory");
@@ -334,10 +387,10 @@ static int locate(const Tokenizer *tok, TaskItem *it, const int *ids, int n, siz
 static int size_filler(const Tokenizer *tok, TaskKind kind, const Plan *p, const Words *f, int context, int *m_out,
                        int *pad_out, int **ids, int *cap, Err *e) {
     size_t span[TASK_MAX_STMTS][2], q;
-    char *t0 = assemble(p, f, 0, -1, span, &q), *t64 = assemble(p, f, 64, -1, span, &q);
+    char *t0 = assemble(p, f, 0, -1, span, &q, NULL, 0, -1), *t64 = assemble(p, f, 64, -1, span, &q, NULL, 0, -1);
     int base = -1, n64 = -1;
     if (!t0 || !t64) err_set(e, "out of memory");
-    else if ((base = count_ids(tok, t0, ids, cap, e)) >= 0) n64 = count_ids(tok, t64, ids, cap, e);
+    else if ((base = tasks_plan_count(tok, t0, ids, cap, e)) >= 0) n64 = tasks_plan_count(tok, t64, ids, cap, e);
     free(t0), free(t64);
     if (base < 0 || n64 < 0) return -1;
     if (context < base + 2)
@@ -347,8 +400,8 @@ static int size_filler(const Tokenizer *tok, TaskKind kind, const Plan *p, const
     int m = (int)((context - base) / per), tried[4096] = {0}, seen[4096] = {0};
     for (int it = 0; it < 200; it++) {
         if (m < 1) m = 1;
-        char *t = assemble(p, f, m, -1, span, &q);
-        int n = t ? count_ids(tok, t, ids, cap, e) : -1;
+        char *t = assemble(p, f, m, -1, span, &q, NULL, 0, -1);
+        int n = t ? tasks_plan_count(tok, t, ids, cap, e) : -1;
         free(t);
         if (n < 0) return -1;
         if (n == context) return *m_out = m, *pad_out = -1, 0;
@@ -363,8 +416,8 @@ static int size_filler(const Tokenizer *tok, TaskKind kind, const Plan *p, const
         }
         if (m < 4096) tried[m] = 1;
         for (int k = 0; k < N_PAD; k++) {
-            t = assemble(p, f, m, k, span, &q);
-            n = t ? count_ids(tok, t, ids, cap, e) : -1;
+            t = assemble(p, f, m, k, span, &q, NULL, 0, -1);
+            n = t ? tasks_plan_count(tok, t, ids, cap, e) : -1;
             free(t);
             if (n < 0) return -1;
             if (n == context) return *m_out = m, *pad_out = k, 0;
@@ -392,39 +445,91 @@ int task_make(const Tokenizer *tok, const TaskSpec *spec, int index, TaskItem *o
                          TASK_MAX_NEEDLES, TASK_RECALL_MAX_KEYS);
     if (letters < 1 || letters > TASK_KEY_LETTERS)
         return err_usage(e, "a key has 1 to %d letters, not %d", TASK_KEY_LETTERS, letters);
+    if (task_is_ruler(k) && spec->key_letters)
+        return err_usage(e, "%s names its keys as RULER does: a letter count is for the project's own kinds", task_name(k));
     if (spec->reask && (k != TASK_MULTIKEY || spec->reask < 0 || spec->reask > TASK_MAX_REASKS))
         return err_usage(e, "questions asked again (%d) are for multikey items, 1 to %d", spec->reask, TASK_MAX_REASKS);
     /* Not index × the generator's own increment: item i + 1's stream would
      * then be item i's one draw later (its keys item i's shifted by a
      * letter). Another odd constant puts neighbours' streams far apart;
      * item 0 is as before. */
-    StatsRng r = stats_rng(spec->seed * 0x100000001b3ull + (uint64_t)index * 0xd1b54a32d192ed03ull + (uint64_t)k);
+    /* vt_value keeps the stream it had as vt, so its items are the bytes vt wrote */
+    uint64_t salt = k == TASK_VT_VALUE ? (uint64_t)TASK_VT : (uint64_t)k;
+    StatsRng r = stats_rng(spec->seed * 0x100000001b3ull + (uint64_t)index * 0xd1b54a32d192ed03ull + salt);
+    if (k == TASK_CWE || k == TASK_FWE) return ruler_make_list(tok, k, &r, context, out, e);
     Plan p;
     memset(&p, 0, sizeof p);
     if (k == TASK_PASSKEY || k == TASK_LOCAL) plan_passkey(&r, &p, k == TASK_LOCAL);
     else if (k == TASK_MULTIKEY) plan_multikey(&r, &p, keys ? keys : TASK_KEYS, letters, spec->reask);
-    else if (k == TASK_VT) plan_vt(&r, &p, letters);
+    else if (k == TASK_VT_VALUE) plan_vt(&r, &p, letters);
     else if (k == TASK_RECALL) plan_recall(&r, &p, context, keys, letters);
-    else return err_set(e, "unknown task kind %d", (int)k);
-    Words f;
-    words_init(&f);
-    int *ids = NULL, cap = 0, m = 0, pad = -1, rc = -1;
+    else if (task_is_ruler(k)) {
+        if (ruler_plan(&r, k, context, &p, e)) return -1;
+    } else return err_set(e, "unknown task kind %d", (int)k);
+    return tasks_plan_finish(tok, k, &p, context, out, e);
+}
+
+/* A RULER plan's prompt for ruler_fit: the plan, its haystack, and where
+ * the spans go (written, though the fitter needs only the text). */
+typedef struct {
+    const Plan *p;
+    const Words *f;
+    size_t (*span)[2];
+} PlanText;
+
+static char *plan_text(const void *ctx, const TaskWords *pad, int m, int j, int w, size_t *q_at) {
+    const PlanText *t = ctx;
+    return assemble(t->p, t->f, m, -1, t->span, q_at, pad, j, w);
+}
+
+/* RULER's plans sized: haystack words (bisected), then tail padding. */
+static int fit_ruler_plan(const Tokenizer *tok, TaskKind k, const Plan *p, const Words *f, const TaskWords *tail,
+                          int context, int fit[3], int **ids, int *cap, Err *e) {
+    size_t span[TASK_MAX_STMTS][2];
+    PlanText t = {p, f, span};
+    return ruler_fit(tok, k, plan_text, &t, tail, 0, context, context, fit, ids, cap, e);
+}
+
+int tasks_plan_refs(TaskItem *it, TaskKind k, char refs[][TASK_REF_MAX], int n, Err *e) {
+    it->metric = task_metric(k);
+    if (n == 0) n = 1, refs = NULL;
+    for (int i = 0; i < n && i < TASK_MAX_REFS; i++)
+        if (!(it->refs[it->n_refs++] = strdup(refs ? refs[i] : it->answer))) return err_set(e, "out of memory");
+    return 0;
+}
+
+int tasks_plan_finish(const Tokenizer *tok, TaskKind k, TaskPlan *p, int context, TaskItem *out, Err *e) {
+    Words own = {0}, tail = {0}, *f = &p->hay;
+    int *ids = NULL, cap = 0, m = 0, pad = -1, rc = -1, fit[3] = {0, 0, -1};
     size_t span[TASK_MAX_STMTS][2], q;
-    if (size_filler(tok, k, &p, &f, context, &m, &pad, &ids, &cap, e)) goto out;
-    if (!(out->prompt = assemble(&p, &f, m, pad, span, &q)) || !(out->answer = strdup(p.answer))) {
+    memset(out, 0, sizeof *out);
+    out->kind = k;
+    if (f->n == 0) {
+        if (tasks_plan_words(&own, filler_text, e)) goto out;
+        f = &own;
+    }
+    if (task_is_ruler(k)) { /* padding before the question takes up the last ids: a haystack word may cost many */
+        if (ruler_pad_words(&tail, e) || fit_ruler_plan(tok, k, p, f, &tail, context, fit, &ids, &cap, e)) goto out;
+        m = fit[0];
+    } else if (size_filler(tok, k, p, f, context, &m, &pad, &ids, &cap, e)) goto out;
+    out->prompt = assemble(p, f, m, pad, span, &q, tail.n ? &tail : NULL, fit[1], fit[2]);
+    if (!out->prompt || !(out->answer = strdup(p->answer))) {
         err_set(e, "out of memory");
         goto out;
     }
-    out->n_tokens = count_ids(tok, out->prompt, &ids, &cap, e);
-    if (out->n_tokens < 0 || locate(tok, out, ids, out->n_tokens, span, p.n_stmt, p.needle, q, e)) goto out;
-    for (int s = 0; s < p.n_stmt; s++)
-        if (p.needle[s] && !(out->needles[out->n_needles++] = strdup(p.stmt[s]))) {
+    out->n_tokens = tasks_plan_count(tok, out->prompt, &ids, &cap, e);
+    if (out->n_tokens < 0 || tasks_plan_locate(tok, out, ids, out->n_tokens, span, p->n_stmt, p->needle, q, e)) goto out;
+    for (int s = 0; s < p->n_stmt; s++)
+        if (p->needle[s] && !(out->needles[out->n_needles++] = strdup(p->stmt[s]))) {
             err_set(e, "out of memory");
             goto out;
         }
-    rc = 0;
+    rc = tasks_plan_refs(out, k, p->refs, p->n_refs, e);
 out:
     free(ids);
+    tasks_plan_words_free(&own);
+    tasks_plan_words_free(&tail);
+    tasks_plan_words_free(&p->hay);
     if (rc) task_item_free(out);
     return rc;
 }
@@ -432,5 +537,6 @@ out:
 void task_item_free(TaskItem *it) {
     free(it->prompt), free(it->answer), free(it->needle_pos);
     for (int i = 0; i < it->n_needles; i++) free(it->needles[i]);
+    for (int i = 0; i < it->n_refs; i++) free(it->refs[i]);
     memset(it, 0, sizeof *it);
 }

@@ -10,15 +10,22 @@
 
 /* One item as a cJSON object; NULL when out of memory. */
 static cJSON *item_json(const TaskItem *it) {
-    cJSON *o = cJSON_CreateObject(), *pos = cJSON_CreateArray(), *nd = cJSON_CreateArray();
-    int bad = !o || !pos || !nd;
+    cJSON *o = cJSON_CreateObject(), *pos = cJSON_CreateArray(), *nd = cJSON_CreateArray(), *refs = cJSON_CreateArray();
+    int bad = !o || !pos || !nd || !refs;
     for (int i = 0; !bad && i < it->n_needle_pos; i++) bad |= !cJSON_AddItemToArray(pos, cJSON_CreateNumber(it->needle_pos[i]));
     for (int i = 0; !bad && i < it->n_needles; i++)
         bad |= !cJSON_AddItemToArray(nd, textout_json(it->needles[i], strlen(it->needles[i])));
+    for (int i = 0; !bad && i < it->n_refs; i++)
+        bad |= !cJSON_AddItemToArray(refs, textout_json(it->refs[i], strlen(it->refs[i])));
     int far = it->n_needle_pos ? it->n_tokens - 1 - it->needle_pos[0] : -1;
     if (bad || !cJSON_AddStringToObject(o, "task", task_name(it->kind)) ||
         textout_json_add(o, "prompt", it->prompt, strlen(it->prompt)) ||
-        textout_json_add(o, "answer", it->answer, strlen(it->answer)) ||
+        textout_json_add(o, "answer", it->answer, strlen(it->answer))) {
+        cJSON_Delete(o), cJSON_Delete(pos), cJSON_Delete(nd), cJSON_Delete(refs);
+        return NULL;
+    }
+    cJSON_AddItemToObject(o, "answers", refs);
+    if (!cJSON_AddStringToObject(o, "metric", task_metric_name(it->metric)) ||
         !cJSON_AddNumberToObject(o, "n_tokens", it->n_tokens)) {
         cJSON_Delete(o), cJSON_Delete(pos), cJSON_Delete(nd);
         return NULL;
@@ -64,6 +71,27 @@ static long pos_of(const cJSON *v) {
     return (long)v->valuedouble;
 }
 
+/* The metric and references of line ln's object into it (its kind set):
+ * metric a word of TASK_METRICS or the kind's; answers 1 to TASK_MAX_REFS
+ * non-empty strings, or none (the answer alone, copied by the caller). */
+static int refs_from(const cJSON *o, const char *path, int ln, TaskItem *it, Err *e) {
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "metric"), *a = cJSON_GetObjectItemCaseSensitive(o, "answers");
+    it->metric = task_metric(it->kind);
+    if (m && (!cJSON_IsString(m) || task_metric_parse(m->valuestring, &it->metric)))
+        return err_set(e, "%s: line %d: bad metric (exact, all or part)", path, ln);
+    if (!a) return 0;
+    int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : -1;
+    if (n < 1 || n > TASK_MAX_REFS)
+        return err_set(e, "%s: line %d: bad answers (a list of 1 to %d strings)", path, ln, TASK_MAX_REFS);
+    const cJSON *v;
+    cJSON_ArrayForEach(v, a) {
+        if (!cJSON_IsString(v) || !*v->valuestring)
+            return err_set(e, "%s: line %d: answers holds something not a non-empty string", path, ln);
+        if (!(it->refs[it->n_refs++] = strdup(v->valuestring))) return err_set(e, "out of memory reading %s", path);
+    }
+    return 0;
+}
+
 /* Fill it from line number ln's object; errors name the file, line, field. */
 static int item_from(const cJSON *o, const char *path, int ln, TaskItem *it, Err *e) {
     memset(it, 0, sizeof *it);
@@ -77,6 +105,7 @@ static int item_from(const cJSON *o, const char *path, int ln, TaskItem *it, Err
     it->kind = TASK_COUNT;
     for (int k = 0; task && k < TASK_COUNT; k++)
         if (!strcmp(task, task_name((TaskKind)k))) it->kind = (TaskKind)k;
+    if (refs_from(o, path, ln, it, e)) return -1;
     long nt = pos_of(cJSON_GetObjectItemCaseSensitive(o, "n_tokens"));
     it->n_tokens = nt < 0 ? 0 : (int)nt, it->question_pos = (int)q;
     int n = cJSON_GetArraySize(np);
@@ -89,6 +118,7 @@ static int item_from(const cJSON *o, const char *path, int ln, TaskItem *it, Err
         if (p < 0) return err_set(e, "%s: line %d: needle_pos holds something not a token position", path, ln);
         it->needle_pos[it->n_needle_pos++] = (int)p;
     }
+    if (it->n_refs == 0 && !(it->refs[it->n_refs++] = strdup(answer))) return err_set(e, "out of memory reading %s", path);
     return 0;
 }
 
