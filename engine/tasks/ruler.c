@@ -234,8 +234,10 @@ static int plan_vt(StatsRng *r, int context, TaskPlan *p, Err *e) {
             for (int c = 0; c < 5; c++) p->refs[i][c] = (char)('A' + stats_rng_below(r, 26));
             p->refs[i][5] = 0;
         } while (among(p->refs[i], p->refs, i));
-        if (i == 0) snprintf(p->stmt[i], sizeof p->stmt[i], "VAR %s = %d.", p->refs[i], value);
-        else snprintf(p->stmt[i], sizeof p->stmt[i], "VAR %s = VAR %s.", p->refs[i], p->refs[i - 1]);
+        char x[8], y[8]; /* copies: the statement and the names live in one plan */
+        memcpy(x, p->refs[i], 6), memcpy(y, p->refs[i ? i - 1 : 0], 6);
+        if (i == 0) snprintf(p->stmt[i], sizeof p->stmt[i], "VAR %s = %d.", x, value);
+        else snprintf(p->stmt[i], sizeof p->stmt[i], "VAR %s = VAR %s.", x, y);
         p->needle[i] = 1;
     }
     p->n_stmt = p->n_refs = VARS;

@@ -17,7 +17,7 @@
 
 /* Bytes a statement, a question, an answer and a reference may hold. */
 #define TASK_STMT_MAX 160
-#define TASK_QUESTION_MAX 512
+#define TASK_QUESTION_MAX 768
 #define TASK_ANSWER_MAX 512
 #define TASK_REF_MAX 48
 
