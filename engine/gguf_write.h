@@ -100,11 +100,19 @@ typedef struct {
     int add_bos;               /* tokenizer.ggml.add_bos_token */
 } GgufSaveOpts;
 
-/* Write m as a GGUF llama at path. Refuses in one line naming path (and the
- * tensor): an architecture other than the llama block, RoPE scaling, a
- * type not listed, rows that do not divide into 32 for Q8_0/Q4_0, a
- * vocabulary whose size is not the model's. */
+/* Write m as a GGUF llama (a llama2.c checkpoint, a llama or mistral
+ * model), qwen3, gemma2, gemma3 or phi3 at path. Refuses in one line naming
+ * path (and the tensor): another architecture, what the target's llama.cpp
+ * block cannot state (llama3 RoPE scaling, gemma windows or query scales
+ * off llama.cpp's, phi3 heads apart from dim / heads), a type not listed,
+ * rows that do not divide into 32 for Q8_0/Q4_0, a vocabulary whose size is
+ * not the model's. */
 int gguf_write_model(const Model *m, const char *path, const GgufSaveOpts *o, Err *e);
+
+/* What llama.cpp will run differently from the file m becomes: one line
+ * into buf (a mistral's or phi3's window, which llama.cpp runs as full
+ * attention) and 1, or "" and 0 when it runs what ahascope runs. */
+int gguf_write_llamacpp_note(const Model *m, char *buf, size_t cap);
 
 /* The tokenizer.json at path as tokenizer.ggml.* (gguf_write_hftok.c): a
  * byte-level BPE is written as model "gpt2" (tokens, token_type, merges,
