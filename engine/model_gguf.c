@@ -387,9 +387,8 @@ static int n_rope_factors(const GgufFile *f) {
  * picks as rope_ext: long once the context passes the original, as
  * llama.cpp picks them by its context's size (and model_hf.c by the run's). */
 static int take_rope_factors(const GgufFile *f, Config *c, float **v, Err *e) {
-    int n = n_rope_factors(f), half = c->head_size / 2;
-    if (n == 0) return 0;
-    if (n == 1) return err_set(e, "%s: holds one of %s and %s without the other", f->path, ROPE_FACTORS[0], ROPE_FACTORS[1]);
+    int half = c->head_size / 2;
+    if (n_rope_factors(f) == 0) return 0; /* take_all refused one alone */
     if (take_vec(f, ROPE_FACTORS[0], half, v, &c->rope_short, e) || take_vec(f, ROPE_FACTORS[1], half, v, &c->rope_long, e))
         return -1;
     for (int i = 0; i < 2 * half; i++) {
@@ -435,6 +434,8 @@ static int take_all(Model *m, GgufModel *g, const GgufArch *a, Err *e) {
     const GgufFile *f = &g->f;
     const Config *c = &m->c;
     int L = c->n_layers, want = 2 + !c->shared_classifier + per_layer(a) * L + (gguf_find_tensor(f, "rope_freqs.weight") != NULL);
+    if (a->fused && n_rope_factors(f) == 1)
+        return err_set(e, "%s: holds one of %s and %s without the other", f->path, ROPE_FACTORS[0], ROPE_FACTORS[1]);
     if (a->fused) want += n_rope_factors(f);
     if (f->n_tensors != want)
         return err_set(e, "%s: holds %d tensors, but a %s of %d layers has %d", f->path, f->n_tensors, a->name, L, want);

@@ -595,3 +595,45 @@ TEST(fam_phi3_matches_numpy_reference) {
     static const char *const variants[] = {"long_factor", "no_mscale", "no_window", "window_plus_one", NULL};
     fam_check("phi3", "--arch phi3 --dims 64,96,2,4,2,300,64 --window-layers 8", variants, NULL, 64);
 }
+
+/* A copy of the file at src with the bytes after the first occurrence of
+ * what (skip bytes further on) replaced by n bytes of with; 0 on success. */
+static int fam_patch(const char *src, const char *dst, const char *what, size_t skip, const void *with, size_t n) {
+    long len = 0;
+    char *b = test_read_file(src, &len);
+    char *at = b ? memmem(b, (size_t)len, what, strlen(what)) : NULL;
+    int ok = at && at + strlen(what) + skip + n <= b + len;
+    if (ok) memcpy(at + strlen(what) + skip, with, n);
+    ok = ok && test_write_file(dst, b, len) == 0;
+    free(b);
+    CHECK_MSG(ok, "%s: cannot patch after '%s'", src, what);
+    return ok ? 0 : -1;
+}
+
+/* What a phi3 GGUF cannot hold is one line naming the file: heads set apart
+ * from dim / heads refused at convert time (llama.cpp's phi3 has dim rows of
+ * queries), and in a file, one factor table without the other, a window
+ * beyond any context, an attention factor that is not positive. */
+TEST(families_phi3_gguf_refusals_name_the_problem) {
+    char cmd[2400], gguf[800];
+    const char *dir = fam_folder("p3-hd", "--arch phi3 --dims 64,96,1,4,2,300,64 --head-dim 24");
+    if (!dir) return;
+    snprintf(cmd, sizeof cmd, "%s convert --to gguf --model %s --out %s.gguf --type f32", test_bin(), dir, dir);
+    CHECK_REFUSAL(cmd, 1, NULL, "phi3 heads of 24 are not dim / heads (64 / 4)", 1);
+    if (fam_gguf("p3-bad", "--arch phi3 --dims 64,96,1,4,2,300,64 --window-layers 8", gguf, sizeof gguf, &dir)) return;
+    const uint32_t huge = 0xffffffffu;
+    const float neg = -1.0f;
+    const struct { const char *after; size_t skip; const void *with; size_t n; const char *needle; } bad[] = {
+        {"rope_factors_lon", 0, "X", 1, "holds one of rope_factors_short.weight and rope_factors_long.weight without the other"},
+        {"phi3.attention.sliding_window", 4, &huge, 4, "phi3.attention.sliding_window must be a whole number from 0 to"},
+        {"phi3.rope.scaling.attn_factor", 4, &neg, 4, "phi3.rope.scaling.attn_factor must be a number above 0"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        char out[900], starts[1000];
+        snprintf(out, sizeof out, "%s.bad%zu.gguf", dir, k);
+        if (fam_patch(gguf, out, bad[k].after, bad[k].skip, bad[k].with, bad[k].n)) continue;
+        snprintf(cmd, sizeof cmd, "%s generate --model %s --prompt hi --steps 2", test_bin(), out);
+        snprintf(starts, sizeof starts, "ahascope generate: %s: ", out);
+        CHECK_REFUSAL(cmd, 1, starts, bad[k].needle, 1);
+    }
+}
