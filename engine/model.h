@@ -190,8 +190,11 @@ int model_load(Model *m, const char *path, Err *e);
 /* Model.version of a model read from a GGUF file. */
 #define MODEL_VERSION_GGUF 3
 
-/* Load a GGUF file (engine/gguf.h) of the llama, qwen2 or olmo2
- * architecture ({arch}.* metadata), its matrices used in place in their
+/* Load a GGUF file (engine/gguf.h) of the llama, qwen2, olmo2, qwen3,
+ * gemma2, gemma3 or phi3 architecture ({arch}.* metadata; a llama's
+ * llama.attention.sliding_window makes it a windowed ARCH_MISTRAL; phi3's
+ * fused attn_qkv/ffn_up are read as row ranges, its longrope tables
+ * picked by the context), its matrices used in place in their
  * stored type (F32, F16, BF16, Q4_0 … Q8_0, Q2_K … Q6_K) from the mapped
  * file, which stays open until model_free; norms and biases widened to
  * owned f32; tied when there is no output.weight; the context capped at
