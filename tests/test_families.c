@@ -637,3 +637,45 @@ TEST(families_phi3_gguf_refusals_name_the_problem) {
         CHECK_REFUSAL(cmd, 1, starts, bad[k].needle, 1);
     }
 }
+
+/* phi3's fused matrices quantised: convert --to gguf --type q8_0 and f16
+ * (rows of 64 are whole Q8_0 blocks), read as row ranges of the blocks in
+ * place, agree with llama.cpp within what its rounded activations allow.
+ * This random phi3's logits reach 40, so rounding moves log-probs far:
+ * llama.cpp's own q8_0 file is 0.18 from its f32 one (f16: 1.0e-2), and
+ * llama.cpp vs ahascope measured 0.134 (q8_0) and 7.0e-3 (f16). The fused
+ * rows misread (gate and up swapped) would be far beyond the tolerance. */
+TEST(families_phi3_gguf_quantised_matches_llamacpp) {
+    if (!lcfx_available()) return;
+    const char *dir = fam_folder("p3-q", "--arch phi3 --dims 64,96,2,4,2,300,64");
+    if (!dir) return;
+    static const struct { const char *type; double tol; } types[] = {{"q8_0", 0.2}, {"f16", 1.5e-2}};
+    int ids[LC_SEQ];
+    for (int i = 0; i < LC_SEQ; i++) ids[i] = (i * 53 + 7) % VOCAB;
+    for (size_t k = 0; k < sizeof types / sizeof *types; k++) {
+        char gguf[900];
+        snprintf(gguf, sizeof gguf, "%s.%s.gguf", dir, types[k].type);
+        int st = -1;
+        char *out = test_runf(&st, "%s convert --to gguf --model %s --out %s --type %s 2>&1", test_bin(), dir, gguf, types[k].type);
+        CHECK_MSG(st == 0, "convert --type %s: %s", types[k].type, out ? out : "");
+        free(out);
+        Model mg;
+        Err e = {0};
+        if (st != 0 || model_load_gguf(&mg, gguf, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); continue; }
+        float *lc = lcfx_logits(gguf, ids, LC_SEQ, VOCAB, "famq"), *ag = lcfx_aha_logits(&mg, ids, LC_SEQ);
+        double d = lc && ag ? fam_dlogprob(lc, ag, 0, LC_SEQ, VOCAB) : NAN;
+        printf("  measured: phi3 %s llama.cpp vs ahascope over %d positions: max |dlogprob| %.3g\n", types[k].type, LC_SEQ, d);
+        CHECK_MSG(d <= types[k].tol, "phi3 %s: llama.cpp vs ahascope %g > %g", types[k].type, d, types[k].tol);
+        Model sw = mg;
+        LayerWeights lws[2];
+        memcpy(lws, mg.layers, sizeof lws);
+        for (int l = 0; l < 2; l++) lws[l].w1 = mg.layers[l].w3, lws[l].w3 = mg.layers[l].w1;
+        sw.layers = lws;
+        float *as = lc ? lcfx_aha_logits(&sw, ids, LC_SEQ) : NULL;
+        double ds = as ? fam_dlogprob(lc, as, 0, LC_SEQ, VOCAB) : 0;
+        printf("  measured: phi3 %s llama.cpp vs ahascope with gate and up swapped: %.3g\n", types[k].type, ds);
+        CHECK_MSG(ds > 5 * types[k].tol, "phi3 %s: swapping gate and up moves only %g: the tolerance cannot tell", types[k].type, ds);
+        free(lc), free(ag), free(as);
+        model_free(&mg);
+    }
+}
