@@ -679,3 +679,16 @@ TEST(families_phi3_gguf_quantised_matches_llamacpp) {
         model_free(&mg);
     }
 }
+
+/* `info` names the longrope table a run of its context takes: the long one
+ * at the folder's 256 (4x the original 64), the short one at --context 64. */
+TEST(families_phi3_info_names_the_longrope_table) {
+    const char *dir = fam_folder("p3-info", "--arch phi3 --dims 64,96,1,4,2,300,64");
+    if (!dir) return;
+    for (int k = 0; k < 2; k++) {
+        char *out = test_runf(NULL, "%s info --model %s%s", test_bin(), dir, k ? " --context 64" : "");
+        const char *want = k ? ", longrope (short factors" : ", longrope (long factors";
+        CHECK_MSG(out && strstr(out, want), "info%s: no '%s' in: %s", k ? " --context 64" : "", want, out ? out : "");
+        free(out);
+    }
+}
