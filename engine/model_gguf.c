@@ -393,7 +393,8 @@ static int take_rope_factors(const GgufFile *f, Config *c, float **v, Err *e) {
         return -1;
     for (int i = 0; i < 2 * half; i++) {
         float x = i < half ? c->rope_short[i] : c->rope_long[i - half];
-        if (!(x > 0 && x < 1e9)) return err_set(e, "%s: %s[%d] = %g is not a positive factor", f->path, ROPE_FACTORS[i >= half], i % half, x);
+        if (!(x > 0 && x < 1e9))
+            return err_set(e, "%s: %s[%d] = %g is not a positive factor", f->path, ROPE_FACTORS[i >= half], i % half, x);
     }
     c->rope_ext = c->seq_len > c->rope_orig_ctx ? c->rope_long : c->rope_short;
     return 0;

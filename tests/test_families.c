@@ -435,7 +435,8 @@ TEST(families_phi3_gguf_matches_llamacpp) {
             float *ab = lcfx_aha_logits(&bad, ids, LC_SEQ);
             double d = ab ? fam_dlogprob(lc, ab, 0, LC_SEQ, VOCAB) : 0;
             printf("  measured: phi3 llama.cpp vs ahascope %s: %.3g\n", k ? "without the attention factor" : "on the short factors", d);
-            CHECK_MSG(d > 10 * TOL_LC_F32, "phi3: llama.cpp is as close to ahascope %s (%g)", k ? "without the attention factor" : "on the short factors", d);
+            CHECK_MSG(d > 10 * TOL_LC_F32, "phi3: llama.cpp is as close to ahascope %s (%g)",
+                      k ? "without the attention factor" : "on the short factors", d);
             free(ab);
         }
     }
@@ -459,14 +460,18 @@ TEST(families_phi3_gguf_short_factors_match_llamacpp) {
     Model ms, mg, offs, offg;
     LayerWeights lws_s[2], lws_g[2];
     Err e = {0};
-    if (model_load_hf(&ms, dir, 256, &e) != 0 || model_load_gguf(&mg, gguf, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
+    if (model_load_hf(&ms, dir, 256, &e) != 0 || model_load_gguf(&mg, gguf, &e) != 0) {
+        test_fail(__FILE__, __LINE__, "%s", e.msg);
+        return;
+    }
     CHECK_MSG(ms.c.rope_ext == ms.c.rope_short && mg.c.rope_ext == mg.c.rope_long && mg.c.rope_orig_ctx == 256,
               "the folder at context 256 should take the short factors, the file (context %d, original %d) the long", mg.c.seq_len,
               mg.c.rope_orig_ctx);
     int ids[LC_SEQ];
     for (int i = 0; i < LC_SEQ; i++) ids[i] = (i * 53 + 7) % VOCAB;
     fam_no_windows(&ms, &offs, lws_s), fam_no_windows(&mg, &offg, lws_g);
-    float *lc = lcfx_logits(gguf, ids, LC_SEQ, VOCAB, "fam"), *as = lcfx_aha_logits(&offs, ids, LC_SEQ), *al = lcfx_aha_logits(&offg, ids, LC_SEQ);
+    float *lc = lcfx_logits(gguf, ids, LC_SEQ, VOCAB, "fam");
+    float *as = lcfx_aha_logits(&offs, ids, LC_SEQ), *al = lcfx_aha_logits(&offg, ids, LC_SEQ);
     if (lc && as && al) {
         double ds = fam_dlogprob(lc, as, 0, LC_SEQ, VOCAB), dl = fam_dlogprob(lc, al, 0, LC_SEQ, VOCAB);
         printf("  measured: phi3 llama.cpp at n_ctx 256 (short factors) vs ahascope without the window over %d positions: "
