@@ -160,6 +160,8 @@ static int to_gguf(const ConvertOpts *o, Err *e) {
     GgufSaveOpts s = {.type = (GgmlType)t, .name = name, .bos_id = -1, .eos_id = -1};
     int rc = find_vocab(&v, &s, path, &m, o->tokenizer, e);
     if (!rc) rc = gguf_write_model(&m, o->out, &s, e);
+    char note[400]; /* what llama.cpp will run otherwise (a window it ignores): said once, on stderr */
+    if (!rc && gguf_write_llamacpp_note(&m, note, sizeof note)) fprintf(stderr, "%s\n", note);
     vocab_free(&v);
     model_free(&m);
     char safe[4 * 1024 + 1];

@@ -75,8 +75,10 @@ static void print_text(const AppLoaded *L, const RunOpts *o) {
     printf("parameters    %zu (%.2f M)\n", count_params(m), count_params(m) / 1e6);
     printf("bytes         %zu on disk, %zu streamed per decode step\n", m->file_bytes, model_decode_bytes(c));
     printf("classifier    %s\n", c->shared_classifier ? "tied to the embedding" : "separate (lm_head)");
-    printf("rope          %s pairs, theta %g%s\n", c->rope_half ? "rotate-half" : "adjacent", c->rope_theta,
-           c->rope_factor > 0 ? ", llama3 scaling" : "");
+    printf("rope          %s pairs, theta %g%s%s\n", c->rope_half ? "rotate-half" : "adjacent", c->rope_theta,
+           c->rope_factor > 0 ? ", llama3 scaling" : "",
+           !c->rope_ext ? "" : c->rope_ext == c->rope_long ? ", longrope (long factors: the context passes the original)"
+                                                         : ", longrope (short factors: the context is within the original)");
     printf("norm_eps      %g\n", c->norm_eps);
     printf("tokenizer     %s\n", textout_term(tok_text(L, tb, sizeof tb), safe, sizeof safe));
     printf("routers       %s\n", textout_term(router_text(L, o, rb, sizeof rb), safe, sizeof safe));

@@ -1,4 +1,4 @@
-/* gguf_write.h — write GGUF v3 files: metadata, tensors, and whole llama models.
+/* gguf_write.h — write GGUF v3 files: metadata, tensors, and whole models (llama, qwen3, gemma2, gemma3, phi3).
  *
  * Two levels. The container (gguf_write.c): a GgufWriter collects metadata
  * pairs (serialised as they are added) and tensor infos, then
@@ -10,12 +10,14 @@
  * naming path. Adding only records; every check that can fail does so
  * before the file is created.
  *
- * The model (gguf_write_model.c): a loaded llama-block model (a llama2.c
- * checkpoint, a Hugging Face llama folder, a GGUF llama) with ggml's tensor
- * names and llama.* keys, its 2-D matrices at one type (f32, f16, bf16,
- * q8_0, q4_0; the norms stay f32), and a vocabulary as tokenizer.ggml.*.
- * Hugging Face rows (rotate-half RoPE) are permuted back into adjacent
- * pairs, the order ggml's llama rotates and model_gguf.c reads.
+ * The model (gguf_write_model.c): a loaded model (a llama2.c checkpoint, a
+ * Hugging Face llama, mistral, qwen3, gemma2, gemma3 or phi3 folder, a GGUF
+ * file of those) with ggml's tensor names and {arch}.* keys, its 2-D
+ * matrices at one type (f32, f16, bf16, q8_0, q4_0; the norms stay f32),
+ * and a vocabulary as tokenizer.ggml.*. A llama's Hugging Face rows
+ * (rotate-half RoPE) are permuted back into adjacent pairs, the order
+ * ggml's llama rotates and model_gguf.c reads; the other architectures
+ * rotate halves in ggml and keep the folder's rows.
  */
 #ifndef AHASCOPE_GGUF_WRITE_H
 #define AHASCOPE_GGUF_WRITE_H
@@ -100,11 +102,19 @@ typedef struct {
     int add_bos;               /* tokenizer.ggml.add_bos_token */
 } GgufSaveOpts;
 
-/* Write m as a GGUF llama at path. Refuses in one line naming path (and the
- * tensor): an architecture other than the llama block, RoPE scaling, a
- * type not listed, rows that do not divide into 32 for Q8_0/Q4_0, a
- * vocabulary whose size is not the model's. */
+/* Write m as a GGUF llama (a llama2.c checkpoint, a llama or mistral
+ * model), qwen3, gemma2, gemma3 or phi3 at path. Refuses in one line naming
+ * path (and the tensor): another architecture, what the target's llama.cpp
+ * block cannot state (llama3 RoPE scaling, gemma windows or query scales
+ * off llama.cpp's, phi3 heads apart from dim / heads), a type not listed,
+ * rows that do not divide into 32 for Q8_0/Q4_0, a vocabulary whose size is
+ * not the model's. */
 int gguf_write_model(const Model *m, const char *path, const GgufSaveOpts *o, Err *e);
+
+/* What llama.cpp will run differently from the file m becomes: one line
+ * into buf (a mistral's or phi3's window, which llama.cpp runs as full
+ * attention) and 1, or "" and 0 when it runs what ahascope runs. */
+int gguf_write_llamacpp_note(const Model *m, char *buf, size_t cap);
 
 /* The tokenizer.json at path as tokenizer.ggml.* (gguf_write_hftok.c): a
  * byte-level BPE is written as model "gpt2" (tokens, token_type, merges,

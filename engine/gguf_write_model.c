@@ -1,13 +1,16 @@
-/* gguf_write_model.c — a loaded llama-block model as a GGUF llama (or qwen3): ggml's tensor names, {arch}.* keys, a vocabulary.
+/* gguf_write_model.c — a loaded model as a GGUF llama, qwen3, gemma2, gemma3 or phi3: ggml's tensor names, {arch}.* keys, a vocabulary.
  *
  * Every matrix is widened to f32 rows first (a Hugging Face folder keeps
  * f16/bf16), permuted when the source rotates halves (ggml's llama and
  * model_gguf.c rotate adjacent pairs: row 2i + k of a head is rotate-half
- * row k * head_size/2 + i; ggml's qwen3 rotates halves, so its rows stay
- * as a folder has them), then narrowed. A mistral folder is written as
- * llama without its window, as llama.cpp's converter writes one (its llama
- * reads no window key), and convert says so to the chosen type; an f32
- * matrix that needs no permuting is written straight from the model.
+ * row k * head_size/2 + i; ggml's qwen3, gemmas and phi3 rotate halves, so
+ * their rows stay as a folder has them), then narrowed to the chosen type;
+ * an f32 matrix that needs no permuting is written straight from the model.
+ * A mistral folder is written as llama with its window kept in
+ * llama.attention.sliding_window, a key llama.cpp names but its llama never
+ * reads, and phi3's window goes where llama.cpp's converter puts it, in a
+ * key its phi3 reads and turns off: gguf_write_llamacpp_note says so, for
+ * convert to print.
  */
 #include "engine/gguf_write.h"
 
@@ -44,7 +47,7 @@ typedef struct {
     const Model *m;
     GgmlType type;
     const char *path;
-    const char *arch;  /* general.architecture: "llama", "qwen3", "gemma2" or "gemma3" */
+    const char *arch;  /* general.architecture: "llama", "qwen3", "gemma2", "gemma3" or "phi3" */
 } Out;
 
 /* rows x cols of a Mat as f32 (malloc'd), or NULL when out of memory. */
@@ -84,6 +87,26 @@ static void *narrow(GgmlType t, float *f, size_t n, size_t *nbytes) {
     }
     free(f);
     return b;
+}
+
+/* Matrices of cols columns stacked into one tensor (phi3's attn_qkv, its
+ * gate and up as ffn_up): parts[i] gives rows[i] rows; no RoPE reordering
+ * (phi3 rotates halves, as the folder). */
+static int add_fused(Out *o, const char *name, const Mat *parts, const size_t *rows, int n, size_t cols, Err *e) {
+    size_t total = 0;
+    for (int i = 0; i < n; i++) total += rows[i];
+    float *f = malloc(total * cols * sizeof *f);
+    for (size_t i = 0, at = 0; f && i < (size_t)n; at += rows[i++]) {
+        float *part = widen(parts[i], rows[i], cols);
+        if (part) memcpy(f + at * cols, part, rows[i] * cols * sizeof *f);
+        else free(f), f = NULL;
+        free(part);
+    }
+    int64_t ne[2] = {(int64_t)cols, (int64_t)total};
+    size_t nbytes = 0;
+    void *data = f ? narrow(o->type, f, total * cols, &nbytes) : NULL;
+    if (!data) return err_set(e, "%s: out of memory converting tensor '%s'", o->path, name);
+    return gguf_write_tensor(&o->w, name, o->type, 2, ne, data, nbytes, 1, e);
 }
 
 /* A matrix [rows][cols]; heads > 0 marks W_Q/W_K, whose rows a rotate-half source has reordered. */
@@ -129,10 +152,27 @@ static int add_post_norms(Out *o, int l, Err *e) {
     return add_norm(o, a, lw->post_attn_norm, d, e) || add_norm(o, f, lw->post_ffn_norm, d, e) ? -1 : 0;
 }
 
+/* phi3's block as llama.cpp's phi3 reads it: attn_qkv [dim, q + 2 kv], ffn_up [dim, 2 hidden] (gate rows first). */
+static int add_phi3_layer(Out *o, int l, Err *e) {
+    const Config *c = &o->m->c;
+    const LayerWeights *lw = &o->m->layers[l];
+    size_t d = c->dim, h = c->hidden_dim;
+    char n[6][64];
+    const char *parts[6] = {"attn_norm", "attn_qkv", "attn_output", "ffn_norm", "ffn_up", "ffn_down"};
+    for (int i = 0; i < 6; i++) snprintf(n[i], sizeof n[i], "blk.%d.%s.weight", l, parts[i]);
+    const Mat qkv[3] = {lw->wq, lw->wk, lw->wv}, gu[2] = {lw->w1, lw->w3};
+    const size_t qkv_rows[3] = {(size_t)c->q_dim, (size_t)c->kv_dim, (size_t)c->kv_dim}, gu_rows[2] = {h, h};
+    return add_norm(o, n[0], lw->attn_norm, d, e) || add_fused(o, n[1], qkv, qkv_rows, 3, d, e) ||
+           add_mat(o, n[2], lw->wo, d, (size_t)c->q_dim, 0, e) || add_norm(o, n[3], lw->ffn_norm, d, e) ||
+           add_fused(o, n[4], gu, gu_rows, 2, d, e) || add_mat(o, n[5], lw->w2, d, h, 0, e)
+               ? -1 : 0;
+}
+
 static int add_layer(Out *o, int l, Err *e) {
     const Config *c = &o->m->c;
     const LayerWeights *lw = &o->m->layers[l];
     size_t d = c->dim, q = c->q_dim, kv = c->kv_dim, h = c->hidden_dim;
+    if (c->arch == ARCH_PHI3) return add_phi3_layer(o, l, e);
     char n[9][64];
     const char *parts[9] = {"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_down", "ffn_up"};
     for (int i = 0; i < 9; i++) snprintf(n[i], sizeof n[i], "blk.%d.%s.weight", l, parts[i]);
@@ -164,20 +204,43 @@ static int check_gemma2(const Model *m, const char *path, Err *e) {
     return 0;
 }
 
-/* What the llama and qwen3 blocks of model_gguf.c cannot express is
- * refused before anything is converted: other blocks, scaled RoPE, built-in
- * routers, a qwen3 rotating adjacent pairs, rows that are not whole blocks. */
+/* What llama.cpp's phi3 cannot express: heads set apart from dim / heads
+ * (its attn_qkv and attn_output are dim rows of queries), a window on some
+ * layers only, longrope with one factor table. */
+static int check_phi3(const Model *m, const char *path, Err *e) {
+    const Config *c = &m->c;
+    if (c->q_dim != c->dim)
+        return err_set(e, "%s: phi3 heads of %d are not dim / heads (%d / %d), which llama.cpp's phi3 needs", path,
+                       c->head_size, c->dim, c->n_heads);
+    for (int l = 0; l < c->n_layers; l++)
+        if (m->layers[l].window != c->sliding_window)
+            return err_set(e, "%s: layer %d's window %d is not the model's %d (phi3 windows every layer)", path, l,
+                           m->layers[l].window, c->sliding_window);
+    if (c->rope_ext && (!c->rope_short || !c->rope_long))
+        return err_set(e, "%s: phi3's longrope needs both factor tables (short and long)", path);
+    return 0;
+}
+
+/* What the blocks of model_gguf.c cannot express is refused before
+ * anything is converted: other blocks, llama3-scaled RoPE, built-in
+ * routers, a qwen3, gemma or phi3 rotating adjacent pairs, a window on some
+ * layers of a llama only, rows that are not whole blocks. */
 static int check_model(const Model *m, GgmlType t, const char *path, Err *e) {
     const Config *c = &m->c;
     if (gguf_write_file_type(t) < 0) return err_set(e, "%s: cannot write tensors of type %s", path, gguf_type_name(t));
     int llama = c->arch == ARCH_LLAMA2C || c->arch == ARCH_LLAMA || c->arch == ARCH_MISTRAL;
-    int gemma = c->arch == ARCH_GEMMA2 || c->arch == ARCH_GEMMA3;
-    if ((!llama && c->arch != ARCH_QWEN3 && !gemma) || m->builtin_routers || !m->layers)
-        return err_set(e, "%s: only llama, mistral, qwen3, gemma2 and gemma3 models can be written as GGUF (this one is %s)",
+    int gemma = c->arch == ARCH_GEMMA2 || c->arch == ARCH_GEMMA3, phi3 = c->arch == ARCH_PHI3;
+    if ((!llama && c->arch != ARCH_QWEN3 && !gemma && !phi3) || m->builtin_routers || !m->layers)
+        return err_set(e, "%s: only llama, mistral, qwen3, gemma2, gemma3 and phi3 models can be written as GGUF (this one is %s)",
                        path, m->arch_name);
     if (gemma && check_gemma2(m, path, e)) return -1;
+    if (phi3 && check_phi3(m, path, e)) return -1;
+    for (int l = 0; llama && l < c->n_layers; l++)
+        if (m->layers[l].window != c->sliding_window)
+            return err_set(e, "%s: layer %d's window %d is not the model's %d (one window for every layer)", path, l,
+                           m->layers[l].window, c->sliding_window);
     if (c->rope_factor != 0) return err_set(e, "%s: a model with llama3 RoPE scaling cannot be written as GGUF yet", path);
-    if ((c->arch == ARCH_QWEN3 || gemma) && !c->rope_half)
+    if ((c->arch == ARCH_QWEN3 || gemma || phi3) && !c->rope_half)
         return err_set(e, "%s: a %s rotating adjacent pairs cannot be written as GGUF (write it as a folder first)", path, m->arch_name);
     for (int l = 0; l < c->n_layers; l++)
         if (!m->layers[l].attn_norm || !m->layers[l].ffn_norm || m->layers[l].bq || (llama && m->layers[l].q_norm))
@@ -235,6 +298,35 @@ static void add_config(Out *o, const GgufSaveOpts *s) {
         if (c->final_softcap > 0) put_f32(o, "final_logit_softcapping", c->final_softcap);
         if (c->sliding_window > 0) put_u32(o, "attention.sliding_window", (uint32_t)c->sliding_window);
     }
+    if (c->arch == ARCH_MISTRAL && c->sliding_window > 0) put_u32(o, "attention.sliding_window", (uint32_t)c->sliding_window);
+    if (c->arch == ARCH_PHI3) { /* as llama.cpp's converter: the window 0 when none */
+        put_u32(o, "attention.sliding_window", (uint32_t)c->sliding_window);
+        if (c->rope_orig_ctx > 0) put_u32(o, "rope.scaling.original_context_length", (uint32_t)c->rope_orig_ctx);
+        if (c->rope_mscale > 0) put_f32(o, "rope.scaling.attn_factor", c->rope_mscale);
+    }
+}
+
+/* phi3's longrope tables as the global F32 tensors llama.cpp reads. */
+static int add_rope_factors(Out *o, Err *e) {
+    const Config *c = &o->m->c;
+    if (c->arch != ARCH_PHI3 || !c->rope_short) return 0;
+    size_t half = (size_t)c->head_size / 2;
+    return add_norm(o, "rope_factors_short.weight", c->rope_short, half, e) ||
+                   add_norm(o, "rope_factors_long.weight", c->rope_long, half, e)
+               ? -1 : 0;
+}
+
+int gguf_write_llamacpp_note(const Model *m, char *buf, size_t cap) {
+    const Config *c = &m->c;
+    if (cap) buf[0] = '\0';
+    if (c->sliding_window <= 0) return 0;
+    if (c->arch == ARCH_MISTRAL)
+        snprintf(buf, cap, "note: the window of %d is kept in llama.attention.sliding_window, which llama.cpp's llama does "
+                 "not read: llama.cpp will run this file with full attention (ahascope runs the window)", c->sliding_window);
+    else if (c->arch == ARCH_PHI3)
+        snprintf(buf, cap, "note: llama.cpp's phi3 turns phi3.attention.sliding_window (%d) off: llama.cpp will run this "
+                 "file with full attention (ahascope runs the window)", c->sliding_window);
+    return cap && buf[0] ? 1 : 0;
 }
 
 /* A llama2.c piece as SentencePiece spells it: spaces back to U+2581, and
@@ -321,6 +413,7 @@ int gguf_write_model(const Model *m, const char *path, const GgufSaveOpts *s, Er
              .arch = c->arch == ARCH_QWEN3   ? "qwen3"
                      : c->arch == ARCH_GEMMA2 ? "gemma2"
                      : c->arch == ARCH_GEMMA3 ? "gemma3"
+                     : c->arch == ARCH_PHI3   ? "phi3"
                                               : "llama"};
     gguf_write_init(&o.w);
     add_config(&o, s);
@@ -328,6 +421,7 @@ int gguf_write_model(const Model *m, const char *path, const GgufSaveOpts *s, Er
     if (!rc) rc = add_mat(&o, "token_embd.weight", m->embed, (size_t)c->vocab_size, (size_t)c->dim, 0, e);
     if (!rc) rc = add_norm(&o, "output_norm.weight", m->final_norm, (size_t)c->dim, e);
     if (!rc && !c->shared_classifier) rc = add_mat(&o, "output.weight", m->cls, (size_t)c->vocab_size, (size_t)c->dim, 0, e);
+    if (!rc) rc = add_rope_factors(&o, e);
     for (int l = 0; !rc && l < c->n_layers; l++) rc = add_layer(&o, l, e);
     if (!rc) rc = gguf_write_file(&o.w, path, e);
     gguf_write_free(&o.w);

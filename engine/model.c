@@ -85,6 +85,7 @@ static const char *llama2c_misfit(const Model *m) {
         if (!w->attn_norm || !w->ffn_norm || w->post_attn_norm || w->post_ffn_norm || w->q_norm || w->k_norm || w->bq ||
             w->bk || w->bv)
             return "its blocks are not llama's (norms or biases)";
+        if (w->window) return "its layers have a built-in sliding window";
         const Mat *mat[7] = {&w->wq, &w->wk, &w->wv, &w->wo, &w->w1, &w->w2, &w->w3};
         for (int k = 0; k < 7; k++)
             if (mat[k]->dt != DT_F32) return "its matrices are not all f32";

@@ -67,7 +67,7 @@ typedef struct {
     int rope_half;    /* 1: rotate-half pairs (HF); 0: adjacent pairs (llama2.c) */
     float rope_factor;           /* llama3 rope scaling factor; 0: no scaling */
     float rope_low, rope_high;   /* llama3 low_freq_factor, high_freq_factor */
-    int rope_orig_ctx;           /* llama3 original_max_position_embeddings */
+    int rope_orig_ctx;           /* llama3's (or longrope's) original_max_position_embeddings */
     int arch;         /* Arch */
     int dtype;        /* DType of the big matrices (bytes per weight in decode_bytes); a GGUF
                          file of mixed types: the type holding the most bytes */
@@ -84,6 +84,8 @@ typedef struct {
     float rope_linear;      /* linear rope_scaling factor (positions / factor) of the layers on rope_theta; 0: none */
     const float *rope_ext;  /* longrope: each pair's frequency divided by rope_ext[i] ([head_size/2], owned by
                                the model); NULL: none */
+    const float *rope_short, *rope_long; /* longrope's two tables ([head_size/2] each, owned by the model),
+                                            rope_ext being the one the run's context picked; NULL: none */
     float rope_mscale;      /* longrope's attention factor: cos and sin multiplied by it; 0: 1 */
     int kv_dtype;     /* DType the KV cache stores: the matrices' by default (HF does the same);
                          a run may set it to DT_F32 before fwd_init to keep keys and values exact */
@@ -188,8 +190,11 @@ int model_load(Model *m, const char *path, Err *e);
 /* Model.version of a model read from a GGUF file. */
 #define MODEL_VERSION_GGUF 3
 
-/* Load a GGUF file (engine/gguf.h) of the llama, qwen2 or olmo2
- * architecture ({arch}.* metadata), its matrices used in place in their
+/* Load a GGUF file (engine/gguf.h) of the llama, qwen2, olmo2, qwen3,
+ * gemma2, gemma3 or phi3 architecture ({arch}.* metadata; a llama's
+ * llama.attention.sliding_window makes it a windowed ARCH_MISTRAL; phi3's
+ * fused attn_qkv/ffn_up are read as row ranges, its longrope tables
+ * picked by the context), its matrices used in place in their
  * stored type (F32, F16, BF16, Q4_0 … Q8_0, Q2_K … Q6_K) from the mapped
  * file, which stays open until model_free; norms and biases widened to
  * owned f32; tied when there is no output.weight; the context capped at

@@ -1,10 +1,12 @@
-/* model_gguf.c — a GGUF model (llama, qwen2, olmo2, qwen3, gemma2, gemma3) read in place: its matrices are the file's mapped tensors.
+/* model_gguf.c — a GGUF model (llama, qwen2, olmo2, qwen3, gemma2, gemma3, phi3) read in place: its matrices are the file's mapped tensors.
  *
  * ggml's llama rotates adjacent RoPE pairs, and its converter reorders a
  * Hugging Face model's W_Q/W_K rows (rotate-half) into that order; so a
- * GGUF llama runs with rope_half 0 and no row is permuted back. qwen2 and
- * olmo2 (and qwen3) rotate halves in ggml (NEOX RoPE) and their rows are left as the
- * Hugging Face model had them: rope_half 1. Matrices are ggml [ne1 rows]
+ * GGUF llama runs with rope_half 0 and no row is permuted back. qwen2,
+ * olmo2, qwen3, the gemmas and phi3 rotate halves in ggml (NEOX RoPE) and
+ * their rows are left as the Hugging Face model had them: rope_half 1.
+ * phi3's fused attn_qkv and ffn_up (gate rows, then up) are read as row
+ * ranges of one tensor, as the folder's are. Matrices are ggml [ne1 rows]
  * [ne0 columns], the same row-major [out][in] as Model's, and stay in the
  * mapped file in their stored type (F32, F16, BF16 or a block type of
  * engine/quant.h): the GgufFile stays open for the model's life. Vectors
@@ -38,16 +40,21 @@ typedef struct {
     int qk_head;       /* attn_q_norm/attn_k_norm of [head_dim], applied per head (qwen3) */
     int gemma;         /* Gemma 2: four norms a block (stored as 1 + w), GeGLU, scaled embeddings,
                           soft-caps, a window on even layers */
+    int fused;         /* phi3: attn_qkv (q, k, v rows) and ffn_up (gate, up rows) in place of five matrices */
 } GgufArch;
 
 static const GgufArch ARCHES[] = {
-    {"llama", ARCH_LLAMA, 0, 0, 0, 0, 0},
-    {"qwen2", ARCH_QWEN2, 1, 1, 0, 0, 0},
-    {"olmo2", ARCH_OLMO2, 1, 0, 1, 0, 0},
-    {"qwen3", ARCH_QWEN3, 1, 0, 0, 1, 0},
-    {"gemma2", ARCH_GEMMA2, 1, 0, 0, 0, 1},
-    {"gemma3", ARCH_GEMMA3, 1, 0, 0, 1, 1},
+    {"llama", ARCH_LLAMA, 0, 0, 0, 0, 0, 0},
+    {"qwen2", ARCH_QWEN2, 1, 1, 0, 0, 0, 0},
+    {"olmo2", ARCH_OLMO2, 1, 0, 1, 0, 0, 0},
+    {"qwen3", ARCH_QWEN3, 1, 0, 0, 1, 0, 0},
+    {"gemma2", ARCH_GEMMA2, 1, 0, 0, 0, 1, 0},
+    {"gemma3", ARCH_GEMMA3, 1, 0, 0, 1, 1, 0},
+    {"phi3", ARCH_PHI3, 1, 0, 0, 0, 0, 1},
 };
+
+/* phi3's longrope factor tables: global tensors of [head_size / 2], both or neither. */
+static const char *const ROPE_FACTORS[2] = {"rope_factors_short.weight", "rope_factors_long.weight"};
 
 int model_is_gguf(const char *path) {
     FileKind k;
@@ -78,7 +85,8 @@ static const GgufArch *find_arch(const GgufFile *f, Err *e) {
     const char *arch = gguf_get_str(f, "general.architecture");
     for (size_t i = 0; arch && i < sizeof ARCHES / sizeof ARCHES[0]; i++)
         if (!strcmp(arch, ARCHES[i].name)) return &ARCHES[i];
-    err_set(e, "%s: GGUF architecture '%.32s' cannot run yet (llama, qwen2, olmo2, qwen3, gemma2 and gemma3 can)", f->path, arch ? arch : "(none)");
+    err_set(e, "%s: GGUF architecture '%.32s' cannot run yet (llama, qwen2, olmo2, qwen3, gemma2, gemma3 and phi3 can)", f->path,
+            arch ? arch : "(none)");
     return NULL;
 }
 
@@ -169,6 +177,38 @@ static int gemma2_config(const GgufFile *f, const GgufArch *a, Config *c, Err *e
     return 0;
 }
 
+/* The window every layer of a llama or phi3 keeps ({arch}.attention.sliding_window; absent or 0: none).
+ * llama.cpp reads neither (its llama has no window, its phi3 turns it off):
+ * ahascope runs what the file states, as the folder it came from did. A
+ * windowed llama is a Mistral (ARCH_MISTRAL, so a conversion keeps it). */
+static int window_all(const GgufFile *f, const GgufArch *a, Config *c, Err *e) {
+    char key[96];
+    int64_t w = 0;
+    snprintf(key, sizeof key, "%s.attention.sliding_window", a->name);
+    if (gguf_find_kv(f, key) && (gguf_get_int(f, key, &w) || w < 0 || w > MODEL_MAX_SEQ))
+        return err_set(e, "%s: %s must be a whole number from 0 to %d", f->path, key, MODEL_MAX_SEQ);
+    c->sliding_window = (int)w;
+    if (w > 0 && a->arch == ARCH_LLAMA) c->arch = ARCH_MISTRAL;
+    return 0;
+}
+
+/* phi3's attention factor ({arch}.rope.scaling.attn_factor, cos and sin
+ * multiplied by it: llama.cpp's rope_attn_factor) and original context
+ * ({arch}.rope.scaling.original_context_length, else the context length),
+ * the one past which a run takes the long factors (take_rope_factors). */
+static int phi3_config(const GgufFile *f, const GgufArch *a, int ctx, Config *c, Err *e) {
+    char key[96];
+    double af = 1;
+    snprintf(key, sizeof key, "%s.rope.scaling.attn_factor", a->name);
+    if (gguf_find_kv(f, key) && (gguf_get_float(f, key, &af) || !(af > 0 && af < 1e3)))
+        return err_set(e, "%s: %s must be a number above 0", f->path, key);
+    c->rope_mscale = af == 1 ? 0 : (float)af;
+    if (c->q_dim != c->dim)
+        return err_set(e, "%s: a phi3 whose heads are not dim / heads wide (%d x %d) is not llama.cpp's phi3", f->path,
+                       c->n_heads, c->head_size);
+    return cfg_int(f, a->name, "rope.scaling.original_context_length", 0, ctx, &c->rope_orig_ctx, e); /* llama.cpp's default too */
+}
+
 static int gguf_config(const GgufFile *f, const GgufArch *a, Config *c, Err *e) {
     const char *p = a->name;
     memset(c, 0, sizeof *c);
@@ -216,6 +256,8 @@ static int gguf_config(const GgufFile *f, const GgufArch *a, Config *c, Err *e) 
     if (rope_dims && rope_dims != c->head_size)
         return err_set(e, "%s: partial RoPE (%d of %d dims) cannot run yet", f->path, rope_dims, c->head_size);
     if (a->gemma && gemma2_config(f, a, c, e)) return -1;
+    if ((a->arch == ARCH_LLAMA || a->fused) && window_all(f, a, c, e)) return -1;
+    if (a->fused && phi3_config(f, a, ctx, c, e)) return -1;
     return rope_freqs(f, a, c, e);
 }
 
@@ -266,17 +308,42 @@ static int take_vec(const GgufFile *f, const char *name, int64_t n, float **at, 
 }
 
 /* Tensors a block of architecture a holds. */
-static int per_layer(const GgufArch *a) { return (a->olmo || a->gemma ? 11 : 9 + 3 * a->biases) + 2 * a->qk_head; }
+static int per_layer(const GgufArch *a) {
+    return a->fused ? 6 : (a->olmo || a->gemma ? 11 : 9 + 3 * a->biases) + 2 * a->qk_head;
+}
 
 /* Floats of the widened vectors of one block. */
 static int64_t layer_vec_floats(const GgufArch *a, const Config *c) {
     int64_t d = c->dim, q = c->q_dim, kv = c->kv_dim;
+    if (a->fused) return 2 * d;
     if (a->gemma) return 4 * d + (a->qk_head ? 2 * (int64_t)c->head_size : 0);
     return a->olmo ? 2 * d + q + kv : 2 * d + (a->biases ? q + 2 * kv : 0) + (a->qk_head ? 2 * (int64_t)c->head_size : 0);
 }
 
+/* Rows [row0, ...) of a fused matrix of cols columns, as its own Mat. */
+static Mat mat_rows(Mat m, int64_t row0, int64_t cols) {
+    return (Mat){(const char *)m.p + (size_t)row0 * model_row_bytes(m.dt, (size_t)cols), m.dt};
+}
+
+/* phi3's block: llama's with attn_qkv [dim, q + 2 kv] and ffn_up [dim, 2 hidden] fused. */
+static int take_fused_layer(const GgufFile *f, const Config *c, int l, LayerWeights *lw, float **v, Err *e) {
+    int64_t d = c->dim, h = c->hidden_dim, kv = c->kv_dim, q = c->q_dim;
+    char n[6][64];
+    const char *parts[6] = {"attn_qkv", "attn_output", "ffn_up", "ffn_down", "attn_norm", "ffn_norm"};
+    for (int i = 0; i < 6; i++) snprintf(n[i], sizeof n[i], "blk.%d.%s.weight", l, parts[i]);
+    Mat qkv, gu;
+    if (take_mat(f, n[0], d, q + 2 * kv, &qkv, e) || take_mat(f, n[1], q, d, &lw->wo, e) || take_mat(f, n[2], d, 2 * h, &gu, e) ||
+        take_mat(f, n[3], h, d, &lw->w2, e) || take_vec(f, n[4], d, v, &lw->attn_norm, e) || take_vec(f, n[5], d, v, &lw->ffn_norm, e))
+        return -1;
+    lw->wq = qkv, lw->wk = mat_rows(qkv, q, d), lw->wv = mat_rows(qkv, q + kv, d);
+    lw->w1 = gu, lw->w3 = mat_rows(gu, h, d);
+    lw->window = c->sliding_window;
+    return 0;
+}
+
 static int take_layer(const GgufFile *f, const GgufArch *a, const Config *c, int l, LayerWeights *lw, float **v, Err *e) {
     int64_t d = c->dim, h = c->hidden_dim, kv = c->kv_dim, q = c->q_dim;
+    if (a->fused) return take_fused_layer(f, c, l, lw, v, e);
     char n[12][64];
     const char *parts[12] = {"attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight",
                              "ffn_gate.weight", "ffn_down.weight", "ffn_up.weight",
@@ -307,6 +374,29 @@ static int take_layer(const GgufFile *f, const GgufArch *a, const Config *c, int
     if (a->biases && (take_vec(f, n[9], q, v, &lw->bq, e) || take_vec(f, n[10], kv, v, &lw->bk, e) ||
                       take_vec(f, n[11], kv, v, &lw->bv, e)))
         return -1;
+    lw->window = c->sliding_window; /* a llama's (Mistral's) window, every layer; 0 elsewhere */
+    return 0;
+}
+
+/* How many of phi3's two factor tables the file holds (0 or 2 are right). */
+static int n_rope_factors(const GgufFile *f) {
+    return (gguf_find_tensor(f, ROPE_FACTORS[0]) != NULL) + (gguf_find_tensor(f, ROPE_FACTORS[1]) != NULL);
+}
+
+/* phi3's short and long factors widened into *v, and the one the context
+ * picks as rope_ext: long once the context passes the original, as
+ * llama.cpp picks them by its context's size (and model_hf.c by the run's). */
+static int take_rope_factors(const GgufFile *f, Config *c, float **v, Err *e) {
+    int half = c->head_size / 2;
+    if (n_rope_factors(f) == 0) return 0; /* take_all refused one alone */
+    if (take_vec(f, ROPE_FACTORS[0], half, v, &c->rope_short, e) || take_vec(f, ROPE_FACTORS[1], half, v, &c->rope_long, e))
+        return -1;
+    for (int i = 0; i < 2 * half; i++) {
+        float x = i < half ? c->rope_short[i] : c->rope_long[i - half];
+        if (!(x > 0 && x < 1e9))
+            return err_set(e, "%s: %s[%d] = %g is not a positive factor", f->path, ROPE_FACTORS[i >= half], i % half, x);
+    }
+    c->rope_ext = c->seq_len > c->rope_orig_ctx ? c->rope_long : c->rope_short;
     return 0;
 }
 
@@ -345,9 +435,12 @@ static int take_all(Model *m, GgufModel *g, const GgufArch *a, Err *e) {
     const GgufFile *f = &g->f;
     const Config *c = &m->c;
     int L = c->n_layers, want = 2 + !c->shared_classifier + per_layer(a) * L + (gguf_find_tensor(f, "rope_freqs.weight") != NULL);
+    if (a->fused && n_rope_factors(f) == 1)
+        return err_set(e, "%s: holds one of %s and %s without the other", f->path, ROPE_FACTORS[0], ROPE_FACTORS[1]);
+    if (a->fused) want += n_rope_factors(f);
     if (f->n_tensors != want)
         return err_set(e, "%s: holds %d tensors, but a %s of %d layers has %d", f->path, f->n_tensors, a->name, L, want);
-    int64_t per = layer_vec_floats(a, c), n = per * L + c->dim;
+    int64_t per = layer_vec_floats(a, c), n = per * L + c->dim + (a->fused ? c->head_size : 0);
     float *v = g->vecs = malloc((size_t)n * sizeof(float));
     m->layers = calloc((size_t)L, sizeof *m->layers);
     if (!g->vecs || !m->layers) return err_set(e, "%s: out of memory for %d layers", f->path, L);
@@ -358,6 +451,7 @@ static int take_all(Model *m, GgufModel *g, const GgufArch *a, Err *e) {
     if (!c->shared_classifier && take_mat(f, "output.weight", c->dim, c->vocab_size, &m->cls, e)) return -1;
     for (int l = 0; l < L; l++)
         if (take_layer(f, a, c, l, &m->layers[l], &v, e)) return -1;
+    if (a->fused && take_rope_factors(f, &m->c, &v, e)) return -1;
     count_bytes(m, n);
     return 0;
 }

@@ -254,7 +254,8 @@ static int parse_longrope(const cJSON *j, Model *m, int max_pos, const char *pat
         return -1;
     double s = (double)max_pos / hf->rope_orig;
     c->rope_mscale = att > 0 ? att : s > 1 ? (float)sqrt(1 + log(s) / log((double)hf->rope_orig)) : 1.0f;
-    c->rope_ext = hf->rope_ext + (c->seq_len > hf->rope_orig ? half : 0);
+    c->rope_short = hf->rope_ext, c->rope_long = hf->rope_ext + half, c->rope_orig_ctx = hf->rope_orig;
+    c->rope_ext = c->seq_len > hf->rope_orig ? c->rope_long : c->rope_short;
     return 0;
 }
 

@@ -58,7 +58,7 @@ static size_t arch_floats(const Config *c, int arch) {
     size_t d = c->dim, q = c->q_dim, kv = c->kv_dim, H = c->n_heads;
     return (arch == ARCH_FAOLMO ? (q + H) * d : 0) + (is_olmo(arch) ? q + kv : 0) + (arch == ARCH_QWEN2 ? q + 2 * kv : 0) +
            (arch == ARCH_QWEN3 || arch == ARCH_GEMMA3 ? 2 * (size_t)c->head_size : 0) + (is_gemma(arch) ? 2 * d : 0) +
-           (arch == ARCH_PHI3 ? (size_t)c->head_size / 2 : 0); /* longrope's factors, once (counted per layer: room) */
+           (arch == ARCH_PHI3 ? (size_t)c->head_size : 0); /* longrope's two tables, once (counted per layer: room) */
 }
 
 /* n values 1 + u, u uniform in ±0.25: norm weights that are not all alike. */
@@ -116,14 +116,15 @@ static void gemma2_extras(Config *c) {
 }
 
 /* Phi-3's longrope for a random model: short factors 1 … 3 dividing each
- * pair's frequency (the ones a run of context <= the original uses), and the
- * attention factor of a model whose max_position_embeddings is 4x the
- * original (model_save_hf writes it so). */
+ * pair's frequency (the ones a run of context <= the original uses), long
+ * ones 1.5 short + 0.5 (others, so a reader that takes the wrong table is
+ * seen), and the attention factor of a model whose max_position_embeddings
+ * is 4x the original (model_save_hf writes it so; the context is the original). */
 static void phi3_longrope(Model *m, float *p, uint64_t *s) {
     int half = m->c.head_size / 2;
     model_fill_uniform(p, (uint64_t)half, 1.0f, s);
-    for (int i = 0; i < half; i++) p[i] += 2.0f;
-    m->c.rope_ext = p;
+    for (int i = 0; i < half; i++) p[i] += 2.0f, p[half + i] = p[i] * 1.5f + 0.5f;
+    m->c.rope_ext = m->c.rope_short = p, m->c.rope_long = p + half, m->c.rope_orig_ctx = m->c.seq_len;
     m->c.rope_mscale = (float)sqrt(1 + log(4.0) / log((double)m->c.seq_len));
 }
 
@@ -366,23 +367,23 @@ static void gemma2_json(cJSON *j, const Model *m) {
         cJSON_AddItemToArray(types, cJSON_CreateString(m->layers[l].window ? "sliding_attention" : "full_attention"));
 }
 
-/* Phi-3's keys: its window (null: none) and, with longrope, the factors:
- * short = the model's, long = others (so a reader that takes the wrong ones
- * is seen), the context as the original and 4x it as the maximum. */
+/* Phi-3's keys: its window (null: none) and, with longrope, both factor
+ * tables, the original context, and 4x it as the maximum (the attention
+ * factor model_random_arch chose for that ratio). */
 static void phi3_json(cJSON *j, const Config *c) {
     if (c->sliding_window > 0) cJSON_AddNumberToObject(j, "sliding_window", c->sliding_window);
     else cJSON_AddNullToObject(j, "sliding_window");
-    if (!c->rope_ext) return;
+    if (!c->rope_short || !c->rope_long) return;
     int half = c->head_size / 2;
     cJSON *rs = cJSON_AddObjectToObject(j, "rope_scaling"), *sh = cJSON_AddArrayToObject(rs, "short_factor"),
           *lg = cJSON_AddArrayToObject(rs, "long_factor");
     cJSON_AddStringToObject(rs, "type", "longrope");
     for (int i = 0; i < half; i++) {
-        cJSON_AddItemToArray(sh, cJSON_CreateNumber(c->rope_ext[i]));
-        cJSON_AddItemToArray(lg, cJSON_CreateNumber(c->rope_ext[i] * 1.5 + 0.5));
+        cJSON_AddItemToArray(sh, cJSON_CreateNumber(c->rope_short[i]));
+        cJSON_AddItemToArray(lg, cJSON_CreateNumber(c->rope_long[i]));
     }
-    cJSON_AddNumberToObject(j, "original_max_position_embeddings", c->seq_len);
-    cJSON_ReplaceItemInObject(j, "max_position_embeddings", cJSON_CreateNumber(4.0 * c->seq_len));
+    cJSON_AddNumberToObject(j, "original_max_position_embeddings", c->rope_orig_ctx);
+    cJSON_ReplaceItemInObject(j, "max_position_embeddings", cJSON_CreateNumber(4.0 * c->rope_orig_ctx));
 }
 
 static cJSON *config_json(const Model *m, const HfSaveOpts *o) {

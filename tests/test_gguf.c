@@ -402,7 +402,7 @@ TEST(gguf_model_refusals) {
     memcpy(g.b + g.at_arch_len + 8, "gemma", 5);
     CHECK(test_write_file(path, g.b, (long)g.n) == 0);
     CHECK(model_load_gguf(&m, path, &e) != 0);
-    CHECK_MSG(strstr(e.msg, "GGUF architecture 'gemma' cannot run yet (llama, qwen2, olmo2, qwen3, gemma2 and gemma3 can)"), "%s", e.msg);
+    CHECK_MSG(strstr(e.msg, "GGUF architecture 'gemma' cannot run yet (llama, qwen2, olmo2, qwen3, gemma2, gemma3 and phi3 can)"), "%s", e.msg);
     char cmd[1400], starts[1200];
     snprintf(cmd, sizeof cmd, "%s generate --model %s --prompt hi --steps 2", test_bin(), path);
     snprintf(starts, sizeof starts, "ahascope generate: %s: ", path);
