@@ -320,7 +320,10 @@ TEST(llamacpp_quantized_stories) {
 /* What `convert --to gguf` writes and llama.cpp must load and run alike,
  * then what llama.cpp quantises that f32 file to; tolerances of max
  * |Δ logprob|, measured with the writer's and the quantised types' branches
- * merged (tests/README.md): f32 1.4e-6, f16 5.4e-4, bf16 1.8e-3, q8_0 and
+ * merged (tests/README.md): f32 1.4e-6, f16 5.4e-4, bf16 1.8e-3 (4.7e-3 on
+ * a Zen 5, whose AVX512-BF16 dot products llama.cpp takes: its bf16
+ * activations keep 8 mantissa bits, 8× f16's rounding, so bf16's bound is
+ * 8× f16's and a host's kernels move within it), q8_0 and
  * q4_0 1.4e-2; re-quantised q4_1 1.4e-2, q5_0 1.4e-2, q5_1 1.5e-2, q2_k
  * 1.8e-2, q3_k 2.1e-2, q4_k 1.7e-2, q5_k 1.8e-2, q6_k 1.9e-2; the mixes
  * q3_k_m 2.2e-2, q4_k_m 2.1e-2, q5_k_m 1.8e-2. Alike across
@@ -329,7 +332,7 @@ TEST(llamacpp_quantized_stories) {
 static const struct {
     const char *type;
     double tol;
-} CONVERT_TYPES[] = {{"f32", 5e-6}, {"f16", 1e-3}, {"bf16", 3e-3}, {"q8_0", 2e-2}, {"q4_0", 2e-2}};
+} CONVERT_TYPES[] = {{"f32", 5e-6}, {"f16", 1e-3}, {"bf16", 8e-3}, {"q8_0", 2e-2}, {"q4_0", 2e-2}};
 static const struct {
     const char *type;
     double tol;
