@@ -7,6 +7,7 @@
 #include "engine/files.h"
 #include "engine/gguf.h"
 #include "engine/gguf_names.h"
+#include "engine/model.h"
 #include "engine/textout.h"
 
 int info_is_gguf(const char *path) {
@@ -62,6 +63,12 @@ static void print_text(const GgufFile *f, const char *path, const char *arch) {
            arch_int(f, arch, "embedding_length"), arch_int(f, arch, "feed_forward_length"),
            arch_int(f, arch, "block_count"), arch_int(f, arch, "attention.head_count"),
            arch_int(f, arch, "attention.head_count_kv"), vocab_size(f));
+    int32_t win[MODEL_MAX_LAYERS];
+    char kinds[400];
+    Err e;
+    int n = model_gguf_layer_windows(path, win, MODEL_MAX_LAYERS, &e);
+    if (n >= 0) model_layer_kinds_text(win, n, kinds, sizeof kinds);
+    printf("layers: %s\n", n >= 0 ? kinds : "unknown (an architecture ahascope does not run)");
     printf("context       %lld\n", arch_int(f, arch, "context_length"));
     char mix[32];
     if (gguf_get_int(f, "general.file_type", &ft) == 0)
