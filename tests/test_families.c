@@ -644,6 +644,10 @@ TEST(layer_kind_info_line_and_window_note) {
     out = test_runf(NULL, "%s info --model %s.gguf", test_bin(), dir);
     CHECK_MSG(out && strstr(out, "\nlayers: 5 local (window 8), 1 global\n"), "info of the gguf: %s", out ? out : "");
     free(out);
+    out = test_runf(NULL, "%s info --json --model %s.gguf", test_bin(), dir);
+    CHECK_MSG(out && strstr(out, "\"layer_kinds\": \"5 local (window 8), 1 global\""), "info --json of the gguf: %s",
+              out ? out : "");
+    free(out);
     const char *note = "note: the architecture's 5 local layers slide a window of 8 keys, longer than AHA's w=4; "
                        "--window applies to the 1 global layer only";
     out = test_runf(NULL, "%s trace --model %s --prompt hi --steps 4 --window 4 2>&1 >/dev/null", test_bin(), dir);
