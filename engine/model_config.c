@@ -2,7 +2,8 @@
  *
  * A model's shape, apart from its weights: the checks of a
  * Config, its sizes in parameters and bytes, the dtype names, and the
- * llama2.c header that states one. Both loaders (model.c, model_hf.c) and
+ * llama2.c header that states one, and the layer kinds said in words (info,
+ * the --window note). Both loaders (model.c, model_hf.c) and
  * the file sniffer (sniff.c) stand on it; it calls nothing but libc and the
  * error helper. */
 #include "model.h"
