@@ -147,6 +147,15 @@ void args_warn(const char *fmt, ...) {
     say(msg, "warning: ");
 }
 
+void args_note(const char *fmt, ...) {
+    char msg[SAY_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    say(msg, "note: ");
+}
+
 int args_fail(const Err *e) {
     say(e->msg, "");
     return e->usage ? 2 : 1;

@@ -255,6 +255,10 @@ int args_unknown(const char *arg, Err *e);
  * warning: <msg>", msg escaped for the terminal. */
 void args_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The same for a note, something the user should know that is no fault:
+ * "ahascope CMD: note: <msg>". */
+void args_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Print e as "ahascope CMD: <msg>" on stderr, msg escaped for the
  * terminal; return the exit status, 2 for a usage error and 1 for a failure. */
 int args_fail(const Err *e);

@@ -24,6 +24,7 @@ int generate_run(RunOpts *o, int print_ids, int progress, int threads, Err *e) {
     Session s;
     int rc = 1;
     if (app_load(o, &L, 1, e) != 0) goto out_unload;
+    app_window_note(&L, o);
     const char *prompt = o->prompt ? o->prompt : "";
     int steps = app_cli_steps(o, &L, prompt);
     if (session_init(&s, &L.model, &L.tok, &o->attn, steps, o->temperature, o->topp, o->seed, threads, e)) goto out_unload;

@@ -7,6 +7,7 @@
 #include "engine/files.h"
 #include "engine/gguf.h"
 #include "engine/gguf_names.h"
+#include "engine/model.h"
 #include "engine/textout.h"
 
 int info_is_gguf(const char *path) {
@@ -48,6 +49,17 @@ static long long vocab_size(const GgufFile *f) {
     return kv && kv->type == GGUF_ARRAY ? (long long)kv->count : -1;
 }
 
+/* The layer kinds as the loader windows them (model_gguf_layer_windows):
+ * 1 with buf "22 local (window 512), 4 global", 0 for a file the loader
+ * refuses. */
+static int layer_kinds(const char *path, char *buf, size_t cap) {
+    int32_t win[MODEL_MAX_LAYERS];
+    Err e;
+    int n = model_gguf_layer_windows(path, win, MODEL_MAX_LAYERS, &e);
+    if (n >= 0) model_layer_kinds_text(win, n, buf, cap);
+    return n >= 0;
+}
+
 static void print_text(const GgufFile *f, const char *path, const char *arch) {
     char safe[4 * 1100 + 1], types[2048];
     const char *tok = gguf_get_str(f, "tokenizer.ggml.model");
@@ -62,6 +74,8 @@ static void print_text(const GgufFile *f, const char *path, const char *arch) {
            arch_int(f, arch, "embedding_length"), arch_int(f, arch, "feed_forward_length"),
            arch_int(f, arch, "block_count"), arch_int(f, arch, "attention.head_count"),
            arch_int(f, arch, "attention.head_count_kv"), vocab_size(f));
+    char kinds[400];
+    printf("layers: %s\n", layer_kinds(path, kinds, sizeof kinds) ? kinds : "unknown (an architecture ahascope does not run)");
     printf("context       %lld\n", arch_int(f, arch, "context_length"));
     char mix[32];
     if (gguf_get_int(f, "general.file_type", &ft) == 0)
@@ -76,8 +90,9 @@ static void print_text(const GgufFile *f, const char *path, const char *arch) {
     printf("weights       not read (info needs only the header)\n");
 }
 
-static void print_json(const GgufFile *f, const char *arch) {
+static void print_json(const GgufFile *f, const char *path, const char *arch) {
     const char *tok = gguf_get_str(f, "tokenizer.ggml.model");
+    char kinds[400];
     int64_t ft = -1;
     char mix[32];
     gguf_get_int(f, "general.file_type", &ft);
@@ -97,6 +112,9 @@ static void print_json(const GgufFile *f, const char *arch) {
     else printf("null");
     printf(", \"mix\": ");
     textout_json_print(stdout, gguf_mix_name(f, mix, sizeof mix));
+    printf(", \"layer_kinds\": ");
+    if (layer_kinds(path, kinds, sizeof kinds)) textout_json_print(stdout, kinds);
+    else printf("null");
     printf("}\n");
 }
 
@@ -105,7 +123,7 @@ int info_gguf(const char *path, int json, Err *e) {
     if (gguf_open(&f, path, e)) return -1;
     const char *arch = gguf_get_str(&f, "general.architecture");
     if (!arch) arch = "unknown (no general.architecture)";
-    if (json) print_json(&f, arch);
+    if (json) print_json(&f, path, arch);
     else print_text(&f, path, arch);
     gguf_close(&f);
     return 0;

@@ -38,23 +38,12 @@ static const char *tok_text(const AppLoaded *L, char *buf, size_t cap) {
     return buf;
 }
 
-/* Each distinct attention kind of the layers with its count, in order of
- * first appearance: "22 local (window 512), 4 global". */
+/* Each distinct attention kind of the layers with its count
+ * (model_layer_kinds_text): "22 local (window 512), 4 global". */
 static const char *layer_kinds(const Model *m, char *buf, size_t cap) {
-    int win[16], cnt[16], n = 0;
-    for (int l = 0; l < m->c.n_layers; l++) {
-        int w = m->layers ? m->layers[l].window : 0, k = 0;
-        while (k < n && win[k] != w) k++;
-        if (k == n && n < 16) win[n] = w, cnt[n++] = 0;
-        if (k < n) cnt[k]++;
-    }
-    size_t at = 0;
-    buf[0] = 0;
-    for (int k = 0; k < n && at < cap; k++) {
-        const char *sep = k ? ", " : "";
-        if (win[k]) at += (size_t)snprintf(buf + at, cap - at, "%s%d local (window %d)", sep, cnt[k], win[k]);
-        else at += (size_t)snprintf(buf + at, cap - at, "%s%d global", sep, cnt[k]);
-    }
+    int32_t win[MODEL_MAX_LAYERS];
+    model_layer_windows(m, win);
+    model_layer_kinds_text(win, m->c.n_layers, buf, cap);
     return buf;
 }
 
@@ -68,7 +57,7 @@ static void print_text(const AppLoaded *L, const RunOpts *o) {
     printf("dims          dim %d, hidden %d, layers %d, heads %d, kv_heads %d, head_size %d, vocab %d\n", c->dim,
            c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->head_size, c->vocab_size);
     char kinds[400];
-    printf("layers        %s\n", layer_kinds(m, kinds, sizeof kinds));
+    printf("layers: %s\n", layer_kinds(m, kinds, sizeof kinds));
     printf("context       %d\n", c->seq_len);
     printf("dtype         %s\n", model_dtype_name(c->dtype));
     printf("kv cache      %s, %.1f MB at the full context\n", model_dtype_name(c->kv_dtype), model_kv_bytes(c, c->seq_len) / 1e6);

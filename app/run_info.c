@@ -64,6 +64,7 @@ int app_run_info(const RunOpts *o, const AppLoaded *L, StoreRunInfo *r, Err *e) 
     else snprintf(r->arch, sizeof r->arch, "llama2c-v%d", L->model.version < 0 ? 0 : L->model.version);
     r->dim = c->dim, r->hidden_dim = c->hidden_dim, r->n_layers = c->n_layers, r->n_heads = c->n_heads;
     r->n_kv_heads = c->n_kv_heads, r->vocab_size = c->vocab_size, r->seq_len = c->seq_len;
+    model_layer_windows(&L->model, r->layer_window);
     if (L->have_tok) {
         snprintf(r->tokenizer, sizeof r->tokenizer, "%.1000s", L->tok_path);
         if (sha256_file(L->tok_path, r->tokenizer_sha256, e)) return -1;

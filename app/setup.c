@@ -405,6 +405,13 @@ int app_cli_steps(const RunOpts *o, const AppLoaded *L, const char *prompt) {
     return steps;
 }
 
+void app_window_note(const AppLoaded *L, const RunOpts *o) {
+    int32_t win[MODEL_MAX_LAYERS];
+    char note[400];
+    model_layer_windows(&L->model, win);
+    if (model_window_note(win, L->model.c.n_layers, o->attn.window, note, sizeof note)) args_note("%s", note);
+}
+
 void app_unload(AppLoaded *L) {
     model_free(&L->model);
     if (L->have_tok) tok_free(&L->tok);

@@ -75,6 +75,12 @@ int app_steps_for(const Tokenizer *tok, int seq_len, const char *prompt, int ste
  * for (given or default), its warning on stderr. */
 int app_cli_steps(const RunOpts *o, const AppLoaded *L, const char *prompt);
 
+/* Where the architecture's window is longer than AHA's --window, the one
+ * note line that says so on stderr (model_window_note: --window applies to
+ * the global layers only); nothing otherwise. record, generate (and run),
+ * trace. */
+void app_window_note(const AppLoaded *L, const RunOpts *o);
+
 /* Release what app_load loaded. */
 void app_unload(AppLoaded *L);
 

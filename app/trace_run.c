@@ -27,10 +27,22 @@ static cJSON *num_or_null(double v) {
 static cJSON *json_REAL(double v) { return num_or_null(v); }
 static cJSON *json_INTEGER(long v) { return v < 0 ? cJSON_CreateNull() : cJSON_CreateNumber((double)v); }
 
-/* Print one trace as a single JSON line on stdout. */
-static int print_trace_line(const StepTrace *t) {
+/* The run's layer kinds, once (on the first line): layer_kind "global" or
+ * "local" and layer_window (0 global, W local) per layer. */
+static void add_layer_kinds(cJSON *o, const StepTrace *t) {
+    cJSON *kind = cJSON_AddArrayToObject(o, "layer_kind"), *win = cJSON_AddArrayToObject(o, "layer_window");
+    for (int l = 0; l < t->n_layers; l++) {
+        cJSON_AddItemToArray(kind, cJSON_CreateString(trace_layer_kind(t->layer_window[l])));
+        cJSON_AddItemToArray(win, cJSON_CreateNumber(t->layer_window[l] > 0 ? t->layer_window[l] : 0));
+    }
+}
+
+/* Print one trace as a single JSON line on stdout (first: the run's
+ * first line, which also names the layer kinds). */
+static int print_trace_line(const StepTrace *t, int first) {
     cJSON *o = cJSON_CreateObject();
     int n = trace_cells(t);
+    if (first) add_layer_kinds(o, t);
     cJSON_AddNumberToObject(o, "pos", t->pos);
     cJSON_AddNumberToObject(o, "token", t->token);
     textout_json_add(o, "piece", t->piece, strlen(t->piece));
@@ -46,6 +58,8 @@ static int print_trace_line(const StepTrace *t) {
     }
     TRACE_HEAD_FIELDS(TRACE_JSON)
 #undef TRACE_JSON
+    cJSON *local = cJSON_AddArrayToObject(o, "arch_local"); /* 1: a fixed-local head, no choice */
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(local, cJSON_CreateNumber(trace_is_arch_local(t, i)));
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     if (!s) return -1;
@@ -61,6 +75,7 @@ int trace_run(RunOpts *o, int progress, Err *e) {
     int rc = -1;
     StepTrace **pre = NULL;
     if (app_load(o, &L, 1, e) != 0) goto out;
+    app_window_note(&L, o);
     const Config *c = &L.model.c;
     const char *prompt = o->prompt ? o->prompt : "";
     o->steps = app_cli_steps(o, &L, prompt);
@@ -71,10 +86,10 @@ int trace_run(RunOpts *o, int progress, Err *e) {
     pre = calloc(n, sizeof *pre);
     for (int i = 0; pre && i < n; i++) pre[i] = trace_new(c->n_layers, c->n_heads);
     progress_prefill(&s, pre, progress, NULL);
-    for (int i = 0; i < n; i++) print_trace_line(pre[i]);
+    for (int i = 0; i < n; i++) print_trace_line(pre[i], i == 0);
     StepTrace *t = trace_new(c->n_layers, c->n_heads);
-    while (session_step(&s, t)) {
-        if (print_trace_line(t) != 0) break;
+    for (int first = n == 0; session_step(&s, t); first = 0) {
+        if (print_trace_line(t, first) != 0) break;
         trace_clear(t);
     }
     trace_free(t);

@@ -159,6 +159,27 @@ static int decide(const AttnHeadIn *in, const AttnHeadOut *r) {
     }
 }
 
+/* A head the architecture windows: the window's softmax is the output, and
+ * with want_beyond the keys before it are scored as full attention would
+ * score them (same scale and soft-cap), for beyond_logit only: ln(their
+ * mass / the window's), NAN while there are none. No choice, so no gate. */
+static void arch_local_forward(const AttnHeadIn *in, float *out, float *s, float *acc, AttnHeadOut *res) {
+    const int hs = in->head_size, t = in->t;
+    int ns, lo;
+    attn_local_set(t, in->window, 0, &ns, &lo);
+    float m_loc = score_range(in, lo, t + 1, s);
+    memset(acc, 0, hs * sizeof(float));
+    double z_loc = sum_range(in, lo, t + 1, s, m_loc, acc);
+    for (int i = 0; i < hs; i++) out[i] = (float)(acc[i] / z_loc);
+    res->gate = -1;
+    res->keys_read = t + 1 - lo;
+    if (!in->want_beyond || lo == 0) return;
+    float m_far = score_range(in, 0, lo, s), *acc_far = acc + hs;
+    memset(acc_far, 0, hs * sizeof(float));
+    double z_far = sum_range(in, 0, lo, s, m_far, acc_far);
+    res->beyond_logit = (float)((m_far + log(z_far)) - (m_loc + log(z_loc)));
+}
+
 void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHeadOut *res) {
     const int hs = in->head_size, t = in->t;
     float *s = scratch, *acc_loc = scratch + t + 1, *acc_far = acc_loc + hs;
@@ -172,6 +193,11 @@ void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHea
     res->keys_read = t + 1;
     if (in->top_k > 0)
         for (int r = 0; r < in->top_k; r++) in->top_pos[r] = -1, in->top_w[r] = NAN;
+    if (in->arch_local) {
+        res->score = NAN; /* no router decides here */
+        arch_local_forward(in, out, s, acc_loc, res);
+        return;
+    }
     if (in->rule == GATE_FIXED && in->gate && !in->want_oracle && !in->want_qada && !in->bulk_m1 && !in->top_k) {
         /* a global head nobody profiles needs no local softmax */
         res->gate = 1;

@@ -42,6 +42,11 @@ typedef struct {
     float softcap;      /* scores become softcap·tanh(score/softcap) (Gemma 2); 0: none */
     GateRule rule;
     int gate;           /* GATE_FIXED: 1 global, 0 local */
+    int arch_local;     /* the architecture windows this layer: the window is read, nothing is decided
+                           (gate -1), no predictor runs; rule, gate and the want_ flags but want_beyond
+                           are ignored */
+    int want_beyond;    /* arch_local: measure beyond_logit, the counterfactual mass before the window
+                           (reads every key for the measurement only) */
     double theta_logit; /* θ as log-odds (decide_theta_logit) */
     int want_oracle;    /* compute oracle_logit and oracle_err (reads far keys) */
     int want_qada;      /* compute the local-key QAdA estimates (qada, qada_rem) */
@@ -68,7 +73,9 @@ typedef struct {
 } AttnHeadOut;
 
 /* Attention of one head at one position: writes the executed output to
- * out[head_size]; scratch needs (t+1) + 2*head_size floats. */
+ * out[head_size]; scratch needs (t+1) + 2*head_size floats. An arch_local
+ * head reads its window (keys_read min(window, t+1)), records gate -1 and
+ * every predictor's value missing, and with want_beyond beyond_logit. */
 void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHeadOut *res);
 
 /* Bounds of the local set at position t: sinks [0, *n_sinks) and window

@@ -67,7 +67,7 @@ int decide_random(uint64_t seed, int pos, int layer, int head, float p) {
 }
 
 int decide_cell(const StepTrace *t, int cell, DecidePred p, float tau, double theta_logit) {
-    if (!decide_has_choice(t) || p < 0 || p >= DECIDE_COUNT) return -1;
+    if (!decide_has_choice(t) || trace_is_arch_local(t, cell) || p < 0 || p >= DECIDE_COUNT) return -1;
     float v = decide_value(t, cell, p); /* the one map from predictor to field */
     switch (PRED_INFO[ROWS[p]].thr) {
     case PRED_THR_GATE: return isnan(v) ? -1 : v != 0;
@@ -92,7 +92,7 @@ float decide_value(const StepTrace *t, int cell, DecidePred p) {
 }
 
 int decide_label(const StepTrace *t, int cell, double theta_logit) {
-    return decide_has_choice(t) ? decide_logit(t->oracle_logit[cell], theta_logit) : -1;
+    return decide_has_choice(t) && !trace_is_arch_local(t, cell) ? decide_logit(t->oracle_logit[cell], theta_logit) : -1;
 }
 
 void decide_tally(DecideCounts *c, int pred, int label) {

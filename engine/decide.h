@@ -7,7 +7,8 @@
  * not computed (NAN, or a gate of -1) gives no decision (-1), and such a
  * cell is left out of every count. So is every cell of a position with no
  * far keys (t < window + sinks): global and local read the same keys there,
- * so nothing was decided. Mass estimates are compared in log space: the
+ * so nothing was decided. Nor is any cell of a layer the architecture
+ * windows (trace_is_arch_local): no choice exists there at all. Mass estimates are compared in log space: the
  * trace holds log-odds ln(far/local) and θ is turned into log-odds once
  * (decide_theta_logit), so a threshold can sit anywhere in the tail. The forward pass executes the same
  * rules (decide_router, decide_logit, decide_static, decide_random), so what
@@ -109,8 +110,9 @@ int decide_random(uint64_t seed, int pos, int layer, int head, float p);
  * choice. */
 static inline int decide_has_choice(const StepTrace *t) { return t->n_far != 0; }
 
-/* Decision of predictor p at one cell of t: 1 global, 0 local, -1 unknown
- * or no choice at this position. */
+/* Decision of predictor p at one cell of t: 1 global, 0 local, -1 unknown,
+ * no choice at this position, or a fixed-local head (its layer windowed by
+ * the architecture). */
 int decide_cell(const StepTrace *t, int cell, DecidePred p, float tau, double theta_logit);
 
 /* The value predictor p thresholds at one cell, for ranking: the gate,

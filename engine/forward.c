@@ -405,8 +405,9 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
     const Config *c = &s->c;
     const AttnConfig *a = j->a;
     int group = c->n_heads / c->n_kv_heads, hs = c->head_size, l = j->layer;
-    /* a layer the architecture windows is AHA's local branch forced for every head: its own
-     * window, no sinks, no choice (and no far-key moments, which only a choice needs) */
+    /* a layer the architecture windows reads its own window in every head, no sinks: no choice
+     * exists, so no router, policy or predictor is consulted (and no far-key moments kept);
+     * with --profile the counterfactual mass beyond the window is measured */
     int fixed = j->arch_window > 0, window = fixed ? j->arch_window : a->window, sinks = fixed ? 0 : a->sinks;
     int bulk = !fixed && (a->profile || a->policy == POLICY_QADA_BULK || a->policy == POLICY_QADA_REM_BULK);
     size_t idx = (size_t)l * c->n_kv_heads + kvh;
@@ -417,7 +418,7 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
         if (bulk) bulk_sync(s, a, l, kvh, t, scratch); /* before the head uses scratch */
         int any_global = 0;
         for (int h = kvh * group; h < (kvh + 1) * group; h++) {
-            float score = j->routed ? 1.0f / (1.0f + expf(-s->rlog[(size_t)i * c->n_heads + h])) : NAN;
+            float score = j->routed && !fixed ? 1.0f / (1.0f + expf(-s->rlog[(size_t)i * c->n_heads + h])) : NAN;
             StepTrace *tr = j->traces ? j->traces[i] : NULL;
             int cell = l * c->n_heads + h, k = tr ? tr->top_k : 0;
             AttnHeadIn in = {.q = s->q + (size_t)i * c->q_dim + h * hs, .k = fwd_kv_at(s, 0, l, kvh, 0),
@@ -429,11 +430,11 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
                              .bulk_m2 = bulk ? s->bulk_m2 + idx * hs * hs : NULL, .score = score, .top_k = k,
                              .top_pos = k ? tr->top_pos + (size_t)cell * k : NULL,
                              .top_w = k ? tr->top_w + (size_t)cell * k : NULL};
-            if (fixed) in.rule = GATE_FIXED, in.gate = 0;
+            if (fixed) in.arch_local = 1, in.want_beyond = a->profile;
             else gate_rule(j, t, h, score, &in);
             AttnHeadOut r;
             attn_head_forward(&in, s->xb + (size_t)i * c->q_dim + h * hs, scratch, &r);
-            any_global |= r.gate;
+            any_global |= r.gate == 1;
             if (tr) { /* every per-head field of the trace, from the kernel's result of the same name */
 #define FWD_TRACE_COPY(name, type, missing, sql, show, title, short_name, doc) tr->name[cell] = (type)r.name;
                 TRACE_HEAD_FIELDS(FWD_TRACE_COPY)
@@ -485,8 +486,9 @@ static void layer_forward(const Model *m, RunState *s, const AttnConfig *a, int 
         qkv.w[3] = (Mat){mat_row(lw->wq, qd, d), lw->wq.dt};
     }
     matmul_run(s, &qkv);
-    if (a->routers) matmul(s, s->rlog, in, (Mat){a->routers + (size_t)l * H * d, DT_F32}, T, d, H);
-    if (a->routers && a->router_bias) add_bias(s->rlog, a->router_bias + (size_t)l * H, T, H, H);
+    int routed = a->routers && !lw->window; /* a windowed layer has no choice for a router to make */
+    if (routed) matmul(s, s->rlog, in, (Mat){a->routers + (size_t)l * H * d, DT_F32}, T, d, H);
+    if (routed && a->router_bias) add_bias(s->rlog, a->router_bias + (size_t)l * H, T, H, H);
     if (s->router_in) memcpy(s->router_in + (size_t)l * s->max_batch * d, in, (size_t)T * d * sizeof(float));
     if (s->router_hist)
         memcpy(s->router_hist + ((size_t)l * c->seq_len + pos0) * d, in, (size_t)T * d * sizeof(float));
@@ -566,6 +568,7 @@ void fwd_forward(const Model *m, RunState *s, const AttnConfig *a, const int *to
                 tr->token = tokens[done + i];
                 tr->n_far = attn_n_far(tr->pos, a->window, a->sinks);
                 tr->n_kv_heads = m->c.n_kv_heads;
+                for (int l = 0; l < m->c.n_layers; l++) tr->layer_window[l] = m->layers[l].window;
             }
         forward_chunk(m, s, a, tokens + done, T, pos0 + done,
                       logits_all ? logits_all + (size_t)done * m->c.vocab_size : NULL, traces ? traces + done : NULL);

@@ -226,6 +226,28 @@ int model_gguf_type_mix(const Model *m, char *buf, size_t n);
 /* 1 if path is a regular file opening with the GGUF magic. */
 int model_is_gguf(const char *path);
 
+/* The window of each layer of a GGUF file as model_load_gguf would set it
+ * (LayerWeights.window: 0 global), from the header alone, into win[cap].
+ * Returns the number of layers, or -1 with e set (a file the loader
+ * refuses, or more than cap layers). */
+int model_gguf_layer_windows(const char *path, int32_t *win, int cap, Err *e);
+
+/* Each distinct attention kind of n layers (win[l]: 0 global, W > 0 local
+ * with window W) with its count, in order of first appearance, into buf:
+ * "22 local (window 512), 4 global", "10 local (window 512), 10 local
+ * (window 1024), 4 global", "26 global". */
+void model_layer_kinds_text(const int32_t *win, int n, char *buf, size_t cap);
+
+/* The note a command prints when the architecture's window is longer than
+ * AHA's window w: "the architecture's 22 local layers slide a window of
+ * 512 keys, longer than AHA's w=64; --window applies to the 4 global
+ * layers only" into buf. Returns 1 when a note applies (some local layer's window
+ * exceeds w), else 0 and buf "". */
+int model_window_note(const int32_t *win, int n, int w, char *buf, size_t cap);
+
+/* Each layer's window of a loaded model into win[n_layers] (0 global). */
+void model_layer_windows(const Model *m, int32_t *win);
+
 /* Default context of a Hugging Face model: max_position_embeddings capped
  * here, because the KV cache is sized for the whole context. */
 #define MODEL_HF_DEFAULT_CTX 4096

@@ -2,7 +2,8 @@
  *
  * A model's shape, apart from its weights: the checks of a
  * Config, its sizes in parameters and bytes, the dtype names, and the
- * llama2.c header that states one. Both loaders (model.c, model_hf.c) and
+ * llama2.c header that states one, and the layer kinds said in words (info,
+ * the --window note). Both loaders (model.c, model_hf.c) and
  * the file sniffer (sniff.c) stand on it; it calls nothing but libc and the
  * error helper. */
 #include "model.h"
@@ -143,3 +144,45 @@ int model_sniff(const unsigned char *b, size_t n, uint64_t size) {
     return model_checkpoint_bytes(&c, version, hdr) == size;
 }
 
+
+void model_layer_kinds_text(const int32_t *win, int n, char *buf, size_t cap) {
+    int32_t kind[16];
+    int cnt[16], k_n = 0;
+    for (int l = 0; l < n; l++) {
+        int32_t w = win[l] > 0 ? win[l] : 0;
+        int k = 0;
+        while (k < k_n && kind[k] != w) k++;
+        if (k == k_n && k_n < 16) kind[k_n] = w, cnt[k_n++] = 0;
+        if (k < k_n) cnt[k]++;
+    }
+    size_t at = 0;
+    if (cap) buf[0] = 0;
+    for (int k = 0; k < k_n && at < cap; k++) {
+        const char *sep = k ? ", " : "";
+        if (kind[k]) at += (size_t)snprintf(buf + at, cap - at, "%s%d local (window %d)", sep, cnt[k], (int)kind[k]);
+        else at += (size_t)snprintf(buf + at, cap - at, "%s%d global", sep, cnt[k]);
+    }
+}
+
+int model_window_note(const int32_t *win, int n, int w, char *buf, size_t cap) {
+    int local = 0, global = 0, longer = 0;
+    int32_t lo = 0, hi = 0;
+    for (int l = 0; l < n; l++) {
+        if (win[l] <= 0) { global++; continue; }
+        lo = local++ ? (win[l] < lo ? win[l] : lo) : win[l];
+        hi = win[l] > hi ? win[l] : hi;
+        longer |= win[l] > w;
+    }
+    if (cap) buf[0] = 0;
+    if (!longer) return 0;
+    char size[48];
+    if (lo == hi) snprintf(size, sizeof size, "a window of %d keys", (int)hi);
+    else snprintf(size, sizeof size, "windows of %d to %d keys", (int)lo, (int)hi);
+    snprintf(buf, cap, "the architecture's %d local layer%s slide%s %s, longer than AHA's w=%d; --window applies to the %d "
+             "global layer%s only", local, local == 1 ? "" : "s", local == 1 ? "s" : "", size, w, global, global == 1 ? "" : "s");
+    return 1;
+}
+
+void model_layer_windows(const Model *m, int32_t *win) {
+    for (int l = 0; l < m->c.n_layers; l++) win[l] = m->layers ? m->layers[l].window : 0;
+}

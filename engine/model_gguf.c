@@ -320,6 +320,7 @@ static int64_t layer_vec_floats(const GgufArch *a, const Config *c) {
     return a->olmo ? 2 * d + q + kv : 2 * d + (a->biases ? q + 2 * kv : 0) + (a->qk_head ? 2 * (int64_t)c->head_size : 0);
 }
 
+<<<<<<< HEAD
 /* Rows [row0, ...) of a fused matrix of cols columns, as its own Mat. */
 static Mat mat_rows(Mat m, int64_t row0, int64_t cols) {
     return (Mat){(const char *)m.p + (size_t)row0 * model_row_bytes(m.dt, (size_t)cols), m.dt};
@@ -339,6 +340,12 @@ static int take_fused_layer(const GgufFile *f, const Config *c, int l, LayerWeig
     lw->w1 = gu, lw->w3 = mat_rows(gu, h, d);
     lw->window = c->sliding_window;
     return 0;
+=======
+/* llama.cpp's gemma windows: layer l slides when l % P < P - 1 (gemma2: the even layers). */
+static int gemma_window(const Config *c, int l) {
+    int P = c->window_pattern;
+    return P > 0 && l % P < P - 1 ? c->sliding_window : 0;
+>>>>>>> layers
 }
 
 static int take_layer(const GgufFile *f, const GgufArch *a, const Config *c, int l, LayerWeights *lw, float **v, Err *e) {
@@ -367,8 +374,7 @@ static int take_layer(const GgufFile *f, const GgufArch *a, const Config *c, int
         char pa[64], pf[64];
         snprintf(pa, sizeof pa, "blk.%d.post_attention_norm.weight", l);
         snprintf(pf, sizeof pf, "blk.%d.post_ffw_norm.weight", l);
-        int P = c->window_pattern; /* llama.cpp's: layer l slides when l % P < P - 1 (gemma2: even layers) */
-        lw->window = l % P < P - 1 ? c->sliding_window : 0;
+        lw->window = gemma_window(c, l);
         return take_vec(f, pa, d, v, &lw->post_attn_norm, e) || take_vec(f, pf, d, v, &lw->post_ffn_norm, e) ? -1 : 0;
     }
     if (a->biases && (take_vec(f, n[9], q, v, &lw->bq, e) || take_vec(f, n[10], kv, v, &lw->bk, e) ||
@@ -486,6 +492,19 @@ int model_load_gguf(Model *m, const char *path, Err *e) {
     snprintf(m->arch_name, sizeof m->arch_name, "%s", a->name);
     m->version = MODEL_VERSION_GGUF;
     return 0;
+}
+
+int model_gguf_layer_windows(const char *path, int32_t *win, int cap, Err *e) {
+    GgufFile f;
+    Config c;
+    memset(&c, 0, sizeof c);
+    if (gguf_open(&f, path, e)) return -1;
+    const GgufArch *a = find_arch(&f, e);
+    int n = a && !gguf_config(&f, a, &c, e) ? c.n_layers : -1;
+    if (n > cap) n = err_set(e, "%s: %d layers, more than %d", path, n, cap);
+    for (int l = 0; l < n; l++) win[l] = a->gemma ? gemma_window(&c, l) : 0;
+    gguf_close(&f);
+    return n;
 }
 
 int model_gguf_type_mix(const Model *m, char *buf, size_t n) {

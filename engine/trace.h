@@ -38,7 +38,14 @@
  * three estimates of the mass outside the local set are log-odds,
  * ln(far mass / local mass): a float probability rounds to exactly 1 above
  * log-odds ~16.6, and ranking and thresholding need the tail. Probabilities
- * are derived from them for people (decide_prob, the `masses` view). */
+ * are derived from them for people (decide_prob, the `masses` view).
+ *
+ * beyond_logit is a counterfactual: on a layer the architecture windows
+ * (layer_window > 0), the log-odds of the mass full attention over every
+ * key would put before the window, against the mass inside it. It is
+ * measured (with --profile) and never executed: the head reads only its
+ * window, and the model was trained so. NAN on every other head and while
+ * no key lies beyond the window. */
 #define TRACE_HEAD_FIELDS(X)                                                                                     \
     X(gate, int8_t, -1, INTEGER, GATE, "executed gate", "gate", "executed branch: 1 global, 0 local")            \
     X(score, float, NAN, REAL, UNIT, "router score", "score", "router score sigma(x.w_r) in [0,1]")              \
@@ -56,6 +63,8 @@
     X(far_mean, float, NAN, REAL, NONE, "far score mean", "far_mean", "mean of the far keys' q.k/sqrt(d), exact")  \
     X(far_std, float, NAN, REAL, REGIME, "far-score regime", "regime",                              \
       "std of the far keys' q.k/sqrt(d), exact; shown as sigma/sqrt(2 ln n_far)")                                \
+    X(beyond_logit, float, NAN, REAL, PROB, "counterfactual mass beyond the layer's window", "beyond",             \
+      "fixed-local heads, --profile: ln(full-attention mass before the layer's window / inside), never executed")  \
     TRACE_CANARY_FIELD(X)
 
 /* The canary build (make test-canary, -DAHASCOPE_CANARY) appends one field,
@@ -87,7 +96,10 @@ typedef struct {
      * W > 0 local with window W (gemma2/3, mistral, phi3: every head reads
      * only its last W keys, self included; no choice exists, so such heads
      * are "fixed-local" and count in no share, precision or recall);
-     * -1 unknown (read as global). trace_is_arch_local says it per head. */
+     * -1 unknown (read as global). trace_is_arch_local says it per head.
+     * A fixed-local head's gate is -1 (nothing was chosen), its score and
+     * every predictor's value NAN, its keys_read min(W, pos + 1), and
+     * beyond_logit its counterfactual when profiled. */
     int32_t *layer_window;
 #define TRACE_DECLARE(name, type, missing, sql, show, title, short_name, doc) type *name;
     TRACE_HEAD_FIELDS(TRACE_DECLARE)
@@ -132,6 +144,10 @@ static inline int trace_cells(const StepTrace *t) { return t->n_layers * t->n_he
 
 /* 1 if the architecture makes head cell's layer local (layer_window > 0). */
 static inline int trace_is_arch_local(const StepTrace *t, int cell) { return t->layer_window[cell / t->n_heads] > 0; }
+
+/* A layer's kind as the trace JSON and the store name it: "local" for a
+ * window W > 0, "global" otherwise (unknown reads as global). */
+static inline const char *trace_layer_kind(int32_t window) { return window > 0 ? "local" : "global"; }
 
 /* KV positions the step read, summed over layers and KV heads; -1 if none
  * was recorded. */

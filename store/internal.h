@@ -64,10 +64,17 @@ static inline int64_t store_k(int64_t run, int pos, int layer, int head) {
 
 /* keys_read as SQL from a decision's gate and position and its run's
  * window and sinks (engine/attn.c: all pos + 1 keys when global, sinks and
- * window when local; attn_local_set's bounds). */
-#define STORE_SQL_KEYS_READ(gate, pos, window, sinks)                                                           \
+ * window when local; attn_local_set's bounds): version 6's rule. */
+#define STORE_SQL_KEYS_READ_V6(gate, pos, window, sinks)                                                        \
     "CASE " gate " WHEN 1 THEN " pos " + 1 WHEN 0 THEN MIN(" sinks ", " pos " + 1) + " pos " + 1 - MAX(" pos     \
     " - " window " + 1, MIN(" sinks ", " pos " + 1)) END"
+/* Version 7's: the same, and a decision without a gate on a layer its run's
+ * run_layers row makes local (a fixed-local head) read its window,
+ * min(W, pos + 1), looked up by the table's key only for such rows. */
+#define STORE_SQL_KEYS_READ(gate, pos, window, sinks, run, layer)                                               \
+    "CASE " gate " WHEN 1 THEN " pos " + 1 WHEN 0 THEN MIN(" sinks ", " pos " + 1) + " pos " + 1 - MAX(" pos     \
+    " - " window " + 1, MIN(" sinks ", " pos " + 1)) ELSE (SELECT MIN(l.window, " pos " + 1) FROM run_layers l"  \
+    " WHERE l.run_id = " run " AND l.layer = " layer " AND l.window > 0) END"
 
 /* The columns of decision_bits an INSERT names: the key, the stored
  * fields, the top-k words; and one row's values bound from cell c of a
@@ -87,8 +94,9 @@ int store_bits_row_values(void);
  * decoding every other run's rows. */
 #define STORE_DEC_BITS(name, type, missing) ",\n    " STORE_SQL_F32("b." #name) " AS " #name
 #define STORE_DEC_KEPT(name, type, missing) ", b." #name
-#define STORE_DEC_DERIVED(name, type, missing) \
-    ",\n    " STORE_SQL_KEYS_READ("b.gate", STORE_SQL_POS("b.k"), "r.window", "r.sinks") " AS " #name
+#define STORE_DEC_DERIVED(name, type, missing)                                                               \
+    ",\n    " STORE_SQL_KEYS_READ("b.gate", STORE_SQL_POS("b.k"), "r.window", "r.sinks", STORE_SQL_RUN("b.k"),  \
+                                  STORE_SQL_LAYER("b.k")) " AS " #name
 #define STORE_DEC_FIELD(name, type, missing, sql, show, title, short_name, doc) \
     STORE_BY_KIND(STORE_DEC_, name, type, missing, sql, show)
 #define STORE_DECISIONS_SELECT                                                                                \
@@ -109,8 +117,9 @@ int store_bits_row_values(void);
     " AS layer, " STORE_SQL_HEAD("b.k") " AS head" TRACE_HEAD_FIELDS(STORE_C_FIELD) " FROM " STORE_DECISIONS_FROM \
     " WHERE " STORE_SQL_IN_RUN(n) ")"
 
-/* keys_read in C, the same rule: -1 for an unknown gate. */
-int store_keys_read(int pos, int gate, int window, int sinks);
+/* keys_read in C, the same rule: a fixed-local head (layer_window > 0,
+ * no gate) reads min(layer_window, pos + 1); -1 for another unknown gate. */
+int store_keys_read(int pos, int gate, int window, int sinks, int layer_window);
 
 /* Bind a float as its bit pattern (a signed 32-bit INTEGER), NULL for NaN. */
 void store_bind_bits(sqlite3_stmt *st, int i, float v);
@@ -266,9 +275,11 @@ int store_catalog_columns(const StoreCatalog *c, sqlite3_str *out);
 /* Whether c lists field `name`. */
 int store_catalog_has_field(const StoreCatalog *c, const char *name);
 
-/* The views of a version-6 file with catalog c, as the file's own (kind
- * "") or TEMP ones; sqlite3_malloc'd, NULL when out of memory. */
-char *store_views_sql(const StoreCatalog *c, const char *kind);
+/* The views of a file of schema version `version` (6 or 7: they differ
+ * in decisions' keys_read only, version 7's reading run_layers) with
+ * catalog c, as the file's own (kind "") or TEMP ones; sqlite3_malloc'd,
+ * NULL when out of memory. */
+char *store_views_sql(const StoreCatalog *c, const char *kind, int version);
 
 /* ---- upgrade4.c: on sql.c and layout.c ---- */
 

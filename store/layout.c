@@ -10,8 +10,8 @@
 #include "engine/attn.h"
 #include "store/internal.h"
 
-int store_keys_read(int pos, int gate, int window, int sinks) {
-    if (gate != 0 && gate != 1) return -1;
+int store_keys_read(int pos, int gate, int window, int sinks, int layer_window) {
+    if (gate != 0 && gate != 1) return layer_window > 0 ? (layer_window < pos + 1 ? layer_window : pos + 1) : -1;
     if (gate) return pos + 1;
     int ns, lo;
     attn_local_set(pos, window, sinks, &ns, &lo);
@@ -185,9 +185,15 @@ static void add_regime(StoreTotals *tt, const StepTrace *t, int c) {
 }
 
 /* Cell c into the tokens row's counts and, at a position with a choice,
- * its head's totals. */
+ * its head's totals. A fixed-local head (its layer windowed by the
+ * architecture) adds the keys its window read and nothing else: it made no
+ * choice, so it counts in no share, rate or confusion. */
 static void count_cell(StoreTotals *tt, const StepTrace *t, int c, int choice, StoreStepCounts *sc) {
-    int keys = store_keys_read(t->pos, t->gate[c], tt->window, tt->sinks);
+    int keys = store_keys_read(t->pos, t->gate[c], tt->window, tt->sinks, t->layer_window[c / t->n_heads]);
+    if (trace_is_arch_local(t, c)) {
+        if (keys >= 0) sc->keys_read += keys;
+        return;
+    }
     int label = isnan(tt->theta_logit) ? -1 : decide_logit(t->oracle_logit[c], tt->theta_logit);
     if (keys >= 0) sc->n_gate++, sc->n_global += t->gate[c] == 1, sc->keys_read += keys;
     if (label >= 0) sc->n_oracle++, sc->n_oracle_global += label;

@@ -114,9 +114,9 @@ static int copy_table(Store *s, const char *table, int64_t off) {
 }
 
 /* The totals of every head of src's runs: each table of one row per head
- * and name (store/internal.h). */
+ * and name (store/internal.h); and each run's layer kinds. */
 static int copy_totals(Store *s, int64_t off) {
-    static const char *const tables[] = {"head_totals", "head_stats"};
+    static const char *const tables[] = {"head_totals", "head_stats", "run_layers"};
     int rc = SQLITE_OK;
     for (size_t i = 0; rc == SQLITE_OK && i < sizeof tables / sizeof tables[0]; i++) rc = copy_table(s, tables[i], off);
     return rc;

@@ -123,6 +123,23 @@ static int check_rows(Store *s, const StoreRunInfo *r, Err *e) {
                    (long long)v[0], (long long)v[1], (long long)v[2], (long long)v[3], (long long)v[4]);
 }
 
+/* The run's layer windows (run_layers; a layer without a row, as every
+ * layer of a run recorded before version 7, is global: 0) into win[cap]. */
+static int read_layers(Store *s, int64_t run_id, int32_t *win, int cap, Err *e) {
+    sqlite3_stmt *st;
+    memset(win, 0, (size_t)cap * sizeof *win);
+    if (store_prepare(s, "SELECT layer, window FROM run_layers WHERE run_id=?1 AND kind='local'", &st, e)) return -1;
+    sqlite3_bind_int64(st, 1, run_id);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int l = sqlite3_column_int(st, 0);
+        sqlite3_int64 w = sqlite3_column_int64(st, 1);
+        if (l >= 0 && l < cap && w > 0 && w <= MODEL_MAX_SEQ) win[l] = (int32_t)w; /* bounded: a file may lie */
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : store_sql_err(s->db, s->path, "cannot read the run's layers", e);
+}
+
 int store_run_info(Store *s, int64_t run_id, StoreRunInfo *info, Err *e) {
     memset(info, 0, sizeof *info);
     sqlite3_stmt *st;
@@ -138,6 +155,7 @@ int store_run_info(Store *s, int64_t run_id, StoreRunInfo *info, Err *e) {
     if (rc != SQLITE_ROW) return store_sql_err(s->db, s->path, "cannot read the run", e);
     if (!info->prompt) return err_set(e, "%s: out of memory", s->path);
     if (check_limits(s, info, e) || check_rows(s, info, e)) return store_run_info_free(info), -1;
+    if (read_layers(s, run_id, info->layer_window, MODEL_MAX_LAYERS, e)) return store_run_info_free(info), -1;
     return 0;
 }
 
@@ -208,7 +226,7 @@ static int read_bits(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr, 
 #define READER_FIELD(name, type, missing, sql, show, title, short_name, doc) \
     STORE_BY_KIND(READER_, name, type, missing, sql, show)
         TRACE_HEAD_FIELDS(READER_FIELD)
-        t->keys_read[i] = store_keys_read(pos, t->gate[i], window, sinks);
+        t->keys_read[i] = store_keys_read(pos, t->gate[i], window, sinks, t->layer_window[l]);
         for (int r = 0; r < STORE_ATTN_TOP_MAX && r < t->top_k; r++, b++) {
             if (sqlite3_column_type(st, b) == SQLITE_NULL) continue;
             int64_t w = sqlite3_column_int64(st, b);
@@ -296,6 +314,10 @@ int store_read_steps(Store *s, int64_t run_id, int pos0, int n, StepTrace **trac
     if (n <= 0) return 0;
     int found = read_tokens(s, run_id, pos0, n, traces, e);
     if (found <= 0) return found;
+    int32_t win[MODEL_MAX_LAYERS];
+    if (read_layers(s, run_id, win, MODEL_MAX_LAYERS, e)) return -1;
+    for (int i = 0; i < found; i++)
+        for (int l = 0; l < traces[i]->n_layers && l < MODEL_MAX_LAYERS; l++) traces[i]->layer_window[l] = win[l];
     if (s->version >= 4 ? read_bits(s, run_id, pos0, found, traces, e)
                         : read_decisions(s, run_id, pos0, found, traces, e) ||
                               read_attn_top(s, run_id, pos0, found, traces, e))

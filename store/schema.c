@@ -152,6 +152,23 @@ static const char SCHEMA_TABLES[] =
 
 static const char SCHEMA_DECISIONS[] = SCHEMA_DECISION_BITS SCHEMA_V6_TABLES;
 
+/* Version 7's table: each layer's attention kind as the architecture makes
+ * it, per run (StepTrace.layer_window): 'global' with window 0, or
+ * 'local' with its window W > 0. Written with the runs row; a run without
+ * rows (recorded before version 7) is all global. Also the whole of the 6
+ * to 7 step. */
+#define SCHEMA_RUN_LAYERS                                                                                     \
+    "CREATE TABLE run_layers(\n"                                                                              \
+    "  run_id INTEGER NOT NULL, layer INTEGER NOT NULL,\n"                                                    \
+    "  kind TEXT NOT NULL CHECK(kind IN ('global','local')), window INTEGER NOT NULL,\n"                      \
+    "  PRIMARY KEY(run_id, layer)\n"                                                                          \
+    ") WITHOUT ROWID;\n"
+
+/* What a file older than version 7 opened read-only lacks: an empty
+ * run_layers, so every run reads as all global. */
+static const char COMPAT_6[] =
+    "CREATE TEMP VIEW run_layers AS SELECT 0 AS run_id, 0 AS layer, 'global' AS kind, 0 AS window WHERE 0;\n";
+
 /* A version-4 or 5 head_totals table @ (one wide row a head) as version
  * 6's two, frozen with version 5's predictors and regime columns: the 5 to
  * 6 step's rows, and what such a file opened read-only shows under the new
@@ -318,10 +335,10 @@ static int exec_temp_views(sqlite3 *db, const char *views) {
     return rc;
 }
 
-/* The views of a version-6 file with catalog c, as its own (kind "") or
- * TEMP ones. */
-static int exec_views(sqlite3 *db, const StoreCatalog *c, const char *kind) {
-    char *sql = store_views_sql(c, kind);
+/* The views of a file of version `version` (6 or later) with catalog c,
+ * as its own (kind "") or TEMP ones. */
+static int exec_views(sqlite3 *db, const StoreCatalog *c, const char *kind, int version) {
+    char *sql = store_views_sql(c, kind, version);
     int rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
     sqlite3_free(sql);
     return rc;
@@ -402,6 +419,7 @@ static int migrate_steps(sqlite3 *db, int from) {
     if (rc == SQLITE_OK && from <= 3) rc = sqlite3_exec(db, MIGRATE_3_TO_4, NULL, NULL, NULL);
     if (rc == SQLITE_OK && from <= 4) rc = sqlite3_exec(db, MIGRATE_4_TO_5, NULL, NULL, NULL);
     if (rc == SQLITE_OK && from <= 5) rc = migrate_5_to_6(db);
+    if (rc == SQLITE_OK && from <= 6) rc = sqlite3_exec(db, SCHEMA_RUN_LAYERS, NULL, NULL, NULL); /* 6 to 7 */
     if (rc == SQLITE_OK && from <= 3) rc = store_upgrade_rows(db);
     return rc;
 }
@@ -417,7 +435,7 @@ static int grow_catalog(sqlite3 *db, int fresh) {
     store_catalog_own(&own);
     if (rc == SQLITE_OK) rc = store_catalog_extend(db, &file, &own, &changed);
     if (rc == SQLITE_OK && changed && !fresh) rc = drop_views(db);
-    if (rc == SQLITE_OK && (changed || fresh)) rc = exec_views(db, &file, "");
+    if (rc == SQLITE_OK && (changed || fresh)) rc = exec_views(db, &file, "", STORE_SCHEMA_VERSION);
     return rc;
 }
 
@@ -519,6 +537,7 @@ static int schema_compat(sqlite3 *db, const char *path, int ver, Err *e) {
         if (ver <= 5) rc = compat_totals(db);
         if (rc == SQLITE_OK) rc = shadow_missing_fields(db, "decision_bits");
     }
+    if (rc == SQLITE_OK && ver < 7) rc = sqlite3_exec(db, COMPAT_6, NULL, NULL, NULL);
     if (rc == SQLITE_OK) return 0;
     char what[64];
     snprintf(what, sizeof what, "cannot read schema version %d", ver);
@@ -532,6 +551,7 @@ static int create_objects(sqlite3 *db) {
     store_catalog_base(&base);
     int rc = sqlite3_exec(db, SCHEMA_TABLES, NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, SCHEMA_DECISIONS, NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, SCHEMA_RUN_LAYERS, NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = store_catalog_rows(db, &base);
     if (rc == SQLITE_OK) rc = grow_catalog(db, 1);
     return rc;
@@ -568,13 +588,31 @@ static int expected_current(sqlite3 *mem, int created, const StoreCatalog *c) {
     else {
         rc = sqlite3_exec(mem, SCHEMA_TABLES, NULL, NULL, NULL);
         if (rc == SQLITE_OK) rc = sqlite3_exec(mem, SCHEMA_DECISIONS, NULL, NULL, NULL);
+        if (rc == SQLITE_OK) rc = sqlite3_exec(mem, SCHEMA_RUN_LAYERS, NULL, NULL, NULL);
     }
     sqlite3_str *alter = sqlite3_str_new(mem);
     int bad = store_catalog_columns(c, alter);
     char *sql = sqlite3_str_finish(alter); /* NULL when there is nothing to add */
     if (rc == SQLITE_OK) rc = bad ? bad : sql ? sqlite3_exec(mem, sql, NULL, NULL, NULL) : SQLITE_OK;
     sqlite3_free(sql);
-    return rc == SQLITE_OK ? exec_views(mem, c, "") : rc;
+    return rc == SQLITE_OK ? exec_views(mem, c, "", STORE_SCHEMA_VERSION) : rc;
+}
+
+/* A version-6 file's objects (frozen text in mem, as made with version
+ * 6's base lists) grown to its catalog c, as a version-6 build grew it:
+ * decision_bits' columns past the base appended and the views made anew
+ * by version 6's rule. With the base lists alone, mem is left as it is. */
+static int expected_v6(sqlite3 *mem, const StoreCatalog *c) {
+    StoreCatalog base;
+    store_catalog_base(&base);
+    if (c->n_fields == base.n_fields && c->n_preds == base.n_preds) return SQLITE_OK;
+    sqlite3_str *alter = sqlite3_str_new(mem);
+    int bad = store_catalog_columns(c, alter);
+    char *sql = sqlite3_str_finish(alter);
+    int rc = bad ? bad : drop_views(mem);
+    if (rc == SQLITE_OK && sql) rc = sqlite3_exec(mem, sql, NULL, NULL, NULL);
+    sqlite3_free(sql);
+    return rc == SQLITE_OK ? exec_views(mem, c, "", 6) : rc;
 }
 
 /* A private in-memory database holding exactly the objects a file created
@@ -591,6 +629,7 @@ static sqlite3 *expected_db(int created, int ver, const StoreCatalog *c, char *w
     const char *old = created < ver ? store_schema_old_upgraded(created, ver) : store_schema_old(created);
     if (rc == SQLITE_OK && old) rc = sqlite3_exec(mem, old, NULL, NULL, NULL);
     if (rc == SQLITE_OK && ver == STORE_SCHEMA_VERSION) rc = expected_current(mem, created, c);
+    else if (rc == SQLITE_OK && ver == 6) rc = expected_v6(mem, c);
     if (rc == SQLITE_OK) return mem;
     snprintf(why, cap, "%s", mem ? sqlite3_errmsg(mem) : sqlite3_errstr(rc));
     sqlite3_close(mem);
@@ -752,7 +791,7 @@ static int verify_snapshot(sqlite3 *db, const char *schema, const char *path, in
         return err_set(e, "%s: schema version %d is not one this ahascope reads (1 to %d)", path, *ver,
                        STORE_SCHEMA_VERSION);
     StoreCatalog cat;
-    if (*ver == STORE_SCHEMA_VERSION) {
+    if (*ver >= 6) { /* since version 6 a file's views follow its own lists */
         rc = store_catalog_read(db, schema, &cat, why, sizeof why);
         if (rc == 1) return err_set(e, "%s: tampered schema: %s", path, why);
         if (rc != SQLITE_OK) return store_sql_err(db, path, "damaged ahascope schema: cannot read its lists", e);

@@ -20,9 +20,10 @@
 
 #include "engine/decide.h"
 #include "engine/err.h"
+#include "engine/model.h"
 #include "engine/trace.h"
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 #define STORE_APPLICATION_ID 0x41484153 /* "AHAS": marks a file as ours */
 
 typedef struct Store Store;
@@ -54,6 +55,10 @@ typedef struct {
     char origin[1024];        /* "file.db#id" when merged in, "" otherwise */
     int64_t eval_id;          /* the evaluation this run belongs to, 0 if none */
     int n_tokens;             /* positions committed */
+    /* Each layer's attention kind as the architecture makes it (the
+     * run_layers rows; StepTrace.layer_window): 0 global, W > 0 local with
+     * window W. Zeroed, all global, as recorded before version 7. */
+    int32_t layer_window[MODEL_MAX_LAYERS];
 } StoreRunInfo;
 
 /* How long the commands wait for a database another process has locked

@@ -1,4 +1,4 @@
-/* views_sql.c — the text of version 6's views, generated from a file's own lists.
+/* views_sql.c — the text of version 6's and 7's views, generated from a file's own lists.
  *
  * From its catalog (catalog.c): its fields name the `decisions` columns, its
  * predictors the `predictions` rules and the rates' columns; the totals
@@ -39,16 +39,19 @@ static const StoreCatPred *gate_of(const StoreCatalog *c) {
     return &c->pred[0];
 }
 
-static void put_decisions(sqlite3_str *out, const StoreCatalog *c, const char *kind) {
+static void put_decisions(sqlite3_str *out, const StoreCatalog *c, const char *kind, int version) {
     sqlite3_str_appendf(out, "CREATE %s VIEW decisions AS\n  SELECT " STORE_SQL_RUN("b.k") " AS run_id, "
                         STORE_SQL_POS("b.k") " AS pos, " STORE_SQL_LAYER("b.k") " AS layer, " STORE_SQL_HEAD("b.k")
                         " AS head", kind);
     for (int i = 0; i < c->n_fields; i++) {
         const char *n = c->field[i].name;
         if (c->field[i].kind == STORE_FIELD_INT) sqlite3_str_appendf(out, ", b.%s", n);
-        else if (c->field[i].kind == STORE_FIELD_DERIVED)
-            sqlite3_str_appendf(out, ",\n    " STORE_SQL_KEYS_READ("b.gate", STORE_SQL_POS("b.k"), "r.window", "r.sinks")
+        else if (c->field[i].kind == STORE_FIELD_DERIVED && version < 7)
+            sqlite3_str_appendf(out, ",\n    " STORE_SQL_KEYS_READ_V6("b.gate", STORE_SQL_POS("b.k"), "r.window", "r.sinks")
                                 " AS %s", n);
+        else if (c->field[i].kind == STORE_FIELD_DERIVED)
+            sqlite3_str_appendf(out, ",\n    " STORE_SQL_KEYS_READ("b.gate", STORE_SQL_POS("b.k"), "r.window", "r.sinks",
+                                                                  STORE_SQL_RUN("b.k"), STORE_SQL_LAYER("b.k")) " AS %s", n);
         else {
             char col[STORE_CAT_NAME + 2];
             snprintf(col, sizeof col, "b.%s", n);
@@ -188,9 +191,9 @@ static void put_summary(sqlite3_str *out, const StoreCatalog *c, const char *kin
                                "  FROM runs r;\n");
 }
 
-char *store_views_sql(const StoreCatalog *c, const char *kind) {
+char *store_views_sql(const StoreCatalog *c, const char *kind, int version) {
     sqlite3_str *out = sqlite3_str_new(NULL);
-    put_decisions(out, c, kind);
+    put_decisions(out, c, kind, version);
     sqlite3_str_appendf(out, ATTN_TOP, kind);
     put_row_views(out, c, kind);
     put_rate_views(out, c, kind);

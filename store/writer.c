@@ -54,6 +54,24 @@ static void bind_run(sqlite3_stmt *st, const StoreRunInfo *r) {
     store_bind_LOGIT(st, 36, r->theta_logit);
 }
 
+/* The run's run_layers rows, one a layer, inside the caller's transaction. */
+static int insert_layers(Store *s, const StoreRunInfo *info) {
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(s->db, "INSERT INTO run_layers(run_id, layer, kind, window) VALUES(?1, ?2, ?3, ?4)", -1,
+                                &st, NULL);
+    for (int l = 0; rc == SQLITE_OK && l < info->n_layers; l++) {
+        int w = info->layer_window[l] > 0 ? info->layer_window[l] : 0;
+        sqlite3_bind_int64(st, 1, info->run_id);
+        sqlite3_bind_int(st, 2, l);
+        sqlite3_bind_text(st, 3, trace_layer_kind(w), -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 4, w);
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(s->db);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int store_run_begin(Store *s, StoreRunInfo *info, Err *e) {
     if (s->mode != STORE_WRITE) return err_set(e, "%s: opened read-only", s->path);
     if (!info->program_version || !*info->program_version)
@@ -67,12 +85,20 @@ int store_run_begin(Store *s, StoreRunInfo *info, Err *e) {
     if (last >= STORE_MAX_RUNS)
         return err_set(e, "%s: holds run %lld, and a database keeps at most %d runs: record into another file", s->path,
                        (long long)last, STORE_MAX_RUNS);
+    if (info->n_layers < 1 || info->n_layers > MODEL_MAX_LAYERS)
+        return err_set(e, "%s: cannot start a run of %d layers", s->path, info->n_layers);
     if (store_prepare(s, INSERT_RUN, &st, e)) return -1;
     bind_run(st, info);
-    int rc = sqlite3_step(st);
+    int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL); /* the row and its layers, or neither */
+    if (rc == SQLITE_OK) rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(s->db);
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "cannot start a run", e);
-    info->run_id = sqlite3_last_insert_rowid(s->db);
+    if (rc == SQLITE_OK) info->run_id = sqlite3_last_insert_rowid(s->db), rc = insert_layers(s, info);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+        int err = store_sql_err(s->db, s->path, "cannot start a run", e);
+        if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return err;
+    }
     snprintf(info->status, sizeof info->status, "running");
     return 0;
 }
@@ -133,7 +159,7 @@ static int insert_token(Store *s, int64_t run_id, const StepTrace *t, const Stor
     store_bind_INTEGER(st, 10, trace_kv_read_total(t));
     const long v[] = {sc->n_gate, sc->n_global, sc->n_oracle, sc->n_oracle_global};
     for (int i = 0; i < 4; i++) sqlite3_bind_int64(st, 11 + i, v[i]);
-    if (sc->n_gate) sqlite3_bind_int64(st, 15, sc->keys_read);
+    if (sc->keys_read > 0) sqlite3_bind_int64(st, 15, sc->keys_read); /* any head known to have read keys */
     else sqlite3_bind_null(st, 15);
     sqlite3_bind_blob(st, 16, s->gate_buf, (int)store_gate_bytes(trace_cells(t)), SQLITE_STATIC);
     int rc = sqlite3_step(st);

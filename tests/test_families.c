@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/decide.h"
 #include "engine/forward.h"
 #include "tests/llamacpp_fixture.h"
 #include "tests/test.h"
@@ -210,11 +211,11 @@ TEST(fam_info_prints_layer_kinds) {
     const char *dir = fam_folder("mistral-info", "--arch mistral --dims 64,96,3,4,2,300,64 --window-layers 8");
     if (!dir) return;
     char *out = test_runf(NULL, "%s info --model %s", test_bin(), dir);
-    CHECK_MSG(out && strstr(out, "\nlayers        3 local (window 8)\n"), "info: %s", out ? out : "");
+    CHECK_MSG(out && strstr(out, "\nlayers: 3 local (window 8)\n"), "info: %s", out ? out : "");
     free(out);
     dir = fam_folder("qwen3-info", "--arch qwen3 --dims 64,96,2,4,2,300,64");
     out = dir ? test_runf(NULL, "%s info --model %s", test_bin(), dir) : NULL;
-    CHECK_MSG(out && strstr(out, "\nlayers        2 global\n"), "info: %s", out ? out : "");
+    CHECK_MSG(out && strstr(out, "\nlayers: 2 global\n"), "info: %s", out ? out : "");
     free(out);
 }
 
@@ -696,4 +697,247 @@ TEST(families_phi3_info_names_the_longrope_table) {
         CHECK_MSG(out && strstr(out, want), "info%s: no '%s' in: %s", k ? " --context 64" : "", want, out ? out : "");
         free(out);
     }
+}
+
+/* ---- layer kinds: fixed-local heads and the counterfactual ------------------ */
+
+#define LK_FLAGS "--arch gemma3 --dims 64,96,6,4,1,300,64 --head-dim 24 --window-layers 8,6" /* layers 0-4 local */
+#define LK_W 8
+#define LK_TOL 1e-4 /* |beyond_logit| against float64: measured 1.1e-6 (the test prints it) */
+
+/* On gemma3 (5 local layers with window 8, then a global one) under AHA
+ * with routers and --profile, every head of a local layer is fixed-local:
+ * its gate -1, its score and every predictor NAN (no router, policy or
+ * predictor consulted), its keys the window's min(8, pos + 1), no far
+ * positions ranked, and no predictor decides there; the global layer is
+ * routed and profiled as before. Each trace names every layer's window. */
+TEST(layer_kind_fixed_local_heads_decide_nothing) {
+    const char *dir = fam_folder("lk-engine", LK_FLAGS);
+    Model m;
+    Err e = {0};
+    if (!dir || model_load(&m, dir, &e) != 0) { if (dir) test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
+    int L = m.c.n_layers, H = m.c.n_heads, d = m.c.dim, tok[SEQ];
+    fam_tokens(tok, NULL);
+    float *rt = malloc(sizeof(float) * L * H * d);
+    for (int i = 0; i < L * H * d; i++) rt[i] = (float)((i * 7919 % 200) - 100) / 50.0f;
+    AttnConfig a = aha_defaults();
+    a.policy = POLICY_AHA, a.routers = rt, a.window = 4, a.profile = 1;
+    RunState s;
+    StepTrace *tr[SEQ];
+    for (int i = 0; i < SEQ; i++) tr[i] = trace_new_top(L, H, 4);
+    CHECK(fwd_init(&s, &m.c, SEQ, 2, &e) == 0);
+    fwd_forward(&m, &s, &a, tok, SEQ, 0, NULL, tr);
+    int fixed = 0, routed_global = 0;
+    for (int t = 0; t < SEQ; t++)
+        for (int c = 0; c < L * H; c++) {
+            int l = c / H, local = l < 5;
+            CHECK_INT(tr[t]->layer_window[l], local ? LK_W : 0);
+            CHECK_INT(trace_is_arch_local(tr[t], c), local);
+            if (!local) {
+                routed_global += tr[t]->gate[c] == 1;
+                CHECK(!isnan(tr[t]->score[c]) && tr[t]->gate[c] >= 0 && isnan(tr[t]->beyond_logit[c]));
+                if (t >= 4) CHECK(!isnan(tr[t]->oracle_logit[c]) && !isnan(tr[t]->qada_logit[c]));
+                continue;
+            }
+            fixed++;
+            CHECK_INT(tr[t]->gate[c], -1);
+            CHECK(isnan(tr[t]->score[c]) && isnan(tr[t]->oracle_logit[c]) && isnan(tr[t]->oracle_err[c]));
+            CHECK(isnan(tr[t]->qada_logit[c]) && isnan(tr[t]->qada_bulk_logit[c]) && isnan(tr[t]->qada_rem_logit[c]));
+            CHECK(isnan(tr[t]->qada_rem_bulk_logit[c]) && isnan(tr[t]->far_mean[c]) && isnan(tr[t]->far_std[c]));
+            CHECK_INT(tr[t]->keys_read[c], t + 1 < LK_W ? t + 1 : LK_W);
+            CHECK_INT(tr[t]->top_pos[c * 4], -1);
+            CHECK_MSG(isnan(tr[t]->beyond_logit[c]) == (t < LK_W), "pos %d cell %d: beyond %g", t, c, tr[t]->beyond_logit[c]);
+            for (int p = 0; p < DECIDE_COUNT; p++) CHECK_INT(decide_cell(tr[t], c, (DecidePred)p, a.tau, a.theta_logit), -1);
+            CHECK_INT(decide_label(tr[t], c, a.theta_logit), -1);
+        }
+    for (int t = 0; t < SEQ; t++) /* one KV head a layer: a local layer reads its window */
+        for (int l = 0; l < 5; l++) CHECK_INT(tr[t]->kv_read[l * H], t + 1 < LK_W ? t + 1 : LK_W);
+    CHECK_INT(fixed, SEQ * 5 * H);
+    CHECK_MSG(routed_global > 0, "the global layer never went global: the routers were not consulted there");
+    fwd_free(&s);
+    for (int i = 0; i < SEQ; i++) trace_free(tr[i]);
+    free(rt);
+    model_free(&m);
+}
+
+/* `ahascope trace` on a gemma3 folder: `ahascope trace FLAGS` into path;
+ * its ids (one a line) into ids. 0 or -1 (a failure reported). */
+static int lk_trace(const char *dir, const char *flags, const char *path, const char *ids) {
+    int st = -1;
+    char *out = test_runf(&st, "%s trace --model %s --prompt 'the cat sat on the mat and then' --steps %d --temperature 0 "
+                               "%s > %s 2> %s.err", test_bin(), dir, SEQ, flags, path, path);
+    free(out);
+    if (st != 0) { test_fail(__FILE__, __LINE__, "trace %s: exit %d", flags, st); return -1; }
+    FILE *in = fopen(path, "r"), *f = ids ? fopen(ids, "w") : NULL;
+    char line[1 << 17];
+    while (in && f && fgets(line, sizeof line, in)) {
+        cJSON *j = cJSON_Parse(line);
+        if (cJSON_GetObjectItem(j, "token")) fprintf(f, "%d\n", cJSON_GetObjectItem(j, "token")->valueint);
+        cJSON_Delete(j);
+    }
+    if (in) fclose(in);
+    if (f) fclose(f);
+    return 0;
+}
+
+/* The trace JSON names every layer's kind and window once, on its first
+ * line, and marks each head arch_local; a fixed-local head's gate and
+ * score are null, its keys the window's. */
+TEST(layer_kind_trace_json_names_each_layer) {
+    const char *dir = fam_folder("lk-json", LK_FLAGS);
+    char path[800];
+    snprintf(path, sizeof path, "%s.jsonl", dir ? dir : "");
+    if (!dir || lk_trace(dir, "--policy random --p 0.5 --window 4", path, NULL)) return;
+    FILE *in = fopen(path, "r");
+    char line[1 << 17];
+    int n = 0;
+    while (in && fgets(line, sizeof line, in)) {
+        cJSON *j = cJSON_Parse(line);
+        const cJSON *kind = cJSON_GetObjectItem(j, "layer_kind"), *win = cJSON_GetObjectItem(j, "layer_window");
+        CHECK_MSG((kind != NULL) == (n == 0) && (win != NULL) == (n == 0), "line %d: layer kinds on a line not the first", n);
+        if (n == 0 && kind && win) {
+            CHECK_INT(cJSON_GetArraySize(kind), 6);
+            for (int l = 0; l < 6; l++) {
+                CHECK_MSG(!strcmp(cJSON_GetArrayItem(kind, l)->valuestring, l < 5 ? "local" : "global"), "layer %d: %s", l,
+                          cJSON_GetArrayItem(kind, l)->valuestring);
+                CHECK_INT(cJSON_GetArrayItem(win, l)->valueint, l < 5 ? LK_W : 0);
+            }
+        }
+        const cJSON *al = cJSON_GetObjectItem(j, "arch_local"), *gate = cJSON_GetObjectItem(j, "gate"),
+                    *keys = cJSON_GetObjectItem(j, "keys_read");
+        CHECK_INT(cJSON_GetArraySize(al), 24);
+        for (int c = 0; c < 24 && al && gate && keys; c++) {
+            int local = c / 4 < 5;
+            CHECK_INT(cJSON_GetArrayItem(al, c)->valueint, local);
+            CHECK_INT(cJSON_IsNull(cJSON_GetArrayItem(gate, c)), local);
+            if (local) CHECK_INT(cJSON_GetArrayItem(keys, c)->valueint, n + 1 < LK_W ? n + 1 : LK_W);
+        }
+        cJSON_Delete(j);
+        n++;
+    }
+    if (in) fclose(in);
+    CHECK_INT(n, SEQ);
+}
+
+/* The worst |beyond_logit - reference| of a trace file against a
+ * make_hf.py reference's "beyond" (6 layers of 4 heads), with every null
+ * where the reference has one; *compared counts the values compared. */
+static double lk_worst(const char *path, const char *ref, int *compared) {
+    cJSON *r = test_read_json(ref);
+    const cJSON *beyond = cJSON_GetObjectItem(r, "beyond");
+    CHECK_INT(cJSON_GetArraySize(beyond), 6);
+    FILE *in = fopen(path, "r");
+    char line[1 << 17];
+    int t = 0;
+    double worst = 0;
+    *compared = 0;
+    while (in && beyond && fgets(line, sizeof line, in)) {
+        cJSON *j = cJSON_Parse(line);
+        const cJSON *b = cJSON_GetObjectItem(j, "beyond_logit");
+        for (int c = 0; c < 24 && b; c++) {
+            const cJSON *layer = cJSON_GetArrayItem(beyond, c / 4), *got = cJSON_GetArrayItem(b, c);
+            const cJSON *want = cJSON_IsNull(layer) ? NULL : cJSON_GetArrayItem(cJSON_GetArrayItem(layer, c % 4), t);
+            CHECK_MSG(cJSON_IsNull(layer) == (c / 4 == 5), "layer %d: the reference's windowing differs", c / 4);
+            int have = want && !cJSON_IsNull(want);
+            if (have && cJSON_IsNumber(got)) worst = fmax(worst, fabs(got->valuedouble - want->valuedouble)), ++*compared;
+            else if (have != cJSON_IsNumber(got)) worst = INFINITY; /* a value where the reference has none, or none */
+        }
+        cJSON_Delete(j);
+        t++;
+    }
+    if (in) fclose(in);
+    cJSON_Delete(r);
+    CHECK_INT(t, SEQ);
+    return worst;
+}
+
+/* The counterfactual of `trace --profile` on a gemma3 folder against the
+ * float64 reference (make_hf.py --forward's "beyond", from the same scores
+ * before the mask): every fixed-local head at every position past the
+ * window within LK_TOL, null before it, and null on the global layer. The
+ * reference with the window one key longer (a counterfactual over the
+ * wrong keys) is more than 100 LK_TOL away. Without --profile it is null. */
+TEST(counterfactual_matches_numpy_reference) {
+    const char *py = test_python_numpy();
+    if (!py) { test_skip("no python3 with numpy (AHASCOPE_PYTHON)"); return; }
+    const char *dir = fam_folder("lk-cf", LK_FLAGS);
+    char path[800], ids[800], ref[800], off[800];
+    snprintf(path, sizeof path, "%s.jsonl", dir ? dir : "");
+    snprintf(ids, sizeof ids, "%s.ids", dir ? dir : "");
+    snprintf(ref, sizeof ref, "%s.ref.json", dir ? dir : "");
+    snprintf(off, sizeof off, "%s.ref1.json", dir ? dir : "");
+    if (!dir || lk_trace(dir, "--profile", path, ids)) return;
+    int st = -1, compared = 0, n_off = 0;
+    free(test_runf(&st, "'%s' tests/fixtures/hf/make_hf.py --forward '%s' '%s' '%s' 2>&1", py, dir, ids, ref));
+    CHECK_INT(st, 0);
+    free(test_runf(&st, "'%s' tests/fixtures/hf/make_hf.py --forward '%s' '%s' '%s' window_plus_one 2>&1", py, dir, ids, off));
+    CHECK_INT(st, 0);
+    double worst = lk_worst(path, ref, &compared), moved = lk_worst(path, off, &n_off);
+    printf("  measured: counterfactual vs float64 reference: max |d beyond_logit| %.3g over %d values;"
+           " against the window + 1 reference %.3g\n", worst, compared, moved);
+    CHECK_INT(compared, (SEQ - LK_W) * 5 * 4);
+    CHECK_MSG(worst <= LK_TOL, "beyond_logit differs from the reference by %g", worst);
+    CHECK_MSG(moved > 100 * LK_TOL, "the window + 1 reference is only %g away: the test cannot tell the keys apart", moved);
+    if (lk_trace(dir, "", path, NULL)) return; /* not profiled: never measured */
+    char *text = test_runf(&st, "grep -c '\"beyond_logit\":\\[null\\(,null\\)*\\]' %s", path);
+    CHECK_MSG(text && atoi(text) == SEQ, "without --profile some beyond_logit was measured: %s", text ? text : "");
+    free(text);
+}
+
+/* The kinds line and the --window note, from windows alone: kinds in
+ * first-appearance order, one entry per distinct window; the note only
+ * when some local window is longer than AHA's. */
+TEST(layer_kind_text_and_window_note) {
+    int32_t mix[24], all[26] = {0};
+    char buf[400];
+    for (int l = 0; l < 24; l++) mix[l] = l < 10 ? 512 : l < 20 ? 1024 : 0;
+    model_layer_kinds_text(mix, 24, buf, sizeof buf);
+    CHECK_MSG(!strcmp(buf, "10 local (window 512), 10 local (window 1024), 4 global"), "%s", buf);
+    model_layer_kinds_text(all, 26, buf, sizeof buf);
+    CHECK_MSG(!strcmp(buf, "26 global"), "%s", buf);
+    int32_t g3[26];
+    for (int l = 0; l < 26; l++) g3[l] = (l + 1) % 6 ? 512 : 0;
+    model_layer_kinds_text(g3, 26, buf, sizeof buf);
+    CHECK_MSG(!strcmp(buf, "22 local (window 512), 4 global"), "%s", buf);
+    CHECK_INT(model_window_note(g3, 26, 64, buf, sizeof buf), 1);
+    CHECK_MSG(!strcmp(buf, "the architecture's 22 local layers slide a window of 512 keys, longer than AHA's w=64; "
+                           "--window applies to the 4 global layers only"), "%s", buf);
+    CHECK_INT(model_window_note(g3, 26, 512, buf, sizeof buf), 0); /* not longer: no note */
+    CHECK_INT(buf[0], 0);
+    CHECK_INT(model_window_note(all, 26, 4, buf, sizeof buf), 0);
+    CHECK_INT(model_window_note(mix, 24, 600, buf, sizeof buf), 1); /* 1024 > 600 */
+    CHECK_MSG(strstr(buf, "20 local layers slide windows of 512 to 1024 keys"), "%s", buf);
+}
+
+/* `info` on a gemma3 folder and on its GGUF file prints exactly the
+ * contract line; record and trace note that --window applies to the global
+ * layer only when the architecture's window (8) is longer than --window. */
+TEST(layer_kind_info_line_and_window_note) {
+    const char *dir = fam_folder("lk-info", LK_FLAGS);
+    if (!dir) return;
+    char *out = test_runf(NULL, "%s info --model %s", test_bin(), dir);
+    CHECK_MSG(out && strstr(out, "\nlayers: 5 local (window 8), 1 global\n"), "info: %s", out ? out : "");
+    free(out);
+    int st = -1;
+    free(test_runf(&st, "%s convert --to gguf --model %s --out %s.gguf --type f32 2>&1", test_bin(), dir, dir));
+    CHECK_INT(st, 0);
+    out = test_runf(NULL, "%s info --model %s.gguf", test_bin(), dir);
+    CHECK_MSG(out && strstr(out, "\nlayers: 5 local (window 8), 1 global\n"), "info of the gguf: %s", out ? out : "");
+    free(out);
+    out = test_runf(NULL, "%s info --json --model %s.gguf", test_bin(), dir);
+    CHECK_MSG(out && strstr(out, "\"layer_kinds\": \"5 local (window 8), 1 global\""), "info --json of the gguf: %s",
+              out ? out : "");
+    free(out);
+    const char *note = "note: the architecture's 5 local layers slide a window of 8 keys, longer than AHA's w=4; "
+                       "--window applies to the 1 global layer only";
+    out = test_runf(NULL, "%s trace --model %s --prompt hi --steps 4 --window 4 2>&1 >/dev/null", test_bin(), dir);
+    CHECK_MSG(out && strstr(out, note), "trace: %s", out ? out : "");
+    free(out);
+    out = test_runf(NULL, "%s record --db %s.db --model %s --prompt hi --steps 4 --window 4 2>&1 >/dev/null", test_bin(),
+                    dir, dir);
+    CHECK_MSG(out && strstr(out, note), "record: %s", out ? out : "");
+    free(out);
+    out = test_runf(NULL, "%s generate --model %s --prompt hi --steps 4 --window 8 2>&1 >/dev/null", test_bin(), dir);
+    CHECK_MSG(out && !strstr(out, "note:"), "generate at --window 8 noted: %s", out ? out : "");
+    free(out);
 }

@@ -179,7 +179,8 @@ TEST(views_rates_in_the_metric_cycle_heatmap_and_timeline) {
         if (view_metric_is_rate(k)) seen[k - VIEW_METRIC_RATE_GLOBAL]++;
     for (int r = 0; r < VIEW_RATE_COUNT; r++) CHECK_INT(seen[r], 1);
     CHECK_INT(view_metric_step(VIEW_METRIC_RATE_AGREE, 1), VIEW_METRIC_AGREE);
-    CHECK_INT(view_metric_step(VIEW_METRIC_far_std, 1), VIEW_METRIC_RATE_GLOBAL);
+    CHECK_INT(view_metric_step(VIEW_METRIC_far_std, 1), VIEW_METRIC_beyond_logit); /* the last trace field, */
+    CHECK_INT(view_metric_step(VIEW_METRIC_beyond_logit, 1), VIEW_METRIC_RATE_GLOBAL); /* then the rates */
     CHECK(!strcmp(view_metric_short(VIEW_METRIC_RATE_GLOBAL), "global_rate"));
     CHECK(!strcmp(view_metric_short(VIEW_METRIC_RATE_ORACLE), "oracle_rate"));
     /* the heatmap shows each head's rate over the run, whatever the cursor */

@@ -420,7 +420,7 @@ TEST(store_cli_bad_files_and_flags) {
     remove_db(db);
     sqlite3 *h;
     sqlite3_open(db, &h);
-    sqlite3_exec(h, "PRAGMA application_id=1095254355; PRAGMA user_version=7; CREATE TABLE runs(x);", NULL, NULL, NULL);
+    sqlite3_exec(h, "PRAGMA application_id=1095254355; PRAGMA user_version=8; CREATE TABLE runs(x);", NULL, NULL, NULL);
     sqlite3_close(h);
     snprintf(args, sizeof args, "runs --db %s", db);
     expect_fail(1, args, "newer");

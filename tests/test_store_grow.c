@@ -46,7 +46,7 @@ static void add_future_lists(const char *path) {
     more.pred[more.n_preds++] = p;
     int changed = 0;
     CHECK(store_catalog_extend(db, &file, &more, &changed) == SQLITE_OK && changed);
-    char *drop = NULL, *views = store_views_sql(&file, "");
+    char *drop = NULL, *views = store_views_sql(&file, "", STORE_SCHEMA_VERSION);
     sqlite3_stmt *st = NULL;
     CHECK(sqlite3_prepare_v2(db, "SELECT group_concat(format('DROP VIEW \"%w\";', name), '') FROM sqlite_schema"
                                  " WHERE type = 'view'", -1, &st, NULL) == SQLITE_OK);
