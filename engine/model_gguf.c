@@ -320,7 +320,6 @@ static int64_t layer_vec_floats(const GgufArch *a, const Config *c) {
     return a->olmo ? 2 * d + q + kv : 2 * d + (a->biases ? q + 2 * kv : 0) + (a->qk_head ? 2 * (int64_t)c->head_size : 0);
 }
 
-<<<<<<< HEAD
 /* Rows [row0, ...) of a fused matrix of cols columns, as its own Mat. */
 static Mat mat_rows(Mat m, int64_t row0, int64_t cols) {
     return (Mat){(const char *)m.p + (size_t)row0 * model_row_bytes(m.dt, (size_t)cols), m.dt};
@@ -340,12 +339,12 @@ static int take_fused_layer(const GgufFile *f, const Config *c, int l, LayerWeig
     lw->w1 = gu, lw->w3 = mat_rows(gu, h, d);
     lw->window = c->sliding_window;
     return 0;
-=======
+}
+
 /* llama.cpp's gemma windows: layer l slides when l % P < P - 1 (gemma2: the even layers). */
 static int gemma_window(const Config *c, int l) {
     int P = c->window_pattern;
     return P > 0 && l % P < P - 1 ? c->sliding_window : 0;
->>>>>>> layers
 }
 
 static int take_layer(const GgufFile *f, const GgufArch *a, const Config *c, int l, LayerWeights *lw, float **v, Err *e) {
@@ -502,7 +501,8 @@ int model_gguf_layer_windows(const char *path, int32_t *win, int cap, Err *e) {
     const GgufArch *a = find_arch(&f, e);
     int n = a && !gguf_config(&f, a, &c, e) ? c.n_layers : -1;
     if (n > cap) n = err_set(e, "%s: %d layers, more than %d", path, n, cap);
-    for (int l = 0; l < n; l++) win[l] = a->gemma ? gemma_window(&c, l) : 0;
+    /* the loader's own rule: gemma's pattern, else every layer's window (mistral, phi3; 0: none) */
+    for (int l = 0; l < n; l++) win[l] = a->gemma ? gemma_window(&c, l) : c.sliding_window;
     gguf_close(&f);
     return n;
 }
