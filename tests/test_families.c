@@ -941,3 +941,21 @@ TEST(layer_kind_info_line_and_window_note) {
     CHECK_MSG(out && !strstr(out, "note:"), "generate at --window 8 noted: %s", out ? out : "");
     free(out);
 }
+
+/* A phi3 or mistral GGUF windows every layer: info reads it from the header
+ * by the loader's rule (it once read only gemma's pattern, and said
+ * "2 global" of a file the engine runs windowed). */
+TEST(layer_kind_info_of_every_layer_windowed_gguf) {
+    static const char *const flags[] = {"--arch phi3 --dims 64,96,2,4,2,300,64 --window-layers 8",
+                                        "--arch mistral --dims 64,96,2,4,2,300,64 --window-layers 8"};
+    for (int k = 0; k < 2; k++) {
+        const char *dir = fam_folder(k ? "lk-mistral" : "p3-lk", flags[k]);
+        if (!dir) return;
+        int st = -1;
+        free(test_runf(&st, "%s convert --to gguf --model %s --out %s.gguf --type f32 2>&1", test_bin(), dir, dir));
+        CHECK_INT(st, 0);
+        char *out = test_runf(NULL, "%s info --model %s.gguf", test_bin(), dir);
+        CHECK_MSG(out && strstr(out, "\nlayers: 2 local (window 8)\n"), "info of %s.gguf: %s", dir, out ? out : "");
+        free(out);
+    }
+}
