@@ -55,6 +55,25 @@ static void short_model(const char *model, char *out, size_t n) {
     if (dot && dot != out) *dot = '\0';
 }
 
+/* "gemma3 · 22 local (w 512) + 4 global layers" (compact "gemma3
+ * 22L w512 + 4G") where the architecture windows some layers, and, where
+ * its window is longer than AHA's, that AHA's applies to the global
+ * layers only. Nothing for an all-global model. */
+static void add_layers(SegList *l, const ViewHeader *h, int ascii, int compact) {
+    const ViewLayerKinds *k = &h->layers;
+    if (k->n_local <= 0) return;
+    const char *dot = ascii ? "-" : "\xc2\xb7", *arch = h->arch[0] ? h->arch : "model";
+    char w[32];
+    if (k->w_min == k->w_max) snprintf(w, sizeof w, compact ? "w%d" : "w %d", k->w_min);
+    else snprintf(w, sizeof w, compact ? "w%d-%d" : "w %d-%d", k->w_min, k->w_max);
+    if (k->n_global == 0 && compact) add(l, 1, "%s all %dL %s", arch, k->n_local, w);
+    else if (k->n_global == 0) add(l, 1, "%s %s all %d layers local (%s)", arch, dot, k->n_local, w);
+    else if (compact) add(l, 1, "%s %dL %s + %dG", arch, k->n_local, w, k->n_global);
+    else add(l, 1, "%s %s %d local (%s) + %d global layers", arch, dot, k->n_local, w, k->n_global);
+    if (k->n_global > 0 && k->w_min > h->window)
+        add(l, 2, "%s", compact ? "--window: global layers" : "--window applies to global layers only");
+}
+
 /* The segments; compact spells them shorter ("aha", "w16", "s4") so that
  * at 80 columns every setting still shows. */
 static void collect(const ViewModel *m, const ViewPalette *p, SegList *l, int compact) {
@@ -67,6 +86,7 @@ static void collect(const ViewModel *m, const ViewPalette *p, SegList *l, int co
     short_model(h->model[0] ? h->model : "(no model)", name, sizeof name);
     if (h->mode[0]) add(l, 0, "%s", h->mode); /* a recording, not the model running: never dropped */
     add(l, 0, "%s", !compact ? (h->model[0] ? h->model : "(no model)") : name);
+    add_layers(l, h, a, compact);
     add(l, 0, compact ? "%s" : "policy %s", h->policy[0] ? h->policy : "?");
     add(l, 1, compact ? "w%d" : "w %d", h->window);
     /* sinks change what is local: a setting to show when there are any */

@@ -9,6 +9,7 @@
 #include "engine/predictors.h"
 #include "views/draw.h"
 #include "views/explain.h"
+#include "views/fixed.h"
 #include "views/geom.h"
 #include "views/paint.h"
 #include "views/pin.h"
@@ -183,8 +184,11 @@ static int recorded_list(WINDOW *w, const ViewModel *m, const ViewPalette *p, co
  * and, beside the verdicts, where the head looked (explain.h). Returns the
  * lines the ranked far positions took under it. */
 static int strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int wd) {
-    const ViewAttn *at = &m->attn;
     const StepTrace *t = view_trace(m, m->cursor);
+    ViewAttn fixed = m->attn; /* a fixed-local head's local set is its layer's window, not AHA's */
+    int W = view_fixed_window(t, m->sel_layer * m->n_heads + m->sel_head);
+    if (W > 0) fixed.window = W, fixed.sinks = 0;
+    const ViewAttn *at = &fixed;
     int y = g->y_strip, width = g->stacked ? wd - 1 - g->x0 : g->n_cols;
     view_puts(w, y, 1, g->x0 - 1, "attn", 1, A_DIM, 0);
     if (!t || at->pos != t->pos || at->layer != m->sel_layer || at->head != m->sel_head || at->n <= 0) {
@@ -248,8 +252,10 @@ void view_draw_inspector(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     view_frame_box(w, p, title, m->focus == VIEW_PANE_INSPECTOR);
     ViewInspGeom g;
     view_insp_geom(m, wd, h, &g);
-    /* a sparkline per row of the predictor list that names one (its spark column), of its field */
-    for (int i = 0, y = g.y_spark; i < PRED_COUNT && !g.stacked && y < h - 1; i++) {
+    /* a sparkline per row of the predictor list that names one (its spark column), of its field; none for
+     * a fixed-local head, which no predictor decides (its verdict lines say so) */
+    int fixed = view_is_fixed(view_trace(m, m->cursor), m->sel_layer * m->n_heads + m->sel_head);
+    for (int i = 0, y = g.y_spark; i < PRED_COUNT && !g.stacked && !fixed && y < h - 1; i++) {
         if (!PRED_INFO[i].spark[0]) continue;
         if (!view_insp_aside_row(&g, y)) sparkline(w, m, p, &g, y, PRED_INFO[i].spark,
                                                    view_metric_of_field(PRED_INFO[i].field));
