@@ -56,9 +56,8 @@ static void short_model(const char *model, char *out, size_t n) {
 }
 
 /* "gemma3 · 22 local (w 512) + 4 global layers" (compact "gemma3
- * 22L w512 + 4G") where the architecture windows some layers, and, where
- * its window is longer than AHA's, that AHA's applies to the global
- * layers only. Nothing for an all-global model. */
+ * 22L w512 + 4G") where the architecture windows some layers; nothing for
+ * an all-global model. */
 static void add_layers(SegList *l, const ViewHeader *h, int ascii, int compact) {
     const ViewLayerKinds *k = &h->layers;
     if (k->n_local <= 0) return;
@@ -70,8 +69,16 @@ static void add_layers(SegList *l, const ViewHeader *h, int ascii, int compact) 
     else if (k->n_global == 0) add(l, 1, "%s %s all %d layers local (%s)", arch, dot, k->n_local, w);
     else if (compact) add(l, 1, "%s %dL %s + %dG", arch, k->n_local, w, k->n_global);
     else add(l, 1, "%s %s %d local (%s) + %d global layers", arch, dot, k->n_local, w, k->n_global);
-    if (k->n_global > 0 && k->w_min > h->window)
-        add(l, 2, "%s", compact ? "--window: global layers" : "--window applies to global layers only");
+}
+
+/* AHA's window, and where the architecture's is longer, that it applies to
+ * the global layers only (the local ones read their own). */
+static void add_window(SegList *l, const ViewHeader *h, int compact) {
+    const ViewLayerKinds *k = &h->layers;
+    const char *only = k->n_local > 0 && k->n_global > 0 && k->w_min > h->window
+                           ? (compact ? " (global only)" : " (global layers only)")
+                           : "";
+    add(l, 1, compact ? "w%d%s" : "w %d%s", h->window, only);
 }
 
 /* The segments; compact spells them shorter ("aha", "w16", "s4") so that
@@ -88,7 +95,7 @@ static void collect(const ViewModel *m, const ViewPalette *p, SegList *l, int co
     add(l, 0, "%s", !compact ? (h->model[0] ? h->model : "(no model)") : name);
     add_layers(l, h, a, compact);
     add(l, 0, compact ? "%s" : "policy %s", h->policy[0] ? h->policy : "?");
-    add(l, 1, compact ? "w%d" : "w %d", h->window);
+    add_window(l, h, compact);
     /* sinks change what is local: a setting to show when there are any */
     add(l, h->sinks > 0 ? 1 : 4, compact ? "s%d" : "sinks %d", h->sinks);
     const char *tau = a ? "tau" : "\xcf\x84", *theta = a ? "theta" : "\xce\xb8";
