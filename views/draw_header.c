@@ -56,7 +56,7 @@ static void short_model(const char *model, char *out, size_t n) {
 }
 
 /* "gemma3 · 22 local (w 512) + 4 global layers" (compact "gemma3
- * 22L w512 + 4G") where the architecture windows some layers; nothing for
+ * 22L/w512+4G") where the architecture windows some layers; nothing for
  * an all-global model. */
 static void add_layers(SegList *l, const ViewHeader *h, int ascii, int compact) {
     const ViewLayerKinds *k = &h->layers;
@@ -67,7 +67,7 @@ static void add_layers(SegList *l, const ViewHeader *h, int ascii, int compact) 
     else snprintf(w, sizeof w, compact ? "w%d-%d" : "w %d-%d", k->w_min, k->w_max);
     if (k->n_global == 0 && compact) add(l, 1, "%s all %dL %s", arch, k->n_local, w);
     else if (k->n_global == 0) add(l, 1, "%s %s all %d layers local (%s)", arch, dot, k->n_local, w);
-    else if (compact) add(l, 1, "%s %dL %s + %dG", arch, k->n_local, w, k->n_global);
+    else if (compact) add(l, 1, "%s %dL/%s+%dG", arch, k->n_local, w, k->n_global);
     else add(l, 1, "%s %s %d local (%s) + %d global layers", arch, dot, k->n_local, w, k->n_global);
 }
 
@@ -76,7 +76,7 @@ static void add_layers(SegList *l, const ViewHeader *h, int ascii, int compact) 
 static void add_window(SegList *l, const ViewHeader *h, int compact) {
     const ViewLayerKinds *k = &h->layers;
     const char *only = k->n_local > 0 && k->n_global > 0 && k->w_min > h->window
-                           ? (compact ? " (global only)" : " (global layers only)")
+                           ? (compact ? " (global)" : " (global layers only)")
                            : "";
     add(l, 1, compact ? "w%d%s" : "w %d%s", h->window, only);
 }
