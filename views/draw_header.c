@@ -18,6 +18,7 @@ typedef struct {
 typedef struct {
     Seg seg[SEG_MAX];
     int n;
+    int kinds; /* the compact layer kinds' segment, which closer separators may keep; -1 none */
 } SegList;
 
 static void add(SegList *l, int prio, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -65,10 +66,11 @@ static void add_layers(SegList *l, const ViewHeader *h, int ascii, int compact) 
     char w[32];
     if (k->w_min == k->w_max) snprintf(w, sizeof w, compact ? "w%d" : "w %d", k->w_min);
     else snprintf(w, sizeof w, compact ? "w%d-%d" : "w %d-%d", k->w_min, k->w_max);
-    if (k->n_global == 0 && compact) add(l, 1, "%s all %dL %s", arch, k->n_local, w);
+    if (k->n_global == 0 && compact) add(l, 2, "%s all %dL %s", arch, k->n_local, w);
     else if (k->n_global == 0) add(l, 1, "%s %s all %d layers local (%s)", arch, dot, k->n_local, w);
-    else if (compact) add(l, 1, "%s %dL/%s+%dG", arch, k->n_local, w, k->n_global);
+    else if (compact) add(l, 2, "%s %dL/%s+%dG", arch, k->n_local, w, k->n_global); /* yields to the settings */
     else add(l, 1, "%s %s %d local (%s) + %d global layers", arch, dot, k->n_local, w, k->n_global);
+    if (compact) l->kinds = l->n - 1;
 }
 
 /* AHA's window, and where the architecture's is longer, that it applies to
@@ -123,6 +125,16 @@ static int fits_prio(const SegList *l, int width, int sep_w, int ascii, int prio
     return total <= width;
 }
 
+/* 1 if segment i survives fit (below) in width with separators sep_w
+ * wide; 0 when it is dropped or i is -1. */
+static void fit(SegList *l, int width, int sep_w, int ascii);
+static int survives(const SegList *l, int i, int width, int sep_w, int ascii) {
+    if (i < 0) return 0;
+    SegList c = *l;
+    fit(&c, width, sep_w, ascii);
+    return c.seg[i].keep;
+}
+
 /* Drop the lowest-priority segments (latest first) until the line fits. */
 static void fit(SegList *l, int width, int sep_w, int ascii) {
     for (;;) {
@@ -147,12 +159,15 @@ void view_draw_header(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     view_fill(w, 0, 0, wd, L' ', a, pair);
     int x = view_puts(w, 0, 0, wd, " ahascope ", 1, a | A_BOLD, pair);
     const char *sep = p->ascii ? " | " : " \xe2\x94\x82 ";
-    SegList l = {.n = 0};
+    SegList l = {.n = 0, .kinds = -1};
     collect(m, p, &l, 0);
     if (!fits_prio(&l, wd - x - 1, 3, p->ascii, 1)) { /* the settings would not all show: the compact line */
-        l.n = 0;
+        l.n = 0, l.kinds = -1;
         collect(m, p, &l, 1);
-        if (!fits_prio(&l, wd - x - 1, 3, p->ascii, 1)) sep = p->ascii ? "|" : "\xe2\x94\x82"; /* and closer */
+        int k = l.kinds, room = wd - x - 1; /* the layer kinds: closer separators may keep them too */
+        if (!fits_prio(&l, room, 3, p->ascii, 1) ||
+            (!survives(&l, k, room, 3, p->ascii) && survives(&l, k, room, 1, p->ascii)))
+            sep = p->ascii ? "|" : "\xe2\x94\x82"; /* and closer */
     }
     fit(&l, wd - x - 1, view_text_width(sep, p->ascii), p->ascii);
     int first = 1;
