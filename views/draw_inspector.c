@@ -50,16 +50,19 @@ static void verdict_line(WINDOW *w, const ViewPalette *p, int y, int x, int maxw
 /* The verdicts at the cursor token (one line per predictor, then the
  * executed gate), in full where they fit, else briefly: global ones bold,
  * missing ones dim. */
-static void verdicts(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int h) {
+static void verdicts(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int h, int wd) {
     const StepTrace *t = view_trace(m, m->cursor);
     if (!t || g->text_w <= 0) return;
     ViewExplain x;
-    view_explain(m, t, m->sel_layer * m->n_heads + m->sel_head, &x);
+    int cell = m->sel_layer * m->n_heads + m->sel_head;
+    view_explain(m, t, cell, &x);
+    /* a fixed-local head has no sparkline rows: its lines take the whole width */
+    int fixed = view_is_fixed(t, cell), x0 = fixed ? 1 : g->x_text, tw = fixed ? wd - 2 : g->text_w;
     for (int i = 0; i < x.n && i < g->n_text && g->y_spark + i < h - 1; i++) {
         if (view_insp_aside_row(g, g->y_spark + i)) continue; /* the pinned head's or the parent's line */
         attr_t a = x.decision[i] > 0 ? A_BOLD : x.decision[i] < 0 ? A_DIM : A_NORMAL;
-        int full = view_text_width(x.line[i], p->ascii) <= g->text_w;
-        verdict_line(w, p, g->y_spark + i, g->x_text, g->text_w, full ? x.line[i] : x.brief[i],
+        int full = view_text_width(x.line[i], p->ascii) <= tw;
+        verdict_line(w, p, g->y_spark + i, x0, tw, full ? x.line[i] : x.brief[i],
                      full ? x.agree_at[i] : x.brief_agree_at[i], x.agree_sw[i], a);
     }
 }
@@ -263,6 +266,6 @@ void view_draw_inspector(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     }
     int listed = g.y_strip + 1 < h - 1 ? strip(w, m, p, &g, wd) : 0;
     if (g.y_list) why_block(w, m, p, g.y_list + listed, h, wd);
-    verdicts(w, m, p, &g, h);
+    verdicts(w, m, p, &g, h, wd);
     view_draw_aside(w, m, p, &g, wd);
 }
