@@ -5,7 +5,9 @@
 # opens the head inspector, and pastes `tmux capture-pane -p` between the
 # <!-- tui-capture:begin --> and <!-- tui-capture:end --> markers of README.md,
 # and the inspector pane alone (the verdicts at the cursor token) between the
-# <!-- inspector-capture:begin --> / :end markers of views/README.md.
+# <!-- inspector-capture:begin --> / :end markers of views/README.md; then the
+# TUI on a random Gemma-3-1B-shaped folder between its <!-- gemma3-capture:begin
+# --> / :end markers there.
 #
 #   sh views/capture_readme.sh          (from anywhere; needs ./ahascope and tmux)
 #
@@ -29,6 +31,8 @@ grep -qF "$BEGIN" "$README" && grep -qF "$END" "$README" ||
     { echo "capture_readme.sh: $README lacks the $BEGIN / $END markers" >&2; exit 1; }
 grep -qF "$VBEGIN" "$VIEWS_README" && grep -qF "$VEND" "$VIEWS_README" ||
     { echo "capture_readme.sh: $VIEWS_README lacks the $VBEGIN / $VEND markers" >&2; exit 1; }
+grep -qF '<!-- gemma3-capture:begin -->' "$VIEWS_README" && grep -qF '<!-- gemma3-capture:end -->' "$VIEWS_README" ||
+    { echo "capture_readme.sh: $VIEWS_README lacks the gemma3-capture markers" >&2; exit 1; }
 ./ahascope info >/dev/null || { echo "capture_readme.sh: no default model (see engine/MODELS.md)" >&2; exit 1; }
 
 tmp=$(mktemp -d)
@@ -80,4 +84,27 @@ awk '/^┌ inspector/ { on = 1 } on { print } on && /^└/ { exit }' "$tmp/captu
 [ -s "$tmp/inspector" ] || { echo "capture_readme.sh: no inspector pane in the capture" >&2; exit 1; }
 paste_between "$README" "$BEGIN" "$END" "$tmp/capture"
 paste_between "$VIEWS_README" "$VBEGIN" "$VEND" "$tmp/inspector"
+
+# A random folder of Gemma-3-1B's attention shape (26 layers x 4 heads, 1 KV
+# head, window 512 in 5 of every 6 layers; narrow and a small vocabulary, so
+# it is quick), 16 steps at AHA's w 8, L5 H0 (a global layer) selected: the
+# fixed-local layers beside the routed global ones, into views/README.md.
+./ahascope bench --arch gemma3 --dims 128,256,26,4,1,512,1024 --head-dim 32 --window-layers 512,6 --dtype bf16 \
+    --save-hf "$tmp/g3" --save-routers "$tmp/g3.st" >/dev/null
+tmux -L "$sock" kill-server 2>/dev/null || true
+tmux -L "$sock" -f /dev/null new-session -d -s cap -x $COLS -y $ROWS \
+    "LC_ALL=C.UTF-8 TERM=xterm-256color ./ahascope tui --model '$tmp/g3' --routers '$tmp/g3.st' --seed $SEED --temperature 0 --window 8 --no-record --mono; sleep 30"
+wait_for "pos 11/"                      # the prompt is in (12 tokens of the random vocabulary)
+step=0
+while [ $step -lt 16 ]; do
+    tmux -L "$sock" send-keys -t cap Space
+    step=$((step + 1))
+    wait_for "pos $((11 + step))/"
+done
+tmux -L "$sock" send-keys -t cap Down Down Down Down Down
+wait_for "L5 H0"
+sleep 0.3
+tmux -L "$sock" capture-pane -p -t cap | sed 's/[[:space:]]*$//' >"$tmp/gemma3"
+tmux -L "$sock" send-keys -t cap q
+paste_between "$VIEWS_README" '<!-- gemma3-capture:begin -->' '<!-- gemma3-capture:end -->' "$tmp/gemma3"
 echo "capture_readme.sh: $README and $VIEWS_README updated ($COLS x $ROWS, $STEPS steps, seed $SEED)"

@@ -5,6 +5,7 @@
 
 #include "views/draw.h"
 #include "views/explain.h"
+#include "views/fixed.h"
 #include "views/geom.h"
 #include "views/paint.h"
 
@@ -76,7 +77,11 @@ void view_draw_bars(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     for (int i = 0; i < g.n_layers_vis; i++) {
         int l = g.first_layer + i, y = g.y0 + i * g.rh, sel = l == m->sel_layer;
         view_printf(w, y, 1, g.label_w, 1, sel ? fa | A_REVERSE : A_DIM, sel ? fp : 0, "L%-2d", l);
-        int x = 1 + g.label_w;
+        int x = 1 + g.label_w, W = view_fixed_window(t, l * m->n_heads);
+        if (W > 0) { /* no rate to draw: its heads decide nothing */
+            view_printf(w, y, x, wd - 1 - x, p->ascii, A_DIM, 0, "fixed-local (layer window %d)", W);
+            continue;
+        }
         for (int k = 0; k < g.rh; k++) { /* a thick bar; its percentage on its first line */
             bar(w, p, y + k, x, g.bar_w, rates[l], VIEW_TX_BAR_AHA, k == 0);
             bar(w, p, y + k, x + g.bar_w + 6, g.bar_w, rates[m->n_layers + l], VIEW_TX_BAR_ORACLE, k == 0);

@@ -18,6 +18,7 @@ typedef struct {
 typedef struct {
     Seg seg[SEG_MAX];
     int n;
+    int kinds; /* the compact layer kinds' segment, which closer separators may keep; -1 none */
 } SegList;
 
 static void add(SegList *l, int prio, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -55,6 +56,33 @@ static void short_model(const char *model, char *out, size_t n) {
     if (dot && dot != out) *dot = '\0';
 }
 
+/* "gemma3 · 22 local (w 512) + 4 global layers" (compact "gemma3
+ * 22L/w512+4G") where the architecture windows some layers; nothing for
+ * an all-global model. */
+static void add_layers(SegList *l, const ViewHeader *h, int ascii, int compact) {
+    const ViewLayerKinds *k = &h->layers;
+    if (k->n_local <= 0) return;
+    const char *dot = ascii ? "-" : "\xc2\xb7", *arch = h->arch[0] ? h->arch : "model";
+    char w[32];
+    if (k->w_min == k->w_max) snprintf(w, sizeof w, compact ? "w%d" : "w %d", k->w_min);
+    else snprintf(w, sizeof w, compact ? "w%d-%d" : "w %d-%d", k->w_min, k->w_max);
+    if (k->n_global == 0 && compact) add(l, 2, "%s all %dL %s", arch, k->n_local, w);
+    else if (k->n_global == 0) add(l, 1, "%s %s all %d layers local (%s)", arch, dot, k->n_local, w);
+    else if (compact) add(l, 2, "%s %dL/%s+%dG", arch, k->n_local, w, k->n_global); /* yields to the settings */
+    else add(l, 1, "%s %s %d local (%s) + %d global layers", arch, dot, k->n_local, w, k->n_global);
+    if (compact) l->kinds = l->n - 1;
+}
+
+/* AHA's window, and where the architecture's is longer, that it applies to
+ * the global layers only (the local ones read their own). */
+static void add_window(SegList *l, const ViewHeader *h, int compact) {
+    const ViewLayerKinds *k = &h->layers;
+    const char *only = k->n_local > 0 && k->n_global > 0 && k->w_min > h->window
+                           ? (compact ? " (global)" : " (global layers only)")
+                           : "";
+    add(l, 1, compact ? "w%d%s" : "w %d%s", h->window, only);
+}
+
 /* The segments; compact spells them shorter ("aha", "w16", "s4") so that
  * at 80 columns every setting still shows. */
 static void collect(const ViewModel *m, const ViewPalette *p, SegList *l, int compact) {
@@ -67,8 +95,9 @@ static void collect(const ViewModel *m, const ViewPalette *p, SegList *l, int co
     short_model(h->model[0] ? h->model : "(no model)", name, sizeof name);
     if (h->mode[0]) add(l, 0, "%s", h->mode); /* a recording, not the model running: never dropped */
     add(l, 0, "%s", !compact ? (h->model[0] ? h->model : "(no model)") : name);
+    add_layers(l, h, a, compact);
     add(l, 0, compact ? "%s" : "policy %s", h->policy[0] ? h->policy : "?");
-    add(l, 1, compact ? "w%d" : "w %d", h->window);
+    add_window(l, h, compact);
     /* sinks change what is local: a setting to show when there are any */
     add(l, h->sinks > 0 ? 1 : 4, compact ? "s%d" : "sinks %d", h->sinks);
     const char *tau = a ? "tau" : "\xcf\x84", *theta = a ? "theta" : "\xce\xb8";
@@ -96,6 +125,16 @@ static int fits_prio(const SegList *l, int width, int sep_w, int ascii, int prio
     return total <= width;
 }
 
+/* 1 if segment i survives fit (below) in width with separators sep_w
+ * wide; 0 when it is dropped or i is -1. */
+static void fit(SegList *l, int width, int sep_w, int ascii);
+static int survives(const SegList *l, int i, int width, int sep_w, int ascii) {
+    if (i < 0) return 0;
+    SegList c = *l;
+    fit(&c, width, sep_w, ascii);
+    return c.seg[i].keep;
+}
+
 /* Drop the lowest-priority segments (latest first) until the line fits. */
 static void fit(SegList *l, int width, int sep_w, int ascii) {
     for (;;) {
@@ -120,12 +159,15 @@ void view_draw_header(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     view_fill(w, 0, 0, wd, L' ', a, pair);
     int x = view_puts(w, 0, 0, wd, " ahascope ", 1, a | A_BOLD, pair);
     const char *sep = p->ascii ? " | " : " \xe2\x94\x82 ";
-    SegList l = {.n = 0};
+    SegList l = {.n = 0, .kinds = -1};
     collect(m, p, &l, 0);
     if (!fits_prio(&l, wd - x - 1, 3, p->ascii, 1)) { /* the settings would not all show: the compact line */
-        l.n = 0;
+        l.n = 0, l.kinds = -1;
         collect(m, p, &l, 1);
-        if (!fits_prio(&l, wd - x - 1, 3, p->ascii, 1)) sep = p->ascii ? "|" : "\xe2\x94\x82"; /* and closer */
+        int k = l.kinds, room = wd - x - 1; /* the layer kinds: closer separators may keep them too */
+        if (!fits_prio(&l, room, 3, p->ascii, 1) ||
+            (!survives(&l, k, room, 3, p->ascii) && survives(&l, k, room, 1, p->ascii)))
+            sep = p->ascii ? "|" : "\xe2\x94\x82"; /* and closer */
     }
     fit(&l, wd - x - 1, view_text_width(sep, p->ascii), p->ascii);
     int first = 1;

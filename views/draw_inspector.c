@@ -9,6 +9,7 @@
 #include "engine/predictors.h"
 #include "views/draw.h"
 #include "views/explain.h"
+#include "views/fixed.h"
 #include "views/geom.h"
 #include "views/paint.h"
 #include "views/pin.h"
@@ -49,16 +50,19 @@ static void verdict_line(WINDOW *w, const ViewPalette *p, int y, int x, int maxw
 /* The verdicts at the cursor token (one line per predictor, then the
  * executed gate), in full where they fit, else briefly: global ones bold,
  * missing ones dim. */
-static void verdicts(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int h) {
+static void verdicts(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int h, int wd) {
     const StepTrace *t = view_trace(m, m->cursor);
     if (!t || g->text_w <= 0) return;
     ViewExplain x;
-    view_explain(m, t, m->sel_layer * m->n_heads + m->sel_head, &x);
+    int cell = m->sel_layer * m->n_heads + m->sel_head;
+    view_explain(m, t, cell, &x);
+    /* a fixed-local head has no sparkline rows: its lines take the whole width */
+    int fixed = view_is_fixed(t, cell), x0 = fixed ? 1 : g->x_text, tw = fixed ? wd - 2 : g->text_w;
     for (int i = 0; i < x.n && i < g->n_text && g->y_spark + i < h - 1; i++) {
         if (view_insp_aside_row(g, g->y_spark + i)) continue; /* the pinned head's or the parent's line */
         attr_t a = x.decision[i] > 0 ? A_BOLD : x.decision[i] < 0 ? A_DIM : A_NORMAL;
-        int full = view_text_width(x.line[i], p->ascii) <= g->text_w;
-        verdict_line(w, p, g->y_spark + i, g->x_text, g->text_w, full ? x.line[i] : x.brief[i],
+        int full = view_text_width(x.line[i], p->ascii) <= tw;
+        verdict_line(w, p, g->y_spark + i, x0, tw, full ? x.line[i] : x.brief[i],
                      full ? x.agree_at[i] : x.brief_agree_at[i], x.agree_sw[i], a);
     }
 }
@@ -183,8 +187,11 @@ static int recorded_list(WINDOW *w, const ViewModel *m, const ViewPalette *p, co
  * and, beside the verdicts, where the head looked (explain.h). Returns the
  * lines the ranked far positions took under it. */
 static int strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int wd) {
-    const ViewAttn *at = &m->attn;
     const StepTrace *t = view_trace(m, m->cursor);
+    ViewAttn fixed = m->attn; /* a fixed-local head's local set is its layer's window, not AHA's */
+    int W = view_fixed_window(t, m->sel_layer * m->n_heads + m->sel_head);
+    if (W > 0) fixed.window = W, fixed.sinks = 0;
+    const ViewAttn *at = &fixed;
     int y = g->y_strip, width = g->stacked ? wd - 1 - g->x0 : g->n_cols;
     view_puts(w, y, 1, g->x0 - 1, "attn", 1, A_DIM, 0);
     if (!t || at->pos != t->pos || at->layer != m->sel_layer || at->head != m->sel_head || at->n <= 0) {
@@ -248,8 +255,10 @@ void view_draw_inspector(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     view_frame_box(w, p, title, m->focus == VIEW_PANE_INSPECTOR);
     ViewInspGeom g;
     view_insp_geom(m, wd, h, &g);
-    /* a sparkline per row of the predictor list that names one (its spark column), of its field */
-    for (int i = 0, y = g.y_spark; i < PRED_COUNT && !g.stacked && y < h - 1; i++) {
+    /* a sparkline per row of the predictor list that names one (its spark column), of its field; none for
+     * a fixed-local head, which no predictor decides (its verdict lines say so) */
+    int fixed = view_is_fixed(view_trace(m, m->cursor), m->sel_layer * m->n_heads + m->sel_head);
+    for (int i = 0, y = g.y_spark; i < PRED_COUNT && !g.stacked && !fixed && y < h - 1; i++) {
         if (!PRED_INFO[i].spark[0]) continue;
         if (!view_insp_aside_row(&g, y)) sparkline(w, m, p, &g, y, PRED_INFO[i].spark,
                                                    view_metric_of_field(PRED_INFO[i].field));
@@ -257,6 +266,6 @@ void view_draw_inspector(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     }
     int listed = g.y_strip + 1 < h - 1 ? strip(w, m, p, &g, wd) : 0;
     if (g.y_list) why_block(w, m, p, g.y_list + listed, h, wd);
-    verdicts(w, m, p, &g, h);
+    verdicts(w, m, p, &g, h, wd);
     view_draw_aside(w, m, p, &g, wd);
 }

@@ -5,6 +5,7 @@
 #include "engine/predictors.h"
 #include "views/metric.h"
 #include "views/draw.h"
+#include "views/fixed.h"
 #include "views/paint.h"
 #include "views/rates.h"
 
@@ -31,6 +32,10 @@ static int estimate_metric(ViewMetric k) {
 static void note(const ViewModel *m, int ascii, char *buf, size_t n) {
     const char *tau = ascii ? "tau" : "\xcf\x84", *theta = ascii ? "theta" : "\xce\xb8";
     char span[32];
+    if (m->metric == view_metric_counterfactual()) {
+        snprintf(buf, n, "counterfactual: mass beyond the layer's window if it saw every key (never executed)");
+        return;
+    }
     switch (m->metric) {
     case VIEW_METRIC_score: snprintf(buf, n, "global if > %s %.2f", tau, m->hdr.tau); break;
     case VIEW_METRIC_oracle_logit: snprintf(buf, n, "oracle global if > %s %.2f", theta, decide_prob(m->hdr.theta_logit)); break;
@@ -74,18 +79,40 @@ static int agree_scale(WINDOW *w, const ViewModel *m, const ViewPalette *p, int 
     return x;
 }
 
+/* "╌ fixed-local (layer window 512)" after the scale, where the trace at
+ * the cursor has layers the architecture windows (their cells are drawn
+ * so); the shorter form, then none, where it does not fit. */
+static int fixed_legend(WINDOW *w, const ViewModel *m, const ViewPalette *p, int x, int wd) {
+    ViewLayerKinds k = view_trace_kinds(view_trace(m, m->cursor));
+    if (!k.n_local) return x;
+    char text[2][64], ws[32];
+    if (k.w_min == k.w_max) snprintf(ws, sizeof ws, "window %d", k.w_min);
+    else snprintf(ws, sizeof ws, "windows %d-%d", k.w_min, k.w_max);
+    snprintf(text[0], sizeof text[0], " fixed-local (layer %s)", ws);
+    snprintf(text[1], sizeof text[1], " fixed-local");
+    for (int f = 0; f < 2; f++) {
+        if (x + 3 + view_text_width(text[f], p->ascii) > wd - 1) continue;
+        x += view_puts(w, 0, x, wd - x, "  ", 1, A_NORMAL, 0);
+        x += sample(w, p, x, VIEW_SW_FIXED);
+        return x + view_puts(w, 0, x, wd - x, text[f], p->ascii, A_NORMAL, 0);
+    }
+    return x;
+}
+
 static int gradient_scale(WINDOW *w, const ViewModel *m, const ViewPalette *p, int x, int wd) {
     if (m->metric == VIEW_METRIC_gate) {
         x += sample(w, p, x, VIEW_SW_LEVEL1);
         x += view_puts(w, 0, x, wd - x, " local  ", p->ascii, A_NORMAL, 0);
         x += sample(w, p, x, VIEW_SW_LEVEL1 + VIEW_LEVELS - 1);
-        return x + view_puts(w, 0, x, wd - x, " global", p->ascii, A_NORMAL, 0);
+        x += view_puts(w, 0, x, wd - x, " global", p->ascii, A_NORMAL, 0);
+        return fixed_legend(w, m, p, x, wd);
     }
     x += view_puts(w, 0, x, wd - x, "0 ", 1, A_NORMAL, 0);
     for (int l = 0; l < VIEW_LEVELS && x < wd; l++) x += sample(w, p, x, VIEW_SW_LEVEL1 + l);
     const char *top = m->metric == VIEW_METRIC_far_std ? " 2"
                       : m->metric != VIEW_METRIC_oracle_err ? " 1" : p->ascii ? " >=1" : " \xe2\x89\xa5" "1";
     x += view_puts(w, 0, x, wd - x, top, p->ascii, A_NORMAL, 0);
+    x = fixed_legend(w, m, p, x, wd);
     char buf[160];
     note(m, p->ascii, buf, sizeof buf);
     if (buf[0] && x + 3 < wd) x += 3 + view_puts_fit(w, 0, x + 3, wd - x - 3, buf, p->ascii, A_DIM, 0);
@@ -146,7 +173,7 @@ void view_draw_legend(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     (void)h;
     view_fill(w, 0, 0, wd, L' ', A_NORMAL, 0);
     int x = 1 + view_printf(w, 0, 1, wd - 1, p->ascii, A_BOLD, 0, "%s: ", view_metric_name(m->metric));
-    if (m->metric == VIEW_METRIC_AGREE) x = agree_scale(w, m, p, x, wd);
+    if (m->metric == VIEW_METRIC_AGREE) x = fixed_legend(w, m, p, agree_scale(w, m, p, x, wd), wd);
     else x = gradient_scale(w, m, p, x, wd);
     wd = mark_legend(w, m, p, x, wd);
     if (!token_legend(w, m, p, x, wd) && x + 17 < wd) view_puts(w, 0, wd - 16, 16, "m: next metric", 1, A_DIM, 0);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "views/draw.h"
+#include "views/fixed.h"
 #include "views/flips.h"
 #include "views/geom.h"
 #include "views/paint.h"
@@ -89,12 +90,14 @@ static void position_axis(WINDOW *w, const ViewModel *m, const ViewTimeGeom *g, 
 
 /* A layer's cell in per-layer mode: the share of its heads that ran global
  * over positions p0 .. p1-1 (decisions only; a bin's is the share over all
- * its decisions, the mean of equal-sized positions' shares), on the gradient. */
+ * its decisions, the mean of equal-sized positions' shares), on the gradient;
+ * a layer the architecture windows is fixed-local. */
 static int layer_swatch(const ViewModel *m, int p0, int p1, int layer) {
+    if (p0 < m->n_hist && view_layer_fixed(m->hist[p0], layer)) return VIEW_SW_FIXED; /* its heads decide nothing */
     int n = 0, g = 0;
     for (int i = p0; i < p1 && i < m->n_hist; i++)
         for (int c = layer * m->n_heads; c < (layer + 1) * m->n_heads; c++) {
-            int d = decide_cell(m->hist[i], c, DECIDE_EXECUTED, m->hdr.tau, m->hdr.theta_logit);
+            int d = view_decide(m->hist[i], c, DECIDE_EXECUTED, m->hdr.tau, m->hdr.theta_logit);
             if (d >= 0) n++, g += d;
         }
     return view_level(n ? (float)g / n : NAN);

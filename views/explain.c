@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/decide.h"
+#include "views/fixed.h"
 #include "views/paint.h"
 
 /* The symbols a verdict uses, as Unicode or spelled out for ASCII terminals. */
@@ -119,7 +120,7 @@ static void put_missing(ViewExplain *out, int slot, const char *name, const char
 
 static void router_line(const ViewModel *m, const StepTrace *t, int cell, int label, const Glyphs *g,
                         ViewExplain *out) {
-    int d = decide_cell(t, cell, DECIDE_AHA, m->hdr.tau, m->hdr.theta_logit);
+    int d = view_decide(t, cell, DECIDE_AHA, m->hdr.tau, m->hdr.theta_logit);
     if (d < 0) { put_missing(out, VIEW_EXPLAIN_ROUTER, "router", "no score"); return; }
     double s = t->score[cell], tau = m->hdr.tau;
     int k = digits_apart(s, tau, 2);
@@ -132,7 +133,7 @@ static void router_line(const ViewModel *m, const StepTrace *t, int cell, int la
 }
 
 static void oracle_line(const ViewModel *m, const StepTrace *t, int cell, const Glyphs *g, ViewExplain *out) {
-    int d = decide_label(t, cell, m->hdr.theta_logit);
+    int d = view_label(t, cell, m->hdr.theta_logit);
     if (d < 0) { put_missing(out, VIEW_EXPLAIN_ORACLE, "oracle", "not profiled"); return; }
     char a[32], b[32], phrase[96];
     mass_pcts(t->oracle_logit[cell], m->hdr.theta_logit, a, b, sizeof a);
@@ -145,7 +146,7 @@ static void oracle_line(const ViewModel *m, const StepTrace *t, int cell, const 
 /* A mass estimate's line: "QAdA estimate 93% > θ 10% → global · needless". */
 static void estimate_line(const ViewModel *m, const StepTrace *t, int cell, int slot, DecidePred p, int label,
                           const Glyphs *g, ViewExplain *out) {
-    int d = decide_cell(t, cell, p, m->hdr.tau, m->hdr.theta_logit);
+    int d = view_decide(t, cell, p, m->hdr.tau, m->hdr.theta_logit);
     if (d < 0) { put_missing(out, slot, decide_title(p), "not profiled"); return; }
     char a[32], b[32], name[48];
     mass_pcts(decide_value(t, cell, p), m->hdr.theta_logit, a, b, sizeof a);
@@ -158,7 +159,7 @@ static void estimate_line(const ViewModel *m, const StepTrace *t, int cell, int 
 static void gate_line(const ViewModel *m, const StepTrace *t, int cell, int label, const Glyphs *g,
                       ViewExplain *out) {
     char *line = out->line[VIEW_EXPLAIN_GATE], *brief = out->brief[VIEW_EXPLAIN_GATE];
-    int d = decide_cell(t, cell, DECIDE_EXECUTED, m->hdr.tau, m->hdr.theta_logit);
+    int d = view_decide(t, cell, DECIDE_EXECUTED, m->hdr.tau, m->hdr.theta_logit);
     if (d < 0) { put_missing(out, VIEW_EXPLAIN_GATE, "executed", "not recorded"); return; }
     out->decision[VIEW_EXPLAIN_GATE] = d;
     add(line, "executed %s", d ? "global" : "local");
@@ -167,9 +168,57 @@ static void gate_line(const ViewModel *m, const StepTrace *t, int cell, int labe
     put_agreement(out, VIEW_EXPLAIN_GATE, d, label, 1, g);
 }
 
+/* The counterfactual line of a fixed-local head, when the field list has
+ * a counterfactual (metric.h): the mass beyond its window had it seen
+ * every key, which the run never executes. Returns the lines added. */
+static int counterfactual_line(const ViewModel *m, const StepTrace *t, int cell, int W, int slot, ViewExplain *out) {
+    ViewMetric k = view_metric_counterfactual();
+    if (k == VIEW_METRIC_COUNT) return 0;
+    float v = view_metric_value(m, t, cell, k);
+    out->decision[slot] = isnan(v) ? -1 : 0;
+    if (isnan(v)) {
+        add(out->line[slot], "counterfactual: not profiled (--profile computes it)");
+        add(out->brief[slot], "counterfactual: not profiled");
+        return 1;
+    }
+    char a[32];
+    pct(a, sizeof a, 100 * v, 0);
+    add(out->line[slot], "counterfactual: %s of the mass beyond the layer's window %d if it saw every key %s",
+        a, W, "(never executed)");
+    add(out->brief[slot], "counterf. %s beyond w %d, never run", a, W);
+    return 1;
+}
+
+/* A fixed-local head: the architecture's window, not a choice, the keys
+ * that window reads, and the counterfactual where there is one. */
+static void fixed_lines(const ViewModel *m, const StepTrace *t, int cell, int W, ViewExplain *out) {
+    int n = 0, full = t->pos + 1, want = W < full ? W : full;
+    out->decision[n] = 0;
+    add(out->line[n], "fixed-local: the architecture's window %d (no choice)", W);
+    add(out->brief[n++], "fixed-local: window %d, no choice", W);
+    out->decision[n] = t->keys_read[cell] < 0 ? -1 : 0;
+    if (t->keys_read[cell] < 0) {
+        add(out->line[n], "keys read: not recorded (the window reads min(W %d, pos+1 %d) = %d)", W, full, want);
+        add(out->brief[n++], "keys: not recorded (window: %d)", want);
+    } else if (t->keys_read[cell] == want) {
+        add(out->line[n], "keys read %d = min(W %d, pos+1 %d)", want, W, full);
+        add(out->brief[n++], "keys %d of %d (window %d)", want, full, W);
+    } else { /* the engine read other than its window: show it, never hide it */
+        add(out->line[n], "keys read %d, not min(W %d, pos+1 %d) = %d", t->keys_read[cell], W, full, want);
+        add(out->brief[n++], "keys %d, window says %d", t->keys_read[cell], want);
+    }
+    n += counterfactual_line(m, t, cell, W, n, out);
+    out->n = n;
+}
+
 void view_explain(const ViewModel *m, const StepTrace *t, int cell, ViewExplain *out) {
     memset(out, 0, sizeof *out);
     const Glyphs *g = m->ascii ? &ASC : &UNI;
+    int W = view_fixed_window(t, cell);
+    if (W > 0) {
+        fixed_lines(m, t, cell, W, out);
+        return;
+    }
     if (!decide_has_choice(t)) {
         out->n = 1;
         out->decision[0] = -1;
@@ -177,7 +226,7 @@ void view_explain(const ViewModel *m, const StepTrace *t, int cell, ViewExplain 
         add(out->brief[0], "pos %d: no far keys, no choice", t->pos);
         return;
     }
-    int label = decide_label(t, cell, m->hdr.theta_logit);
+    int label = view_label(t, cell, m->hdr.theta_logit);
     router_line(m, t, cell, label, g, out);
     oracle_line(m, t, cell, g, out);
     estimate_line(m, t, cell, VIEW_EXPLAIN_QADA, DECIDE_QADA, label, g, out);

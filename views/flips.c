@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "engine/decide.h"
+#include "views/fixed.h"
 #include "views/keymap.h"
 #include "views/metric.h"
 #include "views/paint.h"
@@ -17,7 +18,8 @@
  * there (far keys in both), with *child and *parent the executed gates. */
 static int both_gates(const ViewModel *m, int cell, int i, int *child, int *parent) {
     const StepTrace *c = view_trace(m, i), *pa = view_parent_trace(m, i);
-    if (!c || !pa || !decide_has_choice(c) || !decide_has_choice(pa) || c->gate[cell] < 0 || pa->gate[cell] < 0)
+    if (!c || !pa || !decide_has_choice(c) || !decide_has_choice(pa) || c->gate[cell] < 0 || pa->gate[cell] < 0 ||
+        view_is_fixed(c, cell) || view_is_fixed(pa, cell)) /* a fixed-local head has no gate to flip */
         return 0;
     *child = c->gate[cell], *parent = pa->gate[cell];
     return 1;

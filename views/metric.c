@@ -1,5 +1,7 @@
 /* metric.c — metric values, swatches and running rates (see metric.h). */
 #include "views/metric.h"
+#include "engine/predictors.h"
+#include "views/fixed.h"
 #include "views/rates.h"
 
 #include <math.h>
@@ -61,6 +63,15 @@ ViewMetric view_metric_step(ViewMetric k, int dir) {
     return k;
 }
 
+ViewMetric view_metric_counterfactual(void) { return view_metric_of_field(VIEW_COUNTERFACTUAL_FIELD); }
+
+int view_metric_fixed_shows(ViewMetric k) {
+    if (k < 0 || k >= VIEW_METRIC_RATE_GLOBAL || k == VIEW_METRIC_gate) return 0; /* not a field, or the gate */
+    for (int i = 0; i < PRED_COUNT; i++) /* the input of any decision: nothing was decided there */
+        if (view_metric_of_field(PRED_INFO[i].field) == k) return 0;
+    return 1;
+}
+
 const char *view_pred_name(ViewPredictor p) { return p >= 0 && p < VIEW_PRED_COUNT ? decide_title(p) : "?"; }
 
 float view_metric_value(const ViewModel *m, const StepTrace *t, int cell, ViewMetric k) {
@@ -86,14 +97,22 @@ int view_level(float v) {
 }
 
 int view_pred_decision(const ViewModel *m, const StepTrace *t, int cell, ViewPredictor p) {
-    return p >= 0 && p < VIEW_PRED_COUNT ? decide_cell(t, cell, p, m->hdr.tau, m->hdr.theta_logit) : -1;
+    return p >= 0 && p < VIEW_PRED_COUNT ? view_decide(t, cell, p, m->hdr.tau, m->hdr.theta_logit) : -1;
 }
 
 int view_oracle_decision(const ViewModel *m, const StepTrace *t, int cell) {
-    return decide_label(t, cell, m->hdr.theta_logit);
+    return view_label(t, cell, m->hdr.theta_logit);
+}
+
+/* A fixed-local cell's swatch: the metric's level where it shows one
+ * there and the value exists, else the fixed-local swatch. */
+static int fixed_swatch(const ViewModel *m, const StepTrace *t, int cell) {
+    int sw = view_metric_fixed_shows(m->metric) ? view_level(view_metric_value(m, t, cell, m->metric)) : VIEW_SW_NONE;
+    return sw == VIEW_SW_NONE ? VIEW_SW_FIXED : sw;
 }
 
 int view_swatch(const ViewModel *m, const StepTrace *t, int cell) {
+    if (view_is_fixed(t, cell)) return fixed_swatch(m, t, cell);
     /* before the first far key (t < w + S) global and local read the same
      * keys: the recorded gate decided nothing, and is drawn as not computed */
     if (m->metric == VIEW_METRIC_gate && !decide_has_choice(t)) return VIEW_SW_NONE;
@@ -108,6 +127,7 @@ int view_swatch(const ViewModel *m, const StepTrace *t, int cell) {
 
 int view_heat_swatch(const ViewModel *m, const StepTrace *t, int cell) {
     if (!t) return VIEW_SW_NONE;
+    if (view_is_fixed(t, cell)) return fixed_swatch(m, t, cell); /* counted in no rate */
     if (view_metric_is_rate(m->metric)) return view_level((float)view_head_rate(m, cell, m->metric, NULL));
     return view_swatch(m, t, cell);
 }
@@ -126,6 +146,9 @@ static int agree_rank(int sw) {
 int view_swatch_bin(const ViewModel *m, int cell, int p0, int p1) {
     if (p1 > m->n_hist) p1 = m->n_hist;
     if (p1 - p0 == 1) return view_swatch(m, m->hist[p0], cell);
+    /* a layer's kind is the architecture's: the bin's first position says it for all */
+    int fixed = p0 < p1 && view_is_fixed(m->hist[p0], cell);
+    if (fixed && !view_metric_fixed_shows(m->metric)) return VIEW_SW_FIXED;
     if (m->metric == VIEW_METRIC_AGREE) {
         int worst = VIEW_SW_NONE;
         for (int i = p0; i < p1 && worst != VIEW_SW_MISSED_GLOBAL; i++) {
@@ -140,7 +163,8 @@ int view_swatch_bin(const ViewModel *m, int cell, int p0, int p1) {
         float v = view_metric_value(m, m->hist[i], cell, m->metric);
         if (!isnan(v)) sum += v, n++;
     }
-    return view_level(n ? (float)(sum / n) : NAN);
+    int sw = view_level(n ? (float)(sum / n) : NAN);
+    return fixed && sw == VIEW_SW_NONE ? VIEW_SW_FIXED : sw;
 }
 
 float view_global_share(const StepTrace *t) {
@@ -196,7 +220,7 @@ void view_layer_rates(const ViewModel *m, int upto, float *aha, float *oracle) {
 void view_count_step(const StepTrace *t, double tot[VIEW_TOTALS]) {
     int cells = trace_cells(t);
     for (int c = 0; c < cells; c++) {
-        int d = decide_cell(t, c, DECIDE_EXECUTED, 0, 0); /* -1 where there was no choice */
+        int d = view_decide(t, c, DECIDE_EXECUTED, 0, 0); /* -1 where there was no choice */
         if (d >= 0) tot[0] += d, tot[1]++;
         if (t->keys_read[c] >= 0) tot[2] += t->keys_read[c], tot[3] += t->pos + 1;
     }

@@ -8,6 +8,7 @@
 #ifndef AHASCOPE_VIEW_METRIC_H
 #define AHASCOPE_VIEW_METRIC_H
 
+#include "views/fixed.h"
 #include "views/view.h"
 
 #define VIEW_LEVELS 8
@@ -19,6 +20,7 @@ enum {
     VIEW_SW_BOTH_LOCAL,
     VIEW_SW_MISSED_GLOBAL,   /* oracle global, predictor local: quality risk */
     VIEW_SW_NEEDLESS_GLOBAL, /* predictor global, oracle local: wasted reads */
+    VIEW_SW_FIXED,           /* a fixed-local head (views/fixed.h) under a metric it has no value of */
     VIEW_SW_BLANK,           /* empty screen background (no cell at all) */
     VIEW_SWATCHES
 };
@@ -35,6 +37,21 @@ ViewMetric view_metric_of_field(const char *field);
 
 /* Name of a predictor compared by the agreement metric ("AHA", …). */
 const char *view_pred_name(ViewPredictor p);
+
+/* The metric of the counterfactual field (VIEW_COUNTERFACTUAL_FIELD): the
+ * mass a fixed-local head would put beyond its layer's window if it saw
+ * every key, computed beside the run and never executed; VIEW_METRIC_COUNT
+ * while the field list has no such field. Looked up by name, so the views
+ * need nothing but the field's line in engine/trace.h. */
+#define VIEW_COUNTERFACTUAL_FIELD "beyond_logit"
+ViewMetric view_metric_counterfactual(void);
+
+/* 1 if metric k is drawn at a fixed-local cell where its value exists: a
+ * per-head field that is no decision's input (keys read, the
+ * counterfactual). The gate, the router score, every predictor's field,
+ * the run rates and the agreement draw VIEW_SW_FIXED there, whatever the
+ * trace holds. */
+int view_metric_fixed_shows(ViewMetric k);
 
 /* Value of metric k at one cell of t, scaled to [0, 1] (rel_err clamped);
  * for a run rate, the event it counts there (1, 0; views/rates.h); NAN when
@@ -65,7 +82,9 @@ int view_oracle_decision(const ViewModel *m, const StepTrace *t, int cell);
  * (what the bars count as "AHA"): 1, 0, or -1 when neither is known. */
 int view_aha_decision(const ViewModel *m, const StepTrace *t, int cell);
 
-/* Swatch of one cell under the model's current metric (and predictor). */
+/* Swatch of one cell under the model's current metric (and predictor);
+ * VIEW_SW_FIXED at a fixed-local head unless the metric shows a value
+ * there (view_metric_fixed_shows). */
 int view_swatch(const ViewModel *m, const StepTrace *t, int cell);
 
 /* Swatch of one heatmap cell at trace t (the cursor's): a run rate's level
@@ -116,8 +135,9 @@ void view_layer_rates(const ViewModel *m, int upto, float *aha, float *oracle);
 
 /* Running totals of one history, over positions 0 … upto; NAN if unknown. */
 typedef struct {
-    double global_share; /* decisions run global (positions with far keys only) */
-    double keys_share;   /* keys read per query head / full attention (pos + 1 per head) */
+    double global_share; /* decisions run global (positions with far keys only, fixed-local heads left out) */
+    double keys_share;   /* keys read per query head / full attention (pos + 1 per head); every head's reads,
+                            a fixed-local head's window too: that is traffic, not a decision */
     double kv_share;     /* KV positions read per KV head / full attention: the memory traffic */
 } ViewTotals;
 

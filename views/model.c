@@ -13,6 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+void view_set_arch(ViewHeader *h, const char *arch) {
+    static const char *const prefix[] = {"hf-", "gguf-"};
+    for (size_t i = 0; arch && i < sizeof prefix / sizeof prefix[0]; i++)
+        if (!strncmp(arch, prefix[i], strlen(prefix[i]))) arch += strlen(prefix[i]);
+    snprintf(h->arch, sizeof h->arch, "%s", arch ? arch : "");
+    char *cut = strchr(h->arch, ' '); /* a GGUF file's type mix */
+    if (cut) *cut = '\0';
+    size_t n = strlen(h->arch), k = strlen("_text");
+    if (n > k && !strcmp(h->arch + n - k, "_text")) h->arch[n - k] = '\0';
+}
+
 int view_init(ViewModel *m, int n_layers, int n_heads, Err *e) {
     memset(m, 0, sizeof *m);
     if (n_layers <= 0 || n_heads <= 0 || n_layers > 4096 || n_heads > 4096)

@@ -15,20 +15,24 @@ typedef struct {
  * viridis-like ramp (perceptually ordered, colour-blind safe), then the four
  * agreement classes in Okabe–Ito hues that no common colour blindness
  * confuses (no red against green): both global blue, both local grey,
- * missed global vermillion, needless global reddish purple. */
+ * missed global vermillion, needless global reddish purple; last the
+ * fixed-local heads in tan, a hue neither the ramp nor the classes use. */
 static const Ink INK256[] = {
     {-1, 0},  {236, 0}, {54, 0},  {61, 0},  {24, 0},  {30, 0},  {35, 1},  {77, 1},
-    {148, 1}, {220, 1}, {32, 0},  {240, 0}, {166, 0}, {175, 1},
+    {148, 1}, {220, 1}, {32, 0},  {240, 0}, {166, 0}, {175, 1}, {137, 1},
 };
-static const unsigned char SW256[VIEW_SWATCHES] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 0};
+static const unsigned char SW256[VIEW_SWATCHES] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 0};
 
 /* 8 colours: black serves as background and "not computed"; the eight levels
  * share four hues; agreement avoids red against green: both global blue,
- * both local cyan, missed yellow, needless red. */
+ * both local cyan, missed yellow, needless red. A seventh colour would need
+ * 65 pairs, one past the 64 of an 8-colour terminal, so a fixed-local cell
+ * is black like one not computed in a half-block, and its glyph alone in
+ * the dim text colour (view_cell_style). */
 static const Ink INK8[] = {
     {COLOR_BLACK, 0}, {COLOR_BLUE, 0}, {COLOR_CYAN, 1}, {COLOR_GREEN, 1}, {COLOR_YELLOW, 1}, {COLOR_RED, 0},
 };
-static const unsigned char SW8[VIEW_SWATCHES] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 1, 2, 4, 5, 0};
+static const unsigned char SW8[VIEW_SWATCHES] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 1, 2, 4, 5, 0, 0};
 
 /* Text roles: foreground, background (-2 = the screen background), attributes. */
 typedef struct {
@@ -135,7 +139,13 @@ void view_text_style(const ViewPalette *p, ViewText role, attr_t *attr, short *p
 void view_cell_style(const ViewPalette *p, int top, int bottom, int half, wchar_t *ch, attr_t *attr,
                      short *pair) {
     *attr = A_NORMAL;
-    if (p->colour == VIEW_COLOUR_NONE) {
+    int fixed_alone = top == VIEW_SW_FIXED && (!half || bottom == VIEW_SW_FIXED || bottom == VIEW_SW_BLANK);
+    if (p->colour != VIEW_COLOUR_NONE && fixed_alone) {
+        /* a fixed-local cell alone: its glyph in its colour, so it reads as no decision in colour too */
+        *ch = view_glyph_shade(p, VIEW_SW_FIXED);
+        *pair = view_pair_cells(p, VIEW_SW_FIXED, VIEW_SW_BLANK);
+        if (p->colour == VIEW_COLOUR_8) view_text_style(p, VIEW_TX_DIM, attr, pair); /* no hue of its own */
+    } else if (p->colour == VIEW_COLOUR_NONE) {
         *ch = view_glyph_shade(p, top);
         *pair = 0;
     } else if (half && !p->ascii) {
@@ -163,6 +173,7 @@ wchar_t view_glyph_shade(const ViewPalette *p, int sw) {
     case VIEW_SW_BOTH_LOCAL: return L'.';
     case VIEW_SW_MISSED_GLOBAL: return L'X';
     case VIEW_SW_NEEDLESS_GLOBAL: return L'o';
+    case VIEW_SW_FIXED: return p->ascii ? L'~' : L'\u254c'; /* ╌: no choice, the layer's window */
     default: return L' ';
     }
 }

@@ -62,11 +62,14 @@ void view_text_style(const ViewPalette *p, ViewText role, attr_t *attr, short *p
 void view_mark_style(const ViewPalette *p, ViewMarkKind k, attr_t *attr, short *pair);
 
 /* How one heatmap cell looks: a half-block showing top over bottom when
- * half is set (colour mode only), else a full cell of swatch top. */
+ * half is set (colour mode only), else a full cell of swatch top. A
+ * fixed-local top with nothing else in the cell (bottom fixed-local too,
+ * or blank) is its glyph (╌, ASCII ~) in its colour, in every mode. */
 void view_cell_style(const ViewPalette *p, int top, int bottom, int half, wchar_t *ch,
                      attr_t *attr, short *pair);
 
-/* Glyph of a swatch without colour: shading ramp, or letters for agreement. */
+/* Glyph of a swatch without colour: shading ramp, letters for agreement,
+ * ╌ (~) for a fixed-local head. */
 wchar_t view_glyph_shade(const ViewPalette *p, int sw);
 
 /* Sparkline glyph for a value in [0, 1] (space for NAN). */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine/decide.h"
+#include "views/fixed.h"
 #include "views/metric.h"
 #include "views/paint.h"
 
@@ -96,6 +97,7 @@ char view_pattern_row_mark(const ViewModel *m, int layer, int head, int qa, int 
     for (int q = qa; q < qb; q++) {
         const StepTrace *t = view_trace(m, q);
         if (!t) continue;
+        if (view_is_fixed(t, cell)) return 'f'; /* the layer's own window: nothing to mark */
         if (!decide_has_choice(t)) none++;
         else if (t->gate[cell] == 1) return 'g';
         else if (t->gate[cell] == 0) local++;
@@ -298,8 +300,9 @@ void view_draw_pattern(WINDOW *w, const ViewPattern *pt, const ViewModel *m, con
     short dp;
     view_text_style(p, VIEW_TX_DIM, &dim, &dp);
     char legend[200];
+    int fixed = view_is_fixed(view_trace(m, m->cursor), pt->layer * m->n_heads + pt->head);
     snprintf(legend, sizeof legend,
-             " g global %s l local %s - no choice %s %s window %s s sink %s + - zoom, arrows pan, A closes ", DOT, DOT,
-             DOT, p->ascii ? ":" : "\xe2\x94\x86", DOT, DOT);
+             " g global %s l local %s - no choice %s %s%s window %s s sink %s + - zoom, arrows pan, A closes ", DOT, DOT,
+             DOT, fixed ? "f fixed-local \xc2\xb7 " : "", p->ascii ? ":" : "\xe2\x94\x86", DOT, DOT);
     view_puts_fit(w, h - 1, 2, wd - 4, legend, p->ascii, dim, dp);
 }

@@ -70,7 +70,8 @@ float view_pattern_cell(const ViewPattern *p, const ViewPatternGeom *g, int r, i
 
 /* The mark of query positions [qa, qb) of the pattern's head: 'g' if it
  * went global at any, 'l' if it decided and never went global, '-' if no
- * position had a choice (t < window + sinks), ' ' when nothing is known. */
+ * position had a choice (t < window + sinks), 'f' for a fixed-local head
+ * (its layer's own window, views/fixed.h), ' ' when nothing is known. */
 char view_pattern_row_mark(const ViewModel *m, int layer, int head, int qa, int qb);
 
 /* Build the data from the traces m holds: each position's recorded far

@@ -146,6 +146,11 @@ static void score_text(char *buf, size_t n, float score, float tau) {
 
 void view_head_text(const ViewModel *m, const StepTrace *t, int cell, int form, char *buf, size_t n) {
     const char *dot = m->ascii ? " - " : " \xc2\xb7 ";
+    int W = view_fixed_window(t, cell);
+    if (W > 0) { /* no gate, router or oracle to set beside another head's */
+        snprintf(buf, n, form & VIEW_HEAD_WORDS ? "fixed-local (layer window %d)" : "fixed w%d", W);
+        return;
+    }
     int gate = view_pred_decision(m, t, cell, VIEW_PRED_GATE), o = view_oracle_decision(m, t, cell);
     float score = t->score[cell], ol = t->oracle_logit[cell];
     const char *word = !decide_has_choice(t) ? "no choice" : gate == 1 ? "global" : gate == 0 ? "local" : "gate ?";

@@ -79,8 +79,9 @@ enum { VIEW_HEAD_WORDS = 1, VIEW_HEAD_ORACLE = 2 };
  * needed" (form VIEW_HEAD_WORDS | VIEW_HEAD_ORACLE), "global 0.541 ·
  * oracle 21%" (VIEW_HEAD_ORACLE), "global · router 0.541" (VIEW_HEAD_WORDS)
  * or "global 0.541" (0). The score carries the decimals that tell it from
- * τ; a position without far keys reads "no choice", values not computed
- * are left out. */
+ * τ; a position without far keys reads "no choice", a fixed-local head
+ * "fixed-local (layer window 512)" ("fixed w512" without VIEW_HEAD_WORDS),
+ * values not computed are left out. */
 void view_head_text(const ViewModel *m, const StepTrace *t, int cell, int form, char *buf, size_t n);
 
 /* The inspector line of the pinned head at the cursor, and the line of

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "views/fixed.h"
+
 enum { SLOT_GLOBAL, SLOT_ORACLE, SLOT_PRECISION, SLOT_RECALL, SLOT_AGREE };
 _Static_assert(DECIDE_EXECUTED < VIEW_PRED_COUNT, "the gate is one of the predictors the agreement compares");
 
@@ -46,7 +48,7 @@ static int event_of(int slot, int d, int o) {
 static DecidePred slot_pred(int slot) { return slot < SLOT_AGREE ? DECIDE_EXECUTED : (DecidePred)(slot - SLOT_AGREE); }
 
 static int slot_event(const StepTrace *t, int cell, int slot, float tau, double theta_logit) {
-    return event_of(slot, decide_cell(t, cell, slot_pred(slot), tau, theta_logit), decide_label(t, cell, theta_logit));
+    return event_of(slot, view_decide(t, cell, slot_pred(slot), tau, theta_logit), view_label(t, cell, theta_logit));
 }
 
 int view_rate_event(const ViewModel *m, const StepTrace *t, int cell, ViewMetric k) {
@@ -59,8 +61,8 @@ void view_rates_count(const StepTrace *t, float tau, double theta_logit, int32_t
     int cells = trace_cells(t);
     for (int cell = 0; cell < cells; cell++, c += 2 * VIEW_RATE_SLOTS) {
         /* each decision once: the agreement's slots are those of the predictors */
-        int o = decide_label(t, cell, theta_logit), d[VIEW_PRED_COUNT];
-        for (int p = 0; p < VIEW_PRED_COUNT; p++) d[p] = decide_cell(t, cell, (DecidePred)p, tau, theta_logit);
+        int o = view_label(t, cell, theta_logit), d[VIEW_PRED_COUNT];
+        for (int p = 0; p < VIEW_PRED_COUNT; p++) d[p] = view_decide(t, cell, (DecidePred)p, tau, theta_logit);
         for (int s = 0; s < VIEW_RATE_SLOTS; s++) {
             int ev = event_of(s, d[slot_pred(s)], o);
             if (ev >= 0) c[2 * s] += ev, c[2 * s + 1]++;

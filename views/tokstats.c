@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "views/fixed.h"
 #include "views/paint.h"
 
 ViewTokKind view_token_kind(const char *piece) {
@@ -82,8 +83,8 @@ static ViewTokPiece *piece_of(ViewTokStats *s, const char *piece, int pos) {
 
 /* One cell's decision, label and agreement into r. */
 static void tally(ViewRates *r, const StepTrace *t, int cell, const ViewTokStats *s) {
-    int d = decide_cell(t, cell, DECIDE_EXECUTED, 0, 0), o = decide_label(t, cell, s->theta_logit);
-    int p = decide_cell(t, cell, s->pred, s->tau, s->theta_logit);
+    int d = view_decide(t, cell, DECIDE_EXECUTED, 0, 0), o = view_label(t, cell, s->theta_logit);
+    int p = view_decide(t, cell, s->pred, s->tau, s->theta_logit);
     if (d >= 0) r->global += d, r->decided++;
     if (o >= 0) r->oracle += o, r->labelled++;
     if (p >= 0 && o >= 0) r->agree += p == o, r->compared++;

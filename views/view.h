@@ -17,6 +17,7 @@
 #include "engine/decide.h"
 #include "engine/err.h"
 #include "engine/trace.h"
+#include "views/fixed.h"
 #include "views/layout.h"
 
 /* The run's head map: per-head rates over the positions of the run so far
@@ -124,6 +125,11 @@ typedef struct {
     int gates_fixed;
     float gate_tau;
     double gate_theta_logit;
+    /* The architecture (view_set_arch: "gemma3") and its layers' kinds
+     * (views/fixed.h): with local layers the header says
+     * "gemma3 · 22 local (w 512) + 4 global layers"; all global, nothing. */
+    char arch[24];
+    ViewLayerKinds layers;
 } ViewHeader;
 
 /* Attention weights of one head at one position, for the inspector strip. */
@@ -309,6 +315,12 @@ typedef struct {
     int layer, head; /* heatmap, timeline row, bars (layer only) */
     int pos;         /* tokens, timeline column */
 } ViewHit;
+
+/* Name the header's architecture from a model's or a run's: its family
+ * as people say it, without the store's source prefix ("hf-", "gguf-"),
+ * a GGUF type mix after a space, or Hugging Face's "_text" suffix
+ * ("hf-gemma3_text" → "gemma3"). */
+void view_set_arch(ViewHeader *h, const char *arch);
 
 /* Set up an empty model for a model shape (header zeroed, metric = gate,
  * focus = heatmap, follow on). Fails on a bad shape. */

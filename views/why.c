@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "engine/decide.h"
+#include "views/fixed.h"
 #include "views/paint.h"
 
 int view_why_current(const ViewModel *m) {
@@ -91,7 +92,11 @@ static void err_line(const StepTrace *t, int cell, char *out) {
 int view_why_lines(const ViewModel *m, int max_w, char out[VIEW_WHY_LINES][VIEW_WHY_CAP]) {
     const StepTrace *t = view_trace(m, m->cursor);
     if (!t) return 0;
-    int cell = m->sel_layer * m->n_heads + m->sel_head, n = 0;
+    int cell = m->sel_layer * m->n_heads + m->sel_head, n = 0, W = view_fixed_window(t, cell);
+    if (W > 0) { /* nothing drove it: the architecture windows the layer */
+        snprintf(out[n++], VIEW_WHY_CAP, "fixed-local: no router, policy or oracle decides this head (layer window %d)", W);
+        return n;
+    }
     if (view_why_current(m) && m->why.state == VIEW_WHY_OK) {
         router_line(&m->why, m->ascii, out[n++]);
         terms_line(&m->why, m->ascii, max_w, out[n++]);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "engine/clock.h"
+#include "views/fixed.h"
 #include "views/keymap.h"
 #include "views/why.h"
 
@@ -24,7 +25,7 @@ void tui_dist_count_init(TuiDistCount *c, int pooled, int layer, int head, doubl
 
 /* One cell: its score and its label, where it has both. */
 static void count_cell(TuiDistCount *c, const StepTrace *t, int cell) {
-    int o = decide_label(t, cell, c->d.theta_logit);
+    int o = view_label(t, cell, c->d.theta_logit);
     float v = decide_value(t, cell, DECIDE_AHA);
     if (o < 0 || isnan(v)) return;
     int s = view_dist_bin(v), mb = view_dist_bin(decide_prob(t->oracle_logit[cell]));
@@ -159,6 +160,7 @@ static void why_poll(Tui *t) {
     const StepTrace *cur = view_trace(m, m->cursor);
     if (!cur || !(m->inspector_open || t->dist.open)) return;
     int l = m->sel_layer, h = m->sel_head, cell = l * m->n_heads + h;
+    if (view_is_fixed(cur, cell)) return; /* no router decides it: the why line says so (views/why.c) */
     if (t->replay) {
         if (!view_why_current(m) || m->why.state != VIEW_WHY_REPLAY)
             m->why = (ViewWhy){.pos = cur->pos, .layer = l, .head = h, .state = VIEW_WHY_REPLAY}, t->dirty = 1;

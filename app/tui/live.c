@@ -167,6 +167,11 @@ static void live_header(Tui *t, const AppLoaded *L) {
     t->m.hdr.ctx_len = L->model.c.seq_len;
     t->m.hdr.weight_bytes = (double)model_decode_bytes(&L->model.c);
     t->m.hdr.kv_bytes_per_pos = (double)cost_kv_bytes(&L->model.c, 1);
+    view_set_arch(&t->m.hdr, L->model.arch_name);
+    int32_t win[MODEL_MAX_LAYERS]; /* each layer's own window, as the forward pass executes it */
+    int n = L->model.c.n_layers < MODEL_MAX_LAYERS ? L->model.c.n_layers : MODEL_MAX_LAYERS;
+    for (int l = 0; l < n; l++) win[l] = L->model.layers[l].window;
+    t->m.hdr.layers = view_layer_kinds(win, n);
 }
 
 int tui_live_open(Tui *t, const TuiOpts *opts, Err *e) {

@@ -15,6 +15,7 @@
 #include "app/run_info.h"
 #include "app/tui/state.h"
 #include "engine/files.h"
+#include "views/fixed.h"
 #include "views/plot.h"
 
 /* What a pane job is given, and what it says back: its pane's title, the
@@ -99,9 +100,9 @@ void tui_export_run(Tui *t) {
  * [4 * cell] global, decided, oracle global, oracle labelled. */
 static void count_head_rates(const StepTrace *tr, int cells, double theta_logit, double *g) {
     for (int c = 0; c < cells; c++) {
-        int d = decide_cell(tr, c, DECIDE_EXECUTED, 0, 0); /* -1 where there was no choice */
+        int d = view_decide(tr, c, DECIDE_EXECUTED, 0, 0); /* -1 where there was no choice */
         if (d >= 0) g[4 * c] += d, g[4 * c + 1]++;
-        int o = decide_label(tr, c, theta_logit);
+        int o = view_label(tr, c, theta_logit);
         if (o >= 0) g[4 * c + 2] += o, g[4 * c + 3]++;
     }
 }

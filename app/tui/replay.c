@@ -32,6 +32,8 @@ static void replay_header(Tui *t, const StoreRunInfo *r) {
     h->tok_s = 0;
     snprintf(h->mode, sizeof h->mode, "replay run %lld", (long long)r->run_id);
     h->gates_fixed = 1, h->gate_tau = h->tau, h->gate_theta_logit = h->theta_logit; /* what T and O cannot change */
+    view_set_arch(h, r->arch);
+    h->layers = view_layer_kinds(NULL, 0); /* the run's first position says them (load_push) */
 }
 
 /* What a load asks of its job. */
@@ -191,6 +193,7 @@ static int load_push(Tui *t, LoadPart *p) {
     for (int i = 0; i < p->n; i++) {
         StepTrace *tr = p->tr[i];
         p->tr[i] = NULL;
+        if (rc == 0 && t->m.n_hist == 0) t->m.hdr.layers = view_trace_kinds(tr); /* the layers as the run read them */
         if (rc == 0 && view_push_owned(&t->m, tr, &e)) rc = -1, view_set_status(&t->m, "%s", e.msg);
         else if (rc) trace_free(tr);
     }
