@@ -92,6 +92,7 @@ paste_between "$VIEWS_README" "$VBEGIN" "$VEND" "$tmp/inspector"
 ./ahascope bench --arch gemma3 --dims 128,256,26,4,1,512,1024 --head-dim 32 --window-layers 512,6 --dtype bf16 \
     --save-hf "$tmp/g3" --save-routers "$tmp/g3.st" >/dev/null
 tmux -L "$sock" kill-server 2>/dev/null || true
+sock="$sock-g3" # a fresh server: the first may still be exiting
 tmux -L "$sock" -f /dev/null new-session -d -s cap -x $COLS -y $ROWS \
     "LC_ALL=C.UTF-8 TERM=xterm-256color ./ahascope tui --model '$tmp/g3' --routers '$tmp/g3.st' --seed $SEED --temperature 0 --window 8 --no-record --mono; sleep 30"
 wait_for "pos 11/"                      # the prompt is in (12 tokens of the random vocabulary)
