@@ -21,14 +21,15 @@
 #include "app/eval_tasks.h"
 #include "engine/stats.h"
 #include "engine/tasks/tasks.h"
+#include "tests/tasks_fixture.h"
 #include "stories.h"
 #include "test.h"
 
 static const char *const kinds[] = {"passkey", "multikey", "vt_value", "local", "recall"};
 #define N_KINDS ((int)(sizeof kinds / sizeof kinds[0]))
 
-/* The text ids[from..to) decode to, each after its predecessor; malloc'd. */
-static char *decode_span(const Tokenizer *tok, const int *ids, int from, int to) {
+/* tasks_fixture.h */
+char *tasks_fixture_decode_span(const Tokenizer *tok, const int *ids, int from, int to) {
     size_t cap = 16, n = 0;
     char *s = malloc(cap);
     for (int i = from; s && i < to; i++) {
@@ -81,7 +82,7 @@ static int check_file(const char *path, const Tokenizer *tok, int context, const
         CHECK_INT(strlen(answer), 5);
         int q = qp->valueint, k = cJSON_GetArraySize(np), prev = -1, found = 0, runs = 0;
         CHECK(q > 0 && q < n);
-        char *qtext = decode_span(tok, ids, q, q + 1), *rest = decode_span(tok, ids, q, n);
+        char *qtext = tasks_fixture_decode_span(tok, ids, q, q + 1), *rest = tasks_fixture_decode_span(tok, ids, q, n);
         CHECK_MSG(qtext && strstr(qtext, "W") && strstr(rest, "What is the ") == rest + strspn(rest, " "),
                   "question token '%s', question '%s'", qtext, rest);
         free(qtext), free(rest);
@@ -95,7 +96,7 @@ static int check_file(const char *path, const Tokenizer *tok, int context, const
         for (int a = 0; a < k;) { /* each run of consecutive positions holds one needle statement */
             int b = a + 1;
             while (b < k && pos[b] == pos[b - 1] + 1) b++;
-            char *span = decode_span(tok, ids, pos[a], pos[b - 1] + 1);
+            char *span = tasks_fixture_decode_span(tok, ids, pos[a], pos[b - 1] + 1);
             const char *needle = cJSON_GetStringValue(cJSON_GetArrayItem(nd, runs));
             CHECK_MSG(span && needle && strstr(span, needle), "needle run %d decodes to '%s', not holding '%s'", runs,
                       span ? span : "", needle ? needle : "(none)");
@@ -107,7 +108,7 @@ static int check_file(const char *path, const Tokenizer *tok, int context, const
         CHECK_INT(runs, !strcmp(kind, "vt_value") ? 3 : 1);
         CHECK_MSG(found >= 1, "the answer %s is in no needle run", answer);
         if (!strcmp(kind, "local") && k) { /* nothing but the separating space between statement and question */
-            char *gap = decode_span(tok, ids, pos[k - 1] + 1, q);
+            char *gap = tasks_fixture_decode_span(tok, ids, pos[k - 1] + 1, q);
             CHECK_MSG(gap && strspn(gap, " ") == strlen(gap), "local: '%s' between the statement and the question", gap);
             free(gap);
         }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "engine/tasks/tasks.h"
+#include "tests/tasks_fixture.h"
 #include "test.h"
 
 /* Python's lines for a file, or NULL (skipped) without a python3. */
@@ -29,19 +30,6 @@ static char *ruler_py(const char *verb, const char *path) {
     return o;
 }
 
-/* The text ids[from..to) decode to; malloc'd. */
-static char *span_text(const Tokenizer *tok, const int *ids, int from, int to) {
-    size_t cap = 64, n = 0;
-    char *s = malloc(cap);
-    for (int i = from; s && i < to; i++) {
-        size_t l;
-        const char *p = tok_decode(tok, i ? ids[i - 1] : -1, ids[i], &l);
-        if (n + l + 1 > cap) s = realloc(s, cap = 2 * (n + l + 1));
-        if (s) memcpy(s + n, p, l), n += l;
-    }
-    if (s) s[n] = 0;
-    return s;
-}
 
 /* References each RULER kind's items hold. */
 static int refs_of(TaskKind k) {
@@ -74,7 +62,7 @@ static void check_item(const Tokenizer *tok, const TaskItem *it, int context) {
     for (int a = 0; ids && a < it->n_needle_pos; runs++) {
         int b = a + 1;
         while (b < it->n_needle_pos && it->needle_pos[b] == it->needle_pos[b - 1] + 1) b++;
-        char *s = span_text(tok, ids, it->needle_pos[a], it->needle_pos[b - 1] + 1);
+        char *s = tasks_fixture_decode_span(tok, ids, it->needle_pos[a], it->needle_pos[b - 1] + 1);
         CHECK_MSG(s && runs < it->n_needles && strstr(s, it->needles[runs]), "%s: needle run %d is '%s'",
                   task_name(it->kind), runs, s ? s : "");
         free(s);
@@ -82,7 +70,7 @@ static void check_item(const Tokenizer *tok, const TaskItem *it, int context) {
     }
     CHECK_INT(runs, it->n_needles);
     if (ids && it->question_pos > 0 && it->question_pos < n) {
-        char *q = span_text(tok, ids, it->question_pos, n);
+        char *q = tasks_fixture_decode_span(tok, ids, it->question_pos, n);
         const char *t = q + strspn(q, " ");
         CHECK_MSG(!strncmp(t, "Which", 5) || !strncmp(t, "Question:", 9), "%s: the question reads '%.40s'",
                   task_name(it->kind), t);

@@ -62,9 +62,6 @@ static const char pad_text[] =
     "with care, think it through in your own way, and then give the answer as well as you can, in as few words "
     "as it needs and with nothing else at all before or after it, because only the answer itself is wanted here "
     "and every other word would be in the way of it.";
-static const char *const pad_swap[] = {"a", "I", "it", "so", "the", "sun", "tree", "cold", "house", "birds",
-                                       "garden", "yellow", "morning", "blanket", "mountain", "sandwich",
-                                       "yesterday", "butterflies", "wonderfully", "grandmother"};
 
 /* Most sentences a made haystack holds before it is cycled. */
 #define HAY_MAX_SENTENCES 8192
@@ -263,7 +260,7 @@ int ruler_plan(StatsRng *r, TaskKind k, int context, TaskPlan *p, Err *e) {
 int ruler_pad_words(TaskWords *w, Err *e) { return tasks_plan_words(w, pad_text, e); }
 
 void ruler_put_pad(TaskBuf *b, const TaskWords *pad, int j, int w) {
-    for (int i = 0; i < j; i++) tasks_plan_put(b, " %s", w >= 0 && i == j - 1 ? pad_swap[w] : pad->w[i]);
+    for (int i = 0; i < j; i++) tasks_plan_put(b, " %s", w >= 0 && i == j - 1 ? tasks_pad_words[w] : pad->w[i]);
 }
 
 /* Ids the prompt at (m, j, w) encodes to, or -1. */
@@ -297,7 +294,7 @@ int ruler_fit(const Tokenizer *tok, TaskKind k, RulerText text, const void *ctx,
             if ((n = list_count(tok, text, ctx, pad, m, j, -1, ids, cap, e)) < 0) return -1;
             if (n == context) return fit[0] = m, fit[1] = j, fit[2] = -1, 0;
             if (n < context) continue;
-            for (int w = 0; j > 0 && w < LEN(pad_swap); w++) {
+            for (int w = 0; j > 0 && w < TASKS_N_PAD; w++) {
                 if ((n = list_count(tok, text, ctx, pad, m, j, w, ids, cap, e)) < 0) return -1;
                 if (n == context) return fit[0] = m, fit[1] = j, fit[2] = w, 0;
             }

@@ -94,12 +94,11 @@ static const char filler_text[] =
     "The hills are green in spring and brown at the end of summer. An old man walks to the lake and feeds the "
     "ducks. The wind moves the tall trees and the clouds drift over the town.";
 
-/* Words the last filler word may be swapped for, of many lengths, so that
+/* The pad words (tasks_plan.h): many lengths, so that
  * some choice lands the count exactly on the context. */
-static const char *const pad_words[] = {"a", "I", "it", "so", "the", "sun", "tree", "cold", "house", "birds",
-                                        "garden", "yellow", "morning", "blanket", "mountain", "sandwich",
-                                        "yesterday", "butterflies", "wonderfully", "grandmother"};
-#define N_PAD ((int)(sizeof pad_words / sizeof pad_words[0]))
+const char *const tasks_pad_words[TASKS_N_PAD] = {"a", "I", "it", "so", "the", "sun", "tree", "cold", "house", "birds",
+                                                 "garden", "yellow", "morning", "blanket", "mountain", "sandwich",
+                                                 "yesterday", "butterflies", "wonderfully", "grandmother"};
 
 int tasks_plan_words(TaskWords *w, const char *text, Err *e) {
     size_t len = strlen(text), most = len / 2 + 1;
@@ -312,7 +311,7 @@ static int insert_at(const Words *f, double depth, int m) {
     return k;
 }
 
-/* The prompt with m filler words (the last one pad_words[pad] when pad >=
+/* The prompt with m filler words (the last one tasks_pad_words[pad] when pad >=
  * 0), then j words of tail padding when tail is set (RULER's kinds:
  * ruler_put_pad), and the byte spans of the statements and the question. */
 static char *assemble(const Plan *p, const Words *f, int m, int pad, size_t span[][2], size_t *q_at,
@@ -328,7 +327,7 @@ static char *assemble(const Plan *p, const Words *f, int m, int pad, size_t span
             buf_put(&b, "%s", p->stmt[s]);
             span[s][1] = b.n;
         }
-        if (k < m) buf_put(&b, " %s", pad >= 0 && k == m - 1 ? pad_words[pad] : f->w[k % f->n]);
+        if (k < m) buf_put(&b, " %s", pad >= 0 && k == m - 1 ? tasks_pad_words[pad] : f->w[k % f->n]);
     }
     if (tail) ruler_put_pad(&b, tail, j, w);
     buf_put(&b, " ");
@@ -383,7 +382,7 @@ int tasks_plan_locate(const Tokenizer *tok, TaskItem *it, const int *ids, int n,
 }
 
 /* The filler's size whose prompt encodes to exactly context ids: word
- * count from the tokens a word costs, then the last word among pad_words. */
+ * count from the tokens a word costs, then the last word among tasks_pad_words. */
 static int size_filler(const Tokenizer *tok, TaskKind kind, const Plan *p, const Words *f, int context, int *m_out,
                        int *pad_out, int **ids, int *cap, Err *e) {
     size_t span[TASK_MAX_STMTS][2], q;
@@ -415,7 +414,7 @@ static int size_filler(const Tokenizer *tok, TaskKind kind, const Plan *p, const
             continue;
         }
         if (m < 4096) tried[m] = 1;
-        for (int k = 0; k < N_PAD; k++) {
+        for (int k = 0; k < TASKS_N_PAD; k++) {
             t = assemble(p, f, m, k, span, &q, NULL, 0, -1);
             n = t ? tasks_plan_count(tok, t, ids, cap, e) : -1;
             free(t);

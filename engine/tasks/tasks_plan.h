@@ -21,6 +21,11 @@
 #define TASK_ANSWER_MAX 512
 #define TASK_REF_MAX 48
 
+/* Words the last word of a haystack or padding may be swapped for, of many
+ * lengths, so that some choice lands the count exactly on the context. */
+#define TASKS_N_PAD 20
+extern const char *const tasks_pad_words[TASKS_N_PAD];
+
 /* A haystack: words pointing into buf, read in turn and cycled. */
 typedef struct {
     char *buf;
