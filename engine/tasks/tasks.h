@@ -82,7 +82,7 @@ typedef enum { TASK_KINDS(TASK_KIND_ENUM) TASK_COUNT } TaskKind;
 /* The kinds as --task spells them, "passkey|multikey|…|fwe" (a pointer,
  * not a literal: the table's names each follow a bar, the first skipped). */
 #define TASK_KIND_BAR(e, name, metric, ruler, about) "|" name
-#define TASK_LIST (TASK_KINDS(TASK_KIND_BAR) + 1)
+#define TASK_LIST (&TASK_KINDS(TASK_KIND_BAR)[1])
 
 /* A kind's word ("passkey"), or "?" out of range. */
 const char *task_name(TaskKind k);
