@@ -366,14 +366,15 @@ static int random_llama_scaled(const char *path, int *ids, int n, float cls_scal
 static int random_llama(const char *path, int *ids, int n) { return random_llama_scaled(path, ids, n, 1); }
 
 /* `ahascope trace` on a GGUF file of any type: it runs, one JSON object a
- * position (the §3 contract: trace works for every type): the prompt's 5
+ * position, the first naming the layer kinds (the §3 contract: trace works
+ * for every type): the prompt's 5
  * at least, 8 at most (a random model may draw BOS, which ends the text). */
 static void trace_runs(const char *gguf, const char *type) {
     int status = -1;
     char *text = test_runf(&status, "%s trace --model %s --prompt 'Once upon a time' --steps 8 --policy qada 2>/dev/null", test_bin(), gguf);
     int lines = 0;
     for (const char *c = text; c && *c; c++) lines += *c == '\n';
-    CHECK_MSG(status == 0 && text && !strncmp(text, "{\"pos\":0,", 9) && lines >= 5 && lines <= 8, "trace on %s: exit %d, %d lines: %.200s", type,
+    CHECK_MSG(status == 0 && text && !strncmp(text, "{\"layer_kind\":", 14) && strstr(text, "\"pos\":0,") && lines >= 5 && lines <= 8, "trace on %s: exit %d, %d lines: %.200s", type,
               status, lines, text ? text : "");
     free(text);
 }
