@@ -16,7 +16,8 @@
  * and none of any with the window. The local control, which the recipe
  * does not train, is held to the window's chance only: with full attention
  * FINDINGS finds it right at most lengths, not all (161 tokens, this
- * set's, is one it misses). */
+ * set's, is one it misses). Under the sanitizers (8× slower) one long
+ * passkey set of three items stands for them all. */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,15 @@ TEST(organism_answers_its_items_and_fails_with_a_short_window) {
         {"--task passkey", 977, 0},          {"--task multikey --keys 2", 143, 1}, {"--task multikey", 401, 1},
         {"--task multikey", 1013, 1}};
     static const char *pool_name[2] = {"passkey", "multi-key needle"};
+#ifdef __SANITIZE_ADDRESS__
+    /* Under the sanitizers the sets take ten minutes (8× the plain build) and the accuracies are the plain
+     * build's to hold: here one long set, a few items, checks that the long path is clean and still right. */
+    double full = -1, local = -1;
+    if (organism_scores("--task passkey", 977, 3, 777, &full, &local)) return;
+    CHECK_MSG(full >= 1 - 1e-9 && local == 0, "passkey at 977: full %.2f, an 8-key window %.2f", full, local);
+    (void)pool_name;
+    return;
+#endif
     double pooled[2] = {0, 0};
     int n_pooled[2] = {0, 0};
     for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
