@@ -138,22 +138,25 @@ static void say(const char *msg, const char *kind) {
     else fprintf(stderr, "ahascope: %s%s\n", kind, safe);
 }
 
-void args_warn(const char *fmt, ...) {
+/* say() with the message formatted from a va_list: warnings and notes differ only in their kind. */
+static void vsay(const char *kind, const char *fmt, va_list ap) {
     char msg[SAY_MAX];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    say(msg, kind);
+}
+
+void args_warn(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsay("warning: ", fmt, ap);
     va_end(ap);
-    say(msg, "warning: ");
 }
 
 void args_note(const char *fmt, ...) {
-    char msg[SAY_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsay("note: ", fmt, ap);
     va_end(ap);
-    say(msg, "note: ");
 }
 
 int args_fail(const Err *e) {
@@ -222,7 +225,7 @@ static const ArgSpec MODEL_ROWS[] = {
              "../shared/models or the cache, as `ahascope run` finds it)"},
     {"--tokenizer", ARG_STRING, RO(tokenizer), .metavar = "FILE",
      .help = "default: the folder's tokenizer.json, or tokenizer.bin / tok<vocab>.bin beside a checkpoint"},
-    {"--context", ARG_INT, RO(context), 1, 1 << 20, "N", .help = "cap a folder's context (default 4096)"},
+    {"--context", ARG_INT, RO(context), 1, 1 << 20, "N", .help = "cap a folder's or a GGUF's context (default 4096)"},
     {"--chat", ARG_FLAG, RO(chat), .help = "wrap the prompt in the model family's chat format"},
     {"--kv-dtype", ARG_CUSTOM, .metavar = "f32|bf16|f16", .fn = read_kv_dtype,
      .help = "the KV cache's type (default the model's: a bf16 model caches bf16)"},
