@@ -131,11 +131,28 @@ static void normalise_weights(Examples *x) {
     }
 }
 
-static int fit_layers(const Examples *x, const FitConfig *c, Routers *r, Err *e) {
+/* 1 if no training example of layer l carries weight: every label unknown, as on
+ * an architecture's local layers, where no head has a choice to learn. */
+static int layer_has_no_choice(const Examples *x, int l) {
+    const float *w = x->wt + (size_t)l * x->cap * x->H;
+    for (size_t i = 0; i < (size_t)x->n_train * x->H; i++)
+        if (w[i] > 0) return 0;
+    return 1;
+}
+
+/* Each layer's logistic fit; a layer with no choice keeps weights and bias 0
+ * (counted in *n_skipped) rather than a solve over nothing. */
+static int fit_layers(const Examples *x, const FitConfig *c, Routers *r, int *n_skipped, Err *e) {
     double t0 = clock_now();
     int tty = c->progress && isatty(STDERR_FILENO);
+    *n_skipped = 0;
     for (int l = 0; l < x->L; l++) {
         size_t at = (size_t)l * x->cap;
+        if (layer_has_no_choice(x, l)) { /* router_random filled the shape: clear it */
+            memset(r->w + (size_t)l * x->H * x->d, 0, (size_t)x->H * x->d * sizeof(float));
+            ++*n_skipped;
+            continue;
+        }
         LogfitProblem p = {(int)x->n_train, x->d, x->H, x->x + at * x->d, x->y + at * x->H, x->wt + at * x->H, c->l2,
                            c->iters};
         if (logfit_solve(&p, r->w + (size_t)l * x->H * x->d, r->b + (size_t)l * x->H, e)) return -1;
@@ -244,7 +261,7 @@ static int fit_examples(Examples *x, const FitConfig *c, const char *desc, FitRe
     if ((rc = router_random(&out->r, x->L, x->H, x->d, 0, e)) == 0) /* the shape; the fit overwrites it */
         if (!(out->r.b = calloc((size_t)x->L * x->H, sizeof(float)))) rc = err_set(e, "out of memory for routers");
     openblas_set_num_threads(c->threads > 0 ? c->threads : 1); /* the forward pass asked for 1 */
-    if (rc == 0) rc = fit_layers(x, c, &out->r, e);
+    if (rc == 0) rc = fit_layers(x, c, &out->r, &out->n_layers_no_choice, e);
     size_t nw = (size_t)x->L * x->H * x->d, nb = (size_t)x->L * x->H;
     if (rc == 0 && (k_first_nonfinite(out->r.w, nw) < nw || k_first_nonfinite(out->r.b, nb) < nb))
         rc = err_set(e, "%s: the fitted routers are not finite (the model's activations overflow?); nothing written",

@@ -44,6 +44,7 @@ typedef struct {
     long n_train, n_held; /* examples (positions with far keys) per (layer, head) */
     long tokens;          /* tokens fed */
     double collect_s, fit_s; /* seconds running the model, seconds fitting */
+    int n_layers_no_choice; /* layers without a labelled example (an architecture's local layers): routers 0 */
 } FitResult;
 
 /* Fit routers for m on d, whose last n_held sequences are held out.

@@ -54,6 +54,9 @@ static void print_result(const FitOpts *t, const FitResult *res) {
            "(precision %.3f, recall %.3f); %ld tokens, %.1f s running the model, %.1f s fitting\n",
            textout_term(t->out, safe, sizeof safe), t->o.attn.window, res->tau, 100 * res->held_share, 100 * res->held_agree, res->held_precision,
            res->held_recall, res->tokens, res->collect_s, res->fit_s);
+    if (res->n_layers_no_choice > 0)
+        printf("%d of %d layers have no choice to learn (the architecture's local layers): their routers are 0, "
+               "not fitted\n", res->n_layers_no_choice, res->r.n_layers);
 }
 
 /* --shard I/N: the data pass of this shard's sequences, its examples to --out. */

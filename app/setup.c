@@ -310,7 +310,8 @@ static int apply_chat(RunOpts *o, AppLoaded *L, Err *e) {
     Chat c = chat_for(L->model.arch_name, tmpl);
     free(tmpl);
     if (c.format == CHAT_NONE)
-        return err_set(e, "%s: --chat: no chat format known for model_type %s (Tulu, Llama-3 and ChatML are)",
+        return err_set(e, "%s: --chat: no chat format known for model_type %s (Tulu, Llama-3, ChatML, Gemma, Mistral's [INST] "
+                       "and Phi-3 are)",
                        L->model_path, L->model.arch_name);
     if (!(L->chat_prompt = chat_wrap(&c, o->prompt ? o->prompt : ""))) return err_set(e, "out of memory");
     o->prompt = L->chat_prompt;
@@ -351,7 +352,7 @@ int app_load(RunOpts *o, AppLoaded *L, int need_tok, Err *e) {
     if (o->prompt_file && read_prompt_file(o, L, e) != 0) return -1;
     if (app_model_path(o->model, L->model_path, sizeof L->model_path, e) != 0) return -1;
     int r = model_is_hf_dir(L->model_path) ? model_load_hf(&L->model, L->model_path, o->context, e)
-            : model_is_gguf(L->model_path) ? model_load_gguf(&L->model, L->model_path, e)
+            : model_is_gguf(L->model_path) ? model_load_gguf_ctx(&L->model, L->model_path, o->context, e)
                                             : model_load(&L->model, L->model_path, e);
     if (r != 0) return -1;
     if (o->kv_dtype >= 0) L->model.c.kv_dtype = o->kv_dtype;

@@ -206,6 +206,12 @@ int model_load(Model *m, const char *path, Err *e);
  * model.c: a caller tells a GGUF file by model_is_gguf (app_load does). */
 int model_load_gguf(Model *m, const char *path, Err *e);
 
+/* model_load_gguf with the context capped at max_ctx (> 0) instead of
+ * MODEL_HF_DEFAULT_CTX, as model_load_hf takes it: --context. phi3 picks
+ * its long factors when this context passes the original, as llama.cpp
+ * does for its n_ctx. */
+int model_load_gguf_ctx(Model *m, const char *path, int max_ctx, Err *e);
+
 /* A model whose blocks a llama2.c checkpoint could hold (pre-norms only,
  * no biases or QK-norms, adjacent-pair RoPE unscaled, q_dim = dim, every
  * matrix F32: an F32 GGUF llama) rebuilt in place as owned f32 Weights in

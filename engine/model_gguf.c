@@ -209,7 +209,7 @@ static int phi3_config(const GgufFile *f, const GgufArch *a, int ctx, Config *c,
     return cfg_int(f, a->name, "rope.scaling.original_context_length", 0, ctx, &c->rope_orig_ctx, e); /* llama.cpp's default too */
 }
 
-static int gguf_config(const GgufFile *f, const GgufArch *a, Config *c, Err *e) {
+static int gguf_config(const GgufFile *f, const GgufArch *a, int max_ctx, Config *c, Err *e) {
     const char *p = a->name;
     memset(c, 0, sizeof *c);
     int ctx = 0, rope_dims = 0, key_len = 0, value_len = 0;
@@ -247,7 +247,8 @@ static int gguf_config(const GgufFile *f, const GgufArch *a, Config *c, Err *e) 
     if (!(theta > 0 && theta < 1e12) || !(eps > 0 && eps < 1))
         return err_set(e, "%s: rope.freq_base %g or layer_norm_rms_epsilon %g out of range", f->path, theta, eps);
     c->vocab_size = (int)emb->ne[1];
-    c->seq_len = ctx < MODEL_HF_DEFAULT_CTX ? ctx : MODEL_HF_DEFAULT_CTX;
+    int cap = max_ctx > 0 ? max_ctx : MODEL_HF_DEFAULT_CTX;
+    c->seq_len = ctx < cap ? ctx : cap;
     c->rope_theta = (float)theta, c->norm_eps = (float)eps;
     c->qk_norm_head = a->qk_head;
     c->shared_classifier = gguf_find_tensor(f, "output.weight") == NULL;
@@ -470,7 +471,9 @@ void model_gguf_free(Model *m) {
     m->gguf = NULL;
 }
 
-int model_load_gguf(Model *m, const char *path, Err *e) {
+int model_load_gguf(Model *m, const char *path, Err *e) { return model_load_gguf_ctx(m, path, 0, e); }
+
+int model_load_gguf_ctx(Model *m, const char *path, int max_ctx, Err *e) {
     memset(m, 0, sizeof *m);
     GgufModel *g = calloc(1, sizeof *g);
     if (!g) return err_set(e, "%s: out of memory", path);
@@ -478,7 +481,7 @@ int model_load_gguf(Model *m, const char *path, Err *e) {
     const GgufArch *a = NULL;
     int rc = gguf_open(&g->f, path, e);
     if (!rc) rc = (a = find_arch(&g->f, e)) ? 0 : -1;
-    if (!rc) rc = gguf_config(&g->f, a, &m->c, e);
+    if (!rc) rc = gguf_config(&g->f, a, max_ctx, &m->c, e);
     if (!rc) rc = take_all(m, g, a, e);
     if (rc) {
         model_gguf_free(m);
@@ -499,7 +502,7 @@ int model_gguf_layer_windows(const char *path, int32_t *win, int cap, Err *e) {
     memset(&c, 0, sizeof c);
     if (gguf_open(&f, path, e)) return -1;
     const GgufArch *a = find_arch(&f, e);
-    int n = a && !gguf_config(&f, a, &c, e) ? c.n_layers : -1;
+    int n = a && !gguf_config(&f, a, 0, &c, e) ? c.n_layers : -1;
     if (n > cap) n = err_set(e, "%s: %d layers, more than %d", path, n, cap);
     /* the loader's own rule: gemma's pattern, else every layer's window (mistral, phi3; 0: none) */
     for (int l = 0; l < n; l++) win[l] = a->gemma ? gemma_window(&c, l) : c.sliding_window;

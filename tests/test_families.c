@@ -17,6 +17,7 @@
 
 #include "engine/decide.h"
 #include "engine/forward.h"
+#include "engine/routers.h"
 #include "tests/llamacpp_fixture.h"
 #include "tests/test.h"
 
@@ -482,6 +483,12 @@ TEST(families_phi3_gguf_short_factors_match_llamacpp) {
     }
     free(lc), free(as), free(al);
     model_free(&ms), model_free(&mg);
+    /* --context reaches the file too: at 256 it takes the short factors, as llama.cpp at n_ctx 256 */
+    Model mc;
+    if (model_load_gguf_ctx(&mc, gguf, 256, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
+    CHECK_MSG(mc.c.seq_len == 256 && mc.c.rope_ext == mc.c.rope_short, "the file at context 256: %d, %s factors",
+              mc.c.seq_len, mc.c.rope_ext == mc.c.rope_short ? "short" : "long");
+    model_free(&mc);
 }
 
 /* phi3 without a window (sliding_window null): the file says 0, as
@@ -757,6 +764,34 @@ TEST(layer_kind_fixed_local_heads_decide_nothing) {
     fwd_free(&s);
     for (int i = 0; i < SEQ; i++) trace_free(tr[i]);
     free(rt);
+    model_free(&m);
+}
+
+/* `fit` on gemma3 (5 local layers, then a global one): the local layers' heads
+ * have no choice, so their routers stay 0 and the output says so; the global
+ * layer's are fitted. */
+TEST(layer_kind_fit_leaves_the_local_layers_routers_at_zero) {
+    const char *dir = fam_folder("lk-fit", LK_FLAGS);
+    if (!dir) return;
+    char out[700];
+    snprintf(out, sizeof out, "%s", test_tmp("lk-fit.safetensors"));
+    int st;
+    char *log = test_runf(&st, "%s fit --model %s --window 4 --seq-len 40 --self 8 --share 0.5 --out %s 2>&1",
+                          test_bin(), dir, out);
+    CHECK_MSG(st == 0 && log && strstr(log, "5 of 6 layers have no choice to learn"), "fit: %s", log ? log : "");
+    free(log);
+    Model m;
+    Routers r;
+    Err e = {0};
+    if (model_load(&m, dir, &e) != 0) { test_fail(__FILE__, __LINE__, "%s", e.msg); return; }
+    if (router_load(&r, out, m.c.n_layers, m.c.n_heads, m.c.dim, &e) == 0) {
+        size_t per = (size_t)m.c.n_heads * m.c.dim, nonzero[6] = {0};
+        for (int l = 0; l < 6; l++)
+            for (size_t i = 0; i < per; i++) nonzero[l] += r.w[l * per + i] != 0;
+        for (int l = 0; l < 5; l++) CHECK_MSG(nonzero[l] == 0, "local layer %d: %zu weights fitted", l, nonzero[l]);
+        CHECK_MSG(nonzero[5] > 0, "the global layer's routers were not fitted");
+        router_free(&r);
+    } else test_fail(__FILE__, __LINE__, "%s", e.msg);
     model_free(&m);
 }
 
