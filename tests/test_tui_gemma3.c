@@ -36,6 +36,17 @@ static int open_tui(Tmux *t, const char *name, const char *dir, int cols, int ro
     return tmux_open(t, name, dir, cols, rows, NULL, cmd, 0);
 }
 
+/* A fresh Gemma-3-1B-shaped folder test_tmp(name) and the TUI on it as
+ * session name + "tui"; 0, or -1 after a failed check. */
+static int open_gemma3(Tmux *t, const char *name, int cols, int rows, const char *flags) {
+    const char *dir = gemma3_folder(name);
+    if (!dir) return -1;
+    char d[1024], session[128];
+    snprintf(d, sizeof d, "%s", dir);
+    snprintf(session, sizeof session, "%stui", name);
+    return open_tui(t, session, d, cols, rows, flags);
+}
+
 /* The header names the architecture and its layers, in full on a wide
  * screen and briefly on a 100-column one, and says that AHA's window is
  * the global layers' only (the local ones read their own 512). */
@@ -69,12 +80,8 @@ TEST(tui_gemma3_header_names_the_layer_kinds) {
  * AHA did. */
 TEST(tui_gemma3_fixed_local_layers_beside_routed_ones) {
     if (!tmux_available()) { test_skip("tmux not installed"); return; }
-    const char *dir = gemma3_folder("g3fixed");
-    if (!dir) return;
-    char d[1024];
-    snprintf(d, sizeof d, "%s", dir);
     Tmux t;
-    open_tui(&t, "g3fixedtui", d, 100, 30, "--mono");
+    if (open_gemma3(&t, "g3fixed", 100, 30, "--mono")) return;
     TMUX_WAIT(&t, "gemma3 22L/w512+4G", 20);
     tmux_keys(&t, "Space Space Space Space Space Space Space Space Space Space Space Space Space Space Space Space");
     CHECK(tmux_shows_pos(&t, 24, 20));
@@ -88,6 +95,28 @@ TEST(tui_gemma3_fixed_local_layers_beside_routed_ones) {
     TMUX_WAIT(&t, "inspector \xc2\xb7 L5 H0", 10);
     TMUX_WAIT(&t, "executed ", 10);
     tmux_keys(&t, "q");
+    TMUX_WAIT(&t, "EXITED 0", 10);
+    tmux_stop(&t);
+}
+
+/* The attention pattern (A) of a local layer's head marks that layer's own
+ * window (512) and says so; a global layer's marks AHA's (8). */
+TEST(tui_gemma3_pattern_marks_the_layers_own_window) {
+    if (!tmux_available()) { test_skip("tmux not installed"); return; }
+    Tmux t;
+    if (open_gemma3(&t, "g3pattern", 150, 40, "--mono")) return;
+    TMUX_WAIT(&t, "pos ", 20);
+    tmux_keys(&t, "Space Space Space Space Space Space Space Space Space Space Space Space");
+    CHECK(tmux_shows_pos(&t, 16, 20));
+    tmux_keys(&t, "A");
+    TMUX_WAIT(&t, "pattern L0 H0", 10);
+    TMUX_WAIT(&t, "f fixed-local \xc2\xb7 \xe2\x94\x86 layer window 512", 10);
+    tmux_keys(&t, "Escape"); /* inside the pattern the arrows pan it */
+    CHECK_MSG(tmux_gone(&t, "pattern L0 H0", 5), "Esc left the pattern open");
+    tmux_keys(&t, "Down Down Down Down Down A"); /* L5: global, routed */
+    TMUX_WAIT(&t, "pattern L5 H0", 10);
+    TMUX_WAIT(&t, "\xe2\x94\x86 window 8 ", 10);
+    tmux_keys(&t, "Escape q");
     TMUX_WAIT(&t, "EXITED 0", 10);
     tmux_stop(&t);
 }

@@ -299,10 +299,12 @@ void view_draw_pattern(WINDOW *w, const ViewPattern *pt, const ViewModel *m, con
     attr_t dim;
     short dp;
     view_text_style(p, VIEW_TX_DIM, &dim, &dp);
-    char legend[200];
+    char legend[240];
+    /* the edge marked is the one the head reads: AHA's window, or a fixed-local layer's own */
     int fixed = view_is_fixed(view_trace(m, m->cursor), pt->layer * m->n_heads + pt->head);
     snprintf(legend, sizeof legend,
-             " g global %s l local %s - no choice %s %s%s window %s s sink %s + - zoom, arrows pan, A closes ", DOT, DOT,
-             DOT, fixed ? "f fixed-local \xc2\xb7 " : "", p->ascii ? ":" : "\xe2\x94\x86", DOT, DOT);
+             " g global %s l local %s - no choice %s %s%s %s %d %s s sink %s + - zoom, arrows pan, A closes ", DOT, DOT,
+             DOT, fixed ? "f fixed-local \xc2\xb7 " : "", p->ascii ? ":" : "\xe2\x94\x86",
+             fixed ? "layer window" : "window", pt->window, DOT, DOT);
     view_puts_fit(w, h - 1, 2, wd - 4, legend, p->ascii, dim, dp);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "engine/clock.h"
+#include "views/fixed.h"
 #include "views/keymap.h"
 
 /* Seconds between two patterns of a live run that only grew, at least; and
@@ -43,18 +44,31 @@ int tui_pattern_key(Tui *t, int ch) {
     return r.w > 0 && view_pattern_key(&t->pat, ch, r.w, r.h);
 }
 
+/* The window and sinks the pattern marks for layer: an architecture's local
+ * layer reads its own window and keeps no sinks, whatever AHA's window is. */
+typedef struct {
+    int window, sinks;
+} PatternEdge;
+
+static PatternEdge pattern_edge(const Tui *t, int layer) {
+    const StepTrace *last = t->m.n_hist > 0 ? t->m.hist[t->m.n_hist - 1] : NULL;
+    int w = view_layer_fixed(last, layer) ? view_fixed_window(last, layer * last->n_heads) : 0;
+    return w > 0 ? (PatternEdge){w, 0} : (PatternEdge){t->m.hdr.window, t->m.hdr.sinks};
+}
+
 /* The data no longer shows the selected head over the run on screen. */
 static int stale(const Tui *t) {
     const ViewPattern *p = &t->pat;
+    PatternEdge edge = pattern_edge(t, t->m.sel_layer);
     return !p->w || p->layer != t->m.sel_layer || p->head != t->m.sel_head || p->n != t->m.n_hist ||
-           p->window != t->m.hdr.window || p->sinks != t->m.hdr.sinks;
+           p->window != edge.window || p->sinks != edge.sinks;
 }
 
 static void poll_replay(Tui *t) {
     if (!stale(t)) return;
     Err e;
-    if (view_pattern_from_recorded(&t->pat, &t->m, t->m.sel_layer, t->m.sel_head, t->m.hdr.window, t->m.hdr.sinks,
-                                   &e))
+    PatternEdge edge = pattern_edge(t, t->m.sel_layer);
+    if (view_pattern_from_recorded(&t->pat, &t->m, t->m.sel_layer, t->m.sel_head, edge.window, edge.sinks, &e))
         view_set_status(&t->m, "%s", e.msg);
     t->dirty = 1;
 }
@@ -64,7 +78,8 @@ static void poll_live(Tui *t) {
     float *grid = tui_worker_take_pattern(&t->w, &l, &h, &n, &bin);
     if (grid) {
         t->pat_pending = 0, t->dirty = 1, t->pat_cost = clock_now() - t->pat_asked;
-        view_pattern_set(&t->pat, l, h, n, bin, grid, t->m.hdr.window, t->m.hdr.sinks);
+        PatternEdge edge = pattern_edge(t, l);
+        view_pattern_set(&t->pat, l, h, n, bin, grid, edge.window, edge.sinks);
     }
     int n_hist = t->m.n_hist;
     if (t->pat_pending && clock_now() - t->pat_asked > TUI_PATTERN_GIVE_UP) t->pat_pending = 0;
