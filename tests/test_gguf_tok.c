@@ -404,7 +404,8 @@ TEST(gguf_tok_gpt2_refusals) {
 
 /* A GGUF's tokenizer.chat_template is read back whole; the formats are told
  * by their markers: Llama-3's header, ChatML's im_start, Tulu's user turn
- * (OLMo-2's template, double-quoted too) but not Zephyr's; [INST] is none. */
+ * (OLMo-2's template, double-quoted too) but not Zephyr's; Llama-2's
+ * spaced [INST]. */
 TEST(gguf_tok_chat_template_markers) {
     static const char olmo2[] = "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}"
                                 "{{ '<|user|>\\n' + message['content'] + '\\n' }}{% elif message['role'] == 'assistant' %}"
@@ -412,7 +413,7 @@ TEST(gguf_tok_chat_template_markers) {
     CHECK_INT(chat_format_for("llama", olmo2), CHAT_TULU);
     CHECK_INT(chat_format_for(NULL, "{{ \"<|user|>\\n\" + message[\"content\"] + \"\\n\" }}"), CHAT_TULU);
     CHECK_INT(chat_format_for("llama", "{{ '<|user|>\\n' + message['content'] + eos_token }}"), CHAT_NONE);
-    CHECK_INT(chat_format_for("llama", "{{ bos_token + '[INST] ' + message['content'] + ' [/INST]' }}"), CHAT_NONE);
+    CHECK_INT(chat_format_for("llama", "{{ bos_token + '[INST] ' + message['content'] + ' [/INST]' }}"), CHAT_INST);
     CHECK_INT(chat_format_for("llama", "x<|start_header_id|>y"), CHAT_LLAMA3);
     Gw g;
     gw_begin(&g);

@@ -36,9 +36,16 @@ static int tulu_user_turn(const char *tmpl) {
     return found;
 }
 
+/* Whether the template's [INST] literal ends in a space ('[INST] ' or
+ * "[INST] "), as Llama-2's and Mistral v0.1's do; v3's is "[INST]". */
+static int inst_spaced(const char *tmpl) { return has(tmpl, "[INST] '") || has(tmpl, "[INST] \""); }
+
 ChatFormat chat_format_for(const char *model_type, const char *chat_template) {
     if (has(chat_template, "<|start_header_id|>")) return CHAT_LLAMA3;
     if (has(chat_template, "<|im_start|>")) return CHAT_CHATML;
+    if (has(chat_template, "<start_of_turn>")) return CHAT_GEMMA;
+    if (has(chat_template, "[INST]")) return inst_spaced(chat_template) ? CHAT_INST : CHAT_MISTRAL;
+    if (has(chat_template, "<|end|>") && has(chat_template, "<|user|>")) return CHAT_PHI3;
     if (chat_template && tulu_user_turn(chat_template)) return CHAT_TULU;
     if (is(model_type, "olmo2") || is(model_type, "faolmo") || is(model_type, "olmo")) return CHAT_TULU;
     if (is(model_type, "qwen2")) return CHAT_CHATML;
@@ -155,6 +162,23 @@ char *chat_wrap(const Chat *c, const char *prompt) {
                                  "<|im_start|>user\n", PROMPT, "<|im_end|>\n<|im_start|>assistant\n", NULL};
         return join(p, plen, v);
     }
+    case CHAT_GEMMA: {
+        trim(prompt, &p, &plen);
+        const char *const v[] = {"<bos><start_of_turn>user\n", PROMPT, "<end_of_turn>\n<start_of_turn>model\n", NULL};
+        return join(p, plen, v);
+    }
+    case CHAT_MISTRAL: {
+        const char *const v[] = {"<s>[INST]", PROMPT, "[/INST]", NULL};
+        return join(p, plen, v);
+    }
+    case CHAT_INST: {
+        const char *const v[] = {"<s>[INST] ", PROMPT, " [/INST]", NULL};
+        return join(p, plen, v);
+    }
+    case CHAT_PHI3: {
+        const char *const v[] = {"<|user|>\n", PROMPT, "<|end|>\n<|assistant|>\n", NULL};
+        return join(p, plen, v);
+    }
     default: {
         const char *const v[] = {PROMPT, NULL};
         return join(p, plen, v);
@@ -162,7 +186,7 @@ char *chat_wrap(const Chat *c, const char *prompt) {
     }
 }
 
-static const char *const NAMES[] = {"none", "tulu", "llama3", "chatml"};
+static const char *const NAMES[] = {"none", "tulu", "llama3", "chatml", "gemma", "mistral", "inst", "phi3"};
 
 const char *chat_format_name(ChatFormat f) {
     return (unsigned)f < sizeof NAMES / sizeof NAMES[0] ? NAMES[f] : "none";
@@ -174,13 +198,18 @@ int chat_format_parse(const char *name, ChatFormat *f) {
     return -1;
 }
 
-int chat_has_bos(ChatFormat f) { return f == CHAT_TULU || f == CHAT_LLAMA3; }
+int chat_has_bos(ChatFormat f) {
+    return f == CHAT_TULU || f == CHAT_LLAMA3 || f == CHAT_GEMMA || f == CHAT_MISTRAL || f == CHAT_INST;
+}
 
 const char *chat_end_of_turn(ChatFormat f) {
     switch (f) {
     case CHAT_TULU: return "<|endoftext|>";
     case CHAT_LLAMA3: return "<|eot_id|>";
     case CHAT_CHATML: return "<|im_end|>";
+    case CHAT_GEMMA: return "<end_of_turn>";
+    case CHAT_MISTRAL: case CHAT_INST: return "</s>";
+    case CHAT_PHI3: return "<|end|>";
     default: return NULL;
     }
 }

@@ -253,13 +253,19 @@ char *hftok_bytelevel_json(int n_vocab, Err *e);
  *     <|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n
  *   ChatML (Qwen2/2.5/3; Qwen2 and 2.5 add a default system turn):
  *     <|im_start|>user\n{prompt}<|im_end|>\n<|im_start|>assistant\n
+ *   Gemma (Gemma 2 and 3; the prompt trimmed):
+ *     <bos><start_of_turn>user\n{prompt}<end_of_turn>\n<start_of_turn>model\n
+ *   Mistral, tight (Mistral v3 / Nemo, Tekken):  <s>[INST]{prompt}[/INST]
+ *   [INST], spaced (Mistral v0.1/v0.2, Llama-2): <s>[INST] {prompt} [/INST]
+ *   Phi-3:
+ *     <|user|>\n{prompt}<|end|>\n<|assistant|>\n
  *
  * The result is text with the special tokens spelled out: encode it with
  * HFTOK_SPECIAL, and without HFTOK_BOS when chat_has_bos() says the text
  * already starts with the BOS token.
  */
 
-typedef enum { CHAT_NONE, CHAT_TULU, CHAT_LLAMA3, CHAT_CHATML } ChatFormat;
+typedef enum { CHAT_NONE, CHAT_TULU, CHAT_LLAMA3, CHAT_CHATML, CHAT_GEMMA, CHAT_MISTRAL, CHAT_INST, CHAT_PHI3 } ChatFormat;
 
 #define CHAT_SYSTEM_MAX 512
 
@@ -275,9 +281,11 @@ typedef struct {
  * or a GGUF's tokenizer.chat_template; NULL if none) and its model type
  * (config.json model_type or general.architecture; NULL if unknown).
  * Markers in the template win: "<|start_header_id|>" Llama-3, "<|im_start|>"
- * ChatML, Tulu's user turn '<|user|>\n' + message['content'] + '\n' (not
- * Zephyr's, which ends in eos_token); else olmo2/faolmo/olmo are Tulu, qwen2
- * is ChatML, anything else (Llama-2/Mistral's [INST] among them) CHAT_NONE. */
+ * ChatML, "<start_of_turn>" Gemma, "[INST]" Mistral (spaced when the literal
+ * is '[INST] ' as in v0.1 and Llama-2, tight otherwise), "<|end|>" with
+ * "<|user|>" Phi-3, Tulu's user turn '<|user|>\n' + message['content'] + '\n'
+ * (not Zephyr's, which ends in eos_token); else olmo2/faolmo/olmo are Tulu,
+ * qwen2 is ChatML, anything else CHAT_NONE (a base model has no template). */
 ChatFormat chat_format_for(const char *model_type, const char *chat_template);
 
 /* chat_format_for plus the default system turn the template inserts: a
@@ -295,7 +303,8 @@ Chat chat_of(ChatFormat f);
  * trims whitespace around the prompt, as its template does. */
 char *chat_wrap(const Chat *c, const char *prompt);
 
-/* Short name of a format: "none", "tulu", "llama3", "chatml". */
+/* Short name of a format: "none", "tulu", "llama3", "chatml", "gemma",
+ * "mistral", "inst", "phi3". */
 const char *chat_format_name(ChatFormat f);
 
 /* The format called name (as chat_format_name spells it, any case); 0, or
@@ -303,13 +312,14 @@ const char *chat_format_name(ChatFormat f);
 int chat_format_parse(const char *name, ChatFormat *f);
 
 /* 1 if chat_wrap's text starts with the model's BOS token spelled out
- * (Tulu's "<|endoftext|>", Llama-3's "<|begin_of_text|>"), so the encoder
- * must not prepend another (no HFTOK_BOS); 0 otherwise. */
+ * (Tulu's "<|endoftext|>", Llama-3's "<|begin_of_text|>", Gemma's "<bos>",
+ * Mistral's "<s>"), so the encoder must not prepend another (no
+ * HFTOK_BOS); 0 otherwise. */
 int chat_has_bos(ChatFormat f);
 
 /* The special token that ends the assistant's turn ("<|endoftext|>",
- * "<|eot_id|>", "<|im_end|>"), a natural stop for generation; NULL for
- * CHAT_NONE. */
+ * "<|eot_id|>", "<|im_end|>", "<end_of_turn>", Mistral's EOS "</s>",
+ * "<|end|>"), a natural stop for generation; NULL for CHAT_NONE. */
 const char *chat_end_of_turn(ChatFormat f);
 
 /* UTF-8 stepping (implemented in unicode.c, whose header keeps the

