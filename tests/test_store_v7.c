@@ -125,17 +125,23 @@ TEST(store_v7_summaries_exclude_fixed_local_heads) {
     CHECK_INT(test_db_scalar(db, "SELECT SUM(n_oracle) FROM tokens WHERE run_id = 1 AND n_far > 0"), decided * 4);
 }
 
-/* A version-6 file (tests/fixtures/store/v6.db) opened read-only stays
- * version 6 and shows an empty run_layers; opened for writing it becomes
- * version 7 with the table (empty: its runs were all global) and the
- * counterfactual's column, and its runs answer as before. */
-TEST(store_v7_upgrades_a_version_6_file) {
-    const char *path = test_tmp("v7_from6.db");
+/* A fresh copy of the committed version-6 file as test_tmp(name). */
+static const char *v6_copy(const char *name) {
+    const char *path = test_tmp(name);
     test_db_fresh(path);
     long n = 0;
     char *data = test_read_file("tests/fixtures/store/v6.db", &n);
     CHECK(data && test_write_file(path, data, n) == 0);
     free(data);
+    return path;
+}
+
+/* A version-6 file (tests/fixtures/store/v6.db) opened read-only stays
+ * version 6 and shows an empty run_layers; opened for writing it becomes
+ * version 7 with the table (empty: its runs were all global) and the
+ * counterfactual's column, and its runs answer as before. */
+TEST(store_v7_upgrades_a_version_6_file) {
+    const char *path = v6_copy("v7_from6.db");
     const char *keys = "SELECT SUM(keys_read) FROM decisions";
     long long before = test_db_scalar(path, keys);
     Err e;
@@ -180,12 +186,7 @@ TEST(store_v7_tamper_check_covers_run_layers) {
         CHECK_MSG(!s && strstr(e.msg, says[i]), "%s: %s", edits[i], s ? "accepted" : e.msg);
         store_close(s, NULL);
     }
-    const char *v6 = test_tmp("v7_tamper6.db");
-    test_db_fresh(v6);
-    long n = 0;
-    char *data = test_read_file("tests/fixtures/store/v6.db", &n);
-    CHECK(data && test_write_file(v6, data, n) == 0);
-    free(data);
+    const char *v6 = v6_copy("v7_tamper6.db");
     test_db_exec(v6, "CREATE TABLE run_layers(run_id INTEGER NOT NULL, layer INTEGER NOT NULL,\n  kind TEXT NOT NULL"
                      " CHECK(kind IN ('global','local')), window INTEGER NOT NULL,\n  PRIMARY KEY(run_id, layer)\n)"
                      " WITHOUT ROWID");

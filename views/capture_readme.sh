@@ -18,6 +18,7 @@ set -eu
 cd "$(dirname "$0")/.."
 
 COLS=100 ROWS=30 STEPS=24 SEED=1 PROMPT="Once upon a time"
+G3COLS=140 # wide enough for the header's full form, "gemma3 · 22 local (w 512) + 4 global layers"
 README=README.md
 BEGIN='<!-- tui-capture:begin -->'
 END='<!-- tui-capture:end -->'
@@ -88,12 +89,13 @@ paste_between "$VIEWS_README" "$VBEGIN" "$VEND" "$tmp/inspector"
 # A random folder of Gemma-3-1B's attention shape (26 layers x 4 heads, 1 KV
 # head, window 512 in 5 of every 6 layers; narrow and a small vocabulary, so
 # it is quick), 16 steps at AHA's w 8, L5 H0 (a global layer) selected: the
-# fixed-local layers beside the routed global ones, into views/README.md.
+# fixed-local layers beside the routed global ones, into views/README.md
+# ($G3COLS columns: the header in full).
 ./ahascope bench --arch gemma3 --dims 128,256,26,4,1,512,1024 --head-dim 32 --window-layers 512,6 --dtype bf16 \
     --save-hf "$tmp/g3" --save-routers "$tmp/g3.st" >/dev/null
 tmux -L "$sock" kill-server 2>/dev/null || true
 sock="$sock-g3" # a fresh server: the first may still be exiting
-tmux -L "$sock" -f /dev/null new-session -d -s cap -x $COLS -y $ROWS \
+tmux -L "$sock" -f /dev/null new-session -d -s cap -x $G3COLS -y $ROWS \
     "LC_ALL=C.UTF-8 TERM=xterm-256color ./ahascope tui --model '$tmp/g3' --routers '$tmp/g3.st' --seed $SEED --temperature 0 --window 8 --no-record --mono; sleep 30"
 wait_for "pos 11/"                      # the prompt is in (12 tokens of the random vocabulary)
 step=0
