@@ -18,7 +18,7 @@ set -eu
 cd "$(dirname "$0")/.."
 
 COLS=100 ROWS=30 STEPS=24 SEED=1 PROMPT="Once upon a time"
-G3COLS=140 # wide enough for the header's full form, "gemma3 · 22 local (w 512) + 4 global layers"
+G3COLS=160 # wide enough for the header's full form, "gemma3 · 22 local (w 512) + 4 global layers"
 README=README.md
 BEGIN='<!-- tui-capture:begin -->'
 END='<!-- tui-capture:end -->'
