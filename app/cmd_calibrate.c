@@ -59,7 +59,7 @@ static const ArgSpec CALIBRATE_ROWS[] = {
      .help = "induction: random sequences (default 20)"},
     {"--period", ARG_INT, offsetof(CalOpts, period), 2, 1 << 20, .metavar = "P",
      .help = "induction: random ids in the block each sequence repeats (default 64)"},
-    {"--seed", ARG_LONG, offsetof(CalOpts, seed), 0, 1L << 62, .metavar = "S",
+    {"--seed", ARG_LONG, offsetof(CalOpts, seed), 0, 9.3e18, .metavar = "S",
      .help = "induction: the ids' seed (default 1)", .also = ARG_ALSO(CalOpts, have_seed)},
     {"--duo-len", ARG_INT, offsetof(CalOpts, duo_len), 2, 1 << 20, .metavar = "N",
      .help = "duo-fast: positions the mean query and key are repeated over (default 500, capped at the context)"},
