@@ -100,19 +100,21 @@ static const char *passkey_items(void) {
     return st == 0 ? path : NULL;
 }
 
-/* Run calibrate --method with args, then the reference on the table it wrote. */
-static void recount(const char *method, const char *args, const char *ref_args, double tol) {
+/* Run calibrate --method on items (NULL: none) with extra flags, then the
+ * reference on the table it wrote, with the same items and flags. */
+static void recount(const char *method, const char *items, const char *extra, double tol) {
     const char *py = test_python_numpy();
     if (!py) { test_skip("no python3 with numpy (AHASCOPE_PYTHON)"); return; }
     char table[1024];
     int st;
     snprintf(table, sizeof table, "%s", test_tmp("heads.tsv"));
-    char *out = test_runf(&st, "%s calibrate --method %s --model %s %s --out %s 2>&1", test_bin(), method,
-                          test_stories_model(), args, table);
+    char *out = test_runf(&st, "%s calibrate --method %s --model %s %s%s %s --out %s 2>&1", test_bin(), method,
+                          test_stories_model(), items ? "--data " : "", items ? items : "", extra, table);
     CHECK_MSG(st == 0 && strstr(out, "5 layers x 8 heads"), "calibrate --method %s: %s", method, out ? out : "");
     free(out);
-    out = test_runf(&st, "'%s' tests/headscore_ref.py --bin %s --model %s --method %s --table %s --tol %g %s 2>&1", py,
-                    test_bin(), test_stories_model(), method, table, tol, ref_args);
+    out = test_runf(&st, "'%s' tests/headscore_ref.py --bin %s --model %s --method %s --table %s --tol %g %s%s %s 2>&1",
+                    py, test_bin(), test_stories_model(), method, table, tol, items ? "--items " : "", items ? items : "",
+                    extra);
     CHECK_MSG(st == 0, "%s: the reference disagrees:\n%s", method, out ? out : "");
     const char *nz = out ? strstr(out, "nonzero ") : NULL;
     CHECK_MSG(nz && atoi(nz + 8) > 0, "%s: every score is 0, so the recount shows nothing:\n%s", method, out ? out : "");
@@ -123,38 +125,27 @@ TEST(headscore_retrieval_matches_numpy_recount) {
     SKIP_UNLESS_SHARED();
     const char *items = story_items();
     CHECK(items);
-    if (!items) return;
-    char args[1200], ref[1200];
-    snprintf(args, sizeof args, "--data %s --gen 16", items);
-    snprintf(ref, sizeof ref, "--items %s --gen 16", items);
-    recount("retrieval", args, ref, 1e-6); /* hits are exact events: only the table's six decimals differ */
+    /* hits are exact events: only the table's six decimals differ */
+    if (items) recount("retrieval", items, "--gen 16", 1e-6);
 }
 
 TEST(headscore_needle_weight_matches_numpy_recount) {
     SKIP_UNLESS_SHARED();
     const char *items = passkey_items();
     CHECK(items);
-    if (!items) return;
-    char args[1200], ref[1200];
-    snprintf(args, sizeof args, "--data %s", items);
-    snprintf(ref, sizeof ref, "--items %s", items);
-    recount("needle-weight", args, ref, 1e-4); /* float32 softmax rows against float64 */
+    if (items) recount("needle-weight", items, "", 1e-4); /* float32 softmax rows against float64 */
 }
 
 TEST(headscore_induction_matches_numpy_recount) {
     SKIP_UNLESS_SHARED();
-    recount("induction", "--sequences 3 --period 20 --seed 7", "--sequences 3 --period 20 --seed 7", 1e-4);
+    recount("induction", NULL, "--sequences 3 --period 20 --seed 7", 1e-4);
 }
 
 TEST(headscore_duo_fast_matches_numpy_recount) {
     SKIP_UNLESS_SHARED();
     const char *items = passkey_items();
     CHECK(items);
-    if (!items) return;
-    char args[1200], ref[1200];
-    snprintf(args, sizeof args, "--data %s --duo-len 300", items);
-    snprintf(ref, sizeof ref, "--items %s --duo-len 300", items);
-    recount("duo-fast", args, ref, 1e-4);
+    if (items) recount("duo-fast", items, "--duo-len 300", 1e-4);
 }
 
 /* The value of column col (0-based) of table row r (header skipped). */
