@@ -17,7 +17,7 @@
 static int read_format(void *opts, const char *flag, const char *v, Err *e) {
     (void)flag;
     if (strcmp(v, "heads") && strcmp(v, "duo") && strcmp(v, "json"))
-        return err_usage(e, "--format must be heads, duo or json, not '%s'", v);
+        return err_usage(e, "--format must be heads or duo (or json with --method), not '%s'", v);
     ((CalOpts *)opts)->duo = !strcmp(v, "duo");
     ((CalOpts *)opts)->json = !strcmp(v, "json");
     return 0;
@@ -120,6 +120,9 @@ static int parse(int argc, char **argv, CalOpts *c, Err *e) {
     if (r != ARGS_DONE) return r;
     if (c->method != CAL_ORACLE) return check_method(c, e);
     if (c->json) return err_usage(e, "--format json is for --method's scores");
+    if (c->data || c->gen || c->sequences || c->period || c->have_seed || c->duo_len || c->have_sink || c->have_recent ||
+        c->run.model || c->run.tokenizer)
+        return err_usage(e, "--data, --model and the scores' settings are for --method");
     if (c->duo && c->budget) return err_usage(e, "--format duo writes every head's rate: it takes no --budget");
     if (!c->db || !c->out || c->n_runs == 0)
         return err_usage(e, c->duo ? "--db, --run and --out are all required"

@@ -229,6 +229,8 @@ static int score_sequence(Scorer *z, StatsRng *r, Err *e) {
 static int score_all(Scorer *z, Err *e) {
     const CalOpts *c = z->c;
     if (c->method == CAL_INDUCTION) {
+        if (z->L.model.c.vocab_size < 4)
+            return err_set(e, "induction: a vocabulary of %d ids has none to draw", z->L.model.c.vocab_size);
         if (2 * c->period + 1 > z->L.model.c.seq_len)
             return err_set(e, "--period %d: two blocks and BOS exceed the context (%d)", c->period, z->L.model.c.seq_len);
         StatsRng r = stats_rng((uint64_t)c->seed);

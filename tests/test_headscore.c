@@ -232,4 +232,6 @@ TEST(headscore_refusals) {
     }
     snprintf(cmd, sizeof cmd, "%s calibrate --db x --run 1 --format json --out %s", test_bin(), test_tmp("never.json"));
     CHECK_REFUSAL(cmd, 2, "ahascope calibrate: ", "--format json is for --method", 1);
+    snprintf(cmd, sizeof cmd, "%s calibrate --db x --run 1 --budget 2 --data y --out %s", test_bin(), test_tmp("never.txt"));
+    CHECK_REFUSAL(cmd, 2, "ahascope calibrate: ", "are for --method", 1);
 }
