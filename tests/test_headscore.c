@@ -190,7 +190,7 @@ TEST(headscore_duo_and_json_forms_agree_with_the_table) {
     CHECK_INT(cJSON_GetArraySize(j), 40);
     for (int l = 0; t && j && l < 5; l++)
         for (int h = 0; h < 8; h++) {
-            char key[16];
+            char key[32];
             snprintf(key, sizeof key, "%d-%d", l, h);
             cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
             CHECK_MSG(cJSON_GetArraySize(v) == 2, "%s: not a list of 2", key);
