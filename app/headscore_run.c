@@ -75,7 +75,8 @@ static int item_ids(Scorer *z, const TaskItem *it, int k, int **ids, int *n, Err
     return 0;
 }
 
-/* The needle's positions as a 0/1 mask of n (duplicates counted once). */
+/* The needle's positions as a 0/1 mask of n, the prompt's ids and the
+ * generated ones a retrieval row reaches (duplicates counted once). */
 static uint8_t *needle_mask(const TaskItem *it, int n, int *count) {
     uint8_t *m = calloc((size_t)n, 1);
     *count = 0;
@@ -173,8 +174,8 @@ static int score_item(Scorer *z, const TaskItem *it, int k, Err *e) {
     uint8_t *needle = NULL;
     Session s;
     double *u = NULL;
-    if (item_ids(z, it, k, &ids, &n, e) || !(needle = needle_mask(it, n, &n_needle))) goto out;
     int extra = z->c->method == CAL_RETRIEVAL ? z->c->gen : 0;
+    if (item_ids(z, it, k, &ids, &n, e) || !(needle = needle_mask(it, n + extra, &n_needle))) goto out;
     if (!(u = headscore_unit(&z->score, e)) || unit_session(z, &s, ids, n, extra, e)) goto out;
     if (z->c->method == CAL_RETRIEVAL) score_retrieval(z, &s, needle, n_needle, u);
     else if (z->c->method == CAL_NEEDLE_WEIGHT) score_needle(z, &s, it, needle, u);
