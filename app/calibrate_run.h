@@ -8,17 +8,31 @@
 
 #include <stdint.h>
 
+#include "app/args.h"
 #include "engine/err.h"
 #include "engine/headset.h"
 
 #define CAL_MAX_RUNS 1024
 
+/* --method: the oracle rates of recorded runs (none given), or a score
+ * the model is run for (app/headscore_run.h). */
+typedef enum { CAL_ORACLE, CAL_RETRIEVAL, CAL_INDUCTION, CAL_DUO_FAST, CAL_DUO_TRAIN, CAL_NEEDLE_WEIGHT } CalMethod;
+
 typedef struct {
     const char *db, *out, *budget;
     HeadBudget b;      /* K heads, or P percent of them */
     int duo;           /* --format duo */
+    int json;          /* --format json: the Retrieval-Head form {"L-H": [per-unit scores]} */
     int64_t runs[CAL_MAX_RUNS];
     int n_runs;
+    CalMethod method;
+    const char *data;  /* --data ITEMS: task items (JSON lines) */
+    RunOpts run;       /* --model, --tokenizer, --context, --kv-dtype */
+    int gen;           /* retrieval: tokens generated after each prompt */
+    int sequences, period; /* induction: random sequences, tokens in each repeated block */
+    int duo_len, sink, recent; /* duo-fast: positions the mean query and key repeat over; the streaming sizes */
+    long seed;         /* induction: the sequences' stream */
+    int have_seed, have_sink, have_recent; /* given: 0 is a value of theirs */
 } CalOpts;
 
 /* Read, choose and write as c says; 0, or -1 with e set. */
