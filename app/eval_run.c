@@ -227,7 +227,8 @@ int eval_run_policy(EvalOpts *x, Err *e) {
     else {
         EvalRow row = {.a = x->o.attn};
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
-        if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
+        if (x->o.attn.head_span) snprintf(row.knob, sizeof row.knob, "own windows");
+        else if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
         else snprintf(row.knob, sizeof row.knob, "w=%d tau=%.4g", x->o.attn.window, x->o.attn.tau);
         if (!(row.seqs = calloc((size_t)d.n, sizeof *row.seqs))) { err_set(e, "out of memory"); goto out; }
         rc = eval_row(&L, &d, x, st, &info, &row, NULL, e);
@@ -290,7 +291,8 @@ int eval_run_tasks(EvalOpts *x, Err *e) {
     } else {
         EvalRow row = {.a = x->o.attn};
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
-        if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
+        if (x->o.attn.head_span) snprintf(row.knob, sizeof row.knob, "own windows");
+        else if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
         else snprintf(row.knob, sizeof row.knob, "w=%d tau=%.4g", x->o.attn.window, x->o.attn.tau);
         if (!(row.seqs = calloc((size_t)d.n, sizeof *row.seqs))) { err_set(e, "out of memory"); goto out; }
         rc = eval_row(&L, &d, x, NULL, &info, &row, NULL, e);
