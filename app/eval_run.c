@@ -255,7 +255,7 @@ int eval_run_tasks(EvalOpts *x, Err *e) {
     EvalData d = {0}, cal = {0};
     StoreRunInfo info;
     int rc = -1;
-    if (app_load(&x->o, &L, 1, e) || tasks_read_jsonl(x->tasks, &ts, e)) goto out;
+    if (app_load(&x->o, &L, 1, e) || app_windows_unrecorded(&L, x->db, e) || tasks_read_jsonl(x->tasks, &ts, e)) goto out;
     int len = (int)(x->seq_len < L.model.c.seq_len ? x->seq_len : L.model.c.seq_len);
     if (x->o.attn.window > L.model.c.seq_len) {
         err_set(e, "window %d is larger than the context (%d)", x->o.attn.window, L.model.c.seq_len);
