@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "attn.h"
-#include "headtab.h"
 #include "decide.h"
 #include "half.h"
+#include "headtab.h"
 #include "kernels.h"
 #include "matvec.h"
 

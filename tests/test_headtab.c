@@ -450,6 +450,20 @@ TEST(headtab_per_head_windows_counted_and_refused_where_unrecorded) {
     CHECK_MSG(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(row, "knob")), "own windows"), "%s", out);
     cJSON_Delete(j);
     free(out);
+    /* --match-budget: the table's own row after static, set beside aha by the keys it reads, none global */
+    out = test_runf(&st, "%s eval --model %s --routers engine/routers/stories260K_w8.safetensors --match-budget aha --self 2 "
+                         "--seq-len 32 --window 8 --static-heads windows:%s --json 2>/dev/null", test_bin(),
+                    test_stories_model(), win);
+    j = st == 0 && out ? cJSON_Parse(out) : NULL;
+    int n = cJSON_GetArraySize(j);
+    row = cJSON_GetArrayItem(j, n - 1);
+    CHECK_MSG(n > 2 && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(row, "predictor")), "windows") &&
+                  !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(j, n - 2), "predictor")), "static"),
+              "%s", out ? out : "");
+    CHECK_NEAR(cJSON_GetNumberValue(cJSON_GetObjectItem(row, "keys_read_frac")), num / den, 1e-12);
+    CHECK_NEAR(cJSON_GetNumberValue(cJSON_GetObjectItem(row, "global_share")), 0, 0);
+    cJSON_Delete(j);
+    free(out);
     const struct { const char *args; int status; const char *needle; } bad[] = {
         {"record --db %s/x.db --prompt hi --steps 3 --policy static --static-heads windows:%s", 2, "are not recorded"},
         {"generate --prompt hi --steps 3 --policy static --static-heads windows:%s --budget 3", 2, "--budget is for"},
