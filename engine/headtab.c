@@ -88,8 +88,9 @@ static int retrieval_mean(const char *path, const cJSON *list, long *budget, flo
         return err_set(e, "%s: \"%s\" is not a non-empty list of scores", path, list->string);
     for (const cJSON *x = list->child; x; x = x->next, n++) {
         if (--*budget < 0) return err_set(e, "%s: more than %d scores in all", path, HEADTAB_MAX_SCORES);
-        if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble))
-            return err_set(e, "%s: \"%s\": score %d is not a finite number", path, list->string, n + 1);
+        if (!cJSON_IsNumber(x) || !(fabs(x->valuedouble) <= HEADTAB_MAX_SCORE))
+            return err_set(e, "%s: \"%s\": score %d is not a number within +-%g", path, list->string, n + 1,
+                           HEADTAB_MAX_SCORE);
         sum += x->valuedouble;
     }
     *out = (float)(sum / n);
@@ -224,11 +225,12 @@ static int csv_row(const char *path, int line, char **f, int n, const int *col, 
     for (int c = 0; c < N_COLS; c++)
         if (col[c] >= n || csv_number(f[col[c]], &v[c]))
             return err_set(e, "%s: line %d: column %d is not a number", path, line, col[c] + 1);
-    int l = (int)v[COL_LAYER], h = (int)v[COL_HEAD];
-    if (v[COL_LAYER] != l || l < 0 || l >= s->n_layers)
+    /* in range as doubles first: converting 1e52 to int is undefined */
+    if (!(v[COL_LAYER] >= 0 && v[COL_LAYER] < s->n_layers) || v[COL_LAYER] != floor(v[COL_LAYER]))
         return err_set(e, "%s: line %d: layer %g is not one of the model's %d", path, line, v[COL_LAYER], s->n_layers);
-    if (v[COL_HEAD] != h || h < 0 || h >= s->n_heads)
+    if (!(v[COL_HEAD] >= 0 && v[COL_HEAD] < s->n_heads) || v[COL_HEAD] != floor(v[COL_HEAD]))
         return err_set(e, "%s: line %d: head %g is not one of the model's %d", path, line, v[COL_HEAD], s->n_heads);
+    int l = (int)v[COL_LAYER], h = (int)v[COL_HEAD];
     size_t c = (size_t)l * s->n_heads + h;
     if (seen[c]) return err_set(e, "%s: line %d: layer %d head %d given twice (one plan a file)", path, line, l, h);
     seen[c] = 1;

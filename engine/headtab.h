@@ -25,6 +25,7 @@
 #include "headset.h"
 
 #define HEADTAB_MAX_SCORES (1 << 20) /* numbers all of a Retrieval-Head file's lists may hold */
+#define HEADTAB_MAX_SCORE 1e30       /* |score| a Retrieval-Head list may hold (its mean stays a float) */
 #define HEADTAB_MAX_ALPHA 1e9        /* |alpha| a span may have, in keys */
 #define HEADTAB_MAX_WINDOW (1 << 24) /* the longest fixed window a windows table may give */
 
@@ -44,7 +45,8 @@ typedef struct {
 
 /* Wu et al.'s Retrieval-Head JSON at path: {"L-H": [s1, s2, ...], ...},
  * a key per query head of the model (layer L, head H, decimal), each list
- * non-empty and finite; the head's score is the list's mean. Into a score
+ * non-empty, of numbers within +-HEADTAB_MAX_SCORE; the head's score is
+ * the list's mean. Into a score
  * table of n_layers rows of n_heads values. */
 int headtab_read_retrieval(const char *path, const HeadShape *s, HeadTable *t, Err *e);
 
