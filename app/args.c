@@ -69,16 +69,33 @@ int args_budget(const char *flag, const char *s, HeadBudget *out, Err *e) {
     return args_float(flag, num, 0, 100, &out->value, e);
 }
 
-int args_heads_pick(const char *spec, int have_budget, int have_threshold, const char *flag, Err *e) {
-    int duo = spec && !strncmp(spec, APP_DUO_PREFIX, strlen(APP_DUO_PREFIX));
-    int calib = spec && !strncmp(spec, APP_CALIB_PREFIX, strlen(APP_CALIB_PREFIX));
+HeadsForm args_heads_form(const char *spec, const char **rest) {
+    static const struct { const char *prefix; HeadsForm form; } forms[] = {
+        {APP_DUO_PREFIX, HEADS_DUO},         {APP_CALIB_PREFIX, HEADS_CALIB}, {APP_RETRIEVAL_PREFIX, HEADS_RETRIEVAL},
+        {APP_PRULONG_PREFIX, HEADS_PRULONG}, {APP_MOA_PREFIX, HEADS_MOA},     {APP_WINDOWS_PREFIX, HEADS_WINDOWS},
+    };
+    for (size_t i = 0; spec && i < sizeof forms / sizeof forms[0]; i++) {
+        size_t n = strlen(forms[i].prefix);
+        if (!strncmp(spec, forms[i].prefix, n)) {
+            if (rest) *rest = spec + n;
+            return forms[i].form;
+        }
+    }
+    if (rest) *rest = spec;
+    return HEADS_LIST;
+}
+
+int args_heads_pick(const char *spec, int have_budget, int have_threshold, int as_set, const char *flag, Err *e) {
+    HeadsForm f = args_heads_form(spec, NULL);
+    int spans = f == HEADS_MOA || f == HEADS_WINDOWS, scored = f == HEADS_DUO || f == HEADS_RETRIEVAL;
     if (have_budget && have_threshold) return err_usage(e, "--budget and --duo-threshold conflict: give one");
-    if (have_budget && !duo && !calib)
-        return err_usage(e, "--budget is for %s duo:FILE or calib:DB#RUN", flag);
-    if (have_threshold && !duo) return err_usage(e, "--duo-threshold is for %s duo:FILE", flag);
-    if (duo && !have_budget && !have_threshold)
+    if (have_budget && (f == HEADS_LIST || (spans && !as_set)))
+        return err_usage(e, "--budget is for %s duo:FILE or calib:DB#RUN (or retrieval-json:, prulong:)", flag);
+    if (have_threshold && !scored && f != HEADS_PRULONG)
+        return err_usage(e, "--duo-threshold is for %s duo:FILE (or retrieval-json:, prulong:)", flag);
+    if (scored && !have_budget && !have_threshold)
         return err_usage(e, "%s %s needs --budget K|P%% or --duo-threshold X", flag, spec);
-    if (calib && !have_budget) return err_usage(e, "%s %s needs --budget K|P%%", flag, spec);
+    if ((f == HEADS_CALIB || (spans && as_set)) && !have_budget) return err_usage(e, "%s %s needs --budget K|P%%", flag, spec);
     return 0;
 }
 
@@ -102,7 +119,7 @@ int args_is_help(const char *s) { return !strcmp(s, "--help") || !strcmp(s, "-h"
 int runopts_check(const RunOpts *o, Err *e) {
     if (o->attn.policy == POLICY_STATIC && !o->static_heads)
         return err_usage(e, "policy static needs a head set (--static-heads l.h,... or a file)");
-    if (args_heads_pick(o->static_heads, o->have_budget, o->have_duo_threshold, "--static-heads", e))
+    if (args_heads_pick(o->static_heads, o->have_budget, o->have_duo_threshold, 0, "--static-heads", e))
         return -1;
     if (o->have_prompt && o->prompt_file) return err_usage(e, "--prompt and --prompt-file conflict: give one");
     return 0;
@@ -278,14 +295,17 @@ static const ArgSpec POLICY_ROWS[] = {
 const ArgsTable ARGS_POLICY = ARGS_TABLE("policy flags", RunOpts, POLICY_ROWS);
 
 static const ArgSpec HEADS_ROWS[] = {
-    {"--static-heads", ARG_STRING, RO(static_heads), .metavar = "l.h,...|FILE|duo:FILE|calib:DB#RUN[,RUN...]",
+    {"--static-heads", ARG_STRING, RO(static_heads),
+     .metavar = "l.h,...|FILE|duo:FILE|retrieval-json:FILE|prulong:FILE|moa:FILE|windows:FILE|calib:DB#RUN[,RUN...]",
      .help = "static: the global heads (no default): a list, a file of one, a DuoAttention table (a row per "
-             "layer, a value in [0, 1] per KV head, for each query head of its group), or the set calibrate picks "
-             "from recorded runs; the last two cut by"},
+             "layer, a value in [0, 1] per KV head, for each query head of its group), Retrieval-Head JSON "
+             "(mean scores), PruLong masks (> 0.5 global), or the set calibrate picks from recorded runs; "
+             "moa: (alpha + beta*N) and windows: give each head its own local window instead. Cut by"},
     {"--budget", ARG_CUSTOM, .metavar = "K|P%", .also = RO_ALSO(have_budget), .fn = read_budget,
-     .help = "duo:, calib: the K (or P% of all) query heads of highest value, ties to the lower layer.head"},
+     .help = "duo:, retrieval-json:, prulong:, calib: the K (or P% of all) query heads of highest value, ties to "
+             "the lower layer.head"},
     {"--duo-threshold", ARG_CUSTOM, .metavar = "X", .also = RO_ALSO(have_duo_threshold), .fn = read_duo_threshold,
-     .help = "duo: every query head whose KV head's value is > X"},
+     .help = "duo:, retrieval-json:, prulong: every query head whose value is > X"},
 };
 const ArgsTable ARGS_HEADS = ARGS_TABLE(NULL, RunOpts, HEADS_ROWS);
 

@@ -40,11 +40,23 @@ typedef struct {
     int i; /* next index to read */
 } Args;
 
-/* The --static-heads forms beyond "l.h,..." and a file of them:
- * a DuoAttention table, and the set calibrate picks from recorded runs
- * (app/headsets.h reads both). */
+/* The --static-heads forms beyond "l.h,..." and a file of them: a
+ * DuoAttention table, the set calibrate picks from recorded runs, the
+ * published tables of engine/headtab.h (app/headsets.h reads them all). */
 #define APP_DUO_PREFIX "duo:"
 #define APP_CALIB_PREFIX "calib:"
+#define APP_RETRIEVAL_PREFIX "retrieval-json:"
+#define APP_PRULONG_PREFIX "prulong:"
+#define APP_MOA_PREFIX "moa:"
+#define APP_WINDOWS_PREFIX "windows:"
+
+/* Which form a head-set spec is, by its prefix. */
+typedef enum {
+    HEADS_LIST, HEADS_DUO, HEADS_CALIB, HEADS_RETRIEVAL, HEADS_PRULONG, HEADS_MOA, HEADS_WINDOWS
+} HeadsForm;
+
+/* The form of spec, and in *rest what follows its prefix. */
+HeadsForm args_heads_form(const char *spec, const char **rest);
 
 /* Flags of the model, prompt, sampling and attention policy. */
 typedef struct {
@@ -223,9 +235,12 @@ int args_float(const char *flag, const char *s, double lo, double hi, double *ou
 int args_budget(const char *flag, const char *s, HeadBudget *out, Err *e);
 
 /* Whether a head-set spec (the value of flag) and the budget or threshold
- * given with it go together: a duo: table needs one of them, a calib: set a
- * budget, any other spec neither. A usage error otherwise. */
-int args_heads_pick(const char *spec, int have_budget, int have_threshold, const char *flag, Err *e);
+ * given with it agree: duo: and retrieval-json: need one of the two,
+ * calib: a budget, prulong: either or neither (then > 0.5), a list
+ * neither. moa: and windows: run their windows and take neither, unless
+ * as_set (compare, a ranking): then they need a budget. A usage error
+ * otherwise. */
+int args_heads_pick(const char *spec, int have_budget, int have_threshold, int as_set, const char *flag, Err *e);
 
 /* One shard of a job split across processes or machines (--shard I/N):
  * item k (a sequence, a prompt line) belongs to shard k mod N. I is

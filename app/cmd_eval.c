@@ -107,11 +107,14 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
     void *const opts[] = {x, x, &x->o, &x->o, &x->o};
     int r = args_parse_argv(argc, argv, EVAL_TABLES, opts, e);
     if (r != ARGS_DONE) return r;
-    if (x->match && x->o.static_heads) { /* a ranking for the matched static row, its budget set by the match */
+    HeadsForm own = args_heads_form(x->o.static_heads, NULL);
+    if (x->match && x->o.static_heads && own != HEADS_MOA && own != HEADS_WINDOWS) {
+        /* a ranking for the matched static row, its budget set by the match (own windows add a row instead) */
         const char *h = x->o.static_heads;
-        if (strncmp(h, APP_DUO_PREFIX, strlen(APP_DUO_PREFIX)) && strncmp(h, APP_CALIB_PREFIX, strlen(APP_CALIB_PREFIX)))
+        HeadsForm f = own;
+        if (f != HEADS_DUO && f != HEADS_CALIB && f != HEADS_RETRIEVAL && f != HEADS_PRULONG)
             return err_usage(e, "--match-budget ranks the static heads: --static-heads must be duo:FILE or "
-                                "calib:DB#RUN, not '%s'", h);
+                                "calib:DB#RUN (or retrieval-json:FILE, prulong:FILE), not '%s'", h);
         if (x->o.have_budget || x->o.have_duo_threshold)
             return err_usage(e, "--match-budget sets the static heads' budget: --budget and --duo-threshold do not "
                                 "apply");

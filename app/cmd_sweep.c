@@ -61,7 +61,7 @@ static int parse(int argc, char **argv, SweepOpts *w, Err *e) {
     if (r != ARGS_DONE) return r;
     x->label = "sweep";
     if (eval_opts_shard_check(x, e)) return -1;
-    if (args_heads_pick(x->o.static_heads, x->o.have_budget, x->o.have_duo_threshold, "--static-heads", e)) return -1;
+    if (args_heads_pick(x->o.static_heads, x->o.have_budget, x->o.have_duo_threshold, 0, "--static-heads", e)) return -1;
     if (x->from_db && (w->policies || w->windows || w->thetas || w->taus || w->ps || x->o.routers))
         return err_usage(e, "--from-db re-summarises the recorded points: --policy, --window, --theta, --tau, --p and "
                             "--routers do not apply");

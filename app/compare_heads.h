@@ -1,5 +1,6 @@
-/* compare_heads.h — `ahascope compare --heads A --heads B`: how much two
- * head sets overlap (Jaccard), each named as --static-heads takes it. */
+/* compare_heads.h — `ahascope compare --heads A B` (or --heads A --heads
+ * B): how much two head sets overlap (Jaccard) and how alike the scores
+ * that ranked them are (Spearman), each named as --static-heads takes it. */
 #ifndef AHASCOPE_COMPARE_HEADS_H
 #define AHASCOPE_COMPARE_HEADS_H
 
@@ -9,8 +10,8 @@
 int app_compare_wants_heads(int argc, char **argv);
 
 /* The heads form of compare: flags, the two sets read against the model's
- * shape, their sizes, intersection, union, Jaccard and the heads in one
- * only, on stdout. Returns the exit status. */
+ * shape, their sizes, intersection, union, Jaccard, rank correlations and
+ * the heads in one only, on stdout. Returns the exit status. */
 int app_compare_heads(int argc, char **argv);
 
 /* Its flags' table (NULL-terminated, app/args.h), which its help lists. */

@@ -92,7 +92,7 @@ static int static_heads_at(const AppLoaded *L, const EvalData *cal, const EvalOp
     if (x->static_rank) {
         *k = (int)floor(g * cells + 0.5), *on = x->static_rank;
         HeadPick pick = {.budget = {.value = *k}};
-        AppHeadShape shape = {c->n_layers, c->n_heads, c->n_kv_heads};
+        AppHeadShape shape = {c->n_layers, c->n_heads, c->n_kv_heads, c->seq_len};
         return app_headset_load(x->static_rank, &pick, &shape, heads, e);
     }
     long *counts = calloc((size_t)cells * 2, sizeof *counts);
@@ -112,16 +112,31 @@ static int calibrate_counts(const AppLoaded *L, const EvalData *cal, const EvalO
     return eval_policy(&L->model, NULL, &a, cal, (int)x->threads, NULL, NULL, 0, 0, &s, e);
 }
 
+/* The row of the heads' own windows: every head local in its span. Its
+ * budget is fixed by the table, so it is set beside AHA by the keys it
+ * reads (the keys% column), not matched to a share: it has no global head. */
+static int windows_row(const AppLoaded *L, const EvalData *d, const EvalOpts *x, Store *st, StoreRunInfo *info,
+                       const float *span, EvalRow *r, Err *e) {
+    HeadsForm f = args_heads_form(x->o.static_heads, NULL);
+    r->a = x->o.attn, r->a.policy = POLICY_LOCAL, r->a.head_span = span;
+    snprintf(r->name, sizeof r->name, "%s", f == HEADS_MOA ? "moa" : "windows");
+    snprintf(r->knob, sizeof r->knob, "own windows");
+    return eval_row(L, d, x, st, info, r, NULL, e);
+}
+
 /* --match-budget aha: AHA first, then every predictor at its global share;
  * the static heads are ranked on cal, not on the evaluated d. */
 static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *cal, EvalOpts *x, Store *st,
                        StoreRunInfo *info, const TaskSet *tasks, Err *e) {
     int cells = L->model.c.n_layers * L->model.c.n_heads, rc = -1, n = 0, k = 0;
     uint8_t *heads = NULL;
-    EvalRow *rows = calloc(DECIDE_COUNT + 2, sizeof *rows); /* aha, the θ predictors, random, static */
-    EvalSeq *seqs = calloc((size_t)(DECIDE_COUNT + 2) * d->n, sizeof *seqs); /* each row's, for intervals */
+    /* per-head windows (--static-heads moa: or windows:) are a row of their own, not every row's */
+    const float *span = x->o.attn.head_span;
+    x->o.attn.head_span = NULL, x->o.attn.static_heads = NULL;
+    EvalRow *rows = calloc(DECIDE_COUNT + 3, sizeof *rows); /* aha, the θ predictors, random, static, windows */
+    EvalSeq *seqs = calloc((size_t)(DECIDE_COUNT + 3) * d->n, sizeof *seqs); /* each row's, for intervals */
     if (!rows || !seqs) { err_set(e, "out of memory"); goto out; }
-    for (int i = 0; i < DECIDE_COUNT + 2; i++) rows[i].seqs = seqs + (size_t)i * d->n;
+    for (int i = 0; i < DECIDE_COUNT + 3; i++) rows[i].seqs = seqs + (size_t)i * d->n;
     EvalRow *r = &rows[n++];
     snprintf(r->name, sizeof r->name, "aha");
     snprintf(r->knob, sizeof r->knob, "tau=%.3g", x->o.attn.tau);
@@ -164,6 +179,7 @@ static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *ca
     snprintf(r->name, sizeof r->name, "static");
     snprintf(r->knob, sizeof r->knob, "%d/%d heads", k, cells);
     if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
+    if (span && windows_row(L, d, x, st, info, span, &rows[n++], e)) goto out;
     eval_rows_intervals(rows, n, d->n, EVAL_CI_KL | (tasks ? EVAL_CI_ANSWER : EVAL_CI_NLL));
     if (tasks) { /* the settings matched on the prompts, now judged by the answers */
         rc = eval_tasks_rows(L, tasks, rows, n, (int)x->threads, x->json, e);
@@ -197,7 +213,8 @@ int eval_run_policy(EvalOpts *x, Err *e) {
         err_set(e, "window %d is larger than the context (%d)", x->o.attn.window, L.model.c.seq_len);
         goto out;
     }
-    if ((x->svg && file_check_output(x->svg, NULL, e)) || (x->db && !(st = store_open(x->db, STORE_WRITE, STORE_BUSY_MS, e))))
+    if ((x->svg && file_check_output(x->svg, NULL, e)) || app_windows_unrecorded(&L, x->db, e) ||
+        (x->db && !(st = store_open(x->db, STORE_WRITE, STORE_BUSY_MS, e))))
         goto out; /* before the data is made: that can take minutes */
     if (eval_opts_data(x, &L, len, &d, e)) goto out;
     x->o.prompt = "";
@@ -210,7 +227,8 @@ int eval_run_policy(EvalOpts *x, Err *e) {
     else {
         EvalRow row = {.a = x->o.attn};
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
-        if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
+        if (x->o.attn.head_span) snprintf(row.knob, sizeof row.knob, "own windows");
+        else if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
         else snprintf(row.knob, sizeof row.knob, "w=%d tau=%.4g", x->o.attn.window, x->o.attn.tau);
         if (!(row.seqs = calloc((size_t)d.n, sizeof *row.seqs))) { err_set(e, "out of memory"); goto out; }
         rc = eval_row(&L, &d, x, st, &info, &row, NULL, e);
@@ -237,7 +255,7 @@ int eval_run_tasks(EvalOpts *x, Err *e) {
     EvalData d = {0}, cal = {0};
     StoreRunInfo info;
     int rc = -1;
-    if (app_load(&x->o, &L, 1, e) || tasks_read_jsonl(x->tasks, &ts, e)) goto out;
+    if (app_load(&x->o, &L, 1, e) || app_windows_unrecorded(&L, x->db, e) || tasks_read_jsonl(x->tasks, &ts, e)) goto out;
     int len = (int)(x->seq_len < L.model.c.seq_len ? x->seq_len : L.model.c.seq_len);
     if (x->o.attn.window > L.model.c.seq_len) {
         err_set(e, "window %d is larger than the context (%d)", x->o.attn.window, L.model.c.seq_len);
@@ -273,7 +291,8 @@ int eval_run_tasks(EvalOpts *x, Err *e) {
     } else {
         EvalRow row = {.a = x->o.attn};
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
-        if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
+        if (x->o.attn.head_span) snprintf(row.knob, sizeof row.knob, "own windows");
+        else if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
         else snprintf(row.knob, sizeof row.knob, "w=%d tau=%.4g", x->o.attn.window, x->o.attn.tau);
         if (!(row.seqs = calloc((size_t)d.n, sizeof *row.seqs))) { err_set(e, "out of memory"); goto out; }
         rc = eval_row(&L, &d, x, NULL, &info, &row, NULL, e);

@@ -236,9 +236,11 @@ int app_find_tokenizer(const char *model_path, int vocab_size, char *out, size_t
 static int load_static(RunOpts *o, AppLoaded *L, Err *e) {
     if (!o->static_heads) return 0;
     const Config *c = &L->model.c;
-    AppHeadShape shape = {c->n_layers, c->n_heads, c->n_kv_heads};
-    int r = app_headset_load(o->static_heads, &o->static_pick, &shape, &L->static_heads, e);
-    o->attn.static_heads = L->static_heads;
+    AppHeadShape shape = {c->n_layers, c->n_heads, c->n_kv_heads, c->seq_len};
+    HeadPick pick = app_headset_pick(o->static_heads, &o->static_pick, o->have_budget, o->have_duo_threshold);
+    int r = app_headset_load(o->static_heads, &pick, &shape, &L->static_heads, e);
+    if (!r) r = app_headset_spans(o->static_heads, &shape, &L->head_span, e);
+    o->attn.static_heads = L->static_heads, o->attn.head_span = L->head_span;
     return r;
 }
 
@@ -418,6 +420,7 @@ void app_unload(AppLoaded *L) {
     if (L->have_tok) tok_free(&L->tok);
     router_free(&L->routers);
     free(L->static_heads);
+    free(L->head_span);
     free(L->chat_prompt);
     free(L->prompt_text);
     memset(L, 0, sizeof *L);

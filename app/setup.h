@@ -19,6 +19,7 @@ typedef struct {
     char tok_path[1100];
     Routers routers;         /* routers.w is NULL without --routers */
     uint8_t *static_heads;
+    float *head_span;        /* --static-heads moa: or windows: each head's window (AttnConfig.head_span), or NULL */
     char *chat_prompt;       /* --chat: the prompt as wrapped (o->prompt points here) */
     char *prompt_text;       /* --prompt-file: the file's text (o->prompt points here until --chat wraps it) */
     char warning[1200];      /* what app_load warned of on stderr ("" none), for the TUI's status line */

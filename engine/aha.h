@@ -38,6 +38,8 @@ typedef struct {
     const float *router_bias; /* [n_layers][n_heads] added to the router logits, or NULL (none) */
     int model_routers;       /* 1: the model carries its own routers (faolmo), used when routers is NULL */
     const uint8_t *static_heads; /* [n_layers * n_heads], 1 = global, or NULL */
+    const float *head_span;  /* [n_layers * n_heads * 2]: each head's own local window, alpha + beta·(t+1)
+                                keys at position t (engine/headtab.h), in place of window; NULL: none */
 } AttnConfig;
 
 /* Defaults: full policy, window 32, no sinks, τ 0.5, θ 0.1, p 0.1. */

@@ -9,6 +9,7 @@
 #include "attn.h"
 #include "decide.h"
 #include "half.h"
+#include "headtab.h"
 #include "kernels.h"
 #include "matvec.h"
 
@@ -398,6 +399,13 @@ static void head_prepare(RunState *s, int layer, int kvh, int T, int pos0, int l
     }
 }
 
+/* The local window of head cell at t: the layer's own when the
+ * architecture fixes it, the head's span when a table gives one, else the
+ * shared window. */
+static int fwd_head_window(const AttnConfig *a, int fixed, int window, int cell, int t) {
+    return fixed || !a->head_span ? window : headtab_window_at(a->head_span + 2 * (size_t)cell, t);
+}
+
 static void attn_task(void *ctx, int kvh, int n_tasks) {
     (void)n_tasks;
     const AttnJob *j = ctx;
@@ -409,21 +417,23 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
      * exists, so no router, policy or predictor is consulted (and no far-key moments kept);
      * with --profile the counterfactual mass beyond the window is measured */
     int fixed = j->arch_window > 0, window = fixed ? j->arch_window : a->window, sinks = fixed ? 0 : a->sinks;
-    int bulk = !fixed && (a->profile || a->policy == POLICY_QADA_BULK || a->policy == POLICY_QADA_REM_BULK);
+    /* the far-key sums follow one window per KV head: per-head spans leave them out */
+    int bulk = !fixed && !a->head_span && (a->profile || a->policy == POLICY_QADA_BULK || a->policy == POLICY_QADA_REM_BULK);
     size_t idx = (size_t)l * c->n_kv_heads + kvh;
     float *scratch = s->scratch + (size_t)kvh * attn_scratch_floats(c);
     head_prepare(s, l, kvh, j->T, j->pos0, fixed);
     for (int i = 0; i < j->T; i++) {
         int t = j->pos0 + i;
         if (bulk) bulk_sync(s, a, l, kvh, t, scratch); /* before the head uses scratch */
-        int any_global = 0;
+        int kv_read = 0;
         for (int h = kvh * group; h < (kvh + 1) * group; h++) {
             float score = j->routed && !fixed ? 1.0f / (1.0f + expf(-s->rlog[(size_t)i * c->n_heads + h])) : NAN;
             StepTrace *tr = j->traces ? j->traces[i] : NULL;
             int cell = l * c->n_heads + h, k = tr ? tr->top_k : 0;
             AttnHeadIn in = {.q = s->q + (size_t)i * c->q_dim + h * hs, .k = fwd_kv_at(s, 0, l, kvh, 0),
                              .v = fwd_kv_at(s, 1, l, kvh, 0), .kv_dtype = c->kv_dtype, .stride = hs, .head_size = hs,
-                             .t = t, .window = window, .sinks = sinks, .scale = c->query_scale,
+                             .t = t, .window = fwd_head_window(a, fixed, window, cell, t), .sinks = sinks,
+                             .scale = c->query_scale,
                              .softcap = c->attn_softcap, .theta_logit = a->theta_logit,
                              .want_oracle = a->profile, .want_qada = a->profile,
                              .bulk_m1 = bulk ? s->bulk_m1 + idx * hs : NULL,
@@ -434,17 +444,17 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
             else gate_rule(j, t, h, score, &in);
             AttnHeadOut r;
             attn_head_forward(&in, s->xb + (size_t)i * c->q_dim + h * hs, scratch, &r);
-            any_global |= r.gate == 1;
+            if (r.keys_read > kv_read) kv_read = r.keys_read;
             if (tr) { /* every per-head field of the trace, from the kernel's result of the same name */
 #define FWD_TRACE_COPY(name, type, missing, sql, show, title, short_name, doc) tr->name[cell] = (type)r.name;
                 TRACE_HEAD_FIELDS(FWD_TRACE_COPY)
 #undef FWD_TRACE_COPY
             }
         }
-        /* the group shares one KV head: its far keys are read once if any
-         * of the group's query heads went global */
-        if (j->traces)
-            j->traces[i]->kv_read[l * c->n_heads + kvh] = attn_kv_read(t, window, sinks, any_global);
+        /* the group shares one KV head: it reads the union of its query
+         * heads' keys, all of them once any went global, else the widest
+         * local set (the sinks and the window ending at t are nested) */
+        if (j->traces) j->traces[i]->kv_read[l * c->n_heads + kvh] = kv_read;
     }
 }
 

@@ -19,8 +19,8 @@ void headset_table_free(HeadTable *t) {
     memset(t, 0, sizeof *t);
 }
 
-/* One value of a row: a finite number in [0, 1] filling the field. */
-static int parse_value(const char *s, const char *end, int line, int col, float *out, Err *e) {
+/* One value of a row: a finite number within the range, filling the field. */
+static int parse_value(const char *s, const char *end, int line, int col, const HeadRange *r, float *out, Err *e) {
     char num[64];
     size_t n = (size_t)(end - s);
     if (n >= sizeof num) return err_set(e, "line %d, value %d: '%.20s...' is not a number", line, col, s);
@@ -29,15 +29,16 @@ static int parse_value(const char *s, const char *end, int line, int col, float 
     errno = 0;
     double v = strtod(num, &stop);
     if (stop == num || *stop) return err_set(e, "line %d, value %d: '%s' is not a number", line, col, num);
-    if (isnan(v)) return err_set(e, "line %d, value %d: NaN (values are in [0, 1])", line, col);
-    if (!(v >= 0 && v <= 1)) return err_set(e, "line %d, value %d: %s is outside [0, 1]", line, col, num);
+    if (isnan(v)) return err_set(e, "line %d, value %d: NaN (values are in [%g, %g])", line, col, r->lo, r->hi);
+    if (isinf(v) || !(v >= r->lo && v <= r->hi))
+        return err_set(e, "line %d, value %d: %s is outside [%g, %g]", line, col, num, r->lo, r->hi);
     *out = (float)v;
     return 0;
 }
 
 /* Parse one line (no newline) into row; *n its values. Tabs separate
  * values; spaces around them and a trailing '\r' are tolerated. */
-static int parse_row(const char *s, const char *end, int line, float *row, int *n, Err *e) {
+static int parse_row(const char *s, const char *end, int line, const HeadRange *r, float *row, int *n, Err *e) {
     *n = 0;
     if (end > s && end[-1] == '\r') end--;
     while (s < end) {
@@ -46,7 +47,7 @@ static int parse_row(const char *s, const char *end, int line, float *row, int *
         const char *f = s;
         while (s < end && *s != ' ' && *s != '\t') s++;
         if (*n == HEADSET_MAX_KV) return err_set(e, "line %d: more than %d values", line, HEADSET_MAX_KV);
-        if (parse_value(f, s, line, *n + 1, &row[*n], e)) return -1;
+        if (parse_value(f, s, line, *n + 1, r, &row[*n], e)) return -1;
         (*n)++;
     }
     return 0;
@@ -58,6 +59,11 @@ static int blank_or_comment(const char *s, const char *end) {
 }
 
 int headset_table_parse(const char *text, size_t len, HeadTable *t, Err *e) {
+    const HeadRange unit = {0, 1};
+    return headset_table_parse_range(text, len, &unit, t, e);
+}
+
+int headset_table_parse_range(const char *text, size_t len, const HeadRange *r, HeadTable *t, Err *e) {
     memset(t, 0, sizeof *t);
     if (memchr(text, 0, len)) return err_set(e, "not a text table (a NUL byte at offset %zu)", strlen(text));
     float *row = malloc(HEADSET_MAX_KV * sizeof *row);
@@ -69,7 +75,7 @@ int headset_table_parse(const char *text, size_t len, HeadTable *t, Err *e) {
         line++;
         int n;
         if (!blank_or_comment(s, end)) {
-            if (parse_row(s, end, line, row, &n, e)) goto out;
+            if (parse_row(s, end, line, r, row, &n, e)) goto out;
             if (t->n_layers == 0) t->n_kv = n;
             else if (n != t->n_kv)
                 { err_set(e, "line %d has %d values, the rows before it %d", line, n, t->n_kv); goto out; }

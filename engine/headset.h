@@ -54,6 +54,15 @@ int headset_budget_count(const HeadBudget *b, int n);
  * finite numbers in [0, 1]. Errors name the line, not the file. */
 int headset_table_parse(const char *text, size_t len, HeadTable *t, Err *e);
 
+/* The values a table may hold: finite numbers in [lo, hi]. */
+typedef struct {
+    double lo, hi;
+} HeadRange;
+
+/* The same parse for values in the range r (PruLong's masks, tables of
+ * windows); errors name the range. */
+int headset_table_parse_range(const char *text, size_t len, const HeadRange *r, HeadTable *t, Err *e);
+
 /* Read the table at path (a regular file of at most HEADSET_MAX_BYTES) and
  * check it against the model: n_layers rows of n_kv values. Errors read
  * "PATH: problem". */

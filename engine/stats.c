@@ -59,3 +59,41 @@ double stats_mcnemar_p(long b, long c) {
     double p = 2 * tail;
     return p < 1 ? p : 1.0;
 }
+
+/* Index order of x, for ranking; the values sort, ties in any order. */
+typedef struct {
+    double v;
+    int i;
+} StatsRanked;
+
+static int stats_by_value(const void *a, const void *b) {
+    double x = ((const StatsRanked *)a)->v, y = ((const StatsRanked *)b)->v;
+    return (x > y) - (x < y);
+}
+
+/* Ranks 1..n of x into r, a tie's run sharing the mean of its ranks. */
+static int stats_ranks(const double *x, int n, double *r) {
+    StatsRanked *s = malloc((size_t)n * sizeof *s);
+    if (!s) return -1;
+    for (int i = 0; i < n; i++) s[i].v = x[i], s[i].i = i;
+    qsort(s, (size_t)n, sizeof *s, stats_by_value);
+    for (int a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && s[b].v == s[a].v; b++) {}
+        for (int k = a; k < b; k++) r[s[k].i] = (a + b + 1) / 2.0; /* mean of ranks a+1 .. b */
+    }
+    free(s);
+    return 0;
+}
+
+double stats_spearman(const double *x, const double *y, int n) {
+    if (n < 2) return NAN;
+    double *rx = malloc((size_t)n * 2 * sizeof *rx), *ry = rx ? rx + n : NULL, out = NAN;
+    if (rx && !stats_ranks(x, n, rx) && !stats_ranks(y, n, ry)) {
+        double m = (n + 1) / 2.0, sxy = 0, sxx = 0, syy = 0; /* every ranking's mean, ties included */
+        for (int i = 0; i < n; i++)
+            sxy += (rx[i] - m) * (ry[i] - m), sxx += (rx[i] - m) * (rx[i] - m), syy += (ry[i] - m) * (ry[i] - m);
+        if (sxx > 0 && syy > 0) out = sxy / sqrt(sxx * syy);
+    }
+    free(rx);
+    return out;
+}

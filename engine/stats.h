@@ -1,7 +1,7 @@
 /* stats.h — the statistics that say whether a difference is real: a
  * seeded generator, percentile bootstrap intervals of a mean (paired
  * differences are a mean too), and the exact McNemar test of two paired
- * pass/fail records.
+ * pass/fail records, and the rank correlation of two scorings.
  *
  * Everything is deterministic from its seed, so an interval printed today
  * is the interval printed tomorrow, and a test can rebuild the very
@@ -48,5 +48,10 @@ void stats_bootstrap_ci(const double *x, int n, int B, uint64_t seed, double alp
  * b + c discordant items split as Binomial(b + c, 1/2); p = min(1,
  * 2·P(X <= min(b, c))). 1 when b + c = 0. */
 double stats_mcnemar_p(long b, long c);
+
+/* Spearman's rank correlation of x[0..n) and y[0..n): Pearson's r of their
+ * ranks, ties given the mean of the ranks they span (scipy.stats.spearmanr).
+ * NaN when n < 2, when either side is constant, or out of memory. */
+double stats_spearman(const double *x, const double *y, int n);
 
 #endif

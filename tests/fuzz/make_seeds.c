@@ -192,6 +192,22 @@ static void seed_headset(void) {
     put("headset", "crlf.tsv", crlf, sizeof crlf - 1);
 }
 
+/* The published tables for a 3-layer, 4-head (2 KV heads) model, one a
+ * layout, the reader's selector byte first (fuzz_headtab.c). */
+static void seed_headtab(void) {
+    static const char *const seeds[][2] = {
+        {"retrieval.json", "\x00{\"0-0\": [0.5, 1], \"0-1\": [0], \"0-2\": [0.2], \"0-3\": [1], \"1-0\": [0.1], "
+                           "\"1-1\": [0.3], \"1-2\": [0.9], \"1-3\": [0], \"2-0\": [1], \"2-1\": [0.4], "
+                           "\"2-2\": [0.6], \"2-3\": [0.7, 0.1]}"},
+        {"prulong.tsv", "\x01# masks\n1\t0\n0.5\t0.75\n-1\t2\n"},
+        {"moa.json", "\x02{\"alphas\": [[0, -1024], [16, 0], [2, 3]], \"betas\": [[0.5, 1], [0, 0.25], [0.125, 0]]}"},
+        {"moa.csv", "\x02,plan_id,layer_id,head_id,alpha_value,beta_value\n0,0,0,0,0.0,0.5\n1,0,0,1,-1024.0,1.0\n"
+                    "2,0,1,0,16,0\n3,0,1,1,0,0.25\n4,0,2,0,2,0.125\n5,0,2,1,3,0\n"},
+        {"windows.tsv", "\x03" "4\t1\t2\t8\n16\t16\t1\t1\n3\t3\t3\t3\n"},
+    };
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) put("headtab", seeds[i][0], seeds[i][1], strlen(seeds[i][1] + 1) + 1);
+}
+
 /* A GGUF byte builder: no GGUF writer exists yet, so the seed is laid out
  * here from the format's definition. */
 typedef struct {
@@ -253,5 +269,6 @@ int main(int argc, char **argv) {
     seed_texts();
     seed_store();
     seed_headset();
+    seed_headtab();
     return 0;
 }
