@@ -8,6 +8,9 @@
 #include "app/args.h"
 #include "app/eval_forced.h"
 
+/* Most budgets one eval --tasks --share list holds. */
+#define EVAL_MAX_SHARES 16
+
 typedef struct {
     RunOpts o;
     const char *data, *db, *match, *label;
@@ -17,6 +20,10 @@ typedef struct {
     ArgsShard shard;     /* --shard I/N: this process's sequences (0/1: all) */
     const char *from_db; /* --from-db DB: re-summarise DB's evaluations instead of running any */
     double share;        /* eval --share: the aha τ is chosen to give this global share, or NAN */
+    double shares[EVAL_MAX_SHARES]; /* eval --tasks --share S,S,...: every budget, in order; share the first */
+    int n_shares;
+    long grid;           /* eval --tasks --grid N: accuracy by needle depth (N buckets) and context (app/eval_grid.h) */
+    const char *grid_svg; /* --grid-svg FILE: the grids as heatmaps */
     const char *tasks;   /* eval --tasks FILE: score task items by exact match (app/eval_tasks.h) */
     const char *static_rank; /* --match-budget with --static-heads duo:FILE|calib:DB#RUN: the static row's
                               * heads ranked by that calibration instead of eval's own */
