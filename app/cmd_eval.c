@@ -68,7 +68,10 @@ static const ArgSpec EVAL_DATA_ROWS[] = {
      .help = "run nothing: re-summarise the evaluations recorded in DB (merged shards combined into one row each); "
              "the model flags name the model they were run on (for the byte columns)"},
     {"--json", ARG_FLAG, X(json), .help = "print the rows as JSON"},
-    {"--plot", ARG_FLAG, X(plot), .help = "global share against KL, one mark per setting, in the terminal"},
+    {"--plot", ARG_FLAG, X(plot),
+     .help = "global share against KL, one mark per setting, in the terminal (--tasks --match-budget aha: accuracy "
+             "against global share and keys read, every predictor, random and local, a panel per task and the "
+             "average; ASCII under AHASCOPE_ASCII or a non-UTF-8 locale)"},
     {"--svg", ARG_STRING, X(svg), .metavar = "FILE", .help = "the same plot as SVG"},
     {"--threads", ARG_LONG, X(threads), 1, 64, "N", .help = "worker threads (default: all cores)"},
 };
