@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/plot_budget.h"
+
 double eval_grid_depth(int needle_pos0, int n_tokens) {
     return needle_pos0 < 0 || n_tokens <= 0 ? -1 : (double)needle_pos0 / n_tokens;
 }
@@ -81,16 +83,6 @@ char *eval_grid_text(const char *name, const EvalGrid *g) {
     return buf;
 }
 
-/* XML text: & < > " escaped, control bytes dropped. */
-static void svg_text(FILE *f, const char *s) {
-    for (; *s; s++) {
-        if (*s == '&') fputs("&amp;", f);
-        else if (*s == '<') fputs("&lt;", f);
-        else if (*s == '>') fputs("&gt;", f);
-        else if (*s == '"') fputs("&quot;", f);
-        else if ((unsigned char)*s >= 0x20) fputc(*s, f);
-    }
-}
 
 #define CELL 36 /* a cell's side in pixels */
 #define PAD 60  /* room for a panel's labels */
@@ -98,7 +90,7 @@ static void svg_text(FILE *f, const char *s) {
 /* Panel i at (x0, y0): its cells, the context labels under, depths beside. */
 static void grid_panel(FILE *f, const char *name, const EvalGrid *g, int x0, int y0) {
     fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"13\" font-weight=\"bold\">", x0, y0 - 8);
-    svg_text(f, name);
+    plot_xml_text(f, name);
     fprintf(f, " (effective length %d)</text>\n", g->effective_len);
     for (int d = 0; d < g->n_depths; d++) {
         fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">%.0f%%</text>\n", x0 - 4,

@@ -42,7 +42,7 @@ static int arm_points(const BudgetPoint *p, int n, const char *arm, int panel, i
     return m;
 }
 
-static void xml(FILE *f, const char *s) {
+void plot_xml_text(FILE *f, const char *s) {
     for (; *s; s++) {
         if (*s == '&') fputs("&amp;", f);
         else if (*s == '<') fputs("&lt;", f);
@@ -62,7 +62,7 @@ static void xml(FILE *f, const char *s) {
 static void svg_panel(FILE *f, const char *name, int panel, int row, int x0, int y0, const BudgetPoint *p, int n,
                       const char **arm, int na, int *idx) {
     fprintf(f, "<g><text x=\"%d\" y=\"%d\" font-size=\"12\" font-weight=\"bold\">", x0, y0 - 8);
-    xml(f, name);
+    plot_xml_text(f, name);
     fprintf(f, "</text>\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#444\"/>\n", x0, y0,
             PW, PH);
     for (int t = 0; t <= 4; t++)
@@ -82,10 +82,10 @@ static void svg_panel(FILE *f, const char *name, int panel, int row, int x0, int
             const BudgetPoint *q = &p[idx[k]];
             fprintf(f, "<circle class=\"pt\" cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\" data-arm=\"", x0 + PW * point_x(q, row),
                     y0 + PH * (1 - q->acc[panel]), c);
-            xml(f, q->arm);
+            plot_xml_text(f, q->arm);
             fprintf(f, "\" data-panel=\"%d\" data-row=\"%d\" data-x=\"%.17g\" data-y=\"%.17g\"><title>", panel, row,
                     point_x(q, row), q->acc[panel]);
-            xml(f, q->arm);
+            plot_xml_text(f, q->arm);
             fprintf(f, ": %.1f%% at %.1f%%</title></circle>\n", 100 * q->acc[panel], 100 * point_x(q, row));
         }
     }
@@ -104,7 +104,7 @@ char *plot_budget_svg(const char *title, const char *const *panels, int n_panels
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
                "height=\"%d\" font-family=\"sans-serif\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
                "<text x=\"8\" y=\"20\" font-size=\"14\" font-weight=\"bold\">", w, h);
-    xml(f, title);
+    plot_xml_text(f, title);
     fprintf(f, "</text>\n<text x=\"12\" y=\"%d\" font-size=\"11\" transform=\"rotate(-90 12 %d)\">accuracy</text>\n",
             MT + PH, MT + PH);
     for (int row = 0; row < 2; row++)
@@ -114,7 +114,7 @@ char *plot_budget_svg(const char *title, const char *const *panels, int n_panels
         int x = ML + n_panels * (PW + GAP_X), y = MT + 10 + 18 * a;
         fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" "
                    "font-size=\"12\">", x, y, COLOURS[a % N_COLOURS], x + 16, y + 10);
-        xml(f, arm[a]);
+        plot_xml_text(f, arm[a]);
         fprintf(f, "</text>\n");
     }
     fprintf(f, "</svg>\n");

@@ -13,6 +13,8 @@
 #ifndef AHASCOPE_PLOT_BUDGET_H
 #define AHASCOPE_PLOT_BUDGET_H
 
+#include <stdio.h>
+
 #define PLOT_BUDGET_MAX_PANELS 17 /* every task kind and the average */
 
 typedef struct {
@@ -36,6 +38,10 @@ char *plot_budget_svg(const char *title, const char *const *panels, int n_panels
  * NULL out of memory or bad sizes. */
 char *plot_budget_text(const char *title, const char *const *panels, int n_panels, const BudgetPoint *p, int n,
                        int cols, int rows, int ascii);
+
+/* s as XML text to f: & < > " escaped, control bytes dropped (the
+ * reports' SVG writers share it). */
+void plot_xml_text(FILE *f, const char *s);
 
 /* 1 when a chart on this terminal should be ASCII only: AHASCOPE_ASCII set
  * and not "0", or the locale's character set (LC_CTYPE from the
