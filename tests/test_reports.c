@@ -220,3 +220,20 @@ TEST(reports_eval_refuses_bad_report_flags) {
         CHECK_REFUSAL(cmd, 2, "ahascope eval: ", bad[i].needle, 1);
     }
 }
+
+/* The terminal chart's switch: AHASCOPE_ASCII, then the locale's character set. */
+TEST(reports_budget_text_ascii_switch) {
+    const char *old = getenv("AHASCOPE_ASCII"), *lc = getenv("LC_ALL");
+    char keep[256] = "", keep_lc[256] = "";
+    if (old) snprintf(keep, sizeof keep, "%s", old);
+    if (lc) snprintf(keep_lc, sizeof keep_lc, "%s", lc);
+    setenv("AHASCOPE_ASCII", "1", 1);
+    CHECK_INT(plot_budget_ascii(), 1);
+    setenv("AHASCOPE_ASCII", "0", 1);
+    setenv("LC_ALL", "C", 1); /* the C locale's set is ASCII */
+    CHECK_INT(plot_budget_ascii(), 1);
+    if (old) setenv("AHASCOPE_ASCII", keep, 1);
+    else unsetenv("AHASCOPE_ASCII");
+    if (lc) setenv("LC_ALL", keep_lc, 1);
+    else unsetenv("LC_ALL");
+}
