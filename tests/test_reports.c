@@ -33,7 +33,7 @@ static double attr(const char *tag, const char *name) {
     return at && end && at < end ? strtod(at + strlen(key), NULL) : NAN;
 }
 
-TEST(reports_budget_svg_points_read_back) {
+TEST(eval_reports_budget_svg_points_read_back) {
     BudgetPoint p[6];
     int n = sample_points(p);
     const char *panels[] = {"passkey", "average"};
@@ -70,7 +70,7 @@ static int count_chars(const char *s, size_t len) {
     return n;
 }
 
-TEST(reports_budget_text_sizes_and_glyphs) {
+TEST(eval_reports_budget_text_sizes_and_glyphs) {
     BudgetPoint p[6];
     int n = sample_points(p);
     const char *panels[] = {"passkey", "average"};
@@ -101,7 +101,7 @@ TEST(reports_budget_text_sizes_and_glyphs) {
     CHECK(plot_budget_text("t", panels, 2, p, n, 10, 10, 1) == NULL);
 }
 
-TEST(reports_grid_effective_length_rule) {
+TEST(eval_reports_grid_effective_length_rule) {
     int len[] = {100, 200, 300, 400};
     double keep[] = {0.8, 0.7, 0.68, 0.9}, fall[] = {0.8, 0.67, 0.9, 0.9}, none[] = {0, 0.5, 0.5, 0.5};
     CHECK_INT(eval_grid_effective_length(len, keep, 4), 400); /* 0.68 = 0.85 x 0.8: kept */
@@ -148,7 +148,7 @@ static void recount(const char *py, const char *items, const char *flags, int kv
 
 /* The organism answers these (full attention 100%), the oracle at θ 0.97
  * some: a grid with right and wrong cells, an empty one, and lengths. */
-TEST(reports_grid_and_footprint_match_numpy_recount) {
+TEST(eval_reports_grid_and_footprint_match_numpy_recount) {
     const char *py = test_python_numpy();
     if (!py) { test_skip("no python3 with numpy (AHASCOPE_PYTHON)"); return; }
     const char *items = test_tmp("grid.jsonl");
@@ -169,7 +169,7 @@ TEST(reports_grid_and_footprint_match_numpy_recount) {
 /* eval --tasks --match-budget --svg: one point per printed row, panel and
  * row of panels, at the row's own global share, KV/kvh and accuracy; the
  * arms include random and local. */
-TEST(reports_eval_budget_svg_holds_every_row) {
+TEST(eval_reports_eval_budget_svg_holds_every_row) {
     SKIP_UNLESS_SHARED();
     const char *items = test_tmp("budget.jsonl"), *svg = test_tmp("budget.svg"), *js = test_tmp("budget.json");
     int st;
@@ -203,7 +203,7 @@ TEST(reports_eval_budget_svg_holds_every_row) {
     cJSON_Delete(rows), free(text);
 }
 
-TEST(reports_eval_refuses_bad_report_flags) {
+TEST(eval_reports_eval_refuses_bad_report_flags) {
     SKIP_UNLESS_SHARED();
     static const struct { const char *flags, *needle; } bad[] = {
         {"--tasks X --grid 0", "--grid"},
@@ -222,7 +222,7 @@ TEST(reports_eval_refuses_bad_report_flags) {
 }
 
 /* The terminal chart's switch: AHASCOPE_ASCII, then the locale's character set. */
-TEST(reports_budget_text_ascii_switch) {
+TEST(eval_reports_budget_text_ascii_switch) {
     const char *old = getenv("AHASCOPE_ASCII"), *lc = getenv("LC_ALL");
     char keep[256] = "", keep_lc[256] = "";
     if (old) snprintf(keep, sizeof keep, "%s", old);
