@@ -27,15 +27,6 @@ void eval_report_free(EvalReport *r) {
     r->pts = NULL, r->n_pts = r->cap_pts = 0;
 }
 
-CostFootprint eval_report_footprint(const Model *m, const AttnConfig *a, const TaskSet *s) {
-    CostFootprint sum = {0, 0};
-    for (int i = 0; i < s->n; i++) {
-        CostFootprint f = cost_kv_footprint(m, a, s->item[i].n_tokens);
-        sum.entry_steps += f.entry_steps, sum.peak = fmax(sum.peak, f.peak);
-    }
-    return sum;
-}
-
 int eval_report_add_point(EvalReport *r, const TaskSet *s, const char *arm, double share, double keys,
                           const double *scores, Err *e) {
     if (r->n_pts == r->cap_pts) {

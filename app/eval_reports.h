@@ -1,8 +1,8 @@
-/* eval_reports.h — the reports `eval --tasks` adds to its table: each
- * row's KV footprint (engine/cost.h's rule over the items' prompts), the
+/* eval_reports.h — the reports `eval --tasks` adds to its table: the
  * depth x context grid with the effective length (app/eval_grid.h), and
  * the score-against-budget curves (app/plot_budget.h) of --match-budget,
- * gathered over every --share budget and drawn once at the end.
+ * gathered over every --share budget and drawn once at the end (each
+ * row's KV footprint is eval_row's, app/eval_table.h).
  *
  * The curves' panels are the task kinds the file holds, in the order of
  * engine/tasks/tasks.h, then "average": the mean of the kinds' accuracies
@@ -14,7 +14,6 @@
 
 #include "app/eval_grid.h"
 #include "app/plot_budget.h"
-#include "engine/cost.h"
 #include "engine/tasks/tasks.h"
 
 typedef struct {
@@ -31,11 +30,6 @@ typedef struct {
 void eval_report_init(EvalReport *r, const TaskSet *s, long grid, const char *grid_svg);
 
 void eval_report_free(EvalReport *r);
-
-/* A row's KV footprint over s's prompts (each item's n_tokens positions)
- * under a, summed over items, the peak the largest of the items' (the
- * prefill peak: a prompt is prefilled whole). */
-CostFootprint eval_report_footprint(const Model *m, const AttnConfig *a, const TaskSet *s);
 
 /* Add a row's point: arm at (share, keys) with scores[0..s->n) the items'. */
 int eval_report_add_point(EvalReport *r, const TaskSet *s, const char *arm, double share, double keys,

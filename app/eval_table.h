@@ -7,6 +7,7 @@
 
 #include "app/args.h"
 #include "app/eval_forced.h"
+#include "engine/cost.h"
 
 /* Most budgets one eval --tasks --share list holds. */
 #define EVAL_MAX_SHARES 16
@@ -62,6 +63,8 @@ typedef struct {
     EvalSeq *seqs;       /* set by the caller (and freed by it) for intervals: each sequence's numbers */
     unsigned ci;         /* EVAL_CI_* bits: which of the intervals below hold */
     EvalCi kl, nll, ans_kl, ans_nll;
+    CostFootprint kv_held, kv_held_full; /* eval_row: the KV footprint (engine/cost.h) over the evaluated
+                                          * positions (a task item's prompt), its own and full attention's */
 } EvalRow;
 
 /* The bootstrap intervals `what` (EVAL_CI_* bits) of every row that has
@@ -90,7 +93,8 @@ void eval_json_list(const char *key, const EvalSeq *seqs, int n, size_t off);
 int eval_opts_rows_from_db(EvalOpts *x, const char *label, EvalRow **rows, Err *e);
 
 /* Evaluate row->a on d (recorded into st when set; info is the runs row
- * template) and summarise it into row; matched names a budget target. */
+ * template) and summarise it into row, its KV footprint too (summed over
+ * the sequences, the peak the largest); matched names a budget target. */
 int eval_row(const AppLoaded *L, const EvalData *d, const EvalOpts *x, Store *st, StoreRunInfo *info, EvalRow *row,
              const char *matched, Err *e);
 

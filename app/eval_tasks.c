@@ -224,14 +224,12 @@ static int full_answer_nll(const EvalSeq *seqs, int n, EvalCi *c) {
 /* Each printed row's report, x[0] full attention's, x[1 + i] rows[i]'s:
  * footprints, grids into g (when rep asks for them, else x's grid NULL),
  * and rep's budget points; rights[k * s->n] row k's scores. */
-static int row_reports(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, int n, const double *rights,
+static int row_reports(const TaskSet *s, const EvalRow *rows, int n, const double *rights,
                        EvalReport *rep, RowReport *x, EvalGrid *g, Err *e) {
-    AttnConfig fa = rows[0].a;
-    fa.policy = POLICY_FULL;
-    CostFootprint full = eval_report_footprint(&L->model, &fa, s);
+    CostFootprint full = rows[0].kv_held_full;
     for (int k = 0; k <= n; k++) {
         const EvalRow *r = k ? &rows[k - 1] : NULL;
-        x[k].kv = r ? eval_report_footprint(&L->model, &r->a, s) : full, x[k].kv_full = full, x[k].grid = NULL;
+        x[k].kv = r ? r->kv_held : full, x[k].kv_full = full, x[k].grid = NULL;
         if (rep && rep->grid) {
             if (eval_report_grid(rep, s, rights + (size_t)k * s->n, &g[k], e)) return -1;
             x[k].grid = &g[k];
@@ -314,7 +312,7 @@ int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, i
         t[1 + i] = eval_tasks_score(right, full, s->n);
         memcpy(rights + (size_t)(1 + i) * s->n, right, (size_t)s->n * sizeof *right);
     }
-    if (row_reports(L, s, rows, n, rights, rep, x, g, e)) goto out;
+    if (row_reports(s, rows, n, rights, rep, x, g, e)) goto out;
     if (json) {
         printf("[");
         print_json_row(1, "full", "reference", NULL, &t[0], have_full ? &full_ans : NULL, rows[0].seqs, rights, s->n,

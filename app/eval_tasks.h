@@ -71,7 +71,7 @@ int eval_tasks_data(const Tokenizer *tok, const TaskSet *s, const char *file, Ev
  * _diff_ci_low, _diff_ci_high and _per_item, and full attention's row then
  * kl_answer 0 and its own nll_answer, _ci_low, _ci_high, _per_item.
  * Every row adds kv_footprint, kv_prefill_peak and their _frac of full
- * attention's (app/eval_reports.h), the table their KV life and KV peak
+ * attention's (EvalRow's kv_held: engine/cost.h's rule), the table their KV life and KV peak
  * columns. rep (NULL: none) asks for the grids (printed after the table,
  * JSON members effective_length and grid) and gathers the rows' budget
  * points, full attention's at (1, 1). */
