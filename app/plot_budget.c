@@ -11,7 +11,8 @@
 #include <string.h>
 
 static const char *const COLOURS[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                      "#8c564b", "#17becf", "#e377c2", "#7f7f7f", "#bcbd22"};
+                                      "#8c564b", "#17becf", "#e377c2", "#7f7f7f", "#bcbd22",
+                                      "#000000", "#aec7e8"}; /* as many as eval's arms: full, 9 matched, local */
 #define N_COLOURS ((int)(sizeof COLOURS / sizeof COLOURS[0]))
 #define MAX_ARMS 32
 
