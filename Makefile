@@ -201,10 +201,13 @@ test-fresh:
 	@sh tests/fresh.sh
 
 # app/FINDINGS.md's sh blocks, in order, by the README-examples runner, in
-# build/findings (kept). About an hour on 2 cores.
+# build/findings (kept), then the charts its text links copied beside it.
+# About an hour and a half on 2 cores.
 findings: ahascope
 	@mkdir -p build/findings
 	python3 tests/readme_examples.py --keep build/findings --timeout 3600 app/FINDINGS.md
+	cp build/findings/budget-curves.svg app/FINDINGS-budget.svg
+	cp build/findings/grid.svg app/FINDINGS-grid.svg
 
 bench: ahascope
 	./ahascope bench --shape 110M --runs 5

@@ -26,6 +26,26 @@ static int read_seed(void *opts, const char *flag, const char *v, Err *e) {
     return 0;
 }
 
+/* --share S[,S...]: one budget, or with --tasks several, each in [0, 1]. */
+static int read_shares(void *opts, const char *flag, const char *v, Err *e) {
+    EvalOpts *x = opts;
+    x->n_shares = 0;
+    for (const char *p = v; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char one[64];
+        double s = 0;
+        if (x->n_shares == EVAL_MAX_SHARES) return err_usage(e, "%s takes at most %d budgets", flag, EVAL_MAX_SHARES);
+        snprintf(one, sizeof one, "%.*s", (int)(len < sizeof one ? len : sizeof one - 1), p);
+        if (args_float(flag, one, 0, 1, &s, e)) return -1;
+        x->shares[x->n_shares++] = s;
+        p += len + (end != NULL);
+    }
+    if (x->n_shares == 0) return err_usage(e, "%s needs a share from 0 to 1", flag);
+    x->share = x->shares[0];
+    return 0;
+}
+
 #define X(field) offsetof(EvalOpts, field)
 
 /* The held-out data and the output, as eval and sweep read them. */
@@ -48,7 +68,10 @@ static const ArgSpec EVAL_DATA_ROWS[] = {
      .help = "run nothing: re-summarise the evaluations recorded in DB (merged shards combined into one row each); "
              "the model flags name the model they were run on (for the byte columns)"},
     {"--json", ARG_FLAG, X(json), .help = "print the rows as JSON"},
-    {"--plot", ARG_FLAG, X(plot), .help = "global share against KL, one mark per setting, in the terminal"},
+    {"--plot", ARG_FLAG, X(plot),
+     .help = "global share against KL, one mark per setting, in the terminal (--tasks --match-budget aha: accuracy "
+             "against global share and keys read, every predictor, random and local, a panel per task and the "
+             "average; ASCII under AHASCOPE_ASCII or a non-UTF-8 locale)"},
     {"--svg", ARG_STRING, X(svg), .metavar = "FILE", .help = "the same plot as SVG"},
     {"--threads", ARG_LONG, X(threads), 1, 64, "N", .help = "worker threads (default: all cores)"},
 };
@@ -57,9 +80,10 @@ const ArgsTable EVAL_DATA_FLAGS = ARGS_TABLE(NULL, EvalOpts, EVAL_DATA_ROWS);
 static const ArgSpec EVAL_ROWS[] = {
     {"--seed", ARG_CUSTOM, .metavar = "S", .fn = read_seed, .help = "the --self sequences' seed (default 1234)"},
     {"--label", ARG_STRING, X(label), .metavar = "TEXT", .help = "the evals row's label (default empty)"},
-    {"--share", ARG_DOUBLE, X(share), 0, 1, "S",
+    {"--share", ARG_CUSTOM, .metavar = "S[,S...]", .fn = read_shares,
      .help = "aha: choose tau on the evaluated data so the routers' global share is S (within 0.05 points), "
-             "overriding --tau and the file's: compares routers at exactly one budget (not with --shard)"},
+             "overriding --tau and the file's: compares routers at exactly one budget (not with --shard); with "
+             "--tasks a list runs each budget in turn (at most 16), --json then printing one array a line"},
     {"--match-budget", ARG_STRING, X(match), .metavar = "aha",
      .help = "evaluate the AHA routers, then choose for {estimators} ({ours} this project's) and oracle the theta, "
              "for random the p, and for static the head count that give the same global share on the same data, "
@@ -76,6 +100,11 @@ static const ArgSpec EVAL_ROWS[] = {
              "the same for the KL and NLL at the gold answer forced after each prompt; with --db each item is "
              "first recorded once under full attention (profiled, 8 far positions per head) over its prompt, as a "
              "run whose origin is FILE#K (K from 0)"},
+    {"--grid", ARG_LONG, X(grid), 1, 20, "N",
+     .help = "--tasks: each row's accuracy by needle depth (N buckets of the first needle token's place) and "
+             "context (each distinct length), with its effective length: the longest context before the first "
+             "whose accuracy falls below 85% of the shortest context's"},
+    {"--grid-svg", ARG_STRING, X(grid_svg), .metavar = "FILE", .help = "--grid's tables as SVG heatmaps"},
 };
 static const ArgsTable EVAL_FLAGS = ARGS_TABLE(NULL, EvalOpts, EVAL_ROWS);
 
@@ -86,8 +115,8 @@ static void eval_help(void) {
          "                     [--shard I/N] [--share S] [--match-budget aha] [--label TEXT] [--json] [--plot]\n"
          "                     [--svg FILE] [--threads N] [model flags] [policy flags]\n"
          "       ahascope eval --from-db DB [--json] [--plot] [--svg FILE] [model flags]\n"
-         "       ahascope eval --tasks FILE [--db FILE] [--share S] [--match-budget aha] [--json] [--threads N] [model flags]\n"
-         "                     [policy flags]\n"
+         "       ahascope eval --tasks FILE [--db FILE] [--share S[,S...]] [--match-budget aha] [--json] [--plot]\n"
+         "                     [--svg FILE] [--grid N] [--grid-svg FILE] [--threads N] [model flags] [policy flags]\n"
          "\n"
          "Teacher-forced over held-out sequences: perplexity, mean KL(full || policy) per token, global\n"
          "share, keys-read fraction, and each predictor's precision / recall / F1 against the oracle,\n"
@@ -123,9 +152,14 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
     if (runopts_check(&x->o, e) || eval_opts_shard_check(x, e)) return -1;
     if (x->match && strcmp(x->match, "aha") != 0) return err_usage(e, "--match-budget takes 'aha' (the routers)");
     if (x->match && !x->o.routers) return err_usage(e, "--match-budget aha needs --routers FILE");
-    if (x->tasks && (x->data || x->from_db || x->shard.n > 1 || x->plot || x->svg))
-        return err_usage(e, "--tasks scores its own items: --data, --from-db, --shard, --plot and "
-                            "--svg do not apply");
+    if (x->tasks && (x->data || x->from_db || x->shard.n > 1))
+        return err_usage(e, "--tasks scores its own items: --data, --from-db and --shard do not apply");
+    if (x->tasks && (x->plot || x->svg) && !x->match)
+        return err_usage(e, "--tasks draws its accuracy against the budget with --match-budget aha: --plot and "
+                            "--svg need it");
+    if (!x->tasks && (x->grid || x->grid_svg || x->n_shares > 1))
+        return err_usage(e, "--grid, --grid-svg and a list of --share budgets are --tasks's");
+    if (x->grid_svg && !x->grid) return err_usage(e, "--grid-svg draws --grid's tables: give --grid N");
     if (!isnan(x->share) && (x->shard.n > 1 || x->from_db)) /* each shard would choose its own τ */
         return err_usage(e, "--share chooses tau on the whole evaluated data: not with --shard or --from-db");
     return 0;

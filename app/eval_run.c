@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "app/eval_table.h"
+#include "app/eval_reports.h"
 #include "app/eval_tasks.h"
 #include "app/headsets.h"
 #include "app/run_info.h"
@@ -127,16 +128,17 @@ static int windows_row(const AppLoaded *L, const EvalData *d, const EvalOpts *x,
 /* --match-budget aha: AHA first, then every predictor at its global share;
  * the static heads are ranked on cal, not on the evaluated d. */
 static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *cal, EvalOpts *x, Store *st,
-                       StoreRunInfo *info, const TaskSet *tasks, Err *e) {
+                       StoreRunInfo *info, const TaskSet *tasks, EvalReport *rep, Err *e) {
     int cells = L->model.c.n_layers * L->model.c.n_heads, rc = -1, n = 0, k = 0;
     uint8_t *heads = NULL;
     /* per-head windows (--static-heads moa: or windows:) are a row of their own, not every row's */
     const float *span = x->o.attn.head_span;
     x->o.attn.head_span = NULL, x->o.attn.static_heads = NULL;
-    EvalRow *rows = calloc(DECIDE_COUNT + 3, sizeof *rows); /* aha, the θ predictors, random, static, windows */
-    EvalSeq *seqs = calloc((size_t)(DECIDE_COUNT + 3) * d->n, sizeof *seqs); /* each row's, for intervals */
+    enum { ROWS_MAX = DECIDE_COUNT + 4 }; /* aha, the θ predictors, random, static, windows, local */
+    EvalRow *rows = calloc(ROWS_MAX, sizeof *rows);
+    EvalSeq *seqs = calloc((size_t)ROWS_MAX * d->n, sizeof *seqs); /* each row's, for intervals */
     if (!rows || !seqs) { err_set(e, "out of memory"); goto out; }
-    for (int i = 0; i < DECIDE_COUNT + 3; i++) rows[i].seqs = seqs + (size_t)i * d->n;
+    for (int i = 0; i < ROWS_MAX; i++) rows[i].seqs = seqs + (size_t)i * d->n;
     EvalRow *r = &rows[n++];
     snprintf(r->name, sizeof r->name, "aha");
     snprintf(r->knob, sizeof r->knob, "tau=%.3g", x->o.attn.tau);
@@ -180,9 +182,16 @@ static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *ca
     snprintf(r->knob, sizeof r->knob, "%d/%d heads", k, cells);
     if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
     if (span && windows_row(L, d, x, st, info, span, &rows[n++], e)) goto out;
+    if (tasks) { /* the streaming arm: the window alone, every budget's floor on the curves */
+        r = &rows[n++];
+        r->a = x->o.attn, r->a.policy = POLICY_LOCAL;
+        snprintf(r->name, sizeof r->name, "local");
+        snprintf(r->knob, sizeof r->knob, "w=%d", r->a.window);
+        if (eval_row(L, d, x, st, info, r, NULL, e)) goto out;
+    }
     eval_rows_intervals(rows, n, d->n, EVAL_CI_KL | (tasks ? EVAL_CI_ANSWER : EVAL_CI_NLL));
     if (tasks) { /* the settings matched on the prompts, now judged by the answers */
-        rc = eval_tasks_rows(L, tasks, rows, n, (int)x->threads, x->json, e);
+        rc = eval_tasks_rows(L, tasks, rows, n, (int)x->threads, x->json, rep, e);
         goto out;
     }
     eval_print_rows(rows, n, x->json, 1);
@@ -223,7 +232,7 @@ int eval_run_policy(EvalOpts *x, Err *e) {
         eval_data_calibration(&cal, &d, &L.model, &L.tok, x->data, (int)x->self_n, len, x->o.seed, e))
         goto out;
     if (!isnan(x->share) && match_tau(&L, &d, x, e)) goto out;
-    if (x->match) rc = run_matched(&L, &d, &cal, x, st, &info, NULL, e);
+    if (x->match) rc = run_matched(&L, &d, &cal, x, st, &info, NULL, NULL, e);
     else {
         EvalRow row = {.a = x->o.attn};
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
@@ -245,6 +254,25 @@ out:
     return rc;
 }
 
+/* --tasks --match-budget: every predictor matched at each --share budget
+ * in turn (or once at the routers' own τ), each budget's table printed as
+ * it is done, then the curves of them all. */
+static int run_budgets(const AppLoaded *L, EvalData *d, const EvalData *cal, EvalOpts *x, StoreRunInfo *info,
+                       const TaskSet *ts, EvalReport *rep, Err *e) {
+    int n = x->n_shares > 0 ? x->n_shares : 1;
+    for (int b = 0; b < n; b++) {
+        if (x->n_shares > 0) {
+            x->share = x->shares[b];
+            if (match_tau(L, d, x, e)) return -1;
+            if (x->n_shares > 1 && !x->json) printf("%sbudget: the routers at %.4g of the decisions global\n",
+                                                      b ? "\n" : "", x->share);
+        }
+        if (run_matched(L, d, cal, x, NULL, info, ts, rep, e)) return -1;
+        fflush(stdout);
+    }
+    return eval_report_curves(rep, x->svg, x->plot, e);
+}
+
 /* --tasks: the items' prompts are the data the policy (or every matched
  * predictor) runs on teacher-forced, then each setting answers them. The
  * static heads of --match-budget are ranked on sampled sequences, or by
@@ -254,6 +282,7 @@ int eval_run_tasks(EvalOpts *x, Err *e) {
     TaskSet ts = {0};
     EvalData d = {0}, cal = {0};
     StoreRunInfo info;
+    EvalReport rep = {0};
     int rc = -1;
     if (app_load(&x->o, &L, 1, e) || app_windows_unrecorded(&L, x->db, e) || tasks_read_jsonl(x->tasks, &ts, e)) goto out;
     int len = (int)(x->seq_len < L.model.c.seq_len ? x->seq_len : L.model.c.seq_len);
@@ -282,12 +311,16 @@ int eval_run_tasks(EvalOpts *x, Err *e) {
         err_usage(e, "--share chooses the aha routers' tau: it needs the aha policy (--routers FILE)");
         goto out;
     }
-    if (!isnan(x->share) && match_tau(&L, &d, x, e)) goto out; /* on the prompts, as the budget is matched */
+    eval_report_init(&rep, &ts, x->grid, x->grid_svg);
+    if ((x->svg && file_check_output(x->svg, NULL, e)) || (x->grid_svg && file_check_output(x->grid_svg, NULL, e)))
+        goto out;
     if (x->match) {
         if (!x->static_rank &&
             eval_data_calibration(&cal, &d, &L.model, &L.tok, NULL, (int)x->self_n, len, x->o.seed, e))
             goto out;
-        rc = run_matched(&L, &d, &cal, x, NULL, &info, &ts, e);
+        rc = run_budgets(&L, &d, &cal, x, &info, &ts, &rep, e);
+    } else if (!isnan(x->share) && match_tau(&L, &d, x, e)) { /* on the prompts, as the budget is matched */
+        goto out;
     } else {
         EvalRow row = {.a = x->o.attn};
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
@@ -297,10 +330,11 @@ int eval_run_tasks(EvalOpts *x, Err *e) {
         if (!(row.seqs = calloc((size_t)d.n, sizeof *row.seqs))) { err_set(e, "out of memory"); goto out; }
         rc = eval_row(&L, &d, x, NULL, &info, &row, NULL, e);
         if (rc == 0) eval_rows_intervals(&row, 1, d.n, EVAL_CI_KL | EVAL_CI_ANSWER); /* over items */
-        if (rc == 0) rc = eval_tasks_rows(&L, &ts, &row, 1, (int)x->threads, x->json, e);
+        if (rc == 0) rc = eval_tasks_rows(&L, &ts, &row, 1, (int)x->threads, x->json, &rep, e);
         free(row.seqs);
     }
 out:
+    eval_report_free(&rep);
     eval_data_free(&d);
     eval_data_free(&cal);
     tasks_free(&ts);

@@ -48,6 +48,20 @@ int eval_opts_rows_from_db(EvalOpts *x, const char *label, EvalRow **rows, Err *
 }
 
 /* Evaluate one setting (recorded when st is set) and summarise it into row. */
+/* The footprint of row->a and of full attention over d's positions: a
+ * task item's prompt alone (its answer is forced apart), else the sequence. */
+static void eval_row_footprint(const Model *m, const EvalData *d, EvalRow *row) {
+    AttnConfig full = row->a;
+    full.policy = POLICY_FULL;
+    row->kv_held = row->kv_held_full = (CostFootprint){0, 0};
+    for (int i = 0; i < d->n; i++) {
+        int len = d->answer_apart && d->answer_from ? d->answer_from[i] : d->len[i];
+        CostFootprint f = cost_kv_footprint(m, &row->a, len), g = cost_kv_footprint(m, &full, len);
+        row->kv_held.entry_steps += f.entry_steps, row->kv_held.peak = fmax(row->kv_held.peak, f.peak);
+        row->kv_held_full.entry_steps += g.entry_steps, row->kv_held_full.peak = fmax(row->kv_held_full.peak, g.peak);
+    }
+}
+
 int eval_row(const AppLoaded *L, const EvalData *d, const EvalOpts *x, Store *st, StoreRunInfo *info, EvalRow *row,
                     const char *matched, Err *e) {
     StoreEval *ev = &row->ev;
@@ -72,6 +86,7 @@ int eval_row(const AppLoaded *L, const EvalData *d, const EvalOpts *x, Store *st
     if (eval_policy(&L->model, L->have_tok ? &L->tok : NULL, &row->a, d, (int)x->threads, st, info, id, 1, &row->s, e))
         return -1;
     eval_summarise(&row->s, ev);
+    eval_row_footprint(&L->model, d, row);
     row->weight_bytes = (double)model_decode_bytes(&L->model.c);
     row->kv_pos_bytes = (double)cost_kv_bytes(&L->model.c, 1);
     return st ? store_eval_end(st, id, ev, row->s.score, EVAL_N_PRED, e) : 0;
@@ -229,6 +244,11 @@ void eval_print_rows(const EvalRow *rows, int n, int json, int matched) {
             json_num("kv_bytes_step_all_local", s->kv_local * per), json_num("kv_bytes_step_all_global", s->kv_full * per);
             json_num("precision", prec), json_num("recall", rec), json_num("f1", f1);
             json_num("auc", eval_row_auc(&rows[i]));
+            const CostFootprint *h = &rows[i].kv_held, *hf = &rows[i].kv_held_full; /* --from-db: not known */
+            if (hf->peak > 0) {
+                json_num("kv_footprint", h->entry_steps), json_num("kv_footprint_frac", h->entry_steps / hf->entry_steps);
+                json_num("kv_prefill_peak", h->peak), json_num("kv_prefill_peak_frac", h->peak / hf->peak);
+            }
             if (rows[i].calibrated_on) json_str("calibrated_on", rows[i].calibrated_on);
             const EvalRow *r = &rows[i];
             if (r->ci & EVAL_CI_KL) {

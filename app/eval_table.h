@@ -7,6 +7,10 @@
 
 #include "app/args.h"
 #include "app/eval_forced.h"
+#include "engine/cost.h"
+
+/* Most budgets one eval --tasks --share list holds. */
+#define EVAL_MAX_SHARES 16
 
 typedef struct {
     RunOpts o;
@@ -17,6 +21,10 @@ typedef struct {
     ArgsShard shard;     /* --shard I/N: this process's sequences (0/1: all) */
     const char *from_db; /* --from-db DB: re-summarise DB's evaluations instead of running any */
     double share;        /* eval --share: the aha τ is chosen to give this global share, or NAN */
+    double shares[EVAL_MAX_SHARES]; /* eval --tasks --share S,S,...: every budget, in order; share the first */
+    int n_shares;
+    long grid;           /* eval --tasks --grid N: accuracy by needle depth (N buckets) and context (app/eval_grid.h) */
+    const char *grid_svg; /* --grid-svg FILE: the grids as heatmaps */
     const char *tasks;   /* eval --tasks FILE: score task items by exact match (app/eval_tasks.h) */
     const char *static_rank; /* --match-budget with --static-heads duo:FILE|calib:DB#RUN: the static row's
                               * heads ranked by that calibration instead of eval's own */
@@ -55,6 +63,8 @@ typedef struct {
     EvalSeq *seqs;       /* set by the caller (and freed by it) for intervals: each sequence's numbers */
     unsigned ci;         /* EVAL_CI_* bits: which of the intervals below hold */
     EvalCi kl, nll, ans_kl, ans_nll;
+    CostFootprint kv_held, kv_held_full; /* eval_row: the KV footprint (engine/cost.h) over the evaluated
+                                          * positions (a task item's prompt), its own and full attention's */
 } EvalRow;
 
 /* The bootstrap intervals `what` (EVAL_CI_* bits) of every row that has
@@ -83,7 +93,8 @@ void eval_json_list(const char *key, const EvalSeq *seqs, int n, size_t off);
 int eval_opts_rows_from_db(EvalOpts *x, const char *label, EvalRow **rows, Err *e);
 
 /* Evaluate row->a on d (recorded into st when set; info is the runs row
- * template) and summarise it into row; matched names a budget target. */
+ * template) and summarise it into row, its KV footprint too (summed over
+ * the sequences, the peak the largest); matched names a budget target. */
 int eval_row(const AppLoaded *L, const EvalData *d, const EvalOpts *x, Store *st, StoreRunInfo *info, EvalRow *row,
              const char *matched, Err *e);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "app/eval_tasks.h"
+#include "app/eval_reports.h"
 #include "app/record_prefill.h"
 #include "app/progress.h"
 #include "app/run_info.h"
@@ -138,11 +139,31 @@ static void print_json_ci(const char *key, const EvalCi *c) {
     }
 }
 
+/* What a printed row reports besides its scores: its KV footprint and
+ * full attention's (the fractions' denominators), and its grid or NULL. */
+typedef struct {
+    CostFootprint kv, kv_full;
+    const EvalGrid *grid;
+} RowReport;
+
+/* The footprint members of a JSON row. */
+static void print_json_footprint(const RowReport *x) {
+    double v[] = {x->kv.entry_steps, x->kv.entry_steps / x->kv_full.entry_steps, x->kv.peak,
+                  x->kv.peak / x->kv_full.peak};
+    const char *k[] = {"kv_footprint", "kv_footprint_frac", "kv_prefill_peak", "kv_prefill_peak_frac"};
+    for (int i = 0; i < 4; i++) {
+        if (isfinite(v[i])) printf(", \"%s\": %.17g", k[i], v[i]);
+        else printf(", \"%s\": null", k[i]);
+    }
+    if (x->grid) eval_report_json_grid(x->grid);
+}
+
 /* One printed row: the setting's name and knob, its teacher-forced sums
  * (NULL for the full-attention reference, whose answer NLL full gives),
  * its score and its items' scores; n_items the count of its per-item values. */
 static void print_json_row(int first, const char *name, const char *knob, const EvalRow *r, const EvalTaskScore *t,
-                           const EvalCi *full, const EvalSeq *full_seqs, const double *scores, int n_items) {
+                           const EvalCi *full, const EvalSeq *full_seqs, const double *scores, int n_items,
+                           const RowReport *x) {
     printf("%s{\"predictor\": ", first ? "" : ", ");
     textout_json_print(stdout, name);
     printf(", \"knob\": ");
@@ -172,17 +193,20 @@ static void print_json_row(int first, const char *name, const char *knob, const 
         printf(", \"calibrated_on\": ");
         textout_json_print(stdout, r->calibrated_on);
     }
+    print_json_footprint(x);
     printf(", \"score_per_item\": [");
     for (int i = 0; i < n_items; i++) printf("%s%.17g", i ? ", " : "", scores[i]);
     printf("], \"mcnemar_b\": %ld, \"mcnemar_c\": %ld, \"n_items\": %d}", t->mcnemar_b, t->mcnemar_c, t->n_items);
 }
 
-static void print_text_row(const char *name, const char *knob, int wk, const EvalRow *r, const EvalTaskScore *t) {
+static void print_text_row(const char *name, const char *knob, int wk, const EvalRow *r, const EvalTaskScore *t,
+                           const RowReport *x) {
     char nm[64], kn[4 * 48 + 1];
-    printf("%-13s %-*s %8.2f%% [%6.2f%%, %6.2f%%] %5ld %5ld %9.4g %7.2f%% %7.2f%% %10.5f\n",
+    printf("%-13s %-*s %8.2f%% [%6.2f%%, %6.2f%%] %5ld %5ld %9.4g %7.2f%% %7.2f%% %7.2f%% %7.2f%% %10.5f\n",
            textout_term(name, nm, sizeof nm), wk, textout_term(knob, kn, sizeof kn), 100 * t->accuracy,
            100 * t->ci_low, 100 * t->ci_high, t->mcnemar_b, t->mcnemar_c, t->mcnemar_p,
-           100 * (r ? r->ev.global_share : 1), 100 * (r ? r->ev.kv_read_frac : 1), r ? r->ev.kl_mean : 0.0);
+           100 * (r ? r->ev.global_share : 1), 100 * (r ? r->ev.kv_read_frac : 1),
+           100 * x->kv.entry_steps / x->kv_full.entry_steps, 100 * x->kv.peak / x->kv_full.peak, r ? r->ev.kl_mean : 0.0);
 }
 
 /* Full attention's NLL of the answers (each row's reference pass gives
@@ -197,12 +221,82 @@ static int full_answer_nll(const EvalSeq *seqs, int n, EvalCi *c) {
     return 0;
 }
 
-int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, int n, int threads, int json, Err *e) {
+/* Each printed row's report, x[0] full attention's, x[1 + i] rows[i]'s:
+ * footprints, grids into g (when rep asks for them, else x's grid NULL),
+ * and rep's budget points; rights[k * s->n] row k's scores. */
+static int row_reports(const TaskSet *s, const EvalRow *rows, int n, const double *rights,
+                       EvalReport *rep, RowReport *x, EvalGrid *g, Err *e) {
+    CostFootprint full = rows[0].kv_held_full;
+    for (int k = 0; k <= n; k++) {
+        const EvalRow *r = k ? &rows[k - 1] : NULL;
+        x[k].kv = r ? r->kv_held : full, x[k].kv_full = full, x[k].grid = NULL;
+        if (rep && rep->grid) {
+            if (eval_report_grid(rep, s, rights + (size_t)k * s->n, &g[k], e)) return -1;
+            x[k].grid = &g[k];
+        }
+        if (rep && eval_report_add_point(rep, s, r ? r->name : "full", r ? r->ev.global_share : 1,
+                                         r ? r->ev.kv_read_frac : 1, rights + (size_t)k * s->n, e))
+            return -1;
+    }
+    return 0;
+}
+
+/* --grid's tables after the text table, and --grid-svg's heatmaps. */
+static int print_grids(const EvalReport *rep, const EvalRow *rows, int n, const EvalGrid *g, int json, Err *e) {
+    const char **names = malloc(((size_t)n + 1) * sizeof *names);
+    if (!names) return err_set(e, "out of memory");
+    for (int k = 0; k <= n; k++) names[k] = k ? rows[k - 1].name : "full";
+    for (int k = 0; !json && k <= n; k++) {
+        char *t = eval_grid_text(names[k], &g[k]);
+        if (t) printf("\n%s", t);
+        free(t);
+    }
+    int rc = 0;
+    if (rep->grid_svg) {
+        char *svg = eval_grid_svg(names, g, n + 1);
+        rc = eval_report_write_svg(rep->grid_svg, svg, e);
+        free(svg);
+    }
+    free(names);
+    return rc;
+}
+
+static void print_text_table(const TaskSet *s, const EvalRow *rows, int n, const EvalTaskScore *t, const RowReport *x,
+                             const EvalCi *full_ans, int have_full) {
+    int wk = 14; /* the setting column fits the longest setting */
+    for (int i = 0; i < n; i++) wk = (int)strlen(rows[i].knob) > wk ? (int)strlen(rows[i].knob) : wk;
+    printf("%-13s %-*s %9s %18s %5s %5s %9s %8s %8s %8s %8s %10s\n", "predictor", wk, "setting", "accuracy", "95% CI",
+           "b", "c", "McNemar p", "global", "KV/kvh", "KV life", "KV peak", "KL(nats)");
+    print_text_row("full", "reference", wk, NULL, &t[0], &x[0]);
+    for (int i = 0; i < n; i++) print_text_row(rows[i].name, rows[i].knob, wk, &rows[i], &t[1 + i], &x[1 + i]);
+    printf("accuracy: the greedy answer's mean score (%d items; each item's metric: exact match, or RULER's\n"
+           "share of references found), its 95%% bootstrap interval over items (%d resamples); b: items only\n"
+           "full attention got wholly right, c: only the row; McNemar p: exact, two-sided; global, KV/kvh,\n"
+           "KL: the teacher-forced pass over the prompts (KL per token); KV life: KV entries held summed over\n"
+           "the prompts' steps (entries x lifespan), KV peak: held at a prompt's end (the prefill peak), both\n"
+           "against full attention's\n",
+           s->n, STATS_BOOT_B);
+    eval_print_intervals(rows, n, "item");
+    eval_print_answer_intervals(rows, n);
+    if (have_full)
+        printf("  %-13s %.5f [%.5f, %.5f]  (the reference: full attention)\n", "full", full_ans->mean,
+               full_ans->ci[0], full_ans->ci[1]);
+    char nm[64], on[4 * 1024 + 1];
+    for (int i = 0; i < n; i++)
+        if (rows[i].calibrated_on)
+            printf("note: %s was calibrated on %s, not on the items\n", textout_term(rows[i].name, nm, sizeof nm),
+                   textout_term(rows[i].calibrated_on, on, sizeof on));
+}
+
+int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, int n, int threads, int json,
+                    EvalReport *rep, Err *e) {
     double *full = calloc((size_t)s->n, sizeof *full), *right = calloc((size_t)s->n, sizeof *right);
     double *rights = calloc((size_t)s->n * ((size_t)n + 1), sizeof *rights); /* row i's scores at rights[i * s->n] */
     EvalTaskScore *t = calloc((size_t)n + 1, sizeof *t); /* t[0] full attention, t[1 + i] row i */
+    RowReport *x = calloc((size_t)n + 1, sizeof *x);
+    EvalGrid *g = rep && rep->grid ? calloc((size_t)n + 1, sizeof *g) : NULL;
     int rc = -1;
-    if (!full || !right || !t || !rights) { err_set(e, "out of memory"); goto out; }
+    if (!full || !right || !t || !rights || !x || (rep && rep->grid && !g)) { err_set(e, "out of memory"); goto out; }
     AttnConfig fa = rows[0].a;
     fa.policy = POLICY_FULL;
     if (eval_tasks_answer(L, &fa, s, threads, 1, "answering (full)", full, e)) goto out;
@@ -218,39 +312,19 @@ int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, i
         t[1 + i] = eval_tasks_score(right, full, s->n);
         memcpy(rights + (size_t)(1 + i) * s->n, right, (size_t)s->n * sizeof *right);
     }
+    if (row_reports(s, rows, n, rights, rep, x, g, e)) goto out;
     if (json) {
         printf("[");
-        print_json_row(1, "full", "reference", NULL, &t[0], have_full ? &full_ans : NULL, rows[0].seqs, rights, s->n);
+        print_json_row(1, "full", "reference", NULL, &t[0], have_full ? &full_ans : NULL, rows[0].seqs, rights, s->n,
+                       &x[0]);
         for (int i = 0; i < n; i++)
             print_json_row(0, rows[i].name, rows[i].knob, &rows[i], &t[1 + i], NULL, NULL, rights + (size_t)(1 + i) * s->n,
-                           s->n);
+                           s->n, &x[1 + i]);
         printf("]\n");
-    } else {
-        int wk = 14; /* the setting column fits the longest setting */
-        for (int i = 0; i < n; i++) wk = (int)strlen(rows[i].knob) > wk ? (int)strlen(rows[i].knob) : wk;
-        printf("%-13s %-*s %9s %18s %5s %5s %9s %8s %8s %10s\n", "predictor", wk, "setting", "accuracy", "95% CI",
-               "b", "c", "McNemar p", "global", "KV/kvh", "KL(nats)");
-        print_text_row("full", "reference", wk, NULL, &t[0]);
-        for (int i = 0; i < n; i++) print_text_row(rows[i].name, rows[i].knob, wk, &rows[i], &t[1 + i]);
-        printf("accuracy: the greedy answer's mean score (%d items; each item's metric: exact match, or RULER's\n"
-               "share of references found), its 95%% bootstrap interval over items (%d resamples); b: items only\n"
-               "full attention got wholly right, c: only the row; McNemar p: exact, two-sided; global, KV/kvh,\n"
-               "KL: the teacher-forced pass over the prompts (KL per token)\n",
-               s->n, STATS_BOOT_B);
-        eval_print_intervals(rows, n, "item");
-        eval_print_answer_intervals(rows, n);
-        if (have_full)
-            printf("  %-13s %.5f [%.5f, %.5f]  (the reference: full attention)\n", "full", full_ans.mean,
-                   full_ans.ci[0], full_ans.ci[1]);
-        char nm[64], on[4 * 1024 + 1];
-        for (int i = 0; i < n; i++)
-            if (rows[i].calibrated_on)
-                printf("note: %s was calibrated on %s, not on the items\n", textout_term(rows[i].name, nm, sizeof nm),
-                       textout_term(rows[i].calibrated_on, on, sizeof on));
-    }
-    rc = 0;
+    } else print_text_table(s, rows, n, t, x, &full_ans, have_full);
+    rc = g ? print_grids(rep, rows, n, g, json, e) : 0;
 out:
-    free(full), free(right), free(t), free(rights);
+    free(full), free(right), free(t), free(rights), free(x), free(g);
     return rc;
 }
 

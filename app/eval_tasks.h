@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 
+#include "app/eval_reports.h"
 #include "app/eval_table.h"
 #include "app/setup.h"
 #include "engine/tasks/tasks.h"
@@ -68,8 +69,14 @@ int eval_tasks_data(const Tokenizer *tok, const TaskSet *s, const char *file, Ev
  * rows[0], paired by item) and kl_per_item; one with the answer's
  * (EVAL_CI_ANSWER) kl_answer and nll_answer, each with _ci_low, _ci_high,
  * _diff_ci_low, _diff_ci_high and _per_item, and full attention's row then
- * kl_answer 0 and its own nll_answer, _ci_low, _ci_high, _per_item. */
-int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, int n, int threads, int json, Err *e);
+ * kl_answer 0 and its own nll_answer, _ci_low, _ci_high, _per_item.
+ * Every row adds kv_footprint, kv_prefill_peak and their _frac of full
+ * attention's (EvalRow's kv_held: engine/cost.h's rule), the table their KV life and KV peak
+ * columns. rep (NULL: none) asks for the grids (printed after the table,
+ * JSON members effective_length and grid) and gathers the rows' budget
+ * points, full attention's at (1, 1). */
+int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, int n, int threads, int json,
+                    EvalReport *rep, Err *e);
 
 /* Far positions each head ranks in a recorded item: the most the store
  * keeps, so a needle of up to eight positions can be found whole. */

@@ -41,3 +41,32 @@ double cost_max_saving(const CostStep *s) {
     double global = (double)s->weight_bytes + (double)s->kv_bytes_global;
     return global > 0 ? 1.0 - ((double)s->weight_bytes + (double)s->kv_bytes_local) / global : 0.0;
 }
+
+int cost_kv_held(int t, int window, int sinks, int local_only) {
+    return local_only ? cost_local_keys(t, window, sinks) : t + 1;
+}
+
+/* 1 when no query head of KV head g of layer l can ever read past its
+ * local set under a (the architecture's windows aside). */
+static int kv_head_local_only(const Config *c, const AttnConfig *a, int l, int g) {
+    if (a->policy == POLICY_LOCAL) return 1;
+    if (a->policy != POLICY_STATIC || !a->static_heads) return 0;
+    int group = c->n_heads / c->n_kv_heads;
+    for (int h = g * group; h < (g + 1) * group; h++)
+        if (a->static_heads[l * c->n_heads + h]) return 0;
+    return 1;
+}
+
+CostFootprint cost_kv_footprint(const Model *m, const AttnConfig *a, int len) {
+    const Config *c = &m->c;
+    CostFootprint f = {0, 0};
+    for (int l = 0; l < c->n_layers; l++)
+        for (int g = 0; g < c->n_kv_heads; g++) {
+            int arch = m->layers[l].window; /* a windowed layer keeps W keys whatever the policy */
+            int local = arch > 0 || kv_head_local_only(c, a, l, g);
+            int w = arch > 0 ? arch : a->window, s = arch > 0 ? 0 : a->sinks;
+            for (int t = 0; t < len; t++) f.entry_steps += cost_kv_held(t, w, s, local);
+            if (len > 0) f.peak += cost_kv_held(len - 1, w, s, local);
+        }
+    return f;
+}

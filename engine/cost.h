@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "aha.h"
 #include "model.h"
 
 /* The byte split of one decode step at position t. */
@@ -58,5 +59,29 @@ double cost_kv_share(const CostStep *s, size_t kv_bytes);
 /* The largest share of a step's bytes routing can save: 1 - (weights +
  * all-local KV) / (weights + all-global KV). */
 double cost_max_saving(const CostStep *s);
+
+/* The KV footprint of a sequence: what the cache must hold, not what a
+ * step reads. An entry (layer, KV head, position p) is held at step t >= p
+ * while a step from t on may still read it. A KV head whose query heads
+ * are all fixed-local (the architecture's windowed layers: the window W,
+ * no sinks; every head under POLICY_LOCAL, the static policy's local
+ * heads: the local set) reads only its local set from then on, so it
+ * holds cost_local_keys(t, ...) entries; any other (full, aha, the theta
+ * predictors, random: any later step may go global) holds all t + 1.
+ * entry_steps is the sum over steps 0..len-1 and KV heads of the entries
+ * held (entries x lifespan); peak the entries held at the last step, the
+ * most any step holds (the held count never falls): for a prompt, the
+ * prefill peak. */
+typedef struct {
+    double entry_steps, peak;
+} CostFootprint;
+
+/* Entries one KV head holds at step t: all t + 1, or its local set when
+ * local_only (window and sinks as attn_local_set reads them). */
+int cost_kv_held(int t, int window, int sinks, int local_only);
+
+/* The footprint of len steps (positions 0..len-1) of m under a, by the
+ * rule above. */
+CostFootprint cost_kv_footprint(const Model *m, const AttnConfig *a, int len);
 
 #endif

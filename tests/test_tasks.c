@@ -901,7 +901,7 @@ TEST(tasks_eval_kl_intervals_match_numpy_recount) {
         }
         if (k++ == 0) CHECK(v[3] == 0 && v[4] == 0); /* the reference against itself */
     }
-    CHECK_INT(k, 8); /* aha, five θ predictors, random, static */
+    CHECK_INT(k, 9); /* aha, five θ predictors, random, static, local */
     double aha0 = cJSON_GetNumberValue(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(a, 1), "kl_per_item"), 0));
     free(o);
     cJSON_Delete(a);
@@ -938,7 +938,7 @@ TEST(tasks_eval_matched_static_ranked_by_a_duo_table) {
     fclose(f);
     o = test_runf(&st, "%s eval --tasks '%s' --routers random:5 --window 16 --match-budget aha --static-heads "
                        "'duo:%s' --threads 1 --json 2>/dev/null", test_bin(), file, table);
-    cJSON *a = cJSON_Parse(o ? o : ""), *s = cJSON_GetArrayItem(a, cJSON_GetArraySize(a) - 1);
+    cJSON *a = cJSON_Parse(o ? o : ""), *s = cJSON_GetArrayItem(a, cJSON_GetArraySize(a) - 2); /* local last */
     CHECK_MSG(st == 0 && s, "eval: exit %d, %s", st, o ? o : "");
     free(o);
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(s, "predictor"));

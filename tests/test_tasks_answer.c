@@ -158,8 +158,8 @@ TEST(tasks_eval_answer_intervals_match_numpy_recount) {
     CHECK_MSG(st == 0, "tasks: %s", o);
     free(o);
     cJSON *a = tasks_json(file, "--routers random:5 --window 16 --match-budget aha");
-    int rows = cJSON_GetArraySize(a), want_rows = 4 + theta_policies();
-    CHECK_MSG(rows == want_rows, "%d rows, not %d: full, aha, the θ predictors, random, static", rows, want_rows);
+    int rows = cJSON_GetArraySize(a), want_rows = 5 + theta_policies();
+    CHECK_MSG(rows == want_rows, "%d rows, not %d: full, aha, the θ predictors, random, static, local", rows, want_rows);
     if (rows != want_rows) { cJSON_Delete(a); return; }
     static const char *keys[] = {"kl_answer", "nll_answer"};
     cJSON *stats = cJSON_CreateArray(), *s, *aha = cJSON_GetArrayItem(a, 1);
