@@ -89,11 +89,22 @@ static int group_rows(const char *path, const StoreEvalRow *ev, int n, const cha
     return ng;
 }
 
-/* Add every recorded position of run to s, scored as a. */
-static int score_run(Store *st, int64_t run, const AttnConfig *a, const Config *c, EvalSums *s, Err *e) {
+/* Add every recorded position of run to s, scored as a, and the run's KV
+ * footprint under a and under full attention to r's (the static policy's
+ * heads are not read back, so its footprint stays unknown). */
+static int score_run(Store *st, int64_t run, const Model *m, EvalRow *r, EvalSums *s, Err *e) {
+    const AttnConfig *a = &r->a;
+    const Config *c = &m->c;
     StoreRunInfo info;
     if (store_run_info(st, run, &info, e)) return -1;
     store_run_info_free(&info);
+    if (a->policy != POLICY_STATIC) {
+        AttnConfig full = *a;
+        full.policy = POLICY_FULL;
+        CostFootprint f = cost_kv_footprint(m, a, info.n_tokens), g = cost_kv_footprint(m, &full, info.n_tokens);
+        r->kv_held.entry_steps += f.entry_steps, r->kv_held.peak = fmax(r->kv_held.peak, f.peak);
+        r->kv_held_full.entry_steps += g.entry_steps, r->kv_held_full.peak = fmax(r->kv_held_full.peak, g.peak);
+    }
     if (info.n_layers != c->n_layers || info.n_heads != c->n_heads || strcmp(info.status, "done"))
         return err_set(e, "%s: run %lld is %s with %d x %d heads, not a finished run of the model's %d x %d",
                        store_path(st), (long long)run, info.status, info.n_layers, info.n_heads, c->n_layers, c->n_heads);
@@ -195,7 +206,7 @@ static int group_row(Store *st, const StoreEvalRow *ev, int n, const Group *g, c
         for (int k = 0; nr > 0 && k < nr; k++) {
             double lp0 = s->lp_sum;
             long lpn0 = s->lp_n, at = sh.i + (long)k * sh.n;
-            if (score_run(st, runs[k], &r->a, &L->model.c, s, e)) nr = -1;
+            if (score_run(st, runs[k], &L->model, r, s, e)) nr = -1;
             else if (seqs && at >= total)
                 nr = err_set(e, "%s: evaluation %lld's shards do not add up to its %d sequences", store_path(st),
                              (long long)ev[i].eval_id, total);
