@@ -17,6 +17,12 @@ typedef struct {
 /* 1 if tmux is installed: TUI tests skip without it. */
 int tmux_available(void);
 
+/* How many times longer every wait below lasts than its secs: the load
+ * average per core, between 1 and 8. The waits poll, so a quiet machine
+ * passes as fast as ever; on a busy one (CI at load 8) a key answered in
+ * two seconds instead of a tenth is not a failure. */
+double tmux_patience(void);
+
 /* 1 once the pane no longer shows text, within secs (polled every 0.1 s). */
 int tmux_gone(Tmux *t, const char *text, double secs);
 
