@@ -81,13 +81,16 @@ void gemm_q_quantise(GqX *x, const float *in, int t0, int t1) {
 
 static float f16_at(const uint8_t *p) { return half_f16_to_f32((uint16_t)(p[0] | p[1] << 8)); }
 
-/* A Q4_K/Q5_K block's eight 6-bit sub-scales (o[0..8)) and mins (o[8..16)). */
-static void k_scales6(const uint8_t *p, uint8_t *o) {
-    for (int s = 0; s < 4; s++) {
-        o[s] = p[s] & 63, o[8 + s] = p[s + 4] & 63;
-        o[s + 4] = (uint8_t)((p[s + 8] & 15) | (p[s] >> 6) << 4);
-        o[12 + s] = (uint8_t)((p[s + 8] >> 4) | (p[s + 4] >> 6) << 4);
-    }
+/* A Q4_K/Q5_K block's eight 6-bit sub-scales (o[0..8)) and mins (o[8..16))
+ * from its 12 packed bytes, worked on as three little-endian words: the
+ * low six bits of bytes 0-7 are sub-blocks 0-3, the upper four take a
+ * nibble of bytes 8-11 and the top two bits of bytes 0-7. */
+static inline void k_scales6(const uint8_t *p, uint8_t *o) {
+    uint32_t lo, mid, hi;
+    memcpy(&lo, p, 4), memcpy(&mid, p + 4, 4), memcpy(&hi, p + 8, 4);
+    const uint32_t six = 0x3f3f3f3fu, nib = 0x0f0f0f0fu, two = 0x03030303u;
+    uint32_t w[4] = {lo & six, (hi & nib) | ((lo >> 6) & two) << 4, mid & six, ((hi >> 4) & nib) | ((mid >> 6) & two) << 4};
+    memcpy(o, w, 16);
 }
 
 /* One K block as integers: unsigned weights u[256], a scale per 16
@@ -261,51 +264,69 @@ INLINE256 __m256i k_scale(__m256i sc, int j) {
 }
 
 /* NR rows × NT tokens of K blocks: each cell's block sums exact, then
- * k_step's arithmetic on four cells (rows-major) a vector. */
+ * k_step's arithmetic on four cells (rows-major) a vector. A row's four
+ * token sums are reduced as soon as the row is done (NT 4), so only one
+ * row's accumulators are live at a time. */
 INLINE256 void k_tile(int ty, int NR, int NT, const uint8_t *w, size_t rb, const GqX *x, int t0, float *out) {
     int nb = x->d / 256, bb = block_bytes(ty), mins = ty != GGML_Q6_K;
     __m128 acc[2] = {_mm_setzero_ps(), _mm_setzero_ps()};
     for (int k = 0; k < nb; k++) {
-        __m256i ai[8];
-        __m128i im[8];
+        __m256i ai[4];
+        __m128i im[4], is[2], mi[2];
         float dr[4], mr[4], dx[4];
+#pragma GCC unroll 4
         for (int r = 0; r < NR; r++) {
             const uint8_t *b = w + r * rb + (size_t)k * bb;
             mv_prefetch(b, (bb + 63) / 64);
             KHead h = k_head(ty, b);
             dr[r] = h.d, mr[r] = h.dmin;
-            for (int t = 0; t < NT; t++) ai[r * NT + t] = _mm256_setzero_si256();
+            int c = NT == 4 ? 0 : r; /* the accumulator this row's first token uses */
+#pragma GCC unroll 4
+            for (int t = 0; t < NT; t++) ai[c + t] = _mm256_setzero_si256();
+#pragma GCC unroll 8
             for (int j = 0; j < 8; j++) {
                 __m256i u = k_sub(ty, b, j), s = k_scale(h.sc, j);
+#pragma GCC unroll 4
                 for (int t = 0; t < NT; t++) {
                     const int8_t *q = x->q + (size_t)(t0 + t) * x->d + 256 * k + 32 * j;
                     __m256i p = _mm256_maddubs_epi16(u, _mm256_loadu_si256((const __m256i *)q));
-                    ai[r * NT + t] = _mm256_add_epi32(ai[r * NT + t], _mm256_madd_epi16(p, s));
+                    ai[c + t] = _mm256_add_epi32(ai[c + t], _mm256_madd_epi16(p, s));
                 }
             }
+#pragma GCC unroll 4
             for (int t = 0; t < NT; t++) {
                 const int16_t *s16 = x->s16 + (size_t)(t0 + t) * (x->d / 16) + 16 * k;
                 const int16_t *s32 = x->s32 + (size_t)(t0 + t) * (x->d / 32) + 8 * k;
                 if (!mins) {
-                    __m256i c = _mm256_madd_epi16(h.sc, _mm256_loadu_si256((const __m256i *)s16));
-                    ai[r * NT + t] = _mm256_sub_epi32(ai[r * NT + t], _mm256_slli_epi32(c, 5));
+                    __m256i cr = _mm256_madd_epi16(h.sc, _mm256_loadu_si256((const __m256i *)s16));
+                    ai[c + t] = _mm256_sub_epi32(ai[c + t], _mm256_slli_epi32(cr, 5));
+                } else {
+                    im[c + t] = _mm_madd_epi16(h.mn, _mm_loadu_si128((const __m128i *)s32));
                 }
-                if (mins) im[r * NT + t] = _mm_madd_epi16(h.mn, _mm_loadu_si128((const __m128i *)s32));
+            }
+            if (NT == 4) {
+                is[r] = red4_all(ai[0], ai[1], ai[2], ai[3]);
+                if (mins) mi[r] = red4_128(im[0], im[1], im[2], im[3]);
             }
         }
+        if (NT == 1) {
+            is[0] = red4_all(ai[0], ai[1], ai[2], ai[3]);
+            if (mins) mi[0] = red4_128(im[0], im[1], im[2], im[3]);
+        }
+#pragma GCC unroll 4
         for (int t = 0; t < NT; t++) dx[t] = x->dx[(size_t)k * x->T + t0 + t];
+#pragma GCC unroll 2
         for (int g = 0; g < NR * NT / 4; g++) {
             int c0 = 4 * g;
-            __m128i is = red4_all(ai[c0], ai[c0 + 1], ai[c0 + 2], ai[c0 + 3]);
             __m128 dv = _mm_setr_ps(dr[c0 / NT], dr[(c0 + 1) / NT], dr[(c0 + 2) / NT], dr[(c0 + 3) / NT]);
             __m128 xv = _mm_setr_ps(dx[c0 % NT], dx[(c0 + 1) % NT], dx[(c0 + 2) % NT], dx[(c0 + 3) % NT]);
-            acc[g] = _mm_add_ps(acc[g], _mm_mul_ps(_mm_mul_ps(dv, xv), _mm_cvtepi32_ps(is)));
+            acc[g] = _mm_add_ps(acc[g], _mm_mul_ps(_mm_mul_ps(dv, xv), _mm_cvtepi32_ps(is[g])));
             if (!mins) continue;
-            __m128i mi = red4_128(im[c0], im[c0 + 1], im[c0 + 2], im[c0 + 3]);
             __m128 mv = _mm_setr_ps(mr[c0 / NT], mr[(c0 + 1) / NT], mr[(c0 + 2) / NT], mr[(c0 + 3) / NT]);
-            acc[g] = _mm_sub_ps(acc[g], _mm_mul_ps(_mm_mul_ps(mv, xv), _mm_cvtepi32_ps(mi)));
+            acc[g] = _mm_sub_ps(acc[g], _mm_mul_ps(_mm_mul_ps(mv, xv), _mm_cvtepi32_ps(mi[g])));
         }
     }
+#pragma GCC unroll 2
     for (int g = 0; g < NR * NT / 4; g++) _mm_storeu_ps(out + 4 * g, acc[g]);
 }
 
@@ -316,17 +337,21 @@ INLINE256 void q8_tile(int NR, int NT, const uint8_t *w, size_t rb, const GqX *x
     for (int k = 0; k < x->d / 32; k++) {
         __m256i ai[8];
         float dr[4], dx[4];
+#pragma GCC unroll 8
         for (int r = 0; r < NR; r++) {
             const uint8_t *b = w + r * rb + 34 * (size_t)k;
             mv_prefetch(b, 1);
             __m256i v = _mm256_loadu_si256((const __m256i *)(b + 2)), a = _mm256_abs_epi8(v);
             dr[r] = f16c(b);
+#pragma GCC unroll 8
             for (int t = 0; t < NT; t++) {
                 __m256i q = _mm256_loadu_si256((const __m256i *)(x->q + (size_t)(t0 + t) * x->d + 32 * k));
                 ai[r * NT + t] = _mm256_madd_epi16(_mm256_maddubs_epi16(a, _mm256_sign_epi8(q, v)), ones);
             }
         }
+#pragma GCC unroll 8
         for (int t = 0; t < NT; t++) dx[t] = x->dx[(size_t)k * x->T + t0 + t];
+#pragma GCC unroll 8
         for (int g = 0; g < NR * NT / 4; g++) {
             int c0 = 4 * g;
             __m256i is = red4(ai[c0], ai[c0 + 1], ai[c0 + 2], ai[c0 + 3]);
@@ -337,6 +362,7 @@ INLINE256 void q8_tile(int NR, int NT, const uint8_t *w, size_t rb, const GqX *x
             acc[g] = _mm256_add_ps(acc[g], _mm256_mul_ps(sc2, _mm256_cvtepi32_ps(is)));
         }
     }
+#pragma GCC unroll 8
     for (int g = 0; g < NR * NT / 4; g++)
         _mm_storeu_ps(out + 4 * g, _mm_add_ps(_mm256_castps256_ps128(acc[g]), _mm256_extractf128_ps(acc[g], 1)));
 }
