@@ -58,7 +58,10 @@ void gemm_q_quantise(GqX *x, const float *in, int t0, int t1) {
             int8_t *q = x->q + (size_t)t * d + (size_t)k * blk;
             float amax = 0;
             for (int j = 0; j < blk; j++) amax = v[j] > amax ? v[j] : -v[j] > amax ? -v[j] : amax;
-            float s = amax / 127, id = s > 0 ? 1 / s : 0;
+            /* ggml's arithmetic (its AVX2 quantize_row_q8_0, quantize_row_q8_K up to
+             * sign): the same int8 values and scales llama.cpp multiplies by */
+            float id = amax > 0 ? 127 / amax : 0;
+            float s = blk == 32 ? half_f16_to_f32(half_f32_to_f16(amax / 127)) : amax > 0 ? 1 / id : 0;
             for (int j = 0; j < blk; j++) {
                 float r = round_even(v[j] * id);
                 q[j] = (int8_t)(r > 127 ? 127 : r < -127 ? -127 : r);

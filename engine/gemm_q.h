@@ -7,7 +7,9 @@
  * (VPMADDUBSW, then VPMADDWD) does 32 products per instruction. The price
  * is the activations' rounding: each block of 32 (for Q8_0 rows) or 256
  * (for the K types, with sums per 16 and per 32 for their offsets) becomes
- * int8 values and one f32 scale (amax / 127, rounded to nearest even), so
+ * int8 values x·127/amax rounded to nearest even and one scale (amax/127
+ * rounded to f16 for Q8_0, 1/(127/amax) in f32 for the K types), ggml's
+ * own arithmetic, so llama.cpp and ahascope multiply the same integers;
  * the product is that of the rounded activations, not of x. The integer
  * sums inside a weight block are exact; each block then adds its
  * scale·sum into f32 accumulators in one fixed order, which the portable

@@ -10,8 +10,8 @@
  *   - against the rounded activations (q·dx in double): only f32
  *     accumulation separates them, bounded by (blocks + 4) · 2^-23 ·
  *     Σ|w·xq| (each block adds at most three roundings of its term);
- *   - against the activations themselves: rounding moves each by at most
- *     dx/2, so the product by at most Σ |w| · dx/2, plus the first bound.
+ *   - against the activations themselves: rounding moves x_k to xq_k, so
+ *     the product by at most Σ |w_k| · |xq_k − x_k|, plus the first bound.
  * A misplaced nibble, scale or offset moves results by far more than either.
  */
 #include <math.h>
@@ -62,7 +62,8 @@ static void run_shape(GgmlType ty, const Shape *s, unsigned *seed, Result *res) 
             for (int k = 0; k < d; k++) {
                 double wk = wf[(size_t)j * d + k], dx = gx.dx[(size_t)(k / blk) * T + t];
                 double xq = gx.q[(size_t)t * d + k] * dx;
-                rq += wk * xq, rx += wk * x[(size_t)t * d + k], mag += fabs(wk * xq), shift += fabs(wk) * dx / 2;
+                rq += wk * xq, rx += wk * x[(size_t)t * d + k], mag += fabs(wk * xq);
+                shift += fabs(wk) * fabs(xq - x[(size_t)t * d + k]);
             }
             double acc = (d / blk + 4) * ldexp(mag, -23) + 1e-30, c = C[0][(size_t)t * ldc + j];
             double eq = fabs(c - rq) / acc, ex = fabs(c - rx) / (acc + shift);
@@ -94,8 +95,9 @@ TEST(gemm_q_q5_k_avx2_equals_portable_and_float64) { check_type(GGML_Q5_K, K_SHA
 
 TEST(gemm_q_q6_k_avx2_equals_portable_and_float64) { check_type(GGML_Q6_K, K_SHAPES, 8, "Q6_K"); }
 
-/* Rounding is ggml's shape: amax/127 a block, q in [-127, 127], and the
- * per-16 and per-32 sums of the K blocks' q. */
+/* Rounding is ggml's: q = x·(127/amax) to nearest even, in [-127, 127],
+ * the scale 1/(127/amax) for a K block (amax/127 in f16 for Q8_0's
+ * blocks of 32), and the per-16 and per-32 sums of the K blocks' q. */
 TEST(gemm_q_activations_round_per_block_with_sums) {
     int d = 512, T = 2;
     float x[1024];
@@ -110,13 +112,13 @@ TEST(gemm_q_activations_round_per_block_with_sums) {
         for (int k = 0; k < d / 256; k++) {
             float amax = 0, dx = gx.dx[(size_t)k * T + t];
             for (int j = 0; j < 256; j++) amax = fmaxf(amax, fabsf(x[t * d + 256 * k + j]));
-            bad += dx != amax / 127;
+            bad += dx != 1 / (127 / amax);
             for (int g = 0; g < 16; g++) {
                 int sum = 0;
                 for (int j = 0; j < 16; j++) {
                     int q = gx.q[t * d + 256 * k + 16 * g + j];
                     sum += q;
-                    bad += fabs(q * (double)dx - x[t * d + 256 * k + 16 * g + j]) > dx / 2 * (1 + 1e-6);
+                    bad += q != (int)rint(x[t * d + 256 * k + 16 * g + j] * (127 / amax)) || q < -127 || q > 127;
                 }
                 bad += gx.s16[t * (d / 16) + 16 * k + g] != sum;
                 if (g % 2) bad += gx.s32[t * (d / 32) + 8 * k + g / 2] != sum + gx.s16[t * (d / 16) + 16 * k + g - 1];
