@@ -234,7 +234,7 @@ AVX2 static float scores_avx2(float *s, const float *q, const void *k, int dt, i
 /* nv = head_size / 8 accumulators, a literal where it is 8 or 16. */
 AVX2 INLINE double wsum8_nv(float *acc, const float *s, float m, const void *v, int stride, int n, const int nv,
                             const int dt) {
-    __m256 a[32], z = _mm256_setzero_ps(), mv = _mm256_set1_ps(m);
+    __m256 a[32], z = _mm256_setzero_ps();
     float e[8] __attribute__((aligned(32)));
     const int esz = dt == DT_F32 ? 4 : 2, lines = nv * 8 * esz / 64 > 0 ? nv * 8 * esz / 64 : 1;
     size_t ahead = (size_t)MV_AHEAD_ROWS * stride * esz;
@@ -255,7 +255,6 @@ AVX2 INLINE double wsum8_nv(float *acc, const float *s, float m, const void *v, 
             for (int j = 0; j < nv; j++) a[j] = _mm256_fmadd_ps(w, kv_load8(v, row + 8 * j, dt), a[j]);
         }
     }
-    (void)mv;
     for (int j = 0; j < nv; j++) _mm256_storeu_ps(acc + 8 * j, a[j]);
     _mm256_store_ps(e, z);
     return (double)e[0] + e[1] + e[2] + e[3] + e[4] + e[5] + e[6] + e[7];
