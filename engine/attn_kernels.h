@@ -23,6 +23,10 @@ float attn_scores(float *s, const float *q, const void *k, int dt, int stride, i
  * v_i = v + i*stride; returns Σ e_i. */
 double attn_softmax_wsum(float *acc, const float *s, float m, const void *v, int dt, int stride, int head_size, int n);
 
+/* The kernels attn_scores and attn_softmax_wsum run for head_size here:
+ * "avx512", "avx2" or "portable" (what `bench` reports). */
+const char *attn_kernels_name(int head_size);
+
 /* y[i] = exp(x[i]) with the kernel's own exponential (within 1 ulp of exp;
  * NaN stays NaN, below -104 gives 0): exposed so tests can check it. */
 void attn_exp(float *y, const float *x, int n);

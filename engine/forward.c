@@ -68,6 +68,11 @@ static int gemm_init(RunState *s, const Config *c, size_t max_in, Err *e) {
     int gemm = gemm_half_from_env(msg, sizeof msg);
     if (gemm < 0) return err_set(e, "%s", msg);
     s->gemm = c->dtype == DT_BF16 ? (GemmPath)gemm : GEMM_EXACT;
+    int gq = gemm_q_from_env(msg, sizeof msg);
+    if (gq < 0) return err_set(e, "%s", msg);
+    s->gemm_q = model_dtype_is_block(c->dtype) ? (GqPath)gq : GQ_OFF;
+    if (s->gemm_q != GQ_OFF && !(s->xq = malloc(gemm_q_x_bytes(s->max_batch, (int)max_in))))
+        return err_set(e, "out of memory for the int8 prefill input (%d × %zu)", s->max_batch, max_in);
     /* a GGUF model (weight_bytes counted per tensor) may mix f32 with other types */
     s->tile_floats = c->dtype == DT_F32 && !c->weight_bytes ? 0 : HALF_TILE * max_in;
     if (c->dtype != DT_BF16 || !gemm_half_available(GEMM_AVX512BF16)) return 0; /* (AMX implies it) */
@@ -131,6 +136,7 @@ void fwd_free(RunState *s) {
     free(s->logits); free(s->key_cache); free(s->value_cache); free(s->kv_new); free(s->rope_cos); free(s->rope_sin);
     free(s->scratch); free(s->bulk_m1); free(s->bulk_m2); free(s->bulk_n); free(s->bulk_start);
     free(s->q_cache); free(s->tiles); free(s->router_in); free(s->router_hist); free(s->x_bf16);
+    free(s->xq);
     pool_free(s->pool);
     memset(s, 0, sizeof *s);
 }
@@ -169,6 +175,7 @@ typedef struct {
     int glu;              /* gate and up (n_out equal): out[0] = act(out[0]) · out[1] */
     int gelu;             /* with glu: act is GELU's tanh form (GeGLU), else SiLU */
     const uint16_t *x_bf16; /* in rounded to bf16 for gemm_half, or NULL (exact path) */
+    GqX gx;                 /* in rounded to int8 for gemm_q (gx.blk 0: not) */
 } MatMul;
 
 /* Row `row` of a matrix of n_in columns: whole blocks for the quantised types. */
@@ -193,7 +200,10 @@ static void mat_widen(float *out, Mat m, size_t n) {
 static void matmul_rows(const MatMul *mm, int k, int r0, int r1, int task) {
     Mat w = {mat_row(mm->w[k], r0, mm->n_in), mm->w[k].dt};
     int ld = mm->n_out[k];
-    if (mm->T == 1) {
+    int ty = model_dtype_is_block(w.dt) ? model_dtype_ggml(w.dt) : -1;
+    if (mm->gx.blk && gemm_q_block(ty) == mm->gx.blk) {
+        gemm_q(mm->s->gemm_q, mm->out[k] + r0, ld, &mm->gx, ty, w.p, r1 - r0);
+    } else if (mm->T == 1) {
         mv_any(mm->out[k] + r0, w, mm->in, r1 - r0, mm->n_in);
     } else if (w.dt == DT_BF16 && mm->x_bf16) {
         gemm_half_bf16(mm->s->gemm, mm->out[k] + r0, ld, mm->x_bf16, mm->T, mm->n_in, w.p, r1 - r0,
@@ -276,11 +286,34 @@ static void round_task(void *ctx, int task, int n_tasks) {
     gemm_half_round_rows(mm->s->x_bf16, mm->in, mm->T, mm->n_in, t0, t1);
 }
 
+/* Task t of n rounds its share of the input rows to int8 for gemm_q. */
+static void quantise_task(void *ctx, int task, int n_tasks) {
+    MatMul *mm = ctx;
+    gemm_q_quantise(&mm->gx, mm->in, (int)((long)mm->T * task / n_tasks), (int)((long)mm->T * (task + 1) / n_tasks));
+}
+
+/* The activation block gemm_q wants for mm's first matrix, or 0 for the
+ * other paths: no int8 buffer, a type it lacks, or a decode step where
+ * mv_q's AVX-512 VNNI kernels run (they round x themselves). */
+static int gemm_q_blk(const RunState *s, const MatMul *mm) {
+    if (!s->xq || s->gemm_q == GQ_OFF || !model_dtype_is_block(mm->w[0].dt)) return 0;
+    int ty = model_dtype_ggml(mm->w[0].dt), blk = gemm_q_block(ty);
+    if (!blk || mm->n_in % blk || (mm->T == 1 && mv_q_int8() && mv_q_int8_available(ty))) return 0;
+    return blk;
+}
+
 static void matmul_run(RunState *s, MatMul *mm) {
     long total = 0;
     for (int k = 0; k < mm->n_mats; k++) total += mm->n_out[k];
     mm->s = s;
     mm->x_bf16 = NULL;
+    mm->gx.blk = 0;
+    int blk = gemm_q_blk(s, mm);
+    if (blk) { /* one rounding, read by every task */
+        gemm_q_x_init(&mm->gx, s->xq, mm->T, mm->n_in, blk);
+        if (mm->T < 8) gemm_q_quantise(&mm->gx, mm->in, 0, mm->T);
+        else pool_run(s->pool, quantise_task, mm, pool_threads(s->pool));
+    }
     if (mm->T > 1 && s->gemm != GEMM_EXACT && mm->w[0].dt == DT_BF16) { /* one rounding, read by every task */
         mm->x_bf16 = s->x_bf16;
         pool_run(s->pool, round_task, mm, pool_threads(s->pool));

@@ -10,6 +10,7 @@
 
 #include "aha.h"
 #include "gemm_half.h"
+#include "gemm_q.h"
 #include "model.h"
 #include "pool.h"
 #include "trace.h"
@@ -42,6 +43,8 @@ typedef struct {
     size_t tile_floats;   /* floats per task in tiles (0 for f32 models) */
     GemmPath gemm;        /* how a prefill multiplies bf16 weights (fwd_set_gemm; default $AHASCOPE_GEMM, else AMX or exact) */
     uint16_t *x_bf16;     /* [pad32(B)][pad32(max in)]: a prefill product's input rounded for the bf16 paths, or NULL */
+    GqPath gemm_q;        /* how products of quantised rows run ($AHASCOPE_GEMMQ, else the CPU's best) */
+    void *xq;             /* gemm_q_x_bytes(B, max in): a product's input rounded to int8, or NULL */
     int n_tiles;
     Pool *pool;
     /* Asked before each layer of a call; non-zero abandons the call there

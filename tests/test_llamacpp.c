@@ -278,11 +278,19 @@ static void same_greedy(const char *path, const int *ids, const char *tag) {
  * q8_0 0.264, q4_0 0.436. Large because llama.cpp rounds the activations
  * too (to q8_0 for these dot products, to f16 for the F16 fallback
  * matrices) and this tiny model is that sensitive: quantising only its
- * weights to q8_0 moves ahascope's own log-probabilities by 0.27. */
+ * weights to q8_0 moves ahascope's own log-probabilities by 0.27.
+ * q8_0's tolerance went from 0.3 to 0.35 when ahascope's Q8_0 products
+ * became integer ones (engine/gemm_q.h): ahascope rounds its activations
+ * to q8_0 too now, with ggml's arithmetic, yet here the two roundings do
+ * not line up everywhere (the f16 fallback matrices feed them different
+ * inputs), so their errors add: 0.306 measured, against 0.245 with
+ * AHASCOPE_GEMMQ=off on the same machine. On the random dim-256 model
+ * below, q8_0's greedy ids matched llama.cpp's only once the rounding
+ * was ggml's (max |Δ logprob| 0.0017 then). */
 static const struct {
     const char *type;
     double tol;
-} STORIES_QUANT[] = {{"q8_0", 0.3}, {"q4_0", 0.5}};
+} STORIES_QUANT[] = {{"q8_0", 0.35}, {"q4_0", 0.5}};
 
 /* stories260K.gguf quantised by llama.cpp (--pure: every matrix of the
  * type, or its fallback where rows of 172 do not divide into blocks):

@@ -14,9 +14,11 @@
 
 #include "app/args.h"
 #include "app/bench/bench.h"
+#include "engine/attn_kernels.h"
 #include "engine/cost.h"
 #include "engine/forward.h"
 #include "engine/gemm_half.h"
+#include "engine/gemm_q.h"
 #include "engine/matvec.h"
 #include "engine/mem.h"
 
@@ -130,8 +132,22 @@ static size_t huge_page_bytes(void) {
  * ($AHASCOPE_GEMM, already checked by the run that was timed). */
 static const char *prefill_kernel(const Config *c) {
     char msg[200];
+    int q = model_dtype_is_block(c->dtype) ? gemm_q_from_env(msg, sizeof msg) : GQ_OFF;
+    if (q > GQ_OFF && gemm_q_block(model_dtype_ggml(c->dtype))) return q == GQ_AVX2 ? "gemm_q avx2" : "gemm_q portable";
     int p = c->dtype == DT_BF16 ? gemm_half_from_env(msg, sizeof msg) : GEMM_EXACT;
     return p <= GEMM_EXACT ? "sgemm" : gemm_half_name((GemmPath)p);
+}
+
+/* What a decode step of this model multiplies with: forward.c's choice
+ * for its main type (AVX-512 VNNI's own kernels, else gemm_q), else the
+ * float matvec of the CPU's width. */
+static void decode_kernel(const Config *c, char *out, size_t size) {
+    char msg[200];
+    int ty = model_dtype_is_block(c->dtype) ? model_dtype_ggml(c->dtype) : -1;
+    int q = ty >= 0 ? gemm_q_from_env(msg, sizeof msg) : GQ_OFF;
+    if (ty >= 0 && mv_q_int8() && mv_q_int8_available(ty)) snprintf(out, size, "mv_q int8 avx512vnni");
+    else if (q > GQ_OFF && gemm_q_block(ty)) snprintf(out, size, "gemm_q %s", gemm_q_name((GqPath)q));
+    else snprintf(out, size, "%s%s", ty >= 0 ? "mv_q " : "", mv_variant());
 }
 
 /* How this model's decode kernels prefetch: f32 rows 4 KiB ahead into L2,
@@ -143,16 +159,19 @@ static const char *prefetch_name(const Config *c) {
 static void print_throughput(const BenchOpts *b, const Model *m, const Throughput *t, const CostStep *cs,
                              size_t resident) {
     const Config *c = &m->c;
+    char dk[64];
+    decode_kernel(c, dk, sizeof dk);
     if (b->json) {
         printf("{\"prefill_tok_s\": %.3f, \"decode_tok_s\": %.3f, \"weight_bytes\": %zu, \"kv_bytes\": %zu, "
                "\"bandwidth_gbs\": %.3f, \"roofline_frac\": %.4f, \"roofline_frac_weights\": %.4f, "
                "\"prompt_len\": %d, \"decode\": %d, \"runs\": %d, \"threads\": %d, \"matvec\": \"%s\", \"prefetch\": \"%s\", "
                "\"prefill_kernel\": \"%s\", \"dtype\": \"%s\", \"file_bytes\": %zu, \"resident_bytes\": %zu, "
-               "\"huge_page_bytes\": %zu, \"decode_cpu_share\": %.3f, \"decode_steal_share\": %.3f",
+               "\"huge_page_bytes\": %zu, \"decode_cpu_share\": %.3f, \"decode_steal_share\": %.3f, "
+               "\"decode_kernel\": \"%s\", \"attn_kernel\": \"%s\"",
                t->prefill_tok_s, t->decode_tok_s, t->weight_bytes, t->kv_bytes, t->bandwidth_gbs, t->roofline_frac,
                t->roofline_frac_weights, b->prompt_len, b->decode, b->runs, b->threads, mv_variant(), prefetch_name(c), prefill_kernel(c),
                model_dtype_name(c->dtype), m->file_bytes, resident, huge_page_bytes(), t->decode_cpu_share,
-               t->decode_steal_share);
+               t->decode_steal_share, dk, attn_kernels_name(c->head_size));
         bench_print_cost_json(cs, 1);
         printf("}\n");
         return;
@@ -163,7 +182,8 @@ static void print_throughput(const BenchOpts *b, const Model *m, const Throughpu
     printf("prefill         %10.1f tok/s   (%d-token prompt, median of %d runs, %s)\n", t->prefill_tok_s, b->prompt_len,
            b->runs, prefill_kernel(c));
     printf("decode          %10.1f tok/s   (%d tokens after the prompt, %s kernel, prefetch %s, %d threads)\n",
-           t->decode_tok_s, b->decode, mv_variant(), prefetch_name(c), b->threads);
+           t->decode_tok_s, b->decode, dk, prefetch_name(c), b->threads);
+    printf("kernels         prefill %s, decode %s, attn %s\n", prefill_kernel(c), dk, attn_kernels_name(c->head_size));
     printf("prefill/decode  %10.1fx\n", t->prefill_tok_s / t->decode_tok_s);
     printf("decode CPU      %10.2f of the %d threads' wall time%s\n", t->decode_cpu_share, b->threads,
            t->decode_cpu_share < 0.9 ? " (other jobs took the cores: the figures understate this machine)" : "");

@@ -1,0 +1,74 @@
+/* gemm_q.h — C[t][j] = Σ_k x[t][k] · w[j][k] for ggml-quantised weight rows
+ * (Q8_0, Q4_K, Q5_K, Q6_K) in integer arithmetic, against activations
+ * rounded to int8 the way ggml rounds them.
+ *
+ * Widening quantised rows to f32 for sgemm caps a prefill at the f32 FMA
+ * rate and reads four bytes a weight from cache; an int8 dot product
+ * (VPMADDUBSW, then VPMADDWD) does 32 products per instruction. The price
+ * is the activations' rounding: each block of 32 (for Q8_0 rows) or 256
+ * (for the K types, with sums per 16 and per 32 for their offsets) becomes
+ * int8 values x·127/amax rounded to nearest even and one scale (amax/127
+ * rounded to f16 for Q8_0, 1/(127/amax) in f32 for the K types), ggml's
+ * own arithmetic, so llama.cpp and ahascope multiply the same integers;
+ * the product is that of the rounded activations, not of x. The integer
+ * sums inside a weight block are exact; each block then adds its
+ * scale·sum into f32 accumulators in one fixed order, which the portable
+ * path (GQ_PORTABLE) repeats operation for operation: every path returns
+ * the same bits. Weights are read where they lie; the rounded activations
+ * live in a caller's buffer (gemm_q_x_bytes), so no call allocates.
+ */
+#ifndef AHASCOPE_GEMM_Q_H
+#define AHASCOPE_GEMM_Q_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* How the products run: not at all (the caller's widen-and-sgemm path),
+ * plain C, or AVX2 tiles of 2 rows × 4 tokens (4 rows × 1 for decode). */
+typedef enum { GQ_OFF, GQ_PORTABLE, GQ_AVX2 } GqPath;
+
+/* Activations rounded for one product: T rows of d columns in blocks of
+ * blk (32 or 256). Scales are stored block-major, tokens contiguous, so a
+ * tile reads four tokens' scales in one load. */
+typedef struct {
+    int8_t *q;     /* [T][d] */
+    float *dx;     /* [d/blk][T] */
+    int16_t *s16;  /* [T][d/16] sums of q per 16 (blk 256 only) */
+    int16_t *s32;  /* [T][d/32] sums of q per 32 (blk 256 only) */
+    int T, d, blk;
+} GqX;
+
+/* The activation block a weight type wants: 32 for Q8_0, 256 for Q4_K,
+ * Q5_K and Q6_K; 0 for a type these kernels do not take. */
+int gemm_q_block(int ggml_type);
+
+/* Bytes of a buffer that holds a GqX of up to T rows of d (either block). */
+size_t gemm_q_x_bytes(int T, int d);
+
+/* Carve x out of buf (gemm_q_x_bytes(T, d) bytes, any alignment) for T rows
+ * of d in blocks of blk; d must be a multiple of blk. */
+void gemm_q_x_init(GqX *x, void *buf, int T, int d, int blk);
+
+/* Round rows [t0, t1) of in[T][d] into x: threads may round disjoint ranges. */
+void gemm_q_quantise(GqX *x, const float *in, int t0, int t1);
+
+/* C[t][j] (row stride ldc) for t < x->T, j < n, with w n rows of x->d
+ * weights of ggml_type (whole blocks; gemm_q_block(ggml_type) == x->blk).
+ * path must not be GQ_OFF and must be available. */
+void gemm_q(GqPath path, float *C, int ldc, const GqX *x, int ggml_type, const void *w, int n);
+
+/* 1 when path can run on this CPU (GQ_OFF and GQ_PORTABLE always can). */
+int gemm_q_available(GqPath path);
+
+/* The fastest path this CPU has: GQ_AVX2 with AVX2, FMA and F16C, else GQ_PORTABLE. */
+GqPath gemm_q_best(void);
+
+/* "off", "portable" or "avx2". */
+const char *gemm_q_name(GqPath path);
+
+/* The path $AHASCOPE_GEMMQ names ("off", "portable", "avx2", or unset or
+ * "auto": gemm_q_best), or -1 with a message in msg for an unknown name or
+ * one this CPU cannot run. */
+int gemm_q_from_env(char *msg, size_t msg_size);
+
+#endif
