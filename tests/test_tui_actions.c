@@ -69,6 +69,19 @@ TEST(tui_actions_replay_rescores_plays_and_quits) {
     replay_free(t);
 }
 
+/* `o` at θ 0 (and `T` at τ 1): the limit, said so; nothing is re-scored. */
+TEST(tui_actions_replay_threshold_at_its_limit_is_unchanged) {
+    Tui *t = replay_of(5);
+    t->m.hdr.theta_logit = decide_theta_logit(0.0);
+    const char *s = after(t, 'o');
+    CHECK_MSG(strstr(s, "unchanged: ") && !strstr(s, "re-scored"), "o at theta 0: %s", s);
+    CHECK_INT(t->m.rescoring, 0);
+    t->m.hdr.theta_logit = decide_theta_logit(0.1), t->m.hdr.tau = 1.0f;
+    s = after(t, 'T');
+    CHECK_MSG(strstr(s, "unchanged: tau 1.00") && !strstr(s, "re-scored"), "T at tau 1: %s", s);
+    replay_free(t);
+}
+
 TEST(tui_actions_replay_without_a_database) {
     Tui *t = replay_of(3);
     CHECK_MSG(!strcmp(after(t, 's'), "not recording: nothing to export"), "s: %s", t->m.status);
