@@ -1242,3 +1242,26 @@ TEST(tui_opens_a_quantised_gguf) {
     free(r);
     tmux_stop(&t);
 }
+
+/* `D` on the replay of a run without a parent: the status line says how
+ * a child is made (a live run's settings), not "change a setting", which a
+ * replay only re-scores. */
+TEST(tui_replay_diff_without_a_parent_says_how_one_is_made) {
+    TMUX_NEED_TUI();
+    const char *dir = test_tmp("replaynoparent");
+    int st;
+    free(test_runf(&st, "mkdir -p %s && cd %s && %s record --db np.db --model %s --steps 6 --temperature 0", dir, dir,
+                   test_bin_abs(), test_stories_model()));
+    CHECK_INT(st, 0);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "%s tui --replay --db np.db", test_bin_abs());
+    Tmux t;
+    CHECK_INT(tmux_open(&t, "replaynoparent", dir, 140, 40, NULL, cmd, 0), 0);
+    TMUX_WAIT(&t, "replay of run 1", 10);
+    tmux_keys(&t, "D");
+    TMUX_WAIT(&t, "run 1 has no parent run (it was not re-evaluated from one", 10);
+    CHECK(tmux_gone(&t, "change a setting to make one", 1));
+    tmux_keys(&t, "q");
+    TMUX_WAIT(&t, "EXITED 0", 5);
+    tmux_stop(&t);
+}

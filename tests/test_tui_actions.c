@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "app/tui/state.h"
 #include "tests/test.h"
@@ -66,6 +67,19 @@ TEST(tui_actions_replay_rescores_plays_and_quits) {
     after(t, 'p');
     CHECK_INT(t->playing, 0);
     CHECK_INT(tui_key(t, 'q'), 1);
+    replay_free(t);
+}
+
+/* `o` at θ 0 (and `T` at τ 1): the limit, said so; nothing is re-scored. */
+TEST(tui_actions_replay_threshold_at_its_limit_is_unchanged) {
+    Tui *t = replay_of(5);
+    t->m.hdr.theta_logit = decide_theta_logit(0.0);
+    const char *s = after(t, 'o');
+    CHECK_MSG(strstr(s, "unchanged: ") && !strstr(s, "re-scored"), "o at theta 0: %s", s);
+    CHECK_INT(t->m.rescoring, 0);
+    t->m.hdr.theta_logit = decide_theta_logit(0.1), t->m.hdr.tau = 1.0f;
+    s = after(t, 'T');
+    CHECK_MSG(strstr(s, "unchanged: tau 1.00") && !strstr(s, "re-scored"), "T at tau 1: %s", s);
     replay_free(t);
 }
 
@@ -153,5 +167,25 @@ TEST(tui_actions_plots_count_decided_positions) {
     const char *l0h0 = strstr(text, "L0  H0 ");
     CHECK_MSG(l0h0 && strstr(l0h0, "|    n/a  oracle") && l0h0 < strstr(text, "L0  H1 "), "%s", text);
     CHECK_MSG(!strstr(text, "L0  H1 ") || !strstr(strstr(text, "L0  H1 "), "n/a  oracle"), "%s", text);
+    replay_free(t);
+}
+
+/* `y` while the heads pane (H) is open copies its highlighted row, not the inspector. */
+TEST(tui_actions_yank_over_the_heads_pane_copies_its_row) {
+    Tui *t = replay_of(5);
+    char path[1100];
+    const char *dir = test_tmp("yankheads");
+    mkdir(dir, 0700);
+    snprintf(path, sizeof path, "%s/yank.txt", dir);
+    setenv("AHASCOPE_YANK", path, 1);
+    t->heads.open = 1, t->heads.row = 0;
+    const char *s = after(t, 'y');
+    CHECK_MSG(strstr(s, "yanked the heads row (2 lines)"), "y over H: %s", s);
+    FILE *f = fopen(path, "r");
+    char line[256] = "";
+    CHECK(f && fgets(line, sizeof line, f) && !strncmp(line, "head\tglobal\t", 12));
+    CHECK(f && fgets(line, sizeof line, f) && line[0] == 'L');
+    if (f) fclose(f);
+    unsetenv("AHASCOPE_YANK");
     replay_free(t);
 }

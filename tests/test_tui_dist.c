@@ -147,8 +147,9 @@ TEST(tui_dist_auc_equals_evals_for_the_same_run) {
     TMUX_WAIT(&t, "replay", 10);
     tmux_keys(&t, "d");
     tmux_keys(&t, "a");
-    snprintf(text, sizeof text, "96 positions \xc2\xb7 3200 cells \xc2\xb7 AUC %.3f", want);
-    TMUX_WAIT(&t, text, 10);
+    TMUX_WAIT(&t, "96 positions \xc2\xb7 3200 cells, ", 10);
+    snprintf(text, sizeof text, " global \xc2\xb7 AUC %.3f", want);
+    TMUX_WAIT(&t, text, 2);
     TMUX_WAIT(&t, "live sessions only", 2);  /* a replay has no router input to split */
     tmux_keys(&t, "q");
     TMUX_WAIT(&t, "EXITED 0", 5);

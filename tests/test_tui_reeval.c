@@ -23,16 +23,19 @@
 #define SLOW_REEVAL "AHASCOPE_TEST_REEVAL_DELAY_MS=1500"
 
 /* The TUI on stories260K (greedy, full attention, w 16, recorded) on a
- * prompt of about 250 tokens, env its test knob: the run a re-evaluation has to redo. */
-static int start_long(Tmux *t, const char *name, const char *env) {
+ * prompt of `reps` sentences (about 12 tokens each), env its test knob. */
+static int start_reps(Tmux *t, const char *name, const char *env, int reps) {
     static char model[4096], cmd[16384];
     if (!realpath(test_stories_model(), model)) snprintf(model, sizeof model, "missing-model");
     int n = snprintf(cmd, sizeof cmd, "%s tui --model %s --seed 1 --temperature 0 --policy full --window 16 --prompt '",
                      test_bin_abs(), model);
-    for (int i = 0; i < 20; i++) n += snprintf(cmd + n, sizeof cmd - n, "Once upon a time there was a little dog. ");
+    for (int i = 0; i < reps; i++) n += snprintf(cmd + n, sizeof cmd - n, "Once upon a time there was a little dog. ");
     snprintf(cmd + n, sizeof cmd - n, "'");
     return tmux_open(t, name, NULL, 160, 40, env, cmd, 0);
 }
+
+/* That TUI on about 250 tokens: the run a re-evaluation has to redo. */
+static int start_long(Tmux *t, const char *name, const char *env) { return start_reps(t, name, env, 20); }
 
 static char *query(Tmux *t, const char *sql) {
     int st;
@@ -135,6 +138,45 @@ TEST(tui_reeval_second_press_replaces_the_running_one) {
                   sscanf(c, "\n3,2,done,4,%d", &n3) == 1,
               "runs:\n%s", r ? r : "");
     CHECK_MSG(n2 < n1 && n3 == n1, "positions: parent %d, stopped %d, replacing %d", n1, n2, n3);
+    free(r);
+    tmux_stop(&t);
+}
+
+/* `w w w` pressed quickly: the second press stops run 2 before its first
+ * chunk, so run 2 keeps no position and is no parent (run 3's is run 1);
+ * the third stops run 3 after a chunk, which stays in the chain (run 4's
+ * parent). The inspector names the run whose positions it holds, run 1,
+ * and D the recorded parent it diffs against, run 3. */
+TEST(tui_reeval_stopped_run_without_positions_is_no_parent) {
+    TMUX_NEED_TUI();
+    Tmux t;
+    CHECK_INT(start_reps(&t, "reeval_empty", SLOW_REEVAL, 16), 0);
+    TMUX_WAIT(&t, "policy", 30);
+    CHECK_MSG(tmux_shows_pos(&t, 150, 30), "the prompt's positions never showed");
+    tmux_keys(&t, "w");
+    TMUX_WAIT(&t, "as run 2: 0 of ", 10);
+    tmux_keys(&t, "w");
+    TMUX_WAIT(&t, "re-evaluating run 1 under full, w=4, tau=0.50, theta=0.10 as run 3: ", 10);
+    TMUX_WAIT(&t, "as run 3: 64 of ", 10);
+    tmux_keys(&t, "w");
+    TMUX_WAIT(&t, "re-evaluating run 3 under full, w=2", 10);
+    TMUX_WAIT(&t, "run 4: full, w=2", 30);
+    tmux_keys(&t, "Enter");
+    TMUX_WAIT(&t, "parent run 1", 5);
+    CHECK_MSG(tmux_gone(&t, "parent run 3", 1), "the inspector names a run whose positions it does not hold");
+    tmux_keys(&t, "D");
+    TMUX_WAIT(&t, "run 4 vs its parent 3", 10);
+    tmux_keys(&t, "Escape");
+    tmux_keys(&t, "q");
+    TMUX_WAIT(&t, "EXITED 0", 5);
+    char *r = runs_table(&t);
+    int n1 = 0, n3 = 0, n4 = 0;
+    const char *a = r ? strstr(r, "\n1,,done,16,") : NULL, *b = r ? strstr(r, "\n2,1,interrupted,8,0\r") : NULL;
+    const char *c = r ? strstr(r, "\n3,1,interrupted,4,") : NULL, *d = r ? strstr(r, "\n4,3,done,2,") : NULL;
+    CHECK_MSG(a && b && c && d && sscanf(a, "\n1,,done,16,%d", &n1) == 1 &&
+                  sscanf(c, "\n3,1,interrupted,4,%d", &n3) == 1 && sscanf(d, "\n4,3,done,2,%d", &n4) == 1,
+              "runs:\n%s", r ? r : "");
+    CHECK_MSG(n3 > 0 && n3 < n1 && n4 == n1, "positions: run 1 %d, run 3 %d, run 4 %d", n1, n3, n4);
     free(r);
     tmux_stop(&t);
 }

@@ -9,7 +9,10 @@
 
 #include "engine/decide.h"
 #include "tests/test.h"
+#include "tests/views_fixture.h"
 #include "views/explain.h"
+#include "views/paint.h"
+#include "views/pin.h"
 
 /* One layer, one head at pos 40 with far keys; τ 0.5, θ 10%, policy aha. */
 static StepTrace *one_cell(ViewModel *m) {
@@ -341,4 +344,31 @@ TEST(views_explain_share_and_weight_text) {
     CHECK_STR(b, "2e-07");
     view_weight_text(b, sizeof b, 0);
     CHECK_STR(b, "0.00");
+}
+
+/* The parent run's line in the inspector: where the oracle's mass at the
+ * head differs between the runs (the same tokens, but the layers below
+ * gated differently, so the head reads another residual stream) it gives
+ * both masses and says why, in every form that fits; where it agrees it
+ * is left out, as before. */
+TEST(views_parent_line_shows_both_oracle_masses_where_they_differ) {
+    ViewModel m;
+    view_init(&m, 2, 3, NULL);
+    fx_fill(&m, 12);
+    view_keep_parent(&m, "run 1");
+    fx_fill(&m, 12);
+    m.sel_layer = 1, m.sel_head = 0, m.cursor = 5;
+    int c = 3;
+    m.parent.hist[5]->oracle_logit[c] = (float)decide_theta_logit(0.21);
+    m.hist[5]->oracle_logit[c] = (float)decide_theta_logit(0.34);
+    char buf[300];
+    CHECK_INT(view_parent_line(&m, 250, buf, sizeof buf), 1);
+    CHECK_MSG(strstr(buf, "oracle 21%") && strstr(buf, "oracle 34%") && strstr(buf, VIEW_PARENT_ORACLE_WHY), "%s", buf);
+    CHECK_MSG(strstr(buf, "parent run 1: ") == buf, "%s", buf);
+    CHECK_INT(view_parent_line(&m, 70, buf, sizeof buf), 1);
+    CHECK_MSG(strstr(buf, "21%") && strstr(buf, "34%") && view_text_width(buf, 0) <= 70, "%s", buf);
+    m.hist[5]->oracle_logit[c] = m.parent.hist[5]->oracle_logit[c]; /* agreeing: no oracle, no why */
+    CHECK_INT(view_parent_line(&m, 250, buf, sizeof buf), 1);
+    CHECK_MSG(!strstr(buf, "oracle") && !strstr(buf, VIEW_PARENT_ORACLE_WHY), "%s", buf);
+    view_free(&m);
 }

@@ -627,6 +627,11 @@ TEST(views_search_matches_across_tokens_with_next_and_previous) {
     view_search(&m, "dragon", 1);
     CHECK_INT(m.cursor, 7);
     CHECK_MSG(strstr(m.status, "no match for \"dragon\"") != NULL, "%s", m.status);
+    view_search(&m, " toys", 1);
+    CHECK_INT(m.cursor, 3);
+    view_search(&m, "", 1); /* `/` Enter on an empty line: the last search again, not "no search yet" */
+    CHECK_INT(m.cursor, 7);
+    CHECK_MSG(strstr(m.status, "\" toys\" at pos 7") != NULL, "%s", m.status);
     view_free(&m);
 }
 

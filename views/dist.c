@@ -26,7 +26,8 @@ void view_dist_title(const ViewDist *d, const ViewModel *m, char *buf, size_t n)
     int k = d->pooled ? snprintf(buf, n, "distributions%sall %d heads pooled", dot, m->n_layers * m->n_heads)
                       : snprintf(buf, n, "distributions%sL%d H%d", dot, d->layer, d->head);
     if (k < 0 || (size_t)k >= n || !d->ready) return;
-    k += snprintf(buf + k, n - k, "%s%d positions%s%ld cells", dot, d->n_pos, dot, d->n);
+    /* the classes' sizes beside the AUC: over 4 cells of one class it says little */
+    k += snprintf(buf + k, n - k, "%s%d positions%s%ld cells, %ld global", dot, d->n_pos, dot, d->n, d->n_global);
     if ((size_t)k < n && !isnan(d->auc)) snprintf(buf + k, n - k, "%sAUC %.3f", dot, d->auc);
 }
 
@@ -64,7 +65,8 @@ static void hist_panel(WINDOW *w, const ViewDist *d, const ViewPalette *p, int y
             view_put(w, y + 1 + r, x + 5 + 2 * s, g, A_NORMAL, pair);
         }
     }
-    view_puts(w, y + 1 + rows, x, HIST_W, "    0    .5   1 score", 1, A_DIM, 0);
+    /* 0 under the first score bin, .5 under the sixth, 1 under the last column */
+    view_puts(w, y + 1 + rows, x, HIST_W, "    0        .5        1", 1, A_DIM, 0);
 }
 
 /* The calibration table: per score bin, the share where the oracle said global. */
@@ -88,6 +90,24 @@ static void cal_panel(WINDOW *w, const ViewDist *d, const ViewPalette *p, int y,
     }
 }
 
+/* The ROC's x axis under its plot's columns x+2 … x+width-1: 0 and 1 at its
+ * ends, its name between them in the longest form that fits. */
+static void roc_axis(WINDOW *w, int y, int x, int width) {
+    char axis[256];
+    int cols = width - 2 < (int)sizeof axis - 1 ? width - 2 : (int)sizeof axis - 1;
+    memset(axis, ' ', (size_t)cols);
+    axis[cols] = 0;
+    static const char *const names[] = {"false-positive rate", "false pos. rate", "FPR"};
+    for (int i = 0; i < 3; i++) {
+        int len = (int)strlen(names[i]);
+        if (cols < len + 4) continue;
+        memcpy(axis + (cols - len) / 2, names[i], (size_t)len);
+        break;
+    }
+    axis[0] = '0', axis[cols - 1] = '1';
+    view_puts(w, y, x + 2, cols, axis, 1, A_DIM, 0);
+}
+
 /* The ROC: the true-positive rate (up) at each false-positive rate (across), the diagonal dotted. */
 static void roc_panel(WINDOW *w, const ViewDist *d, const ViewPalette *p, int y, int x, int width, int rows) {
     char head[64];
@@ -109,7 +129,7 @@ static void roc_panel(WINDOW *w, const ViewDist *d, const ViewPalette *p, int y,
             view_put(w, y + 1 + k, x + 2 + c, p->ascii ? L'*' : L'\u25cf', A_BOLD, 0);
         prev = r;
     }
-    view_puts(w, y + 1 + rows, x, width, "0 false-positive rate 1", 1, A_DIM, 0);
+    roc_axis(w, y + 1 + rows, x, width);
 }
 
 void view_draw_dist(WINDOW *w, const ViewDist *d, const ViewModel *m, const ViewPalette *p) {

@@ -44,7 +44,7 @@ int view_dist_bin(double v);
 /* Where the pane goes: the pattern view's rectangle (the middle of the screen). */
 ViewRect view_dist_rect(const Layout *lay);
 
-/* The pane's title: "distributions · L3 H5 · 95 positions · 81 cells · AUC 0.812". */
+/* The pane's title: "distributions · L3 H5 · 95 positions · 81 cells, 20 global · AUC 0.812". */
 void view_dist_title(const ViewDist *d, const ViewModel *m, char *buf, size_t n);
 
 /* Draw the pane into w (the rectangle above). */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "views/draw.h"
+#include "views/explain.h"
 #include "views/paint.h"
 
 enum { SEG_MAX = 12, SEG_LEN = 96 };
@@ -101,11 +102,16 @@ static void collect(const ViewModel *m, const ViewPalette *p, SegList *l, int co
     /* sinks change what is local: a setting to show when there are any */
     add(l, h->sinks > 0 ? 1 : 4, compact ? "s%d" : "sinks %d", h->sinks);
     const char *tau = a ? "tau" : "\xcf\x84", *theta = a ? "theta" : "\xce\xb8";
+    char tv[16], thv[16], gtv[16], gthv[16]; /* θ 0.001 reads 0.001, not 0.00 */
+    view_unit_text(tv, sizeof tv, h->tau, 2);
+    view_unit_text(thv, sizeof thv, decide_prob(h->theta_logit), 2);
+    view_unit_text(gtv, sizeof gtv, h->gate_tau, 2);
+    view_unit_text(gthv, sizeof gthv, decide_prob(h->gate_theta_logit), 2);
     if (h->gates_fixed && (h->gate_tau != h->tau || h->gate_theta_logit != h->theta_logit))
         /* a replay re-scored: the recorded gates were decided at other thresholds, and the gate metric shows those */
-        add(l, 0, compact ? "%s %.2f %s %.2f (gates %.2f/%.2f)" : "%s %.2f %s %.2f (gates at %.2f/%.2f)", tau, h->tau,
-            theta, decide_prob(h->theta_logit), h->gate_tau, decide_prob(h->gate_theta_logit));
-    else add(l, 1, "%s %.2f %s %.2f", tau, h->tau, theta, decide_prob(h->theta_logit));
+        add(l, 0, compact ? "%s %s %s %s (gates %s/%s)" : "%s %s %s %s (gates at %s/%s)", tau, tv, theta, thv, gtv,
+            gthv);
+    else add(l, 1, "%s %s %s %s", tau, tv, theta, thv);
     if (h->ctx_len > 0) add(l, 0, "pos %d/%d", t ? t->pos : 0, h->ctx_len);
     else add(l, 0, "pos %d", t ? t->pos : 0);
     if (h->tok_s > 0) add(l, 5, "%.1f tok/s", h->tok_s);

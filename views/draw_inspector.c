@@ -16,20 +16,22 @@
 #include "views/why.h"
 
 /* Sparkline of one metric of the selected head over positions 0 … cursor,
- * on the attention strip's columns (a bin's highest value where positions
- * outnumber them), each glyph coloured by its level; the cursor's column,
- * the last, reversed (its value is stated by the verdict beside it). */
+ * on the attention strip's columns (a bin's mean where positions outnumber
+ * them: its maximum saturated every column of a long run), each glyph
+ * coloured by its level; the cursor's column, the last, reversed (its value
+ * is stated by the verdict beside it). */
 static void sparkline(WINDOW *w, const ViewModel *m, const ViewPalette *p, const ViewInspGeom *g, int y,
                       const char *label, ViewMetric k) {
     int cell = m->sel_layer * m->n_heads + m->sel_head;
     view_puts(w, y, 1, g->x0 - 1, label, p->ascii, A_DIM, 0);
     for (int c = 0; c < g->n_tok_vis; c++) {
-        float v = NAN;
-        int hi = view_bin_lo(c + 1, g->n_pos, g->n_tok_vis);
+        double sum = 0;
+        int n = 0, hi = view_bin_lo(c + 1, g->n_pos, g->n_tok_vis);
         for (int i = view_bin_lo(c, g->n_pos, g->n_tok_vis); i < hi && i < m->n_hist; i++) {
             float x = view_metric_value(m, m->hist[i], cell, k);
-            if (!isnan(x) && !(x <= v)) v = x;
+            if (!isnan(x)) sum += x, n++;
         }
+        float v = n ? (float)(sum / n) : NAN;
         attr_t a = hi - 1 == m->cursor ? A_REVERSE : A_NORMAL;
         view_put(w, y, g->x0 + c, view_glyph_spark(p, v), a, view_pair_cells(p, view_level(v), VIEW_SW_BLANK));
     }

@@ -52,6 +52,9 @@ static void draw_token(WINDOW *w, const ViewModel *m, const ViewPalette *p, int 
     }
 }
 
+/* v, or +0 where it is negative or -0. */
+static double non_negative(double v) { return v > 0 ? v : 0.0; }
+
 /* Surprise of each position, -log p in nats, as a sparkline (full height at
  * SURPRISE_TOP nats and above), and the cursor's -log p and entropy: where
  * the model was unsure, and what each token cost it. */
@@ -73,9 +76,9 @@ static void surprise_strip(WINDOW *w, const ViewModel *m, const ViewPalette *p, 
     if (mk) snprintf(mark, sizeof mark, " %lc %s", (wint_t)view_mark_glyph(mk, p->ascii), view_mark_name(mk));
     if (isnan(t->logprob))
         view_printf(w, g->y_strip, g->x_text, g->text_w, p->ascii, A_DIM, 0, "pos %d%s: no prediction", t->pos, mark);
-    else
+    else /* both are at least 0: a rounding's -0.0 prints as 0 */
         view_printf(w, g->y_strip, g->x_text, g->text_w, p->ascii, A_NORMAL, 0, "pos %d%s %slog p %.2f H %.2f", t->pos,
-                    mark, minus, -t->logprob, t->entropy);
+                    mark, minus, non_negative(-t->logprob), non_negative(t->entropy));
 }
 
 /* The forms of a long prefill's progress, longest first: the rate and

@@ -125,8 +125,8 @@ static void router_line(const ViewModel *m, const StepTrace *t, int cell, int la
     double s = t->score[cell], tau = m->hdr.tau;
     int k = digits_apart(s, tau, 2);
     char a[48], b[48];
-    snprintf(a, sizeof a, "%.*f", k, s);
-    snprintf(b, sizeof b, "%.*f", k, tau);
+    view_unit_text(a, sizeof a, s, k); /* a score of 0.0003 reads 0.0003, not 0.00 */
+    view_unit_text(b, sizeof b, tau, k);
     Verdict v = {"router", decide_title(DECIDE_AHA), a, a, g->tau, b, d ? "global" : "local", d, label,
                  executes(m, DECIDE_AHA)};
     put_verdict(out, VIEW_EXPLAIN_ROUTER, &v, g);
@@ -278,6 +278,15 @@ void view_weight_text(char *buf, size_t n, double w) {
     if (!(w > 0) || w >= 0.0095) snprintf(buf, n, "%.2f", w);
     else if (w < 1e-4) snprintf(buf, n, "%.0e", w);
     else snprintf(buf, n, "%.*f", 1 - (int)floor(log10(w)), w);
+}
+
+void view_unit_text(char *buf, size_t n, double v, int digits) {
+    if (!(v > 0 && v < 1)) { snprintf(buf, n, "%.*f", digits, v); return; }
+    double tail = v < 0.5 ? v : 1 - v;
+    int k = (int)ceil(-log10(tail) - 1e-9); /* the decimals at which the tail shows */
+    if (k < digits) k = digits;
+    if (k > 4) snprintf(buf, n, "%s", v < 0.5 ? "<0.0001" : ">0.9999");
+    else snprintf(buf, n, "%.*f", k, v);
 }
 
 /* Append " · pos 12 \"Lily\" 0.41" to line if it fits in max_w columns;

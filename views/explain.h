@@ -62,6 +62,12 @@ void view_share_text(char *buf, size_t n, double p);
  * "0.0031", "2e-07"), so a light far key at long context never reads 0.00. */
 void view_weight_text(char *buf, size_t n, double w);
 
+/* A value on [0, 1] (a score, τ, θ) at `digits` decimals, more where
+ * that would round it to 0 or 1 ("0.001", "0.9995"), and a tail form
+ * past four ("<0.0001", ">0.9999"): a threshold set at 0.001 never reads
+ * 0.00. 0, 1 and values outside print at `digits`. */
+void view_unit_text(char *buf, size_t n, double v, int digits);
+
 /* Far positions ranked at most. */
 #define VIEW_ATTN_TOP 8
 

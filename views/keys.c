@@ -180,7 +180,8 @@ static void jump_to_disagreement(ViewModel *m, int want) {
 }
 
 void view_search(ViewModel *m, const char *needle, int dir) {
-    if (needle != m->search) snprintf(m->search, sizeof m->search, "%s", needle);
+    /* an empty line after a search repeats it, as > does: the last search stays */
+    if (needle != m->search && needle[0]) snprintf(m->search, sizeof m->search, "%s", needle);
     if (!m->search[0]) { view_set_status(m, "no search yet: / searches the tokens"); return; }
     int i = view_find_text(m, m->search, m->cursor, dir);
     if (i < 0) { view_set_status(m, "no match for \"%s\"", m->search); return; }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine/decide.h"
+#include "views/explain.h"
 #include "views/fixed.h"
 #include "views/metric.h"
 #include "views/paint.h"
@@ -113,7 +114,7 @@ int view_pattern_bin(int n) {
 void view_pattern_set(ViewPattern *p, int layer, int head, int n, int bin, float *w, int window, int sinks) {
     free(p->w);
     p->layer = layer, p->head = head, p->n = n, p->bin = bin, p->nb = ceil_div(n, bin), p->w = w;
-    p->window = window, p->sinks = sinks, p->recorded = 0;
+    p->window = window, p->sinks = sinks, p->recorded = 0, p->unranked = 0;
 }
 
 int view_pattern_from_recorded(ViewPattern *p, const ViewModel *m, int layer, int head, int window, int sinks,
@@ -122,9 +123,10 @@ int view_pattern_from_recorded(ViewPattern *p, const ViewModel *m, int layer, in
     float *w = malloc((size_t)nb * nb * sizeof *w);
     if (!w) return err_set(e, "pattern: out of memory for %d x %d cells", nb, nb);
     for (size_t i = 0; i < (size_t)nb * nb; i++) w[i] = -1;
-    int cell = layer * m->n_heads + head;
+    int cell = layer * m->n_heads + head, ranked = 0;
     for (int q = 0; q < n; q++) {
         const StepTrace *t = m->hist[q];
+        ranked |= t->top_k > 0;
         for (int r = 0; r < t->top_k; r++) {
             int k = t->top_pos[cell * t->top_k + r];
             float v = t->top_w[cell * t->top_k + r];
@@ -134,7 +136,7 @@ int view_pattern_from_recorded(ViewPattern *p, const ViewModel *m, int layer, in
         }
     }
     view_pattern_set(p, layer, head, n, bin, w, window, sinks);
-    p->recorded = 1;
+    p->recorded = 1, p->unranked = n > 0 && !ranked;
     return 0;
 }
 
@@ -268,11 +270,14 @@ static void draw_info(WINDOW *w, const ViewPattern *pt, const ViewModel *m, cons
     int k = snprintf(line, sizeof line, "pos %d \xc2\xab%s\xc2\xbb %c " DOT " %s:", cur->pos, label,
                      view_pattern_row_mark(m, pt->layer, pt->head, cur->pos, cur->pos + 1),
                      exact ? "heaviest keys" : "heaviest recorded far keys");
-    if (nt == 0) snprintf(line + k, sizeof line - (size_t)k, " none known");
+    const char *none = pt->unranked ? VIEW_PATTERN_UNRANKED : "none known";
+    if (nt == 0) snprintf(line + k, sizeof line - (size_t)k, " %s", none);
     for (int i = 0; i < nt && k > 0 && (size_t)k < sizeof line; i++) {
         const StepTrace *kt = view_trace(m, tp[i]);
+        char wt[16]; /* a light key at long context never reads 0.00 */
         view_piece_label(kt ? kt->piece : "?", p->ascii, label, sizeof label);
-        k += snprintf(line + k, sizeof line - (size_t)k, " %d:%d \"%.24s\" %.2f", i + 1, tp[i], label, tw[i]);
+        view_weight_text(wt, sizeof wt, tw[i]);
+        k += snprintf(line + k, sizeof line - (size_t)k, " %d:%d \"%.24s\" %s", i + 1, tp[i], label, wt);
     }
     view_puts_fit(w, g->info_y, 1, width, line, p->ascii, A_NORMAL, 0);
 }
@@ -294,6 +299,8 @@ void view_draw_pattern(WINDOW *w, const ViewPattern *pt, const ViewModel *m, con
     float tw[VIEW_PATTERN_TOP];
     int exact, nt = top_keys(pt, m, tp, tw, &exact);
     draw_cells(w, pt, m, p, &g, tp, nt);
+    if (pt->unranked) /* an empty grid says why */
+        view_puts_fit(w, g.gy + g.rows / 2, g.gx, g.gw, VIEW_PATTERN_UNRANKED, p->ascii, A_BOLD, 0);
     draw_axis(w, pt, p, &g);
     draw_info(w, pt, m, p, &g, tp, tw, nt, exact, wd - 2);
     attr_t dim;

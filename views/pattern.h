@@ -36,10 +36,14 @@ typedef struct ViewPattern {
     int bin, nb;      /* positions per data cell; cells a side (ceil(n / bin)) */
     float *w;         /* [nb * nb] by query bin: largest weight in the cell, -1 no key (owned) */
     int recorded;     /* built from recorded top-k far keys: the window's keys are not there */
+    int unranked;     /* recorded, but the run ranked no far key (recorded without --attn-top) */
     int window, sinks;
     int zoom;         /* 0: the whole run fits; each step halves the positions a cell */
     int q0, k0;       /* pan: the first query and key position shown */
 } ViewPattern;
+
+/* What the grid and the cursor's line say for a run that ranked no far key. */
+#define VIEW_PATTERN_UNRANKED "this run recorded no far keys: record --attn-top K"
 
 /* Where things go inside the pattern's window (border included). */
 typedef struct {

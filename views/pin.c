@@ -190,6 +190,35 @@ int view_pin_line(const ViewModel *m, int max_w, char *buf, size_t n) {
     return pick(forms, 2, max_w, m->ascii, buf, n);
 }
 
+/* 1 if the oracle's far mass at cell reads differently in the parent p and
+ * the child t: the same tokens, but a head's input is the residual stream,
+ * which the gates of the layers below changed. */
+static int oracle_moved(const StepTrace *p, const StepTrace *t, int cell) {
+    float a = p->oracle_logit[cell], b = t->oracle_logit[cell];
+    if (isnan(a) || isnan(b)) return 0;
+    char x[16], y[16];
+    view_share_text(x, sizeof x, decide_prob(a));
+    view_share_text(y, sizeof y, decide_prob(b));
+    return strcmp(x, y) != 0;
+}
+
+/* The parent line when the oracle moved too: both masses, and why they differ. */
+static int moved_line(const ViewModel *m, const StepTrace *p, const StepTrace *t, int c, int max_w, char *buf,
+                      size_t n) {
+    const char *arrow = m->ascii ? "->" : "\xe2\x86\x92", *sp = m->parent.label[0] ? " " : "";
+    char forms[4][256], pv[160], tv[160];
+    view_head_text(m, p, c, VIEW_HEAD_WORDS | VIEW_HEAD_ORACLE, pv, sizeof pv);
+    view_head_text(m, t, c, VIEW_HEAD_WORDS | VIEW_HEAD_ORACLE, tv, sizeof tv);
+    snprintf(forms[0], sizeof forms[0], "parent%s%.40s: %.75s %s this run: %.75s (%s)", sp, m->parent.label, pv,
+             arrow, tv, VIEW_PARENT_ORACLE_WHY);
+    snprintf(forms[1], sizeof forms[1], "parent%s%.47s: %.90s %s this run: %.90s", sp, m->parent.label, pv, arrow, tv);
+    view_head_text(m, p, c, VIEW_HEAD_ORACLE, pv, sizeof pv);
+    view_head_text(m, t, c, VIEW_HEAD_ORACLE, tv, sizeof tv);
+    snprintf(forms[2], sizeof forms[2], "parent%s%.47s: %.90s %s %.90s", sp, m->parent.label, pv, arrow, tv);
+    snprintf(forms[3], sizeof forms[3], "parent: %.90s %s now %.90s", pv, arrow, tv);
+    return pick(forms, 4, max_w, m->ascii, buf, n);
+}
+
 int view_parent_line(const ViewModel *m, int max_w, char *buf, size_t n) {
     if (m->parent.n <= 0) return 0;
     const StepTrace *t = view_trace(m, m->cursor), *p = t ? view_parent_trace(m, m->cursor) : NULL;
@@ -199,9 +228,9 @@ int view_parent_line(const ViewModel *m, int max_w, char *buf, size_t n) {
     if (!p || p->token != t->token)
         return snprintf(buf, n, "parent%s%s: %s at pos %d", sp, m->parent.label, p ? "another token" : "no position",
                         t->pos), 1;
-    /* the oracle's mass is the same in both runs (the same tokens): the gate and the score are what moved */
     char forms[3][256], pv[96], tv[96];
     int c = sel_cell(m);
+    if (oracle_moved(p, t, c)) return moved_line(m, p, t, c, max_w, buf, n);
     view_head_text(m, p, c, VIEW_HEAD_WORDS, pv, sizeof pv);
     view_head_text(m, t, c, VIEW_HEAD_WORDS, tv, sizeof tv);
     snprintf(forms[0], sizeof forms[0], "parent%s%.47s: %.80s %s this run: %.80s", sp, m->parent.label, pv, arrow, tv);

@@ -464,7 +464,7 @@ int view_find_text(const ViewModel *m, const char *needle, int from, int dir);
 /* Search the token stream for needle (view_find_text) from the cursor in
  * direction dir, remember it for > and <, move the cursor to the match and
  * say where it is on the status line, or that there is none. needle may
- * be m->search itself. */
+ * be m->search itself; an empty needle repeats the last search. */
 void view_search(ViewModel *m, const char *needle, int dir);
 
 /* Edit the input line: printable bytes (UTF-8 arrives byte by byte) go in

@@ -84,9 +84,12 @@ static void err_line(const StepTrace *t, int cell, char *out) {
     double err = t->oracle_err[cell];
     if (!decide_has_choice(t)) snprintf(out, VIEW_WHY_CAP, "oracle_err: no far keys, so going local changes nothing");
     else if (isnan(err)) snprintf(out, VIEW_WHY_CAP, "oracle_err: not profiled (what going local would change)");
-    else
+    else if (err <= 1)
         snprintf(out, VIEW_WHY_CAP, "oracle_err %.3f: going local changes this head's output %s (%.1f%%)", err,
                  view_why_err_words(err), 100 * err);
+    else /* the local output can be farther from the full one than the full one is from 0 */
+        snprintf(out, VIEW_WHY_CAP, "oracle_err %.3f, over 1 (the maps clamp it at 1): going local changes this "
+                 "head's output by more than its own size", err);
 }
 
 int view_why_lines(const ViewModel *m, int max_w, char out[VIEW_WHY_LINES][VIEW_WHY_CAP]) {

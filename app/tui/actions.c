@@ -88,7 +88,13 @@ static int replay_threshold(Tui *t, ViewAction a) {
     float tau;
     double theta;
     tui_thresholds(t, &tau, &theta); /* a second press steps on from the rescore under way */
+    float was_tau = tau;
+    double was_theta = theta;
     tui_next_threshold(a, &tau, &theta);
+    if (tau == was_tau && theta == was_theta) { /* at a limit (θ 0, τ 1, …): nothing to re-score */
+        view_set_status(&t->m, "unchanged: tau %.2f, theta %.2f is the limit", tau, decide_prob(theta));
+        return 0;
+    }
     tui_replay_rethreshold(t, tau, theta);
     return 0;
 }

@@ -15,15 +15,16 @@
 /* A re-evaluation runs the same tokens: the run it replaces stays at hand
  * as its parent, so the inspector can set the two side by side; a new
  * prompt drops both. */
-static void keep_or_clear(Tui *t, const TuiTake *k) {
+static void keep_or_clear(Tui *t) {
     if (!t->reevaluating) {
         view_drop_parent(&t->m);
         view_clear_history(&t->m);
         return;
     }
+    /* the label names the run whose positions are kept: the recorded parent of the
+     * child may be a stopped run of the same chain, which D names (worker.h) */
     char label[48] = ""; /* a run not recorded has no id to name */
-    int64_t parent = k->reeval_parent ? k->reeval_parent : t->screen_run;
-    if (parent) snprintf(label, sizeof label, "run %lld", (long long)parent);
+    if (t->screen_run) snprintf(label, sizeof label, "run %lld", (long long)t->screen_run);
     view_keep_parent(&t->m, label);
 }
 
@@ -35,7 +36,7 @@ static void show_steps(Tui *t, TuiTake *k) {
     if (k->new_run) t->new_run_pending = 1;
     if (t->new_run_pending && k->n > 0) {
         t->restore = t->m.follow ? -1 : t->m.cursor;
-        keep_or_clear(t, k);
+        keep_or_clear(t);
         t->new_run_pending = 0;
         t->attn_pending = 0;
         if (t->reevaluating) view_set_status(&t->m, "run %lld: %s", (long long)k->run_id, t->reevaluating_what);
@@ -54,7 +55,9 @@ static void show_run(Tui *t, const TuiTake *k) {
     ViewHeader *h = &t->m.hdr;
     const AttnConfig *a = &k->attn;
     if (t->new_run_pending) return; /* still showing the previous run */
-    t->screen_run = t->db ? k->run_id : 0;
+    /* the run whose positions are shown: after a stopped re-evaluation, its parent's; before
+     * the first position, the one being prefilled */
+    t->screen_run = !t->db ? 0 : k->shown_run ? k->shown_run : k->run_id;
     snprintf(h->policy, sizeof h->policy, "%s", aha_policy_name(a->policy));
     if (h->window != a->window || h->sinks != a->sinks) t->dirty = 1;
     h->window = a->window, h->sinks = a->sinks;
@@ -63,7 +66,7 @@ static void show_run(Tui *t, const TuiTake *k) {
     if (!t->m.rescoring && (h->tau != t->cfg.tau || h->theta_logit != t->cfg.theta_logit))
         h->tau = t->cfg.tau, h->theta_logit = t->cfg.theta_logit, t->dirty = 1;
     h->tok_s = k->tok_s;
-    if (t->db && k->run_id) snprintf(h->record, sizeof h->record, "%s run %lld", t->db, (long long)k->run_id);
+    if (t->screen_run) snprintf(h->record, sizeof h->record, "%s run %lld", t->db, (long long)t->screen_run);
     else snprintf(h->record, sizeof h->record, "not recording");
 }
 

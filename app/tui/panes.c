@@ -24,6 +24,7 @@ typedef struct {
     int64_t run;        /* the run on screen */
     int n;              /* plots: the positions on screen */
     int diff;           /* summary or diff: diff against the parent */
+    int replay;         /* the run on screen is a replay: no setting it changes makes a child */
     int n_layers, n_heads;
     double theta_logit; /* plots: the θ the oracle's labels are read at */
     char title[96];     /* out: the pane's title; "" shows no pane */
@@ -270,9 +271,10 @@ static int compare_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
     if (store_run_info(st, a->run, &info, e)) return -1;
     int64_t parent = info.parent_run_id;
     store_run_info_free(&info);
-    if (diff && !parent) {
-        snprintf(a->status, sizeof a->status, "run %lld has no parent run (change a setting to make one)",
-                 (long long)a->run);
+    if (diff && !parent) { /* a replay only re-scores: a child comes from a live run's settings */
+        snprintf(a->status, sizeof a->status, "run %lld has no parent run (%s)", (long long)a->run,
+                 a->replay ? "it was not re-evaluated from one; a live run's P, w, t makes a child"
+                           : "change a setting to make one");
         return 0;
     }
     if (store_compare(st, diff ? parent : a->run, diff ? a->run : 0, NULL, out, e)) {
@@ -289,7 +291,7 @@ static int compare_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
 /* `R` (diff 0) the run on screen summarised, or `D` (diff 1) where it
  * differs from its parent: `compare`'s text in the scrollable pane. */
 void tui_show_compare(Tui *t, int diff) {
-    PaneArg a = {.run = run_on_screen(t), .diff = diff};
+    PaneArg a = {.run = run_on_screen(t), .diff = diff, .replay = t->replay};
     if (!t->db || !a.run) { view_set_status(&t->m, "not recording: nothing to summarise"); return; }
     start_pane(t, diff ? TUI_PANE_DIFF : TUI_PANE_SUMMARY, compare_work, &a);
 }

@@ -53,6 +53,7 @@ static void deliver(TuiWorker *w, StepTrace **t, int n, int written) {
     pthread_mutex_lock(&w->mu);
     for (int i = 0; i < n; i++)
         if (publish(w, t[i]) == 0) t[i] = NULL;
+    w->shown_run = w->run_id;
     memcpy(w->ids, w->ses.ids, (size_t)w->ses.n_fed * sizeof *w->ids);
     w->n_ids = w->ses.n_fed;
     pthread_mutex_unlock(&w->mu);
@@ -112,6 +113,13 @@ static int begin(TuiWorker *w, const AttnConfig *attn, const char *prompt, const
     return 0;
 }
 
+/* The test knobs' pause after a chunk (worker-only fields: w->reeval is
+ * written on this thread). */
+static void chunk_pause(const TuiWorker *w) {
+    long ms = w->reeval && w->reeval_delay_ms >= 0 ? w->reeval_delay_ms : w->chunk_delay_ms;
+    if (ms > 0) nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
+}
+
 /* Between the chunks and layers of a long prefill (engine thread): publish how far it
  * has come, and stop for a quit or a new prompt, which would throw the
  * rest away. */
@@ -125,9 +133,7 @@ static int on_prefill(void *user, int done, int total) {
         record(w, w->pre, w->pre_written, done);
         w->pre_written = done;
     }
-    /* worker-only fields: w->reeval is written on this thread */
-    long ms = w->reeval && w->reeval_delay_ms >= 0 ? w->reeval_delay_ms : w->chunk_delay_ms;
-    if (ms > 0 && done > w->prefill_done) nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
+    if (done > w->prefill_done) chunk_pause(w);
     pthread_mutex_lock(&w->mu);
     w->prefill_done = done, w->prefill_total = total;
     w->prefill_s = clock_now() - w->prefill_t0;
@@ -150,6 +156,7 @@ static int prefill(TuiWorker *w, StepTrace **t, int n) {
         w->prefill_t0 = clock_now();
         pthread_mutex_unlock(&w->mu);
         session_set_progress(&w->ses, PROGRESS_PREFILL_CHUNK, on_prefill, w);
+        if (w->reeval) chunk_pause(w); /* a test can press a key before the first chunk, too */
     }
     w->pre = t, w->pre_written = 0;
     int fed = session_prefill(&w->ses, t);
@@ -177,8 +184,9 @@ static void keep_stopped_reeval(TuiWorker *w, StepTrace **t, int fed, int n) {
     w->stop_reeval = 0;
     w->reeval_done = fed, w->reeval_total = n, w->reeval_run = run;
     /* Esc: the run on screen is the next one's parent again; replaced, the chain of
-     * rapid keys goes on through the stopped run (worker.h, lineage) */
-    if (!w->restart) w->last_run = w->reeval_parent;
+     * rapid keys goes on through the stopped run (worker.h, lineage) unless it kept
+     * no position: a diff against it would compare nothing */
+    if (!w->restart || fed == 0) w->last_run = w->reeval_parent;
     w->attn = w->reeval_from;
     w->finished = 1; /* the session now holds the stopped run: the parent cannot grow further here */
     pthread_mutex_unlock(&w->mu);
@@ -440,7 +448,7 @@ void tui_worker_take(TuiWorker *w, TuiTake *out, float *attn_buf) {
     out->prefill_s = w->prefilling ? clock_now() - w->prefill_t0 : w->prefill_s;
     out->reevaluating = w->reeval, out->reeval_parent = w->reeval_parent;
     out->reeval_stopped = w->reeval_stopped, out->reeval_done = w->reeval_done, out->reeval_total = w->reeval_total;
-    out->reeval_run = w->reeval_run;
+    out->reeval_run = w->reeval_run, out->shown_run = w->shown_run;
     w->reeval_stopped = 0;
     snprintf(out->message, sizeof out->message, "%s", w->message);
     w->message[0] = 0;

@@ -17,7 +17,8 @@
  * the child run keeps the positions fed so far and ends as 'interrupted',
  * the parent's tokens stay the ones a next request re-evaluates. After
  * Esc the next child's parent is the run on screen again; a newer request
- * that stopped it takes the stopped run as parent, keeping one chain.
+ * that stopped it takes the stopped run as parent, keeping one chain,
+ * unless the stopped run kept no position: then its own parent is the next's.
  *
  * Lineage: requests coalesce (a re-evaluation asked for before the worker
  * started the previous one replaces it), and each re-evaluation's parent is
@@ -68,6 +69,7 @@ typedef struct {
     int cleared;              /* a new run started: the UI drops its history first */
     int64_t run_id;           /* current run in the database (0: not recording, or ended) */
     int64_t last_run;         /* the last run begun, kept after it ends: the parent of a re-evaluation */
+    int64_t shown_run;        /* the run whose positions the UI was last given (a stopped child never is) */
     AttnConfig attn;          /* settings of the current run */
     int finished;             /* the sequence cannot grow (context, steps or BOS) */
     int busy;                 /* a step, prefill or restart is under way */
@@ -135,6 +137,7 @@ typedef struct {
     int reeval_stopped;   /* one stopped: 1 by Esc, 2 replaced; it kept reeval_done of reeval_total as reeval_run */
     int reeval_done, reeval_total;
     int64_t reeval_run;
+    int64_t shown_run;    /* the recorded run whose positions the UI holds (0: none, or not recording) */
     int attn_ready, attn_n, attn_pos, attn_layer, attn_head; /* weights copied into the caller's buffer */
 } TuiTake;
 

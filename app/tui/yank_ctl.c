@@ -41,8 +41,8 @@ static int write_file(const char *path, const char *text, char *why, size_t n) {
 }
 
 void tui_yank(Tui *t) {
-    const char *what;
-    char *text = view_yank(&t->m, &what);
+    const char *what = "heads row"; /* the pane on top is what y copies */
+    char *text = t->heads.open ? view_heads_yank(&t->heads, &t->m) : view_yank(&t->m, &what);
     if (!text) {
         view_set_status(&t->m, "yank: no %s to copy yet", what);
         return;
