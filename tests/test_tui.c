@@ -200,7 +200,7 @@ TEST(tui_answers_keys_while_a_step_is_slow) {
     tmux_keys(&t, "m");
     TMUX_WAIT(&t, "router score", 3);
     double dt = clock_now() - t0;
-    CHECK_MSG(dt < 0.5, "a key took %.0f ms to show during a slow step", dt * 1e3);
+    CHECK_MSG(dt < 0.5 * tmux_patience(), "a key took %.0f ms to show during a slow step", dt * 1e3);
     tmux_keys(&t, "q");
     TMUX_WAIT(&t, "EXITED 0", 5); /* quits without waiting for the step */
     tmux_stop(&t);
@@ -458,12 +458,12 @@ TEST(tui_sql_runs_off_the_ui_thread_and_cancels) {
     TMUX_WAIT(&t, "rows, ", 3);    /* "sql running… 0 rows, 1.2 s" */
     tmux_keys(&t, "Escape");
     double dt = time_until(&t, "cancelled after", 3);
-    CHECK_MSG(dt < 1.0, "Esc took %.2f s to cancel", dt); /* 100 ms in the app; tmux polling and load on top */
+    CHECK_MSG(dt < 1.0 * tmux_patience(), "Esc took %.2f s to cancel", dt); /* 100 ms in the app; tmux polling and load on top */
     tmux_keys(&t, ": \"" ENDLESS_COUNT "\" Enter");
     TMUX_WAIT(&t, "Esc cancels", 3);
     tmux_keys(&t, "C-c");
     dt = time_until(&t, "cancelled after", 3);
-    CHECK_MSG(dt < 1.0, "Ctrl-C took %.2f s to cancel", dt);
+    CHECK_MSG(dt < 1.0 * tmux_patience(), "Ctrl-C took %.2f s to cancel", dt);
     tmux_keys(&t, "Space");
     TMUX_WAIT(&t, "pos 6/512", 5); /* still running: Ctrl-C stopped the query, not the TUI */
     tmux_keys(&t, "q");
@@ -786,7 +786,7 @@ TEST(tui_speed_change_applies_at_once) {
         if (pos >= 9) { dt = clock_now() - t0; break; }
         usleep(20000);
     }
-    CHECK_MSG(dt < 1.2, "at 20 steps/s, 4 steps took %.2f s: the old 2 s interval was waited out", dt);
+    CHECK_MSG(dt < 1.2 * tmux_patience(), "at 20 steps/s, 4 steps took %.2f s: the old 2 s interval was waited out", dt);
     TMUX_WAIT(&t, "playing 20/s", 2);
     tmux_keys(&t, "q");
     TMUX_WAIT(&t, "EXITED 0", 5);
@@ -1206,7 +1206,7 @@ TEST(tui_long_prompt_shows_prefill_progress_and_quits_during_it) {
     TMUX_WAIT(&t, "EXITED 0", 10);
     double dt = clock_now() - t0;
     CHECK(during);
-    CHECK_MSG(dt < 2.0, "q took %.2f s to quit during the prefill", dt);
+    CHECK_MSG(dt < 2.0 * tmux_patience(), "q took %.2f s to quit during the prefill", dt);
     tmux_stop(&t);
 }
 

@@ -118,11 +118,12 @@ static void print_gemm(const BenchOpts *b, const Config *c, int T, const GemmSha
                "\"default\": \"%s\", \"paths\": [", T, c->dim, c->hidden_dim, c->q_dim, c->kv_dim, threads, b->runs,
                gemm_half_name(gemm_half_best()));
         for (int i = 0; i < np; i++) {
-            printf("%s{\"path\": \"%s\", \"instruction\": \"%s\", \"layer_gflops\": %.2f, \"peak_gflops\": %.2f, "
-                   "\"frac_of_peak\": %.4f, \"layer_tok_s\": %.2f", i ? ", " : "", gemm_half_name(pt[i].path),
+            /* significant digits, not decimals: a loaded or sanitized run's 0.07 GFLOP/s kept only one */
+            printf("%s{\"path\": \"%s\", \"instruction\": \"%s\", \"layer_gflops\": %.6g, \"peak_gflops\": %.6g, "
+                   "\"frac_of_peak\": %.4g, \"layer_tok_s\": %.6g", i ? ", " : "", gemm_half_name(pt[i].path),
                    instruction(pt[i].path), layer[i], peak[i], frac[i],
                    layer[i] * 1e9 / layer_flops(sh));
-            for (int k = 0; k < N_SHAPES; k++) printf(", \"%s_gflops\": %.2f", sh[k].name, shp[i][k]);
+            for (int k = 0; k < N_SHAPES; k++) printf(", \"%s_gflops\": %.6g", sh[k].name, shp[i][k]);
             printf("}");
         }
         printf("]}\n");
