@@ -58,7 +58,8 @@ static const ArgSpec EVAL_ROWS[] = {
     {"--seed", ARG_CUSTOM, .metavar = "S", .fn = read_seed, .help = "the --self sequences' seed (default 1234)"},
     {"--label", ARG_STRING, X(label), .metavar = "TEXT", .help = "the evals row's label (default empty)"},
     {"--share", ARG_DOUBLE, X(share), 0, 1, "S",
-     .help = "aha: choose tau on the evaluated data so the routers' global share is S (within 0.05 points), "
+     .help = "aha: choose tau on the evaluated data so the routers' global share is S (within 0.05 points; when the "
+             "share steps over S at one tau, the nearest share reached, said on stderr with the step's two sides), "
              "overriding --tau and the file's: compares routers at exactly one budget (not with --shard)"},
     {"--match-budget", ARG_STRING, X(match), .metavar = "aha",
      .help = "evaluate the AHA routers, then choose for {estimators} ({ours} this project's) and oracle the theta, "

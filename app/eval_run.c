@@ -23,22 +23,31 @@ static double share_of(const AppLoaded *L, const EvalData *d, const EvalOpts *x,
     return s.gate_n > 0 ? s.gate_sum / s.gate_n : NAN;
 }
 
+/* A bisection's outcome: the knob whose share came nearest the target, and
+ * the nearest knobs seen on either side (their shares above and at or below
+ * the target), which bracket the step the share jumps over when it cannot
+ * land within the tolerance. */
+typedef struct {
+    double k, share, k_above, share_above, k_below, share_below;
+} KnobMatch;
+
 /* The knob whose executed global share is closest to target, bisected in
  * [lo, hi] (the share falls as the knob rises) until within `tol`. */
-static double match_knob(const AppLoaded *L, const EvalData *d, const EvalOpts *x, AttnConfig a, double target,
-                         double lo, double hi, double tol, void (*set)(AttnConfig *, double), Err *e) {
-    double best = lo, best_gap = INFINITY;
+static int match_knob(const AppLoaded *L, const EvalData *d, const EvalOpts *x, AttnConfig a, double target,
+                      double lo, double hi, double tol, void (*set)(AttnConfig *, double), KnobMatch *m, Err *e) {
+    *m = (KnobMatch){.k = lo, .share = NAN, .k_above = NAN, .share_above = NAN, .k_below = NAN, .share_below = NAN};
+    double best_gap = INFINITY;
     for (int it = 0; it < 40; it++) {
         double k = 0.5 * (lo + hi);
         set(&a, k);
         double g = share_of(L, d, x, &a, e);
-        if (isnan(g)) return NAN;
-        if (fabs(g - target) < best_gap) best_gap = fabs(g - target), best = k;
+        if (isnan(g)) return -1;
+        if (fabs(g - target) < best_gap) best_gap = fabs(g - target), m->k = k, m->share = g;
         if (best_gap < tol) break;
-        if (g > target) lo = k;
-        else hi = k;
+        if (g > target) lo = k, m->k_above = k, m->share_above = g;
+        else hi = k, m->k_below = k, m->share_below = g;
     }
-    return best;
+    return 0;
 }
 
 static void set_theta(AttnConfig *a, double k) { a->theta_logit = k; }
@@ -50,16 +59,35 @@ static void set_tau_logit(AttnConfig *a, double k) { a->tau = (float)(1.0 / (1.0
  * which no probability θ could reach, so bisect on the log-odds in
  * [-100, 300]; stop within a quarter of a point. */
 static double match_theta(const AppLoaded *L, const EvalData *d, const EvalOpts *x, AttnConfig a, double target, Err *e) {
-    return match_knob(L, d, x, a, target, -100, 300, 0.0025, set_theta, e);
+    KnobMatch m;
+    return match_knob(L, d, x, a, target, -100, 300, 0.0025, set_theta, &m, e) ? NAN : m.k;
+}
+
+/* τ as a float32, as the row runs it, from a bisected log-odds. */
+static double tau_at(double k) {
+    AttnConfig a;
+    set_tau_logit(&a, k);
+    return a.tau;
 }
 
 /* --share: the aha τ giving that global share on d, bisected on its
  * log-odds (a float τ resolves nothing past ±30); within 0.05 points, as
- * routers are compared at one budget on a few thousand decisions. */
+ * routers are compared at one budget on a few thousand decisions. When no
+ * τ lands that near (the share jumps over the target at one τ: decisions
+ * are whole cells, and routers can tie), the nearest share reached is
+ * used, and stderr says so with the step's two sides. */
 static int match_tau(const AppLoaded *L, const EvalData *d, EvalOpts *x, Err *e) {
-    double k = match_knob(L, d, x, x->o.attn, x->share, -30, 30, 0.0005, set_tau_logit, e);
-    if (isnan(k)) return -1;
-    set_tau_logit(&x->o.attn, k);
+    KnobMatch m;
+    const double tol = 0.0005;
+    if (match_knob(L, d, x, x->o.attn, x->share, -30, 30, tol, set_tau_logit, &m, e)) return -1;
+    set_tau_logit(&x->o.attn, m.k);
+    if (fabs(m.share - x->share) < tol) return 0;
+    fprintf(stderr, "note: --share %.4f%%: no tau lands within %.2f points; the nearest share reached is %.4f%% (tau "
+            "%.9g)", 100 * x->share, 100 * tol, 100 * m.share, x->o.attn.tau);
+    if (isfinite(m.share_above) && isfinite(m.share_below))
+        fprintf(stderr, ": the share steps from %.4f%% at tau %.9g to %.4f%% at tau %.9g", 100 * m.share_above,
+                tau_at(m.k_above), 100 * m.share_below, tau_at(m.k_below));
+    fputc('\n', stderr);
     return 0;
 }
 
