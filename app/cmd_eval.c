@@ -12,6 +12,7 @@
 #include "app/commands.h"
 #include "app/eval_table.h"
 #include "app/eval_run.h"
+#include "app/eval_sets.h"
 #include "engine/pool.h"
 
 static int read_shard(void *opts, const char *flag, const char *v, Err *e) {
@@ -69,14 +70,20 @@ static const ArgSpec EVAL_ROWS[] = {
              "--data's chunks (--static-heads duo:FILE or calib:DB#RUN: ranked by that calibration instead); every "
              "row's KL and perplexity get a 95% bootstrap interval over sequences and one of their difference from "
              "aha's, paired (a single policy's perplexity too)"},
-    {"--tasks", ARG_STRING, X(tasks), .metavar = "FILE",
+    {"--calibrate-items", ARG_STRING, X(calibrate_items), .metavar = "FILE",
+     .help = "--tasks: choose the thresholds (--share's tau, --match-budget's theta, p and head count) on this task "
+             "file's prompts, apart from the scored items (an item of it that is also scored is an error), so a "
+             "matched row is not tuned on what it is scored on (default: on the scored items themselves)"},
+    {"--tasks", ARG_STRING, X(tasks), .metavar = "FILE[,FILE...]",
      .help = "score the items of `ahascope tasks` instead: each answered greedily under full attention and under "
              "the policy (with --match-budget aha, every predictor at the routers' global share on the prompts), "
              "exact match, accuracy with its 95% bootstrap interval over items and McNemar's exact test against "
              "full attention, the KL's over items and (matched) its difference from aha's, paired by item, and "
              "the same for the KL and NLL at the gold answer forced after each prompt; with --db each item is "
              "first recorded once under full attention (profiled, 8 far positions per head) over its prompt, as a "
-             "run whose origin is FILE#K (K from 0)"},
+             "run whose origin is FILE#K (K from 0); several files (sets drawn apart, at most 16) are each scored at "
+             "one setting and printed set by set, then pooled over all their items (with --share or --match-budget "
+             "they need --calibrate-items)"},
 };
 static const ArgsTable EVAL_FLAGS = ARGS_TABLE(NULL, EvalOpts, EVAL_ROWS);
 
@@ -87,8 +94,8 @@ static void eval_help(void) {
          "                     [--shard I/N] [--share S] [--match-budget aha] [--label TEXT] [--json] [--plot]\n"
          "                     [--svg FILE] [--threads N] [model flags] [policy flags]\n"
          "       ahascope eval --from-db DB [--json] [--plot] [--svg FILE] [model flags]\n"
-         "       ahascope eval --tasks FILE [--db FILE] [--share S] [--match-budget aha] [--json] [--threads N] [model flags]\n"
-         "                     [policy flags]\n"
+         "       ahascope eval --tasks FILE[,FILE...] [--calibrate-items FILE] [--db FILE] [--share S] [--match-budget aha]\n"
+         "                     [--json] [--threads N] [model flags] [policy flags]\n"
          "\n"
          "Teacher-forced over held-out sequences: perplexity, mean KL(full || policy) per token, global\n"
          "share, keys-read fraction, and each predictor's precision / recall / F1 against the oracle,\n"
@@ -124,6 +131,8 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
     if (x->tasks && (x->data || x->from_db || x->shard.n > 1 || x->plot || x->svg))
         return err_usage(e, "--tasks scores its own items: --data, --from-db, --shard, --plot and "
                             "--svg do not apply");
+    if (x->calibrate_items && !x->tasks)
+        return err_usage(e, "--calibrate-items chooses thresholds on task items: it needs --tasks");
     if (!isnan(x->share) && (x->shard.n > 1 || x->from_db)) /* each shard would choose its own τ */
         return err_usage(e, "--share chooses tau on the whole evaluated data: not with --shard or --from-db");
     return 0;

@@ -1,7 +1,8 @@
 /* eval_run.c — the evaluations of `ahascope eval` (app/eval_run.h): a
  * policy teacher-forced on held-out sequences, every training-free
- * predictor matched to the AHA routers' global share, task items answered,
- * or the table of recorded evaluations. */
+ * predictor matched to the AHA routers' global share (the matching
+ * app/eval_sets.c uses for task items too), or the table of recorded
+ * evaluations. */
 #include "app/eval_run.h"
 
 #include <math.h>
@@ -10,7 +11,6 @@
 #include <string.h>
 
 #include "app/eval_table.h"
-#include "app/eval_tasks.h"
 #include "app/headsets.h"
 #include "app/run_info.h"
 #include "engine/files.h"
@@ -76,7 +76,7 @@ static double tau_at(double k) {
  * τ lands that near (the share jumps over the target at one τ: decisions
  * are whole cells, and routers can tie), the nearest share reached is
  * used, and stderr says so with the step's two sides. */
-static int match_tau(const AppLoaded *L, const EvalData *d, EvalOpts *x, Err *e) {
+int eval_match_tau(const AppLoaded *L, const EvalData *d, EvalOpts *x, Err *e) {
     KnobMatch m;
     const double tol = 0.0005;
     if (match_knob(L, d, x, x->o.attn, x->share, -30, 30, tol, set_tau_logit, &m, e)) return -1;
@@ -140,24 +140,15 @@ static int calibrate_counts(const AppLoaded *L, const EvalData *cal, const EvalO
     return eval_policy(&L->model, NULL, &a, cal, (int)x->threads, NULL, NULL, 0, 0, &s, e);
 }
 
-/* --match-budget aha: AHA first, then every predictor at its global share;
- * the static heads are ranked on cal, not on the evaluated d. */
-static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *cal, EvalOpts *x, Store *st,
-                       StoreRunInfo *info, const TaskSet *tasks, Err *e) {
-    int cells = L->model.c.n_layers * L->model.c.n_heads, rc = -1, n = 0, k = 0;
-    uint8_t *heads = NULL;
-    EvalRow *rows = calloc(DECIDE_COUNT + 2, sizeof *rows); /* aha, the θ predictors, random, static */
-    EvalSeq *seqs = calloc((size_t)(DECIDE_COUNT + 2) * d->n, sizeof *seqs); /* each row's, for intervals */
-    if (!rows || !seqs) { err_set(e, "out of memory"); goto out; }
-    for (int i = 0; i < DECIDE_COUNT + 2; i++) rows[i].seqs = seqs + (size_t)i * d->n;
+int eval_matched_choose(const AppLoaded *L, const EvalData *c, const EvalData *cal, const EvalOpts *x, EvalRow *rows,
+                        uint8_t **heads, double *share, Err *e) {
+    int cells = L->model.c.n_layers * L->model.c.n_heads, n = 0, k = 0;
     EvalRow *r = &rows[n++];
     snprintf(r->name, sizeof r->name, "aha");
     snprintf(r->knob, sizeof r->knob, "tau=%.3g", x->o.attn.tau);
     r->a = x->o.attn, r->a.policy = POLICY_AHA;
-    if (eval_row(L, d, x, st, info, r, NULL, e)) goto out;
-    double g = r->ev.global_share;
-    char matched[64];
-    snprintf(matched, sizeof matched, "aha %.4f", g);
+    double g = *share = share_of(L, c, x, &r->a, e);
+    if (isnan(g)) return -1;
     for (int q = 0; q < DECIDE_COUNT; q++) { /* the θ predictors in engine/decide.h's order: the oracle last */
         Policy thr;
         Err not_policy;
@@ -166,37 +157,56 @@ static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *ca
             continue;
         r = &rows[n++];
         r->a = x->o.attn, r->a.policy = thr;
-        double th = match_theta(L, d, x, r->a, g, e);
-        if (isnan(th)) goto out;
+        double th = match_theta(L, c, x, r->a, g, e);
+        if (isnan(th)) return -1;
         r->a.theta_logit = th;
         snprintf(r->name, sizeof r->name, "%s", aha_policy_name(thr));
         eval_theta_knob(th, r->knob, sizeof r->knob);
-        if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
     }
     r = &rows[n++];
     r->a = x->o.attn, r->a.policy = POLICY_RANDOM, r->a.p = (float)g;
     /* p is the expected share; positions before the window is full count
      * too, so correct p by the share it actually gave, a few times */
     for (int it = 0; it < 4; it++) {
-        double got = share_of(L, d, x, &r->a, e);
-        if (isnan(got)) goto out;
+        double got = share_of(L, c, x, &r->a, e);
+        if (isnan(got)) return -1;
         if (fabs(got - g) < 0.0025 || got <= 0) break;
         r->a.p = (float)fmin(1.0, r->a.p * g / got);
     }
     snprintf(r->name, sizeof r->name, "random");
     snprintf(r->knob, sizeof r->knob, "p=%.4f", r->a.p);
-    if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
     r = &rows[n++];
-    if (static_heads_at(L, cal, x, g, &heads, &k, &r->calibrated_on, e)) goto out;
-    r->a = x->o.attn, r->a.policy = POLICY_STATIC, r->a.static_heads = heads;
+    if (static_heads_at(L, cal, x, g, heads, &k, &r->calibrated_on, e)) return -1;
+    r->a = x->o.attn, r->a.policy = POLICY_STATIC, r->a.static_heads = *heads;
     snprintf(r->name, sizeof r->name, "static");
     snprintf(r->knob, sizeof r->knob, "%d/%d heads", k, cells);
-    if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
-    eval_rows_intervals(rows, n, d->n, EVAL_CI_KL | (tasks ? EVAL_CI_ANSWER : EVAL_CI_NLL));
-    if (tasks) { /* the settings matched on the prompts, now judged by the answers */
-        rc = eval_tasks_rows(L, tasks, rows, n, (int)x->threads, x->json, e);
+    return n;
+}
+
+int eval_matched_rows(const AppLoaded *L, const EvalData *d, const EvalOpts *x, Store *st, StoreRunInfo *info,
+                      EvalRow *rows, int n, double share, int answers, Err *e) {
+    char matched[64];
+    snprintf(matched, sizeof matched, "aha %.4f", share);
+    for (int i = 0; i < n; i++)
+        if (eval_row(L, d, x, st, info, &rows[i], i ? matched : NULL, e)) return -1;
+    eval_rows_intervals(rows, n, d->n, EVAL_CI_KL | (answers ? EVAL_CI_ANSWER : EVAL_CI_NLL));
+    return 0;
+}
+
+/* --match-budget aha: AHA first, then every predictor at its global share,
+ * chosen on d itself; the static heads are ranked on cal, not on d. */
+static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *cal, EvalOpts *x, Store *st,
+                       StoreRunInfo *info, Err *e) {
+    int rc = -1, n = 0;
+    uint8_t *heads = NULL;
+    double g = NAN;
+    EvalRow *rows = calloc(EVAL_MATCHED_MAX, sizeof *rows);
+    EvalSeq *seqs = calloc((size_t)EVAL_MATCHED_MAX * d->n, sizeof *seqs); /* each row's, for intervals */
+    if (!rows || !seqs) { err_set(e, "out of memory"); goto out; }
+    for (int i = 0; i < EVAL_MATCHED_MAX; i++) rows[i].seqs = seqs + (size_t)i * d->n;
+    if ((n = eval_matched_choose(L, d, cal, x, rows, &heads, &g, e)) < 0 ||
+        eval_matched_rows(L, d, x, st, info, rows, n, g, 0, e))
         goto out;
-    }
     eval_print_rows(rows, n, x->json, 1);
     if (!x->json) printf("oracle labels: out_mass > theta = %.3g for every row\n", decide_prob(x->o.attn.theta_logit));
     rc = eval_plot_rows(rows, n, x, "predictors at the AHA routers' global share", e);
@@ -233,8 +243,8 @@ int eval_run_policy(EvalOpts *x, Err *e) {
     if (x->match && !x->static_rank && /* a given ranking needs no calibration data of eval's own */
         eval_data_calibration(&cal, &d, &L.model, &L.tok, x->data, (int)x->self_n, len, x->o.seed, e))
         goto out;
-    if (!isnan(x->share) && match_tau(&L, &d, x, e)) goto out;
-    if (x->match) rc = run_matched(&L, &d, &cal, x, st, &info, NULL, e);
+    if (!isnan(x->share) && eval_match_tau(&L, &d, x, e)) goto out;
+    if (x->match) rc = run_matched(&L, &d, &cal, x, st, &info, e);
     else {
         EvalRow row = {.a = x->o.attn};
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
@@ -251,68 +261,6 @@ out:
     if (store_close(st, rc ? NULL : e)) rc = -1;
     eval_data_free(&d);
     eval_data_free(&cal);
-    app_unload(&L);
-    return rc;
-}
-
-/* --tasks: the items' prompts are the data the policy (or every matched
- * predictor) runs on teacher-forced, then each setting answers them. The
- * static heads of --match-budget are ranked on sampled sequences, or by
- * --static-heads's calibration, never on the items. */
-int eval_run_tasks(EvalOpts *x, Err *e) {
-    AppLoaded L;
-    TaskSet ts = {0};
-    EvalData d = {0}, cal = {0};
-    StoreRunInfo info;
-    int rc = -1;
-    if (app_load(&x->o, &L, 1, e) || tasks_read_jsonl(x->tasks, &ts, e)) goto out;
-    int len = (int)(x->seq_len < L.model.c.seq_len ? x->seq_len : L.model.c.seq_len);
-    if (x->o.attn.window > L.model.c.seq_len) {
-        err_set(e, "window %d is larger than the context (%d)", x->o.attn.window, L.model.c.seq_len);
-        goto out;
-    }
-    if (eval_tasks_data(&L.tok, &ts, x->tasks, &d, e)) goto out;
-    for (int i = 0; i < d.n; i++)
-        if (d.len[i] > L.model.c.seq_len) {
-            err_set(e, "%s: item %d's prompt is %d tokens%s, past the model's context (%d)", x->tasks, i + 1,
-                    d.answer_from[i] > L.model.c.seq_len ? d.answer_from[i] : d.len[i],
-                    d.answer_from[i] > L.model.c.seq_len ? "" : " with its answer", L.model.c.seq_len);
-            goto out;
-        }
-    if (x->db) { /* each item recorded under full attention, for "which heads retrieved the needle" */
-        Store *st = store_open(x->db, STORE_WRITE, STORE_BUSY_MS, e);
-        if (st) store_set_commit_every(st, 64); /* a prompt's positions in a few transactions, not one each */
-        int bad = !st || eval_tasks_record(&L, &x->o, &ts, x->tasks, st, (int)x->threads, e);
-        if (store_close(st, bad ? NULL : e)) bad = 1;
-        if (bad) goto out;
-    }
-    x->o.prompt = "";
-    if (app_run_info(&x->o, &L, &info, e)) goto out;
-    if (!isnan(x->share) && x->o.attn.policy != POLICY_AHA) {
-        err_usage(e, "--share chooses the aha routers' tau: it needs the aha policy (--routers FILE)");
-        goto out;
-    }
-    if (!isnan(x->share) && match_tau(&L, &d, x, e)) goto out; /* on the prompts, as the budget is matched */
-    if (x->match) {
-        if (!x->static_rank &&
-            eval_data_calibration(&cal, &d, &L.model, &L.tok, NULL, (int)x->self_n, len, x->o.seed, e))
-            goto out;
-        rc = run_matched(&L, &d, &cal, x, NULL, &info, &ts, e);
-    } else {
-        EvalRow row = {.a = x->o.attn};
-        snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
-        if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
-        else snprintf(row.knob, sizeof row.knob, "w=%d tau=%.4g", x->o.attn.window, x->o.attn.tau);
-        if (!(row.seqs = calloc((size_t)d.n, sizeof *row.seqs))) { err_set(e, "out of memory"); goto out; }
-        rc = eval_row(&L, &d, x, NULL, &info, &row, NULL, e);
-        if (rc == 0) eval_rows_intervals(&row, 1, d.n, EVAL_CI_KL | EVAL_CI_ANSWER); /* over items */
-        if (rc == 0) rc = eval_tasks_rows(&L, &ts, &row, 1, (int)x->threads, x->json, e);
-        free(row.seqs);
-    }
-out:
-    eval_data_free(&d);
-    eval_data_free(&cal);
-    tasks_free(&ts);
     app_unload(&L);
     return rc;
 }

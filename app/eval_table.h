@@ -17,7 +17,8 @@ typedef struct {
     ArgsShard shard;     /* --shard I/N: this process's sequences (0/1: all) */
     const char *from_db; /* --from-db DB: re-summarise DB's evaluations instead of running any */
     double share;        /* eval --share: the aha τ is chosen to give this global share, or NAN */
-    const char *tasks;   /* eval --tasks FILE: score task items by exact match (app/eval_tasks.h) */
+    const char *tasks;   /* eval --tasks FILE[,FILE...]: score task items by exact match (app/eval_sets.h) */
+    const char *calibrate_items; /* --calibrate-items FILE: task items the thresholds are chosen on */
     const char *static_rank; /* --match-budget with --static-heads duo:FILE|calib:DB#RUN: the static row's
                               * heads ranked by that calibration instead of eval's own */
 } EvalOpts;

@@ -218,7 +218,8 @@ static int full_answer_nll(const EvalSeq *seqs, int n, EvalCi *c) {
     return 0;
 }
 
-int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, int n, int threads, int json, Err *e) {
+int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, int n, int threads, int json,
+                    double *keep, Err *e) {
     double *full = calloc((size_t)s->n, sizeof *full), *right = calloc((size_t)s->n, sizeof *right);
     double *rights = calloc((size_t)s->n * ((size_t)n + 1), sizeof *rights); /* row i's scores at rights[i * s->n] */
     EvalTaskScore *t = calloc((size_t)n + 1, sizeof *t); /* t[0] full attention, t[1 + i] row i */
@@ -273,6 +274,7 @@ int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, i
                 printf("note: %s was calibrated on %s, not on the items\n", textout_term(rows[i].name, nm, sizeof nm),
                        textout_term(rows[i].calibrated_on, on, sizeof on));
     }
+    if (keep) memcpy(keep, rights, (size_t)s->n * ((size_t)n + 1) * sizeof *rights);
     rc = 0;
 out:
     free(full), free(right), free(t), free(rights);

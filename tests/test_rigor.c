@@ -116,7 +116,7 @@ TEST(rigor_matched_task_rows_rerun_from_their_printed_thresholds) {
     SKIP_UNLESS_SHARED();
     const char *base = "--routers random:3 --window 8";
     char flags[512];
-    snprintf(flags, sizeof flags, "%s --share 0.2 --match-budget aha", base);
+    snprintf(flags, sizeof flags, "%s --share 0.2 --match-budget aha --self 1 --seq-len 64", base);
     cJSON *m = tasks_json(flags);
     const char *again[][2] = {{"aha", "tau"}, {"qada", "theta_logit"}, {"oracle", "theta_logit"}, {"random", "p"}};
     for (int i = 0; m && i < 4; i++) {
@@ -180,5 +180,80 @@ TEST(rigor_share_reports_the_nearest_share_it_can_reach) {
                   "--threads 1 --json 2>'%s'", test_bin(), test_stories_model(), err);
     CHECK_MSG(st == 0, "eval --share 0.2: exit %d", st);
     CHECK_MSG(!share_note(err, note, sizeof note)[0], "a reachable share noted: %s", note);
+    free(o);
+}
+
+/* A passkey file of 3 items drawn with seed into path (cap bytes). */
+static const char *small_set(const char *name, int seed, char *path, size_t cap) {
+    snprintf(path, cap, "%s", test_tmp(name));
+    int st;
+    char *o = test_runf(&st, "%s tasks --task passkey --context 110 --n 3 --seed %d --model '%s' --out '%s' 2>&1",
+                        test_bin(), seed, test_stories_model(), path);
+    CHECK_MSG(st == 0, "tasks: %s", o ? o : "");
+    free(o);
+    return path;
+}
+
+/* eval --tasks's JSON with the flags given whole (NULL on failure). */
+static cJSON *eval_json_flags(const char *flags) {
+    int st;
+    char *o = test_runf(&st, "%s eval --model '%s' --threads 1 --json %s 2>/dev/null", test_bin(), test_stories_model(),
+                        flags);
+    cJSON *a = st == 0 ? cJSON_Parse(o) : NULL;
+    CHECK_MSG(a != NULL, "eval %s: exit %d, %s", flags, st, o ? o : "");
+    free(o);
+    return a;
+}
+
+/* --calibrate-items: two sets scored at thresholds chosen on a third
+ * set's prompts — the same θ in both sets' rows, and exactly the θ a run
+ * scoring the calibration file itself chooses; the pooled accuracy is the
+ * mean of both sets' items and lists each set's. A calibration item that
+ * is scored, and several sets matched without calibration, are refused. */
+TEST(rigor_calibrate_items_chooses_thresholds_apart_and_pools_sets) {
+    SKIP_UNLESS_SHARED();
+    char pa[1024], pb[1024], pc[1024];
+    const char *a = small_set("set_a.jsonl", 21, pa, sizeof pa), *b = small_set("set_b.jsonl", 22, pb, sizeof pb);
+    const char *c = small_set("cal.jsonl", 23, pc, sizeof pc);
+    const char *pol = "--routers random:3 --window 8 --share 0.2 --match-budget aha --self 1 --seq-len 64";
+    char flags[8192];
+    snprintf(flags, sizeof flags, "--tasks '%s,%s' --calibrate-items '%s' %s", a, b, c, pol);
+    cJSON *j = eval_json_flags(flags);
+    snprintf(flags, sizeof flags, "--tasks '%s' %s", c, pol);
+    cJSON *self = eval_json_flags(flags);
+    cJSON *sets = cJSON_GetObjectItem(j, "sets"), *pooled = cJSON_GetObjectItem(j, "pooled");
+    CHECK_INT(cJSON_GetArraySize(sets), 2);
+    CHECK(cJSON_GetArraySize(pooled) == cJSON_GetArraySize(self) && cJSON_GetArraySize(self) > 2);
+    cJSON *ra = cJSON_GetObjectItem(cJSON_GetArrayItem(sets, 0), "rows");
+    cJSON *rb = cJSON_GetObjectItem(cJSON_GetArrayItem(sets, 1), "rows");
+    const char *keys[] = {"tau", "theta_logit", "theta_logit", "p"}, *rows[] = {"aha", "qada", "oracle", "random"};
+    for (int i = 0; j && self && i < 4; i++) {
+        double va = num(row_named(ra, rows[i]), keys[i]), vb = num(row_named(rb, rows[i]), keys[i]);
+        double vc = num(row_named(self, rows[i]), keys[i]);
+        CHECK_MSG(isfinite(va) && va == vb && va == vc, "%s %s: set a %.17g, set b %.17g, on the calibration file %.17g",
+                  rows[i], keys[i], va, vb, vc);
+    }
+    for (int r = 0; j && r < cJSON_GetArraySize(pooled); r++) {
+        cJSON *p = cJSON_GetArrayItem(pooled, r), *sa = cJSON_GetArrayItem(ra, r), *sb = cJSON_GetArrayItem(rb, r);
+        double sum = 0;
+        int n = 0;
+        for (int s = 0; s < 2; s++) {
+            cJSON *items = cJSON_GetObjectItem(s ? sb : sa, "score_per_item");
+            for (int k = 0; k < cJSON_GetArraySize(items); k++, n++) sum += cJSON_GetArrayItem(items, k)->valuedouble;
+            CHECK(cJSON_GetArrayItem(cJSON_GetObjectItem(p, "set_accuracy"), s)->valuedouble ==
+                  num(s ? sb : sa, "accuracy"));
+        }
+        CHECK_INT(n, 6);
+        CHECK_NEAR(num(p, "accuracy"), sum / n, 1e-12);
+        CHECK_INT((int)num(p, "n_items"), 6);
+    }
+    cJSON_Delete(j), cJSON_Delete(self);
+    int st;
+    char *o = test_runf(&st, "%s eval --model '%s' --tasks '%s' --calibrate-items '%s' %s 2>&1", test_bin(),
+                        test_stories_model(), a, a, pol);
+    CHECK_MSG(st != 0 && strstr(o, "calibration items must be apart from the scored ones"), "exit %d: %s", st, o);
+    free(o);
+    o = test_runf(&st, "%s eval --model '%s' --tasks '%s,%s' %s 2>&1", test_bin(), test_stories_model(), a, b, pol);
+    CHECK_MSG(st != 0 && strstr(o, "need --calibrate-items"), "exit %d: %s", st, o);
     free(o);
 }
