@@ -91,7 +91,8 @@ static inline int decide_router(float score, float tau) { return decide_above(sc
  * log-odds at τ = 1 - 1.6e-5, which would decide a band of logits wrongly;
  * a recorded score can be that step off the executed gate there. */
 static inline int decide_router_logit(float logit, float tau) {
-    return isnan(logit) ? -1 : logit > log((double)tau) - log1p(-(double)tau);
+    double t = tau <= 0 ? -INFINITY : tau >= 1 ? INFINITY : log((double)tau) - log1p(-(double)tau); /* τ < 0: all */
+    return isnan(logit) ? -1 : logit > t;
 }
 
 /* θ, a share of attention mass in [0, 1], as log-odds ln(θ / (1 - θ)):

@@ -211,6 +211,7 @@ typedef struct {
     TrainConfig tc;         /* settings of the last forward */
     int *inputs, *targets;  /* [N] copies from the last forward */
     const float *target_w;  /* [N] CE weight of each target, the caller's (NULL: all 1), kept until the backward */
+    int kl_weighted;        /* KL's rows weighed by target_w too (Σ w·KL / Σ w); 0: KL over every row alike */
     double target_w_sum;    /* Σ target_w of the last forward (N when NULL) */
     const float *target_probs; /* [N][vocab], the caller's (KL), kept until the backward */
     float *rope_cos, *rope_sin; /* [T][head_size/2] */
