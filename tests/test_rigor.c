@@ -15,6 +15,7 @@
 
 #include "engine/decide.h"
 #include "engine/forward.h"
+#include "engine/safetensors.h"
 #include "engine/train_backward.h"
 #include "stories.h"
 #include "test.h"
@@ -256,4 +257,29 @@ TEST(rigor_calibrate_items_chooses_thresholds_apart_and_pools_sets) {
     o = test_runf(&st, "%s eval --model '%s' --tasks '%s,%s' %s 2>&1", test_bin(), test_stories_model(), a, b, pol);
     CHECK_MSG(st != 0 && strstr(o, "need --calibrate-items"), "exit %d: %s", st, o);
     free(o);
+}
+
+/* train --answer-weight on the router objective: refused without task
+ * items (exit 2, naming the flag); on a task file it trains and the router
+ * file says the objective was weighed. */
+TEST(rigor_train_answer_weight_weighs_the_router_objective) {
+    SKIP_UNLESS_SHARED();
+    char data[1024];
+    small_set("train_items.jsonl", 31, data, sizeof data);
+    const char *out = test_tmp("aw.safetensors");
+    int st;
+    char *o = test_runf(&st, "%s train --model '%s' --window 8 --self 4 --steps 1 --answer-weight 4 --out '%s' 2>&1",
+                        test_bin(), test_stories_model(), out);
+    CHECK_MSG(st == 2 && strstr(o, "--answer-weight weighs task items' answers"), "exit %d: %s", st, o);
+    free(o);
+    o = test_runf(&st, "%s train --model '%s' --window 8 --data '%s' --seq-len 120 --batch 2 --steps 2 "
+                  "--answer-weight 4 --out '%s' 2>&1", test_bin(), test_stories_model(), data, out);
+    CHECK_MSG(st == 0, "exit %d: %s", st, o);
+    free(o);
+    StFile f;
+    Err e;
+    if (st != 0 || st_open(&f, out, &e)) return;
+    const char *obj = st_meta(&f, "objective");
+    CHECK_MSG(obj && !strcmp(obj, "kl answer_weight=4"), "objective '%s'", obj ? obj : "(none)");
+    st_close(&f);
 }
