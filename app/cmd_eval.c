@@ -74,6 +74,10 @@ static const ArgSpec EVAL_ROWS[] = {
      .help = "--tasks: choose the thresholds (--share's tau, --match-budget's theta, p and head count) on this task "
              "file's prompts, apart from the scored items (an item of it that is also scored is an error), so a "
              "matched row is not tuned on what it is scored on (default: on the scored items themselves)"},
+    {"--choice-resamples", ARG_LONG, X(choice_resamples), 1, 1000, "N",
+     .help = "with --calibrate-items: an accuracy interval that covers the thresholds' choice too: N times the "
+             "calibration items resampled with replacement and every threshold chosen again, all scored items "
+             "answered at each choice, and the pooled items resampled under each (costs N more matchings)"},
     {"--tasks", ARG_STRING, X(tasks), .metavar = "FILE[,FILE...]",
      .help = "score the items of `ahascope tasks` instead: each answered greedily under full attention and under "
              "the policy (with --match-budget aha, every predictor at the routers' global share on the prompts), "
@@ -131,6 +135,8 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
     if (x->tasks && (x->data || x->from_db || x->shard.n > 1 || x->plot || x->svg))
         return err_usage(e, "--tasks scores its own items: --data, --from-db, --shard, --plot and "
                             "--svg do not apply");
+    if (x->choice_resamples && !x->calibrate_items)
+        return err_usage(e, "--choice-resamples resamples the calibration items: it needs --calibrate-items FILE");
     if (x->calibrate_items && !x->tasks)
         return err_usage(e, "--calibrate-items chooses thresholds on task items: it needs --tasks");
     if (!isnan(x->share) && (x->shard.n > 1 || x->from_db)) /* each shard would choose its own τ */

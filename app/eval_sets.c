@@ -142,33 +142,109 @@ static int print_pooled(const EvalSet *sets, int n_sets, double *const *keep, co
         else printf("  pooled %7.2f%% [%6.2f%%, %6.2f%%]  b %ld c %ld p %.4g\n", 100 * t.accuracy, 100 * t.ci_low,
                     100 * t.ci_high, t.mcnemar_b, t.mcnemar_c, t.mcnemar_p);
     }
-    if (json) printf("]}\n");
+    if (json) printf("]");
     free(all);
     return 0;
 }
 
+/* The calibration prompts drawn with replacement from r: a shallow copy
+ * (the sequences stay cal's; free only the three arrays). */
+static int resample_data(const EvalData *cal, StatsRng *r, EvalData *out, Err *e) {
+    *out = *cal;
+    out->seq = malloc((size_t)cal->n * sizeof *out->seq), out->len = malloc((size_t)cal->n * sizeof *out->len);
+    out->answer_from = malloc((size_t)cal->n * sizeof *out->answer_from);
+    if (!out->seq || !out->len || !out->answer_from) return err_set(e, "out of memory");
+    for (int i = 0; i < cal->n; i++) {
+        int k = (int)stats_rng_below(r, (uint64_t)cal->n);
+        out->seq[i] = cal->seq[k], out->len[i] = cal->len[k], out->answer_from[i] = cal->answer_from[k];
+    }
+    return 0;
+}
+
+/* One resampled choice b: every threshold chosen again on cb, each row's
+ * scores over all sets' items into sc[r * total + item]. */
+static int choice_once(const AppLoaded *L, const EvalOpts *x, EvalData *cb, EvalData *cal_static, const EvalSet *sets,
+                       int n_sets, int n, int total, double *sc, Err *e) {
+    EvalOpts xb = *x;
+    EvalRow rows[EVAL_MATCHED_MAX];
+    uint8_t *heads = NULL;
+    double g;
+    int rc = !isnan(x->share) ? eval_match_tau(L, cb, &xb, e) : 0;
+    rows[0].a = xb.o.attn;
+    if (rc == 0 && x->match && eval_matched_choose(L, cb, cal_static, &xb, rows, &heads, &g, e) != n) rc = -1;
+    for (int r = 0; rc == 0 && r < n; r++)
+        for (int k = 0, at = 0; rc == 0 && k < n_sets; at += sets[k++].ts.n)
+            rc = eval_tasks_answer(L, &rows[r].a, &sets[k].ts, (int)x->threads, 0, "", sc + (size_t)r * total + at, e);
+    free(heads);
+    return rc;
+}
+
+/* --choice-resamples N: each row's pooled accuracy interval over N
+ * resampled choices, under each ceil(B / N) resamples of the pooled items
+ * (the calibration draws first, from stats_rng(STATS_BOOT_SEED + 1), then
+ * the items', from stats_rng(STATS_BOOT_SEED + 2), choice after choice),
+ * printed with every choice's item scores. */
+static int choice_intervals(const AppLoaded *L, const EvalOpts *x, const EvalData *c, EvalData *cal_static,
+                            const EvalSet *sets, int n_sets, const EvalRow *rows, int n, Err *e) {
+    int N = (int)x->choice_resamples, total = 0, m = (STATS_BOOT_B + N - 1) / N, rc = 0;
+    for (int k = 0; k < n_sets; k++) total += sets[k].ts.n;
+    double *sc = malloc((size_t)N * n * total * sizeof *sc), *means = malloc((size_t)N * m * sizeof *means);
+    StatsRng rc_cal = stats_rng(STATS_BOOT_SEED + 1);
+    for (int b = 0; sc && means && rc == 0 && b < N; b++) {
+        EvalData cb;
+        rc = resample_data(c, &rc_cal, &cb, e);
+        if (rc == 0) rc = choice_once(L, x, &cb, cal_static, sets, n_sets, n, total, sc + (size_t)b * n * total, e);
+        free(cb.seq), free(cb.len), free(cb.answer_from);
+    }
+    if (!sc || !means) rc = err_set(e, "out of memory");
+    if (rc == 0) printf(x->json ? ", \"choice\": [" : "\naccuracy over %d choices of the thresholds (the calibration "
+                        "items resampled), %d resamples of the pooled items each:\n", N, m);
+    for (int r = 0; rc == 0 && r < n; r++) {
+        StatsRng ri = stats_rng(STATS_BOOT_SEED + 2);
+        for (int b = 0; b < N; b++)
+            for (int j = 0; j < m; j++) {
+                double sum = 0;
+                for (int i = 0; i < total; i++) sum += sc[((size_t)b * n + r) * total + stats_rng_below(&ri, (uint64_t)total)];
+                means[b * m + j] = sum / total;
+            }
+        double lo = stats_quantile(means, N * m, 0.025), hi = stats_quantile(means, N * m, 0.975);
+        if (!x->json) { printf("  %-13s [%6.2f%%, %6.2f%%]\n", rows[r].name, 100 * lo, 100 * hi); continue; }
+        printf("%s{\"predictor\": ", r ? ", " : "");
+        textout_json_print(stdout, rows[r].name);
+        printf(", \"ci_low\": %.17g, \"ci_high\": %.17g, \"scores\": [", lo, hi);
+        for (int b = 0; b < N; b++)
+            for (int i = 0; i < total; i++)
+                printf("%s%s%.17g%s", i ? "" : b ? ", [" : "[", i ? ", " : "", sc[((size_t)b * n + r) * total + i],
+                       i == total - 1 ? "]" : "");
+        printf("]}");
+    }
+    if (rc == 0 && x->json) printf("]");
+    free(sc), free(means);
+    return rc;
+}
+
 /* Every set scored at rows' settings, each printed, then pooled. */
 static int score_sets(const AppLoaded *L, const EvalSet *sets, int n_sets, const EvalOpts *x, StoreRunInfo *info,
-                      const EvalRow *rows, int n, double share, Err *e) {
+                      const EvalRow *rows, int n, double share, int obj, Err *e) {
     double *keep[EVAL_SETS_MAX] = {0};
     int rc = 0;
-    if (x->json && n_sets > 1) printf("{\"sets\": [");
+    if (x->json && obj) printf("{\"sets\": [");
     for (int k = 0; k < n_sets && rc == 0; k++) {
-        if (n_sets > 1 && !(keep[k] = malloc((size_t)sets[k].ts.n * (n + 1) * sizeof *keep[k])))
+        if (obj && !(keep[k] = malloc((size_t)sets[k].ts.n * (n + 1) * sizeof *keep[k])))
             rc = err_set(e, "out of memory");
-        if (rc == 0 && n_sets > 1 && x->json) {
+        if (rc == 0 && obj && x->json) {
             printf("%s{\"file\": ", k ? ", " : "");
             textout_json_print(stdout, sets[k].file);
             printf(", \"rows\": ");
-        } else if (rc == 0 && n_sets > 1) {
+        } else if (rc == 0 && obj) {
             char f[4 * 1024 + 1];
             printf("%sset %d of %d: %s (%d items)\n", k ? "\n" : "", k + 1, n_sets,
                    textout_term(sets[k].file, f, sizeof f), sets[k].ts.n);
         }
         if (rc == 0) rc = score_set(L, &sets[k], x, info, rows, n, share, keep[k], e);
-        if (rc == 0 && n_sets > 1 && x->json) printf("}");
+        if (rc == 0 && obj && x->json) printf("}");
     }
-    if (rc == 0 && n_sets > 1 && print_pooled(sets, n_sets, keep, rows, n, x->json)) rc = err_set(e, "out of memory");
+    if (rc == 0 && obj && print_pooled(sets, n_sets, keep, rows, n, x->json)) rc = err_set(e, "out of memory");
     for (int k = 0; k < n_sets; k++) free(keep[k]);
     return rc;
 }
@@ -221,7 +297,10 @@ int eval_run_tasks(EvalOpts *x, Err *e) {
     if (choose_rows(&L, c, x, rows, &n, &heads, &share, &cal, e)) goto out;
     for (int i = 0; x->calibrate_items && i < n; i++)
         if (!rows[i].calibrated_on && (i > 0 || !isnan(x->share))) rows[i].calibrated_on = c->desc;
-    rc = score_sets(&L, sets, n_sets, x, &info, rows, n, share, e);
+    int obj = n_sets > 1 || x->choice_resamples > 0; /* JSON's object form, and a pooled table */
+    rc = score_sets(&L, sets, n_sets, x, &info, rows, n, share, obj, e);
+    if (rc == 0 && x->choice_resamples) rc = choice_intervals(&L, x, c, &cal, sets, n_sets, rows, n, e);
+    if (rc == 0 && x->json && obj) printf("}\n");
     if (rc == 0) say_chosen_on(x, c, share, x->calibrate_items != NULL);
 out:
     for (int k = 0; k <= EVAL_SETS_MAX; k++) free_set(&sets[k]);

@@ -9,7 +9,11 @@
  * --calibrate-items, so every set is scored at one setting. A calibration
  * item whose prompt is also a scored item's is an error. The pooled
  * accuracy is the mean over every item of every set, its 95% bootstrap
- * interval over those items and McNemar against full attention on them. */
+ * interval over those items and McNemar against full attention on them.
+ * --choice-resamples N adds an interval that covers the thresholds' choice
+ * too: the calibration items resampled N times, every threshold chosen
+ * again on each resample, the scored items answered at each choice and
+ * resampled under it (app/COMMANDS.md gives the draws). */
 #ifndef AHASCOPE_EVAL_SETS_H
 #define AHASCOPE_EVAL_SETS_H
 

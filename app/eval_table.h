@@ -19,6 +19,7 @@ typedef struct {
     double share;        /* eval --share: the aha τ is chosen to give this global share, or NAN */
     const char *tasks;   /* eval --tasks FILE[,FILE...]: score task items by exact match (app/eval_sets.h) */
     const char *calibrate_items; /* --calibrate-items FILE: task items the thresholds are chosen on */
+    long choice_resamples;       /* --choice-resamples N: the calibration items resampled N times (0: not) */
     const char *static_rank; /* --match-budget with --static-heads duo:FILE|calib:DB#RUN: the static row's
                               * heads ranked by that calibration instead of eval's own */
 } EvalOpts;

@@ -283,3 +283,49 @@ TEST(rigor_train_answer_weight_weighs_the_router_objective) {
     CHECK_MSG(obj && !strcmp(obj, "kl answer_weight=4"), "objective '%s'", obj ? obj : "(none)");
     st_close(&f);
 }
+
+/* --choice-resamples on the organism (passkey at 120 tokens, τ chosen for
+ * 30% global on 8 calibration items): the interval over 4 resampled
+ * choices is recounted by a float64 NumPy script (tests/choice_ref.py)
+ * from the per-choice item scores the JSON lists; the choices answer
+ * differently, so the interval is not the fixed threshold's. */
+TEST(rigor_choice_resamples_interval_matches_numpy_recount) {
+    SKIP_UNLESS_SHARED();
+    const char *org = "engine/organism/organism.bin", *json = test_tmp("choice.json");
+    char a[1024], c[1024];
+    snprintf(a, sizeof a, "%s", test_tmp("oa.jsonl")), snprintf(c, sizeof c, "%s", test_tmp("oc.jsonl"));
+    int st;
+    for (int k = 0; k < 2; k++) {
+        char *o = test_runf(&st, "%s tasks --task passkey --context 120 --n 8 --seed %d --model %s --out '%s' 2>&1",
+                            test_bin(), 3 + k, org, k ? c : a);
+        CHECK_MSG(st == 0, "tasks: %s", o ? o : "");
+        free(o);
+    }
+    char *o = test_runf(&st, "%s eval --model %s --tasks '%s' --calibrate-items '%s' --routers "
+                        "engine/organism/routers_w8.safetensors --window 8 --share 0.3 --choice-resamples 4 --threads 1 "
+                        "--json > '%s' 2>/dev/null", test_bin(), org, a, c, json);
+    CHECK_MSG(st == 0, "eval: exit %d", st);
+    free(o);
+    FILE *f = fopen(json, "r");
+    char buf[1 << 16];
+    size_t got = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[got] = 0;
+    cJSON *j = cJSON_Parse(buf), *ch = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "choice"), 0);
+    CHECK_MSG(ch != NULL, "no choice rows in %s", buf);
+    const char *py = test_python_numpy();
+    if (!py) { test_skip("no python3 with numpy (AHASCOPE_PYTHON)"); cJSON_Delete(j); return; }
+    o = test_runf(&st, "%s tests/choice_ref.py '%s'", py, json);
+    char name[64];
+    double lo, hi;
+    CHECK_MSG(st == 0 && sscanf(o, "%63s %lf %lf", name, &lo, &hi) == 3, "choice_ref.py: %s", o);
+    if (ch && st == 0) {
+        CHECK_NEAR(num(ch, "ci_low"), lo, 1e-12);
+        CHECK_NEAR(num(ch, "ci_high"), hi, 1e-12);
+        cJSON *sc = cJSON_GetObjectItem(ch, "scores");
+        CHECK_INT(cJSON_GetArraySize(sc), 4);
+        CHECK_INT(cJSON_GetArraySize(cJSON_GetArrayItem(sc, 0)), 8);
+    }
+    free(o);
+    cJSON_Delete(j);
+}
