@@ -1,11 +1,13 @@
-/* test_rigor.c — a matched row can be rerun from what it prints, and the
- * router's rule holds near τ = 1.
+/* test_rigor.c — findings that hold beyond one item set (issue 51 §6–7).
  *
- * Three fixes of issue 51 §7: eval's task rows give θ and τ at full
- * precision (a rerun at the printed value lands on the same share
- * exactly); --share says how near it landed; and the router decides in
- * log-odds, so a logit between two float32 neighbours of τ is decided by
- * the logit and not by where its float32 sigmoid rounds. */
+ * Three tool fixes: eval's task rows give θ and τ at full precision (a
+ * rerun at the printed value lands on the same share exactly); --share
+ * says how near it landed; the router decides in log-odds, so a logit
+ * between two float32 neighbours of τ is decided by the logit and not by
+ * where its float32 sigmoid rounds. Then the method: thresholds chosen on
+ * --calibrate-items apart from the scored sets, several sets pooled, the
+ * interval over resampled choices (recounted by tests/choice_ref.py); and
+ * train --answer-weight on the router objective. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdint.h>
