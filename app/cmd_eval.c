@@ -12,6 +12,7 @@
 #include "app/commands.h"
 #include "app/eval_table.h"
 #include "app/eval_run.h"
+#include "app/eval_sets.h"
 #include "engine/pool.h"
 
 static int read_shard(void *opts, const char *flag, const char *v, Err *e) {
@@ -81,7 +82,8 @@ static const ArgSpec EVAL_ROWS[] = {
     {"--seed", ARG_CUSTOM, .metavar = "S", .fn = read_seed, .help = "the --self sequences' seed (default 1234)"},
     {"--label", ARG_STRING, X(label), .metavar = "TEXT", .help = "the evals row's label (default empty)"},
     {"--share", ARG_CUSTOM, .metavar = "S[,S...]", .fn = read_shares,
-     .help = "aha: choose tau on the evaluated data so the routers' global share is S (within 0.05 points), "
+     .help = "aha: choose tau on the evaluated data so the routers' global share is S (within 0.05 points; when the "
+             "share steps over S at one tau, the nearest share reached, said on stderr with the step's two sides), "
              "overriding --tau and the file's: compares routers at exactly one budget (not with --shard); with "
              "--tasks a list runs each budget in turn (at most 16), --json then printing one array a line"},
     {"--match-budget", ARG_STRING, X(match), .metavar = "aha",
@@ -92,14 +94,24 @@ static const ArgSpec EVAL_ROWS[] = {
              "--data's chunks (--static-heads duo:FILE or calib:DB#RUN: ranked by that calibration instead); every "
              "row's KL and perplexity get a 95% bootstrap interval over sequences and one of their difference from "
              "aha's, paired (a single policy's perplexity too)"},
-    {"--tasks", ARG_STRING, X(tasks), .metavar = "FILE",
+    {"--calibrate-items", ARG_STRING, X(calibrate_items), .metavar = "FILE",
+     .help = "--tasks: choose the thresholds (--share's tau, --match-budget's theta, p and head count) on this task "
+             "file's prompts, apart from the scored items (an item of it that is also scored is an error), so a "
+             "matched row is not tuned on what it is scored on (default: on the scored items themselves)"},
+    {"--choice-resamples", ARG_LONG, X(choice_resamples), 1, 1000, "N",
+     .help = "with --calibrate-items: an accuracy interval that covers the thresholds' choice too: N times the "
+             "calibration items resampled with replacement and every threshold chosen again, all scored items "
+             "answered at each choice, and the pooled items resampled under each (costs N more matchings)"},
+    {"--tasks", ARG_STRING, X(tasks), .metavar = "FILE[,FILE...]",
      .help = "score the items of `ahascope tasks` instead: each answered greedily under full attention and under "
              "the policy (with --match-budget aha, every predictor at the routers' global share on the prompts), "
              "exact match, accuracy with its 95% bootstrap interval over items and McNemar's exact test against "
              "full attention, the KL's over items and (matched) its difference from aha's, paired by item, and "
              "the same for the KL and NLL at the gold answer forced after each prompt; with --db each item is "
              "first recorded once under full attention (profiled, 8 far positions per head) over its prompt, as a "
-             "run whose origin is FILE#K (K from 0)"},
+             "run whose origin is FILE#K (K from 0); several files (sets drawn apart, at most 16) are each scored at "
+             "one setting and printed set by set, then pooled over all their items (with --share or --match-budget "
+             "they need --calibrate-items)"},
     {"--grid", ARG_LONG, X(grid), 1, 20, "N",
      .help = "--tasks: each row's accuracy by needle depth (N buckets of the first needle token's place) and "
              "context (each distinct length), with its effective length: the longest context before the first "
@@ -115,8 +127,9 @@ static void eval_help(void) {
          "                     [--shard I/N] [--share S] [--match-budget aha] [--label TEXT] [--json] [--plot]\n"
          "                     [--svg FILE] [--threads N] [model flags] [policy flags]\n"
          "       ahascope eval --from-db DB [--json] [--plot] [--svg FILE] [model flags]\n"
-         "       ahascope eval --tasks FILE [--db FILE] [--share S[,S...]] [--match-budget aha] [--json] [--plot]\n"
-         "                     [--svg FILE] [--grid N] [--grid-svg FILE] [--threads N] [model flags] [policy flags]\n"
+         "       ahascope eval --tasks FILE[,FILE...] [--calibrate-items FILE] [--db FILE] [--share S[,S...]]\n"
+         "                     [--match-budget aha] [--json] [--plot] [--svg FILE] [--grid N] [--grid-svg FILE]\n"
+         "                     [--threads N] [model flags] [policy flags]\n"
          "\n"
          "Teacher-forced over held-out sequences: perplexity, mean KL(full || policy) per token, global\n"
          "share, keys-read fraction, and each predictor's precision / recall / F1 against the oracle,\n"
@@ -160,6 +173,12 @@ static int parse(int argc, char **argv, EvalOpts *x, Err *e) {
     if (!x->tasks && (x->grid || x->grid_svg || x->n_shares > 1))
         return err_usage(e, "--grid, --grid-svg and a list of --share budgets are --tasks's");
     if (x->grid_svg && !x->grid) return err_usage(e, "--grid-svg draws --grid's tables: give --grid N");
+    if (x->choice_resamples && !x->calibrate_items)
+        return err_usage(e, "--choice-resamples resamples the calibration items: it needs --calibrate-items FILE");
+    if (x->calibrate_items && !x->tasks)
+        return err_usage(e, "--calibrate-items chooses thresholds on task items: it needs --tasks");
+    if (x->tasks && strchr(x->tasks, ',') && (x->plot || x->svg || x->grid))
+        return err_usage(e, "--plot, --svg and --grid draw one set of items: give --tasks one file");
     if (!isnan(x->share) && (x->shard.n > 1 || x->from_db)) /* each shard would choose its own τ */
         return err_usage(e, "--share chooses tau on the whole evaluated data: not with --shard or --from-db");
     return 0;

@@ -73,8 +73,10 @@ static const ArgSpec TRAIN_ROWS[] = {
              "--seq-len: padding costs nothing, so task items of many lengths train in a fraction of the time. "
              "Needs the ce objective and --lambda 0 (as --from-scratch has); the held-out score cuts padding too. "
              "Resume with the same flags."},
-    {"--answer-weight", ARG_DOUBLE, TR(answer_weight), 1e-9, 1e4, "K",
-     .help = "--from-scratch on task items: each answer target counts K times in the loss (default 1)"},
+    {"--answer-weight", ARG_DOUBLE, TR(answer_weight), 1e-9, 1e4, "K", .also = TR_ALSO(have_answer_weight),
+     .help = "on task items (--data from `tasks`): each answer target counts K times in the loss (default 1); with "
+             "the kl objective (routers, or --train all) the KL is then weighed per position, Σ w·KL / Σ w, w = K "
+             "at the answer, 0 on padding, 1 elsewhere"},
 };
 static const ArgsTable TRAIN_FLAGS = ARGS_TABLE(NULL, TrainOpts, TRAIN_ROWS);
 

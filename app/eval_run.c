@@ -1,7 +1,8 @@
 /* eval_run.c — the evaluations of `ahascope eval` (app/eval_run.h): a
  * policy teacher-forced on held-out sequences, every training-free
- * predictor matched to the AHA routers' global share, task items answered,
- * or the table of recorded evaluations. */
+ * predictor matched to the AHA routers' global share (the matching
+ * app/eval_sets.c uses for task items too), or the table of recorded
+ * evaluations. */
 #include "app/eval_run.h"
 
 #include <math.h>
@@ -10,8 +11,6 @@
 #include <string.h>
 
 #include "app/eval_table.h"
-#include "app/eval_reports.h"
-#include "app/eval_tasks.h"
 #include "app/headsets.h"
 #include "app/run_info.h"
 #include "engine/files.h"
@@ -24,22 +23,31 @@ static double share_of(const AppLoaded *L, const EvalData *d, const EvalOpts *x,
     return s.gate_n > 0 ? s.gate_sum / s.gate_n : NAN;
 }
 
+/* A bisection's outcome: the knob whose share came nearest the target, and
+ * the nearest knobs seen on either side (their shares above and at or below
+ * the target), which bracket the step the share jumps over when it cannot
+ * land within the tolerance. */
+typedef struct {
+    double k, share, k_above, share_above, k_below, share_below;
+} KnobMatch;
+
 /* The knob whose executed global share is closest to target, bisected in
  * [lo, hi] (the share falls as the knob rises) until within `tol`. */
-static double match_knob(const AppLoaded *L, const EvalData *d, const EvalOpts *x, AttnConfig a, double target,
-                         double lo, double hi, double tol, void (*set)(AttnConfig *, double), Err *e) {
-    double best = lo, best_gap = INFINITY;
+static int match_knob(const AppLoaded *L, const EvalData *d, const EvalOpts *x, AttnConfig a, double target,
+                      double lo, double hi, double tol, void (*set)(AttnConfig *, double), KnobMatch *m, Err *e) {
+    *m = (KnobMatch){.k = lo, .share = NAN, .k_above = NAN, .share_above = NAN, .k_below = NAN, .share_below = NAN};
+    double best_gap = INFINITY;
     for (int it = 0; it < 40; it++) {
         double k = 0.5 * (lo + hi);
         set(&a, k);
         double g = share_of(L, d, x, &a, e);
-        if (isnan(g)) return NAN;
-        if (fabs(g - target) < best_gap) best_gap = fabs(g - target), best = k;
+        if (isnan(g)) return -1;
+        if (fabs(g - target) < best_gap) best_gap = fabs(g - target), m->k = k, m->share = g;
         if (best_gap < tol) break;
-        if (g > target) lo = k;
-        else hi = k;
+        if (g > target) lo = k, m->k_above = k, m->share_above = g;
+        else hi = k, m->k_below = k, m->share_below = g;
     }
-    return best;
+    return 0;
 }
 
 static void set_theta(AttnConfig *a, double k) { a->theta_logit = k; }
@@ -51,16 +59,35 @@ static void set_tau_logit(AttnConfig *a, double k) { a->tau = (float)(1.0 / (1.0
  * which no probability θ could reach, so bisect on the log-odds in
  * [-100, 300]; stop within a quarter of a point. */
 static double match_theta(const AppLoaded *L, const EvalData *d, const EvalOpts *x, AttnConfig a, double target, Err *e) {
-    return match_knob(L, d, x, a, target, -100, 300, 0.0025, set_theta, e);
+    KnobMatch m;
+    return match_knob(L, d, x, a, target, -100, 300, 0.0025, set_theta, &m, e) ? NAN : m.k;
+}
+
+/* τ as a float32, as the row runs it, from a bisected log-odds. */
+static double tau_at(double k) {
+    AttnConfig a;
+    set_tau_logit(&a, k);
+    return a.tau;
 }
 
 /* --share: the aha τ giving that global share on d, bisected on its
  * log-odds (a float τ resolves nothing past ±30); within 0.05 points, as
- * routers are compared at one budget on a few thousand decisions. */
-static int match_tau(const AppLoaded *L, const EvalData *d, EvalOpts *x, Err *e) {
-    double k = match_knob(L, d, x, x->o.attn, x->share, -30, 30, 0.0005, set_tau_logit, e);
-    if (isnan(k)) return -1;
-    set_tau_logit(&x->o.attn, k);
+ * routers are compared at one budget on a few thousand decisions. When no
+ * τ lands that near (the share jumps over the target at one τ: decisions
+ * are whole cells, and routers can tie), the nearest share reached is
+ * used, and stderr says so with the step's two sides. */
+int eval_match_tau(const AppLoaded *L, const EvalData *d, EvalOpts *x, Err *e) {
+    KnobMatch m;
+    const double tol = 0.0005;
+    if (match_knob(L, d, x, x->o.attn, x->share, -30, 30, tol, set_tau_logit, &m, e)) return -1;
+    set_tau_logit(&x->o.attn, m.k);
+    if (fabs(m.share - x->share) < tol) return 0;
+    fprintf(stderr, "note: --share %.4f%%: no tau lands within %.2f points; the nearest share reached is %.4f%% (tau "
+            "%.9g)", 100 * x->share, 100 * tol, 100 * m.share, x->o.attn.tau);
+    if (isfinite(m.share_above) && isfinite(m.share_below))
+        fprintf(stderr, ": the share steps from %.4f%% at tau %.9g to %.4f%% at tau %.9g", 100 * m.share_above,
+                tau_at(m.k_above), 100 * m.share_below, tau_at(m.k_below));
+    fputc('\n', stderr);
     return 0;
 }
 
@@ -113,40 +140,18 @@ static int calibrate_counts(const AppLoaded *L, const EvalData *cal, const EvalO
     return eval_policy(&L->model, NULL, &a, cal, (int)x->threads, NULL, NULL, 0, 0, &s, e);
 }
 
-/* The row of the heads' own windows: every head local in its span. Its
- * budget is fixed by the table, so it is set beside AHA by the keys it
- * reads (the keys% column), not matched to a share: it has no global head. */
-static int windows_row(const AppLoaded *L, const EvalData *d, const EvalOpts *x, Store *st, StoreRunInfo *info,
-                       const float *span, EvalRow *r, Err *e) {
-    HeadsForm f = args_heads_form(x->o.static_heads, NULL);
-    r->a = x->o.attn, r->a.policy = POLICY_LOCAL, r->a.head_span = span;
-    snprintf(r->name, sizeof r->name, "%s", f == HEADS_MOA ? "moa" : "windows");
-    snprintf(r->knob, sizeof r->knob, "own windows");
-    return eval_row(L, d, x, st, info, r, NULL, e);
-}
-
-/* --match-budget aha: AHA first, then every predictor at its global share;
- * the static heads are ranked on cal, not on the evaluated d. */
-static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *cal, EvalOpts *x, Store *st,
-                       StoreRunInfo *info, const TaskSet *tasks, EvalReport *rep, Err *e) {
-    int cells = L->model.c.n_layers * L->model.c.n_heads, rc = -1, n = 0, k = 0;
-    uint8_t *heads = NULL;
+int eval_matched_choose(const AppLoaded *L, const EvalData *c, const EvalData *cal, const EvalOpts *x, EvalRow *rows,
+                        uint8_t **heads, double *share, int with_local, Err *e) {
+    int cells = L->model.c.n_layers * L->model.c.n_heads, n = 0, k = 0;
     /* per-head windows (--static-heads moa: or windows:) are a row of their own, not every row's */
-    const float *span = x->o.attn.head_span;
-    x->o.attn.head_span = NULL, x->o.attn.static_heads = NULL;
-    enum { ROWS_MAX = DECIDE_COUNT + 4 }; /* aha, the θ predictors, random, static, windows, local */
-    EvalRow *rows = calloc(ROWS_MAX, sizeof *rows);
-    EvalSeq *seqs = calloc((size_t)ROWS_MAX * d->n, sizeof *seqs); /* each row's, for intervals */
-    if (!rows || !seqs) { err_set(e, "out of memory"); goto out; }
-    for (int i = 0; i < ROWS_MAX; i++) rows[i].seqs = seqs + (size_t)i * d->n;
+    AttnConfig base = x->o.attn;
+    base.head_span = NULL, base.static_heads = NULL;
     EvalRow *r = &rows[n++];
     snprintf(r->name, sizeof r->name, "aha");
     snprintf(r->knob, sizeof r->knob, "tau=%.3g", x->o.attn.tau);
-    r->a = x->o.attn, r->a.policy = POLICY_AHA;
-    if (eval_row(L, d, x, st, info, r, NULL, e)) goto out;
-    double g = r->ev.global_share;
-    char matched[64];
-    snprintf(matched, sizeof matched, "aha %.4f", g);
+    r->a = base, r->a.policy = POLICY_AHA;
+    double g = *share = share_of(L, c, x, &r->a, e);
+    if (isnan(g)) return -1;
     for (int q = 0; q < DECIDE_COUNT; q++) { /* the θ predictors in engine/decide.h's order: the oracle last */
         Policy thr;
         Err not_policy;
@@ -154,46 +159,70 @@ static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *ca
             aha_policy_parse(decide_name((DecidePred)q), &thr, &not_policy))
             continue;
         r = &rows[n++];
-        r->a = x->o.attn, r->a.policy = thr;
-        double th = match_theta(L, d, x, r->a, g, e);
-        if (isnan(th)) goto out;
+        r->a = base, r->a.policy = thr;
+        double th = match_theta(L, c, x, r->a, g, e);
+        if (isnan(th)) return -1;
         r->a.theta_logit = th;
         snprintf(r->name, sizeof r->name, "%s", aha_policy_name(thr));
         eval_theta_knob(th, r->knob, sizeof r->knob);
-        if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
     }
     r = &rows[n++];
-    r->a = x->o.attn, r->a.policy = POLICY_RANDOM, r->a.p = (float)g;
+    r->a = base, r->a.policy = POLICY_RANDOM, r->a.p = (float)g;
     /* p is the expected share; positions before the window is full count
      * too, so correct p by the share it actually gave, a few times */
     for (int it = 0; it < 4; it++) {
-        double got = share_of(L, d, x, &r->a, e);
-        if (isnan(got)) goto out;
+        double got = share_of(L, c, x, &r->a, e);
+        if (isnan(got)) return -1;
         if (fabs(got - g) < 0.0025 || got <= 0) break;
         r->a.p = (float)fmin(1.0, r->a.p * g / got);
     }
     snprintf(r->name, sizeof r->name, "random");
     snprintf(r->knob, sizeof r->knob, "p=%.4f", r->a.p);
-    if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
     r = &rows[n++];
-    if (static_heads_at(L, cal, x, g, &heads, &k, &r->calibrated_on, e)) goto out;
-    r->a = x->o.attn, r->a.policy = POLICY_STATIC, r->a.static_heads = heads;
+    if (static_heads_at(L, cal, x, g, heads, &k, &r->calibrated_on, e)) return -1;
+    r->a = base, r->a.policy = POLICY_STATIC, r->a.static_heads = *heads;
     snprintf(r->name, sizeof r->name, "static");
     snprintf(r->knob, sizeof r->knob, "%d/%d heads", k, cells);
-    if (eval_row(L, d, x, st, info, r, matched, e)) goto out;
-    if (span && windows_row(L, d, x, st, info, span, &rows[n++], e)) goto out;
-    if (tasks) { /* the streaming arm: the window alone, every budget's floor on the curves */
+    if (x->o.attn.head_span) { /* the heads' own windows: set beside AHA by the keys they read, not a share */
+        HeadsForm f = args_heads_form(x->o.static_heads, NULL);
         r = &rows[n++];
-        r->a = x->o.attn, r->a.policy = POLICY_LOCAL;
+        r->a = base, r->a.policy = POLICY_LOCAL, r->a.head_span = x->o.attn.head_span;
+        snprintf(r->name, sizeof r->name, "%s", f == HEADS_MOA ? "moa" : "windows");
+        snprintf(r->knob, sizeof r->knob, "own windows");
+    }
+    if (with_local) { /* the streaming arm: the window alone, every budget's floor on the curves */
+        r = &rows[n++];
+        r->a = base, r->a.policy = POLICY_LOCAL;
         snprintf(r->name, sizeof r->name, "local");
         snprintf(r->knob, sizeof r->knob, "w=%d", r->a.window);
-        if (eval_row(L, d, x, st, info, r, NULL, e)) goto out;
     }
-    eval_rows_intervals(rows, n, d->n, EVAL_CI_KL | (tasks ? EVAL_CI_ANSWER : EVAL_CI_NLL));
-    if (tasks) { /* the settings matched on the prompts, now judged by the answers */
-        rc = eval_tasks_rows(L, tasks, rows, n, (int)x->threads, x->json, rep, e);
+    return n;
+}
+
+int eval_matched_rows(const AppLoaded *L, const EvalData *d, const EvalOpts *x, Store *st, StoreRunInfo *info,
+                      EvalRow *rows, int n, double share, int answers, Err *e) {
+    char matched[64];
+    snprintf(matched, sizeof matched, "aha %.4f", share);
+    for (int i = 0; i < n; i++)
+        if (eval_row(L, d, x, st, info, &rows[i], i && rows[i].a.policy != POLICY_LOCAL ? matched : NULL, e)) return -1;
+    eval_rows_intervals(rows, n, d->n, EVAL_CI_KL | (answers ? EVAL_CI_ANSWER : EVAL_CI_NLL));
+    return 0;
+}
+
+/* --match-budget aha: AHA first, then every predictor at its global share,
+ * chosen on d itself; the static heads are ranked on cal, not on d. */
+static int run_matched(const AppLoaded *L, const EvalData *d, const EvalData *cal, EvalOpts *x, Store *st,
+                       StoreRunInfo *info, Err *e) {
+    int rc = -1, n = 0;
+    uint8_t *heads = NULL;
+    double g = NAN;
+    EvalRow *rows = calloc(EVAL_MATCHED_MAX, sizeof *rows);
+    EvalSeq *seqs = calloc((size_t)EVAL_MATCHED_MAX * d->n, sizeof *seqs); /* each row's, for intervals */
+    if (!rows || !seqs) { err_set(e, "out of memory"); goto out; }
+    for (int i = 0; i < EVAL_MATCHED_MAX; i++) rows[i].seqs = seqs + (size_t)i * d->n;
+    if ((n = eval_matched_choose(L, d, cal, x, rows, &heads, &g, 0, e)) < 0 ||
+        eval_matched_rows(L, d, x, st, info, rows, n, g, 0, e))
         goto out;
-    }
     eval_print_rows(rows, n, x->json, 1);
     if (!x->json) printf("oracle labels: out_mass > theta = %.3g for every row\n", decide_prob(x->o.attn.theta_logit));
     rc = eval_plot_rows(rows, n, x, "predictors at the AHA routers' global share", e);
@@ -231,8 +260,8 @@ int eval_run_policy(EvalOpts *x, Err *e) {
     if (x->match && !x->static_rank && /* a given ranking needs no calibration data of eval's own */
         eval_data_calibration(&cal, &d, &L.model, &L.tok, x->data, (int)x->self_n, len, x->o.seed, e))
         goto out;
-    if (!isnan(x->share) && match_tau(&L, &d, x, e)) goto out;
-    if (x->match) rc = run_matched(&L, &d, &cal, x, st, &info, NULL, NULL, e);
+    if (!isnan(x->share) && eval_match_tau(&L, &d, x, e)) goto out;
+    if (x->match) rc = run_matched(&L, &d, &cal, x, st, &info, e);
     else {
         EvalRow row = {.a = x->o.attn};
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
@@ -250,94 +279,6 @@ out:
     if (store_close(st, rc ? NULL : e)) rc = -1;
     eval_data_free(&d);
     eval_data_free(&cal);
-    app_unload(&L);
-    return rc;
-}
-
-/* --tasks --match-budget: every predictor matched at each --share budget
- * in turn (or once at the routers' own τ), each budget's table printed as
- * it is done, then the curves of them all. */
-static int run_budgets(const AppLoaded *L, EvalData *d, const EvalData *cal, EvalOpts *x, StoreRunInfo *info,
-                       const TaskSet *ts, EvalReport *rep, Err *e) {
-    int n = x->n_shares > 0 ? x->n_shares : 1;
-    for (int b = 0; b < n; b++) {
-        if (x->n_shares > 0) {
-            x->share = x->shares[b];
-            if (match_tau(L, d, x, e)) return -1;
-            if (x->n_shares > 1 && !x->json) printf("%sbudget: the routers at %.4g of the decisions global\n",
-                                                      b ? "\n" : "", x->share);
-        }
-        if (run_matched(L, d, cal, x, NULL, info, ts, rep, e)) return -1;
-        fflush(stdout);
-    }
-    return eval_report_curves(rep, x->svg, x->plot, e);
-}
-
-/* --tasks: the items' prompts are the data the policy (or every matched
- * predictor) runs on teacher-forced, then each setting answers them. The
- * static heads of --match-budget are ranked on sampled sequences, or by
- * --static-heads's calibration, never on the items. */
-int eval_run_tasks(EvalOpts *x, Err *e) {
-    AppLoaded L;
-    TaskSet ts = {0};
-    EvalData d = {0}, cal = {0};
-    StoreRunInfo info;
-    EvalReport rep = {0};
-    int rc = -1;
-    if (app_load(&x->o, &L, 1, e) || app_windows_unrecorded(&L, x->db, e) || tasks_read_jsonl(x->tasks, &ts, e)) goto out;
-    int len = (int)(x->seq_len < L.model.c.seq_len ? x->seq_len : L.model.c.seq_len);
-    if (x->o.attn.window > L.model.c.seq_len) {
-        err_set(e, "window %d is larger than the context (%d)", x->o.attn.window, L.model.c.seq_len);
-        goto out;
-    }
-    if (eval_tasks_data(&L.tok, &ts, x->tasks, &d, e)) goto out;
-    for (int i = 0; i < d.n; i++)
-        if (d.len[i] > L.model.c.seq_len) {
-            err_set(e, "%s: item %d's prompt is %d tokens%s, past the model's context (%d)", x->tasks, i + 1,
-                    d.answer_from[i] > L.model.c.seq_len ? d.answer_from[i] : d.len[i],
-                    d.answer_from[i] > L.model.c.seq_len ? "" : " with its answer", L.model.c.seq_len);
-            goto out;
-        }
-    if (x->db) { /* each item recorded under full attention, for "which heads retrieved the needle" */
-        Store *st = store_open(x->db, STORE_WRITE, STORE_BUSY_MS, e);
-        if (st) store_set_commit_every(st, 64); /* a prompt's positions in a few transactions, not one each */
-        int bad = !st || eval_tasks_record(&L, &x->o, &ts, x->tasks, st, (int)x->threads, e);
-        if (store_close(st, bad ? NULL : e)) bad = 1;
-        if (bad) goto out;
-    }
-    x->o.prompt = "";
-    if (app_run_info(&x->o, &L, &info, e)) goto out;
-    if (!isnan(x->share) && x->o.attn.policy != POLICY_AHA) {
-        err_usage(e, "--share chooses the aha routers' tau: it needs the aha policy (--routers FILE)");
-        goto out;
-    }
-    eval_report_init(&rep, &ts, x->grid, x->grid_svg);
-    if ((x->svg && file_check_output(x->svg, NULL, e)) || (x->grid_svg && file_check_output(x->grid_svg, NULL, e)))
-        goto out;
-    if (x->match) {
-        if (!x->static_rank &&
-            eval_data_calibration(&cal, &d, &L.model, &L.tok, NULL, (int)x->self_n, len, x->o.seed, e))
-            goto out;
-        rc = run_budgets(&L, &d, &cal, x, &info, &ts, &rep, e);
-    } else if (!isnan(x->share) && match_tau(&L, &d, x, e)) { /* on the prompts, as the budget is matched */
-        goto out;
-    } else {
-        EvalRow row = {.a = x->o.attn};
-        snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
-        if (x->o.attn.head_span) snprintf(row.knob, sizeof row.knob, "own windows");
-        else if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
-        else snprintf(row.knob, sizeof row.knob, "w=%d tau=%.4g", x->o.attn.window, x->o.attn.tau);
-        if (!(row.seqs = calloc((size_t)d.n, sizeof *row.seqs))) { err_set(e, "out of memory"); goto out; }
-        rc = eval_row(&L, &d, x, NULL, &info, &row, NULL, e);
-        if (rc == 0) eval_rows_intervals(&row, 1, d.n, EVAL_CI_KL | EVAL_CI_ANSWER); /* over items */
-        if (rc == 0) rc = eval_tasks_rows(&L, &ts, &row, 1, (int)x->threads, x->json, &rep, e);
-        free(row.seqs);
-    }
-out:
-    eval_report_free(&rep);
-    eval_data_free(&d);
-    eval_data_free(&cal);
-    tasks_free(&ts);
     app_unload(&L);
     return rc;
 }

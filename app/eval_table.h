@@ -25,7 +25,9 @@ typedef struct {
     int n_shares;
     long grid;           /* eval --tasks --grid N: accuracy by needle depth (N buckets) and context (app/eval_grid.h) */
     const char *grid_svg; /* --grid-svg FILE: the grids as heatmaps */
-    const char *tasks;   /* eval --tasks FILE: score task items by exact match (app/eval_tasks.h) */
+    const char *tasks;   /* eval --tasks FILE[,FILE...]: score task items by exact match (app/eval_sets.h) */
+    const char *calibrate_items; /* --calibrate-items FILE: task items the thresholds are chosen on */
+    long choice_resamples;       /* --choice-resamples N: the calibration items resampled N times (0: not) */
     const char *static_rank; /* --match-budget with --static-heads duo:FILE|calib:DB#RUN: the static row's
                               * heads ranked by that calibration instead of eval's own */
 } EvalOpts;

@@ -158,6 +158,26 @@ static void print_json_footprint(const RowReport *x) {
     if (x->grid) eval_report_json_grid(x->grid);
 }
 
+/* The flag and value that rerun setting a exactly (%.9g round-trips a
+ * float, %.17g a double): 0 when its policy has no threshold. */
+static int rerun_flag(const AttnConfig *a, char *buf, size_t cap) {
+    switch (aha_policy_threshold(a->policy)) {
+    case PRED_THR_TAU: return snprintf(buf, cap, "--tau %.9g", a->tau) > 0;
+    case PRED_THR_THETA: return snprintf(buf, cap, "--theta-logit %.17g", a->theta_logit) > 0;
+    case PRED_THR_P: return snprintf(buf, cap, "--p %.9g", a->p) > 0;
+    default: return 0;
+    }
+}
+
+/* The threshold of a row as JSON members tau, theta_logit or p, each at
+ * full precision, so a row can be rerun from what it printed. */
+static void print_json_threshold(const AttnConfig *a) {
+    PredThr t = aha_policy_threshold(a->policy);
+    if (t == PRED_THR_TAU) printf(", \"tau\": %.9g", a->tau);
+    if (t == PRED_THR_THETA) printf(", \"theta_logit\": %.17g", a->theta_logit);
+    if (t == PRED_THR_P) printf(", \"p\": %.9g", a->p);
+}
+
 /* One printed row: the setting's name and knob, its teacher-forced sums
  * (NULL for the full-attention reference, whose answer NLL full gives),
  * its score and its items' scores; n_items the count of its per-item values. */
@@ -189,6 +209,7 @@ static void print_json_row(int first, const char *name, const char *knob, const 
                "\"nll_answer_ci_high\": %.17g", full->mean, full->ci[0], full->ci[1]);
         eval_json_list("nll_answer_per_item", full_seqs, n_items, offsetof(EvalSeq, ans_nll_full));
     }
+    if (r) print_json_threshold(&r->a);
     if (r && r->calibrated_on) {
         printf(", \"calibrated_on\": ");
         textout_json_print(stdout, r->calibrated_on);
@@ -281,7 +302,11 @@ static void print_text_table(const TaskSet *s, const EvalRow *rows, int n, const
     if (have_full)
         printf("  %-13s %.5f [%.5f, %.5f]  (the reference: full attention)\n", "full", full_ans->mean,
                full_ans->ci[0], full_ans->ci[1]);
-    char nm[64], on[4 * 1024 + 1];
+    char nm[64], on[4 * 1024 + 1], flag[64];
+    for (int i = 0; i < n; i++)
+        if (rerun_flag(&rows[i].a, flag, sizeof flag))
+            printf("rerun %s: --policy %s %s\n", textout_term(rows[i].name, nm, sizeof nm),
+                   aha_policy_name(rows[i].a.policy), flag);
     for (int i = 0; i < n; i++)
         if (rows[i].calibrated_on)
             printf("note: %s was calibrated on %s, not on the items\n", textout_term(rows[i].name, nm, sizeof nm),
@@ -289,7 +314,7 @@ static void print_text_table(const TaskSet *s, const EvalRow *rows, int n, const
 }
 
 int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, int n, int threads, int json,
-                    EvalReport *rep, Err *e) {
+                    double *keep, EvalReport *rep, Err *e) {
     double *full = calloc((size_t)s->n, sizeof *full), *right = calloc((size_t)s->n, sizeof *right);
     double *rights = calloc((size_t)s->n * ((size_t)n + 1), sizeof *rights); /* row i's scores at rights[i * s->n] */
     EvalTaskScore *t = calloc((size_t)n + 1, sizeof *t); /* t[0] full attention, t[1 + i] row i */
@@ -322,6 +347,7 @@ int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, i
                            s->n, &x[1 + i]);
         printf("]\n");
     } else print_text_table(s, rows, n, t, x, &full_ans, have_full);
+    if (keep) memcpy(keep, rights, (size_t)s->n * ((size_t)n + 1) * sizeof *rights);
     rc = g ? print_grids(rep, rows, n, g, json, e) : 0;
 out:
     free(full), free(right), free(t), free(rights), free(x), free(g);

@@ -69,14 +69,17 @@ int eval_tasks_data(const Tokenizer *tok, const TaskSet *s, const char *file, Ev
  * rows[0], paired by item) and kl_per_item; one with the answer's
  * (EVAL_CI_ANSWER) kl_answer and nll_answer, each with _ci_low, _ci_high,
  * _diff_ci_low, _diff_ci_high and _per_item, and full attention's row then
- * kl_answer 0 and its own nll_answer, _ci_low, _ci_high, _per_item.
- * Every row adds kv_footprint, kv_prefill_peak and their _frac of full
- * attention's (EvalRow's kv_held: engine/cost.h's rule), the table their KV life and KV peak
- * columns. rep (NULL: none) asks for the grids (printed after the table,
- * JSON members effective_length and grid) and gathers the rows' budget
- * points, full attention's at (1, 1). */
+ * kl_answer 0 and its own nll_answer, _ci_low, _ci_high, _per_item. A row
+ * with a threshold gives it at full precision (tau, theta_logit or p) and
+ * the text a `rerun` line per such row. Every row adds kv_footprint,
+ * kv_prefill_peak and their _frac of full attention's (EvalRow's kv_held:
+ * engine/cost.h's rule), the table their KV life and KV peak columns. rep
+ * (NULL: none) asks for the grids (printed after the table, JSON members
+ * effective_length and grid) and gathers the rows' budget points, full
+ * attention's at (1, 1). keep, when not NULL, receives (n + 1) x s->n item
+ * scores: full attention's, then each row's. */
 int eval_tasks_rows(const AppLoaded *L, const TaskSet *s, const EvalRow *rows, int n, int threads, int json,
-                    EvalReport *rep, Err *e);
+                    double *keep, EvalReport *rep, Err *e);
 
 /* Far positions each head ranks in a recorded item: the most the store
  * keeps, so a needle of up to eight positions can be found whole. */

@@ -152,7 +152,8 @@ static int trainer_init(Trainer *tr, const Model *m, TrainOpts *t, Err *e) {
         return err_set(e, "out of memory");
     if (train_init(&tr->s, c, tr->B, tr->T, e)) return -1;
     if (tr->tc.window >= tr->T) train_keep_exponentials(&tr->s);
-    tr->s.target_w = tr->tw; /* the CE weights fill_batch writes (KL ignores them) */
+    tr->s.target_w = tr->tw; /* the weights fill_batch writes (KL's only with --answer-weight) */
+    tr->s.kl_weighted = tr->tc.objective == TRAIN_KL && t->have_answer_weight;
     AdamWConfig h = adamw_defaults();
     if (adamw_init(&tr->opt, nr, &h, e)) return -1;
     if (t->all && init_weights(tr, e)) return -1;
@@ -272,7 +273,9 @@ static int save_routers(Trainer *tr, double hl, double hg, double tl, Err *e) {
     char v[N_META][64];
     snprintf(v[0], 64, "%d", t->o.attn.window), snprintf(v[1], 64, "%g", t->o.attn.tau);
     snprintf(v[2], 64, "%g", t->lambda), snprintf(v[3], 64, "%d", t->o.attn.sinks);
-    snprintf(v[4], 64, "%s", t->objective), snprintf(v[5], 64, "%.63s", tr->data.desc);
+    snprintf(v[5], 64, "%.63s", tr->data.desc);
+    if (t->have_answer_weight) snprintf(v[4], 64, "%s answer_weight=%.9g", t->objective, t->answer_weight);
+    else snprintf(v[4], 64, "%s", t->objective);
     snprintf(v[6], 64, "%ld", tr->step), snprintf(v[7], 64, "%.4f", hg);
     snprintf(v[8], 64, "%.6f", hl), snprintf(v[9], 64, "%llu", (unsigned long long)t->o.seed);
     snprintf(v[10], 64, "%.6f", tl), snprintf(v[11], 64, "%s", t->train);
@@ -413,6 +416,8 @@ static int trainer_data(Trainer *tr, const Model *m, const Tokenizer *tok, int n
     TrainOpts *t = tr->t;
     if (train_data_make(&tr->data, &tr->n_held, m, tok, t->data, n_self, (int)t->seq_len + 1, t->o.seed, e)) return -1;
     tr->n_train = tr->data.n - tr->n_held;
+    if (t->have_answer_weight && !tr->data.answer_from)
+        return err_usage(e, "--answer-weight weighs task items' answers: --data must be a task file (`ahascope tasks`)");
     tr->n_eval = tr->n_held < t->eval_seqs ? tr->n_held : (int)t->eval_seqs;
     if (t->by_length && length_order_init(&tr->by_len, tr->data.len, tr->n_train, tr->B, t->o.seed, e)) return -1;
     return t->resume ? load_checkpoint(tr, t->resume, e) : 0;

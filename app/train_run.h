@@ -16,6 +16,7 @@ typedef struct {
     long steps, batch, seq_len, self_n, stop_after, eval_seqs;
     double lambda, lr, lr_model, answer_weight, weight_decay;
     int all;                 /* --train all (and --from-scratch) */
+    int have_answer_weight;  /* --answer-weight was given: with KL, the loss weighs the rows (pads 0, answers K) */
     int scratch;             /* --from-scratch */
     int by_length;           /* --by-length: a step's items of about one length, run at the longest one's */
     const char *dims, *vocab_file;

@@ -82,8 +82,18 @@ PredThr decide_threshold(DecidePred p);
  * was not computed (NAN). */
 static inline int decide_above(float v, float threshold) { return isnan(v) ? -1 : v > threshold; }
 
-/* The router's decision: σ(x·w_r) > τ. */
+/* The router's decision from a recorded score: σ(x·w_r) > τ, both float32
+ * (a trace keeps the score, not its logit). */
 static inline int decide_router(float score, float tau) { return decide_above(score, tau); }
+
+/* The router's decision as executed: its logit x·w_r against logit(τ) in
+ * double. Near τ = 1 a float32 sigmoid moves in steps of 1e-7, 0.004 in
+ * log-odds at τ = 1 - 1.6e-5, which would decide a band of logits wrongly;
+ * a recorded score can be that step off the executed gate there. */
+static inline int decide_router_logit(float logit, float tau) {
+    double t = tau <= 0 ? -INFINITY : tau >= 1 ? INFINITY : log((double)tau) - log1p(-(double)tau); /* τ < 0: all */
+    return isnan(logit) ? -1 : logit > t;
+}
 
 /* θ, a share of attention mass in [0, 1], as log-odds ln(θ / (1 - θ)):
  * -inf at 0 (every far mass counts), +inf at 1 (none does). */

@@ -350,12 +350,12 @@ typedef struct {
     int arch_window;      /* the layer's built-in sliding window (LayerWeights.window), 0: none */
 } AttnJob;
 
-static void gate_rule(const AttnJob *j, int t, int h, float score, AttnHeadIn *in) {
+static void gate_rule(const AttnJob *j, int t, int h, float logit, AttnHeadIn *in) {
     const AttnConfig *a = j->a;
     int cell = j->layer * j->s->c.n_heads + h;
     in->rule = GATE_FIXED;
     switch (a->policy) {
-    case POLICY_AHA: in->gate = decide_router(score, a->tau) == 1; break;
+    case POLICY_AHA: in->gate = decide_router_logit(logit, a->tau) == 1; break;
     case POLICY_FULL: in->gate = 1; break;
     case POLICY_LOCAL: in->gate = 0; break;
     case POLICY_STATIC: in->gate = decide_static(a->static_heads, cell); break;
@@ -460,7 +460,8 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
         if (bulk) bulk_sync(s, a, l, kvh, t, scratch); /* before the head uses scratch */
         int kv_read = 0;
         for (int h = kvh * group; h < (kvh + 1) * group; h++) {
-            float score = j->routed && !fixed ? 1.0f / (1.0f + expf(-s->rlog[(size_t)i * c->n_heads + h])) : NAN;
+            float logit = j->routed && !fixed ? s->rlog[(size_t)i * c->n_heads + h] : NAN;
+            float score = 1.0f / (1.0f + expf(-logit));
             StepTrace *tr = j->traces ? j->traces[i] : NULL;
             int cell = l * c->n_heads + h, k = tr ? tr->top_k : 0;
             AttnHeadIn in = {.q = s->q + (size_t)i * c->q_dim + h * hs, .k = fwd_kv_at(s, 0, l, kvh, 0),
@@ -474,7 +475,7 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
                              .top_pos = k ? tr->top_pos + (size_t)cell * k : NULL,
                              .top_w = k ? tr->top_w + (size_t)cell * k : NULL};
             if (fixed) in.arch_local = 1, in.want_beyond = a->profile;
-            else gate_rule(j, t, h, score, &in);
+            else gate_rule(j, t, h, logit, &in);
             AttnHeadOut r;
             attn_head_forward(&in, s->xb + (size_t)i * c->q_dim + h * hs, scratch, &r);
             if (r.keys_read > kv_read) kv_read = r.keys_read;

@@ -162,8 +162,8 @@ long train_router_forward(float *r, uint8_t *gate, const float *xn, const float 
     train_matmul_forward(r, xn, wr, N, C, H);
     long global = 0;
     for (size_t i = 0; i < (size_t)N * H; i++) {
-        r[i] = 1.0f / (1.0f + expf(-r[i])); /* as the inference forward scores a head */
-        gate[i] = decide_router(r[i], tau) == 1;
+        gate[i] = decide_router_logit(r[i], tau) == 1; /* as the inference forward decides and scores a head */
+        r[i] = 1.0f / (1.0f + expf(-r[i]));
         global += gate[i];
     }
     return global;

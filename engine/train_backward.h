@@ -85,7 +85,8 @@ void residual_forward(float *out, const float *a, const float *b, size_t n);
 /* da += dout; db += dout. */
 void residual_backward(float *da, float *db, const float *dout, size_t n);
 
-/* Routers: r[N][H] = σ(xn[N][C] · wr[H][C]ᵀ), gate = 1[r > tau]. Returns
+/* Routers: r[N][H] = σ(xn[N][C] · wr[H][C]ᵀ), gate = 1[r > tau] decided in
+ * log-odds (decide_router_logit, as inference decides). Returns
  * the number of global gates. */
 long train_router_forward(float *r, uint8_t *gate, const float *xn, const float *wr, float tau, int N, int C, int H);
 /* Given dr[N][H] = ∂L/∂r: dxn += (dr·r(1−r)) · wr; dwr += (dr·r(1−r))ᵀ · xn. */
@@ -210,6 +211,7 @@ typedef struct {
     TrainConfig tc;         /* settings of the last forward */
     int *inputs, *targets;  /* [N] copies from the last forward */
     const float *target_w;  /* [N] CE weight of each target, the caller's (NULL: all 1), kept until the backward */
+    int kl_weighted;        /* KL's rows weighed by target_w too (Σ w·KL / Σ w); 0: KL over every row alike */
     double target_w_sum;    /* Σ target_w of the last forward (N when NULL) */
     const float *target_probs; /* [N][vocab], the caller's (KL), kept until the backward */
     float *rope_cos, *rope_sin; /* [T][head_size/2] */

@@ -397,7 +397,7 @@ double train_forward(TrainState *s, const Weights *w, const float *routers, cons
         s->target_w_sum = 0;
         for (int n = 0; n < N; n++) s->target_w_sum += s->target_w[n];
     }
-    s->task_loss = loss_mean(s->row_loss, tc->objective == TRAIN_KL ? NULL : s->target_w, N);
+    s->task_loss = loss_mean(s->row_loss, tc->objective == TRAIN_KL && !s->kl_weighted ? NULL : s->target_w, N);
 
     size_t cells = (size_t)c->n_layers * N * H;
     double sum_r = 0;
@@ -413,6 +413,16 @@ double train_forward(TrainState *s, const Weights *w, const float *routers, cons
 /* each weight gradient is skipped (NULL) when only the routers train */
 #define GW(field, off) (j->g ? j->g->field + (off) : NULL)
 
+/* KL weighed row by row, Σ w·KL / Σ w: row n's dlogits scaled by w[n] / Σ w
+ * (none when every weight is 0, as the loss is then 0). */
+static void kl_weighted_backward(const TrainState *s, float *dl, int r0, int r1) {
+    size_t V = s->c.vocab_size;
+    for (int n = r0; n < r1 && s->target_w_sum > 0; n++)
+        if (s->target_w[n] != 0)
+            kl_backward(dl + (size_t)(n - r0) * V, s->probs + (size_t)n * V, s->target_probs + (size_t)n * V, 1, (int)V,
+                        (float)(s->target_w[n] / s->target_w_sum));
+}
+
 /* dlogits, then dxn = dlogits·Wcls and dres = ∂L/∂res[L] through the final norm. */
 static void bwd_head(PassJob *j, int r0, int r1) {
     TrainState *s = j->s;
@@ -420,7 +430,10 @@ static void bwd_head(PassJob *j, int r0, int r1) {
     size_t d = c->dim, V = c->vocab_size, n = (size_t)(r1 - r0);
     float *dl = s->dlogits + r0 * V;
     memset(dl, 0, n * V * sizeof(float));
-    if (s->tc.objective == TRAIN_KL) kl_backward(dl, s->probs + r0 * V, s->target_probs + r0 * V, (int)n, (int)V, 1.0f / s->N);
+    if (s->tc.objective == TRAIN_KL && s->kl_weighted && s->target_w)
+        kl_weighted_backward(s, dl, r0, r1);
+    else if (s->tc.objective == TRAIN_KL)
+        kl_backward(dl, s->probs + r0 * V, s->target_probs + r0 * V, (int)n, (int)V, 1.0f / s->N);
     else if (s->target_w_sum > 0)
         crossentropy_backward(dl, s->probs + r0 * V, s->targets + r0, s->target_w ? s->target_w + r0 : NULL, (int)n,
                               (int)V, (float)(1.0 / s->target_w_sum));

@@ -187,17 +187,22 @@ static double ref_ce(const double *logits, const int *targets, int N, int V) {
     return sum / N;
 }
 
-static double ref_kl(const double *logits, const double *p, int N, int V) {
-    double sum = 0, lp[512];
+/* Σ w·KL(p ‖ softmax) / Σ w over the rows (w NULL: all 1). */
+static double ref_kl_w(const double *logits, const double *p, const float *w, int N, int V) {
+    double sum = 0, wsum = 0, lp[512];
     for (int n = 0; n < N; n++) {
+        double wn = w ? w[n] : 1, kl = 0;
         ref_log_softmax_row(lp, logits + (size_t)n * V, V);
         for (int i = 0; i < V; i++) {
             double pi = p[(size_t)n * V + i];
-            if (pi > 0) sum += pi * (log(pi) - lp[i]);
+            if (pi > 0) kl += pi * (log(pi) - lp[i]);
         }
+        sum += wn * kl, wsum += wn;
     }
-    return sum / N;
+    return wsum > 0 ? sum / wsum : 0;
 }
+
+static double ref_kl(const double *logits, const double *p, int N, int V) { return ref_kl_w(logits, p, NULL, N, V); }
 
 /* ---- primitives: scalar losses Σ c·op(inputs) for the differences ---- */
 
@@ -573,6 +578,7 @@ typedef struct {
     double *emb, *rms_att, *wq, *wk, *wv, *wo, *rms_ffn, *w1, *w2, *w3, *rms_final, *wcls, *routers;
     const int *inputs, *targets;
     const double *target_probs;  /* [N][vocab] (KL) */
+    const float *kl_w;           /* [N] KL's row weights (--answer-weight), or NULL: rows alike */
     const uint8_t *gates;        /* [L][N][H] the training forward's gates, frozen */
     double *r0;                  /* [L][N][H] r at the base point: stopgrad(r) */
     int have_r0;                 /* 0: the next evaluation records r0 */
@@ -605,6 +611,7 @@ static void ref_model_init(RefModel *rm, const Model *m, const float *routers, c
     rm->inputs = s->inputs;
     rm->targets = s->targets;
     rm->target_probs = target_probs;
+    rm->kl_w = s->kl_weighted ? s->target_w : NULL;
     rm->gates = s->gate;
     rm->r0 = malloc(L * N * H * sizeof(double));
     rm->rec_xn1 = malloc(L * N * d * sizeof(double));
@@ -668,7 +675,8 @@ static double ref_model_loss(void *ctx) {
     m->have_r0 = 1;
     ref_rmsnorm(xn, x, m->rms_final, N, d);
     ref_matmul(logits, xn, m->wcls, N, d, V);
-    double task = m->tc.objective == TRAIN_KL ? ref_kl(logits, m->target_probs, N, V) : ref_ce(logits, m->targets, N, V);
+    double task = m->tc.objective == TRAIN_KL ? ref_kl_w(logits, m->target_probs, m->kl_w, N, V)
+                                              : ref_ce(logits, m->targets, N, V);
     free(x); free(xn); free(q); free(k); free(v); free(r); free(gt); free(att); free(tmp); free(h1); free(h3);
     free(logits);
     return task + m->tc.lambda * sum_r / ((double)L * NH);
@@ -737,11 +745,12 @@ static int both_gates_present(const TrainState *s) {
 /* one_branch: the window covers the sequence, every head global (as
  * --from-scratch trains), so the backward reads the exponentials the
  * forward kept instead of recomputing them. */
-static void check_model_gradients_at(int shared, TrainObjective obj, int B, int T, int one_branch) {
+static void check_model_gradients_w(int shared, TrainObjective obj, int B, int T, int one_branch, const float *kl_w) {
     Fixture f;
     fixture_init(&f, shared, obj, B, T, shared ? 11 : 12);
     const Config *c = &f.m.c;
     if (one_branch) f.tc.window = T, f.tc.sinks = 0, f.tc.tau = -1;
+    if (kl_w) f.s.target_w = kl_w, f.s.kl_weighted = 1;
     double loss = fixture_forward(&f);
     if (one_branch) CHECK(f.s.pstore != NULL && f.s.global_share == 1);
     else CHECK(both_gates_present(&f.s));
@@ -778,6 +787,10 @@ static void check_model_gradients_at(int shared, TrainObjective obj, int B, int 
     fixture_free(&f);
 }
 
+static void check_model_gradients_at(int shared, TrainObjective obj, int B, int T, int one_branch) {
+    check_model_gradients_w(shared, obj, B, T, one_branch, NULL);
+}
+
 static void check_model_gradients(int shared, TrainObjective obj, int B, int T) {
     check_model_gradients_at(shared, obj, B, T, 0);
 }
@@ -785,6 +798,17 @@ static void check_model_gradients(int shared, TrainObjective obj, int B, int T) 
 TEST(backward_model_gradients_untied_ce_match_ste_reference) { check_model_gradients(0, TRAIN_CE, 2, 7); }
 
 TEST(backward_model_gradients_tied_kl_match_ste_reference) { check_model_gradients(1, TRAIN_KL, 2, 7); }
+
+/* train --answer-weight on the KL objective: Σ w·KL / Σ w with each
+ * sequence's last two positions an answer (w = 4), one pad (w = 0) and the
+ * rest 1, against the float64 reference's weighted KL, every weight's
+ * gradient and the routers'. */
+TEST(backward_model_gradients_answer_weighted_kl_match_ste_reference) {
+    float w[2 * 7];
+    for (int i = 0; i < 14; i++) w[i] = i % 7 >= 5 ? 4.0f : 1.0f;
+    w[13] = 0; /* the second sequence's last position a pad */
+    check_model_gradients_w(0, TRAIN_KL, 2, 7, 0, w);
+}
 
 /* Three sequences of 70 positions: attention's query blocks of 64 end
  * inside a sequence, and the products split their rows over the pool. */
