@@ -298,7 +298,8 @@ static void quantise_task(void *ctx, int task, int n_tasks) {
 static int gemm_q_blk(const RunState *s, const MatMul *mm) {
     if (!s->xq || s->gemm_q == GQ_OFF || !model_dtype_is_block(mm->w[0].dt)) return 0;
     int ty = model_dtype_ggml(mm->w[0].dt), blk = gemm_q_block(ty);
-    if (!blk || mm->n_in % blk || (mm->T == 1 && mv_q_int8() && mv_q_int8_available(ty))) return 0;
+    /* mv_q_set_int8(0) asks for the exact path process-wide: gemm_q rounds x too */
+    if (!blk || mm->n_in % blk || !mv_q_int8() || (mm->T == 1 && mv_q_int8_available(ty))) return 0;
     return blk;
 }
 

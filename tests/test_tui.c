@@ -668,8 +668,10 @@ TEST(tui_plots_pane_has_its_own_title) {
     tmux_stop(&t);
 }
 
-/* Setting keys faster than the model re-evaluates: one chain of runs, each
- * the child of the one before, however fast the keys come. */
+/* Setting keys faster than the model re-evaluates: one chain of the runs
+ * that kept positions, each the child of the one before, however fast the
+ * keys come; a run stopped before it kept any is a leaf, never a parent
+ * (the next run is its sibling). */
 TEST(tui_fast_setting_keys_keep_one_lineage) {
     TMUX_NEED_TUI();
     Tmux t;
@@ -683,15 +685,19 @@ TEST(tui_fast_setting_keys_keep_one_lineage) {
     usleep(2500000); /* let the last re-evaluation finish */
     tmux_keys(&t, "q");
     TMUX_WAIT(&t, "EXITED 0", 10);
-    /* every run after the first has the run before it as parent, and no run has two children */
-    char *r = query(&t, "SELECT COUNT(*), SUM(parent_run_id IS NULL), SUM(parent_run_id = run_id - 1),"
-                        " (SELECT COUNT(*) FROM (SELECT parent_run_id FROM runs WHERE parent_run_id IS NOT NULL"
-                        " GROUP BY parent_run_id HAVING COUNT(*) > 1)) FROM runs");
-    int n = 0, roots = -1, chained = -1, forks = -1;
-    CHECK_MSG(r && sscanf(strchr(r, '\n') ? strchr(r, '\n') + 1 : "", "%d,%d,%d,%d", &n, &roots, &chained, &forks) == 4,
-              "%s", r);
-    CHECK_MSG(n >= 2 && roots == 1 && chained == n - 1 && forks == 0, "runs %d, roots %d, chained %d, forks %d", n,
-              roots, chained, forks);
+    /* among the runs with positions, every one after the first has the one before it as parent and none has
+     * two such children; no run without positions is anyone's parent */
+    char *r = query(&t, "WITH k AS (SELECT run_id, parent_run_id, LAG(run_id) OVER (ORDER BY run_id) AS prev FROM runs"
+                        " WHERE n_tokens > 0) SELECT COUNT(*), SUM(parent_run_id IS NULL), SUM(parent_run_id = prev),"
+                        " (SELECT COUNT(*) FROM (SELECT parent_run_id FROM k WHERE parent_run_id IS NOT NULL"
+                        " GROUP BY parent_run_id HAVING COUNT(*) > 1)), (SELECT COUNT(*) FROM runs c JOIN runs p"
+                        " ON c.parent_run_id = p.run_id WHERE p.n_tokens = 0) FROM k");
+    int n = 0, roots = -1, chained = -1, forks = -1, empty_parents = -1;
+    CHECK_MSG(r && sscanf(strchr(r, '\n') ? strchr(r, '\n') + 1 : "", "%d,%d,%d,%d,%d", &n, &roots, &chained, &forks,
+                          &empty_parents) == 5, "%s", r);
+    CHECK_MSG(n >= 2 && roots == 1 && chained == n - 1 && forks == 0 && empty_parents == 0,
+              "runs with positions %d, roots %d, chained %d, forks %d, runs without positions as parents %d", n, roots,
+              chained, forks, empty_parents);
     free(r);
     tmux_stop(&t);
 }
