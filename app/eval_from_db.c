@@ -98,13 +98,7 @@ static int score_run(Store *st, int64_t run, const Model *m, EvalRow *r, EvalSum
     StoreRunInfo info;
     if (store_run_info(st, run, &info, e)) return -1;
     store_run_info_free(&info);
-    if (a->policy != POLICY_STATIC) {
-        AttnConfig full = *a;
-        full.policy = POLICY_FULL;
-        CostFootprint f = cost_kv_footprint(m, a, info.n_tokens), g = cost_kv_footprint(m, &full, info.n_tokens);
-        r->kv_held.entry_steps += f.entry_steps, r->kv_held.peak = fmax(r->kv_held.peak, f.peak);
-        r->kv_held_full.entry_steps += g.entry_steps, r->kv_held_full.peak = fmax(r->kv_held_full.peak, g.peak);
-    }
+    if (a->policy != POLICY_STATIC) cost_footprint_add(m, a, info.n_tokens, &r->kv_held, &r->kv_held_full);
     if (info.n_layers != c->n_layers || info.n_heads != c->n_heads || strcmp(info.status, "done"))
         return err_set(e, "%s: run %lld is %s with %d x %d heads, not a finished run of the model's %d x %d",
                        store_path(st), (long long)run, info.status, info.n_layers, info.n_heads, c->n_layers, c->n_heads);

@@ -89,9 +89,10 @@ static int choose_rows(const AppLoaded *L, EvalData *c, EvalOpts *x, EvalRow *ro
         *n_rows = 1, *share = NAN;
         return 0;
     }
-    /* the static heads are ranked on sampled sequences, or by --static-heads's calibration, never on items */
-    if (!x->static_rank && eval_data_calibration(cal, c, &L->model, &L->tok, NULL, (int)x->self_n, len,
-                                                 x->o.seed, e))
+    /* the static heads are ranked on sampled sequences, or by --static-heads's calibration, never on items;
+     * those do not depend on the budget, so every --share budget reuses them */
+    if (!x->static_rank && cal->n == 0 &&
+        eval_data_calibration(cal, c, &L->model, &L->tok, NULL, (int)x->self_n, len, x->o.seed, e))
         return -1;
     *n_rows = eval_matched_choose(L, c, cal, x, rows, heads, share, 1, e);
     return *n_rows < 0 ? -1 : 0;
@@ -280,7 +281,6 @@ static int run_budget(const AppLoaded *L, EvalSet *sets, int n_sets, EvalData *c
     uint8_t *heads = NULL;
     double share = NAN;
     int n = 0, rc = -1;
-    eval_data_free(cal);
     if (!isnan(x->share) && eval_match_tau(L, c, x, e)) return -1; /* on the prompts, as the budget is matched */
     if (choose_rows(L, c, x, rows, &n, &heads, &share, cal, e)) goto out;
     for (int i = 0; x->calibrate_items && i < n; i++)

@@ -51,15 +51,10 @@ int eval_opts_rows_from_db(EvalOpts *x, const char *label, EvalRow **rows, Err *
 /* The footprint of row->a and of full attention over d's positions: a
  * task item's prompt alone (its answer is forced apart), else the sequence. */
 static void eval_row_footprint(const Model *m, const EvalData *d, EvalRow *row) {
-    AttnConfig full = row->a;
-    full.policy = POLICY_FULL;
     row->kv_held = row->kv_held_full = (CostFootprint){0, 0};
-    for (int i = 0; i < d->n; i++) {
-        int len = d->answer_apart && d->answer_from ? d->answer_from[i] : d->len[i];
-        CostFootprint f = cost_kv_footprint(m, &row->a, len), g = cost_kv_footprint(m, &full, len);
-        row->kv_held.entry_steps += f.entry_steps, row->kv_held.peak = fmax(row->kv_held.peak, f.peak);
-        row->kv_held_full.entry_steps += g.entry_steps, row->kv_held_full.peak = fmax(row->kv_held_full.peak, g.peak);
-    }
+    for (int i = 0; i < d->n; i++)
+        cost_footprint_add(m, &row->a, d->answer_apart && d->answer_from ? d->answer_from[i] : d->len[i],
+                           &row->kv_held, &row->kv_held_full);
 }
 
 int eval_row(const AppLoaded *L, const EvalData *d, const EvalOpts *x, Store *st, StoreRunInfo *info, EvalRow *row,

@@ -70,3 +70,11 @@ CostFootprint cost_kv_footprint(const Model *m, const AttnConfig *a, int len) {
         }
     return f;
 }
+
+void cost_footprint_add(const Model *m, const AttnConfig *a, int len, CostFootprint *held, CostFootprint *held_full) {
+    AttnConfig full = *a;
+    full.policy = POLICY_FULL;
+    CostFootprint f = cost_kv_footprint(m, a, len), g = cost_kv_footprint(m, &full, len);
+    held->entry_steps += f.entry_steps, held->peak = held->peak > f.peak ? held->peak : f.peak;
+    held_full->entry_steps += g.entry_steps, held_full->peak = held_full->peak > g.peak ? held_full->peak : g.peak;
+}

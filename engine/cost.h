@@ -84,4 +84,8 @@ int cost_kv_held(int t, int window, int sinks, int local_only);
  * rule above. */
 CostFootprint cost_kv_footprint(const Model *m, const AttnConfig *a, int len);
 
+/* Add len steps' footprint under a to held and under full attention to
+ * held_full: entry_steps summed over sequences, the peak their largest. */
+void cost_footprint_add(const Model *m, const AttnConfig *a, int len, CostFootprint *held, CostFootprint *held_full);
+
 #endif
