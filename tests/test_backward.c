@@ -408,6 +408,50 @@ TEST(backward_attention_across_tiles_and_threads_matches_reference) {
     check_tiled_attention(0); /* no sinks: the local products skip the keys before the block's first window */
 }
 
+/* DuoAttention's mix: the reference with every row of head h gated by α[h]. */
+typedef struct {
+    Prim p;
+    double alpha[8];
+} MixPrim;
+
+static double loss_attention_mix(void *ctx) {
+    MixPrim *m = ctx;
+    for (int i = 0; i < m->p.N * m->p.ad.n_heads; i++) m->p.gt[i] = m->alpha[i % m->p.ad.n_heads];
+    return loss_attention(&m->p);
+}
+
+/* Gates α strictly inside (0, 1), and 0 and 1 (one branch's product
+ * skipped): outputs against the reference, dq, dk, dv against its
+ * differences, and Σ_rows dgate against the derivative along α. */
+TEST(backward_attention_duo_mix_matches_differences) {
+    AttnDims ad = {.B = 2, .T = 70, .n_heads = 4, .n_kv_heads = 2, .head_size = 4, .window = 5, .sinks = 2};
+    int N = ad.B * ad.T, H = ad.n_heads, D = H * ad.head_size, KV = ad.n_kv_heads * ad.head_size;
+    float *q = rand_f(N * D, 1.5f), *k = rand_f(N * KV, 1.5f), *v = rand_f(N * KV, 1), *c = rand_f(N * D, 1);
+    const float mix[4] = {0.3f, 1.0f, 0.0f, 0.75f};
+    uint8_t *gate = calloc(N * H, 1); /* ignored with a mix */
+    float *buf = calloc((size_t)N * (3 * D + 2 * H), sizeof(float)), *scratch = malloc(attention_scratch_floats(&ad) * sizeof(float));
+    AttnActs a = {.q = q, .k = k, .v = v, .gate = gate, .mix = mix, .out = buf, .o_all = buf + N * D,
+                  .o_here = buf + 2 * N * D, .lse_all = buf + 3 * N * D, .lse_here = buf + 3 * N * D + N * H};
+    attention_forward(&ad, &a, scratch);
+    MixPrim m = {.p = {.N = N, .ad = ad, .x = to_double(q, N * D), .k = to_double(k, N * KV), .v = to_double(v, N * KV),
+                       .c = to_double(c, N * D), .gt = malloc(N * H * sizeof(double))}};
+    for (int h = 0; h < H; h++) m.alpha[h] = mix[h];
+    double *ref = malloc(3 * N * D * sizeof(double));
+    loss_attention_mix(&m); /* fills gt */
+    ref_attention(ref, ref + N * D, ref + 2 * N * D, m.p.x, m.p.k, m.p.v, m.p.gt, &ad);
+    for (int i = 0; i < 3 * N * D; i++) CHECK_NEAR(buf[i], ref[i], 1e-5);
+    float *dq = calloc(N * D, 4), *dk = calloc(N * KV, 4), *dv = calloc(N * KV, 4), *dg = calloc(N * H, 4);
+    attention_backward(&ad, &a, c, dq, dk, dv, dg, scratch);
+    check_fd("duo mix dq", dq, m.p.x, N * D, loss_attention_mix, &m, 1e-5, 300);
+    check_fd("duo mix dk", dk, m.p.k, N * KV, loss_attention_mix, &m, 1e-5, 300);
+    check_fd("duo mix dv", dv, m.p.v, N * KV, loss_attention_mix, &m, 1e-5, 300);
+    float dalpha[4] = {0};
+    for (int i = 0; i < N * H; i++) dalpha[i % H] += dg[i];
+    check_fd("duo mix dalpha", dalpha, m.alpha, H, loss_attention_mix, &m, 1e-5, H);
+    free(q); free(k); free(v); free(c); free(gate); free(buf); free(scratch); free(dq); free(dk); free(dv); free(dg); free(ref);
+    free(m.p.x); free(m.p.k); free(m.p.v); free((void *)m.p.c); free(m.p.gt);
+}
+
 /* train_exp_shift against libm's double exp, relative, over the range
  * softmax rows and sigmoids meet, and its floor. */
 TEST(backward_exp_shift_matches_libm) {
