@@ -69,7 +69,9 @@ static void duo_close(Duo *z) {
  * weighs 1 when it is an answer token, 0 elsewhere (the prompt, pads):
  * DuoAttention distils the answer positions only. */
 static void fill_batch(Duo *z, long step) {
-    length_order_pick(&z->order, z->o->seed, step, z->B, z->items);
+    if (z->B == z->d.n) /* a batch of every item: each once (a draw would repeat some) */
+        for (int b = 0; b < z->B; b++) z->items[b] = b;
+    else length_order_pick(&z->order, z->o->seed, step, z->B, z->items);
     int T = 1;
     for (int b = 0; b < z->B; b++)
         if (z->d.len[z->items[b]] - 1 > T) T = z->d.len[z->items[b]] - 1;

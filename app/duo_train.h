@@ -6,7 +6,8 @@
  * KL(full model ‖ mixed model) over the answer tokens of task items plus
  * λ·Σα (the L1 penalty, α ≥ 0), clamped to [0, 1] after every step. The
  * batches are the router trainer's (app/train_batches.h): a step's items
- * neighbours in length, drawn from (seed, step), so a run repeats exactly. */
+ * neighbours in length, drawn from (seed, step), so a run repeats exactly;
+ * a batch as large as the items takes each of them once. */
 #ifndef AHASCOPE_DUO_TRAIN_H
 #define AHASCOPE_DUO_TRAIN_H
 

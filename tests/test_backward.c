@@ -627,6 +627,7 @@ typedef struct {
     double *r0;                  /* [L][N][H] r at the base point: stopgrad(r) */
     int have_r0;                 /* 0: the next evaluation records r0 */
     double *probe;               /* [L][N][dim] added to each attention output, or NULL */
+    double *mix;                 /* [L][H] DuoAttention's gates replacing g̃, or NULL */
     double *rec_xn1, *rec_r, *rec_oall, *rec_ohere; /* the last evaluation's activations, per layer */
 } RefModel;
 
@@ -697,7 +698,7 @@ static double ref_model_loss(void *ctx) {
         for (size_t i = 0; i < NH; i++) {
             r[i] = 1 / (1 + exp(-r[i]));
             if (!m->have_r0) r0[i] = r[i];
-            gt[i] = m->gates[l * NH + i] + (r[i] - r0[i]);
+            gt[i] = m->mix ? m->mix[(size_t)l * H + i % H] : m->gates[l * NH + i] + (r[i] - r0[i]);
             sum_r += r[i];
         }
         ref_rope(q, m->B, m->T, d, c->head_size, c->rope_theta);
@@ -837,6 +838,39 @@ static void check_model_gradients_at(int shared, TrainObjective obj, int B, int 
 
 static void check_model_gradients(int shared, TrainObjective obj, int B, int T) {
     check_model_gradients_at(shared, obj, B, T, 0);
+}
+
+/* DuoAttention's gates through the whole model: the KL over answer-style
+ * weighted rows against the double reference mixing each head by its α,
+ * and ∂L/∂α and a weight's gradient against its differences. */
+TEST(backward_model_duo_mix_gradients_match_reference) {
+    Fixture f;
+    fixture_init(&f, 0, TRAIN_KL, 2, 90, 13);
+    const Config *c = &f.m.c;
+    int LH = c->n_layers * c->n_heads;
+    float mix[8], dmix[8], w[180];
+    for (int i = 0; i < LH; i++) mix[i] = i % 3 == 0 ? 1.0f : 0.2f + 0.1f * (float)i;
+    for (int i = 0; i < 180; i++) w[i] = i % 90 >= 80; /* the last rows of each sequence, as answers */
+    f.tc.lambda = 0;
+    f.s.mix = mix, f.s.dmix = dmix, f.s.target_w = w, f.s.kl_weighted = 1;
+    double loss = fixture_forward(&f);
+    Grads g;
+    Err e;
+    CHECK(grads_init(&g, c, &e) == 0);
+    float *dr = malloc((size_t)LH * c->dim * sizeof(float));
+    train_backward(&f.s, &f.m.w, f.r.w, dr, &g);
+    RefModel rm;
+    ref_model_init(&rm, &f.m, f.r.w, &f.s, f.target_probs_d);
+    rm.mix = to_double(mix, LH);
+    double ref = ref_model_loss(&rm);
+    CHECK_MSG(fabs(loss - ref) <= 1e-5 * fabs(ref), "mixed training loss %.9g, reference %.9g", loss, ref);
+    check_fd("model duo dmix", dmix, rm.mix, LH, ref_model_loss, &rm, 1e-4, LH);
+    check_fd("model duo wq", g.wq, rm.wq, (size_t)c->n_layers * c->dim * c->dim, ref_model_loss, &rm, 1e-4, 60);
+    free(rm.mix);
+    ref_model_free(&rm);
+    free(dr);
+    grads_free(&g);
+    fixture_free(&f);
 }
 
 TEST(backward_model_gradients_untied_ce_match_ste_reference) { check_model_gradients(0, TRAIN_CE, 2, 7); }

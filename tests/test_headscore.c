@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/eval_forced.h"
 #include "engine/headscore.h"
 #include "stories.h"
 #include "test.h"
@@ -146,6 +147,54 @@ TEST(headscore_duo_fast_matches_numpy_recount) {
     const char *items = passkey_items();
     CHECK(items);
     if (items) recount("duo-fast", items, "--duo-len 300", 1e-4);
+}
+
+/* The items' training sequences as duo-train encodes them, a line each:
+ * where the answer starts, then the ids; NULL when they cannot be made. */
+static const char *duo_sequences(const char *items) {
+    static char path[1024];
+    Model m;
+    Tokenizer tok;
+    Err e;
+    EvalData d;
+    if (test_load_stories(&m, &tok, &e)) { model_free(&m); return NULL; }
+    int bad = eval_data_items(&d, &tok, items, m.c.seq_len, &e);
+    snprintf(path, sizeof path, "%s", test_tmp("duo_seqs.txt"));
+    FILE *f = bad ? NULL : fopen(path, "w");
+    for (int i = 0; f && i < d.n; i++) {
+        fprintf(f, "%d", d.answer_from[i]);
+        for (int k = 0; k < d.len[i]; k++) fprintf(f, " %d", d.seq[i][k]);
+        fputc('\n', f);
+    }
+    if (f) fclose(f);
+    eval_data_free(&d), tok_free(&tok), model_free(&m);
+    return f ? path : NULL;
+}
+
+/* Three full-batch steps at a rate large enough for the gates to part:
+ * the table against tests/duo_ref.py's gates, whose gradient is central
+ * differences of a float64 forward pass (the engine's is the backward). */
+TEST(headscore_duo_train_matches_numpy_recount) {
+    SKIP_UNLESS_SHARED();
+    const char *py = test_python_numpy();
+    if (!py) { test_skip("no python3 with numpy (AHASCOPE_PYTHON)"); return; }
+    const char *items = passkey_items(), *seqs = items ? duo_sequences(items) : NULL;
+    CHECK(items && seqs);
+    if (!seqs) return;
+    char table[1024];
+    int st;
+    const char *set = "--sink 2 --recent 8 --steps 3";
+    snprintf(table, sizeof table, "%s", test_tmp("duo_train.tsv"));
+    char *out = test_runf(&st, "%s calibrate --method duo-train --model %s --data %s %s --batch 2 --lr 0.2 --lambda 0.01 "
+                          "--out %s 2>&1", test_bin(), test_stories_model(), items, set, table);
+    CHECK_MSG(st == 0 && strstr(out, "5 layers x 8 heads over 2 items"), "calibrate --method duo-train: %s", out ? out : "");
+    free(out);
+    out = test_runf(&st, "'%s' tests/duo_ref.py --model %s --seqs %s --table %s %s --lr 0.2 --lam 0.01 --tol 2e-4 2>&1", py,
+                    test_stories_model(), seqs, table, set);
+    CHECK_MSG(st == 0, "duo-train: the reference disagrees:\n%s", out ? out : "");
+    const char *sp = out ? strstr(out, "spread ") : NULL;
+    CHECK_MSG(sp && atof(sp + 7) > 0.05, "duo-train: the gates did not part, so the recount shows little:\n%s", out ? out : "");
+    free(out);
 }
 
 /* The value of column col (0-based) of table row r (header skipped). */
