@@ -23,7 +23,8 @@ import math
 import os
 import sys
 
-import numpy as np
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # small products: threads only cost here
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import qada_measure as qm  # noqa: E402  (the checkpoint loader and RoPE)
@@ -49,18 +50,17 @@ def forward(cfg, w, tokens, gates, sink, recent):
         q = qm.rotate((h_in @ w["wq"][l].T).reshape(T, H, hs), cos, sin)
         k = qm.rotate((h_in @ w["wk"][l].T).reshape(T, KV, hs), cos, sin)
         v = (h_in @ w["wv"][l].T).reshape(T, KV, hs)
-        heads = []
-        for h in range(H):
-            kv = h * KV // H
-            s = q[:, h] @ k[:, kv].T / math.sqrt(hs)
-            out = []
-            for mask in (causal, local):
-                sm = np.where(mask, s, -np.inf)
-                p = np.exp(sm - sm.max(axis=1, keepdims=True))
-                out.append((p / p.sum(axis=1, keepdims=True)) @ v[:, kv])
-            a = gates[l][kv]
-            heads.append(a * out[0] + (1 - a) * out[1])
-        x = x + np.concatenate(heads, axis=1) @ w["wo"][l].T
+        kv = np.arange(H) * KV // H  # query heads of one group share a KV head
+        kh, vh = k[:, kv].transpose(1, 0, 2), v[:, kv].transpose(1, 0, 2)  # (H, T, hs)
+        s = q.transpose(1, 0, 2) @ kh.transpose(0, 2, 1) / math.sqrt(hs)
+        out = []
+        for mask in (causal, local):
+            sm = np.where(mask[None], s, -np.inf)
+            p = np.exp(sm - sm.max(axis=2, keepdims=True))
+            out.append(((p / p.sum(axis=2, keepdims=True)) @ vh).transpose(1, 0, 2))
+        a = np.asarray(gates[l])[kv][None, :, None]
+        heads = (a * out[0] + (1 - a) * out[1]).reshape(T, H * hs)
+        x = x + heads @ w["wo"][l].T
         f_in = qm.rmsnorm(x, w["ffn_norm"][l], cfg["eps"])
         z = f_in @ w["w1"][l].T
         x = x + ((z / (1.0 + np.exp(-z))) * (f_in @ w["w3"][l].T)) @ w["w2"][l].T
