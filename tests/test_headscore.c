@@ -149,6 +149,8 @@ TEST(headscore_duo_fast_matches_numpy_recount) {
     if (items) recount("duo-fast", items, "--duo-len 300", 1e-4);
 }
 
+static double table_cell(const char *text, int r, int col);
+
 /* The items' training sequences as duo-train encodes them, a line each:
  * where the answer starts, then the ids; NULL when they cannot be made. */
 static const char *duo_sequences(const char *items) {
@@ -172,7 +174,7 @@ static const char *duo_sequences(const char *items) {
 }
 
 /* Three full-batch steps at a rate large enough for the gates to part:
- * the table against tests/duo_ref.py's gates, whose gradient is central
+ * the table against tests/duo_ref.py's gates, whose gradient is one-sided
  * differences of a float64 forward pass (the engine's is the backward). */
 TEST(headscore_duo_train_matches_numpy_recount) {
     SKIP_UNLESS_SHARED();
@@ -195,6 +197,26 @@ TEST(headscore_duo_train_matches_numpy_recount) {
     const char *sp = out ? strstr(out, "spread ") : NULL;
     CHECK_MSG(sp && atof(sp + 7) > 0.05, "duo-train: the gates did not part, so the recount shows little:\n%s", out ? out : "");
     free(out);
+    /* the same run as DuoAttention's table: its values the KV scores, a table --static-heads duo: cuts */
+    char duo[1024];
+    snprintf(duo, sizeof duo, "%s", test_tmp("duo_train_duo.tsv"));
+    free(test_runf(&st, "%s calibrate --method duo-train --model %s --data %s %s --batch 2 --lr 0.2 --lambda 0.01 "
+                   "--format duo --out %s", test_bin(), test_stories_model(), items, set, duo));
+    CHECK_INT(st, 0);
+    char *t = test_read_file(table, NULL), *d = test_read_file(duo, NULL);
+    const char *row = d ? strchr(d, '\n') : NULL;
+    CHECK(t && row);
+    for (int l = 0; t && row && l < 5; l++, row = strchr(row, '\n'))
+        for (int k = 0; k < 4; k++) {
+            char *end;
+            double v = strtod(row + 1, &end);
+            CHECK_NEAR(v, table_cell(t, l * 8 + 2 * k, 4), 1e-6);
+            row = end;
+        }
+    free(t), free(d);
+    free(test_runf(&st, "%s generate --model %s --prompt Once --steps 8 --policy static --static-heads duo:%s --budget 4",
+                   test_bin(), test_stories_model(), duo));
+    CHECK_INT(st, 0);
 }
 
 /* The value of column col (0-based) of table row r (header skipped). */
