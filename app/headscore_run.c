@@ -11,6 +11,7 @@
 
 #include "app/duo_train.h"
 #include "app/run_info.h"
+#include "app/train_run.h"
 #include "app/setup.h"
 #include "engine/files.h"
 #include "engine/headscore.h"
@@ -234,6 +235,7 @@ static int score_duo_train(Scorer *z, Err *e) {
     const CalOpts *c = z->c;
     const Config *m = &z->L.model.c;
     DuoTrainOpts o = {c->data, c->sink, c->recent, c->steps, c->batch, c->lr, c->lambda, (uint64_t)c->seed};
+    if (train_model_trainable(&z->L.model, z->L.model_path, e)) return -1;
     float *alpha = malloc((size_t)m->n_layers * m->n_kv_heads * sizeof *alpha);
     if (!alpha) return err_set(e, "out of memory");
     double *u = headscore_unit(&z->score, e);
