@@ -11,8 +11,8 @@
 
 #include "app/duo_train.h"
 #include "app/run_info.h"
-#include "app/train_run.h"
 #include "app/setup.h"
+#include "app/train_run.h"
 #include "engine/files.h"
 #include "engine/headscore.h"
 #include "engine/pool.h"
