@@ -31,7 +31,10 @@ typedef struct {
     int gen;           /* retrieval: tokens generated after each prompt */
     int sequences, period; /* induction: random sequences, tokens in each repeated block */
     int duo_len, sink, recent; /* duo-fast: positions the mean query and key repeat over; the streaming sizes */
-    long seed;         /* induction: the sequences' stream */
+    long seed;         /* induction: the sequences' stream; duo-train: the batches' */
+    int steps, batch;  /* duo-train: optimiser steps, items a step */
+    double lr, lambda; /* duo-train: AdamW's rate, the weight of the gates' L1 penalty */
+    int have_lambda;
     int have_seed, have_sink, have_recent; /* given: 0 is a value of theirs */
 } CalOpts;
 

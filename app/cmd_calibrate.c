@@ -60,7 +60,16 @@ static const ArgSpec CALIBRATE_ROWS[] = {
     {"--period", ARG_INT, offsetof(CalOpts, period), 2, 1 << 20, .metavar = "P",
      .help = "induction: random ids in the block each sequence repeats (default 64)"},
     {"--seed", ARG_LONG, offsetof(CalOpts, seed), 0, 9.3e18, .metavar = "S",
-     .help = "induction: the ids' seed (default 1)", .also = ARG_ALSO(CalOpts, have_seed)},
+     .help = "induction: the ids' seed; duo-train: the batches' (default 1)", .also = ARG_ALSO(CalOpts, have_seed)},
+    {"--steps", ARG_INT, offsetof(CalOpts, steps), 1, 1000000, .metavar = "N",
+     .help = "duo-train: AdamW steps on the gates (default 100)"},
+    {"--batch", ARG_INT, offsetof(CalOpts, batch), 1, 1024, .metavar = "B",
+     .help = "duo-train: items a step, neighbours in length (default 4)"},
+    {"--lr", ARG_DOUBLE, offsetof(CalOpts, lr), 1e-9, 10, .metavar = "X",
+     .help = "duo-train: AdamW's learning rate, constant (default 0.02)"},
+    {"--lambda", ARG_DOUBLE, offsetof(CalOpts, lambda), 0, 1e6, .metavar = "X",
+     .help = "duo-train: weight of the L1 penalty on the gates, lambda * sum alpha (default 0.05)",
+     .also = ARG_ALSO(CalOpts, have_lambda)},
     {"--duo-len", ARG_INT, offsetof(CalOpts, duo_len), 2, 1 << 20, .metavar = "N",
      .help = "duo-fast: positions the mean query and key are repeated over (default 500, capped at the context)"},
     {"--sink", ARG_INT, offsetof(CalOpts, sink), 0, 1 << 20, .metavar = "N",
@@ -85,14 +94,16 @@ static void calibrate_help(void) {
          "--format duo writes DuoAttention's full_attention_heads.tsv instead: a row per layer, a value\n"
          "per KV head, the highest oracle global rate among the KV head's query heads (no --budget); use\n"
          "it with --static-heads duo:table.tsv --budget P% or --duo-threshold X.\n\n"
-         "       ahascope calibrate --method retrieval|induction|duo-fast|needle-weight [--model M] [--data ITEMS]\n"
+         "       ahascope calibrate --method retrieval|induction|duo-fast|duo-train|needle-weight [--model M] [--data ITEMS]\n"
          "                          --out heads.tsv [--format duo|json]\n"
          "--method runs the model (full attention) and scores every query head as the literature does:\n"
          "retrieval (Wu et al.), induction (RazorAttention's echo and induction), duo-fast (kvpress's\n"
          "training-free DuoAttention score), needle-weight (the weight on the needle at the question). The\n"
          "table has a row per query head with its KV head's score (max over the group; duo-fast: the mean);\n"
          "--format duo writes the KV-head scores as a DuoAttention table, --format json the Retrieval-Head\n"
-         "form. duo-train is not implemented yet.");
+         "form. duo-train trains DuoAttention's gate per KV head (alpha, mixing full and streaming\n"
+         "attention: --sink keys and the last --recent) by distillation on the items' answers with an L1\n"
+         "penalty; the score is alpha.");
     args_help_tables(CALIBRATE_TABLES);
 }
 
@@ -100,7 +111,6 @@ static void calibrate_help(void) {
 static int check_method(CalOpts *c, Err *e) {
     if (c->db || c->n_runs || c->budget) return err_usage(e, "--method scores the model itself: no --db, --run or --budget");
     if (!c->out) return err_usage(e, "--out is required");
-    if (c->method == CAL_DUO_TRAIN) return err_usage(e, "--method duo-train is not implemented yet");
     if (c->method != CAL_INDUCTION && !c->data) return err_usage(e, "--method %s needs --data ITEMS", headscore_method_name(c->method));
     if (c->method == CAL_INDUCTION && c->data) return err_usage(e, "--method induction draws its own sequences: no --data");
     if (!c->gen) c->gen = 16;
@@ -109,6 +119,12 @@ static int check_method(CalOpts *c, Err *e) {
     if (!c->have_seed) c->seed = 1;
     if (!c->have_sink) c->sink = 128;
     if (!c->have_recent) c->recent = 256;
+    if (!c->steps) c->steps = 100;
+    if (!c->batch) c->batch = 4;
+    if (!c->lr) c->lr = 0.02;
+    if (!c->have_lambda) c->lambda = 0.05;
+    if (c->method != CAL_DUO_TRAIN && (c->steps != 100 || c->batch != 4 || c->lr != 0.02 || c->have_lambda))
+        return err_usage(e, "--steps, --batch, --lr and --lambda are duo-train's");
     return runopts_check(&c->run, e);
 }
 
@@ -121,7 +137,7 @@ static int parse(int argc, char **argv, CalOpts *c, Err *e) {
     if (c->method != CAL_ORACLE) return check_method(c, e);
     if (c->json) return err_usage(e, "--format json is for --method's scores");
     if (c->data || c->gen || c->sequences || c->period || c->have_seed || c->duo_len || c->have_sink || c->have_recent ||
-        c->run.model || c->run.tokenizer)
+        c->steps || c->batch || c->lr || c->have_lambda || c->run.model || c->run.tokenizer)
         return err_usage(e, "--data, --model and the scores' settings are for --method");
     if (c->duo && c->budget) return err_usage(e, "--format duo writes every head's rate: it takes no --budget");
     if (!c->db || !c->out || c->n_runs == 0)

@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/duo_train.h"
 #include "app/run_info.h"
 #include "app/setup.h"
+#include "app/train_run.h"
 #include "engine/files.h"
 #include "engine/headscore.h"
 #include "engine/pool.h"
@@ -36,6 +38,7 @@ int headscore_method_parse(const char *s, CalMethod *m, Err *e) {
 typedef struct {
     CalOpts *c;
     AppLoaded L;
+    DuoTrainResult duo;  /* duo-train: what its last steps' loss was */
     HeadScores score, echo;
     float *row;
     int n_units;
@@ -227,8 +230,26 @@ static int score_sequence(Scorer *z, StatsRng *r, Err *e) {
     return rc;
 }
 
+/* duo-train: one unit, every query head's value its KV head's trained gate. */
+static int score_duo_train(Scorer *z, Err *e) {
+    const CalOpts *c = z->c;
+    const Config *m = &z->L.model.c;
+    DuoTrainOpts o = {c->data, c->sink, c->recent, c->steps, c->batch, c->lr, c->lambda, (uint64_t)c->seed};
+    if (train_model_trainable(&z->L.model, z->L.model_path, e)) return -1;
+    float *alpha = malloc((size_t)m->n_layers * m->n_kv_heads * sizeof *alpha);
+    if (!alpha) return err_set(e, "out of memory");
+    double *u = headscore_unit(&z->score, e);
+    int rc = u ? duo_train(&z->L.model, &z->L.tok, &o, alpha, &z->duo, e) : -1;
+    for (int i = 0; rc == 0 && i < m->n_layers * m->n_heads; i++)
+        u[i] = alpha[(i / m->n_heads) * m->n_kv_heads + (i % m->n_heads) / (m->n_heads / m->n_kv_heads)];
+    z->n_units = z->duo.n_items;
+    free(alpha);
+    return rc;
+}
+
 static int score_all(Scorer *z, Err *e) {
     const CalOpts *c = z->c;
+    if (c->method == CAL_DUO_TRAIN) return score_duo_train(z, e);
     if (c->method == CAL_INDUCTION) {
         if (z->L.model.c.vocab_size < 4)
             return err_set(e, "induction: a vocabulary of %d ids has none to draw", z->L.model.c.vocab_size);
@@ -307,6 +328,10 @@ static void describe(const Scorer *z, char *out, size_t cap) {
     else if (c->method == CAL_DUO_FAST)
         snprintf(out + n, cap - n, "data %.400s (%d items), %d positions, KV = mean over group; sink_size %d recent_size %d",
                  c->data, z->n_units, c->duo_len, c->sink, c->recent);
+    else if (c->method == CAL_DUO_TRAIN)
+        snprintf(out + n, cap - n, "data %.400s (%d items), %d steps of %d, lr %g, lambda %g, seed %ld, last KL %.6g; "
+                 "KV = the gate; sink_size %d recent_size %d", c->data, z->n_units, c->steps, c->batch, c->lr, c->lambda,
+                 c->seed, z->duo.last_kl, c->sink, c->recent);
     else
         snprintf(out + n, cap - n, "data %.400s (%d items)%s, KV = max over group", c->data, z->n_units,
                  c->method == CAL_RETRIEVAL ? ", greedy" : "");

@@ -3,7 +3,8 @@
  * sequences, every query head scored by engine/headscore.h, and the head
  * table written to --out: a row per query head with its KV head's score
  * (the default), DuoAttention's table of KV-head scores (--format duo), or
- * the Retrieval-Head JSON of per-unit scores (--format json). A line on
+ * the Retrieval-Head JSON of per-unit scores (--format json). duo-train
+ * trains its gates instead of reading rows (app/duo_train.h). A line on
  * stdout says what was written. */
 #ifndef AHASCOPE_HEADSCORE_RUN_H
 #define AHASCOPE_HEADSCORE_RUN_H

@@ -432,29 +432,28 @@ static int check_out_model(const TrainOpts *t, const Model *m, Err *e) {
     return 0;
 }
 
+int train_model_trainable(Model *m, const char *path, Err *e) {
+    /* the backward pass reads the f32 llama2.c layout: an F32 GGUF llama is rebuilt in it */
+    if (m->version == MODEL_VERSION_GGUF && model_to_llama2c(m, e)) return -1;
+    if (m->c.arch != ARCH_LLAMA2C)
+        return err_set(e, "%s: training needs a llama2.c checkpoint or an F32 GGUF llama; Hugging Face folders are not "
+                          "trainable yet", path);
+    if (weights_check_finite(&m->w, &m->c, e)) return err_prefix(e, path); /* else every step is NaN */
+    return 0;
+}
+
 int train_run_routers(TrainOpts *t, Err *e) {
     AppLoaded L;
     Trainer tr;
     int rc = -1;
     memset(&tr, 0, sizeof tr);
-    if (app_load(&t->o, &L, 1, e)) goto out;
-    /* the backward pass reads the f32 llama2.c layout: an F32 GGUF llama is rebuilt in it */
-    if (L.model.version == MODEL_VERSION_GGUF && model_to_llama2c(&L.model, e)) goto out;
-    if (L.model.c.arch != ARCH_LLAMA2C) {
-        err_set(e, "%s: train needs a llama2.c checkpoint or an F32 GGUF llama; Hugging Face folders are not trainable yet",
-                L.model_path);
-        goto out;
-    }
+    if (app_load(&t->o, &L, 1, e) || train_model_trainable(&L.model, L.model_path, e)) goto out;
     if (t->seq_len + 1 > L.model.c.seq_len) {
         err_set(e, "--seq-len %ld needs %ld positions but the context is %d", t->seq_len, t->seq_len + 1,
                 L.model.c.seq_len);
         goto out;
     }
     if (t->o.attn.window > L.model.c.seq_len) { err_set(e, "window larger than the context"); goto out; }
-    if (weights_check_finite(&L.model.w, &L.model.c, e)) { /* else every step is NaN */
-        err_prefix(e, L.model_path);
-        goto out;
-    }
     if (check_out_model(t, &L.model, e) || trainer_init(&tr, &L.model, t, e)) goto out;
     if (trainer_data(&tr, &L.model, &L.tok, (int)t->self_n, e)) goto out;
     rc = train_loop(&tr, e);

@@ -9,6 +9,7 @@
 #define AHASCOPE_TRAIN_RUN_H
 
 #include "app/args.h"
+#include "engine/model.h"
 
 typedef struct {
     RunOpts o;
@@ -23,6 +24,11 @@ typedef struct {
     int have_seq_len, have_lr, have_self, have_lambda, have_sinks;
     char out_model_buf[1100];
 } TrainOpts;
+
+/* Make a loaded model one the backward pass can read (an F32 GGUF llama is
+ * rebuilt in the llama2.c layout) and refuse any other, or weights holding
+ * NaN or Inf, naming path: 0, or -1 with e set. `train` and duo-train. */
+int train_model_trainable(Model *m, const char *path, Err *e);
 
 /* Learn routers (and with --train all every weight) for --model: 0 done,
  * 1 stopped with a checkpoint written, -1 with e set. */

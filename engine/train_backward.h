@@ -115,6 +115,7 @@ typedef struct {
     const float *q;          /* [N][D] after RoPE */
     const float *k, *v;      /* [N][KV], k after RoPE */
     const uint8_t *gate;     /* [N][n_heads], 1 = global */
+    const float *mix;        /* [n_heads] DuoAttention's gates α: out = α·o_all + (1−α)·o_here; NULL: gate selects */
     float *out;              /* [N][D] the executed branch */
     float *o_all, *o_here;   /* [N][D] the global and the local branch */
     float *lse_all, *lse_here; /* [N][n_heads] log-sum-exp of each branch's scores */
@@ -145,7 +146,9 @@ size_t attention_store_floats(const AttnDims *d);
  * the scores and their exponentials. */
 void attention_forward(const AttnDims *d, const AttnActs *a, float *scratch);
 /* STE backward: the executed branch's softmax gets dout (into dq, dk, dv);
- * dgate[N][n_heads] += ⟨dout, o_all − o_here⟩, which is ∂L/∂r. */
+ * dgate[N][n_heads] += ⟨dout, o_all − o_here⟩, which is ∂L/∂r. With a->mix
+ * both branches get their share, α·dout and (1−α)·dout, and dgate summed
+ * over the rows is ∂L/∂α. */
 void attention_backward(const AttnDims *d, const AttnActs *a, const float *dout, float *dq, float *dk, float *dv,
                         float *dgate, float *scratch);
 
@@ -214,6 +217,8 @@ typedef struct {
     int kl_weighted;        /* KL's rows weighed by target_w too (Σ w·KL / Σ w); 0: KL over every row alike */
     double target_w_sum;    /* Σ target_w of the last forward (N when NULL) */
     const float *target_probs; /* [N][vocab], the caller's (KL), kept until the backward */
+    const float *mix;       /* [L][n_heads] DuoAttention's gates α (the caller's), or NULL: the routers' hard gates */
+    float *dmix;            /* [L][n_heads] ∂task/∂α of the last backward when mix is set (the caller's) */
     float *rope_cos, *rope_sin; /* [T][head_size/2] */
     /* per layer */
     float *res;             /* [L+1][N][dim] residual stream entering layer l; res[L] is the final one */

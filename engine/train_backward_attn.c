@@ -248,7 +248,9 @@ static void head_forward(const AttnJob *j, int b, int h, float *S, float *P) {
         for (int i = 0; i < rows; i++) {
             size_t n = (size_t)b * T + t0 + i, o = n * m.D + (size_t)h * hs;
             if (one_branch) memcpy(a->o_here + o, a->o_all + o, (size_t)hs * sizeof(float));
-            memcpy(a->out + o, (a->gate[n * H + h] ? a->o_all : a->o_here) + o, (size_t)hs * sizeof(float));
+            if (a->mix)
+                for (int k = 0; k < hs; k++) a->out[o + k] = a->mix[h] * a->o_all[o + k] + (1 - a->mix[h]) * a->o_here[o + k];
+            else memcpy(a->out + o, (a->gate[n * H + h] ? a->o_all : a->o_here) + o, (size_t)hs * sizeof(float));
         }
     }
 }
@@ -297,17 +299,27 @@ static void head_backward_kept(const AttnJob *j, int b, int h, float *dOz, float
     }
 }
 
-/* Softmax attention backward of the executed branch of each row, from
- * probabilities recomputed with the saved log-sum-exp:
- *   dV += Pᵀ·dO,  dP = dO·Vᵀ,  dS = P∘(dP − rowsum(dO∘O))/√d,  dQ += dS·K,  dK += dSᵀ·Q,
- * and the STE router gradient dgate += ⟨dO, o_all − o_here⟩. */
-static void head_backward(const AttnJob *j, int b, int h, float *P, float *dP) {
+/* The router gradient of head h, ⟨dO, o_all − o_here⟩ a row, added to dgate:
+ * the STE's ∂L/∂r, and with a mix ∂L/∂α row by row. */
+static void head_dgate(const AttnJob *j, int b, int h) {
     const AttnDims *d = j->d;
     const AttnActs *a = j->a;
-    if (d->window >= d->T && a->pstore) {
-        head_backward_kept(j, b, h, P, dP);
-        return;
+    int H = d->n_heads, hs = d->head_size, D = H * hs;
+    for (int t = 0; t < d->T; t++) {
+        size_t n = (size_t)b * d->T + t, o = n * D + (size_t)h * hs;
+        float sum = 0;
+        for (int k = 0; k < hs; k++) sum += j->dout[o + k] * (a->o_all[o + k] - a->o_here[o + k]);
+        j->dgate[n * H + h] += sum;
     }
+}
+
+/* Softmax attention backward of one branch of each row, scaled by c (the
+ * branch's share of the output), from probabilities recomputed with the
+ * saved log-sum-exp: branch 1 global, 0 local, -1 the row's executed one:
+ *   dV += c·Pᵀ·dO,  dP = c·dO·Vᵀ,  dS = P∘(dP − c·rowsum(dO∘O))/√d,  dQ += dS·K,  dK += dSᵀ·Q. */
+static void branch_backward(const AttnJob *j, int b, int h, float *P, float *dP, int branch, float c) {
+    const AttnDims *d = j->d;
+    const AttnActs *a = j->a;
     HeadMats m = head_mats(d, a, b, h);
     int T = d->T, H = d->n_heads, hs = d->head_size, kvh = h / (H / d->n_kv_heads);
     size_t kv0 = (size_t)b * T * m.KV + (size_t)kvh * hs;
@@ -316,31 +328,43 @@ static void head_backward(const AttnJob *j, int b, int h, float *P, float *dP) {
         size_t off = ((size_t)b * T + t0) * m.D + (size_t)h * hs;
         const float *dO = j->dout + off;
         tile_scores(&m, t0, rows, keys, P, keys);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, keys, hs, 1.0f, dO, m.D, m.v, m.KV, 0.0f, dP,
-                    keys);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, keys, hs, c, dO, m.D, m.v, m.KV, 0.0f, dP, keys);
         for (int i = 0; i < rows; i++) {
             int t = t0 + i, ns = 0, lo = 0;
             size_t n = (size_t)b * T + t, o = n * m.D + (size_t)h * hs;
             const float *g = j->dout + o;
-            if (j->dgate) { /* STE: o = g̃·o_all + (1−g̃)·o_here, so ∂L/∂g̃ = ⟨dO, o_all − o_here⟩ */
-                float sum = 0;
-                for (int k = 0; k < hs; k++) sum += g[k] * (a->o_all[o + k] - a->o_here[o + k]);
-                j->dgate[n * H + h] += sum;
-            }
-            int global = a->gate[n * H + h];
+            int global = branch < 0 ? a->gate[n * H + h] : branch;
             if (!global) attn_local_set(t, d->window, d->sinks, &ns, &lo);
             float *p = P + (size_t)i * keys, *dp = dP + (size_t)i * keys;
             branch_probs(p, keys, t, ns, lo, global ? a->lse_all[n * H + h] : a->lse_here[n * H + h]);
             const float *oe = (global ? a->o_all : a->o_here) + o;
             float d_o = 0;
             for (int k = 0; k < hs; k++) d_o += g[k] * oe[k];
-            softmax_grad(dp, p, keys, d_o, m.scale); /* dS, zero outside the branch */
+            softmax_grad(dp, p, keys, c * d_o, m.scale); /* dS, zero outside the branch */
         }
         if (j->dv)
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, keys, hs, rows, 1.0f, P, keys, dO, m.D, 1.0f,
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, keys, hs, rows, c, P, keys, dO, m.D, 1.0f,
                         j->dv + kv0, m.KV);
         tile_grads(j, &m, t0, rows, keys, off, kv0, dP);
     }
+}
+
+/* The STE backward (the executed branch of each row gets dO), or with a
+ * mix α each branch its share; the router gradient first. */
+static void head_backward(const AttnJob *j, int b, int h, float *P, float *dP) {
+    const AttnDims *d = j->d;
+    const AttnActs *a = j->a;
+    if (d->window >= d->T && a->pstore) { /* one branch: α·o + (1−α)·o is o, the gate's gradient 0 */
+        head_backward_kept(j, b, h, P, dP);
+        return;
+    }
+    if (j->dgate) head_dgate(j, b, h);
+    if (!a->mix) {
+        branch_backward(j, b, h, P, dP, -1, 1.0f);
+        return;
+    }
+    if (a->mix[h] != 0) branch_backward(j, b, h, P, dP, 1, a->mix[h]);
+    if (a->mix[h] != 1) branch_backward(j, b, h, P, dP, 0, 1 - a->mix[h]);
 }
 
 /* Task `task` uses its own scratch for every pair it claims. */

@@ -240,7 +240,8 @@ static AttnDims attn_dims(const TrainState *s) {
 
 static AttnActs attn_acts(const TrainState *s, const LayerActs *a, int l) {
     AttnDims ad = attn_dims(s);
-    return (AttnActs){.q = a->q, .k = a->k, .v = a->v, .gate = a->gate, .out = a->att, .o_all = a->o_all,
+    return (AttnActs){.q = a->q, .k = a->k, .v = a->v, .gate = a->gate,
+                      .mix = s->mix ? s->mix + (size_t)l * s->c.n_heads : NULL, .out = a->att, .o_all = a->o_all,
                       .o_here = a->o_here, .lse_all = a->lse_all, .lse_here = a->lse_here,
                       .pstore = s->pstore ? s->pstore + l * attention_store_floats(&ad) : NULL};
 }
@@ -504,7 +505,8 @@ static void bwd_qkv(PassJob *j, int r0, int r1) {
     rows_din(s->dxn, s->dq, j->w->wq + j->l * d * d, r0, r1, (int)d, (int)d, 0.0f);
     rows_din(s->dxn, s->dk, j->w->wk + j->l * kv * d, r0, r1, (int)d, (int)kv, 1.0f);
     rows_din(s->dxn, s->dv, j->w->wv + j->l * kv * d, r0, r1, (int)d, (int)kv, 1.0f);
-    router_backward_input(s->dxn + r0 * d, s->dgate + r0 * H, a->r + r0 * H, j->wr, (int)n, (int)d, (int)H);
+    if (!s->mix) /* with DuoAttention's gates the routers decide nothing */
+        router_backward_input(s->dxn + r0 * d, s->dgate + r0 * H, a->r + r0 * H, j->wr, (int)n, (int)d, (int)H);
     rmsnorm_backward(s->dres + r0 * d, NULL, s->dxn + r0 * d, a->res + r0 * d, a->rstd1 + r0,
                      j->w->rms_att + j->l * d, (int)n, (int)d);
 }
@@ -516,6 +518,17 @@ static void bwd_qkv_cols(PassJob *j, int c0, int c1) {
     int d = s->c.dim;
     router_backward_weight(j->dwr, s->dgate, a->r, a->xn1, s->N, d, s->c.n_heads, c0, c1);
     if (j->g) rmsnorm_backward_weight(j->g->rms_att + (size_t)j->l * d, s->dxn, a->res, a->rstd1, s->N, d, c0, c1);
+}
+
+/* DuoAttention's ∂L/∂α of layer l's heads: each row's ⟨dO, o_all − o_here⟩
+ * summed in row order (the λ term of bwd_wo is λ·mean r, 0 in their runs). */
+static void mix_grad(TrainState *s, int l) {
+    int H = s->c.n_heads;
+    for (int h = 0; h < H; h++) {
+        double sum = 0;
+        for (int n = 0; n < s->N; n++) sum += s->dgate[(size_t)n * H + h];
+        s->dmix[(size_t)l * H + h] = (float)sum;
+    }
 }
 
 void train_backward(TrainState *s, const Weights *w, const float *routers, float *drouters, Grads *g) {
@@ -545,6 +558,7 @@ void train_backward(TrainState *s, const Weights *w, const float *routers, float
         j->rows = bwd_wo, j->cols = g ? bwd_wo_cols : NULL, pass_run(j); /* dbranch, dq = dk = dv = 0, dgate = λ term; dWo, drms_ffn */
         AttnActs aa = attn_acts(s, a, l);
         attention_backward(&ad, &aa, s->dbranch, s->dq, s->dk, s->dv, s->dgate, s->scratch); /* dgate = ∂L/∂r */
+        if (s->mix) mix_grad(s, l);                  /* dmix[l] = Σ over rows of dgate */
         j->rows = bwd_qkv, pass_run(j);              /* dxn, dres = ∂L/∂res[l] */
         pass_dw(j, 0, GW(wq, l * dd), s->dq, a->xn1, d, d);
         pass_dw(j, 1, GW(wk, l * dkv), s->dk, a->xn1, d, kv);

@@ -408,6 +408,50 @@ TEST(backward_attention_across_tiles_and_threads_matches_reference) {
     check_tiled_attention(0); /* no sinks: the local products skip the keys before the block's first window */
 }
 
+/* DuoAttention's mix: the reference with every row of head h gated by α[h]. */
+typedef struct {
+    Prim p;
+    double alpha[8];
+} MixPrim;
+
+static double loss_attention_mix(void *ctx) {
+    MixPrim *m = ctx;
+    for (int i = 0; i < m->p.N * m->p.ad.n_heads; i++) m->p.gt[i] = m->alpha[i % m->p.ad.n_heads];
+    return loss_attention(&m->p);
+}
+
+/* Gates α strictly inside (0, 1), and 0 and 1 (one branch's product
+ * skipped): outputs against the reference, dq, dk, dv against its
+ * differences, and Σ_rows dgate against the derivative along α. */
+TEST(backward_attention_duo_mix_matches_differences) {
+    AttnDims ad = {.B = 2, .T = 70, .n_heads = 4, .n_kv_heads = 2, .head_size = 4, .window = 5, .sinks = 2};
+    int N = ad.B * ad.T, H = ad.n_heads, D = H * ad.head_size, KV = ad.n_kv_heads * ad.head_size;
+    float *q = rand_f(N * D, 1.5f), *k = rand_f(N * KV, 1.5f), *v = rand_f(N * KV, 1), *c = rand_f(N * D, 1);
+    const float mix[4] = {0.3f, 1.0f, 0.0f, 0.75f};
+    uint8_t *gate = calloc(N * H, 1); /* ignored with a mix */
+    float *buf = calloc((size_t)N * (3 * D + 2 * H), sizeof(float)), *scratch = malloc(attention_scratch_floats(&ad) * sizeof(float));
+    AttnActs a = {.q = q, .k = k, .v = v, .gate = gate, .mix = mix, .out = buf, .o_all = buf + N * D,
+                  .o_here = buf + 2 * N * D, .lse_all = buf + 3 * N * D, .lse_here = buf + 3 * N * D + N * H};
+    attention_forward(&ad, &a, scratch);
+    MixPrim m = {.p = {.N = N, .ad = ad, .x = to_double(q, N * D), .k = to_double(k, N * KV), .v = to_double(v, N * KV),
+                       .c = to_double(c, N * D), .gt = malloc(N * H * sizeof(double))}};
+    for (int h = 0; h < H; h++) m.alpha[h] = mix[h];
+    double *ref = malloc(3 * N * D * sizeof(double));
+    loss_attention_mix(&m); /* fills gt */
+    ref_attention(ref, ref + N * D, ref + 2 * N * D, m.p.x, m.p.k, m.p.v, m.p.gt, &ad);
+    for (int i = 0; i < 3 * N * D; i++) CHECK_NEAR(buf[i], ref[i], 1e-5);
+    float *dq = calloc(N * D, 4), *dk = calloc(N * KV, 4), *dv = calloc(N * KV, 4), *dg = calloc(N * H, 4);
+    attention_backward(&ad, &a, c, dq, dk, dv, dg, scratch);
+    check_fd("duo mix dq", dq, m.p.x, N * D, loss_attention_mix, &m, 1e-5, 300);
+    check_fd("duo mix dk", dk, m.p.k, N * KV, loss_attention_mix, &m, 1e-5, 300);
+    check_fd("duo mix dv", dv, m.p.v, N * KV, loss_attention_mix, &m, 1e-5, 300);
+    float dalpha[4] = {0};
+    for (int i = 0; i < N * H; i++) dalpha[i % H] += dg[i];
+    check_fd("duo mix dalpha", dalpha, m.alpha, H, loss_attention_mix, &m, 1e-5, H);
+    free(q); free(k); free(v); free(c); free(gate); free(buf); free(scratch); free(dq); free(dk); free(dv); free(dg); free(ref);
+    free(m.p.x); free(m.p.k); free(m.p.v); free((void *)m.p.c); free(m.p.gt);
+}
+
 /* train_exp_shift against libm's double exp, relative, over the range
  * softmax rows and sigmoids meet, and its floor. */
 TEST(backward_exp_shift_matches_libm) {
@@ -583,6 +627,7 @@ typedef struct {
     double *r0;                  /* [L][N][H] r at the base point: stopgrad(r) */
     int have_r0;                 /* 0: the next evaluation records r0 */
     double *probe;               /* [L][N][dim] added to each attention output, or NULL */
+    double *mix;                 /* [L][H] DuoAttention's gates replacing g̃, or NULL */
     double *rec_xn1, *rec_r, *rec_oall, *rec_ohere; /* the last evaluation's activations, per layer */
 } RefModel;
 
@@ -653,7 +698,7 @@ static double ref_model_loss(void *ctx) {
         for (size_t i = 0; i < NH; i++) {
             r[i] = 1 / (1 + exp(-r[i]));
             if (!m->have_r0) r0[i] = r[i];
-            gt[i] = m->gates[l * NH + i] + (r[i] - r0[i]);
+            gt[i] = m->mix ? m->mix[(size_t)l * H + i % H] : m->gates[l * NH + i] + (r[i] - r0[i]);
             sum_r += r[i];
         }
         ref_rope(q, m->B, m->T, d, c->head_size, c->rope_theta);
@@ -793,6 +838,39 @@ static void check_model_gradients_at(int shared, TrainObjective obj, int B, int 
 
 static void check_model_gradients(int shared, TrainObjective obj, int B, int T) {
     check_model_gradients_at(shared, obj, B, T, 0);
+}
+
+/* DuoAttention's gates through the whole model: the KL over answer-style
+ * weighted rows against the double reference mixing each head by its α,
+ * and ∂L/∂α and a weight's gradient against its differences. */
+TEST(backward_model_duo_mix_gradients_match_reference) {
+    Fixture f;
+    fixture_init(&f, 0, TRAIN_KL, 2, 90, 13);
+    const Config *c = &f.m.c;
+    int LH = c->n_layers * c->n_heads;
+    float mix[8], dmix[8], w[180];
+    for (int i = 0; i < LH; i++) mix[i] = i % 3 == 0 ? 1.0f : 0.2f + 0.1f * (float)i;
+    for (int i = 0; i < 180; i++) w[i] = i % 90 >= 80; /* the last rows of each sequence, as answers */
+    f.tc.lambda = 0;
+    f.s.mix = mix, f.s.dmix = dmix, f.s.target_w = w, f.s.kl_weighted = 1;
+    double loss = fixture_forward(&f);
+    Grads g;
+    Err e;
+    CHECK(grads_init(&g, c, &e) == 0);
+    float *dr = malloc((size_t)LH * c->dim * sizeof(float));
+    train_backward(&f.s, &f.m.w, f.r.w, dr, &g);
+    RefModel rm;
+    ref_model_init(&rm, &f.m, f.r.w, &f.s, f.target_probs_d);
+    rm.mix = to_double(mix, LH);
+    double ref = ref_model_loss(&rm);
+    CHECK_MSG(fabs(loss - ref) <= 1e-5 * fabs(ref), "mixed training loss %.9g, reference %.9g", loss, ref);
+    check_fd("model duo dmix", dmix, rm.mix, LH, ref_model_loss, &rm, 1e-4, LH);
+    check_fd("model duo wq", g.wq, rm.wq, (size_t)c->n_layers * c->dim * c->dim, ref_model_loss, &rm, 1e-4, 60);
+    free(rm.mix);
+    ref_model_free(&rm);
+    free(dr);
+    grads_free(&g);
+    fixture_free(&f);
 }
 
 TEST(backward_model_gradients_untied_ce_match_ste_reference) { check_model_gradients(0, TRAIN_CE, 2, 7); }

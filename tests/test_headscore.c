@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/eval_forced.h"
 #include "engine/headscore.h"
 #include "stories.h"
 #include "test.h"
@@ -148,12 +149,124 @@ TEST(headscore_duo_fast_matches_numpy_recount) {
     if (items) recount("duo-fast", items, "--duo-len 300", 1e-4);
 }
 
+static double table_cell(const char *text, int r, int col);
+
+/* The items' training sequences as duo-train encodes them, a line each:
+ * where the answer starts, then the ids; NULL when they cannot be made. */
+static const char *duo_sequences(const char *items) {
+    static char path[1024];
+    Model m;
+    Tokenizer tok;
+    Err e;
+    EvalData d;
+    if (test_load_stories(&m, &tok, &e)) { model_free(&m); return NULL; }
+    int bad = eval_data_items(&d, &tok, items, m.c.seq_len, &e);
+    snprintf(path, sizeof path, "%s", test_tmp("duo_seqs.txt"));
+    FILE *f = bad ? NULL : fopen(path, "w");
+    for (int i = 0; f && i < d.n; i++) {
+        fprintf(f, "%d", d.answer_from[i]);
+        for (int k = 0; k < d.len[i]; k++) fprintf(f, " %d", d.seq[i][k]);
+        fputc('\n', f);
+    }
+    if (f) fclose(f);
+    eval_data_free(&d), tok_free(&tok), model_free(&m);
+    return f ? path : NULL;
+}
+
+/* Three full-batch steps at a rate large enough for the gates to part:
+ * the table against tests/duo_ref.py's gates, whose gradient is one-sided
+ * differences of a float64 forward pass (the engine's is the backward). */
+TEST(headscore_duo_train_matches_numpy_recount) {
+    SKIP_UNLESS_SHARED();
+    const char *py = test_python_numpy();
+    if (!py) { test_skip("no python3 with numpy (AHASCOPE_PYTHON)"); return; }
+    const char *items = passkey_items(), *seqs = items ? duo_sequences(items) : NULL;
+    CHECK(items && seqs);
+    if (!seqs) return;
+    char table[1024];
+    int st;
+    const char *set = "--sink 2 --recent 8 --steps 3";
+    snprintf(table, sizeof table, "%s", test_tmp("duo_train.tsv"));
+    char *out = test_runf(&st, "%s calibrate --method duo-train --model %s --data %s %s --batch 2 --lr 0.2 --lambda 0.01 "
+                          "--out %s 2>&1", test_bin(), test_stories_model(), items, set, table);
+    CHECK_MSG(st == 0 && strstr(out, "5 layers x 8 heads over 2 items"), "calibrate --method duo-train: %s", out ? out : "");
+    free(out);
+    out = test_runf(&st, "'%s' tests/duo_ref.py --model %s --seqs %s --table %s %s --lr 0.2 --lam 0.01 --tol 2e-5 2>&1", py,
+                    test_stories_model(), seqs, table, set);
+    CHECK_MSG(st == 0, "duo-train: the reference disagrees:\n%s", out ? out : "");
+    const char *sp = out ? strstr(out, "spread ") : NULL;
+    CHECK_MSG(sp && atof(sp + 7) > 0.05, "duo-train: the gates did not part, so the recount shows little:\n%s", out ? out : "");
+    free(out);
+    /* the same run as DuoAttention's table: its values the KV scores, a table --static-heads duo: cuts */
+    char duo[1024];
+    snprintf(duo, sizeof duo, "%s", test_tmp("duo_train_duo.tsv"));
+    free(test_runf(&st, "%s calibrate --method duo-train --model %s --data %s %s --batch 2 --lr 0.2 --lambda 0.01 "
+                   "--format duo --out %s", test_bin(), test_stories_model(), items, set, duo));
+    CHECK_INT(st, 0);
+    char *t = test_read_file(table, NULL), *d = test_read_file(duo, NULL);
+    const char *row = d ? strchr(d, '\n') : NULL;
+    CHECK(t && row);
+    for (int l = 0; t && row && l < 5; l++, row = strchr(row, '\n'))
+        for (int k = 0; k < 4; k++) {
+            char *end;
+            double v = strtod(row + 1, &end);
+            CHECK_NEAR(v, table_cell(t, l * 8 + 2 * k, 4), 1e-6);
+            row = end;
+        }
+    free(t), free(d);
+    free(test_runf(&st, "%s generate --model %s --prompt Once --steps 8 --policy static --static-heads duo:%s --budget 4",
+                   test_bin(), test_stories_model(), duo));
+    CHECK_INT(st, 0);
+}
+
 /* The value of column col (0-based) of table row r (header skipped). */
 static double table_cell(const char *text, int r, int col) {
     const char *p = strstr(text, "kv_score");
     for (int i = 0; p && i <= r; i++) p = strchr(p, '\n'), p = p ? p + 1 : NULL;
     for (int c = 0; p && c < col; c++) p = strchr(p, '\t'), p = p ? p + 1 : NULL;
     return p ? atof(p) : NAN;
+}
+
+/* KV head k of layer l's score in a --format heads table of n_kv KV heads
+ * (its first query head's row; query heads per KV head g). */
+static double kv_cell(const char *text, int l, int k, int n_heads, int g) { return table_cell(text, l * n_heads + k * g, 4); }
+
+/* On the organism (4 layers x 4 heads, no groups), whose copying heads
+ * calibrate --method retrieval finds in layer 2: duo-train's highest gate
+ * is a head retrieval scores at least half its best, and most gates fall
+ * to 0 (the streaming branch serves them). */
+TEST(headscore_duo_train_finds_a_retrieval_head_of_the_organism) {
+    const char *org = "engine/organism/organism.bin";
+    char items[1024], duo[1024], ret[1024];
+    int st;
+    snprintf(items, sizeof items, "%s", test_tmp("org_pk.jsonl"));
+    snprintf(duo, sizeof duo, "%s", test_tmp("org_duo.tsv"));
+    snprintf(ret, sizeof ret, "%s", test_tmp("org_ret.tsv"));
+    free(test_runf(&st, "%s tasks --task passkey --context 120 --n 8 --seed 5 --model %s --out %s", test_bin(), org, items));
+    CHECK_INT(st, 0);
+    char *o = test_runf(&st, "%s calibrate --method duo-train --model %s --data %s --sink 4 --recent 16 --steps 40 --batch 2 "
+                        "--lr 0.05 --out %s 2>&1", test_bin(), org, items, duo);
+    CHECK_MSG(st == 0, "duo-train: %s", o ? o : "");
+    free(o);
+    free(test_runf(&st, "%s calibrate --method retrieval --gen 6 --model %s --data %s --out %s", test_bin(), org, items, ret));
+    CHECK_INT(st, 0);
+    char *d = test_read_file(duo, NULL), *r = test_read_file(ret, NULL);
+    CHECK(d && r);
+    if (d && r) {
+        int bl = 0, bk = 0, low = 0;
+        double best_ret = 0;
+        for (int l = 0; l < 4; l++)
+            for (int k = 0; k < 4; k++) {
+                if (kv_cell(d, l, k, 4, 1) > kv_cell(d, bl, bk, 4, 1)) bl = l, bk = k;
+                low += kv_cell(d, l, k, 4, 1) < 0.1;
+                if (kv_cell(r, l, k, 4, 1) > best_ret) best_ret = kv_cell(r, l, k, 4, 1);
+            }
+        CHECK_MSG(best_ret > 0.1 && kv_cell(r, bl, bk, 4, 1) >= 0.5 * best_ret,
+                  "duo-train's highest gate L%d H%d (%.3f) has retrieval score %.3f, the best %.3f", bl, bk,
+                  kv_cell(d, bl, bk, 4, 1), kv_cell(r, bl, bk, 4, 1), best_ret);
+        CHECK_MSG(low >= 8, "only %d of 16 gates below 0.1: the penalty parts nothing", low);
+    }
+    free(d), free(r);
 }
 
 TEST(headscore_duo_and_json_forms_agree_with_the_table) {
@@ -214,7 +327,8 @@ TEST(headscore_refusals) {
                        "\"question_pos\": 2}\n";
     test_write_file(bad_items, line, (long)strlen(line));
     const struct { const char *args; int status; const char *needle; } bad[] = {
-        {"--method duo-train --data x", 2, "not implemented"},
+        {"--method duo-train --data %s --recent 0", 1, "--recent must be at least 1"},
+        {"--method retrieval --data x --steps 3", 2, "are duo-train's"},
         {"--method retrieval", 2, "needs --data ITEMS"},
         {"--method induction --data x", 2, "no --data"},
         {"--method retrieval --data x --db y", 2, "no --db, --run or --budget"},
