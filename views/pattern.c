@@ -240,8 +240,15 @@ static void draw_cells(WINDOW *w, const ViewPattern *pt, const ViewModel *m, con
     }
 }
 
-/* The key axis: position numbers where they fit, s under the sinks. */
-static void draw_axis(WINDOW *w, const ViewPattern *pt, const ViewPalette *p, const ViewPatternGeom *g) {
+/* 1 if a needle or question mark falls in axis columns [x, x + len): its number gives way. */
+static int marked_under(const ViewModel *m, const ViewPatternGeom *g, int x, int len) {
+    int c0 = x / g->cw, c1 = (x + len + g->cw - 1) / g->cw;
+    return view_pattern_axis_mark(m, g->k0 + c0 * g->rk, g->k0 + c1 * g->rk, 1) != L' ';
+}
+
+/* The key axis: position numbers where they fit and no mark is, s under the sinks, the marks. */
+static void draw_axis(WINDOW *w, const ViewPattern *pt, const ViewModel *m, const ViewPalette *p,
+                      const ViewPatternGeom *g) {
     attr_t dim, fa;
     short dp, fp;
     view_text_style(p, VIEW_TX_DIM, &dim, &dp);
@@ -252,12 +259,30 @@ static void draw_axis(WINDOW *w, const ViewPattern *pt, const ViewPalette *p, co
         char num[16];
         int len = snprintf(num, sizeof num, "%d", g->k0 + x / g->cw * g->rk);
         if (x + len > span) break;
-        view_puts(w, g->axis_y, g->gx + x, len, num, 1, dim, dp);
+        if (!marked_under(m, g, x, len)) view_puts(w, g->axis_y, g->gx + x, len, num, 1, dim, dp);
         x += (len + 6 > 10 ? len + 6 : 10) / g->cw * g->cw + (g->cw > 1 ? g->cw : 0);
     }
     for (int k = 0; k < pt->sinks; k++)
         if (k >= g->k0 && (k - g->k0) / g->rk < g->cols)
             view_put(w, g->axis_y, g->gx + (k - g->k0) / g->rk * g->cw, L's', fa, fp);
+    for (int c = 0; c < g->cols; c++) { /* the needle and the question over the numbers: what a user looks for */
+        wchar_t ch = view_pattern_axis_mark(m, g->k0 + c * g->rk, g->k0 + (c + 1) * g->rk, p->ascii);
+        if (ch == L' ') continue;
+        attr_t a;
+        short pair;
+        view_mark_style(p, ch == L'?' || ch == L'Q' ? VIEW_MARK_QUESTION : VIEW_MARK_NEEDLE, &a, &pair);
+        view_put(w, g->axis_y, g->gx + c * g->cw, ch, a | A_BOLD, pair);
+    }
+}
+
+wchar_t view_pattern_axis_mark(const ViewModel *m, int k0, int k1, int ascii) {
+    int needle = 0, question = 0;
+    for (int i = 0; i < m->n_marks; i++) {
+        if (m->marks[i].pos < k0 || m->marks[i].pos >= k1) continue;
+        needle |= m->marks[i].kind == VIEW_MARK_NEEDLE, question |= m->marks[i].kind == VIEW_MARK_QUESTION;
+    }
+    if (question) return ascii ? L'Q' : L'?';
+    return needle ? (ascii ? L'N' : L'\u25c6') : L' ';
 }
 
 /* The last line: the cursor token's row and its heaviest keys by text. */
@@ -301,7 +326,7 @@ void view_draw_pattern(WINDOW *w, const ViewPattern *pt, const ViewModel *m, con
     draw_cells(w, pt, m, p, &g, tp, nt);
     if (pt->unranked) /* an empty grid says why */
         view_puts_fit(w, g.gy + g.rows / 2, g.gx, g.gw, VIEW_PATTERN_UNRANKED, p->ascii, A_BOLD, 0);
-    draw_axis(w, pt, p, &g);
+    draw_axis(w, pt, m, p, &g);
     draw_info(w, pt, m, p, &g, tp, tw, nt, exact, wd - 2);
     attr_t dim;
     short dp;

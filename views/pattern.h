@@ -16,7 +16,8 @@
  * pan. Left of each row: its first position and a mark, g where the head
  * went global at one of its positions, l where it stayed local, - where
  * there was no choice (t < window + sinks). The window's edge is drawn in
- * each row, the sinks on the key axis, and the cursor token's row is
+ * each row, the sinks on the key axis (and a task item's needle ◆ and
+ * question ?, ASCII N and Q), and the cursor token's row is
  * marked, its heaviest keys ranked in it and named on the last line.
  */
 #ifndef AHASCOPE_VIEW_PATTERN_H
@@ -77,6 +78,10 @@ float view_pattern_cell(const ViewPattern *p, const ViewPatternGeom *g, int r, i
  * position had a choice (t < window + sinks), 'f' for a fixed-local head
  * (its layer's own window, views/fixed.h), ' ' when nothing is known. */
 char view_pattern_row_mark(const ViewModel *m, int layer, int head, int qa, int qb);
+
+/* The key axis's mark for key positions [k0, k1): ? (ASCII Q) where a task
+ * item's question lies, ◆ (ASCII N) where its needle does, else ' '. */
+wchar_t view_pattern_axis_mark(const ViewModel *m, int k0, int k1, int ascii);
 
 /* Build the data from the traces m holds: each position's recorded far
  * keys (top_pos/top_w) of (layer, head), pooled as VIEW_PATTERN_MAX_CELLS

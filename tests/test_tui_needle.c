@@ -1,0 +1,108 @@
+/* test_tui_needle.c — weight on the needle (issue 52): the metric, the H pane's columns, the pattern's marked keys.
+ *
+ * On the organism's passkey item (504 tokens) the head that copies the
+ * needle, L2 H1, puts weight 1.00 on it while the answer is generated: the
+ * H pane sorted by the weight on the needle must rank it first and Enter
+ * select it, the legend name the metric, and the pattern's key axis mark
+ * the needle and the question (◆ ?, under --ascii N Q) at 140×45 and 80×24.
+ * On a 16 × 32-head folder with no task item, a bookmark stands in for
+ * the needle (a span marked by hand). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "tmux.h"
+
+#define ORGANISM "engine/organism/organism.bin"
+
+/* One passkey item of 504 tokens for the organism into dir/pk.jsonl; the
+ * organism's absolute path into real. 0, or -1 (skipped or failed). */
+static int organism_item(const char *dir, char *real, size_t n) {
+    char path[4096];
+    if (!realpath(ORGANISM, path)) { test_skip("no " ORGANISM " in this checkout"); return -1; }
+    snprintf(real, n, "%s", path);
+    int st;
+    char *o = test_runf(&st, "mkdir -p '%s' && cd '%s' && %s tasks --task passkey --context 504 --n 1 --seed 1 "
+                             "--model '%s' --out pk.jsonl 2>&1", dir, dir, test_bin_abs(), real);
+    CHECK_MSG(st == 0, "tasks: %s", o ? o : "");
+    free(o);
+    return st ? -1 : 0;
+}
+
+/* The line of the pattern's key axis ("key" at its left), malloc'd, or NULL. */
+static char *axis_line(Tmux *t, const char *want) {
+    for (int tries = 0; tries < 25; tries++) {
+        char *s = tmux_capture(t), *at = s ? strstr(s, "key") : NULL;
+        while (at && !(at - s >= 3 && !strncmp(at - 3, "\xe2\x94\x82", 3)) && !(at > s && at[-1] == '|'))
+            at = strstr(at + 3, "key"); /* the axis's "key" starts the line, after the border */
+        char *e = at ? strchr(at, '\n') : NULL;
+        char *line = at ? strndup(at, e ? (size_t)(e - at) : strlen(at)) : NULL;
+        free(s);
+        if (line && strstr(line, want)) return line;
+        free(line);
+        tmux_wait(t, "pattern L", 0.2);
+    }
+    return NULL;
+}
+
+TEST(tui_needle_weight_finds_the_copying_head_on_the_organism) {
+    TMUX_NEED_TUI();
+    const char *dir = test_tmp("tui_needle");
+    char real[4096], cmd[8192];
+    if (organism_item(dir, real, sizeof real)) return;
+    static const struct { int cols, rows; const char *flags, *ge, *needle, *question; } modes[2] = {
+        {140, 45, "", "\xe2\x89\xa5", "\xe2\x97\x86", "?"},
+        {80, 24, "--mono --ascii", ">=", "N", "Q"},
+    };
+    for (int k = 0; k < 2; k++) {
+        Tmux t;
+        snprintf(cmd, sizeof cmd, "%s tui --model '%s' --seed 1 --temperature 0 --policy full --no-record "
+                 "--tasks pk.jsonl --item 0 %s", test_bin_abs(), real, modes[k].flags);
+        CHECK_INT(tmux_open(&t, k ? "needle_80" : "needle_140", dir, modes[k].cols, modes[k].rows, NULL, cmd, 0), 0);
+        TMUX_WAIT(&t, "504 prompt", 20);
+        tmux_keys(&t, "Space Space"); /* the answer's second digit */
+        TMUX_WAIT(&t, "pos 505/", 10);
+        tmux_keys(&t, "H 6");
+        TMUX_WAIT(&t, "heads by weight on the needle at the cursor", 5);
+        TMUX_WAIT(&t, "   1  L2 H1 ", 3);
+        tmux_keys(&t, "Enter");
+        char want[128];
+        snprintf(want, sizeof want, "L2 H1 selected (weight on the needle at the cursor %s1.00)", modes[k].ge);
+        TMUX_WAIT(&t, want, 3);
+        tmux_keys(&t, "M"); /* the cycle's last metric */
+        TMUX_WAIT(&t, "weight on the needle: ", 3);
+        tmux_keys(&t, "A");
+        TMUX_WAIT(&t, "pattern L2 H1", 10);
+        char *axis = axis_line(&t, modes[k].needle);
+        CHECK_MSG(axis && strstr(axis, modes[k].question), "key axis at %dx%d: %s", modes[k].cols, modes[k].rows,
+                  axis ? axis : "(none)");
+        free(axis);
+        tmux_keys(&t, "A q");
+        TMUX_WAIT(&t, "EXITED 0", 10);
+        tmux_stop(&t);
+    }
+}
+
+TEST(tui_needle_a_bookmark_stands_in_on_a_16x32_head_folder) {
+    TMUX_NEED_TUI();
+    static const int size[2][2] = {{80, 24}, {140, 45}};
+    for (int k = 0; k < 2; k++) {
+        Tmux t;
+        if (tmux_open_16x32(&t, k ? "needle16x32_140" : "needle16x32_80", size[k][0], size[k][1], NULL, NULL)) return;
+        TMUX_WAIT(&t, "12 prompt", 15);
+        tmux_keys(&t, "b");
+        TMUX_WAIT(&t, "bookmark", 3);
+        for (int i = 0; i < 12; i++) tmux_keys(&t, "Space");
+        CHECK_MSG(tmux_shows_pos(&t, 12, 20), "the 12 steps never came");
+        tmux_keys(&t, "M");
+        TMUX_WAIT(&t, "weight on the needle: ", 3);
+        if (k) TMUX_WAIT(&t, "attention on the bookmark", 3); /* the note needs the wide screen */
+        tmux_keys(&t, "H 6");
+        TMUX_WAIT(&t, "heads by weight on the needle at the cursor", 5);
+        TMUX_WAIT(&t, "6:\xe2\x96\xbcneedle", 3);
+        tmux_keys(&t, "Escape q");
+        TMUX_WAIT(&t, "EXITED 0", 10);
+        tmux_stop(&t);
+    }
+}
