@@ -299,6 +299,8 @@ typedef struct {
     /* The map of the heads' gate flips against the parent run is open (X,
      * views/flips.h). */
     int flips_open;
+    /* Every head at the cursor, a row of attention each (E, views/allheads.h), is open. */
+    int allheads_open;
     /* The run the one on screen re-evaluated (same tokens, other settings),
      * set aside by the app when the re-evaluation's first step came, so the
      * inspector can set its values at the cursor beside this run's; owned,
