@@ -140,6 +140,16 @@ int view_pattern_from_recorded(ViewPattern *p, const ViewModel *m, int layer, in
     return 0;
 }
 
+/* Pan so the focus sits mid-grid at the zoom now in force (the geometry clamps it to the run). */
+static void centre_on_focus(ViewPattern *p, int w, int h) {
+    ViewPatternGeom g;
+    view_pattern_geom(p, w, h, &g);
+    p->q0 = p->focus_q - g.gh / 2 * g.rq;
+    p->k0 = p->focus_k - g.gw / g.cw / 2 * g.rk;
+    view_pattern_geom(p, w, h, &g);
+    p->q0 = g.q0, p->k0 = g.k0;
+}
+
 int view_pattern_key(ViewPattern *p, int ch, int w, int h) {
     ViewPatternGeom g;
     view_pattern_geom(p, w, h, &g);
@@ -148,9 +158,11 @@ int view_pattern_key(ViewPattern *p, int ch, int w, int h) {
     switch (ch) {
     case '+': case '=':
         if (g.rq > p->bin || g.rk > p->bin) p->zoom++;
+        centre_on_focus(p, w, h);
         return 1;
     case '-':
         if (p->zoom > 0) p->zoom--;
+        centre_on_focus(p, w, h);
         return 1;
     case KEY_HOME: p->zoom = 0, p->q0 = p->k0 = 0; return 1;
     case KEY_UP: case 'k': p->q0 -= dq; return 1;
@@ -195,6 +207,20 @@ static int top_keys(const ViewPattern *pt, const ViewModel *m, int *pos, float *
     return n;
 }
 
+void view_pattern_focus(ViewPattern *p, const ViewModel *m) {
+    int tp[VIEW_PATTERN_TOP], exact;
+    float tw[VIEW_PATTERN_TOP];
+    const StepTrace *t = view_trace(m, m->cursor);
+    p->focus_q = t ? t->pos : 0;
+    p->focus_k = top_keys(p, m, tp, tw, &exact) > 0 ? tp[0] : p->focus_q;
+}
+
+int view_pattern_in_band(const ViewPattern *p, const ViewPatternGeom *g, int r, int c) {
+    int qa = g->q0 + r * g->rq, qb = qa + g->rq < p->n ? qa + g->rq : p->n;
+    int ka = g->k0 + c * g->rk, kb = ka + g->rk;
+    return p->window > 0 && ka < qb && kb - 1 > qa - p->window; /* some key k ≤ q with q - k < window */
+}
+
 /* The rank (1 …) of the cursor row's heaviest key in grid column c, 0 if none. */
 static int rank_in(const ViewPatternGeom *g, int c, const int *tp, int nt) {
     for (int i = 0; i < nt; i++)
@@ -226,8 +252,8 @@ static void draw_cells(WINDOW *w, const ViewPattern *pt, const ViewModel *m, con
                 view_put(w, y, x, (wchar_t)('0' + rank), fa | A_REVERSE, fp);
                 continue;
             }
-            if (c == ec && sw <= VIEW_SW_LEVEL1) {
-                view_put(w, y, x, p->ascii ? L':' : L'\u2506', dim, dp);
+            if (sw <= VIEW_SW_LEVEL1 && (c == ec || view_pattern_in_band(pt, g, r, c))) {
+                view_fill(w, y, x, g->cw, c == ec ? (p->ascii ? L':' : L'\u2506') : (p->ascii ? L'.' : L'\u2508'), dim, dp);
                 continue;
             }
             if (sw == VIEW_SW_NONE) continue;
@@ -238,6 +264,29 @@ static void draw_cells(WINDOW *w, const ViewPattern *pt, const ViewModel *m, con
             view_fill(w, y, x, g->cw, ch, at, pair);
         }
     }
+}
+
+int view_pattern_axis_label(const ViewModel *m, const ViewPatternGeom *g, int k, int ascii, char *buf, size_t n) {
+    const StepTrace *t = g->rk == 1 ? view_trace(m, k) : NULL;
+    int len = snprintf(buf, n, "%d", k);
+    if (!t || len < 0 || (size_t)len + 2 >= n) return len;
+    char label[TRACE_PIECE_MAX * 4];
+    view_piece_label(t->piece, ascii, label, sizeof label);
+    int room = VIEW_PATTERN_AXIS_TEXT;
+    snprintf(buf + len, n - (size_t)len, "%s", ascii ? ":" : "\xc2\xb7");
+    size_t at = strlen(buf);
+    /* whole characters of the token up to room columns */
+    const char *s = label;
+    int cw, used = 0;
+    while (*s && at + 8 < n) {
+        const char *c0 = s;
+        wchar_t ch = view_next_glyph(&s, ascii, &cw);
+        (void)ch;
+        if (used + cw > room) break;
+        memcpy(buf + at, c0, (size_t)(s - c0)), at += (size_t)(s - c0), used += cw;
+    }
+    buf[at] = 0;
+    return view_text_width(buf, ascii);
 }
 
 /* 1 if a needle or question mark falls in axis columns [x, x + len): its number gives way. */
@@ -256,10 +305,10 @@ static void draw_axis(WINDOW *w, const ViewPattern *pt, const ViewModel *m, cons
     view_puts(w, g->axis_y, 1, g->label_w, "key", 1, dim, dp);
     int span = g->cols * g->cw;
     for (int x = 0; x < span;) {
-        char num[16];
-        int len = snprintf(num, sizeof num, "%d", g->k0 + x / g->cw * g->rk);
+        char num[64];
+        int len = view_pattern_axis_label(m, g, g->k0 + x / g->cw * g->rk, p->ascii, num, sizeof num);
         if (x + len > span) break;
-        if (!marked_under(m, g, x, len)) view_puts(w, g->axis_y, g->gx + x, len, num, 1, dim, dp);
+        if (!marked_under(m, g, x, len)) view_puts(w, g->axis_y, g->gx + x, len, num, p->ascii, dim, dp);
         x += (len + 6 > 10 ? len + 6 : 10) / g->cw * g->cw + (g->cw > 1 ? g->cw : 0);
     }
     for (int k = 0; k < pt->sinks; k++)
