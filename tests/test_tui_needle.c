@@ -14,22 +14,6 @@
 #include "test.h"
 #include "tmux.h"
 
-#define ORGANISM "engine/organism/organism.bin"
-
-/* One passkey item of 504 tokens for the organism into dir/pk.jsonl; the
- * organism's absolute path into real. 0, or -1 (skipped or failed). */
-static int organism_item(const char *dir, char *real, size_t n) {
-    char path[4096];
-    if (!realpath(ORGANISM, path)) { test_skip("no " ORGANISM " in this checkout"); return -1; }
-    snprintf(real, n, "%s", path);
-    int st;
-    char *o = test_runf(&st, "mkdir -p '%s' && cd '%s' && %s tasks --task passkey --context 504 --n 1 --seed 1 "
-                             "--model '%s' --out pk.jsonl 2>&1", dir, dir, test_bin_abs(), real);
-    CHECK_MSG(st == 0, "tasks: %s", o ? o : "");
-    free(o);
-    return st ? -1 : 0;
-}
-
 /* The line of the pattern's key axis ("key" at its left), malloc'd, or NULL. */
 static char *axis_line(Tmux *t, const char *want) {
     for (int tries = 0; tries < 25; tries++) {
@@ -48,21 +32,13 @@ static char *axis_line(Tmux *t, const char *want) {
 
 TEST(tui_needle_weight_finds_the_copying_head_on_the_organism) {
     TMUX_NEED_TUI();
-    const char *dir = test_tmp("tui_needle");
-    char real[4096], cmd[8192];
-    if (organism_item(dir, real, sizeof real)) return;
     static const struct { int cols, rows; const char *flags, *ge, *needle, *question; } modes[2] = {
         {140, 45, "", "\xe2\x89\xa5", "\xe2\x97\x86", "?"},
         {80, 24, "--mono --ascii", ">=", "N", "Q"},
     };
     for (int k = 0; k < 2; k++) {
         Tmux t;
-        snprintf(cmd, sizeof cmd, "%s tui --model '%s' --seed 1 --temperature 0 --policy full --no-record "
-                 "--tasks pk.jsonl --item 0 %s", test_bin_abs(), real, modes[k].flags);
-        CHECK_INT(tmux_open(&t, k ? "needle_80" : "needle_140", dir, modes[k].cols, modes[k].rows, NULL, cmd, 0), 0);
-        TMUX_WAIT(&t, "504 prompt", 20);
-        tmux_keys(&t, "Space Space"); /* the answer's second digit */
-        TMUX_WAIT(&t, "pos 505/", 10);
+        if (tmux_open_passkey(&t, k ? "needle_80" : "needle_140", modes[k].cols, modes[k].rows, modes[k].flags)) return;
         tmux_keys(&t, "H 6");
         TMUX_WAIT(&t, "heads by weight on the needle at the cursor", 5);
         TMUX_WAIT(&t, "   1  L2 H1 ", 3);

@@ -14,8 +14,6 @@
 #include "test.h"
 #include "tmux.h"
 
-#define ORGANISM "engine/organism/organism.bin"
-
 /* The grid line whose row holds position pos (row labels "│ 504g …", cells
  * of rq positions from the title), malloc'd, or NULL. */
 static char *row_of(const char *screen, int pos) {
@@ -63,25 +61,11 @@ static void check_zoom(Tmux *t, int pos, int ranked, const char *axis_text) {
 
 TEST(tui_zoom_follows_the_cursor_on_the_organism) {
     TMUX_NEED_TUI();
-    char real[4096], cmd[8192];
-    if (!realpath(ORGANISM, real)) { test_skip("no " ORGANISM " in this checkout"); return; }
-    const char *dir = test_tmp("tui_zoom");
-    int st;
-    char *o = test_runf(&st, "mkdir -p '%s' && cd '%s' && %s tasks --task passkey --context 504 --n 1 --seed 1 "
-                             "--model '%s' --out pk.jsonl 2>&1", dir, dir, test_bin_abs(), real);
-    CHECK_MSG(st == 0, "tasks: %s", o ? o : "");
-    free(o);
-    if (st) return;
     static const struct { int cols, rows; const char *flags, *dot; } modes[2] = {
         {140, 45, "", "\xc2\xb7"}, {80, 24, "--mono --ascii", ":"}};
     for (int k = 0; k < 2; k++) {
         Tmux t;
-        snprintf(cmd, sizeof cmd, "%s tui --model '%s' --seed 1 --temperature 0 --policy full --no-record "
-                 "--tasks pk.jsonl --item 0 %s", test_bin_abs(), real, modes[k].flags);
-        CHECK_INT(tmux_open(&t, k ? "zoom_80" : "zoom_140", dir, modes[k].cols, modes[k].rows, NULL, cmd, 0), 0);
-        TMUX_WAIT(&t, "504 prompt", 20);
-        tmux_keys(&t, "Space Space");
-        TMUX_WAIT(&t, "pos 505/", 10);
+        if (tmux_open_passkey(&t, k ? "zoom_80" : "zoom_140", modes[k].cols, modes[k].rows, modes[k].flags)) return;
         tmux_go_to(&t, "L2 H1");
         tmux_keys(&t, "A");
         TMUX_WAIT(&t, "pattern L2 H1", 10);

@@ -11,6 +11,7 @@
 
 #include "views/keymap.h"
 #include "views/metric.h"
+#include "views/needle.h"
 #include "views/paint.h"
 
 #define DOT "\xc2\xb7"
@@ -38,18 +39,11 @@ void view_allheads_geom(const ViewModel *m, int w, int h, ViewAllHeadsGeom *g) {
     g->gy = 2;
 }
 
-/* The exact row of the inspector, when it is this head's at t. */
-static const ViewAttn *exact_row(const ViewModel *m, const StepTrace *t, int cell) {
-    const ViewAttn *a = &m->attn;
-    int ok = a->pos == t->pos && a->layer * m->n_heads + a->head == cell && a->n > t->pos && a->w;
-    return ok ? a : NULL;
-}
-
 int view_allheads_strip(const ViewModel *m, const StepTrace *t, int cell, int sw, float *out) {
     for (int i = 0; i < sw; i++) out[i] = VIEW_ALLHEADS_NONE;
     if (!t || sw < 1 || t->pos < 0) return 0;
     int n = t->pos + 1, cols = n < sw ? n : sw;
-    const ViewAttn *a = exact_row(m, t, cell);
+    const ViewAttn *a = view_exact_row(m, t, cell);
     if (a) {
         for (int k = 0; k < n; k++) {
             float *c = &out[(long)k * cols / n];
@@ -77,7 +71,7 @@ void view_allheads_toggle(ViewModel *m) { m->allheads_open = !m->allheads_open; 
 
 /* The heaviest key of head cell at the cursor and its weight (-1 none). */
 static int heaviest(const ViewModel *m, const StepTrace *t, int cell, float *w) {
-    const ViewAttn *a = t ? exact_row(m, t, cell) : NULL;
+    const ViewAttn *a = t ? view_exact_row(m, t, cell) : NULL;
     int best = -1;
     *w = -1;
     if (a) {
@@ -200,7 +194,7 @@ void view_draw_allheads(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     const StepTrace *t = view_trace(m, m->cursor);
     int sel = m->sel_layer * m->n_heads + m->sel_head;
     char buf[256];
-    title(m, &g, t, t && exact_row(m, t, sel), buf, sizeof buf);
+    title(m, &g, t, t && view_exact_row(m, t, sel), buf, sizeof buf);
     view_frame_box(w, p, buf, 1);
     attr_t dim, fa;
     short dp, fp;

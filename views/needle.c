@@ -37,8 +37,7 @@ static int in_local_set(const ViewModel *m, int key, int pos) {
     return key < m->hdr.sinks || key > pos - m->hdr.window;
 }
 
-/* The exact row of the inspector, when it is this head's at t. */
-static const ViewAttn *exact_row(const ViewModel *m, const StepTrace *t, int cell) {
+const ViewAttn *view_exact_row(const ViewModel *m, const StepTrace *t, int cell) {
     const ViewAttn *a = &m->attn;
     int ok = a->pos == t->pos && a->layer * m->n_heads + a->head == cell && a->n > t->pos && a->w;
     return ok ? a : NULL;
@@ -47,7 +46,7 @@ static const ViewAttn *exact_row(const ViewModel *m, const StepTrace *t, int cel
 ViewSpanWeight view_span_weight(const ViewModel *m, const StepTrace *t, int cell, ViewMarkKind kind) {
     ViewSpanWeight r = {NAN, 0, 0};
     if (!t || kind == VIEW_MARK_NONE || cell < 0 || cell >= m->n_layers * m->n_heads) return r;
-    const ViewAttn *a = exact_row(m, t, cell);
+    const ViewAttn *a = view_exact_row(m, t, cell);
     if (a) {
         double s = 0;
         for (int k = 0; k <= t->pos; k++)

@@ -21,6 +21,10 @@ typedef struct {
     int n;     /* query positions averaged (a mean over a span); 1 for one position */
 } ViewSpanWeight;
 
+/* The exact row the app handed over for the inspector (ViewModel.attn)
+ * when it is head cell's at t, else NULL: every weight, the window's too. */
+const ViewAttn *view_exact_row(const ViewModel *m, const StepTrace *t, int cell);
+
 /* The kind the "weight on the needle" metric sums: the needle when an item
  * is open, else the bookmarks, else VIEW_MARK_NONE. */
 ViewMarkKind view_weight_kind(const ViewModel *m);
