@@ -84,12 +84,13 @@ static void compare(const ViewModel *m, const char *out, ViewMarkKind kind) {
         double w;
         ViewSpanWeight got;
         if (sscanf(s, "answer %d %lf %d", &cell, &w, &ex) == 3) got = view_span_weight_answer(m, cell, kind, N_POS - 1);
+        else if (sscanf(s, "span %d %lf %d", &cell, &w, &ex) == 3) got = view_span_weight_over(m, cell, kind, 16, 27);
         else if (sscanf(s, "%d %d %lf %d", &pos, &cell, &w, &ex) == 4) got = view_span_weight(m, m->hist[pos], cell, kind);
         else continue;
         lines++, lower += !ex;
         CHECK_MSG(fabs(got.w - w) < 1e-6 && got.exact == ex, "%.40s: view %.9f exact %d", s, got.w, got.exact);
     }
-    CHECK_INT(lines, N_POS * 4 + 4);
+    CHECK_INT(lines, N_POS * 4 + 4 + (strstr(out, "span ") ? 4 : 0));
     CHECK_MSG(lower > 0 && lower < lines, "%d of %d lower bounds: the cases are not all covered", lower, lines);
 }
 
@@ -109,6 +110,15 @@ TEST(views_needle_weight_matches_the_reference) {
     free(out);
     out = test_runf(&st, "'%s' tests/needle_ref.py '%s' 2", py, in);
     compare(&m, out, VIEW_MARK_QUESTION);
+    free(out);
+    /* a span chosen between two bookmarks, across the prompt's end */
+    int p0 = -1, p1 = -1;
+    CHECK_INT(view_weight_span(&m, &p0, &p1), 0);
+    view_bookmark_toggle(&m, 16), view_bookmark_toggle(&m, 26);
+    CHECK(view_weight_span(&m, &p0, &p1) && p0 == 16 && p1 == 27);
+    out = test_runf(&st, "'%s' tests/needle_ref.py '%s' 1 16 27", py, in);
+    CHECK(out && strstr(out, "span 3 "));
+    compare(&m, out, VIEW_MARK_NEEDLE);
     free(out);
     /* head L0 H0 ranks the needle itself: at pos 25 its sum is exact */
     ViewSpanWeight sw = view_span_weight(&m, m.hist[25], 0, VIEW_MARK_NEEDLE);

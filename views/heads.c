@@ -46,17 +46,22 @@ double view_heads_value(const ViewModel *m, int sort, int cell, int *n, int *exa
     if (exact) *exact = 1;
     if (sort < VIEW_RATE_COUNT) return view_head_rate(m, cell, view_rate_metric(sort), n);
     ViewMarkKind kind = sort == VIEW_HEADS_QUESTION ? VIEW_MARK_QUESTION : view_weight_kind(m);
-    ViewSpanWeight sw = sort == VIEW_HEADS_ANSWER ? view_span_weight_answer(m, cell, kind, m->cursor)
-                                                  : view_span_weight(m, view_trace(m, m->cursor), cell, kind);
+    int p0, p1;
+    ViewSpanWeight sw = sort != VIEW_HEADS_ANSWER ? view_span_weight(m, view_trace(m, m->cursor), cell, kind)
+                        : view_weight_span(m, &p0, &p1) ? view_span_weight_over(m, cell, kind, p0, p1)
+                                                        : view_span_weight_answer(m, cell, kind, m->cursor);
     if (n) *n = sw.n;
     if (exact) *exact = sw.exact;
     return sw.w;
 }
 
-const char *view_heads_sort_name(int sort) {
+const char *view_heads_sort_name(const ViewModel *m, int sort) {
+    int p0, p1;
     switch (sort) {
     case VIEW_HEADS_NEEDLE: return "weight on the needle at the cursor";
-    case VIEW_HEADS_ANSWER: return "weight on the needle over the answer";
+    case VIEW_HEADS_ANSWER:
+        return view_weight_span(m, &p0, &p1) ? "weight on the needle over the bookmarked span"
+                                             : "weight on the needle over the answer";
     case VIEW_HEADS_QUESTION: return "weight on the question at the cursor";
     default: return view_metric_short(view_rate_metric(sort));
     }
@@ -127,7 +132,7 @@ void view_heads_title(const ViewHeads *hs, const ViewModel *m, int ascii, char *
     const char *dot = ascii ? "|" : DOT;
     char span[32];
     snprintf(buf, n, "heads by %s, %s first %s %s %s agree: %s vs oracle",
-             view_heads_sort_name(hs->sort), hs->asc ? "lowest" : "highest", dot,
+             view_heads_sort_name(m, hs->sort), hs->asc ? "lowest" : "highest", dot,
              view_rate_span(m, span, sizeof span), dot, view_pred_name(m->agree_pred));
 }
 
@@ -139,7 +144,9 @@ static void column_names(WINDOW *w, const ViewHeads *hs, const ViewModel *m, con
         const char *arrow = i != hs->sort ? ""
                             : p->ascii    ? (hs->asc ? "^" : "v")
                                           : (hs->asc ? "\xe2\x96\xb2" : "\xe2\x96\xbc");
-        snprintf(col, sizeof col, "%d:%s%s", i + 1, arrow, COLUMNS[i]);
+        int p0, p1;
+        snprintf(col, sizeof col, "%d:%s%s", i + 1, arrow,
+                 i == VIEW_HEADS_ANSWER && view_weight_span(m, &p0, &p1) ? "span" : COLUMNS[i]);
         int pad = col_w(i) - view_text_width(col, p->ascii);
         x += view_printf(w, 1, x, wd - 1 - x, p->ascii, i == hs->sort ? A_BOLD : A_DIM, 0, "%*s%s", pad > 0 ? pad : 0,
                          "", col);

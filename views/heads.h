@@ -29,7 +29,8 @@ typedef struct ViewHeads {
 
 /* With a needle or bookmarks marked (views/needle.h) three more columns
  * follow the rates, sortable as 6-8: the weight on the needle at the
- * cursor, its mean over the answer's positions, the weight on the question. */
+ * cursor, its mean over the answer's positions (or over a span chosen
+ * between two bookmarks), the weight on the question. */
 #define VIEW_HEADS_WEIGHTS 3
 #define VIEW_HEADS_NEEDLE VIEW_RATE_COUNT
 #define VIEW_HEADS_ANSWER (VIEW_RATE_COUNT + 1)
@@ -43,8 +44,9 @@ int view_heads_sorts(const ViewModel *m);
  * exact may be NULL. */
 double view_heads_value(const ViewModel *m, int sort, int cell, int *n, int *exact);
 
-/* What column `sort` holds, as the title names it. */
-const char *view_heads_sort_name(int sort);
+/* What column `sort` holds, as the title names it (column 7 is the
+ * bookmarked span's, needle.h's view_weight_span, when there is one). */
+const char *view_heads_sort_name(const ViewModel *m, int sort);
 
 /* What view_heads_key did with a key. */
 typedef enum { VIEW_HEADS_NOT_MINE, VIEW_HEADS_TAKEN, VIEW_HEADS_CHOSEN, VIEW_HEADS_CLOSE } ViewHeadsKey;

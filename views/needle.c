@@ -70,12 +70,22 @@ ViewSpanWeight view_span_weight(const ViewModel *m, const StepTrace *t, int cell
     return r;
 }
 
-ViewSpanWeight view_span_weight_answer(const ViewModel *m, int cell, ViewMarkKind kind, int upto) {
+int view_weight_span(const ViewModel *m, int *p0, int *p1) {
+    int first = -1, last = -1;
+    for (int i = 0; i < m->n_marks; i++)
+        if (m->marks[i].kind == VIEW_MARK_BOOKMARK) last = m->marks[i].pos, first = first < 0 ? last : first;
+    if (view_weight_kind(m) != VIEW_MARK_NEEDLE || first == last) return 0;
+    *p0 = first, *p1 = last + 1;
+    return 1;
+}
+
+/* The mean over history positions [p0, p1), the prompt's left out when answer_only. */
+static ViewSpanWeight mean_over(const ViewModel *m, int cell, ViewMarkKind kind, int p0, int p1, int answer_only) {
     ViewSpanWeight r = {NAN, 1, 0};
     double s = 0;
-    if (upto >= m->n_hist) upto = m->n_hist - 1;
-    for (int i = 0; i <= upto; i++) {
-        if (m->hist[i]->is_prompt) continue;
+    if (p1 > m->n_hist) p1 = m->n_hist;
+    for (int i = p0 < 0 ? 0 : p0; i < p1; i++) {
+        if (answer_only && m->hist[i]->is_prompt) continue;
         ViewSpanWeight one = view_span_weight(m, m->hist[i], cell, kind);
         if (isnan(one.w)) continue;
         s += one.w, r.n++;
@@ -84,6 +94,14 @@ ViewSpanWeight view_span_weight_answer(const ViewModel *m, int cell, ViewMarkKin
     if (r.n) r.w = s / r.n;
     else r.exact = 0;
     return r;
+}
+
+ViewSpanWeight view_span_weight_answer(const ViewModel *m, int cell, ViewMarkKind kind, int upto) {
+    return mean_over(m, cell, kind, 0, upto + 1, 1);
+}
+
+ViewSpanWeight view_span_weight_over(const ViewModel *m, int cell, ViewMarkKind kind, int p0, int p1) {
+    return mean_over(m, cell, kind, p0, p1, 0);
 }
 
 void view_span_weight_text(const ViewSpanWeight *sw, int ascii, char *buf, size_t n) {

@@ -37,6 +37,14 @@ ViewSpanWeight view_span_weight(const ViewModel *m, const StepTrace *t, int cell
  * when none has a value. exact only when every position's sum is. */
 ViewSpanWeight view_span_weight_answer(const ViewModel *m, int cell, ViewMarkKind kind, int upto);
 
+/* The same mean over every position of [p0, p1), prompt or not. */
+ViewSpanWeight view_span_weight_over(const ViewModel *m, int cell, ViewMarkKind kind, int p0, int p1);
+
+/* A chosen span: with a task item open (the needle summed), the positions
+ * from the first bookmark to the last (two or more, `b`) into [*p0, *p1).
+ * 0 when there is none: the answer's positions stand in. */
+int view_weight_span(const ViewModel *m, int *p0, int *p1);
+
 /* "0.93", "≥0.41" (">=0.41" under ascii) or "n/a", into buf. */
 void view_span_weight_text(const ViewSpanWeight *sw, int ascii, char *buf, size_t n);
 

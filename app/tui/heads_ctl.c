@@ -47,7 +47,7 @@ int tui_heads_key(Tui *t, int ch) {
         else if (isnan(v)) snprintf(txt, sizeof txt, "n/a");
         else snprintf(txt, sizeof txt, "%.1f%%", 100 * v);
         close_heads(t);
-        view_set_status(m, "L%d H%d selected (%s %s)", m->sel_layer, m->sel_head, view_heads_sort_name(sort), txt);
+        view_set_status(m, "L%d H%d selected (%s %s)", m->sel_layer, m->sel_head, view_heads_sort_name(m, sort), txt);
         return 1;
     }
     default: t->dirty = 1; return 1;
