@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test.h"
 #include "tmux.h"
@@ -25,7 +26,7 @@ static char *axis_line(Tmux *t, const char *want) {
         free(s);
         if (line && strstr(line, want)) return line;
         free(line);
-        tmux_wait(t, "pattern L", 0.2);
+        usleep(200000); /* a capture can catch a frame half drawn: poll again */
     }
     return NULL;
 }
