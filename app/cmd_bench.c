@@ -102,8 +102,9 @@ static const ArgSpec BENCH_ROWS[] = {
      .help = "the screen (default 200x60); implies --tui"},
     {"--tui-tokens", ARG_INT, B(tui_tokens), 1, 1 << 20, "N", .also = B_ALSO(tui),
      .help = "positions drawn (default 200; past the timeline's columns, in bins); implies --tui"},
-    {"--tui-view", ARG_CHOICE, B(tui_pattern), .metavar = "main|pattern", .also = B_ALSO(tui),
-     .help = "pattern: with the attention-pattern view open (main: without, the default); implies --tui"},
+    {"--tui-view", ARG_CHOICE, B(tui_view), .metavar = "main|pattern|allheads", .also = B_ALSO(tui),
+     .help = "pattern: the attention-pattern view open; allheads: every head at the cursor (E); main: none "
+             "(the default); implies --tui"},
     {"--bytes-only", ARG_FLAG, B(bytes_only), .help = "the byte split of a step alone, nothing built or timed"},
     {"--long", ARG_FLAG, B(long_mode), .help = "a long recorded run's bytes per decision and read times"},
     {"--synthetic", ARG_FLAG, B(synthetic), .help = "--long's runs written from synthetic traces, no model"},

@@ -123,7 +123,7 @@ TEST(bench_tui_view_pattern_reports_the_frame) {
               out ? out : "");
     free(out);
     out = test_runf(&st, "%s bench --tui-view heatmap 2>&1", test_bin_abs());
-    CHECK_MSG(st == 2 && out && strstr(out, "--tui-view: expected main or pattern (got 'heatmap')"), "%s",
+    CHECK_MSG(st == 2 && out && strstr(out, "--tui-view: expected main, pattern or allheads (got 'heatmap')"), "%s",
               out ? out : "");
     free(out);
 }

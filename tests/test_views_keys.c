@@ -102,6 +102,8 @@ TEST(views_keys_metric_cycle_help_and_status) {
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) CHECK(seen[i] != seen[j]);
     view_key(&m, 'M');
+    CHECK_INT(m.metric, VIEW_METRIC_NEEDLE); /* the cycle's last: the weight on the needle */
+    view_key(&m, 'M');
     CHECK_INT(m.metric, VIEW_METRIC_AGREE);
     view_key(&m, 'a');
     CHECK_INT(m.agree_pred, VIEW_PRED_QADA); /* the predictors of engine/decide.h, in its order, from AHA */

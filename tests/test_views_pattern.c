@@ -7,11 +7,13 @@
  * drawing an empty grid. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests/test.h"
 #include "tests/views_fixture.h"
 #include "views/pattern.h"
+#include "views/paint.h"
 
 enum { N_POS = 40 };
 
@@ -73,4 +75,73 @@ TEST(views_pattern_prints_light_weights_and_says_why_a_grid_is_empty) {
     view_pattern_free(&pt);
     view_free(&m);
     fx_term_close(&term);
+}
+
+/* n positions, every head ranking key pos / 4 at weight 0.9 (the "copied" key). */
+static void fill_copy(ViewModel *m, int n) {
+    for (int p = 0; p < n; p++) {
+        StepTrace *t = trace_new_top(2, 2, 2);
+        if (!t) return;
+        t->pos = p, t->token = p;
+        snprintf(t->piece, sizeof t->piece, " w%d", p);
+        for (int c = 0; c < 4; c++) t->gate[c] = 1, t->top_pos[c * 2] = p / 4, t->top_w[c * 2] = 0.9f;
+        view_push(m, t, NULL);
+        trace_free(t);
+    }
+}
+
+TEST(views_pattern_zooms_about_the_cursor_row_and_its_heaviest_key) {
+    static const int sizes[][2] = {{80, 14}, {140, 35}, {250, 60}};
+    for (size_t s = 0; s < 3; s++) {
+        ViewModel m;
+        view_init(&m, 2, 2, NULL);
+        fill_copy(&m, 600);
+        m.cursor = 505; /* its heaviest key: 126 */
+        ViewPattern pt;
+        memset(&pt, 0, sizeof pt);
+        pt.open = 1;
+        CHECK_INT(view_pattern_from_recorded(&pt, &m, 0, 0, 32, 0, NULL), 0);
+        view_pattern_focus(&pt, &m);
+        CHECK(pt.focus_q == 505 && pt.focus_k == 126);
+        int w = sizes[s][0], h = sizes[s][1], presses = 0;
+        ViewPatternGeom g;
+        do view_pattern_key(&pt, '+', w, h), view_pattern_geom(&pt, w, h, &g);
+        while (++presses < 12 && (g.rq > 1 || g.rk > 1));
+        CHECK_MSG(g.rq == 1 && g.rk == 1, "%dx%d: %d presses leave %dx%d a cell", w, h, presses, g.rq, g.rk);
+        /* after every press the cursor's row and its key are on screen, near the middle */
+        CHECK_MSG(505 >= g.q0 && 505 < g.q0 + g.rows * g.rq, "%dx%d: rows %d+%d", w, h, g.q0, g.rows);
+        CHECK_MSG(126 >= g.k0 && 126 < g.k0 + g.cols * g.rk, "%dx%d: keys %d+%d", w, h, g.k0, g.cols);
+        CHECK(abs((505 - g.q0) - g.rows / 2) <= 1 && abs((126 - g.k0) - g.cols / 2) <= 1);
+        /* zooming out keeps them too */
+        view_pattern_key(&pt, '-', w, h), view_pattern_geom(&pt, w, h, &g);
+        CHECK(505 >= g.q0 && 505 < g.q0 + g.rows * g.rq && 126 >= g.k0 && 126 < g.k0 + g.cols * g.rk);
+        view_pattern_free(&pt);
+        view_free(&m);
+    }
+}
+
+TEST(views_pattern_window_band_and_token_text_on_the_key_axis) {
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    fill_copy(&m, 60);
+    ViewPattern pt;
+    memset(&pt, 0, sizeof pt);
+    CHECK_INT(view_pattern_from_recorded(&pt, &m, 0, 0, 8, 0, NULL), 0);
+    ViewPatternGeom g;
+    view_pattern_geom(&pt, 200, 70, &g); /* one position a cell */
+    CHECK(g.rq == 1 && g.rk == 1);
+    int row = 40 - g.q0; /* query 40: keys 33 … 40 are its window */
+    for (int c = 0; c < g.cols; c++) {
+        int k = g.k0 + c;
+        CHECK_MSG(view_pattern_in_band(&pt, &g, row, c) == (k >= 33 && k <= 40), "key %d", k);
+    }
+    char buf[64];
+    int len = view_pattern_axis_label(&m, &g, 12, 0, buf, sizeof buf);
+    CHECK_MSG(!strcmp(buf, "12\xc2\xb7 w12") || !strcmp(buf, "12\xc2\xb7\xc2\xb7w12"), "label '%s'", buf);
+    CHECK_INT(len, view_text_width(buf, 0));
+    view_pattern_geom(&pt, 40, 20, &g); /* pooled: numbers only */
+    view_pattern_axis_label(&m, &g, 12, 0, buf, sizeof buf);
+    CHECK_MSG(g.rk > 1 && !strcmp(buf, "12"), "pooled label '%s'", buf);
+    view_pattern_free(&pt);
+    view_free(&m);
 }

@@ -132,6 +132,33 @@ int tmux_open_16x32(Tmux *t, const char *name, int cols, int rows, const char *e
     return rc ? -1 : 0;
 }
 
+int tmux_open_passkey(Tmux *t, const char *name, int cols, int rows, const char *flags) {
+    char real[4096], cmd[8192], dir[1024];
+    if (!realpath("engine/organism/organism.bin", real)) {
+        test_skip("no engine/organism/organism.bin in this checkout");
+        return -1;
+    }
+    snprintf(dir, sizeof dir, "%s", test_tmp(name));
+    int st;
+    char *o = test_runf(&st, "mkdir -p '%s' && cd '%s' && %s tasks --task passkey --context 504 --n 1 --seed 1 "
+                             "--model '%s' --out pk.jsonl 2>&1", dir, dir, test_bin_abs(), real);
+    CHECK_MSG(st == 0, "tasks: %s", o ? o : "");
+    free(o);
+    if (st) return -1;
+    snprintf(cmd, sizeof cmd, "%s tui --model '%s' --seed 1 --temperature 0 --policy full --no-record "
+             "--tasks pk.jsonl --item 0 %s", test_bin_abs(), real, flags ? flags : "");
+    int rc = tmux_open(t, name, dir, cols, rows, NULL, cmd, 0);
+    CHECK_INT(rc, 0);
+    if (rc) return -1;
+    int ok = tmux_shows(t, "504 prompt", 20);
+    if (ok) tmux_keys(t, "Space Space"); /* the answer's second digit: the copying head reads the needle */
+    ok = ok && tmux_shows(t, "pos 505/", 10);
+    if (ok) return 0;
+    test_fail(__FILE__, __LINE__, "the passkey item never reached pos 505");
+    tmux_stop(t);
+    return -1;
+}
+
 int tmux_open_stories(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags) {
     char cmd[8192];
     snprintf(cmd, sizeof cmd, "%s tui --model %s --seed 1 --temperature 0 %s", test_bin_abs(), test_stories_model(),

@@ -4,6 +4,7 @@
 
 #include "engine/predictors.h"
 #include "views/metric.h"
+#include "views/needle.h"
 #include "views/draw.h"
 #include "views/fixed.h"
 #include "views/paint.h"
@@ -41,6 +42,12 @@ static void note(const ViewModel *m, int ascii, char *buf, size_t n) {
     case VIEW_METRIC_oracle_logit: snprintf(buf, n, "oracle global if > %s %.2f", theta, decide_prob(m->hdr.theta_logit)); break;
     case VIEW_METRIC_oracle_err: snprintf(buf, n, "||o_full - o_local|| / ||o_full||, clamped at 1"); break;
     case VIEW_METRIC_keys_read: snprintf(buf, n, "keys this query head read, of the pos+1 there are"); break;
+    case VIEW_METRIC_NEEDLE: {
+        ViewMarkKind k = view_weight_kind(m);
+        if (k == VIEW_MARK_NONE) snprintf(buf, n, "no needle: open a task item (--tasks) or mark a span with b");
+        else snprintf(buf, n, "attention on the %s (%s top-k far keys: a lower bound)", view_mark_name(k), ascii ? ">=" : "\xe2\x89\xa5");
+        break;
+    }
     case VIEW_METRIC_far_std:
         snprintf(buf, n, "%s of the far scores; above 1 (mid) is the frozen regime",
                  ascii ? "sigma/sqrt(2 ln n_far)" : "\xcf\x83/\xe2\x88\x9a(2 ln n_far)");

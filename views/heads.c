@@ -9,11 +9,19 @@
 #include <stdlib.h>
 
 #include "views/keymap.h"
+#include "views/needle.h"
 #include "views/paint.h"
 #include "views/rates.h"
 
 #define DOT "\xc2\xb7"
 #define COL_W 9 /* a rate's column: "  100.0%", "  1:▼recall" */
+
+/* The columns: the five run rates, then the weights on the marks (needle.h). */
+static const char *const COLUMNS[] = {"global", "oracle", "prec", "recall", "agree", "needle", "answer", "quest"};
+_Static_assert(sizeof COLUMNS / sizeof COLUMNS[0] == VIEW_RATE_COUNT + VIEW_HEADS_WEIGHTS, "a name per column");
+
+/* A weight's column is one wider: "≥1.00" under "6:▼needle" keeps a space before it. */
+static int col_w(int i) { return i < VIEW_RATE_COUNT ? COL_W : COL_W + 1; }
 
 typedef struct {
     double rate;
@@ -30,6 +38,35 @@ static int by_rate(const void *pa, const void *pb) {
     return a->cell - b->cell;
 }
 
+int view_heads_sorts(const ViewModel *m) {
+    return VIEW_RATE_COUNT + (view_weight_kind(m) != VIEW_MARK_NONE ? VIEW_HEADS_WEIGHTS : 0);
+}
+
+double view_heads_value(const ViewModel *m, int sort, int cell, int *n, int *exact) {
+    if (exact) *exact = 1;
+    if (sort < VIEW_RATE_COUNT) return view_head_rate(m, cell, view_rate_metric(sort), n);
+    ViewMarkKind kind = sort == VIEW_HEADS_QUESTION ? VIEW_MARK_QUESTION : view_weight_kind(m);
+    int p0, p1;
+    ViewSpanWeight sw = sort != VIEW_HEADS_ANSWER ? view_span_weight(m, view_trace(m, m->cursor), cell, kind)
+                        : view_weight_span(m, &p0, &p1) ? view_span_weight_over(m, cell, kind, p0, p1)
+                                                        : view_span_weight_answer(m, cell, kind, m->cursor);
+    if (n) *n = sw.n;
+    if (exact) *exact = sw.exact;
+    return sw.w;
+}
+
+const char *view_heads_sort_name(const ViewModel *m, int sort) {
+    int p0, p1;
+    switch (sort) {
+    case VIEW_HEADS_NEEDLE: return "weight on the needle at the cursor";
+    case VIEW_HEADS_ANSWER:
+        return view_weight_span(m, &p0, &p1) ? "weight on the needle over the bookmarked span"
+                                             : "weight on the needle over the answer";
+    case VIEW_HEADS_QUESTION: return "weight on the question at the cursor";
+    default: return view_metric_short(view_rate_metric(sort));
+    }
+}
+
 void view_heads_order(const ViewModel *m, int sort, int asc, int *order) {
     int cells = m->n_layers * m->n_heads;
     Ranked *r = malloc((size_t)cells * sizeof *r);
@@ -37,7 +74,7 @@ void view_heads_order(const ViewModel *m, int sort, int asc, int *order) {
         for (int c = 0; c < cells; c++) order[c] = c;
         return;
     }
-    for (int c = 0; c < cells; c++) r[c] = (Ranked){view_head_rate(m, c, view_rate_metric(sort), NULL), c, !asc};
+    for (int c = 0; c < cells; c++) r[c] = (Ranked){view_heads_value(m, sort, c, NULL, NULL), c, !asc};
     qsort(r, (size_t)cells, sizeof *r, by_rate);
     for (int c = 0; c < cells; c++) order[c] = r[c].cell;
     free(r);
@@ -62,7 +99,7 @@ static void sort_by(ViewHeads *hs, int sort, int asc) {
 }
 
 ViewHeadsKey view_heads_key(ViewHeads *hs, const ViewModel *m, int ch, int h, int *cell) {
-    int cells = m->n_layers * m->n_heads, page = view_heads_page(h);
+    int cells = m->n_layers * m->n_heads, page = view_heads_page(h), sorts = view_heads_sorts(m);
     int cmd = view_key_command(ch);
     if (cmd == VIEW_OP_CLOSE || cmd == VIEW_ACT_HEADS) return VIEW_HEADS_CLOSE;
     switch (ch) {
@@ -72,8 +109,8 @@ ViewHeadsKey view_heads_key(ViewHeads *hs, const ViewModel *m, int ch, int h, in
     case KEY_NPAGE: hs->row += page; break;
     case KEY_HOME: hs->row = 0; break;
     case KEY_END: hs->row = cells - 1; break;
-    case KEY_LEFT: case 'h': case '<': sort_by(hs, (hs->sort + VIEW_RATE_COUNT - 1) % VIEW_RATE_COUNT, hs->asc); break;
-    case KEY_RIGHT: case 'l': case '>': sort_by(hs, (hs->sort + 1) % VIEW_RATE_COUNT, hs->asc); break;
+    case KEY_LEFT: case 'h': case '<': sort_by(hs, (hs->sort + sorts - 1) % sorts, hs->asc); break;
+    case KEY_RIGHT: case 'l': case '>': sort_by(hs, (hs->sort + 1) % sorts, hs->asc); break;
     case 'r': sort_by(hs, hs->sort, !hs->asc); break;
     case '\n': case '\r': case KEY_ENTER: {
         int *order = malloc((size_t)cells * sizeof *order);
@@ -84,7 +121,7 @@ ViewHeadsKey view_heads_key(ViewHeads *hs, const ViewModel *m, int ch, int h, in
         return VIEW_HEADS_CHOSEN;
     }
     default:
-        if (ch >= '1' && ch < '1' + VIEW_RATE_COUNT) sort_by(hs, ch - '1', hs->asc);
+        if (ch >= '1' && ch < '1' + sorts) sort_by(hs, ch - '1', hs->asc);
         else return VIEW_HEADS_NOT_MINE;
     }
     settle(hs, cells, page);
@@ -95,23 +132,22 @@ void view_heads_title(const ViewHeads *hs, const ViewModel *m, int ascii, char *
     const char *dot = ascii ? "|" : DOT;
     char span[32];
     snprintf(buf, n, "heads by %s, %s first %s %s %s agree: %s vs oracle",
-             view_metric_short(view_rate_metric(hs->sort)), hs->asc ? "lowest" : "highest", dot,
+             view_heads_sort_name(m, hs->sort), hs->asc ? "lowest" : "highest", dot,
              view_rate_span(m, span, sizeof span), dot, view_pred_name(m->agree_pred));
 }
 
 /* The column names, the sorted one marked with the order's arrow. */
 static void column_names(WINDOW *w, const ViewHeads *hs, const ViewModel *m, const ViewPalette *p, int wd) {
-    static const char *const names[] = {"global", "oracle", "prec", "recall", "agree"};
-    _Static_assert(sizeof names / sizeof names[0] == VIEW_RATE_COUNT, "a column name per run rate");
-    (void)m;
-    int x = 1 + view_puts(w, 1, 1, wd - 2, "    #  head     ", p->ascii, A_DIM, 0);
-    for (int i = 0; i < VIEW_RATE_COUNT && x < wd - 1; i++) {
+    int x = 1 + view_puts(w, 1, 1, wd - 2, "    #  head     ", p->ascii, A_DIM, 0), sorts = view_heads_sorts(m);
+    for (int i = 0; i < sorts && x < wd - 1; i++) {
         char col[32];
         const char *arrow = i != hs->sort ? ""
                             : p->ascii    ? (hs->asc ? "^" : "v")
                                           : (hs->asc ? "\xe2\x96\xb2" : "\xe2\x96\xbc");
-        snprintf(col, sizeof col, "%d:%s%s", i + 1, arrow, names[i]);
-        int pad = COL_W - view_text_width(col, p->ascii);
+        int p0, p1;
+        snprintf(col, sizeof col, "%d:%s%s", i + 1, arrow,
+                 i == VIEW_HEADS_ANSWER && view_weight_span(m, &p0, &p1) ? "span" : COLUMNS[i]);
+        int pad = col_w(i) - view_text_width(col, p->ascii);
         x += view_printf(w, 1, x, wd - 1 - x, p->ascii, i == hs->sort ? A_BOLD : A_DIM, 0, "%*s%s", pad > 0 ? pad : 0,
                          "", col);
     }
@@ -129,12 +165,17 @@ static void head_row(WINDOW *w, const ViewHeads *hs, const ViewModel *m, const V
     char name[24];
     snprintf(name, sizeof name, "L%d H%d", cell / m->n_heads, cell % m->n_heads);
     x += view_printf(w, y, x, wd - 1 - x, p->ascii, base | A_BOLD, 0, "%-9s", name);
-    int n = 0;
-    for (int i = 0; i < VIEW_RATE_COUNT && x < wd - 1; i++) {
-        double r = view_head_rate(m, cell, view_rate_metric(i), i == 0 ? &n : NULL);
-        attr_t a = base | (i == hs->sort ? A_BOLD : 0);
-        if (isnan(r)) x += view_printf(w, y, x, wd - 1 - x, p->ascii, a | A_DIM, 0, "%*s", COL_W, "n/a");
-        else x += view_printf(w, y, x, wd - 1 - x, p->ascii, a, 0, "%*.1f%%", COL_W - 1, 100.0 * r);
+    int n = 0, sorts = view_heads_sorts(m);
+    for (int i = 0; i < sorts && x < wd - 1; i++) {
+        char v[24];
+        int exact;
+        double r = view_heads_value(m, i, cell, i == 0 ? &n : NULL, &exact);
+        attr_t a = base | (i == hs->sort ? A_BOLD : 0) | (isnan(r) ? A_DIM : 0);
+        if (i >= VIEW_RATE_COUNT) view_span_weight_text(&(ViewSpanWeight){r, exact, 1}, p->ascii, v, sizeof v);
+        else if (isnan(r)) snprintf(v, sizeof v, "n/a");
+        else snprintf(v, sizeof v, "%.1f%%", 100.0 * r);
+        int pad = col_w(i) - view_text_width(v, p->ascii);
+        x += view_printf(w, y, x, wd - 1 - x, p->ascii, a, 0, "%*s%s", pad > 0 ? pad : 0, "", v);
     }
     view_printf(w, y, x, wd - 1 - x, p->ascii, base | A_DIM, 0, "%8d", n);
 }
@@ -154,9 +195,12 @@ void view_draw_heads(WINDOW *w, const ViewHeads *hs, const ViewModel *m, const V
     for (int k = 0; k < page && hs->top + k < cells && 2 + k < h - 1; k++)
         head_row(w, hs, m, p, 2 + k, hs->top + k, order[hs->top + k], wd);
     free(order);
-    const char *keys = p->ascii ? " up/down row | 1-5 < > sort | r reverse | Enter select | Esc close "
-                                : " \xe2\x86\x91\xe2\x86\x93 row " DOT " 1-5 \xe2\x86\x90\xe2\x86\x92 sort " DOT
-                                  " r reverse " DOT " Enter select " DOT " Esc close ";
+    char keys[160];
+    snprintf(keys, sizeof keys,
+             p->ascii ? " up/down row | 1-%d < > sort | r reverse | Enter select | Esc close "
+                      : " \xe2\x86\x91\xe2\x86\x93 row " DOT " 1-%d \xe2\x86\x90\xe2\x86\x92 sort " DOT
+                        " r reverse " DOT " Enter select " DOT " Esc close ",
+             view_heads_sorts(m));
     view_puts_fit(w, h - 1, 2, wd - 4, keys, p->ascii, A_DIM, 0);
 }
 

@@ -8,7 +8,7 @@
  * The rates come from counts kept as steps arrive, so sorting costs
  * O(heads log heads) a frame however long the run: nothing waits on it.
  * Inside the pane ↑↓ (jk) PgUp PgDn Home End move the highlighted row, 1-5
- * pick the rate sorted by, ←→ (hl, < >) the previous / next one, r flips
+ * (1-8 with marks) pick the column sorted by, ←→ (hl, < >) the previous / next one, r flips
  * the order (a new order shows from its top), Enter selects the row's head (the app closes the pane), H and
  * Esc close it. Everything but the drawing is pure (tests/test_heads.c).
  */
@@ -16,6 +16,7 @@
 #define AHASCOPE_VIEW_HEADS_H
 
 #include "views/palette.h"
+#include "views/rates.h"
 #include "views/view.h"
 
 typedef struct ViewHeads {
@@ -25,6 +26,27 @@ typedef struct ViewHeads {
     int row;  /* the highlighted row, 0 the top of the order */
     int top;  /* the first row shown */
 } ViewHeads;
+
+/* With a needle or bookmarks marked (views/needle.h) three more columns
+ * follow the rates, sortable as 6-8: the weight on the needle at the
+ * cursor, its mean over the answer's positions (or over a span chosen
+ * between two bookmarks), the weight on the question. */
+#define VIEW_HEADS_WEIGHTS 3
+#define VIEW_HEADS_NEEDLE VIEW_RATE_COUNT
+#define VIEW_HEADS_ANSWER (VIEW_RATE_COUNT + 1)
+#define VIEW_HEADS_QUESTION (VIEW_RATE_COUNT + 2)
+
+/* Columns the pane sorts by: the rates, and the weights when marks exist. */
+int view_heads_sorts(const ViewModel *m);
+
+/* Head cell's value in column `sort`: a run rate (*n its positions), or a
+ * weight on the marks (*exact 0 for a lower bound); NAN when unknown. n and
+ * exact may be NULL. */
+double view_heads_value(const ViewModel *m, int sort, int cell, int *n, int *exact);
+
+/* What column `sort` holds, as the title names it (column 7 is the
+ * bookmarked span's, needle.h's view_weight_span, when there is one). */
+const char *view_heads_sort_name(const ViewModel *m, int sort);
 
 /* What view_heads_key did with a key. */
 typedef enum { VIEW_HEADS_NOT_MINE, VIEW_HEADS_TAKEN, VIEW_HEADS_CHOSEN, VIEW_HEADS_CLOSE } ViewHeadsKey;

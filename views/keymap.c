@@ -68,6 +68,8 @@ static const ViewBinding BINDINGS[] = {
     {"b  ' \"", "bookmark the cursor; next / previous bookmark", K('b', '\'', '"'),
      K(VIEW_OP_BOOKMARK, VIEW_OP_BOOKMARK_NEXT, VIEW_OP_BOOKMARK_PREV), K(NULL)},
     {"y", "yank the inspector (or the pane's row) as text", K('y'), K(VIEW_ACT_YANK), K("yank")},
+    {"E", "every head at the cursor, a row each (Enter selects)", K('E'), K(VIEW_OP_ALLHEADS), K("every head")},
+    NOTE("needle", "weight on the needle: m's last metric; H 6-8"),
     /* The editor answers these itself (view_input_key): help lines only. */
     SECTION("the line editor (e prompt, : SQL, / search, G go-to, z, B run)"),
     NOTE("\xe2\x86\x90 \xe2\x86\x92", "move the cursor by a character"),

@@ -54,6 +54,7 @@ typedef enum {
     VIEW_OP_BOOKMARK,      /* set or drop a bookmark at the cursor */
     VIEW_OP_BOOKMARK_NEXT, /* the next / previous bookmark */
     VIEW_OP_BOOKMARK_PREV,
+    VIEW_OP_ALLHEADS,      /* every head at the cursor: a row of attention each (views/allheads.h) */
     VIEW_OP_END
 } ViewOp;
 

@@ -2,6 +2,7 @@
  *
  * Key and mouse handling: pure functions of the view model that
  * change view state and say what the app must do (see view.h). */
+#include "views/allheads.h"
 #include "views/flips.h"
 #include "views/geom.h"
 #include "views/keymap.h"
@@ -236,6 +237,7 @@ static void apply_op(ViewModel *m, int op) {
         break;
     case VIEW_OP_PIN: view_pin_toggle(m); break;
     case VIEW_OP_FLIPS: view_flips_toggle(m); break;
+    case VIEW_OP_ALLHEADS: view_allheads_toggle(m); break;
     case VIEW_OP_BOOKMARK: view_bookmark_toggle(m, m->cursor); break;
     case VIEW_OP_BOOKMARK_NEXT: view_bookmark_jump(m, 1); break;
     case VIEW_OP_BOOKMARK_PREV: view_bookmark_jump(m, -1); break;
@@ -252,6 +254,7 @@ ViewAction view_key(ViewModel *m, int ch) {
     }
     if (ch == KEY_MOUSE) return VIEW_ACT_MOUSE;
     if (view_flips_key(m, ch)) return VIEW_ACT_NONE;
+    if (view_allheads_key(m, ch)) return VIEW_ACT_NONE;
     int cmd = view_key_command(ch);
     if (cmd == VIEW_OP_STEP) {
         /* behind the newest step, stepping replays what is already computed */

@@ -2,6 +2,7 @@
 #include "views/metric.h"
 #include "engine/predictors.h"
 #include "views/fixed.h"
+#include "views/needle.h"
 #include "views/rates.h"
 
 #include <math.h>
@@ -14,13 +15,14 @@
 
 const char *view_metric_name(ViewMetric k) {
     static const char *const names[VIEW_METRIC_COUNT] = {TRACE_HEAD_FIELDS(METRIC_TITLE)
-                                                            VIEW_RATE_METRICS(RATE_TITLE) "agreement"};
+                                                            VIEW_RATE_METRICS(RATE_TITLE) "agreement",
+                                                            "weight on the needle"};
     return (k >= 0 && k < VIEW_METRIC_COUNT) ? names[k] : "?";
 }
 
 const char *view_metric_short(ViewMetric k) {
     static const char *const names[VIEW_METRIC_COUNT] = {TRACE_HEAD_FIELDS(METRIC_SHORT)
-                                                            VIEW_RATE_METRICS(RATE_SHORT) "agree"};
+                                                            VIEW_RATE_METRICS(RATE_SHORT) "agree", "needle"};
     return (k >= 0 && k < VIEW_METRIC_COUNT) ? names[k] : "?";
 }
 
@@ -49,7 +51,7 @@ float view_regime(double sigma, int n_far) {
 int view_metric_cycles(ViewMetric k) {
 #define METRIC_CYCLES(name, type, missing, sql, show, title, short_name, doc) !!strcmp(#show, "NONE"),
 #define RATE_CYCLES(id, title, short_name, doc) 1,
-    static const int cycles[VIEW_METRIC_COUNT] = {TRACE_HEAD_FIELDS(METRIC_CYCLES) VIEW_RATE_METRICS(RATE_CYCLES) 1};
+    static const int cycles[VIEW_METRIC_COUNT] = {TRACE_HEAD_FIELDS(METRIC_CYCLES) VIEW_RATE_METRICS(RATE_CYCLES) 1, 1};
 #undef METRIC_CYCLES
 #undef RATE_CYCLES
     return k >= 0 && k < VIEW_METRIC_COUNT && cycles[k];
@@ -78,6 +80,10 @@ float view_metric_value(const ViewModel *m, const StepTrace *t, int cell, ViewMe
     if (view_metric_is_rate(k)) { /* the event the rate counts: a bin's mean is the rate over the bin */
         int ev = view_rate_event(m, t, cell, k);
         return ev < 0 ? NAN : (float)ev;
+    }
+    if (k == VIEW_METRIC_NEEDLE) {
+        double w = view_span_weight(m, t, cell, view_weight_kind(m)).w;
+        return isnan(w) ? NAN : w > 1 ? 1.0f : (float)w;
     }
     switch (k) {
 #define METRIC_VALUE(name, type, missing, sql, show, title, short_name, doc)                                    \

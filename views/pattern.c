@@ -140,6 +140,16 @@ int view_pattern_from_recorded(ViewPattern *p, const ViewModel *m, int layer, in
     return 0;
 }
 
+/* Pan so the focus sits mid-grid at the zoom now in force (the geometry clamps it to the run). */
+static void centre_on_focus(ViewPattern *p, int w, int h) {
+    ViewPatternGeom g;
+    view_pattern_geom(p, w, h, &g);
+    p->q0 = p->focus_q - g.gh / 2 * g.rq;
+    p->k0 = p->focus_k - g.gw / g.cw / 2 * g.rk;
+    view_pattern_geom(p, w, h, &g);
+    p->q0 = g.q0, p->k0 = g.k0;
+}
+
 int view_pattern_key(ViewPattern *p, int ch, int w, int h) {
     ViewPatternGeom g;
     view_pattern_geom(p, w, h, &g);
@@ -148,9 +158,11 @@ int view_pattern_key(ViewPattern *p, int ch, int w, int h) {
     switch (ch) {
     case '+': case '=':
         if (g.rq > p->bin || g.rk > p->bin) p->zoom++;
+        centre_on_focus(p, w, h);
         return 1;
     case '-':
         if (p->zoom > 0) p->zoom--;
+        centre_on_focus(p, w, h);
         return 1;
     case KEY_HOME: p->zoom = 0, p->q0 = p->k0 = 0; return 1;
     case KEY_UP: case 'k': p->q0 -= dq; return 1;
@@ -195,6 +207,20 @@ static int top_keys(const ViewPattern *pt, const ViewModel *m, int *pos, float *
     return n;
 }
 
+void view_pattern_focus(ViewPattern *p, const ViewModel *m) {
+    int tp[VIEW_PATTERN_TOP], exact;
+    float tw[VIEW_PATTERN_TOP];
+    const StepTrace *t = view_trace(m, m->cursor);
+    p->focus_q = t ? t->pos : 0;
+    p->focus_k = top_keys(p, m, tp, tw, &exact) > 0 ? tp[0] : p->focus_q;
+}
+
+int view_pattern_in_band(const ViewPattern *p, const ViewPatternGeom *g, int r, int c) {
+    int qa = g->q0 + r * g->rq, qb = qa + g->rq < p->n ? qa + g->rq : p->n;
+    int ka = g->k0 + c * g->rk, kb = ka + g->rk;
+    return p->window > 0 && ka < qb && kb - 1 > qa - p->window; /* some key k ≤ q with q - k < window */
+}
+
 /* The rank (1 …) of the cursor row's heaviest key in grid column c, 0 if none. */
 static int rank_in(const ViewPatternGeom *g, int c, const int *tp, int nt) {
     for (int i = 0; i < nt; i++)
@@ -226,8 +252,8 @@ static void draw_cells(WINDOW *w, const ViewPattern *pt, const ViewModel *m, con
                 view_put(w, y, x, (wchar_t)('0' + rank), fa | A_REVERSE, fp);
                 continue;
             }
-            if (c == ec && sw <= VIEW_SW_LEVEL1) {
-                view_put(w, y, x, p->ascii ? L':' : L'\u2506', dim, dp);
+            if (sw <= VIEW_SW_LEVEL1 && (c == ec || view_pattern_in_band(pt, g, r, c))) {
+                view_fill(w, y, x, g->cw, c == ec ? (p->ascii ? L':' : L'\u2506') : (p->ascii ? L'.' : L'\u2508'), dim, dp);
                 continue;
             }
             if (sw == VIEW_SW_NONE) continue;
@@ -240,8 +266,38 @@ static void draw_cells(WINDOW *w, const ViewPattern *pt, const ViewModel *m, con
     }
 }
 
-/* The key axis: position numbers where they fit, s under the sinks. */
-static void draw_axis(WINDOW *w, const ViewPattern *pt, const ViewPalette *p, const ViewPatternGeom *g) {
+int view_pattern_axis_label(const ViewModel *m, const ViewPatternGeom *g, int k, int ascii, char *buf, size_t n) {
+    const StepTrace *t = g->rk == 1 ? view_trace(m, k) : NULL;
+    int len = snprintf(buf, n, "%d", k);
+    if (!t || len < 0 || (size_t)len + 2 >= n) return len;
+    char label[TRACE_PIECE_MAX * 4];
+    view_piece_label(t->piece, ascii, label, sizeof label);
+    int room = VIEW_PATTERN_AXIS_TEXT;
+    snprintf(buf + len, n - (size_t)len, "%s", ascii ? ":" : "\xc2\xb7");
+    size_t at = strlen(buf);
+    /* whole characters of the token up to room columns */
+    const char *s = label;
+    int cw, used = 0;
+    while (*s && at + 8 < n) {
+        const char *c0 = s;
+        wchar_t ch = view_next_glyph(&s, ascii, &cw);
+        (void)ch;
+        if (used + cw > room) break;
+        memcpy(buf + at, c0, (size_t)(s - c0)), at += (size_t)(s - c0), used += cw;
+    }
+    buf[at] = 0;
+    return view_text_width(buf, ascii);
+}
+
+/* 1 if a needle or question mark falls in axis columns [x, x + len): its number gives way. */
+static int marked_under(const ViewModel *m, const ViewPatternGeom *g, int x, int len) {
+    int c0 = x / g->cw, c1 = (x + len + g->cw - 1) / g->cw;
+    return view_pattern_axis_mark(m, g->k0 + c0 * g->rk, g->k0 + c1 * g->rk, 1) != L' ';
+}
+
+/* The key axis: position numbers where they fit and no mark is, s under the sinks, the marks. */
+static void draw_axis(WINDOW *w, const ViewPattern *pt, const ViewModel *m, const ViewPalette *p,
+                      const ViewPatternGeom *g) {
     attr_t dim, fa;
     short dp, fp;
     view_text_style(p, VIEW_TX_DIM, &dim, &dp);
@@ -249,15 +305,33 @@ static void draw_axis(WINDOW *w, const ViewPattern *pt, const ViewPalette *p, co
     view_puts(w, g->axis_y, 1, g->label_w, "key", 1, dim, dp);
     int span = g->cols * g->cw;
     for (int x = 0; x < span;) {
-        char num[16];
-        int len = snprintf(num, sizeof num, "%d", g->k0 + x / g->cw * g->rk);
+        char num[64];
+        int len = view_pattern_axis_label(m, g, g->k0 + x / g->cw * g->rk, p->ascii, num, sizeof num);
         if (x + len > span) break;
-        view_puts(w, g->axis_y, g->gx + x, len, num, 1, dim, dp);
+        if (!marked_under(m, g, x, len)) view_puts(w, g->axis_y, g->gx + x, len, num, p->ascii, dim, dp);
         x += (len + 6 > 10 ? len + 6 : 10) / g->cw * g->cw + (g->cw > 1 ? g->cw : 0);
     }
     for (int k = 0; k < pt->sinks; k++)
         if (k >= g->k0 && (k - g->k0) / g->rk < g->cols)
             view_put(w, g->axis_y, g->gx + (k - g->k0) / g->rk * g->cw, L's', fa, fp);
+    for (int c = 0; c < g->cols; c++) { /* the needle and the question over the numbers: what a user looks for */
+        wchar_t ch = view_pattern_axis_mark(m, g->k0 + c * g->rk, g->k0 + (c + 1) * g->rk, p->ascii);
+        if (ch == L' ') continue;
+        attr_t a;
+        short pair;
+        view_mark_style(p, ch == L'?' || ch == L'Q' ? VIEW_MARK_QUESTION : VIEW_MARK_NEEDLE, &a, &pair);
+        view_put(w, g->axis_y, g->gx + c * g->cw, ch, a | A_BOLD, pair);
+    }
+}
+
+wchar_t view_pattern_axis_mark(const ViewModel *m, int k0, int k1, int ascii) {
+    int needle = 0, question = 0;
+    for (int i = 0; i < m->n_marks; i++) {
+        if (m->marks[i].pos < k0 || m->marks[i].pos >= k1) continue;
+        needle |= m->marks[i].kind == VIEW_MARK_NEEDLE, question |= m->marks[i].kind == VIEW_MARK_QUESTION;
+    }
+    if (question) return ascii ? L'Q' : L'?';
+    return needle ? (ascii ? L'N' : L'\u25c6') : L' ';
 }
 
 /* The last line: the cursor token's row and its heaviest keys by text. */
@@ -301,7 +375,7 @@ void view_draw_pattern(WINDOW *w, const ViewPattern *pt, const ViewModel *m, con
     draw_cells(w, pt, m, p, &g, tp, nt);
     if (pt->unranked) /* an empty grid says why */
         view_puts_fit(w, g.gy + g.rows / 2, g.gx, g.gw, VIEW_PATTERN_UNRANKED, p->ascii, A_BOLD, 0);
-    draw_axis(w, pt, p, &g);
+    draw_axis(w, pt, m, p, &g);
     draw_info(w, pt, m, p, &g, tp, tw, nt, exact, wd - 2);
     attr_t dim;
     short dp;

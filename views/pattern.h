@@ -16,7 +16,8 @@
  * pan. Left of each row: its first position and a mark, g where the head
  * went global at one of its positions, l where it stayed local, - where
  * there was no choice (t < window + sinks). The window's edge is drawn in
- * each row, the sinks on the key axis, and the cursor token's row is
+ * each row, the sinks on the key axis (and a task item's needle ◆ and
+ * question ?, ASCII N and Q), and the cursor token's row is
  * marked, its heaviest keys ranked in it and named on the last line.
  */
 #ifndef AHASCOPE_VIEW_PATTERN_H
@@ -40,6 +41,7 @@ typedef struct ViewPattern {
     int window, sinks;
     int zoom;         /* 0: the whole run fits; each step halves the positions a cell */
     int q0, k0;       /* pan: the first query and key position shown */
+    int focus_q, focus_k; /* what + and - zoom about (view_pattern_focus): the cursor's row, its heaviest key */
 } ViewPattern;
 
 /* What the grid and the cursor's line say for a run that ranked no far key. */
@@ -78,6 +80,10 @@ float view_pattern_cell(const ViewPattern *p, const ViewPatternGeom *g, int r, i
  * (its layer's own window, views/fixed.h), ' ' when nothing is known. */
 char view_pattern_row_mark(const ViewModel *m, int layer, int head, int qa, int qb);
 
+/* The key axis's mark for key positions [k0, k1): ? (ASCII Q) where a task
+ * item's question lies, ◆ (ASCII N) where its needle does, else ' '. */
+wchar_t view_pattern_axis_mark(const ViewModel *m, int k0, int k1, int ascii);
+
 /* Build the data from the traces m holds: each position's recorded far
  * keys (top_pos/top_w) of (layer, head), pooled as VIEW_PATTERN_MAX_CELLS
  * allows; recorded is set. -1 with e set when out of memory. */
@@ -92,9 +98,27 @@ void view_pattern_set(ViewPattern *p, int layer, int head, int n, int bin, float
  * holds more than VIEW_PATTERN_MAX_CELLS cells a side. */
 int view_pattern_bin(int n);
 
-/* A key while the view is open in a w × h window: + - zoom, arrows and
- * hjkl pan, Home back to the whole run. Returns 1 when the key was the view's. */
+/* A key while the view is open in a w × h window: + - zoom about
+ * (focus_q, focus_k), which stays mid-grid where the run allows (0, 0, the
+ * zero value: the top-left), arrows and hjkl pan, Home back to the whole
+ * run. Returns 1 when the key was the view's. */
 int view_pattern_key(ViewPattern *p, int ch, int w, int h);
+
+/* The key axis's label of key position k: its number, and where a column
+ * is one key (rk 1) the token's text after a dot, up to
+ * VIEW_PATTERN_AXIS_TEXT columns ("140·The"). Returns its width. */
+#define VIEW_PATTERN_AXIS_TEXT 8
+int view_pattern_axis_label(const ViewModel *m, const ViewPatternGeom *g, int k, int ascii, char *buf, size_t n);
+
+/* Aim the zoom at the cursor: focus_q its position, focus_k its heaviest
+ * key (the exact row when the app handed this head's over, else the
+ * recorded top-k; none known: the cursor's own position). */
+void view_pattern_focus(ViewPattern *p, const ViewModel *m);
+
+/* 1 when grid cell (r, c) lies in the local set of its rows' queries
+ * (keys within `window` of one of them): drawn as the window band where
+ * no weight shows there. */
+int view_pattern_in_band(const ViewPattern *p, const ViewPatternGeom *g, int r, int c);
 
 /* Free the data and close. */
 void view_pattern_free(ViewPattern *p);

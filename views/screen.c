@@ -3,6 +3,7 @@
 
 #include "views/heads.h"
 #include "views/dist.h"
+#include "views/allheads.h"
 #include "views/flips.h"
 #include "views/pattern.h"
 #include "views/pick.h"
@@ -36,6 +37,8 @@ static void drop_windows(ViewScreen *s) {
     s->dist = NULL;
     if (s->flips) delwin(s->flips);
     s->flips = NULL;
+    if (s->allheads) delwin(s->allheads);
+    s->allheads = NULL;
 }
 
 static WINDOW *make_window(const ViewRect *r, Err *e) {
@@ -104,6 +107,16 @@ static int draw_flips(ViewScreen *s, const ViewModel *m, Err *e) {
     return 0;
 }
 
+/* Every head at the cursor, over the same rectangle. */
+static int draw_allheads(ViewScreen *s, const ViewModel *m, Err *e) {
+    ViewRect r = view_pattern_rect(&s->lay);
+    if (r.w <= 0) return 0;
+    if (!s->allheads && !(s->allheads = make_window(&r, e))) return -1;
+    view_draw_allheads(s->allheads, m, &s->pal);
+    wnoutrefresh(s->allheads);
+    return 0;
+}
+
 /* The distributions overlay, over the same rectangle. */
 static int draw_dist(ViewScreen *s, const ViewModel *m, Err *e) {
     ViewRect r = view_dist_rect(&s->lay);
@@ -149,6 +162,7 @@ int view_frame(ViewScreen *s, const ViewModel *m, Err *e) {
     if (m->heads && draw_heads(s, m, e)) return -1;
     view_draw_pick(m, &s->lay, &s->pal);
     if (m->dist && draw_dist(s, m, e)) return -1;
+    if (m->allheads_open && draw_allheads(s, m, e)) return -1;
     if (m->flips_open && m->parent.n > 0 && draw_flips(s, m, e)) return -1;
     if (m->help_open && s->help) {
         view_draw_help(s->help, m, &s->pal);

@@ -23,6 +23,7 @@ typedef struct {
     WINDOW *heads;   /* the sorted heads' (views/heads.h), made when it first shows */
     WINDOW *dist;    /* the distributions overlay's, likewise */
     WINDOW *flips;   /* the map of gate flips against the parent run (views/flips.h), likewise */
+    WINDOW *allheads; /* every head at the cursor (views/allheads.h), likewise */
 } ViewScreen;
 
 /* Prepare a screen for the current curses terminal (colours per the model's

@@ -39,8 +39,8 @@
 /* What the heatmaps and the token tint show: every per-head field of the
  * trace (engine/trace.h's list, in its order: VIEW_METRIC_gate,
  * VIEW_METRIC_score, …), the run's per-head rates (VIEW_RATE_METRICS), then
- * the agreement of a predictor with the oracle. This order is the `m`
- * key's cycle. */
+ * the agreement of a predictor with the oracle, then the weight on the
+ * needle (views/needle.h). This order is the `m` key's cycle. */
 typedef enum {
 #define VIEW_METRIC_ENUM(name, type, missing, sql, show, title, short_name, doc) VIEW_METRIC_##name,
     TRACE_HEAD_FIELDS(VIEW_METRIC_ENUM)
@@ -49,6 +49,7 @@ typedef enum {
     VIEW_RATE_METRICS(VIEW_METRIC_RATE_ENUM)
 #undef VIEW_METRIC_RATE_ENUM
     VIEW_METRIC_AGREE, /* a predictor's decision vs the oracle's, four classes */
+    VIEW_METRIC_NEEDLE, /* weight on the needle (the marked positions, views/needle.h) */
     VIEW_METRIC_COUNT
 } ViewMetric;
 
@@ -298,6 +299,8 @@ typedef struct {
     /* The map of the heads' gate flips against the parent run is open (X,
      * views/flips.h). */
     int flips_open;
+    /* Every head at the cursor, a row of attention each (E, views/allheads.h), is open. */
+    int allheads_open;
     /* The run the one on screen re-evaluated (same tokens, other settings),
      * set aside by the app when the re-evaluation's first step came, so the
      * inspector can set its values at the cursor beside this run's; owned,

@@ -25,7 +25,7 @@ typedef struct {
     int prompt_len, decode, runs, json, threads;
     int context, compare_full, tui;
     int tui_layers, tui_heads, tui_cols, tui_rows; /* --tui-heads LxH, --tui-size COLSxROWS */
-    int tui_pattern;   /* --tui-view pattern: the attention-pattern view open over the frame */
+    int tui_view;      /* --tui-view: 0 main, 1 the attention-pattern view open, 2 every head at the cursor (E) */
     int tui_tokens;          /* --tui-tokens N: positions in the frame's history (default 200) */
     int record;              /* --record: the store's writer speed and cost */
     const char *db;          /* --db FILE for --record (default: a temporary file) */

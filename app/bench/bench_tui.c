@@ -51,7 +51,9 @@ static void synth_step(StepTrace *t, int pos, float tau, float theta) {
     (void)theta;
 }
 
-static int fill_model(ViewModel *m, int n_layers, int n_heads, int n_tokens, Err *e) {
+/* top_k far keys ranked at every head (0 none), as `record --attn-top K` keeps
+ * them: every head at the cursor (E) pools them. */
+static int fill_model(ViewModel *m, int n_layers, int n_heads, int n_tokens, int top_k, Err *e) {
     if (view_init(m, n_layers, n_heads, e)) return -1;
     snprintf(m->hdr.model, sizeof m->hdr.model, "synthetic-%dx%d", n_layers, n_heads);
     snprintf(m->hdr.policy, sizeof m->hdr.policy, "aha");
@@ -59,11 +61,14 @@ static int fill_model(ViewModel *m, int n_layers, int n_heads, int n_tokens, Err
     m->hdr.window = 128;
     m->hdr.ctx_len = 4096;
     m->hdr.tok_s = 25;
-    StepTrace *t = trace_new(n_layers, n_heads);
+    StepTrace *t = trace_new_top(n_layers, n_heads, top_k);
     if (!t) return err_set(e, "out of memory");
     int rc = 0;
     for (int i = 0; i < n_tokens && !rc; i++) {
         synth_step(t, i, m->hdr.tau, (float)m->hdr.theta_logit);
+        for (int c = 0; c < n_layers * n_heads; c++)
+            for (int r = 0; r < top_k; r++)
+                t->top_pos[c * top_k + r] = (int)(noise(i, c, 6 + r) * i), t->top_w[c * top_k + r] = 0.4f / (r + 1);
         rc = view_push(m, t, e);
     }
     trace_free(t);
@@ -115,8 +120,8 @@ static int open_pattern(ViewModel *m, ViewPattern *p, Err *e) {
     return 0;
 }
 
-/* bench_tui_frames, with the pattern view open when pattern is set. */
-static int frames_of(int cols, int rows, int n_layers, int n_heads, int n_tokens, int frames, int pattern,
+/* bench_tui_frames, with the pattern view (view 1) or every head at the cursor (view 2) open. */
+static int frames_of(int cols, int rows, int n_layers, int n_heads, int n_tokens, int frames, int view,
                      double *median_ms, Err *e) {
     if (cols < 1 || rows < 1 || n_tokens < 1 || frames < 1)
         return err_set(e, "bad arguments (%dx%d, %d tokens, %d frames)", cols, rows, n_tokens, frames);
@@ -126,8 +131,9 @@ static int frames_of(int cols, int rows, int n_layers, int n_heads, int n_tokens
     FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
     int rc = (!ms || !out || !in) ? err_set(e, "cannot open /dev/null or allocate") : 0;
     ViewPattern pat = {0};
-    if (!rc) rc = fill_model(&m, n_layers, n_heads, n_tokens, e);
-    if (!rc && pattern) rc = open_pattern(&m, &pat, e);
+    if (!rc) rc = fill_model(&m, n_layers, n_heads, n_tokens, view == 2 ? 4 : 0, e);
+    if (!rc && view == 1) rc = open_pattern(&m, &pat, e);
+    m.allheads_open = view == 2;
     SCREEN *scr = NULL;
     if (!rc && !(scr = newterm("xterm-256color", out, in)) && !(scr = newterm("xterm", out, in)))
         rc = err_set(e, "no terminfo entry for xterm-256color or xterm");
@@ -156,9 +162,10 @@ int bench_tui(const BenchOpts *b, Err *e) {
     double ms;
     int L = b->tui_layers ? b->tui_layers : 16, H = b->tui_heads ? b->tui_heads : 16;
     int cols = b->tui_cols ? b->tui_cols : 200, rows = b->tui_rows ? b->tui_rows : 60;
-    const char *view = b->tui_pattern ? "pattern" : "main";
+    static const char *const views[] = {"main", "pattern", "allheads"};
+    const char *view = views[b->tui_view >= 0 && b->tui_view < 3 ? b->tui_view : 0];
     int n = b->tui_tokens ? b->tui_tokens : 200;
-    if (frames_of(cols, rows, L, H, n, 50 * b->runs, b->tui_pattern, &ms, e) != 0) return -1;
+    if (frames_of(cols, rows, L, H, n, 50 * b->runs, b->tui_view, &ms, e) != 0) return -1;
     if (b->json)
         printf("{\"frame_ms\": %.3f, \"cols\": %d, \"rows\": %d, \"layers\": %d, \"heads\": %d, \"tokens\": %d, "
                "\"view\": \"%s\"}\n",

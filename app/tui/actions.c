@@ -17,6 +17,7 @@
 #include "app/tui/typed.h"
 #include "app/tui/yank_ctl.h"
 #include "app/tui/state.h"
+#include "views/allheads.h"
 #include "views/flips.h"
 #include "views/keymap.h"
 
@@ -208,7 +209,7 @@ static void input_done(Tui *t) {
  * list, the flips map, the pattern or the distributions. */
 static int any_pane_open(const Tui *t) {
     return t->m.help_open || t->m.sql_open || t->m.inspector_open || t->heads.open || t->m.flips_open ||
-           t->pat.open || t->dist.open;
+           t->m.allheads_open || t->pat.open || t->dist.open;
 }
 
 int tui_key(Tui *t, int ch) {
@@ -227,6 +228,7 @@ int tui_key(Tui *t, int ch) {
         return 0;
     }
     if (view_flips_key(&t->m, ch)) return 0; /* drawn over the others, it answers first */
+    if (view_allheads_key(&t->m, ch)) return 0;
     if (tui_heads_key(t, ch)) return 0; /* over the pattern, when both are open */
     if (tui_dist_key(t, ch)) return 0;
     if (tui_pattern_key(t, ch)) return 0;

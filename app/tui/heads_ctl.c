@@ -2,9 +2,11 @@
 #include "app/tui/heads_ctl.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "views/keymap.h"
+#include "views/needle.h"
 #include "views/rates.h"
 
 static void close_heads(Tui *t) {
@@ -38,12 +40,14 @@ int tui_heads_key(Tui *t, int ch) {
     case VIEW_HEADS_CHOSEN: {
         ViewModel *m = &t->m;
         m->sel_layer = cell / m->n_heads, m->sel_head = cell % m->n_heads;
-        ViewMetric k = view_rate_metric(t->heads.sort);
-        double v = view_head_rate(m, cell, k, NULL);
+        int sort = t->heads.sort, exact;
+        double v = view_heads_value(m, sort, cell, NULL, &exact);
+        char txt[24];
+        if (sort >= VIEW_RATE_COUNT) view_span_weight_text(&(ViewSpanWeight){v, exact, 1}, m->ascii, txt, sizeof txt);
+        else if (isnan(v)) snprintf(txt, sizeof txt, "n/a");
+        else snprintf(txt, sizeof txt, "%.1f%%", 100 * v);
         close_heads(t);
-        if (isnan(v)) view_set_status(m, "L%d H%d selected (%s n/a)", m->sel_layer, m->sel_head, view_metric_short(k));
-        else
-            view_set_status(m, "L%d H%d selected (%s %.1f%%)", m->sel_layer, m->sel_head, view_metric_short(k), 100 * v);
+        view_set_status(m, "L%d H%d selected (%s %s)", m->sel_layer, m->sel_head, view_heads_sort_name(m, sort), txt);
         return 1;
     }
     default: t->dirty = 1; return 1;

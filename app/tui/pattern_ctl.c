@@ -41,6 +41,7 @@ int tui_pattern_key(Tui *t, int ch) {
         return 1;
     }
     ViewRect r = view_pattern_rect(&t->scr.lay);
+    view_pattern_focus(&t->pat, &t->m); /* + and - zoom about the cursor's row and its heaviest key */
     return r.w > 0 && view_pattern_key(&t->pat, ch, r.w, r.h);
 }
 
