@@ -1,0 +1,140 @@
+/* test_bounds.c — bounds on what the program reads (issue 53 §4, §5).
+ *
+ * Each input here used to cost memory in proportion to the file, or be
+ * taken silently when it is malformed: a task file's item, its prompt and
+ * its lines. The bounds are checked just past them (a refusal in one line
+ * naming the file and the line) and memory on a moderately large file
+ * through /usr/bin/time's peak RSS, never by timing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/tasks/tasks.h"
+#include "test.h"
+
+/* A task line whose prompt is n bytes of 'a' (the needle at 1, the
+ * question at 2) into f. */
+static void put_item(FILE *f, long n) {
+    fputs("{\"prompt\": \"", f);
+    for (long i = 0; i < n; i++) fputc('a', f);
+    fputs("\", \"answer\": \"b\", \"needle_pos\": [1], \"question_pos\": 2}\n", f);
+}
+
+/* A file of items prompts n bytes each at path. */
+static void write_items(const char *path, int items, long n) {
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    for (int i = 0; f && i < items; i++) put_item(f, n);
+    if (f) fclose(f);
+}
+
+/* Run cmd under /usr/bin/time (ASan's quarantine of freed blocks kept
+ * small, so the peak measures what the program holds); its exit status,
+ * its peak RSS in KB into *kb and its stderr's first line into line. */
+static int run_peak(const char *cmd, long *kb, char *line, size_t cap) {
+    const char *err = test_tmp("bounds_err.txt");
+    char full[2400];
+    snprintf(full, sizeof full, "ASAN_OPTIONS=quarantine_size_mb=1:detect_leaks=0 /usr/bin/time -f 'PEAK %%M' -o '%s.rss' "
+             "%s </dev/null >/dev/null 2>'%s'", err, cmd, err);
+    int st = system(full);
+    char rss[1200];
+    snprintf(rss, sizeof rss, "%s.rss", err);
+    FILE *f = fopen(rss, "r");
+    *kb = -1, line[0] = 0;
+    char buf[256];
+    while (f && fgets(buf, sizeof buf, f))
+        if (!strncmp(buf, "PEAK ", 5)) *kb = atol(buf + 5);
+    if (f) fclose(f);
+    if ((f = fopen(err, "r"))) {
+        if (!fgets(line, (int)cap, f)) line[0] = 0;
+        fclose(f);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Malformed lines cJSON alone takes (or cuts short), each refused by
+ * line number; an escaped backslash before "u0000" is plain text. */
+TEST(bounds_task_lines_refused_by_line) {
+    static const struct { const char *text, *needle; } t[] = {
+        {"\xef\xbb\xbf{\"prompt\": \"a b c\", \"answer\": \"b\", \"needle_pos\": [1], \"question_pos\": 1}\n",
+         "line 1 begins with a byte-order mark"},
+        {"\n{\"prompt\": \"a\\u0000 b c\", \"answer\": \"b\", \"needle_pos\": [1], \"question_pos\": 1}\n",
+         "line 2: a string holds \\u0000"},
+        {"{\"prompt\": \"a b c\", \"answer\": \"b\", \"needle_pos\": [1], \"question_pos\": 1} x\n", "line 1: text after"},
+        {"{\"prompt\": \"a b c\", \"answer\": \"b\", \"needle_pos\": [1], \"question_pos\": 1}{\"prompt\": \"d\"}\n",
+         "line 1: text after"},
+        {"{\"prompt\": \"a b c\", \"answer\": \"b\", \"needle_pos\": [1], \"question_pos\": 1, \"answer\": \"c\"}\n",
+         "line 1: key \"answer\" appears twice"},
+        {"{\"prompt\": \"a b c\", \"answer\": \"b\", \"needle_pos\": [1, 9], \"question_pos\": 2, \"n_tokens\": 9}\n",
+         "line 1: needle_pos 9 is past the prompt (n_tokens: 9)"},
+        {"{\"prompt\": \"a b c\", \"answer\": \"b\", \"needle_pos\": [1], \"question_pos\": 7}\n",
+         "line 1: question_pos 7 is past the prompt (the prompt's bytes: 7)"},
+    };
+    const char *path = test_tmp("bounds_lines.jsonl");
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        test_write_file(path, t[i].text, (long)strlen(t[i].text));
+        TaskSet s;
+        TaskItem it;
+        Err e = {0};
+        CHECK_MSG(tasks_read_jsonl(path, &s, &e) != 0, "case %zu accepted", i);
+        CHECK_MSG(strstr(e.msg, path) && strstr(e.msg, t[i].needle), "case %zu: %s", i, e.msg);
+        e.msg[0] = 0;
+        CHECK_MSG(tasks_read_item(path, 0, &it, &e) != 0 && strstr(e.msg, t[i].needle), "case %zu one item: %s", i,
+                  e.msg);
+    }
+    const char *ok = "{\"prompt\": \"a\\\\u0000 b\", \"answer\": \"b\", \"needle_pos\": [1], \"question_pos\": 1}\n";
+    test_write_file(path, ok, (long)strlen(ok));
+    TaskSet s;
+    Err e = {0};
+    CHECK_MSG(tasks_read_jsonl(path, &s, &e) == 0, "%s", e.msg);
+    CHECK_MSG(s.n == 1 && !strcmp(s.item[0].prompt, "a\\u0000 b"), "%s", s.n ? s.item[0].prompt : "");
+    tasks_free(&s);
+}
+
+/* A prompt one byte past --prompt-file's 16 MiB, and a line past the line
+ * bound, each refused in one line naming the file and the line. */
+TEST(bounds_task_prompt_past_16_mib_refused) {
+    const char *path = test_tmp("bounds_big.jsonl");
+    char cmd[2400];
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    put_item(f, 10);
+    put_item(f, TASK_PROMPT_MAX + 1L);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s tui --tasks '%s' --item 1 </dev/null", test_bin(), path);
+    CHECK_REFUSAL(cmd, 1, "ahascope tui: ", "line 2: the prompt is 16777217 bytes, past the 16 MiB", 1);
+    write_items(path, 1, TASK_LINE_MAX + 1L);
+    snprintf(cmd, sizeof cmd, "%s tui --tasks '%s' </dev/null", test_bin(), path);
+    CHECK_REFUSAL(cmd, 1, "ahascope tui: ", "line 1 is longer than 33 MiB", 1);
+    unlink(path);
+}
+
+/* `tui --tasks F --item K` on 64 MB of 4 MB items: the item opens (the
+ * refusal is the missing terminal, after the item) in a peak RSS under 3
+ * items' bytes above a one-line file's; it used to parse the whole file. */
+TEST(bounds_task_item_opens_in_memory_of_one_item) {
+    if (access("/usr/bin/time", X_OK)) {
+        test_skip("no /usr/bin/time to measure peak memory");
+        return;
+    }
+    const char *small = test_tmp("bounds_small.jsonl"), *big = test_tmp("bounds_64mb.jsonl");
+    const long item = 4L << 20;
+    write_items(small, 1, 10);
+    write_items(big, 16, item);
+    char cmd[2400], line[512];
+    long base, peak;
+    snprintf(cmd, sizeof cmd, "%s tui --tasks '%s'", test_bin(), small);
+    CHECK_INT(run_peak(cmd, &base, line, sizeof line), 1);
+    snprintf(cmd, sizeof cmd, "%s tui --tasks '%s' --item 15", test_bin(), big);
+    CHECK_INT(run_peak(cmd, &peak, line, sizeof line), 1);
+    CHECK_MSG(strstr(line, "needs a terminal"), "item 15 did not open: %s", line);
+    CHECK_MSG(base > 0 && peak > 0 && peak - base < 3 * item / 1024, "peak %ld KB, a one-line file's %ld KB", peak,
+              base);
+    snprintf(cmd, sizeof cmd, "%s tui --tasks '%s' --item 16", test_bin(), big);
+    CHECK_INT(run_peak(cmd, &peak, line, sizeof line), 1);
+    CHECK_MSG(strstr(line, big) && strstr(line, "no item 16: the file holds 16"), "%s", line);
+    unlink(big);
+}
