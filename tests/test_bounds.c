@@ -138,3 +138,18 @@ TEST(bounds_task_item_opens_in_memory_of_one_item) {
     CHECK_MSG(strstr(line, big) && strstr(line, "no item 16: the file holds 16"), "%s", line);
     unlink(big);
 }
+
+/* eval --tasks checks each item against the context before encoding it:
+ * a prompt whose n_tokens or bytes already pass it is refused naming the
+ * item (it used to encode every prompt, 32 bytes an input byte, first). */
+TEST(bounds_task_context_checked_before_encoding) {
+    SKIP_UNLESS_SHARED();
+    const char *path = test_tmp("bounds_ctx.jsonl");
+    char cmd[2400];
+    write_items(path, 1, 200000);
+    snprintf(cmd, sizeof cmd, "%s eval --tasks '%s' --policy local --window 8", test_bin(), path);
+    CHECK_REFUSAL(cmd, 1, "ahascope eval: ", "item 1's prompt is 200000 bytes, more than the model's context", 1);
+    const char *t = "{\"prompt\": \"a b c\", \"answer\": \"b\", \"needle_pos\": [1], \"question_pos\": 2, \"n_tokens\": 9000}\n";
+    test_write_file(path, t, (long)strlen(t));
+    CHECK_REFUSAL(cmd, 1, "ahascope eval: ", "item 1 gives n_tokens 9000, past the model's context (512)", 1);
+}
