@@ -86,7 +86,10 @@ HeadsForm args_heads_form(const char *spec, const char **rest) {
 }
 
 int args_heads_pick(const char *spec, int have_budget, int have_threshold, int as_set, const char *flag, Err *e) {
-    HeadsForm f = args_heads_form(spec, NULL);
+    const char *rest = NULL;
+    HeadsForm f = args_heads_form(spec, &rest);
+    if (f != HEADS_LIST && !*rest) /* else the reader's error names an empty path: ": cannot open" */
+        return err_usage(e, "%s %s names no file: write %s%s", flag, spec, spec, f == HEADS_CALIB ? "DB#RUN" : "FILE");
     int spans = f == HEADS_MOA || f == HEADS_WINDOWS, scored = f == HEADS_DUO || f == HEADS_RETRIEVAL;
     if (have_budget && have_threshold) return err_usage(e, "--budget and --duo-threshold conflict: give one");
     if (have_budget && (f == HEADS_LIST || (spans && !as_set)))

@@ -153,3 +153,22 @@ TEST(bounds_task_context_checked_before_encoding) {
     test_write_file(path, t, (long)strlen(t));
     CHECK_REFUSAL(cmd, 1, "ahascope eval: ", "item 1 gives n_tokens 9000, past the model's context (512)", 1);
 }
+
+/* Errors that named the wrong cause: an empty path after duo: (and the
+ * other table forms) gave ": cannot open"; a table beginning with a
+ * byte-order mark gave "'<invisible>0.000' is not a number". */
+TEST(bounds_head_table_errors_name_the_cause) {
+    char cmd[2400];
+    static const char *forms[] = {"duo:", "retrieval-json:", "moa:", "calib:"};
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        snprintf(cmd, sizeof cmd, "%s trace --policy static --static-heads %s --budget 2 --prompt a --steps 1",
+                 test_bin(), forms[i]);
+        CHECK_REFUSAL(cmd, 2, "ahascope trace: ", "names no file", 1);
+    }
+    SKIP_UNLESS_SHARED();
+    const char *tsv = test_tmp("bounds_bom.tsv");
+    test_write_file(tsv, "\xef\xbb\xbf" "0.000\t1\n", 11);
+    snprintf(cmd, sizeof cmd, "%s trace --policy static --static-heads duo:%s --budget 2 --prompt a --steps 1",
+             test_bin(), tsv);
+    CHECK_REFUSAL(cmd, 1, "ahascope trace: ", "bounds_bom.tsv: line 1 begins with a byte-order mark", 1);
+}
