@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "engine/tasks/tasks.h"
+#include "store_fixture.h"
 #include "test.h"
 
 /* A task line whose prompt is n bytes of 'a' (the needle at 1, the
@@ -171,4 +172,24 @@ TEST(bounds_head_table_errors_name_the_cause) {
     snprintf(cmd, sizeof cmd, "%s trace --policy static --static-heads duo:%s --budget 2 --prompt a --steps 1",
              test_bin(), tsv);
     CHECK_REFUSAL(cmd, 1, "ahascope trace: ", "bounds_bom.tsv: line 1 begins with a byte-order mark", 1);
+}
+
+/* One huge `query --json` row used to be built whole (2.3 GB, 40 s past
+ * --timeout 10): past 64 MiB of values it is refused in one line, the rows
+ * before it printed and closed. */
+TEST(bounds_query_json_row_bounded) {
+    const char *db = test_tmp("bounds_query.db");
+    test_db_record(db, 2, 2, 2);
+    char cmd[2400];
+    long kb;
+    char line[512];
+    snprintf(cmd, sizeof cmd, "%s query --db '%s' --json --timeout 10 "
+             "\"SELECT 1 AS a, 2 AS b UNION ALL SELECT zeroblob(40000000), zeroblob(40000000)\"", test_bin(), db);
+    CHECK_INT(run_peak(cmd, &kb, line, sizeof line), 1);
+    CHECK_MSG(strstr(line, "ahascope query: row 2 holds more than 64 MiB"), "%s", line);
+    CHECK_MSG(kb < 400 * 1024, "peak %ld KB", kb);
+    char *out = test_runf(NULL, "%s query --db '%s' --json \"SELECT 1 AS a UNION ALL SELECT zeroblob(80000000)\" "
+                          "2>/dev/null", test_bin(), db);
+    CHECK_MSG(out && !strcmp(out, "[{\"a\":1}]\n"), "%.80s", out ? out : "");
+    free(out);
 }
