@@ -193,3 +193,22 @@ TEST(bounds_query_json_row_bounded) {
     CHECK_MSG(out && !strcmp(out, "[{\"a\":1}]\n"), "%.80s", out ? out : "");
     free(out);
 }
+
+/* train --from-scratch made its buffers for the whole context (580 MB at
+ * these dims, GBs at real ones) before finding the data too short for one
+ * sequence: the data is checked first. */
+TEST(bounds_train_scratch_checks_the_data_first) {
+    if (access("/usr/bin/time", X_OK)) {
+        test_skip("no /usr/bin/time to measure peak memory");
+        return;
+    }
+    const char *data = test_tmp("bounds_short.txt"), *out = test_tmp("bounds_scratch.bin");
+    test_write_file(data, "once upon a time\n", 17);
+    char cmd[2400], line[512];
+    long kb;
+    snprintf(cmd, sizeof cmd, "%s train --from-scratch --dims 64,128,2,2,2,0,2048 --data '%s' --out '%s' --steps 1",
+             test_bin(), data, out);
+    CHECK_INT(run_peak(cmd, &kb, line, sizeof line), 1);
+    CHECK_MSG(strstr(line, "bounds_short.txt: 15 tokens, fewer than one sequence of 2048"), "%s", line);
+    CHECK_MSG(kb > 0 && kb < 150 * 1024, "peak %ld KB before the refusal", kb);
+}
