@@ -6,9 +6,13 @@
  * naming the file and the line) and memory on a moderately large file
  * through /usr/bin/time's peak RSS, never by timing.
  */
+#include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "engine/tasks/tasks.h"
@@ -211,4 +215,58 @@ TEST(bounds_train_scratch_checks_the_data_first) {
     CHECK_INT(run_peak(cmd, &kb, line, sizeof line), 1);
     CHECK_MSG(strstr(line, "bounds_short.txt: 15 tokens, fewer than one sequence of 2048"), "%s", line);
     CHECK_MSG(kb > 0 && kb < 150 * 1024, "peak %ld KB before the refusal", kb);
+}
+
+/* Entries of dir other than . and .., and the first into first. */
+static int dir_entries(const char *dir, char *first, size_t cap) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    first[0] = 0;
+    for (struct dirent *de; d && (de = readdir(d));)
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && n++ == 0) snprintf(first, cap, "%s", de->d_name);
+    if (d) closedir(d);
+    return n;
+}
+
+/* bench --long --synthetic stopped by SIGINT used to leave its scratch
+ * database in $TMPDIR for good: it dies of the signal with the directory
+ * gone; and a dead run's directory (its PID gone) is removed by the next
+ * run, a live one's kept. */
+TEST(bounds_bench_long_scratch_gone_on_ctrl_c_and_after_a_dead_run) {
+    char tmp[1200], name[300], p[1600];
+    snprintf(tmp, sizeof tmp, "%s", test_tmp("bounds_benchtmp"));
+    mkdir(tmp, 0755);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("TMPDIR", tmp, 1);
+        freopen("/dev/null", "w", stdout);
+        execl(test_bin(), test_bin(), "bench", "--long", "--synthetic", "--dims", "64,128,2,8,4,64,8192", "--long-tokens",
+              "8192", "--runs", "1", (char *)NULL);
+        _exit(127);
+    }
+    int seen = 0, st = 0;
+    for (int i = 0; i < 600 && !seen; i++, usleep(50000)) { /* until the scratch database exists (at most 30 s) */
+        if (dir_entries(tmp, name, sizeof name) != 1) continue;
+        snprintf(p, sizeof p, "%s/%s/synthetic.db", tmp, name);
+        seen = access(p, F_OK) == 0;
+    }
+    CHECK_MSG(seen, "no scratch database appeared in %s", tmp);
+    usleep(200000);
+    kill(pid, SIGINT);
+    waitpid(pid, &st, 0);
+    CHECK_MSG(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT, "status %d: did not die of SIGINT", st);
+    CHECK_MSG(dir_entries(tmp, name, sizeof name) == 0, "%s left in %s", name, tmp);
+    /* a dead run's directory (a PID no process has) and a live one's (this runner's) */
+    snprintf(p, sizeof p, "%s/ahascope-long-2147483000-AbCdEf", tmp);
+    mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/ahascope-long-2147483000-AbCdEf/synthetic.db", tmp);
+    test_write_file(p, "x", 1);
+    snprintf(p, sizeof p, "%s/ahascope-long-%ld-live00", tmp, (long)getpid());
+    mkdir(p, 0755);
+    char *out = test_runf(&st, "TMPDIR='%s' %s bench --long --synthetic --dims 64,128,2,8,4,64,512 --long-tokens 40 "
+                          "--runs 1 2>&1", tmp, test_bin());
+    CHECK_MSG(st == 0, "%s", out ? out : "");
+    free(out);
+    CHECK_MSG(dir_entries(tmp, name, sizeof name) == 1 && strstr(name, "-live00"), "left: %s", name);
+    rmdir(p);
 }
