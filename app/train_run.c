@@ -512,7 +512,8 @@ static int scratch_tokenizer(TrainOpts *t, int want_vocab, Tokenizer *tok, char 
         snprintf(path, cap, "%s/tok%d.bin", slash ? (*slash = 0, dir) : ".", size);
         int rc = train_vocab_write(path, list, n, size, NULL, e);
         free(words), free(text);
-        if (rc) return -1;
+        /* a word's error ("word 3 is too long") names the file it came from; the output's names itself */
+        if (rc) return t->vocab_file && strncmp(e->msg, path, strlen(path)) ? err_prefix(e, t->vocab_file) : -1;
     }
     if (tok_load(tok, path, 0, e)) return -1;
     *vocab = tok->vocab_size;

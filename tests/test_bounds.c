@@ -270,3 +270,15 @@ TEST(bounds_bench_long_scratch_gone_on_ctrl_c_and_after_a_dead_run) {
     CHECK_MSG(dir_entries(tmp, name, sizeof name) == 1 && strstr(name, "-live00"), "left: %s", name);
     rmdir(p);
 }
+
+/* A --vocab-file word that cannot be a piece was refused naming no file
+ * ("vocabulary word 2 holds control byte 0x01"): the file is named. */
+TEST(bounds_vocab_file_errors_name_the_file) {
+    const char *voc = test_tmp("bounds_vocab.txt"), *data = test_tmp("bounds_vdata.txt");
+    test_write_file(voc, "cat\n\x01" "dog\n", 9);
+    test_write_file(data, "once upon a time\n", 17);
+    char cmd[2400];
+    snprintf(cmd, sizeof cmd, "%s train --from-scratch --vocab-file '%s' --data '%s' --out '%s' --dims 64,128,2,2,2,0,64 "
+             "--steps 1", test_bin(), voc, data, test_tmp("bounds_vmodel.bin"));
+    CHECK_REFUSAL(cmd, 1, "ahascope train: ", "bounds_vocab.txt: vocabulary word 2 holds control byte 0x01", 1);
+}
