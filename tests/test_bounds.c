@@ -1,10 +1,11 @@
 /* test_bounds.c — bounds on what the program reads (issue 53 §4, §5).
  *
  * Each input here used to cost memory in proportion to the file, or be
- * taken silently when it is malformed: a task file's item, its prompt and
- * its lines. The bounds are checked just past them (a refusal in one line
- * naming the file and the line) and memory on a moderately large file
- * through /usr/bin/time's peak RSS, never by timing.
+ * taken silently when malformed, or be refused naming the wrong cause: a
+ * task file's lines, prompt and items, a query's JSON row, train's short
+ * data, bench --long's scratch, head tables and vocabularies. Bounds are
+ * checked just past them (a refusal in one line naming the file and the
+ * line) and memory through /usr/bin/time's peak RSS, never by timing.
  */
 #include <dirent.h>
 #include <signal.h>
