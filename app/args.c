@@ -86,7 +86,10 @@ HeadsForm args_heads_form(const char *spec, const char **rest) {
 }
 
 int args_heads_pick(const char *spec, int have_budget, int have_threshold, int as_set, const char *flag, Err *e) {
-    HeadsForm f = args_heads_form(spec, NULL);
+    const char *rest = NULL;
+    HeadsForm f = args_heads_form(spec, &rest);
+    if (f != HEADS_LIST && !*rest) /* else the reader's error names an empty path: ": cannot open" */
+        return err_usage(e, "%s %s names no file: write %s%s", flag, spec, spec, f == HEADS_CALIB ? "DB#RUN" : "FILE");
     int spans = f == HEADS_MOA || f == HEADS_WINDOWS, scored = f == HEADS_DUO || f == HEADS_RETRIEVAL;
     if (have_budget && have_threshold) return err_usage(e, "--budget and --duo-threshold conflict: give one");
     if (have_budget && (f == HEADS_LIST || (spans && !as_set)))
@@ -357,7 +360,7 @@ static int store_value(const ArgSpec *s, char *base, const char *v, Err *e) {
     case ARG_STRING: *(const char **)(base + s->dst) = v; return 0;
     case ARG_CUSTOM: return s->fn(base, s->name, v, e);
     case ARG_INT:
-    case ARG_LONG:
+    case ARG_LONG:;
         /* bounds past a long's (a seed's 2^63 - 1 as a double) are its own */
         long lo = s->min <= -9.2e18 ? LONG_MIN : (long)s->min, hi = s->max >= 9.2e18 ? LONG_MAX : (long)s->max;
         if (args_int(s->name, v, lo, hi, &n, e)) return -1;

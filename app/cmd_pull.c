@@ -21,7 +21,7 @@ typedef struct {
 static int read_max_bytes(void *opts, const char *flag, const char *v, Err *e) {
     long n = 0;
     if (args_int(flag, v, 1, 1L << 50, &n, e)) return -1;
-    ((PullOpts *)opts)->hub.max_bytes = n;
+    ((PullOpts *)opts)->hub.max_bytes = n, ((PullOpts *)opts)->hub.max_bytes_set = 1;
     return 0;
 }
 
@@ -33,8 +33,8 @@ static const ArgSpec PULL_ROWS[] = {
      .help = "pull one .gguf: its name, or a part of it (e.g. Q4_K_M, any case) exactly one .gguf holds"},
     {"--progress", ARG_FLAG, P(hub.progress), .help = "draw the progress bars even when stderr is not a terminal"},
     {"--max-bytes", ARG_CUSTOM, .metavar = "N", .fn = read_max_bytes,
-     .help = "bytes a file may have when the listing gives no size (default 64 GiB); a file never grows past the "
-             "size the listing gives"},
+     .help = "bytes a file may have when the listing gives no size (default: 8 bytes a parameter of config.json's "
+             "shape plus 64 MiB, at most 64 GiB and the free space); a file never grows past the size the listing gives"},
     {"--stall", ARG_LONG, P(hub.stall_s), 1, 3600, "S",
      .help = "under 1024 bytes/s for S seconds is a stall, retried (default 30)"},
     {"--connect-timeout", ARG_LONG, P(hub.connect_s), 1, 3600, "S", .help = "seconds to connect (default 15)"},

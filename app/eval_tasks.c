@@ -93,38 +93,73 @@ EvalTaskScore eval_tasks_score(const double *right, const double *full, int n) {
     return r;
 }
 
-int eval_tasks_data(const Tokenizer *tok, const TaskSet *s, const char *file, EvalData *d, Err *e) {
+/* The vocabulary's longest piece in bytes, 0 when it has no list (an HF
+ * tokenizer's pieces are its own). */
+static int longest_piece(const Tokenizer *tok) {
+    int m = 0;
+    for (int i = 0; tok->vocab_len && i < tok->vocab_size; i++)
+        if (tok->vocab_len[i] > m) m = tok->vocab_len[i];
+    return m;
+}
+
+/* Item i refused before it is encoded when its own count or its bytes
+ * already place it past ctx ids, so a long prompt costs no encoding. */
+static int context_first(const TaskItem *it, int i, const char *file, int ctx, int longest, Err *e) {
+    size_t lp = strlen(it->prompt);
+    if (it->n_tokens > ctx)
+        return err_set(e, "%s: item %d gives n_tokens %d, past the model's context (%d)", file, i + 1, it->n_tokens, ctx);
+    if (longest > 0 && lp / (size_t)longest > (size_t)ctx)
+        return err_set(e, "%s: item %d's prompt is %zu bytes, more than the model's context (%d ids of at most %d bytes) "
+                       "holds", file, i + 1, lp, ctx, longest);
+    return 0;
+}
+
+/* Item i's prompt ids into d->seq[i] and then, past them, its answer's. */
+static int item_data(const Tokenizer *tok, const TaskItem *it, int i, const char *file, int ctx, EvalData *d, Err *e) {
+    size_t lp = strlen(it->prompt), la = strlen(it->answer);
+    int cap = (int)(lp + la + 16), n = 0, got = 0; /* tok_encode's need: a byte an id, BOS and EOS */
+    char *text = malloc(lp + la + 2);
+    if (!text || !(d->seq[i] = malloc((size_t)cap * sizeof(int)))) {
+        free(text);
+        return err_set(e, "out of memory");
+    }
+    if (tok_encode(tok, it->prompt, lp, 1, 0, d->seq[i], cap, &n, e)) { free(text); return -1; }
+    if (n > ctx) {
+        free(text);
+        return err_set(e, "%s: item %d's prompt is %d tokens, past the model's context (%d)", file, i + 1, n, ctx);
+    }
+    /* the answer as the text goes on, "PROMPT ANSWER" (train's items, without their full stop): its ids
+     * after the prompt's, which the whole text must begin with */
+    snprintf(text, lp + la + 2, "%s %s", it->prompt, it->answer);
+    int *ids = malloc((size_t)cap * sizeof *ids), same = ids != NULL;
+    int rc = ids ? tok_encode(tok, text, lp + la + 1, 1, 0, ids, cap, &got, e) : err_set(e, "out of memory");
+    free(text);
+    for (int k = 0; rc == 0 && same && k < n; k++) same = k < got && ids[k] == d->seq[i][k];
+    if (rc == 0 && (!same || got <= n))
+        rc = err_set(e, "%s: item %d: the prompt followed by its answer does not encode to the prompt's ids and "
+                     "then the answer's", file, i + 1);
+    if (rc == 0 && got > ctx)
+        rc = err_set(e, "%s: item %d's prompt is %d tokens with its answer, past the model's context (%d)", file, i + 1,
+                     got, ctx);
+    if (rc == 0) memcpy(d->seq[i], ids, (size_t)got * sizeof *ids);
+    free(ids);
+    if (rc) return -1;
+    d->answer_from[i] = n, d->len[i] = got;
+    return 0;
+}
+
+int eval_tasks_data(const Tokenizer *tok, const TaskSet *s, const char *file, int ctx, EvalData *d, Err *e) {
     memset(d, 0, sizeof *d);
     snprintf(d->desc, sizeof d->desc, "tasks:%s", file);
     d->answer_apart = 1;
     if (!(d->seq = calloc((size_t)s->n, sizeof *d->seq)) || !(d->len = calloc((size_t)s->n, sizeof *d->len)) ||
         !(d->answer_from = calloc((size_t)s->n, sizeof *d->answer_from)))
         return err_set(e, "out of memory");
-    for (int i = 0; i < s->n; i++, d->n++) {
-        const TaskItem *it = &s->item[i];
-        size_t lp = strlen(it->prompt), la = strlen(it->answer);
-        int cap = (int)(4 * (lp + la) + 16), n = 0, got = 0;
-        char *text = malloc(lp + la + 2);
-        if (!text || !(d->seq[i] = malloc((size_t)cap * sizeof(int)))) {
-            free(text);
-            return err_set(e, "out of memory");
-        }
-        if (tok_encode(tok, it->prompt, lp, 1, 0, d->seq[i], cap, &n, e)) { free(text); return -1; }
-        /* the answer as the text goes on, "PROMPT ANSWER" (train's items, without their full stop): its ids
-         * after the prompt's, which the whole text must begin with */
-        snprintf(text, lp + la + 2, "%s %s", it->prompt, it->answer);
-        int *ids = malloc((size_t)cap * sizeof *ids), same = ids != NULL;
-        int rc = ids ? tok_encode(tok, text, lp + la + 1, 1, 0, ids, cap, &got, e) : err_set(e, "out of memory");
-        free(text);
-        for (int k = 0; rc == 0 && same && k < n; k++) same = k < got && ids[k] == d->seq[i][k];
-        if (rc == 0 && (!same || got <= n))
-            rc = err_set(e, "%s: item %d: the prompt followed by its answer does not encode to the prompt's ids and "
-                         "then the answer's", file, i + 1);
-        if (rc == 0) memcpy(d->seq[i], ids, (size_t)got * sizeof *ids);
-        free(ids);
-        if (rc) return -1;
-        d->answer_from[i] = n, d->len[i] = got;
-    }
+    int longest = longest_piece(tok);
+    for (int i = 0; i < s->n; i++)
+        if (context_first(&s->item[i], i, file, ctx, longest, e)) return -1;
+    for (int i = 0; i < s->n; i++, d->n++)
+        if (item_data(tok, &s->item[i], i, file, ctx, d, e)) return -1;
     return 0;
 }
 

@@ -55,8 +55,11 @@ EvalTaskScore eval_tasks_score(const double *right, const double *full, int n);
  * its gold answer forced after it, the ids "PROMPT ANSWER" encodes to past
  * the prompt's (answer_from, answer_apart: the prompt's statistics stay
  * the prompt's own). The desc is "tasks:FILE". An item whose text with its
- * answer does not begin with the prompt's ids is an error naming it. */
-int eval_tasks_data(const Tokenizer *tok, const TaskSet *s, const char *file, EvalData *d, Err *e);
+ * answer does not begin with the prompt's ids is an error naming it; so is
+ * one past ctx ids (the model's context), refused item by item as it is
+ * reached, and before encoding it when its n_tokens or its bytes already
+ * say so (more bytes than ctx of the vocabulary's longest pieces hold). */
+int eval_tasks_data(const Tokenizer *tok, const TaskSet *s, const char *file, int ctx, EvalData *d, Err *e);
 
 /* Answer the items under full attention (the reference) and under each of
  * rows[0..n) (already evaluated teacher-forced on eval_tasks_data, which

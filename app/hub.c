@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,6 +41,7 @@ typedef struct {
     HubFile *f;
     int n;
     long long total, done; /* bytes of this pull, for the overall bar */
+    long long model_cap;   /* what config.json's shape allows a weights file (0: not known) */
 } Listing;
 
 /* Where the bytes of one request go: a file (appended to; a resume) or memory. */
@@ -97,6 +99,7 @@ void hub_opts_default(HubOpts *o) {
     o->tries = 5;
     o->backoff_ms = 1000;
     o->max_bytes = HUB_MAX_BYTES;
+    o->max_bytes_set = 0;
     o->stall_s = HUB_STALL_S;
     o->connect_s = HUB_CONNECT_S;
     o->stop = NULL;
@@ -376,6 +379,46 @@ static FILE *open_partial(const char *part, Err *e) {
     return f;
 }
 
+/* A positive whole-number member of a config, or 0. */
+static long long config_int(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble <= 1e7 ? (long long)v->valuedouble : 0;
+}
+
+/* The most bytes a weights file of the model config.json (in dir)
+ * describes can hold: its parameters (embeddings and head, then per layer
+ * attention and MLP) at 4 bytes, twice over, plus 64 MiB of header; 0 when
+ * the config lacks the shape. */
+static long long model_cap(const char *dir) {
+    char path[1400];
+    size_t len;
+    Err e = {0};
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    char *text = file_read_all(path, "config", "a model's config.json", (size_t)1 << 20, &len, &e);
+    cJSON *c = text ? cJSON_ParseWithLength(text, len) : NULL;
+    free(text);
+    long long d = config_int(c, "hidden_size"), L = config_int(c, "num_hidden_layers"),
+              f = config_int(c, "intermediate_size"), v = config_int(c, "vocab_size");
+    cJSON_Delete(c);
+    if (!d || !L || !f || !v) return 0;
+    return 8 * (2 * v * d + L * (4 * d * d + 3 * d * f + 2 * d)) + (64LL << 20);
+}
+
+/* What a file the listing gives no size for may reach: --max-bytes when
+ * given, else the least of HUB_MAX_BYTES, the model's cap and the free
+ * space where it is written (so a server that never ends cannot fill it). */
+static long long no_size_cap(const HubOpts *o, const char *dest, const Listing *all) {
+    if (o->max_bytes_set) return o->max_bytes;
+    long long cap = o->max_bytes;
+    if (all && all->model_cap > 0 && all->model_cap < cap) cap = all->model_cap;
+    char dir[1400];
+    struct statvfs fs;
+    file_parent(dest, dir, sizeof dir);
+    if (statvfs(dir, &fs) == 0 && (long long)fs.f_bavail * (long long)fs.f_frsize < cap)
+        cap = (long long)fs.f_bavail * (long long)fs.f_frsize;
+    return cap > 0 ? cap : 1;
+}
+
 static int fetch_one(CURL *c, const HubOpts *o, const char *url, const char *dest, const char *what,
                      const HubFile *hf, Listing *all, Err *e) {
     char part[1400];
@@ -383,7 +426,7 @@ static int fetch_one(CURL *c, const HubOpts *o, const char *url, const char *des
     snprintf(part, sizeof part, "%s.partial", dest);
     FILE *f = open_partial(part, e);
     if (!f) return -1;
-    Sink s = {.c = c, .f = f, .expect = hf ? hf->size : -1, .max_file = o->max_bytes, .label = label, .all = all,
+    Sink s = {.c = c, .f = f, .expect = hf ? hf->size : -1, .max_file = no_size_cap(o, dest, all), .label = label, .all = all,
               .progress = o->progress};
     int rc = request(&s, o, url, what, e);
     if (fclose(f) != 0 && rc == 0) rc = err_set(e, "%s: write error: %s", part, strerror(errno));
@@ -561,6 +604,7 @@ static int pull_files(CURL *c, const HubOpts *o, const char *repo, const char *r
     }
     for (int i = 0; i < w->n; i++) {
         if (fetch_listed(c, o, repo, rev, dir, w->name[i], l, e)) return -1;
+        if (i == 0) l->model_cap = model_cap(dir); /* config.json comes first */
         if (sharded && !strcmp(w->name[i], index)) {
             char path[1400];
             snprintf(path, sizeof path, "%s/%s", dir, index);

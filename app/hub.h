@@ -13,7 +13,8 @@
  * state outlives a call.
  *
  * Nothing a server does can make a pull unbounded: a file may not grow
- * past the size the listing gives (or max_bytes when it gives none), a
+ * past the size the listing gives (or, when it gives none, max_bytes when
+ * set, else what config.json's shape holds, within the free space), a
  * connection must be made within connect_s, a transfer slower than
  * HUB_STALL_RATE for stall_s is a stall (retried like a timeout), and
  * *stop, set by the caller's signal handler, ends the transfer within a
@@ -39,6 +40,7 @@ typedef struct {
     int tries;          /* attempts per request, >= 1 */
     long backoff_ms;    /* pause before the second attempt; doubles after each */
     long long max_bytes; /* bytes a file may have when the listing gives no size */
+    int max_bytes_set;   /* max_bytes given (--max-bytes): else the model's shape and the free space bound it too */
     long stall_s;       /* seconds under HUB_STALL_RATE that make a stall */
     long connect_s;     /* seconds a connection may take */
     volatile sig_atomic_t *stop; /* nonzero (set by a signal handler) stops the pull; NULL: never */

@@ -411,10 +411,20 @@ static int train_loop(Trainer *tr, Err *e) {
 }
 
 /* The trainer's sequences (--data, else n_self sampled from the model), a
- * held-out eighth, --by-length's order, and with --resume where it stopped. */
-static int trainer_data(Trainer *tr, const Model *m, const Tokenizer *tok, int n_self, Err *e) {
-    TrainOpts *t = tr->t;
-    if (train_data_make(&tr->data, &tr->n_held, m, tok, t->data, n_self, (int)t->seq_len + 1, t->o.seed, e)) return -1;
+ * held-out eighth, --by-length's order, and with --resume where it stopped.
+ * The sequences are made before trainer_init's buffers, which are sized
+ * for the whole context (GBs at a long one): data too short for one
+ * sequence is refused first. */
+static int trainer_start(Trainer *tr, const Model *m, const Tokenizer *tok, TrainOpts *t, int n_self, Err *e) {
+    EvalData d;
+    int n_held;
+    memset(tr, 0, sizeof *tr);
+    if (train_data_make(&d, &n_held, m, tok, t->data, n_self, (int)t->seq_len + 1, t->o.seed, e)) return -1;
+    if (trainer_init(tr, m, t, e)) {
+        eval_data_free(&d);
+        return -1;
+    }
+    tr->data = d, tr->n_held = n_held;
     tr->n_train = tr->data.n - tr->n_held;
     if (t->have_answer_weight && !tr->data.answer_from)
         return err_usage(e, "--answer-weight weighs task items' answers: --data must be a task file (`ahascope tasks`)");
@@ -454,8 +464,7 @@ int train_run_routers(TrainOpts *t, Err *e) {
         goto out;
     }
     if (t->o.attn.window > L.model.c.seq_len) { err_set(e, "window larger than the context"); goto out; }
-    if (check_out_model(t, &L.model, e) || trainer_init(&tr, &L.model, t, e)) goto out;
-    if (trainer_data(&tr, &L.model, &L.tok, (int)t->self_n, e)) goto out;
+    if (check_out_model(t, &L.model, e) || trainer_start(&tr, &L.model, &L.tok, t, (int)t->self_n, e)) goto out;
     rc = train_loop(&tr, e);
 out:
     trainer_free(&tr);
@@ -502,7 +511,8 @@ static int scratch_tokenizer(TrainOpts *t, int want_vocab, Tokenizer *tok, char 
         snprintf(path, cap, "%s/tok%d.bin", slash ? (*slash = 0, dir) : ".", size);
         int rc = train_vocab_write(path, list, n, size, NULL, e);
         free(words), free(text);
-        if (rc) return -1;
+        /* a word's error ("word 3 is too long") names the file it came from; the output's names itself */
+        if (rc) return t->vocab_file && strncmp(e->msg, path, strlen(path)) ? err_prefix(e, t->vocab_file) : -1;
     }
     if (tok_load(tok, path, 0, e)) return -1;
     *vocab = tok->vocab_size;
@@ -566,8 +576,7 @@ int train_run_scratch(TrainOpts *t, Err *e) {
         rc = 0;
         goto out;
     }
-    if (trainer_init(&tr, &m, t, e)) goto out;
-    if (trainer_data(&tr, &m, &tok, 0, e)) goto out;
+    if (trainer_start(&tr, &m, &tok, t, 0, e)) goto out;
     char safe[4 * sizeof tok_path];
     fprintf(stderr, "train: from scratch: %zu weights (dim %d, hidden %d, %d layers, %d heads, %d kv heads, vocab %d, "
                     "context %d), tokenizer %s, %d training and %d held-out sequences of %ld tokens\n",

@@ -27,10 +27,8 @@ static void pos_runs(const TaskItem *it, char *buf, size_t cap) {
 /* --tasks FILE --item K: the item's prompt becomes the run's, its needle
  * and question the screen's marks (into marks[], n_needle_pos + 1 long),
  * its facts the status line's note. Errors name the file. */
-static int tui_task_item(TuiOpts *t, const TaskSet *s, const char *file, long k, ViewMark **marks, char *note,
+static int tui_task_item(TuiOpts *t, const TaskItem *it, const char *file, long k, ViewMark **marks, char *note,
                          size_t cap, Err *e) {
-    if (k >= s->n) return err_set(e, "%s: no item %ld: the file holds %d (counted from 0)", file, k, s->n);
-    const TaskItem *it = &s->item[k];
     if (!(*marks = malloc((size_t)(it->n_needle_pos + 1) * sizeof **marks))) return err_set(e, "out of memory");
     for (int i = 0; i < it->n_needle_pos; i++) (*marks)[i] = (ViewMark){it->needle_pos[i], VIEW_MARK_NEEDLE};
     (*marks)[it->n_needle_pos] = (ViewMark){it->question_pos, VIEW_MARK_QUESTION};
@@ -44,12 +42,12 @@ static int tui_task_item(TuiOpts *t, const TaskSet *s, const char *file, long k,
 }
 
 int tui_open(TuiOpts *t, const char *tasks, long item, Err *e) {
-    TaskSet set = {0};
+    TaskItem one = {0}; /* the item alone: the file's other lines are never parsed */
     ViewMark *marks = NULL;
     char note[512]; /* the status line shows what fits */
     int rc = -1;
-    if (tasks && (tasks_read_jsonl(tasks, &set, e) ||
-                  tui_task_item(t, &set, tasks, item < 0 ? 0 : item, &marks, note, sizeof note, e))) {
+    if (tasks && (tasks_read_item(tasks, item < 0 ? 0 : item, &one, e) ||
+                  tui_task_item(t, &one, tasks, item < 0 ? 0 : item, &marks, note, sizeof note, e))) {
         rc = -1;
     } else if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
         err_set(e, "needs a terminal on stdin and stdout (for headless runs use 'ahascope record')");
@@ -58,6 +56,6 @@ int tui_open(TuiOpts *t, const char *tasks, long item, Err *e) {
         rc = tui_run(t, e) == 0 ? 0 : -1;
     }
     free(marks);
-    tasks_free(&set);
+    task_item_free(&one);
     return rc;
 }

@@ -66,6 +66,8 @@ int headset_table_parse(const char *text, size_t len, HeadTable *t, Err *e) {
 int headset_table_parse_range(const char *text, size_t len, const HeadRange *r, HeadTable *t, Err *e) {
     memset(t, 0, sizeof *t);
     if (memchr(text, 0, len)) return err_set(e, "not a text table (a NUL byte at offset %zu)", strlen(text));
+    if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) /* else "'<BOM>0.000' is not a number", the mark unseen */
+        return err_set(e, "line 1 begins with a byte-order mark (save the table as UTF-8 without one)");
     float *row = malloc(HEADSET_MAX_KV * sizeof *row);
     size_t cap = 0;
     int rc = -1, line = 0;

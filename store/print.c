@@ -151,6 +151,14 @@ cJSON *print_json_row(sqlite3_stmt *st) {
     return o;
 }
 
+/* The bytes of the current row's values, which its JSON text holds at
+ * least once (cJSON's copy, then its print, hold each again). */
+static size_t row_bytes(sqlite3_stmt *st) {
+    size_t b = 0;
+    for (int c = 0; c < sqlite3_column_count(st); c++) b += (size_t)sqlite3_column_bytes(st, c);
+    return b;
+}
+
 /* The current row as one element of a JSON array: "[" before the first,
  * "," before the others, so the array never has to be held whole. */
 static int json_element(sqlite3_stmt *st, FILE *out, long n) {
@@ -183,6 +191,8 @@ static int step_rows(sqlite3_stmt *st, StoreFormat fmt, FILE *out, Table *t, Pri
                 csv_value(st, c, fmt == STORE_FMT_CSV_TERM, out);
             }
             fputs("\r\n", out);
+        } else if (row_bytes(st) > PRINT_JSON_ROW_MAX_BYTES) {
+            return lim->row_big = 1, SQLITE_TOOBIG;
         } else if (json_element(st, out, *n)) return SQLITE_NOMEM;
         lim->rows++, (*n)++;
     }

@@ -13,6 +13,10 @@
 #define PRINT_TABLE_MAX_ROWS 100000
 #define PRINT_TABLE_MAX_BYTES ((size_t)64 << 20)
 
+/* A JSON row is built whole before it is printed: past this many bytes of
+ * values it stops the result (SQLITE_TOOBIG, row_big), as CSV streams. */
+#define PRINT_JSON_ROW_MAX_BYTES ((size_t)64 << 20)
+
 /* Step st to the end, printing its rows to out in fmt (a table is aligned
  * once every row is known). Returns SQLITE_DONE or the failing code;
  * SQLITE_TOOBIG after printing a table cut at PRINT_TABLE_MAX_ROWS/BYTES. */
@@ -24,6 +28,7 @@ typedef struct {
     long rows;     /* rows printed so far (counted across calls: the caller resets it) */
     int capped;    /* set when a row beyond the cap was there and left out */
     int table_full; /* set when a table stopped at PRINT_TABLE_MAX_ROWS/BYTES (SQLITE_TOOBIG) */
+    int row_big;    /* set when a JSON row passed PRINT_JSON_ROW_MAX_BYTES (SQLITE_TOOBIG) */
 } PrintLimit;
 
 /* print_result stopping at lim->max_rows rows (lim may be NULL: no cap);

@@ -16,9 +16,10 @@
  * time limit, and a progress handler through which the caller can stop a
  * query that is no longer wanted.
  *
- * Output never grows with the result: CSV and JSON go out row by row, and
- * an aligned table stops at print.h's PRINT_TABLE_MAX_ROWS rows (or
- * PRINT_TABLE_MAX_BYTES) with an error that says how to get the rest.
+ * Output never grows with the result: CSV and JSON go out row by row (a
+ * JSON row at most PRINT_JSON_ROW_MAX_BYTES), and an aligned table stops
+ * at print.h's PRINT_TABLE_MAX_ROWS rows (or PRINT_TABLE_MAX_BYTES) with
+ * an error that says how to get the rest.
  */
 #include <string.h>
 
@@ -184,6 +185,9 @@ static int run_statements(Store *s, Guard *g, const char *sql, StoreFormat fmt, 
         int rc = print_result_limited(st, fmt, out, &g->rows);
         sqlite3_finalize(st);
         if (rc == SQLITE_TOOBIG && g->rows.table_full) return table_full_err(g->rows.rows - before, e);
+        if (rc == SQLITE_TOOBIG && g->rows.row_big)
+            return err_set(e, "row %ld holds more than %zu MiB: a JSON row is built whole (use --csv, which streams "
+                           "each value, or select less)", g->rows.rows - before + 1, PRINT_JSON_ROW_MAX_BYTES >> 20);
         if (rc == SQLITE_INTERRUPT && g->timed_out)
             return err_set(e, "stopped after %g s (the time limit)", g->lim->timeout_s);
         if (rc == SQLITE_INTERRUPT) return err_set(e, "interrupted");

@@ -339,6 +339,24 @@ TEST(pull_max_bytes_bounds_a_file_the_listing_gives_no_size) {
     hub_stop(&h);
 }
 
+/* Without --max-bytes a file the listing gives no size for was bounded
+ * only by 64 GiB (5.4 GB in 12 s from an endless server): the model's
+ * config.json shape bounds it now (8 bytes a parameter plus 64 MiB). */
+TEST(pull_default_bound_follows_the_model_shape) {
+    Hub h = {0};
+    const char *names[] = {"tiny-endless-nosize"};
+    if (hub_start(&h, "pull11", names, 1)) return hub_stop(&h);
+    int st;
+    char *out = hub_run(&h, &st, "timeout 60", "pull alice/tiny-endless-nosize 2>&1");
+    const char *msg = out ? last_line(out) : "";
+    long long cap = atoll(strstr(msg, "more than ") ? strstr(msg, "more than ") + 10 : "0");
+    CHECK_MSG(st == 1 && strstr(msg, "bytes and the listing gives no size (--max-bytes); refused"), "got: %s", msg);
+    CHECK_MSG(cap > (64LL << 20) && cap < (80LL << 20), "cap %lld: not the tiny model's shape", cap);
+    CHECK(!exists(cached(&h, "tiny-endless-nosize", "model.safetensors.partial")));
+    free(out);
+    hub_stop(&h);
+}
+
 /* A server trickling a byte every 0.2 s is a stall after --stall seconds
  * (it never finished before); the partial stays and the retry, or the next
  * pull, resumes it. */

@@ -236,6 +236,28 @@ int bench_long_reads(const BenchOpts *b, const char *path, BenchLongReads *r, Er
 void bench_long_run_info(StoreRunInfo *r, const char *model, const Config *c, const AttnConfig *attn, int64_t parent,
                          int n);
 
+/* The scratch directory of --long (bench_scratch.c):
+ * $TMPDIR/ahascope-long-PID-XXXXXX and the paths of its databases with
+ * SQLite's files beside them, all made before any signal can come. */
+#define BENCH_SCRATCH_FILES 8
+typedef struct {
+    char dir[300];
+    char path[BENCH_SCRATCH_FILES][340];
+    int n;
+} BenchScratch;
+
+/* Remove every dead run's scratch directory (its PID gone), make this
+ * run's for the n database names, and until bench_scratch_close have
+ * SIGINT and SIGTERM remove it before the process dies of them. s must
+ * outlive the close. */
+int bench_scratch_open(BenchScratch *s, const char *const *names, int n, Err *e);
+
+/* The path of database i of the names given to bench_scratch_open. */
+const char *bench_scratch_file(const BenchScratch *s, int i);
+
+/* Remove the directory and its files, and give the signals back. */
+void bench_scratch_close(BenchScratch *s);
+
 /* --long --synthetic (bench_long_synth.c): a parent run of --long-tokens
  * positions of the --dims/--shape shape and its child (window doubled, a
  * fixed share of gates flipped), written from synthetic traces with fixed

@@ -60,11 +60,6 @@ typedef struct {
     int key_presses;
 } LongResult;
 
-typedef struct {
-    char dir[256];
-    char tui[300], profile[300]; /* the two databases */
-} Scratch;
-
 static long long file_bytes(const char *path, const char *suffix) {
     char p[400];
     struct stat sb;
@@ -74,17 +69,6 @@ static long long file_bytes(const char *path, const char *suffix) {
 
 /* The database and its WAL: what the run takes on disk once closed. */
 static long long db_bytes(const char *path) { return file_bytes(path, "") + file_bytes(path, "-wal"); }
-
-static void scratch_remove(Scratch *s) {
-    const char *db[2] = {s->tui, s->profile}, *suffix[3] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 2; i++)
-        for (int k = 0; k < 3; k++) {
-            char p[400];
-            snprintf(p, sizeof p, "%s%s", db[i], suffix[k]);
-            unlink(p);
-        }
-    rmdir(s->dir);
-}
 
 /* Everything one recording needs: the forward state and a chunk of traces. */
 typedef struct {
@@ -389,7 +373,8 @@ static void set_cost(const double *plain, const double *rec, int n, double *ms_p
     free(v);
 }
 
-static int measure(const Model *m, const BenchOpts *b, const Scratch *s, LongResult *out, Err *e) {
+static int measure(const Model *m, const BenchOpts *b, const BenchScratch *sc, LongResult *out, Err *e) {
+    const char *tui = bench_scratch_file(sc, 0), *profile = bench_scratch_file(sc, 1);
     int n = b->long_tokens, chunks = (n + LONG_CHUNK - 1) / LONG_CHUNK, rc = -1;
     int *ids = malloc((size_t)n * sizeof *ids);
     double *plain = calloc((size_t)chunks * 3, sizeof *plain), *rec = plain + chunks, *rec_p = rec + chunks;
@@ -399,17 +384,17 @@ static int measure(const Model *m, const BenchOpts *b, const Scratch *s, LongRes
     bench_random_tokens(ids, n, m->c.vocab_size, &seed);
     AttnConfig attn = b->attn;
     attn.profile = 1; /* the TUI always profiles; so does record --profile */
-    if (record_file(m, b, s->tui, &attn, APP_TUI_ATTN_TOP, ids, plain, rec, &out->decisions, &out->db_bytes, e) ||
-        record_child(m, b, s->tui, &attn, APP_TUI_ATTN_TOP, ids, e) ||
-        record_file(m, b, s->profile, &attn, 0, ids, plain_p, rec_p, &out->decisions_profile, &out->db_bytes_profile,
+    if (record_file(m, b, tui, &attn, APP_TUI_ATTN_TOP, ids, plain, rec, &out->decisions, &out->db_bytes, e) ||
+        record_child(m, b, tui, &attn, APP_TUI_ATTN_TOP, ids, e) ||
+        record_file(m, b, profile, &attn, 0, ids, plain_p, rec_p, &out->decisions_profile, &out->db_bytes_profile,
                     e))
         goto out;
     out->bpd = out->decisions ? (double)out->db_bytes / out->decisions : 0;
     out->bpd_profile = out->decisions_profile ? (double)out->db_bytes_profile / out->decisions_profile : 0;
     set_cost(plain, rec, chunks, &out->step_ms_plain, &out->step_ms_recorded, &out->overhead);
     set_cost(plain_p, rec_p, chunks, &out->step_ms_plain_profile, &out->step_ms_recorded_profile, &out->overhead_profile);
-    rc = time_reads(b, s->tui, out, e);
-    if (rc == 0) rc = key_wait(s->tui, out, e);
+    rc = time_reads(b, tui, out, e);
+    if (rc == 0) rc = key_wait(tui, out, e);
 out:
     free(ids), free(plain), free(plain_p);
     return rc;
@@ -462,16 +447,13 @@ static void print_text(const BenchOpts *b, const Config *c, const LongResult *r)
 int bench_long(const Model *m, const BenchOpts *b, Err *e) {
     if (b->long_tokens > m->c.seq_len)
         return err_usage(e, "--long-tokens %d exceeds the model's context (%d)", b->long_tokens, m->c.seq_len);
-    Scratch s;
-    const char *tmp = getenv("TMPDIR");
-    snprintf(s.dir, sizeof s.dir, "%s/ahascope-long-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(s.dir)) return err_set(e, "cannot create a temporary directory in %s", s.dir);
-    snprintf(s.tui, sizeof s.tui, "%s/tui.db", s.dir);
-    snprintf(s.profile, sizeof s.profile, "%s/profile.db", s.dir);
+    static const char *const names[] = {"tui.db", "profile.db"};
+    BenchScratch s;
+    if (bench_scratch_open(&s, names, 2, e)) return -1;
     LongResult r;
     memset(&r, 0, sizeof r);
     int rc = measure(m, b, &s, &r, e);
-    scratch_remove(&s);
+    bench_scratch_close(&s);
     if (rc == 0) (b->json ? print_json : print_text)(b, &m->c, &r);
     return rc;
 }

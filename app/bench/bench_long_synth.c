@@ -122,15 +122,6 @@ static long long file_size(const char *path, const char *suffix) {
     return stat(p, &sb) == 0 ? (long long)sb.st_size : 0;
 }
 
-static void remove_db(const char *path) {
-    static const char *const suffix[] = {"", "-wal", "-shm"};
-    for (int k = 0; k < 3; k++) {
-        char p[400];
-        snprintf(p, sizeof p, "%s%s", path, suffix[k]);
-        unlink(p);
-    }
-}
-
 static void print_result(const BenchOpts *b, const Config *c, long decisions, long long bytes, const double *write_s,
                          const BenchLongReads *r) {
     double bpd = decisions ? (double)bytes / decisions : 0;
@@ -165,28 +156,23 @@ int bench_long_synthetic(const BenchOpts *b, Err *e) {
     if (bench_shape_config(b, &c, e)) return -1;
     if (b->long_tokens > c.seq_len)
         return err_usage(e, "--long-tokens %d exceeds the shape's context (%d)", b->long_tokens, c.seq_len);
-    char dir[256] = "", path[300];
-    const char *tmp = getenv("TMPDIR");
+    char path[300];
+    BenchScratch sc;
     struct stat sb;
     if (b->db && (stat(b->db, &sb) == 0 || strlen(b->db) >= sizeof path))
         return err_usage(e, "--db %s: %s", b->db, strlen(b->db) >= sizeof path ? "path too long"
                                                     : "exists; --synthetic writes runs 1 and 2 of a new file");
+    static const char *const names[] = {"synthetic.db"};
     if (b->db) snprintf(path, sizeof path, "%s", b->db);
-    else {
-        snprintf(dir, sizeof dir, "%s/ahascope-long-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        if (!mkdtemp(dir)) return err_set(e, "cannot create a temporary directory in %s", dir);
-        snprintf(path, sizeof path, "%s/synthetic.db", dir);
-    }
+    else if (bench_scratch_open(&sc, names, 1, e)) return -1;
+    else snprintf(path, sizeof path, "%s", bench_scratch_file(&sc, 0));
     double write_s[2] = {0, 0};
     BenchLongReads r;
     int rc = write_run(&c, &b->attn, b->long_tokens, 0, path, &write_s[0], e);
     long long bytes = file_size(path, "") + file_size(path, "-wal"); /* the parent alone, checkpointed on close */
     if (rc == 0) rc = write_run(&c, &b->attn, b->long_tokens, 1, path, &write_s[1], e);
     if (rc == 0) rc = bench_long_reads(b, path, &r, e);
-    if (!b->db) { /* the file of --db is kept, to be read again */
-        remove_db(path);
-        rmdir(dir);
-    }
+    if (!b->db) bench_scratch_close(&sc); /* the file of --db is kept, to be read again */
     if (rc == 0) print_result(b, &c, (long)b->long_tokens * c.n_layers * c.n_heads, bytes, write_s, &r);
     return rc;
 }

@@ -201,12 +201,29 @@ typedef struct {
  * prompt position minus the first needle position, -1 without needles). */
 int tasks_write_jsonl(const char *path, const TaskItem *items, int n, Err *e);
 
+/* The bounds a task file is read within, so its cost is its longest line,
+ * never its size: a prompt's bytes (as --prompt-file's), a line's (a
+ * prompt escaped, with the rest), the items kept and their text. */
+#define TASK_PROMPT_MAX (16 << 20)
+#define TASK_LINE_MAX (2 * TASK_PROMPT_MAX + (1 << 20))
+#define TASK_MAX_ITEMS (1 << 20)
+#define TASK_KEPT_MAX ((size_t)1 << 30)
+
 /* Read a file tasks_write_jsonl wrote (or one by hand with at least
  * prompt, answer, needle_pos and question_pos per line; blank lines
- * skipped). Without answers the references are the answer alone; without
- * metric it is the named kind's, else exact. A bad line is an error naming
- * the file, the line and the field. */
+ * skipped), streamed line by line within the bounds above. Without answers
+ * the references are the answer alone; without metric it is the named
+ * kind's, else exact. A bad line is an error naming the file, the line and
+ * the field; so are a byte-order mark, \u0000 in a string, text after the
+ * object, a key given twice and a position past the prompt (n_tokens when
+ * given, else the prompt's bytes plus BOS). */
 int tasks_read_jsonl(const char *path, TaskSet *s, Err *e);
+
+/* Item k (counted from 0, blank lines skipped) alone, checked as
+ * tasks_read_jsonl checks it: the lines before it are only counted, the
+ * lines after it never read. Errors as tasks_read_jsonl's, or "no item K:
+ * the file holds N". Release it with task_item_free. */
+int tasks_read_item(const char *path, long k, TaskItem *it, Err *e);
 
 /* Release a set (safe on a zeroed one). */
 void tasks_free(TaskSet *s);
