@@ -598,8 +598,8 @@ TEST(store_v4_upgraded_fixtures_answer_as_before) {
         "SELECT * FROM token_share ORDER BY run_id, pos", "SELECT * FROM run_summary ORDER BY run_id",
         "SELECT * FROM confusion_head ORDER BY run_id, predictor, layer, head",
         "SELECT * FROM confusion ORDER BY run_id, predictor",
-        "SELECT run_id, pos, layer, head, gate, score, oracle_logit, oracle_err, qada_logit, qada_bulk_logit, keys_read,"
-        " qada_rem_logit, qada_rem_bulk_logit, far_mean, far_std FROM decisions ORDER BY run_id, pos, layer, head",
+        ("SELECT run_id, pos, layer, head, gate, score, oracle_logit, oracle_err, qada_logit, qada_bulk_logit, keys_read,"
+         " qada_rem_logit, qada_rem_bulk_logit, far_mean, far_std FROM decisions ORDER BY run_id, pos, layer, head"),
         "SELECT * FROM attn_top ORDER BY run_id, pos, layer, head, rank"};
     for (int v = 1; v <= 4; v++) {
         char fx[64], ro[64], rw[64];

@@ -227,7 +227,7 @@ TEST(tasks_recall_states_every_fact_once_and_asks_it_later) {
                 const char *a = strstr(p, q);
                 CHECK_MSG(a && a > s && !strstr(a + 1, q), "'%s' not asked exactly once after it", stmt);
             }
-            int pk;
+            int pk = -1;
             const char *ps = strstr(p, "The pass key is ");
             CHECK(ps && sscanf(ps, "The pass key is %d. Remember it.", &pk) == 1);
             snprintf(q, sizeof q, "What is the pass key? The pass key is %d.", pk);
