@@ -253,6 +253,11 @@ typedef struct {
     DecideCounts n;
 } StoreScore;
 
+/* Whether an evaluation's summary can be true: a KL not below 0, a
+ * perplexity not below 1, shares within [0, 1], counts not negative.
+ * 1 with why set (the column and its value) when not; 0 when it can. */
+int store_check_eval(const StoreEval *ev, char *why, size_t cap);
+
 /* Insert the evals row (metrics NULL until store_eval_end); sets *id. */
 int store_eval_begin(Store *s, const StoreEval *ev, int64_t *id, Err *e);
 
