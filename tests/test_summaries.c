@@ -225,3 +225,50 @@ TEST(summaries_merge_refuses_a_tampered_shard) {
     free(out);
     CHECK_INT((int)test_db_scalar(out_db, "SELECT COUNT(*) FROM runs"), 2); /* the good input's, not the bad one's */
 }
+
+/* Run `run`'s global share from its decision rows at positions 0 .. upto with a choice. */
+static double share_upto(const char *db, int run, int upto) {
+    char sql[300];
+    snprintf(sql, sizeof sql, "SELECT CAST(ROUND(AVG(d.gate), 4) * 10000 AS INTEGER) FROM decisions d JOIN tokens t"
+                              " USING(run_id, pos) WHERE d.run_id = %d AND t.n_far > 0 AND d.pos <= %d", run, upto);
+    return (double)test_db_scalar(db, sql) / 10000;
+}
+
+/* Run 1 shorter than run 2 (as a child is while it is written): the reads
+ * table counts the positions both have for both runs, and says which;
+ * before, run 2's row counted all of its positions (issue 52's D). */
+TEST(summaries_reads_of_two_runs_count_the_positions_both_have) {
+    const char *db = test_tmp("sum_short.db");
+    two_runs(db);
+    test_db_exec(db, "DELETE FROM decision_bits WHERE k >= (1 << 48) + (16 << 28) AND k < 2 << 48;"
+                     " DELETE FROM tokens WHERE run_id = 1 AND pos >= 16; UPDATE runs SET n_tokens = 16 WHERE run_id = 1");
+    CHECK(fabs(share_upto(db, 2, 15) - share_upto(db, 2, N - 1)) > 1e-4); /* the range matters */
+    int st;
+    char *out = test_runf(&st, "%s compare --db %s --run 1 --run 2 2>&1", test_bin(), db);
+    CHECK_MSG(st == 0 && out && strstr(out, "over positions 0-15 (the positions both runs have)"), "%s", out);
+    CHECK_NEAR(reads_share(out, 1), share_upto(db, 1, 15), 1e-9);
+    CHECK_NEAR(reads_share(out, 2), share_upto(db, 2, 15), 1e-9);
+    free(out);
+}
+
+/* An evaluation whose kl_mean was scaled below zero: eval --from-db and
+ * merge refuse it, naming the file, the evaluation and the column. */
+TEST(summaries_eval_from_db_refuses_a_negative_kl) {
+    SKIP_UNLESS_SHARED();
+    const char *db = test_tmp("sum_eval.db"), *merged = test_tmp("sum_eval_merged.db");
+    test_db_fresh(db), test_db_fresh(merged);
+    int st;
+    char *out = test_runf(&st, "%s eval --self 2 --seq-len 24 --routers random:3 --window 8 --theta 0.2 --db %s --model %s"
+                          " 2>&1", test_bin(), db, test_stories_model());
+    CHECK_MSG(st == 0, "%s", out);
+    free(out);
+    CHECK(test_db_scalar(db, "SELECT COUNT(*) FROM evals WHERE kl_mean > 0") > 0);
+    test_db_exec(db, "UPDATE evals SET kl_mean = kl_mean * -3 WHERE kl_mean > 0");
+    out = test_runf(&st, "%s eval --from-db %s --model %s 2>&1", test_bin(), db, test_stories_model());
+    CHECK_MSG(st != 0 && out && strstr(out, db) && strstr(out, "evaluation ") && strstr(out, "kl_mean -") &&
+                  strstr(out, "is negative"), "%s", out);
+    free(out);
+    out = test_runf(&st, "%s merge --out %s %s 2>&1", test_bin(), merged, db);
+    CHECK_MSG(st != 0 && out && strstr(out, "evals row: kl_mean -"), "%s", out);
+    free(out);
+}
