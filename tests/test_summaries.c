@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "store/store.h"
 #include "tests/store_fixture.h"
@@ -211,10 +212,13 @@ TEST(summaries_head_rates_are_the_rows_when_totals_cannot_be) {
     free(out);
 }
 
-/* merge refuses an input whose totals cannot be true, naming it and the
- * table, and the output keeps what it held. */
+/* merge refuses an input whose totals cannot be true, or whose run names
+ * a parent the file lacks, naming the input (not the output), before it
+ * touches the output: a fresh one is not even created, an existing one
+ * keeps its bytes (issue 53 §4 and §5). */
 TEST(summaries_merge_refuses_a_tampered_shard) {
     const char *good = test_tmp("sum_good.db"), *bad = test_tmp("sum_bad.db"), *out_db = test_tmp("sum_merged.db");
+    const char *copy = test_tmp("sum_merged_copy.db");
     two_runs(good);
     two_runs(bad);
     test_db_fresh(out_db);
@@ -223,7 +227,16 @@ TEST(summaries_merge_refuses_a_tampered_shard) {
     char *out = test_runf(&st, "%s merge --out %s %s %s 2>&1", test_bin(), out_db, good, bad);
     CHECK_MSG(st != 0 && out && strstr(out, bad) && strstr(out, "run 2's head_totals row L1 H3"), "%s", out);
     free(out);
-    CHECK_INT((int)test_db_scalar(out_db, "SELECT COUNT(*) FROM runs"), 2); /* the good input's, not the bad one's */
+    CHECK_MSG(access(out_db, F_OK) != 0, "a refused merge created %s", out_db);
+    free(test_runf(&st, "%s merge --out %s %s && cp %s %s", test_bin(), out_db, good, out_db, copy));
+    CHECK_INT(st, 0);
+    two_runs(bad);
+    test_db_exec(bad, "UPDATE runs SET parent_run_id = 9 WHERE run_id = 2");
+    out = test_runf(&st, "%s merge --out %s %s 2>&1", test_bin(), out_db, bad);
+    CHECK_MSG(st != 0 && out && strstr(out, bad) && strstr(out, "run 2's parent_run_id 9 names no run") &&
+                  !strstr(out, out_db), "%s", out);
+    free(out);
+    CHECK_MSG(test_same_file(out_db, copy), "a refused merge changed %s", out_db);
 }
 
 /* Run `run`'s global share from its decision rows at positions 0 .. upto with a choice. */
