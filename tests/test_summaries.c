@@ -285,3 +285,16 @@ TEST(summaries_eval_from_db_refuses_a_negative_kl) {
     CHECK_MSG(st != 0 && out && strstr(out, "evals row: kl_mean -"), "%s", out);
     free(out);
 }
+
+/* --static-heads calib:DB#2,2,2 would pool run 2 three times without a
+ * word: refused, naming the run (issue 53 §5). */
+TEST(summaries_calib_spec_refuses_a_repeated_run) {
+    SKIP_UNLESS_SHARED();
+    const char *db = test_tmp("sum_calib.db");
+    two_runs(db);
+    int st;
+    char *out = test_runf(&st, "%s eval --policy static --static-heads 'calib:%s#2,2,2' --budget 2 --self 1 --seq-len 16"
+                          " --window 8 --model %s 2>&1", test_bin(), db, test_stories_model());
+    CHECK_MSG(st != 0 && out && strstr(out, "run 2 is given twice"), "%s", out);
+    free(out);
+}
