@@ -35,15 +35,9 @@ static int by_rate(const void *a, const void *b) {
  * one cannot, and the rates are counted from the decision rows, with a line
  * on stderr saying why (the rates go to a head set, not to a table). */
 static int rows_instead(Store *s, const int64_t *runs, int n_runs, Err *e) {
-    char why[400];
     for (int i = 0; i < n_runs; i++) {
-        int bad = store_check_totals(s, runs[i], why, sizeof why, e);
-        if (bad < 0) return -1;
-        if (bad) {
-            fprintf(stderr, "%s: run %lld's %s: cannot be true, so the oracle rates are counted from the decision rows\n",
-                    s->path, (long long)runs[i], why);
-            return 1;
-        }
+        int bad = store_summary_note(s, runs[i], 0, stderr, "the oracle rates are counted from the decision rows", e);
+        if (bad) return bad;
     }
     return s->version < 4;
 }

@@ -128,10 +128,7 @@ static int print_regimes(Store *s, int64_t run, int rows, FILE *out, Err *e) {
  * that the tables are counted from the decision rows. 1: count the rows
  * (so too for a file before version 4, which has no totals). */
 static int rows_instead(Store *s, int64_t run, FILE *out, Err *e) {
-    char why[400];
-    int bad = store_check_totals(s, run, why, sizeof why, e);
-    if (bad > 0) fprintf(out, "note: run %lld's %s: cannot be true, so every table below is counted from its decision"
-                              " rows\n", (long long)run, why);
+    int bad = store_summary_note(s, run, 0, out, "every table below is counted from its decision rows", e);
     return bad < 0 ? -1 : bad || s->version < 4;
 }
 
@@ -476,15 +473,9 @@ static int print_partial(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
  * not, a line saying why, and the diff and reads come from the decision
  * rows. 1: read the rows. */
 static int gates_instead(Store *s, const int64_t run[2], FILE *out, Err *e) {
-    char why[400];
     for (int k = 0; k < 2; k++) {
-        int bad = store_check_gates(s, run[k], why, sizeof why, e);
-        if (bad < 0) return -1;
-        if (bad) {
-            fprintf(out, "note: run %lld's %s: cannot be true, so the gates are read from the decision rows\n",
-                    (long long)run[k], why);
-            return 1;
-        }
+        int bad = store_summary_note(s, run[k], 1, out, "the gates are read from the decision rows", e);
+        if (bad) return bad;
     }
     return 0;
 }

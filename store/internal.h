@@ -430,6 +430,11 @@ int store_check_gates(Store *s, int64_t run, char *why, size_t cap, Err *e);
  * decision rows where store_check_gates looks. Returns as it does. */
 int store_check_totals(Store *s, int64_t run, char *why, size_t cap, Err *e);
 
+/* store_check_gates (gates) or store_check_totals of run, and when they
+ * fail a line on out: "note: run N's WHY: cannot be true, so INSTEAD"
+ * (what the reader does instead). Returns as they do. */
+int store_summary_note(Store *s, int64_t run, int gates, FILE *out, const char *instead, Err *e);
+
 /* ---- compare.c: on sql.c, reader.c and print.c ---- */
 
 /* One head's sums over the decisions two runs both have, at positions with

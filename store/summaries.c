@@ -242,6 +242,13 @@ int store_check_totals(Store *s, int64_t run, char *why, size_t cap, Err *e) {
     return bad;
 }
 
+int store_summary_note(Store *s, int64_t run, int gates, FILE *out, const char *instead, Err *e) {
+    char why[400];
+    int bad = (gates ? store_check_gates : store_check_totals)(s, run, why, sizeof why, e);
+    if (bad > 0) fprintf(out, "note: run %lld's %s: cannot be true, so %s\n", (long long)run, why, instead);
+    return bad;
+}
+
 /* A share or a fraction: NaN (not measured) or within [0, 1]. */
 static int is_share(double v) { return isnan(v) || (v >= 0 && v <= 1); }
 
