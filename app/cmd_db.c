@@ -307,7 +307,8 @@ int cmd_merge(int argc, char **argv) {
     Store *st = NULL;
     if (!d.out) err_usage(&e, "--out FILE is required");
     else if (d.n_inputs == 0) err_usage(&e, "no input databases given");
-    else if ((st = store_open(d.out, STORE_WRITE, STORE_BUSY_MS, &e))) {
+    else if (store_merge_inputs_check(d.out, d.inputs, d.n_inputs, &e) == 0 && /* before the output is touched */
+             (st = store_open(d.out, STORE_WRITE, STORE_BUSY_MS, &e))) {
         signal(SIGINT, on_stop_signal);
         signal(SIGTERM, on_stop_signal);
         rc = store_merge(st, d.inputs, d.n_inputs, stdout, merge_stopped, NULL, &e);

@@ -188,6 +188,10 @@ static int group_row(Store *st, const StoreEvalRow *ev, int n, const Group *g, c
         if (ev[i].ev.matched_to[0] || sh.n != g->n_shards || strcmp(base, g->base) || !same_setting(v0, &ev[i].ev))
             continue;
         const StoreEval *v = &ev[i].ev;
+        char why[200];
+        if (store_check_eval(v, why, sizeof why)) /* a row no evaluation writes: its sums would carry it */
+            return err_set(e, "%s: evaluation %lld (%s, %s): %s", store_path(st), (long long)ev[i].eval_id, v->policy,
+                           v->data, why);
         double nt = (double)v->n_tokens; /* the sums the means were made of, added exactly across shards */
         s->n_tokens += v->n_tokens, s->kl += nt * v->kl_mean;
         s->nll += nt * log(v->perplexity), s->nll_full += nt * log(v->perplexity_full);

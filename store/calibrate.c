@@ -11,6 +11,8 @@
  * would mix heads that are not the same head. */
 static int check_runs(Store *s, const int64_t *runs, int n_runs, int *L, int *H, Err *e) {
     for (int i = 0; i < n_runs; i++) {
+        for (int j = 0; j < i; j++) /* pooled twice, a run would weigh double without a word */
+            if (runs[j] == runs[i]) return err_set(e, "%s: run %lld is given twice", s->path, (long long)runs[i]);
         StoreRunInfo r;
         if (store_run_info(s, runs[i], &r, e)) return -1;
         int l = r.n_layers, h = r.n_heads;
@@ -29,11 +31,24 @@ static int by_rate(const void *a, const void *b) {
     return x->layer != y->layer ? x->layer - y->layer : x->head - y->head;
 }
 
+/* Whether every run's totals can be believed (store_check_totals): 1 when
+ * one cannot, and the rates are counted from the decision rows, with a line
+ * on stderr saying why (the rates go to a head set, not to a table). */
+static int rows_instead(Store *s, const int64_t *runs, int n_runs, Err *e) {
+    for (int i = 0; i < n_runs; i++) {
+        int bad = store_summary_note(s, runs[i], 0, stderr, "the oracle rates are counted from the decision rows", e);
+        if (bad) return bad;
+    }
+    return s->version < 4;
+}
+
 int store_head_rates(Store *s, const int64_t *runs, int n_runs, StoreHeadRate **out, Err *e) {
     int L = 0, H = 0;
     *out = NULL;
     if (n_runs < 1) return err_set(e, "no runs given");
     if (check_runs(s, runs, n_runs, &L, &H, e)) return -1;
+    int rows = rows_instead(s, runs, n_runs, e);
+    if (rows < 0) return -1;
     StoreHeadRate *r = calloc((size_t)L * H, sizeof *r);
     long *glob = calloc((size_t)L * H, sizeof *glob);
     sqlite3_stmt *st = NULL;
@@ -41,7 +56,7 @@ int store_head_rates(Store *s, const int64_t *runs, int n_runs, StoreHeadRate **
     if (!r || !glob) { err_set(e, "out of memory"); goto out; }
     /* the oracle's label in SQL: mirrors decide_label (engine/decide.h) */
     /* version 4 keeps the counts (oracle values exist only where there are far keys) */
-    if (store_prepare(s, s->version >= 4 ? "SELECT s.layer, s.head, s.oracle_mass_n, t.global FROM head_stats s"
+    if (store_prepare(s, !rows ? "SELECT s.layer, s.head, s.oracle_mass_n, t.global FROM head_stats s"
                                            " JOIN head_totals t USING(run_id, layer, head) WHERE s.run_id=?1"
                                            " AND t.predictor = 'oracle' AND s.oracle_mass_n > 0"
                                          : "SELECT layer, head, COUNT(*), SUM(oracle_logit > theta_logit) FROM decided"

@@ -20,9 +20,10 @@
     "COUNT(*) AS n, SUM(predicted AND oracle) AS tp, SUM(predicted AND NOT oracle) AS fp,"                      \
     " SUM(NOT predicted AND oracle) AS fn, SUM(NOT predicted AND NOT oracle) AS tn"
 
-static int print_confusion(Store *s, int64_t run, const char *pred, const char *group, FILE *out, Err *e) {
+static int print_confusion(Store *s, int64_t run, const char *pred, const char *group, int rows, FILE *out, Err *e) {
     char sql[2400], names[512], order[600];
     const char *sel = *group ? group : "predictor";
+    int totals = !rows;
     decide_list(names, sizeof names, DECIDE_N_SQL, ","); /* the predictors' order: engine/decide.h's */
     snprintf(order, sizeof order, "INSTR(',%s,', ',' || predictor || ',')", names);
     snprintf(sql, sizeof sql,
@@ -31,8 +32,8 @@ static int print_confusion(Store *s, int64_t run, const char *pred, const char *
              " ROUND(2.0 * tp / NULLIF(2 * tp + fp + fn, 0), 4) AS f1,"
              " ROUND((tp + fp) * 1.0 / n, 4) AS predicted_rate, ROUND((tp + fn) * 1.0 / n, 4) AS oracle_rate FROM ("
              " SELECT %s, %s FROM %s WHERE run_id=?1 AND (?2 IS NULL OR predictor=?2)%s GROUP BY %s) ORDER BY %s",
-             sel, sel, s->version >= 4 ? TOTAL_CELLS : ROW_CELLS, s->version >= 4 ? "confusion_head" : "predictions",
-             s->version >= 4 ? "" : " AND predicted IS NOT NULL AND oracle IS NOT NULL", sel,
+             sel, sel, totals ? TOTAL_CELLS : ROW_CELLS, totals ? "confusion_head" : "predictions",
+             totals ? "" : " AND predicted IS NOT NULL AND oracle IS NOT NULL", sel,
              *group ? group : order);
     sqlite3_stmt *st;
     if (store_prepare(s, sql, &st, e)) return -1;
@@ -55,7 +56,7 @@ static int count_where(Store *s, const char *sql, int64_t run, int64_t *out, Err
     return 0;
 }
 
-static int print_reads(Store *s, int64_t a, int64_t b, FILE *out, Err *e);
+static int print_reads(Store *s, int64_t a, int64_t b, int upto, int rows, FILE *out, Err *e);
 static int print_sql(Store *s, const char *sql, int64_t a, int64_t b, FILE *out, Err *e);
 
 /* Precision and recall of estimate col (a log-odds column of decided)
@@ -96,11 +97,11 @@ static int regime_totals(char *buf, size_t cap) {
 /* Per head: the share of decisions in the frozen regime (far scores' σ >
  * √(2 ln n_far), where the log-normal sum overshoots) and the precision
  * and recall of qada and qada_bulk on each side of that boundary. */
-static int print_regimes(Store *s, int64_t run, FILE *out, Err *e) {
+static int print_regimes(Store *s, int64_t run, int rows, FILE *out, Err *e) {
     static const char *const cols[2] = {"qada_logit", "qada_bulk_logit"}, *const tags[2] = {"qada", "bulk"};
     static const char *const sides[2] = {"NOT frozen", "frozen"}, *const side_tags[2] = {"calm", "frozen"};
     char sql[16384], part[600], tag[32];
-    if (s->version >= 4) regime_totals(sql, sizeof sql);
+    if (!rows) regime_totals(sql, sizeof sql);
     else {
         /* Each decision's fields and regime worked out once (materialized: the aggregates read each several
          * times). */
@@ -123,12 +124,21 @@ static int print_regimes(Store *s, int64_t run, FILE *out, Err *e) {
     return print_sql(s, sql, run, run, out, e);
 }
 
+/* Whether run's totals can be believed; if not, a line saying why and
+ * that the tables are counted from the decision rows. 1: count the rows
+ * (so too for a file before version 4, which has no totals). */
+static int rows_instead(Store *s, int64_t run, FILE *out, Err *e) {
+    int bad = store_summary_note(s, run, 0, out, "every table below is counted from its decision rows", e);
+    return bad < 0 ? -1 : bad || s->version < 4;
+}
+
 static int compare_one(Store *s, int64_t run, const char *pred, FILE *out, Err *e) {
     StoreRunInfo r;
-    if (store_run_info(s, run, &r, e)) return -1;
+    int rows = rows_instead(s, run, out, e);
+    if (rows < 0 || store_run_info(s, run, &r, e)) return -1;
     int64_t n_oracle = 0, n_pred = 0;
     /* version 4: from the totals (oracle values exist only where there are far keys) */
-    if (count_where(s, s->version >= 4 ? "SELECT COALESCE(SUM(oracle_mass_n), 0) FROM head_stats WHERE run_id=?1"
+    if (count_where(s, !rows ? "SELECT COALESCE(SUM(oracle_mass_n), 0) FROM head_stats WHERE run_id=?1"
                                        : "SELECT COUNT(*) FROM decisions WHERE run_id=?1 AND oracle_logit IS NOT NULL",
                     run, &n_oracle, e))
         goto fail;
@@ -139,7 +149,7 @@ static int compare_one(Store *s, int64_t run, const char *pred, FILE *out, Err *
     }
     if (!pred) pred = r.policy[0] && strcmp(r.policy, "aha") == 0 ? "aha" : "qada";
     char sql[200];
-    if (s->version >= 4) snprintf(sql, sizeof sql, "SELECT COALESCE(SUM(n), 0) FROM head_totals WHERE run_id=?1 AND predictor='%s'",
+    if (!rows) snprintf(sql, sizeof sql, "SELECT COALESCE(SUM(n), 0) FROM head_totals WHERE run_id=?1 AND predictor='%s'",
                                   pred);
     else snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM predictions WHERE run_id=?1 AND predictor='%s' AND"
                   " predicted IS NOT NULL", pred);
@@ -148,17 +158,17 @@ static int compare_one(Store *s, int64_t run, const char *pred, FILE *out, Err *
     fprintf(out, "run %lld: policy %s, window %d, sinks %d, tau %g, theta %g, %d positions, %s\n", (long long)run,
             textout_term(r.policy, policy, sizeof policy), r.window, r.sinks, r.tau, decide_prob(r.theta_logit),
             r.n_tokens, textout_term(r.status, status, sizeof status));
-    if (print_reads(s, run, run, out, e)) goto fail;
+    if (print_reads(s, run, run, r.n_tokens - 1, rows, out, e)) goto fail;
     fprintf(out, "\nevery predictor vs the oracle (global iff out_mass > theta), over the positions with far"
                  " keys:\n");
-    if (print_confusion(s, run, NULL, "", out, e)) goto fail;
+    if (print_confusion(s, run, NULL, "", rows, out, e)) goto fail;
     if (n_pred == 0) {
         fprintf(out, "\npredictor %s has no values in this run (no routers, or not profiled)\n", pred);
     } else {
         fprintf(out, "\n%s per layer:\n", pred);
-        if (print_confusion(s, run, pred, "layer", out, e)) goto fail;
+        if (print_confusion(s, run, pred, "layer", rows, out, e)) goto fail;
         fprintf(out, "\n%s per head:\n", pred);
-        if (print_confusion(s, run, pred, "layer, head", out, e)) goto fail;
+        if (print_confusion(s, run, pred, "layer, head", rows, out, e)) goto fail;
     }
     int64_t n_regime = 0;
     if (count_where(s, s->version >= 4 ? "SELECT EXISTS(SELECT 1 FROM decision_bits b WHERE " STORE_SQL_IN_RUN("1")
@@ -167,7 +177,7 @@ static int compare_one(Store *s, int64_t run, const char *pred, FILE *out, Err *
                     run, &n_regime, e))
         goto fail;
     if (n_regime == 0) fprintf(out, "\nno far-score moments in this run (recorded before they were): no regimes\n");
-    else if (print_regimes(s, run, out, e)) goto fail;
+    else if (print_regimes(s, run, rows, out, e)) goto fail;
     store_run_info_free(&r);
     return 0;
 fail:
@@ -186,14 +196,43 @@ static int print_sql(Store *s, const char *sql, int64_t a, int64_t b, FILE *out,
     return 0;
 }
 
+/* The reads table over positions 0 .. upto of each run: the share of
+ * known gates that went global at the positions with a choice, from the
+ * tokens' counts (what head_totals sums, store_check_totals holds them
+ * equal) or, with rows, from the decision rows; keys and KV positions read
+ * from the tokens rows. */
+static const char READS_TOKENS[] =
+    "SELECT r.run_id, ROUND((SELECT SUM(n_global) * 1.0 / NULLIF(SUM(n_gate), 0) FROM tokens t WHERE t.run_id = r.run_id"
+    " AND t.n_far IS NOT 0 AND t.pos <= ?3), 4) AS global_share,";
+static const char READS_ROWS[] =
+    "SELECT r.run_id, ROUND((SELECT AVG(gate) FROM decided d WHERE d.run_id = r.run_id AND d.pos <= ?3), 4)"
+    " AS global_share,";
+static const char READS_FRACS[] =
+    " ROUND((SELECT SUM(keys_read) * 1.0 / SUM(keys_full) FROM token_share s WHERE s.run_id = r.run_id AND s.pos <= ?3),"
+    " 4) AS keys_per_query_head, ROUND((SELECT SUM(kv_read) * 1.0 / SUM(kv_full) FROM token_share s WHERE"
+    " s.run_id = r.run_id AND s.pos <= ?3), 4) AS kv_per_kv_head FROM runs r WHERE r.run_id IN (?1, ?2) ORDER BY r.run_id";
+
 /* What each run read: keys per query head and KV positions per KV head
- * (the memory traffic), both against full attention. */
-static int print_reads(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
+ * (the memory traffic), both against full attention, over positions
+ * 0 .. upto (a file before version 4: its run_summary, whole runs). */
+static int print_reads(Store *s, int64_t a, int64_t b, int upto, int rows, FILE *out, Err *e) {
+    char range[80] = "";
+    if (a != b) snprintf(range, sizeof range, ", over positions 0-%d (the positions both runs have)", upto);
     fprintf(out, "\nreads against full attention (keys per query head; KV positions per KV head, the memory"
-                 " traffic):\n");
-    return print_sql(s, "SELECT run_id, ROUND(global_share, 4) AS global_share, ROUND(keys_read_frac, 4) AS"
-                        " keys_per_query_head, ROUND(kv_read_frac, 4) AS kv_per_kv_head FROM run_summary"
-                        " WHERE run_id IN (?1, ?2) ORDER BY run_id", a, b, out, e);
+                 " traffic)%s:\n", range);
+    if (s->version < 4)
+        return print_sql(s, "SELECT run_id, ROUND(global_share, 4) AS global_share, ROUND(keys_read_frac, 4) AS"
+                            " keys_per_query_head, ROUND(kv_read_frac, 4) AS kv_per_kv_head FROM run_summary"
+                            " WHERE run_id IN (?1, ?2) ORDER BY run_id", a, b, out, e);
+    char *sql = sqlite3_mprintf("%s%s", rows ? READS_ROWS : READS_TOKENS, READS_FRACS);
+    sqlite3_stmt *st;
+    int rc = sql ? store_prepare(s, sql, &st, e) : err_set(e, "out of memory");
+    sqlite3_free(sql);
+    if (rc) return -1;
+    sqlite3_bind_int64(st, 1, a), sqlite3_bind_int64(st, 2, b), sqlite3_bind_int(st, 3, upto);
+    rc = print_result(st, STORE_FMT_TABLE, out);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : store_sql_err(s->db, s->path, "compare failed", e);
 }
 
 static int first_divergence(Store *s, int64_t a, int64_t b, int *pos, Err *e) {
@@ -366,14 +405,14 @@ static void cte_row(sqlite3_str *cte, int l, int h, const StoreDiffHead *o, int 
  * per-head sums, as a CTE `h` (layer, head, n, down, up, sx, cx, sy, cy, d,
  * cd, fp), into cte for the tables after it (one pass over the decisions
  * both runs have). */
-static int print_flip_map(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, sqlite3_str *cte, FILE *out,
-                          Err *e) {
+static int print_flip_map(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, StoreDiffPath path, sqlite3_str *cte,
+                          FILE *out, Err *e) {
     size_t cells = (size_t)n_layers * (size_t)n_heads;
     StoreDiffHead *dh = calloc(cells, sizeof *dh);
     int64_t tot[3] = {0, 0, 0};
     if (!dh) return err_set(e, "out of memory");
     for (size_t i = 0; i < cells; i++) dh[i].fp = -1;
-    if (store_diff_sums(s, a, b, n_layers, n_heads, STORE_DIFF_AUTO, dh, e)) {
+    if (store_diff_sums(s, a, b, n_layers, n_heads, path, dh, e)) {
         free(dh);
         return -1;
     }
@@ -430,6 +469,17 @@ static int print_partial(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
     return 0;
 }
 
+/* Whether both runs' gate bitmaps and tokens counts can be believed; if
+ * not, a line saying why, and the diff and reads come from the decision
+ * rows. 1: read the rows. */
+static int gates_instead(Store *s, const int64_t run[2], FILE *out, Err *e) {
+    for (int k = 0; k < 2; k++) {
+        int bad = store_summary_note(s, run[k], 1, out, "the gates are read from the decision rows", e);
+        if (bad) return bad;
+    }
+    return 0;
+}
+
 static int compare_two(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
     StoreRunInfo ra, rb;
     if (store_run_info(s, a, &ra, e)) return -1;
@@ -437,11 +487,14 @@ static int compare_two(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
     int same_shape = ra.n_layers == rb.n_layers && ra.n_heads == rb.n_heads;
     fprintf(out, "run %lld: policy %s, window %d, %d positions | run %lld: policy %s, window %d, %d positions\n",
             (long long)a, ra.policy, ra.window, ra.n_tokens, (long long)b, rb.policy, rb.window, rb.n_tokens);
-    int n_layers = ra.n_layers, n_heads = ra.n_heads;
+    int n_layers = ra.n_layers, n_heads = ra.n_heads, upto = (ra.n_tokens < rb.n_tokens ? ra.n_tokens : rb.n_tokens) - 1;
     store_run_info_free(&ra);
     store_run_info_free(&rb);
     if (!same_shape) return err_set(e, "runs %lld and %lld have different shapes", (long long)a, (long long)b);
     if (print_partial(s, a, b, out, e)) return -1;
+    const int64_t both[2] = {a, b};
+    int rows = gates_instead(s, both, out, e);
+    if (rows < 0) return -1;
     int div;
     if (first_divergence(s, a, b, &div, e)) return -1;
     if (div < 0) fprintf(out, "tokens: identical over the positions both runs have\n");
@@ -453,9 +506,9 @@ static int compare_two(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
                                   " WHERE x.run_id=?1 AND x.pos BETWEEN %d AND %d ORDER BY x.pos", div, div + 4);
         if (print_sql(s, sql, a, b, out, e)) return -1;
     }
-    if (print_reads(s, a, b, out, e)) return -1;
+    if (print_reads(s, a, b, upto, rows, out, e)) return -1;
     sqlite3_str *cte = sqlite3_str_new(s->db);
-    int rc = print_flip_map(s, a, b, n_layers, n_heads, cte, out, e);
+    int rc = print_flip_map(s, a, b, n_layers, n_heads, rows ? STORE_DIFF_KEYS : STORE_DIFF_AUTO, cte, out, e);
     char *with = sqlite3_str_finish(cte);
     if (rc || !with) { sqlite3_free(with); return rc ? -1 : err_set(e, "out of memory"); }
     /* the averages as sums over counts of the per-head sums: the same doubles AVG gives */

@@ -417,6 +417,24 @@ const char *store_schema_old_views(int version);
  * e set if the commit failed (the statements are dropped either way). */
 int store_writer_release(Store *s, Err *e);
 
+/* ---- summaries.c: on sql.c; whether a run's summaries can be believed ---- */
+
+/* Run run's gate bitmaps and tokens counts against each other and against
+ * the decision rows of its first and last position with a choice. 0 when
+ * they hold, 1 with why set (the table and row) when they cannot be true,
+ * -1 with e set on an error. A file before version 4 has none: 0. */
+int store_check_gates(Store *s, int64_t run, char *why, size_t cap, Err *e);
+
+/* Run run's head_totals and head_stats rows: inside its shape, counts
+ * that can be, sums equal to its tokens rows', those rows equal to the
+ * decision rows where store_check_gates looks. Returns as it does. */
+int store_check_totals(Store *s, int64_t run, char *why, size_t cap, Err *e);
+
+/* store_check_gates (gates) or store_check_totals of run, and when they
+ * fail a line on out: "note: run N's WHY: cannot be true, so INSTEAD"
+ * (what the reader does instead). Returns as they do. */
+int store_summary_note(Store *s, int64_t run, int gates, FILE *out, const char *instead, Err *e);
+
 /* ---- compare.c: on sql.c, reader.c and print.c ---- */
 
 /* One head's sums over the decisions two runs both have, at positions with

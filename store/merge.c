@@ -226,6 +226,54 @@ static int upgraded_copy(Merge *m, Store *in, const char *input, char *scratch, 
 
 static int attach_and_copy(Merge *m, const char *input, const char *path, FILE *log, Err *e);
 
+/* The first run of the attached or opened file whose key names a row the
+ * file lacks: a parent or an evaluation. Copied, it would fail the
+ * output's foreign key, and SQLite's words would name the output. */
+static const char DANGLING[] =
+    "SELECT run_id, CASE WHEN parent_run_id IS NOT NULL AND parent_run_id NOT IN (SELECT run_id FROM runs)"
+    " THEN 'parent_run_id ' || parent_run_id || ' names no run' ELSE 'eval_id ' || eval_id || ' names no evaluation' END"
+    " FROM runs WHERE (parent_run_id IS NOT NULL AND parent_run_id NOT IN (SELECT run_id FROM runs)) OR"
+    " (eval_id IS NOT NULL AND eval_id NOT IN (SELECT eval_id FROM evals)) LIMIT 1";
+
+static int check_keys(Store *in, const char *input, Err *e) {
+    sqlite3_stmt *st;
+    char safe[1024];
+    if (store_prepare(in, DANGLING, &st, e)) return -1;
+    int rc = sqlite3_step(st), bad = 0;
+    if (rc == SQLITE_ROW)
+        bad = err_set(e, "%s: run %lld's %s in it: not merged", textout_term(input, safe, sizeof safe),
+                      (long long)sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1));
+    else if (rc != SQLITE_DONE) bad = store_sql_err(in->db, input, "cannot check it", e);
+    sqlite3_finalize(st);
+    return bad;
+}
+
+/* Every run's summaries and every evaluation's row of the input checked
+ * as compare and eval --from-db check them: once merged, a row that cannot
+ * be true would be read back from the output under a new run id, its
+ * origin lost in the crowd. 0, or -1 naming the input, run and table. */
+static int check_input(Store *in, const char *input, Err *e) {
+    int64_t *ids = NULL;
+    StoreEvalRow *ev = NULL;
+    char why[400], safe[1024];
+    if (check_keys(in, input, e)) return -1;
+    int n = store_run_ids(in, &ids, e), bad = n < 0 ? -1 : 0;
+    for (int i = 0; !bad && i < n; i++) {
+        bad = store_check_gates(in, ids[i], why, sizeof why, e);
+        if (!bad) bad = store_check_totals(in, ids[i], why, sizeof why, e);
+        if (bad > 0) err_set(e, "%s: run %lld's %s: cannot be true, not merged", textout_term(input, safe, sizeof safe),
+                             (long long)ids[i], why);
+    }
+    int ne = bad ? 0 : store_evals(in, &ev, e);
+    if (ne < 0) bad = -1;
+    for (int i = 0; !bad && i < ne; i++)
+        if (store_check_eval(&ev[i].ev, why, sizeof why))
+            bad = err_set(e, "%s: evaluation %lld's evals row: %s: not merged", textout_term(input, safe, sizeof safe),
+                          (long long)ev[i].eval_id, why);
+    free(ids), free(ev);
+    return bad ? -1 : 0;
+}
+
 static int merge_one(Merge *m, const char *input, FILE *log, Err *e) {
     if (same_file(input, m->s->path)) return err_set(e, "%s: is the output database itself", input);
     Store *in = store_open(input, STORE_READ, 2000, e); /* validates: SQLite, ours, a schema we read */
@@ -233,7 +281,14 @@ static int merge_one(Merge *m, const char *input, FILE *log, Err *e) {
     char scratch[1100];
     e->msg[0] = 0;
     int up = upgraded_copy(m, in, input, scratch, sizeof scratch, e);
+    if (!up && scratch[0]) { /* checked in the current layout, as the copy will read it */
+        store_close(in, NULL);
+        in = store_open(scratch, STORE_READ, 2000, e);
+        up = in ? 0 : -1;
+    }
+    if (!up) up = check_input(in, input, e);
     store_close(in, NULL);
+    if (up && scratch[0]) scratch_remove(scratch);
     if (up) return -1;
     int rc = attach_and_copy(m, input, scratch[0] ? scratch : input, log, e);
     if (scratch[0]) scratch_remove(scratch);
@@ -294,6 +349,17 @@ static int attach_and_copy(Merge *m, const char *input, const char *path, FILE *
     char safe[4 * 1024]; /* the path as typed, escaped for the terminal */
     if (log) fprintf(log, "%s: %d run%s as %lld..%lld\n", textout_term(input, safe, sizeof safe), n_runs,
                      n_runs == 1 ? "" : "s", (long long)off + 1, (long long)off + n_runs);
+    return 0;
+}
+
+int store_merge_inputs_check(const char *out, const char *const *inputs, int n, Err *e) {
+    for (int i = 0; i < n; i++) {
+        if (same_file(inputs[i], out)) return err_set(e, "%s: is the output database itself", inputs[i]);
+        Store *in = store_open(inputs[i], STORE_READ, 2000, e);
+        int rc = !in ? -1 : in->version == STORE_SCHEMA_VERSION ? check_input(in, inputs[i], e) : 0;
+        store_close(in, NULL);
+        if (rc) return -1;
+    }
     return 0;
 }
 

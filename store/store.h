@@ -233,6 +233,14 @@ int store_compare(Store *s, int64_t run_a, int64_t run_b, const char *predictor,
  * copies that merges killed outright left in $TMPDIR are removed first. */
 int store_merge(Store *s, const char *const *inputs, int n, FILE *log, int (*stop)(void *ctx), void *ctx, Err *e);
 
+/* What store_merge would refuse of inputs[0..n) before it writes: one that
+ * is the output file `out`, is not a database of ours, or (at the current
+ * schema version) holds a summary that cannot be true. Checked before the
+ * output is opened, so a refused merge leaves it as it was (not even
+ * created). 0, or -1 with e naming the input. An older input is checked
+ * again once upgraded, by store_merge. */
+int store_merge_inputs_check(const char *out, const char *const *inputs, int n, Err *e);
+
 /* An evaluation: settings in, summary out (the `evals` row). */
 typedef struct {
     char label[64], policy[16], data[1024];
@@ -252,6 +260,11 @@ typedef struct {
     char predictor[16]; /* decide_name() of the predictor */
     DecideCounts n;
 } StoreScore;
+
+/* Whether an evaluation's summary can be true: a KL not below 0, a
+ * perplexity not below 1, shares within [0, 1], counts not negative.
+ * 1 with why set (the column and its value) when not; 0 when it can. */
+int store_check_eval(const StoreEval *ev, char *why, size_t cap);
 
 /* Insert the evals row (metrics NULL until store_eval_end); sets *id. */
 int store_eval_begin(Store *s, const StoreEval *ev, int64_t *id, Err *e);

@@ -604,7 +604,12 @@ static void old_schema_input(const char *path, int copies) {
     snprintf(sql, sizeof sql,
              "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < %d)"
              " INSERT INTO decisions SELECT run_id, pos + 24 * i, layer, head, gate, score, oracle_logit, oracle_err,"
-             " qada_logit, qada_bulk_logit, keys_read FROM decisions, k; PRAGMA wal_checkpoint(TRUNCATE)", copies);
+             " qada_logit, qada_bulk_logit, keys_read FROM decisions, k;"
+             /* and their positions' rows: a position with decisions and no tokens row is refused (merge checks it) */
+             " WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < %d)"
+             " INSERT INTO tokens SELECT run_id, pos + 24 * i, token_id, piece, is_prompt, logprob, entropy, step_us,"
+             " n_far, kv_read FROM tokens, k; UPDATE runs SET n_tokens = (SELECT COUNT(*) FROM tokens);"
+             " PRAGMA wal_checkpoint(TRUNCATE)", copies, copies);
     CHECK(sqlite3_open(path, &h) == SQLITE_OK && sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(h);
 }
