@@ -4,6 +4,7 @@
  * one table, one dispatch (see README.md). The views map keys to actions
  * (views/keymap.c); a row here says what the action does on a live run
  * and on a recorded one, or why a replay cannot do it. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,8 +175,10 @@ static void search_done(Tui *t) { view_search(&t->m, t->m.input.text, 1); }
 /* `B`'s question answered: open that run as a replay. */
 static void open_run_done(Tui *t) {
     char *end;
+    errno = 0;
     long long id = strtoll(t->m.input.text, &end, 10);
-    if (end == t->m.input.text || *end || id <= 0) view_set_status(&t->m, "not a run id: \"%s\"", t->m.input.text);
+    if (errno == ERANGE) view_set_status(&t->m, "not a run id: \"%s\" is out of range", t->m.input.text);
+    else if (end == t->m.input.text || *end || id <= 0) view_set_status(&t->m, "not a run id: \"%s\"", t->m.input.text);
     else tui_open_run(t, id);
 }
 
