@@ -263,3 +263,20 @@ TEST(tui_actions_open_run_refuses_an_id_out_of_range) {
     CHECK_INT(t->replay_run, 7);
     replay_free(t);
 }
+
+/* Bracketed paste: a pasted Esc, `q` and Enter are text in the editor, and do nothing without one. */
+TEST(tui_actions_bracketed_paste_is_text_not_keys) {
+    Tui *t = replay_of(3);
+    view_input_begin(&t->m, "search", "a");
+    const int paste[] = {TUI_KEY_PASTE_BEGIN, VIEW_KEY_ESC, 'q', '\n', 'x', KEY_UP, '\t', 'y', TUI_KEY_PASTE_END};
+    for (size_t i = 0; i < sizeof paste / sizeof paste[0]; i++) CHECK_INT(tui_key(t, paste[i]), 0);
+    CHECK_INT(t->m.input.active, 1);
+    CHECK_MSG(!strcmp(t->m.input.text, "aq x y"), "pasted line: \"%s\"", t->m.input.text);
+    after(t, VIEW_KEY_ESC); /* after the paste, Esc is the key again */
+    CHECK_INT(t->m.input.active, 0);
+    int cursor = t->m.cursor;
+    for (size_t i = 0; i < sizeof paste / sizeof paste[0]; i++) CHECK_INT(tui_key(t, paste[i]), 0);
+    CHECK_INT(t->m.cursor, cursor);
+    CHECK_MSG(strstr(t->m.status, "paste ignored"), "paste with no editor: %s", t->m.status);
+    replay_free(t);
+}

@@ -476,6 +476,12 @@ void view_search(ViewModel *m, const char *needle, int dir);
  * editing. */
 ViewInput view_input_key(ViewModel *m, int ch);
 
+/* One byte of a bracketed paste into the line being edited: text, never a
+ * key, so a pasted Esc, Enter or `q` neither closes the editor nor acts.
+ * Newline, CR and tab become a space (the line is one line); other
+ * controls and KEY_* codes are dropped. Nothing happens with no editor. */
+void view_input_paste(ViewModel *m, int ch);
+
 /* Handle one key from getch()/wget_wch() (KEY_* codes included). Changes the
  * view state itself and returns what the app must do, if anything. */
 ViewAction view_key(ViewModel *m, int ch);

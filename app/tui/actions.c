@@ -214,7 +214,21 @@ static int any_pane_open(const Tui *t) {
            t->pat.open || t->dist.open;
 }
 
+/* A bracketed paste: its bytes go into the line being edited as text;
+ * with no editor open they are dropped (a pasted `q` must not quit). 1 if
+ * ch was part of one. */
+static int paste_key(Tui *t, int ch) {
+    if (ch == TUI_KEY_PASTE_BEGIN || ch == TUI_KEY_PASTE_END) {
+        t->pasting = ch == TUI_KEY_PASTE_BEGIN;
+        if (!t->pasting && !t->m.input.active) view_set_status(&t->m, "paste ignored: no line is being edited");
+        return 1;
+    }
+    if (t->pasting) view_input_paste(&t->m, ch);
+    return t->pasting;
+}
+
 int tui_key(Tui *t, int ch) {
+    if (paste_key(t, ch)) return 0;
     if (tui_picker_key(t, ch)) return 0; /* an open picker holds the keyboard, Esc included */
     /* the close key (Esc) stops a running pane job, a count or a why being recomputed, else a
      * re-evaluation, before it closes panes */
