@@ -824,3 +824,24 @@ TEST(views_readme_tour_keys_match_the_key_table) {
     }
     free(doc);
 }
+
+/* The `a` help line names the predictors `a` steps through, in its order, no more and no fewer. */
+TEST(views_keys_agreement_help_names_its_cycle) {
+    ViewModel m;
+    model(&m, 2, 2, 3);
+    const char *help = NULL;
+    for (int i = 0; view_help_line(i); i++)
+        if (view_help_line(i)->label && !strcmp(view_help_line(i)->label, "a")) help = view_help_line(i)->help;
+    CHECK_MSG(help != NULL, "no help line for a");
+    char want[256] = "agreement vs oracle: ";
+    m.agree_pred = VIEW_PRED_GATE;
+    view_key(&m, 'a'); /* the first press shows the one chosen (gate here) */
+    for (int k = 0; k < VIEW_PRED_COUNT; k++) {
+        if (k) strcat(want, "/");
+        strcat(want, view_pred_name(m.agree_pred));
+        view_key(&m, 'a');
+    }
+    CHECK_INT(m.agree_pred, VIEW_PRED_GATE);
+    CHECK_MSG(help && !strcmp(help, want), "help \"%s\", cycle \"%s\"", help ? help : "", want);
+    view_free(&m);
+}
