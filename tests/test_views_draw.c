@@ -1550,3 +1550,33 @@ TEST(views_draw_inspector_rows_share_the_strip_axis) {
     view_free(&m);
     fx_term_close(&term);
 }
+
+/* A re-scored replay at 80 columns and about: the settings that always
+ * show (the run, τ and θ beside the gates', pos) show whole; a segment
+ * that does not fit is left out, never cut in the middle of a number. */
+TEST(views_draw_header_of_a_rescored_replay_is_never_cut_mid_number) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 160, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    fx_fill(&m, 5);
+    snprintf(m.hdr.model, sizeof m.hdr.model, "stories260K-long-name.bin");
+    snprintf(m.hdr.policy, sizeof m.hdr.policy, "oracle");
+    snprintf(m.hdr.mode, sizeof m.hdr.mode, "replay run 1234");
+    m.hdr.window = 128, m.hdr.sinks = 4, m.hdr.ctx_len = 65536;
+    m.hdr.gates_fixed = 1, m.hdr.gate_tau = 0.5f, m.hdr.gate_theta_logit = m.hdr.theta_logit;
+    m.hdr.tau = 0.55f;
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    for (int wd = 78; wd <= 90; wd++) {
+        WINDOW *n = newwin(1, wd, 1, 0);
+        view_draw_header(n, &m, &pal);
+        const char *line = fx_line(n, 0);
+        CHECK_MSG(strstr(line, "replay run 1234") && strstr(line, "(gates 0.50/0.10)") && strstr(line, "pos 4/65536"),
+                  "at %d columns: %s", wd, line);
+        delwin(n);
+    }
+    view_free(&m);
+    fx_term_close(&term);
+}
