@@ -280,3 +280,16 @@ TEST(tui_actions_bracketed_paste_is_text_not_keys) {
     CHECK_MSG(strstr(t->m.status, "paste ignored"), "paste with no editor: %s", t->m.status);
     replay_free(t);
 }
+
+/* `B`'s id answered: the run list closes, so the one Esc the replay's status line offers goes back. */
+TEST(tui_actions_open_run_closes_the_run_list) {
+    Tui *t = replay_of(3);
+    Err e;
+    CHECK_INT(view_set_text(&t->m, "runs: type an id, Enter", "", "run\n---\n1\n", &e), 0);
+    view_input_begin(&t->m, "open run", "");
+    after(t, '1');
+    after(t, '\n');
+    CHECK_INT(t->m.sql_open, 0);
+    CHECK_MSG(t->m.focus != VIEW_PANE_SQL, "focus %d", t->m.focus);
+    replay_free(t);
+}

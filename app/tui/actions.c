@@ -179,7 +179,11 @@ static void open_run_done(Tui *t) {
     long long id = strtoll(t->m.input.text, &end, 10);
     if (errno == ERANGE) view_set_status(&t->m, "not a run id: \"%s\" is out of range", t->m.input.text);
     else if (end == t->m.input.text || *end || id <= 0) view_set_status(&t->m, "not a run id: \"%s\"", t->m.input.text);
-    else tui_open_run(t, id);
+    else {
+        /* the list has done its work: the Esc the status line offers goes back, not to the list */
+        if (t->m.sql_open && !strncmp(t->m.sql_title, "runs:", 5)) view_key(&t->m, VIEW_KEY_ESC);
+        tui_open_run(t, id);
+    }
 }
 
 /* `e`: the edited prompt starts a new run. */
