@@ -1580,3 +1580,30 @@ TEST(views_draw_header_of_a_rescored_replay_is_never_cut_mid_number) {
     view_free(&m);
     fx_term_close(&term);
 }
+
+/* Bars that show only some layers (beside a compact heatmap) name which, as the heatmap does. */
+TEST(views_draw_bars_name_their_layer_range) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 100, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 16, 2, NULL);
+    fx_fill(&m, 5);
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(8, 60, 0, 0);
+    view_draw_bars(w, &m, &pal);
+    ViewBarsGeom g;
+    view_bars_geom(&m, 60, 8, &g);
+    CHECK(g.n_layers_vis > 0 && g.n_layers_vis < 16);
+    char want[48];
+    snprintf(want, sizeof want, "L%d-%d of 16", g.first_layer, g.first_layer + g.n_layers_vis - 1);
+    CHECK_MSG(strstr(fx_line(w, 0), want), "title \"%s\" lacks %s", fx_line(w, 0), want);
+    WINDOW *all = newwin(40, 60, 0, 0); /* every layer shown: no range to name */
+    view_draw_bars(all, &m, &pal);
+    CHECK_MSG(!strstr(fx_line(all, 0), "of 16"), "%s", fx_line(all, 0));
+    delwin(all);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
