@@ -324,3 +324,29 @@ TEST(views_layout_large_screens_leave_little_padding) {
     /* the measure sees what it should: the 80x24 bars beside 5 layers leave lines empty */
     CHECK(unused_share(5, 8, 80, 24, 0) > 0.01);
 }
+
+/* At 140×45 the inspector opening as a band under the heatmap keeps the
+ * cells' width (issue 52: they shrank from 6×3 to 3×1); their height
+ * yields the lines the inspector's ranked positions and why need. */
+TEST(views_layout_inspector_keeps_the_cells_at_140x45) {
+    static const int shapes[][2] = {{5, 8}, {6, 6}, {8, 8}};
+    for (int s = 0; s < 3; s++) {
+        ViewModel m;
+        CHECK_INT(view_init(&m, shapes[s][0], shapes[s][1], NULL), 0);
+        int help = view_help_count();
+        LayoutOpts closed = {.n_layers = m.n_layers, .n_heads = m.n_heads, .half_blocks = 1, .help_lines = help};
+        LayoutOpts open = closed;
+        open.inspector = 1;
+        Layout a, b;
+        view_layout(140, 45, &closed, &a);
+        view_layout(140, 45, &open, &b);
+        ViewHeatGeom ga, gb;
+        view_heat_geom(&m, a.pane[VIEW_PANE_HEATMAP].w, a.pane[VIEW_PANE_HEATMAP].h, 1, &ga);
+        view_heat_geom(&m, b.pane[VIEW_PANE_HEATMAP].w, b.pane[VIEW_PANE_HEATMAP].h, 1, &gb);
+        CHECK_MSG(gb.cw == ga.cw && gb.rh >= 1, "%dx%d: cells %dx%d open, %dx%d closed", m.n_layers, m.n_heads,
+                  gb.cw, gb.rh, ga.cw, ga.rh);
+        CHECK(b.pane[VIEW_PANE_INSPECTOR].w == 140 && b.pane[VIEW_PANE_INSPECTOR].h >= 8);
+        CHECK(b.pane[VIEW_PANE_TIMELINE].h >= 6);
+        view_free(&m);
+    }
+}
