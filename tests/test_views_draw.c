@@ -15,6 +15,7 @@
 #include "views/keymap.h"
 #include "views/metric.h"
 #include "views/paint.h"
+#include "views/yank.h"
 #include "views/why.h"
 
 /* A 3-layer × 4-head model with one step: gate global exactly on cells
@@ -1603,6 +1604,43 @@ TEST(views_draw_bars_name_their_layer_range) {
     view_draw_bars(all, &m, &pal);
     CHECK_MSG(!strstr(fx_line(all, 0), "of 16"), "%s", fx_line(all, 0));
     delwin(all);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* A text of several tables (R's summary) scrolled into the second keeps
+ * that table's header and rule on top (issue 52: lost at 80×24), and `y`
+ * copies the row under it. */
+TEST(views_draw_sql_keeps_a_lower_tables_header_when_scrolled) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 80, 24), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    char text[4096] = "run 1: policy oracle\n\nreads:\nrun_id  share\n------  -----\n     1   0.67\n\nper head:\n"
+                      "layer  head  n\n-----  ----  --\n";
+    for (int i = 0; i < 30; i++) snprintf(text + strlen(text), sizeof text - strlen(text), "    %d     %d  35\n", i / 8, i % 8);
+    Err e;
+    CHECK_INT(view_set_sql(&m, "", text, &e), 0);
+    CHECK_INT(m.sql_pinned, 0);
+    m.sql_scroll = 20; /* the 11th row of the per-head table */
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(8, 80, 0, 0);
+    view_draw_sql(w, &m, &pal);
+    CHECK_MSG(strstr(fx_line(w, 1), "layer  head  n") && strstr(fx_line(w, 2), "-----  ----"), "top: %s / %s",
+              fx_line(w, 1), fx_line(w, 2));
+    CHECK_MSG(strstr(fx_line(w, 3), "    1     2  35"), "first row: %s", fx_line(w, 3));
+    char *y = view_yank_row(&m);
+    CHECK_MSG(y && !strcmp(y, "layer  head  n\n    1     2  35\n"), "yank: %s", y ? y : "(null)");
+    free(y);
+    m.sql_scroll = 5; /* on the first table's row: its own header */
+    werase(w);
+    view_draw_sql(w, &m, &pal);
+    CHECK_MSG(strstr(fx_line(w, 1), "run_id  share") && strstr(fx_line(w, 3), "     1   0.67"), "%s / %s",
+              fx_line(w, 1), fx_line(w, 3));
+    CHECK_INT(view_sql_header_above(text, 7), -1); /* past the blank line after it: no table */
     delwin(w);
     view_free(&m);
     fx_term_close(&term);

@@ -409,6 +409,12 @@ ViewPick view_pick_key(ViewModel *m, int ch, int again);
  * rule of dashes (store's table format) stay on screen while the rows scroll. */
 int view_set_sql(ViewModel *m, const char *query, const char *text, Err *e);
 
+/* The line of text's table header (a line over a rule of dashes) whose
+ * table holds line `top`, when the header and rule both lie above top;
+ * -1 otherwise (no table there, or a blank line since). The text pane
+ * keeps that header on screen while it is scrolled through the table. */
+int view_sql_header_above(const char *text, int top);
+
 /* view_set_sql under another pane title (e.g. "plots"); query may be "". */
 int view_set_text(ViewModel *m, const char *title, const char *query, const char *text, Err *e);
 

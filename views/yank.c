@@ -63,7 +63,8 @@ static char *line_copy(const char *text, int i) {
 char *view_yank_row(const ViewModel *m) {
     if (!m->sql_open || !m->sql_text) return NULL;
     char *row = line_copy(m->sql_text, m->sql_pinned + m->sql_scroll);
-    char *head = row && m->sql_pinned > 0 ? line_copy(m->sql_text, 0) : NULL;
+    int below = m->sql_pinned ? -1 : view_sql_header_above(m->sql_text, m->sql_scroll); /* a table further down */
+    char *head = row && (m->sql_pinned > 0 || below >= 0) ? line_copy(m->sql_text, below >= 0 ? below : 0) : NULL;
     char *s = row ? malloc(strlen(row) + (head ? strlen(head) : 0) + 3) : NULL;
     if (s && head) sprintf(s, "%s\n%s\n", head, row);
     else if (s) sprintf(s, "%s\n", row);
