@@ -29,7 +29,8 @@ AttnConfig aha_defaults(void) {
 int aha_same_execution(const AttnConfig *a, const AttnConfig *b) {
     if (a->policy != b->policy || a->window != b->window || a->sinks != b->sinks || a->routers != b->routers ||
         a->router_bias != b->router_bias ||
-        a->static_heads != b->static_heads || a->head_span != b->head_span || a->model_routers != b->model_routers)
+        a->static_heads != b->static_heads || a->head_span != b->head_span || a->model_routers != b->model_routers ||
+        a->force != b->force || (a->force && a->force_from != b->force_from))
         return 0;
     switch (aha_policy_threshold(a->policy)) {
     case PRED_THR_TAU: return a->tau == b->tau;

@@ -40,6 +40,9 @@ typedef struct {
     const uint8_t *static_heads; /* [n_layers * n_heads], 1 = global, or NULL */
     const float *head_span;  /* [n_layers * n_heads * 2]: each head's own local window, alpha + beta·(t+1)
                                 keys at position t (engine/headtab.h), in place of window; NULL: none */
+    const int8_t *force;     /* an ablation: [n_layers * n_heads] 1 global, 0 local, -1 the policy decides,
+                                at positions >= force_from (decide_forced); NULL: none */
+    int force_from;
 } AttnConfig;
 
 /* Defaults: full policy, window 32, no sinks, τ 0.5, θ 0.1, p 0.1. */

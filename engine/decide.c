@@ -2,6 +2,7 @@
 #include "decide.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PRED_INFO_ROW(ID, word, field, title, brief, spark, thr, policy, dec, ours) \
@@ -112,4 +113,44 @@ DecideRates decide_rates(const DecideCounts *c) {
     r.f1 = share(2 * c->tp, 2 * c->tp + c->fp + c->fn);
     r.predicted_rate = share(c->tp + c->fp, c->tp + c->fp + c->fn + c->tn);
     return r;
+}
+
+/* One item "L2H1=local" (or "L2=global") into force; 0, or -1 with e set. */
+static int force_item(const char *item, int n_layers, int n_heads, int8_t *force, Err *e) {
+    int layer, head = -1, used = 0;
+    char word[8];
+    if (sscanf(item, "L%d%n", &layer, &used) != 1) return err_set(e, "ablate: \"%s\": expected L<layer>[H<head>]=local|global", item);
+    if (item[used] == 'H') {
+        int more = 0;
+        if (sscanf(item + used, "H%d%n", &head, &more) != 1 || head < 0) return err_set(e, "ablate: \"%s\": expected a head after H", item);
+        used += more;
+    }
+    if (item[used] != '=' || sscanf(item + used + 1, "%7s", word) != 1 || (strcmp(word, "local") && strcmp(word, "global")))
+        return err_set(e, "ablate: \"%s\": expected =local or =global", item);
+    if (layer < 0 || layer >= n_layers) return err_set(e, "ablate: \"%s\": layer %d is not in 0-%d", item, layer, n_layers - 1);
+    if (head >= n_heads)
+        return err_set(e, "ablate: \"%s\": head %d is not in 0-%d", item, head, n_heads - 1);
+    int8_t v = word[0] == 'g';
+    for (int h = 0; h < n_heads; h++)
+        if (head < 0 || h == head) force[layer * n_heads + h] = v;
+    return 0;
+}
+
+int decide_force_parse(const char *spec, int n_layers, int n_heads, int8_t *force, int *from, Err *e) {
+    char buf[512];
+    if (!spec || !*spec) return err_set(e, "ablate: empty (expected e.g. L2H1=local@496)");
+    if (strlen(spec) >= sizeof buf) return err_set(e, "ablate: longer than %zu characters", sizeof buf - 1);
+    snprintf(buf, sizeof buf, "%s", spec);
+    memset(force, -1, (size_t)n_layers * n_heads);
+    *from = 0;
+    char *at = strchr(buf, '@');
+    if (at) {
+        char *end;
+        long pos = strtol(at + 1, &end, 10);
+        if (end == at + 1 || *end || pos < 0 || pos > 1L << 30) return err_set(e, "ablate: \"%s\": not a position", at + 1);
+        *from = (int)pos, *at = 0;
+    }
+    for (char *save = NULL, *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save))
+        if (force_item(item, n_layers, n_heads, force, e)) return -1;
+    return 0;
 }

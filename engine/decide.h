@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
 #include "predictors.h"
 #include "trace.h"
 
@@ -110,6 +111,20 @@ static inline int decide_logit(float logit, double theta_logit) { return isnan(l
 /* A static head set's decision: the head's entry of the 0/1 map (local
  * without a map). */
 static inline int decide_static(const uint8_t *heads, int cell) { return heads ? heads[cell] != 0 : 0; }
+
+/* An ablation's forced decision at cell and position t: force[cell] (1
+ * global, 0 local) from position from on; -1 (the policy decides) before
+ * it, for an unforced cell (-1) or without a force map. */
+static inline int decide_forced(const int8_t *force, int from, int t, int cell) {
+    return force && t >= from && force[cell] >= 0 ? force[cell] : -1;
+}
+
+/* Parse an ablation, "L2H1=local@496": comma-separated items L<l>H<h> (a
+ * head) or L<l> (every head of the layer), each =local or =global, then an
+ * optional @POS, the first position forced (0 without). force (n_layers *
+ * n_heads entries) gets -1 everywhere but the named cells; a later item
+ * overrides an earlier one. Returns 0, or -1 with e naming the bad part. */
+int decide_force_parse(const char *spec, int n_layers, int n_heads, int8_t *force, int *from, Err *e);
 
 /* The random policy's decision: a uniform drawn from (seed, pos, layer,
  * head) below p. */

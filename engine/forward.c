@@ -367,6 +367,8 @@ static void gate_rule(const AttnJob *j, int t, int h, float logit, AttnHeadIn *i
 #undef FWD_GATE_RULE
     default: in->gate = 1; break;
     }
+    int forced = decide_forced(a->force, a->force_from, t, cell); /* an ablation overrides every rule */
+    if (forced >= 0) in->rule = GATE_FIXED, in->gate = forced;
 }
 
 /* Bring the bulk moments of (layer, kv head) to exactly the far keys of

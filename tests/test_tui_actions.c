@@ -4,15 +4,17 @@
  * without a terminal: what each key does in a replay, where no model and
  * no worker exist, and the control keys' names in the key table. */
 #include <math.h>
-#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "app/tui/state.h"
 #include "tests/test.h"
 #include "tests/views_fixture.h"
 #include "views/keymap.h"
+#include "views/yank.h"
 
 /* A replay of run 7 with n positions and no database, cursor at the end. */
 static Tui *replay_of(int n) {
@@ -187,5 +189,108 @@ TEST(tui_actions_yank_over_the_heads_pane_copies_its_row) {
     CHECK(f && fgets(line, sizeof line, f) && line[0] == 'L');
     if (f) fclose(f);
     unsetenv("AHASCOPE_YANK");
+    replay_free(t);
+}
+
+/* The whole file at path (at most 4 KiB) into buf. */
+static const char *slurp(const char *path, char *buf, size_t n) {
+    FILE *f = fopen(path, "rb");
+    size_t k = f ? fread(buf, 1, n - 1, f) : 0;
+    if (f) fclose(f);
+    buf[k] = 0;
+    return buf;
+}
+
+/* Issue 53 §2: a replayed run's model name ending a bracketed paste and
+ * running a command reaches neither the file nor the clipboard raw. */
+TEST(tui_actions_yank_escapes_what_it_copies) {
+    Tui *t = replay_of(5);
+    char path[1100], buf[4096];
+    const char *dir = test_tmp("yankesc");
+    mkdir(dir, 0700);
+    snprintf(path, sizeof path, "%s/yank.txt", dir);
+    setenv("AHASCOPE_YANK", path, 1);
+    snprintf(t->m.hdr.model, sizeof t->m.hdr.model, "m\033[201~\ntouch /tmp/pwned\n\x9b\x07");
+    const char *s = after(t, 'y');
+    CHECK_MSG(strstr(s, "yanked the inspector"), "y: %s", s);
+    slurp(path, buf, sizeof buf);
+    CHECK_MSG(!strchr(buf, '\033') && !strchr(buf, '\a') && !strchr(buf, '\x9b'), "raw controls yanked: %s", buf);
+    const char *line2 = strchr(buf, '\n');
+    CHECK_MSG(line2 && !strncmp(line2 + 1, "m", 1) && strstr(line2, "[201~") &&
+                  strchr(line2 + 1, '\n') > strstr(line2, "policy"),
+              "the model's newlines must not break the settings line: %s", buf);
+    char *c = view_yank_clean("a\tb\nc\033d\r\x7f", 1);
+    CHECK_MSG(c && !strcmp(c, "a\tb\nc.d.."), "clean: %s", c ? c : "(null)");
+    free(c);
+    unsetenv("AHASCOPE_YANK");
+    replay_free(t);
+}
+
+/* The yank file as a symlink is replaced, its target untouched; as a
+ * FIFO it is refused at once (the UI never waits on a reader). */
+TEST(tui_actions_yank_never_follows_a_link_nor_waits_on_a_fifo) {
+    Tui *t = replay_of(5);
+    char path[1100], target[1100], buf[4096];
+    const char *dir = test_tmp("yanklink");
+    mkdir(dir, 0700);
+    snprintf(path, sizeof path, "%s/yank.txt", dir);
+    snprintf(target, sizeof target, "%s/precious", dir);
+    FILE *f = fopen(target, "w");
+    if (f) fputs("keep me\n", f), fclose(f);
+    unlink(path);
+    CHECK(symlink(target, path) == 0);
+    setenv("AHASCOPE_YANK", path, 1);
+    const char *s = after(t, 'y');
+    CHECK_MSG(strstr(s, "yanked the inspector"), "y over a symlink: %s", s);
+    CHECK_MSG(!strcmp(slurp(target, buf, sizeof buf), "keep me\n"), "the link's target was overwritten: %s", buf);
+    struct stat st;
+    CHECK(lstat(path, &st) == 0 && S_ISREG(st.st_mode));
+    unlink(path);
+    CHECK(mkfifo(path, 0600) == 0);
+    s = after(t, 'y');
+    CHECK_MSG(strstr(s, "yank: ") && strstr(s, "not a regular file"), "y into a FIFO: %s", s);
+    unsetenv("AHASCOPE_YANK");
+    replay_free(t);
+}
+
+/* `B`'s run id past what a number holds is refused, not turned into another run's. */
+TEST(tui_actions_open_run_refuses_an_id_out_of_range) {
+    Tui *t = replay_of(3);
+    view_input_begin(&t->m, "open run", "");
+    for (const char *p = "99999999999999999999"; *p; p++) after(t, *p);
+    const char *s = after(t, '\n');
+    CHECK_MSG(!strcmp(s, "not a run id: \"99999999999999999999\" is out of range"), "B 9…9: %s", s);
+    CHECK_INT(t->replay_run, 7);
+    replay_free(t);
+}
+
+/* Bracketed paste: a pasted Esc, `q` and Enter are text in the editor, and do nothing without one. */
+TEST(tui_actions_bracketed_paste_is_text_not_keys) {
+    Tui *t = replay_of(3);
+    view_input_begin(&t->m, "search", "a");
+    const int paste[] = {TUI_KEY_PASTE_BEGIN, VIEW_KEY_ESC, 'q', '\n', 'x', KEY_UP, '\t', 'y', TUI_KEY_PASTE_END};
+    for (size_t i = 0; i < sizeof paste / sizeof paste[0]; i++) CHECK_INT(tui_key(t, paste[i]), 0);
+    CHECK_INT(t->m.input.active, 1);
+    CHECK_MSG(!strcmp(t->m.input.text, "aq x y"), "pasted line: \"%s\"", t->m.input.text);
+    after(t, VIEW_KEY_ESC); /* after the paste, Esc is the key again */
+    CHECK_INT(t->m.input.active, 0);
+    int cursor = t->m.cursor;
+    for (size_t i = 0; i < sizeof paste / sizeof paste[0]; i++) CHECK_INT(tui_key(t, paste[i]), 0);
+    CHECK_INT(t->m.cursor, cursor);
+    CHECK_MSG(strstr(t->m.status, "paste ignored"), "paste with no editor: %s", t->m.status);
+    replay_free(t);
+}
+
+/* `B`'s id answered: the run list closes, so the one Esc the replay's status line offers goes back. */
+TEST(tui_actions_open_run_closes_the_run_list) {
+    Tui *t = replay_of(3);
+    Err e;
+    CHECK_INT(view_set_text(&t->m, "runs: type an id, Enter", "", "run\n---\n1\n", &e), 0);
+    view_input_begin(&t->m, "open run", "");
+    after(t, '1');
+    after(t, '\n');
+    CHECK_INT(t->m.sql_open, 0);
+    CHECK_MSG(t->m.focus != VIEW_PANE_SQL, "focus %d", t->m.focus);
+    tui_job_stop(&t->load); /* the load it started (it fails: no database) */
     replay_free(t);
 }

@@ -15,6 +15,7 @@
 #include "views/keymap.h"
 #include "views/metric.h"
 #include "views/paint.h"
+#include "views/yank.h"
 #include "views/why.h"
 
 /* A 3-layer × 4-head model with one step: gate global exactly on cells
@@ -1547,6 +1548,100 @@ TEST(views_draw_inspector_rows_share_the_strip_axis) {
         CHECK_INT(ch, L' ');
         delwin(w);
     }
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* A re-scored replay at 80 columns and about: the settings that always
+ * show (the run, τ and θ beside the gates', pos) show whole; a segment
+ * that does not fit is left out, never cut in the middle of a number. */
+TEST(views_draw_header_of_a_rescored_replay_is_never_cut_mid_number) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 160, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    fx_fill(&m, 5);
+    snprintf(m.hdr.model, sizeof m.hdr.model, "stories260K-long-name.bin");
+    snprintf(m.hdr.policy, sizeof m.hdr.policy, "oracle");
+    snprintf(m.hdr.mode, sizeof m.hdr.mode, "replay run 1234");
+    m.hdr.window = 128, m.hdr.sinks = 4, m.hdr.ctx_len = 65536;
+    m.hdr.gates_fixed = 1, m.hdr.gate_tau = 0.5f, m.hdr.gate_theta_logit = m.hdr.theta_logit;
+    m.hdr.tau = 0.55f;
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    for (int wd = 78; wd <= 90; wd++) {
+        WINDOW *n = newwin(1, wd, 1, 0);
+        view_draw_header(n, &m, &pal);
+        const char *line = fx_line(n, 0);
+        CHECK_MSG(strstr(line, "replay run 1234") && strstr(line, "(gates 0.50/0.10)") && strstr(line, "pos 4/65536"),
+                  "at %d columns: %s", wd, line);
+        delwin(n);
+    }
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* Bars that show only some layers (beside a compact heatmap) name which, as the heatmap does. */
+TEST(views_draw_bars_name_their_layer_range) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 100, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 16, 2, NULL);
+    fx_fill(&m, 5);
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(8, 60, 0, 0);
+    view_draw_bars(w, &m, &pal);
+    ViewBarsGeom g;
+    view_bars_geom(&m, 60, 8, &g);
+    CHECK(g.n_layers_vis > 0 && g.n_layers_vis < 16);
+    char want[48];
+    snprintf(want, sizeof want, "L%d-%d of 16", g.first_layer, g.first_layer + g.n_layers_vis - 1);
+    CHECK_MSG(strstr(fx_line(w, 0), want), "title \"%s\" lacks %s", fx_line(w, 0), want);
+    WINDOW *all = newwin(40, 60, 0, 0); /* every layer shown: no range to name */
+    view_draw_bars(all, &m, &pal);
+    CHECK_MSG(!strstr(fx_line(all, 0), "of 16"), "%s", fx_line(all, 0));
+    delwin(all);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}
+
+/* A text of several tables (R's summary) scrolled into the second keeps
+ * that table's header and rule on top (issue 52: lost at 80×24), and `y`
+ * copies the row under it. */
+TEST(views_draw_sql_keeps_a_lower_tables_header_when_scrolled) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 80, 24), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    char text[4096] = "run 1: policy oracle\n\nreads:\nrun_id  share\n------  -----\n     1   0.67\n\nper head:\n"
+                      "layer  head  n\n-----  ----  --\n";
+    for (int i = 0; i < 30; i++) snprintf(text + strlen(text), sizeof text - strlen(text), "    %d     %d  35\n", i / 8, i % 8);
+    Err e;
+    CHECK_INT(view_set_sql(&m, "", text, &e), 0);
+    CHECK_INT(m.sql_pinned, 0);
+    m.sql_scroll = 20; /* the 11th row of the per-head table */
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(8, 80, 0, 0);
+    view_draw_sql(w, &m, &pal);
+    CHECK_MSG(strstr(fx_line(w, 1), "layer  head  n") && strstr(fx_line(w, 2), "-----  ----"), "top: %s / %s",
+              fx_line(w, 1), fx_line(w, 2));
+    CHECK_MSG(strstr(fx_line(w, 3), "    1     2  35"), "first row: %s", fx_line(w, 3));
+    char *y = view_yank_row(&m);
+    CHECK_MSG(y && !strcmp(y, "layer  head  n\n    1     2  35\n"), "yank: %s", y ? y : "(null)");
+    free(y);
+    m.sql_scroll = 5; /* on the first table's row: its own header */
+    werase(w);
+    view_draw_sql(w, &m, &pal);
+    CHECK_MSG(strstr(fx_line(w, 1), "run_id  share") && strstr(fx_line(w, 3), "     1   0.67"), "%s / %s",
+              fx_line(w, 1), fx_line(w, 3));
+    CHECK_INT(view_sql_header_above(text, 7), -1); /* past the blank line after it: no table */
+    delwin(w);
     view_free(&m);
     fx_term_close(&term);
 }

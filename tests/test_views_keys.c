@@ -826,3 +826,65 @@ TEST(views_readme_tour_keys_match_the_key_table) {
     }
     free(doc);
 }
+
+/* The `a` help line names the predictors `a` steps through (QAdA's variants by
+ * their suffix: bulk for qada_bulk), in its order, no more and no fewer. */
+TEST(views_keys_agreement_help_names_its_cycle) {
+    ViewModel m;
+    model(&m, 2, 2, 3);
+    const char *help = NULL;
+    for (int i = 0; view_help_line(i); i++)
+        if (view_help_line(i)->label && !strcmp(view_help_line(i)->label, "a")) help = view_help_line(i)->help;
+    CHECK_MSG(help != NULL, "no help line for a");
+    char want[256] = "agreement vs oracle: ";
+    m.agree_pred = VIEW_PRED_GATE;
+    view_key(&m, 'a'); /* the first press shows the one chosen (gate here) */
+    for (int k = 0; k < VIEW_PRED_COUNT; k++) {
+        if (k) strcat(want, "/");
+        const char *name = view_pred_name(m.agree_pred); /* QAdA's variants by their suffix */
+        strcat(want, strncmp(name, "qada_", 5) ? name : name + 5);
+        view_key(&m, 'a');
+    }
+    CHECK_INT(m.agree_pred, VIEW_PRED_GATE);
+    CHECK_MSG(help && !strcmp(help, want), "help \"%s\", cycle \"%s\"", help ? help : "", want);
+    view_free(&m);
+}
+
+/* Half-block timeline lines hold two heads: a second click on a line picks
+ * its lower (odd) head, and the line's label then names that head. */
+TEST(views_mouse_timeline_odd_heads_are_clicked_and_named) {
+    ViewModel m;
+    model(&m, 5, 8, 300);
+    m.colour = VIEW_COLOUR_256;
+    LayoutOpts o = view_layout_opts(&m);
+    Layout l;
+    view_layout(100, 30, &o, &l);
+    const ViewRect *tl = &l.pane[VIEW_PANE_TIMELINE];
+    ViewTimeGeom g;
+    view_time_geom(&m, tl->w, tl->h, o.half_blocks, &g);
+    CHECK_MSG(g.half, "the timeline at 100x30 draws half blocks");
+    int x = tl->x + g.x0 + 2, y = tl->y + g.y0 + 1; /* the second line: rows first_row + 2, + 3 */
+    int top = g.first_row + 2;
+    view_mouse(&m, &l, x, y, VIEW_MOUSE_CLICK);
+    CHECK_INT(m.sel_layer * 8 + m.sel_head, top);
+    view_mouse(&m, &l, x, y, VIEW_MOUSE_CLICK);
+    CHECK_INT(m.sel_layer * 8 + m.sel_head, top + 1);
+    CHECK_INT(m.sel_head % 2, 1);
+    view_mouse(&m, &l, x, y, VIEW_MOUSE_CLICK); /* and back to the top one */
+    CHECK_INT(m.sel_layer * 8 + m.sel_head, top);
+    view_mouse(&m, &l, x, y, VIEW_MOUSE_CLICK);
+    FxTerm term;
+    if (fx_term_open(&term, "xterm-256color", 100, 30) == 0 && term.scr) {
+        ViewPalette pal;
+        view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+        WINDOW *w = newwin(tl->h, tl->w, 0, 0);
+        view_draw_timeline(w, &m, &pal);
+        char want[16];
+        snprintf(want, sizeof want, "L%dH%d", (top + 1) / 8, (top + 1) % 8);
+        const char *line = fx_line(w, g.y0 + 1);
+        CHECK_MSG(strstr(line, want), "line holding %s reads \"%s\"", want, line);
+        delwin(w);
+        fx_term_close(&term);
+    }
+    view_free(&m);
+}

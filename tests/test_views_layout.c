@@ -127,20 +127,30 @@ TEST(views_layout_16x16_at_80x24_uses_half_blocks_and_inspector_takes_bars) {
 /* At 250×70 the room goes to the cells: with the inspector open as a band,
  * the heatmap's cells are as large as with it closed, and the inspector
  * still has room for its ranked far positions. */
+/* The heatmap's cells at cols × rows with the inspector closed (*closed)
+ * and open (*open), and the open screen's layout in *lay. */
+static void inspector_cells(const ViewModel *m, int cols, int rows, ViewHeatGeom *closed, ViewHeatGeom *open,
+                            Layout *lay) {
+    LayoutOpts o = {.n_layers = m->n_layers, .n_heads = m->n_heads, .half_blocks = 1, .help_lines = view_help_count()};
+    Layout a;
+    view_layout(cols, rows, &o, &a);
+    o.inspector = 1;
+    view_layout(cols, rows, &o, lay);
+    view_heat_geom(m, a.pane[VIEW_PANE_HEATMAP].w, a.pane[VIEW_PANE_HEATMAP].h, 1, closed);
+    view_heat_geom(m, lay->pane[VIEW_PANE_HEATMAP].w, lay->pane[VIEW_PANE_HEATMAP].h, 1, open);
+}
+
 TEST(views_layout_large_screen_gives_the_heatmap_room_beside_the_inspector) {
     static const int shapes[][2] = {{5, 8}, {6, 6}, {8, 8}};
     for (int s = 0; s < 3; s++) {
         ViewModel m;
         CHECK_INT(view_init(&m, shapes[s][0], shapes[s][1], NULL), 0);
-        int help = view_help_count();
-        LayoutOpts closed = {m.n_layers, m.n_heads, 1, 0, 0, help}, open = {m.n_layers, m.n_heads, 1, 0, 1, help};
-        Layout a, b;
-        view_layout(250, 70, &closed, &a);
-        view_layout(250, 70, &open, &b);
+        Layout b;
         ViewHeatGeom ga, gb;
-        view_heat_geom(&m, a.pane[VIEW_PANE_HEATMAP].w, a.pane[VIEW_PANE_HEATMAP].h, 1, &ga);
-        view_heat_geom(&m, b.pane[VIEW_PANE_HEATMAP].w, b.pane[VIEW_PANE_HEATMAP].h, 1, &gb);
-        CHECK_MSG(gb.cw == ga.cw && gb.rh == ga.rh && gb.cw > 3 && gb.rh > 1, "%dx%d: cells %dx%d open, %dx%d closed",
+        inspector_cells(&m, 250, 70, &ga, &gb, &b);
+        /* the width holds; the height gives the band lines (12x6 closed, 12x3 open for 5 x 8: this test
+         * once compared two open layouts, its options out of order, and never saw that) */
+        CHECK_MSG(gb.cw == ga.cw && gb.cw > 3 && gb.rh > 1, "%dx%d: cells %dx%d open, %dx%d closed",
                   m.n_layers, m.n_heads, gb.cw, gb.rh, ga.cw, ga.rh);
         CHECK_INT(b.pane[VIEW_PANE_INSPECTOR].w, 250);
         CHECK(b.pane[VIEW_PANE_INSPECTOR].h >= 15); /* the ranked far positions under the strip */
@@ -323,4 +333,23 @@ TEST(views_layout_large_screens_leave_little_padding) {
             }
     /* the measure sees what it should: the 80x24 bars beside 5 layers leave lines empty */
     CHECK(unused_share(5, 8, 80, 24, 0) > 0.01);
+}
+
+/* At 140×45 the inspector opening as a band under the heatmap keeps the
+ * cells' width (issue 52: they shrank from 6×3 to 3×1); their height
+ * yields the lines the inspector's ranked positions and why need. */
+TEST(views_layout_inspector_keeps_the_cells_at_140x45) {
+    static const int shapes[][2] = {{5, 8}, {6, 6}, {8, 8}};
+    for (int s = 0; s < 3; s++) {
+        ViewModel m;
+        CHECK_INT(view_init(&m, shapes[s][0], shapes[s][1], NULL), 0);
+        Layout b;
+        ViewHeatGeom ga, gb;
+        inspector_cells(&m, 140, 45, &ga, &gb, &b);
+        CHECK_MSG(gb.cw == ga.cw && gb.rh >= 1, "%dx%d: cells %dx%d open, %dx%d closed", m.n_layers, m.n_heads,
+                  gb.cw, gb.rh, ga.cw, ga.rh);
+        CHECK(b.pane[VIEW_PANE_INSPECTOR].w == 140 && b.pane[VIEW_PANE_INSPECTOR].h >= 8);
+        CHECK(b.pane[VIEW_PANE_TIMELINE].h >= 6);
+        view_free(&m);
+    }
 }

@@ -35,21 +35,27 @@ static void bar(WINDOW *w, const ViewPalette *p, int y, int x, int bw, float f, 
 
 /* The title, the longest of its forms that fits in avail columns, so the
  * two columns' names (the left one's predictor, the oracle's θ) always show. */
-static void bars_title(char *title, size_t n, const ViewModel *m, const ViewPalette *p, int has_aha, int avail) {
+static void bars_title(char *title, size_t n, const ViewModel *m, const ViewPalette *p, int has_aha, int avail,
+                       const ViewBarsGeom *g) {
     static const char *const form_executed[2] = {"executed (no routers)", "executed"};
     const char *dot = p->ascii ? "-" : "\xc2\xb7", *th = p->ascii ? "theta" : "\xce\xb8";
     /* without router scores the left column counts the executed gates (view_aha_decision): say so */
     const char *left = has_aha ? "AHA" : form_executed[0];
     int upto = m->cursor < 0 ? 0 : m->cursor;
     double theta = decide_prob(m->hdr.theta_logit);
+    char range[48] = ""; /* the layers shown when not all fit, as the heatmap beside names its own */
+    if (g->n_layers_vis > 0 && g->n_layers_vis < m->n_layers)
+        snprintf(range, sizeof range, " %s L%d-%d of %d", dot, g->first_layer, g->first_layer + g->n_layers_vis - 1,
+                 m->n_layers);
     for (int form = 0; form < 3; form++) {
         if (!has_aha) left = form_executed[form > 0];
         if (form == 0)
-            snprintf(title, n, "global rate by layer, pos 0-%d %s %s | oracle (%s %.2f)", upto, dot, left, th, theta);
+            snprintf(title, n, "global rate by layer, pos 0-%d %s %s | oracle (%s %.2f)%s", upto, dot, left, th, theta,
+                     range);
         else if (form == 1)
-            snprintf(title, n, "global by layer %s %s | oracle %s %.2f", dot, left, th, theta);
+            snprintf(title, n, "global by layer %s %s | oracle %s %.2f%s", dot, left, th, theta, range);
         else
-            snprintf(title, n, "%s | oracle %s %.2f", left, th, theta);
+            snprintf(title, n, "%s | oracle %s %.2f%s", left, th, theta, range);
         if (view_text_width(title, p->ascii) <= avail) return;
     }
 }
@@ -62,11 +68,11 @@ void view_draw_bars(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     const StepTrace *t = view_trace(m, m->cursor);
     int has_aha = !t; /* a run has router scores at every position or at none */
     for (int c = 0; t && c < trace_cells(t) && !has_aha; c++) has_aha = !isnan(t->score[c]);
-    char title[160];
-    bars_title(title, sizeof title, m, p, has_aha, wd - 5);
-    view_frame_box(w, p, title, m->focus == VIEW_PANE_BARS);
     ViewBarsGeom g;
     view_bars_geom(m, wd, h, &g);
+    char title[200];
+    bars_title(title, sizeof title, m, p, has_aha, wd - 5, &g);
+    view_frame_box(w, p, title, m->focus == VIEW_PANE_BARS);
     if (g.n_layers_vis <= 0 || !rates) {
         free(rates);
         return;

@@ -95,7 +95,8 @@ static void collect(const ViewModel *m, const ViewPalette *p, SegList *l, int co
     char name[24];
     short_model(h->model[0] ? h->model : "(no model)", name, sizeof name);
     if (h->mode[0]) add(l, 0, "%s", h->mode); /* a recording, not the model running: never dropped */
-    add(l, 0, "%s", !compact ? (h->model[0] ? h->model : "(no model)") : name);
+    /* a replay's mode names its run, which names the model: compact, the name may go first */
+    add(l, compact && h->mode[0] ? 1 : 0, "%s", !compact ? (h->model[0] ? h->model : "(no model)") : name);
     add_layers(l, h, a, compact);
     add(l, 0, compact ? "%s" : "policy %s", h->policy[0] ? h->policy : "?");
     add_window(l, h, compact);
@@ -179,6 +180,8 @@ void view_draw_header(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int first = 1;
     for (int i = 0; i < l.n && x < wd; i++) {
         if (!l.seg[i].keep) continue;
+        int need = view_text_width(l.seg[i].text, p->ascii) + (first ? 0 : view_text_width(sep, p->ascii));
+        if (x + need > wd) continue; /* whole or not at all: a number cut short reads as another number */
         if (!first) x += view_puts(w, 0, x, wd - x, sep, p->ascii, a & ~A_BOLD, pair);
         x += view_puts(w, 0, x, wd - x, l.seg[i].text, p->ascii, a & ~A_BOLD, pair);
         first = 0;

@@ -14,6 +14,26 @@ static const char *line_at(const char *s, int n) {
     return s;
 }
 
+/* 1 if line s (up to its newline) is a table's rule: dashes and spaces, a dash first. */
+static int is_rule(const char *s) {
+    if (*s != '-') return 0;
+    for (; *s && *s != '\n'; s++)
+        if (*s != '-' && *s != ' ') return 0;
+    return 1;
+}
+
+int view_sql_header_above(const char *text, int top) {
+    int hdr = -1, i = 0;
+    for (const char *s = text; *s && i < top; i++) {
+        const char *nl = strchr(s, '\n');
+        if (!nl) break;
+        if (nl == s) hdr = -1; /* a blank line ends the table */
+        else if (is_rule(nl + 1)) hdr = i;
+        s = nl + 1;
+    }
+    return hdr >= 0 && hdr + 2 <= top ? hdr : -1;
+}
+
 /* Draw the line at s from character column `skip` on; returns the next line. */
 static const char *draw_line(WINDOW *w, int y, int wd, const char *s, int skip, const ViewPalette *p, attr_t a) {
     const char *nl = strchr(s, '\n');
@@ -56,6 +76,12 @@ void view_draw_sql(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     const char *s = m->sql_text ? m->sql_text : "";
     int y = 1;
     for (; y < 1 + pinned && *s; y++) s = draw_line(w, y, wd, s, m->sql_hscroll, p, A_BOLD);
+    /* scrolled into a table further down: its header and rule stay on top, as the first table's do */
+    int hdr = pinned ? -1 : view_sql_header_above(s, m->sql_scroll);
+    if (hdr >= 0 && h - 2 > 3) {
+        const char *hs = line_at(s, hdr);
+        for (int k = 0; k < 2; k++, y++) hs = draw_line(w, y, wd, hs, m->sql_hscroll, p, A_BOLD);
+    }
     s = line_at(s, m->sql_scroll);
     for (; y < h - 1 && *s; y++) s = draw_line(w, y, wd, s, m->sql_hscroll, p, A_NORMAL);
 }

@@ -42,11 +42,14 @@ static void time_title(const ViewModel *m, const ViewTimeGeom *g, char *buf, siz
 }
 
 /* The line's first row as "L#H#" ("L#" per layer), bright where a layer
- * starts, and ▸ on the line that holds the selected head. */
+ * starts, and ▸ on the line that holds the selected head; a half-block
+ * line holding the selected head in its lower half names that one (a
+ * click on the line picks it), so odd heads are named too. */
 static void row_label(WINDOW *w, const ViewModel *m, const ViewPalette *p, int y, int row, int n) {
     int H = m->timeline_layers ? 1 : m->n_heads; /* per-layer rows: every row starts a layer */
     int sel = m->timeline_layers ? m->sel_layer : m->sel_layer * H + m->sel_head;
     char lab[16];
+    if (n == 2 && sel == row + 1) row++;
     if (m->timeline_layers) snprintf(lab, sizeof lab, "L%d", row);
     else snprintf(lab, sizeof lab, "L%dH%d", row / H, row % H);
     view_puts(w, y, 1, 6, lab, 1, row % H == 0 ? A_NORMAL : A_DIM, 0);

@@ -181,3 +181,9 @@ ViewInput view_input_key(ViewModel *m, int ch) {
     if (ch >= 0x20 && ch <= 0xFF && ch != 0x7F) insert(m, (char)ch);
     return VIEW_INPUT_EDITING;
 }
+
+void view_input_paste(ViewModel *m, int ch) {
+    if (!m->input.active) return;
+    if (ch == '\n' || ch == '\r' || ch == '\t') ch = ' ';
+    if (ch >= 0x20 && ch <= 0xFF && ch != 0x7F) insert(m, (char)ch);
+}

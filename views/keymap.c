@@ -34,7 +34,7 @@ static const ViewBinding BINDINGS[] = {
     {"Enter", "open / close the head inspector", K('\n', '\r', KEY_ENTER),
      K(VIEW_OP_INSPECT, VIEW_OP_INSPECT, VIEW_OP_INSPECT), K("inspect")},
     {"m M", "next / previous metric", K('m', 'M'), K(VIEW_OP_METRIC_NEXT, VIEW_OP_METRIC_PREV), K("metric")},
-    {"a", "agreement vs oracle: gate/AHA/QAdA/bulk", K('a'), K(VIEW_OP_AGREE_NEXT), K(NULL)},
+    {"a", "agreement vs oracle: gate/AHA/QAdA/bulk/rem/rem_bulk", K('a'), K(VIEW_OP_AGREE_NEXT), K(NULL)},
     {"g  L", "tint by share global; timeline per layer", K('g', 'L'), K(VIEW_OP_TINT, VIEW_OP_TIMELINE_LAYERS),
      K(NULL, NULL)},
     {"/  > <", "search the text; next / previous match", K('/', '>', '<'),

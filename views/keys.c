@@ -281,6 +281,20 @@ static void click_heatmap(ViewModel *m, const Layout *lay, const ViewHit *h) {
     select_head(m, layer, h->head);
 }
 
+/* The same for the timeline's head rows: a half-block line shows two heads,
+ * so a click on the line whose top head is selected picks the one below. */
+static void click_timeline(ViewModel *m, const Layout *lay, const ViewHit *h, int y) {
+    const ViewRect *r = &lay->pane[VIEW_PANE_TIMELINE];
+    ViewTimeGeom g;
+    view_time_geom(m, r->w, r->h, view_layout_opts(m).half_blocks, &g);
+    int ly = y - r->y, row = h->layer * m->n_heads + h->head, sel = m->sel_layer * m->n_heads + m->sel_head;
+    int own = ly != g.y_pin && ly != g.y_par; /* the pinned and parent rows hold one head each */
+    if (g.half && own && !m->timeline_layers && row == sel && row + 1 < g.first_row + g.n_rows_vis) row++;
+    else row = -1;
+    if (row < 0) select_head(m, h->layer, h->head);
+    else select_head(m, row / m->n_heads, row % m->n_heads);
+}
+
 /* Keep the timeline's rows and columns where they are drawn now, so a click
  * selects what is under the pointer without the pane scrolling beneath it. */
 static void pin_timeline(ViewModel *m, const Layout *lay) {
@@ -305,6 +319,7 @@ ViewAction view_mouse(ViewModel *m, const Layout *lay, int x, int y, ViewMouse k
         if (h.pane == VIEW_PANE_TIMELINE) pin_timeline(m, lay);
         else unpin_timeline(m);
         if (h.pane == VIEW_PANE_HEATMAP && h.layer >= 0) click_heatmap(m, lay, &h);
+        else if (h.pane == VIEW_PANE_TIMELINE && h.layer >= 0 && h.head >= 0) click_timeline(m, lay, &h, y);
         else if (h.layer >= 0) select_head(m, h.layer, h.head >= 0 ? h.head : m->sel_head);
         if (h.pos >= 0) move_cursor(m, h.pos);
         return VIEW_ACT_NONE;

@@ -103,14 +103,15 @@ void view_layout(int cols, int rows, const LayoutOpts *o, Layout *out) {
 
     int y = 1 + tok_h;
     int rest = body - tok_h;
-    /* The heatmap grows with the screen; an open inspector keeps it small,
+    /* The heatmap grows with the screen; an open inspector keeps it short,
      * unless the screen holds both the grown heatmap and the inspector as a
-     * band of its own under it (a large screen: the room goes to the cells). */
+     * band of its own under it (a large screen: the room goes to the cells).
+     * In a band the inspector takes no width, so the cells keep theirs. */
     int mid_h = mid_height(rest, n_layers, o->half_blocks, HEAT_HALF_RH);
     int grow = !o->inspector || rest - mid_h >= INSPECTOR_MAX_H + TIMELINE_MIN_H;
     if (!grow) mid_h = mid_height(rest, n_layers, o->half_blocks, 1);
-    int heat_w = heat_width(cols, n_heads, grow);
     int insp_band = o->inspector && rest - mid_h >= INSPECTOR_H + TIMELINE_MIN_H;
+    int heat_w = heat_width(cols, n_heads, grow || insp_band);
     out->pane[VIEW_PANE_HEATMAP] = rect(0, y, heat_w, mid_h);
     ViewPane right = (o->inspector && !insp_band) ? VIEW_PANE_INSPECTOR : VIEW_PANE_BARS;
     out->pane[right] = rect(heat_w, y, cols - heat_w, mid_h);

@@ -244,7 +244,9 @@ int view_set_text(ViewModel *m, const char *title, const char *query, const char
 
 void view_sql_fit(ViewModel *m, const Layout *lay) {
     const ViewRect *r = &lay->pane[VIEW_PANE_SQL];
-    m->sql_page = r->h > 2 + m->sql_pinned ? r->h - 2 - m->sql_pinned : 0; /* inside the box, below the header */
+    /* inside the box, below the header: a table's further down, when scrolled into it, takes two lines */
+    int head = m->sql_pinned ? m->sql_pinned : m->sql_text && strstr(m->sql_text, "\n--") ? 2 : 0;
+    m->sql_page = r->h > 2 + head ? r->h - 2 - head : 0;
     m->sql_cols = r->w > 2 ? r->w - 2 : 0;
 }
 

@@ -412,6 +412,12 @@ ViewPick view_pick_key(ViewModel *m, int ch, int again);
  * rule of dashes (store's table format) stay on screen while the rows scroll. */
 int view_set_sql(ViewModel *m, const char *query, const char *text, Err *e);
 
+/* The line of text's table header (a line over a rule of dashes) whose
+ * table holds line `top`, when the header and rule both lie above top;
+ * -1 otherwise (no table there, or a blank line since). The text pane
+ * keeps that header on screen while it is scrolled through the table. */
+int view_sql_header_above(const char *text, int top);
+
 /* view_set_sql under another pane title (e.g. "plots"); query may be "". */
 int view_set_text(ViewModel *m, const char *title, const char *query, const char *text, Err *e);
 
@@ -478,6 +484,12 @@ void view_search(ViewModel *m, const char *needle, int dir);
  * finishes (DONE, and remembers the line) and Esc cancels; either ends the
  * editing. */
 ViewInput view_input_key(ViewModel *m, int ch);
+
+/* One byte of a bracketed paste into the line being edited: text, never a
+ * key, so a pasted Esc, Enter or `q` neither closes the editor nor acts.
+ * Newline, CR and tab become a space (the line is one line); other
+ * controls and KEY_* codes are dropped. Nothing happens with no editor. */
+void view_input_paste(ViewModel *m, int ch);
 
 /* Handle one key from getch()/wget_wch() (KEY_* codes included). Changes the
  * view state itself and returns what the app must do, if anything. */

@@ -23,4 +23,11 @@ char *view_yank_row(const ViewModel *m);
  * else the inspector's block. *what receives "row" or "inspector". */
 char *view_yank(const ViewModel *m, const char **what);
 
+/* text as the terminal shows it, for the clipboard and the yank file:
+ * every control but newline and tab (the block's lines, the tables'
+ * columns) and every byte that does not decode becomes the glyph the
+ * panes draw for it (view_next_glyph), so no escape sequence, pasted, can
+ * end a bracketed paste or run a command. malloc'd; NULL out of memory. */
+char *view_yank_clean(const char *text, int ascii);
+
 #endif

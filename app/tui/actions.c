@@ -4,6 +4,7 @@
  * one table, one dispatch (see README.md). The views map keys to actions
  * (views/keymap.c); a row here says what the action does on a live run
  * and on a recorded one, or why a replay cannot do it. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,9 +176,15 @@ static void search_done(Tui *t) { view_search(&t->m, t->m.input.text, 1); }
 /* `B`'s question answered: open that run as a replay. */
 static void open_run_done(Tui *t) {
     char *end;
+    errno = 0;
     long long id = strtoll(t->m.input.text, &end, 10);
-    if (end == t->m.input.text || *end || id <= 0) view_set_status(&t->m, "not a run id: \"%s\"", t->m.input.text);
-    else tui_open_run(t, id);
+    if (errno == ERANGE) view_set_status(&t->m, "not a run id: \"%s\" is out of range", t->m.input.text);
+    else if (end == t->m.input.text || *end || id <= 0) view_set_status(&t->m, "not a run id: \"%s\"", t->m.input.text);
+    else {
+        /* the list has done its work: the Esc the status line offers goes back, not to the list */
+        if (t->m.sql_open && !strncmp(t->m.sql_title, "runs:", 5)) view_key(&t->m, VIEW_KEY_ESC);
+        tui_open_run(t, id);
+    }
 }
 
 /* `e`: the edited prompt starts a new run. */
@@ -212,7 +219,21 @@ static int any_pane_open(const Tui *t) {
            t->m.allheads_open || t->pat.open || t->dist.open;
 }
 
+/* A bracketed paste: its bytes go into the line being edited as text;
+ * with no editor open they are dropped (a pasted `q` must not quit). 1 if
+ * ch was part of one. */
+static int paste_key(Tui *t, int ch) {
+    if (ch == TUI_KEY_PASTE_BEGIN || ch == TUI_KEY_PASTE_END) {
+        t->pasting = ch == TUI_KEY_PASTE_BEGIN;
+        if (!t->pasting && !t->m.input.active) view_set_status(&t->m, "paste ignored: no line is being edited");
+        return 1;
+    }
+    if (t->pasting) view_input_paste(&t->m, ch);
+    return t->pasting;
+}
+
 int tui_key(Tui *t, int ch) {
+    if (paste_key(t, ch)) return 0;
     if (tui_picker_key(t, ch)) return 0; /* an open picker holds the keyboard, Esc included */
     /* the close key (Esc) stops a running pane job, a count or a why being recomputed, else a
      * re-evaluation, before it closes panes */

@@ -39,7 +39,9 @@ static void show_steps(Tui *t, TuiTake *k) {
         keep_or_clear(t);
         t->new_run_pending = 0;
         t->attn_pending = 0;
-        if (t->reevaluating) view_set_status(&t->m, "run %lld: %s", (long long)k->run_id, t->reevaluating_what);
+        if (t->reevaluating && k->run_id)
+            view_set_status(&t->m, "run %lld: %s", (long long)k->run_id, t->reevaluating_what);
+        else if (t->reevaluating) view_set_status(&t->m, "not recorded: %s", t->reevaluating_what); /* --no-record: no id */
         t->reevaluating = 0, t->reeval_note[0] = 0;
     }
     for (int i = 0; i < k->n; i++) {
@@ -128,11 +130,11 @@ static int show_reeval(Tui *t, const TuiTake *k) {
     double now = clock_now();
     if (t->prefill_on && now - t->prefill_shown < 0.1) return 1;
     t->prefill_shown = now, t->prefill_on = 1, t->dirty = 1;
-    char as[40] = "";
+    char as[40] = "", of[40] = ""; /* unrecorded runs have no ids to name */
     if (k->run_id) snprintf(as, sizeof as, " as run %lld", (long long)k->run_id);
-    view_set_progress(&t->m, "re-evaluating run %lld under %s%s: %d of %d positions %s Esc stops%s",
-                      (long long)k->reeval_parent, t->reevaluating_what, as, k->prefill_done, k->prefill_total, dot,
-                      t->reeval_note);
+    if (k->reeval_parent) snprintf(of, sizeof of, " run %lld", (long long)k->reeval_parent);
+    view_set_progress(&t->m, "re-evaluating%s under %s%s: %d of %d positions %s Esc stops%s", of,
+                      t->reevaluating_what, as, k->prefill_done, k->prefill_total, dot, t->reeval_note);
     return 1;
 }
 

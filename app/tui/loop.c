@@ -57,6 +57,11 @@ static void curses_start(Tui *t, int mono, int ascii) {
      * and its Esc would close the editor and lose the line being edited. */
     define_key("\033[1~", KEY_HOME);
     define_key("\033[4~", KEY_END);
+    /* bracketed paste: pasted text arrives between these, so a pasted Esc is
+     * text, not the key (the editor would close and the rest act as keys) */
+    define_key("\033[200~", TUI_KEY_PASTE_BEGIN);
+    define_key("\033[201~", TUI_KEY_PASTE_END);
+    fputs("\033[?2004h", stdout), fflush(stdout);
     t->m.ascii = ascii || strcmp(nl_langinfo(CODESET), "UTF-8") != 0;
     t->m.mono = mono || (getenv("NO_COLOR") && *getenv("NO_COLOR"));
     t->m.colour = view_colour_detect(mono);
@@ -103,7 +108,8 @@ static void ui_loop(Tui *t) {
             clearok(curscr, TRUE);
             continue;
         }
-        if (t->scr.lay.too_small && !works_when_too_small(ch)) continue;
+        int paste = t->pasting || ch == TUI_KEY_PASTE_BEGIN; /* a pasted `q` is text even here */
+        if (t->scr.lay.too_small && !paste && !works_when_too_small(ch)) continue;
         if (tui_key(t, ch)) break;
     }
 }
@@ -118,6 +124,7 @@ int tui_show(Tui *t, int mono, int ascii, Err *e) {
         rc = 0;
         view_screen_free(&t->scr);
     }
+    fputs("\033[?2004l", stdout), fflush(stdout);
     endwin();
     tui_job_stop(&t->job);
     tui_job_stop(&t->load);

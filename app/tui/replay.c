@@ -216,8 +216,9 @@ static void load_done(Tui *t, const TuiJobResult *jr) {
     else if (t->load_first)
         view_set_status(&t->m, "replay of run %lld (%s): [ ] Home End move through its %d positions", id,
                         t->load_status, t->m.n_hist);
-    else if (t->from_live)
-        view_set_status(&t->m, "replay of run %lld: Esc back to the live run; [ ] Home End move, p plays", id);
+    else if (t->from_live) /* each Esc closes one pane first: say how many it takes */
+        view_set_status(&t->m, "replay of run %lld: %s back to the live run; [ ] Home End move, p plays", id,
+                        t->m.inspector_open || t->m.sql_open ? "Esc closes the pane, Esc again" : "Esc");
     else view_set_status(&t->m, "replay of run %lld: [ ] Home End move, p plays, B another run", id);
 }
 

@@ -78,6 +78,7 @@ typedef struct {
     TuiJob dist_job;    /* its count of a recorded run, off this thread */
     double dist_asked, dist_cost; /* when the last count began; seconds it took */
     int why_pending, why_n; /* a why request is out; the positions on screen when it was asked */
+    int pasting;        /* between a bracketed paste's start and end: keys are text, never commands */
     int from_live;      /* the replay on screen was opened from a live session, which kept is waiting for */
     int64_t parent_next; /* the recorded parent of the replay on screen, read once it is loaded and the inspector opens (0: none) */
     int load_parent;    /* the load under way reads that parent into the model's parent run (views/pin.h); 2: drops what comes */
@@ -112,6 +113,11 @@ void tui_set_play(Tui *t, int playing);
 int tui_show(Tui *t, int mono, int ascii, Err *e);
 
 /* --- actions.c --- */
+
+/* The codes curses gives the terminal's bracketed-paste brackets
+ * (ESC[200~ … ESC[201~, asked for with ESC[?2004h): past every KEY_*. */
+#define TUI_KEY_PASTE_BEGIN (KEY_MAX + 1)
+#define TUI_KEY_PASTE_END (KEY_MAX + 2)
 
 /* Act on one key (live or replay, through the one action table); 1 to quit. */
 int tui_key(Tui *t, int ch);

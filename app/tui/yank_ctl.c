@@ -1,12 +1,12 @@
 /* yank_ctl.c — `y` (see yank_ctl.h). */
 #include "app/tui/yank_ctl.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/files.h"
 #include "views/yank.h"
 
 const char *tui_yank_path(const char *env) { return env && *env ? env : "ahascope-yank.txt"; }
@@ -30,29 +30,32 @@ char *tui_yank_osc52(const char *text, size_t n) {
     return s;
 }
 
-/* Write text to path whole; 0, or -1 with errno's reason in why. */
-static int write_file(const char *path, const char *text, char *why, size_t n) {
-    FILE *f = fopen(path, "w");
-    int ok = f && fputs(text, f) >= 0;
-    int saved = errno;
-    if (f && fclose(f)) ok = 0, saved = errno;
-    if (!ok) snprintf(why, n, "%s", strerror(saved));
-    return ok ? 0 : -1;
+/* Write text to path whole the way every output file is written: a fresh
+ * temporary renamed onto it, so a symlink there is replaced, not followed,
+ * and a FIFO or device is refused without opening it (never blocks). */
+static int write_file(const char *path, const char *text, Err *e) {
+    FileAtomic a;
+    if (!file_atomic_open(&a, path, e)) return -1;
+    if (fputs(text, a.f) >= 0) return file_atomic_commit(&a, e);
+    file_atomic_abort(&a);
+    return err_set(e, "%s: write failed", path);
 }
 
 void tui_yank(Tui *t) {
     const char *what = "heads row"; /* the pane on top is what y copies */
-    char *text = t->heads.open ? view_heads_yank(&t->heads, &t->m) : view_yank(&t->m, &what);
+    char *raw = t->heads.open ? view_heads_yank(&t->heads, &t->m) : view_yank(&t->m, &what);
+    char *text = raw ? view_yank_clean(raw, t->m.ascii) : NULL;
+    free(raw);
     if (!text) {
         view_set_status(&t->m, "yank: no %s to copy yet", what);
         return;
     }
     const char *path = tui_yank_path(getenv("AHASCOPE_YANK"));
-    char why[128];
+    Err e;
     int lines = 0;
     for (const char *p = text; *p; p++) lines += *p == '\n';
-    if (write_file(path, text, why, sizeof why)) {
-        view_set_status(&t->m, "yank: cannot write %s: %s", path, why);
+    if (write_file(path, text, &e)) {
+        view_set_status(&t->m, "yank: %s", e.msg);
         free(text);
         return;
     }
