@@ -371,11 +371,12 @@ void store_writer_self(char *host, size_t cap, int64_t *pid, int64_t *start);
 
 /* ---- sidefile.c: calls nothing else in store/ ---- */
 
-/* Before a database is opened for writing: 0 when PATH-wal and PATH-journal
- * are absent, empty, not ones SQLite would replay, or consistent with the
- * database's header (store/SCHEMA.md says which rules); -1 with e naming
- * the side file when it was written for another database. */
-int store_sidefiles_check(const char *path, Err *e);
+/* Before a database is opened, by readers too: 0 when PATH-wal and
+ * PATH-journal are absent, empty, not ones SQLite would replay, or shown to
+ * be the file's own (store/SCHEMA.md says which rules); -1 with e naming
+ * the side file when it was written for another database ("refusing to
+ * VERB: ..."), and saying what replaying it would do. */
+int store_sidefiles_check(const char *path, const char *verb, Err *e);
 
 /* ---- schema.c and schema_old.c: on sql.c ---- */
 
