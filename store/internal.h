@@ -23,7 +23,9 @@
 #define STORE_K_POS 28
 #define STORE_K_LAYER 18
 static inline int64_t store_k(int64_t run, int pos, int layer, int head) {
-    return run << STORE_K_RUN | (int64_t)pos << STORE_K_POS | (int64_t)layer << STORE_K_LAYER | head;
+    /* unsigned: a run id past STORE_MAX_RUNS read from a hostile file must not be undefined behaviour */
+    return (int64_t)((uint64_t)run << STORE_K_RUN | (uint64_t)pos << STORE_K_POS | (uint64_t)layer << STORE_K_LAYER |
+                     (uint64_t)head);
 }
 
 /* The parts of a key k (an SQL expression) as SQL, for the views and for
