@@ -862,10 +862,28 @@ static int identify(sqlite3 *db, const char *path, int create, int *ver, Err *e)
     return judge_identity(path, app, *ver, n_tables, first, create, e);
 }
 
+/* A run id past the writer's cap is no run ahascope wrote; found before
+ * the writer configures the file, so refusing it leaves the file as it was
+ * (record refused it only after switching the file to WAL mode). */
+static int check_run_cap(sqlite3 *db, const char *path, Err *e) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT MAX(run_id) FROM runs", -1, &st, NULL) != SQLITE_OK)
+        return store_sql_err(db, path, "cannot read the runs", e);
+    int rc = sqlite3_step(st);
+    sqlite3_int64 last = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) return store_sql_err(db, path, "cannot read the runs", e);
+    if (last > STORE_MAX_RUNS)
+        return err_set(e, "%s: holds run %lld, past the %d runs a database keys: not a file ahascope wrote", path,
+                       (long long)last, STORE_MAX_RUNS);
+    return 0;
+}
+
 int store_schema_accept(sqlite3 *db, const char *path, int create, Err *e) {
     int ver = 0, judged = identify(db, path, create, &ver, e);
     if (judged) return judged < 0 ? -1 : 0;
-    return store_schema_verify(db, "main", path, &ver, e);
+    if (store_schema_verify(db, "main", path, &ver, e)) return -1;
+    return check_run_cap(db, path, e);
 }
 
 /* store_schema_check, with `write` apart from `create`: a writer's second

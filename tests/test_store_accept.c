@@ -67,13 +67,17 @@ static void expect_open_refused(const char *db, StoreMode mode, const char *want
 
 /* record and merge --out used to switch the file to WAL mode before
  * looking at it, then refuse it: another program's database, a newer
- * ahascope's, or a tampered one was changed for good. */
+ * ahascope's, a tampered one, or one holding a run past the cap (issue 53
+ * §4: refused by record only after the switch) was changed for good. */
 TEST(store_accept_refused_files_are_left_as_they_were) {
     static const char *const cases[][3] = {
         {"foreign", "PRAGMA journal_mode=DELETE; CREATE TABLE notes(x); INSERT INTO notes VALUES ('theirs')",
          "not an ahascope database"},
         {"newer", "PRAGMA journal_mode=DELETE; PRAGMA user_version=99", "schema version 99 is newer"},
         {"tampered", "PRAGMA journal_mode=DELETE; CREATE TABLE extra(x)", "tampered schema: unexpected table"},
+        {"run_cap", "PRAGMA journal_mode=DELETE; CREATE TEMP TABLE r AS SELECT * FROM runs WHERE run_id=1;"
+                    " UPDATE r SET run_id=9223372036854775807; INSERT INTO runs SELECT * FROM r",
+         "holds run 9223372036854775807, past the 32767 runs"},
     };
     char good[1024], db[1024], cmd[4096];
     snprintf(good, sizeof good, "%s", test_tmp("accept_good.db"));
