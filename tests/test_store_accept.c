@@ -375,3 +375,37 @@ TEST(store_accept_a_mode_switch_journal_rolls_back) {
     CHECK_MSG(same_bytes(a, before, len), "the refused database changed");
     free(before);
 }
+
+/* Issue 53 §5: the root-page probe blamed "its root page was moved" for
+ * whatever it found; it says what: a first row that fails to read (a page
+ * of another kind, or damaged), a value of a storage class its column never
+ * holds, and the -wal it read through when there is one. */
+TEST(store_accept_the_root_probe_says_what_it_found) {
+    char db[1024];
+    snprintf(db, sizeof db, "%s", test_tmp("probe.db"));
+    test_db_record(db, 2, 2, 6);
+    test_db_exec(db, "CREATE TEMP TABLE r AS SELECT name, rootpage FROM main.sqlite_schema; PRAGMA writable_schema=ON;"
+               " UPDATE main.sqlite_schema SET rootpage = CASE name WHEN 'tokens' THEN (SELECT rootpage FROM r"
+               " WHERE name = 'head_totals') ELSE (SELECT rootpage FROM r WHERE name = 'tokens') END WHERE name IN ('tokens', 'head_totals')");
+    expect_open_refused(db, STORE_READ, "does not hold its own rows: its first row has ");
+    /* a damaged page: the runs table's root page gets a b-tree type SQLite does not know */
+    test_db_record(db, 2, 2, 6);
+    long root = test_db_scalar(db, "SELECT rootpage FROM sqlite_schema WHERE name = 'runs'");
+    long page = test_db_scalar(db, "PRAGMA page_size");
+    FILE *f = fopen(db, "r+b");
+    CHECK(root > 1 && f && fseek(f, (root - 1) * page, SEEK_SET) == 0 && fputc(0x07, f) != EOF);
+    if (f) fclose(f);
+    expect_open_refused(db, STORE_READ, "table 'runs' does not hold its own rows: reading its first row fails "
+                                        "(database disk image is malformed");
+    Err e = {0};
+    Store *s = store_open(db, STORE_READ, 200, &e);
+    CHECK_MSG(!strstr(e.msg, "root page was moved") && !strstr(e.msg, "-wal"), "%s", e.msg);
+    store_close(s, NULL);
+    /* read through a -wal (here the file's own, left by a killed writer): the probe names it */
+    test_db_record(db, 2, 2, 6);
+    test_db_exec(db, "CREATE TEMP TABLE r AS SELECT name, rootpage FROM main.sqlite_schema; PRAGMA writable_schema=ON;"
+               " UPDATE main.sqlite_schema SET rootpage = CASE name WHEN 'tokens' THEN (SELECT rootpage FROM r"
+               " WHERE name = 'head_totals') ELSE (SELECT rootpage FROM r WHERE name = 'tokens') END WHERE name IN ('tokens', 'head_totals')");
+    killed_writer(db, "UPDATE runs SET prompt = 'y'");
+    expect_open_refused(db, STORE_READ, "its pages were read through its -wal");
+}
