@@ -296,11 +296,12 @@ struct Store {
     char path[1024];
     StoreMode mode;
     int commit_every;    /* steps per transaction */
-    int pending;         /* steps written in the open transaction */
+    int pending;         /* steps written since the last commit (in the TEMP tables when buffered) */
     int64_t pending_run; /* run those steps belong to */
     int pending_n_tokens; /* n_tokens to record at the next commit */
     sqlite3_stmt *ins_token, *ins_decision, *upd_tokens;
     int rows_per_insert; /* heads per decisions INSERT (the shape it was prepared for) */
+    int buffered;        /* the INSERTs write the TEMP pending tables (commit_every > 1), not the file's */
     uint8_t *gate_buf;   /* the step's tokens.gates, bound by the token INSERT */
     size_t gate_cap;
     int (*stop)(void *ctx); /* store_set_interrupt's poll, NULL none */
