@@ -5,10 +5,12 @@
  * asking, so one copied from another database would replace our rows; the
  * rules checked here, and what they cannot see, are in store/SCHEMA.md
  * ("What ahascope checks before it writes"). Calls nothing else in store/. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "store/internal.h"
 
@@ -230,6 +232,7 @@ static const char *journal_foreign(const JournalReplay *j, const DbHead *db, con
                                    size_t cap) {
     if (j->page_size != db->page_size)
         return snprintf(why, cap, "page size %u, not %u", j->page_size, db->page_size), why;
+    if (j->restores == 0 && db->pages <= 1) return NULL; /* a file cut off while created: it holds no table */
     if (j->restores != db->pages)
         return snprintf(why, cap, "it would %s the file from %u pages to %u", j->restores < db->pages ? "cut" : "grow",
                         db->pages, j->restores), why;
@@ -243,13 +246,25 @@ static const char *journal_foreign(const JournalReplay *j, const DbHead *db, con
     return NULL;
 }
 
+/* Whether another process holds the database's RESERVED lock (the byte
+ * after SQLite's pending byte): its journal is then a live transaction's,
+ * which SQLite never replays (a writer creating the file has one). */
+static int journal_live(const char *path) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return 0;
+    struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0x40000001, .l_len = 1};
+    int live = fcntl(fd, F_GETLK, &lk) == 0 && lk.l_type != F_UNLCK;
+    close(fd);
+    return live;
+}
+
 /* The hot journal rules (journal_foreign); verb says what was refused. */
 static int check_journal(const char *path, const char *jrnl, const DbHead *db, const char *verb, Err *e) {
     unsigned char h[28];
     FILE *f = fopen(jrnl, "rb");
     if (!f) return err_set(e, "%s: cannot read %s beside it, so cannot tell whether it belongs to it", path, jrnl);
     int whole = fread(h, 1, sizeof h, f) == sizeof h;
-    if (!whole || memcmp(h, JOURNAL_MAGIC, 8) != 0) { fclose(f); return 0; } /* not hot: SQLite ignores it */
+    if (!whole || memcmp(h, JOURNAL_MAGIC, 8) != 0 || journal_live(path)) { fclose(f); return 0; } /* not hot */
     uint32_t sector = be32(h + 20), page = be32(h + 24);
     JournalReplay j = {.page_size = page, .restores = be32(h + 16)};
     int sane = sector >= 32 && sector <= 65536 && !(sector & (sector - 1)) && page >= 512 && page <= 65536 &&
