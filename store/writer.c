@@ -137,7 +137,9 @@ static int prepare_decisions(Store *s, int n_heads, Err *e) {
 /* Where buffered steps wait: untyped columns, so each value reaches the
  * file's tables exactly as a direct INSERT would bind it. */
 static int create_pending(Store *s, Err *e) {
-    const char *sql = "CREATE TEMP TABLE IF NOT EXISTS " PENDING_BITS "(" STORE_BITS_COLUMNS ");"
+    /* no journal: a failed step drops every pending one anyway */
+    const char *sql = "PRAGMA temp.journal_mode=OFF; PRAGMA temp.cache_size=-65536;"
+                      "CREATE TEMP TABLE IF NOT EXISTS " PENDING_BITS "(" STORE_BITS_COLUMNS ");"
                       "CREATE TEMP TABLE IF NOT EXISTS " PENDING_TOKENS "(" TOKEN_COLUMNS ");";
     if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
         return store_sql_err(s->db, s->path, "cannot prepare the writer", e);
@@ -224,7 +226,9 @@ int store_write_step(Store *s, int64_t run_id, const StepTrace *t, int *committe
     if (s->pending && (s->pending_run != run_id || s->buffered != (s->commit_every > 1)) && store_flush(s, e))
         return -1;
     if (prepare_writer(s, t->n_layers, t->n_heads, e)) return -1;
-    if (s->pending == 0 && !s->buffered && sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+    /* buffered: a deferred transaction writing TEMP only (one commit a step, not one a layer), no lock on the file */
+    const char *begin = s->buffered ? "BEGIN" : s->pending == 0 ? "BEGIN IMMEDIATE" : NULL;
+    if (begin && sqlite3_exec(s->db, begin, NULL, NULL, NULL) != SQLITE_OK)
         return store_sql_err(s->db, s->path, "cannot start a transaction", e);
     int rc = s->totals.run_id == run_id ? SQLITE_OK : store_totals_load(&s->totals, s->db, run_id);
     if (rc == SQLITE_OK && (s->totals.n_layers != t->n_layers || s->totals.n_heads != t->n_heads)) {
@@ -235,6 +239,7 @@ int store_write_step(Store *s, int64_t run_id, const StepTrace *t, int *committe
     StoreStepCounts sc; /* the hot loop of recording: the step's rows, totals, counts and gates in one pass */
     if (rc == SQLITE_OK) rc = store_step_rows(&s->totals, s->ins_decision, run_id, t, s->gate_buf, &sc);
     if (rc == SQLITE_OK) rc = insert_token(s, run_id, t, &sc);
+    if (rc == SQLITE_OK && s->buffered) rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
         char what[64];
         snprintf(what, sizeof what, "cannot record position %d", t->pos);
