@@ -176,6 +176,30 @@ TEST(store_accept_a_wal_of_another_page_size_is_refused) {
     unlink(side);
 }
 
+/* db refused, saying want, as merge's input (into a fresh file named
+ * out) and by record. */
+static void refused_as_input_and_by_record(const char *db, const char *out, const char *want) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s merge --out %s %s", test_bin(), test_tmp(out), db);
+    test_db_fresh(test_tmp(out));
+    CHECK_REFUSAL(cmd, 1, NULL, want, 1);
+    if (!test_shared_available()) return;
+    snprintf(cmd, sizeof cmd, "%s record --db %s --model %s --prompt Once --steps 2", test_bin(), db,
+             test_stories_model());
+    CHECK_REFUSAL(cmd, 1, NULL, want, 1);
+}
+
+/* Swap two tables' root pages with writable_schema (the old pages read
+ * first: an UPDATE reading sqlite_schema as it changes would give both one). */
+static void swap_roots(const char *db, const char *a, const char *b) {
+    char sql[1024];
+    snprintf(sql, sizeof sql, "CREATE TEMP TABLE r AS SELECT name, rootpage FROM main.sqlite_schema;"
+             " PRAGMA writable_schema=ON; UPDATE main.sqlite_schema SET rootpage = CASE name WHEN '%s' THEN"
+             " (SELECT rootpage FROM r WHERE name = '%s') ELSE (SELECT rootpage FROM r WHERE name = '%s') END"
+             " WHERE name IN ('%s', '%s')", a, b, a, a, b);
+    test_db_exec(db, sql);
+}
+
 /* Swapping two tables' root pages with writable_schema passed the text
  * comparison: readers read the wrong table and record wrote into it. */
 TEST(store_accept_swapped_root_pages_are_refused) {
@@ -184,10 +208,7 @@ TEST(store_accept_swapped_root_pages_are_refused) {
     snprintf(good, sizeof good, "%s", test_tmp("accept_roots_src.db"));
     test_db_record(db, 2, 2, 6);
     test_db_record(good, 2, 2, 6);
-    /* the old root pages first: an UPDATE that read sqlite_schema as it changes would give both one page */
-    test_db_exec(db, "CREATE TEMP TABLE r AS SELECT name, rootpage FROM main.sqlite_schema; PRAGMA writable_schema=ON;"
-               " UPDATE main.sqlite_schema SET rootpage = CASE name WHEN 'runs' THEN (SELECT rootpage FROM r"
-               " WHERE name = 'head_totals') ELSE (SELECT rootpage FROM r WHERE name = 'runs') END WHERE name IN ('runs', 'head_totals')");
+    swap_roots(db, "runs", "head_totals");
     const char *want = "does not hold its own rows";
     expect_open_refused(db, STORE_WRITE, want);
     expect_open_refused(db, STORE_READ, want);
@@ -195,18 +216,10 @@ TEST(store_accept_swapped_root_pages_are_refused) {
     CHECK_REFUSAL(cmd, 1, NULL, want, 1);
     snprintf(cmd, sizeof cmd, "%s merge --out %s %s", test_bin(), db, good);
     CHECK_REFUSAL(cmd, 1, NULL, want, 1);
-    snprintf(cmd, sizeof cmd, "%s merge --out %s %s", test_bin(), test_tmp("accept_roots_out.db"), db);
-    test_db_fresh(test_tmp("accept_roots_out.db"));
-    CHECK_REFUSAL(cmd, 1, NULL, want, 1);
-    if (test_shared_available()) {
-        snprintf(cmd, sizeof cmd, "%s record --db %s --model %s --prompt Once --steps 2", test_bin(), db,
-                 test_stories_model());
-        CHECK_REFUSAL(cmd, 1, NULL, want, 1);
-    }    /* two tables of the same kind (WITHOUT ROWID) swapped: the first rows' storage classes give it away */
+    refused_as_input_and_by_record(db, "accept_roots_out.db", want);
+    /* two tables of the same kind (WITHOUT ROWID) swapped: the first rows' storage classes give it away */
     test_db_record(db, 2, 2, 6);
-    test_db_exec(db, "CREATE TEMP TABLE r AS SELECT name, rootpage FROM main.sqlite_schema; PRAGMA writable_schema=ON;"
-               " UPDATE main.sqlite_schema SET rootpage = CASE name WHEN 'tokens' THEN (SELECT rootpage FROM r"
-               " WHERE name = 'head_totals') ELSE (SELECT rootpage FROM r WHERE name = 'tokens') END WHERE name IN ('tokens', 'head_totals')");
+    swap_roots(db, "tokens", "head_totals");
     expect_open_refused(db, STORE_WRITE, want);
     expect_open_refused(db, STORE_READ, want);
     /* one table's root page given to a second name: both read one b-tree */
@@ -293,13 +306,8 @@ static void foreign_journal_case(int b_steps) {
                   "%s: advises replaying the journal: %s", cmd, out ? out : "");
         free(out);
     }
-    snprintf(cmd, sizeof cmd, "%s merge --out %s %s", test_bin(), test_tmp("accept_jsout.db"), a);
-    test_db_fresh(test_tmp("accept_jsout.db"));
-    CHECK_REFUSAL(cmd, 1, NULL, want, 1);
+    refused_as_input_and_by_record(a, "accept_jsout.db", want);
     if (test_shared_available()) {
-        snprintf(cmd, sizeof cmd, "%s record --db %s --model %s --prompt Once --steps 2", test_bin(), a,
-                 test_stories_model());
-        CHECK_REFUSAL(cmd, 1, NULL, want, 1);
         snprintf(cmd, sizeof cmd, "%s eval --db %s --model %s --self 1 --seq-len 4", test_bin(), a,
                  test_stories_model());
         CHECK_REFUSAL(cmd, 1, NULL, want, 1);
@@ -384,9 +392,7 @@ TEST(store_accept_the_root_probe_says_what_it_found) {
     char db[1024];
     snprintf(db, sizeof db, "%s", test_tmp("probe.db"));
     test_db_record(db, 2, 2, 6);
-    test_db_exec(db, "CREATE TEMP TABLE r AS SELECT name, rootpage FROM main.sqlite_schema; PRAGMA writable_schema=ON;"
-               " UPDATE main.sqlite_schema SET rootpage = CASE name WHEN 'tokens' THEN (SELECT rootpage FROM r"
-               " WHERE name = 'head_totals') ELSE (SELECT rootpage FROM r WHERE name = 'tokens') END WHERE name IN ('tokens', 'head_totals')");
+    swap_roots(db, "tokens", "head_totals");
     expect_open_refused(db, STORE_READ, "does not hold its own rows: its first row has ");
     /* a damaged page: the runs table's root page gets a b-tree type SQLite does not know */
     test_db_record(db, 2, 2, 6);
@@ -403,9 +409,7 @@ TEST(store_accept_the_root_probe_says_what_it_found) {
     store_close(s, NULL);
     /* read through a -wal (here the file's own, left by a killed writer): the probe names it */
     test_db_record(db, 2, 2, 6);
-    test_db_exec(db, "CREATE TEMP TABLE r AS SELECT name, rootpage FROM main.sqlite_schema; PRAGMA writable_schema=ON;"
-               " UPDATE main.sqlite_schema SET rootpage = CASE name WHEN 'tokens' THEN (SELECT rootpage FROM r"
-               " WHERE name = 'head_totals') ELSE (SELECT rootpage FROM r WHERE name = 'tokens') END WHERE name IN ('tokens', 'head_totals')");
+    swap_roots(db, "tokens", "head_totals");
     killed_writer(db, "UPDATE runs SET prompt = 'y'");
     expect_open_refused(db, STORE_READ, "its pages were read through its -wal");
 }
