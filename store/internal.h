@@ -23,7 +23,9 @@
 #define STORE_K_POS 28
 #define STORE_K_LAYER 18
 static inline int64_t store_k(int64_t run, int pos, int layer, int head) {
-    return run << STORE_K_RUN | (int64_t)pos << STORE_K_POS | (int64_t)layer << STORE_K_LAYER | head;
+    /* unsigned: a run id past STORE_MAX_RUNS read from a hostile file must not be undefined behaviour */
+    return (int64_t)((uint64_t)run << STORE_K_RUN | (uint64_t)pos << STORE_K_POS | (uint64_t)layer << STORE_K_LAYER |
+                     (uint64_t)head);
 }
 
 /* The parts of a key k (an SQL expression) as SQL, for the views and for
@@ -294,11 +296,12 @@ struct Store {
     char path[1024];
     StoreMode mode;
     int commit_every;    /* steps per transaction */
-    int pending;         /* steps written in the open transaction */
+    int pending;         /* steps written since the last commit (in the TEMP tables when buffered) */
     int64_t pending_run; /* run those steps belong to */
     int pending_n_tokens; /* n_tokens to record at the next commit */
     sqlite3_stmt *ins_token, *ins_decision, *upd_tokens;
     int rows_per_insert; /* heads per decisions INSERT (the shape it was prepared for) */
+    int buffered;        /* the INSERTs write the TEMP pending tables (commit_every > 1), not the file's */
     uint8_t *gate_buf;   /* the step's tokens.gates, bound by the token INSERT */
     size_t gate_cap;
     int (*stop)(void *ctx); /* store_set_interrupt's poll, NULL none */
@@ -371,11 +374,12 @@ void store_writer_self(char *host, size_t cap, int64_t *pid, int64_t *start);
 
 /* ---- sidefile.c: calls nothing else in store/ ---- */
 
-/* Before a database is opened for writing: 0 when PATH-wal and PATH-journal
- * are absent, empty, not ones SQLite would replay, or consistent with the
- * database's header (store/SCHEMA.md says which rules); -1 with e naming
- * the side file when it was written for another database. */
-int store_sidefiles_check(const char *path, Err *e);
+/* Before a database is opened, by readers too: 0 when PATH-wal and
+ * PATH-journal are absent, empty, not ones SQLite would replay, or shown to
+ * be the file's own (store/SCHEMA.md says which rules); -1 with e naming
+ * the side file when it was written for another database ("refusing to
+ * VERB: ..."), and saying what replaying it would do. */
+int store_sidefiles_check(const char *path, const char *verb, Err *e);
 
 /* ---- schema.c and schema_old.c: on sql.c ---- */
 

@@ -140,8 +140,18 @@ static int read_layers(Store *s, int64_t run_id, int32_t *win, int cap, Err *e) 
     return rc == SQLITE_DONE ? 0 : store_sql_err(s->db, s->path, "cannot read the run's layers", e);
 }
 
+/* The writer's cap on run ids, applied when reading: a version-4 file keys
+ * its rows by run id (internal.h's store_k), and a larger one is no run
+ * ahascope wrote (a file edited or replayed from elsewhere). */
+static int check_run_id(const Store *s, int64_t run_id, Err *e) {
+    if (s->version < 4 || (run_id >= 1 && run_id <= STORE_MAX_RUNS)) return 0;
+    return err_set(e, "%s: run %lld is past the %d runs a database keys: not a run ahascope wrote", s->path,
+                   (long long)run_id, STORE_MAX_RUNS);
+}
+
 int store_run_info(Store *s, int64_t run_id, StoreRunInfo *info, Err *e) {
     memset(info, 0, sizeof *info);
+    if (check_run_id(s, run_id, e)) return -1;
     sqlite3_stmt *st;
     if (store_prepare(s, SELECT_RUN, &st, e)) return -1;
     sqlite3_bind_int64(st, 1, run_id);
@@ -311,6 +321,7 @@ static int run_kv_heads(Store *s, int64_t run_id, Err *e) {
 }
 
 int store_read_steps(Store *s, int64_t run_id, int pos0, int n, StepTrace **traces, Err *e) {
+    if (check_run_id(s, run_id, e)) return -1;
     if (n <= 0) return 0;
     int found = read_tokens(s, run_id, pos0, n, traces, e);
     if (found <= 0) return found;

@@ -4,6 +4,7 @@
  * users in store/SCHEMA.md; keep the two in step). */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "engine/decide.h"
 #include "store/internal.h"
@@ -691,50 +692,62 @@ static int schema_diff(sqlite3 *db, const char *schema, sqlite3 *want, char *why
     return rc;
 }
 
-/* One column's test on the probed row: NULL in a NOT NULL column, a
- * storage class its declared type's affinity never stores, or (the totals'
- * name columns) a word ahascope never writes there: a long totals row
- * otherwise reads as a plausible tokens row. */
-static char *column_test(char *where, sqlite3_stmt *col, const char *schema, const char *table) {
+/* One column's test on the probed row, as a WHEN of the CASE that says
+ * what was found: NULL in a NOT NULL column, a storage class its declared
+ * type's affinity never stores, or (the totals' name columns) a word
+ * ahascope never writes there: a long totals row otherwise reads as a
+ * plausible tokens row. */
+static char *column_test(char *cases, sqlite3_stmt *col, const char *schema, const char *table) {
     static const char *const kinds[][2] = {{"INTEGER", "'integer'"}, {"REAL", "'real', 'integer'"}, {"TEXT", "'text'"}};
     const char *name = (const char *)sqlite3_column_text(col, 0), *type = (const char *)sqlite3_column_text(col, 2);
-    char *more = where;
-    if (sqlite3_column_int(col, 1)) more = sqlite3_mprintf("%z OR \"%w\" IS NULL", more, name);
+    char *more = cases;
+    if (sqlite3_column_int(col, 1))
+        more = sqlite3_mprintf("%z WHEN \"%w\" IS NULL THEN 'NULL in its NOT NULL column ''%q'''", more, name, name);
     if (strncmp(table, "head_", 5)) return more;
     if (more && name && !strcmp(name, "predictor"))
-        more = sqlite3_mprintf("%z OR predictor NOT IN (SELECT name FROM \"%w\".predictors)", more, schema);
+        more = sqlite3_mprintf("%z WHEN predictor NOT IN (SELECT name FROM \"%w\".predictors) THEN 'predictor ' ||"
+                               " substr(quote(predictor), 1, 40) || ', which the file''s predictors do not list'",
+                               more, schema);
     for (size_t i = 0; more && type && i < sizeof kinds / sizeof kinds[0]; i++)
         if (!sqlite3_stricmp(type, kinds[i][0]))
-            more = sqlite3_mprintf("%z OR typeof(\"%w\") NOT IN ('null', %s)", more, name, kinds[i][1]);
+            more = sqlite3_mprintf("%z WHEN typeof(\"%w\") NOT IN ('null', %s) THEN typeof(\"%w\") || ' in its %q"
+                                   " column ''%q'''", more, name, kinds[i][1], name, kinds[i][0], name);
     return more;
 }
 
 /* Whether the first row of table t of `schema` reads as that table's: a
  * root page of the wrong kind (a rowid table's b-tree under a WITHOUT
- * ROWID table's name, or the reverse) fails to read at all, and one of the
- * same kind usually puts a NULL in a NOT NULL column or a value of the
- * wrong storage class in a typed one. 0, 1 with why set, or SQLite's
- * error code. */
+ * ROWID table's name, or the reverse), or a damaged page, fails to read
+ * at all, and one of the same kind usually puts a NULL in a NOT NULL
+ * column or a value of the wrong storage class in a typed one. 0, 1 with
+ * why saying which was found, or SQLite's error code. */
 static int root_probe(sqlite3 *db, const char *schema, const char *t, char *why, size_t cap) {
     char *sql = sqlite3_mprintf("SELECT name, \"notnull\", type FROM pragma_table_info(%Q, %Q)", t, schema);
     sqlite3_stmt *st = NULL;
     int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
     sqlite3_free(sql);
-    char *where = sqlite3_mprintf("0");
-    while (rc == SQLITE_OK && where && sqlite3_step(st) == SQLITE_ROW) where = column_test(where, st, schema, t);
+    char *cases = sqlite3_mprintf("CASE WHEN 0 THEN NULL");
+    while (rc == SQLITE_OK && cases && sqlite3_step(st) == SQLITE_ROW) cases = column_test(cases, st, schema, t);
     sqlite3_finalize(st);
-    sql = where ? sqlite3_mprintf("SELECT (%s) FROM (SELECT * FROM \"%w\".\"%w\" LIMIT 1)", where, schema, t) : NULL;
-    sqlite3_free(where);
+    sql = cases ? sqlite3_mprintf("SELECT (%s END) FROM (SELECT * FROM \"%w\".\"%w\" LIMIT 1)", cases, schema, t)
+                : NULL;
+    sqlite3_free(cases);
     if (rc == SQLITE_OK) rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
     sqlite3_free(sql);
     if (rc != SQLITE_OK) return rc;
     rc = sqlite3_step(st);
-    int bad = (rc & 0xff) == SQLITE_CORRUPT || (rc == SQLITE_ROW && sqlite3_column_int(st, 0));
+    const char *found = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    if ((rc & 0xff) == SQLITE_CORRUPT)
+        snprintf(why, cap, "table '%.64s' does not hold its own rows: reading its first row fails (%s: a root page"
+                           " of another table's kind, or a damaged page)", t, sqlite3_errmsg(db));
+    else if (found)
+        snprintf(why, cap, "tampered schema: table '%.64s' does not hold its own rows: its first row has %.120s", t,
+                 found);
+    int bad = (rc & 0xff) == SQLITE_CORRUPT || found;
     sqlite3_finalize(st);
-    if (bad) {
-        snprintf(why, cap, "tampered schema: table '%.64s' does not hold its own rows (its root page was moved)", t);
-        return 1;
-    }
+    for (char *c = why; bad && *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+    if (bad) return 1;
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
@@ -775,12 +788,23 @@ static int roots_diff(sqlite3 *db, const char *schema, char *why, size_t cap) {
     return rc;
 }
 
+/* What a failed root-page probe adds when pages were read through a -wal
+ * beside the file: the side-file check passes a -wal of another database
+ * that happens to start at this file's page count (store/SCHEMA.md). */
+static const char *wal_hint(const char *path) {
+    char wal[1100];
+    struct stat st;
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    if (stat(wal, &st) != 0 || st.st_size == 0) return "";
+    return " (its pages were read through its -wal: one written for another database reads so)";
+}
+
 /* store_schema_verify inside a snapshot: the header, then the objects
  * against each way a file of its version can rightly look (created at that
  * version, or at any older one and upgraded). */
 static int verify_snapshot(sqlite3 *db, const char *schema, const char *path, int *ver, Err *e) {
     int app = 0;
-    char sql[160], why[200] = "", try_why[200];
+    char sql[160], why[400] = "", try_why[400];
     sqlite3_snprintf(sizeof sql, sql, "PRAGMA \"%w\".application_id", schema);
     int rc = pragma_int(db, sql, &app);
     sqlite3_snprintf(sizeof sql, sql, "PRAGMA \"%w\".user_version", schema);
@@ -801,7 +825,8 @@ static int verify_snapshot(sqlite3 *db, const char *schema, const char *path, in
         if (!want) return err_set(e, "%s: cannot check the schema: %s", path, try_why);
         rc = schema_diff(db, schema, want, try_why, sizeof try_why, &same);
         sqlite3_close(want);
-        if (rc == SQLITE_OK && (rc = roots_diff(db, schema, why, sizeof why)) == 1) return err_set(e, "%s: %s", path, why);
+        if (rc == SQLITE_OK && (rc = roots_diff(db, schema, why, sizeof why)) == 1)
+            return err_set(e, "%s: %s%s", path, why, wal_hint(path));
         if (rc == SQLITE_OK) return 0;
         if (rc != 1) return store_sql_err(db, path, "cannot read the schema", e);
         if (same > best) best = same, memcpy(why, try_why, sizeof why); /* report the nearest */
@@ -862,10 +887,28 @@ static int identify(sqlite3 *db, const char *path, int create, int *ver, Err *e)
     return judge_identity(path, app, *ver, n_tables, first, create, e);
 }
 
+/* A run id past the writer's cap is no run ahascope wrote; found before
+ * the writer configures the file, so refusing it leaves the file as it was
+ * (record refused it only after switching the file to WAL mode). */
+static int check_run_cap(sqlite3 *db, const char *path, Err *e) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT MAX(run_id) FROM runs", -1, &st, NULL) != SQLITE_OK)
+        return store_sql_err(db, path, "cannot read the runs", e);
+    int rc = sqlite3_step(st);
+    sqlite3_int64 last = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) return store_sql_err(db, path, "cannot read the runs", e);
+    if (last > STORE_MAX_RUNS)
+        return err_set(e, "%s: holds run %lld, past the %d runs a database keys: not a file ahascope wrote", path,
+                       (long long)last, STORE_MAX_RUNS);
+    return 0;
+}
+
 int store_schema_accept(sqlite3 *db, const char *path, int create, Err *e) {
     int ver = 0, judged = identify(db, path, create, &ver, e);
     if (judged) return judged < 0 ? -1 : 0;
-    return store_schema_verify(db, "main", path, &ver, e);
+    if (store_schema_verify(db, "main", path, &ver, e)) return -1;
+    return check_run_cap(db, path, e);
 }
 
 /* store_schema_check, with `write` apart from `create`: a writer's second

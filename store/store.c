@@ -187,7 +187,8 @@ static Store *open_checked(const char *path, StoreMode mode, int busy_ms, Err *e
     }
     if (explain_access(path, mode, e) != 0) return NULL; /* before SQLite tries, so the message says why */
     if (check_header(path, e) != 0) { explain_access(path, mode, e); return NULL; }
-    if (mode == STORE_WRITE && store_sidefiles_check(path, e) != 0) return NULL; /* before SQLite replays them */
+    /* before SQLite replays them; readers too, whose advice on a hot journal is to replay it */
+    if (store_sidefiles_check(path, mode == STORE_WRITE ? "write" : "read", e) != 0) return NULL;
     Store *s = calloc(1, sizeof *s);
     if (!s) { err_set(e, "%s: out of memory", shown); return NULL; }
     snprintf(s->path, sizeof s->path, "%s", path);

@@ -1,12 +1,22 @@
 /* writer.c — recording: the runs row, one transaction per step (or per N), the totals and the commit.
  *
  * Recording runs: one runs row, then one transaction per step
- * (or per commit_every steps) holding its token row and every head's row. */
+ * (or per commit_every steps) holding its token row and every head's row.
+ * Steps committed N at a time wait in TEMP tables of the writer's own
+ * connection, so the file's write lock is held only while they are copied
+ * in: a writer that kept its transaction open across N profiled steps
+ * starved every other writer of the file past its lock wait. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store/internal.h"
+
+#define PENDING_BITS "ahascope_pending_bits"
+#define PENDING_TOKENS "ahascope_pending_tokens"
+#define TOKEN_COLUMNS                                                                                            \
+    "run_id, pos, token_id, piece, is_prompt, logprob, entropy, step_us, n_far, kv_read, n_gate, n_global,"       \
+    " n_oracle, n_oracle_global, keys_read_sum, gates"
 
 static const char INSERT_RUN[] =
     "INSERT INTO runs(parent_run_id, status, created_at, ahascope_version, writer_host, writer_pid, writer_start,"
@@ -111,7 +121,8 @@ static int prepare_decisions(Store *s, int n_heads, Err *e) {
     size_t cap = 256 + (size_t)n_heads * (3 + 2 * (size_t)values);
     char *sql = malloc(cap);
     if (!sql) return err_set(e, "%s: out of memory", s->path);
-    size_t o = (size_t)snprintf(sql, cap, "INSERT INTO decision_bits(" STORE_BITS_COLUMNS ") VALUES");
+    size_t o = (size_t)snprintf(sql, cap, "INSERT INTO %s(" STORE_BITS_COLUMNS ") VALUES",
+                                s->buffered ? "temp." PENDING_BITS : "main.decision_bits");
     for (int h = 0; h < n_heads; h++) {
         o += (size_t)snprintf(sql + o, cap - o, "%s(?", h ? "," : "");
         for (int v = 1; v < values; v++) o += (size_t)snprintf(sql + o, cap - o, ",?");
@@ -123,6 +134,18 @@ static int prepare_decisions(Store *s, int n_heads, Err *e) {
     return rc;
 }
 
+/* Where buffered steps wait: untyped columns, so each value reaches the
+ * file's tables exactly as a direct INSERT would bind it. */
+static int create_pending(Store *s, Err *e) {
+    /* no journal: a failed step drops every pending one anyway */
+    const char *sql = "PRAGMA temp.journal_mode=OFF; PRAGMA temp.cache_size=-65536;"
+                      "CREATE TEMP TABLE IF NOT EXISTS " PENDING_BITS "(" STORE_BITS_COLUMNS ");"
+                      "CREATE TEMP TABLE IF NOT EXISTS " PENDING_TOKENS "(" TOKEN_COLUMNS ");";
+    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return store_sql_err(s->db, s->path, "cannot prepare the writer", e);
+    return 0;
+}
+
 static int prepare_writer(Store *s, int n_layers, int n_heads, Err *e) {
     size_t gates = store_gate_bytes(n_layers * n_heads);
     if (gates > s->gate_cap) { /* a step's gate bitmap, kept between steps */
@@ -130,15 +153,18 @@ static int prepare_writer(Store *s, int n_layers, int n_heads, Err *e) {
         if (!g) return err_set(e, "%s: out of memory", s->path);
         s->gate_buf = g, s->gate_cap = gates;
     }
-    if (s->ins_token && s->rows_per_insert == n_heads) return 0;
+    int buffered = s->commit_every > 1;
+    if (s->ins_token && s->rows_per_insert == n_heads && s->buffered == buffered) return 0;
     if (s->ins_token) {
         sqlite3_finalize(s->ins_token), sqlite3_finalize(s->ins_decision), sqlite3_finalize(s->upd_tokens);
         s->ins_token = s->ins_decision = s->upd_tokens = NULL;
     }
-    if (store_prepare(s, "INSERT INTO tokens(run_id, pos, token_id, piece, is_prompt, logprob, entropy, step_us,"
-                                  " n_far, kv_read, n_gate, n_global, n_oracle, n_oracle_global, keys_read_sum, gates)"
-                                  " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)", &s->ins_token, e) ||
-        prepare_decisions(s, n_heads, e) ||
+    s->buffered = buffered;
+    if (buffered && create_pending(s, e)) return -1;
+    char ins[512];
+    snprintf(ins, sizeof ins, "INSERT INTO %s(" TOKEN_COLUMNS ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,"
+             "?14,?15,?16)", buffered ? "temp." PENDING_TOKENS : "main.tokens");
+    if (store_prepare(s, ins, &s->ins_token, e) || prepare_decisions(s, n_heads, e) ||
         store_prepare(s, "UPDATE runs SET n_tokens=MAX(n_tokens,?2), top_k=MAX(COALESCE(top_k,0),?3) WHERE run_id=?1",
                       &s->upd_tokens, e))
         return -1;
@@ -177,8 +203,15 @@ static int check_key(Store *s, int64_t run_id, const StepTrace *t, Err *e) {
                    s->path, (long long)run_id, t->pos, t->n_layers, t->n_heads);
 }
 
+/* Empty the TEMP tables of buffered steps (they are the writer's alone). */
+static void drop_pending(Store *s) {
+    if (s->buffered)
+        sqlite3_exec(s->db, "DELETE FROM temp." PENDING_BITS "; DELETE FROM temp." PENDING_TOKENS, NULL, NULL, NULL);
+}
+
 static void rollback(Store *s) {
     if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    drop_pending(s);
     s->pending = 0;
     s->pending_n_tokens = 0;
     s->top_k = 0;
@@ -188,9 +221,14 @@ static void rollback(Store *s) {
 int store_write_step(Store *s, int64_t run_id, const StepTrace *t, int *committed, Err *e) {
     if (committed) *committed = 0;
     if (s->mode != STORE_WRITE) return err_set(e, "%s: opened read-only", s->path);
-    if (check_key(s, run_id, t, e) || prepare_writer(s, t->n_layers, t->n_heads, e)) return -1;
-    if (s->pending && s->pending_run != run_id && store_flush(s, e)) return -1;
-    if (s->pending == 0 && sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+    if (check_key(s, run_id, t, e)) return -1;
+    /* pending steps of another run, or held the other way (commit_every changed), are committed first */
+    if (s->pending && (s->pending_run != run_id || s->buffered != (s->commit_every > 1)) && store_flush(s, e))
+        return -1;
+    if (prepare_writer(s, t->n_layers, t->n_heads, e)) return -1;
+    /* buffered: a deferred transaction writing TEMP only (one commit a step, not one a layer), no lock on the file */
+    const char *begin = s->buffered ? "BEGIN" : s->pending == 0 ? "BEGIN IMMEDIATE" : NULL;
+    if (begin && sqlite3_exec(s->db, begin, NULL, NULL, NULL) != SQLITE_OK)
         return store_sql_err(s->db, s->path, "cannot start a transaction", e);
     int rc = s->totals.run_id == run_id ? SQLITE_OK : store_totals_load(&s->totals, s->db, run_id);
     if (rc == SQLITE_OK && (s->totals.n_layers != t->n_layers || s->totals.n_heads != t->n_heads)) {
@@ -201,6 +239,7 @@ int store_write_step(Store *s, int64_t run_id, const StepTrace *t, int *committe
     StoreStepCounts sc; /* the hot loop of recording: the step's rows, totals, counts and gates in one pass */
     if (rc == SQLITE_OK) rc = store_step_rows(&s->totals, s->ins_decision, run_id, t, s->gate_buf, &sc);
     if (rc == SQLITE_OK) rc = insert_token(s, run_id, t, &sc);
+    if (rc == SQLITE_OK && s->buffered) rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
         char what[64];
         snprintf(what, sizeof what, "cannot record position %d", t->pos);
@@ -220,10 +259,21 @@ int store_write_step(Store *s, int64_t run_id, const StepTrace *t, int *committe
     return 0;
 }
 
+/* The buffered steps into the file, in the order they were written,
+ * inside the caller's transaction. */
+static int copy_pending(Store *s) {
+    static const char sql[] = "INSERT INTO main.decision_bits(" STORE_BITS_COLUMNS ") SELECT " STORE_BITS_COLUMNS
+                              " FROM temp." PENDING_BITS " ORDER BY rowid; INSERT INTO main.tokens(" TOKEN_COLUMNS
+                              ") SELECT " TOKEN_COLUMNS " FROM temp." PENDING_TOKENS " ORDER BY rowid";
+    return sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+}
+
 int store_flush(Store *s, Err *e) {
     if (s->pending == 0) return 0;
+    int rc = s->buffered ? sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) : SQLITE_OK;
+    if (rc == SQLITE_OK && s->buffered) rc = copy_pending(s);
     /* the totals and n_tokens in the transaction of the steps they count */
-    int rc = store_totals_write(&s->totals, s->db);
+    if (rc == SQLITE_OK) rc = store_totals_write(&s->totals, s->db);
     sqlite3_bind_int64(s->upd_tokens, 1, s->pending_run);
     sqlite3_bind_int(s->upd_tokens, 2, s->pending_n_tokens);
     sqlite3_bind_int(s->upd_tokens, 3, s->top_k);
@@ -235,6 +285,7 @@ int store_flush(Store *s, Err *e) {
         rollback(s);
         return -1;
     }
+    drop_pending(s);
     s->pending = 0;
     s->pending_n_tokens = 0;
     s->top_k = 0;

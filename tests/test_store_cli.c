@@ -19,6 +19,7 @@
 #include "app/version.h"
 #include "store/store.h"
 #include "test.h"
+#include "tests/store_fixture.h"
 
 static char *run(const char *fmt, int *status, ...) __attribute__((format(printf, 1, 3)));
 static char *run(const char *fmt, int *status, ...) {
@@ -726,4 +727,108 @@ TEST(store_cli_merge_removes_stale_scratch_of_dead_processes) {
     for (int i = 0; i < 2; i++) CHECK_MSG(access(keep[i], F_OK) == 0, "%s was removed", keep[i]);
     CHECK_INT(scratch_files(tmpdir), 2);
     CHECK(sha256_file(in, after, &e) == 0 && !strcmp(before, after));
+}
+
+/* 0 when the rows of db and want's tables are the same sets (step_us aside). */
+static long long rows_differ(const char *db, const char *want) {
+    sqlite3 *h;
+    long long n = -1;
+    char sql[1400];
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return -1;
+    char *att = sqlite3_mprintf("ATTACH %Q AS w", want);
+    if (att && sqlite3_exec(h, att, NULL, NULL, NULL) == SQLITE_OK) {
+        snprintf(sql, sizeof sql,
+                 "SELECT (SELECT COUNT(*) FROM (SELECT * FROM main.decision_bits EXCEPT SELECT * FROM w.decision_bits))"
+                 " + (SELECT COUNT(*) FROM (SELECT * FROM w.decision_bits EXCEPT SELECT * FROM main.decision_bits))"
+                 " + (SELECT COUNT(*) FROM (SELECT * FROM main.tokens EXCEPT SELECT * FROM w.tokens))"
+                 " + (SELECT COUNT(*) FROM (SELECT * FROM w.tokens EXCEPT SELECT * FROM main.tokens))"
+                 " + (SELECT COUNT(*) FROM (SELECT * FROM main.head_totals EXCEPT SELECT * FROM w.head_totals))"
+                 " + (SELECT COUNT(*) FROM (SELECT * FROM w.head_totals EXCEPT SELECT * FROM main.head_totals))"
+                 " + (SELECT COUNT(*) FROM (SELECT n_tokens FROM main.runs EXCEPT SELECT n_tokens FROM w.runs))");
+        n = scalar(h, sql, 0);
+    }
+    sqlite3_free(att);
+    sqlite3_close(h);
+    return n;
+}
+
+/* Issue 53 §5: a writer committing every N steps held its write
+ * transaction across the N steps it computed, so another writer of the
+ * file waited on the lock until its wait ran out (two of eight profiled
+ * recorders failed). Between commits a writer now holds no lock: here a
+ * second writer records a whole run while the first is between commits,
+ * waiting at most 100 ms (it needs no wait at all), with no clock read;
+ * and what the first commits is the rows a writer committing each step
+ * writes. */
+TEST(store_cli_a_writer_between_commits_holds_no_lock) {
+    char db[1024], want[1024];
+    snprintf(db, sizeof db, "%s", test_tmp("nolock.db"));
+    snprintf(want, sizeof want, "%s", test_tmp("nolock_want.db"));
+    remove_db(db);
+    test_db_record(want, 2, 3, 9);
+    Err e = {0};
+    Store *w1 = store_open(db, STORE_WRITE, 2000, &e);
+    CHECK_MSG(w1 != NULL, "%s", e.msg);
+    if (!w1) return;
+    store_set_commit_every(w1, 4);
+    StoreRunInfo r1, r2;
+    test_run_info(&r1, 2, 3);
+    CHECK(store_run_begin(w1, &r1, &e) == 0);
+    for (int p = 0; p < 9; p++) {
+        StepTrace *t = trace_new(2, 3);
+        t->pos = p, t->token = p + 1, t->n_far = p > 4 ? p - 4 : 0, t->n_kv_heads = 3;
+        for (int i = 0; i < 6; i++) t->gate[i] = (int8_t)((i + p) % 2), t->score[i] = 0.25f * (i % 4);
+        CHECK_MSG(store_write_step(w1, r1.run_id, t, NULL, &e) == 0, "w1: %s", e.msg);
+        trace_free(t);
+        if (p != 5) continue; /* one step past a commit: the first writer has steps pending */
+        Store *w2 = store_open(db, STORE_WRITE, 100, &e);
+        CHECK_MSG(w2 != NULL, "second writer: %s", e.msg);
+        test_run_info(&r2, 2, 3);
+        int ok = w2 && store_run_begin(w2, &r2, &e) == 0;
+        StepTrace *u = trace_new(2, 3);
+        for (int q = 0; ok && q < 3; q++) u->pos = q, ok = store_write_step(w2, r2.run_id, u, NULL, &e) == 0;
+        trace_free(u);
+        CHECK_MSG(ok && store_run_end(w2, r2.run_id, "done", &e) == 0, "second writer, between the first's commits: %s",
+                  e.msg);
+        CHECK(store_close(w2, &e) == 0);
+    }
+    CHECK(store_run_end(w1, r1.run_id, "done", &e) == 0);
+    CHECK(store_close(w1, &e) == 0);
+    CHECK_INT(test_db_scalar(db, "SELECT COUNT(*) FROM tokens WHERE run_id = 2"), 3);
+    test_db_exec(db, "DELETE FROM decision_bits WHERE k >= 2 << 48; DELETE FROM tokens WHERE run_id = 2;"
+                     " DELETE FROM head_totals WHERE run_id = 2; DELETE FROM runs WHERE run_id = 2");
+    CHECK_INT(rows_differ(db, want), 0);
+}
+
+/* Eight profiled recorders into one file, each committing every 32 steps,
+ * all at once: every one finishes (none waits past its lock wait). */
+TEST(store_cli_eight_recorders_into_one_file) {
+    char db[1024], err[8][1100];
+    snprintf(db, sizeof db, "%s", test_tmp("eight.db"));
+    remove_db(db);
+    const char *model = long_model();
+    pid_t pid[8];
+    for (int i = 0; i < 8; i++) {
+        snprintf(err[i], sizeof err[i], "%s", test_tmp("eight.err"));
+        snprintf(err[i] + strlen(err[i]), sizeof err[i] - strlen(err[i]), "%d", i);
+        pid[i] = fork();
+        if (pid[i] == 0) {
+            int fd = open(err[i], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            dup2(fd, 2), dup2(open("/dev/null", O_WRONLY), 1);
+            execl(test_bin(), test_bin(), "record", "--db", db, "--model", model, "--tokenizer",
+                  test_stories_tokenizer(), "--prompt", "Once upon a time", "--steps", "96", "--profile", "--threads",
+                  "1", "--commit-every", "32", "--seed", "3", (char *)NULL);
+            _exit(127);
+        }
+    }
+    for (int i = 0; i < 8; i++) {
+        int st = -1;
+        waitpid(pid[i], &st, 0);
+        char *why = test_read_file(err[i], NULL);
+        CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "recorder %d: status %d: %s", i, st, why ? why : "");
+        free(why);
+    }
+    CHECK_INT(test_db_scalar(db, "SELECT COUNT(*) FROM runs WHERE status = 'done'"), 8);
+    CHECK_INT(test_db_scalar(db, "SELECT COUNT(DISTINCT n_tokens) FROM runs"), 1);
+    CHECK(integrity_ok(db));
 }

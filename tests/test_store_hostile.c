@@ -348,3 +348,28 @@ TEST(store_hostile_absurd_shapes_are_refused) {
         free(out);
     }
 }
+
+/* Issue 53 §4: a file holding run 40 000 (edited, or replayed from
+ * elsewhere) made the readers shift it into the packed key past int64
+ * (UBSan: store_k's run << 48); the writer's cap applies when reading. */
+TEST(store_hostile_a_run_past_the_cap_is_refused) {
+    char db[1024], args[2048];
+    snprintf(db, sizeof db, "%s", test_tmp("runcap.db"));
+    test_db_record(db, 2, 2, 5);
+    test_db_exec(db, "UPDATE runs SET run_id = 40000; UPDATE tokens SET run_id = 40000;"
+                     " UPDATE run_layers SET run_id = 40000");
+    const char *want = "run 40000 is past the 32767 runs a database keys";
+    Err e = {0};
+    Store *s = store_open(db, STORE_READ, 200, &e);
+    StoreRunInfo r;
+    CHECK_MSG(s && store_run_info(s, 40000, &r, &e) != 0 && strstr(e.msg, want), "got '%s'", e.msg);
+    StepTrace *t = trace_new(2, 2);
+    CHECK_MSG(s && store_read_steps(s, 40000, 0, 1, &t, &e) < 0 && strstr(e.msg, want), "steps: got '%s'", e.msg);
+    trace_free(t);
+    store_close(s, NULL);
+    const char *cmds[] = {"export --db %s --run 40000 --json", "export --db %s --run 40000 --csv"};
+    for (int c = 0; c < 2; c++) {
+        snprintf(args, sizeof args, cmds[c], db);
+        expect_refused(1, db, args, want);
+    }
+}
