@@ -312,17 +312,19 @@ TEST(friction_database_without_permission_says_permission_denied) {
     free(test_runf(&st, "chmod 600 '%s/ro/secret.db'; chmod 644 '%s'; chmod 555 '%s/ro'", root, db, root));
     const char *want = "cannot create the database";
     expect_denied(as, want, "record --db %s/ro/new.db --model %s --tokenizer %s --steps 2", root, m, t);
-    expect_denied(as, want, "merge --out %s/ro/m.db %s", root, db);
     want = "cannot write the database";
     expect_denied(as, want, "record --db %s --model %s --tokenizer %s --steps 2", db, m, t);
     want = "cannot read the database";
     expect_denied(as, want, "runs --db %s", db);
     expect_denied(as, want, "query --db %s 'SELECT 1'", db);
     expect_denied(as, want, "runs --db %s/ro/secret.db", root);
+    /* merge checks its inputs before it touches --out: an input it cannot read is named first */
+    expect_denied(as, want, "merge --out %s/ro/m.db %s", root, db);
     want = "run1.json";
     free(test_runf(&st, "chmod 777 '%s/ro'", root)); /* a readable database, an unwritable output directory */
     free(test_runf(&st, "mkdir '%s/ro2' && chmod 555 '%s/ro2'", root, root));
     expect_denied(as, want, "export --db %s --run 1 --json --out %s/ro2/run1.json", db, root);
+    expect_denied(as, "cannot create the database", "merge --out %s/ro2/m.db %s", root, db);
     snprintf(a, sizeof a, "tui --model %s --tokenizer %s --db %s/ro2/x.db", m, t, root);
     expect_tui_fail(as, a, "x.db", "permission denied", NULL);
     free(test_runf(&st, "chmod -R u+w '%s'; rm -rf '%s'", root, root));
