@@ -134,8 +134,9 @@ static int rows_instead(Store *s, int64_t run, FILE *out, Err *e) {
 
 static int compare_one(Store *s, int64_t run, const char *pred, FILE *out, Err *e) {
     StoreRunInfo r;
+    if (store_run_info(s, run, &r, e)) return -1; /* an impossible shape is refused before any note */
     int rows = rows_instead(s, run, out, e);
-    if (rows < 0 || store_run_info(s, run, &r, e)) return -1;
+    if (rows < 0) goto fail;
     int64_t n_oracle = 0, n_pred = 0;
     /* version 4: from the totals (oracle values exist only where there are far keys) */
     if (count_where(s, !rows ? "SELECT COALESCE(SUM(oracle_mass_n), 0) FROM head_stats WHERE run_id=?1"

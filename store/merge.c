@@ -353,6 +353,8 @@ static int attach_and_copy(Merge *m, const char *input, const char *path, FILE *
 }
 
 int store_merge_inputs_check(const char *out, const char *const *inputs, int n, Err *e) {
+    /* the output's side files first: a foreign journal beside it is the graver fault, and reading them changes nothing */
+    if (store_sidefiles_check(out, "write", e)) return -1;
     for (int i = 0; i < n; i++) {
         if (same_file(inputs[i], out)) return err_set(e, "%s: is the output database itself", inputs[i]);
         Store *in = store_open(inputs[i], STORE_READ, 2000, e);

@@ -237,7 +237,8 @@ int store_merge(Store *s, const char *const *inputs, int n, FILE *log, int (*sto
  * is the output file `out`, is not a database of ours, or (at the current
  * schema version) holds a summary that cannot be true. Checked before the
  * output is opened, so a refused merge leaves it as it was (not even
- * created). 0, or -1 with e naming the input. An older input is checked
+ * created); the output's side files are checked first. 0, or -1 with e
+ * naming the input or side file. An older input is checked
  * again once upgraded, by store_merge. */
 int store_merge_inputs_check(const char *out, const char *const *inputs, int n, Err *e);
 

@@ -20,18 +20,12 @@ typedef struct {
     int layers, heads;
 } Shape;
 
+/* The run's shape by store_run_info, so its limits are the ones every reader applies. */
 static int run_shape(Store *s, int64_t run, Shape *sh, Err *e) {
-    sqlite3_stmt *st;
-    if (store_prepare(s, "SELECT n_layers, n_heads FROM runs WHERE run_id = ?1", &st, e)) return -1;
-    sqlite3_bind_int64(st, 1, run);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        sh->layers = sqlite3_column_int(st, 0), sh->heads = sqlite3_column_int(st, 1);
-    sqlite3_finalize(st);
-    if (rc == SQLITE_DONE) return err_set(e, "%s: no run %lld", s->path, (long long)run);
-    if (rc != SQLITE_ROW) return store_sql_err(s->db, s->path, "cannot check the run's summaries", e);
-    if (sh->layers < 1 || sh->heads < 1 || (long)sh->layers * sh->heads > STORE_MAX_CELLS)
-        return err_set(e, "%s: run %lld has %d x %d heads", s->path, (long long)run, sh->layers, sh->heads);
+    StoreRunInfo r;
+    if (store_run_info(s, run, &r, e)) return -1;
+    sh->layers = r.n_layers, sh->heads = r.n_heads;
+    store_run_info_free(&r);
     return 0;
 }
 
