@@ -215,17 +215,14 @@ static const char READS_FRACS[] =
 
 /* What each run read: keys per query head and KV positions per KV head
  * (the memory traffic), both against full attention, over positions
- * 0 .. upto (a file before version 4: its run_summary, whole runs). */
+ * 0 .. upto (a file before version 4: from its decision rows). */
 static int print_reads(Store *s, int64_t a, int64_t b, int upto, int rows, FILE *out, Err *e) {
     char range[80] = "";
     if (a != b) snprintf(range, sizeof range, ", over positions 0-%d (the positions both runs have)", upto);
     fprintf(out, "\nreads against full attention (keys per query head; KV positions per KV head, the memory"
                  " traffic)%s:\n", range);
-    if (s->version < 4)
-        return print_sql(s, "SELECT run_id, ROUND(global_share, 4) AS global_share, ROUND(keys_read_frac, 4) AS"
-                            " keys_per_query_head, ROUND(kv_read_frac, 4) AS kv_per_kv_head FROM run_summary"
-                            " WHERE run_id IN (?1, ?2) ORDER BY run_id", a, b, out, e);
-    char *sql = sqlite3_mprintf("%s%s", rows ? READS_ROWS : READS_TOKENS, READS_FRACS);
+    /* a file before version 4 has no per-position counts in tokens: its rows (read through views), over the range */
+    char *sql = sqlite3_mprintf("%s%s", rows || s->version < 4 ? READS_ROWS : READS_TOKENS, READS_FRACS);
     sqlite3_stmt *st;
     int rc = sql ? store_prepare(s, sql, &st, e) : err_set(e, "out of memory");
     sqlite3_free(sql);
