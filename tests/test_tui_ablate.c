@@ -3,7 +3,8 @@
  * An ablation forces chosen heads local or global from a position on
  * (AttnConfig.force, decide_forced): the parse of its settings text, and a
  * forward pass on stories260K whose recorded gates obey it from that
- * position on and only there, while the output changes. */
+ * position on and only there, while the output changes; and the TUI's `!`
+ * key, which re-runs the tokens as a child run with the selected head forced. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "engine/session.h"
 #include "tests/stories.h"
 #include "tests/test.h"
+#include "tests/tmux.h"
 
 TEST(tui_ablate_parses_heads_layers_and_the_position) {
     int8_t f[3 * 4];
@@ -87,4 +89,26 @@ TEST(tui_ablate_forces_the_gate_from_its_position_on) {
     for (int t = 0; t < N; t++) trace_free(base[t]), trace_free(abl[t]);
     free(force), free(lb), free(la);
     model_free(&m);
+}
+
+/* `!` on stories260K: a child run of the same tokens, linked to its parent,
+ * with the selected head (L0 H0) forced the other way from the cursor on. */
+TEST(tui_ablate_key_makes_a_linked_child_run) {
+    TMUX_NEED_TUI();
+    Tmux t;
+    CHECK_INT(tmux_open_stories(&t, "ablatekey", 120, 40, NULL, "--policy full"), 0);
+    TMUX_WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, "Space Space Space Space Space");
+    TMUX_WAIT(&t, "pos 9/512", 5);
+    tmux_keys(&t, "!");
+    TMUX_WAIT(&t, "L0H0=local@9", 5);
+    TMUX_WAIT(&t, "pos 9/512", 5);
+    tmux_keys(&t, "q");
+    TMUX_WAIT(&t, "EXITED 0", 5);
+    int st;
+    char *r = test_runf(&st, "%s query --db %s/ahascope.db --csv \"SELECT run_id, parent_run_id, n_tokens FROM runs\"",
+                        test_bin_abs(), t.dir);
+    CHECK_MSG(r && strstr(r, "2,1,10"), "runs: %s", r);
+    free(r);
+    tmux_stop(&t);
 }

@@ -53,6 +53,7 @@ static const ViewBinding BINDINGS[] = {
      K(NULL)},
     {"z", "type: tau 0.4, theta 0.9 or -2.2 log-odds, window 64", K('z'), K(VIEW_ACT_TYPE_SETTING),
      K("set")},
+    {"!", "ablate: force the head the other way from the cursor on", K('!'), K(VIEW_ACT_ABLATE), K("ablate")},
     SECTION("other"),
     {"e  :  s", "edit prompt, read-only SQL, export run", K('e', ':', 's'),
      K(VIEW_ACT_EDIT_PROMPT, VIEW_ACT_SQL_PROMPT, VIEW_ACT_EXPORT), K(NULL, "sql")},

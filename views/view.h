@@ -102,6 +102,7 @@ typedef enum {
     VIEW_ACT_TOKEN_STATS,  /* c: the app shows the rates split by token type in the text pane */
     VIEW_ACT_YANK,         /* y: the app copies the inspector block or the text pane's row out as text */
     VIEW_ACT_DIST,   /* d: the app opens or closes the distributions pane (router score against the oracle) */
+    VIEW_ACT_ABLATE, /* !: the app forces the selected head the other way from the cursor on (a child run) */
     VIEW_ACT_COUNT
 } ViewAction;
 

@@ -126,6 +126,7 @@ static int type_setting(Tui *t, ViewAction a) { (void)a, view_input_begin(&t->m,
 static int token_stats(Tui *t, ViewAction a) { (void)a, tui_token_stats(t); return 0; }
 static int yank(Tui *t, ViewAction a) { (void)a, tui_yank(t); return 0; }
 static int dist(Tui *t, ViewAction a) { (void)a, tui_dist_toggle(t); return 0; }
+static int ablate(Tui *t, ViewAction a) { (void)a, tui_ablate(t); return 0; }
 
 /* Indexed by ViewAction; VIEW_ACT_NONE and VIEW_ACT_MOUSE (already turned
  * into a view change) do nothing. */
@@ -157,6 +158,7 @@ static const TuiAction ACTIONS[VIEW_ACT_COUNT] = {
     [VIEW_ACT_TOKEN_STATS] = {token_stats, token_stats, NULL},
     [VIEW_ACT_YANK] = {yank, yank, NULL},
     [VIEW_ACT_DIST] = {dist, dist, NULL},
+    [VIEW_ACT_ABLATE] = {ablate, NULL, "ablate"},
 };
 
 /* Run action a as this mode defines it. */

@@ -229,6 +229,7 @@ out:
 void tui_live_close(Tui *t) {
     tui_worker_stop(&t->w);
     tui_free_kept(t);
+    free(t->ablate_force[0]), free(t->ablate_force[1]);
     free(t->attn_buf);
     view_free(&t->m);
     free(t->prompt);

@@ -5,6 +5,7 @@
  * one that only re-thresholds stored values re-scores them (see README.md). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app/tui/state.h"
@@ -128,6 +129,24 @@ void tui_apply_setting(Tui *t, const AttnConfig *want) {
     tui_worker_restart(&t->w, &c, NULL);
     t->reevaluating = 1;
     view_set_progress(&t->m, "re-evaluating under %s", t->reevaluating_what); /* its progress follows */
+}
+
+void tui_ablate(Tui *t) {
+    int nl = t->L->model.c.n_layers, nh = t->L->model.c.n_heads, pos = t->m.cursor;
+    if (pos < 0) { view_set_status(&t->m, "ablate: no position yet"); return; }
+    int cell = t->m.sel_layer * nh + t->m.sel_head;
+    int8_t *f = malloc((size_t)nl * nh);
+    if (!f) { view_set_status(&t->m, "ablate: out of memory"); return; }
+    memset(f, -1, (size_t)nl * nh);
+    f[cell] = t->m.hist[pos]->gate[cell] == 1 ? 0 : 1;
+    free(t->ablate_force[1]); /* two back: no worker reads it any more */
+    t->ablate_force[1] = t->ablate_force[0], t->ablate_force[0] = f;
+    AttnConfig c = t->cfg;
+    c.force = f, c.force_from = pos;
+    tui_apply_setting(t, &c);
+    snprintf(t->reevaluating_what, sizeof t->reevaluating_what, "ablate L%dH%d=%s@%d", t->m.sel_layer, t->m.sel_head,
+             f[cell] ? "global" : "local", pos);
+    view_set_progress(&t->m, "re-evaluating under %s", t->reevaluating_what);
 }
 
 void tui_reeval_stopped(Tui *t) {

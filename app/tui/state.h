@@ -55,6 +55,7 @@ typedef struct {
     int64_t replay_run;
     double replay_next; /* when a playing replay moves its cursor on */
     AttnConfig cfg;     /* the settings asked for last (the worker may not have started them yet) */
+    int8_t *ablate_force[2]; /* `!`'s force maps: the one in force and the one before, which a worker may still read */
     int restore;        /* cursor to put back once a re-evaluated run reaches it, -1 none */
     int new_run_pending; /* a new run began: the old one stays on screen until its first step */
     int reevaluating;   /* a re-evaluation was asked for: say its run id when it shows */
@@ -165,6 +166,11 @@ void tui_change_setting(Tui *t, ViewAction a);
  * re-score when the same branches run; "unchanged" when c is the config
  * in force. */
 void tui_apply_setting(Tui *t, const AttnConfig *c);
+
+/* `!`: re-run as a child with the selected head forced the other way
+ * (local where its gate at the cursor was global, else global) from the
+ * cursor's position on. */
+void tui_ablate(Tui *t);
 
 /* 1 if policy p can run on what was loaded (aha needs routers, static its heads). */
 int tui_policy_runs(const Tui *t, Policy p);
