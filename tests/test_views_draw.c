@@ -405,11 +405,11 @@ TEST(views_frame_layout_follows_terminal_size) {
     view_key(&m, '?'); /* the help takes every line but the header and the status line */
     CHECK_INT(view_frame(&s, &m, &e), 0);
     CHECK(fx_contains(curscr, "help"));
-    CHECK(fx_contains(curscr, "edit prompt"));
+    CHECK(fx_contains(curscr, "move focus between panes")); /* a first-page row: later rows scroll at 30 lines */
     view_key(&m, 27);
     view_set_sql(&m, "select count(*) from runs", "count(*)\n42", NULL);
     CHECK_INT(view_frame(&s, &m, &e), 0);
-    CHECK(!fx_contains(curscr, "edit prompt"));
+    CHECK(!fx_contains(curscr, "move focus between panes"));
     CHECK(fx_contains(curscr, "select count(*) from runs"));
     CHECK(fx_contains(curscr, "42"));
     CHECK(!fx_contains(curscr, "timeline"));
