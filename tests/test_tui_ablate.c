@@ -102,7 +102,10 @@ TEST(tui_ablate_key_makes_a_linked_child_run) {
     TMUX_WAIT(&t, "pos 9/512", 5);
     tmux_keys(&t, "!");
     TMUX_WAIT(&t, "L0H0=local@9", 5);
-    TMUX_WAIT(&t, "pos 9/512", 5);
+    /* the parent stays on screen (at pos 9) while the child computes: its
+     * steps have arrived only when the status names the new run */
+    TMUX_WAIT(&t, "run 2: ablate L0H0=local@9", 30);
+    TMUX_WAIT(&t, "pos 9/512", 10);
     tmux_keys(&t, "q");
     TMUX_WAIT(&t, "EXITED 0", 5);
     int st;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tests/store_fixture.h"
 #include "tests/test.h"
@@ -204,15 +205,36 @@ static int header_pos_now(Tmux *t) {
     return pos;
 }
 
+/* The position the why line's recompute feeds up to, once it shows
+ * " of N positions fed" and the header agrees (pos N-1): a step under way
+ * when p was pressed may land late and ask anew. -1 after secs. */
+static int fed_pos(Tmux *t, double secs) {
+    for (double waited = 0; waited < secs; waited += 0.2) {
+        char *scr = tmux_capture(t);
+        const char *at = scr ? strstr(scr, " positions fed (Esc stops)") : NULL;
+        int n = -1;
+        if (at) {
+            const char *p = at;
+            while (p > scr && p[-1] >= '0' && p[-1] <= '9') p--;
+            if (p < at && p - scr >= 3 && !strncmp(p - 3, "of ", 3)) n = atoi(p);
+        }
+        free(scr);
+        if (n > 0 && header_pos_now(t) == n - 1) return n - 1;
+        usleep(200000);
+    }
+    return -1;
+}
+
 /* A model too large to keep every router input (the knob pretends so)
  * recomputes a why by feeding the tokens up to the position afresh: a chunk
- * at a time (the test knob makes each take 1.5 s more), its progress in
- * the why line, the steps taking turns with its chunks, and Esc stopping
- * it. */
+ * at a time (the test knob makes each take 3 s more, so the waits below
+ * tell "after the chunk under way" from "after the last" on a loaded
+ * machine), its progress in the why line, the steps taking turns with its
+ * chunks, and Esc stopping it. */
 TEST(tui_why_recompute_takes_turns_with_steps_and_esc_stops_it) {
     TMUX_NEED_TUI();
     Tmux t;
-    CHECK_INT(tmux_open_stories(&t, "whyfeed", 80, 24, "AHASCOPE_TEST_WHY_KEEP_MB=0 AHASCOPE_TEST_PREFILL_DELAY_MS=1500",
+    CHECK_INT(tmux_open_stories(&t, "whyfeed", 80, 24, "AHASCOPE_TEST_WHY_KEEP_MB=0 AHASCOPE_TEST_PREFILL_DELAY_MS=3000",
                                 "--steps 480 --no-record"),
               0);
     TMUX_WAIT(&t, "pos 4/512", 10);
@@ -225,24 +247,21 @@ TEST(tui_why_recompute_takes_turns_with_steps_and_esc_stops_it) {
     TMUX_WAIT(&t, "paused", 5);
     tmux_keys(&t, "d");
     TMUX_WAIT(&t, "distributions \xc2\xb7 L0 H0", 5);
-    /* read once the pane is up: a step under way when p was pressed may
-     * land after "paused" shows, and the recompute asks for the cursor's */
-    int pos = header_pos_now(&t);
-    CHECK(pos >= 300);
-    char fed[64];
-    snprintf(fed, sizeof fed, " of %d positions fed (Esc stops)", pos + 1);
-    TMUX_WAIT(&t, fed, 5);
-    /* two chunks of 1.5 s are left: the step comes after the one under way, not after the last */
+    int pos = fed_pos(&t, 10);
+    CHECK_MSG(pos >= 300, "the recompute fed up to %d", pos);
+    if (pos < 300) { tmux_stop(&t); return; }
+    /* three chunks of 3 s: the step comes after the one under way (< 3 s), not after the last (> 6 s) */
     tmux_keys(&t, "Space");
-    CHECK_MSG(tmux_shows_pos(&t, pos + 1, 2.6), "the step waited for the recompute");
+    CHECK_MSG(tmux_shows_pos(&t, pos + 1, 5.0), "the step waited for the recompute");
+    char fed[64];
     snprintf(fed, sizeof fed, " of %d positions fed (Esc stops)", pos + 2); /* the cursor followed: asked anew */
-    TMUX_WAIT(&t, fed, 5);
+    TMUX_WAIT(&t, fed, 10);
     tmux_keys(&t, "Escape");
-    TMUX_WAIT(&t, "stopped at ", 3);
-    TMUX_WAIT(&t, "its recompute was stopped", 3);
+    TMUX_WAIT(&t, "stopped at ", 8);
+    TMUX_WAIT(&t, "its recompute was stopped", 8);
     TMUX_WAIT(&t, "distributions \xc2\xb7 L0 H0", 1); /* the first Esc stopped it; the pane stays */
     tmux_keys(&t, "[");                              /* another position asks again, and gets its answer */
-    TMUX_WAIT(&t, "x\xc2\xb7w by dim: d", 15);
+    TMUX_WAIT(&t, "x\xc2\xb7w by dim: d", 40);
     tmux_keys(&t, "q");
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);

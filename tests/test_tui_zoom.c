@@ -38,15 +38,15 @@ static const char *axis_of(const char *screen) {
     return a ? a : screen ? strstr(screen, "|key ") : NULL;
 }
 
-/* Three + and, once drawn (captures polled for up to 5 s, a frame can be
- * caught half drawn), the cursor's row (at pos) shows, with the rank-1 key
+/* Three + and, once drawn (captures polled for up to 15 s: a frame can be
+ * caught half drawn, and the sanitizer build at load draws 505 keys slowly), the cursor's row (at pos) shows, with the rank-1 key
  * in it when ranked, and axis_text on the key axis. */
 static void check_zoom(Tmux *t, int pos, int ranked, const char *axis_text) {
     tmux_keys(t, "+ + +");
     TMUX_WAIT(t, "zoom ", 5);
     char *s = NULL, *row = NULL;
     int ok = 0;
-    for (int tries = 0; tries < 25 && !ok; tries++) {
+    for (int tries = 0; tries < 75 && !ok; tries++) {
         if (tries) usleep(200000);
         free(s), free(row);
         s = tmux_capture(t), row = row_of(s, pos);
