@@ -120,6 +120,37 @@ TEST(views_pattern_zooms_about_the_cursor_row_and_its_heaviest_key) {
     }
 }
 
+/* + pressed before the pattern's data arrived (a slow build, a long run)
+ * still zooms about the cursor once it comes: before, the pan was taken at
+ * the press, with nothing to centre on, and the zoomed grid sat at 0,0. An
+ * arrow then pans away from the focus, and the cursor no longer pulls it. */
+TEST(views_pattern_zoom_pressed_before_the_data_lands_on_the_cursor) {
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    fill_copy(&m, 600);
+    m.cursor = 505;
+    ViewPattern pt;
+    memset(&pt, 0, sizeof pt);
+    pt.open = 1;
+    int w = 80, h = 14;
+    view_pattern_focus(&pt, &m); /* the row's keys unknown yet: the focus is the row itself */
+    for (int i = 0; i < 3; i++) view_pattern_key(&pt, '+', w, h);
+    CHECK_INT(pt.zoom, 3);
+    CHECK_INT(view_pattern_from_recorded(&pt, &m, 0, 0, 32, 0, NULL), 0);
+    view_pattern_focus(&pt, &m); /* what the controller does at each poll while zoomed */
+    ViewPatternGeom g;
+    view_pattern_geom(&pt, w, h, &g);
+    CHECK_MSG(505 >= g.q0 && 505 < g.q0 + g.rows * g.rq, "rows %d+%d x%d", g.q0, g.rows, g.rq);
+    CHECK_MSG(126 >= g.k0 && 126 < g.k0 + g.cols * g.rk, "keys %d+%d x%d", g.k0, g.cols, g.rk);
+    int q0 = g.q0;
+    view_pattern_key(&pt, KEY_UP, w, h), view_pattern_geom(&pt, w, h, &g);
+    CHECK_MSG(g.q0 < q0, "up pans from %d to %d", q0, g.q0);
+    m.cursor = 100, view_pattern_focus(&pt, &m), view_pattern_geom(&pt, w, h, &g);
+    CHECK_MSG(g.q0 < q0 && g.q0 > 100, "after a pan the cursor does not move the grid: %d", g.q0);
+    view_pattern_free(&pt);
+    view_free(&m);
+}
+
 TEST(views_pattern_window_band_and_token_text_on_the_key_axis) {
     ViewModel m;
     view_init(&m, 2, 2, NULL);

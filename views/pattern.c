@@ -67,7 +67,8 @@ void view_pattern_geom(const ViewPattern *p, int w, int h, ViewPatternGeom *g) {
     g->cw = g->rk == 1 && p->n < g->gw ? g->gw / p->n : 1;
     if (g->cw > VIEW_PATTERN_MAX_CW) g->cw = VIEW_PATTERN_MAX_CW;
     int room = g->gw / g->cw;
-    g->q0 = clamp_start(p->q0, p->n, g->rq, g->gh), g->k0 = clamp_start(p->k0, p->n, g->rk, room);
+    int q0 = p->centred ? p->focus_q - g->gh / 2 * g->rq : p->q0, k0 = p->centred ? p->focus_k - room / 2 * g->rk : p->k0;
+    g->q0 = clamp_start(q0, p->n, g->rq, g->gh), g->k0 = clamp_start(k0, p->n, g->rk, room);
     g->rows = ceil_div(p->n - g->q0, g->rq), g->cols = ceil_div(p->n - g->k0, g->rk);
     if (g->rows > g->gh) g->rows = g->gh;
     if (g->cols > room) g->cols = room;
@@ -140,31 +141,22 @@ int view_pattern_from_recorded(ViewPattern *p, const ViewModel *m, int layer, in
     return 0;
 }
 
-/* Pan so the focus sits mid-grid at the zoom now in force (the geometry clamps it to the run). */
-static void centre_on_focus(ViewPattern *p, int w, int h) {
-    ViewPatternGeom g;
-    view_pattern_geom(p, w, h, &g);
-    p->q0 = p->focus_q - g.gh / 2 * g.rq;
-    p->k0 = p->focus_k - g.gw / g.cw / 2 * g.rk;
-    view_pattern_geom(p, w, h, &g);
-    p->q0 = g.q0, p->k0 = g.k0;
-}
-
 int view_pattern_key(ViewPattern *p, int ch, int w, int h) {
     ViewPatternGeom g;
     view_pattern_geom(p, w, h, &g);
     int dq = (g.rows > 4 ? g.rows / 4 : 1) * g.rq, dk = (g.cols > 4 ? g.cols / 4 : 1) * g.rk;
     p->q0 = g.q0, p->k0 = g.k0;
+    if (ch != '+' && ch != '=' && ch != '-') p->centred = 0; /* a pan (or Home) leaves the focus */
     switch (ch) {
     case '+': case '=':
-        if (g.rq > p->bin || g.rk > p->bin) p->zoom++;
-        centre_on_focus(p, w, h);
+        if (g.rq > p->bin || g.rk > p->bin || p->n <= 0) p->zoom++; /* no data yet: the zoom waits for it */
+        p->centred = 1;
         return 1;
     case '-':
         if (p->zoom > 0) p->zoom--;
-        centre_on_focus(p, w, h);
+        p->centred = 1;
         return 1;
-    case KEY_HOME: p->zoom = 0, p->q0 = p->k0 = 0; return 1;
+    case KEY_HOME: p->zoom = 0, p->q0 = p->k0 = 0, p->centred = 0; return 1;
     case KEY_UP: case 'k': p->q0 -= dq; return 1;
     case KEY_DOWN: case 'j': p->q0 += dq; return 1;
     case KEY_LEFT: case 'h': p->k0 -= dk; return 1;

@@ -42,6 +42,8 @@ typedef struct ViewPattern {
     int zoom;         /* 0: the whole run fits; each step halves the positions a cell */
     int q0, k0;       /* pan: the first query and key position shown */
     int focus_q, focus_k; /* what + and - zoom about (view_pattern_focus): the cursor's row, its heaviest key */
+    int centred;      /* + or - pressed, no pan since: the geometry centres on the focus, so a
+                       * zoom pressed before the data (or the cursor row's keys) arrived still lands there */
 } ViewPattern;
 
 /* What the grid and the cursor's line say for a run that ranked no far key. */

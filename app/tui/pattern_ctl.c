@@ -107,4 +107,9 @@ void tui_pattern_poll(Tui *t) {
     if (!t->pat.open) return;
     if (t->replay) poll_replay(t);
     else poll_live(t);
+    if (t->pat.centred) { /* zoomed: follow the cursor's row, and its heaviest key once its row arrives */
+        int q = t->pat.focus_q, k = t->pat.focus_k;
+        view_pattern_focus(&t->pat, &t->m);
+        if (q != t->pat.focus_q || k != t->pat.focus_k) t->dirty = 1;
+    }
 }
