@@ -437,7 +437,8 @@ static void copy_row(Examples *x, long dst, const ShardIn *s, long src) {
 }
 
 /* The shards' rows in sequence order, as the unsharded collect made them. */
-static int shards_merge(Examples *x, const Model *m, ShardIn *in, int n, const FitShardInfo *info, Err *e) {
+static int shards_merge(Examples *x, const Model *m, ShardIn *in, int n, const FitShardInfo *info, const char *label,
+                        Err *e) {
     memset(x, 0, sizeof *x);
     x->L = m->c.n_layers, x->H = m->c.n_heads, x->d = m->c.dim;
     for (int i = 0; i < n; i++) x->cap += in[i].rows;
@@ -456,7 +457,7 @@ static int shards_merge(Examples *x, const Model *m, ShardIn *in, int n, const F
     }
     free(at), free(of);
     if (x->n_train < 1 || x->rows == x->n_train)
-        return err_set(e, "%s: no position beyond the window in the %s sequences", info->data,
+        return err_set(e, "%s: no position beyond the window in the %s sequences", label,
                        x->n_train < 1 ? "training" : "held-out");
     return 0;
 }
@@ -497,8 +498,13 @@ int fit_routers_from_shards(const Model *m, const char *const *paths, int n, con
         rc = meta_long(&in[i].f, "tokens", 0, 1L << 40, &t, e);
         info->tokens += t;
     }
-    if (rc == 0) rc = shards_merge(&x, m, in, n, info, e);
-    if (rc == 0) rc = fit_examples(&x, c, info->data, out, e);
+    /* what a fit on the merged examples names when it fails: the files given, not the data
+     * string the shards were cut from (a path on another machine, perhaps) */
+    char label[1400];
+    if (n == 1) snprintf(label, sizeof label, "%.1100s (a shard of %.200s)", paths[0], info->data);
+    else snprintf(label, sizeof label, "%.600s ... %.600s (%d shards of %.150s)", paths[0], paths[n - 1], n, info->data);
+    if (rc == 0) rc = shards_merge(&x, m, in, n, info, label, e);
+    if (rc == 0) rc = fit_examples(&x, c, label, out, e);
     for (int i = 0; in && i < n; i++) st_close(&in[i].f);
     free(in);
     examples_free(&x);

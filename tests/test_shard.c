@@ -297,6 +297,22 @@ TEST(shard_fit_combined_is_the_unsharded_fit) {
         CHECK_MSG(st == 1 && strstr(out, bad[i].needle) && strstr(out, ".safetensors"), "%zu: %d %s", i, st, out);
         free(out);
     }
+    /* a shard whose examples overflow the fit: the refusal names the shard files, not the data
+     * string they were cut from (it named "self:12:40:…" before) */
+    char huge[1100];
+    snprintf(huge, sizeof huge, "%s", tmp("fit_huge.safetensors"));
+    free(test_runf(&st, "python3 -c \"import json,struct,sys; b=bytearray(open(sys.argv[1],'rb').read()); "
+                        "n=struct.unpack('<Q',b[:8])[0]; a,e=json.loads(b[8:8+n])['x']['data_offsets']; "
+                        "b[8+n+a:8+n+e]=struct.pack('<f',1e38)*((e-a)//4); open(sys.argv[2],'wb').write(b)\" %s %s",
+                   f[0], huge));
+    CHECK_INT(st, 0);
+    snprintf(list, sizeof list, "%s,%s,%s", huge, f[1], f[2]);
+    char *out = test_runf(&st, "%s %s --from-shards %s --out %s --model %s 2>&1", test_bin(), flags, list,
+                          tmp("fit_bad.safetensors"), test_stories_model());
+    char named[1200];
+    snprintf(named, sizeof named, "ahascope fit: %s ... ", huge);
+    CHECK_MSG(st == 1 && strstr(out, "not finite") && strstr(out, named), "%d %s", st, out);
+    free(out);
 }
 
 /* A prompts file that is not one: every refusal names the file. */
