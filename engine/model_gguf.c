@@ -512,11 +512,10 @@ static void pack_model(Model *m, GgufModel *g, int fused) {
     char *buf = n ? mem_big_alloc(total) : NULL;
     for (int i = 0; buf && i < n; i++) {
         PackJob *j = &jobs[i];
-        size_t bytes = gemm_q_pack_bytes(GGML_Q4_K, j->rows, j->cols), stored = (size_t)j->rows * model_row_bytes(DT_Q4_K, (size_t)j->cols);
+        size_t bytes = gemm_q_pack_bytes(GGML_Q4_K, j->rows, j->cols);
         gemm_q_pack(GGML_Q4_K, buf + at, j->m->p, j->rows, j->cols);
-        release_pages(j->m->p, stored);
-        j->m->p = buf + at;
-        m->c.weight_bytes += bytes - stored; /* what a decode step reads */
+        release_pages(j->m->p, (size_t)j->rows * model_row_bytes(DT_Q4_K, (size_t)j->cols));
+        j->m->p = buf + at; /* (weight_bytes stays the stored bytes: the packed ones are 148/144 of them) */
         at += (bytes + 63) / 64 * 64;
     }
     g->packed = buf;
