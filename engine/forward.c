@@ -209,7 +209,7 @@ static void packed_rows(const MatMul *mm, int k, int r0, int r1, int task) {
         gemm_q_packed(mm->s->gemm_q, out, ld, &mm->gx, ty, m.p, r0, r1);
         return;
     }
-    uint8_t row[GQ_PACK_MAX_COLS / 256 * 144];
+    uint8_t row[GQ_PACK_MAX_COLS / 256 * 210]; /* the widest stored block of a packed type */
     if (mm->T == 1) {
         for (int j = r0; j < r1; j++) {
             gemm_q_unpack_row(ty, row, m.p, n, j);

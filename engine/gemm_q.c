@@ -31,7 +31,7 @@ static int block_bytes(int t) {
 
 size_t gemm_q_x_bytes(int T, int d) {
     size_t n = (size_t)T * d;
-    return 2 * n + n / 32 * sizeof(float) + n / 16 * sizeof(int16_t) + n / 32 * sizeof(int16_t) + 64;
+    return 3 * n + n / 32 * sizeof(float) + n / 16 * sizeof(int16_t) + n / 32 * sizeof(int16_t) + 64;
 }
 
 void gemm_q_x_init(GqX *x, void *buf, int T, int d, int blk) {
@@ -43,7 +43,8 @@ void gemm_q_x_init(GqX *x, void *buf, int T, int d, int blk) {
     x->dx = (float *)(void *)p, p += n / 32 * sizeof(float);
     x->s16 = (int16_t *)(void *)p, p += n / 16 * sizeof(int16_t);
     x->s32 = (int16_t *)(void *)p, p += n / 32 * sizeof(int16_t);
-    x->qp = (int8_t *)p;
+    x->qp = (int8_t *)p, p += n;
+    x->qp6 = (int8_t *)p;
 }
 
 /* Round to nearest even for |v| < 2^22, as the vector conversion rounds. */
@@ -80,6 +81,7 @@ void gemm_q_quantise(GqX *x, const float *in, int t0, int t1) {
                 x->s32[(size_t)t * (d / 32) + 8 * k + g] = (int16_t)(p[0] + p[1]);
             }
             gemm_q_permute_block(x->qp + (size_t)t * d + (size_t)k * blk, q);
+            gemm_q_permute_block6(x->qp6 + (size_t)t * d + (size_t)k * blk, q);
         }
 }
 
@@ -104,6 +106,11 @@ void gemm_q_scales6(const uint8_t *p, uint8_t *o) { k_scales6(p, o); }
 void gemm_q_permute_block(int8_t *qp, const int8_t *q) {
     for (int i = 0; i < 8; i++)
         for (int s = 0; s < 8; s++) memcpy(qp + 32 * i + 4 * s, q + 32 * s + 4 * i, 4);
+}
+
+void gemm_q_permute_block6(int8_t *qp, const int8_t *q) {
+    for (int i = 0; i < 8; i++)
+        for (int s = 0; s < 16; s++) memcpy(qp + 32 * i + 2 * s, q + 16 * s + 2 * i, 2);
 }
 
 /* One K block as integers: unsigned weights u[256], a scale per 16

@@ -26,4 +26,8 @@ void gemm_q_scales6(const uint8_t *p, uint8_t *o);
  * the eight sub-blocks. */
 void gemm_q_permute_block(int8_t *qp, const int8_t *q);
 
+/* The same for packed Q6_K rows, whose sub-blocks are 16 weights:
+ * qp[32i + 2s + l] = q[16s + 2i + l] (s < 16, l < 2). */
+void gemm_q_permute_block6(int8_t *qp, const int8_t *q);
+
 #endif

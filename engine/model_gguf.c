@@ -11,7 +11,7 @@
  * mapped file in their stored type (F32, F16, BF16 or a block type of
  * engine/quant.h): the GgufFile stays open for the model's life. Vectors
  * (norms, biases) are widened into one owned f32 block. Where gemm_q's AVX2
- * path will multiply them, Q4_K matrices are packed once at load
+ * path will multiply them, Q4_K and Q6_K matrices are packed once at load
  * (gemm_q_pack) into one owned buffer and their pages of the file given
  * back, so the weights stay resident once, not twice. */
 #include "model.h"
@@ -474,8 +474,14 @@ typedef struct {
     int rows, cols;
 } PackJob;
 
-/* The model's Q4_K matrices gemm_q_pack takes: every layer's seven (phi3's
- * fused ones are row ranges of one tensor and stay as stored) and an
+/* Whether gemm_q_pack takes m, of rows × cols, at load. */
+static int packable(Mat m, int rows, int cols) {
+    int ty = model_dtype_ggml(m.dt);
+    return (m.dt == DT_Q4_K || m.dt == DT_Q6_K) && gemm_q_pack_wanted(ty) && gemm_q_pack_bytes(ty, rows, cols);
+}
+
+/* The model's Q4_K and Q6_K matrices gemm_q_pack takes: every layer's seven
+ * (phi3's fused ones are row ranges of one tensor and stay as stored) and an
  * untied classifier (a tied one is also the embedding, read a row at a time). */
 static int pack_jobs(Model *m, int fused, PackJob *jobs) {
     Config *c = &m->c;
@@ -486,10 +492,9 @@ static int pack_jobs(Model *m, int fused, PackJob *jobs) {
                         {&lw->wo, c->dim, c->q_dim}, {&lw->w1, c->hidden_dim, c->dim}, {&lw->w2, c->dim, c->hidden_dim},
                         {&lw->w3, c->hidden_dim, c->dim}};
         for (int i = 0; i < 7; i++)
-            if (j[i].m->dt == DT_Q4_K && gemm_q_pack_bytes(GGML_Q4_K, j[i].rows, j[i].cols)) jobs[n++] = j[i];
+            if (packable(*j[i].m, j[i].rows, j[i].cols)) jobs[n++] = j[i];
     }
-    if (!c->shared_classifier && m->cls.dt == DT_Q4_K && gemm_q_pack_bytes(GGML_Q4_K, c->vocab_size, c->dim))
-        jobs[n++] = (PackJob){&m->cls, c->vocab_size, c->dim};
+    if (!c->shared_classifier && packable(m->cls, c->vocab_size, c->dim)) jobs[n++] = (PackJob){&m->cls, c->vocab_size, c->dim};
     return n;
 }
 
@@ -504,19 +509,20 @@ static void release_pages(const void *p, size_t n) {
  * released as soon as it is packed (so the peak is one matrix over the
  * file). Out of memory leaves the model as stored. */
 static void pack_model(Model *m, GgufModel *g, int fused) {
-    if (!gemm_q_pack_wanted(GGML_Q4_K) || !g->f.view.base) return;
+    if (!g->f.view.base) return;
     PackJob *jobs = malloc((7 * (size_t)m->c.n_layers + 1) * sizeof *jobs);
     int n = jobs ? pack_jobs(m, fused, jobs) : 0;
     size_t total = 0, at = 0;
-    for (int i = 0; i < n; i++) total += (gemm_q_pack_bytes(GGML_Q4_K, jobs[i].rows, jobs[i].cols) + 63) / 64 * 64;
+    for (int i = 0; i < n; i++)
+        total += (gemm_q_pack_bytes(model_dtype_ggml(jobs[i].m->dt), jobs[i].rows, jobs[i].cols) + 63) / 64 * 64;
     char *buf = n ? mem_big_alloc(total) : NULL;
     for (int i = 0; buf && i < n; i++) {
         PackJob *j = &jobs[i];
-        size_t bytes = gemm_q_pack_bytes(GGML_Q4_K, j->rows, j->cols);
-        gemm_q_pack(GGML_Q4_K, buf + at, j->m->p, j->rows, j->cols);
-        release_pages(j->m->p, (size_t)j->rows * model_row_bytes(DT_Q4_K, (size_t)j->cols));
-        j->m->p = buf + at; /* (weight_bytes stays the stored bytes: the packed ones are 148/144 of them) */
-        at += (bytes + 63) / 64 * 64;
+        int ty = model_dtype_ggml(j->m->dt);
+        gemm_q_pack(ty, buf + at, j->m->p, j->rows, j->cols);
+        release_pages(j->m->p, (size_t)j->rows * model_row_bytes(j->m->dt, (size_t)j->cols));
+        j->m->p = buf + at; /* (weight_bytes stays the stored bytes: packed Q4_K is 148/144 of them) */
+        at += (gemm_q_pack_bytes(ty, j->rows, j->cols) + 63) / 64 * 64;
     }
     g->packed = buf;
     m->packed = buf, m->packed_bytes = buf ? total : 0;

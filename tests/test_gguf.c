@@ -737,7 +737,7 @@ TEST(gguf_quantised_llama_matches_its_widened_weights) {
     check_arch_file(ARCH_LLAMA, "llama", &c, b, 1e-4);
 }
 
-/* A Q4_K llama packed at load (engine/gemm_q.h) against the same file
+/* A Q4_K llama (Q6_K in some matrices) packed at load (engine/gemm_q.h) against the same file
  * loaded as stored (AHASCOPE_REPACK=0): the same logits bit for bit by
  * decode and by prefill, on every product path (gemm_q auto, portable, and
  * off, which widens the rows given back) and with the exact decode path
@@ -781,7 +781,7 @@ TEST(gguf_packed_q4_k_llama_gives_the_stored_bits_on_every_path) {
                 unsetenv("AHASCOPE_GEMMQ");
             }
     mv_q_set_int8(int8);
-    printf("      packed Q4_K llama (%s): logits equal to the stored file's in %d of %d runs\n",
+    printf("      packed Q4_K/Q6_K llama (%s): logits equal to the stored file's in %d of %d runs\n",
            g.packed ? "packed at load" : "not packed on this CPU", runs - differ, runs);
     free(a), free(b);
     model_free(&g);
