@@ -61,19 +61,22 @@ size_t gemm_q_pack_bytes(int ty, int rows, int cols) {
 /* Group g's first byte (pb bytes a row-block). */
 static const uint8_t *pk_group(const uint8_t *p, int nb, int g, int pb) { return p + (size_t)g * PK_G * nb * pb; }
 
-/* Stored Q4_K block b → row i of the group-block at o. */
+/* Stored Q4_K block b → row i of the group-block at o. Weights 32s + 8p + l
+ * (l < 4) are the nibbles (s odd: the high ones) of stored bytes
+ * 32 (s / 2) + 8p + l, so four output bytes are one 32-bit word's work. */
 static void pack_block(uint8_t *o, int i, const uint8_t *b) {
-    uint8_t sm[16], u[256];
+    uint8_t sm[16];
     memcpy(o + 2 * i, b, 2), memcpy(o + 2 * PK_G + 2 * i, b + 2, 2);
     gemm_q_scales6(b + 4, sm);
     memcpy(o + 4 * PK_G + 8 * i, sm, 8), memcpy(o + 12 * PK_G + 8 * i, sm + 8, 8);
-    for (int j = 0; j < 8; j++)
-        for (int l = 0; l < 32; l++) u[32 * j + l] = (uint8_t)((j & 1) ? b[16 + 32 * (j / 2) + l] >> 4 : b[16 + 32 * (j / 2) + l] & 15);
     uint8_t *qs = o + 20 * PK_G + 128 * i;
-    for (int p = 0; p < 4; p++)
-        for (int s = 0; s < 8; s++)
-            for (int l = 0; l < 4; l++)
-                qs[32 * p + 4 * s + l] = (uint8_t)(u[32 * s + 8 * p + l] | u[32 * s + 8 * p + 4 + l] << 4);
+    for (int s = 0; s < 8; s++)
+        for (int p = 0; p < 4; p++) {
+            uint32_t lo, hi, sh = 4 * (uint32_t)(s & 1), m = 0x0f0f0f0fu;
+            memcpy(&lo, b + 16 + 32 * (s / 2) + 8 * p, 4), memcpy(&hi, b + 16 + 32 * (s / 2) + 8 * p + 4, 4);
+            uint32_t v = ((lo >> sh) & m) | ((hi >> sh) & m) << 4;
+            memcpy(qs + 32 * p + 4 * s, &v, 4);
+        }
 }
 
 /* Row i of the Q4_K group-block at o → its stored block b. */
@@ -99,6 +102,9 @@ static void unpack_block(uint8_t *b, int i, const uint8_t *o) {
 /* Q6_K: product i's lane b holds weight w6(i, b) of the block. */
 static int w6(int i, int b) { return 16 * (b / 2) + 2 * i + b % 2; }
 
+/* Stored Q6_K block b → row i of the group-block at o. Product i's lanes
+ * 2s, 2s + 1 are the adjacent weights 16s + 2i, 16s + 2i + 1, so two output
+ * bytes are one 16-bit word's work. */
 static void pack_block6(uint8_t *o, int i, const uint8_t *b) {
     uint8_t u[256];
     for (int h = 0; h < 2; h++) /* the stored order (gemm_q.c's k_unpack) */
@@ -109,14 +115,19 @@ static void pack_block6(uint8_t *o, int i, const uint8_t *b) {
             }
     memcpy(o + 2 * i, b + 208, 2), memcpy(o + 2 * PK_G + 16 * i, b + 192, 16);
     uint8_t *ql = o + 18 * PK_G + 128 * i, *qh = o + 146 * PK_G + 64 * i;
-    for (int p = 0; p < 4; p++)
-        for (int x = 0; x < 32; x++) ql[32 * p + x] = (uint8_t)((u[w6(2 * p, x)] & 15) | (u[w6(2 * p + 1, x)] & 15) << 4);
-    for (int c = 0; c < 2; c++)
-        for (int x = 0; x < 32; x++) {
-            int v = 0;
-            for (int m = 0; m < 4; m++) v |= (u[w6(4 * c + m, x)] >> 4 & 3) << 2 * m;
-            qh[32 * c + x] = (uint8_t)v;
+    for (int s = 0; s < 16; s++) {
+        uint16_t w[8], v;
+        for (int r = 0; r < 8; r++) memcpy(&w[r], u + 16 * s + 2 * r, 2); /* product r's lanes 2s, 2s + 1 */
+        for (int p = 0; p < 4; p++) {
+            v = (uint16_t)((w[2 * p] & 0x0f0f) | (w[2 * p + 1] & 0x0f0f) << 4);
+            memcpy(ql + 32 * p + 2 * s, &v, 2);
         }
+        for (int c = 0; c < 2; c++) {
+            v = 0;
+            for (int m = 0; m < 4; m++) v = (uint16_t)(v | ((w[4 * c + m] >> 4) & 0x0303) << 2 * m);
+            memcpy(qh + 32 * c + 2 * s, &v, 2);
+        }
+    }
 }
 
 static void unpack_block6(uint8_t *b, int i, const uint8_t *o) {
