@@ -1,6 +1,6 @@
-/* gemm_q_pack.c — Q4_K rows packed in groups of four at load, and their products (portable and AVX2).
+/* gemm_q_pack.c — Q4_K and Q6_K rows packed in groups of four at load, and their products (portable and AVX2).
  *
- * The layout (engine/PERFORMANCE.md, "Packed Q4_K rows"): rows go in groups
+ * The layout (engine/PERFORMANCE.md, "Packed rows"): rows go in groups
  * of four (the last one padded with zero rows); group g starts at
  * g · 4 · (cols/256) · 148 bytes, and holds its rows' block k side by side
  * at k · 4 · 148:
