@@ -197,7 +197,48 @@ static void mat_widen(float *out, Mat m, size_t n) {
     else mv_widen(out, m.p, n, m.dt == DT_BF16);
 }
 
+/* Rows [r0, r1) of a packed matrix: gemm_q_packed when the product runs
+ * gemm_q, else each row given back as stored for the path that would have
+ * read it (decode's mv_q, a prefill's widening for sgemm), so the bits are
+ * those of the stored matrix on every path. */
+static void packed_rows(const MatMul *mm, int k, int r0, int r1, int task) {
+    Mat m = mm->w[k];
+    int ty = model_dtype_ggml(m.dt), ld = mm->n_out[k], n = mm->n_in;
+    float *out = mm->out[k] + r0;
+    if (mm->gx.blk == 256) {
+        gemm_q_packed(mm->s->gemm_q, out, ld, &mm->gx, ty, m.p, r0, r1);
+        return;
+    }
+    uint8_t row[GQ_PACK_MAX_COLS / 256 * 210]; /* the widest stored block of a packed type */
+    if (mm->T == 1) {
+        for (int j = r0; j < r1; j++) {
+            gemm_q_unpack_row(ty, row, m.p, n, j);
+            mv_q(out + (j - r0), ty, row, mm->in, 1, n);
+        }
+        return;
+    }
+    float *tile = mm->s->tiles + (size_t)task * mm->s->tile_floats;
+    for (int t0 = 0; t0 < r1 - r0; t0 += HALF_TILE) {
+        int nt = r1 - r0 - t0 < HALF_TILE ? r1 - r0 - t0 : HALF_TILE;
+        for (int i = 0; i < nt; i++) {
+            gemm_q_unpack_row(ty, row, m.p, n, r0 + t0 + i);
+            mv_q_widen(tile + (size_t)i * n, ty, row, (size_t)n);
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, mm->T, nt, n, 1.0f, mm->in, n, tile, n, 0.0f,
+                    out + t0, ld);
+    }
+}
+
+/* Whether m is one of the model's packed matrices (gemm_q_pack). */
+static int mat_packed(const RunState *s, Mat m) {
+    return s->packed && (const char *)m.p >= s->packed && (const char *)m.p < s->packed + s->packed_bytes;
+}
+
 static void matmul_rows(const MatMul *mm, int k, int r0, int r1, int task) {
+    if (mat_packed(mm->s, mm->w[k])) {
+        packed_rows(mm, k, r0, r1, task);
+        return;
+    }
     Mat w = {mat_row(mm->w[k], r0, mm->n_in), mm->w[k].dt};
     int ld = mm->n_out[k];
     int ty = model_dtype_is_block(w.dt) ? model_dtype_ggml(w.dt) : -1;
@@ -337,6 +378,7 @@ static void matmul(RunState *s, float *out, const float *in, Mat w, int T, int n
 }
 
 void fwd_matmul(RunState *s, float *out, const float *in, Mat w, int T, int n_in, int n_out) {
+    s->packed = NULL, s->packed_bytes = 0; /* a caller's matrix, as stored */
     matmul(s, out, in, w, T, n_in, n_out);
 }
 
@@ -606,6 +648,7 @@ void fwd_forward(const Model *m, RunState *s, const AttnConfig *a, const int *to
                  float *logits_all, StepTrace **traces) {
     if (pos0 == 0) fwd_reset(s);
     s->stopped = 0;
+    s->packed = m->packed, s->packed_bytes = m->packed_bytes;
     for (int done = 0; done < n && !s->stopped; done += s->max_batch) {
         int T = n - done < s->max_batch ? n - done : s->max_batch;
         if (traces)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gemm_q_cell.h"
 #include "gguf.h"
 #include "half.h"
 #include "simd.h"
@@ -30,7 +31,7 @@ static int block_bytes(int t) {
 
 size_t gemm_q_x_bytes(int T, int d) {
     size_t n = (size_t)T * d;
-    return n + n / 32 * sizeof(float) + n / 16 * sizeof(int16_t) + n / 32 * sizeof(int16_t) + 64;
+    return 3 * n + n / 32 * sizeof(float) + n / 16 * sizeof(int16_t) + n / 32 * sizeof(int16_t) + 64;
 }
 
 void gemm_q_x_init(GqX *x, void *buf, int T, int d, int blk) {
@@ -41,7 +42,9 @@ void gemm_q_x_init(GqX *x, void *buf, int T, int d, int blk) {
     p += (uintptr_t)-(uintptr_t)p & 15; /* the scales and sums aligned to their size */
     x->dx = (float *)(void *)p, p += n / 32 * sizeof(float);
     x->s16 = (int16_t *)(void *)p, p += n / 16 * sizeof(int16_t);
-    x->s32 = (int16_t *)(void *)p;
+    x->s32 = (int16_t *)(void *)p, p += n / 32 * sizeof(int16_t);
+    x->qp = (int8_t *)p, p += n;
+    x->qp6 = (int8_t *)p;
 }
 
 /* Round to nearest even for |v| < 2^22, as the vector conversion rounds. */
@@ -77,6 +80,8 @@ void gemm_q_quantise(GqX *x, const float *in, int t0, int t1) {
                 const int16_t *p = x->s16 + (size_t)t * (d / 16) + 16 * k + 2 * g;
                 x->s32[(size_t)t * (d / 32) + 8 * k + g] = (int16_t)(p[0] + p[1]);
             }
+            gemm_q_permute_block(x->qp + (size_t)t * d + (size_t)k * blk, q);
+            gemm_q_permute_block6(x->qp6 + (size_t)t * d + (size_t)k * blk, q);
         }
 }
 
@@ -94,6 +99,18 @@ static inline void k_scales6(const uint8_t *p, uint8_t *o) {
     const uint32_t six = 0x3f3f3f3fu, nib = 0x0f0f0f0fu, two = 0x03030303u;
     uint32_t w[4] = {lo & six, (hi & nib) | ((lo >> 6) & two) << 4, mid & six, ((hi >> 4) & nib) | ((mid >> 6) & two) << 4};
     memcpy(o, w, 16);
+}
+
+void gemm_q_scales6(const uint8_t *p, uint8_t *o) { k_scales6(p, o); }
+
+void gemm_q_permute_block(int8_t *qp, const int8_t *q) {
+    for (int i = 0; i < 8; i++)
+        for (int s = 0; s < 8; s++) memcpy(qp + 32 * i + 4 * s, q + 32 * s + 4 * i, 4);
+}
+
+void gemm_q_permute_block6(int8_t *qp, const int8_t *q) {
+    for (int i = 0; i < 8; i++)
+        for (int s = 0; s < 16; s++) memcpy(qp + 32 * i + 2 * s, q + 16 * s + 2 * i, 2);
 }
 
 /* One K block as integers: unsigned weights u[256], a scale per 16
@@ -145,20 +162,21 @@ static inline float k_step(float acc, float d, float dmin, float dx, int isum, i
     return acc - e;
 }
 
+float gemm_q_k_block(int ty, const uint8_t *b, const GqX *x, int t, int k, float acc) {
+    KBlock kb;
+    k_unpack(ty, b, &kb);
+    const int8_t *q = x->q + (size_t)t * x->d + 256 * k;
+    const int16_t *s16 = x->s16 + (size_t)t * (x->d / 16) + 16 * k, *s32 = x->s32 + (size_t)t * (x->d / 32) + 8 * k;
+    int isum = 0, corr = 0, imin = 0;
+    for (int j = 0; j < 256; j++) isum += kb.u[j] * q[j] * kb.sc16[j / 16];
+    for (int g = 0; g < 16; g++) corr += kb.sc16[g] * s16[g];
+    for (int s = 0; s < 8; s++) imin += kb.mn[s] * s32[s];
+    return k_step(acc, kb.d, kb.dmin, x->dx[(size_t)k * x->T + t], isum - kb.off * corr, imin, ty != GGML_Q6_K);
+}
+
 static float k_cell(int ty, const uint8_t *row, const GqX *x, int t) {
     float acc = 0;
-    KBlock kb;
-    int mins = ty != GGML_Q6_K;
-    for (int k = 0; k < x->d / 256; k++) {
-        k_unpack(ty, row + (size_t)k * block_bytes(ty), &kb);
-        const int8_t *q = x->q + (size_t)t * x->d + 256 * k;
-        const int16_t *s16 = x->s16 + (size_t)t * (x->d / 16) + 16 * k, *s32 = x->s32 + (size_t)t * (x->d / 32) + 8 * k;
-        int isum = 0, corr = 0, imin = 0;
-        for (int j = 0; j < 256; j++) isum += kb.u[j] * q[j] * kb.sc16[j / 16];
-        for (int g = 0; g < 16; g++) corr += kb.sc16[g] * s16[g];
-        for (int s = 0; s < 8; s++) imin += kb.mn[s] * s32[s];
-        acc = k_step(acc, kb.d, kb.dmin, x->dx[(size_t)k * x->T + t], isum - kb.off * corr, imin, mins);
-    }
+    for (int k = 0; k < x->d / 256; k++) acc = gemm_q_k_block(ty, row + (size_t)k * block_bytes(ty), x, t, k, acc);
     return acc;
 }
 
@@ -177,14 +195,14 @@ static float q8_cell(const uint8_t *row, const GqX *x, int t) {
 }
 
 /* One (row, token) product, the reference every tile repeats. */
-static float cell(int ty, const uint8_t *row, const GqX *x, int t) {
+float gemm_q_cell(int ty, const uint8_t *row, const GqX *x, int t) {
     return ty == GGML_Q8_0 ? q8_cell(row, x, t) : k_cell(ty, row, x, t);
 }
 
 static void cells(float *C, int ldc, const GqX *x, int ty, const uint8_t *w, int j0, int j1, int t0, int t1) {
     size_t rb = (size_t)x->d / x->blk * block_bytes(ty);
     for (int j = j0; j < j1; j++)
-        for (int t = t0; t < t1; t++) C[(size_t)t * ldc + j] = cell(ty, w + (size_t)j * rb, x, t);
+        for (int t = t0; t < t1; t++) C[(size_t)t * ldc + j] = gemm_q_cell(ty, w + (size_t)j * rb, x, t);
 }
 
 /* ---- AVX2 ---- */

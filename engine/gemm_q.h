@@ -16,6 +16,15 @@
  * path (GQ_PORTABLE) repeats operation for operation: every path returns
  * the same bits. Weights are read where they lie; the rounded activations
  * live in a caller's buffer (gemm_q_x_bytes), so no call allocates.
+ *
+ * Q4_K and Q6_K rows may instead be packed once at load (gemm_q_pack):
+ * groups of four rows whose blocks lie side by side, Q4_K's 6-bit scales
+ * and mins unpacked to bytes, and the weights in the order one int8
+ * product with the activations' permuted copy (GqX.qp, GqX.qp6) wants, so
+ * a block costs loads, VPMADDUBSW, adds and one VPMADDWD per product pair
+ * at most (engine/PERFORMANCE.md, "Packed rows"). The packing is lossless
+ * (gemm_q_unpack_row gives the stored blocks back) and every path over it
+ * returns the bits of the portable path over the stored blocks.
  */
 #ifndef AHASCOPE_GEMM_Q_H
 #define AHASCOPE_GEMM_Q_H
@@ -35,6 +44,8 @@ typedef struct {
     float *dx;     /* [d/blk][T] */
     int16_t *s16;  /* [T][d/16] sums of q per 16 (blk 256 only) */
     int16_t *s32;  /* [T][d/32] sums of q per 32 (blk 256 only) */
+    int8_t *qp;    /* [T][d] q in the order packed Q4_K rows read it (blk 256 only) */
+    int8_t *qp6;   /* [T][d] q in the order packed Q6_K rows read it (blk 256 only) */
     int T, d, blk;
 } GqX;
 
@@ -56,6 +67,34 @@ void gemm_q_quantise(GqX *x, const float *in, int t0, int t1);
  * weights of ggml_type (whole blocks; gemm_q_block(ggml_type) == x->blk).
  * path must not be GQ_OFF and must be available. */
 void gemm_q(GqPath path, float *C, int ldc, const GqX *x, int ggml_type, const void *w, int n);
+
+/* The widest rows gemm_q_pack takes, so a caller can hold one row's
+ * stored blocks (GQ_PACK_MAX_COLS / 256 · 210 bytes at most) on its stack. */
+#define GQ_PACK_MAX_COLS 65536
+
+/* Bytes of `rows` rows of `cols` weights of ggml_type packed (the rows
+ * padded to a multiple of four; Q4_K 148 bytes a block of 256, Q6_K its
+ * stored 210), or 0 when the type has no packed form
+ * (Q4_K and Q6_K have) or cols is not whole blocks of at most GQ_PACK_MAX_COLS. */
+size_t gemm_q_pack_bytes(int ggml_type, int rows, int cols);
+
+/* Pack rows × cols stored blocks (src) into dst (gemm_q_pack_bytes of them). */
+void gemm_q_pack(int ggml_type, void *dst, const void *src, int rows, int cols);
+
+/* Row `row` of a packed matrix of `cols` columns as its stored blocks,
+ * into dst (cols / 256 · the stored block: 144 bytes Q4_K, 210 Q6_K). */
+void gemm_q_unpack_row(int ggml_type, void *dst, const void *packed, int cols, int row);
+
+/* C[t][j − j0] (row stride ldc) for rows [j0, j1) of the packed matrix
+ * whose row 0 is at `packed`, x->d columns (x->blk 256), every token of x.
+ * path must not be GQ_OFF and must be available. */
+void gemm_q_packed(GqPath path, float *C, int ldc, const GqX *x, int ggml_type, const void *packed, int j0, int j1);
+
+/* 1 when a model loaded now should pack its matrices of ggml_type: the
+ * type has a packed form, $AHASCOPE_REPACK is not "0", and products of it
+ * will run gemm_q's AVX2 path (AHASCOPE_GEMMQ auto or avx2, the integer
+ * decode, no AVX-512 VNNI kernels of matvec_q.c in charge of decode). */
+int gemm_q_pack_wanted(int ggml_type);
 
 /* 1 when path can run on this CPU (GQ_OFF and GQ_PORTABLE always can). */
 int gemm_q_available(GqPath path);

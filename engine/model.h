@@ -150,6 +150,8 @@ typedef struct {
     float *owned;      /* heap weights of a random model, or NULL */
     uint16_t *owned_half; /* model_to_half: the matrices in bf16/f16, or NULL */
     float *owned_arch;    /* model_random_arch: the parts llama2.c has no place for, or NULL */
+    const char *packed;   /* GGUF: the matrices gemm_q_pack packed at load (owned by m->gguf), or NULL; */
+    size_t packed_bytes;  /* a Mat whose p lies in [packed, packed + packed_bytes) is packed (engine/gemm_q.h) */
 } Model;
 
 /* Limits that reject absurd headers before any allocation is sized from them. */

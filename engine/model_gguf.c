@@ -10,7 +10,10 @@
  * [ne0 columns], the same row-major [out][in] as Model's, and stay in the
  * mapped file in their stored type (F32, F16, BF16 or a block type of
  * engine/quant.h): the GgufFile stays open for the model's life. Vectors
- * (norms, biases) are widened into one owned f32 block. */
+ * (norms, biases) are widened into one owned f32 block. Where gemm_q's AVX2
+ * path will multiply them, Q4_K and Q6_K matrices are packed once at load
+ * (gemm_q_pack) into one owned buffer and their pages of the file given
+ * back, so the weights stay resident once, not twice. */
 #include "model.h"
 #include "gguf.h"
 #include "gguf_names.h"
@@ -25,12 +28,15 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "gemm_q.h"
+#include <sys/mman.h>
 
 /* What a GGUF model keeps: the open file its matrices point into, and the
  * widened vectors. */
 typedef struct {
     GgufFile f;
     float *vecs;
+    void *packed;      /* the packed matrices (mem_big_alloc), or NULL */
 } GgufModel;
 
 /* One architecture's tensors per block beyond the seven matrices. */
@@ -462,10 +468,72 @@ static int take_all(Model *m, GgufModel *g, const GgufArch *a, Err *e) {
     return 0;
 }
 
+/* A packable matrix of a model: where it is and its shape (rows × cols). */
+typedef struct {
+    Mat *m;
+    int rows, cols;
+} PackJob;
+
+/* Whether gemm_q_pack takes m, of rows × cols, at load. */
+static int packable(Mat m, int rows, int cols) {
+    int ty = model_dtype_ggml(m.dt);
+    return (m.dt == DT_Q4_K || m.dt == DT_Q6_K) && gemm_q_pack_wanted(ty) && gemm_q_pack_bytes(ty, rows, cols);
+}
+
+/* The model's Q4_K and Q6_K matrices gemm_q_pack takes: every layer's seven
+ * (phi3's fused ones are row ranges of one tensor and stay as stored) and an
+ * untied classifier (a tied one is also the embedding, read a row at a time). */
+static int pack_jobs(Model *m, int fused, PackJob *jobs) {
+    Config *c = &m->c;
+    int n = 0;
+    for (int l = 0; l < c->n_layers && !fused; l++) {
+        LayerWeights *lw = &m->layers[l];
+        PackJob j[7] = {{&lw->wq, c->q_dim, c->dim}, {&lw->wk, c->kv_dim, c->dim}, {&lw->wv, c->kv_dim, c->dim},
+                        {&lw->wo, c->dim, c->q_dim}, {&lw->w1, c->hidden_dim, c->dim}, {&lw->w2, c->dim, c->hidden_dim},
+                        {&lw->w3, c->hidden_dim, c->dim}};
+        for (int i = 0; i < 7; i++)
+            if (packable(*j[i].m, j[i].rows, j[i].cols)) jobs[n++] = j[i];
+    }
+    if (!c->shared_classifier && packable(m->cls, c->vocab_size, c->dim)) jobs[n++] = (PackJob){&m->cls, c->vocab_size, c->dim};
+    return n;
+}
+
+/* The whole pages inside [p, p + n) given back to the kernel: the file's
+ * pages (or the copy's) that only the stored form of a packed matrix used. */
+static void release_pages(const void *p, size_t n) {
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), lo = ((uintptr_t)p + pg - 1) / pg * pg, hi = ((uintptr_t)p + n) / pg * pg;
+    if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+/* Pack what pack_jobs lists into one buffer, each matrix's stored pages
+ * released as soon as it is packed (so the peak is one matrix over the
+ * file). Out of memory leaves the model as stored. */
+static void pack_model(Model *m, GgufModel *g, int fused) {
+    if (!g->f.view.base) return;
+    PackJob *jobs = malloc((7 * (size_t)m->c.n_layers + 1) * sizeof *jobs);
+    int n = jobs ? pack_jobs(m, fused, jobs) : 0;
+    size_t total = 0, at = 0;
+    for (int i = 0; i < n; i++)
+        total += (gemm_q_pack_bytes(model_dtype_ggml(jobs[i].m->dt), jobs[i].rows, jobs[i].cols) + 63) / 64 * 64;
+    char *buf = n ? mem_big_alloc(total) : NULL;
+    for (int i = 0; buf && i < n; i++) {
+        PackJob *j = &jobs[i];
+        int ty = model_dtype_ggml(j->m->dt);
+        gemm_q_pack(ty, buf + at, j->m->p, j->rows, j->cols);
+        release_pages(j->m->p, (size_t)j->rows * model_row_bytes(j->m->dt, (size_t)j->cols));
+        j->m->p = buf + at; /* (weight_bytes stays the stored bytes: packed Q4_K is 148/144 of them) */
+        at += (gemm_q_pack_bytes(ty, j->rows, j->cols) + 63) / 64 * 64;
+    }
+    g->packed = buf;
+    m->packed = buf, m->packed_bytes = buf ? total : 0;
+    free(jobs);
+}
+
 void model_gguf_free(Model *m) {
     GgufModel *g = m->gguf;
     if (!g) return;
     gguf_close(&g->f);
+    mem_big_free(g->packed);
     free(g->vecs);
     free(g);
     m->gguf = NULL;
@@ -483,6 +551,7 @@ int model_load_gguf_ctx(Model *m, const char *path, int max_ctx, Err *e) {
     if (!rc) rc = (a = find_arch(&g->f, e)) ? 0 : -1;
     if (!rc) rc = gguf_config(&g->f, a, max_ctx, &m->c, e);
     if (!rc) rc = take_all(m, g, a, e);
+    if (!rc) pack_model(m, g, a->fused);
     if (rc) {
         model_gguf_free(m);
         free(m->layers);

@@ -3,6 +3,7 @@
 #include "tests/test.h"
 #include "engine/aha.h"
 #include "engine/forward.h"
+#include "engine/gemm_q.h"
 #include "engine/gguf.h"
 #include "engine/quant.h"
 #include "engine/half.h"
@@ -734,6 +735,57 @@ TEST(gguf_quantised_llama_matches_its_widened_weights) {
     const GgmlType b[8] = {GGML_Q4_1, GGML_Q5_0, GGML_Q8_0, GGML_Q6_K, GGML_Q4_K, GGML_F16, GGML_BF16, GGML_Q6_K};
     check_arch_file(ARCH_LLAMA, "llama", &c, a, 1e-4);
     check_arch_file(ARCH_LLAMA, "llama", &c, b, 1e-4);
+}
+
+/* A Q4_K llama (Q6_K in some matrices) packed at load (engine/gemm_q.h) against the same file
+ * loaded as stored (AHASCOPE_REPACK=0): the same logits bit for bit by
+ * decode and by prefill, on every product path (gemm_q auto, portable, and
+ * off, which widens the rows given back) and with the exact decode path
+ * too. The classifier's 50 rows end inside a group of four, and a thread's
+ * slice of the fused Q, K, V rows starts at any multiple of 16. */
+TEST(gguf_packed_q4_k_llama_gives_the_stored_bits_on_every_path) {
+    Config c = {.dim = 256, .hidden_dim = 512, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .vocab_size = 50,
+                .seq_len = 16, .shared_classifier = 0};
+    const GgmlType ty[8] = {GGML_Q4_K, GGML_Q4_K, GGML_Q6_K, GGML_Q4_K, GGML_Q4_K, GGML_Q4_K, GGML_Q4_K, GGML_Q4_K};
+    Model m, g, u;
+    Err e = {0};
+    unsigned s = 9;
+    CHECK_MSG(model_random_arch(&m, &c, ARCH_LLAMA, 42, &e) == 0, "%s", e.msg);
+    GTensors gt;
+    gt_model(&gt, &m, "llama", ty, &s);
+    const char *path = test_tmp("packed.gguf");
+    gt_write(&gt, "llama", &m.c, path);
+    gt_free(&gt);
+    model_free(&m);
+    CHECK_MSG(model_load_gguf(&g, path, &e) == 0, "%s", e.msg);
+    setenv("AHASCOPE_REPACK", "0", 1);
+    CHECK_MSG(model_load_gguf(&u, path, &e) == 0, "%s", e.msg);
+    unsetenv("AHASCOPE_REPACK");
+    CHECK(u.packed == NULL);
+    CHECK(gemm_q_pack_wanted(GGML_Q4_K) ? g.packed != NULL : g.packed == NULL);
+    enum { N = 6 };
+    int tok[N] = {1, 7, 3, 12, 5, 9}, V = c.vocab_size, differ = 0, runs = 0, int8 = mv_q_int8();
+    float *a = malloc((size_t)N * V * 4), *b = malloc((size_t)N * V * 4);
+    const char *paths[3] = {NULL, "portable", "off"};
+    for (int p = 0; p < 3; p++)
+        for (int exact = 0; exact < 2; exact++)
+            for (int prefill = 0; prefill < 2; prefill++) {
+                if (paths[p]) setenv("AHASCOPE_GEMMQ", paths[p], 1);
+                mv_q_set_int8(!exact);
+                gguf_logits(&g, tok, N, prefill, a);
+                gguf_logits(&u, tok, N, prefill, b);
+                int bad = memcmp(a, b, (size_t)N * V * 4) != 0;
+                CHECK_MSG(!bad, "gemm_q %s, %s decode, %s: packed logits differ from stored", paths[p] ? paths[p] : "auto",
+                          exact ? "exact" : "int8", prefill ? "prefill" : "decode");
+                differ += bad, runs++;
+                unsetenv("AHASCOPE_GEMMQ");
+            }
+    mv_q_set_int8(int8);
+    printf("      packed Q4_K/Q6_K llama (%s): logits equal to the stored file's in %d of %d runs\n",
+           g.packed ? "packed at load" : "not packed on this CPU", runs - differ, runs);
+    free(a), free(b);
+    model_free(&g);
+    model_free(&u);
 }
 
 /* `bench --bytes-only --model F.gguf` counts the bytes a decode step reads

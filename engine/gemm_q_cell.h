@@ -1,0 +1,33 @@
+/* gemm_q_cell.h — what gemm_q.c shares with gemm_q_pack.c, its packed-row
+ * sibling: the portable reference arithmetic, so a packed matrix's
+ * products are the stored blocks' products by construction, and the two
+ * small reorderings the packing and the activations' permuted copy share.
+ * Not for callers outside those two files. */
+#ifndef AHASCOPE_GEMM_Q_CELL_H
+#define AHASCOPE_GEMM_Q_CELL_H
+
+#include <stdint.h>
+
+#include "gemm_q.h"
+
+/* The portable product of one stored row of ty with token t of x. */
+float gemm_q_cell(int ty, const uint8_t *row, const GqX *x, int t);
+
+/* acc after K block k (stored bytes b) of a row meets token t: the one
+ * step gemm_q_cell takes per block, in its order. */
+float gemm_q_k_block(int ty, const uint8_t *b, const GqX *x, int t, int k, float acc);
+
+/* A Q4_K/Q5_K block's 12 packed scale bytes as 8 sub-scales, then 8 mins. */
+void gemm_q_scales6(const uint8_t *p, uint8_t *o);
+
+/* One block of 256 rounded activations q in the order packed Q4_K rows
+ * read them: qp[32i + 4s + l] = q[32s + 4i + l] (i: the product, s: the
+ * sub-block, l < 4), so one 32-byte load meets four weights of each of
+ * the eight sub-blocks. */
+void gemm_q_permute_block(int8_t *qp, const int8_t *q);
+
+/* The same for packed Q6_K rows, whose sub-blocks are 16 weights:
+ * qp[32i + 2s + l] = q[16s + 2i + l] (s < 16, l < 2). */
+void gemm_q_permute_block6(int8_t *qp, const int8_t *q);
+
+#endif
