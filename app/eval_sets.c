@@ -78,6 +78,8 @@ static int choose_rows(const AppLoaded *L, EvalData *c, EvalOpts *x, EvalRow *ro
         rows[0] = (EvalRow){.a = x->o.attn};
         snprintf(rows[0].name, sizeof rows[0].name, "%s", aha_policy_name(x->o.attn.policy));
         if (x->o.attn.head_span) snprintf(rows[0].knob, sizeof rows[0].knob, "own windows");
+        else if (x->o.attn.n_windows && x->o.attn.policy == POLICY_AHA)
+            eval_windows_knob(&x->o.attn, rows[0].knob, sizeof rows[0].knob);
         else if (isnan(x->share)) snprintf(rows[0].knob, sizeof rows[0].knob, "w=%d", x->o.attn.window);
         else snprintf(rows[0].knob, sizeof rows[0].knob, "w=%d tau=%.4g", x->o.attn.window, x->o.attn.tau);
         *n_rows = 1, *share = NAN;
