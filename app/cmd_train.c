@@ -86,7 +86,8 @@ static const ArgsTable TRAIN_FLAGS = ARGS_TABLE(NULL, TrainOpts, TRAIN_ROWS);
 const ArgsTable *const TRAIN_TABLES[] = {&TRAIN_FLAGS, &ARGS_MODEL, NULL};
 
 static void train_help(void) {
-    puts("usage: ahascope train [--model M] --window W | --windows W1,W2,... [--lambda L] [--tau T] [--sinks S] [--steps N] [--batch B]\n"
+    puts("usage: ahascope train [--model M] --window W [--lambda L] [--tau T] [--sinks S] [--steps N] [--batch B]\n"
+         "                      [--windows W1,W2,...]\n"
          "                      [--seq-len T] [--lr LR] [--data FILE | --self N] [--objective kl|ce]\n"
          "                      [--train routers|all] [--lr-model LR] [--weight-decay WD] [--out-model FILE]\n"
          "                      [--seed S] [--resume CKPT] [--stop-after K] [--eval-seqs N] --out FILE\n"
