@@ -249,7 +249,8 @@ int eval_run_policy(EvalOpts *x, Err *e) {
     int rc = -1;
     if (app_load(&x->o, &L, 1, e)) goto out;
     if (!isnan(x->share) && x->o.attn.policy != POLICY_AHA) {
-        err_usage(e, "--share chooses the aha routers' tau: it needs the aha policy (--routers FILE)");
+        err_usage(e, "%s chooses the aha routers' tau: it needs the aha policy (--routers FILE)",
+                         x->by_keys ? "--keys" : "--share");
         goto out;
     }
     int len = (int)(x->seq_len < L.model.c.seq_len ? x->seq_len : L.model.c.seq_len);

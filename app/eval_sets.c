@@ -262,7 +262,8 @@ static void say_chosen_on(const EvalOpts *x, const EvalData *c, double share, in
 
 static int usage_checks(const EvalOpts *x, int n_sets, Err *e) {
     if (!isnan(x->share) && x->o.attn.policy != POLICY_AHA)
-        return err_usage(e, "--share chooses the aha routers' tau: it needs the aha policy (--routers FILE)");
+        return err_usage(e, "%s chooses the aha routers' tau: it needs the aha policy (--routers FILE)",
+                         x->by_keys ? "--keys" : "--share");
     if (n_sets > 1 && !x->calibrate_items && (x->match || !isnan(x->share)))
         return err_usage(e, "several sets are scored at one setting: --share and --match-budget need "
                             "--calibrate-items FILE to choose it");
