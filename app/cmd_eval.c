@@ -30,6 +30,7 @@ static int read_seed(void *opts, const char *flag, const char *v, Err *e) {
 /* --share S[,S...]: one budget, or with --tasks several, each in [0, 1]. */
 static int read_shares(void *opts, const char *flag, const char *v, Err *e) {
     EvalOpts *x = opts;
+    if (x->by_keys) return err_usage(e, "--keys and --share exclude each other (one budget)");
     x->n_shares = 0;
     for (const char *p = v; *p;) {
         const char *end = strchr(p, ',');
@@ -44,6 +45,16 @@ static int read_shares(void *opts, const char *flag, const char *v, Err *e) {
     }
     if (x->n_shares == 0) return err_usage(e, "%s needs a share from 0 to 1", flag);
     x->share = x->shares[0];
+    return 0;
+}
+
+/* --keys F: --share's search, on the share of keys read per query head. */
+static int read_keys(void *opts, const char *flag, const char *v, Err *e) {
+    EvalOpts *x = opts;
+    double f = 0;
+    if (x->n_shares && !x->by_keys) return err_usage(e, "--keys and --share exclude each other (one budget)");
+    if (args_float(flag, v, 0, 1, &f, e)) return -1;
+    x->share = x->shares[0] = f, x->n_shares = 1, x->by_keys = 1;
     return 0;
 }
 
@@ -86,6 +97,10 @@ static const ArgSpec EVAL_ROWS[] = {
              "share steps over S at one tau, the nearest share reached, said on stderr with the step's two sides), "
              "overriding --tau and the file's: compares routers at exactly one budget (not with --shard); with "
              "--tasks a list runs each budget in turn (at most 16), --json then printing one array a line"},
+    {"--keys", ARG_CUSTOM, .metavar = "F", .fn = read_keys,
+     .help = "aha: as --share, but tau is chosen so the keys read per query head (keys/qh) are the share F of full "
+             "attention's (within 0.05 points): routers of other windows, or a multi-choice router, at matched keys "
+             "read; with --match-budget aha the other rows then match the routers' global share"},
     {"--match-budget", ARG_STRING, X(match), .metavar = "aha",
      .help = "evaluate the AHA routers, then choose for {estimators} ({ours} this project's) and oracle the theta, "
              "for random the p, and for static the head count that give the same global share on the same data, "

@@ -10,6 +10,7 @@
 #include "app/commands.h"
 #include "app/train_run.h"
 #include "engine/files.h"
+#include "engine/routers.h"
 
 static int read_seed(void *opts, const char *flag, const char *v, Err *e) {
     long n = 0;
@@ -24,6 +25,8 @@ static int read_seed(void *opts, const char *flag, const char *v, Err *e) {
 static const ArgSpec TRAIN_ROWS[] = {
     {"--window", ARG_INT, TR(o.attn.window), 1, 1 << 20, "W", .also = TR_ALSO(o.have_window),
      .help = "local keys per head the routers are trained for (required)"},
+    {"--windows", ARG_STRING, TR(windows_spec), .metavar = "W1,W2,...",
+     .help = "a multi-choice router: each head global or one of these windows (increasing), in place of --window"},
     {"--lambda", ARG_DOUBLE, TR(lambda), 0, 1e3, "L", .also = TR_ALSO(have_lambda),
      .help = "weight of the mean router score in the loss (default 0.02)"},
     {"--tau", ARG_FLOAT, TR(o.attn.tau), 0, 1, "T", .also = TR_ALSO(o.have_tau), .help = "the gate's threshold (default 0.5)"},
@@ -84,6 +87,7 @@ const ArgsTable *const TRAIN_TABLES[] = {&TRAIN_FLAGS, &ARGS_MODEL, NULL};
 
 static void train_help(void) {
     puts("usage: ahascope train [--model M] --window W [--lambda L] [--tau T] [--sinks S] [--steps N] [--batch B]\n"
+         "                      [--windows W1,W2,...]\n"
          "                      [--seq-len T] [--lr LR] [--data FILE | --self N] [--objective kl|ce]\n"
          "                      [--train routers|all] [--lr-model LR] [--weight-decay WD] [--out-model FILE]\n"
          "                      [--seed S] [--resume CKPT] [--stop-after K] [--eval-seqs N] --out FILE\n"
@@ -94,6 +98,9 @@ static void train_help(void) {
          "\n"
          "Learn one router vector per head (global iff sigmoid(x.w) > tau) by the straight-through estimator,\n"
          "loss = task + lambda * mean(r) over tokens, layers, heads.\n"
+         "--windows W1,...,WK: a multi-choice router, K + 1 logits a head (each window, then global), the argmax\n"
+         "  chosen (global when its logit beats the best window's by logit(tau)); lambda then weighs the expected\n"
+         "  share of keys read. The file's metadata windows names them.\n"
          "Writes FILE (router safetensors with metadata: window, tau, lambda, sinks, objective, data, steps,\n"
          "seed, train, model, held-out global share and task loss, task loss on as many training sequences).\n"
          "--from-scratch: a llama2.c model of --dims from random weights (--seed), every weight trained with full\n"
@@ -125,7 +132,8 @@ static void default_out_model(TrainOpts *t) {
 
 /* --from-scratch: refuse what only applies to routers and fine-tuning. */
 static int check_scratch(TrainOpts *t, Err *e) {
-    const char *bad = t->o.model ? "--model" : t->o.have_window ? "--window" : t->objective ? "--objective"
+    const char *bad = t->o.model ? "--model" : t->o.have_window ? "--window" : t->windows_spec ? "--windows"
+                    : t->objective ? "--objective"
                     : t->train ? "--train" : t->have_lambda ? "--lambda" : t->o.have_tau ? "--tau"
                     : t->have_sinks ? "--sinks" : t->have_self ? "--self" : t->lr_model > 0 ? "--lr-model"
                     : t->out_model ? "--out-model" : NULL;
@@ -147,10 +155,15 @@ static int check_combination(TrainOpts *t, Err *e) {
     if (t->vocab_file || t->dims) return err_usage(e, "--%s needs --from-scratch", t->dims ? "dims" : "vocab-file");
     if (t->steps == 0) return err_usage(e, "--steps 0 needs --from-scratch (it writes the untrained model)");
     if (!t->out) return err_usage(e, "--out FILE is required (the router file to write, e.g. --out r16.safetensors)");
-    if (!t->o.have_window) return err_usage(e, "--window W is required");
+    if (t->windows_spec && t->o.have_window) return err_usage(e, "--windows and --window exclude each other");
+    if (t->windows_spec && router_windows_parse(t->windows_spec, "--windows", t->windows, &t->n_windows, e)) return -1;
+    if (t->n_windows) t->o.attn.window = t->windows[0]; /* the file's "window": what other policies run at */
+    else if (!t->o.have_window) return err_usage(e, "--window W (or --windows W1,W2,...) is required");
     if (strcmp(t->objective, "kl") && strcmp(t->objective, "ce")) return err_usage(e, "--objective is kl or ce");
     if (strcmp(t->train, "routers") && strcmp(t->train, "all")) return err_usage(e, "--train is routers or all");
     t->all = !strcmp(t->train, "all");
+    if (t->n_windows && t->all)
+        return err_usage(e, "--windows trains routers only: --train all is not supported with a multi-choice router");
     if (!t->all && (t->out_model || t->lr_model > 0 || t->weight_decay > 0))
         return err_usage(e, "--out-model, --lr-model and --weight-decay need --train all (the base model is frozen)");
     if (t->by_length && (strcmp(t->objective, "ce") || t->lambda != 0))

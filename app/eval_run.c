@@ -17,10 +17,18 @@
 #include "engine/pool.h"
 
 /* Global share of a setting on the data (no recording): what matching bisects. */
-static double share_of(const AppLoaded *L, const EvalData *d, const EvalOpts *x, const AttnConfig *a, Err *e) {
+/* The executed global share of a on d, or with keys the share of keys
+ * read per query head against full attention's (eval's keys/qh). */
+static double metric_of(const AppLoaded *L, const EvalData *d, const EvalOpts *x, const AttnConfig *a, int keys,
+                        Err *e) {
     EvalSums s = {.share_only = 1};
     if (eval_policy(&L->model, NULL, a, d, (int)x->threads, NULL, NULL, 0, 0, &s, e)) return NAN;
+    if (keys) return s.keys_full > 0 ? s.keys_read / s.keys_full : NAN;
     return s.gate_n > 0 ? s.gate_sum / s.gate_n : NAN;
+}
+
+static double share_of(const AppLoaded *L, const EvalData *d, const EvalOpts *x, const AttnConfig *a, Err *e) {
+    return metric_of(L, d, x, a, 0, e);
 }
 
 /* A bisection's outcome: the knob whose share came nearest the target, and
@@ -34,13 +42,14 @@ typedef struct {
 /* The knob whose executed global share is closest to target, bisected in
  * [lo, hi] (the share falls as the knob rises) until within `tol`. */
 static int match_knob(const AppLoaded *L, const EvalData *d, const EvalOpts *x, AttnConfig a, double target,
-                      double lo, double hi, double tol, void (*set)(AttnConfig *, double), KnobMatch *m, Err *e) {
+                      double lo, double hi, double tol, void (*set)(AttnConfig *, double), int keys, KnobMatch *m,
+                      Err *e) {
     *m = (KnobMatch){.k = lo, .share = NAN, .k_above = NAN, .share_above = NAN, .k_below = NAN, .share_below = NAN};
     double best_gap = INFINITY;
     for (int it = 0; it < 40; it++) {
         double k = 0.5 * (lo + hi);
         set(&a, k);
-        double g = share_of(L, d, x, &a, e);
+        double g = metric_of(L, d, x, &a, keys, e);
         if (isnan(g)) return -1;
         if (fabs(g - target) < best_gap) best_gap = fabs(g - target), m->k = k, m->share = g;
         if (best_gap < tol) break;
@@ -60,7 +69,7 @@ static void set_tau_logit(AttnConfig *a, double k) { a->tau = (float)(1.0 / (1.0
  * [-100, 300]; stop within a quarter of a point. */
 static double match_theta(const AppLoaded *L, const EvalData *d, const EvalOpts *x, AttnConfig a, double target, Err *e) {
     KnobMatch m;
-    return match_knob(L, d, x, a, target, -100, 300, 0.0025, set_theta, &m, e) ? NAN : m.k;
+    return match_knob(L, d, x, a, target, -100, 300, 0.0025, set_theta, 0, &m, e) ? NAN : m.k;
 }
 
 /* τ as a float32, as the row runs it, from a bisected log-odds. */
@@ -79,11 +88,11 @@ static double tau_at(double k) {
 int eval_match_tau(const AppLoaded *L, const EvalData *d, EvalOpts *x, Err *e) {
     KnobMatch m;
     const double tol = 0.0005;
-    if (match_knob(L, d, x, x->o.attn, x->share, -30, 30, tol, set_tau_logit, &m, e)) return -1;
+    if (match_knob(L, d, x, x->o.attn, x->share, -30, 30, tol, set_tau_logit, x->by_keys, &m, e)) return -1;
     set_tau_logit(&x->o.attn, m.k);
     if (fabs(m.share - x->share) < tol) return 0;
-    fprintf(stderr, "note: --share %.4f%%: no tau lands within %.2f points; the nearest share reached is %.4f%% (tau "
-            "%.9g)", 100 * x->share, 100 * tol, 100 * m.share, x->o.attn.tau);
+    fprintf(stderr, "note: --%s %.4f%%: no tau lands within %.2f points; the nearest share reached is %.4f%% (tau "
+            "%.9g)", x->by_keys ? "keys" : "share", 100 * x->share, 100 * tol, 100 * m.share, x->o.attn.tau);
     if (isfinite(m.share_above) && isfinite(m.share_below))
         fprintf(stderr, ": the share steps from %.4f%% at tau %.9g to %.4f%% at tau %.9g", 100 * m.share_above,
                 tau_at(m.k_above), 100 * m.share_below, tau_at(m.k_below));
@@ -149,6 +158,7 @@ int eval_matched_choose(const AppLoaded *L, const EvalData *c, const EvalData *c
     EvalRow *r = &rows[n++];
     snprintf(r->name, sizeof r->name, "aha");
     snprintf(r->knob, sizeof r->knob, "tau=%.3g", x->o.attn.tau);
+    if (x->o.attn.n_windows) eval_windows_knob(&x->o.attn, r->knob, sizeof r->knob);
     r->a = base, r->a.policy = POLICY_AHA;
     double g = *share = share_of(L, c, x, &r->a, e);
     if (isnan(g)) return -1;
@@ -239,7 +249,8 @@ int eval_run_policy(EvalOpts *x, Err *e) {
     int rc = -1;
     if (app_load(&x->o, &L, 1, e)) goto out;
     if (!isnan(x->share) && x->o.attn.policy != POLICY_AHA) {
-        err_usage(e, "--share chooses the aha routers' tau: it needs the aha policy (--routers FILE)");
+        err_usage(e, "%s chooses the aha routers' tau: it needs the aha policy (--routers FILE)",
+                         x->by_keys ? "--keys" : "--share");
         goto out;
     }
     int len = (int)(x->seq_len < L.model.c.seq_len ? x->seq_len : L.model.c.seq_len);
@@ -266,6 +277,7 @@ int eval_run_policy(EvalOpts *x, Err *e) {
         EvalRow row = {.a = x->o.attn};
         snprintf(row.name, sizeof row.name, "%s", aha_policy_name(x->o.attn.policy));
         if (x->o.attn.head_span) snprintf(row.knob, sizeof row.knob, "own windows");
+        else if (x->o.attn.n_windows && x->o.attn.policy == POLICY_AHA) eval_windows_knob(&x->o.attn, row.knob, sizeof row.knob);
         else if (isnan(x->share)) snprintf(row.knob, sizeof row.knob, "w=%d", x->o.attn.window);
         else snprintf(row.knob, sizeof row.knob, "w=%d tau=%.4g", x->o.attn.window, x->o.attn.tau);
         if (!(row.seqs = calloc((size_t)d.n, sizeof *row.seqs))) { err_set(e, "out of memory"); goto out; }

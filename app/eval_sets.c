@@ -78,6 +78,8 @@ static int choose_rows(const AppLoaded *L, EvalData *c, EvalOpts *x, EvalRow *ro
         rows[0] = (EvalRow){.a = x->o.attn};
         snprintf(rows[0].name, sizeof rows[0].name, "%s", aha_policy_name(x->o.attn.policy));
         if (x->o.attn.head_span) snprintf(rows[0].knob, sizeof rows[0].knob, "own windows");
+        else if (x->o.attn.n_windows && x->o.attn.policy == POLICY_AHA)
+            eval_windows_knob(&x->o.attn, rows[0].knob, sizeof rows[0].knob);
         else if (isnan(x->share)) snprintf(rows[0].knob, sizeof rows[0].knob, "w=%d", x->o.attn.window);
         else snprintf(rows[0].knob, sizeof rows[0].knob, "w=%d tau=%.4g", x->o.attn.window, x->o.attn.tau);
         *n_rows = 1, *share = NAN;
@@ -260,7 +262,8 @@ static void say_chosen_on(const EvalOpts *x, const EvalData *c, double share, in
 
 static int usage_checks(const EvalOpts *x, int n_sets, Err *e) {
     if (!isnan(x->share) && x->o.attn.policy != POLICY_AHA)
-        return err_usage(e, "--share chooses the aha routers' tau: it needs the aha policy (--routers FILE)");
+        return err_usage(e, "%s chooses the aha routers' tau: it needs the aha policy (--routers FILE)",
+                         x->by_keys ? "--keys" : "--share");
     if (n_sets > 1 && !x->calibrate_items && (x->match || !isnan(x->share)))
         return err_usage(e, "several sets are scored at one setting: --share and --match-budget need "
                             "--calibrate-items FILE to choose it");

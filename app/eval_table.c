@@ -341,3 +341,9 @@ int eval_plot_rows(const EvalRow *rows, int n, const EvalOpts *x, const char *ti
     free(pts), free(ser);
     return rc;
 }
+
+void eval_windows_knob(const AttnConfig *a, char *buf, size_t cap) {
+    size_t o = (size_t)snprintf(buf, cap, "windows=");
+    for (int k = 0; k < a->n_windows && o < cap; k++) o += (size_t)snprintf(buf + o, cap - o, "%s%d", k ? "," : "", a->windows[k]);
+    if (o < cap) snprintf(buf + o, cap - o, " tau=%.4g", a->tau);
+}

@@ -21,6 +21,7 @@ typedef struct {
     ArgsShard shard;     /* --shard I/N: this process's sequences (0/1: all) */
     const char *from_db; /* --from-db DB: re-summarise DB's evaluations instead of running any */
     double share;        /* eval --share: the aha τ is chosen to give this global share, or NAN */
+    int by_keys;         /* eval --keys: share is a target share of keys read per query head (keys/qh), not of gates */
     double shares[EVAL_MAX_SHARES]; /* eval --tasks --share S,S,...: every budget, in order; share the first */
     int n_shares;
     long grid;           /* eval --tasks --grid N: accuracy by needle depth (N buckets) and context (app/eval_grid.h) */
@@ -103,6 +104,9 @@ int eval_row(const AppLoaded *L, const EvalData *d, const EvalOpts *x, Store *st
 /* A θ given as log-odds, as the table shows it: "theta=0.1", or by its
  * distance from 1 with the log-odds when close ("theta=1-2.3e-22 (logit 50.1)"). */
 void eval_theta_knob(double theta_logit, char *buf, size_t cap);
+
+/* A multi-choice router's row setting: "windows=8,64 tau=0.5". */
+void eval_windows_knob(const AttnConfig *a, char *buf, size_t cap);
 
 /* The table (or --json array) of rows; matched: rows 1.. were set to row 0's
  * global share, so say which could not be brought within a point of it.

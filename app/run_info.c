@@ -51,6 +51,9 @@ static void gguf_arch(const Model *m, char *out, size_t cap) {
 }
 
 int app_windows_unrecorded(const AppLoaded *L, const char *db, Err *e) {
+    if (db && L->routers.n_windows)
+        return err_usage(e, "%s: multi-choice routers (%s) are not recorded: the store counts keys read from one "
+                            "window a run; run without --db (eval, trace, generate count them)", db, L->routers.desc);
     if (!db || !L->head_span) return 0;
     return err_usage(e, "%s: per-head windows (moa:, windows:) are not recorded: the store counts keys read from "
                         "one window a run; run without --db (eval, trace, generate count them)", db);

@@ -330,7 +330,7 @@ int app_load_tokenizer(RunOpts *o, AppLoaded *L, Err *e) {
 void app_router_meta(const Routers *r, int have_tau, AttnConfig *a, char *warn, size_t cap) {
     warn[0] = 0;
     if (!have_tau && !isnan(r->tau)) a->tau = r->tau;
-    if (r->window > 0 && a->window != r->window) {
+    if (r->window > 0 && a->window != r->window && !r->n_windows) { /* multi-choice: aha reads its own windows */
         snprintf(warn, cap, "%.1000s was trained for window %d, used here at window %d", r->desc, r->window,
                  a->window);
         args_warn("%s", warn);
@@ -372,6 +372,8 @@ int app_load(RunOpts *o, AppLoaded *L, int need_tok, Err *e) {
         if (router_open_for(&L->routers, o->routers, o->attn.window, c->n_layers, c->n_heads, c->dim, e) != 0) return -1;
         o->attn.routers = L->routers.w;
         o->attn.router_bias = L->routers.b;
+        o->attn.n_windows = L->routers.n_windows; /* a multi-choice router picks the windows under aha */
+        o->attn.windows = L->routers.n_windows ? L->routers.windows : NULL;
         if (!o->have_window && L->routers.window > 0) o->attn.window = L->routers.window;
         if (!o->have_policy) o->attn.policy = POLICY_AHA; /* routers given: they drive by default */
         app_router_meta(&L->routers, o->have_tau, &o->attn, L->warning, sizeof L->warning);

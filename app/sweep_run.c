@@ -75,6 +75,9 @@ static int sweep_policy(SweepOpts *w, const AppLoaded *L, const EvalData *d, Sto
         char warn[1200];
         if (!w->x.o.routers) return err_usage(e, "policy aha needs --routers FILE (or a {w} template)");
         if (routers_for(w->x.o.routers, window, &L->model.c, rt, e)) return -1;
+        if (rt->n_windows) /* its windows are its own: a sweep over --window means nothing to it */
+            return err_usage(e, "%s: a multi-choice router (metadata windows) is not swept; use eval, with --keys for "
+                                "a budget", rt->desc);
         snprintf(info->routers, sizeof info->routers, "%s", rt->desc);
         app_router_meta(rt, w->taus != NULL, &base, warn, sizeof warn); /* the file's τ without --tau */
     }

@@ -32,6 +32,7 @@
 #include "engine/safetensors.h"
 #include "engine/train_adamw.h"
 #include "engine/train_backward.h"
+#include "engine/train_multi.h"
 #include "engine/train_scratch.h"
 #include "engine/textout.h"
 
@@ -131,6 +132,11 @@ static int init_weights(Trainer *tr, Err *e) {
     return adamw_init(&tr->opt_w, tr->params.n, &h, e);
 }
 
+/* Router floats: a vector a head, or K + 1 for a multi-choice router. */
+static size_t router_floats(const Config *c, const TrainOpts *t) {
+    return (size_t)c->n_layers * c->n_heads * c->dim * (t->n_windows ? t->n_windows + 1 : 1);
+}
+
 static int trainer_init(Trainer *tr, const Model *m, TrainOpts *t, Err *e) {
     const Config *c = &m->c;
     memset(tr, 0, sizeof *tr);
@@ -140,7 +146,7 @@ static int trainer_init(Trainer *tr, const Model *m, TrainOpts *t, Err *e) {
     if (t->scratch) /* full attention: every head global, the window the whole sequence */
         tr->tc = (TrainConfig){tr->T, 0, -1.0f, 0.0f, TRAIN_CE};
     tr->teacher = tr->tc, tr->teacher.tau = -1, tr->teacher.lambda = 0, tr->teacher.objective = TRAIN_CE;
-    size_t nr = (size_t)c->n_layers * c->n_heads * c->dim, N = (size_t)tr->B * tr->T;
+    size_t nr = router_floats(c, t), N = (size_t)tr->B * tr->T;
     tr->routers = calloc(nr, sizeof(float));
     tr->drouters = calloc(nr, sizeof(float));
     tr->target = malloc(N * c->vocab_size * sizeof(float));
@@ -151,6 +157,7 @@ static int trainer_init(Trainer *tr, const Model *m, TrainOpts *t, Err *e) {
     if (!tr->routers || !tr->drouters || !tr->target || !tr->in || !tr->tg || !tr->tw || !tr->items)
         return err_set(e, "out of memory");
     if (train_init(&tr->s, c, tr->B, tr->T, e)) return -1;
+    if (t->n_windows && train_multi_init(&tr->s, t->windows, t->n_windows, e)) return -1;
     if (tr->tc.window >= tr->T) train_keep_exponentials(&tr->s);
     tr->s.target_w = tr->tw; /* the weights fill_batch writes (KL's only with --answer-weight) */
     tr->s.kl_weighted = tr->tc.objective == TRAIN_KL && t->have_answer_weight;
@@ -182,7 +189,7 @@ static void trainer_free(Trainer *tr) {
  * weights and theirs) as F32 tensors; step, seed and mode as metadata. */
 static int save_checkpoint(const Trainer *tr, const char *path, Err *e) {
     const Config *c = &tr->m->c;
-    int64_t shape[1] = {(int64_t)c->n_layers * c->n_heads * c->dim}, wshape[1] = {(int64_t)tr->params.n};
+    int64_t shape[1] = {(int64_t)router_floats(c, tr->t)}, wshape[1] = {(int64_t)tr->params.n};
     char step[32], seed[32];
     StWriter w;
     st_writer_init(&w);
@@ -214,7 +221,7 @@ static int load_tensor(const StFile *f, const char *name, float *dst, size_t n, 
 
 static int load_checkpoint(Trainer *tr, const char *path, Err *e) {
     const Config *c = &tr->m->c;
-    size_t nr = (size_t)c->n_layers * c->n_heads * c->dim, nw = tr->params.n;
+    size_t nr = router_floats(c, tr->t), nw = tr->params.n;
     StFile f;
     if (st_open(&f, path, e)) return -1;
     const char *step = st_meta(&f, "step"), *mode = st_meta(&f, "train");
@@ -268,7 +275,9 @@ static void progress(const Trainer *tr, double loss, double t0, int last) {
 static int save_routers(Trainer *tr, double hl, double hg, double tl, Err *e) {
     const Config *c = &tr->m->c;
     TrainOpts *t = tr->t;
-    Routers r = {tr->routers, c->n_layers, c->n_heads, c->dim, t->o.attn.window, t->o.attn.tau, "", NULL};
+    Routers r = {.w = tr->routers, .n_layers = c->n_layers, .n_heads = c->n_heads, .dim = c->dim,
+                 .window = t->o.attn.window, .tau = t->o.attn.tau, .n_windows = t->n_windows};
+    memcpy(r.windows, t->windows, sizeof r.windows); /* router_save writes them as metadata windows */
     enum { N_META = 13 };
     char v[N_META][64];
     snprintf(v[0], 64, "%d", t->o.attn.window), snprintf(v[1], 64, "%g", t->o.attn.tau);
@@ -404,8 +413,12 @@ static int train_loop(Trainer *tr, Err *e) {
     }
     if (t->all && save_model(tr, e)) return -1;
     if (save_routers(tr, hl, hg, tl, e)) return -1;
-    printf("%s: window %d, lambda %g: held-out global share %.2f%%, %s %.5f\n", textout_term(t->out, safe, sizeof safe),
-           t->o.attn.window, t->lambda, 100 * hg, t->objective, hl);
+    char win[96];
+    snprintf(win, sizeof win, "window %d", t->o.attn.window);
+    for (int k = 0, o = 0; k < t->n_windows; k++) /* a multi-choice router: its windows */
+        o += snprintf(win + o, sizeof win - o, "%s%d", k ? "," : "windows ", t->windows[k]);
+    printf("%s: %s, lambda %g: held-out global share %.2f%%, %s %.5f\n", textout_term(t->out, safe, sizeof safe), win,
+           t->lambda, 100 * hg, t->objective, hl);
     if (t->all) printf("%s: the fine-tuned model (use these routers with it)\n", textout_term(t->out_model, safe, sizeof safe));
     return 0;
 }

@@ -21,6 +21,8 @@ typedef struct {
     int scratch;             /* --from-scratch */
     int by_length;           /* --by-length: a step's items of about one length, run at the longest one's */
     const char *dims, *vocab_file;
+    const char *windows_spec; /* --windows: a multi-choice router's windows */
+    int n_windows, windows[8];
     int have_seq_len, have_lr, have_self, have_lambda, have_sinks;
     char out_model_buf[1100];
 } TrainOpts;

@@ -30,7 +30,8 @@ int aha_same_execution(const AttnConfig *a, const AttnConfig *b) {
     if (a->policy != b->policy || a->window != b->window || a->sinks != b->sinks || a->routers != b->routers ||
         a->router_bias != b->router_bias ||
         a->static_heads != b->static_heads || a->head_span != b->head_span || a->model_routers != b->model_routers ||
-        a->force != b->force || (a->force && a->force_from != b->force_from))
+        a->force != b->force || (a->force && a->force_from != b->force_from) || a->n_windows != b->n_windows ||
+        (a->n_windows && memcmp(a->windows, b->windows, (size_t)a->n_windows * sizeof(int))))
         return 0;
     switch (aha_policy_threshold(a->policy)) {
     case PRED_THR_TAU: return a->tau == b->tau;
@@ -70,6 +71,13 @@ int aha_check(const AttnConfig *a, int n_layers, int n_heads, Err *e) {
         return err_set(e, "policy aha needs routers (--routers FILE, or --routers random[:SEED])");
     if (a->policy == POLICY_STATIC && !a->static_heads)
         return err_set(e, "policy static needs a head set (--static-heads l.h,... or a file)");
+    for (int k = 0; k < a->n_windows; k++)
+        if (!a->windows || a->windows[k] < 1 || (k && a->windows[k] <= a->windows[k - 1]))
+            return err_set(e, "a multi-choice router's windows must be increasing whole numbers from 1");
+    if (a->n_windows && (!a->routers || a->head_span))
+        return err_set(e, a->head_span ? "a multi-choice router chooses each head's window: it cannot run beside "
+                                         "per-head windows (moa:, windows:)"
+                                       : "a multi-choice router's windows need its routers");
     return 0;
 }
 

@@ -43,6 +43,10 @@ typedef struct {
     const int8_t *force;     /* an ablation: [n_layers * n_heads] 1 global, 0 local, -1 the policy decides,
                                 at positions >= force_from (decide_forced); NULL: none */
     int force_from;
+    int n_windows;           /* K > 0: routers is a multi-choice router, K + 1 vectors a head
+                                ([n_layers][n_heads][K + 1][dim]); under aha each local head reads the
+                                window decide_multi picks among windows[0..K); 0: two-way */
+    const int *windows;      /* [n_windows] strictly increasing, or NULL */
 } AttnConfig;
 
 /* Defaults: full policy, window 32, no sinks, τ 0.5, θ 0.1, p 0.1. */
@@ -71,7 +75,8 @@ void aha_policy_list(char *buf, size_t cap, const char *sep);
 PredThr aha_policy_threshold(Policy p);
 
 /* Check the settings against a model shape (routers present for aha, a
- * head set for static, ranges of w, S, τ, θ, p). Returns 0 if usable. */
+ * head set for static, ranges of w, S, τ, θ, p; a multi-choice router's
+ * windows increasing, and not beside per-head spans). Returns 0 if usable. */
 int aha_check(const AttnConfig *a, int n_layers, int n_heads, Err *e);
 
 /* Parse "l.h,l.h,…" into a [n_layers*n_heads] 0/1 map (calloc'd). */

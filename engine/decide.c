@@ -154,3 +154,11 @@ int decide_force_parse(const char *spec, int n_layers, int n_heads, int8_t *forc
         if (force_item(item, n_layers, n_heads, force, e)) return -1;
     return 0;
 }
+
+int decide_multi(const float *z, int k, float tau, float *glogit) {
+    int best = 0;
+    for (int i = 1; i < k; i++)
+        if (z[i] > z[best]) best = i; /* strictly: a tie keeps the shorter window */
+    *glogit = z[k] - z[best];
+    return decide_router_logit(*glogit, tau) == 1 ? k : best;
+}

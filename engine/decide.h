@@ -96,6 +96,14 @@ static inline int decide_router_logit(float logit, float tau) {
     return isnan(logit) ? -1 : logit > t;
 }
 
+/* A multi-choice router's decision (engine/README.md, "The multi-choice
+ * router") from its K + 1 logits z (the K windows', then global's): global
+ * when z_K − max_{k<K} z_k, written to *glogit, passes τ as a two-way
+ * router's logit does (decide_router_logit: τ 0.5 is the plain argmax);
+ * else the window of the largest z_k, ties to the shorter. Returns the
+ * choice, 0 … K−1 a window, K global. */
+int decide_multi(const float *z, int k, float tau, float *glogit);
+
 /* θ, a share of attention mass in [0, 1], as log-odds ln(θ / (1 - θ)):
  * -inf at 0 (every far mass counts), +inf at 1 (none does). */
 static inline double decide_theta_logit(double theta) { return log(theta) - log1p(-theta); }

@@ -12,6 +12,7 @@
 #include "headtab.h"
 #include "kernels.h"
 #include "matvec.h"
+#include "routers.h"
 
 void openblas_set_num_threads(int n); /* OpenBLAS extension, not in cblas.h everywhere */
 
@@ -103,6 +104,8 @@ int fwd_init(RunState *s, const Config *c, int max_batch, int n_threads, Err *e)
     s->hb = malloc(B * h * sizeof(float));
     s->hb2 = malloc(B * h * sizeof(float));
     s->rlog = malloc(B * c->n_heads * sizeof(float));
+    s->rmulti = malloc(B * c->n_heads * (ROUTER_MAX_WINDOWS + 1) * sizeof(float));
+    s->rwin = calloc(B * c->n_heads, 1);
     s->logits = malloc((size_t)c->vocab_size * sizeof(float));
     s->key_cache = calloc(cache, model_dtype_size(c->kv_dtype));
     s->value_cache = calloc(cache, model_dtype_size(c->kv_dtype));
@@ -119,7 +122,7 @@ int fwd_init(RunState *s, const Config *c, int max_batch, int n_threads, Err *e)
         return -1;
     }
     s->tiles = s->tile_floats ? malloc((size_t)s->n_tiles * s->tile_floats * sizeof(float)) : NULL;
-    if (!s->x || !s->xb || !s->xb2 || !s->q || !s->hb || !s->hb2 || !s->rlog || !s->logits || !s->key_cache ||
+    if (!s->x || !s->xb || !s->xb2 || !s->q || !s->hb || !s->hb2 || !s->rlog || !s->rmulti || !s->rwin || !s->logits || !s->key_cache ||
         !s->value_cache || !s->kv_new || !s->rope_cos || !s->rope_sin || !s->scratch || !s->bulk_m1 || !s->bulk_m2 ||
         !s->bulk_n || !s->bulk_start || (s->tile_floats && !s->tiles)) {
         fwd_free(s);
@@ -133,6 +136,7 @@ int fwd_init(RunState *s, const Config *c, int max_batch, int n_threads, Err *e)
 
 void fwd_free(RunState *s) {
     free(s->x); free(s->xb); free(s->xb2); free(s->q); free(s->hb); free(s->hb2); free(s->rlog);
+    free(s->rmulti); free(s->rwin);
     free(s->logits); free(s->key_cache); free(s->value_cache); free(s->kv_new); free(s->rope_cos); free(s->rope_sin);
     free(s->scratch); free(s->bulk_m1); free(s->bulk_m2); free(s->bulk_n); free(s->bulk_start);
     free(s->q_cache); free(s->tiles); free(s->router_in); free(s->router_hist); free(s->x_bf16);
@@ -484,6 +488,15 @@ static int fwd_head_window(const AttnConfig *a, int fixed, int window, int cell,
     return fixed || !a->head_span ? window : headtab_window_at(a->head_span + 2 * (size_t)cell, t);
 }
 
+/* A multi-choice router under aha picks each local head's window (the
+ * row's choice, s->rwin); every other case keeps fwd_head_window's. */
+static int fwd_choice_window(const AttnJob *j, int fixed, int window, int i, int h, int t) {
+    const AttnConfig *a = j->a;
+    if (!fixed && a->n_windows && a->policy == POLICY_AHA && j->routed)
+        return a->windows[j->s->rwin[(size_t)i * j->s->c.n_heads + h]];
+    return fwd_head_window(a, fixed, window, j->layer * j->s->c.n_heads + h, t);
+}
+
 static void attn_task(void *ctx, int kvh, int n_tasks) {
     (void)n_tasks;
     const AttnJob *j = ctx;
@@ -496,7 +509,7 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
      * with --profile the counterfactual mass beyond the window is measured */
     int fixed = j->arch_window > 0, window = fixed ? j->arch_window : a->window, sinks = fixed ? 0 : a->sinks;
     /* the far-key sums follow one window per KV head: per-head spans leave them out */
-    int bulk = !fixed && !a->head_span && (a->profile || a->policy == POLICY_QADA_BULK || a->policy == POLICY_QADA_REM_BULK);
+    int bulk = !fixed && !a->head_span && !a->n_windows && (a->profile || a->policy == POLICY_QADA_BULK || a->policy == POLICY_QADA_REM_BULK);
     size_t idx = (size_t)l * c->n_kv_heads + kvh;
     float *scratch = s->scratch + (size_t)kvh * attn_scratch_floats(c);
     head_prepare(s, l, kvh, j->T, j->pos0, fixed);
@@ -511,7 +524,7 @@ static void attn_task(void *ctx, int kvh, int n_tasks) {
             int cell = l * c->n_heads + h, k = tr ? tr->top_k : 0;
             AttnHeadIn in = {.q = s->q + (size_t)i * c->q_dim + h * hs, .k = fwd_kv_at(s, 0, l, kvh, 0),
                              .v = fwd_kv_at(s, 1, l, kvh, 0), .kv_dtype = c->kv_dtype, .stride = hs, .head_size = hs,
-                             .t = t, .window = fwd_head_window(a, fixed, window, cell, t), .sinks = sinks,
+                             .t = t, .window = fwd_choice_window(j, fixed, window, i, h, t), .sinks = sinks,
                              .scale = c->query_scale,
                              .softcap = c->attn_softcap, .theta_logit = a->theta_logit,
                              .want_oracle = a->profile, .want_qada = a->profile,
@@ -555,6 +568,21 @@ static void add_bias(float *rows, const float *b, int T, int n, int stride) {
         for (int j = 0; j < n; j++) rows[(size_t)i * stride + j] += b[j];
 }
 
+/* A multi-choice router's K + 1 logits a head for T rows, reduced to
+ * what the two-way path reads: rlog the global-versus-window logit, rwin
+ * the window (decide_multi at τ; the gate itself is decided as a two-way
+ * router's, on rlog). */
+static void multi_logits(RunState *s, const AttnConfig *a, const float *in, int l, int T) {
+    int H = s->c.n_heads, d = s->c.dim, K = a->n_windows, n = H * (K + 1);
+    matmul(s, s->rmulti, in, (Mat){a->routers + (size_t)l * n * d, DT_F32}, T, d, n);
+    for (int i = 0; i < T; i++)
+        for (int h = 0; h < H; h++) {
+            size_t c = (size_t)i * H + h;
+            int k = decide_multi(s->rmulti + c * (K + 1), K, a->tau, &s->rlog[c]);
+            s->rwin[c] = (uint8_t)(k < K ? k : 0);
+        }
+}
+
 /* One transformer block over T rows. Llama-style blocks normalise before
  * attention and the FFN; OLMo-2 feeds the raw stream in and normalises
  * their outputs instead. The router reads whatever feeds W_Q. */
@@ -576,7 +604,8 @@ static void layer_forward(const Model *m, RunState *s, const AttnConfig *a, int 
     }
     matmul_run(s, &qkv);
     int routed = a->routers && !lw->window; /* a windowed layer has no choice for a router to make */
-    if (routed) matmul(s, s->rlog, in, (Mat){a->routers + (size_t)l * H * d, DT_F32}, T, d, H);
+    if (routed && a->n_windows) multi_logits(s, a, in, l, T);
+    else if (routed) matmul(s, s->rlog, in, (Mat){a->routers + (size_t)l * H * d, DT_F32}, T, d, H);
     if (routed && a->router_bias) add_bias(s->rlog, a->router_bias + (size_t)l * H, T, H, H);
     if (s->router_in) memcpy(s->router_in + (size_t)l * s->max_batch * d, in, (size_t)T * d * sizeof(float));
     if (s->router_hist)
@@ -692,6 +721,7 @@ int fwd_router_row(const Model *m, const AttnConfig *a, int layer, int head, flo
     int d = c->dim;
     if (layer < 0 || layer >= c->n_layers || head < 0 || head >= c->n_heads) return -1;
     size_t cell = (size_t)layer * c->n_heads + head;
+    if (a->routers && a->n_windows) return -1; /* K + 1 vectors a head: no one logit to explain */
     if (a->routers) {
         memcpy(w, a->routers + cell * d, (size_t)d * sizeof(float));
         *bias = a->router_bias ? a->router_bias[cell] : 0;

@@ -25,6 +25,8 @@ typedef struct {
     float *q;             /* [B][q_dim] */
     float *hb, *hb2;      /* [B][hidden] */
     float *rlog;          /* router logits [B][n_heads] */
+    float *rmulti;        /* a multi-choice router's logits [B][n_heads][K + 1], K ≤ ROUTER_MAX_WINDOWS */
+    uint8_t *rwin;        /* [B][n_heads] the window decide_multi picked, an index into AttnConfig.windows */
     float *logits;        /* [vocab]: the last row's logits */
     void *key_cache;      /* [layer][kv_head][seq_len][head_size] of c.kv_dtype, after RoPE: each head's keys one stream */
     void *value_cache;    /* [layer][kv_head][seq_len][head_size] of c.kv_dtype */
@@ -124,7 +126,7 @@ int fwd_router_input(const RunState *s, int layer, int pos, float *x);
 
 /* Head `head`'s router vector in `layer` into w[dim] and its bias (0 when
  * it has none): a's router file, else the model's built-in rows (faolmo).
- * -1 when neither routes. */
+ * -1 when neither routes, or for a multi-choice router (K + 1 vectors a head). */
 int fwd_router_row(const Model *m, const AttnConfig *a, int layer, int head, float *w, float *bias);
 
 /* Full-attention softmax weights w[0..pos] of query head `head` in `layer`

@@ -14,14 +14,36 @@
 #include "safetensors.h"
 #include "sniff.h"
 
-static int router_alloc(Routers *r, int n_layers, int n_heads, int dim, Err *e) {
+/* Room for routers of a shape; windows[0..k) make them multi-choice (k 0: two-way). */
+static int router_alloc(Routers *r, int n_layers, int n_heads, int dim, const int *windows, int k, Err *e) {
     memset(r, 0, sizeof *r);
     r->n_layers = n_layers;
     r->n_heads = n_heads;
     r->dim = dim;
     r->tau = NAN;
-    r->w = malloc((size_t)n_layers * n_heads * dim * sizeof(float));
+    r->n_windows = k;
+    if (k) memcpy(r->windows, windows, (size_t)k * sizeof(int));
+    r->w = malloc((size_t)n_layers * n_heads * router_choices(r) * dim * sizeof(float));
     return r->w ? 0 : err_set(e, "out of memory for routers");
+}
+
+int router_windows_parse(const char *s, const char *what, int *w, int *k, Err *e) {
+    *k = 0;
+    for (const char *p = s;; p++) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (end == p || (*end && *end != ',') || *p == '+' || *p == ' ' || errno || v < 1 || v > (1 << 20))
+            return err_usage(e, "%s: windows '%.60s': expected whole numbers from 1 to %d, comma-separated", what, s,
+                             1 << 20);
+        if (*k == ROUTER_MAX_WINDOWS)
+            return err_usage(e, "%s: windows '%.60s': more than %d windows", what, s, ROUTER_MAX_WINDOWS);
+        if (*k && v <= w[*k - 1])
+            return err_usage(e, "%s: windows '%.60s': not increasing (%ld after %d)", what, s, v, w[*k - 1]);
+        w[(*k)++] = (int)v;
+        if (!*end) return 0;
+        p = end;
+    }
 }
 
 #define NOT_ROUTERS "an AHA router file"
@@ -41,12 +63,17 @@ static int open_router_file(StFile *f, const char *path, FileKind *kind, Err *e)
 static int load_layer(Routers *r, const StFile *f, int l, FileKind kind, const char *path, Err *e) {
     char name[96];
     snprintf(name, sizeof name, "model.layers.%d.self_attn.router.weight", l);
-    int64_t shape[2] = {r->n_heads, r->dim};
-    const StTensor *t = st_expect(f, name, ST_F32, 2, shape, e);
+    int multi = r->n_windows > 0;
+    int64_t shape[3] = {r->n_heads, multi ? router_choices(r) : r->dim, r->dim};
+    const StTensor *t = st_expect(f, name, ST_F32, multi ? 3 : 2, shape, e);
     if (!t && l == 0 && kind != FILE_ROUTERS && !st_find(f, name)) /* not a router file at all */
         return file_not(e, path, NOT_ROUTERS, kind, e ? e->msg : NULL);
+    if (!t && multi) /* a file "windows" claims for K windows, not holding K + 1 vectors a head */
+        return err_set(e, "%s: metadata windows names %d windows, so '%s' must be [%d, %d, %d] F32 (K + 1 vectors "
+                          "a head): %s", path, r->n_windows, name, r->n_heads, router_choices(r), r->dim,
+                       e ? e->msg : "");
     if (!t) return -1;
-    size_t n = (size_t)r->n_heads * r->dim, bad;
+    size_t n = (size_t)r->n_heads * router_choices(r) * r->dim, bad;
     float *dst = r->w + (size_t)l * n;
     memcpy(dst, t->data, t->nbytes); /* copied first: the mapping need not be float-aligned */
     if ((bad = k_first_nonfinite(dst, n)) < n) /* NaN scores would read as "not computed", every head local */
@@ -65,6 +92,7 @@ static int load_bias(Routers *r, const StFile *f, const char *path, Err *e) {
     char name[96];
     bias_name(name, sizeof name, 0);
     if (!st_find(f, name)) return 0;
+    if (r->n_windows) return err_set(e, "%s: a multi-choice router file (metadata windows) carries no bias", path);
     if (!(r->b = malloc((size_t)r->n_layers * r->n_heads * sizeof(float)))) return err_set(e, "out of memory for routers");
     int64_t shape[1] = {r->n_heads};
     for (int l = 0; l < r->n_layers; l++) {
@@ -85,7 +113,14 @@ int router_load(Routers *r, const char *path, int n_layers, int n_heads, int dim
     StFile f;
     FileKind kind;
     if (open_router_file(&f, path, &kind, e) != 0) return -1;
-    if (router_alloc(r, n_layers, n_heads, dim, e) != 0) { st_close(&f); return -1; }
+    const char *ws = st_meta(&f, "windows");
+    int win[ROUTER_MAX_WINDOWS], k = 0;
+    if (ws && router_windows_parse(ws, path, win, &k, e) != 0) {
+        if (e) e->usage = 0; /* a bad file, not a bad flag */
+        st_close(&f);
+        return -1;
+    }
+    if (router_alloc(r, n_layers, n_heads, dim, win, k, e) != 0) { st_close(&f); return -1; }
     snprintf(r->desc, sizeof r->desc, "%s", path);
     for (int l = 0; l < n_layers; l++)
         if (load_layer(r, &f, l, kind, path, e)) { st_close(&f); router_free(r); return -1; }
@@ -117,10 +152,14 @@ int router_load(Routers *r, const char *path, int n_layers, int n_heads, int dim
 }
 
 int router_random(Routers *r, int n_layers, int n_heads, int dim, uint64_t seed, Err *e) {
-    if (router_alloc(r, n_layers, n_heads, dim, e) != 0) return -1;
+    return router_random_multi(r, n_layers, n_heads, dim, NULL, 0, seed, e);
+}
+
+int router_random_multi(Routers *r, int n_layers, int n_heads, int dim, const int *w, int k, uint64_t seed, Err *e) {
+    if (router_alloc(r, n_layers, n_heads, dim, w, k, e) != 0) return -1;
     snprintf(r->desc, sizeof r->desc, "random:%llu", (unsigned long long)seed);
     uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
-    size_t n = (size_t)n_layers * n_heads * dim;
+    size_t n = (size_t)n_layers * n_heads * router_choices(r) * dim;
     float scale = 1.0f / sqrtf((float)dim);
     for (size_t i = 0; i < n; i++) { /* Box–Muller on a xorshift stream */
         s ^= s << 13; s ^= s >> 7; s ^= s << 17;
@@ -194,15 +233,22 @@ int router_save(const Routers *r, const char *path, const char *const *keys, con
                 Err *e) {
     StWriter w;
     st_writer_init(&w);
-    int64_t shape[2] = {r->n_heads, r->dim};
+    int multi = r->n_windows > 0;
+    int64_t shape[3] = {r->n_heads, multi ? router_choices(r) : r->dim, r->dim};
     int rc = 0;
     for (int l = 0; rc == 0 && l < r->n_layers; l++) {
         char name[96]; /* the writer copies names */
         snprintf(name, sizeof name, "model.layers.%d.self_attn.router.weight", l);
-        rc = st_writer_add(&w, name, ST_F32, 2, shape, r->w + (size_t)l * r->n_heads * r->dim, e);
+        rc = st_writer_add(&w, name, ST_F32, multi ? 3 : 2, shape,
+                           r->w + (size_t)l * r->n_heads * router_choices(r) * r->dim, e);
         int64_t bshape[1] = {r->n_heads};
         bias_name(name, sizeof name, l);
         if (rc == 0 && r->b) rc = st_writer_add(&w, name, ST_F32, 1, bshape, r->b + (size_t)l * r->n_heads, e);
+    }
+    if (rc == 0 && multi) {
+        char ws[ROUTER_MAX_WINDOWS * 12] = "";
+        for (int i = 0, o = 0; i < r->n_windows; i++) o += snprintf(ws + o, sizeof ws - o, "%s%d", i ? "," : "", r->windows[i]);
+        rc = st_writer_meta(&w, "windows", ws, e);
     }
     for (int i = 0; rc == 0 && i < n_meta; i++) rc = st_writer_meta(&w, keys[i], values[i], e);
     if (rc == 0) rc = st_write(&w, path, e);

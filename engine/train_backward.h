@@ -241,6 +241,7 @@ typedef struct {
     float *pstore;          /* [L][attention_store_floats] when that fits TRAIN_STORE_MAX, else NULL (recompute) */
     double *row_loss;       /* [N] each row's task loss, summed in order after the rows ran in parallel */
     Pool *pool;             /* the threads of products and attention (AHASCOPE_THREADS, else every CPU) */
+    struct TrainMulti *multi; /* a multi-choice router's blocks (engine/train_multi.h), or NULL: two-way */
     float *mem;             /* one block holding the floats above */
     /* results of the last forward */
     double loss, task_loss, mean_r, global_share;
@@ -268,14 +269,16 @@ void train_free(TrainState *s);
 /* Forward pass of B×T tokens (inputs[B][T], ids in range) with routers
  * [n_layers][n_heads][dim]: fills the activations and returns the loss
  * L = task + lambda·mean(r); s->task_loss, s->mean_r and s->global_share
- * (mean g) are set too. CE needs targets[B][T]; KL needs target_probs
+ * (mean g) are set too. With s->multi (train_multi_init) and tau ≥ 0 the
+ * routers are [n_layers][n_heads][K + 1][dim] and mean_r is the expected
+ * share of keys read (engine/train_multi.h). CE needs targets[B][T]; KL needs target_probs
  * [B][T][vocab], which must stay valid until train_backward — a forward
  * with tau < 0 leaves the full-attention teacher's distribution in s->probs. */
 double train_forward(TrainState *s, const Weights *w, const float *routers, const TrainConfig *tc, const int *inputs,
                      const int *targets, const float *target_probs);
 
 /* Backward pass of the last forward: overwrites drouters[n_layers][n_heads]
- * [dim] with ∂L/∂routers (STE), and, if g is non-NULL, every tensor of g
+ * [dim] (multi-choice: [n_layers][n_heads][K + 1][dim]) with ∂L/∂routers (STE), and, if g is non-NULL, every tensor of g
  * with ∂L/∂weights (through the router inputs too); g == NULL skips the
  * weight-gradient products. */
 void train_backward(TrainState *s, const Weights *w, const float *routers, float *drouters, Grads *g);

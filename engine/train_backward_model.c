@@ -13,6 +13,7 @@
 
 #include "kernels.h"
 #include "train_backward.h"
+#include "train_multi.h"
 
 void openblas_set_num_threads(int n); /* OpenBLAS extension, not in cblas.h everywhere */
 
@@ -104,6 +105,7 @@ void train_keep_exponentials(TrainState *s) {
 }
 
 void train_free(TrainState *s) {
+    if (s->multi) free(s->multi->mem), free(s->multi->bytes), free(s->multi);
     pool_free(s->pool);
     free(s->mem);
     free(s->row_loss);
@@ -258,6 +260,7 @@ struct PassJob {
     LayerActs a;
     int l;
     float dr_lambda;       /* ∂(λ·mean r)/∂r of one cell */
+    const TrainMulti *multi; /* a multi-choice forward or backward, else NULL */
     /* the run */
     void (*rows)(PassJob *j, int r0, int r1);  /* a chunk of rows, or NULL */
     DwProduct dw[3];                           /* weight gradients (dw NULL: none) */
@@ -331,6 +334,16 @@ static void fwd_qkv(PassJob *j, int r0, int r1) {
     rows_out(a->v, a->xn1, j->w->wv + (size_t)l * kv * d, r0, r1, d, kv);
     rope_rows(a->q, s->rope_cos, s->rope_sin, s->T, r0, r1, d, c->head_size, 0);
     rope_rows(a->k, s->rope_cos, s->rope_sin, s->T, r0, r1, kv, c->head_size, 0);
+    if (j->multi) {
+        int K = j->multi->K;
+        size_t at = (size_t)l * s->N * H + (size_t)r0 * H;
+        atomic_fetch_add(&j->global, train_multi_router_forward(j->multi->p + at * (K + 1), j->multi->choice + at,
+                                                                a->gate + (size_t)r0 * H, a->xn1 + (size_t)r0 * d,
+                                                                j->wr, s->tc.tau, r1 - r0, d, H, K));
+        for (size_t i = 0; i < (size_t)(r1 - r0) * H; i++) /* r: the global probability, for what reads it */
+            a->r[(size_t)r0 * H + i] = j->multi->p[(at + i) * (K + 1) + K];
+        return;
+    }
     atomic_fetch_add(&j->global, train_router_forward(a->r + (size_t)r0 * H, a->gate + (size_t)r0 * H,
                                                       a->xn1 + (size_t)r0 * d, j->wr, s->tc.tau, r1 - r0, d, H));
 }
@@ -372,6 +385,36 @@ static void fwd_w2(PassJob *j, int r0, int r1) {
               kl ? s->target_probs + r0 * V : NULL, (int)n, (int)V);
 }
 
+/* The multi-choice blocks a forward with tc uses: none under τ < 0 (every
+ * head global, a teacher), where the two-way path is the same attention. */
+static const TrainMulti *multi_of(const TrainState *s, const TrainConfig *tc) {
+    return s->multi && tc->tau >= 0 ? s->multi : NULL;
+}
+
+static MultiActs multi_acts(const TrainState *s, const LayerActs *a, int l) {
+    const TrainMulti *m = s->multi;
+    size_t N = s->N, H = s->c.n_heads, D = s->c.dim, K = m->K;
+    return (MultiActs){.q = a->q, .k = a->k, .v = a->v, .choice = m->choice + l * N * H, .gate = a->gate,
+                       .out = a->att, .o_all = a->o_all, .lse_all = a->lse_all, .o_win = m->o_win + l * K * N * D,
+                       .lse_win = m->lse_win + l * K * N * H, .tmp = m->tmp, .tmp_dg = m->tmp_dg};
+}
+
+/* The sparsity term's mean: over every (layer, row, head), Σ_k p_k·keys_k(t)/(t + 1). */
+static double multi_keys_share(const TrainState *s, const TrainMulti *m) {
+    size_t N = s->N, H = s->c.n_heads, K = m->K;
+    double sum = 0;
+    for (int l = 0; l < s->c.n_layers; l++)
+        for (size_t n = 0; n < N; n++) {
+            int t = (int)(n % s->T);
+            for (size_t h = 0; h < H; h++) {
+                const float *p = m->p + ((l * N + n) * H + h) * (K + 1);
+                for (size_t k = 0; k <= K; k++)
+                    sum += p[k] * (double)train_multi_keys(t, m->windows, (int)K, s->tc.sinks, (int)k) / (t + 1);
+            }
+        }
+    return sum / ((double)s->c.n_layers * N * H);
+}
+
 double train_forward(TrainState *s, const Weights *w, const float *routers, const TrainConfig *tc, const int *inputs,
                      const int *targets, const float *target_probs) {
     const Config *c = &s->c;
@@ -381,14 +424,21 @@ double train_forward(TrainState *s, const Weights *w, const float *routers, cons
     memcpy(s->inputs, inputs, (size_t)N * sizeof(int));
     if (targets) memcpy(s->targets, targets, (size_t)N * sizeof(int));
     AttnDims ad = attn_dims(s);
-    PassJob j = {.s = s, .w = w};
+    const TrainMulti *mu = multi_of(s, tc);
+    size_t nv = mu ? (size_t)mu->K + 1 : 1;          /* router vectors a head */
+    PassJob j = {.s = s, .w = w, .multi = mu};
 
     j.rows = fwd_embed, pass_run(&j);                /* res[0], xn1 */
     for (int l = 0; l < c->n_layers; l++) {
-        j.l = l, j.a = layer_acts(s, l), j.wr = routers + (size_t)l * H * d;
-        j.rows = fwd_qkv, pass_run(&j);              /* q, k, v (rotated), r, gate */
-        AttnActs aa = attn_acts(s, &j.a, l);
-        attention_forward(&ad, &aa, s->scratch);     /* att */
+        j.l = l, j.a = layer_acts(s, l), j.wr = routers + (size_t)l * H * nv * d;
+        j.rows = fwd_qkv, pass_run(&j);              /* q, k, v (rotated), r, gate (multi: p, choice) */
+        if (mu) {
+            MultiActs ma = multi_acts(s, &j.a, l);
+            train_multi_attention_forward(&ad, mu->windows, mu->K, &ma, s->scratch); /* att */
+        } else {
+            AttnActs aa = attn_acts(s, &j.a, l);
+            attention_forward(&ad, &aa, s->scratch); /* att */
+        }
         j.rows = fwd_wo, pass_run(&j);               /* res_mid, xn2 */
         j.rows = fwd_ffn, pass_run(&j);              /* h1, h3, hs */
         j.rows = fwd_w2, pass_run(&j);               /* res[l+1], next xn1 (or xnf, logits, row losses) */
@@ -402,8 +452,8 @@ double train_forward(TrainState *s, const Weights *w, const float *routers, cons
 
     size_t cells = (size_t)c->n_layers * N * H;
     double sum_r = 0;
-    for (size_t i = 0; i < cells; i++) sum_r += s->r[i];
-    s->mean_r = sum_r / cells;
+    for (size_t i = 0; i < cells && !mu; i++) sum_r += s->r[i];
+    s->mean_r = mu ? multi_keys_share(s, mu) : sum_r / cells;
     s->global_share = (double)atomic_load(&j.global) / cells;
     s->loss = s->task_loss + tc->lambda * s->mean_r;
     return s->loss;
@@ -505,7 +555,9 @@ static void bwd_qkv(PassJob *j, int r0, int r1) {
     rows_din(s->dxn, s->dq, j->w->wq + j->l * d * d, r0, r1, (int)d, (int)d, 0.0f);
     rows_din(s->dxn, s->dk, j->w->wk + j->l * kv * d, r0, r1, (int)d, (int)kv, 1.0f);
     rows_din(s->dxn, s->dv, j->w->wv + j->l * kv * d, r0, r1, (int)d, (int)kv, 1.0f);
-    if (!s->mix) /* with DuoAttention's gates the routers decide nothing */
+    if (j->multi) /* dxn += ∂L/∂z · W_r over the K + 1 logits a head */
+        rows_din(s->dxn, j->multi->dp, j->wr, r0, r1, (int)d, (int)H * (j->multi->K + 1), 1.0f);
+    else if (!s->mix) /* with DuoAttention's gates the routers decide nothing */
         router_backward_input(s->dxn + r0 * d, s->dgate + r0 * H, a->r + r0 * H, j->wr, (int)n, (int)d, (int)H);
     rmsnorm_backward(s->dres + r0 * d, NULL, s->dxn + r0 * d, a->res + r0 * d, a->rstd1 + r0,
                      j->w->rms_att + j->l * d, (int)n, (int)d);
@@ -516,7 +568,11 @@ static void bwd_qkv_cols(PassJob *j, int c0, int c1) {
     TrainState *s = j->s;
     const LayerActs *a = &j->a;
     int d = s->c.dim;
-    router_backward_weight(j->dwr, s->dgate, a->r, a->xn1, s->N, d, s->c.n_heads, c0, c1);
+    int n_out = s->c.n_heads * (j->multi ? j->multi->K + 1 : 1);
+    if (j->multi) /* dW_r[:, c0:c1] += (∂L/∂z)ᵀ · xn1[:, c0:c1], the rows summed in order */
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_out, c1 - c0, s->N, 1.0f, j->multi->dp, n_out,
+                    a->xn1 + c0, d, 1.0f, j->dwr + c0, d);
+    else router_backward_weight(j->dwr, s->dgate, a->r, a->xn1, s->N, d, s->c.n_heads, c0, c1);
     if (j->g) rmsnorm_backward_weight(j->g->rms_att + (size_t)j->l * d, s->dxn, a->res, a->rstd1, s->N, d, c0, c1);
 }
 
@@ -531,14 +587,35 @@ static void mix_grad(TrainState *s, int l) {
     }
 }
 
+/* Layer j->l's multi-choice attention backward: dq, dk, dv from the
+ * chosen branches, then ∂L/∂p_k = ⟨dO, o_k⟩ plus the sparsity term's
+ * λ·keys_k(t)/(t + 1) a cell, through the softmax into ∂L/∂z (mu->dp). */
+static void multi_backward(TrainState *s, PassJob *j, const AttnDims *ad) {
+    const TrainMulti *mu = j->multi;
+    size_t N = s->N, H = s->c.n_heads, K = mu->K;
+    MultiActs ma = multi_acts(s, &j->a, j->l);
+    train_multi_attention_backward(ad, mu->windows, (int)K, &ma, s->dbranch, s->dq, s->dk, s->dv, mu->dp, s->scratch);
+    for (size_t n = 0; n < N; n++) {
+        int t = (int)(n % s->T);
+        for (size_t k = 0; k <= K; k++) {
+            float add = j->dr_lambda * (float)train_multi_keys(t, mu->windows, (int)K, s->tc.sinks, (int)k) / (t + 1);
+            for (size_t h = 0; h < H; h++) mu->dp[(n * H + h) * (K + 1) + k] += add;
+        }
+    }
+    train_multi_softmax_backward(mu->dp, mu->p + j->l * N * H * (K + 1), 0, (int)N, (int)H, (int)K);
+}
+
 void train_backward(TrainState *s, const Weights *w, const float *routers, float *drouters, Grads *g) {
     const Config *c = &s->c;
     const int N = s->N, d = c->dim, kv = c->kv_dim, hid = c->hidden_dim, H = c->n_heads, V = c->vocab_size;
     AttnDims ad = attn_dims(s);
+    const TrainMulti *mu = multi_of(s, &s->tc);
+    size_t nv = mu ? (size_t)mu->K + 1 : 1;
     if (g) memset(g->mem, 0, g->n * sizeof(float));
-    memset(drouters, 0, (size_t)c->n_layers * H * d * sizeof(float));
+    memset(drouters, 0, (size_t)c->n_layers * H * nv * d * sizeof(float));
     /* ∂(λ·mean r)/∂r: the mean runs over B·T·L·H cells */
-    PassJob pj = {.s = s, .w = w, .g = g, .dr_lambda = (float)(s->tc.lambda / ((double)N * c->n_layers * H))}, *j = &pj;
+    PassJob pj = {.s = s, .w = w, .g = g, .dr_lambda = (float)(s->tc.lambda / ((double)N * c->n_layers * H)),
+                  .multi = mu}, *j = &pj;
 
     j->rows = bwd_head, pass_run(j);                 /* dlogits, dxn, dres = ∂L/∂res[L] */
     if (g) {
@@ -548,7 +625,8 @@ void train_backward(TrainState *s, const Weights *w, const float *routers, float
     for (int l = c->n_layers - 1; l >= 0; l--) {
         const size_t dd = (size_t)d * d, dkv = (size_t)kv * d, dh = (size_t)hid * d;
         LayerActs *a = &j->a;
-        j->l = l, *a = layer_acts(s, l), j->wr = routers + (size_t)l * H * d, j->dwr = drouters + (size_t)l * H * d;
+        j->l = l, *a = layer_acts(s, l), j->wr = routers + (size_t)l * H * nv * d;
+        j->dwr = drouters + (size_t)l * H * nv * d;
         pass_dw(j, 0, GW(w2, l * dh), s->dres, a->hs, hid, d);
         j->rows = bwd_w2, pass_run(j);               /* dhs, dh1, dh3; dW2 */
         pass_dw(j, 0, GW(w1, l * dh), s->dh1, a->xn2, d, hid);
@@ -556,8 +634,12 @@ void train_backward(TrainState *s, const Weights *w, const float *routers, float
         j->rows = bwd_ffn, pass_run(j);              /* dxn, dres = ∂L/∂res_mid; dW1, dW3 */
         pass_dw(j, 0, GW(wo, l * dd), s->dres, a->att, d, d);
         j->rows = bwd_wo, j->cols = g ? bwd_wo_cols : NULL, pass_run(j); /* dbranch, dq = dk = dv = 0, dgate = λ term; dWo, drms_ffn */
-        AttnActs aa = attn_acts(s, a, l);
-        attention_backward(&ad, &aa, s->dbranch, s->dq, s->dk, s->dv, s->dgate, s->scratch); /* dgate = ∂L/∂r */
+        if (mu) {
+            multi_backward(s, j, &ad);               /* mu->dp = ∂L/∂z */
+        } else {
+            AttnActs aa = attn_acts(s, a, l);
+            attention_backward(&ad, &aa, s->dbranch, s->dq, s->dk, s->dv, s->dgate, s->scratch); /* dgate = ∂L/∂r */
+        }
         if (s->mix) mix_grad(s, l);                  /* dmix[l] = Σ over rows of dgate */
         j->rows = bwd_qkv, pass_run(j);              /* dxn, dres = ∂L/∂res[l] */
         pass_dw(j, 0, GW(wq, l * dd), s->dq, a->xn1, d, d);

@@ -193,6 +193,7 @@ int bench_open_model(BenchOpts *b, Model *m, Routers *rt, size_t *resident, Err 
         if (router_open(rt, b->routers, m->c.n_layers, m->c.n_heads, m->c.dim, e) != 0) { model_free(m); return -1; }
         b->attn.routers = rt->w;
         b->attn.router_bias = rt->b;
+        b->attn.n_windows = rt->n_windows, b->attn.windows = rt->n_windows ? rt->windows : NULL;
         char warn[1200];
         app_router_meta(rt, b->have_tau, &b->attn, warn, sizeof warn);
     }
