@@ -158,6 +158,7 @@ void tui_take_results(Tui *t) {
         t->dirty = 1;
     }
     show_run(t, &k);
+    tui_ablate_poll(t);
     int pos, l, hd;
     if (!t->attn_pending && view_attention_wanted(&t->m, &pos, &l, &hd)) {
         tui_worker_request_attention(&t->w, pos, l, hd);
@@ -229,7 +230,9 @@ out:
 void tui_live_close(Tui *t) {
     tui_worker_stop(&t->w);
     tui_free_kept(t);
-    free(t->ablate_force[0]), free(t->ablate_force[1]);
+    for (int i = 0; i < t->n_ablate_maps; i++) free(t->ablate_maps[i]);
+    free(t->ablate_maps);
+    if (t->ablate) ablate_diff_free(t->ablate), free(t->ablate);
     free(t->attn_buf);
     view_free(&t->m);
     free(t->prompt);
