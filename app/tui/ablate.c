@@ -35,16 +35,17 @@ static void next_text(const AblateDiff *d, const Tokenizer *tok, int t, char *bu
     else piece_text(tok, i ? d->next[i - 1] : d->at_from, d->next[i], buf, cap);
 }
 
-/* One position's numbers, as the summary lines give them. */
+/* One position's numbers, as the summary lines give them: the KL first, so
+ * an 80-column pane shows it whole. */
 static void position_line(FILE *f, const AblateDiff *d, const Tokenizer *tok, const char *label, int t) {
     int i = t - d->from;
     char nx[96];
     next_text(d, tok, t, nx, sizeof nx);
-    fprintf(f, "%-6s pos %d -> %s:", label, t, nx);
+    fprintf(f, "%-5s pos %d -> %-.14s  KL %.4f", label, t, nx, d->kl[i]);
     if (!isnan(d->nll_parent[i]))
-        fprintf(f, " -log p parent %.3f, child %.3f (%+.3f),", d->nll_parent[i], d->nll_child[i],
+        fprintf(f, "  -log p parent %.3f child %.3f (%+.3f)", d->nll_parent[i], d->nll_child[i],
                 d->nll_child[i] - d->nll_parent[i]);
-    fprintf(f, " KL %.4f\n", d->kl[i]);
+    fputc('\n', f);
 }
 
 /* A continuation's text, its pieces joined on one line (malloc'd). */
@@ -96,8 +97,8 @@ static void continuations(FILE *f, const AblateDiff *d, const Tokenizer *tok, in
         fprintf(f, "the continuation is unchanged for %d tokens (greedy, from pos %d)\n", d->n_cont[0], d->n);
         return;
     }
-    fprintf(f, "the continuation changes at its token %d of %d (greedy, from pos %d, pos %d):\n", split + 1,
-            d->cont_want, d->n, d->n + split);
+    fprintf(f, "the greedy continuation from pos %d changes at its token %d of %d (pos %d):\n", d->n, split + 1,
+            d->cont_want, d->n + split);
     char *a = cont_text(d, tok, 0, prev), *b = cont_text(d, tok, 1, prev);
     int cw = (cols - 2 - 3) / 2; /* the pane's borders, then " | " */
     if (a && b) side_by_side(f, a, b, cw < 10 ? 10 : cw);
@@ -125,10 +126,10 @@ static void position_table(FILE *f, const AblateDiff *d, const Tokenizer *tok) {
 static void summary(const AblateDiff *d, char *line, size_t cap) {
     int i = 0, top = ablate_diff_argmax(d), split = ablate_diff_cont_split(d);
     size_t o = strlen(line);
-    o += (size_t)snprintf(line + o, o < cap ? cap - o : 0, " \xc2\xb7 pos %d: KL %.3f", d->from, d->kl[i]);
+    o += (size_t)snprintf(line + o, o < cap ? cap - o : 0, " \xc2\xb7 pos %d: KL %.4f", d->from, d->kl[i]);
     if (!isnan(d->nll_parent[i]) && o < cap)
         o += (size_t)snprintf(line + o, cap - o, ", -log p %.2f->%.2f", d->nll_parent[i], d->nll_child[i]);
-    if (top >= 0 && o < cap) o += (size_t)snprintf(line + o, cap - o, " \xc2\xb7 max KL %.3f @%d", d->kl[top - d->from], top);
+    if (top >= 0 && o < cap) o += (size_t)snprintf(line + o, cap - o, " \xc2\xb7 max KL %.4f @%d", d->kl[top - d->from], top);
     if (o < cap) {
         if (split < 0) snprintf(line + o, cap - o, " \xc2\xb7 continuation unchanged");
         else snprintf(line + o, cap - o, " \xc2\xb7 continuation changes at +%d", split + 1);
@@ -141,7 +142,7 @@ char *tui_ablate_text(const AblateDiff *d, const Tokenizer *tok, const char *wha
     FILE *f = open_memstream(&text, &len);
     if (!f) return NULL;
     fprintf(f, "ablate %s against its parent, from pos %d on\n", what, d->from);
-    fprintf(f, "KL(parent||child) of the next-token distributions and -log p of the run's next token, nats (ln)\n");
+    fprintf(f, "KL(parent||child) of the next-token distributions, -log p of the next token; nats\n");
     position_line(f, d, tok, "start", d->from);
     if (d->from + 1 < d->n) position_line(f, d, tok, "after", d->from + 1);
     int top = ablate_diff_argmax(d);
