@@ -55,9 +55,9 @@ static void *job_main(void *arg) {
     Err e;
     e.msg[0] = 0;
     FILE *f = open_memstream(&text, &len);
-    Store *st = f ? store_open(r->db, STORE_READ, 500, &e) : NULL;
+    Store *st = f && r->db[0] ? store_open(r->db, STORE_READ, 500, &e) : NULL;
     if (st) store_set_interrupt(st, stop_requested, r);
-    int rc = st ? r->work(r, st, f, &e) : -1;
+    int rc = f && (st || !r->db[0]) ? r->work(r, st, f, &e) : -1; /* no database: the work makes its own */
     store_close(st, NULL);
     if (f) fclose(f);
     r->res.text = text;
@@ -111,7 +111,7 @@ int tui_job_start(TuiJob *j, const char *db, int kind, TuiJobWork work, const vo
     }
     if (arg_size) memcpy(r->res.arg, arg, arg_size);
     r->work = work, r->res.kind = kind, r->res.release = release;
-    snprintf(r->db, sizeof r->db, "%s", db);
+    snprintf(r->db, sizeof r->db, "%s", db ? db : "");
     atomic_init(&r->cancel, 0);
     atomic_init(&r->done, 0);
     atomic_init(&r->count, 0);

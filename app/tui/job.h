@@ -61,7 +61,9 @@ typedef struct {
     TuiJobRun *dropped; /* cancelled ones still winding down (a list) */
 } TuiJob;
 
-/* Start work over the database at db, tagged kind, with a copy of the
+/* Start work over the database at db (NULL: the work is handed a NULL
+ * store and opens what it needs itself, as `s` and `R` of a run not
+ * recorded do with a scratch database), tagged kind, with a copy of the
  * arg_size bytes at arg (the work reads them through tui_job_arg; release,
  * if not NULL, frees what it leaves in them). A job still running is
  * cancelled and its result dropped. Fails only when out of memory or the
