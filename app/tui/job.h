@@ -61,15 +61,18 @@ typedef struct {
     TuiJobRun *dropped; /* cancelled ones still winding down (a list) */
 } TuiJob;
 
-/* Start work over the database at db (NULL: the work is handed a NULL
- * store and opens what it needs itself, as `s` and `R` of a run not
- * recorded do with a scratch database), tagged kind, with a copy of the
+/* Start work over the database at db, tagged kind, with a copy of the
  * arg_size bytes at arg (the work reads them through tui_job_arg; release,
  * if not NULL, frees what it leaves in them). A job still running is
  * cancelled and its result dropped. Fails only when out of memory or the
  * thread cannot start. */
 int tui_job_start(TuiJob *j, const char *db, int kind, TuiJobWork work, const void *arg, size_t arg_size,
                   TuiJobRelease release, Err *e);
+
+/* tui_job_start for a work that opens what it needs itself (`s` and `R` of
+ * a run not recorded write a scratch database): it is handed st NULL. */
+int tui_job_start_own(TuiJob *j, int kind, TuiJobWork work, const void *arg, size_t arg_size, TuiJobRelease release,
+                      Err *e);
 
 /* 1 while a job runs, with its kind, the count it last published and the
  * seconds since it started. */

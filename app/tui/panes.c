@@ -253,7 +253,7 @@ static void start_mem(Tui *t, TuiPane kind, int diff) {
     if (t->replay || t->m.n_hist == 0) { view_set_status(&t->m, "no positions on screen yet"); return; }
     if (mem_arg(t, &a)) { view_set_status(&t->m, "%s: out of memory", pane_what(kind)); return; }
     a.pane.diff = diff;
-    if (tui_job_start(&t->job, NULL, kind, mem_work, &a, sizeof a, mem_release, &e)) {
+    if (tui_job_start_own(&t->job, kind, mem_work, &a, sizeof a, mem_release, &e)) {
         view_set_status(&t->m, "%s: %s", pane_what(kind), e.msg);
         return;
     }
