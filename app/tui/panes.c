@@ -466,7 +466,10 @@ static int compare_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
 void tui_show_compare(Tui *t, int diff) {
     PaneArg a = {.run = run_on_screen(t), .diff = diff, .replay = t->replay};
     if (!t->db && !t->replay && !diff) { start_mem(t, TUI_PANE_SUMMARY, 0); return; }
-    if (!t->db && diff) { view_set_status(&t->m, "not recording: D diffs two recorded runs (the parent is kept on screen: the inspector's par row and X show their flips)"); return; }
+    if (!t->db && diff && !t->replay) {
+        view_set_status(&t->m, "not recording: D diffs two recorded runs (X and the inspector's par row show the flips)");
+        return;
+    }
     if (!t->db || !a.run) { view_set_status(&t->m, "not recording: nothing to summarise"); return; }
     start_pane(t, diff ? TUI_PANE_DIFF : TUI_PANE_SUMMARY, compare_work, &a);
 }
