@@ -234,3 +234,28 @@ static void ablate_passkey_at(int cols, int rows) {
 TEST(tui_ablate_passkey_copying_head_local_changes_the_answer_80x24) { ablate_passkey_at(80, 24); }
 
 TEST(tui_ablate_passkey_copying_head_local_changes_the_answer_140x45) { ablate_passkey_at(140, 45); }
+
+/* Esc while the comparison runs (slowed by the re-evaluation's test knob)
+ * stops it, says so, and leaves the child run on screen. */
+TEST(tui_ablate_esc_stops_the_comparison) {
+    TMUX_NEED_TUI();
+    Tmux t;
+    CHECK_INT(tmux_open_stories(&t, "ablateesc", 100, 30, "AHASCOPE_TEST_REEVAL_DELAY_MS=300", "--policy full --window 1"),
+              0);
+    TMUX_WAIT(&t, "pos 4/512", 10);
+    for (int i = 0; i < 8; i++) tmux_keys(&t, "Space");
+    TMUX_WAIT(&t, "pos 12/512", 10);
+    tmux_keys(&t, "!");
+    TMUX_WAIT(&t, "run 2: ablate L0H0=local@12 \xc2\xb7 comparing with its parent", 30);
+    tmux_keys(&t, "Escape");
+    TMUX_WAIT(&t, "ablate L0H0=local@12: its comparison with the parent was stopped", 30);
+    CHECK_MSG(!tmux_shows(&t, "largest KL", 1), "the comparison showed after Esc");
+    tmux_keys(&t, "q");
+    TMUX_WAIT(&t, "EXITED 0", 5);
+    int st;
+    char *r = test_runf(&st, "%s query --db %s/ahascope.db --csv \"SELECT run_id, parent_run_id, n_tokens FROM runs\"",
+                        test_bin_abs(), t.dir);
+    CHECK_MSG(r && strstr(r, "2,1,13"), "runs: %s", r);
+    free(r);
+    tmux_stop(&t);
+}

@@ -185,6 +185,7 @@ void tui_ablate_poll(Tui *t) {
     }
     AblateDiff *d = tui_worker_take_diff(&t->w, &stopped, &run, &parent);
     if (t->ablate_shown && (d || stopped || !on)) view_clear_progress(&t->m), t->ablate_shown = 0, t->dirty = 1;
+    if (d || stopped) t->ablate_pending = 0;
     if (stopped && !d) view_set_status(&t->m, "ablate %s: its comparison with the parent was stopped", t->ablate_what);
     if (d) show(t, d, run, parent), t->dirty = 1;
 }

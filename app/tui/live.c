@@ -39,9 +39,11 @@ static void show_steps(Tui *t, TuiTake *k) {
         keep_or_clear(t);
         t->new_run_pending = 0;
         t->attn_pending = 0;
+        /* an ablation's comparison with its parent begins now (ablate.c shows it) */
+        const char *more = t->reevaluating && t->ablate_pending ? " \xc2\xb7 comparing with its parent\xe2\x80\xa6 (Esc stops)" : "";
         if (t->reevaluating && k->run_id)
-            view_set_status(&t->m, "run %lld: %s", (long long)k->run_id, t->reevaluating_what);
-        else if (t->reevaluating) view_set_status(&t->m, "not recorded: %s", t->reevaluating_what); /* --no-record: no id */
+            view_set_status(&t->m, "run %lld: %s%s", (long long)k->run_id, t->reevaluating_what, more);
+        else if (t->reevaluating) view_set_status(&t->m, "not recorded: %s%s", t->reevaluating_what, more); /* --no-record: no id */
         t->reevaluating = 0, t->reeval_note[0] = 0;
     }
     for (int i = 0; i < k->n; i++) {

@@ -130,6 +130,7 @@ static void apply_setting(Tui *t, const AttnConfig *want, int k) {
     tui_set_play(t, 0);
     if (k > 0) tui_worker_restart_compare(&t->w, &c, k);
     else tui_worker_restart(&t->w, &c, NULL);
+    t->ablate_pending = k > 0; /* a newer request replaces the comparison too */
     t->reevaluating = 1;
     view_set_progress(&t->m, "re-evaluating under %s", t->reevaluating_what); /* its progress follows */
 }
@@ -166,7 +167,7 @@ void tui_ablate(Tui *t) {
 
 void tui_reeval_stopped(Tui *t) {
     t->cfg = t->reeval_from;
-    t->reevaluating = 0, t->reeval_note[0] = 0;
+    t->reevaluating = 0, t->reeval_note[0] = 0, t->ablate_pending = 0;
     t->new_run_pending = 0; /* no step of the stopped run comes: the parent stays */
     t->m.hdr.tau = t->cfg.tau, t->m.hdr.theta_logit = t->cfg.theta_logit;
 }

@@ -62,6 +62,7 @@ typedef struct {
     AblateDiff *ablate;   /* the last comparison of an ablated child with its parent (ablate.c), NULL none */
     int64_t ablate_run, ablate_parent; /* the runs it compares (0: not recorded) */
     int ablate_shown;     /* the comparison's progress line is up */
+    int ablate_pending;   /* a comparison was asked for and has not come (nor been stopped) */
     int restore;        /* cursor to put back once a re-evaluated run reaches it, -1 none */
     int new_run_pending; /* a new run began: the old one stays on screen until its first step */
     int reevaluating;   /* a re-evaluation was asked for: say its run id when it shows */

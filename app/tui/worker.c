@@ -251,9 +251,13 @@ static void stop_feed(TuiWorker *w) {
     w->why_feeding = w->why_cancel = 0;
 }
 
-/* The comparison's stop: a quit, a newer request, or Esc. */
+/* The comparison's stop: a quit, a newer request, or Esc. The test knobs
+ * of a re-evaluation slow each of its looks too (a position, a layer of
+ * its prefill), so a test can press Esc while it runs. */
 static int diff_stop(void *user) {
     TuiWorker *w = user;
+    long ms = w->reeval_delay_ms >= 0 ? w->reeval_delay_ms : w->chunk_delay_ms;
+    if (ms > 0) nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
     pthread_mutex_lock(&w->mu);
     int stop = w->quit || w->restart || w->stop_reeval;
     pthread_mutex_unlock(&w->mu);
