@@ -24,6 +24,7 @@ typedef struct Part {
 struct TuiJobRun {
     TuiJobWork work;
     char db[1024];
+    int own_store; /* the work opens what it needs: it is handed no store */
     pthread_t thread;
     atomic_int cancel, done;
     atomic_long count;
@@ -55,9 +56,10 @@ static void *job_main(void *arg) {
     Err e;
     e.msg[0] = 0;
     FILE *f = open_memstream(&text, &len);
-    Store *st = f ? store_open(r->db, STORE_READ, 500, &e) : NULL;
+    if (!r->own_store && !r->db[0]) err_set(&e, "no database: the run is not recorded");
+    Store *st = f && !r->own_store && r->db[0] ? store_open(r->db, STORE_READ, 500, &e) : NULL;
     if (st) store_set_interrupt(st, stop_requested, r);
-    int rc = st ? r->work(r, st, f, &e) : -1;
+    int rc = f && (st || r->own_store) ? r->work(r, st, f, &e) : -1;
     store_close(st, NULL);
     if (f) fclose(f);
     r->res.text = text;
@@ -100,8 +102,9 @@ static void drop_current(TuiJob *j) {
     j->cur = NULL;
 }
 
-int tui_job_start(TuiJob *j, const char *db, int kind, TuiJobWork work, const void *arg, size_t arg_size,
-                  TuiJobRelease release, Err *e) {
+/* tui_job_start's body; own_store: the work is handed no store. */
+static int start(TuiJob *j, const char *db, int own_store, int kind, TuiJobWork work, const void *arg,
+                 size_t arg_size, TuiJobRelease release, Err *e) {
     drop_current(j);
     reap(j, 0);
     TuiJobRun *r = calloc(1, sizeof *r);
@@ -111,7 +114,8 @@ int tui_job_start(TuiJob *j, const char *db, int kind, TuiJobWork work, const vo
     }
     if (arg_size) memcpy(r->res.arg, arg, arg_size);
     r->work = work, r->res.kind = kind, r->res.release = release;
-    snprintf(r->db, sizeof r->db, "%s", db);
+    snprintf(r->db, sizeof r->db, "%s", db ? db : ""); /* "": nothing to open, the job fails saying so */
+    r->own_store = own_store;
     atomic_init(&r->cancel, 0);
     atomic_init(&r->done, 0);
     atomic_init(&r->count, 0);
@@ -123,6 +127,16 @@ int tui_job_start(TuiJob *j, const char *db, int kind, TuiJobWork work, const vo
     }
     j->cur = r;
     return 0;
+}
+
+int tui_job_start(TuiJob *j, const char *db, int kind, TuiJobWork work, const void *arg, size_t arg_size,
+                  TuiJobRelease release, Err *e) {
+    return start(j, db, 0, kind, work, arg, arg_size, release, e);
+}
+
+int tui_job_start_own(TuiJob *j, int kind, TuiJobWork work, const void *arg, size_t arg_size, TuiJobRelease release,
+                      Err *e) {
+    return start(j, NULL, 1, kind, work, arg, arg_size, release, e);
 }
 
 int tui_job_progress(const TuiJob *j, int *kind, long *count, double *secs) {

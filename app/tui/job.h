@@ -69,6 +69,11 @@ typedef struct {
 int tui_job_start(TuiJob *j, const char *db, int kind, TuiJobWork work, const void *arg, size_t arg_size,
                   TuiJobRelease release, Err *e);
 
+/* tui_job_start for a work that opens what it needs itself (`s` and `R` of
+ * a run not recorded write a scratch database): it is handed st NULL. */
+int tui_job_start_own(TuiJob *j, int kind, TuiJobWork work, const void *arg, size_t arg_size, TuiJobRelease release,
+                      Err *e);
+
 /* 1 while a job runs, with its kind, the count it last published and the
  * seconds since it started. */
 int tui_job_progress(const TuiJob *j, int *kind, long *count, double *secs);

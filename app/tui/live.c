@@ -39,9 +39,11 @@ static void show_steps(Tui *t, TuiTake *k) {
         keep_or_clear(t);
         t->new_run_pending = 0;
         t->attn_pending = 0;
+        /* an ablation's comparison with its parent begins now (ablate.c shows it) */
+        const char *more = t->reevaluating && t->ablate_pending ? " \xc2\xb7 comparing with its parent\xe2\x80\xa6 (Esc stops)" : "";
         if (t->reevaluating && k->run_id)
-            view_set_status(&t->m, "run %lld: %s", (long long)k->run_id, t->reevaluating_what);
-        else if (t->reevaluating) view_set_status(&t->m, "not recorded: %s", t->reevaluating_what); /* --no-record: no id */
+            view_set_status(&t->m, "run %lld: %s%s", (long long)k->run_id, t->reevaluating_what, more);
+        else if (t->reevaluating) view_set_status(&t->m, "not recorded: %s%s", t->reevaluating_what, more); /* --no-record: no id */
         t->reevaluating = 0, t->reeval_note[0] = 0;
     }
     for (int i = 0; i < k->n; i++) {
@@ -158,6 +160,7 @@ void tui_take_results(Tui *t) {
         t->dirty = 1;
     }
     show_run(t, &k);
+    tui_ablate_poll(t);
     int pos, l, hd;
     if (!t->attn_pending && view_attention_wanted(&t->m, &pos, &l, &hd)) {
         tui_worker_request_attention(&t->w, pos, l, hd);
@@ -229,7 +232,9 @@ out:
 void tui_live_close(Tui *t) {
     tui_worker_stop(&t->w);
     tui_free_kept(t);
-    free(t->ablate_force[0]), free(t->ablate_force[1]);
+    for (int i = 0; i < t->n_ablate_maps; i++) free(t->ablate_maps[i]);
+    free(t->ablate_maps);
+    if (t->ablate) ablate_diff_free(t->ablate), free(t->ablate);
     free(t->attn_buf);
     view_free(&t->m);
     free(t->prompt);

@@ -7,9 +7,11 @@
  * and the UI thread only starts it, shows its progress, and takes its
  * result into the pane. One job at a time: a new one (or a `:` query)
  * replaces the one running. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "app/run_info.h"
@@ -90,9 +92,180 @@ static int export_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
     return 0;
 }
 
+/* A run that was not recorded (--no-record), for `s` and `R`: its positions
+ * copied off the screen and its runs row, which the job writes into a
+ * scratch database of its own (removed when it ends), then exports or
+ * summarises as it would a recorded run. */
+typedef struct {
+    PaneArg pane;      /* first: pane_done reads the result as a PaneArg */
+    StepTrace **tr;    /* the positions on screen (copies, heap) */
+    int n;
+    StoreRunInfo info; /* the runs row; its prompt is heap */
+} MemArg;
+
+static void mem_release(void *arg) {
+    MemArg *a = arg;
+    for (int i = 0; a->tr && i < a->n; i++) trace_free(a->tr[i]);
+    free(a->tr), free(a->info.prompt);
+    a->tr = NULL, a->info.prompt = NULL;
+}
+
+/* The positions on screen and the settings they ran under, copied for a
+ * job; 0, or -1 out of memory (nothing left to free). */
+static int mem_arg(Tui *t, MemArg *a) {
+    memset(a, 0, sizeof *a);
+    a->info = t->w.info; /* the worker's template: read-only once it started */
+    const AttnConfig *c = &t->cfg;
+    snprintf(a->info.policy, sizeof a->info.policy, "%s", aha_policy_name(c->policy));
+    a->info.window = c->window, a->info.sinks = c->sinks, a->info.tau = c->tau, a->info.theta_logit = c->theta_logit;
+    a->info.p = c->p, a->info.profile = c->profile, a->info.parent_run_id = 0, a->info.steps = t->m.n_hist;
+    a->info.prompt = strdup(t->prompt ? t->prompt : "");
+    a->tr = calloc((size_t)t->m.n_hist + 1, sizeof *a->tr);
+    int ok = a->info.prompt && a->tr;
+    for (int i = 0; ok && i < t->m.n_hist; i++) {
+        const StepTrace *h = t->m.hist[i];
+        ok = (a->tr[i] = trace_new_top(h->n_layers, h->n_heads, h->top_k)) != NULL;
+        if (ok) trace_copy(a->tr[i], h), a->n = i + 1;
+    }
+    if (!ok) mem_release(a);
+    return ok ? 0 : -1;
+}
+
+/* Remove the scratch directory and whatever SQLite left in it. */
+static void mem_remove(const char *dir) {
+    DIR *d = opendir(dir);
+    char path[1400];
+    for (struct dirent *en; d && (en = readdir(d));) {
+        if (!strcmp(en->d_name, ".") || !strcmp(en->d_name, "..")) continue;
+        snprintf(path, sizeof path, "%.1100s/%.255s", dir, en->d_name);
+        unlink(path);
+    }
+    if (d) closedir(d);
+    rmdir(dir);
+}
+
+/* The copied run written into a scratch database in dir (made here); the
+ * store open on it, or NULL with e set (dir then removed, or never made). */
+static Store *mem_store(TuiJobRun *r, MemArg *a, char *dir, size_t cap, Err *e) {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, cap, "%s/ahascope-unrecorded-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (!mkdtemp(dir)) return err_set(e, "no scratch directory for a run not recorded: %s", dir), NULL;
+    char path[1200];
+    snprintf(path, sizeof path, "%.1100s/run.db", dir);
+    Store *st = store_open(path, STORE_WRITE, STORE_BUSY_MS, e);
+    int rc = st ? store_run_begin(st, &a->info, e) : -1;
+    for (int i = 0; rc == 0 && i < a->n && !tui_job_cancelled(r); i++) {
+        rc = store_write_step(st, a->info.run_id, a->tr[i], NULL, e);
+        tui_job_count(r, i + 1);
+    }
+    if (rc == 0 && tui_job_cancelled(r)) rc = err_set(e, "cancelled");
+    if (rc == 0) rc = store_run_end(st, a->info.run_id, "done", e);
+    if (rc == 0) return st;
+    store_close(st, NULL);
+    mem_remove(dir);
+    return NULL;
+}
+
+/* ./ahascope-unrecorded.json and .csv, or -2, -3 … : never over a file there. */
+static int mem_export_names(char *js, char *cs, size_t cap, Err *e) {
+    struct stat sb;
+    for (int k = 1; k < 1000; k++) {
+        char tail[16] = "";
+        if (k > 1) snprintf(tail, sizeof tail, "-%d", k);
+        snprintf(js, cap, "./ahascope-unrecorded%s.json", tail);
+        snprintf(cs, cap, "./ahascope-unrecorded%s.csv", tail);
+        if (stat(js, &sb) != 0 && stat(cs, &sb) != 0) return 0;
+    }
+    return err_set(e, "999 exports of runs not recorded are here already");
+}
+
+/* A message about the scratch database's run as the user knows it: the
+ * scratch path and the run's id there named as "the run on screen". */
+static void mem_words(char *msg, size_t cap, int64_t run) {
+    char id[32], out[600];
+    const char *at = strstr(msg, "/run.db: ");
+    const char *src = at ? at + 9 : msg;
+    snprintf(id, sizeof id, "run %lld", (long long)run);
+    size_t o = 0, n = strlen(id);
+    while (*src && o + 20 < sizeof out) {
+        if (!strncmp(src, id, n) && (src[n] < '0' || src[n] > '9')) {
+            o += (size_t)snprintf(out + o, sizeof out - o, "the run on screen");
+            src += n;
+        } else out[o++] = *src++;
+    }
+    out[o] = 0;
+    size_t keep = o < cap ? o : cap - 1;
+    memcpy(msg, out, keep), msg[keep] = 0;
+}
+
+/* compare's summary of the scratch run, its first line ("run 1: policy …")
+ * saying that the run was not recorded. */
+static int mem_summary(Store *st, int64_t run, FILE *out, Err *e) {
+    char *text = NULL, id[32];
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return err_set(e, "out of memory");
+    int rc = store_compare(st, run, 0, NULL, f, e);
+    fclose(f);
+    int n = snprintf(id, sizeof id, "run %lld: ", (long long)run);
+    if (rc == 0 && text && !strncmp(text, id, (size_t)n)) fprintf(out, "not recorded: %s", text + n);
+    else if (rc == 0 && text) fputs(text, out);
+    free(text);
+    return rc;
+}
+
+/* `s` or `R` of a run not recorded: the scratch database, then the export
+ * or compare's summary of its one run. */
+static int mem_work(TuiJobRun *r, Store *none, FILE *out, Err *e) {
+    MemArg *a = tui_job_arg(r);
+    char dir[1100], js[1100], cs[1100], cwd[1024];
+    (void)none;
+    Store *st = mem_store(r, a, dir, sizeof dir, e);
+    if (!st && !tui_job_cancelled(r)) mem_words(e->msg, sizeof e->msg, a->info.run_id);
+    if (!st) return tui_job_cancelled(r) ? -1 : (snprintf(a->pane.status, sizeof a->pane.status, "%s", e->msg), 0);
+    int rc = 0;
+    if (a->pane.diff < 0) { /* the export */
+        if (mem_export_names(js, cs, sizeof js, e) || export_one(st, a->info.run_id, STORE_FMT_JSON, js, e) ||
+            export_one(st, a->info.run_id, STORE_FMT_CSV, cs, e)) {
+            mem_words(e->msg, sizeof e->msg, a->info.run_id);
+            snprintf(a->pane.status, sizeof a->pane.status, "export failed: %s", e->msg);
+        }
+        else
+            snprintf(a->pane.status, sizeof a->pane.status,
+                     "exported the run on screen (not recorded: %d positions) to %s and .csv in %s", a->n, js + 2,
+                     getcwd(cwd, sizeof cwd) ? cwd : ".");
+    } else if ((rc = mem_summary(st, a->info.run_id, out, e)) == 0) {
+        snprintf(a->pane.title, sizeof a->pane.title, "summary (not recorded)");
+    } else if (!tui_job_cancelled(r)) { /* said on the status line, the pane left as it is */
+        mem_words(e->msg, sizeof e->msg, a->info.run_id);
+        snprintf(a->pane.status, sizeof a->pane.status, "%s", e->msg);
+        rc = 0;
+    }
+    store_close(st, NULL);
+    mem_remove(dir);
+    return rc;
+}
+
+/* Start `s` (diff -1) or `R` (diff 0) on the run on screen, not recorded. */
+static void start_mem(Tui *t, TuiPane kind, int diff) {
+    MemArg a;
+    Err e;
+    if (t->replay || t->m.n_hist == 0) { view_set_status(&t->m, "no positions on screen yet"); return; }
+    if (mem_arg(t, &a)) { view_set_status(&t->m, "%s: out of memory", pane_what(kind)); return; }
+    a.pane.diff = diff;
+    if (tui_job_start_own(&t->job, kind, mem_work, &a, sizeof a, mem_release, &e)) {
+        view_set_status(&t->m, "%s: %s", pane_what(kind), e.msg);
+        return;
+    }
+    view_set_progress(&t->m, "%s %s of the run not recorded\xe2\x80\xa6 (Esc cancels)", pane_doing(kind),
+                      pane_what(kind));
+    t->job_shown = 0;
+}
+
 /* `s`: the current run as JSON and CSV, written off this thread. */
 void tui_export_run(Tui *t) {
     PaneArg a = {.run = run_on_screen(t)};
+    if (!t->db && !t->replay) { start_mem(t, TUI_PANE_EXPORT, -1); return; }
     if (!t->db || !a.run) { view_set_status(&t->m, "not recording: nothing to export"); return; }
     start_pane(t, TUI_PANE_EXPORT, export_work, &a);
 }
@@ -292,6 +465,11 @@ static int compare_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
  * differs from its parent: `compare`'s text in the scrollable pane. */
 void tui_show_compare(Tui *t, int diff) {
     PaneArg a = {.run = run_on_screen(t), .diff = diff, .replay = t->replay};
+    if (!t->db && !t->replay && !diff) { start_mem(t, TUI_PANE_SUMMARY, 0); return; }
+    if (!t->db && diff && !t->replay) {
+        view_set_status(&t->m, "not recording: D diffs two recorded runs (X and the inspector's par row show the flips)");
+        return;
+    }
     if (!t->db || !a.run) { view_set_status(&t->m, "not recording: nothing to summarise"); return; }
     start_pane(t, diff ? TUI_PANE_DIFF : TUI_PANE_SUMMARY, compare_work, &a);
 }

@@ -104,7 +104,9 @@ void tui_replay_rethreshold(Tui *t, float tau, double theta_logit) {
     tui_rescore(t, tau, theta_logit, done);
 }
 
-void tui_apply_setting(Tui *t, const AttnConfig *want) {
+/* tui_apply_setting's path, a re-evaluation compared with its parent k
+ * tokens on when k > 0 (an ablation's). */
+static void apply_setting(Tui *t, const AttnConfig *want, int k) {
     AttnConfig c = *want;
     int trained = c.policy == POLICY_AHA && c.routers ? t->L->routers.window : 0;
     char note[48] = ""; /* beside w, so a status line cut at 80 columns still shows it */
@@ -126,9 +128,23 @@ void tui_apply_setting(Tui *t, const AttnConfig *want) {
         return;
     }
     tui_set_play(t, 0);
-    tui_worker_restart(&t->w, &c, NULL);
+    if (k > 0) tui_worker_restart_compare(&t->w, &c, k);
+    else tui_worker_restart(&t->w, &c, NULL);
+    t->ablate_pending = k > 0; /* a newer request replaces the comparison too */
     t->reevaluating = 1;
     view_set_progress(&t->m, "re-evaluating under %s", t->reevaluating_what); /* its progress follows */
+}
+
+void tui_apply_setting(Tui *t, const AttnConfig *want) { apply_setting(t, want, 0); }
+
+/* Keep force map f to the session's end (a worker may read it as a parent's
+ * settings long after); 0, or -1 (f freed) out of memory. */
+static int keep_map(Tui *t, int8_t *f) {
+    int8_t **grown = realloc(t->ablate_maps, (size_t)(t->n_ablate_maps + 1) * sizeof *grown);
+    if (!grown) return free(f), -1;
+    t->ablate_maps = grown;
+    t->ablate_maps[t->n_ablate_maps++] = f;
+    return 0;
 }
 
 void tui_ablate(Tui *t) {
@@ -139,19 +155,19 @@ void tui_ablate(Tui *t) {
     if (!f) { view_set_status(&t->m, "ablate: out of memory"); return; }
     memset(f, -1, (size_t)nl * nh);
     f[cell] = t->m.hist[pos]->gate[cell] == 1 ? 0 : 1;
-    free(t->ablate_force[1]); /* two back: no worker reads it any more */
-    t->ablate_force[1] = t->ablate_force[0], t->ablate_force[0] = f;
+    if (keep_map(t, f)) { view_set_status(&t->m, "ablate: out of memory"); return; }
     AttnConfig c = t->cfg;
     c.force = f, c.force_from = pos;
-    tui_apply_setting(t, &c);
-    snprintf(t->reevaluating_what, sizeof t->reevaluating_what, "ablate L%dH%d=%s@%d", t->m.sel_layer, t->m.sel_head,
+    apply_setting(t, &c, TUI_ABLATE_CONT);
+    snprintf(t->ablate_what, sizeof t->ablate_what, "L%dH%d=%s@%d", t->m.sel_layer, t->m.sel_head,
              f[cell] ? "global" : "local", pos);
+    snprintf(t->reevaluating_what, sizeof t->reevaluating_what, "ablate %s", t->ablate_what);
     view_set_progress(&t->m, "re-evaluating under %s", t->reevaluating_what);
 }
 
 void tui_reeval_stopped(Tui *t) {
     t->cfg = t->reeval_from;
-    t->reevaluating = 0, t->reeval_note[0] = 0;
+    t->reevaluating = 0, t->reeval_note[0] = 0, t->ablate_pending = 0;
     t->new_run_pending = 0; /* no step of the stopped run comes: the parent stays */
     t->m.hdr.tau = t->cfg.tau, t->m.hdr.theta_logit = t->cfg.theta_logit;
 }
@@ -163,5 +179,6 @@ int tui_stop_reeval(Tui *t) {
         tui_reeval_stopped(t);
         view_set_status(&t->m, "re-evaluation cancelled before it began: nothing recorded");
     } else if (how == 1) view_set_status(&t->m, "stopping the re-evaluation\xe2\x80\xa6");
+    else if (how == 3) view_set_status(&t->m, "stopping the ablation's comparison with its parent\xe2\x80\xa6");
     return how != 0;
 }

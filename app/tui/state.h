@@ -55,7 +55,14 @@ typedef struct {
     int64_t replay_run;
     double replay_next; /* when a playing replay moves its cursor on */
     AttnConfig cfg;     /* the settings asked for last (the worker may not have started them yet) */
-    int8_t *ablate_force[2]; /* `!`'s force maps: the one in force and the one before, which a worker may still read */
+    int8_t **ablate_maps; /* every force map `!` made this session, kept to the end: a parent's settings (the
+                             comparison's) may name any of them, and they are n_layers * n_heads bytes each */
+    int n_ablate_maps;
+    char ablate_what[64]; /* the last `!`'s force, "L2H1=local@503", for the comparison's text */
+    AblateDiff *ablate;   /* the last comparison of an ablated child with its parent (ablate.c), NULL none */
+    int64_t ablate_run, ablate_parent; /* the runs it compares (0: not recorded) */
+    int ablate_shown;     /* the comparison's progress line is up */
+    int ablate_pending;   /* a comparison was asked for and has not come (nor been stopped) */
     int restore;        /* cursor to put back once a re-evaluated run reaches it, -1 none */
     int new_run_pending; /* a new run began: the old one stays on screen until its first step */
     int reevaluating;   /* a re-evaluation was asked for: say its run id when it shows */
@@ -171,6 +178,20 @@ void tui_apply_setting(Tui *t, const AttnConfig *c);
  * (local where its gate at the cursor was global, else global) from the
  * cursor's position on. */
 void tui_ablate(Tui *t);
+
+/* --- ablate.c --- */
+
+/* Greedy tokens an ablation's comparison generates from the end under each run. */
+#define TUI_ABLATE_CONT 16
+
+/* Each frame of a live run: the comparison's progress line while the worker
+ * computes it, then its text in the text pane and its summary on the
+ * status line (ablate_diff.h says what is compared). */
+void tui_ablate_poll(Tui *t);
+
+/* The comparison's text for a pane cols wide (heap, NUL-terminated), and its
+ * one-line summary into line; NULL out of memory. */
+char *tui_ablate_text(const AblateDiff *d, const Tokenizer *tok, const char *what, int cols, char *line, size_t cap);
 
 /* 1 if policy p can run on what was loaded (aha needs routers, static its heads). */
 int tui_policy_runs(const Tui *t, Policy p);

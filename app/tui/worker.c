@@ -251,6 +251,42 @@ static void stop_feed(TuiWorker *w) {
     w->why_feeding = w->why_cancel = 0;
 }
 
+/* The comparison's stop: a quit, a newer request, or Esc. The test knobs
+ * of a re-evaluation slow each of its looks too (a position, a layer of
+ * its prefill), so a test can press Esc while it runs. */
+static int diff_stop(void *user) {
+    TuiWorker *w = user;
+    long ms = w->reeval_delay_ms >= 0 ? w->reeval_delay_ms : w->chunk_delay_ms;
+    if (ms > 0) nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
+    pthread_mutex_lock(&w->mu);
+    int stop = w->quit || w->restart || w->stop_reeval;
+    pthread_mutex_unlock(&w->mu);
+    return stop;
+}
+
+/* The child just re-evaluated (every position of it handed over) against
+ * its parent's settings, computed without mu and handed over whole. */
+static void compare_child(TuiWorker *w, const AttnConfig *parent, const AttnConfig *child, int k, int64_t parent_run) {
+    AblateDiff *d = calloc(1, sizeof *d);
+    Err e;
+    pthread_mutex_lock(&w->mu);
+    w->reeval = 0, w->diffing = 1; /* the child is whole: Esc now stops the comparison alone */
+    int64_t run = w->run_id;
+    pthread_mutex_unlock(&w->mu);
+    int rc = d ? ablate_diff_run(w->model, parent, child, w->ses.ids, w->ses.n_fed, child->force_from, k, w->threads,
+                                 diff_stop, w, d, &e)
+               : err_set(&e, "out of memory");
+    pthread_mutex_lock(&w->mu);
+    w->diffing = 0, w->stop_reeval = 0;
+    if (rc == 0) {
+        if (w->diff) ablate_diff_free(w->diff), free(w->diff);
+        w->diff = d, w->diff_run = run, w->diff_parent = parent_run, d = NULL;
+    } else if (rc > 0) w->diff_stopped = 1;
+    else snprintf(w->message, sizeof w->message, "comparing the ablation: %s", e.msg);
+    pthread_mutex_unlock(&w->mu);
+    free(d);
+}
+
 /* Take a restart request (mu held); run it without mu. */
 static void do_restart(TuiWorker *w) {
     stop_feed(w); /* it reads the session about to be replaced */
@@ -259,7 +295,9 @@ static void do_restart(TuiWorker *w) {
     char *prompt = w->next_prompt;
     int *ids = w->next_ids, n = w->n_next_ids, n_prompt = w->next_n_prompt;
     int64_t parent = w->next_reeval ? w->last_run : 0;
-    w->next_prompt = NULL, w->next_ids = NULL, w->restart = 0;
+    int diff_k = prompt ? 0 : w->next_diff_k;
+    AttnConfig from = w->attn;
+    w->next_prompt = NULL, w->next_ids = NULL, w->restart = 0, w->next_diff_k = 0;
     w->reeval = !prompt, w->reeval_parent = parent, w->reeval_from = w->attn, w->stop_reeval = 0;
     pthread_mutex_unlock(&w->mu);
     end_run(w, "done");
@@ -271,6 +309,7 @@ static void do_restart(TuiWorker *w) {
         pthread_mutex_unlock(&w->mu);
     } else if (!prompt) {
         step(w); /* re-evaluate the whole sequence at once: the views compare like with like */
+        if (diff_k > 0 && w->ses.n_fed == n && a.force_from < n) compare_child(w, &from, &a, diff_k, parent);
     }
     free(prompt);
     free(ids);
@@ -416,8 +455,8 @@ int tui_worker_start(TuiWorker *w, const AttnConfig *attn, const char *prompt, E
     return 0;
 }
 
-void tui_worker_restart(TuiWorker *w, const AttnConfig *attn, const char *prompt) {
-    pthread_mutex_lock(&w->mu);
+/* A restart request (mu held by the caller), comparing k tokens on when k > 0. */
+static void ask_restart(TuiWorker *w, const AttnConfig *attn, const char *prompt, int k) {
     free(w->next_prompt);
     free(w->next_ids);
     w->next_prompt = prompt ? strdup(prompt) : NULL;
@@ -432,8 +471,36 @@ void tui_worker_restart(TuiWorker *w, const AttnConfig *attn, const char *prompt
     w->next_reeval = !prompt;
     w->restart = 1;
     w->want_steps = prompt ? 1 : 0;
+    w->next_diff_k = prompt ? 0 : k;
     pthread_cond_signal(&w->cv);
+}
+
+void tui_worker_restart(TuiWorker *w, const AttnConfig *attn, const char *prompt) {
+    pthread_mutex_lock(&w->mu);
+    ask_restart(w, attn, prompt, 0);
     pthread_mutex_unlock(&w->mu);
+}
+
+void tui_worker_restart_compare(TuiWorker *w, const AttnConfig *attn, int k) {
+    pthread_mutex_lock(&w->mu);
+    ask_restart(w, attn, NULL, k);
+    pthread_mutex_unlock(&w->mu);
+}
+
+AblateDiff *tui_worker_take_diff(TuiWorker *w, int *stopped, int64_t *run, int64_t *parent) {
+    pthread_mutex_lock(&w->mu);
+    AblateDiff *d = w->diff;
+    *stopped = w->diff_stopped, *run = w->diff_run, *parent = w->diff_parent;
+    w->diff = NULL, w->diff_stopped = 0;
+    pthread_mutex_unlock(&w->mu);
+    return d;
+}
+
+int tui_worker_diffing(TuiWorker *w) {
+    pthread_mutex_lock(&w->mu);
+    int on = w->diffing;
+    pthread_mutex_unlock(&w->mu);
+    return on;
 }
 
 void tui_worker_take(TuiWorker *w, TuiTake *out, float *attn_buf) {
@@ -539,14 +606,14 @@ float *tui_worker_take_pattern(TuiWorker *w, int *layer, int *head, int *n, int 
 
 int tui_worker_stop_reeval(TuiWorker *w) {
     pthread_mutex_lock(&w->mu);
-    int running = w->reeval && !w->reeval_stopped, asked = w->restart && w->next_reeval;
+    int running = w->reeval && !w->reeval_stopped, asked = w->restart && w->next_reeval, diffing = w->diffing;
     if (asked) { /* not begun yet: drop the request, nothing was recorded */
         free(w->next_ids), free(w->next_prompt);
         w->next_ids = NULL, w->next_prompt = NULL, w->restart = 0;
-    } else if (running) w->stop_reeval = 1;
+    } else if (running || diffing) w->stop_reeval = 1;
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
-    return asked ? 2 : running;
+    return asked ? 2 : running ? 1 : diffing ? 3 : 0;
 }
 
 int64_t tui_worker_run_id(TuiWorker *w) {
@@ -574,6 +641,7 @@ void tui_worker_stop(TuiWorker *w) {
     free(w->next_ids);
     free(w->attn_w);
     free(w->pat_w);
+    if (w->diff) ablate_diff_free(w->diff), free(w->diff);
     free(w->ids);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);

@@ -30,6 +30,7 @@
 
 #include <pthread.h>
 
+#include "app/ablate_diff.h"
 #include "engine/router_why.h"
 #include "engine/session.h"
 #include "store/store.h"
@@ -58,6 +59,7 @@ typedef struct {
     char *next_prompt;        /* heap; NULL with next_ids */
     int *next_ids, n_next_ids, next_n_prompt; /* teacher-forced tokens (heap) */
     int next_reeval;          /* the restart re-evaluates the current tokens (its parent: last_run) */
+    int next_diff_k;          /* > 0: once re-evaluated, compare it with its parent (ablate_diff.h), k tokens on */
     int attn_req, attn_pos, attn_layer, attn_head;
     int stop_reeval;          /* Esc: stop the running re-evaluation at the next chunk */
     int pat_req, pat_layer, pat_head, pat_n, pat_bin; /* a head's attention pattern over positions 0 … pat_n-1 */
@@ -95,6 +97,10 @@ typedef struct {
     int reeval_done, reeval_total; /* positions the stopped one kept, of those it had to compute */
     int64_t reeval_run;       /* the stopped child run (0: not recorded) */
     int *ids, n_ids, n_prompt; /* tokens fed so far (a copy), for restarts */
+    int diffing;              /* a re-evaluated child is being compared with its parent */
+    AblateDiff *diff;         /* the comparison done and not taken (owned until taken), or NULL */
+    int diff_stopped;         /* the last one was stopped (Esc, a newer request, the end) and not reported */
+    int64_t diff_run, diff_parent; /* the child run and its parent it compared (0: not recorded) */
 
     /* the worker's own */
     Session ses;
@@ -145,6 +151,22 @@ typedef struct {
  * an answer is ready, are copied into attn_buf (seq_len floats). */
 void tui_worker_take(TuiWorker *w, TuiTake *out, float *attn_buf);
 
+/* tui_worker_restart re-evaluating under attn, then, once the child's
+ * positions are all computed and handed over, comparing it with the run it
+ * re-evaluates (ablate_diff.h: the parent's settings are the ones in force
+ * now) and generating k greedy tokens from the end under each; the result
+ * comes through tui_worker_take_diff. Esc (tui_worker_stop_reeval) or a
+ * newer request stops the comparison. */
+void tui_worker_restart_compare(TuiWorker *w, const AttnConfig *attn, int k);
+
+/* The comparison finished since the last call (the caller owns it: free
+ * with ablate_diff_free, then free), with the child run and its parent;
+ * NULL when none is ready. *stopped is 1 when one was stopped since. */
+AblateDiff *tui_worker_take_diff(TuiWorker *w, int *stopped, int64_t *run, int64_t *parent);
+
+/* 1 while a comparison is being computed. */
+int tui_worker_diffing(TuiWorker *w);
+
 /* Ask for one more step; returns 0 (asking nothing) if the sequence is finished. */
 int tui_worker_step(TuiWorker *w);
 
@@ -193,7 +215,8 @@ int tui_worker_cancel_why(TuiWorker *w);
 
 /* Esc on a re-evaluation: stop the running one at the next chunk (1; its
  * end comes through tui_worker_take), or drop one asked for and not begun
- * (2); 0 if there is none. */
+ * (2), or stop a comparison under way (3; tui_worker_take_diff says so);
+ * 0 if there is none. */
 int tui_worker_stop_reeval(TuiWorker *w);
 
 /* The run being recorded (0: none). */
