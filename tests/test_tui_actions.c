@@ -172,22 +172,35 @@ TEST(tui_actions_plots_count_decided_positions) {
     replay_free(t);
 }
 
-/* `y` while the heads pane (H) is open copies its highlighted row, not the inspector. */
-TEST(tui_actions_yank_over_the_heads_pane_copies_its_row) {
+/* `y` while the heads pane (H) is open copies its whole table, not the
+ * inspector, headed by the run's line; `Y` the same as CSV (issue 52 §8). */
+TEST(tui_actions_yank_over_the_heads_pane_copies_its_table) {
     Tui *t = replay_of(5);
     char path[1100];
     const char *dir = test_tmp("yankheads");
     mkdir(dir, 0700);
     snprintf(path, sizeof path, "%s/yank.txt", dir);
     setenv("AHASCOPE_YANK", path, 1);
+    t->m.hdr.run_id = 7, t->m.hdr.seed = 42, t->m.hdr.seed_known = 1;
     t->heads.open = 1, t->heads.row = 0;
     const char *s = after(t, 'y');
-    CHECK_MSG(strstr(s, "yanked the heads row (2 lines)"), "y over H: %s", s);
+    CHECK_MSG(strstr(s, "yanked the heads table (6 lines)"), "y over H: %s", s); /* run line, names, 4 heads */
     FILE *f = fopen(path, "r");
     char line[256] = "";
-    CHECK(f && fgets(line, sizeof line, f) && !strncmp(line, "head\tglobal\t", 12));
-    CHECK(f && fgets(line, sizeof line, f) && line[0] == 'L');
+    CHECK(f && fgets(line, sizeof line, f) && !strncmp(line, "# ahascope run 7 seed 42 ", 25));
+    CHECK(f && fgets(line, sizeof line, f) && !strncmp(line, "rank  head ", 11));
+    CHECK(f && fgets(line, sizeof line, f) && strstr(line, "   1  L"));
     if (f) fclose(f);
+    s = after(t, 'Y');
+    CHECK_MSG(strstr(s, "yanked the heads table as CSV (6 lines)"), "Y over H: %s", s);
+    f = fopen(path, "r");
+    CHECK(f && fgets(line, sizeof line, f) && line[0] == '#');
+    CHECK(f && fgets(line, sizeof line, f) && !strncmp(line, "rank,layer,head,global_rate,", 28));
+    if (f) fclose(f);
+    t->heads.open = 0; /* no table on top: Y says what it copies, y the inspector */
+    s = after(t, 'Y');
+    CHECK_MSG(strstr(s, "yank: no table as CSV"), "Y over nothing: %s", s);
+    CHECK_MSG(strstr(after(t, 'y'), "yanked the inspector"), "y: %s", t->m.status);
     unsetenv("AHASCOPE_YANK");
     replay_free(t);
 }
