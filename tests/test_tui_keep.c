@@ -1,0 +1,183 @@
+/* test_tui_keep.c — `y`, `Y`, `S` and `&` end to end in tmux: whole tables kept, and the paths to the needle.
+ *
+ * On stories260K recorded into a database at 80x24: `y` over `H` copies
+ * the whole table (not the inspector, the defect of issue 52), `Y` its CSV,
+ * whose rates are the store's head_rates (`ahascope query`); `S` writes
+ * the CSV and an SVG (parsed by python3's xml module) without following a
+ * symlink in its place; the pattern (`A`) and the run summary (`R`) the
+ * same. On the organism's passkey item at 140x45 and 80x24, `&` lists the
+ * paths from the answer's second digit to the needle: L2 H1 reading the
+ * needle's next digit directly, and paths through a second hop below it. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/test.h"
+#include "tests/tmux.h"
+
+/* The whole file at dir/name (malloc'd; NULL if absent). */
+static char *slurp(const char *dir, const char *name) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *s = NULL;
+    size_t cap = 0, n = 0, k;
+    do {
+        if (n + 4096 + 1 > cap) s = realloc(s, cap = 2 * cap + 8192);
+        k = fread(s + n, 1, 4096, f);
+        n += k;
+    } while (k > 0 && s);
+    fclose(f);
+    if (s) s[n] = 0;
+    return s;
+}
+
+/* Every head's global_rate and n of the CSV against head_rates over run 1. */
+static void csv_is_head_rates(const char *csv, const char *db) {
+    int st, rows = 0;
+    char *out = test_runf(&st, "%s query --db %s --csv \"SELECT layer, head, global_rate, n FROM head_rates WHERE "
+                               "run_id = 1\" 2>&1", test_bin_abs(), db);
+    CHECK_MSG(st == 0 && out, "query: %s", out ? out : "");
+    for (const char *s = csv ? strstr(csv, "\nrank,layer,head,") : NULL; s; s = strchr(s + 1, '\n')) {
+        int rank, l, h, n;
+        double g;
+        if (sscanf(s + 1, "%d,%d,%d,%lf", &rank, &l, &h, &g) != 4) continue;
+        const char *end = strchr(s + 1, '\n'), *f = end ? end : s + strlen(s);
+        while (f > s && f[-1] != ',') f--; /* n is the row's last field */
+        n = atoi(f);
+        char want[64];
+        snprintf(want, sizeof want, "\n%d,%d,", l, h);
+        const char *row = out ? strstr(out, want) : NULL;
+        double sg = -1;
+        int sn = -1;
+        if (row) sscanf(row + strlen(want), "%lf,%d", &sg, &sn);
+        CHECK_MSG(row && fabs(sg - g) < 1e-5 && sn == n, "L%d H%d: CSV %.6f n %d, head_rates %.6f n %d", l, h, g, n, sg,
+                  sn);
+        rows++;
+    }
+    CHECK_INT(rows, 5 * 8); /* stories260K: 5 layers x 8 heads */
+    free(out);
+}
+
+/* python3's xml module parses dir/name as SVG and counts its rects of class cls. */
+static int svg_rects(const char *dir, const char *name, const char *cls) {
+    int st;
+    char *out = test_runf(&st, "cd '%s' && python3 -c \"import xml.etree.ElementTree as E; r = E.parse('%s').getroot(); "
+                               "assert r.tag == '{http://www.w3.org/2000/svg}svg'; print(sum(1 for e in "
+                               "r.iter('{http://www.w3.org/2000/svg}rect') if e.get('class') == '%s'))\" 2>&1",
+                          dir, name, cls);
+    int n = st == 0 && out ? atoi(out) : -1;
+    CHECK_MSG(n > 0, "%s: %s", name, out ? out : "");
+    free(out);
+    return n;
+}
+
+TEST(tui_keep_tables_yanked_and_saved_match_the_store) {
+    TMUX_NEED_TUI();
+    Tmux t;
+    CHECK_INT(tmux_open_stories(&t, "keep80", 80, 24, "AHASCOPE_YANK=yank.txt", "--db keep.db"), 0);
+    char db[1200], link[1200], precious[1200];
+    snprintf(db, sizeof db, "%s/keep.db", t.dir);
+    TMUX_WAIT(&t, "pos 4/512", 10);
+    tmux_keys(&t, "+ + p");
+    if (!tmux_shows_pos(&t, 40, 40)) { test_fail(__FILE__, __LINE__, "never reached pos 40"); tmux_stop(&t); return; }
+    tmux_keys(&t, "p");
+    TMUX_WAIT(&t, "paused", 10);
+    /* a symlink where S writes: replaced, its target untouched */
+    snprintf(precious, sizeof precious, "%s/precious", t.dir);
+    snprintf(link, sizeof link, "%s/ahascope-run1-heads.svg", t.dir);
+    FILE *f = fopen(precious, "w");
+    if (f) fputs("keep me\n", f), fclose(f);
+    CHECK(symlink(precious, link) == 0);
+    tmux_keys(&t, "H");
+    TMUX_WAIT(&t, "heads by global_rate", 10);
+    tmux_keys(&t, "y");
+    TMUX_WAIT(&t, "yanked the heads table (42 lines)", 10); /* run line, names, 40 heads */
+    char *txt = slurp(t.dir, "yank.txt");
+    CHECK_MSG(txt && !strncmp(txt, "# ahascope run 1 seed 1 model ", 30) && strstr(txt, "\nrank  head ") &&
+                  !strstr(txt, "verdict"),
+              "%s", txt ? txt : "(none)");
+    free(txt);
+    tmux_keys(&t, "Y");
+    TMUX_WAIT(&t, "yanked the heads table as CSV", 10);
+    tmux_keys(&t, "S");
+    TMUX_WAIT(&t, "saved ahascope-run1-heads.csv and ahascope-run1-heads.svg", 10);
+    char *csv = slurp(t.dir, "ahascope-run1-heads.csv"), *ycsv = slurp(t.dir, "yank.txt"), *kept = slurp(t.dir, "precious");
+    CHECK_MSG(kept && !strcmp(kept, "keep me\n"), "the link's target was written: %s", kept ? kept : "(gone)");
+    struct stat st;
+    CHECK(lstat(link, &st) == 0 && S_ISREG(st.st_mode));
+    CHECK_MSG(csv && ycsv && !strcmp(csv, ycsv), "S's CSV is Y's");
+    CHECK(svg_rects(t.dir, "ahascope-run1-heads.svg", "bar") > 20);
+    /* the pattern of the selected head: its rows, its CSV and SVG */
+    tmux_keys(&t, "Escape");
+    CHECK(tmux_gone(&t, "heads by global_rate", 5));
+    tmux_keys(&t, "A");
+    TMUX_WAIT(&t, "pattern L0 H0", 15);
+    tmux_keys(&t, "y");
+    TMUX_WAIT(&t, "yanked the pattern's rows", 10);
+    tmux_keys(&t, "S");
+    TMUX_WAIT(&t, "saved ahascope-run1-L0H0-pattern.csv", 10);
+    char *pcsv = slurp(t.dir, "ahascope-run1-L0H0-pattern.csv");
+    CHECK_MSG(pcsv && strstr(pcsv, "\nquery,key,weight\n0,0,1.000000\n"), "%.300s", pcsv ? pcsv : "(none)");
+    CHECK(svg_rects(t.dir, "ahascope-run1-L0H0-pattern.svg", "cell") > 40);
+    free(pcsv);
+    /* the run summary: y copies it whole, Y as CSV */
+    tmux_keys(&t, "Escape");
+    CHECK(tmux_gone(&t, "pattern L0 H0", 5));
+    tmux_keys(&t, "R");
+    TMUX_WAIT(&t, "run 1 summary", 20);
+    tmux_keys(&t, "y");
+    TMUX_WAIT(&t, "yanked the summary", 10);
+    txt = slurp(t.dir, "yank.txt");
+    CHECK_MSG(txt && strstr(txt, "\n# run 1 summary\n") && strchr(strstr(txt, "summary\n") + 8, '\n'), "%s",
+              txt ? txt : "(none)");
+    free(txt);
+    tmux_keys(&t, "Y");
+    TMUX_WAIT(&t, "yanked the text pane as CSV", 10);
+    tmux_keys(&t, "q");
+    TMUX_WAIT(&t, "EXITED 0", 15);
+    tmux_stop(&t);
+    csv_is_head_rates(csv, db);
+    free(csv), free(ycsv), free(kept);
+}
+
+/* The organism's passkey item two steps into the answer: `&` shows the
+ * copying head reading the needle's next digit, and two-hop paths. */
+TEST(tui_keep_paths_to_the_needle_on_the_organism) {
+    TMUX_NEED_TUI();
+    const int size[2][2] = {{140, 45}, {80, 24}};
+    for (int k = 0; k < 2; k++) {
+        Tmux t;
+        if (tmux_open_passkey(&t, k ? "paths80" : "paths140", size[k][0], size[k][1], NULL)) return;
+        tmux_keys(&t, "\"&\""); /* quoted: the keys pass through a shell */
+        TMUX_WAIT(&t, "paths to the needle from pos 505: heaviest L2 H1 > pos 145", 15);
+        TMUX_WAIT(&t, "(a) product of the recorded top-k weights", 5);
+        if (k == 0) {
+            TMUX_WAIT(&t, "L2 H1     145  8", 5);
+            TMUX_WAIT(&t, "(b) attention rollout", 5);
+        }
+        /* Y: the paths as CSV, a two-hop row among them */
+        tmux_keys(&t, "Y");
+        TMUX_WAIT(&t, "yanked the text pane as CSV", 10);
+        char *csv = slurp(t.dir, "ahascope-yank.txt");
+        CHECK_MSG(csv && strstr(csv, "\nrank,hop 1,j,token,w1,hop 2,w2,path\n1,L2 H1,145,8,"), "%.600s",
+                  csv ? csv : "(none)");
+        int two_hop = 0;
+        for (const char *s = csv ? strstr(csv, "\n1,L2 H1") : NULL; s; s = strchr(s + 1, '\n')) {
+            char h1[16], h2[16];
+            int rank, j, l1, l2;
+            if (sscanf(s + 1, "%d,%15[^,],%d,%*[^,],%*f,%15[^,]", &rank, h1, &j, h2) == 4 && strcmp(h2, "direct") &&
+                sscanf(h1, "L%d", &l1) == 1 && sscanf(h2, "L%d", &l2) == 1)
+                two_hop += l2 < l1;
+        }
+        CHECK_MSG(two_hop > 0, "no two-hop path: %.800s", csv ? csv : "");
+        free(csv);
+        tmux_keys(&t, "q");
+        TMUX_WAIT(&t, "EXITED 0", 15);
+        tmux_stop(&t);
+    }
+}
