@@ -205,6 +205,21 @@ TEST(tui_actions_yank_over_the_heads_pane_copies_its_table) {
     replay_free(t);
 }
 
+/* `&` in a replay: (a) from the recorded top-k, and (b) said to need a live run. */
+TEST(tui_actions_paths_in_a_replay_say_the_rollout_needs_the_model) {
+    Tui *t = replay_of(5);
+    after(t, '&');
+    CHECK_MSG(t->m.sql_open && strstr(t->m.sql_text, "no needle marked"), "%s", t->m.sql_text ? t->m.sql_text : "");
+    ViewMark mk[1] = {{1, VIEW_MARK_NEEDLE}};
+    view_set_marks(&t->m, mk, 1, NULL);
+    after(t, '&');
+    CHECK_MSG(strstr(t->m.sql_text, "(b) attention rollout: needs every head's full rows, which a replay cannot") &&
+                  strstr(t->m.sql_text, "(a) product of the recorded top-k weights") && !strcmp(t->m.sql_title, "paths to the needle"),
+              "%s", t->m.sql_text);
+    CHECK_INT(t->paths_pending, 0);
+    replay_free(t);
+}
+
 /* The whole file at path (at most 4 KiB) into buf. */
 static const char *slurp(const char *path, char *buf, size_t n) {
     FILE *f = fopen(path, "rb");

@@ -7,7 +7,9 @@
  * symlink in its place; the pattern (`A`) and the run summary (`R`) the
  * same. On the organism's passkey item at 140x45 and 80x24, `&` lists the
  * paths from the answer's second digit to the needle: L2 H1 reading the
- * needle's next digit directly, and paths through a second hop below it. */
+ * needle's next digit directly, and paths through a second hop below it,
+ * from the recorded top-k (a) and, once the worker's full rows come, from
+ * those rows with the rollout (b). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,7 +119,9 @@ TEST(tui_keep_tables_yanked_and_saved_match_the_store) {
     CHECK(tmux_gone(&t, "heads by global_rate", 5));
     tmux_keys(&t, "A");
     TMUX_WAIT(&t, "pattern L0 H0", 15);
-    tmux_keys(&t, "y");
+    /* the grid comes from the worker a moment after the title: y until it is there */
+    int yanked = 0;
+    for (int i = 0; i < 30 && !yanked; i++) tmux_keys(&t, "y"), yanked = tmux_shows(&t, "yanked the pattern's rows", 1);
     TMUX_WAIT(&t, "yanked the pattern's rows", 10);
     tmux_keys(&t, "S");
     TMUX_WAIT(&t, "saved ahascope-run1-L0H0-pattern.csv", 10);
@@ -154,12 +158,10 @@ TEST(tui_keep_paths_to_the_needle_on_the_organism) {
         Tmux t;
         if (tmux_open_passkey(&t, k ? "paths80" : "paths140", size[k][0], size[k][1], NULL)) return;
         tmux_keys(&t, "\"&\""); /* quoted: the keys pass through a shell */
-        TMUX_WAIT(&t, "paths to the needle from pos 505: heaviest L2 H1 > pos 145", 15);
+        TMUX_WAIT(&t, "paths from pos 505: L2 H1 > 145 > direct", 15);
         TMUX_WAIT(&t, "(a) product of the recorded top-k weights", 5);
-        if (k == 0) {
-            TMUX_WAIT(&t, "L2 H1     145  8", 5);
-            TMUX_WAIT(&t, "(b) attention rollout", 5);
-        }
+        TMUX_WAIT(&t, "paths from pos 505: rollout 0.", 60); /* (b): the worker's full rows came */
+        if (k == 0) TMUX_WAIT(&t, "L2 H1     145  8", 5);
         /* Y: the paths as CSV, a two-hop row among them */
         tmux_keys(&t, "Y");
         TMUX_WAIT(&t, "yanked the text pane as CSV", 10);
@@ -175,6 +177,14 @@ TEST(tui_keep_paths_to_the_needle_on_the_organism) {
                 two_hop += l2 < l1;
         }
         CHECK_MSG(two_hop > 0, "no two-hop path: %.800s", csv ? csv : "");
+        /* (b): the rollout's share and the exact paths, where the window's keys count too */
+        const char *b = csv ? strstr(csv, "attention rollout (heads averaged, half identity for the residual): ") : NULL;
+        double total = b ? atof(strchr(b, ':') + 2) : -1;
+        CHECK_MSG(total > 0 && total < 1, "rollout %f: %.300s", total, b ? b : "(none)");
+        CHECK_MSG(csv && strstr(csv, "\nhead,via\n") && strstr(csv, "exact paths from the full rows: "), "%.2000s",
+                  csv ? csv : "");
+        const char *exact = csv ? strstr(csv, "exact paths from the full rows: ") : NULL;
+        CHECK_MSG(exact && strstr(exact, "\n1,L2 H1,145,8,"), "%.600s", exact ? exact : "(none)");
         free(csv);
         tmux_keys(&t, "q");
         TMUX_WAIT(&t, "EXITED 0", 15);

@@ -1,4 +1,4 @@
-/* test_views_keep.c — whole tables kept as text, CSV and SVG (views/keep.h) and the paths to the needle (views/path.h), without a terminal.
+/* test_views_keep.c — whole tables kept as text, CSV and SVG (views/keep.h) and the paths to the needle (views/path.h), against a brute force and tests/paths_ref.py.
  *
  * A run of 30 positions on 3 layers x 2 heads, window 4 and one sink, the
  * needle at positions 8-10, each head ranking three far keys a position
@@ -277,17 +277,84 @@ TEST(views_paths_match_a_brute_force_recount) {
     }
     ViewPaths p;
     view_paths(&m, &p);
-    char *txt = view_paths_text(&m, &p);
+    char *txt = view_paths_text(&m, &p, NULL, "not computed here");
     CHECK_MSG(txt && strstr(txt, "to the needle, pos 8-10 (3 positions)") &&
                   strstr(txt, "(a) product of the recorded top-k weights") && strstr(txt, "a lower bound") &&
-                  strstr(txt, "(b) attention rollout") && strstr(txt, "rank  hop 1") && strstr(txt, "direct"),
+                  strstr(txt, "(b) attention rollout: not computed here") && strstr(txt, "rank  hop 1") && strstr(txt, "direct"),
               "%s", txt ? txt : "(null)");
     free(txt);
     view_set_marks(&m, NULL, 0, NULL); /* nothing marked: the view says what to mark */
     view_paths(&m, &p);
-    txt = view_paths_text(&m, &p);
+    txt = view_paths_text(&m, &p, NULL, "not computed here");
     CHECK_INT(p.n, 0);
     CHECK(txt && strstr(txt, "no needle marked"));
     free(txt);
+    view_free(&m);
+}
+
+/* (b): the exact paths and the rollout from full rows, against tests/paths_ref.py in float64. */
+TEST(views_paths_rollout_matches_the_reference) {
+    const char *py = test_python_numpy();
+    if (!py) { test_skip("no python3 with numpy"); return; }
+    ViewModel m;
+    CHECK(view_init(&m, LAYERS, HEADS, NULL) == 0);
+    fill(&m);
+    enum { CELLS = LAYERS * HEADS };
+    static float w[CELLS * N_POS * N_POS];
+    unsigned seed = 3;
+    for (int c = 0; c < CELLS; c++) /* softmax rows of random scores, a sharp key now and then */
+        for (int q = 0; q < N_POS; q++) {
+            double s = 0, e[N_POS];
+            for (int k = 0; k <= q; k++) e[k] = exp((double)(lcg(&seed) % 1000) / 250.0), s += e[k];
+            for (int k = 0; k < N_POS; k++) w[((size_t)c * N_POS + q) * N_POS + k] = k <= q ? (float)(e[k] / s) : -1;
+        }
+    char in[1100];
+    mkdir(test_tmp("keeproll"), 0700);
+    snprintf(in, sizeof in, "%s/rows.json", test_tmp("keeproll"));
+    FILE *f = fopen(in, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fprintf(f, "{\"layers\": %d, \"heads\": %d, \"n\": %d, \"answer\": %d, \"needle\": [8, 9, 10], \"rows\": [", LAYERS,
+            HEADS, N_POS, N_POS - 2);
+    for (int i = 0; i < CELLS * N_POS * N_POS; i++) fprintf(f, "%s%.9g", i ? "," : "", (double)w[i]);
+    fprintf(f, "]}\n");
+    fclose(f);
+    m.cursor = N_POS - 2;
+    ViewRows rows = {N_POS, w};
+    ViewRollout r;
+    CHECK(view_rollout(&m, &rows, &r) == 0);
+    int st, lines = 0, k = 0;
+    char *out = test_runf(&st, "'%s' tests/paths_ref.py '%s'", py, in);
+    CHECK_MSG(st == 0, "%s", out ? out : "");
+    for (const char *s = out; st == 0 && s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL) {
+        int c, n;
+        double v;
+        if (sscanf(s, "total %lf", &v) == 1) {
+            CHECK_NEAR(r.total, v, 1e-6);
+            lines++;
+        } else if (sscanf(s, "via %d %lf", &c, &v) == 2 && c < CELLS) {
+            CHECK_NEAR(r.via[c], v, 1e-6);
+            lines++;
+        } else if (sscanf(s, "count %d", &n) == 1) {
+            CHECK_INT(r.exact.total, n);
+            lines++;
+        } else if (sscanf(s, "path %lf", &v) == 1 && k < r.exact.n) {
+            CHECK_NEAR(r.exact.top[k++].w, v, 1e-6);
+            lines++;
+        }
+    }
+    CHECK_INT(lines, 2 + CELLS + VIEW_PATH_TOP);
+    CHECK(r.total > 0 && r.total < 1);
+    /* rows short of the cursor: no rollout, said as -1 */
+    ViewRollout none;
+    CHECK(view_rollout(&m, &(ViewRows){N_POS - 5, w}, &none) == -1 && none.via == NULL);
+    ViewPaths p;
+    view_paths(&m, &p);
+    char *txt = view_paths_text(&m, &p, &r, NULL);
+    CHECK(txt && strstr(txt, "(b) from full rows") && strstr(txt, "attention rollout (heads averaged") &&
+          strstr(txt, "exact paths from the full rows"));
+    free(txt);
+    view_rollout_free(&r);
+    free(out);
     view_free(&m);
 }

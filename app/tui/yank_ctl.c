@@ -8,6 +8,7 @@
 
 #include "engine/files.h"
 #include "views/keep.h"
+#include "views/needle.h"
 #include "views/path.h"
 #include "views/yank.h"
 
@@ -118,10 +119,13 @@ void tui_keep_files(Tui *t) {
     view_set_status(&t->m, "saved %s and %s in %s", csv, svg, getcwd(cwd, sizeof cwd) ? cwd : ".");
 }
 
-void tui_paths(Tui *t) {
+/* Show the paths at the cursor, with (b) from rows when given, else note why not. */
+static void show_paths(Tui *t, const ViewRows *rows, const char *note) {
     ViewPaths p;
+    ViewRollout r;
     view_paths(&t->m, &p);
-    char *text = view_paths_text(&t->m, &p);
+    int have = rows && view_rollout(&t->m, rows, &r) == 0;
+    char *text = view_paths_text(&t->m, &p, have ? &r : NULL, note);
     Err e;
     if (!text || view_set_text(&t->m, "paths to the needle", "", text, &e))
         view_set_status(&t->m, "paths: %s", text ? e.msg : "out of memory");
@@ -129,9 +133,47 @@ void tui_paths(Tui *t) {
         const ViewPath *q = &p.top[0];
         char hop2[24] = "direct";
         if (q->l2 >= 0) snprintf(hop2, sizeof hop2, "L%d H%d", q->l2, q->h2);
-        view_set_status(&t->m, "paths to the %s from pos %d: heaviest L%d H%d > pos %d > %s, %.3f (top-k: a lower bound)",
-                        view_mark_name(p.kind), p.pos, q->l1, q->h1, q->j, hop2, q->w);
+        if (have) /* the rollout first: at 80 columns the status line keeps what it can */
+            view_set_status(&t->m, "paths from pos %d: rollout %.3f on the %s; top-k: L%d H%d > %d > %s %.3f", p.pos,
+                            r.total, view_mark_name(p.kind), q->l1, q->h1, q->j, hop2, q->w);
+        else
+            view_set_status(&t->m, "paths from pos %d: L%d H%d > %d > %s %.3f (top-k product, a lower bound)", p.pos,
+                            q->l1, q->h1, q->j, hop2, q->w);
     }
+    if (have) view_rollout_free(&r);
     free(text);
     t->dirty = 1;
+}
+
+void tui_paths(Tui *t) {
+    const StepTrace *cur = view_trace(&t->m, t->m.cursor);
+    int live = !t->replay && cur && view_weight_kind(&t->m) != VIEW_MARK_NONE;
+    show_paths(t, NULL, t->replay ? "needs every head's full rows, which a replay cannot compute (the queries are "
+                                    "not recorded): open the run live"
+                                  : "computing every head's full rows...");
+    t->paths_pending = live;
+    if (live) t->paths_pos = cur->pos, tui_worker_request_rows(&t->w, cur->pos + 1);
+}
+
+/* Why the worker gave no rows (rc of tui_worker_take_rows). */
+static const char *rows_refused(int rc) {
+    switch (rc) {
+    case -1: return "not computed: this session keeps no queries";
+    case -2: return "not computed: every head's full rows would take over 64 MiB (a shorter run or a smaller model)";
+    default: return "not computed: out of memory";
+    }
+}
+
+void tui_paths_poll(Tui *t) {
+    float *w = NULL;
+    int n, rc;
+    if (!t->paths_pending || t->replay || !tui_worker_take_rows(&t->w, &w, &n, &rc)) return;
+    t->paths_pending = 0;
+    const StepTrace *cur = view_trace(&t->m, t->m.cursor);
+    int same = cur && cur->pos == t->paths_pos && t->m.sql_open && !strcmp(t->m.sql_title, "paths to the needle");
+    if (same) {
+        ViewRows rows = {n, w};
+        show_paths(t, rc == 0 ? &rows : NULL, rows_refused(rc));
+    }
+    free(w);
 }

@@ -31,7 +31,14 @@ void tui_yank(Tui *t, int csv);
  * refused), the status line naming them. */
 void tui_keep_files(Tui *t);
 
-/* `&`: the paths from the cursor to the needle (views/path.h) in the text pane. */
+/* `&`: the paths from the cursor to the needle (views/path.h) in the text
+ * pane: (a) from the recorded top-k at once; on a live run the worker is
+ * asked for every head's full rows, and (b), the exact paths and the
+ * rollout, follow when they come (tui_paths_poll). */
 void tui_paths(Tui *t);
+
+/* Each frame: take the rows `&` asked for and show (b), if the cursor and
+ * the text pane are still the paths'. */
+void tui_paths_poll(Tui *t);
 
 #endif
