@@ -199,7 +199,7 @@ TEST(tui_actions_yank_over_the_heads_pane_copies_its_table) {
     if (f) fclose(f);
     t->heads.open = 0; /* no table on top: Y says what it copies, y the inspector */
     s = after(t, 'Y');
-    CHECK_MSG(strstr(s, "yank: no table as CSV"), "Y over nothing: %s", s);
+    CHECK_MSG(strstr(s, "yank: no table to copy as CSV: open H, A or a text pane"), "Y over nothing: %s", s);
     CHECK_MSG(strstr(after(t, 'y'), "yanked the inspector"), "y: %s", t->m.status);
     unsetenv("AHASCOPE_YANK");
     replay_free(t);

@@ -58,7 +58,7 @@ static char *yank_what(Tui *t, int csv, const char **what) {
     if (t->heads.open) return *what = csv ? "heads table as CSV" : "heads table", view_heads_table(&t->heads, m, csv);
     if (t->pat.open) return *what = csv ? "pattern as CSV" : "pattern's rows", view_pattern_table(&t->pat, m, csv);
     if (text_pane && (csv || whole_text(t))) return *what = csv ? "text pane as CSV" : "summary", view_text_table(m, csv);
-    if (csv) return *what = "table as CSV (H, A or a focused text pane: y copies the inspector)", NULL;
+    if (csv) return *what = NULL, NULL;
     return view_yank(m, what);
 }
 
@@ -67,6 +67,10 @@ void tui_yank(Tui *t, int csv) {
     char *raw = yank_what(t, csv, &what);
     char *text = raw ? view_yank_clean(raw, t->m.ascii) : NULL;
     free(raw);
+    if (!text && !what) {
+        view_set_status(&t->m, "yank: no table to copy as CSV: open H, A or a text pane (y copies the inspector)");
+        return;
+    }
     if (!text) {
         view_set_status(&t->m, "yank: no %s to copy yet", what);
         return;
@@ -80,10 +84,13 @@ void tui_yank(Tui *t, int csv) {
         free(text);
         return;
     }
-    /* OSC 52 moves no cursor: curses' picture of the screen stays true */
-    char *osc = isatty(STDOUT_FILENO) ? tui_yank_osc52(text, strlen(text)) : NULL;
+    /* OSC 52 moves no cursor: curses' picture of the screen stays true. A long pattern's CSV
+     * would hold the terminal up for seconds (and most terminals cap what they take): file only */
+    size_t n = strlen(text);
+    char *osc = isatty(STDOUT_FILENO) && n <= TUI_YANK_CLIP_MAX ? tui_yank_osc52(text, n) : NULL;
     if (osc) fputs(osc, stdout), fflush(stdout);
-    view_set_status(&t->m, "yanked the %s (%d lines) to %s%s", what, lines, path, osc ? " and the clipboard" : "");
+    view_set_status(&t->m, "yanked the %s (%d lines) to %s%s", what, lines, path,
+                    osc ? " and the clipboard" : n > TUI_YANK_CLIP_MAX ? " (too long for the clipboard)" : "");
     free(osc);
     free(text);
 }

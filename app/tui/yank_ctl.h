@@ -10,6 +10,10 @@
 
 #include "app/tui/state.h"
 
+/* Bytes a yank puts on the clipboard at most (1 MiB); a longer one goes
+ * to the file only, and the status line says so. */
+#define TUI_YANK_CLIP_MAX (1u << 20)
+
 /* The file a yank goes to: env ($AHASCOPE_YANK) when set and not empty,
  * else "ahascope-yank.txt". Pure. */
 const char *tui_yank_path(const char *env);
