@@ -5,7 +5,8 @@
  * whose rates are the store's head_rates (`ahascope query`); `S` writes
  * the CSV and an SVG (parsed by python3's xml module) without following a
  * symlink in its place; the pattern (`A`) and the run summary (`R`) the
- * same. On the organism's passkey item at 140x45 and 80x24, `&` lists the
+ * same, and again at 140x45; the replay's pattern, saved by `S`, is
+ * attn_top's rows cell for cell. On the organism's passkey item at 140x45 and 80x24, `&` lists the
  * paths from the answer's second digit to the needle: L2 H1 reading the
  * needle's next digit directly, and paths through a second hop below it,
  * from the recorded top-k (a) and, once the worker's full rows come, from
@@ -78,10 +79,52 @@ static int svg_rects(const char *dir, const char *name, const char *cls) {
     return n;
 }
 
-TEST(tui_keep_tables_yanked_and_saved_match_the_store) {
-    TMUX_NEED_TUI();
+/* The replay of run 1: its pattern (L0 H0) saved by S, built from the
+ * recorded far keys, is attn_top's rows read with SQL. */
+static void replay_pattern_is_attn_top(const char *dir) {
+    Tmux r;
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "%s tui --replay --db keep.db", test_bin_abs());
+    CHECK_INT(tmux_open(&r, "keepreplay", dir, 80, 24, NULL, cmd, 0), 0);
+    TMUX_WAIT(&r, "replay", 15);
+    TMUX_WAIT(&r, "replay of run 1 (done)", 30); /* every position loaded */
+    tmux_keys(&r, "A");
+    TMUX_WAIT(&r, "pattern L0 H0", 15);
+    int saved = 0;
+    for (int i = 0; i < 30 && !saved; i++)
+        tmux_keys(&r, "S"), saved = tmux_shows(&r, "saved ahascope-run1-L0H0-pattern.csv", 1);
+    TMUX_WAIT(&r, "saved ahascope-run1-L0H0-pattern.csv", 10);
+    tmux_keys(&r, "q");
+    TMUX_WAIT(&r, "EXITED 0", 15);
+    tmux_stop(&r);
+    int st, rows = 0;
+    char *sql = test_runf(&st, "cd '%s' && %s query --db keep.db --csv \"SELECT pos, key_pos, MAX(weight) FROM attn_top "
+                               "WHERE run_id = 1 AND layer = 0 AND head = 0 GROUP BY pos, key_pos\" 2>&1",
+                          dir, test_bin_abs());
+    char *csv = slurp(dir, "ahascope-run1-L0H0-pattern.csv");
+    CHECK_MSG(csv && strstr(csv, "recorded top-k far keys only"), "%.300s", csv ? csv : "(none)");
+    const char *s = csv ? strstr(csv, "\nquery,key,weight\n") : NULL;
+    for (s = s ? strchr(s + 1, '\n') : NULL; s && s[1]; s = strchr(s + 1, '\n')) {
+        int q, k;
+        double w, sw = -1;
+        if (sscanf(s + 1, "%d,%d,%lf", &q, &k, &w) != 3) continue;
+        char want[48];
+        snprintf(want, sizeof want, "\n%d,%d,", q, k);
+        const char *row = sql ? strstr(sql, want) : NULL;
+        if (row) sw = atof(row + strlen(want));
+        CHECK_MSG(row && fabs(sw - w) < 2e-6, "pattern %d,%d %.6f, attn_top %.6f", q, k, w, sw);
+        rows++;
+    }
+    int sql_rows = -1; /* the header line aside */
+    for (const char *p = sql; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) sql_rows++;
+    CHECK_MSG(rows > 30 && rows == sql_rows, "%d pattern cells, %d attn_top rows", rows, sql_rows);
+    free(sql), free(csv);
+}
+
+/* y, Y, S over H, A and R at cols x rows (the replay's pattern checked once). */
+static void keep_tables(const char *name, int cols, int rows, int replay) {
     Tmux t;
-    CHECK_INT(tmux_open_stories(&t, "keep80", 80, 24, "AHASCOPE_YANK=yank.txt", "--db keep.db"), 0);
+    CHECK_INT(tmux_open_stories(&t, name, cols, rows, "AHASCOPE_YANK=yank.txt", "--db keep.db"), 0);
     char db[1200], link[1200], precious[1200];
     snprintf(db, sizeof db, "%s/keep.db", t.dir);
     TMUX_WAIT(&t, "pos 4/512", 10);
@@ -147,6 +190,17 @@ TEST(tui_keep_tables_yanked_and_saved_match_the_store) {
     tmux_stop(&t);
     csv_is_head_rates(csv, db);
     free(csv), free(ycsv), free(kept);
+    if (replay) replay_pattern_is_attn_top(t.dir);
+}
+
+TEST(tui_keep_tables_yanked_and_saved_match_the_store) {
+    TMUX_NEED_TUI();
+    keep_tables("keep80", 80, 24, 1);
+}
+
+TEST(tui_keep_tables_at_140x45) {
+    TMUX_NEED_TUI();
+    keep_tables("keep140", 140, 45, 0);
 }
 
 /* The organism's passkey item two steps into the answer: `&` shows the
