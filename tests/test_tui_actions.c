@@ -220,6 +220,32 @@ TEST(tui_actions_paths_in_a_replay_say_the_rollout_needs_the_model) {
     replay_free(t);
 }
 
+/* `S` with nothing to save says what to open; with H open it writes the
+ * CSV and the SVG in the current directory, and a FIFO there is refused
+ * at once (the UI never waits on a reader). */
+TEST(tui_actions_save_table_writes_csv_and_svg_or_says_why_not) {
+    Tui *t = replay_of(5);
+    char cwd[1024], fifo[1200];
+    const char *dir = test_tmp("savetable");
+    mkdir(dir, 0700);
+    CHECK(getcwd(cwd, sizeof cwd) != NULL && chdir(dir) == 0);
+    CHECK_MSG(!strcmp(after(t, 'S'), "save table: open H (heads) or A (pattern) first"), "%s", t->m.status);
+    t->m.hdr.run_id = 7;
+    t->heads.open = 1;
+    const char *s = after(t, 'S');
+    CHECK_MSG(strstr(s, "saved ahascope-run7-heads.csv and ahascope-run7-heads.svg in "), "%s", s);
+    struct stat st;
+    CHECK(stat("ahascope-run7-heads.csv", &st) == 0 && st.st_size > 0);
+    CHECK(stat("ahascope-run7-heads.svg", &st) == 0 && st.st_size > 0);
+    snprintf(fifo, sizeof fifo, "%s/ahascope-run7-heads.csv", dir);
+    unlink(fifo);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    s = after(t, 'S');
+    CHECK_MSG(strstr(s, "save table: ") && strstr(s, "not a regular file"), "S into a FIFO: %s", s);
+    CHECK(chdir(cwd) == 0);
+    replay_free(t);
+}
+
 /* The whole file at path (at most 4 KiB) into buf. */
 static const char *slurp(const char *path, char *buf, size_t n) {
     FILE *f = fopen(path, "rb");

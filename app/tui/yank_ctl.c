@@ -57,7 +57,8 @@ static char *yank_what(Tui *t, int csv, const char **what) {
     int text_pane = m->sql_open && m->focus == VIEW_PANE_SQL;
     if (t->heads.open) return *what = csv ? "heads table as CSV" : "heads table", view_heads_table(&t->heads, m, csv);
     if (t->pat.open) return *what = csv ? "pattern as CSV" : "pattern's rows", view_pattern_table(&t->pat, m, csv);
-    if (text_pane && (csv || whole_text(t))) return *what = csv ? "text pane as CSV" : "summary", view_text_table(m, csv);
+    if (text_pane && (csv || whole_text(t)))
+        return *what = csv ? "text pane as CSV" : "summary", view_text_table(m, csv);
     if (csv) return *what = NULL, NULL;
     return view_yank(m, what);
 }
@@ -109,9 +110,11 @@ void tui_keep_files(Tui *t) {
     char run[32] = "";
     if (m->hdr.run_id > 0) snprintf(run, sizeof run, "-run%lld", m->hdr.run_id);
     if (t->heads.open) snprintf(base, sizeof base, "ahascope%s-heads", run);
-    else if (t->pat.open && t->pat.w) snprintf(base, sizeof base, "ahascope%s-L%dH%d-pattern", run, t->pat.layer, t->pat.head);
+    else if (t->pat.open && t->pat.w)
+        snprintf(base, sizeof base, "ahascope%s-L%dH%d-pattern", run, t->pat.layer, t->pat.head);
     else {
-        view_set_status(&t->m, "save table: open H (heads) or A (pattern) first%s", t->pat.open ? ": the pattern is not computed yet" : "");
+        view_set_status(&t->m, "save table: %s", t->pat.open ? "the pattern is not computed yet"
+                                                             : "open H (heads) or A (pattern) first");
         return;
     }
     snprintf(csv, sizeof csv, "%s.csv", base);
