@@ -172,23 +172,77 @@ TEST(tui_actions_plots_count_decided_positions) {
     replay_free(t);
 }
 
-/* `y` while the heads pane (H) is open copies its highlighted row, not the inspector. */
-TEST(tui_actions_yank_over_the_heads_pane_copies_its_row) {
+/* `y` while the heads pane (H) is open copies its whole table, not the
+ * inspector, headed by the run's line; `Y` the same as CSV (issue 52 §8). */
+TEST(tui_actions_yank_over_the_heads_pane_copies_its_table) {
     Tui *t = replay_of(5);
     char path[1100];
     const char *dir = test_tmp("yankheads");
     mkdir(dir, 0700);
     snprintf(path, sizeof path, "%s/yank.txt", dir);
     setenv("AHASCOPE_YANK", path, 1);
+    t->m.hdr.run_id = 7, t->m.hdr.seed = 42, t->m.hdr.seed_known = 1;
     t->heads.open = 1, t->heads.row = 0;
     const char *s = after(t, 'y');
-    CHECK_MSG(strstr(s, "yanked the heads row (2 lines)"), "y over H: %s", s);
+    CHECK_MSG(strstr(s, "yanked the heads table (6 lines)"), "y over H: %s", s); /* run line, names, 4 heads */
     FILE *f = fopen(path, "r");
     char line[256] = "";
-    CHECK(f && fgets(line, sizeof line, f) && !strncmp(line, "head\tglobal\t", 12));
-    CHECK(f && fgets(line, sizeof line, f) && line[0] == 'L');
+    CHECK(f && fgets(line, sizeof line, f) && !strncmp(line, "# ahascope run 7 seed 42 ", 25));
+    CHECK(f && fgets(line, sizeof line, f) && !strncmp(line, "rank  head ", 11));
+    CHECK(f && fgets(line, sizeof line, f) && strstr(line, "   1  L"));
     if (f) fclose(f);
+    s = after(t, 'Y');
+    CHECK_MSG(strstr(s, "yanked the heads table as CSV (6 lines)"), "Y over H: %s", s);
+    f = fopen(path, "r");
+    CHECK(f && fgets(line, sizeof line, f) && line[0] == '#');
+    CHECK(f && fgets(line, sizeof line, f) && !strncmp(line, "rank,layer,head,global_rate,", 28));
+    if (f) fclose(f);
+    t->heads.open = 0; /* no table on top: Y says what it copies, y the inspector */
+    s = after(t, 'Y');
+    CHECK_MSG(strstr(s, "yank: no table to copy as CSV: open H, A or a text pane"), "Y over nothing: %s", s);
+    CHECK_MSG(strstr(after(t, 'y'), "yanked the inspector"), "y: %s", t->m.status);
     unsetenv("AHASCOPE_YANK");
+    replay_free(t);
+}
+
+/* `&` in a replay: (a) from the recorded top-k, and (b) said to need a live run. */
+TEST(tui_actions_paths_in_a_replay_say_the_rollout_needs_the_model) {
+    Tui *t = replay_of(5);
+    after(t, '&');
+    CHECK_MSG(t->m.sql_open && strstr(t->m.sql_text, "no needle marked"), "%s", t->m.sql_text ? t->m.sql_text : "");
+    ViewMark mk[1] = {{1, VIEW_MARK_NEEDLE}};
+    view_set_marks(&t->m, mk, 1, NULL);
+    after(t, '&');
+    CHECK_MSG(strstr(t->m.sql_text, "(b) attention rollout: needs every head's full rows, which a replay cannot") &&
+                  strstr(t->m.sql_text, "(a) product of the recorded top-k weights") && !strcmp(t->m.sql_title, "paths to the needle"),
+              "%s", t->m.sql_text);
+    CHECK_INT(t->paths_pending, 0);
+    replay_free(t);
+}
+
+/* `S` with nothing to save says what to open; with H open it writes the
+ * CSV and the SVG in the current directory, and a FIFO there is refused
+ * at once (the UI never waits on a reader). */
+TEST(tui_actions_save_table_writes_csv_and_svg_or_says_why_not) {
+    Tui *t = replay_of(5);
+    char cwd[1024], fifo[1200];
+    const char *dir = test_tmp("savetable");
+    mkdir(dir, 0700);
+    CHECK(getcwd(cwd, sizeof cwd) != NULL && chdir(dir) == 0);
+    CHECK_MSG(!strcmp(after(t, 'S'), "save table: open H (heads) or A (pattern) first"), "%s", t->m.status);
+    t->m.hdr.run_id = 7;
+    t->heads.open = 1;
+    const char *s = after(t, 'S');
+    CHECK_MSG(strstr(s, "saved ahascope-run7-heads.csv and ahascope-run7-heads.svg in "), "%s", s);
+    struct stat st;
+    CHECK(stat("ahascope-run7-heads.csv", &st) == 0 && st.st_size > 0);
+    CHECK(stat("ahascope-run7-heads.svg", &st) == 0 && st.st_size > 0);
+    snprintf(fifo, sizeof fifo, "%s/ahascope-run7-heads.csv", dir);
+    unlink(fifo);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    s = after(t, 'S');
+    CHECK_MSG(strstr(s, "save table: ") && strstr(s, "not a regular file"), "S into a FIFO: %s", s);
+    CHECK(chdir(cwd) == 0);
     replay_free(t);
 }
 

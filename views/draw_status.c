@@ -31,6 +31,9 @@ static int hints(const ViewModel *m, const char **out, int max, char names[][8])
         HINT("Esc", "close");
         HINT_CMD(VIEW_OP_STEP);
         HINT_CMD(VIEW_ACT_QUIT);
+        HINT_CMD(VIEW_ACT_YANK); /* the whole table kept (views/keep.h): last, a narrow line keeps the keys above */
+        HINT_CMD(VIEW_ACT_YANK_CSV);
+        HINT_CMD(VIEW_ACT_KEEP_FILES);
         return n;
     }
     if (m->pick.open) { /* it holds the keyboard until it closes */

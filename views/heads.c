@@ -203,23 +203,3 @@ void view_draw_heads(WINDOW *w, const ViewHeads *hs, const ViewModel *m, const V
              view_heads_sorts(m));
     view_puts_fit(w, h - 1, 2, wd - 4, keys, p->ascii, A_DIM, 0);
 }
-
-char *view_heads_yank(const ViewHeads *hs, const ViewModel *m) {
-    static const char *const names[] = {"global", "oracle", "prec", "recall", "agree"};
-    int cells = m->n_layers * m->n_heads;
-    int *order = cells > 0 ? malloc((size_t)cells * sizeof *order) : NULL;
-    char *s = malloc(256);
-    if (!order || !s) { free(order); free(s); return NULL; }
-    view_heads_order(m, hs->sort, hs->asc, order);
-    int cell = order[clampi(hs->row, 0, cells - 1)], n = 0, k = snprintf(s, 256, "head");
-    for (int i = 0; i < VIEW_RATE_COUNT; i++) k += snprintf(s + k, 256 - (size_t)k, "\t%s", names[i]);
-    k += snprintf(s + k, 256 - (size_t)k, "\tn\nL%d H%d", cell / m->n_heads, cell % m->n_heads);
-    for (int i = 0; i < VIEW_RATE_COUNT; i++) {
-        double r = view_head_rate(m, cell, view_rate_metric(i), i == 0 ? &n : NULL);
-        if (isnan(r)) k += snprintf(s + k, 256 - (size_t)k, "\tn/a");
-        else k += snprintf(s + k, 256 - (size_t)k, "\t%.1f%%", 100.0 * r);
-    }
-    snprintf(s + k, 256 - (size_t)k, "\t%d\n", n);
-    free(order);
-    return s;
-}

@@ -72,8 +72,6 @@ void view_heads_title(const ViewHeads *hs, const ViewModel *m, int ascii, char *
 /* Draw the pane into w (its window: view_pattern_rect's rectangle). */
 void view_draw_heads(WINDOW *w, const ViewHeads *hs, const ViewModel *m, const ViewPalette *p);
 
-/* The highlighted row with the column names above it, tab-separated, as `y`
- * copies it while the pane is open (malloc'd; NULL out of memory). */
-char *view_heads_yank(const ViewHeads *hs, const ViewModel *m);
+/* What `y`, `Y` and `S` keep of the pane, the whole table, is views/keep.h's. */
 
 #endif

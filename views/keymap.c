@@ -68,8 +68,10 @@ static const ViewBinding BINDINGS[] = {
     {"c", "rates by token type: prompt, words, numbers, pieces", K('c'), K(VIEW_ACT_TOKEN_STATS), K("types")},
     {"b  ' \"", "bookmark the cursor; next / previous bookmark", K('b', '\'', '"'),
      K(VIEW_OP_BOOKMARK, VIEW_OP_BOOKMARK_NEXT, VIEW_OP_BOOKMARK_PREV), K(NULL)},
-    {"y", "yank the inspector (or the pane's row) as text", K('y'), K(VIEW_ACT_YANK), K("yank")},
+    {"y Y S", "yank text, CSV (H A R: whole table); S: H/A files", K('y', 'Y', 'S'),
+     K(VIEW_ACT_YANK, VIEW_ACT_YANK_CSV, VIEW_ACT_KEEP_FILES), K("yank", "yank csv", "save table")},
     {"E", "every head at the cursor, a row each (Enter selects)", K('E'), K(VIEW_OP_ALLHEADS), K("every head")},
+    {"&", "path to the needle: answer > j > needle, per head", K('&'), K(VIEW_ACT_PATHS), K("paths")},
     NOTE("needle", "weight on the needle: m's last metric; H 6-8"),
     /* The editor answers these itself (view_input_key): help lines only. */
     SECTION("the line editor (e prompt, : SQL, / search, G go-to, z, B run)"),

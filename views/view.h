@@ -103,6 +103,9 @@ typedef enum {
     VIEW_ACT_YANK,         /* y: the app copies the inspector block or the text pane's row out as text */
     VIEW_ACT_DIST,   /* d: the app opens or closes the distributions pane (router score against the oracle) */
     VIEW_ACT_ABLATE, /* !: the app forces the selected head the other way from the cursor on (a child run) */
+    VIEW_ACT_YANK_CSV,   /* Y: the app copies the table on top (H, A, the text pane) out as CSV */
+    VIEW_ACT_KEEP_FILES, /* S: the app writes H's or A's table as CSV and SVG files */
+    VIEW_ACT_PATHS,      /* &: the app shows the paths from the cursor to the needle (views/path.h) */
     VIEW_ACT_COUNT
 } ViewAction;
 
@@ -132,6 +135,11 @@ typedef struct {
      * "gemma3 · 22 local (w 512) + 4 global layers"; all global, nothing. */
     char arch[24];
     ViewLayerKinds layers;
+    /* What a kept table is headed with (views/keep.h): the recorded run on
+     * screen (0 none) and its sampling seed (seed_known 0: not known). */
+    long long run_id;
+    unsigned long long seed;
+    int seed_known;
 } ViewHeader;
 
 /* Attention weights of one head at one position, for the inspector strip. */

@@ -124,7 +124,9 @@ static int heads(Tui *t, ViewAction a) { (void)a, tui_heads_toggle(t); return 0;
 static int pick_policy(Tui *t, ViewAction a) { (void)a, tui_picker_open(t); return 0; }
 static int type_setting(Tui *t, ViewAction a) { (void)a, view_input_begin(&t->m, "set", ""); return 0; }
 static int token_stats(Tui *t, ViewAction a) { (void)a, tui_token_stats(t); return 0; }
-static int yank(Tui *t, ViewAction a) { (void)a, tui_yank(t); return 0; }
+static int yank(Tui *t, ViewAction a) { tui_yank(t, a == VIEW_ACT_YANK_CSV); return 0; }
+static int keep_files(Tui *t, ViewAction a) { (void)a, tui_keep_files(t); return 0; }
+static int paths(Tui *t, ViewAction a) { (void)a, tui_paths(t); return 0; }
 static int dist(Tui *t, ViewAction a) { (void)a, tui_dist_toggle(t); return 0; }
 static int ablate(Tui *t, ViewAction a) { (void)a, tui_ablate(t); return 0; }
 
@@ -159,6 +161,9 @@ static const TuiAction ACTIONS[VIEW_ACT_COUNT] = {
     [VIEW_ACT_YANK] = {yank, yank, NULL},
     [VIEW_ACT_DIST] = {dist, dist, NULL},
     [VIEW_ACT_ABLATE] = {ablate, NULL, "ablate"},
+    [VIEW_ACT_YANK_CSV] = {yank, yank, NULL},
+    [VIEW_ACT_KEEP_FILES] = {keep_files, keep_files, NULL},
+    [VIEW_ACT_PATHS] = {paths, paths, NULL},
 };
 
 /* Run action a as this mode defines it. */

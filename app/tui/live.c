@@ -72,6 +72,7 @@ static void show_run(Tui *t, const TuiTake *k) {
     h->tok_s = k->tok_s;
     if (t->screen_run) snprintf(h->record, sizeof h->record, "%s run %lld", t->db, (long long)t->screen_run);
     else snprintf(h->record, sizeof h->record, "not recording");
+    h->run_id = t->screen_run, h->seed = t->run.seed, h->seed_known = 1; /* a re-evaluation keeps its parent's seed */
 }
 
 /* A long prefill on the status line, "prefill 1024/4096 · 63 tok/s",

@@ -17,6 +17,7 @@
 #include "app/tui/dist_ctl.h"
 #include "app/tui/pattern_ctl.h"
 #include "app/tui/state.h"
+#include "app/tui/yank_ctl.h"
 #include "app/tui/tokstats_ctl.h"
 #include "views/keymap.h"
 
@@ -88,6 +89,7 @@ static void ui_loop(Tui *t) {
         if (g_winch) g_winch = 0, follow_resize(), t->dirty = 1;
         tui_take_results(t);
         tui_pattern_poll(t);
+        tui_paths_poll(t);
         tui_dist_poll(t);
         tui_poll_load(t);
         tui_rescore_poll(t);

@@ -34,6 +34,7 @@ static void replay_header(Tui *t, const StoreRunInfo *r) {
     h->gates_fixed = 1, h->gate_tau = h->tau, h->gate_theta_logit = h->theta_logit; /* what T and O cannot change */
     view_set_arch(h, r->arch);
     h->layers = view_layer_kinds(NULL, 0); /* the run's first position says them (load_push) */
+    h->run_id = r->run_id, h->seed = r->seed, h->seed_known = 1; /* what a kept table is headed with */
 }
 
 /* What a load asks of its job. */

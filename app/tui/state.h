@@ -77,6 +77,8 @@ typedef struct {
     double pat_asked;   /* when it was asked for */
     double pat_cost;    /* seconds the last one took to arrive */
     ViewHeads heads;    /* the heads sorted by a run rate (H), see heads_ctl.h */
+    int paths_pending;  /* `&` asked the worker for every head's full rows, for the rollout at paths_pos */
+    int paths_pos;
     ViewTokStats *tokstats; /* `c`'s count under way, NULL none (tokstats_ctl.h) */
     int tokstats_total; /* the positions it counts */
     const StepTrace *tokstats_first; /* the history's first trace and the recorded run then: */

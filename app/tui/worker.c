@@ -344,6 +344,24 @@ static void do_pattern(TuiWorker *w) {
     w->pat_w = grid, w->pat_rn = n, w->pat_rbin = bin, w->pat_rlayer = l, w->pat_rhead = h;
 }
 
+/* Answer a rows request: every head's pattern at one position a cell,
+ * computed with mu released as a pattern is. */
+static void do_rows(TuiWorker *w) {
+    int n = w->rows_n < w->ses.n_fed ? w->rows_n : w->ses.n_fed, cells = w->model->c.n_layers * w->model->c.n_heads;
+    w->rows_req = 0;
+    if (n < 1) return;
+    size_t each = (size_t)n * n;
+    float *rows = each * cells <= TUI_ROWS_MAX_FLOATS ? malloc(each * cells * sizeof *rows) : NULL;
+    int rc = each * cells > TUI_ROWS_MAX_FLOATS ? -2 : !rows ? -3 : 0;
+    pthread_mutex_unlock(&w->mu);
+    for (int c = 0; rc == 0 && c < cells; c++)
+        if (attn_pattern(&w->ses.rs, c / w->model->c.n_heads, c % w->model->c.n_heads, n, 1, rows + each * c)) rc = -1;
+    pthread_mutex_lock(&w->mu);
+    if (rc) free(rows), rows = NULL;
+    free(w->rows_w);
+    w->rows_w = rows, w->rows_rn = n, w->rows_rc = rc, w->rows_ready = 1;
+}
+
 /* Answer a why request: from the kept router inputs, one dot product's
  * terms (cheap enough under mu); or, for a model too large to keep them,
  * begin feeding the tokens up to pos afresh (feed_why), replacing a
@@ -416,6 +434,7 @@ static void *worker_main(void *arg) {
         if (w->restart) { do_restart(w); continue; }
         if (w->attn_req) { do_attention(w); continue; }
         if (w->pat_req) { do_pattern(w); continue; }
+        if (w->rows_req) { do_rows(w); continue; }
         if (w->why_req) { do_why(w); continue; }
         int want = !w->finished && (w->want_steps > 0 || w->playing);
         /* a recompute's chunks take turns with the steps: a step waits for one chunk at most */
@@ -562,6 +581,21 @@ void tui_worker_request_pattern(TuiWorker *w, int layer, int head, int n, int bi
     pthread_mutex_unlock(&w->mu);
 }
 
+void tui_worker_request_rows(TuiWorker *w, int n) {
+    pthread_mutex_lock(&w->mu);
+    w->rows_req = 1, w->rows_n = n, w->rows_ready = 0;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+int tui_worker_take_rows(TuiWorker *w, float **rows, int *n, int *rc) {
+    pthread_mutex_lock(&w->mu);
+    int ready = w->rows_ready;
+    if (ready) *rows = w->rows_w, *n = w->rows_rn, *rc = w->rows_rc, w->rows_w = NULL, w->rows_ready = 0;
+    pthread_mutex_unlock(&w->mu);
+    return ready;
+}
+
 void tui_worker_request_why(TuiWorker *w, int pos, int layer, int head) {
     pthread_mutex_lock(&w->mu);
     w->why_req = 1, w->why_pos = pos, w->why_layer = layer, w->why_head = head;
@@ -642,6 +676,7 @@ void tui_worker_stop(TuiWorker *w) {
     free(w->attn_w);
     free(w->pat_w);
     if (w->diff) ablate_diff_free(w->diff), free(w->diff);
+    free(w->rows_w);
     free(w->ids);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);

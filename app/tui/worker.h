@@ -63,6 +63,7 @@ typedef struct {
     int attn_req, attn_pos, attn_layer, attn_head;
     int stop_reeval;          /* Esc: stop the running re-evaluation at the next chunk */
     int pat_req, pat_layer, pat_head, pat_n, pat_bin; /* a head's attention pattern over positions 0 … pat_n-1 */
+    int rows_req, rows_n;     /* every head's full rows over positions 0 … rows_n-1 (the paths' rollout) */
     int why_req, why_pos, why_layer, why_head; /* what drove a head's router at a position (router_why.h) */
 
     /* results, under mu */
@@ -83,6 +84,8 @@ typedef struct {
     int attn_ready, attn_n, attn_rpos, attn_rlayer, attn_rhead;
     float *pat_w;             /* the pattern answered (owned until taken), for the pat_r* below */
     int pat_rn, pat_rbin, pat_rlayer, pat_rhead;
+    float *rows_w;            /* the rows answered (owned until taken): [cell][q][k] over rows_rn positions */
+    int rows_ready, rows_rn, rows_rc; /* rows_rc: 0, -1 none kept, -2 too large, -3 out of memory */
     int why_ready, why_rc, why_rpos, why_rlayer, why_rhead; /* the why answered: its return (tui_worker_take_why) */
     RouterWhy why;
     int why_kept;             /* the session keeps every position's router input (else a why is recomputed) */
@@ -185,6 +188,20 @@ void tui_worker_request_pattern(TuiWorker *w, int layer, int head, int n, int bi
 /* The pattern answered since the last call, if any: its grid (the caller
  * owns it from now on) and what it covers; NULL when none is ready. */
 float *tui_worker_take_pattern(TuiWorker *w, int *layer, int *head, int *n, int *bin);
+
+/* Floats every head's full rows may take at most (64 MiB): longer runs or
+ * wider models get no rollout, and the paths view says so. */
+#define TUI_ROWS_MAX_FLOATS (1 << 24)
+
+/* Ask for every head's full attention rows over the first n positions of
+ * the current run (attn_pattern at one position a cell, each head as if
+ * it went global); a newer request replaces one not begun. */
+void tui_worker_request_rows(TuiWorker *w, int n);
+
+/* The rows answered since the last call: 1 with *rows (owned by the caller
+ * from now on; NULL unless *rc is 0), *n and *rc (0; -1 the session keeps
+ * no queries; -2 over TUI_ROWS_MAX_FLOATS; -3 out of memory), else 0. */
+int tui_worker_take_rows(TuiWorker *w, float **rows, int *n, int *rc);
 
 /* Ask what drove the router of (layer, head) at pos of the current run:
  * its logit's largest input terms (engine/router_why.h). */
