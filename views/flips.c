@@ -113,8 +113,9 @@ void view_draw_flips(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     if (isnan(fs)) snprintf(share, sizeof share, "n/a");
     else snprintf(share, sizeof share, "%.1f%% of %d pos", 100 * fs, n);
     int common = view_parent_common(m), most = m->n_hist > m->parent.n ? m->n_hist : m->parent.n;
-    if (common < most) /* other text past the prefix both runs share: say what is compared */
+    if (common < most && common > 0) /* other text past the prefix both runs share: say what is compared */
         snprintf(prefix, sizeof prefix, " " DOT " common prefix pos 0-%d", common - 1);
+    else if (common < most) snprintf(prefix, sizeof prefix, " " DOT " no token in common at pos 0");
     snprintf(title, sizeof title, "flips vs %s%s " DOT " L%d H%d %s " DOT " darkest %.1f%% " DOT
              " share of decided positions whose gate changed", view_parent_name(m, name, sizeof name), prefix,
              m->sel_layer, m->sel_head, share, 100 * top);

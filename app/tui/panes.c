@@ -288,10 +288,10 @@ static int compare_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
     if (diff && a->other) snprintf(a->title, sizeof a->title, "run %lld vs run %lld", (long long)a->run, (long long)parent);
     else if (diff)
         snprintf(a->title, sizeof a->title, "run %lld vs its parent %lld", (long long)a->run, (long long)parent);
+    else snprintf(a->title, sizeof a->title, "run %lld summary", (long long)a->run);
     if (diff && a->other && !a->status[0]) /* named: D is against a run chosen in B, not the parent */
         snprintf(a->status, sizeof a->status, "run %lld vs run %lld (chosen in B; Tab on an empty B line: the parent)",
                  (long long)a->run, (long long)parent);
-    else snprintf(a->title, sizeof a->title, "run %lld summary", (long long)a->run);
     return 0;
 }
 
