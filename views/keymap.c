@@ -81,6 +81,7 @@ static const ViewBinding BINDINGS[] = {
     NOTE("C-u", "clear the line"),
     NOTE("\xe2\x86\x91 \xe2\x86\x93", "earlier lines of the same kind: older / newer"),
     NOTE("Enter  Esc", "run the prompt, query, search or run id; cancel"),
+    NOTE("Tab", "in B's line: compare with that run (D, X, par)"),
 };
 
 #undef K
