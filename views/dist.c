@@ -27,7 +27,10 @@ void view_dist_title(const ViewDist *d, const ViewModel *m, char *buf, size_t n)
                       : snprintf(buf, n, "distributions%sL%d H%d", dot, d->layer, d->head);
     if (k < 0 || (size_t)k >= n || !d->ready) return;
     /* the classes' sizes beside the AUC: over 4 cells of one class it says little */
-    k += snprintf(buf + k, n - k, "%s%d positions%s%ld cells, %ld global", dot, d->n_pos, dot, d->n, d->n_global);
+    if (d->span_lo >= 0) /* a span: which positions, and how many of them */
+        k += snprintf(buf + k, n - k, "%sspan %d-%d (%d positions)%s%ld cells, %ld global", dot, d->span_lo,
+                      d->span_hi, d->span_hi - d->span_lo + 1, dot, d->n, d->n_global);
+    else k += snprintf(buf + k, n - k, "%s%d positions%s%ld cells, %ld global", dot, d->n_pos, dot, d->n, d->n_global);
     if ((size_t)k < n && !isnan(d->auc)) snprintf(buf + k, n - k, "%sAUC %.3f", dot, d->auc);
 }
 

@@ -30,6 +30,7 @@ typedef struct ViewDist {
     int done, total;      /* while counting: positions counted of those to count (total 0: not counting) */
     int stopped;          /* Esc stopped a count: none starts by itself until `a` or `d` reopens the pane */
     int n_pos;            /* positions the counts cover: 0 … n_pos-1 */
+    int span_lo, span_hi; /* a span set (views/span.h): only its positions were counted; span_lo -1 none */
     double theta_logit;   /* the oracle's labels at θ (log-odds) */
     long n, n_global;     /* cells counted; the oracle said global at n_global of them */
     long hist[VIEW_DIST_BINS][VIEW_DIST_BINS]; /* [far-mass bin][score bin] */

@@ -41,7 +41,10 @@ static void bars_title(char *title, size_t n, const ViewModel *m, const ViewPale
     const char *dot = p->ascii ? "-" : "\xc2\xb7", *th = p->ascii ? "theta" : "\xce\xb8";
     /* without router scores the left column counts the executed gates (view_aha_decision): say so */
     const char *left = has_aha ? "AHA" : form_executed[0];
-    int upto = m->cursor < 0 ? 0 : m->cursor;
+    int lo, hi, span = view_span_range(m, m->cursor < 0 ? 0 : m->cursor, &lo, &hi);
+    char over[40]; /* the positions the bars count: up to the cursor, or the span */
+    if (span) snprintf(over, sizeof over, "span %d-%d", m->span.lo, m->span.hi);
+    else snprintf(over, sizeof over, "pos 0-%d", hi < 0 ? 0 : hi);
     double theta = decide_prob(m->hdr.theta_logit);
     char range[48] = ""; /* the layers shown when not all fit, as the heatmap beside names its own */
     if (g->n_layers_vis > 0 && g->n_layers_vis < m->n_layers)
@@ -50,8 +53,10 @@ static void bars_title(char *title, size_t n, const ViewModel *m, const ViewPale
     for (int form = 0; form < 3; form++) {
         if (!has_aha) left = form_executed[form > 0];
         if (form == 0)
-            snprintf(title, n, "global rate by layer, pos 0-%d %s %s | oracle (%s %.2f)%s", upto, dot, left, th, theta,
+            snprintf(title, n, "global rate by layer, %s %s %s | oracle (%s %.2f)%s", over, dot, left, th, theta,
                      range);
+        else if (form == 1 && span)
+            snprintf(title, n, "%s %s %s | oracle %s %.2f%s", over, dot, left, th, theta, range);
         else if (form == 1)
             snprintf(title, n, "global by layer %s %s | oracle %s %.2f%s", dot, left, th, theta, range);
         else
@@ -64,7 +69,9 @@ void view_draw_bars(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int h, wd;
     getmaxyx(w, h, wd);
     float *rates = m->n_hist > 0 ? malloc(2 * (size_t)m->n_layers * sizeof *rates) : NULL;
-    if (rates) view_layer_rates(m, m->cursor, rates, rates + m->n_layers);
+    int lo, hi;
+    view_span_range(m, m->cursor, &lo, &hi);
+    if (rates) view_layer_rates_in(m, lo, hi, rates, rates + m->n_layers);
     const StepTrace *t = view_trace(m, m->cursor);
     int has_aha = !t; /* a run has router scores at every position or at none */
     for (int c = 0; t && c < trace_cells(t) && !has_aha; c++) has_aha = !isnan(t->score[c]);

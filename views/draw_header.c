@@ -8,7 +8,7 @@
 #include "views/explain.h"
 #include "views/paint.h"
 
-enum { SEG_MAX = 12, SEG_LEN = 96 };
+enum { SEG_MAX = 16, SEG_LEN = 96 };
 
 typedef struct {
     char text[SEG_LEN];
@@ -91,7 +91,8 @@ static void collect(const ViewModel *m, const ViewPalette *p, SegList *l, int co
     const StepTrace *t = view_trace(m, m->cursor);
     int a = p->ascii;
     ViewTotals tot;
-    view_totals(m, m->cursor, &tot);
+    int lo, hi, span = view_span_range(m, m->cursor, &lo, &hi); /* a span: its shares, not the run's to the cursor */
+    view_totals_in(m, lo, hi, &tot);
     char name[24];
     short_model(h->model[0] ? h->model : "(no model)", name, sizeof name);
     if (h->mode[0]) add(l, 0, "%s", h->mode); /* a recording, not the model running: never dropped */
@@ -115,6 +116,7 @@ static void collect(const ViewModel *m, const ViewPalette *p, SegList *l, int co
     else add(l, 1, "%s %s %s %s", tau, tv, theta, thv);
     if (h->ctx_len > 0) add(l, 0, "pos %d/%d", t ? t->pos : 0, h->ctx_len);
     else add(l, 0, "pos %d", t ? t->pos : 0);
+    if (span) add(l, 0, "span %d-%d", m->span.lo, m->span.hi); /* what every share beside it counts: never dropped */
     if (h->tok_s > 0) add(l, 5, "%.1f tok/s", h->tok_s);
     if (!isnan(tot.global_share)) add(l, 1, compact ? "glob %.1f%%" : "global %.1f%%", 100 * tot.global_share);
     /* keys per query head; KV per KV head, what memory traffic follows */

@@ -20,8 +20,8 @@ static int last_pos(const ViewModel *m, const ViewTimeGeom *g) {
 static void time_title(const ViewModel *m, const ViewTimeGeom *g, char *buf, size_t n) {
     char pin[96] = ""; /* the pinned row's head, named early so a cut title keeps it */
     if (g->y_pin) snprintf(pin, sizeof pin, " \xc2\xb7 pin L%d H%d", m->pin_layer, m->pin_head);
-    if (g->y_par) /* the parent's row names its run, as early */
-        snprintf(pin + strlen(pin), sizeof pin - strlen(pin), " \xc2\xb7 par %s",
+    if (g->y_par) /* the parent's row names its run, as early ("vs run 3": one chosen in B) */
+        snprintf(pin + strlen(pin), sizeof pin - strlen(pin), " \xc2\xb7 %s %s", m->parent.other ? "vs" : "par",
                  m->parent.label[0] ? m->parent.label : "run");
     char bin[80] = ""; /* what a binned column holds, and how its value is made */
     if (g->bin > 1)

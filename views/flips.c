@@ -29,7 +29,8 @@ double view_flip_share(const ViewModel *m, int cell, int p0, int p1, int *n_out)
     int n = 0, flips = 0, c, pa;
     if (p0 < 0) p0 = 0;
     if (p1 > m->n_hist) p1 = m->n_hist;
-    if (p1 > m->parent.n) p1 = m->parent.n;
+    int common = view_parent_common(m); /* another text past it: nothing to compare */
+    if (p1 > common) p1 = common;
     for (int i = p0; i < p1; i++)
         if (both_gates(m, cell, i, &c, &pa)) n++, flips += c != pa;
     if (n_out) *n_out = n;
@@ -108,11 +109,15 @@ void view_draw_flips(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
         share_of[c] = view_flip_share(m, c, 0, m->n_hist, NULL);
         if (share_of[c] > top) top = share_of[c];
     }
-    char title[200], share[48];
+    char title[260], share[48], name[64], prefix[64] = "";
     if (isnan(fs)) snprintf(share, sizeof share, "n/a");
     else snprintf(share, sizeof share, "%.1f%% of %d pos", 100 * fs, n);
-    snprintf(title, sizeof title, "flips vs parent %s " DOT " L%d H%d %s " DOT " darkest %.1f%% " DOT
-             " share of decided positions whose gate changed", m->parent.label[0] ? m->parent.label : "run",
+    int common = view_parent_common(m), most = m->n_hist > m->parent.n ? m->n_hist : m->parent.n;
+    if (common < most && common > 0) /* other text past the prefix both runs share: say what is compared */
+        snprintf(prefix, sizeof prefix, " " DOT " common prefix pos 0-%d", common - 1);
+    else if (common < most) snprintf(prefix, sizeof prefix, " " DOT " no token in common at pos 0");
+    snprintf(title, sizeof title, "flips vs %s%s " DOT " L%d H%d %s " DOT " darkest %.1f%% " DOT
+             " share of decided positions whose gate changed", view_parent_name(m, name, sizeof name), prefix,
              m->sel_layer, m->sel_head, share, 100 * top);
     view_frame_box(w, p, title, 1);
     int cw, rh;
@@ -153,10 +158,11 @@ void view_draw_parent_row(WINDOW *w, const ViewModel *m, const ViewPalette *p, c
     attr_t fa;
     short fp;
     view_text_style(p, VIEW_TX_FOCUS, &fa, &fp);
-    view_puts(w, g->y_par, 1, 7, "par", 1, A_DIM, 0);
+    view_puts(w, g->y_par, 1, 7, m->parent.other ? "vs" : "par", 1, A_DIM, 0);
+    int common = view_parent_common(m); /* past the prefix both texts share the row stays blank */
     for (int c = 0; c < g->n_tok_vis; c++) {
         int p0 = g->first_tok + c * g->bin, up = 0, down = 0, global = 0, n = 0, ch_, pa;
-        for (int i = p0; i < p0 + g->bin; i++)
+        for (int i = p0; i < p0 + g->bin && i < common; i++)
             if (both_gates(m, cell, i, &ch_, &pa)) n++, global += pa, up += ch_ && !pa, down += !ch_ && pa;
         const char *mark = up ? "+" : down ? "-" : NULL;
         if (mark) {

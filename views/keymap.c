@@ -43,6 +43,8 @@ static const ViewBinding BINDINGS[] = {
      K(VIEW_ACT_GOTO, VIEW_ACT_PATTERN), K("go to", "pattern")},
     NOTE("mouse", "click a head or token; wheel scrolls"),
     {"H", "heads sorted by a run rate (1-5 sort, Enter selects)", K('H'), K(VIEW_ACT_HEADS), K("heads")},
+    {"( ) # |", "span start / end; # needle/question/gen; | clear", K('(', ')', '#', '|'),
+     K(VIEW_OP_SPAN_START, VIEW_OP_SPAN_END, VIEW_OP_SPAN_PRESET, VIEW_OP_SPAN_CLEAR), K(NULL)},
     {"x  X", "pin the selected head (again: unpin); X: flips vs parent", K('x', 'X'), K(VIEW_OP_PIN, VIEW_OP_FLIPS),
      K("pin", "flips")},
     SECTION("settings (re-run teacher-forced as a linked run)"),
@@ -81,6 +83,7 @@ static const ViewBinding BINDINGS[] = {
     NOTE("C-u", "clear the line"),
     NOTE("\xe2\x86\x91 \xe2\x86\x93", "earlier lines of the same kind: older / newer"),
     NOTE("Enter  Esc", "run the prompt, query, search or run id; cancel"),
+    NOTE("Tab", "in B's line: compare with that run (D, X, par)"),
 };
 
 #undef K

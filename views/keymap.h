@@ -55,6 +55,10 @@ typedef enum {
     VIEW_OP_BOOKMARK_NEXT, /* the next / previous bookmark */
     VIEW_OP_BOOKMARK_PREV,
     VIEW_OP_ALLHEADS,      /* every head at the cursor: a row of attention each (views/allheads.h) */
+    VIEW_OP_SPAN_START,    /* the span the rates count: its start / end at the cursor (views/span.h) */
+    VIEW_OP_SPAN_END,
+    VIEW_OP_SPAN_PRESET,   /* the next span a task item, the generated part or the bookmarks give */
+    VIEW_OP_SPAN_CLEAR,
     VIEW_OP_END
 } ViewOp;
 

@@ -8,6 +8,7 @@
 #include "views/keymap.h"
 #include "views/metric.h"
 #include "views/pin.h"
+#include "views/span.h"
 #include "views/tui.h"
 
 enum { PAGE = 10, WHEEL_SQL = 3 };
@@ -239,6 +240,10 @@ static void apply_op(ViewModel *m, int op) {
     case VIEW_OP_FLIPS: view_flips_toggle(m); break;
     case VIEW_OP_ALLHEADS: view_allheads_toggle(m); break;
     case VIEW_OP_BOOKMARK: view_bookmark_toggle(m, m->cursor); break;
+    case VIEW_OP_SPAN_START: view_span_at_cursor(m, 0); break;
+    case VIEW_OP_SPAN_END: view_span_at_cursor(m, 1); break;
+    case VIEW_OP_SPAN_PRESET: view_span_next_preset(m); break;
+    case VIEW_OP_SPAN_CLEAR: view_span_clear(m); break;
     case VIEW_OP_BOOKMARK_NEXT: view_bookmark_jump(m, 1); break;
     case VIEW_OP_BOOKMARK_PREV: view_bookmark_jump(m, -1); break;
     default: break;

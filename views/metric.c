@@ -197,20 +197,23 @@ static int stats_cover(const ViewModel *m, int upto) {
 
 static float ratio(double a, double b) { return b > 0 ? (float)(a / b) : NAN; }
 
-void view_layer_rates(const ViewModel *m, int upto, float *aha, float *oracle) {
+void view_layer_rates_in(const ViewModel *m, int lo, int hi, float *aha, float *oracle) {
     int L = m->n_layers, H = m->n_heads;
-    if (upto >= m->n_hist) upto = m->n_hist - 1;
-    if (stats_cover(m, upto)) {
-        const int32_t *c = m->stats.layer + (size_t)upto * L * 4;
+    if (hi >= m->n_hist) hi = m->n_hist - 1;
+    if (lo < 0) lo = 0;
+    if (stats_cover(m, hi)) { /* cumulative rows: the range is a difference of two */
+        const int32_t *c = m->stats.layer + (size_t)hi * L * 4, *b = lo > 0 ? c - (size_t)(hi - lo + 1) * L * 4 : NULL;
         for (int l = 0; l < L; l++) {
-            aha[l] = ratio(c[4 * l], c[4 * l + 1]);
-            oracle[l] = ratio(c[4 * l + 2], c[4 * l + 3]);
+            int32_t d[4];
+            for (int k = 0; k < 4; k++) d[k] = c[4 * l + k] - (b ? b[4 * l + k] : 0);
+            aha[l] = ratio(d[0], d[1]);
+            oracle[l] = ratio(d[2], d[3]);
         }
         return;
     }
     for (int l = 0; l < L; l++) {
         int na = 0, ga = 0, no = 0, go = 0;
-        for (int i = 0; i <= upto; i++) {
+        for (int i = lo; i <= hi; i++) {
             const StepTrace *t = m->hist[i];
             for (int c = l * H; c < (l + 1) * H; c++) {
                 int a = view_aha_decision(m, t, c), o = view_oracle_decision(m, t, c);
@@ -221,6 +224,10 @@ void view_layer_rates(const ViewModel *m, int upto, float *aha, float *oracle) {
         aha[l] = ratio(ga, na);
         oracle[l] = ratio(go, no);
     }
+}
+
+void view_layer_rates(const ViewModel *m, int upto, float *aha, float *oracle) {
+    view_layer_rates_in(m, 0, upto, aha, oracle);
 }
 
 void view_count_step(const StepTrace *t, double tot[VIEW_TOTALS]) {
@@ -234,15 +241,20 @@ void view_count_step(const StepTrace *t, double tot[VIEW_TOTALS]) {
     if (kv >= 0 && full > 0) tot[4] += (double)kv, tot[5] += (double)full;
 }
 
-void view_totals(const ViewModel *m, int upto, ViewTotals *out) {
+void view_totals_in(const ViewModel *m, int lo, int hi, ViewTotals *out) {
     double c[VIEW_TOTALS] = {0};
-    if (upto >= m->n_hist) upto = m->n_hist - 1;
-    if (stats_cover(m, upto)) {
-        for (int k = 0; k < VIEW_TOTALS; k++) c[k] = m->stats.total[(size_t)upto * VIEW_TOTALS + k];
+    if (hi >= m->n_hist) hi = m->n_hist - 1;
+    if (lo < 0) lo = 0;
+    if (stats_cover(m, hi)) {
+        for (int k = 0; k < VIEW_TOTALS; k++)
+            c[k] = m->stats.total[(size_t)hi * VIEW_TOTALS + k] -
+                   (lo > 0 ? m->stats.total[(size_t)(lo - 1) * VIEW_TOTALS + k] : 0);
     } else {
-        for (int i = 0; i <= upto; i++) view_count_step(m->hist[i], c);
+        for (int i = lo; i <= hi; i++) view_count_step(m->hist[i], c);
     }
     out->global_share = c[1] > 0 ? c[0] / c[1] : NAN;
     out->keys_share = c[3] > 0 ? c[2] / c[3] : NAN;
     out->kv_share = c[5] > 0 ? c[4] / c[5] : NAN;
 }
+
+void view_totals(const ViewModel *m, int upto, ViewTotals *out) { view_totals_in(m, 0, upto, out); }

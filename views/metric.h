@@ -133,6 +133,10 @@ void view_rescore_cancel(ViewModel *m);
  * oracle's. Arrays hold n_layers entries; NAN where nothing is known. */
 void view_layer_rates(const ViewModel *m, int upto, float *aha, float *oracle);
 
+/* The same over history positions lo … hi only (a span, views/span.h):
+ * a difference of the cumulative counts, O(layers). */
+void view_layer_rates_in(const ViewModel *m, int lo, int hi, float *aha, float *oracle);
+
 /* Running totals of one history, over positions 0 … upto; NAN if unknown. */
 typedef struct {
     double global_share; /* decisions run global (positions with far keys only, fixed-local heads left out) */
@@ -150,5 +154,8 @@ void view_count_step(const StepTrace *t, double tot[VIEW_TOTALS]);
 
 /* The totals of m's history up to position upto. */
 void view_totals(const ViewModel *m, int upto, ViewTotals *out);
+
+/* The totals of positions lo … hi only (a span). */
+void view_totals_in(const ViewModel *m, int lo, int hi, ViewTotals *out);
 
 #endif

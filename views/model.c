@@ -43,6 +43,7 @@ int view_init(ViewModel *m, int n_layers, int n_heads, Err *e) {
     m->attn.pos = -1;
     m->pin_layer = m->pin_head = -1;
     m->why.pos = -1;
+    m->span.lo = m->span.hi = -1;
     return 0;
 }
 
@@ -66,6 +67,7 @@ void view_free(ViewModel *m) {
     free(m->sql_text);
     input_free(m);
     view_stats_free(m);
+    free(m->span.head);
     memset(m, 0, sizeof *m);
     m->cursor = -1;
 }
@@ -101,7 +103,7 @@ int view_push_owned(ViewModel *m, StepTrace *t, Err *e) {
 void view_drop_parent(ViewModel *m) {
     for (int i = 0; i < m->parent.n; i++) trace_free(m->parent.hist[i]);
     free(m->parent.hist);
-    m->parent.hist = NULL, m->parent.n = m->parent.cap = 0, m->parent.label[0] = 0;
+    m->parent.hist = NULL, m->parent.n = m->parent.cap = 0, m->parent.label[0] = 0, m->parent.other = 0;
 }
 
 void view_clear_history(ViewModel *m) {
@@ -113,6 +115,7 @@ void view_clear_history(ViewModel *m) {
     m->why.pos = -1;
     m->stats.n = 0;
     m->rescore.n = 0;
+    m->hist_gen++;
 }
 
 /* 1 if needle matches text at byte at: byte for byte, or ASCII letters in

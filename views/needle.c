@@ -74,7 +74,9 @@ int view_weight_span(const ViewModel *m, int *p0, int *p1) {
     int first = -1, last = -1;
     for (int i = 0; i < m->n_marks; i++)
         if (m->marks[i].kind == VIEW_MARK_BOOKMARK) last = m->marks[i].pos, first = first < 0 ? last : first;
-    if (view_weight_kind(m) != VIEW_MARK_NEEDLE || first == last) return 0;
+    if (view_weight_kind(m) != VIEW_MARK_NEEDLE) return 0;
+    if (m->span.lo >= 0) first = m->span.lo, last = m->span.hi; /* the span the rates count comes first */
+    else if (first == last) return 0;
     *p0 = first, *p1 = last + 1;
     return 1;
 }

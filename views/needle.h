@@ -40,8 +40,9 @@ ViewSpanWeight view_span_weight_answer(const ViewModel *m, int cell, ViewMarkKin
 /* The same mean over every position of [p0, p1), prompt or not. */
 ViewSpanWeight view_span_weight_over(const ViewModel *m, int cell, ViewMarkKind kind, int p0, int p1);
 
-/* A chosen span: with a task item open (the needle summed), the positions
- * from the first bookmark to the last (two or more, `b`) into [*p0, *p1).
+/* A chosen span: with a task item open (the needle summed), the span the
+ * rates count when one is set (views/span.h), else the positions from the
+ * first bookmark to the last (two or more, `b`), into [*p0, *p1).
  * 0 when there is none: the answer's positions stand in. */
 int view_weight_span(const ViewModel *m, int *p0, int *p1);
 

@@ -92,6 +92,20 @@ void view_pin_toggle(ViewModel *m) {
     view_set_status(m, "pinned L%d H%d (x on it unpins)", m->pin_layer, m->pin_head);
 }
 
+int view_parent_common(const ViewModel *m) {
+    int n = m->n_hist < m->parent.n ? m->n_hist : m->parent.n;
+    for (int i = 0; i < n; i++)
+        if (m->hist[i]->token != m->parent.hist[i]->token) return i;
+    return n;
+}
+
+const char *view_parent_name(const ViewModel *m, char *buf, size_t n) {
+    const char *run = m->parent.label[0] ? m->parent.label : "run";
+    if (m->parent.other) snprintf(buf, n, "%s", run);
+    else snprintf(buf, n, "parent %s", run);
+    return buf;
+}
+
 void view_keep_parent(ViewModel *m, const char *label) {
     view_drop_parent(m);
     /* the traces change hands: nothing is copied, the new run starts empty */
@@ -129,6 +143,12 @@ int view_push_parent(ViewModel *m, StepTrace *t, Err *e) {
 const StepTrace *view_parent_trace(const ViewModel *m, int i) {
     return i >= 0 && i < m->parent.n ? m->parent.hist[i] : NULL;
 }
+
+/* How the inspector's line names the run held beside this one: "parent
+ * run 1", or "vs run 3" for one chosen in B. */
+#define PARENT_WORD(m) ((m)->parent.other ? "vs" : "parent")
+/* Its briefest form: "parent", or the chosen run's "run 3". */
+#define PARENT_BRIEF(m) ((m)->parent.other && (m)->parent.label[0] ? (m)->parent.label : "parent")
 
 /* A router score with the decimals that tell it from τ (0.501 beside τ
  * 0.50), as the inspector's verdicts print it. */
@@ -205,17 +225,17 @@ static int oracle_moved(const StepTrace *p, const StepTrace *t, int cell) {
 /* The parent line when the oracle moved too: both masses, and why they differ. */
 static int moved_line(const ViewModel *m, const StepTrace *p, const StepTrace *t, int c, int max_w, char *buf,
                       size_t n) {
-    const char *arrow = m->ascii ? "->" : "\xe2\x86\x92", *sp = m->parent.label[0] ? " " : "";
+    const char *arrow = m->ascii ? "->" : "\xe2\x86\x92", *sp = m->parent.label[0] ? " " : "", *W = PARENT_WORD(m);
     char forms[4][256], pv[160], tv[160];
     view_head_text(m, p, c, VIEW_HEAD_WORDS | VIEW_HEAD_ORACLE, pv, sizeof pv);
     view_head_text(m, t, c, VIEW_HEAD_WORDS | VIEW_HEAD_ORACLE, tv, sizeof tv);
-    snprintf(forms[0], sizeof forms[0], "parent%s%.40s: %.75s %s this run: %.75s (%s)", sp, m->parent.label, pv,
+    snprintf(forms[0], sizeof forms[0], "%s%s%.40s: %.75s %s this run: %.75s (%s)", W, sp, m->parent.label, pv,
              arrow, tv, VIEW_PARENT_ORACLE_WHY);
-    snprintf(forms[1], sizeof forms[1], "parent%s%.47s: %.90s %s this run: %.90s", sp, m->parent.label, pv, arrow, tv);
+    snprintf(forms[1], sizeof forms[1], "%s%s%.47s: %.90s %s this run: %.90s", W, sp, m->parent.label, pv, arrow, tv);
     view_head_text(m, p, c, VIEW_HEAD_ORACLE, pv, sizeof pv);
     view_head_text(m, t, c, VIEW_HEAD_ORACLE, tv, sizeof tv);
-    snprintf(forms[2], sizeof forms[2], "parent%s%.47s: %.90s %s %.90s", sp, m->parent.label, pv, arrow, tv);
-    snprintf(forms[3], sizeof forms[3], "parent: %.90s %s now %.90s", pv, arrow, tv);
+    snprintf(forms[2], sizeof forms[2], "%s%s%.47s: %.90s %s %.90s", W, sp, m->parent.label, pv, arrow, tv);
+    snprintf(forms[3], sizeof forms[3], "%s: %.90s %s now %.90s", PARENT_BRIEF(m), pv, arrow, tv);
     return pick(forms, 4, max_w, m->ascii, buf, n);
 }
 
@@ -223,21 +243,21 @@ int view_parent_line(const ViewModel *m, int max_w, char *buf, size_t n) {
     if (m->parent.n <= 0) return 0;
     const StepTrace *t = view_trace(m, m->cursor), *p = t ? view_parent_trace(m, m->cursor) : NULL;
     const char *arrow = m->ascii ? "->" : "\xe2\x86\x92";
-    const char *sp = m->parent.label[0] ? " " : "";
-    if (!t) return snprintf(buf, n, "parent%s%s: no position yet", sp, m->parent.label), 1;
+    const char *sp = m->parent.label[0] ? " " : "", *W = PARENT_WORD(m);
+    if (!t) return snprintf(buf, n, "%s%s%s: no position yet", W, sp, m->parent.label), 1;
     if (!p || p->token != t->token)
-        return snprintf(buf, n, "parent%s%s: %s at pos %d", sp, m->parent.label, p ? "another token" : "no position",
+        return snprintf(buf, n, "%s%s%s: %s at pos %d", W, sp, m->parent.label, p ? "another token" : "no position",
                         t->pos), 1;
     char forms[3][256], pv[96], tv[96];
     int c = sel_cell(m);
     if (oracle_moved(p, t, c)) return moved_line(m, p, t, c, max_w, buf, n);
     view_head_text(m, p, c, VIEW_HEAD_WORDS, pv, sizeof pv);
     view_head_text(m, t, c, VIEW_HEAD_WORDS, tv, sizeof tv);
-    snprintf(forms[0], sizeof forms[0], "parent%s%.47s: %.80s %s this run: %.80s", sp, m->parent.label, pv, arrow, tv);
+    snprintf(forms[0], sizeof forms[0], "%s%s%.47s: %.80s %s this run: %.80s", W, sp, m->parent.label, pv, arrow, tv);
     view_head_text(m, p, c, 0, pv, sizeof pv);
     view_head_text(m, t, c, 0, tv, sizeof tv);
-    snprintf(forms[1], sizeof forms[1], "parent%s%.47s: %.80s %s %.80s", sp, m->parent.label, pv, arrow, tv);
-    snprintf(forms[2], sizeof forms[2], "parent: %.80s %s now %.80s", pv, arrow, tv);
+    snprintf(forms[1], sizeof forms[1], "%s%s%.47s: %.80s %s %.80s", W, sp, m->parent.label, pv, arrow, tv);
+    snprintf(forms[2], sizeof forms[2], "%s: %.80s %s now %.80s", PARENT_BRIEF(m), pv, arrow, tv);
     return pick(forms, 3, max_w, m->ascii, buf, n);
 }
 

@@ -68,6 +68,16 @@ void view_parent_begin(ViewModel *m, const char *label);
  * position; -1 with e set on a shape that is not the model's or no memory. */
 int view_push_parent(ViewModel *m, StepTrace *t, Err *e);
 
+/* How many positions from 0 hold the same token in this run and the one
+ * held beside it (m->parent): all both have for a re-evaluation; for a run
+ * chosen in B (m->parent.other) the prefix the two texts share, the only
+ * positions X, the `par` row and view_flip_share compare. */
+int view_parent_common(const ViewModel *m);
+
+/* The run held beside this one as titles name it: "parent run 1", or
+ * "run 3" when it was chosen in B (titles put "vs" before it). */
+const char *view_parent_name(const ViewModel *m, char *buf, size_t n);
+
 /* The parent run's trace at history index i, or NULL. */
 const StepTrace *view_parent_trace(const ViewModel *m, int i);
 

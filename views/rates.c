@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "views/fixed.h"
@@ -78,16 +79,42 @@ static int counts_cover(const ViewModel *m) {
     return s->head && s->n > 0 && s->n == m->n_hist && s->tau == m->hdr.tau && s->theta_logit == m->hdr.theta_logit;
 }
 
+/* The span's cached counts answer for positions lo … hi at m's thresholds. */
+static int span_cover(const ViewModel *m, int lo, int hi) {
+    return m->span.head && m->span.c_gen == m->hist_gen && m->span.c_lo == lo && m->span.c_n == hi - lo + 1 &&
+           m->span.c_tau == m->hdr.tau && m->span.c_theta_logit == m->hdr.theta_logit;
+}
+
+int view_span_count(ViewModel *m, Err *e) {
+    int lo, hi;
+    if (!view_span_range(m, m->n_hist - 1, &lo, &hi) || lo > hi || span_cover(m, lo, hi)) return 0;
+    size_t cells = (size_t)m->n_layers * m->n_heads;
+    if (!m->span.head && !(m->span.head = calloc(cells * VIEW_RATE_SLOTS * 2, sizeof *m->span.head)))
+        return err_set(e, "view: out of memory for the span's rates of %zu heads", cells);
+    /* the same history, thresholds and start, grown at its end: count only what came */
+    int from = m->span.c_gen == m->hist_gen && m->span.c_lo == lo && m->span.c_tau == m->hdr.tau &&
+                       m->span.c_theta_logit == m->hdr.theta_logit && lo + m->span.c_n <= hi + 1
+                   ? lo + m->span.c_n
+                   : lo;
+    if (from == lo) memset(m->span.head, 0, cells * VIEW_RATE_SLOTS * 2 * sizeof *m->span.head);
+    for (int i = from; i <= hi; i++) view_rates_count(m->hist[i], m->hdr.tau, m->hdr.theta_logit, m->span.head);
+    m->span.c_gen = m->hist_gen, m->span.c_lo = lo, m->span.c_n = hi - lo + 1;
+    m->span.c_tau = m->hdr.tau, m->span.c_theta_logit = m->hdr.theta_logit;
+    return 0;
+}
+
 double view_head_rate(const ViewModel *m, int cell, ViewMetric k, int *n) {
     if (n) *n = 0;
     if (!view_metric_is_rate(k) || cell < 0 || cell >= m->n_layers * m->n_heads) return NAN;
-    int slot = slot_of(k, m->agree_pred);
+    int slot = slot_of(k, m->agree_pred), lo, hi;
+    int span = view_span_range(m, m->n_hist - 1, &lo, &hi);
     long ev = 0, cnt = 0;
-    if (counts_cover(m)) {
-        const int32_t *c = m->stats.head + ((size_t)cell * VIEW_RATE_SLOTS + slot) * 2;
+    const int32_t *kept = span ? (span_cover(m, lo, hi) ? m->span.head : NULL) : (counts_cover(m) ? m->stats.head : NULL);
+    if (kept) {
+        const int32_t *c = kept + ((size_t)cell * VIEW_RATE_SLOTS + slot) * 2;
         ev = c[0], cnt = c[1];
     } else {
-        for (int i = 0; i < m->n_hist; i++) {
+        for (int i = lo; i <= hi; i++) {
             int x = decide_has_choice(m->hist[i]) ? slot_event(m->hist[i], cell, slot, m->hdr.tau, m->hdr.theta_logit)
                                                   : -1;
             if (x >= 0) ev += x, cnt++;
@@ -98,7 +125,8 @@ double view_head_rate(const ViewModel *m, int cell, ViewMetric k, int *n) {
 }
 
 const char *view_rate_span(const ViewModel *m, char *buf, size_t n) {
-    if (m->n_hist > 0) snprintf(buf, n, "pos 0-%d", m->n_hist - 1);
+    if (m->span.lo >= 0) snprintf(buf, n, "span %d-%d", m->span.lo, m->span.hi);
+    else if (m->n_hist > 0) snprintf(buf, n, "pos 0-%d", m->n_hist - 1);
     else snprintf(buf, n, "no positions yet");
     return buf;
 }

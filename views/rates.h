@@ -51,13 +51,20 @@ int view_rate_event(const ViewModel *m, const StepTrace *t, int cell, ViewMetric
 void view_rates_count(const StepTrace *t, float tau, double theta_logit, int32_t *c);
 
 /* Rate k of head `cell` over the run so far (every position of m's
- * history) at m's thresholds; NAN where nothing counted. *n, when not
+ * history, or only the span's while one is set) at m's thresholds; NAN where nothing counted. *n, when not
  * NULL, receives the positions counted. O(1) from the kept counts; a
  * recount of the history when they do not cover it (out of memory). */
 double view_head_rate(const ViewModel *m, int cell, ViewMetric k, int *n);
 
-/* The positions the rates cover, as titles name them: "pos 0-44", or
- * "no positions yet". */
+/* The positions the rates cover, as titles name them: "pos 0-44", "span
+ * 120-180" while a span is set (views/span.h), or "no positions yet". */
 const char *view_rate_span(const ViewModel *m, char *buf, size_t n);
+
+/* Bring the span's per-head counts (m->span.head) up to date with the
+ * span, the history and the thresholds: counted once when the span is set
+ * and as positions inside it arrive, so reading a rate over it stays O(1).
+ * view_stats_sync calls it; 0, or -1 with e set when out of memory (the
+ * rates are then recounted each time they are read). */
+int view_span_count(ViewModel *m, Err *e);
 
 #endif

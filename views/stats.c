@@ -67,7 +67,8 @@ int view_stats_sync(ViewModel *m, Err *e) {
         m->stats.tau = m->hdr.tau;
         m->stats.theta_logit = m->hdr.theta_logit;
     }
-    return count_into(m, &m->stats, m->n_hist, e);
+    if (count_into(m, &m->stats, m->n_hist, e)) return -1;
+    return view_span_count(m, e);
 }
 
 static void stats_release(ViewStats *s) {
@@ -108,7 +109,7 @@ int view_rescore_step(ViewModel *m, int max_pos, Err *e) {
     m->rescore = m->stats, m->stats = done;
     m->hdr.tau = done.tau, m->hdr.theta_logit = done.theta_logit;
     m->rescoring = 0;
-    return 1;
+    return view_span_count(m, e) ? -1 : 1;
 }
 
 void view_rescore_cancel(ViewModel *m) { m->rescoring = 0; }

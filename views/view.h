@@ -264,7 +264,7 @@ typedef struct {
      * lines (a table's header and rule) stay at the top; below them the
      * pane shows the rest from line sql_scroll and column sql_hscroll. */
     char *sql_query, *sql_text; /* owned */
-    char sql_title[32];         /* "sql (read-only)" or "plots" */
+    char sql_title[64];         /* "sql (read-only)" or "plots" */
     int sql_scroll, sql_lines;  /* sql_lines counts every line, pinned ones too */
     int sql_pinned;
     int sql_hscroll, sql_width; /* first column shown; the widest line, in characters */
@@ -318,8 +318,38 @@ typedef struct {
         StepTrace **hist;
         int n, cap;
         char label[48]; /* "run 1"; "" when it was not recorded */
+        /* The run was chosen in B to compare with (`vs run 3`), not the
+         * parent: its tokens may differ, so only their common prefix is
+         * compared (view_parent_common, views/pin.h). */
+        int other;
     } parent;
+    /* The span the rates count (`(` `)` set its ends, views/span.h):
+     * history indices lo … hi inclusive; lo -1: none, every position
+     * counts. head caches each head's rate counts over it (as
+     * ViewStats.head) for the positions c_lo … c_lo + c_n - 1 of history
+     * generation c_gen at the thresholds c_tau / c_theta_logit
+     * (view_stats_sync keeps it, views/rates.c reads it). */
+    struct {
+        int lo, hi;
+        int32_t *head;
+        int c_lo, c_n, c_gen;
+        float c_tau;
+        double c_theta_logit;
+    } span;
+    int hist_gen; /* view_clear_history counts up: what was counted over the old history is stale */
 } ViewModel;
+
+/* The positions the run's rates count: the span (m->span) clipped to the
+ * history, else 0 … upto. 1 when a span is set; *lo > *hi when it holds
+ * no position of the history. */
+static inline int view_span_range(const ViewModel *m, int upto, int *lo, int *hi) {
+    if (m->span.lo < 0) {
+        *lo = 0, *hi = upto < m->n_hist ? upto : m->n_hist - 1;
+        return 0;
+    }
+    *lo = m->span.lo, *hi = m->span.hi < m->n_hist ? m->span.hi : m->n_hist - 1;
+    return 1;
+}
 
 /* Clicked or scrolled-over place of the screen. Fields that do not apply are -1. */
 typedef struct {

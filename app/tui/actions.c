@@ -194,6 +194,24 @@ static void open_run_done(Tui *t) {
     }
 }
 
+/* Tab in `B`'s editor: the run typed is compared with the one on screen
+ * (D, X, `par`) instead of being opened; an empty line: the parent again. */
+static void compare_run_done(Tui *t) {
+    char text[32];
+    snprintf(text, sizeof text, "%s", t->m.input.text ? t->m.input.text : "");
+    view_input_key(&t->m, VIEW_KEY_ESC); /* the editor closes, the line is not kept */
+    char *end, *p = text;
+    while (*p == ' ') p++;
+    errno = 0;
+    long long id = *p ? strtoll(p, &end, 10) : 0;
+    if (*p && (errno == ERANGE || end == p || *end || id <= 0)) {
+        view_set_status(&t->m, "not a run id: \"%s\" (Tab compares with the run typed, Enter opens it)", text);
+        return;
+    }
+    if (t->m.sql_open && !strncmp(t->m.sql_title, "runs:", 5)) view_key(&t->m, VIEW_KEY_ESC);
+    tui_compare_with(t, id);
+}
+
 /* `e`: the edited prompt starts a new run. */
 static void prompt_done(Tui *t) {
     char *p = strdup(t->m.input.text);
@@ -201,6 +219,7 @@ static void prompt_done(Tui *t) {
     free(t->prompt);
     t->prompt = p;
     view_set_marks(&t->m, NULL, 0, NULL); /* a task item's marks belong to its prompt */
+    t->m.span.lo = t->m.span.hi = -1;    /* and a span its positions */
     t->item_note[0] = 0;
     tui_set_play(t, 0);
     t->m.cursor = -1;
@@ -251,6 +270,10 @@ int tui_key(Tui *t, int ch) {
     /* with no pane left to close, Esc leaves a replay opened from the live session */
     if (!t->m.input.active && !any_pane_open(t) && view_key_command(ch) == VIEW_OP_CLOSE && tui_back_to_live(t))
         return 0;
+    if (t->m.input.active && ch == VIEW_KEY_TAB && !strcmp(t->m.input.label, "open run")) {
+        compare_run_done(t);
+        return 0;
+    }
     if (t->m.input.active) {
         if (view_input_key(&t->m, ch) == VIEW_INPUT_DONE) input_done(t);
         return 0;

@@ -21,6 +21,7 @@ void tui_dist_count_init(TuiDistCount *c, int pooled, int layer, int head, doubl
     memset(c, 0, sizeof *c);
     c->d.pooled = pooled, c->d.layer = layer, c->d.head = head, c->d.theta_logit = theta_logit;
     c->d.auc = NAN;
+    c->d.span_lo = c->d.span_hi = -1;
 }
 
 /* One cell: its score and its label, where it has both. */
@@ -63,10 +64,11 @@ void tui_dist_count_finish(TuiDistCount *c) {
 typedef struct {
     TuiDistCount c;
     int64_t run;
-    int n, n_layers, n_heads;
+    int lo, n, n_layers, n_heads; /* positions lo … lo + n - 1 */
+    int n_hist;                   /* the positions on screen when it began */
 } DistArg;
 
-/* The recorded run's positions 0 … n-1, a chunk at a time, on the job's thread. */
+/* The recorded run's positions lo … lo + n - 1, a chunk at a time, on the job's thread. */
 static int dist_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
     DistArg *a = tui_job_arg(r);
     StepTrace *buf[DIST_CHUNK] = {0};
@@ -76,7 +78,7 @@ static int dist_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
         if (!(buf[i] = trace_new(a->n_layers, a->n_heads))) rc = err_set(e, "distributions: out of memory");
     while (rc == 0 && done < a->n && !tui_job_cancelled(r)) {
         int want = a->n - done < DIST_CHUNK ? a->n - done : DIST_CHUNK;
-        int got = store_read_steps(st, a->run, done, want, buf, e);
+        int got = store_read_steps(st, a->run, a->lo + done, want, buf, e);
         if (got < 0) rc = -1;
         for (int i = 0; i < got; i++) tui_dist_count_add(&a->c, buf[i]);
         if (got > 0) done += got;
@@ -92,8 +94,10 @@ static int dist_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
 /* The counts no longer show what the pane asks for over the run on screen. */
 static int dist_stale(const Tui *t, int *grew_only) {
     const ViewDist *d = &t->dist;
+    int lo, hi, span = view_span_range(&t->m, t->m.n_hist - 1, &lo, &hi);
     int same = d->ready && d->theta_logit == t->m.hdr.theta_logit &&
-               (d->pooled || (d->layer == t->m.sel_layer && d->head == t->m.sel_head));
+               (d->pooled || (d->layer == t->m.sel_layer && d->head == t->m.sel_head)) &&
+               d->span_lo == (span ? t->m.span.lo : -1) && d->span_hi == (span ? t->m.span.hi : -1);
     *grew_only = same;
     return !same || d->n_pos != t->m.n_hist;
 }
@@ -101,11 +105,15 @@ static int dist_stale(const Tui *t, int *grew_only) {
 /* Count again: a recorded run off this thread, else the positions on screen here. */
 static void dist_start(Tui *t) {
     ViewDist *d = &t->dist;
-    int pooled = d->pooled, l = t->m.sel_layer, h = t->m.sel_head;
+    int pooled = d->pooled, l = t->m.sel_layer, h = t->m.sel_head, lo, hi;
+    int span = view_span_range(&t->m, t->m.n_hist - 1, &lo, &hi); /* a span: only its positions count */
+    if (hi < lo) hi = lo - 1;
     t->dist_asked = clock_now();
     if (t->db && t->screen_run) {
-        DistArg a = {.run = t->screen_run, .n = t->m.n_hist, .n_layers = t->m.n_layers, .n_heads = t->m.n_heads};
+        DistArg a = {.run = t->screen_run, .lo = lo, .n = hi - lo + 1, .n_layers = t->m.n_layers,
+                     .n_heads = t->m.n_heads, .n_hist = t->m.n_hist};
         tui_dist_count_init(&a.c, pooled, l, h, t->m.hdr.theta_logit);
+        if (span) a.c.d.span_lo = t->m.span.lo, a.c.d.span_hi = t->m.span.hi;
         Err e;
         if (tui_job_start(&t->dist_job, t->db, 0, dist_work, &a, sizeof a, NULL, &e)) {
             view_set_status(&t->m, "distributions: %s", e.msg);
@@ -114,13 +122,14 @@ static void dist_start(Tui *t) {
         if (!d->ready || d->pooled != pooled || (!pooled && (d->layer != l || d->head != h))) {
             d->ready = 0, d->layer = l, d->head = h; /* say what is being counted, not the old counts */
         }
-        d->done = 0, d->total = t->m.n_hist;
+        d->done = 0, d->total = hi - lo + 1;
         return;
     }
     TuiDistCount *c = malloc(sizeof *c);
     if (!c) return;
     tui_dist_count_init(c, pooled, l, h, t->m.hdr.theta_logit);
-    for (int i = 0; i < t->m.n_hist; i++) tui_dist_count_add(c, t->m.hist[i]);
+    if (span) c->d.span_lo = t->m.span.lo, c->d.span_hi = t->m.span.hi;
+    for (int i = lo; i <= hi; i++) tui_dist_count_add(c, t->m.hist[i]);
     tui_dist_count_finish(c);
     c->d.open = 1, c->d.n_pos = t->m.n_hist;
     *d = c->d;
@@ -142,6 +151,7 @@ static void dist_take(Tui *t) {
     DistArg *a = jr.arg;
     if (jr.end == TUI_JOB_OK) {
         a->c.d.open = 1;
+        if (a->c.d.span_lo >= 0) a->c.d.n_pos = a->n_hist; /* a span counted: the history it was taken of */
         t->dist = a->c.d;
         t->dist_cost = jr.secs;
     } else {

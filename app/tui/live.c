@@ -16,6 +16,10 @@
  * as its parent, so the inspector can set the two side by side; a new
  * prompt drops both. */
 static void keep_or_clear(Tui *t) {
+    /* a run being read to compare with (B's Tab) gives way: the new run's parent is compared */
+    if (t->load_parent == 1) t->load_parent = 2, tui_job_cancel(&t->load);
+    t->other_run = 0;
+    t->parent_run = t->reevaluating ? t->screen_run : 0;
     if (!t->reevaluating) {
         view_drop_parent(&t->m);
         view_clear_history(&t->m);

@@ -14,12 +14,14 @@ void tui_keep_live(Tui *t) {
     t->kept.cursor = m->cursor, t->kept.follow = m->follow;
     t->kept.hdr = m->hdr;
     t->kept.screen_run = t->screen_run;
+    t->kept.parent_run = t->parent_run;
     t->kept.marks = m->marks, t->kept.n_marks = m->n_marks;
     m->marks = NULL, m->n_marks = 0;
     t->from_live = 1;
     /* the model starts an empty history of its own for the recording */
     m->hist = NULL, m->n_hist = m->cap_hist = 0, m->cursor = -1, m->follow = 1;
     m->attn.pos = -1, m->stats.n = 0;
+    m->hist_gen++; /* what was counted over the live history (a span's rates) is not the recording's */
 }
 
 int tui_back_to_live(Tui *t) {
@@ -37,6 +39,7 @@ int tui_back_to_live(Tui *t) {
     m->marks = t->kept.marks, m->n_marks = t->kept.n_marks;
     t->kept.marks = NULL, t->kept.n_marks = 0;
     t->screen_run = t->kept.screen_run;
+    t->parent_run = t->kept.parent_run, t->other_run = 0; /* its parent was set aside with the replay: Tab reads it back */
     t->replay = 0, t->from_live = 0, t->playing = m->playing = 0;
     t->kept.hist = NULL, t->kept.n_hist = t->kept.cap_hist = 0;
     if (view_stats_sync(m, &e)) view_set_status(m, "%s", e.msg);

@@ -26,6 +26,8 @@ typedef struct {
     int64_t run;        /* the run on screen */
     int n;              /* plots: the positions on screen */
     int diff;           /* summary or diff: diff against the parent */
+    int64_t other;      /* diff: against this run instead (chosen in B), 0: the parent */
+    int width;          /* run list: the text pane's width, which its prompt column fills */
     int replay;         /* the run on screen is a replay: no setting it changes makes a child */
     int n_layers, n_heads;
     double theta_logit; /* plots: the θ the oracle's labels are read at */
@@ -442,7 +444,7 @@ static int compare_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
     int diff = a->diff;
     StoreRunInfo info;
     if (store_run_info(st, a->run, &info, e)) return -1;
-    int64_t parent = info.parent_run_id;
+    int64_t parent = a->other ? a->other : info.parent_run_id;
     store_run_info_free(&info);
     if (diff && !parent) { /* a replay only re-scores: a child comes from a live run's settings */
         snprintf(a->status, sizeof a->status, "run %lld has no parent run (%s)", (long long)a->run,
@@ -456,15 +458,20 @@ static int compare_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
     }
     if (diff) partial_status(st, a, parent, e);
     else if (writing_status(st, a->run, a->status, sizeof a->status, e)) a->status[0] = 0;
-    if (diff) snprintf(a->title, sizeof a->title, "run %lld vs its parent %lld", (long long)a->run, (long long)parent);
+    if (diff && a->other) snprintf(a->title, sizeof a->title, "run %lld vs run %lld", (long long)a->run, (long long)parent);
+    else if (diff)
+        snprintf(a->title, sizeof a->title, "run %lld vs its parent %lld", (long long)a->run, (long long)parent);
     else snprintf(a->title, sizeof a->title, "run %lld summary", (long long)a->run);
+    if (diff && a->other && !a->status[0]) /* named: D is against a run chosen in B, not the parent */
+        snprintf(a->status, sizeof a->status, "run %lld vs run %lld (chosen in B; Tab on an empty B line: the parent)",
+                 (long long)a->run, (long long)parent);
     return 0;
 }
 
 /* `R` (diff 0) the run on screen summarised, or `D` (diff 1) where it
  * differs from its parent: `compare`'s text in the scrollable pane. */
 void tui_show_compare(Tui *t, int diff) {
-    PaneArg a = {.run = run_on_screen(t), .diff = diff, .replay = t->replay};
+    PaneArg a = {.run = run_on_screen(t), .diff = diff, .replay = t->replay, .other = diff ? t->other_run : 0};
     if (!t->db && !t->replay && !diff) { start_mem(t, TUI_PANE_SUMMARY, 0); return; }
     if (!t->db && diff && !t->replay) {
         view_set_status(&t->m, "not recording: D diffs two recorded runs (X and the inspector's par row show the flips)");
@@ -474,15 +481,56 @@ void tui_show_compare(Tui *t, int diff) {
     start_pane(t, diff ? TUI_PANE_DIFF : TUI_PANE_SUMMARY, compare_work, &a);
 }
 
+/* The run list's columns: each run's settings (policy, w, τ, θ, sinks, the
+ * routers' file name), the wide set where the pane has room for it. */
+static const char *runs_sql(int wide) {
+    static const char *const SQL[2] = {
+        "SELECT run_id AS run, parent_run_id AS parent, policy, window AS w, printf('%.2f', tau) AS tau,"
+        " printf('%.3g', theta) AS theta, sinks AS s, COALESCE(substr(replace(routers, rtrim(routers,"
+        " replace(routers, '/', '')), ''), 1, 14), '-') AS routers, n_tokens AS tokens,"
+        " replace(prompt, char(10), ' ') AS prompt FROM runs ORDER BY run_id DESC LIMIT 1000",
+        "SELECT run_id AS run, parent_run_id AS parent, status, policy, window AS w, printf('%.2f', tau) AS tau,"
+        " printf('%.3g', theta) AS theta, sinks, COALESCE(substr(replace(routers, rtrim(routers,"
+        " replace(routers, '/', '')), ''), 1, 24), '-') AS routers, n_tokens AS tokens,"
+        " n_layers || 'x' || n_heads AS heads, replace(prompt, char(10), ' ') AS prompt"
+        " FROM runs ORDER BY run_id DESC LIMIT 1000"};
+    return SQL[wide];
+}
+
+/* Copy text to out with each line of its first block (the table, up to
+ * the first empty line) cut to width characters: the prompt, last, gives
+ * way so every run's settings show. */
+static void fit_table(const char *text, int width, FILE *out) {
+    int in_table = 1;
+    for (const char *l = text; *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t len = nl ? (size_t)(nl - l) : strlen(l), cut = len;
+        if (len == 0) in_table = 0;
+        if (in_table) { /* count characters, not bytes: a prompt may hold any UTF-8 */
+            int chars = 0;
+            for (size_t i = 0; i < len; i++)
+                if (((unsigned char)l[i] & 0xC0) != 0x80 && chars++ == width) { cut = i; break; }
+        }
+        fwrite(l, 1, cut, out);
+        fputc('\n', out);
+        if (!nl) break;
+        l = nl + 1;
+    }
+}
+
 /* The run list job: newest first, then the runs still being written. */
 static int runs_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
-    static const char *const LIST =
-        "SELECT run_id AS run, parent_run_id AS parent, status, policy, window AS w, n_tokens AS tokens,"
-        " n_layers || 'x' || n_heads AS heads, substr(replace(prompt, char(10), ' '), 1, 48) AS prompt"
-        " FROM runs ORDER BY run_id DESC LIMIT 1000";
     PaneArg *a = tui_job_arg(r);
-    if (store_query(st, LIST, STORE_FMT_TABLE, out, e) || store_print_writing(st, out, e)) return -1;
-    snprintf(a->title, sizeof a->title, "runs: type an id, Enter");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return err_set(e, "out of memory");
+    int rc = store_query(st, runs_sql(a->width >= 120), STORE_FMT_TABLE, f, e) || store_print_writing(st, f, e);
+    fclose(f);
+    if (rc == 0) fit_table(text ? text : "", a->width > 20 ? a->width - 2 : 18, out);
+    free(text);
+    if (rc) return -1;
+    snprintf(a->title, sizeof a->title, "runs: an id, Enter opens, Tab compares");
     a->ask_run = 1;
     return 0;
 }
@@ -490,7 +538,7 @@ static int runs_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
 /* `B`: the database's runs in the text pane; the status line asks for the
  * one to open. */
 void tui_show_runs(Tui *t) {
-    PaneArg a = {0};
+    PaneArg a = {.width = t->scr.lay.cols};
     if (!t->db) { view_set_status(&t->m, "not recording: no runs to browse"); return; }
     start_pane(t, TUI_PANE_RUNS, runs_work, &a);
 }

@@ -148,6 +148,7 @@ static int parent_push(Tui *t, LoadPart *p) {
         char label[48];
         snprintf(label, sizeof label, "run %lld", (long long)p->info.run_id);
         view_parent_begin(&t->m, label);
+        t->m.parent.other = t->other_run != 0; /* chosen in B: its panes say "vs run N" */
     }
     for (int i = 0; i < p->n; i++) {
         StepTrace *tr = p->tr[i];
@@ -176,7 +177,8 @@ static void load_began(Tui *t, LoadPart *p) {
     view_rescore_cancel(&t->m);
     view_clear_history(&t->m);
     view_drop_parent(&t->m); /* the parent of a live re-evaluation is not this run's */
-    t->parent_next = p->info.parent_run_id; /* read once this run is */
+    t->parent_next = t->parent_run = p->info.parent_run_id; /* read once this run is */
+    t->other_run = 0;
     replay_header(t, &p->info);
     /* the `--replay` run opens at its last position, as it always has (the
      * cursor follows the positions in until a key moves it); another opened
@@ -245,7 +247,8 @@ void tui_poll_load(Tui *t) {
     if (t->load_parent) { /* quiet: only its end matters, and only when it failed */
         if (!tui_job_progress(&t->load, &kind, &count, &secs) && tui_job_take(&t->load, &jr)) {
             if (jr.end != TUI_JOB_OK && t->load_parent == 1) view_drop_parent(&t->m);
-            if (jr.end == TUI_JOB_FAILED) view_set_status(&t->m, "the parent run: %s", jr.msg);
+            if (jr.end == TUI_JOB_FAILED)
+                view_set_status(&t->m, "%s: %s", t->other_run ? "the run to compare with" : "the parent run", jr.msg);
             tui_job_result_free(&jr);
             t->load_parent = 0, t->dirty = 1;
         }
@@ -283,6 +286,43 @@ int tui_cancel_load(Tui *t) {
     if (!tui_job_cancel(&t->load)) return 0;
     view_set_progress(&t->m, "stopping the load of run %lld\xe2\x80\xa6", (long long)t->load_run);
     return 1;
+}
+
+void tui_compare_with(Tui *t, int64_t id) {
+    int64_t want = id ? id : t->parent_run;
+    Err e;
+    if (!t->db) {
+        view_set_status(&t->m, "not recording: no runs to compare with");
+        return;
+    }
+    if (tui_loading(t)) {
+        view_set_status(&t->m, "run %lld is still loading: compare once it is on screen", (long long)t->load_run);
+        return;
+    }
+    if (want && want == t->screen_run) {
+        view_set_status(&t->m, "run %lld is the run on screen: Tab another run's id", (long long)want);
+        return;
+    }
+    if (!want) { /* back to the parent, and there is none */
+        if (t->load_parent == 1) t->load_parent = 2, tui_job_cancel(&t->load);
+        if (t->other_run) view_drop_parent(&t->m);
+        t->other_run = 0, t->dirty = 1;
+        view_set_status(&t->m, "the run on screen has no parent: nothing to compare with");
+        return;
+    }
+    LoadArg a = {.id = want, .n_layers = t->m.n_layers, .n_heads = t->m.n_heads};
+    if (tui_job_start(&t->load, t->db, TUI_PANE_OPEN, load_work, &a, sizeof a, NULL, &e)) {
+        view_set_status(&t->m, "compare: %s", e.msg);
+        return;
+    }
+    t->load_parent = 1, t->parent_next = 0, t->load_run = want;
+    t->other_run = want == t->parent_run ? 0 : want;
+    view_drop_parent(&t->m); /* what D, X and `par` show is the new run's once it comes */
+    if (t->other_run)
+        view_set_status(&t->m, "comparing with run %lld: D, X and the par row show it (Tab on an empty line: the parent)",
+                        (long long)want);
+    else view_set_status(&t->m, "comparing with the parent, run %lld, again", (long long)want);
+    t->dirty = 1;
 }
 
 /* One position per 1/speed seconds; it stops at the end of the recording. */

@@ -81,6 +81,7 @@ typedef struct {
     int paths_pos;
     ViewTokStats *tokstats; /* `c`'s count under way, NULL none (tokstats_ctl.h) */
     int tokstats_total; /* the positions it counts */
+    int tokstats_lo;    /* the first of them (a span's start, else 0) */
     const StepTrace *tokstats_first; /* the history's first trace and the recorded run then: */
     int64_t tokstats_run;               /* either changed means another run is on screen */
     double tokstats_shown; /* when its progress line was last redrawn */
@@ -92,11 +93,14 @@ typedef struct {
     int from_live;      /* the replay on screen was opened from a live session, which kept is waiting for */
     int64_t parent_next; /* the recorded parent of the replay on screen, read once it is loaded and the inspector opens (0: none) */
     int load_parent;    /* the load under way reads that parent into the model's parent run (views/pin.h); 2: drops what comes */
+    int64_t parent_run; /* the parent of the run on screen (a replay's recorded one, a re-evaluation's), 0: none */
+    int64_t other_run;  /* the run chosen in B to compare with instead (D, X, `par`), 0: the parent */
     struct {            /* the live session's positions and header while a recorded run is browsed */
         StepTrace **hist;
         int n_hist, cap_hist, cursor, follow;
         ViewHeader hdr;
         int64_t screen_run;
+        int64_t parent_run; /* its parent, which Tab on an empty line in B reads back */
         ViewMark *marks; /* a task item's marks belong to the live run, not to the recording browsed */
         int n_marks;
     } kept;
@@ -244,6 +248,11 @@ int tui_loading(const Tui *t);
 
 /* Esc: stop reading the run (what came stays); 1 if one was being read. */
 int tui_cancel_load(Tui *t);
+
+/* Tab in B's editor: compare the run on screen with recorded run id
+ * instead of its parent (D, X and the `par` row; views/pin.h), read off
+ * this thread into the model's parent slot; id 0: with the parent again. */
+void tui_compare_with(Tui *t, int64_t id);
 
 /* A playing replay: the cursor moves on at the play speed. */
 void tui_replay_advance(Tui *t);

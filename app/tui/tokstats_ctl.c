@@ -40,7 +40,14 @@ void tui_token_stats(Tui *t) {
     }
     view_tokstats_begin(t->tokstats, m->n_layers, m->n_heads, m->sel_layer, m->sel_head, m->agree_pred, m->hdr.tau,
                         m->hdr.theta_logit);
-    t->tokstats_total = m->n_hist, t->tokstats_shown = 0, t->tokstats_first = m->hist[0];
+    int lo, hi; /* a span: only its positions */
+    view_span_range(m, m->n_hist - 1, &lo, &hi);
+    if (lo > hi) {
+        view_set_status(&t->m, "token types: the span holds no position of this run");
+        free(t->tokstats), t->tokstats = NULL;
+        return;
+    }
+    t->tokstats_lo = lo, t->tokstats_total = hi - lo + 1, t->tokstats_shown = 0, t->tokstats_first = m->hist[0];
     t->tokstats_run = t->screen_run;
     tui_tokstats_poll(t);
 }
@@ -48,12 +55,14 @@ void tui_token_stats(Tui *t) {
 /* The count done: its table in the text pane, what it holds on the status line. */
 static void finish(Tui *t) {
     const ViewTokStats *s = t->tokstats;
-    char *text = NULL, title[32];
+    char *text = NULL, title[64], over[40] = "";
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (f) view_tokstats_print(s, f, TOKSTATS_TOP_PIECES, t->m.ascii), fclose(f);
     Err e;
-    snprintf(title, sizeof title, "token types L%d H%d", s->layer, s->head);
+    if (t->tokstats_lo > 0 || t->tokstats_total < t->m.n_hist) /* a span: the title says which positions */
+        snprintf(over, sizeof over, " \xc2\xb7 span %d-%d", t->tokstats_lo, t->tokstats_lo + t->tokstats_total - 1);
+    snprintf(title, sizeof title, "token types L%d H%d%s", s->layer, s->head, over);
     if (!f || view_set_text(&t->m, title, "", text ? text : "", &e))
         view_set_status(&t->m, "token types: out of memory");
     else
@@ -68,7 +77,7 @@ void tui_tokstats_poll(Tui *t) {
     ViewTokStats *s = t->tokstats;
     if (!s) return;
     /* a new run (a re-evaluation, a run opened with B) replaced the history under the count */
-    if (t->m.n_hist < t->tokstats_total || t->m.hist[0] != t->tokstats_first || t->screen_run != t->tokstats_run) {
+    if (t->m.n_hist < t->tokstats_lo + t->tokstats_total || t->m.hist[0] != t->tokstats_first || t->screen_run != t->tokstats_run) {
         tui_tokstats_close(t);
         view_set_status(&t->m, "token types: the run on screen changed; c counts it again");
         return;
@@ -76,7 +85,7 @@ void tui_tokstats_poll(Tui *t) {
     double t0 = clock_now(), now = t0;
     while (s->n < t->tokstats_total && now - t0 < TOKSTATS_FRAME_BUDGET) {
         for (int k = 0; k < TOKSTATS_SLICE && s->n < t->tokstats_total; k++)
-            if (view_tokstats_add(s, t->m.hist[s->n])) {
+            if (view_tokstats_add(s, t->m.hist[t->tokstats_lo + s->n])) {
                 tui_tokstats_close(t);
                 view_set_status(&t->m, "token types: out of memory");
                 return;
