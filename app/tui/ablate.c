@@ -136,7 +136,9 @@ static void summary(const AblateDiff *d, char *line, size_t cap) {
     }
 }
 
-char *tui_ablate_text(const AblateDiff *d, const Tokenizer *tok, const char *what, int cols, char *line, size_t cap) {
+/* The comparison's text for a pane cols wide (heap), and its one-line
+ * summary appended to line; NULL out of memory. */
+static char *ablate_text(const AblateDiff *d, const Tokenizer *tok, const char *what, int cols, char *line, size_t cap) {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -167,7 +169,7 @@ static void show(Tui *t, AblateDiff *d, int64_t run, int64_t parent) {
     if (run && parent) snprintf(title, sizeof title, "ablate: run %lld vs run %lld", (long long)run, (long long)parent);
     else snprintf(title, sizeof title, "ablate vs its parent");
     int cols = t->scr.lay.cols > 0 ? t->scr.lay.cols : VIEW_MIN_COLS;
-    char *text = tui_ablate_text(d, &t->L->tok, t->ablate_what, cols, line, sizeof line);
+    char *text = ablate_text(d, &t->L->tok, t->ablate_what, cols, line, sizeof line);
     if (!text) { view_set_status(&t->m, "ablate: out of memory for the comparison"); return; }
     if (view_set_text(&t->m, title, "", text, &e)) view_set_status(&t->m, "%s", e.msg);
     else view_set_status(&t->m, "%s", line);

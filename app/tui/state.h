@@ -195,10 +195,6 @@ void tui_ablate(Tui *t);
  * status line (ablate_diff.h says what is compared). */
 void tui_ablate_poll(Tui *t);
 
-/* The comparison's text for a pane cols wide (heap, NUL-terminated), and its
- * one-line summary into line; NULL out of memory. */
-char *tui_ablate_text(const AblateDiff *d, const Tokenizer *tok, const char *what, int cols, char *line, size_t cap);
-
 /* 1 if policy p can run on what was loaded (aha needs routers, static its heads). */
 int tui_policy_runs(const Tui *t, Policy p);
 
