@@ -598,6 +598,23 @@ static int rows_shown(const char *s, int *lo, int *hi) {
     return n;
 }
 
+/* The rows shown once the pane settles: captured until two in a row agree
+ * and hold want_lo (0: any) at the top, for up to 5 s; a capture can catch a
+ * frame half drawn. The last capture goes to *s (malloc'd). */
+static int rows_settled(Tmux *t, int want_lo, int *lo, int *hi, char **s) {
+    int n = 0, plo = -2, phi = -2;
+    *s = NULL;
+    for (int tries = 0; tries < 25; tries++) {
+        if (tries) usleep(200000);
+        free(*s);
+        *s = tmux_capture(t);
+        n = rows_shown(*s, lo, hi);
+        if (*lo == plo && *hi == phi && (!want_lo || *lo == want_lo) && strstr(*s, "hdrcol")) break;
+        plo = *lo, phi = *hi;
+    }
+    return n;
+}
+
 /* The header row stays while PgDn/PgUp move by exactly the rows shown
  * (80×24: the pane shows fewer than 10 rows, which PgDn used to skip);
  * ←/→ and h/l scroll a wide result sideways. */
@@ -609,26 +626,22 @@ TEST(tui_sql_pane_pages_keeps_header_and_scrolls_sideways) {
     tmux_keys(&t, ": \"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<300) "
                   "SELECT printf('row%03d', x) AS hdrcol FROM c\" Enter");
     TMUX_WAIT(&t, "row001", 5);
-    char *s = tmux_capture(&t);
+    char *s;
     int lo, hi, lo2, hi2;
-    int n = rows_shown(s, &lo, &hi);
+    int n = rows_settled(&t, 1, &lo, &hi, &s);
     CHECK_MSG(n > 3 && lo == 1 && hi == n, "first page: %d rows, %d-%d\n%s", n, lo, hi, s);
     free(s);
     tmux_keys(&t, "NPage");
     char want[32];
     snprintf(want, sizeof want, "row%03d", hi + 1);
-    usleep(300000);
-    TMUX_WAIT(&t, want, 3);
-    s = tmux_capture(&t);
-    rows_shown(s, &lo2, &hi2);
+    TMUX_WAIT(&t, want, 5);
+    rows_settled(&t, hi + 1, &lo2, &hi2, &s);
     CHECK_MSG(lo2 == hi + 1 && hi2 == 2 * hi, "after PgDn: %d-%d (page of %d)\n%s", lo2, hi2, hi, s);
     CHECK_MSG(strstr(s, "hdrcol"), "the header scrolled away:\n%s", s);
     free(s);
     tmux_keys(&t, "NPage PPage");
-    usleep(300000);
-    TMUX_WAIT(&t, want, 3);
-    s = tmux_capture(&t);
-    rows_shown(s, &lo2, &hi2);
+    TMUX_WAIT(&t, want, 5);
+    rows_settled(&t, hi + 1, &lo2, &hi2, &s);
     CHECK_MSG(lo2 == hi + 1, "after PgDn PgUp: from %d\n%s", lo2, s);
     free(s);
     char sql[700] = "SELECT 0 AS c00";
