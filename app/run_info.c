@@ -50,12 +50,6 @@ static void gguf_arch(const Model *m, char *out, size_t cap) {
     snprintf(out, cap, "gguf-%.12s %.13s", m->arch_name, mix); /* 31 bytes at most: runs.arch fits 32 */
 }
 
-int app_windows_unrecorded(const AppLoaded *L, const char *db, Err *e) {
-    if (!db || !L->head_span) return 0;
-    return err_usage(e, "%s: per-head windows (moa:, windows:) are not recorded: the store counts keys read from "
-                        "one window a run; run without --db (eval, trace, generate count them)", db);
-}
-
 int app_run_info(const RunOpts *o, const AppLoaded *L, StoreRunInfo *r, Err *e) {
     memset(r, 0, sizeof *r);
     r->program_version = AHASCOPE_VERSION;
@@ -84,6 +78,7 @@ int app_run_info(const RunOpts *o, const AppLoaded *L, StoreRunInfo *r, Err *e) 
             return -1;
     }
     app_heads_text(L->static_heads, c->n_layers, c->n_heads, r->static_heads, sizeof r->static_heads);
+    r->head_span = (float *)a->head_span; /* borrowed: the heads' own windows, run_heads' rows */
     r->prompt = (char *)(o->prompt ? o->prompt : "");
     r->steps = o->steps, r->temperature = o->temperature, r->topp = o->topp, r->seed = o->seed;
     return 0;

@@ -9,11 +9,6 @@
 #include "engine/session.h"
 #include "store/store.h"
 
-/* Refuse to record per-head windows (--static-heads moa: or windows:) into
- * the database db (when db is set): the store derives each decision's keys
- * read from the run's one window, and would count them wrongly. */
-int app_windows_unrecorded(const AppLoaded *L, const char *db, Err *e);
-
 /* Fill a runs row from the options and what was loaded (hashes the model,
  * tokenizer and router files). info->prompt borrows o->prompt. */
 int app_run_info(const RunOpts *o, const AppLoaded *L, StoreRunInfo *info, Err *e);

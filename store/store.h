@@ -23,7 +23,7 @@
 #include "engine/model.h"
 #include "engine/trace.h"
 
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 #define STORE_APPLICATION_ID 0x41484153 /* "AHAS": marks a file as ours */
 
 typedef struct Store Store;
@@ -48,6 +48,7 @@ typedef struct {
     double tau, theta_logit, p; /* θ as log-odds (engine/decide.h); the row also holds θ itself */
     char routers[1024], routers_sha256[65];
     char static_heads[1024];  /* "l.h,…" of the static policy's global heads, "" if none */
+    char ablate[256];         /* the ablation it ran under ("L2H1=local@496", decide_force_parse's text), "" if none */
     char *prompt;             /* prompt text (heap, store_run_info_free) */
     int steps;
     double temperature, topp;
@@ -59,6 +60,12 @@ typedef struct {
      * run_layers rows; StepTrace.layer_window): 0 global, W > 0 local with
      * window W. Zeroed, all global, as recorded before version 7. */
     int32_t layer_window[MODEL_MAX_LAYERS];
+    /* Each query head's own local window, alpha = [2 * cell], beta =
+     * [2 * cell + 1] for cell = layer * n_heads + head (AttnConfig.head_span,
+     * engine/headtab.h), NULL when the run had the one window: borrowed
+     * when writing (the run_heads rows, each value finite), heap after
+     * store_run_info (store_run_info_free), a head without a row NAN. */
+    float *head_span;
 } StoreRunInfo;
 
 /* How long the commands wait for a database another process has locked

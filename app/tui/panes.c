@@ -300,7 +300,8 @@ void tui_show_compare(Tui *t, int diff) {
 static int runs_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
     static const char *const LIST =
         "SELECT run_id AS run, parent_run_id AS parent, status, policy, window AS w, n_tokens AS tokens,"
-        " n_layers || 'x' || n_heads AS heads, substr(replace(prompt, char(10), ' '), 1, 48) AS prompt"
+        " n_layers || 'x' || n_heads AS heads, COALESCE(ablate, '') AS ablate,"
+        " substr(replace(prompt, char(10), ' '), 1, 48) AS prompt"
         " FROM runs ORDER BY run_id DESC LIMIT 1000";
     PaneArg *a = tui_job_arg(r);
     if (store_query(st, LIST, STORE_FMT_TABLE, out, e) || store_print_writing(st, out, e)) return -1;
