@@ -133,6 +133,26 @@ int store_run_info(Store *s, int64_t run_id, StoreRunInfo *info, Err *e);
 /* Free what store_run_info allocated. */
 void store_run_info_free(StoreRunInfo *info);
 
+/* A position the user bookmarked in the TUI and the note typed for it ("" for none). */
+#define STORE_NOTE_MAX 512 /* bytes a note keeps (longer ones are cut at a character's start) */
+typedef struct {
+    int pos;
+    char note[STORE_NOTE_MAX];
+} StoreBookmark;
+
+/* Bookmark position pos of run_id (the bookmarks table, in its own
+ * transaction), with note (NULL or "" for none), replacing any bookmark
+ * there; refuses a run the file lacks or a position past its last. 0, or
+ * -1 with e set. */
+int store_bookmark_put(Store *s, int64_t run_id, int pos, const char *note, Err *e);
+
+/* Drop run_id's bookmark at pos (none there is no error). 0, or -1. */
+int store_bookmark_drop(Store *s, int64_t run_id, int pos, Err *e);
+
+/* Run run_id's bookmarks in position order into *out (malloc'd, NULL for
+ * none); their count, or -1 with e set. */
+int store_bookmarks(Store *s, int64_t run_id, StoreBookmark **out, Err *e);
+
 /* Read steps pos0 … pos0+n-1 of a run into caller traces (shape must match
  * the run's; traces made with trace_new_top also get the recorded far
  * positions, up to their top_k). Returns the number of positions found

@@ -261,3 +261,57 @@ TEST(store_v8_per_head_windows_keys_read_equal_the_engine_and_a_recount) {
     CHECK_INT(test_db_scalar(merged, "SELECT COUNT(*) FROM run_heads"), (runs + 1) * V8_L * V8_H);
     CHECK_INT(test_db_scalar(merged, "SELECT SUM(keys_read) FROM decisions"), runs * num + recount);
 }
+
+/* Bookmarks kept beside a run: set with a note or none, replaced, dropped,
+ * read back in position order; refused for a run or position the file
+ * lacks and on a read-only connection; a long note cut at a character;
+ * listed by `runs`, copied by `merge` under the runs' new ids. */
+TEST(store_v8_bookmarks_are_kept_listed_and_merged) {
+    const char *db = test_tmp("v8_marks.db"), *out = test_tmp("v8_marks_merged.db");
+    record_pair(db, "L0=global");
+    Err e;
+    Store *s = store_open(db, STORE_WRITE, 1000, &e);
+    CHECK_MSG(s != NULL, "%s", s ? "" : e.msg);
+    if (!s) return;
+    CHECK_INT(store_bookmark_put(s, 1, 3, "the dragon", &e), 0);
+    CHECK_INT(store_bookmark_put(s, 1, 5, NULL, &e), 0);
+    CHECK_INT(store_bookmark_put(s, 1, 6, "", &e), 0);
+    CHECK_INT(store_bookmark_put(s, 2, 1, "x", &e), 0);
+    CHECK_INT(store_bookmark_put(s, 1, 3, "it flies", &e), 0); /* replaces */
+    CHECK_INT(store_bookmark_drop(s, 1, 6, &e), 0);
+    CHECK_INT(store_bookmark_drop(s, 1, 7, &e), 0); /* none there */
+    CHECK(store_bookmark_put(s, 9, 1, "n", &e) == -1 && strstr(e.msg, "no run 9"));
+    CHECK_MSG(store_bookmark_put(s, 1, 8, "n", &e) == -1 && strstr(e.msg, "run 1 has no position 8 (8 recorded)"), "%s",
+              e.msg);
+    CHECK(store_bookmark_put(s, 1, -1, "n", &e) == -1);
+    char longer[700];
+    for (int i = 0; i + 1 < (int)sizeof longer; i += 2) longer[i] = (char)0xc3, longer[i + 1] = (char)0xa9; /* é */
+    longer[sizeof longer - 1] = 0;
+    CHECK_INT(store_bookmark_put(s, 2, 4, longer, &e), 0);
+    StoreBookmark *b = NULL;
+    int n = store_bookmarks(s, 1, &b, &e);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK(b[0].pos == 3 && !strcmp(b[0].note, "it flies"));
+        CHECK(b[1].pos == 5 && b[1].note[0] == 0);
+    }
+    free(b);
+    CHECK(store_close(s, &e) == 0);
+    CHECK_INT(test_db_scalar(db, "SELECT COUNT(*) FROM bookmarks WHERE run_id = 1 AND pos = 5 AND note IS NULL"), 1);
+    CHECK_INT(test_db_scalar(db, "SELECT length(CAST(note AS BLOB)) FROM bookmarks WHERE run_id = 2 AND pos = 4"),
+              STORE_NOTE_MAX - 2); /* 511 bytes cut back to the last whole character */
+    CHECK_INT(test_db_scalar(db, "SELECT COUNT(*) FROM bookmarks WHERE created_at LIKE '20%T%Z'"), 4);
+    s = store_open(db, STORE_READ, 1000, &e);
+    CHECK(s && store_bookmark_put(s, 1, 2, "n", &e) == -1 && strstr(e.msg, "read-only"));
+    store_close(s, NULL);
+    int st;
+    char *txt = test_runf(&st, "%s runs --db %s --csv", test_bin(), db);
+    CHECK_MSG(st == 0 && txt && strstr(txt, ",bookmarks,") && strstr(txt, ",\"3 'it flies', 5\","), "%s", txt ? txt : "");
+    free(txt);
+    test_db_fresh(out);
+    free(test_runf(&st, "%s merge --out %s %s %s 2>&1", test_bin(), out, db, db));
+    CHECK_INT(st, 0);
+    CHECK_INT(test_db_scalar(out, "SELECT COUNT(*) FROM bookmarks"), 8);
+    CHECK_INT(test_db_scalar(out, "SELECT COUNT(*) FROM bookmarks WHERE run_id = 3 AND pos = 3 AND note = 'it flies'"), 1);
+    CHECK_INT(test_db_scalar(out, "SELECT COUNT(*) FROM bookmarks WHERE run_id = 4 AND pos = 1 AND note = 'x'"), 1);
+}

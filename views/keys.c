@@ -238,7 +238,6 @@ static void apply_op(ViewModel *m, int op) {
     case VIEW_OP_PIN: view_pin_toggle(m); break;
     case VIEW_OP_FLIPS: view_flips_toggle(m); break;
     case VIEW_OP_ALLHEADS: view_allheads_toggle(m); break;
-    case VIEW_OP_BOOKMARK: view_bookmark_toggle(m, m->cursor); break;
     case VIEW_OP_BOOKMARK_NEXT: view_bookmark_jump(m, 1); break;
     case VIEW_OP_BOOKMARK_PREV: view_bookmark_jump(m, -1); break;
     default: break;

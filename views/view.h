@@ -103,6 +103,8 @@ typedef enum {
     VIEW_ACT_YANK,         /* y: the app copies the inspector block or the text pane's row out as text */
     VIEW_ACT_DIST,   /* d: the app opens or closes the distributions pane (router score against the oracle) */
     VIEW_ACT_ABLATE, /* !: the app forces the selected head the other way from the cursor on (a child run) */
+    VIEW_ACT_BOOKMARK, /* b: the app sets or drops the cursor's bookmark (view_bookmark_toggle) and keeps it beside the run */
+    VIEW_ACT_NOTE,     /* C: the app asks for a note on the cursor's bookmark (setting one first) */
     VIEW_ACT_COUNT
 } ViewAction;
 
