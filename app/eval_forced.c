@@ -358,8 +358,12 @@ static void eval_sequence(const Model *m, const Tokenizer *tok, const AttnConfig
         q->ans_kl = ans_kl / (len - from), q->ans_nll = ans_nll, q->ans_nll_full = ans_nll_full;
 }
 
-static int record_sequence(Store *st, const StoreRunInfo *info, int64_t eval_id, EvalBufs *b, int len, Err *e) {
+/* One sequence as a run of the evaluation, under a's per-head windows
+ * when it has them (the store counts each head's keys read by its own). */
+static int record_sequence(Store *st, const StoreRunInfo *info, const AttnConfig *a, int64_t eval_id, EvalBufs *b,
+                           int len, Err *e) {
     StoreRunInfo r = *info;
+    r.head_span = (float *)a->head_span;
     r.eval_id = eval_id;
     r.steps = len;
     r.created_at[0] = 0;
@@ -400,7 +404,7 @@ int eval_policy(const Model *m, const Tokenizer *tok, const AttnConfig *a, const
         eval_sequence(m, tok, &pa, &b, d->seq[i], d->len[i], from, out, q);
         if (q) q->kl = out->n_tokens > n0 ? (out->kl - kl0) / (double)(out->n_tokens - n0) : 0;
         if (q) q->nll = out->lp_n > lpn0 ? -(out->lp_sum - lp0) / (double)(out->lp_n - lpn0) : 0;
-        if (st) rc = record_sequence(st, info, eval_id, &b, from, e);
+        if (st) rc = record_sequence(st, info, a, eval_id, &b, from, e);
         if (progress) progress_count(label, i + 1, d->n, t0, tty);
     }
     bufs_free(&b);

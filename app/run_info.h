@@ -9,10 +9,10 @@
 #include "engine/session.h"
 #include "store/store.h"
 
-/* Refuse to record per-head windows (--static-heads moa: or windows:), or
- * a multi-choice router's windows, into the database db (when db is set):
- * the store derives each decision's keys read from the run's one window,
- * and would count them wrongly. */
+/* Refuse to record a multi-choice router's windows into the database db
+ * (when db is set): the store keeps one window a head (runs.window, or a
+ * head's own span in run_heads), not one chosen a token, and would count
+ * its keys read wrongly. */
 int app_windows_unrecorded(const AppLoaded *L, const char *db, Err *e);
 
 /* Fill a runs row from the options and what was loaded (hashes the model,

@@ -162,3 +162,31 @@ int decide_multi(const float *z, int k, float tau, float *glogit) {
     *glogit = z[k] - z[best];
     return decide_router_logit(*glogit, tau) == 1 ? k : best;
 }
+
+/* Whether every head of layer l is forced to v. */
+static int layer_forced(const int8_t *force, int l, int n_heads, int8_t v) {
+    for (int h = 0; h < n_heads; h++)
+        if (force[l * n_heads + h] != v) return 0;
+    return 1;
+}
+
+int decide_force_format(const int8_t *force, int from, int n_layers, int n_heads, char *buf, size_t cap) {
+    size_t len = 0;
+    if (!cap) return -1;
+    buf[0] = 0;
+    for (int l = 0; force && l < n_layers; l++)
+        for (int h = 0; h < n_heads; h++) {
+            int8_t v = force[l * n_heads + h];
+            if (v < 0) continue;
+            int whole = layer_forced(force, l, n_heads, v) && n_heads > 1, k;
+            if (whole) k = snprintf(buf + len, cap - len, "%sL%d=%s", len ? "," : "", l, v ? "global" : "local");
+            else k = snprintf(buf + len, cap - len, "%sL%dH%d=%s", len ? "," : "", l, h, v ? "global" : "local");
+            if (k < 0 || (size_t)k >= cap - len) return buf[0] = 0, -1;
+            len += (size_t)k;
+            if (whole) break; /* the layer's item names every head */
+        }
+    if (!len) return 0;
+    int k = from > 0 ? snprintf(buf + len, cap - len, "@%d", from) : 0;
+    if (k < 0 || (size_t)k >= cap - len) return buf[0] = 0, -1;
+    return 0;
+}

@@ -134,6 +134,13 @@ static inline int decide_forced(const int8_t *force, int from, int t, int cell) 
  * overrides an earlier one. Returns 0, or -1 with e naming the bad part. */
 int decide_force_parse(const char *spec, int n_layers, int n_heads, int8_t *force, int *from, Err *e);
 
+/* The ablation force (n_layers * n_heads entries, -1 unforced) and from as
+ * decide_force_parse's text, which parses back to the same map: a layer
+ * whose heads are all forced one way as L<l>=…, other cells as L<l>H<h>=…,
+ * then @from when from > 0; "" for no forced cell (or force NULL).
+ * Returns 0, or -1 with buf "" when it does not fit cap bytes. */
+int decide_force_format(const int8_t *force, int from, int n_layers, int n_heads, char *buf, size_t cap);
+
 /* The random policy's decision: a uniform drawn from (seed, pos, layer,
  * head) below p. */
 int decide_random(uint64_t seed, int pos, int layer, int head, float p);

@@ -156,9 +156,11 @@ static int compare_one(Store *s, int64_t run, const char *pred, FILE *out, Err *
                   " predicted IS NOT NULL", pred);
     if (count_where(s, sql, run, &n_pred, e)) goto fail;
     char policy[4 * sizeof r.policy], status[4 * sizeof r.status]; /* the database's words: escaped as the tables are */
-    fprintf(out, "run %lld: policy %s, window %d, sinks %d, tau %g, theta %g, %d positions, %s\n", (long long)run,
+    char ablate[4 * sizeof r.ablate + 16] = "", safe[4 * sizeof r.ablate];
+    if (r.ablate[0]) snprintf(ablate, sizeof ablate, ", ablate %s", textout_term(r.ablate, safe, sizeof safe));
+    fprintf(out, "run %lld: policy %s, window %d, sinks %d, tau %g, theta %g%s, %d positions, %s\n", (long long)run,
             textout_term(r.policy, policy, sizeof policy), r.window, r.sinks, r.tau, decide_prob(r.theta_logit),
-            r.n_tokens, textout_term(r.status, status, sizeof status));
+            ablate, r.n_tokens, textout_term(r.status, status, sizeof status));
     if (print_reads(s, run, run, r.n_tokens - 1, rows, out, e)) goto fail;
     fprintf(out, "\nevery predictor vs the oracle (global iff out_mass > theta), over the positions with far"
                  " keys:\n");
@@ -483,8 +485,11 @@ static int compare_two(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
     if (store_run_info(s, a, &ra, e)) return -1;
     if (store_run_info(s, b, &rb, e)) { store_run_info_free(&ra); return -1; }
     int same_shape = ra.n_layers == rb.n_layers && ra.n_heads == rb.n_heads;
-    fprintf(out, "run %lld: policy %s, window %d, %d positions | run %lld: policy %s, window %d, %d positions\n",
-            (long long)a, ra.policy, ra.window, ra.n_tokens, (long long)b, rb.policy, rb.window, rb.n_tokens);
+    char aa[4 * sizeof ra.ablate + 16] = "", ab[sizeof aa] = "", safe[4 * sizeof ra.ablate];
+    if (ra.ablate[0]) snprintf(aa, sizeof aa, ", ablate %s", textout_term(ra.ablate, safe, sizeof safe));
+    if (rb.ablate[0]) snprintf(ab, sizeof ab, ", ablate %s", textout_term(rb.ablate, safe, sizeof safe));
+    fprintf(out, "run %lld: policy %s, window %d%s, %d positions | run %lld: policy %s, window %d%s, %d positions\n",
+            (long long)a, ra.policy, ra.window, aa, ra.n_tokens, (long long)b, rb.policy, rb.window, ab, rb.n_tokens);
     int n_layers = ra.n_layers, n_heads = ra.n_heads, upto = (ra.n_tokens < rb.n_tokens ? ra.n_tokens : rb.n_tokens) - 1;
     store_run_info_free(&ra);
     store_run_info_free(&rb);

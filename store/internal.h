@@ -73,10 +73,20 @@ static inline int64_t store_k(int64_t run, int pos, int layer, int head) {
 /* Version 7's: the same, and a decision without a gate on a layer its run's
  * run_layers row makes local (a fixed-local head) read its window,
  * min(W, pos + 1), looked up by the table's key only for such rows. */
-#define STORE_SQL_KEYS_READ(gate, pos, window, sinks, run, layer)                                               \
+#define STORE_SQL_KEYS_READ_V7(gate, pos, window, sinks, run, layer)                                            \
     "CASE " gate " WHEN 1 THEN " pos " + 1 WHEN 0 THEN MIN(" sinks ", " pos " + 1) + " pos " + 1 - MAX(" pos     \
     " - " window " + 1, MIN(" sinks ", " pos " + 1)) ELSE (SELECT MIN(l.window, " pos " + 1) FROM run_layers l"  \
     " WHERE l.run_id = " run " AND l.layer = " layer " AND l.window > 0) END"
+/* Version 8's window of a local decision: the head's own span when its run
+ * has a run_heads row for it (alpha + beta * (pos + 1) rounded half up,
+ * within 1 … pos + 1: headtab_window_at's arithmetic, in the same double
+ * operations on the same float values), else the run's window. */
+#define STORE_SQL_HEAD_WINDOW(pos, window, run, layer, head)                                                    \
+    "COALESCE((SELECT MAX(1, MIN(" pos " + 1, CAST(h.alpha + h.beta * (" pos " + 1) + 0.5 AS INTEGER)))"          \
+    " FROM run_heads h WHERE h.run_id = " run " AND h.layer = " layer " AND h.head = " head "), " window ")"
+/* Version 8's rule: version 7's, a local decision's window its head's own. */
+#define STORE_SQL_KEYS_READ(gate, pos, window, sinks, run, layer, head)                                         \
+    STORE_SQL_KEYS_READ_V7(gate, pos, STORE_SQL_HEAD_WINDOW(pos, window, run, layer, head), sinks, run, layer)
 
 /* The columns of decision_bits an INSERT names: the key, the stored
  * fields, the top-k words; and one row's values bound from cell c of a
@@ -98,7 +108,7 @@ int store_bits_row_values(void);
 #define STORE_DEC_KEPT(name, type, missing) ", b." #name
 #define STORE_DEC_DERIVED(name, type, missing)                                                               \
     ",\n    " STORE_SQL_KEYS_READ("b.gate", STORE_SQL_POS("b.k"), "r.window", "r.sinks", STORE_SQL_RUN("b.k"),  \
-                                  STORE_SQL_LAYER("b.k")) " AS " #name
+                                  STORE_SQL_LAYER("b.k"), STORE_SQL_HEAD("b.k")) " AS " #name
 #define STORE_DEC_FIELD(name, type, missing, sql, show, title, short_name, doc) \
     STORE_BY_KIND(STORE_DEC_, name, type, missing, sql, show)
 #define STORE_DECISIONS_SELECT                                                                                \
@@ -120,8 +130,18 @@ int store_bits_row_values(void);
     " WHERE " STORE_SQL_IN_RUN(n) ")"
 
 /* keys_read in C, the same rule: a fixed-local head (layer_window > 0,
- * no gate) reads min(layer_window, pos + 1); -1 for another unknown gate. */
+ * no gate) reads min(layer_window, pos + 1); -1 for another unknown gate.
+ * window is the decision's own (store_head_window). */
 int store_keys_read(int pos, int gate, int window, int sinks, int layer_window);
+
+/* The local window of cell's decision at pos: its head's span (span[2 *
+ * cell], [2 * cell + 1]: alpha, beta; headtab_window_at) when span is not
+ * NULL and holds finite values there, else the run's window. */
+int store_head_window(const float *span, int cell, int pos, int window);
+
+/* Run run_id's run_heads rows into *span (malloc'd, cells * 2 floats, NAN
+ * where a head has no row), or *span NULL when it has none. SQLite's code. */
+int store_read_spans(sqlite3 *db, int64_t run_id, int n_layers, int n_heads, float **span);
 
 /* Bind a float as its bit pattern (a signed 32-bit INTEGER), NULL for NaN. */
 void store_bind_bits(sqlite3_stmt *st, int i, float v);
@@ -180,6 +200,7 @@ typedef struct {
 typedef struct StoreTotals {
     int64_t run_id;                           /* 0: none loaded */
     int n_layers, n_heads, window, sinks;
+    float *span;                              /* the heads' own windows (run_heads), NULL: the run's window */
     float tau;
     double theta_logit;
     StoreHeadTotal *head;                     /* [layer * n_heads + head] */
@@ -277,8 +298,9 @@ int store_catalog_columns(const StoreCatalog *c, sqlite3_str *out);
 /* Whether c lists field `name`. */
 int store_catalog_has_field(const StoreCatalog *c, const char *name);
 
-/* The views of a file of schema version `version` (6 or 7: they differ
- * in decisions' keys_read only, version 7's reading run_layers) with
+/* The views of a file of schema version `version` (6, 7 or 8: they
+ * differ in decisions' keys_read only, version 7's reading run_layers,
+ * version 8's run_heads too) with
  * catalog c, as the file's own (kind "") or TEMP ones; sqlite3_malloc'd,
  * NULL when out of memory. */
 char *store_views_sql(const StoreCatalog *c, const char *kind, int version);

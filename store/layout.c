@@ -8,7 +8,35 @@
 #include <string.h>
 
 #include "engine/attn.h"
+#include "engine/headtab.h"
 #include "store/internal.h"
+
+int store_head_window(const float *span, int cell, int pos, int window) {
+    if (!span) return window;
+    const float *ab = span + 2 * (size_t)cell;
+    return isfinite(ab[0]) && isfinite(ab[1]) ? headtab_window_at(ab, pos) : window;
+}
+
+int store_read_spans(sqlite3 *db, int64_t run_id, int n_layers, int n_heads, float **span) {
+    sqlite3_stmt *st;
+    *span = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT layer, head, alpha, beta FROM run_heads WHERE run_id=?1", -1, &st, NULL);
+    if (rc != SQLITE_OK) return rc;
+    sqlite3_bind_int64(st, 1, run_id);
+    size_t cells = (size_t)n_layers * n_heads;
+    int filled = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int l = sqlite3_column_int(st, 0), h = sqlite3_column_int(st, 1);
+        if (l < 0 || l >= n_layers || h < 0 || h >= n_heads) continue; /* a file may lie: off the shape */
+        if (!*span && !(*span = malloc(cells * 2 * sizeof **span))) { rc = SQLITE_NOMEM; break; }
+        if (!filled++)
+            for (size_t i = 0; i < 2 * cells; i++) (*span)[i] = NAN; /* a head without a row: the run's window */
+        size_t c = (size_t)l * n_heads + h;
+        (*span)[2 * c] = (float)sqlite3_column_double(st, 2), (*span)[2 * c + 1] = (float)sqlite3_column_double(st, 3);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
 
 int store_keys_read(int pos, int gate, int window, int sinks, int layer_window) {
     if (gate != 0 && gate != 1) return layer_window > 0 ? (layer_window < pos + 1 ? layer_window : pos + 1) : -1;
@@ -56,7 +84,7 @@ void store_bind_top(sqlite3_stmt *st, int i, const StepTrace *t, int c, int r) {
 static int regime_counted(int p) { return p == DECIDE_ORACLE || p == DECIDE_QADA || p == DECIDE_QADA_BULK; }
 
 void store_totals_free(StoreTotals *tt) {
-    free(tt->head), free(tt->written), free(tt->stored);
+    free(tt->head), free(tt->written), free(tt->stored), free(tt->span);
     for (int i = 0; i < 2; i++) sqlite3_finalize(tt->put[i]);
     memset(tt, 0, sizeof *tt);
 }
@@ -133,7 +161,9 @@ int store_totals_load(StoreTotals *tt, sqlite3 *db, int64_t run_id) {
     tt->stored = calloc(cells, 1);
     if (!tt->head || !tt->written || !tt->stored) return SQLITE_NOMEM;
     tt->run_id = run_id;
-    rc = load_rows(tt, db, "SELECT layer, head, predictor, n, global, tp, fp, fn, tn, calm_n, calm_global, calm_tp,"
+    rc = store_read_spans(db, run_id, tt->n_layers, tt->n_heads, &tt->span);
+    if (rc == SQLITE_OK)
+        rc = load_rows(tt, db, "SELECT layer, head, predictor, n, global, tp, fp, fn, tn, calm_n, calm_global, calm_tp,"
                            " frozen_n, frozen_global, frozen_tp FROM head_totals WHERE run_id=?1", total_row);
     if (rc == SQLITE_OK)
         rc = load_rows(tt, db, "SELECT layer, head, n, score_sum, score_n, oracle_mass_sum, oracle_mass_n,"
@@ -189,7 +219,8 @@ static void add_regime(StoreTotals *tt, const StepTrace *t, int c) {
  * architecture) adds the keys its window read and nothing else: it made no
  * choice, so it counts in no share, rate or confusion. */
 static void count_cell(StoreTotals *tt, const StepTrace *t, int c, int choice, StoreStepCounts *sc) {
-    int keys = store_keys_read(t->pos, t->gate[c], tt->window, tt->sinks, t->layer_window[c / t->n_heads]);
+    int keys = store_keys_read(t->pos, t->gate[c], store_head_window(tt->span, c, t->pos, tt->window), tt->sinks,
+                               t->layer_window[c / t->n_heads]);
     if (trace_is_arch_local(t, c)) {
         if (keys >= 0) sc->keys_read += keys;
         return;

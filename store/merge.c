@@ -75,7 +75,7 @@ static const char RUN_COLUMNS[] =
     "status, created_at, finished_at, ahascope_version, writer_host, writer_pid, writer_start, model, model_sha256,"
     " arch, dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len, tokenizer, tokenizer_sha256,"
     " policy, window, sinks, tau, theta, p, profile, routers, routers_sha256, static_heads, prompt, steps,"
-    " temperature, topp, seed, origin, n_tokens, theta_logit, top_k";
+    " temperature, topp, seed, origin, n_tokens, theta_logit, top_k, ablate";
 
 static int same_file(const char *a, const char *b) {
     struct stat sa, sb;
@@ -114,9 +114,10 @@ static int copy_table(Store *s, const char *table, int64_t off) {
 }
 
 /* The totals of every head of src's runs: each table of one row per head
- * and name (store/internal.h); and each run's layer kinds. */
+ * and name (store/internal.h); and each run's layer kinds, heads' own
+ * windows and bookmarks. */
 static int copy_totals(Store *s, int64_t off) {
-    static const char *const tables[] = {"head_totals", "head_stats", "run_layers"};
+    static const char *const tables[] = {"head_totals", "head_stats", "run_layers", "run_heads", "bookmarks"};
     int rc = SQLITE_OK;
     for (size_t i = 0; rc == SQLITE_OK && i < sizeof tables / sizeof tables[0]; i++) rc = copy_table(s, tables[i], off);
     return rc;
@@ -147,7 +148,7 @@ static int copy_runs(Store *s, const char *input, int *n_runs, int64_t *off) {
     snprintf(sql, sizeof sql,
              "INSERT INTO main.runs(run_id, parent_run_id, eval_id, %s) SELECT run_id + ?1, parent_run_id + ?1,"
              " eval_id + %lld, ahascope_status(status, writer_host, writer_pid, writer_start)%.*s,"
-             " COALESCE(origin, ?2 || '#' || run_id), n_tokens, theta_logit, top_k FROM src.runs ORDER BY run_id",
+             " COALESCE(origin, ?2 || '#' || run_id), n_tokens, theta_logit, top_k, ablate FROM src.runs ORDER BY run_id",
              RUN_COLUMNS, eoff, (int)(strstr(RUN_COLUMNS, ", origin") - RUN_COLUMNS - 6), RUN_COLUMNS + 6);
     if (rc == SQLITE_OK) rc = exec_bound(s, sql, *off, input, n_runs);
     if (rc == SQLITE_OK)

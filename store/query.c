@@ -218,7 +218,9 @@ int store_query_limited(Store *s, const char *sql, StoreFormat fmt, FILE *out, S
 int store_list_runs(Store *s, StoreFormat fmt, FILE *out, Err *e) {
     static const char sql[] =
         "SELECT run_id, ahascope_status(status, writer_host, writer_pid, writer_start) AS status,"
-        " n_tokens AS tokens, policy, window, created_at, model, prompt FROM runs ORDER BY run_id";
+        " n_tokens AS tokens, policy, window, ablate,"
+        " (SELECT group_concat(b.pos || CASE WHEN b.note IS NULL THEN '' ELSE ' ' || quote(substr(b.note, 1, 40)) END, ', ') FROM bookmarks b"
+        " WHERE b.run_id = runs.run_id) AS bookmarks, created_at, model, prompt FROM runs ORDER BY run_id";
     sqlite3_stmt *st;
     if (store_prepare(s, sql, &st, e)) return -1;
     PrintLimit lim = {0};

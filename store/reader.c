@@ -23,7 +23,7 @@ static const char SELECT_RUN[] =
     "SELECT parent_run_id, status, created_at, ahascope_version, model, model_sha256, arch, dim, hidden_dim,"
     " n_layers, n_heads, n_kv_heads, vocab_size, seq_len, tokenizer, tokenizer_sha256, policy, window, sinks,"
     " tau, theta, p, profile, routers, routers_sha256, static_heads, prompt, steps, temperature, topp, seed,"
-    " origin, n_tokens, writer_host, writer_pid, writer_start, theta_logit FROM runs WHERE run_id=?1";
+    " origin, n_tokens, writer_host, writer_pid, writer_start, theta_logit, ablate FROM runs WHERE run_id=?1";
 
 /* 'running' is what the row says; whether it is still true depends on the
  * writer process, which only a reader on the same host can check. */
@@ -69,6 +69,7 @@ static void fill_run(sqlite3_stmt *st, StoreRunInfo *r) {
     r->seed = seed ? strtoull((const char *)seed, NULL, 10) : 0;
     store_col_text(st, 31, r->origin, sizeof r->origin);
     r->n_tokens = col_int(st, 32);
+    store_col_text(st, 37, r->ablate, sizeof r->ablate);
     effective_status(st, r);
 }
 
@@ -166,12 +167,16 @@ int store_run_info(Store *s, int64_t run_id, StoreRunInfo *info, Err *e) {
     if (!info->prompt) return err_set(e, "%s: out of memory", s->path);
     if (check_limits(s, info, e) || check_rows(s, info, e)) return store_run_info_free(info), -1;
     if (read_layers(s, run_id, info->layer_window, MODEL_MAX_LAYERS, e)) return store_run_info_free(info), -1;
+    if (store_read_spans(s->db, run_id, info->n_layers, info->n_heads, &info->head_span) != SQLITE_OK) {
+        store_sql_err(s->db, s->path, "cannot read the run's head windows", e);
+        return store_run_info_free(info), -1;
+    }
     return 0;
 }
 
 void store_run_info_free(StoreRunInfo *info) {
-    free(info->prompt);
-    info->prompt = NULL;
+    free(info->prompt), free(info->head_span);
+    info->prompt = NULL, info->head_span = NULL;
 }
 
 /* Prepare sql, whose ?1 ?2 ?3 are a run and the positions [pos0, pos0+n)
@@ -219,8 +224,11 @@ static int read_bits(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr, 
     sqlite3_bind_int64(st, 1, run_id);
     if (sqlite3_step(st) == SQLITE_ROW) window = sqlite3_column_int(st, 0), sinks = sqlite3_column_int(st, 1);
     sqlite3_finalize(st);
+    float *span = NULL; /* the heads' own windows, when the run had them */
+    if (store_read_spans(s->db, run_id, tr[0]->n_layers, tr[0]->n_heads, &span) != SQLITE_OK)
+        return store_sql_err(s->db, s->path, "cannot read the run's head windows", e);
     if (store_prepare(s, "SELECT " STORE_BITS_COLUMNS " FROM decision_bits WHERE k BETWEEN ?1 AND ?2", &st, e))
-        return -1;
+        return free(span), -1;
     sqlite3_bind_int64(st, 1, store_k(run_id, pos0, 0, 0));
     sqlite3_bind_int64(st, 2, store_k(run_id, pos0 + n, 0, 0) - 1);
     int rc;
@@ -236,7 +244,8 @@ static int read_bits(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr, 
 #define READER_FIELD(name, type, missing, sql, show, title, short_name, doc) \
     STORE_BY_KIND(READER_, name, type, missing, sql, show)
         TRACE_HEAD_FIELDS(READER_FIELD)
-        t->keys_read[i] = store_keys_read(pos, t->gate[i], window, sinks, t->layer_window[l]);
+        t->keys_read[i] = store_keys_read(pos, t->gate[i], store_head_window(span, i, pos, window), sinks,
+                                          t->layer_window[l]);
         for (int r = 0; r < STORE_ATTN_TOP_MAX && r < t->top_k; r++, b++) {
             if (sqlite3_column_type(st, b) == SQLITE_NULL) continue;
             int64_t w = sqlite3_column_int64(st, b);
@@ -248,6 +257,7 @@ static int read_bits(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr, 
         }
     }
     sqlite3_finalize(st);
+    free(span);
     if (rc != SQLITE_DONE) return store_sql_err(s->db, s->path, "cannot read decisions", e);
     return 0;
 }

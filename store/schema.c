@@ -170,6 +170,33 @@ static const char SCHEMA_DECISIONS[] = SCHEMA_DECISION_BITS SCHEMA_V6_TABLES;
 static const char COMPAT_6[] =
     "CREATE TEMP VIEW run_layers AS SELECT 0 AS run_id, 0 AS layer, 'global' AS kind, 0 AS window WHERE 0;\n";
 
+/* Version 8's additions, also the whole of the 7 to 8 step (a new file
+ * makes version 7's tables, then takes this step, so a new file and an
+ * upgraded one store the same text): the ablation a run ran under (the
+ * TUI's `!`, decide_force_parse's text), each head's own window when the
+ * run had per-head spans (AttnConfig.head_span: alpha + beta * (t + 1)
+ * keys, the float values as REALs), and the positions a user bookmarked
+ * in the TUI, with the note typed for one. */
+#define SCHEMA_V8_STEP                                                                                        \
+    "ALTER TABLE runs ADD COLUMN ablate TEXT;\n"                                                               \
+    "CREATE TABLE run_heads(\n"                                                                               \
+    "  run_id INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT NULL,\n"                             \
+    "  alpha REAL NOT NULL, beta REAL NOT NULL,\n"                                                            \
+    "  PRIMARY KEY(run_id, layer, head)\n"                                                                    \
+    ") WITHOUT ROWID;\n"                                                                                      \
+    "CREATE TABLE bookmarks(\n"                                                                               \
+    "  run_id INTEGER NOT NULL, pos INTEGER NOT NULL, note TEXT, created_at TEXT NOT NULL,\n"                 \
+    "  PRIMARY KEY(run_id, pos)\n"                                                                            \
+    ") WITHOUT ROWID;\n"
+
+/* What a file older than version 8 opened read-only lacks: no per-head
+ * windows and no bookmarks (empty TEMP views), and (COMPAT_7_RUNS, past
+ * version 1, whose own TEMP runs adds it) a NULL ablate. */
+static const char COMPAT_7[] =
+    "CREATE TEMP VIEW run_heads AS SELECT 0 AS run_id, 0 AS layer, 0 AS head, 0.0 AS alpha, 0.0 AS beta WHERE 0;\n"
+    "CREATE TEMP VIEW bookmarks AS SELECT 0 AS run_id, 0 AS pos, NULL AS note, '' AS created_at WHERE 0;\n";
+static const char COMPAT_7_RUNS[] = "CREATE TEMP VIEW runs AS SELECT *, NULL AS ablate FROM main.runs;\n";
+
 /* A version-4 or 5 head_totals table @ (one wide row a head) as version
  * 6's two, frozen with version 5's predictors and regime columns: the 5 to
  * 6 step's rows, and what such a file opened read-only shows under the new
@@ -229,7 +256,7 @@ static const char MIGRATE_1_TO_2_COPY[] =
 /* What a version-1 file looks like to a reader: TEMP views named like the
  * version-2 tables, shadowing the file's own (SQLite looks in temp first). */
 static const char COMPAT_1[] =
-    "CREATE TEMP VIEW runs AS SELECT *, " SQL_LOGIT("theta") " AS theta_logit FROM main.runs;\n"
+    "CREATE TEMP VIEW runs AS SELECT *, " SQL_LOGIT("theta") " AS theta_logit, NULL AS ablate FROM main.runs;\n"
     "CREATE TEMP VIEW evals AS SELECT *, " SQL_LOGIT("theta") " AS theta_logit, NULL AS kv_read_frac FROM main.evals;\n"
     "CREATE TEMP VIEW tokens AS SELECT t.*, " SQL_N_FAR " AS n_far, NULL AS kv_read\n"
     "  FROM main.tokens t JOIN main.runs r USING(run_id);\n"
@@ -421,6 +448,7 @@ static int migrate_steps(sqlite3 *db, int from) {
     if (rc == SQLITE_OK && from <= 4) rc = sqlite3_exec(db, MIGRATE_4_TO_5, NULL, NULL, NULL);
     if (rc == SQLITE_OK && from <= 5) rc = migrate_5_to_6(db);
     if (rc == SQLITE_OK && from <= 6) rc = sqlite3_exec(db, SCHEMA_RUN_LAYERS, NULL, NULL, NULL); /* 6 to 7 */
+    if (rc == SQLITE_OK && from <= 7) rc = sqlite3_exec(db, SCHEMA_V8_STEP, NULL, NULL, NULL);    /* 7 to 8 */
     if (rc == SQLITE_OK && from <= 3) rc = store_upgrade_rows(db);
     return rc;
 }
@@ -539,6 +567,8 @@ static int schema_compat(sqlite3 *db, const char *path, int ver, Err *e) {
         if (rc == SQLITE_OK) rc = shadow_missing_fields(db, "decision_bits");
     }
     if (rc == SQLITE_OK && ver < 7) rc = sqlite3_exec(db, COMPAT_6, NULL, NULL, NULL);
+    if (rc == SQLITE_OK && ver < 8) rc = sqlite3_exec(db, COMPAT_7, NULL, NULL, NULL);
+    if (rc == SQLITE_OK && ver > 1 && ver < 8) rc = sqlite3_exec(db, COMPAT_7_RUNS, NULL, NULL, NULL);
     if (rc == SQLITE_OK) return 0;
     char what[64];
     snprintf(what, sizeof what, "cannot read schema version %d", ver);
@@ -553,6 +583,7 @@ static int create_objects(sqlite3 *db) {
     int rc = sqlite3_exec(db, SCHEMA_TABLES, NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, SCHEMA_DECISIONS, NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, SCHEMA_RUN_LAYERS, NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, SCHEMA_V8_STEP, NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = store_catalog_rows(db, &base);
     if (rc == SQLITE_OK) rc = grow_catalog(db, 1);
     return rc;
@@ -590,6 +621,7 @@ static int expected_current(sqlite3 *mem, int created, const StoreCatalog *c) {
         rc = sqlite3_exec(mem, SCHEMA_TABLES, NULL, NULL, NULL);
         if (rc == SQLITE_OK) rc = sqlite3_exec(mem, SCHEMA_DECISIONS, NULL, NULL, NULL);
         if (rc == SQLITE_OK) rc = sqlite3_exec(mem, SCHEMA_RUN_LAYERS, NULL, NULL, NULL);
+        if (rc == SQLITE_OK) rc = sqlite3_exec(mem, SCHEMA_V8_STEP, NULL, NULL, NULL);
     }
     sqlite3_str *alter = sqlite3_str_new(mem);
     int bad = store_catalog_columns(c, alter);
@@ -599,11 +631,12 @@ static int expected_current(sqlite3 *mem, int created, const StoreCatalog *c) {
     return rc == SQLITE_OK ? exec_views(mem, c, "", STORE_SCHEMA_VERSION) : rc;
 }
 
-/* A version-6 file's objects (frozen text in mem, as made with version
- * 6's base lists) grown to its catalog c, as a version-6 build grew it:
- * decision_bits' columns past the base appended and the views made anew
- * by version 6's rule. With the base lists alone, mem is left as it is. */
-static int expected_v6(sqlite3 *mem, const StoreCatalog *c) {
+/* A version-6 or 7 file's objects (frozen text in mem, as made with
+ * version 6's base lists) grown to its catalog c, as a build of that
+ * version grew it: decision_bits' columns past the base appended and the
+ * views made anew by that version's rule. With the base lists alone, mem
+ * is left as it is. */
+static int expected_grown(sqlite3 *mem, const StoreCatalog *c, int version) {
     StoreCatalog base;
     store_catalog_base(&base);
     if (c->n_fields == base.n_fields && c->n_preds == base.n_preds) return SQLITE_OK;
@@ -613,7 +646,7 @@ static int expected_v6(sqlite3 *mem, const StoreCatalog *c) {
     int rc = bad ? bad : drop_views(mem);
     if (rc == SQLITE_OK && sql) rc = sqlite3_exec(mem, sql, NULL, NULL, NULL);
     sqlite3_free(sql);
-    return rc == SQLITE_OK ? exec_views(mem, c, "", 6) : rc;
+    return rc == SQLITE_OK ? exec_views(mem, c, "", version) : rc;
 }
 
 /* A private in-memory database holding exactly the objects a file created
@@ -630,7 +663,7 @@ static sqlite3 *expected_db(int created, int ver, const StoreCatalog *c, char *w
     const char *old = created < ver ? store_schema_old_upgraded(created, ver) : store_schema_old(created);
     if (rc == SQLITE_OK && old) rc = sqlite3_exec(mem, old, NULL, NULL, NULL);
     if (rc == SQLITE_OK && ver == STORE_SCHEMA_VERSION) rc = expected_current(mem, created, c);
-    else if (rc == SQLITE_OK && ver == 6) rc = expected_v6(mem, c);
+    else if (rc == SQLITE_OK && (ver == 6 || ver == 7)) rc = expected_grown(mem, c, ver);
     if (rc == SQLITE_OK) return mem;
     snprintf(why, cap, "%s", mem ? sqlite3_errmsg(mem) : sqlite3_errstr(rc));
     sqlite3_close(mem);

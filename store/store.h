@@ -23,7 +23,7 @@
 #include "engine/model.h"
 #include "engine/trace.h"
 
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 #define STORE_APPLICATION_ID 0x41484153 /* "AHAS": marks a file as ours */
 
 typedef struct Store Store;
@@ -48,6 +48,7 @@ typedef struct {
     double tau, theta_logit, p; /* θ as log-odds (engine/decide.h); the row also holds θ itself */
     char routers[1024], routers_sha256[65];
     char static_heads[1024];  /* "l.h,…" of the static policy's global heads, "" if none */
+    char ablate[256];         /* the ablation it ran under ("L2H1=local@496", decide_force_parse's text), "" if none */
     char *prompt;             /* prompt text (heap, store_run_info_free) */
     int steps;
     double temperature, topp;
@@ -59,6 +60,12 @@ typedef struct {
      * run_layers rows; StepTrace.layer_window): 0 global, W > 0 local with
      * window W. Zeroed, all global, as recorded before version 7. */
     int32_t layer_window[MODEL_MAX_LAYERS];
+    /* Each query head's own local window, alpha = [2 * cell], beta =
+     * [2 * cell + 1] for cell = layer * n_heads + head (AttnConfig.head_span,
+     * engine/headtab.h), NULL when the run had the one window: borrowed
+     * when writing (the run_heads rows, each value finite), heap after
+     * store_run_info (store_run_info_free), a head without a row NAN. */
+    float *head_span;
 } StoreRunInfo;
 
 /* How long the commands wait for a database another process has locked
@@ -125,6 +132,26 @@ int store_run_info(Store *s, int64_t run_id, StoreRunInfo *info, Err *e);
 
 /* Free what store_run_info allocated. */
 void store_run_info_free(StoreRunInfo *info);
+
+/* A position the user bookmarked in the TUI and the note typed for it ("" for none). */
+#define STORE_NOTE_MAX 512 /* bytes a note keeps (longer ones are cut at a character's start) */
+typedef struct {
+    int pos;
+    char note[STORE_NOTE_MAX];
+} StoreBookmark;
+
+/* Bookmark position pos of run_id (the bookmarks table, in its own
+ * transaction), with note (NULL or "" for none), replacing any bookmark
+ * there; refuses a run the file lacks or a position past its last. 0, or
+ * -1 with e set. */
+int store_bookmark_put(Store *s, int64_t run_id, int pos, const char *note, Err *e);
+
+/* Drop run_id's bookmark at pos (none there is no error). 0, or -1. */
+int store_bookmark_drop(Store *s, int64_t run_id, int pos, Err *e);
+
+/* Run run_id's bookmarks in position order into *out (malloc'd, NULL for
+ * none); their count, or -1 with e set. */
+int store_bookmarks(Store *s, int64_t run_id, StoreBookmark **out, Err *e);
 
 /* Read steps pos0 … pos0+n-1 of a run into caller traces (shape must match
  * the run's; traces made with trace_new_top also get the recorded far

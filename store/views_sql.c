@@ -1,4 +1,4 @@
-/* views_sql.c — the text of version 6's and 7's views, generated from a file's own lists.
+/* views_sql.c — the text of version 6's, 7's and 8's views, generated from a file's own lists.
  *
  * From its catalog (catalog.c): its fields name the `decisions` columns, its
  * predictors the `predictions` rules and the rates' columns; the totals
@@ -49,9 +49,13 @@ static void put_decisions(sqlite3_str *out, const StoreCatalog *c, const char *k
         else if (c->field[i].kind == STORE_FIELD_DERIVED && version < 7)
             sqlite3_str_appendf(out, ",\n    " STORE_SQL_KEYS_READ_V6("b.gate", STORE_SQL_POS("b.k"), "r.window", "r.sinks")
                                 " AS %s", n);
+        else if (c->field[i].kind == STORE_FIELD_DERIVED && version == 7)
+            sqlite3_str_appendf(out, ",\n    " STORE_SQL_KEYS_READ_V7("b.gate", STORE_SQL_POS("b.k"), "r.window", "r.sinks",
+                                                                     STORE_SQL_RUN("b.k"), STORE_SQL_LAYER("b.k")) " AS %s", n);
         else if (c->field[i].kind == STORE_FIELD_DERIVED)
             sqlite3_str_appendf(out, ",\n    " STORE_SQL_KEYS_READ("b.gate", STORE_SQL_POS("b.k"), "r.window", "r.sinks",
-                                                                  STORE_SQL_RUN("b.k"), STORE_SQL_LAYER("b.k")) " AS %s", n);
+                                                                  STORE_SQL_RUN("b.k"), STORE_SQL_LAYER("b.k"),
+                                                                  STORE_SQL_HEAD("b.k")) " AS %s", n);
         else {
             char col[STORE_CAT_NAME + 2];
             snprintf(col, sizeof col, "b.%s", n);

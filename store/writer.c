@@ -22,9 +22,9 @@ static const char INSERT_RUN[] =
     "INSERT INTO runs(parent_run_id, status, created_at, ahascope_version, writer_host, writer_pid, writer_start,"
     " model, model_sha256, arch, dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len,"
     " tokenizer, tokenizer_sha256, policy, window, sinks, tau, theta, p, profile, routers, routers_sha256,"
-    " static_heads, prompt, steps, temperature, topp, seed, origin, eval_id, theta_logit)"
+    " static_heads, prompt, steps, temperature, topp, seed, origin, eval_id, theta_logit, ablate)"
     " VALUES(?1,'running',?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,"
-    "?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36)";
+    "?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36,?37)";
 
 static void bind_run(sqlite3_stmt *st, const StoreRunInfo *r) {
     char host[256], seed[24];
@@ -62,6 +62,7 @@ static void bind_run(sqlite3_stmt *st, const StoreRunInfo *r) {
     store_bind_TEXT(st, 34, r->origin);
     if (r->eval_id > 0) sqlite3_bind_int64(st, 35, r->eval_id);
     store_bind_LOGIT(st, 36, r->theta_logit);
+    store_bind_TEXT(st, 37, r->ablate);
 }
 
 /* The run's run_layers rows, one a layer, inside the caller's transaction. */
@@ -82,6 +83,34 @@ static int insert_layers(Store *s, const StoreRunInfo *info) {
     return rc;
 }
 
+/* The run's run_heads rows, one a query head, when it had per-head
+ * windows; inside the caller's transaction. */
+static int insert_heads(Store *s, const StoreRunInfo *info) {
+    if (!info->head_span) return SQLITE_OK;
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(s->db, "INSERT INTO run_heads(run_id, layer, head, alpha, beta) VALUES(?1, ?2, ?3, ?4, ?5)",
+                                -1, &st, NULL);
+    for (int c = 0; rc == SQLITE_OK && c < info->n_layers * info->n_heads; c++) {
+        sqlite3_bind_int64(st, 1, info->run_id);
+        sqlite3_bind_int(st, 2, c / info->n_heads);
+        sqlite3_bind_int(st, 3, c % info->n_heads);
+        sqlite3_bind_double(st, 4, info->head_span[2 * c]);
+        sqlite3_bind_double(st, 5, info->head_span[2 * c + 1]);
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(s->db);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Whether every value of a run's per-head windows is finite (a NAN would
+ * be stored as NULL and refused by the table, an infinity read as no span). */
+static int spans_finite(const StoreRunInfo *info) {
+    for (long i = 0; info->head_span && i < 2L * info->n_layers * info->n_heads; i++)
+        if (!isfinite(info->head_span[i])) return 0;
+    return 1;
+}
+
 int store_run_begin(Store *s, StoreRunInfo *info, Err *e) {
     if (s->mode != STORE_WRITE) return err_set(e, "%s: opened read-only", s->path);
     if (!info->program_version || !*info->program_version)
@@ -97,12 +126,14 @@ int store_run_begin(Store *s, StoreRunInfo *info, Err *e) {
                        (long long)last, STORE_MAX_RUNS);
     if (info->n_layers < 1 || info->n_layers > MODEL_MAX_LAYERS)
         return err_set(e, "%s: cannot start a run of %d layers", s->path, info->n_layers);
+    if (!spans_finite(info)) return err_set(e, "%s: cannot start a run whose per-head windows are not finite", s->path);
     if (store_prepare(s, INSERT_RUN, &st, e)) return -1;
     bind_run(st, info);
     int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL); /* the row and its layers, or neither */
     if (rc == SQLITE_OK) rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(s->db);
     sqlite3_finalize(st);
     if (rc == SQLITE_OK) info->run_id = sqlite3_last_insert_rowid(s->db), rc = insert_layers(s, info);
+    if (rc == SQLITE_OK) rc = insert_heads(s, info);
     if (rc == SQLITE_OK) rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
         int err = store_sql_err(s->db, s->path, "cannot start a run", e);

@@ -433,7 +433,7 @@ TEST(headtab_per_head_windows_recounted_by_numpy) {
     }
 }
 
-TEST(headtab_per_head_windows_counted_and_refused_where_unrecorded) {
+TEST(headtab_per_head_windows_counted_and_misuse_refused) {
     SKIP_UNLESS_SHARED();
     const char *win = fixture("cnt.tsv", "1\t2\t3\t4\n5\t6\t7\t8\n2\t2\t2\t2\n9\t1\t1\t9\n3\t4\t5\t6\n");
     int st;
@@ -466,14 +466,12 @@ TEST(headtab_per_head_windows_counted_and_refused_where_unrecorded) {
     cJSON_Delete(j);
     free(out);
     const struct { const char *args; int status; const char *needle; } bad[] = {
-        {"record --db %s/x.db --prompt hi --steps 3 --policy static --static-heads windows:%s", 2, "are not recorded"},
         {"generate --prompt hi --steps 3 --policy static --static-heads windows:%s --budget 3", 2, "--budget is for"},
         {"generate --prompt hi --steps 3 --policy static --static-heads moa:%s", 1, "line 1: no column layer (or layer_id)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char args[2400], cmd[4096];
-        if (i == 0) snprintf(args, sizeof args, bad[i].args, test_tmpdir(), win);
-        else snprintf(args, sizeof args, bad[i].args, win);
+        snprintf(args, sizeof args, bad[i].args, win);
         snprintf(cmd, sizeof cmd, "%s %s --model %s", test_bin(), args, test_stories_model());
         CHECK_REFUSAL(cmd, bad[i].status, "ahascope ", bad[i].needle, 1);
     }

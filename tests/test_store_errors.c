@@ -180,7 +180,7 @@ TEST(store_errors_a_new_file_on_a_full_disk_says_disk_full) {
     make_db(test_tmp("locked_in.db"));
     CHECK_REFUSAL(cmd, 1, "ahascope merge: ", "new.db: cannot write the database: disk full", 1);
     unlink(fill);
-    free(test_runf(&st, "dd if=/dev/zero of=%s bs=4k count=30 2>/dev/null", fill)); /* room for the schema and a run row */
+    free(test_runf(&st, "dd if=/dev/zero of=%s bs=4k count=27 2>/dev/null", fill)); /* room for the schema (version 8, canary lists) and a run row */
     char *out = test_runf(&st, "%s record --db %s/run.db --model %s --tokenizer %s --prompt Once --steps 512 "
                                "--profile --threads 1 2>&1 >/dev/null", test_bin(), mnt, test_stories_model(),
                           test_stories_tokenizer());

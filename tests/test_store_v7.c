@@ -45,7 +45,7 @@ static int v7_record(const char *db) {
 TEST(store_v7_round_trip_keeps_layer_windows) {
     const char *db = test_tmp("v7_rt.db");
     if (v7_record(db)) return;
-    CHECK_INT(test_db_scalar(db, "PRAGMA user_version"), 7);
+    CHECK_INT(test_db_scalar(db, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
     CHECK_INT(test_db_scalar(db, "SELECT COUNT(*) FROM run_layers WHERE run_id = 1"), 6);
     CHECK_INT(test_db_scalar(db, "SELECT COUNT(*) FROM run_layers WHERE run_id = 1 AND layer < 5 AND kind = 'local'"
                                  " AND window = 8"), 5);
@@ -157,7 +157,7 @@ TEST(store_v7_upgrades_a_version_6_file) {
     s = store_open(path, STORE_WRITE, 1000, &e);
     CHECK_MSG(s != NULL, "%s", s ? "" : e.msg);
     store_close(s, NULL);
-    CHECK_INT(test_db_scalar(path, "PRAGMA user_version"), 7);
+    CHECK_INT(test_db_scalar(path, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
     CHECK_INT(test_db_scalar(path, "SELECT COUNT(*) FROM run_layers"), 0);
     CHECK_INT(test_db_scalar(path, "SELECT COUNT(*) FROM pragma_table_info('decision_bits') WHERE name = 'beyond_logit'"), 1);
     CHECK_INT(test_db_scalar(path, "SELECT COUNT(*) FROM fields WHERE name = 'beyond_logit'"), 1);

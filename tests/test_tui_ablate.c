@@ -42,6 +42,32 @@ TEST(tui_ablate_parses_heads_layers_and_the_position) {
     }
 }
 
+/* The force map written back as text (runs.ablate) parses to the same
+ * map: a head, a whole layer, the position; nothing forced is "". */
+TEST(tui_ablate_text_of_a_force_parses_back) {
+    static const char *const specs[] = {"L2H1=local@496", "L1=global,L0H3=local", "L0H0=global@1", "L2=local@7"};
+    static const char *const texts[] = {"L2H1=local@496", "L0H3=local,L1=global", "L0H0=global@1", "L2=local@7"};
+    int8_t f[3 * 4], g[3 * 4];
+    char buf[64];
+    Err e;
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        int from = -1, from2 = -1;
+        CHECK_INT(decide_force_parse(specs[i], 3, 4, f, &from, &e), 0);
+        CHECK_INT(decide_force_format(f, from, 3, 4, buf, sizeof buf), 0);
+        CHECK_MSG(!strcmp(buf, texts[i]), "%s written as %s", specs[i], buf);
+        CHECK_INT(decide_force_parse(buf, 3, 4, g, &from2, &e), 0);
+        CHECK(from2 == from && !memcmp(f, g, sizeof f));
+    }
+    memset(f, -1, sizeof f);
+    CHECK_INT(decide_force_format(f, 5, 3, 4, buf, sizeof buf), 0);
+    CHECK_MSG(buf[0] == 0, "nothing forced: '%s'", buf);
+    CHECK_INT(decide_force_format(NULL, 0, 3, 4, buf, sizeof buf), 0);
+    CHECK(buf[0] == 0);
+    CHECK_INT(decide_force_parse("L0H0=local,L1H1=local,L2H2=local@100", 3, 4, f, &(int){0}, &e), 0);
+    CHECK_INT(decide_force_format(f, 100, 3, 4, buf, 12), -1); /* too long: nothing rather than a cut spec */
+    CHECK(buf[0] == 0);
+}
+
 /* Prefill n ids under a; the traces and the last logits. */
 static int run(const Model *m, const AttnConfig *a, const int *ids, int n, StepTrace **tr, float *last) {
     Session s;
@@ -118,6 +144,14 @@ TEST(tui_ablate_key_makes_a_linked_child_run) {
     char *r = test_runf(&st, "%s query --db %s/ahascope.db --csv \"SELECT run_id, parent_run_id, n_tokens FROM runs\"",
                         test_bin_abs(), t.dir);
     CHECK_MSG(r && strstr(r, "2,1,10"), "runs: %s", r);
+    free(r);
+    /* the child records what it forced; the parent ran under none */
+    r = test_runf(&st, "%s query --db %s/ahascope.db --csv \"SELECT run_id, COALESCE(ablate, '-') FROM runs\"",
+                  test_bin_abs(), t.dir);
+    CHECK_MSG(st == 0 && r && strstr(r, "1,-") && strstr(r, "2,L0H0=local@9"), "ablate: %s", r);
+    free(r);
+    r = test_runf(&st, "%s runs --db %s/ahascope.db", test_bin_abs(), t.dir);
+    CHECK_MSG(st == 0 && r && strstr(r, "L0H0=local@9"), "runs: %s", r);
     free(r);
     tmux_stop(&t);
 }

@@ -51,7 +51,6 @@ typedef enum {
     VIEW_OP_FIRST_NEEDED,  /* the first position the oracle says it needed far keys */
     VIEW_OP_PIN,           /* pin the selected head beside it (again: unpin) */
     VIEW_OP_FLIPS,         /* the map of the heads' gate flips against the parent run */
-    VIEW_OP_BOOKMARK,      /* set or drop a bookmark at the cursor */
     VIEW_OP_BOOKMARK_NEXT, /* the next / previous bookmark */
     VIEW_OP_BOOKMARK_PREV,
     VIEW_OP_ALLHEADS,      /* every head at the cursor: a row of attention each (views/allheads.h) */

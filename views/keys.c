@@ -239,7 +239,6 @@ static void apply_op(ViewModel *m, int op) {
     case VIEW_OP_PIN: view_pin_toggle(m); break;
     case VIEW_OP_FLIPS: view_flips_toggle(m); break;
     case VIEW_OP_ALLHEADS: view_allheads_toggle(m); break;
-    case VIEW_OP_BOOKMARK: view_bookmark_toggle(m, m->cursor); break;
     case VIEW_OP_SPAN_START: view_span_at_cursor(m, 0); break;
     case VIEW_OP_SPAN_END: view_span_at_cursor(m, 1); break;
     case VIEW_OP_SPAN_PRESET: view_span_next_preset(m); break;

@@ -122,7 +122,7 @@ void view_bookmark_jump(ViewModel *m, int dir) {
     if (p < 0 || p >= m->n_hist) {
         char key[8];
         view_set_status(m, "no bookmarks: %s marks the cursor's position",
-                        view_key_name(view_command_key(VIEW_OP_BOOKMARK), key));
+                        view_key_name(view_command_key(VIEW_ACT_BOOKMARK), key));
         return;
     }
     for (int i = 0; i < m->n_marks; i++)

@@ -106,6 +106,8 @@ typedef enum {
     VIEW_ACT_YANK_CSV,   /* Y: the app copies the table on top (H, A, the text pane) out as CSV */
     VIEW_ACT_KEEP_FILES, /* S: the app writes H's or A's table as CSV and SVG files */
     VIEW_ACT_PATHS,      /* &: the app shows the paths from the cursor to the needle (views/path.h) */
+    VIEW_ACT_BOOKMARK, /* b: the app sets or drops the cursor's bookmark (view_bookmark_toggle) and keeps it beside the run */
+    VIEW_ACT_NOTE,     /* C: the app asks for a note on the cursor's bookmark (setting one first) */
     VIEW_ACT_COUNT
 } ViewAction;
 

@@ -129,6 +129,8 @@ static int keep_files(Tui *t, ViewAction a) { (void)a, tui_keep_files(t); return
 static int paths(Tui *t, ViewAction a) { (void)a, tui_paths(t); return 0; }
 static int dist(Tui *t, ViewAction a) { (void)a, tui_dist_toggle(t); return 0; }
 static int ablate(Tui *t, ViewAction a) { (void)a, tui_ablate(t); return 0; }
+static int bookmark(Tui *t, ViewAction a) { (void)a, tui_bookmark(t); return 0; }
+static int note(Tui *t, ViewAction a) { (void)a, tui_bookmark_note(t); return 0; }
 
 /* Indexed by ViewAction; VIEW_ACT_NONE and VIEW_ACT_MOUSE (already turned
  * into a view change) do nothing. */
@@ -164,6 +166,8 @@ static const TuiAction ACTIONS[VIEW_ACT_COUNT] = {
     [VIEW_ACT_YANK_CSV] = {yank, yank, NULL},
     [VIEW_ACT_KEEP_FILES] = {keep_files, keep_files, NULL},
     [VIEW_ACT_PATHS] = {paths, paths, NULL},
+    [VIEW_ACT_BOOKMARK] = {bookmark, bookmark, NULL},
+    [VIEW_ACT_NOTE] = {note, note, NULL},
 };
 
 /* Run action a as this mode defines it. */
@@ -235,6 +239,7 @@ static void input_done(Tui *t) {
     else if (!strcmp(label, "prompt")) prompt_done(t);
     else if (!strcmp(label, "go to")) tui_goto_apply(&t->m, t->m.input.text);
     else if (!strcmp(label, "set")) tui_typed_apply(t, t->m.input.text);
+    else if (!strcmp(label, "note")) tui_note_done(t);
     else tui_run_sql(t, t->m.input.text);
 }
 

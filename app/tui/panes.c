@@ -487,12 +487,12 @@ static const char *runs_sql(int wide) {
     static const char *const SQL[2] = {
         "SELECT run_id AS run, parent_run_id AS parent, policy, window AS w, printf('%.2f', tau) AS tau,"
         " printf('%.3g', theta) AS theta, sinks AS s, COALESCE(substr(replace(routers, rtrim(routers,"
-        " replace(routers, '/', '')), ''), 1, 14), '-') AS routers, n_tokens AS tokens,"
+        " replace(routers, '/', '')), ''), 1, 14), '-') AS routers, n_tokens AS tokens, COALESCE(ablate, '') AS ablate,"
         " replace(prompt, char(10), ' ') AS prompt FROM runs ORDER BY run_id DESC LIMIT 1000",
         "SELECT run_id AS run, parent_run_id AS parent, status, policy, window AS w, printf('%.2f', tau) AS tau,"
         " printf('%.3g', theta) AS theta, sinks, COALESCE(substr(replace(routers, rtrim(routers,"
         " replace(routers, '/', '')), ''), 1, 24), '-') AS routers, n_tokens AS tokens,"
-        " n_layers || 'x' || n_heads AS heads, replace(prompt, char(10), ' ') AS prompt"
+        " n_layers || 'x' || n_heads AS heads, COALESCE(ablate, '') AS ablate, replace(prompt, char(10), ' ') AS prompt"
         " FROM runs ORDER BY run_id DESC LIMIT 1000"};
     return SQL[wide];
 }

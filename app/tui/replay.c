@@ -48,6 +48,8 @@ typedef struct {
 typedef struct {
     int has_info;
     StoreRunInfo info;
+    StoreBookmark *marks; /* the run's bookmarks (first piece only) */
+    int n_marks;
     int n;
     StepTrace *tr[LOAD_CHUNK];
 } LoadPart;
@@ -56,6 +58,7 @@ static void part_free(void *p) {
     LoadPart *lp = p;
     for (int i = 0; i < lp->n; i++) trace_free(lp->tr[i]);
     if (lp->has_info) store_run_info_free(&lp->info);
+    free(lp->marks);
     free(lp);
 }
 
@@ -89,6 +92,11 @@ static int load_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
         err_set(e, "run %lld has %d\xc3\x97%d heads, this screen %d\xc3\x97%d: open it with tui --replay --run %lld",
                 (long long)a->id, first->info.n_layers, first->info.n_heads, a->n_layers, a->n_heads,
                 (long long)a->id);
+        part_free(first);
+        return -1;
+    }
+    first->n_marks = store_bookmarks(st, a->id, &first->marks, e);
+    if (first->n_marks < 0) {
         part_free(first);
         return -1;
     }
@@ -168,6 +176,18 @@ void tui_open_run(Tui *t, int64_t id) {
     else view_set_progress(&t->m, "loading run %lld\xe2\x80\xa6 (Esc cancels)", (long long)id);
 }
 
+/* The run's bookmarks (kept beside it by `b`) as the screen's marks, in
+ * place of the marks before (a live run's are set aside with it). */
+static void show_bookmarks(Tui *t, const LoadPart *p) {
+    if (p->n_marks <= 0) return; /* the screen holds no marks: the live run's were set aside with it */
+    ViewMark *m = p->n_marks > 0 ? malloc((size_t)p->n_marks * sizeof *m) : NULL;
+    int n = m ? p->n_marks : 0;
+    for (int i = 0; i < n; i++) m[i] = (ViewMark){p->marks[i].pos, VIEW_MARK_BOOKMARK};
+    Err e;
+    if (view_set_marks(&t->m, m, n, &e)) view_set_status(&t->m, "bookmarks: %s", e.msg);
+    free(m);
+}
+
 /* The run's row came: what is on screen gives way to it. A live TUI pauses
  * and leaves its run recorded as it is. */
 static void load_began(Tui *t, LoadPart *p) {
@@ -180,6 +200,7 @@ static void load_began(Tui *t, LoadPart *p) {
     t->parent_next = t->parent_run = p->info.parent_run_id; /* read once this run is */
     t->other_run = 0;
     replay_header(t, &p->info);
+    show_bookmarks(t, p);
     /* the `--replay` run opens at its last position, as it always has (the
      * cursor follows the positions in until a key moves it); another opened
      * from B at its first */

@@ -72,6 +72,7 @@ typedef struct {
     float *attn_buf;    /* [seq_len] attention weights taken from the worker */
     char *prompt;       /* the prompt of the last run begun from text, whole (owned): what `e` edits */
     char item_note[160]; /* tui --tasks: the item's line, shown at open and again when its prefill ends; "" none */
+    int note_pos;        /* `C`: the position whose bookmark the note line is for */
     ViewPattern pat;    /* the attention-pattern view (A), see pattern_ctl.h */
     int pat_pending;    /* a pattern request is out to the worker */
     double pat_asked;   /* when it was asked for */
@@ -194,6 +195,15 @@ void tui_ablate(Tui *t);
  * computes it, then its text in the text pane and its summary on the
  * status line (ablate_diff.h says what is compared). */
 void tui_ablate_poll(Tui *t);
+
+/* `b`: set or drop the bookmark at the cursor, kept in the database beside
+ * the run on screen (a live run; a replay's stay on screen). */
+void tui_bookmark(Tui *t);
+
+/* `C`: ask for the note of the cursor's bookmark (set first if none);
+ * tui_note_done keeps the line typed (empty: no note). */
+void tui_bookmark_note(Tui *t);
+void tui_note_done(Tui *t);
 
 /* 1 if policy p can run on what was loaded (aha needs routers, static its heads). */
 int tui_policy_runs(const Tui *t, Policy p);

@@ -92,6 +92,10 @@ static int begin(TuiWorker *w, const AttnConfig *attn, const char *prompt, const
     snprintf(info.policy, sizeof info.policy, "%s", aha_policy_name(attn->policy));
     info.window = attn->window, info.sinks = attn->sinks, info.tau = attn->tau, info.theta_logit = attn->theta_logit;
     info.p = attn->p, info.profile = attn->profile, info.parent_run_id = parent;
+    info.head_span = (float *)attn->head_span; /* the heads' own windows, borrowed for the runs row */
+    /* an ablation child (the `!` key) says what it forced, so runs, B and compare can tell it apart */
+    decide_force_format(attn->force, attn->force_from, w->model->c.n_layers, w->model->c.n_heads, info.ablate,
+                        sizeof info.ablate);
     if (prompt) info.prompt = (char *)prompt;
     if (w->store && store_run_begin(w->store, &info, e)) {
         w->store = NULL; /* keep running without recording; say so */
