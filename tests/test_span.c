@@ -1,6 +1,6 @@
 /* test_span.c — a span of positions the rates count, and a run compared with that is not the parent.
  *
- * The span (views/span.h): its keys `(` `)` `#` `|`; every head's five
+ * The span (views/span.h): its keys `(` `)` `*` `|`; every head's five
  * rates over it against a recount written from the fields (the gate, the
  * oracle's log-odds against θ, far keys or not), at new thresholds, after
  * the history is cleared and regrown, and through a rescore; the layers'
@@ -135,7 +135,7 @@ TEST(views_span_presets_take_the_needle_question_generated_and_bookmarks) {
     ViewModel m;
     view_init(&m, SL, SH, NULL);
     fill(&m, 4, SN);
-    view_key(&m, '#'); /* no marks: the generated positions are the only span there is */
+    view_key(&m, '*'); /* no marks: the generated positions are the only span there is */
     CHECK_INT(m.span.lo, SPROMPT);
     CHECK_INT(m.span.hi, SN - 1);
     CHECK_MSG(strstr(m.status, "the generated positions") != NULL, "%s", m.status);
@@ -146,7 +146,7 @@ TEST(views_span_presets_take_the_needle_question_generated_and_bookmarks) {
     int want[][2] = {{9, 15}, {26, 28}, {SPROMPT, SN - 1}, {50, 64}, {9, 15}};
     view_key(&m, '|');
     for (int k = 0; k < 5; k++) {
-        view_key(&m, '#');
+        view_key(&m, '*');
         CHECK_MSG(m.span.lo == want[k][0] && m.span.hi == want[k][1], "press %d: %d-%d, want %d-%d", k + 1, m.span.lo,
                   m.span.hi, want[k][0], want[k][1]);
     }
