@@ -207,7 +207,7 @@ TEST(tui_x_over_the_common_prefix_of_another_prompt_on_a_16x32_folder) {
     TMUX_WAIT(&t, "Once upon a hill", 30);
     CHECK(tmux_shows_pos(&t, 11, 30)); /* the new prompt prefilled: run 2 */
     compare_with(&t, "1");
-    TMUX_WAIT(&t, "comparing with run 1", 5);
+    /* (the status line may already tell of run 2's prefill: the row proves the choice) */
     TMUX_WAIT(&t, "vs run 1", 20);
     tmux_keys(&t, "X");
     TMUX_WAIT(&t, "flips vs run 1 \xc2\xb7 common prefix pos 0-", 10);
@@ -216,6 +216,24 @@ TEST(tui_x_over_the_common_prefix_of_another_prompt_on_a_16x32_folder) {
     TMUX_WAIT(&t, "run 2 vs run 1", 20);
     TMUX_WAIT(&t, "tokens: diverge at position", 5);
     tmux_keys(&t, "q");
+    TMUX_WAIT(&t, "EXITED 0", 10);
+    tmux_stop(&t);
+}
+
+TEST(tui_span_takes_the_needle_question_and_answer_of_a_task_item) {
+    TMUX_NEED_TUI();
+    Tmux t;
+    if (tmux_open_passkey(&t, "span_pk", 140, 45, "")) return;
+    tmux_keys(&t, "'*'"); /* the needle's statements: pos 139-152 */
+    TMUX_WAIT(&t, "span 139-152 (14 positions, the needle's positions)", 5);
+    CHECK(header_has(&t, "span 139-152", 3));
+    tmux_keys(&t, "'*'");
+    TMUX_WAIT(&t, "span 494-494 (1 position, the question's positions)", 5);
+    tmux_keys(&t, "'*'"); /* the answer generated so far */
+    TMUX_WAIT(&t, "the generated positions)", 5);
+    tmux_keys(&t, "H");
+    TMUX_WAIT(&t, "heads by global_rate, highest first \xc2\xb7 span ", 5);
+    tmux_keys(&t, "Escape '|' q");
     TMUX_WAIT(&t, "EXITED 0", 10);
     tmux_stop(&t);
 }

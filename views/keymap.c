@@ -43,7 +43,7 @@ static const ViewBinding BINDINGS[] = {
      K(VIEW_ACT_GOTO, VIEW_ACT_PATTERN), K("go to", "pattern")},
     NOTE("mouse", "click a head or token; wheel scrolls"),
     {"H", "heads sorted by a run rate (1-5 sort, Enter selects)", K('H'), K(VIEW_ACT_HEADS), K("heads")},
-    {"( ) # |", "span start / end; # needle/question/gen; | clear", K('(', ')', '#', '|'),
+    {"( ) * |", "span start / end; * needle/question/gen; | clear", K('(', ')', '*', '|'),
      K(VIEW_OP_SPAN_START, VIEW_OP_SPAN_END, VIEW_OP_SPAN_PRESET, VIEW_OP_SPAN_CLEAR), K(NULL)},
     {"x  X", "pin the selected head (again: unpin); X: flips vs parent", K('x', 'X'), K(VIEW_OP_PIN, VIEW_OP_FLIPS),
      K("pin", "flips")},

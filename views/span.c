@@ -15,8 +15,8 @@ int view_span_set(ViewModel *m, int lo, int hi, const char *what) {
         view_set_status(m, "span %d-%d: %s", lo, hi, e.msg);
         return 0;
     }
-    view_set_status(m, "span %d-%d (%d positions%s%s): header, bars, rates, H, c and d count only it; | clears", lo,
-                    hi, hi - lo + 1, what ? ", " : "", what ? what : "");
+    view_set_status(m, "span %d-%d (%d position%s%s%s): header, bars, rates, H, c and d count only it; | clears", lo,
+                    hi, hi - lo + 1, hi > lo ? "s" : "", what ? ", " : "", what ? what : "");
     return 0;
 }
 
@@ -32,7 +32,7 @@ void view_span_at_cursor(ViewModel *m, int end) {
 
 void view_span_clear(ViewModel *m) {
     if (m->span.lo < 0) {
-        view_set_status(m, "no span set: ( and ) set its start and end at the cursor, # a task's");
+        view_set_status(m, "no span set: ( and ) set its start and end at the cursor, * a task's");
         return;
     }
     m->span.lo = m->span.hi = -1;

@@ -1,6 +1,6 @@
 /* span.h — a span of positions the run's rates count.
  *
- * `(` and `)` set the span's start and end at the cursor, `#` takes the
+ * `(` and `)` set the span's start and end at the cursor, `*` takes the
  * next of the positions a task item marks (the needle's, the question's),
  * the generated ones, or those between the first and the last bookmark,
  * and `|` clears it. While a span is set (m->span, view.h) the header says
@@ -27,7 +27,7 @@ int view_span_set(ViewModel *m, int lo, int hi, const char *what);
  * an end with none, or before its start, runs it from position 0. */
 void view_span_at_cursor(ViewModel *m, int end);
 
-/* `#`: the next of the spans the marks and the prompt give (needle,
+/* `*`: the next of the spans the marks and the prompt give (needle,
  * question, generated, bookmarks: those present), after the one set. */
 void view_span_next_preset(ViewModel *m);
 

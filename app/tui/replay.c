@@ -270,6 +270,7 @@ void tui_poll_load(Tui *t) {
             if (jr.end != TUI_JOB_OK && t->load_parent == 1) view_drop_parent(&t->m);
             if (jr.end == TUI_JOB_FAILED)
                 view_set_status(&t->m, "%s: %s", t->other_run ? "the run to compare with" : "the parent run", jr.msg);
+            if (jr.end == TUI_JOB_FAILED) t->other_run = 0; /* D compares with the parent again, as X and par do */
             tui_job_result_free(&jr);
             t->load_parent = 0, t->dirty = 1;
         }
