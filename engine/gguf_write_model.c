@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/gemm_q.h"
 #include "engine/half.h"
+#include "engine/quant.h"
 #include "engine/quantize.h"
 
 int gguf_write_file_type(GgmlType t) {
@@ -50,12 +52,31 @@ typedef struct {
     const char *arch;  /* general.architecture: "llama", "qwen3", "gemma2", "gemma3" or "phi3" */
 } Out;
 
-/* rows x cols of a Mat as f32 (malloc'd), or NULL when out of memory. */
-static float *widen(Mat a, size_t rows, size_t cols) {
+/* rows x cols of a Mat of m as f32 (malloc'd), or NULL when out of memory
+ * or unreadable. A quantised matrix is widened a row at a time as ggml's
+ * to_float does (before, its blocks were read as if they were bf16); one
+ * gemm_q_pack packed at load gives each row's stored blocks back first. */
+static float *widen(const Model *m, Mat a, size_t rows, size_t cols) {
     size_t n = rows * cols;
     float *f = malloc(n * sizeof *f);
+    if (!f) return NULL;
+    if (model_dtype_is_block(a.dt)) {
+        int ty = model_dtype_ggml(a.dt);
+        size_t rb = model_row_bytes(a.dt, cols);
+        int packed = m->packed && (const char *)a.p >= m->packed && (const char *)a.p < m->packed + m->packed_bytes;
+        uint8_t *row = packed ? malloc(rb) : NULL;
+        int bad = packed && !row;
+        for (size_t r = 0; !bad && r < rows; r++) {
+            const void *src = (const char *)a.p + r * rb;
+            if (packed) gemm_q_unpack_row(ty, row, a.p, (int)cols, (int)r), src = row;
+            bad = quant_dequant((GgmlType)ty, src, f + r * cols, (int64_t)cols) != 0;
+        }
+        free(row);
+        if (bad) free(f), f = NULL;
+        return f;
+    }
     const uint16_t *h = a.p;
-    for (size_t i = 0; f && i < n; i++)
+    for (size_t i = 0; i < n; i++)
         f[i] = a.dt == DT_F32 ? ((const float *)a.p)[i] : a.dt == DT_F16 ? half_f16_to_f32(h[i]) : half_bf16_to_f32(h[i]);
     return f;
 }
@@ -97,7 +118,7 @@ static int add_fused(Out *o, const char *name, const Mat *parts, const size_t *r
     for (int i = 0; i < n; i++) total += rows[i];
     float *f = malloc(total * cols * sizeof *f);
     for (size_t i = 0, at = 0; f && i < (size_t)n; at += rows[i++]) {
-        float *part = widen(parts[i], rows[i], cols);
+        float *part = widen(o->m, parts[i], rows[i], cols);
         if (part) memcpy(f + at * cols, part, rows[i] * cols * sizeof *f);
         else free(f), f = NULL;
         free(part);
@@ -115,7 +136,7 @@ static int add_mat(Out *o, const char *name, Mat a, size_t rows, size_t cols, in
     int permute = heads > 0 && o->m->c.rope_half && !strcmp(o->arch, "llama");
     if (o->type == GGML_F32 && a.dt == DT_F32 && !permute)
         return gguf_write_tensor(&o->w, name, GGML_F32, 2, ne, a.p, rows * cols * 4, 0, e);
-    float *f = widen(a, rows, cols);
+    float *f = widen(o->m, a, rows, cols);
     if (f && permute && unrotate(f, heads, o->m->c.head_size, cols)) free(f), f = NULL;
     size_t nbytes = 0;
     void *data = f ? narrow(o->type, f, rows * cols, &nbytes) : NULL;

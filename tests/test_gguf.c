@@ -884,3 +884,67 @@ TEST(gguf_in_place_refusals) {
         CHECK_MSG(strstr(e.msg, want[k]), "%d: %s", k, e.msg);
     }
 }
+
+/* Matrix k (q, k, v, o, gate, down, up) of layer l, and its shape. */
+static Mat layer_mat(const Model *m, int l, int k, int *rows, int *cols) {
+    const Config *c = &m->c;
+    const LayerWeights *w = &m->layers[l];
+    const Mat all[7] = {w->wq, w->wk, w->wv, w->wo, w->w1, w->w2, w->w3};
+    const int r[7] = {c->q_dim, c->kv_dim, c->kv_dim, c->dim, c->hidden_dim, c->dim, c->hidden_dim};
+    const int d[7] = {c->dim, c->dim, c->dim, c->q_dim, c->dim, c->hidden_dim, c->dim};
+    *rows = r[k], *cols = d[k];
+    return all[k];
+}
+
+/* `convert --to gguf --type f32` of a quantised file (a mix of block
+ * types, the Q4_K and Q6_K ones packed at load where this CPU packs):
+ * every matrix written equals ggml's dequantisation of the stored blocks
+ * bit for bit. Before, the writer read the blocks as if they were bf16. */
+TEST(gguf_convert_of_a_quantised_file_widens_its_blocks) {
+    SKIP_UNLESS_SHARED();
+    Config c = {.dim = 256, .hidden_dim = 512, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .vocab_size = 512,
+                .seq_len = 16, .shared_classifier = 0};
+    const GgmlType ty[8] = {GGML_Q4_K, GGML_Q6_K, GGML_Q8_0, GGML_Q5_K, GGML_Q4_0, GGML_Q3_K, GGML_Q4_K, GGML_Q8_0};
+    Model m, u, f;
+    Err e = {0};
+    unsigned s = 5;
+    CHECK_MSG(model_random_arch(&m, &c, ARCH_LLAMA, 7, &e) == 0, "%s", e.msg);
+    GTensors gt;
+    gt_model(&gt, &m, "llama", ty, &s);
+    char src[1100], out[1100];
+    snprintf(src, sizeof src, "%s", test_tmp("mixed.gguf"));
+    snprintf(out, sizeof out, "%s", test_tmp("mixed-f32.gguf"));
+    gt_write(&gt, "llama", &m.c, src);
+    gt_free(&gt);
+    model_free(&m);
+    int st;
+    char *o = test_runf(&st, "%s convert --to gguf --type f32 --model %s --tokenizer %s --out %s 2>&1", test_bin(), src,
+                        test_stories_tokenizer(), out);
+    CHECK_MSG(st == 0, "convert: %s", o ? o : "");
+    free(o);
+    if (st) return;
+    setenv("AHASCOPE_REPACK", "0", 1);
+    int ok = model_load_gguf(&u, src, &e) == 0;
+    unsetenv("AHASCOPE_REPACK");
+    CHECK_MSG(ok, "%s", e.msg);
+    CHECK_MSG(model_load_gguf(&f, out, &e) == 0, "%s", e.msg);
+    int bad = 0, checked = 0;
+    float *want = malloc(512 * 512 * sizeof *want);
+    for (int l = 0; l < c.n_layers; l++)
+        for (int k = 0; k < 7; k++) {
+            int rows, cols;
+            Mat q = layer_mat(&u, l, k, &rows, &cols), w = layer_mat(&f, l, k, &rows, &cols);
+            CHECK(w.dt == DT_F32 && model_dtype_is_block(q.dt));
+            size_t rb = model_row_bytes(q.dt, (size_t)cols);
+            for (int r = 0; r < rows; r++)
+                quant_dequant((GgmlType)model_dtype_ggml(q.dt), (const char *)q.p + r * rb, want + (size_t)r * cols, cols);
+            int diff = memcmp(want, w.p, (size_t)rows * cols * sizeof *want) != 0;
+            CHECK_MSG(!diff, "layer %d matrix %d (%s): the f32 copy is not the dequantised blocks", l, k,
+                      gguf_type_name((GgmlType)model_dtype_ggml(q.dt)));
+            bad += diff, checked++;
+        }
+    printf("      %d of %d matrices widened exactly\n", checked - bad, checked);
+    free(want);
+    model_free(&u);
+    model_free(&f);
+}
