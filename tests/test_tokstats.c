@@ -146,7 +146,10 @@ TEST(bookmarks_toggle_and_wrap_both_ways) {
     CHECK(view_has_mark(&m, VIEW_MARK_BOOKMARK) && view_has_mark(&m, VIEW_MARK_NEEDLE));
     CHECK(!view_has_mark(&m, VIEW_MARK_QUESTION));
     CHECK_INT(view_mark_in(&m, 0, 10), VIEW_MARK_BOOKMARK);
-    CHECK_INT(view_key(&m, 'b'), VIEW_ACT_NONE); /* the key: at the cursor (12) */
+    /* the key asks the app, which toggles at the cursor (12) and keeps it beside the run */
+    CHECK_INT(view_key(&m, 'b'), VIEW_ACT_BOOKMARK);
+    CHECK_INT(view_mark_at(&m, 12), VIEW_MARK_NEEDLE);
+    CHECK_INT(view_bookmark_toggle(&m, m.cursor), 1);
     CHECK_INT(view_mark_at(&m, 12), VIEW_MARK_BOOKMARK);
     view_key(&m, '"');
     CHECK_INT(m.cursor, 5);
