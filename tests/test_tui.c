@@ -261,7 +261,7 @@ TEST(tui_golden_text_mouse_resize_and_replay) {
      * comes from the same layout and geometry the TUI draws with */
     ViewModel vm;
     view_init(&vm, 5, 8, NULL);
-    LayoutOpts lo = {5, 8, 0, 0, 1, view_help_count()};
+    LayoutOpts lo = {5, 8, 0, 0, 1, view_help_count(), 1};
     Layout lay;
     view_layout(120, 40, &lo, &lay);
     const ViewRect *hr = &lay.pane[VIEW_PANE_HEATMAP];
