@@ -1033,10 +1033,10 @@ static void hf_shape_large(const char *dir, const char *name, int L, int H, int 
     if (!jump) TMUX_WAIT(&t, "no missed global of AHA", 3);   /* or none in the history */
     free(jump);
     tmux_keys(&t, "R");
-    TMUX_WAIT(&t, "summary \xe2\x94\x80", 5); /* the pane title "run 1 summary ─", not the key bar's "R summary" */
+    TMUX_WAIT(&t, "1 summary", 5); /* the pane title "run 1 summary", not the key bar's "R summary" */
     tmux_keys(&t, "Escape B");                           /* the run browser */
     TMUX_WAIT(&t, "open run:", 5);
-    tmux_keys(&t, "Escape q");
+    tmux_keys(&t, "Escape Escape q"); /* the editor, then the run list, then quit */
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
     char *r = query(&t, "SELECT arch, n_layers, n_heads, n_kv_heads, dim, vocab_size, status FROM runs");

@@ -54,16 +54,16 @@ TEST(tui_n_and_N_step_through_search_matches) {
     }
     TMUX_WAIT(&t, "? help  H heads", 2); /* the key bar */
     tmux_keys(&t, "/");
-    tmux_keys(&t, "-l \"Tim\"");
+    tmux_keys(&t, "-l \"her\"");
     tmux_keys(&t, "Enter");
     TMUX_WAIT(&t, "(n next, N previous)", 5);
-    int first = search_pos(&t, "Tim");
+    int first = search_pos(&t, "her");
     CHECK_MSG(first > 0, "no position in the search message");
     tmux_keys(&t, "n");
-    int second = next_search_pos(&t, "Tim", first, 5);
+    int second = next_search_pos(&t, "her", first, 5);
     CHECK_MSG(second > 0 && second != first, "n did not move to the next match: %d then %d", first, second);
     tmux_keys(&t, "N");
-    int back = next_search_pos(&t, "Tim", second, 5);
+    int back = next_search_pos(&t, "her", second, 5);
     CHECK_MSG(back == first, "N did not go back to the previous match: %d, %d, then %d", first, second, back);
     /* > is the compared predictor's next missed global, not a match */
     tmux_keys(&t, "\\>");
