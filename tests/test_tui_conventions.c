@@ -5,7 +5,7 @@
  * pane one a press, in the order they are drawn (help over every head over
  * the distributions over the sorted heads over the pattern); `q` over a pane
  * closes it, in a line editor it is text, and on the main screen (the
- * inspector open or not) it quits. */
+ * inspector open or not) it quits, as it does at once from the "enlarge" screen. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +161,25 @@ TEST(tui_q_closes_a_pane_and_quits_only_the_main_screen) {
     /* the inspector is part of the main screen: q quits with it open */
     tmux_keys(&t, "Enter");
     TMUX_WAIT(&t, "q quit", 5);
+    tmux_keys(&t, "q");
+    TMUX_WAIT(&t, "EXITED 0", 10);
+    tmux_stop(&t);
+}
+
+TEST(tui_q_quits_at_once_from_the_enlarge_screen) {
+    TMUX_NEED_TUI();
+    Tmux t;
+    if (open_stepped(&t, "conv_small")) {
+        test_fail(__FILE__, __LINE__, "the TUI never reached pos 28");
+        tmux_stop(&t);
+        return;
+    }
+    tmux_keys(&t, "A");
+    TMUX_WAIT(&t, "pattern L0 H0", 5);
+    int st;
+    free(test_runf(&st, "tmux -L %s resize-window -x 60 -y 20", t.sock));
+    TMUX_WAIT(&t, "enlarge to 80", 10);
+    /* no pane is in sight there: q quits, though the pattern is open behind the message */
     tmux_keys(&t, "q");
     TMUX_WAIT(&t, "EXITED 0", 10);
     tmux_stop(&t);
