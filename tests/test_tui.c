@@ -89,7 +89,7 @@ TEST(tui_sql_prompt_metric_help_and_export) {
     /* on a screen four rows taller than the help, the whole help shows, down to the key table's last line */
     TMUX_WAIT(&t, view_help_line(view_help_count() - 1)->help, 1);
     char *help = tmux_capture(&t);
-    CHECK_MSG(help && strstr(help, "Esc  q") && strstr(help, "close overlay / pane, quit") &&
+    CHECK_MSG(help && strstr(help, "Esc  q") && strstr(help, "close the top pane (one per press); q quits if none") &&
                   strstr(help, "any key closes") && !strstr(help, "more \xe2\x86\x93"),
               "the help at 120x%d:\n%s", rows, help ? help : "");
     free(help);
@@ -261,7 +261,7 @@ TEST(tui_golden_text_mouse_resize_and_replay) {
      * comes from the same layout and geometry the TUI draws with */
     ViewModel vm;
     view_init(&vm, 5, 8, NULL);
-    LayoutOpts lo = {5, 8, 0, 0, 1, view_help_count()};
+    LayoutOpts lo = {5, 8, 0, 0, 1, view_help_count(), 1};
     Layout lay;
     view_layout(120, 40, &lo, &lay);
     const ViewRect *hr = &lay.pane[VIEW_PANE_HEATMAP];
@@ -466,7 +466,7 @@ TEST(tui_sql_runs_off_the_ui_thread_and_cancels) {
     CHECK_MSG(dt < 1.0 * tmux_patience(), "Ctrl-C took %.2f s to cancel", dt);
     tmux_keys(&t, "Space");
     TMUX_WAIT(&t, "pos 6/512", 5); /* still running: Ctrl-C stopped the query, not the TUI */
-    tmux_keys(&t, "q");
+    tmux_keys(&t, "Escape q"); /* the text pane open: q would close it */
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
@@ -483,7 +483,7 @@ TEST(tui_sql_time_limit_and_row_cap) {
     tmux_keys(&t, ": \"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT x AS n FROM c\" Enter");
     TMUX_WAIT(&t, "first 10000 rows only", 10);
     TMUX_WAIT(&t, "lines 1-", 1);
-    tmux_keys(&t, "q");
+    tmux_keys(&t, "Escape q"); /* the text pane open: q would close it */
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
@@ -496,7 +496,7 @@ TEST(tui_sql_refusal_names_the_statement) {
     TMUX_WAIT(&t, "pos 4/512", 10);
     tmux_keys(&t, ": \"DROP TABLE runs\" Enter");
     TMUX_WAIT(&t, "DROP TABLE is not allowed", 5);
-    tmux_keys(&t, "q");
+    tmux_keys(&t, "Escape q"); /* the text pane open: q would close it */
     TMUX_WAIT(&t, "EXITED 0", 5);
     char *r = query(&t, "SELECT COUNT(*) FROM runs");
     CHECK_MSG(r && strstr(r, "\n1"), "%s", r);
@@ -521,7 +521,7 @@ TEST(tui_sql_prompt_starts_empty_with_history) {
     TMUX_WAIT(&t, "sql: SELECT 2 AS second", 3);
     tmux_keys(&t, "Up Enter");
     TMUX_WAIT(&t, "of 1 \xc2\xb7 SELECT 1 AS first", 5);
-    tmux_keys(&t, "q");
+    tmux_keys(&t, "Escape q"); /* the text pane open: q would close it */
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
@@ -660,7 +660,7 @@ TEST(tui_sql_pane_pages_keeps_header_and_scrolls_sideways) {
     free(s);
     tmux_keys(&t, "Left h");
     TMUX_WAIT(&t, "cols 110-187 of 203", 3);
-    tmux_keys(&t, "q");
+    tmux_keys(&t, "Escape q"); /* the text pane open: q would close it */
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
@@ -676,7 +676,7 @@ TEST(tui_plots_pane_has_its_own_title) {
     char *s = tmux_capture(&t);
     CHECK_MSG(s && strstr(s, "plots \xc2\xb7 lines 1-") && !strstr(s, "sql (read-only)"), "%s", s);
     free(s);
-    tmux_keys(&t, "q");
+    tmux_keys(&t, "Escape q"); /* the text pane open: q would close it */
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
@@ -834,7 +834,7 @@ TEST(tui_run_summary_and_diff_against_the_parent) {
     TMUX_WAIT(&t, "run 2 vs its parent 1", 5);
     TMUX_WAIT(&t, "gate flips per head", 2);
     TMUX_WAIT(&t, "agree on 100.00%", 2); /* full at both windows: every head global in both */
-    tmux_keys(&t, "q");
+    tmux_keys(&t, "Escape q"); /* the text pane open: q would close it */
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
@@ -891,19 +891,19 @@ TEST(tui_search_moves_the_cursor) {
     /* across tokens and in any case: "Once upon" spans three tokens */
     tmux_keys(&t, "/ o n c e Space u p o n Enter");
     TMUX_WAIT(&t, "\"once upon\" at pos 1", 5);
-    /* "n" is in "Once" (1) and " upon" (2): > and < walk the matches */
+    /* "n" is in "Once" (1) and " upon" (2): n and N walk the matches */
     tmux_keys(&t, "/ n Enter");
     TMUX_WAIT(&t, "\"n\" at pos 2", 5);
-    tmux_keys(&t, "\\>");
+    tmux_keys(&t, "n");
     TMUX_WAIT(&t, "\"n\" at pos 1", 5); /* wrapped round */
-    tmux_keys(&t, "\\<");
+    tmux_keys(&t, "N");
     TMUX_WAIT(&t, "\"n\" at pos 2", 5);
     tmux_keys(&t, "q");
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
 
-/* n / N jump to the compared predictor's next missed / needless global,
+/* > / < jump to the compared predictor's next missed / needless global,
  * B lists the runs and opens one as a replay, and the surprise strip shows
  * the cursor's -log p: at 80x24 and at 140x45. */
 TEST(tui_jumps_to_disagreements_browses_runs_and_shows_surprise) {
@@ -918,10 +918,10 @@ TEST(tui_jumps_to_disagreements_browses_runs_and_shows_surprise) {
         CHECK_MSG(tmux_shows_pos(&t, 60, 20), "playing never reached position 60");
         tmux_keys(&t, "p");
         TMUX_WAIT(&t, "paused", 5);
-        tmux_keys(&t, "Home n");
+        tmux_keys(&t, "Home \\>");
         TMUX_WAIT(&t, "missed global at pos", 5);
         TMUX_WAIT(&t, "AHA vs oracle", 2);
-        tmux_keys(&t, "N");
+        tmux_keys(&t, "\\<");
         TMUX_WAIT(&t, "needless global at pos", 5);
         if (s == 1) TMUX_WAIT(&t, "log p", 2); /* the strip has room from 3 token lines up */
         tmux_keys(&t, "w");
@@ -1041,15 +1041,15 @@ static void hf_shape_large(const char *dir, const char *name, int L, int H, int 
     TMUX_WAIT(&t, "\xcf\x84 0.50 \xe2\x86\x92 ", 2);        /* router … τ 0.50 → local/global */
     TMUX_WAIT(&t, "under policy aha", 1);
     TMUX_WAIT(&t, "log p", 1);                                /* the surprise strip under the tokens */
-    tmux_keys(&t, "Escape n");                           /* AHA vs oracle: the next missed global */
+    tmux_keys(&t, "Escape \\>");                           /* AHA vs oracle: the next missed global */
     char *jump = tmux_wait(&t, "(AHA vs oracle)", 3);     /* "missed global at pos P, L#H# (AHA vs oracle)" */
     if (!jump) TMUX_WAIT(&t, "no missed global of AHA", 3);   /* or none in the history */
     free(jump);
     tmux_keys(&t, "R");
-    TMUX_WAIT(&t, "summary", 5);
+    TMUX_WAIT(&t, "1 summary", 5); /* the pane title "run 1 summary", not the key bar's "R summary" */
     tmux_keys(&t, "Escape B");                           /* the run browser */
     TMUX_WAIT(&t, "open run:", 5);
-    tmux_keys(&t, "Escape q");
+    tmux_keys(&t, "Escape Escape q"); /* the editor, then the run list, then quit */
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
     char *r = query(&t, "SELECT arch, n_layers, n_heads, n_kv_heads, dim, vocab_size, status FROM runs");

@@ -348,3 +348,70 @@ TEST(tui_actions_open_run_closes_the_run_list) {
     tui_job_stop(&t->load); /* the load it started (it fails: no database) */
     replay_free(t);
 }
+
+/* Every pane open at once, as they stack: the text pane, the pattern, the sorted heads, the
+ * distributions, every head, the flips map and the help, over the inspector. */
+static void open_every_pane(Tui *t) {
+    t->m.inspector_open = 1;
+    view_set_sql(&t->m, "select 1", "1\n1", NULL);
+    t->pat.open = 1, t->m.pattern = &t->pat;
+    t->heads.open = 1, t->m.heads = &t->heads;
+    t->dist.open = 1, t->m.dist = &t->dist;
+    t->m.allheads_open = 1;
+    t->m.flips_open = 1;
+    t->m.help_open = 1;
+}
+
+/* Which panes are still open, top first, as letters: ?XEdHA: then i for the inspector. */
+static const char *still_open(const Tui *t, char buf[16]) {
+    int n = 0;
+    if (t->m.help_open) buf[n++] = '?';
+    if (t->m.flips_open) buf[n++] = 'X';
+    if (t->m.allheads_open) buf[n++] = 'E';
+    if (t->dist.open || t->m.dist) buf[n++] = 'd';
+    if (t->heads.open || t->m.heads) buf[n++] = 'H';
+    if (t->pat.open || t->m.pattern) buf[n++] = 'A';
+    if (t->m.sql_open) buf[n++] = ':';
+    if (t->m.inspector_open) buf[n++] = 'i';
+    buf[n] = 0;
+    return buf;
+}
+
+TEST(tui_actions_esc_and_q_close_the_top_pane_first) {
+    static const char *const after_each[] = {"XEdHA:i", "EdHA:i", "dHA:i", "HA:i", "A:i", ":i", "i"};
+    char buf[16];
+    for (int key = 0; key < 2; key++) { /* Esc, then q */
+        Tui *t = replay_of(5);
+        open_every_pane(t);
+        CHECK_INT(view_overlay_open(&t->m), 1);
+        for (int i = 0; i < 7; i++) {
+            CHECK_INT(tui_key(t, key ? 'q' : VIEW_KEY_ESC), 0); /* never quits while a pane is open */
+            CHECK_MSG(!strcmp(still_open(t, buf), after_each[i]), "%s press %d: open '%s', expected '%s'",
+                      key ? "q" : "Esc", i + 1, buf, after_each[i]);
+        }
+        CHECK_INT(view_overlay_open(&t->m), 0);
+        if (key) {
+            CHECK_INT(tui_key(t, 'q'), 1); /* the inspector is the main screen's: q quits */
+        } else {
+            CHECK_INT(tui_key(t, VIEW_KEY_ESC), 0); /* Esc closes the inspector last */
+            CHECK_MSG(!strcmp(still_open(t, buf), ""), "after the last Esc: '%s'", buf);
+            CHECK_INT(tui_key(t, VIEW_KEY_ESC), 0); /* nothing left: nothing happens */
+            CHECK_INT(tui_key(t, 'q'), 1);
+        }
+        replay_free(t);
+    }
+    /* a line editor takes q as text */
+    Tui *t = replay_of(5);
+    CHECK_INT(tui_key(t, '/'), 0);
+    CHECK_INT(tui_key(t, 'q'), 0);
+    CHECK_MSG(t->m.input.active && !strcmp(t->m.input.text, "q"), "the search line holds '%s'", t->m.input.text);
+    CHECK_INT(tui_key(t, VIEW_KEY_ESC), 0);
+    CHECK_INT(t->m.input.active, 0);
+    /* the help alone: q closes it and stays */
+    CHECK_INT(tui_key(t, '?'), 0);
+    CHECK_INT(t->m.help_open, 1);
+    CHECK_INT(tui_key(t, 'q'), 0);
+    CHECK_INT(t->m.help_open, 0);
+    CHECK_INT(tui_key(t, 'q'), 1);
+    replay_free(t);
+}

@@ -117,7 +117,7 @@ TEST(tui_dist_on_a_16x32_head_folder) {
     tmux_keys(&t, "a");
     TMUX_WAIT(&t, "all 512 heads pooled", 10);
     TMUX_WAIT(&t, "calibration: oracle global", 5);
-    tmux_keys(&t, "q");
+    tmux_keys(&t, "q q"); /* the first closes the pane, the second quits */
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
@@ -152,7 +152,7 @@ TEST(tui_dist_auc_equals_evals_for_the_same_run) {
     snprintf(text, sizeof text, " global \xc2\xb7 AUC %.3f", want);
     TMUX_WAIT(&t, text, 2);
     TMUX_WAIT(&t, "live sessions only", 2);  /* a replay has no router input to split */
-    tmux_keys(&t, "q");
+    tmux_keys(&t, "q q"); /* the first closes the pane, the second quits */
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
@@ -189,7 +189,7 @@ TEST(tui_dist_counts_a_long_run_off_the_ui_thread) {
     } else fprintf(stderr, "    note: the count ended before it could be seen\n");
     TMUX_WAIT(&t, "3000 positions \xc2\xb7 ", 60); /* the title's count, not the status line's */
     TMUX_WAIT(&t, "no cell has both a router score and an oracle label", 2); /* the fixture records no oracle */
-    tmux_keys(&t, "q");
+    tmux_keys(&t, "q q"); /* the first closes the pane, the second quits */
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }
@@ -262,7 +262,7 @@ TEST(tui_why_recompute_takes_turns_with_steps_and_esc_stops_it) {
     TMUX_WAIT(&t, "distributions \xc2\xb7 L0 H0", 1); /* the first Esc stopped it; the pane stays */
     tmux_keys(&t, "[");                              /* another position asks again, and gets its answer */
     TMUX_WAIT(&t, "x\xc2\xb7w by dim: d", 40);
-    tmux_keys(&t, "q");
+    tmux_keys(&t, "q q"); /* the first closes the pane, the second quits */
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }

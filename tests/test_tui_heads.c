@@ -146,7 +146,7 @@ TEST(tui_heads_at_80x24_match_head_rates) {
     TMUX_WAIT(&r, "heads by global_rate, highest first \xc2\xb7 pos 0-44", 5);
     CHECK_INT(read_rows(&r, replay, ROWS, 0), ROWS);
     same_rows(replay, stored, ROWS, "replay");
-    tmux_keys(&r, "q");
+    tmux_keys(&r, "q q"); /* H open: the first closes it, the second quits */
     TMUX_WAIT(&r, "EXITED 0", 5);
     tmux_stop(&r);
 }
@@ -241,7 +241,7 @@ TEST(tui_heads_answer_at_once_while_a_long_run_loads) {
     CHECK_INT(read_rows(&t, screen, ROWS, 0), ROWS);
     CHECK_INT(query_rows(db, stored, ROWS), ROWS);
     same_rows(screen, stored, ROWS, "2000 x 512");
-    tmux_keys(&t, "q");
+    tmux_keys(&t, "q q"); /* H open: the first closes it, the second quits */
     TMUX_WAIT(&t, "EXITED 0", 10);
     tmux_stop(&t);
 }

@@ -371,7 +371,7 @@ TEST(tui_jobs_long_run_loads_and_answers_keys_while_jobs_run) {
             " longest %.0f ms\n", mi * 1e3, ml * 1e3, mb * 1e3, (mb - mi) * 1e3, busy.worst * 1e3);
     CHECK_MSG(mb <= KEY_WAIT_MEDIAN, "median key wait while R/D compute %.3f s", mb);
     CHECK_MSG(busy.worst <= KEY_WAIT_WORST, "longest key wait while R/D compute %.3f s", busy.worst);
-    tmux_keys(&t, "q");
+    tmux_keys(&t, "q q"); /* the diff pane open: the first closes it, the second quits */
     WAIT(&t, "EXITED 0", 10);
     tmux_stop(&t);
 }

@@ -271,7 +271,7 @@ TEST(tui_token_types_of_a_long_run_count_while_keys_answer) {
                   strstr(scr, "words            1500 ") && strstr(scr, "prompt              8 "),
               "%s", scr ? scr : "");
     free(scr);
-    tmux_keys(&t, "q");
+    tmux_keys(&t, "q q"); /* the text pane open: the first closes it, the second quits */
     TMUX_WAIT(&t, "EXITED 0", 5);
     tmux_stop(&t);
 }

@@ -70,7 +70,7 @@ TEST(tui_goto_and_pattern_at_80x24) {
     tmux_keys(&r, "A");
     TMUX_WAIT(&r, "pattern L0 H0", 5);
     TMUX_WAIT(&r, "approximate", 2);
-    tmux_keys(&r, "q");
+    tmux_keys(&r, "q q"); /* the pattern open: the first closes it, the second quits */
     TMUX_WAIT(&r, "EXITED 0", 5);
     tmux_stop(&r);
 }

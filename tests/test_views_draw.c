@@ -856,7 +856,7 @@ TEST(views_draw_tokens_surprise_strip) {
     fx_cell(w, g.y_strip, g.x0 + 10, &ch10, &pair, &a);
     CHECK_INT(ch10, view_glyph_spark(&pal, 1.0f)); /* 10 nats: full */
     Layout lay;
-    LayoutOpts o = {2, 2, 0, 0, 0, view_help_count()};
+    LayoutOpts o = {2, 2, 0, 0, 0, view_help_count(), 1};
     view_layout(100, 30, &o, &lay);
     const ViewRect *r = &lay.pane[VIEW_PANE_TOKENS];
     view_tok_geom(&m, r->w, r->h, &g);
@@ -1118,7 +1118,7 @@ TEST(views_draw_inspector_lists_far_positions) {
     /* the layout: the band grows past its 8 lines when the screen has room, up to a line per rank
      * and the why block under them (views/why.h) */
     Layout lay;
-    LayoutOpts o = {5, 8, 1, 0, 1, view_help_count()};
+    LayoutOpts o = {5, 8, 1, 0, 1, view_help_count(), 1};
     view_layout(250, 70, &o, &lay);
     CHECK(lay.pane[VIEW_PANE_INSPECTOR].h > 8 &&
           lay.pane[VIEW_PANE_INSPECTOR].h <= 8 + VIEW_ATTN_TOP + 1 + VIEW_WHY_LINES);
@@ -1224,7 +1224,7 @@ TEST(views_draw_help_shows_its_last_lines_at_120x40) {
     CHECK_INT(view_frame(&s, &m, &e), 0);
     CHECK(fx_contains(curscr, "any key closes"));
     CHECK(fx_contains(curscr, "Esc  q"));
-    CHECK(fx_contains(curscr, "close overlay / pane, quit"));
+    CHECK(fx_contains(curscr, "close the top pane (one per press); q quits if none"));
     CHECK(fx_contains(curscr, "this project's: qada_bulk qada_rem qada_rem_bulk"));
     CHECK(fx_contains(curscr, view_help_line(view_help_count() - 1)->help));
     CHECK(!fx_contains(curscr, "more \xe2\x86\x93"));

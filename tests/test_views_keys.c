@@ -115,6 +115,8 @@ TEST(views_keys_metric_cycle_help_and_status) {
     CHECK_INT(view_key(&m, 'P'), VIEW_ACT_NONE); /* a key on the help only closes it */
     CHECK_INT(m.help_open, 0);
     view_key(&m, '?');
+    CHECK_INT(view_key(&m, 'q'), VIEW_ACT_NONE); /* q closes the help: it quits the main screen only */
+    CHECK_INT(m.help_open, 0);
     CHECK_INT(view_key(&m, 'q'), VIEW_ACT_QUIT);
 
     view_set_status(&m, "exported %d rows", 12);
@@ -619,13 +621,16 @@ TEST(views_search_matches_across_tokens_with_next_and_previous) {
     m.cursor = 0;
     view_search(&m, " toys", 1);
     CHECK_INT(m.cursor, 3);
-    CHECK_MSG(strstr(m.status, "\" toys\" at pos 3") != NULL, "%s", m.status);
-    view_key(&m, '>'); /* " To" "ys": case does not matter */
+    CHECK_MSG(strstr(m.status, "\" toys\" at pos 3 (n next, N previous)") != NULL, "%s", m.status);
+    view_key(&m, 'n'); /* " To" "ys": case does not matter */
     CHECK_INT(m.cursor, 7);
-    view_key(&m, '>'); /* wraps round */
+    view_key(&m, 'n'); /* wraps round */
     CHECK_INT(m.cursor, 3);
-    view_key(&m, '<');
+    view_key(&m, 'N');
     CHECK_INT(m.cursor, 7);
+    view_key(&m, '>'); /* > is the next missed global now, not the next match: none here */
+    CHECK_INT(m.cursor, 7);
+    CHECK_MSG(strstr(m.status, "no missed global") != NULL, "%s", m.status);
     view_search(&m, "dragon", 1);
     CHECK_INT(m.cursor, 7);
     CHECK_MSG(strstr(m.status, "no match for \"dragon\"") != NULL, "%s", m.status);
@@ -647,7 +652,7 @@ static void agree_all(ViewModel *m) {
         }
 }
 
-TEST(views_keys_n_and_N_jump_to_the_next_disagreement) {
+TEST(views_keys_gt_and_lt_jump_to_the_next_disagreement) {
     ViewModel m;
     model(&m, 3, 4, 12);
     agree_all(&m);
@@ -656,22 +661,22 @@ TEST(views_keys_n_and_N_jump_to_the_next_disagreement) {
     m.hist[3]->oracle_logit[0] = 20.0f;          /* missed at pos 3, L0H0: the selected head */
     m.hist[5]->score[2 * 4 + 3] = 0.9f;          /* needless at pos 5, L2H3 */
     view_key(&m, KEY_HOME);
-    CHECK_INT(view_key(&m, 'n'), VIEW_ACT_NONE);
+    CHECK_INT(view_key(&m, '>'), VIEW_ACT_NONE);
     CHECK_INT(m.cursor, 3); /* the selected head's own miss comes first */
     CHECK_INT(m.sel_layer, 0);
     CHECK_INT(m.metric, VIEW_METRIC_AGREE);
     CHECK(strstr(m.status, "missed global at pos 3, L0H0") != NULL);
-    view_key(&m, 'n'); /* none left in L0H0: the next in any head, which is selected */
+    view_key(&m, '>'); /* none left in L0H0: the next in any head, which is selected */
     CHECK_INT(m.cursor, 8);
     CHECK_INT(m.sel_layer, 1);
     CHECK_INT(m.sel_head, 2);
-    view_key(&m, 'N');
+    view_key(&m, '<');
     CHECK_INT(m.cursor, 5); /* wraps past the end */
     CHECK_INT(m.sel_layer, 2);
     CHECK_INT(m.sel_head, 3);
     CHECK(strstr(m.status, "needless global at pos 5, L2H3") != NULL);
     m.hist[5]->n_far = 0; /* no choice there: not a disagreement */
-    view_key(&m, 'N');
+    view_key(&m, '<');
     CHECK(strstr(m.status, "no needless global") != NULL);
     CHECK_INT(m.cursor, 5);
     view_free(&m);
@@ -721,7 +726,7 @@ TEST(views_help_lines_come_from_the_key_table_and_list_the_editor_keys) {
                                          "\xe2\x86\x91 \xe2\x86\x93", "Enter  Esc", "line editor"};
     for (size_t i = 0; i < sizeof editor / sizeof editor[0]; i++)
         CHECK_MSG(strstr(all, editor[i]) != NULL, "the help does not name '%s'", editor[i]);
-    CHECK(strstr(all, "Esc  q close overlay / pane, quit") != NULL);
+    CHECK(strstr(all, "Esc  q close the top pane (one per press); q quits if none") != NULL);
 }
 
 /* With more lines than the overlay shows, the keys that scroll the text
@@ -773,7 +778,7 @@ TEST(views_keys_help_scrolls_then_closes) {
     CHECK_INT(m.help_open, 0);
     view_key(&m, '?');
     CHECK_INT(m.help_scroll, 0); /* it opens at the top */
-    CHECK_INT(view_key(&m, 'q'), VIEW_ACT_QUIT);
+    CHECK_INT(view_key(&m, 'q'), VIEW_ACT_NONE); /* q closes it: it quits the main screen only */
     CHECK_INT(m.help_open, 0);
     /* every line shows: the scroll keys close it, as every key did */
     view_help_fit(&m, &big);

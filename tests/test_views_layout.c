@@ -56,6 +56,14 @@ static int check_layout(int cols, int rows, const LayoutOpts *o, const Layout *l
     bad += !!l->pane[VIEW_PANE_SQL].w != !!o->sql;
     bad += !!l->pane[VIEW_PANE_TIMELINE].w != !o->sql;
     bad += l->pane[VIEW_PANE_STATUS].y != rows - 1 || l->pane[VIEW_PANE_HEADER].y != 0;
+    /* the key bar: wanted, one line right over the status line, at every size the TUI draws */
+    const ViewRect *kb = &l->pane[VIEW_PANE_KEYBAR];
+    const ViewRect *tl = &l->pane[o->sql ? VIEW_PANE_SQL : VIEW_PANE_TIMELINE];
+    int bar_ok = kb->w ? o->keybar && kb->w == cols && kb->h == 1 && kb->y == rows - 2 &&
+                             l->pane[VIEW_PANE_LEGEND].y == rows - 3 && tl->h >= 6
+                       : l->pane[VIEW_PANE_LEGEND].y == rows - 2 && (!o->keybar || tl->h <= 6);
+    CHECK_MSG(bar_ok, "%dx%d keybar %d: the key bar at %d,%d %dx%d", cols, rows, o->keybar, kb->x, kb->y, kb->w, kb->h);
+    bad += !bar_ok;
     const ViewRect *h = &l->help;
     bad += h->x < 0 || h->y < 0 || h->x + h->w > cols || h->y + h->h > rows || h->w < 40;
     CHECK_INT(bad, 0);
@@ -68,8 +76,9 @@ TEST(views_layout_many_sizes_tile_the_screen) {
         for (int r = 0; r < N(ROWS); r++) {
             sizes++;
             for (int s = 0; s < N(SHAPES); s++)
-                for (int opt = 0, help = view_help_count(); opt < 8; opt++) {
-                    LayoutOpts o = {SHAPES[s][0], SHAPES[s][1], opt & 1, (opt >> 1) & 1, (opt >> 2) & 1, help};
+                for (int opt = 0, help = view_help_count(); opt < 16; opt++) {
+                    LayoutOpts o = {SHAPES[s][0], SHAPES[s][1], opt & 1, (opt >> 1) & 1, (opt >> 2) & 1, help,
+                                    (opt >> 3) & 1};
                     Layout l;
                     view_layout(COLS[c], ROWS[r], &o, &l);
                     failures += check_layout(COLS[c], ROWS[r], &o, &l) != 0;
@@ -81,7 +90,7 @@ TEST(views_layout_many_sizes_tile_the_screen) {
 }
 
 TEST(views_layout_is_pure_and_minimum_is_80x24) {
-    LayoutOpts o = {16, 16, 0, 0, 1, view_help_count()};
+    LayoutOpts o = {16, 16, 0, 0, 1, view_help_count(), 1};
     Layout a, b;
     view_layout(123, 45, &o, &a);
     view_layout(123, 45, &o, &b);
@@ -101,7 +110,7 @@ TEST(views_layout_is_pure_and_minimum_is_80x24) {
 TEST(views_layout_16x16_at_80x24_uses_half_blocks_and_inspector_takes_bars) {
     ViewModel m;
     CHECK_INT(view_init(&m, 16, 16, NULL), 0);
-    LayoutOpts o = {16, 16, 1, 0, 1, view_help_count()};
+    LayoutOpts o = {16, 16, 1, 0, 1, view_help_count(), 1};
     Layout l;
     view_layout(80, 24, &o, &l);
     const ViewRect *hm = &l.pane[VIEW_PANE_HEATMAP];
@@ -131,7 +140,8 @@ TEST(views_layout_16x16_at_80x24_uses_half_blocks_and_inspector_takes_bars) {
  * and open (*open), and the open screen's layout in *lay. */
 static void inspector_cells(const ViewModel *m, int cols, int rows, ViewHeatGeom *closed, ViewHeatGeom *open,
                             Layout *lay) {
-    LayoutOpts o = {.n_layers = m->n_layers, .n_heads = m->n_heads, .half_blocks = 1, .help_lines = view_help_count()};
+    LayoutOpts o = {.n_layers = m->n_layers, .n_heads = m->n_heads, .half_blocks = 1, .help_lines = view_help_count(),
+                    .keybar = 1};
     Layout a;
     view_layout(cols, rows, &o, &a);
     o.inspector = 1;
@@ -170,7 +180,7 @@ TEST(views_geometry_stays_inside_panes) {
         m.n_hist = 0;
         for (int c = 0; c < N(COLS); c++)
             for (int r = 0; r < N(ROWS); r++) {
-                LayoutOpts o = {m.n_layers, m.n_heads, r & 1, 0, 1, view_help_count()};
+                LayoutOpts o = {m.n_layers, m.n_heads, r & 1, 0, 1, view_help_count(), 1};
                 Layout l;
                 view_layout(COLS[c], ROWS[r], &o, &l);
                 if (l.too_small) continue;
@@ -208,7 +218,7 @@ TEST(views_layout_heatmap_grows_and_real_shapes_fit) {
     for (int s = 0; s < 5; s++) {
         ViewModel m;
         CHECK_INT(view_init(&m, shapes[s][0], shapes[s][1], NULL), 0);
-        LayoutOpts o = {shapes[s][0], shapes[s][1], 0, 0, 1, view_help_count()};
+        LayoutOpts o = {shapes[s][0], shapes[s][1], 0, 0, 1, view_help_count(), 1};
         Layout small, big, mid;
         view_layout(80, 24, &o, &small);
         view_layout(250, 70, &o, &big);
@@ -229,7 +239,7 @@ TEST(views_layout_heatmap_grows_and_real_shapes_fit) {
     /* stories260K at 250x70: cells several columns wide and lines high, every layer shown */
     ViewModel m;
     CHECK_INT(view_init(&m, 5, 8, NULL), 0);
-    LayoutOpts o = {5, 8, 0, 0, 1, view_help_count()};
+    LayoutOpts o = {5, 8, 0, 0, 1, view_help_count(), 1};
     Layout l;
     view_layout(250, 70, &o, &l);
     ViewHeatGeom g;
@@ -245,7 +255,7 @@ TEST(views_layout_heatmap_grows_and_real_shapes_fit) {
 TEST(views_layout_help_height_follows_the_key_table) {
     int n = view_help_count(), bad = 0;
     CHECK_MSG(n > 24, "%d help lines", n); /* more than the 26-line box of old held */
-    LayoutOpts o = {5, 8, 0, 0, 1, n};
+    LayoutOpts o = {5, 8, 0, 0, 1, n, 1};
     for (int c = 0; c < N(COLS); c++)
         for (int r = 0; r < N(ROWS); r++) {
             int cols = COLS[c], rows = ROWS[r];
@@ -293,7 +303,7 @@ TEST(views_layout_help_height_is_the_count_passed_in) {
     Layout l;
     int want[][2] = {{0, 2}, {5, 7}, {30, 32}, {100, 58}}; /* lines handed in, height at 200x60 */
     for (int i = 0; i < N(want); i++) {
-        LayoutOpts o = {5, 8, 0, 0, 1, want[i][0]};
+        LayoutOpts o = {5, 8, 0, 0, 1, want[i][0], 1};
         view_layout(200, 60, &o, &l);
         CHECK_MSG(l.help.h == want[i][1], "%d lines: help %d tall, want %d", want[i][0], l.help.h, want[i][1]);
     }
@@ -308,7 +318,7 @@ TEST(views_layout_help_height_is_the_count_passed_in) {
 static double unused_share(int n_layers, int n_heads, int cols, int rows, int inspector) {
     ViewModel m;
     if (view_init(&m, n_layers, n_heads, NULL)) return 1;
-    LayoutOpts o = {n_layers, n_heads, inspector, 0, 1, view_help_count()};
+    LayoutOpts o = {n_layers, n_heads, inspector, 0, 1, view_help_count(), 1};
     Layout l;
     view_layout(cols, rows, &o, &l);
     double share = (double)view_unused_cells(&m, &l, 1) / ((double)cols * rows);

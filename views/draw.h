@@ -47,6 +47,11 @@ void view_draw_legend(WINDOW *w, const ViewModel *m, const ViewPalette *p);
  * play state. */
 void view_draw_status(WINDOW *w, const ViewModel *m, const ViewPalette *p);
 
+/* The key bar: the panes' keys and names from the key table (? help,
+ * H heads, E every head, A pattern, …, q quit), whole entries that fit the
+ * width, the rest dropped from the right (keymap.h, view_keybar_fit). */
+void view_draw_keybar(WINDOW *w, const ViewModel *m, const ViewPalette *p);
+
 /* The `?` help overlay in its own window: the key table's help lines from
  * m->help_scroll on; where some are hidden, its edges say which lines show
  * and which keys scroll to the rest. */

@@ -20,7 +20,6 @@ static int hints(const ViewModel *m, const char **out, int max, char names[][8])
         int scrolls = view_help_scrolls(m);
         if (scrolls) HINT("\xe2\x86\x91\xe2\x86\x93 PgUp PgDn", "scroll the help");
         HINT(scrolls ? "other keys" : "any key", scrolls ? "close it" : "closes it");
-        HINT_CMD(VIEW_ACT_QUIT);
         return n;
     }
     if (m->heads) { /* the sorted heads take the arrows and Enter while they are open */
@@ -28,9 +27,8 @@ static int hints(const ViewModel *m, const char **out, int max, char names[][8])
         HINT("1-5 \xe2\x86\x90\xe2\x86\x92", "sort");
         HINT("r", "reverse");
         HINT("Enter", "select");
-        HINT("Esc", "close");
+        HINT("Esc q", "close");
         HINT_CMD(VIEW_OP_STEP);
-        HINT_CMD(VIEW_ACT_QUIT);
         HINT_CMD(VIEW_ACT_YANK); /* the whole table kept (views/keep.h): last, a narrow line keeps the keys above */
         HINT_CMD(VIEW_ACT_YANK_CSV);
         HINT_CMD(VIEW_ACT_KEEP_FILES);
@@ -39,7 +37,7 @@ static int hints(const ViewModel *m, const char **out, int max, char names[][8])
     if (m->pick.open) { /* it holds the keyboard until it closes */
         HINT("\xe2\x86\x91\xe2\x86\x93", "move");
         HINT("Enter", "choose");
-        HINT("Esc", "cancel");
+        HINT("Esc q", "cancel");
         return n;
     }
     switch (m->focus) {
@@ -57,7 +55,8 @@ static int hints(const ViewModel *m, const char **out, int max, char names[][8])
     HINT(view_key_name(view_command_key(VIEW_ACT_PLAY_TOGGLE), names[k++]), m->playing ? "pause" : "play");
     HINT_CMD(VIEW_OP_METRIC_NEXT);
     HINT_CMD(VIEW_OP_HELP);
-    HINT_CMD(VIEW_ACT_QUIT);
+    /* over a pane q closes it: it quits the main screen only */
+    HINT(view_key_name(view_command_key(VIEW_ACT_QUIT), names[k++]), view_overlay_open(m) ? "close" : "quit");
     if (m->inspector_open) HINT("Esc", "close inspector");
     else HINT_CMD(VIEW_OP_INSPECT);
     if (m->metric == VIEW_METRIC_AGREE) {
@@ -140,7 +139,7 @@ void view_draw_status(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
         x += view_puts_fit(w, 0, x, limit - x, m->status[0] ? m->status : m->progress, p->ascii, ma, mp);
     } else {
         const char *hs[32];
-        char names[16][8];
+        char names[24][8]; /* one per HINT_CMD below, at most 18 */
         int n = hints(m, hs, 32, names);
         for (int i = 0; i + 1 < n; i += 2) {
             int need = view_text_width(hs[i], p->ascii) + view_text_width(hs[i + 1], p->ascii) + 3;

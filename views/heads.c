@@ -109,8 +109,8 @@ ViewHeadsKey view_heads_key(ViewHeads *hs, const ViewModel *m, int ch, int h, in
     case KEY_NPAGE: hs->row += page; break;
     case KEY_HOME: hs->row = 0; break;
     case KEY_END: hs->row = cells - 1; break;
-    case KEY_LEFT: case 'h': case '<': sort_by(hs, (hs->sort + sorts - 1) % sorts, hs->asc); break;
-    case KEY_RIGHT: case 'l': case '>': sort_by(hs, (hs->sort + 1) % sorts, hs->asc); break;
+    case KEY_LEFT: case 'h': sort_by(hs, (hs->sort + sorts - 1) % sorts, hs->asc); break;
+    case KEY_RIGHT: case 'l': sort_by(hs, (hs->sort + 1) % sorts, hs->asc); break;
     case 'r': sort_by(hs, hs->sort, !hs->asc); break;
     case '\n': case '\r': case KEY_ENTER: {
         int *order = malloc((size_t)cells * sizeof *order);
@@ -197,9 +197,9 @@ void view_draw_heads(WINDOW *w, const ViewHeads *hs, const ViewModel *m, const V
     free(order);
     char keys[160];
     snprintf(keys, sizeof keys,
-             p->ascii ? " up/down row | 1-%d < > sort | r reverse | Enter select | Esc close "
+             p->ascii ? " up/down row | 1-%d left/right sort | r reverse | Enter select | Esc q close "
                       : " \xe2\x86\x91\xe2\x86\x93 row " DOT " 1-%d \xe2\x86\x90\xe2\x86\x92 sort " DOT
-                        " r reverse " DOT " Enter select " DOT " Esc close ",
+                        " r reverse " DOT " Enter select " DOT " Esc q close ",
              view_heads_sorts(m));
     view_puts_fit(w, h - 1, 2, wd - 4, keys, p->ascii, A_DIM, 0);
 }

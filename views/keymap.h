@@ -76,13 +76,38 @@ enum {
 
 #define VIEW_KEYS_PER_ROW 4
 
+/* A key's place on the main screen's key bar, the line that lists the panes
+ * and their keys ("? help  H heads  E every head  A pattern …"). */
+typedef struct {
+    int at;           /* 1, 2, …: its place from the left; 0: not on the bar */
+    const char *word; /* what it opens, in the words of the pane's title */
+} ViewBarSlot;
+
 typedef struct {
     const char *label;            /* the keys as the help shows them; NULL: a section heading */
     const char *help;             /* what they do (the heading's text for a section) */
     int key[VIEW_KEYS_PER_ROW];   /* ncurses key codes; 0 ends the list */
     int cmd[VIEW_KEYS_PER_ROW];   /* per key: a ViewAction or a ViewOp */
     const char *hint[VIEW_KEYS_PER_ROW]; /* per key: the status line's word, or NULL */
+    ViewBarSlot bar[VIEW_KEYS_PER_ROW];  /* per key: its place on the key bar, if any */
 } ViewBinding;
+
+/* One entry of the key bar, placed: the key, its word, and the column its
+ * name starts at (the word follows after a space). */
+typedef struct {
+    int key;
+    const char *word;
+    int x;
+} ViewBarEntry;
+
+#define VIEW_KEYBAR_MAX 16
+
+/* The key bar's entries that fit in width columns, in the table's order of
+ * places (ViewBarSlot.at), each x from 1, two spaces between entries: whole
+ * entries only, dropped from the right, never wrapped. Key names and words
+ * are ASCII, so the line reads the same under --ascii. Returns how many fit
+ * (0 … VIEW_KEYBAR_MAX). */
+int view_keybar_fit(int width, ViewBarEntry out[VIEW_KEYBAR_MAX]);
 
 /* The table, in help order; *n receives its length. */
 const ViewBinding *view_bindings(int *n);

@@ -158,7 +158,7 @@ static int disagrees(const ViewModel *m, const StepTrace *t, int cell, int want)
     return p >= 0 && o >= 0 && p != o && (o ? VIEW_SW_MISSED_GLOBAL : VIEW_SW_NEEDLESS_GLOBAL) == want;
 }
 
-/* n / N: the next missed (or needless) global of the compared predictor,
+/* > / <: the next missed (or needless) global of the compared predictor,
  * in reading order from the cursor: later heads at the cursor's position,
  * then each later position (wrapping), the selected head first there. */
 static void jump_to_disagreement(ViewModel *m, int want) {
@@ -182,13 +182,16 @@ static void jump_to_disagreement(ViewModel *m, int want) {
 }
 
 void view_search(ViewModel *m, const char *needle, int dir) {
-    /* an empty line after a search repeats it, as > does: the last search stays */
+    /* an empty line after a search repeats it, as n does: the last search stays */
     if (needle != m->search && needle[0]) snprintf(m->search, sizeof m->search, "%s", needle);
     if (!m->search[0]) { view_set_status(m, "no search yet: / searches the tokens"); return; }
     int i = view_find_text(m, m->search, m->cursor, dir);
     if (i < 0) { view_set_status(m, "no match for \"%s\"", m->search); return; }
     move_cursor(m, i);
-    view_set_status(m, "\"%s\" at pos %d (> next, < previous)", m->search, i);
+    char next[8], prev[8]; /* the keys as the table binds them */
+    view_set_status(m, "\"%s\" at pos %d (%s next, %s previous)", m->search, i,
+                    view_key_name(view_command_key(VIEW_OP_SEARCH_NEXT), next),
+                    view_key_name(view_command_key(VIEW_OP_SEARCH_PREV), prev));
 }
 
 /* Apply a command that changes only view state. */
@@ -249,12 +252,17 @@ static void apply_op(ViewModel *m, int op) {
     }
 }
 
+int view_overlay_open(const ViewModel *m) {
+    return m->help_open || m->pick.open || m->flips_open || m->allheads_open || m->dist || m->heads || m->pattern ||
+           m->sql_open;
+}
+
 ViewAction view_key(ViewModel *m, int ch) {
     m->status[0] = '\0';
     if (m->help_open && ch != KEY_MOUSE && ch != KEY_RESIZE) {
         if (help_scroll_key(m, ch)) return VIEW_ACT_NONE;
-        m->help_open = 0; /* any other key closes the help; q still quits */
-        return ch == 'q' ? VIEW_ACT_QUIT : VIEW_ACT_NONE;
+        m->help_open = 0; /* any other key closes the help, q too: q quits only the main screen */
+        return VIEW_ACT_NONE;
     }
     if (ch == KEY_MOUSE) return VIEW_ACT_MOUSE;
     if (view_flips_key(m, ch)) return VIEW_ACT_NONE;

@@ -95,7 +95,6 @@ void view_layout(int cols, int rows, const LayoutOpts *o, Layout *out) {
     int body = rows - 3; /* minus header, legend, status */
 
     out->pane[VIEW_PANE_HEADER] = rect(0, 0, cols, 1);
-    out->pane[VIEW_PANE_LEGEND] = rect(0, rows - 2, cols, 1);
     out->pane[VIEW_PANE_STATUS] = rect(0, rows - 1, cols, 1);
 
     int tok_h = clampi(body / 5, TOKENS_MIN_H, TOKENS_MAX_H);
@@ -132,7 +131,14 @@ void view_layout(int cols, int rows, const LayoutOpts *o, Layout *out) {
         y += ih;
         rest -= ih;
     }
+    /* The key bar is the first line a short screen gives up: it takes the
+     * timeline's last line (the one band that scrolls), and only while the
+     * timeline keeps its minimum height; every other pane stays as it was. */
+    int bar = o->keybar && rest > TIMELINE_MIN_H;
+    rest -= bar;
     out->pane[o->sql ? VIEW_PANE_SQL : VIEW_PANE_TIMELINE] = rect(0, y, cols, rest);
+    out->pane[VIEW_PANE_LEGEND] = rect(0, rows - 2 - bar, cols, 1);
+    out->pane[VIEW_PANE_KEYBAR] = rect(0, rows - 2, cols, bar);
 
     /* The help is as tall as its lines, inside its border, where the screen
      * allows; what a shorter screen cannot hold scrolls (geom.h). */
@@ -148,7 +154,7 @@ int view_rect_has(const ViewRect *r, int x, int y) {
 
 const char *view_pane_name(ViewPane p) {
     static const char *const names[VIEW_PANE_COUNT] = {
-        "header", "tokens", "heatmap", "bars", "inspector", "timeline", "sql", "legend", "status",
+        "header", "tokens", "heatmap", "bars", "inspector", "timeline", "sql", "legend", "status", "keybar",
     };
     return (p >= 0 && p < VIEW_PANE_COUNT) ? names[p] : "none";
 }

@@ -6,7 +6,9 @@
  * the layer×head heatmap on the left and the per-layer bars on the right ·
  * the head inspector band (when open and there is room; otherwise it takes
  * the bars' place) · the timeline (or the SQL result pane when open) ·
- * the metric legend (1 line) · the status line (1 line). Tiled panes never
+ * the metric legend (1 line) · the key bar (1 line, taken from the timeline
+ * while the timeline keeps its minimum height: a tiny screen drops it first)
+ * · the status line (1 line). Tiled panes never
  * overlap and together cover the whole screen; the help overlay is the one
  * rectangle drawn on top of the others.
  */
@@ -37,6 +39,7 @@ typedef enum {
     VIEW_PANE_SQL,
     VIEW_PANE_LEGEND,
     VIEW_PANE_STATUS,
+    VIEW_PANE_KEYBAR, /* the panes and their keys, one line over the status line */
     VIEW_PANE_COUNT,
     VIEW_PANE_NONE = -1
 } ViewPane;
@@ -54,6 +57,7 @@ typedef struct {
     int help_lines;        /* lines of the `?` help (the key table's view_help_count): the
                               overlay's height inside its border. Handed in, so the layout
                               stays a function of its inputs and reads no table */
+    int keybar;            /* a line for the key bar (view_layout_opts: always) */
 } LayoutOpts;
 
 typedef struct {

@@ -286,6 +286,7 @@ LayoutOpts view_layout_opts(const ViewModel *m) {
         .sql = m->sql_open,
         .half_blocks = !m->ascii && !m->mono && m->colour != VIEW_COLOUR_NONE,
         .help_lines = view_help_count(),
+        .keybar = 1,
     };
     return o;
 }

@@ -17,7 +17,7 @@ static const DrawFn DRAW[VIEW_PANE_COUNT] = {
     [VIEW_PANE_HEATMAP] = view_draw_heatmap,     [VIEW_PANE_BARS] = view_draw_bars,
     [VIEW_PANE_INSPECTOR] = view_draw_inspector, [VIEW_PANE_TIMELINE] = view_draw_timeline,
     [VIEW_PANE_SQL] = view_draw_sql,             [VIEW_PANE_LEGEND] = view_draw_legend,
-    [VIEW_PANE_STATUS] = view_draw_status,
+    [VIEW_PANE_STATUS] = view_draw_status,       [VIEW_PANE_KEYBAR] = view_draw_keybar,
 };
 
 static ViewColour effective_colour(const ViewModel *m) { return m->mono ? VIEW_COLOUR_NONE : m->colour; }
@@ -72,7 +72,7 @@ int view_screen_init(ViewScreen *s, const ViewModel *m, Err *e) {
 
 static int same_opts(const LayoutOpts *a, const LayoutOpts *b) {
     return a->n_layers == b->n_layers && a->n_heads == b->n_heads && a->inspector == b->inspector &&
-           a->sql == b->sql && a->half_blocks == b->half_blocks;
+           a->sql == b->sql && a->half_blocks == b->half_blocks && a->keybar == b->keybar;
 }
 
 /* The pattern overlay over the middle panes, its window made for this layout. */
@@ -160,10 +160,10 @@ int view_frame(ViewScreen *s, const ViewModel *m, Err *e) {
     }
     if (m->pattern && draw_pattern(s, m, e)) return -1;
     if (m->heads && draw_heads(s, m, e)) return -1;
-    view_draw_pick(m, &s->lay, &s->pal);
     if (m->dist && draw_dist(s, m, e)) return -1;
     if (m->allheads_open && draw_allheads(s, m, e)) return -1;
     if (m->flips_open && m->parent.n > 0 && draw_flips(s, m, e)) return -1;
+    view_draw_pick(m, &s->lay, &s->pal); /* it holds the keyboard: nothing else may hide it */
     if (m->help_open && s->help) {
         view_draw_help(s->help, m, &s->pal);
         wnoutrefresh(s->help);

@@ -533,8 +533,18 @@ ViewInput view_input_key(ViewModel *m, int ch);
 void view_input_paste(ViewModel *m, int ch);
 
 /* Handle one key from getch()/wget_wch() (KEY_* codes included). Changes the
- * view state itself and returns what the app must do, if anything. */
+ * view state itself and returns what the app must do, if anything. `q` says
+ * VIEW_ACT_QUIT; the app quits only when view_overlay_open is 0 and closes the
+ * top pane otherwise (the help, which the views own, q closes here). */
 ViewAction view_key(ViewModel *m, int ch);
+
+/* 1 while anything is drawn over the main screen or in the timeline's place:
+ * the help, the picker, the flips map (X), every head (E), the distributions
+ * (d), the sorted heads (H), the pattern (A) or the text pane (:, v, R, D, B,
+ * c). The inspector is part of the main screen: it does not count. Esc closes
+ * these one a press, the top one first; so does `q`, which quits once none is
+ * open. */
+int view_overlay_open(const ViewModel *m);
 
 /* What lies under screen cell (x, y) in layout lay. Pure. */
 ViewHit view_hit(const ViewModel *m, const Layout *lay, int x, int y);

@@ -263,18 +263,35 @@ static int paste_key(Tui *t, int ch) {
     return t->pasting;
 }
 
+/* Close the top pane, one a press, in the order they are drawn (views/screen.c): the help,
+ * the flips map, every head, the distributions (Esc there first stops a count under way), the
+ * sorted heads, the pattern, the text pane; then, for Esc alone, the inspector. */
+static void close_top(Tui *t, int esc) {
+    ViewModel *m = &t->m;
+    if (m->help_open) m->help_open = 0;
+    else if (m->flips_open) m->flips_open = 0;
+    else if (m->allheads_open) m->allheads_open = 0;
+    else if (t->dist.open) {
+        if (!esc || !tui_dist_stop(t)) tui_dist_close(t);
+    } else if (t->heads.open) tui_heads_close(t);
+    else if (t->pat.open) tui_pattern_close(t);
+    else if (m->sql_open || esc) view_key(m, VIEW_KEY_ESC); /* the text pane, else the inspector */
+}
+
+/* Esc stops what runs before it closes anything: a pane job, a count, a why being recomputed, else
+ * a re-evaluation (which belongs to the live run, set aside while a replay opened from it is
+ * browsed). 1 if it stopped one. */
+static int esc_stops(Tui *t) {
+    return tui_cancel_job(t) || tui_tokstats_cancel(t) || tui_why_cancel(t) || (!t->replay && tui_stop_reeval(t));
+}
+
 int tui_key(Tui *t, int ch) {
     if (paste_key(t, ch)) return 0;
-    if (tui_picker_key(t, ch)) return 0; /* an open picker holds the keyboard, Esc included */
-    /* the close key (Esc) stops a running pane job, a count or a why being recomputed, else a
-     * re-evaluation, before it closes panes */
-    /* (a re-evaluation belongs to the live run, set aside while a replay opened from it is browsed) */
-    if (!t->m.input.active && view_key_command(ch) == VIEW_OP_CLOSE &&
-        (tui_cancel_job(t) || tui_tokstats_cancel(t) || tui_why_cancel(t) || (!t->replay && tui_stop_reeval(t))))
-        return 0;
+    if (tui_picker_key(t, ch)) return 0; /* an open picker holds the keyboard, Esc and q included */
+    int cmd = t->m.input.active ? VIEW_ACT_NONE : view_key_command(ch); /* an editor takes q and Esc itself */
+    if (cmd == VIEW_OP_CLOSE && esc_stops(t)) return 0;
     /* with no pane left to close, Esc leaves a replay opened from the live session */
-    if (!t->m.input.active && !any_pane_open(t) && view_key_command(ch) == VIEW_OP_CLOSE && tui_back_to_live(t))
-        return 0;
+    if (cmd == VIEW_OP_CLOSE && !any_pane_open(t) && tui_back_to_live(t)) return 0;
     if (t->m.input.active && ch == VIEW_KEY_TAB && !strcmp(t->m.input.label, "open run")) {
         compare_run_done(t);
         return 0;
@@ -283,14 +300,20 @@ int tui_key(Tui *t, int ch) {
         if (view_input_key(&t->m, ch) == VIEW_INPUT_DONE) input_done(t);
         return 0;
     }
-    if (view_flips_key(&t->m, ch)) return 0; /* drawn over the others, it answers first */
-    if (view_allheads_key(&t->m, ch)) return 0;
-    if (tui_heads_key(t, ch)) return 0; /* over the pattern, when both are open */
-    if (tui_dist_key(t, ch)) return 0;
-    if (tui_pattern_key(t, ch)) return 0;
+    /* q quits the main screen only: over a pane it closes that pane, as Esc would */
+    if (cmd == VIEW_OP_CLOSE || (cmd == VIEW_ACT_QUIT && view_overlay_open(&t->m))) {
+        close_top(t, cmd == VIEW_OP_CLOSE);
+        return 0;
+    }
+    if (!t->m.help_open) { /* the help, on top of them all, takes every key first (view_key) */
+        if (view_flips_key(&t->m, ch)) return 0; /* drawn over the others, it answers first */
+        if (view_allheads_key(&t->m, ch)) return 0;
+        if (tui_dist_key(t, ch)) return 0; /* over the sorted heads and the pattern */
+        if (tui_heads_key(t, ch)) return 0; /* over the pattern, when both are open */
+        if (tui_pattern_key(t, ch)) return 0;
+    }
     /* Enter on the text pane selects the head its first row names, if it names one */
-    if (t->m.sql_open && t->m.focus == VIEW_PANE_SQL && view_key_command(ch) == VIEW_OP_INSPECT &&
-        tui_goto_text_row(&t->m))
+    if (t->m.sql_open && t->m.focus == VIEW_PANE_SQL && cmd == VIEW_OP_INSPECT && tui_goto_text_row(&t->m))
         return 0;
     ViewAction a = view_key(&t->m, ch);
     if (a == VIEW_ACT_MOUSE) {

@@ -250,17 +250,24 @@ int tui_dist_key(Tui *t, int ch) {
         return 1;
     }
     if (view_key_command(ch) == VIEW_OP_CLOSE) {
-        if (tui_job_cancel(&t->dist_job)) {
-            view_set_status(&t->m, "distributions: count stopped at %d of %d positions", t->dist.done, t->dist.total);
-            t->dist.total = 0, t->dist.stopped = 1; /* not again by itself: `a` or d d counts anew */
-            return 1;
-        }
-        tui_dist_close(t);
+        if (!tui_dist_stop(t)) tui_dist_close(t);
         return 1;
     }
-    /* the pattern and the sorted heads share the middle of the screen with it, drawn under it */
-    if (view_key_command(ch) == VIEW_ACT_PATTERN || view_key_command(ch) == VIEW_ACT_HEADS) tui_dist_close(t);
+    /* the pattern and the sorted heads share the middle of the screen with it, drawn under it: their
+     * key uncovers the one already open beneath, else opens it */
+    int cmd = view_key_command(ch);
+    if (cmd == VIEW_ACT_PATTERN || cmd == VIEW_ACT_HEADS) {
+        tui_dist_close(t);
+        return cmd == VIEW_ACT_PATTERN ? t->pat.open : t->heads.open;
+    }
     return 0;
+}
+
+int tui_dist_stop(Tui *t) {
+    if (!t->dist.open || !tui_job_cancel(&t->dist_job)) return 0;
+    view_set_status(&t->m, "distributions: count stopped at %d of %d positions", t->dist.done, t->dist.total);
+    t->dist.total = 0, t->dist.stopped = 1; /* not again by itself: `a` or d d counts anew */
+    return 1;
 }
 
 void tui_dist_close(Tui *t) {

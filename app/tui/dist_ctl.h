@@ -50,6 +50,10 @@ void tui_dist_poll(Tui *t);
  * router inputs, saying so on the status line. 1 if one was under way. */
 int tui_why_cancel(Tui *t);
 
+/* Esc on the open pane: stop the count under way, saying so on the status
+ * line. 1 if one was under way (the pane then stays open). */
+int tui_dist_stop(Tui *t);
+
 /* Stop a count and close the pane (the controller is closing). */
 void tui_dist_close(Tui *t);
 

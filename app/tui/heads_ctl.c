@@ -9,7 +9,7 @@
 #include "views/needle.h"
 #include "views/rates.h"
 
-static void close_heads(Tui *t) {
+void tui_heads_close(Tui *t) {
     t->heads.open = 0;
     t->m.heads = NULL;
     t->dirty = 1;
@@ -17,7 +17,7 @@ static void close_heads(Tui *t) {
 
 void tui_heads_toggle(Tui *t) {
     if (t->heads.open) {
-        close_heads(t);
+        tui_heads_close(t);
         return;
     }
     t->heads.row = t->heads.top = 0; /* the top of the order, sorted as it was last */
@@ -29,14 +29,14 @@ void tui_heads_toggle(Tui *t) {
 int tui_heads_key(Tui *t, int ch) {
     if (!t->heads.open || t->m.help_open || ch == KEY_MOUSE || ch == KEY_RESIZE) return 0;
     if (view_key_command(ch) == VIEW_ACT_PATTERN) { /* the pattern is drawn under this pane: show it */
-        close_heads(t);
+        tui_heads_close(t);
         return t->pat.open; /* else A opens it, as anywhere */
     }
     ViewRect r = view_pattern_rect(&t->scr.lay);
     int cell = -1;
     switch (view_heads_key(&t->heads, &t->m, ch, r.h, &cell)) {
     case VIEW_HEADS_NOT_MINE: return 0;
-    case VIEW_HEADS_CLOSE: close_heads(t); return 1;
+    case VIEW_HEADS_CLOSE: tui_heads_close(t); return 1;
     case VIEW_HEADS_CHOSEN: {
         ViewModel *m = &t->m;
         m->sel_layer = cell / m->n_heads, m->sel_head = cell % m->n_heads;
@@ -46,7 +46,7 @@ int tui_heads_key(Tui *t, int ch) {
         if (sort >= VIEW_RATE_COUNT) view_span_weight_text(&(ViewSpanWeight){v, exact, 1}, m->ascii, txt, sizeof txt);
         else if (isnan(v)) snprintf(txt, sizeof txt, "n/a");
         else snprintf(txt, sizeof txt, "%.1f%%", 100 * v);
-        close_heads(t);
+        tui_heads_close(t);
         view_set_status(m, "L%d H%d selected (%s %s)", m->sel_layer, m->sel_head, view_heads_sort_name(m, sort), txt);
         return 1;
     }

@@ -11,6 +11,9 @@
  * selected head's row is marked), or close the open one. */
 void tui_heads_toggle(Tui *t);
 
+/* Close the pane (Esc, q, or its own key). */
+void tui_heads_close(Tui *t);
+
 /* A key while the pane is open: move, sort, Enter selects the row's head
  * and closes the pane, Esc closes it. 1 when it was the pane's key. */
 int tui_heads_key(Tui *t, int ch);

@@ -69,8 +69,9 @@ static void curses_start(Tui *t, int mono, int ascii) {
 }
 
 /* The "enlarge" screen shows nothing to act on: only quit and redraw work
- * there. 'Q' is let through as it always was; it is bound to nothing, so it
- * only closes the help and clears the status line. */
+ * there (q quits at once: no pane it would close is in sight). 'Q' is let
+ * through as it always was; it is bound to nothing, so it only closes the
+ * help and clears the status line. */
 static int works_when_too_small(int ch) {
     int cmd = view_key_command(ch);
     return cmd == VIEW_ACT_QUIT || cmd == VIEW_ACT_REDRAW || ch == 'Q';
@@ -112,6 +113,7 @@ static void ui_loop(Tui *t) {
         }
         int paste = t->pasting || ch == TUI_KEY_PASTE_BEGIN; /* a pasted `q` is text even here */
         if (t->scr.lay.too_small && !paste && !works_when_too_small(ch)) continue;
+        if (t->scr.lay.too_small && !paste && view_key_command(ch) == VIEW_ACT_QUIT) break;
         if (tui_key(t, ch)) break;
     }
 }
