@@ -28,8 +28,7 @@ TEST(tui_bookmarks_are_kept_at_exit_and_shown_on_replay) {
     tmux_keys(&t, "-l \"the dragon\"");
     tmux_keys(&t, "Enter");
     TMUX_WAIT(&t, "note kept for the bookmark at pos 5: the dragon", 5);
-    tmux_keys(&t, "q");
-    TMUX_WAIT(&t, "EXITED 0", 10);
+    TMUX_QUIT(&t, 10); /* q closes the pane on top first */
     int st;
     char *r = test_runf(&st, "%s query --db %s/ahascope.db --csv \"SELECT group_concat(run_id || ':' || pos || ':' ||"
                              " COALESCE(note, '-'), ' ') FROM bookmarks\"", test_bin_abs(), t.dir);
@@ -54,7 +53,6 @@ TEST(tui_bookmarks_are_kept_at_exit_and_shown_on_replay) {
     tmux_keys(&v, "]");
     tmux_keys(&v, "b");
     TMUX_WAIT(&v, "(on screen only: a replay writes nothing)", 5);
-    tmux_keys(&v, "q");
-    TMUX_WAIT(&v, "EXITED 0", 10);
+    TMUX_QUIT(&v, 10); /* q closes the pane on top first */
     tmux_stop(&v);
 }

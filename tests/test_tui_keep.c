@@ -94,8 +94,7 @@ static void replay_pattern_is_attn_top(const char *dir) {
     for (int i = 0; i < 30 && !saved; i++)
         tmux_keys(&r, "S"), saved = tmux_shows(&r, "saved ahascope-run1-L0H0-pattern.csv", 1);
     TMUX_WAIT(&r, "saved ahascope-run1-L0H0-pattern.csv", 10);
-    tmux_keys(&r, "q");
-    TMUX_WAIT(&r, "EXITED 0", 15);
+    TMUX_QUIT(&r, 15); /* q closes the pane on top first */
     tmux_stop(&r);
     int st, rows = 0;
     char *sql = test_runf(&st, "cd '%s' && %s query --db keep.db --csv \"SELECT pos, key_pos, MAX(weight) FROM attn_top "
@@ -185,8 +184,7 @@ static void keep_tables(const char *name, int cols, int rows, int replay) {
     free(txt);
     tmux_keys(&t, "Y");
     TMUX_WAIT(&t, "yanked the text pane as CSV", 10);
-    tmux_keys(&t, "q");
-    TMUX_WAIT(&t, "EXITED 0", 15);
+    TMUX_QUIT(&t, 15); /* q closes the pane on top first */
     tmux_stop(&t);
     csv_is_head_rates(csv, db);
     free(csv), free(ycsv), free(kept);
@@ -240,8 +238,7 @@ TEST(tui_keep_paths_to_the_needle_on_the_organism) {
         const char *exact = csv ? strstr(csv, "exact paths from the full rows: ") : NULL;
         CHECK_MSG(exact && strstr(exact, "\n1,L2 H1,145,8,"), "%.600s", exact ? exact : "(none)");
         free(csv);
-        tmux_keys(&t, "q");
-        TMUX_WAIT(&t, "EXITED 0", 15);
+        TMUX_QUIT(&t, 15); /* q closes the pane on top first */
         tmux_stop(&t);
     }
 }

@@ -19,8 +19,7 @@ TEST(tui_norecord_setting_change_names_no_run_0) {
     CHECK_MSG(s != NULL, "no \"not recorded: aha\" after T");
     CHECK_MSG(!s || !strstr(s, "run 0"), "the screen names run 0:\n%s", s ? s : "");
     free(s);
-    tmux_keys(&t, "q");
-    TMUX_WAIT(&t, "EXITED 0", 5);
+    TMUX_QUIT(&t, 5); /* q closes the pane on top first */
     tmux_stop(&t);
 }
 
@@ -77,8 +76,7 @@ TEST(tui_norecord_exports_and_summarises_the_run_on_screen) {
     scr = tmux_wait(&t, "not recorded: policy aha, window 16", 20);
     CHECK_MSG(scr && strstr(scr, "summary (not recorded)") && !strstr(scr, "run 0"), "after R:\n%s", scr ? scr : "");
     free(scr);
-    tmux_keys(&t, "q");
-    TMUX_WAIT(&t, "EXITED 0", 5);
+    TMUX_QUIT(&t, 5); /* q closes the pane on top first */
     char *left = test_runf(NULL, "ls -A '%s'", scratch);
     CHECK_MSG(left && !left[0], "the scratch databases stayed: %s", left ? left : "");
     free(left);

@@ -106,8 +106,7 @@ static void span_h_matches_sql(int cols, int rows) {
     tmux_keys(&t, "'|'");
     TMUX_WAIT(&t, "span cleared", 3);
     CHECK(!header_has(&t, "span 20-35", 0.5));
-    tmux_keys(&t, "q");
-    TMUX_WAIT(&t, "EXITED 0", 10);
+    TMUX_QUIT(&t, 10); /* q closes the pane on top first */
     tmux_stop(&t);
     CHECK_INT(query_rows(t.dir, "span.db", 20, 35, stored, ROWS), ROWS);
     Row whole[ROWS]; /* the span counts differently from the whole run, or the check below proves little */
@@ -187,8 +186,7 @@ TEST(tui_d_and_x_against_a_run_chosen_in_b_at_80x24) {
     TMUX_WAIT(&t, "run 3 is the run on screen", 5);
     compare_with(&t, "x1");
     TMUX_WAIT(&t, "not a run id: \"x1\"", 5);
-    tmux_keys(&t, "q");
-    TMUX_WAIT(&t, "EXITED 0", 10);
+    TMUX_QUIT(&t, 10); /* q closes the pane on top first */
     tmux_stop(&t);
 }
 
@@ -215,8 +213,7 @@ TEST(tui_x_over_the_common_prefix_of_another_prompt_on_a_16x32_folder) {
     tmux_keys(&t, "D");
     TMUX_WAIT(&t, "run 2 vs run 1", 20);
     TMUX_WAIT(&t, "tokens: diverge at position", 5);
-    tmux_keys(&t, "q");
-    TMUX_WAIT(&t, "EXITED 0", 10);
+    TMUX_QUIT(&t, 10); /* q closes the pane on top first */
     tmux_stop(&t);
 }
 

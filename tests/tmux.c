@@ -85,6 +85,23 @@ int tmux_shows(Tmux *t, const char *text, double secs) {
     return s != NULL;
 }
 
+int tmux_quit(Tmux *t, double secs) {
+    double end = clock_now() + secs * tmux_patience();
+    for (int presses = 0; presses < 12 && clock_now() <= end; presses++) {
+        tmux_keys(t, "q");
+        double next = clock_now() + tmux_patience(); /* a pane closes, or the program quits, within it */
+        for (;;) {
+            char *s = tmux_capture(t);
+            int exited = s && strstr(s, "EXITED"), ok = s && strstr(s, "EXITED 0");
+            free(s);
+            if (exited) return ok;
+            if (clock_now() > next || clock_now() > end) break;
+            usleep(50000);
+        }
+    }
+    return 0;
+}
+
 void tmux_stop(Tmux *t) {
     int st;
     free(test_runf(&st, "tmux -L %s kill-server 2>/dev/null", t->sock));

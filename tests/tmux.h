@@ -75,6 +75,11 @@ int tmux_shows(Tmux *t, const char *text, double secs);
  * TUI can pass any one position between two captures. */
 int tmux_shows_pos(Tmux *t, int pos, double secs);
 
+/* Leave the TUI from wherever it is: `q` closes the top pane (or quits
+ * the main screen), so press it until the program exits, a second apart
+ * at most. 1 if it exited with status 0 within secs. */
+int tmux_quit(Tmux *t, double secs);
+
 /* Kill the session's server (and the program, if it still runs). */
 void tmux_stop(Tmux *t);
 
@@ -90,6 +95,16 @@ void tmux_stop(Tmux *t);
     do {                                                                     \
         if (!tmux_shows(t, text, secs)) {                                    \
             test_fail(__FILE__, __LINE__, "screen never showed '%s'", text); \
+            tmux_stop(t);                                                    \
+            return;                                                          \
+        }                                                                    \
+    } while (0)
+
+/* tmux_quit the test depends on: fail and stop the test when it does not exit 0. */
+#define TMUX_QUIT(t, secs)                                                   \
+    do {                                                                     \
+        if (!tmux_quit(t, secs)) {                                           \
+            test_fail(__FILE__, __LINE__, "the TUI did not quit with status 0"); \
             tmux_stop(t);                                                    \
             return;                                                          \
         }                                                                    \
