@@ -28,6 +28,18 @@ void test_run_info(StoreRunInfo *r, int L, int H) {
 
 void test_db_record(const char *path, int L, int H, int n) { test_db_record_every(path, L, H, n, 1); }
 
+void test_db_tamper_refused(const char *name, const char *const *edits, const char *const *says, int n) {
+    for (int i = 0; i < n; i++) {
+        const char *db = test_tmp(name);
+        test_db_record(db, 2, 2, 3);
+        test_db_exec(db, edits[i]);
+        Err e;
+        Store *s = store_open(db, STORE_READ, 1000, &e);
+        CHECK_MSG(!s && strstr(e.msg, says[i]), "%s: %s", edits[i], s ? "accepted" : e.msg);
+        store_close(s, NULL);
+    }
+}
+
 void test_db_record_every(const char *path, int L, int H, int n, int every) {
     test_db_fresh(path);
     Err e;

@@ -23,6 +23,11 @@ void test_run_info(StoreRunInfo *r, int L, int H);
  * are recorded as test failures. */
 void test_db_record(const char *path, int L, int H, int n);
 
+/* The tamper check's refusals: for each i < n, a fresh recorded file
+ * (name) edited by edits[i] must be refused on open, its message holding
+ * says[i]. */
+void test_db_tamper_refused(const char *name, const char *const *edits, const char *const *says, int n);
+
 /* test_db_record committing every `every` steps instead of each one: the
  * same rows, for the large runs a test only reads (a commit also rewrites
  * every head's totals, so one a step made a 16 x 32, 3000-step run take

@@ -737,6 +737,23 @@ TEST(gguf_quantised_llama_matches_its_widened_weights) {
     check_arch_file(ARCH_LLAMA, "llama", &c, b, 1e-4);
 }
 
+/* A random llama of shape c (seed) written at path as GGUF with the
+ * matrices' types ty (gt_model's order; s seeds the blocks). 0 on success. */
+static int gt_write_random_llama(Config c, const GgmlType *ty, uint64_t seed, unsigned s, const char *path) {
+    Model m;
+    Err e = {0};
+    if (model_random_arch(&m, &c, ARCH_LLAMA, seed, &e)) {
+        test_fail(__FILE__, __LINE__, "%s", e.msg);
+        return -1;
+    }
+    GTensors gt;
+    gt_model(&gt, &m, "llama", ty, &s);
+    gt_write(&gt, "llama", &m.c, path);
+    gt_free(&gt);
+    model_free(&m);
+    return 0;
+}
+
 /* A Q4_K llama (Q6_K in some matrices) packed at load (engine/gemm_q.h) against the same file
  * loaded as stored (AHASCOPE_REPACK=0): the same logits bit for bit by
  * decode and by prefill, on every product path (gemm_q auto, portable, and
@@ -747,16 +764,10 @@ TEST(gguf_packed_q4_k_llama_gives_the_stored_bits_on_every_path) {
     Config c = {.dim = 256, .hidden_dim = 512, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .vocab_size = 50,
                 .seq_len = 16, .shared_classifier = 0};
     const GgmlType ty[8] = {GGML_Q4_K, GGML_Q4_K, GGML_Q6_K, GGML_Q4_K, GGML_Q4_K, GGML_Q4_K, GGML_Q4_K, GGML_Q4_K};
-    Model m, g, u;
+    Model g, u;
     Err e = {0};
-    unsigned s = 9;
-    CHECK_MSG(model_random_arch(&m, &c, ARCH_LLAMA, 42, &e) == 0, "%s", e.msg);
-    GTensors gt;
-    gt_model(&gt, &m, "llama", ty, &s);
     const char *path = test_tmp("packed.gguf");
-    gt_write(&gt, "llama", &m.c, path);
-    gt_free(&gt);
-    model_free(&m);
+    if (gt_write_random_llama(c, ty, 42, 9, path)) return;
     CHECK_MSG(model_load_gguf(&g, path, &e) == 0, "%s", e.msg);
     setenv("AHASCOPE_REPACK", "0", 1);
     CHECK_MSG(model_load_gguf(&u, path, &e) == 0, "%s", e.msg);
@@ -905,18 +916,12 @@ TEST(gguf_convert_of_a_quantised_file_widens_its_blocks) {
     Config c = {.dim = 256, .hidden_dim = 512, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .vocab_size = 512,
                 .seq_len = 16, .shared_classifier = 0};
     const GgmlType ty[8] = {GGML_Q4_K, GGML_Q6_K, GGML_Q8_0, GGML_Q5_K, GGML_Q4_0, GGML_Q3_K, GGML_Q4_K, GGML_Q8_0};
-    Model m, u, f;
+    Model u, f;
     Err e = {0};
-    unsigned s = 5;
-    CHECK_MSG(model_random_arch(&m, &c, ARCH_LLAMA, 7, &e) == 0, "%s", e.msg);
-    GTensors gt;
-    gt_model(&gt, &m, "llama", ty, &s);
     char src[1100], out[1100];
     snprintf(src, sizeof src, "%s", test_tmp("mixed.gguf"));
     snprintf(out, sizeof out, "%s", test_tmp("mixed-f32.gguf"));
-    gt_write(&gt, "llama", &m.c, src);
-    gt_free(&gt);
-    model_free(&m);
+    if (gt_write_random_llama(c, ty, 7, 5, src)) return;
     int st;
     char *o = test_runf(&st, "%s convert --to gguf --type f32 --model %s --tokenizer %s --out %s 2>&1", test_bin(), src,
                         test_stories_tokenizer(), out);

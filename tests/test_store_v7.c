@@ -177,15 +177,7 @@ TEST(store_v7_tamper_check_covers_run_layers) {
     };
     static const char *const says[] = {"unexpected index 'mine'", "table 'run_layers' is not the one ahascope creates",
                                        "table 'run_layers' is missing"};
-    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
-        const char *db = test_tmp("v7_tamper.db");
-        test_db_record(db, 2, 2, 3);
-        test_db_exec(db, edits[i]);
-        Err e;
-        Store *s = store_open(db, STORE_READ, 1000, &e);
-        CHECK_MSG(!s && strstr(e.msg, says[i]), "%s: %s", edits[i], s ? "accepted" : e.msg);
-        store_close(s, NULL);
-    }
+    test_db_tamper_refused("v7_tamper.db", edits, says, (int)(sizeof edits / sizeof edits[0]));
     const char *v6 = v6_copy("v7_tamper6.db");
     test_db_exec(v6, "CREATE TABLE run_layers(run_id INTEGER NOT NULL, layer INTEGER NOT NULL,\n  kind TEXT NOT NULL"
                      " CHECK(kind IN ('global','local')), window INTEGER NOT NULL,\n  PRIMARY KEY(run_id, layer)\n)"

@@ -102,15 +102,7 @@ TEST(store_v8_tamper_check_covers_its_tables) {
     };
     static const char *const says[] = {"unexpected index 'mine'", "table 'run_heads' is not the one ahascope creates",
                                        "table 'bookmarks' is missing"};
-    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
-        const char *db = test_tmp("v8_tamper.db");
-        test_db_record(db, 2, 2, 3);
-        test_db_exec(db, edits[i]);
-        Err e;
-        Store *s = store_open(db, STORE_READ, 1000, &e);
-        CHECK_MSG(!s && strstr(e.msg, says[i]), "%s: %s", edits[i], s ? "accepted" : e.msg);
-        store_close(s, NULL);
-    }
+    test_db_tamper_refused("v8_tamper.db", edits, says, (int)(sizeof edits / sizeof edits[0]));
     const char *v7 = test_tmp("v8_tamper7.db");
     test_db_fresh(v7);
     long n = 0;
