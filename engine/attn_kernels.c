@@ -1,7 +1,6 @@
 /* attn_kernels.c — attention's inner loops: scores, and softmax weights folded into the value sum. */
 #include "attn_kernels.h"
 
-#include <cpuid.h>
 #include <immintrin.h>
 #include <math.h>
 #include <stddef.h>
@@ -277,8 +276,7 @@ AVX2 static double softmax_wsum_avx2(float *acc, const float *s, float m, const 
 static int vector_path(int hs) {
     if (hs <= 0 || hs > 256) return 0;
     if (hs % 16 == 0 && mv_cpu_avx512()) return 2;
-    unsigned a, b, c, d; /* F16C through cpuid: clang's __builtin_cpu_supports does not know it */
-    return hs % 8 == 0 && mv_isa() >= MV_AVX2 && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+    return hs % 8 == 0 && mv_isa() >= MV_AVX2 && mv_cpu_f16c();
 }
 
 const char *attn_kernels_name(int head_size) {

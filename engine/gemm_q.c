@@ -8,7 +8,6 @@
  * the K types reduce a block's sums to one integer first. */
 #include "gemm_q.h"
 
-#include <cpuid.h>
 #include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include "gemm_q_cell.h"
 #include "gguf.h"
 #include "half.h"
+#include "matvec.h"
 #include "simd.h"
 
 int gemm_q_block(int t) {
@@ -441,15 +441,10 @@ void gemm_q(GqPath path, float *C, int ldc, const GqX *x, int ty, const void *w,
 
 /* ---- which path ---- */
 
-static int cpu_f16c(void) {
-    unsigned a, b, c, d;
-    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
-}
-
 int gemm_q_available(GqPath path) {
     if (path != GQ_AVX2) return path == GQ_OFF || path == GQ_PORTABLE;
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_f16c();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && mv_cpu_f16c();
 }
 
 GqPath gemm_q_best(void) { return gemm_q_available(GQ_AVX2) ? GQ_AVX2 : GQ_PORTABLE; }

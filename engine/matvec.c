@@ -2,6 +2,7 @@
 #include "matvec.h"
 
 #include <cpuid.h>
+#include <stdatomic.h>
 #include <immintrin.h>
 #include <stdint.h>
 
@@ -207,10 +208,20 @@ static MvIsa isa_clamp(MvIsa isa) {
     return isa > have ? have : isa;
 }
 
-/* F16C through cpuid: clang's __builtin_cpu_supports does not know "f16c". */
-static int cpu_f16c(void) {
-    unsigned a, b, c, d;
-    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+/* F16C through cpuid (clang's __builtin_cpu_supports does not know "f16c"),
+ * read once: in a virtual machine every cpuid traps to the hypervisor, and
+ * the attention kernels asked for every head of every token, 77% of a
+ * stories260K eval's time. The answer is the machine's, the same for every
+ * thread, so two threads racing on the first read store the same value. */
+int mv_cpu_f16c(void) {
+    static atomic_int known = -1;
+    int v = atomic_load_explicit(&known, memory_order_relaxed);
+    if (v < 0) {
+        unsigned a, b, c, d;
+        v = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+        atomic_store_explicit(&known, v, memory_order_relaxed);
+    }
+    return v;
 }
 
 MvPrefetch mv_prefetch_kind(void) {
@@ -225,7 +236,7 @@ static void half_kernel(MvIsa isa, float *out, const uint16_t *w, const float *x
     int l1 = mv_prefetch_kind() == MV_PF_L1;
     if (isa == MV_AVX512) bf16 ? mv_bf16_avx512(out, w, x, n, d, l1) : mv_f16_avx512(out, w, x, n, d, l1);
     else if (isa == MV_AVX2 && bf16) mv_bf16_avx2(out, w, x, n, d, l1);
-    else if (isa == MV_AVX2 && cpu_f16c()) mv_f16_avx2(out, w, x, n, d, l1);
+    else if (isa == MV_AVX2 && mv_cpu_f16c()) mv_f16_avx2(out, w, x, n, d, l1);
     else mv_half_portable(out, w, x, n, d, bf16);
 }
 

@@ -34,6 +34,8 @@ MvIsa mv_isa(void);
 
 /* 1 when the CPU runs AVX-512F (the kernels here and attention's use it). */
 int mv_cpu_avx512(void);
+/* 1 if the CPU has F16C (half-float conversions), read from cpuid once. */
+int mv_cpu_f16c(void);
 
 /* mv_f32, and mv_bf16 (bf16 = 1) or mv_f16, with the kernel for isa rather
  * than the widest: tests run every variant the CPU has. An isa the CPU

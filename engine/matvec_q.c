@@ -6,7 +6,6 @@
  * only in the order it sums them. */
 #include "matvec.h"
 
-#include <cpuid.h>
 #include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
@@ -385,7 +384,6 @@ T256 static void q6_k_avx2(float *out, const uint8_t *w, const float *x, int n, 
 #define MVQ_MAX_D 65536
 #define MVQ_INT8_DEFAULT 1 /* the measured faster path (matvec.h) */
 
-static int cpu_f16c(void); /* (dispatch, below) */
 
 typedef struct {
     int8_t q[MVQ_MAX_D];
@@ -604,7 +602,7 @@ int mv_q_int8_available(int t) {
     __builtin_cpu_init();
     return (t == GGML_Q8_0 || t == GGML_Q4_K || t == GGML_Q5_K || t == GGML_Q6_K) &&
            __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") && cpu_f16c();
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") && mv_cpu_f16c();
 }
 
 /* The mode in force: AHASCOPE_QDOT=exact or int8 until mv_q_set_int8 says. */
@@ -662,16 +660,10 @@ static void q_kernel(MvIsa isa, float *out, GgmlType t, const uint8_t *w, const 
     else q_portable(out, t, w, x, n, d);
 }
 
-/* F16C through cpuid (clang's __builtin_cpu_supports does not know it). */
-static int cpu_f16c(void) {
-    unsigned a, b, c, d;
-    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
-}
-
 /* AVX-512 here also wants BW (byte widening on 512 bits), both F16C. */
 static MvIsa q_isa(MvIsa want) {
     MvIsa have = mv_isa(); /* (initialises the CPU model) */
-    int bw = __builtin_cpu_supports("avx512bw"), f16c = cpu_f16c();
+    int bw = __builtin_cpu_supports("avx512bw"), f16c = mv_cpu_f16c();
     if (want > have) want = have;
     if (want == MV_AVX512 && !bw) want = MV_AVX2;
     if (want == MV_AVX2 && !f16c) want = MV_PORTABLE;

@@ -8,6 +8,7 @@
  * of |w·x|. Row counts 1, 2, 5 and 6 cover the kernels pairing row i with
  * row i + n/2 and the odd row left over. The quantised kernels (every
  * ggml block type) are checked the same way against their widened rows. */
+#include <cpuid.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,4 +189,13 @@ TEST(matvec_int8_activation_quantiser_matches_a_scalar_reference) {
         CHECK_MSG(sum[b] == t, "block %d: sum %d vs %d", b, sum[b], t);
     }
     CHECK(dx[2] == 0 && q[70] == 0 && sum[2] == 0);
+}
+
+/* The cached F16C answer is the CPU's own, on the first call and after it
+ * (the kernels' choice of the half-float path rests on it; its speed, a
+ * cpuid per attention head before, is bench's: engine/PERFORMANCE.md). */
+TEST(matvec_f16c_answer_is_the_cpus_on_every_call) {
+    unsigned a, b, c, d;
+    int want = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+    for (int i = 0; i < 3; i++) CHECK_MSG(mv_cpu_f16c() == want, "call %d: %d, cpuid says %d", i, mv_cpu_f16c(), want);
 }
