@@ -2,8 +2,8 @@
 #include "matvec.h"
 
 #include <cpuid.h>
-#include <stdatomic.h>
 #include <immintrin.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "half.h"

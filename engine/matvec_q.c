@@ -384,7 +384,6 @@ T256 static void q6_k_avx2(float *out, const uint8_t *w, const float *x, int n, 
 #define MVQ_MAX_D 65536
 #define MVQ_INT8_DEFAULT 1 /* the measured faster path (matvec.h) */
 
-
 typedef struct {
     int8_t q[MVQ_MAX_D];
     float dx[MVQ_MAX_D / 32];
