@@ -23,14 +23,17 @@ typedef struct {
     test_fn fn;
 } TestCase;
 
-static TestCase g_tests[1024];
+static TestCase g_tests[4096];
 static int g_ntests;
 static int g_cur_failed, g_cur_skipped;
 static char g_tmpdir[256];
 
 void test_register(const char *name, const char *file, test_fn fn) {
-    if (g_ntests < (int)(sizeof g_tests / sizeof g_tests[0]))
-        g_tests[g_ntests++] = (TestCase){name, file, fn};
+    if (g_ntests >= (int)(sizeof g_tests / sizeof g_tests[0])) { /* a test dropped in silence is a test never run */
+        fprintf(stderr, "tests/runner.c: more than %zu tests: raise g_tests' size\n", sizeof g_tests / sizeof g_tests[0]);
+        exit(2);
+    }
+    g_tests[g_ntests++] = (TestCase){name, file, fn};
 }
 
 /* The current test's first failure, repeated with its name after the last
@@ -252,11 +255,19 @@ static void cleanup_tmp(void) {
 }
 
 /* Whether test t is one the arguments ask for (all, without any). */
-static int wanted(const TestCase *t, int argc, char **argv) {
-    for (int i = 1; i < argc; i++)
-        if (strstr(t->name, argv[i]) || strstr(t->file, argv[i])) return 1;
-    return argc < 2;
+/* A WORD matches a test whose name or file contains it; a -WORD leaves out
+ * the tests WORD matches (tests/run_all.sh runs the tmux tests in a lane of
+ * their own so: `-test_tui`). With no plain WORD every test is wanted. */
+int test_filter_wants(const char *name, const char *file, int argc, char **argv) {
+    int plain = 0, hit = 0;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-' && argv[i][1]) {
+            if (strstr(name, argv[i] + 1) || strstr(file, argv[i] + 1)) return 0;
+        } else plain = 1, hit |= strstr(name, argv[i]) || strstr(file, argv[i]);
+    }
+    return hit || !plain;
 }
+static int wanted(const TestCase *t, int argc, char **argv) { return test_filter_wants(t->name, t->file, argc, argv); }
 
 /* $AHASCOPE_TEST_SLICE "A-B/N": of the tests the filter wants, only those
  * whose rank modulo N lies in A..B run, so two runners with slices that

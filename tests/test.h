@@ -117,6 +117,10 @@ int test_refusal_at(const char *file, int line, const char *cmd, TestRefusal r);
 #define CHECK_REFUSAL(cmd, status, starts, needle, one_line) \
     test_refusal_at(__FILE__, __LINE__, cmd, (TestRefusal){status, starts, needle, one_line})
 
+/* 1 if the runner's filter words (argv[1..argc-1], as `run_tests WORD…
+ * -WORD…` takes them) want the test name of file. */
+int test_filter_wants(const char *name, const char *file, int argc, char **argv);
+
 /* A python3 that can import numpy ($AHASCOPE_PYTHON, python3 on PATH, then
  * /usr/bin/python3), or NULL: tests of Python references skip without one. */
 const char *test_python_numpy(void);
