@@ -262,7 +262,7 @@ int eval_run_policy(EvalOpts *x, Err *e) {
         err_set(e, "window %d is larger than the context (%d)", x->o.attn.window, L.model.c.seq_len);
         goto out;
     }
-    if ((x->svg && file_check_output(x->svg, NULL, e)) || app_windows_unrecorded(&L, x->db, e) ||
+    if ((x->svg && file_check_output(x->svg, NULL, e)) ||
         (x->db && !(st = store_open(x->db, STORE_WRITE, STORE_BUSY_MS, e))))
         goto out; /* before the data is made: that can take minutes */
     if (eval_opts_data(x, &L, len, &d, e)) goto out;

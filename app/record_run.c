@@ -79,7 +79,7 @@ int record_run(RunOpts *o, const RecordOpts *ro, int *stopped, Err *e) {
     if (!st) return app_prompts_free(&pr), -1;
     store_set_commit_every(st, (int)ro->commit_every);
     if (store_set_limit(st, (int64_t)(ro->max_mb * 1024 * 1024), e)) goto out_store;
-    if (app_load(o, &L, 1, e) != 0 || app_windows_unrecorded(&L, ro->db, e)) goto out_unload;
+    if (app_load(o, &L, 1, e) != 0) goto out_unload;
     app_window_note(&L, o);
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);

@@ -50,13 +50,6 @@ static void gguf_arch(const Model *m, char *out, size_t cap) {
     snprintf(out, cap, "gguf-%.12s %.13s", m->arch_name, mix); /* 31 bytes at most: runs.arch fits 32 */
 }
 
-int app_windows_unrecorded(const AppLoaded *L, const char *db, Err *e) {
-    if (db && L->routers.n_windows)
-        return err_usage(e, "%s: multi-choice routers (%s) are not recorded: the store counts keys read from one "
-                            "window a run; run without --db (eval, trace, generate count them)", db, L->routers.desc);
-    return 0;
-}
-
 int app_run_info(const RunOpts *o, const AppLoaded *L, StoreRunInfo *r, Err *e) {
     memset(r, 0, sizeof *r);
     r->program_version = AHASCOPE_VERSION;

@@ -9,12 +9,6 @@
 #include "engine/session.h"
 #include "store/store.h"
 
-/* Refuse to record a multi-choice router's windows into the database db
- * (when db is set): the store keeps one window a head (runs.window, or a
- * head's own span in run_heads), not one chosen a token, and would count
- * its keys read wrongly. */
-int app_windows_unrecorded(const AppLoaded *L, const char *db, Err *e);
-
 /* Fill a runs row from the options and what was loaded (hashes the model,
  * tokenizer and router files). info->prompt borrows o->prompt. */
 int app_run_info(const RunOpts *o, const AppLoaded *L, StoreRunInfo *info, Err *e);

@@ -200,7 +200,7 @@ int sweep_run(SweepOpts *w, Err *e) {
         }
         if (p == POLICY_AHA && check_routers(tmpl, win, n_win, &L.model.c, e)) goto out;
     }
-    if ((x->svg && file_check_output(x->svg, NULL, e)) || app_windows_unrecorded(&L, x->db, e) ||
+    if ((x->svg && file_check_output(x->svg, NULL, e)) ||
         (x->db && !(st = store_open(x->db, STORE_WRITE, STORE_BUSY_MS, e))))
         goto out;
     if (eval_opts_data(x, &L, (int)x->seq_len, &d, e)) goto out;

@@ -198,6 +198,7 @@ void attn_head_forward(const AttnHeadIn *in, float *out, float *scratch, AttnHea
         arch_local_forward(in, out, s, acc_loc, res);
         return;
     }
+    res->local_window = in->window;
     if (in->rule == GATE_FIXED && in->gate && !in->want_oracle && !in->want_qada && !in->bulk_m1 && !in->top_k) {
         /* a global head nobody profiles needs no local softmax */
         res->gate = 1;

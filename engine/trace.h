@@ -45,7 +45,14 @@
  * key would put before the window, against the mass inside it. It is
  * measured (with --profile) and never executed: the head reads only its
  * window, and the model was trained so. NAN on every other head and while
- * no key lies beyond the window. */
+ * no key lies beyond the window.
+ *
+ * local_window is the window w of the local set (sinks, then the last w
+ * keys) the head read or would read at this position: the run's shared
+ * window, the head's span (moa:/windows:) or, under a multi-choice router,
+ * the window it chose for this (token, head), which nothing else records.
+ * It is kept so keys read can be counted from a database exactly; -1 on a
+ * fixed-local head (its layer's window is the run's) and when not known. */
 #define TRACE_HEAD_FIELDS(X)                                                                                     \
     X(gate, int8_t, -1, INTEGER, GATE, "executed gate", "gate", "executed branch: 1 global, 0 local")            \
     X(score, float, NAN, REAL, UNIT, "router score", "score", "router score sigma(x.w_r) in [0,1]")              \
@@ -65,6 +72,8 @@
       "std of the far keys' q.k/sqrt(d), exact; shown as sigma/sqrt(2 ln n_far)")                                \
     X(beyond_logit, float, NAN, REAL, PROB, "counterfactual mass beyond the layer's window", "beyond",             \
       "fixed-local heads, --profile: ln(full-attention mass before the layer's window / inside), never executed")  \
+    X(local_window, int32_t, -1, INTEGER, NONE, "window of the local branch", "local_window",                     \
+      "the window this head's local branch reads here: the run's, its span's, or its multi-choice router's choice") \
     TRACE_CANARY_FIELD(X)
 
 /* The canary build (make test-canary, -DAHASCOPE_CANARY) appends one field,

@@ -55,6 +55,7 @@ static inline int64_t store_k(int64_t run, int pos, int layer, int head) {
 #define STORE_KIND_INTEGER(show) STORE_KIND_INT_##show
 #define STORE_KIND_INT_GATE KEPT
 #define STORE_KIND_INT_KEYS DERIVED
+#define STORE_KIND_INT_NONE KEPT
 #define STORE_CAT(a, b) STORE_CAT_I(a, b)
 #define STORE_CAT_I(a, b) a##b
 /* A field through P##BITS, P##KEPT or P##DERIVED (name, type, missing). */
@@ -87,6 +88,15 @@ static inline int64_t store_k(int64_t run, int pos, int layer, int head) {
 /* Version 8's rule: version 7's, a local decision's window its head's own. */
 #define STORE_SQL_KEYS_READ(gate, pos, window, sinks, run, layer, head)                                         \
     STORE_SQL_KEYS_READ_V7(gate, pos, STORE_SQL_HEAD_WINDOW(pos, window, run, layer, head), sinks, run, layer)
+/* The same where the file keeps each decision's local_window (the field of
+ * engine/trace.h; a multi-choice router picks it per token and head): that
+ * window when the row holds one, else the head's or the run's. */
+#define STORE_SQL_KEYS_READ_CHOSEN(gate, pos, window, sinks, run, layer, head, chosen)                          \
+    STORE_SQL_KEYS_READ_V7(gate, pos,                                                                           \
+                           "CASE WHEN " chosen " > 0 THEN " chosen " ELSE "                                        \
+                           STORE_SQL_HEAD_WINDOW(pos, window, run, layer, head) " END", sinks, run, layer)
+/* The field that holds it, by name (views_sql.c asks the file's catalog). */
+#define STORE_CHOSEN_FIELD "local_window"
 
 /* The columns of decision_bits an INSERT names: the key, the stored
  * fields, the top-k words; and one row's values bound from cell c of a
@@ -107,8 +117,8 @@ int store_bits_row_values(void);
 #define STORE_DEC_BITS(name, type, missing) ",\n    " STORE_SQL_F32("b." #name) " AS " #name
 #define STORE_DEC_KEPT(name, type, missing) ", b." #name
 #define STORE_DEC_DERIVED(name, type, missing)                                                               \
-    ",\n    " STORE_SQL_KEYS_READ("b.gate", STORE_SQL_POS("b.k"), "r.window", "r.sinks", STORE_SQL_RUN("b.k"),  \
-                                  STORE_SQL_LAYER("b.k"), STORE_SQL_HEAD("b.k")) " AS " #name
+    ",\n    " STORE_SQL_KEYS_READ_CHOSEN("b.gate", STORE_SQL_POS("b.k"), "r.window", "r.sinks", STORE_SQL_RUN("b.k"), \
+                                         STORE_SQL_LAYER("b.k"), STORE_SQL_HEAD("b.k"), "b." STORE_CHOSEN_FIELD) " AS " #name
 #define STORE_DEC_FIELD(name, type, missing, sql, show, title, short_name, doc) \
     STORE_BY_KIND(STORE_DEC_, name, type, missing, sql, show)
 #define STORE_DECISIONS_SELECT                                                                                \
@@ -131,13 +141,18 @@ int store_bits_row_values(void);
 
 /* keys_read in C, the same rule: a fixed-local head (layer_window > 0,
  * no gate) reads min(layer_window, pos + 1); -1 for another unknown gate.
- * window is the decision's own (store_head_window). */
+ * window is the decision's own (store_decision_window). */
 int store_keys_read(int pos, int gate, int window, int sinks, int layer_window);
 
 /* The local window of cell's decision at pos: its head's span (span[2 *
  * cell], [2 * cell + 1]: alpha, beta; headtab_window_at) when span is not
  * NULL and holds finite values there, else the run's window. */
 int store_head_window(const float *span, int cell, int pos, int window);
+
+/* The window of t's decision at cell: the one it recorded (local_window,
+ * above 0: a multi-choice router's choice among them), else
+ * store_head_window's. */
+int store_decision_window(const StepTrace *t, const float *span, int cell, int window);
 
 /* Run run_id's run_heads rows into *span (malloc'd, cells * 2 floats, NAN
  * where a head has no row), or *span NULL when it has none. SQLite's code. */

@@ -17,6 +17,10 @@ int store_head_window(const float *span, int cell, int pos, int window) {
     return isfinite(ab[0]) && isfinite(ab[1]) ? headtab_window_at(ab, pos) : window;
 }
 
+int store_decision_window(const StepTrace *t, const float *span, int cell, int window) {
+    return t->local_window[cell] > 0 ? t->local_window[cell] : store_head_window(span, cell, t->pos, window);
+}
+
 int store_read_spans(sqlite3 *db, int64_t run_id, int n_layers, int n_heads, float **span) {
     sqlite3_stmt *st;
     *span = NULL;
@@ -219,7 +223,7 @@ static void add_regime(StoreTotals *tt, const StepTrace *t, int c) {
  * architecture) adds the keys its window read and nothing else: it made no
  * choice, so it counts in no share, rate or confusion. */
 static void count_cell(StoreTotals *tt, const StepTrace *t, int c, int choice, StoreStepCounts *sc) {
-    int keys = store_keys_read(t->pos, t->gate[c], store_head_window(tt->span, c, t->pos, tt->window), tt->sinks,
+    int keys = store_keys_read(t->pos, t->gate[c], store_decision_window(t, tt->span, c, tt->window), tt->sinks,
                                t->layer_window[c / t->n_heads]);
     if (trace_is_arch_local(t, c)) {
         if (keys >= 0) sc->keys_read += keys;

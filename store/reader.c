@@ -244,7 +244,7 @@ static int read_bits(Store *s, int64_t run_id, int pos0, int n, StepTrace **tr, 
 #define READER_FIELD(name, type, missing, sql, show, title, short_name, doc) \
     STORE_BY_KIND(READER_, name, type, missing, sql, show)
         TRACE_HEAD_FIELDS(READER_FIELD)
-        t->keys_read[i] = store_keys_read(pos, t->gate[i], store_head_window(span, i, pos, window), sinks,
+        t->keys_read[i] = store_keys_read(pos, t->gate[i], store_decision_window(t, span, i, window), sinks,
                                           t->layer_window[l]);
         for (int r = 0; r < STORE_ATTN_TOP_MAX && r < t->top_k; r++, b++) {
             if (sqlite3_column_type(st, b) == SQLITE_NULL) continue;

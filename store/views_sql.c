@@ -7,7 +7,9 @@
  * These views mirror engine/decide.h's rules in SQL (tests/test_decide.c
  * checks them cell for cell): a predictor's decision is its value above
  * the run's threshold, strictly; NULL where the value was not computed;
- * positions with no far keys are not decisions. */
+ * positions with no far keys are not decisions. keys_read follows each
+ * decision's local_window where the file's lists hold that field (version
+ * 8's rule otherwise), so the text stays a function of the file's lists. */
 #include <string.h>
 
 #include "store/internal.h"
@@ -52,6 +54,11 @@ static void put_decisions(sqlite3_str *out, const StoreCatalog *c, const char *k
         else if (c->field[i].kind == STORE_FIELD_DERIVED && version == 7)
             sqlite3_str_appendf(out, ",\n    " STORE_SQL_KEYS_READ_V7("b.gate", STORE_SQL_POS("b.k"), "r.window", "r.sinks",
                                                                      STORE_SQL_RUN("b.k"), STORE_SQL_LAYER("b.k")) " AS %s", n);
+        else if (c->field[i].kind == STORE_FIELD_DERIVED && store_catalog_has_field(c, STORE_CHOSEN_FIELD))
+            sqlite3_str_appendf(out, ",\n    " STORE_SQL_KEYS_READ_CHOSEN("b.gate", STORE_SQL_POS("b.k"), "r.window",
+                                                                         "r.sinks", STORE_SQL_RUN("b.k"),
+                                                                         STORE_SQL_LAYER("b.k"), STORE_SQL_HEAD("b.k"),
+                                                                         "b." STORE_CHOSEN_FIELD) " AS %s", n);
         else if (c->field[i].kind == STORE_FIELD_DERIVED)
             sqlite3_str_appendf(out, ",\n    " STORE_SQL_KEYS_READ("b.gate", STORE_SQL_POS("b.k"), "r.window", "r.sinks",
                                                                   STORE_SQL_RUN("b.k"), STORE_SQL_LAYER("b.k"),

@@ -8,7 +8,9 @@
  * finite differences of a double reference (the STE as a surrogate whose
  * gates enter as real numbers, as tests/test_backward.c does), the whole
  * model's K = 1 router against the two-way one it equals, and the keys
- * term's gradient; the command lines that refuse.
+ * term's gradient; a run recorded with --db, its keys read from SQL
+ * against the NumPy recount and eval's own count; the command lines that
+ * refuse.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -23,6 +25,9 @@
 #include "engine/safetensors.h"
 #include "engine/train_backward.h"
 #include "engine/train_multi.h"
+#include "engine/trace.h"
+#include "store/store.h"
+#include "store_fixture.h"
 #include "test.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -173,23 +178,30 @@ static int trace_lines(const char *routers, const char *tokens, cJSON **j, int c
     return n;
 }
 
+/* A random multi-choice router file for stories260K, windows 2 and 6,
+ * with logits of a few units so every choice occurs; its cell count, or
+ * 0 on failure. */
+static int random_multi_file(const char *path) {
+    Model m;
+    Err e;
+    if (model_load(&m, test_stories_model(), &e) != 0) return 0;
+    Routers r;
+    int w[2] = {2, 6}, cells = m.c.n_layers * m.c.n_heads;
+    int ok = router_random_multi(&r, m.c.n_layers, m.c.n_heads, m.c.dim, w, 2, 5, &e) == 0;
+    for (size_t i = 0; ok && i < (size_t)cells * 3 * m.c.dim; i++) r.w[i] *= 3;
+    ok = ok && router_save(&r, path, NULL, NULL, 0, &e) == 0;
+    if (ok) router_free(&r);
+    model_free(&m);
+    return ok ? cells : 0;
+}
+
 TEST(multi_forward_recounted_by_numpy) {
     SKIP_UNLESS_SHARED();
     const char *py = test_python_numpy();
     if (!py) { test_skip("no python3 with numpy (AHASCOPE_PYTHON)"); return; }
-    Model m;
-    Err e;
-    CHECK_MSG(model_load(&m, test_stories_model(), &e) == 0, "%s", e.msg);
-    Routers r;
-    int w[2] = {2, 6};
-    CHECK(router_random_multi(&r, m.c.n_layers, m.c.n_heads, m.c.dim, w, 2, 5, &e) == 0);
-    /* logits of a few units, so every choice occurs */
-    for (size_t i = 0; i < (size_t)m.c.n_layers * m.c.n_heads * 3 * m.c.dim; i++) r.w[i] *= 3;
     const char *path = tmp_path("multi_fwd.safetensors"), *tokens = tmp_path("multi_tok.txt");
-    CHECK(router_save(&r, path, NULL, NULL, 0, &e) == 0);
-    int cells = m.c.n_layers * m.c.n_heads;
-    router_free(&r);
-    model_free(&m);
+    int cells = random_multi_file(path);
+    CHECK(cells > 0);
     cJSON *j[64] = {0};
     int n = trace_lines(path, tokens, j, 64);
     CHECK_INT(n, 40);
@@ -221,6 +233,96 @@ TEST(multi_forward_recounted_by_numpy) {
     CHECK_INT(wrong, 0);
     cJSON_Delete(ref);
     for (int t = 0; t < n; t++) cJSON_Delete(j[t]);
+}
+
+/* Recorded with --db (the refusal is gone): each decision's chosen window
+ * is kept (local_window), so the keys read that SQL derives per decision
+ * equal tests/multi_ref.py's float64 recount on the recorded tokens, the
+ * traces read back hold the engine's, and eval --db's decisions, token
+ * sums and head totals give eval's own keys_read_frac exactly. */
+TEST(multi_recorded_keys_read_equal_the_engine_and_a_numpy_recount) {
+    SKIP_UNLESS_SHARED();
+    const char *py = test_python_numpy();
+    if (!py) { test_skip("no python3 with numpy (AHASCOPE_PYTHON)"); return; }
+    const char *path = tmp_path("multi_db.safetensors"), *tokens = tmp_path("multi_db_tok.txt");
+    const char *db = test_tmp("multi_rec.db"), *db2 = test_tmp("multi_eval.db");
+    int cells = random_multi_file(path), st;
+    CHECK(cells > 0);
+    test_db_fresh(db);
+    char *out = test_runf(&st, "%s record --db %s --model %s --prompt 'Once upon a time' --steps 40 --seed 3 --routers %s"
+                               " 2>&1", test_bin(), db, test_stories_model(), path);
+    CHECK_MSG(st == 0, "record: %s", out ? out : "");
+    free(out);
+    int n = (int)test_db_scalar(db, "SELECT COUNT(*) FROM tokens WHERE run_id = 1");
+    CHECK(n > 20);
+    FILE *f = fopen(tokens, "w");
+    for (int t = 0; f && t < n; t++) {
+        char q[96];
+        snprintf(q, sizeof q, "SELECT token_id FROM tokens WHERE run_id = 1 AND pos = %d", t);
+        fprintf(f, "%lld\n", test_db_scalar(db, q));
+    }
+    if (f) fclose(f);
+    out = test_runf(&st, "'%s' tests/multi_ref.py --model %s --routers %s --tokens %s 2>&1", py, test_stories_model(),
+                    path, tokens);
+    cJSON *ref = st == 0 && out ? cJSON_Parse(out) : NULL;
+    CHECK_MSG(ref, "multi_ref.py: %s", out ? out : "");
+    free(out);
+    const cJSON *kr = cJSON_GetObjectItem(ref, "keys_read");
+    long want = 0, wrong = 0;
+    for (int t = 0; ref && t < n; t++)
+        for (int c = 0; c < cells; c++) want += cJSON_GetArrayItem(cJSON_GetArrayItem(kr, t), c)->valueint;
+    /* decision by decision: the rows whose SQL count differs from NumPy's */
+    for (int t = 0; ref && t < n && !wrong; t++)
+        for (int c = 0; c < cells; c++) {
+            char q[200];
+            snprintf(q, sizeof q, "SELECT keys_read FROM decisions WHERE run_id = 1 AND pos = %d AND layer = %d AND head = %d",
+                     t, c / 8, c % 8);
+            long a = (long)test_db_scalar(db, q), b = cJSON_GetArrayItem(cJSON_GetArrayItem(kr, t), c)->valueint;
+            wrong += a != b;
+            CHECK_MSG(a == b, "pos %d head %d: SQL %ld keys read, NumPy %ld", t, c, a, b);
+        }
+    CHECK_INT(wrong, 0);
+    cJSON_Delete(ref);
+    CHECK_INT(test_db_scalar(db, "SELECT SUM(keys_read) FROM decisions WHERE run_id = 1"), want);
+    CHECK_INT(test_db_scalar(db, "SELECT SUM(keys_read_sum) FROM tokens WHERE run_id = 1"), want);
+    /* the count can fail: both windows were chosen, and local_window is what tells them apart */
+    CHECK(test_db_scalar(db, "SELECT COUNT(*) FROM decisions WHERE gate = 0 AND local_window = 2 AND pos > 6") > 20);
+    CHECK(test_db_scalar(db, "SELECT COUNT(*) FROM decisions WHERE gate = 0 AND local_window = 6 AND pos > 6") > 20);
+    Err e;
+    Store *s = store_open(db, STORE_READ, 1000, &e);
+    CHECK_MSG(s, "%s", e.msg);
+    StepTrace *tr = trace_new(5, 8);
+    long back = 0;
+    for (int t = 0; s && tr && t < n; t++) {
+        CHECK_INT(store_read_steps(s, 1, t, 1, &tr, &e), 1);
+        for (int c = 0; c < cells; c++) back += tr->keys_read[c];
+    }
+    CHECK_INT(back, want);
+    trace_free(tr);
+    if (s) store_close(s, &e);
+    /* eval --db: SQL's share of keys is eval's own, which the kernels counted */
+    test_db_fresh(db2);
+    out = test_runf(&st, "%s eval --model %s --routers %s --self 2 --seq-len 32 --json --db %s 2>/dev/null", test_bin(),
+                    test_stories_model(), path, db2);
+    cJSON *j = st == 0 && out ? cJSON_Parse(out) : NULL;
+    const cJSON *row = cJSON_IsArray(j) ? cJSON_GetArrayItem(j, 0) : j;
+    double engine = cJSON_GetNumberValue(cJSON_GetObjectItem(row, "keys_read_frac"));
+    CHECK_MSG(j && engine > 0 && engine < 1, "eval: %s", out ? out : "");
+    cJSON_Delete(j);
+    free(out);
+    /* one run a sequence */
+    CHECK_INT(test_db_scalar(db2, "SELECT COUNT(*) FROM runs WHERE policy = 'aha' AND eval_id IS NOT NULL"), 2);
+    const char *aha = "run_id IN (SELECT run_id FROM runs WHERE policy = 'aha' AND eval_id IS NOT NULL)";
+    char q[400];
+    snprintf(q, sizeof q, "SELECT SUM(keys_read) FROM decisions WHERE %s", aha);
+    long num = (long)test_db_scalar(db2, q);
+    snprintf(q, sizeof q, "SELECT SUM(pos + 1) FROM decisions WHERE %s", aha);
+    CHECK_NEAR((double)num / (double)test_db_scalar(db2, q), engine, 1e-12);
+    snprintf(q, sizeof q, "SELECT SUM(keys_read_sum) FROM tokens WHERE %s", aha);
+    CHECK_INT(test_db_scalar(db2, q), num);
+    snprintf(q, sizeof q, "SELECT SUM(keys_read) - (SELECT SUM(d.keys_read) FROM decisions d JOIN tokens t USING (run_id, pos)"
+                          " WHERE t.n_far > 0 AND d.%s) FROM head_stats WHERE %s", aha, aha);
+    CHECK_INT(test_db_scalar(db2, q), 0);
 }
 
 /* ---- training: the router's softmax and its product ---- */
@@ -555,13 +657,10 @@ TEST(multi_cli_trains_evaluates_and_refuses) {
     cJSON_Delete(j);
     free(txt);
     char cmd[3][2048];
-    snprintf(cmd[0], sizeof cmd[0], "%s eval --model %s --routers %s --self 2 --seq-len 32 --db %s", test_bin(), m, out,
-             test_tmp("multi.db"));
     snprintf(cmd[1], sizeof cmd[1], "%s train --model %s --windows 16,4 --steps 2 --out %s", test_bin(), m,
              test_tmp("x.safetensors"));
     snprintf(cmd[2], sizeof cmd[2], "%s sweep --model %s --routers %s --policy aha --window 4 --self 2 --seq-len 32", test_bin(),
              m, out);
-    CHECK_REFUSAL(cmd[0], 2, NULL, "multi-choice routers", 1);
     CHECK_REFUSAL(cmd[1], 2, NULL, "not increasing", 1);
     CHECK_REFUSAL(cmd[2], 2, NULL, "multi-choice router", 1);
     snprintf(cmd[0], sizeof cmd[0], "%s train --model %s --windows 4,16 --window 4 --steps 2 --out %s", test_bin(), m,

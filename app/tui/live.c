@@ -202,7 +202,7 @@ int tui_live_open(Tui *t, const TuiOpts *opts, Err *e) {
         app_model_path(o->model, model, sizeof model, NULL) == 0 && /* --model stories260K: its routers too */
         app_default_routers(model, routers, sizeof routers) == 0)
         o->routers = routers;
-    if (app_load(o, &t->loaded, 1, e) || app_windows_unrecorded(&t->loaded, db, e)) goto out;
+    if (app_load(o, &t->loaded, 1, e)) goto out;
     const AppLoaded *L = t->L = &t->loaded;
     t->db = db;
     t->speed_i = TUI_SPEED_START;
