@@ -148,12 +148,14 @@ int store_run_begin(Store *s, StoreRunInfo *info, Err *e) {
  * SQLite is paid once per layer instead of once per head, which is most of
  * what stands between the writer and 500k rows/s. */
 static int prepare_decisions(Store *s, int n_heads, Err *e) {
+    static const char head[] = "INSERT INTO %s(" STORE_BITS_COLUMNS ") VALUES";
+    const char *table = s->buffered ? "temp." PENDING_BITS : "main.decision_bits";
     int values = store_bits_row_values();
-    size_t cap = 256 + (size_t)n_heads * (3 + 2 * (size_t)values);
+    /* the column list grows with every field a build knows: it is counted, not guessed */
+    size_t cap = sizeof head + strlen(table) + (size_t)n_heads * (3 + 2 * (size_t)values) + 1;
     char *sql = malloc(cap);
     if (!sql) return err_set(e, "%s: out of memory", s->path);
-    size_t o = (size_t)snprintf(sql, cap, "INSERT INTO %s(" STORE_BITS_COLUMNS ") VALUES",
-                                s->buffered ? "temp." PENDING_BITS : "main.decision_bits");
+    size_t o = (size_t)snprintf(sql, cap, head, table);
     for (int h = 0; h < n_heads; h++) {
         o += (size_t)snprintf(sql + o, cap - o, "%s(?", h ? "," : "");
         for (int v = 1; v < values; v++) o += (size_t)snprintf(sql + o, cap - o, ",?");

@@ -89,13 +89,14 @@ TEST(views_keys_metric_cycle_help_and_status) {
     ViewModel m;
     model(&m, 2, 2, 3);
     ViewMetric seen[VIEW_METRIC_COUNT];
-    int n = 0; /* the cycle skips far_mean, a field with no heatmap */
+    int n = 0; /* the cycle skips far_mean and local_window, fields with no heatmap */
     for (int k = 0; k < VIEW_METRIC_COUNT; k++) n += view_metric_cycles((ViewMetric)k);
-    CHECK_INT(n, VIEW_METRIC_COUNT - 1);
+    CHECK_INT(n, VIEW_METRIC_COUNT - 2);
     CHECK(!view_metric_cycles(VIEW_METRIC_far_mean) && view_metric_cycles(VIEW_METRIC_far_std));
+    CHECK(!view_metric_cycles(VIEW_METRIC_local_window));
     for (int i = 0; i < n; i++) {
         seen[i] = m.metric;
-        CHECK(seen[i] != VIEW_METRIC_far_mean);
+        CHECK(seen[i] != VIEW_METRIC_far_mean && seen[i] != VIEW_METRIC_local_window);
         view_key(&m, 'm');
     }
     CHECK_INT(m.metric, VIEW_METRIC_gate);
