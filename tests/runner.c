@@ -254,10 +254,9 @@ static void cleanup_tmp(void) {
     if (system(cmd) != 0) fprintf(stderr, "warning: could not remove %s\n", g_tmpdir);
 }
 
-/* Whether test t is one the arguments ask for (all, without any). */
 /* A WORD matches a test whose name or file contains it; a -WORD leaves out
- * the tests WORD matches (tests/run_all.sh runs the tmux tests in a lane of
- * their own so: `-test_tui`). With no plain WORD every test is wanted. */
+ * the tests WORD matches (`-test_tui`: all but the tmux tests). With no
+ * plain WORD every test is wanted. */
 int test_filter_wants(const char *name, const char *file, int argc, char **argv) {
     int plain = 0, hit = 0;
     for (int i = 1; i < argc; i++) {
@@ -267,7 +266,6 @@ int test_filter_wants(const char *name, const char *file, int argc, char **argv)
     }
     return hit || !plain;
 }
-static int wanted(const TestCase *t, int argc, char **argv) { return test_filter_wants(t->name, t->file, argc, argv); }
 
 /* $AHASCOPE_TEST_SLICE "A-B/N": of the tests the filter wants, only those
  * whose rank modulo N lies in A..B run, so two runners with slices that
@@ -311,7 +309,7 @@ int main(int argc, char **argv) {
     double t_all = now_s();
     for (int i = 0, rank = 0; i < g_ntests; i++) {
         TestCase *t = &g_tests[i];
-        if (!wanted(t, argc, argv) || !in_slice(rank++)) continue;
+        if (!test_filter_wants(t->name, t->file, argc, argv) || !in_slice(rank++)) continue;
         g_cur_failed = 0;
         g_cur_skipped = 0;
         fprintf(stderr, "  %-48s ", t->name);

@@ -1,6 +1,5 @@
-/* test_runner.c — the runner's own rules: the filter words that split the
- * suite into tests/run_all.sh's lanes, which must between them run every
- * test once. */
+/* test_runner.c — the runner's own rules: the filter words, whose WORD and
+ * -WORD split the suite in two parts that hold every test once. */
 #include "tests/test.h"
 
 TEST(runner_filter_words_take_and_minus_words_leave_out) {
@@ -12,7 +11,7 @@ TEST(runner_filter_words_take_and_minus_words_leave_out) {
     CHECK(test_filter_wants("store_a", "tests/test_store.c", 1, none));
     CHECK(test_filter_wants("tui_a", "tests/test_tui_keys3.c", 2, tui));
     CHECK(!test_filter_wants("store_a", "tests/test_store.c", 2, tui));
-    /* the two lanes' filters: each test in exactly one */
+    /* a WORD and its -WORD: each test in exactly one part */
     static const char *const cases[][2] = {{"tui_a", "tests/test_tui.c"}, {"tui_b", "tests/test_tui_heads.c"},
                                            {"store_a", "tests/test_store.c"}, {"views_tui_like", "tests/test_views.c"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
