@@ -249,18 +249,36 @@ static int first_divergence(Store *s, int64_t a, int64_t b, int *pos, Err *e) {
     return 0;
 }
 
+int store_texts_part(Store *s, int64_t a, int64_t b, int *parted, Err *e) {
+    int div;
+    if (first_divergence(s, a, b, &div, e)) return -1;
+    if (parted) *parted = div >= 0;
+    if (div >= 0) return div;
+    sqlite3_stmt *st; /* the same text throughout: the shorter run ends the comparison */
+    if (store_prepare(s, "SELECT MIN((SELECT COUNT(*) FROM tokens WHERE run_id = ?1),"
+                         " (SELECT COUNT(*) FROM tokens WHERE run_id = ?2))", &st, e))
+        return -1;
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    int rc = sqlite3_step(st), n = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? n : store_sql_err(s->db, s->path, "compare failed", e);
+}
+
 /* Any version (and the only way before version 4): the decided views of
- * the two runs joined, at positions with far keys in both. */
-static int diff_sums_rows(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, StoreDiffHead *dh, Err *e) {
+ * the two runs joined, at positions with far keys in both, before `part`. */
+static int diff_sums_rows(Store *s, int64_t a, int64_t b, int part, int n_layers, int n_heads, StoreDiffHead *dh,
+                          Err *e) {
     sqlite3_stmt *st;
     if (store_prepare(s, "SELECT x.layer, x.head, COUNT(*), SUM(x.gate=1 AND y.gate=0), SUM(x.gate=0 AND y.gate=1),"
                          " SUM(x.gate), COUNT(x.gate), SUM(y.gate), COUNT(y.gate), SUM(x.gate<>y.gate),"
                          " COUNT(x.gate<>y.gate), MIN(CASE WHEN x.gate<>y.gate THEN x.pos END)"
                          " FROM decided x JOIN decided y ON y.run_id=?2 AND y.pos=x.pos AND y.layer=x.layer"
-                         " AND y.head=x.head WHERE x.run_id=?1 GROUP BY 1, 2", &st, e))
+                         " AND y.head=x.head WHERE x.run_id=?1 AND x.pos < ?3 GROUP BY 1, 2", &st, e))
         return -1;
     sqlite3_bind_int64(st, 1, a);
     sqlite3_bind_int64(st, 2, b);
+    sqlite3_bind_int(st, 3, part);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int l = sqlite3_column_int(st, 0), h = sqlite3_column_int(st, 1);
@@ -275,11 +293,11 @@ static int diff_sums_rows(Store *s, int64_t a, int64_t b, int n_layers, int n_he
     return rc == SQLITE_DONE ? 0 : store_sql_err(s->db, s->path, "compare failed", e);
 }
 
-/* A cursor over one run's gates by key, from position `from` on. */
-static int gate_cursor(Store *s, int64_t run, int from, sqlite3_stmt **st, Err *e) {
+/* A cursor over one run's gates by key, positions from .. part - 1. */
+static int gate_cursor(Store *s, int64_t run, int from, int part, sqlite3_stmt **st, Err *e) {
     if (store_prepare(s, "SELECT k, gate FROM decision_bits WHERE k BETWEEN ?1 AND ?2 ORDER BY k", st, e)) return -1;
     sqlite3_bind_int64(*st, 1, store_k(run, from, 0, 0));
-    sqlite3_bind_int64(*st, 2, ((run + 1) << STORE_K_RUN) - 1);
+    sqlite3_bind_int64(*st, 2, (run << STORE_K_RUN) + ((int64_t)part << STORE_K_POS) - 1);
     return 0;
 }
 
@@ -288,7 +306,8 @@ static int gate_cursor(Store *s, int64_t run, int from, sqlite3_stmt **st, Err *
  * pair up), past the positions without far keys in either (n_far is 0 on
  * a prefix of positions): two sequential scans instead of a key lookup
  * per decision. */
-static int diff_sums_bits(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, StoreDiffHead *dh, Err *e) {
+static int diff_sums_bits(Store *s, int64_t a, int64_t b, int part, int n_layers, int n_heads, StoreDiffHead *dh,
+                          Err *e) {
     sqlite3_stmt *st, *x = NULL, *y = NULL;
     if (store_prepare(s, "SELECT MAX((SELECT COUNT(*) FROM tokens WHERE run_id = ?1 AND n_far = 0),"
                          " (SELECT COUNT(*) FROM tokens WHERE run_id = ?2 AND n_far = 0))", &st, e))
@@ -298,7 +317,9 @@ static int diff_sums_bits(Store *s, int64_t a, int64_t b, int n_layers, int n_he
     int from = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
     sqlite3_finalize(st);
     if (from < 0 || from >= 1 << (STORE_K_RUN - STORE_K_POS)) return 0; /* nothing past it can be keyed */
-    if (gate_cursor(s, a, from, &x, e) || gate_cursor(s, b, from, &y, e)) { sqlite3_finalize(x); return -1; }
+    if (part > 1 << (STORE_K_RUN - STORE_K_POS)) part = 1 << (STORE_K_RUN - STORE_K_POS);
+    if (from >= part) return 0;
+    if (gate_cursor(s, a, from, part, &x, e) || gate_cursor(s, b, from, part, &y, e)) { sqlite3_finalize(x); return -1; }
     int rx = sqlite3_step(x), ry = sqlite3_step(y);
     const int64_t mask = ((int64_t)1 << STORE_K_RUN) - 1;
     while (rx == SQLITE_ROW && ry == SQLITE_ROW) {
@@ -349,18 +370,20 @@ static void add_gates(const uint8_t *x, const uint8_t *y, int pos, int cells, St
 }
 
 /* Version 5: the two runs' tokens rows paired by position, at positions
- * with far keys in both, and their gate bitmaps compared head by head: one
+ * with far keys in both before `part`, and their gate bitmaps compared head by head: one
  * row a position instead of one a decision. 1 (nothing summed) when a
  * paired row of either run has no bitmap of the run's shape: written
  * before version 5, or not by ahascope. */
-static int diff_sums_gates(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, StoreDiffHead *dh, Err *e) {
+static int diff_sums_gates(Store *s, int64_t a, int64_t b, int part, int n_layers, int n_heads, StoreDiffHead *dh,
+                           Err *e) {
     sqlite3_stmt *st;
     if (store_prepare(s, "SELECT x.pos, x.gates, y.gates FROM tokens x JOIN tokens y ON y.run_id = ?2 AND"
-                         " y.pos = x.pos WHERE x.run_id = ?1 AND x.n_far IS NOT 0 AND y.n_far IS NOT 0"
+                         " y.pos = x.pos WHERE x.run_id = ?1 AND x.pos < ?3 AND x.n_far IS NOT 0 AND y.n_far IS NOT 0"
                          " ORDER BY x.pos", &st, e))
         return -1;
     sqlite3_bind_int64(st, 1, a);
     sqlite3_bind_int64(st, 2, b);
+    sqlite3_bind_int(st, 3, part);
     int cells = n_layers * n_heads, rc, lacking = 0;
     int bytes = (int)store_gate_bytes(cells);
     while (!lacking && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -378,12 +401,14 @@ static int diff_sums_gates(Store *s, int64_t a, int64_t b, int n_layers, int n_h
 
 int store_diff_sums(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, StoreDiffPath path, StoreDiffHead *dh,
                     Err *e) {
-    if (path == STORE_DIFF_VIEWS) return diff_sums_rows(s, a, b, n_layers, n_heads, dh, e);
-    if (path == STORE_DIFF_KEYS) return diff_sums_bits(s, a, b, n_layers, n_heads, dh, e);
-    if (path == STORE_DIFF_GATES) return diff_sums_gates(s, a, b, n_layers, n_heads, dh, e);
-    int rc = s->version >= 5 ? diff_sums_gates(s, a, b, n_layers, n_heads, dh, e) : 1;
+    int part = store_texts_part(s, a, b, NULL, e); /* past it the positions hold other texts */
+    if (part < 0) return -1;
+    if (path == STORE_DIFF_VIEWS) return diff_sums_rows(s, a, b, part, n_layers, n_heads, dh, e);
+    if (path == STORE_DIFF_KEYS) return diff_sums_bits(s, a, b, part, n_layers, n_heads, dh, e);
+    if (path == STORE_DIFF_GATES) return diff_sums_gates(s, a, b, part, n_layers, n_heads, dh, e);
+    int rc = s->version >= 5 ? diff_sums_gates(s, a, b, part, n_layers, n_heads, dh, e) : 1;
     if (rc != 1) return rc;
-    return (s->version >= 4 ? diff_sums_bits : diff_sums_rows)(s, a, b, n_layers, n_heads, dh, e);
+    return (s->version >= 4 ? diff_sums_bits : diff_sums_rows)(s, a, b, part, n_layers, n_heads, dh, e);
 }
 
 /* One head's sums as a row of the CTE `h`: NULL where SQL's SUM or MIN
@@ -508,6 +533,9 @@ static int compare_two(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
                                   " y.piece AS piece_b FROM tokens x JOIN tokens y ON y.run_id=?2 AND y.pos=x.pos"
                                   " WHERE x.run_id=?1 AND x.pos BETWEEN %d AND %d ORDER BY x.pos", div, div + 4);
         if (print_sql(s, sql, a, b, out, e)) return -1;
+        /* past the parting the positions hold other texts: store_diff_sums stops there */
+        if (div > 0) fprintf(out, "gates compared over positions 0-%d, where the texts part\n", div - 1);
+        else fprintf(out, "gates: no position compared, the texts part at position 0\n");
     }
     if (print_reads(s, a, b, upto, rows, out, e)) return -1;
     sqlite3_str *cte = sqlite3_str_new(s->db);
@@ -515,7 +543,8 @@ static int compare_two(Store *s, int64_t a, int64_t b, FILE *out, Err *e) {
     char *with = sqlite3_str_finish(cte);
     if (rc || !with) { sqlite3_free(with); return rc ? -1 : err_set(e, "out of memory"); }
     /* the averages as sums over counts of the per-head sums: the same doubles AVG gives */
-    fprintf(out, "\ngates per layer (over the decisions both runs have: positions with far keys):\n");
+    fprintf(out, "\ngates per layer (over the decisions both runs have before their texts part: positions with"
+                 " far keys):\n");
     char *per_layer = sqlite3_mprintf("%sSELECT layer, SUM(n) AS n, ROUND(SUM(sx) * 1.0 / NULLIF(SUM(cx), 0), 4) AS"
                                       " global_a, ROUND(SUM(sy) * 1.0 / NULLIF(SUM(cy), 0), 4) AS global_b, SUM(d) AS"
                                       " differ, ROUND(SUM(d) * 1.0 / NULLIF(SUM(cd), 0), 4) AS differ_rate FROM h"

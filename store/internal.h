@@ -493,7 +493,9 @@ typedef struct {
 typedef enum { STORE_DIFF_AUTO, STORE_DIFF_GATES, STORE_DIFF_KEYS, STORE_DIFF_VIEWS } StoreDiffPath;
 
 /* The sums of run a against run b per head into dh[layer * n_heads +
- * head] (zeroed, fp -1, by the caller), read the way `path` says. 0; 1
+ * head] (zeroed, fp -1, by the caller), read the way `path` says, over
+ * the positions before store_texts_part's (where the texts part, the
+ * positions stop corresponding). 0; 1
  * when STORE_DIFF_GATES finds a run without bitmaps (dh left zeroed); -1
  * with e set on an error. */
 int store_diff_sums(Store *s, int64_t a, int64_t b, int n_layers, int n_heads, StoreDiffPath path, StoreDiffHead *dh,

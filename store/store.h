@@ -252,6 +252,13 @@ int store_export(Store *s, int64_t run_id, StoreFormat fmt, FILE *out, Err *e);
  * those are: "diff over positions 0-1123: run 2 is still being written"). */
 int store_compare(Store *s, int64_t run_a, int64_t run_b, const char *predictor, FILE *out, Err *e);
 
+/* Where the texts of runs a and b part: the first position whose token
+ * differs, or the shorter run's length when none does. Past it positions
+ * no longer hold the same text, so gates there are not comparable: the
+ * diffs (compare, the TUI's D) count only positions before it. *parted
+ * (may be NULL) is 1 when a token differs. The position, or -1 with e set. */
+int store_texts_part(Store *s, int64_t a, int64_t b, int *parted, Err *e);
+
 /* Append every run of the databases at inputs[0..n) into s (opened for
  * writing), renumbering run ids after the ones already there; prints one
  * line per input copied to log. stop (NULL: never) is polled between

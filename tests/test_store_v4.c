@@ -493,6 +493,83 @@ TEST(store_v5_gate_bitmaps_equal_the_rows) {
     test_db_fresh(db), test_db_fresh(out);
 }
 
+/* Run `run`'s tokens from position `part` on made another text (each id
+ * one higher), as a run whose sampling went another way would have. */
+static void part_texts(const char *db, int64_t run, int part) {
+    char sql[160];
+    snprintf(sql, sizeof sql, "UPDATE tokens SET token_id = token_id + 1 WHERE run_id = %lld AND pos >= %d",
+             (long long)run, part);
+    test_db_exec(db, sql);
+}
+
+/* Per head, the pairs and the gates that differ between runs 1 and 2 of db
+ * over positions with far keys in both below `upto`, counted by SQL over
+ * the decided view into n[] and d[]. */
+static void recount_flips(const char *db, int upto, int L, int H, long *n, long *d) {
+    sqlite3 *h;
+    sqlite3_stmt *q = NULL;
+    CHECK(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(h, "SELECT x.layer, x.head, COUNT(*), SUM(x.gate <> y.gate) FROM decided x JOIN decided y"
+                                " ON y.run_id = 2 AND y.pos = x.pos AND y.layer = x.layer AND y.head = x.head"
+                                " WHERE x.run_id = 1 AND x.pos < ?1 GROUP BY 1, 2", -1, &q, NULL) == SQLITE_OK);
+    memset(n, 0, (size_t)L * H * sizeof *n), memset(d, 0, (size_t)L * H * sizeof *d);
+    sqlite3_bind_int(q, 1, upto);
+    while (q && sqlite3_step(q) == SQLITE_ROW) {
+        int c = sqlite3_column_int(q, 0) * H + sqlite3_column_int(q, 1);
+        n[c] = sqlite3_column_int64(q, 2), d[c] = sqlite3_column_int64(q, 3);
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+}
+
+/* Two runs whose texts part at position P: store_texts_part says P, and
+ * every way of summing the diff counts only positions 0 .. P-1 (past P the
+ * positions hold other texts, their gates not comparable), as a recount by
+ * SQL over those positions does; compare's text says which positions.
+ * Runs with the same text: the shorter one's length. */
+TEST(store_diff_counts_only_the_positions_before_the_texts_part) {
+    const char *db = test_tmp("v5_part.db");
+    test_db_fresh(db);
+    enum { L = 2, H = 4, P = 120 };
+    CHECK_INT((int)record_run(db, L, H, 200, 0, 31), 1);
+    CHECK_INT((int)record_run(db, L, H, 180, 0, 32), 2);
+    Err e;
+    Store *s = store_open(db, STORE_READ, 2000, &e);
+    int parted = -1;
+    CHECK_INT(s ? store_texts_part(s, 1, 2, &parted, &e) : -2, 180); /* the same text: the shorter length */
+    CHECK_INT(parted, 0);
+    store_close(s, NULL);
+    part_texts(db, 2, P);
+    s = store_open(db, STORE_READ, 2000, &e);
+    CHECK_MSG(s != NULL, "%s", e.msg);
+    if (!s) return;
+    CHECK_INT(store_texts_part(s, 1, 2, &parted, &e), P);
+    CHECK_INT(store_texts_part(s, 2, 1, NULL, &e), P);
+    CHECK_INT(parted, 1);
+    long n[L * H], d[L * H], n_all[L * H], d_all[L * H];
+    recount_flips(db, P, L, H, n, d);
+    recount_flips(db, 1 << 20, L, H, n_all, d_all);
+    long past = 0; /* the recount past P differs, or this test would not tell the bound from none */
+    for (int c = 0; c < L * H; c++) past += d_all[c] - d[c];
+    CHECK_MSG(past > 20 && n[0] == P - WINDOW - SINKS, "flips past P: %ld, pairs of head 0: %ld", past, n[0]);
+    static const StoreDiffPath paths[3] = {STORE_DIFF_GATES, STORE_DIFF_KEYS, STORE_DIFF_VIEWS};
+    for (int p = 0; p < 3; p++) {
+        StoreDiffHead dh[L * H];
+        for (int c = 0; c < L * H; c++) dh[c] = (StoreDiffHead){.fp = -1};
+        CHECK_MSG(store_diff_sums(s, 1, 2, L, H, paths[p], dh, &e) == 0, "path %d: %s", p, e.msg);
+        for (int c = 0; c < L * H; c++)
+            CHECK_MSG(dh[c].n == n[c] && dh[c].d == d[c] && dh[c].fp < P, "path %d head %d: n %lld d %lld, SQL n %ld d %ld",
+                      p, c, (long long)dh[c].n, (long long)dh[c].d, n[c], d[c]);
+    }
+    store_close(s, NULL);
+    int st;
+    char *out = test_runf(&st, "%s compare --db %s --run 1 --run 2", test_bin(), db);
+    CHECK_MSG(st == 0 && out && strstr(out, "tokens: diverge at position 120") &&
+                  strstr(out, "gates compared over positions 0-119, where the texts part"), "%s", out ? out : "");
+    free(out);
+    test_db_fresh(db);
+}
+
 /* Bit for bit: what the decisions and attn_top views return, cast back to
  * float, is the float32 written (NaN reads as NULL), and a reader's traces
  * are the traces written. */

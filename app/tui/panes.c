@@ -436,6 +436,18 @@ static void partial_status(Store *st, PaneArg *a, int64_t parent, Err *e) {
                   (long long)a->run, p.n_tokens);
 }
 
+/* The status line's word on a diff of two runs whose texts part: the
+ * flips are counted only before it (store_texts_part), "" when they do not. */
+static void parted_status(Store *st, PaneArg *a, int64_t other, Err *e) {
+    int parted, part = store_texts_part(st, other, a->run, &parted, e);
+    if (part < 0 || !parted) return;
+    if (part > 0)
+        snprintf(a->status, sizeof a->status, "run %lld vs run %lld: compared over positions 0-%d, where the texts part",
+                 (long long)a->run, (long long)other, part - 1);
+    else snprintf(a->status, sizeof a->status, "run %lld vs run %lld: nothing compared, the texts part at position 0",
+                  (long long)a->run, (long long)other);
+}
+
 /* The summary and diff job: `compare`'s text. A diff against a run still
  * being written covers the positions both have, and the status line says
  * which. */
@@ -456,8 +468,10 @@ static int compare_work(TuiJobRun *r, Store *st, FILE *out, Err *e) {
         if (tui_job_cancelled(r)) return -1;
         fprintf(out, "error: %s\n", e->msg);
     }
-    if (diff) partial_status(st, a, parent, e);
-    else if (writing_status(st, a->run, a->status, sizeof a->status, e)) a->status[0] = 0;
+    if (diff) {
+        partial_status(st, a, parent, e);
+        if (!a->status[0]) parted_status(st, a, parent, e);
+    } else if (writing_status(st, a->run, a->status, sizeof a->status, e)) a->status[0] = 0;
     if (diff && a->other) snprintf(a->title, sizeof a->title, "run %lld vs run %lld", (long long)a->run, (long long)parent);
     else if (diff)
         snprintf(a->title, sizeof a->title, "run %lld vs its parent %lld", (long long)a->run, (long long)parent);
