@@ -145,7 +145,7 @@ static int load_gguf(Model *m, const char *path) {
     return rc;
 }
 
-/* stories260K.bin as f32 GGUF: the logits equal the checkpoint's to 1e-5, greedy
+/* stories260K.bin as f32 GGUF: the logits equal the checkpoint's to 2e-5, greedy
  * text is the same, and every tensor and the vocabulary are byte for byte
  * those of ggml's own stories260K.gguf (it keeps a separate output.weight
  * equal to the tied embedding, which ours leaves out). */
@@ -158,8 +158,10 @@ TEST(gguf_write_stories260k_f32_is_ggmls_file) {
     CHECK_MSG(model_load(&b, test_stories_model(), &e) == 0, "%s", e.msg);
     double gap = logit_gap(&g, &b);
     /* A GGUF llama takes RoPE's angles in double, llama2.c in float: the
-     * last bits differ (measured 5.7e-6), within the 1e-5 the two files must agree to. */
-    CHECK_MSG(gap <= 1e-5, "logits differ by %g", gap);
+     * last bits differ. Measured 5.7e-6 on an AMD Zen 3 (AVX2 kernels) and
+     * 1.1e-5 on a Xeon whose AVX-512 kernels sum in another order, so the
+     * bound is 2e-5 (logits of magnitude ~10: a relative 2e-6). */
+    CHECK_MSG(gap <= 2e-5, "logits differ by %g", gap);
     model_free(&g);
     model_free(&b);
     GgufFile ours, ref;

@@ -949,7 +949,7 @@ TEST(store_reads_and_upgrades_a_version_4_database) {
                               " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 1),"
                               " (SELECT ROUND(global_share, 6) FROM run_summary WHERE run_id = 2)",
                               ",1920,0.190625,0.271875\r\n",
-                              "16 global->local (-), 42 local->global (+) of 320 decisions", 3);
+                              "4 global->local (-), 28 local->global (+) of 200 decisions", 3);
 }
 
 /* A version-5 file (tests/fixtures/store/v5.db, written by the version-5
@@ -969,7 +969,7 @@ TEST(store_reads_and_upgrades_a_version_5_database) {
                               " (SELECT ROUND(SUM(oracle_rate), 6) || ',' || ROUND(SUM(qada_rate), 6) FROM head_rates)",
                               "1040,2880,0.190625,0.271875,aha:48/13/37/222 executed:48/13/37/222"
                               " qada:78/217/7/18 qada_bulk:85/26/0/209",
-                              "16 global->local (-), 42 local->global (+) of 320 decisions", 4);
+                              "4 global->local (-), 28 local->global (+) of 200 decisions", 4);
 }
 
 /* A version-7 file (tests/fixtures/store/v7.db, written by the version-7
@@ -986,7 +986,7 @@ TEST(store_reads_and_upgrades_a_version_7_database) {
                               " (SELECT COUNT(*) FROM run_heads), (SELECT COUNT(*) FROM bookmarks),"
                               " (SELECT COUNT(*) FROM runs WHERE ablate IS NULL)",
                               "1040,2880,0.190625,0.271875,32648,15,0,0,3\r\n",
-                              "16 global->local (-), 42 local->global (+) of 320 decisions", 4);
+                              "4 global->local (-), 28 local->global (+) of 200 decisions", 4);
 }
 
 /* A file at `path` holding exactly the frozen statements `sql` of schema

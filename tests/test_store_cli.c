@@ -292,6 +292,12 @@ TEST(store_cli_compare_diverging_runs) {
     free(out);
 }
 
+
+/* Compare counts only the positions before the two runs' texts part (the
+ * first differing token), so the recounts stop there too. */
+#define BEFORE_PARTING                                                                                     \
+    " AND t.pos < (SELECT COALESCE(MIN(a.pos), 1 << 30) FROM tokens a JOIN tokens b ON b.run_id=2 AND"   \
+    " b.pos=a.pos WHERE a.run_id=1 AND a.token_id<>b.token_id)"
 /* Two AHA runs at different windows: compare draws the gate flips per head,
  * and its counts are those an independent query over the file gives. */
 TEST(store_cli_compare_maps_gate_flips_per_head) {
@@ -311,14 +317,14 @@ TEST(store_cli_compare_maps_gate_flips_per_head) {
     static const char *const q[2] = {
         "SELECT SUM(x.gate=1 AND y.gate=0) FROM decisions x JOIN decisions y ON y.run_id=2 AND y.pos=x.pos AND"
         " y.layer=x.layer AND y.head=x.head JOIN tokens t ON t.run_id=x.run_id AND t.pos=x.pos"
-        " WHERE x.run_id=?1 AND t.n_far>0",
+        " WHERE x.run_id=?1 AND t.n_far>0" BEFORE_PARTING "",
         "SELECT SUM(x.gate=0 AND y.gate=1) FROM decisions x JOIN decisions y ON y.run_id=2 AND y.pos=x.pos AND"
         " y.layer=x.layer AND y.head=x.head JOIN tokens t ON t.run_id=x.run_id AND t.pos=x.pos"
-        " WHERE x.run_id=?1 AND t.n_far>0"};
+        " WHERE x.run_id=?1 AND t.n_far>0" BEFORE_PARTING ""};
     long long down = scalar(h, q[0], 1), up = scalar(h, q[1], 1);
     long long l0 = scalar(h, "SELECT SUM(x.gate<>y.gate) FROM decisions x JOIN decisions y ON y.run_id=2 AND"
                              " y.pos=x.pos AND y.layer=x.layer AND y.head=x.head JOIN tokens t ON t.run_id=x.run_id"
-                             " AND t.pos=x.pos WHERE x.run_id=?1 AND t.n_far>0 AND x.layer=0", 1);
+                             " AND t.pos=x.pos WHERE x.run_id=?1 AND t.n_far>0" BEFORE_PARTING " AND x.layer=0", 1);
     sqlite3_close(h);
     CHECK(down + up > 0); /* halving the window moves some heads */
     char *out = run("%s compare --db %s --run 1 --run 2", &st, test_bin(), db);
