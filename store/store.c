@@ -264,6 +264,8 @@ int store_close(Store *s, Err *e) {
 
 const char *store_path(const Store *s) { return s->path; }
 
+int store_version(const Store *s) { return s->version; }
+
 int store_set_limit(Store *s, int64_t max_bytes, Err *e) {
     if (max_bytes <= 0) return 0;
     int page = 4096;

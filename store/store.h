@@ -83,6 +83,9 @@ Store *store_open(const char *path, StoreMode mode, int busy_ms, Err *e);
  * set if the final commit failed. */
 int store_close(Store *s, Err *e);
 
+/* The file's schema version (older than STORE_SCHEMA_VERSION only when opened read-only). */
+int store_version(const Store *s);
+
 /* Path the store was opened with. */
 const char *store_path(const Store *s);
 

@@ -2,8 +2,9 @@
  *
  * On stories260K: two bookmarks set in a live run, one given a note with
  * `C`, the session quit; the bookmarks table holds both, `ahascope runs`
- * lists them, and `tui --replay` shows them again (the legend's glyph, and
- * `'` jumping between them), where a new one stays on screen only.
+ * lists them, and `tui --replay` shows them again (the legend's glyph, `'`
+ * jumping between them and naming the note, the note in the inspector's
+ * title), where a new one is kept in the file as well.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,12 +48,25 @@ TEST(tui_bookmarks_are_kept_at_exit_and_shown_on_replay) {
     TMUX_WAIT(&v, "\xe2\x98\x85 bookmark", 5); /* the legend names the glyph of a mark on screen */
     tmux_keys(&v, "Home");
     tmux_keys(&v, "\"'\""); /* the key ' */
-    TMUX_WAIT(&v, "bookmark 1 of 2: pos 5", 5);
+    TMUX_WAIT(&v, "bookmark 1 of 2: pos 5: the dragon", 5);
+    tmux_keys(&v, "Enter"); /* the inspector, whose title names the cursor's note */
+    TMUX_WAIT(&v, "\xe2\x98\x85 bookmark: the dragon", 5);
     tmux_keys(&v, "\"'\"");
     TMUX_WAIT(&v, "bookmark 2 of 2: pos 7", 5);
-    tmux_keys(&v, "]");
-    tmux_keys(&v, "b");
-    TMUX_WAIT(&v, "(on screen only: a replay writes nothing)", 5);
+    CHECK(tmux_gone(&v, "bookmark: the dragon", 5)); /* pos 7 has no note */
+    tmux_keys(&v, "[ [ [");
+    TMUX_WAIT(&v, "@ pos 4 ", 5);
+    tmux_keys(&v, "C");
+    TMUX_WAIT(&v, " note: ", 5);
+    tmux_keys(&v, "-l \"seen in the replay\"");
+    tmux_keys(&v, "Enter");
+    TMUX_WAIT(&v, "note kept for the bookmark at pos 4: seen in the replay", 5);
+    CHECK(tmux_gone(&v, "on screen only", 2));
     TMUX_QUIT(&v, 10); /* q closes the pane on top first */
     tmux_stop(&v);
+    r = test_runf(&st, "%s query --db %s/ahascope.db --csv \"SELECT group_concat(b, ' ') FROM (SELECT run_id || ':' ||"
+                       " pos || ':' || COALESCE(note, '-') AS b FROM bookmarks ORDER BY run_id, pos)\"", test_bin_abs(), t.dir);
+    CHECK_MSG(st == 0 && r && strstr(r, "1:4:seen in the replay 1:5:the dragon 1:7:-"), "after the replay: %s",
+              r ? r : "");
+    free(r);
 }

@@ -1645,3 +1645,44 @@ TEST(views_draw_sql_keeps_a_lower_tables_header_when_scrolled) {
     view_free(&m);
     fx_term_close(&term);
 }
+
+/* A bookmark's note lives with its bookmark: the inspector's title names it at that
+ * position only, `'` says it, dropping the bookmark forgets it, and a note is cut at a
+ * character's start, never mid-character. */
+TEST(views_draw_inspector_title_names_the_cursor_bookmarks_note) {
+    FxTerm term;
+    CHECK_INT(fx_term_open(&term, "xterm-256color", 100, 30), 0);
+    if (!term.scr) return;
+    ViewModel m;
+    view_init(&m, 2, 2, NULL);
+    fx_fill(&m, 8);
+    m.inspector_open = 1;
+    CHECK_INT(view_bookmark_toggle(&m, 3), 1);
+    view_bookmark_note_set(&m, 3, "the dragon");
+    view_bookmark_note_set(&m, 5, "no bookmark here"); /* kept nowhere: pos 5 holds no bookmark */
+    CHECK(!strcmp(view_bookmark_note(&m, 5), ""));
+    ViewPalette pal;
+    view_palette_init(&pal, VIEW_COLOUR_256, 0, NULL);
+    WINDOW *w = newwin(8, 100, 0, 0);
+    m.cursor = 3;
+    view_draw_inspector(w, &m, &pal);
+    CHECK_MSG(strstr(fx_line(w, 0), "@ pos 3 ") && strstr(fx_line(w, 0), "\xe2\x98\x85 bookmark: the dragon"), "%s",
+              fx_line(w, 0));
+    m.cursor = 7;
+    view_bookmark_jump(&m, -1);
+    CHECK_MSG(m.cursor == 3 && strstr(m.status, "pos 3: the dragon"), "%d %s", m.cursor, m.status);
+    m.cursor = 4;
+    werase(w), view_draw_inspector(w, &m, &pal);
+    CHECK_MSG(!strstr(fx_line(w, 0), "bookmark:"), "%s", fx_line(w, 0));
+    CHECK_INT(view_bookmark_toggle(&m, 3), 0);
+    CHECK_INT(view_bookmark_toggle(&m, 3), 1); /* set again: the old note went with the old bookmark */
+    CHECK(!strcmp(view_bookmark_note(&m, 3), ""));
+    char longer[VIEW_NOTE_MAX + 8];
+    memset(longer, 'a', VIEW_NOTE_MAX - 2);
+    memcpy(longer + VIEW_NOTE_MAX - 2, "\xe2\x98\x85\xe2\x98\x85", 7); /* a 3-byte character across the limit */
+    view_bookmark_note_set(&m, 3, longer);
+    CHECK_INT((int)strlen(view_bookmark_note(&m, 3)), VIEW_NOTE_MAX - 2);
+    delwin(w);
+    view_free(&m);
+    fx_term_close(&term);
+}

@@ -246,13 +246,18 @@ static void insp_title(const ViewModel *m, int ascii, char *buf, size_t n) {
     if (!t || k < 0 || (size_t)k >= n) return;
     char label[TRACE_PIECE_MAX * 4];
     view_piece_label(t->piece, ascii, label, sizeof label);
-    snprintf(buf + k, n - (size_t)k, " @ pos %d \xc2\xab%.24s\xc2\xbb", t->pos, label);
+    int k2 = snprintf(buf + k, n - (size_t)k, " @ pos %d \xc2\xab%.24s\xc2\xbb", t->pos, label);
+    const char *note = view_bookmark_note(m, m->cursor);
+    if (note[0] && k2 > 0 && (size_t)(k + k2) < n) { /* what the user wrote about this token, in their words */
+        const char *star = ascii ? "!" : "\xe2\x98\x85"; /* view_mark_glyph's bookmark, ★ */
+        snprintf(buf + k + k2, n - (size_t)(k + k2), " %s bookmark: %s", star, note);
+    }
 }
 
 void view_draw_inspector(WINDOW *w, const ViewModel *m, const ViewPalette *p) {
     int h, wd;
     getmaxyx(w, h, wd);
-    char title[200];
+    char title[200 + VIEW_NOTE_MAX];
     insp_title(m, p->ascii, title, sizeof title);
     view_frame_box(w, p, title, m->focus == VIEW_PANE_INSPECTOR);
     ViewInspGeom g;

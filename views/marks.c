@@ -23,8 +23,8 @@ int view_set_marks(ViewModel *m, const ViewMark *marks, int n, Err *e) {
         if (k > 0 && c[k - 1].pos == c[i].pos) k--;
         c[k++] = c[i];
     }
-    free(m->marks);
-    m->marks = c, m->n_marks = k;
+    free(m->marks), free(m->notes);
+    m->marks = c, m->n_marks = k, m->notes = NULL, m->n_notes = 0;
     return 0;
 }
 
@@ -75,6 +75,19 @@ static int bookmark_index(const ViewModel *m, int pos) {
     return -1;
 }
 
+/* The index of pos's note in m->notes, or -1. */
+static int note_index(const ViewModel *m, int pos) {
+    for (int i = 0; i < m->n_notes; i++)
+        if (m->notes[i].pos == pos) return i;
+    return -1;
+}
+
+/* Forget pos's note, if it has one. */
+static void note_drop(ViewModel *m, int pos) {
+    int at = note_index(m, pos);
+    if (at >= 0) m->notes[at] = m->notes[--m->n_notes];
+}
+
 int view_bookmark_toggle(ViewModel *m, int pos) {
     if (!view_trace(m, pos)) {
         view_set_status(m, "bookmark: no token under the cursor yet");
@@ -84,6 +97,7 @@ int view_bookmark_toggle(ViewModel *m, int pos) {
     if (at >= 0) {
         memmove(&m->marks[at], &m->marks[at + 1], (size_t)(m->n_marks - at - 1) * sizeof *m->marks);
         m->n_marks--;
+        note_drop(m, pos);
         view_set_status(m, "bookmark at pos %d dropped", pos);
         return 0;
     }
@@ -117,6 +131,28 @@ int view_bookmark_next(const ViewModel *m, int from, int dir) {
     return best >= 0 ? best : wrap;
 }
 
+void view_bookmark_note_set(ViewModel *m, int pos, const char *note) {
+    size_t n = note ? strlen(note) : 0;
+    if (bookmark_index(m, pos) < 0) return;
+    if (n == 0) { note_drop(m, pos); return; }
+    int at = note_index(m, pos);
+    if (at < 0) {
+        ViewNote *c = realloc(m->notes, (size_t)(m->n_notes + 1) * sizeof *c);
+        if (!c) return; /* the note stays unshown; the store keeps it */
+        m->notes = c, at = m->n_notes++;
+        m->notes[at].pos = pos;
+    }
+    if (n >= VIEW_NOTE_MAX) /* back to a character's first byte */
+        for (n = VIEW_NOTE_MAX - 1; n > 0 && ((unsigned char)note[n] & 0xC0) == 0x80; n--) {}
+    memcpy(m->notes[at].text, note, n);
+    m->notes[at].text[n] = 0;
+}
+
+const char *view_bookmark_note(const ViewModel *m, int pos) {
+    int at = bookmark_index(m, pos) < 0 ? -1 : note_index(m, pos);
+    return at >= 0 ? m->notes[at].text : "";
+}
+
 void view_bookmark_jump(ViewModel *m, int dir) {
     int p = view_bookmark_next(m, m->cursor, dir), k = 0, n = 0;
     if (p < 0 || p >= m->n_hist) {
@@ -128,6 +164,7 @@ void view_bookmark_jump(ViewModel *m, int dir) {
     for (int i = 0; i < m->n_marks; i++)
         if (m->marks[i].kind == VIEW_MARK_BOOKMARK) n++, k += m->marks[i].pos <= p;
     m->cursor = p, m->follow = 0;
-    view_set_status(m, "bookmark %d of %d: pos %d", k, n, p);
+    const char *note = view_bookmark_note(m, p);
+    view_set_status(m, "bookmark %d of %d: pos %d%s%.300s", k, n, p, note[0] ? ": " : "", note);
 }
 

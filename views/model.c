@@ -62,7 +62,7 @@ void view_free(ViewModel *m) {
     view_drop_parent(m);
     free(m->hist);
     free(m->attn.w);
-    free(m->marks);
+    free(m->marks), free(m->notes);
     free(m->sql_query);
     free(m->sql_text);
     input_free(m);

@@ -189,6 +189,12 @@ typedef struct {
     ViewMarkKind kind;
 } ViewMark;
 
+#define VIEW_NOTE_MAX 512 /* bytes a bookmark's note keeps, as the store does (cut at a character's start) */
+typedef struct {
+    int pos;
+    char text[VIEW_NOTE_MAX];
+} ViewNote;
+
 /* Cumulative counts per position made at one pair of thresholds. */
 typedef struct {
     float tau;          /* thresholds the counts were made with */
@@ -246,6 +252,8 @@ typedef struct {
      * tokens), dropped by the app for a new prompt. */
     ViewMark *marks;
     int n_marks;
+    ViewNote *notes; /* the bookmarks' notes (`C`), any order, owned; one a position, none empty */
+    int n_notes;
     /* The small list open over the heatmap (the policy picker), if open:
      * items[sel] is highlighted; the app answers its keys. */
     struct {
@@ -410,6 +418,13 @@ ViewMarkKind view_mark_at(const ViewModel *m, int pos);
 /* The strongest mark on positions [p0, p1) (a question outranks a needle,
  * so a binned timeline column never hides the question). */
 ViewMarkKind view_mark_in(const ViewModel *m, int p0, int p1);
+
+/* Set the note of pos's bookmark (NULL or "" clears it; none there: nothing),
+ * cut at a character's start to VIEW_NOTE_MAX - 1 bytes. */
+void view_bookmark_note_set(ViewModel *m, int pos, const char *note);
+
+/* The note of pos's bookmark, "" when it has none or pos holds no bookmark. */
+const char *view_bookmark_note(const ViewModel *m, int pos);
 
 /* A mark's glyph, the same in the token pane, on the timeline and in the
  * legend: ◆ needle, ? question and ★ bookmark (*, ? and ! under --ascii). */

@@ -95,6 +95,7 @@ static void ui_loop(Tui *t) {
         tui_poll_load(t);
         tui_rescore_poll(t);
         tui_tokstats_poll(t);
+        tui_bookmarks_poll(t);
         if (t->replay && t->playing) tui_replay_advance(t);
         tui_poll_job(t);
         if (t->dirty) {
@@ -130,6 +131,7 @@ int tui_show(Tui *t, int mono, int ascii, Err *e) {
     }
     fputs("\033[?2004l", stdout), fflush(stdout);
     endwin();
+    tui_bookmarks_flush(t);
     tui_job_stop(&t->job);
     tui_job_stop(&t->load);
     tui_dist_close(t);

@@ -16,7 +16,8 @@ void tui_keep_live(Tui *t) {
     t->kept.screen_run = t->screen_run;
     t->kept.parent_run = t->parent_run;
     t->kept.marks = m->marks, t->kept.n_marks = m->n_marks;
-    m->marks = NULL, m->n_marks = 0;
+    t->kept.notes = m->notes, t->kept.n_notes = m->n_notes;
+    m->marks = NULL, m->n_marks = 0, m->notes = NULL, m->n_notes = 0;
     t->from_live = 1;
     /* the model starts an empty history of its own for the recording */
     m->hist = NULL, m->n_hist = m->cap_hist = 0, m->cursor = -1, m->follow = 1;
@@ -35,9 +36,10 @@ int tui_back_to_live(Tui *t) {
     m->hist = t->kept.hist, m->n_hist = t->kept.n_hist, m->cap_hist = t->kept.cap_hist;
     m->cursor = t->kept.cursor, m->follow = t->kept.follow;
     m->hdr = t->kept.hdr;
-    free(m->marks);
+    free(m->marks), free(m->notes);
     m->marks = t->kept.marks, m->n_marks = t->kept.n_marks;
-    t->kept.marks = NULL, t->kept.n_marks = 0;
+    m->notes = t->kept.notes, m->n_notes = t->kept.n_notes;
+    t->kept.marks = NULL, t->kept.n_marks = 0, t->kept.notes = NULL, t->kept.n_notes = 0;
     t->screen_run = t->kept.screen_run;
     t->parent_run = t->kept.parent_run, t->other_run = 0; /* its parent was set aside with the replay: Tab reads it back */
     t->replay = 0, t->from_live = 0, t->playing = m->playing = 0;
@@ -51,7 +53,7 @@ int tui_back_to_live(Tui *t) {
 void tui_free_kept(Tui *t) {
     for (int i = 0; i < t->kept.n_hist; i++) trace_free(t->kept.hist[i]);
     free(t->kept.hist);
-    free(t->kept.marks);
-    t->kept.marks = NULL, t->kept.n_marks = 0;
+    free(t->kept.marks), free(t->kept.notes);
+    t->kept.marks = NULL, t->kept.n_marks = 0, t->kept.notes = NULL, t->kept.n_notes = 0;
     t->kept.hist = NULL, t->kept.n_hist = t->kept.cap_hist = 0, t->from_live = 0;
 }

@@ -185,6 +185,7 @@ static void show_bookmarks(Tui *t, const LoadPart *p) {
     for (int i = 0; i < n; i++) m[i] = (ViewMark){p->marks[i].pos, VIEW_MARK_BOOKMARK};
     Err e;
     if (view_set_marks(&t->m, m, n, &e)) view_set_status(&t->m, "bookmarks: %s", e.msg);
+    for (int i = 0; i < n; i++) view_bookmark_note_set(&t->m, p->marks[i].pos, p->marks[i].note);
     free(m);
 }
 

@@ -26,6 +26,17 @@ typedef enum {
     TUI_PANE_SQL, TUI_PANE_SUMMARY, TUI_PANE_DIFF, TUI_PANE_PLOTS, TUI_PANE_RUNS, TUI_PANE_EXPORT, TUI_PANE_OPEN
 } TuiPane;
 
+/* A bookmark write waiting for a database another process has locked (bookmarks.c). */
+typedef struct {
+    int64_t run;
+    int pos, drop;
+    char note[VIEW_NOTE_MAX];
+} TuiMarkWrite;
+#define TUI_MARK_QUEUE 64     /* writes that may wait at once; past it, the status line says one was not kept */
+#define TUI_MARK_RETRY_S 0.25 /* how often the frame loop tries them again */
+#define TUI_MARK_WAIT_MS 100  /* a key's own write waits this long for the lock before queueing */
+#define TUI_MARK_POLL_MS 20   /* a retry's, so no frame stalls */
+
 typedef struct {
     ViewModel m;
     ViewScreen scr;
@@ -73,6 +84,11 @@ typedef struct {
     char *prompt;       /* the prompt of the last run begun from text, whole (owned): what `e` edits */
     char item_note[160]; /* tui --tasks: the item's line, shown at open and again when its prefill ends; "" none */
     int note_pos;        /* `C`: the position whose bookmark the note line is for */
+    struct {
+        TuiMarkWrite w[TUI_MARK_QUEUE]; /* oldest first */
+        int n;
+        double next_try; /* clock_now() of the next retry */
+    } marks_q;
     ViewPattern pat;    /* the attention-pattern view (A), see pattern_ctl.h */
     int pat_pending;    /* a pattern request is out to the worker */
     double pat_asked;   /* when it was asked for */
@@ -104,6 +120,8 @@ typedef struct {
         int64_t parent_run; /* its parent, which Tab on an empty line in B reads back */
         ViewMark *marks; /* a task item's marks belong to the live run, not to the recording browsed */
         int n_marks;
+        ViewNote *notes; /* and its bookmarks' notes */
+        int n_notes;
     } kept;
 } Tui;
 
@@ -197,8 +215,17 @@ void tui_ablate(Tui *t);
 void tui_ablate_poll(Tui *t);
 
 /* `b`: set or drop the bookmark at the cursor, kept in the database beside
- * the run on screen (a live run; a replay's stay on screen). */
+ * the run on screen, a live run's or a replay's (a file of schema 8 or
+ * later: an older one's stay on screen, and the status line says why). */
 void tui_bookmark(Tui *t);
+
+/* The frame loop's turn: retry the bookmark writes a locked database made
+ * wait, every TUI_MARK_RETRY_S, saying on the status line when they land. */
+void tui_bookmarks_poll(Tui *t);
+
+/* At quit, after the terminal is given back: the writes still waiting get
+ * STORE_BUSY_MS each, and each one still not kept is a line on stderr. */
+void tui_bookmarks_flush(Tui *t);
 
 /* `C`: ask for the note of the cursor's bookmark (set first if none);
  * tui_note_done keeps the line typed (empty: no note). */
