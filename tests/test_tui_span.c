@@ -217,10 +217,10 @@ TEST(tui_x_over_the_common_prefix_of_another_prompt_on_a_16x32_folder) {
     tmux_stop(&t);
 }
 
-TEST(tui_span_takes_the_needle_question_and_answer_of_a_task_item) {
+static void span_of_a_task_item_at(int cols, int rows) {
     TMUX_NEED_TUI();
     Tmux t;
-    if (tmux_open_passkey(&t, "span_pk", 140, 45, "")) return;
+    if (tmux_open_passkey(&t, cols < 100 ? "span_pk80" : "span_pk", cols, rows, "")) return;
     tmux_keys(&t, "'*'"); /* the needle's statements: pos 139-152 */
     TMUX_WAIT(&t, "span 139-152 (14 positions, the needle's positions)", 5);
     CHECK(header_has(&t, "span 139-152", 3));
@@ -234,3 +234,7 @@ TEST(tui_span_takes_the_needle_question_and_answer_of_a_task_item) {
     TMUX_WAIT(&t, "EXITED 0", 10);
     tmux_stop(&t);
 }
+
+TEST(tui_span_takes_the_needle_question_and_answer_of_a_task_item) { span_of_a_task_item_at(140, 45); }
+
+TEST(tui_span_takes_the_needle_question_and_answer_of_a_task_item_at_80x24) { span_of_a_task_item_at(80, 24); }
