@@ -50,13 +50,7 @@ static int cpu_avx512bf16(void) {
     return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5));
 }
 
-/* AMX-TILE and AMX-BF16 in CPUID, and Linux's permission to use the tile
- * data state: a process must ask (ARCH_REQ_XCOMP_PERM) before its first
- * tile instruction, or that instruction faults. Asking again is harmless. */
-static int cpu_amx(void) {
-    unsigned a, b, c, d;
-    if (!cpu_avx512bf16() || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
-    if (!(d & (1u << 22)) || !(d & (1u << 24))) return 0;
+int gemm_half_tiles_permitted(void) {
 #ifdef SYS_arch_prctl
     const long req_perm = 0x1023, get_perm = 0x1022, xtiledata = 18;
     unsigned long perm = 0;
@@ -66,6 +60,14 @@ static int cpu_amx(void) {
 #else
     return 0;
 #endif
+}
+
+/* AMX-TILE and AMX-BF16 in CPUID, and the tile state permitted. */
+static int cpu_amx(void) {
+    unsigned a, b, c, d;
+    if (!cpu_avx512bf16() || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
+    if (!(d & (1u << 22)) || !(d & (1u << 24))) return 0;
+    return gemm_half_tiles_permitted();
 }
 
 int gemm_half_available(GemmPath path) {

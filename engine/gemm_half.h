@@ -36,6 +36,12 @@ int gemm_half_available(GemmPath path);
  * (gemm_half_best); -1 for any other name. */
 int gemm_half_parse(const char *name);
 
+/* 1 when Linux lets this process use the AMX tile data (it must ask,
+ * ARCH_REQ_XCOMP_PERM, before its first tile instruction, or that
+ * instruction faults); asks once more each call, which is harmless.
+ * gemm_q's AMX int8 path asks through it too. */
+int gemm_half_tiles_permitted(void);
+
 /* "exact", "avx512bf16" or "amx". */
 const char *gemm_half_name(GemmPath path);
 

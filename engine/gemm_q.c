@@ -8,11 +8,13 @@
  * the K types reduce a block's sums to one integer first. */
 #include "gemm_q.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gemm_half.h"
 #include "gemm_q_cell.h"
 #include "gguf.h"
 #include "half.h"
@@ -55,7 +57,7 @@ static inline float round_even(float v) {
 
 void gemm_q_quantise(GqX *x, const float *in, int t0, int t1) {
     int d = x->d, blk = x->blk, nb = d / blk;
-    for (int t = t0; t < t1; t++)
+    for (int t = t0; t < t1; t++) {
         for (int k = 0; k < nb; k++) {
             const float *v = in + (size_t)t * d + (size_t)k * blk;
             int8_t *q = x->q + (size_t)t * d + (size_t)k * blk;
@@ -83,6 +85,8 @@ void gemm_q_quantise(GqX *x, const float *in, int t0, int t1) {
             gemm_q_permute_block(x->qp + (size_t)t * d + (size_t)k * blk, q);
             gemm_q_permute_block6(x->qp6 + (size_t)t * d + (size_t)k * blk, q);
         }
+        if (blk == 32) gemm_q_amx_order(x->qp, x->q + (size_t)t * d, x->T, d, t);
+    }
 }
 
 /* ---- the portable path ---- */
@@ -408,11 +412,11 @@ T256 static void tile_4x1(int ty, const uint8_t *w, size_t rb, const GqX *x, int
 
 /* Rows [j0, j1) against every token: 4 × 1 tiles one token at a time for
  * decode and a prefill's last tokens, 2 × 4 tiles over the quads. */
-static void avx2_rows(float *C, int ldc, const GqX *x, int ty, const uint8_t *w, int j0, int j1) {
+static void avx2_rows(float *C, int ldc, const GqX *x, int ty, const uint8_t *w, int j0, int j1, int tlo) {
     size_t rb = (size_t)x->d / x->blk * block_bytes(ty);
-    int T = x->T, tq = T / 4 * 4;
+    int T = x->T, tq = tlo + (T - tlo) / 4 * 4;
     float o[8];
-    for (int t0 = 0; t0 < tq; t0 += 4) {
+    for (int t0 = tlo; t0 < tq; t0 += 4) {
         int j = j0;
         for (; j + 2 <= j1; j += 2) {
             tile_2x4(ty, w + (size_t)j * rb, rb, x, t0, o);
@@ -431,35 +435,62 @@ static void avx2_rows(float *C, int ldc, const GqX *x, int ty, const uint8_t *w,
     }
 }
 
+/* Rows [j0, n) against tokens from tlo, in the AVX2 tiles' row blocks. */
+static void avx2_from(float *C, int ldc, const GqX *x, int ty, const uint8_t *w, int j0, int n, int tlo) {
+    for (; j0 < n; j0 += GQ_ROWS) avx2_rows(C, ldc, x, ty, w, j0, j0 + GQ_ROWS < n ? j0 + GQ_ROWS : n, tlo);
+}
+
 void gemm_q(GqPath path, float *C, int ldc, const GqX *x, int ty, const void *w, int n) {
     if (path == GQ_PORTABLE) {
         cells(C, ldc, x, ty, w, 0, n, 0, x->T);
         return;
     }
-    for (int j0 = 0; j0 < n; j0 += GQ_ROWS) avx2_rows(C, ldc, x, ty, w, j0, j0 + GQ_ROWS < n ? j0 + GQ_ROWS : n);
+    int n16 = n / 16 * 16, T16 = x->T / 16 * 16;
+    if (path != GQ_AMX || ty != GGML_Q8_0 || !n16 || !T16 || x->d > GQ_PACK_MAX_COLS) {
+        avx2_from(C, ldc, x, ty, w, 0, n, 0);
+        return;
+    }
+    /* whole 16 × 16 tiles in AMX, the rows and tokens past them in AVX2 */
+    gemm_q_amx_q8(C, ldc, x, w, n16);
+    avx2_from(C, ldc, x, ty, w, n16, n, 0);
+    if (T16 < x->T) avx2_from(C, ldc, x, ty, w, 0, n16, T16);
 }
 
 /* ---- which path ---- */
 
-int gemm_q_available(GqPath path) {
-    if (path != GQ_AVX2) return path == GQ_OFF || path == GQ_PORTABLE;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && mv_cpu_f16c();
+/* AMX-TILE and AMX-INT8 (CPUID 7.0 EDX bits 24, 25), the AVX-512 the
+ * tiles' f32 steps use, and the kernel's permission for the tile state. */
+static int cpu_amx_int8(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 24)) || !(d & (1u << 25))) return 0;
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") && gemm_half_tiles_permitted();
 }
 
-GqPath gemm_q_best(void) { return gemm_q_available(GQ_AVX2) ? GQ_AVX2 : GQ_PORTABLE; }
+int gemm_q_available(GqPath path) {
+    if (path != GQ_AVX2 && path != GQ_AMX) return path == GQ_OFF || path == GQ_PORTABLE;
+    __builtin_cpu_init();
+    int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && mv_cpu_f16c();
+    return avx2 && (path == GQ_AVX2 || cpu_amx_int8());
+}
 
-const char *gemm_q_name(GqPath path) { return path == GQ_AVX2 ? "avx2" : path == GQ_PORTABLE ? "portable" : "off"; }
+GqPath gemm_q_best(void) {
+    return gemm_q_available(GQ_AMX) ? GQ_AMX : gemm_q_available(GQ_AVX2) ? GQ_AVX2 : GQ_PORTABLE;
+}
+
+const char *gemm_q_name(GqPath path) {
+    return path == GQ_AMX ? "amx" : path == GQ_AVX2 ? "avx2" : path == GQ_PORTABLE ? "portable" : "off";
+}
 
 int gemm_q_from_env(char *msg, size_t msg_size) {
     const char *v = getenv("AHASCOPE_GEMMQ");
     if (!v || !*v || !strcmp(v, "auto")) return gemm_q_best();
-    for (int p = GQ_OFF; p <= GQ_AVX2; p++)
+    for (int p = GQ_OFF; p <= GQ_AMX; p++)
         if (!strcmp(v, gemm_q_name((GqPath)p))) {
             if (gemm_q_available((GqPath)p)) return p;
             snprintf(msg, msg_size, "AHASCOPE_GEMMQ=%s: this CPU lacks the instructions", v);
             return -1;
         }
-    snprintf(msg, msg_size, "AHASCOPE_GEMMQ=%s: not a path (off, portable, avx2, auto)", v);
+    snprintf(msg, msg_size, "AHASCOPE_GEMMQ=%s: not a path (off, portable, avx2, amx, auto)", v);
     return -1;
 }

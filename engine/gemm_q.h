@@ -33,8 +33,10 @@
 #include <stdint.h>
 
 /* How the products run: not at all (the caller's widen-and-sgemm path),
- * plain C, or AVX2 tiles of 2 rows × 4 tokens (4 rows × 1 for decode). */
-typedef enum { GQ_OFF, GQ_PORTABLE, GQ_AVX2 } GqPath;
+ * plain C, AVX2 tiles of 2 rows × 4 tokens (4 rows × 1 for decode), or
+ * AMX int8 tiles of 16 rows × 16 tokens for Q8_0 (gemm_q_amx.c; the K
+ * types, and the rows and tokens past the last whole tile, take AVX2's). */
+typedef enum { GQ_OFF, GQ_PORTABLE, GQ_AVX2, GQ_AMX } GqPath;
 
 /* Activations rounded for one product: T rows of d columns in blocks of
  * blk (32 or 256). Scales are stored block-major, tokens contiguous, so a
@@ -92,20 +94,22 @@ void gemm_q_packed(GqPath path, float *C, int ldc, const GqX *x, int ggml_type, 
 
 /* 1 when a model loaded now should pack its matrices of ggml_type: the
  * type has a packed form, $AHASCOPE_REPACK is not "0", and products of it
- * will run gemm_q's AVX2 path (AHASCOPE_GEMMQ auto or avx2, the integer
+ * will run gemm_q's AVX2 tiles (AHASCOPE_GEMMQ auto, avx2 or amx, the integer
  * decode, no AVX-512 VNNI kernels of matvec_q.c in charge of decode). */
 int gemm_q_pack_wanted(int ggml_type);
 
 /* 1 when path can run on this CPU (GQ_OFF and GQ_PORTABLE always can). */
 int gemm_q_available(GqPath path);
 
-/* The fastest path this CPU has: GQ_AVX2 with AVX2, FMA and F16C, else GQ_PORTABLE. */
+/* The fastest path this CPU has: GQ_AMX with AMX-INT8, AVX-512 and the
+ * kernel's leave for the tile state, else GQ_AVX2 with AVX2, FMA and F16C,
+ * else GQ_PORTABLE. */
 GqPath gemm_q_best(void);
 
-/* "off", "portable" or "avx2". */
+/* "off", "portable", "avx2" or "amx". */
 const char *gemm_q_name(GqPath path);
 
-/* The path $AHASCOPE_GEMMQ names ("off", "portable", "avx2", or unset or
+/* The path $AHASCOPE_GEMMQ names ("off", "portable", "avx2", "amx", or unset or
  * "auto": gemm_q_best), or -1 with a message in msg for an unknown name or
  * one this CPU cannot run. */
 int gemm_q_from_env(char *msg, size_t msg_size);

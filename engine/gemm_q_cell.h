@@ -1,8 +1,9 @@
 /* gemm_q_cell.h — what gemm_q.c shares with gemm_q_pack.c, its packed-row
  * sibling: the portable reference arithmetic, so a packed matrix's
  * products are the stored blocks' products by construction, and the two
- * small reorderings the packing and the activations' permuted copy share.
- * Not for callers outside those two files. */
+ * small reorderings the packing and the activations' permuted copy share;
+ * and the AMX tiles of gemm_q_amx.c.
+ * Not for callers outside those files. */
 #ifndef AHASCOPE_GEMM_Q_CELL_H
 #define AHASCOPE_GEMM_Q_CELL_H
 
@@ -29,5 +30,15 @@ void gemm_q_permute_block(int8_t *qp, const int8_t *q);
 /* The same for packed Q6_K rows, whose sub-blocks are 16 weights:
  * qp[32i + 2s + l] = q[16s + 2i + l] (s < 16, l < 2). */
 void gemm_q_permute_block6(int8_t *qp, const int8_t *q);
+
+/* AMX int8 (gemm_q_amx.c). Rows [0, n16) (n16 a multiple of 16; x->d at
+ * most GQ_PACK_MAX_COLS) of Q8_0
+ * weights w against tokens [0, T/16·16) of x, whose qp holds the tile
+ * order gemm_q_amx_order writes; the caller has checked the CPU. */
+void gemm_q_amx_q8(float *C, int ldc, const GqX *x, const uint8_t *w, int n16);
+
+/* Token t's rounded row q (d values, blocks of 32) into the tile order of
+ * qp for T tokens; the tokens past the last whole 16 are not stored. */
+void gemm_q_amx_order(int8_t *qp, const int8_t *q, int T, int d, int t);
 
 #endif

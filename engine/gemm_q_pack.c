@@ -400,7 +400,7 @@ static void avx2_rows(int ty, float *C, int ldc, const GqX *x, const uint8_t *p,
 }
 
 void gemm_q_packed(GqPath path, float *C, int ldc, const GqX *x, int ty, const void *packed, int j0, int j1) {
-    if (path == GQ_AVX2) avx2_rows(ty, C, ldc, x, packed, j0, j1);
+    if (path >= GQ_AVX2) avx2_rows(ty, C, ldc, x, packed, j0, j1); /* (AMX takes only Q8_0: packed K rows run AVX2) */
     else pk_cells(ty, C, ldc, x, packed, j0, j1);
 }
 
@@ -408,5 +408,5 @@ int gemm_q_pack_wanted(int ty) {
     const char *v = getenv("AHASCOPE_REPACK");
     if (!pk_block(ty) || (v && !strcmp(v, "0"))) return 0;
     char msg[200];
-    return gemm_q_from_env(msg, sizeof msg) == GQ_AVX2 && mv_q_int8() && !mv_q_int8_available(ty);
+    return gemm_q_from_env(msg, sizeof msg) >= GQ_AVX2 && mv_q_int8() && !mv_q_int8_available(ty);
 }

@@ -28,11 +28,13 @@ typedef struct { int T, n, d; } Shape;
 
 static const Shape K_SHAPES[] = {{1, 1, 256}, {1, 7, 512}, {2, 3, 256}, {4, 2, 256}, {5, 5, 768},
                                  {9, 17, 512}, {3, 33, 256}, {17, 34, 256}};
-static const Shape Q8_SHAPES[] = {{1, 1, 32}, {1, 9, 96}, {3, 5, 64}, {4, 4, 256}, {7, 17, 160}, {13, 35, 64}};
+/* The last four reach AMX's 16 × 16 tiles: whole ones, and rows and tokens past them. */
+static const Shape Q8_SHAPES[] = {{1, 1, 32},   {1, 9, 96},   {3, 5, 64},    {4, 4, 256},  {7, 17, 160},
+                                  {13, 35, 64}, {16, 16, 32}, {33, 35, 96}, {17, 48, 64}, {48, 21, 160}};
 
 typedef struct {
     double worst_q, worst_x; /* error over each bound */
-    int outside, differ;     /* a column past n written; AVX2 ≠ portable */
+    int outside, differ;     /* a column past n written; AVX2 or AMX ≠ portable */
 } Result;
 
 /* One type and shape: portable and (where the CPU has it) AVX2 on the same
@@ -42,19 +44,21 @@ static void run_shape(GgmlType ty, const Shape *s, unsigned *seed, Result *res) 
     size_t bytes, rb = quant_row_bytes(ty, d);
     uint8_t *w = qfx_random_blocks(ty, (size_t)n * d, 0.05f, seed, &bytes);
     float *x = malloc((size_t)T * d * sizeof(float)), *wf = malloc((size_t)n * d * sizeof(float));
-    float *C[2] = {malloc((size_t)T * ldc * sizeof(float)), malloc((size_t)T * ldc * sizeof(float))};
+    float *C[3];
+    for (int p = 0; p < 3; p++) C[p] = malloc((size_t)T * ldc * sizeof(float));
     void *buf = malloc(gemm_q_x_bytes(T, d));
     for (size_t i = 0; i < (size_t)T * d; i++) x[i] = qfx_frand(seed) * (i % 7 == 0 ? 3.0f : 1.0f);
     for (int j = 0; j < n; j++) quant_dequant(ty, w + (size_t)j * rb, wf + (size_t)j * d, d);
     GqX gx;
     gemm_q_x_init(&gx, buf, T, d, blk);
     gemm_q_quantise(&gx, x, 0, T);
-    int paths = gemm_q_available(GQ_AVX2) ? 2 : 1;
-    for (int p = 0; p < paths; p++) {
+    const GqPath path[3] = {GQ_PORTABLE, GQ_AVX2, GQ_AMX};
+    for (int p = 0; p < 3; p++) {
+        if (!gemm_q_available(path[p])) continue;
         for (size_t i = 0; i < (size_t)T * ldc; i++) C[p][i] = -12345.0f;
-        gemm_q(p ? GQ_AVX2 : GQ_PORTABLE, C[p], ldc, &gx, ty, w, n);
+        gemm_q(path[p], C[p], ldc, &gx, ty, w, n);
+        if (p && memcmp(C[0], C[p], (size_t)T * ldc * sizeof(float))) res->differ++;
     }
-    if (paths == 2 && memcmp(C[0], C[1], (size_t)T * ldc * sizeof(float))) res->differ++;
     for (int t = 0; t < T; t++) {
         for (int j = n; j < ldc; j++) res->outside += C[0][(size_t)t * ldc + j] != -12345.0f;
         for (int j = 0; j < n; j++) {
@@ -71,7 +75,7 @@ static void run_shape(GgmlType ty, const Shape *s, unsigned *seed, Result *res) 
             if (ex > res->worst_x) res->worst_x = ex;
         }
     }
-    free(w), free(x), free(wf), free(C[0]), free(C[1]), free(buf);
+    free(w), free(x), free(wf), free(C[0]), free(C[1]), free(C[2]), free(buf);
 }
 
 static void check_type(GgmlType ty, const Shape *shapes, size_t n_shapes, const char *name) {
@@ -79,15 +83,17 @@ static void check_type(GgmlType ty, const Shape *shapes, size_t n_shapes, const 
     Result r = {0, 0, 0, 0};
     for (size_t i = 0; i < n_shapes; i++) run_shape(ty, &shapes[i], &seed, &r);
     CHECK_MSG(r.outside == 0, "%s: %d values written past column n", name, r.outside);
-    CHECK_MSG(r.differ == 0, "%s: AVX2 differs from portable in %d of %zu shapes", name, r.differ, n_shapes);
+    CHECK_MSG(r.differ == 0, "%s: AVX2 or AMX differs from portable in %d of %zu shapes", name, r.differ, n_shapes);
     CHECK_MSG(r.worst_q <= 1, "%s: %.3g of the f32 accumulation bound from the rounded product", name, r.worst_q);
     CHECK_MSG(r.worst_x <= 1, "%s: %.3g of the activation-rounding bound from the product", name, r.worst_x);
-    printf("      %s: %s; worst %.3f of the accumulation bound, %.3f of the rounding bound\n", name,
-           gemm_q_available(GQ_AVX2) ? "avx2 = portable bit for bit" : "portable only (no AVX2 here)", r.worst_q,
+    const char *paths = gemm_q_available(GQ_AMX)    ? "avx2 = amx = portable bit for bit"
+                        : gemm_q_available(GQ_AVX2) ? "avx2 = portable bit for bit (no AMX int8 here)"
+                                                    : "portable only (no AVX2 here)";
+    printf("      %s: %s; worst %.3f of the accumulation bound, %.3f of the rounding bound\n", name, paths, r.worst_q,
            r.worst_x);
 }
 
-TEST(gemm_q_q8_0_avx2_equals_portable_and_float64) { check_type(GGML_Q8_0, Q8_SHAPES, 6, "Q8_0"); }
+TEST(gemm_q_q8_0_avx2_and_amx_equal_portable_and_float64) { check_type(GGML_Q8_0, Q8_SHAPES, 10, "Q8_0"); }
 
 TEST(gemm_q_q4_k_avx2_equals_portable_and_float64) { check_type(GGML_Q4_K, K_SHAPES, 8, "Q4_K"); }
 
@@ -135,6 +141,8 @@ TEST(gemm_q_env_names_a_path) {
     CHECK_INT(gemm_q_from_env(msg, sizeof msg), GQ_PORTABLE);
     setenv("AHASCOPE_GEMMQ", "off", 1);
     CHECK_INT(gemm_q_from_env(msg, sizeof msg), GQ_OFF);
+    setenv("AHASCOPE_GEMMQ", "amx", 1);
+    CHECK_INT(gemm_q_from_env(msg, sizeof msg), gemm_q_available(GQ_AMX) ? GQ_AMX : -1);
     setenv("AHASCOPE_GEMMQ", "avx3", 1);
     CHECK_INT(gemm_q_from_env(msg, sizeof msg), -1);
     CHECK(strstr(msg, "avx3") != NULL);
