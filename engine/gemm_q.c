@@ -33,7 +33,7 @@ static int block_bytes(int t) {
 
 size_t gemm_q_x_bytes(int T, int d) {
     size_t n = (size_t)T * d;
-    return 4 * n + n / 32 * sizeof(float) + 2 * (n / 16) * sizeof(int16_t) + 2 * (n / 32) * sizeof(int16_t) + 64;
+    return 3 * n + n / 32 * sizeof(float) + n / 16 * sizeof(int16_t) + n / 32 * sizeof(int16_t) + 64;
 }
 
 void gemm_q_x_init(GqX *x, void *buf, int T, int d, int blk) {
@@ -45,11 +45,8 @@ void gemm_q_x_init(GqX *x, void *buf, int T, int d, int blk) {
     x->dx = (float *)(void *)p, p += n / 32 * sizeof(float);
     x->s16 = (int16_t *)(void *)p, p += n / 16 * sizeof(int16_t);
     x->s32 = (int16_t *)(void *)p, p += n / 32 * sizeof(int16_t);
-    x->s32t = (int16_t *)(void *)p, p += n / 32 * sizeof(int16_t);
-    x->s16t = (int16_t *)(void *)p, p += n / 16 * sizeof(int16_t);
     x->qp = (int8_t *)p, p += n;
-    x->qp6 = (int8_t *)p, p += n;
-    x->qa = (int8_t *)p;
+    x->qp6 = (int8_t *)p;
 }
 
 /* Round to nearest even for |v| < 2^22, as the vector conversion rounds. */
@@ -79,16 +76,16 @@ void gemm_q_quantise(GqX *x, const float *in, int t0, int t1) {
             for (int g = 0; g < 16; g++) {
                 int sum = 0;
                 for (int j = 0; j < 16; j++) sum += q[16 * g + j];
-                x->s16[(size_t)t * (d / 16) + 16 * k + g] = x->s16t[(size_t)(16 * k + g) * x->T + t] = (int16_t)sum;
+                x->s16[(size_t)t * (d / 16) + 16 * k + g] = (int16_t)sum;
             }
             for (int g = 0; g < 8; g++) {
                 const int16_t *p = x->s16 + (size_t)t * (d / 16) + 16 * k + 2 * g;
-                x->s32[(size_t)t * (d / 32) + 8 * k + g] = x->s32t[(size_t)(8 * k + g) * x->T + t] = (int16_t)(p[0] + p[1]);
+                x->s32[(size_t)t * (d / 32) + 8 * k + g] = (int16_t)(p[0] + p[1]);
             }
             gemm_q_permute_block(x->qp + (size_t)t * d + (size_t)k * blk, q);
             gemm_q_permute_block6(x->qp6 + (size_t)t * d + (size_t)k * blk, q);
         }
-        gemm_q_amx_order(x->qa, x->q + (size_t)t * d, x->T, d, t);
+        if (blk == 32) gemm_q_amx_order(x->qp, x->q + (size_t)t * d, x->T, d, t);
     }
 }
 
@@ -449,13 +446,12 @@ void gemm_q(GqPath path, float *C, int ldc, const GqX *x, int ty, const void *w,
         return;
     }
     int n16 = n / 16 * 16, T16 = x->T / 16 * 16;
-    int amx = path == GQ_AMX && n16 && T16 && gemm_q_amx_takes(ty, x->d);
-    if (!amx) {
+    if (path != GQ_AMX || ty != GGML_Q8_0 || !n16 || !T16 || x->d > GQ_PACK_MAX_COLS) {
         avx2_from(C, ldc, x, ty, w, 0, n, 0);
         return;
     }
     /* whole 16 × 16 tiles in AMX, the rows and tokens past them in AVX2 */
-    gemm_q_amx(C, ldc, x, ty, w, n16);
+    gemm_q_amx_q8(C, ldc, x, w, n16);
     avx2_from(C, ldc, x, ty, w, n16, n, 0);
     if (T16 < x->T) avx2_from(C, ldc, x, ty, w, 0, n16, T16);
 }
