@@ -217,25 +217,32 @@ AVX512BF16 static void avx_block(float *acc, int zero, const uint16_t *xb, int r
     }
 }
 
-/* The palette-1 layout every call uses: tiles 0-3 accumulate C (16 rows
- * of 16 floats), 4-5 hold two 16-row slices of X, 6-7 the two packed
- * weight tiles; each is 16 rows of 64 bytes. */
+/* LDTILECFG's 64 bytes. */
 typedef struct {
     uint8_t palette, start_row, reserved[14];
     uint16_t colsb[16];
     uint8_t rows[16];
 } TileConfig;
 
-AMX static void amx_configure(void) {
+AMX void gemm_half_tiles_configure(const uint16_t colsb[8], const uint8_t rows[8]) {
     TileConfig cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.palette = 1;
-    for (int t = 0; t < 8; t++) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+    for (int t = 0; t < 8; t++) cfg.colsb[t] = colsb[t], cfg.rows[t] = rows[t];
     /* gcc 12's _tile_loadconfig tells the compiler it reads 8 bytes, which
      * then dropped the stores above (and LDTILECFG faulted on the stack's
      * leftovers): the barrier makes every byte of cfg written first. */
     __asm__ volatile("" : : "r"(&cfg) : "memory");
     _tile_loadconfig(&cfg);
+}
+
+/* The palette-1 layout every call uses: tiles 0-3 accumulate C (16 rows
+ * of 16 floats), 4-5 hold two 16-row slices of X, 6-7 the two packed
+ * weight tiles; each is 16 rows of 64 bytes. */
+static void amx_configure(void) {
+    static const uint16_t colsb[8] = {64, 64, 64, 64, 64, 64, 64, 64};
+    static const uint8_t rows[8] = {16, 16, 16, 16, 16, 16, 16, 16};
+    gemm_half_tiles_configure(colsb, rows);
 }
 
 /* The same by tiles: C in tiles 0-3, loaded from acc unless zero. Tile

@@ -42,6 +42,11 @@ int gemm_half_parse(const char *name);
  * gemm_q's AMX int8 path asks through it too. */
 int gemm_half_tiles_permitted(void);
 
+/* Load palette 1 with tiles 0-7 of colsb[t] bytes by rows[t] rows (the
+ * others unused) on the calling thread; only where gemm_half_tiles_permitted
+ * and the CPU has AMX-TILE. gemm_q's AMX path configures through it too. */
+void gemm_half_tiles_configure(const uint16_t colsb[8], const uint8_t rows[8]);
+
 /* "exact", "avx512bf16" or "amx". */
 const char *gemm_half_name(GemmPath path);
 

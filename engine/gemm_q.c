@@ -39,7 +39,7 @@ size_t gemm_q_x_bytes(int T, int d) {
 void gemm_q_x_init(GqX *x, void *buf, int T, int d, int blk) {
     size_t n = (size_t)T * d;
     char *p = buf;
-    x->T = T, x->d = d, x->blk = blk;
+    x->T = T, x->d = d, x->blk = blk, x->tiles = 0;
     x->q = (int8_t *)p, p += n;
     p += (uintptr_t)-(uintptr_t)p & 15; /* the scales and sums aligned to their size */
     x->dx = (float *)(void *)p, p += n / 32 * sizeof(float);
@@ -85,7 +85,7 @@ void gemm_q_quantise(GqX *x, const float *in, int t0, int t1) {
             gemm_q_permute_block(x->qp + (size_t)t * d + (size_t)k * blk, q);
             gemm_q_permute_block6(x->qp6 + (size_t)t * d + (size_t)k * blk, q);
         }
-        if (blk == 32) gemm_q_amx_order(x->qp, x->q + (size_t)t * d, x->T, d, t);
+        if (blk == 32 && x->tiles) gemm_q_amx_order(x->qp, x->q + (size_t)t * d, x->T, d, t);
     }
 }
 
@@ -446,7 +446,7 @@ void gemm_q(GqPath path, float *C, int ldc, const GqX *x, int ty, const void *w,
         return;
     }
     int n16 = n / 16 * 16, T16 = x->T / 16 * 16;
-    if (path != GQ_AMX || ty != GGML_Q8_0 || !n16 || !T16 || x->d > GQ_PACK_MAX_COLS) {
+    if (path != GQ_AMX || !x->tiles || ty != GGML_Q8_0 || !n16 || !T16 || x->d > GQ_PACK_MAX_COLS) {
         avx2_from(C, ldc, x, ty, w, 0, n, 0);
         return;
     }

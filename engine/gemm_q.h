@@ -49,6 +49,7 @@ typedef struct {
     int8_t *qp;    /* [T][d] q in the order packed Q4_K rows read it (blk 256 only) */
     int8_t *qp6;   /* [T][d] q in the order packed Q6_K rows read it (blk 256 only) */
     int T, d, blk;
+    int tiles;     /* 1: gemm_q_quantise also writes qp in the AMX tiles' order (blk 32), which GQ_AMX needs */
 } GqX;
 
 /* The activation block a weight type wants: 32 for Q8_0, 256 for Q4_K,
@@ -59,7 +60,9 @@ int gemm_q_block(int ggml_type);
 size_t gemm_q_x_bytes(int T, int d);
 
 /* Carve x out of buf (gemm_q_x_bytes(T, d) bytes, any alignment) for T rows
- * of d in blocks of blk; d must be a multiple of blk. */
+ * of d in blocks of blk; d must be a multiple of blk. x->tiles starts 0:
+ * a caller that will run GQ_AMX sets it before gemm_q_quantise (without
+ * it, GQ_AMX runs the AVX2 tiles). */
 void gemm_q_x_init(GqX *x, void *buf, int T, int d, int blk);
 
 /* Round rows [t0, t1) of in[T][d] into x: threads may round disjoint ranges. */

@@ -15,32 +15,18 @@
 #include <immintrin.h>
 #include <string.h>
 
+#include "gemm_half.h"
 #include "gemm_q_cell.h"
 
 #define TAMX __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,f16c,fma,amx-tile,amx-int8")))
 
-/* LDTILECFG's 64 bytes. */
-typedef struct {
-    uint8_t palette, start_row, reserved[14];
-    uint16_t colsb[16];
-    uint8_t rows[16];
-} TileCfg;
-
 /* Tiles 0-1 and 6-7: the two halves' int32 sums (16 rows × 16 tokens) of
- * alternate blocks; 2-3: the
- * weights' halves (16 rows × 16 bytes); 4-5: the activations' halves
- * (4 rows × 16 tokens × 4 bytes). */
-TAMX static void amx_configure(void) {
-    TileCfg c;
-    memset(&c, 0, sizeof c);
-    c.palette = 1;
-    for (int t = 0; t < 2; t++) c.colsb[t] = c.colsb[t + 6] = 64, c.rows[t] = c.rows[t + 6] = 16;
-    for (int t = 2; t < 4; t++) c.colsb[t] = 16, c.rows[t] = 16;
-    for (int t = 4; t < 6; t++) c.colsb[t] = 64, c.rows[t] = 4;
-    /* gcc 12's _tile_loadconfig claims to read 8 bytes; the barrier keeps
-     * the stores above (gemm_half.c met the same) */
-    __asm__ volatile("" : : "r"(&c) : "memory");
-    _tile_loadconfig(&c);
+ * alternate blocks; 2-3: the weights' halves (16 rows × 16 bytes); 4-5:
+ * the activations' halves (4 rows × 16 tokens × 4 bytes). */
+static void amx_configure(void) {
+    static const uint16_t colsb[8] = {64, 64, 16, 16, 64, 64, 64, 64};
+    static const uint8_t rows[8] = {16, 16, 16, 16, 4, 4, 16, 16};
+    gemm_half_tiles_configure(colsb, rows);
 }
 
 /* Block k's two tile products into tiles c0 and c1 (immediates). */

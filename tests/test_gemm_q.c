@@ -51,6 +51,7 @@ static void run_shape(GgmlType ty, const Shape *s, unsigned *seed, Result *res) 
     for (int j = 0; j < n; j++) quant_dequant(ty, w + (size_t)j * rb, wf + (size_t)j * d, d);
     GqX gx;
     gemm_q_x_init(&gx, buf, T, d, blk);
+    gx.tiles = 1;
     gemm_q_quantise(&gx, x, 0, T);
     const GqPath path[3] = {GQ_PORTABLE, GQ_AVX2, GQ_AMX};
     for (int p = 0; p < 3; p++) {

@@ -114,42 +114,12 @@ TEST(tui_tour_16x32_bookmark_paths_span_ablation_and_d_at_80x24) { folder_tour(8
 
 TEST(tui_tour_16x32_bookmark_paths_span_ablation_and_d_at_140x45) { folder_tour(140, 45); }
 
-/* The organism's passkey item as tmux_open_passkey opens it, but recorded
- * (into dir/ahascope.db), stepped to pos 505. 0, or -1 (skipped or failed). */
-static int open_passkey_recorded(Tmux *t, const char *name, int cols, int rows) {
-    char real[4096], cmd[8192];
-    if (!realpath("engine/organism/organism.bin", real)) {
-        test_skip("no engine/organism/organism.bin in this checkout");
-        return -1;
-    }
-    const char *dir = test_tmp(name);
-    int st;
-    char *o = test_runf(&st, "mkdir -p '%s' && cd '%s' && %s tasks --task passkey --context 504 --n 1 --seed 1 "
-                             "--model '%s' --out pk.jsonl 2>&1", dir, dir, test_bin_abs(), real);
-    CHECK_MSG(st == 0, "tasks: %s", o ? o : "");
-    free(o);
-    if (st) return -1;
-    snprintf(cmd, sizeof cmd, "%s tui --model '%s' --seed 1 --temperature 0 --policy full --tasks pk.jsonl --item 0",
-             test_bin_abs(), real);
-    if (tmux_open(t, name, dir, cols, rows, NULL, cmd, 0)) return -1;
-    if (!tmux_shows(t, "504 prompt", 30)) {
-        test_fail(__FILE__, __LINE__, "the passkey item's prefill never ended");
-        tmux_stop(t);
-        return -1;
-    }
-    tmux_keys(t, "Space Space");
-    if (tmux_shows(t, "pos 505/", 10)) return 0;
-    test_fail(__FILE__, __LINE__, "the passkey item never reached pos 505");
-    tmux_stop(t);
-    return -1;
-}
-
 static void organism_tour(int cols, int rows) {
     TMUX_NEED_TUI();
     Tmux t;
     char name[32];
     snprintf(name, sizeof name, "tourorg_%d", cols);
-    if (open_passkey_recorded(&t, name, cols, rows)) return;
+    if (tmux_open_passkey_recorded(&t, name, cols, rows)) return;
     tmux_keys(&t, "b");
     TMUX_WAIT(&t, "bookmark at pos 505", 5);
     note_at(&t, 505, "second digit");

@@ -149,7 +149,8 @@ int tmux_open_16x32(Tmux *t, const char *name, int cols, int rows, const char *e
     return rc ? -1 : 0;
 }
 
-int tmux_open_passkey(Tmux *t, const char *name, int cols, int rows, const char *flags) {
+/* tmux_open_passkey with or without the run recorded (into test_tmp(name)/ahascope.db). */
+static int open_passkey(Tmux *t, const char *name, int cols, int rows, int record, const char *flags) {
     char real[4096], cmd[8192], dir[1024];
     if (!realpath("engine/organism/organism.bin", real)) {
         test_skip("no engine/organism/organism.bin in this checkout");
@@ -162,18 +163,26 @@ int tmux_open_passkey(Tmux *t, const char *name, int cols, int rows, const char 
     CHECK_MSG(st == 0, "tasks: %s", o ? o : "");
     free(o);
     if (st) return -1;
-    snprintf(cmd, sizeof cmd, "%s tui --model '%s' --seed 1 --temperature 0 --policy full --no-record "
-             "--tasks pk.jsonl --item 0 %s", test_bin_abs(), real, flags ? flags : "");
+    snprintf(cmd, sizeof cmd, "%s tui --model '%s' --seed 1 --temperature 0 --policy full %s"
+             "--tasks pk.jsonl --item 0 %s", test_bin_abs(), real, record ? "" : "--no-record ", flags ? flags : "");
     int rc = tmux_open(t, name, dir, cols, rows, NULL, cmd, 0);
     CHECK_INT(rc, 0);
     if (rc) return -1;
-    int ok = tmux_shows(t, "504 prompt", 20);
+    int ok = tmux_shows(t, "504 prompt", 30);
     if (ok) tmux_keys(t, "Space Space"); /* the answer's second digit: the copying head reads the needle */
     ok = ok && tmux_shows(t, "pos 505/", 10);
     if (ok) return 0;
     test_fail(__FILE__, __LINE__, "the passkey item never reached pos 505");
     tmux_stop(t);
     return -1;
+}
+
+int tmux_open_passkey(Tmux *t, const char *name, int cols, int rows, const char *flags) {
+    return open_passkey(t, name, cols, rows, 0, flags);
+}
+
+int tmux_open_passkey_recorded(Tmux *t, const char *name, int cols, int rows) {
+    return open_passkey(t, name, cols, rows, 1, NULL);
 }
 
 int tmux_open_stories(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags) {
