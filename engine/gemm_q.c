@@ -19,6 +19,7 @@
 #include "gguf.h"
 #include "half.h"
 #include "matvec.h"
+#include "quant.h"
 #include "simd.h"
 
 int gemm_q_block(int t) {
@@ -33,7 +34,7 @@ static int block_bytes(int t) {
 
 size_t gemm_q_x_bytes(int T, int d) {
     size_t n = (size_t)T * d;
-    return 3 * n + n / 32 * sizeof(float) + n / 16 * sizeof(int16_t) + n / 32 * sizeof(int16_t) + 64;
+    return 4 * n + n / 32 * sizeof(float) + 2 * (n / 16) * sizeof(int16_t) + 2 * (n / 32) * sizeof(int16_t) + 64;
 }
 
 void gemm_q_x_init(GqX *x, void *buf, int T, int d, int blk) {
@@ -45,8 +46,11 @@ void gemm_q_x_init(GqX *x, void *buf, int T, int d, int blk) {
     x->dx = (float *)(void *)p, p += n / 32 * sizeof(float);
     x->s16 = (int16_t *)(void *)p, p += n / 16 * sizeof(int16_t);
     x->s32 = (int16_t *)(void *)p, p += n / 32 * sizeof(int16_t);
+    x->s32t = (int16_t *)(void *)p, p += n / 32 * sizeof(int16_t);
+    x->s16t = (int16_t *)(void *)p, p += n / 16 * sizeof(int16_t);
     x->qp = (int8_t *)p, p += n;
-    x->qp6 = (int8_t *)p;
+    x->qp6 = (int8_t *)p, p += n;
+    x->qa = (int8_t *)p;
 }
 
 /* Round to nearest even for |v| < 2^22, as the vector conversion rounds. */
@@ -76,16 +80,16 @@ void gemm_q_quantise(GqX *x, const float *in, int t0, int t1) {
             for (int g = 0; g < 16; g++) {
                 int sum = 0;
                 for (int j = 0; j < 16; j++) sum += q[16 * g + j];
-                x->s16[(size_t)t * (d / 16) + 16 * k + g] = (int16_t)sum;
+                x->s16[(size_t)t * (d / 16) + 16 * k + g] = x->s16t[(size_t)(16 * k + g) * x->T + t] = (int16_t)sum;
             }
             for (int g = 0; g < 8; g++) {
                 const int16_t *p = x->s16 + (size_t)t * (d / 16) + 16 * k + 2 * g;
-                x->s32[(size_t)t * (d / 32) + 8 * k + g] = (int16_t)(p[0] + p[1]);
+                x->s32[(size_t)t * (d / 32) + 8 * k + g] = x->s32t[(size_t)(8 * k + g) * x->T + t] = (int16_t)(p[0] + p[1]);
             }
             gemm_q_permute_block(x->qp + (size_t)t * d + (size_t)k * blk, q);
             gemm_q_permute_block6(x->qp6 + (size_t)t * d + (size_t)k * blk, q);
         }
-        if (blk == 32 && x->tiles) gemm_q_amx_order(x->qp, x->q + (size_t)t * d, x->T, d, t);
+        if (x->tiles) gemm_q_amx_order(x->qa, x->q + (size_t)t * d, x->T, d, t);
     }
 }
 
@@ -93,19 +97,6 @@ void gemm_q_quantise(GqX *x, const float *in, int t0, int t1) {
 
 static float f16_at(const uint8_t *p) { return half_f16_to_f32((uint16_t)(p[0] | p[1] << 8)); }
 
-/* A Q4_K/Q5_K block's eight 6-bit sub-scales (o[0..8)) and mins (o[8..16))
- * from its 12 packed bytes, worked on as three little-endian words: the
- * low six bits of bytes 0-7 are sub-blocks 0-3, the upper four take a
- * nibble of bytes 8-11 and the top two bits of bytes 0-7. */
-static inline void k_scales6(const uint8_t *p, uint8_t *o) {
-    uint32_t lo, mid, hi;
-    memcpy(&lo, p, 4), memcpy(&mid, p + 4, 4), memcpy(&hi, p + 8, 4);
-    const uint32_t six = 0x3f3f3f3fu, nib = 0x0f0f0f0fu, two = 0x03030303u;
-    uint32_t w[4] = {lo & six, (hi & nib) | ((lo >> 6) & two) << 4, mid & six, ((hi >> 4) & nib) | ((mid >> 6) & two) << 4};
-    memcpy(o, w, 16);
-}
-
-void gemm_q_scales6(const uint8_t *p, uint8_t *o) { k_scales6(p, o); }
 
 void gemm_q_permute_block(int8_t *qp, const int8_t *q) {
     for (int i = 0; i < 8; i++)
@@ -143,7 +134,7 @@ static void k_unpack(int t, const uint8_t *b, KBlock *k) {
     int five = t == GGML_Q5_K;
     const uint8_t *qh = b + 16, *qs = b + (five ? 48 : 16);
     uint8_t sm[16];
-    k_scales6(b + 4, sm);
+    quant_k_scales6(b + 4, sm);
     for (int j = 0; j < 8; j++) {
         for (int l = 0; l < 32; l++) {
             int v = (j & 1) ? qs[32 * (j / 2) + l] >> 4 : qs[32 * (j / 2) + l] & 15;
@@ -269,7 +260,7 @@ INLINE256 KHead k_head(int ty, const uint8_t *b) {
         return h;
     }
     uint8_t sm[16];
-    k_scales6(b + 4, sm);
+    quant_k_scales6(b + 4, sm);
     __m128i v = _mm_loadu_si128((const __m128i *)sm);
     h.sc = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(v, v));
     h.mn = _mm_cvtepu8_epi16(_mm_srli_si128(v, 8));
@@ -446,12 +437,13 @@ void gemm_q(GqPath path, float *C, int ldc, const GqX *x, int ty, const void *w,
         return;
     }
     int n16 = n / 16 * 16, T16 = x->T / 16 * 16;
-    if (path != GQ_AMX || !x->tiles || ty != GGML_Q8_0 || !n16 || !T16 || x->d > GQ_PACK_MAX_COLS) {
+    int amx = path == GQ_AMX && x->tiles && n16 && T16 && gemm_q_amx_takes(ty, x->d);
+    if (!amx) {
         avx2_from(C, ldc, x, ty, w, 0, n, 0);
         return;
     }
     /* whole 16 × 16 tiles in AMX, the rows and tokens past them in AVX2 */
-    gemm_q_amx_q8(C, ldc, x, w, n16);
+    gemm_q_amx(C, ldc, x, ty, w, n16);
     avx2_from(C, ldc, x, ty, w, n16, n, 0);
     if (T16 < x->T) avx2_from(C, ldc, x, ty, w, 0, n16, T16);
 }

@@ -34,8 +34,9 @@
 
 /* How the products run: not at all (the caller's widen-and-sgemm path),
  * plain C, AVX2 tiles of 2 rows × 4 tokens (4 rows × 1 for decode), or
- * AMX int8 tiles of 16 rows × 16 tokens for Q8_0 (gemm_q_amx.c; the K
- * types, and the rows and tokens past the last whole tile, take AVX2's). */
+ * AMX int8 tiles of 16 rows × 16 tokens for Q8_0, Q4_K and Q6_K
+ * (gemm_q_amx.c; Q5_K, and the rows and tokens past the last whole tile,
+ * take AVX2's). */
 typedef enum { GQ_OFF, GQ_PORTABLE, GQ_AVX2, GQ_AMX } GqPath;
 
 /* Activations rounded for one product: T rows of d columns in blocks of
@@ -48,8 +49,11 @@ typedef struct {
     int16_t *s32;  /* [T][d/32] sums of q per 32 (blk 256 only) */
     int8_t *qp;    /* [T][d] q in the order packed Q4_K rows read it (blk 256 only) */
     int8_t *qp6;   /* [T][d] q in the order packed Q6_K rows read it (blk 256 only) */
+    int8_t *qa;    /* q in the order AMX tiles read it: per 16 tokens, per 16 bytes, 4 rows of 64 */
+    int16_t *s32t; /* [d/32][T] s32 with tokens contiguous, for AMX's 16-token rows (blk 256 only) */
+    int16_t *s16t; /* [d/16][T] s16 likewise (blk 256 only) */
     int T, d, blk;
-    int tiles;     /* 1: gemm_q_quantise also writes qp in the AMX tiles' order (blk 32), which GQ_AMX needs */
+    int tiles;     /* 1: gemm_q_quantise also writes qa, the order GQ_AMX reads; 0 spares that pass */
 } GqX;
 
 /* The activation block a weight type wants: 32 for Q8_0, 256 for Q4_K,

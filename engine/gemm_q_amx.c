@@ -1,4 +1,4 @@
-/* gemm_q_amx.c — Q8_0 rows times int8 activations in AMX int8 tiles (TDPBSSD), 16 rows × 16 tokens a tile.
+/* gemm_q_amx.c — Q8_0, Q4_K and Q6_K rows times int8 activations in AMX int8 tiles, 16 rows × 16 tokens a tile.
  *
  * The AVX2 tiles spend three instructions on every 32 products; one
  * TDPBSSD multiplies 16 rows by 16 tokens over 16 bytes (4 096 products),
@@ -9,14 +9,26 @@
  * sc = d_w · d_x, v = sc · sum, acc = acc + v, the halves added last, so
  * the bits equal every other path's. Weights are read where they lie (a
  * tile row is 16 bytes of a block, the row stride the matrix's); the
- * activations come in the tile order gemm_q_quantise writes for blocks of
- * 32 (GqX.qp: per 16 tokens, per block, per half, 4 rows of 64 bytes, a
- * token's 4 consecutive bytes side by side). */
+ * activations come in the tile order gemm_q_quantise writes (GqX.qa: per
+ * 16 tokens, per 16 bytes, 4 rows of 64 bytes, a token's 4 consecutive
+ * bytes side by side).
+ *
+ * Q4_K rows take one TDPBUSD (unsigned weights, signed activations) a
+ * sub-block of 32, whose int32 sums are scaled by the sub-block's 6-bit
+ * scale and summed in int32, exactly, as the portable path's isum; the
+ * mins' term is the same sum over the activations' per-32 sums (GqX.s32t),
+ * and the block then takes k_step's four f32 operations. Their nibbles are
+ * unpacked to bytes once for a panel of 16 rows (16 bytes a weight of
+ * stack, hence GQ_AMX_K_COLS) and read by every token tile. Q6_K rows
+ * take one a group of 16, signed scales, less 32 × Σ scale · s16 (GqX.s16t)
+ * for the weights' offset. */
 #include <immintrin.h>
 #include <string.h>
 
 #include "gemm_half.h"
 #include "gemm_q_cell.h"
+#include "gguf.h"
+#include "quant.h"
 
 #define TAMX __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,f16c,fma,amx-tile,amx-int8")))
 
@@ -27,6 +39,15 @@ static void amx_configure(void) {
     static const uint16_t colsb[8] = {64, 64, 16, 16, 64, 64, 64, 64};
     static const uint8_t rows[8] = {16, 16, 16, 16, 4, 4, 16, 16};
     gemm_half_tiles_configure(colsb, rows);
+}
+
+/* A tile's cells, acc[r] over its 16 tokens, into C's token-major rows. */
+TAMX static void tile_store(float *C, int ldc, const __m512 *acc, int j0, int t0) {
+    float o[16] __attribute__((aligned(64)));
+    for (int r = 0; r < 16; r++) {
+        _mm512_store_ps(o, acc[r]);
+        for (int t = 0; t < 16; t++) C[(size_t)(t0 + t) * ldc + j0 + r] = o[t];
+    }
 }
 
 /* Block k's two tile products into tiles c0 and c1 (immediates). */
@@ -51,7 +72,7 @@ static void amx_configure(void) {
 TAMX static void q8_tile16(float *C, int ldc, const GqX *x, const uint8_t *w, size_t rb, int j0, int tt,
                            const float *dw) {
     int nb = x->d / 32, T = x->T, t0 = 16 * tt;
-    const int8_t *qp = x->qp + (size_t)tt * nb * 512;
+    const int8_t *qp = x->qa + (size_t)tt * nb * 512;
     const uint8_t *wr = w + (size_t)j0 * rb;
     __m512 lo[16], hi[16];
     int32_t s[2][2][16][16] __attribute__((aligned(64))); /* [block parity][half][row][token] */
@@ -80,14 +101,11 @@ TAMX static void q8_tile16(float *C, int ldc, const GqX *x, const uint8_t *w, si
             _tile_stored(1, s[0][1], 64);
         }
     }
-    float o[16] __attribute__((aligned(64)));
-    for (int r = 0; r < 16; r++) {
-        _mm512_store_ps(o, _mm512_add_ps(lo[r], hi[r]));
-        for (int t = 0; t < 16; t++) C[(size_t)(t0 + t) * ldc + j0 + r] = o[t];
-    }
+    for (int r = 0; r < 16; r++) lo[r] = _mm512_add_ps(lo[r], hi[r]);
+    tile_store(C, ldc, lo, j0, t0);
 }
 
-TAMX void gemm_q_amx_q8(float *C, int ldc, const GqX *x, const uint8_t *w, int n16) {
+TAMX static void amx_q8(float *C, int ldc, const GqX *x, const uint8_t *w, int n16) {
     int nb = x->d / 32;
     size_t rb = (size_t)nb * 34;
     float dw[GQ_PACK_MAX_COLS / 32 * 16]; /* a panel's block scales, [block][row], read by every token tile
@@ -102,6 +120,180 @@ TAMX void gemm_q_amx_q8(float *C, int ldc, const GqX *x, const uint8_t *w, int n
         for (int tt = 0; tt < x->T / 16; tt++) q8_tile16(C, ldc, x, w, rb, j0, tt, dw);
     }
     _tile_release();
+}
+
+/* ---- Q4_K ---- */
+
+/* Tile 0: a sub-block's int32 sums (16 rows × 16 tokens); 1: its weights
+ * (16 rows × kb bytes: 32 for Q4_K, 16 for Q6_K); 2: its activations
+ * (kb/4 rows × 16 tokens × 4 bytes). */
+static void amx_configure_k(int kb) {
+    const uint16_t colsb[8] = {64, (uint16_t)kb, 64};
+    const uint8_t rows[8] = {16, 16, (uint8_t)(kb / 4)};
+    gemm_half_tiles_configure(colsb, rows);
+}
+
+/* n sub-blocks of kb bytes (a block's), one TDPBUSD each: s[i][row][token]
+ * from u's [i][16 rows][kb] bytes and the activations' tile order at qa. */
+TAMX static void k_products(int32_t (*s)[16][16], const uint8_t *u, const int8_t *qa, int n, int kb) {
+    for (int i = 0; i < n; i++) {
+        _tile_zero(0);
+        _tile_loadd(1, u + (size_t)i * 16 * kb, kb);
+        _tile_loadd(2, qa + (size_t)i * (kb / 16) * 256, 64);
+        _tile_dpbusd(0, 1, 2);
+        _tile_stored(0, s[i], 64);
+    }
+}
+
+/* 16 Q4_K rows unpacked: u [block][sub-block][row][32] bytes, and per
+ * [block][sub-block][row] the scale and the min, per [block][row] d and dmin. */
+typedef struct {
+    uint8_t u[GQ_AMX_K_COLS * 16];
+    uint8_t sc[GQ_AMX_K_COLS / 32 * 16], mn[GQ_AMX_K_COLS / 32 * 16];
+    float d[GQ_AMX_K_COLS / 256 * 16], dmin[GQ_AMX_K_COLS / 256 * 16];
+} Q4Panel;
+
+TAMX static void q4k_panel(Q4Panel *p, const uint8_t *w, size_t rb, int j0, int nb) {
+    const __m256i m4 = _mm256_set1_epi8(15);
+    for (int r = 0; r < 16; r++)
+        for (int k = 0; k < nb; k++) {
+            const uint8_t *b = w + (size_t)(j0 + r) * rb + 144 * (size_t)k;
+            uint8_t sm[16];
+            quant_k_scales6(b + 4, sm);
+            p->d[16 * k + r] = _cvtsh_ss((unsigned short)(b[0] | b[1] << 8));
+            p->dmin[16 * k + r] = _cvtsh_ss((unsigned short)(b[2] | b[3] << 8));
+            for (int i = 0; i < 4; i++) {
+                __m256i v = _mm256_loadu_si256((const __m256i *)(b + 16 + 32 * i));
+                _mm256_storeu_si256((__m256i *)(p->u + ((size_t)(8 * k + 2 * i) * 16 + r) * 32), _mm256_and_si256(v, m4));
+                _mm256_storeu_si256((__m256i *)(p->u + ((size_t)(8 * k + 2 * i + 1) * 16 + r) * 32),
+                                    _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+            }
+            for (int j = 0; j < 8; j++) p->sc[(8 * k + j) * 16 + r] = sm[j], p->mn[(8 * k + j) * 16 + r] = sm[8 + j];
+        }
+}
+
+TAMX static void q4k_tile16(float *C, int ldc, const GqX *x, const Q4Panel *p, int j0, int tt) {
+    int nb = x->d / 256, T = x->T, t0 = 16 * tt;
+    const int8_t *qa = x->qa + (size_t)tt * 16 * x->d;
+    __m512 acc[16];
+    int32_t s[8][16][16] __attribute__((aligned(64)));
+    for (int r = 0; r < 16; r++) acc[r] = _mm512_setzero_ps();
+    for (int k = 0; k < nb; k++) {
+        k_products(s, p->u + (size_t)k * 4096, qa + (size_t)k * 4096, 8, 32);
+        __m512i m[8];
+        for (int j = 0; j < 8; j++)
+            m[j] = _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)(x->s32t + (size_t)(8 * k + j) * T + t0)));
+        __m512 dx = _mm512_loadu_ps(x->dx + (size_t)k * T + t0);
+        for (int r = 0; r < 16; r++) {
+            __m512i is = _mm512_setzero_si512(), im = _mm512_setzero_si512();
+            for (int j = 0; j < 8; j++) {
+                const __m512i sj = _mm512_load_si512(s[j][r]);
+                is = _mm512_add_epi32(is, _mm512_mullo_epi32(sj, _mm512_set1_epi32(p->sc[(8 * k + j) * 16 + r])));
+                im = _mm512_add_epi32(im, _mm512_mullo_epi32(m[j], _mm512_set1_epi32(p->mn[(8 * k + j) * 16 + r])));
+            }
+            /* k_step: acc + (d·dx)·isum − (dmin·dx)·imin, each operation rounded */
+            __m512 a = _mm512_mul_ps(_mm512_set1_ps(p->d[16 * k + r]), dx);
+            acc[r] = _mm512_add_ps(acc[r], _mm512_mul_ps(a, _mm512_cvtepi32_ps(is)));
+            __m512 c = _mm512_mul_ps(_mm512_set1_ps(p->dmin[16 * k + r]), dx);
+            acc[r] = _mm512_sub_ps(acc[r], _mm512_mul_ps(c, _mm512_cvtepi32_ps(im)));
+        }
+    }
+    tile_store(C, ldc, acc, j0, t0);
+}
+
+TAMX static void amx_q4k(float *C, int ldc, const GqX *x, const uint8_t *w, int n16) {
+    int nb = x->d / 256;
+    size_t rb = (size_t)nb * 144;
+    Q4Panel p; /* 137 KiB of stack at GQ_AMX_K_COLS, as much as the Q8_0 path's scales */
+    amx_configure_k(32);
+    for (int j0 = 0; j0 < n16; j0 += 16) {
+        q4k_panel(&p, w, rb, j0, nb);
+        for (int tt = 0; tt < x->T / 16; tt++) q4k_tile16(C, ldc, x, &p, j0, tt);
+    }
+    _tile_release();
+}
+
+/* ---- Q6_K ---- */
+
+/* 16 Q6_K rows unpacked: u [block][group of 16][row][16] bytes (0-63),
+ * the signed scales [block][group][row], d [block][row]. */
+typedef struct {
+    uint8_t u[GQ_AMX_K_COLS * 16];
+    int8_t sc[GQ_AMX_K_COLS / 16 * 16];
+    float d[GQ_AMX_K_COLS / 256 * 16];
+} Q6Panel;
+
+TAMX static void q6k_panel(Q6Panel *p, const uint8_t *w, size_t rb, int j0, int nb) {
+    const __m256i m4 = _mm256_set1_epi8(15), m2 = _mm256_set1_epi8(3);
+    for (int r = 0; r < 16; r++)
+        for (int k = 0; k < nb; k++) {
+            const uint8_t *b = w + (size_t)(j0 + r) * rb + 210 * (size_t)k;
+            p->d[16 * k + r] = _cvtsh_ss((unsigned short)(b[208] | b[209] << 8));
+            for (int g = 0; g < 16; g++) p->sc[(16 * k + g) * 16 + r] = (int8_t)b[192 + g];
+            for (int h = 0; h < 2; h++) {
+                __m256i qh = _mm256_loadu_si256((const __m256i *)(b + 128 + 32 * h));
+                for (int q = 0; q < 4; q++) {
+                    __m256i l = _mm256_loadu_si256((const __m256i *)(b + 64 * h + 32 * (q & 1)));
+                    __m256i nib = _mm256_and_si256(q < 2 ? l : _mm256_srli_epi16(l, 4), m4);
+                    __m256i hb = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * q)), m2);
+                    __m256i u = _mm256_or_si256(nib, _mm256_slli_epi16(hb, 4));
+                    int g = 8 * h + 2 * q; /* the 32 weights are groups g and g + 1 */
+                    _mm_storeu_si128((__m128i *)(p->u + ((size_t)(16 * k + g) * 16 + r) * 16), _mm256_castsi256_si128(u));
+                    _mm_storeu_si128((__m128i *)(p->u + ((size_t)(16 * k + g + 1) * 16 + r) * 16),
+                                     _mm256_extracti128_si256(u, 1));
+                }
+            }
+        }
+}
+
+/* As q4k_tile16, a product a group of 16: isum = Σ sc·(u·q) − 32·Σ sc·s16
+ * (the weights' offset of 32), then acc + (d·dx)·isum, gemm_q_k_block's. */
+TAMX static void q6k_tile16(float *C, int ldc, const GqX *x, const Q6Panel *p, int j0, int tt) {
+    int nb = x->d / 256, T = x->T, t0 = 16 * tt;
+    const int8_t *qa = x->qa + (size_t)tt * 16 * x->d;
+    __m512 acc[16];
+    int32_t s[16][16][16] __attribute__((aligned(64)));
+    for (int r = 0; r < 16; r++) acc[r] = _mm512_setzero_ps();
+    for (int k = 0; k < nb; k++) {
+        k_products(s, p->u + (size_t)k * 4096, qa + (size_t)k * 4096, 16, 16);
+        __m512 dx = _mm512_loadu_ps(x->dx + (size_t)k * T + t0);
+        for (int r = 0; r < 16; r++) {
+            __m512i is = _mm512_setzero_si512(), cr = _mm512_setzero_si512();
+            for (int g = 0; g < 16; g++) {
+                __m512i sc = _mm512_set1_epi32(p->sc[(16 * k + g) * 16 + r]);
+                __m512i s16 = _mm512_cvtepi16_epi32(
+                    _mm256_loadu_si256((const __m256i *)(x->s16t + (size_t)(16 * k + g) * T + t0)));
+                is = _mm512_add_epi32(is, _mm512_mullo_epi32(_mm512_load_si512(s[g][r]), sc));
+                cr = _mm512_add_epi32(cr, _mm512_mullo_epi32(s16, sc));
+            }
+            is = _mm512_sub_epi32(is, _mm512_slli_epi32(cr, 5));
+            __m512 a = _mm512_mul_ps(_mm512_set1_ps(p->d[16 * k + r]), dx);
+            acc[r] = _mm512_add_ps(acc[r], _mm512_mul_ps(a, _mm512_cvtepi32_ps(is)));
+        }
+    }
+    tile_store(C, ldc, acc, j0, t0);
+}
+
+TAMX static void amx_q6k(float *C, int ldc, const GqX *x, const uint8_t *w, int n16) {
+    int nb = x->d / 256;
+    size_t rb = (size_t)nb * 210;
+    Q6Panel p; /* 137 KiB of stack at GQ_AMX_K_COLS, as Q4_K's */
+    amx_configure_k(16);
+    for (int j0 = 0; j0 < n16; j0 += 16) {
+        q6k_panel(&p, w, rb, j0, nb);
+        for (int tt = 0; tt < x->T / 16; tt++) q6k_tile16(C, ldc, x, &p, j0, tt);
+    }
+    _tile_release();
+}
+
+int gemm_q_amx_takes(int ty, int d) {
+    return (ty == GGML_Q8_0 && d <= GQ_PACK_MAX_COLS) || ((ty == GGML_Q4_K || ty == GGML_Q6_K) && d <= GQ_AMX_K_COLS);
+}
+
+void gemm_q_amx(float *C, int ldc, const GqX *x, int ty, const uint8_t *w, int n16) {
+    if (ty == GGML_Q8_0) amx_q8(C, ldc, x, w, n16);
+    else if (ty == GGML_Q4_K) amx_q4k(C, ldc, x, w, n16);
+    else amx_q6k(C, ldc, x, w, n16);
 }
 
 void gemm_q_amx_order(int8_t *qp, const int8_t *q, int T, int d, int t) {

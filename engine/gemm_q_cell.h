@@ -18,9 +18,6 @@ float gemm_q_cell(int ty, const uint8_t *row, const GqX *x, int t);
  * step gemm_q_cell takes per block, in its order. */
 float gemm_q_k_block(int ty, const uint8_t *b, const GqX *x, int t, int k, float acc);
 
-/* A Q4_K/Q5_K block's 12 packed scale bytes as 8 sub-scales, then 8 mins. */
-void gemm_q_scales6(const uint8_t *p, uint8_t *o);
-
 /* One block of 256 rounded activations q in the order packed Q4_K rows
  * read them: qp[32i + 4s + l] = q[32s + 4i + l] (i: the product, s: the
  * sub-block, l < 4), so one 32-byte load meets four weights of each of
@@ -31,11 +28,15 @@ void gemm_q_permute_block(int8_t *qp, const int8_t *q);
  * qp[32i + 2s + l] = q[16s + 2i + l] (s < 16, l < 2). */
 void gemm_q_permute_block6(int8_t *qp, const int8_t *q);
 
-/* AMX int8 (gemm_q_amx.c). Rows [0, n16) (n16 a multiple of 16; x->d at
- * most GQ_PACK_MAX_COLS) of Q8_0
- * weights w against tokens [0, T/16·16) of x, whose qp holds the tile
- * order gemm_q_amx_order writes; the caller has checked the CPU. */
-void gemm_q_amx_q8(float *C, int ldc, const GqX *x, const uint8_t *w, int n16);
+/* AMX int8 (gemm_q_amx.c): 1 when its tiles take rows of ty that are d
+ * wide (Q8_0 up to GQ_PACK_MAX_COLS, Q4_K and Q6_K up to GQ_AMX_K_COLS). */
+#define GQ_AMX_K_COLS 8192
+int gemm_q_amx_takes(int ty, int d);
+
+/* Rows [0, n16) (n16 a multiple of 16) of weights w of ty, which
+ * gemm_q_amx_takes, against tokens [0, T/16·16) of x, whose qa holds the
+ * tile order gemm_q_amx_order writes; the caller has checked the CPU. */
+void gemm_q_amx(float *C, int ldc, const GqX *x, int ty, const uint8_t *w, int n16);
 
 /* Token t's rounded row q (d values, blocks of 32) into the tile order of
  * qp for T tokens; the tokens past the last whole 16 are not stored. */

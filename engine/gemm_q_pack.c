@@ -43,6 +43,7 @@
 
 #include "gemm_q_cell.h"
 #include "gguf.h"
+#include "quant.h"
 #include "matvec.h"
 #include "simd.h"
 
@@ -67,7 +68,7 @@ static const uint8_t *pk_group(const uint8_t *p, int nb, int g, int pb) { return
 static void pack_block(uint8_t *o, int i, const uint8_t *b) {
     uint8_t sm[16];
     memcpy(o + 2 * i, b, 2), memcpy(o + 2 * PK_G + 2 * i, b + 2, 2);
-    gemm_q_scales6(b + 4, sm);
+    quant_k_scales6(b + 4, sm);
     memcpy(o + 4 * PK_G + 8 * i, sm, 8), memcpy(o + 12 * PK_G + 8 * i, sm + 8, 8);
     uint8_t *qs = o + 20 * PK_G + 128 * i;
     for (int s = 0; s < 8; s++)
@@ -84,7 +85,7 @@ static void unpack_block(uint8_t *b, int i, const uint8_t *o) {
     const uint8_t *sc = o + 4 * PK_G + 8 * i, *mn = o + 12 * PK_G + 8 * i, *qs = o + 20 * PK_G + 128 * i;
     uint8_t u[256];
     memcpy(b, o + 2 * i, 2), memcpy(b + 2, o + 2 * PK_G + 2 * i, 2);
-    for (int j = 0; j < 4; j++) { /* gemm_q_scales6 backwards */
+    for (int j = 0; j < 4; j++) { /* quant_k_scales6 backwards */
         b[4 + j] = (uint8_t)(sc[j] | (sc[4 + j] >> 4) << 6);
         b[8 + j] = (uint8_t)(mn[j] | (mn[4 + j] >> 4) << 6);
         b[12 + j] = (uint8_t)((sc[4 + j] & 15) | (mn[4 + j] & 15) << 4);

@@ -496,21 +496,12 @@ TVNNI static void q8_0_vnni(float *out, const uint8_t *w, const Xq *xq, int n, i
     }
 }
 
-/* A Q4_K/Q5_K block's eight 6-bit sub-scales (bytes 0..7) and mins (8..15)
- * from its 12 packed bytes, four at a time as 32-bit words. */
-static inline void k_scales6(const uint8_t *p, uint8_t *o) {
-    uint32_t a, b, c, m6 = 0x3f3f3f3fu, m4 = 0x0f0f0f0fu, m2 = 0x03030303u;
-    memcpy(&a, p, 4), memcpy(&b, p + 4, 4), memcpy(&c, p + 8, 4);
-    uint32_t v[4] = {a & m6, (c & m4) | ((a >> 6) & m2) << 4, b & m6, ((c >> 4) & m4) | ((b >> 6) & m2) << 4};
-    memcpy(o, v, 16);
-}
-
 /* A Q4_K/Q5_K block (256 weights) of one row: its sub-scales times d·dx as
  * lanes, the nibbles (and Q5_K's fifth bits) dotted two sub-blocks at a
  * time, the mins through dx·Σqx. */
 TVNNI static inline void q45_k_blk(const uint8_t *b, const Xq *xq, int k, int five, __m512 *a, __m256 *off) {
     uint8_t sm[16];
-    k_scales6(b + 4, sm);
+    quant_k_scales6(b + 4, sm);
     __m256 d = _mm256_set1_ps(_cvtsh_ss((unsigned short)(b[0] | b[1] << 8)));
     __m256 dm = _mm256_set1_ps(_cvtsh_ss((unsigned short)(b[2] | b[3] << 8)));
     __m128i smv = _mm_loadu_si128((const __m128i *)sm);

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "engine/gguf.h"
 
@@ -43,5 +44,19 @@ int quant_unpack(GgmlType t, const uint8_t *b, int8_t *q, float *sc, float *mn);
  * to_float. Returns 0; -1 for a type it cannot read; -2 when n is negative
  * or not a whole number of t's blocks (nothing is written then). */
 int quant_dequant(GgmlType t, const void *src, float *dst, int64_t n);
+
+/* A Q4_K/Q5_K block's eight 6-bit sub-scales (o[0..8)) and mins (o[8..16))
+ * from its 12 packed scale bytes at p, worked on as three little-endian
+ * words: the low six bits of bytes 0-7 are sub-blocks 0-3, the upper four
+ * take a nibble of bytes 8-11 and the top two bits of bytes 0-7. Inline
+ * here so every kernel file unpacks the same way without calling another
+ * (quant_unpack's k4_scale_min spells the same layout per sub-block). */
+static inline void quant_k_scales6(const uint8_t *p, uint8_t *o) {
+    uint32_t lo, mid, hi;
+    memcpy(&lo, p, 4), memcpy(&mid, p + 4, 4), memcpy(&hi, p + 8, 4);
+    const uint32_t six = 0x3f3f3f3fu, nib = 0x0f0f0f0fu, two = 0x03030303u;
+    uint32_t w[4] = {lo & six, (hi & nib) | ((lo >> 6) & two) << 4, mid & six, ((hi >> 4) & nib) | ((mid >> 6) & two) << 4};
+    memcpy(o, w, 16);
+}
 
 #endif

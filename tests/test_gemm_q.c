@@ -26,8 +26,9 @@
 
 typedef struct { int T, n, d; } Shape;
 
-static const Shape K_SHAPES[] = {{1, 1, 256}, {1, 7, 512}, {2, 3, 256}, {4, 2, 256}, {5, 5, 768},
-                                 {9, 17, 512}, {3, 33, 256}, {17, 34, 256}};
+/* The last three reach AMX's 16 × 16 tiles (Q4_K, Q6_K): whole ones, and rows and tokens past them. */
+static const Shape K_SHAPES[] = {{1, 1, 256},   {1, 7, 512},   {2, 3, 256},   {4, 2, 256},  {5, 5, 768},
+                                 {9, 17, 512},  {3, 33, 256},  {17, 34, 256}, {32, 16, 512}, {16, 49, 768}};
 /* The last four reach AMX's 16 × 16 tiles: whole ones, and rows and tokens past them. */
 static const Shape Q8_SHAPES[] = {{1, 1, 32},   {1, 9, 96},   {3, 5, 64},    {4, 4, 256},  {7, 17, 160},
                                   {13, 35, 64}, {16, 16, 32}, {33, 35, 96}, {17, 48, 64}, {48, 21, 160}};
@@ -87,7 +88,7 @@ static void check_type(GgmlType ty, const Shape *shapes, size_t n_shapes, const 
     CHECK_MSG(r.differ == 0, "%s: AVX2 or AMX differs from portable in %d of %zu shapes", name, r.differ, n_shapes);
     CHECK_MSG(r.worst_q <= 1, "%s: %.3g of the f32 accumulation bound from the rounded product", name, r.worst_q);
     CHECK_MSG(r.worst_x <= 1, "%s: %.3g of the activation-rounding bound from the product", name, r.worst_x);
-    const char *paths = gemm_q_available(GQ_AMX)    ? "avx2 = amx = portable bit for bit"
+    const char *paths = gemm_q_available(GQ_AMX)    ? "avx2 = amx (its tiles or, for Q5_K, AVX2's) = portable bit for bit"
                         : gemm_q_available(GQ_AVX2) ? "avx2 = portable bit for bit (no AMX int8 here)"
                                                     : "portable only (no AVX2 here)";
     printf("      %s: %s; worst %.3f of the accumulation bound, %.3f of the rounding bound\n", name, paths, r.worst_q,
@@ -96,11 +97,43 @@ static void check_type(GgmlType ty, const Shape *shapes, size_t n_shapes, const 
 
 TEST(gemm_q_q8_0_avx2_and_amx_equal_portable_and_float64) { check_type(GGML_Q8_0, Q8_SHAPES, 10, "Q8_0"); }
 
-TEST(gemm_q_q4_k_avx2_equals_portable_and_float64) { check_type(GGML_Q4_K, K_SHAPES, 8, "Q4_K"); }
+TEST(gemm_q_q4_k_avx2_and_amx_equal_portable_and_float64) { check_type(GGML_Q4_K, K_SHAPES, 10, "Q4_K"); }
 
-TEST(gemm_q_q5_k_avx2_equals_portable_and_float64) { check_type(GGML_Q5_K, K_SHAPES, 8, "Q5_K"); }
+TEST(gemm_q_q5_k_avx2_equals_portable_and_float64) { check_type(GGML_Q5_K, K_SHAPES, 10, "Q5_K"); }
 
-TEST(gemm_q_q6_k_avx2_equals_portable_and_float64) { check_type(GGML_Q6_K, K_SHAPES, 8, "Q6_K"); }
+TEST(gemm_q_q6_k_avx2_and_amx_equal_portable_and_float64) { check_type(GGML_Q6_K, K_SHAPES, 10, "Q6_K"); }
+
+/* Activations rounded without the tile order (x->tiles 0, as forward.c
+ * leaves them for the AVX2 paths) must never reach the AMX tiles: GQ_AMX
+ * then runs AVX2's, so a poisoned qa changes nothing. */
+static int amx_without_tiles_differs(GgmlType ty, int T, int n, int d) {
+    unsigned seed = 5;
+    size_t bytes, cells = (size_t)T * n;
+    uint8_t *w = qfx_random_blocks(ty, (size_t)n * d, 0.05f, &seed, &bytes);
+    float *x = malloc((size_t)T * d * sizeof(float)), *c0 = malloc(cells * sizeof(float)),
+          *c1 = malloc(cells * sizeof(float));
+    void *buf = malloc(gemm_q_x_bytes(T, d));
+    for (size_t i = 0; i < (size_t)T * d; i++) x[i] = qfx_frand(&seed);
+    GqX gx;
+    gemm_q_x_init(&gx, buf, T, d, gemm_q_block(ty));
+    gemm_q_quantise(&gx, x, 0, T);
+    memset(gx.qa, 0x5a, (size_t)T * d);
+    gemm_q(GQ_PORTABLE, c0, n, &gx, ty, w, n);
+    gemm_q(GQ_AMX, c1, n, &gx, ty, w, n);
+    int differ = memcmp(c0, c1, cells * sizeof(float)) != 0;
+    free(w), free(x), free(c0), free(c1), free(buf);
+    return differ;
+}
+
+TEST(gemm_q_amx_reads_no_tile_order_it_was_not_given) {
+    if (!gemm_q_available(GQ_AMX)) {
+        test_skip("no AMX int8 here (or the kernel does not permit the tiles)");
+        return;
+    }
+    CHECK_MSG(!amx_without_tiles_differs(GGML_Q8_0, 32, 32, 64), "Q8_0: GQ_AMX read an unwritten tile order");
+    CHECK_MSG(!amx_without_tiles_differs(GGML_Q4_K, 32, 32, 512), "Q4_K: GQ_AMX read an unwritten tile order");
+    CHECK_MSG(!amx_without_tiles_differs(GGML_Q6_K, 16, 16, 256), "Q6_K: GQ_AMX read an unwritten tile order");
+}
 
 /* Rounding is ggml's: q = x·(127/amax) to nearest even, in [-127, 127],
  * the scale 1/(127/amax) for a K block (amax/127 in f16 for Q8_0's
