@@ -181,8 +181,8 @@ int tmux_open_passkey(Tmux *t, const char *name, int cols, int rows, const char 
     return open_passkey(t, name, cols, rows, 0, flags);
 }
 
-int tmux_open_passkey_recorded(Tmux *t, const char *name, int cols, int rows) {
-    return open_passkey(t, name, cols, rows, 1, NULL);
+int tmux_open_passkey_recorded(Tmux *t, const char *name, int cols, int rows, const char *flags) {
+    return open_passkey(t, name, cols, rows, 1, flags);
 }
 
 int tmux_open_stories(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags) {

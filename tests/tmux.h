@@ -44,8 +44,8 @@ int tmux_open_16x32(Tmux *t, const char *name, int cols, int rows, const char *e
  * failed check (the session is then stopped). */
 int tmux_open_passkey(Tmux *t, const char *name, int cols, int rows, const char *flags);
 
-/* The same, recorded (into test_tmp(name)/ahascope.db), no extra flags. */
-int tmux_open_passkey_recorded(Tmux *t, const char *name, int cols, int rows);
+/* The same, recorded (into test_tmp(name)/ahascope.db). */
+int tmux_open_passkey_recorded(Tmux *t, const char *name, int cols, int rows, const char *flags);
 
 /* The TUI on stories260K (seed 1, greedy) with extra flags and environment
  * (env as tmux_open's), in a cols x rows pane of a session of its own,

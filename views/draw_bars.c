@@ -45,7 +45,8 @@ static void bars_title(char *title, size_t n, const ViewModel *m, const ViewPale
     char over[40]; /* the positions the bars count: up to the cursor, or the span */
     if (span) snprintf(over, sizeof over, "span %d-%d", m->span.lo, m->span.hi);
     else snprintf(over, sizeof over, "pos 0-%d", hi < 0 ? 0 : hi);
-    double theta = decide_prob(m->hdr.theta_logit);
+    char theta[16]; /* θ 0.001 reads 0.001, as the header says it, not 0.00 */
+    view_unit_text(theta, sizeof theta, decide_prob(m->hdr.theta_logit), 2);
     char range[48] = ""; /* the layers shown when not all fit, as the heatmap beside names its own */
     if (g->n_layers_vis > 0 && g->n_layers_vis < m->n_layers)
         snprintf(range, sizeof range, " %s L%d-%d of %d", dot, g->first_layer, g->first_layer + g->n_layers_vis - 1,
@@ -53,14 +54,14 @@ static void bars_title(char *title, size_t n, const ViewModel *m, const ViewPale
     for (int form = 0; form < 3; form++) {
         if (!has_aha) left = form_executed[form > 0];
         if (form == 0)
-            snprintf(title, n, "global rate by layer, %s %s %s | oracle (%s %.2f)%s", over, dot, left, th, theta,
+            snprintf(title, n, "global rate by layer, %s %s %s | oracle (%s %s)%s", over, dot, left, th, theta,
                      range);
         else if (form == 1 && span)
-            snprintf(title, n, "%s %s %s | oracle %s %.2f%s", over, dot, left, th, theta, range);
+            snprintf(title, n, "%s %s %s | oracle %s %s%s", over, dot, left, th, theta, range);
         else if (form == 1)
-            snprintf(title, n, "global by layer %s %s | oracle %s %.2f%s", dot, left, th, theta, range);
+            snprintf(title, n, "global by layer %s %s | oracle %s %s%s", dot, left, th, theta, range);
         else
-            snprintf(title, n, "%s | oracle %s %.2f%s", left, th, theta, range);
+            snprintf(title, n, "%s | oracle %s %s%s", left, th, theta, range);
         if (view_text_width(title, p->ascii) <= avail) return;
     }
 }
