@@ -255,7 +255,7 @@ static void ablate_passkey_at(int cols, int rows) {
     snprintf(name, sizeof name, "ablatepk%d", cols);
     SKIP_UNLESS_SHARED();
     if (!tmux_available()) { test_skip("tmux not installed"); return; }
-    if (tmux_open_passkey(&t, name, cols, rows, NULL)) return;
+    if (tmux_open_passkey(&t, name, cols, rows, NULL, NULL)) return;
     tmux_go_to(&t, "L2 H1");
     TMUX_WAIT(&t, "L2 H1", 5);
     tmux_keys(&t, "[");

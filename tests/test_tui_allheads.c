@@ -18,7 +18,7 @@ TEST(tui_allheads_the_copying_head_stands_out_on_the_organism) {
     static const struct { int cols, rows; const char *flags; } modes[2] = {{140, 45, ""}, {80, 24, "--mono --ascii"}};
     for (int k = 0; k < 2; k++) {
         Tmux t;
-        if (tmux_open_passkey(&t, k ? "allheads_80" : "allheads_140", modes[k].cols, modes[k].rows, modes[k].flags))
+        if (tmux_open_passkey(&t, k ? "allheads_80" : "allheads_140", modes[k].cols, modes[k].rows, NULL, modes[k].flags))
             return;
         tmux_keys(&t, "E");
         TMUX_WAIT(&t, "every head at the cursor", 5);

@@ -1,13 +1,19 @@
 /* test_tui_defects.c — issue 52's defects, walked again on the organism and a 16 × 32-head folder.
  *
  * Each defect has its first test on stories260K (tests/README.md, "Issue
- * 52's coverage"). This file repeats the ones a model's shape could break
- * on the organism's passkey item and on a random 16 × 32-head folder, at
- * 80×24 and at 140×45, in one recorded session each and its replay: θ
- * 0.001 in the header and the bars' title (which still said 0.00), `/` Enter repeating the last search, `d`'s class
- * sizes, `B`'s list closed by one Esc, `D` naming the run it has no parent
- * for (live: change a setting; replay: a replay only re-scores), `o` at
- * θ's limit saying nothing changed, and the replay's header whole.
+ * 52's coverage"). This file repeats them on the organism's passkey item
+ * and on a random 16 × 32-head folder, at 80×24 and at 140×45: in one
+ * recorded session each and its replay, θ 0.001 in the header and the
+ * bars' title (which still said 0.00), `/` Enter repeating the last
+ * search, `d`'s class sizes, one Esc back from a run `B` opened, `D` naming the
+ * run it has no parent for (live: change a setting; replay: a replay only
+ * re-scores), an odd head named on the timeline, the pattern footer's
+ * light weights in their tail forms; in sessions of their own, setting
+ * changes pressed faster than a re-evaluation's first chunk (no stopped
+ * run without positions is ever a parent, `D`'s reads over the positions
+ * both runs have while the child is written, θ 0.001 in the status line,
+ * which said theta=0.00) and `--no-record` (`s`, `R` and a setting change
+ * without a "run 0").
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,8 +32,55 @@
         }                                                                    \
     } while (0)
 
+/* The line of the pane's text holding `text`, or NULL (malloc'd). */
+static char *line_with(Tmux *t, const char *text) {
+    char *scr = tmux_capture(t), *line = NULL;
+    const char *at = scr ? strstr(scr, text) : NULL;
+    if (at) {
+        const char *a = at, *b = strchr(at, '\n');
+        while (a > scr && a[-1] != '\n') a--;
+        size_t n = b ? (size_t)(b - a) : strlen(a);
+        line = malloc(n + 1);
+        if (line) memcpy(line, a, n), line[n] = 0;
+    }
+    free(scr);
+    return line;
+}
+
+/* L0 H1, an odd head: the timeline's half-block line names it, with the
+ * cursor mark (its rows named only the even heads); then the pattern of
+ * a head whose light keys once read 0.00 in the footer. On the organism
+ * that is L2 H1, the copying head: 1.00 on the needle's next digit and
+ * 0.0013 on the one after. */
+static int odd_head_and_footer(Tmux *t, int cols, int organism) {
+    tmux_keys(t, "Right");
+    TMUX_WAIT_RET(t, "L0H1", 10);
+    char *l = line_with(t, "L0H1");
+    CHECK_MSG(l && strstr(l, "\xe2\x96\xb8"), "the timeline's line of L0H1 has no cursor mark at %d columns: %s", cols,
+              l ? l : "");
+    free(l);
+    if (organism) { /* 506 positions in fewer columns: each a bin's mean, not its maximum, and said so */
+        l = line_with(t, "timeline");
+        CHECK_MSG(l && strstr(l, " pos (mean)"), "the timeline's title at %d columns: %s", cols, l ? l : "");
+        free(l);
+        tmux_keys(t, "Down Down");
+    }
+    tmux_keys(t, "A");
+    TMUX_WAIT_RET(t, "heaviest keys: 1:", 20);
+    l = line_with(t, "heaviest keys: 1:");
+    CHECK_MSG(l && !strstr(l, " 0.00 ") && !strstr(l, " 0.00\xe2\x80\xa6"), "a weight reads 0.00 at %d columns: %s",
+              cols, l ? l : "");
+    if (organism)
+        CHECK_MSG(l && strstr(l, "1:145 \"8\" 1.00 2:146 \"7\" 0.0013"), "L2 H1's footer at %d columns: %s", cols,
+                  l ? l : "");
+    free(l);
+    tmux_keys(t, "Escape");
+    CHECK(tmux_gone(t, "heaviest keys:", 5));
+    return 0;
+}
+
 /* The live half: the defects a recorded live run shows. */
-static int live_defects(Tmux *t, int cols) {
+static int live_defects(Tmux *t, int cols, int organism) {
     TMUX_WAIT_RET(t, cols >= 140 ? "\xce\xb8 0.001" : "0.001", 15); /* not rounded to 0.00 */
     char *scr = tmux_capture(t); /* nor in the bars' title, in either of its forms */
     CHECK_MSG(scr && (strstr(scr, "oracle \xce\xb8 0.001") || strstr(scr, "oracle (\xce\xb8 0.001)")),
@@ -42,13 +95,19 @@ static int live_defects(Tmux *t, int cols) {
     TMUX_WAIT_RET(t, " global", 5);
     tmux_keys(t, "Escape");
     CHECK(tmux_gone(t, "distributions", 5));
-    tmux_keys(t, "B");
+    tmux_keys(t, "B"); /* a run opened from B: one Esc back to the live run, not three */
     TMUX_WAIT_RET(t, "open run:", 10);
-    tmux_keys(t, "Escape"); /* one Esc back, not three */
-    CHECK_MSG(tmux_gone(t, "open run:", 5), "B's list needed more than one Esc at %d columns", cols);
+    TMUX_WAIT_RET(t, "tokens", 5); /* the list's header */
+    tmux_keys(t, "1 Enter");
+    TMUX_WAIT_RET(t, "replay of run 1", 30);
+    TMUX_WAIT_RET(t, "Esc back to the live run", 5);
+    CHECK_MSG(tmux_gone(t, "runs: an id", 3), "Enter left B's list open at %d columns", cols);
+    tmux_keys(t, "Escape");
+    TMUX_WAIT_RET(t, "back to the live run", 10);
+    CHECK_MSG(tmux_gone(t, "replay run", 3), "one Esc did not leave the replay at %d columns", cols);
     tmux_keys(t, "D");
     TMUX_WAIT_RET(t, "run 1 has no parent run (change a setting to make one)", 20);
-    return 0;
+    return odd_head_and_footer(t, cols, organism);
 }
 
 /* The replay half, from dir's ahascope.db. */
@@ -73,7 +132,7 @@ static void folder_defects(int cols, int rows) {
     snprintf(name, sizeof name, "def16x32_%d", cols);
     if (tmux_open_16x32(&t, name, cols, rows, NULL, "--theta 0.001")) return;
     TMUX_WAIT(&t, "12 prompt", 15);
-    if (live_defects(&t, cols)) return;
+    if (live_defects(&t, cols, 0)) return;
     TMUX_QUIT(&t, 10);
     tmux_stop(&t);
     replay_defects(name, t.dir, cols, rows);
@@ -88,8 +147,8 @@ static void organism_defects(int cols, int rows) {
     Tmux t;
     char name[32];
     snprintf(name, sizeof name, "deforg_%d", cols);
-    if (tmux_open_passkey_recorded(&t, name, cols, rows, "--theta 0.001")) return;
-    if (live_defects(&t, cols)) return;
+    if (tmux_open_passkey_recorded(&t, name, cols, rows, NULL, "--theta 0.001")) return;
+    if (live_defects(&t, cols, 1)) return;
     TMUX_QUIT(&t, 10);
     tmux_stop(&t);
     replay_defects(name, t.dir, cols, rows);
@@ -98,3 +157,147 @@ static void organism_defects(int cols, int rows) {
 TEST(tui_defects_on_the_organism_passkey_item_at_80x24) { organism_defects(80, 24); }
 
 TEST(tui_defects_on_the_organism_passkey_item_at_140x45) { organism_defects(140, 45); }
+
+/* Each chunk of a re-evaluation slowed, so keys land before its first. */
+#define SLOW_REEVAL "AHASCOPE_TEST_REEVAL_DELAY_MS=1500"
+
+/* "run,parent,status,positions" a line for every run of dir's database. */
+static char *runs_table(const char *dir) {
+    int st;
+    return test_runf(&st, "%s query --db %s/ahascope.db --csv \"SELECT r.run_id, r.parent_run_id, r.status, "
+                          "(SELECT COUNT(*) FROM tokens k WHERE k.run_id = r.run_id) FROM runs r ORDER BY r.run_id\"",
+                     test_bin_abs(), dir);
+}
+
+/* `w w w` faster than a chunk: run 2 stops before its first and keeps no
+ * position, so it is no one's parent; run 3 likewise unless a chunk beat
+ * the key. Run 4's parent is the last run before it that has positions, and
+ * D names that run and diffs over the positions both have while run 4 is
+ * written, as the database says after. The status line gives θ 0.001 as
+ * the header does. */
+static void quick_setting_changes(Tmux *t, int cols) {
+    (void)cols;
+    tmux_keys(t, "w"); /* the progress line's count is past 80 columns: its run's number is not */
+    TMUX_WAIT(t, "as run 2", 10);
+    tmux_keys(t, "w");
+    TMUX_WAIT(t, "as run 3", 10);
+    tmux_keys(t, "w");
+    TMUX_WAIT(t, "as run 4", 10);
+    TMUX_WAIT(t, "theta=0.001", 5); /* not theta=0.00 */
+    tmux_keys(t, "D");
+    char *s = tmux_wait(t, "run 4 vs its parent ", 20);
+    int parent = -1, lo = -1, hi = -1, n = -1;
+    const char *at = s ? strstr(s, "run 4 vs its parent ") : NULL;
+    if (at) sscanf(at, "run 4 vs its parent %d", &parent);
+    const char *over = s ? strstr(s, "diff over positions ") : NULL;
+    if (over) sscanf(over, "diff over positions %d-%d: run 4 is still being written (%d of", &lo, &hi, &n);
+    CHECK_MSG(!over || (lo == 0 && hi + 1 == n), "D's range while run 4 is written: %d-%d with %d positions in", lo,
+              hi, n);
+    free(s);
+    TMUX_WAIT(t, "run 4: full, w=", 90); /* the re-evaluation done */
+    tmux_keys(t, "Escape");
+    TMUX_QUIT(t, 10);
+    char *r = runs_table(t->dir);
+    int n2 = -1, n3 = -1, p3 = -1, p4 = -1, n1 = -1, n4 = -1;
+    const char *a = r ? strstr(r, "\n1,,done,") : NULL, *b = r ? strstr(r, "\n2,1,interrupted,") : NULL;
+    const char *c = r ? strstr(r, "\n3,") : NULL, *d = r ? strstr(r, "\n4,") : NULL;
+    CHECK_MSG(a && b && c && d && sscanf(a, "\n1,,done,%d", &n1) == 1 && sscanf(b, "\n2,1,interrupted,%d", &n2) == 1 &&
+                  sscanf(c, "\n3,%d,interrupted,%d", &p3, &n3) == 2 && sscanf(d, "\n4,%d,done,%d", &p4, &n4) == 2,
+              "runs:\n%s", r ? r : "");
+    free(r);
+    /* each parent the last run before it that kept positions (a chunk may beat a key on a busy host) */
+    int want3 = n2 > 0 ? 2 : 1, want4 = n3 > 0 ? 3 : want3;
+    CHECK_MSG(p3 == want3 && p4 == want4, "parents: run 3's %d, run 4's %d; positions kept: run 2 %d, run 3 %d", p3,
+              p4, n2, n3);
+    CHECK_MSG(parent == p4, "D diffed run 4 against run %d, its parent is %d", parent, p4);
+    CHECK_MSG(n4 == n1, "run 4 has %d positions, run 1 %d", n4, n1);
+}
+
+static void quick_changes_folder(int cols, int rows) {
+    TMUX_NEED_TUI();
+    Tmux t;
+    char name[32];
+    snprintf(name, sizeof name, "defw16x32_%d", cols);
+    if (tmux_open_16x32(&t, name, cols, rows, SLOW_REEVAL, "--theta 0.001")) return;
+    TMUX_WAIT(&t, "12 prompt", 15);
+    quick_setting_changes(&t, cols);
+    tmux_stop(&t);
+}
+
+TEST(tui_defects_quick_setting_changes_on_a_16x32_head_folder_at_80x24) { quick_changes_folder(80, 24); }
+
+TEST(tui_defects_quick_setting_changes_on_a_16x32_head_folder_at_140x45) { quick_changes_folder(140, 45); }
+
+static void quick_changes_organism(int cols, int rows) {
+    TMUX_NEED_TUI();
+    Tmux t;
+    char name[32];
+    snprintf(name, sizeof name, "defworg_%d", cols);
+    if (tmux_open_passkey_recorded(&t, name, cols, rows, SLOW_REEVAL, "--theta 0.001")) return;
+    quick_setting_changes(&t, cols);
+    tmux_stop(&t);
+}
+
+TEST(tui_defects_quick_setting_changes_on_the_organism_passkey_item_at_80x24) { quick_changes_organism(80, 24); }
+
+TEST(tui_defects_quick_setting_changes_on_the_organism_passkey_item_at_140x45) { quick_changes_organism(140, 45); }
+
+/* --no-record: `s` exports the run on screen (n positions) and `R`
+ * summarises it, a setting change says what it ran, and nothing names a
+ * "run 0" or refuses for want of a database. */
+static void unrecorded(Tmux *t, int n) {
+    char want[96];
+    snprintf(want, sizeof want, "exported the run on screen (not recorded: %d positions)", n);
+    tmux_keys(t, "s");
+    char *scr = tmux_wait(t, want, 20);
+    CHECK_MSG(scr && !strstr(scr, "run 0") && !strstr(scr, "not recording"), "after s:\n%s", scr ? scr : "");
+    free(scr);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/ahascope-unrecorded.json", t->dir);
+    int st;
+    char *ids = test_runf(&st, "grep -o '\"token_id\":' '%s' | wc -l", path);
+    CHECK_MSG(ids && atoi(ids) == n, "%s holds %s token ids, not %d", path, ids ? ids : "no", n);
+    free(ids);
+    tmux_keys(t, "R");
+    scr = tmux_wait(t, "summary (not recorded)", 20);
+    CHECK_MSG(scr && !strstr(scr, "run 0"), "after R:\n%s", scr ? scr : "");
+    free(scr);
+    tmux_keys(t, "Escape");
+    CHECK(tmux_gone(t, "summary (not recorded)", 5));
+    tmux_keys(t, "w");
+    scr = tmux_wait(t, "not recorded: full, w=", 30);
+    CHECK_MSG(scr && !strstr(scr, "run 0"), "after w:\n%s", scr ? scr : "");
+    free(scr);
+    TMUX_QUIT(t, 10);
+}
+
+static void unrecorded_folder(int cols, int rows) {
+    TMUX_NEED_TUI();
+    Tmux t;
+    char name[32];
+    snprintf(name, sizeof name, "defn16x32_%d", cols);
+    free(test_runf(NULL, "rm -f '%s'/ahascope-unrecorded.*", test_tmp(name)));
+    if (tmux_open_16x32(&t, name, cols, rows, NULL, "--no-record")) return;
+    TMUX_WAIT(&t, "12 prompt", 15);
+    unrecorded(&t, 12);
+    tmux_stop(&t);
+}
+
+TEST(tui_defects_norecord_on_a_16x32_head_folder_at_80x24) { unrecorded_folder(80, 24); }
+
+TEST(tui_defects_norecord_on_a_16x32_head_folder_at_140x45) { unrecorded_folder(140, 45); }
+
+static void unrecorded_organism(int cols, int rows) {
+    TMUX_NEED_TUI();
+    Tmux t;
+    char name[32];
+    snprintf(name, sizeof name, "defnorg_%d", cols);
+    free(test_runf(NULL, "rm -f '%s'/ahascope-unrecorded.*", test_tmp(name)));
+    if (tmux_open_passkey(&t, name, cols, rows, NULL, NULL)) return;
+    unrecorded(&t, 506);
+    tmux_stop(&t);
+}
+
+TEST(tui_defects_norecord_on_the_organism_passkey_item_at_80x24) { unrecorded_organism(80, 24); }
+
+TEST(tui_defects_norecord_on_the_organism_passkey_item_at_140x45) { unrecorded_organism(140, 45); }

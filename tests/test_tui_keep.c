@@ -208,7 +208,7 @@ TEST(tui_keep_paths_to_the_needle_on_the_organism) {
     const int size[2][2] = {{140, 45}, {80, 24}};
     for (int k = 0; k < 2; k++) {
         Tmux t;
-        if (tmux_open_passkey(&t, k ? "paths80" : "paths140", size[k][0], size[k][1], NULL)) return;
+        if (tmux_open_passkey(&t, k ? "paths80" : "paths140", size[k][0], size[k][1], NULL, NULL)) return;
         tmux_keys(&t, "\"&\""); /* quoted: the keys pass through a shell */
         TMUX_WAIT(&t, "paths from pos 505: L2 H1 > 145 > direct", 15);
         TMUX_WAIT(&t, "(a) product of the recorded top-k weights", 5);

@@ -39,7 +39,7 @@ TEST(tui_needle_weight_finds_the_copying_head_on_the_organism) {
     };
     for (int k = 0; k < 2; k++) {
         Tmux t;
-        if (tmux_open_passkey(&t, k ? "needle_80" : "needle_140", modes[k].cols, modes[k].rows, modes[k].flags)) return;
+        if (tmux_open_passkey(&t, k ? "needle_80" : "needle_140", modes[k].cols, modes[k].rows, NULL, modes[k].flags)) return;
         tmux_keys(&t, "H 6");
         TMUX_WAIT(&t, "heads by weight on the needle at the cursor", 5);
         TMUX_WAIT(&t, "   1  L2 H1 ", 3);

@@ -220,7 +220,7 @@ TEST(tui_x_over_the_common_prefix_of_another_prompt_on_a_16x32_folder) {
 static void span_of_a_task_item_at(int cols, int rows) {
     TMUX_NEED_TUI();
     Tmux t;
-    if (tmux_open_passkey(&t, cols < 100 ? "span_pk80" : "span_pk", cols, rows, "")) return;
+    if (tmux_open_passkey(&t, cols < 100 ? "span_pk80" : "span_pk", cols, rows, NULL, "")) return;
     tmux_keys(&t, "'*'"); /* the needle's statements: pos 139-152 */
     TMUX_WAIT(&t, "span 139-152 (14 positions, the needle's positions)", 5);
     CHECK(header_has(&t, "span 139-152", 3));

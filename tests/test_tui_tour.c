@@ -119,7 +119,7 @@ static void organism_tour(int cols, int rows) {
     Tmux t;
     char name[32];
     snprintf(name, sizeof name, "tourorg_%d", cols);
-    if (tmux_open_passkey_recorded(&t, name, cols, rows, NULL)) return;
+    if (tmux_open_passkey_recorded(&t, name, cols, rows, NULL, NULL)) return;
     tmux_keys(&t, "b");
     TMUX_WAIT(&t, "bookmark at pos 505", 5);
     note_at(&t, 505, "second digit");

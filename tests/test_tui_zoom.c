@@ -65,7 +65,7 @@ TEST(tui_zoom_follows_the_cursor_on_the_organism) {
         {140, 45, "", "\xc2\xb7"}, {80, 24, "--mono --ascii", ":"}};
     for (int k = 0; k < 2; k++) {
         Tmux t;
-        if (tmux_open_passkey(&t, k ? "zoom_80" : "zoom_140", modes[k].cols, modes[k].rows, modes[k].flags)) return;
+        if (tmux_open_passkey(&t, k ? "zoom_80" : "zoom_140", modes[k].cols, modes[k].rows, NULL, modes[k].flags)) return;
         tmux_go_to(&t, "L2 H1");
         tmux_keys(&t, "A");
         TMUX_WAIT(&t, "pattern L2 H1", 10);

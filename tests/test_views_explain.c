@@ -344,6 +344,11 @@ TEST(views_explain_share_and_weight_text) {
     CHECK_STR(b, "2e-07");
     view_weight_text(b, sizeof b, 0);
     CHECK_STR(b, "0.00");
+    char tt[48]; /* the status lines' thresholds: θ 0.001 said "theta=0.00" after w or T */
+    view_tau_theta_text(tt, sizeof tt, "=", 0.5, 0.001);
+    CHECK_STR(tt, "tau=0.50, theta=0.001");
+    view_tau_theta_text(tt, sizeof tt, " ", 1 - 1.6e-5, 0.1);
+    CHECK_STR(tt, "tau >0.9999, theta 0.10");
 }
 
 /* The parent run's line in the inspector: where the oracle's mass at the

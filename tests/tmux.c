@@ -150,7 +150,8 @@ int tmux_open_16x32(Tmux *t, const char *name, int cols, int rows, const char *e
 }
 
 /* tmux_open_passkey with or without the run recorded (into test_tmp(name)/ahascope.db). */
-static int open_passkey(Tmux *t, const char *name, int cols, int rows, int record, const char *flags) {
+static int open_passkey(Tmux *t, const char *name, int cols, int rows, int record, const char *env,
+                        const char *flags) {
     char real[4096], cmd[8192], dir[1024];
     if (!realpath("engine/organism/organism.bin", real)) {
         test_skip("no engine/organism/organism.bin in this checkout");
@@ -165,7 +166,7 @@ static int open_passkey(Tmux *t, const char *name, int cols, int rows, int recor
     if (st) return -1;
     snprintf(cmd, sizeof cmd, "%s tui --model '%s' --seed 1 --temperature 0 --policy full %s"
              "--tasks pk.jsonl --item 0 %s", test_bin_abs(), real, record ? "" : "--no-record ", flags ? flags : "");
-    int rc = tmux_open(t, name, dir, cols, rows, NULL, cmd, 0);
+    int rc = tmux_open(t, name, dir, cols, rows, env, cmd, 0);
     CHECK_INT(rc, 0);
     if (rc) return -1;
     int ok = tmux_shows(t, "504 prompt", 30);
@@ -177,12 +178,12 @@ static int open_passkey(Tmux *t, const char *name, int cols, int rows, int recor
     return -1;
 }
 
-int tmux_open_passkey(Tmux *t, const char *name, int cols, int rows, const char *flags) {
-    return open_passkey(t, name, cols, rows, 0, flags);
+int tmux_open_passkey(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags) {
+    return open_passkey(t, name, cols, rows, 0, env, flags);
 }
 
-int tmux_open_passkey_recorded(Tmux *t, const char *name, int cols, int rows, const char *flags) {
-    return open_passkey(t, name, cols, rows, 1, flags);
+int tmux_open_passkey_recorded(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags) {
+    return open_passkey(t, name, cols, rows, 1, env, flags);
 }
 
 int tmux_open_stories(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags) {

@@ -37,15 +37,16 @@ void tmux_go_to(Tmux *t, const char *text);
 int tmux_open_16x32(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags);
 
 /* The TUI on the organism (engine/organism/organism.bin, full attention,
- * greedy) with its passkey item open (`tasks --task passkey --context 504
- * --n 1 --seed 1`: the needle at pos 139-152, the question at 494), stepped
- * to pos 505, the answer's second digit, with extra flags, in a cols x rows
- * pane running in test_tmp(name). 0, or -1 after a skip (no organism) or a
- * failed check (the session is then stopped). */
-int tmux_open_passkey(Tmux *t, const char *name, int cols, int rows, const char *flags);
+ * greedy, not recorded) with its passkey item open (`tasks --task passkey
+ * --context 504 --n 1 --seed 1`: the needle at pos 139-152, the question at
+ * 494), stepped to pos 505, the answer's second digit, with extra flags and
+ * environment (env as tmux_open's), in a cols x rows pane running in
+ * test_tmp(name). 0, or -1 after a skip (no organism) or a failed check
+ * (the session is then stopped). */
+int tmux_open_passkey(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags);
 
 /* The same, recorded (into test_tmp(name)/ahascope.db). */
-int tmux_open_passkey_recorded(Tmux *t, const char *name, int cols, int rows, const char *flags);
+int tmux_open_passkey_recorded(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags);
 
 /* The TUI on stories260K (seed 1, greedy) with extra flags and environment
  * (env as tmux_open's), in a cols x rows pane of a session of its own,

@@ -289,6 +289,13 @@ void view_unit_text(char *buf, size_t n, double v, int digits) {
     else snprintf(buf, n, "%.*f", k, v);
 }
 
+void view_tau_theta_text(char *buf, size_t n, const char *eq, double tau, double theta) {
+    char a[16], b[16];
+    view_unit_text(a, sizeof a, tau, 2);
+    view_unit_text(b, sizeof b, theta, 2);
+    snprintf(buf, n, "tau%s%s, theta%s%s", eq, a, eq, b);
+}
+
 /* Append " · pos 12 \"Lily\" 0.41" to line if it fits in max_w columns;
  * returns 0 when it did not. */
 static int append_far(const ViewModel *m, char *line, size_t cap, int pos, float w, int max_w) {

@@ -68,6 +68,11 @@ void view_weight_text(char *buf, size_t n, double w);
  * 0.00. 0, 1 and values outside print at `digits`. */
 void view_unit_text(char *buf, size_t n, double v, int digits);
 
+/* "tau 0.50, theta 0.001", or with eq "=" "tau=0.50, theta=0.001": the
+ * two thresholds (θ as a probability) in view_unit_text's forms at two
+ * decimals, the words every status line and message gives them. */
+void view_tau_theta_text(char *buf, size_t n, const char *eq, double tau, double theta);
+
 /* Far positions ranked at most. */
 #define VIEW_ATTN_TOP 8
 

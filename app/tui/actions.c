@@ -14,11 +14,12 @@
 #include "app/tui/heads_ctl.h"
 #include "app/tui/pattern_ctl.h"
 #include "app/tui/picker.h"
+#include "app/tui/state.h"
 #include "app/tui/tokstats_ctl.h"
 #include "app/tui/typed.h"
 #include "app/tui/yank_ctl.h"
-#include "app/tui/state.h"
 #include "views/allheads.h"
+#include "views/explain.h"
 #include "views/flips.h"
 #include "views/keymap.h"
 
@@ -94,7 +95,9 @@ static int replay_threshold(Tui *t, ViewAction a) {
     double was_theta = theta;
     tui_next_threshold(a, &tau, &theta);
     if (tau == was_tau && theta == was_theta) { /* at a limit (θ 0, τ 1, …): nothing to re-score */
-        view_set_status(&t->m, "unchanged: tau %.2f, theta %.2f is the limit", tau, decide_prob(theta));
+        char tt[48];
+        view_tau_theta_text(tt, sizeof tt, " ", tau, decide_prob(theta));
+        view_set_status(&t->m, "unchanged: %s is the limit", tt);
         return 0;
     }
     tui_replay_rethreshold(t, tau, theta);

@@ -17,6 +17,7 @@
 #include "app/run_info.h"
 #include "app/tui/state.h"
 #include "engine/files.h"
+#include "views/explain.h"
 #include "views/fixed.h"
 #include "views/plot.h"
 
@@ -296,8 +297,10 @@ static void print_head_rates(FILE *f, const double *g, int n_layers, int n_heads
     int decided = 0;
     for (int c = 0; c < n_layers * n_heads; c++)
         if (g[4 * c + 1] > decided) decided = (int)g[4 * c + 1];
-    fprintf(f, "per-head global rate over %d decided positions (of %d): executed (#) and oracle at theta %.2f (+)\n",
-            decided, n, decide_prob(theta_logit));
+    char th[16];
+    view_unit_text(th, sizeof th, decide_prob(theta_logit), 2);
+    fprintf(f, "per-head global rate over %d decided positions (of %d): executed (#) and oracle at theta %s (+)\n",
+            decided, n, th);
     for (int c = 0; c < n_layers * n_heads; c++) {
         double a = g[4 * c + 1] ? g[4 * c] / g[4 * c + 1] : 0, o = g[4 * c + 3] ? g[4 * c + 2] / g[4 * c + 3] : 0;
         char bar[41], at[16], ot[16];

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "app/tui/state.h"
+#include "views/explain.h"
 
 /* The next policy that can run on what was loaded. */
 static Policy next_policy(const Tui *t, Policy p) {
@@ -62,8 +63,10 @@ void tui_rescore_poll(Tui *t) {
     else if (rc > 0) view_set_status(&t->m, "%s", t->rescore_msg);
     else if (now - t->rescore_shown >= 0.1) { /* the progress line ten times a second */
         t->rescore_shown = now;
-        view_set_progress(&t->m, "re-scoring at tau %.2f, theta %.2f: %d of %d positions (Esc stops)",
-                          t->m.rescore.tau, decide_prob(t->m.rescore.theta_logit), t->m.rescore.n, t->m.n_hist);
+        char tt[48];
+        view_tau_theta_text(tt, sizeof tt, " ", t->m.rescore.tau, decide_prob(t->m.rescore.theta_logit));
+        view_set_progress(&t->m, "re-scoring at %s: %d of %d positions (Esc stops)", tt, t->m.rescore.n,
+                          t->m.n_hist);
     }
 }
 
@@ -72,8 +75,9 @@ int tui_cancel_rescore(Tui *t) {
     view_rescore_cancel(&t->m);
     view_clear_progress(&t->m);
     t->cfg.tau = t->m.hdr.tau, t->cfg.theta_logit = t->m.hdr.theta_logit; /* a live run's settings stay too */
-    view_set_status(&t->m, "re-scoring stopped: tau %.2f, theta %.2f stay", t->m.hdr.tau,
-                    decide_prob(t->m.hdr.theta_logit));
+    char tt[48];
+    view_tau_theta_text(tt, sizeof tt, " ", t->m.hdr.tau, decide_prob(t->m.hdr.theta_logit));
+    view_set_status(&t->m, "re-scoring stopped: %s stay", tt);
     t->dirty = 1;
     return 1;
 }
@@ -98,9 +102,9 @@ int tui_policy_runs(const Tui *t, Policy p) {
 }
 
 void tui_replay_rethreshold(Tui *t, float tau, double theta_logit) {
-    char done[160];
-    snprintf(done, sizeof done, "replay re-scored at tau %.2f, theta %.2f (the recorded gates stay)", tau,
-             decide_prob(theta_logit));
+    char done[160], tt[48];
+    view_tau_theta_text(tt, sizeof tt, " ", tau, decide_prob(theta_logit));
+    snprintf(done, sizeof done, "replay re-scored at %s (the recorded gates stay)", tt);
     tui_rescore(t, tau, theta_logit, done);
 }
 
@@ -111,8 +115,10 @@ static void apply_setting(Tui *t, const AttnConfig *want, int k) {
     int trained = c.policy == POLICY_AHA && c.routers ? t->L->routers.window : 0;
     char note[48] = ""; /* beside w, so a status line cut at 80 columns still shows it */
     if (trained > 0 && trained != c.window) snprintf(note, sizeof note, " (routers trained for w=%d)", trained);
-    snprintf(t->reevaluating_what, sizeof t->reevaluating_what, "%s, w=%d%s, tau=%.2f, theta=%.2f",
-             aha_policy_name(c.policy), c.window, note, c.tau, decide_prob(c.theta_logit));
+    char tt[48];
+    view_tau_theta_text(tt, sizeof tt, "=", c.tau, decide_prob(c.theta_logit));
+    snprintf(t->reevaluating_what, sizeof t->reevaluating_what, "%s, w=%d%s, %s", aha_policy_name(c.policy),
+             c.window, note, tt);
     if (!memcmp(&c, &t->cfg, sizeof c)) { /* at a limit: nothing changed, nothing to record */
         view_set_status(&t->m, "unchanged: %s", t->reevaluating_what);
         return;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "engine/clock.h"
+#include "views/explain.h"
 
 /* Seconds of a frame given to counting, positions between looks at the
  * clock, and the pieces listed. */
@@ -65,10 +66,12 @@ static void finish(Tui *t) {
     snprintf(title, sizeof title, "token types L%d H%d%s", s->layer, s->head, over);
     if (!f || view_set_text(&t->m, title, "", text ? text : "", &e))
         view_set_status(&t->m, "token types: out of memory");
-    else
-        view_set_status(&t->m, "h_ L%d H%d, a_ %d heads pooled \xc2\xb7 %d pos \xc2\xb7 agree: %s vs oracle theta %.2f",
-                        s->layer, s->head, s->n_layers * s->n_heads, s->n, decide_name(s->pred),
-                        decide_prob(s->theta_logit));
+    else {
+        char th[16];
+        view_unit_text(th, sizeof th, decide_prob(s->theta_logit), 2);
+        view_set_status(&t->m, "h_ L%d H%d, a_ %d heads pooled \xc2\xb7 %d pos \xc2\xb7 agree: %s vs oracle theta %s",
+                        s->layer, s->head, s->n_layers * s->n_heads, s->n, decide_name(s->pred), th);
+    }
     free(text);
     tui_tokstats_close(t);
 }
