@@ -7,7 +7,7 @@
  * bars' title (which still said 0.00), `/` Enter repeating the last
  * search, `d`'s class sizes, one Esc back from a run `B` opened, `D` naming the
  * run it has no parent for (live: change a setting; replay: a replay only
- * re-scores), an odd head named on the timeline, the pattern footer's
+ * re-scores), the key bar, an odd head named on the timeline, the pattern footer's
  * light weights in their tail forms; in sessions of their own, setting
  * changes pressed faster than a re-evaluation's first chunk (no stopped
  * run without positions is ever a parent, `D`'s reads over the positions
@@ -82,6 +82,13 @@ static int odd_head_and_footer(Tmux *t, int cols, int organism) {
 /* The live half: the defects a recorded live run shows. */
 static int live_defects(Tmux *t, int cols, int organism) {
     TMUX_WAIT_RET(t, cols >= 140 ? "\xce\xb8 0.001" : "0.001", 15); /* not rounded to 0.00 */
+    /* the key bar: the panes in the words the help uses (none at 80x24 on 512 heads, whose timeline
+     * is at its minimum there, test_views_keybar.c) */
+    char *bar = line_with(t, "? help  H heads");
+    CHECK_MSG((!organism && cols < 140) || (bar && strstr(bar, "? help  H heads  E every head  A pattern  d dist  v plots  R summary  D diff") &&
+                  (cols < 140 || strstr(bar, "D diff  B runs  : SQL"))),
+              "the key bar at %d columns: %s", cols, bar ? bar : "(none)");
+    free(bar);
     char *scr = tmux_capture(t); /* nor in the bars' title, in either of its forms */
     CHECK_MSG(scr && (strstr(scr, "oracle \xce\xb8 0.001") || strstr(scr, "oracle (\xce\xb8 0.001)")),
               "the bars' title does not say theta 0.001 at %d columns", cols);

@@ -10,7 +10,8 @@
  * paths from the answer's second digit to the needle: L2 H1 reading the
  * needle's next digit directly, and paths through a second hop below it,
  * from the recorded top-k (a) and, once the worker's full rows come, from
- * those rows with the rollout (b). */
+ * those rows with the rollout (b). `S` over `H` and `A` again on the
+ * organism's passkey item and on a 16 × 32-head folder at both sizes. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,8 +40,9 @@ static char *slurp(const char *dir, const char *name) {
     return s;
 }
 
-/* Every head's global_rate and n of the CSV against head_rates over run 1. */
-static void csv_is_head_rates(const char *csv, const char *db) {
+/* Every head's global_rate and n of the CSV against head_rates over run 1,
+ * n_heads rows (layers × heads). */
+static void csv_is_head_rates(const char *csv, const char *db, int n_heads) {
     int st, rows = 0;
     char *out = test_runf(&st, "%s query --db %s --csv \"SELECT layer, head, global_rate, n FROM head_rates WHERE "
                                "run_id = 1\" 2>&1", test_bin_abs(), db);
@@ -62,7 +64,7 @@ static void csv_is_head_rates(const char *csv, const char *db) {
                   sn);
         rows++;
     }
-    CHECK_INT(rows, 5 * 8); /* stories260K: 5 layers x 8 heads */
+    CHECK_INT(rows, n_heads);
     free(out);
 }
 
@@ -186,7 +188,7 @@ static void keep_tables(const char *name, int cols, int rows, int replay) {
     TMUX_WAIT(&t, "yanked the text pane as CSV", 10);
     TMUX_QUIT(&t, 15); /* q closes the pane on top first */
     tmux_stop(&t);
-    csv_is_head_rates(csv, db);
+    csv_is_head_rates(csv, db, 5 * 8); /* stories260K: 5 layers x 8 heads */
     free(csv), free(ycsv), free(kept);
     if (replay) replay_pattern_is_attn_top(t.dir);
 }
@@ -242,3 +244,76 @@ TEST(tui_keep_paths_to_the_needle_on_the_organism) {
         tmux_stop(&t);
     }
 }
+
+/* `S` over `H` then `A` in a recorded session whose database is
+ * dir/ahascope.db: the heads' CSV is head_rates, row for row (n_heads
+ * of them), both SVGs parse; the pattern's CSV holds the row of the
+ * position on screen, `pos`, and on the organism (L2 H1) that row puts
+ * weight 1.00 on the needle's next digit, pos 145. */
+static void save_tables(Tmux *t, int n_heads, int pos, int organism) {
+    tmux_keys(t, "H");
+    TMUX_WAIT(t, "heads by global_rate", 10);
+    tmux_keys(t, "S");
+    TMUX_WAIT(t, "saved ahascope-run1-heads.csv and ahascope-run1-heads.svg", 10);
+    char db[1200];
+    snprintf(db, sizeof db, "%s/ahascope.db", t->dir);
+    char *csv = slurp(t->dir, "ahascope-run1-heads.csv");
+    csv_is_head_rates(csv, db, n_heads);
+    free(csv);
+    CHECK(svg_rects(t->dir, "ahascope-run1-heads.svg", "bar") > 0);
+    tmux_keys(t, "Escape");
+    CHECK(tmux_gone(t, "heads by global_rate", 5));
+    const char *head = organism ? "L2H1" : "L0H0";
+    if (organism) tmux_keys(t, "Down Down Right");
+    tmux_keys(t, "A");
+    TMUX_WAIT(t, organism ? "pattern L2 H1" : "pattern L0 H0", 15);
+    char want[96], file[64];
+    snprintf(file, sizeof file, "ahascope-run1-%s-pattern.csv", head);
+    snprintf(want, sizeof want, "saved %s", file);
+    int saved = 0; /* the grid comes from the worker a moment after the title */
+    for (int i = 0; i < 30 && !saved; i++) tmux_keys(t, "S"), saved = tmux_shows(t, want, 1);
+    TMUX_WAIT(t, want, 10);
+    char *p = slurp(t->dir, file);
+    snprintf(want, sizeof want, "\n%d,", pos);
+    const char *row = p ? strstr(p, want) : NULL;
+    CHECK_MSG(row, "%s has no row of pos %d: %.300s", file, pos, p ? p : "(none)");
+    if (organism) {
+        snprintf(want, sizeof want, "\n%d,145,", pos);
+        const char *r = p ? strstr(p, want) : NULL;
+        CHECK_MSG(r && atof(r + strlen(want)) > 0.99, "%s: L2 H1's weight on pos 145 at %d: %.80s", file, pos,
+                  r ? r : "(no row)");
+    }
+    free(p);
+    snprintf(file, sizeof file, "ahascope-run1-%s-pattern.svg", head);
+    CHECK(svg_rects(t->dir, file, "cell") > 40);
+    TMUX_QUIT(t, 15); /* q closes the pane on top first */
+}
+
+static void save_tables_organism(int cols, int rows) {
+    TMUX_NEED_TUI();
+    Tmux t;
+    char name[32];
+    snprintf(name, sizeof name, "saveorg_%d", cols);
+    if (tmux_open_passkey_recorded(&t, name, cols, rows, NULL, NULL)) return;
+    save_tables(&t, 4 * 4, 505, 1);
+    tmux_stop(&t);
+}
+
+TEST(tui_keep_save_tables_on_the_organism_passkey_item_at_80x24) { save_tables_organism(80, 24); }
+
+TEST(tui_keep_save_tables_on_the_organism_passkey_item_at_140x45) { save_tables_organism(140, 45); }
+
+static void save_tables_folder(int cols, int rows) {
+    TMUX_NEED_TUI();
+    Tmux t;
+    char name[32];
+    snprintf(name, sizeof name, "save16x32_%d", cols);
+    if (tmux_open_16x32(&t, name, cols, rows, NULL, NULL)) return;
+    TMUX_WAIT(&t, "12 prompt", 15);
+    save_tables(&t, 16 * 32, 11, 0);
+    tmux_stop(&t);
+}
+
+TEST(tui_keep_save_tables_on_a_16x32_head_folder_at_80x24) { save_tables_folder(80, 24); }
+
+TEST(tui_keep_save_tables_on_a_16x32_head_folder_at_140x45) { save_tables_folder(140, 45); }
