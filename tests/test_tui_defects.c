@@ -12,7 +12,8 @@
  * changes pressed faster than a re-evaluation's first chunk (no stopped
  * run without positions is ever a parent, `D`'s reads over the positions
  * both runs have while the child is written, θ 0.001 in the status line,
- * which said theta=0.00) and `--no-record` (`s`, `R` and a setting change
+ * which said theta=0.00, X in the child's replay before its parent was
+ * read) and `--no-record` (`s`, `R` and a setting change
  * without a "run 0").
  */
 #include <stdio.h>
@@ -176,6 +177,24 @@ static char *runs_table(const char *dir) {
                      test_bin_abs(), dir);
 }
 
+/* The replay of run 4, X its first key: the parent, which a replay reads
+ * only for the inspector, is read for X too, and its map opens once it
+ * has come (X said "no parent run to compare with" until the inspector
+ * had been opened). */
+static void flips_before_the_parent_is_read(const char *dir, int cols, int parent) {
+    Tmux r;
+    char cmd[1200], want[48];
+    snprintf(cmd, sizeof cmd, "%s tui --replay --db ahascope.db --run 4", test_bin_abs());
+    CHECK_INT(tmux_open(&r, "defx", dir, cols, cols < 140 ? 24 : 45, NULL, cmd, 0), 0);
+    TMUX_WAIT(&r, "replay of run 4 (done)", 30);
+    tmux_keys(&r, "X");
+    snprintf(want, sizeof want, "flips vs parent run %d", parent);
+    TMUX_WAIT(&r, want, 20);
+    CHECK_MSG(tmux_gone(&r, "no parent run to compare with", 1), "X said run 4 had no parent at %d columns", cols);
+    TMUX_QUIT(&r, 10);
+    tmux_stop(&r);
+}
+
 /* `w w w` faster than a chunk: run 2 stops before its first and keeps no
  * position, so it is no one's parent; run 3 likewise unless a chunk beat
  * the key. Run 4's parent is the last run before it that has positions, and
@@ -218,6 +237,7 @@ static void quick_setting_changes(Tmux *t, int cols) {
               p4, n2, n3);
     CHECK_MSG(parent == p4, "D diffed run 4 against run %d, its parent is %d", parent, p4);
     CHECK_MSG(n4 == n1, "run 4 has %d positions, run 1 %d", n4, n1);
+    if (p4 > 0) flips_before_the_parent_is_read(t->dir, cols, p4);
 }
 
 static void quick_changes_folder(int cols, int rows) {

@@ -318,6 +318,7 @@ int tui_key(Tui *t, int ch) {
     /* Enter on the text pane selects the head its first row names, if it names one */
     if (t->m.sql_open && t->m.focus == VIEW_PANE_SQL && cmd == VIEW_OP_INSPECT && tui_goto_text_row(&t->m))
         return 0;
+    if (cmd == VIEW_OP_FLIPS && !t->m.flips_open && !t->m.help_open && tui_flips_wait(t)) return 0;
     ViewAction a = view_key(&t->m, ch);
     if (a == VIEW_ACT_MOUSE) {
         MEVENT ev;

@@ -136,16 +136,33 @@ static int load_start(Tui *t, int64_t id, int first, Err *e) {
  * the selected head in both side by side. Only then, so a replay never
  * reads a second run no one looks at, nor slows the panes' jobs for it; and
  * quietly: the status line keeps what it says about the run on screen. */
-static void load_parent_start(Tui *t) {
+static int parent_read_start(Tui *t) {
     int64_t parent = t->parent_next;
     int kind;
     long count;
     double secs;
-    if (!parent || !t->m.inspector_open || tui_job_progress(&t->load, &kind, &count, &secs)) return;
+    if (!parent || tui_job_progress(&t->load, &kind, &count, &secs)) return -1;
     LoadArg a = {.id = parent, .n_layers = t->m.n_layers, .n_heads = t->m.n_heads};
     Err e;
-    if (tui_job_start(&t->load, t->db, TUI_PANE_OPEN, load_work, &a, sizeof a, NULL, &e)) return;
-    t->load_parent = 1, t->parent_next = 0;
+    if (tui_job_start(&t->load, t->db, TUI_PANE_OPEN, load_work, &a, sizeof a, NULL, &e)) return -1;
+    t->load_parent = 1, t->parent_next = 0, t->load_run = parent;
+    return 0;
+}
+
+static void load_parent_start(Tui *t) {
+    if (t->m.inspector_open) parent_read_start(t);
+}
+
+int tui_flips_wait(Tui *t) {
+    int kind;
+    long count;
+    double secs;
+    int reading = t->load_parent == 1 && tui_job_progress(&t->load, &kind, &count, &secs);
+    if (!reading && !(t->m.parent.n == 0 && t->parent_next && !tui_loading(t) && !parent_read_start(t))) return 0;
+    t->flips_on_read = 1, t->dirty = 1;
+    view_set_status(&t->m, "reading run %lld back to compare with (%d positions so far): X opens once it has come",
+                    (long long)t->load_run, t->m.parent.n);
+    return 1;
 }
 
 /* A piece of the parent's load: its row names it, its positions go to
@@ -269,6 +286,12 @@ void tui_poll_load(Tui *t) {
     if (t->load_parent) { /* quiet: only its end matters, and only when it failed */
         if (!tui_job_progress(&t->load, &kind, &count, &secs) && tui_job_take(&t->load, &jr)) {
             if (jr.end != TUI_JOB_OK && t->load_parent == 1) view_drop_parent(&t->m);
+            if (t->flips_on_read && jr.end == TUI_JOB_OK && t->load_parent == 1 && t->m.parent.n > 0) {
+                t->m.flips_open = 1; /* the X asked for while it came */
+                view_set_status(&t->m, "run %lld read back: %d positions to compare with", (long long)t->load_run,
+                                t->m.parent.n);
+            }
+            t->flips_on_read = 0;
             if (jr.end == TUI_JOB_FAILED)
                 view_set_status(&t->m, "%s: %s", t->other_run ? "the run to compare with" : "the parent run", jr.msg);
             if (jr.end == TUI_JOB_FAILED) t->other_run = 0; /* D compares with the parent again, as X and par do */

@@ -110,6 +110,7 @@ typedef struct {
     int from_live;      /* the replay on screen was opened from a live session, which kept is waiting for */
     int64_t parent_next; /* the recorded parent of the replay on screen, read once it is loaded and the inspector opens (0: none) */
     int load_parent;    /* the load under way reads that parent into the model's parent run (views/pin.h); 2: drops what comes */
+    int flips_on_read;  /* X was pressed before that run had come: its map opens when it has */
     int64_t parent_run; /* the parent of the run on screen (a replay's recorded one, a re-evaluation's), 0: none */
     int64_t other_run;  /* the run chosen in B to compare with instead (D, X, `par`), 0: the parent */
     struct {            /* the live session's positions and header while a recorded run is browsed */
@@ -286,6 +287,12 @@ int tui_cancel_load(Tui *t);
  * instead of its parent (D, X and the `par` row; views/pin.h), read off
  * this thread into the model's parent slot; id 0: with the parent again. */
 void tui_compare_with(Tui *t, int64_t id);
+
+/* X before the run it compares with is on screen (a replay's parent not
+ * yet read, or a run chosen in B still coming): start reading it if no
+ * one has, say how far it has come, and open the map once it is all here.
+ * 1 if it took the key; 0 when there is no such run (the view says so). */
+int tui_flips_wait(Tui *t);
 
 /* A playing replay: the cursor moves on at the play speed. */
 void tui_replay_advance(Tui *t);
