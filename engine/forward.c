@@ -357,7 +357,7 @@ static void matmul_run(RunState *s, MatMul *mm) {
     int blk = gemm_q_blk(s, mm);
     if (blk) { /* one rounding, read by every task */
         gemm_q_x_init(&mm->gx, s->xq, mm->T, mm->n_in, blk);
-        mm->gx.tiles = s->gemm_q == GQ_AMX && mm->T >= 16; /* the tile order costs a pass a rounding: only for AMX */
+        mm->gx.tiles = (s->gemm_q == GQ_AMX || s->gemm_q == GQ_VNNI) && mm->T >= 16; /* the tile order costs a pass a rounding: only for them */
         if (mm->T < 8) gemm_q_quantise(&mm->gx, mm->in, 0, mm->T);
         else pool_run(s->pool, quantise_task, mm, pool_threads(s->pool));
     }

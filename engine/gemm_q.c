@@ -436,14 +436,14 @@ void gemm_q(GqPath path, float *C, int ldc, const GqX *x, int ty, const void *w,
         cells(C, ldc, x, ty, w, 0, n, 0, x->T);
         return;
     }
-    int n16 = n / 16 * 16, T16 = x->T / 16 * 16;
-    int amx = path == GQ_AMX && x->tiles && n16 && T16 && gemm_q_amx_takes(ty, x->d);
+    int n16 = n / 16 * 16, T16 = x->T / 16 * 16, vnni = path == GQ_VNNI;
+    int amx = (path == GQ_AMX || vnni) && x->tiles && n16 && T16 && gemm_q_amx_takes(ty, x->d, vnni);
     if (!amx) {
         avx2_from(C, ldc, x, ty, w, 0, n, 0);
         return;
     }
-    /* whole 16 × 16 tiles in AMX, the rows and tokens past them in AVX2 */
-    gemm_q_amx(C, ldc, x, ty, w, n16);
+    /* whole 16 × 16 tiles in AMX (or VNNI), the rows and tokens past them in AVX2 */
+    gemm_q_amx(C, ldc, x, ty, w, n16, vnni);
     avx2_from(C, ldc, x, ty, w, n16, n, 0);
     if (T16 < x->T) avx2_from(C, ldc, x, ty, w, 0, n16, T16);
 }
@@ -459,30 +459,42 @@ static int cpu_amx_int8(void) {
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") && gemm_half_tiles_permitted();
 }
 
+/* The AVX-512 the VNNI tiles use, with its VNNI (CPUID 7.0 ECX bit 11). */
+static int cpu_avx512_vnni(void) {
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512vnni");
+}
+
 int gemm_q_available(GqPath path) {
-    if (path != GQ_AVX2 && path != GQ_AMX) return path == GQ_OFF || path == GQ_PORTABLE;
+    if (path != GQ_AVX2 && path != GQ_AMX && path != GQ_VNNI) return path == GQ_OFF || path == GQ_PORTABLE;
     __builtin_cpu_init();
     int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && mv_cpu_f16c();
+    if (path == GQ_VNNI) return avx2 && cpu_avx512_vnni();
     return avx2 && (path == GQ_AVX2 || cpu_amx_int8());
 }
 
 GqPath gemm_q_best(void) {
-    return gemm_q_available(GQ_AMX) ? GQ_AMX : gemm_q_available(GQ_AVX2) ? GQ_AVX2 : GQ_PORTABLE;
+    return gemm_q_available(GQ_AMX)    ? GQ_AMX
+           : gemm_q_available(GQ_VNNI) ? GQ_VNNI
+           : gemm_q_available(GQ_AVX2) ? GQ_AVX2
+                                       : GQ_PORTABLE;
 }
 
 const char *gemm_q_name(GqPath path) {
-    return path == GQ_AMX ? "amx" : path == GQ_AVX2 ? "avx2" : path == GQ_PORTABLE ? "portable" : "off";
+    return path == GQ_VNNI ? "avx512vnni" : path == GQ_AMX ? "amx" : path == GQ_AVX2 ? "avx2"
+           : path == GQ_PORTABLE ? "portable" : "off";
 }
 
 int gemm_q_from_env(char *msg, size_t msg_size) {
     const char *v = getenv("AHASCOPE_GEMMQ");
     if (!v || !*v || !strcmp(v, "auto")) return gemm_q_best();
-    for (int p = GQ_OFF; p <= GQ_AMX; p++)
+    for (int p = GQ_OFF; p <= GQ_VNNI; p++)
         if (!strcmp(v, gemm_q_name((GqPath)p))) {
             if (gemm_q_available((GqPath)p)) return p;
             snprintf(msg, msg_size, "AHASCOPE_GEMMQ=%s: this CPU lacks the instructions", v);
             return -1;
         }
-    snprintf(msg, msg_size, "AHASCOPE_GEMMQ=%s: not a path (off, portable, avx2, amx, auto)", v);
+    snprintf(msg, msg_size, "AHASCOPE_GEMMQ=%s: not a path (off, portable, avx2, amx, avx512vnni, auto)", v);
     return -1;
 }

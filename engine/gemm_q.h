@@ -33,11 +33,11 @@
 #include <stdint.h>
 
 /* How the products run: not at all (the caller's widen-and-sgemm path),
- * plain C, AVX2 tiles of 2 rows × 4 tokens (4 rows × 1 for decode), or
- * AMX int8 tiles of 16 rows × 16 tokens for Q8_0, Q4_K and Q6_K
- * (gemm_q_amx.c; Q5_K, and the rows and tokens past the last whole tile,
- * take AVX2's). */
-typedef enum { GQ_OFF, GQ_PORTABLE, GQ_AVX2, GQ_AMX } GqPath;
+ * plain C, AVX2 tiles of 2 rows × 4 tokens (4 rows × 1 for decode), AMX
+ * int8 tiles of 16 rows × 16 tokens for Q8_0, Q4_K and Q6_K, or the same
+ * tiles' products in AVX-512 VNNI, a token a lane (gemm_q_amx.c; Q5_K,
+ * and the rows and tokens past the last whole tile, take AVX2's). */
+typedef enum { GQ_OFF, GQ_PORTABLE, GQ_AVX2, GQ_AMX, GQ_VNNI } GqPath;
 
 /* Activations rounded for one product: T rows of d columns in blocks of
  * blk (32 or 256). Scales are stored block-major, tokens contiguous, so a
@@ -53,7 +53,7 @@ typedef struct {
     int16_t *s32t; /* [d/32][T] s32 with tokens contiguous, for AMX's 16-token rows (blk 256 only) */
     int16_t *s16t; /* [d/16][T] s16 likewise (blk 256 only) */
     int T, d, blk;
-    int tiles;     /* 1: gemm_q_quantise also writes qa, the order GQ_AMX reads; 0 spares that pass */
+    int tiles;     /* 1: gemm_q_quantise also writes qa, the order GQ_AMX and GQ_VNNI read; 0 spares that pass */
 } GqX;
 
 /* The activation block a weight type wants: 32 for Q8_0, 256 for Q4_K,
@@ -65,8 +65,8 @@ size_t gemm_q_x_bytes(int T, int d);
 
 /* Carve x out of buf (gemm_q_x_bytes(T, d) bytes, any alignment) for T rows
  * of d in blocks of blk; d must be a multiple of blk. x->tiles starts 0:
- * a caller that will run GQ_AMX sets it before gemm_q_quantise (without
- * it, GQ_AMX runs the AVX2 tiles). */
+ * a caller that will run GQ_AMX or GQ_VNNI sets it before gemm_q_quantise
+ * (without it, they run the AVX2 tiles). */
 void gemm_q_x_init(GqX *x, void *buf, int T, int d, int blk);
 
 /* Round rows [t0, t1) of in[T][d] into x: threads may round disjoint ranges. */
@@ -109,16 +109,16 @@ int gemm_q_pack_wanted(int ggml_type);
 int gemm_q_available(GqPath path);
 
 /* The fastest path this CPU has: GQ_AMX with AMX-INT8, AVX-512 and the
- * kernel's leave for the tile state, else GQ_AVX2 with AVX2, FMA and F16C,
- * else GQ_PORTABLE. */
+ * kernel's leave for the tile state, else GQ_VNNI with AVX-512 VNNI, else
+ * GQ_AVX2 with AVX2, FMA and F16C, else GQ_PORTABLE. */
 GqPath gemm_q_best(void);
 
-/* "off", "portable", "avx2" or "amx". */
+/* "off", "portable", "avx2", "amx" or "avx512vnni". */
 const char *gemm_q_name(GqPath path);
 
-/* The path $AHASCOPE_GEMMQ names ("off", "portable", "avx2", "amx", or unset or
- * "auto": gemm_q_best), or -1 with a message in msg for an unknown name or
- * one this CPU cannot run. */
+/* The path $AHASCOPE_GEMMQ names ("off", "portable", "avx2", "amx",
+ * "avx512vnni", or unset or "auto": gemm_q_best), or -1 with a message in
+ * msg for an unknown name or one this CPU cannot run. */
 int gemm_q_from_env(char *msg, size_t msg_size);
 
 #endif

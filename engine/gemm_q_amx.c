@@ -30,7 +30,9 @@
 #include "gguf.h"
 #include "quant.h"
 
-#define TAMX __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,f16c,fma,amx-tile,amx-int8")))
+/* One target for both products: a VNNI CPU without AMX runs these
+ * functions, and no AMX instruction is reached on its path (vnni 1). */
+#define TAMX __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,f16c,fma,amx-tile,amx-int8")))
 
 /* Tiles 0-1 and 6-7: the two halves' int32 sums (16 rows × 16 tokens) of
  * alternate blocks; 2-3: the weights' halves (16 rows × 16 bytes); 4-5:
@@ -105,6 +107,74 @@ TAMX static void q8_tile16(float *C, int ldc, const GqX *x, const uint8_t *w, si
     tile_store(C, ldc, lo, j0, t0);
 }
 
+/* A 32-bit word of a block, as VPDPBUSD's broadcast operand reads it. */
+TAMX static inline __m512i word4(const uint8_t *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm512_set1_epi32(v);
+}
+
+/* The Q8_0 tile in AVX-512 VNNI, 8 rows at a time so their 16
+ * accumulators stay in registers over the blocks. VPDPBUSD takes one side
+ * unsigned: the activations go in as q + 128 (q ^ 0x80) and 128 · Σw
+ * (ws, a panel's, per [block][half][row]) comes off each half's sum, so
+ * the sums are TDPBSSD's, exact in int32, and the f32 steps after them
+ * q8_tile16's: the same bits. */
+TAMX static void q8_tile16_vnni(float *C, int ldc, const GqX *x, const uint8_t *w, size_t rb, int j0, int tt,
+                                const float *dw, const int32_t *ws) {
+    int nb = x->d / 32, T = x->T, t0 = 16 * tt;
+    const int8_t *qp = x->qa + (size_t)tt * nb * 512;
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    __m512 out[16];
+    for (int r0 = 0; r0 < 16; r0 += 8) {
+        const uint8_t *wr = w + (size_t)(j0 + r0) * rb;
+        __m512 lo[8], hi[8];
+        for (int r = 0; r < 8; r++) lo[r] = hi[r] = _mm512_setzero_ps();
+        for (int k = 0; k < nb; k++) {
+            __m512i u[8];
+            for (int i = 0; i < 8; i++) u[i] = _mm512_xor_si512(_mm512_loadu_si512(qp + (size_t)k * 512 + 64 * i), flip);
+            __m512 dx = _mm512_loadu_ps(x->dx + (size_t)k * T + t0);
+            for (int r = 0; r < 8; r++) {
+                const uint8_t *b = wr + r * rb + 34 * (size_t)k + 2;
+                __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
+                for (int i = 0; i < 4; i++) {
+                    a0 = _mm512_dpbusd_epi32(a0, u[i], word4(b + 4 * i));
+                    a1 = _mm512_dpbusd_epi32(a1, u[4 + i], word4(b + 16 + 4 * i));
+                }
+                a0 = _mm512_sub_epi32(a0, _mm512_set1_epi32(ws[(2 * k) * 16 + r0 + r]));
+                a1 = _mm512_sub_epi32(a1, _mm512_set1_epi32(ws[(2 * k + 1) * 16 + r0 + r]));
+                __m512 sc = _mm512_mul_ps(_mm512_set1_ps(dw[16 * k + r0 + r]), dx);
+                lo[r] = _mm512_add_ps(lo[r], _mm512_mul_ps(sc, _mm512_cvtepi32_ps(a0)));
+                hi[r] = _mm512_add_ps(hi[r], _mm512_mul_ps(sc, _mm512_cvtepi32_ps(a1)));
+            }
+        }
+        for (int r = 0; r < 8; r++) out[r0 + r] = _mm512_add_ps(lo[r], hi[r]);
+    }
+    tile_store(C, ldc, out, j0, t0);
+}
+
+/* The VNNI path's Q8_0 panels: the block scales as amx_q8's, and 128 ·
+ * each half's weight sum (the activations' offset times the weights). */
+TAMX static void vnni_q8(float *C, int ldc, const GqX *x, const uint8_t *w, int n16) {
+    int nb = x->d / 32;
+    size_t rb = (size_t)nb * 34;
+    float dw[GQ_AMX_K_COLS / 32 * 16];       /* [block][row] */
+    int32_t ws[GQ_AMX_K_COLS / 32 * 2 * 16]; /* [block][half][row]: 48 KiB with dw at GQ_AMX_K_COLS */
+    for (int j0 = 0; j0 < n16; j0 += 16) {
+        for (int k = 0; k < nb; k++)
+            for (int r = 0; r < 16; r++) {
+                const uint8_t *h = w + (size_t)(j0 + r) * rb + 34 * (size_t)k;
+                dw[16 * k + r] = _cvtsh_ss((unsigned short)(h[0] | h[1] << 8));
+                for (int half = 0; half < 2; half++) {
+                    int sum = 0;
+                    for (int l = 0; l < 16; l++) sum += (int8_t)h[2 + 16 * half + l];
+                    ws[(2 * k + half) * 16 + r] = 128 * sum;
+                }
+            }
+        for (int tt = 0; tt < x->T / 16; tt++) q8_tile16_vnni(C, ldc, x, w, rb, j0, tt, dw, ws);
+    }
+}
+
 TAMX static void amx_q8(float *C, int ldc, const GqX *x, const uint8_t *w, int n16) {
     int nb = x->d / 32;
     size_t rb = (size_t)nb * 34;
@@ -135,7 +205,20 @@ static void amx_configure_k(int kb) {
 
 /* n sub-blocks of kb bytes (a block's), one TDPBUSD each: s[i][row][token]
  * from u's [i][16 rows][kb] bytes and the activations' tile order at qa. */
-TAMX static void k_products(int32_t (*s)[16][16], const uint8_t *u, const int8_t *qa, int n, int kb) {
+TAMX static void k_products(int32_t (*s)[16][16], const uint8_t *u, const int8_t *qa, int n, int kb, int vnni) {
+    if (vnni) { /* TDPBUSD's sums in VPDPBUSD: a token a lane, the weights' words broadcast */
+        for (int i = 0; i < n; i++) {
+            __m512i q[8];
+            for (int kk = 0; kk < kb / 4; kk++) q[kk] = _mm512_loadu_si512(qa + (size_t)i * (kb / 16) * 256 + 64 * kk);
+            for (int r = 0; r < 16; r++) {
+                const uint8_t *ur = u + ((size_t)i * 16 + r) * kb;
+                __m512i acc = _mm512_setzero_si512();
+                for (int kk = 0; kk < kb / 4; kk++) acc = _mm512_dpbusd_epi32(acc, word4(ur + 4 * kk), q[kk]);
+                _mm512_store_si512(s[i][r], acc);
+            }
+        }
+        return;
+    }
     for (int i = 0; i < n; i++) {
         _tile_zero(0);
         _tile_loadd(1, u + (size_t)i * 16 * kb, kb);
@@ -172,14 +255,14 @@ TAMX static void q4k_panel(Q4Panel *p, const uint8_t *w, size_t rb, int j0, int 
         }
 }
 
-TAMX static void q4k_tile16(float *C, int ldc, const GqX *x, const Q4Panel *p, int j0, int tt) {
+TAMX static void q4k_tile16(float *C, int ldc, const GqX *x, const Q4Panel *p, int j0, int tt, int vnni) {
     int nb = x->d / 256, T = x->T, t0 = 16 * tt;
     const int8_t *qa = x->qa + (size_t)tt * 16 * x->d;
     __m512 acc[16];
     int32_t s[8][16][16] __attribute__((aligned(64)));
     for (int r = 0; r < 16; r++) acc[r] = _mm512_setzero_ps();
     for (int k = 0; k < nb; k++) {
-        k_products(s, p->u + (size_t)k * 4096, qa + (size_t)k * 4096, 8, 32);
+        k_products(s, p->u + (size_t)k * 4096, qa + (size_t)k * 4096, 8, 32, vnni);
         __m512i m[8];
         for (int j = 0; j < 8; j++)
             m[j] = _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)(x->s32t + (size_t)(8 * k + j) * T + t0)));
@@ -201,16 +284,16 @@ TAMX static void q4k_tile16(float *C, int ldc, const GqX *x, const Q4Panel *p, i
     tile_store(C, ldc, acc, j0, t0);
 }
 
-TAMX static void amx_q4k(float *C, int ldc, const GqX *x, const uint8_t *w, int n16) {
+TAMX static void amx_q4k(float *C, int ldc, const GqX *x, const uint8_t *w, int n16, int vnni) {
     int nb = x->d / 256;
     size_t rb = (size_t)nb * 144;
     Q4Panel p; /* 137 KiB of stack at GQ_AMX_K_COLS, as much as the Q8_0 path's scales */
-    amx_configure_k(32);
+    if (!vnni) amx_configure_k(32);
     for (int j0 = 0; j0 < n16; j0 += 16) {
         q4k_panel(&p, w, rb, j0, nb);
-        for (int tt = 0; tt < x->T / 16; tt++) q4k_tile16(C, ldc, x, &p, j0, tt);
+        for (int tt = 0; tt < x->T / 16; tt++) q4k_tile16(C, ldc, x, &p, j0, tt, vnni);
     }
-    _tile_release();
+    if (!vnni) _tile_release();
 }
 
 /* ---- Q6_K ---- */
@@ -248,14 +331,14 @@ TAMX static void q6k_panel(Q6Panel *p, const uint8_t *w, size_t rb, int j0, int 
 
 /* As q4k_tile16, a product a group of 16: isum = Σ sc·(u·q) − 32·Σ sc·s16
  * (the weights' offset of 32), then acc + (d·dx)·isum, gemm_q_k_block's. */
-TAMX static void q6k_tile16(float *C, int ldc, const GqX *x, const Q6Panel *p, int j0, int tt) {
+TAMX static void q6k_tile16(float *C, int ldc, const GqX *x, const Q6Panel *p, int j0, int tt, int vnni) {
     int nb = x->d / 256, T = x->T, t0 = 16 * tt;
     const int8_t *qa = x->qa + (size_t)tt * 16 * x->d;
     __m512 acc[16];
     int32_t s[16][16][16] __attribute__((aligned(64)));
     for (int r = 0; r < 16; r++) acc[r] = _mm512_setzero_ps();
     for (int k = 0; k < nb; k++) {
-        k_products(s, p->u + (size_t)k * 4096, qa + (size_t)k * 4096, 16, 16);
+        k_products(s, p->u + (size_t)k * 4096, qa + (size_t)k * 4096, 16, 16, vnni);
         __m512 dx = _mm512_loadu_ps(x->dx + (size_t)k * T + t0);
         for (int r = 0; r < 16; r++) {
             __m512i is = _mm512_setzero_si512(), cr = _mm512_setzero_si512();
@@ -274,26 +357,28 @@ TAMX static void q6k_tile16(float *C, int ldc, const GqX *x, const Q6Panel *p, i
     tile_store(C, ldc, acc, j0, t0);
 }
 
-TAMX static void amx_q6k(float *C, int ldc, const GqX *x, const uint8_t *w, int n16) {
+TAMX static void amx_q6k(float *C, int ldc, const GqX *x, const uint8_t *w, int n16, int vnni) {
     int nb = x->d / 256;
     size_t rb = (size_t)nb * 210;
     Q6Panel p; /* 137 KiB of stack at GQ_AMX_K_COLS, as Q4_K's */
-    amx_configure_k(16);
+    if (!vnni) amx_configure_k(16);
     for (int j0 = 0; j0 < n16; j0 += 16) {
         q6k_panel(&p, w, rb, j0, nb);
-        for (int tt = 0; tt < x->T / 16; tt++) q6k_tile16(C, ldc, x, &p, j0, tt);
+        for (int tt = 0; tt < x->T / 16; tt++) q6k_tile16(C, ldc, x, &p, j0, tt, vnni);
     }
-    _tile_release();
+    if (!vnni) _tile_release();
 }
 
-int gemm_q_amx_takes(int ty, int d) {
-    return (ty == GGML_Q8_0 && d <= GQ_PACK_MAX_COLS) || ((ty == GGML_Q4_K || ty == GGML_Q6_K) && d <= GQ_AMX_K_COLS);
+int gemm_q_amx_takes(int ty, int d, int vnni) {
+    int q8_cols = vnni ? GQ_AMX_K_COLS : GQ_PACK_MAX_COLS;
+    return (ty == GGML_Q8_0 && d <= q8_cols) || ((ty == GGML_Q4_K || ty == GGML_Q6_K) && d <= GQ_AMX_K_COLS);
 }
 
-void gemm_q_amx(float *C, int ldc, const GqX *x, int ty, const uint8_t *w, int n16) {
-    if (ty == GGML_Q8_0) amx_q8(C, ldc, x, w, n16);
-    else if (ty == GGML_Q4_K) amx_q4k(C, ldc, x, w, n16);
-    else amx_q6k(C, ldc, x, w, n16);
+void gemm_q_amx(float *C, int ldc, const GqX *x, int ty, const uint8_t *w, int n16, int vnni) {
+    if (ty == GGML_Q8_0 && vnni) vnni_q8(C, ldc, x, w, n16);
+    else if (ty == GGML_Q8_0) amx_q8(C, ldc, x, w, n16);
+    else if (ty == GGML_Q4_K) amx_q4k(C, ldc, x, w, n16, vnni);
+    else amx_q6k(C, ldc, x, w, n16, vnni);
 }
 
 void gemm_q_amx_order(int8_t *qp, const int8_t *q, int T, int d, int t) {

@@ -28,15 +28,18 @@ void gemm_q_permute_block(int8_t *qp, const int8_t *q);
  * qp[32i + 2s + l] = q[16s + 2i + l] (s < 16, l < 2). */
 void gemm_q_permute_block6(int8_t *qp, const int8_t *q);
 
-/* AMX int8 (gemm_q_amx.c): 1 when its tiles take rows of ty that are d
- * wide (Q8_0 up to GQ_PACK_MAX_COLS, Q4_K and Q6_K up to GQ_AMX_K_COLS). */
+/* AMX int8 (gemm_q_amx.c), or its tiles' products in AVX-512 VNNI (vnni
+ * 1): 1 when its tiles take rows of ty that are d wide (Q4_K and Q6_K up
+ * to GQ_AMX_K_COLS, Q8_0 up to GQ_PACK_MAX_COLS in AMX and GQ_AMX_K_COLS
+ * in VNNI, whose panel also holds the weights' sums). */
 #define GQ_AMX_K_COLS 8192
-int gemm_q_amx_takes(int ty, int d);
+int gemm_q_amx_takes(int ty, int d, int vnni);
 
 /* Rows [0, n16) (n16 a multiple of 16) of weights w of ty, which
  * gemm_q_amx_takes, against tokens [0, T/16·16) of x, whose qa holds the
- * tile order gemm_q_amx_order writes; the caller has checked the CPU. */
-void gemm_q_amx(float *C, int ldc, const GqX *x, int ty, const uint8_t *w, int n16);
+ * tile order gemm_q_amx_order writes, in AMX tiles or (vnni 1) AVX-512
+ * VNNI; the caller has checked the CPU. */
+void gemm_q_amx(float *C, int ldc, const GqX *x, int ty, const uint8_t *w, int n16, int vnni);
 
 /* Token t's rounded row q (d values, blocks of 32) into the tile order of
  * qp for T tokens; the tokens past the last whole 16 are not stored. */

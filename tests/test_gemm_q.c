@@ -45,8 +45,8 @@ static void run_shape(GgmlType ty, const Shape *s, unsigned *seed, Result *res) 
     size_t bytes, rb = quant_row_bytes(ty, d);
     uint8_t *w = qfx_random_blocks(ty, (size_t)n * d, 0.05f, seed, &bytes);
     float *x = malloc((size_t)T * d * sizeof(float)), *wf = malloc((size_t)n * d * sizeof(float));
-    float *C[3];
-    for (int p = 0; p < 3; p++) C[p] = malloc((size_t)T * ldc * sizeof(float));
+    float *C[4];
+    for (int p = 0; p < 4; p++) C[p] = malloc((size_t)T * ldc * sizeof(float));
     void *buf = malloc(gemm_q_x_bytes(T, d));
     for (size_t i = 0; i < (size_t)T * d; i++) x[i] = qfx_frand(seed) * (i % 7 == 0 ? 3.0f : 1.0f);
     for (int j = 0; j < n; j++) quant_dequant(ty, w + (size_t)j * rb, wf + (size_t)j * d, d);
@@ -54,8 +54,8 @@ static void run_shape(GgmlType ty, const Shape *s, unsigned *seed, Result *res) 
     gemm_q_x_init(&gx, buf, T, d, blk);
     gx.tiles = 1;
     gemm_q_quantise(&gx, x, 0, T);
-    const GqPath path[3] = {GQ_PORTABLE, GQ_AVX2, GQ_AMX};
-    for (int p = 0; p < 3; p++) {
+    const GqPath path[4] = {GQ_PORTABLE, GQ_AVX2, GQ_AMX, GQ_VNNI};
+    for (int p = 0; p < 4; p++) {
         if (!gemm_q_available(path[p])) continue;
         for (size_t i = 0; i < (size_t)T * ldc; i++) C[p][i] = -12345.0f;
         gemm_q(path[p], C[p], ldc, &gx, ty, w, n);
@@ -77,7 +77,7 @@ static void run_shape(GgmlType ty, const Shape *s, unsigned *seed, Result *res) 
             if (ex > res->worst_x) res->worst_x = ex;
         }
     }
-    free(w), free(x), free(wf), free(C[0]), free(C[1]), free(C[2]), free(buf);
+    free(w), free(x), free(wf), free(C[0]), free(C[1]), free(C[2]), free(C[3]), free(buf);
 }
 
 static void check_type(GgmlType ty, const Shape *shapes, size_t n_shapes, const char *name) {
@@ -85,11 +85,12 @@ static void check_type(GgmlType ty, const Shape *shapes, size_t n_shapes, const 
     Result r = {0, 0, 0, 0};
     for (size_t i = 0; i < n_shapes; i++) run_shape(ty, &shapes[i], &seed, &r);
     CHECK_MSG(r.outside == 0, "%s: %d values written past column n", name, r.outside);
-    CHECK_MSG(r.differ == 0, "%s: AVX2 or AMX differs from portable in %d of %zu shapes", name, r.differ, n_shapes);
+    CHECK_MSG(r.differ == 0, "%s: AVX2, AMX or VNNI differs from portable in %d of %zu shapes", name, r.differ, n_shapes);
     CHECK_MSG(r.worst_q <= 1, "%s: %.3g of the f32 accumulation bound from the rounded product", name, r.worst_q);
     CHECK_MSG(r.worst_x <= 1, "%s: %.3g of the activation-rounding bound from the product", name, r.worst_x);
-    const char *paths = gemm_q_available(GQ_AMX)    ? "avx2 = amx (its tiles or, for Q5_K, AVX2's) = portable bit for bit"
-                        : gemm_q_available(GQ_AVX2) ? "avx2 = portable bit for bit (no AMX int8 here)"
+    const char *paths = gemm_q_available(GQ_AMX) ? "avx2 = amx = avx512vnni (their tiles or, for Q5_K, AVX2's) = portable bit for bit"
+                        : gemm_q_available(GQ_VNNI) ? "avx2 = avx512vnni (its tiles or, for Q5_K, AVX2's) = portable bit for bit (no AMX int8 here)"
+                        : gemm_q_available(GQ_AVX2) ? "avx2 = portable bit for bit (no AMX int8 nor AVX-512 VNNI here)"
                                                     : "portable only (no AVX2 here)";
     printf("      %s: %s; worst %.3f of the accumulation bound, %.3f of the rounding bound\n", name, paths, r.worst_q,
            r.worst_x);
@@ -104,9 +105,9 @@ TEST(gemm_q_q5_k_avx2_equals_portable_and_float64) { check_type(GGML_Q5_K, K_SHA
 TEST(gemm_q_q6_k_avx2_and_amx_equal_portable_and_float64) { check_type(GGML_Q6_K, K_SHAPES, 10, "Q6_K"); }
 
 /* Activations rounded without the tile order (x->tiles 0, as forward.c
- * leaves them for the AVX2 paths) must never reach the AMX tiles: GQ_AMX
- * then runs AVX2's, so a poisoned qa changes nothing. */
-static int amx_without_tiles_differs(GgmlType ty, int T, int n, int d) {
+ * leaves them for the AVX2 paths) must never reach the AMX or VNNI tiles:
+ * they then run AVX2's, so a poisoned qa changes nothing. */
+static int amx_without_tiles_differs(GqPath path, GgmlType ty, int T, int n, int d) {
     unsigned seed = 5;
     size_t bytes, cells = (size_t)T * n;
     uint8_t *w = qfx_random_blocks(ty, (size_t)n * d, 0.05f, &seed, &bytes);
@@ -119,20 +120,23 @@ static int amx_without_tiles_differs(GgmlType ty, int T, int n, int d) {
     gemm_q_quantise(&gx, x, 0, T);
     memset(gx.qa, 0x5a, (size_t)T * d);
     gemm_q(GQ_PORTABLE, c0, n, &gx, ty, w, n);
-    gemm_q(GQ_AMX, c1, n, &gx, ty, w, n);
+    gemm_q(path, c1, n, &gx, ty, w, n);
     int differ = memcmp(c0, c1, cells * sizeof(float)) != 0;
     free(w), free(x), free(c0), free(c1), free(buf);
     return differ;
 }
 
 TEST(gemm_q_amx_reads_no_tile_order_it_was_not_given) {
-    if (!gemm_q_available(GQ_AMX)) {
-        test_skip("no AMX int8 here (or the kernel does not permit the tiles)");
-        return;
+    int ran = 0;
+    for (GqPath p = GQ_AMX; p <= GQ_VNNI; p++) {
+        if (!gemm_q_available(p)) continue;
+        ran++;
+        const char *name = gemm_q_name(p);
+        CHECK_MSG(!amx_without_tiles_differs(p, GGML_Q8_0, 32, 32, 64), "Q8_0: %s read an unwritten tile order", name);
+        CHECK_MSG(!amx_without_tiles_differs(p, GGML_Q4_K, 32, 32, 512), "Q4_K: %s read an unwritten tile order", name);
+        CHECK_MSG(!amx_without_tiles_differs(p, GGML_Q6_K, 16, 16, 256), "Q6_K: %s read an unwritten tile order", name);
     }
-    CHECK_MSG(!amx_without_tiles_differs(GGML_Q8_0, 32, 32, 64), "Q8_0: GQ_AMX read an unwritten tile order");
-    CHECK_MSG(!amx_without_tiles_differs(GGML_Q4_K, 32, 32, 512), "Q4_K: GQ_AMX read an unwritten tile order");
-    CHECK_MSG(!amx_without_tiles_differs(GGML_Q6_K, 16, 16, 256), "Q6_K: GQ_AMX read an unwritten tile order");
+    if (!ran) test_skip("no AMX int8 nor AVX-512 VNNI here (or the kernel does not permit the tiles)");
 }
 
 /* Rounding is ggml's: q = x·(127/amax) to nearest even, in [-127, 127],
@@ -177,6 +181,8 @@ TEST(gemm_q_env_names_a_path) {
     CHECK_INT(gemm_q_from_env(msg, sizeof msg), GQ_OFF);
     setenv("AHASCOPE_GEMMQ", "amx", 1);
     CHECK_INT(gemm_q_from_env(msg, sizeof msg), gemm_q_available(GQ_AMX) ? GQ_AMX : -1);
+    setenv("AHASCOPE_GEMMQ", "avx512vnni", 1);
+    CHECK_INT(gemm_q_from_env(msg, sizeof msg), gemm_q_available(GQ_VNNI) ? GQ_VNNI : -1);
     setenv("AHASCOPE_GEMMQ", "avx3", 1);
     CHECK_INT(gemm_q_from_env(msg, sizeof msg), -1);
     CHECK(strstr(msg, "avx3") != NULL);

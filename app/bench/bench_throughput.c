@@ -134,7 +134,7 @@ static const char *prefill_kernel(const Config *c) {
     char msg[200];
     int q = model_dtype_is_block(c->dtype) ? gemm_q_from_env(msg, sizeof msg) : GQ_OFF;
     if (q > GQ_OFF && gemm_q_block(model_dtype_ggml(c->dtype)))
-        return q == GQ_AMX ? "gemm_q amx" : q == GQ_AVX2 ? "gemm_q avx2" : "gemm_q portable";
+        return q == GQ_VNNI ? "gemm_q avx512vnni" : q == GQ_AMX ? "gemm_q amx" : q == GQ_AVX2 ? "gemm_q avx2" : "gemm_q portable";
     int p = c->dtype == DT_BF16 ? gemm_half_from_env(msg, sizeof msg) : GEMM_EXACT;
     return p <= GEMM_EXACT ? "sgemm" : gemm_half_name((GemmPath)p);
 }
