@@ -34,9 +34,9 @@
 
 /* How the products run: not at all (the caller's widen-and-sgemm path),
  * plain C, AVX2 tiles of 2 rows × 4 tokens (4 rows × 1 for decode), AMX
- * int8 tiles of 16 rows × 16 tokens for Q8_0, Q4_K and Q6_K, or the same
- * tiles' products in AVX-512 VNNI, a token a lane (gemm_q_amx.c; Q5_K,
- * and the rows and tokens past the last whole tile, take AVX2's). */
+ * int8 tiles of 16 rows × 16 tokens for Q8_0, Q4_K, Q5_K and Q6_K, or the
+ * same tiles' products in AVX-512 VNNI, a token a lane (gemm_q_amx.c; the
+ * rows and tokens past the last whole tile take AVX2's). */
 typedef enum { GQ_OFF, GQ_PORTABLE, GQ_AVX2, GQ_AMX, GQ_VNNI } GqPath;
 
 /* Activations rounded for one product: T rows of d columns in blocks of

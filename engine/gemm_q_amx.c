@@ -1,4 +1,4 @@
-/* gemm_q_amx.c — Q8_0, Q4_K and Q6_K rows times int8 activations in AMX int8 tiles, 16 rows × 16 tokens a tile.
+/* gemm_q_amx.c — Q8_0 and K-quant rows times int8 activations in 16 × 16 tiles: AMX int8, or AVX-512 VNNI.
  *
  * The AVX2 tiles spend three instructions on every 32 products; one
  * TDPBSSD multiplies 16 rows by 16 tokens over 16 bytes (4 096 products),
@@ -19,9 +19,15 @@
  * mins' term is the same sum over the activations' per-32 sums (GqX.s32t),
  * and the block then takes k_step's four f32 operations. Their nibbles are
  * unpacked to bytes once for a panel of 16 rows (16 bytes a weight of
- * stack, hence GQ_AMX_K_COLS) and read by every token tile. Q6_K rows
- * take one a group of 16, signed scales, less 32 × Σ scale · s16 (GqX.s16t)
- * for the weights' offset. */
+ * stack, hence GQ_AMX_K_COLS) and read by every token tile; Q5_K's the
+ * same with their fifth bit. Q6_K rows take one a group of 16, signed
+ * scales, less 32 × Σ scale · s16 (GqX.s16t) for the weights' offset.
+ *
+ * Without AMX (vnni 1) the same tiles' sums come from VPDPBUSD, a token a
+ * lane of the 16: each row's 4-byte words broadcast against a 64-byte row
+ * of the tile order, which is four bytes of each of the 16 tokens. The
+ * sums are the tiles' integers and the steps after them the same code, so
+ * the bits are too. */
 #include <immintrin.h>
 #include <string.h>
 
@@ -236,20 +242,28 @@ typedef struct {
     float d[GQ_AMX_K_COLS / 256 * 16], dmin[GQ_AMX_K_COLS / 256 * 16];
 } Q4Panel;
 
-TAMX static void q4k_panel(Q4Panel *p, const uint8_t *w, size_t rb, int j0, int nb) {
-    const __m256i m4 = _mm256_set1_epi8(15);
+/* Q5_K's blocks (five 1) are Q4_K's with a fifth bit a weight, bit j of
+ * qh[l] for sub-block j, and the nibbles 32 bytes further on. */
+TAMX static void q4k_panel(Q4Panel *p, const uint8_t *w, size_t rb, int j0, int nb, int five) {
+    const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1);
     for (int r = 0; r < 16; r++)
         for (int k = 0; k < nb; k++) {
-            const uint8_t *b = w + (size_t)(j0 + r) * rb + 144 * (size_t)k;
+            const uint8_t *b = w + (size_t)(j0 + r) * rb + (five ? 176 : 144) * (size_t)k, *qs = b + (five ? 48 : 16);
+            __m256i qh = _mm256_loadu_si256((const __m256i *)(b + 16));
             uint8_t sm[16];
             quant_k_scales6(b + 4, sm);
             p->d[16 * k + r] = _cvtsh_ss((unsigned short)(b[0] | b[1] << 8));
             p->dmin[16 * k + r] = _cvtsh_ss((unsigned short)(b[2] | b[3] << 8));
             for (int i = 0; i < 4; i++) {
-                __m256i v = _mm256_loadu_si256((const __m256i *)(b + 16 + 32 * i));
-                _mm256_storeu_si256((__m256i *)(p->u + ((size_t)(8 * k + 2 * i) * 16 + r) * 32), _mm256_and_si256(v, m4));
-                _mm256_storeu_si256((__m256i *)(p->u + ((size_t)(8 * k + 2 * i + 1) * 16 + r) * 32),
-                                    _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+                __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * i));
+                __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+                if (five) {
+                    __m256i h0 = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * i)), one);
+                    __m256i h1 = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * i + 1)), one);
+                    lo = _mm256_or_si256(lo, _mm256_slli_epi16(h0, 4)), hi = _mm256_or_si256(hi, _mm256_slli_epi16(h1, 4));
+                }
+                _mm256_storeu_si256((__m256i *)(p->u + ((size_t)(8 * k + 2 * i) * 16 + r) * 32), lo);
+                _mm256_storeu_si256((__m256i *)(p->u + ((size_t)(8 * k + 2 * i + 1) * 16 + r) * 32), hi);
             }
             for (int j = 0; j < 8; j++) p->sc[(8 * k + j) * 16 + r] = sm[j], p->mn[(8 * k + j) * 16 + r] = sm[8 + j];
         }
@@ -284,13 +298,13 @@ TAMX static void q4k_tile16(float *C, int ldc, const GqX *x, const Q4Panel *p, i
     tile_store(C, ldc, acc, j0, t0);
 }
 
-TAMX static void amx_q4k(float *C, int ldc, const GqX *x, const uint8_t *w, int n16, int vnni) {
+TAMX static void amx_q4k(float *C, int ldc, const GqX *x, const uint8_t *w, int n16, int vnni, int five) {
     int nb = x->d / 256;
-    size_t rb = (size_t)nb * 144;
+    size_t rb = (size_t)nb * (five ? 176 : 144);
     Q4Panel p; /* 137 KiB of stack at GQ_AMX_K_COLS, as much as the Q8_0 path's scales */
     if (!vnni) amx_configure_k(32);
     for (int j0 = 0; j0 < n16; j0 += 16) {
-        q4k_panel(&p, w, rb, j0, nb);
+        q4k_panel(&p, w, rb, j0, nb, five);
         for (int tt = 0; tt < x->T / 16; tt++) q4k_tile16(C, ldc, x, &p, j0, tt, vnni);
     }
     if (!vnni) _tile_release();
@@ -371,13 +385,14 @@ TAMX static void amx_q6k(float *C, int ldc, const GqX *x, const uint8_t *w, int 
 
 int gemm_q_amx_takes(int ty, int d, int vnni) {
     int q8_cols = vnni ? GQ_AMX_K_COLS : GQ_PACK_MAX_COLS;
-    return (ty == GGML_Q8_0 && d <= q8_cols) || ((ty == GGML_Q4_K || ty == GGML_Q6_K) && d <= GQ_AMX_K_COLS);
+    return (ty == GGML_Q8_0 && d <= q8_cols) ||
+           ((ty == GGML_Q4_K || ty == GGML_Q5_K || ty == GGML_Q6_K) && d <= GQ_AMX_K_COLS);
 }
 
 void gemm_q_amx(float *C, int ldc, const GqX *x, int ty, const uint8_t *w, int n16, int vnni) {
     if (ty == GGML_Q8_0 && vnni) vnni_q8(C, ldc, x, w, n16);
     else if (ty == GGML_Q8_0) amx_q8(C, ldc, x, w, n16);
-    else if (ty == GGML_Q4_K) amx_q4k(C, ldc, x, w, n16, vnni);
+    else if (ty == GGML_Q4_K || ty == GGML_Q5_K) amx_q4k(C, ldc, x, w, n16, vnni, ty == GGML_Q5_K);
     else amx_q6k(C, ldc, x, w, n16, vnni);
 }
 

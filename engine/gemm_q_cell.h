@@ -29,8 +29,8 @@ void gemm_q_permute_block(int8_t *qp, const int8_t *q);
 void gemm_q_permute_block6(int8_t *qp, const int8_t *q);
 
 /* AMX int8 (gemm_q_amx.c), or its tiles' products in AVX-512 VNNI (vnni
- * 1): 1 when its tiles take rows of ty that are d wide (Q4_K and Q6_K up
- * to GQ_AMX_K_COLS, Q8_0 up to GQ_PACK_MAX_COLS in AMX and GQ_AMX_K_COLS
+ * 1): 1 when its tiles take rows of ty that are d wide (Q4_K, Q5_K and
+ * Q6_K up to GQ_AMX_K_COLS, Q8_0 up to GQ_PACK_MAX_COLS in AMX and GQ_AMX_K_COLS
  * in VNNI, whose panel also holds the weights' sums). */
 #define GQ_AMX_K_COLS 8192
 int gemm_q_amx_takes(int ty, int d, int vnni);

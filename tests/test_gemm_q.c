@@ -88,8 +88,8 @@ static void check_type(GgmlType ty, const Shape *shapes, size_t n_shapes, const 
     CHECK_MSG(r.differ == 0, "%s: AVX2, AMX or VNNI differs from portable in %d of %zu shapes", name, r.differ, n_shapes);
     CHECK_MSG(r.worst_q <= 1, "%s: %.3g of the f32 accumulation bound from the rounded product", name, r.worst_q);
     CHECK_MSG(r.worst_x <= 1, "%s: %.3g of the activation-rounding bound from the product", name, r.worst_x);
-    const char *paths = gemm_q_available(GQ_AMX) ? "avx2 = amx = avx512vnni (their tiles or, for Q5_K, AVX2's) = portable bit for bit"
-                        : gemm_q_available(GQ_VNNI) ? "avx2 = avx512vnni (its tiles or, for Q5_K, AVX2's) = portable bit for bit (no AMX int8 here)"
+    const char *paths = gemm_q_available(GQ_AMX) ? "avx2 = amx = avx512vnni (their tiles) = portable bit for bit"
+                        : gemm_q_available(GQ_VNNI) ? "avx2 = avx512vnni (its tiles) = portable bit for bit (no AMX int8 here)"
                         : gemm_q_available(GQ_AVX2) ? "avx2 = portable bit for bit (no AMX int8 nor AVX-512 VNNI here)"
                                                     : "portable only (no AVX2 here)";
     printf("      %s: %s; worst %.3f of the accumulation bound, %.3f of the rounding bound\n", name, paths, r.worst_q,
@@ -100,7 +100,7 @@ TEST(gemm_q_q8_0_avx2_and_amx_equal_portable_and_float64) { check_type(GGML_Q8_0
 
 TEST(gemm_q_q4_k_avx2_and_amx_equal_portable_and_float64) { check_type(GGML_Q4_K, K_SHAPES, 10, "Q4_K"); }
 
-TEST(gemm_q_q5_k_avx2_equals_portable_and_float64) { check_type(GGML_Q5_K, K_SHAPES, 10, "Q5_K"); }
+TEST(gemm_q_q5_k_avx2_and_amx_equal_portable_and_float64) { check_type(GGML_Q5_K, K_SHAPES, 10, "Q5_K"); }
 
 TEST(gemm_q_q6_k_avx2_and_amx_equal_portable_and_float64) { check_type(GGML_Q6_K, K_SHAPES, 10, "Q6_K"); }
 
