@@ -7,7 +7,8 @@
  * bars' title (which still said 0.00), `/` Enter repeating the last
  * search, `d`'s class sizes, one Esc back from a run `B` opened, `D` naming the
  * run it has no parent for (live: change a setting; replay: a replay only
- * re-scores), the key bar, an odd head named on the timeline, the pattern footer's
+ * re-scores), a bookmark and note set in the replay kept in its file,
+ * the key bar, an odd head named on the timeline, its bins' means, the pattern footer's
  * light weights in their tail forms; in sessions of their own, setting
  * changes pressed faster than a re-evaluation's first chunk (no stopped
  * run without positions is ever a parent, `D`'s reads over the positions
@@ -60,6 +61,18 @@ static int odd_head_and_footer(Tmux *t, int cols, int organism) {
     CHECK_MSG(l && strstr(l, "\xe2\x96\xb8"), "the timeline's line of L0H1 has no cursor mark at %d columns: %s", cols,
               l ? l : "");
     free(l);
+    if (!organism) { /* played past the timeline's columns: its bins are means, not maxima, and it says so */
+        tmux_keys(t, "p");
+        if (!tmux_shows_pos(t, 200, 60)) {
+            test_fail(__FILE__, __LINE__, "the folder never reached pos 200 at %d columns", cols);
+            return -1;
+        }
+        tmux_keys(t, "p");
+        TMUX_WAIT_RET(t, "paused", 10);
+        l = line_with(t, "timeline");
+        CHECK_MSG(l && strstr(l, " pos (mean)"), "the timeline's title at %d columns: %s", cols, l ? l : "");
+        free(l);
+    }
     if (organism) { /* 506 positions in fewer columns: each a bin's mean, not its maximum, and said so */
         l = line_with(t, "timeline");
         CHECK_MSG(l && strstr(l, " pos (mean)"), "the timeline's title at %d columns: %s", cols, l ? l : "");
@@ -129,8 +142,26 @@ static void replay_defects(const char *name, const char *dir, int cols, int rows
     TMUX_WAIT(&t, "replay", 20);
     tmux_keys(&t, "D");
     TMUX_WAIT(&t, "it was not re-evaluated from one", 20);
+    tmux_keys(&t, "b"); /* a bookmark and its note set in the replay, kept in its file */
+    char *scr = tmux_wait(&t, "bookmark at pos ", 5);
+    int pos = -1;
+    const char *at = scr ? strstr(scr, "bookmark at pos ") : NULL;
+    if (at) sscanf(at, "bookmark at pos %d", &pos);
+    free(scr);
+    tmux_keys(&t, "C");
+    TMUX_WAIT(&t, " note: ", 5);
+    tmux_keys(&t, "-l \"seen in the replay\"");
+    tmux_keys(&t, "Enter");
+    TMUX_WAIT(&t, "note kept for the bookmark at pos ", 5);
     TMUX_QUIT(&t, 10);
     tmux_stop(&t);
+    int st;
+    char *r = test_runf(&st, "%s query --db %s/ahascope.db --csv \"SELECT run_id || ':' || pos || ':' || COALESCE(note, '-')"
+                             " FROM bookmarks\"", test_bin_abs(), dir);
+    char want[64];
+    snprintf(want, sizeof want, "\n1:%d:seen in the replay", pos);
+    CHECK_MSG(pos >= 0 && st == 0 && r && strstr(r, want), "the replay's bookmark at %d columns: %s", cols, r ? r : "");
+    free(r);
 }
 
 static void folder_defects(int cols, int rows) {
