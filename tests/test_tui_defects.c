@@ -7,7 +7,8 @@
  * bars' title (which still said 0.00), `/` Enter repeating the last
  * search, `d`'s class sizes, one Esc back from a run `B` opened, `D` naming the
  * run it has no parent for (live: change a setting; replay: a replay only
- * re-scores), a bookmark and note set in the replay kept in its file,
+ * re-scores), the re-scored replay's header in whole fields, a
+ * bookmark and note set in the replay kept in its file,
  * the key bar, an odd head named on the timeline, its bins' means, the pattern footer's
  * light weights in their tail forms; in sessions of their own, setting
  * changes pressed faster than a re-evaluation's first chunk (no stopped
@@ -142,6 +143,17 @@ static void replay_defects(const char *name, const char *dir, int cols, int rows
     TMUX_WAIT(&t, "replay", 20);
     tmux_keys(&t, "D");
     TMUX_WAIT(&t, "it was not re-evaluated from one", 20);
+    tmux_keys(&t, "T"); /* re-scored: the header keeps whole fields (it was cut mid-number at 80 columns) */
+    TMUX_WAIT(&t, "replay re-scored at tau 0.55", 20);
+    char *hdr = tmux_capture(&t);
+    char *nl = hdr ? strchr(hdr, '\n') : NULL;
+    if (nl) *nl = 0;
+    size_t n = hdr ? strlen(hdr) : 0;
+    while (n && hdr[n - 1] == ' ') hdr[--n] = 0;
+    CHECK_MSG(hdr && strstr(hdr, "\xcf\x84 0.55") &&
+                  ((n >= 5 && !strcmp(hdr + n - 5, "/1024")) || (n && hdr[n - 1] == '%')),
+              "the re-scored replay's header at %d columns: %s", cols, hdr ? hdr : "");
+    free(hdr);
     tmux_keys(&t, "b"); /* a bookmark and its note set in the replay, kept in its file */
     char *scr = tmux_wait(&t, "bookmark at pos ", 5);
     int pos = -1;
