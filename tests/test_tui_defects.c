@@ -9,7 +9,9 @@
  * run it has no parent for (live: change a setting; replay: a replay only
  * re-scores), the re-scored replay's header in whole fields, a
  * bookmark and note set in the replay kept in its file,
- * the key bar, an odd head named on the timeline, its bins' means, the pattern footer's
+ * `y` over `H` copying its table, its header kept by PgDn, the status
+ * line's hint naming all its sort columns (it said 1-5 over 8), no -0.00 in
+ * the inspector, the key bar, an odd head named on the timeline, its bins' means, the pattern footer's
  * light weights in their tail forms; in sessions of their own, setting
  * changes pressed faster than a re-evaluation's first chunk (no stopped
  * run without positions is ever a parent, `D`'s reads over the positions
@@ -48,6 +50,38 @@ static char *line_with(Tmux *t, const char *text) {
     }
     free(scr);
     return line;
+}
+
+/* `H` over n_heads heads: `y` copies its table whole, not the inspector
+ * (the file AHASCOPE_YANK names, yank.txt in the pane's directory), and
+ * PgDn keeps its header row on screen. */
+static int heads_table(Tmux *t, int cols, int n_heads, int n_sorts) {
+    tmux_keys(t, "H");
+    TMUX_WAIT_RET(t, "heads by global_rate", 10);
+    /* the status line's hint names every sortable column, as the pane's own line does (it said 1-5 over 8) */
+    char sort[48];
+    snprintf(sort, sizeof sort, "1-%d \xe2\x86\x90\xe2\x86\x92 sort", n_sorts);
+    char *scr = tmux_capture(t);
+    size_t len = scr ? strlen(scr) : 0;
+    while (len && (scr[len - 1] == '\n' || scr[len - 1] == ' ')) scr[--len] = 0;
+    const char *last = scr ? strrchr(scr, '\n') : NULL;
+    CHECK_MSG(last && strstr(last, sort), "the status line under H at %d columns: %s", cols, last ? last : "");
+    free(scr);
+    char want[64];
+    snprintf(want, sizeof want, "yanked the heads table (%d lines)", n_heads + 2); /* run line, names, heads */
+    tmux_keys(t, "y");
+    TMUX_WAIT_RET(t, want, 10);
+    int st;
+    char *txt = test_runf(&st, "head -c 100000 '%s/yank.txt'", t->dir);
+    CHECK_MSG(txt && !strncmp(txt, "# ahascope run 1 seed 1 model ", 30) && strstr(txt, "\nrank  head ") &&
+                  !strstr(txt, "verdict"),
+              "y over H at %d columns: %.300s", cols, txt ? txt : "(none)");
+    free(txt);
+    tmux_keys(t, "NPage");
+    CHECK_MSG(tmux_shows(t, "#  head ", 5), "H lost its header row after PgDn at %d columns", cols);
+    tmux_keys(t, "Escape");
+    CHECK(tmux_gone(t, "heads by global_rate", 5));
+    return 0;
 }
 
 /* L0 H1, an odd head: the timeline's half-block line names it, with the
@@ -129,6 +163,12 @@ static int live_defects(Tmux *t, int cols, int organism) {
     CHECK_MSG(tmux_gone(t, "replay run", 3), "one Esc did not leave the replay at %d columns", cols);
     tmux_keys(t, "D");
     TMUX_WAIT_RET(t, "run 1 has no parent run (change a setting to make one)", 20);
+    if (heads_table(t, cols, organism ? 16 : 512, organism ? 8 : 5)) return -1; /* the item's marks add 3 */
+    tmux_keys(t, "Enter"); /* the inspector: no negative zero (−log p read -0.00) */
+    TMUX_WAIT_RET(t, "inspector \xc2\xb7", 10);
+    CHECK_MSG(tmux_gone(t, "-0.00", 1) && tmux_gone(t, "\xe2\x88\x92" "0.00", 1), "a -0.00 on screen at %d columns",
+              cols);
+    tmux_keys(t, "Escape");
     return odd_head_and_footer(t, cols, organism);
 }
 
@@ -140,7 +180,7 @@ static void replay_defects(const char *name, const char *dir, int cols, int rows
     char rname[48];
     snprintf(rname, sizeof rname, "%s_r", name);
     CHECK_INT(tmux_open(&t, rname, dir, cols, rows, NULL, cmd, 0), 0);
-    TMUX_WAIT(&t, "replay", 20);
+    TMUX_WAIT(&t, "replay of run 1 (done)", 30); /* every position read: the cursor stays where b finds it */
     tmux_keys(&t, "D");
     TMUX_WAIT(&t, "it was not re-evaluated from one", 20);
     tmux_keys(&t, "T"); /* re-scored: the header keeps whole fields (it was cut mid-number at 80 columns) */
@@ -181,7 +221,7 @@ static void folder_defects(int cols, int rows) {
     Tmux t;
     char name[32];
     snprintf(name, sizeof name, "def16x32_%d", cols);
-    if (tmux_open_16x32(&t, name, cols, rows, NULL, "--theta 0.001")) return;
+    if (tmux_open_16x32(&t, name, cols, rows, "AHASCOPE_YANK=yank.txt", "--theta 0.001")) return;
     TMUX_WAIT(&t, "12 prompt", 15);
     if (live_defects(&t, cols, 0)) return;
     TMUX_QUIT(&t, 10);
@@ -198,7 +238,7 @@ static void organism_defects(int cols, int rows) {
     Tmux t;
     char name[32];
     snprintf(name, sizeof name, "deforg_%d", cols);
-    if (tmux_open_passkey_recorded(&t, name, cols, rows, NULL, "--theta 0.001")) return;
+    if (tmux_open_passkey_recorded(&t, name, cols, rows, "AHASCOPE_YANK=yank.txt", "--theta 0.001")) return;
     if (live_defects(&t, cols, 1)) return;
     TMUX_QUIT(&t, 10);
     tmux_stop(&t);

@@ -4,6 +4,7 @@
 
 #include "views/draw.h"
 #include "views/geom.h"
+#include "views/heads.h"
 #include "views/keymap.h"
 #include "views/paint.h"
 
@@ -11,6 +12,18 @@
  * and words come from the key table (keymap.h); only the arrows, whose
  * meaning follows the focused pane or the open help, the keys that close
  * the help, and play/pause are worded here. */
+/* The sorted heads' column keys as their pane's own line gives them: the
+ * rates, and the weights on the marks when there are marks (views/heads.h). */
+static const char *sort_keys(const ViewModel *m) {
+    static const char *const keys[] = {"1 \xe2\x86\x90\xe2\x86\x92", "1-2 \xe2\x86\x90\xe2\x86\x92",
+                                       "1-3 \xe2\x86\x90\xe2\x86\x92", "1-4 \xe2\x86\x90\xe2\x86\x92",
+                                       "1-5 \xe2\x86\x90\xe2\x86\x92", "1-6 \xe2\x86\x90\xe2\x86\x92",
+                                       "1-7 \xe2\x86\x90\xe2\x86\x92", "1-8 \xe2\x86\x90\xe2\x86\x92",
+                                       "1-9 \xe2\x86\x90\xe2\x86\x92"};
+    int n = view_heads_sorts(m);
+    return keys[n < 1 ? 0 : n > 9 ? 8 : n - 1];
+}
+
 static int hints(const ViewModel *m, const char **out, int max, char names[][8]) {
     int n = 0, k = 0;
 #define HINT(key, label) \
@@ -24,7 +37,7 @@ static int hints(const ViewModel *m, const char **out, int max, char names[][8])
     }
     if (m->heads) { /* the sorted heads take the arrows and Enter while they are open */
         HINT("\xe2\x86\x91\xe2\x86\x93", "row");
-        HINT("1-5 \xe2\x86\x90\xe2\x86\x92", "sort");
+        HINT(sort_keys(m), "sort");
         HINT("r", "reverse");
         HINT("Enter", "select");
         HINT("Esc q", "close");
