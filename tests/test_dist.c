@@ -143,6 +143,10 @@ TEST(why_words_the_router_split_and_oracle_err) {
     CHECK_MSG(strstr(l[1], "d12 +0.41 \xc2\xb7 d3 \xe2\x88\x92" "0.22 \xc2\xb7 d40 +0.20 \xc2\xb7 "
                            "rest \xe2\x88\x92" "0.13 (61 dims)"),
               "%s", l[1]);
+    m.why.logit = -5.93; /* σ 0.0027: in its tail form, not 0.00 (the organism's L0 H0 at its passkey answer) */
+    view_why_lines(&m, 200, l);
+    CHECK_MSG(strstr(l[0], "router logit \xe2\x88\x92" "5.93 \xe2\x86\x92 \xcf\x83 0.003 "), "%s", l[0]);
+    m.why.logit = 0.16;
     /* narrow: the terms that do not fit join the rest (-0.13 + 0.20 = +0.07) */
     n = view_why_lines(&m, 57, l);
     CHECK_MSG(strstr(l[1], "d3 \xe2\x88\x92" "0.22 \xc2\xb7 rest +0.07 (62 dims)") && !strstr(l[1], "d40"), "%s",

@@ -18,7 +18,8 @@
  * both runs have while the child is written, θ 0.001 in the status line,
  * which said theta=0.00, X in the child's replay before its parent was
  * read) and `--no-record` (`s`, `R` and a setting change
- * without a "run 0").
+ * without a "run 0"); and `d` under the organism's routers (σ's tail
+ * form, the histogram's and the ROC's axes, the AUC whole at 80 columns).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -411,3 +412,39 @@ static void unrecorded_organism(int cols, int rows) {
 TEST(tui_defects_norecord_on_the_organism_passkey_item_at_80x24) { unrecorded_organism(80, 24); }
 
 TEST(tui_defects_norecord_on_the_organism_passkey_item_at_140x45) { unrecorded_organism(140, 45); }
+
+/* `d` on the organism under its routers (policy aha, w 8) at the passkey
+ * answer: the router's σ in its tail form (logit −5.93 read σ 0.00), the
+ * histogram's score axis at full scale (0, .5, 1), the ROC's axis across
+ * its plot to 1, and its AUC whole where the pane is narrow (0.997 read
+ * 0.99 against the border at 80 columns). */
+static void dist_under_routers(int cols, int rows) {
+    TMUX_NEED_TUI();
+    Tmux t;
+    char name[32], flags[1200], routers[1100];
+    snprintf(name, sizeof name, "defdorg_%d", cols);
+    if (!realpath("engine/organism/routers_w8.safetensors", routers)) {
+        test_skip("no engine/organism/routers_w8.safetensors in this checkout");
+        return;
+    }
+    snprintf(flags, sizeof flags, "--policy aha --routers '%s' --window 8", routers);
+    if (tmux_open_passkey(&t, name, cols, rows, NULL, flags)) return;
+    tmux_keys(&t, "d");
+    TMUX_WAIT(&t, " cells, ", 20);
+    TMUX_WAIT(&t, "\xcf\x83 0.003 ", 10);
+    char *l = line_with(&t, "0        .5        1");
+    CHECK_MSG(l != NULL, "no full-scale score axis under d at %d columns", cols);
+    free(l);
+    l = line_with(&t, " rate");
+    size_t n = l ? strlen(l) : 0;
+    while (n && l[n - 1] == ' ') l[--n] = 0;
+    CHECK_MSG(l && n > 4 && !strcmp(l + n - 4, "1\xe2\x94\x82"), "the ROC's axis at %d columns: %s", cols, l ? l : "");
+    free(l);
+    CHECK_MSG(tmux_gone(&t, "AUC 0.99\xe2\x94\x82", 1), "the ROC's AUC cut at the border at %d columns", cols);
+    TMUX_QUIT(&t, 10);
+    tmux_stop(&t);
+}
+
+TEST(tui_defects_dist_under_the_organism_routers_at_80x24) { dist_under_routers(80, 24); }
+
+TEST(tui_defects_dist_under_the_organism_routers_at_140x45) { dist_under_routers(140, 45); }

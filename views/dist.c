@@ -115,7 +115,12 @@ static void roc_axis(WINDOW *w, int y, int x, int width) {
 static void roc_panel(WINDOW *w, const ViewDist *d, const ViewPalette *p, int y, int x, int width, int rows) {
     char head[64];
     if (isnan(d->auc)) snprintf(head, sizeof head, "ROC: needs both labels");
-    else snprintf(head, sizeof head, "ROC vs oracle %s AUC %.3f", p->ascii ? "|" : "\xc2\xb7", d->auc);
+    else { /* the longest form that fits: a narrow pane cut the AUC mid-number (0.997 read 0.99) */
+        const char *dot = p->ascii ? "|" : "\xc2\xb7";
+        snprintf(head, sizeof head, "ROC vs oracle %s AUC %.3f", dot, d->auc);
+        if (view_text_width(head, p->ascii) > width) snprintf(head, sizeof head, "ROC %s AUC %.3f", dot, d->auc);
+        if (view_text_width(head, p->ascii) > width) snprintf(head, sizeof head, "AUC %.3f", d->auc);
+    }
     view_puts(w, y, x, width, head, p->ascii, A_BOLD, 0);
     int cols = width - 2;
     if (cols < 2 || rows < 2) return;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "engine/decide.h"
+#include "views/explain.h"
 #include "views/fixed.h"
 #include "views/paint.h"
 
@@ -34,9 +35,11 @@ static void router_line(const ViewWhy *w, int ascii, char *out) {
         signed_num(v, sizeof v, w->bias, ascii);
         snprintf(b, sizeof b, "%sbias %s", dot, v);
     }
-    snprintf(out, VIEW_WHY_CAP, "router logit %s %s %s %.2f%s%s %.3g over %d dims%s", lg, ascii ? "->" : "\xe2\x86\x92",
-             ascii ? "sigma" : "\xcf\x83", 1 / (1 + exp(-w->logit)), dot,
-             ascii ? "||x||" : "\xe2\x80\x96x\xe2\x80\x96", w->norm, w->dim, b);
+    char sig[16]; /* in its tail form: logit −5.93 is σ 0.003, not 0.00 */
+    view_unit_text(sig, sizeof sig, 1 / (1 + exp(-w->logit)), 2);
+    snprintf(out, VIEW_WHY_CAP, "router logit %s %s %s %s%s%s %.3g over %d dims%s", lg, ascii ? "->" : "\xe2\x86\x92",
+             ascii ? "sigma" : "\xcf\x83", sig, dot, ascii ? "||x||" : "\xe2\x80\x96x\xe2\x80\x96", w->norm,
+             w->dim, b);
 }
 
 /* "x·w by dim: d12 +0.41 · d3 −0.22 · … · rest −0.13": the largest terms
