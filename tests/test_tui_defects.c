@@ -143,6 +143,11 @@ static int live_defects(Tmux *t, int cols, int organism) {
     CHECK_MSG(scr && (strstr(scr, "oracle \xce\xb8 0.001") || strstr(scr, "oracle (\xce\xb8 0.001)")),
               "the bars' title does not say theta 0.001 at %d columns", cols);
     free(scr);
+    if (!organism && cols < 140) { /* beside the compact heatmap of 16 layers, the bars say which they show */
+        char *b = line_with(t, "oracle \xce\xb8 0.001");
+        CHECK_MSG(b && strstr(b, " L0-"), "the bars' title names no layer range at %d columns: %s", cols, b ? b : "");
+        free(b);
+    }
     CHECK_MSG(tmux_gone(t, "\xce\xb8 0.00 ", 3), "a pane rounds theta 0.001 to 0.00 at %d columns", cols);
     tmux_keys(t, "/ -l the Enter");
     tmux_keys(t, "/ Enter"); /* an empty line repeats the search */
