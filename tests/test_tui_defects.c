@@ -13,11 +13,12 @@
  * line's hint naming all its sort columns (it said 1-5 over 8), no -0.00 in
  * the inspector, the key bar, an odd head named on the timeline, its bins' means, the pattern footer's
  * light weights in their tail forms; in sessions of their own, setting
- * changes pressed faster than a re-evaluation's first chunk (no stopped
+ * changes (w, and T under the organism's routers) pressed faster than a
+ * re-evaluation's first chunk (no stopped
  * run without positions is ever a parent, `D`'s reads over the positions
  * both runs have while the child is written, θ 0.001 in the status line,
  * which said theta=0.00, X in the child's replay before its parent was
- * read) and `--no-record` (`s`, `R` and a setting change
+ * read) and `--no-record` at θ 0 (`o` at its limit, `s`, `R` and a setting change
  * without a "run 0"); and `d` under the organism's routers (σ's tail
  * form, the histogram's and the ROC's axes, the AUC whole at 80 columns).
  */
@@ -290,13 +291,12 @@ static void flips_before_the_parent_is_read(const char *dir, int cols, int paren
  * D names that run and diffs over the positions both have while run 4 is
  * written, as the database says after. The status line gives θ 0.001 as
  * the header does. */
-static void quick_setting_changes(Tmux *t, int cols) {
-    (void)cols;
-    tmux_keys(t, "w"); /* the progress line's count is past 80 columns: its run's number is not */
+static void quick_setting_changes(Tmux *t, int cols, const char *key, const char *done) {
+    tmux_keys(t, key); /* the progress line's count is past 80 columns: its run's number is not */
     TMUX_WAIT(t, "as run 2", 10);
-    tmux_keys(t, "w");
+    tmux_keys(t, key);
     TMUX_WAIT(t, "as run 3", 10);
-    tmux_keys(t, "w");
+    tmux_keys(t, key);
     TMUX_WAIT(t, "as run 4", 10);
     TMUX_WAIT(t, "theta=0.001", 5); /* not theta=0.00 */
     tmux_keys(t, "D");
@@ -309,7 +309,7 @@ static void quick_setting_changes(Tmux *t, int cols) {
     CHECK_MSG(!over || (lo == 0 && hi + 1 == n), "D's range while run 4 is written: %d-%d with %d positions in", lo,
               hi, n);
     free(s);
-    TMUX_WAIT(t, "run 4: full, w=", 90); /* the re-evaluation done */
+    TMUX_WAIT(t, done, 90); /* the re-evaluation done */
     tmux_keys(t, "Escape");
     TMUX_QUIT(t, 10);
     char *r = runs_table(t->dir);
@@ -336,7 +336,7 @@ static void quick_changes_folder(int cols, int rows) {
     snprintf(name, sizeof name, "defw16x32_%d", cols);
     if (tmux_open_16x32(&t, name, cols, rows, SLOW_REEVAL, "--theta 0.001")) return;
     TMUX_WAIT(&t, "12 prompt", 15);
-    quick_setting_changes(&t, cols);
+    quick_setting_changes(&t, cols, "w", "run 4: full, w=");
     tmux_stop(&t);
 }
 
@@ -350,18 +350,43 @@ static void quick_changes_organism(int cols, int rows) {
     char name[32];
     snprintf(name, sizeof name, "defworg_%d", cols);
     if (tmux_open_passkey_recorded(&t, name, cols, rows, SLOW_REEVAL, "--theta 0.001")) return;
-    quick_setting_changes(&t, cols);
+    quick_setting_changes(&t, cols, "w", "run 4: full, w=");
     tmux_stop(&t);
 }
+
+/* The issue's own keys: `T T T` under the organism's routers, each τ step
+ * a new execution of the AHA policy. */
+static void quick_tau_organism(int cols, int rows) {
+    TMUX_NEED_TUI();
+    Tmux t;
+    char name[32], flags[1200], routers[1100];
+    snprintf(name, sizeof name, "deftorg_%d", cols);
+    if (!realpath("engine/organism/routers_w8.safetensors", routers)) {
+        test_skip("no engine/organism/routers_w8.safetensors in this checkout");
+        return;
+    }
+    snprintf(flags, sizeof flags, "--theta 0.001 --policy aha --routers '%s' --window 8", routers);
+    if (tmux_open_passkey_recorded(&t, name, cols, rows, SLOW_REEVAL, flags)) return;
+    quick_setting_changes(&t, cols, "T", "run 4: aha, w=8");
+    tmux_stop(&t);
+}
+
+TEST(tui_defects_quick_tau_steps_under_the_organism_routers_at_80x24) { quick_tau_organism(80, 24); }
+
+TEST(tui_defects_quick_tau_steps_under_the_organism_routers_at_140x45) { quick_tau_organism(140, 45); }
 
 TEST(tui_defects_quick_setting_changes_on_the_organism_passkey_item_at_80x24) { quick_changes_organism(80, 24); }
 
 TEST(tui_defects_quick_setting_changes_on_the_organism_passkey_item_at_140x45) { quick_changes_organism(140, 45); }
 
-/* --no-record: `s` exports the run on screen (n positions) and `R`
+/* --no-record at θ 0: `o` says θ is at its limit; `s` exports the run on screen (n positions) and `R`
  * summarises it, a setting change says what it ran, and nothing names a
  * "run 0" or refuses for want of a database. */
 static void unrecorded(Tmux *t, int n) {
+    tmux_keys(t, "o"); /* θ is 0 already: nothing to lower, and it says so (it said re-scored) */
+    char *lim = tmux_wait(t, "unchanged: ", 10);
+    CHECK_MSG(lim && !strstr(lim, "re-scored"), "o at theta 0:\n%s", lim ? lim : "(no unchanged)");
+    free(lim);
     char want[96];
     snprintf(want, sizeof want, "exported the run on screen (not recorded: %d positions)", n);
     tmux_keys(t, "s");
@@ -393,7 +418,7 @@ static void unrecorded_folder(int cols, int rows) {
     char name[32];
     snprintf(name, sizeof name, "defn16x32_%d", cols);
     free(test_runf(NULL, "rm -f '%s'/ahascope-unrecorded.*", test_tmp(name)));
-    if (tmux_open_16x32(&t, name, cols, rows, NULL, "--no-record")) return;
+    if (tmux_open_16x32(&t, name, cols, rows, NULL, "--no-record --theta 0")) return;
     TMUX_WAIT(&t, "12 prompt", 15);
     unrecorded(&t, 12);
     tmux_stop(&t);
@@ -409,7 +434,7 @@ static void unrecorded_organism(int cols, int rows) {
     char name[32];
     snprintf(name, sizeof name, "defnorg_%d", cols);
     free(test_runf(NULL, "rm -f '%s'/ahascope-unrecorded.*", test_tmp(name)));
-    if (tmux_open_passkey(&t, name, cols, rows, NULL, NULL)) return;
+    if (tmux_open_passkey(&t, name, cols, rows, NULL, "--theta 0")) return;
     unrecorded(&t, 506);
     tmux_stop(&t);
 }
