@@ -10,7 +10,8 @@
  * re-scores), the re-scored replay's header in whole fields, a
  * bookmark and note set in the replay kept in its file,
  * `y` over `H` copying its table, its header kept by PgDn, the status
- * line's hint naming all its sort columns (it said 1-5 over 8), no -0.00 in
+ * line's hint naming all its sort columns (it said 1-5 over 8), the
+ * heatmap's cells as wide with the inspector open at 140x45, no -0.00 in
  * the inspector, the key bar, an odd head named on the timeline, its bins' means, the pattern footer's
  * light weights in their tail forms; in sessions of their own, setting
  * changes (w, and T under the organism's routers) pressed faster than a
@@ -52,6 +53,21 @@ static char *line_with(Tmux *t, const char *text) {
     }
     free(scr);
     return line;
+}
+
+/* The selected heatmap cell's width in blocks on L0's line (between its
+ * ▕ ▏ marks), or -1 when that line is not on screen. */
+static int selected_cell_width(Tmux *t) {
+    char *l = line_with(t, "L0  \xe2\x96\x95");
+    const char *a = l ? strstr(l, "L0  \xe2\x96\x95") : NULL;
+    int n = -1;
+    if (a) {
+        a += strlen("L0  \xe2\x96\x95");
+        for (n = 0; !strncmp(a, "\xe2\x96\x88", 3); a += 3) n++;
+        if (strncmp(a, "\xe2\x96\x8f", 3)) n = -1;
+    }
+    free(l);
+    return n;
 }
 
 /* `H` over n_heads heads: `y` copies its table whole, not the inspector
@@ -171,8 +187,12 @@ static int live_defects(Tmux *t, int cols, int organism) {
     tmux_keys(t, "D");
     TMUX_WAIT_RET(t, "run 1 has no parent run (change a setting to make one)", 20);
     if (heads_table(t, cols, organism ? 16 : 512, organism ? 8 : 5)) return -1; /* the item's marks add 3 */
+    int before = selected_cell_width(t); /* the inspector takes rows, not the cells' width (6 became 3 at 140x45) */
     tmux_keys(t, "Enter"); /* the inspector: no negative zero (−log p read -0.00) */
     TMUX_WAIT_RET(t, "inspector \xc2\xb7", 10);
+    int after = selected_cell_width(t);
+    CHECK_MSG(cols < 140 || (before > 0 && after == before), "the selected cell %d blocks wide, %d with the inspector",
+              before, after);
     CHECK_MSG(tmux_gone(t, "-0.00", 1) && tmux_gone(t, "\xe2\x88\x92" "0.00", 1), "a -0.00 on screen at %d columns",
               cols);
     tmux_keys(t, "Escape");
