@@ -29,7 +29,7 @@ TEST(tui_dist_and_why_live_at_80x24) {
     tmux_keys(&t, "d");
     TMUX_WAIT(&t, "distributions \xc2\xb7 L1 H2 \xc2\xb7 35 positions", 10);
     TMUX_WAIT(&t, "calibration: oracle global", 2);
-    TMUX_WAIT(&t, "ROC vs oracle", 2);
+    TMUX_WAIT(&t, "ROC \xc2\xb7 AUC 0.", 2); /* at 80 columns the short form, the AUC whole */
     TMUX_WAIT(&t, "x\xc2\xb7w by dim: d", 5);  /* what drove the router at the cursor, live */
     TMUX_WAIT(&t, "router logit ", 1);
     TMUX_WAIT(&t, "over 64 dims", 1);
