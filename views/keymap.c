@@ -43,7 +43,7 @@ static const ViewBinding BINDINGS[] = {
     {"G  A", "go to L15 H31, 15.31, pos N or text; pattern (+ - zoom)", K('G', 'A'),
      K(VIEW_ACT_GOTO, VIEW_ACT_PATTERN), K("go to", "pattern"), .bar = {{0}, {4, "pattern"}}},
     NOTE("mouse", "click a head or token; wheel scrolls"),
-    {"H", "heads sorted by a run rate (1-5 sort, Enter selects)", K('H'), K(VIEW_ACT_HEADS), K("heads"),
+    {"H", "heads by a run rate (1-5 sort) or marks' weight (6-8)", K('H'), K(VIEW_ACT_HEADS), K("heads"),
      .bar = {{2, "heads"}}},
     {"( ) * |", "span start / end; * needle/question/gen; | clear", K('(', ')', '*', '|'),
      K(VIEW_OP_SPAN_START, VIEW_OP_SPAN_END, VIEW_OP_SPAN_PRESET, VIEW_OP_SPAN_CLEAR), K(NULL), {{0}}},
