@@ -101,8 +101,9 @@ void gemm_q_packed(GqPath path, float *C, int ldc, const GqX *x, int ggml_type, 
 
 /* 1 when a model loaded now should pack its matrices of ggml_type: the
  * type has a packed form, $AHASCOPE_REPACK is not "0", and products of it
- * will run gemm_q's AVX2 tiles (AHASCOPE_GEMMQ auto, avx2, amx or avx512vnni, the integer
- * decode, no AVX-512 VNNI kernels of matvec_q.c in charge of decode). */
+ * will run gemm_q's AVX2 tiles (AHASCOPE_GEMMQ auto, avx2, amx or
+ * avx512vnni, the integer decode, no AVX-512 VNNI kernels of matvec_q.c
+ * in charge of decode). */
 int gemm_q_pack_wanted(int ggml_type);
 
 /* 1 when path can run on this CPU (GQ_OFF and GQ_PORTABLE always can). */
