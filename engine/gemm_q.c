@@ -223,26 +223,6 @@ INLINE256 __m128i red4_128(__m128i a, __m128i b, __m128i c, __m128i e) {
 
 INLINE256 float f16c(const uint8_t *p) { return _cvtsh_ss((unsigned short)(p[0] | p[1] << 8)); }
 
-/* Sub-block j (32 weights) of a K block, as unsigned bytes. */
-INLINE256 __m256i k_sub(int ty, const uint8_t *b, int j) {
-    const __m256i m4 = _mm256_set1_epi8(15);
-    if (ty == GGML_Q6_K) {
-        int h = j / 4, q = j % 4;
-        __m256i l = _mm256_loadu_si256((const __m256i *)(b + 64 * h + 32 * (q & 1)));
-        __m256i nib = _mm256_and_si256(q < 2 ? l : _mm256_srli_epi16(l, 4), m4);
-        __m256i qh = _mm256_loadu_si256((const __m256i *)(b + 128 + 32 * h));
-        __m256i hb = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * q)), _mm256_set1_epi8(3));
-        return _mm256_or_si256(nib, _mm256_slli_epi16(hb, 4));
-    }
-    const uint8_t *qs = b + (ty == GGML_Q5_K ? 48 : 16);
-    __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * (j / 2)));
-    v = _mm256_and_si256((j & 1) ? _mm256_srli_epi16(v, 4) : v, m4);
-    if (ty != GGML_Q5_K) return v;
-    __m256i qh = _mm256_loadu_si256((const __m256i *)(b + 16));
-    __m256i hb = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(j)), _mm256_set1_epi8(1));
-    return _mm256_or_si256(v, _mm256_slli_epi16(hb, 4));
-}
-
 /* A K block's per-row prelude: the sixteen scales as int16 lanes (Q6_K:
  * its signed bytes; Q4_K/Q5_K: each 6-bit sub-scale twice), the mins as
  * int16, d and dmin. */
@@ -301,7 +281,7 @@ INLINE256 void k_tile(int ty, int NR, int NT, const uint8_t *w, size_t rb, const
             for (int t = 0; t < NT; t++) ai[c + t] = _mm256_setzero_si256();
 #pragma GCC unroll 8
             for (int j = 0; j < 8; j++) {
-                __m256i u = k_sub(ty, b, j), s = k_scale(h.sc, j);
+                __m256i u = gemm_q_k_sub(ty, b, j), s = k_scale(h.sc, j);
 #pragma GCC unroll 4
                 for (int t = 0; t < NT; t++) {
                     const int8_t *q = x->q + (size_t)(t0 + t) * x->d + 256 * k + 32 * j;

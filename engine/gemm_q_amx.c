@@ -161,22 +161,29 @@ TAMX static void q8_tile16_vnni(float *C, int ldc, const GqX *x, const uint8_t *
 
 /* The VNNI path's Q8_0 panels: the block scales as amx_q8's, and 128 ·
  * each half's weight sum (the activations' offset times the weights). */
+/* A Q8_0 panel of the 16 rows from j0: each block's scale widened once,
+ * [block][row], for every token tile; with ws, also 128 · each half's
+ * weight sum, [block][half][row], which the VNNI tiles take off. */
+TAMX static void q8_panel(float *dw, int32_t *ws, const uint8_t *w, size_t rb, int j0, int nb) {
+    for (int k = 0; k < nb; k++)
+        for (int r = 0; r < 16; r++) {
+            const uint8_t *h = w + (size_t)(j0 + r) * rb + 34 * (size_t)k;
+            dw[16 * k + r] = _cvtsh_ss((unsigned short)(h[0] | h[1] << 8));
+            for (int half = 0; ws && half < 2; half++) {
+                int sum = 0;
+                for (int l = 0; l < 16; l++) sum += (int8_t)h[2 + 16 * half + l];
+                ws[(2 * k + half) * 16 + r] = 128 * sum;
+            }
+        }
+}
+
 TAMX static void vnni_q8(float *C, int ldc, const GqX *x, const uint8_t *w, int n16) {
     int nb = x->d / 32;
     size_t rb = (size_t)nb * 34;
-    float dw[GQ_AMX_K_COLS / 32 * 16];       /* [block][row] */
-    int32_t ws[GQ_AMX_K_COLS / 32 * 2 * 16]; /* [block][half][row]: 48 KiB with dw at GQ_AMX_K_COLS */
+    float dw[GQ_AMX_K_COLS / 32 * 16];
+    int32_t ws[GQ_AMX_K_COLS / 32 * 2 * 16]; /* 48 KiB with dw at GQ_AMX_K_COLS */
     for (int j0 = 0; j0 < n16; j0 += 16) {
-        for (int k = 0; k < nb; k++)
-            for (int r = 0; r < 16; r++) {
-                const uint8_t *h = w + (size_t)(j0 + r) * rb + 34 * (size_t)k;
-                dw[16 * k + r] = _cvtsh_ss((unsigned short)(h[0] | h[1] << 8));
-                for (int half = 0; half < 2; half++) {
-                    int sum = 0;
-                    for (int l = 0; l < 16; l++) sum += (int8_t)h[2 + 16 * half + l];
-                    ws[(2 * k + half) * 16 + r] = 128 * sum;
-                }
-            }
+        q8_panel(dw, ws, w, rb, j0, nb);
         for (int tt = 0; tt < x->T / 16; tt++) q8_tile16_vnni(C, ldc, x, w, rb, j0, tt, dw, ws);
     }
 }
@@ -188,11 +195,7 @@ TAMX static void amx_q8(float *C, int ldc, const GqX *x, const uint8_t *w, int n
                                              (128 KiB: gemm_q sends wider rows to AVX2) */
     amx_configure();
     for (int j0 = 0; j0 < n16; j0 += 16) {
-        for (int k = 0; k < nb; k++)
-            for (int r = 0; r < 16; r++) {
-                const uint8_t *h = w + (size_t)(j0 + r) * rb + 34 * (size_t)k;
-                dw[16 * k + r] = _cvtsh_ss((unsigned short)(h[0] | h[1] << 8));
-            }
+        q8_panel(dw, NULL, w, rb, j0, nb);
         for (int tt = 0; tt < x->T / 16; tt++) q8_tile16(C, ldc, x, w, rb, j0, tt, dw);
     }
     _tile_release();
@@ -242,30 +245,20 @@ typedef struct {
     float d[GQ_AMX_K_COLS / 256 * 16], dmin[GQ_AMX_K_COLS / 256 * 16];
 } Q4Panel;
 
-/* Q5_K's blocks (five 1) are Q4_K's with a fifth bit a weight, bit j of
- * qh[l] for sub-block j, and the nibbles 32 bytes further on. */
+/* Q5_K's blocks (five 1) are Q4_K's with a fifth bit a weight. */
 TAMX static void q4k_panel(Q4Panel *p, const uint8_t *w, size_t rb, int j0, int nb, int five) {
-    const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1);
+    int ty = five ? GGML_Q5_K : GGML_Q4_K;
     for (int r = 0; r < 16; r++)
         for (int k = 0; k < nb; k++) {
-            const uint8_t *b = w + (size_t)(j0 + r) * rb + (five ? 176 : 144) * (size_t)k, *qs = b + (five ? 48 : 16);
-            __m256i qh = _mm256_loadu_si256((const __m256i *)(b + 16));
+            const uint8_t *b = w + (size_t)(j0 + r) * rb + (five ? 176 : 144) * (size_t)k;
             uint8_t sm[16];
             quant_k_scales6(b + 4, sm);
             p->d[16 * k + r] = _cvtsh_ss((unsigned short)(b[0] | b[1] << 8));
             p->dmin[16 * k + r] = _cvtsh_ss((unsigned short)(b[2] | b[3] << 8));
-            for (int i = 0; i < 4; i++) {
-                __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * i));
-                __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-                if (five) {
-                    __m256i h0 = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * i)), one);
-                    __m256i h1 = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * i + 1)), one);
-                    lo = _mm256_or_si256(lo, _mm256_slli_epi16(h0, 4)), hi = _mm256_or_si256(hi, _mm256_slli_epi16(h1, 4));
-                }
-                _mm256_storeu_si256((__m256i *)(p->u + ((size_t)(8 * k + 2 * i) * 16 + r) * 32), lo);
-                _mm256_storeu_si256((__m256i *)(p->u + ((size_t)(8 * k + 2 * i + 1) * 16 + r) * 32), hi);
+            for (int j = 0; j < 8; j++) {
+                _mm256_storeu_si256((__m256i *)(p->u + ((size_t)(8 * k + j) * 16 + r) * 32), gemm_q_k_sub(ty, b, j));
+                p->sc[(8 * k + j) * 16 + r] = sm[j], p->mn[(8 * k + j) * 16 + r] = sm[8 + j];
             }
-            for (int j = 0; j < 8; j++) p->sc[(8 * k + j) * 16 + r] = sm[j], p->mn[(8 * k + j) * 16 + r] = sm[8 + j];
         }
 }
 
@@ -321,24 +314,16 @@ typedef struct {
 } Q6Panel;
 
 TAMX static void q6k_panel(Q6Panel *p, const uint8_t *w, size_t rb, int j0, int nb) {
-    const __m256i m4 = _mm256_set1_epi8(15), m2 = _mm256_set1_epi8(3);
     for (int r = 0; r < 16; r++)
         for (int k = 0; k < nb; k++) {
             const uint8_t *b = w + (size_t)(j0 + r) * rb + 210 * (size_t)k;
             p->d[16 * k + r] = _cvtsh_ss((unsigned short)(b[208] | b[209] << 8));
             for (int g = 0; g < 16; g++) p->sc[(16 * k + g) * 16 + r] = (int8_t)b[192 + g];
-            for (int h = 0; h < 2; h++) {
-                __m256i qh = _mm256_loadu_si256((const __m256i *)(b + 128 + 32 * h));
-                for (int q = 0; q < 4; q++) {
-                    __m256i l = _mm256_loadu_si256((const __m256i *)(b + 64 * h + 32 * (q & 1)));
-                    __m256i nib = _mm256_and_si256(q < 2 ? l : _mm256_srli_epi16(l, 4), m4);
-                    __m256i hb = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * q)), m2);
-                    __m256i u = _mm256_or_si256(nib, _mm256_slli_epi16(hb, 4));
-                    int g = 8 * h + 2 * q; /* the 32 weights are groups g and g + 1 */
-                    _mm_storeu_si128((__m128i *)(p->u + ((size_t)(16 * k + g) * 16 + r) * 16), _mm256_castsi256_si128(u));
-                    _mm_storeu_si128((__m128i *)(p->u + ((size_t)(16 * k + g + 1) * 16 + r) * 16),
-                                     _mm256_extracti128_si256(u, 1));
-                }
+            for (int j = 0; j < 8; j++) { /* sub-block j's 32 weights are groups 2j and 2j + 1 */
+                __m256i u = gemm_q_k_sub(GGML_Q6_K, b, j);
+                _mm_storeu_si128((__m128i *)(p->u + ((size_t)(16 * k + 2 * j) * 16 + r) * 16), _mm256_castsi256_si128(u));
+                _mm_storeu_si128((__m128i *)(p->u + ((size_t)(16 * k + 2 * j + 1) * 16 + r) * 16),
+                                 _mm256_extracti128_si256(u, 1));
             }
         }
 }

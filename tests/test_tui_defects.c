@@ -276,6 +276,18 @@ TEST(tui_defects_on_the_organism_passkey_item_at_80x24) { organism_defects(80, 2
 
 TEST(tui_defects_on_the_organism_passkey_item_at_140x45) { organism_defects(140, 45); }
 
+/* The organism under its shipped routers: `extra --policy aha --routers
+ * PATH --window 8` into flags, or -1 after a skip (no routers file). */
+static int organism_routers(char *flags, size_t n, const char *extra) {
+    char routers[1100];
+    if (!realpath("engine/organism/routers_w8.safetensors", routers)) {
+        test_skip("no engine/organism/routers_w8.safetensors in this checkout");
+        return -1;
+    }
+    snprintf(flags, n, "%s --policy aha --routers '%s' --window 8", extra, routers);
+    return 0;
+}
+
 /* Each chunk of a re-evaluation slowed, so keys land before its first. */
 #define SLOW_REEVAL "AHASCOPE_TEST_REEVAL_DELAY_MS=1500"
 
@@ -379,13 +391,9 @@ static void quick_changes_organism(int cols, int rows) {
 static void quick_tau_organism(int cols, int rows) {
     TMUX_NEED_TUI();
     Tmux t;
-    char name[32], flags[1200], routers[1100];
+    char name[32], flags[1200];
     snprintf(name, sizeof name, "deftorg_%d", cols);
-    if (!realpath("engine/organism/routers_w8.safetensors", routers)) {
-        test_skip("no engine/organism/routers_w8.safetensors in this checkout");
-        return;
-    }
-    snprintf(flags, sizeof flags, "--theta 0.001 --policy aha --routers '%s' --window 8", routers);
+    if (organism_routers(flags, sizeof flags, "--theta 0.001")) return;
     if (tmux_open_passkey_recorded(&t, name, cols, rows, SLOW_REEVAL, flags)) return;
     quick_setting_changes(&t, cols, "T", "run 4: aha, w=8");
     tmux_stop(&t);
@@ -471,13 +479,9 @@ TEST(tui_defects_norecord_on_the_organism_passkey_item_at_140x45) { unrecorded_o
 static void dist_under_routers(int cols, int rows) {
     TMUX_NEED_TUI();
     Tmux t;
-    char name[32], flags[1200], routers[1100];
+    char name[32], flags[1200];
     snprintf(name, sizeof name, "defdorg_%d", cols);
-    if (!realpath("engine/organism/routers_w8.safetensors", routers)) {
-        test_skip("no engine/organism/routers_w8.safetensors in this checkout");
-        return;
-    }
-    snprintf(flags, sizeof flags, "--policy aha --routers '%s' --window 8", routers);
+    if (organism_routers(flags, sizeof flags, "")) return;
     if (tmux_open_passkey(&t, name, cols, rows, NULL, flags)) return;
     tmux_keys(&t, "d");
     TMUX_WAIT(&t, " cells, ", 20);

@@ -158,7 +158,8 @@ int tui_flips_wait(Tui *t) {
     long count;
     double secs;
     int reading = t->load_parent == 1 && tui_job_progress(&t->load, &kind, &count, &secs);
-    if (!reading && !(t->m.parent.n == 0 && t->parent_next && !tui_loading(t) && !parent_read_start(t))) return 0;
+    /* else a pending parent with nothing of it here yet: read it now (parent_read_start refuses while a load runs) */
+    if (!reading && (t->m.parent.n > 0 || parent_read_start(t))) return 0;
     t->flips_on_read = 1, t->dirty = 1;
     view_set_status(&t->m, "reading run %lld back to compare with (%d positions so far): X opens once it has come",
                     (long long)t->load_run, t->m.parent.n);
