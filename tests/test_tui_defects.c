@@ -12,23 +12,32 @@
  * `y` over `H` copying its table, its header kept by PgDn, the status
  * line's hint naming all its sort columns (it said 1-5 over 8), the
  * heatmap's cells as wide with the inspector open at 140x45, no -0.00 in
- * the inspector, the key bar, an odd head named on the timeline, its bins' means, the pattern footer's
- * light weights in their tail forms; in sessions of their own, setting
- * changes (w, and T under the organism's routers) pressed faster than a
- * re-evaluation's first chunk (no stopped
+ * the inspector, the key bar, an odd head clicked and named on the
+ * timeline, its bins' means and the inspector's sparklines' (against SQL),
+ * the pattern footer's light weights in their tail forms, the `a` help
+ * line against its cycle, an oracle_err over 1 said to be clamped; in
+ * sessions of their own, setting changes (w, and T under the organism's
+ * routers) pressed faster than a re-evaluation's first chunk (no stopped
  * run without positions is ever a parent, `D`'s reads over the positions
  * both runs have while the child is written, θ 0.001 in the status line,
  * which said theta=0.00, X in the child's replay before its parent was
- * read) and `--no-record` at θ 0 (`o` at its limit, `s`, `R` and a setting change
+ * read, the parent line's two oracle masses and why they differ) and `--no-record` at θ 0 (`o` at its limit, `s`, `R` and a setting change
  * without a "run 0"); and `d` under the organism's routers (σ's tail
  * form, the histogram's and the ROC's axes, the AUC whole at 80 columns).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "engine/decide.h"
 #include "tests/test.h"
 #include "tests/tmux.h"
+#include "views/explain.h"
+#include "views/geom.h"
+#include "views/pin.h"
+#include "views/view.h"
 
 /* TMUX_WAIT for a helper that returns int: -1 after the failure. */
 #define TMUX_WAIT_RET(t, text, secs)                                         \
@@ -70,6 +79,301 @@ static int selected_cell_width(Tmux *t) {
     return n;
 }
 
+/* The first data row of a CSV query on dir's ahascope.db, up to n values
+ * (an empty field NAN); the count read, or -1. */
+static int query_row(const char *dir, const char *sql, double *v, int n) {
+    int st, k = -1;
+    char *r = test_runf(&st, "%s query --db '%s/ahascope.db' --csv \"%s\"", test_bin_abs(), dir, sql);
+    const char *a = r && st == 0 ? strchr(r, '\n') : NULL;
+    if (a && a[1] && !strchr("\r\n", a[1]))
+        for (k = 0, a++; k < n; a++) {
+            char *e = (char *)a;
+            v[k++] = strchr(",\r\n", *a) ? NAN : strtod(a, &e); /* empty: NULL (strtod would skip a CR LF) */
+            a = e + strcspn(e, ",\r\n");
+            if (*a != ',') break;
+        }
+    free(r);
+    return k;
+}
+
+/* The screen's row and column (0-based, a column a character) of text's
+ * first occurrence, or -1. */
+static int screen_at(Tmux *t, const char *text, int *col) {
+    char *scr = tmux_capture(t);
+    const char *at = scr ? strstr(scr, text) : NULL;
+    int row = -1;
+    if (at) {
+        row = 0, *col = 0;
+        for (const char *c = scr; c < at; c++) {
+            if (*c == '\n') row++, *col = 0;
+            else if (((unsigned char)*c & 0xC0) != 0x80) (*col)++;
+        }
+    }
+    free(scr);
+    return row;
+}
+
+/* A left click at the screen's row and column (0-based): SGR mouse reports
+ * of the press and its release (ncurses takes a second press without a
+ * release between for a drag, not a click). */
+static void click(Tmux *t, int row, int col) {
+    int st;
+    free(test_runf(&st, "tmux -L %s send-keys -l \"$(printf '\\033[<0;%d;%dM\\033[<0;%d;%dm')\"", t->sock, col + 1,
+                   row + 1, col + 1, row + 1));
+}
+
+/* The cursor's position, the header's "pos N/", or -1. */
+static int cursor_pos(Tmux *t) {
+    char *l = line_with(t, "ahascope");
+    const char *at = l ? strstr(l, " pos ") : NULL;
+    int pos = -1;
+    if (at) sscanf(at, " pos %d/", &pos);
+    free(l);
+    return pos;
+}
+
+/* An odd head clicked on the timeline (its rows could not be): with L0 H2
+ * selected (its line is the next), a click on L0's first line picks L0 H0; where that line holds
+ * two heads in half blocks a second click picks the lower, L0 H1, and the
+ * line is then named for it (where each head has a line, L0 H1's is
+ * clicked). */
+static int click_odd_head(Tmux *t, int cols) {
+    int pos = cursor_pos(t);
+    tmux_go_to(t, "L0 H2");
+    TMUX_WAIT_RET(t, "\xc2\xb7 L0 H2", 10);
+    int col, row = screen_at(t, "L0H1 ", &col), own = row >= 0;
+    if (!own) row = screen_at(t, "L0H0 ", &col);
+    CHECK_MSG(row >= 0, "no timeline line of L0 at %d columns", cols);
+    if (row < 0) return -1;
+    click(t, row, col + 12);
+    if (!own) {
+        TMUX_WAIT_RET(t, "\xc2\xb7 L0 H0", 10);
+        click(t, row, col + 12);
+    }
+    if (!tmux_shows(t, "\xc2\xb7 L0 H1", 10)) {
+        test_fail(__FILE__, __LINE__, "a click on L0's %s timeline line never selected L0 H1 at %d columns",
+                  own ? "own" : "half-block", cols);
+        return -1;
+    }
+    char back[32]; /* the click moved the cursor too: back to where it was */
+    snprintf(back, sizeof back, "pos %d", pos);
+    tmux_go_to(t, back);
+    snprintf(back, sizeof back, "pos %d/", pos);
+    TMUX_WAIT_RET(t, back, 10);
+    return 0;
+}
+
+/* The level (0-7) of the spark glyph at s, or -1 (-2: a blank, a bin of no value). */
+static int spark_level(const char *s) {
+    if (*s == ' ') return -2;
+    const unsigned char *u = (const unsigned char *)s;
+    return u[0] == 0xE2 && u[1] == 0x96 && u[2] >= 0x81 && u[2] <= 0x88 ? u[2] - 0x81 : -1;
+}
+
+/* The inspector's oracle sparkline of L layer H head over positions
+ * 0 … n_pos-1, each column a bin's mean (it was the bin's maximum, which
+ * saturated a long run): the glyphs read off the screen against the means
+ * recounted from the run's rows in dir's database, the bins as the
+ * inspector cuts them (view_bin_lo), a level apart only next to a level's
+ * edge; and somewhere the maximum would have drawn another glyph. */
+static int sparkline_means(Tmux *t, int cols, int layer, int head, int n_pos) {
+    char *l = line_with(t, "\xe2\x94\x8c inspector "); /* its width, from its top border */
+    const char *a = l ? strstr(l, "\xe2\x94\x8c inspector ") : NULL, *b = a ? strstr(a, "\xe2\x94\x90") : NULL;
+    int width = 0;
+    for (const char *c = a; b && c <= b; c++) width += ((unsigned char)*c & 0xC0) != 0x80;
+    free(l);
+    ViewModel vm;
+    view_init(&vm, 1, 1, NULL);
+    ViewInspGeom g;
+    view_insp_geom(&vm, width, 20, &g);
+    view_free(&vm);
+    l = line_with(t, "\xe2\x94\x82oracle  "); /* the label's column, not a verdict's "oracle 96%" */
+    a = l ? strstr(l, "\xe2\x94\x82oracle  ") : NULL;
+    if (width > 0 && g.stacked) { /* a narrow inspector gives its lines to the verdicts: no sparklines to bin */
+        CHECK_MSG(!a, "a %d-column inspector, stacked, draws a sparkline at %d columns: %s", width, cols, l);
+        free(l);
+        return 0;
+    }
+    int lv[1024], n = 0;
+    if (a) {
+        a += 3; /* the border */
+        for (int c = 1; c < g.x0 && *a; c++) a += 1;
+        while (n < 1024 && (lv[n] = spark_level(a)) != -1 && strncmp(a, " oracle", 7)) a += lv[n++] == -2 ? 1 : 3;
+    }
+    free(l);
+    CHECK_MSG(n > 0 && n < n_pos, "no binned oracle sparkline at %d columns (%d columns for %d positions)", cols, n,
+              n_pos);
+    if (n <= 0 || n >= n_pos) return -1;
+    int st;
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT pos, oracle_logit FROM decisions WHERE run_id = 1 AND layer = %d AND head = %d"
+             " AND pos < %d ORDER BY pos", layer, head, n_pos);
+    char *r = test_runf(&st, "%s query --db '%s/ahascope.db' --csv \"%s\"", test_bin_abs(), t->dir, sql);
+    double *p = malloc(sizeof *p * (size_t)n_pos);
+    int rows = 0;
+    for (const char *c = r && p ? strchr(r, '\n') : NULL; c && c[1]; c = strchr(c + 1, '\n')) {
+        int pos;
+        char *e;
+        if (sscanf(c + 1, "%d,", &pos) != 1 || pos < 0 || pos >= n_pos) continue;
+        const char *f = strchr(c + 1, ',') + 1;
+        double x = !*f || strchr("\r\n", *f) ? NAN : strtod(f, &e); /* empty: NULL (strtod skips a CR LF) */
+        p[pos] = isnan(x) ? NAN : decide_prob(x);
+        rows++;
+    }
+    free(r);
+    CHECK_MSG(rows == n_pos, "%d rows of L%d H%d for %d positions", rows, layer, head, n_pos);
+    int bad = 0, apart = 0;
+    for (int c = 0; rows == n_pos && c < n; c++) {
+        double sum = 0, hi = -1;
+        int k = 0;
+        for (int i = view_bin_lo(c, n_pos, n); i < view_bin_lo(c + 1, n_pos, n); i++)
+            if (!isnan(p[i])) sum += p[i], k++, hi = p[i] > hi ? p[i] : hi;
+        double mean = k ? sum / k : NAN;
+        int want = k ? (int)floor(mean * 8) : -2, most = k ? (int)floor(hi * 8) : -2;
+        want = want > 7 ? 7 : want, most = most > 7 ? 7 : most;
+        int edge = k && fabs(mean * 8 - floor(mean * 8 + 0.5)) < 1e-3;
+        if (lv[c] != want && !(edge && abs(lv[c] - want) == 1)) {
+            if (!bad) test_fail(__FILE__, __LINE__, "column %d of %d of L%d H%d's sparkline at %d columns: level %d, "
+                                "the bin's mean %.4f is level %d", c, n, layer, head, cols, lv[c], mean, want);
+            bad++;
+        }
+        apart += most != want;
+    }
+    free(p);
+    CHECK_MSG(apart > 0, "no bin of L%d H%d where the mean and the maximum differ: the test shows nothing", layer,
+              head);
+    return bad ? -1 : 0;
+}
+
+/* The `a` help line names the predictors `a` steps through, in its order:
+ * read off `?`, then `a` pressed round the cycle, each press's legend
+ * naming the next (QAdA's variants by their suffix, as the help gives
+ * them) until it comes back to the first. */
+static int agreement_cycle(Tmux *t, int cols) {
+    tmux_keys(t, "?");
+    TMUX_WAIT_RET(t, "agreement vs oracle: ", 10);
+    char *l = line_with(t, "agreement vs oracle: "), names[8][24];
+    const char *a = l ? strstr(l, "agreement vs oracle: ") + 21 : NULL;
+    int n = 0;
+    for (size_t k; a && n < 8; a += k + 1) {
+        k = strcspn(a, "/ \xe2");
+        snprintf(names[n++], sizeof names[0], "%.*s", (int)(k < 23 ? k : 23), a);
+        if (a[k] != '/') break;
+    }
+    free(l);
+    tmux_keys(t, "Escape");
+    CHECK(tmux_gone(t, "agreement vs oracle: ", 5));
+    CHECK_MSG(n >= 2, "the a help line at %d columns names %d predictors", cols, n);
+    int first = -1;
+    for (int i = 0; n >= 2 && i <= n; i++) {
+        tmux_keys(t, "a");
+        int want = first < 0 ? -1 : (first + i) % n, seen = -1;
+        char name[40] = "";
+        for (int tries = 0; tries < 100 * tmux_patience() && (seen < 0 || (want >= 0 && seen != want)); tries++) {
+            char *g = line_with(t, "agreement: ");
+            const char *b = g ? strstr(g, "agreement: ") + 11 : NULL;
+            if (b && !strncmp(b, "qada_", 5)) b += 5;
+            size_t k = b ? strcspn(b, " ") : 0;
+            snprintf(name, sizeof name, "%.*s", (int)(k < 39 ? k : 39), b ? b : "");
+            free(g);
+            seen = -1;
+            for (int j = 0; j < n; j++)
+                if (!strcmp(name, names[j])) seen = j;
+            struct timespec ts = {0, 50000000L};
+            nanosleep(&ts, NULL);
+        }
+        if (first < 0) first = seen;
+        if (seen < 0 || (want >= 0 && seen != want)) {
+            test_fail(__FILE__, __LINE__, "press %d of a at %d columns shows %s; the help's cycle says %s", i + 1,
+                      cols, name, want >= 0 ? names[want] : "one of its names");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The cursor moved to pos and the selection to L layer H head by `G`. */
+static int go_to_cell(Tmux *t, int pos, int layer, int head) {
+    char go[48];
+    snprintf(go, sizeof go, "pos %d", pos);
+    tmux_go_to(t, go);
+    snprintf(go, sizeof go, "pos %d/", pos);
+    TMUX_WAIT_RET(t, go, 10);
+    snprintf(go, sizeof go, "L%d H%d", layer, head);
+    tmux_go_to(t, go);
+    snprintf(go, sizeof go, "\xc2\xb7 L%d H%d", layer, head);
+    TMUX_WAIT_RET(t, go, 10);
+    return 0;
+}
+
+/* An oracle_err over 1 in the run (SQL finds the last): `d`'s why line
+ * says the maps clamp it at 1, not a percentage over 100 beside a legend
+ * saying "clamped at 1". */
+static int oracle_err_over_one(Tmux *t, int cols) {
+    double v[4];
+    int n = query_row(t->dir, "SELECT pos, layer, head, oracle_err FROM decisions WHERE run_id = 1 AND oracle_err > 1"
+                      " ORDER BY pos DESC, oracle_err DESC LIMIT 1", v, 4);
+    CHECK_MSG(n == 4, "no oracle_err over 1 in run 1 (%d values)", n);
+    if (n != 4 || go_to_cell(t, (int)v[0], (int)v[1], (int)v[2])) return -1;
+    char want[96], pct[32];
+    snprintf(want, sizeof want, "oracle_err %.3f, over 1 (the maps clamp it at 1)", v[3]);
+    snprintf(pct, sizeof pct, "(%.1f%%)", 100 * v[3]);
+    tmux_keys(t, "d");
+    TMUX_WAIT_RET(t, want, 20);
+    CHECK_MSG(tmux_gone(t, pct, 1), "d gives oracle_err %.3f as %s at %d columns", v[3], pct, cols);
+    TMUX_WAIT_RET(t, " cells, ", 30); /* the count done: Esc would stop it first */
+    tmux_keys(t, "Escape");
+    if (!tmux_gone(t, "distributions \xc2\xb7", 5)) {
+        char *scr = tmux_capture(t);
+        test_fail(__FILE__, __LINE__, "Esc left d open at %d columns:\n%s", cols, scr ? scr : "");
+        free(scr);
+    }
+    return 0;
+}
+
+/* In run 4's replay, the cell SQL finds where the oracle's mass moved most
+ * between run 4 and its parent (the same token, both masses between 2% and
+ * 98%, where a move shows in whole percents): the inspector's parent line
+ * gives both masses, the parent's first, and where the line has room why
+ * they differ, the local set when the windows differ (after `w` it blamed
+ * the gates below, even at L0), else the gates below. */
+static int parent_masses(Tmux *t, int cols, int parent) {
+    char sql[1024];
+    snprintf(sql, sizeof sql, /* each run's rows materialized first: a join of the view on itself takes minutes */
+             "WITH c AS MATERIALIZED (SELECT pos, layer, head, oracle_logit o, local_window w FROM decisions WHERE "
+             "run_id = 4 AND oracle_logit BETWEEN -3.9 AND 3.9), p AS MATERIALIZED (SELECT pos, layer, head, "
+             "oracle_logit o, local_window w FROM decisions WHERE run_id = %d AND oracle_logit BETWEEN -3.9 AND 3.9) "
+             "SELECT c.pos, c.layer, c.head, p.o, c.o, p.w, c.w FROM c JOIN p USING (pos, layer, head) JOIN tokens tc"
+             " ON tc.run_id = 4 AND tc.pos = c.pos JOIN tokens tp ON tp.run_id = %d AND tp.pos = c.pos AND "
+             "tp.token_id = tc.token_id ORDER BY ABS(c.o - p.o) DESC LIMIT 1", parent, parent);
+    double v[7];
+    int n = query_row(t->dir, sql, v, 7);
+    CHECK_MSG(n == 7, "no cell both run 4 and run %d give a mass (%d values)", parent, n);
+    if (n != 7) return -1;
+    char ps[16], cs[16], pw[32];
+    view_share_text(ps, sizeof ps, decide_prob(v[3]));
+    view_share_text(cs, sizeof cs, decide_prob(v[4]));
+    CHECK_MSG(strcmp(ps, cs), "the mass moved least where SQL says most: %s in both (L%d H%d pos %d)", ps, (int)v[1],
+              (int)v[2], (int)v[0]);
+    if (go_to_cell(t, (int)v[0], (int)v[1], (int)v[2])) return -1;
+    tmux_keys(t, "Enter");
+    snprintf(pw, sizeof pw, "oracle %s", ps);
+    TMUX_WAIT_RET(t, pw, 20);
+    char *l = line_with(t, pw); /* the briefest form: "parent: oracle 6% → now 94%" */
+    const char *a = l ? strstr(l, pw) : NULL, *b = a ? strstr(a + strlen(pw), cs) : NULL;
+    char why[96];
+    if (v[5] != v[6])
+        snprintf(why, sizeof why, "(" VIEW_PARENT_ORACLE_WHY_LOCAL ": w %d \xe2\x86\x92 %d)", (int)v[5], (int)v[6]);
+    else snprintf(why, sizeof why, "(%s)", v[1] > 0 ? VIEW_PARENT_ORACLE_WHY : "");
+    CHECK_MSG(a && b && strstr(l, "parent") && (cols < 140 || strstr(b, why)),
+              "run %d's %s and run 4's %s at L%d H%d pos %d, %s, at %d columns: %s", parent, ps, cs, (int)v[1],
+              (int)v[2], (int)v[0], why, cols, l ? l : "(no line)");
+    free(l);
+    tmux_keys(t, "Escape");
+    CHECK(tmux_gone(t, "inspector \xc2\xb7", 5));
+    return 0;
+}
+
 /* `H` over n_heads heads: `y` copies its table whole, not the inspector
  * (the file AHASCOPE_YANK names, yank.txt in the pane's directory), and
  * PgDn keeps its header row on screen. */
@@ -108,12 +412,7 @@ static int heads_table(Tmux *t, int cols, int n_heads, int n_sorts) {
  * that is L2 H1, the copying head: 1.00 on the needle's next digit and
  * 0.0013 on the one after. */
 static int odd_head_and_footer(Tmux *t, int cols, int organism) {
-    tmux_keys(t, "Right");
-    TMUX_WAIT_RET(t, "L0H1", 10);
-    char *l = line_with(t, "L0H1");
-    CHECK_MSG(l && strstr(l, "\xe2\x96\xb8"), "the timeline's line of L0H1 has no cursor mark at %d columns: %s", cols,
-              l ? l : "");
-    free(l);
+    char *l;
     if (!organism) { /* played past the timeline's columns: its bins are means, not maxima, and it says so */
         tmux_keys(t, "p");
         if (!tmux_shows_pos(t, 200, 60)) {
@@ -126,6 +425,18 @@ static int odd_head_and_footer(Tmux *t, int cols, int organism) {
         CHECK_MSG(l && strstr(l, " pos (mean)"), "the timeline's title at %d columns: %s", cols, l ? l : "");
         free(l);
     }
+    if (click_odd_head(t, cols)) return -1;
+    TMUX_WAIT_RET(t, "L0H1", 10);
+    l = line_with(t, "L0H1");
+    CHECK_MSG(l && strstr(l, "\xe2\x96\xb8"), "the timeline's line of L0H1 has no cursor mark at %d columns: %s", cols,
+              l ? l : "");
+    free(l);
+    int n_pos = cursor_pos(t);
+    tmux_keys(t, "Enter"); /* the inspector's sparklines over more positions than columns: means */
+    TMUX_WAIT_RET(t, "inspector \xc2\xb7 L0 H1", 10);
+    if (sparkline_means(t, cols, 0, 1, n_pos + 1)) return -1;
+    tmux_keys(t, "Escape");
+    CHECK(tmux_gone(t, "inspector \xc2\xb7", 5));
     if (organism) { /* 506 positions in fewer columns: each a bin's mean, not its maximum, and said so */
         l = line_with(t, "timeline");
         CHECK_MSG(l && strstr(l, " pos (mean)"), "the timeline's title at %d columns: %s", cols, l ? l : "");
@@ -196,7 +507,8 @@ static int live_defects(Tmux *t, int cols, int organism) {
     CHECK_MSG(tmux_gone(t, "-0.00", 1) && tmux_gone(t, "\xe2\x88\x92" "0.00", 1), "a -0.00 on screen at %d columns",
               cols);
     tmux_keys(t, "Escape");
-    return odd_head_and_footer(t, cols, organism);
+    if (odd_head_and_footer(t, cols, organism)) return -1;
+    return agreement_cycle(t, cols);
 }
 
 /* The replay half, from dir's ahascope.db. */
@@ -208,6 +520,7 @@ static void replay_defects(const char *name, const char *dir, int cols, int rows
     snprintf(rname, sizeof rname, "%s_r", name);
     CHECK_INT(tmux_open(&t, rname, dir, cols, rows, NULL, cmd, 0), 0);
     TMUX_WAIT(&t, "replay of run 1 (done)", 30); /* every position read: the cursor stays where b finds it */
+    if (oracle_err_over_one(&t, cols)) return;
     tmux_keys(&t, "D");
     TMUX_WAIT(&t, "it was not re-evaluated from one", 20);
     tmux_keys(&t, "T"); /* re-scored: the header keeps whole fields (it was cut mid-number at 80 columns) */
@@ -313,6 +626,9 @@ static void flips_before_the_parent_is_read(const char *dir, int cols, int paren
     snprintf(want, sizeof want, "flips vs parent run %d", parent);
     TMUX_WAIT(&r, want, 20);
     CHECK_MSG(tmux_gone(&r, "no parent run to compare with", 1), "X said run 4 had no parent at %d columns", cols);
+    tmux_keys(&r, "Escape");
+    CHECK(tmux_gone(&r, want, 5));
+    if (parent_masses(&r, cols, parent)) return;
     TMUX_QUIT(&r, 10);
     tmux_stop(&r);
 }

@@ -355,7 +355,8 @@ TEST(views_explain_share_and_weight_text) {
  * head differs between the runs (the same tokens, but the layers below
  * gated differently, so the head reads another residual stream) it gives
  * both masses and says why, in every form that fits; where it agrees it
- * is left out, as before. */
+ * is left out, as before. Where the local set changed (another window, it
+ * said "gates below" of L0 H0 after `w`), that is the reason. */
 TEST(views_parent_line_shows_both_oracle_masses_where_they_differ) {
     ViewModel m;
     view_init(&m, 2, 3, NULL);
@@ -372,6 +373,23 @@ TEST(views_parent_line_shows_both_oracle_masses_where_they_differ) {
     CHECK_MSG(strstr(buf, "parent run 1: ") == buf, "%s", buf);
     CHECK_INT(view_parent_line(&m, 70, buf, sizeof buf), 1);
     CHECK_MSG(strstr(buf, "21%") && strstr(buf, "34%") && view_text_width(buf, 0) <= 70, "%s", buf);
+    CHECK_INT(view_parent_line(&m, 38, buf, sizeof buf), 1); /* 80x24's inspector: the masses alone still fit */
+    CHECK_MSG(strstr(buf, "oracle 21%") && strstr(buf, "34%") && view_text_width(buf, 0) <= 38, "%s", buf);
+    /* another window: the local set moved the mass, at any layer, whatever the gates below did */
+    m.parent.hist[5]->local_window[c] = 32, m.hist[5]->local_window[c] = 16;
+    CHECK_INT(view_parent_line(&m, 250, buf, sizeof buf), 1);
+    CHECK_MSG(strstr(buf, "(" VIEW_PARENT_ORACLE_WHY_LOCAL ": w 32 \xe2\x86\x92 16)") &&
+                  !strstr(buf, VIEW_PARENT_ORACLE_WHY), "%s", buf);
+    m.parent.hist[5]->local_window[c] = m.hist[5]->local_window[c] = 16; /* the same window, other sinks */
+    m.parent.hist[5]->n_far = 2, m.hist[5]->n_far = 3;
+    CHECK_INT(view_parent_line(&m, 250, buf, sizeof buf), 1);
+    CHECK_MSG(strstr(buf, "(" VIEW_PARENT_ORACLE_WHY_LOCAL ": 2 \xe2\x86\x92 3 far keys)"), "%s", buf);
+    m.parent.hist[5]->n_far = m.hist[5]->n_far; /* the first layer, the same local set: no reason to give */
+    m.sel_layer = 0, m.parent.hist[5]->oracle_logit[0] = (float)decide_theta_logit(0.21);
+    m.hist[5]->oracle_logit[0] = (float)decide_theta_logit(0.34);
+    CHECK_INT(view_parent_line(&m, 250, buf, sizeof buf), 1);
+    CHECK_MSG(strstr(buf, "oracle 34%") && !strstr(buf, "(") , "%s", buf);
+    m.sel_layer = 1;
     m.hist[5]->oracle_logit[c] = m.parent.hist[5]->oracle_logit[c]; /* agreeing: no oracle, no why */
     CHECK_INT(view_parent_line(&m, 250, buf, sizeof buf), 1);
     CHECK_MSG(!strstr(buf, "oracle") && !strstr(buf, VIEW_PARENT_ORACLE_WHY), "%s", buf);

@@ -222,21 +222,41 @@ static int oracle_moved(const StepTrace *p, const StepTrace *t, int cell) {
     return strcmp(x, y) != 0;
 }
 
+/* Why the oracle's mass at cell moved between the parent p and the child
+ * t, into why (empty when neither cause holds). The mass is over the keys
+ * outside the local set, so another window or sinks moves it at any layer
+ * (w, and the arrow between the two far-key counts); with the same local
+ * set only a changed input can, which the gates of the layers below make. */
+static void oracle_why(const ViewModel *m, const StepTrace *p, const StepTrace *t, int c, char *why, size_t n) {
+    const char *arrow = m->ascii ? "->" : "\xe2\x86\x92";
+    int pw = p->local_window ? p->local_window[c] : -1, tw = t->local_window ? t->local_window[c] : -1;
+    if (pw >= 0 && tw >= 0 && pw != tw)
+        snprintf(why, n, "%s: w %d %s %d", VIEW_PARENT_ORACLE_WHY_LOCAL, pw, arrow, tw);
+    else if (p->n_far != t->n_far)
+        snprintf(why, n, "%s: %d %s %d far keys", VIEW_PARENT_ORACLE_WHY_LOCAL, p->n_far, arrow, t->n_far);
+    else snprintf(why, n, "%s", c >= m->n_heads ? VIEW_PARENT_ORACLE_WHY : "");
+}
+
 /* The parent line when the oracle moved too: both masses, and why they differ. */
 static int moved_line(const ViewModel *m, const StepTrace *p, const StepTrace *t, int c, int max_w, char *buf,
                       size_t n) {
     const char *arrow = m->ascii ? "->" : "\xe2\x86\x92", *sp = m->parent.label[0] ? " " : "", *W = PARENT_WORD(m);
-    char forms[4][256], pv[160], tv[160];
+    char forms[5][256], pv[160], tv[160], why[64];
     view_head_text(m, p, c, VIEW_HEAD_WORDS | VIEW_HEAD_ORACLE, pv, sizeof pv);
     view_head_text(m, t, c, VIEW_HEAD_WORDS | VIEW_HEAD_ORACLE, tv, sizeof tv);
-    snprintf(forms[0], sizeof forms[0], "%s%s%.40s: %.75s %s this run: %.75s (%s)", W, sp, m->parent.label, pv,
-             arrow, tv, VIEW_PARENT_ORACLE_WHY);
+    oracle_why(m, p, t, c, why, sizeof why);
+    snprintf(forms[0], sizeof forms[0], "%s%s%.32s: %.72s %s this run: %.72s%s%.44s%s", W, sp, m->parent.label, pv,
+             arrow, tv, why[0] ? " (" : "", why, why[0] ? ")" : "");
     snprintf(forms[1], sizeof forms[1], "%s%s%.47s: %.90s %s this run: %.90s", W, sp, m->parent.label, pv, arrow, tv);
     view_head_text(m, p, c, VIEW_HEAD_ORACLE, pv, sizeof pv);
     view_head_text(m, t, c, VIEW_HEAD_ORACLE, tv, sizeof tv);
     snprintf(forms[2], sizeof forms[2], "%s%s%.47s: %.90s %s %.90s", W, sp, m->parent.label, pv, arrow, tv);
     snprintf(forms[3], sizeof forms[3], "%s: %.90s %s now %.90s", PARENT_BRIEF(m), pv, arrow, tv);
-    return pick(forms, 4, max_w, m->ascii, buf, n);
+    /* the masses alone where nothing else fits: they are what moved */
+    view_share_text(pv, sizeof pv, decide_prob(p->oracle_logit[c]));
+    view_share_text(tv, sizeof tv, decide_prob(t->oracle_logit[c]));
+    snprintf(forms[4], sizeof forms[4], "%s: oracle %.20s %s now %.20s", PARENT_BRIEF(m), pv, arrow, tv);
+    return pick(forms, 5, max_w, m->ascii, buf, n);
 }
 
 int view_parent_line(const ViewModel *m, int max_w, char *buf, size_t n) {

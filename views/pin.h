@@ -98,13 +98,17 @@ void view_head_text(const ViewModel *m, const StepTrace *t, int cell, int form, 
  * the selected head in the parent run beside this one: the full form when
  * it fits in max_w columns, else a briefer one. 0 when there is no such
  * line (nothing pinned, no parent). The parent's line gives both runs'
- * oracle mass where it differs (the same tokens, but the gates of the
- * layers below changed the stream the head reads), saying so where it fits. */
+ * oracle mass where it differs (the same tokens, but another local set, or
+ * the gates of the layers below changed the stream the head reads),
+ * saying which where it fits. */
 int view_pin_line(const ViewModel *m, int max_w, char *buf, size_t n);
 int view_parent_line(const ViewModel *m, int max_w, char *buf, size_t n);
 
-/* Why a parent's oracle mass differs from its child's, in the parent's line. */
+/* Why a parent's oracle mass differs from its child's, in the parent's
+ * line: the same local set read another input (a layer above the first),
+ * or the local set itself changed (another window or sinks). */
 #define VIEW_PARENT_ORACLE_WHY "gates below changed its input"
+#define VIEW_PARENT_ORACLE_WHY_LOCAL "its local set changed"
 
 /* Lines the inspector gives to the pinned head and the parent run (0-2). */
 int view_aside_count(const ViewModel *m);
