@@ -23,7 +23,9 @@
  * which said theta=0.00, X in the child's replay before its parent was
  * read, the parent line's two oracle masses and why they differ) and `--no-record` at θ 0 (`o` at its limit, `s`, `R` and a setting change
  * without a "run 0"); and `d` under the organism's routers (σ's tail
- * form, the histogram's and the ROC's axes, the AUC whole at 80 columns).
+ * form, the histogram's and the ROC's axes, the AUC whole at 80 columns);
+ * and a replay of a run recorded without --attn-top, whose empty pattern
+ * grid says why.
  */
 #include <math.h>
 #include <stdio.h>
@@ -36,6 +38,7 @@
 #include "tests/tmux.h"
 #include "views/explain.h"
 #include "views/geom.h"
+#include "views/pattern.h"
 #include "views/pin.h"
 #include "views/view.h"
 
@@ -818,3 +821,54 @@ static void dist_under_routers(int cols, int rows) {
 TEST(tui_defects_dist_under_the_organism_routers_at_80x24) { dist_under_routers(80, 24); }
 
 TEST(tui_defects_dist_under_the_organism_routers_at_140x45) { dist_under_routers(140, 45); }
+
+/* The replay of a run `record` made without --attn-top (it ranks no far
+ * key): `A` says why its grid is empty, in the grid and on its last line
+ * (it drew an empty grid without a word). */
+static void replay_unranked(int organism, int cols, int rows) {
+    TMUX_NEED_TUI();
+    char name[32], model[4096], dir[1024];
+    snprintf(name, sizeof name, "defu%s_%d", organism ? "org" : "16x32", cols);
+    snprintf(dir, sizeof dir, "%s", test_tmp(name));
+    int st;
+    char *o;
+    if (organism) {
+        if (!realpath("engine/organism/organism.bin", model)) {
+            test_skip("no engine/organism/organism.bin in this checkout");
+            return;
+        }
+        o = test_runf(&st, "mkdir -p '%s'", dir);
+    } else {
+        snprintf(model, sizeof model, "%s/m", dir);
+        o = test_runf(&st, "mkdir -p '%s' && %s bench --dims 256,512,16,32,8,512,1024 --save-hf '%s' 2>&1", dir,
+                      test_bin_abs(), model);
+    }
+    free(o);
+    o = test_runf(&st, "cd '%s' && %s record --db rec.db --model '%s' --prompt 'Once upon a time' --steps 40 "
+                       "--temperature 0 --window 8 2>&1", dir, test_bin_abs(), model);
+    CHECK_MSG(st == 0, "record: %s", o ? o : "");
+    free(o);
+    if (st) return;
+    Tmux t;
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "%s tui --replay --db rec.db", test_bin_abs());
+    CHECK_INT(tmux_open(&t, name, dir, cols, rows, NULL, cmd, 0), 0);
+    TMUX_WAIT(&t, "replay of run 1 (done)", 30);
+    tmux_keys(&t, "A");
+    TMUX_WAIT(&t, VIEW_PATTERN_UNRANKED, 10);
+    char *scr = tmux_capture(&t);
+    int lines = 0;
+    for (const char *a = scr; a && (a = strstr(a, VIEW_PATTERN_UNRANKED)); a++) lines++;
+    CHECK_MSG(lines == 2, "the reason on %d lines at %d columns:\n%s", lines, cols, scr ? scr : "");
+    free(scr);
+    TMUX_QUIT(&t, 10);
+    tmux_stop(&t);
+}
+
+TEST(tui_defects_replay_without_attn_top_on_the_organism_at_80x24) { replay_unranked(1, 80, 24); }
+
+TEST(tui_defects_replay_without_attn_top_on_the_organism_at_140x45) { replay_unranked(1, 140, 45); }
+
+TEST(tui_defects_replay_without_attn_top_on_a_16x32_head_folder_at_80x24) { replay_unranked(0, 80, 24); }
+
+TEST(tui_defects_replay_without_attn_top_on_a_16x32_head_folder_at_140x45) { replay_unranked(0, 140, 45); }

@@ -333,11 +333,12 @@ static void draw_info(WINDOW *w, const ViewPattern *pt, const ViewModel *m, cons
     if (!cur) return;
     char line[1024], label[TRACE_PIECE_MAX * 4];
     view_piece_label(cur->piece, p->ascii, label, sizeof label);
-    int k = snprintf(line, sizeof line, "pos %d \xc2\xab%s\xc2\xbb %c " DOT " %s:", cur->pos, label,
+    int unranked = nt == 0 && pt->unranked; /* the reason alone: at 80 columns its remedy was cut off */
+    int k = snprintf(line, sizeof line, "pos %d \xc2\xab%s\xc2\xbb %c " DOT " %s%s", cur->pos, label,
                      view_pattern_row_mark(m, pt->layer, pt->head, cur->pos, cur->pos + 1),
-                     exact ? "heaviest keys" : "heaviest recorded far keys");
-    const char *none = pt->unranked ? VIEW_PATTERN_UNRANKED : "none known";
-    if (nt == 0) snprintf(line + k, sizeof line - (size_t)k, " %s", none);
+                     unranked ? VIEW_PATTERN_UNRANKED : exact ? "heaviest keys" : "heaviest recorded far keys",
+                     unranked ? "" : ":");
+    if (nt == 0 && !unranked) snprintf(line + k, sizeof line - (size_t)k, " none known");
     for (int i = 0; i < nt && k > 0 && (size_t)k < sizeof line; i++) {
         const StepTrace *kt = view_trace(m, tp[i]);
         char wt[16]; /* a light key at long context never reads 0.00 */
