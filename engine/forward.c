@@ -74,6 +74,8 @@ static int gemm_init(RunState *s, const Config *c, size_t max_in, Err *e) {
     s->gemm_q = model_dtype_is_block(c->dtype) ? (GqPath)gq : GQ_OFF;
     if (s->gemm_q != GQ_OFF && !(s->xq = malloc(gemm_q_x_bytes(s->max_batch, (int)max_in))))
         return err_set(e, "out of memory for the int8 prefill input (%d × %zu)", s->max_batch, max_in);
+    if (!(s->mvx = mv_q_x_new())) /* (a GGUF file's types are per tensor: c->dtype may not be block) */
+        return err_set(e, "out of memory for the int8 decode input");
     /* a GGUF model (weight_bytes counted per tensor) may mix f32 with other types */
     s->tile_floats = c->dtype == DT_F32 && !c->weight_bytes ? 0 : HALF_TILE * max_in;
     if (c->dtype != DT_BF16 || !gemm_half_available(GEMM_AVX512BF16)) return 0; /* (AMX implies it) */
@@ -141,6 +143,7 @@ void fwd_free(RunState *s) {
     free(s->scratch); free(s->bulk_m1); free(s->bulk_m2); free(s->bulk_n); free(s->bulk_start);
     free(s->q_cache); free(s->tiles); free(s->router_in); free(s->router_hist); free(s->x_bf16);
     free(s->xq);
+    mv_q_x_free(s->mvx);
     pool_free(s->pool);
     memset(s, 0, sizeof *s);
 }
@@ -180,6 +183,7 @@ typedef struct {
     int gelu;             /* with glu: act is GELU's tanh form (GeGLU), else SiLU */
     const uint16_t *x_bf16; /* in rounded to bf16 for gemm_half, or NULL (exact path) */
     GqX gx;                 /* in rounded to int8 for gemm_q (gx.blk 0: not) */
+    const MvqX *mvx;        /* a decode step's in rounded once for mv_q's integer path, or NULL */
 } MatMul;
 
 /* Row `row` of a matrix of n_in columns: whole blocks for the quantised types. */
@@ -249,7 +253,8 @@ static void matmul_rows(const MatMul *mm, int k, int r0, int r1, int task) {
     if (mm->gx.blk && gemm_q_block(ty) == mm->gx.blk) {
         gemm_q(mm->s->gemm_q, mm->out[k] + r0, ld, &mm->gx, ty, w.p, r1 - r0);
     } else if (mm->T == 1) {
-        mv_any(mm->out[k] + r0, w, mm->in, r1 - r0, mm->n_in);
+        if (ty < 0 || !mv_q_rounded(mm->out[k] + r0, ty, w.p, mm->mvx, r1 - r0, mm->n_in))
+            mv_any(mm->out[k] + r0, w, mm->in, r1 - r0, mm->n_in);
     } else if (w.dt == DT_BF16 && mm->x_bf16) {
         gemm_half_bf16(mm->s->gemm, mm->out[k] + r0, ld, mm->x_bf16, mm->T, mm->n_in, w.p, r1 - r0,
                        mm->s->tiles + (size_t)task * mm->s->tile_floats);
@@ -354,6 +359,10 @@ static void matmul_run(RunState *s, MatMul *mm) {
     mm->s = s;
     mm->x_bf16 = NULL;
     mm->gx.blk = 0;
+    mm->mvx = NULL;
+    /* a decode step's slices share one rounding of x (each rounded it again: 8 a product at 2 threads) */
+    if (mm->T == 1 && s->mvx && model_dtype_is_block(mm->w[0].dt) && mv_q_x_round(s->mvx, mm->in, mm->n_in))
+        mm->mvx = s->mvx;
     int blk = gemm_q_blk(s, mm);
     if (blk) { /* one rounding, read by every task */
         gemm_q_x_init(&mm->gx, s->xq, mm->T, mm->n_in, blk);

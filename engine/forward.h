@@ -11,6 +11,7 @@
 #include "aha.h"
 #include "gemm_half.h"
 #include "gemm_q.h"
+#include "matvec.h"
 #include "model.h"
 #include "pool.h"
 #include "trace.h"
@@ -47,6 +48,7 @@ typedef struct {
     uint16_t *x_bf16;     /* [pad32(B)][pad32(max in)]: a prefill product's input rounded for the bf16 paths, or NULL */
     GqPath gemm_q;        /* how products of quantised rows run ($AHASCOPE_GEMMQ, else the CPU's best) */
     void *xq;             /* gemm_q_x_bytes(B, max in): a product's input rounded to int8, or NULL */
+    MvqX *mvx;            /* a decode step's product input rounded once for mv_q's integer path, or NULL */
     const char *packed;   /* the model's packed matrices (Model.packed) for this forward call, or NULL */
     size_t packed_bytes;
     int n_tiles;

@@ -88,6 +88,25 @@ int mv_q_int8(void);
 /* 1 if the integer path exists for ggml_type on this CPU. */
 int mv_q_int8_available(int ggml_type);
 
+/* x rounded once for the integer path, so that several calls over one x
+ * (a decode step's row slices, the matrices sharing an input) round it
+ * once between them instead of once each: mv_q_rounded's bits are
+ * mv_q's. */
+typedef struct MvqX MvqX;
+
+/* A buffer for one rounded x (d up to 65 536), or NULL; mv_q_x_free frees it. */
+MvqX *mv_q_x_new(void);
+void mv_q_x_free(MvqX *xq);
+
+/* Round x[0..d) into xq as mv_q's integer path would: 1, or 0 when that
+ * path is not in force for any type here (exact mode, no VNNI, d not whole
+ * blocks or too long), and xq is left unusable. */
+int mv_q_x_round(MvqX *xq, const float *x, int d);
+
+/* mv_q over the x xq holds (rounded from d values): 1, or 0 when the
+ * integer path does not take ggml_type (call mv_q then). */
+int mv_q_rounded(float *out, int ggml_type, const void *w, const MvqX *xq, int n, int d);
+
 /* x[0..d) (d a multiple of 32) rounded the integer path's way: per 32
  * values dx = max|x|/127 and q = x·(1/dx) rounded to nearest even (0 for
  * a block of zeros); sum = Σ q of the block. The integer path's own

@@ -499,12 +499,25 @@ TVNNI static void q8_0_vnni(float *out, const uint8_t *w, const Xq *xq, int n, i
 /* A Q4_K/Q5_K block (256 weights) of one row: its sub-scales times d·dx as
  * lanes, the nibbles (and Q5_K's fifth bits) dotted two sub-blocks at a
  * time, the mins through dx·Σqx. */
+/* quant_k_scales6 in a register: the eight 6-bit scales then the eight
+ * mins as bytes, from the block's 12 bytes at p (read 16 at a time: the
+ * nibbles follow). Its words lo, mid, hi give (lo, hi>>0, mid, hi>>4) and
+ * the top two bits of lo and mid; unpacking through memory stalled a store
+ * forward in every block. */
+TVNNI static inline __m128i k_scales6(const uint8_t *p) {
+    __m128i v = _mm_loadu_si128((const __m128i *)p);                 /* lo, mid, hi, - */
+    __m128i a = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0));         /* lo, hi, mid, hi */
+    __m128i b = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0));         /* lo, lo, mid, mid */
+    __m128i six = _mm_and_si128(a, _mm_set1_epi8(0x3f));
+    __m128i low = _mm_and_si128(_mm_srlv_epi32(a, _mm_setr_epi32(0, 0, 0, 4)), _mm_set1_epi8(0x0f));
+    __m128i top = _mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(b, 6), _mm_set1_epi8(3)), 4);
+    return _mm_blend_epi32(six, _mm_or_si128(low, top), 0xA);
+}
+
 TVNNI static inline void q45_k_blk(const uint8_t *b, const Xq *xq, int k, int five, __m512 *a, __m256 *off) {
-    uint8_t sm[16];
-    quant_k_scales6(b + 4, sm);
     __m256 d = _mm256_set1_ps(_cvtsh_ss((unsigned short)(b[0] | b[1] << 8)));
     __m256 dm = _mm256_set1_ps(_cvtsh_ss((unsigned short)(b[2] | b[3] << 8)));
-    __m128i smv = _mm_loadu_si128((const __m128i *)sm);
+    __m128i smv = k_scales6(b + 4);
     __m256 sc = _mm256_mul_ps(_mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(smv))), _mm256_loadu_ps(xq->dx + 8 * k));
     __m256 mn = _mm256_mul_ps(dm, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(smv, 8))));
     *off = _mm256_fmadd_ps(mn, _mm256_loadu_ps(xq->sx + 8 * k), *off);
@@ -605,16 +618,46 @@ int mv_q_int8(void) {
     return m;
 }
 
-/* The integer kernel when asked for and present; 0 if it did not run. */
-static int q_int8(float *out, GgmlType t, const uint8_t *w, const float *x, int n, int d) {
-    if (!mv_q_int8() || d > MVQ_MAX_D || d % 32 || !mv_q_int8_available(t)) return 0;
-    Xq *xq = malloc(sizeof *xq); /* per call: each pool worker rounds x itself (a _Thread_local buffer read back zeros under gcc 12 -O2 here; not investigated) */
-    if (!xq) return 0;
-    xq_fill(xq, x, d);
+static void q_vnni(float *out, GgmlType t, const uint8_t *w, const Xq *xq, int n, int d) {
     if (t == GGML_Q8_0) q8_0_vnni(out, w, xq, n, d);
     else if (t == GGML_Q6_K) q6_k_vnni(out, w, xq, n, d);
     else q45_k_vnni(out, w, xq, n, d, t == GGML_Q5_K);
+}
+
+/* Whether the integer path is in force for rows of d weights of type t. */
+static int q_int8_takes(GgmlType t, int d) { return mv_q_int8() && d <= MVQ_MAX_D && d % 32 == 0 && mv_q_int8_available(t); }
+
+/* The integer kernel when asked for and present; 0 if it did not run. */
+static int q_int8(float *out, GgmlType t, const uint8_t *w, const float *x, int n, int d) {
+    if (!q_int8_takes(t, d)) return 0;
+    Xq *xq = malloc(sizeof *xq); /* per call: each pool worker rounds x itself (a _Thread_local buffer read back zeros under gcc 12 -O2 here; not investigated) */
+    if (!xq) return 0;
+    xq_fill(xq, x, d);
+    q_vnni(out, t, w, xq, n, d);
     free(xq);
+    return 1;
+}
+
+struct MvqX {
+    Xq xq;
+    int d; /* the values rounded, 0: none */
+};
+
+MvqX *mv_q_x_new(void) { return calloc(1, sizeof(MvqX)); }
+
+void mv_q_x_free(MvqX *xq) { free(xq); }
+
+int mv_q_x_round(MvqX *xq, const float *x, int d) {
+    xq->d = 0;
+    if (!q_int8_takes(GGML_Q8_0, d)) return 0; /* every integer type has the same CPU and length tests */
+    xq_fill(&xq->xq, x, d);
+    xq->d = d;
+    return 1;
+}
+
+int mv_q_rounded(float *out, int t, const void *w, const MvqX *xq, int n, int d) {
+    if (!xq || xq->d != d || !q_int8_takes((GgmlType)t, d)) return 0;
+    q_vnni(out, (GgmlType)t, w, &xq->xq, n, d);
     return 1;
 }
 

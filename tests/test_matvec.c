@@ -123,7 +123,9 @@ TEST(matvec_quantised_kernels_match_the_widened_rows_for_every_type_and_isa) {
  * at most half a step, max|x of its block|/254, so a row's dot moves by at
  * most Σ_j |w_j|·step_j/2 (plus summation order, 1e-5 of Σ|w·x|). Every
  * type it has, with rows odd and even (it reads two at once), one row,
- * and for Q8_0 rows not a multiple of its eight-block step. */
+ * and for Q8_0 rows not a multiple of its eight-block step; x centred on
+ * 0 and on 2, where the K types' mins (dotted with Σx) weigh: a Q4_K min
+ * read wrong passed with x centred alone. */
 TEST(matvec_int8_path_stays_within_the_rounding_of_x) {
     const GgmlType types[] = {GGML_Q8_0, GGML_Q4_K, GGML_Q5_K, GGML_Q6_K};
     const int rows[] = {1, 2, 7}, ds[] = {256, 512, 288, 2080};
@@ -132,13 +134,13 @@ TEST(matvec_int8_path_stays_within_the_rounding_of_x) {
     for (int k = 0; k < 4; k++) {
         if (!mv_q_int8_available(types[k])) continue;
         ran = 1;
-        for (int r = 0; r < 3; r++)
+        for (int r = 0; r < 6; r++)
             for (int di = 0; di < (types[k] == GGML_Q8_0 ? 4 : 2); di++) {
-                int n = rows[r], d = ds[di];
+                int n = rows[r % 3], d = ds[di];
                 uint8_t *w = qfx_random_blocks(types[k], (size_t)n * d, 2, &seed, NULL);
                 float *wide = malloc((size_t)n * d * 4), *x = malloc((size_t)d * 4), out[7];
                 quant_dequant(types[k], w, wide, (int64_t)n * d);
-                for (int j = 0; j < d; j++) x[j] = frand(&seed) * (j % 3 ? 1 : 5);
+                for (int j = 0; j < d; j++) x[j] = frand(&seed) * (j % 3 ? 1 : 5) + (r >= 3 ? 2 : 0);
                 mv_q_set_int8(1);
                 mv_q(out, types[k], w, x, n, d);
                 for (int i = 0; i < n; i++) {
@@ -160,6 +162,46 @@ TEST(matvec_int8_path_stays_within_the_rounding_of_x) {
             }
     }
     if (!ran) test_skip("this CPU lacks AVX-512 VNNI: the integer path does not exist here");
+}
+
+/* x rounded once (mv_q_x_round, as a decode step shares it between its
+ * row slices) gives mv_q's bits for every integer type, every row count
+ * and length; a length it was not rounded for, exact mode, or a type
+ * without the integer path is refused (0), so the caller falls back. */
+TEST(matvec_int8_rounded_once_gives_mv_qs_bits) {
+    const GgmlType types[] = {GGML_Q8_0, GGML_Q4_K, GGML_Q5_K, GGML_Q6_K};
+    const int rows[] = {1, 2, 7}, ds[] = {256, 512, 2304};
+    unsigned seed = 5;
+    MvqX *xq = mv_q_x_new();
+    CHECK(xq != NULL);
+    if (!xq || !mv_q_int8_available(GGML_Q8_0)) {
+        mv_q_x_free(xq);
+        test_skip("this CPU lacks AVX-512 VNNI: the integer path does not exist here");
+        return;
+    }
+    mv_q_set_int8(1);
+    for (int k = 0; k < 4; k++)
+        for (int r = 0; r < 3; r++)
+            for (int di = 0; di < 3; di++) {
+                int n = rows[r], d = ds[di];
+                uint8_t *w = qfx_random_blocks(types[k], (size_t)n * d, 2, &seed, NULL);
+                float *x = malloc((size_t)d * 4), a[7], b[7];
+                for (int j = 0; j < d; j++) x[j] = frand(&seed) * (j % 3 ? 1 : 5);
+                mv_q(a, types[k], w, x, n, d);
+                CHECK_INT(mv_q_x_round(xq, x, d), 1);
+                CHECK_INT(mv_q_rounded(b, types[k], w, xq, n, d), 1);
+                CHECK_MSG(!memcmp(a, b, sizeof(float) * (size_t)n), "%s n=%d d=%d: %.9g vs %.9g",
+                          gguf_type_name(types[k]), n, d, a[0], b[0]);
+                CHECK_INT(mv_q_rounded(b, types[k], w, xq, n, d - 32), 0); /* not the length rounded */
+                free(w), free(x);
+            }
+    CHECK_INT(mv_q_x_round(xq, (const float[32]){0}, 32), 1);
+    CHECK_INT(mv_q_rounded((float[1]){0}, GGML_Q4_0, (const uint8_t[18]){0}, xq, 1, 32), 0); /* no integer Q4_0 */
+    mv_q_set_int8(0);
+    CHECK_INT(mv_q_x_round(xq, (const float[32]){0}, 32), 0);
+    CHECK_INT(mv_q_rounded((float[1]){0}, GGML_Q8_0, (const uint8_t[34]){0}, xq, 1, 32), 0);
+    mv_q_set_int8(1);
+    mv_q_x_free(xq);
 }
 
 /* The integer path's quantiser against a scalar reference written here:
