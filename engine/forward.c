@@ -344,7 +344,7 @@ static void quantise_task(void *ctx, int task, int n_tasks) {
 
 /* The activation block gemm_q wants for mm's first matrix, or 0 for the
  * other paths: no int8 buffer, a type it lacks, or a decode step where
- * mv_q's AVX-512 VNNI kernels run (they round x themselves). */
+ * mv_q's AVX-512 VNNI kernels run (matmul_run rounds x for them: mv_q_x_round). */
 static int gemm_q_blk(const RunState *s, const MatMul *mm) {
     if (!s->xq || s->gemm_q == GQ_OFF || !model_dtype_is_block(mm->w[0].dt)) return 0;
     int ty = model_dtype_ggml(mm->w[0].dt), blk = gemm_q_block(ty);

@@ -70,8 +70,9 @@ void mv_q_isa(MvIsa isa, float *out, int ggml_type, const void *w, const float *
 
 /* Choose mv_q's path: 1 the integer one, 0 the exact one. With AVX-512
  * VNNI, Q8_0, Q4_K, Q5_K and Q6_K rows are dotted as bytes against x
- * rounded once per call to 8 bits per 32 values (mv_q_quantise_x's
- * rounding, as ggml rounds activations), 64 weights a dpbusd; other
+ * rounded once per call (or once for many, mv_q_x_round) to 8 bits per
+ * 32 values (mv_q_quantise_x's rounding, as ggml rounds activations), 64
+ * weights a dpbusd; other
  * types, and CPUs without VNNI, stay exact. The default is the integer
  * path, unless AHASCOPE_QDOT=exact (or int8) is set in the environment:
  * 3.5-6x the exact kernels in cache (engine/PERFORMANCE.md). Measured on
