@@ -477,8 +477,17 @@ TVNNI static inline void q8_0_one(const uint8_t *b, const Xq *xq, int k, __m512 
     *off = _mm256_add_ps(*off, _mm256_setr_ps(128 * dd * xq->sx[k], 0, 0, 0, 0, 0, 0, 0));
 }
 
+/* How far ahead the integer kernels ask for their rows: MV_PREFETCH (4
+ * KiB, into L2), but 8 KiB on AMD. On a Zen 4 (2 vCPUs, decode of the 1B
+ * Q4_K_M file, 48 steps, 2 threads, builds alternated) 4 KiB decoded
+ * 38.7-40.5 tok/s, 8 KiB 43.8-46.4, 12 and 16 KiB the same within noise
+ * (43.9-47.7), 2 KiB 28.7-32.0 and no prefetch 19.3-20.1; a line fewer per
+ * block 26.4-27.8. The Xeon's figures (engine/PERFORMANCE.md) were taken
+ * at 4 KiB, which it keeps. */
+static size_t q_ahead(void) { return mv_prefetch_kind() == MV_PF_L1 ? 8192 : MV_PREFETCH; }
+
 TVNNI static void q8_0_vnni(float *out, const uint8_t *w, const Xq *xq, int n, int d) {
-    size_t rb = (size_t)d / 32 * 34;
+    size_t rb = (size_t)d / 32 * 34, ahead = q_ahead();
     int nb = d / 32, n8 = nb / 8;
     for (int i = 0; i < n; i += 2) {
         int two = i + 1 < n;
@@ -486,7 +495,7 @@ TVNNI static void q8_0_vnni(float *out, const uint8_t *w, const Xq *xq, int n, i
         __m512 a0 = _mm512_setzero_ps(), a1 = a0;
         __m256 o0 = _mm256_setzero_ps(), o1 = o0;
         for (int k = 0; k < n8; k++) {
-            mv_prefetch(r0 + 272 * k, 5), mv_prefetch(r1 + 272 * k, 5);
+            mv_prefetch_at(r0 + 272 * k, ahead, 5), mv_prefetch_at(r1 + 272 * k, ahead, 5);
             q8_0_oct(r0 + 272 * k, xq, k, &a0, &o0);
             q8_0_oct(r1 + 272 * k, xq, k, &a1, &o1);
         }
@@ -538,14 +547,14 @@ TVNNI static inline void q45_k_blk(const uint8_t *b, const Xq *xq, int k, int fi
 
 TVNNI static void q45_k_vnni(float *out, const uint8_t *w, const Xq *xq, int n, int d, int five) {
     int bb = five ? 176 : 144;
-    size_t rb = (size_t)d / 256 * bb;
+    size_t rb = (size_t)d / 256 * bb, ahead = q_ahead();
     for (int i = 0; i < n; i += 2) {
         int two = i + 1 < n;
         const uint8_t *r0 = w + (size_t)i * rb, *r1 = two ? r0 + rb : r0;
         __m512 a0 = _mm512_setzero_ps(), a1 = a0;
         __m256 o0 = _mm256_setzero_ps(), o1 = o0;
         for (int k = 0; k < d / 256; k++) {
-            mv_prefetch(r0 + (size_t)bb * k, 3), mv_prefetch(r1 + (size_t)bb * k, 3);
+            mv_prefetch_at(r0 + (size_t)bb * k, ahead, 3), mv_prefetch_at(r1 + (size_t)bb * k, ahead, 3);
             q45_k_blk(r0 + (size_t)bb * k, xq, k, five, &a0, &o0);
             q45_k_blk(r1 + (size_t)bb * k, xq, k, five, &a1, &o1);
         }
@@ -582,13 +591,13 @@ TVNNI static inline void q6_k_blk(const uint8_t *b, const Xq *xq, int k, __m512 
 }
 
 TVNNI static void q6_k_vnni(float *out, const uint8_t *w, const Xq *xq, int n, int d) {
-    size_t rb = (size_t)d / 256 * 210;
+    size_t rb = (size_t)d / 256 * 210, ahead = q_ahead();
     for (int i = 0; i < n; i += 2) {
         int two = i + 1 < n;
         const uint8_t *r0 = w + (size_t)i * rb, *r1 = two ? r0 + rb : r0;
         __m512 a0 = _mm512_setzero_ps(), a1 = a0, o0 = a0, o1 = a0;
         for (int k = 0; k < d / 256; k++) {
-            mv_prefetch(r0 + 210 * (size_t)k, 4), mv_prefetch(r1 + 210 * (size_t)k, 4);
+            mv_prefetch_at(r0 + 210 * (size_t)k, ahead, 4), mv_prefetch_at(r1 + 210 * (size_t)k, ahead, 4);
             q6_k_blk(r0 + 210 * (size_t)k, xq, k, &a0, &o0);
             q6_k_blk(r1 + 210 * (size_t)k, xq, k, &a1, &o1);
         }
