@@ -478,13 +478,15 @@ TVNNI static inline void q8_0_one(const uint8_t *b, const Xq *xq, int k, __m512 
 }
 
 /* How far ahead the integer kernels ask for their rows: MV_PREFETCH (4
- * KiB, into L2), but 8 KiB on AMD. On a Zen 4 (2 vCPUs, decode of the 1B
+ * KiB, into L2), but 16 KiB on AMD. On a Zen 4 (2 vCPUs, decode of the 1B
  * Q4_K_M file, 48 steps, 2 threads, builds alternated) 4 KiB decoded
- * 38.7-40.5 tok/s, 8 KiB 43.8-46.4, 12 and 16 KiB the same within noise
- * (43.9-47.7), 2 KiB 28.7-32.0 and no prefetch 19.3-20.1; a line fewer per
- * block 26.4-27.8. The Xeon's figures (engine/PERFORMANCE.md) were taken
- * at 4 KiB, which it keeps. */
-static size_t q_ahead(void) { return mv_prefetch_kind() == MV_PF_L1 ? 8192 : MV_PREFETCH; }
+ * 38.7-40.5 tok/s, 8 KiB 43.8-46.4, 12 and 16 KiB 43.9-47.7, 2 KiB
+ * 28.7-32.0 and no prefetch 19.3-20.1; a line fewer per block 26.4-27.8.
+ * In a later pair of passes 16 KiB beat 8 on both files (Q8_0 36.2, 36.7
+ * against 34.5, 35.0; Q4_K_M 47.9, 47.4 against 46.2, 46.3), 32 KiB no
+ * better. The Xeon's figures (engine/PERFORMANCE.md) were taken at 4 KiB,
+ * which it keeps. */
+static size_t q_ahead(void) { return mv_prefetch_kind() == MV_PF_L1 ? 16384 : MV_PREFETCH; }
 
 TVNNI static void q8_0_vnni(float *out, const uint8_t *w, const Xq *xq, int n, int d) {
     size_t rb = (size_t)d / 32 * 34, ahead = q_ahead();
