@@ -219,9 +219,9 @@ static void packed_rows(const MatMul *mm, int k, int r0, int r1, int task) {
     }
     uint8_t row[GQ_PACK_MAX_COLS / 256 * 210]; /* the widest stored block of a packed type */
     if (mm->T == 1) {
-        for (int j = r0; j < r1; j++) {
+        for (int j = r0; j < r1; j++) { /* the step's one rounding of x, not one a row */
             gemm_q_unpack_row(ty, row, m.p, n, j);
-            mv_q(out + (j - r0), ty, row, mm->in, 1, n);
+            if (!mv_q_rounded(out + (j - r0), ty, row, mm->mvx, 1, n)) mv_q(out + (j - r0), ty, row, mm->in, 1, n);
         }
         return;
     }

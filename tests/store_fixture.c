@@ -1,6 +1,7 @@
 /* store_fixture.c — databases for the store tests (store_fixture.h). */
 #include "tests/store_fixture.h"
 
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
@@ -68,6 +69,21 @@ void test_db_exec(const char *db, const char *sql) {
     CHECK_MSG(sqlite3_exec(h, sql, NULL, NULL, &msg) == SQLITE_OK, "%s: %s", sql, msg);
     sqlite3_free(msg);
     sqlite3_close(h);
+}
+
+int test_db_rows(const char *db, const char *sql, double *v, int max_rows, int n_cols) {
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    int n = -1;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
+        for (n = 0; n < max_rows && sqlite3_step(st) == SQLITE_ROW; n++)
+            for (int c = 0; c < n_cols; c++)
+                v[(size_t)n * n_cols + c] = sqlite3_column_type(st, c) == SQLITE_NULL ? NAN : sqlite3_column_double(st, c);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    return n;
 }
 
 long long test_db_scalar(const char *db, const char *sql) {

@@ -38,6 +38,11 @@ void test_db_record_every(const char *path, int L, int H, int n, int every);
  * connection; -1 when the file or the query fails. */
 long long test_db_scalar(const char *path, const char *sql);
 
+/* Up to max_rows rows of sql's first n_cols columns as doubles, row after
+ * row into v (NULL as NAN), read as test_db_scalar reads: the rows read,
+ * or -1 when the file or the query fails. */
+int test_db_rows(const char *path, const char *sql, double *v, int max_rows, int n_cols);
+
 /* Run sql on the file with a plain connection, as another program (or
  * someone editing the file) would; a failure is a test failure. */
 void test_db_exec(const char *path, const char *sql);

@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "engine/decide.h"
+#include "tests/store_fixture.h"
 #include "tests/test.h"
 #include "tests/tmux.h"
 #include "views/explain.h"
@@ -82,21 +83,11 @@ static int selected_cell_width(Tmux *t) {
     return n;
 }
 
-/* The first data row of a CSV query on dir's ahascope.db, up to n values
- * (an empty field NAN); the count read, or -1. */
-static int query_row(const char *dir, const char *sql, double *v, int n) {
-    int st, k = -1;
-    char *r = test_runf(&st, "%s query --db '%s/ahascope.db' --csv \"%s\"", test_bin_abs(), dir, sql);
-    const char *a = r && st == 0 ? strchr(r, '\n') : NULL;
-    if (a && a[1] && !strchr("\r\n", a[1]))
-        for (k = 0, a++; k < n; a++) {
-            char *e = (char *)a;
-            v[k++] = strchr(",\r\n", *a) ? NAN : strtod(a, &e); /* empty: NULL (strtod would skip a CR LF) */
-            a = e + strcspn(e, ",\r\n");
-            if (*a != ',') break;
-        }
-    free(r);
-    return k;
+/* The first row of sql on dir's ahascope.db, n columns into v: 1, or 0 when there is none. */
+static int db_row(const char *dir, const char *sql, double *v, int n) {
+    char db[1100];
+    snprintf(db, sizeof db, "%s/ahascope.db", dir);
+    return test_db_rows(db, sql, v, 1, n) == 1;
 }
 
 /* The screen's row and column (0-based, a column a character) of text's
@@ -125,14 +116,25 @@ static void click(Tmux *t, int row, int col) {
                    row + 1, col + 1, row + 1));
 }
 
-/* The cursor's position, the header's "pos N/", or -1. */
-static int cursor_pos(Tmux *t) {
-    char *l = line_with(t, "ahascope");
-    const char *at = l ? strstr(l, " pos ") : NULL;
-    int pos = -1;
-    if (at) sscanf(at, " pos %d/", &pos);
-    free(l);
-    return pos;
+/* The cursor moved to pos by `G`. */
+static int go_to_pos(Tmux *t, int pos) {
+    char go[48];
+    snprintf(go, sizeof go, "pos %d", pos);
+    tmux_go_to(t, go);
+    snprintf(go, sizeof go, "pos %d/", pos);
+    TMUX_WAIT_RET(t, go, 10);
+    return 0;
+}
+
+/* The cursor moved to pos and the selection to L layer H head by `G`. */
+static int go_to_cell(Tmux *t, int pos, int layer, int head) {
+    char go[48];
+    if (go_to_pos(t, pos)) return -1;
+    snprintf(go, sizeof go, "L%d H%d", layer, head);
+    tmux_go_to(t, go);
+    snprintf(go, sizeof go, "\xc2\xb7 L%d H%d", layer, head);
+    TMUX_WAIT_RET(t, go, 10);
+    return 0;
 }
 
 /* An odd head clicked on the timeline (its rows could not be): with L0 H2
@@ -141,7 +143,7 @@ static int cursor_pos(Tmux *t) {
  * line is then named for it (where each head has a line, L0 H1's is
  * clicked). */
 static int click_odd_head(Tmux *t, int cols) {
-    int pos = cursor_pos(t);
+    int pos = tmux_pos(t);
     tmux_go_to(t, "L0 H2");
     TMUX_WAIT_RET(t, "\xc2\xb7 L0 H2", 10);
     int col, row = screen_at(t, "L0H1 ", &col), own = row >= 0;
@@ -158,12 +160,7 @@ static int click_odd_head(Tmux *t, int cols) {
                   own ? "own" : "half-block", cols);
         return -1;
     }
-    char back[32]; /* the click moved the cursor too: back to where it was */
-    snprintf(back, sizeof back, "pos %d", pos);
-    tmux_go_to(t, back);
-    snprintf(back, sizeof back, "pos %d/", pos);
-    TMUX_WAIT_RET(t, back, 10);
-    return 0;
+    return go_to_pos(t, pos); /* the click moved the cursor too: back to where it was */
 }
 
 /* The level (0-7) of the spark glyph at s, or -1 (-2: a blank, a bin of no value). */
@@ -207,23 +204,13 @@ static int sparkline_means(Tmux *t, int cols, int layer, int head, int n_pos) {
     CHECK_MSG(n > 0 && n < n_pos, "no binned oracle sparkline at %d columns (%d columns for %d positions)", cols, n,
               n_pos);
     if (n <= 0 || n >= n_pos) return -1;
-    int st;
-    char sql[256];
-    snprintf(sql, sizeof sql, "SELECT pos, oracle_logit FROM decisions WHERE run_id = 1 AND layer = %d AND head = %d"
+    char sql[256], db[1100];
+    snprintf(sql, sizeof sql, "SELECT oracle_logit FROM decisions WHERE run_id = 1 AND layer = %d AND head = %d"
              " AND pos < %d ORDER BY pos", layer, head, n_pos);
-    char *r = test_runf(&st, "%s query --db '%s/ahascope.db' --csv \"%s\"", test_bin_abs(), t->dir, sql);
+    snprintf(db, sizeof db, "%s/ahascope.db", t->dir);
     double *p = malloc(sizeof *p * (size_t)n_pos);
-    int rows = 0;
-    for (const char *c = r && p ? strchr(r, '\n') : NULL; c && c[1]; c = strchr(c + 1, '\n')) {
-        int pos;
-        char *e;
-        if (sscanf(c + 1, "%d,", &pos) != 1 || pos < 0 || pos >= n_pos) continue;
-        const char *f = strchr(c + 1, ',') + 1;
-        double x = !*f || strchr("\r\n", *f) ? NAN : strtod(f, &e); /* empty: NULL (strtod skips a CR LF) */
-        p[pos] = isnan(x) ? NAN : decide_prob(x);
-        rows++;
-    }
-    free(r);
+    int rows = p ? test_db_rows(db, sql, p, n_pos, 1) : -1;
+    for (int i = 0; i < rows; i++) p[i] = isnan(p[i]) ? NAN : decide_prob(p[i]);
     CHECK_MSG(rows == n_pos, "%d rows of L%d H%d for %d positions", rows, layer, head, n_pos);
     int bad = 0, apart = 0;
     for (int c = 0; rows == n_pos && c < n; c++) {
@@ -295,29 +282,15 @@ static int agreement_cycle(Tmux *t, int cols) {
     return 0;
 }
 
-/* The cursor moved to pos and the selection to L layer H head by `G`. */
-static int go_to_cell(Tmux *t, int pos, int layer, int head) {
-    char go[48];
-    snprintf(go, sizeof go, "pos %d", pos);
-    tmux_go_to(t, go);
-    snprintf(go, sizeof go, "pos %d/", pos);
-    TMUX_WAIT_RET(t, go, 10);
-    snprintf(go, sizeof go, "L%d H%d", layer, head);
-    tmux_go_to(t, go);
-    snprintf(go, sizeof go, "\xc2\xb7 L%d H%d", layer, head);
-    TMUX_WAIT_RET(t, go, 10);
-    return 0;
-}
-
 /* An oracle_err over 1 in the run (SQL finds the last): `d`'s why line
  * says the maps clamp it at 1, not a percentage over 100 beside a legend
  * saying "clamped at 1". */
 static int oracle_err_over_one(Tmux *t, int cols) {
     double v[4];
-    int n = query_row(t->dir, "SELECT pos, layer, head, oracle_err FROM decisions WHERE run_id = 1 AND oracle_err > 1"
-                      " ORDER BY pos DESC, oracle_err DESC LIMIT 1", v, 4);
-    CHECK_MSG(n == 4, "no oracle_err over 1 in run 1 (%d values)", n);
-    if (n != 4 || go_to_cell(t, (int)v[0], (int)v[1], (int)v[2])) return -1;
+    int n = db_row(t->dir, "SELECT pos, layer, head, oracle_err FROM decisions WHERE run_id = 1 AND oracle_err > 1"
+                   " ORDER BY pos DESC, oracle_err DESC LIMIT 1", v, 4);
+    CHECK_MSG(n, "no oracle_err over 1 in run 1");
+    if (!n || go_to_cell(t, (int)v[0], (int)v[1], (int)v[2])) return -1;
     char want[96], pct[32];
     snprintf(want, sizeof want, "oracle_err %.3f, over 1 (the maps clamp it at 1)", v[3]);
     snprintf(pct, sizeof pct, "(%.1f%%)", 100 * v[3]);
@@ -350,9 +323,9 @@ static int parent_masses(Tmux *t, int cols, int parent) {
              " ON tc.run_id = 4 AND tc.pos = c.pos JOIN tokens tp ON tp.run_id = %d AND tp.pos = c.pos AND "
              "tp.token_id = tc.token_id ORDER BY ABS(c.o - p.o) DESC LIMIT 1", parent, parent);
     double v[7];
-    int n = query_row(t->dir, sql, v, 7);
-    CHECK_MSG(n == 7, "no cell both run 4 and run %d give a mass (%d values)", parent, n);
-    if (n != 7) return -1;
+    int n = db_row(t->dir, sql, v, 7);
+    CHECK_MSG(n, "no cell both run 4 and run %d give a mass", parent);
+    if (!n) return -1;
     char ps[16], cs[16], pw[32];
     view_share_text(ps, sizeof ps, decide_prob(v[3]));
     view_share_text(cs, sizeof cs, decide_prob(v[4]));
@@ -434,7 +407,7 @@ static int odd_head_and_footer(Tmux *t, int cols, int organism) {
     CHECK_MSG(l && strstr(l, "\xe2\x96\xb8"), "the timeline's line of L0H1 has no cursor mark at %d columns: %s", cols,
               l ? l : "");
     free(l);
-    int n_pos = cursor_pos(t);
+    int n_pos = tmux_pos(t);
     tmux_keys(t, "Enter"); /* the inspector's sparklines over more positions than columns: means */
     TMUX_WAIT_RET(t, "inspector \xc2\xb7 L0 H1", 10);
     if (sparkline_means(t, cols, 0, 1, n_pos + 1)) return -1;
@@ -515,12 +488,13 @@ static int live_defects(Tmux *t, int cols, int organism) {
 }
 
 /* The replay half, from dir's ahascope.db. */
-static void replay_defects(const char *name, const char *dir, int cols, int rows) {
+static void replay_defects(const char *dir, int cols, int rows) {
     Tmux t;
     char cmd[1200];
     snprintf(cmd, sizeof cmd, "%s tui --replay --db ahascope.db", test_bin_abs());
-    char rname[48];
-    snprintf(rname, sizeof rname, "%s_r", name);
+    char rname[80];
+    const char *slash = strrchr(dir, '/');
+    snprintf(rname, sizeof rname, "%.60s_r", slash ? slash + 1 : dir); /* the live session's name */
     CHECK_INT(tmux_open(&t, rname, dir, cols, rows, NULL, cmd, 0), 0);
     TMUX_WAIT(&t, "replay of run 1 (done)", 30); /* every position read: the cursor stays where b finds it */
     if (oracle_err_over_one(&t, cols)) return;
@@ -559,38 +533,23 @@ static void replay_defects(const char *name, const char *dir, int cols, int rows
     free(r);
 }
 
-static void folder_defects(int cols, int rows) {
+static void defects(int organism, int cols, int rows) {
     TMUX_NEED_TUI();
     Tmux t;
-    char name[32];
-    snprintf(name, sizeof name, "def16x32_%d", cols);
-    if (tmux_open_16x32(&t, name, cols, rows, "AHASCOPE_YANK=yank.txt", "--theta 0.001")) return;
-    TMUX_WAIT(&t, "12 prompt", 15);
-    if (live_defects(&t, cols, 0)) return;
+    if (tmux_open_model(&t, organism, "def", cols, rows, "AHASCOPE_YANK=yank.txt", "--theta 0.001")) return;
+    if (live_defects(&t, cols, organism)) return;
     TMUX_QUIT(&t, 10);
     tmux_stop(&t);
-    replay_defects(name, t.dir, cols, rows);
+    replay_defects(t.dir, cols, rows);
 }
 
-TEST(tui_defects_on_a_16x32_head_folder_at_80x24) { folder_defects(80, 24); }
+TEST(tui_defects_on_a_16x32_head_folder_at_80x24) { defects(0, 80, 24); }
 
-TEST(tui_defects_on_a_16x32_head_folder_at_140x45) { folder_defects(140, 45); }
+TEST(tui_defects_on_a_16x32_head_folder_at_140x45) { defects(0, 140, 45); }
 
-static void organism_defects(int cols, int rows) {
-    TMUX_NEED_TUI();
-    Tmux t;
-    char name[32];
-    snprintf(name, sizeof name, "deforg_%d", cols);
-    if (tmux_open_passkey_recorded(&t, name, cols, rows, "AHASCOPE_YANK=yank.txt", "--theta 0.001")) return;
-    if (live_defects(&t, cols, 1)) return;
-    TMUX_QUIT(&t, 10);
-    tmux_stop(&t);
-    replay_defects(name, t.dir, cols, rows);
-}
+TEST(tui_defects_on_the_organism_passkey_item_at_80x24) { defects(1, 80, 24); }
 
-TEST(tui_defects_on_the_organism_passkey_item_at_80x24) { organism_defects(80, 24); }
-
-TEST(tui_defects_on_the_organism_passkey_item_at_140x45) { organism_defects(140, 45); }
+TEST(tui_defects_on_the_organism_passkey_item_at_140x45) { defects(1, 140, 45); }
 
 /* The organism under its shipped routers: `extra --policy aha --routers
  * PATH --window 8` into flags, or -1 after a skip (no routers file). */
@@ -680,40 +639,26 @@ static void quick_setting_changes(Tmux *t, int cols, const char *key, const char
     if (p4 > 0) flips_before_the_parent_is_read(t->dir, cols, p4);
 }
 
-static void quick_changes_folder(int cols, int rows) {
+static void quick_changes(int organism, int cols, int rows) {
     TMUX_NEED_TUI();
     Tmux t;
-    char name[32];
-    snprintf(name, sizeof name, "defw16x32_%d", cols);
-    if (tmux_open_16x32(&t, name, cols, rows, SLOW_REEVAL, "--theta 0.001")) return;
-    TMUX_WAIT(&t, "12 prompt", 15);
+    if (tmux_open_model(&t, organism, "defw", cols, rows, SLOW_REEVAL, "--theta 0.001")) return;
     quick_setting_changes(&t, cols, "w", "run 4: full, w=");
     tmux_stop(&t);
 }
 
-TEST(tui_defects_quick_setting_changes_on_a_16x32_head_folder_at_80x24) { quick_changes_folder(80, 24); }
+TEST(tui_defects_quick_setting_changes_on_a_16x32_head_folder_at_80x24) { quick_changes(0, 80, 24); }
 
-TEST(tui_defects_quick_setting_changes_on_a_16x32_head_folder_at_140x45) { quick_changes_folder(140, 45); }
-
-static void quick_changes_organism(int cols, int rows) {
-    TMUX_NEED_TUI();
-    Tmux t;
-    char name[32];
-    snprintf(name, sizeof name, "defworg_%d", cols);
-    if (tmux_open_passkey_recorded(&t, name, cols, rows, SLOW_REEVAL, "--theta 0.001")) return;
-    quick_setting_changes(&t, cols, "w", "run 4: full, w=");
-    tmux_stop(&t);
-}
+TEST(tui_defects_quick_setting_changes_on_a_16x32_head_folder_at_140x45) { quick_changes(0, 140, 45); }
 
 /* The issue's own keys: `T T T` under the organism's routers, each τ step
  * a new execution of the AHA policy. */
 static void quick_tau_organism(int cols, int rows) {
     TMUX_NEED_TUI();
     Tmux t;
-    char name[32], flags[1200];
-    snprintf(name, sizeof name, "deftorg_%d", cols);
+    char flags[1200];
     if (organism_routers(flags, sizeof flags, "--theta 0.001")) return;
-    if (tmux_open_passkey_recorded(&t, name, cols, rows, SLOW_REEVAL, flags)) return;
+    if (tmux_open_model(&t, 1, "deft", cols, rows, SLOW_REEVAL, flags)) return;
     quick_setting_changes(&t, cols, "T", "run 4: aha, w=8");
     tmux_stop(&t);
 }
@@ -722,9 +667,9 @@ TEST(tui_defects_quick_tau_steps_under_the_organism_routers_at_80x24) { quick_ta
 
 TEST(tui_defects_quick_tau_steps_under_the_organism_routers_at_140x45) { quick_tau_organism(140, 45); }
 
-TEST(tui_defects_quick_setting_changes_on_the_organism_passkey_item_at_80x24) { quick_changes_organism(80, 24); }
+TEST(tui_defects_quick_setting_changes_on_the_organism_passkey_item_at_80x24) { quick_changes(1, 80, 24); }
 
-TEST(tui_defects_quick_setting_changes_on_the_organism_passkey_item_at_140x45) { quick_changes_organism(140, 45); }
+TEST(tui_defects_quick_setting_changes_on_the_organism_passkey_item_at_140x45) { quick_changes(1, 140, 45); }
 
 /* --no-record at θ 0: `o` says θ is at its limit; `s` exports the run on screen (n positions) and `R`
  * summarises it, a setting change says what it ran, and nothing names a
@@ -759,36 +704,25 @@ static void unrecorded(Tmux *t, int n) {
     TMUX_QUIT(t, 10);
 }
 
-static void unrecorded_folder(int cols, int rows) {
+/* (The organism's item in its recorded session's command, --no-record added.) */
+static void unrecorded_session(int organism, int cols, int rows) {
     TMUX_NEED_TUI();
     Tmux t;
     char name[32];
-    snprintf(name, sizeof name, "defn16x32_%d", cols);
+    snprintf(name, sizeof name, "defn%s_%d", organism ? "org" : "16x32", cols);
     free(test_runf(NULL, "rm -f '%s'/ahascope-unrecorded.*", test_tmp(name)));
-    if (tmux_open_16x32(&t, name, cols, rows, NULL, "--no-record --theta 0")) return;
-    TMUX_WAIT(&t, "12 prompt", 15);
-    unrecorded(&t, 12);
+    if (tmux_open_model(&t, organism, "defn", cols, rows, NULL, "--no-record --theta 0")) return;
+    unrecorded(&t, organism ? 506 : 12);
     tmux_stop(&t);
 }
 
-TEST(tui_defects_norecord_on_a_16x32_head_folder_at_80x24) { unrecorded_folder(80, 24); }
+TEST(tui_defects_norecord_on_a_16x32_head_folder_at_80x24) { unrecorded_session(0, 80, 24); }
 
-TEST(tui_defects_norecord_on_a_16x32_head_folder_at_140x45) { unrecorded_folder(140, 45); }
+TEST(tui_defects_norecord_on_a_16x32_head_folder_at_140x45) { unrecorded_session(0, 140, 45); }
 
-static void unrecorded_organism(int cols, int rows) {
-    TMUX_NEED_TUI();
-    Tmux t;
-    char name[32];
-    snprintf(name, sizeof name, "defnorg_%d", cols);
-    free(test_runf(NULL, "rm -f '%s'/ahascope-unrecorded.*", test_tmp(name)));
-    if (tmux_open_passkey(&t, name, cols, rows, NULL, "--theta 0")) return;
-    unrecorded(&t, 506);
-    tmux_stop(&t);
-}
+TEST(tui_defects_norecord_on_the_organism_passkey_item_at_80x24) { unrecorded_session(1, 80, 24); }
 
-TEST(tui_defects_norecord_on_the_organism_passkey_item_at_80x24) { unrecorded_organism(80, 24); }
-
-TEST(tui_defects_norecord_on_the_organism_passkey_item_at_140x45) { unrecorded_organism(140, 45); }
+TEST(tui_defects_norecord_on_the_organism_passkey_item_at_140x45) { unrecorded_session(1, 140, 45); }
 
 /* `d` on the organism under its routers (policy aha, w 8) at the passkey
  * answer: the router's σ in its tail form (logit −5.93 read σ 0.00), the

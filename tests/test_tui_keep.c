@@ -289,31 +289,19 @@ static void save_tables(Tmux *t, int n_heads, int pos, int organism) {
     TMUX_QUIT(t, 15); /* q closes the pane on top first */
 }
 
-static void save_tables_organism(int cols, int rows) {
+static void save_tables_on(int organism, int cols, int rows) {
     TMUX_NEED_TUI();
     Tmux t;
-    char name[32];
-    snprintf(name, sizeof name, "saveorg_%d", cols);
-    if (tmux_open_passkey_recorded(&t, name, cols, rows, NULL, NULL)) return;
-    save_tables(&t, 4 * 4, 505, 1);
+    if (tmux_open_model(&t, organism, "save", cols, rows, NULL, NULL)) return;
+    if (organism) save_tables(&t, 4 * 4, 505, 1);
+    else save_tables(&t, 16 * 32, 11, 0);
     tmux_stop(&t);
 }
 
-TEST(tui_keep_save_tables_on_the_organism_passkey_item_at_80x24) { save_tables_organism(80, 24); }
+TEST(tui_keep_save_tables_on_the_organism_passkey_item_at_80x24) { save_tables_on(1, 80, 24); }
 
-TEST(tui_keep_save_tables_on_the_organism_passkey_item_at_140x45) { save_tables_organism(140, 45); }
+TEST(tui_keep_save_tables_on_the_organism_passkey_item_at_140x45) { save_tables_on(1, 140, 45); }
 
-static void save_tables_folder(int cols, int rows) {
-    TMUX_NEED_TUI();
-    Tmux t;
-    char name[32];
-    snprintf(name, sizeof name, "save16x32_%d", cols);
-    if (tmux_open_16x32(&t, name, cols, rows, NULL, NULL)) return;
-    TMUX_WAIT(&t, "12 prompt", 15);
-    save_tables(&t, 16 * 32, 11, 0);
-    tmux_stop(&t);
-}
+TEST(tui_keep_save_tables_on_a_16x32_head_folder_at_80x24) { save_tables_on(0, 80, 24); }
 
-TEST(tui_keep_save_tables_on_a_16x32_head_folder_at_80x24) { save_tables_folder(80, 24); }
-
-TEST(tui_keep_save_tables_on_a_16x32_head_folder_at_140x45) { save_tables_folder(140, 45); }
+TEST(tui_keep_save_tables_on_a_16x32_head_folder_at_140x45) { save_tables_on(0, 140, 45); }

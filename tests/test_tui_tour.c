@@ -51,10 +51,7 @@ static void compare_with(Tmux *t, const char *id) {
 static void folder_tour(int cols, int rows) {
     TMUX_NEED_TUI();
     Tmux t;
-    char name[32];
-    snprintf(name, sizeof name, "tour16x32_%d", cols);
-    if (tmux_open_16x32(&t, name, cols, rows, "AHASCOPE_YANK=yank.txt", NULL)) return;
-    TMUX_WAIT(&t, "12 prompt", 15);
+    if (tmux_open_model(&t, 0, "tour", cols, rows, "AHASCOPE_YANK=yank.txt", NULL)) return;
     tmux_keys(&t, "b"); /* F8: kept in the live run's file at once */
     char *scr = tmux_wait(&t, "bookmark at pos ", 5);
     int mark = -1;
@@ -117,9 +114,7 @@ TEST(tui_tour_16x32_bookmark_paths_span_ablation_and_d_at_140x45) { folder_tour(
 static void organism_tour(int cols, int rows) {
     TMUX_NEED_TUI();
     Tmux t;
-    char name[32];
-    snprintf(name, sizeof name, "tourorg_%d", cols);
-    if (tmux_open_passkey_recorded(&t, name, cols, rows, NULL, NULL)) return;
+    if (tmux_open_model(&t, 1, "tour", cols, rows, NULL, NULL)) return;
     tmux_keys(&t, "b");
     TMUX_WAIT(&t, "bookmark at pos 505", 5);
     note_at(&t, 505, "second digit");

@@ -115,6 +115,13 @@ static int header_pos(const char *screen) {
     return p && sscanf(p, "pos %d/%d", &pos, &ctx) == 2 ? pos : -1;
 }
 
+int tmux_pos(Tmux *t) {
+    char *s = tmux_capture(t);
+    int pos = header_pos(s);
+    free(s);
+    return pos;
+}
+
 int tmux_shows_pos(Tmux *t, int pos, double secs) {
     double end = clock_now() + secs * tmux_patience();
     for (;;) {
@@ -184,6 +191,18 @@ int tmux_open_passkey(Tmux *t, const char *name, int cols, int rows, const char 
 
 int tmux_open_passkey_recorded(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags) {
     return open_passkey(t, name, cols, rows, 1, env, flags);
+}
+
+int tmux_open_model(Tmux *t, int organism, const char *prefix, int cols, int rows, const char *env,
+                    const char *flags) {
+    char name[64];
+    snprintf(name, sizeof name, "%.40s%s_%d", prefix, organism ? "org" : "16x32", cols);
+    if (organism) return tmux_open_passkey_recorded(t, name, cols, rows, env, flags);
+    if (tmux_open_16x32(t, name, cols, rows, env, flags)) return -1;
+    if (tmux_shows(t, "12 prompt", 15)) return 0;
+    test_fail(__FILE__, __LINE__, "the folder's prompt never came in");
+    tmux_stop(t);
+    return -1;
 }
 
 int tmux_open_stories(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags) {

@@ -48,6 +48,17 @@ int tmux_open_passkey(Tmux *t, const char *name, int cols, int rows, const char 
 /* The same, recorded (into test_tmp(name)/ahascope.db). */
 int tmux_open_passkey_recorded(Tmux *t, const char *name, int cols, int rows, const char *env, const char *flags);
 
+/* The pair issue 52's tests run on: the organism's passkey item, recorded
+ * (tmux_open_passkey_recorded), or the 16 x 32-head folder once its
+ * 12-token prompt is in (tmux_open_16x32), in a session named prefix +
+ * "org" or "16x32" + "_" + cols. 0, or -1 after a skip or a failed check
+ * (the session then stopped). */
+int tmux_open_model(Tmux *t, int organism, const char *prefix, int cols, int rows, const char *env,
+                    const char *flags);
+
+/* The position the header shows, -1 when it shows none. */
+int tmux_pos(Tmux *t);
+
 /* The TUI on stories260K (seed 1, greedy) with extra flags and environment
  * (env as tmux_open's), in a cols x rows pane of a session of its own,
  * running in test_tmp(name). 0, or tmux_open's failure. */
